@@ -1,0 +1,85 @@
+# rotor — GNU Make build.
+#   make            build/librotor.a and build/rotor
+#   make test       build and run every test (Criterion unit tests + CLI tests)
+#   make run        the main demo: plan the T10 benchmark MatMul on ipu-mk2
+#   make bench      search benchmarks (figures go to docs/performance.md)
+#   make SAN=1 test the same under ASan+UBSan (objects in build/san/)
+#   make CC=clang   any of the above with clang
+
+CC      ?= cc
+SAN     ?= 0
+OPT     ?= -O2
+BUILD   := build
+ifeq ($(notdir $(CC)),clang)
+BUILD   := build/clang
+endif
+ifeq ($(SAN),1)
+BUILD   := $(BUILD)/san
+OPT     := -O1
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+endif
+
+CFLAGS  := -std=c17 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
+           $(OPT) -g -fopenmp -Iinclude -MMD -MP $(SANFLAGS) $(EXTRA_CFLAGS)
+LDFLAGS := -fopenmp $(SANFLAGS)
+LDLIBS  := -lcjson -lm
+
+LIB_SRC  := $(wildcard src/*.c)
+CLI_SRC  := $(wildcard src/cli/*.c)
+TEST_SRC := $(wildcard tests/test_*.c)
+BENCH_SRC := $(wildcard bench/*.c)
+
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
+CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
+TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
+BENCH_OBJ := $(BENCH_SRC:%.c=$(BUILD)/%.o)
+
+LIB   := $(BUILD)/librotor.a
+ROTOR := $(BUILD)/rotor
+TESTS := $(BUILD)/test_rotor
+BENCH := $(BUILD)/bench_search
+
+.PHONY: all test run bench clean deps deps-test
+all: $(LIB) $(ROTOR)
+
+deps:
+	@./scripts/deps.sh build
+deps-test:
+	@./scripts/deps.sh test
+
+$(BUILD)/%.o: %.c | deps
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(LIB): $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(ROTOR): $(CLI_OBJ) $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIB) $(LDLIBS)
+
+$(TESTS): $(TEST_OBJ) $(LIB) | deps-test
+	$(CC) $(LDFLAGS) -o $@ $(TEST_OBJ) $(LIB) -lcriterion $(LDLIBS)
+
+$(BENCH): $(BENCH_OBJ) $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $(BENCH_OBJ) $(LIB) $(LDLIBS)
+
+$(BUILD)/tests/%.o: tests/%.c | deps-test
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+test: $(TESTS) $(ROTOR)
+	$(TESTS) --jobs 2
+	ROTOR=$(ROTOR) sh tests/cli.sh
+
+run: $(ROTOR)
+	$(ROTOR) plan --expr 'C[m,n] += A[m,k] * B[k,n]' --dims m=32,k=5120,n=15360 --chip ipu-mk2
+	$(ROTOR) plan --expr 'C[m,n] += A[m,k] * B[k,n]' --dims m=32,k=5120,n=15360 --chip ipu-mk2 --format t10
+
+bench: $(BENCH)
+	$(BENCH)
+
+clean:
+	rm -rf build
+
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BENCH_OBJ:.o=.d)

@@ -1,0 +1,32 @@
+#!/bin/sh
+# Checks that the Debian packages rotor builds with are installed.  As root it
+# installs what is missing; otherwise it prints the exact apt-get line and fails.
+# Usage: scripts/deps.sh [build|test]   (test also needs Criterion)
+set -u
+want=${1:-build}
+missing=""
+have_header() { [ -f "/usr/include/$1" ]; }
+have_header cjson/cJSON.h || missing="$missing libcjson-dev"
+command -v cc >/dev/null 2>&1 || missing="$missing gcc"
+command -v make >/dev/null 2>&1 || missing="$missing make"
+command -v pkg-config >/dev/null 2>&1 || missing="$missing pkg-config"
+if [ "$want" = test ]; then
+    have_header criterion/criterion.h || missing="$missing libcriterion-dev"
+fi
+if [ "${CC:-cc}" = clang ]; then
+    command -v clang >/dev/null 2>&1 || missing="$missing clang"
+    ls /usr/lib/llvm-*/lib/libomp.so >/dev/null 2>&1 || missing="$missing libomp-dev"
+fi
+[ -z "$missing" ] && exit 0
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "rotor: installing missing Debian packages:$missing" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq >/dev/null 2>&1 || true
+    # shellcheck disable=SC2086
+    if apt-get install -y -qq $missing >/dev/null; then exit 0; fi
+    echo "rotor: apt-get install failed" >&2
+    exit 1
+fi
+echo "rotor: missing Debian packages; install them with:" >&2
+echo "  sudo apt-get install -y$missing" >&2
+exit 1

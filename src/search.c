@@ -1,0 +1,687 @@
+/* search.c — exact branch-and-bound search over compute-shift plans
+ * (T10 §4.3.1; cost-model-v1.md is the objective).
+ *
+ * Three levels, each pruned by a lower bound that holds for everything below:
+ *   1. F_op.  Lower bound: the model's op_bound (v1: the compute of the same
+ *      F_op with every S_a = 1, which no choice of steps can beat) and a
+ *      memory bound.  A first pass over all F_op costs the all-ones plan of
+ *      each (a valid plan whenever it fits) to seed the incumbent, and keeps
+ *      the F_op whose bounds survive, sorted by bound.
+ *   2. Steps S_a.  S_a is some tensor's f_t along a, and f_t^X divides P_X, so
+ *      S_a ranges over the divisors of the P_X of the tensors carrying a.  The
+ *      steps fix padding, L_a, s_a and so the whole compute time.
+ *   3. f_t per tensor, depth first.  Each f_t^X[a] divides S_a (alignment with
+ *      S_a the largest makes every factor divide it), factors along an axis
+ *      form a chain, and some tensor reaches S_a.  Each tensor adds its
+ *      tensor_bound; memory adds exactly.
+ * Leaves are costed under their optimal loop order.
+ *
+ * Pruning is strict with a relative slack of 1e-9, so plans whose time ties
+ * the optimum are always reached and the winner is the least by
+ * (time, memory, plan order) — whatever the thread count.  Threads share only
+ * the incumbent time (an atomic); every thread keeps its own candidates and
+ * frontier, merged in a fixed order at the end. */
+#include "rotor/search.h"
+
+#include <math.h>
+#include <omp.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SLACK 1e-9
+/* Most divisors of any n < 2^31 (1,344 for 2,095,133,040); N <= 2^30. */
+#define MAX_DIVISORS 1536
+#define MAX_STEP_CHOICES (MAX_DIVISORS * ROTOR_MAX_TENSORS)
+
+/* ---- constraints ------------------------------------------------------- */
+
+rotor_status rotor_constraints_parse(const char *text, rotor_constraints *out, rotor_error *err) {
+    memset(out, 0, sizeof *out);
+    const char *s = text ? text : "";
+    while (*s) {
+        const char *comma = strchr(s, ',');
+        int len = comma ? (int)(comma - s) : (int)strlen(s);
+        char item[128];
+        if (len <= 0 || len >= (int)sizeof item)
+            return rotor_fail(err, ROTOR_ERR_INPUT, "constraints: expected key=value, got '%.*s'",
+                              len > 0 ? len : 0, s);
+        memcpy(item, s, (size_t)len);
+        item[len] = '\0';
+        char *eq = strchr(item, '=');
+        if (!eq)
+            return rotor_fail(err, ROTOR_ERR_INPUT, "constraints: expected key=value, got '%s'", item);
+        *eq = '\0';
+        const char *key = item, *val = eq + 1;
+        char *end;
+        if (strcmp(key, "max_padding") == 0) {
+            double v = strtod(val, &end);
+            if (end == val || *end || !(v >= 1.0) || v > 1e6)
+                return rotor_fail(err, ROTOR_ERR_INPUT,
+                                  "constraints: max_padding: expected a ratio >= 1 (padded/original), got '%s'",
+                                  val);
+            out->max_padding = v;
+        } else if (strcmp(key, "min_cores") == 0 || strcmp(key, "memory_cap") == 0) {
+            long long v = strtoll(val, &end, 10);
+            if (end == val || *end || v < 1 || v > ((int64_t)1 << 40))
+                return rotor_fail(err, ROTOR_ERR_INPUT, "constraints: %s: expected a positive integer, got '%s'",
+                                  key, val);
+            if (key[1] == 'i') out->min_cores = v;
+            else out->memory_cap = v;
+        } else {
+            return rotor_fail(err, ROTOR_ERR_INPUT,
+                              "constraints: unknown key '%s' (known: min_cores, max_padding, memory_cap)",
+                              key);
+        }
+        s = comma ? comma + 1 : s + len;
+    }
+    return ROTOR_OK;
+}
+
+/* ---- candidates and frontiers ------------------------------------------ */
+
+int rotor_candidate_compare(const rotor_expr *e, const rotor_candidate *a, const rotor_candidate *b) {
+    if (a->cost.total != b->cost.total) return a->cost.total < b->cost.total ? -1 : 1;
+    if (a->info.memory != b->info.memory) return a->info.memory < b->info.memory ? -1 : 1;
+    return rotor_plan_compare(e, &a->plan, &b->plan);
+}
+
+typedef struct frontier {
+    rotor_candidate *v; /* sorted by time ascending, memory strictly descending */
+    int n, cap;
+    bool oom;
+} frontier;
+
+/* Some point of f is at or below (t, m) and differs from it: everything at or
+ * above (t, m) is strictly dominated. */
+static bool frontier_dominates(const frontier *f, double t, int64_t m) {
+    for (int i = 0; i < f->n; i++) {
+        const rotor_candidate *c = &f->v[i];
+        if (c->cost.total > t) break;
+        if (c->info.memory <= m && (c->cost.total < t || c->info.memory < m)) return true;
+    }
+    return false;
+}
+
+static void frontier_insert(const rotor_expr *e, frontier *f, const rotor_candidate *c) {
+    double t = c->cost.total;
+    int64_t m = c->info.memory;
+    for (int i = 0; i < f->n; i++) {
+        const rotor_candidate *o = &f->v[i];
+        if (o->cost.total <= t && o->info.memory <= m) {
+            if (o->cost.total < t || o->info.memory < m) return; /* dominated */
+            if (rotor_plan_compare(e, &o->plan, &c->plan) <= 0) return; /* same point, o first */
+        }
+    }
+    /* drop what c dominates (or equals with a later plan) */
+    int k = 0;
+    for (int i = 0; i < f->n; i++) {
+        const rotor_candidate *o = &f->v[i];
+        bool gone = t <= o->cost.total && m <= o->info.memory;
+        if (!gone) f->v[k++] = *o;
+    }
+    f->n = k;
+    if (f->n == f->cap) {
+        int ncap = f->cap ? 2 * f->cap : 64;
+        rotor_candidate *nv = realloc(f->v, (size_t)ncap * sizeof *nv);
+        if (!nv) {
+            f->oom = true;
+            return;
+        }
+        f->v = nv;
+        f->cap = ncap;
+    }
+    int i = f->n;
+    while (i > 0 && (f->v[i - 1].cost.total > t ||
+                     (f->v[i - 1].cost.total == t && f->v[i - 1].info.memory > m))) {
+        f->v[i] = f->v[i - 1];
+        i--;
+    }
+    f->v[i] = *c;
+    f->n++;
+}
+
+/* ---- shared search context ------------------------------------------- */
+
+typedef struct fop_entry {
+    int64_t fop[ROTOR_MAX_AXES];
+    double bound;
+    int64_t mem_bound;
+} fop_entry;
+
+typedef struct ctx {
+    const rotor_expr *e;
+    const rotor_chip *chip;
+    const rotor_cost_model *m;
+    rotor_constraints cons;
+    bool pareto;
+    int64_t cores;  /* N */
+    int64_t cap;    /* memory cap per core */
+    int last_tensor[ROTOR_MAX_AXES]; /* last tensor carrying each axis */
+    _Atomic uint64_t incumbent;      /* bits of the best time so far (positive doubles order as integers) */
+} ctx;
+
+static double incumbent(ctx *c) {
+    uint64_t bits = atomic_load_explicit(&c->incumbent, memory_order_relaxed);
+    double d;
+    memcpy(&d, &bits, sizeof d);
+    return d;
+}
+
+static void offer_incumbent(ctx *c, double t) {
+    uint64_t bits;
+    memcpy(&bits, &t, sizeof bits);
+    uint64_t cur = atomic_load_explicit(&c->incumbent, memory_order_relaxed);
+    while (bits < cur &&
+           !atomic_compare_exchange_weak_explicit(&c->incumbent, &cur, bits, memory_order_relaxed,
+                                                  memory_order_relaxed)) {
+    }
+}
+
+/* Candidate steps per axis: divisors of the P_X of tensors carrying the axis. */
+typedef struct step_choices {
+    int64_t v[ROTOR_MAX_AXES][MAX_STEP_CHOICES];
+    int n[ROTOR_MAX_AXES];
+} step_choices;
+
+/* Per-thread state: the current partial plan, counters, best and frontier. */
+typedef struct worker {
+    ctx *c;
+    rotor_plan plan;
+    int64_t steps[ROTOR_MAX_AXES];
+    int64_t len[ROTOR_MAX_AXES];  /* L_a */
+    int64_t sub[ROTOR_MAX_AXES];  /* s_a */
+    int64_t share[ROTOR_MAX_TENSORS];
+    int64_t bytes[ROTOR_MAX_TENSORS];
+    int64_t min_bytes[ROTOR_MAX_TENSORS]; /* bytes(X) with every f_t = S: a floor */
+    int64_t divs[ROTOR_MAX_AXES][MAX_DIVISORS]; /* divisors of S_a */
+    int ndivs[ROTOR_MAX_AXES];
+    double compute;
+    bool have_best;
+    rotor_candidate best;
+    frontier front;
+    rotor_search_stats st;
+    step_choices sc;
+    int64_t scratch[MAX_DIVISORS];
+} worker;
+
+/* Would a plan with time >= t and memory >= m be pruned? */
+static bool prune(worker *w, double t, int64_t m) {
+    if (m > w->c->cap) return true;
+    if (w->c->pareto) return frontier_dominates(&w->front, t * (1 - SLACK), m);
+    return t > incumbent(w->c) * (1 + SLACK);
+}
+
+static void offer(worker *w, const rotor_candidate *cand) {
+    const rotor_expr *e = w->c->e;
+    if (!w->have_best || rotor_candidate_compare(e, cand, &w->best) < 0) {
+        w->best = *cand;
+        w->have_best = true;
+    }
+    offer_incumbent(w->c, cand->cost.total);
+    if (w->c->pareto) frontier_insert(e, &w->front, cand);
+}
+
+/* Cost the complete plan in w->plan (f_t and F_op set) under its best order. */
+static void leaf(worker *w) {
+    ctx *c = w->c;
+    w->st.plans++;
+    rotor_plan_best_order(c->e, w->steps, w->plan.ft, w->bytes, w->plan.order);
+    rotor_candidate cand;
+    cand.plan = w->plan;
+    rotor_error err;
+    if (rotor_cost_plan(c->m, c->e, c->chip, &cand.plan, &cand.info, &cand.cost, &err)) return;
+    if (cand.info.memory > c->cap) return;
+    if (c->cons.max_padding > 0 && cand.info.padding_ratio > c->cons.max_padding) return;
+    offer(w, &cand);
+}
+
+/* Depth-first over tensors t..nt-1, each choosing its f_t vector axis by axis.
+ * time_lb and mem_lb cover tensors before t exactly (bounds) and the rest by
+ * their floors. */
+static void dfs_axis(worker *w, int t, int ai, int64_t q, double time_lb, int64_t mem_rest);
+
+static void dfs_tensor(worker *w, int t, double time_lb, int64_t mem_rest) {
+    const rotor_expr *e = w->c->e;
+    if (t == e->ntensors) {
+        /* coverage: some tensor reaches S_a along every axis */
+        for (int a = 0; a < e->naxes; a++) {
+            if (w->steps[a] == 1) continue;
+            bool hit = false;
+            for (int u = 0; u < e->ntensors && !hit; u++) hit = w->plan.ft[u][a] == w->steps[a];
+            if (!hit) return;
+        }
+        leaf(w);
+        return;
+    }
+    dfs_axis(w, t, 0, 1, time_lb, mem_rest);
+}
+
+static void dfs_axis(worker *w, int t, int ai, int64_t q, double time_lb, int64_t mem_rest) {
+    ctx *c = w->c;
+    const rotor_expr *e = c->e;
+    const rotor_tensor *x = &e->tensors[t];
+    /* skip axes the tensor lacks */
+    while (ai < e->naxes && !x->has_axis[ai]) ai++;
+    if (ai == e->naxes) {
+        /* the vector is complete: bytes, bounds, then the next tensor */
+        int64_t bytes = c->chip->element_bytes;
+        for (int d = 0; d < x->ndims; d++) {
+            const rotor_dim *dim = &x->dims[d];
+            int64_t l[2];
+            for (int k = 0; k < dim->nterms; k++) l[k] = w->len[dim->axis[k]] / w->plan.ft[t][dim->axis[k]];
+            bytes *= rotor_dim_extent(dim, l);
+        }
+        w->bytes[t] = bytes;
+        int64_t rings = w->share[t] / q;
+        double tb = time_lb + c->m->tensor_bound(c->m, e, c->chip, t, bytes, q, rings);
+        int64_t mr = mem_rest - w->min_bytes[t] + bytes;
+        if (prune(w, tb, mr)) {
+            w->st.nodes_pruned++;
+            return;
+        }
+        dfs_tensor(w, t + 1, tb, mr);
+        return;
+    }
+    int a = ai;
+    int64_t s = w->steps[a];
+    bool must_cover = false;
+    if (c->last_tensor[a] == t && s > 1) {
+        must_cover = true;
+        for (int u = 0; u < t; u++)
+            if (e->tensors[u].has_axis[a] && w->plan.ft[u][a] == s) must_cover = false;
+    }
+    for (int i = 0; i < w->ndivs[a]; i++) {
+        int64_t f = w->divs[a][i];
+        if (must_cover && f != s) continue;
+        if (w->share[t] % (q * f) != 0) continue;
+        /* chain: pairwise divisibility with earlier tensors on this axis */
+        bool ok = true;
+        for (int u = 0; u < t && ok; u++)
+            if (e->tensors[u].has_axis[a]) {
+                int64_t g = w->plan.ft[u][a];
+                ok = f % g == 0 || g % f == 0;
+            }
+        if (!ok) continue;
+        w->plan.ft[t][a] = f;
+        dfs_axis(w, t, ai + 1, q * f, time_lb, mem_rest);
+    }
+    w->plan.ft[t][a] = 1;
+}
+
+/* The divisors of n (n <= 2^31), ascending. */
+static void divisors(int64_t n, int64_t *out, int *count) {
+    int k = 0, nb = 0;
+    int64_t big[MAX_DIVISORS / 2 + 1];
+    for (int64_t d = 1; d * d <= n; d++)
+        if (n % d == 0) {
+            out[k++] = d;
+            if (d != n / d) big[nb++] = n / d;
+        }
+    for (int i = nb - 1; i >= 0; i--) out[k++] = big[i];
+    *count = k;
+}
+
+/* With F_op and the steps S fixed: padding, compute, floors, then f_t. */
+static void search_steps_leaf(worker *w) {
+    ctx *c = w->c;
+    const rotor_expr *e = c->e;
+    w->st.step_vectors++;
+    double pad = 1.0;
+    bool rot = false;
+    for (int a = 0; a < e->naxes; a++) {
+        int64_t unit = w->plan.fop[a] * w->steps[a];
+        int64_t padded = (e->extent[a] + unit - 1) / unit * unit;
+        w->len[a] = padded / w->plan.fop[a];
+        w->sub[a] = w->len[a] / w->steps[a];
+        pad *= (double)padded / (double)e->extent[a];
+        rot |= w->steps[a] > 1;
+    }
+    if (c->cons.max_padding > 0 && pad > c->cons.max_padding * (1 + SLACK)) {
+        w->st.steps_pruned++;
+        return;
+    }
+    w->compute = c->m->step_bound(c->m, e, c->chip, w->plan.fop, w->steps, w->sub);
+    int64_t mem = rot ? c->chip->shift_buffer_bytes : 0;
+    for (int t = 0; t < e->ntensors; t++) {
+        const rotor_tensor *x = &e->tensors[t];
+        int64_t b = c->chip->element_bytes;
+        for (int d = 0; d < x->ndims; d++) {
+            const rotor_dim *dim = &x->dims[d];
+            int64_t l[2];
+            for (int k = 0; k < dim->nterms; k++) l[k] = w->sub[dim->axis[k]];
+            b *= rotor_dim_extent(dim, l);
+        }
+        w->min_bytes[t] = b;
+        mem += b;
+    }
+    if (prune(w, w->compute, mem)) {
+        w->st.steps_pruned++;
+        return;
+    }
+    for (int a = 0; a < e->naxes; a++) divisors(w->steps[a], w->divs[a], &w->ndivs[a]);
+    dfs_tensor(w, 0, w->compute, mem);
+}
+
+
+/* A prefix of the steps, the rest still 1: raising any S_b never lowers the
+ * compute time nor the padding (docs/cost-model.md, "Bounds"), so the prefix's
+ * compute with the remaining S_b = 1 bounds every completion. */
+static bool steps_prefix_survives(worker *w) {
+    ctx *c = w->c;
+    const rotor_expr *e = c->e;
+    int64_t sub[ROTOR_MAX_AXES];
+    double pad = 1.0;
+    for (int b = 0; b < e->naxes; b++) {
+        int64_t unit = w->plan.fop[b] * w->steps[b];
+        int64_t padded = (e->extent[b] + unit - 1) / unit * unit;
+        sub[b] = padded / unit;
+        pad *= (double)padded / (double)e->extent[b];
+    }
+    if (c->cons.max_padding > 0 && pad > c->cons.max_padding * (1 + SLACK)) return false;
+    double tb = c->m->step_bound(c->m, e, c->chip, w->plan.fop, w->steps, sub);
+    return !prune(w, tb, 0);
+}
+
+static void search_steps(worker *w, const step_choices *sc, int a) {
+    const rotor_expr *e = w->c->e;
+    if (a == e->naxes) {
+        search_steps_leaf(w);
+        return;
+    }
+    for (int i = 0; i < sc->n[a]; i++) {
+        w->steps[a] = sc->v[a][i];
+        if (a + 1 < e->naxes && w->steps[a] > 1 && !steps_prefix_survives(w)) {
+            w->st.steps_pruned++;
+            continue;
+        }
+        search_steps(w, sc, a + 1);
+    }
+    w->steps[a] = 1;
+}
+
+static void search_fop(worker *w, const int64_t *fop) {
+    ctx *c = w->c;
+    const rotor_expr *e = c->e;
+    rotor_plan_init(e, &w->plan);
+    memcpy(w->plan.fop, fop, sizeof w->plan.fop);
+    for (int a = 0; a < e->naxes; a++) w->steps[a] = 1;
+    for (int t = 0; t < e->ntensors; t++) {
+        w->share[t] = 1;
+        for (int a = 0; a < e->naxes; a++)
+            if (!e->tensors[t].has_axis[a]) w->share[t] *= fop[a];
+    }
+    step_choices *sc = &w->sc;
+    for (int a = 0; a < e->naxes; a++) {
+        int n = 0;
+        for (int t = 0; t < e->ntensors; t++) {
+            if (!e->tensors[t].has_axis[a]) continue;
+            int64_t *d = w->scratch;
+            int nd;
+            divisors(w->share[t], d, &nd);
+            for (int i = 0; i < nd; i++) {
+                bool dup = false;
+                for (int j = 0; j < n && !dup; j++) dup = sc->v[a][j] == d[i];
+                if (!dup) sc->v[a][n++] = d[i];
+            }
+        }
+        /* ascending, so cheap steps come first */
+        for (int i = 1; i < n; i++) {
+            int64_t v = sc->v[a][i];
+            int j = i;
+            while (j > 0 && sc->v[a][j - 1] > v) {
+                sc->v[a][j] = sc->v[a][j - 1];
+                j--;
+            }
+            sc->v[a][j] = v;
+        }
+        sc->n[a] = n;
+    }
+    search_steps(w, sc, 0);
+}
+
+/* ---- first pass over F_op ------------------------------------------------ */
+
+typedef struct fop_list {
+    fop_entry *v;
+    int64_t n, cap;
+    bool oom;
+} fop_list;
+
+/* A floor on memory for any plan with this F_op: each tensor's plain
+ * dimensions hold at least prod ceil(E_a / F_a) / P_X elements (its f_t
+ * multiply to at most P_X), its compound dimensions at least one. */
+static int64_t fop_mem_bound(const ctx *c, const int64_t *fop) {
+    const rotor_expr *e = c->e;
+    int64_t mem = 0;
+    for (int t = 0; t < e->ntensors; t++) {
+        const rotor_tensor *x = &e->tensors[t];
+        int64_t share = 1;
+        for (int a = 0; a < e->naxes; a++)
+            if (!x->has_axis[a]) share *= fop[a];
+        double elems = 1;
+        for (int d = 0; d < x->ndims; d++)
+            if (x->dims[d].nterms == 1) {
+                int a = x->dims[d].axis[0];
+                elems *= (double)((e->extent[a] + fop[a] - 1) / fop[a]);
+            }
+        double q = ceil(elems / (double)share);
+        if (q > 1e15) q = 1e15;
+        mem += (int64_t)q * c->chip->element_bytes;
+    }
+    return mem;
+}
+
+typedef struct pass1 {
+    ctx *c;
+    worker *w;       /* seeds incumbent / frontier */
+    fop_list *keep;  /* NULL on the counting pass */
+    int64_t fop[ROTOR_MAX_AXES];
+} pass1;
+
+static void pass1_visit(pass1 *p) {
+    ctx *c = p->c;
+    const rotor_expr *e = c->e;
+    worker *w = p->w;
+    int64_t cores = 1;
+    double pad = 1.0;
+    for (int a = 0; a < e->naxes; a++) {
+        cores *= p->fop[a];
+        int64_t padded = (e->extent[a] + p->fop[a] - 1) / p->fop[a] * p->fop[a];
+        pad *= (double)padded / (double)e->extent[a];
+    }
+    if (cores < c->cons.min_cores) return;
+    if (c->cons.max_padding > 0 && pad > c->cons.max_padding * (1 + SLACK)) return;
+    double tb = c->m->step_bound(c->m, e, c->chip, p->fop, NULL, NULL);
+    int64_t mb = fop_mem_bound(c, p->fop);
+    if (!p->keep) {
+        w->st.fops++;
+        /* the all-ones plan: valid whenever it fits */
+        rotor_plan_init(e, &w->plan);
+        memcpy(w->plan.fop, p->fop, sizeof w->plan.fop);
+        for (int a = 0; a < e->naxes; a++) w->steps[a] = 1;
+        int64_t bytes[ROTOR_MAX_TENSORS] = {0};
+        memcpy(w->bytes, bytes, sizeof bytes);
+        leaf(w);
+        return;
+    }
+    if (prune(w, tb, mb)) return;
+    fop_list *l = p->keep;
+    if (l->n == l->cap) {
+        int64_t ncap = l->cap ? 2 * l->cap : 1024;
+        fop_entry *nv = realloc(l->v, (size_t)ncap * sizeof *nv);
+        if (!nv) {
+            l->oom = true;
+            return;
+        }
+        l->v = nv;
+        l->cap = ncap;
+    }
+    fop_entry *f = &l->v[l->n++];
+    memcpy(f->fop, p->fop, sizeof f->fop);
+    f->bound = tb;
+    f->mem_bound = mb;
+}
+
+static void pass1_walk(pass1 *p, int a, int64_t room) {
+    const rotor_expr *e = p->c->e;
+    if (a == e->naxes) {
+        pass1_visit(p);
+        return;
+    }
+    int64_t hi = e->extent[a] < room ? e->extent[a] : room;
+    for (int64_t f = 1; f <= hi; f++) {
+        p->fop[a] = f;
+        pass1_walk(p, a + 1, room / f);
+    }
+    p->fop[a] = 1;
+}
+
+static int fop_entry_cmp(const void *x, const void *y) {
+    const fop_entry *a = x, *b = y;
+    if (a->bound != b->bound) return a->bound < b->bound ? -1 : 1;
+    for (int i = 0; i < ROTOR_MAX_AXES; i++)
+        if (a->fop[i] != b->fop[i]) return a->fop[i] < b->fop[i] ? -1 : 1;
+    return 0;
+}
+
+static void merge_stats(rotor_search_stats *to, const rotor_search_stats *from) {
+    to->fops += from->fops;
+    to->step_vectors += from->step_vectors;
+    to->steps_pruned += from->steps_pruned;
+    to->plans += from->plans;
+    to->nodes_pruned += from->nodes_pruned;
+}
+
+rotor_status rotor_search(const rotor_expr *e, const rotor_chip *chip,
+                          const rotor_search_options *opt, rotor_search_result *out,
+                          rotor_error *err) {
+    memset(out, 0, sizeof *out);
+    double t0 = omp_get_wtime();
+    if (!e->bound) return rotor_fail(err, ROTOR_ERR_INPUT, "search: the expression has no extents");
+    ctx c;
+    memset(&c, 0, sizeof c);
+    c.e = e;
+    c.chip = chip;
+    c.m = opt && opt->model ? opt->model : rotor_cost_model_default();
+    if (opt) c.cons = opt->constraints;
+    c.pareto = opt && opt->pareto;
+    c.cores = rotor_chip_cores(chip);
+    c.cap = chip->sram_bytes;
+    if (c.cons.memory_cap > 0 && c.cons.memory_cap < c.cap) c.cap = c.cons.memory_cap;
+    if (c.cons.min_cores > c.cores)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "constraints: min_cores=%lld exceeds the chip's %lld cores",
+                          (long long)c.cons.min_cores, (long long)c.cores);
+    for (int a = 0; a < e->naxes; a++) {
+        c.last_tensor[a] = -1;
+        for (int t = 0; t < e->ntensors; t++)
+            if (e->tensors[t].has_axis[a]) c.last_tensor[a] = t;
+    }
+    double inf = INFINITY;
+    uint64_t infbits;
+    memcpy(&infbits, &inf, sizeof infbits);
+    atomic_init(&c.incumbent, infbits);
+
+    /* Pass 1: the all-ones plan of every F_op seeds the incumbent (and the
+     * frontier); pass 1b keeps the F_op whose bounds survive it. */
+    worker *seed = calloc(1, sizeof *seed);
+    if (!seed) return rotor_fail(err, ROTOR_ERR_NOMEM, "search: out of memory");
+    seed->c = &c;
+    pass1 p = {.c = &c, .w = seed};
+    pass1_walk(&p, 0, c.cores);
+    fop_list keep = {0};
+    p.keep = &keep;
+    pass1_walk(&p, 0, c.cores);
+    if (keep.oom || seed->front.oom) {
+        free(keep.v);
+        free(seed->front.v);
+        free(seed);
+        return rotor_fail(err, ROTOR_ERR_NOMEM, "search: out of memory");
+    }
+    qsort(keep.v, (size_t)keep.n, sizeof *keep.v, fop_entry_cmp);
+
+    int nthreads = opt && opt->threads > 0 ? opt->threads : omp_get_max_threads();
+    worker *ws = calloc((size_t)nthreads, sizeof *ws);
+    if (!ws) {
+        free(keep.v);
+        free(seed->front.v);
+        free(seed);
+        return rotor_fail(err, ROTOR_ERR_NOMEM, "search: out of memory");
+    }
+    bool oom = false;
+    for (int i = 0; i < nthreads; i++) {
+        ws[i].c = &c;
+        ws[i].best = seed->best;
+        ws[i].have_best = seed->have_best;
+        if (c.pareto && seed->front.n) {
+            ws[i].front.v = malloc((size_t)seed->front.n * sizeof *seed->front.v);
+            if (!ws[i].front.v) oom = true;
+            else {
+                memcpy(ws[i].front.v, seed->front.v, (size_t)seed->front.n * sizeof *seed->front.v);
+                ws[i].front.n = ws[i].front.cap = seed->front.n;
+            }
+        }
+    }
+
+    /* Pass 2: the surviving F_op, best bound first, in parallel. */
+    if (!oom) {
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads)
+        for (int64_t i = 0; i < keep.n; i++) {
+            worker *w = &ws[omp_get_thread_num()];
+            if (prune(w, keep.v[i].bound, keep.v[i].mem_bound)) continue;
+            search_fop(w, keep.v[i].fop);
+        }
+    }
+
+    /* Merge in thread order; the comparison makes the result independent of it. */
+    rotor_search_stats st = seed->st;
+    st.fops_searched = keep.n;
+    bool have = seed->have_best;
+    out->best = seed->best;
+    frontier all = {0};
+    if (c.pareto)
+        for (int k = 0; k < seed->front.n; k++) frontier_insert(e, &all, &seed->front.v[k]);
+    for (int i = 0; i < nthreads; i++) {
+        worker *w = &ws[i];
+        merge_stats(&st, &w->st);
+        oom |= w->front.oom;
+        if (w->have_best && (!have || rotor_candidate_compare(e, &w->best, &out->best) < 0)) {
+            out->best = w->best;
+            have = true;
+        }
+        for (int k = 0; k < w->front.n; k++) frontier_insert(e, &all, &w->front.v[k]);
+        free(w->front.v);
+    }
+    free(ws);
+    free(seed->front.v);
+    free(seed);
+    free(keep.v);
+    oom |= all.oom;
+    st.threads = nthreads;
+    st.wall_seconds = omp_get_wtime() - t0;
+    out->stats = st;
+    if (oom) {
+        free(all.v);
+        return rotor_fail(err, ROTOR_ERR_NOMEM, "search: out of memory");
+    }
+    out->pareto = all.v;
+    out->npareto = all.n;
+    if (!have) {
+        free(all.v);
+        out->pareto = NULL;
+        out->npareto = 0;
+        return rotor_fail(err, ROTOR_ERR_NOFIT,
+                          "no valid plan fits: every plan of this operator needs more than %lld bytes "
+                          "per core or breaks a constraint",
+                          (long long)c.cap);
+    }
+    return ROTOR_OK;
+}
+
+void rotor_search_result_free(rotor_search_result *r) {
+    if (!r) return;
+    free(r->pareto);
+    r->pareto = NULL;
+    r->npareto = 0;
+}
