@@ -253,6 +253,44 @@ static rotor_status parse_sum(parser *p) {
     }
 }
 
+/* Axes are numbered by first appearance on the right-hand side (inputs in
+ * order, then dimensions in order), so `C[m,n] += A[m,k] * B[k,n]` has axes
+ * m, k, n: the order of T10's F_op and of the benchmark's output format. */
+static void reorder_axes(rotor_expr *e) {
+    int perm[ROTOR_MAX_AXES], n = 0; /* perm[new] = old */
+    bool used[ROTOR_MAX_AXES] = {false};
+    for (int t = 1; t <= e->ntensors; t++) {
+        const rotor_tensor *x = &e->tensors[t % e->ntensors]; /* inputs, then the output */
+        for (int d = 0; d < x->ndims; d++)
+            for (int k = 0; k < x->dims[d].nterms; k++) {
+                int a = x->dims[d].axis[k];
+                if (!used[a]) {
+                    used[a] = true;
+                    perm[n++] = a;
+                }
+            }
+    }
+    int inv[ROTOR_MAX_AXES] = {0};
+    char names[ROTOR_MAX_AXES][ROTOR_NAME_MAX] = {{0}};
+    int cols[ROTOR_MAX_AXES] = {0};
+    for (int i = 0; i < n; i++) {
+        inv[perm[i]] = i;
+        memcpy(names[i], e->axis_name[perm[i]], ROTOR_NAME_MAX);
+        cols[i] = e->axis_column[perm[i]];
+    }
+    memcpy(e->axis_name, names, sizeof names);
+    memcpy(e->axis_column, cols, sizeof cols);
+    for (int t = 0; t < e->ntensors; t++) {
+        rotor_tensor *x = &e->tensors[t];
+        memset(x->has_axis, 0, sizeof x->has_axis);
+        for (int d = 0; d < x->ndims; d++)
+            for (int k = 0; k < x->dims[d].nterms; k++) {
+                x->dims[d].axis[k] = inv[x->dims[d].axis[k]];
+                x->has_axis[x->dims[d].axis[k]] = true;
+            }
+    }
+}
+
 rotor_status rotor_expr_parse(const char *text, rotor_expr *out, rotor_error *err) {
     memset(out, 0, sizeof *out);
     if (!text) return rotor_fail(err, ROTOR_ERR_INPUT, "no expression given");
@@ -286,6 +324,8 @@ rotor_status rotor_expr_parse(const char *text, rotor_expr *out, rotor_error *er
     if (p.ntensor_rhs == 0)
         return rotor_fail(err, ROTOR_ERR_INPUT, "column %d: the right-hand side reads no tensor",
                           opcol);
+
+    reorder_axes(out);
 
     /* Every axis must be reachable from an input: an output axis that no input
      * carries would make the operator a broadcast, which T10 does not plan. */

@@ -1,0 +1,67 @@
+/* rotor — command-line entry point: dispatches to one file per subcommand. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+#define ROTOR_VERSION "0.1.0"
+
+int cli_fail(const char *cmd, rotor_status st, const rotor_error *err) {
+    fprintf(stderr, "rotor %s: %s\n", cmd, err->msg);
+    if (st == ROTOR_ERR_NOFIT) return EXIT_NOFIT;
+    if (st == ROTOR_ERR_NOMEM) return EXIT_NOFIT;
+    return EXIT_BADINPUT;
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "rotor %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return EXIT_BADINPUT;
+}
+
+rotor_status cli_chip(const char *spec, char **sets, int nsets, rotor_chip *out, rotor_error *err) {
+    rotor_status st = rotor_chip_resolve(spec ? spec : "ipu-mk2", out, err);
+    if (st) return st;
+    for (int i = 0; i < nsets; i++)
+        if ((st = rotor_chip_set(out, sets[i], err))) return st;
+    if ((st = rotor_chip_validate(out, err))) rotor_error_prefix(err, "chip after --set");
+    return st;
+}
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: rotor <command> [options]\n"
+            "\n"
+            "rotor plans, predicts and checks how DNN operators run on inter-core connected\n"
+            "AI chips (Graphcore IPU and kin), after T10's compute-shift execution plans.\n"
+            "\n"
+            "commands:\n"
+            "  plan      find the fastest rTensor plan of one operator (and its Pareto frontier)\n"
+            "\n"
+            "  rotor <command> --help   options of one command\n"
+            "  rotor --version          print the version\n");
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        usage(stderr);
+        return EXIT_BADINPUT;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(cmd, "--version")) {
+        printf("rotor %s\n", ROTOR_VERSION);
+        return 0;
+    }
+    if (!strcmp(cmd, "plan")) return cmd_plan(argc - 1, argv + 1);
+    fprintf(stderr, "rotor: unknown command '%s' (try 'rotor --help')\n", cmd);
+    return EXIT_BADINPUT;
+}

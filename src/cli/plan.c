@@ -1,0 +1,252 @@
+/* rotor plan — the exact search for one operator (T10 §4.3.1). */
+#include <getopt.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "rotor/cost.h"
+#include "rotor/expr.h"
+#include "rotor/planfile.h"
+#include "rotor/search.h"
+
+#define MAX_SETS 64
+
+static void plan_usage(FILE *f) {
+    fprintf(f,
+            "usage: rotor plan --expr EXPR --dims AXIS=N,... [options]\n"
+            "\n"
+            "Finds the fastest compute-shift plan of one operator under the cost model, exactly\n"
+            "(branch and bound over every F_op, temporal factor and loop order).\n"
+            "\n"
+            "  --expr EXPR         tensor expression, e.g. 'C[m,n] += A[m,k] * B[k,n]'\n"
+            "  --dims LIST         extents, e.g. m=32,k=5120,n=15360\n"
+            "  --chip NAME|FILE    preset (ipu-mk2, ipu-pod4) or chip file; default ipu-mk2\n"
+            "  --set KEY=VALUE     override one chip field (repeatable), e.g. --set cores_per_chip=64\n"
+            "  --format FMT        table (default), json, or t10 (the T10 benchmark's format)\n"
+            "  --pareto            also print the Pareto frontier of (time, memory per core)\n"
+            "  --constraints LIST  min_cores=N, max_padding=RATIO, memory_cap=BYTES\n"
+            "  --cost-model NAME   cost model (default v1)\n"
+            "  --threads N         search threads (default: all cores); results do not depend on it\n"
+            "  -h, --help          this help\n"
+            "\n"
+            "exit status: 0 plan found, 1 no plan fits, 2 bad input\n");
+}
+
+static void print_axes(const rotor_expr *e, const int64_t *v) {
+    for (int a = 0; a < e->naxes; a++) printf("%s%s=%lld", a ? " " : "", e->axis_name[a], (long long)v[a]);
+}
+
+static void print_ft(const rotor_expr *e, const rotor_plan *p, int t) {
+    int n = 0;
+    for (int a = 0; a < e->naxes; a++)
+        if (e->tensors[t].has_axis[a])
+            printf("%s%s=%lld", n++ ? "," : "", e->axis_name[a], (long long)p->ft[t][a]);
+}
+
+static void print_tensor_sig(const rotor_expr *e, int t, char *buf, size_t cap) {
+    const rotor_tensor *x = &e->tensors[t];
+    size_t n = (size_t)snprintf(buf, cap, "%s[", x->name);
+    for (int d = 0; d < x->ndims && n < cap; d++) {
+        const rotor_dim *dim = &x->dims[d];
+        for (int k = 0; k < dim->nterms && n < cap; k++) {
+            if (k) n += (size_t)snprintf(buf + n, cap - n, "+");
+            if (dim->coef[k] != 1) n += (size_t)snprintf(buf + n, cap - n, "%lld*", (long long)dim->coef[k]);
+            n += (size_t)snprintf(buf + n, cap - n, "%s", e->axis_name[dim->axis[k]]);
+        }
+        if (d + 1 < x->ndims && n < cap) n += (size_t)snprintf(buf + n, cap - n, ",");
+    }
+    if (n < cap) snprintf(buf + n, cap - n, "]");
+}
+
+static void print_table(const rotor_expr *e, const rotor_chip *chip, const char *model,
+                        const rotor_search_result *r) {
+    const rotor_candidate *b = &r->best;
+    const rotor_plan_info *in = &b->info;
+    char dims[256];
+    rotor_expr_dims_string(e, dims, sizeof dims);
+    printf("operator      %s   (%s)\n", e->text, dims);
+    printf("chip          %s: %lld cores, %lld B SRAM per core, cost model %s\n", chip->name,
+           (long long)rotor_chip_cores(chip), (long long)chip->sram_bytes, model);
+    printf("\nplan\n  F_op        ");
+    print_axes(e, b->plan.fop);
+    printf("   (%lld cores)\n  loop order  ", (long long)in->cores);
+    for (int l = 0; l < e->naxes; l++) printf("%s%s", l ? " " : "", e->axis_name[b->plan.order[l]]);
+    printf("   (outermost first)\n  steps       ");
+    print_axes(e, in->steps);
+    printf("   (T = %lld)\n  padded      ", (long long)in->total_steps);
+    print_axes(e, in->padded);
+    printf("   (ratio %.4f)\n  sub-task    ", in->padding_ratio);
+    print_axes(e, in->sub_task);
+    printf("\n\n  %-22s %-16s %6s %6s %6s  %-18s %10s %8s\n", "tensor", "f_t", "P", "ring", "rings",
+           "partition", "bytes", "shifts");
+    for (int t = 0; t < e->ntensors; t++) {
+        char sig[128], part[64];
+        print_tensor_sig(e, t, sig, sizeof sig);
+        size_t n = 0;
+        part[0] = '\0';
+        for (int d = 0; d < e->tensors[t].ndims && n < sizeof part; d++)
+            n += (size_t)snprintf(part + n, sizeof part - n, "%s%lld", d ? "x" : "", (long long)in->part[t][d]);
+        printf("  %-22s ", sig);
+        char ftbuf[64];
+        size_t m = 0;
+        ftbuf[0] = '\0';
+        for (int a = 0; a < e->naxes && m < sizeof ftbuf; a++)
+            if (e->tensors[t].has_axis[a])
+                m += (size_t)snprintf(ftbuf + m, sizeof ftbuf - m, "%s%s=%lld", m ? "," : "", e->axis_name[a],
+                                      (long long)b->plan.ft[t][a]);
+        printf("%-16s %6lld %6lld %6lld  %-18s %10lld %8lld\n", ftbuf, (long long)in->sharing[t],
+               (long long)in->ring_size[t], (long long)in->rings[t], part, (long long)in->bytes[t],
+               (long long)in->shifts[t]);
+    }
+    printf("\n  memory/core %lld B of %lld (%.1f%%)%s\n", (long long)in->memory, (long long)chip->sram_bytes,
+           100.0 * (double)in->memory / (double)chip->sram_bytes,
+           in->rotates ? ", shift buffer included" : "");
+    printf("\npredicted time\n");
+    printf("  compute        %12.6f us\n", b->cost.compute * 1e6);
+    printf("  communication  %12.6f us\n", b->cost.comm * 1e6);
+    printf("  reduction      %12.6f us\n", b->cost.reduction * 1e6);
+    printf("  total          %12.6f us\n", b->cost.total * 1e6);
+    if (r->npareto > 0) {
+        printf("\nPareto frontier (time vs memory per core), %d plans\n", r->npareto);
+        printf("  %14s %12s  %s\n", "total us", "memory B", "F_op / f_t");
+        for (int i = 0; i < r->npareto; i++) {
+            const rotor_candidate *c = &r->pareto[i];
+            printf("  %14.6f %12lld  ", c->cost.total * 1e6, (long long)c->info.memory);
+            print_axes(e, c->plan.fop);
+            for (int t = 0; t < e->ntensors; t++) {
+                printf(" | %s:", e->tensors[t].name);
+                print_ft(e, &c->plan, t);
+            }
+            printf("\n");
+        }
+    }
+    const rotor_search_stats *s = &r->stats;
+    printf("\nsearch\n  F_op vectors %lld (%lld searched in depth), step vectors %lld (%lld pruned),\n"
+           "  plans costed %lld, partial plans pruned %lld, %d threads, %.3f s\n",
+           (long long)s->fops, (long long)s->fops_searched, (long long)s->step_vectors,
+           (long long)s->steps_pruned, (long long)s->plans, (long long)s->nodes_pruned, s->threads,
+           s->wall_seconds);
+}
+
+/* The T10 benchmark's format: F_op in axis order, then f_t per input tensor
+ * in order, then the output, each along its own dimensions. */
+static void print_t10(const rotor_expr *e, const rotor_plan *p) {
+    printf("F_op: [");
+    for (int a = 0; a < e->naxes; a++) printf("%s%lld", a ? ", " : "", (long long)p->fop[a]);
+    printf("]\n");
+    for (int i = 1; i <= e->ntensors; i++) {
+        int t = i % e->ntensors;
+        const rotor_tensor *x = &e->tensors[t];
+        for (int d = 0; d < x->ndims; d++)
+            for (int k = 0; k < x->dims[d].nterms; k++) {
+                int a = x->dims[d].axis[k];
+                printf("f_t_%s_%s: %lld\n", x->name, e->axis_name[a], (long long)p->ft[t][a]);
+            }
+    }
+}
+
+int cmd_plan(int argc, char **argv) {
+    const char *cmd = "plan";
+    const char *expr = NULL, *dims = NULL, *chip_spec = NULL, *format = NULL, *cons = NULL,
+               *model_name = NULL, *threads = NULL;
+    char *sets[MAX_SETS];
+    int nsets = 0;
+    bool pareto = false;
+    static const struct option opts[] = {
+        {"expr", required_argument, 0, 'e'},    {"dims", required_argument, 0, 'd'},
+        {"chip", required_argument, 0, 'c'},    {"set", required_argument, 0, 's'},
+        {"format", required_argument, 0, 'f'},  {"pareto", no_argument, 0, 'p'},
+        {"constraints", required_argument, 0, 'k'}, {"cost-model", required_argument, 0, 'm'},
+        {"threads", required_argument, 0, 't'}, {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    optind = 1;
+    opterr = 0;
+    int ch;
+    while ((ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        const char **slot = NULL;
+        const char *name = NULL;
+        switch (ch) {
+        case 'e': slot = &expr; name = "--expr"; break;
+        case 'd': slot = &dims; name = "--dims"; break;
+        case 'c': slot = &chip_spec; name = "--chip"; break;
+        case 'f': slot = &format; name = "--format"; break;
+        case 'k': slot = &cons; name = "--constraints"; break;
+        case 'm': slot = &model_name; name = "--cost-model"; break;
+        case 't': slot = &threads; name = "--threads"; break;
+        case 's':
+            if (nsets == MAX_SETS) return cli_usage_error(cmd, "more than %d --set options", MAX_SETS);
+            sets[nsets++] = optarg;
+            break;
+        case 'p':
+            if (pareto) return cli_usage_error(cmd, "--pareto given twice");
+            pareto = true;
+            break;
+        case 'h': plan_usage(stdout); return 0;
+        case ':': return cli_usage_error(cmd, "%s needs a value", argv[optind - 1]);
+        default: return cli_usage_error(cmd, "unknown option '%s' (try 'rotor plan --help')", argv[optind - 1]);
+        }
+        if (slot) {
+            if (*slot) return cli_usage_error(cmd, "%s given twice ('%s' and '%s')", name, *slot, optarg);
+            *slot = optarg;
+        }
+    }
+    if (optind < argc) return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+    if (!expr) return cli_usage_error(cmd, "--expr is required (try 'rotor plan --help')");
+    if (!dims) return cli_usage_error(cmd, "--dims is required (e.g. --dims m=32,k=5120,n=15360)");
+    enum { TABLE, JSON, T10 } fmt = TABLE;
+    if (!format || !strcmp(format, "table")) fmt = TABLE;
+    else if (!strcmp(format, "json")) fmt = JSON;
+    else if (!strcmp(format, "t10")) fmt = T10;
+    else return cli_usage_error(cmd, "--format: expected table, json or t10, got '%s'", format);
+    if (fmt == T10 && pareto)
+        return cli_usage_error(cmd, "--pareto conflicts with --format t10, which prints exactly one plan");
+
+    rotor_search_options opt = {0};
+    opt.pareto = pareto;
+    if (threads) {
+        char *end;
+        long v = strtol(threads, &end, 10);
+        if (*end || end == threads || v < 1 || v > 1024)
+            return cli_usage_error(cmd, "--threads: expected 1 to 1024, got '%s'", threads);
+        opt.threads = (int)v;
+    }
+    opt.model = rotor_cost_model_default();
+    if (model_name) {
+        opt.model = rotor_cost_model_find(model_name);
+        if (!opt.model) return cli_usage_error(cmd, "--cost-model: unknown model '%s' (known: v1)", model_name);
+    }
+    rotor_error err = {{0}};
+    rotor_status st;
+    if (cons && (st = rotor_constraints_parse(cons, &opt.constraints, &err))) return cli_fail(cmd, st, &err);
+    rotor_chip chip;
+    if ((st = cli_chip(chip_spec, sets, nsets, &chip, &err))) return cli_fail(cmd, st, &err);
+    rotor_expr e;
+    if ((st = rotor_expr_parse(expr, &e, &err))) {
+        rotor_error_prefix(&err, "--expr");
+        return cli_fail(cmd, st, &err);
+    }
+    if ((st = rotor_expr_bind(&e, dims, &err))) {
+        rotor_error_prefix(&err, err.msg[0] == 'c' ? "--expr" : "--dims");
+        return cli_fail(cmd, st, &err);
+    }
+    rotor_search_result r;
+    if ((st = rotor_search(&e, &chip, &opt, &r, &err))) return cli_fail(cmd, st, &err);
+    if (fmt == T10) {
+        print_t10(&e, &r.best.plan);
+    } else if (fmt == JSON) {
+        char *text = rotor_planfile_write(&e, &chip, opt.model->name, &r);
+        if (!text) {
+            rotor_search_result_free(&r);
+            fprintf(stderr, "rotor plan: out of memory\n");
+            return EXIT_NOFIT;
+        }
+        printf("%s\n", text);
+        free(text);
+    } else {
+        print_table(&e, &chip, opt.model->name, &r);
+    }
+    rotor_search_result_free(&r);
+    return 0;
+}
