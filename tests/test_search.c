@@ -1,0 +1,555 @@
+/* test_search.c — the exact search (src/search.c) against an independent
+ * brute force written from cost-model-v1.md (tests/brute.h).
+ *
+ * Property tests draw small operators and small chips from fixed seeds, which
+ * every assertion message prints with the case. */
+#include <criterion/criterion.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "brute.h"
+#include "rotor/cost.h"
+#include "rotor/search.h"
+
+#define REL 1e-12
+
+static bool close_rel(double x, double y) {
+    return fabs(x - y) <= REL * fmax(fabs(x), fabs(y));
+}
+
+/* An ipu-mk2 shrunk to `cores` cores with `sram` bytes per core and a shift
+ * buffer of `buf` bytes.  cores_per_chip changes with the core count, so the
+ * per-core matrix rate becomes matrix_tflops * 1e12 / cores (250e12 / cores). */
+static rotor_chip small_chip(int64_t cores, int64_t sram, int64_t buf) {
+    rotor_chip c;
+    cr_assert_eq(rotor_chip_preset("ipu-mk2", &c, NULL), ROTOR_OK);
+    c.cores_per_chip = cores;
+    c.chips = 1;
+    c.sram_bytes = sram;
+    c.shift_buffer_bytes = buf;
+    return c;
+}
+
+static rotor_expr make_expr(const char *text, const char *dims) {
+    rotor_expr e;
+    rotor_error err = {{0}};
+    cr_assert_eq(rotor_expr_make(text, dims, &e, &err), ROTOR_OK, "%s [%s]: %s", text, dims, err.msg);
+    return e;
+}
+
+static void plan_string(const rotor_expr *e, const rotor_plan *p, char *buf, size_t cap) {
+    size_t n = 0;
+    n += (size_t)snprintf(buf + n, cap - n, "F_op=");
+    for (int a = 0; a < e->naxes && n < cap; a++)
+        n += (size_t)snprintf(buf + n, cap - n, "%s%s=%lld", a ? "," : "", e->axis_name[a],
+                              (long long)p->fop[a]);
+    for (int t = 0; t < e->ntensors && n < cap; t++) {
+        n += (size_t)snprintf(buf + n, cap - n, " %s(", e->tensors[t].name);
+        bool first = true;
+        for (int a = 0; a < e->naxes && n < cap; a++)
+            if (e->tensors[t].has_axis[a]) {
+                n += (size_t)snprintf(buf + n, cap - n, "%s%lld", first ? "" : ",", (long long)p->ft[t][a]);
+                first = false;
+            }
+        if (n < cap) n += (size_t)snprintf(buf + n, cap - n, ")");
+    }
+    if (n < cap) n += (size_t)snprintf(buf + n, cap - n, " order=");
+    for (int l = 0; l < e->naxes && n < cap; l++)
+        n += (size_t)snprintf(buf + n, cap - n, "%s", e->axis_name[p->order[l]]);
+}
+
+/* One case: rotor_search (1 and 2 threads, optionally with the frontier)
+ * against bf_search under the same constraints.  label names the seed/case. */
+static void check_case(const char *label, const rotor_expr *e, const rotor_chip *chip,
+                       const rotor_constraints *cons, bool pareto) {
+    static bf_result r; /* 64 KiB frontier: keep it off the stack */
+    bf_limits lim = {0};
+    if (cons) {
+        lim.min_cores = cons->min_cores;
+        lim.max_padding = cons->max_padding;
+        lim.memory_cap = cons->memory_cap;
+    }
+    bf_search(e, chip, &lim, &r);
+    cr_assert_eq(r.bad_walks, 0, "%s: a reflected walk moved more than one axis", label);
+    cr_assert(!r.front_overflow, "%s: brute-force frontier overflowed", label);
+
+    rotor_search_options o1 = {0}, o2 = {0};
+    if (cons) o1.constraints = o2.constraints = *cons;
+    o1.threads = 1;
+    o2.threads = 2;
+    o1.pareto = o2.pareto = pareto;
+    rotor_search_result s1, s2;
+    rotor_error err = {{0}};
+    rotor_status st1 = rotor_search(e, chip, &o1, &s1, &err);
+    if (!r.found) {
+        cr_assert_eq(st1, ROTOR_ERR_NOFIT, "%s: brute force finds no plan; search says %d (%s)", label,
+                     st1, err.msg);
+        return;
+    }
+    cr_assert_eq(st1, ROTOR_OK, "%s: search failed: %s (brute force optimum %.17g)", label, err.msg,
+                 r.best_total);
+    rotor_status st2 = rotor_search(e, chip, &o2, &s2, &err);
+    cr_assert_eq(st2, ROTOR_OK, "%s: search (2 threads) failed: %s", label, err.msg);
+
+    char got[256], want[256];
+    plan_string(e, &s1.best.plan, got, sizeof got);
+    plan_string(e, &r.best_plan, want, sizeof want);
+    cr_assert(close_rel(s1.best.cost.total, r.best_total),
+              "%s: search best %.17g [%s] != brute-force optimum %.17g [%s]", label,
+              s1.best.cost.total, got, r.best_total, want);
+
+    /* the search's plan re-costed by the brute force */
+    bf_chip bc = bf_chip_of(chip);
+    bf_eval ev;
+    cr_assert(bf_evaluate(e, &bc, &s1.best.plan, &ev), "%s: search's plan [%s] is invalid by the spec",
+              label, got);
+    cr_assert(close_rel(ev.total, s1.best.cost.total),
+              "%s: plan [%s]: brute force costs %.17g, search says %.17g", label, got, ev.total,
+              s1.best.cost.total);
+    cr_assert_eq(ev.memory, s1.best.info.memory, "%s: plan [%s]: memory %lld vs %lld", label, got,
+                 (long long)ev.memory, (long long)s1.best.info.memory);
+    int64_t cap = chip->sram_bytes;
+    if (cons && cons->memory_cap > 0 && cons->memory_cap < cap) cap = cons->memory_cap;
+    cr_assert_leq(ev.memory, cap, "%s: plan [%s] over the memory cap", label, got);
+    if (cons && cons->min_cores) cr_assert_geq(ev.cores, cons->min_cores, "%s: min_cores", label);
+    if (cons && cons->max_padding > 0)
+        cr_assert_leq(ev.padding, cons->max_padding, "%s: max_padding", label);
+
+    /* threads do not change the answer */
+    cr_assert_eq(memcmp(&s1.best.plan, &s2.best.plan, sizeof s1.best.plan), 0,
+                 "%s: 1 thread [%s] and 2 threads differ", label, got);
+    cr_assert_eq(s1.best.cost.total, s2.best.cost.total, "%s", label);
+
+    if (pareto) {
+        char msg[4096];
+        int n = 0;
+        n += snprintf(msg + n, sizeof msg - (size_t)n, "search:");
+        for (int i = 0; i < s1.npareto && n < (int)sizeof msg - 64; i++)
+            n += snprintf(msg + n, sizeof msg - (size_t)n, " (%.6g,%lld)", s1.pareto[i].cost.total,
+                          (long long)s1.pareto[i].info.memory);
+        n += snprintf(msg + n, sizeof msg - (size_t)n, " brute:");
+        for (int i = 0; i < r.nfront && n < (int)sizeof msg - 64; i++)
+            n += snprintf(msg + n, sizeof msg - (size_t)n, " (%.6g,%lld)", r.front[i].total,
+                          (long long)r.front[i].memory);
+        cr_assert_eq(s1.npareto, r.nfront, "%s: frontier sizes %d vs %d; %s", label, s1.npareto,
+                     r.nfront, msg);
+        for (int i = 0; i < s1.npareto; i++) {
+            bool hit = false;
+            for (int j = 0; j < r.nfront && !hit; j++)
+                hit = s1.pareto[i].info.memory == r.front[j].memory &&
+                      close_rel(s1.pareto[i].cost.total, r.front[j].total);
+            cr_assert(hit, "%s: frontier point %d (%.17g, %lld) not in the brute force's; %s", label,
+                      i, s1.pareto[i].cost.total, (long long)s1.pareto[i].info.memory, msg);
+            if (i > 0)
+                cr_assert_lt(s1.pareto[i - 1].cost.total, s1.pareto[i].cost.total,
+                             "%s: frontier not by time ascending", label);
+        }
+        cr_assert_eq(s1.npareto, s2.npareto, "%s: frontier differs with 2 threads", label);
+        for (int i = 0; i < s1.npareto; i++)
+            cr_assert_eq(memcmp(&s1.pareto[i].plan, &s2.pareto[i].plan, sizeof s1.pareto[i].plan), 0,
+                         "%s: frontier plan %d differs with 2 threads", label, i);
+        /* the fastest frontier point is the best plan */
+        cr_assert(s1.npareto > 0 && close_rel(s1.pareto[0].cost.total, s1.best.cost.total), "%s",
+                  label);
+    }
+    rotor_search_result_free(&s1);
+    rotor_search_result_free(&s2);
+}
+
+/* ---- the brute force itself ----------------------------------------------- */
+
+/* cost-model-v1.md "Shifts": one tensor split 3-way along m, another 2-way
+ * along n (T10 §4.2): the reflected walk takes 5 shifts under either order. */
+Test(search, brute_force_walk_counts_t10_five_shift_schedules) {
+    rotor_expr e = make_expr("C[m,n] += A[m,k] * B[k,n]", "m=6,k=1,n=4");
+    int64_t steps[ROTOR_MAX_AXES] = {3, 1, 2};
+    int64_t ft[ROTOR_MAX_TENSORS][ROTOR_MAX_AXES];
+    for (int t = 0; t < ROTOR_MAX_TENSORS; t++)
+        for (int a = 0; a < ROTOR_MAX_AXES; a++) ft[t][a] = 1;
+    ft[1][0] = 3; /* A 3-way along m */
+    ft[2][2] = 2; /* B 2-way along n */
+    int64_t sh[ROTOR_MAX_TENSORS];
+    int n_inner[3] = {1, 0, 2}, m_inner[3] = {1, 2, 0};
+    cr_assert(bf_walk(&e, steps, ft, m_inner, sh));
+    cr_assert_eq(sh[1] + sh[2], 5);
+    cr_assert_eq(sh[1], 4); /* m inner: 2 + 2 shifts of A ... */
+    cr_assert_eq(sh[2], 1); /* ... and 1 of B */
+    cr_assert(bf_walk(&e, steps, ft, n_inner, sh));
+    cr_assert_eq(sh[1] + sh[2], 5);
+    cr_assert_eq(sh[1], 2); /* n inner: B, A, B, A, B */
+    cr_assert_eq(sh[2], 3);
+}
+
+/* Spec "Worked numbers": F_op = [1,1,1472], all f_t = 1 costs 30.870077 us,
+ * F_op = [1,4,368] costs 23.519 us. */
+Test(search, brute_force_evaluator_reproduces_spec_worked_numbers) {
+    rotor_expr e = make_expr("C[m,n] += A[m,k] * B[k,n]", "m=32,k=5120,n=15360");
+    rotor_chip chip;
+    cr_assert_eq(rotor_chip_preset("ipu-mk2", &chip, NULL), ROTOR_OK);
+    bf_chip bc = bf_chip_of(&chip);
+    rotor_plan p;
+    rotor_plan_init(&e, &p);
+    p.fop[0] = 1, p.fop[1] = 1, p.fop[2] = 1472;
+    bf_eval ev;
+    cr_assert(bf_evaluate(&e, &bc, &p, &ev));
+    cr_assert_lt(fabs(ev.total - 30.870077e-6), 5e-13, "%.17g", ev.total);
+    p.fop[1] = 4, p.fop[2] = 368;
+    cr_assert(bf_evaluate(&e, &bc, &p, &ev));
+    cr_assert_lt(fabs(ev.total - 23.519e-6), 5e-10, "%.17g", ev.total);
+}
+
+/* ---- optimum equals the brute force --------------------------------------- */
+
+/* A random small chip for an operator of `tot` bytes: 1..24 cores, SRAM
+ * between half and three times tot / cores (so memory binds and rotation is
+ * often forced), a 16..64-byte shift buffer, the matrix rate and link
+ * bandwidth of ipu-mk2 or scaled so compute and communication trade off, and
+ * alpha of 0 or 50 ns.  desc receives the chip's fields for messages. */
+static rotor_chip random_chip(uint64_t *rng, int64_t tot, char *desc, size_t cap) {
+    int64_t cores = bf_rand_range(rng, 1, 24);
+    int64_t buf = 16 * bf_rand_range(rng, 1, 4);
+    int64_t sram = tot * bf_rand_range(rng, 2, 12) / (4 * cores) + buf;
+    rotor_chip c = small_chip(cores, sram, buf);
+    const double tflops[] = {250.0, 2.5, 0.025}, gbps[] = {5.5, 55.0}, ns[] = {0.0, 50.0};
+    c.matrix_tflops = tflops[bf_rand_range(rng, 0, 2)];
+    c.vector_tflops = c.matrix_tflops / 4;
+    c.link_gbps = gbps[bf_rand_range(rng, 0, 1)];
+    c.link_latency_ns = ns[bf_rand_range(rng, 0, 1)];
+    snprintf(desc, cap, "cores=%lld sram=%lld buf=%lld tflops=%g gbps=%g alpha_ns=%g", (long long)cores,
+             (long long)sram, (long long)buf, c.matrix_tflops, c.link_gbps, c.link_latency_ns);
+    return c;
+}
+
+/* Invariant: for random small MatMuls on small chips whose SRAM binds, the
+ * search's best time equals the brute-force minimum over every plan and loop
+ * order, and its plan is independent of the thread count.  The first half
+ * uses ipu-mk2's rates with 2-8 KiB of SRAM; the second half random_chip. */
+Test(search, matmul_optimum_equals_brute_force_on_random_small_chips, .timeout = 120) {
+    const uint64_t seed = 20240611;
+    uint64_t rng = seed;
+    for (int i = 0; i < 400; i++) {
+        int64_t m = bf_rand_range(&rng, 1, 40), k = bf_rand_range(&rng, 1, 40),
+                n = bf_rand_range(&rng, 1, 40);
+        char dims[64], desc[128], label[256];
+        snprintf(dims, sizeof dims, "m=%lld,k=%lld,n=%lld", (long long)m, (long long)k, (long long)n);
+        rotor_chip chip;
+        if (i < 100) {
+            int64_t cores = bf_rand_range(&rng, 1, 24);
+            int64_t sram = bf_rand_range(&rng, 2, 8) * 1024;
+            chip = small_chip(cores, sram, 256);
+            snprintf(desc, sizeof desc, "cores=%lld sram=%lld buf=256", (long long)cores, (long long)sram);
+        } else {
+            chip = random_chip(&rng, 2 * (m * k + k * n + m * n), desc, sizeof desc);
+        }
+        snprintf(label, sizeof label, "seed %llu case %d: %s %s", (unsigned long long)seed, i, dims, desc);
+        rotor_expr e = make_expr("C[m,n] += A[m,k] * B[k,n]", dims);
+        check_case(label, &e, &chip, NULL, i % 4 == 3);
+    }
+}
+
+/* Larger, fewer: where the rotation (f_t > 1) matters because a tensor does
+ * not fit otherwise. */
+Test(search, matmul_optimum_with_forced_rotation_equals_brute_force, .timeout = 120) {
+    const uint64_t seed = 7;
+    uint64_t rng = seed;
+    for (int i = 0; i < 12; i++) {
+        int64_t m = bf_rand_range(&rng, 16, 64), k = bf_rand_range(&rng, 16, 64),
+                n = bf_rand_range(&rng, 16, 64);
+        int64_t cores = bf_rand_range(&rng, 8, 16);
+        int64_t buf = 256;
+        /* a quarter of the operator's bytes per core, at least 2 KiB */
+        int64_t sram = 2 * (m * k + k * n + m * n) / 4;
+        if (sram < 2048) sram = 2048;
+        char dims[64], label[160];
+        snprintf(dims, sizeof dims, "m=%lld,k=%lld,n=%lld", (long long)m, (long long)k, (long long)n);
+        snprintf(label, sizeof label, "seed %llu case %d: %s cores=%lld sram=%lld", (unsigned long long)seed,
+                 i, dims, (long long)cores, (long long)sram);
+        rotor_expr e = make_expr("C[m,n] += A[m,k] * B[k,n]", dims);
+        rotor_chip chip = small_chip(cores, sram, buf);
+        check_case(label, &e, &chip, NULL, i % 3 == 0);
+    }
+}
+
+Test(search, batch_matmul_optimum_equals_brute_force, .timeout = 120) {
+    const uint64_t seed = 99;
+    uint64_t rng = seed;
+    for (int i = 0; i < 30; i++) {
+        int64_t b = bf_rand_range(&rng, 1, 6), m = bf_rand_range(&rng, 1, 24),
+                k = bf_rand_range(&rng, 1, 24), n = bf_rand_range(&rng, 1, 24);
+        int64_t cores = bf_rand_range(&rng, 2, 12);
+        int64_t sram = bf_rand_range(&rng, 2, 6) * 1024;
+        char dims[80], label[200];
+        snprintf(dims, sizeof dims, "b=%lld,m=%lld,k=%lld,n=%lld", (long long)b, (long long)m,
+                 (long long)k, (long long)n);
+        snprintf(label, sizeof label, "seed %llu case %d: %s cores=%lld sram=%lld", (unsigned long long)seed,
+                 i, dims, (long long)cores, (long long)sram);
+        rotor_expr e = make_expr("C[b,m,n] += A[b,m,k] * B[b,k,n]", dims);
+        rotor_chip chip = small_chip(cores, sram, 256);
+        char desc[128], label2[400];
+        if (i % 2) {
+            chip = random_chip(&rng, 2 * b * (m * k + k * n + m * n), desc, sizeof desc);
+            snprintf(label2, sizeof label2, "%s; replaced by random chip %s", label, desc);
+        } else {
+            snprintf(label2, sizeof label2, "%s", label);
+        }
+        check_case(label2, &e, &chip, NULL, false);
+    }
+}
+
+/* Compound axes (cost-model-v1.md "Partition ... along a compound dimension"). */
+Test(search, conv1d_optimum_equals_brute_force, .timeout = 120) {
+    const uint64_t seed = 31337;
+    uint64_t rng = seed;
+    for (int i = 0; i < 30; i++) {
+        int64_t f = bf_rand_range(&rng, 1, 6), c = bf_rand_range(&rng, 1, 6),
+                h = bf_rand_range(&rng, 1, 10), kh = bf_rand_range(&rng, 1, 4);
+        int64_t cores = bf_rand_range(&rng, 2, 12);
+        int64_t sram = bf_rand_range(&rng, 1, 3) * 256;
+        char dims[80], label[200];
+        snprintf(dims, sizeof dims, "f=%lld,c=%lld,h=%lld,kh=%lld", (long long)f, (long long)c,
+                 (long long)h, (long long)kh);
+        snprintf(label, sizeof label, "seed %llu case %d: %s cores=%lld sram=%lld", (unsigned long long)seed,
+                 i, dims, (long long)cores, (long long)sram);
+        rotor_expr e = make_expr("O[f,h] += I[c,h+kh] * W[f,c,kh]", dims);
+        rotor_chip chip = small_chip(cores, sram, 64);
+        char desc[128], label2[400];
+        if (i % 2) {
+            chip = random_chip(&rng, 2 * (f * h + c * (h + kh - 1) + f * c * kh), desc, sizeof desc);
+            snprintf(label2, sizeof label2, "%s; replaced by random chip %s", label, desc);
+        } else {
+            snprintf(label2, sizeof label2, "%s", label);
+        }
+        check_case(label2, &e, &chip, NULL, i % 2 == 0);
+    }
+}
+
+Test(search, conv2d_optimum_equals_brute_force, .timeout = 120) {
+    rotor_expr e = make_expr("O[b,f,h,w] += I[b,c,h+kh,w+kw] * W[f,c,kh,kw]",
+                             "b=1,f=2,c=2,h=3,w=3,kh=2,kw=2");
+    rotor_chip chip = small_chip(8, 160, 32);
+    check_case("conv2d b=1,f=2,c=2,h=3,w=3,kh=2,kw=2 cores=8 sram=160", &e, &chip, NULL, true);
+}
+
+Test(search, elementwise_optimum_equals_brute_force) {
+    const uint64_t seed = 5;
+    uint64_t rng = seed;
+    for (int i = 0; i < 30; i++) {
+        int64_t s = bf_rand_range(&rng, 1, 64), d = bf_rand_range(&rng, 1, 64);
+        int64_t cores = bf_rand_range(&rng, 1, 24);
+        int64_t sram = bf_rand_range(&rng, 1, 8) * 512;
+        char dims[64], label[160];
+        snprintf(dims, sizeof dims, "s=%lld,d=%lld", (long long)s, (long long)d);
+        snprintf(label, sizeof label, "seed %llu case %d: %s cores=%lld sram=%lld", (unsigned long long)seed,
+                 i, dims, (long long)cores, (long long)sram);
+        rotor_expr e = make_expr("Y[s,d] = X[s,d] + Z[s,d]", dims);
+        rotor_chip chip = small_chip(cores, sram, 128);
+        char desc[128], label2[400];
+        if (i % 2) {
+            chip = random_chip(&rng, 6 * s * d, desc, sizeof desc);
+            snprintf(label2, sizeof label2, "%s; replaced by random chip %s", label, desc);
+        } else {
+            snprintf(label2, sizeof label2, "%s", label);
+        }
+        check_case(label2, &e, &chip, NULL, true);
+    }
+}
+
+/* The output of a reduction is shared across F_d cores: rotation of Y and the
+ * reduction term (R_Y - 1)/R_Y * bytes / beta compete. */
+Test(search, reduction_optimum_equals_brute_force) {
+    const uint64_t seed = 11;
+    uint64_t rng = seed;
+    for (int i = 0; i < 60; i++) {
+        int64_t s = bf_rand_range(&rng, 1, 300), d = bf_rand_range(&rng, 1, 300);
+        int64_t cores = bf_rand_range(&rng, 1, 24);
+        int64_t sram = bf_rand_range(&rng, 1, 8) * 1024;
+        char dims[64], label[160];
+        snprintf(dims, sizeof dims, "s=%lld,d=%lld", (long long)s, (long long)d);
+        snprintf(label, sizeof label, "seed %llu case %d: %s cores=%lld sram=%lld", (unsigned long long)seed,
+                 i, dims, (long long)cores, (long long)sram);
+        rotor_expr e = make_expr("Y[s] += X[s,d]", dims);
+        rotor_chip chip = small_chip(cores, sram, 64);
+        char desc[128], label2[400];
+        if (i % 2) {
+            chip = random_chip(&rng, 2 * (s + s * d), desc, sizeof desc);
+            snprintf(label2, sizeof label2, "%s; replaced by random chip %s", label, desc);
+        } else {
+            snprintf(label2, sizeof label2, "%s", label);
+        }
+        check_case(label2, &e, &chip, NULL, true);
+    }
+}
+
+/* ---- the Pareto frontier -------------------------------------------------- */
+
+/* T10 §4.3.1: the frontier holds every plan that no other plan beats in both
+ * time and memory; as a set of (time, memory) points it equals the brute
+ * force's. */
+Test(search, pareto_frontier_equals_brute_force_frontier, .timeout = 120) {
+    const uint64_t seed = 424242;
+    uint64_t rng = seed;
+    for (int i = 0; i < 120; i++) {
+        int64_t m = bf_rand_range(&rng, 1, 40), k = bf_rand_range(&rng, 1, 40),
+                n = bf_rand_range(&rng, 1, 40);
+        int64_t cores = bf_rand_range(&rng, 1, 20);
+        int64_t sram = bf_rand_range(&rng, 2, 8) * 1024;
+        char dims[64], label[160];
+        snprintf(dims, sizeof dims, "m=%lld,k=%lld,n=%lld", (long long)m, (long long)k, (long long)n);
+        snprintf(label, sizeof label, "seed %llu case %d: %s cores=%lld sram=%lld", (unsigned long long)seed,
+                 i, dims, (long long)cores, (long long)sram);
+        rotor_expr e = make_expr("C[m,n] += A[m,k] * B[k,n]", dims);
+        rotor_chip chip = small_chip(cores, sram, 256);
+        char desc[128], label2[400];
+        if (i % 2) {
+            chip = random_chip(&rng, 2 * (m * k + k * n + m * n), desc, sizeof desc);
+            snprintf(label2, sizeof label2, "%s; replaced by random chip %s", label, desc);
+        } else {
+            snprintf(label2, sizeof label2, "%s", label);
+        }
+        check_case(label2, &e, &chip, NULL, true);
+    }
+}
+
+/* ---- constraints ------------------------------------------------------------ */
+
+/* min_cores (T10's parallelism constraint), max_padding (prod P_a / prod E_a)
+ * and memory_cap hold in the result, and the constrained optimum (and
+ * frontier) equal the brute force under the same constraints. */
+Test(search, constrained_optimum_equals_brute_force, .timeout = 120) {
+    const uint64_t seed = 2718;
+    uint64_t rng = seed;
+    /* odd ratios, so that no padding ratio lands exactly on the limit */
+    const double pads[] = {1.0, 1.0731, 1.2345, 1.6789};
+    for (int i = 0; i < 100; i++) {
+        int64_t m = bf_rand_range(&rng, 1, 40), k = bf_rand_range(&rng, 1, 40),
+                n = bf_rand_range(&rng, 1, 40);
+        int64_t cores = bf_rand_range(&rng, 2, 24);
+        int64_t sram = bf_rand_range(&rng, 3, 8) * 1024;
+        rotor_constraints cons = {0};
+        cons.min_cores = bf_rand_range(&rng, 0, cores);
+        cons.max_padding = pads[bf_rand_range(&rng, 0, 3)];
+        if (cons.max_padding == 1.0) cons.max_padding = 0; /* none */
+        cons.memory_cap = bf_rand_range(&rng, 0, 1) ? bf_rand_range(&rng, 1, 6) * 512 : 0;
+        char dims[64], label[256];
+        snprintf(dims, sizeof dims, "m=%lld,k=%lld,n=%lld", (long long)m, (long long)k, (long long)n);
+        snprintf(label, sizeof label,
+                 "seed %llu case %d: %s cores=%lld sram=%lld min_cores=%lld max_padding=%g memory_cap=%lld",
+                 (unsigned long long)seed, i, dims, (long long)cores, (long long)sram,
+                 (long long)cons.min_cores, cons.max_padding, (long long)cons.memory_cap);
+        rotor_expr e = make_expr("C[m,n] += A[m,k] * B[k,n]", dims);
+        rotor_chip chip = small_chip(cores, sram, 256);
+        check_case(label, &e, &chip, &cons, i % 2 == 1);
+    }
+}
+
+/* max_padding = 1 allows no padding: every F_op * S_a divides E_a. */
+Test(search, max_padding_one_forbids_padding) {
+    rotor_expr e = make_expr("C[m,n] += A[m,k] * B[k,n]", "m=7,k=9,n=13");
+    rotor_chip chip = small_chip(16, 4096, 256);
+    rotor_constraints cons = {.max_padding = 1.0};
+    rotor_search_options o = {.constraints = cons, .threads = 1};
+    rotor_search_result r;
+    rotor_error err = {{0}};
+    cr_assert_eq(rotor_search(&e, &chip, &o, &r, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(r.best.info.padding_ratio, 1.0);
+    for (int a = 0; a < e.naxes; a++) cr_assert_eq(r.best.info.padded[a], e.extent[a]);
+    rotor_search_result_free(&r);
+    check_case("m=7,k=9,n=13 cores=16 max_padding=1", &e, &chip, &cons, true);
+}
+
+/* ---- errors --------------------------------------------------------------- */
+
+/* B alone is 2 * 64 * 64 = 8192 bytes; 4 cores of 1 KiB hold at most 4 KiB of
+ * it even fully rotated, so nothing fits. */
+Test(search, operator_too_big_for_chip_is_nofit) {
+    rotor_expr e = make_expr("C[m,n] += A[m,k] * B[k,n]", "m=64,k=64,n=64");
+    rotor_chip chip = small_chip(4, 1024, 256);
+    rotor_search_options o = {.threads = 1};
+    rotor_search_result r;
+    rotor_error err = {{0}};
+    cr_assert_eq(rotor_search(&e, &chip, &o, &r, &err), ROTOR_ERR_NOFIT);
+    cr_assert(strstr(err.msg, "no valid plan fits") != NULL, "%s", err.msg);
+    static bf_result br;
+    bf_search(&e, &chip, NULL, &br);
+    cr_assert(!br.found);
+}
+
+Test(search, memory_cap_below_any_plan_is_nofit) {
+    rotor_expr e = make_expr("C[m,n] += A[m,k] * B[k,n]", "m=8,k=8,n=8");
+    rotor_chip chip = small_chip(4, 4096, 256);
+    rotor_search_options o = {.threads = 1, .constraints = {.memory_cap = 16}};
+    rotor_search_result r;
+    rotor_error err = {{0}};
+    cr_assert_eq(rotor_search(&e, &chip, &o, &r, &err), ROTOR_ERR_NOFIT);
+    cr_assert(strstr(err.msg, "16 bytes") != NULL, "%s", err.msg);
+}
+
+Test(search, min_cores_above_chip_is_input_error) {
+    rotor_expr e = make_expr("C[m,n] += A[m,k] * B[k,n]", "m=8,k=8,n=8");
+    rotor_chip chip = small_chip(4, 4096, 256);
+    rotor_search_options o = {.threads = 1, .constraints = {.min_cores = 5}};
+    rotor_search_result r;
+    rotor_error err = {{0}};
+    cr_assert_eq(rotor_search(&e, &chip, &o, &r, &err), ROTOR_ERR_INPUT);
+    cr_assert(strstr(err.msg, "min_cores=5 exceeds the chip's 4 cores") != NULL, "%s", err.msg);
+}
+
+Test(search, constraints_parse_reads_each_key_and_refuses_unknown) {
+    rotor_constraints c;
+    rotor_error err = {{0}};
+    cr_assert_eq(rotor_constraints_parse("min_cores=1024,max_padding=1.2,memory_cap=400000", &c, &err),
+                 ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(c.min_cores, 1024);
+    cr_assert_eq(c.max_padding, 1.2);
+    cr_assert_eq(c.memory_cap, 400000);
+    cr_assert_eq(rotor_constraints_parse("cores=3", &c, &err), ROTOR_ERR_INPUT);
+    cr_assert(strstr(err.msg, "unknown key 'cores'") != NULL, "%s", err.msg);
+    cr_assert_eq(rotor_constraints_parse("max_padding=0.5", &c, &err), ROTOR_ERR_INPUT);
+    cr_assert(strstr(err.msg, "max_padding") != NULL, "%s", err.msg);
+}
+
+/* ---- the benchmark (paper 003) ------------------------------------------- */
+
+/* Paper 003: C[m,n] += A[m,k] * B[k,n], m=32, k=5120, n=15360 on ipu-mk2.
+ * Verified optimum: tests/brute.h's bf_search run offline over every plan and
+ * loop order (12,437,082 valid fitting (plan, order) pairs, about 2 minutes,
+ * too slow for the suite) found 20.888727924363636 us at F_op = [2,3,244]
+ * with every f_t = 1, 271,722 bytes per core, and a frontier of 28 (time,
+ * memory) points equal to rotor_search's.  By hand (spec "Time"): L = (16,
+ * 1707, 63) after padding k to 5121 and n to 15372; compute
+ * 2 * 16 * pad(1707,16)=1712 * pad(63,16)=64 / R_mm = 20.6443643 us; C is
+ * reduced over R_C = F_k = 3 rings: 2/3 * (16*63*2) / beta = 0.2443636 us. */
+Test(search, benchmark_optimum_is_20_8887_us_at_fop_2_3_244, .timeout = 60) {
+    rotor_expr e = make_expr("C[m,n] += A[m,k] * B[k,n]", "m=32,k=5120,n=15360");
+    rotor_chip chip;
+    cr_assert_eq(rotor_chip_preset("ipu-mk2", &chip, NULL), ROTOR_OK);
+    rotor_search_options o = {.threads = 2, .pareto = true};
+    rotor_search_result r;
+    rotor_error err = {{0}};
+    cr_assert_eq(rotor_search(&e, &chip, &o, &r, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert(close_rel(r.best.cost.total, 2.0888727924363636e-05), "%.17g", r.best.cost.total);
+    cr_assert_lt(fabs(r.best.cost.total - 20.888727924e-6), 1e-15);
+    cr_assert_eq(r.best.plan.fop[0], 2);
+    cr_assert_eq(r.best.plan.fop[1], 3);
+    cr_assert_eq(r.best.plan.fop[2], 244);
+    for (int t = 0; t < 3; t++)
+        for (int a = 0; a < 3; a++) cr_assert_eq(r.best.plan.ft[t][a], 1);
+    cr_assert_eq(r.best.info.memory, 271722);
+    cr_assert_eq(r.best.cost.comm, 0.0);
+    cr_assert(close_rel(r.best.cost.reduction, 2.0 / 3.0 * 2016 / 5.5e9));
+    /* the brute force's frontier: 28 points, from 271,722 bytes at the optimum
+     * down to 116,632 bytes at 211.53 us */
+    cr_assert_eq(r.npareto, 28);
+    cr_assert_eq(r.pareto[0].info.memory, 271722);
+    cr_assert_eq(r.pareto[27].info.memory, 116632);
+    cr_assert(close_rel(r.pareto[27].cost.total, 2.1153323980799998e-04), "%.17g", r.pareto[27].cost.total);
+    /* and the brute-force evaluator agrees on the plan */
+    bf_chip bc = bf_chip_of(&chip);
+    bf_eval ev;
+    cr_assert(bf_evaluate(&e, &bc, &r.best.plan, &ev));
+    cr_assert(close_rel(ev.total, 2.0888727924363636e-05));
+    rotor_search_result_free(&r);
+}
