@@ -44,7 +44,9 @@ all: $(LIB) $(ROTOR)
 
 deps:
 	@./scripts/deps.sh build
-deps-test:
+# deps-test runs after deps so that two apt-get runs never race for the dpkg lock
+# under make -j.
+deps-test: deps
 	@./scripts/deps.sh test
 
 $(BUILD)/%.o: %.c | deps
@@ -70,7 +72,7 @@ $(BUILD)/tests/%.o: tests/%.c | deps-test
 
 test: $(TESTS) $(ROTOR)
 	$(TESTS) --jobs 2
-	ROTOR=$(ROTOR) sh tests/cli.sh
+	@set -e; for t in tests/cli*.sh; do echo "ROTOR=$(ROTOR) sh $$t"; ROTOR=$(ROTOR) sh $$t; done
 
 run: $(ROTOR)
 	$(ROTOR) plan --expr 'C[m,n] += A[m,k] * B[k,n]' --dims m=32,k=5120,n=15360 --chip ipu-mk2
