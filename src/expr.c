@@ -23,6 +23,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,44 @@ typedef struct parser {
     int ntensor_rhs;
     int numbers;
 } parser;
+
+/* Appends one node of the postfix right-hand side.  A program longer than
+ * ROTOR_MAX_NODES is marked (nnodes = -1): it still plans, it just cannot be
+ * evaluated (rotor_expr_check_eval says so). */
+static void emit(parser *p, rotor_node_op op, int argc, int arg, double value) {
+    rotor_expr *e = p->e;
+    if (e->nnodes < 0) return;
+    if (e->nnodes == ROTOR_MAX_NODES) {
+        e->nnodes = -1;
+        return;
+    }
+    rotor_node *n = &e->rhs[e->nnodes++];
+    memset(n, 0, sizeof *n);
+    n->op = (uint8_t)op;
+    n->argc = (uint8_t)(argc > 255 ? 255 : argc);
+    n->arg = (int16_t)arg;
+    n->value = value;
+}
+
+static const char *const fn_names[ROTOR_FN_COUNT] = {
+    [ROTOR_FN_EXP] = "exp",         [ROTOR_FN_LOG] = "log",     [ROTOR_FN_SQRT] = "sqrt",
+    [ROTOR_FN_RSQRT] = "rsqrt",     [ROTOR_FN_TANH] = "tanh",   [ROTOR_FN_ERF] = "erf",
+    [ROTOR_FN_GELU] = "gelu",       [ROTOR_FN_RELU] = "relu",   [ROTOR_FN_SIGMOID] = "sigmoid",
+    [ROTOR_FN_MAX] = "max",         [ROTOR_FN_MIN] = "min",     [ROTOR_FN_NEG] = "neg",
+    [ROTOR_FN_RECIP] = "recip",     [ROTOR_FN_ABS] = "abs",     [ROTOR_FN_SQUARE] = "square",
+};
+
+const char *rotor_expr_function_name(int fn) {
+    return fn >= 0 && fn < ROTOR_FN_COUNT ? fn_names[fn] : "?";
+}
+
+int rotor_expr_function_arity(int fn) { return fn == ROTOR_FN_MAX || fn == ROTOR_FN_MIN ? 2 : 1; }
+
+static int lookup_fn(const char *name) {
+    for (int f = 0; f < ROTOR_FN_COUNT; f++)
+        if (strcmp(fn_names[f], name) == 0) return f;
+    return -1;
+}
 
 static int col(const parser *p) { return p->pos + 1; }
 
@@ -194,11 +233,12 @@ static rotor_status parse_unary(parser *p) {
     }
     if (isdigit((unsigned char)c) || c == '.') {
         char *end;
-        strtod(p->s + p->pos, &end);
+        double v = strtod(p->s + p->pos, &end);
         if (end == p->s + p->pos)
             return rotor_fail(p->err, ROTOR_ERR_INPUT, "column %d: malformed number", col(p));
         p->pos = (int)(end - p->s);
         p->numbers++;
+        emit(p, ROTOR_NODE_NUM, 0, 0, v);
         return ROTOR_OK;
     }
     int ncol = col(p);
@@ -208,16 +248,26 @@ static rotor_status parse_unary(parser *p) {
     skip_ws(p);
     if (p->s[p->pos] == '[') {
         p->ntensor_rhs++;
-        return parse_tensor(p, name, ncol, false);
+        if ((st = parse_tensor(p, name, ncol, false))) return st;
+        emit(p, ROTOR_NODE_TENSOR, 0, p->e->ntensors - 1, 0.0);
+        return ROTOR_OK;
     }
     if (p->s[p->pos] == '(') {
         p->pos++;
         p->ops++;
         p->other_ops++;
+        int argc = 0;
         do {
             if ((st = parse_sum(p))) return st;
+            argc++;
         } while (accept(p, ","));
-        return expect(p, ")");
+        if ((st = expect(p, ")"))) return st;
+        emit(p, ROTOR_NODE_CALL, argc, lookup_fn(name), 0.0);
+        if (p->e->nnodes > 0) {
+            p->e->rhs[p->e->nnodes - 1].col = (int16_t)ncol;
+            p->e->rhs[p->e->nnodes - 1].len = (int16_t)strlen(name);
+        }
+        return ROTOR_OK;
     }
     return rotor_fail(p->err, ROTOR_ERR_INPUT,
                       "column %d: '%s' is neither a tensor (name[...]) nor a function (name(...))",
@@ -236,6 +286,7 @@ static rotor_status parse_prod(parser *p) {
         if (c == '*') p->products++;
         else p->other_ops++;
         if ((st = parse_unary(p))) return st;
+        emit(p, c == '*' ? ROTOR_NODE_MUL : ROTOR_NODE_DIV, 2, 0, 0.0);
     }
 }
 
@@ -250,6 +301,7 @@ static rotor_status parse_sum(parser *p) {
         p->ops++;
         p->other_ops++;
         if ((st = parse_prod(p))) return st;
+        emit(p, c == '+' ? ROTOR_NODE_ADD : ROTOR_NODE_SUB, 2, 0, 0.0);
     }
 }
 
@@ -446,3 +498,78 @@ void rotor_expr_dims_string(const rotor_expr *e, char *buf, int cap) {
         n += snprintf(buf + n, (size_t)(cap - n), "%s%s=%lld", a ? "," : "", e->axis_name[a],
                       (long long)e->extent[a]);
 }
+
+/* ---- evaluation ------------------------------------------------------------
+ * The postfix program runs on a stack no deeper than the program is long.
+ * gelu is the exact form x * (1 + erf(x / sqrt 2)) / 2 (ONNX Gelu, approximate
+ * "none"); sigmoid is 1 / (1 + exp(-x)); recip is 1 / x; rsqrt is 1 / sqrt x. */
+
+rotor_status rotor_expr_check_eval(const rotor_expr *e, rotor_error *err) {
+    if (e->nnodes < 0)
+        return rotor_fail(err, ROTOR_ERR_INPUT,
+                          "the right-hand side has more than %d terms; the evaluator cannot run it",
+                          ROTOR_MAX_NODES);
+    for (int i = 0; i < e->nnodes; i++) {
+        const rotor_node *n = &e->rhs[i];
+        if (n->op != ROTOR_NODE_CALL) continue;
+        if (n->arg < 0) {
+            char known[256];
+            int k = 0;
+            for (int f = 0; f < ROTOR_FN_COUNT && k < (int)sizeof known; f++)
+                k += snprintf(known + k, sizeof known - (size_t)k, "%s%s", f ? ", " : "", fn_names[f]);
+            return rotor_fail(err, ROTOR_ERR_INPUT,
+                              "function '%.*s' (column %d) is not one the evaluator knows (known: %s)",
+                              n->len, e->text + n->col - 1, n->col, known);
+        }
+        int want = rotor_expr_function_arity(n->arg);
+        if (n->argc != want)
+            return rotor_fail(err, ROTOR_ERR_INPUT,
+                              "function '%s' (column %d) takes %d argument%s, got %d", fn_names[n->arg],
+                              n->col, want, want == 1 ? "" : "s", n->argc);
+    }
+    return ROTOR_OK;
+}
+
+#define DEFINE_EVAL(NAME, T, EXP, LOG, SQRT, TANH, ERF)                                           \
+    T NAME(const rotor_expr *e, const T *x) {                                                   \
+        T st[ROTOR_MAX_NODES];                                                                   \
+        int sp = 0;                                                                              \
+        for (int i = 0; i < e->nnodes; i++) {                                                    \
+            const rotor_node *n = &e->rhs[i];                                                    \
+            switch ((rotor_node_op)n->op) {                                                      \
+            case ROTOR_NODE_NUM: st[sp++] = (T)n->value; break;                                  \
+            case ROTOR_NODE_TENSOR: st[sp++] = x[n->arg]; break;                                 \
+            case ROTOR_NODE_ADD: sp--; st[sp - 1] = st[sp - 1] + st[sp]; break;                  \
+            case ROTOR_NODE_SUB: sp--; st[sp - 1] = st[sp - 1] - st[sp]; break;                  \
+            case ROTOR_NODE_MUL: sp--; st[sp - 1] = st[sp - 1] * st[sp]; break;                  \
+            case ROTOR_NODE_DIV: sp--; st[sp - 1] = st[sp - 1] / st[sp]; break;                  \
+            case ROTOR_NODE_CALL: {                                                              \
+                T v = st[sp - 1];                                                                \
+                switch ((rotor_fn)n->arg) {                                                      \
+                case ROTOR_FN_EXP: v = EXP(v); break;                                            \
+                case ROTOR_FN_LOG: v = LOG(v); break;                                            \
+                case ROTOR_FN_SQRT: v = SQRT(v); break;                                          \
+                case ROTOR_FN_RSQRT: v = (T)1 / SQRT(v); break;                                  \
+                case ROTOR_FN_TANH: v = TANH(v); break;                                          \
+                case ROTOR_FN_ERF: v = ERF(v); break;                                            \
+                case ROTOR_FN_GELU: v = (T)0.5 * v * ((T)1 + ERF(v * (T)0.70710678118654752440)); break; \
+                case ROTOR_FN_RELU: v = v > 0 ? v : (T)0; break;                                 \
+                case ROTOR_FN_SIGMOID: v = (T)1 / ((T)1 + EXP(-v)); break;                       \
+                case ROTOR_FN_MAX: sp--; v = st[sp - 1] > st[sp] ? st[sp - 1] : st[sp]; break;   \
+                case ROTOR_FN_MIN: sp--; v = st[sp - 1] < st[sp] ? st[sp - 1] : st[sp]; break;   \
+                case ROTOR_FN_NEG: v = -v; break;                                                \
+                case ROTOR_FN_RECIP: v = (T)1 / v; break;                                        \
+                case ROTOR_FN_ABS: v = v < 0 ? -v : v; break;                                    \
+                case ROTOR_FN_SQUARE: v = v * v; break;                                          \
+                case ROTOR_FN_COUNT: break;                                                      \
+                }                                                                                \
+                st[sp - 1] = v;                                                                  \
+                break;                                                                           \
+            }                                                                                    \
+            }                                                                                    \
+        }                                                                                        \
+        return sp > 0 ? st[sp - 1] : (T)0;                                                       \
+    }
+
+DEFINE_EVAL(rotor_expr_eval, double, exp, log, sqrt, tanh, erf)
+DEFINE_EVAL(rotor_expr_eval_f, float, expf, logf, sqrtf, tanhf, erff)
