@@ -1,0 +1,325 @@
+/* rotor verify — runs plans on emulated cores with real data and checks the
+ * result against a direct computation (T10 §4.4; docs/emulator.md).
+ *
+ * Every plan is placed (place.c), emulated (emu.c) on the same random inputs,
+ * and compared with a reference computed once, in double, straight from the
+ * expression.  A plan passes when the largest error is within
+ * ROTOR_EMU_TOLERANCE, every core shifted every tensor exactly as often as
+ * cost-model-v1.md counts, and the emulated exchange time equals the cost
+ * model's communication time exactly. */
+#include <getopt.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "rotor/cost.h"
+#include "rotor/emu.h"
+#include "rotor/expr.h"
+#include "rotor/place.h"
+#include "rotor/planfile.h"
+#include "rotor/sample.h"
+#include "rotor/search.h"
+
+#define MAX_SETS 64
+#define MAX_RANDOM 100000
+
+static void verify_usage(FILE *f) {
+    fprintf(f,
+            "usage: rotor verify --expr EXPR --dims AXIS=N,... (--plan FILE | --best | --pareto |\n"
+            "                    --random N) [options]\n"
+            "\n"
+            "Runs compute-shift plans on emulated cores (one private SRAM each, rings, shift\n"
+            "buffer, float32 kernels) on random inputs and compares the output with a direct\n"
+            "reference computed in double.  A plan passes when every element is within\n"
+            "%g * (1 + sum of |terms|), every core shifts every tensor as often as the cost\n"
+            "model counts, and the emulated exchange time equals the model's communication time.\n"
+            "\n"
+            "  --expr EXPR         tensor expression, e.g. 'C[m,n] += A[m,k] * B[k,n]'\n"
+            "  --dims LIST         extents, e.g. m=64,k=96,n=80\n"
+            "  --chip NAME|FILE    preset (ipu-mk2, ipu-pod4) or chip file; default ipu-mk2\n"
+            "  --set KEY=VALUE     override one chip field (repeatable)\n"
+            "  --plan FILE         verify the plan of a plan file (rotor plan --format json)\n"
+            "  --best              verify the fastest plan\n"
+            "  --pareto            verify every plan of the Pareto frontier\n"
+            "  --random N          verify N random valid plans (not only optimal ones)\n"
+            "  --seed S            seed of the random plans and inputs (default 1)\n"
+            "  --threads N         plans verified in parallel (default: all cores)\n"
+            "  -h, --help          this help\n"
+            "\n"
+            "prints one line per plan (OK or FAIL, the largest error, the plan) and\n"
+            "'N passed, M failed'.  exit status: 0 all passed, 1 some failed, 2 bad input\n",
+            ROTOR_EMU_TOLERANCE);
+}
+
+static int64_t parse_count(const char *s, int64_t max) {
+    char *end;
+    long long v = strtoll(s, &end, 10);
+    if (*end || end == s || v < 0 || v > max) return -1;
+    return v;
+}
+
+/* "F_op m=8,k=4,n=46  f_t C:m=1,n=1 A:m=4,k=1 B:k=1,n=1  order m,k,n  T=4" */
+static void plan_summary(const rotor_expr *e, const rotor_plan *p, int64_t steps, char *buf, size_t cap) {
+    size_t n = (size_t)snprintf(buf, cap, "F_op ");
+    for (int a = 0; a < e->naxes && n < cap; a++)
+        n += (size_t)snprintf(buf + n, cap - n, "%s%s=%lld", a ? "," : "", e->axis_name[a], (long long)p->fop[a]);
+    if (n < cap) n += (size_t)snprintf(buf + n, cap - n, "  f_t");
+    for (int t = 0; t < e->ntensors && n < cap; t++) {
+        n += (size_t)snprintf(buf + n, cap - n, " %s:", e->tensors[t].name);
+        int k = 0;
+        for (int a = 0; a < e->naxes && n < cap; a++)
+            if (e->tensors[t].has_axis[a])
+                n += (size_t)snprintf(buf + n, cap - n, "%s%s=%lld", k++ ? "," : "", e->axis_name[a],
+                                      (long long)p->ft[t][a]);
+    }
+    if (n < cap) n += (size_t)snprintf(buf + n, cap - n, "  order ");
+    for (int l = 0; l < e->naxes && n < cap; l++)
+        n += (size_t)snprintf(buf + n, cap - n, "%s%s", l ? "," : "", e->axis_name[p->order[l]]);
+    if (n < cap) snprintf(buf + n, cap - n, "  T=%lld", (long long)steps);
+}
+
+typedef struct outcome {
+    bool ok;
+    double max_error;
+    char line[1280];
+} outcome;
+
+/* Places, emulates and checks one plan; fills o with its verdict line. */
+static void verify_one(const rotor_expr *e, const rotor_chip *chip, const rotor_plan *p,
+                       const float *const *in, const double *ref, const double *mag, float *out,
+                       outcome *o) {
+    rotor_error err = {{0}};
+    rotor_plan_info info;
+    rotor_cost cost;
+    char sum[400];
+    o->ok = false;
+    o->max_error = 0;
+    const rotor_cost_model *model = rotor_cost_model_default();
+    rotor_status st = rotor_cost_plan(model, e, chip, p, &info, &cost, &err);
+    if (st) {
+        snprintf(o->line, sizeof o->line, "FAIL invalid plan: %s", err.msg);
+        return;
+    }
+    plan_summary(e, p, info.total_steps, sum, sizeof sum);
+    rotor_place *pl;
+    if ((st = rotor_place_make(e, p, &info, &pl, &err))) {
+        snprintf(o->line, sizeof o->line, "FAIL %s  (%s)", err.msg, sum);
+        return;
+    }
+    rotor_emu_result res;
+    rotor_emu_options opt = {0};
+    st = rotor_emu_run(pl, chip, &opt, in, out, &res, &err);
+    rotor_place_free(pl);
+    if (st) {
+        snprintf(o->line, sizeof o->line, "FAIL %s  (%s)", err.msg, sum);
+        return;
+    }
+    o->max_error = rotor_emu_max_error(e, out, ref, mag);
+    const char *why = NULL;
+    char whybuf[160];
+    for (int t = 0; t < e->ntensors && !why; t++)
+        if (res.shifts_min[t] != info.shifts[t] || res.shifts_max[t] != info.shifts[t]) {
+            snprintf(whybuf, sizeof whybuf, "%s shifted %lld to %lld times per core, model counts %lld",
+                     e->tensors[t].name, (long long)res.shifts_min[t], (long long)res.shifts_max[t],
+                     (long long)info.shifts[t]);
+            why = whybuf;
+        }
+    if (!why && res.exchange_time != cost.comm) {
+        snprintf(whybuf, sizeof whybuf, "exchange time %.9g us differs from the model's %.9g us",
+                 res.exchange_time * 1e6, cost.comm * 1e6);
+        why = whybuf;
+    }
+    if (!why && !(o->max_error <= ROTOR_EMU_TOLERANCE)) {
+        snprintf(whybuf, sizeof whybuf, "error above the tolerance %g", ROTOR_EMU_TOLERANCE);
+        why = whybuf;
+    }
+    o->ok = why == NULL;
+    snprintf(o->line, sizeof o->line, "%-4s max error %.2e  exchange %.6f us%s  %s%s%s", o->ok ? "OK" : "FAIL",
+             o->max_error, res.exchange_time * 1e6, why ? "" : " = model", sum, why ? "  -- " : "",
+             why ? why : "");
+}
+
+int cmd_verify(int argc, char **argv) {
+    const char *cmd = "verify";
+    const char *expr = NULL, *dims = NULL, *chip_spec = NULL, *plan_file = NULL, *random = NULL,
+               *seed_text = NULL, *threads = NULL;
+    char *sets[MAX_SETS];
+    int nsets = 0;
+    bool best = false, pareto = false;
+    static const struct option opts[] = {
+        {"expr", required_argument, 0, 'e'},   {"dims", required_argument, 0, 'd'},
+        {"chip", required_argument, 0, 'c'},   {"set", required_argument, 0, 's'},
+        {"plan", required_argument, 0, 'P'},   {"best", no_argument, 0, 'b'},
+        {"pareto", no_argument, 0, 'p'},       {"random", required_argument, 0, 'r'},
+        {"seed", required_argument, 0, 'S'},   {"threads", required_argument, 0, 't'},
+        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+    optind = 1;
+    opterr = 0;
+    int ch;
+    while ((ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        const char **slot = NULL;
+        const char *name = NULL;
+        switch (ch) {
+        case 'e': slot = &expr; name = "--expr"; break;
+        case 'd': slot = &dims; name = "--dims"; break;
+        case 'c': slot = &chip_spec; name = "--chip"; break;
+        case 'P': slot = &plan_file; name = "--plan"; break;
+        case 'r': slot = &random; name = "--random"; break;
+        case 'S': slot = &seed_text; name = "--seed"; break;
+        case 't': slot = &threads; name = "--threads"; break;
+        case 's':
+            if (nsets == MAX_SETS) return cli_usage_error(cmd, "more than %d --set options", MAX_SETS);
+            sets[nsets++] = optarg;
+            break;
+        case 'b':
+            if (best) return cli_usage_error(cmd, "--best given twice");
+            best = true;
+            break;
+        case 'p':
+            if (pareto) return cli_usage_error(cmd, "--pareto given twice");
+            pareto = true;
+            break;
+        case 'h': verify_usage(stdout); return 0;
+        case ':': return cli_usage_error(cmd, "%s needs a value", argv[optind - 1]);
+        default: return cli_usage_error(cmd, "unknown option '%s' (try 'rotor verify --help')", argv[optind - 1]);
+        }
+        if (slot) {
+            if (*slot) return cli_usage_error(cmd, "%s given twice ('%s' and '%s')", name, *slot, optarg);
+            *slot = optarg;
+        }
+    }
+    if (optind < argc) return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+    if (!expr) return cli_usage_error(cmd, "--expr is required (try 'rotor verify --help')");
+    if (!dims) return cli_usage_error(cmd, "--dims is required (e.g. --dims m=64,k=96,n=80)");
+    int modes = (plan_file != NULL) + best + pareto + (random != NULL);
+    if (modes == 0)
+        return cli_usage_error(cmd, "which plans? give one of --plan FILE, --best, --pareto, --random N");
+    if (modes > 1)
+        return cli_usage_error(cmd, "give only one of --plan, --best, --pareto and --random");
+    int64_t nrandom = 0, seed = 1;
+    if (random && (nrandom = parse_count(random, MAX_RANDOM)) < 1)
+        return cli_usage_error(cmd, "--random: expected 1 to %d, got '%s'", MAX_RANDOM, random);
+    if (seed_text && (seed = parse_count(seed_text, INT64_MAX)) < 0)
+        return cli_usage_error(cmd, "--seed: expected a non-negative integer, got '%s'", seed_text);
+    int nthreads = 0;
+    if (threads) {
+        int64_t v = parse_count(threads, 1024);
+        if (v < 1) return cli_usage_error(cmd, "--threads: expected 1 to 1024, got '%s'", threads);
+        nthreads = (int)v;
+    }
+
+    rotor_error err = {{0}};
+    rotor_status st;
+    rotor_chip chip;
+    if ((st = cli_chip(chip_spec, sets, nsets, &chip, &err))) return cli_fail(cmd, st, &err);
+    rotor_expr e;
+    if ((st = rotor_expr_parse(expr, &e, &err))) {
+        rotor_error_prefix(&err, "--expr");
+        return cli_fail(cmd, st, &err);
+    }
+    if ((st = rotor_expr_bind(&e, dims, &err))) {
+        rotor_error_prefix(&err, err.msg[0] == 'c' ? "--expr" : "--dims");
+        return cli_fail(cmd, st, &err);
+    }
+    if (e.op_class != ROTOR_OP_CONTRACTION && (st = rotor_expr_check_eval(&e, &err))) {
+        rotor_error_prefix(&err, "--expr");
+        return cli_fail(cmd, st, &err);
+    }
+
+    /* The plans. */
+    rotor_plan *plans = NULL;
+    int64_t nplans = 0;
+    if (plan_file) {
+        plans = malloc(sizeof *plans);
+        if (!plans) return cli_usage_error(cmd, "out of memory");
+        if ((st = rotor_planfile_read(plan_file, &e, &plans[0], &err))) {
+            free(plans);
+            return cli_fail(cmd, st, &err);
+        }
+        rotor_plan_info info;
+        if ((st = rotor_plan_derive(&e, &chip, &plans[0], &info, &err))) {
+            free(plans);
+            rotor_error_prefix(&err, plan_file);
+            return cli_fail(cmd, st == ROTOR_ERR_NOFIT ? ROTOR_ERR_INPUT : st, &err);
+        }
+        nplans = 1;
+    } else if (best || pareto) {
+        rotor_search_options so = {0};
+        so.pareto = pareto;
+        so.threads = nthreads;
+        rotor_search_result r;
+        if ((st = rotor_search(&e, &chip, &so, &r, &err))) return cli_fail(cmd, st, &err);
+        nplans = pareto ? r.npareto : 1;
+        plans = malloc((size_t)nplans * sizeof *plans);
+        if (!plans) {
+            rotor_search_result_free(&r);
+            return cli_usage_error(cmd, "out of memory");
+        }
+        for (int64_t k = 0; k < nplans; k++) plans[k] = pareto ? r.pareto[k].plan : r.best.plan;
+        rotor_search_result_free(&r);
+    } else {
+        plans = malloc((size_t)nrandom * sizeof *plans);
+        if (!plans) return cli_usage_error(cmd, "out of memory");
+        rotor_rng rng = {(uint64_t)seed};
+        for (int64_t k = 0; k < nrandom; k++) {
+            rotor_plan_info info;
+            if ((st = rotor_sample_plan(&e, &chip, 0, &rng, &plans[k], &info, &err))) {
+                free(plans);
+                return cli_fail(cmd, st, &err);
+            }
+        }
+        nplans = nrandom;
+    }
+
+    /* Inputs and the reference, once for all plans. */
+    float *in[ROTOR_MAX_TENSORS] = {NULL};
+    int64_t ny = rotor_emu_tensor_elems(&e, 0, NULL);
+    double *ref = malloc((size_t)ny * sizeof *ref), *mag = malloc((size_t)ny * sizeof *mag);
+    outcome *res = calloc((size_t)nplans, sizeof *res);
+    bool oom = !ref || !mag || !res;
+    for (int t = 1; t < e.ntensors && !oom; t++) {
+        in[t] = malloc((size_t)rotor_emu_tensor_elems(&e, t, NULL) * sizeof(float));
+        oom = !in[t];
+    }
+    int rc = 0;
+    if (oom) {
+        rc = cli_usage_error(cmd, "out of memory for the tensors");
+        goto done;
+    }
+    rotor_emu_random_inputs(&e, (uint64_t)seed, in);
+    if ((st = rotor_emu_reference(&e, (const float *const *)in, ref, mag, &err))) {
+        rc = cli_fail(cmd, st, &err);
+        goto done;
+    }
+    if (nthreads > 0) omp_set_num_threads(nthreads);
+    /* Plans are independent: verify them in parallel, print in order. */
+#pragma omp parallel
+    {
+        float *out = malloc((size_t)ny * sizeof *out);
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t k = 0; k < nplans; k++) {
+            if (!out) {
+                snprintf(res[k].line, sizeof res[k].line, "FAIL out of memory for the output");
+                continue;
+            }
+            verify_one(&e, &chip, &plans[k], (const float *const *)in, ref, mag, out, &res[k]);
+        }
+        free(out);
+    }
+    int64_t passed = 0;
+    for (int64_t k = 0; k < nplans; k++) {
+        printf("%s\n", res[k].line);
+        passed += res[k].ok;
+    }
+    printf("%lld passed, %lld failed\n", (long long)passed, (long long)(nplans - passed));
+    rc = passed == nplans ? 0 : EXIT_NOFIT;
+done:
+    for (int t = 0; t < ROTOR_MAX_TENSORS; t++) free(in[t]);
+    free(ref);
+    free(mag);
+    free(res);
+    free(plans);
+    return rc;
+}
