@@ -207,14 +207,28 @@ static unsigned lacked_mask(const rotor_place *pl, int t) {
     return m;
 }
 
+/* A source of offsets: the joint ring position, over the digits r[a], of the
+ * cores' coordinates along mask.  The first lo[a] digits of each axis are
+ * read first (least significant); a source whose lo digits another source of
+ * the same mask already adds leaves them out (skip_lo), so that a coordinate
+ * shared by two tensors is not counted twice. */
+typedef struct source {
+    unsigned mask;
+    int r[ROTOR_MAX_AXES];
+    int lo[ROTOR_MAX_AXES];
+    bool skip_lo;
+} source;
+
 /* Adds to the core's offset digits the digits of p = g mod Q, where g is the
  * core's index inside its group along the axes in mask and Q the product of
  * the radices of the digit set r[a] (digits 0..r[a]-1 of axis a).  Axes that
  * more rotating tensors lack are the most significant in g, so a tensor's
  * position is drawn from its private axes first and clashes with other
  * tensors' positions only when it must. */
-static void add_position(const rotor_place *pl, const int64_t *coord, unsigned mask,
-                         const int *share, const int *r, int64_t digits[][MAX_DIGITS]) {
+static void add_position(const rotor_place *pl, const int64_t *coord, const source *sc,
+                         const int *share, int64_t digits[][MAX_DIGITS]) {
+    const unsigned mask = sc->mask;
+    const int *r = sc->r, *lo = sc->lo;
     int ax[ROTOR_MAX_AXES], n = 0;
     for (int a = 0; a < pl->na; a++)
         if (mask & (1u << a)) ax[n++] = a;
@@ -235,16 +249,18 @@ static void add_position(const rotor_place *pl, const int64_t *coord, unsigned m
     for (int a = 0; a < pl->na; a++)
         for (int u = 0; u < r[a]; u++) q *= pl->radix[a][u];
     int64_t p = g % q;
-    for (int a = pl->na - 1; a >= 0; a--)
-        for (int u = r[a] - 1; u >= 0; u--) {
-            digits[a][u] = (digits[a][u] + p % pl->radix[a][u]) % pl->radix[a][u];
-            p /= pl->radix[a][u];
-        }
+    for (int pass = 0; pass < 2; pass++)
+        for (int a = pl->na - 1; a >= 0; a--)
+            for (int u = (pass ? r[a] : lo[a]) - 1; u >= (pass ? lo[a] : 0); u--) {
+                int64_t rad = pl->radix[a][u];
+                if (!(pass == 0 && sc->skip_lo)) digits[a][u] = (digits[a][u] + p % rad) % rad;
+                p /= rad;
+            }
 }
 
-static rotor_status build_offsets(rotor_place *pl, rotor_error *err) {
+
+static int list_sources(const rotor_place *pl, int *share, source *src) {
     const int na = pl->na, nt = pl->nt;
-    int share[ROTOR_MAX_AXES] = {0};
     unsigned mask[ROTOR_MAX_TENSORS];
     for (int t = 0; t < nt; t++) {
         mask[t] = lacked_mask(pl, t);
@@ -256,7 +272,6 @@ static rotor_status build_offsets(rotor_place *pl, rotor_error *err) {
      * draw their ring positions from one joint position over the union of
      * their digits when it fits (so `Y = X * G + B` with G and B both
      * rotating stays balanced), and separately otherwise (sketch step 4). */
-    struct { unsigned mask; int r[ROTOR_MAX_AXES]; } src[2 * ROTOR_MAX_TENSORS];
     int nsrc = 0;
     bool done[ROTOR_MAX_TENSORS] = {false};
     for (int t = 0; t < nt; t++) {
@@ -273,31 +288,228 @@ static rotor_status build_offsets(rotor_place *pl, rotor_error *err) {
         int64_t q = 1;
         for (int a = 0; a < na; a++)
             for (int u = 0; u < ru[a]; u++) q *= pl->radix[a][u];
+        memset(&src[nsrc], 0, (size_t)nm * sizeof *src);
         if (pl->info.sharing[t] % q == 0) {
             src[nsrc].mask = mask[t];
             memcpy(src[nsrc].r, ru, sizeof ru);
             nsrc++;
         } else {
+            /* separate positions; the digits common to all of them are
+             * drawn from the same low coordinates and added once */
+            int lo[ROTOR_MAX_AXES];
+            for (int a = 0; a < na; a++) {
+                lo[a] = ru[a];
+                for (int k = 0; k < nm; k++)
+                    if (pl->tdig[members[k]][a] < lo[a]) lo[a] = pl->tdig[members[k]][a];
+            }
             for (int k = 0; k < nm; k++) {
                 src[nsrc].mask = mask[members[k]];
                 memcpy(src[nsrc].r, pl->tdig[members[k]], sizeof src[nsrc].r);
+                memcpy(src[nsrc].lo, lo, sizeof lo);
+                src[nsrc].skip_lo = k > 0;
                 nsrc++;
             }
         }
     }
+    return nsrc;
+}
+
+/* Offsets = the sum (digit by digit, mod the radix) of the sources in use. */
+static void build_offsets(rotor_place *pl, const source *src, int nsrc, unsigned use,
+                          const int *share) {
+    const int na = pl->na;
     for (int64_t c = 0; c < pl->cores; c++) {
         int64_t coord[ROTOR_MAX_AXES];
         rotor_place_coords(pl, c, coord);
         int64_t digits[ROTOR_MAX_AXES][MAX_DIGITS] = {{0}};
-        for (int k = 0; k < nsrc; k++) add_position(pl, coord, src[k].mask, share, src[k].r, digits);
+        for (int k = 0; k < nsrc; k++)
+            if (use & (1u << k)) add_position(pl, coord, &src[k], share, digits);
         for (int a = 0; a < na; a++) {
             int64_t v = 0;
             for (int u = 0; u < pl->nd[a]; u++) v += digits[a][u] * pl->pv[a][u];
             pl->off[c * na + a] = (int32_t)v;
         }
     }
-    (void)err;
-    return ROTOR_OK;
+}
+
+/* The group of cores sharing tensor t's sub-tensor that core c belongs to,
+ * and the block c holds at step 0. */
+static void group_and_position(const rotor_place *pl, int t, int64_t c, int64_t *gid, int64_t *pos) {
+    int64_t coord[ROTOR_MAX_AXES], j[ROTOR_MAX_AXES], blk[ROTOR_MAX_AXES], i0[ROTOR_MAX_AXES] = {0};
+    rotor_place_coords(pl, c, coord);
+    *gid = 0;
+    for (int a = 0; a < pl->na; a++)
+        if (pl->e.tensors[t].has_axis[a]) *gid = *gid * pl->p.fop[a] + coord[a];
+    rotor_place_subtask(pl, c, i0, j);
+    rotor_place_block(pl, t, j, blk);
+    *pos = rotor_place_block_id(pl, t, blk);
+}
+
+/* Balanced: in every group of every tensor each block occurs R_t times, so
+ * the group splits into R_t rings holding one copy of every partition.
+ * Returns the first tensor that is not balanced, or -1. */
+static int unbalanced_tensor(const rotor_place *pl, int32_t *count) {
+    for (int t = 0; t < pl->nt; t++) {
+        int64_t q = pl->info.ring_size[t], r = pl->info.rings[t];
+        if (q == 1) continue;
+        memset(count, 0, (size_t)pl->cores * sizeof *count); /* groups * q == cores / R */
+        for (int64_t c = 0; c < pl->cores; c++) {
+            int64_t gid, pos;
+            group_and_position(pl, t, c, &gid, &pos);
+            if (++count[gid * q + pos] > r) return t;
+        }
+    }
+    return -1;
+}
+
+/* Fallback: prime "slots" and "atoms".  Factor every F_op[b] into primes:
+ * c_b is then a mixed-radix number whose digits are slots.  Factor every
+ * digit's radix into primes too: atoms.  An atom's value is the sum, mod its
+ * prime, of the slots it reads.  For every tensor X and every atom of X's
+ * digits we pick a "private" slot: of the atom's prime, on an axis X lacks,
+ * and read by no other atom of X's digits.  Within a group of X the private
+ * slots vary freely and independently, so X's blocks are uniform over the
+ * group: each occurs R_X times.  Atoms no tensor uses together may share
+ * slots.  This realises, e.g., C[m,n] += A[m,k,j] * B[k,n,i] plans where a
+ * digit shared by two tensors must read a coordinate each of them lacks.  The
+ * choice is found by backtracking under a node budget. */
+#define MAX_SLOTS 64
+#define MAX_ATOMS 48
+
+typedef struct atoms {
+    int nslots, natoms, npairs;
+    int slot_axis[MAX_SLOTS];
+    int64_t slot_prime[MAX_SLOTS], slot_place[MAX_SLOTS];
+    int atom_axis[MAX_ATOMS], atom_digit[MAX_ATOMS];
+    int64_t atom_prime[MAX_ATOMS], atom_place[MAX_ATOMS];
+    int pair_t[ROTOR_MAX_TENSORS * MAX_ATOMS], pair_k[ROTOR_MAX_TENSORS * MAX_ATOMS];
+    int choice[ROTOR_MAX_TENSORS * MAX_ATOMS];   /* private slot of each (tensor, atom) */
+    int reads[MAX_ATOMS][MAX_SLOTS];             /* how many pairs make atom k read slot s */
+    int64_t budget;
+} atoms;
+
+static bool atom_used_by(const rotor_place *pl, const atoms *at, int t, int k) {
+    return pl->tdig[t][at->atom_axis[k]] > at->atom_digit[k];
+}
+
+/* Every chosen private slot of tensor t is read by no other atom of t. */
+static bool pairs_consistent(const rotor_place *pl, const atoms *at, int upto) {
+    for (int x = 0; x < upto; x++) {
+        int t = at->pair_t[x], k = at->pair_k[x], s = at->choice[x];
+        for (int b = 0; b < at->natoms; b++)
+            if (b != k && atom_used_by(pl, at, t, b) && at->reads[b][s] > 0) return false;
+    }
+    return true;
+}
+
+static bool solve_pairs(const rotor_place *pl, atoms *at, int x) {
+    if (x == at->npairs) return true;
+    if (--at->budget < 0) return false;
+    int t = at->pair_t[x], k = at->pair_k[x];
+    /* slots the atom already reads first: sharing keeps slots free for others */
+    for (int pass = 0; pass < 2; pass++)
+        for (int s = 0; s < at->nslots; s++) {
+            if (at->slot_prime[s] != at->atom_prime[k] || pl->e.tensors[t].has_axis[at->slot_axis[s]])
+                continue;
+            if ((at->reads[k][s] > 0) != (pass == 0)) continue;
+            at->choice[x] = s;
+            at->reads[k][s]++;
+            if (pairs_consistent(pl, at, x + 1) && solve_pairs(pl, at, x + 1)) return true;
+            at->reads[k][s]--;
+            if (at->budget < 0) return false;
+        }
+    return false;
+}
+
+static bool atom_offsets(rotor_place *pl) {
+    atoms *at = calloc(1, sizeof *at);
+    if (!at) return false;
+    bool ok = false;
+    at->budget = 200000;
+    for (int b = 0; b < pl->na; b++) {
+        int64_t f = pl->p.fop[b], place = 1;
+        for (int64_t q = 2; f > 1; q++)
+            while (f % q == 0) {
+                if (at->nslots == MAX_SLOTS) goto done;
+                at->slot_axis[at->nslots] = b;
+                at->slot_prime[at->nslots] = q;
+                at->slot_place[at->nslots++] = place;
+                place *= q;
+                f /= q;
+            }
+    }
+    for (int a = 0; a < pl->na; a++)
+        for (int u = 0; u < pl->nd[a]; u++) {
+            int64_t r = pl->radix[a][u], place = 1;
+            for (int64_t q = 2; r > 1; q++)
+                while (r % q == 0) {
+                    if (at->natoms == MAX_ATOMS) goto done;
+                    at->atom_axis[at->natoms] = a;
+                    at->atom_digit[at->natoms] = u;
+                    at->atom_prime[at->natoms] = q;
+                    at->atom_place[at->natoms++] = place;
+                    place *= q;
+                    r /= q;
+                }
+        }
+    for (int t = 0; t < pl->nt; t++)
+        for (int k = 0; k < at->natoms; k++)
+            if (atom_used_by(pl, at, t, k)) {
+                at->pair_t[at->npairs] = t;
+                at->pair_k[at->npairs++] = k;
+            }
+    if (!solve_pairs(pl, at, 0)) goto done;
+    for (int64_t c = 0; c < pl->cores; c++) {
+        int64_t coord[ROTOR_MAX_AXES], v[ROTOR_MAX_AXES] = {0};
+        rotor_place_coords(pl, c, coord);
+        for (int k = 0; k < at->natoms; k++) {
+            int64_t val = 0;
+            for (int s = 0; s < at->nslots; s++)
+                if (at->reads[k][s] > 0) val += coord[at->slot_axis[s]] / at->slot_place[s] % at->slot_prime[s];
+            int a = at->atom_axis[k], u = at->atom_digit[k];
+            v[a] += val % at->atom_prime[k] * at->atom_place[k] * pl->pv[a][u];
+        }
+        for (int a = 0; a < pl->na; a++) pl->off[c * pl->na + a] = (int32_t)v[a];
+    }
+    ok = true;
+done:
+    free(at);
+    return ok;
+}
+
+/* The sketch's offsets sum every source.  When tensors that share a digit
+ * also share a lacked axis, that sum can count one coordinate twice and
+ * unbalance a ring (C[m,n] += A[m,k,j] * B[k,n] with C and B both split along
+ * n: both lack j).  Often some source is then redundant — another one already
+ * balances its tensors — so we try the subsets of sources, largest first;
+ * failing that, prime slots and atoms (atom_offsets).  Whatever is chosen is
+ * checked: every ring gets one copy of every partition, or the plan is
+ * refused. */
+static rotor_status choose_offsets(rotor_place *pl, rotor_error *err) {
+    int share[ROTOR_MAX_AXES] = {0};
+    source src[ROTOR_MAX_TENSORS];
+    int nsrc = list_sources(pl, share, src);
+    int32_t *count = malloc((size_t)pl->cores * sizeof *count);
+    if (!count) return rotor_fail(err, ROTOR_ERR_NOMEM, "placement: out of memory");
+    int first_bad = -1;
+    for (int64_t use = ((int64_t)1 << nsrc) - 1; use >= 0; use--) {
+        build_offsets(pl, src, nsrc, (unsigned)use, share);
+        int bad = unbalanced_tensor(pl, count);
+        if (bad < 0) {
+            free(count);
+            return ROTOR_OK;
+        }
+        if (first_bad < 0) first_bad = bad;
+    }
+    if (atom_offsets(pl) && unbalanced_tensor(pl, count) < 0) {
+        free(count);
+        return ROTOR_OK;
+    }
+    free(count);
+    return rotor_fail(err, ROTOR_ERR_INPUT,
+                      "placement: no nested-ring offsets give every ring of %s one copy of each "
+                      "partition for this plan",
+                      pl->e.tensors[first_bad].name);
 }
 
 /* Deals the cores of every sharing group out to rings: the k-th core (in
@@ -317,16 +529,9 @@ static rotor_status build_rings(rotor_place *pl, int t, rotor_error *err) {
         free(count);
         return rotor_fail(err, ROTOR_ERR_NOMEM, "placement: out of memory for the rings of %s", x->name);
     }
-    int64_t i0[ROTOR_MAX_AXES] = {0};
     for (int64_t c = 0; c < pl->cores; c++) {
-        int64_t coord[ROTOR_MAX_AXES], j[ROTOR_MAX_AXES], blk[ROTOR_MAX_AXES];
-        rotor_place_coords(pl, c, coord);
-        int64_t gid = 0;
-        for (int a = 0; a < pl->na; a++)
-            if (x->has_axis[a]) gid = gid * pl->p.fop[a] + coord[a];
-        rotor_place_subtask(pl, c, i0, j);
-        rotor_place_block(pl, t, j, blk);
-        int64_t pos = rotor_place_block_id(pl, t, blk);
+        int64_t gid, pos;
+        group_and_position(pl, t, c, &gid, &pos);
         int32_t k = count[gid * q + pos]++;
         if (k >= r) {
             free(count);
@@ -381,7 +586,7 @@ rotor_status rotor_place_make(const rotor_expr *e, const rotor_plan *p, const ro
         rotor_place_free(pl);
         return rotor_fail(err, ROTOR_ERR_NOMEM, "placement: out of memory");
     }
-    rotor_status st = build_offsets(pl, err);
+    rotor_status st = choose_offsets(pl, err);
     for (int t = 0; st == ROTOR_OK && t < pl->nt; t++) st = build_rings(pl, t, err);
     if (st) {
         rotor_place_free(pl);
