@@ -62,7 +62,7 @@ static void draw(const rotor_expr *e, int64_t budget, rotor_rng *r, rotor_plan *
             if (!x->has_axis[a]) share *= p->fop[a];
             else axes[nx++] = a;
         }
-        int64_t q = rotor_rng_below(r, 3) == 0 ? 1 : random_divisor(r, share);
+        int64_t q = rotor_rng_below(r, 6) == 0 ? 1 : random_divisor(r, share);
         /* split q over the tensor's axes prime by prime */
         for (int64_t f = 2; q > 1; f++)
             while (q % f == 0) {

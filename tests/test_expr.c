@@ -269,3 +269,62 @@ Test(expr, axis_given_twice_is_refused) {
 Test(expr, dims_item_without_equals_is_refused) {
     bind_fails(MATMUL, "m=2,k,n=2", "dims: expected axis=extent, got 'k'");
 }
+
+/* ---- the right-hand side program and its evaluator (emulator support) ---- */
+
+/* `Y[s,d] = X[s,d] * G[d] + Bb[d]` in postfix: X G * Bb +. */
+Test(expr, affine_rhs_is_the_postfix_program_X_G_mul_Bb_add) {
+    rotor_expr e = parse_ok("Y[s,d] = X[s,d] * G[d] + Bb[d]");
+    cr_assert_eq(e.nnodes, 5);
+    cr_assert_eq(e.rhs[0].op, ROTOR_NODE_TENSOR);
+    cr_assert_eq(e.rhs[0].arg, 1);
+    cr_assert_eq(e.rhs[1].arg, 2);
+    cr_assert_eq(e.rhs[2].op, ROTOR_NODE_MUL);
+    cr_assert_eq(e.rhs[3].arg, 3);
+    cr_assert_eq(e.rhs[4].op, ROTOR_NODE_ADD);
+    double x[4] = {0, 2.0, 3.0, 0.5};
+    cr_assert_float_eq(rotor_expr_eval(&e, x), 6.5, 1e-15);
+    float xf[4] = {0, 2.0f, 3.0f, 0.5f};
+    cr_assert_float_eq(rotor_expr_eval_f(&e, xf), 6.5f, 1e-6);
+}
+
+/* gelu(1) = 0.5 * (1 + erf(1/sqrt 2)) = 0.8413447460685429 (exact form). */
+Test(expr, gelu_of_1_is_0_8413447) {
+    rotor_expr e = parse_ok("Y[s,d] = gelu(X[s,d])");
+    cr_assert_eq(rotor_expr_check_eval(&e, NULL), ROTOR_OK);
+    double x[2] = {0, 1.0};
+    cr_assert_float_eq(rotor_expr_eval(&e, x), 0.8413447460685429, 1e-15);
+}
+
+Test(expr, functions_numbers_and_division_evaluate) {
+    rotor_expr e = parse_ok("Y[s] = max(X[s], Z[s]) - 2 * sigmoid(neg(W[s])) / recip(sqrt(V[s]))");
+    cr_assert_eq(rotor_expr_check_eval(&e, NULL), ROTOR_OK);
+    double x[5] = {0, 4.0, 1.0, 1.0, 4.0};
+    /* max(4,1) - 2 * sigmoid(-1) / (1/2) = 4 - 4 * 0.2689414213699951 */
+    cr_assert_float_eq(rotor_expr_eval(&e, x), 4.0 - 4.0 * 0.2689414213699951, 1e-14);
+}
+
+Test(expr, reduction_through_exp_accumulates_exp) {
+    rotor_expr e = parse_ok("Y[s] += exp(X[s,d])");
+    cr_assert_eq(e.op_class, ROTOR_OP_REDUCTION);
+    double x[2] = {0, 0.0};
+    cr_assert_float_eq(rotor_expr_eval(&e, x), 1.0, 1e-15);
+}
+
+/* Unknown functions still parse (planning only counts FLOPs) but cannot be
+ * evaluated; the error names the function and its column. */
+Test(expr, unknown_function_parses_but_is_refused_by_name_for_evaluation) {
+    rotor_expr e = parse_ok("Y[s,d] = softplus(X[s,d])");
+    cr_assert_eq(e.flops_per_point, 1);
+    rotor_error err = {{0}};
+    cr_assert_eq(rotor_expr_check_eval(&e, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "function 'softplus' (column 10) is not one the evaluator knows");
+    assert_msg_has(err, "gelu");
+}
+
+Test(expr, max_with_one_argument_is_refused_for_evaluation) {
+    rotor_expr e = parse_ok("Y[s] = max(X[s])");
+    rotor_error err = {{0}};
+    cr_assert_eq(rotor_expr_check_eval(&e, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "function 'max' (column 8) takes 2 arguments, got 1");
+}

@@ -1,0 +1,332 @@
+/* test_place.c — sub-tensor placement and the compute-shift schedule
+ * (src/place.c; T10 §4.4 and Figure 10; cost-model-v1.md "Shifts";
+ * ../shared/specs/placement-sketch.md). */
+#include <criterion/criterion.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rotor/place.h"
+#include "rotor/sample.h"
+
+enum { C_ = 0, A_ = 1, B_ = 2 }; /* MatMul tensors */
+enum { M_ = 0, K_ = 1, N_ = 2 }; /* MatMul axes */
+
+static rotor_chip mk2(void) {
+    rotor_chip c;
+    cr_assert_eq(rotor_chip_preset("ipu-mk2", &c, NULL), ROTOR_OK);
+    return c;
+}
+
+static rotor_place *place_ok(const rotor_expr *e, const rotor_plan *p, rotor_plan_info *info) {
+    rotor_chip chip = mk2();
+    rotor_error err = {{0}};
+    cr_assert_eq(rotor_plan_derive(e, &chip, p, info, &err), ROTOR_OK, "%s", err.msg);
+    rotor_place *pl;
+    cr_assert_eq(rotor_place_make(e, p, info, &pl, &err), ROTOR_OK, "%s", err.msg);
+    return pl;
+}
+
+static int64_t core_mn(const rotor_place *pl, int64_t m, int64_t n) {
+    int64_t c[3] = {m, 0, n};
+    return rotor_place_core_at(pl, c);
+}
+
+/* T10 Figure 10: a 3x3 MatMul (M = K = N = 3) on 3x3 cores, C_j^i fixed on
+ * core (i, j); A's row i is split into 3 partitions along k and shifted
+ * along the row, B's column j along the column.  The placement is Cannon's
+ * skew: core (i, j) starts with A_i^{(i+j) mod 3} and B^{(i+j) mod 3}_j. */
+Test(place, fig10_3x3_matmul_on_9_cores_starts_from_cannons_skew) {
+    rotor_expr e;
+    cr_assert_eq(rotor_expr_make("C[m,n] += A[m,k] * B[k,n]", "m=3,k=3,n=3", &e, NULL), ROTOR_OK);
+    rotor_plan p;
+    rotor_plan_init(&e, &p);
+    p.fop[M_] = 3, p.fop[K_] = 1, p.fop[N_] = 3;
+    p.ft[A_][K_] = 3, p.ft[B_][K_] = 3;
+    rotor_plan_info info;
+    rotor_place *pl = place_ok(&e, &p, &info);
+    cr_assert_eq(info.total_steps, 3);
+    int64_t i0[3] = {0, 0, 0}, j[3], blk[3];
+    for (int64_t m = 0; m < 3; m++)
+        for (int64_t n = 0; n < 3; n++) {
+            int64_t c = core_mn(pl, m, n);
+            rotor_place_subtask(pl, c, i0, j);
+            cr_assert_eq(j[K_], (m + n) % 3, "core (%lld,%lld) starts at k block %lld", (long long)m,
+                         (long long)n, (long long)j[K_]);
+            rotor_place_block(pl, A_, j, blk);
+            cr_assert_eq(blk[M_], 0); /* A's sub-tensor is row m: block 0 along m */
+            cr_assert_eq(blk[K_], (m + n) % 3);
+            rotor_place_block(pl, C_, j, blk);
+            cr_assert_eq(rotor_place_block_id(pl, C_, blk), 0); /* C never moves */
+            /* A's ring is the row of cores, B's the column */
+            int64_t pos;
+            int64_t ring = rotor_place_ring_of(pl, A_, c, &pos);
+            cr_assert_eq(pos, (m + n) % 3);
+            for (int64_t q = 0; q < 3; q++) {
+                int64_t member = rotor_place_ring_member(pl, A_, ring, q);
+                int64_t coord[3];
+                rotor_place_coords(pl, member, coord);
+                cr_assert_eq(coord[M_], m);
+            }
+            ring = rotor_place_ring_of(pl, B_, c, &pos);
+            for (int64_t q = 0; q < 3; q++) {
+                int64_t coord[3];
+                rotor_place_coords(pl, rotor_place_ring_member(pl, B_, ring, q), coord);
+                cr_assert_eq(coord[N_], n);
+            }
+        }
+    /* every core shifts A and B twice (K - 1) and C never */
+    cr_assert_eq(info.shifts[A_], 2);
+    cr_assert_eq(info.shifts[B_], 2);
+    cr_assert_eq(info.shifts[C_], 0);
+    /* step 1: core (0,0) receives A_0^1 from core (0,1), its right neighbour */
+    int64_t i1[3];
+    rotor_place_loop(pl, 1, i1);
+    cr_assert_eq(i1[K_], 1);
+    cr_assert_eq(rotor_place_sender(pl, A_, core_mn(pl, 0, 0), i0, i1, false), core_mn(pl, 0, 1));
+    cr_assert_eq(rotor_place_sender(pl, B_, core_mn(pl, 0, 0), i0, i1, false), core_mn(pl, 1, 0));
+    rotor_place_free(pl);
+}
+
+/* The benchmark text's example (placement-sketch.md "Worked case"):
+ * F_op = [2,1,4] over (m,k,n); A split 4-way along k (one ring of 4 over n), B
+ * 2-way (one ring of 2 over m).  Axis k has the chain 1 | 2 | 4: A's ring is a
+ * 2 x 2 torus whose coarse digit is B's.  Every core shifts A 3 times and B
+ * once, at the same transitions: with plain cyclic rings half of B's cores
+ * would be out of phase. */
+Test(place, chain_A4_B2_along_k_nests_rings_so_every_core_shifts_A_3_and_B_1) {
+    rotor_expr e;
+    cr_assert_eq(rotor_expr_make("C[m,n] += A[m,k] * B[k,n]", "m=64,k=96,n=80", &e, NULL), ROTOR_OK);
+    rotor_plan p;
+    rotor_plan_init(&e, &p);
+    p.fop[M_] = 2, p.fop[K_] = 1, p.fop[N_] = 4;
+    p.ft[A_][K_] = 4, p.ft[B_][K_] = 2;
+    rotor_plan_info info;
+    rotor_place *pl = place_ok(&e, &p, &info);
+    int64_t radix[8];
+    cr_assert_eq(rotor_place_digits(pl, K_, radix), 2);
+    cr_assert_eq(radix[0], 2);
+    cr_assert_eq(radix[1], 2);
+    cr_assert_eq(rotor_place_tensor_digits(pl, A_, K_), 2);
+    cr_assert_eq(rotor_place_tensor_digits(pl, B_, K_), 1);
+    cr_assert_eq(info.total_steps, 4);
+    cr_assert_eq(info.ring_size[A_], 4);
+    cr_assert_eq(info.rings[A_], 1);
+    cr_assert_eq(info.ring_size[B_], 2);
+    int64_t changes[8][3] = {{0}};
+    int64_t prev[3], cur[3];
+    rotor_place_loop(pl, 0, prev);
+    for (int64_t s = 1; s < 4; s++) {
+        rotor_place_loop(pl, s, cur);
+        for (int t = 0; t < 3; t++) {
+            bool ch = rotor_place_changes(pl, t, prev, cur);
+            for (int64_t c = 0; c < 8; c++) {
+                int64_t jo[3], jn[3], bo[3], bn[3];
+                rotor_place_subtask(pl, c, prev, jo);
+                rotor_place_subtask(pl, c, cur, jn);
+                rotor_place_block(pl, t, jo, bo);
+                rotor_place_block(pl, t, jn, bn);
+                bool moved = rotor_place_block_id(pl, t, bo) != rotor_place_block_id(pl, t, bn);
+                cr_assert_eq(moved, ch, "core %lld tensor %d step %lld out of lockstep", (long long)c, t,
+                             (long long)s);
+                changes[c][t] += moved;
+            }
+        }
+        memcpy(prev, cur, sizeof cur);
+    }
+    for (int64_t c = 0; c < 8; c++) {
+        cr_assert_eq(changes[c][A_], 3, "core %lld shifts A %lld times", (long long)c, (long long)changes[c][A_]);
+        cr_assert_eq(changes[c][B_], 1, "core %lld shifts B %lld times", (long long)c, (long long)changes[c][B_]);
+        cr_assert_eq(changes[c][C_], 0);
+    }
+    cr_assert_eq(info.shifts[A_], 3);
+    cr_assert_eq(info.shifts[B_], 1);
+    rotor_place_free(pl);
+}
+
+/* cost-model-v1.md "Shifts": one tensor split 3-way along m and another 2-way
+ * along n take 5 shifts under both loop orders; the boustrophedon walk
+ * changes one index by one at every step. */
+Test(place, boustrophedon_walk_moves_one_axis_by_one_and_visits_every_subtask) {
+    rotor_expr e;
+    cr_assert_eq(rotor_expr_make("C[m,n] += A[m,k] * B[k,n]", "m=6,k=12,n=6", &e, NULL), ROTOR_OK);
+    rotor_plan p;
+    rotor_plan_init(&e, &p);
+    p.fop[K_] = 6; /* P_C = 6 */
+    p.ft[C_][M_] = 3, p.ft[C_][N_] = 2;
+    p.order[0] = K_, p.order[1] = N_, p.order[2] = M_; /* m innermost */
+    rotor_plan_info info;
+    rotor_place *pl = place_ok(&e, &p, &info);
+    cr_assert_eq(info.shifts[C_], 5); /* 2 + 1 + 2 */
+    int64_t want[6][3] = {{0, 0, 0}, {1, 0, 0}, {2, 0, 0}, {2, 0, 1}, {1, 0, 1}, {0, 0, 1}};
+    for (int64_t s = 0; s < 6; s++) {
+        int64_t i[3];
+        rotor_place_loop(pl, s, i);
+        cr_assert(i[0] == want[s][0] && i[2] == want[s][2], "step %lld: (%lld,%lld)", (long long)s,
+                  (long long)i[0], (long long)i[2]);
+    }
+    rotor_place_free(pl);
+}
+
+/* ---- properties over random operators and random valid plans ------------- */
+
+static const char *const ops[] = {
+    "C[m,n] += A[m,k] * B[k,n]",
+    "C[b,m,n] += A[b,m,k] * B[b,k,n]",
+    "O[b,f,h,w] += I[b,c,h+kh,w+kw] * W[f,c,kh,kw]",
+    "O[f,h] += I[c,2*h+kh] * W[f,c,kh]",
+    "Y[s,d] = X[s,d] * G[d] + Bb[d]",
+    "Y[s] += exp(X[s,d])",
+    "Y[s,d] = max(X[s,d], Z[s,d]) * sigmoid(H[d])",
+    "C[m,n] += A[m,k,j] * B[k,n]",
+    "C[m] += A[m,k] * B[m]",
+};
+#define NOPS ((int)(sizeof ops / sizeof ops[0]))
+
+static void random_operator(rotor_rng *r, rotor_expr *e) {
+    const char *text = ops[rotor_rng_below(r, NOPS)];
+    cr_assert_eq(rotor_expr_parse(text, e, NULL), ROTOR_OK);
+    char dims[256];
+    int n = 0;
+    for (int a = 0; a < e->naxes; a++) {
+        bool window = e->axis_name[a][0] == 'k' && e->axis_name[a][1] != '\0';
+        int64_t ext = window ? 1 + rotor_rng_below(r, 3) : 1 + rotor_rng_below(r, 13);
+        n += snprintf(dims + n, sizeof dims - (size_t)n, "%s%s=%lld", a ? "," : "", e->axis_name[a],
+                      (long long)ext);
+    }
+    cr_assert_eq(rotor_expr_bind(e, dims, NULL), ROTOR_OK, "%s %s", text, dims);
+}
+
+/* Invariants of the placement, step by step: every core computes each of its
+ * T sub-tasks once; at every step each ring holds each of its partitions
+ * exactly once; at every transition the sender holds what the receiver needs;
+ * every core changes blocks exactly shifts(X) times (cost-model-v1.md). */
+Test(place, random_plans_keep_rings_whole_and_shift_exactly_as_counted) {
+    const uint64_t seed = 20240531;
+    rotor_rng r = {seed};
+    rotor_chip chip = mk2();
+    int placed = 0, rotating = 0;
+    for (int trial = 0; trial < 400; trial++) {
+        rotor_expr e;
+        random_operator(&r, &e);
+        rotor_plan p;
+        rotor_plan_info info;
+        rotor_error err = {{0}};
+        cr_assert_eq(rotor_sample_plan(&e, &chip, 48, &r, &p, &info, &err), ROTOR_OK, "%s", err.msg);
+        rotor_place *pl;
+        cr_assert_eq(rotor_place_make(&e, &p, &info, &pl, &err), ROTOR_OK,
+                     "seed %llu trial %d %s: %s", (unsigned long long)seed, trial, e.text, err.msg);
+        placed++;
+        rotating += info.rotates;
+        const int64_t T = info.total_steps, N = info.cores;
+        char *seen = calloc((size_t)(N * T), 1);
+        int64_t *changes = calloc((size_t)(N * e.ntensors), sizeof *changes);
+        int64_t *held = malloc((size_t)(N * e.ntensors) * sizeof *held);
+        int64_t i[ROTOR_MAX_AXES], prev[ROTOR_MAX_AXES];
+        for (int64_t s = 0; s < T; s++) {
+            rotor_place_loop(pl, s, i);
+            if (s > 0) {
+                int moved_axes = 0;
+                for (int a = 0; a < e.naxes; a++) {
+                    int64_t d = i[a] - prev[a];
+                    cr_assert(d >= -1 && d <= 1);
+                    moved_axes += d != 0;
+                }
+                cr_assert_eq(moved_axes, 1, "seed %llu trial %d step %lld", (unsigned long long)seed,
+                             trial, (long long)s);
+            }
+            for (int64_t c = 0; c < N; c++) {
+                int64_t j[ROTOR_MAX_AXES], blk[ROTOR_MAX_AXES], lin = 0;
+                rotor_place_subtask(pl, c, i, j);
+                for (int a = 0; a < e.naxes; a++) lin = lin * info.steps[a] + j[a];
+                cr_assert_eq(seen[c * T + lin], 0, "seed %llu trial %d: core %lld repeats a sub-task",
+                             (unsigned long long)seed, trial, (long long)c);
+                seen[c * T + lin] = 1;
+                for (int t = 0; t < e.ntensors; t++) {
+                    rotor_place_block(pl, t, j, blk);
+                    int64_t id = rotor_place_block_id(pl, t, blk);
+                    if (s > 0) {
+                        int64_t from = rotor_place_sender(pl, t, c, prev, i, false);
+                        cr_assert_eq(held[from * e.ntensors + t], id,
+                                     "seed %llu trial %d %s: tensor %d core %lld gets the wrong block",
+                                     (unsigned long long)seed, trial, e.text, t, (long long)c);
+                        changes[c * e.ntensors + t] += from != c;
+                    }
+                }
+            }
+            /* ring check and the held table for the next transition */
+            for (int t = 0; t < e.ntensors; t++) {
+                int64_t q = info.ring_size[t];
+                for (int64_t ring = 0; ring < rotor_place_ring_count(pl, t); ring++) {
+                    uint64_t mask = 0; /* q <= 48 here */
+                    for (int64_t pos = 0; pos < q; pos++) {
+                        int64_t c = rotor_place_ring_member(pl, t, ring, pos), j[ROTOR_MAX_AXES],
+                                blk[ROTOR_MAX_AXES];
+                        rotor_place_subtask(pl, c, i, j);
+                        rotor_place_block(pl, t, j, blk);
+                        mask |= 1ull << rotor_place_block_id(pl, t, blk);
+                    }
+                    cr_assert_eq(mask, q == 64 ? ~0ull : (1ull << q) - 1,
+                                 "seed %llu trial %d %s: a ring of tensor %d misses a partition",
+                                 (unsigned long long)seed, trial, e.text, t);
+                }
+            }
+            for (int64_t c = 0; c < N; c++) {
+                int64_t j[ROTOR_MAX_AXES], blk[ROTOR_MAX_AXES];
+                rotor_place_subtask(pl, c, i, j);
+                for (int t = 0; t < e.ntensors; t++) {
+                    rotor_place_block(pl, t, j, blk);
+                    held[c * e.ntensors + t] = rotor_place_block_id(pl, t, blk);
+                }
+            }
+            memcpy(prev, i, sizeof i);
+        }
+        for (int64_t c = 0; c < N; c++)
+            for (int t = 0; t < e.ntensors; t++)
+                cr_assert_eq(changes[c * e.ntensors + t], info.shifts[t],
+                             "seed %llu trial %d %s: core %lld shifts tensor %d %lld times, spec %lld",
+                             (unsigned long long)seed, trial, e.text, (long long)c, t,
+                             (long long)changes[c * e.ntensors + t], (long long)info.shifts[t]);
+        free(seen);
+        free(changes);
+        free(held);
+        rotor_place_free(pl);
+    }
+    cr_assert_eq(placed, 400);
+    cr_assert_gt(rotating, 150, "only %d of 400 plans rotate", rotating);
+}
+
+/* C[m,n] += A[m,k,j] * B[k,n]: C and B both split along n and both lack j.
+ * Summing every ring position counts c_j twice; the placement must still
+ * find offsets (here: prime slots) under which B's single ring of 18 and C's
+ * rings hold every partition once. */
+Test(place, shared_digit_with_shared_lacked_axis_is_still_balanced) {
+    rotor_expr e;
+    cr_assert_eq(rotor_expr_make("C[m,n] += A[m,k,j] * B[k,n]", "m=6,k=18,j=6,n=12", &e, NULL), ROTOR_OK);
+    int m = rotor_expr_axis(&e, "m"), k = rotor_expr_axis(&e, "k"), j = rotor_expr_axis(&e, "j"),
+        n = rotor_expr_axis(&e, "n");
+    rotor_plan p;
+    rotor_plan_init(&e, &p);
+    p.fop[m] = 3, p.fop[k] = 2, p.fop[j] = 6, p.fop[n] = 1;
+    p.ft[0][n] = 6;                  /* C: ring of 6 in a group of 12 (k, j) */
+    p.ft[2][k] = 9, p.ft[2][n] = 2;  /* B: one ring of 18 over (m, j) */
+    rotor_plan_info info;
+    rotor_place *pl = place_ok(&e, &p, &info);
+    cr_assert_eq(info.ring_size[2], 18);
+    cr_assert_eq(info.rings[2], 1);
+    int64_t i0[ROTOR_MAX_AXES] = {0};
+    for (int t = 0; t < 3; t += 2)
+        for (int64_t ring = 0; ring < rotor_place_ring_count(pl, t); ring++) {
+            bool seen[18] = {false};
+            for (int64_t pos = 0; pos < info.ring_size[t]; pos++) {
+                int64_t c = rotor_place_ring_member(pl, t, ring, pos), jj[ROTOR_MAX_AXES], blk[ROTOR_MAX_AXES];
+                rotor_place_subtask(pl, c, i0, jj);
+                rotor_place_block(pl, t, jj, blk);
+                int64_t id = rotor_place_block_id(pl, t, blk);
+                cr_assert(!seen[id]);
+                seen[id] = true;
+            }
+        }
+    rotor_place_free(pl);
+}
