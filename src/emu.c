@@ -217,7 +217,7 @@ typedef struct emu {
     int64_t pdim[ROTOR_MAX_TENSORS][ROTOR_MAX_DIMS]; /* partition extents */
     int64_t pst[ROTOR_MAX_TENSORS][ROTOR_MAX_AXES]; /* strides inside a partition */
     int64_t gdim[ROTOR_MAX_TENSORS][ROTOR_MAX_DIMS]; /* full tensor extents */
-    int64_t toff[ROTOR_MAX_TENSORS];                /* buffer offset inside a core's slice */
+    int64_t toff[ROTOR_MAX_TENSORS + 1];            /* buffer offsets in a core slice; [nt]: shift buffer */
     int64_t chunk;                                  /* shift-buffer capacity, elements */
     int64_t per_core;                               /* floats per core slice */
     float *arena;
