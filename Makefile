@@ -71,7 +71,7 @@ $(BUILD)/tests/%.o: tests/%.c | deps-test
 	$(CC) $(CFLAGS) -c $< -o $@
 
 test: $(TESTS) $(ROTOR)
-	$(TESTS) --jobs 2
+	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp $(TESTS) --jobs 2
 	@set -e; for t in tests/cli*.sh; do echo "ROTOR=$(ROTOR) sh $$t"; ROTOR=$(ROTOR) sh $$t; done
 
 run: $(ROTOR)

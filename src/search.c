@@ -79,67 +79,12 @@ rotor_status rotor_constraints_parse(const char *text, rotor_constraints *out, r
     return ROTOR_OK;
 }
 
-/* ---- candidates and frontiers ------------------------------------------ */
+/* ---- candidates ---------------------------------------------------------- */
 
 int rotor_candidate_compare(const rotor_expr *e, const rotor_candidate *a, const rotor_candidate *b) {
     if (a->cost.total != b->cost.total) return a->cost.total < b->cost.total ? -1 : 1;
     if (a->info.memory != b->info.memory) return a->info.memory < b->info.memory ? -1 : 1;
     return rotor_plan_compare(e, &a->plan, &b->plan);
-}
-
-typedef struct frontier {
-    rotor_candidate *v; /* sorted by time ascending, memory strictly descending */
-    int n, cap;
-    bool oom;
-} frontier;
-
-/* Some point of f is at or below (t, m) and differs from it: everything at or
- * above (t, m) is strictly dominated. */
-static bool frontier_dominates(const frontier *f, double t, int64_t m) {
-    for (int i = 0; i < f->n; i++) {
-        const rotor_candidate *c = &f->v[i];
-        if (c->cost.total > t) break;
-        if (c->info.memory <= m && (c->cost.total < t || c->info.memory < m)) return true;
-    }
-    return false;
-}
-
-static void frontier_insert(const rotor_expr *e, frontier *f, const rotor_candidate *c) {
-    double t = c->cost.total;
-    int64_t m = c->info.memory;
-    for (int i = 0; i < f->n; i++) {
-        const rotor_candidate *o = &f->v[i];
-        if (o->cost.total <= t && o->info.memory <= m) {
-            if (o->cost.total < t || o->info.memory < m) return; /* dominated */
-            if (rotor_plan_compare(e, &o->plan, &c->plan) <= 0) return; /* same point, o first */
-        }
-    }
-    /* drop what c dominates (or equals with a later plan) */
-    int k = 0;
-    for (int i = 0; i < f->n; i++) {
-        const rotor_candidate *o = &f->v[i];
-        bool gone = t <= o->cost.total && m <= o->info.memory;
-        if (!gone) f->v[k++] = *o;
-    }
-    f->n = k;
-    if (f->n == f->cap) {
-        int ncap = f->cap ? 2 * f->cap : 64;
-        rotor_candidate *nv = realloc(f->v, (size_t)ncap * sizeof *nv);
-        if (!nv) {
-            f->oom = true;
-            return;
-        }
-        f->v = nv;
-        f->cap = ncap;
-    }
-    int i = f->n;
-    while (i > 0 && (f->v[i - 1].cost.total > t ||
-                     (f->v[i - 1].cost.total == t && f->v[i - 1].info.memory > m))) {
-        f->v[i] = f->v[i - 1];
-        i--;
-    }
-    f->v[i] = *c;
-    f->n++;
 }
 
 /* ---- shared search context ------------------------------------------- */
@@ -155,7 +100,6 @@ typedef struct ctx {
     const rotor_chip *chip;
     const rotor_cost_model *m;
     rotor_constraints cons;
-    bool pareto;
     int64_t cores;  /* N */
     int64_t cap;    /* memory cap per core */
     int last_tensor[ROTOR_MAX_AXES]; /* last tensor carrying each axis */
@@ -185,7 +129,7 @@ typedef struct step_choices {
     int n[ROTOR_MAX_AXES];
 } step_choices;
 
-/* Per-thread state: the current partial plan, counters, best and frontier. */
+/* Per-thread state: the current partial plan, counters and best plan. */
 typedef struct worker {
     ctx *c;
     rotor_plan plan;
@@ -200,7 +144,6 @@ typedef struct worker {
     double compute;
     bool have_best;
     rotor_candidate best;
-    frontier front;
     rotor_search_stats st;
     step_choices sc;
     int64_t scratch[MAX_DIVISORS];
@@ -209,7 +152,6 @@ typedef struct worker {
 /* Would a plan with time >= t and memory >= m be pruned? */
 static bool prune(worker *w, double t, int64_t m) {
     if (m > w->c->cap) return true;
-    if (w->c->pareto) return frontier_dominates(&w->front, t * (1 - SLACK), m);
     return t > incumbent(w->c) * (1 + SLACK);
 }
 
@@ -220,7 +162,6 @@ static void offer(worker *w, const rotor_candidate *cand) {
         w->have_best = true;
     }
     offer_incumbent(w->c, cand->cost.total);
-    if (w->c->pareto) frontier_insert(e, &w->front, cand);
 }
 
 /* Cost the complete plan in w->plan (f_t and F_op set) under its best order. */
@@ -323,6 +264,48 @@ static void divisors(int64_t n, int64_t *out, int *count) {
     *count = k;
 }
 
+static int64_t gcd64(int64_t a, int64_t b) {
+    while (b) {
+        int64_t r = a % b;
+        a = b;
+        b = r;
+    }
+    return a;
+}
+
+/* A floor on bytes(X) once F_op and S are fixed (so L_a is known).  Two
+ * bounds, the larger wins:
+ *  - every f_t^X[a] divides S_a, so each partition extent is at least its
+ *    value at f_t = S (the sub-task extent s_a);
+ *  - each f_t^X[a] divides S_a and their product divides P_X, so the product
+ *    divides g = gcd(P_X, prod_a S_a): the plain dimensions hold at least
+ *    prod L_a / g elements.
+ * The second matters when P_X is small: S may be large along X's axes only
+ * because another tensor rotates there. */
+static int64_t step_floor(const worker *w, int t) {
+    const ctx *c = w->c;
+    const rotor_expr *e = c->e;
+    const rotor_tensor *x = &e->tensors[t];
+    int64_t at_s = c->chip->element_bytes;
+    double plain = 1, compound = 1;
+    /* g = gcd(P_X, prod S_a), one axis at a time: gcd(P, xy) = gcd(P, gcd(P, x) y),
+     * and every factor stays <= N so nothing overflows */
+    int64_t g = 1;
+    for (int a = 0; a < e->naxes; a++)
+        if (x->has_axis[a]) g = gcd64(w->share[t], g * w->steps[a]);
+    for (int d = 0; d < x->ndims; d++) {
+        const rotor_dim *dim = &x->dims[d];
+        int64_t l[2];
+        for (int k = 0; k < dim->nterms; k++) l[k] = w->sub[dim->axis[k]];
+        int64_t ext = rotor_dim_extent(dim, l);
+        at_s *= ext;
+        if (dim->nterms == 1) plain *= (double)w->len[dim->axis[0]];
+        else compound *= (double)ext;
+    }
+    double by_ring = ceil(plain / (double)g) * compound * (double)c->chip->element_bytes;
+    return by_ring > (double)at_s ? (by_ring > 9e15 ? (int64_t)9e15 : (int64_t)by_ring) : at_s;
+}
+
 /* With F_op and the steps S fixed: padding, compute, floors, then f_t. */
 static void search_steps_leaf(worker *w) {
     ctx *c = w->c;
@@ -345,16 +328,8 @@ static void search_steps_leaf(worker *w) {
     w->compute = c->m->step_bound(c->m, e, c->chip, w->plan.fop, w->steps, w->sub);
     int64_t mem = rot ? c->chip->shift_buffer_bytes : 0;
     for (int t = 0; t < e->ntensors; t++) {
-        const rotor_tensor *x = &e->tensors[t];
-        int64_t b = c->chip->element_bytes;
-        for (int d = 0; d < x->ndims; d++) {
-            const rotor_dim *dim = &x->dims[d];
-            int64_t l[2];
-            for (int k = 0; k < dim->nterms; k++) l[k] = w->sub[dim->axis[k]];
-            b *= rotor_dim_extent(dim, l);
-        }
-        w->min_bytes[t] = b;
-        mem += b;
+        w->min_bytes[t] = step_floor(w, t);
+        mem += w->min_bytes[t];
     }
     if (prune(w, w->compute, mem)) {
         w->st.steps_pruned++;
@@ -473,10 +448,98 @@ static int64_t fop_mem_bound(const ctx *c, const int64_t *fop) {
     return mem;
 }
 
+/* The least bytes(X) of any plan with this F_op, over every f_t^X vector
+ * whose product divides P_X (alignment with the other tensors ignored, so
+ * this is a floor, not the minimum).  With f = f_t^X[a] dividing S_a, the
+ * partition extent L_a / f = ceil(E_a / (F_a S_a)) S_a / f is an integer at
+ * least E_a / (F_a f), so at least ceil(E_a / (F_a f)) whatever the steps;
+ * compound extents grow with their terms.  The vectors are a walk of the
+ * divisor lattice of P_X (at most a few thousand points for P_X <= N). */
+typedef struct floor_walk {
+    const ctx *c;
+    const rotor_tensor *x;
+    const int64_t *fop;
+    int axes[ROTOR_MAX_AXES];
+    int naxes;
+    int64_t f[ROTOR_MAX_AXES];
+    double best;
+} floor_walk;
+
+static void floor_walk_visit(floor_walk *fw, int i, int64_t room) {
+    const rotor_expr *e = fw->c->e;
+    if (i == fw->naxes) {
+        int64_t l[ROTOR_MAX_AXES];
+        for (int a = 0; a < e->naxes; a++)
+            if (fw->x->has_axis[a]) {
+                int64_t unit = fw->fop[a] * fw->f[a];
+                l[a] = (e->extent[a] + unit - 1) / unit;
+            }
+        double elems = 1;
+        for (int d = 0; d < fw->x->ndims; d++) {
+            const rotor_dim *dim = &fw->x->dims[d];
+            int64_t ld[2];
+            for (int k = 0; k < dim->nterms; k++) ld[k] = l[dim->axis[k]];
+            elems *= (double)rotor_dim_extent(dim, ld);
+        }
+        if (elems < fw->best) fw->best = elems;
+        return;
+    }
+    int a = fw->axes[i];
+    /* f may exceed E_a / F_a (the axis is then padded up to F_a * f), and
+     * such an f can be the only divisor of P_X that fits: no cut-off here. */
+    for (int64_t f = 1; f <= room; f++) {
+        if (room % f) continue;
+        fw->f[a] = f;
+        floor_walk_visit(fw, i + 1, room / f);
+    }
+    fw->f[a] = 1;
+}
+
+static int64_t fop_tensor_floor(const ctx *c, int t, const int64_t *fop, int64_t share) {
+    const rotor_expr *e = c->e;
+    floor_walk fw = {.c = c, .x = &e->tensors[t], .fop = fop, .best = INFINITY};
+    for (int a = 0; a < e->naxes; a++) {
+        fw.f[a] = 1;
+        if (fw.x->has_axis[a]) fw.axes[fw.naxes++] = a;
+    }
+    floor_walk_visit(&fw, 0, share);
+    double b = fw.best * (double)c->chip->element_bytes;
+    return b > 9e15 ? (int64_t)9e15 : (int64_t)b;
+}
+
+/* The strong memory floor of an F_op: the tensor floors above, plus the
+ * shift buffer when the one plan that does not rotate (every f_t = 1, so
+ * every S_a = 1) does not fit: then every plan of this F_op rotates. */
+static int64_t fop_strong_floor(const ctx *c, const int64_t *fop) {
+    const rotor_expr *e = c->e;
+    int64_t mem = 0;
+    double still = 0; /* the all-ones plan's memory */
+    for (int t = 0; t < e->ntensors; t++) {
+        const rotor_tensor *x = &e->tensors[t];
+        int64_t share = 1;
+        for (int a = 0; a < e->naxes; a++)
+            if (!x->has_axis[a]) share *= fop[a];
+        mem += fop_tensor_floor(c, t, fop, share);
+        double elems = 1;
+        for (int d = 0; d < x->ndims; d++) {
+            const rotor_dim *dim = &x->dims[d];
+            int64_t l[2];
+            for (int k = 0; k < dim->nterms; k++) {
+                int a = dim->axis[k];
+                l[k] = (e->extent[a] + fop[a] - 1) / fop[a];
+            }
+            elems *= (double)rotor_dim_extent(dim, l);
+        }
+        still += elems * (double)c->chip->element_bytes;
+    }
+    if (still > (double)c->cap) mem += c->chip->shift_buffer_bytes;
+    return mem;
+}
+
 typedef struct pass1 {
     ctx *c;
-    worker *w;       /* seeds incumbent / frontier */
-    fop_list *keep;  /* NULL on the counting pass */
+    worker *w;       /* seeds the incumbent with each F_op's all-ones plan */
+    fop_list *keep;  /* NULL on the seeding pass */
     int64_t fop[ROTOR_MAX_AXES];
 } pass1;
 
@@ -492,20 +555,24 @@ static void pass1_visit(pass1 *p) {
         pad *= (double)padded / (double)e->extent[a];
     }
     if (cores < c->cons.min_cores) return;
+    /* S_a > 1 only pads more, so the all-ones padding bounds the F_op's */
     if (c->cons.max_padding > 0 && pad > c->cons.max_padding * (1 + SLACK)) return;
-    double tb = c->m->step_bound(c->m, e, c->chip, p->fop, NULL, NULL);
-    int64_t mb = fop_mem_bound(c, p->fop);
     if (!p->keep) {
         w->st.fops++;
         /* the all-ones plan: valid whenever it fits */
         rotor_plan_init(e, &w->plan);
         memcpy(w->plan.fop, p->fop, sizeof w->plan.fop);
         for (int a = 0; a < e->naxes; a++) w->steps[a] = 1;
-        int64_t bytes[ROTOR_MAX_TENSORS] = {0};
-        memcpy(w->bytes, bytes, sizeof bytes);
+        memset(w->bytes, 0, sizeof w->bytes);
         leaf(w);
         return;
     }
+    double tb = c->m->step_bound(c->m, e, c->chip, p->fop, NULL, NULL);
+    int64_t mb = fop_mem_bound(c, p->fop);
+    if (prune(w, tb, mb)) return;
+    /* the strong floor costs a divisor walk: only for F_op that survive */
+    int64_t strong = fop_strong_floor(c, p->fop);
+    if (strong > mb) mb = strong;
     if (prune(w, tb, mb)) return;
     fop_list *l = p->keep;
     if (l->n == l->cap) {
@@ -548,12 +615,82 @@ static int fop_entry_cmp(const void *x, const void *y) {
 
 static void merge_stats(rotor_search_stats *to, const rotor_search_stats *from) {
     to->fops += from->fops;
+    to->fops_searched += from->fops_searched;
     to->step_vectors += from->step_vectors;
     to->steps_pruned += from->steps_pruned;
     to->plans += from->plans;
     to->nodes_pruned += from->nodes_pruned;
 }
 
+/* One exact branch and bound for the fastest plan under c->cap.  Returns
+ * false when out of memory; *have says whether any plan fits. */
+static bool search_once(ctx *c, int nthreads, rotor_candidate *best, bool *have,
+                        rotor_search_stats *st) {
+    const rotor_expr *e = c->e;
+    double inf = INFINITY;
+    uint64_t infbits;
+    memcpy(&infbits, &inf, sizeof infbits);
+    atomic_store(&c->incumbent, infbits);
+
+    /* Pass 1: the all-ones plan of every F_op seeds the incumbent; pass 1b
+     * keeps the F_op whose bounds survive it, best bound first. */
+    worker *seed = calloc(1, sizeof *seed);
+    if (!seed) return false;
+    seed->c = c;
+    pass1 p = {.c = c, .w = seed};
+    pass1_walk(&p, 0, c->cores);
+    fop_list keep = {0};
+    p.keep = &keep;
+    pass1_walk(&p, 0, c->cores);
+    worker *ws = keep.oom ? NULL : calloc((size_t)nthreads, sizeof *ws);
+    if (!ws) {
+        free(keep.v);
+        free(seed);
+        return false;
+    }
+    if (keep.n) qsort(keep.v, (size_t)keep.n, sizeof *keep.v, fop_entry_cmp);
+    for (int i = 0; i < nthreads; i++) {
+        ws[i].c = c;
+        ws[i].best = seed->best;
+        ws[i].have_best = seed->have_best;
+    }
+
+    /* Pass 2: the surviving F_op in parallel.  Threads share only the
+     * incumbent time; each keeps its own best, merged below in thread order
+     * under a total order, so the result does not depend on the schedule. */
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads)
+    for (int64_t i = 0; i < keep.n; i++) {
+        worker *w = &ws[omp_get_thread_num()];
+        if (prune(w, keep.v[i].bound, keep.v[i].mem_bound)) continue;
+        search_fop(w, keep.v[i].fop);
+    }
+
+    merge_stats(st, &seed->st);
+    st->fops_searched += keep.n;
+    *have = seed->have_best;
+    *best = seed->best;
+    for (int i = 0; i < nthreads; i++) {
+        worker *w = &ws[i];
+        merge_stats(st, &w->st);
+        if (w->have_best && (!*have || rotor_candidate_compare(e, &w->best, best) < 0)) {
+            *best = w->best;
+            *have = true;
+        }
+    }
+    free(ws);
+    free(seed);
+    free(keep.v);
+    return true;
+}
+
+/* The frontier by the epsilon-constraint method: the fastest plan (ties:
+ * least memory, then plan order) is the first point; each next point is the
+ * fastest plan with strictly less memory than the last, until none fits.
+ * Every point so found is Pareto-optimal, and every frontier point is found
+ * (its memory lies below the previous point's, and nothing faster fits
+ * there).  Each step is one exact search with a tighter cap, whose memory
+ * bounds then prune hard; enumerating the frontier inside a single search
+ * prunes only by dominance and is orders of magnitude slower. */
 rotor_status rotor_search(const rotor_expr *e, const rotor_chip *chip,
                           const rotor_search_options *opt, rotor_search_result *out,
                           rotor_error *err) {
@@ -566,7 +703,6 @@ rotor_status rotor_search(const rotor_expr *e, const rotor_chip *chip,
     c.chip = chip;
     c.m = opt && opt->model ? opt->model : rotor_cost_model_default();
     if (opt) c.cons = opt->constraints;
-    c.pareto = opt && opt->pareto;
     c.cores = rotor_chip_cores(chip);
     c.cap = chip->sram_bytes;
     if (c.cons.memory_cap > 0 && c.cons.memory_cap < c.cap) c.cap = c.cons.memory_cap;
@@ -578,104 +714,53 @@ rotor_status rotor_search(const rotor_expr *e, const rotor_chip *chip,
         for (int t = 0; t < e->ntensors; t++)
             if (e->tensors[t].has_axis[a]) c.last_tensor[a] = t;
     }
-    double inf = INFINITY;
-    uint64_t infbits;
-    memcpy(&infbits, &inf, sizeof infbits);
-    atomic_init(&c.incumbent, infbits);
-
-    /* Pass 1: the all-ones plan of every F_op seeds the incumbent (and the
-     * frontier); pass 1b keeps the F_op whose bounds survive it. */
-    worker *seed = calloc(1, sizeof *seed);
-    if (!seed) return rotor_fail(err, ROTOR_ERR_NOMEM, "search: out of memory");
-    seed->c = &c;
-    pass1 p = {.c = &c, .w = seed};
-    pass1_walk(&p, 0, c.cores);
-    fop_list keep = {0};
-    p.keep = &keep;
-    pass1_walk(&p, 0, c.cores);
-    if (keep.oom || seed->front.oom) {
-        free(keep.v);
-        free(seed->front.v);
-        free(seed);
-        return rotor_fail(err, ROTOR_ERR_NOMEM, "search: out of memory");
-    }
-    qsort(keep.v, (size_t)keep.n, sizeof *keep.v, fop_entry_cmp);
-
     int nthreads = opt && opt->threads > 0 ? opt->threads : omp_get_max_threads();
-    worker *ws = calloc((size_t)nthreads, sizeof *ws);
-    if (!ws) {
-        free(keep.v);
-        free(seed->front.v);
-        free(seed);
-        return rotor_fail(err, ROTOR_ERR_NOMEM, "search: out of memory");
-    }
-    bool oom = false;
-    for (int i = 0; i < nthreads; i++) {
-        ws[i].c = &c;
-        ws[i].best = seed->best;
-        ws[i].have_best = seed->have_best;
-        if (c.pareto && seed->front.n) {
-            ws[i].front.v = malloc((size_t)seed->front.n * sizeof *seed->front.v);
-            if (!ws[i].front.v) oom = true;
-            else {
-                memcpy(ws[i].front.v, seed->front.v, (size_t)seed->front.n * sizeof *seed->front.v);
-                ws[i].front.n = ws[i].front.cap = seed->front.n;
-            }
-        }
-    }
+    int64_t cap0 = c.cap;
 
-    /* Pass 2: the surviving F_op, best bound first, in parallel. */
-    if (!oom) {
-#pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads)
-        for (int64_t i = 0; i < keep.n; i++) {
-            worker *w = &ws[omp_get_thread_num()];
-            if (prune(w, keep.v[i].bound, keep.v[i].mem_bound)) continue;
-            search_fop(w, keep.v[i].fop);
-        }
-    }
-
-    /* Merge in thread order; the comparison makes the result independent of it. */
-    rotor_search_stats st = seed->st;
-    st.fops_searched = keep.n;
-    bool have = seed->have_best;
-    out->best = seed->best;
-    frontier all = {0};
-    if (c.pareto)
-        for (int k = 0; k < seed->front.n; k++) frontier_insert(e, &all, &seed->front.v[k]);
-    for (int i = 0; i < nthreads; i++) {
-        worker *w = &ws[i];
-        merge_stats(&st, &w->st);
-        oom |= w->front.oom;
-        if (w->have_best && (!have || rotor_candidate_compare(e, &w->best, &out->best) < 0)) {
-            out->best = w->best;
-            have = true;
-        }
-        for (int k = 0; k < w->front.n; k++) frontier_insert(e, &all, &w->front.v[k]);
-        free(w->front.v);
-    }
-    free(ws);
-    free(seed->front.v);
-    free(seed);
-    free(keep.v);
-    oom |= all.oom;
-    st.threads = nthreads;
-    st.wall_seconds = omp_get_wtime() - t0;
-    out->stats = st;
-    if (oom) {
-        free(all.v);
+    rotor_search_stats st = {0};
+    bool have = false;
+    if (!search_once(&c, nthreads, &out->best, &have, &st))
         return rotor_fail(err, ROTOR_ERR_NOMEM, "search: out of memory");
-    }
-    out->pareto = all.v;
-    out->npareto = all.n;
     if (!have) {
-        free(all.v);
-        out->pareto = NULL;
-        out->npareto = 0;
+        st.threads = nthreads;
+        st.wall_seconds = omp_get_wtime() - t0;
+        out->stats = st;
         return rotor_fail(err, ROTOR_ERR_NOFIT,
                           "no valid plan fits: every plan of this operator needs more than %lld bytes "
                           "per core or breaks a constraint",
-                          (long long)c.cap);
+                          (long long)cap0);
     }
+    if (opt && opt->pareto) {
+        int n = 0, capn = 16;
+        rotor_candidate *v = malloc((size_t)capn * sizeof *v);
+        if (!v) return rotor_fail(err, ROTOR_ERR_NOMEM, "search: out of memory");
+        v[n++] = out->best;
+        for (;;) {
+            c.cap = v[n - 1].info.memory - 1;
+            rotor_candidate next;
+            bool found = false;
+            if (!search_once(&c, nthreads, &next, &found, &st)) {
+                free(v);
+                return rotor_fail(err, ROTOR_ERR_NOMEM, "search: out of memory");
+            }
+            if (!found) break;
+            if (n == capn) {
+                capn *= 2;
+                rotor_candidate *nv = realloc(v, (size_t)capn * sizeof *v);
+                if (!nv) {
+                    free(v);
+                    return rotor_fail(err, ROTOR_ERR_NOMEM, "search: out of memory");
+                }
+                v = nv;
+            }
+            v[n++] = next;
+        }
+        out->pareto = v;
+        out->npareto = n;
+    }
+    st.threads = nthreads;
+    st.wall_seconds = omp_get_wtime() - t0;
+    out->stats = st;
     return ROTOR_OK;
 }
 

@@ -20,5 +20,6 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
 rotor_status cli_chip(const char *spec, char **sets, int nsets, rotor_chip *out, rotor_error *err);
 
 int cmd_plan(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
 
 #endif

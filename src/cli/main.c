@@ -42,6 +42,7 @@ static void usage(FILE *f) {
             "\n"
             "commands:\n"
             "  plan      find the fastest rTensor plan of one operator (and its Pareto frontier)\n"
+            "  verify    run plans on emulated cores with real data and check the result\n"
             "\n"
             "  rotor <command> --help   options of one command\n"
             "  rotor --version          print the version\n");
@@ -62,6 +63,7 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (!strcmp(cmd, "plan")) return cmd_plan(argc - 1, argv + 1);
+    if (!strcmp(cmd, "verify")) return cmd_verify(argc - 1, argv + 1);
     fprintf(stderr, "rotor: unknown command '%s' (try 'rotor --help')\n", cmd);
     return EXIT_BADINPUT;
 }
