@@ -95,6 +95,38 @@ typedef struct fop_entry {
     int64_t mem_bound;
 } fop_entry;
 
+/* A small Pareto archive of (memory, time) over the plans a search costed:
+ * entries by memory ascending, so by time descending.  It only seeds the
+ * next search of the Pareto loop with a plan that fits its tighter cap (an
+ * incumbent to prune against); which plans it keeps never changes a result,
+ * because every search is exact on its own. */
+#define ARCHIVE_MAX 256
+typedef struct archive {
+    int n;
+    rotor_candidate v[ARCHIVE_MAX];
+} archive;
+
+static void archive_add(archive *ar, const rotor_candidate *cand) {
+    int64_t m = cand->info.memory;
+    double t = cand->cost.total;
+    /* the last entry with memory <= m dominates cand if it is no slower */
+    int lo = 0, hi = ar->n;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (ar->v[mid].info.memory <= m) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo > 0 && ar->v[lo - 1].cost.total <= t) return;
+    /* drop the entries cand dominates: memory >= m and time >= t */
+    int at = lo > 0 && ar->v[lo - 1].info.memory == m ? lo - 1 : lo;
+    int end = at;
+    while (end < ar->n && ar->v[end].cost.total >= t) end++;
+    if (end == at && ar->n == ARCHIVE_MAX) return; /* full: keep what is there */
+    memmove(&ar->v[at + 1], &ar->v[end], (size_t)(ar->n - end) * sizeof *ar->v);
+    ar->n -= end - at - 1;
+    ar->v[at] = *cand;
+}
+
 typedef struct ctx {
     const rotor_expr *e;
     const rotor_chip *chip;
@@ -103,7 +135,15 @@ typedef struct ctx {
     int64_t cores;  /* N */
     int64_t cap;    /* memory cap per core */
     int last_tensor[ROTOR_MAX_AXES]; /* last tensor carrying each axis */
+    int last_axis[ROTOR_MAX_TENSORS]; /* last axis of each tensor */
     _Atomic uint64_t incumbent;      /* bits of the best time so far (positive doubles order as integers) */
+    /* The tensor floors of each F_op do not depend on the cap, so the
+     * Pareto loop's repeated searches compute each once: floors[i] is the
+     * sum for the i-th F_op of the walk in pass 1 (-1: not yet computed).
+     * NULL when the walk is too long to keep (then they are recomputed). */
+    int64_t *floors;
+    int64_t nfloors;
+    archive *spare; /* plans earlier searches costed, for the next seed; may be NULL */
 } ctx;
 
 static double incumbent(ctx *c) {
@@ -147,6 +187,9 @@ typedef struct worker {
     rotor_search_stats st;
     step_choices sc;
     int64_t scratch[MAX_DIVISORS];
+    archive *seen; /* the plans this worker costed (Pareto loop only), or NULL */
+    int64_t weak[ROTOR_MAX_TENSORS]; /* per-tensor memory floor of the F_op */
+    int64_t smax[ROTOR_MAX_AXES];    /* largest S_a on offer */
 } worker;
 
 /* Would a plan with time >= t and memory >= m be pruned? */
@@ -175,6 +218,7 @@ static void leaf(worker *w) {
     if (rotor_cost_plan(c->m, c->e, c->chip, &cand.plan, &cand.info, &cand.cost, &err)) return;
     if (cand.info.memory > c->cap) return;
     if (c->cons.max_padding > 0 && cand.info.padding_ratio > c->cons.max_padding) return;
+    if (w->seen) archive_add(w->seen, &cand);
     offer(w, &cand);
 }
 
@@ -282,28 +326,48 @@ static int64_t gcd64(int64_t a, int64_t b) {
  *    prod L_a / g elements.
  * The second matters when P_X is small: S may be large along X's axes only
  * because another tensor rotates there. */
-static int64_t step_floor(const worker *w, int t) {
+/* The same floor when only S_0..S_upto are chosen: an axis b not yet
+ * chosen has L_b >= ceil(E_b / F_b) and s_b >= ceil(E_b / (F_b Smax_b)), and
+ * gcd(P_X, x y) <= gcd(P_X, x) y bounds the ring from above. */
+static int64_t step_floor_upto(const worker *w, int t, int upto) {
     const ctx *c = w->c;
     const rotor_expr *e = c->e;
     const rotor_tensor *x = &e->tensors[t];
     int64_t at_s = c->chip->element_bytes;
     double plain = 1, compound = 1;
+    int64_t len[ROTOR_MAX_AXES], sub[ROTOR_MAX_AXES];
     /* g = gcd(P_X, prod S_a), one axis at a time: gcd(P, xy) = gcd(P, gcd(P, x) y),
      * and every factor stays <= N so nothing overflows */
-    int64_t g = 1;
-    for (int a = 0; a < e->naxes; a++)
-        if (x->has_axis[a]) g = gcd64(w->share[t], g * w->steps[a]);
+    int64_t g = 1, rest = 1;
+    for (int a = 0; a < e->naxes; a++) {
+        if (!x->has_axis[a]) continue;
+        if (a <= upto) {
+            g = gcd64(w->share[t], g * w->steps[a]);
+            len[a] = w->len[a];
+            sub[a] = w->sub[a];
+        } else {
+            int64_t f = w->plan.fop[a], smax = w->smax[a];
+            if (rest < w->share[t]) rest *= smax;
+            len[a] = (e->extent[a] + f - 1) / f;
+            sub[a] = (e->extent[a] + f * smax - 1) / (f * smax);
+        }
+    }
+    if (rest > 1) g = g * rest < w->share[t] ? g * rest : w->share[t];
     for (int d = 0; d < x->ndims; d++) {
         const rotor_dim *dim = &x->dims[d];
         int64_t l[2];
-        for (int k = 0; k < dim->nterms; k++) l[k] = w->sub[dim->axis[k]];
+        for (int k = 0; k < dim->nterms; k++) l[k] = sub[dim->axis[k]];
         int64_t ext = rotor_dim_extent(dim, l);
         at_s *= ext;
-        if (dim->nterms == 1) plain *= (double)w->len[dim->axis[0]];
+        if (dim->nterms == 1) plain *= (double)len[dim->axis[0]];
         else compound *= (double)ext;
     }
     double by_ring = ceil(plain / (double)g) * compound * (double)c->chip->element_bytes;
     return by_ring > (double)at_s ? (by_ring > 9e15 ? (int64_t)9e15 : (int64_t)by_ring) : at_s;
+}
+
+static int64_t step_floor(const worker *w, int t) {
+    return step_floor_upto(w, t, w->c->e->naxes - 1);
 }
 
 /* With F_op and the steps S fixed: padding, compute, floors, then f_t. */
@@ -359,19 +423,43 @@ static bool steps_prefix_survives(worker *w) {
     return !prune(w, tb, 0);
 }
 
-static void search_steps(worker *w, const step_choices *sc, int a) {
-    const rotor_expr *e = w->c->e;
+static int64_t tensor_weak_floor(const ctx *c, int t, const int64_t *fop);
+
+/* A floor on memory once S_0..S_a are chosen: a tensor whose axes are all
+ * among them has its step_floor, exact in everything but f_t; the others
+ * their F_op floor.  Rotation needs the shift buffer. */
+static bool steps_prefix_fits(worker *w, int a, bool rot) {
+    const ctx *c = w->c;
+    const rotor_expr *e = c->e;
+    int64_t mem = rot ? c->chip->shift_buffer_bytes : 0;
+    for (int t = 0; t < e->ntensors; t++) {
+        int64_t f = step_floor_upto(w, t, a);
+        mem += f > w->weak[t] ? f : w->weak[t];
+    }
+    return mem <= c->cap;
+}
+
+static void search_steps(worker *w, const step_choices *sc, int a, bool rot) {
+    ctx *c = w->c;
+    const rotor_expr *e = c->e;
     if (a == e->naxes) {
         search_steps_leaf(w);
         return;
     }
     for (int i = 0; i < sc->n[a]; i++) {
-        w->steps[a] = sc->v[a][i];
-        if (a + 1 < e->naxes && w->steps[a] > 1 && !steps_prefix_survives(w)) {
-            w->st.steps_pruned++;
-            continue;
+        int64_t sa = sc->v[a][i];
+        w->steps[a] = sa;
+        if (a + 1 < e->naxes) {
+            int64_t unit = w->plan.fop[a] * sa;
+            w->len[a] = (e->extent[a] + unit - 1) / unit * sa;
+            w->sub[a] = w->len[a] / sa;
+            if (!steps_prefix_fits(w, a, rot || sa > 1) ||
+                (sa > 1 && !steps_prefix_survives(w))) {
+                w->st.steps_pruned++;
+                continue;
+            }
         }
-        search_steps(w, sc, a + 1);
+        search_steps(w, sc, a + 1, rot || sa > 1);
     }
     w->steps[a] = 1;
 }
@@ -412,8 +500,10 @@ static void search_fop(worker *w, const int64_t *fop) {
             sc->v[a][j] = v;
         }
         sc->n[a] = n;
+        w->smax[a] = sc->v[a][n - 1];
     }
-    search_steps(w, sc, 0);
+    for (int t = 0; t < e->ntensors; t++) w->weak[t] = tensor_weak_floor(c, t, fop);
+    search_steps(w, sc, 0, false);
 }
 
 /* ---- first pass over F_op ------------------------------------------------ */
@@ -427,10 +517,10 @@ typedef struct fop_list {
 /* A floor on memory for any plan with this F_op: each tensor's plain
  * dimensions hold at least prod ceil(E_a / F_a) / P_X elements (its f_t
  * multiply to at most P_X), its compound dimensions at least one. */
-static int64_t fop_mem_bound(const ctx *c, const int64_t *fop) {
+static int64_t tensor_weak_floor(const ctx *c, int t, const int64_t *fop) {
     const rotor_expr *e = c->e;
     int64_t mem = 0;
-    for (int t = 0; t < e->ntensors; t++) {
+    {
         const rotor_tensor *x = &e->tensors[t];
         int64_t share = 1;
         for (int a = 0; a < e->naxes; a++)
@@ -448,6 +538,12 @@ static int64_t fop_mem_bound(const ctx *c, const int64_t *fop) {
     return mem;
 }
 
+static int64_t fop_mem_bound(const ctx *c, const int64_t *fop) {
+    int64_t mem = 0;
+    for (int t = 0; t < c->e->ntensors; t++) mem += tensor_weak_floor(c, t, fop);
+    return mem;
+}
+
 /* The least bytes(X) of any plan with this F_op, over every f_t^X vector
  * whose product divides P_X (alignment with the other tensors ignored, so
  * this is a floor, not the minimum).  With f = f_t^X[a] dividing S_a, the
@@ -462,33 +558,48 @@ typedef struct floor_walk {
     int axes[ROTOR_MAX_AXES];
     int naxes;
     int64_t f[ROTOR_MAX_AXES];
+    const int64_t *div; /* divisors of P_X, ascending */
+    int ndiv;
     double best;
 } floor_walk;
 
-static void floor_walk_visit(floor_walk *fw, int i, int64_t room) {
+/* Elements of X with f_t[axes[j]] = fw->f for j < i and = room for the
+ * axes not yet chosen: a lower bound for every completion of the prefix,
+ * since partitions only shrink as f grows (exact when i == naxes). */
+static double floor_walk_elems(const floor_walk *fw, int i, int64_t room) {
     const rotor_expr *e = fw->c->e;
+    int64_t l[ROTOR_MAX_AXES];
+    for (int j = 0; j < fw->naxes; j++) {
+        int a = fw->axes[j];
+        int64_t unit = fw->fop[a] * (j < i ? fw->f[a] : room);
+        l[a] = (e->extent[a] + unit - 1) / unit;
+    }
+    double elems = 1;
+    for (int d = 0; d < fw->x->ndims; d++) {
+        const rotor_dim *dim = &fw->x->dims[d];
+        int64_t ld[2];
+        for (int k = 0; k < dim->nterms; k++) ld[k] = l[dim->axis[k]];
+        elems *= (double)rotor_dim_extent(dim, ld);
+    }
+    return elems;
+}
+
+/* Branch and bound over the divisor lattice, largest factors first so that
+ * a small best is found early and the prefix bound cuts the rest. */
+static void floor_walk_visit(floor_walk *fw, int i, int64_t room) {
+    double bound = floor_walk_elems(fw, i, room);
+    if (bound >= fw->best) return;
     if (i == fw->naxes) {
-        int64_t l[ROTOR_MAX_AXES];
-        for (int a = 0; a < e->naxes; a++)
-            if (fw->x->has_axis[a]) {
-                int64_t unit = fw->fop[a] * fw->f[a];
-                l[a] = (e->extent[a] + unit - 1) / unit;
-            }
-        double elems = 1;
-        for (int d = 0; d < fw->x->ndims; d++) {
-            const rotor_dim *dim = &fw->x->dims[d];
-            int64_t ld[2];
-            for (int k = 0; k < dim->nterms; k++) ld[k] = l[dim->axis[k]];
-            elems *= (double)rotor_dim_extent(dim, ld);
-        }
-        if (elems < fw->best) fw->best = elems;
+        fw->best = bound;
         return;
     }
     int a = fw->axes[i];
     /* f may exceed E_a / F_a (the axis is then padded up to F_a * f), and
-     * such an f can be the only divisor of P_X that fits: no cut-off here. */
-    for (int64_t f = 1; f <= room; f++) {
-        if (room % f) continue;
+     * such an f can be the only divisor of P_X that fits: no cut-off here.
+     * Every divisor of room divides P_X, so only P_X's divisors are tried. */
+    for (int k = fw->ndiv - 1; k >= 0; k--) {
+        int64_t f = fw->div[k];
+        if (f > room || room % f) continue;
         fw->f[a] = f;
         floor_walk_visit(fw, i + 1, room / f);
     }
@@ -502,24 +613,21 @@ static int64_t fop_tensor_floor(const ctx *c, int t, const int64_t *fop, int64_t
         fw.f[a] = 1;
         if (fw.x->has_axis[a]) fw.axes[fw.naxes++] = a;
     }
+    int64_t div[MAX_DIVISORS];
+    divisors(share, div, &fw.ndiv);
+    fw.div = div;
     floor_walk_visit(&fw, 0, share);
     double b = fw.best * (double)c->chip->element_bytes;
     return b > 9e15 ? (int64_t)9e15 : (int64_t)b;
 }
 
-/* The strong memory floor of an F_op: the tensor floors above, plus the
- * shift buffer when the one plan that does not rotate (every f_t = 1, so
- * every S_a = 1) does not fit: then every plan of this F_op rotates. */
-static int64_t fop_strong_floor(const ctx *c, const int64_t *fop) {
+/* Memory per core of the F_op's all-ones plan (every f_t = 1, nothing
+ * rotates, no shift buffer): every tensor's whole partition. */
+static double all_ones_bytes(const ctx *c, const int64_t *fop) {
     const rotor_expr *e = c->e;
-    int64_t mem = 0;
-    double still = 0; /* the all-ones plan's memory */
+    double bytes = 0;
     for (int t = 0; t < e->ntensors; t++) {
         const rotor_tensor *x = &e->tensors[t];
-        int64_t share = 1;
-        for (int a = 0; a < e->naxes; a++)
-            if (!x->has_axis[a]) share *= fop[a];
-        mem += fop_tensor_floor(c, t, fop, share);
         double elems = 1;
         for (int d = 0; d < x->ndims; d++) {
             const rotor_dim *dim = &x->dims[d];
@@ -530,9 +638,30 @@ static int64_t fop_strong_floor(const ctx *c, const int64_t *fop) {
             }
             elems *= (double)rotor_dim_extent(dim, l);
         }
-        still += elems * (double)c->chip->element_bytes;
+        bytes += elems * (double)c->chip->element_bytes;
     }
-    if (still > (double)c->cap) mem += c->chip->shift_buffer_bytes;
+    return bytes;
+}
+
+/* The strong memory floor of an F_op: the tensor floors above, plus the
+ * shift buffer when the one plan that does not rotate (every f_t = 1, so
+ * every S_a = 1) does not fit: then every plan of this F_op rotates. */
+static int64_t fop_strong_floor(const ctx *c, const int64_t *fop, int64_t index) {
+    const rotor_expr *e = c->e;
+    int64_t *cached = c->floors && index < c->nfloors ? &c->floors[index] : NULL;
+    int64_t mem = 0;
+    if (cached && *cached >= 0) mem = *cached;
+    for (int t = 0; t < e->ntensors; t++) {
+        const rotor_tensor *x = &e->tensors[t];
+        if (!cached || *cached < 0) {
+            int64_t share = 1;
+            for (int a = 0; a < e->naxes; a++)
+                if (!x->has_axis[a]) share *= fop[a];
+            mem += fop_tensor_floor(c, t, fop, share);
+        }
+    }
+    if (cached && *cached < 0) *cached = mem;
+    if (all_ones_bytes(c, fop) > (double)c->cap) mem += c->chip->shift_buffer_bytes;
     return mem;
 }
 
@@ -540,6 +669,7 @@ typedef struct pass1 {
     ctx *c;
     worker *w;       /* seeds the incumbent with each F_op's all-ones plan */
     fop_list *keep;  /* NULL on the seeding pass */
+    int64_t index;   /* F_op vectors visited so far (the floors cache key) */
     int64_t fop[ROTOR_MAX_AXES];
 } pass1;
 
@@ -547,6 +677,7 @@ static void pass1_visit(pass1 *p) {
     ctx *c = p->c;
     const rotor_expr *e = c->e;
     worker *w = p->w;
+    int64_t index = p->index++;
     int64_t cores = 1;
     double pad = 1.0;
     for (int a = 0; a < e->naxes; a++) {
@@ -559,6 +690,7 @@ static void pass1_visit(pass1 *p) {
     if (c->cons.max_padding > 0 && pad > c->cons.max_padding * (1 + SLACK)) return;
     if (!p->keep) {
         w->st.fops++;
+        if (all_ones_bytes(c, p->fop) > (double)c->cap) return; /* cannot fit: not costed */
         /* the all-ones plan: valid whenever it fits */
         rotor_plan_init(e, &w->plan);
         memcpy(w->plan.fop, p->fop, sizeof w->plan.fop);
@@ -571,7 +703,7 @@ static void pass1_visit(pass1 *p) {
     int64_t mb = fop_mem_bound(c, p->fop);
     if (prune(w, tb, mb)) return;
     /* the strong floor costs a divisor walk: only for F_op that survive */
-    int64_t strong = fop_strong_floor(c, p->fop);
+    int64_t strong = fop_strong_floor(c, p->fop, index);
     if (strong > mb) mb = strong;
     if (prune(w, tb, mb)) return;
     fop_list *l = p->keep;
@@ -637,10 +769,28 @@ static bool search_once(ctx *c, int nthreads, rotor_candidate *best, bool *have,
     worker *seed = calloc(1, sizeof *seed);
     if (!seed) return false;
     seed->c = c;
+    if (c->spare) {
+        /* the fastest plan an earlier search costed that fits this cap */
+        for (int i = c->spare->n - 1; i >= 0; i--)
+            if (c->spare->v[i].info.memory <= c->cap) {
+                offer(seed, &c->spare->v[i]);
+                break;
+            }
+        seed->seen = c->spare;
+    }
     pass1 p = {.c = c, .w = seed};
     pass1_walk(&p, 0, c->cores);
     fop_list keep = {0};
+    /* 8 bytes per F_op vector; past 2^22 vectors (32 MB) recompute instead */
+    if (!c->floors && p.index <= ((int64_t)1 << 22)) {
+        c->floors = malloc((size_t)(p.index ? p.index : 1) * sizeof *c->floors);
+        if (c->floors) {
+            c->nfloors = p.index;
+            for (int64_t i = 0; i < p.index; i++) c->floors[i] = -1;
+        }
+    }
     p.keep = &keep;
+    p.index = 0;
     pass1_walk(&p, 0, c->cores);
     worker *ws = keep.oom ? NULL : calloc((size_t)nthreads, sizeof *ws);
     if (!ws) {
@@ -649,11 +799,14 @@ static bool search_once(ctx *c, int nthreads, rotor_candidate *best, bool *have,
         return false;
     }
     if (keep.n) qsort(keep.v, (size_t)keep.n, sizeof *keep.v, fop_entry_cmp);
+    bool oom = false;
     for (int i = 0; i < nthreads; i++) {
         ws[i].c = c;
         ws[i].best = seed->best;
         ws[i].have_best = seed->have_best;
+        if (c->spare && !(ws[i].seen = calloc(1, sizeof *ws[i].seen))) oom = true;
     }
+    if (oom) keep.n = 0;
 
     /* Pass 2: the surviving F_op in parallel.  Threads share only the
      * incumbent time; each keeps its own best, merged below in thread order
@@ -676,11 +829,78 @@ static bool search_once(ctx *c, int nthreads, rotor_candidate *best, bool *have,
             *best = w->best;
             *have = true;
         }
+        if (w->seen) {
+            for (int k = 0; k < w->seen->n; k++) archive_add(c->spare, &w->seen->v[k]);
+            free(w->seen);
+        }
     }
     free(ws);
+    if (oom) {
+        free(seed);
+        free(keep.v);
+        return false;
+    }
     free(seed);
     free(keep.v);
     return true;
+}
+
+/* The search proper, after rotor_search has set up c (which it frees). */
+static rotor_status search_run(ctx *c, const rotor_search_options *opt, double t0,
+                               rotor_search_result *out, rotor_error *err) {
+    int nthreads = opt && opt->threads > 0 ? opt->threads : omp_get_max_threads();
+    int64_t cap0 = c->cap;
+
+    rotor_search_stats st = {0};
+    bool have = false;
+    if (!search_once(c, nthreads, &out->best, &have, &st))
+        return rotor_fail(err, ROTOR_ERR_NOMEM, "search: out of memory");
+    if (!have) {
+        st.threads = nthreads;
+        st.wall_seconds = omp_get_wtime() - t0;
+        out->stats = st;
+        return rotor_fail(err, ROTOR_ERR_NOFIT,
+                          "no valid plan fits: every plan of this operator needs more than %lld bytes "
+                          "per core or breaks a constraint",
+                          (long long)cap0);
+    }
+    if (opt && opt->pareto) {
+        int n = 0, capn = 16;
+        /* from here on, searches keep what they cost to seed the next one */
+        c->spare = calloc(1, sizeof *c->spare);
+        rotor_candidate *v = malloc((size_t)capn * sizeof *v);
+        if (!v || !c->spare) {
+            free(v);
+            return rotor_fail(err, ROTOR_ERR_NOMEM, "search: out of memory");
+        }
+        v[n++] = out->best;
+        for (;;) {
+            c->cap = v[n - 1].info.memory - 1;
+            rotor_candidate next;
+            bool found = false;
+            if (!search_once(c, nthreads, &next, &found, &st)) {
+                free(v);
+                return rotor_fail(err, ROTOR_ERR_NOMEM, "search: out of memory");
+            }
+            if (!found) break;
+            if (n == capn) {
+                capn *= 2;
+                rotor_candidate *nv = realloc(v, (size_t)capn * sizeof *v);
+                if (!nv) {
+                    free(v);
+                    return rotor_fail(err, ROTOR_ERR_NOMEM, "search: out of memory");
+                }
+                v = nv;
+            }
+            v[n++] = next;
+        }
+        out->pareto = v;
+        out->npareto = n;
+    }
+    st.threads = nthreads;
+    st.wall_seconds = omp_get_wtime() - t0;
+    out->stats = st;
+    return ROTOR_OK;
 }
 
 /* The frontier by the epsilon-constraint method: the fastest plan (ties:
@@ -714,54 +934,15 @@ rotor_status rotor_search(const rotor_expr *e, const rotor_chip *chip,
         for (int t = 0; t < e->ntensors; t++)
             if (e->tensors[t].has_axis[a]) c.last_tensor[a] = t;
     }
-    int nthreads = opt && opt->threads > 0 ? opt->threads : omp_get_max_threads();
-    int64_t cap0 = c.cap;
-
-    rotor_search_stats st = {0};
-    bool have = false;
-    if (!search_once(&c, nthreads, &out->best, &have, &st))
-        return rotor_fail(err, ROTOR_ERR_NOMEM, "search: out of memory");
-    if (!have) {
-        st.threads = nthreads;
-        st.wall_seconds = omp_get_wtime() - t0;
-        out->stats = st;
-        return rotor_fail(err, ROTOR_ERR_NOFIT,
-                          "no valid plan fits: every plan of this operator needs more than %lld bytes "
-                          "per core or breaks a constraint",
-                          (long long)cap0);
+    for (int t = 0; t < e->ntensors; t++) {
+        c.last_axis[t] = -1;
+        for (int a = 0; a < e->naxes; a++)
+            if (e->tensors[t].has_axis[a]) c.last_axis[t] = a;
     }
-    if (opt && opt->pareto) {
-        int n = 0, capn = 16;
-        rotor_candidate *v = malloc((size_t)capn * sizeof *v);
-        if (!v) return rotor_fail(err, ROTOR_ERR_NOMEM, "search: out of memory");
-        v[n++] = out->best;
-        for (;;) {
-            c.cap = v[n - 1].info.memory - 1;
-            rotor_candidate next;
-            bool found = false;
-            if (!search_once(&c, nthreads, &next, &found, &st)) {
-                free(v);
-                return rotor_fail(err, ROTOR_ERR_NOMEM, "search: out of memory");
-            }
-            if (!found) break;
-            if (n == capn) {
-                capn *= 2;
-                rotor_candidate *nv = realloc(v, (size_t)capn * sizeof *v);
-                if (!nv) {
-                    free(v);
-                    return rotor_fail(err, ROTOR_ERR_NOMEM, "search: out of memory");
-                }
-                v = nv;
-            }
-            v[n++] = next;
-        }
-        out->pareto = v;
-        out->npareto = n;
-    }
-    st.threads = nthreads;
-    st.wall_seconds = omp_get_wtime() - t0;
-    out->stats = st;
-    return ROTOR_OK;
+    rotor_status rc = search_run(&c, opt, t0, out, err);
+    free(c.floors);
+    free(c.spare);
+    return rc;
 }
 
 void rotor_search_result_free(rotor_search_result *r) {
