@@ -151,6 +151,22 @@ static void check_case(const char *label, const rotor_expr *e, const rotor_chip 
         for (int i = 0; i < s1.npareto; i++)
             cr_assert_eq(memcmp(&s1.pareto[i].plan, &s2.pareto[i].plan, sizeof s1.pareto[i].plan), 0,
                          "%s: frontier plan %d differs with 2 threads", label, i);
+        /* both frontier methods give the same plans, point for point */
+        for (int m = ROTOR_PARETO_EPSILON; m <= ROTOR_PARETO_SINGLE_PASS; m++) {
+            rotor_search_options o3 = o2;
+            o3.pareto_method = (rotor_pareto_method)m;
+            rotor_search_result s3;
+            cr_assert_eq(rotor_search(e, chip, &o3, &s3, &err), ROTOR_OK, "%s: method %d: %s", label,
+                         m, err.msg);
+            cr_assert_eq(s3.npareto, s1.npareto, "%s: method %d: %d points, not %d", label, m,
+                         s3.npareto, s1.npareto);
+            for (int i = 0; i < s1.npareto; i++)
+                cr_assert_eq(memcmp(&s1.pareto[i].plan, &s3.pareto[i].plan, sizeof s1.pareto[i].plan),
+                             0, "%s: method %d: frontier plan %d differs", label, m, i);
+            cr_assert_eq(memcmp(&s1.best.plan, &s3.best.plan, sizeof s1.best.plan), 0,
+                         "%s: method %d: best plan differs", label, m);
+            rotor_search_result_free(&s3);
+        }
         /* the fastest frontier point is the best plan */
         cr_assert(s1.npareto > 0 && close_rel(s1.pareto[0].cost.total, s1.best.cost.total), "%s",
                   label);

@@ -27,10 +27,19 @@ typedef struct rotor_constraints {
 /* Parses "min_cores=1024,max_padding=1.2,memory_cap=400000" (any subset). */
 rotor_status rotor_constraints_parse(const char *text, rotor_constraints *out, rotor_error *err);
 
+/* How the frontier is found.  Both are exact and give the same frontier
+ * (docs/cost-model.md, "Pareto frontier"); they differ only in speed. */
+typedef enum rotor_pareto_method {
+    ROTOR_PARETO_AUTO = 0,     /* single pass unless a tensor has a compound dimension */
+    ROTOR_PARETO_EPSILON,      /* one search per point, each capped below the last */
+    ROTOR_PARETO_SINGLE_PASS   /* one search pruning by dominance against a growing front */
+} rotor_pareto_method;
+
 typedef struct rotor_search_options {
     const rotor_cost_model *model; /* NULL: the default model */
     rotor_constraints constraints;
     bool pareto;                   /* also return the frontier */
+    rotor_pareto_method pareto_method;
     int threads;                   /* 0: OpenMP's default */
 } rotor_search_options;
 
