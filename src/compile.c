@@ -1,0 +1,498 @@
+/* compile.c — whole-model compilation onto distributed SRAM: per-operator
+ * Pareto frontiers, idle and active layouts, setup cost, and T10's
+ * inter-operator memory reconciliation (T10 §4.3.2, Algorithm 1).
+ *
+ * Decisions where T10 is silent (docs/compile.md repeats them):
+ *  - Resident data are an operator's weights and kv-cache inputs (and
+ *    expression tensors that name no graph value: folded constants).  They
+ *    stay in SRAM for the whole run in the operator's idle layout.
+ *  - An idle layout refines one frontier plan (its base): it keeps the base's
+ *    F_op and splits every weight partition a further k ways across the
+ *    base's replicas (k divides the rings R_X, the temporal factors grow by
+ *    k), as T10 Figure 9 suggests.  Setup into the base plan is then an
+ *    all-gather inside each group of k cores: every core receives
+ *    (k - 1) / k of its partition.  Into any other plan a core is charged
+ *    its whole active weight partition (it may hold none of it).
+ *  - Activations live from their producer to their last consumer, stored
+ *    evenly across all cores between operators (ceil(bytes / N) per core).
+ *    An operator's setup also gathers its activation inputs from that even
+ *    layout: a core receives its active partition less the even share it
+ *    already holds.  Outputs are left where the plan computed them; their
+ *    move to the even layout is the consumer's gather, counted once there.
+ *  - Setup time is the bytes one core receives over beta (every core
+ *    receives in parallel, one link each), plus alpha per gather round.
+ *  - Operators outside tensor expressions (vendor ops) run at the vector
+ *    rate on every core: flops / (N R_vec); they hold their inputs and
+ *    outputs in the even layout and need no setup.
+ *  - Sizes use the chip's element size, as the cost model does. */
+#include "rotor/compile.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rotor/plan.h"
+
+/* An expression tensor's role in the schedule. */
+enum { T_OUTPUT, T_RESIDENT, T_ACTIVATION };
+
+typedef struct op_state {
+    int frontier;              /* -1: vendor */
+    int kind[ROTOR_MAX_TENSORS];
+    int64_t even[ROTOR_MAX_TENSORS]; /* even share per core of each tensor */
+    int64_t live;              /* other activations live while it runs */
+    int64_t vendor_bytes;      /* vendor op: memory while running */
+    int64_t vendor_idle;       /* vendor op: its resident data, even layout */
+    double vendor_s;
+    /* current choice */
+    int active;                /* frontier index, -1: does not fit */
+    int idle_base;
+    int64_t idle_k;
+    int64_t idle_bytes;
+} op_state;
+
+typedef struct compiler {
+    const rotor_graph *g;
+    const rotor_chip *chip;
+    int64_t cores, sram, elem;
+    double beta, alpha;
+    op_state *st;
+    rotor_frontier *fr;
+    int nfr;
+    char **keys;
+} compiler;
+
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* Elements of expression tensor t at full extents (compound windows read
+ * their whole window). */
+static int64_t tensor_elements(const rotor_expr *e, int t) {
+    const rotor_tensor *x = &e->tensors[t];
+    int64_t n = 1;
+    for (int d = 0; d < x->ndims; d++) {
+        int64_t len[2];
+        for (int k = 0; k < x->dims[d].nterms; k++) len[k] = e->extent[x->dims[d].axis[k]];
+        int64_t ext = rotor_dim_extent(&x->dims[d], len);
+        if (!rotor_mul_i64(n, ext, &n)) return INT64_MAX;
+    }
+    return n;
+}
+
+/* "text|m=32,k=5120,..." identifies an operator shape. */
+static char *shape_key(const rotor_expr *e) {
+    size_t cap = strlen(e->text) + 32 * (size_t)(e->naxes + 1);
+    char *k = malloc(cap);
+    if (!k) return NULL;
+    size_t n = (size_t)snprintf(k, cap, "%s|", e->text);
+    for (int a = 0; a < e->naxes && n < cap; a++)
+        n += (size_t)snprintf(k + n, cap - n, "%s=%lld,", e->axis_name[a], (long long)e->extent[a]);
+    return k;
+}
+
+/* ---- setup -------------------------------------------------------------- */
+
+/* Idle bytes per core of plan c's resident tensors split k further ways. */
+static int64_t idle_bytes_of(const op_state *s, const rotor_expr *e, const rotor_candidate *c,
+                             int64_t k) {
+    int64_t b = 0;
+    for (int t = 0; t < e->ntensors; t++)
+        if (s->kind[t] == T_RESIDENT) {
+            int64_t kt = k < c->info.rings[t] ? k : c->info.rings[t];
+            while (c->info.rings[t] % kt) kt--; /* the largest divisor of R_X not above k */
+            b += ceil_div(c->info.bytes[t], kt);
+        }
+    return b;
+}
+
+/* Setup of operator o into frontier plan j from idle layout (base, k). */
+static double setup_time(const compiler *cc, const op_state *s, const rotor_expr *e,
+                         const rotor_frontier *f, int j, int base, int64_t k) {
+    const rotor_candidate *c = &f->v[j];
+    int64_t recv = 0, rounds = 0;
+    for (int t = 0; t < e->ntensors; t++) {
+        if (s->kind[t] == T_RESIDENT) {
+            int64_t held = 0;
+            if (base == j) {
+                int64_t kt = k < c->info.rings[t] ? k : c->info.rings[t];
+                while (c->info.rings[t] % kt) kt--;
+                held = ceil_div(c->info.bytes[t], kt);
+                if (kt - 1 > rounds) rounds = kt - 1;
+            } else if (rounds < 1) {
+                rounds = 1;
+            }
+            recv += c->info.bytes[t] - held;
+        } else if (s->kind[t] == T_ACTIVATION) {
+            int64_t need = c->info.bytes[t] - s->even[t];
+            if (need > 0) {
+                recv += need;
+                if (rounds < 1) rounds = 1;
+            }
+        }
+    }
+    return (double)recv / cc->beta + (double)rounds * cc->alpha;
+}
+
+/* ---- frontiers ---------------------------------------------------------- */
+
+static rotor_status frontier_of(compiler *cc, const rotor_op *op, const rotor_compile_options *opt,
+                                int *out, int *searches, rotor_error *err) {
+    char *key = shape_key(&op->expr);
+    if (!key) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < cc->nfr; i++)
+        if (strcmp(cc->keys[i], key) == 0) {
+            free(key);
+            *out = i;
+            return ROTOR_OK;
+        }
+    rotor_search_options so = {0};
+    so.pareto = true;
+    so.threads = opt ? opt->threads : 0;
+    rotor_search_result r;
+    rotor_status st = rotor_search(&op->expr, cc->chip, &so, &r, err);
+    (*searches)++;
+    if (st) {
+        free(key);
+        char prefix[160];
+        snprintf(prefix, sizeof prefix, "op '%s' (%s)", op->name, op->type);
+        rotor_error_prefix(err, prefix);
+        return st;
+    }
+    rotor_frontier *nf = realloc(cc->fr, (size_t)(cc->nfr + 1) * sizeof *nf);
+    char **nk = nf ? realloc(cc->keys, (size_t)(cc->nfr + 1) * sizeof *nk) : NULL;
+    if (nf) cc->fr = nf;
+    if (nk) cc->keys = nk;
+    if (!nf || !nk) {
+        free(key);
+        rotor_search_result_free(&r);
+        return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    }
+    cc->fr[cc->nfr].n = r.npareto;
+    cc->fr[cc->nfr].v = r.pareto; /* taken over from the search result */
+    cc->keys[cc->nfr] = key;
+    *out = cc->nfr++;
+    return ROTOR_OK;
+}
+
+/* ---- liveness ----------------------------------------------------------- */
+
+/* Per-core bytes of the activations live while each operator runs, less
+ * the operator's own inputs and outputs (those are in its active plan). */
+static rotor_status liveness(compiler *cc, rotor_error *err) {
+    const rotor_graph *g = cc->g;
+    int n = g->nops;
+    int64_t *delta = calloc((size_t)n + 1, sizeof *delta);
+    int *last = malloc(sizeof(int) * (size_t)(g->nvalues ? g->nvalues : 1));
+    if (!delta || !last) {
+        free(delta);
+        free(last);
+        return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    }
+    for (int v = 0; v < g->nvalues; v++) last[v] = -1;
+    for (int o = 0; o < n; o++)
+        for (int i = 0; i < g->ops[o].ninputs; i++) last[g->ops[o].inputs[i]] = o;
+    for (int v = 0; v < g->nvalues; v++) {
+        const rotor_value *x = &g->values[v];
+        if (x->role != ROTOR_ROLE_ACTIVATION) continue;
+        int from = x->producer < 0 ? 0 : x->producer;
+        int to = x->is_output ? n - 1 : (last[v] > from ? last[v] : from);
+        int64_t share = ceil_div(x->elements * cc->elem, cc->cores);
+        delta[from] += share;
+        delta[to + 1] -= share;
+    }
+    int64_t run = 0;
+    for (int o = 0; o < n; o++) {
+        run += delta[o];
+        int64_t own = 0;
+        const rotor_op *op = &g->ops[o];
+        for (int i = 0; i < op->ninputs + op->noutputs; i++) {
+            int v = i < op->ninputs ? op->inputs[i] : op->outputs[i - op->ninputs];
+            bool dup = false;
+            for (int j = 0; j < i && !dup; j++)
+                dup = (j < op->ninputs ? op->inputs[j] : op->outputs[j - op->ninputs]) == v;
+            if (dup || g->values[v].role != ROTOR_ROLE_ACTIVATION) continue;
+            own += ceil_div(g->values[v].elements * cc->elem, cc->cores);
+        }
+        cc->st[o].live = run - own;
+    }
+    free(delta);
+    free(last);
+    return ROTOR_OK;
+}
+
+/* ---- Algorithm 1 -------------------------------------------------------- */
+
+/* Chooses every operator's active plan for the current idle layouts and
+ * returns the end-to-end time (INFINITY if one does not fit; *misfit then
+ * names it and *short_by the bytes it lacks). */
+static double assign_active(compiler *cc, int64_t idle_total, int *misfit, int64_t *short_by) {
+    const rotor_graph *g = cc->g;
+    double total = 0;
+    *misfit = -1;
+    for (int o = 0; o < g->nops; o++) {
+        op_state *s = &cc->st[o];
+        int64_t cap = cc->sram - (idle_total - s->idle_bytes) - s->live;
+        if (s->frontier < 0) {
+            if (s->vendor_bytes > cap) {
+                if (*misfit < 0) {
+                    *misfit = o;
+                    *short_by = s->vendor_bytes - cap;
+                }
+                s->active = -1;
+                total = INFINITY;
+                continue;
+            }
+            s->active = 0;
+            total += s->vendor_s;
+            continue;
+        }
+        const rotor_frontier *f = &cc->fr[s->frontier];
+        s->active = -1;
+        for (int j = 0; j < f->n; j++)
+            if (f->v[j].info.memory <= cap) {
+                s->active = j;
+                break;
+            }
+        if (s->active < 0) {
+            if (*misfit < 0) {
+                *misfit = o;
+                *short_by = f->v[f->n - 1].info.memory - cap;
+            }
+            total = INFINITY;
+            continue;
+        }
+        total += f->v[s->active].cost.total +
+                 setup_time(cc, s, &g->ops[o].expr, f, s->active, s->idle_base, s->idle_k);
+    }
+    return total;
+}
+
+/* The move with the highest -dT_S / dM_I: some operator's idle layout
+ * refining its current active plan with a smaller split.  Returns false
+ * when none reduces setup within the SRAM. */
+static bool best_move(compiler *cc, int64_t idle_total, int *mo, int64_t *mk, int64_t *mbytes) {
+    const rotor_graph *g = cc->g;
+    double best = 0;
+    bool found = false;
+    for (int o = 0; o < g->nops; o++) {
+        op_state *s = &cc->st[o];
+        if (s->frontier < 0 || s->active < 0) continue;
+        const rotor_frontier *f = &cc->fr[s->frontier];
+        const rotor_expr *e = &g->ops[o].expr;
+        const rotor_candidate *c = &f->v[s->active];
+        double now = setup_time(cc, s, e, f, s->active, s->idle_base, s->idle_k);
+        int64_t rmax = 1;
+        for (int t = 0; t < e->ntensors; t++)
+            if (s->kind[t] == T_RESIDENT && c->info.rings[t] > rmax) rmax = c->info.rings[t];
+        for (int64_t k = 1; k <= rmax; k++) {
+            if (rmax % k) continue;
+            int64_t b = idle_bytes_of(s, e, c, k);
+            int64_t dm = b - s->idle_bytes;
+            if (dm <= 0 || idle_total + dm > cc->sram) continue;
+            double dt = now - setup_time(cc, s, e, f, s->active, s->active, k);
+            if (dt <= 0) continue;
+            double ratio = dt / (double)dm;
+            if (!found || ratio > best) {
+                best = ratio;
+                found = true;
+                *mo = o;
+                *mk = k;
+                *mbytes = b;
+            }
+        }
+    }
+    return found;
+}
+
+static void fill_schedule(const compiler *cc, rotor_compile_result *out) {
+    const rotor_graph *g = cc->g;
+    out->total_s = out->setup_s = out->compute_s = out->comm_s = out->reduction_s = 0;
+    out->vendor_s = 0;
+    out->idle_bytes = 0;
+    out->peak_bytes = 0;
+    for (int o = 0; o < g->nops; o++) out->idle_bytes += cc->st[o].idle_bytes;
+    for (int o = 0; o < g->nops; o++) {
+        const op_state *s = &cc->st[o];
+        rotor_op_schedule *r = &out->ops[o];
+        memset(r, 0, sizeof *r);
+        r->op = o;
+        r->frontier = s->frontier;
+        r->active = s->active;
+        r->idle_base = s->idle_base;
+        r->idle_split = s->idle_k;
+        r->idle_bytes = s->idle_bytes;
+        r->live_bytes = s->live;
+        if (s->frontier < 0) {
+            r->vendor = true;
+            r->active_bytes = s->vendor_bytes;
+            r->exec_s = r->compute_s = s->vendor_s;
+            out->vendor_s += s->vendor_s;
+        } else {
+            const rotor_frontier *f = &cc->fr[s->frontier];
+            const rotor_candidate *c = &f->v[s->active];
+            r->active_bytes = c->info.memory;
+            r->exec_s = c->cost.total;
+            r->compute_s = c->cost.compute;
+            r->comm_s = c->cost.comm;
+            r->reduction_s = c->cost.reduction;
+            r->setup_s = setup_time(cc, s, &g->ops[o].expr, f, s->active, s->idle_base, s->idle_k);
+            out->compute_s += r->compute_s;
+            out->comm_s += r->comm_s;
+            out->reduction_s += r->reduction_s;
+            out->setup_s += r->setup_s;
+        }
+        out->total_s += r->exec_s + r->setup_s;
+        int64_t peak = out->idle_bytes - s->idle_bytes + s->live + r->active_bytes;
+        if (peak > out->peak_bytes) out->peak_bytes = peak;
+    }
+}
+
+static rotor_status prepare(compiler *cc, const rotor_compile_options *opt, int *searches,
+                            rotor_error *err) {
+    const rotor_graph *g = cc->g;
+    for (int o = 0; o < g->nops; o++) {
+        const rotor_op *op = &g->ops[o];
+        op_state *s = &cc->st[o];
+        s->idle_k = 1;
+        if (op->vendor) {
+            s->frontier = -1;
+            s->vendor_s = op->flops / ((double)cc->cores * rotor_chip_vector_rate(cc->chip));
+            for (int i = 0; i < op->ninputs + op->noutputs; i++) {
+                int v = i < op->ninputs ? op->inputs[i] : op->outputs[i - op->ninputs];
+                int64_t share = ceil_div(g->values[v].elements * cc->elem, cc->cores);
+                if (g->values[v].role == ROTOR_ROLE_ACTIVATION) s->vendor_bytes += share;
+                else s->vendor_idle += share;
+            }
+            s->idle_bytes = s->vendor_idle;
+            continue;
+        }
+        const rotor_expr *e = &op->expr;
+        for (int t = 0; t < e->ntensors; t++) {
+            int v = op->tensor_value[t];
+            if (t == 0) s->kind[t] = T_OUTPUT;
+            else if (v < 0 || g->values[v].role != ROTOR_ROLE_ACTIVATION) s->kind[t] = T_RESIDENT;
+            else s->kind[t] = T_ACTIVATION;
+            int64_t n = tensor_elements(e, t);
+            int64_t bytes;
+            if (!rotor_mul_i64(n, cc->elem, &bytes))
+                return rotor_fail(err, ROTOR_ERR_INPUT, "op '%s' (%s): tensor %s overflows 64 bits",
+                                  op->name, op->type, e->tensors[t].name);
+            s->even[t] = ceil_div(bytes, cc->cores);
+        }
+        rotor_status st = frontier_of(cc, op, opt, &s->frontier, searches, err);
+        if (st) return st;
+        /* Algorithm 1, line 3: the memory-minimal idle layout over every
+         * frontier plan and split (ties: the first plan, the largest k). */
+        const rotor_frontier *f = &cc->fr[s->frontier];
+        s->idle_bytes = INT64_MAX;
+        for (int j = 0; j < f->n; j++) {
+            int64_t rmax = 1;
+            for (int t = 0; t < e->ntensors; t++)
+                if (s->kind[t] == T_RESIDENT && f->v[j].info.rings[t] > rmax) rmax = f->v[j].info.rings[t];
+            int64_t b = idle_bytes_of(s, e, &f->v[j], rmax);
+            if (b < s->idle_bytes) {
+                s->idle_bytes = b;
+                s->idle_base = j;
+                s->idle_k = rmax;
+            }
+        }
+    }
+    return ROTOR_OK;
+}
+
+rotor_status rotor_compile(const rotor_graph *g, const rotor_chip *chip,
+                           const rotor_compile_options *opt, rotor_compile_result *out,
+                           rotor_error *err) {
+    memset(out, 0, sizeof *out);
+    compiler cc = {.g = g, .chip = chip};
+    cc.cores = rotor_chip_cores(chip);
+    cc.sram = chip->sram_bytes;
+    cc.elem = chip->element_bytes;
+    cc.beta = rotor_chip_link_bw(chip);
+    cc.alpha = rotor_chip_link_latency(chip);
+    if (g->nops == 0) return rotor_fail(err, ROTOR_ERR_INPUT, "compile: the graph '%s' has no operators", g->name);
+    cc.st = calloc((size_t)g->nops, sizeof *cc.st);
+    out->ops = calloc((size_t)g->nops, sizeof *out->ops);
+    rotor_status st = ROTOR_OK;
+    if (!cc.st || !out->ops) st = rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    if (!st) st = prepare(&cc, opt, &out->searches, err);
+    if (!st) st = liveness(&cc, err);
+
+    int cap_curve = 64;
+    int64_t idle_total = 0;
+    if (!st) {
+        out->curve = malloc((size_t)cap_curve * sizeof *out->curve);
+        if (!out->curve) st = rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+        for (int o = 0; o < g->nops; o++) idle_total += cc.st[o].idle_bytes;
+    }
+    /* Algorithm 1: keep the best end-to-end time over the greedy walk. */
+    op_state *best = st ? NULL : malloc((size_t)g->nops * sizeof *best);
+    if (!st && !best) st = rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    double best_t = INFINITY;
+    int first_misfit = -1;
+    int64_t first_short = 0;
+    while (!st) {
+        int misfit;
+        int64_t short_by = 0;
+        double t = assign_active(&cc, idle_total, &misfit, &short_by);
+        if (out->ncurve == 0) {
+            first_misfit = misfit;
+            first_short = short_by;
+        }
+        if (out->ncurve == cap_curve) {
+            cap_curve *= 2;
+            rotor_curve_point *nc = realloc(out->curve, (size_t)cap_curve * sizeof *nc);
+            if (!nc) {
+                st = rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+                break;
+            }
+            out->curve = nc;
+        }
+        out->curve[out->ncurve].idle_bytes = idle_total;
+        out->curve[out->ncurve].total_s = t;
+        out->ncurve++;
+        if (t < best_t) {
+            best_t = t;
+            memcpy(best, cc.st, (size_t)g->nops * sizeof *best);
+        }
+        if (misfit >= 0) break; /* more idle memory leaves even less room */
+        int mo;
+        int64_t mk, mb;
+        if (!best_move(&cc, idle_total, &mo, &mk, &mb)) break;
+        idle_total += mb - cc.st[mo].idle_bytes;
+        cc.st[mo].idle_bytes = mb;
+        cc.st[mo].idle_base = cc.st[mo].active;
+        cc.st[mo].idle_k = mk;
+    }
+    if (!st && !isfinite(best_t)) {
+        const rotor_op *op = &g->ops[first_misfit];
+        st = rotor_fail(err, ROTOR_ERR_NOFIT,
+                        "the model does not fit in %lld bytes of SRAM per core: op '%s' (%s) "
+                        "lacks %lld bytes per core for its leanest plan (idle %lld B of every "
+                        "operator, %lld B of live activations)",
+                        (long long)cc.sram, op->name, op->type, (long long)first_short,
+                        (long long)idle_total, (long long)cc.st[first_misfit].live);
+    }
+    if (!st) {
+        memcpy(cc.st, best, (size_t)g->nops * sizeof *best);
+        out->nops = g->nops;
+        fill_schedule(&cc, out);
+    }
+    free(best);
+    free(cc.st);
+    for (int i = 0; i < cc.nfr; i++) free(cc.keys[i]);
+    free(cc.keys);
+    out->frontiers = cc.fr;
+    out->nfrontiers = cc.nfr;
+    if (st) rotor_compile_result_free(out);
+    return st;
+}
+
+void rotor_compile_result_free(rotor_compile_result *r) {
+    if (!r) return;
+    for (int i = 0; i < r->nfrontiers; i++) free(r->frontiers[i].v);
+    free(r->frontiers);
+    free(r->ops);
+    free(r->curve);
+    memset(r, 0, sizeof *r);
+}

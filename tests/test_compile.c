@@ -1,0 +1,213 @@
+/* test_compile.c — whole-model compilation (src/compile.c; T10 §4.3.2,
+ * Algorithm 1): memoised frontiers, setup of idle layouts, the greedy
+ * reconciliation, liveness and the out-of-SRAM error. */
+#include <criterion/criterion.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "rotor/compile.h"
+
+#define assert_msg_has(err, s) \
+    cr_assert(strstr((err).msg, (s)) != NULL, "message \"%s\" lacks \"%s\"", (err).msg, (s))
+
+static rotor_chip mk2(void) {
+    rotor_chip c;
+    cr_assert_eq(rotor_chip_preset("ipu-mk2", &c, NULL), ROTOR_OK);
+    return c;
+}
+
+static int value(rotor_graph *g, const char *name, int64_t r, int64_t c, rotor_role role) {
+    int64_t shape[2] = {r, c};
+    int v;
+    rotor_error err;
+    cr_assert_eq(rotor_graph_add_value(g, name, ROTOR_DTYPE_F16, 2, shape, role, &v, &err), ROTOR_OK,
+                 "%s", err.msg);
+    return v;
+}
+
+/* y = x W: one MatMul operator named name. */
+static void matmul(rotor_graph *g, const char *name, int x, int w, int y, int64_t m, int64_t k,
+                   int64_t n) {
+    char dims[96];
+    snprintf(dims, sizeof dims, "m=%lld,k=%lld,n=%lld", (long long)m, (long long)k, (long long)n);
+    int in[2] = {x, w}, outv[1] = {y};
+    rotor_op_desc d = {.name = name, .type = "MatMul", .expr = "C[m,n] += A[m,k] * B[k,n]",
+                       .dims = dims, .inputs = in, .ninputs = 2, .outputs = outv, .noutputs = 1};
+    for (int t = 0; t < ROTOR_MAX_TENSORS; t++) d.tensor_value[t] = -1;
+    d.tensor_value[0] = y;
+    d.tensor_value[1] = x;
+    d.tensor_value[2] = w;
+    rotor_error err;
+    cr_assert_eq(rotor_graph_add_op(g, &d, NULL, &err), ROTOR_OK, "%s", err.msg);
+}
+
+/* layers x (tokens x hidden) -> FFN up (hidden x ffn) -> down (ffn x hidden). */
+static void ffn_stack(rotor_graph *g, int layers, int64_t tokens, int64_t hidden, int64_t ffn) {
+    rotor_graph_init(g, "ffn-stack");
+    int x = value(g, "x0", tokens, hidden, ROTOR_ROLE_ACTIVATION);
+    for (int l = 0; l < layers; l++) {
+        char n[64];
+        snprintf(n, sizeof n, "w_up%d", l);
+        int wu = value(g, n, hidden, ffn, ROTOR_ROLE_WEIGHT);
+        snprintf(n, sizeof n, "w_down%d", l);
+        int wd = value(g, n, ffn, hidden, ROTOR_ROLE_WEIGHT);
+        snprintf(n, sizeof n, "h%d", l);
+        int h = value(g, n, tokens, ffn, ROTOR_ROLE_ACTIVATION);
+        snprintf(n, sizeof n, "x%d", l + 1);
+        int y = value(g, n, tokens, hidden, ROTOR_ROLE_ACTIVATION);
+        snprintf(n, sizeof n, "up%d", l);
+        matmul(g, n, x, wu, h, tokens, hidden, ffn);
+        snprintf(n, sizeof n, "down%d", l);
+        matmul(g, n, h, wd, y, tokens, ffn, hidden);
+        x = y;
+    }
+    g->values[x].is_output = true;
+}
+
+Test(compile, repeated_layers_search_each_shape_once) {
+    rotor_graph g;
+    ffn_stack(&g, 4, 128, 1024, 4096);
+    rotor_chip chip = mk2();
+    rotor_compile_result r;
+    rotor_error err;
+    cr_assert_eq(rotor_compile(&g, &chip, NULL, &r, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(r.searches, 2, "two shapes (up, down), %d searches", r.searches);
+    cr_assert_eq(r.nfrontiers, 2);
+    cr_assert_eq(r.nops, 8);
+    for (int o = 0; o < 8; o++) cr_assert_eq(r.ops[o].frontier, o % 2);
+    rotor_compile_result_free(&r);
+    rotor_graph_free(&g);
+}
+
+Test(compile, best_time_is_the_least_point_of_the_explored_curve) {
+    rotor_graph g;
+    ffn_stack(&g, 3, 256, 1024, 4096);
+    rotor_chip chip = mk2();
+    rotor_compile_result r;
+    rotor_error err;
+    cr_assert_eq(rotor_compile(&g, &chip, NULL, &r, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_geq(r.ncurve, 2, "the greedy walk took no step");
+    double least = INFINITY;
+    for (int i = 0; i < r.ncurve; i++) {
+        if (r.curve[i].total_s < least) least = r.curve[i].total_s;
+        if (i) cr_assert_gt(r.curve[i].idle_bytes, r.curve[i - 1].idle_bytes, "idle memory grows");
+    }
+    cr_assert_float_eq(r.total_s, least, 1e-15 + 1e-12 * least);
+    /* the parts add up */
+    cr_assert_float_eq(r.total_s, r.setup_s + r.compute_s + r.comm_s + r.reduction_s + r.vendor_s,
+                       1e-12 * r.total_s);
+    /* Algorithm 1 starts from the memory-minimal idle layouts */
+    cr_assert_leq(r.curve[0].idle_bytes, r.idle_bytes);
+    rotor_compile_result_free(&r);
+    rotor_graph_free(&g);
+}
+
+Test(compile, sram_is_never_exceeded_while_any_operator_runs) {
+    rotor_graph g;
+    ffn_stack(&g, 6, 512, 1024, 4096);
+    rotor_chip chip = mk2();
+    rotor_compile_result r;
+    rotor_error err;
+    cr_assert_eq(rotor_compile(&g, &chip, NULL, &r, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_leq(r.peak_bytes, chip.sram_bytes);
+    for (int o = 0; o < r.nops; o++) {
+        const rotor_op_schedule *s = &r.ops[o];
+        int64_t used = r.idle_bytes - s->idle_bytes + s->live_bytes + s->active_bytes;
+        cr_assert_leq(used, chip.sram_bytes, "op %d uses %lld bytes", o, (long long)used);
+        const rotor_candidate *c = &r.frontiers[s->frontier].v[s->active];
+        cr_assert_eq(s->active_bytes, c->info.memory);
+        cr_assert_float_eq(s->exec_s, c->cost.total, 1e-18);
+    }
+    rotor_compile_result_free(&r);
+    rotor_graph_free(&g);
+}
+
+/* Setup of an idle layout that refines the active plan by k is an all-gather:
+ * each core receives (k - 1) / k of its weight partition, plus its activation
+ * partition less the even share it holds. */
+Test(compile, setup_of_a_refining_idle_layout_is_an_all_gather) {
+    rotor_graph g;
+    ffn_stack(&g, 1, 128, 1024, 4096);
+    rotor_chip chip = mk2();
+    rotor_compile_result r;
+    rotor_error err;
+    cr_assert_eq(rotor_compile(&g, &chip, NULL, &r, &err), ROTOR_OK, "%s", err.msg);
+    for (int o = 0; o < r.nops; o++) {
+        const rotor_op_schedule *s = &r.ops[o];
+        const rotor_candidate *c = &r.frontiers[s->frontier].v[s->active];
+        int64_t w = c->info.bytes[2], a = c->info.bytes[1];
+        int64_t n = 1472;
+        int64_t a_even = (g.ops[o].expr.extent[0] * g.ops[o].expr.extent[1] * 2 + n - 1) / n;
+        int64_t recv_a = a > a_even ? a - a_even : 0;
+        int64_t recv_w;
+        if (s->idle_base == s->active) {
+            int64_t k = s->idle_split, rings = c->info.rings[2];
+            while (rings % k) k--;
+            recv_w = w - (w + k - 1) / k;
+            cr_assert_eq(s->idle_bytes, (w + k - 1) / k);
+        } else {
+            recv_w = w;
+        }
+        cr_assert_float_eq(s->setup_s, (double)(recv_w + recv_a) / 5.5e9, 1e-18,
+                           "op %d: setup %.17g", o, s->setup_s);
+    }
+    rotor_compile_result_free(&r);
+    rotor_graph_free(&g);
+}
+
+Test(compile, a_value_live_across_operators_is_counted_while_others_run) {
+    /* x feeds op 0 and op 2: while op 1 runs, x (and op 1's own tensors
+     * excluded) is live. */
+    rotor_graph g;
+    rotor_graph_init(&g, "skip");
+    int x = value(&g, "x", 64, 1472, ROTOR_ROLE_ACTIVATION);
+    int w0 = value(&g, "w0", 1472, 64, ROTOR_ROLE_WEIGHT);
+    int w1 = value(&g, "w1", 64, 1472, ROTOR_ROLE_WEIGHT);
+    int w2 = value(&g, "w2", 1472, 64, ROTOR_ROLE_WEIGHT);
+    int h0 = value(&g, "h0", 64, 64, ROTOR_ROLE_ACTIVATION);
+    int h1 = value(&g, "h1", 64, 1472, ROTOR_ROLE_ACTIVATION);
+    int y = value(&g, "y", 64, 64, ROTOR_ROLE_ACTIVATION);
+    matmul(&g, "a", x, w0, h0, 64, 1472, 64);
+    matmul(&g, "b", h0, w1, h1, 64, 64, 1472);
+    matmul(&g, "c", x, w2, y, 64, 1472, 64);
+    g.values[y].is_output = true;
+    (void)h1;
+    rotor_chip chip = mk2();
+    rotor_compile_result r;
+    rotor_error err;
+    cr_assert_eq(rotor_compile(&g, &chip, NULL, &r, &err), ROTOR_OK, "%s", err.msg);
+    int64_t x_share = (64 * 1472 * 2 + 1471) / 1472; /* 128 */
+    cr_assert_eq(r.ops[0].live_bytes, 0, "op a: only its own tensors");
+    cr_assert_eq(r.ops[1].live_bytes, x_share, "op b: x waits for op c");
+    /* h1 has no consumer and is no output: it dies where it is made */
+    cr_assert_eq(r.ops[2].live_bytes, 0, "op c: x is its own input");
+    rotor_compile_result_free(&r);
+    rotor_graph_free(&g);
+}
+
+Test(compile, a_model_too_big_for_sram_names_the_operator_and_shortfall) {
+    rotor_graph g;
+    /* 48 layers of 8192 x 32768 fp16 weights: 48 GiB, far beyond 900 MB */
+    ffn_stack(&g, 48, 8, 8192, 32768);
+    rotor_chip chip = mk2();
+    rotor_compile_result r;
+    rotor_error err;
+    cr_assert_eq(rotor_compile(&g, &chip, NULL, &r, &err), ROTOR_ERR_NOFIT);
+    assert_msg_has(err, "does not fit in 638976 bytes of SRAM per core");
+    assert_msg_has(err, "(MatMul) lacks");
+    cr_assert_null(r.ops);
+    rotor_graph_free(&g);
+}
+
+Test(compile, an_empty_graph_is_refused) {
+    rotor_graph g;
+    rotor_graph_init(&g, "empty");
+    rotor_chip chip = mk2();
+    rotor_compile_result r;
+    rotor_error err;
+    cr_assert_eq(rotor_compile(&g, &chip, NULL, &r, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "has no operators");
+    rotor_graph_free(&g);
+}
