@@ -1,6 +1,8 @@
 /* planfile.c — writing and reading "rotor-plan" JSON (docs/plan-format.md). */
 #include "rotor/planfile.h"
 
+#include "planjson.h"
+
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <stdio.h>
@@ -11,32 +13,32 @@
 #define PLANFILE_VERSION 1
 
 /* Doubles are written with 17 significant digits so they read back exactly. */
-static cJSON *num(double d) {
+cJSON *rotor_json_num(double d) {
     char buf[40];
     snprintf(buf, sizeof buf, "%.17g", d);
     return cJSON_CreateRaw(buf);
 }
-static cJSON *inum(int64_t v) {
+cJSON *rotor_json_int(int64_t v) {
     char buf[32];
     snprintf(buf, sizeof buf, "%lld", (long long)v);
     return cJSON_CreateRaw(buf);
 }
 
 /* {axis: value} over the operator's axes, in axis order. */
-static cJSON *per_axis(const rotor_expr *e, const int64_t *v) {
+cJSON *rotor_json_per_axis(const rotor_expr *e, const int64_t *v) {
     cJSON *o = cJSON_CreateObject();
-    for (int a = 0; a < e->naxes; a++) cJSON_AddItemToObject(o, e->axis_name[a], inum(v[a]));
+    for (int a = 0; a < e->naxes; a++) cJSON_AddItemToObject(o, e->axis_name[a], rotor_json_int(v[a]));
     return o;
 }
 
-static cJSON *plan_object(const rotor_expr *e, const rotor_plan *p) {
+cJSON *rotor_json_plan(const rotor_expr *e, const rotor_plan *p) {
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddItemToObject(o, "F_op", per_axis(e, p->fop));
+    cJSON_AddItemToObject(o, "F_op", rotor_json_per_axis(e, p->fop));
     cJSON *ft = cJSON_AddObjectToObject(o, "f_t");
     for (int t = 0; t < e->ntensors; t++) {
         cJSON *x = cJSON_AddObjectToObject(ft, e->tensors[t].name);
         for (int a = 0; a < e->naxes; a++)
-            if (e->tensors[t].has_axis[a]) cJSON_AddItemToObject(x, e->axis_name[a], inum(p->ft[t][a]));
+            if (e->tensors[t].has_axis[a]) cJSON_AddItemToObject(x, e->axis_name[a], rotor_json_int(p->ft[t][a]));
     }
     cJSON *order = cJSON_AddArrayToObject(o, "loop_order");
     for (int l = 0; l < e->naxes; l++)
@@ -44,36 +46,36 @@ static cJSON *plan_object(const rotor_expr *e, const rotor_plan *p) {
     return o;
 }
 
-static cJSON *time_object(const rotor_cost *c) {
+cJSON *rotor_json_time(const rotor_cost *c) {
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddItemToObject(o, "compute_s", num(c->compute));
-    cJSON_AddItemToObject(o, "communication_s", num(c->comm));
-    cJSON_AddItemToObject(o, "reduction_s", num(c->reduction));
-    cJSON_AddItemToObject(o, "total_s", num(c->total));
+    cJSON_AddItemToObject(o, "compute_s", rotor_json_num(c->compute));
+    cJSON_AddItemToObject(o, "communication_s", rotor_json_num(c->comm));
+    cJSON_AddItemToObject(o, "reduction_s", rotor_json_num(c->reduction));
+    cJSON_AddItemToObject(o, "total_s", rotor_json_num(c->total));
     return o;
 }
 
 static cJSON *derived_object(const rotor_expr *e, const rotor_plan_info *in) {
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddItemToObject(o, "cores", inum(in->cores));
-    cJSON_AddItemToObject(o, "steps", per_axis(e, in->steps));
-    cJSON_AddItemToObject(o, "total_steps", inum(in->total_steps));
-    cJSON_AddItemToObject(o, "padded", per_axis(e, in->padded));
-    cJSON_AddItemToObject(o, "sub_operator", per_axis(e, in->sub_op));
-    cJSON_AddItemToObject(o, "sub_task", per_axis(e, in->sub_task));
-    cJSON_AddItemToObject(o, "padding_ratio", num(in->padding_ratio));
-    cJSON_AddItemToObject(o, "memory_bytes", inum(in->memory));
+    cJSON_AddItemToObject(o, "cores", rotor_json_int(in->cores));
+    cJSON_AddItemToObject(o, "steps", rotor_json_per_axis(e, in->steps));
+    cJSON_AddItemToObject(o, "total_steps", rotor_json_int(in->total_steps));
+    cJSON_AddItemToObject(o, "padded", rotor_json_per_axis(e, in->padded));
+    cJSON_AddItemToObject(o, "sub_operator", rotor_json_per_axis(e, in->sub_op));
+    cJSON_AddItemToObject(o, "sub_task", rotor_json_per_axis(e, in->sub_task));
+    cJSON_AddItemToObject(o, "padding_ratio", rotor_json_num(in->padding_ratio));
+    cJSON_AddItemToObject(o, "memory_bytes", rotor_json_int(in->memory));
     cJSON_AddBoolToObject(o, "shift_buffer_reserved", in->rotates);
     cJSON *ts = cJSON_AddObjectToObject(o, "tensors");
     for (int t = 0; t < e->ntensors; t++) {
         cJSON *x = cJSON_AddObjectToObject(ts, e->tensors[t].name);
-        cJSON_AddItemToObject(x, "sharing", inum(in->sharing[t]));
-        cJSON_AddItemToObject(x, "ring_size", inum(in->ring_size[t]));
-        cJSON_AddItemToObject(x, "rings", inum(in->rings[t]));
+        cJSON_AddItemToObject(x, "sharing", rotor_json_int(in->sharing[t]));
+        cJSON_AddItemToObject(x, "ring_size", rotor_json_int(in->ring_size[t]));
+        cJSON_AddItemToObject(x, "rings", rotor_json_int(in->rings[t]));
         cJSON *part = cJSON_AddArrayToObject(x, "partition");
-        for (int d = 0; d < e->tensors[t].ndims; d++) cJSON_AddItemToArray(part, inum(in->part[t][d]));
-        cJSON_AddItemToObject(x, "bytes", inum(in->bytes[t]));
-        cJSON_AddItemToObject(x, "shifts", inum(in->shifts[t]));
+        for (int d = 0; d < e->tensors[t].ndims; d++) cJSON_AddItemToArray(part, rotor_json_int(in->part[t][d]));
+        cJSON_AddItemToObject(x, "bytes", rotor_json_int(in->bytes[t]));
+        cJSON_AddItemToObject(x, "shifts", rotor_json_int(in->shifts[t]));
     }
     return o;
 }
@@ -83,43 +85,43 @@ char *rotor_planfile_write(const rotor_expr *e, const rotor_chip *chip, const ch
     cJSON *root = cJSON_CreateObject();
     if (!root) return NULL;
     cJSON_AddStringToObject(root, "format", PLANFILE_FORMAT);
-    cJSON_AddItemToObject(root, "version", inum(PLANFILE_VERSION));
+    cJSON_AddItemToObject(root, "version", rotor_json_int(PLANFILE_VERSION));
     cJSON_AddStringToObject(root, "expr", e->text);
-    cJSON_AddItemToObject(root, "dims", per_axis(e, e->extent));
+    cJSON_AddItemToObject(root, "dims", rotor_json_per_axis(e, e->extent));
     cJSON_AddStringToObject(root, "chip", chip->name);
-    cJSON_AddItemToObject(root, "cores", inum(rotor_chip_cores(chip)));
+    cJSON_AddItemToObject(root, "cores", rotor_json_int(rotor_chip_cores(chip)));
     cJSON_AddStringToObject(root, "cost_model", cost_model);
-    cJSON_AddItemToObject(root, "plan", plan_object(e, &r->best.plan));
-    cJSON_AddItemToObject(root, "time", time_object(&r->best.cost));
+    cJSON_AddItemToObject(root, "plan", rotor_json_plan(e, &r->best.plan));
+    cJSON_AddItemToObject(root, "time", rotor_json_time(&r->best.cost));
     cJSON_AddItemToObject(root, "derived", derived_object(e, &r->best.info));
     if (r->npareto > 0) {
         cJSON *pa = cJSON_AddArrayToObject(root, "pareto");
         for (int i = 0; i < r->npareto; i++) {
             const rotor_candidate *c = &r->pareto[i];
             cJSON *x = cJSON_CreateObject();
-            cJSON_AddItemToObject(x, "total_s", num(c->cost.total));
-            cJSON_AddItemToObject(x, "memory_bytes", inum(c->info.memory));
-            cJSON_AddItemToObject(x, "plan", plan_object(e, &c->plan));
-            cJSON_AddItemToObject(x, "time", time_object(&c->cost));
+            cJSON_AddItemToObject(x, "total_s", rotor_json_num(c->cost.total));
+            cJSON_AddItemToObject(x, "memory_bytes", rotor_json_int(c->info.memory));
+            cJSON_AddItemToObject(x, "plan", rotor_json_plan(e, &c->plan));
+            cJSON_AddItemToObject(x, "time", rotor_json_time(&c->cost));
             cJSON_AddItemToArray(pa, x);
         }
     }
     const rotor_search_stats *s = &r->stats;
     cJSON *st = cJSON_AddObjectToObject(root, "search");
-    cJSON_AddItemToObject(st, "fop_vectors", inum(s->fops));
-    cJSON_AddItemToObject(st, "fop_vectors_searched", inum(s->fops_searched));
-    cJSON_AddItemToObject(st, "step_vectors", inum(s->step_vectors));
-    cJSON_AddItemToObject(st, "step_vectors_pruned", inum(s->steps_pruned));
-    cJSON_AddItemToObject(st, "plans_costed", inum(s->plans));
-    cJSON_AddItemToObject(st, "partial_plans_pruned", inum(s->nodes_pruned));
-    cJSON_AddItemToObject(st, "threads", inum(s->threads));
-    cJSON_AddItemToObject(st, "wall_s", num(s->wall_seconds));
+    cJSON_AddItemToObject(st, "fop_vectors", rotor_json_int(s->fops));
+    cJSON_AddItemToObject(st, "fop_vectors_searched", rotor_json_int(s->fops_searched));
+    cJSON_AddItemToObject(st, "step_vectors", rotor_json_int(s->step_vectors));
+    cJSON_AddItemToObject(st, "step_vectors_pruned", rotor_json_int(s->steps_pruned));
+    cJSON_AddItemToObject(st, "plans_costed", rotor_json_int(s->plans));
+    cJSON_AddItemToObject(st, "partial_plans_pruned", rotor_json_int(s->nodes_pruned));
+    cJSON_AddItemToObject(st, "threads", rotor_json_int(s->threads));
+    cJSON_AddItemToObject(st, "wall_s", rotor_json_num(s->wall_seconds));
     char *text = cJSON_Print(root);
     cJSON_Delete(root);
     return text;
 }
 
-static rotor_status read_text(const char *path, char **out, rotor_error *err) {
+rotor_status rotor_json_read_text(const char *path, char **out, rotor_error *err) {
     FILE *f = fopen(path, "rb");
     if (!f) return rotor_fail(err, ROTOR_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
     size_t cap = 1 << 16, n = 0;
@@ -162,16 +164,50 @@ static rotor_status read_int(const char *path, const char *key, const cJSON *v, 
     return ROTOR_OK;
 }
 
+rotor_status rotor_json_read_plan(const cJSON *plan, const rotor_expr *e, const char *path,
+                                  const char *where, rotor_plan *out, rotor_error *err) {
+    rotor_status st = ROTOR_OK;
+    char key[160];
+    rotor_plan_init(e, out);
+    if (!cJSON_IsObject(plan)) return rotor_fail(err, ROTOR_ERR_INPUT, "%s: %s: expected an object", path, where);
+    const cJSON *fop = cJSON_GetObjectItemCaseSensitive(plan, "F_op");
+    const cJSON *ft = cJSON_GetObjectItemCaseSensitive(plan, "f_t");
+    const cJSON *order = cJSON_GetObjectItemCaseSensitive(plan, "loop_order");
+    if (!cJSON_IsObject(fop) || !cJSON_IsObject(ft) || !cJSON_IsArray(order))
+        st = rotor_fail(err, ROTOR_ERR_INPUT, "%s: %s: expected F_op, f_t objects and a loop_order array",
+                        path, where);
+    for (int a = 0; !st && a < e->naxes; a++) {
+        snprintf(key, sizeof key, "%s.F_op.%s", where, e->axis_name[a]);
+        st = read_int(path, key, cJSON_GetObjectItemCaseSensitive(fop, e->axis_name[a]), &out->fop[a], err);
+    }
+    for (int t = 0; !st && t < e->ntensors; t++) {
+        const cJSON *x = cJSON_GetObjectItemCaseSensitive(ft, e->tensors[t].name);
+        for (int a = 0; !st && a < e->naxes; a++) {
+            if (!e->tensors[t].has_axis[a]) continue;
+            snprintf(key, sizeof key, "%s.f_t.%s.%s", where, e->tensors[t].name, e->axis_name[a]);
+            st = read_int(path, key, cJSON_GetObjectItemCaseSensitive(x, e->axis_name[a]), &out->ft[t][a], err);
+        }
+    }
+    if (!st && cJSON_GetArraySize(order) != e->naxes)
+        st = rotor_fail(err, ROTOR_ERR_INPUT, "%s: %s.loop_order: expected %d axes", path, where, e->naxes);
+    for (int l = 0; !st && l < e->naxes; l++) {
+        const cJSON *v = cJSON_GetArrayItem(order, l);
+        int a = cJSON_IsString(v) ? rotor_expr_axis(e, v->valuestring) : -1;
+        if (a < 0) st = rotor_fail(err, ROTOR_ERR_INPUT, "%s: %s.loop_order[%d]: expected an axis name", path, where, l);
+        else out->order[l] = a;
+    }
+    return st;
+}
+
 rotor_status rotor_planfile_read(const char *path, const rotor_expr *e, rotor_plan *out,
                                  rotor_error *err) {
     char *text = NULL;
-    rotor_status st = read_text(path, &text, err);
+    rotor_status st = rotor_json_read_text(path, &text, err);
     if (st) return st;
     cJSON *root = cJSON_Parse(text);
     free(text);
     if (!root) return rotor_fail(err, ROTOR_ERR_INPUT, "%s: not valid JSON", path);
     rotor_plan_init(e, out);
-    char key[160];
     const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(root, "format");
     const cJSON *ver = cJSON_GetObjectItemCaseSensitive(root, "version");
     const cJSON *ex = cJSON_GetObjectItemCaseSensitive(root, "expr");
@@ -185,32 +221,7 @@ rotor_status rotor_planfile_read(const char *path, const rotor_expr *e, rotor_pl
     } else if (!cJSON_IsObject(plan)) {
         st = rotor_fail(err, ROTOR_ERR_INPUT, "%s: plan: expected an object", path);
     }
-    const cJSON *fop = st ? NULL : cJSON_GetObjectItemCaseSensitive(plan, "F_op");
-    const cJSON *ft = st ? NULL : cJSON_GetObjectItemCaseSensitive(plan, "f_t");
-    const cJSON *order = st ? NULL : cJSON_GetObjectItemCaseSensitive(plan, "loop_order");
-    if (!st && (!cJSON_IsObject(fop) || !cJSON_IsObject(ft) || !cJSON_IsArray(order)))
-        st = rotor_fail(err, ROTOR_ERR_INPUT, "%s: plan: expected F_op, f_t objects and a loop_order array",
-                        path);
-    for (int a = 0; !st && a < e->naxes; a++) {
-        snprintf(key, sizeof key, "plan.F_op.%s", e->axis_name[a]);
-        st = read_int(path, key, cJSON_GetObjectItemCaseSensitive(fop, e->axis_name[a]), &out->fop[a], err);
-    }
-    for (int t = 0; !st && t < e->ntensors; t++) {
-        const cJSON *x = cJSON_GetObjectItemCaseSensitive(ft, e->tensors[t].name);
-        for (int a = 0; !st && a < e->naxes; a++) {
-            if (!e->tensors[t].has_axis[a]) continue;
-            snprintf(key, sizeof key, "plan.f_t.%s.%s", e->tensors[t].name, e->axis_name[a]);
-            st = read_int(path, key, cJSON_GetObjectItemCaseSensitive(x, e->axis_name[a]), &out->ft[t][a], err);
-        }
-    }
-    if (!st && cJSON_GetArraySize(order) != e->naxes)
-        st = rotor_fail(err, ROTOR_ERR_INPUT, "%s: plan.loop_order: expected %d axes", path, e->naxes);
-    for (int l = 0; !st && l < e->naxes; l++) {
-        const cJSON *v = cJSON_GetArrayItem(order, l);
-        int a = cJSON_IsString(v) ? rotor_expr_axis(e, v->valuestring) : -1;
-        if (a < 0) st = rotor_fail(err, ROTOR_ERR_INPUT, "%s: plan.loop_order[%d]: expected an axis name", path, l);
-        else out->order[l] = a;
-    }
+    if (!st) st = rotor_json_read_plan(plan, e, path, "plan", out, err);
     cJSON_Delete(root);
     return st;
 }
