@@ -1,0 +1,184 @@
+/* test_program.c — program files (src/program.c, docs/program-format.md):
+ * the round trip, stability, and hand-edited programs refused with the
+ * field named. */
+#include <criterion/criterion.h>
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rotor/program.h"
+
+#define assert_msg_has(err, s) \
+    cr_assert(strstr((err).msg, (s)) != NULL, "message \"%s\" lacks \"%s\"", (err).msg, (s))
+
+static rotor_chip chip;
+static rotor_graph g;
+static rotor_compile_result res;
+static char *text;
+
+static int value(const char *name, int64_t r, int64_t c, rotor_role role) {
+    int64_t shape[2] = {r, c};
+    int v;
+    rotor_error err;
+    cr_assert_eq(rotor_graph_add_value(&g, name, ROTOR_DTYPE_F16, 2, shape, role, &v, &err), ROTOR_OK,
+                 "%s", err.msg);
+    return v;
+}
+
+static void matmul(const char *name, int x, int w, int y, const char *dims) {
+    int in[2] = {x, w}, outv[1] = {y};
+    rotor_op_desc d = {.name = name, .type = "MatMul", .expr = "C[m,n] += A[m,k] * B[k,n]",
+                       .dims = dims, .inputs = in, .ninputs = 2, .outputs = outv, .noutputs = 1};
+    for (int t = 0; t < ROTOR_MAX_TENSORS; t++) d.tensor_value[t] = -1;
+    d.tensor_value[0] = y;
+    d.tensor_value[1] = x;
+    d.tensor_value[2] = w;
+    rotor_error err;
+    cr_assert_eq(rotor_graph_add_op(&g, &d, NULL, &err), ROTOR_OK, "%s", err.msg);
+}
+
+/* x (128 x 1024) -> up (1024 x 4096) -> gelu (vendor) -> down (4096 x 1024) */
+static void setup_program(void) {
+    cr_assert_eq(rotor_chip_preset("ipu-mk2", &chip, NULL), ROTOR_OK);
+    rotor_graph_init(&g, "ffn");
+    int x = value("x", 128, 1024, ROTOR_ROLE_ACTIVATION);
+    int wu = value("w_up", 1024, 4096, ROTOR_ROLE_WEIGHT);
+    int h = value("h", 128, 4096, ROTOR_ROLE_ACTIVATION);
+    int a = value("a", 128, 4096, ROTOR_ROLE_ACTIVATION);
+    int wd = value("w_down", 4096, 1024, ROTOR_ROLE_WEIGHT);
+    int y = value("y", 128, 1024, ROTOR_ROLE_ACTIVATION);
+    matmul("up", x, wu, h, "m=128,k=1024,n=4096");
+    int in[1] = {h}, outv[1] = {a};
+    rotor_op_desc gelu = {.name = "gelu", .type = "Gelu", .expr = NULL, .inputs = in, .ninputs = 1,
+                          .outputs = outv, .noutputs = 1};
+    for (int t = 0; t < ROTOR_MAX_TENSORS; t++) gelu.tensor_value[t] = -1;
+    rotor_error err;
+    cr_assert_eq(rotor_graph_add_op(&g, &gelu, NULL, &err), ROTOR_OK, "%s", err.msg);
+    matmul("down", a, wd, y, "m=128,k=4096,n=1024");
+    g.values[y].is_output = true;
+    cr_assert_eq(rotor_compile(&g, &chip, NULL, &res, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_program_write(&g, &chip, &res, &text, &err), ROTOR_OK, "%s", err.msg);
+}
+
+static void teardown_program(void) {
+    free(text);
+    rotor_compile_result_free(&res);
+    rotor_graph_free(&g);
+}
+
+TestSuite(program, .init = setup_program, .fini = teardown_program);
+
+Test(program, round_trip_keeps_every_plan_time_and_memory) {
+    rotor_program p;
+    rotor_error err;
+    cr_assert_eq(rotor_program_parse(text, "p.json", &chip, &p, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(p.nops, 3);
+    cr_assert_str_eq(p.model, "ffn");
+    cr_assert_eq(p.cores, 1472);
+    cr_assert_eq(p.total_s, res.total_s);
+    cr_assert_eq(p.idle_bytes, res.idle_bytes);
+    for (int o = 0; o < 3; o++) {
+        const rotor_op_schedule *s = &res.ops[o];
+        cr_assert_str_eq(p.ops[o].name, g.ops[o].name);
+        cr_assert_eq(p.ops[o].vendor, s->vendor);
+        cr_assert_eq(p.ops[o].exec_s, s->exec_s);
+        cr_assert_eq(p.ops[o].setup_s, s->setup_s);
+        cr_assert_eq(p.ops[o].idle_bytes, s->idle_bytes);
+        if (s->vendor) continue;
+        const rotor_frontier *f = &res.frontiers[s->frontier];
+        const rotor_expr *e = &g.ops[o].expr;
+        cr_assert_eq(rotor_plan_compare(e, &p.ops[o].active, &f->v[s->active].plan), 0, "op %d", o);
+        cr_assert_eq(rotor_plan_compare(e, &p.ops[o].idle_base, &f->v[s->idle_base].plan), 0, "op %d", o);
+        cr_assert_eq(p.ops[o].idle_split, s->idle_split);
+        cr_assert_eq(p.ops[o].active_cost.total, s->exec_s);
+    }
+    rotor_program_free(&p);
+}
+
+Test(program, writing_twice_gives_the_same_text) {
+    char *again;
+    rotor_error err;
+    cr_assert_eq(rotor_program_write(&g, &chip, &res, &again, &err), ROTOR_OK);
+    cr_assert_str_eq(again, text);
+    free(again);
+}
+
+/* Edits the program with f, parses it and expects an error containing want. */
+static void refused(void (*f)(cJSON *), const char *want) {
+    cJSON *root = cJSON_Parse(text);
+    cr_assert_not_null(root);
+    f(root);
+    char *edited = cJSON_Print(root);
+    cJSON_Delete(root);
+    rotor_program p;
+    rotor_error err;
+    cr_assert_eq(rotor_program_parse(edited, "p.json", &chip, &p, &err), ROTOR_ERR_INPUT,
+                 "an edit that should be refused (%s) was accepted", want);
+    assert_msg_has(err, want);
+    cr_assert_null(p.ops);
+    free(edited);
+}
+
+static cJSON *op_at(cJSON *root, int i) {
+    return cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(root, "operators"), i);
+}
+
+static void set_version_2(cJSON *r) { cJSON_ReplaceItemInObject(r, "version", cJSON_CreateNumber(2)); }
+static void drop_exec(cJSON *r) { cJSON_DeleteItemFromObject(op_at(r, 2), "exec_s"); }
+static void drop_operators(cJSON *r) { cJSON_DeleteItemFromObject(r, "operators"); }
+static void bad_ft(cJSON *r) {
+    cJSON *ft = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(op_at(r, 0), "active"), "plan"),
+        "f_t");
+    cJSON_ReplaceItemInObject(cJSON_GetObjectItemCaseSensitive(ft, "B"), "k", cJSON_CreateString("two"));
+}
+static void other_fop(cJSON *r) {
+    cJSON *fop = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(op_at(r, 0), "active"), "plan"),
+        "F_op");
+    cJSON_ReplaceItemInObject(fop, "m", cJSON_CreateNumber(1));
+    cJSON_ReplaceItemInObject(fop, "k", cJSON_CreateNumber(1));
+    cJSON_ReplaceItemInObject(fop, "n", cJSON_CreateNumber(1));
+}
+static void stale_exec(cJSON *r) { cJSON_ReplaceItemInObject(op_at(r, 0), "exec_s", cJSON_CreateNumber(1e-6)); }
+static void bad_chain(cJSON *r) {
+    cJSON *pl = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(op_at(r, 2), "active"),
+                                                 "placement");
+    cJSON *chains = cJSON_GetObjectItemCaseSensitive(pl, "chains");
+    cJSON_ReplaceItemInObject(chains, "m", cJSON_CreateIntArray((const int[]){7, 3}, 2));
+}
+static void bad_total(cJSON *r) {
+    cJSON_ReplaceItemInObject(cJSON_GetObjectItemCaseSensitive(r, "totals"), "total_s",
+                              cJSON_CreateNumber(1.0));
+}
+static void other_format(cJSON *r) { cJSON_ReplaceItemInObject(r, "format", cJSON_CreateString("rotor-plan")); }
+
+Test(program, a_wrong_version_is_refused) { refused(set_version_2, "p.json: version: 2 is not 1"); }
+Test(program, a_missing_field_is_named) { refused(drop_exec, "p.json: operators[2].exec_s: missing"); }
+Test(program, missing_operators_are_named) { refused(drop_operators, "p.json: operators: missing"); }
+Test(program, a_non_integer_factor_is_named) {
+    refused(bad_ft, "p.json: operators[0].active.plan.f_t.B.k: expected a positive integer");
+}
+Test(program, a_plan_whose_time_was_not_updated_is_refused) {
+    /* F_op [1,1,1] does not even fit: the plan's own rule is named */
+    refused(other_fop, "operators[0].active.plan");
+}
+Test(program, a_recorded_time_that_is_not_the_plans_is_refused) {
+    refused(stale_exec, "p.json: operators[0].exec_s: 1e-06 s does not match the plan's");
+}
+Test(program, a_placement_that_is_not_the_plans_is_refused) {
+    refused(bad_chain, "operators[2].active.placement: does not match the placement of the plan");
+}
+Test(program, totals_that_are_not_the_sum_are_refused) {
+    refused(bad_total, "totals.total_s: is not the sum");
+}
+Test(program, another_format_is_refused) { refused(other_format, "p.json: format: expected \"rotor-program\""); }
+
+Test(program, a_missing_file_is_an_io_error) {
+    rotor_program p;
+    rotor_error err;
+    cr_assert_eq(rotor_program_read("/nonexistent/p.json", &chip, &p, &err), ROTOR_ERR_IO);
+    assert_msg_has(err, "/nonexistent/p.json");
+}
