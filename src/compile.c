@@ -65,20 +65,6 @@ typedef struct compiler {
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-/* Elements of expression tensor t at full extents (compound windows read
- * their whole window). */
-static int64_t tensor_elements(const rotor_expr *e, int t) {
-    const rotor_tensor *x = &e->tensors[t];
-    int64_t n = 1;
-    for (int d = 0; d < x->ndims; d++) {
-        int64_t len[2];
-        for (int k = 0; k < x->dims[d].nterms; k++) len[k] = e->extent[x->dims[d].axis[k]];
-        int64_t ext = rotor_dim_extent(&x->dims[d], len);
-        if (!rotor_mul_i64(n, ext, &n)) return INT64_MAX;
-    }
-    return n;
-}
-
 /* "text|m=32,k=5120,..." identifies an operator shape. */
 static char *shape_key(const rotor_expr *e) {
     size_t cap = strlen(e->text) + 32 * (size_t)(e->naxes + 1);
@@ -176,10 +162,8 @@ static rotor_status frontier_of(compiler *cc, const rotor_op *op, const rotor_co
 
 /* ---- liveness ----------------------------------------------------------- */
 
-/* Per-core bytes of the activations live while each operator runs, less
- * the operator's own inputs and outputs (those are in its active plan). */
-static rotor_status liveness(compiler *cc, rotor_error *err) {
-    const rotor_graph *g = cc->g;
+rotor_status rotor_compile_liveness(const rotor_graph *g, int64_t elem, int64_t cores,
+                                    int64_t *live_other, int64_t *live_all, rotor_error *err) {
     int n = g->nops;
     int64_t *delta = calloc((size_t)n + 1, sizeof *delta);
     int *last = malloc(sizeof(int) * (size_t)(g->nvalues ? g->nvalues : 1));
@@ -196,7 +180,7 @@ static rotor_status liveness(compiler *cc, rotor_error *err) {
         if (x->role != ROTOR_ROLE_ACTIVATION) continue;
         int from = x->producer < 0 ? 0 : x->producer;
         int to = x->is_output ? n - 1 : (last[v] > from ? last[v] : from);
-        int64_t share = ceil_div(x->elements * cc->elem, cc->cores);
+        int64_t share = ceil_div(x->elements * elem, cores);
         delta[from] += share;
         delta[to + 1] -= share;
     }
@@ -211,9 +195,10 @@ static rotor_status liveness(compiler *cc, rotor_error *err) {
             for (int j = 0; j < i && !dup; j++)
                 dup = (j < op->ninputs ? op->inputs[j] : op->outputs[j - op->ninputs]) == v;
             if (dup || g->values[v].role != ROTOR_ROLE_ACTIVATION) continue;
-            own += ceil_div(g->values[v].elements * cc->elem, cc->cores);
+            own += ceil_div(g->values[v].elements * elem, cores);
         }
-        cc->st[o].live = run - own;
+        if (live_other) live_other[o] = run - own;
+        if (live_all) live_all[o] = run;
     }
     free(delta);
     free(last);
@@ -372,7 +357,7 @@ static rotor_status prepare(compiler *cc, const rotor_compile_options *opt, int 
             if (t == 0) s->kind[t] = T_OUTPUT;
             else if (v < 0 || g->values[v].role != ROTOR_ROLE_ACTIVATION) s->kind[t] = T_RESIDENT;
             else s->kind[t] = T_ACTIVATION;
-            int64_t n = tensor_elements(e, t);
+            int64_t n = rotor_tensor_elements(e, t);
             int64_t bytes;
             if (!rotor_mul_i64(n, cc->elem, &bytes))
                 return rotor_fail(err, ROTOR_ERR_INPUT, "op '%s' (%s): tensor %s overflows 64 bits",
@@ -416,7 +401,11 @@ rotor_status rotor_compile(const rotor_graph *g, const rotor_chip *chip,
     rotor_status st = ROTOR_OK;
     if (!cc.st || !out->ops) st = rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
     if (!st) st = prepare(&cc, opt, &out->searches, err);
-    if (!st) st = liveness(&cc, err);
+    int64_t *live = st ? NULL : malloc(sizeof(int64_t) * (size_t)g->nops);
+    if (!st && !live) st = rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    if (!st) st = rotor_compile_liveness(g, cc.elem, cc.cores, live, NULL, err);
+    for (int o = 0; !st && o < g->nops; o++) cc.st[o].live = live[o];
+    free(live);
 
     int cap_curve = 64;
     int64_t idle_total = 0;

@@ -33,6 +33,18 @@ int64_t rotor_dim_extent(const rotor_dim *d, const int64_t *len) {
     return x;
 }
 
+int64_t rotor_tensor_elements(const rotor_expr *e, int t) {
+    const rotor_tensor *x = &e->tensors[t];
+    int64_t n = 1;
+    for (int d = 0; d < x->ndims; d++) {
+        int64_t len[2];
+        for (int k = 0; k < x->dims[d].nterms; k++) len[k] = e->extent[x->dims[d].axis[k]];
+        int64_t ext = rotor_dim_extent(&x->dims[d], len);
+        if (!rotor_mul_i64(n, ext, &n)) return INT64_MAX;
+    }
+    return n;
+}
+
 int64_t rotor_plan_shifts(const rotor_expr *e, const int64_t *steps, const int64_t *ft_x,
                           const int *order) {
     /* cost-model-v1.md "Shifts": the boustrophedon walk changes the index of

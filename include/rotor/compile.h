@@ -75,4 +75,12 @@ rotor_status rotor_compile(const rotor_graph *g, const rotor_chip *chip,
 
 void rotor_compile_result_free(rotor_compile_result *r);
 
+/* Liveness (docs/compile.md): activations live from their producer to their
+ * last consumer (graph inputs from the start, outputs to the end), stored
+ * evenly, ceil(elements * elem / cores) bytes per core.  For every operator,
+ * live_all gets the bytes live while it runs and live_other the same less its
+ * own inputs and outputs.  Either may be NULL. */
+rotor_status rotor_compile_liveness(const rotor_graph *g, int64_t elem, int64_t cores,
+                                    int64_t *live_other, int64_t *live_all, rotor_error *err);
+
 #endif

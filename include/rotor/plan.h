@@ -76,4 +76,8 @@ void rotor_plan_steps(const rotor_expr *e, const int64_t ft[ROTOR_MAX_TENSORS][R
  * (with c = 1 this is the spec's L_a/f_a + L_b/f_b - 1). */
 int64_t rotor_dim_extent(const rotor_dim *d, const int64_t *len);
 
+/* Elements of expression tensor t at full extents (a compound window spans
+ * its whole window); INT64_MAX if that overflows. */
+int64_t rotor_tensor_elements(const rotor_expr *e, int t);
+
 #endif
