@@ -75,8 +75,8 @@ test: $(TESTS) $(ROTOR)
 	@set -e; for t in tests/cli*.sh; do echo "ROTOR=$(ROTOR) sh $$t"; ROTOR=$(ROTOR) sh $$t; done
 
 run: $(ROTOR)
-	$(ROTOR) plan --expr 'C[m,n] += A[m,k] * B[k,n]' --dims m=32,k=5120,n=15360 --chip ipu-mk2
 	$(ROTOR) plan --expr 'C[m,n] += A[m,k] * B[k,n]' --dims m=32,k=5120,n=15360 --chip ipu-mk2 --format t10
+	$(ROTOR) compile bert-large --batch 8 --chip ipu-mk2 --compare | tail -n 6
 
 bench: $(BENCH)
 	$(BENCH)

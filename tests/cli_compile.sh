@@ -1,0 +1,68 @@
+#!/bin/sh
+# CLI tests of `rotor compile`: the summary, the VGM comparison, program
+# files, the batch sweep's "x", and one-line errors with exit status 2.
+# Run by `make test` as `ROTOR=build/rotor sh tests/cli_compile.sh`.
+ROTOR=${ROTOR:-build/rotor}
+pass=0
+fail=0
+out=$(mktemp) err=$(mktemp) prog=$(mktemp)
+trap 'rm -f "$out" "$err" "$prog"' EXIT
+
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $1" >&2; }
+
+expect_error() {
+    name=$1 want=$2 pattern=$3
+    shift 4
+    "$ROTOR" "$@" >"$out" 2>"$err"
+    got=$?
+    lines=$(wc -l <"$err")
+    if [ "$got" -ne "$want" ]; then bad "$name: exit $got, want $want ($(cat "$err"))"; return; fi
+    if [ "$lines" -ne 1 ]; then bad "$name: $lines lines on stderr, want 1: $(cat "$err")"; return; fi
+    if ! grep -q -- "$pattern" "$err"; then bad "$name: stderr '$(cat "$err")' lacks '$pattern'"; return; fi
+    ok
+}
+
+# expect_out NAME PATTERN -- ARGS...: exits 0 and stdout has PATTERN.
+expect_out() {
+    name=$1 pattern=$2
+    shift 3
+    "$ROTOR" "$@" >"$out" 2>"$err"
+    got=$?
+    if [ "$got" -ne 0 ]; then bad "$name: exit $got ($(cat "$err"))"; return; fi
+    if ! grep -q -- "$pattern" "$out"; then bad "$name: stdout lacks '$pattern'"; return; fi
+    ok
+}
+
+expect_out list "llama2-70b" -- compile --list
+expect_out help "usage: rotor compile MODEL" -- compile --help
+expect_out summary "T10 over VGM: " -- compile bert-base --layers 2 --compare
+expect_out summary-table "l0.qkv" -- compile bert-base --layers 2
+expect_out totals "SRAM per core: idle" -- compile bert-base --layers 2
+expect_out vgm "VGM baseline: total" -- compile bert-base --layers 2 --baseline vgm
+expect_out decode "l0.attn_scores" -- compile opt-1.3b --layers 1 --decode --seq 256 --batch 4
+
+# program file: written with -o and the same text with --format json
+"$ROTOR" compile bert-base --layers 1 -o "$prog" >/dev/null 2>"$err" || bad "program: $(cat "$err")"
+if grep -q '"format":	"rotor-program"' "$prog" && grep -q '"placement":' "$prog"; then ok; else bad "program file lacks format/placement"; fi
+"$ROTOR" compile bert-base --layers 1 --format json >"$out" 2>"$err"
+if cmp -s "$out" "$prog"; then ok; else bad "--format json and -o differ"; fi
+
+# the sweep doubles until the model no longer fits and marks it with x
+"$ROTOR" compile bert-base --layers 1 --batch 256,512 >"$out" 2>"$err"
+if [ $? -eq 0 ] && grep -q "^512 " "$out" && grep -q " x$" "$out"; then ok; else bad "sweep: $(cat "$out" "$err")"; fi
+
+expect_error unknown-model 2 "unknown model 'bert-huge' (the zoo has bert-base" -- compile bert-huge
+expect_error no-model 2 "a model is required" -- compile
+expect_error bad-batch 2 "--batch: expected an integer from 1 to 1048576, got '0'" -- compile bert-base --batch 0
+expect_error falling-batch 2 "--batch: sizes must increase" -- compile bert-base --batch 4,2
+expect_error bad-baseline 2 "--baseline: expected vgm, got 'roller'" -- compile bert-base --baseline roller
+expect_error conflict 2 "--baseline vgm conflicts with --compare" -- compile bert-base --baseline vgm --compare
+expect_error sweep-json 2 "a --batch sweep writes no program" -- compile bert-base --batch 1,2 --format json
+expect_error decode-encoder 2 "bert-base has no decode phase" -- compile bert-base --decode
+expect_error unknown-chip 2 "unknown chip 'ipu-mk9'" -- compile bert-base --chip ipu-mk9
+expect_error too-big 1 "does not fit in 638976 bytes of SRAM per core: op '" -- compile llama2-7b --layers 4
+expect_error bad-option 2 "unknown option '--fast'" -- compile bert-base --fast
+
+echo "cli_compile: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
