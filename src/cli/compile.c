@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "rotor/compile.h"
+#include "rotor/group.h"
 #include "rotor/program.h"
 #include "rotor/vgm.h"
 #include "rotor/zoo.h"
@@ -20,9 +21,10 @@ static void compile_usage(FILE *f) {
     fprintf(f,
             "usage: rotor compile MODEL [options]\n"
             "\n"
-            "Compiles a zoo model onto the chip's distributed SRAM after T10: the Pareto\n"
-            "frontier of every operator, idle and active plans, and the inter-operator memory\n"
-            "reconciliation of T10's Algorithm 1.  'rotor compile --list' names the models.\n"
+            "Compiles a zoo model onto the chip's distributed SRAM after T10: operators grouped\n"
+            "(epilogues fused), the Pareto frontier of every operator, idle and active plans,\n"
+            "and the inter-operator memory reconciliation of T10's Algorithm 1.\n"
+            "'rotor compile --list' names the models.\n"
             "\n"
             "  --chip NAME|FILE    preset (ipu-mk2, ipu-pod4) or chip file; default ipu-mk2\n"
             "  --set KEY=VALUE     override one chip field (repeatable)\n"
@@ -197,8 +199,16 @@ int cmd_compile(int argc, char **argv) {
         int64_t b = i < nb ? batches[i] : batches[nb - 1] * ((int64_t)1 << (i - nb + 1));
         if (i >= nb && (!sweep || b > (1 << 20))) break;
         zo.batch = b;
-        rotor_graph g;
-        if ((st = rotor_zoo_build(model, &zo, &g, &err))) {
+        rotor_graph raw, g;
+        rotor_group_stats gs;
+        if ((st = rotor_zoo_build(model, &zo, &raw, &err))) {
+            rotor_graph_free(&raw);
+            return cli_fail(cmd, st, &err);
+        }
+        /* plan the operators that cost time: epilogues fused, layout folded */
+        st = rotor_group(&raw, &g, &gs, &err);
+        rotor_graph_free(&raw);
+        if (st) {
             rotor_graph_free(&g);
             return cli_fail(cmd, st, &err);
         }
@@ -255,8 +265,10 @@ int cmd_compile(int argc, char **argv) {
                     if (json) {
                         puts(text);
                     } else {
-                        printf("%s, batch %lld, on %s (%lld cores)\n\n", model, (long long)b, chip.name,
-                               (long long)rotor_chip_cores(&chip));
+                        printf("%s, batch %lld, on %s (%lld cores); %d operators grouped into %d "
+                               "(%d epilogues fused, %d layout ops folded)\n\n",
+                               model, (long long)b, chip.name, (long long)rotor_chip_cores(&chip),
+                               gs.ops_before, gs.ops_after, gs.fused, gs.folded);
                         print_table(&g, &r, &chip);
                         if (compare && !s2) {
                             print_vgm(&vr);
