@@ -22,5 +22,6 @@ rotor_status cli_chip(const char *spec, char **sets, int nsets, rotor_chip *out,
 int cmd_plan(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_compile(int argc, char **argv);
+int cmd_model(int argc, char **argv);
 
 #endif

@@ -44,6 +44,7 @@ static void usage(FILE *f) {
             "  plan      find the fastest rTensor plan of one operator (and its Pareto frontier)\n"
             "  verify    run plans on emulated cores with real data and check the result\n"
             "  compile   compile a whole model (T10 idle/active plans), with the VGM baseline\n"
+            "  model     list a built-in model's operators, FLOPs and weights\n"
             "\n"
             "  rotor <command> --help   options of one command\n"
             "  rotor --version          print the version\n");
@@ -66,6 +67,7 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "plan")) return cmd_plan(argc - 1, argv + 1);
     if (!strcmp(cmd, "verify")) return cmd_verify(argc - 1, argv + 1);
     if (!strcmp(cmd, "compile")) return cmd_compile(argc - 1, argv + 1);
+    if (!strcmp(cmd, "model")) return cmd_model(argc - 1, argv + 1);
     fprintf(stderr, "rotor: unknown command '%s' (try 'rotor --help')\n", cmd);
     return EXIT_BADINPUT;
 }

@@ -1,0 +1,56 @@
+#!/bin/sh
+# CLI tests of `rotor model`: listing, totals, grouping, JSON and errors.
+# Run by `make test` as `ROTOR=build/rotor sh tests/cli_model.sh`.
+ROTOR=${ROTOR:-build/rotor}
+pass=0
+fail=0
+out=$(mktemp) err=$(mktemp)
+trap 'rm -f "$out" "$err"' EXIT
+
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $1" >&2; }
+
+expect_error() {
+    name=$1 want=$2 pattern=$3
+    shift 4
+    "$ROTOR" "$@" >"$out" 2>"$err"
+    got=$?
+    lines=$(wc -l <"$err")
+    if [ "$got" -ne "$want" ]; then bad "$name: exit $got, want $want ($(cat "$err"))"; return; fi
+    if [ "$lines" -ne 1 ]; then bad "$name: $lines lines on stderr, want 1: $(cat "$err")"; return; fi
+    if ! grep -q -- "$pattern" "$err"; then bad "$name: stderr '$(cat "$err")' lacks '$pattern'"; return; fi
+    if [ -s "$out" ]; then bad "$name: wrote to stdout"; return; fi
+    ok
+}
+
+expect_out() {
+    name=$1 pattern=$2
+    shift 3
+    "$ROTOR" "$@" >"$out" 2>"$err"
+    got=$?
+    if [ "$got" -ne 0 ]; then bad "$name: exit $got ($(cat "$err"))"; return; fi
+    if ! grep -q -- "$pattern" "$out"; then bad "$name: stdout lacks '$pattern': $(tail -3 "$out")"; return; fi
+    ok
+}
+
+expect_out list "gemma2-27b" -- model --list
+expect_out help "usage: rotor model MODEL" -- model --help
+# the totals line: operators, weights (BERT-Large: 335,141,888)
+expect_out bert-large "bert-large: 390 operators (75 vendor), 632 GFLOP, 335141888 weights" -- model bert-large --batch 8
+expect_out llama2-70b "llama2-70b: 963 operators" -- model llama2-70b --seq 2048 --batch 32
+expect_out decode-kv "kv cache 67.11 MB" -- model llama2-7b --decode --seq 1024 --batch 2 --layers 2
+expect_out histogram "histogram: BatchNormalization 53, Conv 53, Relu 49, Add 17" -- model resnet-50
+expect_out grouped "grouped: 22 operators into 13 (9 epilogues fused" -- model bert-base --layers 1 --group
+expect_out fused "+ Add+Gelu" -- model bert-base --layers 1 --group
+expect_out json '"format":"rotor-graph"' -- model nerf --json
+
+expect_error unknown 2 "unknown model 'gpt-5' (the zoo has" -- model gpt-5
+expect_error no-model 2 "a model is required" -- model
+expect_error zero-batch 2 "--batch: expected an integer from 1 to 1048576, got '0'" -- model bert-base --batch 0
+expect_error huge-seq 2 "--seq: expected an integer from 1 to 16777216, got '1000000000000000'" -- model bert-base --seq 1000000000000000
+expect_error twice 2 "--batch given twice" -- model bert-base --batch 1 --batch 2
+expect_error decode-encoder 2 "vit-base has no decode phase" -- model vit-base --decode
+expect_error too-long 2 "seq 1024 exceeds the 512 learned positions" -- model bert-base --seq 1024
+
+echo "cli_model: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
