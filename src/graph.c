@@ -4,6 +4,7 @@
 #include "rotor/graph.h"
 
 #include <cjson/cJSON.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,13 +53,56 @@ void rotor_graph_free(rotor_graph *g) {
     }
     free(g->values);
     free(g->ops);
+    free(g->index);
     memset(g, 0, sizeof *g);
 }
 
+/* FNV-1a: names are short ASCII; any decent spread will do. */
+static uint32_t name_hash(const char *s) {
+    uint32_t h = 2166136261u;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
 int rotor_graph_find_value(const rotor_graph *g, const char *name) {
-    for (int i = 0; i < g->nvalues; i++)
-        if (strcmp(g->values[i].name, name) == 0) return i;
-    return -1;
+    if (!name) return -1;
+    if (!g->index) { /* a graph whose values were not added through the API */
+        for (int i = 0; i < g->nvalues; i++)
+            if (strcmp(g->values[i].name, name) == 0) return i;
+        return -1;
+    }
+    unsigned mask = (unsigned)g->index_cap - 1;
+    for (unsigned k = name_hash(name) & mask;; k = (k + 1) & mask) {
+        int slot = g->index[k];
+        if (slot == 0) return -1;
+        if (strcmp(g->values[slot - 1].name, name) == 0) return slot - 1;
+    }
+}
+
+/* Makes room in the index for n values (load factor at most 1/2). */
+static bool index_reserve(rotor_graph *g, int n) {
+    if (g->index && 2 * n <= g->index_cap) return true;
+    int cap = g->index_cap ? g->index_cap : 64;
+    while (cap < 2 * n) cap *= 2;
+    int *idx = calloc((size_t)cap, sizeof *idx);
+    if (!idx) return false;
+    unsigned mask = (unsigned)cap - 1;
+    for (int i = 0; i < g->nvalues; i++) {
+        unsigned k = name_hash(g->values[i].name) & mask;
+        while (idx[k]) k = (k + 1) & mask;
+        idx[k] = i + 1;
+    }
+    free(g->index);
+    g->index = idx;
+    g->index_cap = cap;
+    return true;
+}
+
+static void index_insert(rotor_graph *g, int v) {
+    unsigned mask = (unsigned)g->index_cap - 1;
+    unsigned k = name_hash(g->values[v].name) & mask;
+    while (g->index[k]) k = (k + 1) & mask;
+    g->index[k] = v + 1;
 }
 
 static bool grow(void **p, int *cap, int need, size_t elem) {
@@ -78,6 +122,8 @@ rotor_status rotor_graph_add_value(rotor_graph *g, const char *name, rotor_dtype
     if (!name || !*name) return rotor_fail(err, ROTOR_ERR_INPUT, "a value needs a name");
     if ((unsigned)dtype >= ROTOR_DTYPE_COUNT)
         return rotor_fail(err, ROTOR_ERR_INPUT, "value '%s': unknown dtype %d", name, (int)dtype);
+    if ((unsigned)role > ROTOR_ROLE_KV_CACHE)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "value '%s': unknown role %d", name, (int)role);
     if (rank < 0 || rank > ROTOR_GRAPH_MAX_RANK)
         return rotor_fail(err, ROTOR_ERR_INPUT, "value '%s': rank %d is outside 0..%d", name, rank,
                           ROTOR_GRAPH_MAX_RANK);
@@ -89,12 +135,17 @@ rotor_status rotor_graph_add_value(rotor_graph *g, const char *name, rotor_dtype
         if (!rotor_mul_i64(n, shape[d], &n))
             return rotor_fail(err, ROTOR_ERR_INPUT, "value '%s': element count overflows 64 bits", name);
     }
+    /* shape may point into this graph's own value array (a shape copied from
+     * another value), which growing the array moves: keep a copy */
+    int64_t dims[ROTOR_GRAPH_MAX_RANK];
+    for (int d = 0; d < rank; d++) dims[d] = shape[d];
     int64_t bytes;
     if (!rotor_mul_i64(n, rotor_dtype_bytes(dtype), &bytes))
         return rotor_fail(err, ROTOR_ERR_INPUT, "value '%s': byte count overflows 64 bits", name);
     if (rotor_graph_find_value(g, name) >= 0)
         return rotor_fail(err, ROTOR_ERR_INPUT, "value '%s' is defined twice", name);
-    if (!grow((void **)&g->values, &g->values_cap, g->nvalues + 1, sizeof *g->values))
+    if (!grow((void **)&g->values, &g->values_cap, g->nvalues + 1, sizeof *g->values) ||
+        !index_reserve(g, g->nvalues + 1))
         return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
     char *copy = strdup(name);
     if (!copy) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
@@ -102,7 +153,7 @@ rotor_status rotor_graph_add_value(rotor_graph *g, const char *name, rotor_dtype
     memset(v, 0, sizeof *v);
     v->name = copy;
     v->rank = rank;
-    for (int d = 0; d < rank; d++) v->shape[d] = shape[d];
+    for (int d = 0; d < rank; d++) v->shape[d] = dims[d];
     v->elements = n;
     v->bytes = bytes;
     v->dtype = dtype;
@@ -110,6 +161,7 @@ rotor_status rotor_graph_add_value(rotor_graph *g, const char *name, rotor_dtype
     v->producer = -1;
     if (out) *out = g->nvalues;
     g->nvalues++;
+    index_insert(g, g->nvalues - 1);
     return ROTOR_OK;
 }
 
@@ -128,6 +180,54 @@ static int64_t expr_tensor_elements(const rotor_expr *e, int t, bool *plain) {
         if (!rotor_mul_i64(n, ext, &n)) return INT64_MAX;
     }
     return n;
+}
+
+/* Whether expression tensor t of e may name value v of an operator with the
+ * given inputs and outputs; if not, why (docs/graph.md "Operators"). */
+static bool tensor_matches(const rotor_graph *g, const rotor_expr *e, int t, int v, const int *inputs,
+                           int ninputs, const int *outputs, int noutputs, char *why, size_t cap) {
+    const rotor_value *x = &g->values[v];
+    const int *list = t == 0 ? outputs : inputs;
+    int n = t == 0 ? noutputs : ninputs;
+    bool listed = false;
+    for (int i = 0; i < n && !listed; i++) listed = list[i] == v;
+    if (!listed) {
+        snprintf(why, cap, "expression tensor %s names '%s', which is not one of the op's %s",
+                 e->tensors[t].name, x->name, t == 0 ? "outputs" : "inputs");
+        return false;
+    }
+    bool plain;
+    int64_t elems = expr_tensor_elements(e, t, &plain);
+    if (!plain) return true; /* a window over a padded or strided region */
+    /* The output must cover its value, except a kv-cache value, of which a
+     * decode step writes only its own positions; an input may be a slice. */
+    bool slice_ok = t != 0 || x->role == ROTOR_ROLE_KV_CACHE;
+    if (slice_ok ? elems > x->elements : elems != x->elements) {
+        snprintf(why, cap, "expression tensor %s has %lld elements but value '%s' has %lld", e->tensors[t].name,
+                 (long long)elems, x->name, (long long)x->elements);
+        return false;
+    }
+    return true;
+}
+
+/* The vendor-op rule (docs/graph.md): one vector-rate FLOP per element read
+ * or written.  A gather reads from its data input (input 0) only the elements
+ * it writes, so an embedding lookup costs its rows, not the whole table. */
+static double vendor_flops(const rotor_graph *g, const char *type, const int *inputs, int ninputs,
+                           const int *outputs, int noutputs) {
+    bool gather = strcmp(type, "Gather") == 0 || strcmp(type, "GatherElements") == 0 ||
+                  strcmp(type, "GatherND") == 0;
+    double written = 0, read = 0;
+    for (int i = 0; i < noutputs; i++) written += (double)g->values[outputs[i]].elements;
+    for (int i = 0; i < ninputs; i++) {
+        double n = (double)g->values[inputs[i]].elements;
+        if (gather && i == 0 && noutputs > 0) {
+            double w0 = (double)g->values[outputs[0]].elements;
+            n = n < w0 ? n : w0;
+        }
+        read += n;
+    }
+    return read + written;
 }
 
 #define OPFAIL(code, ...)                                                             \
@@ -172,24 +272,18 @@ rotor_status rotor_graph_add_op(rotor_graph *g, const rotor_op_desc *d, int *out
             OPFAIL(ROTOR_ERR_INPUT, "expression '%s' (%s): %s", d->expr, d->dims ? d->dims : "", e2.msg);
         for (int t = 0; t < op.expr.ntensors; t++) {
             int v = d->tensor_value[t];
-            op.tensor_value[t] = v;
+            op.tensor_value[t] = v < 0 ? -1 : v;
             if (v < 0) continue;
             if (v >= g->nvalues) OPFAIL(ROTOR_ERR_INPUT, "expression tensor %d names no value", t);
-            bool plain;
-            int64_t n = expr_tensor_elements(&op.expr, t, &plain);
-            const rotor_value *x = &g->values[v];
-            if (plain && (t == 0 ? n != x->elements : n > x->elements))
-                OPFAIL(ROTOR_ERR_INPUT, "expression tensor %s has %lld elements but value '%s' has %lld",
-                       op.expr.tensors[t].name, (long long)n, x->name, (long long)x->elements);
+            char why[ROTOR_ERROR_MAX];
+            if (!tensor_matches(g, &op.expr, t, v, d->inputs, d->ninputs, d->outputs, d->noutputs, why,
+                                sizeof why))
+                OPFAIL(ROTOR_ERR_INPUT, "%s", why);
         }
         op.flops = rotor_expr_flops(&op.expr);
     } else {
-        /* Vendor op: one vector-rate FLOP per element read or written. */
         op.vendor = true;
-        double f = 0;
-        for (int i = 0; i < d->ninputs; i++) f += (double)g->values[d->inputs[i]].elements;
-        for (int i = 0; i < d->noutputs; i++) f += (double)g->values[d->outputs[i]].elements;
-        op.flops = f;
+        op.flops = vendor_flops(g, d->type, d->inputs, d->ninputs, d->outputs, d->noutputs);
     }
     int64_t bytes = 0, wbytes = 0;
     for (int i = 0; i < d->ninputs; i++) {
@@ -357,16 +451,167 @@ char *rotor_graph_to_json(const rotor_graph *g) {
             rotor_expr_dims_string(&op->expr, dims, sizeof dims);
             cJSON_AddStringToObject(o, "expr", op->expr.text);
             cJSON_AddStringToObject(o, "dims", dims);
+            cJSON *tv = cJSON_AddArrayToObject(o, "tensors");
+            for (int k = 0; tv && k < op->expr.ntensors; k++) {
+                int v = op->tensor_value[k];
+                cJSON_AddItemToArray(tv, v >= 0 ? cJSON_CreateString(g->values[v].name) : cJSON_CreateNull());
+            }
         }
         cJSON_AddItemToObject(o, "inputs", names_json(g, op->inputs, op->ninputs));
         cJSON_AddItemToObject(o, "outputs", names_json(g, op->outputs, op->noutputs));
         cJSON_AddNumberToObject(o, "flops", op->flops);
         cJSON_AddNumberToObject(o, "bytes", (double)op->bytes);
         cJSON_AddNumberToObject(o, "weight_bytes", (double)op->weight_bytes);
-        if (op->nfused) cJSON_AddStringToObject(o, "fused", op->fused);
+        if (op->nfused) {
+            cJSON_AddStringToObject(o, "fused", op->fused);
+            cJSON_AddNumberToObject(o, "nfused", op->nfused);
+        }
         cJSON_AddItemToArray(ops, o);
     }
     char *s = cJSON_PrintUnformatted(root);
     cJSON_Delete(root);
     return s;
+}
+
+rotor_status rotor_graph_set_output(rotor_graph *g, int v, rotor_error *err) {
+    if (v < 0 || v >= g->nvalues) return rotor_fail(err, ROTOR_ERR_INPUT, "output %d names no value", v);
+    g->values[v].is_output = true;
+    return ROTOR_OK;
+}
+
+#define VFAIL(...) return rotor_fail(err, ROTOR_ERR_INPUT, __VA_ARGS__)
+
+rotor_status rotor_graph_validate(const rotor_graph *g, rotor_error *err) {
+    if (g->nvalues < 0 || g->nops < 0 || (g->nvalues && !g->values) || (g->nops && !g->ops))
+        VFAIL("graph '%s': inconsistent counts", g->name);
+    int *consumers = calloc((size_t)(g->nvalues ? g->nvalues : 1), sizeof *consumers);
+    int *producer = malloc(sizeof(int) * (size_t)(g->nvalues ? g->nvalues : 1));
+    if (!consumers || !producer) {
+        free(consumers);
+        free(producer);
+        return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    }
+    for (int v = 0; v < g->nvalues; v++) producer[v] = -1;
+    rotor_status st = ROTOR_OK;
+    char why[ROTOR_ERROR_MAX];
+    why[0] = '\0';
+    for (int v = 0; v < g->nvalues && !why[0]; v++) {
+        const rotor_value *x = &g->values[v];
+        if (!x->name || !*x->name) snprintf(why, sizeof why, "value %d has no name", v);
+        else if (rotor_graph_find_value(g, x->name) != v)
+            snprintf(why, sizeof why, "value '%s' is defined twice", x->name);
+        else if ((unsigned)x->role > ROTOR_ROLE_KV_CACHE)
+            snprintf(why, sizeof why, "value '%s' has an unknown role", x->name);
+        else {
+            int64_t n = 1;
+            bool ok = x->rank >= 0 && x->rank <= ROTOR_GRAPH_MAX_RANK;
+            for (int d = 0; ok && d < x->rank; d++) ok = x->shape[d] >= 1 && rotor_mul_i64(n, x->shape[d], &n);
+            if (!ok || n != x->elements || x->bytes != n * rotor_dtype_bytes(x->dtype))
+                snprintf(why, sizeof why, "value '%s': shape, element and byte counts disagree", x->name);
+        }
+    }
+    for (int i = 0; i < g->nops && !why[0]; i++) {
+        const rotor_op *op = &g->ops[i];
+        const char *nm = op->name ? op->name : "?";
+        if (op->noutputs < 1 || op->ninputs < 0) {
+            snprintf(why, sizeof why, "op '%s' (%s): needs an output", nm, op->type);
+            break;
+        }
+        for (int k = 0; k < op->ninputs && !why[0]; k++) {
+            int v = op->inputs[k];
+            if (v < 0 || v >= g->nvalues) snprintf(why, sizeof why, "op '%s' (%s): input %d names no value", nm, op->type, k);
+            else if (producer[v] < 0 && g->values[v].producer >= 0)
+                snprintf(why, sizeof why, "op '%s' (%s): input '%s' is produced later (not topological order)", nm,
+                         op->type, g->values[v].name);
+            else consumers[v]++;
+        }
+        for (int k = 0; k < op->noutputs && !why[0]; k++) {
+            int v = op->outputs[k];
+            if (v < 0 || v >= g->nvalues) snprintf(why, sizeof why, "op '%s' (%s): output %d names no value", nm, op->type, k);
+            else if (producer[v] >= 0 || g->values[v].producer != i)
+                snprintf(why, sizeof why, "op '%s' (%s): output '%s' has another producer", nm, op->type,
+                         g->values[v].name);
+            else if (consumers[v] > 0)
+                snprintf(why, sizeof why, "op '%s' (%s): output '%s' is read by an earlier operator", nm, op->type,
+                         g->values[v].name);
+            else if (g->values[v].role == ROTOR_ROLE_WEIGHT)
+                snprintf(why, sizeof why, "op '%s' (%s): output '%s' is a weight", nm, op->type, g->values[v].name);
+            else producer[v] = i;
+        }
+        if (why[0] || op->vendor) continue;
+        if (!op->expr.bound) {
+            snprintf(why, sizeof why, "op '%s' (%s): expression is not bound", nm, op->type);
+            break;
+        }
+        for (int t = 0; t < op->expr.ntensors && !why[0]; t++) {
+            int v = op->tensor_value[t];
+            if (v < 0) continue;
+            char m[ROTOR_ERROR_MAX - 64];
+            if (v >= g->nvalues) snprintf(why, sizeof why, "op '%s' (%s): expression tensor %d names no value", nm, op->type, t);
+            else if (!tensor_matches(g, &op->expr, t, v, op->inputs, op->ninputs, op->outputs, op->noutputs, m, sizeof m))
+                snprintf(why, sizeof why, "op '%s' (%s): %s", nm, op->type, m);
+        }
+    }
+    for (int v = 0; v < g->nvalues && !why[0]; v++) {
+        if (producer[v] != g->values[v].producer)
+            snprintf(why, sizeof why, "value '%s': recorded producer %d, but op %d writes it", g->values[v].name,
+                     g->values[v].producer, producer[v]);
+        else if (consumers[v] != g->values[v].consumers)
+            snprintf(why, sizeof why, "value '%s': recorded %d consumers, counted %d", g->values[v].name,
+                     g->values[v].consumers, consumers[v]);
+    }
+    if (why[0]) st = rotor_fail(err, ROTOR_ERR_INPUT, "graph '%s': %s", g->name, why);
+    free(consumers);
+    free(producer);
+    return st;
+}
+
+/* Appends to buf at *n without overrunning cap; *n stops at cap - 1. */
+static void put(char *buf, int cap, int *n, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void put(char *buf, int cap, int *n, const char *fmt, ...) {
+    if (*n >= cap - 1) return;
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(buf + *n, (size_t)(cap - *n), fmt, ap);
+    va_end(ap);
+    if (k < 0) return;
+    *n = *n + k < cap - 1 ? *n + k : cap - 1;
+}
+
+void rotor_graph_op_string(const rotor_graph *g, int i, char *buf, int cap) {
+    if (cap <= 0) return;
+    buf[0] = '\0';
+    if (i < 0 || i >= g->nops) return;
+    const rotor_op *op = &g->ops[i];
+    int n = 0;
+    if (op->vendor) {
+        put(buf, cap, &n, "vendor %s(", op->type);
+        for (int k = 0; k < op->ninputs; k++) put(buf, cap, &n, "%s%s", k ? ", " : "", g->values[op->inputs[k]].name);
+        put(buf, cap, &n, ") -> ");
+        for (int k = 0; k < op->noutputs; k++) put(buf, cap, &n, "%s%s", k ? ", " : "", g->values[op->outputs[k]].name);
+        return;
+    }
+    char dims[ROTOR_EXPR_TEXT_MAX];
+    rotor_expr_dims_string(&op->expr, dims, sizeof dims);
+    put(buf, cap, &n, "%s  (%s)", op->expr.text, dims);
+    if (op->nfused) put(buf, cap, &n, "  + %s", op->fused);
+}
+
+void rotor_graph_op_tensors_string(const rotor_graph *g, int i, char *buf, int cap) {
+    if (cap <= 0) return;
+    buf[0] = '\0';
+    if (i < 0 || i >= g->nops || g->ops[i].vendor) return;
+    const rotor_op *op = &g->ops[i];
+    int n = 0;
+    for (int t = 0; t < op->expr.ntensors; t++) {
+        int v = op->tensor_value[t];
+        put(buf, cap, &n, "%s%s=", t ? ", " : "", op->expr.tensors[t].name);
+        if (v < 0) {
+            put(buf, cap, &n, "-");
+            continue;
+        }
+        char shape[160];
+        rotor_graph_shape_string(&g->values[v], shape, sizeof shape);
+        put(buf, cap, &n, "%s %s", g->values[v].name, shape);
+    }
 }

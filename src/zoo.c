@@ -250,7 +250,7 @@ static void tf_build(zb *z, const tf_model *m, const rotor_zoo_options *o) {
             int temb = linear(z, "t_embed.fc2", t1a, b, d, d, true);
             int yl = val2(z, ROTOR_ROLE_ACTIVATION, b, 1, "label");
             int ytab = val2(z, ROTOR_ROLE_WEIGHT, m->classes + 1, d, "y_embed.table");
-            int in3[2] = {yl, ytab};
+            int in3[2] = {ytab, yl};
             int yemb = vendor(z, "y_embed", "Gather", in3, 2, b, d);
             cond = eltwise(z, "cond", "Add", "Y[m,n] = X[m,n] + R[m,n]", temb, yemb, b, d);
             cond = eltwise(z, "cond.silu", "Sigmoid", "Y[m,n] = silu(X[m,n])", cond, -1, b, d);
@@ -259,7 +259,7 @@ static void tf_build(zb *z, const tf_model *m, const rotor_zoo_options *o) {
         t = b * q;
         int ids = val2(z, ROTOR_ROLE_ACTIVATION, b, q, "input_ids");
         table = val2(z, ROTOR_ROLE_WEIGHT, m->vocab, d, "embed.table");
-        int in[4] = {ids, table, -1, -1}, nin = 2;
+        int in[4] = {table, ids, -1, -1}, nin = 2; /* ONNX order: data, then indices */
         if (m->positions) in[nin++] = val2(z, ROTOR_ROLE_WEIGHT, m->positions, d, "embed.positions");
         if (m->fam == FAM_BERT) in[nin++] = val2(z, ROTOR_ROLE_WEIGHT, 2, d, "embed.token_type");
         x = vendor(z, "embed", "Gather", in, nin, t, d);

@@ -74,7 +74,9 @@ typedef struct rotor_op {
     char type[ROTOR_OP_TYPE_MAX];          /* ONNX spelling: "MatMul", "Conv", ... */
     /* A vendor op has no tensor expression: T10 §4.2 runs operators outside
      * tensor expressions from the vendor library.  rotor costs it as one
-     * vector-rate FLOP per element read or written (docs/graph.md). */
+     * vector-rate FLOP per element read or written (docs/graph.md); a
+     * Gather (GatherElements, GatherND) reads from its data input only the
+     * elements it writes, not the whole table. */
     bool vendor;
     rotor_expr expr;                       /* bound; unused when vendor */
     /* expr tensor t names graph value tensor_value[t] (-1: a tensor of the
@@ -96,6 +98,11 @@ typedef struct rotor_graph {
     rotor_value *values;
     int nops, ops_cap;
     rotor_op *ops;
+    /* Open-addressing index of value names (value index + 1; 0 is empty),
+     * so that rotor_graph_find_value and the duplicate check are O(1) and a
+     * 3000-operator LLM builds in milliseconds.  Owned by graph.c. */
+    int *index;
+    int index_cap;
 } rotor_graph;
 
 /* Totals over the graph.  Weights are counted once per value however many
@@ -141,8 +148,12 @@ typedef struct rotor_op_desc {
 
 /* Appends an operator.  Inputs must exist and, if produced, be produced by an
  * earlier operator; outputs must not be produced yet nor read by an earlier
- * operator, and must be activations.  The expression must parse and bind.
- * Errors name the operator: "op 'attn.qk' (MatMul): ...". */
+ * operator, and must not be weights.  The expression must parse and bind; a
+ * named expression tensor must be one of the op's inputs (t >= 1) or outputs
+ * (t = 0) and match its element count: equal for an output, at most the
+ * value's for an input (a slice) and for a kv-cache output (the positions
+ * one decode step writes).  Errors name the operator:
+ * "op 'attn.qk' (MatMul): ...". */
 rotor_status rotor_graph_add_op(rotor_graph *g, const rotor_op_desc *d, int *out, rotor_error *err);
 
 void rotor_graph_totals_of(const rotor_graph *g, rotor_graph_totals *out);
@@ -160,5 +171,26 @@ char *rotor_graph_to_json(const rotor_graph *g);
 
 /* Shape as "1x128x768" ("scalar" for rank 0). */
 void rotor_graph_shape_string(const rotor_value *v, char *buf, int cap);
+
+/* Marks value v as a model output (kept by passes, written by the model). */
+rotor_status rotor_graph_set_output(rotor_graph *g, int v, rotor_error *err);
+
+/* Re-checks every invariant add_value and add_op establish (indices, one
+ * producer per value, topological order, consumer counts, roles, expression
+ * tensors against their values).  For graphs built by passes and for tests;
+ * a graph built only through the API always passes. */
+rotor_status rotor_graph_validate(const rotor_graph *g, rotor_error *err);
+
+/* One operator for people, e.g.
+ *   "Q[b,s,e] += X[b,s,d] * W[d,e]  (b=8,s=128,d=1024,e=1024)"
+ * with "  + Add+Gelu" after a grouped operator's extents,
+ * or for a vendor op "vendor Gather(embed.word, input_ids) -> embed.word".
+ * Truncated to cap (always NUL-terminated when cap > 0). */
+void rotor_graph_op_string(const rotor_graph *g, int op, char *buf, int cap);
+
+/* Which value each expression tensor names, e.g.
+ *   "Q=layers.0.attn.q 8x128x1024, X=layers.0.ln 8x128x1024, W=... 1024x1024"
+ * (a tensor naming no value prints as "W=-").  Empty for vendor ops. */
+void rotor_graph_op_tensors_string(const rotor_graph *g, int op, char *buf, int cap);
 
 #endif
