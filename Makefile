@@ -22,14 +22,22 @@ endif
 CFLAGS  := -std=c17 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
            $(OPT) -g -fopenmp -Iinclude -MMD -MP $(SANFLAGS) $(EXTRA_CFLAGS)
 LDFLAGS := -fopenmp $(SANFLAGS)
-LDLIBS  := -lcjson -lm
+LDLIBS  := -lcjson -lprotobuf-c -lm
+
+# The ONNX schema Debian ships (libonnx-dev).  protoc-c turns it into C at build
+# time, into $(BUILD)/gen; the generated code is never committed (docs/onnx.md).
+ONNX_PROTO ?= /usr/include/onnx/onnx.proto
+GEN      := $(BUILD)/gen
+GEN_SRC  := $(GEN)/onnx.pb-c.c
+GEN_HDR  := $(GEN)/onnx.pb-c.h
+GEN_OBJ  := $(GEN)/onnx.pb-c.o
 
 LIB_SRC  := $(wildcard src/*.c)
 CLI_SRC  := $(wildcard src/cli/*.c)
 TEST_SRC := $(wildcard tests/test_*.c)
 BENCH_SRC := $(wildcard bench/*.c)
 
-LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o) $(GEN_OBJ)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 BENCH_OBJ := $(BENCH_SRC:%.c=$(BUILD)/%.o)
@@ -52,6 +60,17 @@ deps-test: deps
 $(BUILD)/%.o: %.c | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
+
+$(GEN_SRC) $(GEN_HDR) &: $(ONNX_PROTO) | deps
+	@mkdir -p $(GEN)
+	protoc-c --proto_path=$(dir $(ONNX_PROTO)) --c_out=$(GEN) $(notdir $(ONNX_PROTO))
+
+$(GEN_OBJ): $(GEN_SRC) $(GEN_HDR)
+	$(CC) $(CFLAGS) -I$(GEN) -c $(GEN_SRC) -o $@
+
+# The importer and its tests include the generated header.
+$(BUILD)/src/onnx.o $(BUILD)/src/lower.o $(BUILD)/tests/test_onnx.o: $(GEN_HDR)
+$(BUILD)/src/onnx.o $(BUILD)/src/lower.o $(BUILD)/tests/test_onnx.o: CFLAGS += -I$(GEN)
 
 $(LIB): $(LIB_OBJ)
 	@rm -f $@
@@ -84,4 +103,4 @@ bench: $(BENCH)
 clean:
 	rm -rf build
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BENCH_OBJ:.o=.d)
+-include $(LIB_SRC:%.c=$(BUILD)/%.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BENCH_OBJ:.o=.d)

@@ -7,11 +7,16 @@ want=${1:-build}
 missing=""
 have_header() { [ -f "/usr/include/$1" ]; }
 have_header cjson/cJSON.h || missing="$missing libcjson-dev"
+have_header protobuf-c/protobuf-c.h || missing="$missing libprotobuf-c-dev"
+command -v protoc-c >/dev/null 2>&1 || missing="$missing protobuf-c-compiler"
+have_header onnx/onnx.proto || missing="$missing libonnx-dev"
 command -v cc >/dev/null 2>&1 || missing="$missing gcc"
 command -v make >/dev/null 2>&1 || missing="$missing make"
 command -v pkg-config >/dev/null 2>&1 || missing="$missing pkg-config"
 if [ "$want" = test ]; then
     have_header criterion/criterion.h || missing="$missing libcriterion-dev"
+    # tests/cli_model.sh sweeps the ONNX operator test models
+    [ -d /usr/share/libonnx-testdata/data ] || missing="$missing libonnx-testdata"
 fi
 if [ "${CC:-cc}" = clang ]; then
     command -v clang >/dev/null 2>&1 || missing="$missing clang"

@@ -106,7 +106,8 @@ rotor_status rotor_group(const rotor_graph *g, rotor_graph *out, rotor_group_sta
         if (alias[v] != v) continue; /* a layout op's output */
         const rotor_value *x = &g->values[v];
         bool inner = false; /* an intermediate of a fused chain */
-        if (x->producer >= 0 && root[x->producer] >= 0) inner = tail[root[x->producer]] != v;
+        if (x->producer >= 0 && root[x->producer] >= 0 && tail[root[x->producer]] >= 0)
+            inner = tail[root[x->producer]] != v;
         if (inner) continue;
         rc = rotor_graph_add_value(out, x->name, x->dtype, x->rank, x->shape, x->role, &newv[v], err);
     }
@@ -136,7 +137,7 @@ rotor_status rotor_group(const rotor_graph *g, rotor_graph *out, rotor_group_sta
                 if (!dup) ins[nin++] = x;
             }
         }
-        int outv = newv[tail[o]];
+        int outv = tail[o] >= 0 ? newv[tail[o]] : -1; /* -1: several outputs, set below */
         rotor_op_desc d = {.name = op->name, .type = op->type, .inputs = ins, .ninputs = nin,
                            .outputs = &outv, .noutputs = 1};
         char dims[512];
@@ -147,15 +148,23 @@ rotor_status rotor_group(const rotor_graph *g, rotor_graph *out, rotor_group_sta
             d.dims = dims;
             for (int t = 0; t < op->expr.ntensors; t++)
                 d.tensor_value[t] = op->tensor_value[t] < 0 ? -1 : newv[alias[op->tensor_value[t]]];
-            d.tensor_value[0] = outv;
+            if (outv >= 0) d.tensor_value[0] = outv;
         }
+        int *outs = NULL;
         if (op->noutputs != 1) {
-            rc = rotor_fail(err, ROTOR_ERR_INPUT, "group: op '%s' (%s) has %d outputs; only one is supported",
-                            op->name, op->type, op->noutputs);
-            break;
+            /* several outputs (Split, TopK): never fused, copied as they are */
+            outs = malloc(sizeof(int) * (size_t)op->noutputs);
+            if (!outs) {
+                rc = rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+                break;
+            }
+            for (int k = 0; k < op->noutputs; k++) outs[k] = newv[op->outputs[k]];
+            d.outputs = outs;
+            d.noutputs = op->noutputs;
         }
         int idx;
         rc = rotor_graph_add_op(out, &d, &idx, err);
+        free(outs);
         if (!rc) {
             out->ops[idx].flops = flops;
             snprintf(out->ops[idx].fused, sizeof out->ops[idx].fused, "%s", fused);

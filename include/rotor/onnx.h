@@ -22,6 +22,10 @@ typedef struct rotor_onnx_options {
      * dimension of a graph input must be bound; names the model does not use
      * are refused, so typos do not pass silently. */
     const char *dims;
+    /* Input shapes that replace the declared ones, "input_1=1x3x8,mask=1x3"
+     * (NULL: none), for files whose declared shapes disagree with their own
+     * constants.  Names the graph's inputs do not have are refused. */
+    const char *input_shapes;
 } rotor_onnx_options;
 
 /* Statistics of one import, for the CLI's summary and the tests. */

@@ -6,6 +6,9 @@
 
 #include "rotor/chip.h"
 #include "rotor/error.h"
+#include "rotor/graph.h"
+#include "rotor/onnx.h"
+#include "rotor/zoo.h"
 
 #define EXIT_NOFIT 1
 #define EXIT_BADINPUT 2
@@ -18,6 +21,16 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
 
 /* Resolves --chip (default ipu-mk2), applies every --set, validates. */
 rotor_status cli_chip(const char *spec, char **sets, int nsets, rotor_chip *out, rotor_error *err);
+
+/* A model argument names an ONNX file when it contains '/' or ends in ".onnx";
+ * anything else is a zoo model. */
+bool cli_is_onnx(const char *spec);
+
+/* Builds the zoo model (zo) or imports the ONNX file (dims binds its symbolic
+ * dimensions, inputs overrides input shapes; both refused for zoo models).  stats may be NULL; it stays zero for
+ * zoo models.  g is initialised either way: free it also after an error. */
+rotor_status cli_load_model(const char *spec, const rotor_zoo_options *zo, const char *dims, const char *inputs,
+                            rotor_graph *g, rotor_onnx_stats *stats, rotor_error *err);
 
 int cmd_plan(int argc, char **argv);
 int cmd_verify(int argc, char **argv);

@@ -19,9 +19,9 @@
 
 static void compile_usage(FILE *f) {
     fprintf(f,
-            "usage: rotor compile MODEL [options]\n"
+            "usage: rotor compile MODEL|FILE.onnx [options]\n"
             "\n"
-            "Compiles a zoo model onto the chip's distributed SRAM after T10: operators grouped\n"
+            "Compiles a zoo model or an ONNX file (docs/onnx.md) onto the chip's distributed SRAM after T10: operators grouped\n"
             "(epilogues fused), the Pareto frontier of every operator, idle and active plans,\n"
             "and the inter-operator memory reconciliation of T10's Algorithm 1.\n"
             "'rotor compile --list' names the models.\n"
@@ -33,6 +33,8 @@ static void compile_usage(FILE *f) {
             "  --seq N             sequence length (default: the model's)\n"
             "  --layers N          layers (default: the model's)\n"
             "  --decode            the LLMs' decode step instead of prefill\n"
+            "  --dim k=v,...       bind an ONNX file's symbolic dimensions (e.g. batch=8,seq=128)\n"
+            "  --input NAME=AxB,.. replace an ONNX input's declared shape\n"
             "  --baseline vgm      compile with the virtual-global-memory baseline instead\n"
             "  --compare           also compile with the VGM baseline and print the speedup\n"
             "  -o FILE             write the program (rotor-program JSON, docs/program-format.md)\n"
@@ -90,8 +92,8 @@ static void print_vgm(const rotor_vgm_result *v) {
 
 int cmd_compile(int argc, char **argv) {
     const char *cmd = "compile";
-    const char *chip_spec = NULL, *batch = NULL, *seq = NULL, *layers = NULL, *baseline = NULL,
-               *outfile = NULL, *format = NULL, *threads = NULL;
+    const char *chip_spec = NULL, *dims = NULL, *inputs = NULL, *batch = NULL, *seq = NULL, *layers = NULL,
+               *baseline = NULL, *outfile = NULL, *format = NULL, *threads = NULL;
     char *sets[MAX_SETS];
     int nsets = 0;
     bool compare = false, decode = false;
@@ -102,6 +104,7 @@ int cmd_compile(int argc, char **argv) {
         {"baseline", required_argument, 0, 'B'}, {"compare", no_argument, 0, 'C'},
         {"format", required_argument, 0, 'f'}, {"threads", required_argument, 0, 't'},
         {"list", no_argument, 0, 'L'},         {"help", no_argument, 0, 'h'},
+        {"dim", required_argument, 0, 'D'},    {"input", required_argument, 0, 'I'},
         {0, 0, 0, 0}};
     optind = 1;
     opterr = 0;
@@ -118,6 +121,8 @@ int cmd_compile(int argc, char **argv) {
         case 'f': slot = &format; name = "--format"; break;
         case 't': slot = &threads; name = "--threads"; break;
         case 'o': slot = &outfile; name = "-o"; break;
+        case 'D': slot = &dims; name = "--dim"; break;
+        case 'I': slot = &inputs; name = "--input"; break;
         case 'd': decode = true; break;
         case 'C': compare = true; break;
         case 's':
@@ -151,6 +156,9 @@ int cmd_compile(int argc, char **argv) {
     if (vgm_only && (json || outfile))
         return cli_usage_error(cmd, "--baseline vgm writes no program (drop -o / --format json)");
 
+    if (cli_is_onnx(model) && (batch || seq || layers || decode))
+        return cli_usage_error(cmd, "--batch, --seq, --layers and --decode shape zoo models; bind an ONNX file's "
+                               "dimensions with --dim (e.g. --dim batch=8)");
     rotor_zoo_options zo = {0};
     int64_t v;
     if (seq) {
@@ -201,7 +209,7 @@ int cmd_compile(int argc, char **argv) {
         zo.batch = b;
         rotor_graph raw, g;
         rotor_group_stats gs;
-        if ((st = rotor_zoo_build(model, &zo, &raw, &err))) {
+        if ((st = cli_load_model(model, &zo, dims, inputs, &raw, NULL, &err))) {
             rotor_graph_free(&raw);
             return cli_fail(cmd, st, &err);
         }

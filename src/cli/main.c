@@ -33,6 +33,26 @@ rotor_status cli_chip(const char *spec, char **sets, int nsets, rotor_chip *out,
     return st;
 }
 
+bool cli_is_onnx(const char *spec) {
+    size_t n = strlen(spec);
+    return strchr(spec, '/') || (n > 5 && !strcmp(spec + n - 5, ".onnx"));
+}
+
+rotor_status cli_load_model(const char *spec, const rotor_zoo_options *zo, const char *dims, const char *inputs,
+                            rotor_graph *g, rotor_onnx_stats *stats, rotor_error *err) {
+    if (stats) memset(stats, 0, sizeof *stats);
+    if (!cli_is_onnx(spec)) {
+        if (dims || inputs) {
+            rotor_graph_init(g, spec);
+            return rotor_fail(err, ROTOR_ERR_INPUT, "--dim and --input shape ONNX files; zoo models take --batch, "
+                              "--seq and --layers");
+        }
+        return rotor_zoo_build(spec, zo, g, err);
+    }
+    rotor_onnx_options oo = {.dims = dims, .input_shapes = inputs};
+    return rotor_onnx_load(spec, &oo, g, stats, err);
+}
+
 static void usage(FILE *f) {
     fprintf(f,
             "usage: rotor <command> [options]\n"
@@ -44,7 +64,7 @@ static void usage(FILE *f) {
             "  plan      find the fastest rTensor plan of one operator (and its Pareto frontier)\n"
             "  verify    run plans on emulated cores with real data and check the result\n"
             "  compile   compile a whole model (T10 idle/active plans), with the VGM baseline\n"
-            "  model     list a built-in model's operators, FLOPs and weights\n"
+            "  model     list a model's operators (zoo or ONNX file), FLOPs and weights\n"
             "\n"
             "  rotor <command> --help   options of one command\n"
             "  rotor --version          print the version\n");

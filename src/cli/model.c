@@ -11,11 +11,14 @@
 
 static void model_usage(FILE *f) {
     fprintf(f,
-            "usage: rotor model MODEL [options]\n"
+            "usage: rotor model MODEL|FILE.onnx [options]\n"
             "\n"
-            "Builds a zoo model and lists its operators: tensor expression (or vendor op),\n"
-            "output shape, FLOPs and weight bytes, then the totals and the operator histogram.\n"
+            "Builds a zoo model, or imports an ONNX file (docs/onnx.md), and lists its operators:\n"
+            "tensor expression (or vendor op), output shape, FLOPs and weight bytes, then the\n"
+            "totals and the operator histogram.  A MODEL containing '/' or ending in .onnx is a file.\n"
             "\n"
+            "  --dim k=v,...       bind an ONNX file's symbolic dimensions (e.g. batch=8,seq=128)\n"
+            "  --input NAME=AxB,.. replace an ONNX input's declared shape (e.g. input_1=1x3x8)\n"
             "  --batch N           batch size (default 1)\n"
             "  --seq N             sequence length (default: the model's)\n"
             "  --layers N          layers (default: the model's)\n"
@@ -40,10 +43,11 @@ static int parse_i64(const char *cmd, const char *opt, const char *s, int64_t lo
 
 int cmd_model(int argc, char **argv) {
     const char *cmd = "model";
-    const char *batch = NULL, *seq = NULL, *layers = NULL;
+    const char *batch = NULL, *seq = NULL, *layers = NULL, *dims = NULL, *inputs = NULL;
     bool json = false, decode = false, group = false;
     static const struct option opts[] = {
         {"batch", required_argument, 0, 'b'}, {"seq", required_argument, 0, 'q'},
+        {"dim", required_argument, 0, 'D'},   {"input", required_argument, 0, 'I'},
         {"layers", required_argument, 0, 'l'}, {"decode", no_argument, 0, 'd'},
         {"group", no_argument, 0, 'g'},        {"json", no_argument, 0, 'j'},
         {"list", no_argument, 0, 'L'},         {"help", no_argument, 0, 'h'},
@@ -58,6 +62,8 @@ int cmd_model(int argc, char **argv) {
         case 'b': slot = &batch; name = "--batch"; break;
         case 'q': slot = &seq; name = "--seq"; break;
         case 'l': slot = &layers; name = "--layers"; break;
+        case 'D': slot = &dims; name = "--dim"; break;
+        case 'I': slot = &inputs; name = "--input"; break;
         case 'd': decode = true; break;
         case 'g': group = true; break;
         case 'j': json = true; break;
@@ -78,6 +84,9 @@ int cmd_model(int argc, char **argv) {
     }
     if (optind >= argc) return cli_usage_error(cmd, "a model is required (try 'rotor model --list')");
     if (optind + 1 < argc) return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind + 1]);
+    if (cli_is_onnx(argv[optind]) && (batch || seq || layers || decode))
+        return cli_usage_error(cmd, "--batch, --seq, --layers and --decode shape zoo models; bind an ONNX file's "
+                               "dimensions with --dim (e.g. --dim batch=8)");
     rotor_zoo_options zo = {0};
     int64_t v;
     if (batch) {
@@ -95,7 +104,8 @@ int cmd_model(int argc, char **argv) {
     zo.phase = decode ? ROTOR_PHASE_DECODE : ROTOR_PHASE_PREFILL;
     rotor_graph g;
     rotor_error err = {{0}};
-    rotor_status st = rotor_zoo_build(argv[optind], &zo, &g, &err);
+    rotor_onnx_stats os;
+    rotor_status st = cli_load_model(argv[optind], &zo, dims, inputs, &g, &os, &err);
     if (st) {
         rotor_graph_free(&g);
         return cli_fail(cmd, st, &err);
@@ -140,6 +150,9 @@ int cmd_model(int argc, char **argv) {
            "activations %.4g MB\n",
            g.name, t.ops, t.vendor_ops, t.flops / 1e9, (long long)t.weight_params, (double)t.weight_bytes / 1e6,
            (double)t.kv_bytes / 1e6, (double)t.activation_bytes / 1e6);
+    if (os.nodes)
+        printf("onnx: IR %lld, opset %lld, %d nodes: %d folded to constants, %d spelled-out LayerNorms matched\n",
+               (long long)os.ir_version, (long long)os.opset, os.nodes, os.folded, os.layernorms_matched);
     if (group)
         printf("grouped: %d operators into %d (%d epilogues fused, %d layout ops folded)\n", gs.ops_before,
                gs.ops_after, gs.fused, gs.folded);

@@ -1,0 +1,91 @@
+#!/bin/sh
+# CLI tests of ONNX import through `rotor model` and `rotor compile`
+# (docs/onnx.md): the real files of ../shared/onnx, the bad ones, and every
+# model of Debian's libonnx-testdata, each imported or refused in one line.
+# Run by `make test` as `ROTOR=build/rotor sh tests/cli_onnx.sh`.
+ROTOR=${ROTOR:-build/rotor}
+SHARED=../shared/onnx
+TESTDATA=/usr/share/libonnx-testdata/data
+pass=0
+fail=0
+out=$(mktemp) err=$(mktemp)
+trap 'rm -f "$out" "$err"' EXIT
+
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $1" >&2; }
+
+expect_error() {
+    name=$1 want=$2 pattern=$3
+    shift 4
+    "$ROTOR" "$@" >"$out" 2>"$err"
+    got=$?
+    lines=$(wc -l <"$err")
+    if [ "$got" -ne "$want" ]; then bad "$name: exit $got, want $want ($(cat "$err"))"; return; fi
+    if [ "$lines" -ne 1 ]; then bad "$name: $lines lines on stderr, want 1: $(cat "$err")"; return; fi
+    if ! grep -q -- "$pattern" "$err"; then bad "$name: stderr '$(cat "$err")' lacks '$pattern'"; return; fi
+    ok
+}
+
+expect_out() {
+    name=$1 pattern=$2
+    shift 3
+    "$ROTOR" "$@" >"$out" 2>"$err"
+    got=$?
+    if [ "$got" -ne 0 ]; then bad "$name: exit $got ($(cat "$err"))"; return; fi
+    if ! grep -q -- "$pattern" "$out"; then bad "$name: stdout lacks '$pattern': $(tail -3 "$out")"; return; fi
+    ok
+}
+
+expect_out help "--dim k=v" -- model --help
+expect_error zoo-dim 2 "--dim and --input shape ONNX files" -- model bert-base --dim batch=2
+expect_error onnx-batch 2 "bind an ONNX file's dimensions with --dim" -- model x.onnx --batch 2
+expect_error missing 2 "no/such.onnx: No such file or directory" -- model no/such.onnx
+
+if [ -d "$SHARED/real" ]; then
+    expect_out mnist "mnist: 11 operators (2 vendor), 0.001603 GFLOP, 5994 weights" -- model "$SHARED/real/mnist.onnx"
+    expect_out resnet50 "light_resnet50: 178 operators (1 vendor), 8.217 GFLOP, 25610152 weights" -- \
+        model "$SHARED/real/light_resnet50.onnx"
+    expect_out bert-toy "12 spelled-out LayerNorms matched" -- \
+        model "$SHARED/real/bert_toy_optimized.onnx" --dim batch=2,max_seq_len_in_batch=16
+    expect_out bert-toy-group "grouped: 237 operators into 107" -- \
+        model "$SHARED/real/bert_toy_optimized.onnx" --dim batch=2,max_seq_len_in_batch=16 --group
+    expect_out gpt2-past "gpt2_past: 707 operators" -- model "$SHARED/real/gpt2_past.onnx" --dim batch_size=2,seq_len=4
+    expect_out distilbert "attention_distilbert: 27 operators" -- \
+        model "$SHARED/real/attention_distilbert.onnx" --input input_1=1x3x8
+    expect_error distilbert-declared 2 "node 'reshape_x' (op Reshape, domain ai.onnx): cannot reshape 3 elements into 1" -- \
+        model "$SHARED/real/attention_distilbert.onnx"
+    expect_error unbound 2 "dimension 0 is symbolic ('batch'): bind it with --dim batch=N" -- \
+        model "$SHARED/real/bert_toy_optimized.onnx"
+    expect_out json '"format":"rotor-graph"' -- model "$SHARED/real/mnist.onnx" --json
+    expect_out compile "T10 over VGM" -- compile "$SHARED/real/hello_deepa.onnx" --compare
+    for f in "$SHARED"/bad/*.onnx; do
+        expect_error "bad $(basename "$f")" 2 "rotor model: $f: " -- model "$f"
+    done
+else
+    echo "cli_onnx.sh: $SHARED is absent; real and bad files skipped"
+fi
+
+# Every operator-test model of libonnx-testdata imports (exit 0) or is refused
+# with one line naming the file (exit 2); nothing else is allowed.
+if [ -d "$TESTDATA" ]; then
+    imported=0 refused=0 total=0
+    for f in "$TESTDATA"/*/*/model.onnx; do
+        total=$((total + 1))
+        "$ROTOR" model "$f" >/dev/null 2>"$err"
+        rc=$?
+        if [ "$rc" -eq 0 ]; then
+            imported=$((imported + 1))
+        elif [ "$rc" -eq 2 ] && [ "$(wc -l <"$err")" -eq 1 ] && grep -q "^rotor model: $f: " "$err"; then
+            refused=$((refused + 1))
+        else
+            bad "testdata $f: exit $rc: $(head -c 300 "$err")"
+        fi
+    done
+    echo "cli_onnx.sh: libonnx-testdata: $total models, $imported imported, $refused refused"
+    if [ "$total" -eq 1072 ] && [ "$imported" -eq 759 ]; then ok; else bad "testdata counts changed"; fi
+else
+    bad "$TESTDATA is absent (apt-get install libonnx-testdata)"
+fi
+
+echo "cli_onnx.sh: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,736 @@
+/* test_onnx.c — the ONNX importer (src/onnx.c, src/lower.c; docs/onnx.md).
+ *
+ * Real files from ../shared/onnx (skipped with a message when absent): every
+ * file of real/ imports with its histogram, FLOPs and weights pinned; every
+ * file of bad/ is refused.  Small models built here with protobuf-c check one
+ * rule each: sorting, folding, lowering, binding, refusals. */
+#include <criterion/criterion.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "onnx.pb-c.h"
+#include "rotor/group.h"
+#include "rotor/onnx.h"
+
+#define SHARED "../shared/onnx"
+
+#define assert_msg_has(err, s) \
+    cr_assert(strstr((err).msg, (s)) != NULL, "message \"%s\" lacks \"%s\"", (err).msg, (s))
+
+static bool have(const char *path) {
+    if (access(path, R_OK) == 0) return true;
+    cr_log_warn("%s is absent: skipped (see ../shared/onnx/README.md)", path);
+    return false;
+}
+
+/* ---- real files ---------------------------------------------------------------- */
+
+typedef struct real_case {
+    const char *file, *dims, *inputs;
+    int ops, vendor;
+    double flops;
+    int64_t weights;
+    const char *histogram;
+    int layernorms;
+} real_case;
+
+/* Pinned from the importer and checked by hand where noted in the tests below. */
+static const real_case real_cases[] = {
+    {"attention_distilbert.onnx", NULL, "input_1=1x3x8", 27, 0, 2538, 322,
+     "Add 6, MatMul 6, Reshape 4, Transpose 4, ReduceMean 2, Div 1, LayerNormalization 1, ReduceSum 1, "
+     "Softmax 1, Where 1", 0},
+    {"bert_toy_optimized.onnx", "batch=2,max_seq_len_in_batch=16", NULL, 237, 3, 3005444, 44223,
+     "Add 69, MatMul 42, ReduceMean 24, Reshape 20, Transpose 20, Mul 13, LayerNormalization 12, Div 11, Erf 6, "
+     "ReduceSum 5, Softmax 5, Gather 3, Gemm 2, Unsqueeze 2, Cast 1, Sub 1, Tanh 1", 12},
+    {"gpt2_megatron.onnx", "batch_size=2,seq_len=16,past_seq_len=16", NULL, 78, 7, 146064, 1560,
+     "Add 12, Mul 11, Cast 10, MatMul 7, ReduceMean 6, Transpose 5, Reshape 4, Concat 3, LayerNormalization 3, "
+     "Div 2, Gather 2, Slice 2, Split 2, Squeeze 2, Sub 2, Unsqueeze 2, ReduceSum 1, Softmax 1, Tanh 1", 3},
+    {"gpt2_past.onnx", "batch_size=2,seq_len=4", NULL, 707, 74, 29294, 3092,
+     "Reshape 146, Add 123, Transpose 72, ReduceMean 50, Gemm 48, Mul 48, Concat 36, Gather 26, "
+     "LayerNormalization 25, MatMul 24, Unsqueeze 24, Div 12, Pow 12, ReduceSum 12, Softmax 12, Split 12, "
+     "Tanh 12, Where 12, Slice 1", 25},
+    {"hello_deepa.onnx", NULL, NULL, 18, 0, 159010, 78049,
+     "Add 5, ReduceMean 4, Gemm 3, LayerNormalization 2, Relu 2, Flatten 1, Sigmoid 1", 2},
+    {"light_resnet50.onnx", NULL, NULL, 178, 1, 8216935816.0, 25610152,
+     "BatchNormalization 53, Conv 53, Relu 49, Sum 16, Add 1, AveragePool 1, Gemm 1, MaxPool 1, ReduceSum 1, "
+     "Reshape 1, Softmax 1", 0},
+    {"light_shufflenet.onnx", NULL, NULL, 206, 4, 265441096, 1420152,
+     "BatchNormalization 49, Conv 49, Relu 33, Reshape 33, Transpose 16, Sum 13, AveragePool 4, Concat 3, Add 2, "
+     "Gemm 1, MaxPool 1, ReduceSum 1, Softmax 1", 0},
+    {"light_squeezenet.onnx", NULL, NULL, 92, 11, 708418112, 1235496,
+     "Add 26, Conv 26, Relu 26, Concat 8, MaxPool 3, GlobalAveragePool 1, ReduceSum 1, Softmax 1", 0},
+    {"mnist.onnx", NULL, NULL, 11, 2, 1603434, 5994, "Add 3, Conv 2, MaxPool 2, Relu 2, MatMul 1, Reshape 1", 0},
+};
+
+static rotor_status load_real(const real_case *c, rotor_graph *g, rotor_onnx_stats *st, rotor_error *err) {
+    char path[256];
+    snprintf(path, sizeof path, SHARED "/real/%s", c->file);
+    rotor_onnx_options o = {.dims = c->dims, .input_shapes = c->inputs};
+    return rotor_onnx_load(path, &o, g, st, err);
+}
+
+Test(onnx, every_real_file_imports_with_its_histogram_flops_and_weights) {
+    if (!have(SHARED "/real/mnist.onnx")) return;
+    for (size_t i = 0; i < sizeof real_cases / sizeof real_cases[0]; i++) {
+        const real_case *c = &real_cases[i];
+        rotor_graph g;
+        rotor_onnx_stats st;
+        rotor_error err = {{0}};
+        cr_assert_eq(load_real(c, &g, &st, &err), ROTOR_OK, "%s: %s", c->file, err.msg);
+        cr_assert_eq(rotor_graph_validate(&g, &err), ROTOR_OK, "%s: %s", c->file, err.msg);
+        rotor_graph_totals t;
+        rotor_graph_totals_of(&g, &t);
+        char *h = rotor_graph_histogram(&g);
+        cr_expect_str_eq(h, c->histogram, "%s", c->file);
+        cr_expect_eq(t.ops, c->ops, "%s: %d operators", c->file, t.ops);
+        cr_expect_eq(t.vendor_ops, c->vendor, "%s: %d vendor", c->file, t.vendor_ops);
+        cr_expect_eq(t.flops, c->flops, "%s: %.0f FLOPs", c->file, t.flops);
+        cr_expect_eq(t.weight_params, c->weights, "%s: %lld weights", c->file, (long long)t.weight_params);
+        cr_expect_eq(st.layernorms_matched, c->layernorms, "%s", c->file);
+        free(h);
+        /* grouping keeps the FLOPs (docs/group.md) */
+        rotor_graph gg;
+        cr_assert_eq(rotor_group(&g, &gg, NULL, &err), ROTOR_OK, "%s: %s", c->file, err.msg);
+        rotor_graph_totals t2;
+        rotor_graph_totals_of(&gg, &t2);
+        /* grouping keeps every FLOP but the copies of the layout ops it folds */
+        double layout = 0;
+        static const char *const lay[] = {"Reshape", "Transpose", "Squeeze", "Unsqueeze", "Flatten"};
+        for (int o = 0; o < g.nops; o++)
+            for (size_t k = 0; k < 5; k++)
+                if (!strcmp(g.ops[o].type, lay[k])) layout += g.ops[o].flops;
+        cr_expect(t2.flops <= t.flops && t2.flops >= t.flops - layout, "%s: %.0f of %.0f", c->file, t2.flops,
+                  t.flops);
+        cr_expect_leq(t2.ops, t.ops);
+        rotor_graph_free(&gg);
+        rotor_graph_free(&g);
+    }
+}
+
+/* By hand: conv 1->8 5x5 SAME on 28x28: 2*8*28*28*25 = 313600; conv 8->16 5x5
+ * on 14x14: 2*16*14*14*25*8 = 1254400; 256x10 MatMul: 5120; bias adds 6272 +
+ * 3136 + 10; ReLUs 6272 + 3136; max pools (vendor: read + write) 7840 + 3392;
+ * the Reshape copy 256.  Weights 8*25 + 8 + 16*8*25 + 16 + 256*10 + 10. */
+Test(onnx, mnist_flops_and_weights_match_a_hand_count) {
+    if (!have(SHARED "/real/mnist.onnx")) return;
+    rotor_graph g;
+    rotor_error err = {{0}};
+    cr_assert_eq(rotor_onnx_load(SHARED "/real/mnist.onnx", NULL, &g, NULL, &err), ROTOR_OK, "%s", err.msg);
+    rotor_graph_totals t;
+    rotor_graph_totals_of(&g, &t);
+    cr_assert_eq(t.flops, 313600.0 + 1254400 + 5120 + 6272 + 3136 + 10 + 6272 + 3136 + 7840 + 3392 + 256);
+    cr_assert_eq(t.weight_params, 8 * 25 + 8 + 16 * 8 * 25 + 16 + 256 * 10 + 10);
+    rotor_graph_free(&g);
+}
+
+/* torchvision's ResNet-50 has 25,557,032 parameters; the Caffe2 export also
+ * holds BatchNorm's running mean and variance, 2 x 26,560 channels. */
+Test(onnx, resnet50_weights_are_the_published_count_plus_running_statistics) {
+    if (!have(SHARED "/real/light_resnet50.onnx")) return;
+    rotor_graph g;
+    rotor_error err = {{0}};
+    cr_assert_eq(rotor_onnx_load(SHARED "/real/light_resnet50.onnx", NULL, &g, NULL, &err), ROTOR_OK, "%s", err.msg);
+    rotor_graph_totals t;
+    rotor_graph_totals_of(&g, &t);
+    cr_assert_eq(t.weight_params, 25557032 + 2 * 26560);
+    int conv = -1;
+    for (int i = 0; i < g.nops && conv < 0; i++)
+        if (!strcmp(g.ops[i].type, "Conv")) conv = i;
+    cr_assert_str_eq(g.ops[conv].expr.text, "Y[b,f,h,w] += I[b,c,2*h+kh,2*w+kw] * W[f,c,kh,kw]");
+    char dims[128];
+    rotor_expr_dims_string(&g.ops[conv].expr, dims, sizeof dims);
+    cr_assert_str_eq(dims, "b=1,c=3,h=112,kh=7,w=112,kw=7,f=64");
+    rotor_graph_free(&g);
+}
+
+Test(onnx, symbolic_dimensions_must_be_bound_and_names_must_exist) {
+    if (!have(SHARED "/real/bert_toy_optimized.onnx")) return;
+    const char *path = SHARED "/real/bert_toy_optimized.onnx";
+    rotor_graph g;
+    rotor_error err = {{0}};
+    cr_assert_eq(rotor_onnx_load(path, NULL, &g, NULL, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "input 'input_ids' dimension 0 is symbolic ('batch'): bind it with --dim batch=N");
+    rotor_graph_free(&g);
+    rotor_onnx_options o = {.dims = "batch=2,max_seq_len_in_batch=16,seq=9"};
+    cr_assert_eq(rotor_onnx_load(path, &o, &g, NULL, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "--dim: 'seq' is not a symbolic dimension of any input");
+    rotor_graph_free(&g);
+    o.dims = "batch=two";
+    cr_assert_eq(rotor_onnx_load(path, &o, &g, NULL, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "--dim: batch: expected a positive integer");
+    rotor_graph_free(&g);
+}
+
+Test(onnx, every_bad_file_is_refused_with_a_reason) {
+    if (!have(SHARED "/bad/corrupt-model.onnx")) return;
+    static const struct {
+        const char *file, *why;
+    } bad[] = {
+        {"corrupt-model.onnx", "not a valid ONNX model (the protobuf does not decode)"},
+        {"icm-31000000518082.onnx", "not a valid ONNX model"},
+        {"matmulinteger_dyn_error.onnx", "input '1' dimension 0 has no size"},
+        {"matmulinteger_int8_uint8_one_zp_error_test.onnx",
+         "node 'MatMulInteger_0' (op MatMulInteger, domain ai.onnx): zero point '3' is int8 but its tensor '1' is uint8"},
+        {"matmulinteger_invalid_type_error.onnx", "input '1' dimension 0 has no size"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char path[256];
+        snprintf(path, sizeof path, SHARED "/bad/%s", bad[i].file);
+        rotor_graph g;
+        rotor_error err = {{0}};
+        cr_assert_eq(rotor_onnx_load(path, NULL, &g, NULL, &err), ROTOR_ERR_INPUT, "%s", bad[i].file);
+        assert_msg_has(err, path);
+        assert_msg_has(err, bad[i].why);
+        rotor_graph_free(&g);
+    }
+}
+
+Test(onnx, a_missing_file_is_an_io_error) {
+    rotor_graph g;
+    rotor_error err = {{0}};
+    cr_assert_eq(rotor_onnx_load("no/such/model.onnx", NULL, &g, NULL, &err), ROTOR_ERR_IO);
+    assert_msg_has(err, "no/such/model.onnx: No such file or directory");
+    rotor_graph_free(&g);
+}
+
+/* Property: every prefix of a real model, and the model with bytes flipped,
+ * imports or is refused; nothing crashes (the sanitizer build checks leaks). */
+Test(onnx, truncated_and_corrupted_files_are_refused_or_imported_never_crash) {
+    if (!have(SHARED "/real/mnist.onnx")) return;
+    FILE *f = fopen(SHARED "/real/mnist.onnx", "rb");
+    cr_assert(f);
+    static uint8_t buf[1 << 16];
+    size_t len = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    int refused = 0, imported = 0;
+    for (size_t cut = 0; cut < len; cut += 97) {
+        rotor_graph g;
+        rotor_error err = {{0}};
+        rotor_status st = rotor_onnx_load_buffer(buf, cut, "cut", NULL, &g, NULL, &err);
+        cr_assert(st == ROTOR_OK || st == ROTOR_ERR_INPUT, "cut at %zu: status %d", cut, st);
+        if (st) cr_assert(strncmp(err.msg, "cut: ", 5) == 0, "cut at %zu: %s", cut, err.msg);
+        st ? refused++ : imported++;
+        rotor_graph_free(&g);
+    }
+    uint32_t seed = 12345;
+    for (int trial = 0; trial < 300; trial++) {
+        static uint8_t copy[1 << 16];
+        memcpy(copy, buf, len);
+        for (int k = 0; k < 4; k++) {
+            seed = seed * 1664525u + 1013904223u;
+            copy[(seed >> 8) % len] ^= (uint8_t)(1u << (seed % 8));
+        }
+        rotor_graph g;
+        rotor_error err = {{0}};
+        rotor_status st = rotor_onnx_load_buffer(copy, len, "flip", NULL, &g, NULL, &err);
+        cr_assert(st == ROTOR_OK || st == ROTOR_ERR_INPUT, "trial %d (seed 12345): status %d: %s", trial, st, err.msg);
+        rotor_graph_free(&g);
+    }
+    cr_assert_gt(refused, 0);
+}
+
+/* ---- small models built here ---------------------------------------------------------------- */
+
+/* A tiny model builder over protobuf-c's structs; every allocation goes to an
+ * arena freed by mb_free. */
+typedef struct mb {
+    void *arena[4096];
+    int narena;
+    Onnx__ModelProto model;
+    Onnx__GraphProto graph;
+    Onnx__OperatorSetIdProto opset;
+    Onnx__OperatorSetIdProto *opsets[1];
+    Onnx__NodeProto *nodes[64];
+    Onnx__TensorProto *inits[64];
+    Onnx__ValueInfoProto *inputs[16], *outputs[16];
+} mb;
+
+static void *mb_alloc(mb *b, size_t n) {
+    void *p = calloc(1, n);
+    cr_assert(p && b->narena < 4096);
+    b->arena[b->narena++] = p;
+    return p;
+}
+
+static char *mb_str(mb *b, const char *s) {
+    char *p = mb_alloc(b, strlen(s) + 1);
+    strcpy(p, s);
+    return p;
+}
+
+static void mb_init(mb *b, int opset) {
+    memset(b, 0, sizeof *b);
+    onnx__model_proto__init(&b->model);
+    onnx__graph_proto__init(&b->graph);
+    onnx__operator_set_id_proto__init(&b->opset);
+    b->opset.has_version = 1;
+    b->opset.version = opset;
+    b->opsets[0] = &b->opset;
+    b->model.has_ir_version = 1;
+    b->model.ir_version = 8;
+    b->model.n_opset_import = 1;
+    b->model.opset_import = b->opsets;
+    b->model.graph = &b->graph;
+    b->graph.node = b->nodes;
+    b->graph.initializer = b->inits;
+    b->graph.input = b->inputs;
+    b->graph.output = b->outputs;
+}
+
+static void mb_free(mb *b) {
+    for (int i = 0; i < b->narena; i++) free(b->arena[i]);
+}
+
+/* A value info: dims as numbers; a negative number -k means the symbol "s<k>". */
+static Onnx__ValueInfoProto *mb_vi(mb *b, const char *name, int type, int rank, const int64_t *dims) {
+    Onnx__ValueInfoProto *v = mb_alloc(b, sizeof *v);
+    onnx__value_info_proto__init(v);
+    v->name = mb_str(b, name);
+    Onnx__TypeProto *t = mb_alloc(b, sizeof *t);
+    onnx__type_proto__init(t);
+    Onnx__TypeProto__Tensor *tt = mb_alloc(b, sizeof *tt);
+    onnx__type_proto__tensor__init(tt);
+    tt->has_elem_type = 1;
+    tt->elem_type = type;
+    Onnx__TensorShapeProto *sh = mb_alloc(b, sizeof *sh);
+    onnx__tensor_shape_proto__init(sh);
+    sh->n_dim = (size_t)rank;
+    sh->dim = mb_alloc(b, sizeof(void *) * (size_t)(rank ? rank : 1));
+    for (int d = 0; d < rank; d++) {
+        Onnx__TensorShapeProto__Dimension *dm = mb_alloc(b, sizeof *dm);
+        onnx__tensor_shape_proto__dimension__init(dm);
+        if (dims[d] >= 0) {
+            dm->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+            dm->dim_value = dims[d];
+        } else {
+            char s[32];
+            snprintf(s, sizeof s, "s%lld", (long long)-dims[d]);
+            dm->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM;
+            dm->dim_param = mb_str(b, s);
+        }
+        sh->dim[d] = dm;
+    }
+    tt->shape = sh;
+    t->value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
+    t->tensor_type = tt;
+    v->type = t;
+    return v;
+}
+
+#define DIMS(...) (int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), (const int64_t[]){__VA_ARGS__}
+
+static void mb_input(mb *b, const char *name, int rank, const int64_t *dims) {
+    b->inputs[b->graph.n_input++] = mb_vi(b, name, 1, rank, dims);
+}
+
+static void mb_output(mb *b, const char *name) {
+    b->outputs[b->graph.n_output++] = mb_vi(b, name, 1, 0, NULL);
+}
+
+/* A float initializer of the given shape with no data (stripped), or int64
+ * data when ivals is given. */
+static Onnx__TensorProto *mb_init_tensor(mb *b, const char *name, int type, int rank, const int64_t *dims,
+                                         const int64_t *ivals) {
+    Onnx__TensorProto *t = mb_alloc(b, sizeof *t);
+    onnx__tensor_proto__init(t);
+    t->name = mb_str(b, name);
+    t->has_data_type = 1;
+    t->data_type = type;
+    t->n_dims = (size_t)rank;
+    t->dims = mb_alloc(b, sizeof(int64_t) * (size_t)(rank ? rank : 1));
+    int64_t n = 1;
+    for (int d = 0; d < rank; d++) t->dims[d] = dims[d], n *= dims[d];
+    if (ivals) {
+        t->n_int64_data = (size_t)n;
+        t->int64_data = mb_alloc(b, sizeof(int64_t) * (size_t)n);
+        memcpy(t->int64_data, ivals, sizeof(int64_t) * (size_t)n);
+    }
+    b->inits[b->graph.n_initializer++] = t;
+    return t;
+}
+
+/* A node "op" named name with inputs/outputs given as space-separated names. */
+static Onnx__NodeProto *mb_node(mb *b, const char *op, const char *name, const char *ins, const char *outs) {
+    Onnx__NodeProto *n = mb_alloc(b, sizeof *n);
+    onnx__node_proto__init(n);
+    n->op_type = mb_str(b, op);
+    n->name = mb_str(b, name);
+    n->input = mb_alloc(b, sizeof(char *) * 8);
+    n->output = mb_alloc(b, sizeof(char *) * 8);
+    char tmp[256];
+    snprintf(tmp, sizeof tmp, "%s", ins);
+    for (char *t = strtok(tmp, " "); t; t = strtok(NULL, " ")) n->input[n->n_input++] = mb_str(b, strcmp(t, "-") ? t : "");
+    snprintf(tmp, sizeof tmp, "%s", outs);
+    for (char *t = strtok(tmp, " "); t; t = strtok(NULL, " ")) n->output[n->n_output++] = mb_str(b, t);
+    n->attribute = mb_alloc(b, sizeof(void *) * 8);
+    b->nodes[b->graph.n_node++] = n;
+    return n;
+}
+
+static void mb_attr_i(mb *b, Onnx__NodeProto *n, const char *name, int64_t v) {
+    Onnx__AttributeProto *a = mb_alloc(b, sizeof *a);
+    onnx__attribute_proto__init(a);
+    a->name = mb_str(b, name);
+    a->has_type = 1;
+    a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+    a->has_i = 1;
+    a->i = v;
+    n->attribute[n->n_attribute++] = a;
+}
+
+static void mb_attr_ints(mb *b, Onnx__NodeProto *n, const char *name, int cnt, const int64_t *v) {
+    Onnx__AttributeProto *a = mb_alloc(b, sizeof *a);
+    onnx__attribute_proto__init(a);
+    a->name = mb_str(b, name);
+    a->has_type = 1;
+    a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
+    a->n_ints = (size_t)cnt;
+    a->ints = mb_alloc(b, sizeof(int64_t) * (size_t)cnt);
+    memcpy(a->ints, v, sizeof(int64_t) * (size_t)cnt);
+    n->attribute[n->n_attribute++] = a;
+}
+
+static rotor_status mb_load(mb *b, const rotor_onnx_options *o, rotor_graph *g, rotor_onnx_stats *st,
+                            rotor_error *err) {
+    size_t len = onnx__model_proto__get_packed_size(&b->model);
+    uint8_t *buf = malloc(len ? len : 1);
+    cr_assert(buf);
+    onnx__model_proto__pack(&b->model, buf);
+    rotor_status s = rotor_onnx_load_buffer(buf, len, "m.onnx", o, g, st, err);
+    free(buf);
+    return s;
+}
+
+static const rotor_op *find_op(const rotor_graph *g, const char *name) {
+    for (int i = 0; i < g->nops; i++)
+        if (!strcmp(g->ops[i].name, name)) return &g->ops[i];
+    cr_assert_fail("no operator '%s'", name);
+    return NULL;
+}
+
+static void expect_expr(const rotor_graph *g, const char *op, const char *text, const char *dims) {
+    const rotor_op *o = find_op(g, op);
+    cr_assert(!o->vendor, "%s is a vendor op", op);
+    cr_assert_str_eq(o->expr.text, text, "%s: %s", op, o->expr.text);
+    char d[256];
+    rotor_expr_dims_string(&o->expr, d, sizeof d);
+    cr_assert_str_eq(d, dims, "%s: %s", op, d);
+}
+
+Test(onnx, gemm_with_transposed_b_and_bias_is_a_contraction_then_an_add) {
+    mb b;
+    mb_init(&b, 13);
+    mb_input(&b, "x", DIMS(4, 8));
+    mb_init_tensor(&b, "w", 1, DIMS(16, 8), NULL);
+    mb_init_tensor(&b, "c", 1, DIMS(16), NULL);
+    Onnx__NodeProto *n = mb_node(&b, "Gemm", "fc", "x w c", "y");
+    mb_attr_i(&b, n, "transB", 1);
+    mb_output(&b, "y");
+    rotor_graph g;
+    rotor_error err = {{0}};
+    cr_assert_eq(mb_load(&b, NULL, &g, NULL, &err), ROTOR_OK, "%s", err.msg);
+    expect_expr(&g, "fc", "Y[m,n] += A[m,k] * B[n,k]", "m=4,k=8,n=16");
+    expect_expr(&g, "fc.bias", "Y[d0,d1] = X[d0,d1] + B[d1]", "d0=4,d1=16");
+    rotor_graph_totals t;
+    rotor_graph_totals_of(&g, &t);
+    cr_assert_eq(t.flops, 2.0 * 4 * 8 * 16 + 4 * 16);
+    cr_assert_eq(t.weight_params, 16 * 8 + 16);
+    cr_assert(g.values[g.ops[1].outputs[0]].is_output);
+    rotor_graph_free(&g);
+    mb_free(&b);
+}
+
+/* ONNX Conv output extent: floor((H + pads - dilation*(k-1) - 1) / stride) + 1. */
+Test(onnx, grouped_strided_dilated_conv_has_the_onnx_output_shape_and_expression) {
+    mb b;
+    mb_init(&b, 11);
+    mb_input(&b, "x", DIMS(2, 8, 17, 17));
+    mb_init_tensor(&b, "w", 1, DIMS(12, 4, 3, 3), NULL);
+    Onnx__NodeProto *n = mb_node(&b, "Conv", "conv", "x w", "y");
+    mb_attr_i(&b, n, "group", 2);
+    mb_attr_ints(&b, n, "strides", 2, (const int64_t[]){2, 2});
+    mb_attr_ints(&b, n, "dilations", 2, (const int64_t[]){2, 1});
+    mb_attr_ints(&b, n, "pads", 4, (const int64_t[]){1, 1, 1, 1});
+    mb_output(&b, "y");
+    rotor_graph g;
+    rotor_error err = {{0}};
+    cr_assert_eq(mb_load(&b, NULL, &g, NULL, &err), ROTOR_OK, "%s", err.msg);
+    /* h: (17 + 2 - 2*2 - 1)/2 + 1 = 8; w: (17 + 2 - 2 - 1)/2 + 1 = 9 */
+    const rotor_value *y = &g.values[g.ops[0].outputs[0]];
+    cr_assert_eq(y->rank, 4);
+    cr_assert(y->shape[0] == 2 && y->shape[1] == 12 && y->shape[2] == 8 && y->shape[3] == 9);
+    expect_expr(&g, "conv", "Y[b,g,f,h,w] += I[b,g,c,2*h+2*kh,2*w+kw] * W[g,f,c,kh,kw]",
+                "b=2,g=2,c=4,h=8,kh=3,w=9,kw=3,f=6");
+    cr_assert_eq(g.ops[0].flops, 2.0 * 2 * 12 * 8 * 9 * 4 * 9);
+    rotor_graph_free(&g);
+    mb_free(&b);
+}
+
+/* Shape -> Gather -> Unsqueeze -> Concat -> Reshape: the shape arithmetic of
+ * a PyTorch export folds to constants; only the Reshape remains. */
+Test(onnx, shape_subgraph_folds_to_a_constant_reshape) {
+    mb b;
+    mb_init(&b, 13);
+    mb_input(&b, "x", DIMS(2, 6, 4));
+    mb_init_tensor(&b, "i0", 7, 0, NULL, (const int64_t[]){0});
+    mb_init_tensor(&b, "ax", 7, DIMS(1), (const int64_t[]){0});
+    mb_init_tensor(&b, "minus1", 7, DIMS(1), (const int64_t[]){-1});
+    mb_node(&b, "Shape", "shape", "x", "s");
+    mb_node(&b, "Gather", "gather", "s i0", "b0");
+    mb_node(&b, "Unsqueeze", "unsq", "b0 ax", "b1");
+    Onnx__NodeProto *cat = mb_node(&b, "Concat", "cat", "b1 minus1", "shp");
+    mb_attr_i(&b, cat, "axis", 0);
+    mb_node(&b, "Reshape", "reshape", "x shp", "y");
+    mb_output(&b, "y");
+    rotor_graph g;
+    rotor_onnx_stats st;
+    rotor_error err = {{0}};
+    cr_assert_eq(mb_load(&b, NULL, &g, &st, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(g.nops, 1);
+    cr_assert_eq(st.folded, 4);
+    const rotor_value *y = &g.values[g.ops[0].outputs[0]];
+    cr_assert(y->rank == 2 && y->shape[0] == 2 && y->shape[1] == 24);
+    expect_expr(&g, "reshape", "Y[i] = X[i]", "i=48");
+    rotor_graph_free(&g);
+    mb_free(&b);
+}
+
+/* Nodes listed consumers-first import to the same graph as the sorted file. */
+Test(onnx, unsorted_nodes_give_the_same_graph_as_sorted_ones) {
+    char *json[2];
+    for (int order = 0; order < 2; order++) {
+        mb b;
+        mb_init(&b, 13);
+        mb_input(&b, "x", DIMS(4, 8));
+        mb_init_tensor(&b, "w", 1, DIMS(8, 8), NULL);
+        if (order == 0) {
+            mb_node(&b, "MatMul", "mm", "x w", "h");
+            mb_node(&b, "Relu", "act", "h", "y");
+        } else {
+            mb_node(&b, "Relu", "act", "h", "y");
+            mb_node(&b, "MatMul", "mm", "x w", "h");
+        }
+        mb_output(&b, "y");
+        rotor_graph g;
+        rotor_error err = {{0}};
+        cr_assert_eq(mb_load(&b, NULL, &g, NULL, &err), ROTOR_OK, "%s", err.msg);
+        json[order] = rotor_graph_to_json(&g);
+        rotor_graph_free(&g);
+        mb_free(&b);
+    }
+    cr_assert_str_eq(json[0], json[1]);
+    free(json[0]);
+    free(json[1]);
+}
+
+/* ReduceMean, Sub, Pow 2, ReduceMean, Add eps, Sqrt, Div, Mul gamma, Add beta. */
+Test(onnx, spelled_out_layernorm_becomes_mean_variance_normalise_and_beta) {
+    mb b;
+    mb_init(&b, 13);
+    mb_input(&b, "x", DIMS(3, 16));
+    mb_init_tensor(&b, "gamma", 1, DIMS(16), NULL);
+    mb_init_tensor(&b, "beta", 1, DIMS(16), NULL);
+    Onnx__TensorProto *two = mb_init_tensor(&b, "two", 1, 0, NULL, NULL);
+    two->n_float_data = 1;
+    two->float_data = mb_alloc(&b, sizeof(float));
+    two->float_data[0] = 2;
+    Onnx__TensorProto *eps = mb_init_tensor(&b, "eps", 1, 0, NULL, NULL);
+    eps->n_float_data = 1;
+    eps->float_data = mb_alloc(&b, sizeof(float));
+    eps->float_data[0] = 1e-5f;
+    Onnx__NodeProto *r1 = mb_node(&b, "ReduceMean", "mean", "x", "m");
+    mb_attr_ints(&b, r1, "axes", 1, (const int64_t[]){-1});
+    mb_node(&b, "Sub", "sub", "x m", "d");
+    mb_node(&b, "Pow", "pow", "d two", "p");
+    Onnx__NodeProto *r2 = mb_node(&b, "ReduceMean", "var", "p", "v");
+    mb_attr_ints(&b, r2, "axes", 1, (const int64_t[]){-1});
+    mb_node(&b, "Add", "addeps", "v eps", "ve");
+    mb_node(&b, "Sqrt", "sqrt", "ve", "sd");
+    mb_node(&b, "Div", "div", "d sd", "nrm");
+    mb_node(&b, "Mul", "scale", "nrm gamma", "sc");
+    mb_node(&b, "Add", "shift", "sc beta", "y");
+    mb_output(&b, "y");
+    rotor_graph g;
+    rotor_onnx_stats st;
+    rotor_error err = {{0}};
+    cr_assert_eq(mb_load(&b, NULL, &g, &st, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(st.layernorms_matched, 1);
+    char *h = rotor_graph_histogram(&g);
+    cr_assert_str_eq(h, "ReduceMean 2, Add 1, LayerNormalization 1");
+    free(h);
+    expect_expr(&g, "shift.mean", "M[d0] += X[d0,d1] / 16", "d0=3,d1=16");
+    expect_expr(&g, "shift.var", "V[d0] += square(X[d0,d1] - M[d0]) / 16", "d0=3,d1=16");
+    expect_expr(&g, "shift", "Y[d0,d1] = (X[d0,d1] - M[d0]) * rsqrt(V[d0] + 9.99999975e-06) * G[d1]", "d0=3,d1=16");
+    expect_expr(&g, "shift.beta", "Y[d0,d1] = N[d0,d1] + B[d1]", "d0=3,d1=16");
+    rotor_graph_free(&g);
+    mb_free(&b);
+}
+
+Test(onnx, softmax_of_opset_13_is_a_sum_of_exponentials_then_a_division) {
+    mb b;
+    mb_init(&b, 13);
+    mb_input(&b, "x", DIMS(2, 5, 7));
+    Onnx__NodeProto *n = mb_node(&b, "Softmax", "sm", "x", "y");
+    mb_attr_i(&b, n, "axis", 1);
+    mb_output(&b, "y");
+    rotor_graph g;
+    rotor_error err = {{0}};
+    cr_assert_eq(mb_load(&b, NULL, &g, NULL, &err), ROTOR_OK, "%s", err.msg);
+    expect_expr(&g, "sm.sum", "S[d0,d2] += exp(X[d0,d1,d2])", "d0=2,d1=5,d2=7");
+    expect_expr(&g, "sm", "Y[d0,d1,d2] = exp(X[d0,d1,d2]) / S[d0,d2]", "d0=2,d1=5,d2=7");
+    rotor_graph_free(&g);
+    mb_free(&b);
+}
+
+Test(onnx, broadcasting_add_with_a_scalar_constant_writes_the_number) {
+    mb b;
+    mb_init(&b, 13);
+    mb_input(&b, "x", DIMS(4, 1, 6));
+    mb_input(&b, "z", DIMS(3, 1));
+    Onnx__TensorProto *c = mb_init_tensor(&b, "half", 1, 0, NULL, NULL);
+    c->n_float_data = 1;
+    c->float_data = mb_alloc(&b, sizeof(float));
+    c->float_data[0] = 0.5f;
+    mb_node(&b, "Add", "add", "x z", "s");
+    mb_node(&b, "Mul", "mul", "s half", "y");
+    mb_output(&b, "y");
+    rotor_graph g;
+    rotor_error err = {{0}};
+    cr_assert_eq(mb_load(&b, NULL, &g, NULL, &err), ROTOR_OK, "%s", err.msg);
+    expect_expr(&g, "add", "Y[d0,d1,d2] = X0[d0,d2] + X1[d1]", "d0=4,d2=6,d1=3");
+    expect_expr(&g, "mul", "Y[d0,d1,d2] = X0[d0,d1,d2] * 0.5", "d0=4,d1=3,d2=6");
+    rotor_graph_free(&g);
+    mb_free(&b);
+}
+
+Test(onnx, unsupported_operators_and_domains_are_refused_naming_the_node) {
+    mb b;
+    mb_init(&b, 13);
+    mb_input(&b, "x", DIMS(4));
+    mb_node(&b, "Relu", "r", "x", "h");
+    mb_node(&b, "FancyOp", "fancy", "h", "y");
+    mb_output(&b, "y");
+    rotor_graph g;
+    rotor_error err = {{0}};
+    cr_assert_eq(mb_load(&b, NULL, &g, NULL, &err), ROTOR_ERR_INPUT);
+    cr_assert_str_eq(err.msg, "m.onnx: node 'fancy' (op FancyOp, domain ai.onnx): operator is not supported by "
+                              "rotor's importer");
+    rotor_graph_free(&g);
+    b.nodes[1]->op_type = "Relu";
+    b.nodes[1]->domain = "com.microsoft";
+    cr_assert_eq(mb_load(&b, NULL, &g, NULL, &err), ROTOR_ERR_INPUT);
+    cr_assert_str_eq(err.msg, "m.onnx: node 'fancy' (op Relu, domain com.microsoft): operators outside the default "
+                              "ONNX domain are not supported");
+    rotor_graph_free(&g);
+    mb_free(&b);
+}
+
+Test(onnx, cycles_undefined_inputs_and_bad_tensors_are_refused) {
+    rotor_graph g;
+    rotor_error err = {{0}};
+    mb b;
+    mb_init(&b, 13);
+    mb_input(&b, "x", DIMS(4));
+    mb_node(&b, "Add", "a", "x q", "p");
+    mb_node(&b, "Relu", "b", "p", "q");
+    mb_output(&b, "q");
+    cr_assert_eq(mb_load(&b, NULL, &g, NULL, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "node 'a' (op Add, domain ai.onnx): the graph has a cycle");
+    rotor_graph_free(&g);
+    mb_free(&b);
+
+    mb_init(&b, 13);
+    mb_input(&b, "x", DIMS(4));
+    mb_node(&b, "Add", "a", "x nowhere", "y");
+    mb_output(&b, "y");
+    cr_assert_eq(mb_load(&b, NULL, &g, NULL, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "input 'nowhere' is not defined by any node, input or initializer");
+    rotor_graph_free(&g);
+    mb_free(&b);
+
+    mb_init(&b, 13);
+    mb_input(&b, "x", DIMS(2, 2));
+    Onnx__TensorProto *w = mb_init_tensor(&b, "w", 1, DIMS(2, 2), NULL);
+    w->has_raw_data = 1;
+    w->raw_data.len = 12; /* a 2x2 float tensor needs 16 */
+    w->raw_data.data = mb_alloc(&b, 12);
+    mb_node(&b, "MatMul", "mm", "x w", "y");
+    mb_output(&b, "y");
+    cr_assert_eq(mb_load(&b, NULL, &g, NULL, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "initializer 'w': raw_data holds 12 bytes, its shape needs 16");
+    rotor_graph_free(&g);
+    mb_free(&b);
+
+    mb_init(&b, 13);
+    mb_input(&b, "x", DIMS(1000000, 1000000, 1000000, 1000000));
+    mb_node(&b, "Relu", "r", "x", "y");
+    mb_output(&b, "y");
+    cr_assert_eq(mb_load(&b, NULL, &g, NULL, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "input 'x': element count overflows 64 bits");
+    rotor_graph_free(&g);
+    mb_free(&b);
+
+    mb_init(&b, 13);
+    mb_input(&b, "x", DIMS(2, 3));
+    mb_init_tensor(&b, "shape", 7, DIMS(2), (const int64_t[]){4, 4});
+    mb_node(&b, "Reshape", "rs", "x shape", "y");
+    mb_output(&b, "y");
+    cr_assert_eq(mb_load(&b, NULL, &g, NULL, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "node 'rs' (op Reshape, domain ai.onnx): cannot reshape 6 elements into 16");
+    rotor_graph_free(&g);
+    mb_free(&b);
+}
+
+/* External-data weights keep their shape; a symbolic input binds via --dim;
+ * --input replaces a declared shape. */
+Test(onnx, external_weights_symbolic_inputs_and_shape_overrides) {
+    mb b;
+    mb_init(&b, 13);
+    mb_input(&b, "x", DIMS(-1, 64));
+    Onnx__TensorProto *w = mb_init_tensor(&b, "w", 1, DIMS(64, 32), NULL);
+    w->has_data_location = 1;
+    w->data_location = ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+    mb_node(&b, "MatMul", "mm", "x w", "y");
+    mb_output(&b, "y");
+    rotor_graph g;
+    rotor_error err = {{0}};
+    rotor_onnx_options o = {.dims = "s1=5"};
+    cr_assert_eq(mb_load(&b, &o, &g, NULL, &err), ROTOR_OK, "%s", err.msg);
+    expect_expr(&g, "mm", "Y[m,n] += A[m,k] * B[k,n]", "m=5,k=64,n=32");
+    int wv = rotor_graph_find_value(&g, "w");
+    cr_assert_eq(g.values[wv].role, ROTOR_ROLE_WEIGHT);
+    cr_assert_eq(g.values[wv].bytes, 64 * 32 * 4);
+    rotor_graph_free(&g);
+    rotor_onnx_options o2 = {.input_shapes = "x=7x64"};
+    cr_assert_eq(mb_load(&b, &o2, &g, NULL, &err), ROTOR_OK, "%s", err.msg);
+    expect_expr(&g, "mm", "Y[m,n] += A[m,k] * B[k,n]", "m=7,k=64,n=32");
+    rotor_graph_free(&g);
+    rotor_onnx_options o3 = {.dims = "s1=5", .input_shapes = "z=7x64"};
+    cr_assert_eq(mb_load(&b, &o3, &g, NULL, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "--input: 'z' is not an input of the graph");
+    rotor_graph_free(&g);
+    mb_free(&b);
+}
+
+/* Dead nodes (reaching no output) and Identity/Dropout are not planned. */
+Test(onnx, identity_dropout_and_dead_nodes_cost_nothing) {
+    mb b;
+    mb_init(&b, 13);
+    mb_input(&b, "x", DIMS(8));
+    mb_node(&b, "Identity", "id", "x", "a");
+    mb_node(&b, "Dropout", "drop", "a", "c");
+    mb_node(&b, "Exp", "dead", "x", "unused");
+    mb_node(&b, "Relu", "act", "c", "y");
+    mb_output(&b, "y");
+    rotor_graph g;
+    rotor_error err = {{0}};
+    cr_assert_eq(mb_load(&b, NULL, &g, NULL, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(g.nops, 1);
+    expect_expr(&g, "act", "Y[d0] = relu(X0[d0])", "d0=8");
+    cr_assert_str_eq(g.values[g.ops[0].inputs[0]].name, "x");
+    rotor_graph_free(&g);
+    mb_free(&b);
+}
