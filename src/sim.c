@@ -125,11 +125,14 @@ static rotor_status check_common(const rotor_sim *s, rotor_sim_category cat, int
     if (ndeps < 0 || (ndeps > 0 && !deps))
         return rotor_fail(err, ROTOR_ERR_INPUT, "deps: %d dependencies %s", ndeps,
                           ndeps < 0 ? "(negative count)" : "but no array");
-    for (int i = 0; i < ndeps; i++)
-        if (deps[i] < 0 || deps[i] >= s->ntasks)
-            return rotor_fail(err, ROTOR_ERR_INPUT,
-                              "deps[%d]: task %lld does not exist (tasks so far: 0..%lld)", i,
-                              (long long)deps[i], (long long)s->ntasks - 1);
+    for (int i = 0; i < ndeps; i++) {
+        if (deps[i] >= 0 && deps[i] < s->ntasks) continue;
+        if (s->ntasks == 0)
+            return rotor_fail(err, ROTOR_ERR_INPUT, "deps[%d]: task %lld does not exist (no tasks yet)", i,
+                              (long long)deps[i]);
+        return rotor_fail(err, ROTOR_ERR_INPUT, "deps[%d]: task %lld does not exist (tasks so far: 0..%lld)",
+                          i, (long long)deps[i], (long long)s->ntasks - 1);
+    }
     if (s->ntasks >= INT32_MAX - 1)
         return rotor_fail(err, ROTOR_ERR_INPUT, "more than %d tasks", INT32_MAX - 2);
     return ROTOR_OK;

@@ -603,10 +603,12 @@ Test(sim, transfers_between_two_hbm_controllers_are_refused) {
 Test(sim, a_dependency_on_a_task_that_does_not_exist_is_refused) {
     rotor_chip chip = a2a(2, 0);
     rotor_sim *s = make(&chip);
-    compute(s, 0, 1, NULL, 0);
     int64_t dep = 7;
     rotor_sim_compute c = {.core = 1, .duration_ps = 1, .op = -1, .deps = &dep, .ndeps = 1};
     rotor_error err;
+    cr_assert_eq(rotor_sim_add_compute(s, &c, NULL, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "sim: compute task 0: deps[0]: task 7 does not exist (no tasks yet)");
+    compute(s, 0, 1, NULL, 0);
     cr_assert_eq(rotor_sim_add_compute(s, &c, NULL, &err), ROTOR_ERR_INPUT);
     assert_msg_has(err, "sim: compute task 1: deps[0]: task 7 does not exist (tasks so far: 0..0)");
     cr_assert_eq(rotor_sim_add_dep(s, 0, 5, &err), ROTOR_ERR_INPUT);
