@@ -2,7 +2,7 @@
 #   make            build/librotor.a and build/rotor
 #   make test       build and run every test (Criterion unit tests + CLI tests)
 #   make run        the main demo: plan the T10 benchmark MatMul on ipu-mk2
-#   make bench      search benchmarks (figures go to docs/performance.md)
+#   make bench      search and simulator benchmarks (figures go to docs/performance.md)
 #   make SAN=1 test the same under ASan+UBSan (objects in build/san/)
 #   make CC=clang   any of the above with clang
 
@@ -45,7 +45,8 @@ BENCH_OBJ := $(BENCH_SRC:%.c=$(BUILD)/%.o)
 LIB   := $(BUILD)/librotor.a
 ROTOR := $(BUILD)/rotor
 TESTS := $(BUILD)/test_rotor
-BENCH := $(BUILD)/bench_search
+# one binary per bench/*.c (each has its own main)
+BENCH := $(BENCH_SRC:bench/%.c=$(BUILD)/%)
 
 .PHONY: all test run bench clean deps deps-test
 all: $(LIB) $(ROTOR)
@@ -82,8 +83,10 @@ $(ROTOR): $(CLI_OBJ) $(LIB)
 $(TESTS): $(TEST_OBJ) $(LIB) | deps-test
 	$(CC) $(LDFLAGS) -o $@ $(TEST_OBJ) $(LIB) -lcriterion $(LDLIBS)
 
-$(BENCH): $(BENCH_OBJ) $(LIB)
-	$(CC) $(LDFLAGS) -o $@ $(BENCH_OBJ) $(LIB) $(LDLIBS)
+# keep the objects (make deletes intermediates of a pattern chain)
+.SECONDARY: $(BENCH_OBJ)
+$(BUILD)/bench_%: $(BUILD)/bench/bench_%.o $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
 $(BUILD)/tests/%.o: tests/%.c | deps-test
 	@mkdir -p $(dir $@)
@@ -98,7 +101,7 @@ run: $(ROTOR)
 	$(ROTOR) compile bert-large --batch 8 --chip ipu-mk2 --compare | tail -n 6
 
 bench: $(BENCH)
-	$(BENCH)
+	@set -e; for b in $(BENCH); do echo "$$b"; $$b; done
 
 clean:
 	rm -rf build

@@ -1,0 +1,787 @@
+/* test_sim.c — the event-driven chip simulator (src/sim.c, src/simnet.c,
+ * src/simtrace.c; Elk §2.1 and §5; docs/simulator.md).
+ *
+ * The hand-computed cases use link_gbps = 5.5 (ipu-mk2), where 1,100 bytes
+ * take exactly 200 ns = 200,000 ps, and a link latency of 50 ns = 50,000 ps,
+ * so a one-hop transfer of 1,100 bytes takes 250,000 ps. */
+#include <criterion/criterion.h>
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rotor/sim.h"
+
+#define assert_msg_has(err, s) \
+    cr_assert(strstr((err).msg, (s)) != NULL, "message \"%s\" lacks \"%s\"", (err).msg, (s))
+
+#define B1100 1100          /* bytes: 200,000 ps at 5.5 GB/s */
+#define STREAM 200000       /* ps */
+#define LAT 50000           /* ps: link_latency_ns = 50 */
+
+/* ---- helpers ------------------------------------------------------------- */
+
+static rotor_chip mk2(void) {
+    rotor_chip c;
+    cr_assert_eq(rotor_chip_preset("ipu-mk2", &c, NULL), ROTOR_OK);
+    return c;
+}
+
+/* ipu-mk2 cut down to `cores` all-to-all cores, latency in ns. */
+static rotor_chip a2a(int64_t cores, double latency_ns) {
+    rotor_chip c = mk2();
+    c.cores_per_chip = cores;
+    c.link_latency_ns = latency_ns;
+    return c;
+}
+
+static rotor_chip mesh(int64_t w, int64_t h, double latency_ns) {
+    rotor_chip c = a2a(w * h, latency_ns);
+    c.topology = ROTOR_TOPO_MESH;
+    c.mesh_width = w;
+    c.mesh_height = h;
+    return c;
+}
+
+static rotor_sim *make(const rotor_chip *chip) {
+    rotor_sim *s;
+    rotor_error err;
+    cr_assert_eq(rotor_sim_create(chip, &s, &err), ROTOR_OK, "%s", err.msg);
+    return s;
+}
+
+static int64_t xfer(rotor_sim *s, int64_t src, int64_t dst, int64_t bytes, const int64_t *deps, int ndeps) {
+    rotor_sim_transfer t = {.src = src, .dst = dst, .bytes = bytes, .category = ROTOR_SIM_COMM,
+                            .op = 0, .deps = deps, .ndeps = ndeps};
+    int64_t id;
+    rotor_error err;
+    cr_assert_eq(rotor_sim_add_transfer(s, &t, &id, &err), ROTOR_OK, "%s", err.msg);
+    return id;
+}
+
+static int64_t compute(rotor_sim *s, int64_t core, int64_t ps, const int64_t *deps, int ndeps) {
+    rotor_sim_compute c = {.core = core, .duration_ps = ps, .category = ROTOR_SIM_COMPUTE, .op = 0,
+                           .deps = deps, .ndeps = ndeps};
+    int64_t id;
+    rotor_error err;
+    cr_assert_eq(rotor_sim_add_compute(s, &c, &id, &err), ROTOR_OK, "%s", err.msg);
+    return id;
+}
+
+static rotor_sim_stats run(rotor_sim *s) {
+    rotor_sim_stats st;
+    rotor_error err;
+    cr_assert_eq(rotor_sim_run(s, &st, &err), ROTOR_OK, "%s", err.msg);
+    return st;
+}
+
+static rotor_sim_timing timing(const rotor_sim *s, int64_t id) {
+    rotor_sim_timing t;
+    rotor_error err;
+    cr_assert_eq(rotor_sim_task_timing(s, id, &t, &err), ROTOR_OK, "%s", err.msg);
+    return t;
+}
+
+static void assert_span(const rotor_sim *s, int64_t id, int64_t start, int64_t end) {
+    rotor_sim_timing t = timing(s, id);
+    cr_assert_eq(t.start_ps, start, "task %lld starts at %lld, expected %lld", (long long)id,
+                 (long long)t.start_ps, (long long)start);
+    cr_assert_eq(t.end_ps, end, "task %lld ends at %lld, expected %lld", (long long)id,
+                 (long long)t.end_ps, (long long)end);
+}
+
+/* The route of src -> dst as names joined by ", ", and its hop count. */
+static int64_t route_text(const rotor_sim *s, int64_t src, int64_t dst, char *out, size_t size) {
+    int64_t res[64], n, hops;
+    rotor_error err;
+    cr_assert_eq(rotor_sim_route(s, src, dst, res, 64, &n, &hops, &err), ROTOR_OK, "%s", err.msg);
+    out[0] = '\0';
+    for (int64_t i = 0; i < n && i < 64; i++) {
+        char name[64];
+        rotor_sim_resource_name(s, res[i], name, sizeof name);
+        if (i) strncat(out, ", ", size - strlen(out) - 1);
+        strncat(out, name, size - strlen(out) - 1);
+    }
+    return hops;
+}
+
+/* ---- all-to-all (Elk §2.1: IPU exchange) ------------------------------------ */
+
+/* A ring shift of 2 cores: each sends to the other.  Out and in ports are
+ * separate, so both take alpha + bytes / beta = 50 ns + 1100 B / 5.5 GB/s. */
+Test(sim, one_shift_between_2_cores_takes_latency_plus_bytes_over_link_bandwidth) {
+    rotor_chip chip = a2a(2, 50);
+    rotor_sim *s = make(&chip);
+    int64_t a = xfer(s, 0, 1, B1100, NULL, 0), b = xfer(s, 1, 0, B1100, NULL, 0);
+    rotor_sim_stats st = run(s);
+    assert_span(s, a, 0, LAT + STREAM);
+    assert_span(s, b, 0, LAT + STREAM);
+    cr_assert_eq(st.makespan_ps, 250000);
+    cr_assert_eq(st.stall_ps, 0);
+    cr_assert_eq(st.busy_ps[ROTOR_SIM_COMM], 2 * 250000);
+    cr_assert_eq(st.exposed_ps[ROTOR_SIM_COMM], 250000);
+    cr_assert_eq(st.bytes, 2 * B1100);
+    cr_assert_eq(st.events, 6, "three events per task");
+    cr_assert_eq(st.link_util_mean, 1.0, "all 4 ports busy the whole time");
+    cr_assert_eq(st.link_util_peak, 1.0);
+    rotor_sim_free(s);
+}
+
+Test(sim, transfer_time_is_one_latency_plus_bytes_over_beta_rounded_to_the_ps) {
+    rotor_chip chip = mk2(); /* alpha = 0 */
+    rotor_sim *s = make(&chip);
+    int64_t ps;
+    rotor_error err;
+    /* 8192 B / 5.5e9 B/s = 1489.4545... ns */
+    cr_assert_eq(rotor_sim_transfer_ps(s, 0, 1471, 8192, &ps, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(ps, 1489455);
+    cr_assert_eq(rotor_sim_transfer_ps(s, 3, 4, 0, &ps, &err), ROTOR_OK);
+    cr_assert_eq(ps, 0);
+    char text[256];
+    cr_assert_eq(route_text(s, 0, 1471, text, sizeof text), 1);
+    cr_assert_str_eq(text, "out c0.0, in c0.1471");
+    rotor_sim_free(s);
+}
+
+/* Elk §2.1: "If multiple cores receive/send different data from/to the same
+ * core, the interconnect sequentially serves each data transfer at full
+ * bandwidth." */
+Test(sim, two_flows_into_one_receiver_take_twice_as_long) {
+    rotor_chip chip = a2a(3, 50);
+    rotor_sim *s = make(&chip);
+    int64_t a = xfer(s, 0, 2, B1100, NULL, 0), b = xfer(s, 1, 2, B1100, NULL, 0);
+    rotor_sim_stats st = run(s);
+    assert_span(s, a, 0, 250000);
+    assert_span(s, b, 250000, 500000);
+    cr_assert_eq(st.makespan_ps, 500000);
+    cr_assert_eq(st.stall_ps, 250000, "the second flow waits for the whole first one");
+    cr_assert_eq(st.contended_ps, 250000);
+    cr_assert_eq(timing(s, b).ready_ps, 0);
+    rotor_sim_free(s);
+}
+
+Test(sim, one_sender_to_two_receivers_is_served_one_after_the_other) {
+    rotor_chip chip = a2a(3, 50);
+    rotor_sim *s = make(&chip);
+    int64_t a = xfer(s, 0, 1, B1100, NULL, 0), b = xfer(s, 0, 2, B1100, NULL, 0);
+    run(s);
+    assert_span(s, a, 0, 250000);
+    assert_span(s, b, 250000, 500000);
+    rotor_sim_free(s);
+}
+
+/* FIFO by ready time, then by task id: task 1 (ready at 0) goes before task
+ * 0 (ready at 100,000 behind a compute), and of two transfers ready at the
+ * same instant the lower id goes first. */
+Test(sim, a_receiver_serves_senders_by_ready_time_then_task_id) {
+    rotor_chip chip = a2a(4, 50);
+    rotor_sim *s = make(&chip);
+    int64_t c = compute(s, 0, 100000, NULL, 0);
+    int64_t late = xfer(s, 0, 3, B1100, &c, 1);
+    int64_t early = xfer(s, 1, 3, B1100, NULL, 0);
+    int64_t tie = xfer(s, 2, 3, B1100, NULL, 0);
+    run(s);
+    assert_span(s, early, 0, 250000);
+    assert_span(s, tie, 250000, 500000);
+    assert_span(s, late, 500000, 750000);
+    cr_assert_eq(timing(s, late).ready_ps, 100000);
+    rotor_sim_free(s);
+}
+
+/* ---- 2D mesh ------------------------------------------------------------------- */
+
+/* 4 x 1 mesh: 0 -> 2 and 1 -> 3 both cross link (1,0)->(2,0).  Each is 2 hops:
+ * 2 * 50 ns + 200 ns = 300 ns, and the second waits for the first. */
+Test(sim, two_flows_sharing_one_mesh_link_take_twice_as_long) {
+    rotor_chip chip = mesh(4, 1, 50);
+    rotor_sim *s = make(&chip);
+    int64_t a = xfer(s, 0, 2, B1100, NULL, 0), b = xfer(s, 1, 3, B1100, NULL, 0);
+    rotor_sim_stats st = run(s);
+    assert_span(s, a, 0, 300000);
+    assert_span(s, b, 300000, 600000);
+    cr_assert_eq(st.stall_ps, 300000);
+    char text[256];
+    route_text(s, 0, 2, text, sizeof text);
+    cr_assert_str_eq(text, "link c0 (0,0)->(1,0), link c0 (1,0)->(2,0)");
+    route_text(s, 1, 3, text, sizeof text);
+    cr_assert_str_eq(text, "link c0 (1,0)->(2,0), link c0 (2,0)->(3,0)");
+    rotor_sim_free(s);
+}
+
+Test(sim, mesh_flows_on_disjoint_links_overlap) {
+    rotor_chip chip = mesh(4, 1, 50);
+    rotor_sim *s = make(&chip);
+    int64_t a = xfer(s, 0, 1, B1100, NULL, 0), b = xfer(s, 2, 3, B1100, NULL, 0);
+    int64_t c = xfer(s, 3, 2, B1100, NULL, 0); /* the opposite direction is another link */
+    run(s);
+    assert_span(s, a, 0, 250000);
+    assert_span(s, b, 0, 250000);
+    assert_span(s, c, 0, 250000);
+    rotor_sim_free(s);
+}
+
+/* Elk §6 "Simulator setup": each core can communicate with all its
+ * neighbours (up to 4 in a 2D mesh) at once. */
+Test(sim, a_mesh_core_talks_to_its_4_neighbours_at_once) {
+    rotor_chip chip = mesh(3, 3, 50);
+    rotor_sim *s = make(&chip);
+    int64_t to[4] = {1, 3, 5, 7};
+    for (int i = 0; i < 4; i++) xfer(s, 4, to[i], B1100, NULL, 0);
+    rotor_sim_stats st = run(s);
+    cr_assert_eq(st.makespan_ps, 250000);
+    cr_assert_eq(st.stall_ps, 0);
+    /* 3 x 3 mesh: 12 edges, 24 directed links; 4 busy the whole time */
+    cr_assert_float_eq(st.link_util_mean, 4.0 / 24.0, 1e-15);
+    cr_assert_eq(st.link_util_peak, 1.0);
+    rotor_sim_free(s);
+}
+
+/* Dimension-order routing: all of X first, then Y, one latency per link. */
+Test(sim, mesh_route_is_x_then_y_with_one_hop_per_link) {
+    rotor_chip chip = mesh(3, 3, 50);
+    rotor_sim *s = make(&chip);
+    char text[512];
+    cr_assert_eq(route_text(s, 0, 8, text, sizeof text), 4);
+    cr_assert_str_eq(text, "link c0 (0,0)->(1,0), link c0 (1,0)->(2,0), "
+                           "link c0 (2,0)->(2,1), link c0 (2,1)->(2,2)");
+    cr_assert_eq(route_text(s, 8, 0, text, sizeof text), 4);
+    cr_assert_str_eq(text, "link c0 (2,2)->(1,2), link c0 (1,2)->(0,2), "
+                           "link c0 (0,2)->(0,1), link c0 (0,1)->(0,0)");
+    cr_assert_eq(route_text(s, 6, 5, text, sizeof text), 3); /* (0,2) -> (2,1) */
+    cr_assert_str_eq(text, "link c0 (0,2)->(1,2), link c0 (1,2)->(2,2), link c0 (2,2)->(2,1)");
+    int64_t ps;
+    cr_assert_eq(rotor_sim_transfer_ps(s, 0, 8, B1100, &ps, NULL), ROTOR_OK);
+    cr_assert_eq(ps, 4 * LAT + STREAM);
+    rotor_sim_free(s);
+}
+
+Test(sim, mesh_hop_count_is_the_manhattan_distance_for_every_pair) {
+    rotor_chip chip = mesh(5, 4, 10);
+    rotor_sim *s = make(&chip);
+    for (int64_t a = 0; a < 20; a++)
+        for (int64_t b = 0; b < 20; b++) {
+            if (a == b) continue;
+            int64_t res[16], n, hops;
+            cr_assert_eq(rotor_sim_route(s, a, b, res, 16, &n, &hops, NULL), ROTOR_OK);
+            int64_t d = llabs(a % 5 - b % 5) + llabs(a / 5 - b / 5);
+            cr_assert_eq(hops, d, "%lld -> %lld: %lld hops, expected %lld", (long long)a, (long long)b,
+                         (long long)hops, (long long)d);
+            cr_assert_eq(n, d);
+        }
+    rotor_sim_free(s);
+}
+
+/* ---- HBM (Elk §2.1: controllers are nodes on the interconnect) ----------- */
+
+/* 8 cores, HBM 44 GB/s over 2 controllers: 22 GB/s each, 4 lanes of 5.5 GB/s.
+ * A load of 8,800 B split evenly over both controllers and 8 cores takes
+ * 8800 B / 44 GB/s = 200 ns, the HBM bound; from one controller, twice. */
+static rotor_chip hbm_chip(void) {
+    rotor_chip c = a2a(8, 0);
+    c.hbm_bytes = (int64_t)1 << 30;
+    c.hbm_gbps = 44;
+    c.hbm_controllers = 2;
+    return c;
+}
+
+Test(sim, hbm_load_split_across_controllers_takes_bytes_over_hbm_bandwidth) {
+    rotor_chip chip = hbm_chip();
+    rotor_sim *s = make(&chip);
+    cr_assert_eq(rotor_sim_nodes(s), 10);
+    cr_assert_eq(rotor_sim_hbm_node(s, 0, 1), 9);
+    cr_assert_eq(rotor_sim_hbm_node(s, 0, 2), -1);
+    for (int64_t core = 0; core < 8; core++) {
+        rotor_sim_transfer t = {.src = rotor_sim_hbm_node(s, 0, core % 2), .dst = core, .bytes = B1100,
+                                .category = ROTOR_SIM_HBM, .op = 0};
+        cr_assert_eq(rotor_sim_add_transfer(s, &t, NULL, NULL), ROTOR_OK);
+    }
+    rotor_sim_stats st = run(s);
+    cr_assert_eq(st.makespan_ps, 8800 * 1000 / 44);
+    cr_assert_eq(st.hbm_bytes, 8800);
+    cr_assert_float_eq(st.hbm_util, 1.0, 1e-12);
+    cr_assert_eq(st.exposed_ps[ROTOR_SIM_HBM], 200000);
+    char text[128];
+    cr_assert_eq(route_text(s, 8, 3, text, sizeof text), 1);
+    cr_assert_str_eq(text, "hbm c0.0, in c0.3");
+    rotor_sim_free(s);
+}
+
+Test(sim, hbm_load_from_one_controller_takes_twice_as_long) {
+    rotor_chip chip = hbm_chip();
+    rotor_sim *s = make(&chip);
+    for (int64_t core = 0; core < 8; core++) {
+        rotor_sim_transfer t = {.src = 8, .dst = core, .bytes = B1100, .category = ROTOR_SIM_HBM, .op = -1};
+        cr_assert_eq(rotor_sim_add_transfer(s, &t, NULL, NULL), ROTOR_OK);
+    }
+    rotor_sim_stats st = run(s);
+    cr_assert_eq(st.makespan_ps, 2 * 200000, "4 lanes: two rounds of 4");
+    cr_assert_float_eq(st.hbm_util, 0.5, 1e-12);
+    rotor_sim_free(s);
+}
+
+/* Elk §5: on a mesh the controllers sit on the edges.  4 controllers on a
+ * 4 x 4 mesh: west (0,1), east (3,1), west (0,3), east (3,3). */
+Test(sim, mesh_hbm_controllers_sit_on_the_west_and_east_edges) {
+    rotor_chip chip = mesh(4, 4, 50);
+    chip.hbm_bytes = (int64_t)1 << 30;
+    chip.hbm_gbps = 88;
+    chip.hbm_controllers = 4;
+    rotor_sim *s = make(&chip);
+    char text[256];
+    cr_assert_eq(route_text(s, rotor_sim_hbm_node(s, 0, 0), 6, text, sizeof text), 3);
+    cr_assert_str_eq(text, "hbm c0.0, link c0 (0,1)->(1,1), link c0 (1,1)->(2,1)");
+    cr_assert_eq(route_text(s, 15, rotor_sim_hbm_node(s, 0, 3), text, sizeof text), 1);
+    cr_assert_str_eq(text, "hbm c0.3");
+    cr_assert_eq(route_text(s, 12, rotor_sim_hbm_node(s, 0, 2), text, sizeof text), 1); /* (0,3) */
+    route_text(s, rotor_sim_hbm_node(s, 0, 1), 4, text, sizeof text);
+    cr_assert_str_eq(text, "hbm c0.1, link c0 (3,1)->(2,1), link c0 (2,1)->(1,1), link c0 (1,1)->(0,1)");
+    rotor_sim_free(s);
+}
+
+/* ---- several chips (Elk §5: inter-chip bandwidth capped) ----------------- */
+
+/* 2 chips of 4 cores, 11 GB/s between them: 2 lanes of 5.5 GB/s.  A crossing
+ * is 2 hops (exchange, chip link): 100 ns + 200 ns.  Three flows from three
+ * senders to three receivers: two at once, then the third. */
+Test(sim, interchip_flows_share_a_pool_capped_at_its_total_bandwidth) {
+    rotor_chip chip = a2a(4, 50);
+    chip.chips = 2;
+    chip.interchip_gbps = 11;
+    rotor_sim *s = make(&chip);
+    int64_t a = xfer(s, 0, 4, B1100, NULL, 0), b = xfer(s, 1, 5, B1100, NULL, 0),
+            c = xfer(s, 2, 6, B1100, NULL, 0), d = xfer(s, 3, 0, B1100, NULL, 0);
+    rotor_sim_stats st = run(s);
+    assert_span(s, a, 0, 300000);
+    assert_span(s, b, 0, 300000);
+    assert_span(s, c, 300000, 600000);
+    assert_span(s, d, 0, 250000); /* on-chip: no pool */
+    cr_assert_eq(st.interchip_bytes, 3 * B1100);
+    cr_assert_float_eq(st.interchip_util, 900000.0 / (2 * 600000.0), 1e-15);
+    char text[128];
+    cr_assert_eq(route_text(s, 0, 4, text, sizeof text), 2);
+    cr_assert_str_eq(text, "out c0.0, inter-chip, in c1.0");
+    rotor_sim_free(s);
+}
+
+Test(sim, mesh_interchip_route_runs_on_the_source_chip_then_crosses) {
+    rotor_chip chip = mesh(2, 2, 50);
+    chip.chips = 2;
+    chip.interchip_gbps = 640;
+    rotor_sim *s = make(&chip);
+    char text[256];
+    /* chip 0 (0,0) -> chip 1 core 3 = (1,1) */
+    cr_assert_eq(route_text(s, 0, 7, text, sizeof text), 3);
+    cr_assert_str_eq(text, "link c0 (0,0)->(1,0), link c0 (1,0)->(1,1), inter-chip");
+    rotor_sim_free(s);
+}
+
+/* ---- dependencies and compute ------------------------------------------------ */
+
+/* Core 0 computes 100 ns, sends 1,100 B to core 1 (250 ns), which computes
+ * 300 ns: 0 - 100 - 350 - 650 ns. */
+Test(sim, compute_then_transfer_then_compute_chains_exactly) {
+    rotor_chip chip = a2a(2, 50);
+    rotor_sim *s = make(&chip);
+    int64_t c0 = compute(s, 0, 100000, NULL, 0);
+    int64_t x = xfer(s, 0, 1, B1100, &c0, 1);
+    int64_t c1 = compute(s, 1, 300000, &x, 1);
+    rotor_sim_stats st = run(s);
+    assert_span(s, c0, 0, 100000);
+    assert_span(s, x, 100000, 350000);
+    assert_span(s, c1, 350000, 650000);
+    cr_assert_eq(st.makespan_ps, 650000);
+    cr_assert_eq(st.busy_ps[ROTOR_SIM_COMPUTE], 400000);
+    cr_assert_eq(st.busy_ps[ROTOR_SIM_COMM], 250000);
+    cr_assert_eq(st.exposed_ps[ROTOR_SIM_COMPUTE], 400000);
+    cr_assert_eq(st.exposed_ps[ROTOR_SIM_COMM], 250000);
+    cr_assert_eq(st.idle_ps, 0);
+    cr_assert_eq(st.stall_ps, 0);
+    cr_assert_float_eq(st.compute_util, 400000.0 / (2 * 650000.0), 1e-15);
+    rotor_sim_free(s);
+}
+
+Test(sim, compute_tasks_on_one_core_run_one_after_the_other) {
+    rotor_chip chip = a2a(2, 0);
+    rotor_sim *s = make(&chip);
+    int64_t a = compute(s, 0, 70000, NULL, 0), b = compute(s, 0, 30000, NULL, 0);
+    int64_t c = compute(s, 1, 30000, NULL, 0);
+    rotor_sim_stats st = run(s);
+    assert_span(s, a, 0, 70000);
+    assert_span(s, b, 70000, 100000);
+    assert_span(s, c, 0, 30000);
+    cr_assert_eq(st.compute_wait_ps, 70000);
+    cr_assert_eq(st.active_ps[ROTOR_SIM_COMPUTE], 100000);
+    rotor_sim_free(s);
+}
+
+/* Compute hides the communication that overlaps it: exposed time splits the
+ * makespan by priority, active time counts each category on its own. */
+Test(sim, the_breakdown_splits_the_makespan_by_priority) {
+    rotor_chip chip = a2a(3, 50);
+    rotor_sim *s = make(&chip);
+    compute(s, 2, 100000, NULL, 0);      /* 0 - 100 ns */
+    xfer(s, 0, 1, B1100, NULL, 0);       /* 0 - 250 ns */
+    rotor_sim_transfer setup = {.src = 1, .dst = 0, .bytes = 2 * B1100, .category = ROTOR_SIM_SETUP, .op = 1};
+    cr_assert_eq(rotor_sim_add_transfer(s, &setup, NULL, NULL), ROTOR_OK); /* 0 - 450 ns */
+    rotor_sim_stats st = run(s);
+    cr_assert_eq(st.makespan_ps, 450000);
+    cr_assert_eq(st.exposed_ps[ROTOR_SIM_COMPUTE], 100000);
+    cr_assert_eq(st.exposed_ps[ROTOR_SIM_COMM], 150000);
+    cr_assert_eq(st.exposed_ps[ROTOR_SIM_SETUP], 200000);
+    cr_assert_eq(st.active_ps[ROTOR_SIM_SETUP], 450000);
+    cr_assert_eq(st.busy_ps[ROTOR_SIM_SETUP], 450000);
+    int64_t a, b;
+    rotor_sim_op_span(s, 1, &a, &b);
+    cr_assert_eq(a, 0);
+    cr_assert_eq(b, 450000);
+    rotor_sim_op_span(s, 0, &a, &b);
+    cr_assert_eq(b, 250000);
+    rotor_sim_op_span(s, 7, &a, &b);
+    cr_assert_eq(a, -1);
+    rotor_sim_free(s);
+}
+
+Test(sim, forward_dependencies_added_later_are_respected) {
+    rotor_chip chip = a2a(2, 0);
+    rotor_sim *s = make(&chip);
+    int64_t a = compute(s, 0, 10000, NULL, 0), b = compute(s, 1, 20000, NULL, 0);
+    rotor_error err;
+    cr_assert_eq(rotor_sim_add_dep(s, a, b, &err), ROTOR_OK, "%s", err.msg);
+    run(s);
+    assert_span(s, b, 0, 20000);
+    assert_span(s, a, 20000, 30000);
+    rotor_sim_free(s);
+}
+
+Test(sim, an_empty_graph_runs_in_zero_time) {
+    rotor_chip chip = mk2();
+    rotor_sim *s = make(&chip);
+    rotor_sim_stats st = run(s);
+    cr_assert_eq(st.makespan_ps, 0);
+    cr_assert_eq(st.events, 0);
+    cr_assert_eq(st.link_util_mean, 0);
+    rotor_sim_free(s);
+}
+
+/* ---- determinism ------------------------------------------------------------------ */
+
+static uint64_t next_rand(uint64_t *x) { /* splitmix64 */
+    uint64_t z = (*x += 0x9e3779b97f4a7c15u);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+    return z ^ (z >> 31);
+}
+
+/* A random graph on a 2-chip 4 x 4 mesh with HBM: compute, transfers between
+ * cores and HBM loads, each depending on up to 3 earlier tasks. */
+static rotor_sim *random_graph(uint64_t seed, int ntasks) {
+    rotor_chip chip = mesh(4, 4, 20);
+    chip.chips = 2;
+    chip.interchip_gbps = 11;
+    chip.hbm_bytes = (int64_t)1 << 30;
+    chip.hbm_gbps = 30;
+    chip.hbm_controllers = 2;
+    rotor_sim *s = make(&chip);
+    cr_assert_eq(rotor_sim_set_op_name(s, 0, "MatMul \"qkv\"", NULL), ROTOR_OK);
+    uint64_t x = seed;
+    for (int i = 0; i < ntasks; i++) {
+        int64_t deps[3];
+        int nd = i ? (int)(next_rand(&x) % 4) : 0;
+        for (int d = 0; d < nd; d++) deps[d] = (int64_t)(next_rand(&x) % (uint64_t)i);
+        int kind = (int)(next_rand(&x) % 3);
+        int64_t a = (int64_t)(next_rand(&x) % 32), b = (int64_t)(next_rand(&x) % 31);
+        if (b >= a) b++;
+        int op = (int)(next_rand(&x) % 3);
+        if (kind == 0) {
+            rotor_sim_compute c = {.core = a, .duration_ps = (int64_t)(next_rand(&x) % 100000), .flops = 1000,
+                                   .category = ROTOR_SIM_COMPUTE, .op = op, .deps = deps, .ndeps = nd};
+            cr_assert_eq(rotor_sim_add_compute(s, &c, NULL, NULL), ROTOR_OK);
+        } else {
+            rotor_sim_transfer t = {.src = kind == 2 ? 32 + a % 4 : a, .dst = b,
+                                    .bytes = (int64_t)(next_rand(&x) % 5000),
+                                    .category = kind == 2 ? ROTOR_SIM_HBM : ROTOR_SIM_COMM, .op = op,
+                                    .deps = deps, .ndeps = nd};
+            cr_assert_eq(rotor_sim_add_transfer(s, &t, NULL, NULL), ROTOR_OK);
+        }
+    }
+    return s;
+}
+
+Test(sim, repeated_runs_and_rebuilt_graphs_give_identical_results) {
+    const uint64_t seed = 20261123;
+    rotor_sim *s = random_graph(seed, 3000), *t = random_graph(seed, 3000);
+    rotor_sim_stats a = run(s), b = run(s), c = run(t);
+    cr_assert(memcmp(&a, &b, sizeof a) == 0, "seed %llu: a second run differs", (unsigned long long)seed);
+    cr_assert(memcmp(&a, &c, sizeof a) == 0, "seed %llu: a rebuilt graph differs", (unsigned long long)seed);
+    char *ja = rotor_sim_trace_json(s, NULL), *jc = rotor_sim_trace_json(t, NULL);
+    cr_assert(ja && jc);
+    cr_assert_str_eq(ja, jc);
+    free(ja);
+    free(jc);
+    cr_assert_gt(a.stall_ps, 0, "the random graph is contended");
+    cr_assert_gt(a.interchip_bytes, 0);
+    rotor_sim_free(s);
+    rotor_sim_free(t);
+}
+
+/* Invariants on many random graphs: the breakdown sums to the makespan, each
+ * task starts no earlier than it is ready and after each of its deps ends,
+ * three events per task. */
+Test(sim, breakdown_sums_to_the_makespan_and_tasks_respect_dependencies) {
+    for (uint64_t seed = 1; seed <= 20; seed++) {
+        rotor_sim *s = random_graph(seed, 400);
+        rotor_sim_stats st = run(s);
+        int64_t sum = st.idle_ps;
+        for (int c = 0; c < ROTOR_SIM_NCATS; c++) sum += st.exposed_ps[c];
+        cr_assert_eq(sum, st.makespan_ps, "seed %llu", (unsigned long long)seed);
+        cr_assert_eq(st.events, 3 * st.tasks, "seed %llu", (unsigned long long)seed);
+        cr_assert_leq(st.link_util_peak, 1.0, "seed %llu", (unsigned long long)seed);
+        cr_assert_leq(st.hbm_util, 1.0 + 1e-12, "seed %llu", (unsigned long long)seed);
+        cr_assert_leq(st.interchip_util, 1.0 + 1e-12, "seed %llu", (unsigned long long)seed);
+        for (int64_t i = 0; i < st.tasks; i++) {
+            rotor_sim_timing t = timing(s, i);
+            cr_assert_geq(t.start_ps, t.ready_ps, "seed %llu task %lld", (unsigned long long)seed, (long long)i);
+            cr_assert_leq(t.end_ps, st.makespan_ps);
+        }
+        rotor_sim_free(s);
+    }
+}
+
+/* ---- bad input -------------------------------------------------------------------- */
+
+Test(sim, an_unknown_node_is_refused_with_the_field_and_the_range) {
+    rotor_chip chip = a2a(8, 0);
+    rotor_sim *s = make(&chip);
+    rotor_sim_transfer t = {.src = 0, .dst = 99, .bytes = 10, .op = -1};
+    rotor_error err;
+    cr_assert_eq(rotor_sim_add_transfer(s, &t, NULL, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "sim: transfer 0: dst: node 99 does not exist (cores 0..7, no HBM controllers)");
+    t.dst = 3;
+    t.src = -1;
+    cr_assert_eq(rotor_sim_add_transfer(s, &t, NULL, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "src: node -1 does not exist");
+    rotor_sim_compute c = {.core = 8, .duration_ps = 1, .op = -1};
+    cr_assert_eq(rotor_sim_add_compute(s, &c, NULL, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "sim: compute task 0: core: node 8 is not a core (cores 0..7)");
+    t.src = t.dst = 3;
+    cr_assert_eq(rotor_sim_add_transfer(s, &t, NULL, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "src and dst are both node 3");
+    rotor_sim_free(s);
+}
+
+Test(sim, negative_bytes_and_durations_are_refused) {
+    rotor_chip chip = a2a(8, 0);
+    rotor_sim *s = make(&chip);
+    rotor_sim_transfer t = {.src = 0, .dst = 1, .bytes = -5, .op = -1};
+    rotor_error err;
+    cr_assert_eq(rotor_sim_add_transfer(s, &t, NULL, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "sim: transfer 0: bytes: expected 0..2^53, got -5");
+    rotor_sim_compute c = {.core = 0, .duration_ps = -1, .op = -1};
+    cr_assert_eq(rotor_sim_add_compute(s, &c, NULL, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "duration_ps: expected 0..2^50, got -1");
+    c.duration_ps = 1;
+    c.category = (rotor_sim_category)9;
+    cr_assert_eq(rotor_sim_add_compute(s, &c, NULL, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "category: expected 0..3, got 9");
+    rotor_sim_free(s);
+}
+
+Test(sim, transfers_between_two_hbm_controllers_are_refused) {
+    rotor_chip chip = hbm_chip();
+    rotor_sim *s = make(&chip);
+    rotor_sim_transfer t = {.src = 8, .dst = 9, .bytes = 1, .op = -1};
+    rotor_error err;
+    cr_assert_eq(rotor_sim_add_transfer(s, &t, NULL, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "src 8 and dst 9 are both HBM controllers");
+    t.dst = 10;
+    cr_assert_eq(rotor_sim_add_transfer(s, &t, NULL, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "dst: node 10 does not exist (cores 0..7, HBM controllers 8..9)");
+    rotor_sim_free(s);
+}
+
+Test(sim, a_dependency_on_a_task_that_does_not_exist_is_refused) {
+    rotor_chip chip = a2a(2, 0);
+    rotor_sim *s = make(&chip);
+    int64_t dep = 7;
+    rotor_sim_compute c = {.core = 1, .duration_ps = 1, .op = -1, .deps = &dep, .ndeps = 1};
+    rotor_error err;
+    cr_assert_eq(rotor_sim_add_compute(s, &c, NULL, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "sim: compute task 0: deps[0]: task 7 does not exist (no tasks yet)");
+    compute(s, 0, 1, NULL, 0);
+    cr_assert_eq(rotor_sim_add_compute(s, &c, NULL, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "sim: compute task 1: deps[0]: task 7 does not exist (tasks so far: 0..0)");
+    cr_assert_eq(rotor_sim_add_dep(s, 0, 5, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "task 5 does not exist");
+    rotor_sim_free(s);
+}
+
+Test(sim, a_dependency_cycle_is_reported_with_its_tasks) {
+    rotor_chip chip = a2a(2, 0);
+    rotor_sim *s = make(&chip);
+    int64_t a = compute(s, 0, 1, NULL, 0), b = compute(s, 1, 1, &a, 1), c = compute(s, 0, 1, &b, 1);
+    compute(s, 1, 1, &c, 1); /* waits behind the cycle, is not part of it */
+    rotor_error err;
+    cr_assert_eq(rotor_sim_add_dep(s, a, c, &err), ROTOR_OK);
+    rotor_sim_stats st;
+    cr_assert_eq(rotor_sim_run(s, &st, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "sim: dependency cycle: task 0 waits for task 2 waits for task 1 waits for task 0 "
+                        "(4 tasks never became ready)");
+    rotor_sim_timing t;
+    cr_assert_eq(rotor_sim_task_timing(s, 0, &t, &err), ROTOR_ERR_INPUT, "no timing after a failed run");
+    cr_assert_null(rotor_sim_trace_json(s, &err));
+    rotor_sim_free(s);
+}
+
+Test(sim, a_task_depending_on_itself_is_a_cycle) {
+    rotor_chip chip = a2a(2, 0);
+    rotor_sim *s = make(&chip);
+    compute(s, 0, 1, NULL, 0);
+    cr_assert_eq(rotor_sim_add_dep(s, 0, 0, NULL), ROTOR_OK);
+    rotor_sim_stats st;
+    rotor_error err;
+    cr_assert_eq(rotor_sim_run(s, &st, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "dependency cycle: task 0 waits for task 0");
+    rotor_sim_free(s);
+}
+
+Test(sim, simulated_time_past_2_to_the_50_ps_is_an_error_not_an_overflow) {
+    rotor_chip chip = a2a(2, 0);
+    rotor_sim *s = make(&chip);
+    compute(s, 0, (int64_t)1 << 50, NULL, 0);
+    compute(s, 0, 1, NULL, 0);
+    rotor_sim_stats st;
+    rotor_error err;
+    cr_assert_eq(rotor_sim_run(s, &st, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "2^50 ps");
+    rotor_sim_transfer t = {.src = 0, .dst = 1, .bytes = (int64_t)1 << 53, .op = -1};
+    cr_assert_eq(rotor_sim_add_transfer(s, &t, NULL, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "take longer than 2^50 ps");
+    rotor_sim_free(s);
+}
+
+Test(sim, an_invalid_chip_is_refused) {
+    rotor_chip chip = mesh(3, 3, 0);
+    chip.mesh_width = 4; /* 4 x 3 != 9 cores */
+    rotor_sim *s;
+    rotor_error err;
+    cr_assert_eq(rotor_sim_create(&chip, &s, &err), ROTOR_ERR_INPUT);
+    cr_assert_null(s);
+    assert_msg_has(err, "sim: ");
+    assert_msg_has(err, "mesh_width");
+}
+
+/* ---- trace -------------------------------------------------------------------- */
+
+static const cJSON *find_task(const cJSON *events, int64_t id) {
+    const cJSON *ev;
+    cJSON_ArrayForEach(ev, events) {
+        const cJSON *args = cJSON_GetObjectItem(ev, "args"), *task = cJSON_GetObjectItem(args, "task");
+        if (cJSON_IsNumber(task) && task->valuedouble == (double)id) return ev;
+    }
+    return NULL;
+}
+
+static bool has_meta(const cJSON *events, const char *what, int pid, const char *name) {
+    const cJSON *ev;
+    cJSON_ArrayForEach(ev, events) {
+        if (strcmp(cJSON_GetObjectItem(ev, "ph")->valuestring, "M") != 0) continue;
+        if (strcmp(cJSON_GetObjectItem(ev, "name")->valuestring, what) != 0) continue;
+        if (cJSON_GetObjectItem(ev, "pid")->valueint != pid) continue;
+        if (strcmp(cJSON_GetObjectItem(cJSON_GetObjectItem(ev, "args"), "name")->valuestring, name) == 0)
+            return true;
+    }
+    return false;
+}
+
+Test(sim, trace_json_parses_and_holds_one_complete_event_per_task) {
+    rotor_chip chip = hbm_chip();
+    chip.link_latency_ns = 50;
+    rotor_sim *s = make(&chip);
+    rotor_error err;
+    cr_assert_eq(rotor_sim_set_op_name(s, 0, "MatMul qkv", &err), ROTOR_OK);
+    cr_assert_eq(rotor_sim_set_op_name(s, 2, "Softmax", &err), ROTOR_OK);
+    int64_t c0 = compute(s, 0, 100000, NULL, 0);                   /* task 0, op 0 */
+    int64_t x = xfer(s, 0, 1, B1100, &c0, 1);                       /* task 1 */
+    rotor_sim_transfer load = {.src = 9, .dst = 70 % 8, .bytes = B1100, .category = ROTOR_SIM_HBM, .op = 2};
+    cr_assert_eq(rotor_sim_add_transfer(s, &load, NULL, &err), ROTOR_OK); /* task 2 */
+    rotor_sim_compute v = {.core = 5, .duration_ps = 5000, .category = ROTOR_SIM_COMPUTE, .op = -1};
+    cr_assert_eq(rotor_sim_add_compute(s, &v, NULL, &err), ROTOR_OK); /* task 3 */
+    cr_assert_null(rotor_sim_trace_json(s, &err), "no trace before a run");
+    assert_msg_has(err, "before a successful run");
+    run(s);
+    char *text = rotor_sim_trace_json(s, &err);
+    cr_assert_not_null(text, "%s", err.msg);
+    cJSON *root = cJSON_Parse(text);
+    cr_assert_not_null(root, "the trace is not valid JSON");
+    const cJSON *events = cJSON_GetObjectItem(root, "traceEvents");
+    cr_assert(cJSON_IsArray(events));
+    int complete = 0;
+    const cJSON *ev;
+    cJSON_ArrayForEach(ev, events) complete += strcmp(cJSON_GetObjectItem(ev, "ph")->valuestring, "X") == 0;
+    cr_assert_eq(complete, 4);
+
+    /* the transfer: 100 ns to 350 ns, on the exchange process, sender's track */
+    const cJSON *e = find_task(events, x);
+    cr_assert_not_null(e);
+    cr_assert_str_eq(cJSON_GetObjectItem(e, "name")->valuestring, "MatMul qkv");
+    cr_assert_str_eq(cJSON_GetObjectItem(e, "cat")->valuestring, "communication");
+    cr_assert_float_eq(cJSON_GetObjectItem(e, "ts")->valuedouble, 0.1, 1e-12);
+    cr_assert_float_eq(cJSON_GetObjectItem(e, "dur")->valuedouble, 0.25, 1e-12);
+    cr_assert_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(e, "args"), "bytes")->valueint, B1100);
+    cr_assert_str_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(e, "args"), "operator")->valuestring, "MatMul qkv");
+    /* 8 cores: one core group (pid 1); link classes follow at pid 2 + class */
+    cr_assert_eq(cJSON_GetObjectItem(e, "pid")->valueint, 2);
+    cr_assert_eq(cJSON_GetObjectItem(e, "tid")->valueint, 0);
+    cr_assert(has_meta(events, "process_name", 2, "exchange (out ports)"));
+    cr_assert(has_meta(events, "thread_name", 2, "out c0.0"));
+    cr_assert(has_meta(events, "process_name", 1, "cores 0-7"));
+    cr_assert(has_meta(events, "thread_name", 1, "core c0.5"));
+
+    /* the HBM load on controller c0.1's first lane */
+    e = find_task(events, 2);
+    cr_assert_str_eq(cJSON_GetObjectItem(e, "name")->valuestring, "Softmax");
+    cr_assert_str_eq(cJSON_GetObjectItem(e, "cat")->valuestring, "hbm");
+    cr_assert_eq(cJSON_GetObjectItem(e, "pid")->valueint, 2 + 3);
+    cr_assert(has_meta(events, "process_name", 5, "HBM controllers"));
+    cr_assert(has_meta(events, "thread_name", 5, "hbm c0.1 lane 0"));
+
+    /* an unnamed task is named by its category */
+    e = find_task(events, 3);
+    cr_assert_str_eq(cJSON_GetObjectItem(e, "name")->valuestring, "compute");
+    cr_assert_eq(cJSON_GetObjectItem(e, "tid")->valueint, 5);
+
+    const cJSON *other = cJSON_GetObjectItem(root, "otherData");
+    cr_assert_str_eq(cJSON_GetObjectItem(other, "format")->valuestring, "rotor-sim-trace");
+    cr_assert_eq(cJSON_GetObjectItem(other, "version")->valueint, 1);
+    cJSON_Delete(root);
+    free(text);
+    rotor_sim_free(s);
+}
+
+/* Mesh transfers sit on the track of their first link, inter-chip ones on
+ * the inter-chip lanes; a random graph's trace parses and has every task. */
+Test(sim, trace_of_a_mesh_multichip_graph_has_every_task_and_its_tracks) {
+    rotor_sim *s = random_graph(7, 500);
+    run(s);
+    char *text = rotor_sim_trace_json(s, NULL);
+    cJSON *root = cJSON_Parse(text);
+    cr_assert_not_null(root);
+    const cJSON *events = cJSON_GetObjectItem(root, "traceEvents"), *ev;
+    int complete = 0;
+    bool mesh_track = false, ic_track = false;
+    cJSON_ArrayForEach(ev, events) {
+        complete += strcmp(cJSON_GetObjectItem(ev, "ph")->valuestring, "X") == 0;
+        const char *name = cJSON_GetObjectItem(cJSON_GetObjectItem(ev, "args"), "name")
+                               ? cJSON_GetObjectItem(cJSON_GetObjectItem(ev, "args"), "name")->valuestring
+                               : "";
+        mesh_track |= strncmp(name, "link c", 6) == 0;
+        ic_track |= strncmp(name, "inter-chip lane", 15) == 0;
+    }
+    cr_assert_eq(complete, 500);
+    cr_assert(mesh_track && ic_track);
+    cr_assert(strstr(text, "MatMul \\\"qkv\\\"") != NULL, "operator names are escaped");
+    cJSON_Delete(root);
+    free(text);
+    rotor_sim_free(s);
+}
