@@ -1,31 +1,9 @@
 #!/bin/sh
 # CLI tests: exit statuses, one-line errors, and the benchmark's output format.
 # Run by `make test` as `ROTOR=build/rotor sh tests/cli.sh` (build/san/rotor under SAN=1).
-ROTOR=${ROTOR:-build/rotor}
+. "$(dirname "$0")/lib.sh"
 MM='C[m,n] += A[m,k] * B[k,n]'
 BENCH_DIMS=m=32,k=5120,n=15360
-pass=0
-fail=0
-out=$(mktemp) err=$(mktemp)
-trap 'rm -f "$out" "$err"' EXIT
-
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $1" >&2; }
-
-# expect_error NAME STATUS PATTERN -- ARGS...: exits STATUS, prints one stderr
-# line matching PATTERN, and nothing on stdout.
-expect_error() {
-    name=$1 want=$2 pattern=$3
-    shift 4
-    "$ROTOR" "$@" >"$out" 2>"$err"
-    got=$?
-    lines=$(wc -l <"$err")
-    if [ "$got" -ne "$want" ]; then bad "$name: exit $got, want $want ($(cat "$err"))"; return; fi
-    if [ "$lines" -ne 1 ]; then bad "$name: $lines lines on stderr, want 1: $(cat "$err")"; return; fi
-    if ! grep -q -- "$pattern" "$err"; then bad "$name: stderr '$(cat "$err")' lacks '$pattern'"; return; fi
-    if [ -s "$out" ]; then bad "$name: wrote to stdout"; return; fi
-    ok
-}
 
 expect_error malformed-expr 2 "column 8: expected an axis name, got '='" -- plan --expr 'C[m,n += A[m,k] * B[k,n]' --dims $BENCH_DIMS
 expect_error missing-op 2 "expected '=' or '+='" -- plan --expr 'C[m,n] A[m,k]' --dims m=1,k=2,n=3
@@ -75,5 +53,4 @@ for c in "--help" "plan --help"; do
     if "$ROTOR" $c | grep -q "usage: rotor"; then ok; else bad "$c"; fi
 done
 
-echo "cli: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish cli

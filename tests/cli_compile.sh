@@ -2,37 +2,8 @@
 # CLI tests of `rotor compile`: the summary, the VGM comparison, program
 # files, the batch sweep's "x", and one-line errors with exit status 2.
 # Run by `make test` as `ROTOR=build/rotor sh tests/cli_compile.sh`.
-ROTOR=${ROTOR:-build/rotor}
-pass=0
-fail=0
-out=$(mktemp) err=$(mktemp) prog=$(mktemp)
-trap 'rm -f "$out" "$err" "$prog"' EXIT
-
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $1" >&2; }
-
-expect_error() {
-    name=$1 want=$2 pattern=$3
-    shift 4
-    "$ROTOR" "$@" >"$out" 2>"$err"
-    got=$?
-    lines=$(wc -l <"$err")
-    if [ "$got" -ne "$want" ]; then bad "$name: exit $got, want $want ($(cat "$err"))"; return; fi
-    if [ "$lines" -ne 1 ]; then bad "$name: $lines lines on stderr, want 1: $(cat "$err")"; return; fi
-    if ! grep -q -- "$pattern" "$err"; then bad "$name: stderr '$(cat "$err")' lacks '$pattern'"; return; fi
-    ok
-}
-
-# expect_out NAME PATTERN -- ARGS...: exits 0 and stdout has PATTERN.
-expect_out() {
-    name=$1 pattern=$2
-    shift 3
-    "$ROTOR" "$@" >"$out" 2>"$err"
-    got=$?
-    if [ "$got" -ne 0 ]; then bad "$name: exit $got ($(cat "$err"))"; return; fi
-    if ! grep -q -- "$pattern" "$out"; then bad "$name: stdout lacks '$pattern'"; return; fi
-    ok
-}
+. "$(dirname "$0")/lib.sh"
+prog=$tmpdir/prog
 
 expect_out list "llama2-70b" -- compile --list
 expect_out help "usage: rotor compile MODEL" -- compile --help
@@ -64,5 +35,4 @@ expect_error unknown-chip 2 "unknown chip 'ipu-mk9'" -- compile bert-base --chip
 expect_error too-big 1 "does not fit in 638976 bytes of SRAM per core: op '" -- compile llama2-7b --layers 4
 expect_error bad-option 2 "unknown option '--fast'" -- compile bert-base --fast
 
-echo "cli_compile: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish cli_compile

@@ -1,37 +1,7 @@
 #!/bin/sh
 # CLI tests of `rotor model`: listing, totals, grouping, JSON and errors.
 # Run by `make test` as `ROTOR=build/rotor sh tests/cli_model.sh`.
-ROTOR=${ROTOR:-build/rotor}
-pass=0
-fail=0
-out=$(mktemp) err=$(mktemp)
-trap 'rm -f "$out" "$err"' EXIT
-
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $1" >&2; }
-
-expect_error() {
-    name=$1 want=$2 pattern=$3
-    shift 4
-    "$ROTOR" "$@" >"$out" 2>"$err"
-    got=$?
-    lines=$(wc -l <"$err")
-    if [ "$got" -ne "$want" ]; then bad "$name: exit $got, want $want ($(cat "$err"))"; return; fi
-    if [ "$lines" -ne 1 ]; then bad "$name: $lines lines on stderr, want 1: $(cat "$err")"; return; fi
-    if ! grep -q -- "$pattern" "$err"; then bad "$name: stderr '$(cat "$err")' lacks '$pattern'"; return; fi
-    if [ -s "$out" ]; then bad "$name: wrote to stdout"; return; fi
-    ok
-}
-
-expect_out() {
-    name=$1 pattern=$2
-    shift 3
-    "$ROTOR" "$@" >"$out" 2>"$err"
-    got=$?
-    if [ "$got" -ne 0 ]; then bad "$name: exit $got ($(cat "$err"))"; return; fi
-    if ! grep -q -- "$pattern" "$out"; then bad "$name: stdout lacks '$pattern': $(tail -3 "$out")"; return; fi
-    ok
-}
+. "$(dirname "$0")/lib.sh"
 
 expect_out list "gemma2-27b" -- model --list
 expect_out help "usage: rotor model MODEL" -- model --help
@@ -52,5 +22,4 @@ expect_error twice 2 "--batch given twice" -- model bert-base --batch 1 --batch 
 expect_error decode-encoder 2 "vit-base has no decode phase" -- model vit-base --decode
 expect_error too-long 2 "seq 1024 exceeds the 512 learned positions" -- model bert-base --seq 1024
 
-echo "cli_model: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish cli_model

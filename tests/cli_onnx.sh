@@ -3,38 +3,9 @@
 # (docs/onnx.md): the real files of ../shared/onnx, the bad ones, and every
 # model of Debian's libonnx-testdata, each imported or refused in one line.
 # Run by `make test` as `ROTOR=build/rotor sh tests/cli_onnx.sh`.
-ROTOR=${ROTOR:-build/rotor}
+. "$(dirname "$0")/lib.sh"
 SHARED=../shared/onnx
 TESTDATA=/usr/share/libonnx-testdata/data
-pass=0
-fail=0
-out=$(mktemp) err=$(mktemp)
-trap 'rm -f "$out" "$err"' EXIT
-
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $1" >&2; }
-
-expect_error() {
-    name=$1 want=$2 pattern=$3
-    shift 4
-    "$ROTOR" "$@" >"$out" 2>"$err"
-    got=$?
-    lines=$(wc -l <"$err")
-    if [ "$got" -ne "$want" ]; then bad "$name: exit $got, want $want ($(cat "$err"))"; return; fi
-    if [ "$lines" -ne 1 ]; then bad "$name: $lines lines on stderr, want 1: $(cat "$err")"; return; fi
-    if ! grep -q -- "$pattern" "$err"; then bad "$name: stderr '$(cat "$err")' lacks '$pattern'"; return; fi
-    ok
-}
-
-expect_out() {
-    name=$1 pattern=$2
-    shift 3
-    "$ROTOR" "$@" >"$out" 2>"$err"
-    got=$?
-    if [ "$got" -ne 0 ]; then bad "$name: exit $got ($(cat "$err"))"; return; fi
-    if ! grep -q -- "$pattern" "$out"; then bad "$name: stdout lacks '$pattern': $(tail -3 "$out")"; return; fi
-    ok
-}
 
 expect_out help "--dim k=v" -- model --help
 expect_error zoo-dim 2 "--dim and --input shape ONNX files" -- model bert-base --dim batch=2
@@ -87,5 +58,4 @@ else
     bad "$TESTDATA is absent (apt-get install libonnx-testdata)"
 fi
 
-echo "cli_onnx.sh: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish cli_onnx

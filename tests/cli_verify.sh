@@ -2,17 +2,12 @@
 # CLI tests of `rotor verify`: the acceptance runs, plan files, determinism,
 # exit statuses and one-line errors.
 # Run by `make test` as `ROTOR=build/rotor sh tests/cli_verify.sh`.
-ROTOR=${ROTOR:-build/rotor}
+. "$(dirname "$0")/lib.sh"
 MM='C[m,n] += A[m,k] * B[k,n]'
 BMM='C[b,m,n] += A[b,m,k] * B[b,k,n]'
 CONV='O[b,f,h,w] += I[b,c,h+kh,w+kw] * W[f,c,kh,kw]'
-pass=0
-fail=0
-out=$(mktemp) err=$(mktemp) plan=$(mktemp) out2=$(mktemp)
-trap 'rm -f "$out" "$err" "$plan" "$out2"' EXIT
-
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $1" >&2; }
+plan=$tmpdir/plan
+out2=$tmpdir/out2
 
 # expect_pass NAME LAST -- ARGS...: exits 0, the last stdout line is LAST,
 # and no line says FAIL.
@@ -24,21 +19,6 @@ expect_pass() {
     if [ "$got" -ne 0 ]; then bad "$name: exit $got ($(tail -n 3 "$out") $(cat "$err"))"; return; fi
     if [ "$(tail -n 1 "$out")" != "$last" ]; then bad "$name: last line '$(tail -n 1 "$out")', want '$last'"; return; fi
     if grep -q '^FAIL' "$out"; then bad "$name: $(grep '^FAIL' "$out" | head -n 1)"; return; fi
-    ok
-}
-
-# expect_error NAME STATUS PATTERN -- ARGS...: exits STATUS, prints one stderr
-# line matching PATTERN, and nothing on stdout.
-expect_error() {
-    name=$1 want=$2 pattern=$3
-    shift 4
-    "$ROTOR" "$@" >"$out" 2>"$err"
-    got=$?
-    lines=$(wc -l <"$err")
-    if [ "$got" -ne "$want" ]; then bad "$name: exit $got, want $want ($(cat "$err"))"; return; fi
-    if [ "$lines" -ne 1 ]; then bad "$name: $lines lines on stderr, want 1: $(cat "$err")"; return; fi
-    if ! grep -q -- "$pattern" "$err"; then bad "$name: stderr '$(cat "$err")' lacks '$pattern'"; return; fi
-    if [ -s "$out" ]; then bad "$name: wrote to stdout"; return; fi
     ok
 }
 
@@ -90,5 +70,4 @@ expect_error plan-for-other-expr 2 "the plan is for another expression" -- verif
 expect_error unknown-option 2 "unknown option '--fast'" -- verify --expr "$MM" --dims m=4,k=4,n=4 --best --fast
 expect_error unknown-chip 2 "unknown chip 'ipu-mk9'" -- verify --expr "$MM" --dims m=4,k=4,n=4 --best --chip ipu-mk9
 
-echo "cli_verify: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish cli_verify
