@@ -82,7 +82,7 @@ static rotor_status new_val(lower_ctx *c, const ox_node *n, const char *base, co
                             int rank, const int64_t *shape, int *out) {
     char name[256];
     snprintf(name, sizeof name, "%s%s", base, suffix);
-    for (int i = 2; rotor_graph_find_value(c->g, name) >= 0 || rotor_graph_find_value(c->g, name) >= 0; i++)
+    for (int i = 2; rotor_graph_find_value(c->g, name) >= 0; i++)
         snprintf(name, sizeof name, "%s%s#%d", base, suffix, i);
     rotor_error e2;
     rotor_status st = rotor_graph_add_value(c->g, name, dt, rank, shape, ROTOR_ROLE_ACTIVATION, out, &e2);
@@ -306,14 +306,13 @@ static bool ew_formula(const char *op, int nops, char refs[][REF_MAX], const ox_
         return true;
     }
     if (!strcmp(op, "Clip")) {
-        size_t k = (size_t)snprintf(out, cap, "%s", refs[0]);
+        snprintf(out, cap, "%s", refs[0]);
         char tmp[REF_MAX * 4];
         for (int i = 1; i < nops && i < 3; i++) {
             if (n->in[i] < 0) continue;
             snprintf(tmp, sizeof tmp, "%s(%s, %s)", i == 1 ? "max" : "min", out, refs[i]);
-            k = (size_t)snprintf(out, cap, "%s", tmp);
+            snprintf(out, cap, "%s", tmp);
         }
-        (void)k;
         return true;
     }
     static const struct {
@@ -526,7 +525,6 @@ static rotor_status lower_matmul(lower_ctx *c, const ox_node *n) {
     }
     if ((st = gval(c, n, n->out[0], &gy))) return st;
     b.tv[0] = gy;
-    (void)o;
     return emit(c, n, n->name, n->p->op_type, &b, ins, nin, &gy, 1);
 }
 
@@ -668,26 +666,10 @@ static rotor_status lower_reduction(lower_ctx *c, const ox_node *n, const char *
 static rotor_status lower_reduce_node(lower_ctx *c, const ox_node *n) {
     ox_model *m = c->m;
     const char *op = n->p->op_type;
-    const ox_val *x = &m->vals[ox_resolve(m, n->in[0])], *o = &m->vals[n->out[0]];
+    const ox_val *x = &m->vals[ox_resolve(m, n->in[0])];
     bool red[OX_MAX_RANK];
-    /* recover the reduced dims: with keepdims they are the extent-1 output
-     * dims where the input differs; in general, re-derive from the attributes */
-    int64_t ax[OX_MAX_RANK * 2];
-    int cnt = 0;
-    const ox_val *axes = n->nin > 1 && n->in[1] >= 0 ? &m->vals[ox_resolve(m, n->in[1])] : NULL;
-    for (int d = 0; d < x->rank; d++) red[d] = false;
-    if (axes && axes->has_data) {
-        for (int64_t k = 0; k < axes->elems && k < OX_MAX_RANK * 2; k++) ax[cnt++] = (int64_t)ox_get(axes, k);
-    } else {
-        const Onnx__AttributeProto *a = ox_attr(n, "axes");
-        for (size_t k = 0; a && k < a->n_ints && k < OX_MAX_RANK * 2; k++) ax[cnt++] = a->ints[k];
-    }
-    if (cnt == 0) {
-        bool noop = ox_attr_int(n, "noop_with_empty_axes", 0) != 0;
-        for (int d = 0; d < x->rank; d++) red[d] = !noop;
-    }
-    for (int i = 0; i < cnt; i++) red[ax[i] < 0 ? ax[i] + x->rank : ax[i]] = true;
-    (void)o;
+    rotor_status st = ox_reduce_axes(m, n, x, red, c->err);
+    if (st) return st;
     if (!strcmp(op, "ReduceSum")) return lower_reduction(c, n, n->name, op, n->in[0], red, NULL, false, n->out[0]);
     if (!strcmp(op, "ReduceMean")) return lower_reduction(c, n, n->name, op, n->in[0], red, NULL, true, n->out[0]);
     if (!strcmp(op, "ReduceSumSquare"))
@@ -1064,26 +1046,12 @@ static int other_input(const ox_model *m, int nd, int v) {
 
 /* Same reduced axes (a trailing run) and keepdims on a ReduceMean node; the
  * first reduced axis in *axis. */
-static bool trailing_mean(const ox_model *m, int nd, const ox_val *x, int *axis) {
+static bool trailing_mean(ox_model *m, int nd, const ox_val *x, int *axis) {
     const ox_node *n = &m->nodes[nd];
     if (!ox_attr_int(n, "keepdims", 1)) return false;
-    const Onnx__AttributeProto *a = ox_attr(n, "axes");
-    int64_t ax[OX_MAX_RANK];
-    int cnt = 0;
-    if (n->nin > 1 && n->in[1] >= 0) {
-        const ox_val *av = &m->vals[n->in[1]];
-        if (!av->has_data || av->elems > OX_MAX_RANK) return false;
-        for (int64_t k = 0; k < av->elems; k++) ax[cnt++] = (int64_t)ox_get(av, k);
-    } else if (a && a->n_ints <= OX_MAX_RANK) {
-        for (size_t k = 0; k < a->n_ints; k++) ax[cnt++] = a->ints[k];
-    }
-    if (cnt == 0) return false;
-    bool red[OX_MAX_RANK] = {false};
-    for (int i = 0; i < cnt; i++) {
-        int64_t v = ax[i] < 0 ? ax[i] + x->rank : ax[i];
-        if (v < 0 || v >= x->rank) return false;
-        red[v] = true;
-    }
+    bool red[OX_MAX_RANK];
+    rotor_error ignored;
+    if (ox_reduce_axes(m, n, x, red, &ignored)) return false;
     int first = x->rank;
     for (int d = x->rank - 1; d >= 0 && red[d]; d--) first = d;
     for (int d = 0; d < first; d++)
@@ -1166,13 +1134,6 @@ static rotor_status match_layernorm(lower_ctx *c, int r1, bool *matched) {
 
 /* ---- dispatch ---------------------------------------------------------------------------------------- */
 
-/* PRelu with a 1-D slope of one value per channel (axis 1), the opset <= 6
- * meaning that PyTorch exports still use. */
-static bool legacy_prelu(const ox_model *m, const ox_node *n) {
-    const ox_val *x = &m->vals[ox_resolve(m, n->in[0])], *sl = &m->vals[ox_resolve(m, n->in[1])];
-    return sl->rank == 1 && x->rank > 2 && sl->shape[0] == x->shape[1] && sl->shape[0] != x->shape[x->rank - 1];
-}
-
 static bool in_list(const char *op, const char *const *list, size_t n) {
     for (size_t i = 0; i < n; i++)
         if (!strcmp(op, list[i])) return true;
@@ -1212,7 +1173,7 @@ static rotor_status lower_node(lower_ctx *c, int nd) {
                 return ox_node_fail(m, n, c->err, ROTOR_ERR_INPUT, "input %d is missing", i);
             }
             ops[k] = (operand){.v = n->in[i]};
-            if (!strcmp(op, "PRelu") && i == 1 && legacy_prelu(m, n)) {
+            if (!strcmp(op, "PRelu") && i == 1 && ox_prelu_per_channel(m, n)) {
                 ops[k].mapped = true;
                 ops[k].map[0] = 1;
             }

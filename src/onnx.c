@@ -419,7 +419,7 @@ static bool norm_axis(int64_t a, int r, int *out) {
 }
 
 /* Input i as a list of integers: it must be a constant with data. */
-static rotor_status const_ints(ox_model *m, ox_node *n, int i, const char *what, int64_t *out, int cap,
+static rotor_status const_ints(ox_model *m, const ox_node *n, int i, const char *what, int64_t *out, int cap,
                                int *count, rotor_error *err) {
     ox_val *x = IN(m, n, i);
     if (!x) NFAIL("input %d (%s) is missing", i, what);
@@ -496,7 +496,7 @@ static ox_val *fold_target(ox_model *m, ox_node *n, int i) {
 
 /* ---- element-wise ----------------------------------------------------------- */
 
-static double unary_eval(const char *op, double x, const ox_node *n) {
+static double unary_eval(const char *op, double x) {
     if (!strcmp(op, "Abs")) return fabs(x);
     if (!strcmp(op, "Neg")) return -x;
     if (!strcmp(op, "Sqrt")) return sqrt(x);
@@ -518,7 +518,6 @@ static double unary_eval(const char *op, double x, const ox_node *n) {
     if (!strcmp(op, "IsNaN")) return x != x;
     if (!strcmp(op, "IsInf")) return isinf(x) != 0;
     if (!strcmp(op, "Cast") || !strcmp(op, "CastLike") || !strcmp(op, "Identity")) return x;
-    (void)n;
     return NAN;
 }
 
@@ -551,7 +550,7 @@ static rotor_status infer_unary(ox_model *m, ox_node *n, rotor_error *err) {
     if ((st = set_out(m, n, 0, type, x->rank, x->shape, err))) return st;
     ox_val *o = unary_has_eval(op) ? fold_target(m, n, 0) : NULL;
     if (o)
-        for (int64_t k = 0; k < o->elems; k++) put(o, k, unary_eval(op, ox_get(x, k), n));
+        for (int64_t k = 0; k < o->elems; k++) put(o, k, unary_eval(op, ox_get(x, k)));
     /* Dropout's mask, LayerNormalization's statistics and the like: other
      * outputs of a same-shape operator get the input's shape. */
     for (int i = 1; i < n->nout; i++)
@@ -594,6 +593,12 @@ static bool is_compare(const char *op) {
            !strcmp(op, "Or") || !strcmp(op, "Xor");
 }
 
+bool ox_prelu_per_channel(const ox_model *m, const ox_node *n) {
+    if (n->nin < 2 || n->in[0] < 0 || n->in[1] < 0) return false;
+    const ox_val *x = &m->vals[ox_resolve(m, n->in[0])], *sl = &m->vals[ox_resolve(m, n->in[1])];
+    return sl->rank == 1 && x->rank > 2 && sl->shape[0] == x->shape[1] && sl->shape[0] != x->shape[x->rank - 1];
+}
+
 static rotor_status infer_nary(ox_model *m, ox_node *n, rotor_error *err) {
     const char *op = n->p->op_type;
     bool where = !strcmp(op, "Where");
@@ -602,10 +607,7 @@ static rotor_status infer_nary(ox_model *m, ox_node *n, rotor_error *err) {
     if (nin < (variadic ? 1 : where ? 3 : 2)) NFAIL("needs %d inputs, has %d", where ? 3 : 2, nin);
     rotor_status st;
     if ((st = need(m, n, nin, err))) return st;
-    ox_val *sl = IN(m, n, 1), *xp = IN(m, n, 0);
-    if (!strcmp(op, "PRelu") && sl->rank == 1 && xp->rank > 2 && sl->shape[0] == xp->shape[1] &&
-        sl->shape[0] != xp->shape[xp->rank - 1])
-        return same_as(m, n, 0, xp, err); /* a slope per channel (opset <= 6 PRelu, as PyTorch exports it) */
+    if (!strcmp(op, "PRelu") && ox_prelu_per_channel(m, n)) return same_as(m, n, 0, IN(m, n, 0), err);
     int r = 0;
     int64_t shape[OX_MAX_RANK * 2];
     if ((st = broadcast_shape(m, n, 0, nin, &r, shape, err))) return st;
@@ -931,10 +933,13 @@ static rotor_status infer_conv(ox_model *m, ox_node *n, rotor_error *err) {
             if ((v = attr_ints(n, "strides", &c)) && c == x->rank - 2) s = v[i];
             if ((v = attr_ints(n, "dilations", &c)) && c == x->rank - 2) d = v[i];
             if ((v = attr_ints(n, "pads", &c)) && c == 2 * (x->rank - 2)) pb = v[i], pe = v[x->rank - 2 + i];
+            if (s < 1 || d < 1 || s > (1 << 20) || d > (1 << 20) || pb < 0 || pe < 0 || opad < 0 || pb > (1 << 30) ||
+                pe > (1 << 30) || opad > (1 << 20))
+                NFAIL("stride %lld, dilation %lld, pads %lld/%lld or output_padding %lld out of range in dimension %d",
+                      (long long)s, (long long)d, (long long)pb, (long long)pe, (long long)opad, i);
             shape[2 + i] = s * (x->shape[2 + i] - 1) + opad + d * (w->shape[2 + i] - 1) + 1 - pb - pe;
             if (shape[2 + i] < 1) NFAIL("output extent %lld in dimension %d", (long long)shape[2 + i], i);
         }
-        st = ROTOR_OK;
     }
     int type = x->onnx_type;
     if (!strcmp(op, "ConvInteger")) type = T_INT32;
@@ -1001,7 +1006,7 @@ static rotor_status infer_layernorm(ox_model *m, ox_node *n, rotor_error *err) {
 
 /* The reduced axes of a Reduce* / ArgMax node: from the axes input (ReduceSum
  * opset 13, all of them from opset 18) or the axes attribute. */
-static rotor_status reduce_axes(ox_model *m, ox_node *n, const ox_val *x, bool *red, rotor_error *err) {
+rotor_status ox_reduce_axes(ox_model *m, const ox_node *n, const ox_val *x, bool *red, rotor_error *err) {
     int64_t ax[OX_MAX_RANK * 2];
     int cnt = 0;
     rotor_status st;
@@ -1037,7 +1042,7 @@ static rotor_status infer_reduce(ox_model *m, ox_node *n, rotor_error *err) {
     if ((st = need(m, n, 1, err))) return st;
     ox_val *x = IN(m, n, 0);
     bool red[OX_MAX_RANK];
-    if ((st = reduce_axes(m, n, x, red, err))) return st;
+    if ((st = ox_reduce_axes(m, n, x, red, err))) return st;
     bool keep = ox_attr_int(n, "keepdims", 1) != 0;
     int64_t shape[OX_MAX_RANK];
     int r = 0;

@@ -92,6 +92,14 @@ double ox_attr_float(const ox_node *n, const char *name, double dflt);
 /* Element k of a constant with data, as a double. */
 double ox_get(const ox_val *v, int64_t k);
 
+/* The dimensions of x a Reduce* or Arg* node reduces (axes input or
+ * attribute, noop_with_empty_axes); inference and lowering share it. */
+rotor_status ox_reduce_axes(ox_model *m, const ox_node *n, const ox_val *x, bool *red, rotor_error *err);
+
+/* PRelu with a 1-D slope of one value per channel (axis 1): the opset <= 6
+ * meaning, which PyTorch exports still use. */
+bool ox_prelu_per_channel(const ox_model *m, const ox_node *n);
+
 /* Lowers the inferred model into g (lower.c). */
 rotor_status ox_lower(ox_model *m, rotor_graph *g, rotor_error *err);
 

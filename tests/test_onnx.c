@@ -674,6 +674,17 @@ Test(onnx, cycles_undefined_inputs_and_bad_tensors_are_refused) {
     mb_free(&b);
 
     mb_init(&b, 13);
+    mb_input(&b, "x", DIMS(1, 2, 8, 8));
+    mb_init_tensor(&b, "w", 1, DIMS(2, 3, 3, 3), NULL);
+    Onnx__NodeProto *ct = mb_node(&b, "ConvTranspose", "up", "x w", "y");
+    mb_attr_ints(&b, ct, "strides", 2, (const int64_t[]){(int64_t)1 << 40, 1});
+    mb_output(&b, "y");
+    cr_assert_eq(mb_load(&b, NULL, &g, NULL, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "node 'up' (op ConvTranspose, domain ai.onnx): stride 1099511627776");
+    rotor_graph_free(&g);
+    mb_free(&b);
+
+    mb_init(&b, 13);
     mb_input(&b, "x", DIMS(2, 3));
     mb_init_tensor(&b, "shape", 7, DIMS(2), (const int64_t[]){4, 4});
     mb_node(&b, "Reshape", "rs", "x shape", "y");
