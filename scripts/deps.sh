@@ -1,7 +1,7 @@
 #!/bin/sh
 # Checks that the Debian packages rotor builds with are installed.  As root it
 # installs what is missing; otherwise it prints the exact apt-get line and fails.
-# Usage: scripts/deps.sh [build|test]   (test also needs Criterion)
+# Usage: scripts/deps.sh [build|test]   (test also needs Criterion and libonnx-testdata)
 set -u
 want=${1:-build}
 missing=""
