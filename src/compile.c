@@ -56,7 +56,6 @@ typedef struct compiler {
     const rotor_graph *g;
     const rotor_chip *chip;
     int64_t cores, sram, elem;
-    double beta, alpha;
     op_state *st;
     rotor_frontier *fr;
     int nfr;
@@ -91,9 +90,11 @@ static int64_t idle_bytes_of(const op_state *s, const rotor_expr *e, const rotor
     return b;
 }
 
-/* Setup of operator o into frontier plan j from idle layout (base, k). */
-static double setup_time(const compiler *cc, const op_state *s, const rotor_expr *e,
-                         const rotor_frontier *f, int j, int base, int64_t k) {
+/* Setup of operator o into frontier plan j from idle layout (base, k): the
+ * bytes one core receives and the gather rounds (alphas) it pays.  The
+ * simulator's replay emits exactly these (docs/simulator.md, "Replay"). */
+static void setup_need(const op_state *s, const rotor_expr *e, const rotor_frontier *f, int j,
+                       int base, int64_t k, int64_t *bytes, int64_t *nrounds) {
     const rotor_candidate *c = &f->v[j];
     int64_t recv = 0, rounds = 0;
     for (int t = 0; t < e->ntensors; t++) {
@@ -116,7 +117,19 @@ static double setup_time(const compiler *cc, const op_state *s, const rotor_expr
             }
         }
     }
-    return (double)recv / cc->beta + (double)rounds * cc->alpha;
+    *bytes = recv;
+    *nrounds = rounds;
+}
+
+static double setup_time(const compiler *cc, const op_state *s, const rotor_expr *e,
+                         const rotor_frontier *f, int j, int base, int64_t k) {
+    int64_t bytes, rounds;
+    setup_need(s, e, f, j, base, k, &bytes, &rounds);
+    return rotor_compile_setup_s(cc->chip, bytes, rounds);
+}
+
+double rotor_compile_setup_s(const rotor_chip *chip, int64_t bytes, int64_t rounds) {
+    return (double)bytes / rotor_chip_link_bw(chip) + (double)rounds * rotor_chip_link_latency(chip);
 }
 
 /* ---- frontiers ---------------------------------------------------------- */
@@ -320,7 +333,9 @@ static void fill_schedule(const compiler *cc, rotor_compile_result *out) {
             r->compute_s = c->cost.compute;
             r->comm_s = c->cost.comm;
             r->reduction_s = c->cost.reduction;
-            r->setup_s = setup_time(cc, s, &g->ops[o].expr, f, s->active, s->idle_base, s->idle_k);
+            setup_need(s, &g->ops[o].expr, f, s->active, s->idle_base, s->idle_k, &r->setup_bytes,
+                       &r->setup_rounds);
+            r->setup_s = rotor_compile_setup_s(cc->chip, r->setup_bytes, r->setup_rounds);
             out->compute_s += r->compute_s;
             out->comm_s += r->comm_s;
             out->reduction_s += r->reduction_s;
@@ -393,8 +408,6 @@ rotor_status rotor_compile(const rotor_graph *g, const rotor_chip *chip,
     cc.cores = rotor_chip_cores(chip);
     cc.sram = chip->sram_bytes;
     cc.elem = chip->element_bytes;
-    cc.beta = rotor_chip_link_bw(chip);
-    cc.alpha = rotor_chip_link_latency(chip);
     if (g->nops == 0) return rotor_fail(err, ROTOR_ERR_INPUT, "compile: the graph '%s' has no operators", g->name);
     cc.st = calloc((size_t)g->nops, sizeof *cc.st);
     out->ops = calloc((size_t)g->nops, sizeof *out->ops);

@@ -81,6 +81,10 @@ rotor_status rotor_program_write(const rotor_graph *g, const rotor_chip *chip,
         cJSON_AddBoolToObject(x, "vendor", s->vendor);
         cJSON_AddItemToObject(x, "setup_s", rotor_json_num(s->setup_s));
         cJSON_AddItemToObject(x, "exec_s", rotor_json_num(s->exec_s));
+        if (!s->vendor) {
+            cJSON_AddItemToObject(x, "setup_bytes", rotor_json_int(s->setup_bytes));
+            cJSON_AddItemToObject(x, "setup_rounds", rotor_json_int(s->setup_rounds));
+        }
         cJSON_AddItemToObject(x, "live_bytes", rotor_json_int(s->live_bytes));
         cJSON_AddItemToObject(x, "idle_bytes", rotor_json_int(s->idle_bytes));
         cJSON_AddItemToObject(x, "active_bytes", rotor_json_int(s->active_bytes));
@@ -172,6 +176,16 @@ static rotor_status read_op(reader *rd, const cJSON *x, const rotor_chip *chip, 
         (st = get_int(rd, x, "idle_bytes", 0, &op->idle_bytes)))
         return st;
     if (op->vendor) return ROTOR_OK;
+    if ((st = get_int(rd, x, "setup_bytes", 0, &op->setup_bytes)) ||
+        (st = get_int(rd, x, "setup_rounds", 0, &op->setup_rounds)))
+        return st;
+    double want_setup = rotor_compile_setup_s(chip, op->setup_bytes, op->setup_rounds);
+    if (!close_rel(op->setup_s, want_setup)) {
+        char msg[200];
+        snprintf(msg, sizeof msg, "%.6g s does not match setup_bytes and setup_rounds (%.6g s)",
+                 op->setup_s, want_setup);
+        return bad(rd, "setup_s", msg);
+    }
 
     const char *text;
     if ((st = get_str(rd, x, "expr", &text))) return st;

@@ -94,6 +94,7 @@ void rotor_sim_free(rotor_sim *s) {
 
 int64_t rotor_sim_cores(const rotor_sim *s) { return s->cores; }
 int64_t rotor_sim_nodes(const rotor_sim *s) { return s->nodes; }
+int64_t rotor_sim_task_count(const rotor_sim *s) { return s->ntasks; }
 
 int64_t rotor_sim_hbm_node(const rotor_sim *s, int64_t chip, int64_t ctrl) {
     if (chip < 0 || chip >= s->chip.chips || ctrl < 0 || ctrl >= s->ctrl_per_chip) return -1;

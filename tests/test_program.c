@@ -153,6 +153,12 @@ static void bad_total(cJSON *r) {
     cJSON_ReplaceItemInObject(cJSON_GetObjectItemCaseSensitive(r, "totals"), "total_s",
                               cJSON_CreateNumber(1.0));
 }
+static void more_setup_bytes(cJSON *r) {
+    cJSON *o = op_at(r, 0);
+    double b = cJSON_GetObjectItemCaseSensitive(o, "setup_bytes")->valuedouble;
+    cJSON_ReplaceItemInObject(o, "setup_bytes", cJSON_CreateNumber(b + 5500));
+}
+static void drop_setup_rounds(cJSON *r) { cJSON_DeleteItemFromObject(op_at(r, 2), "setup_rounds"); }
 static void other_format(cJSON *r) { cJSON_ReplaceItemInObject(r, "format", cJSON_CreateString("rotor-plan")); }
 
 Test(program, a_wrong_version_is_refused) { refused(set_version_2, "p.json: version: 2 is not 1"); }
@@ -173,6 +179,14 @@ Test(program, a_placement_that_is_not_the_plans_is_refused) {
 }
 Test(program, totals_that_are_not_the_sum_are_refused) {
     refused(bad_total, "totals.total_s: is not the sum");
+}
+Test(program, setup_bytes_that_do_not_give_setup_s_are_refused) {
+    /* 5500 more bytes at 5.5 GB/s is 1 us more than the recorded setup_s */
+    refused(more_setup_bytes, "p.json: operators[0].setup_s: ");
+    refused(more_setup_bytes, "does not match setup_bytes and setup_rounds");
+}
+Test(program, missing_setup_rounds_are_named) {
+    refused(drop_setup_rounds, "p.json: operators[2].setup_rounds: missing");
 }
 Test(program, another_format_is_refused) { refused(other_format, "p.json: format: expected \"rotor-program\""); }
 

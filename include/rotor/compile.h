@@ -38,6 +38,8 @@ typedef struct rotor_op_schedule {
     int64_t active_bytes;   /* per core, while running (the active plan's memory) */
     int64_t live_bytes;     /* per core: other activations live while it runs */
     double setup_s;         /* gather weights and inputs into the active layout */
+    int64_t setup_bytes;    /* ... the bytes one core receives for it */
+    int64_t setup_rounds;   /* ... and its gather rounds (one link latency each) */
     double exec_s;          /* the active plan's predicted time */
     double compute_s, comm_s, reduction_s; /* exec_s split */
 } rotor_op_schedule;
@@ -74,6 +76,10 @@ rotor_status rotor_compile(const rotor_graph *g, const rotor_chip *chip,
                            rotor_error *err);
 
 void rotor_compile_result_free(rotor_compile_result *r);
+
+/* Setup time of `bytes` received per core in `rounds` gather rounds: bytes /
+ * beta + rounds * alpha (docs/cost-model.md, "Setup"). */
+double rotor_compile_setup_s(const rotor_chip *chip, int64_t bytes, int64_t rounds);
 
 /* Liveness (docs/compile.md): activations live from their producer to their
  * last consumer (graph inputs from the start, outputs to the end), stored

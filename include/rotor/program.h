@@ -37,6 +37,8 @@ typedef struct rotor_program_op {
     int64_t idle_bytes;
     int64_t live_bytes;
     double setup_s;
+    int64_t setup_bytes;           /* received per core during setup (not vendor ops) */
+    int64_t setup_rounds;          /* its gather rounds */
     double exec_s;
 } rotor_program_op;
 

@@ -100,6 +100,7 @@ void rotor_sim_free(rotor_sim *s);
 
 int64_t rotor_sim_cores(const rotor_sim *s);   /* cores_per_chip * chips */
 int64_t rotor_sim_nodes(const rotor_sim *s);   /* cores + HBM controllers */
+int64_t rotor_sim_task_count(const rotor_sim *s); /* tasks added so far: the next id */
 /* Node of controller `ctrl` of chip `chip`, or -1 if there is none. */
 int64_t rotor_sim_hbm_node(const rotor_sim *s, int64_t chip, int64_t ctrl);
 

@@ -1,0 +1,60 @@
+/* rotor — replaying a compiled program on the event-driven simulator (Elk §5;
+ * issue "simulator", Replay).
+ *
+ * rotor_replay() turns a rotor-program (docs/program-format.md) into a
+ * simulator task graph at tile granularity and runs it.  Per operator, in
+ * program order:
+ *   setup      every core of the active plan receives setup_bytes in
+ *              setup_rounds transfers (the all-gather into the active layout);
+ *   sub-tasks  one compute task per core per run of steps with no shift
+ *              between them (the placement's loop order, place.c);
+ *   shifts     at every step transition, one transfer per core for every
+ *              tensor whose partition changes, from the ring neighbour
+ *              rotor_place_sender names;
+ *   reduction  the R_Y cores holding copies of one output partition run a
+ *              ring reduce-scatter: R_Y - 1 rounds of bytes / R_Y each;
+ *   barrier    the next operator starts when every core is done (BSP).
+ * Vendor operators are one compute task of exec_s on every core.  Every
+ * decision is in docs/simulator.md, "Replay". */
+#ifndef ROTOR_REPLAY_H
+#define ROTOR_REPLAY_H
+
+#include <stdint.h>
+
+#include "rotor/chip.h"
+#include "rotor/error.h"
+#include "rotor/program.h"
+#include "rotor/sim.h"
+
+/* One operator: the cost model's figures next to the simulator's, split into
+ * the three phases (setup, compute and shifts, reduction). */
+typedef struct rotor_replay_op {
+    double predicted_s;          /* setup_s + exec_s from the program */
+    double predicted_setup_s, predicted_main_s, predicted_reduction_s;
+    double simulated_s;          /* first task start to the barrier */
+    double simulated_setup_s, simulated_main_s, simulated_reduction_s;
+    double wait_s;               /* longest a transfer of the op waited for a busy link */
+    int64_t tasks;               /* tasks emitted for the op */
+} rotor_replay_op;
+
+typedef struct rotor_replay_result {
+    int nops;
+    rotor_replay_op *ops;        /* in program order */
+    double predicted_s, simulated_s;
+    rotor_sim_stats stats;       /* the whole run */
+} rotor_replay_result;
+
+/* Replays program p on chip (which may differ from the compile chip in its
+ * network only: topology, mesh shape, latency; its core count must match).
+ * If sim_out is non-NULL it receives the simulator after the run (for
+ * rotor_sim_trace_json; the caller frees it), else the simulator is freed. */
+rotor_status rotor_replay(const rotor_program *p, const rotor_chip *chip, rotor_replay_result *out,
+                          rotor_sim **sim_out, rotor_error *err);
+
+void rotor_replay_result_free(rotor_replay_result *r);
+
+/* Where the simulated time of op departs most from the prediction, as one
+ * short phrase ("setup +1.2 us, waited 1.1 us for links", "agrees"). */
+void rotor_replay_explain(const rotor_replay_op *op, char *buf, size_t size);
+
+#endif

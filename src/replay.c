@@ -1,0 +1,365 @@
+/* replay.c — a compiled program replayed event by event on the simulator
+ * (Elk §5 "Simulation framework"; the schedule is T10's compute-shift
+ * execution, T10 §4.1, §4.4 and Figure 10).
+ *
+ * Decisions (docs/simulator.md, "Replay", repeats them):
+ *  - Operators run one after another with a barrier between them, as the
+ *    program's predicted total (a sum over operators) assumes and as the IPU's
+ *    bulk-synchronous execution does.  The barrier is a zero-time compute task
+ *    on core 0 that waits for every core's last task of the operator.
+ *  - The placement (place.c) decides everything inside an operator: core c
+ *    runs its T sub-tasks in loop order; at a transition every tensor whose
+ *    block changes arrives from the core rotor_place_sender names.  Steps with
+ *    no transition between them become one compute task (the same time as T
+ *    tasks back to back, with fewer events).
+ *  - A shift leaves a core when that core has finished the run that used the
+ *    partition; a run starts when every partition it needs has arrived.  The
+ *    reserved shift buffer lets a core receive while it computes.
+ *  - The output's partial sums are reduced by a ring reduce-scatter among the
+ *    R_Y cores that hold copies of one partition: R_Y - 1 rounds, each core
+ *    sending ceil(bytes / R_Y) to the next, matching cost-model-v1's
+ *    (R-1)/R * bytes / beta + (R-1) * alpha on an idle all-to-all chip.
+ *  - Setup: the program records, per operator, the bytes one core receives
+ *    and the gather rounds (compile.c, setup_need).  Core c receives them in
+ *    `rounds` transfers of equal size, round r from core (c + r) mod N: each
+ *    round is a permutation, so on the all-to-all chip no port is shared and
+ *    the replay costs bytes / beta + rounds * alpha, as the model.  The
+ *    program does not record where the gathered bytes really live (the idle
+ *    layout's peers, the even activation layout); on a mesh the neighbour
+ *    offsets stand in for them.
+ *  - Vendor operators (no tensor expression) run exec_s on every core. */
+#include "rotor/replay.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rotor/cost.h"
+#include "rotor/place.h"
+
+static int64_t to_ps(double s) { return (int64_t)llround(s * 1e12); }
+
+/* A growable list of task ids. */
+typedef struct idlist {
+    int64_t *v;
+    int64_t n, cap;
+} idlist;
+
+static rotor_status push(idlist *l, int64_t id, rotor_error *err) {
+    if (l->n == l->cap) {
+        int64_t cap = l->cap ? 2 * l->cap : 16;
+        int64_t *v = realloc(l->v, (size_t)cap * sizeof *v);
+        if (!v) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n++] = id;
+    return ROTOR_OK;
+}
+
+/* Scratch shared by every operator, sized for the chip's N cores. */
+typedef struct replayer {
+    rotor_sim *sim;
+    int64_t n;           /* cores */
+    int64_t barrier;     /* the previous operator's barrier task, -1 before the first */
+    int64_t *last;       /* per core: its last task of the current operator */
+    int64_t *cur;        /* per core: its compute task of the current run */
+    idlist *inbox;       /* per core: transfers the next run waits for */
+    idlist finals;       /* the barrier's dependencies */
+    int64_t *pairs;      /* reduction grouping: (key, core) pairs */
+} replayer;
+
+static void inbox_clear(replayer *r, int64_t cores) {
+    for (int64_t c = 0; c < cores; c++) r->inbox[c].n = 0;
+}
+
+static rotor_status add_barrier(replayer *r, int op, int64_t cores, rotor_error *err) {
+    r->finals.n = 0;
+    rotor_status st;
+    for (int64_t c = 0; c < cores; c++)
+        if (r->last[c] >= 0 && (st = push(&r->finals, r->last[c], err))) return st;
+    rotor_sim_compute b = {.core = 0, .duration_ps = 0, .category = ROTOR_SIM_COMPUTE, .op = op,
+                           .deps = r->finals.v, .ndeps = (int)r->finals.n};
+    return rotor_sim_add_compute(r->sim, &b, &r->barrier, err);
+}
+
+/* Setup transfers into cores 0..cores-1; they land in each core's inbox. */
+static rotor_status replay_setup(replayer *r, int op, int64_t cores, int64_t bytes, int64_t rounds,
+                                 rotor_error *err) {
+    if (rounds <= 0 || r->n < 2) return ROTOR_OK;
+    /* Round k into core c follows round k - 1 into c (a gather is a sequence
+     * of steps); each round is a permutation, so no port is shared. */
+    for (int64_t k = 1; k <= rounds; k++)
+        for (int64_t c = 0; c < cores; c++) {
+            int64_t piece = bytes / rounds + (k <= bytes % rounds ? 1 : 0);
+            int64_t deps[1] = {r->inbox[c].n ? r->inbox[c].v[r->inbox[c].n - 1] : r->barrier};
+            rotor_sim_transfer x = {.src = (c + k) % r->n, .dst = c, .bytes = piece,
+                                    .category = ROTOR_SIM_SETUP, .op = op, .deps = deps,
+                                    .ndeps = deps[0] >= 0};
+            if (x.src == c) continue; /* rounds >= N: nothing left to fetch from a peer */
+            int64_t id;
+            rotor_status st = rotor_sim_add_transfer(r->sim, &x, &id, err);
+            if (!st) st = push(&r->inbox[c], id, err);
+            if (st) return st;
+        }
+    return ROTOR_OK;
+}
+
+/* Compute tasks of one run of `steps` sub-tasks on every core. */
+static rotor_status emit_run(replayer *r, int op, int64_t cores, int64_t steps, int64_t sub_ps,
+                             int64_t sub_flops, rotor_error *err) {
+    int64_t dur, fl;
+    if (!rotor_mul_i64(steps, sub_ps, &dur) || !rotor_mul_i64(steps, sub_flops, &fl))
+        return rotor_fail(err, ROTOR_ERR_INPUT, "operator %d: compute time overflows", op);
+    int64_t deps[1] = {r->barrier};
+    for (int64_t c = 0; c < cores; c++) {
+        rotor_sim_compute x = {.core = c, .duration_ps = dur, .flops = fl, .category = ROTOR_SIM_COMPUTE,
+                               .op = op};
+        if (r->inbox[c].n) {
+            x.deps = r->inbox[c].v;
+            x.ndeps = (int)r->inbox[c].n;
+        } else if (r->barrier >= 0) {
+            x.deps = deps;
+            x.ndeps = 1;
+        }
+        rotor_status st = rotor_sim_add_compute(r->sim, &x, &r->cur[c], err);
+        if (st) return st;
+        r->last[c] = r->cur[c];
+    }
+    inbox_clear(r, cores);
+    return ROTOR_OK;
+}
+
+static int cmp_pair(const void *a, const void *b) {
+    const int64_t *x = a, *y = b;
+    if (x[0] != y[0]) return x[0] < y[0] ? -1 : 1;
+    return x[1] < y[1] ? -1 : x[1] > y[1];
+}
+
+/* Ring reduce-scatter of the output's partial sums (see the head comment). */
+static rotor_status replay_reduction(replayer *r, int op, const rotor_place *pl, const int64_t *i,
+                                     rotor_error *err) {
+    const rotor_expr *e = rotor_place_expr(pl);
+    const rotor_plan *p = rotor_place_plan(pl);
+    const rotor_plan_info *info = rotor_place_info(pl);
+    int64_t R = info->rings[0], cores = info->cores;
+    if (R <= 1) return ROTOR_OK;
+    /* cores holding the same output partition: same coordinate and block
+     * along every axis of Y */
+    for (int64_t c = 0; c < cores; c++) {
+        int64_t coord[ROTOR_MAX_AXES], j[ROTOR_MAX_AXES], blk[ROTOR_MAX_AXES], key = 0;
+        rotor_place_coords(pl, c, coord);
+        rotor_place_subtask(pl, c, i, j);
+        rotor_place_block(pl, 0, j, blk);
+        for (int a = 0; a < e->naxes; a++) {
+            if (!e->tensors[0].has_axis[a]) continue;
+            key = (key * p->fop[a] + coord[a]) * p->ft[0][a] + blk[a];
+        }
+        r->pairs[2 * c] = key;
+        r->pairs[2 * c + 1] = c;
+    }
+    qsort(r->pairs, (size_t)cores, 2 * sizeof(int64_t), cmp_pair);
+    int64_t piece = (info->bytes[0] + R - 1) / R;
+    for (int64_t g = 0; g < cores; g += R) {
+        const int64_t *m = r->pairs + 2 * g;
+        if (g + R > cores || m[0] != m[2 * (R - 1)] || (g + R < cores && m[2 * R] == m[0]))
+            return rotor_fail(err, ROTOR_ERR_INPUT,
+                              "operator %d: the output's copies do not form groups of R_Y = %lld cores", op,
+                              (long long)R);
+        for (int64_t round = 1; round < R; round++) {
+            /* round k: member u sends to u+1 what it holds after round k-1 */
+            int64_t sent[64], *ids = R <= 64 ? sent : malloc((size_t)R * sizeof *ids);
+            if (!ids) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+            rotor_status st = ROTOR_OK;
+            for (int64_t u = 0; u < R && !st; u++) {
+                int64_t src = m[2 * u + 1], dst = m[2 * ((u + 1) % R) + 1];
+                int64_t deps[1] = {r->last[src]};
+                rotor_sim_transfer x = {.src = src, .dst = dst, .bytes = piece, .category = ROTOR_SIM_COMM,
+                                        .op = op, .deps = deps, .ndeps = 1};
+                st = rotor_sim_add_transfer(r->sim, &x, &ids[u], err);
+            }
+            for (int64_t u = 0; u < R && !st; u++) r->last[m[2 * ((u + 1) % R) + 1]] = ids[u];
+            if (ids != sent) free(ids);
+            if (st) return st;
+        }
+    }
+    return ROTOR_OK;
+}
+
+/* The tasks of one expression operator; ids[0..3] receive the first task id
+ * of setup, main phase, reduction and the barrier. */
+static rotor_status replay_op(replayer *r, int op, const rotor_program_op *po, const rotor_chip *chip,
+                              int64_t *ids, rotor_error *err) {
+    rotor_place *pl = NULL;
+    rotor_status st = rotor_place_make(&po->expr, &po->active, &po->active_info, &pl, err);
+    if (st) return st;
+    const rotor_expr *e = &po->expr;
+    const rotor_plan_info *info = &po->active_info;
+    int64_t cores = info->cores;
+    int64_t sub_ps = to_ps(rotor_cost_v1_subtask(e, chip, info->sub_task));
+    int64_t sub_flops = e->flops_per_point;
+    for (int a = 0; a < e->naxes; a++) sub_flops *= info->sub_task[a];
+    for (int64_t c = 0; c < cores; c++) r->last[c] = -1;
+    inbox_clear(r, cores);
+
+    ids[0] = rotor_sim_task_count(r->sim);
+    st = replay_setup(r, op, cores, po->setup_bytes, po->setup_rounds, err);
+    ids[1] = rotor_sim_task_count(r->sim);
+    int64_t i_old[ROTOR_MAX_AXES], i_new[ROTOR_MAX_AXES];
+    rotor_place_loop(pl, 0, i_old);
+    int64_t run = 1;
+    for (int64_t s = 1; s < info->total_steps && !st; s++) {
+        rotor_place_loop(pl, s, i_new);
+        bool any = false;
+        for (int t = 0; t < e->ntensors && !any; t++) any = rotor_place_changes(pl, t, i_old, i_new);
+        if (any) {
+            st = emit_run(r, op, cores, run, sub_ps, sub_flops, err);
+            run = 0;
+            for (int t = 0; t < e->ntensors && !st; t++) {
+                if (!rotor_place_changes(pl, t, i_old, i_new)) continue;
+                for (int64_t c = 0; c < cores && !st; c++) {
+                    int64_t from = rotor_place_sender(pl, t, c, i_old, i_new, false);
+                    if (from == c) continue;
+                    int64_t deps[1] = {r->cur[from]}, id;
+                    rotor_sim_transfer x = {.src = from, .dst = c, .bytes = info->bytes[t],
+                                            .category = ROTOR_SIM_COMM, .op = op, .deps = deps, .ndeps = 1};
+                    st = rotor_sim_add_transfer(r->sim, &x, &id, err);
+                    if (!st) st = push(&r->inbox[c], id, err);
+                }
+            }
+        }
+        run++;
+        memcpy(i_old, i_new, sizeof i_old);
+    }
+    if (!st) st = emit_run(r, op, cores, run, sub_ps, sub_flops, err);
+    ids[2] = rotor_sim_task_count(r->sim);
+    if (!st) st = replay_reduction(r, op, pl, i_old, err);
+    ids[3] = rotor_sim_task_count(r->sim);
+    if (!st) st = add_barrier(r, op, cores, err);
+    rotor_place_free(pl);
+    return st;
+}
+
+static rotor_status replay_vendor(replayer *r, int op, const rotor_program_op *po, int64_t *ids,
+                                  rotor_error *err) {
+    ids[0] = ids[1] = rotor_sim_task_count(r->sim);
+    int64_t deps[1] = {r->barrier};
+    for (int64_t c = 0; c < r->n; c++) {
+        rotor_sim_compute x = {.core = c, .duration_ps = to_ps(po->exec_s), .category = ROTOR_SIM_COMPUTE,
+                               .op = op, .deps = deps, .ndeps = r->barrier >= 0};
+        rotor_status st = rotor_sim_add_compute(r->sim, &x, &r->last[c], err);
+        if (st) return st;
+    }
+    ids[2] = ids[3] = rotor_sim_task_count(r->sim);
+    return add_barrier(r, op, r->n, err);
+}
+
+/* Latest end among tasks [from, to), or `floor` if none. */
+static int64_t phase_end(const rotor_sim *s, int64_t from, int64_t to, int64_t floor, int64_t *wait) {
+    int64_t end = floor;
+    for (int64_t id = from; id < to; id++) {
+        rotor_sim_timing t;
+        if (rotor_sim_task_timing(s, id, &t, NULL)) continue;
+        if (t.end_ps > end) end = t.end_ps;
+        if (wait && t.start_ps - t.ready_ps > *wait) *wait = t.start_ps - t.ready_ps;
+    }
+    return end;
+}
+
+rotor_status rotor_replay(const rotor_program *p, const rotor_chip *chip, rotor_replay_result *out,
+                          rotor_sim **sim_out, rotor_error *err) {
+    memset(out, 0, sizeof *out);
+    if (sim_out) *sim_out = NULL;
+    if (rotor_chip_cores(chip) != p->cores)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "chip %s has %lld cores; the program was compiled for %lld",
+                          chip->name, (long long)rotor_chip_cores(chip), (long long)p->cores);
+    replayer r = {.barrier = -1};
+    rotor_status st = rotor_sim_create(chip, &r.sim, err);
+    if (st) return st;
+    r.n = rotor_sim_cores(r.sim);
+    r.last = malloc((size_t)r.n * sizeof *r.last);
+    r.cur = malloc((size_t)r.n * sizeof *r.cur);
+    r.inbox = calloc((size_t)r.n, sizeof *r.inbox);
+    r.pairs = malloc((size_t)r.n * 2 * sizeof *r.pairs);
+    out->ops = calloc((size_t)(p->nops ? p->nops : 1), sizeof *out->ops);
+    int64_t(*ids)[5] = malloc((size_t)(p->nops ? p->nops : 1) * sizeof *ids);
+    if (!r.last || !r.cur || !r.inbox || !r.pairs || !out->ops || !ids)
+        st = rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    for (int o = 0; o < p->nops && !st; o++) {
+        const rotor_program_op *po = &p->ops[o];
+        if ((st = rotor_sim_set_op_name(r.sim, o, po->name, err))) break;
+        st = po->vendor ? replay_vendor(&r, o, po, ids[o], err) : replay_op(&r, o, po, chip, ids[o], err);
+        ids[o][4] = rotor_sim_task_count(r.sim);
+        if (st) {
+            char prefix[160];
+            snprintf(prefix, sizeof prefix, "replay of operator %d '%s'", o, po->name);
+            rotor_error_prefix(err, prefix);
+        }
+    }
+    if (!st) st = rotor_sim_run(r.sim, &out->stats, err);
+    if (!st) {
+        out->nops = p->nops;
+        int64_t prev_end = 0;
+        for (int o = 0; o < p->nops; o++) {
+            const rotor_program_op *po = &p->ops[o];
+            rotor_replay_op *x = &out->ops[o];
+            int64_t wait = 0;
+            int64_t setup_end = phase_end(r.sim, ids[o][0], ids[o][1], prev_end, &wait);
+            int64_t main_end = phase_end(r.sim, ids[o][1], ids[o][2], setup_end, &wait);
+            int64_t red_end = phase_end(r.sim, ids[o][2], ids[o][3], main_end, &wait);
+            int64_t end = phase_end(r.sim, ids[o][3], ids[o][4], red_end, NULL);
+            x->predicted_s = po->setup_s + po->exec_s;
+            x->predicted_setup_s = po->setup_s;
+            x->predicted_reduction_s = po->vendor ? 0 : po->active_cost.reduction;
+            x->predicted_main_s = po->exec_s - x->predicted_reduction_s;
+            x->simulated_s = (double)(end - prev_end) * 1e-12;
+            x->simulated_setup_s = (double)(setup_end - prev_end) * 1e-12;
+            x->simulated_main_s = (double)(main_end - setup_end) * 1e-12;
+            x->simulated_reduction_s = (double)(red_end - main_end) * 1e-12;
+            x->wait_s = (double)wait * 1e-12;
+            x->tasks = ids[o][4] - ids[o][0];
+            out->predicted_s += x->predicted_s;
+            prev_end = end;
+        }
+        out->simulated_s = (double)out->stats.makespan_ps * 1e-12;
+    }
+    for (int64_t c = 0; r.inbox && c < r.n; c++) free(r.inbox[c].v);
+    free(r.inbox);
+    free(r.finals.v);
+    free(r.last);
+    free(r.cur);
+    free(r.pairs);
+    free(ids);
+    if (st) {
+        rotor_replay_result_free(out);
+        rotor_sim_free(r.sim);
+        return st;
+    }
+    if (sim_out) *sim_out = r.sim;
+    else rotor_sim_free(r.sim);
+    return ROTOR_OK;
+}
+
+void rotor_replay_result_free(rotor_replay_result *r) {
+    free(r->ops);
+    memset(r, 0, sizeof *r);
+}
+
+void rotor_replay_explain(const rotor_replay_op *op, char *buf, size_t size) {
+    double d[3] = {op->simulated_setup_s - op->predicted_setup_s,
+                   op->simulated_main_s - op->predicted_main_s,
+                   op->simulated_reduction_s - op->predicted_reduction_s};
+    static const char *const phase[3] = {"setup", "compute+shifts", "reduction"};
+    int k = 0;
+    for (int i = 1; i < 3; i++)
+        if (fabs(d[i]) > fabs(d[k])) k = i;
+    double total = op->simulated_s - op->predicted_s;
+    if (fabs(total) <= 0.001 * op->predicted_s + 1e-12) {
+        snprintf(buf, size, "agrees");
+        return;
+    }
+    int n = snprintf(buf, size, "%s %+.3f us", phase[k], d[k] * 1e6);
+    if (n >= 0 && (size_t)n < size && op->wait_s > 0)
+        snprintf(buf + n, size - (size_t)n, ", waited %.3f us for links", op->wait_s * 1e6);
+}

@@ -1,0 +1,47 @@
+#!/bin/sh
+# CLI tests of `rotor simulate`: replaying a program file and a model, the
+# per-operator comparison, JSON, the trace, the mesh, and one-line errors.
+# Run by `make test` as `ROTOR=build/rotor sh tests/cli_simulate.sh`.
+. "$(dirname "$0")/lib.sh"
+prog=$tmpdir/prog.json
+
+"$ROTOR" compile bert-base --layers 1 --batch 2 -o "$prog" >/dev/null 2>"$err" || bad "compile: $(cat "$err")"
+
+expect_out help "usage: rotor simulate PROGRAM.json|MODEL" -- simulate --help
+expect_out program "simulated [0-9.]* us, model [0-9.]* us: [+-]0\.[0-9]*%" -- simulate "$prog"
+expect_out breakdown "breakdown: compute" -- simulate "$prog"
+expect_out compare "l0.qkv .* agrees" -- simulate "$prog" --compare
+expect_out model "bert-base on ipu-mk2 (all-to-all, 1472 cores)" -- simulate bert-base --layers 1 --batch 2
+expect_out mesh "(mesh 32x46, 1472 cores)" -- simulate "$prog" --topology mesh:32x46
+expect_out json '"format":	"rotor-simulation"' -- simulate "$prog" --json
+
+# the program file and the model it came from replay to the same figures
+"$ROTOR" simulate "$prog" --json >"$tmpdir/a" 2>"$err" || bad "json: $(cat "$err")"
+"$ROTOR" simulate bert-base --layers 1 --batch 2 --json >"$tmpdir/b" 2>"$err" || bad "json model: $(cat "$err")"
+if cmp -s "$tmpdir/a" "$tmpdir/b"; then ok; else bad "program and model replays differ"; fi
+
+# the trace is one JSON object with complete events naming the operators
+"$ROTOR" simulate "$prog" --trace "$tmpdir/trace.json" >/dev/null 2>"$err" || bad "trace: $(cat "$err")"
+if head -c 1 "$tmpdir/trace.json" | grep -q '{' && grep -q '"traceEvents"' "$tmpdir/trace.json" && \
+   grep -q '"operator":"l0.qkv"' "$tmpdir/trace.json"; then ok; else bad "trace lacks events or operator names"; fi
+
+# a mesh replay of the same program takes longer than the all-to-all one
+t_a=$("$ROTOR" simulate "$prog" | sed -n 's/^simulated \([0-9.]*\) us.*/\1/p')
+t_m=$("$ROTOR" simulate "$prog" --topology mesh:32x46 | sed -n 's/^simulated \([0-9.]*\) us.*/\1/p')
+if [ -n "$t_a" ] && [ -n "$t_m" ] && awk "BEGIN { exit !($t_m > $t_a) }"; then ok; else bad "mesh $t_m us not above all-to-all $t_a us"; fi
+
+# a hand-edited program is refused with the field named
+sed 's/"setup_rounds":	\([0-9]*\)/"setup_rounds":	"many"/' "$prog" >"$tmpdir/edited.json"
+expect_error edited 2 "edited.json: operators\[[0-9]*\].setup_rounds: expected a non-negative number" -- simulate "$tmpdir/edited.json"
+expect_error missing 2 "nope.json: cannot read" -- simulate "$tmpdir/nope.json"
+expect_error no-input 2 "a program file or a model is required" -- simulate
+expect_error bad-topology 2 "--topology: expected all-to-all or mesh:WxH, got 'ring'" -- simulate "$prog" --topology ring
+expect_error mesh-shape 2 "mesh_width \* mesh_height == cores_per_chip (1472)" -- simulate "$prog" --topology mesh:10x10
+expect_error other-chip 2 "prog.json: cores: the program is for 1472 cores, the chip has 5888" -- simulate "$prog" --chip ipu-pod4
+expect_error program-batch 2 "a program file is already compiled" -- simulate "$prog" --batch 4
+expect_error unknown-model 2 "unknown model 'bert-huge'" -- simulate bert-huge
+expect_error too-big 1 "does not fit in 638976 bytes of SRAM per core" -- simulate llama2-7b --layers 4
+expect_error bad-option 2 "unknown option '--fast'" -- simulate "$prog" --fast
+expect_error bad-trace 2 "cannot write" -- simulate "$prog" --trace /nonexistent/dir/t.json
+
+finish cli_simulate

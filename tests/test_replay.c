@@ -1,0 +1,378 @@
+/* test_replay.c — replaying programs on the simulator (src/replay.c,
+ * docs/simulator.md "Replay"): hand-computed single operators, the 1%
+ * agreement of model and simulation on contention-free single operators
+ * (issue "simulator", Model vs. simulation), bytes conserved over a compiled
+ * model, the mesh, the trace and bad input. */
+#include <criterion/criterion.h>
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rotor/compile.h"
+#include "rotor/cost.h"
+#include "rotor/program.h"
+#include "rotor/replay.h"
+#include "rotor/search.h"
+
+#define assert_msg_has(err, s) \
+    cr_assert(strstr((err).msg, (s)) != NULL, "message \"%s\" lacks \"%s\"", (err).msg, (s))
+
+static const char *MATMUL = "C[m,n] += A[m,k] * B[k,n]";
+
+/* A 4-core chip whose numbers make every duration a whole number of ps:
+ * R_mm = 4.096e12 / 4 = 1.024e12 FLOP/s per core, beta = 2.56e9 B/s. */
+static rotor_chip tiny(double latency_ns) {
+    rotor_chip c;
+    cr_assert_eq(rotor_chip_preset("ipu-mk2", &c, NULL), ROTOR_OK);
+    char lat[64];
+    snprintf(lat, sizeof lat, "link_latency_ns=%g", latency_ns);
+    const char *sets[] = {"cores_per_chip=4", "matrix_tflops=4.096", "link_gbps=2.56", lat};
+    rotor_error err;
+    for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++)
+        cr_assert_eq(rotor_chip_set(&c, sets[i], &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_chip_validate(&c, &err), ROTOR_OK, "%s", err.msg);
+    return c;
+}
+
+/* A one-operator program running plan pl of (text, dims) on chip. */
+static void one_op(rotor_program *p, const rotor_chip *chip, const char *text, const char *dims,
+                   const rotor_plan *pl, int64_t setup_bytes, int64_t setup_rounds) {
+    memset(p, 0, sizeof *p);
+    snprintf(p->model, sizeof p->model, "one-op");
+    snprintf(p->chip, sizeof p->chip, "%s", chip->name);
+    p->cores = rotor_chip_cores(chip);
+    p->nops = 1;
+    p->ops = calloc(1, sizeof *p->ops);
+    rotor_program_op *o = &p->ops[0];
+    o->name = strdup("op");
+    snprintf(o->type, sizeof o->type, "MatMul");
+    rotor_error err;
+    cr_assert_eq(rotor_expr_make(text, dims, &o->expr, &err), ROTOR_OK, "%s", err.msg);
+    o->active = *pl;
+    cr_assert_eq(rotor_cost_plan(rotor_cost_model_default(), &o->expr, chip, &o->active, &o->active_info,
+                                 &o->active_cost, &err),
+                 ROTOR_OK, "%s", err.msg);
+    o->setup_bytes = setup_bytes;
+    o->setup_rounds = setup_rounds;
+    o->setup_s = rotor_compile_setup_s(chip, setup_bytes, setup_rounds);
+    o->exec_s = o->active_cost.total;
+    p->total_s = o->setup_s + o->exec_s;
+}
+
+static void set_plan(const rotor_expr *e, rotor_plan *p, const char *fop, const char *tensor_axis_ft) {
+    rotor_plan_init(e, p);
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s", fop);
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+        char name[16];
+        long long v;
+        cr_assert_eq(sscanf(tok, "%15[^=]=%lld", name, &v), 2);
+        p->fop[rotor_expr_axis(e, name)] = v;
+    }
+    if (!tensor_axis_ft) return;
+    /* "A.k=4" */
+    char t;
+    char axis[16];
+    long long v;
+    cr_assert_eq(sscanf(tensor_axis_ft, "%c.%15[^=]=%lld", &t, axis, &v), 3);
+    for (int x = 0; x < e->ntensors; x++)
+        if (e->tensors[x].name[0] == t) p->ft[x][rotor_expr_axis(e, axis)] = v;
+}
+
+static rotor_replay_result replay(const rotor_program *p, const rotor_chip *chip) {
+    rotor_replay_result r;
+    rotor_error err;
+    cr_assert_eq(rotor_replay(p, chip, &r, NULL, &err), ROTOR_OK, "%s", err.msg);
+    return r;
+}
+
+/* 16x32x16 MatMul, F_op n=4: A (16x32) is shared by all 4 cores and rotates
+ * in a ring of 4 along k (f_t^A[k] = 4), so T = 4 steps.  Sub-task m16 k8 n4:
+ * 2 * 16 * pad16(8) * pad16(4) = 8192 FLOP = 8000 ps; an A partition is
+ * 16 x 8 x 2 B = 256 B = 100000 ps.  4 * 8000 + 3 * 100000 = 332000 ps. */
+Test(replay, a_rotating_input_costs_t_subtasks_and_t_minus_1_shifts) {
+    rotor_chip chip = tiny(0);
+    rotor_program p;
+    rotor_expr e;
+    cr_assert_eq(rotor_expr_make(MATMUL, "m=16,k=32,n=16", &e, NULL), ROTOR_OK);
+    rotor_plan pl;
+    set_plan(&e, &pl, "n=4", "A.k=4");
+    one_op(&p, &chip, MATMUL, "m=16,k=32,n=16", &pl, 0, 0);
+    rotor_replay_result r = replay(&p, &chip);
+    cr_assert_eq(r.stats.makespan_ps, 332000);
+    cr_assert_eq(r.stats.transfers, 3 * 4, "one shift per core per transition");
+    cr_assert_eq(r.stats.bytes, 3 * 4 * 256);
+    cr_assert_float_eq(r.ops[0].predicted_s, 332e-9, 1e-18);
+    cr_assert_float_eq(r.ops[0].simulated_s, 332e-9, 1e-18);
+    rotor_replay_result_free(&r);
+    rotor_program_free(&p);
+}
+
+/* With alpha = 10 ns every shift pays one latency, as the model's
+ * alpha * (T - 1): 332000 + 3 * 10000 ps. */
+Test(replay, link_latency_is_paid_once_per_transition) {
+    rotor_chip chip = tiny(10);
+    rotor_program p;
+    rotor_expr e;
+    cr_assert_eq(rotor_expr_make(MATMUL, "m=16,k=32,n=16", &e, NULL), ROTOR_OK);
+    rotor_plan pl;
+    set_plan(&e, &pl, "n=4", "A.k=4");
+    one_op(&p, &chip, MATMUL, "m=16,k=32,n=16", &pl, 0, 0);
+    rotor_replay_result r = replay(&p, &chip);
+    cr_assert_eq(r.stats.makespan_ps, 362000);
+    cr_assert_float_eq(r.ops[0].predicted_s, 362e-9, 1e-18);
+    rotor_replay_result_free(&r);
+    rotor_program_free(&p);
+}
+
+/* F_op k=4: each core holds a 16x16 partial sum of C (512 B), R_C = 4.  One
+ * step of m16 k8 n16 (8000 ps), then a ring reduce-scatter: 3 rounds of
+ * 128 B = 50000 ps, 158000 ps in all, the model's (R-1)/R * 512 / beta. */
+Test(replay, partial_sums_are_reduced_in_r_minus_1_ring_rounds) {
+    rotor_chip chip = tiny(0);
+    rotor_program p;
+    rotor_expr e;
+    cr_assert_eq(rotor_expr_make(MATMUL, "m=16,k=32,n=16", &e, NULL), ROTOR_OK);
+    rotor_plan pl;
+    set_plan(&e, &pl, "k=4", NULL);
+    one_op(&p, &chip, MATMUL, "m=16,k=32,n=16", &pl, 0, 0);
+    cr_assert_eq(p.ops[0].active_info.rings[0], 4);
+    rotor_replay_result r = replay(&p, &chip);
+    cr_assert_eq(r.stats.makespan_ps, 158000);
+    cr_assert_eq(r.stats.transfers, 3 * 4);
+    cr_assert_float_eq(r.ops[0].simulated_reduction_s, 150e-9, 1e-18);
+    cr_assert_float_eq(r.ops[0].predicted_reduction_s, 150e-9, 1e-15);
+    rotor_replay_result_free(&r);
+    rotor_program_free(&p);
+}
+
+/* Setup of 1024 B in 2 rounds: two 512 B transfers into every core, each
+ * round a permutation, 2 * 200000 ps before the 8000 ps of compute. */
+Test(replay, setup_arrives_in_its_rounds_before_the_first_subtask) {
+    rotor_chip chip = tiny(0);
+    rotor_program p;
+    rotor_expr e;
+    cr_assert_eq(rotor_expr_make(MATMUL, "m=16,k=32,n=16", &e, NULL), ROTOR_OK);
+    rotor_plan pl;
+    set_plan(&e, &pl, "n=4", NULL);
+    one_op(&p, &chip, MATMUL, "m=16,k=32,n=16", &pl, 1024, 2);
+    rotor_replay_result r = replay(&p, &chip);
+    /* sub-task m16 k32 n4: 2 * 16 * 32 * 16 = 16384 FLOP = 16000 ps */
+    cr_assert_eq(r.stats.makespan_ps, 400000 + 16000);
+    cr_assert_eq(r.stats.exposed_ps[ROTOR_SIM_SETUP], 400000);
+    cr_assert_float_eq(r.ops[0].simulated_setup_s, 400e-9, 1e-18);
+    cr_assert_eq(r.stats.stall_ps, 0, "each round is a permutation and follows the last: no transfer waits");
+    rotor_replay_result_free(&r);
+    rotor_program_free(&p);
+}
+
+/* The issue's acceptance: on contention-free cases (one operator on the
+ * all-to-all chip) model and simulation agree within 1%.  Every plan of the
+ * T10 benchmark MatMul's Pareto frontier (T10 §6.2; 32 x 5120 x 15360 on
+ * IPU Mk2), with and without setup. */
+Test(replay, every_frontier_plan_of_the_t10_matmul_agrees_with_the_model_within_1_percent,
+     .timeout = 120) {
+    rotor_chip chip;
+    cr_assert_eq(rotor_chip_preset("ipu-mk2", &chip, NULL), ROTOR_OK);
+    const char *dims = "m=32,k=5120,n=15360";
+    rotor_expr e;
+    rotor_error err;
+    cr_assert_eq(rotor_expr_make(MATMUL, dims, &e, &err), ROTOR_OK);
+    rotor_search_options so = {.pareto = true};
+    rotor_search_result sr;
+    cr_assert_eq(rotor_search(&e, &chip, &so, &sr, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_gt(sr.npareto, 3);
+    for (int i = 0; i < sr.npareto; i++) {
+        rotor_program p;
+        one_op(&p, &chip, MATMUL, dims, &sr.pareto[i].plan, i % 2 ? 40000 : 0, i % 2 ? 3 : 0);
+        rotor_replay_result r = replay(&p, &chip);
+        double ratio = r.simulated_s / r.predicted_s;
+        cr_assert(fabs(ratio - 1) < 0.01, "frontier plan %d: simulated %.6g s, model %.6g s", i, r.simulated_s,
+                  r.predicted_s);
+        rotor_replay_result_free(&r);
+        rotor_program_free(&p);
+    }
+    rotor_search_result_free(&sr);
+}
+
+/* A compiled FFN with a vendor op between its MatMuls (as test_program.c). */
+static void ffn_program(const rotor_chip *chip, rotor_program *p) {
+    rotor_graph g;
+    rotor_graph_init(&g, "ffn");
+    int64_t shapes[6][2] = {{128, 1024}, {1024, 4096}, {128, 4096}, {128, 4096}, {4096, 1024}, {128, 1024}};
+    const char *names[6] = {"x", "w_up", "h", "a", "w_down", "y"};
+    rotor_role roles[6] = {ROTOR_ROLE_ACTIVATION, ROTOR_ROLE_WEIGHT, ROTOR_ROLE_ACTIVATION,
+                           ROTOR_ROLE_ACTIVATION, ROTOR_ROLE_WEIGHT, ROTOR_ROLE_ACTIVATION};
+    int v[6];
+    rotor_error err;
+    for (int i = 0; i < 6; i++)
+        cr_assert_eq(rotor_graph_add_value(&g, names[i], ROTOR_DTYPE_F16, 2, shapes[i], roles[i], &v[i], &err),
+                     ROTOR_OK, "%s", err.msg);
+    struct { const char *name, *dims; int x, w, y; } mm[2] = {{"up", "m=128,k=1024,n=4096", v[0], v[1], v[2]},
+                                                            {"down", "m=128,k=4096,n=1024", v[3], v[4], v[5]}};
+    for (int i = 0; i < 2; i++) {
+        if (i == 1) {
+            int in[1] = {v[2]}, outv[1] = {v[3]};
+            rotor_op_desc gelu = {.name = "gelu", .type = "Gelu", .inputs = in, .ninputs = 1, .outputs = outv,
+                                  .noutputs = 1};
+            for (int t = 0; t < ROTOR_MAX_TENSORS; t++) gelu.tensor_value[t] = -1;
+            cr_assert_eq(rotor_graph_add_op(&g, &gelu, NULL, &err), ROTOR_OK, "%s", err.msg);
+        }
+        int in[2] = {mm[i].x, mm[i].w}, outv[1] = {mm[i].y};
+        rotor_op_desc d = {.name = mm[i].name, .type = "MatMul", .expr = MATMUL, .dims = mm[i].dims,
+                           .inputs = in, .ninputs = 2, .outputs = outv, .noutputs = 1};
+        for (int t = 0; t < ROTOR_MAX_TENSORS; t++) d.tensor_value[t] = -1;
+        d.tensor_value[0] = mm[i].y;
+        d.tensor_value[1] = mm[i].x;
+        d.tensor_value[2] = mm[i].w;
+        cr_assert_eq(rotor_graph_add_op(&g, &d, NULL, &err), ROTOR_OK, "%s", err.msg);
+    }
+    g.values[v[5]].is_output = true;
+    rotor_compile_result res;
+    char *text;
+    cr_assert_eq(rotor_compile(&g, chip, NULL, &res, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_program_write(&g, chip, &res, &text, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_program_parse(text, "ffn.json", chip, p, &err), ROTOR_OK, "%s", err.msg);
+    free(text);
+    rotor_compile_result_free(&res);
+    rotor_graph_free(&g);
+}
+
+/* Bytes conserved: the simulator moves exactly the bytes the placement
+ * prescribes: per core, shifts(X) * bytes(X) for every tensor (the closed
+ * form of cost-model-v1), the reduce-scatter's R_Y (R_Y - 1) pieces per
+ * group, and setup_bytes. */
+Test(replay, the_simulator_moves_exactly_the_planned_bytes) {
+    rotor_chip chip;
+    cr_assert_eq(rotor_chip_preset("ipu-mk2", &chip, NULL), ROTOR_OK);
+    rotor_program p;
+    ffn_program(&chip, &p);
+    int64_t want = 0;
+    for (int o = 0; o < p.nops; o++) {
+        const rotor_program_op *x = &p.ops[o];
+        if (x->vendor) continue;
+        const rotor_plan_info *in = &x->active_info;
+        for (int t = 0; t < x->expr.ntensors; t++) want += in->cores * in->shifts[t] * in->bytes[t];
+        int64_t R = in->rings[0];
+        if (R > 1) want += in->cores * (R - 1) * ((in->bytes[0] + R - 1) / R);
+        want += in->cores * x->setup_bytes;
+    }
+    rotor_replay_result r = replay(&p, &chip);
+    cr_assert_eq(r.stats.bytes, want);
+    cr_assert_gt(want, 0);
+    rotor_replay_result_free(&r);
+    rotor_program_free(&p);
+}
+
+/* The whole compiled model on the all-to-all chip: every operator agrees
+ * with its prediction within 1%, and the vendor op takes exactly exec_s. */
+Test(replay, a_compiled_model_replays_within_1_percent_per_operator) {
+    rotor_chip chip;
+    cr_assert_eq(rotor_chip_preset("ipu-mk2", &chip, NULL), ROTOR_OK);
+    rotor_program p;
+    ffn_program(&chip, &p);
+    rotor_replay_result r = replay(&p, &chip);
+    cr_assert_eq(r.nops, 3);
+    for (int o = 0; o < r.nops; o++)
+        cr_assert(fabs(r.ops[o].simulated_s / r.ops[o].predicted_s - 1) < 0.01, "%s: %.6g vs %.6g s",
+                  p.ops[o].name, r.ops[o].simulated_s, r.ops[o].predicted_s);
+    cr_assert(p.ops[1].vendor);
+    cr_assert_float_eq(r.ops[1].simulated_s, p.ops[1].exec_s, 1e-12);
+    double sum = 0;
+    for (int o = 0; o < r.nops; o++) sum += r.ops[o].simulated_s;
+    cr_assert_float_eq(sum, r.simulated_s, 1e-15, "operators are separated by barriers");
+    char why[128];
+    rotor_replay_explain(&r.ops[0], why, sizeof why);
+    cr_assert_str_eq(why, "agrees");
+    rotor_replay_result_free(&r);
+    rotor_program_free(&p);
+}
+
+/* On a 32 x 46 mesh rings are laid over cores that are not neighbours: a
+ * transfer pays one latency per hop and shares links, so the same program
+ * takes longer, and the report names the phase. */
+Test(replay, a_mesh_is_slower_than_all_to_all_and_the_report_says_where) {
+    rotor_chip chip, mesh;
+    cr_assert_eq(rotor_chip_preset("ipu-mk2", &chip, NULL), ROTOR_OK);
+    mesh = chip;
+    rotor_error err;
+    cr_assert_eq(rotor_chip_set(&mesh, "topology=mesh", &err), ROTOR_OK);
+    cr_assert_eq(rotor_chip_set(&mesh, "mesh_width=32", &err), ROTOR_OK);
+    cr_assert_eq(rotor_chip_set(&mesh, "mesh_height=46", &err), ROTOR_OK);
+    cr_assert_eq(rotor_chip_validate(&mesh, &err), ROTOR_OK, "%s", err.msg);
+    rotor_program p;
+    ffn_program(&chip, &p);
+    rotor_replay_result a = replay(&p, &chip), m = replay(&p, &mesh);
+    cr_assert_gt(m.simulated_s, a.simulated_s);
+    cr_assert_gt(m.stats.stall_ps, 0);
+    int worst = 0;
+    for (int o = 1; o < m.nops; o++)
+        if (m.ops[o].simulated_s / m.ops[o].predicted_s > m.ops[worst].simulated_s / m.ops[worst].predicted_s)
+            worst = o;
+    char why[128];
+    rotor_replay_explain(&m.ops[worst], why, sizeof why);
+    cr_assert(strstr(why, "setup") || strstr(why, "compute+shifts") || strstr(why, "reduction"), "%s", why);
+    rotor_replay_result_free(&a);
+    rotor_replay_result_free(&m);
+    rotor_program_free(&p);
+}
+
+/* The trace of a replay is valid JSON with one event per task, operator
+ * names in its args. */
+Test(replay, the_trace_of_a_replay_parses_and_names_the_operators) {
+    rotor_chip chip = tiny(0);
+    rotor_program p;
+    rotor_expr e;
+    cr_assert_eq(rotor_expr_make(MATMUL, "m=16,k=32,n=16", &e, NULL), ROTOR_OK);
+    rotor_plan pl;
+    set_plan(&e, &pl, "n=4", "A.k=4");
+    one_op(&p, &chip, MATMUL, "m=16,k=32,n=16", &pl, 0, 0);
+    rotor_replay_result r;
+    rotor_sim *sim;
+    rotor_error err;
+    cr_assert_eq(rotor_replay(&p, &chip, &r, &sim, &err), ROTOR_OK, "%s", err.msg);
+    char *text = rotor_sim_trace_json(sim, &err);
+    cr_assert_not_null(text, "%s", err.msg);
+    cJSON *root = cJSON_Parse(text);
+    cr_assert_not_null(root);
+    const cJSON *ev = cJSON_GetObjectItemCaseSensitive(root, "traceEvents");
+    int complete = 0, named = 0;
+    const cJSON *x;
+    cJSON_ArrayForEach(x, ev) {
+        const cJSON *ph = cJSON_GetObjectItemCaseSensitive(x, "ph");
+        if (!cJSON_IsString(ph) || strcmp(ph->valuestring, "X")) continue;
+        complete++;
+        const cJSON *args = cJSON_GetObjectItemCaseSensitive(x, "args");
+        const cJSON *op = cJSON_GetObjectItemCaseSensitive(args, "operator");
+        if (cJSON_IsString(op) && !strcmp(op->valuestring, "op")) named++;
+    }
+    /* 4 cores x 4 runs, 12 shifts, 1 barrier */
+    cr_assert_eq(complete, (int)r.stats.tasks);
+    cr_assert_eq(complete, 16 + 12 + 1);
+    cr_assert_eq(named, complete);
+    cJSON_Delete(root);
+    free(text);
+    rotor_sim_free(sim);
+    rotor_replay_result_free(&r);
+    rotor_program_free(&p);
+}
+
+Test(replay, a_chip_with_another_core_count_is_refused) {
+    rotor_chip chip = tiny(0), pod;
+    cr_assert_eq(rotor_chip_preset("ipu-mk2", &pod, NULL), ROTOR_OK);
+    rotor_program p;
+    rotor_expr e;
+    cr_assert_eq(rotor_expr_make(MATMUL, "m=16,k=32,n=16", &e, NULL), ROTOR_OK);
+    rotor_plan pl;
+    set_plan(&e, &pl, "n=4", NULL);
+    one_op(&p, &chip, MATMUL, "m=16,k=32,n=16", &pl, 0, 0);
+    rotor_replay_result r;
+    rotor_error err;
+    cr_assert_eq(rotor_replay(&p, &pod, &r, NULL, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "chip ipu-mk2 has 1472 cores; the program was compiled for 4");
+    cr_assert_null(r.ops);
+    rotor_program_free(&p);
+}
