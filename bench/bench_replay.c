@@ -1,0 +1,82 @@
+/* bench_replay — replaying a compiled BERT-Large program on the simulator
+ * (make bench; figures recorded in docs/performance.md).  Target (issue 6):
+ * BERT-Large at batch 8 on the 1,472-core ipu-mk2 replays in under 10 s on
+ * 2 cores.
+ *
+ * The program is compiled once (not timed here: bench_compile's business),
+ * written and read back as rotor compile -o and rotor simulate do, then
+ * replayed on the all-to-all chip and on a 32 x 46 mesh.  A replay is timed
+ * whole: building the task graph from the placement and running it. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "rotor/compile.h"
+#include "rotor/group.h"
+#include "rotor/program.h"
+#include "rotor/replay.h"
+#include "rotor/zoo.h"
+
+#define REPEAT 3
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void die(const char *what, const rotor_error *err) {
+    fprintf(stderr, "bench_replay: %s: %s\n", what, err->msg);
+    exit(1);
+}
+
+int main(void) {
+    rotor_error err;
+    rotor_chip chip, mesh;
+    if (rotor_chip_preset("ipu-mk2", &chip, &err)) die("chip", &err);
+    mesh = chip;
+    if (rotor_chip_set(&mesh, "topology=mesh", &err) || rotor_chip_set(&mesh, "mesh_width=32", &err) ||
+        rotor_chip_set(&mesh, "mesh_height=46", &err) || rotor_chip_validate(&mesh, &err))
+        die("mesh", &err);
+    rotor_zoo_options zo = {.batch = 8};
+    rotor_graph raw, g;
+    rotor_group_stats gs;
+    if (rotor_zoo_build("bert-large", &zo, &raw, &err)) die("zoo", &err);
+    if (rotor_group(&raw, &g, &gs, &err)) die("group", &err);
+    rotor_graph_free(&raw);
+    rotor_compile_result r;
+    char *text;
+    rotor_program p;
+    if (rotor_compile(&g, &chip, NULL, &r, &err)) die("compile", &err);
+    if (rotor_program_write(&g, &chip, &r, &text, &err)) die("program", &err);
+    double t0 = now_s();
+    if (rotor_program_parse(text, "bert-large.json", &chip, &p, &err)) die("parse", &err);
+    double parse_s = now_s() - t0;
+    printf("rotor replay benchmark: BERT-Large, batch 8, %d operators; program read in %.3f s; best of %d\n\n",
+           p.nops, parse_s, REPEAT);
+    printf("| chip | tasks | events | replay (s) | events/s | model (us) | simulated (us) | error |\n");
+    printf("|---|---:|---:|---:|---:|---:|---:|---:|\n");
+    const rotor_chip *chips[2] = {&chip, &mesh};
+    for (int c = 0; c < 2; c++) {
+        double best = 1e30;
+        rotor_replay_result rr = {0};
+        for (int k = 0; k < REPEAT; k++) {
+            rotor_replay_result_free(&rr);
+            double t = now_s();
+            if (rotor_replay(&p, chips[c], &rr, NULL, &err)) die("replay", &err);
+            t = now_s() - t;
+            if (t < best) best = t;
+        }
+        printf("| %s%s | %lld | %lld | %.3f | %.3g | %.1f | %.1f | %+.2f%% |\n", chips[c]->name,
+               c ? ", mesh 32x46" : "", (long long)rr.stats.tasks, (long long)rr.stats.events, best,
+               (double)rr.stats.events / best, rr.predicted_s * 1e6, rr.simulated_s * 1e6,
+               100 * (rr.simulated_s / rr.predicted_s - 1));
+        rotor_replay_result_free(&rr);
+    }
+    printf("\ntarget (issue 6): under 10 s per replay on 2 cores\n");
+    rotor_program_free(&p);
+    free(text);
+    rotor_compile_result_free(&r);
+    rotor_graph_free(&g);
+    return 0;
+}
