@@ -28,6 +28,7 @@
 #include "rotor/compile.h"
 
 #include <math.h>
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,7 @@ typedef struct compiler {
     rotor_frontier *fr;
     int nfr;
     char **keys;
+    int *fr_op;        /* per frontier: the first operator of its shape */
 } compiler;
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -134,9 +136,10 @@ double rotor_compile_setup_s(const rotor_chip *chip, int64_t bytes, int64_t roun
 
 /* ---- frontiers ---------------------------------------------------------- */
 
-static rotor_status frontier_of(compiler *cc, const rotor_op *op, const rotor_compile_options *opt,
-                                int *out, int *searches, rotor_error *err) {
-    char *key = shape_key(&op->expr);
+/* The frontier slot of op's shape, made empty (n = 0) if it is new; the
+ * searches run later, all slots at once (frontiers_search). */
+static rotor_status frontier_slot(compiler *cc, int o, int *out, rotor_error *err) {
+    char *key = shape_key(&cc->g->ops[o].expr);
     if (!key) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
     for (int i = 0; i < cc->nfr; i++)
         if (strcmp(cc->keys[i], key) == 0) {
@@ -144,33 +147,120 @@ static rotor_status frontier_of(compiler *cc, const rotor_op *op, const rotor_co
             *out = i;
             return ROTOR_OK;
         }
-    rotor_search_options so = {0};
-    so.pareto = true;
-    so.threads = opt ? opt->threads : 0;
+    rotor_frontier *nf = realloc(cc->fr, (size_t)(cc->nfr + 1) * sizeof *nf);
+    if (nf) cc->fr = nf;
+    char **nk = nf ? realloc(cc->keys, (size_t)(cc->nfr + 1) * sizeof *nk) : NULL;
+    if (nk) cc->keys = nk;
+    int *no = nk ? realloc(cc->fr_op, (size_t)(cc->nfr + 1) * sizeof *no) : NULL;
+    if (no) cc->fr_op = no;
+    if (!no) {
+        free(key);
+        return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    }
+    cc->fr[cc->nfr] = (rotor_frontier){0};
+    cc->keys[cc->nfr] = key;
+    cc->fr_op[cc->nfr] = o;
+    *out = cc->nfr++;
+    return ROTOR_OK;
+}
+
+/* Searches frontier i: the plans within `ratio` of the fastest (ratio 0:
+ * the whole frontier), with `threads` search threads. */
+static rotor_status frontier_search(compiler *cc, int i, double ratio, int threads, rotor_error *err) {
+    const rotor_op *op = &cc->g->ops[cc->fr_op[i]];
+    rotor_search_options so = {.pareto = true, .pareto_time_ratio = ratio, .threads = threads};
     rotor_search_result r;
     rotor_status st = rotor_search(&op->expr, cc->chip, &so, &r, err);
-    (*searches)++;
     if (st) {
-        free(key);
         char prefix[160];
         snprintf(prefix, sizeof prefix, "op '%s' (%s)", op->name, op->type);
         rotor_error_prefix(err, prefix);
         return st;
     }
-    rotor_frontier *nf = realloc(cc->fr, (size_t)(cc->nfr + 1) * sizeof *nf);
-    char **nk = nf ? realloc(cc->keys, (size_t)(cc->nfr + 1) * sizeof *nk) : NULL;
-    if (nf) cc->fr = nf;
-    if (nk) cc->keys = nk;
-    if (!nf || !nk) {
-        free(key);
+    free(cc->fr[i].v);
+    cc->fr[i].n = r.npareto;
+    cc->fr[i].v = r.pareto; /* taken over from the search result */
+    cc->fr[i].truncated = ratio > 0;
+    return ROTOR_OK;
+}
+
+/* The rest of truncated frontier i: the frontier of the plans with less
+ * memory than its leanest point.  A Pareto frontier restricted to a memory
+ * cap is the whole frontier's points under the cap (whatever dominates a
+ * point has no more memory), so the prefix and this tail together are the
+ * whole frontier, in order, and the prefix's indices stay valid. */
+static rotor_status frontier_extend(compiler *cc, int i, int threads, rotor_error *err) {
+    rotor_frontier *f = &cc->fr[i];
+    const rotor_op *op = &cc->g->ops[cc->fr_op[i]];
+    f->truncated = false;
+    rotor_search_options so = {.pareto = true, .threads = threads,
+                               .constraints = {.memory_cap = f->v[f->n - 1].info.memory - 1}};
+    rotor_search_result r;
+    rotor_status st = so.constraints.memory_cap > 0 ? rotor_search(&op->expr, cc->chip, &so, &r, err)
+                                                    : ROTOR_ERR_NOFIT;
+    if (st == ROTOR_ERR_NOFIT) return ROTOR_OK; /* the prefix was the whole frontier */
+    if (st) {
+        char prefix[160];
+        snprintf(prefix, sizeof prefix, "op '%s' (%s)", op->name, op->type);
+        rotor_error_prefix(err, prefix);
+        return st;
+    }
+    rotor_candidate *v = realloc(f->v, (size_t)(f->n + r.npareto) * sizeof *v);
+    if (!v) {
         rotor_search_result_free(&r);
         return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
     }
-    cc->fr[cc->nfr].n = r.npareto;
-    cc->fr[cc->nfr].v = r.pareto; /* taken over from the search result */
-    cc->keys[cc->nfr] = key;
-    *out = cc->nfr++;
+    memcpy(v + f->n, r.pareto, (size_t)r.npareto * sizeof *v);
+    f->v = v;
+    f->n += r.npareto;
+    rotor_search_result_free(&r);
     return ROTOR_OK;
+}
+
+/* Every slot's frontier.  With at least as many distinct shapes as threads
+ * the shapes run in parallel, one search thread each; otherwise one after
+ * another with every thread.  Searches are deterministic whatever their
+ * thread count, so the result is too; the first failing shape in graph
+ * order is reported. */
+static rotor_status frontiers_search(compiler *cc, const rotor_compile_options *opt, double ratio,
+                                     rotor_error *err) {
+    int threads = opt ? opt->threads : 0;
+    int nthreads = threads > 0 ? threads : omp_get_max_threads();
+    void (*progress)(void *, int, int) = opt ? opt->progress : NULL;
+    if (progress) progress(opt->progress_ctx, 0, cc->nfr);
+    if (cc->nfr < nthreads) {
+        for (int i = 0; i < cc->nfr; i++) {
+            rotor_status st = frontier_search(cc, i, ratio, nthreads, err);
+            if (st) return st;
+            if (progress) progress(opt->progress_ctx, i + 1, cc->nfr);
+        }
+        return ROTOR_OK;
+    }
+    rotor_status *sts = calloc((size_t)cc->nfr, sizeof *sts);
+    rotor_error *errs = calloc((size_t)cc->nfr, sizeof *errs);
+    if (!sts || !errs) {
+        free(sts);
+        free(errs);
+        return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    }
+    int done = 0;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads)
+    for (int i = 0; i < cc->nfr; i++) {
+        sts[i] = frontier_search(cc, i, ratio, 1, &errs[i]);
+        if (progress) {
+#pragma omp critical(rotor_compile_progress)
+            progress(opt->progress_ctx, ++done, cc->nfr);
+        }
+    }
+    rotor_status st = ROTOR_OK;
+    for (int i = 0; i < cc->nfr && !st; i++)
+        if (sts[i]) {
+            st = sts[i];
+            *err = errs[i];
+        }
+    free(sts);
+    free(errs);
+    return st;
 }
 
 /* ---- liveness ----------------------------------------------------------- */
@@ -379,8 +469,18 @@ static rotor_status prepare(compiler *cc, const rotor_compile_options *opt, int 
                                   op->name, op->type, e->tensors[t].name);
             s->even[t] = ceil_div(bytes, cc->cores);
         }
-        rotor_status st = frontier_of(cc, op, opt, &s->frontier, searches, err);
+        rotor_status st = frontier_slot(cc, o, &s->frontier, err);
         if (st) return st;
+    }
+    double ratio = opt && opt->frontier_ratio != 0 ? opt->frontier_ratio : ROTOR_COMPILE_FRONTIER_RATIO;
+    if (ratio < 0) ratio = 0;
+    rotor_status st = frontiers_search(cc, opt, ratio, err);
+    if (st) return st;
+    *searches = cc->nfr;
+    for (int o = 0; o < g->nops; o++) {
+        op_state *s = &cc->st[o];
+        if (s->frontier < 0) continue;
+        const rotor_expr *e = &g->ops[o].expr;
         /* Algorithm 1, line 3: the memory-minimal idle layout over every
          * frontier plan and split (ties: the first plan, the largest k). */
         const rotor_frontier *f = &cc->fr[s->frontier];
@@ -437,6 +537,13 @@ rotor_status rotor_compile(const rotor_graph *g, const rotor_chip *chip,
         int misfit;
         int64_t short_by = 0;
         double t = assign_active(&cc, idle_total, &misfit, &short_by);
+        if (misfit >= 0 && cc.st[misfit].frontier >= 0 && cc.fr[cc.st[misfit].frontier].truncated) {
+            /* nothing within the ratio fits: add the rest of this shape's
+             * frontier and take the step again (frontier_extend) */
+            st = frontier_extend(&cc, cc.st[misfit].frontier, opt ? opt->threads : 0, err);
+            out->searches++;
+            continue;
+        }
         if (out->ncurve == 0) {
             first_misfit = misfit;
             first_short = short_by;
@@ -484,6 +591,7 @@ rotor_status rotor_compile(const rotor_graph *g, const rotor_chip *chip,
     free(cc.st);
     for (int i = 0; i < cc.nfr; i++) free(cc.keys[i]);
     free(cc.keys);
+    free(cc.fr_op);
     out->frontiers = cc.fr;
     out->nfrontiers = cc.nfr;
     if (st) rotor_compile_result_free(out);

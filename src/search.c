@@ -209,6 +209,7 @@ typedef struct ctx {
     int64_t nfloors;
     archive *spare; /* plans earlier searches costed, for the next seed; may be NULL */
     bool frontier;  /* single-pass frontier search: prune by dominance, keep a front */
+    double time_cap; /* plans slower than this are not wanted (INFINITY: all) */
 } ctx;
 
 static double incumbent(ctx *c) {
@@ -261,12 +262,14 @@ typedef struct worker {
 /* Would a plan with time >= t and memory >= m be pruned? */
 static bool prune(worker *w, double t, int64_t m) {
     if (m > w->c->cap) return true;
+    if (t > w->c->time_cap * (1 + SLACK)) return true;
     if (w->c->frontier) return front_dominates(&w->front, t, m);
     return t > incumbent(w->c) * (1 + SLACK);
 }
 
 static void offer(worker *w, const rotor_candidate *cand) {
     const rotor_expr *e = w->c->e;
+    if (cand->cost.total > w->c->time_cap) return;
     if (w->c->frontier) {
         front_add(e, &w->front, cand);
         return;
@@ -964,8 +967,23 @@ static rotor_status search_run(ctx *c, const rotor_search_options *opt, double t
     bool have = false;
     front fr = {0};
     c->frontier = opt && opt->pareto && pareto_single_pass(c->e, opt->pareto_method);
-    if (!search_once(c, nthreads, &out->best, &have, &st, &fr))
-        return rotor_fail(err, ROTOR_ERR_NOMEM, "search: out of memory");
+    bool capped = opt && opt->pareto && opt->pareto_time_ratio > 0;
+    bool ok;
+    if (c->frontier && capped) {
+        /* the fastest plan first, then the front below its time cap */
+        c->frontier = false;
+        ok = search_once(c, nthreads, &out->best, &have, &st, NULL);
+        c->frontier = true;
+        if (ok && have) {
+            c->time_cap = out->best.cost.total * opt->pareto_time_ratio;
+            ok = search_once(c, nthreads, &out->best, &have, &st, &fr);
+        }
+    } else {
+        ok = search_once(c, nthreads, &out->best, &have, &st, &fr);
+        /* the epsilon loop below then prunes every capped search by time */
+        if (ok && have && capped) c->time_cap = out->best.cost.total * opt->pareto_time_ratio;
+    }
+    if (!ok) return rotor_fail(err, ROTOR_ERR_NOMEM, "search: out of memory");
     if (c->frontier && have) {
         out->pareto = malloc((size_t)fr.n * sizeof *out->pareto);
         if (!out->pareto) {
@@ -1049,6 +1067,10 @@ rotor_status rotor_search(const rotor_expr *e, const rotor_chip *chip,
     if (opt) c.cons = opt->constraints;
     c.cores = rotor_chip_cores(chip);
     c.cap = chip->sram_bytes;
+    c.time_cap = INFINITY;
+    if (opt && opt->pareto_time_ratio != 0 && !(opt->pareto_time_ratio >= 1))
+        return rotor_fail(err, ROTOR_ERR_INPUT, "search: pareto_time_ratio must be 0 or at least 1, got %g",
+                          opt->pareto_time_ratio);
     if (c.cons.memory_cap > 0 && c.cons.memory_cap < c.cap) c.cap = c.cons.memory_cap;
     if (c.cons.min_cores > c.cores)
         return rotor_fail(err, ROTOR_ERR_INPUT, "constraints: min_cores=%lld exceeds the chip's %lld cores",

@@ -85,6 +85,52 @@ Test(compile, repeated_layers_search_each_shape_once) {
     rotor_graph_free(&g);
 }
 
+/* rotor_compile searches frontiers only up to ROTOR_COMPILE_FRONTIER_RATIO
+ * and adds the rest when Algorithm 1 needs it.  On a chip with little SRAM,
+ * where the walk runs into plans far slower than the fastest, the result is
+ * the compilation of whole frontiers, decision for decision, whenever the
+ * leanest idle layout (Algorithm 1's start) refines a plan within the ratio:
+ * here from 1.2 up.  With ratio 1 only the fastest plan's refinements are
+ * candidates, so the start can only hold more idle memory. */
+Test(compile, frontiers_cut_at_a_time_ratio_compile_as_whole_frontiers) {
+    rotor_graph g;
+    ffn_stack(&g, 3, 256, 1024, 4096);
+    rotor_chip chip = mk2();
+    rotor_error err;
+    cr_assert_eq(rotor_chip_set(&chip, "sram_bytes=65536", &err), ROTOR_OK, "%s", err.msg);
+    rotor_compile_options whole = {.frontier_ratio = -1};
+    rotor_compile_result w;
+    cr_assert_eq(rotor_compile(&g, &chip, &whole, &w, &err), ROTOR_OK, "%s", err.msg);
+    double ratios[] = {1.2, 1.5, 0 /* the default */};
+    bool extended = false;
+    for (size_t i = 0; i < sizeof ratios / sizeof ratios[0]; i++) {
+        rotor_compile_options o = {.frontier_ratio = ratios[i]};
+        rotor_compile_result r;
+        cr_assert_eq(rotor_compile(&g, &chip, &o, &r, &err), ROTOR_OK, "%s", err.msg);
+        cr_assert_eq(r.total_s, w.total_s, "ratio %g: %.9g s, whole frontiers %.9g s", ratios[i], r.total_s,
+                     w.total_s);
+        cr_assert_eq(r.ncurve, w.ncurve, "ratio %g", ratios[i]);
+        for (int k = 0; k < r.ncurve; k++) {
+            cr_assert_eq(r.curve[k].idle_bytes, w.curve[k].idle_bytes, "ratio %g point %d: %lld vs %lld", ratios[i], k, (long long)r.curve[k].idle_bytes, (long long)w.curve[k].idle_bytes);
+            cr_assert(r.curve[k].total_s == w.curve[k].total_s || (isinf(r.curve[k].total_s) && isinf(w.curve[k].total_s)));
+        }
+        for (int o2 = 0; o2 < r.nops; o2++) {
+            cr_assert_eq(r.ops[o2].active, w.ops[o2].active, "ratio %g op %d", ratios[i], o2);
+            cr_assert_eq(r.ops[o2].idle_bytes, w.ops[o2].idle_bytes, "ratio %g op %d", ratios[i], o2);
+        }
+        if (r.searches > r.nfrontiers) extended = true;
+        rotor_compile_result_free(&r);
+    }
+    cr_assert(extended, "the walk never needed a plan beyond the ratio: the test proves nothing");
+    rotor_compile_options one = {.frontier_ratio = 1.0};
+    rotor_compile_result r1;
+    cr_assert_eq(rotor_compile(&g, &chip, &one, &r1, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_gt(r1.curve[0].idle_bytes, w.curve[0].idle_bytes);
+    rotor_compile_result_free(&r1);
+    rotor_compile_result_free(&w);
+    rotor_graph_free(&g);
+}
+
 Test(compile, best_time_is_the_least_point_of_the_explored_curve) {
     rotor_graph g;
     ffn_stack(&g, 3, 256, 1024, 4096);

@@ -588,3 +588,56 @@ Test(search, benchmark_optimum_is_20_8887_us_at_fop_2_3_244, .timeout = 60) {
     cr_assert(close_rel(ev.total, 2.0888727924363636e-05));
     rotor_search_result_free(&r);
 }
+
+/* pareto_time_ratio (used by rotor_compile): the frontier is cut at R times
+ * the fastest plan's time, and what is kept is exactly the whole frontier's
+ * points up to that time, plan for plan, under either frontier method.  A
+ * MatMul on ipu-mk2 and a strided convolution (compound dimensions, where
+ * the epsilon method is the default). */
+Test(search, a_time_ratio_keeps_exactly_the_frontier_points_below_it, .timeout = 120) {
+    rotor_chip mk2;
+    cr_assert_eq(rotor_chip_preset("ipu-mk2", &mk2, NULL), ROTOR_OK);
+    struct { const char *text, *dims; } ops[] = {
+        {"C[m,n] += A[m,k] * B[k,n]", "m=512,k=1024,n=1024"},
+        {"O[b,f,h,w] += I[b,c,2*h+kh,2*w+kw] * W[f,c,kh,kw]", "b=1,c=32,h=28,kh=3,w=28,kw=3,f=64"},
+    };
+    double ratios[] = {1.0, 1.5, 3.0};
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
+        rotor_expr e = make_expr(ops[i].text, ops[i].dims);
+        rotor_search_options full = {.pareto = true};
+        rotor_search_result whole;
+        rotor_error err;
+        cr_assert_eq(rotor_search(&e, &mk2, &full, &whole, &err), ROTOR_OK, "%s", err.msg);
+        cr_assert_gt(whole.npareto, 3, "%s: a frontier worth cutting", ops[i].dims);
+        for (size_t r = 0; r < sizeof ratios / sizeof ratios[0]; r++)
+            for (int m = ROTOR_PARETO_EPSILON; m <= ROTOR_PARETO_SINGLE_PASS; m++) {
+                rotor_search_options cut = {.pareto = true, .pareto_time_ratio = ratios[r],
+                                            .pareto_method = (rotor_pareto_method)m};
+                rotor_search_result part;
+                cr_assert_eq(rotor_search(&e, &mk2, &cut, &part, &err), ROTOR_OK, "%s", err.msg);
+                int want = 0;
+                while (want < whole.npareto &&
+                       whole.pareto[want].cost.total <= ratios[r] * whole.best.cost.total)
+                    want++;
+                cr_assert_eq(part.npareto, want, "%s, ratio %g, method %d: %d points, want %d", ops[i].dims,
+                             ratios[r], m, part.npareto, want);
+                for (int k = 0; k < want; k++)
+                    cr_assert_eq(memcmp(&part.pareto[k].plan, &whole.pareto[k].plan, sizeof part.pareto[k].plan),
+                                 0, "%s, ratio %g, method %d: point %d differs", ops[i].dims, ratios[r], m, k);
+                cr_assert_eq(memcmp(&part.best.plan, &whole.best.plan, sizeof part.best.plan), 0);
+                rotor_search_result_free(&part);
+            }
+        rotor_search_result_free(&whole);
+    }
+}
+
+Test(search, a_time_ratio_below_1_is_refused) {
+    rotor_chip mk2;
+    cr_assert_eq(rotor_chip_preset("ipu-mk2", &mk2, NULL), ROTOR_OK);
+    rotor_expr e = make_expr("C[m,n] += A[m,k] * B[k,n]", "m=64,k=64,n=64");
+    rotor_search_options o = {.pareto = true, .pareto_time_ratio = 0.5};
+    rotor_search_result r;
+    rotor_error err;
+    cr_assert_eq(rotor_search(&e, &mk2, &o, &r, &err), ROTOR_ERR_INPUT);
+    cr_assert(strstr(err.msg, "pareto_time_ratio must be 0 or at least 1, got 0.5"), "%s", err.msg);
+}

@@ -24,6 +24,7 @@
 typedef struct rotor_frontier {
     int n;
     rotor_candidate *v;    /* by time ascending, memory descending */
+    bool truncated;        /* only the points within the compile's frontier ratio */
 } rotor_frontier;
 
 /* The decision for one operator. */
@@ -51,8 +52,21 @@ typedef struct rotor_curve_point {
     double total_s;
 } rotor_curve_point;
 
+/* The frontier ratio by default (docs/compile.md, "Frontiers"). */
+#define ROTOR_COMPILE_FRONTIER_RATIO 2.0
+
 typedef struct rotor_compile_options {
     int threads;            /* search threads; 0: OpenMP's default */
+    /* Search each frontier first only up to plans this many times slower
+     * than the shape's fastest; the rest is searched when Algorithm 1 finds
+     * nothing within it that fits.  0: ROTOR_COMPILE_FRONTIER_RATIO;
+     * negative: whole frontiers from the start. */
+    double frontier_ratio;
+    /* Called (from one thread at a time) as each distinct shape's frontier
+     * is searched: done of total.  NULL: none.  The library never prints;
+     * the CLI draws a progress bar from this. */
+    void (*progress)(void *ctx, int done, int total);
+    void *progress_ctx;
 } rotor_compile_options;
 
 typedef struct rotor_compile_result {

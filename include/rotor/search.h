@@ -40,6 +40,11 @@ typedef struct rotor_search_options {
     rotor_constraints constraints;
     bool pareto;                   /* also return the frontier */
     rotor_pareto_method pareto_method;
+    /* With pareto: keep only frontier points at most this many times slower
+     * than the fastest plan (0: the whole frontier).  The points kept are
+     * exactly the whole frontier's points below that time (the fastest plan
+     * is found first, then every search also prunes by the time cap). */
+    double pareto_time_ratio;
     int threads;                   /* 0: OpenMP's default */
 } rotor_search_options;
 

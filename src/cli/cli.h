@@ -32,6 +32,19 @@ bool cli_is_onnx(const char *spec);
 rotor_status cli_load_model(const char *spec, const rotor_zoo_options *zo, const char *dims, const char *inputs,
                             rotor_graph *g, rotor_onnx_stats *stats, rotor_error *err);
 
+/* A progress bar on stderr for long work: drawn only when stderr is a
+ * terminal and the work has run for over a second; cli_progress_end clears
+ * it.  cli_progress_step has the signature of rotor_compile_options.progress. */
+typedef struct cli_progress {
+    const char *cmd, *what;
+    double start;
+    bool tty, drawn;
+} cli_progress;
+
+void cli_progress_begin(cli_progress *p, const char *cmd, const char *what);
+void cli_progress_step(void *p, int done, int total);
+void cli_progress_end(cli_progress *p);
+
 int cmd_plan(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_compile(int argc, char **argv);

@@ -220,13 +220,18 @@ int cmd_compile(int argc, char **argv) {
             rotor_graph_free(&g);
             return cli_fail(cmd, st, &err);
         }
-        if (isatty(2) && !json) fprintf(stderr, "rotor compile: %s batch %lld: searching %d operators...\r", model, (long long)b, g.nops);
+        char what[96];
+        snprintf(what, sizeof what, "batch %lld: operator shapes searched", (long long)b);
+        cli_progress prog;
+        cli_progress_begin(&prog, cmd, what);
+        co.progress = cli_progress_step;
+        co.progress_ctx = &prog;
         rotor_compile_result r = {0};
         rotor_vgm_result vr = {0};
         rotor_status s1 = vgm_only ? ROTOR_OK : rotor_compile(&g, &chip, &co, &r, &err);
         rotor_error verr = {{0}};
         rotor_status s2 = (vgm_only || compare) ? rotor_vgm_compile(&g, &chip, &vr, &verr) : ROTOR_OK;
-        if (isatty(2) && !json) fprintf(stderr, "%80s\r", "");
+        cli_progress_end(&prog);
         if (vgm_only) {
             s1 = s2;
             err = verr;

@@ -2,6 +2,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -51,6 +53,39 @@ rotor_status cli_load_model(const char *spec, const rotor_zoo_options *zo, const
     }
     rotor_onnx_options oo = {.dims = dims, .input_shapes = inputs};
     return rotor_onnx_load(spec, &oo, g, stats, err);
+}
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void cli_progress_begin(cli_progress *p, const char *cmd, const char *what) {
+    p->cmd = cmd;
+    p->what = what;
+    p->start = now_s();
+    p->tty = isatty(2);
+    p->drawn = false;
+}
+
+void cli_progress_step(void *ctx, int done, int total) {
+    cli_progress *p = ctx;
+    if (!p->tty || total <= 0) return;
+    double t = now_s() - p->start;
+    if (t < 1.0) return;
+    char bar[31];
+    int fill = (int)(30L * done / total);
+    for (int i = 0; i < 30; i++) bar[i] = i < fill ? '#' : '.';
+    bar[30] = '\0';
+    fprintf(stderr, "\rrotor %s: %s [%s] %d/%d, %.1f s ", p->cmd, p->what, bar, done, total, t);
+    fflush(stderr);
+    p->drawn = true;
+}
+
+void cli_progress_end(cli_progress *p) {
+    if (p->drawn) fprintf(stderr, "\r%*s\r", 100, "");
+    p->drawn = false;
 }
 
 static void usage(FILE *f) {

@@ -26,6 +26,8 @@ static void plan_usage(FILE *f) {
             "  --set KEY=VALUE     override one chip field (repeatable), e.g. --set cores_per_chip=64\n"
             "  --format FMT        table (default), json, or t10 (the T10 benchmark's format)\n"
             "  --pareto            also print the Pareto frontier of (time, memory per core)\n"
+            "  --pareto-within R   only the frontier's plans at most R times slower than the\n"
+            "                      fastest (R >= 1; implies --pareto)\n"
             "  --constraints LIST  min_cores=N, max_padding=RATIO, memory_cap=BYTES\n"
             "  --cost-model NAME   cost model (default v1)\n"
             "  --threads N         search threads (default: all cores); results do not depend on it\n"
@@ -154,10 +156,12 @@ int cmd_plan(int argc, char **argv) {
     char *sets[MAX_SETS];
     int nsets = 0;
     bool pareto = false;
+    const char *within = NULL;
     static const struct option opts[] = {
         {"expr", required_argument, 0, 'e'},    {"dims", required_argument, 0, 'd'},
         {"chip", required_argument, 0, 'c'},    {"set", required_argument, 0, 's'},
         {"format", required_argument, 0, 'f'},  {"pareto", no_argument, 0, 'p'},
+        {"pareto-within", required_argument, 0, 'W'},
         {"constraints", required_argument, 0, 'k'}, {"cost-model", required_argument, 0, 'm'},
         {"threads", required_argument, 0, 't'}, {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
@@ -175,6 +179,7 @@ int cmd_plan(int argc, char **argv) {
         case 'k': slot = &cons; name = "--constraints"; break;
         case 'm': slot = &model_name; name = "--cost-model"; break;
         case 't': slot = &threads; name = "--threads"; break;
+        case 'W': slot = &within; name = "--pareto-within"; break;
         case 's':
             if (nsets == MAX_SETS) return cli_usage_error(cmd, "more than %d --set options", MAX_SETS);
             sets[nsets++] = optarg;
@@ -200,11 +205,20 @@ int cmd_plan(int argc, char **argv) {
     else if (!strcmp(format, "json")) fmt = JSON;
     else if (!strcmp(format, "t10")) fmt = T10;
     else return cli_usage_error(cmd, "--format: expected table, json or t10, got '%s'", format);
+    double ratio = 0;
+    if (within) {
+        char *end;
+        ratio = strtod(within, &end);
+        if (end == within || *end || !(ratio >= 1) || ratio > 1e9)
+            return cli_usage_error(cmd, "--pareto-within: expected a ratio of at least 1, got '%s'", within);
+        pareto = true;
+    }
     if (fmt == T10 && pareto)
         return cli_usage_error(cmd, "--pareto conflicts with --format t10, which prints exactly one plan");
 
     rotor_search_options opt = {0};
     opt.pareto = pareto;
+    opt.pareto_time_ratio = ratio;
     if (threads) {
         char *end;
         long v = strtol(threads, &end, 10);

@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli.h"
 #include "rotor/compile.h"
@@ -309,9 +308,12 @@ int cmd_simulate(int argc, char **argv) {
         rotor_graph_free(&raw);
         rotor_compile_result r = {0};
         if (!st) {
-            if (isatty(2)) fprintf(stderr, "rotor simulate: compiling %s (%d operators)...\r", input, g.nops);
+            cli_progress bar;
+            cli_progress_begin(&bar, cmd, "compiling: operator shapes searched");
+            co.progress = cli_progress_step;
+            co.progress_ctx = &bar;
             st = rotor_compile(&g, &chip, &co, &r, &err);
-            if (isatty(2)) fprintf(stderr, "%80s\r", "");
+            cli_progress_end(&bar);
         }
         if (!st) st = rotor_program_write(&g, &chip, &r, &text, &err);
         if (!st) st = rotor_program_parse(text, input, &chip, &prog, &err);
@@ -328,12 +330,9 @@ int cmd_simulate(int argc, char **argv) {
         return cli_fail(cmd, st, &err);
     }
 
-    if (isatty(2)) fprintf(stderr, "rotor simulate: replaying %d operators on %lld cores...\r", prog.nops,
-                           (long long)prog.cores);
     rotor_replay_result rr;
     rotor_sim *sim = NULL;
     st = rotor_replay(&prog, &chip, &rr, trace ? &sim : NULL, &err);
-    if (isatty(2)) fprintf(stderr, "%80s\r", "");
     if (st) {
         rotor_program_free(&prog);
         return cli_fail(cmd, st, &err);
