@@ -22,6 +22,9 @@
  *    many cores pile onto few owners' links.
  *  - Stores of output partial sums (F_op splitting a reduction axis) go to
  *    the same owners, which accumulate them.
+ *  - A contraction needs room for one systolic tile (r x c elements) of each
+ *    of its tensors; with less the baseline does not fit (exit 1, "x" in a
+ *    batch sweep) rather than run absurdly small sub-operators.
  *  - Vendor ops work in place on the even VGM layout: flops / (N R_vec), as
  *    in the T10 compilation, so they do not change the comparison. */
 #include "rotor/vgm.h"
@@ -191,6 +194,19 @@ rotor_status rotor_vgm_compile(const rotor_graph *g, const rotor_chip *chip, rot
                 int64_t n = rotor_tensor_elements(&op->expr, t);
                 vs.slice[t] = n > INT64_MAX / elem ? INT64_MAX / cores : ceil_div(n * elem, cores);
                 if (vs.slice[t] < 1) vs.slice[t] = 1;
+            }
+            /* A contraction's sub-operator must hold one systolic tile of
+             * each of its tensors (r x c elements of each 2-D slice): the
+             * array computes no less, and smaller tiles are padded to it. */
+            int64_t need = 0;
+            if (op->expr.op_class == ROTOR_OP_CONTRACTION)
+                need = (int64_t)op->expr.ntensors * chip->systolic_rows * chip->systolic_cols * elem;
+            if (need > out->local_bytes) {
+                st = rotor_fail(err, ROTOR_ERR_NOFIT,
+                                "vgm: op '%s' (%s) needs %lld bytes per core for one systolic tile of "
+                                "each tensor; the VGM leaves %lld",
+                                op->name, op->type, (long long)need, (long long)out->local_bytes);
+                break;
             }
             walk(&vs, 0, cores);
             if (!vs.have) {

@@ -10,7 +10,9 @@
 #include "rotor/compile.h"
 #include "rotor/cost.h"
 #include "rotor/plan.h"
+#include "rotor/group.h"
 #include "rotor/vgm.h"
+#include "rotor/zoo.h"
 
 #define assert_msg_has(err, s) \
     cr_assert(strstr((err).msg, (s)) != NULL, "message \"%s\" lacks \"%s\"", (err).msg, (s))
@@ -142,5 +144,25 @@ Test(vgm, weights_beyond_the_sram_are_refused_with_the_slice_size) {
     cr_assert_eq(rotor_vgm_compile(&g, &chip, &v, &err), ROTOR_ERR_NOFIT);
     assert_msg_has(err, "vgm: the model does not fit: the VGM slice needs");
     cr_assert_null(v.ops);
+    rotor_graph_free(&g);
+}
+
+/* BERT-Large at batch 128 leaves the VGM 1095 bytes per core after its
+ * slice (weights and peak activations, evenly): less than one 16 x 16 FP16
+ * tile of each of a MatMul's three tensors (3 * 512 B), so the baseline does
+ * not fit, as Roller and PopART run out of memory in T10 Figure 12. */
+Test(vgm, a_slice_that_leaves_no_room_for_a_systolic_tile_does_not_fit) {
+    rotor_chip chip;
+    cr_assert_eq(rotor_chip_preset("ipu-mk2", &chip, NULL), ROTOR_OK);
+    rotor_zoo_options zo = {.batch = 128};
+    rotor_graph raw, g;
+    rotor_error err;
+    cr_assert_eq(rotor_zoo_build("bert-large", &zo, &raw, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_group(&raw, &g, NULL, &err), ROTOR_OK, "%s", err.msg);
+    rotor_graph_free(&raw);
+    rotor_vgm_result r;
+    cr_assert_eq(rotor_vgm_compile(&g, &chip, &r, &err), ROTOR_ERR_NOFIT);
+    cr_assert(strstr(err.msg, "vgm: op 'l0.qkv' (MatMul) needs 1536 bytes per core for one systolic tile of "
+                              "each tensor; the VGM leaves 1095"), "%s", err.msg);
     rotor_graph_free(&g);
 }
