@@ -164,10 +164,24 @@ static rotor_status frontier_slot(compiler *cc, int o, int *out, rotor_error *er
     return ROTOR_OK;
 }
 
-/* Searches frontier i: the plans within `ratio` of the fastest (ratio 0:
- * the whole frontier), with `threads` search threads. */
+/* The default frontier cut (docs/compile.md, "Frontiers cut at a time
+ * ratio"): 2x the fastest for plain contractions, whose single-pass frontier
+ * search is cheap up to there; the fastest plan alone (1x) where a tensor has
+ * a compound dimension (convolutions), whose frontier costs one capped
+ * search per point. */
+static double default_ratio(const rotor_expr *e) {
+    for (int t = 0; t < e->ntensors; t++)
+        for (int d = 0; d < e->tensors[t].ndims; d++)
+            if (e->tensors[t].dims[d].nterms > 1) return ROTOR_COMPILE_FRONTIER_RATIO_COMPOUND;
+    return ROTOR_COMPILE_FRONTIER_RATIO;
+}
+
+/* Searches frontier i: the plans within `ratio` of the fastest (0: the
+ * default for its shape; negative: the whole frontier), with `threads`
+ * search threads. */
 static rotor_status frontier_search(compiler *cc, int i, double ratio, int threads, rotor_error *err) {
     const rotor_op *op = &cc->g->ops[cc->fr_op[i]];
+    ratio = ratio > 0 ? ratio : ratio == 0 ? default_ratio(&op->expr) : 0;
     rotor_search_options so = {.pareto = true, .pareto_time_ratio = ratio, .threads = threads};
     rotor_search_result r;
     rotor_status st = rotor_search(&op->expr, cc->chip, &so, &r, err);
@@ -472,9 +486,7 @@ static rotor_status prepare(compiler *cc, const rotor_compile_options *opt, int 
         rotor_status st = frontier_slot(cc, o, &s->frontier, err);
         if (st) return st;
     }
-    double ratio = opt && opt->frontier_ratio != 0 ? opt->frontier_ratio : ROTOR_COMPILE_FRONTIER_RATIO;
-    if (ratio < 0) ratio = 0;
-    rotor_status st = frontiers_search(cc, opt, ratio, err);
+    rotor_status st = frontiers_search(cc, opt, opt ? opt->frontier_ratio : 0, err);
     if (st) return st;
     *searches = cc->nfr;
     for (int o = 0; o < g->nops; o++) {

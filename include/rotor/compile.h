@@ -52,15 +52,17 @@ typedef struct rotor_curve_point {
     double total_s;
 } rotor_curve_point;
 
-/* The frontier ratio by default (docs/compile.md, "Frontiers"). */
+/* The frontier cut by default (docs/compile.md, "Frontiers cut at a time
+ * ratio"): plain contractions, and shapes with a compound dimension. */
 #define ROTOR_COMPILE_FRONTIER_RATIO 2.0
+#define ROTOR_COMPILE_FRONTIER_RATIO_COMPOUND 1.0
 
 typedef struct rotor_compile_options {
     int threads;            /* search threads; 0: OpenMP's default */
     /* Search each frontier first only up to plans this many times slower
      * than the shape's fastest; the rest is searched when Algorithm 1 finds
-     * nothing within it that fits.  0: ROTOR_COMPILE_FRONTIER_RATIO;
-     * negative: whole frontiers from the start. */
+     * nothing within it that fits.  0: the defaults below; negative: whole
+     * frontiers from the start. */
     double frontier_ratio;
     /* Called (from one thread at a time) as each distinct shape's frontier
      * is searched: done of total.  NULL: none.  The library never prints;
