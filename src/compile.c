@@ -206,13 +206,27 @@ static rotor_status frontier_search(compiler *cc, int i, double ratio, int threa
 static rotor_status frontier_extend(compiler *cc, int i, int threads, rotor_error *err) {
     rotor_frontier *f = &cc->fr[i];
     const rotor_op *op = &cc->g->ops[cc->fr_op[i]];
-    f->truncated = false;
-    rotor_search_options so = {.pareto = true, .threads = threads,
+    /* Where frontiers cost one capped search per point (compound
+     * dimensions), add just the next point, the fastest plan leaner than the
+     * last: the frontier stays an exact prefix and the walk asks again if it
+     * needs more.  Elsewhere one single-pass search gets the whole tail. */
+    bool one = default_ratio(&op->expr) == ROTOR_COMPILE_FRONTIER_RATIO_COMPOUND;
+    f->truncated = one;
+    rotor_search_options so = {.pareto = !one, .threads = threads,
                                .constraints = {.memory_cap = f->v[f->n - 1].info.memory - 1}};
     rotor_search_result r;
     rotor_status st = so.constraints.memory_cap > 0 ? rotor_search(&op->expr, cc->chip, &so, &r, err)
                                                     : ROTOR_ERR_NOFIT;
-    if (st == ROTOR_ERR_NOFIT) return ROTOR_OK; /* the prefix was the whole frontier */
+    if (st == ROTOR_ERR_NOFIT) { /* the prefix was the whole frontier */
+        f->truncated = false;
+        return ROTOR_OK;
+    }
+    if (one) {
+        r.pareto = malloc(sizeof *r.pareto);
+        if (!r.pareto) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+        r.pareto[0] = r.best;
+        r.npareto = 1;
+    }
     if (st) {
         char prefix[160];
         snprintf(prefix, sizeof prefix, "op '%s' (%s)", op->name, op->type);

@@ -131,6 +131,64 @@ Test(compile, frontiers_cut_at_a_time_ratio_compile_as_whole_frontiers) {
     rotor_graph_free(&g);
 }
 
+/* The same for convolutions, whose cut frontiers (the fastest plan alone)
+ * grow one point at a time: a chain of 3x3 convolutions on a chip with so
+ * little SRAM that the walk needs leaner plans. */
+Test(compile, convolution_frontiers_grown_point_by_point_compile_as_whole_frontiers, .timeout = 120) {
+    rotor_graph g;
+    rotor_graph_init(&g, "convs");
+    rotor_error err;
+    int64_t ishape[4] = {1, 16, 30, 30}, wshape[4] = {16, 16, 3, 3};
+    int x;
+    cr_assert_eq(rotor_graph_add_value(&g, "x0", ROTOR_DTYPE_F16, 4, ishape, ROTOR_ROLE_ACTIVATION, &x, &err),
+                 ROTOR_OK, "%s", err.msg);
+    for (int l = 0; l < 3; l++) {
+        char n[32];
+        int w, y;
+        int64_t oshape[4] = {1, 16, 28 - 2 * l, 28 - 2 * l};
+        snprintf(n, sizeof n, "w%d", l);
+        cr_assert_eq(rotor_graph_add_value(&g, n, ROTOR_DTYPE_F16, 4, wshape, ROTOR_ROLE_WEIGHT, &w, &err),
+                     ROTOR_OK, "%s", err.msg);
+        snprintf(n, sizeof n, "x%d", l + 1);
+        cr_assert_eq(rotor_graph_add_value(&g, n, ROTOR_DTYPE_F16, 4, oshape, ROTOR_ROLE_ACTIVATION, &y, &err),
+                     ROTOR_OK, "%s", err.msg);
+        char dims[96];
+        snprintf(dims, sizeof dims, "b=1,c=16,h=%d,kh=3,w=%d,kw=3,f=16", 28 - 2 * l, 28 - 2 * l);
+        snprintf(n, sizeof n, "conv%d", l);
+        int in[2] = {x, w}, outv[1] = {y};
+        rotor_op_desc d = {.name = n, .type = "Conv", .expr = "O[b,f,h,w] += I[b,c,h+kh,w+kw] * W[f,c,kh,kw]",
+                           .dims = dims, .inputs = in, .ninputs = 2, .outputs = outv, .noutputs = 1};
+        for (int t = 0; t < ROTOR_MAX_TENSORS; t++) d.tensor_value[t] = -1;
+        d.tensor_value[0] = y;
+        d.tensor_value[1] = x;
+        d.tensor_value[2] = w;
+        cr_assert_eq(rotor_graph_add_op(&g, &d, NULL, &err), ROTOR_OK, "%s", err.msg);
+        x = y;
+    }
+    g.values[x].is_output = true;
+    int grown = 0;
+    for (int sram = 4096; sram >= 1024; sram -= 512) {
+        rotor_chip chip = mk2();
+        char set[48];
+        snprintf(set, sizeof set, "sram_bytes=%d", sram);
+        cr_assert_eq(rotor_chip_set(&chip, set, &err), ROTOR_OK, "%s", err.msg);
+        rotor_compile_options whole = {.frontier_ratio = -1}, cut = {0};
+        rotor_compile_result w, r;
+        rotor_status sw = rotor_compile(&g, &chip, &whole, &w, &err);
+        rotor_status sc = rotor_compile(&g, &chip, &cut, &r, &err);
+        cr_assert_eq(sc, sw, "SRAM %d: status %d vs whole frontiers %d", sram, sc, sw);
+        if (sw) continue;
+        if (r.searches > r.nfrontiers) grown++;
+        cr_assert_eq(r.total_s, w.total_s, "SRAM %d: %.9g s vs whole frontiers %.9g s", sram, r.total_s, w.total_s);
+        cr_assert_eq(r.ncurve, w.ncurve, "SRAM %d", sram);
+        for (int o = 0; o < r.nops; o++) cr_assert_eq(r.ops[o].active, w.ops[o].active, "SRAM %d op %d", sram, o);
+        rotor_compile_result_free(&w);
+        rotor_compile_result_free(&r);
+    }
+    cr_assert_gt(grown, 0, "the walk never grew a frontier: the test proves nothing");
+    rotor_graph_free(&g);
+}
+
 Test(compile, best_time_is_the_least_point_of_the_explored_curve) {
     rotor_graph g;
     ffn_stack(&g, 3, 256, 1024, 4096);
