@@ -713,7 +713,7 @@ rotor_status rotor_preload_evaluate(const rotor_preload_model *m, const rotor_pr
     if (!st) st = eval_sched(m, &s, ideal, out, tmp, err);
     if (!st) {
         out->design = ideal ? ROTOR_PRELOAD_IDEAL : ROTOR_PRELOAD_DYN;
-        out->orders = 1;
+        out->schedules = 1;
     } else {
         rotor_preload_result_free(out);
     }
@@ -1101,7 +1101,7 @@ typedef struct runner {
     int64_t *tmp;                   /* eval scratch */
     dyn_ws w;
     counters cnt;
-    int64_t orders;
+    int64_t schedules;
     bool want_dyn, want_ideal;
     rotor_status st;                /* first hard error inside a callback */
     rotor_error *err;
@@ -1166,7 +1166,7 @@ static rotor_status ideal_order(runner *r) {
 /* Schedules the order in r->cur (dyn and/or ideal) and keeps the best. */
 static rotor_status try_order(runner *r) {
     const rotor_preload_model *m = r->m;
-    r->orders++;
+    r->schedules++;
     if (r->want_ideal) {
         rotor_status st = ideal_order(r);
         if (st && st != ROTOR_ERR_NOFIT) return st;
@@ -1315,7 +1315,7 @@ static rotor_status static_search(runner *r) {
                 }
                 s->q[i] = end;
             }
-            r->orders++;
+            r->schedules++;
             st = eval_sched(m, s, false, &r->tmp_r, r->tmp, r->err);
             if (!st && (!r->have_best || r->tmp_r.latency_ps < r->best_r.latency_ps)) {
                 result_copy(&r->best_r, &r->tmp_r);
@@ -1343,7 +1343,7 @@ rotor_status rotor_preload_schedule(const rotor_preload_model *m, rotor_preload_
     switch (design) {
     case ROTOR_PRELOAD_BASIC:
         basic_sched(m, &r.cur);
-        r.orders = 1;
+        r.schedules = 1;
         st = eval_sched(m, &r.cur, false, &r.best_r, r.tmp, err);
         break;
     case ROTOR_PRELOAD_STATIC:
@@ -1380,7 +1380,7 @@ rotor_status rotor_preload_schedule(const rotor_preload_model *m, rotor_preload_
             out->design = design;
             out->alloc_calls = r.cnt.calls;
             out->alloc_steps = r.cnt.steps;
-            out->orders = r.orders;
+            out->schedules = r.schedules;
         }
     }
     runner_free(&r);

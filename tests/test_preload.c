@@ -264,7 +264,7 @@ Test(preload, fig13_full_finds_the_reordering_dyn_cannot) {
     cr_assert_eq(dyn.latency_ps, 42);
     cr_assert_eq(dyn.ops[0].preload_number, 0);
     cr_assert_eq(full.latency_ps, 33);
-    cr_assert_eq(full.orders, 2);
+    cr_assert_eq(full.schedules, 2);
     int want[4] = {0, 2, 1, 3};
     cr_assert_arr_eq(full.order, want, sizeof want);
     cr_assert_eq(full.ops[0].plan, 0);

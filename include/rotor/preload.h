@@ -142,7 +142,8 @@ typedef struct rotor_preload_result {
     double hbm_util;                /* HBM busy time at full bandwidth / latency */
     int64_t alloc_calls;            /* §4.3 allocations run (one per operator and preload number) */
     int64_t alloc_steps;            /* plan or state steps those allocations took */
-    int64_t orders;                 /* preload orders scheduled */
+    int64_t schedules;              /* complete schedules timed: preload orders (dyn, full,
+                                       ideal) or splits x state variants (static) */
     int64_t exec_cap_bytes;         /* static: the execution space of the split; else 0 */
 } rotor_preload_result;
 
