@@ -153,7 +153,8 @@ typedef struct rotor_preload_result {
  * order).  ideal: the Ideal machine of §6.1 (no contention, no distribution,
  * separate SRAM for preloads; the state is ignored and each preload takes the
  * operator's smallest footprint).  ROTOR_ERR_INPUT, naming the operator, when
- * the schedule breaks a rule or overflows the SRAM. */
+ * the schedule breaks a rule or overflows the SRAM.  out->design is
+ * ROTOR_PRELOAD_IDEAL or ROTOR_PRELOAD_DYN (a given schedule on the real chip). */
 rotor_status rotor_preload_evaluate(const rotor_preload_model *m, const rotor_preload_choice *choices,
                                     const int *order, bool ideal, rotor_preload_result *out,
                                     rotor_error *err);
@@ -173,7 +174,8 @@ typedef bool (*rotor_preload_order_fn)(const int *order, int n, void *ctx);
 /* Enumerates the valid preload orders by the suffix tree of §4.4 (Figure
  * 14): positions are filled from the last, and a choice is kept only while
  * every operator forced on chip together fits (each at its smallest plan and
- * preload state).  layer 0: every order of every operator; layer >= 1: only
+ * preload state).  layer 0: every order of every operator (up to K^N of
+ * them, recursion N deep: for small models); layer >= 1: only
  * the HBM-heavy operators of that layer id are permuted, the same way in
  * every instance, the others keep their places in `base` (NULL: execution
  * order).  Stops after `limit` orders (0: no limit); *count gets the number
