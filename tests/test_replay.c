@@ -82,6 +82,17 @@ static void set_plan(const rotor_expr *e, rotor_plan *p, const char *fop, const 
         if (e->tensors[x].name[0] == t) p->ft[x][rotor_expr_axis(e, axis)] = v;
 }
 
+/* The 16x32x16 MatMul of the hand-computed cases as a one-operator program
+ * with F_op fop and one temporal factor ft ("A.k=4", or NULL). */
+static void tiny_matmul(rotor_program *p, const rotor_chip *chip, const char *fop, const char *ft,
+                        int64_t setup_bytes, int64_t setup_rounds) {
+    rotor_expr e;
+    cr_assert_eq(rotor_expr_make(MATMUL, "m=16,k=32,n=16", &e, NULL), ROTOR_OK);
+    rotor_plan pl;
+    set_plan(&e, &pl, fop, ft);
+    one_op(p, chip, MATMUL, "m=16,k=32,n=16", &pl, setup_bytes, setup_rounds);
+}
+
 static rotor_replay_result replay(const rotor_program *p, const rotor_chip *chip) {
     rotor_replay_result r;
     rotor_error err;
@@ -96,11 +107,7 @@ static rotor_replay_result replay(const rotor_program *p, const rotor_chip *chip
 Test(replay, a_rotating_input_costs_t_subtasks_and_t_minus_1_shifts) {
     rotor_chip chip = tiny(0);
     rotor_program p;
-    rotor_expr e;
-    cr_assert_eq(rotor_expr_make(MATMUL, "m=16,k=32,n=16", &e, NULL), ROTOR_OK);
-    rotor_plan pl;
-    set_plan(&e, &pl, "n=4", "A.k=4");
-    one_op(&p, &chip, MATMUL, "m=16,k=32,n=16", &pl, 0, 0);
+    tiny_matmul(&p, &chip, "n=4", "A.k=4", 0, 0);
     rotor_replay_result r = replay(&p, &chip);
     cr_assert_eq(r.stats.makespan_ps, 332000);
     cr_assert_eq(r.stats.transfers, 3 * 4, "one shift per core per transition");
@@ -116,11 +123,7 @@ Test(replay, a_rotating_input_costs_t_subtasks_and_t_minus_1_shifts) {
 Test(replay, link_latency_is_paid_once_per_transition) {
     rotor_chip chip = tiny(10);
     rotor_program p;
-    rotor_expr e;
-    cr_assert_eq(rotor_expr_make(MATMUL, "m=16,k=32,n=16", &e, NULL), ROTOR_OK);
-    rotor_plan pl;
-    set_plan(&e, &pl, "n=4", "A.k=4");
-    one_op(&p, &chip, MATMUL, "m=16,k=32,n=16", &pl, 0, 0);
+    tiny_matmul(&p, &chip, "n=4", "A.k=4", 0, 0);
     rotor_replay_result r = replay(&p, &chip);
     cr_assert_eq(r.stats.makespan_ps, 362000);
     cr_assert_float_eq(r.ops[0].predicted_s, 362e-9, 1e-18);
@@ -134,11 +137,7 @@ Test(replay, link_latency_is_paid_once_per_transition) {
 Test(replay, partial_sums_are_reduced_in_r_minus_1_ring_rounds) {
     rotor_chip chip = tiny(0);
     rotor_program p;
-    rotor_expr e;
-    cr_assert_eq(rotor_expr_make(MATMUL, "m=16,k=32,n=16", &e, NULL), ROTOR_OK);
-    rotor_plan pl;
-    set_plan(&e, &pl, "k=4", NULL);
-    one_op(&p, &chip, MATMUL, "m=16,k=32,n=16", &pl, 0, 0);
+    tiny_matmul(&p, &chip, "k=4", NULL, 0, 0);
     cr_assert_eq(p.ops[0].active_info.rings[0], 4);
     rotor_replay_result r = replay(&p, &chip);
     cr_assert_eq(r.stats.makespan_ps, 158000);
@@ -154,11 +153,7 @@ Test(replay, partial_sums_are_reduced_in_r_minus_1_ring_rounds) {
 Test(replay, setup_arrives_in_its_rounds_before_the_first_subtask) {
     rotor_chip chip = tiny(0);
     rotor_program p;
-    rotor_expr e;
-    cr_assert_eq(rotor_expr_make(MATMUL, "m=16,k=32,n=16", &e, NULL), ROTOR_OK);
-    rotor_plan pl;
-    set_plan(&e, &pl, "n=4", NULL);
-    one_op(&p, &chip, MATMUL, "m=16,k=32,n=16", &pl, 1024, 2);
+    tiny_matmul(&p, &chip, "n=4", NULL, 1024, 2);
     rotor_replay_result r = replay(&p, &chip);
     /* sub-task m16 k32 n4: 2 * 16 * 32 * 16 = 16384 FLOP = 16000 ps */
     cr_assert_eq(r.stats.makespan_ps, 400000 + 16000);
@@ -325,11 +320,7 @@ Test(replay, a_mesh_is_slower_than_all_to_all_and_the_report_says_where) {
 Test(replay, the_trace_of_a_replay_parses_and_names_the_operators) {
     rotor_chip chip = tiny(0);
     rotor_program p;
-    rotor_expr e;
-    cr_assert_eq(rotor_expr_make(MATMUL, "m=16,k=32,n=16", &e, NULL), ROTOR_OK);
-    rotor_plan pl;
-    set_plan(&e, &pl, "n=4", "A.k=4");
-    one_op(&p, &chip, MATMUL, "m=16,k=32,n=16", &pl, 0, 0);
+    tiny_matmul(&p, &chip, "n=4", "A.k=4", 0, 0);
     rotor_replay_result r;
     rotor_sim *sim;
     rotor_error err;
@@ -364,11 +355,7 @@ Test(replay, a_chip_with_another_core_count_is_refused) {
     rotor_chip chip = tiny(0), pod;
     cr_assert_eq(rotor_chip_preset("ipu-mk2", &pod, NULL), ROTOR_OK);
     rotor_program p;
-    rotor_expr e;
-    cr_assert_eq(rotor_expr_make(MATMUL, "m=16,k=32,n=16", &e, NULL), ROTOR_OK);
-    rotor_plan pl;
-    set_plan(&e, &pl, "n=4", NULL);
-    one_op(&p, &chip, MATMUL, "m=16,k=32,n=16", &pl, 0, 0);
+    tiny_matmul(&p, &chip, "n=4", NULL, 0, 0);
     rotor_replay_result r;
     rotor_error err;
     cr_assert_eq(rotor_replay(&p, &pod, &r, NULL, &err), ROTOR_ERR_INPUT);

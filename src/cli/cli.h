@@ -19,6 +19,11 @@ int cli_fail(const char *cmd, rotor_status st, const rotor_error *err);
 /* Prints "rotor CMD: <formatted>" on stderr and returns EXIT_BADINPUT. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Parses option opt's integer value s in [lo, hi] into *out; on error prints
+ * "rotor CMD: OPT: expected an integer from LO to HI, got 'S'" and returns
+ * EXIT_BADINPUT, else 0. */
+int cli_parse_i64(const char *cmd, const char *opt, const char *s, int64_t lo, int64_t hi, int64_t *out);
+
 /* Resolves --chip (default ipu-mk2), applies every --set, validates. */
 rotor_status cli_chip(const char *spec, char **sets, int nsets, rotor_chip *out, rotor_error *err);
 

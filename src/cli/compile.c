@@ -54,16 +54,6 @@ static int list_zoo(void) {
     return 0;
 }
 
-static int parse_i64(const char *cmd, const char *opt, const char *s, int64_t lo, int64_t hi, int64_t *out) {
-    char *end;
-    long long v = strtoll(s, &end, 10);
-    if (end == s || *end || v < lo || v > hi)
-        return cli_usage_error(cmd, "%s: expected an integer from %lld to %lld, got '%s'", opt,
-                               (long long)lo, (long long)hi, s);
-    *out = v;
-    return 0;
-}
-
 static void print_table(const rotor_graph *g, const rotor_compile_result *r, const rotor_chip *chip) {
     printf("%-28s %-20s %11s %6s %11s %10s %10s\n", "operator", "type", "time (us)", "share",
            "setup (us)", "idle (B)", "active (B)");
@@ -162,17 +152,17 @@ int cmd_compile(int argc, char **argv) {
     rotor_zoo_options zo = {0};
     int64_t v;
     if (seq) {
-        if (parse_i64(cmd, "--seq", seq, 1, 1 << 24, &v)) return EXIT_BADINPUT;
+        if (cli_parse_i64(cmd, "--seq", seq, 1, 1 << 24, &v)) return EXIT_BADINPUT;
         zo.seq = v;
     }
     if (layers) {
-        if (parse_i64(cmd, "--layers", layers, 1, 1000, &v)) return EXIT_BADINPUT;
+        if (cli_parse_i64(cmd, "--layers", layers, 1, 1000, &v)) return EXIT_BADINPUT;
         zo.layers = v;
     }
     zo.phase = decode ? ROTOR_PHASE_DECODE : ROTOR_PHASE_PREFILL;
     rotor_compile_options co = {0};
     if (threads) {
-        if (parse_i64(cmd, "--threads", threads, 1, 1024, &v)) return EXIT_BADINPUT;
+        if (cli_parse_i64(cmd, "--threads", threads, 1, 1024, &v)) return EXIT_BADINPUT;
         co.threads = (int)v;
     }
     int64_t batches[MAX_BATCHES];
@@ -186,7 +176,7 @@ int cmd_compile(int argc, char **argv) {
         memcpy(item, p, len);
         item[len] = '\0';
         if (nb == MAX_BATCHES) return cli_usage_error(cmd, "--batch: at most %d sizes", MAX_BATCHES);
-        if (parse_i64(cmd, "--batch", item, 1, 1 << 20, &batches[nb])) return EXIT_BADINPUT;
+        if (cli_parse_i64(cmd, "--batch", item, 1, 1 << 20, &batches[nb])) return EXIT_BADINPUT;
         if (nb > 0 && batches[nb] <= batches[nb - 1])
             return cli_usage_error(cmd, "--batch: sizes must increase ('%s')", batch);
         nb++;

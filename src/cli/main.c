@@ -1,6 +1,7 @@
 /* rotor — command-line entry point: dispatches to one file per subcommand. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -24,6 +25,16 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) {
     fputc('\n', stderr);
     va_end(ap);
     return EXIT_BADINPUT;
+}
+
+int cli_parse_i64(const char *cmd, const char *opt, const char *s, int64_t lo, int64_t hi, int64_t *out) {
+    char *end;
+    long long v = strtoll(s, &end, 10);
+    if (end == s || *end || v < lo || v > hi)
+        return cli_usage_error(cmd, "%s: expected an integer from %lld to %lld, got '%s'", opt,
+                               (long long)lo, (long long)hi, s);
+    *out = v;
+    return 0;
 }
 
 rotor_status cli_chip(const char *spec, char **sets, int nsets, rotor_chip *out, rotor_error *err) {

@@ -31,16 +31,6 @@ static void model_usage(FILE *f) {
             "exit status: 0 listed, 2 bad input\n");
 }
 
-static int parse_i64(const char *cmd, const char *opt, const char *s, int64_t lo, int64_t hi, int64_t *out) {
-    char *end;
-    long long v = strtoll(s, &end, 10);
-    if (end == s || *end || v < lo || v > hi)
-        return cli_usage_error(cmd, "%s: expected an integer from %lld to %lld, got '%s'", opt,
-                               (long long)lo, (long long)hi, s);
-    *out = v;
-    return 0;
-}
-
 int cmd_model(int argc, char **argv) {
     const char *cmd = "model";
     const char *batch = NULL, *seq = NULL, *layers = NULL, *dims = NULL, *inputs = NULL;
@@ -90,15 +80,15 @@ int cmd_model(int argc, char **argv) {
     rotor_zoo_options zo = {0};
     int64_t v;
     if (batch) {
-        if (parse_i64(cmd, "--batch", batch, 1, 1 << 20, &v)) return EXIT_BADINPUT;
+        if (cli_parse_i64(cmd, "--batch", batch, 1, 1 << 20, &v)) return EXIT_BADINPUT;
         zo.batch = v;
     }
     if (seq) {
-        if (parse_i64(cmd, "--seq", seq, 1, 1 << 24, &v)) return EXIT_BADINPUT;
+        if (cli_parse_i64(cmd, "--seq", seq, 1, 1 << 24, &v)) return EXIT_BADINPUT;
         zo.seq = v;
     }
     if (layers) {
-        if (parse_i64(cmd, "--layers", layers, 1, 1000, &v)) return EXIT_BADINPUT;
+        if (cli_parse_i64(cmd, "--layers", layers, 1, 1000, &v)) return EXIT_BADINPUT;
         zo.layers = v;
     }
     zo.phase = decode ? ROTOR_PHASE_DECODE : ROTOR_PHASE_PREFILL;

@@ -253,25 +253,13 @@ int cmd_simulate(int argc, char **argv) {
 
     rotor_zoo_options zo = {.batch = 1, .phase = decode ? ROTOR_PHASE_DECODE : ROTOR_PHASE_PREFILL};
     rotor_compile_options co = {0};
-    struct { const char *opt, *val; int64_t lo, hi, *dst; } ints[] = {
-        {"--batch", batch, 1, 1 << 20, &zo.batch}, {"--seq", seq, 1, 1 << 24, &zo.seq},
-        {"--layers", layers, 1, 1000, &zo.layers}};
-    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
-        if (!ints[i].val) continue;
-        char *end;
-        long long v = strtoll(ints[i].val, &end, 10);
-        if (end == ints[i].val || *end || v < ints[i].lo || v > ints[i].hi)
-            return cli_usage_error(cmd, "%s: expected an integer from %lld to %lld, got '%s'", ints[i].opt,
-                                   (long long)ints[i].lo, (long long)ints[i].hi, ints[i].val);
-        *ints[i].dst = v;
-    }
-    if (threads) {
-        char *end;
-        long v = strtol(threads, &end, 10);
-        if (end == threads || *end || v < 1 || v > 1024)
-            return cli_usage_error(cmd, "--threads: expected an integer from 1 to 1024, got '%s'", threads);
-        co.threads = (int)v;
-    }
+    int64_t v;
+    if ((batch && cli_parse_i64(cmd, "--batch", batch, 1, 1 << 20, &zo.batch)) ||
+        (seq && cli_parse_i64(cmd, "--seq", seq, 1, 1 << 24, &zo.seq)) ||
+        (layers && cli_parse_i64(cmd, "--layers", layers, 1, 1000, &zo.layers)) ||
+        (threads && cli_parse_i64(cmd, "--threads", threads, 1, 1024, &v)))
+        return EXIT_BADINPUT;
+    if (threads) co.threads = (int)v;
 
     rotor_error err = {{0}};
     rotor_status st;
