@@ -43,6 +43,7 @@
 
 #include <limits.h>
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -501,7 +502,8 @@ static const rotor_preload_state *st_of(const rotor_preload_model *m, int op, in
     return &m->ops[op].plans[plan].states[state];
 }
 
-/* Execution duration (the module comment): own plan and state, charged preload space `pin`. */
+/* The backward estimate of an execution (docs/preload.md): own plan and
+ * state, the preload space `pin` of op i+1 charged whole to it. */
 static int64_t exec_len(const rotor_preload_model *m, const pl_plan *p, const rotor_preload_state *s,
                         int64_t pin, int64_t *busy) {
     int64_t b = p->in.time_ps + s->dist_ps;
@@ -509,6 +511,53 @@ static int64_t exec_len(const rotor_preload_model *m, const pl_plan *p, const ro
     int64_t ic = xfer(p->in.traffic_bytes + s->dist_bytes + pin, m->chip.link_bw);
     if (busy) *busy = b;
     return max64(b + a, ic);
+}
+
+/* Duration of an execution that starts at t0, timed as a fluid (the
+ * docs/preload.md, "Duration of an execution"): preloads issued before it,
+ * positions [kp, k) of the order, already timed, each carry its preload space
+ * over its own duration at a constant rate and are never slowed; the
+ * execution's link traffic (own shifts and distribution) gets what they
+ * leave of the core's link, and with sram_blocking its compute pauses while
+ * their writes land.  The smallest L with
+ *     L - P(t0, t0 + L) / link_bw >= c,
+ * P the preload bytes landing in the window, c = max(busy, traffic / link)
+ * blocking, traffic / link otherwise (and L >= busy). */
+static int64_t exec_fluid(const rotor_preload_model *m, const sched *s, const rotor_preload_result *r,
+                          const pl_plan *p, const rotor_preload_state *st, int64_t t0, int kp, int k,
+                          int64_t *busy) {
+    int64_t b = p->in.time_ps + st->dist_ps;
+    int64_t x = xfer(p->in.traffic_bytes + st->dist_bytes, m->chip.link_bw);
+    double need = (double)(m->chip.sram_blocking ? max64(b, x) : x);
+    double t = (double)t0;
+    for (int j = kp; j < k && need > 0; j++) {
+        int y = s->order[j];
+        const rotor_preload_op_result *pr = &r->ops[y];
+        double ps = (double)pr->pre_start_ps, pe = (double)pr->pre_end_ps;
+        if (pe <= t) continue;
+        if (ps > t) {
+            double gap = ps - t;
+            if (need <= gap) break;
+            need -= gap;
+            t = ps;
+        }
+        /* share of the link the preload takes: space / duration over link_bw (<= 1) */
+        double dur = pe - ps;
+        double f = (double)st_of(m, y, s->plan[y], s->state[y])->space_bytes * 1e12 /
+                   ((double)m->chip.link_bw * dur);
+        double freer = f < 1 ? 1 - f : 0, room = (pe - t) * freer;
+        if (need <= room) {
+            t += need / freer;
+            need = 0;
+            break;
+        }
+        need -= room;
+        t = pe;
+    }
+    int64_t len = (int64_t)llround(t + need) - t0;
+    if (len < b) len = b;
+    *busy = b;
+    return len;
 }
 
 static bool result_alloc(rotor_preload_result *r, int n) {
@@ -612,7 +661,7 @@ static rotor_status eval_sched(const rotor_preload_model *m, const sched *s, boo
     }
     /* forwards, in program order */
     int64_t exe_end = 0, pre_free = 0, hbm_ps = 0;
-    int k = 0;
+    int k = 0, kp = 0; /* preloads issued; the first that may still be running */
     r->breakdown = (rotor_preload_breakdown){0};
     for (int i = 0; i < n; i++) {
         int64_t floor_t = i == 0 ? 0 : exe_end;
@@ -627,15 +676,13 @@ static rotor_status eval_sched(const rotor_preload_model *m, const sched *s, boo
         const pl_op *o = &m->ops[i];
         const pl_plan *p = &o->plans[s->plan[i]];
         int64_t len, b;
+        int64_t t0 = max64(floor_t, r->ops[i].pre_end_ps);
         if (ideal) {
             len = b = p->in.time_ps;
         } else {
-            int64_t pin = 0;
-            if (i + 1 < n && s->pos[i + 1] < s->q[i])
-                pin = st_of(m, i + 1, s->plan[i + 1], s->state[i + 1])->space_bytes;
-            len = exec_len(m, p, &p->states[s->state[i]], pin, &b);
+            while (kp < k && r->ops[s->order[kp]].pre_end_ps <= t0) kp++;
+            len = exec_fluid(m, s, r, p, &p->states[s->state[i]], t0, kp, k, &b);
         }
-        int64_t t0 = max64(floor_t, r->ops[i].pre_end_ps);
         rotor_preload_op_result *x = &r->ops[i];
         x->plan = s->plan[i];
         x->state = s->state[i];

@@ -351,13 +351,15 @@ Test(preload, pruned_orders_permute_heavy_ops_alike_in_every_identical_layer) {
 
 /* ---- §4.5: contention ----------------------------------------------------------- */
 
-Test(preload, a_preload_that_outlasts_an_execution_stalls_it_on_the_link) {
+Test(preload, a_link_bound_preload_holds_back_traffic_and_a_blocking_core_not_a_bare_one) {
     /* link 1e12 B/s (1 byte = 1 ps), HBM 1e13 B/s.  Op1's 100 bytes take
-     * max(10, 100) = 100 ps to preload, all through the core's link.  Issued
-     * before Op0 runs (p_0 = 1), its traffic is charged to Op0:
-     * L = max(10, 100 / 1) = 100, a stall of 90.  Forwards: pre 1 [0,100],
-     * exe 0 [0,100], exe 1 [100,105].  With blocking SRAM the 100 ps of
-     * incoming writes also pause Op0: L = 10 + 100 = 110, exe 1 [110,115]. */
+     * max(10, 100) = 100 ps to preload, all through the core's link (it
+     * takes the whole link: rate 100 B / 100 ps).  Issued before Op0 runs
+     * (p_0 = 1), it runs [0, 100].  Op0 computes 10 ps and moves no bytes:
+     * on a non-blocking core nothing holds it, exe 0 [0, 10], and exe 1
+     * waits for its preload, [100, 105].  With blocking SRAM the incoming
+     * writes pause Op0 for the whole preload: its 10 ps of compute start at
+     * 100, exe 0 [0, 110], exe 1 [110, 115]. */
     rotor_preload_chip c = {.cores = 1, .sram_bytes = 200, .hbm_bw = 10000000000000, .link_bw = 1000000000000};
     static const rotor_preload_plan p0 = {.time_ps = 10, .space_bytes = 10, .share = 1};
     static const rotor_preload_plan p1 = {.time_ps = 5, .space_bytes = 100, .share = 1};
@@ -366,14 +368,15 @@ Test(preload, a_preload_that_outlasts_an_execution_stalls_it_on_the_link) {
     rotor_preload_model *m = make(&c, ops, 2);
     rotor_preload_choice ch[2] = {{0, 0, 1}, {0, 0, 0}};
     rotor_preload_result r = eval(m, ch, NULL);
-    cr_assert_eq(r.ops[0].stall_ps, 90);
+    cr_assert_eq(r.ops[0].stall_ps, 0);
+    cr_assert_eq(r.ops[0].exe_end_ps, 10);
     cr_assert_eq(r.latency_ps, 105);
-    /* breakdown: busy [0,10] under the preload (overlap 10), stall [10,100],
-     * exe 1 alone 5 */
+    /* breakdown: busy [0,10] under the preload (overlap 10), preload alone
+     * [10,100], exe 1 alone 5 */
     cr_assert_eq(r.breakdown.overlap_ps, 10);
-    cr_assert_eq(r.breakdown.stall_ps, 90);
+    cr_assert_eq(r.breakdown.stall_ps, 0);
     cr_assert_eq(r.breakdown.execute_ps, 5);
-    cr_assert_eq(r.breakdown.preload_ps, 0);
+    cr_assert_eq(r.breakdown.preload_ps, 90);
     cr_assert_eq(bd_sum(&r.breakdown), 105);
     rotor_preload_result_free(&r);
     rotor_preload_model_free(m);
@@ -388,6 +391,36 @@ Test(preload, a_preload_that_outlasts_an_execution_stalls_it_on_the_link) {
     cr_assert_eq(rotor_preload_evaluate(m, ch, NULL, true, &r, &err), ROTOR_OK, "%s", err.msg);
     cr_assert_eq(r.ops[0].stall_ps, 0);
     cr_assert_eq(r.latency_ps, 105);
+    rotor_preload_result_free(&r);
+    rotor_preload_model_free(m);
+}
+
+Test(preload, an_execution_shares_the_link_with_an_hbm_bound_preload) {
+    /* HBM 5e11 B/s: Op1's 100 bytes take max(200, 100) = 200 ps, so the
+     * preload uses half of the 1e12 B/s link for [0, 200].  Op0 computes
+     * 10 ps and receives 50 bytes of shifts: at half the link they take
+     * 100 ps, so exe 0 is [0, 100] (a stall of 90).  If Op0 needs 300 bytes,
+     * 200 ps of half link carry 100 of them and the last 200 go at full rate
+     * after the preload: exe 0 is [0, 400]. */
+    rotor_preload_chip c = {.cores = 1, .sram_bytes = 200, .hbm_bw = 500000000000, .link_bw = 1000000000000};
+    rotor_preload_plan p0 = {.time_ps = 10, .space_bytes = 10, .share = 1, .traffic_bytes = 50};
+    static const rotor_preload_plan p1 = {.time_ps = 5, .space_bytes = 100, .share = 1};
+    rotor_preload_op_desc ops[2] = {{.hbm_bytes = 0, .nplans = 1, .plans = &p0},
+                                    {.hbm_bytes = 100, .nplans = 1, .plans = &p1}};
+    rotor_preload_model *m = make(&c, ops, 2);
+    rotor_preload_choice ch[2] = {{0, 0, 1}, {0, 0, 0}};
+    rotor_preload_result r = eval(m, ch, NULL);
+    cr_assert_eq(r.ops[1].pre_end_ps, 200);
+    cr_assert_eq(r.ops[0].exe_end_ps, 100);
+    cr_assert_eq(r.ops[0].stall_ps, 90);
+    cr_assert_eq(r.latency_ps, 205);
+    rotor_preload_result_free(&r);
+    rotor_preload_model_free(m);
+    p0.traffic_bytes = 300;
+    m = make(&c, ops, 2);
+    r = eval(m, ch, NULL);
+    cr_assert_eq(r.ops[0].exe_end_ps, 400);
+    cr_assert_eq(r.latency_ps, 405);
     rotor_preload_result_free(&r);
     rotor_preload_model_free(m);
 }

@@ -112,6 +112,7 @@ static void usage(FILE *f) {
             "  compile   compile a whole model (T10 idle/active plans), with the VGM baseline\n"
             "  model     list a model's operators (zoo or ONNX file), FLOPs and weights\n"
             "  simulate  replay a compiled program on the event-driven chip simulator\n"
+            "  schedule  schedule a model held in HBM (Elk preloads), with its baselines\n"
             "\n"
             "  rotor <command> --help   options of one command\n"
             "  rotor --version          print the version\n");
@@ -136,6 +137,7 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "compile")) return cmd_compile(argc - 1, argv + 1);
     if (!strcmp(cmd, "model")) return cmd_model(argc - 1, argv + 1);
     if (!strcmp(cmd, "simulate")) return cmd_simulate(argc - 1, argv + 1);
+    if (!strcmp(cmd, "schedule")) return cmd_schedule(argc - 1, argv + 1);
     fprintf(stderr, "rotor: unknown command '%s' (try 'rotor --help')\n", cmd);
     return EXIT_BADINPUT;
 }

@@ -1,0 +1,383 @@
+/* rotor schedule — Elk's HBM preload schedule of a model (docs/schedule.md):
+ * per-token latency, the Figure 18a breakdown, HBM and interconnect
+ * utilisation, TFLOPS and the percentage of Ideal, per design. */
+#include <cjson/cJSON.h>
+#include <getopt.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "rotor/group.h"
+#include "rotor/schedule.h"
+
+#define MAX_SETS 32
+
+static void schedule_usage(FILE *f) {
+    fprintf(f,
+            "usage: rotor schedule MODEL|FILE.onnx [options]\n"
+            "\n"
+            "Schedules a model that lives in HBM (Elk): which operators' weights are preloaded\n"
+            "while another executes, how each core's SRAM is split between execution and\n"
+            "preload space, and in what order to preload.  The model is split over the chips by\n"
+            "tensor parallelism; each operator's execute plans are its T10 Pareto frontier.\n"
+            "LLMs run their decode step (one token, a KV cache of --seq) unless --prefill.\n"
+            "\n"
+            "  --chip NAME|FILE    preset or chip file with HBM; default ipu-pod4\n"
+            "  --set KEY=VALUE     override one chip field (repeatable)\n"
+            "  --hbm-bw BW         total HBM bandwidth of all chips: TB/s, or with a unit\n"
+            "                      (16, 16TB/s, 8000GB/s); default the chip's (ipu-pod4: 16 TB/s)\n"
+            "  --design D          basic, static, dyn, full, ideal, or all (default all)\n"
+            "  --batch N           batch size (default 1)\n"
+            "  --seq N             sequence length (LLM decode: the KV cache; default 2048)\n"
+            "  --layers N          layers (default: the model's)\n"
+            "  --prefill           an LLM's prefill instead of its decode step\n"
+            "  --dim k=v,..., --input NAME=AxB,..   shape an ONNX file, as in rotor model\n"
+            "  --tp N              chips the model is split over (default: all of them)\n"
+            "  --sram-nonblocking  inter-core writes do not pause a core's SRAM accesses\n"
+            "  --max-orders N      preload orders tried per layer (default 5040)\n"
+            "  --per-op            also list every operator of the last design\n"
+            "  --json              print JSON (rotor-schedule, version 1)\n"
+            "  --trace FILE        write the last design's schedule as Chrome trace-event JSON\n"
+            "  --threads N         plan-search threads (default: all cores)\n"
+            "  -h, --help          this help\n"
+            "\n"
+            "exit status: 0 scheduled, 1 an operator does not fit, 2 bad input\n");
+}
+
+/* "16", "16TB/s", "16tb", "8000GB/s" -> GB/s. */
+static bool parse_bw(const char *s, double *gbps) {
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || !(v > 0) || v > 1e6) return false;
+    double scale = 1000.0;
+    if (!*end || !strcasecmp(end, "TB/s") || !strcasecmp(end, "TB") || !strcasecmp(end, "T")) scale = 1000.0;
+    else if (!strcasecmp(end, "GB/s") || !strcasecmp(end, "GB") || !strcasecmp(end, "G")) scale = 1.0;
+    else return false;
+    *gbps = v * scale;
+    return true;
+}
+
+typedef struct run {
+    rotor_preload_design design;
+    rotor_schedule_report rep;
+    double seconds;
+} run;
+
+static double us(int64_t ps) { return (double)ps * 1e-6; }
+static double pct(double a, double b) { return b > 0 ? 100.0 * a / b : 0.0; }
+
+static void print_text(const rotor_graph *g, const rotor_schedule *s, const run *runs, int nruns,
+                       const run *ideal, const run *basic, bool per_op) {
+    int64_t T = s->tensor_parallel;
+    printf("%s on %s: %lld chip%s x %lld cores, HBM %.0f GB/s per chip, %d operators per chip "
+           "(%lld shards), %d shapes searched\n",
+           g->name, s->chip.name, (long long)T, T > 1 ? "s" : "", (long long)s->chip.cores_per_chip,
+           s->chip.hbm_gbps, s->nops, (long long)(s->nops * T), s->searches);
+    printf("HBM per chip per step: %.1f MB (%.3f ms at full bandwidth); %.1f GFLOP per step\n\n",
+           (double)s->hbm_bytes / 1e6, (double)s->hbm_bytes / (s->chip.hbm_gbps * 1e9) * 1e3,
+           s->model_flops / 1e9);
+    printf("%-7s %12s %8s %7s %10s %10s %10s %10s %6s %6s %8s %8s\n", "design", "latency ms", "x basic",
+           "% ideal", "preload ms", "execute ms", "overlap ms", "stall ms", "HBM %", "link %", "TFLOPS",
+           "sched s");
+    for (int i = 0; i < nruns; i++) {
+        const rotor_schedule_report *r = &runs[i].rep;
+        const rotor_preload_breakdown *b = &r->result.breakdown;
+        printf("%-7s %12.4f %8.3f %7.2f %10.4f %10.4f %10.4f %10.4f %6.1f %6.1f %8.2f %8.3f\n",
+               rotor_preload_designs[runs[i].design].name, r->latency_s * 1e3,
+               basic ? basic->rep.latency_s / r->latency_s : 0.0,
+               ideal ? pct(ideal->rep.latency_s, r->latency_s) : 0.0, us(b->preload_ps) * 1e-3,
+               us(b->execute_ps) * 1e-3, us(b->overlap_ps) * 1e-3, us(b->stall_ps) * 1e-3,
+               100.0 * r->hbm_util, 100.0 * r->link_util, r->tflops, runs[i].seconds);
+    }
+    if (ideal)
+        printf("\nIdeal has its own interconnect and SRAM for preloads (Elk §6.1): its link %% counts both.\n");
+    if (per_op && nruns) {
+        const run *x = &runs[nruns - 1];
+        printf("\n%s, per operator (times in us from the start):\n", rotor_preload_designs[x->design].name);
+        printf("%-28s %-11s %10s %5s %4s %4s %11s %11s %11s %11s %9s\n", "operator", "shard", "HBM MB", "plan",
+               "c", "p", "preload", "pre end", "exec", "exec end", "stall");
+        for (int o = 0; o < s->nops; o++) {
+            const rotor_preload_op_result *r = &x->rep.result.ops[o];
+            printf("%-28.28s %-11s %10.3f %5d %4lld %4d %11.3f %11.3f %11.3f %11.3f %9.3f\n", s->ops[o].name,
+                   rotor_shard_name(s->ops[o].shard), (double)s->ops[o].hbm_bytes / 1e6, r->plan,
+                   (long long)r->chunks, r->preload_number, us(r->pre_start_ps), us(r->pre_end_ps),
+                   us(r->exe_start_ps), us(r->exe_end_ps), us(r->stall_ps));
+        }
+    }
+}
+
+static cJSON *json_run(const rotor_schedule *s, const run *x, const run *ideal, bool per_op) {
+    const rotor_schedule_report *r = &x->rep;
+    const rotor_preload_breakdown *b = &r->result.breakdown;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "design", rotor_preload_designs[x->design].name);
+    cJSON_AddNumberToObject(o, "latency_us", us(r->result.latency_ps));
+    if (ideal) cJSON_AddNumberToObject(o, "percent_of_ideal", pct(ideal->rep.latency_s, r->latency_s));
+    cJSON *bd = cJSON_AddObjectToObject(o, "breakdown_us");
+    cJSON_AddNumberToObject(bd, "preload", us(b->preload_ps));
+    cJSON_AddNumberToObject(bd, "execute", us(b->execute_ps));
+    cJSON_AddNumberToObject(bd, "overlap", us(b->overlap_ps));
+    cJSON_AddNumberToObject(bd, "stall", us(b->stall_ps));
+    cJSON_AddNumberToObject(bd, "idle", us(b->idle_ps));
+    cJSON_AddNumberToObject(o, "hbm_util", r->hbm_util);
+    cJSON_AddNumberToObject(o, "link_util", r->link_util);
+    cJSON_AddNumberToObject(o, "link_bytes_per_core", (double)r->link_bytes);
+    cJSON_AddNumberToObject(o, "tflops", r->tflops);
+    cJSON_AddNumberToObject(o, "alloc_calls", (double)r->result.alloc_calls);
+    cJSON_AddNumberToObject(o, "schedules_timed", (double)r->result.schedules);
+    if (per_op) {
+        cJSON *ops = cJSON_AddArrayToObject(o, "ops");
+        for (int i = 0; i < s->nops; i++) {
+            const rotor_preload_op_result *p = &r->result.ops[i];
+            cJSON *e = cJSON_CreateObject();
+            cJSON_AddStringToObject(e, "name", s->ops[i].name);
+            cJSON_AddNumberToObject(e, "plan", p->plan);
+            cJSON_AddNumberToObject(e, "chunks", (double)p->chunks);
+            cJSON_AddNumberToObject(e, "preload_number", p->preload_number);
+            cJSON_AddNumberToObject(e, "preload_position", p->preload_pos);
+            cJSON_AddNumberToObject(e, "preload_start_us", us(p->pre_start_ps));
+            cJSON_AddNumberToObject(e, "preload_end_us", us(p->pre_end_ps));
+            cJSON_AddNumberToObject(e, "execute_start_us", us(p->exe_start_ps));
+            cJSON_AddNumberToObject(e, "execute_end_us", us(p->exe_end_ps));
+            cJSON_AddNumberToObject(e, "stall_us", us(p->stall_ps));
+            cJSON_AddItemToArray(ops, e);
+        }
+    }
+    return o;
+}
+
+static int print_json(const rotor_graph *g, const rotor_schedule *s, const run *runs, int nruns, const run *ideal,
+                      bool per_op) {
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "format", "rotor-schedule");
+    cJSON_AddNumberToObject(root, "version", 1);
+    cJSON_AddStringToObject(root, "model", g->name);
+    cJSON_AddStringToObject(root, "chip", s->chip.name);
+    cJSON_AddNumberToObject(root, "tensor_parallel", (double)s->tensor_parallel);
+    cJSON_AddNumberToObject(root, "cores_per_chip", (double)s->chip.cores_per_chip);
+    cJSON_AddNumberToObject(root, "hbm_gbps_per_chip", s->chip.hbm_gbps);
+    cJSON_AddNumberToObject(root, "operators", s->nops);
+    cJSON_AddNumberToObject(root, "shapes_searched", s->searches);
+    cJSON_AddNumberToObject(root, "hbm_bytes_per_chip", (double)s->hbm_bytes);
+    cJSON_AddNumberToObject(root, "flops", s->model_flops);
+    cJSON *d = cJSON_AddArrayToObject(root, "designs");
+    for (int i = 0; i < nruns; i++) cJSON_AddItemToArray(d, json_run(s, &runs[i], ideal, per_op));
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (!text) {
+        fprintf(stderr, "rotor schedule: out of memory\n");
+        return EXIT_BADINPUT;
+    }
+    printf("%s\n", text);
+    free(text);
+    return 0;
+}
+
+/* Chrome trace of one schedule: the HBM preloads on one track, the
+ * executions (and their stalls) on another. */
+static int write_trace(const char *path, const rotor_schedule *s, const run *x) {
+    cJSON *root = cJSON_CreateObject();
+    cJSON *ev = cJSON_AddArrayToObject(root, "traceEvents");
+    const char *tracks[2] = {"hbm preload", "execute"};
+    for (int t = 0; t < 2; t++) {
+        cJSON *m = cJSON_CreateObject();
+        cJSON_AddStringToObject(m, "name", "thread_name");
+        cJSON_AddStringToObject(m, "ph", "M");
+        cJSON_AddNumberToObject(m, "pid", 0);
+        cJSON_AddNumberToObject(m, "tid", t);
+        cJSON_AddItemToObject(m, "args", cJSON_CreateObject());
+        cJSON_AddStringToObject(cJSON_GetObjectItem(m, "args"), "name", tracks[t]);
+        cJSON_AddItemToArray(ev, m);
+    }
+    for (int o = 0; o < s->nops; o++) {
+        const rotor_preload_op_result *r = &x->rep.result.ops[o];
+        for (int t = 0; t < 2; t++) {
+            int64_t a = t ? r->exe_start_ps : r->pre_start_ps, b = t ? r->exe_end_ps : r->pre_end_ps;
+            if (b <= a) continue;
+            cJSON *e = cJSON_CreateObject();
+            cJSON_AddStringToObject(e, "name", s->ops[o].name);
+            cJSON_AddStringToObject(e, "ph", "X");
+            cJSON_AddNumberToObject(e, "pid", 0);
+            cJSON_AddNumberToObject(e, "tid", t);
+            cJSON_AddNumberToObject(e, "ts", us(a));
+            cJSON_AddNumberToObject(e, "dur", us(b - a));
+            cJSON *args = cJSON_AddObjectToObject(e, "args");
+            cJSON_AddNumberToObject(args, "hbm_bytes", (double)s->ops[o].hbm_bytes);
+            if (t) cJSON_AddNumberToObject(args, "stall_us", us(r->stall_ps));
+            else cJSON_AddNumberToObject(args, "chunks", (double)r->chunks);
+            cJSON_AddItemToArray(ev, e);
+        }
+    }
+    char *text = cJSON_PrintUnformatted(root);
+    cJSON_Delete(root);
+    FILE *f = text ? fopen(path, "wb") : NULL;
+    bool ok = f && fputs(text, f) >= 0;
+    if (f && fclose(f) != 0) ok = false;
+    free(text);
+    if (!ok) {
+        fprintf(stderr, "rotor schedule: --trace: %s: cannot write\n", path);
+        return EXIT_BADINPUT;
+    }
+    return 0;
+}
+
+int cmd_schedule(int argc, char **argv) {
+    const char *cmd = "schedule";
+    const char *chip_spec = NULL, *hbm = NULL, *design = NULL, *batch = NULL, *seq = NULL, *layers = NULL,
+               *dims = NULL, *inputs = NULL, *tp = NULL, *orders = NULL, *trace = NULL, *threads = NULL;
+    char *sets[MAX_SETS];
+    int nsets = 0;
+    bool prefill = false, json = false, per_op = false, nonblocking = false;
+    static const struct option opts[] = {
+        {"chip", required_argument, 0, 'c'},   {"set", required_argument, 0, 's'},
+        {"hbm-bw", required_argument, 0, 'H'}, {"design", required_argument, 0, 'g'},
+        {"batch", required_argument, 0, 'b'},  {"seq", required_argument, 0, 'q'},
+        {"layers", required_argument, 0, 'l'}, {"prefill", no_argument, 0, 'p'},
+        {"dim", required_argument, 0, 'D'},    {"input", required_argument, 0, 'I'},
+        {"tp", required_argument, 0, 'P'},     {"sram-nonblocking", no_argument, 0, 'N'},
+        {"max-orders", required_argument, 0, 'o'}, {"per-op", no_argument, 0, 'O'},
+        {"json", no_argument, 0, 'j'},         {"trace", required_argument, 0, 'r'},
+        {"threads", required_argument, 0, 't'}, {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    optind = 1;
+    opterr = 0;
+    int ch;
+    while ((ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        const char **slot = NULL;
+        const char *name = NULL;
+        switch (ch) {
+        case 'c': slot = &chip_spec; name = "--chip"; break;
+        case 'H': slot = &hbm; name = "--hbm-bw"; break;
+        case 'g': slot = &design; name = "--design"; break;
+        case 'b': slot = &batch; name = "--batch"; break;
+        case 'q': slot = &seq; name = "--seq"; break;
+        case 'l': slot = &layers; name = "--layers"; break;
+        case 'D': slot = &dims; name = "--dim"; break;
+        case 'I': slot = &inputs; name = "--input"; break;
+        case 'P': slot = &tp; name = "--tp"; break;
+        case 'o': slot = &orders; name = "--max-orders"; break;
+        case 'r': slot = &trace; name = "--trace"; break;
+        case 't': slot = &threads; name = "--threads"; break;
+        case 'p': prefill = true; break;
+        case 'N': nonblocking = true; break;
+        case 'O': per_op = true; break;
+        case 'j': json = true; break;
+        case 's':
+            if (nsets == MAX_SETS) return cli_usage_error(cmd, "more than %d --set options", MAX_SETS);
+            sets[nsets++] = optarg;
+            break;
+        case 'h': schedule_usage(stdout); return 0;
+        case ':': return cli_usage_error(cmd, "%s needs a value", argv[optind - 1]);
+        default:
+            return cli_usage_error(cmd, "unknown option '%s' (try 'rotor schedule --help')", argv[optind - 1]);
+        }
+        if (slot) {
+            if (*slot) return cli_usage_error(cmd, "%s given twice ('%s' and '%s')", name, *slot, optarg);
+            *slot = optarg;
+        }
+    }
+    if (optind >= argc) return cli_usage_error(cmd, "a model is required (try --help)");
+    if (optind + 1 < argc) return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind + 1]);
+    const char *input = argv[optind];
+    bool onnx = cli_is_onnx(input);
+    if (onnx && (batch || seq || layers || prefill))
+        return cli_usage_error(cmd, "--batch, --seq, --layers and --prefill shape zoo models; bind an ONNX "
+                               "file's dimensions with --dim");
+
+    rotor_zoo_options zo = {.batch = 1, .phase = ROTOR_PHASE_PREFILL};
+    if (!onnx) {
+        const rotor_zoo_entry *z = rotor_zoo_find(input);
+        if (z && z->llm && !prefill) zo.phase = ROTOR_PHASE_DECODE;
+    }
+    rotor_schedule_options so = {0};
+    so.sram_nonblocking = nonblocking;
+    int64_t v;
+    if ((batch && cli_parse_i64(cmd, "--batch", batch, 1, 1 << 20, &zo.batch)) ||
+        (seq && cli_parse_i64(cmd, "--seq", seq, 1, 1 << 24, &zo.seq)) ||
+        (layers && cli_parse_i64(cmd, "--layers", layers, 1, 1000, &zo.layers)) ||
+        (tp && cli_parse_i64(cmd, "--tp", tp, 1, 1024, &so.tensor_parallel)) ||
+        (orders && cli_parse_i64(cmd, "--max-orders", orders, 1, 1 << 24, &so.preload.max_orders)))
+        return EXIT_BADINPUT;
+    if (threads) {
+        if (cli_parse_i64(cmd, "--threads", threads, 1, 1024, &v)) return EXIT_BADINPUT;
+        so.threads = (int)v;
+    }
+    rotor_preload_design designs[ROTOR_PRELOAD_NDESIGNS];
+    int ndesigns = 0;
+    rotor_error err = {{0}};
+    rotor_status st;
+    if (!design || !strcmp(design, "all")) {
+        for (int d = 0; d < ROTOR_PRELOAD_NDESIGNS; d++) designs[ndesigns++] = (rotor_preload_design)d;
+    } else {
+        if ((st = rotor_preload_design_parse(design, &designs[0], &err))) {
+            rotor_error_prefix(&err, "--design");
+            return cli_fail(cmd, st, &err);
+        }
+        ndesigns = 1;
+    }
+
+    rotor_chip chip;
+    if ((st = cli_chip(chip_spec ? chip_spec : "ipu-pod4", sets, nsets, &chip, &err))) return cli_fail(cmd, st, &err);
+    if (hbm) {
+        double total;
+        if (!parse_bw(hbm, &total))
+            return cli_usage_error(cmd, "--hbm-bw: expected a positive bandwidth in TB/s (16, 16TB/s, 8000GB/s), "
+                                   "got '%s'", hbm);
+        if (chip.hbm_controllers == 0)
+            return cli_usage_error(cmd, "--hbm-bw: chip '%s' has no HBM (set hbm_bytes, hbm_gbps and "
+                                   "hbm_controllers, or use ipu-pod4)", chip.name);
+        chip.hbm_gbps = total / (double)chip.chips;
+    }
+
+    rotor_graph raw, g;
+    rotor_group_stats gs;
+    if ((st = cli_load_model(input, &zo, dims, inputs, &raw, NULL, &err))) {
+        rotor_graph_free(&raw);
+        return cli_fail(cmd, st, &err);
+    }
+    st = rotor_group(&raw, &g, &gs, &err);
+    rotor_graph_free(&raw);
+    if (st) return cli_fail(cmd, st, &err);
+    rotor_schedule *s = NULL;
+    if ((st = rotor_schedule_build(&g, &chip, &so, &s, &err))) {
+        rotor_graph_free(&g);
+        return cli_fail(cmd, st, &err);
+    }
+
+    /* Ideal and Basic are also run when not asked for: the percentage of
+     * Ideal and the speedup over Basic are part of every report. */
+    run runs[ROTOR_PRELOAD_NDESIGNS + 2];
+    int nruns = 0, rc = 0;
+    const run *ideal = NULL, *basic = NULL;
+    rotor_preload_design want[ROTOR_PRELOAD_NDESIGNS + 2];
+    int nwant = 0;
+    bool has_ideal = false, has_basic = false;
+    for (int i = 0; i < ndesigns; i++) {
+        want[nwant++] = designs[i];
+        has_ideal |= designs[i] == ROTOR_PRELOAD_IDEAL;
+        has_basic |= designs[i] == ROTOR_PRELOAD_BASIC;
+    }
+    int shown = nwant;
+    if (!has_basic) want[nwant++] = ROTOR_PRELOAD_BASIC;
+    if (!has_ideal) want[nwant++] = ROTOR_PRELOAD_IDEAL;
+    for (int i = 0; i < nwant && !st; i++) {
+        double t0 = omp_get_wtime();
+        st = rotor_schedule_run(s, want[i], &runs[i].rep, &err);
+        runs[i].design = want[i];
+        runs[i].seconds = omp_get_wtime() - t0;
+        if (!st) nruns++;
+        if (!st && want[i] == ROTOR_PRELOAD_IDEAL) ideal = &runs[i];
+        if (!st && want[i] == ROTOR_PRELOAD_BASIC) basic = &runs[i];
+    }
+    if (st) rc = cli_fail(cmd, st, &err);
+    else {
+        rc = json ? print_json(&g, s, runs, shown, ideal, per_op) : (print_text(&g, s, runs, shown, ideal, basic, per_op), 0);
+        if (!rc && trace) rc = write_trace(trace, s, &runs[shown - 1]);
+    }
+    for (int i = 0; i < nruns; i++) rotor_schedule_report_free(&runs[i].rep);
+    rotor_schedule_free(s);
+    rotor_graph_free(&g);
+    return rc;
+}
