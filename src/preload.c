@@ -10,15 +10,17 @@
  *    fetches the rest, d - ceil(d / c), from its peers at distribution.
  *    States with equal space are dominated; the rest are the Pareto set.
  *  - Durations.  A preload takes max(W / hbm_bw, space / link_bw) (§4.2:
- *    HBM roofline against interconnect).  An execution takes
- *        B = time + dist                    (§4.5: distribute_data, then local_execute)
- *        L = max(B + a, traffic / link_bw)  (§4.3: total traffic over link bandwidth)
+ *    HBM roofline against interconnect).  An execution is timed as a
+ *    fluid on the core's link: preloads keep their rate, its own traffic
+ *    (shifts and distribution) gets the rest of the link, and with blocking
+ *    SRAM (footnote 2) so does its compute (exec_fluid).  The backward
+ *    induction, before times are known, estimates it as
+ *        L = max(B + a, traffic / link_bw),  B = time + dist
  *    with traffic = the plan's own + the distribution's + the preload space
  *    of the operator executed next if its preload was issued before this
- *    execution (a preload is charged to the execution it must overlap at
- *    the latest; Elk is silent), and a = preload space / link_bw of that
- *    same preload when the chip's SRAM blocks (footnote 2), else 0.
- *    L - B is the stall.
+ *    execution (charged whole to the execution it must overlap at the
+ *    latest; Elk is silent), a = that preload space / link_bw when the SRAM
+ *    blocks, else 0 (exec_len).  L - B is the stall.
  *  - Memory.  While operator i executes, its execution space plus the
  *    preload space of every operator whose preload is issued but which has
  *    not executed yet must fit the SRAM.  This is the largest footprint:
