@@ -373,8 +373,10 @@ int cmd_schedule(int argc, char **argv) {
     }
     if (st) rc = cli_fail(cmd, st, &err);
     else {
-        rc = json ? print_json(&g, s, runs, shown, ideal, per_op) : (print_text(&g, s, runs, shown, ideal, basic, per_op), 0);
-        if (!rc && trace) rc = write_trace(trace, s, &runs[shown - 1]);
+        /* the trace first: a path that cannot be written is an error with nothing on stdout */
+        if (trace) rc = write_trace(trace, s, &runs[shown - 1]);
+        if (!rc && json) rc = print_json(&g, s, runs, shown, ideal, per_op);
+        else if (!rc) print_text(&g, s, runs, shown, ideal, basic, per_op);
     }
     for (int i = 0; i < nruns; i++) rotor_schedule_report_free(&runs[i].rep);
     rotor_schedule_free(s);

@@ -1,0 +1,70 @@
+#!/bin/sh
+# CLI tests of `rotor schedule`: the design table, JSON, the trace, the
+# options that shape the chip, and one-line errors.
+# Run by `make test` as `ROTOR=build/rotor sh tests/cli_schedule.sh`.
+. "$(dirname "$0")/lib.sh"
+m="llama2-13b --layers 2 --batch 8"
+
+expect_out help "usage: rotor schedule MODEL|FILE.onnx" -- schedule --help
+# shellcheck disable=SC2086
+expect_out header "llama2-13b on ipu-pod4: 4 chips x 1472 cores, HBM 4000 GB/s per chip" -- schedule $m
+# shellcheck disable=SC2086
+expect_out ideal_row "^ideal .* 100.00 " -- schedule $m
+# shellcheck disable=SC2086
+expect_out one_design "^full " -- schedule $m --design full
+# --hbm-bw is the total over the chips: 8 TB/s on 4 chips is 2000 GB/s each
+# shellcheck disable=SC2086
+expect_out hbm_bw "HBM 2000 GB/s per chip" -- schedule $m --hbm-bw 8TB/s
+# shellcheck disable=SC2086
+expect_out hbm_gb "HBM 2000 GB/s per chip" -- schedule $m --hbm-bw 8000GB/s
+# shellcheck disable=SC2086
+expect_out tp1 "1 chip x 1472 cores" -- schedule $m --tp 1
+# shellcheck disable=SC2086
+expect_out per_op "l1.ffn_down  *reduction" -- schedule $m --design full --per-op
+
+# JSON: the format, every design, Ideal at 100 %, Full no slower than Dyn
+# shellcheck disable=SC2086
+"$ROTOR" schedule $m --json >"$tmpdir/s.json" 2>"$err" || bad "json: $(cat "$err")"
+if python3 - "$tmpdir/s.json" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["format"] == "rotor-schedule" and d["version"] == 1, d["format"]
+r = {x["design"]: x for x in d["designs"]}
+assert list(r) == ["basic", "static", "dyn", "full", "ideal"], list(r)
+assert abs(r["ideal"]["percent_of_ideal"] - 100) < 1e-9
+assert r["full"]["latency_us"] <= r["dyn"]["latency_us"]
+for x in r.values():
+    assert x["latency_us"] >= r["ideal"]["latency_us"]
+    b = x["breakdown_us"]
+    assert abs(sum(b.values()) - x["latency_us"]) < 1e-3 * x["latency_us"], (x["design"], b)
+EOF
+then ok; else bad "json content"; fi
+# the same schedule whatever the thread count
+# shellcheck disable=SC2086
+"$ROTOR" schedule $m --json --threads 1 >"$tmpdir/t1.json" 2>"$err" || bad "threads 1: $(cat "$err")"
+if cmp -s "$tmpdir/s.json" "$tmpdir/t1.json"; then ok; else bad "--threads 1 changes the JSON"; fi
+
+# the trace holds a preload and an execution per operator
+# shellcheck disable=SC2086
+"$ROTOR" schedule $m --design full --trace "$tmpdir/trace.json" >/dev/null 2>"$err" || bad "trace: $(cat "$err")"
+if python3 -c "
+import json, sys
+ev = json.load(open(sys.argv[1]))['traceEvents']
+names = {e['name'] for e in ev if e['ph'] == 'X' and e['tid'] == 1}
+assert 'l1.gate_up' in names and any(e['tid'] == 0 and e['name'] == 'l1.gate_up' for e in ev)
+" "$tmpdir/trace.json"; then ok; else bad "trace lacks preload or execute events"; fi
+
+expect_error no_model 2 "a model is required" -- schedule
+expect_error no_hbm 2 "chip 'ipu-mk2' has no HBM" -- schedule llama2-13b --layers 1 --chip ipu-mk2
+expect_error bad_design 2 "design" -- schedule llama2-13b --layers 1 --design fastest
+expect_error bad_bw 2 "--hbm-bw: expected a positive bandwidth" -- schedule llama2-13b --layers 1 --hbm-bw fast
+expect_error bad_bw_unit 2 "--hbm-bw: expected a positive bandwidth" -- schedule llama2-13b --layers 1 --hbm-bw 16PB/s
+expect_error bad_tp 2 "tensor_parallel: expected 1..4 (the chips), got 8" -- schedule llama2-13b --layers 1 --tp 8
+expect_error bad_batch 2 "--batch: expected an integer" -- schedule llama2-13b --batch 0
+expect_error unknown_model 2 "unknown" -- schedule llama9
+expect_error onnx_batch 2 "--batch, --seq, --layers and --prefill shape zoo models" -- schedule x.onnx --batch 2
+expect_error unknown_opt 2 "unknown option '--fast'" -- schedule llama2-13b --fast
+expect_error trace_dir 2 "--trace: /nonexistent/t.json: cannot write" -- schedule llama2-13b --layers 1 --design full --trace /nonexistent/t.json
+expect_error nofit 1 "op 'l0.qkv' (MatMul, one chip's shard): no valid plan fits" -- schedule llama2-13b --layers 1 --batch 8 --set sram_bytes=16384
+
+finish cli_schedule

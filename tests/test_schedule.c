@@ -1,0 +1,268 @@
+/* tests for schedule.c: Elk's operator sequence of a model on an HBM chip
+ * (docs/schedule.md). */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <string.h>
+
+#include "rotor/schedule.h"
+#include "rotor/zoo.h"
+
+static rotor_graph llm(const char *name, int64_t batch, int64_t layers) {
+    rotor_graph g;
+    rotor_error err;
+    rotor_zoo_options zo = {.batch = batch, .layers = layers, .phase = ROTOR_PHASE_DECODE};
+    cr_assert_eq(rotor_zoo_build(name, &zo, &g, &err), ROTOR_OK, "%s", err.msg);
+    return g;
+}
+
+static rotor_chip pod4(void) {
+    rotor_chip c;
+    rotor_error err;
+    cr_assert_eq(rotor_chip_preset("ipu-pod4", &c, &err), ROTOR_OK, "%s", err.msg);
+    return c;
+}
+
+static const rotor_schedule_op *find(const rotor_schedule *s, const char *name) {
+    for (int o = 0; o < s->nops; o++)
+        if (!strcmp(s->ops[o].name, name)) return &s->ops[o];
+    cr_assert_fail("no operator %s", name);
+    return NULL;
+}
+
+static int axis(const rotor_schedule_op *o, const char *name) { return rotor_expr_axis(&o->expr, name); }
+
+Test(schedule, llama2_13b_decode_splits_over_4_chips_as_megatron_does) {
+    /* Elk §6.1: model parallelism across the four chips.  Column-parallel
+     * qkv and gate_up, attention by heads, row-parallel attn_out and ffn_down
+     * (an all-reduce makes their output whole), norms and residuals whole on
+     * every chip.  Llama 2 13B: d = 5120, 40 heads of 128, FFN 13824. */
+    rotor_graph g = llm("llama2-13b", 8, 1);
+    rotor_chip c = pod4();
+    rotor_schedule *s;
+    rotor_error err;
+    cr_assert_eq(rotor_schedule_build(&g, &c, NULL, &s, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(s->tensor_parallel, 4);
+    cr_assert_eq(s->chip.chips, 1);
+    cr_assert_eq(s->pchip.cores, 1472);
+    cr_assert_eq(s->pchip.hbm_bw, 4000000000000LL); /* 16 TB/s over 4 chips */
+
+    const rotor_schedule_op *qkv = find(s, "l0.qkv");
+    cr_assert_eq(qkv->shard, ROTOR_SHARD_OUTPUT);
+    cr_assert_eq(qkv->split_axis, axis(qkv, "n"));
+    cr_assert_eq(qkv->expr.extent[axis(qkv, "n")], 15360 / 4);
+    cr_assert_eq(qkv->hbm_bytes, 5120LL * 15360 * 2 / 4);
+    cr_assert_eq(qkv->interchip_ps, 0);
+
+    const rotor_schedule_op *sc = find(s, "l0.attn_scores");
+    cr_assert_eq(sc->shard, ROTOR_SHARD_OUTPUT);
+    cr_assert_eq(sc->split_axis, axis(sc, "g")); /* heads: in both inputs, 40 > batch 8 */
+    cr_assert_eq(sc->hbm_bytes, 8LL * 40 * 128 * 2048 * 2 / 4); /* a quarter of the K cache */
+    cr_assert_eq(find(s, "l0.softmax")->shard, ROTOR_SHARD_OUTPUT);
+    cr_assert_eq(find(s, "l0.context")->split_axis, axis(find(s, "l0.context"), "g"));
+
+    const rotor_schedule_op *ao = find(s, "l0.attn_out");
+    cr_assert_eq(ao->shard, ROTOR_SHARD_REDUCTION);
+    cr_assert_eq(ao->split_axis, axis(ao, "k"));
+    cr_assert_eq(ao->expr.extent[axis(ao, "k")], 1280);
+    /* ring all-reduce of the 8 x 5120 output: 2 (T-1) bytes / aggregate bandwidth + 2 (T-1) latencies */
+    double y = 8.0 * 5120 * 2;
+    int64_t want = (int64_t)llround((6.0 * y / 640e9 + 6.0 * rotor_chip_link_latency(&c)) * 1e12);
+    cr_assert_eq(ao->interchip_ps, want);
+    cr_assert_eq(ao->plans[0].time_ps, (int64_t)llround(ao->cands[0].cost.total * 1e12) + want);
+
+    cr_assert_eq(find(s, "l0.residual1")->shard, ROTOR_SHARD_REPLICATED);
+    cr_assert_eq(find(s, "l0.norm2")->shard, ROTOR_SHARD_REPLICATED);
+    cr_assert_eq(find(s, "l0.norm2")->hbm_bytes, 10240);
+    cr_assert_eq(find(s, "l0.gate_up")->shard, ROTOR_SHARD_OUTPUT);
+    cr_assert_eq(find(s, "l0.glu")->shard, ROTOR_SHARD_OUTPUT);
+    cr_assert_eq(find(s, "l0.ffn_down")->shard, ROTOR_SHARD_REDUCTION);
+    cr_assert_eq(find(s, "l0.ffn_down")->hbm_bytes, 13824LL * 5120 * 2 / 4);
+    cr_assert_eq(find(s, "lm_head")->shard, ROTOR_SHARD_OUTPUT);
+    /* the embedding Gather reads 8 rows of the table, not the table */
+    cr_assert_eq(find(s, "embed")->hbm_bytes, 8LL * 5120 * 2);
+    rotor_schedule_free(s);
+    rotor_graph_free(&g);
+}
+
+Test(schedule, hbm_bytes_per_chip_are_a_quarter_of_the_split_weights_and_cache) {
+    /* Property: every split operator loads 1/T of its HBM tensor, every
+     * replicated one all of it, so T x (split bytes) + replicated bytes
+     * equals the model's HBM bytes when the extents divide (Llama 2 13B). */
+    rotor_graph g = llm("llama2-13b", 8, 2);
+    rotor_chip c = pod4();
+    rotor_schedule *s;
+    rotor_error err;
+    cr_assert_eq(rotor_schedule_build(&g, &c, NULL, &s, &err), ROTOR_OK, "%s", err.msg);
+    int64_t model = 0, per_chip_x_t = 0;
+    for (int o = 0; o < g.nops; o++) {
+        const rotor_op *op = &g.ops[o];
+        const rotor_schedule_op *so = &s->ops[o];
+        int64_t whole = 0;
+        if (op->vendor) {
+            for (int i = 0; i < op->ninputs; i++) {
+                const rotor_value *v = &g.values[op->inputs[i]];
+                if (v->role != ROTOR_ROLE_ACTIVATION) whole += v->bytes;
+            }
+            if (!strcmp(op->type, "Gather")) whole = g.values[op->outputs[0]].bytes;
+        } else if (so->hbm_tensor >= 0) {
+            whole = rotor_tensor_elements(&op->expr, so->hbm_tensor) * 2;
+        }
+        model += whole;
+        bool split = so->shard != ROTOR_SHARD_REPLICATED &&
+                     (op->vendor || op->expr.tensors[so->hbm_tensor].has_axis[so->split_axis]);
+        per_chip_x_t += split ? so->hbm_bytes * 4 : so->hbm_bytes;
+        cr_assert(so->hbm_bytes >= 0);
+    }
+    cr_assert_eq(per_chip_x_t, model);
+    cr_assert_eq(s->hbm_bytes > 0, true);
+    rotor_schedule_free(s);
+    rotor_graph_free(&g);
+}
+
+Test(schedule, identical_layers_share_one_id_and_each_instance_begins_anew) {
+    rotor_graph g = llm("llama2-13b", 8, 3);
+    rotor_chip c = pod4();
+    rotor_schedule *s;
+    rotor_error err;
+    cr_assert_eq(rotor_schedule_build(&g, &c, NULL, &s, &err), ROTOR_OK, "%s", err.msg);
+    int begins = 0;
+    for (int o = 0; o < s->nops; o++) {
+        const rotor_schedule_op *so = &s->ops[o];
+        bool in_layer = so->name[0] == 'l' && so->name[1] >= '0' && so->name[1] <= '9';
+        cr_assert_eq(so->layer, in_layer ? 1 : 0, "%s", so->name);
+        begins += so->layer_begin;
+    }
+    cr_assert_eq(begins, 3);
+    cr_assert(find(s, "l2.norm1")->layer_begin);
+    /* repeated layers are searched once: qkv, scores, context, attn_out,
+     * residual, gate_up, glu, ffn_down, lm_head */
+    cr_assert_eq(s->searches, 9);
+    rotor_schedule_free(s);
+    rotor_graph_free(&g);
+}
+
+Test(schedule, offered_plans_are_pareto_in_link_aware_time_and_space) {
+    /* docs/schedule.md: a plan whose weights, replicated R times, load the
+     * core's link longer than a leaner plan runs is not offered. */
+    rotor_graph g = llm("llama2-13b", 8, 1);
+    rotor_chip c = pod4();
+    rotor_schedule *s;
+    rotor_error err;
+    cr_assert_eq(rotor_schedule_build(&g, &c, NULL, &s, &err), ROTOR_OK, "%s", err.msg);
+    double link = rotor_chip_link_bw(&c);
+    for (int o = 0; o < s->nops; o++) {
+        const rotor_schedule_op *so = &s->ops[o];
+        cr_assert_geq(so->nplans, 1, "%s", so->name);
+        for (int a = 0; a < so->nplans; a++)
+            for (int b = 0; b < so->nplans; b++) {
+                if (a == b) continue;
+                const rotor_preload_plan *x = &so->plans[a], *y = &so->plans[b];
+                double dx = ceil((double)so->hbm_bytes * (double)x->share / 1472.0),
+                       dy = ceil((double)so->hbm_bytes * (double)y->share / 1472.0);
+                double tx = fmax((double)x->time_ps, (double)(x->traffic_bytes + dx) / link * 1e12),
+                       ty = fmax((double)y->time_ps, (double)(y->traffic_bytes + dy) / link * 1e12);
+                cr_assert(!(tx <= ty - 1 && x->space_bytes <= y->space_bytes), "%s: plan %d beats plan %d",
+                          so->name, a, b);
+            }
+        if (!so->vendor && so->hbm_tensor >= 0)
+            for (int k = 0; k < so->nplans; k++)
+                cr_assert_eq(so->plans[k].share, so->cands[k].info.rings[so->hbm_tensor]);
+    }
+    rotor_schedule_free(s);
+    rotor_graph_free(&g);
+}
+
+Test(schedule, designs_rank_and_the_report_adds_up) {
+    /* On a 2-layer Llama 2 13B decode: Ideal is a lower bound of every
+     * design, Full is never slower than Dyn, HBM utilisation is at most 1,
+     * and TFLOPS is the model's FLOPs over the latency. */
+    rotor_graph g = llm("llama2-13b", 16, 2);
+    rotor_chip c = pod4();
+    rotor_schedule *s;
+    rotor_error err;
+    cr_assert_eq(rotor_schedule_build(&g, &c, NULL, &s, &err), ROTOR_OK, "%s", err.msg);
+    rotor_schedule_report r[ROTOR_PRELOAD_NDESIGNS];
+    for (int d = 0; d < ROTOR_PRELOAD_NDESIGNS; d++)
+        cr_assert_eq(rotor_schedule_run(s, (rotor_preload_design)d, &r[d], &err), ROTOR_OK, "%s", err.msg);
+    int64_t ideal = r[ROTOR_PRELOAD_IDEAL].result.latency_ps;
+    for (int d = 0; d < ROTOR_PRELOAD_NDESIGNS; d++) {
+        cr_assert_geq(r[d].result.latency_ps, ideal, "%s", rotor_preload_designs[d].name);
+        cr_assert_leq(r[d].hbm_util, 1.0 + 1e-9);
+        cr_assert_float_eq(r[d].tflops, s->model_flops / r[d].latency_s / 1e12, 1e-6);
+        /* the latency covers the HBM time of one chip's bytes */
+        cr_assert_geq(r[d].latency_s, (double)s->hbm_bytes / (c.hbm_gbps * 1e9) * (1 - 1e-9));
+    }
+    cr_assert_leq(r[ROTOR_PRELOAD_FULL].result.latency_ps, r[ROTOR_PRELOAD_DYN].result.latency_ps);
+    cr_assert_lt(r[ROTOR_PRELOAD_STATIC].result.latency_ps, r[ROTOR_PRELOAD_BASIC].result.latency_ps);
+    /* link bytes: every operator's traffic, preload space and distribution */
+    const rotor_preload_result *x = &r[ROTOR_PRELOAD_FULL].result;
+    int64_t bytes = 0;
+    for (int o = 0; o < s->nops; o++) {
+        int n;
+        const rotor_preload_state *st = rotor_preload_model_states(s->model, o, x->ops[o].plan, &n);
+        bytes += s->ops[o].plans[x->ops[o].plan].traffic_bytes + st[x->ops[o].state].space_bytes +
+                 st[x->ops[o].state].dist_bytes;
+    }
+    cr_assert_eq(r[ROTOR_PRELOAD_FULL].link_bytes, bytes);
+    for (int d = 0; d < ROTOR_PRELOAD_NDESIGNS; d++) rotor_schedule_report_free(&r[d]);
+    rotor_schedule_free(s);
+    rotor_graph_free(&g);
+}
+
+Test(schedule, the_result_does_not_depend_on_the_thread_count) {
+    rotor_graph g = llm("gemma2-27b", 8, 2);
+    rotor_chip c = pod4();
+    rotor_schedule *a, *b;
+    rotor_error err;
+    cr_assert_eq(rotor_schedule_build(&g, &c, &(rotor_schedule_options){.threads = 1}, &a, &err), ROTOR_OK);
+    cr_assert_eq(rotor_schedule_build(&g, &c, &(rotor_schedule_options){.threads = 2}, &b, &err), ROTOR_OK);
+    cr_assert_eq(a->nops, b->nops);
+    for (int o = 0; o < a->nops; o++) {
+        cr_assert_eq(a->ops[o].nplans, b->ops[o].nplans);
+        cr_assert_eq(memcmp(a->ops[o].plans, b->ops[o].plans, sizeof *a->ops[o].plans * (size_t)a->ops[o].nplans), 0);
+    }
+    rotor_schedule_report ra, rb;
+    cr_assert_eq(rotor_schedule_run(a, ROTOR_PRELOAD_FULL, &ra, &err), ROTOR_OK);
+    cr_assert_eq(rotor_schedule_run(b, ROTOR_PRELOAD_FULL, &rb, &err), ROTOR_OK);
+    cr_assert_eq(ra.result.latency_ps, rb.result.latency_ps);
+    rotor_schedule_report_free(&ra);
+    rotor_schedule_report_free(&rb);
+    rotor_schedule_free(a);
+    rotor_schedule_free(b);
+    rotor_graph_free(&g);
+}
+
+Test(schedule, one_chip_runs_every_operator_whole) {
+    rotor_graph g = llm("llama2-13b", 8, 1);
+    rotor_chip c = pod4();
+    rotor_schedule *s;
+    rotor_error err;
+    cr_assert_eq(rotor_schedule_build(&g, &c, &(rotor_schedule_options){.tensor_parallel = 1}, &s, &err), ROTOR_OK);
+    for (int o = 0; o < s->nops; o++) {
+        cr_assert_eq(s->ops[o].shard, ROTOR_SHARD_REPLICATED, "%s", s->ops[o].name);
+        cr_assert_eq(s->ops[o].interchip_ps, 0);
+    }
+    cr_assert_eq(find(s, "l0.qkv")->hbm_bytes, 5120LL * 15360 * 2);
+    rotor_schedule_free(s);
+    rotor_graph_free(&g);
+}
+
+Test(schedule, bad_input_is_refused_with_the_reason) {
+    rotor_graph g = llm("llama2-13b", 8, 1);
+    rotor_chip c;
+    rotor_schedule *s = (rotor_schedule *)1;
+    rotor_error err;
+    cr_assert_eq(rotor_chip_preset("ipu-mk2", &c, &err), ROTOR_OK);
+    cr_assert_eq(rotor_schedule_build(&g, &c, NULL, &s, &err), ROTOR_ERR_INPUT);
+    cr_assert_null(s);
+    cr_assert(strstr(err.msg, "chip 'ipu-mk2' has no HBM"), "%s", err.msg);
+    c = pod4();
+    cr_assert_eq(rotor_schedule_build(&g, &c, &(rotor_schedule_options){.tensor_parallel = 5}, &s, &err),
+                 ROTOR_ERR_INPUT);
+    cr_assert(strstr(err.msg, "tensor_parallel: expected 1..4 (the chips), got 5"), "%s", err.msg);
+    /* SRAM too small for any plan of some shard: NOFIT naming the operator */
+    c.sram_bytes = 16384;
+    cr_assert_eq(rotor_schedule_build(&g, &c, NULL, &s, &err), ROTOR_ERR_NOFIT);
+    cr_assert(strstr(err.msg, "op '"), "%s", err.msg);
+    rotor_graph_free(&g);
+}
