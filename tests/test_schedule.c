@@ -109,7 +109,7 @@ Test(schedule, hbm_bytes_per_chip_are_a_quarter_of_the_split_weights_and_cache) 
         }
         model += whole;
         bool split = so->shard != ROTOR_SHARD_REPLICATED &&
-                     (op->vendor || op->expr.tensors[so->hbm_tensor].has_axis[so->split_axis]);
+                     (op->vendor || (so->hbm_tensor >= 0 && op->expr.tensors[so->hbm_tensor].has_axis[so->split_axis]));
         per_chip_x_t += split ? so->hbm_bytes * 4 : so->hbm_bytes;
         cr_assert(so->hbm_bytes >= 0);
     }
