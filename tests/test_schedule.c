@@ -31,16 +31,22 @@ static const rotor_schedule_op *find(const rotor_schedule *s, const char *name) 
 
 static int axis(const rotor_schedule_op *o, const char *name) { return rotor_expr_axis(&o->expr, name); }
 
+/* The schedule input of g on ipu-pod4 (opt may be NULL); fails the test on error. */
+static rotor_schedule *build(const rotor_graph *g, const rotor_schedule_options *opt) {
+    rotor_chip c = pod4();
+    rotor_schedule *s;
+    rotor_error err;
+    cr_assert_eq(rotor_schedule_build(g, &c, opt, &s, &err), ROTOR_OK, "%s", err.msg);
+    return s;
+}
+
 Test(schedule, llama2_13b_decode_splits_over_4_chips_as_megatron_does) {
     /* Elk §6.1: model parallelism across the four chips.  Column-parallel
      * qkv and gate_up, attention by heads, row-parallel attn_out and ffn_down
      * (an all-reduce makes their output whole), norms and residuals whole on
      * every chip.  Llama 2 13B: d = 5120, 40 heads of 128, FFN 13824. */
     rotor_graph g = llm("llama2-13b", 8, 1);
-    rotor_chip c = pod4();
-    rotor_schedule *s;
-    rotor_error err;
-    cr_assert_eq(rotor_schedule_build(&g, &c, NULL, &s, &err), ROTOR_OK, "%s", err.msg);
+    rotor_schedule *s = build(&g, NULL);
     cr_assert_eq(s->tensor_parallel, 4);
     cr_assert_eq(s->chip.chips, 1);
     cr_assert_eq(s->pchip.cores, 1472);
@@ -66,7 +72,7 @@ Test(schedule, llama2_13b_decode_splits_over_4_chips_as_megatron_does) {
     cr_assert_eq(ao->expr.extent[axis(ao, "k")], 1280);
     /* ring all-reduce of the 8 x 5120 output: 2 (T-1) bytes / aggregate bandwidth + 2 (T-1) latencies */
     double y = 8.0 * 5120 * 2;
-    int64_t want = (int64_t)llround((6.0 * y / 640e9 + 6.0 * rotor_chip_link_latency(&c)) * 1e12);
+    int64_t want = (int64_t)llround((6.0 * y / 640e9 + 6.0 * rotor_chip_link_latency(&s->chip)) * 1e12);
     cr_assert_eq(ao->interchip_ps, want);
     cr_assert_eq(ao->plans[0].time_ps, (int64_t)llround(ao->cands[0].cost.total * 1e12) + want);
 
@@ -89,10 +95,7 @@ Test(schedule, hbm_bytes_per_chip_are_a_quarter_of_the_split_weights_and_cache) 
      * replicated one all of it, so T x (split bytes) + replicated bytes
      * equals the model's HBM bytes when the extents divide (Llama 2 13B). */
     rotor_graph g = llm("llama2-13b", 8, 2);
-    rotor_chip c = pod4();
-    rotor_schedule *s;
-    rotor_error err;
-    cr_assert_eq(rotor_schedule_build(&g, &c, NULL, &s, &err), ROTOR_OK, "%s", err.msg);
+    rotor_schedule *s = build(&g, NULL);
     int64_t model = 0, per_chip_x_t = 0;
     for (int o = 0; o < g.nops; o++) {
         const rotor_op *op = &g.ops[o];
@@ -121,10 +124,7 @@ Test(schedule, hbm_bytes_per_chip_are_a_quarter_of_the_split_weights_and_cache) 
 
 Test(schedule, identical_layers_share_one_id_and_each_instance_begins_anew) {
     rotor_graph g = llm("llama2-13b", 8, 3);
-    rotor_chip c = pod4();
-    rotor_schedule *s;
-    rotor_error err;
-    cr_assert_eq(rotor_schedule_build(&g, &c, NULL, &s, &err), ROTOR_OK, "%s", err.msg);
+    rotor_schedule *s = build(&g, NULL);
     int begins = 0;
     for (int o = 0; o < s->nops; o++) {
         const rotor_schedule_op *so = &s->ops[o];
@@ -145,11 +145,8 @@ Test(schedule, offered_plans_are_pareto_in_link_aware_time_and_space) {
     /* docs/schedule.md: a plan whose weights, replicated R times, load the
      * core's link longer than a leaner plan runs is not offered. */
     rotor_graph g = llm("llama2-13b", 8, 1);
-    rotor_chip c = pod4();
-    rotor_schedule *s;
-    rotor_error err;
-    cr_assert_eq(rotor_schedule_build(&g, &c, NULL, &s, &err), ROTOR_OK, "%s", err.msg);
-    double link = rotor_chip_link_bw(&c);
+    rotor_schedule *s = build(&g, NULL);
+    double link = rotor_chip_link_bw(&s->chip);
     for (int o = 0; o < s->nops; o++) {
         const rotor_schedule_op *so = &s->ops[o];
         cr_assert_geq(so->nplans, 1, "%s", so->name);
@@ -177,11 +174,9 @@ Test(schedule, designs_rank_and_the_report_adds_up) {
      * design, Full is never slower than Dyn, HBM utilisation is at most 1,
      * and TFLOPS is the model's FLOPs over the latency. */
     rotor_graph g = llm("llama2-13b", 16, 2);
-    rotor_chip c = pod4();
-    rotor_schedule *s;
-    rotor_error err;
-    cr_assert_eq(rotor_schedule_build(&g, &c, NULL, &s, &err), ROTOR_OK, "%s", err.msg);
+    rotor_schedule *s = build(&g, NULL);
     rotor_schedule_report r[ROTOR_PRELOAD_NDESIGNS];
+    rotor_error err;
     for (int d = 0; d < ROTOR_PRELOAD_NDESIGNS; d++)
         cr_assert_eq(rotor_schedule_run(s, (rotor_preload_design)d, &r[d], &err), ROTOR_OK, "%s", err.msg);
     int64_t ideal = r[ROTOR_PRELOAD_IDEAL].result.latency_ps;
@@ -190,7 +185,7 @@ Test(schedule, designs_rank_and_the_report_adds_up) {
         cr_assert_leq(r[d].hbm_util, 1.0 + 1e-9);
         cr_assert_float_eq(r[d].tflops, s->model_flops / r[d].latency_s / 1e12, 1e-6);
         /* the latency covers the HBM time of one chip's bytes */
-        cr_assert_geq(r[d].latency_s, (double)s->hbm_bytes / (c.hbm_gbps * 1e9) * (1 - 1e-9));
+        cr_assert_geq(r[d].latency_s, (double)s->hbm_bytes / (s->chip.hbm_gbps * 1e9) * (1 - 1e-9));
     }
     cr_assert_leq(r[ROTOR_PRELOAD_FULL].result.latency_ps, r[ROTOR_PRELOAD_DYN].result.latency_ps);
     cr_assert_lt(r[ROTOR_PRELOAD_STATIC].result.latency_ps, r[ROTOR_PRELOAD_BASIC].result.latency_ps);
