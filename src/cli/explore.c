@@ -432,8 +432,8 @@ static void write_svg(FILE *f, const sweep *sw, const point *pts, const rotor_pr
 }
 
 static void print_table(const sweep *sw, const point *pts, const rotor_preload_design *designs, int nd) {
-    printf("sweep %s (%s): %d points x %d designs -> %s, %s\n", KEYS[sw->key].name, KEYS[sw->key].unit, sw->n,
-           nd, sw->csv_path, sw->svg_path);
+    printf("sweep %s (%s): %d point%s x %d design%s -> %s, %s\n", KEYS[sw->key].name, KEYS[sw->key].unit, sw->n,
+           sw->n > 1 ? "s" : "", nd, nd > 1 ? "s" : "", sw->csv_path, sw->svg_path);
     printf("%10s %-7s %11s %8s %10s %10s %10s %10s %6s %6s %8s\n", KEYS[sw->key].name, "design", "latency ms",
            "% ideal", "preload ms", "execute ms", "overlap ms", "stall ms", "HBM %", "link %", "TFLOPS");
     for (int i = sw->first; i < sw->first + sw->n; i++) {
@@ -853,10 +853,13 @@ int cmd_explore(int argc, char **argv) {
     } else if (json) {
         rc = print_json(g.name, &chip, sws, nsw, pts, designs, nd);
     } else {
-        printf("%s on %s: %lld chip%s x %lld cores, HBM %.6g TB/s in all, links %.6g GB/s, %.6g TFLOP/s "
+        char topo[64] = "all-to-all";
+        if (chip.topology == ROTOR_TOPO_MESH)
+            snprintf(topo, sizeof topo, "mesh %lldx%lld", (long long)chip.mesh_width, (long long)chip.mesh_height);
+        printf("%s on %s: %lld chip%s x %lld cores (%s), HBM %.6g TB/s in all, links %.6g GB/s, %.6g TFLOP/s "
                "matrix per chip; %s\n",
                g.name, chip.name, (long long)chip.chips, chip.chips > 1 ? "s" : "", (long long)chip.cores_per_chip,
-               chip.hbm_gbps * (double)chip.chips / 1000.0, chip.link_gbps, chip.matrix_tflops,
+               topo, chip.hbm_gbps * (double)chip.chips / 1000.0, chip.link_gbps, chip.matrix_tflops,
                decode ? "decode step (latency per token)" : "one step");
         for (int w = 0; w < nsw; w++) {
             printf("\n");
