@@ -56,5 +56,6 @@ int cmd_compile(int argc, char **argv);
 int cmd_model(int argc, char **argv);
 int cmd_simulate(int argc, char **argv);
 int cmd_schedule(int argc, char **argv);
+int cmd_explore(int argc, char **argv);
 
 #endif

@@ -1,0 +1,872 @@
+/* rotor explore — a design-space sweep of Elk's HBM schedules (Elk §6.4,
+ * Figures 19-23, docs/explore.md): one chip parameter takes a list of values,
+ * the model is scheduled at each (rotor_schedule_build, then every requested
+ * design), and each sweep writes a CSV and an SVG line plot of the per-token
+ * latency.  The points run in parallel; the output does not depend on the
+ * thread count (results are kept per point and printed in point order). */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "rotor/group.h"
+#include "rotor/schedule.h"
+
+#define MAX_SETS 32
+#define MAX_SWEEPS 8
+#define MAX_POINTS 64
+#define MESH_MAX_ASPECT 4 /* cores on a mesh: the longer side at most 4x the shorter */
+
+static const char *const CMD = "explore";
+
+/* ---- the sweep keys ------------------------------------------------------ */
+
+typedef enum sweep_key { KEY_HBM_BW, KEY_NOC_BW, KEY_CORES, KEY_FLOPS, NKEYS } sweep_key;
+
+static const struct {
+    const char *name;  /* --sweep NAME=... and the file suffix */
+    const char *unit;
+    const char *axis;  /* the SVG's x-axis label */
+    const char *field; /* the chip field it sets (docs/chip-format.md) */
+    bool integer;
+} KEYS[NKEYS] = {
+    {"hbm-bw", "TB/s", "total HBM bandwidth of all chips (TB/s)", "hbm_gbps", false},
+    {"noc-bw", "GB/s", "per-core link bandwidth (GB/s)", "link_gbps", false},
+    {"cores", "cores", "cores per chip", "cores_per_chip", true},
+    {"flops", "TFLOP/s", "matrix TFLOP/s per chip", "matrix_tflops", false},
+};
+
+static void explore_usage(FILE *f) {
+    fprintf(f,
+            "usage: rotor explore MODEL|FILE.onnx --sweep KEY=VALUES [options]\n"
+            "\n"
+            "Sweeps one chip parameter (Elk §6.4): the model is scheduled as `rotor schedule`\n"
+            "does at every value, for every design, and each sweep writes PREFIX-KEY.csv and\n"
+            "PREFIX-KEY.svg (a line plot of the latency against the value) and prints a table.\n"
+            "\n"
+            "keys:\n"
+            "  hbm-bw   total HBM bandwidth of all chips, TB/s (as rotor schedule --hbm-bw)\n"
+            "  noc-bw   per-core link bandwidth, GB/s (the chip's link_gbps)\n"
+            "  cores    cores per chip (cores_per_chip); on a mesh chip the mesh becomes the\n"
+            "           most nearly square WxH (refused beyond 4:1)\n"
+            "  flops    matrix TFLOP/s per chip (matrix_tflops); vector_tflops is scaled by\n"
+            "           the same ratio\n"
+            "values: a comma list (2,4,8,16), ranges START:END:xF (geometric, 2:32:x2 is\n"
+            "2,4,8,16,32) or START:END:+S (arithmetic), or both mixed; at most %d points.\n"
+            "\n"
+            "  --sweep KEY=VALUES  a sweep (repeatable, one per key: each writes its own files)\n"
+            "  --design D,...      basic, static, dyn, full, ideal, or all (default all)\n"
+            "  -o PREFIX           output files PREFIX-KEY.csv and .svg (default explore-MODEL)\n"
+            "  --chip NAME|FILE    preset or chip file with HBM; default ipu-pod4\n"
+            "  --set KEY=VALUE     override one chip field before the sweep (repeatable)\n"
+            "  --hbm-bw BW         total HBM bandwidth when it is not the swept key (TB/s)\n"
+            "  --batch N, --seq N, --layers N, --prefill, --dim k=v,..., --input NAME=AxB,..\n"
+            "                      shape the model, as in rotor schedule\n"
+            "  --tp N              chips the model is split over (default: all of them)\n"
+            "  --sram-nonblocking  inter-core writes do not pause a core's SRAM accesses\n"
+            "  --max-orders N      preload orders tried per layer (default 5040)\n"
+            "  --json              print JSON (rotor-explore, version 1) instead of the table\n"
+            "  --threads N         sweep points run in parallel (default: all cores); the\n"
+            "                      output is the same for every N\n"
+            "  -h, --help          this help\n"
+            "\n"
+            "A point where an operator does not fit is skipped (noted on stderr and in the\n"
+            "table); a sweep with no point that fits is an error.\n"
+            "exit status: 0 swept, 1 no point of a sweep fits, 2 bad input\n",
+            MAX_POINTS);
+}
+
+/* "16", "16TB/s", "16tb", "8000GB/s" -> GB/s (as rotor schedule --hbm-bw). */
+static bool parse_bw(const char *s, double *gbps) {
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || !(v > 0) || v > 1e6) return false;
+    double scale = 1000.0;
+    if (!*end || !strcasecmp(end, "TB/s") || !strcasecmp(end, "TB") || !strcasecmp(end, "T")) scale = 1000.0;
+    else if (!strcasecmp(end, "GB/s") || !strcasecmp(end, "GB") || !strcasecmp(end, "G")) scale = 1.0;
+    else return false;
+    *gbps = v * scale;
+    return true;
+}
+
+/* ---- value lists --------------------------------------------------------- */
+
+/* A positive finite decimal number, the whole of s[0..len). */
+static bool parse_number(const char *s, size_t len, double *out) {
+    char buf[64];
+    if (len == 0 || len >= sizeof buf) return false;
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    for (size_t i = 0; i < len; i++)
+        if (!strchr("0123456789.eE+-", buf[i])) return false;
+    char *end;
+    double v = strtod(buf, &end);
+    if (*end || !isfinite(v)) return false;
+    *out = v;
+    return true;
+}
+
+/* Parses VALUES into vals (at most MAX_POINTS), or writes why not into msg. */
+static bool parse_values(const char *list, bool integer, double *vals, int *n, char *msg, size_t msize) {
+    *n = 0;
+    if (!*list) {
+        snprintf(msg, msize, "no values (expected V1,V2,... or START:END:xF)");
+        return false;
+    }
+    const char *p = list;
+    for (int item = 1;; item++) {
+        size_t len = strcspn(p, ",");
+        if (len == 0) {
+            snprintf(msg, msize, "value %d is empty", item);
+            return false;
+        }
+        const char *c1 = memchr(p, ':', len);
+        if (!c1) {
+            double v;
+            if (!parse_number(p, len, &v)) {
+                snprintf(msg, msize, "value %d: expected a number, got '%.*s'", item, (int)len, p);
+                return false;
+            }
+            if (*n == MAX_POINTS) {
+                snprintf(msg, msize, "more than %d values", MAX_POINTS);
+                return false;
+            }
+            vals[(*n)++] = v;
+        } else {
+            const char *c2 = memchr(c1 + 1, ':', len - (size_t)(c1 + 1 - p));
+            double a, b, step;
+            char op = c2 && c2 + 1 < p + len ? c2[1] : 0;
+            if (!c2 || (op != 'x' && op != '+') || !parse_number(p, (size_t)(c1 - p), &a) ||
+                !parse_number(c1 + 1, (size_t)(c2 - c1 - 1), &b) ||
+                !parse_number(c2 + 2, len - (size_t)(c2 + 2 - p), &step)) {
+                snprintf(msg, msize, "value %d: expected a range START:END:xFACTOR or START:END:+STEP, got '%.*s'",
+                         item, (int)len, p);
+                return false;
+            }
+            if (!(a > 0) || b < a || (op == 'x' ? !(step > 1) : !(step > 0))) {
+                snprintf(msg, msize, "range '%.*s': expected 0 < START <= END and a %s", (int)len, p,
+                         op == 'x' ? "factor above 1" : "positive step");
+                return false;
+            }
+            /* values a*F^k or a+k*S up to END (a relative 1e-9 of slack for
+             * decimal steps such as 0.1) */
+            for (int k = 0;; k++) {
+                double v = op == 'x' ? a * pow(step, k) : a + k * step;
+                if (v > b * (1 + 1e-9)) break;
+                if (*n == MAX_POINTS) {
+                    snprintf(msg, msize, "more than %d values", MAX_POINTS);
+                    return false;
+                }
+                vals[(*n)++] = v;
+            }
+        }
+        p += len;
+        if (!*p) break;
+        p++; /* the comma */
+        if (!*p) {
+            snprintf(msg, msize, "value %d is empty", item + 1);
+            return false;
+        }
+    }
+    for (int i = 0; i < *n; i++) {
+        if (!(vals[i] > 0)) {
+            snprintf(msg, msize, "%g: expected a positive value", vals[i]);
+            return false;
+        }
+        if (integer && vals[i] != floor(vals[i])) {
+            snprintf(msg, msize, "%g: expected a whole number", vals[i]);
+            return false;
+        }
+        for (int j = 0; j < i; j++)
+            if (vals[j] == vals[i]) {
+                snprintf(msg, msize, "%g listed twice", vals[i]);
+                return false;
+            }
+    }
+    return true;
+}
+
+/* ---- applying a value to the chip ------------------------------------------ */
+
+/* One "field=value" through rotor_chip_set, its "--set: " prefix dropped (the
+ * caller names the sweep instead). */
+static rotor_status set_field(rotor_chip *c, const char *field, double v, rotor_error *err) {
+    char a[96];
+    snprintf(a, sizeof a, "%s=%.17g", field, v);
+    rotor_status st = rotor_chip_set(c, a, err);
+    if (st && !strncmp(err->msg, "--set: ", 7)) memmove(err->msg, err->msg + 7, strlen(err->msg + 7) + 1);
+    return st;
+}
+
+/* The chip at one sweep point: base with the key's value applied, validated. */
+static rotor_status apply_value(const rotor_chip *base, sweep_key key, double v, rotor_chip *out, rotor_error *err) {
+    rotor_chip c = *base;
+    rotor_status st = ROTOR_OK;
+    switch (key) {
+    case KEY_HBM_BW:
+        if (c.hbm_controllers == 0)
+            return rotor_fail(err, ROTOR_ERR_INPUT, "chip '%s' has no HBM (set hbm_bytes, hbm_gbps and "
+                              "hbm_controllers, or use ipu-pod4)", c.name);
+        st = set_field(&c, "hbm_gbps", v * 1000.0 / (double)c.chips, err);
+        break;
+    case KEY_NOC_BW: st = set_field(&c, "link_gbps", v, err); break;
+    case KEY_FLOPS:
+        st = set_field(&c, "matrix_tflops", v, err);
+        if (!st) st = set_field(&c, "vector_tflops", base->vector_tflops * (v / base->matrix_tflops), err);
+        break;
+    case KEY_CORES:
+        st = set_field(&c, "cores_per_chip", v, err);
+        if (!st && c.topology == ROTOR_TOPO_MESH) {
+            /* the most nearly square factorisation, the base's orientation kept */
+            int64_t n = c.cores_per_chip, small = 1;
+            for (int64_t d = 1; d * d <= n; d++)
+                if (n % d == 0) small = d;
+            int64_t big = n / small;
+            if (big > MESH_MAX_ASPECT * small)
+                return rotor_fail(err, ROTOR_ERR_INPUT,
+                                  "the chip is a mesh and %lld cores make no mesh within %d:1 (the squarest "
+                                  "is %lldx%lld)", (long long)n, MESH_MAX_ASPECT, (long long)big,
+                                  (long long)small);
+            bool wide = base->mesh_width >= base->mesh_height;
+            c.mesh_width = wide ? big : small;
+            c.mesh_height = wide ? small : big;
+        }
+        break;
+    case NKEYS: break;
+    }
+    if (!st) st = rotor_chip_validate(&c, err);
+    if (!st) *out = c;
+    return st;
+}
+
+/* ---- the sweep ----------------------------------------------------------- */
+
+typedef struct row {
+    double latency_us, pct_ideal, preload_us, execute_us, overlap_us, stall_us, hbm_util, link_util, tflops;
+} row;
+
+typedef struct point {
+    int sweep;
+    double value;
+    rotor_chip chip;
+    rotor_status st;
+    rotor_error err;
+    int64_t tensor_parallel;
+    int nops;
+    row rows[ROTOR_PRELOAD_NDESIGNS]; /* by design */
+} point;
+
+typedef struct sweep {
+    sweep_key key;
+    const char *spec;
+    int first, n; /* its points: pts[first .. first + n) */
+    int fits;
+    char csv_path[4096], svg_path[4096];
+    FILE *csv, *svg;
+} sweep;
+
+static double us(int64_t ps) { return (double)ps * 1e-6; }
+
+/* Schedules one point: every design in want (ideal always among them). */
+static void run_point(const rotor_graph *g, const rotor_schedule_options *base_opt, const bool *want, point *pt) {
+    rotor_schedule_options so = *base_opt;
+    so.threads = 1; /* the points are the parallel loop */
+    rotor_schedule *s = NULL;
+    pt->st = rotor_schedule_build(g, &pt->chip, &so, &s, &pt->err);
+    if (!pt->st) {
+        pt->tensor_parallel = s->tensor_parallel;
+        pt->nops = s->nops;
+        for (int d = 0; d < ROTOR_PRELOAD_NDESIGNS && !pt->st; d++) {
+            if (!want[d]) continue;
+            rotor_schedule_report rep;
+            pt->st = rotor_schedule_run(s, (rotor_preload_design)d, &rep, &pt->err);
+            if (pt->st) break;
+            const rotor_preload_breakdown *b = &rep.result.breakdown;
+            pt->rows[d] = (row){.latency_us = us(rep.result.latency_ps), .preload_us = us(b->preload_ps),
+                                .execute_us = us(b->execute_ps), .overlap_us = us(b->overlap_ps),
+                                .stall_us = us(b->stall_ps), .hbm_util = rep.hbm_util,
+                                .link_util = rep.link_util, .tflops = rep.tflops};
+            rotor_schedule_report_free(&rep);
+        }
+        double ideal = pt->rows[ROTOR_PRELOAD_IDEAL].latency_us;
+        for (int d = 0; d < ROTOR_PRELOAD_NDESIGNS; d++)
+            if (want[d]) pt->rows[d].pct_ideal = pt->rows[d].latency_us > 0 ? 100.0 * ideal / pt->rows[d].latency_us : 0;
+    }
+    rotor_schedule_free(s);
+}
+
+/* ---- outputs ------------------------------------------------------------- */
+
+static void print_value(FILE *f, double v) { fprintf(f, "%.10g", v); }
+
+static void write_csv(FILE *f, const sweep *sw, const point *pts, const rotor_preload_design *designs, int nd) {
+    fprintf(f, "key,value,design,latency_us,percent_of_ideal,preload_us,execute_us,overlap_us,stall_us,"
+               "hbm_util,link_util,tflops\n");
+    for (int i = sw->first; i < sw->first + sw->n; i++) {
+        if (pts[i].st) continue;
+        for (int k = 0; k < nd; k++) {
+            const row *r = &pts[i].rows[designs[k]];
+            fprintf(f, "%s,", KEYS[sw->key].name);
+            print_value(f, pts[i].value);
+            fprintf(f, ",%s,%.6f,%.4f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.4f\n", rotor_preload_designs[designs[k]].name,
+                    r->latency_us, r->pct_ideal, r->preload_us, r->execute_us, r->overlap_us, r->stall_us,
+                    r->hbm_util, r->link_util, r->tflops);
+        }
+    }
+}
+
+/* s with &, <, >, " escaped for XML text and attributes. */
+static void xml_text(FILE *f, const char *s) {
+    for (; *s; s++) {
+        switch (*s) {
+        case '&': fputs("&amp;", f); break;
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '"': fputs("&quot;", f); break;
+        default: fputc(*s, f);
+        }
+    }
+}
+
+/* A round tick step near span / 5: 1, 2, 2.5 or 5 times a power of ten. */
+static double nice_step(double span) {
+    double raw = span / 5.0;
+    double p = pow(10.0, floor(log10(raw)));
+    double m = raw / p;
+    return (m <= 1 ? 1 : m <= 2 ? 2 : m <= 2.5 ? 2.5 : m <= 5 ? 5 : 10) * p;
+}
+
+static const char *const COLOURS[ROTOR_PRELOAD_NDESIGNS] = {"#d62728", "#ff7f0e", "#2ca02c", "#1f77b4",
+                                                            "#555555"};
+
+/* The SVG line plot: x the swept value (log2 when it spans more than 8x), y
+ * the latency in ms from 0, one polyline with markers per design. */
+static void write_svg(FILE *f, const sweep *sw, const point *pts, const rotor_preload_design *designs, int nd,
+                      const char *model, const char *chip, const char *ylabel) {
+    const double W = 760, H = 440, L = 80, R = 570, T = 50, B = 370;
+    int idx[MAX_POINTS] = {0}, n = 0;
+    for (int i = sw->first; i < sw->first + sw->n; i++)
+        if (!pts[i].st) idx[n++] = i;
+    if (n == 0) return; /* not called so: a sweep without a point that fits is an error */
+    for (int a = 1; a < n; a++) /* by value: the polylines run left to right */
+        for (int b = a; b > 0 && pts[idx[b - 1]].value > pts[idx[b]].value; b--) {
+            int t = idx[b];
+            idx[b] = idx[b - 1];
+            idx[b - 1] = t;
+        }
+    double xmin = pts[idx[0]].value, xmax = pts[idx[n - 1]].value, ymax = 0;
+    bool logx = xmax / xmin > 8;
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < nd; k++) ymax = fmax(ymax, pts[idx[i]].rows[designs[k]].latency_us * 1e-3);
+    if (!(ymax > 0)) ymax = 1;
+    double ystep = nice_step(ymax * 1.05);
+    int yticks = (int)ceil(ymax * 1.05 / ystep - 1e-9);
+    double ytop = yticks * ystep;
+    double u0 = logx ? log2(xmin) : xmin, u1 = logx ? log2(xmax) : xmax;
+#define XPOS(v) (u1 > u0 ? L + 20 + ((logx ? log2(v) : (v)) - u0) / (u1 - u0) * (R - L - 40) : (L + R) / 2)
+#define YPOS(ms) (B - (ms) / ytop * (B - T))
+    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
+               "font-family=\"sans-serif\" font-size=\"12\">\n", W, H, W, H);
+    fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" fill=\"white\"/>\n", W, H);
+    fprintf(f, "<text x=\"%.1f\" y=\"28\" text-anchor=\"middle\" font-size=\"15\">", (L + R) / 2);
+    xml_text(f, model);
+    fputs(" on ", f);
+    xml_text(f, chip);
+    fprintf(f, ": latency vs %s</text>\n", KEYS[sw->key].name);
+    /* grid and y ticks */
+    for (int t = 0; t <= yticks; t++) {
+        double y = YPOS(t * ystep);
+        fprintf(f, "<line x1=\"%.1f\" y1=\"%.2f\" x2=\"%.1f\" y2=\"%.2f\" stroke=\"#dddddd\"/>\n", L, y, R, y);
+        fprintf(f, "<text x=\"%.1f\" y=\"%.2f\" text-anchor=\"end\">%.6g</text>\n", L - 6, y + 4, t * ystep);
+    }
+    /* x ticks at the swept values, a label only where it has room */
+    double last = -1e9;
+    for (int i = 0; i < n; i++) {
+        double x = XPOS(pts[idx[i]].value);
+        fprintf(f, "<line x1=\"%.2f\" y1=\"%.1f\" x2=\"%.2f\" y2=\"%.1f\" stroke=\"black\"/>\n", x, B, x, B + 5);
+        if (x - last >= 36) {
+            fprintf(f, "<text x=\"%.2f\" y=\"%.1f\" text-anchor=\"middle\">%.6g</text>\n", x, B + 19,
+                    pts[idx[i]].value);
+            last = x;
+        }
+    }
+    fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"black\"/>\n", L,
+            T, R - L, B - T);
+    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s%s</text>\n", (L + R) / 2, B + 42,
+            KEYS[sw->key].axis, logx ? ", log scale" : "");
+    fprintf(f, "<text transform=\"translate(22 %.1f) rotate(-90)\" text-anchor=\"middle\">%s</text>\n", (T + B) / 2,
+            ylabel);
+    /* one polyline and its markers per design, then the legend */
+    for (int k = 0; k < nd; k++) {
+        const char *name = rotor_preload_designs[designs[k]].name;
+        const char *col = COLOURS[designs[k]];
+        const char *dash = designs[k] == ROTOR_PRELOAD_IDEAL ? " stroke-dasharray=\"5 3\"" : "";
+        fprintf(f, "<g class=\"design\" id=\"%s\">\n<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s points=\"",
+                name, col, dash);
+        for (int i = 0; i < n; i++)
+            fprintf(f, "%s%.2f,%.2f", i ? " " : "", XPOS(pts[idx[i]].value),
+                    YPOS(pts[idx[i]].rows[designs[k]].latency_us * 1e-3));
+        fprintf(f, "\"/>\n");
+        for (int i = 0; i < n; i++) {
+            const point *p = &pts[idx[i]];
+            fprintf(f, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"3.5\" fill=\"%s\"><title>%s ", XPOS(p->value),
+                    YPOS(p->rows[designs[k]].latency_us * 1e-3), col, name);
+            fprintf(f, "%s=%.10g: %.4f ms</title></circle>\n", KEYS[sw->key].name, p->value,
+                    p->rows[designs[k]].latency_us * 1e-3);
+        }
+        double ly = T + 10 + 20 * k;
+        fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\"%s/>\n", R + 20,
+                ly, R + 50, ly, col, dash);
+        fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"/>\n", R + 35, ly, col);
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">%s</text>\n</g>\n", R + 58, ly + 4, name);
+    }
+#undef XPOS
+#undef YPOS
+    fprintf(f, "</svg>\n");
+}
+
+static void print_table(const sweep *sw, const point *pts, const rotor_preload_design *designs, int nd) {
+    printf("sweep %s (%s): %d point%s x %d design%s -> %s, %s\n", KEYS[sw->key].name, KEYS[sw->key].unit, sw->n,
+           sw->n > 1 ? "s" : "", nd, nd > 1 ? "s" : "", sw->csv_path, sw->svg_path);
+    printf("%10s %-7s %11s %8s %10s %10s %10s %10s %6s %6s %8s\n", KEYS[sw->key].name, "design", "latency ms",
+           "% ideal", "preload ms", "execute ms", "overlap ms", "stall ms", "HBM %", "link %", "TFLOPS");
+    for (int i = sw->first; i < sw->first + sw->n; i++) {
+        const point *p = &pts[i];
+        if (p->st) {
+            printf("%10.6g does not fit: %s\n", p->value, p->err.msg);
+            continue;
+        }
+        for (int k = 0; k < nd; k++) {
+            const row *r = &p->rows[designs[k]];
+            printf("%10.6g %-7s %11.4f %8.2f %10.4f %10.4f %10.4f %10.4f %6.1f %6.1f %8.2f\n", p->value,
+                   rotor_preload_designs[designs[k]].name, r->latency_us * 1e-3, r->pct_ideal, r->preload_us * 1e-3,
+                   r->execute_us * 1e-3, r->overlap_us * 1e-3, r->stall_us * 1e-3, 100.0 * r->hbm_util,
+                   100.0 * r->link_util, r->tflops);
+        }
+    }
+}
+
+static int print_json(const char *model, const rotor_chip *chip, const sweep *sws, int nsw, const point *pts,
+                      const rotor_preload_design *designs, int nd) {
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "format", "rotor-explore");
+    cJSON_AddNumberToObject(root, "version", 1);
+    cJSON_AddStringToObject(root, "model", model);
+    cJSON_AddStringToObject(root, "chip", chip->name);
+    cJSON_AddNumberToObject(root, "chips", (double)chip->chips);
+    cJSON *ds = cJSON_AddArrayToObject(root, "designs");
+    for (int k = 0; k < nd; k++) cJSON_AddItemToArray(ds, cJSON_CreateString(rotor_preload_designs[designs[k]].name));
+    cJSON *sa = cJSON_AddArrayToObject(root, "sweeps");
+    for (int w = 0; w < nsw; w++) {
+        const sweep *sw = &sws[w];
+        cJSON *so = cJSON_CreateObject();
+        cJSON_AddStringToObject(so, "key", KEYS[sw->key].name);
+        cJSON_AddStringToObject(so, "unit", KEYS[sw->key].unit);
+        cJSON_AddStringToObject(so, "chip_field", KEYS[sw->key].field);
+        cJSON_AddStringToObject(so, "csv", sw->csv_path);
+        cJSON_AddStringToObject(so, "svg", sw->svg_path);
+        cJSON *pa = cJSON_AddArrayToObject(so, "points");
+        for (int i = sw->first; i < sw->first + sw->n; i++) {
+            const point *p = &pts[i];
+            cJSON *po = cJSON_CreateObject();
+            cJSON_AddNumberToObject(po, "value", p->value);
+            cJSON_AddBoolToObject(po, "fits", p->st == ROTOR_OK);
+            if (p->st) {
+                cJSON_AddStringToObject(po, "error", p->err.msg);
+            } else {
+                cJSON_AddNumberToObject(po, "tensor_parallel", (double)p->tensor_parallel);
+                cJSON_AddNumberToObject(po, "operators", p->nops);
+                cJSON *ra = cJSON_AddArrayToObject(po, "results");
+                for (int k = 0; k < nd; k++) {
+                    const row *r = &p->rows[designs[k]];
+                    cJSON *ro = cJSON_CreateObject();
+                    cJSON_AddStringToObject(ro, "design", rotor_preload_designs[designs[k]].name);
+                    cJSON_AddNumberToObject(ro, "latency_us", r->latency_us);
+                    cJSON_AddNumberToObject(ro, "percent_of_ideal", r->pct_ideal);
+                    cJSON_AddNumberToObject(ro, "preload_us", r->preload_us);
+                    cJSON_AddNumberToObject(ro, "execute_us", r->execute_us);
+                    cJSON_AddNumberToObject(ro, "overlap_us", r->overlap_us);
+                    cJSON_AddNumberToObject(ro, "stall_us", r->stall_us);
+                    cJSON_AddNumberToObject(ro, "hbm_util", r->hbm_util);
+                    cJSON_AddNumberToObject(ro, "link_util", r->link_util);
+                    cJSON_AddNumberToObject(ro, "tflops", r->tflops);
+                    cJSON_AddItemToArray(ra, ro);
+                }
+            }
+            cJSON_AddItemToArray(pa, po);
+        }
+        cJSON_AddItemToArray(sa, so);
+    }
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (!text) {
+        fprintf(stderr, "rotor explore: out of memory\n");
+        return EXIT_NOFIT;
+    }
+    printf("%s\n", text);
+    free(text);
+    return 0;
+}
+
+/* ---- the command --------------------------------------------------------- */
+
+/* Parses one --sweep KEY=VALUES into sw and its values. */
+static int parse_sweep(const char *spec, sweep *sw, double *vals) {
+    const char *eq = strchr(spec, '=');
+    if (!eq || eq == spec)
+        return cli_usage_error(CMD, "--sweep: expected KEY=V1,V2,... (keys: hbm-bw, noc-bw, cores, flops), got '%s'",
+                               spec);
+    int k = 0;
+    while (k < NKEYS && (strlen(KEYS[k].name) != (size_t)(eq - spec) || strncmp(KEYS[k].name, spec, (size_t)(eq - spec))))
+        k++;
+    if (k == NKEYS)
+        return cli_usage_error(CMD, "--sweep: unknown key '%.*s' (keys: hbm-bw, noc-bw, cores, flops)",
+                               (int)(eq - spec), spec);
+    sw->key = (sweep_key)k;
+    sw->spec = spec;
+    char msg[256];
+    if (!parse_values(eq + 1, KEYS[k].integer, vals, &sw->n, msg, sizeof msg))
+        return cli_usage_error(CMD, "--sweep %s: %s", spec, msg);
+    return 0;
+}
+
+/* Parses --design: a comma list of design names or "all". */
+static int parse_designs(const char *list, rotor_preload_design *out, int *n) {
+    *n = 0;
+    if (!list || !strcmp(list, "all")) {
+        for (int d = 0; d < ROTOR_PRELOAD_NDESIGNS; d++) out[(*n)++] = (rotor_preload_design)d;
+        return 0;
+    }
+    const char *p = list;
+    for (;;) {
+        size_t len = strcspn(p, ",");
+        char name[32];
+        if (len == 0 || len >= sizeof name)
+            return cli_usage_error(CMD, "--design: expected names from basic, static, dyn, full, ideal, got '%s'",
+                                   list);
+        memcpy(name, p, len);
+        name[len] = '\0';
+        rotor_preload_design d;
+        rotor_error err = {{0}};
+        rotor_status st = rotor_preload_design_parse(name, &d, &err);
+        if (st) {
+            rotor_error_prefix(&err, "--design");
+            return cli_fail(CMD, st, &err);
+        }
+        for (int i = 0; i < *n; i++)
+            if (out[i] == d) return cli_usage_error(CMD, "--design: '%s' listed twice", name);
+        out[(*n)++] = d;
+        p += len;
+        if (!*p) break;
+        p++;
+    }
+    return 0;
+}
+
+/* "explore-" plus the model's name: a zoo name, or an ONNX file's base name
+ * without ".onnx". */
+static void default_prefix(const char *input, bool onnx, char *buf, size_t size) {
+    const char *base = input;
+    size_t len = strlen(input);
+    if (onnx) {
+        const char *slash = strrchr(input, '/');
+        if (slash) base = slash + 1;
+        len = strlen(base);
+        if (len > 5 && !strcmp(base + len - 5, ".onnx")) len -= 5;
+    }
+    snprintf(buf, size, "explore-%.*s", (int)len, base);
+}
+
+static void close_outputs(sweep *sws, int nsw, bool remove_them) {
+    for (int w = 0; w < nsw; w++) {
+        if (sws[w].csv) fclose(sws[w].csv);
+        if (sws[w].svg) fclose(sws[w].svg);
+        sws[w].csv = sws[w].svg = NULL;
+        if (remove_them) {
+            remove(sws[w].csv_path);
+            remove(sws[w].svg_path);
+        }
+    }
+}
+
+int cmd_explore(int argc, char **argv) {
+    const char *chip_spec = NULL, *hbm = NULL, *design = NULL, *batch = NULL, *seq = NULL, *layers = NULL,
+               *dims = NULL, *inputs = NULL, *tp = NULL, *orders = NULL, *threads = NULL, *prefix = NULL;
+    char *sets[MAX_SETS];
+    const char *sweep_specs[MAX_SWEEPS];
+    int nsets = 0, nsw = 0;
+    bool prefill = false, json = false, nonblocking = false;
+    static const struct option opts[] = {
+        {"sweep", required_argument, 0, 'S'},  {"design", required_argument, 0, 'g'},
+        {"chip", required_argument, 0, 'c'},   {"set", required_argument, 0, 's'},
+        {"hbm-bw", required_argument, 0, 'H'}, {"batch", required_argument, 0, 'b'},
+        {"seq", required_argument, 0, 'q'},    {"layers", required_argument, 0, 'l'},
+        {"prefill", no_argument, 0, 'p'},      {"dim", required_argument, 0, 'D'},
+        {"input", required_argument, 0, 'I'},  {"tp", required_argument, 0, 'P'},
+        {"sram-nonblocking", no_argument, 0, 'N'}, {"max-orders", required_argument, 0, 'm'},
+        {"json", no_argument, 0, 'j'},         {"threads", required_argument, 0, 't'},
+        {"output", required_argument, 0, 'o'}, {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    optind = 1;
+    opterr = 0;
+    int ch;
+    while ((ch = getopt_long(argc, argv, ":ho:", opts, NULL)) != -1) {
+        const char **slot = NULL;
+        const char *name = NULL;
+        switch (ch) {
+        case 'c': slot = &chip_spec; name = "--chip"; break;
+        case 'H': slot = &hbm; name = "--hbm-bw"; break;
+        case 'g': slot = &design; name = "--design"; break;
+        case 'b': slot = &batch; name = "--batch"; break;
+        case 'q': slot = &seq; name = "--seq"; break;
+        case 'l': slot = &layers; name = "--layers"; break;
+        case 'D': slot = &dims; name = "--dim"; break;
+        case 'I': slot = &inputs; name = "--input"; break;
+        case 'P': slot = &tp; name = "--tp"; break;
+        case 'm': slot = &orders; name = "--max-orders"; break;
+        case 't': slot = &threads; name = "--threads"; break;
+        case 'o': slot = &prefix; name = "-o"; break;
+        case 'p': prefill = true; break;
+        case 'N': nonblocking = true; break;
+        case 'j': json = true; break;
+        case 's':
+            if (nsets == MAX_SETS) return cli_usage_error(CMD, "more than %d --set options", MAX_SETS);
+            sets[nsets++] = optarg;
+            break;
+        case 'S':
+            if (nsw == MAX_SWEEPS) return cli_usage_error(CMD, "more than %d --sweep options", MAX_SWEEPS);
+            sweep_specs[nsw++] = optarg;
+            break;
+        case 'h': explore_usage(stdout); return 0;
+        case ':': return cli_usage_error(CMD, "%s needs a value", argv[optind - 1]);
+        default:
+            return cli_usage_error(CMD, "unknown option '%s' (try 'rotor explore --help')", argv[optind - 1]);
+        }
+        if (slot) {
+            if (*slot) return cli_usage_error(CMD, "%s given twice ('%s' and '%s')", name, *slot, optarg);
+            *slot = optarg;
+        }
+    }
+    if (optind >= argc) return cli_usage_error(CMD, "a model is required (try --help)");
+    if (optind + 1 < argc) return cli_usage_error(CMD, "unexpected argument '%s'", argv[optind + 1]);
+    if (nsw == 0) return cli_usage_error(CMD, "--sweep KEY=V1,V2,... is required (keys: hbm-bw, noc-bw, cores, flops)");
+    const char *input = argv[optind];
+    bool onnx = cli_is_onnx(input);
+    if (onnx && (batch || seq || layers || prefill))
+        return cli_usage_error(CMD, "--batch, --seq, --layers and --prefill shape zoo models; bind an ONNX "
+                               "file's dimensions with --dim");
+    if (prefix && !*prefix) return cli_usage_error(CMD, "-o: expected a file name prefix, got ''");
+
+    rotor_zoo_options zo = {.batch = 1, .phase = ROTOR_PHASE_PREFILL};
+    bool decode = false;
+    if (!onnx) {
+        const rotor_zoo_entry *z = rotor_zoo_find(input);
+        if (z && z->llm && !prefill) {
+            zo.phase = ROTOR_PHASE_DECODE;
+            decode = true;
+        }
+    }
+    rotor_schedule_options so = {0};
+    so.sram_nonblocking = nonblocking;
+    int64_t v;
+    int nthreads = omp_get_max_threads();
+    if ((batch && cli_parse_i64(CMD, "--batch", batch, 1, 1 << 20, &zo.batch)) ||
+        (seq && cli_parse_i64(CMD, "--seq", seq, 1, 1 << 24, &zo.seq)) ||
+        (layers && cli_parse_i64(CMD, "--layers", layers, 1, 1000, &zo.layers)) ||
+        (tp && cli_parse_i64(CMD, "--tp", tp, 1, 1024, &so.tensor_parallel)) ||
+        (orders && cli_parse_i64(CMD, "--max-orders", orders, 1, 1 << 24, &so.preload.max_orders)))
+        return EXIT_BADINPUT;
+    if (threads) {
+        if (cli_parse_i64(CMD, "--threads", threads, 1, 1024, &v)) return EXIT_BADINPUT;
+        nthreads = (int)v;
+    }
+    rotor_preload_design designs[ROTOR_PRELOAD_NDESIGNS];
+    int nd = 0;
+    int rc = parse_designs(design, designs, &nd);
+    if (rc) return rc;
+    bool want[ROTOR_PRELOAD_NDESIGNS] = {0};
+    for (int k = 0; k < nd; k++) want[designs[k]] = true;
+    want[ROTOR_PRELOAD_IDEAL] = true; /* percent_of_ideal in every row */
+
+    /* the sweeps and their values, each key at most once (its files) */
+    sweep sws[MAX_SWEEPS];
+    memset(sws, 0, sizeof sws);
+    double vals[MAX_SWEEPS][MAX_POINTS];
+    int npts = 0;
+    for (int w = 0; w < nsw; w++) {
+        if ((rc = parse_sweep(sweep_specs[w], &sws[w], vals[w]))) return rc;
+        for (int u = 0; u < w; u++)
+            if (sws[u].key == sws[w].key)
+                return cli_usage_error(CMD, "--sweep %s given twice (one sweep per key: each writes "
+                                       "PREFIX-%s.csv)", KEYS[sws[w].key].name, KEYS[sws[w].key].name);
+        sws[w].first = npts;
+        npts += sws[w].n;
+    }
+
+    rotor_error err = {{0}};
+    rotor_status st;
+    rotor_chip chip;
+    if ((st = cli_chip(chip_spec ? chip_spec : "ipu-pod4", sets, nsets, &chip, &err))) return cli_fail(CMD, st, &err);
+    if (hbm) {
+        double total;
+        if (!parse_bw(hbm, &total))
+            return cli_usage_error(CMD, "--hbm-bw: expected a positive bandwidth in TB/s (16, 16TB/s, 8000GB/s), "
+                                   "got '%s'", hbm);
+        if (chip.hbm_controllers == 0)
+            return cli_usage_error(CMD, "--hbm-bw: chip '%s' has no HBM (set hbm_bytes, hbm_gbps and "
+                                   "hbm_controllers, or use ipu-pod4)", chip.name);
+        chip.hbm_gbps = total / (double)chip.chips;
+    }
+
+    /* every point's chip, checked before anything runs */
+    point *pts = calloc((size_t)npts, sizeof *pts);
+    if (!pts) {
+        fprintf(stderr, "rotor explore: out of memory\n");
+        return EXIT_NOFIT;
+    }
+    for (int w = 0; w < nsw && !rc; w++)
+        for (int i = 0; i < sws[w].n && !rc; i++) {
+            point *p = &pts[sws[w].first + i];
+            p->sweep = w;
+            p->value = vals[w][i];
+            if ((st = apply_value(&chip, sws[w].key, p->value, &p->chip, &err))) {
+                char pre[96];
+                snprintf(pre, sizeof pre, "--sweep %s=%.10g", KEYS[sws[w].key].name, p->value);
+                rotor_error_prefix(&err, pre);
+                rc = cli_fail(CMD, st, &err);
+            }
+        }
+    if (rc) {
+        free(pts);
+        return rc;
+    }
+
+    rotor_graph raw, g;
+    rotor_group_stats gs;
+    if ((st = cli_load_model(input, &zo, dims, inputs, &raw, NULL, &err))) {
+        rotor_graph_free(&raw);
+        free(pts);
+        return cli_fail(CMD, st, &err);
+    }
+    st = rotor_group(&raw, &g, &gs, &err);
+    rotor_graph_free(&raw);
+    if (st) {
+        free(pts);
+        return cli_fail(CMD, st, &err);
+    }
+
+    /* the output files, opened before the work so that a bad path fails fast */
+    char defprefix[300];
+    default_prefix(input, onnx, defprefix, sizeof defprefix);
+    if (!prefix) prefix = defprefix;
+    for (int w = 0; w < nsw && !rc; w++) {
+        sweep *sw = &sws[w];
+        snprintf(sw->csv_path, sizeof sw->csv_path, "%s-%s.csv", prefix, KEYS[sw->key].name);
+        snprintf(sw->svg_path, sizeof sw->svg_path, "%s-%s.svg", prefix, KEYS[sw->key].name);
+        if (!(sw->csv = fopen(sw->csv_path, "w")))
+            rc = cli_usage_error(CMD, "-o: %s: cannot write (%s)", sw->csv_path, strerror(errno));
+        else if (!(sw->svg = fopen(sw->svg_path, "w")))
+            rc = cli_usage_error(CMD, "-o: %s: cannot write (%s)", sw->svg_path, strerror(errno));
+    }
+    if (rc) {
+        /* only the files this run created are removed: those opened so far */
+        for (int w = 0; w < nsw; w++) {
+            if (sws[w].csv) {
+                fclose(sws[w].csv);
+                remove(sws[w].csv_path);
+            }
+            if (sws[w].svg) {
+                fclose(sws[w].svg);
+                remove(sws[w].svg_path);
+            }
+        }
+        rotor_graph_free(&g);
+        free(pts);
+        return rc;
+    }
+
+    /* the points, in parallel; each writes only its own slot */
+    cli_progress prog;
+    cli_progress_begin(&prog, CMD, "sweep points");
+    int done = 0;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads)
+    for (int i = 0; i < npts; i++) {
+        run_point(&g, &so, want, &pts[i]);
+#pragma omp critical(explore_progress)
+        cli_progress_step(&prog, ++done, npts);
+    }
+    cli_progress_end(&prog);
+
+    /* in point order: a misfit is skipped, any other failure ends the run */
+    for (int i = 0; i < npts && !rc; i++) {
+        point *p = &pts[i];
+        if (p->st == ROTOR_ERR_NOFIT) continue;
+        if (p->st) {
+            char pre[96];
+            snprintf(pre, sizeof pre, "%s=%.10g", KEYS[sws[p->sweep].key].name, p->value);
+            rotor_error_prefix(&p->err, pre);
+            rc = cli_fail(CMD, p->st, &p->err);
+        } else {
+            sws[p->sweep].fits++;
+        }
+    }
+    for (int w = 0; w < nsw && !rc; w++)
+        if (!sws[w].fits) {
+            point *p = &pts[sws[w].first];
+            char pre[160];
+            snprintf(pre, sizeof pre, "--sweep %s: no point fits; at %s=%.10g", KEYS[sws[w].key].name,
+                     KEYS[sws[w].key].name, p->value);
+            rotor_error_prefix(&p->err, pre);
+            rc = cli_fail(CMD, p->st, &p->err);
+        }
+    if (rc) {
+        close_outputs(sws, nsw, true);
+        rotor_graph_free(&g);
+        free(pts);
+        return rc;
+    }
+    for (int i = 0; i < npts; i++)
+        if (pts[i].st)
+            fprintf(stderr, "rotor explore: %s=%.10g skipped: %s\n", KEYS[sws[pts[i].sweep].key].name, pts[i].value,
+                    pts[i].err.msg);
+
+    const char *ylabel = decode ? "per-token latency (ms)" : "latency per step (ms)";
+    for (int w = 0; w < nsw && !rc; w++) {
+        sweep *sw = &sws[w];
+        write_csv(sw->csv, sw, pts, designs, nd);
+        write_svg(sw->svg, sw, pts, designs, nd, g.name, chip.name, ylabel);
+        bool bad_csv = ferror(sw->csv), bad_svg = ferror(sw->svg);
+        bad_csv |= fclose(sw->csv) != 0;
+        bad_svg |= fclose(sw->svg) != 0;
+        sw->csv = sw->svg = NULL;
+        if (bad_csv || bad_svg)
+            rc = cli_usage_error(CMD, "-o: %s: cannot write", bad_csv ? sw->csv_path : sw->svg_path);
+    }
+    if (rc) {
+        close_outputs(sws, nsw, true);
+    } else if (json) {
+        rc = print_json(g.name, &chip, sws, nsw, pts, designs, nd);
+    } else {
+        char topo[64] = "all-to-all";
+        if (chip.topology == ROTOR_TOPO_MESH)
+            snprintf(topo, sizeof topo, "mesh %lldx%lld", (long long)chip.mesh_width, (long long)chip.mesh_height);
+        printf("%s on %s: %lld chip%s x %lld cores (%s), HBM %.6g TB/s in all, links %.6g GB/s, %.6g TFLOP/s "
+               "matrix per chip; %s\n",
+               g.name, chip.name, (long long)chip.chips, chip.chips > 1 ? "s" : "", (long long)chip.cores_per_chip,
+               topo, chip.hbm_gbps * (double)chip.chips / 1000.0, chip.link_gbps, chip.matrix_tflops,
+               decode ? "decode step (latency per token)" : "one step");
+        for (int w = 0; w < nsw; w++) {
+            printf("\n");
+            print_table(&sws[w], pts, designs, nd);
+        }
+    }
+    rotor_graph_free(&g);
+    free(pts);
+    return rc;
+}
