@@ -24,6 +24,10 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
  * EXIT_BADINPUT, else 0. */
 int cli_parse_i64(const char *cmd, const char *opt, const char *s, int64_t lo, int64_t hi, int64_t *out);
 
+/* A bandwidth in TB/s, or with a unit: "16", "16TB/s", "16tb", "8000GB/s";
+ * *gbps gets GB/s.  False for anything else, zero, negative or above 1e6. */
+bool cli_parse_bandwidth(const char *s, double *gbps);
+
 /* Resolves --chip (default ipu-mk2), applies every --set, validates. */
 rotor_status cli_chip(const char *spec, char **sets, int nsets, rotor_chip *out, rotor_error *err);
 

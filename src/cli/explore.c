@@ -81,19 +81,6 @@ static void explore_usage(FILE *f) {
             MAX_POINTS);
 }
 
-/* "16", "16TB/s", "16tb", "8000GB/s" -> GB/s (as rotor schedule --hbm-bw). */
-static bool parse_bw(const char *s, double *gbps) {
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || !(v > 0) || v > 1e6) return false;
-    double scale = 1000.0;
-    if (!*end || !strcasecmp(end, "TB/s") || !strcasecmp(end, "TB") || !strcasecmp(end, "T")) scale = 1000.0;
-    else if (!strcasecmp(end, "GB/s") || !strcasecmp(end, "GB") || !strcasecmp(end, "G")) scale = 1.0;
-    else return false;
-    *gbps = v * scale;
-    return true;
-}
-
 /* ---- value lists --------------------------------------------------------- */
 
 /* A positive finite decimal number, the whole of s[0..len). */
@@ -715,7 +702,7 @@ int cmd_explore(int argc, char **argv) {
     if ((st = cli_chip(chip_spec ? chip_spec : "ipu-pod4", sets, nsets, &chip, &err))) return cli_fail(CMD, st, &err);
     if (hbm) {
         double total;
-        if (!parse_bw(hbm, &total))
+        if (!cli_parse_bandwidth(hbm, &total))
             return cli_usage_error(CMD, "--hbm-bw: expected a positive bandwidth in TB/s (16, 16TB/s, 8000GB/s), "
                                    "got '%s'", hbm);
         if (chip.hbm_controllers == 0)

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -25,6 +26,18 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) {
     fputc('\n', stderr);
     va_end(ap);
     return EXIT_BADINPUT;
+}
+
+bool cli_parse_bandwidth(const char *s, double *gbps) {
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || !(v > 0) || v > 1e6) return false;
+    double scale;
+    if (!*end || !strcasecmp(end, "TB/s") || !strcasecmp(end, "TB") || !strcasecmp(end, "T")) scale = 1000.0;
+    else if (!strcasecmp(end, "GB/s") || !strcasecmp(end, "GB") || !strcasecmp(end, "G")) scale = 1.0;
+    else return false;
+    *gbps = v * scale;
+    return true;
 }
 
 int cli_parse_i64(const char *cmd, const char *opt, const char *s, int64_t lo, int64_t hi, int64_t *out) {

@@ -46,19 +46,6 @@ static void schedule_usage(FILE *f) {
             "exit status: 0 scheduled, 1 an operator does not fit, 2 bad input\n");
 }
 
-/* "16", "16TB/s", "16tb", "8000GB/s" -> GB/s. */
-static bool parse_bw(const char *s, double *gbps) {
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || !(v > 0) || v > 1e6) return false;
-    double scale = 1000.0;
-    if (!*end || !strcasecmp(end, "TB/s") || !strcasecmp(end, "TB") || !strcasecmp(end, "T")) scale = 1000.0;
-    else if (!strcasecmp(end, "GB/s") || !strcasecmp(end, "GB") || !strcasecmp(end, "G")) scale = 1.0;
-    else return false;
-    *gbps = v * scale;
-    return true;
-}
-
 typedef struct run {
     rotor_preload_design design;
     rotor_schedule_report rep;
@@ -322,7 +309,7 @@ int cmd_schedule(int argc, char **argv) {
     if ((st = cli_chip(chip_spec ? chip_spec : "ipu-pod4", sets, nsets, &chip, &err))) return cli_fail(cmd, st, &err);
     if (hbm) {
         double total;
-        if (!parse_bw(hbm, &total))
+        if (!cli_parse_bandwidth(hbm, &total))
             return cli_usage_error(cmd, "--hbm-bw: expected a positive bandwidth in TB/s (16, 16TB/s, 8000GB/s), "
                                    "got '%s'", hbm);
         if (chip.hbm_controllers == 0)
