@@ -59,6 +59,25 @@ typedef struct rotor_sim_transfer {
     int ndeps;
 } rotor_sim_transfer;
 
+/* A multicast: `bytes` from node `src` to every node of `dsts` (ndsts >= 1,
+ * distinct, none equal to src, not HBM controllers when src is one) as ONE
+ * task.  Its route is the union of the routes src -> dsts[k], each resource
+ * once: the source side (the out port or the HBM controller lane) is held and
+ * charged once, every receiver's in port (or mesh link) is held for the same
+ * interval.  Duration: the longest route's hops * latency + bytes over the
+ * slowest resource of the union.  Statistics count its bytes once (what the
+ * source sends).  With one receiver it is exactly a transfer. */
+typedef struct rotor_sim_multicast {
+    int64_t src;
+    const int64_t *dsts;
+    int ndsts;
+    int64_t bytes;
+    rotor_sim_category category;
+    int op;
+    const int64_t *deps;
+    int ndeps;
+} rotor_sim_multicast;
+
 /* Results of the last run, all in picoseconds. */
 typedef struct rotor_sim_stats {
     int64_t makespan_ps;               /* end of the last task */
@@ -106,11 +125,15 @@ int64_t rotor_sim_hbm_node(const rotor_sim *s, int64_t chip, int64_t ctrl);
 
 /* Add a task; *id (if non-NULL) receives its id, 0, 1, 2, ... in order.
  * Errors name the task and the field: unknown node, negative bytes or
- * duration, a dependency that does not exist, a time that overflows. */
+ * duration, a dependency that does not exist, a time that overflows.
+ * A compute task of duration 0 is a synchronisation point (a barrier or a
+ * join): it starts as soon as it is ready and does not queue for its core. */
 rotor_status rotor_sim_add_compute(rotor_sim *s, const rotor_sim_compute *c, int64_t *id,
                                    rotor_error *err);
 rotor_status rotor_sim_add_transfer(rotor_sim *s, const rotor_sim_transfer *t, int64_t *id,
                                     rotor_error *err);
+rotor_status rotor_sim_add_multicast(rotor_sim *s, const rotor_sim_multicast *m, int64_t *id,
+                                     rotor_error *err);
 /* Make `task` also wait for `dep` (both must exist).  This can close a
  * cycle: rotor_sim_run reports it. */
 rotor_status rotor_sim_add_dep(rotor_sim *s, int64_t task, int64_t dep, rotor_error *err);
