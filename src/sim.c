@@ -89,6 +89,7 @@ void rotor_sim_free(rotor_sim *s) {
     free(s->edges);
     free(s->mcast);
     free(s->mres);
+    free(s->mdst);
     free(s->mark);
     for (int64_t i = 0; i < s->nop_names; i++) free(s->op_names[i]);
     free(s->op_names);
@@ -103,6 +104,8 @@ int64_t rotor_sim_hbm_node(const rotor_sim *s, int64_t chip, int64_t ctrl) {
     if (chip < 0 || chip >= s->chip.chips || ctrl < 0 || ctrl >= s->ctrl_per_chip) return -1;
     return s->cores + chip * s->ctrl_per_chip + ctrl;
 }
+
+int64_t rotor_sim_hbm_lanes(const rotor_sim *s) { return s->res_hbm0 >= 0 ? s->res[s->res_hbm0].nlanes : 0; }
 
 /* ---- the task graph ------------------------------------------------------------ */
 
@@ -220,6 +223,10 @@ static rotor_status mcast_route(rotor_sim *s, const rotor_sim_multicast *m, sim_
             return rotor_fail(err, ROTOR_ERR_INPUT, "dsts[%d]: node %lld is named twice", k, (long long)m->dsts[k]);
         node_mark[m->dsts[k]] = s->stamp;
     }
+    if (!grow((void **)&s->mdst, &s->mdst_cap, s->nmdst, m->ndsts, sizeof *s->mdst))
+        return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    mc->doff = s->nmdst;
+    for (int k = 0; k < m->ndsts; k++) s->mdst[s->nmdst++] = (int32_t)m->dsts[k];
     mc->off = s->nmres;
     mc->n = 0;
     mc->ndsts = m->ndsts;
@@ -265,7 +272,7 @@ rotor_status rotor_sim_add_multicast(rotor_sim *s, const rotor_sim_multicast *m,
         return task_fail(s, "multicast", rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory"), err);
     sim_mcast mc;
     double gbps = 0;
-    int64_t hops = 0, mres0 = s->nmres;
+    int64_t hops = 0, mres0 = s->nmres, mdst0 = s->nmdst;
     st = mcast_route(s, m, &mc, &gbps, &hops, err);
     /* duration: hops * latency + bytes / slowest rate, as sim_net_duration */
     double stream = (double)m->bytes * 1000.0 / gbps;
@@ -275,9 +282,11 @@ rotor_status rotor_sim_add_multicast(rotor_sim *s, const rotor_sim_multicast *m,
         st = rotor_fail(err, ROTOR_ERR_INPUT, "bytes: %lld bytes take longer than 2^50 ps", (long long)m->bytes);
     if (st != ROTOR_OK) {
         s->nmres = mres0;
+        s->nmdst = mdst0;
         return task_fail(s, "multicast", st, err);
     }
     dur = lat + llround(stream);
+    mc.pause = m->pause_receivers ? llround((double)m->bytes * 1000.0 / s->chip.link_gbps) : 0;
     uint8_t flags = 0;
     for (int k = 0; k < m->ndsts; k++)
         if (sim_node_chip(s, m->src) != sim_node_chip(s, m->dsts[k])) flags |= SIM_F_INTERCHIP;
@@ -288,6 +297,7 @@ rotor_status rotor_sim_add_multicast(rotor_sim *s, const rotor_sim_multicast *m,
     st = append(s, &t, m->deps, m->ndeps, id, err);
     if (st != ROTOR_OK) {
         s->nmres = mres0;
+        s->nmdst = mdst0;
         return task_fail(s, "multicast", st, err);
     }
     s->mcast[s->nmcast++] = mc;
@@ -456,11 +466,26 @@ static void on_ready(sim_run *r, int64_t id, int64_t now) {
     ev_push(r, t->start, EV_START, id);
 }
 
-static void on_start(sim_run *r, int64_t id) {
+/* A multicast with pause_receivers books each receiving core's pipeline as
+ * it starts, FIFO behind what the core has booked already. */
+static void pause_receivers(sim_run *r, const sim_mcast *mc, int64_t now) {
+    rotor_sim *s = r->s;
+    for (int32_t k = 0; k < mc->ndsts; k++) {
+        int32_t core = s->mdst[mc->doff + k];
+        if (core >= s->cores) continue;
+        int64_t *free_at = &s->core_free[core];
+        *free_at = (*free_at > now ? *free_at : now) + mc->pause;
+        if (*free_at > SIM_TIME_MAX) r->overflow = true;
+        acc(r, &r->st->pause_ps, mc->pause);
+    }
+}
+
+static void on_start(sim_run *r, int64_t id, int64_t now) {
     sim_task *t = &r->s->tasks[id];
     r->active[t->cat]++;
     if (t->kind == SIM_KIND_TRANSFER && t->start > t->ready) r->waiting--;
     ev_push(r, t->end, EV_FINISH, id);
+    if (t->mcast && r->s->mcast[t->mcast - 1].pause > 0) pause_receivers(r, &r->s->mcast[t->mcast - 1], now);
 }
 
 static void on_finish(sim_run *r, int64_t id, int64_t now) {
@@ -587,7 +612,7 @@ rotor_status rotor_sim_run(rotor_sim *s, rotor_sim_stats *out, rotor_error *err)
         advance(&r, e.t);
         switch ((int)(e.key >> 32)) {
         case EV_READY: on_ready(&r, id, e.t); break;
-        case EV_START: on_start(&r, id); break;
+        case EV_START: on_start(&r, id, e.t); break;
         default: on_finish(&r, id, e.t); break;
         }
     }

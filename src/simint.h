@@ -34,7 +34,9 @@ typedef struct sim_task {
 /* A multicast's route (the deduplicated union of its receivers' routes),
  * fixed when it is added: resources mres[off .. off + n). */
 typedef struct sim_mcast {
-    int64_t off;
+    int64_t off;      /* route: mres[off .. off + n) */
+    int64_t doff;     /* receivers: mdst[doff .. doff + ndsts) */
+    int64_t pause;    /* ps each receiving core is paused (pause_receivers), else 0 */
     int32_t n;
     int32_t ndsts;
 } sim_mcast;
@@ -113,6 +115,8 @@ struct rotor_sim {
     int64_t nmcast, mcast_cap;
     int32_t *mres;                  /* their resources, concatenated */
     int64_t nmres, mres_cap;
+    int32_t *mdst;                  /* their receivers, concatenated */
+    int64_t nmdst, mdst_cap;
     uint32_t *mark;                 /* per resource: the stamp of the last union it joined */
     uint32_t stamp;
 
