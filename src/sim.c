@@ -270,6 +270,16 @@ rotor_status rotor_sim_add_multicast(rotor_sim *s, const rotor_sim_multicast *m,
     if (st != ROTOR_OK) return task_fail(s, "multicast", st, err);
     if (!grow((void **)&s->mcast, &s->mcast_cap, s->nmcast, 1, sizeof *s->mcast))
         return task_fail(s, "multicast", rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory"), err);
+    if (m->ndsts == 1) { /* exactly a transfer: no union to keep */
+        rotor_sim_transfer x = {.src = m->src, .dst = m->dsts[0], .bytes = m->bytes, .category = m->category,
+                                .op = m->op, .deps = m->deps, .ndeps = m->ndeps};
+        int64_t tid;
+        st = rotor_sim_add_transfer(s, &x, &tid, err);
+        if (st) return st;
+        if (m->pause_receivers) s->tasks[tid].flags |= SIM_F_PAUSE;
+        if (id) *id = tid;
+        return ROTOR_OK;
+    }
     sim_mcast mc;
     double gbps = 0;
     int64_t hops = 0, mres0 = s->nmres, mdst0 = s->nmdst;
@@ -455,17 +465,6 @@ static int64_t claim_route(sim_run *r, sim_task *t, int64_t now) {
     return start;
 }
 
-static void on_ready(sim_run *r, int64_t id, int64_t now) {
-    sim_task *t = &r->s->tasks[id];
-    t->ready = now;
-    t->start = t->kind == SIM_KIND_COMPUTE ? claim_core(r, t, now) : claim_route(r, t, now);
-    t->end = t->start + t->dur; /* both <= SIM_TIME_MAX: no overflow */
-    if (t->end > SIM_TIME_MAX) r->overflow = true;
-    acc(r, &r->st->busy_ps[t->cat], t->dur);
-    if (t->kind == SIM_KIND_COMPUTE) acc(r, &r->st->flops, t->amount);
-    ev_push(r, t->start, EV_START, id);
-}
-
 /* A multicast with pause_receivers books each receiving core's pipeline as
  * it starts, FIFO behind what the core has booked already. */
 static void pause_receivers(sim_run *r, const sim_mcast *mc, int64_t now) {
@@ -480,12 +479,39 @@ static void pause_receivers(sim_run *r, const sim_mcast *mc, int64_t now) {
     }
 }
 
+/* The same for a one-receiver multicast (stored as a transfer). */
+static void pause_receiver(sim_run *r, const sim_task *t, int64_t now) {
+    int64_t *free_at = &r->s->core_free[t->b], pause = llround((double)t->amount * 1000.0 / r->s->chip.link_gbps);
+    *free_at = (*free_at > now ? *free_at : now) + pause;
+    if (*free_at > SIM_TIME_MAX) r->overflow = true;
+    acc(r, &r->st->pause_ps, pause);
+}
+
 static void on_start(sim_run *r, int64_t id, int64_t now) {
     sim_task *t = &r->s->tasks[id];
     r->active[t->cat]++;
     if (t->kind == SIM_KIND_TRANSFER && t->start > t->ready) r->waiting--;
     ev_push(r, t->end, EV_FINISH, id);
     if (t->mcast && r->s->mcast[t->mcast - 1].pause > 0) pause_receivers(r, &r->s->mcast[t->mcast - 1], now);
+    if (t->flags & SIM_F_PAUSE) pause_receiver(r, t, now);
+}
+
+static void on_ready(sim_run *r, int64_t id, int64_t now) {
+    sim_task *t = &r->s->tasks[id];
+    t->ready = now;
+    t->start = t->kind == SIM_KIND_COMPUTE ? claim_core(r, t, now) : claim_route(r, t, now);
+    t->end = t->start + t->dur; /* both <= SIM_TIME_MAX: no overflow */
+    if (t->end > SIM_TIME_MAX) r->overflow = true;
+    acc(r, &r->st->busy_ps[t->cat], t->dur);
+    if (t->kind == SIM_KIND_COMPUTE) acc(r, &r->st->flops, t->amount);
+    if (t->start > now) {
+        ev_push(r, t->start, EV_START, id);
+        return;
+    }
+    /* starting now: the START event would come next anyway (starts only
+     * count and schedule the finish), so it is taken here, off the heap */
+    r->st->events++;
+    on_start(r, id, now);
 }
 
 static void on_finish(sim_run *r, int64_t id, int64_t now) {

@@ -18,7 +18,7 @@
 typedef enum sim_kind { SIM_KIND_COMPUTE = 0, SIM_KIND_TRANSFER = 1 } sim_kind;
 
 /* Flags of a transfer, fixed when it is added (they depend on src and dst only). */
-enum { SIM_F_INTERCHIP = 1, SIM_F_HBM = 2 };
+enum { SIM_F_INTERCHIP = 1, SIM_F_HBM = 2, SIM_F_PAUSE = 4 /* a one-receiver multicast with pause_receivers */ };
 
 typedef struct sim_task {
     int64_t dur;      /* ps, fixed when added: compute duration or transfer time on an idle network */
