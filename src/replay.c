@@ -620,13 +620,10 @@ rotor_status rotor_schedule_replay(const rotor_schedule *s, const rotor_schedule
     for (int i = 0; !st && i < n_ops; i++) {
         int q = i + 1 + res->ops[i].preload_number;
         if (q > n_ops || q < k) {
-            st = rotor_fail(err, ROTOR_ERR_INPUT, "preload_number %d: issues %d preloads, expected %d..%d",
-                            res->ops[i].preload_number, q, k, n_ops);
-            snprintf(name, sizeof name, "%s", s->ops[i].name);
-            rotor_error_prefix(err, "");
-            char prefix[160];
-            snprintf(prefix, sizeof prefix, "schedule replay: operator %d '%s'", i, s->ops[i].name);
-            rotor_error_prefix(err, prefix);
+            st = rotor_fail(err, ROTOR_ERR_INPUT,
+                            "schedule replay: operator %d '%s': preload_number %d issues %d preloads before it "
+                            "executes, expected %d..%d",
+                            i, s->ops[i].name, res->ops[i].preload_number, q, k, n_ops);
             break;
         }
         for (; k < q && !st; k++) {

@@ -522,6 +522,36 @@ Test(sim, a_mesh_multicast_holds_the_union_of_its_routes_once) {
     rotor_sim_free(s);
 }
 
+/* pause_receivers (SRAM blocking): a 1,100 B multicast to cores 0 and 1
+ * starting at 0 books both cores for 200 ns.  Core 0 was idle: a compute
+ * task ready at 0 runs after the pause.  Core 1 had already booked 70 ns of
+ * compute from 0: its pause follows that task, and the next task follows the
+ * pause.  A single receiver pauses the same way. */
+Test(sim, a_pausing_multicast_books_each_receivers_core_fifo) {
+    rotor_chip chip = hbm_chip();
+    rotor_sim *s = make(&chip);
+    int64_t busy = compute(s, 1, 70000, NULL, 0);
+    const int64_t to[2] = {0, 1}, one[1] = {2};
+    rotor_sim_multicast m = {.src = 8, .dsts = to, .ndsts = 2, .bytes = B1100, .category = ROTOR_SIM_HBM, .op = 0,
+                             .pause_receivers = true};
+    int64_t mc, solo;
+    rotor_error err;
+    cr_assert_eq(rotor_sim_add_multicast(s, &m, &mc, &err), ROTOR_OK, "%s", err.msg);
+    m.dsts = one;
+    m.ndsts = 1;
+    cr_assert_eq(rotor_sim_add_multicast(s, &m, &solo, &err), ROTOR_OK, "%s", err.msg);
+    int64_t c0 = compute(s, 0, 1000, &mc, 0), c1 = compute(s, 1, 1000, &busy, 1), c2 = compute(s, 2, 1000, &mc, 1);
+    rotor_sim_stats st = run(s);
+    assert_span(s, mc, 0, STREAM);
+    assert_span(s, solo, 0, STREAM);
+    assert_span(s, c0, STREAM, STREAM + 1000);          /* ready at 0, behind the pause */
+    assert_span(s, c1, 70000 + STREAM, 71000 + STREAM); /* the pause follows the 70 ns task */
+    assert_span(s, c2, STREAM, STREAM + 1000);          /* ready when the multicast ends, the pause too */
+    cr_assert_eq(st.pause_ps, 3 * STREAM);
+    cr_assert_eq(st.hbm_bytes, 2 * B1100);
+    rotor_sim_free(s);
+}
+
 Test(sim, a_bad_multicast_is_refused_naming_the_receiver) {
     rotor_chip chip = hbm_chip();
     rotor_sim *s = make(&chip);
