@@ -527,14 +527,12 @@ int cmd_schedule(int argc, char **argv) {
     }
     if (st) rc = cli_fail(cmd, st, &err);
     else {
-        if (json) rc = print_json(&g, s, runs, shown, ideal, per_op, simulate ? &simchip : NULL);
-        else {
+        /* the trace first: a file that cannot be written fails with nothing on stdout */
+        if (trace) rc = simulate && traced ? write_sim_trace(trace, traced) : write_trace(trace, s, &runs[shown - 1]);
+        if (!rc && json) rc = print_json(&g, s, runs, shown, ideal, per_op, simulate ? &simchip : NULL);
+        else if (!rc) {
             print_text(&g, s, runs, shown, ideal, basic, per_op);
             print_sim(&simchip, runs, shown);
-        }
-        if (!rc && trace) {
-            if (simulate && traced) rc = write_sim_trace(trace, traced);
-            else rc = write_trace(trace, s, &runs[shown - 1]);
         }
     }
     for (int i = 0; i < nruns; i++) {
