@@ -187,25 +187,21 @@ static rotor_status replay_reduction(replayer *r, int op, const rotor_place *pl,
     return ROTOR_OK;
 }
 
-/* The tasks of one expression operator; ids[0..3] receive the first task id
- * of setup, main phase, reduction and the barrier. */
-static rotor_status replay_op(replayer *r, int op, const rotor_program_op *po, const rotor_chip *chip,
-                              int64_t *ids, rotor_error *err) {
+/* Sub-tasks, shifts and the reduction of one plan (expression e, plan p,
+ * info) on cores 0 .. info->cores - 1.  The first run of a core waits for its
+ * inbox, else for r->barrier; r->last receives each core's last task.
+ * ids[0..1] receive the first task id of the main phase and the reduction. */
+static rotor_status replay_tiles(replayer *r, int op, const rotor_expr *e, const rotor_plan *p,
+                                 const rotor_plan_info *info, const rotor_chip *chip, int64_t *ids,
+                                 rotor_error *err) {
     rotor_place *pl = NULL;
-    rotor_status st = rotor_place_make(&po->expr, &po->active, &po->active_info, &pl, err);
+    rotor_status st = rotor_place_make(e, p, info, &pl, err);
     if (st) return st;
-    const rotor_expr *e = &po->expr;
-    const rotor_plan_info *info = &po->active_info;
     int64_t cores = info->cores;
     int64_t sub_ps = to_ps(rotor_cost_v1_subtask(e, chip, info->sub_task));
     int64_t sub_flops = e->flops_per_point;
     for (int a = 0; a < e->naxes; a++) sub_flops *= info->sub_task[a];
-    for (int64_t c = 0; c < cores; c++) r->last[c] = -1;
-    inbox_clear(r, cores);
-
     ids[0] = rotor_sim_task_count(r->sim);
-    st = replay_setup(r, op, cores, po->setup_bytes, po->setup_rounds, err);
-    ids[1] = rotor_sim_task_count(r->sim);
     int64_t i_old[ROTOR_MAX_AXES], i_new[ROTOR_MAX_AXES];
     rotor_place_loop(pl, 0, i_old);
     int64_t run = 1;
@@ -233,11 +229,25 @@ static rotor_status replay_op(replayer *r, int op, const rotor_program_op *po, c
         memcpy(i_old, i_new, sizeof i_old);
     }
     if (!st) st = emit_run(r, op, cores, run, sub_ps, sub_flops, err);
-    ids[2] = rotor_sim_task_count(r->sim);
+    ids[1] = rotor_sim_task_count(r->sim);
     if (!st) st = replay_reduction(r, op, pl, i_old, err);
+    rotor_place_free(pl);
+    return st;
+}
+
+/* The tasks of one expression operator; ids[0..3] receive the first task id
+ * of setup, main phase, reduction and the barrier. */
+static rotor_status replay_op(replayer *r, int op, const rotor_program_op *po, const rotor_chip *chip,
+                              int64_t *ids, rotor_error *err) {
+    int64_t cores = po->active_info.cores;
+    for (int64_t c = 0; c < cores; c++) r->last[c] = -1;
+    inbox_clear(r, cores);
+    ids[0] = rotor_sim_task_count(r->sim);
+    rotor_status st = replay_setup(r, op, cores, po->setup_bytes, po->setup_rounds, err);
+    if (!st) st = replay_tiles(r, op, &po->expr, &po->active, &po->active_info, chip, ids + 1, err);
+    else ids[1] = ids[2] = rotor_sim_task_count(r->sim);
     ids[3] = rotor_sim_task_count(r->sim);
     if (!st) st = add_barrier(r, op, cores, err);
-    rotor_place_free(pl);
     return st;
 }
 
@@ -362,4 +372,327 @@ void rotor_replay_explain(const rotor_replay_op *op, char *buf, size_t size) {
     int n = snprintf(buf, size, "%s %+.3f us", phase[k], d[k] * 1e6);
     if (n >= 0 && (size_t)n < size && op->wait_s > 0)
         snprintf(buf + n, size - (size_t)n, ", waited %.3f us for links", op->wait_s * 1e6);
+}
+
+/* ---- replaying an HBM schedule (docs/simulator.md, "Replaying an HBM schedule") ----------- */
+
+/* A core's preload arrives in pieces of at most this many bytes, so that the
+ * execution's shifts interleave with it on the core's in port (each piece
+ * claims its route FIFO, like any transfer). */
+#define PIECE_BYTES 1024
+
+typedef struct sched_replayer {
+    replayer r;               /* the tile replay's scratch; r.barrier is the current start */
+    const rotor_schedule *s;
+    const rotor_schedule_report *rep;
+    int64_t n, nctrl;
+    bool blocking;
+    int64_t nstreams;         /* HBM streams: lanes of every controller */
+    int64_t *stail;           /* per stream: its last piece, -1 */
+    int64_t *stail_seq;       /* per stream: 1 + the preload (in issue order) of that piece, 0 */
+    int64_t pre_seq;          /* preloads issued so far */
+    int64_t last_pre_join;    /* the last issued preload's join, -1 */
+    idlist deps;              /* scratch */
+    int64_t *dsts;            /* scratch: one group's receivers */
+    int64_t prev_barrier;     /* the previous execution's barrier, -1 */
+    int64_t *pre_join;        /* per op: zero-time join after its preload, -1 until issued */
+    int64_t (*pre_ids)[2];    /* per op: its preload's tasks [from, to) */
+    int64_t (*exe_ids)[3];    /* per op: its start join, its barrier, the end of its tasks */
+} sched_replayer;
+
+/* Appends id to sr->deps unless it is negative or equal to the last one. */
+static rotor_status dep_add(sched_replayer *sr, int64_t id, rotor_error *err) {
+    if (id < 0 || (sr->deps.n && sr->deps.v[sr->deps.n - 1] == id)) return ROTOR_OK;
+    return push(&sr->deps, id, err);
+}
+
+static int64_t zero_join(sched_replayer *sr, int op, rotor_status *st, rotor_error *err) {
+    rotor_sim_compute j = {.core = 0, .category = ROTOR_SIM_COMPUTE, .op = op, .deps = sr->deps.v,
+                           .ndeps = (int)sr->deps.n};
+    int64_t id = -1;
+    *st = rotor_sim_add_compute(sr->r.sim, &j, &id, err);
+    return id;
+}
+
+/* The preload of operator j, issued after the barrier `after` (-1: none).
+ * The datum shared by P cores is split into c chunks; each chunk goes to
+ * m = P / c consecutive cores (a group) by multicast, so HBM reads each byte
+ * once: the W bytes are spread over the G = ceil(cores / m) groups, each
+ * group's share cut into R pieces of at most PIECE_BYTES.  The HBM
+ * controllers serve S = min(G, lanes of every controller) streams: piece r
+ * of group g is item r G + g, dealt to stream (r G + g) mod S, so every
+ * stream carries the same work and every group receives at the same pace.
+ * A stream runs its pieces one after another from controller s mod
+ * controllers and goes on with the next preload where it left this one
+ * (preloads in order, one at a time, none overtaking another). */
+static rotor_status emit_preload(sched_replayer *sr, int j, int64_t after, rotor_error *err) {
+    const rotor_schedule *s = sr->s;
+    const rotor_schedule_op *so = &s->ops[j];
+    const rotor_preload_op_result *x = &sr->rep->result.ops[j];
+    int nst = 0;
+    const rotor_preload_state *ps = rotor_preload_model_states(s->model, j, x->plan, &nst);
+    if (!ps || x->state < 0 || x->state >= nst)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "plan %d, preload state %d: not in the schedule's model", x->plan,
+                          x->state);
+    int64_t P = so->plans[x->plan].share, c = ps[x->state].chunks;
+    int64_t m = c > 0 && P % c == 0 ? P / c : 1, n = sr->n, W = so->hbm_bytes;
+    int64_t G = (n + m - 1) / m, op = s->nops + j;
+    int64_t per = W / G + (W % G != 0), R = (per + PIECE_BYTES - 1) / PIECE_BYTES;
+    int64_t S = G < sr->nstreams ? G : sr->nstreams;
+    rotor_status st = ROTOR_OK;
+    sr->pre_ids[j][0] = rotor_sim_task_count(sr->r.sim);
+    for (int64_t t = 0; t < R * G && W > 0 && !st; t++) {
+        int64_t r = t / G, g = t % G, str = t % S;
+        int64_t bytes = W / G + (g < W % G); /* the group's share */
+        int64_t pb = bytes / R + (r < bytes % R);
+        if (pb == 0) continue;
+        int64_t lo = g * m, hi = lo + m < n ? lo + m : n;
+        for (int64_t k = lo; k < hi; k++) sr->dsts[k - lo] = k;
+        /* the stream's previous piece; a stream the previous preload did
+         * not use waits for that preload to end */
+        sr->deps.n = 0;
+        st = dep_add(sr, after, err);
+        bool used = sr->stail_seq[str] >= sr->pre_seq; /* by this preload or the previous one */
+        if (!st) st = dep_add(sr, used ? sr->stail[str] : sr->last_pre_join, err);
+        int64_t id = -1;
+        rotor_sim_multicast mc = {.src = rotor_sim_hbm_node(sr->r.sim, 0, str % sr->nctrl), .dsts = sr->dsts,
+                                  .ndsts = (int)(hi - lo), .bytes = pb, .category = ROTOR_SIM_HBM, .op = (int)op,
+                                  .deps = sr->deps.v, .ndeps = (int)sr->deps.n,
+                                  /* SRAM blocking: the landing writes pause each receiver */
+                                  .pause_receivers = sr->blocking};
+        if (!st) st = rotor_sim_add_multicast(sr->r.sim, &mc, &id, err);
+        if (st) break;
+        sr->stail[str] = id;
+        sr->stail_seq[str] = sr->pre_seq + 1;
+    }
+    /* done when every stream has delivered its last piece of it */
+    sr->deps.n = 0;
+    if (!st) st = dep_add(sr, after, err);
+    if (!st) st = dep_add(sr, sr->last_pre_join, err);
+    for (int64_t k = 0; k < S && W > 0 && !st; k++)
+        if (sr->stail_seq[k] == sr->pre_seq + 1) st = dep_add(sr, sr->stail[k], err);
+    if (!st) sr->pre_join[j] = sr->last_pre_join = zero_join(sr, (int)op, &st, err);
+    sr->pre_seq++;
+    sr->pre_ids[j][1] = rotor_sim_task_count(sr->r.sim);
+    return st;
+}
+
+/* The execution of operator i: distribution, the tile replay of its chosen
+ * plan (vendor: time_ps on every core), the inter-chip all-reduce, a barrier. */
+static rotor_status emit_execute(sched_replayer *sr, int i, rotor_error *err) {
+    const rotor_schedule *s = sr->s;
+    const rotor_schedule_op *so = &s->ops[i];
+    const rotor_preload_op_result *x = &sr->rep->result.ops[i];
+    replayer *r = &sr->r;
+    int64_t n = sr->n;
+    if (sr->pre_join[i] < 0)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "its preload (position %d) is not issued before it executes",
+                          x->preload_pos);
+    sr->deps.n = 0;
+    rotor_status st = dep_add(sr, sr->prev_barrier, err);
+    if (!st) st = dep_add(sr, sr->pre_join[i], err);
+    int64_t start = st ? -1 : zero_join(sr, i, &st, err);
+    sr->exe_ids[i][0] = start;
+    if (st) return st;
+    r->barrier = start;
+    for (int64_t c = 0; c < n; c++) r->last[c] = -1;
+    inbox_clear(r, n);
+    /* distribution: the c - 1 chunks a core lacks, from the cores m, 2m, ...
+     * ahead (each round a permutation, as replay_setup) */
+    int nst = 0;
+    const rotor_preload_state *ps = rotor_preload_model_states(s->model, i, x->plan, &nst);
+    if (!ps || x->state < 0 || x->state >= nst)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "plan %d, preload state %d: not in the schedule's model", x->plan,
+                          x->state);
+    int64_t c = ps[x->state].chunks, P = so->plans[x->plan].share, dist = ps[x->state].dist_bytes;
+    int64_t m = c > 0 && P % c == 0 ? P / c : 1, rounds = c - 1;
+    for (int64_t k = 1; k <= rounds && dist > 0 && !st; k++)
+        for (int64_t core = 0; core < n && !st; core++) {
+            int64_t piece = dist / rounds + (k <= dist % rounds ? 1 : 0), src = (core + k * m) % n;
+            if (src == core || piece == 0) continue;
+            int64_t deps[1] = {r->inbox[core].n ? r->inbox[core].v[r->inbox[core].n - 1] : start}, id;
+            rotor_sim_transfer t = {.src = src, .dst = core, .bytes = piece, .category = ROTOR_SIM_SETUP,
+                                    .op = i, .deps = deps, .ndeps = 1};
+            st = rotor_sim_add_transfer(r->sim, &t, &id, err);
+            if (!st) st = push(&r->inbox[core], id, err);
+        }
+    if (st) return st;
+    if (so->vendor) {
+        for (int64_t core = 0; core < n && !st; core++) {
+            rotor_sim_compute v = {.core = core, .duration_ps = so->plans[0].time_ps, .category = ROTOR_SIM_COMPUTE,
+                                   .op = i, .deps = r->inbox[core].n ? r->inbox[core].v : &start,
+                                   .ndeps = r->inbox[core].n ? (int)r->inbox[core].n : 1};
+            st = rotor_sim_add_compute(r->sim, &v, &r->last[core], err);
+        }
+        inbox_clear(r, n);
+    } else {
+        if (x->plan < 0 || x->plan >= so->nplans || !so->cands)
+            return rotor_fail(err, ROTOR_ERR_INPUT, "plan %d: the operator has %d plans", x->plan, so->nplans);
+        const rotor_candidate *cand = &so->cands[x->plan];
+        int64_t ids[2];
+        st = replay_tiles(r, i, &so->expr, &cand->plan, &cand->info, &s->chip, ids, err);
+        /* cores outside the plan: their distribution still ends before the barrier */
+        for (int64_t core = cand->info.cores; core < n && !st; core++)
+            if (r->inbox[core].n) r->last[core] = r->inbox[core].v[r->inbox[core].n - 1];
+        inbox_clear(r, n);
+    }
+    if (!st && so->interchip_ps > 0) {
+        /* the all-reduce across chips: a delay on every core once all are done */
+        sr->deps.n = 0;
+        for (int64_t core = 0; core < n && !st; core++) st = dep_add(sr, r->last[core], err);
+        int64_t all = st ? -1 : zero_join(sr, i, &st, err);
+        for (int64_t core = 0; core < n && !st; core++) {
+            rotor_sim_compute a = {.core = core, .duration_ps = so->interchip_ps, .category = ROTOR_SIM_COMM,
+                                   .op = i, .deps = &all, .ndeps = 1};
+            st = rotor_sim_add_compute(r->sim, &a, &r->last[core], err);
+        }
+    }
+    if (!st) st = add_barrier(r, i, n, err);
+    if (!st) sr->prev_barrier = sr->exe_ids[i][1] = r->barrier;
+    sr->exe_ids[i][2] = rotor_sim_task_count(r->sim);
+    return st;
+}
+
+void rotor_schedule_replay_result_free(rotor_schedule_replay_result *r) {
+    if (!r) return;
+    free(r->ops);
+    rotor_sim_free(r->sim);
+    memset(r, 0, sizeof *r);
+}
+
+static rotor_status sched_chip(const rotor_schedule *s, const rotor_chip *sim_chip, rotor_chip *out,
+                               rotor_error *err) {
+    *out = sim_chip ? *sim_chip : s->chip;
+    rotor_status st = rotor_chip_validate(out, err);
+    if (st) return st;
+    if (rotor_chip_cores(out) != s->chip.cores_per_chip)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "chip %s has %lld cores; the schedule runs on one chip of %lld",
+                          out->name, (long long)rotor_chip_cores(out), (long long)s->chip.cores_per_chip);
+    if (!(out->hbm_gbps > 0) || out->hbm_controllers <= 0)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "chip %s has no HBM controllers to preload from", out->name);
+    return ROTOR_OK;
+}
+
+rotor_status rotor_schedule_replay(const rotor_schedule *s, const rotor_schedule_report *rep,
+                                   const rotor_chip *sim_chip, rotor_schedule_replay_result *out,
+                                   rotor_error *err) {
+    memset(out, 0, sizeof *out);
+    const rotor_preload_result *res = &rep->result;
+    if (res->nops != s->nops || !res->ops || !res->order)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "the report has %d operators; the schedule has %d", res->nops,
+                          s->nops);
+    rotor_chip chip;
+    rotor_status st = sched_chip(s, sim_chip, &chip, err);
+    if (st) return st;
+    int n_ops = s->nops;
+    sched_replayer sr = {.s = s, .rep = rep, .prev_barrier = -1, .last_pre_join = -1, .r = {.barrier = -1}};
+    if ((st = rotor_sim_create(&chip, &sr.r.sim, err))) return st;
+    sr.n = sr.r.n = rotor_sim_cores(sr.r.sim);
+    sr.nctrl = chip.hbm_controllers;
+    sr.nstreams = sr.nctrl * rotor_sim_hbm_lanes(sr.r.sim);
+    sr.blocking = s->pchip.sram_blocking;
+    size_t nc = (size_t)sr.n, no = (size_t)n_ops;
+    sr.r.last = malloc(nc * sizeof *sr.r.last);
+    sr.r.cur = malloc(nc * sizeof *sr.r.cur);
+    sr.r.inbox = calloc(nc, sizeof *sr.r.inbox);
+    sr.r.pairs = malloc(nc * 2 * sizeof *sr.r.pairs);
+    sr.stail = malloc((size_t)sr.nstreams * sizeof *sr.stail);
+    sr.stail_seq = calloc((size_t)sr.nstreams, sizeof *sr.stail_seq);
+    sr.dsts = malloc(nc * sizeof *sr.dsts);
+    sr.pre_join = malloc(no * sizeof *sr.pre_join);
+    sr.pre_ids = calloc(no, sizeof *sr.pre_ids);
+    sr.exe_ids = calloc(no, sizeof *sr.exe_ids);
+    out->ops = calloc(no, sizeof *out->ops);
+    if (!sr.r.last || !sr.r.cur || !sr.r.inbox || !sr.r.pairs || !sr.stail || !sr.stail_seq || !sr.dsts || !sr.pre_join ||
+        !sr.pre_ids || !sr.exe_ids || !out->ops)
+        st = rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    for (int64_t k = 0; !st && k < sr.nstreams; k++) sr.stail[k] = -1;
+    for (int i = 0; !st && i < n_ops; i++) sr.pre_join[i] = -1;
+    char name[ROTOR_SCHEDULE_NAME_MAX + 16];
+    for (int i = 0; !st && i < n_ops; i++) {
+        snprintf(name, sizeof name, "preload %s", s->ops[i].name);
+        st = rotor_sim_set_op_name(sr.r.sim, i, s->ops[i].name, err);
+        if (!st) st = rotor_sim_set_op_name(sr.r.sim, n_ops + i, name, err);
+        out->hbm_bytes += s->ops[i].hbm_bytes;
+    }
+    /* program order (Elk §4.5): the preloads issued before execute(i), then execute(i) */
+    int k = 0;
+    for (int i = 0; !st && i < n_ops; i++) {
+        int q = i + 1 + res->ops[i].preload_number;
+        if (q > n_ops || q < k) {
+            st = rotor_fail(err, ROTOR_ERR_INPUT,
+                            "schedule replay: operator %d '%s': preload_number %d issues %d preloads before it "
+                            "executes, expected %d..%d",
+                            i, s->ops[i].name, res->ops[i].preload_number, q, k, n_ops);
+            break;
+        }
+        for (; k < q && !st; k++) {
+            int j = res->order[k];
+            if (j < 0 || j >= n_ops || sr.pre_join[j] >= 0) {
+                st = rotor_fail(err, ROTOR_ERR_INPUT, "schedule replay: preload order position %d: %d is not a new operator",
+                                k, j);
+                break;
+            }
+            st = emit_preload(&sr, j, sr.prev_barrier, err);
+            if (st) {
+                char prefix[160];
+                snprintf(prefix, sizeof prefix, "schedule replay: preload of operator %d '%s'", j, s->ops[j].name);
+                rotor_error_prefix(err, prefix);
+            }
+        }
+        if (st) break;
+        st = emit_execute(&sr, i, err);
+        if (st) {
+            char prefix[160];
+            snprintf(prefix, sizeof prefix, "schedule replay: operator %d '%s'", i, s->ops[i].name);
+            rotor_error_prefix(err, prefix);
+        }
+    }
+    if (!st) st = rotor_sim_run(sr.r.sim, &out->stats, err);
+    if (!st) {
+        out->design = res->design;
+        out->nops = n_ops;
+        out->simulated_ps = out->stats.makespan_ps;
+        out->analytical_ps = res->latency_ps;
+        out->error = res->latency_ps > 0 ? (double)out->simulated_ps / (double)res->latency_ps - 1 : 0;
+        out->piece_bytes = PIECE_BYTES;
+        for (int i = 0; i < n_ops; i++) {
+            rotor_schedule_replay_op *o = &out->ops[i];
+            rotor_sim_timing t;
+            int64_t from = sr.pre_ids[i][0], to = sr.pre_ids[i][1];
+            rotor_sim_task_timing(sr.r.sim, sr.pre_join[i], &t, NULL);
+            o->pre_end_ps = t.end_ps;
+            o->pre_start_ps = to - from > 1 ? INT64_MAX : t.ready_ps;
+            for (int64_t id = from; id + 1 < to; id++) { /* the last task is the join */
+                rotor_sim_task_timing(sr.r.sim, id, &t, NULL);
+                if (t.start_ps < o->pre_start_ps) o->pre_start_ps = t.start_ps;
+            }
+            rotor_sim_task_timing(sr.r.sim, sr.exe_ids[i][0], &t, NULL);
+            o->exe_start_ps = t.start_ps;
+            rotor_sim_task_timing(sr.r.sim, sr.exe_ids[i][1], &t, NULL);
+            o->exe_end_ps = t.end_ps;
+            o->tasks = (to - from) + (sr.exe_ids[i][2] - sr.exe_ids[i][0]);
+        }
+    }
+    for (size_t c = 0; sr.r.inbox && c < nc; c++) free(sr.r.inbox[c].v);
+    free(sr.r.inbox);
+    free(sr.r.finals.v);
+    free(sr.r.last);
+    free(sr.r.cur);
+    free(sr.r.pairs);
+    free(sr.stail);
+    free(sr.stail_seq);
+    free(sr.dsts);
+    free(sr.deps.v);
+    free(sr.pre_join);
+    free(sr.pre_ids);
+    free(sr.exe_ids);
+    if (st) {
+        rotor_sim_free(sr.r.sim);
+        free(out->ops);
+        memset(out, 0, sizeof *out);
+        return st;
+    }
+    out->sim = sr.r.sim;
+    return ROTOR_OK;
 }

@@ -87,6 +87,10 @@ void rotor_sim_free(rotor_sim *s) {
     free(s->scratch);
     free(s->tasks);
     free(s->edges);
+    free(s->mcast);
+    free(s->mres);
+    free(s->mdst);
+    free(s->mark);
     for (int64_t i = 0; i < s->nop_names; i++) free(s->op_names[i]);
     free(s->op_names);
     free(s);
@@ -100,6 +104,8 @@ int64_t rotor_sim_hbm_node(const rotor_sim *s, int64_t chip, int64_t ctrl) {
     if (chip < 0 || chip >= s->chip.chips || ctrl < 0 || ctrl >= s->ctrl_per_chip) return -1;
     return s->cores + chip * s->ctrl_per_chip + ctrl;
 }
+
+int64_t rotor_sim_hbm_lanes(const rotor_sim *s) { return s->res_hbm0 >= 0 ? s->res[s->res_hbm0].nlanes : 0; }
 
 /* ---- the task graph ------------------------------------------------------------ */
 
@@ -197,6 +203,115 @@ rotor_status rotor_sim_add_transfer(rotor_sim *s, const rotor_sim_transfer *x, i
                   .flags = flags};
     st = append(s, &t, x->deps, x->ndeps, id, err);
     return st == ROTOR_OK ? st : task_fail(s, "transfer", st, err);
+}
+
+/* The union of the routes src -> dsts, each resource once, appended to
+ * s->mres; *hops gets the longest route's hops and *gbps the slowest rate. */
+static rotor_status mcast_route(rotor_sim *s, const rotor_sim_multicast *m, sim_mcast *mc, double *gbps,
+                                int64_t *hops, rotor_error *err) {
+    if (!s->mark) { /* resources, then nodes */
+        s->mark = calloc((size_t)(s->nres + s->nodes), sizeof *s->mark);
+        if (!s->mark) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    }
+    if (++s->stamp == 0) { /* wrapped: clear the old stamps */
+        memset(s->mark, 0, sizeof *s->mark * (size_t)(s->nres + s->nodes));
+        s->stamp = 1;
+    }
+    uint32_t *node_mark = s->mark + s->nres;
+    for (int k = 0; k < m->ndsts; k++) {
+        if (node_mark[m->dsts[k]] == s->stamp)
+            return rotor_fail(err, ROTOR_ERR_INPUT, "dsts[%d]: node %lld is named twice", k, (long long)m->dsts[k]);
+        node_mark[m->dsts[k]] = s->stamp;
+    }
+    if (!grow((void **)&s->mdst, &s->mdst_cap, s->nmdst, m->ndsts, sizeof *s->mdst))
+        return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    mc->doff = s->nmdst;
+    for (int k = 0; k < m->ndsts; k++) s->mdst[s->nmdst++] = (int32_t)m->dsts[k];
+    mc->off = s->nmres;
+    mc->n = 0;
+    mc->ndsts = m->ndsts;
+    *gbps = s->chip.link_gbps;
+    *hops = 0;
+    for (int k = 0; k < m->ndsts; k++) {
+        sim_route r;
+        sim_net_route(s, m->src, m->dsts[k], &r);
+        if (r.hops > *hops) *hops = r.hops;
+        if (!grow((void **)&s->mres, &s->mres_cap, s->nmres, r.n, sizeof *s->mres))
+            return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+        for (int64_t i = 0; i < r.n; i++) {
+            int32_t res = r.res[i];
+            if (s->mark[res] == s->stamp) continue;
+            s->mark[res] = s->stamp;
+            s->mres[s->nmres++] = res;
+            mc->n++;
+            if (s->res[res].gbps < *gbps) *gbps = s->res[res].gbps;
+        }
+    }
+    return ROTOR_OK;
+}
+
+rotor_status rotor_sim_add_multicast(rotor_sim *s, const rotor_sim_multicast *m, int64_t *id,
+                                     rotor_error *err) {
+    rotor_status st = check_common(s, m->category, m->op, m->deps, m->ndeps, err);
+    if (st == ROTOR_OK && (m->ndsts < 1 || !m->dsts))
+        st = rotor_fail(err, ROTOR_ERR_INPUT, "ndsts: expected at least 1 receiver, got %d", m->dsts ? m->ndsts : 0);
+    if (st == ROTOR_OK && s->nmcast >= INT32_MAX - 1)
+        st = rotor_fail(err, ROTOR_ERR_INPUT, "more than %d multicasts", INT32_MAX - 2);
+    for (int k = 0; st == ROTOR_OK && k < m->ndsts; k++) {
+        st = sim_net_check(s, m->src, m->dsts[k], err);
+        if (st) {
+            char prefix[48];
+            snprintf(prefix, sizeof prefix, "dsts[%d]", k);
+            rotor_error_prefix(err, prefix);
+        }
+    }
+    if (st == ROTOR_OK && (m->bytes < 0 || m->bytes > SIM_MAX_BYTES))
+        st = rotor_fail(err, ROTOR_ERR_INPUT, "bytes: expected 0..2^53, got %lld", (long long)m->bytes);
+    if (st != ROTOR_OK) return task_fail(s, "multicast", st, err);
+    if (!grow((void **)&s->mcast, &s->mcast_cap, s->nmcast, 1, sizeof *s->mcast))
+        return task_fail(s, "multicast", rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory"), err);
+    if (m->ndsts == 1) { /* exactly a transfer: no union to keep */
+        rotor_sim_transfer x = {.src = m->src, .dst = m->dsts[0], .bytes = m->bytes, .category = m->category,
+                                .op = m->op, .deps = m->deps, .ndeps = m->ndeps};
+        int64_t tid;
+        st = rotor_sim_add_transfer(s, &x, &tid, err);
+        if (st) return st;
+        if (m->pause_receivers) s->tasks[tid].flags |= SIM_F_PAUSE;
+        if (id) *id = tid;
+        return ROTOR_OK;
+    }
+    sim_mcast mc;
+    double gbps = 0;
+    int64_t hops = 0, mres0 = s->nmres, mdst0 = s->nmdst;
+    st = mcast_route(s, m, &mc, &gbps, &hops, err);
+    /* duration: hops * latency + bytes / slowest rate, as sim_net_duration */
+    double stream = (double)m->bytes * 1000.0 / gbps;
+    int64_t lat = 0, dur = 0;
+    if (st == ROTOR_OK && (!(stream < (double)SIM_TIME_MAX) || !rotor_mul_i64(hops, s->latency_ps, &lat) ||
+                           lat + llround(stream) >= SIM_TIME_MAX))
+        st = rotor_fail(err, ROTOR_ERR_INPUT, "bytes: %lld bytes take longer than 2^50 ps", (long long)m->bytes);
+    if (st != ROTOR_OK) {
+        s->nmres = mres0;
+        s->nmdst = mdst0;
+        return task_fail(s, "multicast", st, err);
+    }
+    dur = lat + llround(stream);
+    mc.pause = m->pause_receivers ? llround((double)m->bytes * 1000.0 / s->chip.link_gbps) : 0;
+    uint8_t flags = 0;
+    for (int k = 0; k < m->ndsts; k++)
+        if (sim_node_chip(s, m->src) != sim_node_chip(s, m->dsts[k])) flags |= SIM_F_INTERCHIP;
+    if (sim_node_is_hbm(s, m->src)) flags |= SIM_F_HBM;
+    sim_task t = {.dur = dur, .amount = m->bytes, .a = (int32_t)m->src, .b = (int32_t)m->dsts[0],
+                  .op = m->op, .lane = -1, .mcast = (int32_t)(s->nmcast + 1), .kind = SIM_KIND_TRANSFER,
+                  .cat = (uint8_t)m->category, .flags = flags};
+    st = append(s, &t, m->deps, m->ndeps, id, err);
+    if (st != ROTOR_OK) {
+        s->nmres = mres0;
+        s->nmdst = mdst0;
+        return task_fail(s, "multicast", st, err);
+    }
+    s->mcast[s->nmcast++] = mc;
+    return ROTOR_OK;
 }
 
 rotor_status rotor_sim_add_dep(rotor_sim *s, int64_t task, int64_t dep, rotor_error *err) {
@@ -309,6 +424,7 @@ static void advance(sim_run *r, int64_t t) {
 
 /* A compute task claims its core's pipeline. */
 static int64_t claim_core(sim_run *r, sim_task *t, int64_t now) {
+    if (t->dur == 0) return now; /* a synchronisation point: no time on the core */
     int64_t *free_at = &r->s->core_free[t->a];
     int64_t start = *free_at > now ? *free_at : now;
     *free_at = start + t->dur;
@@ -322,7 +438,12 @@ static int64_t claim_core(sim_run *r, sim_task *t, int64_t now) {
 static int64_t claim_route(sim_run *r, sim_task *t, int64_t now) {
     rotor_sim *s = r->s;
     sim_route route;
-    sim_net_route(s, t->a, t->b, &route);
+    if (t->mcast) {
+        const sim_mcast *mc = &s->mcast[t->mcast - 1];
+        route = (sim_route){.res = s->mres + mc->off, .n = mc->n};
+    } else {
+        sim_net_route(s, t->a, t->b, &route);
+    }
     int64_t start = now;
     for (int64_t i = 0; i < route.n; i++) {
         int64_t f = sim_res_free_at(s, route.res[i]);
@@ -344,6 +465,37 @@ static int64_t claim_route(sim_run *r, sim_task *t, int64_t now) {
     return start;
 }
 
+/* A multicast with pause_receivers books each receiving core's pipeline as
+ * it starts, FIFO behind what the core has booked already. */
+static void pause_receivers(sim_run *r, const sim_mcast *mc, int64_t now) {
+    rotor_sim *s = r->s;
+    for (int32_t k = 0; k < mc->ndsts; k++) {
+        int32_t core = s->mdst[mc->doff + k];
+        if (core >= s->cores) continue;
+        int64_t *free_at = &s->core_free[core];
+        *free_at = (*free_at > now ? *free_at : now) + mc->pause;
+        if (*free_at > SIM_TIME_MAX) r->overflow = true;
+        acc(r, &r->st->pause_ps, mc->pause);
+    }
+}
+
+/* The same for a one-receiver multicast (stored as a transfer). */
+static void pause_receiver(sim_run *r, const sim_task *t, int64_t now) {
+    int64_t *free_at = &r->s->core_free[t->b], pause = llround((double)t->amount * 1000.0 / r->s->chip.link_gbps);
+    *free_at = (*free_at > now ? *free_at : now) + pause;
+    if (*free_at > SIM_TIME_MAX) r->overflow = true;
+    acc(r, &r->st->pause_ps, pause);
+}
+
+static void on_start(sim_run *r, int64_t id, int64_t now) {
+    sim_task *t = &r->s->tasks[id];
+    r->active[t->cat]++;
+    if (t->kind == SIM_KIND_TRANSFER && t->start > t->ready) r->waiting--;
+    ev_push(r, t->end, EV_FINISH, id);
+    if (t->mcast && r->s->mcast[t->mcast - 1].pause > 0) pause_receivers(r, &r->s->mcast[t->mcast - 1], now);
+    if (t->flags & SIM_F_PAUSE) pause_receiver(r, t, now);
+}
+
 static void on_ready(sim_run *r, int64_t id, int64_t now) {
     sim_task *t = &r->s->tasks[id];
     t->ready = now;
@@ -352,14 +504,14 @@ static void on_ready(sim_run *r, int64_t id, int64_t now) {
     if (t->end > SIM_TIME_MAX) r->overflow = true;
     acc(r, &r->st->busy_ps[t->cat], t->dur);
     if (t->kind == SIM_KIND_COMPUTE) acc(r, &r->st->flops, t->amount);
-    ev_push(r, t->start, EV_START, id);
-}
-
-static void on_start(sim_run *r, int64_t id) {
-    sim_task *t = &r->s->tasks[id];
-    r->active[t->cat]++;
-    if (t->kind == SIM_KIND_TRANSFER && t->start > t->ready) r->waiting--;
-    ev_push(r, t->end, EV_FINISH, id);
+    if (t->start > now) {
+        ev_push(r, t->start, EV_START, id);
+        return;
+    }
+    /* starting now: the START event would come next anyway (starts only
+     * count and schedule the finish), so it is taken here, off the heap */
+    r->st->events++;
+    on_start(r, id, now);
 }
 
 static void on_finish(sim_run *r, int64_t id, int64_t now) {
@@ -486,7 +638,7 @@ rotor_status rotor_sim_run(rotor_sim *s, rotor_sim_stats *out, rotor_error *err)
         advance(&r, e.t);
         switch ((int)(e.key >> 32)) {
         case EV_READY: on_ready(&r, id, e.t); break;
-        case EV_START: on_start(&r, id); break;
+        case EV_START: on_start(&r, id, e.t); break;
         default: on_finish(&r, id, e.t); break;
         }
     }

@@ -18,7 +18,7 @@
 typedef enum sim_kind { SIM_KIND_COMPUTE = 0, SIM_KIND_TRANSFER = 1 } sim_kind;
 
 /* Flags of a transfer, fixed when it is added (they depend on src and dst only). */
-enum { SIM_F_INTERCHIP = 1, SIM_F_HBM = 2 };
+enum { SIM_F_INTERCHIP = 1, SIM_F_HBM = 2, SIM_F_PAUSE = 4 /* a one-receiver multicast with pause_receivers */ };
 
 typedef struct sim_task {
     int64_t dur;      /* ps, fixed when added: compute duration or transfer time on an idle network */
@@ -27,8 +27,19 @@ typedef struct sim_task {
     int32_t a, b;     /* compute: core, -1; transfer: src, dst nodes */
     int32_t op;       /* operator index, -1 */
     int32_t lane;     /* pool lane that names its trace track (transfers through a pool), else -1 */
+    int32_t mcast;    /* multicast: 1 + its index in sim->mcast; 0: compute or a plain transfer */
     uint8_t kind, cat, flags;
 } sim_task;
+
+/* A multicast's route (the deduplicated union of its receivers' routes),
+ * fixed when it is added: resources mres[off .. off + n). */
+typedef struct sim_mcast {
+    int64_t off;      /* route: mres[off .. off + n) */
+    int64_t doff;     /* receivers: mdst[doff .. doff + ndsts) */
+    int64_t pause;    /* ps each receiving core is paused (pause_receivers), else 0 */
+    int32_t n;
+    int32_t ndsts;
+} sim_mcast;
 
 /* A dependency: task waits for dep. */
 typedef struct sim_edge {
@@ -100,6 +111,14 @@ struct rotor_sim {
     char **op_names;
     int64_t nop_names;
     int32_t max_op;                 /* highest op index used by a task, -1 */
+    sim_mcast *mcast;               /* multicasts' routes */
+    int64_t nmcast, mcast_cap;
+    int32_t *mres;                  /* their resources, concatenated */
+    int64_t nmres, mres_cap;
+    int32_t *mdst;                  /* their receivers, concatenated */
+    int64_t nmdst, mdst_cap;
+    uint32_t *mark;                 /* per resource: the stamp of the last union it joined */
+    uint32_t stamp;
 
     /* run state, sized at run time and kept for the next run */
     int64_t *core_free;

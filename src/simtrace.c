@@ -12,6 +12,8 @@
  *    inter-chip lanes, else the sender's out port (all-to-all) or the first
  *    link of its route (mesh).  Each such track is a FIFO, so its events never
  *    overlap;
+ *  - a multicast is one event on its sender's track; args give its first
+ *    receiver as dst and the number of receivers;
  *  - metadata events name every process and thread used.
  * Each event is built as a cJSON object, printed and freed, so memory stays
  * proportional to the text, not to a tree of millions of nodes.  Output is
@@ -192,6 +194,7 @@ static cJSON *task_event(const rotor_sim *s, int64_t id) {
     } else {
         cJSON_AddNumberToObject(args, "src", t->a);
         cJSON_AddNumberToObject(args, "dst", t->b);
+        if (t->mcast) cJSON_AddNumberToObject(args, "receivers", s->mcast[t->mcast - 1].ndsts);
         cJSON_AddNumberToObject(args, "bytes", (double)t->amount);
     }
     cJSON_AddNumberToObject(args, "wait_us", (double)(t->start - t->ready) / 1e6);

@@ -2,7 +2,9 @@
  * docs/simulator.md "Replay"): hand-computed single operators, the 1%
  * agreement of model and simulation on contention-free single operators
  * (issue "simulator", Model vs. simulation), bytes conserved over a compiled
- * model, the mesh, the trace and bad input. */
+ * model, the mesh, the trace and bad input; and HBM schedules (Elk) replayed
+ * with their preloads: hand-computed picoseconds, bytes conserved, the 3%
+ * agreement with the analytical timing, errors naming the operator. */
 #include <criterion/criterion.h>
 
 #include <cjson/cJSON.h>
@@ -13,9 +15,12 @@
 
 #include "rotor/compile.h"
 #include "rotor/cost.h"
+#include "rotor/group.h"
 #include "rotor/program.h"
 #include "rotor/replay.h"
+#include "rotor/schedule.h"
 #include "rotor/search.h"
+#include "rotor/zoo.h"
 
 #define assert_msg_has(err, s) \
     cr_assert(strstr((err).msg, (s)) != NULL, "message \"%s\" lacks \"%s\"", (err).msg, (s))
@@ -362,4 +367,259 @@ Test(replay, a_chip_with_another_core_count_is_refused) {
     assert_msg_has(err, "chip ipu-mk2 has 1472 cores; the program was compiled for 4");
     cr_assert_null(r.ops);
     rotor_program_free(&p);
+}
+
+/* ---- replaying an HBM schedule (docs/simulator.md, "Replaying an HBM schedule") ---- */
+
+/* The tiny chip with one HBM controller of 10.24 GB/s: 4 lanes of
+ * 2.56 GB/s, so 1,024 B take 400,000 ps on a lane and on a link. */
+static rotor_chip tiny_hbm(void) {
+    rotor_chip c = tiny(0);
+    const char *sets[] = {"hbm_bytes=1073741824", "hbm_gbps=10.24", "hbm_controllers=1"};
+    rotor_error err;
+    for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++)
+        cr_assert_eq(rotor_chip_set(&c, sets[i], &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_chip_validate(&c, &err), ROTOR_OK, "%s", err.msg);
+    return c;
+}
+
+/* A schedule of n identical operators C[m,n] += A[m,k] * B[k,n], 16x64x32,
+ * B (4,096 B) in HBM, one plan F_op m=4: every core holds all of B (P = 4)
+ * and computes one sub-task m4 k64 n32, padded to 2 * 16 * 64 * 32 = 65,536
+ * FLOP = 64,000 ps; no shifts.  Built by hand, as rotor_schedule_build would. */
+static rotor_schedule *tiny_schedule(const rotor_chip *chip, int n) {
+    rotor_schedule *s = calloc(1, sizeof *s);
+    s->chip = *chip;
+    s->tensor_parallel = 1;
+    s->pchip = (rotor_preload_chip){.cores = 4, .sram_bytes = chip->sram_bytes, .hbm_bw = 10240000000,
+                                    .link_bw = 2560000000, .sram_blocking = true};
+    s->nops = n;
+    s->ops = calloc((size_t)n, sizeof *s->ops);
+    rotor_preload_op_desc *desc = calloc((size_t)n, sizeof *desc);
+    rotor_error err;
+    for (int i = 0; i < n; i++) {
+        rotor_schedule_op *o = &s->ops[i];
+        snprintf(o->name, sizeof o->name, "mm%d", i);
+        cr_assert_eq(rotor_expr_make(MATMUL, "m=16,k=64,n=32", &o->expr, &err), ROTOR_OK, "%s", err.msg);
+        o->hbm_tensor = 2;
+        o->hbm_bytes = 64 * 32 * 2;
+        o->nplans = 1;
+        o->cands = calloc(1, sizeof *o->cands);
+        o->plans = calloc(1, sizeof *o->plans);
+        set_plan(&o->expr, &o->cands[0].plan, "m=4", NULL);
+        cr_assert_eq(rotor_cost_plan(rotor_cost_model_default(), &o->expr, chip, &o->cands[0].plan,
+                                     &o->cands[0].info, &o->cands[0].cost, &err),
+                     ROTOR_OK, "%s", err.msg);
+        o->plans[0] = (rotor_preload_plan){.time_ps = (int64_t)llround(o->cands[0].cost.total * 1e12),
+                                           .space_bytes = o->cands[0].info.memory,
+                                           .share = o->cands[0].info.rings[2]};
+        cr_assert_eq(o->plans[0].time_ps, 64000);
+        cr_assert_eq(o->plans[0].share, 4);
+        desc[i] = (rotor_preload_op_desc){.name = o->name, .hbm_bytes = o->hbm_bytes, .nplans = 1, .plans = o->plans};
+    }
+    cr_assert_eq(rotor_preload_model_create(&s->pchip, desc, n, &s->model, &err), ROTOR_OK, "%s", err.msg);
+    free(desc);
+    return s;
+}
+
+/* The report of a given schedule: state index and preload number per op. */
+static rotor_schedule_report tiny_report(const rotor_schedule *s, const int *state, const int *pnum) {
+    rotor_preload_choice ch[8];
+    for (int i = 0; i < s->nops; i++) ch[i] = (rotor_preload_choice){.plan = 0, .state = state[i], .preload_number = pnum[i]};
+    rotor_schedule_report rep = {0};
+    rotor_error err;
+    cr_assert_eq(rotor_preload_evaluate(s->model, ch, NULL, false, &rep.result, &err), ROTOR_OK, "%s", err.msg);
+    rep.latency_s = (double)rep.result.latency_ps * 1e-12;
+    return rep;
+}
+
+static rotor_schedule_replay_result sched_replay(const rotor_schedule *s, const rotor_schedule_report *rep,
+                                                 const rotor_chip *chip) {
+    rotor_schedule_replay_result r;
+    rotor_error err;
+    cr_assert_eq(rotor_schedule_replay(s, rep, chip, &r, &err), ROTOR_OK, "%s", err.msg);
+    return r;
+}
+
+/* One chunk (c = 1): the 4,096 B datum goes to the group of all 4 cores as
+ * one stream of 4 multicast pieces of 1,024 B, 400,000 ps each: 1.6 us,
+ * HBM reading 4,096 B once (the model: max(4096 B / 10.24 GB/s,
+ * 4096 B / 2.56 GB/s) = 1.6 us).  Then 64,000 ps of compute. */
+Test(replay, a_preload_broadcast_to_every_core_then_its_execution_in_exact_picoseconds) {
+    rotor_chip chip = tiny_hbm();
+    rotor_schedule *s = tiny_schedule(&chip, 1);
+    rotor_schedule_report rep = tiny_report(s, (int[]){0}, (int[]){0});
+    cr_assert_eq(rep.result.ops[0].chunks, 1);
+    cr_assert_eq(rep.result.latency_ps, 1664000);
+    rotor_schedule_replay_result r = sched_replay(s, &rep, NULL);
+    cr_assert_eq(r.simulated_ps, 1664000);
+    cr_assert_eq(r.analytical_ps, 1664000);
+    cr_assert_float_eq(r.error, 0, 1e-15);
+    cr_assert_eq(r.ops[0].pre_start_ps, 0);
+    cr_assert_eq(r.ops[0].pre_end_ps, 1600000);
+    cr_assert_eq(r.ops[0].exe_start_ps, 1600000);
+    cr_assert_eq(r.ops[0].exe_end_ps, 1664000);
+    cr_assert_eq(r.stats.hbm_bytes, 4096, "HBM reads the datum once");
+    cr_assert_eq(r.stats.bytes, 4096, "a multicast's bytes count once");
+    cr_assert_eq(r.stats.transfers, 4);
+    cr_assert_eq(r.stats.pause_ps, 4 * 4 * 400000, "every core paused while every piece lands");
+    rotor_schedule_replay_result_free(&r);
+    rotor_schedule_report_free(&rep);
+    rotor_schedule_free(s);
+}
+
+/* Four chunks (c = 4): each core receives its own 1,024 B (4 streams, one
+ * per lane, in parallel: 400,000 ps; HBM still reads 4,096 B), then fetches
+ * the other 3,072 B from its peers in 3 rounds of 1,024 B (1.2 us), then
+ * computes: 400,000 + 1,200,000 + 64,000 ps, the model's preload +
+ * distribution + time. */
+Test(replay, chunks_trade_preload_time_for_distribution_in_exact_picoseconds) {
+    rotor_chip chip = tiny_hbm();
+    rotor_schedule *s = tiny_schedule(&chip, 1);
+    rotor_schedule_report rep = tiny_report(s, (int[]){2}, (int[]){0});
+    cr_assert_eq(rep.result.ops[0].chunks, 4);
+    cr_assert_eq(rep.result.latency_ps, 1664000);
+    rotor_schedule_replay_result r = sched_replay(s, &rep, NULL);
+    cr_assert_eq(r.simulated_ps, 1664000);
+    cr_assert_eq(r.ops[0].pre_end_ps, 400000);
+    cr_assert_eq(r.stats.hbm_bytes, 4096);
+    cr_assert_eq(r.stats.bytes, 4096 + 4 * 3072);
+    cr_assert_eq(r.stats.exposed_ps[ROTOR_SIM_SETUP], 1200000);
+    cr_assert_eq(r.stats.stall_ps, 0, "the streams take separate lanes; each round is a permutation");
+    rotor_schedule_replay_result_free(&r);
+    rotor_schedule_report_free(&rep);
+    rotor_schedule_free(s);
+}
+
+/* Two operators, op 1 preloaded while op 0 executes (preload number 1).
+ * Its pieces land from 1.6 us to 3.2 us, each pausing every core for
+ * 400,000 ps.  The model (a fluid): op 0 runs only in the link's free
+ * share, none while the link-bound preload runs, so it ends at 3.264 us and
+ * op 1 at 3.328 us.  The simulation: op 0's compute fits between the first
+ * two pauses (2.0 to 2.064 us) and the later pauses queue behind it, so op 1
+ * starts computing when the last pause ends, 3.264 us, and also ends at
+ * 3.328 us: the pause time is conserved, only its place differs. */
+Test(replay, a_preload_overlapping_an_execution_pauses_it_as_the_fluid_model_does) {
+    rotor_chip chip = tiny_hbm();
+    rotor_schedule *s = tiny_schedule(&chip, 2);
+    rotor_schedule_report rep = tiny_report(s, (int[]){0, 0}, (int[]){1, 0});
+    cr_assert_eq(rep.result.ops[0].exe_end_ps, 3264000);
+    cr_assert_eq(rep.result.latency_ps, 3328000);
+    rotor_schedule_replay_result r = sched_replay(s, &rep, NULL);
+    cr_assert_eq(r.simulated_ps, 3328000);
+    cr_assert_eq(r.ops[1].pre_start_ps, 1600000);
+    cr_assert_eq(r.ops[1].pre_end_ps, 3200000);
+    cr_assert_eq(r.ops[0].exe_start_ps, 1600000);
+    cr_assert_eq(r.ops[0].exe_end_ps, 2064000);
+    cr_assert_eq(r.ops[1].exe_start_ps, 3200000);
+    cr_assert_eq(r.ops[1].exe_end_ps, 3328000);
+    cr_assert_eq(r.stats.hbm_bytes, 2 * 4096);
+    rotor_schedule_replay_result_free(&r);
+    rotor_schedule_report_free(&rep);
+    rotor_schedule_free(s);
+}
+
+/* Without SRAM blocking the pieces only take the in ports: op 0 computes
+ * at once, op 1 when its preload is done. */
+Test(replay, without_sram_blocking_a_preload_does_not_pause_the_cores) {
+    rotor_chip chip = tiny_hbm();
+    rotor_schedule *s = tiny_schedule(&chip, 2);
+    s->pchip.sram_blocking = false;
+    rotor_preload_model_free(s->model);
+    rotor_preload_op_desc desc[2];
+    for (int i = 0; i < 2; i++)
+        desc[i] = (rotor_preload_op_desc){.name = s->ops[i].name, .hbm_bytes = 4096, .nplans = 1, .plans = s->ops[i].plans};
+    cr_assert_eq(rotor_preload_model_create(&s->pchip, desc, 2, &s->model, NULL), ROTOR_OK);
+    rotor_schedule_report rep = tiny_report(s, (int[]){0, 0}, (int[]){1, 0});
+    cr_assert_eq(rep.result.latency_ps, 3264000);
+    rotor_schedule_replay_result r = sched_replay(s, &rep, NULL);
+    cr_assert_eq(r.simulated_ps, 3264000);
+    cr_assert_eq(r.ops[0].exe_end_ps, 1664000);
+    cr_assert_eq(r.stats.pause_ps, 0);
+    rotor_schedule_replay_result_free(&r);
+    rotor_schedule_report_free(&rep);
+    rotor_schedule_free(s);
+}
+
+/* A two-layer Llama2-13B decode step (batch 8, KV cache 2048) on one
+ * IPU-POD4 chip: the HBM bytes the simulator moves are exactly the
+ * operators' hbm_bytes; the Elk-Full schedule's simulated latency is within
+ * 3% of its analytical one (the issue's acceptance); the mesh is slower. */
+static rotor_schedule *llama_2_layers(void) {
+    rotor_chip chip;
+    rotor_error err;
+    cr_assert_eq(rotor_chip_preset("ipu-pod4", &chip, &err), ROTOR_OK);
+    rotor_zoo_options zo = {.batch = 8, .seq = 2048, .layers = 2, .phase = ROTOR_PHASE_DECODE};
+    rotor_graph raw, g;
+    rotor_group_stats gs;
+    cr_assert_eq(rotor_zoo_build("llama2-13b", &zo, &raw, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_group(&raw, &g, &gs, &err), ROTOR_OK, "%s", err.msg);
+    rotor_graph_free(&raw);
+    rotor_schedule *s = NULL;
+    cr_assert_eq(rotor_schedule_build(&g, &chip, NULL, &s, &err), ROTOR_OK, "%s", err.msg);
+    rotor_graph_free(&g);
+    return s;
+}
+
+Test(replay, a_two_layer_llama2_13b_schedule_replays_within_3_percent, .timeout = 120) {
+    rotor_schedule *s = llama_2_layers();
+    rotor_schedule_report rep;
+    rotor_error err;
+    cr_assert_eq(rotor_schedule_run(s, ROTOR_PRELOAD_FULL, &rep, &err), ROTOR_OK, "%s", err.msg);
+    rotor_schedule_replay_result r = sched_replay(s, &rep, NULL);
+    cr_assert_eq(r.stats.hbm_bytes, s->hbm_bytes, "HBM bytes conserved");
+    cr_assert_eq(r.hbm_bytes, s->hbm_bytes);
+    cr_assert_lt(fabs(r.error), 0.03, "full: simulated %.4f ms vs analytical %.4f ms", r.simulated_ps * 1e-9,
+                 r.analytical_ps * 1e-9);
+    cr_assert_eq(r.nops, s->nops);
+    for (int i = 0; i < r.nops; i++) {
+        cr_assert_geq(r.ops[i].exe_start_ps, r.ops[i].pre_end_ps, "op %d starts after its preload", i);
+        if (i) cr_assert_geq(r.ops[i].exe_start_ps, r.ops[i - 1].exe_end_ps, "op %d after op %d", i, i - 1);
+    }
+    cr_assert_eq(r.ops[r.nops - 1].exe_end_ps, r.simulated_ps);
+    cr_assert_gt(r.stats.hbm_util, 0.9);
+    char *json = rotor_sim_trace_json(r.sim, &err);
+    cr_assert(json && strstr(json, "\"operator\":\"preload l0.qkv\""));
+    free(json);
+    rotor_schedule_replay_result_free(&r);
+    rotor_schedule_report_free(&rep);
+    rotor_schedule_free(s);
+}
+
+Test(replay, a_schedule_on_a_mesh_is_slower_and_bad_input_names_the_operator, .timeout = 120) {
+    rotor_schedule *s = llama_2_layers();
+    rotor_schedule_report rep;
+    rotor_error err;
+    cr_assert_eq(rotor_schedule_run(s, ROTOR_PRELOAD_BASIC, &rep, &err), ROTOR_OK, "%s", err.msg);
+    rotor_schedule_replay_result a = sched_replay(s, &rep, NULL);
+    rotor_chip mesh = s->chip;
+    cr_assert_eq(rotor_chip_set(&mesh, "topology=mesh", &err), ROTOR_OK);
+    cr_assert_eq(rotor_chip_set(&mesh, "mesh_width=32", &err), ROTOR_OK);
+    cr_assert_eq(rotor_chip_set(&mesh, "mesh_height=46", &err), ROTOR_OK);
+    rotor_schedule_replay_result m = sched_replay(s, &rep, &mesh);
+    cr_assert_gt(m.simulated_ps, a.simulated_ps);
+    cr_assert_eq(m.stats.hbm_bytes, a.stats.hbm_bytes);
+    rotor_schedule_replay_result_free(&a);
+    rotor_schedule_replay_result_free(&m);
+    /* a chip of another size, a chip without HBM */
+    rotor_chip other = s->chip;
+    other.cores_per_chip = 1024;
+    rotor_schedule_replay_result r;
+    cr_assert_eq(rotor_schedule_replay(s, &rep, &other, &r, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "has 1024 cores; the schedule runs on one chip of 1472");
+    other = s->chip;
+    other.hbm_gbps = 0;
+    other.hbm_controllers = 0;
+    other.hbm_bytes = 0;
+    cr_assert_eq(rotor_schedule_replay(s, &rep, &other, &r, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "no HBM controllers");
+    /* a preload number that issues fewer preloads than the operator before */
+    int i = 3;
+    rep.result.ops[i].preload_number = -2;
+    cr_assert_eq(rotor_schedule_replay(s, &rep, NULL, &r, &err), ROTOR_ERR_INPUT);
+    char want[128];
+    snprintf(want, sizeof want, "schedule replay: operator 3 '%s'", s->ops[3].name);
+    assert_msg_has(err, want);
+    rotor_schedule_report_free(&rep);
+    rotor_schedule_free(s);
 }

@@ -415,6 +415,170 @@ Test(sim, compute_tasks_on_one_core_run_one_after_the_other) {
     rotor_sim_free(s);
 }
 
+/* A zero-time compute task is a synchronisation point: it does not queue
+ * behind the work already booked on its core. */
+Test(sim, a_zero_time_compute_task_does_not_wait_for_its_core) {
+    rotor_chip chip = a2a(2, 0);
+    rotor_sim *s = make(&chip);
+    int64_t a = compute(s, 0, 70000, NULL, 0), x = xfer(s, 1, 0, B1100, NULL, 0);
+    int64_t join = compute(s, 0, 0, &x, 1), c = compute(s, 1, 1000, &join, 1);
+    run(s);
+    assert_span(s, a, 0, 70000);
+    assert_span(s, join, STREAM, STREAM);
+    assert_span(s, c, STREAM, STREAM + 1000);
+    int64_t b = compute(s, 0, 0, NULL, 0); /* ready at 0 while core 0 runs a */
+    run(s);
+    assert_span(s, b, 0, 0);
+    rotor_sim_free(s);
+}
+
+/* ---- multicast ------------------------------------------------------------------ */
+
+static int64_t mcast(rotor_sim *s, int64_t src, const int64_t *dsts, int n, int64_t bytes, const int64_t *deps,
+                     int ndeps) {
+    rotor_sim_multicast m = {.src = src, .dsts = dsts, .ndsts = n, .bytes = bytes, .category = ROTOR_SIM_HBM,
+                             .op = 0, .deps = deps, .ndeps = ndeps};
+    int64_t id;
+    rotor_error err;
+    cr_assert_eq(rotor_sim_add_multicast(s, &m, &id, &err), ROTOR_OK, "%s", err.msg);
+    return id;
+}
+
+/* One HBM read broadcast to 4 cores: one lane of the controller for
+ * 1,100 B / 5.5 GB/s, the 4 in ports for the same interval; the bytes count
+ * once.  A shift into a receiver queues behind it; a core outside does not. */
+Test(sim, a_multicast_reads_hbm_once_and_holds_every_receivers_in_port) {
+    rotor_chip chip = hbm_chip();
+    rotor_sim *s = make(&chip);
+    const int64_t to[4] = {0, 1, 2, 3};
+    int64_t m = mcast(s, 8, to, 4, B1100, NULL, 0);
+    int64_t into2 = xfer(s, 5, 2, B1100, NULL, 0), into6 = xfer(s, 5, 6, B1100, NULL, 0);
+    rotor_sim_stats st = run(s);
+    assert_span(s, m, 0, STREAM);
+    assert_span(s, into2, STREAM, 2 * STREAM);
+    assert_span(s, into6, 2 * STREAM, 3 * STREAM); /* core 5's out port serves it after into2 */
+    cr_assert_eq(st.hbm_bytes, B1100);
+    cr_assert_eq(st.bytes, 3 * B1100);
+    cr_assert_eq(st.transfers, 3);
+    cr_assert_eq(st.busy_ps[ROTOR_SIM_HBM], STREAM);
+    /* link busy: 4 in ports (multicast) + 2 in + 2 out (the shifts) of 16 ports */
+    cr_assert_float_eq(st.link_util_mean, (4.0 + 4.0) * STREAM / (16.0 * 3 * STREAM), 1e-12);
+    cr_assert_float_eq(st.hbm_util, 1100.0 * 1000 / (44.0 * 3 * STREAM), 1e-12);
+    rotor_sim_free(s);
+}
+
+/* 8 receivers of 1,100 B each over 4 lanes of 22 GB/s per controller: as 8
+ * unicasts from one controller they take two rounds; as two multicasts of
+ * four they take one (HBM reads 2,200 B, not 8,800). */
+Test(sim, multicasts_on_disjoint_receivers_share_the_pool_like_transfers) {
+    rotor_chip chip = hbm_chip();
+    rotor_sim *s = make(&chip);
+    const int64_t lo[4] = {0, 1, 2, 3}, hi[4] = {4, 5, 6, 7};
+    int64_t a = mcast(s, 8, lo, 4, B1100, NULL, 0), b = mcast(s, 8, hi, 4, B1100, NULL, 0);
+    rotor_sim_stats st = run(s);
+    assert_span(s, a, 0, STREAM);
+    assert_span(s, b, 0, STREAM);
+    cr_assert_eq(st.hbm_bytes, 2 * B1100);
+    rotor_sim_free(s);
+}
+
+/* With one receiver a multicast is exactly a transfer. */
+Test(sim, a_multicast_to_one_core_is_a_transfer) {
+    rotor_chip chip = a2a(4, 50);
+    rotor_sim *s = make(&chip), *t = make(&chip);
+    const int64_t to[1] = {3};
+    mcast(s, 1, to, 1, B1100, NULL, 0);
+    xfer(t, 1, 3, B1100, NULL, 0);
+    rotor_sim_stats a = run(s), b = run(t);
+    cr_assert_eq(a.makespan_ps, LAT + STREAM);
+    cr_assert_eq(a.makespan_ps, b.makespan_ps);
+    cr_assert_eq(a.bytes, b.bytes);
+    cr_assert_float_eq(a.link_util_mean, b.link_util_mean, 1e-15);
+    rotor_sim_free(s);
+    rotor_sim_free(t);
+}
+
+/* On a 3 x 1 mesh, (0,0) -> {(1,0), (2,0)}: the union of the two XY routes is
+ * the links (0,0)->(1,0) and (1,0)->(2,0), each held once; the longest route
+ * has 2 hops.  A transfer (0,0) -> (1,0) waits for the shared link. */
+Test(sim, a_mesh_multicast_holds_the_union_of_its_routes_once) {
+    rotor_chip chip = mesh(3, 1, 50);
+    rotor_sim *s = make(&chip);
+    const int64_t to[2] = {1, 2};
+    int64_t m = mcast(s, 0, to, 2, B1100, NULL, 0);
+    int64_t x = xfer(s, 0, 1, B1100, NULL, 0), y = xfer(s, 2, 1, B1100, NULL, 0);
+    rotor_sim_stats st = run(s);
+    assert_span(s, m, 0, 2 * LAT + STREAM);
+    assert_span(s, x, 2 * LAT + STREAM, 3 * LAT + 2 * STREAM);
+    assert_span(s, y, 0, LAT + STREAM); /* (2,0)->(1,0) is not on the multicast's route */
+    /* (0,0)->(1,0) carries the multicast and then x, back to back: busy all along */
+    cr_assert_eq(st.makespan_ps, 3 * LAT + 2 * STREAM);
+    cr_assert_float_eq(st.link_util_peak, 1.0, 1e-12);
+    /* 4 directed links: 2 x 300 ns (multicast, each link once) + 250 (x) + 250 (y) */
+    cr_assert_float_eq(st.link_util_mean, (2.0 * (2 * LAT + STREAM) + 2.0 * (LAT + STREAM)) / (4.0 * 550000), 1e-12);
+    char *json = rotor_sim_trace_json(s, NULL);
+    cr_assert(json && strstr(json, "\"receivers\":2"));
+    free(json);
+    rotor_sim_free(s);
+}
+
+/* pause_receivers (SRAM blocking): a 1,100 B multicast to cores 0 and 1
+ * starting at 0 books both cores for 200 ns.  Core 0 was idle: a compute
+ * task ready at 0 runs after the pause.  Core 1 had already booked 70 ns of
+ * compute from 0: its pause follows that task, and the next task follows the
+ * pause.  A single receiver pauses the same way. */
+Test(sim, a_pausing_multicast_books_each_receivers_core_fifo) {
+    rotor_chip chip = hbm_chip();
+    rotor_sim *s = make(&chip);
+    int64_t busy = compute(s, 1, 70000, NULL, 0);
+    const int64_t to[2] = {0, 1}, one[1] = {2};
+    rotor_sim_multicast m = {.src = 8, .dsts = to, .ndsts = 2, .bytes = B1100, .category = ROTOR_SIM_HBM, .op = 0,
+                             .pause_receivers = true};
+    int64_t mc, solo;
+    rotor_error err;
+    cr_assert_eq(rotor_sim_add_multicast(s, &m, &mc, &err), ROTOR_OK, "%s", err.msg);
+    m.dsts = one;
+    m.ndsts = 1;
+    cr_assert_eq(rotor_sim_add_multicast(s, &m, &solo, &err), ROTOR_OK, "%s", err.msg);
+    int64_t c0 = compute(s, 0, 1000, &mc, 0), c1 = compute(s, 1, 1000, &busy, 1), c2 = compute(s, 2, 1000, &mc, 1);
+    rotor_sim_stats st = run(s);
+    assert_span(s, mc, 0, STREAM);
+    assert_span(s, solo, 0, STREAM);
+    assert_span(s, c0, STREAM, STREAM + 1000);          /* ready at 0, behind the pause */
+    assert_span(s, c1, 70000 + STREAM, 71000 + STREAM); /* the pause follows the 70 ns task */
+    assert_span(s, c2, STREAM, STREAM + 1000);          /* ready when the multicast ends, the pause too */
+    cr_assert_eq(st.pause_ps, 3 * STREAM);
+    cr_assert_eq(st.hbm_bytes, 2 * B1100);
+    rotor_sim_free(s);
+}
+
+Test(sim, a_bad_multicast_is_refused_naming_the_receiver) {
+    rotor_chip chip = hbm_chip();
+    rotor_sim *s = make(&chip);
+    rotor_error err;
+    const int64_t twice[3] = {1, 2, 1}, self[2] = {2, 3}, hbm[2] = {0, 9}, far[1] = {12};
+    rotor_sim_multicast m = {.src = 8, .dsts = twice, .ndsts = 3, .bytes = 10, .op = -1};
+    cr_assert_eq(rotor_sim_add_multicast(s, &m, NULL, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "sim: multicast 0: dsts[2]: node 1 is named twice");
+    m = (rotor_sim_multicast){.src = 3, .dsts = self, .ndsts = 2, .bytes = 10, .op = -1};
+    cr_assert_eq(rotor_sim_add_multicast(s, &m, NULL, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "dsts[1]: src and dst are both node 3");
+    m = (rotor_sim_multicast){.src = 8, .dsts = hbm, .ndsts = 2, .bytes = 10, .op = -1};
+    cr_assert_eq(rotor_sim_add_multicast(s, &m, NULL, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "dsts[1]: src 8 and dst 9 are both HBM controllers");
+    m = (rotor_sim_multicast){.src = 8, .dsts = far, .ndsts = 1, .bytes = 10, .op = -1};
+    cr_assert_eq(rotor_sim_add_multicast(s, &m, NULL, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "dsts[0]: dst: node 12 does not exist");
+    m = (rotor_sim_multicast){.src = 8, .dsts = far, .ndsts = 0, .bytes = 10, .op = -1};
+    cr_assert_eq(rotor_sim_add_multicast(s, &m, NULL, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "ndsts: expected at least 1 receiver, got 0");
+    m = (rotor_sim_multicast){.src = 8, .dsts = self, .ndsts = 2, .bytes = -1, .op = -1};
+    cr_assert_eq(rotor_sim_add_multicast(s, &m, NULL, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "bytes: expected 0..2^53, got -1");
+    cr_assert_eq(rotor_sim_task_count(s), 0);
+    rotor_sim_free(s);
+}
+
 /* Compute hides the communication that overlaps it: exposed time splits the
  * makespan by priority, active time counts each category on its own. */
 Test(sim, the_breakdown_splits_the_makespan_by_priority) {

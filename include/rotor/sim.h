@@ -14,6 +14,7 @@
 #ifndef ROTOR_SIM_H
 #define ROTOR_SIM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -59,6 +60,31 @@ typedef struct rotor_sim_transfer {
     int ndeps;
 } rotor_sim_transfer;
 
+/* A multicast: `bytes` from node `src` to every node of `dsts` (ndsts >= 1,
+ * distinct, none equal to src, not HBM controllers when src is one) as ONE
+ * task.  Its route is the union of the routes src -> dsts[k], each resource
+ * once: the source side (the out port or the HBM controller lane) is held and
+ * charged once, every receiver's in port (or mesh link) is held for the same
+ * interval.  Duration: the longest route's hops * latency + bytes over the
+ * slowest resource of the union.  Statistics count its bytes once (what the
+ * source sends).  With one receiver it is exactly a transfer.
+ * pause_receivers: the writes landing in a receiver's SRAM pause its core
+ * (Elk footnote 2): when the multicast starts, every receiving core's
+ * pipeline is also booked for bytes / link_gbps, FIFO behind what the core
+ * has already booked, as a compute task that became ready at that instant
+ * would be (stats.pause_ps). */
+typedef struct rotor_sim_multicast {
+    int64_t src;
+    const int64_t *dsts;
+    int ndsts;
+    int64_t bytes;
+    bool pause_receivers;
+    rotor_sim_category category;
+    int op;
+    const int64_t *deps;
+    int ndeps;
+} rotor_sim_multicast;
+
 /* Results of the last run, all in picoseconds. */
 typedef struct rotor_sim_stats {
     int64_t makespan_ps;               /* end of the last task */
@@ -71,6 +97,7 @@ typedef struct rotor_sim_stats {
     int64_t stall_ps;                  /* sum over transfers of start - ready (waiting on busy resources) */
     int64_t contended_ps;              /* wall time with >= 1 transfer waiting */
     int64_t compute_wait_ps;           /* sum over compute tasks of start - ready (core busy) */
+    int64_t pause_ps;                  /* core time booked by multicasts' pause_receivers */
     int64_t bytes;                     /* bytes moved by all transfers */
     int64_t hbm_bytes;                 /* bytes to or from HBM controllers */
     int64_t interchip_bytes;           /* bytes crossing chips */
@@ -103,14 +130,20 @@ int64_t rotor_sim_nodes(const rotor_sim *s);   /* cores + HBM controllers */
 int64_t rotor_sim_task_count(const rotor_sim *s); /* tasks added so far: the next id */
 /* Node of controller `ctrl` of chip `chip`, or -1 if there is none. */
 int64_t rotor_sim_hbm_node(const rotor_sim *s, int64_t chip, int64_t ctrl);
+/* Lanes of one HBM controller's pool (docs/simulator.md, "Pools"); 0 without HBM. */
+int64_t rotor_sim_hbm_lanes(const rotor_sim *s);
 
 /* Add a task; *id (if non-NULL) receives its id, 0, 1, 2, ... in order.
  * Errors name the task and the field: unknown node, negative bytes or
- * duration, a dependency that does not exist, a time that overflows. */
+ * duration, a dependency that does not exist, a time that overflows.
+ * A compute task of duration 0 is a synchronisation point (a barrier or a
+ * join): it starts as soon as it is ready and does not queue for its core. */
 rotor_status rotor_sim_add_compute(rotor_sim *s, const rotor_sim_compute *c, int64_t *id,
                                    rotor_error *err);
 rotor_status rotor_sim_add_transfer(rotor_sim *s, const rotor_sim_transfer *t, int64_t *id,
                                     rotor_error *err);
+rotor_status rotor_sim_add_multicast(rotor_sim *s, const rotor_sim_multicast *m, int64_t *id,
+                                     rotor_error *err);
 /* Make `task` also wait for `dep` (both must exist).  This can close a
  * cycle: rotor_sim_run reports it. */
 rotor_status rotor_sim_add_dep(rotor_sim *s, int64_t task, int64_t dep, rotor_error *err);

@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "rotor/group.h"
+#include "rotor/replay.h"
 #include "rotor/schedule.h"
 
 #define MAX_SETS 32
@@ -40,6 +41,11 @@ static void schedule_usage(FILE *f) {
             "  --per-op            also list every operator of the last design\n"
             "  --json              print JSON (rotor-schedule, version 1)\n"
             "  --trace FILE        write the last design's schedule as Chrome trace-event JSON\n"
+            "                      (with --simulate: the simulator's trace of the last design)\n"
+            "  --simulate          replay every shown design but ideal on the event-driven\n"
+            "                      simulator (one chip: preloads, distribution, tiles, shifts)\n"
+            "                      and print simulated vs analytical latency\n"
+            "  --topology T        the simulated network: all-to-all (default) or mesh:WxH\n"
             "  --threads N         plan-search threads (default: all cores)\n"
             "  -h, --help          this help\n"
             "\n"
@@ -50,10 +56,68 @@ typedef struct run {
     rotor_preload_design design;
     rotor_schedule_report rep;
     double seconds;
+    bool simulated;                     /* --simulate: sim holds the replay */
+    rotor_schedule_replay_result sim;
+    double sim_seconds;
 } run;
 
 static double us(int64_t ps) { return (double)ps * 1e-6; }
 static double pct(double a, double b) { return b > 0 ? 100.0 * a / b : 0.0; }
+
+/* --topology: the simulated network of one chip (as rotor simulate). */
+static rotor_status apply_topology(rotor_chip *chip, const char *topo, rotor_error *err) {
+    char a[64], b[64], c[64];
+    long long w, h;
+    char tail;
+    if (!strcmp(topo, "all-to-all")) {
+        snprintf(a, sizeof a, "topology=all-to-all");
+        snprintf(b, sizeof b, "mesh_width=0");
+        snprintf(c, sizeof c, "mesh_height=0");
+    } else if (sscanf(topo, "mesh:%lldx%lld%c", &w, &h, &tail) == 2 && w > 0 && h > 0) {
+        snprintf(a, sizeof a, "topology=mesh");
+        snprintf(b, sizeof b, "mesh_width=%lld", w);
+        snprintf(c, sizeof c, "mesh_height=%lld", h);
+    } else {
+        return rotor_fail(err, ROTOR_ERR_INPUT, "--topology: expected all-to-all or mesh:WxH, got '%s'", topo);
+    }
+    rotor_status st;
+    if ((st = rotor_chip_set(chip, a, err)) || (st = rotor_chip_set(chip, b, err)) ||
+        (st = rotor_chip_set(chip, c, err)))
+        return st;
+    if ((st = rotor_chip_validate(chip, err))) rotor_error_prefix(err, "--topology");
+    return st;
+}
+
+static const char *topology_text(const rotor_chip *chip, char *buf, size_t size) {
+    if (chip->topology == ROTOR_TOPO_MESH)
+        snprintf(buf, size, "mesh %lldx%lld", (long long)chip->mesh_width, (long long)chip->mesh_height);
+    else
+        snprintf(buf, size, "all-to-all");
+    return buf;
+}
+
+/* Simulated vs analytical, one row per replayed design. */
+static void print_sim(const rotor_chip *simchip, const run *runs, int nruns) {
+    char topo[64];
+    const run *any = NULL;
+    for (int i = 0; i < nruns && !any; i++)
+        if (runs[i].simulated) any = &runs[i];
+    if (!any) return;
+    printf("\nsimulated on one chip (%s, %lld cores, %lld HBM controllers; preload pieces of %lld B):\n",
+           topology_text(simchip, topo, sizeof topo), (long long)rotor_chip_cores(simchip),
+           (long long)simchip->hbm_controllers, (long long)any->sim.piece_bytes);
+    printf("%-7s %13s %12s %8s %10s %11s %9s %6s %7s %7s\n", "design", "analytical ms", "simulated ms", "diff %",
+           "tasks", "events", "replay s", "HBM %", "link %", "peak %");
+    for (int i = 0; i < nruns; i++) {
+        const rotor_schedule_replay_result *r = &runs[i].sim;
+        if (!runs[i].simulated) continue;
+        printf("%-7s %13.4f %12.4f %+8.2f %10lld %11lld %9.2f %6.1f %7.1f %7.1f\n",
+               rotor_preload_designs[runs[i].design].name, (double)r->analytical_ps * 1e-9,
+               (double)r->simulated_ps * 1e-9, 100.0 * r->error, (long long)r->stats.tasks,
+               (long long)r->stats.events, runs[i].sim_seconds, 100.0 * r->stats.hbm_util,
+               100.0 * r->stats.link_util_mean, 100.0 * r->stats.link_util_peak);
+    }
+}
 
 static void print_text(const rotor_graph *g, const rotor_schedule *s, const run *runs, int nruns,
                        const run *ideal, const run *basic, bool per_op) {
@@ -83,14 +147,21 @@ static void print_text(const rotor_graph *g, const rotor_schedule *s, const run 
     if (per_op && nruns) {
         const run *x = &runs[nruns - 1];
         printf("\n%s, per operator (times in us from the start):\n", rotor_preload_designs[x->design].name);
-        printf("%-28s %-11s %10s %5s %4s %4s %11s %11s %11s %11s %9s\n", "operator", "shard", "HBM MB", "plan",
+        printf("%-28s %-11s %10s %5s %4s %4s %11s %11s %11s %11s %9s", "operator", "shard", "HBM MB", "plan",
                "c", "p", "preload", "pre end", "exec", "exec end", "stall");
+        if (x->simulated) printf(" %11s %11s %11s", "sim pre end", "sim exec", "sim end");
+        printf("\n");
         for (int o = 0; o < s->nops; o++) {
             const rotor_preload_op_result *r = &x->rep.result.ops[o];
-            printf("%-28.28s %-11s %10.3f %5d %4lld %4d %11.3f %11.3f %11.3f %11.3f %9.3f\n", s->ops[o].name,
+            printf("%-28.28s %-11s %10.3f %5d %4lld %4d %11.3f %11.3f %11.3f %11.3f %9.3f", s->ops[o].name,
                    rotor_shard_name(s->ops[o].shard), (double)s->ops[o].hbm_bytes / 1e6, r->plan,
                    (long long)r->chunks, r->preload_number, us(r->pre_start_ps), us(r->pre_end_ps),
                    us(r->exe_start_ps), us(r->exe_end_ps), us(r->stall_ps));
+            if (x->simulated) {
+                const rotor_schedule_replay_op *q = &x->sim.ops[o];
+                printf(" %11.3f %11.3f %11.3f", us(q->pre_end_ps), us(q->exe_start_ps), us(q->exe_end_ps));
+            }
+            printf("\n");
         }
     }
 }
@@ -114,6 +185,28 @@ static cJSON *json_run(const rotor_schedule *s, const run *x, const run *ideal, 
     cJSON_AddNumberToObject(o, "tflops", r->tflops);
     cJSON_AddNumberToObject(o, "alloc_calls", (double)r->result.alloc_calls);
     cJSON_AddNumberToObject(o, "schedules_timed", (double)r->result.schedules);
+    if (x->simulated) {
+        const rotor_schedule_replay_result *q = &x->sim;
+        const rotor_sim_stats *t = &q->stats;
+        cJSON *m = cJSON_AddObjectToObject(o, "simulation");
+        cJSON_AddNumberToObject(m, "simulated_us", us(q->simulated_ps));
+        cJSON_AddNumberToObject(m, "analytical_us", us(q->analytical_ps));
+        cJSON_AddNumberToObject(m, "difference_percent", 100.0 * q->error);
+        cJSON_AddNumberToObject(m, "piece_bytes", (double)q->piece_bytes);
+        cJSON_AddNumberToObject(m, "tasks", (double)t->tasks);
+        cJSON_AddNumberToObject(m, "events", (double)t->events);
+        cJSON_AddNumberToObject(m, "replay_s", x->sim_seconds);
+        cJSON *sb = cJSON_AddObjectToObject(m, "breakdown_us");
+        for (int c = 0; c < ROTOR_SIM_NCATS; c++)
+            cJSON_AddNumberToObject(sb, rotor_sim_category_name((rotor_sim_category)c), us(t->exposed_ps[c]));
+        cJSON_AddNumberToObject(sb, "idle", us(t->idle_ps));
+        cJSON_AddNumberToObject(m, "hbm_bytes", (double)t->hbm_bytes);
+        cJSON_AddNumberToObject(m, "hbm_util", t->hbm_util);
+        cJSON_AddNumberToObject(m, "link_util_mean", t->link_util_mean);
+        cJSON_AddNumberToObject(m, "link_util_peak", t->link_util_peak);
+        cJSON_AddNumberToObject(m, "compute_util", t->compute_util);
+        cJSON_AddNumberToObject(m, "stall_us", us(t->stall_ps));
+    }
     if (per_op) {
         cJSON *ops = cJSON_AddArrayToObject(o, "ops");
         for (int i = 0; i < s->nops; i++) {
@@ -129,6 +222,13 @@ static cJSON *json_run(const rotor_schedule *s, const run *x, const run *ideal, 
             cJSON_AddNumberToObject(e, "execute_start_us", us(p->exe_start_ps));
             cJSON_AddNumberToObject(e, "execute_end_us", us(p->exe_end_ps));
             cJSON_AddNumberToObject(e, "stall_us", us(p->stall_ps));
+            if (x->simulated) {
+                const rotor_schedule_replay_op *q = &x->sim.ops[i];
+                cJSON_AddNumberToObject(e, "sim_preload_start_us", us(q->pre_start_ps));
+                cJSON_AddNumberToObject(e, "sim_preload_end_us", us(q->pre_end_ps));
+                cJSON_AddNumberToObject(e, "sim_execute_start_us", us(q->exe_start_ps));
+                cJSON_AddNumberToObject(e, "sim_execute_end_us", us(q->exe_end_ps));
+            }
             cJSON_AddItemToArray(ops, e);
         }
     }
@@ -136,7 +236,7 @@ static cJSON *json_run(const rotor_schedule *s, const run *x, const run *ideal, 
 }
 
 static int print_json(const rotor_graph *g, const rotor_schedule *s, const run *runs, int nruns, const run *ideal,
-                      bool per_op) {
+                      bool per_op, const rotor_chip *simchip) {
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "format", "rotor-schedule");
     cJSON_AddNumberToObject(root, "version", 1);
@@ -149,6 +249,10 @@ static int print_json(const rotor_graph *g, const rotor_schedule *s, const run *
     cJSON_AddNumberToObject(root, "shapes_searched", s->searches);
     cJSON_AddNumberToObject(root, "hbm_bytes_per_chip", (double)s->hbm_bytes);
     cJSON_AddNumberToObject(root, "flops", s->model_flops);
+    if (simchip) {
+        char topo[64];
+        cJSON_AddStringToObject(root, "simulated_topology", topology_text(simchip, topo, sizeof topo));
+    }
     cJSON *d = cJSON_AddArrayToObject(root, "designs");
     for (int i = 0; i < nruns; i++) cJSON_AddItemToArray(d, json_run(s, &runs[i], ideal, per_op));
     char *text = cJSON_Print(root);
@@ -210,13 +314,30 @@ static int write_trace(const char *path, const rotor_schedule *s, const run *x) 
     return 0;
 }
 
+/* --trace with --simulate: the simulator's Chrome trace of the last replayed design. */
+static int write_sim_trace(const char *path, const run *x) {
+    rotor_error err = {{0}};
+    char *text = rotor_sim_trace_json(x->sim.sim, &err);
+    if (!text) return cli_fail("schedule", ROTOR_ERR_NOMEM, &err);
+    FILE *f = fopen(path, "wb");
+    bool ok = f && fputs(text, f) >= 0;
+    if (f && fclose(f) != 0) ok = false;
+    free(text);
+    if (!ok) {
+        fprintf(stderr, "rotor schedule: --trace: %s: cannot write\n", path);
+        return EXIT_BADINPUT;
+    }
+    return 0;
+}
+
 int cmd_schedule(int argc, char **argv) {
     const char *cmd = "schedule";
     const char *chip_spec = NULL, *hbm = NULL, *design = NULL, *batch = NULL, *seq = NULL, *layers = NULL,
-               *dims = NULL, *inputs = NULL, *tp = NULL, *orders = NULL, *trace = NULL, *threads = NULL;
+               *dims = NULL, *inputs = NULL, *tp = NULL, *orders = NULL, *trace = NULL, *threads = NULL,
+               *topology = NULL;
     char *sets[MAX_SETS];
     int nsets = 0;
-    bool prefill = false, json = false, per_op = false, nonblocking = false;
+    bool prefill = false, json = false, per_op = false, nonblocking = false, simulate = false;
     static const struct option opts[] = {
         {"chip", required_argument, 0, 'c'},   {"set", required_argument, 0, 's'},
         {"hbm-bw", required_argument, 0, 'H'}, {"design", required_argument, 0, 'g'},
@@ -227,6 +348,7 @@ int cmd_schedule(int argc, char **argv) {
         {"max-orders", required_argument, 0, 'o'}, {"per-op", no_argument, 0, 'O'},
         {"json", no_argument, 0, 'j'},         {"trace", required_argument, 0, 'r'},
         {"threads", required_argument, 0, 't'}, {"help", no_argument, 0, 'h'},
+        {"simulate", no_argument, 0, 'S'},     {"topology", required_argument, 0, 'T'},
         {0, 0, 0, 0}};
     optind = 1;
     opterr = 0;
@@ -250,6 +372,8 @@ int cmd_schedule(int argc, char **argv) {
         case 'p': prefill = true; break;
         case 'N': nonblocking = true; break;
         case 'O': per_op = true; break;
+        case 'S': simulate = true; break;
+        case 'T': slot = &topology; name = "--topology"; break;
         case 'j': json = true; break;
         case 's':
             if (nsets == MAX_SETS) return cli_usage_error(cmd, "more than %d --set options", MAX_SETS);
@@ -266,6 +390,7 @@ int cmd_schedule(int argc, char **argv) {
         }
     }
     if (optind >= argc) return cli_usage_error(cmd, "a model is required (try --help)");
+    if (topology && !simulate) return cli_usage_error(cmd, "--topology applies to --simulate");
     if (optind + 1 < argc) return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind + 1]);
     const char *input = argv[optind];
     bool onnx = cli_is_onnx(input);
@@ -318,6 +443,12 @@ int cmd_schedule(int argc, char **argv) {
         chip.hbm_gbps = total / (double)chip.chips;
     }
 
+    /* the simulated chip: one chip of the package, as the schedule's */
+    rotor_chip simchip = chip;
+    simchip.chips = 1;
+    simchip.interchip_gbps = 0;
+    if (topology && (st = apply_topology(&simchip, topology, &err))) return cli_fail(cmd, st, &err);
+
     rotor_graph raw, g;
     rotor_group_stats gs;
     if ((st = cli_load_model(input, &zo, dims, inputs, &raw, NULL, &err))) {
@@ -336,6 +467,7 @@ int cmd_schedule(int argc, char **argv) {
     /* Ideal and Basic are also run when not asked for: the percentage of
      * Ideal and the speedup over Basic are part of every report. */
     run runs[ROTOR_PRELOAD_NDESIGNS + 2];
+    memset(runs, 0, sizeof runs);
     int nruns = 0, rc = 0;
     const run *ideal = NULL, *basic = NULL;
     rotor_preload_design want[ROTOR_PRELOAD_NDESIGNS + 2];
@@ -358,14 +490,42 @@ int cmd_schedule(int argc, char **argv) {
         if (!st && want[i] == ROTOR_PRELOAD_IDEAL) ideal = &runs[i];
         if (!st && want[i] == ROTOR_PRELOAD_BASIC) basic = &runs[i];
     }
+    /* --simulate: every shown design but ideal (its machine is not a chip) */
+    const run *traced = NULL;
+    for (int i = 0; i < shown && !st && simulate; i++) {
+        if (runs[i].design == ROTOR_PRELOAD_IDEAL) continue;
+        double t0 = omp_get_wtime();
+        st = rotor_schedule_replay(s, &runs[i].rep, &simchip, &runs[i].sim, &err);
+        runs[i].sim_seconds = omp_get_wtime() - t0;
+        if (st) {
+            char prefix[64];
+            snprintf(prefix, sizeof prefix, "--simulate (%s)", rotor_preload_designs[runs[i].design].name);
+            rotor_error_prefix(&err, prefix);
+            break;
+        }
+        runs[i].simulated = true;
+        traced = &runs[i];
+        /* only the traced design keeps its simulator */
+        for (int j = 0; j < i; j++)
+            if (runs[j].simulated && runs[j].sim.sim) {
+                rotor_sim_free(runs[j].sim.sim);
+                runs[j].sim.sim = NULL;
+            }
+    }
     if (st) rc = cli_fail(cmd, st, &err);
     else {
-        /* the trace first: a path that cannot be written is an error with nothing on stdout */
-        if (trace) rc = write_trace(trace, s, &runs[shown - 1]);
-        if (!rc && json) rc = print_json(&g, s, runs, shown, ideal, per_op);
-        else if (!rc) print_text(&g, s, runs, shown, ideal, basic, per_op);
+        /* the trace first: a file that cannot be written fails with nothing on stdout */
+        if (trace) rc = simulate && traced ? write_sim_trace(trace, traced) : write_trace(trace, s, &runs[shown - 1]);
+        if (!rc && json) rc = print_json(&g, s, runs, shown, ideal, per_op, simulate ? &simchip : NULL);
+        else if (!rc) {
+            print_text(&g, s, runs, shown, ideal, basic, per_op);
+            print_sim(&simchip, runs, shown);
+        }
     }
-    for (int i = 0; i < nruns; i++) rotor_schedule_report_free(&runs[i].rep);
+    for (int i = 0; i < nruns; i++) {
+        rotor_schedule_report_free(&runs[i].rep);
+        if (runs[i].simulated) rotor_schedule_replay_result_free(&runs[i].sim);
+    }
     rotor_schedule_free(s);
     rotor_graph_free(&g);
     return rc;

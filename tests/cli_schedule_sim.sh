@@ -1,0 +1,42 @@
+#!/bin/sh
+# CLI tests of `rotor schedule --simulate`: the simulated vs analytical table,
+# JSON, the simulator's trace, the mesh, and one-line errors.
+# Run by `make test` as `ROTOR=build/rotor sh tests/cli_schedule_sim.sh`.
+. "$(dirname "$0")/lib.sh"
+m="llama2-13b --batch 8 --layers 2"
+
+expect_out help "--simulate" -- schedule --help
+expect_out table "simulated on one chip (all-to-all, 1472 cores, 4 HBM controllers" -- schedule $m --simulate
+expect_out row "^full  *0\.[0-9]* *0\.[0-9]* *[+-][0-9]*\.[0-9][0-9] " -- schedule $m --simulate --design full
+expect_out per-op "sim exec" -- schedule $m --simulate --design full --per-op
+expect_out mesh "simulated on one chip (mesh 32x46, 1472 cores" -- schedule $m --simulate --design basic --topology mesh:32x46
+
+# ideal is never replayed: its machine has a separate preload network
+if "$ROTOR" schedule $m --simulate --design ideal >"$out" 2>"$err" && ! grep -q "simulated on one chip" "$out"; then ok
+else bad "ideal: $(cat "$err") $(tail -2 "$out")"; fi
+
+# JSON: every simulated design within 3% of its analytical latency (issue 7)
+"$ROTOR" schedule $m --simulate --json >"$tmpdir/s.json" 2>"$err" || bad "json: $(cat "$err")"
+if grep -q '"difference_percent"' "$tmpdir/s.json" && grep -q '"simulated_topology":	"all-to-all"' "$tmpdir/s.json"; then ok
+else bad "json lacks the simulation"; fi
+worst=$(sed -n 's/.*"difference_percent":[^0-9-]*\(-\{0,1\}[0-9.e-]*\).*/\1/p' "$tmpdir/s.json" |
+        awk '{ v = $1 < 0 ? -$1 : $1; if (v > w) w = v } END { print w + 0 }')
+n=$(grep -c '"difference_percent"' "$tmpdir/s.json")
+if [ "$n" -eq 4 ] && awk "BEGIN { exit !($worst < 3) }"; then ok; else bad "$n designs simulated, worst difference $worst%"; fi
+
+# --trace with --simulate writes the simulator's trace (preload pieces and tiles)
+"$ROTOR" schedule $m --simulate --design full --trace "$tmpdir/t.json" >/dev/null 2>"$err" || bad "trace: $(cat "$err")"
+if grep -q '"format":"rotor-sim-trace"' "$tmpdir/t.json" && grep -q '"operator":"preload l0.qkv"' "$tmpdir/t.json" &&
+   grep -q '"HBM controllers"' "$tmpdir/t.json"; then ok; else bad "trace lacks the simulator's events"; fi
+
+# the mesh replay is slower than all-to-all (Elk §6.4)
+t_a=$("$ROTOR" schedule $m --simulate --design basic | sed -n 's/^basic  *[0-9.]*  *\([0-9.]*\) .*/\1/p' | tail -1)
+t_m=$("$ROTOR" schedule $m --simulate --design basic --topology mesh:32x46 | sed -n 's/^basic  *[0-9.]*  *\([0-9.]*\) .*/\1/p' | tail -1)
+if [ -n "$t_a" ] && [ -n "$t_m" ] && awk "BEGIN { exit !($t_m > $t_a) }"; then ok; else bad "mesh $t_m ms not above all-to-all $t_a ms"; fi
+
+expect_error topology-alone 2 "--topology applies to --simulate" -- schedule $m --topology mesh:32x46
+expect_error bad-topology 2 "--topology: expected all-to-all or mesh:WxH, got 'ring'" -- schedule $m --simulate --topology ring
+expect_error mesh-shape 2 "mesh_width \* mesh_height == cores_per_chip (1472)" -- schedule $m --simulate --topology mesh:10x10
+expect_error bad-trace 2 "cannot write" -- schedule $m --simulate --design full --trace /nonexistent/dir/t.json
+
+finish cli_schedule_sim
