@@ -42,7 +42,7 @@ static void schedule_usage(FILE *f) {
             "  --json              print JSON (rotor-schedule, version 1)\n"
             "  --trace FILE        write the last design's schedule as Chrome trace-event JSON\n"
             "                      (with --simulate: the simulator's trace of the last design)\n"
-            "  --simulate          replay every shown design but ideal on the event-driven simulator\n"
+            "  --simulate          replay every shown design but ideal on the event-driven\n"
             "                      simulator (one chip: preloads, distribution, tiles, shifts)\n"
             "                      and print simulated vs analytical latency\n"
             "  --topology T        the simulated network: all-to-all (default) or mesh:WxH\n"
