@@ -27,7 +27,12 @@
  *    program does not record where the gathered bytes really live (the idle
  *    layout's peers, the even activation layout); on a mesh the neighbour
  *    offsets stand in for them.
- *  - Vendor operators (no tensor expression) run exec_s on every core. */
+ *  - Vendor operators (no tensor expression) run exec_s on every core.
+ *
+ * rotor_schedule_replay (the end of this file) replays an Elk HBM schedule
+ * the same way, with its preloads: HBM streams of multicast pieces, SRAM
+ * pauses, distribution, the tile replay of each chosen plan, barriers
+ * (docs/simulator.md, "Replaying an HBM schedule"). */
 #include "rotor/replay.h"
 
 #include <math.h>

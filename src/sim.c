@@ -17,7 +17,14 @@
  *    running and waiting counts that the time breakdown integrates, and
  *    FINISH releases the dependants.
  *  - The inner loop does no allocation: the heap holds at most one event per
- *    task, and the successor lists are built once per run. */
+ *    task, and the successor lists are built once per run.  A task that
+ *    starts the instant it is ready takes its START inline (it would be the
+ *    next START anyway; it only counts and schedules the finish).
+ *  - A zero-time compute task is a synchronisation point: it does not queue
+ *    for its core.
+ *  - A multicast is one task on the deduplicated union of its receivers'
+ *    routes (bytes counted once); with pause_receivers it also books each
+ *    receiving core, FIFO, when it starts (SRAM blocking, Elk footnote 2). */
 #include "rotor/sim.h"
 
 #include <math.h>
