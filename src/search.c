@@ -257,6 +257,7 @@ typedef struct worker {
     int64_t weak[ROTOR_MAX_TENSORS]; /* per-tensor memory floor of the F_op */
     int64_t smax[ROTOR_MAX_AXES];    /* largest S_a on offer */
     front front;                     /* the frontier search's plans */
+    struct knap_scratch *knap;       /* cap_time_floor's lists (pass 1 only), or NULL */
 } worker;
 
 /* Would a plan with time >= t and memory >= m be pruned? */
@@ -697,46 +698,268 @@ static int64_t fop_tensor_floor(const ctx *c, int t, const int64_t *fop, int64_t
 
 /* Memory per core of the F_op's all-ones plan (every f_t = 1, nothing
  * rotates, no shift buffer): every tensor's whole partition. */
-static double all_ones_bytes(const ctx *c, const int64_t *fop) {
+static double all_ones_bytes_of(const ctx *c, const int64_t *fop, int t) {
     const rotor_expr *e = c->e;
-    double bytes = 0;
-    for (int t = 0; t < e->ntensors; t++) {
-        const rotor_tensor *x = &e->tensors[t];
-        double elems = 1;
-        for (int d = 0; d < x->ndims; d++) {
-            const rotor_dim *dim = &x->dims[d];
-            int64_t l[2];
-            for (int k = 0; k < dim->nterms; k++) {
-                int a = dim->axis[k];
-                l[k] = (e->extent[a] + fop[a] - 1) / fop[a];
-            }
-            elems *= (double)rotor_dim_extent(dim, l);
+    const rotor_tensor *x = &e->tensors[t];
+    double elems = 1;
+    for (int d = 0; d < x->ndims; d++) {
+        const rotor_dim *dim = &x->dims[d];
+        int64_t l[2];
+        for (int k = 0; k < dim->nterms; k++) {
+            int a = dim->axis[k];
+            l[k] = (e->extent[a] + fop[a] - 1) / fop[a];
         }
-        bytes += elems * (double)c->chip->element_bytes;
+        elems *= (double)rotor_dim_extent(dim, l);
     }
+    return elems * (double)c->chip->element_bytes;
+}
+
+static double all_ones_bytes(const ctx *c, const int64_t *fop) {
+    double bytes = 0;
+    for (int t = 0; t < c->e->ntensors; t++) bytes += all_ones_bytes_of(c, fop, t);
     return bytes;
 }
 
-/* The strong memory floor of an F_op: the tensor floors above, plus the
- * shift buffer when the one plan that does not rotate (every f_t = 1, so
- * every S_a = 1) does not fit: then every plan of this F_op rotates. */
-static int64_t fop_strong_floor(const ctx *c, const int64_t *fop, int64_t index) {
+/* ---- the time floor of an F_op under the memory cap ---------------------- */
+
+/* Under a tight cap the compute floor of an F_op says little: the plans that
+ * fit must rotate their tensors, and rotating costs communication.  This
+ * floor couples the two (T10 §4.3.1 searches the same space; the bound is
+ * rotor's).  For every tensor X and every ring size Q dividing P_X, let
+ * b_X(Q) be the least bytes(X) over f_t^X vectors with product Q, each
+ * plain partition extent floored at ceil(E_a / (F_a f)) and compound ones
+ * grown from those (the floor of fop_tensor_floor, per Q).  Every plan with
+ * this F_op and memory M <= cap picks some Q_X per tensor, and then
+ *   bytes(X) >= b_X(Q_X),  so  sum_X b_X(Q_X) + B_buf [some Q_X > 1] <= cap,
+ *   time >= op_bound(F_op) + sum_X tensor_bound(X, bytes(X), Q_X, P_X / Q_X)
+ *        >= op_bound(F_op) + sum_X tensor_bound(X, b_X(Q_X), Q_X, P_X / Q_X)
+ * (the model's bound inequality, step_bound >= op_bound, and tensor_bound
+ * not decreasing in bytes, which docs/cost-model.md asks of every model).
+ * So the least right-hand side over the choices of Q_X that fit the cap
+ * (a small multiple-choice knapsack) bounds every plan of the F_op.  The
+ * plan without rotation (every f_t = 1) is the one choice that needs no
+ * shift buffer. */
+
+typedef struct knap_opt {
+    int64_t bytes;
+    double time;
+} knap_opt;
+
+#define KNAP_MAX 8192
+typedef struct knap_scratch {
+    knap_opt opt[ROTOR_MAX_TENSORS][MAX_DIVISORS]; /* per tensor, by bytes, time falling */
+    int nopt[ROTOR_MAX_TENSORS];
+    knap_opt cur[KNAP_MAX], next[KNAP_MAX];
+    int64_t div[MAX_DIVISORS];
+    double g[MAX_DIVISORS], ng[MAX_DIVISORS], ext[MAX_DIVISORS];
+} knap_scratch;
+
+static int knap_opt_cmp(const void *x, const void *y) {
+    const knap_opt *a = x, *b = y;
+    if (a->bytes != b->bytes) return a->bytes < b->bytes ? -1 : 1;
+    if (a->time != b->time) return a->time < b->time ? -1 : 1;
+    return 0;
+}
+
+/* Sorts v and keeps its Pareto front: bytes ascending, time strictly falling. */
+static int knap_front(knap_opt *v, int n) {
+    qsort(v, (size_t)n, sizeof *v, knap_opt_cmp);
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (k == 0 || v[i].time < v[k - 1].time) v[k++] = v[i];
+    return k;
+}
+
+/* Index of d among the ascending divisors div[0..n-1] (d is one of them). */
+static int div_index(const int64_t *div, int n, int64_t d) {
+    int lo = 0, hi = n - 1;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (div[mid] < d) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* Tensor t's options (b_X(Q), tensor_bound) over the ring sizes Q | P_X
+ * with b_X(Q) <= cap, as a Pareto front into ks->opt[t].  b_X(Q) is a
+ * product over the dimensions of their extents, each depending on the
+ * factors of its own axes only, so it is a min-product over the ways to
+ * split Q among the dimensions: a dynamic program over the divisors of P_X
+ * (g[Q] = least elements of the dimensions so far with product Q).  A
+ * tensor naming an axis in two dimensions gets one option, its
+ * fop_tensor_floor with time 0 (still a floor, just weaker). */
+static int64_t tensor_options(const ctx *c, knap_scratch *ks, int t, const int64_t *fop, int64_t share) {
+    const rotor_expr *e = c->e;
+    const rotor_tensor *x = &e->tensors[t];
+    int uses[ROTOR_MAX_AXES] = {0};
+    bool simple = true;
+    for (int d = 0; d < x->ndims; d++)
+        for (int k = 0; k < x->dims[d].nterms; k++)
+            if (++uses[x->dims[d].axis[k]] > 1) simple = false;
+    if (!simple) {
+        int64_t floor = fop_tensor_floor(c, t, fop, share);
+        ks->opt[t][0].bytes = floor;
+        ks->opt[t][0].time = 0;
+        ks->nopt[t] = floor <= c->cap;
+        return floor;
+    }
+    int nd;
+    divisors(share, ks->div, &nd);
+    const int64_t *div = ks->div;
+    for (int j = 0; j < nd; j++) ks->g[j] = j == 0 ? 1.0 : INFINITY;
+    for (int d = 0; d < x->ndims; d++) {
+        const rotor_dim *dim = &x->dims[d];
+        /* ext[i]: least extent of this dimension when its factors multiply to div[i] */
+        for (int i = 0; i < nd; i++) {
+            int64_t q = div[i];
+            if (dim->nterms == 1) {
+                int a = dim->axis[0];
+                int64_t l = (e->extent[a] + fop[a] * q - 1) / (fop[a] * q);
+                ks->ext[i] = (double)rotor_dim_extent(dim, &l);
+                continue;
+            }
+            double best = INFINITY;
+            int a0 = dim->axis[0], a1 = dim->axis[1];
+            for (int u = 0; u <= i; u++) {
+                if (q % div[u]) continue;
+                int64_t l[2] = {(e->extent[a0] + fop[a0] * div[u] - 1) / (fop[a0] * div[u]),
+                                (e->extent[a1] + fop[a1] * (q / div[u]) - 1) / (fop[a1] * (q / div[u]))};
+                double v = (double)rotor_dim_extent(dim, l);
+                if (v < best) best = v;
+            }
+            ks->ext[i] = best;
+        }
+        for (int j = 0; j < nd; j++) {
+            double best = INFINITY;
+            for (int i = 0; i <= j; i++) {
+                if (div[j] % div[i]) continue;
+                double v = ks->g[div_index(div, nd, div[j] / div[i])] * ks->ext[i];
+                if (v < best) best = v;
+            }
+            ks->ng[j] = best;
+        }
+        memcpy(ks->g, ks->ng, (size_t)nd * sizeof *ks->g);
+    }
+    int n = 0;
+    double least = INFINITY;
+    for (int j = 0; j < nd; j++) {
+        double b = ks->g[j] * (double)c->chip->element_bytes;
+        if (b < least) least = b;
+        if (!(b <= (double)c->cap)) continue;
+        int64_t bytes = (int64_t)b;
+        ks->opt[t][n].bytes = bytes;
+        ks->opt[t][n].time = c->m->tensor_bound(c->m, e, c->chip, t, bytes, div[j], share / div[j]);
+        n++;
+    }
+    ks->nopt[t] = knap_front(ks->opt[t], n);
+    return least > 9e15 ? (int64_t)9e15 : (int64_t)least;
+}
+
+/* The least sum over tensors of an option's time, the options' bytes
+ * summing to at most budget (INFINITY: no choice fits).  Tensor by tensor,
+ * the partial sums are kept as a Pareto front; the last tensor takes its
+ * fastest option that fits.  A front outgrowing the scratch gives up with
+ * 0 (no bound, still valid). */
+static double knap_least_time(knap_scratch *ks, int nt, int64_t budget) {
+    int64_t rest[ROTOR_MAX_TENSORS + 1]; /* least bytes of tensors t.. */
+    rest[nt] = 0;
+    for (int t = nt - 1; t >= 0; t--) {
+        if (ks->nopt[t] == 0) return INFINITY;
+        rest[t] = rest[t + 1] + ks->opt[t][0].bytes;
+    }
+    if (rest[0] > budget) return INFINITY;
+    int ncur = 1;
+    ks->cur[0].bytes = 0;
+    ks->cur[0].time = 0;
+    for (int t = 0; t + 1 < nt; t++) {
+        int n = 0;
+        for (int i = 0; i < ncur; i++)
+            for (int j = 0; j < ks->nopt[t]; j++) {
+                int64_t b = ks->cur[i].bytes + ks->opt[t][j].bytes;
+                if (b + rest[t + 1] > budget) break; /* options by bytes ascending */
+                if (n == KNAP_MAX) return 0;
+                ks->next[n].bytes = b;
+                ks->next[n].time = ks->cur[i].time + ks->opt[t][j].time;
+                n++;
+            }
+        ncur = knap_front(ks->next, n);
+        memcpy(ks->cur, ks->next, (size_t)ncur * sizeof *ks->cur);
+    }
+    const knap_opt *last = ks->opt[nt - 1];
+    int nlast = ks->nopt[nt - 1];
+    double best = INFINITY;
+    for (int i = 0; i < ncur; i++) {
+        int64_t room = budget - ks->cur[i].bytes;
+        /* the last option with bytes <= room is the fastest that fits */
+        int lo = 0, hi = nlast;
+        while (lo < hi) {
+            int mid = (lo + hi) / 2;
+            if (last[mid].bytes <= room) lo = mid + 1;
+            else hi = mid;
+        }
+        if (lo > 0 && ks->cur[i].time + last[lo - 1].time < best) best = ks->cur[i].time + last[lo - 1].time;
+    }
+    return best;
+}
+
+/* The strong memory floor of an F_op: the least bytes of every tensor (the
+ * floors of fop_tensor_floor, computed by tensor_options, which also leaves
+ * each tensor's options in ks: *ready says so), plus the shift buffer when
+ * the one plan that does not rotate (every f_t = 1, so every S_a = 1) does
+ * not fit: then every plan of this F_op rotates. */
+static int64_t fop_strong_floor(const ctx *c, knap_scratch *ks, const int64_t *fop, int64_t index,
+                                bool *ready) {
     const rotor_expr *e = c->e;
     int64_t *cached = c->floors && index < c->nfloors ? &c->floors[index] : NULL;
     int64_t mem = 0;
-    if (cached && *cached >= 0) mem = *cached;
-    for (int t = 0; t < e->ntensors; t++) {
-        const rotor_tensor *x = &e->tensors[t];
-        if (!cached || *cached < 0) {
+    *ready = false;
+    if (cached && *cached >= 0) {
+        mem = *cached;
+    } else {
+        for (int t = 0; t < e->ntensors; t++) {
             int64_t share = 1;
             for (int a = 0; a < e->naxes; a++)
-                if (!x->has_axis[a]) share *= fop[a];
-            mem += fop_tensor_floor(c, t, fop, share);
+                if (!e->tensors[t].has_axis[a]) share *= fop[a];
+            mem += tensor_options(c, ks, t, fop, share);
         }
+        *ready = true;
+        if (cached) *cached = mem;
     }
-    if (cached && *cached < 0) *cached = mem;
     if (all_ones_bytes(c, fop) > (double)c->cap) mem += c->chip->shift_buffer_bytes;
     return mem;
+}
+
+/* A floor on the time of every plan with this F_op that fits c->cap, given
+ * its compute floor tb (see above).  INFINITY: no plan fits. */
+static double cap_time_floor(const ctx *c, knap_scratch *ks, const int64_t *fop, double tb,
+                             bool ready) {
+    const rotor_expr *e = c->e;
+    int64_t share[ROTOR_MAX_TENSORS];
+    for (int t = 0; t < e->ntensors; t++) {
+        share[t] = 1;
+        for (int a = 0; a < e->naxes; a++)
+            if (!e->tensors[t].has_axis[a]) share[t] *= fop[a];
+        if (!ready) tensor_options(c, ks, t, fop, share[t]);
+    }
+    double best = INFINITY;
+    /* no rotation: the all-ones plan, every Q_X = 1, no shift buffer */
+    double ones = all_ones_bytes(c, fop);
+    if (ones <= (double)c->cap) {
+        double t1 = tb;
+        for (int t = 0; t < e->ntensors; t++) {
+            int64_t b = (int64_t)(all_ones_bytes_of(c, fop, t));
+            t1 += c->m->tensor_bound(c->m, e, c->chip, t, b, 1, share[t]);
+        }
+        best = t1;
+    }
+    /* rotation: the shift buffer, any Q_X (Q_X = 1 included: a relaxation) */
+    int64_t budget = c->cap - c->chip->shift_buffer_bytes;
+    if (budget >= 0) {
+        double r = tb + knap_least_time(ks, e->ntensors, budget);
+        if (r < best) best = r;
+    }
+    return best;
 }
 
 typedef struct pass1 {
@@ -776,10 +999,13 @@ static void pass1_visit(pass1 *p) {
     double tb = c->m->step_bound(c->m, e, c->chip, p->fop, NULL, NULL);
     int64_t mb = fop_mem_bound(c, p->fop);
     if (prune(w, tb, mb)) return;
-    /* the strong floor costs a divisor walk: only for F_op that survive */
-    int64_t strong = fop_strong_floor(c, p->fop, index);
+    /* the strong floors cost a divisor walk: only for F_op that survive */
+    bool ready;
+    int64_t strong = fop_strong_floor(c, w->knap, p->fop, index, &ready);
     if (strong > mb) mb = strong;
     if (prune(w, tb, mb)) return;
+    tb = cap_time_floor(c, w->knap, p->fop, tb, ready);
+    if (tb == INFINITY || prune(w, tb, mb)) return;
     fop_list *l = p->keep;
     if (l->n == l->cap) {
         int64_t ncap = l->cap ? 2 * l->cap : 1024;
@@ -865,7 +1091,14 @@ static bool search_once(ctx *c, int nthreads, rotor_candidate *best, bool *have,
     }
     p.keep = &keep;
     p.index = 0;
+    seed->knap = malloc(sizeof *seed->knap);
+    if (!seed->knap) {
+        free(seed);
+        return false;
+    }
     pass1_walk(&p, 0, c->cores);
+    free(seed->knap);
+    seed->knap = NULL;
     worker *ws = keep.oom ? NULL : calloc((size_t)nthreads, sizeof *ws);
     if (!ws) {
         free(keep.v);
