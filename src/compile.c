@@ -68,6 +68,7 @@ typedef struct compiler {
      * plan (-1: none known). */
     int64_t **cov;
     int64_t *none_upto;
+    rotor_search_session **sess; /* per frontier, opened at its first capped search */
 } compiler;
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -188,6 +189,28 @@ static double default_ratio(const rotor_expr *e) {
 static rotor_status frontier_search(compiler *cc, int i, double ratio, int threads, rotor_error *err) {
     const rotor_op *op = &cc->g->ops[cc->fr_op[i]];
     ratio = ratio > 0 ? ratio : ratio == 0 ? default_ratio(&op->expr) : 0;
+    if (ratio == 1.0 && default_ratio(&op->expr) == ROTOR_COMPILE_FRONTIER_RATIO_COMPOUND) {
+        /* the fastest plan alone, from the session that will search the
+         * rest of this frontier (frontier_learn), so that the plans it
+         * costs seed the capped searches to come */
+        rotor_search_options so = {.threads = threads};
+        rotor_status st = rotor_search_session_open(&op->expr, cc->chip, &so, &cc->sess[i], err);
+        rotor_candidate *v = st ? NULL : malloc(sizeof *v);
+        if (!st && !v) st = rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+        if (!st) st = rotor_search_session_best(cc->sess[i], 0, threads, v, NULL, err);
+        if (st) {
+            free(v);
+            char prefix[160];
+            snprintf(prefix, sizeof prefix, "op '%s' (%s)", op->name, op->type);
+            rotor_error_prefix(err, prefix);
+            return st;
+        }
+        free(cc->fr[i].v);
+        cc->fr[i].n = 1;
+        cc->fr[i].v = v;
+        cc->fr[i].truncated = true;
+        return ROTOR_OK;
+    }
     rotor_search_options so = {.pareto = true, .pareto_time_ratio = ratio, .threads = threads};
     rotor_search_result r;
     rotor_status st = rotor_search(&op->expr, cc->chip, &so, &r, err);
@@ -285,9 +308,13 @@ static rotor_status frontier_learn(compiler *cc, int i, int64_t cap, int threads
     const rotor_op *op = &cc->g->ops[cc->fr_op[i]];
     if (default_ratio(&op->expr) != ROTOR_COMPILE_FRONTIER_RATIO_COMPOUND)
         return frontier_tail(cc, i, threads, err);
-    rotor_search_options so = {.threads = threads, .constraints = {.memory_cap = cap}};
-    rotor_search_result r;
-    rotor_status st = cap > 0 ? rotor_search(&op->expr, cc->chip, &so, &r, err) : ROTOR_ERR_NOFIT;
+    rotor_status st = ROTOR_OK;
+    if (!cc->sess[i]) {
+        rotor_search_options so = {.threads = threads};
+        st = rotor_search_session_open(&op->expr, cc->chip, &so, &cc->sess[i], err);
+    }
+    rotor_candidate found;
+    if (!st) st = cap > 0 ? rotor_search_session_best(cc->sess[i], cap, threads, &found, NULL, err) : ROTOR_ERR_NOFIT;
     if (st == ROTOR_ERR_NOFIT) {
         if (cap > cc->none_upto[i]) cc->none_upto[i] = cap;
         return ROTOR_OK;
@@ -298,8 +325,6 @@ static rotor_status frontier_learn(compiler *cc, int i, int64_t cap, int threads
         rotor_error_prefix(err, prefix);
         return st;
     }
-    rotor_candidate found = r.best;
-    rotor_search_result_free(&r);
     int64_t m = found.info.memory;
     int at = 0;
     while (at < f->n && f->v[at].info.memory > m) at++;
@@ -588,6 +613,8 @@ static rotor_status prepare(compiler *cc, const rotor_compile_options *opt, int 
         rotor_status st = frontier_slot(cc, o, &s->frontier, err);
         if (st) return st;
     }
+    cc->sess = calloc((size_t)(cc->nfr ? cc->nfr : 1), sizeof *cc->sess);
+    if (!cc->sess) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
     rotor_status st = frontiers_search(cc, opt, opt ? opt->frontier_ratio : 0, err);
     if (st) return st;
     *searches = cc->nfr;
@@ -726,7 +753,9 @@ rotor_status rotor_compile(const rotor_graph *g, const rotor_chip *chip,
     for (int i = 0; i < cc.nfr; i++) {
         free(cc.keys[i]);
         if (cc.cov) free(cc.cov[i]);
+        if (cc.sess) rotor_search_session_close(cc.sess[i]);
     }
+    free(cc.sess);
     free(cc.cov);
     free(cc.none_upto);
     free(cc.keys);

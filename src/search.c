@@ -92,7 +92,9 @@ int rotor_candidate_compare(const rotor_expr *e, const rotor_candidate *a, const
 typedef struct fop_entry {
     int64_t fop[ROTOR_MAX_AXES];
     double bound;
+    double compute;  /* the model's op_bound (step_bound with any steps) */
     int64_t mem_bound;
+    int64_t index; /* in the walk of pass 1 (the floors' cache key) */
 } fop_entry;
 
 /* A small Pareto archive of (memory, time) over the plans a search costed:
@@ -103,6 +105,7 @@ typedef struct fop_entry {
 #define ARCHIVE_MAX 256
 typedef struct archive {
     int n;
+    bool dropped; /* a plan was turned away for room: it no longer covers all */
     rotor_candidate v[ARCHIVE_MAX];
 } archive;
 
@@ -121,7 +124,10 @@ static void archive_add(archive *ar, const rotor_candidate *cand) {
     int at = lo > 0 && ar->v[lo - 1].info.memory == m ? lo - 1 : lo;
     int end = at;
     while (end < ar->n && ar->v[end].cost.total >= t) end++;
-    if (end == at && ar->n == ARCHIVE_MAX) return; /* full: keep what is there */
+    if (end == at && ar->n == ARCHIVE_MAX) { /* full: keep what is there */
+        ar->dropped = true;
+        return;
+    }
     memmove(&ar->v[at + 1], &ar->v[end], (size_t)(ar->n - end) * sizeof *ar->v);
     ar->n -= end - at - 1;
     ar->v[at] = *cand;
@@ -205,11 +211,24 @@ typedef struct ctx {
      * Pareto loop's repeated searches compute each once: floors[i] is the
      * sum for the i-th F_op of the walk in pass 1 (-1: not yet computed).
      * NULL when the walk is too long to keep (then they are recomputed). */
-    int64_t *floors;
+    int32_t *floors; /* clamped to INT32_MAX: still floors */
     int64_t nfloors;
+    /* A session's (rotor_search_session) time floors under the cap:
+     * lb[i] is cap_time_floor of the i-th F_op under cap lb_cap[i], still a
+     * floor under any smaller cap (fewer plans fit).  NULL outside sessions. */
+    float *lb;       /* rounded down: still floors */
+    int32_t *lb_cap; /* clamped to INT32_MAX: still true */
+    /* ... and each F_op's cheap values, so that later searches skip their
+     * arithmetic: compute floor (rounded down; -1: not yet, -2: broken
+     * constraint), weak memory floor and all-ones bytes (clamped down). */
+    float *cf;
+    int32_t *weak, *ones;
+    int64_t seeded_cap; /* a session: every all-ones plan under it was costed into spare */
     archive *spare; /* plans earlier searches costed, for the next seed; may be NULL */
     bool frontier;  /* single-pass frontier search: prune by dominance, keep a front */
     double time_cap; /* plans slower than this are not wanted (INFINITY: all) */
+    bool session;    /* a rotor_search_session's: keeps lb */
+    int64_t full_cap; /* a session's cap without a memory_cap: no arrays until below it */
 } ctx;
 
 static double incumbent(ctx *c) {
@@ -911,7 +930,7 @@ static double knap_least_time(knap_scratch *ks, int nt, int64_t budget) {
 static int64_t fop_strong_floor(const ctx *c, knap_scratch *ks, const int64_t *fop, int64_t index,
                                 bool *ready) {
     const rotor_expr *e = c->e;
-    int64_t *cached = c->floors && index < c->nfloors ? &c->floors[index] : NULL;
+    int32_t *cached = c->floors && index < c->nfloors ? &c->floors[index] : NULL;
     int64_t mem = 0;
     *ready = false;
     if (cached && *cached >= 0) {
@@ -924,7 +943,7 @@ static int64_t fop_strong_floor(const ctx *c, knap_scratch *ks, const int64_t *f
             mem += tensor_options(c, ks, t, fop, share);
         }
         *ready = true;
-        if (cached) *cached = mem;
+        if (cached) *cached = mem < INT32_MAX ? (int32_t)mem : INT32_MAX;
     }
     if (all_ones_bytes(c, fop) > (double)c->cap) mem += c->chip->shift_buffer_bytes;
     return mem;
@@ -970,11 +989,19 @@ typedef struct pass1 {
     int64_t fop[ROTOR_MAX_AXES];
 } pass1;
 
+static void pass1_keep(pass1 *p, int64_t index, double tb, int64_t mb, double ones);
+
 static void pass1_visit(pass1 *p) {
     ctx *c = p->c;
     const rotor_expr *e = c->e;
     worker *w = p->w;
     int64_t index = p->index++;
+    bool cache = p->keep && c->cf && index < c->nfloors;
+    if (cache && c->cf[index] >= 0) {
+        pass1_keep(p, index, c->cf[index], c->weak[index], (double)c->ones[index]);
+        return;
+    }
+    if (cache && c->cf[index] == -2) return;
     int64_t cores = 1;
     double pad = 1.0;
     for (int a = 0; a < e->naxes; a++) {
@@ -982,9 +1009,11 @@ static void pass1_visit(pass1 *p) {
         int64_t padded = (e->extent[a] + p->fop[a] - 1) / p->fop[a] * p->fop[a];
         pad *= (double)padded / (double)e->extent[a];
     }
-    if (cores < c->cons.min_cores) return;
     /* S_a > 1 only pads more, so the all-ones padding bounds the F_op's */
-    if (c->cons.max_padding > 0 && pad > c->cons.max_padding * (1 + SLACK)) return;
+    if (cores < c->cons.min_cores || (c->cons.max_padding > 0 && pad > c->cons.max_padding * (1 + SLACK))) {
+        if (cache) c->cf[index] = -2;
+        return;
+    }
     if (!p->keep) {
         w->st.fops++;
         if (all_ones_bytes(c, p->fop) > (double)c->cap) return; /* cannot fit: not costed */
@@ -996,15 +1025,37 @@ static void pass1_visit(pass1 *p) {
         leaf(w);
         return;
     }
+    /* Only the cheap bounds here, and those cached by earlier searches of
+     * a session; the floors that cost a divisor walk (fop_full_bounds) wait
+     * for pass 2, where the incumbent has tightened and most F_op never
+     * need them. */
     double tb = c->m->step_bound(c->m, e, c->chip, p->fop, NULL, NULL);
     int64_t mb = fop_mem_bound(c, p->fop);
+    double ones = all_ones_bytes(c, p->fop);
+    if (cache) {
+        float f = (float)tb;
+        if ((double)f > tb) f = nextafterf(f, -INFINITY);
+        c->cf[index] = f;
+        c->weak[index] = mb < INT32_MAX ? (int32_t)mb : INT32_MAX;
+        c->ones[index] = ones < (double)INT32_MAX ? (int32_t)ones : INT32_MAX;
+    }
+    pass1_keep(p, index, tb, mb, ones);
+}
+
+/* Keeps the F_op in p->fop for pass 2 unless its cheap bounds prune it:
+ * compute floor tb, weak memory floor mb, all-ones bytes ones (each a
+ * floor), and what earlier searches cached. */
+static void pass1_keep(pass1 *p, int64_t index, double tb, int64_t mb, double ones) {
+    ctx *c = p->c;
+    worker *w = p->w;
+    double compute = tb;
     if (prune(w, tb, mb)) return;
-    /* the strong floors cost a divisor walk: only for F_op that survive */
-    bool ready;
-    int64_t strong = fop_strong_floor(c, w->knap, p->fop, index, &ready);
-    if (strong > mb) mb = strong;
-    if (prune(w, tb, mb)) return;
-    tb = cap_time_floor(c, w->knap, p->fop, tb, ready);
+    if (c->floors && index < c->nfloors && c->floors[index] >= 0) {
+        int64_t strong = c->floors[index];
+        if (ones > (double)c->cap) strong += c->chip->shift_buffer_bytes;
+        if (strong > mb) mb = strong;
+    }
+    if (c->lb && index < c->nfloors && c->lb_cap[index] >= c->cap && c->lb[index] > tb) tb = c->lb[index];
     if (tb == INFINITY || prune(w, tb, mb)) return;
     fop_list *l = p->keep;
     if (l->n == l->cap) {
@@ -1020,7 +1071,28 @@ static void pass1_visit(pass1 *p) {
     fop_entry *f = &l->v[l->n++];
     memcpy(f->fop, p->fop, sizeof f->fop);
     f->bound = tb;
+    f->compute = compute;
     f->mem_bound = mb;
+    f->index = index;
+}
+
+/* The F_op's strong memory floor and its time floor under the cap (pass 2,
+ * worker w): false when they prune it.  A session caches both. */
+static bool fop_full_bounds(worker *w, fop_entry *f) {
+    ctx *c = w->c;
+    bool ready;
+    int64_t mb = f->mem_bound;
+    int64_t strong = fop_strong_floor(c, w->knap, f->fop, f->index, &ready);
+    if (strong > mb) mb = strong;
+    if (prune(w, f->bound, mb)) return false;
+    double tb = cap_time_floor(c, w->knap, f->fop, f->compute, ready);
+    if (c->lb && f->index < c->nfloors) {
+        float r = (float)tb;
+        if ((double)r > tb) r = nextafterf(r, -INFINITY);
+        c->lb[f->index] = r;
+        c->lb_cap[f->index] = c->cap < INT32_MAX ? (int32_t)c->cap : INT32_MAX;
+    }
+    return tb != INFINITY && !prune(w, tb, mb);
 }
 
 static void pass1_walk(pass1 *p, int a, int64_t room) {
@@ -1079,26 +1151,54 @@ static bool search_once(ctx *c, int nthreads, rotor_candidate *best, bool *have,
         seed->seen = c->spare;
     }
     pass1 p = {.c = c, .w = seed};
-    pass1_walk(&p, 0, c->cores);
+    /* In a session whose archive has kept every plan costed so far, the
+     * all-ones plans under an earlier cap are there already (or a plan as
+     * fast with no more memory): the seeding walk would add nothing. */
+    bool seeded = c->session && c->spare && !c->spare->dropped && c->cap <= c->seeded_cap && c->cf;
+    if (seeded) {
+        p.index = c->nfloors;
+    } else {
+        pass1_walk(&p, 0, c->cores);
+        if (c->session && c->cap > c->seeded_cap) c->seeded_cap = c->cap;
+    }
     fop_list keep = {0};
-    /* 8 bytes per F_op vector; past 2^22 vectors (32 MB) recompute instead */
-    if (!c->floors && p.index <= ((int64_t)1 << 22)) {
+    /* 4 bytes per F_op vector (12 in a session); past 2^22 vectors
+     * recompute instead.  A session's search under its full cap (the
+     * compiler's first, for the fastest plan) keeps none: most sessions
+     * never search again. */
+    if (!c->floors && p.index <= ((int64_t)1 << 22) && !(c->session && c->cap >= c->full_cap)) {
         c->floors = malloc((size_t)(p.index ? p.index : 1) * sizeof *c->floors);
         if (c->floors) {
             c->nfloors = p.index;
             for (int64_t i = 0; i < p.index; i++) c->floors[i] = -1;
         }
+        if (c->floors && c->session) {
+            size_t n = (size_t)(p.index ? p.index : 1);
+            c->lb = malloc(n * sizeof *c->lb);
+            c->lb_cap = malloc(n * sizeof *c->lb_cap);
+            c->cf = malloc(n * sizeof *c->cf);
+            c->weak = malloc(n * sizeof *c->weak);
+            c->ones = malloc(n * sizeof *c->ones);
+            if (!c->lb || !c->lb_cap || !c->cf || !c->weak || !c->ones) {
+                free(c->lb);
+                free(c->lb_cap);
+                free(c->cf);
+                free(c->weak);
+                free(c->ones);
+                c->lb = NULL;
+                c->lb_cap = NULL;
+                c->cf = NULL;
+                c->weak = c->ones = NULL;
+            }
+            for (int64_t i = 0; c->lb && i < p.index; i++) {
+                c->lb_cap[i] = -1;
+                c->cf[i] = -1;
+            }
+        }
     }
     p.keep = &keep;
     p.index = 0;
-    seed->knap = malloc(sizeof *seed->knap);
-    if (!seed->knap) {
-        free(seed);
-        return false;
-    }
     pass1_walk(&p, 0, c->cores);
-    free(seed->knap);
-    seed->knap = NULL;
     worker *ws = keep.oom ? NULL : calloc((size_t)nthreads, sizeof *ws);
     if (!ws) {
         free(keep.v);
@@ -1112,6 +1212,7 @@ static bool search_once(ctx *c, int nthreads, rotor_candidate *best, bool *have,
         ws[i].best = seed->best;
         ws[i].have_best = seed->have_best;
         if (c->spare && !(ws[i].seen = calloc(1, sizeof *ws[i].seen))) oom = true;
+        if (!(ws[i].knap = malloc(sizeof *ws[i].knap))) oom = true;
         if (c->frontier && seed->front.n) {
             /* every thread starts from the first pass's front */
             front *f = &ws[i].front;
@@ -1132,7 +1233,7 @@ static bool search_once(ctx *c, int nthreads, rotor_candidate *best, bool *have,
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads)
     for (int64_t i = 0; i < keep.n; i++) {
         worker *w = &ws[omp_get_thread_num()];
-        if (prune(w, keep.v[i].bound, keep.v[i].mem_bound)) continue;
+        if (prune(w, keep.v[i].bound, keep.v[i].mem_bound) || !fop_full_bounds(w, &keep.v[i])) continue;
         search_fop(w, keep.v[i].fop);
     }
 
@@ -1151,6 +1252,7 @@ static bool search_once(ctx *c, int nthreads, rotor_candidate *best, bool *have,
             for (int k = 0; k < w->seen->n; k++) archive_add(c->spare, &w->seen->v[k]);
             free(w->seen);
         }
+        free(w->knap);
         /* the fronts merge in thread order; the union's front does not
          * depend on which thread found what */
         for (int k = 0; k < w->front.n; k++) front_add(e, &seed->front, &w->front.v[k]);
@@ -1286,42 +1388,124 @@ static rotor_status search_run(ctx *c, const rotor_search_options *opt, double t
  * with no more memory than the node's floor is faster than its time bound;
  * no frontier point is ever so dominated, and the front read from its fast
  * end is the same list.  pareto_single_pass picks between them. */
+/* Sets up c for e on chip under opt (c's arrays are left NULL). */
+static rotor_status ctx_init(ctx *c, const rotor_expr *e, const rotor_chip *chip,
+                             const rotor_search_options *opt, rotor_error *err) {
+    memset(c, 0, sizeof *c);
+    if (!e->bound) return rotor_fail(err, ROTOR_ERR_INPUT, "search: the expression has no extents");
+    c->e = e;
+    c->chip = chip;
+    c->m = opt && opt->model ? opt->model : rotor_cost_model_default();
+    if (opt) c->cons = opt->constraints;
+    c->cores = rotor_chip_cores(chip);
+    c->cap = chip->sram_bytes;
+    c->time_cap = INFINITY;
+    if (opt && opt->pareto_time_ratio != 0 && !(opt->pareto_time_ratio >= 1))
+        return rotor_fail(err, ROTOR_ERR_INPUT, "search: pareto_time_ratio must be 0 or at least 1, got %g",
+                          opt->pareto_time_ratio);
+    if (c->cons.memory_cap > 0 && c->cons.memory_cap < c->cap) c->cap = c->cons.memory_cap;
+    if (c->cons.min_cores > c->cores)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "constraints: min_cores=%lld exceeds the chip's %lld cores",
+                          (long long)c->cons.min_cores, (long long)c->cores);
+    for (int a = 0; a < e->naxes; a++) {
+        c->last_tensor[a] = -1;
+        for (int t = 0; t < e->ntensors; t++)
+            if (e->tensors[t].has_axis[a]) c->last_tensor[a] = t;
+    }
+    for (int t = 0; t < e->ntensors; t++) {
+        c->last_axis[t] = -1;
+        for (int a = 0; a < e->naxes; a++)
+            if (e->tensors[t].has_axis[a]) c->last_axis[t] = a;
+    }
+    return ROTOR_OK;
+}
+
+static void ctx_free(ctx *c) {
+    free(c->floors);
+    free(c->lb);
+    free(c->lb_cap);
+    free(c->cf);
+    free(c->weak);
+    free(c->ones);
+    free(c->spare);
+}
+
 rotor_status rotor_search(const rotor_expr *e, const rotor_chip *chip,
                           const rotor_search_options *opt, rotor_search_result *out,
                           rotor_error *err) {
     memset(out, 0, sizeof *out);
     double t0 = omp_get_wtime();
-    if (!e->bound) return rotor_fail(err, ROTOR_ERR_INPUT, "search: the expression has no extents");
     ctx c;
-    memset(&c, 0, sizeof c);
-    c.e = e;
-    c.chip = chip;
-    c.m = opt && opt->model ? opt->model : rotor_cost_model_default();
-    if (opt) c.cons = opt->constraints;
-    c.cores = rotor_chip_cores(chip);
-    c.cap = chip->sram_bytes;
-    c.time_cap = INFINITY;
-    if (opt && opt->pareto_time_ratio != 0 && !(opt->pareto_time_ratio >= 1))
-        return rotor_fail(err, ROTOR_ERR_INPUT, "search: pareto_time_ratio must be 0 or at least 1, got %g",
-                          opt->pareto_time_ratio);
-    if (c.cons.memory_cap > 0 && c.cons.memory_cap < c.cap) c.cap = c.cons.memory_cap;
-    if (c.cons.min_cores > c.cores)
-        return rotor_fail(err, ROTOR_ERR_INPUT, "constraints: min_cores=%lld exceeds the chip's %lld cores",
-                          (long long)c.cons.min_cores, (long long)c.cores);
-    for (int a = 0; a < e->naxes; a++) {
-        c.last_tensor[a] = -1;
-        for (int t = 0; t < e->ntensors; t++)
-            if (e->tensors[t].has_axis[a]) c.last_tensor[a] = t;
-    }
-    for (int t = 0; t < e->ntensors; t++) {
-        c.last_axis[t] = -1;
-        for (int a = 0; a < e->naxes; a++)
-            if (e->tensors[t].has_axis[a]) c.last_axis[t] = a;
-    }
-    rotor_status rc = search_run(&c, opt, t0, out, err);
-    free(c.floors);
-    free(c.spare);
+    rotor_status rc = ctx_init(&c, e, chip, opt, err);
+    if (!rc) rc = search_run(&c, opt, t0, out, err);
+    ctx_free(&c);
     return rc;
+}
+
+/* ---- sessions ------------------------------------------------------------ */
+
+/* A session answers many capped searches of one operator (the compiler's
+ * walk down a frontier, T10 §4.3.2).  Each answer is exactly rotor_search's
+ * under that cap; what carries over only prunes sooner: the F_op floors
+ * (cap-independent), each F_op's time floor under the last cap it was
+ * computed for (a floor under any smaller cap too), and an archive of plans
+ * costed so far, whose fastest plan under the new cap seeds the incumbent. */
+struct rotor_search_session {
+    ctx c;
+    int threads;
+    int64_t cap0; /* the chip's SRAM or the options' memory_cap */
+};
+
+rotor_status rotor_search_session_open(const rotor_expr *e, const rotor_chip *chip,
+                                       const rotor_search_options *opt, rotor_search_session **out,
+                                       rotor_error *err) {
+    *out = NULL;
+    rotor_search_session *s = calloc(1, sizeof *s);
+    if (!s) return rotor_fail(err, ROTOR_ERR_NOMEM, "search: out of memory");
+    rotor_status rc = ctx_init(&s->c, e, chip, opt, err);
+    if (!rc && opt && opt->pareto)
+        rc = rotor_fail(err, ROTOR_ERR_INPUT, "search: a session finds single plans, not frontiers");
+    if (!rc && !(s->c.spare = calloc(1, sizeof *s->c.spare)))
+        rc = rotor_fail(err, ROTOR_ERR_NOMEM, "search: out of memory");
+    if (rc) {
+        ctx_free(&s->c);
+        free(s);
+        return rc;
+    }
+    s->c.session = true;
+    s->c.full_cap = s->c.cap;
+    s->threads = opt && opt->threads > 0 ? opt->threads : omp_get_max_threads();
+    s->cap0 = s->c.cap;
+    *out = s;
+    return ROTOR_OK;
+}
+
+rotor_status rotor_search_session_best(rotor_search_session *s, int64_t cap, int threads,
+                                       rotor_candidate *best, rotor_search_stats *stats,
+                                       rotor_error *err) {
+    ctx *c = &s->c;
+    c->cap = cap > 0 && cap < s->cap0 ? cap : s->cap0;
+    int nthreads = threads > 0 ? threads : s->threads;
+    rotor_search_stats st = {0};
+    double t0 = omp_get_wtime();
+    bool have = false;
+    if (!search_once(c, nthreads, best, &have, &st, NULL))
+        return rotor_fail(err, ROTOR_ERR_NOMEM, "search: out of memory");
+    st.threads = nthreads;
+    st.wall_seconds = omp_get_wtime() - t0;
+    if (stats) *stats = st;
+    if (!have)
+        return rotor_fail(err, ROTOR_ERR_NOFIT,
+                          "no valid plan fits: every plan of this operator needs more than %lld bytes "
+                          "per core or breaks a constraint",
+                          (long long)c->cap);
+    return ROTOR_OK;
+}
+
+void rotor_search_session_close(rotor_search_session *s) {
+    if (!s) return;
+    ctx_free(&s->c);
+    free(s);
 }
 
 void rotor_search_result_free(rotor_search_result *r) {
