@@ -368,6 +368,46 @@ Test(search, conv2d_optimum_equals_brute_force, .timeout = 120) {
     check_case("conv2d b=1,f=2,c=2,h=3,w=3,kh=2,kw=2 cores=8 sram=160", &e, &chip, NULL, true);
 }
 
+/* Random small 2-D convolutions, plain and strided, with the whole frontier:
+ * every cap down to the leanest plan, where the time floors under the cap
+ * (per-tensor ring options over two compound dimensions) prune hardest. */
+Test(search, random_conv2d_frontiers_equal_brute_force, .timeout = 300) {
+    const uint64_t seed = 1931;
+    uint64_t rng = seed;
+    int rich = 0;
+    for (int i = 0; i < 40; i++) {
+        int64_t f = bf_rand_range(&rng, 1, 4), c = bf_rand_range(&rng, 1, 4), h = bf_rand_range(&rng, 2, 5),
+                w = bf_rand_range(&rng, 2, 5), kh = bf_rand_range(&rng, 1, 3), kw = bf_rand_range(&rng, 1, 3);
+        int stride = (int)bf_rand_range(&rng, 1, 2);
+        char dims[96], desc[128], label[400], text[96];
+        snprintf(dims, sizeof dims, "b=1,f=%lld,c=%lld,h=%lld,w=%lld,kh=%lld,kw=%lld", (long long)f, (long long)c,
+                 (long long)h, (long long)w, (long long)kh, (long long)kw);
+        if (stride == 1) snprintf(text, sizeof text, "O[b,f,h,w] += I[b,c,h+kh,w+kw] * W[f,c,kh,kw]");
+        else snprintf(text, sizeof text, "O[b,f,h,w] += I[b,c,2*h+kh,2*w+kw] * W[f,c,kh,kw]");
+        /* SRAM for a fraction of the operator's bytes per core: plans must rotate */
+        int64_t cores = bf_rand_range(&rng, 2, 8), buf = 16 * bf_rand_range(&rng, 1, 2);
+        int64_t tot = 2 * (f * h * w + c * (stride * h + kh) * (stride * w + kw) + f * c * kh * kw);
+        int64_t sram = tot * bf_rand_range(&rng, 3, 10) / (4 * cores) + buf;
+        rotor_chip chip = small_chip(cores, sram, buf);
+        snprintf(desc, sizeof desc, "cores=%lld sram=%lld buf=%lld", (long long)cores, (long long)sram,
+                 (long long)buf);
+        snprintf(label, sizeof label, "seed %llu case %d: %s [%s] chip %s", (unsigned long long)seed, i, text,
+                 dims, desc);
+        rotor_expr e = make_expr(text, dims);
+        check_case(label, &e, &chip, NULL, true);
+        rotor_search_options o = {.pareto = true};
+        rotor_search_result r;
+        rotor_error err;
+        rotor_status rs = rotor_search(&e, &chip, &o, &r, &err);
+        if (rs == ROTOR_OK) {
+            if (r.npareto > 2) rich++;
+            rotor_search_result_free(&r);
+        }
+    }
+    cr_log_info("%d of the cases have 3 frontier points or more", rich);
+    cr_assert_geq(rich, 8, "too few frontiers worth the name: %d", rich);
+}
+
 Test(search, elementwise_optimum_equals_brute_force) {
     const uint64_t seed = 5;
     uint64_t rng = seed;
