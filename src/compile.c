@@ -175,7 +175,8 @@ static rotor_status frontier_slot(compiler *cc, int o, int *out, rotor_error *er
  * ratio"): 2x the fastest for plain contractions, whose single-pass frontier
  * search is cheap up to there; the fastest plan alone (1x) where a tensor has
  * a compound dimension (convolutions), whose frontier costs one capped
- * search per point. */
+ * search per point: the rest is searched one cap at a time, where the walk
+ * needs it (frontier_learn). */
 static double default_ratio(const rotor_expr *e) {
     for (int t = 0; t < e->ntensors; t++)
         for (int d = 0; d < e->tensors[t].ndims; d++)
