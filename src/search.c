@@ -276,7 +276,8 @@ typedef struct worker {
     int64_t weak[ROTOR_MAX_TENSORS]; /* per-tensor memory floor of the F_op */
     int64_t smax[ROTOR_MAX_AXES];    /* largest S_a on offer */
     front front;                     /* the frontier search's plans */
-    struct knap_scratch *knap;       /* cap_time_floor's lists (pass 1 only), or NULL */
+    struct knap_scratch *knap;       /* cap_time_floor's lists (pass 2) */
+    double comm_floor;               /* cap_time_floor of the F_op being searched */
 } worker;
 
 /* Would a plan with time >= t and memory >= m be pruned? */
@@ -447,16 +448,28 @@ static int64_t step_floor_upto(const worker *w, int t, int upto) {
         }
     }
     if (rest > 1) g = g * rest < w->share[t] ? g * rest : w->share[t];
+    /* A compound extent c (L_a/f_a - 1) + L_b/f_b is at least either term's
+     * L/f (every L/f >= 1, c >= 1), so a third floor counts each compound
+     * dimension as its longer term: the factors of the axes so counted
+     * multiply to a divisor of prod f_t^X, so to at most g. */
+    double windows = 1;
     for (int d = 0; d < x->ndims; d++) {
         const rotor_dim *dim = &x->dims[d];
         int64_t l[2];
         for (int k = 0; k < dim->nterms; k++) l[k] = sub[dim->axis[k]];
         int64_t ext = rotor_dim_extent(dim, l);
         at_s *= ext;
-        if (dim->nterms == 1) plain *= (double)len[dim->axis[0]];
-        else compound *= (double)ext;
+        if (dim->nterms == 1) {
+            plain *= (double)len[dim->axis[0]];
+        } else {
+            compound *= (double)ext;
+            int64_t l0 = len[dim->axis[0]], l1 = len[dim->axis[1]];
+            windows *= (double)(l0 > l1 ? l0 : l1);
+        }
     }
     double by_ring = ceil(plain / (double)g) * compound * (double)c->chip->element_bytes;
+    double by_window = ceil(plain * windows / (double)g) * (double)c->chip->element_bytes;
+    if (by_window > by_ring) by_ring = by_window;
     return by_ring > (double)at_s ? (by_ring > 9e15 ? (int64_t)9e15 : (int64_t)by_ring) : at_s;
 }
 
@@ -489,7 +502,7 @@ static void search_steps_leaf(worker *w) {
         w->min_bytes[t] = step_floor(w, t);
         mem += w->min_bytes[t];
     }
-    if (prune(w, w->compute, mem)) {
+    if (prune(w, w->compute + w->comm_floor, mem)) {
         w->st.steps_pruned++;
         return;
     }
@@ -514,7 +527,7 @@ static bool steps_prefix_survives(worker *w, int64_t mem) {
     }
     if (c->cons.max_padding > 0 && pad > c->cons.max_padding * (1 + SLACK)) return false;
     double tb = c->m->step_bound(c->m, e, c->chip, w->plan.fop, w->steps, sub);
-    return !prune(w, tb, mem);
+    return !prune(w, tb + w->comm_floor, mem);
 }
 
 static int64_t tensor_weak_floor(const ctx *c, int t, const int64_t *fop);
@@ -949,10 +962,11 @@ static int64_t fop_strong_floor(const ctx *c, knap_scratch *ks, const int64_t *f
     return mem;
 }
 
-/* A floor on the time of every plan with this F_op that fits c->cap, given
- * its compute floor tb (see above).  INFINITY: no plan fits. */
-static double cap_time_floor(const ctx *c, knap_scratch *ks, const int64_t *fop, double tb,
-                             bool ready) {
+/* A floor on the tensors' share of the time (beyond step_bound) of every
+ * plan with this F_op that fits c->cap (see above): added to the compute
+ * floor of any steps, it bounds the plans with those steps, so the step
+ * search uses it too.  INFINITY: no plan fits. */
+static double cap_time_floor(const ctx *c, knap_scratch *ks, const int64_t *fop, bool ready) {
     const rotor_expr *e = c->e;
     int64_t share[ROTOR_MAX_TENSORS];
     for (int t = 0; t < e->ntensors; t++) {
@@ -965,7 +979,7 @@ static double cap_time_floor(const ctx *c, knap_scratch *ks, const int64_t *fop,
     /* no rotation: the all-ones plan, every Q_X = 1, no shift buffer */
     double ones = all_ones_bytes(c, fop);
     if (ones <= (double)c->cap) {
-        double t1 = tb;
+        double t1 = 0;
         for (int t = 0; t < e->ntensors; t++) {
             int64_t b = (int64_t)(all_ones_bytes_of(c, fop, t));
             t1 += c->m->tensor_bound(c->m, e, c->chip, t, b, 1, share[t]);
@@ -975,7 +989,7 @@ static double cap_time_floor(const ctx *c, knap_scratch *ks, const int64_t *fop,
     /* rotation: the shift buffer, any Q_X (Q_X = 1 included: a relaxation) */
     int64_t budget = c->cap - c->chip->shift_buffer_bytes;
     if (budget >= 0) {
-        double r = tb + knap_least_time(ks, e->ntensors, budget);
+        double r = knap_least_time(ks, e->ntensors, budget);
         if (r < best) best = r;
     }
     return best;
@@ -1085,7 +1099,8 @@ static bool fop_full_bounds(worker *w, fop_entry *f) {
     int64_t strong = fop_strong_floor(c, w->knap, f->fop, f->index, &ready);
     if (strong > mb) mb = strong;
     if (prune(w, f->bound, mb)) return false;
-    double tb = cap_time_floor(c, w->knap, f->fop, f->compute, ready);
+    w->comm_floor = cap_time_floor(c, w->knap, f->fop, ready);
+    double tb = f->compute + w->comm_floor;
     if (c->lb && f->index < c->nfloors) {
         float r = (float)tb;
         if ((double)r > tb) r = nextafterf(r, -INFINITY);
