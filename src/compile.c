@@ -62,6 +62,13 @@ typedef struct compiler {
     int nfr;
     char **keys;
     int *fr_op;        /* per frontier: the first operator of its shape */
+    /* What is known of each frontier beyond its points (frontier_pick):
+     * cov[i][j] is the largest cap under which point j is known to be the
+     * fastest plan of all, none_upto[i] the largest cap known to admit no
+     * plan (-1: none known). */
+    int64_t **cov;
+    int64_t *none_upto;
+    rotor_search_session **sess; /* per frontier, opened at its first capped search */
 } compiler;
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -168,7 +175,8 @@ static rotor_status frontier_slot(compiler *cc, int o, int *out, rotor_error *er
  * ratio"): 2x the fastest for plain contractions, whose single-pass frontier
  * search is cheap up to there; the fastest plan alone (1x) where a tensor has
  * a compound dimension (convolutions), whose frontier costs one capped
- * search per point. */
+ * search per point: the rest is searched one cap at a time, where the walk
+ * needs it (frontier_learn). */
 static double default_ratio(const rotor_expr *e) {
     for (int t = 0; t < e->ntensors; t++)
         for (int d = 0; d < e->tensors[t].ndims; d++)
@@ -182,6 +190,28 @@ static double default_ratio(const rotor_expr *e) {
 static rotor_status frontier_search(compiler *cc, int i, double ratio, int threads, rotor_error *err) {
     const rotor_op *op = &cc->g->ops[cc->fr_op[i]];
     ratio = ratio > 0 ? ratio : ratio == 0 ? default_ratio(&op->expr) : 0;
+    if (ratio == 1.0 && default_ratio(&op->expr) == ROTOR_COMPILE_FRONTIER_RATIO_COMPOUND) {
+        /* the fastest plan alone, from the session that will search the
+         * rest of this frontier (frontier_learn), so that the plans it
+         * costs seed the capped searches to come */
+        rotor_search_options so = {.threads = threads};
+        rotor_status st = rotor_search_session_open(&op->expr, cc->chip, &so, &cc->sess[i], err);
+        rotor_candidate *v = st ? NULL : malloc(sizeof *v);
+        if (!st && !v) st = rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+        if (!st) st = rotor_search_session_best(cc->sess[i], 0, threads, v, NULL, err);
+        if (st) {
+            free(v);
+            char prefix[160];
+            snprintf(prefix, sizeof prefix, "op '%s' (%s)", op->name, op->type);
+            rotor_error_prefix(err, prefix);
+            return st;
+        }
+        free(cc->fr[i].v);
+        cc->fr[i].n = 1;
+        cc->fr[i].v = v;
+        cc->fr[i].truncated = true;
+        return ROTOR_OK;
+    }
     rotor_search_options so = {.pareto = true, .pareto_time_ratio = ratio, .threads = threads};
     rotor_search_result r;
     rotor_status st = rotor_search(&op->expr, cc->chip, &so, &r, err);
@@ -198,34 +228,97 @@ static rotor_status frontier_search(compiler *cc, int i, double ratio, int threa
     return ROTOR_OK;
 }
 
-/* The rest of truncated frontier i: the frontier of the plans with less
- * memory than its leanest point.  A Pareto frontier restricted to a memory
- * cap is the whole frontier's points under the cap (whatever dominates a
- * point has no more memory), so the prefix and this tail together are the
- * whole frontier, in order, and the prefix's indices stay valid. */
-static rotor_status frontier_extend(compiler *cc, int i, int threads, rotor_error *err) {
+/* The points of a frontier found so far, and what they tell.  The search
+ * first gives each shape an exact prefix of its frontier (the points within
+ * the time ratio), so point j is the fastest plan of all under any cap from
+ * its own memory up to the previous point's memory - 1 (cov[j]; the
+ * fastest point: any cap).  Below the prefix the walk asks for the fastest
+ * plan under an operator's cap c (Algorithm 1, line 6): one exact search
+ * with memory_cap = c answers it directly (frontier_learn).  That plan is a
+ * frontier point: the frontier's first point with memory <= c is the
+ * fastest plan under the previous point's memory - 1, which includes every
+ * plan under c.  So the walk needs one search per cap it meets, not one
+ * per frontier point it passes (T10 §4.3.2 walks whole frontiers; this is
+ * the same walk, the frontier searched lazily). */
+enum { PICK_NONE = -1, PICK_SEARCH = -2 };
+
+static int frontier_pick(const compiler *cc, int i, int64_t cap) {
+    const rotor_frontier *f = &cc->fr[i];
+    for (int j = 0; j < f->n; j++)
+        if (f->v[j].info.memory <= cap) return cap <= cc->cov[i][j] ? j : PICK_SEARCH;
+    return cap <= cc->none_upto[i] ? PICK_NONE : PICK_SEARCH;
+}
+
+/* Frontier i's points as the initial search left them: an exact prefix,
+ * the whole frontier unless truncated. */
+static rotor_status frontier_know_init(compiler *cc, int i, rotor_error *err) {
+    rotor_frontier *f = &cc->fr[i];
+    free(cc->cov[i]);
+    cc->cov[i] = malloc((size_t)(f->n ? f->n : 1) * sizeof **cc->cov);
+    if (!cc->cov[i]) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    for (int j = 0; j < f->n; j++) cc->cov[i][j] = j ? f->v[j - 1].info.memory - 1 : INT64_MAX;
+    cc->none_upto[i] = f->truncated || f->n == 0 ? -1 : f->v[f->n - 1].info.memory - 1;
+    return ROTOR_OK;
+}
+
+/* The whole rest of frontier i at once, for shapes whose single-pass
+ * frontier search is cheap (plain contractions): the frontier of the plans
+ * leaner than its leanest point, which is the whole frontier's tail (a
+ * frontier restricted to a memory cap is the whole frontier's points under
+ * it).  The frontier is then whole. */
+static rotor_status frontier_tail(compiler *cc, int i, int threads, rotor_error *err) {
     rotor_frontier *f = &cc->fr[i];
     const rotor_op *op = &cc->g->ops[cc->fr_op[i]];
-    /* Where frontiers cost one capped search per point (compound
-     * dimensions), add just the next point, the fastest plan leaner than the
-     * last: the frontier stays an exact prefix and the walk asks again if it
-     * needs more.  Elsewhere one single-pass search gets the whole tail. */
-    bool one = default_ratio(&op->expr) == ROTOR_COMPILE_FRONTIER_RATIO_COMPOUND;
-    f->truncated = one;
-    rotor_search_options so = {.pareto = !one, .threads = threads,
-                               .constraints = {.memory_cap = f->v[f->n - 1].info.memory - 1}};
-    rotor_search_result r;
-    rotor_status st = so.constraints.memory_cap > 0 ? rotor_search(&op->expr, cc->chip, &so, &r, err)
-                                                    : ROTOR_ERR_NOFIT;
-    if (st == ROTOR_ERR_NOFIT) { /* the prefix was the whole frontier */
-        f->truncated = false;
-        return ROTOR_OK;
+    int64_t below = f->v[f->n - 1].info.memory - 1;
+    rotor_search_options so = {.pareto = true, .threads = threads, .constraints = {.memory_cap = below}};
+    rotor_search_result r = {0};
+    rotor_status st = below > 0 ? rotor_search(&op->expr, cc->chip, &so, &r, err) : ROTOR_ERR_NOFIT;
+    if (st && st != ROTOR_ERR_NOFIT) {
+        char prefix[160];
+        snprintf(prefix, sizeof prefix, "op '%s' (%s)", op->name, op->type);
+        rotor_error_prefix(err, prefix);
+        return st;
     }
-    if (one) {
-        r.pareto = malloc(sizeof *r.pareto);
-        if (!r.pareto) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
-        r.pareto[0] = r.best;
-        r.npareto = 1;
+    int n = st ? 0 : r.npareto;
+    rotor_candidate *v = realloc(f->v, (size_t)(f->n + n + 1) * sizeof *v);
+    if (v) f->v = v;
+    int64_t *cv = v ? realloc(cc->cov[i], (size_t)(f->n + n + 1) * sizeof *cv) : NULL;
+    if (cv) cc->cov[i] = cv;
+    if (!cv) {
+        rotor_search_result_free(&r);
+        return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    }
+    for (int k = 0; k < n; k++) {
+        cv[f->n] = f->v[f->n - 1].info.memory - 1;
+        f->v[f->n++] = r.pareto[k];
+    }
+    rotor_search_result_free(&r);
+    cc->none_upto[i] = f->v[f->n - 1].info.memory - 1;
+    f->truncated = false;
+    return ROTOR_OK;
+}
+
+/* One exact search of frontier i under `cap`: the point it finds joins the
+ * frontier in memory order (or widens the cover of the same point, found
+ * before under a smaller cap), or no plan fits under cap.  A point inserted
+ * before others shifts their indices: the operators' choices in st and
+ * snap (NULL: none) follow. */
+static rotor_status frontier_learn(compiler *cc, int i, int64_t cap, int threads, op_state *snap,
+                                   rotor_error *err) {
+    rotor_frontier *f = &cc->fr[i];
+    const rotor_op *op = &cc->g->ops[cc->fr_op[i]];
+    if (default_ratio(&op->expr) != ROTOR_COMPILE_FRONTIER_RATIO_COMPOUND)
+        return frontier_tail(cc, i, threads, err);
+    rotor_status st = ROTOR_OK;
+    if (!cc->sess[i]) {
+        rotor_search_options so = {.threads = threads};
+        st = rotor_search_session_open(&op->expr, cc->chip, &so, &cc->sess[i], err);
+    }
+    rotor_candidate found;
+    if (!st) st = cap > 0 ? rotor_search_session_best(cc->sess[i], cap, threads, &found, NULL, err) : ROTOR_ERR_NOFIT;
+    if (st == ROTOR_ERR_NOFIT) {
+        if (cap > cc->none_upto[i]) cc->none_upto[i] = cap;
+        return ROTOR_OK;
     }
     if (st) {
         char prefix[160];
@@ -233,15 +326,31 @@ static rotor_status frontier_extend(compiler *cc, int i, int threads, rotor_erro
         rotor_error_prefix(err, prefix);
         return st;
     }
-    rotor_candidate *v = realloc(f->v, (size_t)(f->n + r.npareto) * sizeof *v);
-    if (!v) {
-        rotor_search_result_free(&r);
-        return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    int64_t m = found.info.memory;
+    int at = 0;
+    while (at < f->n && f->v[at].info.memory > m) at++;
+    if (at < f->n && f->v[at].info.memory == m) {
+        if (cap > cc->cov[i][at]) cc->cov[i][at] = cap;
+        return ROTOR_OK;
     }
-    memcpy(v + f->n, r.pareto, (size_t)r.npareto * sizeof *v);
-    f->v = v;
-    f->n += r.npareto;
-    rotor_search_result_free(&r);
+    rotor_candidate *v = realloc(f->v, (size_t)(f->n + 1) * sizeof *v);
+    if (v) f->v = v;
+    int64_t *cv = v ? realloc(cc->cov[i], (size_t)(f->n + 1) * sizeof *cv) : NULL;
+    if (cv) cc->cov[i] = cv;
+    if (!cv) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    memmove(&f->v[at + 1], &f->v[at], (size_t)(f->n - at) * sizeof *f->v);
+    memmove(&cv[at + 1], &cv[at], (size_t)(f->n - at) * sizeof *cv);
+    f->v[at] = found;
+    cv[at] = cap;
+    f->n++;
+    f->truncated = true;
+    for (int copy = 0; copy < (snap ? 2 : 1); copy++)
+        for (int o = 0; o < cc->g->nops; o++) {
+            op_state *s = copy ? &snap[o] : &cc->st[o];
+            if (s->frontier != i) continue;
+            if (s->active >= at) s->active++;
+            if (s->idle_base >= at) s->idle_base++;
+        }
     return ROTOR_OK;
 }
 
@@ -340,11 +449,15 @@ rotor_status rotor_compile_liveness(const rotor_graph *g, int64_t elem, int64_t 
 
 /* Chooses every operator's active plan for the current idle layouts and
  * returns the end-to-end time (INFINITY if one does not fit; *misfit then
- * names it and *short_by the bytes it lacks). */
-static double assign_active(compiler *cc, int64_t idle_total, int *misfit, int64_t *short_by) {
+ * names the first in graph order and *cap_of its cap).  When the points
+ * found so far cannot tell an operator's fastest fitting plan, before any
+ * misfit, it stops with *need naming the operator and *cap_of its cap: the
+ * caller searches (frontier_learn) and asks again. */
+static double assign_active(compiler *cc, int64_t idle_total, int *misfit, int *need, int64_t *cap_of) {
     const rotor_graph *g = cc->g;
     double total = 0;
     *misfit = -1;
+    *need = -1;
     for (int o = 0; o < g->nops; o++) {
         op_state *s = &cc->st[o];
         int64_t cap = cc->sram - (idle_total - s->idle_bytes) - s->live;
@@ -352,7 +465,7 @@ static double assign_active(compiler *cc, int64_t idle_total, int *misfit, int64
             if (s->vendor_bytes > cap) {
                 if (*misfit < 0) {
                     *misfit = o;
-                    *short_by = s->vendor_bytes - cap;
+                    *cap_of = cap;
                 }
                 s->active = -1;
                 total = INFINITY;
@@ -363,16 +476,17 @@ static double assign_active(compiler *cc, int64_t idle_total, int *misfit, int64
             continue;
         }
         const rotor_frontier *f = &cc->fr[s->frontier];
-        s->active = -1;
-        for (int j = 0; j < f->n; j++)
-            if (f->v[j].info.memory <= cap) {
-                s->active = j;
-                break;
-            }
+        s->active = frontier_pick(cc, s->frontier, cap);
+        if (s->active == PICK_SEARCH && *misfit < 0) {
+            *need = o;
+            *cap_of = cap;
+            return INFINITY;
+        }
         if (s->active < 0) {
+            s->active = -1;
             if (*misfit < 0) {
                 *misfit = o;
-                *short_by = f->v[f->n - 1].info.memory - cap;
+                *cap_of = cap;
             }
             total = INFINITY;
             continue;
@@ -500,9 +614,16 @@ static rotor_status prepare(compiler *cc, const rotor_compile_options *opt, int 
         rotor_status st = frontier_slot(cc, o, &s->frontier, err);
         if (st) return st;
     }
+    cc->sess = calloc((size_t)(cc->nfr ? cc->nfr : 1), sizeof *cc->sess);
+    if (!cc->sess) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
     rotor_status st = frontiers_search(cc, opt, opt ? opt->frontier_ratio : 0, err);
     if (st) return st;
     *searches = cc->nfr;
+    cc->cov = calloc((size_t)(cc->nfr ? cc->nfr : 1), sizeof *cc->cov);
+    cc->none_upto = malloc((size_t)(cc->nfr ? cc->nfr : 1) * sizeof *cc->none_upto);
+    if (!cc->cov || !cc->none_upto) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < cc->nfr; i++)
+        if ((st = frontier_know_init(cc, i, err))) return st;
     for (int o = 0; o < g->nops; o++) {
         op_state *s = &cc->st[o];
         if (s->frontier < 0) continue;
@@ -558,21 +679,21 @@ rotor_status rotor_compile(const rotor_graph *g, const rotor_chip *chip,
     if (!st && !best) st = rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
     double best_t = INFINITY;
     int first_misfit = -1;
-    int64_t first_short = 0;
+    int64_t first_cap = 0;
+    int threads = opt ? opt->threads : 0;
     while (!st) {
-        int misfit;
-        int64_t short_by = 0;
-        double t = assign_active(&cc, idle_total, &misfit, &short_by);
-        if (misfit >= 0 && cc.st[misfit].frontier >= 0 && cc.fr[cc.st[misfit].frontier].truncated) {
-            /* nothing within the ratio fits: add the rest of this shape's
-             * frontier and take the step again (frontier_extend) */
-            st = frontier_extend(&cc, cc.st[misfit].frontier, opt ? opt->threads : 0, err);
+        int misfit, need;
+        int64_t cap_of = 0;
+        double t = assign_active(&cc, idle_total, &misfit, &need, &cap_of);
+        if (need >= 0) {
+            /* the points found so far cannot tell: search under its cap */
+            st = frontier_learn(&cc, cc.st[need].frontier, cap_of, threads, best, err);
             out->searches++;
             continue;
         }
         if (out->ncurve == 0) {
             first_misfit = misfit;
-            first_short = short_by;
+            first_cap = cap_of;
         }
         if (out->ncurve == cap_curve) {
             cap_curve *= 2;
@@ -599,6 +720,21 @@ rotor_status rotor_compile(const rotor_graph *g, const rotor_chip *chip,
         cc.st[mo].idle_base = cc.st[mo].active;
         cc.st[mo].idle_k = mk;
     }
+    int64_t first_short = 0;
+    if (!st && !isfinite(best_t)) {
+        /* the shortfall is against the operator's leanest plan: the end of
+         * its whole frontier, searched now point by point if need be */
+        int fi = cc.st[first_misfit].frontier;
+        first_short = cc.st[first_misfit].vendor_bytes - first_cap;
+        while (fi >= 0 && !st) {
+            rotor_frontier *f = &cc.fr[fi];
+            int64_t below = f->v[f->n - 1].info.memory - 1;
+            if (below <= cc.none_upto[fi]) break;
+            st = frontier_learn(&cc, fi, below, threads, NULL, err);
+            out->searches++;
+        }
+        if (fi >= 0) first_short = cc.fr[fi].v[cc.fr[fi].n - 1].info.memory - first_cap;
+    }
     if (!st && !isfinite(best_t)) {
         const rotor_op *op = &g->ops[first_misfit];
         st = rotor_fail(err, ROTOR_ERR_NOFIT,
@@ -615,7 +751,14 @@ rotor_status rotor_compile(const rotor_graph *g, const rotor_chip *chip,
     }
     free(best);
     free(cc.st);
-    for (int i = 0; i < cc.nfr; i++) free(cc.keys[i]);
+    for (int i = 0; i < cc.nfr; i++) {
+        free(cc.keys[i]);
+        if (cc.cov) free(cc.cov[i]);
+        if (cc.sess) rotor_search_session_close(cc.sess[i]);
+    }
+    free(cc.sess);
+    free(cc.cov);
+    free(cc.none_upto);
     free(cc.keys);
     free(cc.fr_op);
     out->frontiers = cc.fr;

@@ -92,7 +92,9 @@ int rotor_candidate_compare(const rotor_expr *e, const rotor_candidate *a, const
 typedef struct fop_entry {
     int64_t fop[ROTOR_MAX_AXES];
     double bound;
+    double compute;  /* the model's op_bound (step_bound with any steps) */
     int64_t mem_bound;
+    int64_t index; /* in the walk of pass 1 (the floors' cache key) */
 } fop_entry;
 
 /* A small Pareto archive of (memory, time) over the plans a search costed:
@@ -103,6 +105,7 @@ typedef struct fop_entry {
 #define ARCHIVE_MAX 256
 typedef struct archive {
     int n;
+    bool dropped; /* a plan was turned away for room: it no longer covers all */
     rotor_candidate v[ARCHIVE_MAX];
 } archive;
 
@@ -121,7 +124,10 @@ static void archive_add(archive *ar, const rotor_candidate *cand) {
     int at = lo > 0 && ar->v[lo - 1].info.memory == m ? lo - 1 : lo;
     int end = at;
     while (end < ar->n && ar->v[end].cost.total >= t) end++;
-    if (end == at && ar->n == ARCHIVE_MAX) return; /* full: keep what is there */
+    if (end == at && ar->n == ARCHIVE_MAX) { /* full: keep what is there */
+        ar->dropped = true;
+        return;
+    }
     memmove(&ar->v[at + 1], &ar->v[end], (size_t)(ar->n - end) * sizeof *ar->v);
     ar->n -= end - at - 1;
     ar->v[at] = *cand;
@@ -205,11 +211,24 @@ typedef struct ctx {
      * Pareto loop's repeated searches compute each once: floors[i] is the
      * sum for the i-th F_op of the walk in pass 1 (-1: not yet computed).
      * NULL when the walk is too long to keep (then they are recomputed). */
-    int64_t *floors;
+    int32_t *floors; /* clamped to INT32_MAX: still floors */
     int64_t nfloors;
+    /* A session's (rotor_search_session) time floors under the cap:
+     * lb[i] is cap_time_floor of the i-th F_op under cap lb_cap[i], still a
+     * floor under any smaller cap (fewer plans fit).  NULL outside sessions. */
+    float *lb;       /* rounded down: still floors */
+    int32_t *lb_cap; /* clamped to INT32_MAX: still true */
+    /* ... and each F_op's cheap values, so that later searches skip their
+     * arithmetic: compute floor (rounded down; -1: not yet, -2: broken
+     * constraint), weak memory floor and all-ones bytes (clamped down). */
+    float *cf;
+    int32_t *weak, *ones;
+    int64_t seeded_cap; /* a session: every all-ones plan under it was costed into spare */
     archive *spare; /* plans earlier searches costed, for the next seed; may be NULL */
     bool frontier;  /* single-pass frontier search: prune by dominance, keep a front */
     double time_cap; /* plans slower than this are not wanted (INFINITY: all) */
+    bool session;    /* a rotor_search_session's: keeps lb */
+    int64_t full_cap; /* a session's cap without a memory_cap: no arrays until below it */
 } ctx;
 
 static double incumbent(ctx *c) {
@@ -257,6 +276,8 @@ typedef struct worker {
     int64_t weak[ROTOR_MAX_TENSORS]; /* per-tensor memory floor of the F_op */
     int64_t smax[ROTOR_MAX_AXES];    /* largest S_a on offer */
     front front;                     /* the frontier search's plans */
+    struct knap_scratch *knap;       /* cap_time_floor's lists (pass 2) */
+    double comm_floor;               /* cap_time_floor of the F_op being searched */
 } worker;
 
 /* Would a plan with time >= t and memory >= m be pruned? */
@@ -427,16 +448,28 @@ static int64_t step_floor_upto(const worker *w, int t, int upto) {
         }
     }
     if (rest > 1) g = g * rest < w->share[t] ? g * rest : w->share[t];
+    /* A compound extent c (L_a/f_a - 1) + L_b/f_b is at least either term's
+     * L/f (every L/f >= 1, c >= 1), so a third floor counts each compound
+     * dimension as its longer term: the factors of the axes so counted
+     * multiply to a divisor of prod f_t^X, so to at most g. */
+    double windows = 1;
     for (int d = 0; d < x->ndims; d++) {
         const rotor_dim *dim = &x->dims[d];
         int64_t l[2];
         for (int k = 0; k < dim->nterms; k++) l[k] = sub[dim->axis[k]];
         int64_t ext = rotor_dim_extent(dim, l);
         at_s *= ext;
-        if (dim->nterms == 1) plain *= (double)len[dim->axis[0]];
-        else compound *= (double)ext;
+        if (dim->nterms == 1) {
+            plain *= (double)len[dim->axis[0]];
+        } else {
+            compound *= (double)ext;
+            int64_t l0 = len[dim->axis[0]], l1 = len[dim->axis[1]];
+            windows *= (double)(l0 > l1 ? l0 : l1);
+        }
     }
     double by_ring = ceil(plain / (double)g) * compound * (double)c->chip->element_bytes;
+    double by_window = ceil(plain * windows / (double)g) * (double)c->chip->element_bytes;
+    if (by_window > by_ring) by_ring = by_window;
     return by_ring > (double)at_s ? (by_ring > 9e15 ? (int64_t)9e15 : (int64_t)by_ring) : at_s;
 }
 
@@ -469,7 +502,7 @@ static void search_steps_leaf(worker *w) {
         w->min_bytes[t] = step_floor(w, t);
         mem += w->min_bytes[t];
     }
-    if (prune(w, w->compute, mem)) {
+    if (prune(w, w->compute + w->comm_floor, mem)) {
         w->st.steps_pruned++;
         return;
     }
@@ -494,7 +527,7 @@ static bool steps_prefix_survives(worker *w, int64_t mem) {
     }
     if (c->cons.max_padding > 0 && pad > c->cons.max_padding * (1 + SLACK)) return false;
     double tb = c->m->step_bound(c->m, e, c->chip, w->plan.fop, w->steps, sub);
-    return !prune(w, tb, mem);
+    return !prune(w, tb + w->comm_floor, mem);
 }
 
 static int64_t tensor_weak_floor(const ctx *c, int t, const int64_t *fop);
@@ -697,46 +730,269 @@ static int64_t fop_tensor_floor(const ctx *c, int t, const int64_t *fop, int64_t
 
 /* Memory per core of the F_op's all-ones plan (every f_t = 1, nothing
  * rotates, no shift buffer): every tensor's whole partition. */
-static double all_ones_bytes(const ctx *c, const int64_t *fop) {
+static double all_ones_bytes_of(const ctx *c, const int64_t *fop, int t) {
     const rotor_expr *e = c->e;
-    double bytes = 0;
-    for (int t = 0; t < e->ntensors; t++) {
-        const rotor_tensor *x = &e->tensors[t];
-        double elems = 1;
-        for (int d = 0; d < x->ndims; d++) {
-            const rotor_dim *dim = &x->dims[d];
-            int64_t l[2];
-            for (int k = 0; k < dim->nterms; k++) {
-                int a = dim->axis[k];
-                l[k] = (e->extent[a] + fop[a] - 1) / fop[a];
-            }
-            elems *= (double)rotor_dim_extent(dim, l);
+    const rotor_tensor *x = &e->tensors[t];
+    double elems = 1;
+    for (int d = 0; d < x->ndims; d++) {
+        const rotor_dim *dim = &x->dims[d];
+        int64_t l[2];
+        for (int k = 0; k < dim->nterms; k++) {
+            int a = dim->axis[k];
+            l[k] = (e->extent[a] + fop[a] - 1) / fop[a];
         }
-        bytes += elems * (double)c->chip->element_bytes;
+        elems *= (double)rotor_dim_extent(dim, l);
     }
+    return elems * (double)c->chip->element_bytes;
+}
+
+static double all_ones_bytes(const ctx *c, const int64_t *fop) {
+    double bytes = 0;
+    for (int t = 0; t < c->e->ntensors; t++) bytes += all_ones_bytes_of(c, fop, t);
     return bytes;
 }
 
-/* The strong memory floor of an F_op: the tensor floors above, plus the
- * shift buffer when the one plan that does not rotate (every f_t = 1, so
- * every S_a = 1) does not fit: then every plan of this F_op rotates. */
-static int64_t fop_strong_floor(const ctx *c, const int64_t *fop, int64_t index) {
+/* ---- the time floor of an F_op under the memory cap ---------------------- */
+
+/* Under a tight cap the compute floor of an F_op says little: the plans that
+ * fit must rotate their tensors, and rotating costs communication.  This
+ * floor couples the two (T10 §4.3.1 searches the same space; the bound is
+ * rotor's).  For every tensor X and every ring size Q dividing P_X, let
+ * b_X(Q) be the least bytes(X) over f_t^X vectors with product Q, each
+ * plain partition extent floored at ceil(E_a / (F_a f)) and compound ones
+ * grown from those (the floor of fop_tensor_floor, per Q).  Every plan with
+ * this F_op and memory M <= cap picks some Q_X per tensor, and then
+ *   bytes(X) >= b_X(Q_X),  so  sum_X b_X(Q_X) + B_buf [some Q_X > 1] <= cap,
+ *   time >= op_bound(F_op) + sum_X tensor_bound(X, bytes(X), Q_X, P_X / Q_X)
+ *        >= op_bound(F_op) + sum_X tensor_bound(X, b_X(Q_X), Q_X, P_X / Q_X)
+ * (the model's bound inequality, step_bound >= op_bound, and tensor_bound
+ * not decreasing in bytes, which docs/cost-model.md asks of every model).
+ * So the least right-hand side over the choices of Q_X that fit the cap
+ * (a small multiple-choice knapsack) bounds every plan of the F_op.  The
+ * plan without rotation (every f_t = 1) is the one choice that needs no
+ * shift buffer. */
+
+typedef struct knap_opt {
+    int64_t bytes;
+    double time;
+} knap_opt;
+
+#define KNAP_MAX 8192
+typedef struct knap_scratch {
+    knap_opt opt[ROTOR_MAX_TENSORS][MAX_DIVISORS]; /* per tensor, by bytes, time falling */
+    int nopt[ROTOR_MAX_TENSORS];
+    knap_opt cur[KNAP_MAX], next[KNAP_MAX];
+    int64_t div[MAX_DIVISORS];
+    double g[MAX_DIVISORS], ng[MAX_DIVISORS], ext[MAX_DIVISORS];
+} knap_scratch;
+
+static int knap_opt_cmp(const void *x, const void *y) {
+    const knap_opt *a = x, *b = y;
+    if (a->bytes != b->bytes) return a->bytes < b->bytes ? -1 : 1;
+    if (a->time != b->time) return a->time < b->time ? -1 : 1;
+    return 0;
+}
+
+/* Sorts v and keeps its Pareto front: bytes ascending, time strictly falling. */
+static int knap_front(knap_opt *v, int n) {
+    qsort(v, (size_t)n, sizeof *v, knap_opt_cmp);
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (k == 0 || v[i].time < v[k - 1].time) v[k++] = v[i];
+    return k;
+}
+
+/* Index of d among the ascending divisors div[0..n-1] (d is one of them). */
+static int div_index(const int64_t *div, int n, int64_t d) {
+    int lo = 0, hi = n - 1;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (div[mid] < d) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* Tensor t's options (b_X(Q), tensor_bound) over the ring sizes Q | P_X
+ * with b_X(Q) <= cap, as a Pareto front into ks->opt[t].  b_X(Q) is a
+ * product over the dimensions of their extents, each depending on the
+ * factors of its own axes only, so it is a min-product over the ways to
+ * split Q among the dimensions: a dynamic program over the divisors of P_X
+ * (g[Q] = least elements of the dimensions so far with product Q).  A
+ * tensor naming an axis in two dimensions gets one option, its
+ * fop_tensor_floor with time 0 (still a floor, just weaker). */
+static int64_t tensor_options(const ctx *c, knap_scratch *ks, int t, const int64_t *fop, int64_t share) {
     const rotor_expr *e = c->e;
-    int64_t *cached = c->floors && index < c->nfloors ? &c->floors[index] : NULL;
+    const rotor_tensor *x = &e->tensors[t];
+    int uses[ROTOR_MAX_AXES] = {0};
+    bool simple = true;
+    for (int d = 0; d < x->ndims; d++)
+        for (int k = 0; k < x->dims[d].nterms; k++)
+            if (++uses[x->dims[d].axis[k]] > 1) simple = false;
+    if (!simple) {
+        int64_t floor = fop_tensor_floor(c, t, fop, share);
+        ks->opt[t][0].bytes = floor;
+        ks->opt[t][0].time = 0;
+        ks->nopt[t] = floor <= c->cap;
+        return floor;
+    }
+    int nd;
+    divisors(share, ks->div, &nd);
+    const int64_t *div = ks->div;
+    for (int j = 0; j < nd; j++) ks->g[j] = j == 0 ? 1.0 : INFINITY;
+    for (int d = 0; d < x->ndims; d++) {
+        const rotor_dim *dim = &x->dims[d];
+        /* ext[i]: least extent of this dimension when its factors multiply to div[i] */
+        for (int i = 0; i < nd; i++) {
+            int64_t q = div[i];
+            if (dim->nterms == 1) {
+                int a = dim->axis[0];
+                int64_t l = (e->extent[a] + fop[a] * q - 1) / (fop[a] * q);
+                ks->ext[i] = (double)rotor_dim_extent(dim, &l);
+                continue;
+            }
+            double best = INFINITY;
+            int a0 = dim->axis[0], a1 = dim->axis[1];
+            for (int u = 0; u <= i; u++) {
+                if (q % div[u]) continue;
+                int64_t l[2] = {(e->extent[a0] + fop[a0] * div[u] - 1) / (fop[a0] * div[u]),
+                                (e->extent[a1] + fop[a1] * (q / div[u]) - 1) / (fop[a1] * (q / div[u]))};
+                double v = (double)rotor_dim_extent(dim, l);
+                if (v < best) best = v;
+            }
+            ks->ext[i] = best;
+        }
+        for (int j = 0; j < nd; j++) {
+            double best = INFINITY;
+            for (int i = 0; i <= j; i++) {
+                if (div[j] % div[i]) continue;
+                double v = ks->g[div_index(div, nd, div[j] / div[i])] * ks->ext[i];
+                if (v < best) best = v;
+            }
+            ks->ng[j] = best;
+        }
+        memcpy(ks->g, ks->ng, (size_t)nd * sizeof *ks->g);
+    }
+    int n = 0;
+    double least = INFINITY;
+    for (int j = 0; j < nd; j++) {
+        double b = ks->g[j] * (double)c->chip->element_bytes;
+        if (b < least) least = b;
+        if (!(b <= (double)c->cap)) continue;
+        int64_t bytes = (int64_t)b;
+        ks->opt[t][n].bytes = bytes;
+        ks->opt[t][n].time = c->m->tensor_bound(c->m, e, c->chip, t, bytes, div[j], share / div[j]);
+        n++;
+    }
+    ks->nopt[t] = knap_front(ks->opt[t], n);
+    return least > 9e15 ? (int64_t)9e15 : (int64_t)least;
+}
+
+/* The least sum over tensors of an option's time, the options' bytes
+ * summing to at most budget (INFINITY: no choice fits).  Tensor by tensor,
+ * the partial sums are kept as a Pareto front; the last tensor takes its
+ * fastest option that fits.  A front outgrowing the scratch gives up with
+ * 0 (no bound, still valid). */
+static double knap_least_time(knap_scratch *ks, int nt, int64_t budget) {
+    int64_t rest[ROTOR_MAX_TENSORS + 1]; /* least bytes of tensors t.. */
+    rest[nt] = 0;
+    for (int t = nt - 1; t >= 0; t--) {
+        if (ks->nopt[t] == 0) return INFINITY;
+        rest[t] = rest[t + 1] + ks->opt[t][0].bytes;
+    }
+    if (rest[0] > budget) return INFINITY;
+    int ncur = 1;
+    ks->cur[0].bytes = 0;
+    ks->cur[0].time = 0;
+    for (int t = 0; t + 1 < nt; t++) {
+        int n = 0;
+        for (int i = 0; i < ncur; i++)
+            for (int j = 0; j < ks->nopt[t]; j++) {
+                int64_t b = ks->cur[i].bytes + ks->opt[t][j].bytes;
+                if (b + rest[t + 1] > budget) break; /* options by bytes ascending */
+                if (n == KNAP_MAX) return 0;
+                ks->next[n].bytes = b;
+                ks->next[n].time = ks->cur[i].time + ks->opt[t][j].time;
+                n++;
+            }
+        ncur = knap_front(ks->next, n);
+        memcpy(ks->cur, ks->next, (size_t)ncur * sizeof *ks->cur);
+    }
+    const knap_opt *last = ks->opt[nt - 1];
+    int nlast = ks->nopt[nt - 1];
+    double best = INFINITY;
+    for (int i = 0; i < ncur; i++) {
+        int64_t room = budget - ks->cur[i].bytes;
+        /* the last option with bytes <= room is the fastest that fits */
+        int lo = 0, hi = nlast;
+        while (lo < hi) {
+            int mid = (lo + hi) / 2;
+            if (last[mid].bytes <= room) lo = mid + 1;
+            else hi = mid;
+        }
+        if (lo > 0 && ks->cur[i].time + last[lo - 1].time < best) best = ks->cur[i].time + last[lo - 1].time;
+    }
+    return best;
+}
+
+/* The strong memory floor of an F_op: the least bytes of every tensor (the
+ * floors of fop_tensor_floor, computed by tensor_options, which also leaves
+ * each tensor's options in ks: *ready says so), plus the shift buffer when
+ * the one plan that does not rotate (every f_t = 1, so every S_a = 1) does
+ * not fit: then every plan of this F_op rotates. */
+static int64_t fop_strong_floor(const ctx *c, knap_scratch *ks, const int64_t *fop, int64_t index,
+                                bool *ready) {
+    const rotor_expr *e = c->e;
+    int32_t *cached = c->floors && index < c->nfloors ? &c->floors[index] : NULL;
     int64_t mem = 0;
-    if (cached && *cached >= 0) mem = *cached;
-    for (int t = 0; t < e->ntensors; t++) {
-        const rotor_tensor *x = &e->tensors[t];
-        if (!cached || *cached < 0) {
+    *ready = false;
+    if (cached && *cached >= 0) {
+        mem = *cached;
+    } else {
+        for (int t = 0; t < e->ntensors; t++) {
             int64_t share = 1;
             for (int a = 0; a < e->naxes; a++)
-                if (!x->has_axis[a]) share *= fop[a];
-            mem += fop_tensor_floor(c, t, fop, share);
+                if (!e->tensors[t].has_axis[a]) share *= fop[a];
+            mem += tensor_options(c, ks, t, fop, share);
         }
+        *ready = true;
+        if (cached) *cached = mem < INT32_MAX ? (int32_t)mem : INT32_MAX;
     }
-    if (cached && *cached < 0) *cached = mem;
     if (all_ones_bytes(c, fop) > (double)c->cap) mem += c->chip->shift_buffer_bytes;
     return mem;
+}
+
+/* A floor on the tensors' share of the time (beyond step_bound) of every
+ * plan with this F_op that fits c->cap (see above): added to the compute
+ * floor of any steps, it bounds the plans with those steps, so the step
+ * search uses it too.  INFINITY: no plan fits. */
+static double cap_time_floor(const ctx *c, knap_scratch *ks, const int64_t *fop, bool ready) {
+    const rotor_expr *e = c->e;
+    int64_t share[ROTOR_MAX_TENSORS];
+    for (int t = 0; t < e->ntensors; t++) {
+        share[t] = 1;
+        for (int a = 0; a < e->naxes; a++)
+            if (!e->tensors[t].has_axis[a]) share[t] *= fop[a];
+        if (!ready) tensor_options(c, ks, t, fop, share[t]);
+    }
+    double best = INFINITY;
+    /* no rotation: the all-ones plan, every Q_X = 1, no shift buffer */
+    double ones = all_ones_bytes(c, fop);
+    if (ones <= (double)c->cap) {
+        double t1 = 0;
+        for (int t = 0; t < e->ntensors; t++) {
+            int64_t b = (int64_t)(all_ones_bytes_of(c, fop, t));
+            t1 += c->m->tensor_bound(c->m, e, c->chip, t, b, 1, share[t]);
+        }
+        best = t1;
+    }
+    /* rotation: the shift buffer, any Q_X (Q_X = 1 included: a relaxation) */
+    int64_t budget = c->cap - c->chip->shift_buffer_bytes;
+    if (budget >= 0) {
+        double r = knap_least_time(ks, e->ntensors, budget);
+        if (r < best) best = r;
+    }
+    return best;
 }
 
 typedef struct pass1 {
@@ -747,11 +1003,19 @@ typedef struct pass1 {
     int64_t fop[ROTOR_MAX_AXES];
 } pass1;
 
+static void pass1_keep(pass1 *p, int64_t index, double tb, int64_t mb, double ones);
+
 static void pass1_visit(pass1 *p) {
     ctx *c = p->c;
     const rotor_expr *e = c->e;
     worker *w = p->w;
     int64_t index = p->index++;
+    bool cache = p->keep && c->cf && index < c->nfloors;
+    if (cache && c->cf[index] >= 0) {
+        pass1_keep(p, index, c->cf[index], c->weak[index], (double)c->ones[index]);
+        return;
+    }
+    if (cache && c->cf[index] == -2) return;
     int64_t cores = 1;
     double pad = 1.0;
     for (int a = 0; a < e->naxes; a++) {
@@ -759,9 +1023,11 @@ static void pass1_visit(pass1 *p) {
         int64_t padded = (e->extent[a] + p->fop[a] - 1) / p->fop[a] * p->fop[a];
         pad *= (double)padded / (double)e->extent[a];
     }
-    if (cores < c->cons.min_cores) return;
     /* S_a > 1 only pads more, so the all-ones padding bounds the F_op's */
-    if (c->cons.max_padding > 0 && pad > c->cons.max_padding * (1 + SLACK)) return;
+    if (cores < c->cons.min_cores || (c->cons.max_padding > 0 && pad > c->cons.max_padding * (1 + SLACK))) {
+        if (cache) c->cf[index] = -2;
+        return;
+    }
     if (!p->keep) {
         w->st.fops++;
         if (all_ones_bytes(c, p->fop) > (double)c->cap) return; /* cannot fit: not costed */
@@ -773,13 +1039,38 @@ static void pass1_visit(pass1 *p) {
         leaf(w);
         return;
     }
+    /* Only the cheap bounds here, and those cached by earlier searches of
+     * a session; the floors that cost a divisor walk (fop_full_bounds) wait
+     * for pass 2, where the incumbent has tightened and most F_op never
+     * need them. */
     double tb = c->m->step_bound(c->m, e, c->chip, p->fop, NULL, NULL);
     int64_t mb = fop_mem_bound(c, p->fop);
+    double ones = all_ones_bytes(c, p->fop);
+    if (cache) {
+        float f = (float)tb;
+        if ((double)f > tb) f = nextafterf(f, -INFINITY);
+        c->cf[index] = f;
+        c->weak[index] = mb < INT32_MAX ? (int32_t)mb : INT32_MAX;
+        c->ones[index] = ones < (double)INT32_MAX ? (int32_t)ones : INT32_MAX;
+    }
+    pass1_keep(p, index, tb, mb, ones);
+}
+
+/* Keeps the F_op in p->fop for pass 2 unless its cheap bounds prune it:
+ * compute floor tb, weak memory floor mb, all-ones bytes ones (each a
+ * floor), and what earlier searches cached. */
+static void pass1_keep(pass1 *p, int64_t index, double tb, int64_t mb, double ones) {
+    ctx *c = p->c;
+    worker *w = p->w;
+    double compute = tb;
     if (prune(w, tb, mb)) return;
-    /* the strong floor costs a divisor walk: only for F_op that survive */
-    int64_t strong = fop_strong_floor(c, p->fop, index);
-    if (strong > mb) mb = strong;
-    if (prune(w, tb, mb)) return;
+    if (c->floors && index < c->nfloors && c->floors[index] >= 0) {
+        int64_t strong = c->floors[index];
+        if (ones > (double)c->cap) strong += c->chip->shift_buffer_bytes;
+        if (strong > mb) mb = strong;
+    }
+    if (c->lb && index < c->nfloors && c->lb_cap[index] >= c->cap && c->lb[index] > tb) tb = c->lb[index];
+    if (tb == INFINITY || prune(w, tb, mb)) return;
     fop_list *l = p->keep;
     if (l->n == l->cap) {
         int64_t ncap = l->cap ? 2 * l->cap : 1024;
@@ -794,7 +1085,29 @@ static void pass1_visit(pass1 *p) {
     fop_entry *f = &l->v[l->n++];
     memcpy(f->fop, p->fop, sizeof f->fop);
     f->bound = tb;
+    f->compute = compute;
     f->mem_bound = mb;
+    f->index = index;
+}
+
+/* The F_op's strong memory floor and its time floor under the cap (pass 2,
+ * worker w): false when they prune it.  A session caches both. */
+static bool fop_full_bounds(worker *w, fop_entry *f) {
+    ctx *c = w->c;
+    bool ready;
+    int64_t mb = f->mem_bound;
+    int64_t strong = fop_strong_floor(c, w->knap, f->fop, f->index, &ready);
+    if (strong > mb) mb = strong;
+    if (prune(w, f->bound, mb)) return false;
+    w->comm_floor = cap_time_floor(c, w->knap, f->fop, ready);
+    double tb = f->compute + w->comm_floor;
+    if (c->lb && f->index < c->nfloors) {
+        float r = (float)tb;
+        if ((double)r > tb) r = nextafterf(r, -INFINITY);
+        c->lb[f->index] = r;
+        c->lb_cap[f->index] = c->cap < INT32_MAX ? (int32_t)c->cap : INT32_MAX;
+    }
+    return tb != INFINITY && !prune(w, tb, mb);
 }
 
 static void pass1_walk(pass1 *p, int a, int64_t room) {
@@ -853,14 +1166,49 @@ static bool search_once(ctx *c, int nthreads, rotor_candidate *best, bool *have,
         seed->seen = c->spare;
     }
     pass1 p = {.c = c, .w = seed};
-    pass1_walk(&p, 0, c->cores);
+    /* In a session whose archive has kept every plan costed so far, the
+     * all-ones plans under an earlier cap are there already (or a plan as
+     * fast with no more memory): the seeding walk would add nothing. */
+    bool seeded = c->session && c->spare && !c->spare->dropped && c->cap <= c->seeded_cap && c->cf;
+    if (seeded) {
+        p.index = c->nfloors;
+    } else {
+        pass1_walk(&p, 0, c->cores);
+        if (c->session && c->cap > c->seeded_cap) c->seeded_cap = c->cap;
+    }
     fop_list keep = {0};
-    /* 8 bytes per F_op vector; past 2^22 vectors (32 MB) recompute instead */
-    if (!c->floors && p.index <= ((int64_t)1 << 22)) {
+    /* 4 bytes per F_op vector (12 in a session); past 2^22 vectors
+     * recompute instead.  A session's search under its full cap (the
+     * compiler's first, for the fastest plan) keeps none: most sessions
+     * never search again. */
+    if (!c->floors && p.index <= ((int64_t)1 << 22) && !(c->session && c->cap >= c->full_cap)) {
         c->floors = malloc((size_t)(p.index ? p.index : 1) * sizeof *c->floors);
         if (c->floors) {
             c->nfloors = p.index;
             for (int64_t i = 0; i < p.index; i++) c->floors[i] = -1;
+        }
+        if (c->floors && c->session) {
+            size_t n = (size_t)(p.index ? p.index : 1);
+            c->lb = malloc(n * sizeof *c->lb);
+            c->lb_cap = malloc(n * sizeof *c->lb_cap);
+            c->cf = malloc(n * sizeof *c->cf);
+            c->weak = malloc(n * sizeof *c->weak);
+            c->ones = malloc(n * sizeof *c->ones);
+            if (!c->lb || !c->lb_cap || !c->cf || !c->weak || !c->ones) {
+                free(c->lb);
+                free(c->lb_cap);
+                free(c->cf);
+                free(c->weak);
+                free(c->ones);
+                c->lb = NULL;
+                c->lb_cap = NULL;
+                c->cf = NULL;
+                c->weak = c->ones = NULL;
+            }
+            for (int64_t i = 0; c->lb && i < p.index; i++) {
+                c->lb_cap[i] = -1;
+                c->cf[i] = -1;
+            }
         }
     }
     p.keep = &keep;
@@ -879,6 +1227,7 @@ static bool search_once(ctx *c, int nthreads, rotor_candidate *best, bool *have,
         ws[i].best = seed->best;
         ws[i].have_best = seed->have_best;
         if (c->spare && !(ws[i].seen = calloc(1, sizeof *ws[i].seen))) oom = true;
+        if (!(ws[i].knap = malloc(sizeof *ws[i].knap))) oom = true;
         if (c->frontier && seed->front.n) {
             /* every thread starts from the first pass's front */
             front *f = &ws[i].front;
@@ -899,7 +1248,7 @@ static bool search_once(ctx *c, int nthreads, rotor_candidate *best, bool *have,
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads)
     for (int64_t i = 0; i < keep.n; i++) {
         worker *w = &ws[omp_get_thread_num()];
-        if (prune(w, keep.v[i].bound, keep.v[i].mem_bound)) continue;
+        if (prune(w, keep.v[i].bound, keep.v[i].mem_bound) || !fop_full_bounds(w, &keep.v[i])) continue;
         search_fop(w, keep.v[i].fop);
     }
 
@@ -918,6 +1267,7 @@ static bool search_once(ctx *c, int nthreads, rotor_candidate *best, bool *have,
             for (int k = 0; k < w->seen->n; k++) archive_add(c->spare, &w->seen->v[k]);
             free(w->seen);
         }
+        free(w->knap);
         /* the fronts merge in thread order; the union's front does not
          * depend on which thread found what */
         for (int k = 0; k < w->front.n; k++) front_add(e, &seed->front, &w->front.v[k]);
@@ -1053,42 +1403,124 @@ static rotor_status search_run(ctx *c, const rotor_search_options *opt, double t
  * with no more memory than the node's floor is faster than its time bound;
  * no frontier point is ever so dominated, and the front read from its fast
  * end is the same list.  pareto_single_pass picks between them. */
+/* Sets up c for e on chip under opt (c's arrays are left NULL). */
+static rotor_status ctx_init(ctx *c, const rotor_expr *e, const rotor_chip *chip,
+                             const rotor_search_options *opt, rotor_error *err) {
+    memset(c, 0, sizeof *c);
+    if (!e->bound) return rotor_fail(err, ROTOR_ERR_INPUT, "search: the expression has no extents");
+    c->e = e;
+    c->chip = chip;
+    c->m = opt && opt->model ? opt->model : rotor_cost_model_default();
+    if (opt) c->cons = opt->constraints;
+    c->cores = rotor_chip_cores(chip);
+    c->cap = chip->sram_bytes;
+    c->time_cap = INFINITY;
+    if (opt && opt->pareto_time_ratio != 0 && !(opt->pareto_time_ratio >= 1))
+        return rotor_fail(err, ROTOR_ERR_INPUT, "search: pareto_time_ratio must be 0 or at least 1, got %g",
+                          opt->pareto_time_ratio);
+    if (c->cons.memory_cap > 0 && c->cons.memory_cap < c->cap) c->cap = c->cons.memory_cap;
+    if (c->cons.min_cores > c->cores)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "constraints: min_cores=%lld exceeds the chip's %lld cores",
+                          (long long)c->cons.min_cores, (long long)c->cores);
+    for (int a = 0; a < e->naxes; a++) {
+        c->last_tensor[a] = -1;
+        for (int t = 0; t < e->ntensors; t++)
+            if (e->tensors[t].has_axis[a]) c->last_tensor[a] = t;
+    }
+    for (int t = 0; t < e->ntensors; t++) {
+        c->last_axis[t] = -1;
+        for (int a = 0; a < e->naxes; a++)
+            if (e->tensors[t].has_axis[a]) c->last_axis[t] = a;
+    }
+    return ROTOR_OK;
+}
+
+static void ctx_free(ctx *c) {
+    free(c->floors);
+    free(c->lb);
+    free(c->lb_cap);
+    free(c->cf);
+    free(c->weak);
+    free(c->ones);
+    free(c->spare);
+}
+
 rotor_status rotor_search(const rotor_expr *e, const rotor_chip *chip,
                           const rotor_search_options *opt, rotor_search_result *out,
                           rotor_error *err) {
     memset(out, 0, sizeof *out);
     double t0 = omp_get_wtime();
-    if (!e->bound) return rotor_fail(err, ROTOR_ERR_INPUT, "search: the expression has no extents");
     ctx c;
-    memset(&c, 0, sizeof c);
-    c.e = e;
-    c.chip = chip;
-    c.m = opt && opt->model ? opt->model : rotor_cost_model_default();
-    if (opt) c.cons = opt->constraints;
-    c.cores = rotor_chip_cores(chip);
-    c.cap = chip->sram_bytes;
-    c.time_cap = INFINITY;
-    if (opt && opt->pareto_time_ratio != 0 && !(opt->pareto_time_ratio >= 1))
-        return rotor_fail(err, ROTOR_ERR_INPUT, "search: pareto_time_ratio must be 0 or at least 1, got %g",
-                          opt->pareto_time_ratio);
-    if (c.cons.memory_cap > 0 && c.cons.memory_cap < c.cap) c.cap = c.cons.memory_cap;
-    if (c.cons.min_cores > c.cores)
-        return rotor_fail(err, ROTOR_ERR_INPUT, "constraints: min_cores=%lld exceeds the chip's %lld cores",
-                          (long long)c.cons.min_cores, (long long)c.cores);
-    for (int a = 0; a < e->naxes; a++) {
-        c.last_tensor[a] = -1;
-        for (int t = 0; t < e->ntensors; t++)
-            if (e->tensors[t].has_axis[a]) c.last_tensor[a] = t;
-    }
-    for (int t = 0; t < e->ntensors; t++) {
-        c.last_axis[t] = -1;
-        for (int a = 0; a < e->naxes; a++)
-            if (e->tensors[t].has_axis[a]) c.last_axis[t] = a;
-    }
-    rotor_status rc = search_run(&c, opt, t0, out, err);
-    free(c.floors);
-    free(c.spare);
+    rotor_status rc = ctx_init(&c, e, chip, opt, err);
+    if (!rc) rc = search_run(&c, opt, t0, out, err);
+    ctx_free(&c);
     return rc;
+}
+
+/* ---- sessions ------------------------------------------------------------ */
+
+/* A session answers many capped searches of one operator (the compiler's
+ * walk down a frontier, T10 §4.3.2).  Each answer is exactly rotor_search's
+ * under that cap; what carries over only prunes sooner: the F_op floors
+ * (cap-independent), each F_op's time floor under the last cap it was
+ * computed for (a floor under any smaller cap too), and an archive of plans
+ * costed so far, whose fastest plan under the new cap seeds the incumbent. */
+struct rotor_search_session {
+    ctx c;
+    int threads;
+    int64_t cap0; /* the chip's SRAM or the options' memory_cap */
+};
+
+rotor_status rotor_search_session_open(const rotor_expr *e, const rotor_chip *chip,
+                                       const rotor_search_options *opt, rotor_search_session **out,
+                                       rotor_error *err) {
+    *out = NULL;
+    rotor_search_session *s = calloc(1, sizeof *s);
+    if (!s) return rotor_fail(err, ROTOR_ERR_NOMEM, "search: out of memory");
+    rotor_status rc = ctx_init(&s->c, e, chip, opt, err);
+    if (!rc && opt && opt->pareto)
+        rc = rotor_fail(err, ROTOR_ERR_INPUT, "search: a session finds single plans, not frontiers");
+    if (!rc && !(s->c.spare = calloc(1, sizeof *s->c.spare)))
+        rc = rotor_fail(err, ROTOR_ERR_NOMEM, "search: out of memory");
+    if (rc) {
+        ctx_free(&s->c);
+        free(s);
+        return rc;
+    }
+    s->c.session = true;
+    s->c.full_cap = s->c.cap;
+    s->threads = opt && opt->threads > 0 ? opt->threads : omp_get_max_threads();
+    s->cap0 = s->c.cap;
+    *out = s;
+    return ROTOR_OK;
+}
+
+rotor_status rotor_search_session_best(rotor_search_session *s, int64_t cap, int threads,
+                                       rotor_candidate *best, rotor_search_stats *stats,
+                                       rotor_error *err) {
+    ctx *c = &s->c;
+    c->cap = cap > 0 && cap < s->cap0 ? cap : s->cap0;
+    int nthreads = threads > 0 ? threads : s->threads;
+    rotor_search_stats st = {0};
+    double t0 = omp_get_wtime();
+    bool have = false;
+    if (!search_once(c, nthreads, best, &have, &st, NULL))
+        return rotor_fail(err, ROTOR_ERR_NOMEM, "search: out of memory");
+    st.threads = nthreads;
+    st.wall_seconds = omp_get_wtime() - t0;
+    if (stats) *stats = st;
+    if (!have)
+        return rotor_fail(err, ROTOR_ERR_NOFIT,
+                          "no valid plan fits: every plan of this operator needs more than %lld bytes "
+                          "per core or breaks a constraint",
+                          (long long)c->cap);
+    return ROTOR_OK;
+}
+
+void rotor_search_session_close(rotor_search_session *s) {
+    if (!s) return;
+    ctx_free(&s->c);
+    free(s);
 }
 
 void rotor_search_result_free(rotor_search_result *r) {

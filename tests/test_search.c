@@ -368,6 +368,46 @@ Test(search, conv2d_optimum_equals_brute_force, .timeout = 120) {
     check_case("conv2d b=1,f=2,c=2,h=3,w=3,kh=2,kw=2 cores=8 sram=160", &e, &chip, NULL, true);
 }
 
+/* Random small 2-D convolutions, plain and strided, with the whole frontier:
+ * every cap down to the leanest plan, where the time floors under the cap
+ * (per-tensor ring options over two compound dimensions) prune hardest. */
+Test(search, random_conv2d_frontiers_equal_brute_force, .timeout = 300) {
+    const uint64_t seed = 1931;
+    uint64_t rng = seed;
+    int rich = 0;
+    for (int i = 0; i < 40; i++) {
+        int64_t f = bf_rand_range(&rng, 1, 4), c = bf_rand_range(&rng, 1, 4), h = bf_rand_range(&rng, 2, 5),
+                w = bf_rand_range(&rng, 2, 5), kh = bf_rand_range(&rng, 1, 3), kw = bf_rand_range(&rng, 1, 3);
+        int stride = (int)bf_rand_range(&rng, 1, 2);
+        char dims[96], desc[128], label[400], text[96];
+        snprintf(dims, sizeof dims, "b=1,f=%lld,c=%lld,h=%lld,w=%lld,kh=%lld,kw=%lld", (long long)f, (long long)c,
+                 (long long)h, (long long)w, (long long)kh, (long long)kw);
+        if (stride == 1) snprintf(text, sizeof text, "O[b,f,h,w] += I[b,c,h+kh,w+kw] * W[f,c,kh,kw]");
+        else snprintf(text, sizeof text, "O[b,f,h,w] += I[b,c,2*h+kh,2*w+kw] * W[f,c,kh,kw]");
+        /* SRAM for a fraction of the operator's bytes per core: plans must rotate */
+        int64_t cores = bf_rand_range(&rng, 2, 8), buf = 16 * bf_rand_range(&rng, 1, 2);
+        int64_t tot = 2 * (f * h * w + c * (stride * h + kh) * (stride * w + kw) + f * c * kh * kw);
+        int64_t sram = tot * bf_rand_range(&rng, 3, 10) / (4 * cores) + buf;
+        rotor_chip chip = small_chip(cores, sram, buf);
+        snprintf(desc, sizeof desc, "cores=%lld sram=%lld buf=%lld", (long long)cores, (long long)sram,
+                 (long long)buf);
+        snprintf(label, sizeof label, "seed %llu case %d: %s [%s] chip %s", (unsigned long long)seed, i, text,
+                 dims, desc);
+        rotor_expr e = make_expr(text, dims);
+        check_case(label, &e, &chip, NULL, true);
+        rotor_search_options o = {.pareto = true};
+        rotor_search_result r;
+        rotor_error err;
+        rotor_status rs = rotor_search(&e, &chip, &o, &r, &err);
+        if (rs == ROTOR_OK) {
+            if (r.npareto > 2) rich++;
+            rotor_search_result_free(&r);
+        }
+    }
+    cr_log_info("%d of the cases have 3 frontier points or more", rich);
+    cr_assert_geq(rich, 8, "too few frontiers worth the name: %d", rich);
+}
+
 Test(search, elementwise_optimum_equals_brute_force) {
     const uint64_t seed = 5;
     uint64_t rng = seed;
@@ -640,4 +680,120 @@ Test(search, a_time_ratio_below_1_is_refused) {
     rotor_error err;
     cr_assert_eq(rotor_search(&e, &mk2, &o, &r, &err), ROTOR_ERR_INPUT);
     cr_assert(strstr(err.msg, "pareto_time_ratio must be 0 or at least 1, got 0.5"), "%s", err.msg);
+}
+
+/* ---- sessions ------------------------------------------------------------- */
+
+/* A session's answer under cap c is the whole frontier's first point with
+ * memory <= c (the fastest plan under c), whatever the caps asked before it:
+ * decreasing caps (the compiler's walk), then increasing and repeated ones,
+ * which must not trust floors cached under smaller caps.  Below the leanest
+ * point no plan fits.  The frontier itself is checked against the brute
+ * force above; here small random convolutions (plain, strided, 2-D) and
+ * contractions on small chips, and two ipu-mk2 shapes large enough for the
+ * session's per-F_op caches. */
+static void check_session(const char *label, const rotor_expr *e, const rotor_chip *chip, uint64_t *rng) {
+    rotor_search_options full = {.pareto = true, .pareto_method = ROTOR_PARETO_EPSILON, .threads = 2};
+    rotor_search_result whole;
+    rotor_error err = {{0}};
+    rotor_status st = rotor_search(e, chip, &full, &whole, &err);
+    if (st == ROTOR_ERR_NOFIT) return;
+    cr_assert_eq(st, ROTOR_OK, "%s: %s", label, err.msg);
+    int n = whole.npareto;
+    int64_t caps[96];
+    int ncaps = 0;
+    caps[ncaps++] = 0; /* the session's own cap */
+    /* down every third point, then up the others (points no search has
+     * returned yet), then below the leanest and at random */
+    for (int k = 0; k < n && ncaps < 30; k += 3) caps[ncaps++] = whole.pareto[k].info.memory;
+    for (int k = n - 1; k >= 0 && ncaps < 60; k--)
+        if (k % 3) caps[ncaps++] = whole.pareto[k].info.memory;
+    caps[ncaps++] = whole.pareto[n - 1].info.memory - 1;
+    for (int k = 0; k < 12; k++) {
+        int j = (int)bf_rand_range(rng, 0, n - 1);
+        caps[ncaps++] = whole.pareto[j].info.memory - bf_rand_range(rng, 0, 1);
+    }
+    caps[ncaps++] = whole.pareto[n - 1].info.memory; /* backwards: the leanest first */
+    /* the second session, with 2 threads, asks the same caps backwards:
+     * its first search is the tightest, and every later cap is larger */
+    for (int threads = 1; threads <= 2; threads++) {
+        rotor_search_options so = {.threads = threads};
+        rotor_search_session *s;
+        cr_assert_eq(rotor_search_session_open(e, chip, &so, &s, &err), ROTOR_OK, "%s: %s", label, err.msg);
+        for (int q = 0; q < ncaps; q++) {
+            int64_t cap = threads == 1 ? caps[q] : caps[ncaps - 1 - q];
+            int want = 0;
+            while (cap > 0 && want < n && whole.pareto[want].info.memory > cap) want++;
+            rotor_candidate got;
+            st = rotor_search_session_best(s, cap, 0, &got, NULL, &err);
+            if (want == n) {
+                cr_assert_eq(st, ROTOR_ERR_NOFIT, "%s: cap %lld (query %d): a plan below the leanest point",
+                             label, (long long)cap, q);
+                continue;
+            }
+            cr_assert_eq(st, ROTOR_OK, "%s: cap %lld (query %d): %s", label, (long long)cap, q, err.msg);
+            char a[256], b[256];
+            plan_string(e, &got.plan, a, sizeof a);
+            plan_string(e, &whole.pareto[want].plan, b, sizeof b);
+            cr_assert(memcmp(&got.plan, &whole.pareto[want].plan, sizeof got.plan) == 0 &&
+                          got.cost.total == whole.pareto[want].cost.total,
+                      "%s, %d threads: cap %lld (query %d): session [%s] %.17g, frontier point %d [%s] %.17g",
+                      label, threads, (long long)cap, q, a, got.cost.total, want, b,
+                      whole.pareto[want].cost.total);
+        }
+        rotor_search_session_close(s);
+    }
+    rotor_search_result_free(&whole);
+}
+
+Test(search, a_session_answers_every_cap_with_the_frontier_point_under_it, .timeout = 300) {
+    const uint64_t seed = 8128;
+    uint64_t rng = seed;
+    const char *texts[] = {"O[f,h] += I[c,h+kh] * W[f,c,kh]", "O[f,h] += I[c,2*h+kh] * W[f,c,kh]",
+                           "C[m,n] += A[m,k] * B[k,n]", "C[b,m,n] += A[b,m,k] * B[b,k,n]",
+                           "O[b,f,h,w] += I[b,c,h+kh,w+kw] * W[f,c,kh,kw]"};
+    for (int i = 0; i < 40; i++) {
+        int kind = i % 5;
+        char dims[128], desc[128], label[400];
+        int64_t tot;
+        if (kind < 2) {
+            int64_t f = bf_rand_range(&rng, 1, 6), c = bf_rand_range(&rng, 1, 6), h = bf_rand_range(&rng, 1, 9),
+                    kh = bf_rand_range(&rng, 1, 3);
+            snprintf(dims, sizeof dims, "f=%lld,c=%lld,h=%lld,kh=%lld", (long long)f, (long long)c, (long long)h,
+                     (long long)kh);
+            tot = 2 * (f * h + c * (2 * h + kh) + f * c * kh);
+        } else if (kind == 2) {
+            int64_t m = bf_rand_range(&rng, 1, 40), k = bf_rand_range(&rng, 1, 40), n = bf_rand_range(&rng, 1, 40);
+            snprintf(dims, sizeof dims, "m=%lld,k=%lld,n=%lld", (long long)m, (long long)k, (long long)n);
+            tot = 2 * (m * k + k * n + m * n);
+        } else if (kind == 3) {
+            int64_t b = bf_rand_range(&rng, 1, 4), m = bf_rand_range(&rng, 1, 16), k = bf_rand_range(&rng, 1, 16),
+                    n = bf_rand_range(&rng, 1, 16);
+            snprintf(dims, sizeof dims, "b=%lld,m=%lld,k=%lld,n=%lld", (long long)b, (long long)m, (long long)k,
+                     (long long)n);
+            tot = 2 * b * (m * k + k * n + m * n);
+        } else {
+            int64_t c = bf_rand_range(&rng, 1, 3), f = bf_rand_range(&rng, 1, 3), h = bf_rand_range(&rng, 1, 4),
+                    w = bf_rand_range(&rng, 1, 4), kh = bf_rand_range(&rng, 1, 2), kw = bf_rand_range(&rng, 1, 2);
+            snprintf(dims, sizeof dims, "b=1,f=%lld,c=%lld,h=%lld,w=%lld,kh=%lld,kw=%lld", (long long)f,
+                     (long long)c, (long long)h, (long long)w, (long long)kh, (long long)kw);
+            tot = 2 * (f * h * w + c * (h + kh) * (w + kw) + f * c * kh * kw);
+        }
+        rotor_chip chip = random_chip(&rng, tot, desc, sizeof desc);
+        snprintf(label, sizeof label, "seed %llu case %d: %s [%s] chip %s", (unsigned long long)seed, i,
+                 texts[kind], dims, desc);
+        rotor_expr e = make_expr(texts[kind], dims);
+        check_session(label, &e, &chip, &rng);
+    }
+    rotor_chip mk2;
+    cr_assert_eq(rotor_chip_preset("ipu-mk2", &mk2, NULL), ROTOR_OK);
+    rotor_expr conv = make_expr("O[b,f,h,w] += I[b,c,2*h+kh,2*w+kw] * W[f,c,kh,kw]", "b=1,c=32,h=14,kh=3,w=14,kw=3,f=32");
+    check_session("ipu-mk2 strided 3x3 conv", &conv, &mk2, &rng);
+    rotor_expr mm = make_expr("C[m,n] += A[m,k] * B[k,n]", "m=256,k=512,n=512");
+    check_session("ipu-mk2 MatMul", &mm, &mk2, &rng);
+    /* every plan rotates: the answers are not the all-ones plans a search
+     * seeds itself with */
+    mk2.sram_bytes = 4096;
+    mk2.shift_buffer_bytes = 512;
+    check_session("ipu-mk2 MatMul, 4 KiB SRAM", &mm, &mk2, &rng);
 }

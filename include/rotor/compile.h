@@ -20,11 +20,14 @@
 #include "rotor/graph.h"
 #include "rotor/search.h"
 
-/* One operator's frontier, shared by every operator of the same shape. */
+/* One operator's frontier, shared by every operator of the same shape: the
+points the compilation searched (docs/compile.md), each a point of the
+whole frontier. */
 typedef struct rotor_frontier {
     int n;
     rotor_candidate *v;    /* by time ascending, memory descending */
-    bool truncated;        /* only the points within the compile's frontier ratio */
+    bool truncated;        /* not the whole frontier: points past the compile's frontier
+                              ratio were searched only where the walk needed them */
 } rotor_frontier;
 
 /* The decision for one operator. */

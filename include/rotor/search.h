@@ -81,6 +81,28 @@ rotor_status rotor_search(const rotor_expr *e, const rotor_chip *chip,
 
 void rotor_search_result_free(rotor_search_result *r);
 
+/* A session answers many capped searches of one operator, each exactly as
+ * rotor_search with that memory_cap would (same plan, same ties), sharing
+ * what one search learns that stays true under smaller caps (floors, and
+ * plans costed so far as seeds): the compiler's walk down a frontier
+ * (docs/compile.md).  e and chip must outlive the session.  opt as for
+ * rotor_search, without pareto; its memory_cap (or the SRAM) bounds every
+ * cap.  Not for use by two threads at once. */
+typedef struct rotor_search_session rotor_search_session;
+
+rotor_status rotor_search_session_open(const rotor_expr *e, const rotor_chip *chip,
+                                       const rotor_search_options *opt, rotor_search_session **out,
+                                       rotor_error *err);
+
+/* The fastest plan with memory <= cap (ties: least memory, then plan
+ * order; cap <= 0: the session's own cap) with `threads` search threads (0:
+ * the options'); ROTOR_ERR_NOFIT when none fits.  stats may be NULL. */
+rotor_status rotor_search_session_best(rotor_search_session *s, int64_t cap, int threads,
+                                       rotor_candidate *best, rotor_search_stats *stats,
+                                       rotor_error *err);
+
+void rotor_search_session_close(rotor_search_session *s);
+
 /* (time, memory, plan order): negative when a is the better candidate. */
 int rotor_candidate_compare(const rotor_expr *e, const rotor_candidate *a,
                             const rotor_candidate *b);
