@@ -515,53 +515,6 @@ static int64_t exec_len(const rotor_preload_model *m, const pl_plan *p, const ro
     return max64(b + a, ic);
 }
 
-/* Duration of an execution that starts at t0, timed as a fluid (the
- * docs/preload.md, "Duration of an execution"): preloads issued before it,
- * positions [kp, k) of the order, already timed, each carry its preload space
- * over its own duration at a constant rate and are never slowed; the
- * execution's link traffic (own shifts and distribution) gets what they
- * leave of the core's link, and with sram_blocking its compute pauses while
- * their writes land.  The smallest L with
- *     L - P(t0, t0 + L) / link_bw >= c,
- * P the preload bytes landing in the window, c = max(busy, traffic / link)
- * blocking, traffic / link otherwise (and L >= busy). */
-static int64_t exec_fluid(const rotor_preload_model *m, const sched *s, const rotor_preload_result *r,
-                          const pl_plan *p, const rotor_preload_state *st, int64_t t0, int kp, int k,
-                          int64_t *busy) {
-    int64_t b = p->in.time_ps + st->dist_ps;
-    int64_t x = xfer(p->in.traffic_bytes + st->dist_bytes, m->chip.link_bw);
-    double need = (double)(m->chip.sram_blocking ? max64(b, x) : x);
-    double t = (double)t0;
-    for (int j = kp; j < k && need > 0; j++) {
-        int y = s->order[j];
-        const rotor_preload_op_result *pr = &r->ops[y];
-        double ps = (double)pr->pre_start_ps, pe = (double)pr->pre_end_ps;
-        if (pe <= t) continue;
-        if (ps > t) {
-            double gap = ps - t;
-            if (need <= gap) break;
-            need -= gap;
-            t = ps;
-        }
-        /* share of the link the preload takes: space / duration over link_bw (<= 1) */
-        double dur = pe - ps;
-        double f = (double)st_of(m, y, s->plan[y], s->state[y])->space_bytes * 1e12 /
-                   ((double)m->chip.link_bw * dur);
-        double freer = f < 1 ? 1 - f : 0, room = (pe - t) * freer;
-        if (need <= room) {
-            t += need / freer;
-            need = 0;
-            break;
-        }
-        need -= room;
-        t = pe;
-    }
-    int64_t len = (int64_t)llround(t + need) - t0;
-    if (len < b) len = b;
-    *busy = b;
-    return len;
-}
-
 static bool result_alloc(rotor_preload_result *r, int n) {
     memset(r, 0, sizeof *r);
     r->nops = n;
@@ -601,6 +554,99 @@ static int64_t overlap_len(const int64_t *as, const int64_t *ae, int na, const i
         else j++;
     }
     return tot;
+}
+
+/* Forward timing of schedule s under the three rules (docs/preload.md,
+ * "Duration of an execution").  Two flows share the core's link: the
+ * running preload (rule 2: one at a time) and the running execution (rule
+ * 1: one at a time).  A preload alone moves at its own rate, a share
+ * f = space / (link_bw duration) <= 1 of the link (HBM-bound preloads leave
+ * the rest).  An execution needs c link-time units, c = max(B, X) with
+ * sram_blocking (incoming writes pause the core, footnote 2), X otherwise
+ * (its traffic first, then the compute), and takes at least B.  When both
+ * want the link they share it max-min fairly (processor sharing; Elk is
+ * silent): the preload gets min(f, 1/2), the execution the rest.  On the
+ * ideal machine they never meet.  Piecewise constant rates, so the time
+ * advances event to event: O(n) events in all. */
+static rotor_status time_forward(const rotor_preload_model *m, const sched *s, bool ideal,
+                                 rotor_preload_result *r, int64_t *hbm_total, rotor_error *err) {
+    const int n = m->n;
+    const double link = (double)m->chip.link_bw;
+    double t = 0, prem = 0, pf = 0, eneed = 0, ebusy_end = 0;
+    int e = 0, kstart = 0, kdone = 0;
+    bool erun = false, prun = false;
+    int64_t b = 0, hbm_ps = 0;
+    while (e < n) {
+        /* start what may start at t: the next issued preload, then the next execution */
+        if (!prun && kstart < s->q[e]) {
+            int y = s->order[kstart];
+            const rotor_preload_state *st = st_of(m, y, s->plan[y], s->state[y]);
+            int64_t d = ideal ? m->ops[y].lb_pre_ps : st->preload_ps;
+            int64_t sp = ideal ? m->ops[y].lb : st->space_bytes;
+            r->ops[y].pre_start_ps = llround(t);
+            r->ops[y].preload_pos = kstart++;
+            if (d <= 0) {
+                r->ops[y].pre_end_ps = llround(t);
+                kdone++;
+                continue;
+            }
+            prun = true;
+            prem = (double)d;
+            pf = (double)sp * 1e12 / (link * (double)d);
+            if (pf > 1) pf = 1;
+        }
+        if (!erun && s->pos[e] < kdone) {
+            const pl_plan *p = &m->ops[e].plans[s->plan[e]];
+            const rotor_preload_state *st = &p->states[s->state[e]];
+            b = ideal ? p->in.time_ps : p->in.time_ps + st->dist_ps;
+            double x = ideal ? 0 : (double)(p->in.traffic_bytes + st->dist_bytes) * 1e12 / link;
+            eneed = ideal ? 0 : m->chip.sram_blocking ? fmax((double)b, x) : x;
+            ebusy_end = t + (double)b;
+            erun = true;
+            rotor_preload_op_result *xr = &r->ops[e];
+            xr->plan = s->plan[e];
+            xr->state = s->state[e];
+            xr->chunks = st->chunks;
+            xr->preload_number = s->q[e] - (e + 1);
+            xr->exe_start_ps = llround(t);
+            hbm_ps += m->ops[e].hbm_ps;
+        }
+        if (!erun && !prun) /* cannot happen once eval_sched's checks pass */
+            return rotor_fail(err, ROTOR_ERR_INPUT, "op %d (%s): the schedule deadlocks at %.0f ps", e,
+                              m->ops[e].name, t);
+        /* rates, then the next event */
+        bool elink = erun && eneed > 0;
+        double share = 0, prate = 0;
+        if (prun) {
+            share = pf <= 0 ? 0 : (elink && !ideal) ? fmin(pf, 0.5) : pf;
+            prate = pf <= 0 ? 1 : share / pf;
+        }
+        double erate = 1 - share;
+        double dp = prun ? prem / prate : INFINITY;
+        double de = !erun ? INFINITY : elink ? eneed / erate : fmax(0, ebusy_end - t);
+        double dt = fmin(dp, de);
+        t += dt;
+        if (prun) prem -= prate * dt;
+        if (elink) eneed -= erate * dt;
+        if (prun && dp <= de) {
+            int y = s->order[kdone++];
+            r->ops[y].pre_end_ps = llround(t);
+            prun = false;
+        }
+        if (erun && de <= dp) {
+            if (elink) eneed = 0;
+            if (t >= ebusy_end) {
+                rotor_preload_op_result *xr = &r->ops[e];
+                xr->exe_end_ps = llround(t);
+                xr->stall_ps = xr->exe_end_ps - xr->exe_start_ps - b;
+                if (xr->stall_ps < 0) xr->stall_ps = 0;
+                erun = false;
+                e++;
+            }
+        }
+    }
+    *hbm_total = hbm_ps;
+    return ROTOR_OK;
 }
 
 /* Checks schedule s (plans fit, states exist, q valid, SRAM) and times it
@@ -662,41 +708,12 @@ static rotor_status eval_sched(const rotor_preload_model *m, const sched *s, boo
                               (long long)S);
     }
     /* forwards, in program order */
-    int64_t exe_end = 0, pre_free = 0, hbm_ps = 0;
-    int k = 0, kp = 0; /* preloads issued; the first that may still be running */
+    int64_t hbm_ps = 0;
+    rotor_status st = time_forward(m, s, ideal, r, &hbm_ps, err);
+    if (st) return st;
     r->breakdown = (rotor_preload_breakdown){0};
-    for (int i = 0; i < n; i++) {
-        int64_t floor_t = i == 0 ? 0 : exe_end;
-        for (; k < s->q[i]; k++) {
-            int y = s->order[k];
-            int64_t d = ideal ? m->ops[y].lb_pre_ps : st_of(m, y, s->plan[y], s->state[y])->preload_ps;
-            int64_t t0 = max64(pre_free, floor_t);
-            r->ops[y].pre_start_ps = t0;
-            r->ops[y].pre_end_ps = pre_free = t0 + d;
-            r->ops[y].preload_pos = k;
-        }
-        const pl_op *o = &m->ops[i];
-        const pl_plan *p = &o->plans[s->plan[i]];
-        int64_t len, b;
-        int64_t t0 = max64(floor_t, r->ops[i].pre_end_ps);
-        if (ideal) {
-            len = b = p->in.time_ps;
-        } else {
-            while (kp < k && r->ops[s->order[kp]].pre_end_ps <= t0) kp++;
-            len = exec_fluid(m, s, r, p, &p->states[s->state[i]], t0, kp, k, &b);
-        }
-        rotor_preload_op_result *x = &r->ops[i];
-        x->plan = s->plan[i];
-        x->state = s->state[i];
-        x->chunks = p->states[s->state[i]].chunks;
-        x->preload_number = s->q[i] - (i + 1);
-        x->exe_start_ps = t0;
-        x->exe_end_ps = exe_end = t0 + len;
-        x->stall_ps = len - b;
-        hbm_ps += o->hbm_ps;
-    }
     for (int i = 0; i < n; i++) r->order[i] = s->order[i];
-    r->latency_ps = exe_end;
+    r->latency_ps = r->ops[n - 1].exe_end_ps;
     /* breakdown (Figure 18a): stall > overlap > execute > preload > idle */
     for (int i = 0; i < n; i++) {
         const rotor_preload_op_result *x = &r->ops[i];
@@ -1152,6 +1169,9 @@ typedef struct runner {
     counters cnt;
     int64_t schedules;
     bool want_dyn, want_ideal;
+    bool refine;                    /* dyn, full: polish by the forward timing */
+    int64_t refine_moves;
+    int64_t replaced;               /* times try_order found a better schedule */
     rotor_status st;                /* first hard error inside a callback */
     rotor_error *err;
     int64_t tried, limit;
@@ -1231,6 +1251,7 @@ static rotor_status try_order(runner *r) {
         result_copy(&r->best_r, &r->tmp_r);
         sched_copy(&r->best_s, &r->cur, m->n);
         r->have_best = true;
+        r->replaced++;
     }
     return ROTOR_OK;
 }
@@ -1250,6 +1271,118 @@ static bool visit_order(const int *order, int n, void *ctx) {
     return ++r->tried < r->limit;
 }
 
+/* ---- refinement against the forward timing (decision; Elk is silent) ---------------
+ *
+ * The induction and the allocation decide with estimates (exec_len: a
+ * preload's whole space charged to one execution, solo preload durations),
+ * the reported time is the forward fluid (time_forward), and the two
+ * disagree where sharing the link matters: a link-bound preload stretched
+ * by the traffic beside it, preloads issued so deep that they crowd an
+ * execution's shifts.  So the induction's schedule is polished by
+ * coordinate descent on the forward time: a move changes one decision of
+ * every operator in a class by one step (preload state, preload number, plan
+ * along the Pareto list), and is kept when the schedule stays valid and the
+ * latency falls strictly.  Classes first group the operators at one place
+ * of every instance of a layer (as §4.4 applies one order to identical
+ * layers), then each operator alone.  Deterministic: fixed class and move
+ * order, first improvement. */
+
+#define REFINE_PASSES 6
+
+typedef struct refiner {
+    runner *r;
+    sched cand;
+    int *members, *cls_start;       /* classes: members[cls_start[c] .. cls_start[c + 1]) */
+    int ncls;
+} refiner;
+
+/* Applies move mv (0/1: state +-1, 2/3: preload number +-1, 4/5: plan +-1
+ * along the Pareto list) to every member of class c in r->cand; false when
+ * some member has no such step. */
+static bool refine_move(refiner *f, int c, int mv) {
+    const rotor_preload_model *m = f->r->m;
+    sched *s = &f->cand;
+    int d = mv % 2 == 0 ? 1 : -1;
+    for (int t = f->cls_start[c]; t < f->cls_start[c + 1]; t++) {
+        int i = f->members[t];
+        const pl_op *o = &m->ops[i];
+        if (mv < 2) {
+            int ns = s->state[i] + d;
+            if (ns < 0 || ns >= o->plans[s->plan[i]].nstates) return false;
+            s->state[i] = ns;
+        } else if (mv < 4) {
+            int nq = s->q[i] + d;
+            if (nq < i + 1 || nq > m->n) return false;
+            s->q[i] = nq;
+        } else {
+            int e = 0;
+            while (e < o->npareto && o->pareto[e] != s->plan[i]) e++;
+            if (e >= o->npareto || e + d < 0 || e + d >= o->npareto) return false;
+            int np = o->pareto[e + d], ns = o->plans[np].nstates;
+            s->plan[i] = np;
+            if (s->state[i] >= ns) s->state[i] = ns - 1;
+        }
+    }
+    return true;
+}
+
+static rotor_status refine(runner *r) {
+    const rotor_preload_model *m = r->m;
+    int n = m->n;
+    refiner f = {.r = r};
+    f.members = malloc(sizeof(int) * (size_t)n * 2);
+    f.cls_start = malloc(sizeof(int) * ((size_t)n * 2 + 2));
+    if (!f.members || !f.cls_start || !sched_alloc(&f.cand, n)) {
+        free(f.members), free(f.cls_start), sched_free(&f.cand);
+        return rotor_fail(r->err, ROTOR_ERR_NOMEM, "out of memory");
+    }
+    /* layer-wide classes, then one per operator */
+    int nm = 0, layer_cls = 0;
+    for (int k = 0; k < m->nkinds; k++) {
+        const pl_kind *kd = &m->kinds[k];
+        if (kd->ninst < 2) continue;
+        for (int o = 0; o < kd->len; o++) {
+            f.cls_start[f.ncls++] = nm;
+            for (int t = 0; t < kd->ninst; t++) f.members[nm++] = kd->start[t] + o;
+        }
+    }
+    layer_cls = f.ncls;
+    for (int i = 0; i < n; i++) {
+        f.cls_start[f.ncls++] = nm;
+        f.members[nm++] = i;
+    }
+    f.cls_start[f.ncls] = nm;
+    rotor_status st = ROTOR_OK;
+    rotor_error e2;
+    for (int phase = 0; phase < 2 && !st; phase++) {
+        int c0 = phase == 0 ? 0 : layer_cls, c1 = phase == 0 ? layer_cls : f.ncls;
+        bool improved = true;
+        for (int pass = 0; pass < REFINE_PASSES && improved && !st; pass++) {
+            improved = false;
+            for (int c = c0; c < c1 && !st; c++)
+                for (int mv = 0; mv < 6 && !st; mv++) {
+                    sched_copy(&f.cand, &r->best_s, n);
+                    if (!refine_move(&f, c, mv)) continue;
+                    r->schedules++;
+                    rotor_status es = eval_sched(m, &f.cand, false, &r->tmp_r, r->tmp, &e2);
+                    if (es == ROTOR_ERR_INPUT) continue; /* breaks a rule or overflows the SRAM */
+                    if (es) {
+                        st = rotor_fail(r->err, es, "%s", e2.msg);
+                        break;
+                    }
+                    if (r->tmp_r.latency_ps < r->best_r.latency_ps) {
+                        result_copy(&r->best_r, &r->tmp_r);
+                        sched_copy(&r->best_s, &f.cand, n);
+                        r->refine_moves++;
+                        improved = true;
+                    }
+                }
+        }
+    }
+    free(f.members), free(f.cls_start), sched_free(&f.cand);
+    return st;
+}
+
 static rotor_status run_search(runner *r, bool reorder) {
     const rotor_preload_model *m = r->m;
     int n = m->n;
@@ -1258,7 +1391,10 @@ static rotor_status run_search(runner *r, bool reorder) {
     if (st) return st;
     if (!r->have_best && r->want_dyn)
         return rotor_fail(r->err, ROTOR_ERR_NOFIT, "dyn: the execution order cannot be scheduled");
+    bool polish = r->want_dyn && !r->want_ideal && r->refine;
+    if (polish && (st = refine(r))) return st;
     if (!reorder) return ROTOR_OK;
+    int64_t replaced = r->replaced;
     int *base = malloc(sizeof(int) * (size_t)n);
     if (!base) return rotor_fail(r->err, ROTOR_ERR_NOMEM, "out of memory");
     for (int i = 0; i < n; i++) base[i] = i;
@@ -1274,6 +1410,8 @@ static rotor_status run_search(runner *r, bool reorder) {
         if (!st) st = r->st;
     }
     free(base);
+    /* an order beat the polished schedule: polish the new best too */
+    if (!st && polish && r->replaced != replaced) st = refine(r);
     return st;
 }
 
@@ -1387,6 +1525,7 @@ rotor_status rotor_preload_schedule(const rotor_preload_model *m, rotor_preload_
         return rotor_fail(err, ROTOR_ERR_INPUT, "design: unknown design %d", (int)design);
     runner r;
     if (!runner_init(&r, m, opt, err)) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    r.refine = !(opt && opt->no_refine);
     rotor_status st = ROTOR_OK;
     rotor_preload_result *res = &r.best_r;
     switch (design) {
@@ -1430,6 +1569,7 @@ rotor_status rotor_preload_schedule(const rotor_preload_model *m, rotor_preload_
             out->alloc_calls = r.cnt.calls;
             out->alloc_steps = r.cnt.steps;
             out->schedules = r.schedules;
+            out->refine_moves = r.refine_moves;
         }
     }
     runner_free(&r);

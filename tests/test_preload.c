@@ -36,6 +36,18 @@ static rotor_preload_result run(const rotor_preload_model *m, rotor_preload_desi
     return r;
 }
 
+/* Elk alone: the induction's schedule without the refinement against the
+ * forward timing, as the paper's figures work it out. */
+static rotor_preload_result run_elk(const rotor_preload_model *m, rotor_preload_design d) {
+    rotor_preload_result r;
+    rotor_error err;
+    rotor_preload_options opt = {.no_refine = true};
+    cr_assert_eq(rotor_preload_schedule(m, d, &opt, &r, &err), ROTOR_OK, "%s: %s", rotor_preload_designs[d].name,
+                 err.msg);
+    cr_assert_eq(r.refine_moves, 0);
+    return r;
+}
+
 static rotor_preload_result eval(const rotor_preload_model *m, const rotor_preload_choice *c, const int *order) {
     rotor_preload_result r;
     rotor_error err;
@@ -125,7 +137,7 @@ Test(preload, fig10_op5_picks_preload_number_1) {
      *      p = 2: A ends at -60; 60 + 55 > 100, so A steps to slow:   60 + 30 = 90
      *   so A picks p = 1 and the mid plan; plus A's own preload (10): 85 ps. */
     rotor_preload_model *m = fig10();
-    rotor_preload_result r = run(m, ROTOR_PRELOAD_DYN);
+    rotor_preload_result r = run_elk(m, ROTOR_PRELOAD_DYN);
     cr_assert_eq(r.ops[0].preload_number, 1);
     cr_assert_eq(r.ops[0].plan, 1);
     cr_assert_eq(r.ops[1].preload_number, 1);
@@ -187,7 +199,7 @@ Test(preload, inductive_scheduling_runs_one_allocation_per_preload_number) {
     rotor_preload_op_desc ops[10];
     for (int i = 0; i < 10; i++) ops[i] = (rotor_preload_op_desc){.hbm_bytes = 10, .nplans = 1, .plans = &p};
     rotor_preload_model *m = make(&c, ops, 10);
-    rotor_preload_result r = run(m, ROTOR_PRELOAD_DYN);
+    rotor_preload_result r = run_elk(m, ROTOR_PRELOAD_DYN);
     for (int i = 0; i < 10; i++) cr_assert_eq(r.ops[i].preload_number, i == 9 ? 0 : i == 8 ? 1 : 2, "op %d", i);
     cr_assert_eq(r.alloc_calls, 27);
     cr_assert_leq(r.alloc_calls, 3 * 10);
@@ -260,7 +272,7 @@ Test(preload, fig13_full_finds_the_reordering_dyn_cannot) {
      * full also tries Op7 before Op6 (the only other order of the two heavy
      * ops), where Op5 at p = 1 runs fast with Op7 on chip: 33 ps (above). */
     rotor_preload_model *m = fig13();
-    rotor_preload_result dyn = run(m, ROTOR_PRELOAD_DYN), full = run(m, ROTOR_PRELOAD_FULL);
+    rotor_preload_result dyn = run_elk(m, ROTOR_PRELOAD_DYN), full = run_elk(m, ROTOR_PRELOAD_FULL);
     cr_assert_eq(dyn.latency_ps, 42);
     cr_assert_eq(dyn.ops[0].preload_number, 0);
     cr_assert_eq(full.latency_ps, 33);
@@ -351,15 +363,16 @@ Test(preload, pruned_orders_permute_heavy_ops_alike_in_every_identical_layer) {
 
 /* ---- §4.5: contention ----------------------------------------------------------- */
 
-Test(preload, a_link_bound_preload_holds_back_traffic_and_a_blocking_core_not_a_bare_one) {
+Test(preload, a_link_bound_preload_shares_the_link_with_a_blocking_core_not_a_bare_one) {
     /* link 1e12 B/s (1 byte = 1 ps), HBM 1e13 B/s.  Op1's 100 bytes take
-     * max(10, 100) = 100 ps to preload, all through the core's link (it
-     * takes the whole link: rate 100 B / 100 ps).  Issued before Op0 runs
-     * (p_0 = 1), it runs [0, 100].  Op0 computes 10 ps and moves no bytes:
-     * on a non-blocking core nothing holds it, exe 0 [0, 10], and exe 1
-     * waits for its preload, [100, 105].  With blocking SRAM the incoming
-     * writes pause Op0 for the whole preload: its 10 ps of compute start at
-     * 100, exe 0 [0, 110], exe 1 [110, 115]. */
+     * max(10, 100) = 100 ps to preload, all through the core's link (alone it
+     * takes the whole link).  Issued before Op0 runs (p_0 = 1), it starts at
+     * 0.  Op0 computes 10 ps and moves no bytes: on a non-blocking core it
+     * does not want the link, exe 0 [0, 10], the preload runs alone [0, 100]
+     * and exe 1 waits for it, [100, 105].  With blocking SRAM the incoming
+     * writes pause the core, so Op0 needs 10 ps of the link: the two share it
+     * half and half, Op0 ends at 20 (a stall of 10) with 10 of the preload's
+     * bytes landed, the other 90 take [20, 110]; exe 1 [110, 115]. */
     rotor_preload_chip c = {.cores = 1, .sram_bytes = 200, .hbm_bw = 10000000000000, .link_bw = 1000000000000};
     static const rotor_preload_plan p0 = {.time_ps = 10, .space_bytes = 10, .share = 1};
     static const rotor_preload_plan p1 = {.time_ps = 5, .space_bytes = 100, .share = 1};
@@ -370,6 +383,7 @@ Test(preload, a_link_bound_preload_holds_back_traffic_and_a_blocking_core_not_a_
     rotor_preload_result r = eval(m, ch, NULL);
     cr_assert_eq(r.ops[0].stall_ps, 0);
     cr_assert_eq(r.ops[0].exe_end_ps, 10);
+    cr_assert_eq(r.ops[1].pre_end_ps, 100);
     cr_assert_eq(r.latency_ps, 105);
     /* breakdown: busy [0,10] under the preload (overlap 10), preload alone
      * [10,100], exe 1 alone 5 */
@@ -383,7 +397,10 @@ Test(preload, a_link_bound_preload_holds_back_traffic_and_a_blocking_core_not_a_
     c.sram_blocking = true;
     m = make(&c, ops, 2);
     r = eval(m, ch, NULL);
-    cr_assert_eq(r.ops[0].stall_ps, 100);
+    cr_assert_eq(r.ops[0].exe_end_ps, 20);
+    cr_assert_eq(r.ops[0].stall_ps, 10);
+    cr_assert_eq(r.ops[1].pre_end_ps, 110);
+    cr_assert_eq(r.ops[1].exe_start_ps, 110);
     cr_assert_eq(r.latency_ps, 115);
     rotor_preload_result_free(&r);
     /* the ideal machine has a separate interconnect: no stall, exe 1 at 100 */
@@ -395,9 +412,43 @@ Test(preload, a_link_bound_preload_holds_back_traffic_and_a_blocking_core_not_a_
     rotor_preload_model_free(m);
 }
 
+Test(preload, shifts_and_a_link_bound_preload_share_the_link_half_and_half) {
+    /* As above, non-blocking, but Op0 also receives 50 bytes of shifts: both
+     * flows want the whole link and get half each, so the shifts take
+     * [0, 100] (a stall of 90) while 50 of the preload's bytes land; the
+     * other 50 go alone [100, 150], and exe 1 is [150, 155].  Were the
+     * preload never slowed (priority), exe 0 would be [0, 150] and the
+     * latency the same; with 300 bytes of shifts instead, sharing gives
+     * exe 0 [0, 400] (200 ps shared, 200 alone) and pre 1 ends at 200:
+     * exe 1 [400, 405]. */
+    rotor_preload_chip c = {.cores = 1, .sram_bytes = 200, .hbm_bw = 10000000000000, .link_bw = 1000000000000};
+    rotor_preload_plan p0 = {.time_ps = 10, .space_bytes = 10, .share = 1, .traffic_bytes = 50};
+    static const rotor_preload_plan p1 = {.time_ps = 5, .space_bytes = 100, .share = 1};
+    rotor_preload_op_desc ops[2] = {{.hbm_bytes = 0, .nplans = 1, .plans = &p0},
+                                    {.hbm_bytes = 100, .nplans = 1, .plans = &p1}};
+    rotor_preload_model *m = make(&c, ops, 2);
+    rotor_preload_choice ch[2] = {{0, 0, 1}, {0, 0, 0}};
+    rotor_preload_result r = eval(m, ch, NULL);
+    cr_assert_eq(r.ops[0].exe_end_ps, 100);
+    cr_assert_eq(r.ops[0].stall_ps, 90);
+    cr_assert_eq(r.ops[1].pre_end_ps, 150);
+    cr_assert_eq(r.latency_ps, 155);
+    rotor_preload_result_free(&r);
+    rotor_preload_model_free(m);
+    p0.traffic_bytes = 300;
+    m = make(&c, ops, 2);
+    r = eval(m, ch, NULL);
+    cr_assert_eq(r.ops[1].pre_end_ps, 200);
+    cr_assert_eq(r.ops[0].exe_end_ps, 400);
+    cr_assert_eq(r.latency_ps, 405);
+    rotor_preload_result_free(&r);
+    rotor_preload_model_free(m);
+}
+
 Test(preload, an_execution_shares_the_link_with_an_hbm_bound_preload) {
     /* HBM 5e11 B/s: Op1's 100 bytes take max(200, 100) = 200 ps, so the
-     * preload uses half of the 1e12 B/s link for [0, 200].  Op0 computes
+     * preload uses half of the 1e12 B/s link for [0, 200] (half is also its
+     * fair share, so the execution beside it does not slow it).  Op0 computes
      * 10 ps and receives 50 bytes of shifts: at half the link they take
      * 100 ps, so exe 0 is [0, 100] (a stall of 90).  If Op0 needs 300 bytes,
      * 200 ps of half link carry 100 of them and the last 200 go at full rate
@@ -742,5 +793,52 @@ Test(preload, a_schedule_that_breaks_a_rule_is_refused) {
     rotor_preload_choice f[3] = {{3, 0, 1}, {0, 0, 1}, {0, 0, 0}};
     cr_assert_eq(rotor_preload_evaluate(m, f, NULL, false, &r, &err), ROTOR_ERR_INPUT);
     assert_msg_has(err, "op 0 (A): plan: 3");
+    rotor_preload_model_free(m);
+}
+
+Test(preload, refinement_undoes_a_preload_the_estimate_thought_free) {
+    /* 2 cores, 70 bytes of SRAM, HBM and link 1e12 B/s (1 byte = 1 ps),
+     * non-blocking.  Op0: 20 weight bytes, P = 2 (d = 20), 5 ps, 40 bytes of
+     * shifts.  Op1: no weights, 35 ps.  Op2: 40 weight bytes, P = 2 (d = 40),
+     * 5 ps, 20 bytes of shifts.  Preloads: op0 20 ps, op2 40 ps, both
+     * link-bound.
+     * Elk's induction charges an execution only with the preload of the next
+     * operator (op1: 0 bytes), so preloading op2 during op0 (p_0 = 2) looks
+     * free: pre 0 [0,20]; exe 0 and pre 2 share the link from 20, 40 bytes
+     * each at half rate, both end at 100; exe 1 [100,135], exe 2 [135,155].
+     * The refinement tries p_0 = 1: exe 0 alone [20,60]; op2's preload is
+     * issued before op1 executes and runs alone beside op1's compute
+     * [60,100]; exe 1 [60,95], exe 2 [100,120]: 120 ps, one move. */
+    rotor_preload_chip c = {.cores = 2, .sram_bytes = 70, .hbm_bw = 1000000000000, .link_bw = 1000000000000};
+    static const rotor_preload_plan p0 = {.time_ps = 5, .space_bytes = 30, .share = 2, .traffic_bytes = 40};
+    static const rotor_preload_plan p1 = {.time_ps = 35, .space_bytes = 30, .share = 1};
+    static const rotor_preload_plan p2 = {.time_ps = 5, .space_bytes = 50, .share = 2, .traffic_bytes = 20};
+    rotor_preload_op_desc ops[3] = {{.hbm_bytes = 20, .nplans = 1, .plans = &p0},
+                                    {.hbm_bytes = 0, .nplans = 1, .plans = &p1},
+                                    {.hbm_bytes = 40, .nplans = 1, .plans = &p2}};
+    rotor_preload_model *m = make(&c, ops, 3);
+    rotor_preload_result elk = run_elk(m, ROTOR_PRELOAD_DYN), dyn = run(m, ROTOR_PRELOAD_DYN);
+    cr_assert_eq(elk.ops[0].preload_number, 2);
+    cr_assert_eq(elk.ops[0].exe_end_ps, 100);
+    cr_assert_eq(elk.ops[2].pre_end_ps, 100);
+    cr_assert_eq(elk.latency_ps, 155);
+    cr_assert_eq(dyn.ops[0].preload_number, 1);
+    cr_assert_eq(dyn.ops[0].exe_end_ps, 60);
+    cr_assert_eq(dyn.ops[2].pre_start_ps, 60);
+    cr_assert_eq(dyn.ops[2].pre_end_ps, 100);
+    cr_assert_eq(dyn.latency_ps, 120);
+    cr_assert_eq(dyn.refine_moves, 1);
+    /* the reported time is the forward timing of the reported choices */
+    rotor_preload_choice ch[3];
+    for (int i = 0; i < 3; i++) ch[i] = (rotor_preload_choice){dyn.ops[i].plan, dyn.ops[i].state, dyn.ops[i].preload_number};
+    rotor_preload_result again = eval(m, ch, dyn.order);
+    cr_assert_eq(again.latency_ps, 120);
+    /* full starts from the same polished schedule, so it is never worse */
+    rotor_preload_result full = run(m, ROTOR_PRELOAD_FULL);
+    cr_assert_leq(full.latency_ps, dyn.latency_ps);
+    rotor_preload_result_free(&again);
+    rotor_preload_result_free(&full);
+    rotor_preload_result_free(&elk);
+    rotor_preload_result_free(&dyn);
     rotor_preload_model_free(m);
 }

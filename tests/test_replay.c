@@ -493,17 +493,19 @@ Test(replay, chunks_trade_preload_time_for_distribution_in_exact_picoseconds) {
 
 /* Two operators, op 1 preloaded while op 0 executes (preload number 1).
  * Its pieces land from 1.6 us to 3.2 us, each pausing every core for
- * 400,000 ps.  The model (a fluid): op 0 runs only in the link's free
- * share, none while the link-bound preload runs, so it ends at 3.264 us and
- * op 1 at 3.328 us.  The simulation: op 0's compute fits between the first
- * two pauses (2.0 to 2.064 us) and the later pauses queue behind it, so op 1
+ * 400,000 ps.  The model (a fluid): op 0's 64,000 ps of compute and the
+ * link-bound preload share the link half and half, so op 0 ends at
+ * 1.728 us and the preload, slowed by 64,000 ps, at 3.264 us; op 1 ends at
+ * 3.328 us.  The simulation: op 0's compute fits between the first two
+ * pauses (2.0 to 2.064 us) and the later pauses queue behind it, so op 1
  * starts computing when the last pause ends, 3.264 us, and also ends at
  * 3.328 us: the pause time is conserved, only its place differs. */
 Test(replay, a_preload_overlapping_an_execution_pauses_it_as_the_fluid_model_does) {
     rotor_chip chip = tiny_hbm();
     rotor_schedule *s = tiny_schedule(&chip, 2);
     rotor_schedule_report rep = tiny_report(s, (int[]){0, 0}, (int[]){1, 0});
-    cr_assert_eq(rep.result.ops[0].exe_end_ps, 3264000);
+    cr_assert_eq(rep.result.ops[0].exe_end_ps, 1728000);
+    cr_assert_eq(rep.result.ops[1].pre_end_ps, 3264000);
     cr_assert_eq(rep.result.latency_ps, 3328000);
     rotor_schedule_replay_result r = sched_replay(s, &rep, NULL);
     cr_assert_eq(r.simulated_ps, 3328000);

@@ -101,6 +101,8 @@ typedef struct rotor_preload_options {
     int64_t max_orders;     /* full, ideal: preload orders tried per layer id besides the
                                current best (0: 5040) */
     int64_t max_splits;     /* static: execution-space sizes tried (0: 512) */
+    bool no_refine;         /* dyn, full: keep the induction's schedule as it is (Elk alone),
+                               without the refinement against the forward timing */
 } rotor_preload_options;
 
 /* ---- schedules and their timing (§4.5) -------------------------------------- */
@@ -145,6 +147,7 @@ typedef struct rotor_preload_result {
     int64_t schedules;              /* complete schedules timed: preload orders (dyn, full,
                                        ideal) or splits x state variants (static) */
     int64_t exec_cap_bytes;         /* static: the execution space of the split; else 0 */
+    int64_t refine_moves;           /* dyn, full: refinement moves kept (0 with no_refine) */
 } rotor_preload_result;
 
 /* Times a given schedule under the three rules of §4.5 (preloads in order,
