@@ -9,18 +9,22 @@
  *    dividing P) and P itself; a core receives ceil(d / c) at preload and
  *    fetches the rest, d - ceil(d / c), from its peers at distribution.
  *    States with equal space are dominated; the rest are the Pareto set.
- *  - Durations.  A preload takes max(W / hbm_bw, space / link_bw) (§4.2:
- *    HBM roofline against interconnect).  An execution is timed as a
- *    fluid on the core's link: preloads keep their rate, its own traffic
- *    (shifts and distribution) gets the rest of the link, and with blocking
- *    SRAM (footnote 2) so does its compute (exec_fluid).  The backward
- *    induction, before times are known, estimates it as
+ *  - Durations.  A preload takes max(W / hbm_bw, space / link_bw) alone
+ *    (§4.2: HBM roofline against interconnect).  The reported timing is a
+ *    fluid on the core's link (time_forward): the running preload and the
+ *    running execution share it max-min fairly (Elk is silent), and with
+ *    blocking SRAM (footnote 2) the execution's compute runs only in its
+ *    share.  The backward induction, before times are known, estimates an
+ *    execution as
  *        L = max(B + a, traffic / link_bw),  B = time + dist
  *    with traffic = the plan's own + the distribution's + the preload space
  *    of the operator executed next if its preload was issued before this
  *    execution (charged whole to the execution it must overlap at the
  *    latest; Elk is silent), a = that preload space / link_bw when the SRAM
  *    blocks, else 0 (exec_len).  L - B is the stall.
+ *  - Refinement (ours): dyn and full polish the induction's schedule by
+ *    coordinate descent on the forward latency (refine), since the estimate
+ *    cannot see what the timing does; no_refine turns it off.
  *  - Memory.  While operator i executes, its execution space plus the
  *    preload space of every operator whose preload is issued but which has
  *    not executed yet must fit the SRAM.  This is the largest footprint:

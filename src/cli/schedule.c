@@ -38,6 +38,8 @@ static void schedule_usage(FILE *f) {
             "  --tp N              chips the model is split over (default: all of them)\n"
             "  --sram-nonblocking  inter-core writes do not pause a core's SRAM accesses\n"
             "  --max-orders N      preload orders tried per layer (default 5040)\n"
+            "  --no-refine         dyn, full: Elk's induction alone, without the refinement\n"
+            "                      against the forward timing (docs/preload.md)\n"
             "  --per-op            also list every operator of the last design\n"
             "  --json              print JSON (rotor-schedule, version 1)\n"
             "  --trace FILE        write the last design's schedule as Chrome trace-event JSON\n"
@@ -185,6 +187,7 @@ static cJSON *json_run(const rotor_schedule *s, const run *x, const run *ideal, 
     cJSON_AddNumberToObject(o, "tflops", r->tflops);
     cJSON_AddNumberToObject(o, "alloc_calls", (double)r->result.alloc_calls);
     cJSON_AddNumberToObject(o, "schedules_timed", (double)r->result.schedules);
+    cJSON_AddNumberToObject(o, "refine_moves", (double)r->result.refine_moves);
     if (x->simulated) {
         const rotor_schedule_replay_result *q = &x->sim;
         const rotor_sim_stats *t = &q->stats;
@@ -337,7 +340,7 @@ int cmd_schedule(int argc, char **argv) {
                *topology = NULL;
     char *sets[MAX_SETS];
     int nsets = 0;
-    bool prefill = false, json = false, per_op = false, nonblocking = false, simulate = false;
+    bool prefill = false, json = false, per_op = false, nonblocking = false, simulate = false, no_refine = false;
     static const struct option opts[] = {
         {"chip", required_argument, 0, 'c'},   {"set", required_argument, 0, 's'},
         {"hbm-bw", required_argument, 0, 'H'}, {"design", required_argument, 0, 'g'},
@@ -349,7 +352,7 @@ int cmd_schedule(int argc, char **argv) {
         {"json", no_argument, 0, 'j'},         {"trace", required_argument, 0, 'r'},
         {"threads", required_argument, 0, 't'}, {"help", no_argument, 0, 'h'},
         {"simulate", no_argument, 0, 'S'},     {"topology", required_argument, 0, 'T'},
-        {0, 0, 0, 0}};
+        {"no-refine", no_argument, 0, 'R'},    {0, 0, 0, 0}};
     optind = 1;
     opterr = 0;
     int ch;
@@ -373,6 +376,7 @@ int cmd_schedule(int argc, char **argv) {
         case 'N': nonblocking = true; break;
         case 'O': per_op = true; break;
         case 'S': simulate = true; break;
+        case 'R': no_refine = true; break;
         case 'T': slot = &topology; name = "--topology"; break;
         case 'j': json = true; break;
         case 's':
@@ -405,6 +409,7 @@ int cmd_schedule(int argc, char **argv) {
     }
     rotor_schedule_options so = {0};
     so.sram_nonblocking = nonblocking;
+    so.preload.no_refine = no_refine;
     int64_t v;
     if ((batch && cli_parse_i64(cmd, "--batch", batch, 1, 1 << 20, &zo.batch)) ||
         (seq && cli_parse_i64(cmd, "--seq", seq, 1, 1 << 24, &zo.seq)) ||
