@@ -111,14 +111,17 @@ static int64_t port_ctrl(const rotor_sim *s, int64_t p) {
     return k < 0 ? 0 : k >= n ? n - 1 : k;
 }
 
-/* Port p's core within its chip and the off-grid direction it leads to. */
+/* Port p's core within its chip; *dir (if non-NULL) gets the off-grid
+ * direction the port leads to. */
 static int64_t port_core(const rotor_sim *s, int64_t p, int *dir) {
-    int64_t w = s->chip.mesh_width, h = s->chip.mesh_height;
-    if (p < w) { *dir = DIR_YM; return p; }
-    if (p < w + h) { *dir = DIR_XP; return (p - w) * w + w - 1; }
-    if (p < 2 * w + h) { *dir = DIR_YP; return (h - 1) * w + (w - 1 - (p - w - h)); }
-    *dir = DIR_XM;
-    return (h - 1 - (p - 2 * w - h)) * w;
+    int64_t w = s->chip.mesh_width, h = s->chip.mesh_height, core;
+    int d;
+    if (p < w) d = DIR_YM, core = p;
+    else if (p < w + h) d = DIR_XP, core = (p - w) * w + w - 1;
+    else if (p < 2 * w + h) d = DIR_YP, core = (h - 1) * w + (w - 1 - (p - w - h));
+    else d = DIR_XM, core = (h - 1 - (p - 2 * w - h)) * w;
+    if (dir) *dir = d;
+    return core;
 }
 
 /* The port in [lo, hi) nearest local core c (hops from the port's core to c),
@@ -176,16 +179,14 @@ static void mesh_route(const rotor_sim *s, int64_t src, int64_t dst, int64_t via
         int64_t p = port_nearest(s, seg_lo(s, k), seg_hi(s, k), mesh_local(s, via));
         push(r, port_res(s, sim_node_chip(s, src), p, false));
         r->hops++;
-        int d;
-        from = port_core(s, p, &d);
+        from = port_core(s, p, NULL);
     } else {
         from = mesh_local(s, src);
     }
     if (sim_node_is_hbm(s, dst)) {
         int64_t k = (dst - s->cores) % s->ctrl_per_chip;
         out_port = port_nearest(s, seg_lo(s, k), seg_hi(s, k), from);
-        int d;
-        to = port_core(s, out_port, &d);
+        to = port_core(s, out_port, NULL);
     } else {
         to = mesh_local(s, dst);
     }
