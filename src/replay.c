@@ -392,7 +392,8 @@ typedef struct sched_replayer {
     const rotor_schedule_report *rep;
     int64_t n, nctrl;
     bool blocking;
-    int64_t nstreams;         /* HBM streams: lanes of every controller */
+    int64_t nstreams;         /* HBM streams: lanes of every controller (mesh: one per edge port) */
+    bool ports;               /* mesh: a group's pieces enter through the port nearest it */
     int64_t *stail;           /* per stream: its last piece, -1 */
     int64_t *stail_seq;       /* per stream: 1 + the preload (in issue order) of that piece, 0 */
     int64_t pre_seq;          /* preloads issued so far */
@@ -423,13 +424,16 @@ static int64_t zero_join(sched_replayer *sr, int op, rotor_status *st, rotor_err
  * The datum shared by P cores is split into c chunks; each chunk goes to
  * m = P / c consecutive cores (a group) by multicast, so HBM reads each byte
  * once: the W bytes are spread over the G = ceil(cores / m) groups, each
- * group's share cut into R pieces of at most PIECE_BYTES.  The HBM
- * controllers serve S = min(G, lanes of every controller) streams: piece r
- * of group g is item r G + g, dealt to stream (r G + g) mod S, so every
- * stream carries the same work and every group receives at the same pace.
- * A stream runs its pieces one after another from controller s mod
- * controllers and goes on with the next preload where it left this one
- * (preloads in order, one at a time, none overtaking another). */
+ * group's share cut into R pieces of at most PIECE_BYTES.  Piece r of group
+ * g is item r G + g.  All-to-all: the HBM controllers serve S = min(G, lanes
+ * of every controller) streams, item t going to stream t mod S, so every
+ * stream carries the same work and every group receives at the same pace;
+ * stream s runs from controller s mod controllers.  Mesh: one stream per
+ * edge port; a group's pieces go to the stream of the port nearest its
+ * first core, from that port's controller (the port is a single link, so
+ * its stream is its queue).  A stream runs its pieces one after another and
+ * goes on with the next preload where it left this one (preloads in order,
+ * one at a time, none overtaking another). */
 static rotor_status emit_preload(sched_replayer *sr, int j, int64_t after, rotor_error *err) {
     const rotor_schedule *s = sr->s;
     const rotor_schedule_op *so = &s->ops[j];
@@ -443,11 +447,12 @@ static rotor_status emit_preload(sched_replayer *sr, int j, int64_t after, rotor
     int64_t m = c > 0 && P % c == 0 ? P / c : 1, n = sr->n, W = so->hbm_bytes;
     int64_t G = (n + m - 1) / m, op = s->nops + j;
     int64_t per = W / G + (W % G != 0), R = (per + PIECE_BYTES - 1) / PIECE_BYTES;
-    int64_t S = G < sr->nstreams ? G : sr->nstreams;
+    int64_t S = sr->ports ? sr->nstreams : G < sr->nstreams ? G : sr->nstreams;
     rotor_status st = ROTOR_OK;
     sr->pre_ids[j][0] = rotor_sim_task_count(sr->r.sim);
     for (int64_t t = 0; t < R * G && W > 0 && !st; t++) {
-        int64_t r = t / G, g = t % G, str = t % S;
+        int64_t r = t / G, g = t % G, str = t % S, ctrl = str % sr->nctrl;
+        if (sr->ports) str = rotor_sim_hbm_port_nearest(sr->r.sim, g * m, &ctrl);
         int64_t bytes = W / G + (g < W % G); /* the group's share */
         int64_t pb = bytes / R + (r < bytes % R);
         if (pb == 0) continue;
@@ -460,7 +465,7 @@ static rotor_status emit_preload(sched_replayer *sr, int j, int64_t after, rotor
         bool used = sr->stail_seq[str] >= sr->pre_seq; /* by this preload or the previous one */
         if (!st) st = dep_add(sr, used ? sr->stail[str] : sr->last_pre_join, err);
         int64_t id = -1;
-        rotor_sim_multicast mc = {.src = rotor_sim_hbm_node(sr->r.sim, 0, str % sr->nctrl), .dsts = sr->dsts,
+        rotor_sim_multicast mc = {.src = rotor_sim_hbm_node(sr->r.sim, 0, ctrl), .dsts = sr->dsts,
                                   .ndsts = (int)(hi - lo), .bytes = pb, .category = ROTOR_SIM_HBM, .op = (int)op,
                                   .deps = sr->deps.v, .ndeps = (int)sr->deps.n,
                                   /* SRAM blocking: the landing writes pause each receiver */
@@ -594,7 +599,8 @@ rotor_status rotor_schedule_replay(const rotor_schedule *s, const rotor_schedule
     if ((st = rotor_sim_create(&chip, &sr.r.sim, err))) return st;
     sr.n = sr.r.n = rotor_sim_cores(sr.r.sim);
     sr.nctrl = chip.hbm_controllers;
-    sr.nstreams = sr.nctrl * rotor_sim_hbm_lanes(sr.r.sim);
+    sr.ports = rotor_sim_hbm_ports(sr.r.sim) > 0;
+    sr.nstreams = sr.ports ? rotor_sim_hbm_ports(sr.r.sim) : sr.nctrl * rotor_sim_hbm_lanes(sr.r.sim);
     sr.blocking = s->pchip.sram_blocking;
     size_t nc = (size_t)sr.n, no = (size_t)n_ops;
     sr.r.last = malloc(nc * sizeof *sr.r.last);

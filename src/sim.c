@@ -241,7 +241,8 @@ static rotor_status mcast_route(rotor_sim *s, const rotor_sim_multicast *m, sim_
     *hops = 0;
     for (int k = 0; k < m->ndsts; k++) {
         sim_route r;
-        sim_net_route(s, m->src, m->dsts[k], &r);
+        /* one tree: a load enters the mesh where it serves the first receiver */
+        sim_net_route_via(s, m->src, m->dsts[k], m->dsts[0], &r);
         if (r.hops > *hops) *hops = r.hops;
         if (!grow((void **)&s->mres, &s->mres_cap, s->nmres, r.n, sizeof *s->mres))
             return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");

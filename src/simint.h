@@ -55,7 +55,8 @@ typedef enum sim_res_kind {
     SIM_RES_IN,        /* all-to-all: a core's inbound port */
     SIM_RES_LINK,      /* mesh: one directed link between neighbours */
     SIM_RES_INTERCHIP, /* the pool of chip-to-chip bandwidth */
-    SIM_RES_HBM        /* one HBM controller */
+    SIM_RES_HBM,       /* one HBM controller */
+    SIM_RES_PORT       /* mesh: one direction of an edge core's link to its HBM controller */
 } sim_res_kind;
 
 typedef struct sim_res {
@@ -83,8 +84,10 @@ typedef struct sim_topology {
     void (*init)(rotor_sim *s);
     /* Appends the on-chip resources from node src to node dst (either may be
      * an HBM controller; dst may be on another chip, then the route runs on
-     * src's chip to dst's position) and their hops. */
-    void (*route)(const rotor_sim *s, int64_t src, int64_t dst, sim_route *r);
+     * src's chip to dst's position) and their hops.  A load from a controller
+     * enters the network where it serves core `via` best (a multicast's
+     * first receiver; dst itself for a transfer). */
+    void (*route)(const rotor_sim *s, int64_t src, int64_t dst, int64_t via, sim_route *r);
     void (*name_res)(const rotor_sim *s, int64_t res, char *buf, size_t size);
 } sim_topology;
 
@@ -98,6 +101,9 @@ struct rotor_sim {
     int64_t nres;
     int64_t res_interchip;   /* -1 on one chip */
     int64_t res_hbm0;        /* first controller, -1 without HBM */
+    int64_t nports;          /* mesh with HBM: edge ports per chip, 2 (W + H); else 0 */
+    int64_t res_port0;       /* port p of chip q: in 2 (q nports + p), out + 1; -1 without */
+    int32_t *port_ctrl;      /* per port of a chip: the controller it belongs to */
     int64_t *lane_free;      /* per lane of every pool */
     int32_t *lane_heap;      /* per pool, a min-heap of its lanes by (free time, lane) */
     int64_t nlanes;
@@ -135,6 +141,9 @@ int64_t sim_node_chip(const rotor_sim *s, int64_t node);
 bool sim_node_is_hbm(const rotor_sim *s, int64_t node);
 /* The route of a transfer (src, dst valid and distinct, not both HBM). */
 void sim_net_route(const rotor_sim *s, int64_t src, int64_t dst, sim_route *r);
+/* The same, a load from a controller entering where it serves core `via`
+ * best (the route of one receiver of a multicast to via and others). */
+void sim_net_route_via(const rotor_sim *s, int64_t src, int64_t dst, int64_t via, sim_route *r);
 /* Its duration on an idle network, or ROTOR_ERR_INPUT on overflow. */
 rotor_status sim_net_duration(const rotor_sim *s, int64_t src, int64_t dst, int64_t bytes,
                               int64_t *ps, rotor_error *err);

@@ -14,9 +14,20 @@
  *  - All-to-all (IPU exchange, Elk §2.1): route = the sender's out port and
  *    the receiver's in port, one hop.  HBM controllers are nodes on the
  *    exchange: the controller stands in for the port on its side.
- *  - 2D mesh: dimension-order routing, X first then Y, one hop per link; an
- *    HBM controller hangs off an edge core (west and east edges, spread over
- *    the rows) and its attach link is one more hop.
+ *  - 2D mesh: dimension-order routing, X first then Y, one hop per link.
+ *  - HBM on the mesh (Elk §5: "we attach HBM controllers to the edges of the
+ *    mesh grid"): every edge router's unused link, the one that would lead
+ *    off the grid, is an HBM port at the link bandwidth, 2 (W + H) per chip
+ *    (a corner has two).  The ports, in ring order (north side west to east,
+ *    east side north to south, south side east to west, west side south to
+ *    north), are cut into one contiguous segment per controller.  A load
+ *    enters through the port of its controller nearest the receiver (a
+ *    multicast: its first receiver; ties: the first in ring order), one hop,
+ *    then follows the XY route; a store leaves through the port nearest its
+ *    sender.  So a controller's bandwidth reaches the chip over many links,
+ *    as HBM placed along a die's edges does, and every byte still crosses
+ *    the edge: the chip takes in at most 2 (W + H) link rates of HBM data
+ *    (32 x 46 at 5.5 GB/s: 858 GB/s), whatever the controllers deliver.
  *  - Several chips: the route runs on the source chip (mesh: to the
  *    destination's coordinates), then crosses the inter-chip pool, one more
  *    hop, into the destination chip (all-to-all: its in port). */
@@ -61,7 +72,8 @@ static void a2a_init(rotor_sim *s) {
     }
 }
 
-static void a2a_route(const rotor_sim *s, int64_t src, int64_t dst, sim_route *r) {
+static void a2a_route(const rotor_sim *s, int64_t src, int64_t dst, int64_t via, sim_route *r) {
+    (void)via; /* every core is one exchange away from a controller */
     r->hops += 1; /* one exchange, whoever the endpoints are */
     if (!sim_node_is_hbm(s, src)) push(r, 2 * src);
     push_interchip(s, src, dst, r);
@@ -80,21 +92,67 @@ static void a2a_name(const rotor_sim *s, int64_t res, char *buf, size_t size) {
 enum { DIR_XP = 0, DIR_XM = 1, DIR_YP = 2, DIR_YM = 3 };
 static const int DX[4] = {1, -1, 0, 0}, DY[4] = {0, 0, 1, -1};
 
-/* Where HBM controller k of a chip attaches: even k on the west edge (x = 0),
- * odd k on the east edge (x = W-1), each side's controllers at evenly spread
- * rows.  Returns the core index within the chip. */
-static int64_t mesh_attach(const rotor_sim *s, int64_t k) {
-    int64_t w = s->chip.mesh_width, h = s->chip.mesh_height, n = s->ctrl_per_chip;
-    int64_t side = k % 2, j = k / 2, on_side = (n - side + 1) / 2;
-    int64_t y = (2 * j + 1) * h / (2 * on_side);
-    return y * w + (side ? w - 1 : 0);
+/* ---- HBM ports on the mesh edge ----
+ * Port i of a chip, in ring order: north side i in [0, W) at core (i, 0);
+ * east [W, W+H) at (W-1, t); south [W+H, 2W+H) at (W-1-t, H-1); west
+ * [2W+H, 2W+2H) at (0, H-1-t), t the index within its side. */
+
+/* Controller k's segment of the ports: [seg_lo(k), seg_hi(k)), never empty;
+ * with more controllers than ports, neighbours share one. */
+static int64_t seg_lo(const rotor_sim *s, int64_t k) { return k * s->nports / s->ctrl_per_chip; }
+static int64_t seg_hi(const rotor_sim *s, int64_t k) {
+    int64_t hi = (k + 1) * s->nports / s->ctrl_per_chip, lo = seg_lo(s, k);
+    return hi > lo ? hi : lo + 1;
 }
 
-/* Node's core index within its chip (an HBM controller: its attach core). */
-static int64_t mesh_local(const rotor_sim *s, int64_t node) {
-    if (!sim_node_is_hbm(s, node)) return node % s->cpc;
-    return mesh_attach(s, (node - s->cores) % s->ctrl_per_chip);
+/* The controller port p belongs to: the last k with seg_lo(k) <= p. */
+static int64_t port_ctrl(const rotor_sim *s, int64_t p) {
+    int64_t n = s->ctrl_per_chip, k = ((p + 1) * n + s->nports - 1) / s->nports - 1;
+    return k < 0 ? 0 : k >= n ? n - 1 : k;
 }
+
+/* Port p's core within its chip; *dir (if non-NULL) gets the off-grid
+ * direction the port leads to. */
+static int64_t port_core(const rotor_sim *s, int64_t p, int *dir) {
+    int64_t w = s->chip.mesh_width, h = s->chip.mesh_height, core;
+    int d;
+    if (p < w) d = DIR_YM, core = p;
+    else if (p < w + h) d = DIR_XP, core = (p - w) * w + w - 1;
+    else if (p < 2 * w + h) d = DIR_YP, core = (h - 1) * w + (w - 1 - (p - w - h));
+    else d = DIR_XM, core = (h - 1 - (p - 2 * w - h)) * w;
+    if (dir) *dir = d;
+    return core;
+}
+
+/* The port in [lo, hi) nearest local core c (hops from the port's core to c),
+ * ties to the first.  On each side, hops are base + |u - t| for the port at
+ * index t of the side, so the nearest of a run of t is u clamped to it. */
+static int64_t port_nearest(const rotor_sim *s, int64_t lo, int64_t hi, int64_t c) {
+    int64_t w = s->chip.mesh_width, h = s->chip.mesh_height, x = c % w, y = c / w;
+    const int64_t start[4] = {0, w, w + h, 2 * w + h}, len[4] = {w, h, w, h};
+    const int64_t u[4] = {x, y, w - 1 - x, h - 1 - y}, base[4] = {y, w - 1 - x, h - 1 - y, x};
+    int64_t best = -1, best_d = INT64_MAX;
+    for (int side = 0; side < 4; side++) {
+        int64_t a = lo > start[side] ? lo : start[side];
+        int64_t b = hi < start[side] + len[side] ? hi : start[side] + len[side];
+        if (a >= b) continue;
+        int64_t t = u[side], tlo = a - start[side], thi = b - 1 - start[side];
+        t = t < tlo ? tlo : t > thi ? thi : t;
+        int64_t d = base[side] + (u[side] > t ? u[side] - t : t - u[side]);
+        if (d < best_d) {
+            best_d = d;
+            best = start[side] + t;
+        }
+    }
+    return best;
+}
+
+static int64_t port_res(const rotor_sim *s, int64_t chip, int64_t p, bool out) {
+    return s->res_port0 + 2 * (chip * s->nports + p) + out;
+}
+
+/* Node's core index within its chip (a core only). */
+static int64_t mesh_local(const rotor_sim *s, int64_t node) { return node % s->cpc; }
 
 static void mesh_init(rotor_sim *s) {
     int64_t w = s->chip.mesh_width, h = s->chip.mesh_height;
@@ -106,15 +164,33 @@ static void mesh_init(rotor_sim *s) {
             s->res[4 * c + d].kind = inside ? SIM_RES_LINK : SIM_RES_NONE;
         }
     }
+    for (int64_t i = 0; s->res_port0 >= 0 && i < 2 * s->nports * s->chip.chips; i++)
+        s->res[s->res_port0 + i].kind = SIM_RES_PORT;
 }
 
-/* Dimension-order routing: along X to the destination's column, then along Y. */
-static void mesh_route(const rotor_sim *s, int64_t src, int64_t dst, sim_route *r) {
+/* Dimension-order routing: along X to the destination's column, then along
+ * Y.  A load from a controller starts at its port nearest `via`; a store
+ * ends at the controller's port nearest the sender. */
+static void mesh_route(const rotor_sim *s, int64_t src, int64_t dst, int64_t via, sim_route *r) {
     int64_t w = s->chip.mesh_width;
-    int64_t base = sim_node_chip(s, src) * s->cpc;
-    int64_t from = mesh_local(s, src), to = mesh_local(s, dst);
+    int64_t base = sim_node_chip(s, src) * s->cpc, from, to, out_port = -1;
+    if (sim_node_is_hbm(s, src)) {
+        int64_t k = (src - s->cores) % s->ctrl_per_chip;
+        int64_t p = port_nearest(s, seg_lo(s, k), seg_hi(s, k), mesh_local(s, via));
+        push(r, port_res(s, sim_node_chip(s, src), p, false));
+        r->hops++;
+        from = port_core(s, p, NULL);
+    } else {
+        from = mesh_local(s, src);
+    }
+    if (sim_node_is_hbm(s, dst)) {
+        int64_t k = (dst - s->cores) % s->ctrl_per_chip;
+        out_port = port_nearest(s, seg_lo(s, k), seg_hi(s, k), from);
+        to = port_core(s, out_port, NULL);
+    } else {
+        to = mesh_local(s, dst);
+    }
     int64_t x = from % w, y = from / w, tx = to % w, ty = to / w;
-    r->hops += sim_node_is_hbm(s, src) + sim_node_is_hbm(s, dst); /* attach links */
     while (x != tx) {
         int d = tx > x ? DIR_XP : DIR_XM;
         push(r, 4 * (base + y * w + x) + d);
@@ -128,9 +204,23 @@ static void mesh_route(const rotor_sim *s, int64_t src, int64_t dst, sim_route *
         r->hops++;
     }
     push_interchip(s, src, dst, r);
+    if (out_port >= 0) {
+        push(r, port_res(s, sim_node_chip(s, dst), out_port, true));
+        r->hops++;
+    }
 }
 
 static void mesh_name(const rotor_sim *s, int64_t res, char *buf, size_t size) {
+    if (s->res_port0 >= 0 && res >= s->res_port0) { /* "port c0.1 (-1,5)->(0,5)": chip.controller, in */
+        int64_t i = (res - s->res_port0) / 2, p = i % s->nports, w = s->chip.mesh_width;
+        int d;
+        int64_t core = port_core(s, p, &d);
+        long long x = (long long)(core % w), y = (long long)(core / w), ox = x + DX[d], oy = y + DY[d];
+        bool out = (res - s->res_port0) % 2;
+        snprintf(buf, size, "port c%lld.%lld (%lld,%lld)->(%lld,%lld)", (long long)(i / s->nports),
+                 (long long)port_ctrl(s, p), out ? x : ox, out ? y : oy, out ? ox : x, out ? oy : y);
+        return;
+    }
     int64_t core = res / 4, d = res % 4, w = s->chip.mesh_width, local = core % s->cpc;
     long long x = (long long)(local % w), y = (long long)(local / w);
     snprintf(buf, size, "link c%lld (%lld,%lld)->(%lld,%lld)", (long long)(core / s->cpc), x, y,
@@ -223,7 +313,8 @@ rotor_status sim_net_init(rotor_sim *s, rotor_error *err) {
     s->topo = sim_topology_find(c->topology);
     if (!s->topo) return rotor_fail(err, ROTOR_ERR_INPUT, "sim: topology %d has no simulator", (int)c->topology);
     int64_t per_core = s->topo->res_per_core, ctrls = s->nodes - s->cores;
-    s->nres = per_core * s->cores + (c->chips > 1) + ctrls;
+    s->nports = c->topology == ROTOR_TOPO_MESH && ctrls > 0 ? 2 * (c->mesh_width + c->mesh_height) : 0;
+    s->nres = per_core * s->cores + (c->chips > 1) + ctrls + 2 * s->nports * c->chips;
     if (s->nres > INT32_MAX / 2)
         return rotor_fail(err, ROTOR_ERR_INPUT, "sim: %lld network resources do not fit int32 ids",
                           (long long)s->nres);
@@ -236,10 +327,11 @@ rotor_status sim_net_init(rotor_sim *s, rotor_error *err) {
         s->res[i].nlanes = 1;
         s->res[i].gbps = c->link_gbps;
     }
-    s->topo->init(s);
     int64_t next = per_core * s->cores;
     s->res_interchip = c->chips > 1 ? next++ : -1;
     s->res_hbm0 = ctrls > 0 ? next : -1;
+    s->res_port0 = s->nports > 0 ? next + ctrls : -1;
+    s->topo->init(s);
     if (s->res_interchip >= 0) pool_setup(s, s->res_interchip, SIM_RES_INTERCHIP, c->interchip_gbps);
     for (int64_t k = 0; k < ctrls; k++)
         pool_setup(s, s->res_hbm0 + k, SIM_RES_HBM, c->hbm_gbps / (double)c->hbm_controllers);
@@ -250,13 +342,27 @@ rotor_status sim_net_init(rotor_sim *s, rotor_error *err) {
     return ROTOR_OK;
 }
 
-void sim_net_route(const rotor_sim *s, int64_t src, int64_t dst, sim_route *r) {
+void sim_net_route_via(const rotor_sim *s, int64_t src, int64_t dst, int64_t via, sim_route *r) {
     r->res = s->scratch; /* the simulator's scratch: routes are used one at a time */
     r->n = 0;
     r->hops = 0;
     if (sim_node_is_hbm(s, src)) push(r, hbm_res(s, src));
-    s->topo->route(s, src, dst, r);
+    s->topo->route(s, src, dst, via, r);
     if (sim_node_is_hbm(s, dst)) push(r, hbm_res(s, dst));
+}
+
+void sim_net_route(const rotor_sim *s, int64_t src, int64_t dst, sim_route *r) {
+    sim_net_route_via(s, src, dst, dst, r);
+}
+
+int64_t rotor_sim_hbm_ports(const rotor_sim *s) { return s->nports; }
+
+int64_t rotor_sim_hbm_port_nearest(const rotor_sim *s, int64_t core, int64_t *ctrl) {
+    if (ctrl) *ctrl = -1;
+    if (s->nports == 0 || core < 0 || core >= s->cores) return -1;
+    int64_t p = port_nearest(s, 0, s->nports, core % s->cpc);
+    if (ctrl) *ctrl = port_ctrl(s, p);
+    return p;
 }
 
 rotor_status sim_net_check(const rotor_sim *s, int64_t src, int64_t dst, rotor_error *err) {
@@ -302,7 +408,7 @@ rotor_status sim_net_duration(const rotor_sim *s, int64_t src, int64_t dst, int6
 void rotor_sim_resource_name(const rotor_sim *s, int64_t res, char *buf, size_t size) {
     if (res < 0 || res >= s->nres) snprintf(buf, size, "resource %lld?", (long long)res);
     else if (res == s->res_interchip) snprintf(buf, size, "inter-chip");
-    else if (s->res_hbm0 >= 0 && res >= s->res_hbm0) {
+    else if (s->res_hbm0 >= 0 && res >= s->res_hbm0 && res < s->res_hbm0 + (s->nodes - s->cores)) {
         int64_t k = res - s->res_hbm0;
         snprintf(buf, size, "hbm c%lld.%lld", (long long)(k / s->ctrl_per_chip),
                  (long long)(k % s->ctrl_per_chip));

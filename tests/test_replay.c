@@ -543,6 +543,37 @@ Test(replay, without_sram_blocking_a_preload_does_not_pause_the_cores) {
     rotor_schedule_free(s);
 }
 
+/* The same two preloads on a 2 x 2 mesh (docs/simulator.md, "HBM on the
+ * mesh"): 8 edge ports, all of the one controller; every core is on the
+ * edge.  One chunk: the group of all 4 cores is one stream through the port
+ * nearest core 0, north of (0,0); each piece is one tree from there
+ * ((0,0)->(1,0)->(1,1), (0,0)->(0,1)), 1.6 us as on all-to-all (latency 0).
+ * Four chunks: each core's piece enters through its own port (north of
+ * (0,0) and (1,0), south of (0,1), east of (1,1)), four streams at once,
+ * 400,000 ps; the distribution's three rounds share no link (round 1: 1->0,
+ * 2->1 over (1,1), 3->2, 0->3 over (1,0)), 1.2 us.  Both are the model's
+ * 1.664 us. */
+Test(replay, on_a_2x2_mesh_every_core_has_an_edge_port_and_preloads_take_the_models_time) {
+    rotor_chip chip = tiny_hbm(), m = chip;
+    rotor_error err;
+    cr_assert_eq(rotor_chip_set(&m, "topology=mesh", &err), ROTOR_OK);
+    cr_assert_eq(rotor_chip_set(&m, "mesh_width=2", &err), ROTOR_OK);
+    cr_assert_eq(rotor_chip_set(&m, "mesh_height=2", &err), ROTOR_OK);
+    rotor_schedule *s = tiny_schedule(&chip, 1);
+    for (int state = 0; state <= 2; state += 2) {
+        rotor_schedule_report rep = tiny_report(s, (int[]){state}, (int[]){0});
+        rotor_schedule_replay_result r = sched_replay(s, &rep, &m);
+        cr_assert_eq(rotor_sim_hbm_ports(r.sim), 8);
+        cr_assert_eq(r.simulated_ps, 1664000, "state %d", state);
+        cr_assert_eq(r.ops[0].pre_end_ps, state ? 400000 : 1600000);
+        cr_assert_eq(r.stats.hbm_bytes, 4096);
+        cr_assert_eq(r.stats.stall_ps, 0, "state %d: one port per stream, no shared link", state);
+        rotor_schedule_replay_result_free(&r);
+        rotor_schedule_report_free(&rep);
+    }
+    rotor_schedule_free(s);
+}
+
 /* A two-layer Llama2-13B decode step (batch 8, KV cache 2048) on one
  * IPU-POD4 chip: the HBM bytes the simulator moves are exactly the
  * operators' hbm_bytes; the Elk-Full schedule's simulated latency is within

@@ -320,23 +320,145 @@ Test(sim, hbm_load_from_one_controller_takes_twice_as_long) {
     rotor_sim_free(s);
 }
 
-/* Elk §5: on a mesh the controllers sit on the edges.  4 controllers on a
- * 4 x 4 mesh: west (0,1), east (3,1), west (0,3), east (3,3). */
-Test(sim, mesh_hbm_controllers_sit_on_the_west_and_east_edges) {
-    rotor_chip chip = mesh(4, 4, 50);
+/* Elk §5: on a mesh the controllers sit on the edges.  Every edge router's
+ * off-grid link is an HBM port: 2 (W + H) = 16 on 4 x 4, in ring order north
+ * (0..3 at (0,0)..(3,0)), east (4..7 at (3,0)..(3,3)), south (8..11 at
+ * (3,3)..(0,3)), west (12..15 at (0,3)..(0,0)).  With 2 controllers,
+ * controller 0 owns ports 0..7 (north and east), controller 1 ports 8..15
+ * (south and west).  A load enters through its controller's port nearest the
+ * receiver (ties: the first in ring order), one hop, then runs XY. */
+static rotor_chip mesh_hbm(int64_t w, int64_t h, int64_t controllers, double hbm_gbps) {
+    rotor_chip chip = mesh(w, h, 50);
     chip.hbm_bytes = (int64_t)1 << 30;
-    chip.hbm_gbps = 88;
-    chip.hbm_controllers = 4;
+    chip.hbm_gbps = hbm_gbps;
+    chip.hbm_controllers = controllers;
+    return chip;
+}
+
+Test(sim, mesh_hbm_ports_are_the_edge_links_split_between_the_controllers) {
+    rotor_chip chip = mesh_hbm(4, 4, 2, 88);
     rotor_sim *s = make(&chip);
+    cr_assert_eq(rotor_sim_hbm_ports(s), 16);
+    int64_t c0 = rotor_sim_hbm_node(s, 0, 0), c1 = rotor_sim_hbm_node(s, 0, 1);
     char text[256];
-    cr_assert_eq(route_text(s, rotor_sim_hbm_node(s, 0, 0), 6, text, sizeof text), 3);
-    cr_assert_str_eq(text, "hbm c0.0, link c0 (0,1)->(1,1), link c0 (1,1)->(2,1)");
-    cr_assert_eq(route_text(s, 15, rotor_sim_hbm_node(s, 0, 3), text, sizeof text), 1);
-    cr_assert_str_eq(text, "hbm c0.3");
-    cr_assert_eq(route_text(s, 12, rotor_sim_hbm_node(s, 0, 2), text, sizeof text), 1); /* (0,3) */
-    route_text(s, rotor_sim_hbm_node(s, 0, 1), 4, text, sizeof text);
-    cr_assert_str_eq(text, "hbm c0.1, link c0 (3,1)->(2,1), link c0 (2,1)->(1,1), link c0 (1,1)->(0,1)");
+    /* (1,2) from controller 0: north (1,0) and east (3,2) are both 2 hops
+     * away; north comes first in ring order */
+    cr_assert_eq(route_text(s, c0, 9, text, sizeof text), 3);
+    cr_assert_str_eq(text, "hbm c0.0, port c0.0 (1,-1)->(1,0), link c0 (1,0)->(1,1), link c0 (1,1)->(1,2)");
+    /* from controller 1: south (1,3) and west (0,2) are 1 hop away: south */
+    cr_assert_eq(route_text(s, c1, 9, text, sizeof text), 2);
+    cr_assert_str_eq(text, "hbm c0.1, port c0.1 (1,4)->(1,3), link c0 (1,3)->(1,2)");
+    /* corner (0,0) has two ports: north (port 0, controller 0) and west (port 15, controller 1) */
+    cr_assert_eq(route_text(s, c0, 0, text, sizeof text), 1);
+    cr_assert_str_eq(text, "hbm c0.0, port c0.0 (0,-1)->(0,0)");
+    cr_assert_eq(route_text(s, c1, 0, text, sizeof text), 1);
+    cr_assert_str_eq(text, "hbm c0.1, port c0.1 (-1,0)->(0,0)");
+    /* a store leaves through the port nearest the sender */
+    cr_assert_eq(route_text(s, 9, c0, text, sizeof text), 3);
+    cr_assert_str_eq(text, "link c0 (1,2)->(1,1), link c0 (1,1)->(1,0), port c0.0 (1,0)->(1,-1), hbm c0.0");
+    /* the port nearest each core over both controllers: the edge cores their
+     * own (a corner: the first of its two), the inner four one hop in */
+    const int64_t want_port[16] = {0, 1, 2, 3, 14, 1, 2, 5, 13, 10, 6, 6, 11, 10, 9, 7};
+    const int64_t want_ctrl[16] = {0, 0, 0, 0, 1, 0, 0, 0, 1, 1, 0, 0, 1, 1, 1, 0};
+    for (int64_t c = 0; c < 16; c++) {
+        int64_t k;
+        cr_assert_eq(rotor_sim_hbm_port_nearest(s, c, &k), want_port[c], "core %lld", (long long)c);
+        cr_assert_eq(k, want_ctrl[c], "core %lld", (long long)c);
+    }
+    cr_assert_eq(rotor_sim_hbm_port_nearest(s, 16, NULL), -1, "a controller is not a core");
     rotor_sim_free(s);
+    /* all-to-all has no ports: a controller is a node on the exchange */
+    rotor_chip a = a2a(16, 50);
+    a.hbm_bytes = chip.hbm_bytes;
+    a.hbm_gbps = 88;
+    a.hbm_controllers = 2;
+    s = make(&a);
+    cr_assert_eq(rotor_sim_hbm_ports(s), 0);
+    int64_t k = 7;
+    cr_assert_eq(rotor_sim_hbm_port_nearest(s, 3, &k), -1);
+    cr_assert_eq(k, -1);
+    rotor_sim_free(s);
+}
+
+/* One preload piece set on the 4 x 4 mesh: 1,100 B from HBM to each of the 16
+ * cores, each from the controller of its nearest port (as the schedule replay
+ * deals them), all ready at 0, latency 50 ns.  Each controller has 88 GB/s:
+ * 16 lanes of 5.5 GB/s, more than its 10 loads, so the pools never queue (a
+ * load waiting for its port books its lane from the same later start).  The routes
+ * from the ports are straight lines and share no link; only a port serving
+ * two cores serializes them.  Edge cores: 1 hop, 250 ns.  Ports 1, 2, 6, 10
+ * also serve an inner core, 2 hops, 300 ns, FIFO by task id: (1,0) [0,250]
+ * then (1,1) [250,550]; (2,0) then (2,1) likewise; (2,2) [0,300] then (3,2)
+ * [300,550]; (1,2) then (1,3) likewise.  The set ends at 550 ns = 2 x 200 +
+ * 3 x 50: 17,600 B in 550 ns, 32 GB/s of the 176 the controllers could give
+ * and of the 16 x 5.5 = 88 GB/s the ports could take in. */
+Test(sim, a_preload_piece_set_on_a_4x4_mesh_enters_through_the_nearest_edge_ports) {
+    rotor_chip chip = mesh_hbm(4, 4, 2, 176);
+    rotor_sim *s = make(&chip);
+    cr_assert_eq(rotor_sim_hbm_lanes(s), 16);
+    int64_t id[16];
+    for (int64_t c = 0; c < 16; c++) {
+        int64_t k;
+        rotor_sim_hbm_port_nearest(s, c, &k);
+        rotor_sim_transfer t = {.src = rotor_sim_hbm_node(s, 0, k), .dst = c, .bytes = B1100,
+                                .category = ROTOR_SIM_HBM, .op = 0};
+        cr_assert_eq(rotor_sim_add_transfer(s, &t, &id[c], NULL), ROTOR_OK);
+    }
+    rotor_sim_stats st = run(s);
+    const int64_t start[16] = {0, 0, 0, 0, 0, 250000, 250000, 0, 0, 0, 0, 300000, 0, 300000, 0, 0};
+    const int64_t end[16] = {250000, 250000, 250000, 250000, 250000, 550000, 550000, 250000,
+                             250000, 300000, 300000, 550000, 250000, 550000, 250000, 250000};
+    for (int64_t c = 0; c < 16; c++) assert_span(s, id[c], start[c], end[c]);
+    cr_assert_eq(st.makespan_ps, 2 * STREAM + 3 * LAT);
+    cr_assert_eq(st.hbm_bytes, 16 * B1100);
+    cr_assert_eq(st.stall_ps, 250000 * 2 + 300000 * 2, "only the second core of a shared port waits");
+    rotor_sim_free(s);
+}
+
+/* For every mesh shape and controller count (more controllers than ports
+ * too), a load from controller k to core c enters through a port of k's
+ * segment of the ring at the least distance from c: its hops are 1 + that
+ * distance, and the port is named after k.  The ring and the segments are
+ * computed here from their definition (docs/simulator.md). */
+Test(sim, mesh_loads_enter_through_the_nearest_port_of_their_controller) {
+    const int64_t shapes[][2] = {{1, 1}, {1, 5}, {5, 1}, {2, 3}, {4, 4}, {7, 3}, {6, 9}};
+    for (size_t sh = 0; sh < sizeof shapes / sizeof shapes[0]; sh++) {
+        int64_t w = shapes[sh][0], h = shapes[sh][1], np = 2 * (w + h);
+        int64_t px[64], py[64];
+        for (int64_t i = 0; i < np; i++) {
+            if (i < w) px[i] = i, py[i] = 0;
+            else if (i < w + h) px[i] = w - 1, py[i] = i - w;
+            else if (i < 2 * w + h) px[i] = w - 1 - (i - w - h), py[i] = h - 1;
+            else px[i] = 0, py[i] = h - 1 - (i - 2 * w - h);
+        }
+        for (int64_t n = 1; n <= np + 3; n++) {
+            rotor_chip chip = mesh_hbm(w, h, n, 5.5 * (double)n);
+            rotor_sim *s = make(&chip);
+            cr_assert_eq(rotor_sim_hbm_ports(s), np);
+            for (int64_t k = 0; k < n; k++) {
+                int64_t lo = k * np / n, hi = (k + 1) * np / n;
+                if (hi <= lo) hi = lo + 1;
+                for (int64_t c = 0; c < w * h; c++) {
+                    int64_t best = INT64_MAX;
+                    for (int64_t p = lo; p < hi; p++) {
+                        int64_t d = llabs(px[p] - c % w) + llabs(py[p] - c / w);
+                        if (d < best) best = d;
+                    }
+                    int64_t res[64], nres, hops;
+                    cr_assert_eq(rotor_sim_route(s, rotor_sim_hbm_node(s, 0, k), c, res, 64, &nres, &hops, NULL),
+                                 ROTOR_OK);
+                    cr_assert_eq(hops, 1 + best, "%lldx%lld, %lld controllers: controller %lld to core %lld",
+                                 (long long)w, (long long)h, (long long)n, (long long)k, (long long)c);
+                    char name[64], want[32];
+                    rotor_sim_resource_name(s, res[1], name, sizeof name);
+                    /* with more controllers than ports, neighbours share a port (named after the last) */
+                    snprintf(want, sizeof want, n <= np ? "port c0.%lld " : "port c0.", (long long)k);
+                    cr_assert(strncmp(name, want, strlen(want)) == 0, "%s: expected %s", name, want);
+                }
+            }
+            rotor_sim_free(s);
+        }
+    }
 }
 
 /* ---- several chips (Elk §5: inter-chip bandwidth capped) ----------------- */
@@ -519,6 +641,25 @@ Test(sim, a_mesh_multicast_holds_the_union_of_its_routes_once) {
     char *json = rotor_sim_trace_json(s, NULL);
     cr_assert(json && strstr(json, "\"receivers\":2"));
     free(json);
+    rotor_sim_free(s);
+}
+
+/* A multicast from a controller is one tree entering through ONE port, the
+ * one nearest its first receiver: controller 1 to row 1 {(0,1) .. (3,1)}
+ * enters at west (0,1) and runs east along the row: 1 + 3 hops, 400 ns.  A
+ * load through that port waits for it; one through another port of the same
+ * controller, west (0,2), does not. */
+Test(sim, a_mesh_multicast_from_hbm_enters_through_the_port_nearest_its_first_receiver) {
+    rotor_chip chip = mesh_hbm(4, 4, 2, 88);
+    rotor_sim *s = make(&chip);
+    int64_t c1 = rotor_sim_hbm_node(s, 0, 1);
+    const int64_t row1[4] = {4, 5, 6, 7};
+    int64_t m = mcast(s, c1, row1, 4, B1100, NULL, 0);
+    int64_t same = xfer(s, c1, 4, B1100, NULL, 0), other = xfer(s, c1, 8, B1100, NULL, 0);
+    run(s);
+    assert_span(s, m, 0, 4 * LAT + STREAM);
+    assert_span(s, same, 4 * LAT + STREAM, 5 * LAT + 2 * STREAM);
+    assert_span(s, other, 0, LAT + STREAM);
     rotor_sim_free(s);
 }
 

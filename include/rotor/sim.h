@@ -65,7 +65,9 @@ typedef struct rotor_sim_transfer {
  * task.  Its route is the union of the routes src -> dsts[k], each resource
  * once: the source side (the out port or the HBM controller lane) is held and
  * charged once, every receiver's in port (or mesh link) is held for the same
- * interval.  Duration: the longest route's hops * latency + bytes over the
+ * interval.  On a mesh, a multicast from an HBM controller is one tree: it
+ * enters through the controller's port nearest dsts[0] and follows the XY
+ * routes from there.  Duration: the longest route's hops * latency + bytes over the
  * slowest resource of the union.  Statistics count its bytes once (what the
  * source sends).  With one receiver it is exactly a transfer.
  * pause_receivers: the writes landing in a receiver's SRAM pause its core
@@ -132,6 +134,16 @@ int64_t rotor_sim_task_count(const rotor_sim *s); /* tasks added so far: the nex
 int64_t rotor_sim_hbm_node(const rotor_sim *s, int64_t chip, int64_t ctrl);
 /* Lanes of one HBM controller's pool (docs/simulator.md, "Pools"); 0 without HBM. */
 int64_t rotor_sim_hbm_lanes(const rotor_sim *s);
+/* HBM ports per chip (docs/simulator.md, "HBM on the mesh"): on a mesh with
+ * HBM, the 2 (W + H) edge links its controllers inject through, in ring
+ * order from (0,0) clockwise; 0 on all-to-all, where a controller is a node
+ * on the exchange. */
+int64_t rotor_sim_hbm_ports(const rotor_sim *s);
+/* The port nearest `core` over all of its chip's ports (ties: the first in
+ * ring order), and in *ctrl (if non-NULL) the controller it belongs to: a
+ * load from that controller to that core enters through that port.  -1
+ * (and *ctrl = -1) without ports or for a node that is not a core. */
+int64_t rotor_sim_hbm_port_nearest(const rotor_sim *s, int64_t core, int64_t *ctrl);
 
 /* Add a task; *id (if non-NULL) receives its id, 0, 1, 2, ... in order.
  * Errors name the task and the field: unknown node, negative bytes or
@@ -174,7 +186,8 @@ rotor_status rotor_sim_transfer_ps(const rotor_sim *s, int64_t src, int64_t dst,
  * count. */
 rotor_status rotor_sim_route(const rotor_sim *s, int64_t src, int64_t dst, int64_t *res,
                              int64_t cap, int64_t *nres, int64_t *hops, rotor_error *err);
-/* "out c0.3", "in c0.5", "link c0 (0,0)->(1,0)", "inter-chip", "hbm c1.2". */
+/* "out c0.3", "in c0.5", "link c0 (0,0)->(1,0)", "inter-chip", "hbm c1.2",
+ * "port c0.1 (-1,5)->(0,5)" (an HBM port of chip 0, controller 1, inward). */
 void rotor_sim_resource_name(const rotor_sim *s, int64_t res, char *buf, size_t size);
 
 /* Chrome trace-event JSON of the last run (opens in Perfetto and
