@@ -4,9 +4,11 @@
  * Three levels, each pruned by a lower bound that holds for everything below:
  *   1. F_op.  Lower bound: the model's op_bound (v1: the compute of the same
  *      F_op with every S_a = 1, which no choice of steps can beat) and a
- *      memory bound.  A first pass over all F_op costs the all-ones plan of
- *      each (a valid plan whenever it fits) to seed the incumbent, and keeps
- *      the F_op whose bounds survive, sorted by bound.
+ *      memory bound.  A first pass walks all F_op, costs the all-ones plan
+ *      (a valid plan whenever it fits) of those that might beat the
+ *      incumbent so far, and keeps the F_op whose bounds survive, sorted by
+ *      bound.  A session first searches the F_op of its archived plans
+ *      nearest above the cap (probe_archive), so the walk prunes at once.
  *   2. Steps S_a.  S_a is some tensor's f_t along a, and f_t^X divides P_X, so
  *      S_a ranges over the divisors of the P_X of the tensors carrying a.  The
  *      steps fix padding, L_a, s_a and so the whole compute time.
@@ -223,7 +225,7 @@ typedef struct ctx {
      * constraint), weak memory floor and all-ones bytes (clamped down). */
     float *cf;
     int32_t *weak, *ones;
-    int64_t seeded_cap; /* a session: every all-ones plan under it was costed into spare */
+    int64_t nfops;  /* F_op vectors the walk of pass 1 visits (-1: not yet counted) */
     archive *spare; /* plans earlier searches costed, for the next seed; may be NULL */
     bool frontier;  /* single-pass frontier search: prune by dominance, keep a front */
     double time_cap; /* plans slower than this are not wanted (INFINITY: all) */
@@ -752,6 +754,41 @@ static double all_ones_bytes(const ctx *c, const int64_t *fop) {
     return bytes;
 }
 
+/* The weak memory floor (fop_mem_bound) and the all-ones bytes
+ * (all_ones_bytes) of an F_op in one pass over its tensors: the walk of
+ * pass 1 computes both for most F_op vectors. */
+static void fop_cheap_mem(const ctx *c, const int64_t *fop, int64_t *mb, double *ones) {
+    const rotor_expr *e = c->e;
+    int64_t l1[ROTOR_MAX_AXES];
+    for (int a = 0; a < e->naxes; a++) l1[a] = (e->extent[a] + fop[a] - 1) / fop[a];
+    int64_t weak = 0;
+    double all = 0;
+    for (int t = 0; t < e->ntensors; t++) {
+        const rotor_tensor *x = &e->tensors[t];
+        int64_t share = 1;
+        for (int a = 0; a < e->naxes; a++)
+            if (!x->has_axis[a]) share *= fop[a];
+        double plain = 1, elems = 1;
+        for (int d = 0; d < x->ndims; d++) {
+            const rotor_dim *dim = &x->dims[d];
+            if (dim->nterms == 1) {
+                double l = (double)l1[dim->axis[0]];
+                plain *= l;
+                elems *= (double)rotor_dim_extent(dim, &l1[dim->axis[0]]);
+            } else {
+                int64_t l[2] = {l1[dim->axis[0]], l1[dim->axis[1]]};
+                elems *= (double)rotor_dim_extent(dim, l);
+            }
+        }
+        double q = ceil(plain / (double)share);
+        if (q > 1e15) q = 1e15;
+        weak += (int64_t)q * c->chip->element_bytes;
+        all += elems * (double)c->chip->element_bytes;
+    }
+    *mb = weak;
+    *ones = all;
+}
+
 /* ---- the time floor of an F_op under the memory cap ---------------------- */
 
 /* Under a tight cap the compute floor of an F_op says little: the plans that
@@ -943,7 +980,7 @@ static double knap_least_time(knap_scratch *ks, int nt, int64_t budget) {
 static int64_t fop_strong_floor(const ctx *c, knap_scratch *ks, const int64_t *fop, int64_t index,
                                 bool *ready) {
     const rotor_expr *e = c->e;
-    int32_t *cached = c->floors && index < c->nfloors ? &c->floors[index] : NULL;
+    int32_t *cached = c->floors && index >= 0 && index < c->nfloors ? &c->floors[index] : NULL;
     int64_t mem = 0;
     *ready = false;
     if (cached && *cached >= 0) {
@@ -995,74 +1032,102 @@ static double cap_time_floor(const ctx *c, knap_scratch *ks, const int64_t *fop,
     return best;
 }
 
+#define PROBE_MAX 4
 typedef struct pass1 {
     ctx *c;
-    worker *w;       /* seeds the incumbent with each F_op's all-ones plan */
-    fop_list *keep;  /* NULL on the seeding pass */
+    worker *w;       /* seeds the incumbent with all-ones plans */
+    fop_list *keep;
     int64_t index;   /* F_op vectors visited so far (the floors cache key) */
     int64_t fop[ROTOR_MAX_AXES];
+    /* F_op searched in full before the walk (probe_archive): not kept */
+    int64_t probed[PROBE_MAX][ROTOR_MAX_AXES];
+    int nprobed;
 } pass1;
 
-static void pass1_keep(pass1 *p, int64_t index, double tb, int64_t mb, double ones);
+
+/* The all-ones plan of an F_op that fits the cap (every f_t = 1: valid
+ * whenever it fits), costed when it might beat the incumbent: its time is at
+ * least tb (a floor of every plan of the F_op) plus each tensor's
+ * tensor_bound at ring 1 with its exact bytes (the model's bound
+ * inequality).  Seeding as the walk goes, instead of costing every all-ones
+ * plan before it, costs only the few that improve on the incumbent (for v1
+ * the floor is the plan's time), and the walk prunes with each. */
+static void seed_all_ones(worker *w, const int64_t *fop, double tb) {
+    ctx *c = w->c;
+    const rotor_expr *e = c->e;
+    if (prune(w, tb, 0)) return;
+    double t1 = tb;
+    int64_t mem = 0;
+    for (int t = 0; t < e->ntensors; t++) {
+        int64_t share = 1;
+        for (int a = 0; a < e->naxes; a++)
+            if (!e->tensors[t].has_axis[a]) share *= fop[a];
+        int64_t b = (int64_t)all_ones_bytes_of(c, fop, t);
+        mem += b;
+        t1 += c->m->tensor_bound(c->m, e, c->chip, t, b, 1, share);
+    }
+    if (prune(w, t1, mem)) return;
+    rotor_plan_init(e, &w->plan);
+    memcpy(w->plan.fop, fop, sizeof w->plan.fop);
+    for (int a = 0; a < e->naxes; a++) w->steps[a] = 1;
+    memset(w->bytes, 0, sizeof w->bytes);
+    leaf(w);
+}
 
 static void pass1_visit(pass1 *p) {
     ctx *c = p->c;
     const rotor_expr *e = c->e;
     worker *w = p->w;
     int64_t index = p->index++;
-    bool cache = p->keep && c->cf && index < c->nfloors;
-    if (cache && c->cf[index] >= 0) {
-        pass1_keep(p, index, c->cf[index], c->weak[index], (double)c->ones[index]);
-        return;
-    }
+    bool cache = c->cf && index < c->nfloors;
+    double tb;
     if (cache && c->cf[index] == -2) return;
-    int64_t cores = 1;
-    double pad = 1.0;
-    for (int a = 0; a < e->naxes; a++) {
-        cores *= p->fop[a];
-        int64_t padded = (e->extent[a] + p->fop[a] - 1) / p->fop[a] * p->fop[a];
-        pad *= (double)padded / (double)e->extent[a];
+    if (cache && c->cf[index] >= 0) {
+        tb = c->cf[index];
+    } else {
+        if (c->cons.min_cores > 0 || c->cons.max_padding > 0) {
+            int64_t cores = 1;
+            double pad = 1.0;
+            for (int a = 0; a < e->naxes; a++) {
+                cores *= p->fop[a];
+                int64_t padded = (e->extent[a] + p->fop[a] - 1) / p->fop[a] * p->fop[a];
+                pad *= (double)padded / (double)e->extent[a];
+            }
+            /* S_a > 1 only pads more, so the all-ones padding bounds the F_op's */
+            if (cores < c->cons.min_cores ||
+                (c->cons.max_padding > 0 && pad > c->cons.max_padding * (1 + SLACK))) {
+                if (cache) c->cf[index] = -2;
+                return;
+            }
+        }
+        /* Only the cheap bounds here, and those cached by earlier searches
+         * of a session; the floors that cost a divisor walk
+         * (fop_full_bounds) wait for pass 2, where the incumbent has
+         * tightened and most F_op never need them. */
+        tb = c->m->step_bound(c->m, e, c->chip, p->fop, NULL, NULL);
+        if (cache) {
+            float f = (float)tb;
+            if ((double)f > tb) f = nextafterf(f, -INFINITY);
+            c->cf[index] = f;
+        }
     }
-    /* S_a > 1 only pads more, so the all-ones padding bounds the F_op's */
-    if (cores < c->cons.min_cores || (c->cons.max_padding > 0 && pad > c->cons.max_padding * (1 + SLACK))) {
-        if (cache) c->cf[index] = -2;
-        return;
-    }
-    if (!p->keep) {
-        w->st.fops++;
-        if (all_ones_bytes(c, p->fop) > (double)c->cap) return; /* cannot fit: not costed */
-        /* the all-ones plan: valid whenever it fits */
-        rotor_plan_init(e, &w->plan);
-        memcpy(w->plan.fop, p->fop, sizeof w->plan.fop);
-        for (int a = 0; a < e->naxes; a++) w->steps[a] = 1;
-        memset(w->bytes, 0, sizeof w->bytes);
-        leaf(w);
-        return;
-    }
-    /* Only the cheap bounds here, and those cached by earlier searches of
-     * a session; the floors that cost a divisor walk (fop_full_bounds) wait
-     * for pass 2, where the incumbent has tightened and most F_op never
-     * need them. */
-    double tb = c->m->step_bound(c->m, e, c->chip, p->fop, NULL, NULL);
-    int64_t mb = fop_mem_bound(c, p->fop);
-    double ones = all_ones_bytes(c, p->fop);
-    if (cache) {
-        float f = (float)tb;
-        if ((double)f > tb) f = nextafterf(f, -INFINITY);
-        c->cf[index] = f;
-        c->weak[index] = mb < INT32_MAX ? (int32_t)mb : INT32_MAX;
-        c->ones[index] = ones < (double)INT32_MAX ? (int32_t)ones : INT32_MAX;
-    }
-    pass1_keep(p, index, tb, mb, ones);
-}
-
-/* Keeps the F_op in p->fop for pass 2 unless its cheap bounds prune it:
- * compute floor tb, weak memory floor mb, all-ones bytes ones (each a
- * floor), and what earlier searches cached. */
-static void pass1_keep(pass1 *p, int64_t index, double tb, int64_t mb, double ones) {
-    ctx *c = p->c;
-    worker *w = p->w;
+    w->st.fops++;
     double compute = tb;
+    /* the compute floor alone prunes most F_op once the incumbent is good:
+     * their memory floors are not worth computing */
+    if (prune(w, tb, 0)) return;
+    int64_t mb;
+    double ones;
+    if (cache && c->weak[index] >= 0) {
+        mb = c->weak[index];
+        ones = (double)c->ones[index];
+    } else {
+        fop_cheap_mem(c, p->fop, &mb, &ones);
+        if (cache) {
+            c->weak[index] = mb < INT32_MAX ? (int32_t)mb : INT32_MAX;
+            c->ones[index] = ones < (double)INT32_MAX ? (int32_t)ones : INT32_MAX;
+        }
+    }
     if (prune(w, tb, mb)) return;
     if (c->floors && index < c->nfloors && c->floors[index] >= 0) {
         int64_t strong = c->floors[index];
@@ -1071,6 +1136,9 @@ static void pass1_keep(pass1 *p, int64_t index, double tb, int64_t mb, double on
     }
     if (c->lb && index < c->nfloors && c->lb_cap[index] >= c->cap && c->lb[index] > tb) tb = c->lb[index];
     if (tb == INFINITY || prune(w, tb, mb)) return;
+    if (ones <= (double)c->cap) seed_all_ones(w, p->fop, tb);
+    for (int i = 0; i < p->nprobed; i++)
+        if (memcmp(p->probed[i], p->fop, sizeof p->fop) == 0) return;
     fop_list *l = p->keep;
     if (l->n == l->cap) {
         int64_t ncap = l->cap ? 2 * l->cap : 1024;
@@ -1101,13 +1169,50 @@ static bool fop_full_bounds(worker *w, fop_entry *f) {
     if (prune(w, f->bound, mb)) return false;
     w->comm_floor = cap_time_floor(c, w->knap, f->fop, ready);
     double tb = f->compute + w->comm_floor;
-    if (c->lb && f->index < c->nfloors) {
+    if (c->lb && f->index >= 0 && f->index < c->nfloors) {
         float r = (float)tb;
         if ((double)r > tb) r = nextafterf(r, -INFINITY);
         c->lb[f->index] = r;
         c->lb_cap[f->index] = c->cap < INT32_MAX ? (int32_t)c->cap : INT32_MAX;
     }
     return tb != INFINITY && !prune(w, tb, mb);
+}
+
+/* Before the walk, the F_op of the plans archived by earlier searches that
+ * are leanest above the cap are searched in full under it (in parallel, one
+ * worker each).  The fastest plan under a cap a little below a frontier
+ * point's memory mostly keeps that point's F_op and rotates a little more,
+ * so this finds a near-optimal incumbent when no archived plan fits: the
+ * walk and pass 2 then prune from the start, instead of computing the
+ * divisor-walk floors of most F_op vectors while no plan is known.  It only
+ * changes the order in which F_op are searched: each probed F_op is
+ * searched exactly as pass 2 would, and the walk does not keep it again. */
+static void probe_archive(ctx *c, worker *ws, int nthreads, pass1 *p) {
+    const rotor_expr *e = c->e;
+    const archive *ar = c->spare;
+    if (c->frontier || !ar) return;
+    int j = 0;
+    while (j < ar->n && ar->v[j].info.memory <= c->cap) j++;
+    fop_entry fe[PROBE_MAX];
+    for (; j < ar->n && p->nprobed < PROBE_MAX; j++) {
+        const int64_t *fop = ar->v[j].plan.fop;
+        bool dup = false;
+        for (int i = 0; i < p->nprobed && !dup; i++) dup = memcmp(p->probed[i], fop, sizeof p->probed[i]) == 0;
+        if (dup) continue;
+        fop_entry *f = &fe[p->nprobed];
+        memset(f, 0, sizeof *f);
+        memcpy(f->fop, fop, sizeof f->fop);
+        f->compute = f->bound = c->m->step_bound(c->m, e, c->chip, f->fop, NULL, NULL);
+        f->mem_bound = fop_mem_bound(c, f->fop);
+        f->index = -1; /* not looked up in the caches */
+        memcpy(p->probed[p->nprobed++], fop, sizeof p->probed[0]);
+    }
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads)
+    for (int i = 0; i < p->nprobed; i++) {
+        worker *w = &ws[omp_get_thread_num()];
+        if (prune(w, fe[i].bound, fe[i].mem_bound) || !fop_full_bounds(w, &fe[i])) continue;
+        search_fop(w, fe[i].fop);
+    }
 }
 
 static void pass1_walk(pass1 *p, int a, int64_t room) {
@@ -1122,6 +1227,17 @@ static void pass1_walk(pass1 *p, int a, int64_t room) {
         pass1_walk(p, a + 1, room / f);
     }
     p->fop[a] = 1;
+}
+
+/* The number of F_op vectors pass1_walk visits from axis a with `room`
+ * cores left (the length of the floors cache). */
+static int64_t fop_count(const ctx *c, int a, int64_t room) {
+    const rotor_expr *e = c->e;
+    if (a == e->naxes) return 1;
+    int64_t hi = e->extent[a] < room ? e->extent[a] : room, n = 0;
+    if (a + 1 == e->naxes) return hi;
+    for (int64_t f = 1; f <= hi; f++) n += fop_count(c, a + 1, room / f);
+    return n;
 }
 
 static int fop_entry_cmp(const void *x, const void *y) {
@@ -1151,8 +1267,11 @@ static bool search_once(ctx *c, int nthreads, rotor_candidate *best, bool *have,
     memcpy(&infbits, &inf, sizeof infbits);
     atomic_store(&c->incumbent, infbits);
 
-    /* Pass 1: the all-ones plan of every F_op seeds the incumbent; pass 1b
-     * keeps the F_op whose bounds survive it, best bound first. */
+    /* Pass 1: the walk over F_op keeps those whose bounds survive the
+     * incumbent, best bound first, and seeds the incumbent with all-ones
+     * plans as it goes (seed_all_ones).  Before it, an archived plan that
+     * fits and the F_op of archived plans just above the cap (probe_archive)
+     * give it an incumbent to start from. */
     worker *seed = calloc(1, sizeof *seed);
     if (!seed) return false;
     seed->c = c;
@@ -1165,30 +1284,21 @@ static bool search_once(ctx *c, int nthreads, rotor_candidate *best, bool *have,
             }
         seed->seen = c->spare;
     }
-    pass1 p = {.c = c, .w = seed};
-    /* In a session whose archive has kept every plan costed so far, the
-     * all-ones plans under an earlier cap are there already (or a plan as
-     * fast with no more memory): the seeding walk would add nothing. */
-    bool seeded = c->session && c->spare && !c->spare->dropped && c->cap <= c->seeded_cap && c->cf;
-    if (seeded) {
-        p.index = c->nfloors;
-    } else {
-        pass1_walk(&p, 0, c->cores);
-        if (c->session && c->cap > c->seeded_cap) c->seeded_cap = c->cap;
-    }
+    if (c->nfops < 0) c->nfops = fop_count(c, 0, c->cores);
     fop_list keep = {0};
-    /* 4 bytes per F_op vector (12 in a session); past 2^22 vectors
+    /* 4 bytes per F_op vector (24 in a session); past 2^22 vectors
      * recompute instead.  A session's search under its full cap (the
      * compiler's first, for the fastest plan) keeps none: most sessions
      * never search again. */
-    if (!c->floors && p.index <= ((int64_t)1 << 22) && !(c->session && c->cap >= c->full_cap)) {
-        c->floors = malloc((size_t)(p.index ? p.index : 1) * sizeof *c->floors);
+    if (!c->floors && c->nfops <= ((int64_t)1 << 22) && !(c->session && c->cap >= c->full_cap)) {
+        int64_t nf = c->nfops;
+        c->floors = malloc((size_t)(nf ? nf : 1) * sizeof *c->floors);
         if (c->floors) {
-            c->nfloors = p.index;
-            for (int64_t i = 0; i < p.index; i++) c->floors[i] = -1;
+            c->nfloors = nf;
+            for (int64_t i = 0; i < nf; i++) c->floors[i] = -1;
         }
         if (c->floors && c->session) {
-            size_t n = (size_t)(p.index ? p.index : 1);
+            size_t n = (size_t)(nf ? nf : 1);
             c->lb = malloc(n * sizeof *c->lb);
             c->lb_cap = malloc(n * sizeof *c->lb_cap);
             c->cf = malloc(n * sizeof *c->cf);
@@ -1205,29 +1315,36 @@ static bool search_once(ctx *c, int nthreads, rotor_candidate *best, bool *have,
                 c->cf = NULL;
                 c->weak = c->ones = NULL;
             }
-            for (int64_t i = 0; c->lb && i < p.index; i++) {
+            for (int64_t i = 0; c->lb && i < nf; i++) {
                 c->lb_cap[i] = -1;
                 c->cf[i] = -1;
+                c->weak[i] = -1;
             }
         }
     }
-    p.keep = &keep;
-    p.index = 0;
-    pass1_walk(&p, 0, c->cores);
-    worker *ws = keep.oom ? NULL : calloc((size_t)nthreads, sizeof *ws);
+    worker *ws = calloc((size_t)nthreads, sizeof *ws);
     if (!ws) {
-        free(keep.v);
         free(seed);
         return false;
     }
-    if (keep.n) qsort(keep.v, (size_t)keep.n, sizeof *keep.v, fop_entry_cmp);
     bool oom = false;
     for (int i = 0; i < nthreads; i++) {
         ws[i].c = c;
-        ws[i].best = seed->best;
-        ws[i].have_best = seed->have_best;
         if (c->spare && !(ws[i].seen = calloc(1, sizeof *ws[i].seen))) oom = true;
         if (!(ws[i].knap = malloc(sizeof *ws[i].knap))) oom = true;
+    }
+    pass1 p = {.c = c, .w = seed, .keep = &keep};
+    if (!oom) probe_archive(c, ws, nthreads, &p);
+    if (!oom) pass1_walk(&p, 0, c->cores);
+    oom |= keep.oom;
+    /* The incumbent has tightened since most F_op were kept: drop those it
+     * now prunes before sorting the rest. */
+    int64_t kept = 0;
+    for (int64_t i = 0; i < keep.n && !oom; i++)
+        if (!prune(seed, keep.v[i].bound, keep.v[i].mem_bound)) keep.v[kept++] = keep.v[i];
+    keep.n = kept;
+    if (keep.n) qsort(keep.v, (size_t)keep.n, sizeof *keep.v, fop_entry_cmp);
+    for (int i = 0; i < nthreads && !oom; i++) {
         if (c->frontier && seed->front.n) {
             /* every thread starts from the first pass's front */
             front *f = &ws[i].front;
@@ -1415,6 +1532,7 @@ static rotor_status ctx_init(ctx *c, const rotor_expr *e, const rotor_chip *chip
     c->cores = rotor_chip_cores(chip);
     c->cap = chip->sram_bytes;
     c->time_cap = INFINITY;
+    c->nfops = -1;
     if (opt && opt->pareto_time_ratio != 0 && !(opt->pareto_time_ratio >= 1))
         return rotor_fail(err, ROTOR_ERR_INPUT, "search: pareto_time_ratio must be 0 or at least 1, got %g",
                           opt->pareto_time_ratio);
