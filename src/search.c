@@ -226,10 +226,14 @@ typedef struct ctx {
     float *cf;
     int32_t *weak, *ones;
     int64_t nfops;  /* F_op vectors the walk of pass 1 visits (-1: not yet counted) */
+    int64_t *counts; /* a session's fop_count table by axis and room, or NULL */
+    bool cf_filled;  /* a walk has filled cf: later searches scan it (pass1_scan) */
     archive *spare; /* plans earlier searches costed, for the next seed; may be NULL */
     bool frontier;  /* single-pass frontier search: prune by dominance, keep a front */
     double time_cap; /* plans slower than this are not wanted (INFINITY: all) */
     bool session;    /* a rotor_search_session's: keeps lb */
+    struct knap_scratch **knaps; /* per search thread, kept across searches */
+    int nknaps;
     int64_t full_cap; /* a session's cap without a memory_cap: no arrays until below it */
 } ctx;
 
@@ -814,8 +818,25 @@ typedef struct knap_opt {
     double time;
 } knap_opt;
 
+/* The divisor lattice of a ring size P: its divisors ascending and every
+ * triple (j, i, k) with div[i] * div[k] = div[j], by j then i.  The dynamic
+ * program of tensor_options walks these pairs once per dimension; finding
+ * them costs a division per pair of divisors, so each worker keeps the
+ * lattices of the last P it met in a small direct-mapped cache (they depend
+ * on P alone).  P with more divisors or pairs than fit take the loops. */
+#define LAT_DIV 256
+#define LAT_PAIRS 1024
+#define LAT_SLOTS 64
+typedef struct lattice {
+    int64_t share; /* 0: empty */
+    int nd, npairs;
+    int64_t div[LAT_DIV];
+    uint16_t pj[LAT_PAIRS], pi[LAT_PAIRS], pk[LAT_PAIRS];
+} lattice;
+
 #define KNAP_MAX 8192
 typedef struct knap_scratch {
+    lattice lat[LAT_SLOTS];
     knap_opt opt[ROTOR_MAX_TENSORS][MAX_DIVISORS]; /* per tensor, by bytes, time falling */
     int nopt[ROTOR_MAX_TENSORS];
     knap_opt cur[KNAP_MAX], next[KNAP_MAX];
@@ -850,6 +871,34 @@ static int div_index(const int64_t *div, int n, int64_t d) {
     return lo;
 }
 
+/* The lattice of `share` from ks's cache, built on a miss; NULL when it
+ * does not fit a slot. */
+static const lattice *lattice_of(knap_scratch *ks, int64_t share) {
+    lattice *l = &ks->lat[share % LAT_SLOTS];
+    if (l->share == share) return l;
+    int nd;
+    divisors(share, ks->div, &nd);
+    if (nd > LAT_DIV) return NULL;
+    int np = 0;
+    for (int j = 0; j < nd; j++)
+        for (int i = 0; i <= j; i++) {
+            if (ks->div[j] % ks->div[i]) continue;
+            if (np == LAT_PAIRS) {
+                l->share = 0;
+                return NULL;
+            }
+            l->pj[np] = (uint16_t)j;
+            l->pi[np] = (uint16_t)i;
+            l->pk[np] = (uint16_t)div_index(ks->div, nd, ks->div[j] / ks->div[i]);
+            np++;
+        }
+    memcpy(l->div, ks->div, (size_t)nd * sizeof *l->div);
+    l->nd = nd;
+    l->npairs = np;
+    l->share = share;
+    return l;
+}
+
 /* Tensor t's options (b_X(Q), tensor_bound) over the ring sizes Q | P_X
  * with b_X(Q) <= cap, as a Pareto front into ks->opt[t].  b_X(Q) is a
  * product over the dimensions of their extents, each depending on the
@@ -874,10 +923,45 @@ static int64_t tensor_options(const ctx *c, knap_scratch *ks, int t, const int64
         return floor;
     }
     int nd;
-    divisors(share, ks->div, &nd);
+    const lattice *lat = lattice_of(ks, share);
+    if (lat) {
+        nd = lat->nd;
+        memcpy(ks->div, lat->div, (size_t)nd * sizeof *ks->div);
+    } else {
+        divisors(share, ks->div, &nd);
+    }
     const int64_t *div = ks->div;
     for (int j = 0; j < nd; j++) ks->g[j] = j == 0 ? 1.0 : INFINITY;
-    for (int d = 0; d < x->ndims; d++) {
+    for (int d = 0; lat && d < x->ndims; d++) {
+        /* the same dynamic program as below over the lattice's pairs: the
+         * same minima over the same products */
+        const rotor_dim *dim = &x->dims[d];
+        if (dim->nterms == 1) {
+            int a = dim->axis[0];
+            for (int i = 0; i < nd; i++) {
+                int64_t q = div[i];
+                int64_t l = (e->extent[a] + fop[a] * q - 1) / (fop[a] * q);
+                ks->ext[i] = (double)rotor_dim_extent(dim, &l);
+            }
+        } else {
+            int a0 = dim->axis[0], a1 = dim->axis[1];
+            for (int i = 0; i < nd; i++) ks->ext[i] = INFINITY;
+            for (int p = 0; p < lat->npairs; p++) {
+                int64_t u = div[lat->pi[p]], v = div[lat->pk[p]];
+                int64_t l[2] = {(e->extent[a0] + fop[a0] * u - 1) / (fop[a0] * u),
+                                (e->extent[a1] + fop[a1] * v - 1) / (fop[a1] * v)};
+                double x1 = (double)rotor_dim_extent(dim, l);
+                if (x1 < ks->ext[lat->pj[p]]) ks->ext[lat->pj[p]] = x1;
+            }
+        }
+        for (int j = 0; j < nd; j++) ks->ng[j] = INFINITY;
+        for (int p = 0; p < lat->npairs; p++) {
+            double v = ks->g[lat->pk[p]] * ks->ext[lat->pi[p]];
+            if (v < ks->ng[lat->pj[p]]) ks->ng[lat->pj[p]] = v;
+        }
+        memcpy(ks->g, ks->ng, (size_t)nd * sizeof *ks->g);
+    }
+    for (int d = 0; !lat && d < x->ndims; d++) {
         const rotor_dim *dim = &x->dims[d];
         /* ext[i]: least extent of this dimension when its factors multiply to div[i] */
         for (int i = 0; i < nd; i++) {
@@ -1033,6 +1117,8 @@ static double cap_time_floor(const ctx *c, knap_scratch *ks, const int64_t *fop,
 }
 
 #define PROBE_MAX 4
+/* sessions on chips up to this many cores keep a table of subtree sizes */
+#define COUNTS_MAX_CORES 16384
 typedef struct pass1 {
     ctx *c;
     worker *w;       /* seeds the incumbent with all-ones plans */
@@ -1074,10 +1160,11 @@ static void seed_all_ones(worker *w, const int64_t *fop, double tb) {
     leaf(w);
 }
 
+static void pass1_consider(pass1 *p, int64_t index, double tb);
+
 static void pass1_visit(pass1 *p) {
     ctx *c = p->c;
     const rotor_expr *e = c->e;
-    worker *w = p->w;
     int64_t index = p->index++;
     bool cache = c->cf && index < c->nfloors;
     double tb;
@@ -1111,6 +1198,15 @@ static void pass1_visit(pass1 *p) {
             c->cf[index] = f;
         }
     }
+    pass1_consider(p, index, tb);
+}
+
+/* The F_op in p->fop, the index-th of the walk, with compute floor tb: its
+ * memory floors, the all-ones seed, and the keep list. */
+static void pass1_consider(pass1 *p, int64_t index, double tb) {
+    ctx *c = p->c;
+    worker *w = p->w;
+    bool cache = c->cf && index < c->nfloors;
     w->st.fops++;
     double compute = tb;
     /* the compute floor alone prunes most F_op once the incumbent is good:
@@ -1230,14 +1326,56 @@ static void pass1_walk(pass1 *p, int a, int64_t room) {
 }
 
 /* The number of F_op vectors pass1_walk visits from axis a with `room`
- * cores left (the length of the floors cache). */
-static int64_t fop_count(const ctx *c, int a, int64_t room) {
+ * cores left (the length of the floors cache).  With c->counts (a table by
+ * axis and room, -1: not yet known) each count is computed once. */
+static int64_t fop_count(ctx *c, int a, int64_t room) {
     const rotor_expr *e = c->e;
     if (a == e->naxes) return 1;
+    int64_t *memo = c->counts ? &c->counts[a * (c->cores + 1) + room] : NULL;
+    if (memo && *memo >= 0) return *memo;
     int64_t hi = e->extent[a] < room ? e->extent[a] : room, n = 0;
-    if (a + 1 == e->naxes) return hi;
-    for (int64_t f = 1; f <= hi; f++) n += fop_count(c, a + 1, room / f);
+    if (a + 1 == e->naxes) n = hi;
+    else
+        for (int64_t f = 1; f <= hi; f++) n += fop_count(c, a + 1, room / f);
+    if (memo) *memo = n;
     return n;
+}
+
+/* The index-th F_op vector of the walk into fop (c->counts is set): at
+ * each axis, skip the subtrees of the smaller factors. */
+static void fop_decode(ctx *c, int64_t index, int64_t *fop) {
+    const rotor_expr *e = c->e;
+    int64_t room = c->cores;
+    for (int a = 0; a < e->naxes; a++) {
+        int64_t hi = e->extent[a] < room ? e->extent[a] : room;
+        int64_t f = 1;
+        for (; f < hi; f++) {
+            int64_t n = fop_count(c, a + 1, room / f);
+            if (index < n) break;
+            index -= n;
+        }
+        fop[a] = f;
+        room /= f;
+    }
+}
+
+/* Pass 1 over a session's filled caches: every F_op's compute floor is in
+ * c->cf, so a linear scan finds the few the incumbent does not prune and
+ * decodes only those, instead of walking the lattice. */
+static void pass1_scan(pass1 *p) {
+    ctx *c = p->c;
+    worker *w = p->w;
+    for (int64_t i = 0; i < c->nfloors; i++) {
+        float v = c->cf[i];
+        if (v < 0) continue; /* breaks a constraint */
+        if (prune(w, v, 0)) {
+            w->st.fops++;
+            continue;
+        }
+        fop_decode(c, i, p->fop);
+        pass1_consider(p, i, v);
+    }
+    p->index = c->nfloors;
 }
 
 static int fop_entry_cmp(const void *x, const void *y) {
@@ -1284,7 +1422,13 @@ static bool search_once(ctx *c, int nthreads, rotor_candidate *best, bool *have,
             }
         seed->seen = c->spare;
     }
-    if (c->nfops < 0) c->nfops = fop_count(c, 0, c->cores);
+    if (c->nfops < 0) {
+        /* a session's table of subtree sizes, for pass1_scan's decoding */
+        if (c->session && c->cores <= COUNTS_MAX_CORES &&
+            (c->counts = malloc((size_t)(c->e->naxes + 1) * (size_t)(c->cores + 1) * sizeof *c->counts)))
+            for (int64_t i = 0; i < (int64_t)(c->e->naxes + 1) * (c->cores + 1); i++) c->counts[i] = -1;
+        c->nfops = fop_count(c, 0, c->cores);
+    }
     fop_list keep = {0};
     /* 4 bytes per F_op vector (24 in a session); past 2^22 vectors
      * recompute instead.  A session's search under its full cap (the
@@ -1331,11 +1475,23 @@ static bool search_once(ctx *c, int nthreads, rotor_candidate *best, bool *have,
     for (int i = 0; i < nthreads; i++) {
         ws[i].c = c;
         if (c->spare && !(ws[i].seen = calloc(1, sizeof *ws[i].seen))) oom = true;
-        if (!(ws[i].knap = malloc(sizeof *ws[i].knap))) oom = true;
+        if (!oom && i >= c->nknaps) {
+            /* kept for the ctx's later searches: the lattices they cache stay true */
+            struct knap_scratch **nk = realloc(c->knaps, (size_t)(i + 1) * sizeof *nk);
+            if (nk) c->knaps = nk;
+            if (nk && (nk[i] = malloc(sizeof *nk[i]))) {
+                for (int k = 0; k < LAT_SLOTS; k++) nk[i]->lat[k].share = 0;
+                c->nknaps = i + 1;
+            }
+        }
+        if (i < c->nknaps) ws[i].knap = c->knaps[i];
+        else oom = true;
     }
     pass1 p = {.c = c, .w = seed, .keep = &keep};
     if (!oom) probe_archive(c, ws, nthreads, &p);
-    if (!oom) pass1_walk(&p, 0, c->cores);
+    if (!oom && c->cf && c->cf_filled && c->counts) pass1_scan(&p);
+    else if (!oom) pass1_walk(&p, 0, c->cores);
+    if (!oom && c->cf) c->cf_filled = true;
     oom |= keep.oom;
     /* The incumbent has tightened since most F_op were kept: drop those it
      * now prunes before sorting the rest. */
@@ -1365,7 +1521,8 @@ static bool search_once(ctx *c, int nthreads, rotor_candidate *best, bool *have,
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads)
     for (int64_t i = 0; i < keep.n; i++) {
         worker *w = &ws[omp_get_thread_num()];
-        if (prune(w, keep.v[i].bound, keep.v[i].mem_bound) || !fop_full_bounds(w, &keep.v[i])) continue;
+        if (prune(w, keep.v[i].bound, keep.v[i].mem_bound)) continue;
+        if (!fop_full_bounds(w, &keep.v[i])) continue;
         search_fop(w, keep.v[i].fop);
     }
 
@@ -1384,7 +1541,6 @@ static bool search_once(ctx *c, int nthreads, rotor_candidate *best, bool *have,
             for (int k = 0; k < w->seen->n; k++) archive_add(c->spare, &w->seen->v[k]);
             free(w->seen);
         }
-        free(w->knap);
         /* the fronts merge in thread order; the union's front does not
          * depend on which thread found what */
         for (int k = 0; k < w->front.n; k++) front_add(e, &seed->front, &w->front.v[k]);
@@ -1554,6 +1710,9 @@ static rotor_status ctx_init(ctx *c, const rotor_expr *e, const rotor_chip *chip
 }
 
 static void ctx_free(ctx *c) {
+    free(c->counts);
+    for (int i = 0; i < c->nknaps; i++) free(c->knaps[i]);
+    free(c->knaps);
     free(c->floors);
     free(c->lb);
     free(c->lb_cap);
