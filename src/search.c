@@ -1368,7 +1368,20 @@ static void pass1_scan(pass1 *p) {
     for (int64_t i = 0; i < c->nfloors; i++) {
         float v = c->cf[i];
         if (v < 0) continue; /* breaks a constraint */
-        if (prune(w, v, 0)) {
+        double tb = v;
+        int64_t mb = 0;
+        if (c->weak[i] >= 0) {
+            /* the cached floors, as pass1_consider reads them, before
+             * paying for the decoding */
+            mb = c->weak[i];
+            if (c->floors[i] >= 0) {
+                int64_t strong = c->floors[i];
+                if (c->ones[i] > c->cap) strong += c->chip->shift_buffer_bytes;
+                if (strong > mb) mb = strong;
+            }
+            if (c->lb_cap[i] >= c->cap && c->lb[i] > tb) tb = c->lb[i];
+        }
+        if (tb == INFINITY || prune(w, tb, mb)) {
             w->st.fops++;
             continue;
         }
