@@ -284,6 +284,9 @@ typedef struct worker {
     front front;                     /* the frontier search's plans */
     struct knap_scratch *knap;       /* cap_time_floor's lists (pass 2) */
     double comm_floor;               /* cap_time_floor of the F_op being searched */
+    /* step_floor_upto(t, a) of the current steps prefix, by level a: a
+     * tensor without axis a keeps the value of level a - 1 */
+    int64_t sfl[ROTOR_MAX_AXES][ROTOR_MAX_TENSORS];
 } worker;
 
 /* Would a plan with time >= t and memory >= m be pruned? */
@@ -505,7 +508,8 @@ static void search_steps_leaf(worker *w) {
     w->compute = c->m->step_bound(c->m, e, c->chip, w->plan.fop, w->steps, w->sub);
     int64_t mem = rot ? c->chip->shift_buffer_bytes : 0;
     for (int t = 0; t < e->ntensors; t++) {
-        w->min_bytes[t] = step_floor(w, t);
+        w->min_bytes[t] = e->naxes > 1 && !e->tensors[t].has_axis[e->naxes - 1] ? w->sfl[e->naxes - 2][t]
+                                                                                 : step_floor(w, t);
         mem += w->min_bytes[t];
     }
     if (prune(w, w->compute + w->comm_floor, mem)) {
@@ -546,7 +550,9 @@ static int64_t steps_prefix_mem(worker *w, int a, bool rot) {
     const rotor_expr *e = c->e;
     int64_t mem = rot ? c->chip->shift_buffer_bytes : 0;
     for (int t = 0; t < e->ntensors; t++) {
-        int64_t f = step_floor_upto(w, t, a);
+        /* a tensor without axis a has the floor of the shorter prefix */
+        int64_t f = a > 0 && !e->tensors[t].has_axis[a] ? w->sfl[a - 1][t] : step_floor_upto(w, t, a);
+        w->sfl[a][t] = f;
         mem += f > w->weak[t] ? f : w->weak[t];
     }
     return mem;
@@ -1166,7 +1172,7 @@ static void pass1_visit(pass1 *p) {
     ctx *c = p->c;
     const rotor_expr *e = c->e;
     int64_t index = p->index++;
-    bool cache = c->cf && index < c->nfloors;
+    bool cache = c->cf && index < c->nfops;
     double tb;
     if (cache && c->cf[index] == -2) return;
     if (cache && c->cf[index] >= 0) {
@@ -1206,7 +1212,7 @@ static void pass1_visit(pass1 *p) {
 static void pass1_consider(pass1 *p, int64_t index, double tb) {
     ctx *c = p->c;
     worker *w = p->w;
-    bool cache = c->cf && index < c->nfloors;
+    bool cache = c->weak && index < c->nfloors;
     w->st.fops++;
     double compute = tb;
     /* the compute floor alone prunes most F_op once the incumbent is good:
@@ -1444,37 +1450,38 @@ static bool search_once(ctx *c, int nthreads, rotor_candidate *best, bool *have,
     }
     fop_list keep = {0};
     /* 4 bytes per F_op vector (24 in a session); past 2^22 vectors
-     * recompute instead.  A session's search under its full cap (the
-     * compiler's first, for the fastest plan) keeps none: most sessions
-     * never search again. */
-    if (!c->floors && c->nfops <= ((int64_t)1 << 22) && !(c->session && c->cap >= c->full_cap)) {
-        int64_t nf = c->nfops;
-        c->floors = malloc((size_t)(nf ? nf : 1) * sizeof *c->floors);
+     * recompute instead.  A session keeps each F_op's compute floor from its
+     * first search on, so that its first capped search scans them instead
+     * of walking again (the floor costs the model's op_bound per F_op), and
+     * the rest only from its first search below its full cap (the
+     * compiler's first search, for the fastest plan, is the only one of
+     * most sessions). */
+    bool small = c->nfops <= ((int64_t)1 << 22);
+    size_t nalloc = (size_t)(c->nfops ? c->nfops : 1);
+    if (c->session && small && !c->cf && (c->cf = malloc(nalloc * sizeof *c->cf)))
+        for (int64_t i = 0; i < c->nfops; i++) c->cf[i] = -1;
+    if (!c->floors && small && !(c->session && c->cap >= c->full_cap)) {
+        c->floors = malloc(nalloc * sizeof *c->floors);
         if (c->floors) {
-            c->nfloors = nf;
-            for (int64_t i = 0; i < nf; i++) c->floors[i] = -1;
+            c->nfloors = c->nfops;
+            for (int64_t i = 0; i < c->nfops; i++) c->floors[i] = -1;
         }
-        if (c->floors && c->session) {
-            size_t n = (size_t)(nf ? nf : 1);
-            c->lb = malloc(n * sizeof *c->lb);
-            c->lb_cap = malloc(n * sizeof *c->lb_cap);
-            c->cf = malloc(n * sizeof *c->cf);
-            c->weak = malloc(n * sizeof *c->weak);
-            c->ones = malloc(n * sizeof *c->ones);
-            if (!c->lb || !c->lb_cap || !c->cf || !c->weak || !c->ones) {
+        if (c->floors && c->cf) {
+            c->lb = malloc(nalloc * sizeof *c->lb);
+            c->lb_cap = malloc(nalloc * sizeof *c->lb_cap);
+            c->weak = malloc(nalloc * sizeof *c->weak);
+            c->ones = malloc(nalloc * sizeof *c->ones);
+            if (!c->lb || !c->lb_cap || !c->weak || !c->ones) {
                 free(c->lb);
                 free(c->lb_cap);
-                free(c->cf);
                 free(c->weak);
                 free(c->ones);
                 c->lb = NULL;
                 c->lb_cap = NULL;
-                c->cf = NULL;
                 c->weak = c->ones = NULL;
             }
-            for (int64_t i = 0; c->lb && i < nf; i++) {
+            for (int64_t i = 0; c->lb && i < c->nfops; i++) {
                 c->lb_cap[i] = -1;
-                c->cf[i] = -1;
                 c->weak[i] = -1;
             }
         }
@@ -1502,9 +1509,12 @@ static bool search_once(ctx *c, int nthreads, rotor_candidate *best, bool *have,
     }
     pass1 p = {.c = c, .w = seed, .keep = &keep};
     if (!oom) probe_archive(c, ws, nthreads, &p);
-    if (!oom && c->cf && c->cf_filled && c->counts) pass1_scan(&p);
+    if (!oom && c->cf_filled && c->weak && c->counts) pass1_scan(&p);
     else if (!oom) pass1_walk(&p, 0, c->cores);
-    if (!oom && c->cf) c->cf_filled = true;
+    /* a walk with every cache in place: later searches may scan them (the
+     * first below the full cap walks, reading the compute floors the full
+     * cap's walk left, since most of its F_op need their memory floors) */
+    if (!oom && c->weak) c->cf_filled = true;
     oom |= keep.oom;
     /* The incumbent has tightened since most F_op were kept: drop those it
      * now prunes before sorting the rest. */
