@@ -1349,16 +1349,22 @@ static int64_t fop_count(ctx *c, int a, int64_t room) {
 
 /* The index-th F_op vector of the walk into fop (c->counts is set): at
  * each axis, skip the subtrees of the smaller factors. */
-static void fop_decode(ctx *c, int64_t index, int64_t *fop) {
+static void fop_decode(const ctx *c, int64_t index, int64_t *fop) {
     const rotor_expr *e = c->e;
     int64_t room = c->cores;
     for (int a = 0; a < e->naxes; a++) {
         int64_t hi = e->extent[a] < room ? e->extent[a] : room;
         int64_t f = 1;
-        for (; f < hi; f++) {
-            int64_t n = fop_count(c, a + 1, room / f);
-            if (index < n) break;
-            index -= n;
+        if (a + 1 == e->naxes) {
+            f = index + 1; /* each subtree of the last axis is one vector */
+        } else {
+            /* counting the whole lattice filled every entry read here */
+            const int64_t *next = &c->counts[(a + 1) * (c->cores + 1)];
+            for (; f < hi; f++) {
+                int64_t n = next[room / f];
+                if (index < n) break;
+                index -= n;
+            }
         }
         fop[a] = f;
         room /= f;
@@ -1371,9 +1377,18 @@ static void fop_decode(ctx *c, int64_t index, int64_t *fop) {
 static void pass1_scan(pass1 *p) {
     ctx *c = p->c;
     worker *w = p->w;
+    /* prune(w, t, 0) holds for every t above thr (sessions search for the
+     * fastest plan, not a front): most F_op stop at one comparison.  Only
+     * this thread moves the incumbent meanwhile, in pass1_consider. */
+    double thr = fmin(c->time_cap * (1 + SLACK), incumbent(c) * (1 + SLACK));
+    int64_t skipped = 0;
     for (int64_t i = 0; i < c->nfloors; i++) {
         float v = c->cf[i];
         if (v < 0) continue; /* breaks a constraint */
+        if (v > thr) {
+            skipped++;
+            continue;
+        }
         double tb = v;
         int64_t mb = 0;
         if (c->weak[i] >= 0) {
@@ -1393,7 +1408,9 @@ static void pass1_scan(pass1 *p) {
         }
         fop_decode(c, i, p->fop);
         pass1_consider(p, i, v);
+        thr = fmin(c->time_cap * (1 + SLACK), incumbent(c) * (1 + SLACK));
     }
+    w->st.fops += skipped;
     p->index = c->nfloors;
 }
 
