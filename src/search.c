@@ -287,6 +287,12 @@ typedef struct worker {
     /* step_floor_upto(t, a) of the current steps prefix, by level a: a
      * tensor without axis a keeps the value of level a - 1 */
     int64_t sfl[ROTOR_MAX_AXES][ROTOR_MAX_TENSORS];
+    int64_t sgcd[ROTOR_MAX_AXES][ROTOR_MAX_TENSORS]; /* ... and its ring gcd */
+    /* per F_op (search_fop), for step_floor_upto's axes not yet chosen:
+     * ceil(E_a / F_a), ceil(E_a / (F_a Smax_a)), and the product of the
+     * Smax_b of X's axes b after a prefix (growing only while below P_X) */
+    int64_t len_any[ROTOR_MAX_AXES], sub_any[ROTOR_MAX_AXES];
+    int64_t rest[ROTOR_MAX_TENSORS][ROTOR_MAX_AXES + 1];
 } worker;
 
 /* Would a plan with time >= t and memory >= m be pruned? */
@@ -433,29 +439,22 @@ static int64_t gcd64(int64_t a, int64_t b) {
 /* The same floor when only S_0..S_upto are chosen: an axis b not yet
  * chosen has L_b >= ceil(E_b / F_b) and s_b >= ceil(E_b / (F_b Smax_b)), and
  * gcd(P_X, x y) <= gcd(P_X, x) y bounds the ring from above. */
-static int64_t step_floor_upto(const worker *w, int t, int upto) {
+/* g is gcd(P_X, prod S_a) over X's axes up to `upto` (the caller carries
+ * it from level to level); the values of the axes not yet chosen were
+ * computed once for the F_op (search_fop). */
+static int64_t step_floor_upto(const worker *w, int t, int upto, int64_t g) {
     const ctx *c = w->c;
     const rotor_expr *e = c->e;
     const rotor_tensor *x = &e->tensors[t];
     int64_t at_s = c->chip->element_bytes;
     double plain = 1, compound = 1;
     int64_t len[ROTOR_MAX_AXES], sub[ROTOR_MAX_AXES];
-    /* g = gcd(P_X, prod S_a), one axis at a time: gcd(P, xy) = gcd(P, gcd(P, x) y),
-     * and every factor stays <= N so nothing overflows */
-    int64_t g = 1, rest = 1;
     for (int a = 0; a < e->naxes; a++) {
         if (!x->has_axis[a]) continue;
-        if (a <= upto) {
-            g = gcd64(w->share[t], g * w->steps[a]);
-            len[a] = w->len[a];
-            sub[a] = w->sub[a];
-        } else {
-            int64_t f = w->plan.fop[a], smax = w->smax[a];
-            if (rest < w->share[t]) rest *= smax;
-            len[a] = (e->extent[a] + f - 1) / f;
-            sub[a] = (e->extent[a] + f * smax - 1) / (f * smax);
-        }
+        len[a] = a <= upto ? w->len[a] : w->len_any[a];
+        sub[a] = a <= upto ? w->sub[a] : w->sub_any[a];
     }
+    int64_t rest = w->rest[t][upto + 1];
     if (rest > 1) g = g * rest < w->share[t] ? g * rest : w->share[t];
     /* A compound extent c (L_a/f_a - 1) + L_b/f_b is at least either term's
      * L/f (every L/f >= 1, c >= 1), so a third floor counts each compound
@@ -482,8 +481,17 @@ static int64_t step_floor_upto(const worker *w, int t, int upto) {
     return by_ring > (double)at_s ? (by_ring > 9e15 ? (int64_t)9e15 : (int64_t)by_ring) : at_s;
 }
 
+/* gcd(P_X, prod S_a) over X's axes up to level a, from level a - 1's:
+ * gcd(P, xy) = gcd(P, gcd(P, x) y), and every factor stays <= N so nothing
+ * overflows. */
+static int64_t step_ring_gcd(const worker *w, int t, int a) {
+    int64_t prev = a > 0 ? w->sgcd[a - 1][t] : 1;
+    return w->c->e->tensors[t].has_axis[a] ? gcd64(w->share[t], prev * w->steps[a]) : prev;
+}
+
 static int64_t step_floor(const worker *w, int t) {
-    return step_floor_upto(w, t, w->c->e->naxes - 1);
+    int last = w->c->e->naxes - 1;
+    return step_floor_upto(w, t, last, step_ring_gcd(w, t, last));
 }
 
 /* With F_op and the steps S fixed: padding, compute, floors, then f_t. */
@@ -551,7 +559,9 @@ static int64_t steps_prefix_mem(worker *w, int a, bool rot) {
     int64_t mem = rot ? c->chip->shift_buffer_bytes : 0;
     for (int t = 0; t < e->ntensors; t++) {
         /* a tensor without axis a has the floor of the shorter prefix */
-        int64_t f = a > 0 && !e->tensors[t].has_axis[a] ? w->sfl[a - 1][t] : step_floor_upto(w, t, a);
+        w->sgcd[a][t] = step_ring_gcd(w, t, a);
+        int64_t f = a > 0 && !e->tensors[t].has_axis[a] ? w->sfl[a - 1][t]
+                                                        : step_floor_upto(w, t, a, w->sgcd[a][t]);
         w->sfl[a][t] = f;
         mem += f > w->weak[t] ? f : w->weak[t];
     }
@@ -622,6 +632,19 @@ static void search_fop(worker *w, const int64_t *fop) {
         w->smax[a] = sc->v[a][n - 1];
     }
     for (int t = 0; t < e->ntensors; t++) w->weak[t] = tensor_weak_floor(c, t, fop);
+    for (int a = 0; a < e->naxes; a++) {
+        int64_t f = fop[a], smax = w->smax[a];
+        w->len_any[a] = (e->extent[a] + f - 1) / f;
+        w->sub_any[a] = (e->extent[a] + f * smax - 1) / (f * smax);
+    }
+    for (int t = 0; t < e->ntensors; t++)
+        for (int from = 0; from <= e->naxes; from++) {
+            /* the axes after the prefix, in order, as the bound once took them */
+            int64_t rest = 1;
+            for (int a = from; a < e->naxes; a++)
+                if (e->tensors[t].has_axis[a] && rest < w->share[t]) rest *= w->smax[a];
+            w->rest[t][from] = rest;
+        }
     search_steps(w, sc, 0, false);
 }
 
