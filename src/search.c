@@ -233,6 +233,10 @@ typedef struct ctx {
     double time_cap; /* plans slower than this are not wanted (INFINITY: all) */
     bool session;    /* a rotor_search_session's: keeps lb */
     struct knap_scratch **knaps; /* per search thread, kept across searches */
+    /* the seed worker and one per search thread, kept across searches: a
+     * worker's scratch is most of a megabyte, not worth clearing each time */
+    struct worker *pool;
+    int npool;
     int nknaps;
     int64_t full_cap; /* a session's cap without a memory_cap: no arrays until below it */
 } ctx;
@@ -279,6 +283,7 @@ typedef struct worker {
     step_choices sc;
     int64_t scratch[MAX_DIVISORS];
     archive *seen; /* the plans this worker costed (Pareto loop only), or NULL */
+    archive *own;  /* the archive it owns for that (kept with the worker) */
     int64_t weak[ROTOR_MAX_TENSORS]; /* per-tensor memory floor of the F_op */
     int64_t smax[ROTOR_MAX_AXES];    /* largest S_a on offer */
     front front;                     /* the frontier search's plans */
@@ -882,7 +887,21 @@ static int knap_opt_cmp(const void *x, const void *y) {
 
 /* Sorts v and keeps its Pareto front: bytes ascending, time strictly falling. */
 static int knap_front(knap_opt *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, knap_opt_cmp);
+    if (n > 48) {
+        qsort(v, (size_t)n, sizeof *v, knap_opt_cmp);
+    } else {
+        /* most lists are a tensor's few ring sizes: insertion sort, which
+         * orders them as qsort does (equal entries are equal values) */
+        for (int i = 1; i < n; i++) {
+            knap_opt x = v[i];
+            int j = i;
+            while (j > 0 && knap_opt_cmp(&v[j - 1], &x) > 0) {
+                v[j] = v[j - 1];
+                j--;
+            }
+            v[j] = x;
+        }
+    }
     int k = 0;
     for (int i = 0; i < n; i++)
         if (k == 0 || v[i].time < v[k - 1].time) v[k++] = v[i];
@@ -1437,12 +1456,15 @@ static void pass1_scan(pass1 *p) {
     p->index = c->nfloors;
 }
 
-static int fop_entry_cmp(const void *x, const void *y) {
-    const fop_entry *a = x, *b = y;
+typedef struct fop_key {
+    double bound;
+    int64_t pos; /* in the keep list */
+} fop_key;
+
+static int fop_key_cmp(const void *x, const void *y) {
+    const fop_key *a = x, *b = y;
     if (a->bound != b->bound) return a->bound < b->bound ? -1 : 1;
-    for (int i = 0; i < ROTOR_MAX_AXES; i++)
-        if (a->fop[i] != b->fop[i]) return a->fop[i] < b->fop[i] ? -1 : 1;
-    return 0;
+    return (a->pos > b->pos) - (a->pos < b->pos);
 }
 
 static void merge_stats(rotor_search_stats *to, const rotor_search_stats *from) {
@@ -1456,6 +1478,21 @@ static void merge_stats(rotor_search_stats *to, const rotor_search_stats *from) 
 
 /* One exact branch and bound for the fastest plan under c->cap.  Returns
  * false when out of memory; *have says whether any plan fits. */
+/* c->pool with room for the seed and nthreads workers (false: out of
+ * memory).  Each search resets what it reads before writing; the rest is
+ * scratch that search_fop and the step search fill before use. */
+static bool worker_pool(ctx *c, int nthreads) {
+    if (c->npool >= nthreads + 1) return true;
+    for (int i = 0; i < c->npool; i++) free(c->pool[i].own);
+    free(c->pool);
+    c->npool = 0;
+    c->pool = calloc((size_t)nthreads + 1, sizeof *c->pool);
+    if (!c->pool) return false;
+    c->npool = nthreads + 1;
+    for (int i = 0; i < c->npool; i++) c->pool[i].c = c;
+    return true;
+}
+
 static bool search_once(ctx *c, int nthreads, rotor_candidate *best, bool *have,
                         rotor_search_stats *st, front *out_front) {
     const rotor_expr *e = c->e;
@@ -1469,9 +1506,15 @@ static bool search_once(ctx *c, int nthreads, rotor_candidate *best, bool *have,
      * plans as it goes (seed_all_ones).  Before it, an archived plan that
      * fits and the F_op of archived plans just above the cap (probe_archive)
      * give it an incumbent to start from. */
-    worker *seed = calloc(1, sizeof *seed);
-    if (!seed) return false;
-    seed->c = c;
+    if (!worker_pool(c, nthreads)) return false;
+    worker *seed = &c->pool[0], *ws = &c->pool[1];
+    for (int i = 0; i <= nthreads; i++) {
+        worker *w = &c->pool[i];
+        w->have_best = false;
+        memset(&w->st, 0, sizeof w->st);
+        memset(&w->front, 0, sizeof w->front);
+        w->seen = NULL;
+    }
     if (c->spare) {
         /* the fastest plan an earlier search costed that fits this cap */
         for (int i = c->spare->n - 1; i >= 0; i--)
@@ -1526,15 +1569,14 @@ static bool search_once(ctx *c, int nthreads, rotor_candidate *best, bool *have,
             }
         }
     }
-    worker *ws = calloc((size_t)nthreads, sizeof *ws);
-    if (!ws) {
-        free(seed);
-        return false;
-    }
     bool oom = false;
     for (int i = 0; i < nthreads; i++) {
-        ws[i].c = c;
-        if (c->spare && !(ws[i].seen = calloc(1, sizeof *ws[i].seen))) oom = true;
+        if (c->spare && !ws[i].own && !(ws[i].own = malloc(sizeof *ws[i].own))) oom = true;
+        if (c->spare && ws[i].own) {
+            ws[i].own->n = 0;
+            ws[i].own->dropped = false;
+            ws[i].seen = ws[i].own;
+        }
         if (!oom && i >= c->nknaps) {
             /* kept for the ctx's later searches: the lattices they cache stay true */
             struct knap_scratch **nk = realloc(c->knaps, (size_t)(i + 1) * sizeof *nk);
@@ -1562,7 +1604,16 @@ static bool search_once(ctx *c, int nthreads, rotor_candidate *best, bool *have,
     for (int64_t i = 0; i < keep.n && !oom; i++)
         if (!prune(seed, keep.v[i].bound, keep.v[i].mem_bound)) keep.v[kept++] = keep.v[i];
     keep.n = kept;
-    if (keep.n) qsort(keep.v, (size_t)keep.n, sizeof *keep.v, fop_entry_cmp);
+    /* Sorted by (bound, F_op): the list is in walk order, which is F_op
+     * order, so (bound, position) keys order it the same way and sort
+     * faster than the entries themselves. */
+    fop_key *order = keep.n ? malloc((size_t)keep.n * sizeof *order) : NULL;
+    if (keep.n && !order) oom = true;
+    for (int64_t i = 0; i < keep.n && !oom; i++) {
+        order[i].bound = keep.v[i].bound;
+        order[i].pos = i;
+    }
+    if (keep.n && !oom) qsort(order, (size_t)keep.n, sizeof *order, fop_key_cmp);
     for (int i = 0; i < nthreads && !oom; i++) {
         if (c->frontier && seed->front.n) {
             /* every thread starts from the first pass's front */
@@ -1582,7 +1633,8 @@ static bool search_once(ctx *c, int nthreads, rotor_candidate *best, bool *have,
      * incumbent time; each keeps its own best, merged below in thread order
      * under a total order, so the result does not depend on the schedule. */
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads)
-    for (int64_t i = 0; i < keep.n; i++) {
+    for (int64_t k = 0; k < keep.n; k++) {
+        int64_t i = order[k].pos;
         worker *w = &ws[omp_get_thread_num()];
         if (prune(w, keep.v[i].bound, keep.v[i].mem_bound)) continue;
         if (!fop_full_bounds(w, &keep.v[i])) continue;
@@ -1600,17 +1652,15 @@ static bool search_once(ctx *c, int nthreads, rotor_candidate *best, bool *have,
             *best = w->best;
             *have = true;
         }
-        if (w->seen) {
+        if (w->seen)
             for (int k = 0; k < w->seen->n; k++) archive_add(c->spare, &w->seen->v[k]);
-            free(w->seen);
-        }
         /* the fronts merge in thread order; the union's front does not
          * depend on which thread found what */
         for (int k = 0; k < w->front.n; k++) front_add(e, &seed->front, &w->front.v[k]);
         oom |= w->front.oom;
         free(w->front.v);
+        w->front.v = NULL;
     }
-    free(ws);
     oom |= seed->front.oom;
     if (c->frontier && !oom) {
         *out_front = seed->front;
@@ -1620,12 +1670,13 @@ static bool search_once(ctx *c, int nthreads, rotor_candidate *best, bool *have,
     }
     if (oom) {
         free(seed->front.v);
-        free(seed);
+        seed->front.v = NULL;
         free(keep.v);
+        free(order);
         return false;
     }
-    free(seed);
     free(keep.v);
+    free(order);
     return true;
 }
 
@@ -1773,6 +1824,8 @@ static rotor_status ctx_init(ctx *c, const rotor_expr *e, const rotor_chip *chip
 }
 
 static void ctx_free(ctx *c) {
+    for (int i = 0; i < c->npool; i++) free(c->pool[i].own);
+    free(c->pool);
     free(c->counts);
     for (int i = 0; i < c->nknaps; i++) free(c->knaps[i]);
     free(c->knaps);
