@@ -222,22 +222,23 @@ typedef struct ctx {
     int32_t *lb_cap; /* clamped to INT32_MAX: still true */
     /* ... and each F_op's cheap values, so that later searches skip their
      * arithmetic: compute floor (rounded down; -1: not yet, -2: broken
-     * constraint), weak memory floor and all-ones bytes (clamped down). */
+     * constraint; kept from a session's first search on, nfops long), weak
+     * memory floor (-1: not yet) and all-ones bytes (clamped down). */
     float *cf;
     int32_t *weak, *ones;
     int64_t nfops;  /* F_op vectors the walk of pass 1 visits (-1: not yet counted) */
     int64_t *counts; /* a session's fop_count table by axis and room, or NULL */
-    bool cf_filled;  /* a walk has filled cf: later searches scan it (pass1_scan) */
+    bool cf_filled;  /* a walk has filled every cache: later searches scan them (pass1_scan) */
     archive *spare; /* plans earlier searches costed, for the next seed; may be NULL */
     bool frontier;  /* single-pass frontier search: prune by dominance, keep a front */
     double time_cap; /* plans slower than this are not wanted (INFINITY: all) */
     bool session;    /* a rotor_search_session's: keeps lb */
     struct knap_scratch **knaps; /* per search thread, kept across searches */
+    int nknaps;
     /* the seed worker and one per search thread, kept across searches: a
      * worker's scratch is most of a megabyte, not worth clearing each time */
     struct worker *pool;
     int npool;
-    int nknaps;
     int64_t full_cap; /* a session's cap without a memory_cap: no arrays until below it */
 } ctx;
 
