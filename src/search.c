@@ -4,9 +4,11 @@
  * Three levels, each pruned by a lower bound that holds for everything below:
  *   1. F_op.  Lower bound: the model's op_bound (v1: the compute of the same
  *      F_op with every S_a = 1, which no choice of steps can beat) and a
- *      memory bound.  A first pass over all F_op costs the all-ones plan of
- *      each (a valid plan whenever it fits) to seed the incumbent, and keeps
- *      the F_op whose bounds survive, sorted by bound.
+ *      memory bound.  A first pass walks all F_op, costs the all-ones plan
+ *      (a valid plan whenever it fits) of those that might beat the
+ *      incumbent so far, and keeps the F_op whose bounds survive, sorted by
+ *      bound.  A session first searches the F_op of its archived plans
+ *      nearest above the cap (probe_archive), so the walk prunes at once.
  *   2. Steps S_a.  S_a is some tensor's f_t along a, and f_t^X divides P_X, so
  *      S_a ranges over the divisors of the P_X of the tensors carrying a.  The
  *      steps fix padding, L_a, s_a and so the whole compute time.
@@ -220,14 +222,23 @@ typedef struct ctx {
     int32_t *lb_cap; /* clamped to INT32_MAX: still true */
     /* ... and each F_op's cheap values, so that later searches skip their
      * arithmetic: compute floor (rounded down; -1: not yet, -2: broken
-     * constraint), weak memory floor and all-ones bytes (clamped down). */
+     * constraint; kept from a session's first search on, nfops long), weak
+     * memory floor (-1: not yet) and all-ones bytes (clamped down). */
     float *cf;
     int32_t *weak, *ones;
-    int64_t seeded_cap; /* a session: every all-ones plan under it was costed into spare */
+    int64_t nfops;  /* F_op vectors the walk of pass 1 visits (-1: not yet counted) */
+    int64_t *counts; /* a session's fop_count table by axis and room, or NULL */
+    bool cf_filled;  /* a walk has filled every cache: later searches scan them (pass1_scan) */
     archive *spare; /* plans earlier searches costed, for the next seed; may be NULL */
     bool frontier;  /* single-pass frontier search: prune by dominance, keep a front */
     double time_cap; /* plans slower than this are not wanted (INFINITY: all) */
     bool session;    /* a rotor_search_session's: keeps lb */
+    struct knap_scratch **knaps; /* per search thread, kept across searches */
+    int nknaps;
+    /* the seed worker and one per search thread, kept across searches: a
+     * worker's scratch is most of a megabyte, not worth clearing each time */
+    struct worker *pool;
+    int npool;
     int64_t full_cap; /* a session's cap without a memory_cap: no arrays until below it */
 } ctx;
 
@@ -273,11 +284,21 @@ typedef struct worker {
     step_choices sc;
     int64_t scratch[MAX_DIVISORS];
     archive *seen; /* the plans this worker costed (Pareto loop only), or NULL */
+    archive *own;  /* the archive it owns for that (kept with the worker) */
     int64_t weak[ROTOR_MAX_TENSORS]; /* per-tensor memory floor of the F_op */
     int64_t smax[ROTOR_MAX_AXES];    /* largest S_a on offer */
     front front;                     /* the frontier search's plans */
     struct knap_scratch *knap;       /* cap_time_floor's lists (pass 2) */
     double comm_floor;               /* cap_time_floor of the F_op being searched */
+    /* step_floor_upto(t, a) of the current steps prefix, by level a: a
+     * tensor without axis a keeps the value of level a - 1 */
+    int64_t sfl[ROTOR_MAX_AXES][ROTOR_MAX_TENSORS];
+    int64_t sgcd[ROTOR_MAX_AXES][ROTOR_MAX_TENSORS]; /* ... and its ring gcd */
+    /* per F_op (search_fop), for step_floor_upto's axes not yet chosen:
+     * ceil(E_a / F_a), ceil(E_a / (F_a Smax_a)), and the product of the
+     * Smax_b of X's axes b after a prefix (growing only while below P_X) */
+    int64_t len_any[ROTOR_MAX_AXES], sub_any[ROTOR_MAX_AXES];
+    int64_t rest[ROTOR_MAX_TENSORS][ROTOR_MAX_AXES + 1];
 } worker;
 
 /* Would a plan with time >= t and memory >= m be pruned? */
@@ -424,29 +445,22 @@ static int64_t gcd64(int64_t a, int64_t b) {
 /* The same floor when only S_0..S_upto are chosen: an axis b not yet
  * chosen has L_b >= ceil(E_b / F_b) and s_b >= ceil(E_b / (F_b Smax_b)), and
  * gcd(P_X, x y) <= gcd(P_X, x) y bounds the ring from above. */
-static int64_t step_floor_upto(const worker *w, int t, int upto) {
+/* g is gcd(P_X, prod S_a) over X's axes up to `upto` (the caller carries
+ * it from level to level); the values of the axes not yet chosen were
+ * computed once for the F_op (search_fop). */
+static int64_t step_floor_upto(const worker *w, int t, int upto, int64_t g) {
     const ctx *c = w->c;
     const rotor_expr *e = c->e;
     const rotor_tensor *x = &e->tensors[t];
     int64_t at_s = c->chip->element_bytes;
     double plain = 1, compound = 1;
     int64_t len[ROTOR_MAX_AXES], sub[ROTOR_MAX_AXES];
-    /* g = gcd(P_X, prod S_a), one axis at a time: gcd(P, xy) = gcd(P, gcd(P, x) y),
-     * and every factor stays <= N so nothing overflows */
-    int64_t g = 1, rest = 1;
     for (int a = 0; a < e->naxes; a++) {
         if (!x->has_axis[a]) continue;
-        if (a <= upto) {
-            g = gcd64(w->share[t], g * w->steps[a]);
-            len[a] = w->len[a];
-            sub[a] = w->sub[a];
-        } else {
-            int64_t f = w->plan.fop[a], smax = w->smax[a];
-            if (rest < w->share[t]) rest *= smax;
-            len[a] = (e->extent[a] + f - 1) / f;
-            sub[a] = (e->extent[a] + f * smax - 1) / (f * smax);
-        }
+        len[a] = a <= upto ? w->len[a] : w->len_any[a];
+        sub[a] = a <= upto ? w->sub[a] : w->sub_any[a];
     }
+    int64_t rest = w->rest[t][upto + 1];
     if (rest > 1) g = g * rest < w->share[t] ? g * rest : w->share[t];
     /* A compound extent c (L_a/f_a - 1) + L_b/f_b is at least either term's
      * L/f (every L/f >= 1, c >= 1), so a third floor counts each compound
@@ -473,8 +487,17 @@ static int64_t step_floor_upto(const worker *w, int t, int upto) {
     return by_ring > (double)at_s ? (by_ring > 9e15 ? (int64_t)9e15 : (int64_t)by_ring) : at_s;
 }
 
+/* gcd(P_X, prod S_a) over X's axes up to level a, from level a - 1's:
+ * gcd(P, xy) = gcd(P, gcd(P, x) y), and every factor stays <= N so nothing
+ * overflows. */
+static int64_t step_ring_gcd(const worker *w, int t, int a) {
+    int64_t prev = a > 0 ? w->sgcd[a - 1][t] : 1;
+    return w->c->e->tensors[t].has_axis[a] ? gcd64(w->share[t], prev * w->steps[a]) : prev;
+}
+
 static int64_t step_floor(const worker *w, int t) {
-    return step_floor_upto(w, t, w->c->e->naxes - 1);
+    int last = w->c->e->naxes - 1;
+    return step_floor_upto(w, t, last, step_ring_gcd(w, t, last));
 }
 
 /* With F_op and the steps S fixed: padding, compute, floors, then f_t. */
@@ -499,7 +522,8 @@ static void search_steps_leaf(worker *w) {
     w->compute = c->m->step_bound(c->m, e, c->chip, w->plan.fop, w->steps, w->sub);
     int64_t mem = rot ? c->chip->shift_buffer_bytes : 0;
     for (int t = 0; t < e->ntensors; t++) {
-        w->min_bytes[t] = step_floor(w, t);
+        w->min_bytes[t] = e->naxes > 1 && !e->tensors[t].has_axis[e->naxes - 1] ? w->sfl[e->naxes - 2][t]
+                                                                                 : step_floor(w, t);
         mem += w->min_bytes[t];
     }
     if (prune(w, w->compute + w->comm_floor, mem)) {
@@ -540,7 +564,11 @@ static int64_t steps_prefix_mem(worker *w, int a, bool rot) {
     const rotor_expr *e = c->e;
     int64_t mem = rot ? c->chip->shift_buffer_bytes : 0;
     for (int t = 0; t < e->ntensors; t++) {
-        int64_t f = step_floor_upto(w, t, a);
+        /* a tensor without axis a has the floor of the shorter prefix */
+        w->sgcd[a][t] = step_ring_gcd(w, t, a);
+        int64_t f = a > 0 && !e->tensors[t].has_axis[a] ? w->sfl[a - 1][t]
+                                                        : step_floor_upto(w, t, a, w->sgcd[a][t]);
+        w->sfl[a][t] = f;
         mem += f > w->weak[t] ? f : w->weak[t];
     }
     return mem;
@@ -610,6 +638,19 @@ static void search_fop(worker *w, const int64_t *fop) {
         w->smax[a] = sc->v[a][n - 1];
     }
     for (int t = 0; t < e->ntensors; t++) w->weak[t] = tensor_weak_floor(c, t, fop);
+    for (int a = 0; a < e->naxes; a++) {
+        int64_t f = fop[a], smax = w->smax[a];
+        w->len_any[a] = (e->extent[a] + f - 1) / f;
+        w->sub_any[a] = (e->extent[a] + f * smax - 1) / (f * smax);
+    }
+    for (int t = 0; t < e->ntensors; t++)
+        for (int from = 0; from <= e->naxes; from++) {
+            /* the axes after the prefix, in order, as the bound once took them */
+            int64_t rest = 1;
+            for (int a = from; a < e->naxes; a++)
+                if (e->tensors[t].has_axis[a] && rest < w->share[t]) rest *= w->smax[a];
+            w->rest[t][from] = rest;
+        }
     search_steps(w, sc, 0, false);
 }
 
@@ -752,6 +793,41 @@ static double all_ones_bytes(const ctx *c, const int64_t *fop) {
     return bytes;
 }
 
+/* The weak memory floor (fop_mem_bound) and the all-ones bytes
+ * (all_ones_bytes) of an F_op in one pass over its tensors: the walk of
+ * pass 1 computes both for most F_op vectors. */
+static void fop_cheap_mem(const ctx *c, const int64_t *fop, int64_t *mb, double *ones) {
+    const rotor_expr *e = c->e;
+    int64_t l1[ROTOR_MAX_AXES];
+    for (int a = 0; a < e->naxes; a++) l1[a] = (e->extent[a] + fop[a] - 1) / fop[a];
+    int64_t weak = 0;
+    double all = 0;
+    for (int t = 0; t < e->ntensors; t++) {
+        const rotor_tensor *x = &e->tensors[t];
+        int64_t share = 1;
+        for (int a = 0; a < e->naxes; a++)
+            if (!x->has_axis[a]) share *= fop[a];
+        double plain = 1, elems = 1;
+        for (int d = 0; d < x->ndims; d++) {
+            const rotor_dim *dim = &x->dims[d];
+            if (dim->nterms == 1) {
+                double l = (double)l1[dim->axis[0]];
+                plain *= l;
+                elems *= (double)rotor_dim_extent(dim, &l1[dim->axis[0]]);
+            } else {
+                int64_t l[2] = {l1[dim->axis[0]], l1[dim->axis[1]]};
+                elems *= (double)rotor_dim_extent(dim, l);
+            }
+        }
+        double q = ceil(plain / (double)share);
+        if (q > 1e15) q = 1e15;
+        weak += (int64_t)q * c->chip->element_bytes;
+        all += elems * (double)c->chip->element_bytes;
+    }
+    *mb = weak;
+    *ones = all;
+}
+
 /* ---- the time floor of an F_op under the memory cap ---------------------- */
 
 /* Under a tight cap the compute floor of an F_op says little: the plans that
@@ -777,8 +853,25 @@ typedef struct knap_opt {
     double time;
 } knap_opt;
 
+/* The divisor lattice of a ring size P: its divisors ascending and every
+ * triple (j, i, k) with div[i] * div[k] = div[j], by j then i.  The dynamic
+ * program of tensor_options walks these pairs once per dimension; finding
+ * them costs a division per pair of divisors, so each worker keeps the
+ * lattices of the last P it met in a small direct-mapped cache (they depend
+ * on P alone).  P with more divisors or pairs than fit take the loops. */
+#define LAT_DIV 256
+#define LAT_PAIRS 1024
+#define LAT_SLOTS 64
+typedef struct lattice {
+    int64_t share; /* 0: empty */
+    int nd, npairs;
+    int64_t div[LAT_DIV];
+    uint16_t pj[LAT_PAIRS], pi[LAT_PAIRS], pk[LAT_PAIRS];
+} lattice;
+
 #define KNAP_MAX 8192
 typedef struct knap_scratch {
+    lattice lat[LAT_SLOTS];
     knap_opt opt[ROTOR_MAX_TENSORS][MAX_DIVISORS]; /* per tensor, by bytes, time falling */
     int nopt[ROTOR_MAX_TENSORS];
     knap_opt cur[KNAP_MAX], next[KNAP_MAX];
@@ -795,7 +888,21 @@ static int knap_opt_cmp(const void *x, const void *y) {
 
 /* Sorts v and keeps its Pareto front: bytes ascending, time strictly falling. */
 static int knap_front(knap_opt *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, knap_opt_cmp);
+    if (n > 48) {
+        qsort(v, (size_t)n, sizeof *v, knap_opt_cmp);
+    } else {
+        /* most lists are a tensor's few ring sizes: insertion sort, which
+         * orders them as qsort does (equal entries are equal values) */
+        for (int i = 1; i < n; i++) {
+            knap_opt x = v[i];
+            int j = i;
+            while (j > 0 && knap_opt_cmp(&v[j - 1], &x) > 0) {
+                v[j] = v[j - 1];
+                j--;
+            }
+            v[j] = x;
+        }
+    }
     int k = 0;
     for (int i = 0; i < n; i++)
         if (k == 0 || v[i].time < v[k - 1].time) v[k++] = v[i];
@@ -811,6 +918,34 @@ static int div_index(const int64_t *div, int n, int64_t d) {
         else hi = mid;
     }
     return lo;
+}
+
+/* The lattice of `share` from ks's cache, built on a miss; NULL when it
+ * does not fit a slot. */
+static const lattice *lattice_of(knap_scratch *ks, int64_t share) {
+    lattice *l = &ks->lat[share % LAT_SLOTS];
+    if (l->share == share) return l;
+    int nd;
+    divisors(share, ks->div, &nd);
+    if (nd > LAT_DIV) return NULL;
+    int np = 0;
+    for (int j = 0; j < nd; j++)
+        for (int i = 0; i <= j; i++) {
+            if (ks->div[j] % ks->div[i]) continue;
+            if (np == LAT_PAIRS) {
+                l->share = 0;
+                return NULL;
+            }
+            l->pj[np] = (uint16_t)j;
+            l->pi[np] = (uint16_t)i;
+            l->pk[np] = (uint16_t)div_index(ks->div, nd, ks->div[j] / ks->div[i]);
+            np++;
+        }
+    memcpy(l->div, ks->div, (size_t)nd * sizeof *l->div);
+    l->nd = nd;
+    l->npairs = np;
+    l->share = share;
+    return l;
 }
 
 /* Tensor t's options (b_X(Q), tensor_bound) over the ring sizes Q | P_X
@@ -837,10 +972,45 @@ static int64_t tensor_options(const ctx *c, knap_scratch *ks, int t, const int64
         return floor;
     }
     int nd;
-    divisors(share, ks->div, &nd);
+    const lattice *lat = lattice_of(ks, share);
+    if (lat) {
+        nd = lat->nd;
+        memcpy(ks->div, lat->div, (size_t)nd * sizeof *ks->div);
+    } else {
+        divisors(share, ks->div, &nd);
+    }
     const int64_t *div = ks->div;
     for (int j = 0; j < nd; j++) ks->g[j] = j == 0 ? 1.0 : INFINITY;
-    for (int d = 0; d < x->ndims; d++) {
+    for (int d = 0; lat && d < x->ndims; d++) {
+        /* the same dynamic program as below over the lattice's pairs: the
+         * same minima over the same products */
+        const rotor_dim *dim = &x->dims[d];
+        if (dim->nterms == 1) {
+            int a = dim->axis[0];
+            for (int i = 0; i < nd; i++) {
+                int64_t q = div[i];
+                int64_t l = (e->extent[a] + fop[a] * q - 1) / (fop[a] * q);
+                ks->ext[i] = (double)rotor_dim_extent(dim, &l);
+            }
+        } else {
+            int a0 = dim->axis[0], a1 = dim->axis[1];
+            for (int i = 0; i < nd; i++) ks->ext[i] = INFINITY;
+            for (int p = 0; p < lat->npairs; p++) {
+                int64_t u = div[lat->pi[p]], v = div[lat->pk[p]];
+                int64_t l[2] = {(e->extent[a0] + fop[a0] * u - 1) / (fop[a0] * u),
+                                (e->extent[a1] + fop[a1] * v - 1) / (fop[a1] * v)};
+                double x1 = (double)rotor_dim_extent(dim, l);
+                if (x1 < ks->ext[lat->pj[p]]) ks->ext[lat->pj[p]] = x1;
+            }
+        }
+        for (int j = 0; j < nd; j++) ks->ng[j] = INFINITY;
+        for (int p = 0; p < lat->npairs; p++) {
+            double v = ks->g[lat->pk[p]] * ks->ext[lat->pi[p]];
+            if (v < ks->ng[lat->pj[p]]) ks->ng[lat->pj[p]] = v;
+        }
+        memcpy(ks->g, ks->ng, (size_t)nd * sizeof *ks->g);
+    }
+    for (int d = 0; !lat && d < x->ndims; d++) {
         const rotor_dim *dim = &x->dims[d];
         /* ext[i]: least extent of this dimension when its factors multiply to div[i] */
         for (int i = 0; i < nd; i++) {
@@ -943,7 +1113,7 @@ static double knap_least_time(knap_scratch *ks, int nt, int64_t budget) {
 static int64_t fop_strong_floor(const ctx *c, knap_scratch *ks, const int64_t *fop, int64_t index,
                                 bool *ready) {
     const rotor_expr *e = c->e;
-    int32_t *cached = c->floors && index < c->nfloors ? &c->floors[index] : NULL;
+    int32_t *cached = c->floors && index >= 0 && index < c->nfloors ? &c->floors[index] : NULL;
     int64_t mem = 0;
     *ready = false;
     if (cached && *cached >= 0) {
@@ -995,74 +1165,114 @@ static double cap_time_floor(const ctx *c, knap_scratch *ks, const int64_t *fop,
     return best;
 }
 
+#define PROBE_MAX 4
+/* sessions on chips up to this many cores keep a table of subtree sizes */
+#define COUNTS_MAX_CORES 16384
 typedef struct pass1 {
     ctx *c;
-    worker *w;       /* seeds the incumbent with each F_op's all-ones plan */
-    fop_list *keep;  /* NULL on the seeding pass */
+    worker *w;       /* seeds the incumbent with all-ones plans */
+    fop_list *keep;
     int64_t index;   /* F_op vectors visited so far (the floors cache key) */
     int64_t fop[ROTOR_MAX_AXES];
+    /* F_op searched in full before the walk (probe_archive): not kept */
+    int64_t probed[PROBE_MAX][ROTOR_MAX_AXES];
+    int nprobed;
 } pass1;
 
-static void pass1_keep(pass1 *p, int64_t index, double tb, int64_t mb, double ones);
+
+/* The all-ones plan of an F_op that fits the cap (every f_t = 1: valid
+ * whenever it fits), costed when it might beat the incumbent: its time is at
+ * least tb (a floor of every plan of the F_op) plus each tensor's
+ * tensor_bound at ring 1 with its exact bytes (the model's bound
+ * inequality).  Seeding as the walk goes, instead of costing every all-ones
+ * plan before it, costs only the few that improve on the incumbent (for v1
+ * the floor is the plan's time), and the walk prunes with each. */
+static void seed_all_ones(worker *w, const int64_t *fop, double tb) {
+    ctx *c = w->c;
+    const rotor_expr *e = c->e;
+    if (prune(w, tb, 0)) return;
+    double t1 = tb;
+    int64_t mem = 0;
+    for (int t = 0; t < e->ntensors; t++) {
+        int64_t share = 1;
+        for (int a = 0; a < e->naxes; a++)
+            if (!e->tensors[t].has_axis[a]) share *= fop[a];
+        int64_t b = (int64_t)all_ones_bytes_of(c, fop, t);
+        mem += b;
+        t1 += c->m->tensor_bound(c->m, e, c->chip, t, b, 1, share);
+    }
+    if (prune(w, t1, mem)) return;
+    rotor_plan_init(e, &w->plan);
+    memcpy(w->plan.fop, fop, sizeof w->plan.fop);
+    for (int a = 0; a < e->naxes; a++) w->steps[a] = 1;
+    memset(w->bytes, 0, sizeof w->bytes);
+    leaf(w);
+}
+
+static void pass1_consider(pass1 *p, int64_t index, double tb);
 
 static void pass1_visit(pass1 *p) {
     ctx *c = p->c;
     const rotor_expr *e = c->e;
-    worker *w = p->w;
     int64_t index = p->index++;
-    bool cache = p->keep && c->cf && index < c->nfloors;
-    if (cache && c->cf[index] >= 0) {
-        pass1_keep(p, index, c->cf[index], c->weak[index], (double)c->ones[index]);
-        return;
-    }
+    bool cache = c->cf && index < c->nfops;
+    double tb;
     if (cache && c->cf[index] == -2) return;
-    int64_t cores = 1;
-    double pad = 1.0;
-    for (int a = 0; a < e->naxes; a++) {
-        cores *= p->fop[a];
-        int64_t padded = (e->extent[a] + p->fop[a] - 1) / p->fop[a] * p->fop[a];
-        pad *= (double)padded / (double)e->extent[a];
+    if (cache && c->cf[index] >= 0) {
+        tb = c->cf[index];
+    } else {
+        if (c->cons.min_cores > 0 || c->cons.max_padding > 0) {
+            int64_t cores = 1;
+            double pad = 1.0;
+            for (int a = 0; a < e->naxes; a++) {
+                cores *= p->fop[a];
+                int64_t padded = (e->extent[a] + p->fop[a] - 1) / p->fop[a] * p->fop[a];
+                pad *= (double)padded / (double)e->extent[a];
+            }
+            /* S_a > 1 only pads more, so the all-ones padding bounds the F_op's */
+            if (cores < c->cons.min_cores ||
+                (c->cons.max_padding > 0 && pad > c->cons.max_padding * (1 + SLACK))) {
+                if (cache) c->cf[index] = -2;
+                return;
+            }
+        }
+        /* Only the cheap bounds here, and those cached by earlier searches
+         * of a session; the floors that cost a divisor walk
+         * (fop_full_bounds) wait for pass 2, where the incumbent has
+         * tightened and most F_op never need them. */
+        tb = c->m->step_bound(c->m, e, c->chip, p->fop, NULL, NULL);
+        if (cache) {
+            float f = (float)tb;
+            if ((double)f > tb) f = nextafterf(f, -INFINITY);
+            c->cf[index] = f;
+        }
     }
-    /* S_a > 1 only pads more, so the all-ones padding bounds the F_op's */
-    if (cores < c->cons.min_cores || (c->cons.max_padding > 0 && pad > c->cons.max_padding * (1 + SLACK))) {
-        if (cache) c->cf[index] = -2;
-        return;
-    }
-    if (!p->keep) {
-        w->st.fops++;
-        if (all_ones_bytes(c, p->fop) > (double)c->cap) return; /* cannot fit: not costed */
-        /* the all-ones plan: valid whenever it fits */
-        rotor_plan_init(e, &w->plan);
-        memcpy(w->plan.fop, p->fop, sizeof w->plan.fop);
-        for (int a = 0; a < e->naxes; a++) w->steps[a] = 1;
-        memset(w->bytes, 0, sizeof w->bytes);
-        leaf(w);
-        return;
-    }
-    /* Only the cheap bounds here, and those cached by earlier searches of
-     * a session; the floors that cost a divisor walk (fop_full_bounds) wait
-     * for pass 2, where the incumbent has tightened and most F_op never
-     * need them. */
-    double tb = c->m->step_bound(c->m, e, c->chip, p->fop, NULL, NULL);
-    int64_t mb = fop_mem_bound(c, p->fop);
-    double ones = all_ones_bytes(c, p->fop);
-    if (cache) {
-        float f = (float)tb;
-        if ((double)f > tb) f = nextafterf(f, -INFINITY);
-        c->cf[index] = f;
-        c->weak[index] = mb < INT32_MAX ? (int32_t)mb : INT32_MAX;
-        c->ones[index] = ones < (double)INT32_MAX ? (int32_t)ones : INT32_MAX;
-    }
-    pass1_keep(p, index, tb, mb, ones);
+    pass1_consider(p, index, tb);
 }
 
-/* Keeps the F_op in p->fop for pass 2 unless its cheap bounds prune it:
- * compute floor tb, weak memory floor mb, all-ones bytes ones (each a
- * floor), and what earlier searches cached. */
-static void pass1_keep(pass1 *p, int64_t index, double tb, int64_t mb, double ones) {
+/* The F_op in p->fop, the index-th of the walk, with compute floor tb: its
+ * memory floors, the all-ones seed, and the keep list. */
+static void pass1_consider(pass1 *p, int64_t index, double tb) {
     ctx *c = p->c;
     worker *w = p->w;
+    bool cache = c->weak && index < c->nfloors;
+    w->st.fops++;
     double compute = tb;
+    /* the compute floor alone prunes most F_op once the incumbent is good:
+     * their memory floors are not worth computing */
+    if (prune(w, tb, 0)) return;
+    int64_t mb;
+    double ones;
+    if (cache && c->weak[index] >= 0) {
+        mb = c->weak[index];
+        ones = (double)c->ones[index];
+    } else {
+        fop_cheap_mem(c, p->fop, &mb, &ones);
+        if (cache) {
+            c->weak[index] = mb < INT32_MAX ? (int32_t)mb : INT32_MAX;
+            c->ones[index] = ones < (double)INT32_MAX ? (int32_t)ones : INT32_MAX;
+        }
+    }
     if (prune(w, tb, mb)) return;
     if (c->floors && index < c->nfloors && c->floors[index] >= 0) {
         int64_t strong = c->floors[index];
@@ -1071,6 +1281,9 @@ static void pass1_keep(pass1 *p, int64_t index, double tb, int64_t mb, double on
     }
     if (c->lb && index < c->nfloors && c->lb_cap[index] >= c->cap && c->lb[index] > tb) tb = c->lb[index];
     if (tb == INFINITY || prune(w, tb, mb)) return;
+    if (ones <= (double)c->cap) seed_all_ones(w, p->fop, tb);
+    for (int i = 0; i < p->nprobed; i++)
+        if (memcmp(p->probed[i], p->fop, sizeof p->fop) == 0) return;
     fop_list *l = p->keep;
     if (l->n == l->cap) {
         int64_t ncap = l->cap ? 2 * l->cap : 1024;
@@ -1101,13 +1314,50 @@ static bool fop_full_bounds(worker *w, fop_entry *f) {
     if (prune(w, f->bound, mb)) return false;
     w->comm_floor = cap_time_floor(c, w->knap, f->fop, ready);
     double tb = f->compute + w->comm_floor;
-    if (c->lb && f->index < c->nfloors) {
+    if (c->lb && f->index >= 0 && f->index < c->nfloors) {
         float r = (float)tb;
         if ((double)r > tb) r = nextafterf(r, -INFINITY);
         c->lb[f->index] = r;
         c->lb_cap[f->index] = c->cap < INT32_MAX ? (int32_t)c->cap : INT32_MAX;
     }
     return tb != INFINITY && !prune(w, tb, mb);
+}
+
+/* Before the walk, the F_op of the plans archived by earlier searches that
+ * are leanest above the cap are searched in full under it (in parallel, one
+ * worker each).  The fastest plan under a cap a little below a frontier
+ * point's memory mostly keeps that point's F_op and rotates a little more,
+ * so this finds a near-optimal incumbent when no archived plan fits: the
+ * walk and pass 2 then prune from the start, instead of computing the
+ * divisor-walk floors of most F_op vectors while no plan is known.  It only
+ * changes the order in which F_op are searched: each probed F_op is
+ * searched exactly as pass 2 would, and the walk does not keep it again. */
+static void probe_archive(ctx *c, worker *ws, int nthreads, pass1 *p) {
+    const rotor_expr *e = c->e;
+    const archive *ar = c->spare;
+    if (c->frontier || !ar) return;
+    int j = 0;
+    while (j < ar->n && ar->v[j].info.memory <= c->cap) j++;
+    fop_entry fe[PROBE_MAX];
+    for (; j < ar->n && p->nprobed < PROBE_MAX; j++) {
+        const int64_t *fop = ar->v[j].plan.fop;
+        bool dup = false;
+        for (int i = 0; i < p->nprobed && !dup; i++) dup = memcmp(p->probed[i], fop, sizeof p->probed[i]) == 0;
+        if (dup) continue;
+        fop_entry *f = &fe[p->nprobed];
+        memset(f, 0, sizeof *f);
+        memcpy(f->fop, fop, sizeof f->fop);
+        f->compute = f->bound = c->m->step_bound(c->m, e, c->chip, f->fop, NULL, NULL);
+        f->mem_bound = fop_mem_bound(c, f->fop);
+        f->index = -1; /* not looked up in the caches */
+        memcpy(p->probed[p->nprobed++], fop, sizeof p->probed[0]);
+    }
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads)
+    for (int i = 0; i < p->nprobed; i++) {
+        worker *w = &ws[omp_get_thread_num()];
+        if (prune(w, fe[i].bound, fe[i].mem_bound) || !fop_full_bounds(w, &fe[i])) continue;
+        search_fop(w, fe[i].fop);
+    }
 }
 
 static void pass1_walk(pass1 *p, int a, int64_t room) {
@@ -1124,12 +1374,98 @@ static void pass1_walk(pass1 *p, int a, int64_t room) {
     p->fop[a] = 1;
 }
 
-static int fop_entry_cmp(const void *x, const void *y) {
-    const fop_entry *a = x, *b = y;
+/* The number of F_op vectors pass1_walk visits from axis a with `room`
+ * cores left (the length of the floors cache).  With c->counts (a table by
+ * axis and room, -1: not yet known) each count is computed once. */
+static int64_t fop_count(ctx *c, int a, int64_t room) {
+    const rotor_expr *e = c->e;
+    if (a == e->naxes) return 1;
+    int64_t *memo = c->counts ? &c->counts[a * (c->cores + 1) + room] : NULL;
+    if (memo && *memo >= 0) return *memo;
+    int64_t hi = e->extent[a] < room ? e->extent[a] : room, n = 0;
+    if (a + 1 == e->naxes) n = hi;
+    else
+        for (int64_t f = 1; f <= hi; f++) n += fop_count(c, a + 1, room / f);
+    if (memo) *memo = n;
+    return n;
+}
+
+/* The index-th F_op vector of the walk into fop (c->counts is set): at
+ * each axis, skip the subtrees of the smaller factors. */
+static void fop_decode(const ctx *c, int64_t index, int64_t *fop) {
+    const rotor_expr *e = c->e;
+    int64_t room = c->cores;
+    for (int a = 0; a < e->naxes; a++) {
+        int64_t hi = e->extent[a] < room ? e->extent[a] : room;
+        int64_t f = 1;
+        if (a + 1 == e->naxes) {
+            f = index + 1; /* each subtree of the last axis is one vector */
+        } else {
+            /* counting the whole lattice filled every entry read here */
+            const int64_t *next = &c->counts[(a + 1) * (c->cores + 1)];
+            for (; f < hi; f++) {
+                int64_t n = next[room / f];
+                if (index < n) break;
+                index -= n;
+            }
+        }
+        fop[a] = f;
+        room /= f;
+    }
+}
+
+/* Pass 1 over a session's filled caches: every F_op's compute floor is in
+ * c->cf, so a linear scan finds the few the incumbent does not prune and
+ * decodes only those, instead of walking the lattice. */
+static void pass1_scan(pass1 *p) {
+    ctx *c = p->c;
+    worker *w = p->w;
+    /* prune(w, t, 0) holds for every t above thr (sessions search for the
+     * fastest plan, not a front): most F_op stop at one comparison.  Only
+     * this thread moves the incumbent meanwhile, in pass1_consider. */
+    double thr = fmin(c->time_cap * (1 + SLACK), incumbent(c) * (1 + SLACK));
+    int64_t skipped = 0;
+    for (int64_t i = 0; i < c->nfloors; i++) {
+        float v = c->cf[i];
+        if (v < 0) continue; /* breaks a constraint */
+        if (v > thr) {
+            skipped++;
+            continue;
+        }
+        double tb = v;
+        int64_t mb = 0;
+        if (c->weak[i] >= 0) {
+            /* the cached floors, as pass1_consider reads them, before
+             * paying for the decoding */
+            mb = c->weak[i];
+            if (c->floors[i] >= 0) {
+                int64_t strong = c->floors[i];
+                if (c->ones[i] > c->cap) strong += c->chip->shift_buffer_bytes;
+                if (strong > mb) mb = strong;
+            }
+            if (c->lb_cap[i] >= c->cap && c->lb[i] > tb) tb = c->lb[i];
+        }
+        if (tb == INFINITY || prune(w, tb, mb)) {
+            w->st.fops++;
+            continue;
+        }
+        fop_decode(c, i, p->fop);
+        pass1_consider(p, i, v);
+        thr = fmin(c->time_cap * (1 + SLACK), incumbent(c) * (1 + SLACK));
+    }
+    w->st.fops += skipped;
+    p->index = c->nfloors;
+}
+
+typedef struct fop_key {
+    double bound;
+    int64_t pos; /* in the keep list */
+} fop_key;
+
+static int fop_key_cmp(const void *x, const void *y) {
+    const fop_key *a = x, *b = y;
     if (a->bound != b->bound) return a->bound < b->bound ? -1 : 1;
-    for (int i = 0; i < ROTOR_MAX_AXES; i++)
-        if (a->fop[i] != b->fop[i]) return a->fop[i] < b->fop[i] ? -1 : 1;
-    return 0;
+    return (a->pos > b->pos) - (a->pos < b->pos);
 }
 
 static void merge_stats(rotor_search_stats *to, const rotor_search_stats *from) {
@@ -1143,6 +1479,21 @@ static void merge_stats(rotor_search_stats *to, const rotor_search_stats *from) 
 
 /* One exact branch and bound for the fastest plan under c->cap.  Returns
  * false when out of memory; *have says whether any plan fits. */
+/* c->pool with room for the seed and nthreads workers (false: out of
+ * memory).  Each search resets what it reads before writing; the rest is
+ * scratch that search_fop and the step search fill before use. */
+static bool worker_pool(ctx *c, int nthreads) {
+    if (c->npool >= nthreads + 1) return true;
+    for (int i = 0; i < c->npool; i++) free(c->pool[i].own);
+    free(c->pool);
+    c->npool = 0;
+    c->pool = calloc((size_t)nthreads + 1, sizeof *c->pool);
+    if (!c->pool) return false;
+    c->npool = nthreads + 1;
+    for (int i = 0; i < c->npool; i++) c->pool[i].c = c;
+    return true;
+}
+
 static bool search_once(ctx *c, int nthreads, rotor_candidate *best, bool *have,
                         rotor_search_stats *st, front *out_front) {
     const rotor_expr *e = c->e;
@@ -1151,11 +1502,20 @@ static bool search_once(ctx *c, int nthreads, rotor_candidate *best, bool *have,
     memcpy(&infbits, &inf, sizeof infbits);
     atomic_store(&c->incumbent, infbits);
 
-    /* Pass 1: the all-ones plan of every F_op seeds the incumbent; pass 1b
-     * keeps the F_op whose bounds survive it, best bound first. */
-    worker *seed = calloc(1, sizeof *seed);
-    if (!seed) return false;
-    seed->c = c;
+    /* Pass 1: the walk over F_op keeps those whose bounds survive the
+     * incumbent, best bound first, and seeds the incumbent with all-ones
+     * plans as it goes (seed_all_ones).  Before it, an archived plan that
+     * fits and the F_op of archived plans just above the cap (probe_archive)
+     * give it an incumbent to start from. */
+    if (!worker_pool(c, nthreads)) return false;
+    worker *seed = &c->pool[0], *ws = &c->pool[1];
+    for (int i = 0; i <= nthreads; i++) {
+        worker *w = &c->pool[i];
+        w->have_best = false;
+        memset(&w->st, 0, sizeof w->st);
+        memset(&w->front, 0, sizeof w->front);
+        w->seen = NULL;
+    }
     if (c->spare) {
         /* the fastest plan an earlier search costed that fits this cap */
         for (int i = c->spare->n - 1; i >= 0; i--)
@@ -1165,69 +1525,97 @@ static bool search_once(ctx *c, int nthreads, rotor_candidate *best, bool *have,
             }
         seed->seen = c->spare;
     }
-    pass1 p = {.c = c, .w = seed};
-    /* In a session whose archive has kept every plan costed so far, the
-     * all-ones plans under an earlier cap are there already (or a plan as
-     * fast with no more memory): the seeding walk would add nothing. */
-    bool seeded = c->session && c->spare && !c->spare->dropped && c->cap <= c->seeded_cap && c->cf;
-    if (seeded) {
-        p.index = c->nfloors;
-    } else {
-        pass1_walk(&p, 0, c->cores);
-        if (c->session && c->cap > c->seeded_cap) c->seeded_cap = c->cap;
+    if (c->nfops < 0) {
+        /* a session's table of subtree sizes, for pass1_scan's decoding */
+        if (c->session && c->cores <= COUNTS_MAX_CORES &&
+            (c->counts = malloc((size_t)(c->e->naxes + 1) * (size_t)(c->cores + 1) * sizeof *c->counts)))
+            for (int64_t i = 0; i < (int64_t)(c->e->naxes + 1) * (c->cores + 1); i++) c->counts[i] = -1;
+        c->nfops = fop_count(c, 0, c->cores);
     }
     fop_list keep = {0};
-    /* 4 bytes per F_op vector (12 in a session); past 2^22 vectors
-     * recompute instead.  A session's search under its full cap (the
-     * compiler's first, for the fastest plan) keeps none: most sessions
-     * never search again. */
-    if (!c->floors && p.index <= ((int64_t)1 << 22) && !(c->session && c->cap >= c->full_cap)) {
-        c->floors = malloc((size_t)(p.index ? p.index : 1) * sizeof *c->floors);
+    /* 4 bytes per F_op vector (24 in a session); past 2^22 vectors
+     * recompute instead.  A session keeps each F_op's compute floor from its
+     * first search on, so that its first capped search scans them instead
+     * of walking again (the floor costs the model's op_bound per F_op), and
+     * the rest only from its first search below its full cap (the
+     * compiler's first search, for the fastest plan, is the only one of
+     * most sessions). */
+    bool small = c->nfops <= ((int64_t)1 << 22);
+    size_t nalloc = (size_t)(c->nfops ? c->nfops : 1);
+    if (c->session && small && !c->cf && (c->cf = malloc(nalloc * sizeof *c->cf)))
+        for (int64_t i = 0; i < c->nfops; i++) c->cf[i] = -1;
+    if (!c->floors && small && !(c->session && c->cap >= c->full_cap)) {
+        c->floors = malloc(nalloc * sizeof *c->floors);
         if (c->floors) {
-            c->nfloors = p.index;
-            for (int64_t i = 0; i < p.index; i++) c->floors[i] = -1;
+            c->nfloors = c->nfops;
+            for (int64_t i = 0; i < c->nfops; i++) c->floors[i] = -1;
         }
-        if (c->floors && c->session) {
-            size_t n = (size_t)(p.index ? p.index : 1);
-            c->lb = malloc(n * sizeof *c->lb);
-            c->lb_cap = malloc(n * sizeof *c->lb_cap);
-            c->cf = malloc(n * sizeof *c->cf);
-            c->weak = malloc(n * sizeof *c->weak);
-            c->ones = malloc(n * sizeof *c->ones);
-            if (!c->lb || !c->lb_cap || !c->cf || !c->weak || !c->ones) {
+        if (c->floors && c->cf) {
+            c->lb = malloc(nalloc * sizeof *c->lb);
+            c->lb_cap = malloc(nalloc * sizeof *c->lb_cap);
+            c->weak = malloc(nalloc * sizeof *c->weak);
+            c->ones = malloc(nalloc * sizeof *c->ones);
+            if (!c->lb || !c->lb_cap || !c->weak || !c->ones) {
                 free(c->lb);
                 free(c->lb_cap);
-                free(c->cf);
                 free(c->weak);
                 free(c->ones);
                 c->lb = NULL;
                 c->lb_cap = NULL;
-                c->cf = NULL;
                 c->weak = c->ones = NULL;
             }
-            for (int64_t i = 0; c->lb && i < p.index; i++) {
+            for (int64_t i = 0; c->lb && i < c->nfops; i++) {
                 c->lb_cap[i] = -1;
-                c->cf[i] = -1;
+                c->weak[i] = -1;
             }
         }
     }
-    p.keep = &keep;
-    p.index = 0;
-    pass1_walk(&p, 0, c->cores);
-    worker *ws = keep.oom ? NULL : calloc((size_t)nthreads, sizeof *ws);
-    if (!ws) {
-        free(keep.v);
-        free(seed);
-        return false;
-    }
-    if (keep.n) qsort(keep.v, (size_t)keep.n, sizeof *keep.v, fop_entry_cmp);
     bool oom = false;
     for (int i = 0; i < nthreads; i++) {
-        ws[i].c = c;
-        ws[i].best = seed->best;
-        ws[i].have_best = seed->have_best;
-        if (c->spare && !(ws[i].seen = calloc(1, sizeof *ws[i].seen))) oom = true;
-        if (!(ws[i].knap = malloc(sizeof *ws[i].knap))) oom = true;
+        if (c->spare && !ws[i].own && !(ws[i].own = malloc(sizeof *ws[i].own))) oom = true;
+        if (c->spare && ws[i].own) {
+            ws[i].own->n = 0;
+            ws[i].own->dropped = false;
+            ws[i].seen = ws[i].own;
+        }
+        if (!oom && i >= c->nknaps) {
+            /* kept for the ctx's later searches: the lattices they cache stay true */
+            struct knap_scratch **nk = realloc(c->knaps, (size_t)(i + 1) * sizeof *nk);
+            if (nk) c->knaps = nk;
+            if (nk && (nk[i] = malloc(sizeof *nk[i]))) {
+                for (int k = 0; k < LAT_SLOTS; k++) nk[i]->lat[k].share = 0;
+                c->nknaps = i + 1;
+            }
+        }
+        if (i < c->nknaps) ws[i].knap = c->knaps[i];
+        else oom = true;
+    }
+    pass1 p = {.c = c, .w = seed, .keep = &keep};
+    if (!oom) probe_archive(c, ws, nthreads, &p);
+    if (!oom && c->cf_filled && c->weak && c->counts) pass1_scan(&p);
+    else if (!oom) pass1_walk(&p, 0, c->cores);
+    /* a walk with every cache in place: later searches may scan them (the
+     * first below the full cap walks, reading the compute floors the full
+     * cap's walk left, since most of its F_op need their memory floors) */
+    if (!oom && c->weak) c->cf_filled = true;
+    oom |= keep.oom;
+    /* The incumbent has tightened since most F_op were kept: drop those it
+     * now prunes before sorting the rest. */
+    int64_t kept = 0;
+    for (int64_t i = 0; i < keep.n && !oom; i++)
+        if (!prune(seed, keep.v[i].bound, keep.v[i].mem_bound)) keep.v[kept++] = keep.v[i];
+    keep.n = kept;
+    /* Sorted by (bound, F_op): the list is in walk order, which is F_op
+     * order, so (bound, position) keys order it the same way and sort
+     * faster than the entries themselves. */
+    fop_key *order = keep.n ? malloc((size_t)keep.n * sizeof *order) : NULL;
+    if (keep.n && !order) oom = true;
+    for (int64_t i = 0; i < keep.n && !oom; i++) {
+        order[i].bound = keep.v[i].bound;
+        order[i].pos = i;
+    }
+    if (keep.n && !oom) qsort(order, (size_t)keep.n, sizeof *order, fop_key_cmp);
+    for (int i = 0; i < nthreads && !oom; i++) {
         if (c->frontier && seed->front.n) {
             /* every thread starts from the first pass's front */
             front *f = &ws[i].front;
@@ -1246,9 +1634,11 @@ static bool search_once(ctx *c, int nthreads, rotor_candidate *best, bool *have,
      * incumbent time; each keeps its own best, merged below in thread order
      * under a total order, so the result does not depend on the schedule. */
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads)
-    for (int64_t i = 0; i < keep.n; i++) {
+    for (int64_t k = 0; k < keep.n; k++) {
+        int64_t i = order[k].pos;
         worker *w = &ws[omp_get_thread_num()];
-        if (prune(w, keep.v[i].bound, keep.v[i].mem_bound) || !fop_full_bounds(w, &keep.v[i])) continue;
+        if (prune(w, keep.v[i].bound, keep.v[i].mem_bound)) continue;
+        if (!fop_full_bounds(w, &keep.v[i])) continue;
         search_fop(w, keep.v[i].fop);
     }
 
@@ -1263,18 +1653,15 @@ static bool search_once(ctx *c, int nthreads, rotor_candidate *best, bool *have,
             *best = w->best;
             *have = true;
         }
-        if (w->seen) {
+        if (w->seen)
             for (int k = 0; k < w->seen->n; k++) archive_add(c->spare, &w->seen->v[k]);
-            free(w->seen);
-        }
-        free(w->knap);
         /* the fronts merge in thread order; the union's front does not
          * depend on which thread found what */
         for (int k = 0; k < w->front.n; k++) front_add(e, &seed->front, &w->front.v[k]);
         oom |= w->front.oom;
         free(w->front.v);
+        w->front.v = NULL;
     }
-    free(ws);
     oom |= seed->front.oom;
     if (c->frontier && !oom) {
         *out_front = seed->front;
@@ -1284,12 +1671,13 @@ static bool search_once(ctx *c, int nthreads, rotor_candidate *best, bool *have,
     }
     if (oom) {
         free(seed->front.v);
-        free(seed);
+        seed->front.v = NULL;
         free(keep.v);
+        free(order);
         return false;
     }
-    free(seed);
     free(keep.v);
+    free(order);
     return true;
 }
 
@@ -1415,6 +1803,7 @@ static rotor_status ctx_init(ctx *c, const rotor_expr *e, const rotor_chip *chip
     c->cores = rotor_chip_cores(chip);
     c->cap = chip->sram_bytes;
     c->time_cap = INFINITY;
+    c->nfops = -1;
     if (opt && opt->pareto_time_ratio != 0 && !(opt->pareto_time_ratio >= 1))
         return rotor_fail(err, ROTOR_ERR_INPUT, "search: pareto_time_ratio must be 0 or at least 1, got %g",
                           opt->pareto_time_ratio);
@@ -1436,6 +1825,11 @@ static rotor_status ctx_init(ctx *c, const rotor_expr *e, const rotor_chip *chip
 }
 
 static void ctx_free(ctx *c) {
+    for (int i = 0; i < c->npool; i++) free(c->pool[i].own);
+    free(c->pool);
+    free(c->counts);
+    for (int i = 0; i < c->nknaps; i++) free(c->knaps[i]);
+    free(c->knaps);
     free(c->floors);
     free(c->lb);
     free(c->lb_cap);

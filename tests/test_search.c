@@ -797,3 +797,92 @@ Test(search, a_session_answers_every_cap_with_the_frontier_point_under_it, .time
     mk2.shift_buffer_bytes = 512;
     check_session("ipu-mk2 MatMul, 4 KiB SRAM", &mm, &mk2, &rng);
 }
+
+/* The compiler's pattern, against the brute force itself: a session asked
+ * its full cap, then one byte below each frontier point in turn, so that
+ * every search after the first runs under a cap that no plan costed so far
+ * fits.  Those searches start from the F_op of the archived plans just
+ * above the cap (probe_archive) and seed all-ones plans during the walk;
+ * neither may change the answer: the brute force's frontier point with the
+ * most memory under the cap (time and memory), or no plan below the
+ * leanest.  Random small convolutions (plain, strided, 2-D) and MatMuls on
+ * chips whose SRAM binds, with 1 and 2 threads. */
+Test(search, a_session_walking_down_the_frontier_matches_the_brute_force, .timeout = 300) {
+    const uint64_t seed = 4099;
+    uint64_t rng = seed;
+    static bf_result r; /* 64 KiB frontier: keep it off the stack */
+    int walked = 0;
+    for (int i = 0; i < 60; i++) {
+        int kind = i % 4;
+        char dims[128], desc[128], label[400];
+        const char *text;
+        int64_t tot;
+        if (kind < 2) {
+            int64_t f = bf_rand_range(&rng, 1, 6), c = bf_rand_range(&rng, 1, 6), h = bf_rand_range(&rng, 1, 9),
+                    kh = bf_rand_range(&rng, 1, 3);
+            snprintf(dims, sizeof dims, "f=%lld,c=%lld,h=%lld,kh=%lld", (long long)f, (long long)c, (long long)h,
+                     (long long)kh);
+            text = kind ? "O[f,h] += I[c,2*h+kh] * W[f,c,kh]" : "O[f,h] += I[c,h+kh] * W[f,c,kh]";
+            tot = 2 * (f * h + c * (2 * h + kh) + f * c * kh);
+        } else if (kind == 2) {
+            int64_t f = bf_rand_range(&rng, 1, 3), c = bf_rand_range(&rng, 1, 3), h = bf_rand_range(&rng, 2, 4),
+                    w = bf_rand_range(&rng, 2, 4), kh = bf_rand_range(&rng, 1, 2), kw = bf_rand_range(&rng, 1, 2);
+            snprintf(dims, sizeof dims, "b=1,f=%lld,c=%lld,h=%lld,w=%lld,kh=%lld,kw=%lld", (long long)f,
+                     (long long)c, (long long)h, (long long)w, (long long)kh, (long long)kw);
+            text = "O[b,f,h,w] += I[b,c,h+kh,w+kw] * W[f,c,kh,kw]";
+            tot = 2 * (f * h * w + c * (h + kh) * (w + kw) + f * c * kh * kw);
+        } else {
+            int64_t m = bf_rand_range(&rng, 1, 32), k = bf_rand_range(&rng, 1, 32), n = bf_rand_range(&rng, 1, 32);
+            snprintf(dims, sizeof dims, "m=%lld,k=%lld,n=%lld", (long long)m, (long long)k, (long long)n);
+            text = "C[m,n] += A[m,k] * B[k,n]";
+            tot = 2 * (m * k + k * n + m * n);
+        }
+        rotor_chip chip = random_chip(&rng, tot, desc, sizeof desc);
+        snprintf(label, sizeof label, "seed %llu case %d: %s [%s] chip %s", (unsigned long long)seed, i, text,
+                 dims, desc);
+        rotor_expr e = make_expr(text, dims);
+        bf_limits lim = {0};
+        bf_search(&e, &chip, &lim, &r);
+        cr_assert(!r.front_overflow, "%s: brute-force frontier overflowed", label);
+        if (!r.found) continue;
+        /* the frontier by memory descending, so by time ascending */
+        bf_point front[4096];
+        int n = r.nfront;
+        memcpy(front, r.front, (size_t)n * sizeof *front);
+        for (int a = 1; a < n; a++)
+            for (int b = a; b > 0 && front[b - 1].memory < front[b].memory; b--) {
+                bf_point t = front[b];
+                front[b] = front[b - 1];
+                front[b - 1] = t;
+            }
+        if (n > 2) walked++;
+        for (int threads = 1; threads <= 2; threads++) {
+            rotor_search_options so = {.threads = threads};
+            rotor_search_session *s;
+            rotor_error err = {{0}};
+            cr_assert_eq(rotor_search_session_open(&e, &chip, &so, &s, &err), ROTOR_OK, "%s: %s", label, err.msg);
+            /* the full cap, then one byte below each point: the next point */
+            for (int j = -1; j < n; j++) {
+                int64_t cap = j < 0 ? 0 : front[j].memory - 1;
+                int want = j + 1;
+                rotor_candidate got;
+                /* (a cap of 0 would ask the session's own) */
+                rotor_status st = j >= 0 && cap <= 0 ? ROTOR_ERR_NOFIT
+                                                     : rotor_search_session_best(s, cap, 0, &got, NULL, &err);
+                if (want == n) {
+                    cr_assert_eq(st, ROTOR_ERR_NOFIT, "%s, %d threads: cap %lld: a plan below the leanest point",
+                                 label, threads, (long long)cap);
+                    continue;
+                }
+                cr_assert_eq(st, ROTOR_OK, "%s, %d threads: cap %lld: %s", label, threads, (long long)cap, err.msg);
+                cr_assert(close_rel(got.cost.total, front[want].total) && got.info.memory == front[want].memory,
+                          "%s, %d threads: cap %lld: session (%.17g, %lld), brute force point %d (%.17g, %lld)",
+                          label, threads, (long long)cap, got.cost.total, (long long)got.info.memory, want,
+                          front[want].total, (long long)front[want].memory);
+            }
+            rotor_search_session_close(s);
+        }
+    }
+    cr_log_info("%d of the cases have 3 frontier points or more", walked);
+    cr_assert_geq(walked, 8, "too few frontiers worth the name: %d", walked);
+}
