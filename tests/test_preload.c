@@ -412,68 +412,44 @@ Test(preload, a_link_bound_preload_shares_the_link_with_a_blocking_core_not_a_ba
     rotor_preload_model_free(m);
 }
 
-Test(preload, shifts_and_a_link_bound_preload_share_the_link_half_and_half) {
-    /* As above, non-blocking, but Op0 also receives 50 bytes of shifts: both
-     * flows want the whole link and get half each, so the shifts take
-     * [0, 100] (a stall of 90) while 50 of the preload's bytes land; the
-     * other 50 go alone [100, 150], and exe 1 is [150, 155].  Were the
-     * preload never slowed (priority), exe 0 would be [0, 150] and the
-     * latency the same; with 300 bytes of shifts instead, sharing gives
-     * exe 0 [0, 400] (200 ps shared, 200 alone) and pre 1 ends at 200:
-     * exe 1 [400, 405]. */
-    rotor_preload_chip c = {.cores = 1, .sram_bytes = 200, .hbm_bw = 10000000000000, .link_bw = 1000000000000};
-    rotor_preload_plan p0 = {.time_ps = 10, .space_bytes = 10, .share = 1, .traffic_bytes = 50};
-    static const rotor_preload_plan p1 = {.time_ps = 5, .space_bytes = 100, .share = 1};
-    rotor_preload_op_desc ops[2] = {{.hbm_bytes = 0, .nplans = 1, .plans = &p0},
-                                    {.hbm_bytes = 100, .nplans = 1, .plans = &p1}};
-    rotor_preload_model *m = make(&c, ops, 2);
-    rotor_preload_choice ch[2] = {{0, 0, 1}, {0, 0, 0}};
-    rotor_preload_result r = eval(m, ch, NULL);
-    cr_assert_eq(r.ops[0].exe_end_ps, 100);
-    cr_assert_eq(r.ops[0].stall_ps, 90);
-    cr_assert_eq(r.ops[1].pre_end_ps, 150);
-    cr_assert_eq(r.latency_ps, 155);
-    rotor_preload_result_free(&r);
-    rotor_preload_model_free(m);
-    p0.traffic_bytes = 300;
-    m = make(&c, ops, 2);
-    r = eval(m, ch, NULL);
-    cr_assert_eq(r.ops[1].pre_end_ps, 200);
-    cr_assert_eq(r.ops[0].exe_end_ps, 400);
-    cr_assert_eq(r.latency_ps, 405);
-    rotor_preload_result_free(&r);
-    rotor_preload_model_free(m);
-}
-
-Test(preload, an_execution_shares_the_link_with_an_hbm_bound_preload) {
-    /* HBM 5e11 B/s: Op1's 100 bytes take max(200, 100) = 200 ps, so the
-     * preload uses half of the 1e12 B/s link for [0, 200] (half is also its
-     * fair share, so the execution beside it does not slow it).  Op0 computes
-     * 10 ps and receives 50 bytes of shifts: at half the link they take
-     * 100 ps, so exe 0 is [0, 100] (a stall of 90).  If Op0 needs 300 bytes,
-     * 200 ps of half link carry 100 of them and the last 200 go at full rate
-     * after the preload: exe 0 is [0, 400]. */
-    rotor_preload_chip c = {.cores = 1, .sram_bytes = 200, .hbm_bw = 500000000000, .link_bw = 1000000000000};
-    rotor_preload_plan p0 = {.time_ps = 10, .space_bytes = 10, .share = 1, .traffic_bytes = 50};
-    static const rotor_preload_plan p1 = {.time_ps = 5, .space_bytes = 100, .share = 1};
-    rotor_preload_op_desc ops[2] = {{.hbm_bytes = 0, .nplans = 1, .plans = &p0},
-                                    {.hbm_bytes = 100, .nplans = 1, .plans = &p1}};
-    rotor_preload_model *m = make(&c, ops, 2);
-    rotor_preload_choice ch[2] = {{0, 0, 1}, {0, 0, 0}};
-    rotor_preload_result r = eval(m, ch, NULL);
-    cr_assert_eq(r.ops[1].pre_end_ps, 200);
-    cr_assert_eq(r.ops[0].exe_end_ps, 100);
-    cr_assert_eq(r.ops[0].stall_ps, 90);
-    cr_assert_eq(r.latency_ps, 205);
-    rotor_preload_result_free(&r);
-    rotor_preload_model_free(m);
-    p0.traffic_bytes = 300;
-    m = make(&c, ops, 2);
-    r = eval(m, ch, NULL);
-    cr_assert_eq(r.ops[0].exe_end_ps, 400);
-    cr_assert_eq(r.latency_ps, 405);
-    rotor_preload_result_free(&r);
-    rotor_preload_model_free(m);
+Test(preload, shifts_share_the_link_fairly_with_a_link_bound_or_an_hbm_bound_preload) {
+    /* Op0 computes 10 ps (non-blocking) and receives `traffic` bytes of
+     * shifts while Op1's 100 bytes preload (p_0 = 1); link 1e12 B/s.
+     *  - HBM 1e13 B/s: the preload is link-bound (100 ps, the whole link).
+     *    Both flows want the whole link and get half each.  50 bytes of
+     *    shifts take [0, 100] (a stall of 90) while 50 preload bytes land; the
+     *    other 50 go alone [100, 150]; exe 1 [150, 155].  (Were the preload
+     *    never slowed, exe 0 would be [0, 150] and the latency the same.)
+     *    300 bytes: 200 ps shared (100 each), then 200 alone: exe 0 [0, 400],
+     *    pre 1 ends at 200, exe 1 [400, 405].
+     *  - HBM 5e11 B/s: the preload is HBM-bound, max(200, 100) = 200 ps at
+     *    half the link, which is also its fair share: never slowed, [0, 200].
+     *    50 bytes at the other half: exe 0 [0, 100]; exe 1 [200, 205].
+     *    300 bytes: 100 by 200 ps, the last 200 alone: exe 0 [0, 400]. */
+    static const struct {
+        int64_t hbm_bw, traffic, exe0_end, stall0, pre1_end, latency;
+    } rows[] = {
+        {10000000000000, 50, 100, 90, 150, 155},
+        {10000000000000, 300, 400, 390, 200, 405},
+        {500000000000, 50, 100, 90, 200, 205},
+        {500000000000, 300, 400, 390, 200, 405},
+    };
+    for (size_t k = 0; k < sizeof rows / sizeof rows[0]; k++) {
+        rotor_preload_chip c = {.cores = 1, .sram_bytes = 200, .hbm_bw = rows[k].hbm_bw, .link_bw = 1000000000000};
+        rotor_preload_plan p0 = {.time_ps = 10, .space_bytes = 10, .share = 1, .traffic_bytes = rows[k].traffic};
+        static const rotor_preload_plan p1 = {.time_ps = 5, .space_bytes = 100, .share = 1};
+        rotor_preload_op_desc ops[2] = {{.hbm_bytes = 0, .nplans = 1, .plans = &p0},
+                                        {.hbm_bytes = 100, .nplans = 1, .plans = &p1}};
+        rotor_preload_model *m = make(&c, ops, 2);
+        rotor_preload_choice ch[2] = {{0, 0, 1}, {0, 0, 0}};
+        rotor_preload_result r = eval(m, ch, NULL);
+        cr_assert_eq(r.ops[0].exe_end_ps, rows[k].exe0_end, "row %zu", k);
+        cr_assert_eq(r.ops[0].stall_ps, rows[k].stall0, "row %zu", k);
+        cr_assert_eq(r.ops[1].pre_end_ps, rows[k].pre1_end, "row %zu", k);
+        cr_assert_eq(r.latency_ps, rows[k].latency, "row %zu", k);
+        rotor_preload_result_free(&r);
+        rotor_preload_model_free(m);
+    }
 }
 
 Test(preload, distribution_precedes_local_execution) {
