@@ -28,6 +28,38 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) {
     return EXIT_BADINPUT;
 }
 
+/* --topology: all-to-all or mesh:WxH, set on the chip and validated. */
+rotor_status cli_apply_topology(rotor_chip *chip, const char *topo, rotor_error *err) {
+    char a[64], b[64], c[64];
+    long long w, h;
+    char tail;
+    if (!strcmp(topo, "all-to-all")) {
+        snprintf(a, sizeof a, "topology=all-to-all");
+        snprintf(b, sizeof b, "mesh_width=0");
+        snprintf(c, sizeof c, "mesh_height=0");
+    } else if (sscanf(topo, "mesh:%lldx%lld%c", &w, &h, &tail) == 2 && w > 0 && h > 0) {
+        snprintf(a, sizeof a, "topology=mesh");
+        snprintf(b, sizeof b, "mesh_width=%lld", w);
+        snprintf(c, sizeof c, "mesh_height=%lld", h);
+    } else {
+        return rotor_fail(err, ROTOR_ERR_INPUT, "--topology: expected all-to-all or mesh:WxH, got '%s'", topo);
+    }
+    rotor_status st;
+    if ((st = rotor_chip_set(chip, a, err)) || (st = rotor_chip_set(chip, b, err)) ||
+        (st = rotor_chip_set(chip, c, err)))
+        return st;
+    if ((st = rotor_chip_validate(chip, err))) rotor_error_prefix(err, "--topology");
+    return st;
+}
+
+const char *cli_topology_text(const rotor_chip *chip, char *buf, size_t size) {
+    if (chip->topology == ROTOR_TOPO_MESH)
+        snprintf(buf, size, "mesh %lldx%lld", (long long)chip->mesh_width, (long long)chip->mesh_height);
+    else
+        snprintf(buf, size, "all-to-all");
+    return buf;
+}
+
 bool cli_parse_bandwidth(const char *s, double *gbps) {
     char *end;
     double v = strtod(s, &end);

@@ -63,40 +63,22 @@ typedef struct run {
     double sim_seconds;
 } run;
 
+/* Writes --trace's text (NULL: out of memory) to path and frees it; exit 2
+ * with one line when the file cannot be written. */
+static int write_trace_text(const char *path, char *text) {
+    FILE *f = text ? fopen(path, "wb") : NULL;
+    bool ok = f && fputs(text, f) >= 0;
+    if (f && fclose(f) != 0) ok = false;
+    free(text);
+    if (!ok) {
+        fprintf(stderr, "rotor schedule: --trace: %s: cannot write\n", path);
+        return EXIT_BADINPUT;
+    }
+    return 0;
+}
+
 static double us(int64_t ps) { return (double)ps * 1e-6; }
 static double pct(double a, double b) { return b > 0 ? 100.0 * a / b : 0.0; }
-
-/* --topology: the simulated network of one chip (as rotor simulate). */
-static rotor_status apply_topology(rotor_chip *chip, const char *topo, rotor_error *err) {
-    char a[64], b[64], c[64];
-    long long w, h;
-    char tail;
-    if (!strcmp(topo, "all-to-all")) {
-        snprintf(a, sizeof a, "topology=all-to-all");
-        snprintf(b, sizeof b, "mesh_width=0");
-        snprintf(c, sizeof c, "mesh_height=0");
-    } else if (sscanf(topo, "mesh:%lldx%lld%c", &w, &h, &tail) == 2 && w > 0 && h > 0) {
-        snprintf(a, sizeof a, "topology=mesh");
-        snprintf(b, sizeof b, "mesh_width=%lld", w);
-        snprintf(c, sizeof c, "mesh_height=%lld", h);
-    } else {
-        return rotor_fail(err, ROTOR_ERR_INPUT, "--topology: expected all-to-all or mesh:WxH, got '%s'", topo);
-    }
-    rotor_status st;
-    if ((st = rotor_chip_set(chip, a, err)) || (st = rotor_chip_set(chip, b, err)) ||
-        (st = rotor_chip_set(chip, c, err)))
-        return st;
-    if ((st = rotor_chip_validate(chip, err))) rotor_error_prefix(err, "--topology");
-    return st;
-}
-
-static const char *topology_text(const rotor_chip *chip, char *buf, size_t size) {
-    if (chip->topology == ROTOR_TOPO_MESH)
-        snprintf(buf, size, "mesh %lldx%lld", (long long)chip->mesh_width, (long long)chip->mesh_height);
-    else
-        snprintf(buf, size, "all-to-all");
-    return buf;
-}
 
 /* Simulated vs analytical, one row per replayed design. */
 static void print_sim(const rotor_chip *simchip, const run *runs, int nruns) {
@@ -106,7 +88,7 @@ static void print_sim(const rotor_chip *simchip, const run *runs, int nruns) {
         if (runs[i].simulated) any = &runs[i];
     if (!any) return;
     printf("\nsimulated on one chip (%s, %lld cores, %lld HBM controllers; preload pieces of %lld B):\n",
-           topology_text(simchip, topo, sizeof topo), (long long)rotor_chip_cores(simchip),
+           cli_topology_text(simchip, topo, sizeof topo), (long long)rotor_chip_cores(simchip),
            (long long)simchip->hbm_controllers, (long long)any->sim.piece_bytes);
     printf("%-7s %13s %12s %8s %10s %11s %9s %6s %7s %7s\n", "design", "analytical ms", "simulated ms", "diff %",
            "tasks", "events", "replay s", "HBM %", "link %", "peak %");
@@ -254,7 +236,7 @@ static int print_json(const rotor_graph *g, const rotor_schedule *s, const run *
     cJSON_AddNumberToObject(root, "flops", s->model_flops);
     if (simchip) {
         char topo[64];
-        cJSON_AddStringToObject(root, "simulated_topology", topology_text(simchip, topo, sizeof topo));
+        cJSON_AddStringToObject(root, "simulated_topology", cli_topology_text(simchip, topo, sizeof topo));
     }
     cJSON *d = cJSON_AddArrayToObject(root, "designs");
     for (int i = 0; i < nruns; i++) cJSON_AddItemToArray(d, json_run(s, &runs[i], ideal, per_op));
@@ -306,15 +288,7 @@ static int write_trace(const char *path, const rotor_schedule *s, const run *x) 
     }
     char *text = cJSON_PrintUnformatted(root);
     cJSON_Delete(root);
-    FILE *f = text ? fopen(path, "wb") : NULL;
-    bool ok = f && fputs(text, f) >= 0;
-    if (f && fclose(f) != 0) ok = false;
-    free(text);
-    if (!ok) {
-        fprintf(stderr, "rotor schedule: --trace: %s: cannot write\n", path);
-        return EXIT_BADINPUT;
-    }
-    return 0;
+    return write_trace_text(path, text);
 }
 
 /* --trace with --simulate: the simulator's Chrome trace of the last replayed design. */
@@ -322,15 +296,7 @@ static int write_sim_trace(const char *path, const run *x) {
     rotor_error err = {{0}};
     char *text = rotor_sim_trace_json(x->sim.sim, &err);
     if (!text) return cli_fail("schedule", ROTOR_ERR_NOMEM, &err);
-    FILE *f = fopen(path, "wb");
-    bool ok = f && fputs(text, f) >= 0;
-    if (f && fclose(f) != 0) ok = false;
-    free(text);
-    if (!ok) {
-        fprintf(stderr, "rotor schedule: --trace: %s: cannot write\n", path);
-        return EXIT_BADINPUT;
-    }
-    return 0;
+    return write_trace_text(path, text);
 }
 
 int cmd_schedule(int argc, char **argv) {
@@ -452,7 +418,7 @@ int cmd_schedule(int argc, char **argv) {
     rotor_chip simchip = chip;
     simchip.chips = 1;
     simchip.interchip_gbps = 0;
-    if (topology && (st = apply_topology(&simchip, topology, &err))) return cli_fail(cmd, st, &err);
+    if (topology && (st = cli_apply_topology(&simchip, topology, &err))) return cli_fail(cmd, st, &err);
 
     rotor_graph raw, g;
     rotor_group_stats gs;

@@ -72,37 +72,6 @@ static void program_chip(const char *text, char *name, size_t size) {
     cJSON_Delete(root);
 }
 
-static rotor_status apply_topology(rotor_chip *chip, const char *topo, rotor_error *err) {
-    char a[64], b[64], c[64];
-    long long w, h;
-    char tail;
-    if (!strcmp(topo, "all-to-all")) {
-        snprintf(a, sizeof a, "topology=all-to-all");
-        snprintf(b, sizeof b, "mesh_width=0");
-        snprintf(c, sizeof c, "mesh_height=0");
-    } else if (sscanf(topo, "mesh:%lldx%lld%c", &w, &h, &tail) == 2 && w > 0 && h > 0) {
-        snprintf(a, sizeof a, "topology=mesh");
-        snprintf(b, sizeof b, "mesh_width=%lld", w);
-        snprintf(c, sizeof c, "mesh_height=%lld", h);
-    } else {
-        return rotor_fail(err, ROTOR_ERR_INPUT, "--topology: expected all-to-all or mesh:WxH, got '%s'", topo);
-    }
-    rotor_status st;
-    if ((st = rotor_chip_set(chip, a, err)) || (st = rotor_chip_set(chip, b, err)) ||
-        (st = rotor_chip_set(chip, c, err)))
-        return st;
-    if ((st = rotor_chip_validate(chip, err))) rotor_error_prefix(err, "--topology");
-    return st;
-}
-
-static const char *topology_text(const rotor_chip *chip, char *buf, size_t size) {
-    if (chip->topology == ROTOR_TOPO_MESH)
-        snprintf(buf, size, "mesh %lldx%lld", (long long)chip->mesh_width, (long long)chip->mesh_height);
-    else
-        snprintf(buf, size, "all-to-all");
-    return buf;
-}
-
 static double pct(double part, double whole) { return whole > 0 ? 100.0 * part / whole : 0.0; }
 
 static void print_table(const rotor_program *p, const rotor_chip *chip, const rotor_replay_result *r,
@@ -123,7 +92,7 @@ static void print_table(const rotor_program *p, const rotor_chip *chip, const ro
         printf("\n");
     }
     printf("%s on %s (%s, %lld cores): %d operators, %lld tasks, %lld events\n", p->model, chip->name,
-           topology_text(chip, topo, sizeof topo), (long long)p->cores, p->nops, (long long)s->tasks,
+           cli_topology_text(chip, topo, sizeof topo), (long long)p->cores, p->nops, (long long)s->tasks,
            (long long)s->events);
     printf("simulated %.3f us, model %.3f us: %+.2f%%\n", r->simulated_s * 1e6, r->predicted_s * 1e6,
            pct(r->simulated_s - r->predicted_s, r->predicted_s));
@@ -151,7 +120,7 @@ static cJSON *summary_json(const rotor_program *p, const rotor_chip *chip, const
     cJSON_AddNumberToObject(root, "version", 1);
     cJSON_AddStringToObject(root, "model", p->model);
     cJSON_AddStringToObject(root, "chip", chip->name);
-    cJSON_AddStringToObject(root, "topology", topology_text(chip, topo, sizeof topo));
+    cJSON_AddStringToObject(root, "topology", cli_topology_text(chip, topo, sizeof topo));
     cJSON_AddNumberToObject(root, "cores", (double)p->cores);
     cJSON_AddNumberToObject(root, "simulated_s", r->simulated_s);
     cJSON_AddNumberToObject(root, "predicted_s", r->predicted_s);
@@ -313,7 +282,7 @@ int cmd_simulate(int argc, char **argv) {
             return cli_fail(cmd, st, &err);
         }
     }
-    if (topo && (st = apply_topology(&chip, topo, &err))) {
+    if (topo && (st = cli_apply_topology(&chip, topo, &err))) {
         rotor_program_free(&prog);
         return cli_fail(cmd, st, &err);
     }
