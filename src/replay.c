@@ -73,7 +73,30 @@ typedef struct replayer {
     idlist *inbox;       /* per core: transfers the next run waits for */
     idlist finals;       /* the barrier's dependencies */
     int64_t *pairs;      /* reduction grouping: (key, core) pairs */
+    int64_t packet;      /* > 0: transfers move in chained packets of at most this many bytes */
 } replayer;
+
+/* One transfer of the replay; *id receives the task its receiver waits for.
+ * With r->packet, a transfer of more bytes is a chain of packets, each
+ * waiting for the one before, so that on a busy port the packets of
+ * different transfers take turns (schedule replay, docs/simulator.md
+ * "Packets") instead of a small transfer waiting behind a whole large one. */
+static rotor_status add_transfer(replayer *r, const rotor_sim_transfer *x, int64_t *id, rotor_error *err) {
+    if (r->packet <= 0 || x->bytes <= r->packet) return rotor_sim_add_transfer(r->sim, x, id, err);
+    int64_t k = (x->bytes + r->packet - 1) / r->packet, prev = -1;
+    rotor_sim_transfer p = *x;
+    for (int64_t i = 0; i < k; i++) {
+        p.bytes = x->bytes / k + (i < x->bytes % k);
+        if (i > 0) {
+            p.deps = &prev;
+            p.ndeps = 1;
+        }
+        rotor_status st = rotor_sim_add_transfer(r->sim, &p, &prev, err);
+        if (st) return st;
+    }
+    *id = prev;
+    return ROTOR_OK;
+}
 
 static void inbox_clear(replayer *r, int64_t cores) {
     for (int64_t c = 0; c < cores; c++) r->inbox[c].n = 0;
@@ -104,7 +127,7 @@ static rotor_status replay_setup(replayer *r, int op, int64_t cores, int64_t byt
                                     .ndeps = deps[0] >= 0};
             if (x.src == c) continue; /* rounds >= N: nothing left to fetch from a peer */
             int64_t id;
-            rotor_status st = rotor_sim_add_transfer(r->sim, &x, &id, err);
+            rotor_status st = add_transfer(r, &x, &id, err);
             if (!st) st = push(&r->inbox[c], id, err);
             if (st) return st;
         }
@@ -182,7 +205,7 @@ static rotor_status replay_reduction(replayer *r, int op, const rotor_place *pl,
                 int64_t deps[1] = {r->last[src]};
                 rotor_sim_transfer x = {.src = src, .dst = dst, .bytes = piece, .category = ROTOR_SIM_COMM,
                                         .op = op, .deps = deps, .ndeps = 1};
-                st = rotor_sim_add_transfer(r->sim, &x, &ids[u], err);
+                st = add_transfer(r, &x, &ids[u], err);
             }
             for (int64_t u = 0; u < R && !st; u++) r->last[m[2 * ((u + 1) % R) + 1]] = ids[u];
             if (ids != sent) free(ids);
@@ -225,7 +248,7 @@ static rotor_status replay_tiles(replayer *r, int op, const rotor_expr *e, const
                     int64_t deps[1] = {r->cur[from]}, id;
                     rotor_sim_transfer x = {.src = from, .dst = c, .bytes = info->bytes[t],
                                             .category = ROTOR_SIM_COMM, .op = op, .deps = deps, .ndeps = 1};
-                    st = rotor_sim_add_transfer(r->sim, &x, &id, err);
+                    st = add_transfer(r, &x, &id, err);
                     if (!st) st = push(&r->inbox[c], id, err);
                 }
             }
@@ -523,7 +546,7 @@ static rotor_status emit_execute(sched_replayer *sr, int i, rotor_error *err) {
             int64_t deps[1] = {r->inbox[core].n ? r->inbox[core].v[r->inbox[core].n - 1] : start}, id;
             rotor_sim_transfer t = {.src = src, .dst = core, .bytes = piece, .category = ROTOR_SIM_SETUP,
                                     .op = i, .deps = deps, .ndeps = 1};
-            st = rotor_sim_add_transfer(r->sim, &t, &id, err);
+            st = add_transfer(r, &t, &id, err);
             if (!st) st = push(&r->inbox[core], id, err);
         }
     if (st) return st;
@@ -602,6 +625,7 @@ rotor_status rotor_schedule_replay(const rotor_schedule *s, const rotor_schedule
     sr.ports = rotor_sim_hbm_ports(sr.r.sim) > 0;
     sr.nstreams = sr.ports ? rotor_sim_hbm_ports(sr.r.sim) : sr.nctrl * rotor_sim_hbm_lanes(sr.r.sim);
     sr.blocking = s->pchip.sram_blocking;
+    sr.r.packet = PIECE_BYTES;
     size_t nc = (size_t)sr.n, no = (size_t)n_ops;
     sr.r.last = malloc(nc * sizeof *sr.r.last);
     sr.r.cur = malloc(nc * sizeof *sr.r.cur);

@@ -240,9 +240,12 @@ const sim_topology *sim_topology_find(rotor_topology id) {
 
 /* ---- pools --------------------------------------------------------------- */
 
-/* Lanes for a pool of `total` GB/s whose transfers run at most at `link` GB/s. */
+/* Lanes for a pool of `total` GB/s whose transfers run at most at `link` GB/s:
+ * the fewest lanes no faster than the link, so that transfers at the link
+ * rate can use the whole pool (181 lanes of 5.525 GB/s would cap a 1,000 GB/s
+ * controller at 181 x 5.5 = 995.5 GB/s; 182 lanes of 5.4945 GB/s give it all). */
 static int32_t pool_lanes(double total, double link) {
-    double n = floor(total / link * (1 + 1e-12)); /* 22 / 5.5 is 4, not 3.999... */
+    double n = ceil(total / link * (1 - 1e-12)); /* 22 / 5.5 is 4, not 4.000...1 */
     if (n < 1) return 1;
     return n > SIM_MAX_LANES ? SIM_MAX_LANES : (int32_t)n;
 }

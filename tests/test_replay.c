@@ -491,6 +491,29 @@ Test(replay, chunks_trade_preload_time_for_distribution_in_exact_picoseconds) {
     rotor_schedule_free(s);
 }
 
+/* Two chunks (c = 2): two groups of 2 cores, 2,048 B each, two streams at
+ * once, 2 pieces of 400,000 ps: 800,000 ps.  Each core then fetches the
+ * 2,048 B it lacks from the other group in one round, moved as 2 chained
+ * packets of 1,024 B (a schedule replay moves every transfer in packets of
+ * at most a piece, so that pieces and shifts take turns on an in port):
+ * 800,000 ps.  Compute: 64,000 ps.  The model's 1.664 us again. */
+Test(replay, a_transfer_larger_than_a_piece_moves_in_chained_packets_in_exact_picoseconds) {
+    rotor_chip chip = tiny_hbm();
+    rotor_schedule *s = tiny_schedule(&chip, 1);
+    rotor_schedule_report rep = tiny_report(s, (int[]){1}, (int[]){0});
+    cr_assert_eq(rep.result.ops[0].chunks, 2);
+    cr_assert_eq(rep.result.latency_ps, 1664000);
+    rotor_schedule_replay_result r = sched_replay(s, &rep, NULL);
+    cr_assert_eq(r.simulated_ps, 1664000);
+    cr_assert_eq(r.ops[0].pre_end_ps, 800000);
+    cr_assert_eq(r.stats.bytes, 4096 + 4 * 2048);
+    cr_assert_eq(r.stats.transfers, 2 * 2 + 4 * 2, "4 pieces, then 2 packets into each core");
+    cr_assert_eq(r.stats.exposed_ps[ROTOR_SIM_SETUP], 800000);
+    rotor_schedule_replay_result_free(&r);
+    rotor_schedule_report_free(&rep);
+    rotor_schedule_free(s);
+}
+
 /* Two operators, op 1 preloaded while op 0 executes (preload number 1).
  * Its pieces land from 1.6 us to 3.2 us, each pausing every core for
  * 400,000 ps.  The model (a fluid): op 0's 64,000 ps of compute and the

@@ -320,6 +320,26 @@ Test(sim, hbm_load_from_one_controller_takes_twice_as_long) {
     rotor_sim_free(s);
 }
 
+/* A controller of 19.8 GB/s behind 5.5 GB/s links is 4 lanes of 4.95 GB/s,
+ * not 3 of 6.6: transfers run at most at the link rate, so 3 lanes would
+ * deliver only 16.5 GB/s.  8 loads of 990 B take 7,920 B / 19.8 GB/s =
+ * 400 ns, the HBM bound (two rounds of 200 ns on 4 lanes; 3 lanes: 540 ns). */
+Test(sim, a_pool_is_cut_into_lanes_no_faster_than_the_link_so_it_delivers_its_whole_bandwidth) {
+    rotor_chip chip = hbm_chip();
+    chip.hbm_gbps = 19.8;
+    chip.hbm_controllers = 1;
+    rotor_sim *s = make(&chip);
+    cr_assert_eq(rotor_sim_hbm_lanes(s), 4);
+    for (int64_t core = 0; core < 8; core++) {
+        rotor_sim_transfer t = {.src = 8, .dst = core, .bytes = 990, .category = ROTOR_SIM_HBM, .op = -1};
+        cr_assert_eq(rotor_sim_add_transfer(s, &t, NULL, NULL), ROTOR_OK);
+    }
+    rotor_sim_stats st = run(s);
+    cr_assert_eq(st.makespan_ps, 400000);
+    cr_assert_float_eq(st.hbm_util, 1.0, 1e-12);
+    rotor_sim_free(s);
+}
+
 /* Elk §5: on a mesh the controllers sit on the edges.  Every edge router's
  * off-grid link is an HBM port: 2 (W + H) = 16 on 4 x 4, in ring order north
  * (0..3 at (0,0)..(3,0)), east (4..7 at (3,0)..(3,3)), south (8..11 at
