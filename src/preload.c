@@ -10,7 +10,9 @@
  *    fetches the rest, d - ceil(d / c), from its peers at distribution.
  *    States with equal space are dominated; the rest are the Pareto set.
  *  - Durations.  A preload takes max(W / hbm_bw, space / link_bw) alone
- *    (§4.2: HBM roofline against interconnect).  The reported timing is a
+ *    (§4.2: HBM roofline against interconnect); with HBM behind edge ports
+ *    (a mesh, Elk §5) the busiest port feeds port_groups[m] groups of m
+ *    cores one after another, so space x port_groups[m] / link_bw.  The reported timing is a
  *    fluid on the core's link (time_forward): the running preload and the
  *    running execution share it max-min fairly (Elk is silent), and with
  *    blocking SRAM (footnote 2) the execution's compute runs only in its
@@ -163,7 +165,20 @@ static rotor_status check_chip(const rotor_preload_chip *c, rotor_error *err) {
     if (c->link_bw <= 0)
         return rotor_fail(err, ROTOR_ERR_INPUT, "chip: link_bw: expected positive bytes/s, got %lld",
                           (long long)c->link_bw);
+    for (int64_t m = 1; c->port_groups && m <= c->cores; m++)
+        if (c->port_groups[m] < 1 || c->port_groups[m] > c->cores)
+            return rotor_fail(err, ROTOR_ERR_INPUT, "chip: port_groups[%lld]: expected 1..%lld (the cores), got %lld",
+                              (long long)m, (long long)c->cores, (long long)c->port_groups[m]);
     return ROTOR_OK;
+}
+
+/* Bytes that cross the busiest path into a core when each core receives
+ * `space` in groups of m: the core's own link, or on a mesh the edge port
+ * that feeds port_groups[m] groups one after another (docs/preload.md,
+ * "Edge ports").  Overflow gives INT64_MAX, which xfer_checked refuses. */
+static int64_t intake_bytes(const rotor_preload_chip *c, int64_t space, int64_t m) {
+    int64_t k = c->port_groups ? c->port_groups[m] : 1, b;
+    return rotor_mul_i64(space, k, &b) ? b : INT64_MAX;
 }
 
 /* The Pareto set of preload states of plan p of an op with W weight bytes. */
@@ -190,7 +205,7 @@ static rotor_status make_states(const rotor_preload_chip *c, int64_t W, int64_t 
         s.dist_bytes = d - s.space_bytes;
         int64_t link_ps;
         if (!xfer_checked(s.dist_bytes, c->link_bw, &s.dist_ps) ||
-            !xfer_checked(s.space_bytes, c->link_bw, &link_ps))
+            !xfer_checked(intake_bytes(c, s.space_bytes, P / chunks[k]), c->link_bw, &link_ps))
             return rotor_fail(err, ROTOR_ERR_INPUT, "%s: times overflow: %lld bytes over link_bw %lld",
                               where, (long long)d, (long long)c->link_bw);
         s.preload_ps = max64(hbm_ps, link_ps);
@@ -274,7 +289,7 @@ static rotor_status check_op(const rotor_preload_chip *c, const rotor_preload_op
         o->lb = min64(o->lb, p->states[p->nstates - 1].space_bytes);
     }
     o->npareto = np;
-    o->lb_pre_ps = max64(o->hbm_ps, xfer(o->lb, c->link_bw));
+    o->lb_pre_ps = max64(o->hbm_ps, xfer(intake_bytes(c, o->lb, 1), c->link_bw));
     return ROTOR_OK;
 }
 
@@ -352,6 +367,7 @@ rotor_status rotor_preload_model_create(const rotor_preload_chip *chip, const ro
     rotor_preload_model *m = calloc(1, sizeof *m);
     if (!m) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
     m->chip = *chip;
+    m->chip.port_groups = NULL; /* borrowed: read while the states are made, not kept */
     m->n = nops;
     m->ops = calloc((size_t)nops, sizeof *m->ops);
     m->pref_lb = calloc((size_t)nops + 1, sizeof *m->pref_lb);

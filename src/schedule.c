@@ -32,6 +32,8 @@
  *    HBM bytes share a layer id (Elk §4.4 reorders them together). */
 #include "rotor/schedule.h"
 
+#include "rotor/sim.h"
+
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
@@ -304,6 +306,53 @@ static void assign_layers(rotor_schedule *s) {
     free(id);
 }
 
+/* ---- HBM through the edge of a mesh --------------------------------------------------- */
+
+/* On a mesh the HBM controllers feed the chip through its edge ports (Elk §5;
+ * the simulator's geometry, docs/simulator.md "HBM on the mesh", is the one
+ * place that decides which port serves which core).  A preload into groups
+ * of m consecutive cores sends each group's pieces through the port nearest
+ * the group's first core, as the replay does; *out[m] (m = 1..cores) is the
+ * most groups one port feeds.  NULL on all-to-all.  *intake: the chip's
+ * HBM intake through its ports when every core receives alike, in bytes/s
+ * (cores / out[1] port rates); 0 on all-to-all. */
+static rotor_status mesh_port_groups(const rotor_chip *chip, int64_t **out, double *intake, rotor_error *err) {
+    *out = NULL;
+    *intake = 0;
+    if (chip->topology != ROTOR_TOPO_MESH) return ROTOR_OK;
+    rotor_sim *sim = NULL;
+    rotor_status st = rotor_sim_create(chip, &sim, err);
+    if (st) return st;
+    int64_t n = chip->cores_per_chip, nports = rotor_sim_hbm_ports(sim);
+    int64_t *groups = calloc((size_t)n + 1, sizeof *groups), *port = malloc((size_t)n * sizeof *port);
+    int64_t *count = calloc(nports > 0 ? (size_t)nports : 1, sizeof *count);
+    if (!groups || !port || !count) st = rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    for (int64_t c = 0; !st && c < n; c++) {
+        port[c] = rotor_sim_hbm_port_nearest(sim, c, NULL);
+        if (port[c] < 0 || port[c] >= nports)
+            st = rotor_fail(err, ROTOR_ERR_INPUT, "chip %s: core %lld has no HBM port", chip->name, (long long)c);
+    }
+    for (int64_t m = 1; !st && m <= n; m++) {
+        int64_t most = 0;
+        for (int64_t g = 0; g * m < n; g++) {
+            int64_t k = ++count[port[g * m]];
+            if (k > most) most = k;
+        }
+        for (int64_t g = 0; g * m < n; g++) count[port[g * m]] = 0;
+        groups[m] = most;
+    }
+    rotor_sim_free(sim);
+    free(port);
+    free(count);
+    if (st) {
+        free(groups);
+        return st;
+    }
+    *intake = (double)n / (double)groups[1] * rotor_chip_link_bw(chip);
+    *out = groups;
+    return ROTOR_OK;
+}
+
 /* ---- build ------------------------------------------------------------------------ */
 
 void rotor_schedule_free(rotor_schedule *s) {
@@ -351,6 +400,12 @@ rotor_status rotor_schedule_build(const rotor_graph *g, const rotor_chip *chip,
         .link_bw = (int64_t)llround(rotor_chip_link_bw(chip)),
         .sram_blocking = !opt->sram_nonblocking,
     };
+    int64_t *port_groups = NULL;
+    if ((st = mesh_port_groups(&s->chip, &port_groups, &s->hbm_intake, err))) {
+        free(s);
+        return st;
+    }
+    s->pchip.port_groups = port_groups;
     s->ops = calloc((size_t)g->nops, sizeof *s->ops);
     bool *split = calloc((size_t)g->nvalues + 1, sizeof *split);
     shape *shapes = calloc((size_t)g->nops, sizeof *shapes);
@@ -449,6 +504,8 @@ done:
     free(shape_of);
     free(split);
     free(desc);
+    free(port_groups);
+    s->pchip.port_groups = NULL; /* read by rotor_preload_model_create only */
     if (st) rotor_schedule_free(s);
     else *out = s;
     return st;

@@ -35,17 +35,19 @@ t_m=$("$ROTOR" schedule $m --simulate --design basic --topology mesh:32x46 | sed
 if [ -n "$t_a" ] && [ -n "$t_m" ] && awk "BEGIN { exit !($t_m > $t_a) }"; then ok; else bad "mesh $t_m ms not above all-to-all $t_a ms"; fi
 
 # On the 32 x 46 mesh every HBM byte enters through an edge port (docs/simulator.md, "HBM on
-# the mesh"): the busiest port serves 16 cores, so one chip takes in 1472 / 16 x 5.5 = 506 GB/s,
-# 2024 GB/s for the pod.  The mesh replay of the 16 TB/s schedule agrees within 5% with the
-# analytical model told that bandwidth (measured +1.9%), and is far from the 16 TB/s one (7.8x).
-t_mesh=$("$ROTOR" schedule $m --simulate --design full --topology mesh:32x46 | sed -n 's/^full  *[0-9.]*  *\([0-9.]*\) .*/\1/p' | tail -1)
-t_edge=$("$ROTOR" schedule $m --design full --hbm-bw 2024GB/s | sed -n 's/^full  *\([0-9.]*\) .*/\1/p' | head -1)
-t_full=$("$ROTOR" schedule $m --design full | sed -n 's/^full  *\([0-9.]*\) .*/\1/p' | head -1)
-if [ -n "$t_mesh" ] && [ -n "$t_edge" ] && [ -n "$t_full" ] &&
-   awk "BEGIN { d = $t_mesh / $t_edge - 1; exit !(d < 0.05 && d > -0.05 && $t_mesh > 4 * $t_full) }"; then ok
-else bad "mesh: simulated $t_mesh ms, analytical at the edge's 2024 GB/s $t_edge ms, at 16 TB/s $t_full ms"; fi
+# the mesh"): the busiest port serves 16 cores, so one chip takes in 1472 / 16 x 5.5 = 506 GB/s.
+# The schedule sees the same ports (docs/preload.md, "Edge ports"), and every design's replay
+# agrees with it within 3% (measured +1.6% to +2.0%).
+expect_out mesh-intake "mesh 32x46: HBM enters through the edge ports, at most 506 GB/s per chip" -- \
+    schedule $m --design full --topology mesh:32x46
+"$ROTOR" schedule $m --simulate --json --topology mesh:32x46 >"$tmpdir/m.json" 2>"$err" || bad "mesh json: $(cat "$err")"
+worst=$(sed -n 's/.*"difference_percent":[^0-9-]*\(-\{0,1\}[0-9.e-]*\).*/\1/p' "$tmpdir/m.json" |
+        awk '{ v = $1 < 0 ? -$1 : $1; if (v > w) w = v } END { print w + 0 }')
+n=$(grep -c '"difference_percent"' "$tmpdir/m.json")
+if [ "$n" -eq 4 ] && awk "BEGIN { exit !($worst < 3) }" && grep -q '"topology":	"mesh 32x46"' "$tmpdir/m.json" &&
+   grep -q '"hbm_intake_gbps_per_chip":	506' "$tmpdir/m.json"; then ok
+else bad "mesh: $n designs simulated, worst difference $worst%"; fi
 
-expect_error topology-alone 2 "--topology applies to --simulate" -- schedule $m --topology mesh:32x46
 expect_error bad-topology 2 "--topology: expected all-to-all or mesh:WxH, got 'ring'" -- schedule $m --simulate --topology ring
 expect_error mesh-shape 2 "mesh_width \* mesh_height == cores_per_chip (1472)" -- schedule $m --simulate --topology mesh:10x10
 expect_error bad-trace 2 "cannot write" -- schedule $m --simulate --design full --trace /nonexistent/dir/t.json

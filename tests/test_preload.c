@@ -93,6 +93,38 @@ Test(preload, a_datum_shared_by_4_cores_splits_into_1_2_4_chunks) {
     rotor_preload_model_free(m);
 }
 
+/* The same operator with its HBM behind edge ports (a mesh, docs/preload.md
+ * "Edge ports"): the busiest port feeds 3 single cores, 2 groups of 2 or 1
+ * group of 4, one after another.  A preload state with chunks c sends groups
+ * of m = P / c = 4, 2, 1 cores, so its link time is space x port_groups[m]:
+ * 400 x 1, 200 x 2, 100 x 3 bytes at 1 byte per 1000 ps; distribution is
+ * unchanged.  Ideal's smallest footprint (100 B, one core per group) pays
+ * the same 3 x. */
+Test(preload, behind_edge_ports_a_preload_waits_for_the_busiest_port) {
+    int64_t port_groups[9] = {0, 3, 2, 2, 1, 1, 1, 1, 1};
+    rotor_preload_chip c = {.cores = 8, .sram_bytes = 1000, .hbm_bw = 1000000000000, .link_bw = 1000000000,
+                            .port_groups = port_groups};
+    rotor_preload_plan p = {.time_ps = 10, .space_bytes = 400, .share = 4};
+    rotor_preload_op_desc op = {.name = "mm", .hbm_bytes = 800, .nplans = 1, .plans = &p};
+    rotor_preload_model *m = make(&c, &op, 1);
+    int n;
+    const rotor_preload_state *s = rotor_preload_model_states(m, 0, 0, &n);
+    cr_assert_eq(n, 3);
+    int64_t preload[3] = {400000, 400000, 300000}, dist[3] = {0, 200000, 300000};
+    for (int k = 0; k < 3; k++) {
+        cr_assert_eq(s[k].preload_ps, preload[k], "chunks %lld", (long long)s[k].chunks);
+        cr_assert_eq(s[k].dist_ps, dist[k]);
+    }
+    rotor_preload_result r = run(m, ROTOR_PRELOAD_IDEAL);
+    cr_assert_eq(r.latency_ps, 300000 + 10);
+    rotor_preload_result_free(&r);
+    rotor_preload_model_free(m);
+    port_groups[2] = 9;
+    rotor_error err;
+    cr_assert_eq(rotor_preload_model_create(&c, &op, 1, &m, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "chip: port_groups[2]: expected 1..8 (the cores), got 9");
+}
+
 Test(preload, weightless_operators_have_one_empty_preload_state) {
     rotor_preload_chip c = unit_chip(100);
     rotor_preload_plan p = {.time_ps = 5, .space_bytes = 10, .share = 1};

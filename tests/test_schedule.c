@@ -242,6 +242,41 @@ Test(schedule, one_chip_runs_every_operator_whole) {
     rotor_graph_free(&g);
 }
 
+/* ipu-pod4 as a 32 x 46 mesh: HBM enters through the 156 edge ports
+ * (docs/simulator.md, "HBM on the mesh"); the ports in the middle of the long
+ * sides feed 16 cores each, so a chip takes in 1,472 / 16 x 5.5 GB/s =
+ * 506 GB/s, and no design beats moving the step's HBM bytes at that rate.
+ * The all-to-all chip has no such limit. */
+Test(schedule, on_a_mesh_hbm_enters_through_the_edge_ports) {
+    rotor_graph g = llm("llama2-13b", 8, 1);
+    rotor_chip c = pod4();
+    rotor_error err;
+    cr_assert_eq(rotor_chip_set(&c, "topology=mesh", &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_chip_set(&c, "mesh_width=32", &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_chip_set(&c, "mesh_height=46", &err), ROTOR_OK, "%s", err.msg);
+    rotor_schedule *s, *a2a = build(&g, NULL);
+    cr_assert_eq(rotor_schedule_build(&g, &c, NULL, &s, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_float_eq(s->hbm_intake, 506e9, 1.0);
+    cr_assert_eq(a2a->hbm_intake, 0);
+    rotor_schedule_report mesh_full, a2a_full;
+    cr_assert_eq(rotor_schedule_run(s, ROTOR_PRELOAD_FULL, &mesh_full, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_schedule_run(a2a, ROTOR_PRELOAD_FULL, &a2a_full, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_geq(mesh_full.latency_s, (double)s->hbm_bytes / 506e9);
+    cr_assert_lt(a2a_full.latency_s, (double)s->hbm_bytes / 506e9 / 7, "all-to-all takes in 4,000 GB/s");
+    /* a single-core preload state of qkv: its bytes per core, 16 cores per port */
+    const rotor_schedule_op *q = find(s, "l0.qkv");
+    int o = (int)(q - s->ops), n;
+    const rotor_preload_state *st = rotor_preload_model_states(s->model, o, 0, &n);
+    const rotor_preload_state *one = &st[n - 1];
+    cr_assert_eq(one->chunks, q->plans[0].share, "the last state: one chunk per core");
+    cr_assert_eq(one->preload_ps, (int64_t)ceil(one->space_bytes * 16 * 1e12 / 5.5e9 - 1e-6));
+    rotor_schedule_report_free(&mesh_full);
+    rotor_schedule_report_free(&a2a_full);
+    rotor_schedule_free(s);
+    rotor_schedule_free(a2a);
+    rotor_graph_free(&g);
+}
+
 Test(schedule, bad_input_is_refused_with_the_reason) {
     rotor_graph g = llm("llama2-13b", 8, 1);
     rotor_chip c;

@@ -26,6 +26,12 @@ typedef struct rotor_preload_chip {
     int64_t link_bw;        /* bytes/s into one core over the interconnect */
     bool sram_blocking;     /* inter-core writes into a core's SRAM pause its own accesses
                                (the IPU, Elk footnote 2); see docs/preload.md */
+    const int64_t *port_groups; /* HBM through edge ports (a mesh, Elk §5): port_groups[m],
+                               m = 1..cores, is the most groups of m consecutive cores that
+                               one port feeds, so a preload moves at most link_bw /
+                               port_groups[m] into each core (docs/preload.md, "Edge
+                               ports").  NULL: every core has its own path (all-to-all).
+                               Read by rotor_preload_model_create only; not kept. */
 } rotor_preload_chip;
 
 /* One execute-state plan of an operator, from the caller's cost model. */
@@ -53,7 +59,8 @@ typedef struct rotor_preload_state {
     int64_t space_bytes;    /* preload space per core: ceil(d / c), d = ceil(hbm_bytes * P / cores) */
     int64_t dist_bytes;     /* fetched from peers at distribution: d - space */
     int64_t dist_ps;        /* distribution time: dist_bytes over link_bw */
-    int64_t preload_ps;     /* max(HBM time of hbm_bytes, space over link_bw) (§4.2 roofline) */
+    int64_t preload_ps;     /* max(HBM time of hbm_bytes, space over link_bw) (§4.2 roofline);
+                               with port_groups, space x port_groups[P / chunks] over link_bw */
 } rotor_preload_state;
 
 /* A validated model: chip, operators in execution order, their plans that

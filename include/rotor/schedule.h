@@ -75,6 +75,8 @@ typedef struct rotor_schedule {
     double model_flops;        /* the whole model's FLOPs (every chip) */
     int64_t hbm_bytes;         /* one chip's HBM bytes per token (weights and KV cache) */
     int64_t interchip_ps;      /* sum of the all-reduces */
+    double hbm_intake;         /* mesh: bytes/s of HBM the edge ports take into one chip when
+                                  every core receives alike (docs/schedule.md); 0: all-to-all */
     rotor_preload_options preload; /* from the options, for rotor_schedule_run */
 } rotor_schedule;
 

@@ -47,7 +47,9 @@ static void schedule_usage(FILE *f) {
             "  --simulate          replay every shown design but ideal on the event-driven\n"
             "                      simulator (one chip: preloads, distribution, tiles, shifts)\n"
             "                      and print simulated vs analytical latency\n"
-            "  --topology T        the simulated network: all-to-all (default) or mesh:WxH\n"
+            "  --topology T        the network: all-to-all (the chip's default) or mesh:WxH;\n"
+            "                      on a mesh HBM enters through the edge ports (schedule and\n"
+            "                      --simulate alike)\n"
             "  --threads N         plan-search threads (default: all cores)\n"
             "  -h, --help          this help\n"
             "\n"
@@ -110,9 +112,14 @@ static void print_text(const rotor_graph *g, const rotor_schedule *s, const run 
            "(%lld shards), %d shapes searched\n",
            g->name, s->chip.name, (long long)T, T > 1 ? "s" : "", (long long)s->chip.cores_per_chip,
            s->chip.hbm_gbps, s->nops, (long long)(s->nops * T), s->searches);
-    printf("HBM per chip per step: %.1f MB (%.3f ms at full bandwidth); %.1f GFLOP per step\n\n",
+    printf("HBM per chip per step: %.1f MB (%.3f ms at full bandwidth); %.1f GFLOP per step\n",
            (double)s->hbm_bytes / 1e6, (double)s->hbm_bytes / (s->chip.hbm_gbps * 1e9) * 1e3,
            s->model_flops / 1e9);
+    if (s->hbm_intake > 0)
+        printf("mesh %lldx%lld: HBM enters through the edge ports, at most %.0f GB/s per chip (%.3f ms)\n",
+               (long long)s->chip.mesh_width, (long long)s->chip.mesh_height, s->hbm_intake / 1e9,
+               (double)s->hbm_bytes / s->hbm_intake * 1e3);
+    printf("\n");
     printf("%-7s %12s %8s %7s %10s %10s %10s %10s %6s %6s %8s %8s\n", "design", "latency ms", "x basic",
            "% ideal", "preload ms", "execute ms", "overlap ms", "stall ms", "HBM %", "link %", "TFLOPS",
            "sched s");
@@ -230,12 +237,14 @@ static int print_json(const rotor_graph *g, const rotor_schedule *s, const run *
     cJSON_AddNumberToObject(root, "tensor_parallel", (double)s->tensor_parallel);
     cJSON_AddNumberToObject(root, "cores_per_chip", (double)s->chip.cores_per_chip);
     cJSON_AddNumberToObject(root, "hbm_gbps_per_chip", s->chip.hbm_gbps);
+    char topo[64];
+    cJSON_AddStringToObject(root, "topology", cli_topology_text(&s->chip, topo, sizeof topo));
+    if (s->hbm_intake > 0) cJSON_AddNumberToObject(root, "hbm_intake_gbps_per_chip", s->hbm_intake / 1e9);
     cJSON_AddNumberToObject(root, "operators", s->nops);
     cJSON_AddNumberToObject(root, "shapes_searched", s->searches);
     cJSON_AddNumberToObject(root, "hbm_bytes_per_chip", (double)s->hbm_bytes);
     cJSON_AddNumberToObject(root, "flops", s->model_flops);
     if (simchip) {
-        char topo[64];
         cJSON_AddStringToObject(root, "simulated_topology", cli_topology_text(simchip, topo, sizeof topo));
     }
     cJSON *d = cJSON_AddArrayToObject(root, "designs");
@@ -360,7 +369,6 @@ int cmd_schedule(int argc, char **argv) {
         }
     }
     if (optind >= argc) return cli_usage_error(cmd, "a model is required (try --help)");
-    if (topology && !simulate) return cli_usage_error(cmd, "--topology applies to --simulate");
     if (optind + 1 < argc) return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind + 1]);
     const char *input = argv[optind];
     bool onnx = cli_is_onnx(input);
@@ -414,11 +422,13 @@ int cmd_schedule(int argc, char **argv) {
         chip.hbm_gbps = total / (double)chip.chips;
     }
 
+    /* the network: the schedule (HBM through a mesh's edge ports) and the
+     * simulator see the same one */
+    if (topology && (st = cli_apply_topology(&chip, topology, &err))) return cli_fail(cmd, st, &err);
     /* the simulated chip: one chip of the package, as the schedule's */
     rotor_chip simchip = chip;
     simchip.chips = 1;
     simchip.interchip_gbps = 0;
-    if (topology && (st = cli_apply_topology(&simchip, topology, &err))) return cli_fail(cmd, st, &err);
 
     rotor_graph raw, g;
     rotor_group_stats gs;
