@@ -8,6 +8,7 @@
 #include "rotor/error.h"
 #include "rotor/graph.h"
 #include "rotor/onnx.h"
+#include "rotor/schedule.h"
 #include "rotor/zoo.h"
 
 #define EXIT_NOFIT 1
@@ -35,6 +36,24 @@ const char *cli_topology_text(const rotor_chip *chip, char *buf, size_t size);
 
 /* Resolves --chip (default ipu-mk2), applies every --set, validates. */
 rotor_status cli_chip(const char *spec, char **sets, int nsets, rotor_chip *out, rotor_error *err);
+
+/* The options `rotor schedule` and `rotor explore` share: the workload (zoo
+ * shape) and the schedule's settings, as given (NULL: absent). */
+typedef struct cli_hbm_args {
+    const char *batch, *seq, *layers, *tp, *orders, *threads;
+    bool prefill, nonblocking;
+} cli_hbm_args;
+
+/* Checks a for model argument `input` and fills zo (a zoo LLM runs its
+ * decode step unless --prefill), so (tensor_parallel, max_orders,
+ * sram_nonblocking, threads: 0 when absent).  Prints the error and returns
+ * EXIT_BADINPUT, else 0. */
+int cli_hbm_workload(const char *cmd, const char *input, const cli_hbm_args *a, rotor_zoo_options *zo,
+                     rotor_schedule_options *so);
+
+/* --hbm-bw BW: the total of all chips, spread evenly over chip's chips.
+ * Prints the error and returns EXIT_BADINPUT, else 0; NULL changes nothing. */
+int cli_apply_hbm_bw(const char *cmd, const char *hbm, rotor_chip *chip);
 
 /* A model argument names an ONNX file when it contains '/' or ends in ".onnx";
  * anything else is a zoo model. */

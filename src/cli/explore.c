@@ -644,35 +644,14 @@ int cmd_explore(int argc, char **argv) {
     if (optind + 1 < argc) return cli_usage_error(CMD, "unexpected argument '%s'", argv[optind + 1]);
     if (nsw == 0) return cli_usage_error(CMD, "--sweep KEY=V1,V2,... is required (keys: hbm-bw, noc-bw, cores, flops)");
     const char *input = argv[optind];
-    bool onnx = cli_is_onnx(input);
-    if (onnx && (batch || seq || layers || prefill))
-        return cli_usage_error(CMD, "--batch, --seq, --layers and --prefill shape zoo models; bind an ONNX "
-                               "file's dimensions with --dim");
     if (prefix && !*prefix) return cli_usage_error(CMD, "-o: expected a file name prefix, got ''");
-
-    rotor_zoo_options zo = {.batch = 1, .phase = ROTOR_PHASE_PREFILL};
-    bool decode = false;
-    if (!onnx) {
-        const rotor_zoo_entry *z = rotor_zoo_find(input);
-        if (z && z->llm && !prefill) {
-            zo.phase = ROTOR_PHASE_DECODE;
-            decode = true;
-        }
-    }
+    rotor_zoo_options zo;
     rotor_schedule_options so = {0};
-    so.sram_nonblocking = nonblocking;
-    int64_t v;
-    int nthreads = omp_get_max_threads();
-    if ((batch && cli_parse_i64(CMD, "--batch", batch, 1, 1 << 20, &zo.batch)) ||
-        (seq && cli_parse_i64(CMD, "--seq", seq, 1, 1 << 24, &zo.seq)) ||
-        (layers && cli_parse_i64(CMD, "--layers", layers, 1, 1000, &zo.layers)) ||
-        (tp && cli_parse_i64(CMD, "--tp", tp, 1, 1024, &so.tensor_parallel)) ||
-        (orders && cli_parse_i64(CMD, "--max-orders", orders, 1, 1 << 24, &so.preload.max_orders)))
-        return EXIT_BADINPUT;
-    if (threads) {
-        if (cli_parse_i64(CMD, "--threads", threads, 1, 1024, &v)) return EXIT_BADINPUT;
-        nthreads = (int)v;
-    }
+    cli_hbm_args ha = {.batch = batch, .seq = seq, .layers = layers, .tp = tp, .orders = orders, .threads = threads,
+                       .prefill = prefill, .nonblocking = nonblocking};
+    if (cli_hbm_workload(CMD, input, &ha, &zo, &so)) return EXIT_BADINPUT;
+    bool decode = zo.phase == ROTOR_PHASE_DECODE;
+    int nthreads = so.threads ? so.threads : omp_get_max_threads(); /* --threads: the points' loop */
     rotor_preload_design designs[ROTOR_PRELOAD_NDESIGNS];
     int nd = 0;
     int rc = parse_designs(design, designs, &nd);
@@ -700,16 +679,7 @@ int cmd_explore(int argc, char **argv) {
     rotor_status st;
     rotor_chip chip;
     if ((st = cli_chip(chip_spec ? chip_spec : "ipu-pod4", sets, nsets, &chip, &err))) return cli_fail(CMD, st, &err);
-    if (hbm) {
-        double total;
-        if (!cli_parse_bandwidth(hbm, &total))
-            return cli_usage_error(CMD, "--hbm-bw: expected a positive bandwidth in TB/s (16, 16TB/s, 8000GB/s), "
-                                   "got '%s'", hbm);
-        if (chip.hbm_controllers == 0)
-            return cli_usage_error(CMD, "--hbm-bw: chip '%s' has no HBM (set hbm_bytes, hbm_gbps and "
-                                   "hbm_controllers, or use ipu-pod4)", chip.name);
-        chip.hbm_gbps = total / (double)chip.chips;
-    }
+    if (cli_apply_hbm_bw(CMD, hbm, &chip)) return EXIT_BADINPUT;
 
     /* every point's chip, checked before anything runs */
     point *pts = calloc((size_t)npts, sizeof *pts);
@@ -750,7 +720,7 @@ int cmd_explore(int argc, char **argv) {
 
     /* the output files, opened before the work so that a bad path fails fast */
     char defprefix[300];
-    default_prefix(input, onnx, defprefix, sizeof defprefix);
+    default_prefix(input, cli_is_onnx(input), defprefix, sizeof defprefix);
     if (!prefix) prefix = defprefix;
     for (int w = 0; w < nsw && !rc; w++) {
         sweep *sw = &sws[w];

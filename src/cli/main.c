@@ -82,6 +82,43 @@ int cli_parse_i64(const char *cmd, const char *opt, const char *s, int64_t lo, i
     return 0;
 }
 
+int cli_hbm_workload(const char *cmd, const char *input, const cli_hbm_args *a, rotor_zoo_options *zo,
+                     rotor_schedule_options *so) {
+    bool onnx = cli_is_onnx(input);
+    if (onnx && (a->batch || a->seq || a->layers || a->prefill))
+        return cli_usage_error(cmd, "--batch, --seq, --layers and --prefill shape zoo models; bind an ONNX "
+                               "file's dimensions with --dim");
+    *zo = (rotor_zoo_options){.batch = 1, .phase = ROTOR_PHASE_PREFILL};
+    if (!onnx) {
+        const rotor_zoo_entry *z = rotor_zoo_find(input);
+        if (z && z->llm && !a->prefill) zo->phase = ROTOR_PHASE_DECODE;
+    }
+    so->sram_nonblocking = a->nonblocking;
+    int64_t v = 0;
+    if ((a->batch && cli_parse_i64(cmd, "--batch", a->batch, 1, 1 << 20, &zo->batch)) ||
+        (a->seq && cli_parse_i64(cmd, "--seq", a->seq, 1, 1 << 24, &zo->seq)) ||
+        (a->layers && cli_parse_i64(cmd, "--layers", a->layers, 1, 1000, &zo->layers)) ||
+        (a->tp && cli_parse_i64(cmd, "--tp", a->tp, 1, 1024, &so->tensor_parallel)) ||
+        (a->orders && cli_parse_i64(cmd, "--max-orders", a->orders, 1, 1 << 24, &so->preload.max_orders)) ||
+        (a->threads && cli_parse_i64(cmd, "--threads", a->threads, 1, 1024, &v)))
+        return EXIT_BADINPUT;
+    so->threads = (int)v;
+    return 0;
+}
+
+int cli_apply_hbm_bw(const char *cmd, const char *hbm, rotor_chip *chip) {
+    if (!hbm) return 0;
+    double total;
+    if (!cli_parse_bandwidth(hbm, &total))
+        return cli_usage_error(cmd, "--hbm-bw: expected a positive bandwidth in TB/s (16, 16TB/s, 8000GB/s), "
+                               "got '%s'", hbm);
+    if (chip->hbm_controllers == 0)
+        return cli_usage_error(cmd, "--hbm-bw: chip '%s' has no HBM (set hbm_bytes, hbm_gbps and "
+                               "hbm_controllers, or use ipu-pod4)", chip->name);
+    chip->hbm_gbps = total / (double)chip->chips;
+    return 0;
+}
+
 rotor_status cli_chip(const char *spec, char **sets, int nsets, rotor_chip *out, rotor_error *err) {
     rotor_status st = rotor_chip_resolve(spec ? spec : "ipu-mk2", out, err);
     if (st) return st;

@@ -371,30 +371,12 @@ int cmd_schedule(int argc, char **argv) {
     if (optind >= argc) return cli_usage_error(cmd, "a model is required (try --help)");
     if (optind + 1 < argc) return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind + 1]);
     const char *input = argv[optind];
-    bool onnx = cli_is_onnx(input);
-    if (onnx && (batch || seq || layers || prefill))
-        return cli_usage_error(cmd, "--batch, --seq, --layers and --prefill shape zoo models; bind an ONNX "
-                               "file's dimensions with --dim");
-
-    rotor_zoo_options zo = {.batch = 1, .phase = ROTOR_PHASE_PREFILL};
-    if (!onnx) {
-        const rotor_zoo_entry *z = rotor_zoo_find(input);
-        if (z && z->llm && !prefill) zo.phase = ROTOR_PHASE_DECODE;
-    }
+    rotor_zoo_options zo;
     rotor_schedule_options so = {0};
-    so.sram_nonblocking = nonblocking;
     so.preload.no_refine = no_refine;
-    int64_t v;
-    if ((batch && cli_parse_i64(cmd, "--batch", batch, 1, 1 << 20, &zo.batch)) ||
-        (seq && cli_parse_i64(cmd, "--seq", seq, 1, 1 << 24, &zo.seq)) ||
-        (layers && cli_parse_i64(cmd, "--layers", layers, 1, 1000, &zo.layers)) ||
-        (tp && cli_parse_i64(cmd, "--tp", tp, 1, 1024, &so.tensor_parallel)) ||
-        (orders && cli_parse_i64(cmd, "--max-orders", orders, 1, 1 << 24, &so.preload.max_orders)))
-        return EXIT_BADINPUT;
-    if (threads) {
-        if (cli_parse_i64(cmd, "--threads", threads, 1, 1024, &v)) return EXIT_BADINPUT;
-        so.threads = (int)v;
-    }
+    cli_hbm_args ha = {.batch = batch, .seq = seq, .layers = layers, .tp = tp, .orders = orders, .threads = threads,
+                       .prefill = prefill, .nonblocking = nonblocking};
+    if (cli_hbm_workload(cmd, input, &ha, &zo, &so)) return EXIT_BADINPUT;
     rotor_preload_design designs[ROTOR_PRELOAD_NDESIGNS];
     int ndesigns = 0;
     rotor_error err = {{0}};
@@ -411,16 +393,7 @@ int cmd_schedule(int argc, char **argv) {
 
     rotor_chip chip;
     if ((st = cli_chip(chip_spec ? chip_spec : "ipu-pod4", sets, nsets, &chip, &err))) return cli_fail(cmd, st, &err);
-    if (hbm) {
-        double total;
-        if (!cli_parse_bandwidth(hbm, &total))
-            return cli_usage_error(cmd, "--hbm-bw: expected a positive bandwidth in TB/s (16, 16TB/s, 8000GB/s), "
-                                   "got '%s'", hbm);
-        if (chip.hbm_controllers == 0)
-            return cli_usage_error(cmd, "--hbm-bw: chip '%s' has no HBM (set hbm_bytes, hbm_gbps and "
-                                   "hbm_controllers, or use ipu-pod4)", chip.name);
-        chip.hbm_gbps = total / (double)chip.chips;
-    }
+    if (cli_apply_hbm_bw(cmd, hbm, &chip)) return EXIT_BADINPUT;
 
     /* the network: the schedule (HBM through a mesh's edge ports) and the
      * simulator see the same one */
