@@ -419,6 +419,8 @@ typedef struct sched_replayer {
     bool ports;               /* mesh: a group's pieces enter through the port nearest it */
     int64_t *stail;           /* per stream: its last piece, -1 */
     int64_t *stail_seq;       /* per stream: 1 + the preload (in issue order) of that piece, 0 */
+    int64_t *sgroups;         /* mesh, per port: groups of the current preload it feeds */
+    int64_t *sround;          /* mesh, per port: the round of its last piece of the current preload */
     int64_t pre_seq;          /* preloads issued so far */
     int64_t last_pre_join;    /* the last issued preload's join, -1 */
     idlist deps;              /* scratch */
@@ -472,10 +474,22 @@ static rotor_status emit_preload(sched_replayer *sr, int j, int64_t after, rotor
     int64_t per = W / G + (W % G != 0), R = (per + PIECE_BYTES - 1) / PIECE_BYTES;
     int64_t S = sr->ports ? sr->nstreams : G < sr->nstreams ? G : sr->nstreams;
     rotor_status st = ROTOR_OK;
+    /* Mesh: the port feeding the most groups sets the pace (docs/simulator.md,
+     * "Paced ports"); every other port starts round r (its piece r of each of
+     * its groups) once the pacing port has finished round r - 1. */
+    int64_t pace = -1, pace_prev = -1, pace_cur = -1;
+    if (sr->ports) {
+        for (int64_t k = 0; k < S; k++) sr->sgroups[k] = 0, sr->sround[k] = -1;
+        for (int64_t g = 0; g < G; g++) {
+            int64_t k = rotor_sim_hbm_port_nearest(sr->r.sim, g * m, NULL);
+            if (++sr->sgroups[k] > (pace < 0 ? 0 : sr->sgroups[pace])) pace = k;
+        }
+    }
     sr->pre_ids[j][0] = rotor_sim_task_count(sr->r.sim);
     for (int64_t t = 0; t < R * G && W > 0 && !st; t++) {
         int64_t r = t / G, g = t % G, str = t % S, ctrl = str % sr->nctrl;
         if (sr->ports) str = rotor_sim_hbm_port_nearest(sr->r.sim, g * m, &ctrl);
+        if (g == 0) pace_prev = pace_cur;
         int64_t bytes = W / G + (g < W % G); /* the group's share */
         int64_t pb = bytes / R + (r < bytes % R);
         if (pb == 0) continue;
@@ -487,6 +501,10 @@ static rotor_status emit_preload(sched_replayer *sr, int j, int64_t after, rotor
         st = dep_add(sr, after, err);
         bool used = sr->stail_seq[str] >= sr->pre_seq; /* by this preload or the previous one */
         if (!st) st = dep_add(sr, used ? sr->stail[str] : sr->last_pre_join, err);
+        if (!st && sr->ports && sr->sround[str] != r) {
+            if (sr->sgroups[str] < sr->sgroups[pace]) st = dep_add(sr, pace_prev, err);
+            sr->sround[str] = r;
+        }
         int64_t id = -1;
         rotor_sim_multicast mc = {.src = rotor_sim_hbm_node(sr->r.sim, 0, ctrl), .dsts = sr->dsts,
                                   .ndsts = (int)(hi - lo), .bytes = pb, .category = ROTOR_SIM_HBM, .op = (int)op,
@@ -497,6 +515,7 @@ static rotor_status emit_preload(sched_replayer *sr, int j, int64_t after, rotor
         if (st) break;
         sr->stail[str] = id;
         sr->stail_seq[str] = sr->pre_seq + 1;
+        if (str == pace) pace_cur = id;
     }
     /* done when every stream has delivered its last piece of it */
     sr->deps.n = 0;
@@ -633,12 +652,14 @@ rotor_status rotor_schedule_replay(const rotor_schedule *s, const rotor_schedule
     sr.r.pairs = malloc(nc * 2 * sizeof *sr.r.pairs);
     sr.stail = malloc((size_t)sr.nstreams * sizeof *sr.stail);
     sr.stail_seq = calloc((size_t)sr.nstreams, sizeof *sr.stail_seq);
+    sr.sgroups = malloc((size_t)sr.nstreams * sizeof *sr.sgroups);
+    sr.sround = malloc((size_t)sr.nstreams * sizeof *sr.sround);
     sr.dsts = malloc(nc * sizeof *sr.dsts);
     sr.pre_join = malloc(no * sizeof *sr.pre_join);
     sr.pre_ids = calloc(no, sizeof *sr.pre_ids);
     sr.exe_ids = calloc(no, sizeof *sr.exe_ids);
     out->ops = calloc(no, sizeof *out->ops);
-    if (!sr.r.last || !sr.r.cur || !sr.r.inbox || !sr.r.pairs || !sr.stail || !sr.stail_seq || !sr.dsts || !sr.pre_join ||
+    if (!sr.r.last || !sr.r.cur || !sr.r.inbox || !sr.r.pairs || !sr.stail || !sr.stail_seq || !sr.sgroups || !sr.sround || !sr.dsts || !sr.pre_join ||
         !sr.pre_ids || !sr.exe_ids || !out->ops)
         st = rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
     for (int64_t k = 0; !st && k < sr.nstreams; k++) sr.stail[k] = -1;
@@ -717,6 +738,8 @@ rotor_status rotor_schedule_replay(const rotor_schedule *s, const rotor_schedule
     free(sr.r.pairs);
     free(sr.stail);
     free(sr.stail_seq);
+    free(sr.sgroups);
+    free(sr.sround);
     free(sr.dsts);
     free(sr.deps.v);
     free(sr.pre_join);

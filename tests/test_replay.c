@@ -597,6 +597,73 @@ Test(replay, on_a_2x2_mesh_every_core_has_an_edge_port_and_preloads_take_the_mod
     rotor_schedule_free(s);
 }
 
+/* Paced ports (docs/simulator.md, "Paced ports").  A 3 x 3 mesh, one
+ * operator C[m,n] += A[m,k] * B[k,n], 18x64x144, F_op m=9: every core holds
+ * all of B (P = 9, 18,432 B), preloaded in 9 chunks, one per core: 2,048 B
+ * each, 2 pieces of 1,024 B (400,000 ps at 2.56 GB/s); HBM at 40.96 GB/s
+ * (16 lanes) sends all 9 at once.  Every core's
+ * nearest port is its own, except the centre's: (1,1) ties between its four
+ * neighbours' ports and takes the first in ring order, the north port of
+ * (1,0), which so feeds two groups (cores 1 and 4) and sets the pace.  Items
+ * go out round by round (task id = 9 r + g): the pacing port sends core 1's
+ * piece 0 over [0, 400,000], core 4's over [400,000, 800,000]; every other
+ * port sends piece 0 at once, but piece 1 only after the pacing port's
+ * round 0, [800,000, 1,200,000], not back to back at 400,000 (a corner
+ * core would otherwise take its whole preload at the full link rate and,
+ * with SRAM blocking, queue its executions behind the pauses).  The preload
+ * ends with the pacing port's round 1 at 1,600,000. */
+Test(replay, on_a_mesh_every_port_keeps_the_pace_of_the_port_feeding_the_most_groups) {
+    rotor_chip chip = tiny_hbm();
+    rotor_error err;
+    const char *sets[] = {"cores_per_chip=9", "topology=mesh", "mesh_width=3", "mesh_height=3", "hbm_gbps=40.96"};
+    for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++)
+        cr_assert_eq(rotor_chip_set(&chip, sets[i], &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_chip_validate(&chip, &err), ROTOR_OK, "%s", err.msg);
+    rotor_schedule *s = calloc(1, sizeof *s);
+    s->chip = chip;
+    s->tensor_parallel = 1;
+    s->pchip = (rotor_preload_chip){.cores = 9, .sram_bytes = chip.sram_bytes, .hbm_bw = 40960000000,
+                                    .link_bw = 2560000000, .sram_blocking = true};
+    s->nops = 1;
+    s->ops = calloc(1, sizeof *s->ops);
+    rotor_schedule_op *o = &s->ops[0];
+    snprintf(o->name, sizeof o->name, "mm0");
+    cr_assert_eq(rotor_expr_make(MATMUL, "m=18,k=64,n=144", &o->expr, &err), ROTOR_OK, "%s", err.msg);
+    o->hbm_tensor = 2;
+    o->hbm_bytes = 64 * 144 * 2;
+    o->nplans = 1;
+    o->cands = calloc(1, sizeof *o->cands);
+    o->plans = calloc(1, sizeof *o->plans);
+    set_plan(&o->expr, &o->cands[0].plan, "m=9", NULL);
+    cr_assert_eq(rotor_cost_plan(rotor_cost_model_default(), &o->expr, &chip, &o->cands[0].plan, &o->cands[0].info,
+                                 &o->cands[0].cost, &err),
+                 ROTOR_OK, "%s", err.msg);
+    o->plans[0] = (rotor_preload_plan){.time_ps = (int64_t)llround(o->cands[0].cost.total * 1e12),
+                                       .space_bytes = o->cands[0].info.memory,
+                                       .share = o->cands[0].info.rings[2]};
+    cr_assert_eq(o->plans[0].share, 9);
+    rotor_preload_op_desc desc = {.name = o->name, .hbm_bytes = o->hbm_bytes, .nplans = 1, .plans = o->plans};
+    cr_assert_eq(rotor_preload_model_create(&s->pchip, &desc, 1, &s->model, &err), ROTOR_OK, "%s", err.msg);
+    rotor_schedule_report rep = tiny_report(s, (int[]){1}, (int[]){0});
+    cr_assert_eq(rep.result.ops[0].chunks, 9);
+    rotor_schedule_replay_result r = sched_replay(s, &rep, NULL);
+    cr_assert_eq(rotor_sim_hbm_port_nearest(r.sim, 4, NULL), rotor_sim_hbm_port_nearest(r.sim, 1, NULL));
+    rotor_sim_timing t;
+    for (int64_t g = 0; g < 9; g++) {
+        bool pacing = g == 1 || g == 4;
+        cr_assert_eq(rotor_sim_task_timing(r.sim, g, &t, &err), ROTOR_OK, "%s", err.msg);
+        cr_assert_eq(t.start_ps, g == 4 ? 400000 : 0, "core %lld, piece 0", (long long)g);
+        cr_assert_eq(rotor_sim_task_timing(r.sim, 9 + g, &t, &err), ROTOR_OK, "%s", err.msg);
+        cr_assert_eq(t.start_ps, pacing ? (g == 1 ? 800000 : 1200000) : 800000, "core %lld, piece 1: %lld", (long long)g, (long long)t.start_ps);
+        cr_assert_eq(t.end_ps, t.start_ps + 400000);
+    }
+    cr_assert_eq(r.ops[0].pre_end_ps, 1600000);
+    cr_assert_eq(r.stats.hbm_bytes, 18432);
+    rotor_schedule_replay_result_free(&r);
+    rotor_schedule_report_free(&rep);
+    rotor_schedule_free(s);
+}
+
 /* A two-layer Llama2-13B decode step (batch 8, KV cache 2048) on one
  * IPU-POD4 chip: the HBM bytes the simulator moves are exactly the
  * operators' hbm_bytes; the Elk-Full schedule's simulated latency is within
