@@ -102,6 +102,32 @@ static void inbox_clear(replayer *r, int64_t cores) {
     for (int64_t c = 0; c < cores; c++) r->inbox[c].n = 0;
 }
 
+/* A replayer on a new simulator of chip, its scratch sized for the cores. */
+static rotor_status replayer_init(replayer *r, const rotor_chip *chip, int64_t packet, rotor_error *err) {
+    *r = (replayer){.barrier = -1, .packet = packet};
+    rotor_status st = rotor_sim_create(chip, &r->sim, err);
+    if (st) return st;
+    r->n = rotor_sim_cores(r->sim);
+    r->last = malloc((size_t)r->n * sizeof *r->last);
+    r->cur = malloc((size_t)r->n * sizeof *r->cur);
+    r->inbox = calloc((size_t)r->n, sizeof *r->inbox);
+    r->pairs = malloc((size_t)r->n * 2 * sizeof *r->pairs);
+    if (!r->last || !r->cur || !r->inbox || !r->pairs) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    return ROTOR_OK;
+}
+
+/* Frees the scratch; the simulator too unless keep_sim. */
+static void replayer_free(replayer *r, bool keep_sim) {
+    for (int64_t c = 0; r->inbox && c < r->n; c++) free(r->inbox[c].v);
+    free(r->inbox);
+    free(r->finals.v);
+    free(r->last);
+    free(r->cur);
+    free(r->pairs);
+    if (!keep_sim) rotor_sim_free(r->sim);
+    memset(r, 0, sizeof *r);
+}
+
 static rotor_status add_barrier(replayer *r, int op, int64_t cores, rotor_error *err) {
     r->finals.n = 0;
     rotor_status st;
@@ -312,18 +338,11 @@ rotor_status rotor_replay(const rotor_program *p, const rotor_chip *chip, rotor_
     if (rotor_chip_cores(chip) != p->cores)
         return rotor_fail(err, ROTOR_ERR_INPUT, "chip %s has %lld cores; the program was compiled for %lld",
                           chip->name, (long long)rotor_chip_cores(chip), (long long)p->cores);
-    replayer r = {.barrier = -1};
-    rotor_status st = rotor_sim_create(chip, &r.sim, err);
-    if (st) return st;
-    r.n = rotor_sim_cores(r.sim);
-    r.last = malloc((size_t)r.n * sizeof *r.last);
-    r.cur = malloc((size_t)r.n * sizeof *r.cur);
-    r.inbox = calloc((size_t)r.n, sizeof *r.inbox);
-    r.pairs = malloc((size_t)r.n * 2 * sizeof *r.pairs);
+    replayer r;
+    rotor_status st = replayer_init(&r, chip, 0, err);
     out->ops = calloc((size_t)(p->nops ? p->nops : 1), sizeof *out->ops);
     int64_t(*ids)[5] = malloc((size_t)(p->nops ? p->nops : 1) * sizeof *ids);
-    if (!r.last || !r.cur || !r.inbox || !r.pairs || !out->ops || !ids)
-        st = rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    if (!st && (!out->ops || !ids)) st = rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
     for (int o = 0; o < p->nops && !st; o++) {
         const rotor_program_op *po = &p->ops[o];
         if ((st = rotor_sim_set_op_name(r.sim, o, po->name, err))) break;
@@ -362,21 +381,34 @@ rotor_status rotor_replay(const rotor_program *p, const rotor_chip *chip, rotor_
         }
         out->simulated_s = (double)out->stats.makespan_ps * 1e-12;
     }
-    for (int64_t c = 0; r.inbox && c < r.n; c++) free(r.inbox[c].v);
-    free(r.inbox);
-    free(r.finals.v);
-    free(r.last);
-    free(r.cur);
-    free(r.pairs);
     free(ids);
     if (st) {
         rotor_replay_result_free(out);
-        rotor_sim_free(r.sim);
+        replayer_free(&r, false);
         return st;
     }
     if (sim_out) *sim_out = r.sim;
-    else rotor_sim_free(r.sim);
+    replayer_free(&r, sim_out != NULL);
     return ROTOR_OK;
+}
+
+rotor_status rotor_replay_plan(const rotor_expr *e, const rotor_plan *p, const rotor_plan_info *info,
+                               const rotor_chip *chip, int64_t packet, int64_t *out_ps, rotor_error *err) {
+    *out_ps = 0;
+    if (info->cores > rotor_chip_cores(chip))
+        return rotor_fail(err, ROTOR_ERR_INPUT, "the plan uses %lld cores; chip %s has %lld", (long long)info->cores,
+                          chip->name, (long long)rotor_chip_cores(chip));
+    replayer r;
+    rotor_status st = replayer_init(&r, chip, packet, err);
+    int64_t ids[2];
+    for (int64_t c = 0; !st && c < r.n; c++) r.last[c] = -1;
+    if (!st) st = replay_tiles(&r, 0, e, p, info, chip, ids, err);
+    if (!st) st = add_barrier(&r, 0, info->cores, err);
+    rotor_sim_stats stats;
+    if (!st) st = rotor_sim_run(r.sim, &stats, err);
+    if (!st) *out_ps = stats.makespan_ps;
+    replayer_free(&r, false);
+    return st;
 }
 
 void rotor_replay_result_free(rotor_replay_result *r) {
@@ -407,7 +439,7 @@ void rotor_replay_explain(const rotor_replay_op *op, char *buf, size_t size) {
 /* A core's preload arrives in pieces of at most this many bytes, so that the
  * execution's shifts interleave with it on the core's in port (each piece
  * claims its route FIFO, like any transfer). */
-#define PIECE_BYTES 1024
+#define PIECE_BYTES ROTOR_REPLAY_PACKET
 
 typedef struct sched_replayer {
     replayer r;               /* the tile replay's scratch; r.barrier is the current start */
@@ -637,19 +669,17 @@ rotor_status rotor_schedule_replay(const rotor_schedule *s, const rotor_schedule
     rotor_status st = sched_chip(s, sim_chip, &chip, err);
     if (st) return st;
     int n_ops = s->nops;
-    sched_replayer sr = {.s = s, .rep = rep, .prev_barrier = -1, .last_pre_join = -1, .r = {.barrier = -1}};
-    if ((st = rotor_sim_create(&chip, &sr.r.sim, err))) return st;
-    sr.n = sr.r.n = rotor_sim_cores(sr.r.sim);
+    sched_replayer sr = {.s = s, .rep = rep, .prev_barrier = -1, .last_pre_join = -1};
+    if ((st = replayer_init(&sr.r, &chip, PIECE_BYTES, err))) {
+        replayer_free(&sr.r, false);
+        return st;
+    }
+    sr.n = sr.r.n;
     sr.nctrl = chip.hbm_controllers;
     sr.ports = rotor_sim_hbm_ports(sr.r.sim) > 0;
     sr.nstreams = sr.ports ? rotor_sim_hbm_ports(sr.r.sim) : sr.nctrl * rotor_sim_hbm_lanes(sr.r.sim);
     sr.blocking = s->pchip.sram_blocking;
-    sr.r.packet = PIECE_BYTES;
     size_t nc = (size_t)sr.n, no = (size_t)n_ops;
-    sr.r.last = malloc(nc * sizeof *sr.r.last);
-    sr.r.cur = malloc(nc * sizeof *sr.r.cur);
-    sr.r.inbox = calloc(nc, sizeof *sr.r.inbox);
-    sr.r.pairs = malloc(nc * 2 * sizeof *sr.r.pairs);
     sr.stail = malloc((size_t)sr.nstreams * sizeof *sr.stail);
     sr.stail_seq = calloc((size_t)sr.nstreams, sizeof *sr.stail_seq);
     sr.sgroups = malloc((size_t)sr.nstreams * sizeof *sr.sgroups);
@@ -659,8 +689,8 @@ rotor_status rotor_schedule_replay(const rotor_schedule *s, const rotor_schedule
     sr.pre_ids = calloc(no, sizeof *sr.pre_ids);
     sr.exe_ids = calloc(no, sizeof *sr.exe_ids);
     out->ops = calloc(no, sizeof *out->ops);
-    if (!sr.r.last || !sr.r.cur || !sr.r.inbox || !sr.r.pairs || !sr.stail || !sr.stail_seq || !sr.sgroups || !sr.sround || !sr.dsts || !sr.pre_join ||
-        !sr.pre_ids || !sr.exe_ids || !out->ops)
+    if (!sr.stail || !sr.stail_seq || !sr.sgroups || !sr.sround || !sr.dsts || !sr.pre_join || !sr.pre_ids ||
+        !sr.exe_ids || !out->ops)
         st = rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
     for (int64_t k = 0; !st && k < sr.nstreams; k++) sr.stail[k] = -1;
     for (int i = 0; !st && i < n_ops; i++) sr.pre_join[i] = -1;
@@ -730,12 +760,6 @@ rotor_status rotor_schedule_replay(const rotor_schedule *s, const rotor_schedule
             o->tasks = (to - from) + (sr.exe_ids[i][2] - sr.exe_ids[i][0]);
         }
     }
-    for (size_t c = 0; sr.r.inbox && c < nc; c++) free(sr.r.inbox[c].v);
-    free(sr.r.inbox);
-    free(sr.r.finals.v);
-    free(sr.r.last);
-    free(sr.r.cur);
-    free(sr.r.pairs);
     free(sr.stail);
     free(sr.stail_seq);
     free(sr.sgroups);
@@ -746,11 +770,12 @@ rotor_status rotor_schedule_replay(const rotor_schedule *s, const rotor_schedule
     free(sr.pre_ids);
     free(sr.exe_ids);
     if (st) {
-        rotor_sim_free(sr.r.sim);
+        replayer_free(&sr.r, false);
         free(out->ops);
         memset(out, 0, sizeof *out);
         return st;
     }
     out->sim = sr.r.sim;
+    replayer_free(&sr.r, true);
     return ROTOR_OK;
 }

@@ -123,6 +123,43 @@ Test(replay, a_rotating_input_costs_t_subtasks_and_t_minus_1_shifts) {
     rotor_program_free(&p);
 }
 
+/* rotor_replay_plan: the same plan alone, no program.  On the all-to-all
+ * chip 332,000 ps as above, also in packets of 128 B (each shift two chained
+ * halves of 50,000 ps).  With 10 ns links: 362,000 ps all-to-all (one hop
+ * per shift).  On a 4 x 1 mesh the ring's wrap-around shift runs back along
+ * the row, 3 hops (30,000 ps of latency instead of 10,000), and only the
+ * cores downstream of it wait: slower than all-to-all, faster than every
+ * transition waiting for it (4 * 8,000 + 3 * 130,000 = 422,000 ps), and
+ * exactly what rotor_replay gives for the same plan as a program. */
+Test(replay, a_plan_replayed_alone_takes_the_models_time_and_longer_on_a_mesh) {
+    rotor_chip chip = tiny(0), slow = tiny(10), mesh = slow;
+    rotor_error err;
+    cr_assert_eq(rotor_chip_set(&mesh, "topology=mesh", &err), ROTOR_OK);
+    cr_assert_eq(rotor_chip_set(&mesh, "mesh_width=4", &err), ROTOR_OK);
+    cr_assert_eq(rotor_chip_set(&mesh, "mesh_height=1", &err), ROTOR_OK);
+    rotor_program p;
+    tiny_matmul(&p, &chip, "n=4", "A.k=4", 0, 0);
+    const rotor_program_op *o = &p.ops[0];
+    int64_t ps = 0;
+    cr_assert_eq(rotor_replay_plan(&o->expr, &o->active, &o->active_info, &chip, 0, &ps, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(ps, 332000);
+    cr_assert_eq(rotor_replay_plan(&o->expr, &o->active, &o->active_info, &chip, 128, &ps, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(ps, 332000);
+    cr_assert_eq(rotor_replay_plan(&o->expr, &o->active, &o->active_info, &slow, 0, &ps, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(ps, 362000);
+    cr_assert_eq(rotor_replay_plan(&o->expr, &o->active, &o->active_info, &mesh, 0, &ps, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_gt(ps, 362000);
+    cr_assert_lt(ps, 422000);
+    rotor_replay_result whole = replay(&p, &mesh);
+    cr_assert_eq(whole.stats.makespan_ps, ps);
+    rotor_replay_result_free(&whole);
+    rotor_chip two = chip;
+    cr_assert_eq(rotor_chip_set(&two, "cores_per_chip=2", &err), ROTOR_OK);
+    cr_assert_eq(rotor_replay_plan(&o->expr, &o->active, &o->active_info, &two, 0, &ps, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "the plan uses 4 cores; chip");
+    rotor_program_free(&p);
+}
+
 /* With alpha = 10 ns every shift pays one latency, as the model's
  * alpha * (T - 1): 332000 + 3 * 10000 ps. */
 Test(replay, link_latency_is_paid_once_per_transition) {

@@ -54,6 +54,19 @@ rotor_status rotor_replay(const rotor_program *p, const rotor_chip *chip, rotor_
 
 void rotor_replay_result_free(rotor_replay_result *r);
 
+/* Bytes per packet and per preload piece in the schedule replay
+ * (docs/simulator.md, "Packets"). */
+#define ROTOR_REPLAY_PACKET 1024
+
+/* The makespan of plan p (info from the cost model) of expression e replayed
+ * alone on an idle chip, in *out_ps: its sub-tasks, shifts and reduction as
+ * rotor_replay runs them, then a barrier; no setup.  Transfers move in
+ * chained packets of `packet` bytes (0: whole), as the schedule replay's do.
+ * The schedule prices its plans on a mesh with it (docs/schedule.md, "On a
+ * mesh"). */
+rotor_status rotor_replay_plan(const rotor_expr *e, const rotor_plan *p, const rotor_plan_info *info,
+                               const rotor_chip *chip, int64_t packet, int64_t *out_ps, rotor_error *err);
+
 /* Where the simulated time of op departs most from the prediction, as one
  * short phrase ("setup +1.2 us, waited 1.1 us for links", "agrees"). */
 void rotor_replay_explain(const rotor_replay_op *op, char *buf, size_t size);
