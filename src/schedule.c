@@ -32,6 +32,7 @@
  *    HBM bytes share a layer id (Elk §4.4 reorders them together). */
 #include "rotor/schedule.h"
 
+#include "rotor/replay.h"
 #include "rotor/sim.h"
 
 #include <math.h>
@@ -151,6 +152,7 @@ typedef struct shape {
     rotor_status st;
     rotor_error err;
     int first_op;
+    int64_t *mesh_ps;   /* mesh: each frontier plan replayed alone on the chip; NULL on all-to-all */
 } shape;
 
 static void shape_key(const rotor_expr *e, char *buf, size_t cap) {
@@ -218,8 +220,10 @@ static rotor_status expr_plans(const rotor_schedule *s, const shape *sh, rotor_s
     memcpy(so->cands, r->pareto, (size_t)r->npareto * sizeof *so->cands);
     for (int k = 0; k < r->npareto; k++) {
         const rotor_candidate *c = &r->pareto[k];
+        int64_t run_ps = to_ps(c->cost.total);
+        if (sh->mesh_ps && sh->mesh_ps[k] > run_ps) run_ps = sh->mesh_ps[k];
         so->plans[k] = (rotor_preload_plan){
-            .time_ps = to_ps(c->cost.total) + so->interchip_ps,
+            .time_ps = run_ps + so->interchip_ps,
             .space_bytes = c->info.memory,
             .share = so->hbm_tensor >= 0 ? c->info.rings[so->hbm_tensor] : 1,
             .traffic_bytes = plan_traffic(&so->expr, &c->info),
@@ -366,6 +370,55 @@ void rotor_schedule_free(rotor_schedule *s) {
     free(s);
 }
 
+/* On a mesh, cost model v1 still prices a plan as on all-to-all (one port per
+ * core, one hop), and a plan's rings can land rows apart on the grid: Llama
+ * and Gemma plans replay 1.0 to 10 times slower there (docs/schedule.md, "On
+ * a mesh").  So each frontier plan of every distinct shape is replayed alone
+ * on the chip, as the schedule replay runs it (1 KiB packets), and the
+ * schedule takes the slower of the two times.  Decision: Elk §5 restricts
+ * mesh plans to at most two partitioned dimensions mapped to the mesh axes;
+ * rotor keeps the whole frontier and lets the measured time rank it, so a
+ * plan that maps well (some run at 1.00x) stays and the rest fall behind.
+ * Parallel over (shape, plan) pairs; every replay is deterministic. */
+static rotor_status mesh_times(const rotor_schedule *s, const rotor_graph *g, shape *shapes, int nshapes,
+                               int threads, rotor_error *err) {
+    int npairs = 0;
+    for (int k = 0; k < nshapes; k++) {
+        shapes[k].mesh_ps = calloc((size_t)(shapes[k].res.npareto ? shapes[k].res.npareto : 1), sizeof(int64_t));
+        if (!shapes[k].mesh_ps) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+        npairs += shapes[k].res.npareto;
+    }
+    int (*pairs)[2] = malloc(sizeof *pairs * (size_t)(npairs ? npairs : 1));
+    rotor_status *pst = calloc((size_t)(npairs ? npairs : 1), sizeof *pst);
+    rotor_error *perr = calloc((size_t)(npairs ? npairs : 1), sizeof *perr);
+    if (!pairs || !pst || !perr) {
+        free(pairs), free(pst), free(perr);
+        return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    }
+    int n = 0;
+    for (int k = 0; k < nshapes; k++)
+        for (int c = 0; c < shapes[k].res.npareto; c++) pairs[n][0] = k, pairs[n++][1] = c;
+#pragma omp parallel for schedule(dynamic) num_threads(threads > 0 ? threads : omp_get_max_threads())
+    for (int x = 0; x < npairs; x++) {
+        shape *sh = &shapes[pairs[x][0]];
+        const rotor_candidate *c = &sh->res.pareto[pairs[x][1]];
+        pst[x] = rotor_replay_plan(&s->ops[sh->first_op].expr, &c->plan, &c->info, &s->chip, ROTOR_REPLAY_PACKET,
+                                   &sh->mesh_ps[pairs[x][1]], &perr[x]);
+    }
+    rotor_status st = ROTOR_OK;
+    for (int x = 0; x < npairs && !st; x++)
+        if (pst[x]) {
+            const rotor_op *op = &g->ops[shapes[pairs[x][0]].first_op];
+            *err = perr[x];
+            char prefix[200];
+            snprintf(prefix, sizeof prefix, "op '%s' (%s): plan %d on the mesh", op->name, op->type, pairs[x][1]);
+            rotor_error_prefix(err, prefix);
+            st = pst[x];
+        }
+    free(pairs), free(pst), free(perr);
+    return st;
+}
+
 rotor_status rotor_schedule_build(const rotor_graph *g, const rotor_chip *chip,
                                   const rotor_schedule_options *opt, rotor_schedule **out,
                                   rotor_error *err) {
@@ -481,6 +534,7 @@ rotor_status rotor_schedule_build(const rotor_graph *g, const rotor_chip *chip,
             st = shapes[k].st;
             goto done;
         }
+    if (s->chip.topology == ROTOR_TOPO_MESH && (st = mesh_times(s, g, shapes, nshapes, threads, err))) goto done;
 
     for (int o = 0; o < g->nops && !st; o++) {
         rotor_schedule_op *so = &s->ops[o];
@@ -499,7 +553,10 @@ rotor_status rotor_schedule_build(const rotor_graph *g, const rotor_chip *chip,
     st = rotor_preload_model_create(&s->pchip, desc, g->nops, &s->model, err);
 
 done:
-    for (int k = 0; k < nshapes; k++) rotor_search_result_free(&shapes[k].res);
+    for (int k = 0; k < nshapes; k++) {
+        rotor_search_result_free(&shapes[k].res);
+        free(shapes[k].mesh_ps);
+    }
     free(shapes);
     free(shape_of);
     free(split);
