@@ -1537,6 +1537,47 @@ static rotor_status static_search(runner *r) {
     return st;
 }
 
+/* Bytes one core receives over the interconnect in a timed schedule: each
+ * plan's own traffic and the weights it holds in execute state (preload
+ * space plus distribution, whatever the state). */
+static int64_t result_link_bytes(const rotor_preload_model *m, const rotor_preload_result *res) {
+    int64_t b = 0;
+    for (int i = 0; i < m->n; i++) {
+        const pl_plan *p = &m->ops[i].plans[res->ops[i].plan];
+        b += p->in.traffic_bytes + p->weights;
+    }
+    return b;
+}
+
+/* Dyn and full also time the best static split (decision; Elk is silent):
+ * a fixed execution space is one of the allocations Elk-Dyn may make, so
+ * its schedule is a candidate too, taken when it is faster, or as fast
+ * with fewer bytes over the links.  Where the preloads bound the step (a
+ * mesh's edge ports), the induction's plans hide under them at no cost in
+ * the model, however many bytes they shift, and on the chip those bytes
+ * slow the preloads (docs/preload.md, "Dyn and the static split"). */
+static rotor_status keep_static_if_better(runner *r) {
+    runner s;
+    if (!runner_init(&s, r->m, r->opt, r->err)) return rotor_fail(r->err, ROTOR_ERR_NOMEM, "out of memory");
+    rotor_error e2;
+    s.err = &e2;
+    rotor_status st = static_search(&s);
+    if (st == ROTOR_ERR_NOMEM) st = rotor_fail(r->err, st, "%s", e2.msg);
+    else if (!st) {
+        r->schedules += s.schedules;
+        int64_t a = r->best_r.latency_ps, b = s.best_r.latency_ps;
+        if (b < a || (b == a && result_link_bytes(r->m, &s.best_r) < result_link_bytes(r->m, &r->best_r))) {
+            result_copy(&r->best_r, &s.best_r);
+            r->best_r.exec_cap_bytes = 0;
+            r->best_r.static_kept = true;
+        }
+    } else {
+        st = ROTOR_OK; /* no static split fits: the induction's schedule stands */
+    }
+    runner_free(&s);
+    return st;
+}
+
 rotor_status rotor_preload_schedule(const rotor_preload_model *m, rotor_preload_design design,
                                     const rotor_preload_options *opt, rotor_preload_result *out,
                                     rotor_error *err) {
@@ -1560,10 +1601,12 @@ rotor_status rotor_preload_schedule(const rotor_preload_model *m, rotor_preload_
     case ROTOR_PRELOAD_DYN:
         r.want_dyn = true;
         st = run_search(&r, false);
+        if (!st && r.refine) st = keep_static_if_better(&r);
         break;
     case ROTOR_PRELOAD_FULL:
         r.want_dyn = true;
         st = run_search(&r, true);
+        if (!st && r.refine) st = keep_static_if_better(&r);
         break;
     case ROTOR_PRELOAD_IDEAL: {
         /* the orders full visits; full's own choices steer them only when

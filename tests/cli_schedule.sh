@@ -70,6 +70,24 @@ assert round(r["latency_us"], 1) == 4984.8, r["latency_us"]
 EOF
 then ok; else bad "--no-refine: Elk alone 5036.0 us, refined 4984.8 us"; fi
 
+# Dyn and full also time the best static split and report it when it is as
+# fast with fewer link bytes (docs/preload.md, "Dyn and the static split"):
+# on Llama2-13B at batch 8 all three take 2451.246 us and dyn's own plans
+# would move 6,762,173 B into each core, static's 6,724,548 B.
+"$ROTOR" schedule llama2-13b --batch 8 --json >"$tmpdir/k.json" 2>"$err" || bad "static kept: $(cat "$err")"
+if python3 - "$tmpdir/k.json" "$tmpdir/e.json" "$tmpdir/r.json" <<'EOF'
+import json, sys
+d = {r["design"]: r for r in json.load(open(sys.argv[1]))["designs"]}
+for n in ("dyn", "full"):
+    assert d[n]["static_kept"] is True, n
+    assert d[n]["latency_us"] == d["static"]["latency_us"], n
+    assert d[n]["link_bytes_per_core"] == d["static"]["link_bytes_per_core"] == 6724548, n
+assert d["static"]["static_kept"] is False and d["basic"]["static_kept"] is False
+assert json.load(open(sys.argv[2]))["designs"][0]["static_kept"] is False, "--no-refine: Elk alone"
+assert json.load(open(sys.argv[3]))["designs"][0]["static_kept"] is False, "batch 32: dyn is faster"
+EOF
+then ok; else bad "dyn and full keep static's schedule on Llama2-13B batch 8"; fi
+
 expect_error no_model 2 "a model is required" -- schedule
 expect_error no_hbm 2 "chip 'ipu-mk2' has no HBM" -- schedule llama2-13b --layers 1 --chip ipu-mk2
 expect_error bad_design 2 "design" -- schedule llama2-13b --layers 1 --design fastest

@@ -109,7 +109,8 @@ typedef struct rotor_preload_options {
                                current best (0: 5040) */
     int64_t max_splits;     /* static: execution-space sizes tried (0: 512) */
     bool no_refine;         /* dyn, full: keep the induction's schedule as it is (Elk alone),
-                               without the refinement against the forward timing */
+                               without the refinement against the forward timing and
+                               without the static split as a candidate */
 } rotor_preload_options;
 
 /* ---- schedules and their timing (§4.5) -------------------------------------- */
@@ -155,6 +156,8 @@ typedef struct rotor_preload_result {
                                        ideal) or splits x state variants (static) */
     int64_t exec_cap_bytes;         /* static: the execution space of the split; else 0 */
     int64_t refine_moves;           /* dyn, full: refinement moves kept (0 with no_refine) */
+    bool static_kept;               /* dyn, full: the best static split's schedule was as fast
+                                       with fewer link bytes, or faster, and is reported */
 } rotor_preload_result;
 
 /* Times a given schedule under the three rules of §4.5 (preloads in order,

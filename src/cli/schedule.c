@@ -177,6 +177,7 @@ static cJSON *json_run(const rotor_schedule *s, const run *x, const run *ideal, 
     cJSON_AddNumberToObject(o, "alloc_calls", (double)r->result.alloc_calls);
     cJSON_AddNumberToObject(o, "schedules_timed", (double)r->result.schedules);
     cJSON_AddNumberToObject(o, "refine_moves", (double)r->result.refine_moves);
+    cJSON_AddBoolToObject(o, "static_kept", r->result.static_kept);
     if (x->simulated) {
         const rotor_schedule_replay_result *q = &x->sim;
         const rotor_sim_stats *t = &q->stats;
