@@ -420,16 +420,16 @@ static rotor_chip tiny_hbm(void) {
     return c;
 }
 
-/* A schedule of n identical operators C[m,n] += A[m,k] * B[k,n], 16x64x32,
- * B (4,096 B) in HBM, one plan F_op m=4: every core holds all of B (P = 4)
- * and computes one sub-task m4 k64 n32, padded to 2 * 16 * 64 * 32 = 65,536
- * FLOP = 64,000 ps; no shifts.  Built by hand, as rotor_schedule_build would. */
-static rotor_schedule *tiny_schedule(const rotor_chip *chip, int n) {
+/* A schedule of n identical operators C[m,n] += A[m,k] * B[k,n] of extents
+ * dims, one plan F_op fop each, B in HBM, built by hand as
+ * rotor_schedule_build would, on chip (hbm_bw: the scheduler's HBM bytes/s). */
+static rotor_schedule *hand_schedule(const rotor_chip *chip, int n, const char *dims, const char *fop,
+                                     int64_t hbm_bw) {
     rotor_schedule *s = calloc(1, sizeof *s);
     s->chip = *chip;
     s->tensor_parallel = 1;
-    s->pchip = (rotor_preload_chip){.cores = 4, .sram_bytes = chip->sram_bytes, .hbm_bw = 10240000000,
-                                    .link_bw = 2560000000, .sram_blocking = true};
+    s->pchip = (rotor_preload_chip){.cores = rotor_chip_cores(chip), .sram_bytes = chip->sram_bytes,
+                                    .hbm_bw = hbm_bw, .link_bw = 2560000000, .sram_blocking = true};
     s->nops = n;
     s->ops = calloc((size_t)n, sizeof *s->ops);
     rotor_preload_op_desc *desc = calloc((size_t)n, sizeof *desc);
@@ -437,25 +437,34 @@ static rotor_schedule *tiny_schedule(const rotor_chip *chip, int n) {
     for (int i = 0; i < n; i++) {
         rotor_schedule_op *o = &s->ops[i];
         snprintf(o->name, sizeof o->name, "mm%d", i);
-        cr_assert_eq(rotor_expr_make(MATMUL, "m=16,k=64,n=32", &o->expr, &err), ROTOR_OK, "%s", err.msg);
+        cr_assert_eq(rotor_expr_make(MATMUL, dims, &o->expr, &err), ROTOR_OK, "%s", err.msg);
         o->hbm_tensor = 2;
-        o->hbm_bytes = 64 * 32 * 2;
+        o->hbm_bytes = rotor_tensor_elements(&o->expr, 2) * 2;
         o->nplans = 1;
         o->cands = calloc(1, sizeof *o->cands);
         o->plans = calloc(1, sizeof *o->plans);
-        set_plan(&o->expr, &o->cands[0].plan, "m=4", NULL);
+        set_plan(&o->expr, &o->cands[0].plan, fop, NULL);
         cr_assert_eq(rotor_cost_plan(rotor_cost_model_default(), &o->expr, chip, &o->cands[0].plan,
                                      &o->cands[0].info, &o->cands[0].cost, &err),
                      ROTOR_OK, "%s", err.msg);
         o->plans[0] = (rotor_preload_plan){.time_ps = (int64_t)llround(o->cands[0].cost.total * 1e12),
                                            .space_bytes = o->cands[0].info.memory,
                                            .share = o->cands[0].info.rings[2]};
-        cr_assert_eq(o->plans[0].time_ps, 64000);
-        cr_assert_eq(o->plans[0].share, 4);
         desc[i] = (rotor_preload_op_desc){.name = o->name, .hbm_bytes = o->hbm_bytes, .nplans = 1, .plans = o->plans};
     }
     cr_assert_eq(rotor_preload_model_create(&s->pchip, desc, n, &s->model, &err), ROTOR_OK, "%s", err.msg);
     free(desc);
+    return s;
+}
+
+/* 16x64x32, B (4,096 B) in HBM, one plan F_op m=4: every core holds all of B
+ * (P = 4) and computes one sub-task m4 k64 n32, padded to 2 * 16 * 64 * 32 =
+ * 65,536 FLOP = 64,000 ps; no shifts. */
+static rotor_schedule *tiny_schedule(const rotor_chip *chip, int n) {
+    rotor_schedule *s = hand_schedule(chip, n, "m=16,k=64,n=32", "m=4", 10240000000);
+    cr_assert_eq(s->ops[0].hbm_bytes, 4096);
+    cr_assert_eq(s->ops[0].plans[0].time_ps, 64000);
+    cr_assert_eq(s->ops[0].plans[0].share, 4);
     return s;
 }
 
@@ -656,31 +665,9 @@ Test(replay, on_a_mesh_every_port_keeps_the_pace_of_the_port_feeding_the_most_gr
     for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++)
         cr_assert_eq(rotor_chip_set(&chip, sets[i], &err), ROTOR_OK, "%s", err.msg);
     cr_assert_eq(rotor_chip_validate(&chip, &err), ROTOR_OK, "%s", err.msg);
-    rotor_schedule *s = calloc(1, sizeof *s);
-    s->chip = chip;
-    s->tensor_parallel = 1;
-    s->pchip = (rotor_preload_chip){.cores = 9, .sram_bytes = chip.sram_bytes, .hbm_bw = 40960000000,
-                                    .link_bw = 2560000000, .sram_blocking = true};
-    s->nops = 1;
-    s->ops = calloc(1, sizeof *s->ops);
-    rotor_schedule_op *o = &s->ops[0];
-    snprintf(o->name, sizeof o->name, "mm0");
-    cr_assert_eq(rotor_expr_make(MATMUL, "m=18,k=64,n=144", &o->expr, &err), ROTOR_OK, "%s", err.msg);
-    o->hbm_tensor = 2;
-    o->hbm_bytes = 64 * 144 * 2;
-    o->nplans = 1;
-    o->cands = calloc(1, sizeof *o->cands);
-    o->plans = calloc(1, sizeof *o->plans);
-    set_plan(&o->expr, &o->cands[0].plan, "m=9", NULL);
-    cr_assert_eq(rotor_cost_plan(rotor_cost_model_default(), &o->expr, &chip, &o->cands[0].plan, &o->cands[0].info,
-                                 &o->cands[0].cost, &err),
-                 ROTOR_OK, "%s", err.msg);
-    o->plans[0] = (rotor_preload_plan){.time_ps = (int64_t)llround(o->cands[0].cost.total * 1e12),
-                                       .space_bytes = o->cands[0].info.memory,
-                                       .share = o->cands[0].info.rings[2]};
-    cr_assert_eq(o->plans[0].share, 9);
-    rotor_preload_op_desc desc = {.name = o->name, .hbm_bytes = o->hbm_bytes, .nplans = 1, .plans = o->plans};
-    cr_assert_eq(rotor_preload_model_create(&s->pchip, &desc, 1, &s->model, &err), ROTOR_OK, "%s", err.msg);
+    rotor_schedule *s = hand_schedule(&chip, 1, "m=18,k=64,n=144", "m=9", 40960000000);
+    cr_assert_eq(s->ops[0].hbm_bytes, 18432);
+    cr_assert_eq(s->ops[0].plans[0].share, 9);
     rotor_schedule_report rep = tiny_report(s, (int[]){1}, (int[]){0});
     cr_assert_eq(rep.result.ops[0].chunks, 9);
     rotor_schedule_replay_result r = sched_replay(s, &rep, NULL);
