@@ -1537,10 +1537,7 @@ static rotor_status static_search(runner *r) {
     return st;
 }
 
-/* Bytes one core receives over the interconnect in a timed schedule: each
- * plan's own traffic and the weights it holds in execute state (preload
- * space plus distribution, whatever the state). */
-static int64_t result_link_bytes(const rotor_preload_model *m, const rotor_preload_result *res) {
+int64_t rotor_preload_link_bytes(const rotor_preload_model *m, const rotor_preload_result *res) {
     int64_t b = 0;
     for (int i = 0; i < m->n; i++) {
         const pl_plan *p = &m->ops[i].plans[res->ops[i].plan];
@@ -1566,7 +1563,7 @@ static rotor_status keep_static_if_better(runner *r) {
     else if (!st) {
         r->schedules += s.schedules;
         int64_t a = r->best_r.latency_ps, b = s.best_r.latency_ps;
-        if (b < a || (b == a && result_link_bytes(r->m, &s.best_r) < result_link_bytes(r->m, &r->best_r))) {
+        if (b < a || (b == a && rotor_preload_link_bytes(r->m, &s.best_r) < rotor_preload_link_bytes(r->m, &r->best_r))) {
             result_copy(&r->best_r, &s.best_r);
             r->best_r.exec_cap_bytes = 0;
             r->best_r.static_kept = true;

@@ -453,6 +453,7 @@ typedef struct sched_replayer {
     int64_t *stail_seq;       /* per stream: 1 + the preload (in issue order) of that piece, 0 */
     int64_t *sgroups;         /* mesh, per port: groups of the current preload it feeds */
     int64_t *sround;          /* mesh, per port: the round of its last piece of the current preload */
+    int64_t *gport, *gctrl;   /* mesh, per group of the current preload: its port and controller */
     int64_t pre_seq;          /* preloads issued so far */
     int64_t last_pre_join;    /* the last issued preload's join, -1 */
     idlist deps;              /* scratch */
@@ -513,14 +514,14 @@ static rotor_status emit_preload(sched_replayer *sr, int j, int64_t after, rotor
     if (sr->ports) {
         for (int64_t k = 0; k < S; k++) sr->sgroups[k] = 0, sr->sround[k] = -1;
         for (int64_t g = 0; g < G; g++) {
-            int64_t k = rotor_sim_hbm_port_nearest(sr->r.sim, g * m, NULL);
+            int64_t k = sr->gport[g] = rotor_sim_hbm_port_nearest(sr->r.sim, g * m, &sr->gctrl[g]);
             if (++sr->sgroups[k] > (pace < 0 ? 0 : sr->sgroups[pace])) pace = k;
         }
     }
     sr->pre_ids[j][0] = rotor_sim_task_count(sr->r.sim);
     for (int64_t t = 0; t < R * G && W > 0 && !st; t++) {
         int64_t r = t / G, g = t % G, str = t % S, ctrl = str % sr->nctrl;
-        if (sr->ports) str = rotor_sim_hbm_port_nearest(sr->r.sim, g * m, &ctrl);
+        if (sr->ports) str = sr->gport[g], ctrl = sr->gctrl[g];
         if (g == 0) pace_prev = pace_cur;
         int64_t bytes = W / G + (g < W % G); /* the group's share */
         int64_t pb = bytes / R + (r < bytes % R);
@@ -684,12 +685,14 @@ rotor_status rotor_schedule_replay(const rotor_schedule *s, const rotor_schedule
     sr.stail_seq = calloc((size_t)sr.nstreams, sizeof *sr.stail_seq);
     sr.sgroups = malloc((size_t)sr.nstreams * sizeof *sr.sgroups);
     sr.sround = malloc((size_t)sr.nstreams * sizeof *sr.sround);
+    sr.gport = malloc(nc * sizeof *sr.gport);
+    sr.gctrl = malloc(nc * sizeof *sr.gctrl);
     sr.dsts = malloc(nc * sizeof *sr.dsts);
     sr.pre_join = malloc(no * sizeof *sr.pre_join);
     sr.pre_ids = calloc(no, sizeof *sr.pre_ids);
     sr.exe_ids = calloc(no, sizeof *sr.exe_ids);
     out->ops = calloc(no, sizeof *out->ops);
-    if (!sr.stail || !sr.stail_seq || !sr.sgroups || !sr.sround || !sr.dsts || !sr.pre_join || !sr.pre_ids ||
+    if (!sr.stail || !sr.stail_seq || !sr.sgroups || !sr.sround || !sr.gport || !sr.gctrl || !sr.dsts || !sr.pre_join || !sr.pre_ids ||
         !sr.exe_ids || !out->ops)
         st = rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
     for (int64_t k = 0; !st && k < sr.nstreams; k++) sr.stail[k] = -1;
@@ -764,6 +767,8 @@ rotor_status rotor_schedule_replay(const rotor_schedule *s, const rotor_schedule
     free(sr.stail_seq);
     free(sr.sgroups);
     free(sr.sround);
+    free(sr.gport);
+    free(sr.gctrl);
     free(sr.dsts);
     free(sr.deps.v);
     free(sr.pre_join);

@@ -582,15 +582,7 @@ rotor_status rotor_schedule_run(const rotor_schedule *s, rotor_preload_design d,
     const rotor_preload_result *r = &out->result;
     out->latency_s = (double)r->latency_ps * 1e-12;
     out->hbm_util = r->hbm_util;
-    int64_t bytes = 0;
-    for (int o = 0; o < r->nops; o++) {
-        const rotor_preload_op_result *x = &r->ops[o];
-        const rotor_schedule_op *so = &s->ops[o];
-        bytes += so->plans[x->plan].traffic_bytes;
-        int n = 0;
-        const rotor_preload_state *ps = rotor_preload_model_states(s->model, o, x->plan, &n);
-        if (ps && x->state >= 0 && x->state < n) bytes += ps[x->state].space_bytes + ps[x->state].dist_bytes;
-    }
+    int64_t bytes = rotor_preload_link_bytes(s->model, r);
     out->link_bytes = bytes;
     if (r->latency_ps > 0) {
         out->link_util = (double)bytes / ((double)s->pchip.link_bw * out->latency_s);

@@ -178,6 +178,11 @@ rotor_status rotor_preload_schedule(const rotor_preload_model *m, rotor_preload_
                                     rotor_error *err);
 void rotor_preload_result_free(rotor_preload_result *r);
 
+/* Bytes one core receives over the interconnect in result r of model m: each
+ * operator's plan traffic and the weights it holds in execute state (its
+ * preload space plus its distribution, whatever the state). */
+int64_t rotor_preload_link_bytes(const rotor_preload_model *m, const rotor_preload_result *r);
+
 /* ---- preload orders (§4.4) ------------------------------------------------- */
 
 /* Called once per valid order (order[k] = operator preloaded k-th); return
