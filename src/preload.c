@@ -11,8 +11,8 @@
  *    States with equal space are dominated; the rest are the Pareto set.
  *  - Durations.  A preload takes max(W / hbm_bw, space / link_bw) alone
  *    (§4.2: HBM roofline against interconnect); with HBM behind edge ports
- *    (a mesh, Elk §5) the busiest port feeds port_groups[m] groups of m
- *    cores one after another, so space x port_groups[m] / link_bw.  The reported timing is a
+ *    (a mesh, Elk §5) the chip measures each group size m:
+ *    space x port_load(m) / link_bw.  The reported timing is a
  *    fluid on the core's link (time_forward): the running preload and the
  *    running execution share it max-min fairly (Elk is silent), and with
  *    blocking SRAM (footnote 2) the execution's compute runs only in its
@@ -165,20 +165,50 @@ static rotor_status check_chip(const rotor_preload_chip *c, rotor_error *err) {
     if (c->link_bw <= 0)
         return rotor_fail(err, ROTOR_ERR_INPUT, "chip: link_bw: expected positive bytes/s, got %lld",
                           (long long)c->link_bw);
-    for (int64_t m = 1; c->port_groups && m <= c->cores; m++)
-        if (c->port_groups[m] < 1 || c->port_groups[m] > c->cores)
-            return rotor_fail(err, ROTOR_ERR_INPUT, "chip: port_groups[%lld]: expected 1..%lld (the cores), got %lld",
-                              (long long)m, (long long)c->cores, (long long)c->port_groups[m]);
     return ROTOR_OK;
 }
 
-/* Bytes that cross the busiest path into a core when each core receives
- * `space` in groups of m: the core's own link, or on a mesh the edge port
- * that feeds port_groups[m] groups one after another (docs/preload.md,
- * "Edge ports").  Overflow gives INT64_MAX, which xfer_checked refuses. */
-static int64_t intake_bytes(const rotor_preload_chip *c, int64_t space, int64_t m) {
-    int64_t k = c->port_groups ? c->port_groups[m] : 1, b;
-    return rotor_mul_i64(space, k, &b) ? b : INT64_MAX;
+/* Link time, in bytes at link_bw, on the busiest path into a core when each
+ * core receives `space` in groups of m: the core's own link, or on a mesh
+ * space x port_load(m) (docs/preload.md, "Edge ports").  Overflow gives
+ * INT64_MAX, which xfer_checked refuses. */
+static rotor_status intake_bytes(const rotor_preload_chip *c, int64_t space, int64_t m, int64_t *out,
+                                 rotor_error *err) {
+    *out = space;
+    if (!c->port_load) return ROTOR_OK;
+    double load = 0;
+    rotor_status st = c->port_load(c->mesh_ctx, m, &load, err);
+    if (st) return st;
+    if (!(load > 0) || !isfinite(load))
+        return rotor_fail(err, ROTOR_ERR_INPUT, "chip: port_load(%lld): expected a positive number, got %g",
+                          (long long)m, load);
+    double b = ceil((double)space * load);
+    *out = b < 9.2e18 ? (int64_t)b : INT64_MAX;
+    return ROTOR_OK;
+}
+
+/* Link time, in bytes at link_bw, of a distribution of `dist` bytes per
+ * core in c - 1 rounds, round k fetching its share from the core k m ahead
+ * (docs/preload.md, "Edge ports"): dist itself, or on a mesh each round's
+ * share x shift_load(k m).  Overflow gives INT64_MAX. */
+static rotor_status dist_intake(const rotor_preload_chip *c, int64_t dist, int64_t m, int64_t chunks, int64_t *out,
+                                rotor_error *err) {
+    *out = dist;
+    if (!c->shift_load || dist <= 0 || chunks < 2) return ROTOR_OK;
+    int64_t rounds = chunks - 1;
+    double b = 0;
+    for (int64_t k = 1; k <= rounds; k++) {
+        double load = 0;
+        rotor_status st = c->shift_load(c->mesh_ctx, k * m, &load, err);
+        if (st) return st;
+        if (!(load > 0) || !isfinite(load))
+            return rotor_fail(err, ROTOR_ERR_INPUT, "chip: shift_load(%lld): expected a positive number, got %g",
+                              (long long)(k * m), load);
+        b += (double)(dist / rounds + (k <= dist % rounds)) * load;
+    }
+    b = ceil(b);
+    *out = b < 9.2e18 ? (int64_t)b : INT64_MAX;
+    return ROTOR_OK;
 }
 
 /* The Pareto set of preload states of plan p of an op with W weight bytes. */
@@ -204,8 +234,10 @@ static rotor_status make_states(const rotor_preload_chip *c, int64_t W, int64_t 
         if (p->nstates > 0 && p->states[p->nstates - 1].space_bytes == s.space_bytes) continue;
         s.dist_bytes = d - s.space_bytes;
         int64_t link_ps;
-        if (!xfer_checked(s.dist_bytes, c->link_bw, &s.dist_ps) ||
-            !xfer_checked(intake_bytes(c, s.space_bytes, P / chunks[k]), c->link_bw, &link_ps))
+        rotor_status st = intake_bytes(c, s.space_bytes, P / chunks[k], &s.intake_bytes, err);
+        if (!st) st = dist_intake(c, s.dist_bytes, P / chunks[k], chunks[k], &s.dist_intake_bytes, err);
+        if (st) return st;
+        if (!xfer_checked(s.dist_intake_bytes, c->link_bw, &s.dist_ps) || !xfer_checked(s.intake_bytes, c->link_bw, &link_ps))
             return rotor_fail(err, ROTOR_ERR_INPUT, "%s: times overflow: %lld bytes over link_bw %lld",
                               where, (long long)d, (long long)c->link_bw);
         s.preload_ps = max64(hbm_ps, link_ps);
@@ -255,8 +287,12 @@ static rotor_status check_op(const rotor_preload_chip *c, const rotor_preload_op
         if (p->traffic_bytes < 0)
             return rotor_fail(err, ROTOR_ERR_INPUT, "%s: traffic_bytes: expected a size >= 0, got %lld", pw,
                               (long long)p->traffic_bytes);
+        if (p->link_bytes < 0)
+            return rotor_fail(err, ROTOR_ERR_INPUT, "%s: link_bytes: expected a size >= 0, got %lld", pw,
+                              (long long)p->link_bytes);
         pl_plan *q = &o->plans[k];
         q->in = *p;
+        if (q->in.link_bytes < q->in.traffic_bytes) q->in.link_bytes = q->in.traffic_bytes;
         rotor_status st = make_states(c, o->hbm, o->hbm_ps, q, pw, err);
         if (st) return st;
         if (p->space_bytes < q->weights)
@@ -268,6 +304,9 @@ static rotor_status check_op(const rotor_preload_chip *c, const rotor_preload_op
         if (!xfer_checked(p->traffic_bytes, c->link_bw, &tr))
             return rotor_fail(err, ROTOR_ERR_INPUT, "%s: traffic_bytes: %lld overflows int64 picoseconds", pw,
                               (long long)p->traffic_bytes);
+        if (!xfer_checked(p->link_bytes, c->link_bw, &tr))
+            return rotor_fail(err, ROTOR_ERR_INPUT, "%s: link_bytes: %lld overflows int64 picoseconds", pw,
+                              (long long)p->link_bytes);
         smallest = min64(smallest, p->space_bytes);
         q->fits = p->space_bytes <= c->sram_bytes;
         if (q->fits) o->pareto[nfit++] = k;
@@ -289,7 +328,13 @@ static rotor_status check_op(const rotor_preload_chip *c, const rotor_preload_op
         o->lb = min64(o->lb, p->states[p->nstates - 1].space_bytes);
     }
     o->npareto = np;
-    o->lb_pre_ps = max64(o->hbm_ps, xfer(intake_bytes(c, o->lb, 1), c->link_bw));
+    int64_t lb_in;
+    rotor_status st = intake_bytes(c, o->lb, 1, &lb_in, err);
+    if (st) return st;
+    if (!xfer_checked(lb_in, c->link_bw, &o->lb_pre_ps))
+        return rotor_fail(err, ROTOR_ERR_INPUT, "%s: times overflow: %lld bytes over link_bw %lld", where,
+                          (long long)lb_in, (long long)c->link_bw);
+    o->lb_pre_ps = max64(o->hbm_ps, o->lb_pre_ps);
     return ROTOR_OK;
 }
 
@@ -367,7 +412,9 @@ rotor_status rotor_preload_model_create(const rotor_preload_chip *chip, const ro
     rotor_preload_model *m = calloc(1, sizeof *m);
     if (!m) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
     m->chip = *chip;
-    m->chip.port_groups = NULL; /* borrowed: read while the states are made, not kept */
+    m->chip.port_load = NULL; /* borrowed: called while the states are made, not kept */
+    m->chip.shift_load = NULL;
+    m->chip.mesh_ctx = NULL;
     m->n = nops;
     m->ops = calloc((size_t)nops, sizeof *m->ops);
     m->pref_lb = calloc((size_t)nops + 1, sizeof *m->pref_lb);
@@ -398,7 +445,7 @@ rotor_status rotor_preload_model_create(const rotor_preload_chip *chip, const ro
             if (!p->fits) continue;
             int64_t t = 0, tr = 0;
             bool ok = rotor_add_i64(p->in.time_ps, p->states[p->nstates - 1].dist_ps, &t) &&
-                      rotor_add_i64(p->in.traffic_bytes, p->weights + chip->sram_bytes, &tr) &&
+                      rotor_add_i64(p->in.link_bytes, p->weights + chip->sram_bytes, &tr) &&
                       xfer_checked(tr, chip->link_bw, &tr) && rotor_add_i64(t, tr, &t);
             if (!ok) t = INT64_MAX;
             u = max64(u, t);
@@ -530,7 +577,7 @@ static int64_t exec_len(const rotor_preload_model *m, const pl_plan *p, const ro
                         int64_t pin, int64_t *busy) {
     int64_t b = p->in.time_ps + s->dist_ps;
     int64_t a = m->chip.sram_blocking ? xfer(pin, m->chip.link_bw) : 0;
-    int64_t ic = xfer(p->in.traffic_bytes + s->dist_bytes + pin, m->chip.link_bw);
+    int64_t ic = xfer(p->in.traffic_bytes + s->dist_intake_bytes + pin, m->chip.link_bw);
     if (busy) *busy = b;
     return max64(b + a, ic);
 }
@@ -577,22 +624,28 @@ static int64_t overlap_len(const int64_t *as, const int64_t *ae, int na, const i
 }
 
 /* Forward timing of schedule s under the three rules (docs/preload.md,
- * "Duration of an execution").  Two flows share the core's link: the
- * running preload (rule 2: one at a time) and the running execution (rule
- * 1: one at a time).  A preload alone moves at its own rate, a share
- * f = space / (link_bw duration) <= 1 of the link (HBM-bound preloads leave
- * the rest).  An execution needs c link-time units, c = max(B, X) with
+ * "Duration of an execution").  Two flows meet: the running preload (rule
+ * 2: one at a time) and the running execution (rule 1: one at a time), on
+ * two resources.  The core's link: a preload alone takes a share
+ * fc = space / (link_bw duration) <= 1 of it (HBM-bound preloads leave the
+ * rest); an execution needs c link-time units there, c = max(B, X) with
  * sram_blocking (incoming writes pause the core, footnote 2), X otherwise
- * (its traffic first, then the compute), and takes at least B.  When both
- * want the link they share it max-min fairly (processor sharing; Elk is
- * silent): the preload gets min(f, 1/2), the execution the rest.  On the
- * ideal machine they never meet.  Piecewise constant rates, so the time
- * advances event to event: O(n) events in all. */
+ * (its traffic first, then the compute).  The busiest link: the preload
+ * takes fl = intake / (link_bw duration) of it (fl = fc on all-to-all; on a
+ * mesh the edge port's path carries several groups' shares), the
+ * execution needs its busiest link's bytes plus the distribution's, over
+ * link_bw.  The execution takes at least B and ends when both needs are
+ * met.  Where both want a resource they share it max-min fairly (processor
+ * sharing; Elk is silent): the preload moves at the rate its tighter share
+ * allows, min(f, 1/2) of each resource, the execution gets the rest of
+ * each.  On all-to-all the busiest link is the core's own and this is one
+ * shared link.  On the ideal machine they never meet.  Piecewise constant
+ * rates, so the time advances event to event: O(n) events in all. */
 static rotor_status time_forward(const rotor_preload_model *m, const sched *s, bool ideal,
                                  rotor_preload_result *r, int64_t *hbm_total, rotor_error *err) {
     const int n = m->n;
     const double link = (double)m->chip.link_bw;
-    double t = 0, prem = 0, pf = 0, eneed = 0, ebusy_end = 0;
+    double t = 0, prem = 0, fc = 0, fl = 0, need_c = 0, need_l = 0, ebusy_end = 0;
     int e = 0, kstart = 0, kdone = 0;
     bool erun = false, prun = false;
     int64_t b = 0, hbm_ps = 0;
@@ -602,7 +655,6 @@ static rotor_status time_forward(const rotor_preload_model *m, const sched *s, b
             int y = s->order[kstart];
             const rotor_preload_state *st = st_of(m, y, s->plan[y], s->state[y]);
             int64_t d = ideal ? m->ops[y].lb_pre_ps : st->preload_ps;
-            int64_t sp = ideal ? m->ops[y].lb : st->space_bytes;
             r->ops[y].pre_start_ps = llround(t);
             r->ops[y].preload_pos = kstart++;
             if (d <= 0) {
@@ -612,15 +664,16 @@ static rotor_status time_forward(const rotor_preload_model *m, const sched *s, b
             }
             prun = true;
             prem = (double)d;
-            pf = (double)sp * 1e12 / (link * (double)d);
-            if (pf > 1) pf = 1;
+            fc = ideal ? 0 : fmin(1, (double)st->space_bytes * 1e12 / (link * (double)d));
+            fl = ideal ? 0 : fmin(1, (double)st->intake_bytes * 1e12 / (link * (double)d));
         }
         if (!erun && s->pos[e] < kdone) {
             const pl_plan *p = &m->ops[e].plans[s->plan[e]];
             const rotor_preload_state *st = &p->states[s->state[e]];
             b = ideal ? p->in.time_ps : p->in.time_ps + st->dist_ps;
             double x = ideal ? 0 : (double)(p->in.traffic_bytes + st->dist_bytes) * 1e12 / link;
-            eneed = ideal ? 0 : m->chip.sram_blocking ? fmax((double)b, x) : x;
+            need_c = ideal ? 0 : m->chip.sram_blocking ? fmax((double)b, x) : x;
+            need_l = ideal ? 0 : (double)(p->in.link_bytes + st->dist_intake_bytes) * 1e12 / link;
             ebusy_end = t + (double)b;
             erun = true;
             rotor_preload_op_result *xr = &r->ops[e];
@@ -635,34 +688,31 @@ static rotor_status time_forward(const rotor_preload_model *m, const sched *s, b
             return rotor_fail(err, ROTOR_ERR_INPUT, "op %d (%s): the schedule deadlocks at %.0f ps", e,
                               m->ops[e].name, t);
         /* rates, then the next event */
-        bool elink = erun && eneed > 0;
-        double share = 0, prate = 0;
-        if (prun) {
-            share = pf <= 0 ? 0 : (elink && !ideal) ? fmin(pf, 0.5) : pf;
-            prate = pf <= 0 ? 1 : share / pf;
-        }
-        double erate = 1 - share;
+        bool uc = erun && need_c > 0, ul = erun && need_l > 0;
+        double prate = 1;
+        if (prun && uc && fc > 0.5) prate = fmin(prate, 0.5 / fc);
+        if (prun && ul && fl > 0.5) prate = fmin(prate, 0.5 / fl);
+        double rc = prun ? 1 - fc * prate : 1, rl = prun ? 1 - fl * prate : 1;
         double dp = prun ? prem / prate : INFINITY;
-        double de = !erun ? INFINITY : elink ? eneed / erate : fmax(0, ebusy_end - t);
+        double dc = uc ? need_c / rc : INFINITY, dl = ul ? need_l / rl : INFINITY;
+        double de = !erun ? INFINITY : (uc || ul) ? fmin(dc, dl) : fmax(0, ebusy_end - t);
         double dt = fmin(dp, de);
         t += dt;
         if (prun) prem -= prate * dt;
-        if (elink) eneed -= erate * dt;
+        if (uc) need_c = dc <= dt ? 0 : need_c - rc * dt;
+        if (ul) need_l = dl <= dt ? 0 : need_l - rl * dt;
         if (prun && dp <= de) {
             int y = s->order[kdone++];
             r->ops[y].pre_end_ps = llround(t);
             prun = false;
         }
-        if (erun && de <= dp) {
-            if (elink) eneed = 0;
-            if (t >= ebusy_end) {
-                rotor_preload_op_result *xr = &r->ops[e];
-                xr->exe_end_ps = llround(t);
-                xr->stall_ps = xr->exe_end_ps - xr->exe_start_ps - b;
-                if (xr->stall_ps < 0) xr->stall_ps = 0;
-                erun = false;
-                e++;
-            }
+        if (erun && de <= dp && need_c <= 0 && need_l <= 0 && t >= ebusy_end) {
+            rotor_preload_op_result *xr = &r->ops[e];
+            xr->exe_end_ps = llround(t);
+            xr->stall_ps = xr->exe_end_ps - xr->exe_start_ps - b;
+            if (xr->stall_ps < 0) xr->stall_ps = 0;
+            erun = false;
+            e++;
         }
     }
     *hbm_total = hbm_ps;

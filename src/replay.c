@@ -393,8 +393,10 @@ rotor_status rotor_replay(const rotor_program *p, const rotor_chip *chip, rotor_
 }
 
 rotor_status rotor_replay_plan(const rotor_expr *e, const rotor_plan *p, const rotor_plan_info *info,
-                               const rotor_chip *chip, int64_t packet, int64_t *out_ps, rotor_error *err) {
+                               const rotor_chip *chip, int64_t packet, int64_t *out_ps, int64_t *out_link_ps,
+                               rotor_error *err) {
     *out_ps = 0;
+    if (out_link_ps) *out_link_ps = 0;
     if (info->cores > rotor_chip_cores(chip))
         return rotor_fail(err, ROTOR_ERR_INPUT, "the plan uses %lld cores; chip %s has %lld", (long long)info->cores,
                           chip->name, (long long)rotor_chip_cores(chip));
@@ -407,6 +409,7 @@ rotor_status rotor_replay_plan(const rotor_expr *e, const rotor_plan *p, const r
     rotor_sim_stats stats;
     if (!st) st = rotor_sim_run(r.sim, &stats, err);
     if (!st) *out_ps = stats.makespan_ps;
+    if (!st && out_link_ps) *out_link_ps = llround(stats.link_util_peak * (double)stats.makespan_ps);
     replayer_free(&r, false);
     return st;
 }
@@ -478,10 +481,67 @@ static int64_t zero_join(sched_replayer *sr, int op, rotor_status *st, rotor_err
     return id;
 }
 
-/* The preload of operator j, issued after the barrier `after` (-1: none).
- * The datum shared by P cores is split into c chunks; each chunk goes to
- * m = P / c consecutive cores (a group) by multicast, so HBM reads each byte
- * once: the W bytes are spread over the G = ceil(cores / m) groups, each
+/* The HBM-schedule replay's scratch on `chip` (one chip) for n_ops
+ * operators; sched_replayer_free releases it (keep_sim: the simulator
+ * stays, owned by the caller). */
+static void sched_replayer_free(sched_replayer *sr, bool keep_sim);
+
+static rotor_status sched_replayer_init(sched_replayer *sr, const rotor_chip *chip, bool blocking, int n_ops,
+                                        rotor_error *err) {
+    memset(sr, 0, sizeof *sr);
+    sr->prev_barrier = sr->last_pre_join = -1;
+    rotor_status st = replayer_init(&sr->r, chip, PIECE_BYTES, err);
+    if (st) {
+        replayer_free(&sr->r, false);
+        return st;
+    }
+    sr->n = sr->r.n;
+    sr->nctrl = chip->hbm_controllers;
+    sr->ports = rotor_sim_hbm_ports(sr->r.sim) > 0;
+    sr->nstreams = sr->ports ? rotor_sim_hbm_ports(sr->r.sim) : sr->nctrl * rotor_sim_hbm_lanes(sr->r.sim);
+    sr->blocking = blocking;
+    size_t nc = (size_t)sr->n, no = (size_t)(n_ops > 0 ? n_ops : 1), ns = (size_t)(sr->nstreams > 0 ? sr->nstreams : 1);
+    sr->stail = malloc(ns * sizeof *sr->stail);
+    sr->stail_seq = calloc(ns, sizeof *sr->stail_seq);
+    sr->sgroups = malloc(ns * sizeof *sr->sgroups);
+    sr->sround = malloc(ns * sizeof *sr->sround);
+    sr->gport = malloc(nc * sizeof *sr->gport);
+    sr->gctrl = malloc(nc * sizeof *sr->gctrl);
+    sr->dsts = malloc(nc * sizeof *sr->dsts);
+    sr->pre_join = malloc(no * sizeof *sr->pre_join);
+    sr->pre_ids = calloc(no, sizeof *sr->pre_ids);
+    sr->exe_ids = calloc(no, sizeof *sr->exe_ids);
+    if (!sr->stail || !sr->stail_seq || !sr->sgroups || !sr->sround || !sr->gport || !sr->gctrl || !sr->dsts ||
+        !sr->pre_join || !sr->pre_ids || !sr->exe_ids) {
+        sched_replayer_free(sr, false);
+        return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    }
+    for (int64_t k = 0; k < sr->nstreams; k++) sr->stail[k] = -1;
+    for (size_t i = 0; i < no; i++) sr->pre_join[i] = -1;
+    return ROTOR_OK;
+}
+
+static void sched_replayer_free(sched_replayer *sr, bool keep_sim) {
+    free(sr->stail);
+    free(sr->stail_seq);
+    free(sr->sgroups);
+    free(sr->sround);
+    free(sr->gport);
+    free(sr->gctrl);
+    free(sr->dsts);
+    free(sr->deps.v);
+    free(sr->pre_join);
+    free(sr->pre_ids);
+    free(sr->exe_ids);
+    replayer_free(&sr->r, keep_sim);
+    memset(sr, 0, sizeof *sr);
+}
+
+/* A preload of W bytes as sim op `op`, issued after the barrier `after`
+ * (-1: none); *join is the zero-time task that ends it.  The datum shared
+ * by P cores is split into c chunks; each chunk goes to m = P / c
+ * consecutive cores (a group) by multicast, so HBM reads each byte once:
+ * the W bytes are spread over the G = ceil(cores / m) groups, each
  * group's share cut into R pieces of at most PIECE_BYTES.  Piece r of group
  * g is item r G + g.  All-to-all: the HBM controllers serve S = min(G, lanes
  * of every controller) streams, item t going to stream t mod S, so every
@@ -492,18 +552,9 @@ static int64_t zero_join(sched_replayer *sr, int op, rotor_status *st, rotor_err
  * its stream is its queue).  A stream runs its pieces one after another and
  * goes on with the next preload where it left this one (preloads in order,
  * one at a time, none overtaking another). */
-static rotor_status emit_preload(sched_replayer *sr, int j, int64_t after, rotor_error *err) {
-    const rotor_schedule *s = sr->s;
-    const rotor_schedule_op *so = &s->ops[j];
-    const rotor_preload_op_result *x = &sr->rep->result.ops[j];
-    int nst = 0;
-    const rotor_preload_state *ps = rotor_preload_model_states(s->model, j, x->plan, &nst);
-    if (!ps || x->state < 0 || x->state >= nst)
-        return rotor_fail(err, ROTOR_ERR_INPUT, "plan %d, preload state %d: not in the schedule's model", x->plan,
-                          x->state);
-    int64_t P = so->plans[x->plan].share, c = ps[x->state].chunks;
-    int64_t m = c > 0 && P % c == 0 ? P / c : 1, n = sr->n, W = so->hbm_bytes;
-    int64_t G = (n + m - 1) / m, op = s->nops + j;
+static rotor_status emit_groups(sched_replayer *sr, int64_t W, int64_t m, int64_t op, int64_t after,
+                                int64_t *join, rotor_error *err) {
+    int64_t n = sr->n, G = (n + m - 1) / m;
     int64_t per = W / G + (W % G != 0), R = (per + PIECE_BYTES - 1) / PIECE_BYTES;
     int64_t S = sr->ports ? sr->nstreams : G < sr->nstreams ? G : sr->nstreams;
     rotor_status st = ROTOR_OK;
@@ -518,7 +569,6 @@ static rotor_status emit_preload(sched_replayer *sr, int j, int64_t after, rotor
             if (++sr->sgroups[k] > (pace < 0 ? 0 : sr->sgroups[pace])) pace = k;
         }
     }
-    sr->pre_ids[j][0] = rotor_sim_task_count(sr->r.sim);
     for (int64_t t = 0; t < R * G && W > 0 && !st; t++) {
         int64_t r = t / G, g = t % G, str = t % S, ctrl = str % sr->nctrl;
         if (sr->ports) str = sr->gport[g], ctrl = sr->gctrl[g];
@@ -556,8 +606,25 @@ static rotor_status emit_preload(sched_replayer *sr, int j, int64_t after, rotor
     if (!st) st = dep_add(sr, sr->last_pre_join, err);
     for (int64_t k = 0; k < S && W > 0 && !st; k++)
         if (sr->stail_seq[k] == sr->pre_seq + 1) st = dep_add(sr, sr->stail[k], err);
-    if (!st) sr->pre_join[j] = sr->last_pre_join = zero_join(sr, (int)op, &st, err);
+    if (!st) *join = sr->last_pre_join = zero_join(sr, (int)op, &st, err);
     sr->pre_seq++;
+    return st;
+}
+
+/* The preload of operator j (its plan and preload state from the report). */
+static rotor_status emit_preload(sched_replayer *sr, int j, int64_t after, rotor_error *err) {
+    const rotor_schedule *s = sr->s;
+    const rotor_schedule_op *so = &s->ops[j];
+    const rotor_preload_op_result *x = &sr->rep->result.ops[j];
+    int nst = 0;
+    const rotor_preload_state *ps = rotor_preload_model_states(s->model, j, x->plan, &nst);
+    if (!ps || x->state < 0 || x->state >= nst)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "plan %d, preload state %d: not in the schedule's model", x->plan,
+                          x->state);
+    int64_t P = so->plans[x->plan].share, c = ps[x->state].chunks;
+    int64_t m = c > 0 && P % c == 0 ? P / c : 1;
+    sr->pre_ids[j][0] = rotor_sim_task_count(sr->r.sim);
+    rotor_status st = emit_groups(sr, so->hbm_bytes, m, s->nops + j, after, &sr->pre_join[j], err);
     sr->pre_ids[j][1] = rotor_sim_task_count(sr->r.sim);
     return st;
 }
@@ -670,33 +737,12 @@ rotor_status rotor_schedule_replay(const rotor_schedule *s, const rotor_schedule
     rotor_status st = sched_chip(s, sim_chip, &chip, err);
     if (st) return st;
     int n_ops = s->nops;
-    sched_replayer sr = {.s = s, .rep = rep, .prev_barrier = -1, .last_pre_join = -1};
-    if ((st = replayer_init(&sr.r, &chip, PIECE_BYTES, err))) {
-        replayer_free(&sr.r, false);
-        return st;
-    }
-    sr.n = sr.r.n;
-    sr.nctrl = chip.hbm_controllers;
-    sr.ports = rotor_sim_hbm_ports(sr.r.sim) > 0;
-    sr.nstreams = sr.ports ? rotor_sim_hbm_ports(sr.r.sim) : sr.nctrl * rotor_sim_hbm_lanes(sr.r.sim);
-    sr.blocking = s->pchip.sram_blocking;
-    size_t nc = (size_t)sr.n, no = (size_t)n_ops;
-    sr.stail = malloc((size_t)sr.nstreams * sizeof *sr.stail);
-    sr.stail_seq = calloc((size_t)sr.nstreams, sizeof *sr.stail_seq);
-    sr.sgroups = malloc((size_t)sr.nstreams * sizeof *sr.sgroups);
-    sr.sround = malloc((size_t)sr.nstreams * sizeof *sr.sround);
-    sr.gport = malloc(nc * sizeof *sr.gport);
-    sr.gctrl = malloc(nc * sizeof *sr.gctrl);
-    sr.dsts = malloc(nc * sizeof *sr.dsts);
-    sr.pre_join = malloc(no * sizeof *sr.pre_join);
-    sr.pre_ids = calloc(no, sizeof *sr.pre_ids);
-    sr.exe_ids = calloc(no, sizeof *sr.exe_ids);
-    out->ops = calloc(no, sizeof *out->ops);
-    if (!sr.stail || !sr.stail_seq || !sr.sgroups || !sr.sround || !sr.gport || !sr.gctrl || !sr.dsts || !sr.pre_join || !sr.pre_ids ||
-        !sr.exe_ids || !out->ops)
-        st = rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
-    for (int64_t k = 0; !st && k < sr.nstreams; k++) sr.stail[k] = -1;
-    for (int i = 0; !st && i < n_ops; i++) sr.pre_join[i] = -1;
+    sched_replayer sr;
+    if ((st = sched_replayer_init(&sr, &chip, s->pchip.sram_blocking, n_ops, err))) return st;
+    sr.s = s;
+    sr.rep = rep;
+    out->ops = calloc((size_t)n_ops, sizeof *out->ops);
+    if (!out->ops) st = rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
     char name[ROTOR_SCHEDULE_NAME_MAX + 16];
     for (int i = 0; !st && i < n_ops; i++) {
         snprintf(name, sizeof name, "preload %s", s->ops[i].name);
@@ -763,24 +809,55 @@ rotor_status rotor_schedule_replay(const rotor_schedule *s, const rotor_schedule
             o->tasks = (to - from) + (sr.exe_ids[i][2] - sr.exe_ids[i][0]);
         }
     }
-    free(sr.stail);
-    free(sr.stail_seq);
-    free(sr.sgroups);
-    free(sr.sround);
-    free(sr.gport);
-    free(sr.gctrl);
-    free(sr.dsts);
-    free(sr.deps.v);
-    free(sr.pre_join);
-    free(sr.pre_ids);
-    free(sr.exe_ids);
     if (st) {
-        replayer_free(&sr.r, false);
+        sched_replayer_free(&sr, false);
         free(out->ops);
         memset(out, 0, sizeof *out);
         return st;
     }
     out->sim = sr.r.sim;
-    replayer_free(&sr.r, true);
+    sched_replayer_free(&sr, true);
     return ROTOR_OK;
+}
+
+rotor_status rotor_replay_shift(const rotor_chip *chip, int64_t d, int64_t bytes, int64_t *out_ps, rotor_error *err) {
+    *out_ps = 0;
+    int64_t n = rotor_chip_cores(chip);
+    if (bytes < 0) return rotor_fail(err, ROTOR_ERR_INPUT, "shift bytes: expected a size >= 0, got %lld", (long long)bytes);
+    if (d < 1 || d >= n)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "shift distance: expected 1..%lld cores, got %lld", (long long)(n - 1),
+                          (long long)d);
+    replayer r;
+    rotor_status st = replayer_init(&r, chip, ROTOR_REPLAY_PACKET, err);
+    for (int64_t c = 0; !st && c < r.n && bytes > 0; c++) {
+        int64_t id;
+        rotor_sim_transfer t = {.src = (c + d) % r.n, .dst = c, .bytes = bytes, .category = ROTOR_SIM_SETUP, .op = 0};
+        st = add_transfer(&r, &t, &id, err);
+    }
+    rotor_sim_stats stats;
+    if (!st) st = rotor_sim_run(r.sim, &stats, err);
+    if (!st) *out_ps = stats.makespan_ps;
+    replayer_free(&r, false);
+    return st;
+}
+
+rotor_status rotor_replay_preload(const rotor_chip *chip, int64_t bytes, int64_t m, int64_t *out_ps,
+                                  rotor_error *err) {
+    *out_ps = 0;
+    if (bytes < 0) return rotor_fail(err, ROTOR_ERR_INPUT, "preload bytes: expected a size >= 0, got %lld", (long long)bytes);
+    if (m < 1 || m > rotor_chip_cores(chip))
+        return rotor_fail(err, ROTOR_ERR_INPUT, "preload group: expected 1..%lld cores, got %lld",
+                          (long long)rotor_chip_cores(chip), (long long)m);
+    if (chip->hbm_gbps <= 0)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "chip '%s' has no HBM (hbm_gbps is 0)", chip->name);
+    sched_replayer sr;
+    rotor_status st = sched_replayer_init(&sr, chip, false, 1, err);
+    if (st) return st;
+    st = rotor_sim_set_op_name(sr.r.sim, 1, "preload", err);
+    if (!st) st = emit_groups(&sr, bytes, m, 1, -1, &sr.pre_join[0], err);
+    rotor_sim_stats stats;
+    if (!st) st = rotor_sim_run(sr.r.sim, &stats, err);
+    if (!st) *out_ps = stats.makespan_ps;
+    sched_replayer_free(&sr, false);
+    return st;
 }

@@ -33,7 +33,6 @@
 #include "rotor/schedule.h"
 
 #include "rotor/replay.h"
-#include "rotor/sim.h"
 
 #include <math.h>
 #include <omp.h>
@@ -153,6 +152,7 @@ typedef struct shape {
     rotor_error err;
     int first_op;
     int64_t *mesh_ps;   /* mesh: each frontier plan replayed alone on the chip; NULL on all-to-all */
+    int64_t *mesh_link_ps; /* mesh: how long that replay kept its busiest link busy */
 } shape;
 
 static void shape_key(const rotor_expr *e, char *buf, size_t cap) {
@@ -227,6 +227,7 @@ static rotor_status expr_plans(const rotor_schedule *s, const shape *sh, rotor_s
             .space_bytes = c->info.memory,
             .share = so->hbm_tensor >= 0 ? c->info.rings[so->hbm_tensor] : 1,
             .traffic_bytes = plan_traffic(&so->expr, &c->info),
+            .link_bytes = sh->mesh_link_ps ? (int64_t)((double)sh->mesh_link_ps[k] * 1e-12 * (double)s->pchip.link_bw) : 0,
         };
         if (so->plans[k].time_ps <= 0) so->plans[k].time_ps = 1;
     }
@@ -314,46 +315,43 @@ static void assign_layers(rotor_schedule *s) {
 
 /* On a mesh the HBM controllers feed the chip through its edge ports (Elk §5;
  * the simulator's geometry, docs/simulator.md "HBM on the mesh", is the one
- * place that decides which port serves which core).  A preload into groups
- * of m consecutive cores sends each group's pieces through the port nearest
- * the group's first core, as the replay does; *out[m] (m = 1..cores) is the
- * most groups one port feeds.  NULL on all-to-all.  *intake: the chip's
- * HBM intake through its ports when every core receives alike, in bytes/s
- * (cores / out[1] port rates); 0 on all-to-all. */
-static rotor_status mesh_port_groups(const rotor_chip *chip, int64_t **out, double *intake, rotor_error *err) {
-    *out = NULL;
-    *intake = 0;
-    if (chip->topology != ROTOR_TOPO_MESH) return ROTOR_OK;
-    rotor_sim *sim = NULL;
-    rotor_status st = rotor_sim_create(chip, &sim, err);
-    if (st) return st;
-    int64_t n = chip->cores_per_chip, nports = rotor_sim_hbm_ports(sim);
-    int64_t *groups = calloc((size_t)n + 1, sizeof *groups), *port = malloc((size_t)n * sizeof *port);
-    int64_t *count = calloc(nports > 0 ? (size_t)nports : 1, sizeof *count);
-    if (!groups || !port || !count) st = rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
-    for (int64_t c = 0; !st && c < n; c++) {
-        port[c] = rotor_sim_hbm_port_nearest(sim, c, NULL);
-        if (port[c] < 0 || port[c] >= nports)
-            st = rotor_fail(err, ROTOR_ERR_INPUT, "chip %s: core %lld has no HBM port", chip->name, (long long)c);
+ * place that decides which port serves which core).  What a preload into
+ * groups of m consecutive cores costs there depends on the geometry twice
+ * over: a port feeds several groups one after another, and a group that
+ * straddles rows reaches its cores over a multicast tree that shares mesh
+ * links with the trees of groups fed from other ports.  Counting the groups
+ * per port misses the second (at m = 27 on the 32 x 46 mesh a preload takes
+ * 10x the count), so each group size the preload model asks for is
+ * measured once: preloads of MEASURE_PIECES and twice as many pieces per
+ * group, alone on the idle chip through the replay's own code
+ * (rotor_replay_preload), give load = the extra time x link_bw / the extra
+ * bytes per group.  The time grows linearly in the pieces (within 0.1 %
+ * from 1 to 64 pieces per group); the slope leaves out the first piece's
+ * way in, which a preload of many pieces hides.  Memoised: load[m] = 0
+ * until measured. */
+#define MEASURE_PIECES 8
+
+typedef struct port_meter {
+    const rotor_chip *chip;
+    double *load;   /* [cores + 1]: by group size */
+    double *shift;  /* [cores + 1]: by distribution distance */
+} port_meter;
+
+static rotor_status measure_port_load(void *ctx, int64_t m, double *load, rotor_error *err) {
+    port_meter *pm = ctx;
+    int64_t n = pm->chip->cores_per_chip;
+    *load = 0;
+    if (m < 1 || m > n)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "preload group of %lld cores: expected 1..%lld", (long long)m,
+                          (long long)n);
+    if (pm->load[m] <= 0) {
+        int64_t per = (int64_t)MEASURE_PIECES * ROTOR_REPLAY_PACKET, groups = (n + m - 1) / m, t1 = 0, t2 = 0;
+        rotor_status st = rotor_replay_preload(pm->chip, per * groups, m, &t1, err);
+        if (!st) st = rotor_replay_preload(pm->chip, 2 * per * groups, m, &t2, err);
+        if (st) return st;
+        pm->load[m] = (double)(t2 - t1) * 1e-12 * rotor_chip_link_bw(pm->chip) / (double)per;
     }
-    for (int64_t m = 1; !st && m <= n; m++) {
-        int64_t most = 0;
-        for (int64_t g = 0; g * m < n; g++) {
-            int64_t k = ++count[port[g * m]];
-            if (k > most) most = k;
-        }
-        for (int64_t g = 0; g * m < n; g++) count[port[g * m]] = 0;
-        groups[m] = most;
-    }
-    rotor_sim_free(sim);
-    free(port);
-    free(count);
-    if (st) {
-        free(groups);
-        return st;
-    }
-    *intake = (double)n / (double)groups[1] * rotor_chip_link_bw(chip);
-    *out = groups;
+    *load = pm->load[m];
     return ROTOR_OK;
 }
 
@@ -384,8 +382,10 @@ static rotor_status mesh_times(const rotor_schedule *s, const rotor_graph *g, sh
                                int threads, rotor_error *err) {
     int npairs = 0;
     for (int k = 0; k < nshapes; k++) {
-        shapes[k].mesh_ps = calloc((size_t)(shapes[k].res.npareto ? shapes[k].res.npareto : 1), sizeof(int64_t));
-        if (!shapes[k].mesh_ps) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+        size_t np = (size_t)(shapes[k].res.npareto ? shapes[k].res.npareto : 1);
+        shapes[k].mesh_ps = calloc(np, sizeof(int64_t));
+        shapes[k].mesh_link_ps = calloc(np, sizeof(int64_t));
+        if (!shapes[k].mesh_ps || !shapes[k].mesh_link_ps) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
         npairs += shapes[k].res.npareto;
     }
     int (*pairs)[2] = malloc(sizeof *pairs * (size_t)(npairs ? npairs : 1));
@@ -403,7 +403,7 @@ static rotor_status mesh_times(const rotor_schedule *s, const rotor_graph *g, sh
         shape *sh = &shapes[pairs[x][0]];
         const rotor_candidate *c = &sh->res.pareto[pairs[x][1]];
         pst[x] = rotor_replay_plan(&s->ops[sh->first_op].expr, &c->plan, &c->info, &s->chip, ROTOR_REPLAY_PACKET,
-                                   &sh->mesh_ps[pairs[x][1]], &perr[x]);
+                                   &sh->mesh_ps[pairs[x][1]], &sh->mesh_link_ps[pairs[x][1]], &perr[x]);
     }
     rotor_status st = ROTOR_OK;
     for (int x = 0; x < npairs && !st; x++)
@@ -417,6 +417,27 @@ static rotor_status mesh_times(const rotor_schedule *s, const rotor_graph *g, sh
         }
     free(pairs), free(pst), free(perr);
     return st;
+}
+
+/* The same for a distribution round at distance d (rotor_replay_shift):
+ * rows apart, every core's fetch crosses the rows between, so a round costs
+ * more than its bytes over one link. */
+static rotor_status measure_shift_load(void *ctx, int64_t d, double *load, rotor_error *err) {
+    port_meter *pm = ctx;
+    int64_t n = pm->chip->cores_per_chip;
+    *load = 0;
+    if (d < 1 || d >= n)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "distribution distance %lld: expected 1..%lld", (long long)d,
+                          (long long)(n - 1));
+    if (pm->shift[d] <= 0) {
+        int64_t per = (int64_t)MEASURE_PIECES * ROTOR_REPLAY_PACKET, t1 = 0, t2 = 0;
+        rotor_status st = rotor_replay_shift(pm->chip, d, per, &t1, err);
+        if (!st) st = rotor_replay_shift(pm->chip, d, 2 * per, &t2, err);
+        if (st) return st;
+        pm->shift[d] = (double)(t2 - t1) * 1e-12 * rotor_chip_link_bw(pm->chip) / (double)per;
+    }
+    *load = pm->shift[d];
+    return ROTOR_OK;
 }
 
 rotor_status rotor_schedule_build(const rotor_graph *g, const rotor_chip *chip,
@@ -453,12 +474,25 @@ rotor_status rotor_schedule_build(const rotor_graph *g, const rotor_chip *chip,
         .link_bw = (int64_t)llround(rotor_chip_link_bw(chip)),
         .sram_blocking = !opt->sram_nonblocking,
     };
-    int64_t *port_groups = NULL;
-    if ((st = mesh_port_groups(&s->chip, &port_groups, &s->hbm_intake, err))) {
-        free(s);
-        return st;
+    port_meter meter = {.chip = &s->chip};
+    if (s->chip.topology == ROTOR_TOPO_MESH) {
+        double load1 = 0;
+        meter.load = calloc((size_t)s->chip.cores_per_chip + 1, sizeof *meter.load);
+        meter.shift = calloc((size_t)s->chip.cores_per_chip + 1, sizeof *meter.shift);
+        if (!meter.load || !meter.shift) st = rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+        if (!st) st = measure_port_load(&meter, 1, &load1, err);
+        if (st) {
+            free(meter.load);
+            free(meter.shift);
+            free(s);
+            return st;
+        }
+        /* every core receiving alike: cores / load[1] core links' worth */
+        s->hbm_intake = (double)s->chip.cores_per_chip / load1 * rotor_chip_link_bw(&s->chip);
+        s->pchip.port_load = measure_port_load;
+        s->pchip.shift_load = measure_shift_load;
+        s->pchip.mesh_ctx = &meter;
     }
-    s->pchip.port_groups = port_groups;
     s->ops = calloc((size_t)g->nops, sizeof *s->ops);
     bool *split = calloc((size_t)g->nvalues + 1, sizeof *split);
     shape *shapes = calloc((size_t)g->nops, sizeof *shapes);
@@ -556,13 +590,17 @@ done:
     for (int k = 0; k < nshapes; k++) {
         rotor_search_result_free(&shapes[k].res);
         free(shapes[k].mesh_ps);
+        free(shapes[k].mesh_link_ps);
     }
     free(shapes);
     free(shape_of);
     free(split);
     free(desc);
-    free(port_groups);
-    s->pchip.port_groups = NULL; /* read by rotor_preload_model_create only */
+    free(meter.load);
+    free(meter.shift);
+    s->pchip.port_load = NULL; /* called by rotor_preload_model_create only */
+    s->pchip.shift_load = NULL;
+    s->pchip.mesh_ctx = NULL;
     if (st) rotor_schedule_free(s);
     else *out = s;
     return st;

@@ -35,17 +35,18 @@ t_m=$("$ROTOR" schedule $m --simulate --design basic --topology mesh:32x46 | sed
 if [ -n "$t_a" ] && [ -n "$t_m" ] && awk "BEGIN { exit !($t_m > $t_a) }"; then ok; else bad "mesh $t_m ms not above all-to-all $t_a ms"; fi
 
 # On the 32 x 46 mesh every HBM byte enters through an edge port (docs/simulator.md, "HBM on
-# the mesh"): the busiest port serves 16 cores, so one chip takes in 1472 / 16 x 5.5 = 506 GB/s.
-# The schedule sees the same ports (docs/preload.md, "Edge ports"), and every design's replay
-# agrees with it within 3% (measured +1.6% to +2.0%).
-expect_out mesh-intake "mesh 32x46: HBM enters through the edge ports, at most 506 GB/s per chip" -- \
+# the mesh"): the busiest port serves 16 cores, so one chip takes in 1472 / 16 x 5.5 = 506 GB/s,
+# 505.5 GB/s as the schedule measures it on the simulator (docs/preload.md, "Edge ports": each
+# piece's way in adds 0.1 %).  Every design's replay agrees with the schedule within 3%
+# (measured +0.13% to +0.24%).
+expect_out mesh-intake "mesh 32x46: HBM enters through the edge ports, at most 505 GB/s per chip" -- \
     schedule $m --design full --topology mesh:32x46
 "$ROTOR" schedule $m --simulate --json --topology mesh:32x46 >"$tmpdir/m.json" 2>"$err" || bad "mesh json: $(cat "$err")"
 worst=$(sed -n 's/.*"difference_percent":[^0-9-]*\(-\{0,1\}[0-9.e-]*\).*/\1/p' "$tmpdir/m.json" |
         awk '{ v = $1 < 0 ? -$1 : $1; if (v > w) w = v } END { print w + 0 }')
 n=$(grep -c '"difference_percent"' "$tmpdir/m.json")
 if [ "$n" -eq 4 ] && awk "BEGIN { exit !($worst < 3) }" && grep -q '"topology":	"mesh 32x46"' "$tmpdir/m.json" &&
-   grep -q '"hbm_intake_gbps_per_chip":	506' "$tmpdir/m.json"; then ok
+   grep -q '"hbm_intake_gbps_per_chip":	505.49' "$tmpdir/m.json"; then ok
 else bad "mesh: $n designs simulated, worst difference $worst%"; fi
 
 expect_error bad-topology 2 "--topology: expected all-to-all or mesh:WxH, got 'ring'" -- schedule $m --simulate --topology ring

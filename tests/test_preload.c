@@ -93,36 +93,72 @@ Test(preload, a_datum_shared_by_4_cores_splits_into_1_2_4_chunks) {
     rotor_preload_model_free(m);
 }
 
+/* A chip's mesh loads for the edge-port tests: port[m] for groups of m,
+ * shift[d] for distribution rounds at distance d. */
+typedef struct mesh_table {
+    double port[9], shift[9];
+} mesh_table;
+
+static rotor_status table_port(void *ctx, int64_t m, double *load, rotor_error *err) {
+    const mesh_table *t = ctx;
+    if (m == 8) return rotor_fail(err, ROTOR_ERR_INPUT, "no port serves a group of 8");
+    *load = t->port[m];
+    return ROTOR_OK;
+}
+
+static rotor_status table_shift(void *ctx, int64_t d, double *load, rotor_error *err) {
+    (void)err;
+    *load = ((const mesh_table *)ctx)->shift[d];
+    return ROTOR_OK;
+}
+
 /* The same operator with its HBM behind edge ports (a mesh, docs/preload.md
- * "Edge ports"): the busiest port feeds 3 single cores, 2 groups of 2 or 1
- * group of 4, one after another.  A preload state with chunks c sends groups
- * of m = P / c = 4, 2, 1 cores, so its link time is space x port_groups[m]:
- * 400 x 1, 200 x 2, 100 x 3 bytes at 1 byte per 1000 ps; distribution is
- * unchanged.  Ideal's smallest footprint (100 B, one core per group) pays
- * the same 3 x. */
-Test(preload, behind_edge_ports_a_preload_waits_for_the_busiest_port) {
-    int64_t port_groups[9] = {0, 3, 2, 2, 1, 1, 1, 1, 1};
+ * "Edge ports"): the chip says a preload into single cores costs 3 times a
+ * core's link, groups of 2 cost 2.5 times (rows straddled) and groups of 4
+ * once.  A preload state with chunks c sends groups of m = P / c = 4, 2, 1
+ * cores, so its link time is space x port[m]: 400 x 1, 200 x 2.5, 100 x 3
+ * bytes at 1 byte per 1000 ps.  Its distribution fetches the other c - 1
+ * chunks in rounds at distances m, 2m, ...: c = 2 one round of 200 bytes at
+ * distance 2 (x 2), c = 4 three of 100 at distances 1, 2, 3 (x 1.5, 2, 3),
+ * so 400 and 650 bytes' worth.  Ideal's smallest footprint (100 B, one core
+ * per group) pays the same 3 x and no distribution.  A load that is not
+ * positive, or a chip that cannot say, is an error naming the group. */
+Test(preload, behind_edge_ports_a_preload_and_its_distribution_pay_the_mesh_loads) {
+    mesh_table t = {.port = {0, 3, 2.5, 2, 1, 1, 1, 1, 1}, .shift = {0, 1.5, 2, 3, 1, 1, 1, 1, 1}};
     rotor_preload_chip c = {.cores = 8, .sram_bytes = 1000, .hbm_bw = 1000000000000, .link_bw = 1000000000,
-                            .port_groups = port_groups};
+                            .port_load = table_port, .shift_load = table_shift, .mesh_ctx = &t};
     rotor_preload_plan p = {.time_ps = 10, .space_bytes = 400, .share = 4};
     rotor_preload_op_desc op = {.name = "mm", .hbm_bytes = 800, .nplans = 1, .plans = &p};
     rotor_preload_model *m = make(&c, &op, 1);
     int n;
     const rotor_preload_state *s = rotor_preload_model_states(m, 0, 0, &n);
     cr_assert_eq(n, 3);
-    int64_t preload[3] = {400000, 400000, 300000}, dist[3] = {0, 200000, 300000};
+    int64_t preload[3] = {400000, 500000, 300000}, intake[3] = {400, 500, 300};
+    int64_t dist[3] = {0, 200, 300}, dist_in[3] = {0, 400, 650};
     for (int k = 0; k < 3; k++) {
         cr_assert_eq(s[k].preload_ps, preload[k], "chunks %lld", (long long)s[k].chunks);
-        cr_assert_eq(s[k].dist_ps, dist[k]);
+        cr_assert_eq(s[k].intake_bytes, intake[k], "chunks %lld", (long long)s[k].chunks);
+        cr_assert_eq(s[k].dist_bytes, dist[k], "chunks %lld", (long long)s[k].chunks);
+        cr_assert_eq(s[k].dist_intake_bytes, dist_in[k], "chunks %lld", (long long)s[k].chunks);
+        cr_assert_eq(s[k].dist_ps, dist_in[k] * 1000, "chunks %lld", (long long)s[k].chunks);
     }
     rotor_preload_result r = run(m, ROTOR_PRELOAD_IDEAL);
     cr_assert_eq(r.latency_ps, 300000 + 10);
     rotor_preload_result_free(&r);
     rotor_preload_model_free(m);
-    port_groups[2] = 9;
     rotor_error err;
+    t.port[2] = 0;
     cr_assert_eq(rotor_preload_model_create(&c, &op, 1, &m, &err), ROTOR_ERR_INPUT);
-    assert_msg_has(err, "chip: port_groups[2]: expected 1..8 (the cores), got 9");
+    assert_msg_has(err, "chip: port_load(2): expected a positive number, got 0");
+    t.port[2] = 2.5;
+    t.shift[3] = -1;
+    cr_assert_eq(rotor_preload_model_create(&c, &op, 1, &m, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "chip: shift_load(3): expected a positive number, got -1");
+    t.shift[3] = 3;
+    p.share = 8;
+    p.space_bytes = 800;
+    cr_assert_eq(rotor_preload_model_create(&c, &op, 1, &m, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "no port serves a group of 8");
 }
 
 Test(preload, weightless_operators_have_one_empty_preload_state) {
@@ -477,6 +513,50 @@ Test(preload, shifts_share_the_link_fairly_with_a_link_bound_or_an_hbm_bound_pre
         rotor_preload_result r = eval(m, ch, NULL);
         cr_assert_eq(r.ops[0].exe_end_ps, rows[k].exe0_end, "row %zu", k);
         cr_assert_eq(r.ops[0].stall_ps, rows[k].stall0, "row %zu", k);
+        cr_assert_eq(r.ops[1].pre_end_ps, rows[k].pre1_end, "row %zu", k);
+        cr_assert_eq(r.latency_ps, rows[k].latency, "row %zu", k);
+        rotor_preload_result_free(&r);
+        rotor_preload_model_free(m);
+    }
+}
+
+Test(preload, on_a_mesh_shifts_share_the_busiest_link_with_the_edge_ports_preload) {
+    /* Two cores, link 1e12 B/s, HBM 1e13 B/s.  Op1's 200 bytes give each
+     * core 100 (share 1, one group per core).  All-to-all the preload takes
+     * 100 ps, the whole of a core's link.  Behind an edge port that feeds
+     * both cores (port load 2) it takes 200 ps: half of each core's link but
+     * the whole of the port's path.  Op0 computes 10 ps (non-blocking) and
+     * moves no bytes through its own port, but its shifts keep the busiest
+     * link busy for `link` ps.  The preload and the shifts share that link
+     * half and half (the preload is capped by its tighter share):
+     *  - link 0: nothing shared; exe 0 [0, 10], pre 1 [0, 200], exe 1 ends 205;
+     *  - link 50: 50 ps of shifts at half rate, exe 0 [0, 100] with 50 of the
+     *    preload's 200 done, the other 150 alone: pre 1 ends 250, exe 1 255;
+     *  - link 300: the preload's 200 at half rate end at 400 with 200 of the
+     *    shifts done, the last 100 alone: exe 0 [0, 500], exe 1 ends 505;
+     *  - all-to-all, link 50: the preload needs the whole core link, so the
+     *    same halving: exe 0 [0, 100], pre 1 ends 150 (50 + 50 alone). */
+    static const struct {
+        bool mesh;
+        int64_t link, exe0_end, pre1_end, latency;
+    } rows[] = {
+        {true, 0, 10, 200, 205},
+        {true, 50, 100, 250, 255},
+        {true, 300, 500, 400, 505},
+        {false, 50, 100, 150, 155},
+    };
+    for (size_t k = 0; k < sizeof rows / sizeof rows[0]; k++) {
+        mesh_table t = {.port = {0, 2, 2}, .shift = {1, 1, 1}};
+        rotor_preload_chip c = {.cores = 2, .sram_bytes = 200, .hbm_bw = 10000000000000, .link_bw = 1000000000000};
+        if (rows[k].mesh) c.port_load = table_port, c.mesh_ctx = &t;
+        rotor_preload_plan p0 = {.time_ps = 10, .space_bytes = 10, .share = 1, .link_bytes = rows[k].link};
+        static const rotor_preload_plan p1 = {.time_ps = 5, .space_bytes = 100, .share = 1};
+        rotor_preload_op_desc ops[2] = {{.hbm_bytes = 0, .nplans = 1, .plans = &p0},
+                                        {.hbm_bytes = 200, .nplans = 1, .plans = &p1}};
+        rotor_preload_model *m = make(&c, ops, 2);
+        rotor_preload_choice ch[2] = {{0, 0, 1}, {0, 0, 0}};
+        rotor_preload_result r = eval(m, ch, NULL);
+        cr_assert_eq(r.ops[0].exe_end_ps, rows[k].exe0_end, "row %zu", k);
         cr_assert_eq(r.ops[1].pre_end_ps, rows[k].pre1_end, "row %zu", k);
         cr_assert_eq(r.latency_ps, rows[k].latency, "row %zu", k);
         rotor_preload_result_free(&r);

@@ -141,13 +141,13 @@ Test(replay, a_plan_replayed_alone_takes_the_models_time_and_longer_on_a_mesh) {
     tiny_matmul(&p, &chip, "n=4", "A.k=4", 0, 0);
     const rotor_program_op *o = &p.ops[0];
     int64_t ps = 0;
-    cr_assert_eq(rotor_replay_plan(&o->expr, &o->active, &o->active_info, &chip, 0, &ps, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_replay_plan(&o->expr, &o->active, &o->active_info, &chip, 0, &ps, NULL, &err), ROTOR_OK, "%s", err.msg);
     cr_assert_eq(ps, 332000);
-    cr_assert_eq(rotor_replay_plan(&o->expr, &o->active, &o->active_info, &chip, 128, &ps, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_replay_plan(&o->expr, &o->active, &o->active_info, &chip, 128, &ps, NULL, &err), ROTOR_OK, "%s", err.msg);
     cr_assert_eq(ps, 332000);
-    cr_assert_eq(rotor_replay_plan(&o->expr, &o->active, &o->active_info, &slow, 0, &ps, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_replay_plan(&o->expr, &o->active, &o->active_info, &slow, 0, &ps, NULL, &err), ROTOR_OK, "%s", err.msg);
     cr_assert_eq(ps, 362000);
-    cr_assert_eq(rotor_replay_plan(&o->expr, &o->active, &o->active_info, &mesh, 0, &ps, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_replay_plan(&o->expr, &o->active, &o->active_info, &mesh, 0, &ps, NULL, &err), ROTOR_OK, "%s", err.msg);
     cr_assert_gt(ps, 362000);
     cr_assert_lt(ps, 422000);
     rotor_replay_result whole = replay(&p, &mesh);
@@ -155,9 +155,67 @@ Test(replay, a_plan_replayed_alone_takes_the_models_time_and_longer_on_a_mesh) {
     rotor_replay_result_free(&whole);
     rotor_chip two = chip;
     cr_assert_eq(rotor_chip_set(&two, "cores_per_chip=2", &err), ROTOR_OK);
-    cr_assert_eq(rotor_replay_plan(&o->expr, &o->active, &o->active_info, &two, 0, &ps, &err), ROTOR_ERR_INPUT);
+    cr_assert_eq(rotor_replay_plan(&o->expr, &o->active, &o->active_info, &two, 0, &ps, NULL, &err), ROTOR_ERR_INPUT);
     assert_msg_has(err, "the plan uses 4 cores; chip");
     rotor_program_free(&p);
+}
+
+/* What the schedule measures on a mesh (docs/preload.md, "Edge ports"):
+ * ipu-pod4 as a 32 x 46 mesh, 5.5 GB/s links, one edge port per edge link.
+ * 8 KiB more per group or per core costs, at the busiest link, 8 KiB over
+ * 5.5 GB/s (1,489,455 ps) times what the geometry puts on that link:
+ *  - a preload into single cores: the ports in the middle of the long sides
+ *    feed 16 cores each, x 16;
+ *  - into groups of 32, a row each: every row has its own port, x 1;
+ *  - into groups of 27, which straddle rows: the multicast trees of groups
+ *    fed from different ports share mesh links, many times slower than rows;
+ *  - a distribution round at distance 32 (a row down): one flow per vertical
+ *    link, x 1; at 16: 16 flows on the links in the middle of each row; at
+ *    736 (23 rows down): 23 flows on each vertical link.
+ * The slope (16 KiB minus 8 KiB) leaves out the first piece's way in. */
+Test(replay, on_a_mesh_a_preload_or_a_distribution_round_loads_its_busiest_link) {
+    rotor_chip c;
+    rotor_error err;
+    cr_assert_eq(rotor_chip_preset("ipu-pod4", &c, &err), ROTOR_OK);
+    cr_assert_eq(rotor_chip_set(&c, "chips=1", &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_chip_set(&c, "topology=mesh", &err), ROTOR_OK);
+    cr_assert_eq(rotor_chip_set(&c, "mesh_width=32", &err), ROTOR_OK);
+    cr_assert_eq(rotor_chip_set(&c, "mesh_height=46", &err), ROTOR_OK);
+    const double unit = 8192 / 5.5e9 * 1e12;
+    static const struct {
+        int64_t m;
+        double load;
+    } pre[] = {{1, 16}, {32, 1}};
+    for (size_t k = 0; k < sizeof pre / sizeof pre[0]; k++) {
+        int64_t g = (1472 + pre[k].m - 1) / pre[k].m, t1, t2;
+        cr_assert_eq(rotor_replay_preload(&c, g * 8192, pre[k].m, &t1, &err), ROTOR_OK, "%s", err.msg);
+        cr_assert_eq(rotor_replay_preload(&c, g * 16384, pre[k].m, &t2, &err), ROTOR_OK, "%s", err.msg);
+        cr_assert_float_eq((double)(t2 - t1), pre[k].load * unit, 0.002 * pre[k].load * unit, "m %lld: %lld ps",
+                           (long long)pre[k].m, (long long)(t2 - t1));
+    }
+    int64_t row, straddle;
+    cr_assert_eq(rotor_replay_preload(&c, 46 * 8192, 32, &row, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_replay_preload(&c, 55 * 8192, 27, &straddle, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_gt(straddle, 5 * row, "%lld vs %lld ps", (long long)straddle, (long long)row);
+    static const struct {
+        int64_t d;
+        double load;
+    } sh[] = {{32, 1}, {16, 16}, {736, 23}};
+    for (size_t k = 0; k < sizeof sh / sizeof sh[0]; k++) {
+        int64_t t1, t2;
+        cr_assert_eq(rotor_replay_shift(&c, sh[k].d, 8192, &t1, &err), ROTOR_OK, "%s", err.msg);
+        cr_assert_eq(rotor_replay_shift(&c, sh[k].d, 16384, &t2, &err), ROTOR_OK, "%s", err.msg);
+        cr_assert_float_eq((double)(t2 - t1), sh[k].load * unit, 0.002 * sh[k].load * unit, "d %lld: %lld ps",
+                           (long long)sh[k].d, (long long)(t2 - t1));
+    }
+    int64_t ps;
+    cr_assert_eq(rotor_replay_shift(&c, 0, 8192, &ps, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "shift distance: expected 1..1471 cores, got 0");
+    cr_assert_eq(rotor_replay_preload(&c, 8192, 1473, &ps, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "preload group: expected 1..1472 cores, got 1473");
+    cr_assert_eq(rotor_chip_preset("ipu-mk2", &c, &err), ROTOR_OK);
+    cr_assert_eq(rotor_replay_preload(&c, 8192, 1, &ps, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "has no HBM");
 }
 
 /* With alpha = 10 ns every shift pays one latency, as the model's

@@ -246,8 +246,9 @@ Test(schedule, one_chip_runs_every_operator_whole) {
 /* ipu-pod4 as a 32 x 46 mesh: HBM enters through the 156 edge ports
  * (docs/simulator.md, "HBM on the mesh"); the ports in the middle of the long
  * sides feed 16 cores each, so a chip takes in 1,472 / 16 x 5.5 GB/s =
- * 506 GB/s, and no design beats moving the step's HBM bytes at that rate.
- * The all-to-all chip has no such limit. */
+ * 506 GB/s as measured on the simulator (within 0.2 %: each piece's way in
+ * adds a little), and no design beats moving the step's HBM bytes at that
+ * rate.  The all-to-all chip has no such limit. */
 Test(schedule, on_a_mesh_hbm_enters_through_the_edge_ports) {
     rotor_graph g = llm("llama2-13b", 8, 1);
     rotor_chip c = pod4();
@@ -257,20 +258,22 @@ Test(schedule, on_a_mesh_hbm_enters_through_the_edge_ports) {
     cr_assert_eq(rotor_chip_set(&c, "mesh_height=46", &err), ROTOR_OK, "%s", err.msg);
     rotor_schedule *s, *a2a = build(&g, NULL);
     cr_assert_eq(rotor_schedule_build(&g, &c, NULL, &s, &err), ROTOR_OK, "%s", err.msg);
-    cr_assert_float_eq(s->hbm_intake, 506e9, 1.0);
+    cr_assert_float_eq(s->hbm_intake, 506e9, 0.002 * 506e9);
+    double load1 = 1472 * 5.5e9 / s->hbm_intake; /* the measured port load of single cores */
     cr_assert_eq(a2a->hbm_intake, 0);
     rotor_schedule_report mesh_full, a2a_full;
     cr_assert_eq(rotor_schedule_run(s, ROTOR_PRELOAD_FULL, &mesh_full, &err), ROTOR_OK, "%s", err.msg);
     cr_assert_eq(rotor_schedule_run(a2a, ROTOR_PRELOAD_FULL, &a2a_full, &err), ROTOR_OK, "%s", err.msg);
     cr_assert_geq(mesh_full.latency_s, (double)s->hbm_bytes / 506e9);
     cr_assert_lt(a2a_full.latency_s, (double)s->hbm_bytes / 506e9 / 7, "all-to-all takes in 4,000 GB/s");
-    /* a single-core preload state of qkv: its bytes per core, 16 cores per port */
+    /* a single-core preload state of qkv: its bytes per core x the port load */
     const rotor_schedule_op *q = find(s, "l0.qkv");
     int o = (int)(q - s->ops), n;
     const rotor_preload_state *st = rotor_preload_model_states(s->model, o, 0, &n);
     const rotor_preload_state *one = &st[n - 1];
     cr_assert_eq(one->chunks, q->plans[0].share, "the last state: one chunk per core");
-    cr_assert_eq(one->preload_ps, (int64_t)ceil(one->space_bytes * 16 * 1e12 / 5.5e9 - 1e-6));
+    cr_assert_eq(one->intake_bytes, (int64_t)ceil((double)one->space_bytes * load1 - 1e-6));
+    cr_assert_eq(one->preload_ps, (int64_t)ceil((double)one->intake_bytes * 1e12 / 5.5e9 - 1e-6));
     /* docs/schedule.md, "On a mesh": every plan costs the slower of the cost
      * model and its replay alone on the mesh (1 KiB packets), plus the
      * all-reduce; on Llama2-13B the replay is the slower for most plans */
@@ -280,17 +283,21 @@ Test(schedule, on_a_mesh_hbm_enters_through_the_edge_ports) {
         if (so->vendor) continue;
         for (int k = 0; k < so->nplans; k++, plans++) {
             const rotor_candidate *cd = &so->cands[k];
-            int64_t alone = 0, model = llround(cd->cost.total * 1e12);
-            cr_assert_eq(rotor_replay_plan(&so->expr, &cd->plan, &cd->info, &s->chip, ROTOR_REPLAY_PACKET, &alone, &err),
+            int64_t alone = 0, link = 0, model = llround(cd->cost.total * 1e12);
+            cr_assert_eq(rotor_replay_plan(&so->expr, &cd->plan, &cd->info, &s->chip, ROTOR_REPLAY_PACKET, &alone, &link, &err),
                          ROTOR_OK, "%s", err.msg);
             cr_assert_eq(so->plans[k].time_ps, (alone > model ? alone : model) + so->interchip_ps, "%s plan %d", so->name, k);
+            /* the busiest link's bytes: what the preloads through the edge ports share */
+            cr_assert_eq(so->plans[k].link_bytes, (int64_t)((double)link * 1e-12 * 5.5e9), "%s plan %d", so->name, k);
+            cr_assert_leq(link, alone);
             slower += alone > model;
         }
     }
     cr_assert_gt(slower * 2, plans, "%d of %d plans", slower, plans);
     for (int i = 0; i < a2a->nops; i++)
         for (int k = 0; !a2a->ops[i].vendor && k < a2a->ops[i].nplans; k++)
-            cr_assert_eq(a2a->ops[i].plans[k].time_ps, llround(a2a->ops[i].cands[k].cost.total * 1e12) + a2a->ops[i].interchip_ps);
+            cr_assert(a2a->ops[i].plans[k].time_ps == llround(a2a->ops[i].cands[k].cost.total * 1e12) + a2a->ops[i].interchip_ps &&
+                      a2a->ops[i].plans[k].link_bytes == 0);
     rotor_schedule_report_free(&mesh_full);
     rotor_schedule_report_free(&a2a_full);
     rotor_schedule_free(s);

@@ -26,12 +26,20 @@ typedef struct rotor_preload_chip {
     int64_t link_bw;        /* bytes/s into one core over the interconnect */
     bool sram_blocking;     /* inter-core writes into a core's SRAM pause its own accesses
                                (the IPU, Elk footnote 2); see docs/preload.md */
-    const int64_t *port_groups; /* HBM through edge ports (a mesh, Elk §5): port_groups[m],
-                               m = 1..cores, is the most groups of m consecutive cores that
-                               one port feeds, so a preload moves at most link_bw /
-                               port_groups[m] into each core (docs/preload.md, "Edge
-                               ports").  NULL: every core has its own path (all-to-all).
-                               Read by rotor_preload_model_create only; not kept. */
+    /* HBM through edge ports (a mesh, Elk §5): port_load(mesh_ctx, m, &load, err)
+       says what a preload into groups of m consecutive cores costs on the busiest
+       path: its link time is space x load / link_bw (load > 0, in core-link widths;
+       on a mesh the edge port's path carries several groups, and groups that
+       straddle rows share mesh links).  NULL: every core has its own path
+       (all-to-all, load 1).  Called by rotor_preload_model_create only, once per
+       group size its preload states need (docs/preload.md, "Edge ports"). */
+    rotor_status (*port_load)(void *mesh_ctx, int64_t m, double *load, rotor_error *err);
+    /* Distribution on a mesh: a round in which every core fetches from the core
+       d ahead moves its bytes in bytes x load / link_bw (shift_load(mesh_ctx, d,
+       &load, err), load > 0; rows apart, the rounds share mesh links).  NULL:
+       load 1 (all-to-all).  Called like port_load. */
+    rotor_status (*shift_load)(void *mesh_ctx, int64_t d, double *load, rotor_error *err);
+    void *mesh_ctx;
 } rotor_preload_chip;
 
 /* One execute-state plan of an operator, from the caller's cost model. */
@@ -42,6 +50,11 @@ typedef struct rotor_preload_plan {
                                included: at least ceil(hbm_bytes * share / cores) */
     int64_t share;          /* P: cores that hold each weight byte in execute state, 1..cores */
     int64_t traffic_bytes;  /* inter-core bytes one core receives while executing (>= 0) */
+    int64_t link_bytes;     /* bytes the busiest link carries while it executes alone, or 0
+                               for traffic_bytes (all-to-all: the busiest link is a core's
+                               port).  On a mesh multi-hop routes load some links more than
+                               any port, and the preloads entering at the edge ports share
+                               them (docs/preload.md, "Edge ports") */
 } rotor_preload_plan;
 
 typedef struct rotor_preload_op_desc {
@@ -58,9 +71,12 @@ typedef struct rotor_preload_state {
     int64_t chunks;         /* c: the datum shared by P cores is split into c chunks */
     int64_t space_bytes;    /* preload space per core: ceil(d / c), d = ceil(hbm_bytes * P / cores) */
     int64_t dist_bytes;     /* fetched from peers at distribution: d - space */
-    int64_t dist_ps;        /* distribution time: dist_bytes over link_bw */
-    int64_t preload_ps;     /* max(HBM time of hbm_bytes, space over link_bw) (§4.2 roofline);
-                               with port_groups, space x port_groups[P / chunks] over link_bw */
+    int64_t dist_intake_bytes; /* bytes' worth of link time the distribution takes: dist_bytes,
+                               or with shift_load each round's bytes x shift_load(k m) */
+    int64_t dist_ps;        /* distribution time: dist_intake_bytes over link_bw */
+    int64_t intake_bytes;   /* bytes' worth of link time on the busiest path into a core:
+                               space_bytes, or with port_load space x port_load(P / chunks) */
+    int64_t preload_ps;     /* max(HBM time of hbm_bytes, intake_bytes over link_bw) (§4.2 roofline) */
 } rotor_preload_state;
 
 /* A validated model: chip, operators in execution order, their plans that

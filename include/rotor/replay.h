@@ -62,10 +62,28 @@ void rotor_replay_result_free(rotor_replay_result *r);
  * alone on an idle chip, in *out_ps: its sub-tasks, shifts and reduction as
  * rotor_replay runs them, then a barrier; no setup.  Transfers move in
  * chained packets of `packet` bytes (0: whole), as the schedule replay's do.
- * The schedule prices its plans on a mesh with it (docs/schedule.md, "On a
- * mesh"). */
+ * *out_link_ps (unless NULL) is how long its busiest link (a core port or a
+ * mesh link) was busy.  The schedule prices its plans on a mesh with both
+ * (docs/schedule.md, "On a mesh"). */
 rotor_status rotor_replay_plan(const rotor_expr *e, const rotor_plan *p, const rotor_plan_info *info,
-                               const rotor_chip *chip, int64_t packet, int64_t *out_ps, rotor_error *err);
+                               const rotor_chip *chip, int64_t packet, int64_t *out_ps, int64_t *out_link_ps,
+                               rotor_error *err);
+
+/* The makespan of a preload of `bytes` from HBM alone on an idle chip, in
+ * *out_ps: the datum goes to groups of m consecutive cores by multicast, in
+ * pieces of ROTOR_REPLAY_PACKET, as the schedule replay sends every preload
+ * (docs/simulator.md, "Replaying an HBM schedule").  On a mesh the schedule
+ * measures each group size's cost through the edge ports with it
+ * (docs/preload.md, "Edge ports"). */
+rotor_status rotor_replay_preload(const rotor_chip *chip, int64_t bytes, int64_t m, int64_t *out_ps,
+                                  rotor_error *err);
+
+/* The makespan of one distribution round alone on an idle chip, in *out_ps:
+ * every core fetches `bytes` from the core d ahead (mod the cores), in
+ * packets of ROTOR_REPLAY_PACKET, as the schedule replay distributes a
+ * preload state's chunks.  On a mesh the schedule measures each distance's
+ * cost with it (docs/preload.md, "Edge ports"). */
+rotor_status rotor_replay_shift(const rotor_chip *chip, int64_t d, int64_t bytes, int64_t *out_ps, rotor_error *err);
 
 /* Where the simulated time of op departs most from the prediction, as one
  * short phrase ("setup +1.2 us, waited 1.1 us for links", "agrees"). */
