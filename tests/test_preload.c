@@ -480,6 +480,19 @@ Test(preload, a_link_bound_preload_shares_the_link_with_a_blocking_core_not_a_ba
     rotor_preload_model_free(m);
 }
 
+/* Op0 (no weights, plan p0) runs while Op1's hbm1 bytes preload (p_0 = 1);
+ * Op1 computes 5 ps in 100 bytes of space.  The forward timing of that. */
+static rotor_preload_result overlap_run(const rotor_preload_chip *c, const rotor_preload_plan *p0, int64_t hbm1) {
+    static const rotor_preload_plan p1 = {.time_ps = 5, .space_bytes = 100, .share = 1};
+    rotor_preload_op_desc ops[2] = {{.hbm_bytes = 0, .nplans = 1, .plans = p0},
+                                    {.hbm_bytes = hbm1, .nplans = 1, .plans = &p1}};
+    rotor_preload_model *m = make(c, ops, 2);
+    rotor_preload_choice ch[2] = {{0, 0, 1}, {0, 0, 0}};
+    rotor_preload_result r = eval(m, ch, NULL);
+    rotor_preload_model_free(m);
+    return r;
+}
+
 Test(preload, shifts_share_the_link_fairly_with_a_link_bound_or_an_hbm_bound_preload) {
     /* Op0 computes 10 ps (non-blocking) and receives `traffic` bytes of
      * shifts while Op1's 100 bytes preload (p_0 = 1); link 1e12 B/s.
@@ -505,18 +518,12 @@ Test(preload, shifts_share_the_link_fairly_with_a_link_bound_or_an_hbm_bound_pre
     for (size_t k = 0; k < sizeof rows / sizeof rows[0]; k++) {
         rotor_preload_chip c = {.cores = 1, .sram_bytes = 200, .hbm_bw = rows[k].hbm_bw, .link_bw = 1000000000000};
         rotor_preload_plan p0 = {.time_ps = 10, .space_bytes = 10, .share = 1, .traffic_bytes = rows[k].traffic};
-        static const rotor_preload_plan p1 = {.time_ps = 5, .space_bytes = 100, .share = 1};
-        rotor_preload_op_desc ops[2] = {{.hbm_bytes = 0, .nplans = 1, .plans = &p0},
-                                        {.hbm_bytes = 100, .nplans = 1, .plans = &p1}};
-        rotor_preload_model *m = make(&c, ops, 2);
-        rotor_preload_choice ch[2] = {{0, 0, 1}, {0, 0, 0}};
-        rotor_preload_result r = eval(m, ch, NULL);
+        rotor_preload_result r = overlap_run(&c, &p0, 100);
         cr_assert_eq(r.ops[0].exe_end_ps, rows[k].exe0_end, "row %zu", k);
         cr_assert_eq(r.ops[0].stall_ps, rows[k].stall0, "row %zu", k);
         cr_assert_eq(r.ops[1].pre_end_ps, rows[k].pre1_end, "row %zu", k);
         cr_assert_eq(r.latency_ps, rows[k].latency, "row %zu", k);
         rotor_preload_result_free(&r);
-        rotor_preload_model_free(m);
     }
 }
 
@@ -550,17 +557,11 @@ Test(preload, on_a_mesh_shifts_share_the_busiest_link_with_the_edge_ports_preloa
         rotor_preload_chip c = {.cores = 2, .sram_bytes = 200, .hbm_bw = 10000000000000, .link_bw = 1000000000000};
         if (rows[k].mesh) c.port_load = table_port, c.mesh_ctx = &t;
         rotor_preload_plan p0 = {.time_ps = 10, .space_bytes = 10, .share = 1, .link_bytes = rows[k].link};
-        static const rotor_preload_plan p1 = {.time_ps = 5, .space_bytes = 100, .share = 1};
-        rotor_preload_op_desc ops[2] = {{.hbm_bytes = 0, .nplans = 1, .plans = &p0},
-                                        {.hbm_bytes = 200, .nplans = 1, .plans = &p1}};
-        rotor_preload_model *m = make(&c, ops, 2);
-        rotor_preload_choice ch[2] = {{0, 0, 1}, {0, 0, 0}};
-        rotor_preload_result r = eval(m, ch, NULL);
+        rotor_preload_result r = overlap_run(&c, &p0, 200);
         cr_assert_eq(r.ops[0].exe_end_ps, rows[k].exe0_end, "row %zu", k);
         cr_assert_eq(r.ops[1].pre_end_ps, rows[k].pre1_end, "row %zu", k);
         cr_assert_eq(r.latency_ps, rows[k].latency, "row %zu", k);
         rotor_preload_result_free(&r);
-        rotor_preload_model_free(m);
     }
 }
 
