@@ -20,6 +20,19 @@ int cli_fail(const char *cmd, rotor_status st, const rotor_error *err);
 /* Prints "rotor CMD: <formatted>" on stderr and returns EXIT_BADINPUT. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* The shared ends of every subcommand's getopt_long loop (opterr = 0, ":"
+ * leading the short options), each printing its usage error and returning
+ * EXIT_BADINPUT, or 0 when all is well:
+ *  - cli_bad_option: getopt's ':' (a value is missing) or '?' (an unknown
+ *    option), naming the option and 'rotor CMD --help';
+ *  - cli_set_once: an option that takes one value, stored in *slot; a
+ *    second one is an error naming both;
+ *  - cli_one_input: exactly one argument after the options ('missing' says
+ *    what to give when there is none). */
+int cli_bad_option(const char *cmd, int ch, char **argv);
+int cli_set_once(const char *cmd, const char *name, const char **slot, const char *value);
+int cli_one_input(const char *cmd, int argc, char **argv, const char *missing);
+
 /* Parses option opt's integer value s in [lo, hi] into *out; on error prints
  * "rotor CMD: OPT: expected an integer from LO to HI, got 'S'" and returns
  * EXIT_BADINPUT, else 0. */

@@ -121,17 +121,11 @@ int cmd_compile(int argc, char **argv) {
             break;
         case 'L': return list_zoo();
         case 'h': compile_usage(stdout); return 0;
-        case ':': return cli_usage_error(cmd, "%s needs a value", argv[optind - 1]);
-        default:
-            return cli_usage_error(cmd, "unknown option '%s' (try 'rotor compile --help')", argv[optind - 1]);
+        default: return cli_bad_option(cmd, ch, argv);
         }
-        if (slot) {
-            if (*slot) return cli_usage_error(cmd, "%s given twice ('%s' and '%s')", name, *slot, optarg);
-            *slot = optarg;
-        }
+        if (slot && cli_set_once(cmd, name, slot, optarg)) return EXIT_BADINPUT;
     }
-    if (optind >= argc) return cli_usage_error(cmd, "a model is required (try 'rotor compile --list')");
-    if (optind + 1 < argc) return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind + 1]);
+    if (cli_one_input(cmd, argc, argv, "a model is required (try 'rotor compile --list')")) return EXIT_BADINPUT;
     const char *model = argv[optind];
     bool vgm_only = false;
     if (baseline) {

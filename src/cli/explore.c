@@ -631,17 +631,11 @@ int cmd_explore(int argc, char **argv) {
             sweep_specs[nsw++] = optarg;
             break;
         case 'h': explore_usage(stdout); return 0;
-        case ':': return cli_usage_error(CMD, "%s needs a value", argv[optind - 1]);
-        default:
-            return cli_usage_error(CMD, "unknown option '%s' (try 'rotor explore --help')", argv[optind - 1]);
+        default: return cli_bad_option(CMD, ch, argv);
         }
-        if (slot) {
-            if (*slot) return cli_usage_error(CMD, "%s given twice ('%s' and '%s')", name, *slot, optarg);
-            *slot = optarg;
-        }
+        if (slot && cli_set_once(CMD, name, slot, optarg)) return EXIT_BADINPUT;
     }
-    if (optind >= argc) return cli_usage_error(CMD, "a model is required (try --help)");
-    if (optind + 1 < argc) return cli_usage_error(CMD, "unexpected argument '%s'", argv[optind + 1]);
+    if (cli_one_input(CMD, argc, argv, "a model is required (try --help)")) return EXIT_BADINPUT;
     if (nsw == 0) return cli_usage_error(CMD, "--sweep KEY=V1,V2,... is required (keys: hbm-bw, noc-bw, cores, flops)");
     const char *input = argv[optind];
     if (prefix && !*prefix) return cli_usage_error(CMD, "-o: expected a file name prefix, got ''");

@@ -1,4 +1,5 @@
 /* rotor — command-line entry point: dispatches to one file per subcommand. */
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,23 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) {
     fputc('\n', stderr);
     va_end(ap);
     return EXIT_BADINPUT;
+}
+
+int cli_bad_option(const char *cmd, int ch, char **argv) {
+    if (ch == ':') return cli_usage_error(cmd, "%s needs a value", argv[optind - 1]);
+    return cli_usage_error(cmd, "unknown option '%s' (try 'rotor %s --help')", argv[optind - 1], cmd);
+}
+
+int cli_set_once(const char *cmd, const char *name, const char **slot, const char *value) {
+    if (*slot) return cli_usage_error(cmd, "%s given twice ('%s' and '%s')", name, *slot, value);
+    *slot = value;
+    return 0;
+}
+
+int cli_one_input(const char *cmd, int argc, char **argv, const char *missing) {
+    if (optind >= argc) return cli_usage_error(cmd, "%s", missing);
+    if (optind + 1 < argc) return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind + 1]);
+    return 0;
 }
 
 /* --topology: all-to-all or mesh:WxH, set on the chip and validated. */

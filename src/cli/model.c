@@ -64,16 +64,11 @@ int cmd_model(int argc, char **argv) {
             }
             return 0;
         case 'h': model_usage(stdout); return 0;
-        case ':': return cli_usage_error(cmd, "%s needs a value", argv[optind - 1]);
-        default: return cli_usage_error(cmd, "unknown option '%s' (try 'rotor model --help')", argv[optind - 1]);
+        default: return cli_bad_option(cmd, ch, argv);
         }
-        if (slot) {
-            if (*slot) return cli_usage_error(cmd, "%s given twice ('%s' and '%s')", name, *slot, optarg);
-            *slot = optarg;
-        }
+        if (slot && cli_set_once(cmd, name, slot, optarg)) return EXIT_BADINPUT;
     }
-    if (optind >= argc) return cli_usage_error(cmd, "a model is required (try 'rotor model --list')");
-    if (optind + 1 < argc) return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind + 1]);
+    if (cli_one_input(cmd, argc, argv, "a model is required (try 'rotor model --list')")) return EXIT_BADINPUT;
     if (cli_is_onnx(argv[optind]) && (batch || seq || layers || decode))
         return cli_usage_error(cmd, "--batch, --seq, --layers and --decode shape zoo models; bind an ONNX file's "
                                "dimensions with --dim (e.g. --dim batch=8)");

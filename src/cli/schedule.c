@@ -360,17 +360,11 @@ int cmd_schedule(int argc, char **argv) {
             sets[nsets++] = optarg;
             break;
         case 'h': schedule_usage(stdout); return 0;
-        case ':': return cli_usage_error(cmd, "%s needs a value", argv[optind - 1]);
-        default:
-            return cli_usage_error(cmd, "unknown option '%s' (try 'rotor schedule --help')", argv[optind - 1]);
+        default: return cli_bad_option(cmd, ch, argv);
         }
-        if (slot) {
-            if (*slot) return cli_usage_error(cmd, "%s given twice ('%s' and '%s')", name, *slot, optarg);
-            *slot = optarg;
-        }
+        if (slot && cli_set_once(cmd, name, slot, optarg)) return EXIT_BADINPUT;
     }
-    if (optind >= argc) return cli_usage_error(cmd, "a model is required (try --help)");
-    if (optind + 1 < argc) return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind + 1]);
+    if (cli_one_input(cmd, argc, argv, "a model is required (try --help)")) return EXIT_BADINPUT;
     const char *input = argv[optind];
     rotor_zoo_options zo;
     rotor_schedule_options so = {0};

@@ -182,13 +182,9 @@ int cmd_verify(int argc, char **argv) {
             pareto = true;
             break;
         case 'h': verify_usage(stdout); return 0;
-        case ':': return cli_usage_error(cmd, "%s needs a value", argv[optind - 1]);
-        default: return cli_usage_error(cmd, "unknown option '%s' (try 'rotor verify --help')", argv[optind - 1]);
+        default: return cli_bad_option(cmd, ch, argv);
         }
-        if (slot) {
-            if (*slot) return cli_usage_error(cmd, "%s given twice ('%s' and '%s')", name, *slot, optarg);
-            *slot = optarg;
-        }
+        if (slot && cli_set_once(cmd, name, slot, optarg)) return EXIT_BADINPUT;
     }
     if (optind < argc) return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
     if (!expr) return cli_usage_error(cmd, "--expr is required (try 'rotor verify --help')");
