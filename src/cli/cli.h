@@ -50,12 +50,34 @@ const char *cli_topology_text(const rotor_chip *chip, char *buf, size_t size);
 /* Resolves --chip (default ipu-mk2), applies every --set, validates. */
 rotor_status cli_chip(const char *spec, char **sets, int nsets, rotor_chip *out, rotor_error *err);
 
-/* The options `rotor schedule` and `rotor explore` share: the workload (zoo
- * shape) and the schedule's settings, as given (NULL: absent). */
+#define CLI_MAX_SETS 32
+
+/* The options `rotor schedule` and `rotor explore` share: the chip, the
+ * workload (zoo shape or ONNX dimensions), the designs and the schedule's
+ * settings, as given (NULL: absent). */
 typedef struct cli_hbm_args {
-    const char *batch, *seq, *layers, *tp, *orders, *threads;
-    bool prefill, nonblocking;
+    const char *chip, *hbm, *design, *batch, *seq, *layers, *dims, *inputs, *tp, *orders, *threads;
+    char *sets[CLI_MAX_SETS];
+    int nsets;
+    bool prefill, nonblocking, json;
 } cli_hbm_args;
+
+/* Their getopt_long entries, short codes c s H g b q l p D I P N m j t (a
+ * subcommand's own options take other codes). */
+#define CLI_HBM_OPTIONS                                                                               \
+    {"chip", required_argument, 0, 'c'}, {"set", required_argument, 0, 's'},                          \
+        {"hbm-bw", required_argument, 0, 'H'}, {"design", required_argument, 0, 'g'},                 \
+        {"batch", required_argument, 0, 'b'}, {"seq", required_argument, 0, 'q'},                     \
+        {"layers", required_argument, 0, 'l'}, {"prefill", no_argument, 0, 'p'},                      \
+        {"dim", required_argument, 0, 'D'}, {"input", required_argument, 0, 'I'},                     \
+        {"tp", required_argument, 0, 'P'}, {"sram-nonblocking", no_argument, 0, 'N'},                 \
+        {"max-orders", required_argument, 0, 'm'}, {"json", no_argument, 0, 'j'},                     \
+        {"threads", required_argument, 0, 't'}
+
+/* Takes getopt's option ch (value arg) into a when it is one of them, and
+ * says so in *taken.  Prints the error and returns EXIT_BADINPUT (an option
+ * given twice, too many --set), else 0. */
+int cli_hbm_option(const char *cmd, int ch, char *arg, cli_hbm_args *a, bool *taken);
 
 /* Checks a for model argument `input` and fills zo (a zoo LLM runs its
  * decode step unless --prefill), so (tensor_parallel, max_orders,

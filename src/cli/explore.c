@@ -17,7 +17,6 @@
 #include "rotor/group.h"
 #include "rotor/schedule.h"
 
-#define MAX_SETS 32
 #define MAX_SWEEPS 8
 #define MAX_POINTS 64
 #define MESH_MAX_ASPECT 4 /* cores on a mesh: the longer side at most 4x the shorter */
@@ -583,49 +582,25 @@ static void close_outputs(sweep *sws, int nsw, bool remove_them) {
 }
 
 int cmd_explore(int argc, char **argv) {
-    const char *chip_spec = NULL, *hbm = NULL, *design = NULL, *batch = NULL, *seq = NULL, *layers = NULL,
-               *dims = NULL, *inputs = NULL, *tp = NULL, *orders = NULL, *threads = NULL, *prefix = NULL;
-    char *sets[MAX_SETS];
+    const char *prefix = NULL;
+    cli_hbm_args ha = {0};
     const char *sweep_specs[MAX_SWEEPS];
-    int nsets = 0, nsw = 0;
-    bool prefill = false, json = false, nonblocking = false;
+    int nsw = 0;
     static const struct option opts[] = {
-        {"sweep", required_argument, 0, 'S'},  {"design", required_argument, 0, 'g'},
-        {"chip", required_argument, 0, 'c'},   {"set", required_argument, 0, 's'},
-        {"hbm-bw", required_argument, 0, 'H'}, {"batch", required_argument, 0, 'b'},
-        {"seq", required_argument, 0, 'q'},    {"layers", required_argument, 0, 'l'},
-        {"prefill", no_argument, 0, 'p'},      {"dim", required_argument, 0, 'D'},
-        {"input", required_argument, 0, 'I'},  {"tp", required_argument, 0, 'P'},
-        {"sram-nonblocking", no_argument, 0, 'N'}, {"max-orders", required_argument, 0, 'm'},
-        {"json", no_argument, 0, 'j'},         {"threads", required_argument, 0, 't'},
-        {"output", required_argument, 0, 'o'}, {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
+        CLI_HBM_OPTIONS,
+        {"sweep", required_argument, 0, 'S'},  {"output", required_argument, 0, 'o'},
+        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
     optind = 1;
     opterr = 0;
     int ch;
     while ((ch = getopt_long(argc, argv, ":ho:", opts, NULL)) != -1) {
+        bool taken;
+        if (cli_hbm_option(CMD, ch, optarg, &ha, &taken)) return EXIT_BADINPUT;
+        if (taken) continue;
         const char **slot = NULL;
         const char *name = NULL;
         switch (ch) {
-        case 'c': slot = &chip_spec; name = "--chip"; break;
-        case 'H': slot = &hbm; name = "--hbm-bw"; break;
-        case 'g': slot = &design; name = "--design"; break;
-        case 'b': slot = &batch; name = "--batch"; break;
-        case 'q': slot = &seq; name = "--seq"; break;
-        case 'l': slot = &layers; name = "--layers"; break;
-        case 'D': slot = &dims; name = "--dim"; break;
-        case 'I': slot = &inputs; name = "--input"; break;
-        case 'P': slot = &tp; name = "--tp"; break;
-        case 'm': slot = &orders; name = "--max-orders"; break;
-        case 't': slot = &threads; name = "--threads"; break;
         case 'o': slot = &prefix; name = "-o"; break;
-        case 'p': prefill = true; break;
-        case 'N': nonblocking = true; break;
-        case 'j': json = true; break;
-        case 's':
-            if (nsets == MAX_SETS) return cli_usage_error(CMD, "more than %d --set options", MAX_SETS);
-            sets[nsets++] = optarg;
-            break;
         case 'S':
             if (nsw == MAX_SWEEPS) return cli_usage_error(CMD, "more than %d --sweep options", MAX_SWEEPS);
             sweep_specs[nsw++] = optarg;
@@ -641,14 +616,12 @@ int cmd_explore(int argc, char **argv) {
     if (prefix && !*prefix) return cli_usage_error(CMD, "-o: expected a file name prefix, got ''");
     rotor_zoo_options zo;
     rotor_schedule_options so = {0};
-    cli_hbm_args ha = {.batch = batch, .seq = seq, .layers = layers, .tp = tp, .orders = orders, .threads = threads,
-                       .prefill = prefill, .nonblocking = nonblocking};
     if (cli_hbm_workload(CMD, input, &ha, &zo, &so)) return EXIT_BADINPUT;
     bool decode = zo.phase == ROTOR_PHASE_DECODE;
     int nthreads = so.threads ? so.threads : omp_get_max_threads(); /* --threads: the points' loop */
     rotor_preload_design designs[ROTOR_PRELOAD_NDESIGNS];
     int nd = 0;
-    int rc = parse_designs(design, designs, &nd);
+    int rc = parse_designs(ha.design, designs, &nd);
     if (rc) return rc;
     bool want[ROTOR_PRELOAD_NDESIGNS] = {0};
     for (int k = 0; k < nd; k++) want[designs[k]] = true;
@@ -672,8 +645,8 @@ int cmd_explore(int argc, char **argv) {
     rotor_error err = {{0}};
     rotor_status st;
     rotor_chip chip;
-    if ((st = cli_chip(chip_spec ? chip_spec : "ipu-pod4", sets, nsets, &chip, &err))) return cli_fail(CMD, st, &err);
-    if (cli_apply_hbm_bw(CMD, hbm, &chip)) return EXIT_BADINPUT;
+    if ((st = cli_chip(ha.chip ? ha.chip : "ipu-pod4", ha.sets, ha.nsets, &chip, &err))) return cli_fail(CMD, st, &err);
+    if (cli_apply_hbm_bw(CMD, ha.hbm, &chip)) return EXIT_BADINPUT;
 
     /* every point's chip, checked before anything runs */
     point *pts = calloc((size_t)npts, sizeof *pts);
@@ -700,7 +673,7 @@ int cmd_explore(int argc, char **argv) {
 
     rotor_graph raw, g;
     rotor_group_stats gs;
-    if ((st = cli_load_model(input, &zo, dims, inputs, &raw, NULL, &err))) {
+    if ((st = cli_load_model(input, &zo, ha.dims, ha.inputs, &raw, NULL, &err))) {
         rotor_graph_free(&raw);
         free(pts);
         return cli_fail(CMD, st, &err);
@@ -801,7 +774,7 @@ int cmd_explore(int argc, char **argv) {
     }
     if (rc) {
         close_outputs(sws, nsw, true);
-    } else if (json) {
+    } else if (ha.json) {
         rc = print_json(g.name, &chip, sws, nsw, pts, designs, nd);
     } else {
         char topo[64] = "all-to-all";

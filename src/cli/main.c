@@ -1,6 +1,7 @@
 /* rotor — command-line entry point: dispatches to one file per subcommand. */
 #include <getopt.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,6 +99,34 @@ int cli_parse_i64(const char *cmd, const char *opt, const char *s, int64_t lo, i
                                (long long)lo, (long long)hi, s);
     *out = v;
     return 0;
+}
+
+int cli_hbm_option(const char *cmd, int ch, char *arg, cli_hbm_args *a, bool *taken) {
+    static const struct {
+        int ch;
+        const char *name;
+        size_t off;
+    } values[] = {
+        {'c', "--chip", offsetof(cli_hbm_args, chip)},     {'H', "--hbm-bw", offsetof(cli_hbm_args, hbm)},
+        {'g', "--design", offsetof(cli_hbm_args, design)}, {'b', "--batch", offsetof(cli_hbm_args, batch)},
+        {'q', "--seq", offsetof(cli_hbm_args, seq)},       {'l', "--layers", offsetof(cli_hbm_args, layers)},
+        {'D', "--dim", offsetof(cli_hbm_args, dims)},      {'I', "--input", offsetof(cli_hbm_args, inputs)},
+        {'P', "--tp", offsetof(cli_hbm_args, tp)},         {'m', "--max-orders", offsetof(cli_hbm_args, orders)},
+        {'t', "--threads", offsetof(cli_hbm_args, threads)},
+    };
+    *taken = true;
+    for (size_t k = 0; k < sizeof values / sizeof values[0]; k++)
+        if (values[k].ch == ch) return cli_set_once(cmd, values[k].name, (const char **)((char *)a + values[k].off), arg);
+    switch (ch) {
+    case 'p': a->prefill = true; return 0;
+    case 'N': a->nonblocking = true; return 0;
+    case 'j': a->json = true; return 0;
+    case 's':
+        if (a->nsets == CLI_MAX_SETS) return cli_usage_error(cmd, "more than %d --set options", CLI_MAX_SETS);
+        a->sets[a->nsets++] = arg;
+        return 0;
+    default: *taken = false; return 0;
+    }
 }
 
 int cli_hbm_workload(const char *cmd, const char *input, const cli_hbm_args *a, rotor_zoo_options *zo,

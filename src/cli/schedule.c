@@ -13,7 +13,6 @@
 #include "rotor/replay.h"
 #include "rotor/schedule.h"
 
-#define MAX_SETS 32
 
 static void schedule_usage(FILE *f) {
     fprintf(f,
@@ -311,54 +310,30 @@ static int write_sim_trace(const char *path, const run *x) {
 
 int cmd_schedule(int argc, char **argv) {
     const char *cmd = "schedule";
-    const char *chip_spec = NULL, *hbm = NULL, *design = NULL, *batch = NULL, *seq = NULL, *layers = NULL,
-               *dims = NULL, *inputs = NULL, *tp = NULL, *orders = NULL, *trace = NULL, *threads = NULL,
-               *topology = NULL;
-    char *sets[MAX_SETS];
-    int nsets = 0;
-    bool prefill = false, json = false, per_op = false, nonblocking = false, simulate = false, no_refine = false;
+    const char *trace = NULL, *topology = NULL;
+    cli_hbm_args ha = {0};
+    bool per_op = false, simulate = false, no_refine = false;
     static const struct option opts[] = {
-        {"chip", required_argument, 0, 'c'},   {"set", required_argument, 0, 's'},
-        {"hbm-bw", required_argument, 0, 'H'}, {"design", required_argument, 0, 'g'},
-        {"batch", required_argument, 0, 'b'},  {"seq", required_argument, 0, 'q'},
-        {"layers", required_argument, 0, 'l'}, {"prefill", no_argument, 0, 'p'},
-        {"dim", required_argument, 0, 'D'},    {"input", required_argument, 0, 'I'},
-        {"tp", required_argument, 0, 'P'},     {"sram-nonblocking", no_argument, 0, 'N'},
-        {"max-orders", required_argument, 0, 'o'}, {"per-op", no_argument, 0, 'O'},
-        {"json", no_argument, 0, 'j'},         {"trace", required_argument, 0, 'r'},
-        {"threads", required_argument, 0, 't'}, {"help", no_argument, 0, 'h'},
+        CLI_HBM_OPTIONS,
+        {"per-op", no_argument, 0, 'O'},       {"trace", required_argument, 0, 'r'},
         {"simulate", no_argument, 0, 'S'},     {"topology", required_argument, 0, 'T'},
-        {"no-refine", no_argument, 0, 'R'},    {0, 0, 0, 0}};
+        {"no-refine", no_argument, 0, 'R'},    {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
     optind = 1;
     opterr = 0;
     int ch;
     while ((ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        bool taken;
+        if (cli_hbm_option(cmd, ch, optarg, &ha, &taken)) return EXIT_BADINPUT;
+        if (taken) continue;
         const char **slot = NULL;
         const char *name = NULL;
         switch (ch) {
-        case 'c': slot = &chip_spec; name = "--chip"; break;
-        case 'H': slot = &hbm; name = "--hbm-bw"; break;
-        case 'g': slot = &design; name = "--design"; break;
-        case 'b': slot = &batch; name = "--batch"; break;
-        case 'q': slot = &seq; name = "--seq"; break;
-        case 'l': slot = &layers; name = "--layers"; break;
-        case 'D': slot = &dims; name = "--dim"; break;
-        case 'I': slot = &inputs; name = "--input"; break;
-        case 'P': slot = &tp; name = "--tp"; break;
-        case 'o': slot = &orders; name = "--max-orders"; break;
         case 'r': slot = &trace; name = "--trace"; break;
-        case 't': slot = &threads; name = "--threads"; break;
-        case 'p': prefill = true; break;
-        case 'N': nonblocking = true; break;
+        case 'T': slot = &topology; name = "--topology"; break;
         case 'O': per_op = true; break;
         case 'S': simulate = true; break;
         case 'R': no_refine = true; break;
-        case 'T': slot = &topology; name = "--topology"; break;
-        case 'j': json = true; break;
-        case 's':
-            if (nsets == MAX_SETS) return cli_usage_error(cmd, "more than %d --set options", MAX_SETS);
-            sets[nsets++] = optarg;
-            break;
         case 'h': schedule_usage(stdout); return 0;
         default: return cli_bad_option(cmd, ch, argv);
         }
@@ -369,17 +344,15 @@ int cmd_schedule(int argc, char **argv) {
     rotor_zoo_options zo;
     rotor_schedule_options so = {0};
     so.preload.no_refine = no_refine;
-    cli_hbm_args ha = {.batch = batch, .seq = seq, .layers = layers, .tp = tp, .orders = orders, .threads = threads,
-                       .prefill = prefill, .nonblocking = nonblocking};
     if (cli_hbm_workload(cmd, input, &ha, &zo, &so)) return EXIT_BADINPUT;
     rotor_preload_design designs[ROTOR_PRELOAD_NDESIGNS];
     int ndesigns = 0;
     rotor_error err = {{0}};
     rotor_status st;
-    if (!design || !strcmp(design, "all")) {
+    if (!ha.design || !strcmp(ha.design, "all")) {
         for (int d = 0; d < ROTOR_PRELOAD_NDESIGNS; d++) designs[ndesigns++] = (rotor_preload_design)d;
     } else {
-        if ((st = rotor_preload_design_parse(design, &designs[0], &err))) {
+        if ((st = rotor_preload_design_parse(ha.design, &designs[0], &err))) {
             rotor_error_prefix(&err, "--design");
             return cli_fail(cmd, st, &err);
         }
@@ -387,8 +360,8 @@ int cmd_schedule(int argc, char **argv) {
     }
 
     rotor_chip chip;
-    if ((st = cli_chip(chip_spec ? chip_spec : "ipu-pod4", sets, nsets, &chip, &err))) return cli_fail(cmd, st, &err);
-    if (cli_apply_hbm_bw(cmd, hbm, &chip)) return EXIT_BADINPUT;
+    if ((st = cli_chip(ha.chip ? ha.chip : "ipu-pod4", ha.sets, ha.nsets, &chip, &err))) return cli_fail(cmd, st, &err);
+    if (cli_apply_hbm_bw(cmd, ha.hbm, &chip)) return EXIT_BADINPUT;
 
     /* the network: the schedule (HBM through a mesh's edge ports) and the
      * simulator see the same one */
@@ -400,7 +373,7 @@ int cmd_schedule(int argc, char **argv) {
 
     rotor_graph raw, g;
     rotor_group_stats gs;
-    if ((st = cli_load_model(input, &zo, dims, inputs, &raw, NULL, &err))) {
+    if ((st = cli_load_model(input, &zo, ha.dims, ha.inputs, &raw, NULL, &err))) {
         rotor_graph_free(&raw);
         return cli_fail(cmd, st, &err);
     }
@@ -465,7 +438,7 @@ int cmd_schedule(int argc, char **argv) {
     else {
         /* the trace first: a file that cannot be written fails with nothing on stdout */
         if (trace) rc = simulate && traced ? write_sim_trace(trace, traced) : write_trace(trace, s, &runs[shown - 1]);
-        if (!rc && json) rc = print_json(&g, s, runs, shown, ideal, per_op, simulate ? &simchip : NULL);
+        if (!rc && ha.json) rc = print_json(&g, s, runs, shown, ideal, per_op, simulate ? &simchip : NULL);
         else if (!rc) {
             print_text(&g, s, runs, shown, ideal, basic, per_op);
             print_sim(&simchip, runs, shown);
