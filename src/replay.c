@@ -452,11 +452,13 @@ typedef struct sched_replayer {
     bool blocking;
     int64_t nstreams;         /* HBM streams: lanes of every controller (mesh: one per edge port) */
     bool ports;               /* mesh: a group's pieces enter through the port nearest it */
+    int64_t w;                /* mesh: its width, else 0 */
     int64_t *stail;           /* per stream: its last piece, -1 */
     int64_t *stail_seq;       /* per stream: 1 + the preload (in issue order) of that piece, 0 */
     int64_t *sgroups;         /* mesh, per port: groups of the current preload it feeds */
     int64_t *sround;          /* mesh, per port: the round of its last piece of the current preload */
     int64_t *gport, *gctrl;   /* mesh, per group of the current preload: its port and controller */
+    bool *grev;               /* mesh, per group: its path runs from its last core to its first */
     int64_t pre_seq;          /* preloads issued so far */
     int64_t last_pre_join;    /* the last issued preload's join, -1 */
     idlist deps;              /* scratch */
@@ -498,6 +500,7 @@ static rotor_status sched_replayer_init(sched_replayer *sr, const rotor_chip *ch
     sr->n = sr->r.n;
     sr->nctrl = chip->hbm_controllers;
     sr->ports = rotor_sim_hbm_ports(sr->r.sim) > 0;
+    sr->w = chip->topology == ROTOR_TOPO_MESH ? chip->mesh_width : 0;
     sr->nstreams = sr->ports ? rotor_sim_hbm_ports(sr->r.sim) : sr->nctrl * rotor_sim_hbm_lanes(sr->r.sim);
     sr->blocking = blocking;
     size_t nc = (size_t)sr->n, no = (size_t)(n_ops > 0 ? n_ops : 1), ns = (size_t)(sr->nstreams > 0 ? sr->nstreams : 1);
@@ -507,11 +510,12 @@ static rotor_status sched_replayer_init(sched_replayer *sr, const rotor_chip *ch
     sr->sround = malloc(ns * sizeof *sr->sround);
     sr->gport = malloc(nc * sizeof *sr->gport);
     sr->gctrl = malloc(nc * sizeof *sr->gctrl);
+    sr->grev = malloc(nc * sizeof *sr->grev);
     sr->dsts = malloc(nc * sizeof *sr->dsts);
     sr->pre_join = malloc(no * sizeof *sr->pre_join);
     sr->pre_ids = calloc(no, sizeof *sr->pre_ids);
     sr->exe_ids = calloc(no, sizeof *sr->exe_ids);
-    if (!sr->stail || !sr->stail_seq || !sr->sgroups || !sr->sround || !sr->gport || !sr->gctrl || !sr->dsts ||
+    if (!sr->stail || !sr->stail_seq || !sr->sgroups || !sr->sround || !sr->gport || !sr->gctrl || !sr->grev || !sr->dsts ||
         !sr->pre_join || !sr->pre_ids || !sr->exe_ids) {
         sched_replayer_free(sr, false);
         return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
@@ -528,6 +532,7 @@ static void sched_replayer_free(sched_replayer *sr, bool keep_sim) {
     free(sr->sround);
     free(sr->gport);
     free(sr->gctrl);
+    free(sr->grev);
     free(sr->dsts);
     free(sr->deps.v);
     free(sr->pre_join);
@@ -535,6 +540,32 @@ static void sched_replayer_free(sched_replayer *sr, bool keep_sim) {
     free(sr->exe_ids);
     replayer_free(&sr->r, keep_sim);
     memset(sr, 0, sizeof *sr);
+}
+
+/* Cores lo .. hi-1 (a group) in the order its multicast path visits them
+ * (docs/simulator.md, "Multicast paths"): on a mesh row by row,
+ * each row's part west to east on even rows and east to west on odd ones,
+ * so that the step from one row's part to the next is short; reversed
+ * when `rev`.  Else in core order. */
+static void group_path(const sched_replayer *sr, int64_t lo, int64_t hi, bool rev, int64_t *out) {
+    int64_t k = 0, w = sr->w;
+    for (int64_t row = w > 0 ? lo / w : 0; w > 0 && row * w < hi; row++) {
+        int64_t a = row * w > lo ? row * w : lo, b = (row + 1) * w < hi ? (row + 1) * w : hi;
+        for (int64_t i = 0; i < b - a; i++) out[k++] = row % 2 ? b - 1 - i : a + i;
+    }
+    for (; k < hi - lo; k++) out[k] = lo + k; /* not a mesh */
+    for (int64_t i = 0; rev && i < (hi - lo) / 2; i++) {
+        int64_t t = out[i];
+        out[i] = out[hi - lo - 1 - i];
+        out[hi - lo - 1 - i] = t;
+    }
+}
+
+/* Hops from core c to the nearest edge of the grid (its nearest HBM port). */
+static int64_t edge_hops(const sched_replayer *sr, int64_t c) {
+    int64_t w = sr->w, h = sr->n / w, x = c % w, y = c / w, d = x < w - 1 - x ? x : w - 1 - x;
+    if (y < d) d = y;
+    return h - 1 - y < d ? h - 1 - y : d;
 }
 
 /* A preload of W bytes as sim op `op`, issued after the barrier `after`
@@ -547,9 +578,11 @@ static void sched_replayer_free(sched_replayer *sr, bool keep_sim) {
  * of every controller) streams, item t going to stream t mod S, so every
  * stream carries the same work and every group receives at the same pace;
  * stream s runs from controller s mod controllers.  Mesh: one stream per
- * edge port; a group's pieces go to the stream of the port nearest its
- * first core, from that port's controller (the port is a single link, so
- * its stream is its queue).  A stream runs its pieces one after another and
+ * edge port; each piece is a path multicast through the group's cores
+ * (group_path), starting from the end nearer the grid's edge, and the
+ * group's pieces go to the stream of the port nearest that end, from that
+ * port's controller (the port is a single link, so its stream is its
+ * queue).  A stream runs its pieces one after another and
  * goes on with the next preload where it left this one (preloads in order,
  * one at a time, none overtaking another). */
 static rotor_status emit_groups(sched_replayer *sr, int64_t W, int64_t m, int64_t op, int64_t after,
@@ -565,7 +598,11 @@ static rotor_status emit_groups(sched_replayer *sr, int64_t W, int64_t m, int64_
     if (sr->ports) {
         for (int64_t k = 0; k < S; k++) sr->sgroups[k] = 0, sr->sround[k] = -1;
         for (int64_t g = 0; g < G; g++) {
-            int64_t k = sr->gport[g] = rotor_sim_hbm_port_nearest(sr->r.sim, g * m, &sr->gctrl[g]);
+            int64_t lo = g * m, hi = lo + m < n ? lo + m : n;
+            group_path(sr, lo, hi, false, sr->dsts);
+            sr->grev[g] = edge_hops(sr, sr->dsts[hi - lo - 1]) < edge_hops(sr, sr->dsts[0]);
+            int64_t k = sr->gport[g] =
+                rotor_sim_hbm_port_nearest(sr->r.sim, sr->dsts[sr->grev[g] ? hi - lo - 1 : 0], &sr->gctrl[g]);
             if (++sr->sgroups[k] > (pace < 0 ? 0 : sr->sgroups[pace])) pace = k;
         }
     }
@@ -577,7 +614,7 @@ static rotor_status emit_groups(sched_replayer *sr, int64_t W, int64_t m, int64_
         int64_t pb = bytes / R + (r < bytes % R);
         if (pb == 0) continue;
         int64_t lo = g * m, hi = lo + m < n ? lo + m : n;
-        for (int64_t k = lo; k < hi; k++) sr->dsts[k - lo] = k;
+        group_path(sr, lo, hi, sr->ports && sr->grev[g], sr->dsts);
         /* the stream's previous piece; a stream the previous preload did
          * not use waits for that preload to end */
         sr->deps.n = 0;
@@ -593,7 +630,7 @@ static rotor_status emit_groups(sched_replayer *sr, int64_t W, int64_t m, int64_
                                   .ndsts = (int)(hi - lo), .bytes = pb, .category = ROTOR_SIM_HBM, .op = (int)op,
                                   .deps = sr->deps.v, .ndeps = (int)sr->deps.n,
                                   /* SRAM blocking: the landing writes pause each receiver */
-                                  .pause_receivers = sr->blocking};
+                                  .pause_receivers = sr->blocking, .path = sr->w > 0};
         if (!st) st = rotor_sim_add_multicast(sr->r.sim, &mc, &id, err);
         if (st) break;
         sr->stail[str] = id;

@@ -239,10 +239,18 @@ static rotor_status mcast_route(rotor_sim *s, const rotor_sim_multicast *m, sim_
     mc->ndsts = m->ndsts;
     *gbps = s->chip.link_gbps;
     *hops = 0;
+    int64_t chain = 0;
     for (int k = 0; k < m->ndsts; k++) {
         sim_route r;
-        /* one tree: a load enters the mesh where it serves the first receiver */
-        sim_net_route_via(s, m->src, m->dsts[k], m->dsts[0], &r);
+        if (m->path && k > 0) { /* a path: receiver k through receiver k - 1 */
+            sim_net_route(s, m->dsts[k - 1], m->dsts[k], &r);
+            chain += r.hops;
+            r.hops = chain;
+        } else {
+            /* one tree: a load enters the mesh where it serves the first receiver */
+            sim_net_route_via(s, m->src, m->dsts[k], m->dsts[0], &r);
+            chain = r.hops;
+        }
         if (r.hops > *hops) *hops = r.hops;
         if (!grow((void **)&s->mres, &s->mres_cap, s->nmres, r.n, sizeof *s->mres))
             return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");

@@ -664,6 +664,32 @@ Test(sim, a_mesh_multicast_holds_the_union_of_its_routes_once) {
     rotor_sim_free(s);
 }
 
+/* path: each receiver is reached through the one before.  On a 3 x 2 mesh,
+ * (0,0) -> [(2,0), (2,1), (0,1)] holds (0,0)->(1,0)->(2,0), then (2,0)->(2,1),
+ * then (2,1)->(1,1)->(0,1): 5 hops to the last receiver, 450 ns.  As a tree
+ * the same receivers take (0,0)->(0,1) directly (3 hops at most, 350 ns).
+ * So a shift (0,0)->(0,1) runs beside the path and waits for the tree, and
+ * a shift (1,1)->(0,1) does the opposite. */
+Test(sim, a_path_multicast_reaches_each_receiver_through_the_one_before) {
+    rotor_chip chip = mesh(3, 2, 50);
+    const int64_t to[3] = {2, 5, 3};
+    for (int path = 0; path < 2; path++) {
+        rotor_sim *s = make(&chip);
+        rotor_sim_multicast mc = {.src = 0, .dsts = to, .ndsts = 3, .bytes = B1100, .path = path,
+                                  .category = ROTOR_SIM_HBM, .op = 0};
+        int64_t m;
+        rotor_error err;
+        cr_assert_eq(rotor_sim_add_multicast(s, &mc, &m, &err), ROTOR_OK, "%s", err.msg);
+        int64_t down = xfer(s, 0, 3, B1100, NULL, 0), west = xfer(s, 4, 3, B1100, NULL, 0);
+        run(s);
+        int64_t end = (path ? 5 : 3) * LAT + STREAM;
+        assert_span(s, m, 0, end);
+        assert_span(s, down, path ? 0 : end, (path ? 0 : end) + LAT + STREAM);
+        assert_span(s, west, path ? end : 0, (path ? end : 0) + LAT + STREAM);
+        rotor_sim_free(s);
+    }
+}
+
 /* A multicast from a controller is one tree entering through ONE port, the
  * one nearest its first receiver: controller 1 to row 1 {(0,1) .. (3,1)}
  * enters at west (0,1) and runs east along the row: 1 + 3 hops, 400 ns.  A

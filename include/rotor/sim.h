@@ -70,6 +70,9 @@ typedef struct rotor_sim_transfer {
  * routes from there.  Duration: the longest route's hops * latency + bytes over the
  * slowest resource of the union.  Statistics count its bytes once (what the
  * source sends).  With one receiver it is exactly a transfer.
+ * path: a path multicast instead of a tree: dsts[0] is reached from src as
+ * above and every later receiver through the one before, dsts[k-1] ->
+ * dsts[k], each receiver forwarding the data; hops add up along the chain.
  * pause_receivers: the writes landing in a receiver's SRAM pause its core
  * (Elk footnote 2): when the multicast starts, every receiving core's
  * pipeline is also booked for bytes / link_gbps, FIFO behind what the core
@@ -81,6 +84,7 @@ typedef struct rotor_sim_multicast {
     int ndsts;
     int64_t bytes;
     bool pause_receivers;
+    bool path;                 /* receivers in order, each reached through the one before */
     rotor_sim_category category;
     int op;
     const int64_t *deps;
