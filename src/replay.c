@@ -544,9 +544,10 @@ static void sched_replayer_free(sched_replayer *sr, bool keep_sim) {
 
 /* Cores lo .. hi-1 (a group) in the order its multicast path visits them
  * (docs/simulator.md, "Multicast paths"): on a mesh row by row,
- * each row's part west to east on even rows and east to west on odd ones,
- * so that the step from one row's part to the next is short; reversed
- * when `rev`.  Else in core order. */
+ * each row's part west to east on even rows and east to west on odd ones
+ * (for whole rows a snake: one hop from row to row; the order measured
+ * best, against core order and a chip-wide snake); reversed when `rev`.
+ * Else in core order. */
 static void group_path(const sched_replayer *sr, int64_t lo, int64_t hi, bool rev, int64_t *out) {
     int64_t k = 0, w = sr->w;
     for (int64_t row = w > 0 ? lo / w : 0; w > 0 && row * w < hi; row++) {
