@@ -746,6 +746,16 @@ static void check_session(const char *label, const rotor_expr *e, const rotor_ch
     rotor_search_result_free(&whole);
 }
 
+/* Random extents of a small 1-D convolution, for either stride's text
+ * (O[f,h] += I[c,h+kh] or I[c,2*h+kh] * W[f,c,kh]), written to dims; returns
+ * its tensors' bytes at 2 bytes an element, I counted at the stride-2 extent. */
+static int64_t random_conv1d(uint64_t *rng, char *dims, size_t cap) {
+    int64_t f = bf_rand_range(rng, 1, 6), c = bf_rand_range(rng, 1, 6), h = bf_rand_range(rng, 1, 9),
+            kh = bf_rand_range(rng, 1, 3);
+    snprintf(dims, cap, "f=%lld,c=%lld,h=%lld,kh=%lld", (long long)f, (long long)c, (long long)h, (long long)kh);
+    return 2 * (f * h + c * (2 * h + kh) + f * c * kh);
+}
+
 Test(search, a_session_answers_every_cap_with_the_frontier_point_under_it, .timeout = 300) {
     const uint64_t seed = 8128;
     uint64_t rng = seed;
@@ -757,11 +767,7 @@ Test(search, a_session_answers_every_cap_with_the_frontier_point_under_it, .time
         char dims[128], desc[128], label[400];
         int64_t tot;
         if (kind < 2) {
-            int64_t f = bf_rand_range(&rng, 1, 6), c = bf_rand_range(&rng, 1, 6), h = bf_rand_range(&rng, 1, 9),
-                    kh = bf_rand_range(&rng, 1, 3);
-            snprintf(dims, sizeof dims, "f=%lld,c=%lld,h=%lld,kh=%lld", (long long)f, (long long)c, (long long)h,
-                     (long long)kh);
-            tot = 2 * (f * h + c * (2 * h + kh) + f * c * kh);
+            tot = random_conv1d(&rng, dims, sizeof dims);
         } else if (kind == 2) {
             int64_t m = bf_rand_range(&rng, 1, 40), k = bf_rand_range(&rng, 1, 40), n = bf_rand_range(&rng, 1, 40);
             snprintf(dims, sizeof dims, "m=%lld,k=%lld,n=%lld", (long long)m, (long long)k, (long long)n);
@@ -818,12 +824,8 @@ Test(search, a_session_walking_down_the_frontier_matches_the_brute_force, .timeo
         const char *text;
         int64_t tot;
         if (kind < 2) {
-            int64_t f = bf_rand_range(&rng, 1, 6), c = bf_rand_range(&rng, 1, 6), h = bf_rand_range(&rng, 1, 9),
-                    kh = bf_rand_range(&rng, 1, 3);
-            snprintf(dims, sizeof dims, "f=%lld,c=%lld,h=%lld,kh=%lld", (long long)f, (long long)c, (long long)h,
-                     (long long)kh);
             text = kind ? "O[f,h] += I[c,2*h+kh] * W[f,c,kh]" : "O[f,h] += I[c,h+kh] * W[f,c,kh]";
-            tot = 2 * (f * h + c * (2 * h + kh) + f * c * kh);
+            tot = random_conv1d(&rng, dims, sizeof dims);
         } else if (kind == 2) {
             int64_t f = bf_rand_range(&rng, 1, 3), c = bf_rand_range(&rng, 1, 3), h = bf_rand_range(&rng, 2, 4),
                     w = bf_rand_range(&rng, 2, 4), kh = bf_rand_range(&rng, 1, 2), kw = bf_rand_range(&rng, 1, 2);
