@@ -20,7 +20,7 @@ SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-r
 endif
 
 CFLAGS  := -std=c17 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
-           $(OPT) -g -fopenmp -Iinclude -MMD -MP $(SANFLAGS) $(EXTRA_CFLAGS)
+           $(OPT) -g -fopenmp -Iinclude -Isrc -MMD -MP $(SANFLAGS) $(EXTRA_CFLAGS)
 LDFLAGS := -fopenmp $(SANFLAGS)
 LDLIBS  := -lcjson -lprotobuf-c -lm
 
@@ -32,7 +32,9 @@ GEN_SRC  := $(GEN)/onnx.pb-c.c
 GEN_HDR  := $(GEN)/onnx.pb-c.h
 GEN_OBJ  := $(GEN)/onnx.pb-c.o
 
-LIB_SRC  := $(wildcard src/*.c)
+# src/ is grouped by pipeline stage (docs/architecture.md); src/cli/ is the program.
+STAGES   := base op model compile sim hbm pipeline
+LIB_SRC  := $(wildcard $(STAGES:%=src/%/*.c))
 CLI_SRC  := $(wildcard src/cli/*.c)
 TEST_SRC := $(wildcard tests/test_*.c)
 BENCH_SRC := $(wildcard bench/*.c)
@@ -62,16 +64,19 @@ $(BUILD)/%.o: %.c | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
-$(GEN_SRC) $(GEN_HDR) &: $(ONNX_PROTO) | deps
+# $(wildcard): on a fresh machine the schema appears only once deps has installed
+# libonnx-dev, so it must not be a prerequisite make looks for before then.
+$(GEN_SRC) $(GEN_HDR) &: $(wildcard $(ONNX_PROTO)) | deps
 	@mkdir -p $(GEN)
 	protoc-c --proto_path=$(dir $(ONNX_PROTO)) --c_out=$(GEN) $(notdir $(ONNX_PROTO))
 
 $(GEN_OBJ): $(GEN_SRC) $(GEN_HDR)
 	$(CC) $(CFLAGS) -I$(GEN) -c $(GEN_SRC) -o $@
 
-# The importer and its tests include the generated header.
-$(BUILD)/src/onnx.o $(BUILD)/src/lower.o $(BUILD)/tests/test_onnx.o: $(GEN_HDR)
-$(BUILD)/src/onnx.o $(BUILD)/src/lower.o $(BUILD)/tests/test_onnx.o: CFLAGS += -I$(GEN)
+# The importer (the model stage) and its tests include the generated header.
+GEN_USERS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard src/model/onnx*.c src/model/lower*.c)) $(BUILD)/tests/test_onnx.o
+$(GEN_USERS): $(GEN_HDR)
+$(GEN_USERS): CFLAGS += -I$(GEN)
 
 $(LIB): $(LIB_OBJ)
 	@rm -f $@

@@ -12,10 +12,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "rotor/compile.h"
-#include "rotor/group.h"
-#include "rotor/vgm.h"
-#include "rotor/zoo.h"
+#include "rotor/compile/compile.h"
+#include "rotor/model/group.h"
+#include "rotor/compile/vgm.h"
+#include "rotor/model/zoo.h"
 
 #define REPEAT 2
 

@@ -20,7 +20,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "rotor/preload.h"
+#include "rotor/hbm/preload.h"
 
 #define LAYERS 80
 #define PER_LAYER 47

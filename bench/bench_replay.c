@@ -16,12 +16,12 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "rotor/compile.h"
-#include "rotor/group.h"
-#include "rotor/program.h"
-#include "rotor/replay.h"
-#include "rotor/schedule.h"
-#include "rotor/zoo.h"
+#include "rotor/compile/compile.h"
+#include "rotor/model/group.h"
+#include "rotor/compile/program.h"
+#include "rotor/sim/replay.h"
+#include "rotor/hbm/schedule.h"
+#include "rotor/model/zoo.h"
 
 #define REPEAT 3
 

@@ -14,9 +14,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "rotor/group.h"
-#include "rotor/schedule.h"
-#include "rotor/zoo.h"
+#include "rotor/model/group.h"
+#include "rotor/hbm/schedule.h"
+#include "rotor/model/zoo.h"
 
 static double now_s(void) {
     struct timespec ts;

@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rotor/chip.h"
-#include "rotor/expr.h"
-#include "rotor/search.h"
+#include "rotor/base/chip.h"
+#include "rotor/op/expr.h"
+#include "rotor/op/search.h"
 
 #define REPEAT 3
 

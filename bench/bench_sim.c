@@ -17,8 +17,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "rotor/chip.h"
-#include "rotor/sim.h"
+#include "rotor/base/chip.h"
+#include "rotor/sim/sim.h"
 
 #define REPEAT 3
 

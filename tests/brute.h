@@ -23,9 +23,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rotor/chip.h"
-#include "rotor/expr.h"
-#include "rotor/plan.h"
+#include "rotor/base/chip.h"
+#include "rotor/op/expr.h"
+#include "rotor/op/plan.h"
 
 /* Not every test file uses every function. */
 #define BF_FN static __attribute__((unused))

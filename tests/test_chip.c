@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "rotor/chip.h"
+#include "rotor/base/chip.h"
 
 /* ---- helpers ------------------------------------------------------------- */
 

@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rotor/compile.h"
-#include "rotor/emu.h"
-#include "rotor/place.h"
-#include "rotor/zoo.h"
+#include "rotor/compile/compile.h"
+#include "rotor/op/emu.h"
+#include "rotor/op/place.h"
+#include "rotor/model/zoo.h"
 
 #define assert_msg_has(err, s) \
     cr_assert(strstr((err).msg, (s)) != NULL, "message \"%s\" lacks \"%s\"", (err).msg, (s))

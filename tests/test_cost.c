@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "brute.h"
-#include "rotor/cost.h"
+#include "rotor/op/cost.h"
 
 #define MATMUL "C[m,n] += A[m,k] * B[k,n]"
 enum { C_ = 0, A_ = 1, B_ = 2 };

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rotor/cost.h"
-#include "rotor/emu.h"
-#include "rotor/sample.h"
+#include "rotor/op/cost.h"
+#include "rotor/op/emu.h"
+#include "rotor/op/sample.h"
 
 #define assert_msg_has(err, s) \
     cr_assert(strstr((err).msg, (s)) != NULL, "message \"%s\" lacks \"%s\"", (err).msg, (s))

@@ -5,7 +5,7 @@
 
 #include <string.h>
 
-#include "rotor/expr.h"
+#include "rotor/op/expr.h"
 
 #define assert_msg_has(err, s) \
     cr_assert(strstr((err).msg, (s)) != NULL, "message \"%s\" lacks \"%s\"", (err).msg, (s))

@@ -3,9 +3,9 @@
 
 #include <string.h>
 
-#include "rotor/compile.h"
-#include "rotor/group.h"
-#include "rotor/zoo.h"
+#include "rotor/compile/compile.h"
+#include "rotor/model/group.h"
+#include "rotor/model/zoo.h"
 
 static int find_op(const rotor_graph *g, const char *name) {
     for (int o = 0; o < g->nops; o++)

@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include "onnx.pb-c.h"
-#include "rotor/group.h"
-#include "rotor/onnx.h"
+#include "rotor/model/group.h"
+#include "rotor/model/onnx.h"
 
 #define SHARED "../shared/onnx"
 

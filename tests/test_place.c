@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rotor/place.h"
-#include "rotor/sample.h"
+#include "rotor/op/place.h"
+#include "rotor/op/sample.h"
 
 enum { C_ = 0, A_ = 1, B_ = 2 }; /* MatMul tensors */
 enum { M_ = 0, K_ = 1, N_ = 2 }; /* MatMul axes */

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "brute.h"
-#include "rotor/plan.h"
+#include "rotor/op/plan.h"
 
 #define assert_msg_has(err, s) \
     cr_assert(strstr((err).msg, (s)) != NULL, "message \"%s\" lacks \"%s\"", (err).msg, (s))

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rotor/preload.h"
+#include "rotor/hbm/preload.h"
 
 #define assert_msg_has(err, s) \
     cr_assert(strstr((err).msg, (s)) != NULL, "message \"%s\" lacks \"%s\"", (err).msg, (s))

@@ -13,14 +13,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rotor/compile.h"
-#include "rotor/cost.h"
-#include "rotor/group.h"
-#include "rotor/program.h"
-#include "rotor/replay.h"
-#include "rotor/schedule.h"
-#include "rotor/search.h"
-#include "rotor/zoo.h"
+#include "rotor/compile/compile.h"
+#include "rotor/op/cost.h"
+#include "rotor/model/group.h"
+#include "rotor/compile/program.h"
+#include "rotor/sim/replay.h"
+#include "rotor/hbm/schedule.h"
+#include "rotor/op/search.h"
+#include "rotor/model/zoo.h"
 
 #define assert_msg_has(err, s) \
     cr_assert(strstr((err).msg, (s)) != NULL, "message \"%s\" lacks \"%s\"", (err).msg, (s))

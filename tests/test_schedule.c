@@ -4,9 +4,9 @@
 #include <math.h>
 #include <string.h>
 
-#include "rotor/replay.h"
-#include "rotor/schedule.h"
-#include "rotor/zoo.h"
+#include "rotor/sim/replay.h"
+#include "rotor/hbm/schedule.h"
+#include "rotor/model/zoo.h"
 
 static rotor_graph llm(const char *name, int64_t batch, int64_t layers) {
     rotor_graph g;

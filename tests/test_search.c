@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "brute.h"
-#include "rotor/cost.h"
-#include "rotor/search.h"
+#include "rotor/op/cost.h"
+#include "rotor/op/search.h"
 
 #define REL 1e-12
 

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rotor/sim.h"
+#include "rotor/sim/sim.h"
 
 #define assert_msg_has(err, s) \
     cr_assert(strstr((err).msg, (s)) != NULL, "message \"%s\" lacks \"%s\"", (err).msg, (s))

@@ -7,12 +7,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "rotor/compile.h"
-#include "rotor/cost.h"
-#include "rotor/plan.h"
-#include "rotor/group.h"
-#include "rotor/vgm.h"
-#include "rotor/zoo.h"
+#include "rotor/compile/compile.h"
+#include "rotor/op/cost.h"
+#include "rotor/op/plan.h"
+#include "rotor/model/group.h"
+#include "rotor/compile/vgm.h"
+#include "rotor/model/zoo.h"
 
 #define assert_msg_has(err, s) \
     cr_assert(strstr((err).msg, (s)) != NULL, "message \"%s\" lacks \"%s\"", (err).msg, (s))

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "rotor/zoo.h"
+#include "rotor/model/zoo.h"
 
 #define assert_msg_has(err, s) \
     cr_assert(strstr((err).msg, (s)) != NULL, "message \"%s\" lacks \"%s\"", (err).msg, (s))

@@ -4,12 +4,12 @@
 #ifndef ROTOR_CLI_H
 #define ROTOR_CLI_H
 
-#include "rotor/chip.h"
-#include "rotor/error.h"
-#include "rotor/graph.h"
-#include "rotor/onnx.h"
-#include "rotor/schedule.h"
-#include "rotor/zoo.h"
+#include "rotor/base/chip.h"
+#include "rotor/base/error.h"
+#include "rotor/model/graph.h"
+#include "rotor/model/onnx.h"
+#include "rotor/hbm/schedule.h"
+#include "rotor/model/zoo.h"
 
 #define EXIT_NOFIT 1
 #define EXIT_BADINPUT 2

@@ -8,11 +8,11 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "rotor/compile.h"
-#include "rotor/group.h"
-#include "rotor/program.h"
-#include "rotor/vgm.h"
-#include "rotor/zoo.h"
+#include "rotor/compile/compile.h"
+#include "rotor/model/group.h"
+#include "rotor/compile/program.h"
+#include "rotor/compile/vgm.h"
+#include "rotor/model/zoo.h"
 
 #define MAX_SETS 32
 #define MAX_BATCHES 32

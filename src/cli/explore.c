@@ -14,8 +14,8 @@
 #include <string.h>
 
 #include "cli.h"
-#include "rotor/group.h"
-#include "rotor/schedule.h"
+#include "rotor/model/group.h"
+#include "rotor/hbm/schedule.h"
 
 #define MAX_SWEEPS 8
 #define MAX_POINTS 64

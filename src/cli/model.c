@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "cli.h"
-#include "rotor/group.h"
-#include "rotor/zoo.h"
+#include "rotor/model/group.h"
+#include "rotor/model/zoo.h"
 
 static void model_usage(FILE *f) {
     fprintf(f,

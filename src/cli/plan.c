@@ -6,10 +6,10 @@
 #include <string.h>
 
 #include "cli.h"
-#include "rotor/cost.h"
-#include "rotor/expr.h"
-#include "rotor/planfile.h"
-#include "rotor/search.h"
+#include "rotor/op/cost.h"
+#include "rotor/op/expr.h"
+#include "rotor/op/planfile.h"
+#include "rotor/op/search.h"
 
 #define MAX_SETS 64
 

@@ -9,9 +9,9 @@
 #include <string.h>
 
 #include "cli.h"
-#include "rotor/group.h"
-#include "rotor/replay.h"
-#include "rotor/schedule.h"
+#include "rotor/model/group.h"
+#include "rotor/sim/replay.h"
+#include "rotor/hbm/schedule.h"
 
 
 static void schedule_usage(FILE *f) {

@@ -9,10 +9,10 @@
 #include <string.h>
 
 #include "cli.h"
-#include "rotor/compile.h"
-#include "rotor/group.h"
-#include "rotor/program.h"
-#include "rotor/replay.h"
+#include "rotor/compile/compile.h"
+#include "rotor/model/group.h"
+#include "rotor/compile/program.h"
+#include "rotor/sim/replay.h"
 
 #define MAX_SETS 32
 

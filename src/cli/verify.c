@@ -14,13 +14,13 @@
 #include <string.h>
 
 #include "cli.h"
-#include "rotor/cost.h"
-#include "rotor/emu.h"
-#include "rotor/expr.h"
-#include "rotor/place.h"
-#include "rotor/planfile.h"
-#include "rotor/sample.h"
-#include "rotor/search.h"
+#include "rotor/op/cost.h"
+#include "rotor/op/emu.h"
+#include "rotor/op/expr.h"
+#include "rotor/op/place.h"
+#include "rotor/op/planfile.h"
+#include "rotor/op/sample.h"
+#include "rotor/op/search.h"
 
 #define MAX_SETS 64
 #define MAX_RANDOM 100000

@@ -1,0 +1,86 @@
+/* rotor — the chip model: an inter-core connected AI chip (ICCA).
+ *
+ * A chip is a value type: rotor_chip_preset(), rotor_chip_load() and
+ * rotor_chip_set() validate every field, so a rotor_chip that exists is valid
+ * and nothing downstream re-checks it.  Units in the struct are SI (bytes,
+ * bytes/s, seconds, FLOP/s); the JSON file carries unit-suffixed keys
+ * (docs/chip-format.md). */
+#ifndef ROTOR_CHIP_H
+#define ROTOR_CHIP_H
+
+#include <stdint.h>
+
+#include "rotor/base/error.h"
+
+typedef enum rotor_topology {
+    ROTOR_TOPO_ALL_TO_ALL = 0, /* IPU exchange: any core reaches any core at link rate */
+    ROTOR_TOPO_MESH = 1        /* 2D mesh, mesh_width x mesh_height cores per chip */
+} rotor_topology;
+
+#define ROTOR_CHIP_NAME_MAX 64
+
+typedef struct rotor_chip {
+    char name[ROTOR_CHIP_NAME_MAX];
+    int64_t cores_per_chip;      /* cores on one chip */
+    int64_t chips;               /* chips in the package or pod (ipu-pod4: 4) */
+    int64_t sram_bytes;          /* S: private SRAM per core */
+    double link_gbps;            /* beta / 1e9: per-core outbound link bandwidth, GB/s */
+    double link_latency_ns;      /* alpha * 1e9: per-shift latency, ns */
+    double matrix_tflops;        /* whole-chip matrix (systolic) rate, TFLOP/s, one chip */
+    double vector_tflops;        /* whole-chip vector rate, TFLOP/s, one chip */
+    int64_t systolic_rows;       /* r of the r x c systolic array */
+    int64_t systolic_cols;       /* c */
+    int64_t shift_buffer_bytes;  /* B_buf */
+    int64_t element_bytes;       /* e: bytes per tensor element (FP16: 2) */
+    rotor_topology topology;
+    int64_t mesh_width;          /* mesh only; 0 for all-to-all */
+    int64_t mesh_height;
+    double interchip_gbps;       /* aggregate chip-to-chip bandwidth, GB/s (0 if chips == 1) */
+    int64_t hbm_bytes;           /* off-chip HBM capacity per chip (0: none) */
+    double hbm_gbps;             /* HBM bandwidth per chip, GB/s (0: none) */
+    int64_t hbm_controllers;     /* HBM controllers per chip (0: none) */
+} rotor_chip;
+
+/* Built-in chips, by name ("ipu-mk2", "ipu-pod4").  Unknown name: ROTOR_ERR_INPUT
+ * with a message listing the known presets. */
+rotor_status rotor_chip_preset(const char *name, rotor_chip *out, rotor_error *err);
+
+/* Number of presets and their names, for --help and error messages. */
+int rotor_chip_preset_count(void);
+const char *rotor_chip_preset_name(int i);
+
+/* Reads a chip file (format "rotor-chip", version 1).  "base": PRESET starts
+ * from a preset and the file overrides it; name defaults to the file's
+ * basename.  Unknown keys, wrong types, non-positive or absurd values and
+ * broken relations are refused with "path: key: expected ..., got ...";
+ * a missing file is ROTOR_ERR_IO. */
+rotor_status rotor_chip_load(const char *path, rotor_chip *out, rotor_error *err);
+
+/* A preset name or a path to a chip file: a spec containing '/' or ending in
+ * ".json" is a file, anything else a preset. */
+rotor_status rotor_chip_resolve(const char *spec, rotor_chip *out, rotor_error *err);
+
+/* Overrides one field from "key=value" text (the CLI's --set).  Checks that
+ * field's type and range only (the file reader's rule); relations between
+ * fields are not checked, so several --set can pass through intermediate
+ * states: call rotor_chip_validate once all are applied.  Errors start with
+ * "--set: "; on error the chip is unchanged. */
+rotor_status rotor_chip_set(rotor_chip *chip, const char *assignment, rotor_error *err);
+
+/* Re-checks every field and the relations between them (mesh_width *
+ * mesh_height == cores_per_chip for a mesh, and so on). */
+rotor_status rotor_chip_validate(const rotor_chip *chip, rotor_error *err);
+
+/* Writes a valid chip as a version-1 chip file (stable key order, so output
+ * is byte-identical for the same chip; numbers round-trip exactly).  Returns a malloc'd string the caller frees,
+ * or NULL on allocation failure. */
+char *rotor_chip_to_json(const rotor_chip *chip);
+
+/* Derived quantities in the cost model's units (cost-model-v1.md "Chip"). */
+int64_t rotor_chip_cores(const rotor_chip *chip);          /* N = cores_per_chip * chips */
+double rotor_chip_link_bw(const rotor_chip *chip);         /* beta, bytes/s */
+double rotor_chip_link_latency(const rotor_chip *chip);    /* alpha, s */
+double rotor_chip_matrix_rate(const rotor_chip *chip);     /* R_mm, FLOP/s per core */
+double rotor_chip_vector_rate(const rotor_chip *chip);     /* R_vec, FLOP/s per core */
+
+#endif

@@ -1,0 +1,111 @@
+/* rotor — whole-model compilation onto distributed SRAM (T10 §4.3.2).
+ *
+ * Every operator of a graph gets its Pareto frontier of (time, memory per
+ * core) from the exact search, memoised by expression and extents so that
+ * repeated layers are searched once.  While an operator waits it holds an
+ * *idle* layout of its resident data (weights); just before it runs a setup
+ * phase gathers its *active* plan's partitions over the links.  T10's
+ * Algorithm 1 reconciles the memory: it starts from memory-minimal idle
+ * layouts, gives each operator the fastest active plan that fits in what is
+ * left, then repeatedly buys setup time with idle memory, keeping the best
+ * end-to-end time (docs/compile.md has the decisions). */
+#ifndef ROTOR_COMPILE_H
+#define ROTOR_COMPILE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "rotor/base/chip.h"
+#include "rotor/base/error.h"
+#include "rotor/model/graph.h"
+#include "rotor/op/search.h"
+
+/* One operator's frontier, shared by every operator of the same shape: the
+points the compilation searched (docs/compile.md), each a point of the
+whole frontier. */
+typedef struct rotor_frontier {
+    int n;
+    rotor_candidate *v;    /* by time ascending, memory descending */
+    bool truncated;        /* not the whole frontier: points past the compile's frontier
+                              ratio were searched only where the walk needed them */
+} rotor_frontier;
+
+/* The decision for one operator. */
+typedef struct rotor_op_schedule {
+    int op;                 /* index in the graph */
+    bool vendor;            /* no tensor expression: vector-rate fallback */
+    int frontier;           /* index of the op's frontier in the result, -1 for vendor ops */
+    int active;             /* index of the active plan in that frontier */
+    int idle_base;          /* frontier index of the plan the idle layout refines */
+    int64_t idle_split;     /* k: each core keeps 1/k of its active weight partition */
+    int64_t idle_bytes;     /* per core, while idle (weights only) */
+    int64_t active_bytes;   /* per core, while running (the active plan's memory) */
+    int64_t live_bytes;     /* per core: other activations live while it runs */
+    double setup_s;         /* gather weights and inputs into the active layout */
+    int64_t setup_bytes;    /* ... the bytes one core receives for it */
+    int64_t setup_rounds;   /* ... and its gather rounds (one link latency each) */
+    double exec_s;          /* the active plan's predicted time */
+    double compute_s, comm_s, reduction_s; /* exec_s split */
+} rotor_op_schedule;
+
+/* One step of Algorithm 1: the idle memory and the end-to-end time it gave
+ * (INFINITY when some operator's active plan did not fit). */
+typedef struct rotor_curve_point {
+    int64_t idle_bytes;
+    double total_s;
+} rotor_curve_point;
+
+/* The frontier cut by default (docs/compile.md, "Frontiers cut at a time
+ * ratio"): plain contractions, and shapes with a compound dimension. */
+#define ROTOR_COMPILE_FRONTIER_RATIO 2.0
+#define ROTOR_COMPILE_FRONTIER_RATIO_COMPOUND 1.0
+
+typedef struct rotor_compile_options {
+    int threads;            /* search threads; 0: OpenMP's default */
+    /* Search each frontier first only up to plans this many times slower
+     * than the shape's fastest; the rest is searched when Algorithm 1 finds
+     * nothing within it that fits.  0: the defaults below; negative: whole
+     * frontiers from the start. */
+    double frontier_ratio;
+    /* Called (from one thread at a time) as each distinct shape's frontier
+     * is searched: done of total.  NULL: none.  The library never prints;
+     * the CLI draws a progress bar from this. */
+    void (*progress)(void *ctx, int done, int total);
+    void *progress_ctx;
+} rotor_compile_options;
+
+typedef struct rotor_compile_result {
+    int nops;
+    rotor_op_schedule *ops;     /* in graph order */
+    int nfrontiers;
+    rotor_frontier *frontiers;  /* distinct operator shapes */
+    int ncurve;
+    rotor_curve_point *curve;   /* Algorithm 1's explored points, in order */
+    double total_s;             /* sum of setup and exec over operators */
+    double setup_s, compute_s, comm_s, reduction_s, vendor_s;
+    int64_t idle_bytes;         /* per core, every operator idle */
+    int64_t peak_bytes;         /* per core, the largest idle + live + active */
+    int searches;               /* exact searches run (distinct shapes) */
+} rotor_compile_result;
+
+/* Compiles g for chip.  ROTOR_ERR_NOFIT when no assignment fits, with the
+ * operator whose active plan cannot fit and the shortfall in bytes named. */
+rotor_status rotor_compile(const rotor_graph *g, const rotor_chip *chip,
+                           const rotor_compile_options *opt, rotor_compile_result *out,
+                           rotor_error *err);
+
+void rotor_compile_result_free(rotor_compile_result *r);
+
+/* Setup time of `bytes` received per core in `rounds` gather rounds: bytes /
+ * beta + rounds * alpha (docs/cost-model.md, "Setup"). */
+double rotor_compile_setup_s(const rotor_chip *chip, int64_t bytes, int64_t rounds);
+
+/* Liveness (docs/compile.md): activations live from their producer to their
+ * last consumer (graph inputs from the start, outputs to the end), stored
+ * evenly, ceil(elements * elem / cores) bytes per core.  For every operator,
+ * live_all gets the bytes live while it runs and live_other the same less its
+ * own inputs and outputs.  Either may be NULL. */
+rotor_status rotor_compile_liveness(const rotor_graph *g, int64_t elem, int64_t cores,
+                                    int64_t *live_other, int64_t *live_all, rotor_error *err);
+
+#endif

@@ -1,0 +1,68 @@
+/* rotor — program files: a compiled model as versioned JSON ("rotor-program",
+ * version 1, docs/program-format.md).  For every operator: its expression,
+ * the active plan with its placement summary and loop order, the idle layout,
+ * and the predicted setup, compute and communication times and memory.
+ *
+ * The reader trusts nothing: it re-derives every plan, recomputes its cost
+ * and placement, and refuses a file whose recorded figures disagree, naming
+ * the field ("p.json: operators[3].active.plan.f_t.B.k: expected a positive
+ * integer", "... operators[0].exec_s: 1e-06 s does not match the plan's
+ * 9.3e-06 s"). */
+#ifndef ROTOR_PROGRAM_H
+#define ROTOR_PROGRAM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "rotor/base/chip.h"
+#include "rotor/compile/compile.h"
+#include "rotor/op/cost.h"
+#include "rotor/base/error.h"
+#include "rotor/op/expr.h"
+#include "rotor/model/graph.h"
+#include "rotor/op/plan.h"
+
+#define ROTOR_PROGRAM_VERSION 1
+
+typedef struct rotor_program_op {
+    char *name;
+    char type[ROTOR_OP_TYPE_MAX];
+    bool vendor;
+    rotor_expr expr;               /* bound; unused for vendor ops */
+    rotor_plan active;
+    rotor_plan_info active_info;
+    rotor_cost active_cost;
+    rotor_plan idle_base;          /* the plan the idle layout refines */
+    int64_t idle_split;            /* k */
+    int64_t idle_bytes;
+    int64_t live_bytes;
+    double setup_s;
+    int64_t setup_bytes;           /* received per core during setup (not vendor ops) */
+    int64_t setup_rounds;          /* its gather rounds */
+    double exec_s;
+} rotor_program_op;
+
+typedef struct rotor_program {
+    char model[64];
+    char chip[ROTOR_CHIP_NAME_MAX];
+    int64_t cores;
+    int nops;
+    rotor_program_op *ops;
+    double total_s, setup_s, compute_s, comm_s, reduction_s, vendor_s;
+    int64_t idle_bytes, peak_bytes;
+} rotor_program;
+
+/* The program of a compiled graph as JSON text in *out (malloc'd, caller
+ * frees).  Stable: the same compilation gives byte-identical text.  Fails
+ * only when out of memory or when an active plan cannot be placed. */
+rotor_status rotor_program_write(const rotor_graph *g, const rotor_chip *chip,
+                                 const rotor_compile_result *r, char **out, rotor_error *err);
+
+/* Reads and checks a program for chip.  label names the source in errors. */
+rotor_status rotor_program_parse(const char *text, const char *label, const rotor_chip *chip,
+                                 rotor_program *out, rotor_error *err);
+rotor_status rotor_program_read(const char *path, const rotor_chip *chip, rotor_program *out,
+                                rotor_error *err);
+void rotor_program_free(rotor_program *p);
+
+#endif

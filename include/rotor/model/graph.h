@@ -1,0 +1,196 @@
+/* rotor — the model graph: a DAG of operators, each with its tensor expression
+ * (T10 §4.2), the shapes and dtypes of its tensors, FLOPs and bytes.
+ *
+ * The graph is the one object that planning, scheduling and simulation read.
+ * It is built by the ONNX importer (onnx.h) or a zoo builder (zoo.h) through
+ * rotor_graph_add_value and rotor_graph_add_op, which validate everything:
+ * values exist, every operator's inputs are produced before it (so the op
+ * array is always in topological order), each expression parses, binds and
+ * matches the shapes of the values it names.  A graph that exists is valid.
+ *
+ * Each value has a role (docs/graph.md):
+ *   weight      resident parameters (loaded from HBM in the Elk setting);
+ *   activation  produced on chip by an operator, or a model input;
+ *   kv-cache    attention keys/values read on every decode step. */
+#ifndef ROTOR_GRAPH_H
+#define ROTOR_GRAPH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "rotor/base/error.h"
+#include "rotor/op/expr.h"
+
+#define ROTOR_GRAPH_MAX_RANK 8   /* dimensions of one graph tensor */
+#define ROTOR_OP_TYPE_MAX 32     /* "MatMul", "LayerNormalization", ... */
+#define ROTOR_FUSED_MAX 96       /* "Add+Relu" epilogue list after grouping */
+
+typedef enum rotor_dtype {
+    ROTOR_DTYPE_F32 = 0,
+    ROTOR_DTYPE_F16,
+    ROTOR_DTYPE_BF16,
+    ROTOR_DTYPE_F64,
+    ROTOR_DTYPE_F8,
+    ROTOR_DTYPE_I8,
+    ROTOR_DTYPE_U8,
+    ROTOR_DTYPE_I16,
+    ROTOR_DTYPE_U16,
+    ROTOR_DTYPE_I32,
+    ROTOR_DTYPE_U32,
+    ROTOR_DTYPE_I64,
+    ROTOR_DTYPE_U64,
+    ROTOR_DTYPE_BOOL,
+    ROTOR_DTYPE_C64,
+    ROTOR_DTYPE_C128,
+    ROTOR_DTYPE_COUNT
+} rotor_dtype;
+
+int64_t rotor_dtype_bytes(rotor_dtype t);   /* 4 for f32, 1 for bool, ... */
+const char *rotor_dtype_name(rotor_dtype t); /* "f32", "f16", "i64", ... */
+
+typedef enum rotor_role {
+    ROTOR_ROLE_ACTIVATION = 0,
+    ROTOR_ROLE_WEIGHT,
+    ROTOR_ROLE_KV_CACHE
+} rotor_role;
+
+const char *rotor_role_name(rotor_role r); /* "activation", "weight", "kv-cache" */
+
+typedef struct rotor_value {
+    char *name;
+    int rank;                              /* 0 for a scalar */
+    int64_t shape[ROTOR_GRAPH_MAX_RANK];
+    int64_t elements;                      /* prod shape (1 for a scalar) */
+    int64_t bytes;                         /* elements * dtype bytes */
+    rotor_dtype dtype;
+    rotor_role role;
+    int producer;                          /* op index; -1 for inputs and weights */
+    int consumers;                         /* ops that read it */
+    bool is_output;                        /* a model output */
+} rotor_value;
+
+typedef struct rotor_op {
+    char *name;
+    char type[ROTOR_OP_TYPE_MAX];          /* ONNX spelling: "MatMul", "Conv", ... */
+    /* A vendor op has no tensor expression: T10 §4.2 runs operators outside
+     * tensor expressions from the vendor library.  rotor costs it as one
+     * vector-rate FLOP per element read or written (docs/graph.md); a
+     * Gather (GatherElements, GatherND) reads from its data input only the
+     * elements it writes, not the whole table. */
+    bool vendor;
+    rotor_expr expr;                       /* bound; unused when vendor */
+    /* expr tensor t names graph value tensor_value[t] (-1: a tensor of the
+     * expression that is not a graph value, e.g. a folded constant). */
+    int tensor_value[ROTOR_MAX_TENSORS];
+    int ninputs, noutputs;
+    int *inputs;                           /* value indices, ONNX input order */
+    int *outputs;
+    double flops;                          /* expression FLOPs, or the vendor rule */
+    int64_t bytes;                         /* bytes of every input and output */
+    int64_t weight_bytes;                  /* bytes of the inputs that are weights */
+    char fused[ROTOR_FUSED_MAX];           /* epilogues grouped in ("Add+Relu"), or "" */
+    int nfused;                            /* operators folded into this one */
+} rotor_op;
+
+typedef struct rotor_graph {
+    char name[64];
+    int nvalues, values_cap;
+    rotor_value *values;
+    int nops, ops_cap;
+    rotor_op *ops;
+    /* Open-addressing index of value names (value index + 1; 0 is empty),
+     * so that rotor_graph_find_value and the duplicate check are O(1) and a
+     * 3000-operator LLM builds in milliseconds.  Owned by graph.c. */
+    int *index;
+    int index_cap;
+} rotor_graph;
+
+/* Totals over the graph.  Weights are counted once per value however many
+ * operators read them (tied embeddings count once). */
+typedef struct rotor_graph_totals {
+    int ops;
+    int vendor_ops;
+    double flops;
+    int64_t weight_params;     /* elements of the weights that operators read */
+    int64_t weight_bytes;
+    int64_t kv_bytes;          /* bytes of kv-cache values */
+    int64_t activation_bytes;  /* bytes of every activation value */
+} rotor_graph_totals;
+
+/* An empty graph named name (truncated to 63 characters). */
+void rotor_graph_init(rotor_graph *g, const char *name);
+void rotor_graph_free(rotor_graph *g);
+
+/* Adds a value.  rank 0..ROTOR_GRAPH_MAX_RANK, every extent >= 1, element and
+ * byte counts must fit int64; names are unique.  *out gets its index. */
+rotor_status rotor_graph_add_value(rotor_graph *g, const char *name, rotor_dtype dtype, int rank,
+                                   const int64_t *shape, rotor_role role, int *out,
+                                   rotor_error *err);
+
+/* Index of the value called name, or -1. */
+int rotor_graph_find_value(const rotor_graph *g, const char *name);
+
+/* The description of one operator for rotor_graph_add_op. */
+typedef struct rotor_op_desc {
+    const char *name;
+    const char *type;
+    const char *expr;   /* T10 text, or NULL for a vendor op */
+    const char *dims;   /* extents for expr ("m=32,k=64,n=16") */
+    /* expr tensor t is value tensor_value[t]; -1 leaves it unnamed.  When a
+     * value is named, its element count must equal the expression tensor's
+     * (the expression may fold size-1 or merged dimensions). */
+    int tensor_value[ROTOR_MAX_TENSORS];
+    const int *inputs;
+    int ninputs;
+    const int *outputs;
+    int noutputs;
+} rotor_op_desc;
+
+/* Appends an operator.  Inputs must exist and, if produced, be produced by an
+ * earlier operator; outputs must not be produced yet nor read by an earlier
+ * operator, and must not be weights.  The expression must parse and bind; a
+ * named expression tensor must be one of the op's inputs (t >= 1) or outputs
+ * (t = 0) and match its element count: equal for an output, at most the
+ * value's for an input (a slice) and for a kv-cache output (the positions
+ * one decode step writes).  Errors name the operator:
+ * "op 'attn.qk' (MatMul): ...". */
+rotor_status rotor_graph_add_op(rotor_graph *g, const rotor_op_desc *d, int *out, rotor_error *err);
+
+void rotor_graph_totals_of(const rotor_graph *g, rotor_graph_totals *out);
+
+/* Operators of type type. */
+int rotor_graph_count_type(const rotor_graph *g, const char *type);
+
+/* Histogram of operator types, sorted by count descending then name:
+ * "MatMul 6, Add 5, ...".  malloc'd, caller frees; NULL when out of memory. */
+char *rotor_graph_histogram(const rotor_graph *g);
+
+/* The graph as JSON (format "rotor-graph", version 1, docs/graph.md).  Stable:
+ * the same graph gives byte-identical text.  malloc'd, NULL when out of memory. */
+char *rotor_graph_to_json(const rotor_graph *g);
+
+/* Shape as "1x128x768" ("scalar" for rank 0). */
+void rotor_graph_shape_string(const rotor_value *v, char *buf, int cap);
+
+/* Marks value v as a model output (kept by passes, written by the model). */
+rotor_status rotor_graph_set_output(rotor_graph *g, int v, rotor_error *err);
+
+/* Re-checks every invariant add_value and add_op establish (indices, one
+ * producer per value, topological order, consumer counts, roles, expression
+ * tensors against their values).  For graphs built by passes and for tests;
+ * a graph built only through the API always passes. */
+rotor_status rotor_graph_validate(const rotor_graph *g, rotor_error *err);
+
+/* One operator for people, e.g.
+ *   "Q[b,s,e] += X[b,s,d] * W[d,e]  (b=8,s=128,d=1024,e=1024)"
+ * with "  + Add+Gelu" after a grouped operator's extents,
+ * or for a vendor op "vendor Gather(embed.word, input_ids) -> embed.word".
+ * Truncated to cap (always NUL-terminated when cap > 0). */
+void rotor_graph_op_string(const rotor_graph *g, int op, char *buf, int cap);
+
+/* Which value each expression tensor names, e.g.
+ *   "Q=layers.0.attn.q 8x128x1024, X=layers.0.ln 8x128x1024, W=... 1024x1024"
+ * (a tensor naming no value prints as "W=-").  Empty for vendor ops. */
+void rotor_graph_op_tensors_string(const rotor_graph *g, int op, char *buf, int cap);
+
+#endif

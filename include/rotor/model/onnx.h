@@ -1,0 +1,52 @@
+/* rotor — ONNX import: a ModelProto (decoded by protobuf-c from the onnx.proto
+ * Debian ships) lowered to a rotor_graph of tensor expressions (docs/onnx.md).
+ *
+ * The importer sorts the nodes, binds symbolic dimensions, folds shape
+ * arithmetic and every other node whose inputs are all constant, infers every
+ * shape, recognises spelled-out LayerNorm, and lowers each remaining node to
+ * one operator: a tensor expression where T10 §4.2 has one, otherwise a vendor
+ * op.  Anything else is refused with
+ *   "PATH: node 'NAME' (op TYPE, domain DOMAIN): reason"
+ * and bad input never crashes it: sizes are int64 with overflow checks. */
+#ifndef ROTOR_ONNX_H
+#define ROTOR_ONNX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rotor/base/error.h"
+#include "rotor/model/graph.h"
+
+typedef struct rotor_onnx_options {
+    /* Symbolic dimensions, "batch=8,seq=128" (NULL: none).  Every symbolic
+     * dimension of a graph input must be bound; names the model does not use
+     * are refused, so typos do not pass silently. */
+    const char *dims;
+    /* Input shapes that replace the declared ones, "input_1=1x3x8,mask=1x3"
+     * (NULL: none), for files whose declared shapes disagree with their own
+     * constants.  Names the graph's inputs do not have are refused. */
+    const char *input_shapes;
+} rotor_onnx_options;
+
+/* Statistics of one import, for the CLI's summary and the tests. */
+typedef struct rotor_onnx_stats {
+    int64_t ir_version;
+    int64_t opset;          /* of the default (ai.onnx) domain */
+    int nodes;              /* nodes in the file's main graph */
+    int folded;             /* nodes folded to constants (shape arithmetic, weights) */
+    int layernorms_matched; /* spelled-out LayerNorm chains recognised */
+} rotor_onnx_stats;
+
+/* Reads and imports the file at path into out (initialised here; free it with
+ * rotor_graph_free, also after an error).  stats may be NULL.  Errors are
+ * prefixed with the path.  A missing or unreadable file is ROTOR_ERR_IO;
+ * anything wrong inside it ROTOR_ERR_INPUT. */
+rotor_status rotor_onnx_load(const char *path, const rotor_onnx_options *opt, rotor_graph *out,
+                             rotor_onnx_stats *stats, rotor_error *err);
+
+/* The same from bytes in memory; label stands for the path in messages. */
+rotor_status rotor_onnx_load_buffer(const uint8_t *data, size_t len, const char *label,
+                                    const rotor_onnx_options *opt, rotor_graph *out,
+                                    rotor_onnx_stats *stats, rotor_error *err);
+
+#endif

@@ -1,0 +1,28 @@
+/* rotor — plan files: the JSON that `rotor plan --format json` writes and
+ * `rotor verify --plan FILE` reads (format "rotor-plan", version 1,
+ * docs/plan-format.md).  Writers are stable: the same input gives
+ * byte-identical output, apart from the search's wall time. */
+#ifndef ROTOR_PLANFILE_H
+#define ROTOR_PLANFILE_H
+
+#include <stdbool.h>
+
+#include "rotor/base/chip.h"
+#include "rotor/base/error.h"
+#include "rotor/op/expr.h"
+#include "rotor/op/search.h"
+
+/* The whole report of a search: operator, chip, best plan with derived
+ * quantities and times, the frontier (when r->npareto > 0) and the statistics.
+ * Returns a malloc'd string (caller frees) or NULL when out of memory. */
+char *rotor_planfile_write(const rotor_expr *e, const rotor_chip *chip, const char *cost_model,
+                           const rotor_search_result *r);
+
+/* Reads the plan of a plan file for the operator e: the "plan" object's
+ * F_op, f_t and loop_order, keyed by axis and tensor names.  The file's
+ * "expr" must match e's text.  The plan is not validated here: pass it to
+ * rotor_plan_derive, which names the broken rule. */
+rotor_status rotor_planfile_read(const char *path, const rotor_expr *e, rotor_plan *out,
+                                 rotor_error *err);
+
+#endif

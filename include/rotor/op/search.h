@@ -1,0 +1,110 @@
+/* rotor — exact search for the fastest plan and the Pareto frontier of
+ * (time, memory per core) (T10 §4.3.1).
+ *
+ * The search considers every valid plan of cost-model-v1.md: every F_op with
+ * product <= N (not only divisors: the operator is padded), every temporal
+ * factor that divides its sharing degree and respects alignment, and every
+ * loop order (each factor choice is costed under its optimal order, which
+ * rotor_plan_best_order finds exactly).  It never lists the space: it walks
+ * F_op, then the steps S_a, then each tensor's f_t, and prunes with the cost
+ * model's lower bounds (branch and bound).  Results do not depend on the
+ * number of threads: ties are broken by (time, memory, plan order). */
+#ifndef ROTOR_SEARCH_H
+#define ROTOR_SEARCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "rotor/op/cost.h"
+#include "rotor/op/plan.h"
+
+typedef struct rotor_constraints {
+    int64_t min_cores;   /* T10's parallelism constraint: prod F_op >= this (0: none) */
+    double max_padding;  /* prod P_a / prod E_a <= this (0: none), e.g. 1.25 */
+    int64_t memory_cap;  /* bytes per core a plan may use (0: the chip's SRAM) */
+} rotor_constraints;
+
+/* Parses "min_cores=1024,max_padding=1.2,memory_cap=400000" (any subset). */
+rotor_status rotor_constraints_parse(const char *text, rotor_constraints *out, rotor_error *err);
+
+/* How the frontier is found.  Both are exact and give the same frontier
+ * (docs/cost-model.md, "Pareto frontier"); they differ only in speed. */
+typedef enum rotor_pareto_method {
+    ROTOR_PARETO_AUTO = 0,     /* single pass unless a tensor has a compound dimension */
+    ROTOR_PARETO_EPSILON,      /* one search per point, each capped below the last */
+    ROTOR_PARETO_SINGLE_PASS   /* one search pruning by dominance against a growing front */
+} rotor_pareto_method;
+
+typedef struct rotor_search_options {
+    const rotor_cost_model *model; /* NULL: the default model */
+    rotor_constraints constraints;
+    bool pareto;                   /* also return the frontier */
+    rotor_pareto_method pareto_method;
+    /* With pareto: keep only frontier points at most this many times slower
+     * than the fastest plan (0: the whole frontier).  The points kept are
+     * exactly the whole frontier's points below that time (the fastest plan
+     * is found first, then every search also prunes by the time cap). */
+    double pareto_time_ratio;
+    int threads;                   /* 0: OpenMP's default */
+} rotor_search_options;
+
+typedef struct rotor_candidate {
+    rotor_plan plan;
+    rotor_plan_info info;
+    rotor_cost cost;
+} rotor_candidate;
+
+typedef struct rotor_search_stats {
+    int64_t fops;            /* F_op vectors enumerated */
+    int64_t fops_searched;   /* ... whose bounds survived the first pass */
+    int64_t step_vectors;    /* (F_op, S) pairs examined */
+    int64_t steps_pruned;    /* ... cut by a time, memory or padding bound */
+    int64_t plans;           /* complete plans costed */
+    int64_t nodes_pruned;    /* partial f_t assignments cut by a bound */
+    int threads;
+    double wall_seconds;
+} rotor_search_stats;
+
+typedef struct rotor_search_result {
+    rotor_candidate best;       /* fastest; ties: least memory, then plan order */
+    rotor_candidate *pareto;    /* with options.pareto: by time ascending */
+    int npareto;
+    rotor_search_stats stats;
+} rotor_search_result;
+
+/* Finds the fastest valid plan (and the frontier).  No valid plan:
+ * ROTOR_ERR_NOFIT with a message saying why.  Free the result with
+ * rotor_search_result_free. */
+rotor_status rotor_search(const rotor_expr *e, const rotor_chip *chip,
+                          const rotor_search_options *opt, rotor_search_result *out,
+                          rotor_error *err);
+
+void rotor_search_result_free(rotor_search_result *r);
+
+/* A session answers many capped searches of one operator, each exactly as
+ * rotor_search with that memory_cap would (same plan, same ties), sharing
+ * what one search learns that stays true under smaller caps (floors, and
+ * plans costed so far as seeds): the compiler's walk down a frontier
+ * (docs/compile.md).  e and chip must outlive the session.  opt as for
+ * rotor_search, without pareto; its memory_cap (or the SRAM) bounds every
+ * cap.  Not for use by two threads at once. */
+typedef struct rotor_search_session rotor_search_session;
+
+rotor_status rotor_search_session_open(const rotor_expr *e, const rotor_chip *chip,
+                                       const rotor_search_options *opt, rotor_search_session **out,
+                                       rotor_error *err);
+
+/* The fastest plan with memory <= cap (ties: least memory, then plan
+ * order; cap <= 0: the session's own cap) with `threads` search threads (0:
+ * the options'); ROTOR_ERR_NOFIT when none fits.  stats may be NULL. */
+rotor_status rotor_search_session_best(rotor_search_session *s, int64_t cap, int threads,
+                                       rotor_candidate *best, rotor_search_stats *stats,
+                                       rotor_error *err);
+
+void rotor_search_session_close(rotor_search_session *s);
+
+/* (time, memory, plan order): negative when a is the better candidate. */
+int rotor_candidate_compare(const rotor_expr *e, const rotor_candidate *a,
+                            const rotor_candidate *b);
+
+#endif

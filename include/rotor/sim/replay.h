@@ -1,0 +1,132 @@
+/* rotor — replaying a compiled program on the event-driven simulator (Elk §5;
+ * issue "simulator", Replay).
+ *
+ * rotor_replay() turns a rotor-program (docs/program-format.md) into a
+ * simulator task graph at tile granularity and runs it.  Per operator, in
+ * program order:
+ *   setup      every core of the active plan receives setup_bytes in
+ *              setup_rounds transfers (the all-gather into the active layout);
+ *   sub-tasks  one compute task per core per run of steps with no shift
+ *              between them (the placement's loop order, place.c);
+ *   shifts     at every step transition, one transfer per core for every
+ *              tensor whose partition changes, from the ring neighbour
+ *              rotor_place_sender names;
+ *   reduction  the R_Y cores holding copies of one output partition run a
+ *              ring reduce-scatter: R_Y - 1 rounds of bytes / R_Y each;
+ *   barrier    the next operator starts when every core is done (BSP).
+ * Vendor operators are one compute task of exec_s on every core.  Every
+ * decision is in docs/simulator.md, "Replay". */
+#ifndef ROTOR_REPLAY_H
+#define ROTOR_REPLAY_H
+
+#include <stdint.h>
+
+#include "rotor/base/chip.h"
+#include "rotor/base/error.h"
+#include "rotor/compile/program.h"
+#include "rotor/hbm/schedule.h"
+#include "rotor/sim/sim.h"
+
+/* One operator: the cost model's figures next to the simulator's, split into
+ * the three phases (setup, compute and shifts, reduction). */
+typedef struct rotor_replay_op {
+    double predicted_s;          /* setup_s + exec_s from the program */
+    double predicted_setup_s, predicted_main_s, predicted_reduction_s;
+    double simulated_s;          /* first task start to the barrier */
+    double simulated_setup_s, simulated_main_s, simulated_reduction_s;
+    double wait_s;               /* longest a transfer of the op waited for a busy link */
+    int64_t tasks;               /* tasks emitted for the op */
+} rotor_replay_op;
+
+typedef struct rotor_replay_result {
+    int nops;
+    rotor_replay_op *ops;        /* in program order */
+    double predicted_s, simulated_s;
+    rotor_sim_stats stats;       /* the whole run */
+} rotor_replay_result;
+
+/* Replays program p on chip (which may differ from the compile chip in its
+ * network only: topology, mesh shape, latency; its core count must match).
+ * If sim_out is non-NULL it receives the simulator after the run (for
+ * rotor_sim_trace_json; the caller frees it), else the simulator is freed. */
+rotor_status rotor_replay(const rotor_program *p, const rotor_chip *chip, rotor_replay_result *out,
+                          rotor_sim **sim_out, rotor_error *err);
+
+void rotor_replay_result_free(rotor_replay_result *r);
+
+/* Bytes per packet and per preload piece in the schedule replay
+ * (docs/simulator.md, "Packets"). */
+#define ROTOR_REPLAY_PACKET 1024
+
+/* The makespan of plan p (info from the cost model) of expression e replayed
+ * alone on an idle chip, in *out_ps: its sub-tasks, shifts and reduction as
+ * rotor_replay runs them, then a barrier; no setup.  Transfers move in
+ * chained packets of `packet` bytes (0: whole), as the schedule replay's do.
+ * *out_link_ps (unless NULL) is how long its busiest link (a core port or a
+ * mesh link) was busy.  The schedule prices its plans on a mesh with both
+ * (docs/schedule.md, "On a mesh"). */
+rotor_status rotor_replay_plan(const rotor_expr *e, const rotor_plan *p, const rotor_plan_info *info,
+                               const rotor_chip *chip, int64_t packet, int64_t *out_ps, int64_t *out_link_ps,
+                               rotor_error *err);
+
+/* The makespan of a preload of `bytes` from HBM alone on an idle chip, in
+ * *out_ps: the datum goes to groups of m consecutive cores by multicast, in
+ * pieces of ROTOR_REPLAY_PACKET, as the schedule replay sends every preload
+ * (docs/simulator.md, "Replaying an HBM schedule").  On a mesh the schedule
+ * measures each group size's cost through the edge ports with it
+ * (docs/preload.md, "Edge ports"). */
+rotor_status rotor_replay_preload(const rotor_chip *chip, int64_t bytes, int64_t m, int64_t *out_ps,
+                                  rotor_error *err);
+
+/* The makespan of one distribution round alone on an idle chip, in *out_ps:
+ * every core fetches `bytes` from the core d ahead (mod the cores), in
+ * packets of ROTOR_REPLAY_PACKET, as the schedule replay distributes a
+ * preload state's chunks.  On a mesh the schedule measures each distance's
+ * cost with it (docs/preload.md, "Edge ports"). */
+rotor_status rotor_replay_shift(const rotor_chip *chip, int64_t d, int64_t bytes, int64_t *out_ps, rotor_error *err);
+
+/* Where the simulated time of op departs most from the prediction, as one
+ * short phrase ("setup +1.2 us, waited 1.1 us for links", "agrees"). */
+void rotor_replay_explain(const rotor_replay_op *op, char *buf, size_t size);
+
+/* ---- replaying an HBM schedule (Elk §4.5, §5; docs/simulator.md, "Replaying
+ * an HBM schedule") ------------------------------------------------------------ */
+
+/* One operator of a replayed schedule, simulated times from 0 (ps). */
+typedef struct rotor_schedule_replay_op {
+    int64_t pre_start_ps;   /* its first preload piece leaves HBM (no bytes: when the preload is due) */
+    int64_t pre_end_ps;     /* its last piece has landed on every core */
+    int64_t exe_start_ps;   /* preload done and the previous operator's barrier passed */
+    int64_t exe_end_ps;     /* its barrier */
+    int64_t tasks;          /* tasks emitted for its preload and its execution */
+} rotor_schedule_replay_op;
+
+typedef struct rotor_schedule_replay_result {
+    rotor_preload_design design;   /* rep->result.design */
+    int nops;
+    rotor_schedule_replay_op *ops; /* execution order */
+    int64_t simulated_ps;          /* the makespan */
+    int64_t analytical_ps;         /* rep->result.latency_ps */
+    double error;                  /* simulated / analytical - 1 */
+    int64_t hbm_bytes;             /* sum of the operators' hbm_bytes (stats.hbm_bytes moves exactly these) */
+    int64_t piece_bytes;           /* a core's preload arrives in pieces of at most this */
+    rotor_sim_stats stats;         /* the whole run */
+    rotor_sim *sim;                /* the simulator after the run (rotor_sim_trace_json); freed with the result */
+} rotor_schedule_replay_result;
+
+/* Replays schedule s as run by rep (rotor_schedule_run on s) on one chip of
+ * s, event by event: per operator, in program order, its preloads (HBM
+ * controllers multicasting each datum once, in pieces, to the cores that
+ * hold it; with s->pchip.sram_blocking the landing writes pause the
+ * receiving core), then its execution (distribution from peers, the tile
+ * replay of its chosen T10 plan, the inter-chip all-reduce as a delay on
+ * every core, a barrier).  sim_chip (NULL: s->chip) may change the network
+ * (topology, mesh shape, latency, HBM controllers) but not the core count;
+ * it must have HBM.  Errors name the operator.  Free with
+ * rotor_schedule_replay_result_free, also after an error. */
+rotor_status rotor_schedule_replay(const rotor_schedule *s, const rotor_schedule_report *rep,
+                                   const rotor_chip *sim_chip, rotor_schedule_replay_result *out,
+                                   rotor_error *err);
+void rotor_schedule_replay_result_free(rotor_schedule_replay_result *r);
+
+#endif

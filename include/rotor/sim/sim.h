@@ -1,0 +1,204 @@
+/* rotor — the event-driven chip simulator (Elk §5 "Simulation framework").
+ *
+ * A simulator holds one chip's network and a task graph.  Tasks are compute
+ * on a core (serialised on that core's pipeline) and transfers between nodes
+ * (cores and HBM controllers) that occupy every network resource on their
+ * route for their whole duration.  rotor_sim_run() plays the graph event by
+ * event: a task becomes ready when its dependencies have finished, then waits
+ * FIFO for its resources, then runs.  Time is integer picoseconds.
+ *
+ * The task API is what a program replay emits: one compute task per sub-task
+ * of an operator, one transfer per shift, reduction step, setup transfer or
+ * HBM load, each tagged with a category and the operator's index.  The model,
+ * its units and what it leaves out are in docs/simulator.md. */
+#ifndef ROTOR_SIM_H
+#define ROTOR_SIM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rotor/base/chip.h"
+#include "rotor/base/error.h"
+
+/* What a task's time is accounted as.  The order is the priority of the
+ * exclusive breakdown (rotor_sim_stats.exposed_ps): compute hides everything
+ * that overlaps it, and so on down. */
+typedef enum rotor_sim_category {
+    ROTOR_SIM_COMPUTE = 0, /* sub-task compute, reductions' arithmetic */
+    ROTOR_SIM_COMM = 1,    /* shifts and reduction transfers between cores */
+    ROTOR_SIM_SETUP = 2,   /* setup (all-gather) transfers between operators */
+    ROTOR_SIM_HBM = 3      /* loads from and stores to HBM */
+} rotor_sim_category;
+
+#define ROTOR_SIM_NCATS 4
+
+/* Categories by name: "compute", "communication", "setup", "hbm". */
+const char *rotor_sim_category_name(rotor_sim_category c);
+
+/* A compute task: `duration_ps` on `core`'s pipeline.  `flops` is optional (0:
+ * unknown) and only feeds rotor_sim_stats.flops_util. */
+typedef struct rotor_sim_compute {
+    int64_t core;
+    int64_t duration_ps;
+    int64_t flops;
+    rotor_sim_category category;
+    int op;                /* operator index (rotor_sim_set_op_name), -1: none */
+    const int64_t *deps;   /* tasks that must finish first: ids already added */
+    int ndeps;
+} rotor_sim_compute;
+
+/* A transfer of `bytes` from node `src` to node `dst` (src != dst, not both HBM
+ * controllers).  Nodes 0 .. cores-1 are cores (chip c holds c*cores_per_chip
+ * ..); HBM controllers follow (rotor_sim_hbm_node). */
+typedef struct rotor_sim_transfer {
+    int64_t src, dst;
+    int64_t bytes;
+    rotor_sim_category category;
+    int op;
+    const int64_t *deps;
+    int ndeps;
+} rotor_sim_transfer;
+
+/* A multicast: `bytes` from node `src` to every node of `dsts` (ndsts >= 1,
+ * distinct, none equal to src, not HBM controllers when src is one) as ONE
+ * task.  Its route is the union of the routes src -> dsts[k], each resource
+ * once: the source side (the out port or the HBM controller lane) is held and
+ * charged once, every receiver's in port (or mesh link) is held for the same
+ * interval.  On a mesh, a multicast from an HBM controller is one tree: it
+ * enters through the controller's port nearest dsts[0] and follows the XY
+ * routes from there.  Duration: the longest route's hops * latency + bytes over the
+ * slowest resource of the union.  Statistics count its bytes once (what the
+ * source sends).  With one receiver it is exactly a transfer.
+ * path: a path multicast instead of a tree: dsts[0] is reached from src as
+ * above and every later receiver through the one before, dsts[k-1] ->
+ * dsts[k], each receiver forwarding the data; hops add up along the chain.
+ * pause_receivers: the writes landing in a receiver's SRAM pause its core
+ * (Elk footnote 2): when the multicast starts, every receiving core's
+ * pipeline is also booked for bytes / link_gbps, FIFO behind what the core
+ * has already booked, as a compute task that became ready at that instant
+ * would be (stats.pause_ps). */
+typedef struct rotor_sim_multicast {
+    int64_t src;
+    const int64_t *dsts;
+    int ndsts;
+    int64_t bytes;
+    bool pause_receivers;
+    bool path;                 /* receivers in order, each reached through the one before */
+    rotor_sim_category category;
+    int op;
+    const int64_t *deps;
+    int ndeps;
+} rotor_sim_multicast;
+
+/* Results of the last run, all in picoseconds. */
+typedef struct rotor_sim_stats {
+    int64_t makespan_ps;               /* end of the last task */
+    int64_t events;                    /* events taken off the queue (3 per task) */
+    int64_t tasks, transfers;
+    int64_t busy_ps[ROTOR_SIM_NCATS];  /* sum of the category's task durations (resource time) */
+    int64_t active_ps[ROTOR_SIM_NCATS];/* wall time with >= 1 task of the category running */
+    int64_t exposed_ps[ROTOR_SIM_NCATS];/* wall time by priority: compute, then comm, setup, hbm */
+    int64_t idle_ps;                   /* nothing running; sum(exposed_ps) + idle_ps == makespan */
+    int64_t stall_ps;                  /* sum over transfers of start - ready (waiting on busy resources) */
+    int64_t contended_ps;              /* wall time with >= 1 transfer waiting */
+    int64_t compute_wait_ps;           /* sum over compute tasks of start - ready (core busy) */
+    int64_t pause_ps;                  /* core time booked by multicasts' pause_receivers */
+    int64_t bytes;                     /* bytes moved by all transfers */
+    int64_t hbm_bytes;                 /* bytes to or from HBM controllers */
+    int64_t interchip_bytes;           /* bytes crossing chips */
+    int64_t flops;                     /* sum of compute tasks' flops */
+    double compute_util;   /* compute-kind busy core time / (cores * makespan): FLOPS-equivalent */
+    double flops_util;     /* flops / (matrix peak of all chips * makespan); 0 without flops */
+    double link_util_mean; /* over every core link (ports or mesh links): busy / makespan */
+    double link_util_peak; /* the busiest link */
+    double interchip_util; /* inter-chip lanes busy / (lanes * makespan); 0 on one chip */
+    double hbm_util;       /* hbm_bytes / (hbm_gbps * chips * makespan); 0 without HBM */
+} rotor_sim_stats;
+
+/* Timing of one task in the last run. */
+typedef struct rotor_sim_timing {
+    int64_t ready_ps;  /* its last dependency finished */
+    int64_t start_ps;  /* it got its core or every resource on its route */
+    int64_t end_ps;
+} rotor_sim_timing;
+
+typedef struct rotor_sim rotor_sim;
+
+/* A simulator for a valid chip (rotor_chip_validate is run again: the struct
+ * may have been edited).  Refuses chips whose network does not fit int32
+ * resource ids. */
+rotor_status rotor_sim_create(const rotor_chip *chip, rotor_sim **out, rotor_error *err);
+void rotor_sim_free(rotor_sim *s);
+
+int64_t rotor_sim_cores(const rotor_sim *s);   /* cores_per_chip * chips */
+int64_t rotor_sim_nodes(const rotor_sim *s);   /* cores + HBM controllers */
+int64_t rotor_sim_task_count(const rotor_sim *s); /* tasks added so far: the next id */
+/* Node of controller `ctrl` of chip `chip`, or -1 if there is none. */
+int64_t rotor_sim_hbm_node(const rotor_sim *s, int64_t chip, int64_t ctrl);
+/* Lanes of one HBM controller's pool (docs/simulator.md, "Pools"); 0 without HBM. */
+int64_t rotor_sim_hbm_lanes(const rotor_sim *s);
+/* HBM ports per chip (docs/simulator.md, "HBM on the mesh"): on a mesh with
+ * HBM, the 2 (W + H) edge links its controllers inject through, in ring
+ * order from (0,0) clockwise; 0 on all-to-all, where a controller is a node
+ * on the exchange. */
+int64_t rotor_sim_hbm_ports(const rotor_sim *s);
+/* The port nearest `core` over all of its chip's ports (ties: the first in
+ * ring order), and in *ctrl (if non-NULL) the controller it belongs to: a
+ * load from that controller to that core enters through that port.  -1
+ * (and *ctrl = -1) without ports or for a node that is not a core. */
+int64_t rotor_sim_hbm_port_nearest(const rotor_sim *s, int64_t core, int64_t *ctrl);
+
+/* Add a task; *id (if non-NULL) receives its id, 0, 1, 2, ... in order.
+ * Errors name the task and the field: unknown node, negative bytes or
+ * duration, a dependency that does not exist, a time that overflows.
+ * A compute task of duration 0 is a synchronisation point (a barrier or a
+ * join): it starts as soon as it is ready and does not queue for its core. */
+rotor_status rotor_sim_add_compute(rotor_sim *s, const rotor_sim_compute *c, int64_t *id,
+                                   rotor_error *err);
+rotor_status rotor_sim_add_transfer(rotor_sim *s, const rotor_sim_transfer *t, int64_t *id,
+                                    rotor_error *err);
+rotor_status rotor_sim_add_multicast(rotor_sim *s, const rotor_sim_multicast *m, int64_t *id,
+                                     rotor_error *err);
+/* Make `task` also wait for `dep` (both must exist).  This can close a
+ * cycle: rotor_sim_run reports it. */
+rotor_status rotor_sim_add_dep(rotor_sim *s, int64_t task, int64_t dep, rotor_error *err);
+
+/* Names operator `op` (>= 0) in the trace; the name is copied. */
+rotor_status rotor_sim_set_op_name(rotor_sim *s, int op, const char *name, rotor_error *err);
+
+/* Runs the whole graph from time 0.  May be called again (after adding more
+ * tasks, or not): every run starts from idle resources and gives the same
+ * result for the same graph.  A dependency cycle is ROTOR_ERR_INPUT with the
+ * cycle in the message. */
+rotor_status rotor_sim_run(rotor_sim *s, rotor_sim_stats *out, rotor_error *err);
+
+/* Timing of task `id` in the last run; ROTOR_ERR_INPUT before a run or for an
+ * unknown id. */
+rotor_status rotor_sim_task_timing(const rotor_sim *s, int64_t id, rotor_sim_timing *out,
+                                   rotor_error *err);
+/* First start and last end over operator op's tasks in the last run (both -1
+ * if it has none): the simulated time of the operator. */
+void rotor_sim_op_span(const rotor_sim *s, int op, int64_t *start_ps, int64_t *end_ps);
+
+/* The duration of a transfer on an idle network: hops * latency +
+ * bytes / (slowest resource on the route), rounded to the nearest ps. */
+rotor_status rotor_sim_transfer_ps(const rotor_sim *s, int64_t src, int64_t dst, int64_t bytes,
+                                   int64_t *ps, rotor_error *err);
+/* The resources a transfer occupies, in route order, and its hop count (the
+ * number of latencies it pays).  Fills at most cap ids; *nres is the full
+ * count. */
+rotor_status rotor_sim_route(const rotor_sim *s, int64_t src, int64_t dst, int64_t *res,
+                             int64_t cap, int64_t *nres, int64_t *hops, rotor_error *err);
+/* "out c0.3", "in c0.5", "link c0 (0,0)->(1,0)", "inter-chip", "hbm c1.2",
+ * "port c0.1 (-1,5)->(0,5)" (an HBM port of chip 0, controller 1, inward). */
+void rotor_sim_resource_name(const rotor_sim *s, int64_t res, char *buf, size_t size);
+
+/* Chrome trace-event JSON of the last run (opens in Perfetto and
+ * chrome://tracing): one "X" event per task, ts and dur in microseconds,
+ * cores grouped by 64 into processes, transfers on link-class processes,
+ * operator names in args.  malloc'd text the caller frees; NULL with err set
+ * before a run or on allocation failure. */
+char *rotor_sim_trace_json(const rotor_sim *s, rotor_error *err);
+
+#endif

@@ -1,0 +1,724 @@
+/* chip.c — the chip model: presets, the chip file (docs/chip-format.md), --set
+ * overrides and the derived quantities of cost-model-v1.md ("Chip").
+ *
+ * One table (FIELDS) describes every chip field: its key, kind, place in the
+ * struct, range and whether a file may leave it out.  The file reader, --set,
+ * rotor_chip_validate and the writer all walk that table, so a field's rule is
+ * written once, in check_field().  Relations between fields (mesh shape, HBM
+ * triple, ...) live in check_relations() and are part of rotor_chip_validate
+ * only: rotor_chip_set checks one field, so that a sequence of --set options can
+ * pass through intermediate states (topology=mesh before mesh_width=...); the
+ * caller validates the chip as a whole once all of them are applied.
+ */
+#include "rotor/base/chip.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- presets ------------------------------------------------------------ */
+
+#define KIB 1024LL
+#define GIB (1024LL * 1024 * 1024)
+
+typedef struct chip_preset {
+    const char *name;
+    rotor_chip chip;
+} chip_preset;
+
+/* Per-chip constants of one IPU Mk2 (GC200).  cost-model-v1.md "Chip" fixes
+ * N = 1472, S = 624 KiB = 638976, beta = 5.5e9 B/s, alpha = 0,
+ * R_mm = 250e12 / 1472, r = c = 16, B_buf = 8192, e = 2 (also Elk §1: 1472
+ * cores, 624 KB, 5.5 GB/s; T10 Table 3: 250 TFLOPS FP16 per chip; T10 §5:
+ * 8 KB shift buffer).  The spec does not fix R_vec: rotor uses the Mk2's
+ * FP32 vector peak, 62.5 TFLOP/s per chip (a rotor decision, docs/chip-format.md). */
+#define IPU_MK2_CORE_FIELDS                                                        \
+    .cores_per_chip = 1472, .sram_bytes = 624 * KIB, .link_gbps = 5.5,             \
+    .link_latency_ns = 0.0, .matrix_tflops = 250.0, .vector_tflops = 62.5,         \
+    .systolic_rows = 16, .systolic_cols = 16, .shift_buffer_bytes = 8 * KIB,       \
+    .element_bytes = 2, .topology = ROTOR_TOPO_ALL_TO_ALL, .mesh_width = 0,        \
+    .mesh_height = 0
+
+static const chip_preset PRESETS[] = {
+    {"ipu-mk2",
+     {.name = "ipu-mk2", IPU_MK2_CORE_FIELDS, .chips = 1, .interchip_gbps = 0.0,
+      .hbm_bytes = 0, .hbm_gbps = 0.0, .hbm_controllers = 0}},
+    /* IPU-POD4: 4 x IPU Mk2, 5,888 cores, 640 GB/s aggregate inter-chip
+     * bandwidth (Elk §5 "Emulation framework"; T10 §6.5 exposes the 4 chips as
+     * one 5,888-core V-IPU).  HBM as emulated in Elk §6.1: 4 HBM3E modules per
+     * chip, 16 TB/s over 4 chips = 4000 GB/s and 4 controllers per chip.  Elk
+     * states no capacity: rotor assumes 24 GiB per HBM3E stack (Micron HBM3E
+     * 8-high, Elk's citation), 4 x 24 GiB = 96 GiB per chip. */
+    {"ipu-pod4",
+     {.name = "ipu-pod4", IPU_MK2_CORE_FIELDS, .chips = 4, .interchip_gbps = 640.0,
+      .hbm_bytes = 4 * 24 * GIB, .hbm_gbps = 4000.0, .hbm_controllers = 4}},
+};
+
+#define NPRESETS ((int)(sizeof PRESETS / sizeof PRESETS[0]))
+
+int rotor_chip_preset_count(void) { return NPRESETS; }
+
+const char *rotor_chip_preset_name(int i) {
+    return i >= 0 && i < NPRESETS ? PRESETS[i].name : NULL;
+}
+
+/* "ipu-mk2, ipu-pod4" */
+static void preset_list(char *buf, size_t size) {
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < NPRESETS && used < size; i++) {
+        int n = snprintf(buf + used, size - used, "%s%s", i ? ", " : "", PRESETS[i].name);
+        if (n < 0) break;
+        used += (size_t)n;
+    }
+}
+
+static const chip_preset *find_preset(const char *name) {
+    for (int i = 0; i < NPRESETS; i++)
+        if (strcmp(PRESETS[i].name, name) == 0) return &PRESETS[i];
+    return NULL;
+}
+
+rotor_status rotor_chip_preset(const char *name, rotor_chip *out, rotor_error *err) {
+    const chip_preset *p = find_preset(name);
+    if (!p) {
+        char list[128];
+        preset_list(list, sizeof list);
+        return rotor_fail(err, ROTOR_ERR_INPUT,
+                          "unknown chip '%s' (presets: %s; or give a path to a .json chip file)",
+                          name, list);
+    }
+    *out = p->chip;
+    return ROTOR_OK;
+}
+
+/* ---- the field table ----------------------------------------------------- */
+
+typedef enum field_kind {
+    FK_NAME,     /* char[ROTOR_CHIP_NAME_MAX] */
+    FK_TOPOLOGY, /* rotor_topology, written "all-to-all" / "mesh" */
+    FK_INT,      /* int64_t */
+    FK_NUM       /* double */
+} field_kind;
+
+typedef struct field_def {
+    const char *key;     /* JSON key and --set key: the struct member's name */
+    field_kind kind;
+    size_t offset;       /* offsetof(rotor_chip, member) */
+    double max;          /* upper bound (FK_INT, FK_NUM); all are below 2^53 */
+    bool zero_ok;        /* 0 allowed (otherwise the value must be positive) */
+    bool optional;       /* a file without "base" may leave it out (default 0) */
+    unsigned allowed;    /* FK_INT: if non-zero, a bit mask of the allowed values */
+} field_def;
+
+#define F(member, kind, max, zero_ok, optional, allowed) \
+    {#member, kind, offsetof(rotor_chip, member), max, zero_ok, optional, allowed}
+
+/* Upper bounds are sanity limits, far above any real chip (docs/chip-format.md). */
+static const field_def FIELDS[] = {
+    F(name, FK_NAME, 0, false, true, 0),
+    F(cores_per_chip, FK_INT, 1048576, false, false, 0),      /* 2^20 */
+    F(chips, FK_INT, 1024, false, false, 0),
+    F(sram_bytes, FK_INT, (double)GIB, false, false, 0),
+    F(link_gbps, FK_NUM, 1e6, false, false, 0),
+    F(link_latency_ns, FK_NUM, 1e9, true, true, 0),           /* 1 s */
+    F(matrix_tflops, FK_NUM, 1e6, false, false, 0),
+    F(vector_tflops, FK_NUM, 1e6, false, false, 0),
+    F(systolic_rows, FK_INT, 1024, false, false, 0),
+    F(systolic_cols, FK_INT, 1024, false, false, 0),
+    F(shift_buffer_bytes, FK_INT, (double)GIB, false, false, 0),
+    F(element_bytes, FK_INT, 8, false, false, (1u << 1) | (1u << 2) | (1u << 4) | (1u << 8)),
+    F(topology, FK_TOPOLOGY, 0, false, false, 0),
+    F(mesh_width, FK_INT, 1048576, true, true, 0),
+    F(mesh_height, FK_INT, 1048576, true, true, 0),
+    F(interchip_gbps, FK_NUM, 1e6, true, true, 0),
+    F(hbm_bytes, FK_INT, (double)(1LL << 50), true, true, 0), /* 1 PiB */
+    F(hbm_gbps, FK_NUM, 1e6, true, true, 0),
+    F(hbm_controllers, FK_INT, 1024, true, true, 0),
+};
+
+#undef F
+
+#define NFIELDS ((int)(sizeof FIELDS / sizeof FIELDS[0]))
+
+static const field_def *find_field(const char *key) {
+    for (int i = 0; i < NFIELDS; i++)
+        if (strcmp(FIELDS[i].key, key) == 0) return &FIELDS[i];
+    return NULL;
+}
+
+static int64_t *int_at(rotor_chip *c, const field_def *f) {
+    return (int64_t *)(void *)((char *)c + f->offset);
+}
+static double *num_at(rotor_chip *c, const field_def *f) {
+    return (double *)(void *)((char *)c + f->offset);
+}
+static const int64_t *cint_at(const rotor_chip *c, const field_def *f) {
+    return (const int64_t *)(const void *)((const char *)c + f->offset);
+}
+static const double *cnum_at(const rotor_chip *c, const field_def *f) {
+    return (const double *)(const void *)((const char *)c + f->offset);
+}
+
+/* "cores_per_chip, chips, ..." (with the file-only keys first if asked). */
+static void key_list(char *buf, size_t size, bool file_keys) {
+    size_t used = 0;
+    buf[0] = '\0';
+    if (file_keys) used = (size_t)snprintf(buf, size, "format, version, base, ");
+    for (int i = 0; i < NFIELDS && used < size; i++) {
+        int n = snprintf(buf + used, size - used, "%s%s", i ? ", " : "", FIELDS[i].key);
+        if (n < 0) break;
+        used += (size_t)n;
+    }
+}
+
+/* ---- texts for messages -------------------------------------------------- */
+
+/* Shortest "%g" text that reads back as d. */
+static void fmt_num(double d, char *buf, size_t size) {
+    snprintf(buf, size, "%.15g", d);
+    if (strtod(buf, NULL) != d) snprintf(buf, size, "%.17g", d);
+}
+
+/* s (len bytes) as a quoted, escaped string, cut short with "..." if long. */
+static void quote(const char *s, size_t len, char *buf, size_t size) {
+    const size_t keep = 60;
+    size_t o = 0;
+    buf[o++] = '"';
+    for (size_t i = 0; i < len && i < keep && o + 8 < size; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        if (ch == '"' || ch == '\\') {
+            buf[o++] = '\\';
+            buf[o++] = (char)ch;
+        } else if (ch < 0x20 || ch == 0x7f) {
+            o += (size_t)snprintf(buf + o, size - o, "\\u%04x", ch);
+        } else {
+            buf[o++] = (char)ch;
+        }
+    }
+    if (len > keep && o + 5 < size) {
+        memcpy(buf + o, "...", 3);
+        o += 3;
+    }
+    buf[o++] = '"';
+    buf[o] = '\0';
+}
+
+/* What a JSON value is, for "got ...". */
+static void describe_json(const cJSON *v, char *buf, size_t size) {
+    if (cJSON_IsString(v)) quote(v->valuestring, strlen(v->valuestring), buf, size);
+    else if (cJSON_IsNumber(v)) fmt_num(v->valuedouble, buf, size);
+    else if (cJSON_IsTrue(v)) snprintf(buf, size, "true");
+    else if (cJSON_IsFalse(v)) snprintf(buf, size, "false");
+    else if (cJSON_IsNull(v)) snprintf(buf, size, "null");
+    else if (cJSON_IsArray(v)) snprintf(buf, size, "an array");
+    else if (cJSON_IsObject(v)) snprintf(buf, size, "an object");
+    else snprintf(buf, size, "an invalid value");
+}
+
+/* What a field expects: "a positive integer", "1, 2, 4 or 8", ... */
+static const char *field_expects(const field_def *f) {
+    switch (f->kind) {
+    case FK_NAME: return "a string of 1 to 63 bytes without control characters";
+    case FK_TOPOLOGY: return "\"all-to-all\" or \"mesh\"";
+    case FK_INT:
+        if (f->allowed) return "1, 2, 4 or 8"; /* element_bytes, the only such field */
+        return f->zero_ok ? "a non-negative integer" : "a positive integer";
+    case FK_NUM: return f->zero_ok ? "a non-negative number" : "a positive number";
+    }
+    return "a valid value";
+}
+
+/* "KEY: expected DESC, got GOT" */
+static rotor_status bad_value(rotor_error *err, const field_def *f, const char *got) {
+    return rotor_fail(err, ROTOR_ERR_INPUT, "%s: expected %s, got %s", f->key, field_expects(f), got);
+}
+
+/* "KEY: expected DESC at most MAX, got GOT" */
+static rotor_status too_big(rotor_error *err, const field_def *f, const char *got) {
+    char max[32];
+    fmt_num(f->max, max, sizeof max);
+    return rotor_fail(err, ROTOR_ERR_INPUT, "%s: expected %s at most %s, got %s", f->key,
+                      field_expects(f), max, got);
+}
+
+static bool valid_name_text(const char *s, size_t len) {
+    if (len == 0 || len >= ROTOR_CHIP_NAME_MAX) return false;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        if (ch < 0x20 || ch == 0x7f) return false;
+    }
+    return true;
+}
+
+/* ---- the rules: one field, then the relations ---------------------------- */
+
+/* The rule for one field, on the value in the struct. */
+static rotor_status check_field(const rotor_chip *c, const field_def *f, rotor_error *err) {
+    char got[96];
+    switch (f->kind) {
+    case FK_NAME: {
+        const char *s = (const char *)c + f->offset;
+        const char *nul = memchr(s, '\0', ROTOR_CHIP_NAME_MAX);
+        size_t len = nul ? (size_t)(nul - s) : ROTOR_CHIP_NAME_MAX;
+        if (!nul || !valid_name_text(s, len)) {
+            quote(s, len, got, sizeof got);
+            return bad_value(err, f, got);
+        }
+        return ROTOR_OK;
+    }
+    case FK_TOPOLOGY: {
+        rotor_topology t = *(const rotor_topology *)(const void *)((const char *)c + f->offset);
+        if (t != ROTOR_TOPO_ALL_TO_ALL && t != ROTOR_TOPO_MESH) {
+            snprintf(got, sizeof got, "topology code %d", (int)t);
+            return bad_value(err, f, got);
+        }
+        return ROTOR_OK;
+    }
+    case FK_INT: {
+        int64_t v = *cint_at(c, f);
+        snprintf(got, sizeof got, "%" PRId64, v);
+        if (v < 0 || (v == 0 && !f->zero_ok)) return bad_value(err, f, got);
+        if ((double)v > f->max) return f->allowed ? bad_value(err, f, got) : too_big(err, f, got);
+        if (f->allowed && !(f->allowed & (1u << v))) return bad_value(err, f, got);
+        return ROTOR_OK;
+    }
+    case FK_NUM: {
+        double v = *cnum_at(c, f);
+        fmt_num(v, got, sizeof got);
+        if (f->zero_ok ? !(v >= 0) : !(v > 0)) return bad_value(err, f, got);
+        if (v > f->max) return too_big(err, f, got);
+        return ROTOR_OK;
+    }
+    }
+    return bad_value(err, f, "an unknown field kind");
+}
+
+static rotor_status check_relations(const rotor_chip *c, rotor_error *err) {
+    if (c->shift_buffer_bytes > c->sram_bytes)
+        return rotor_fail(err, ROTOR_ERR_INPUT,
+                          "shift_buffer_bytes: expected at most sram_bytes (%" PRId64 "), got %" PRId64,
+                          c->sram_bytes, c->shift_buffer_bytes);
+    if (c->topology == ROTOR_TOPO_MESH) {
+        int64_t cells = 0;
+        if (c->mesh_width <= 0 || c->mesh_height <= 0 ||
+            !rotor_mul_i64(c->mesh_width, c->mesh_height, &cells) || cells != c->cores_per_chip)
+            return rotor_fail(err, ROTOR_ERR_INPUT,
+                              "mesh_width, mesh_height: expected mesh_width * mesh_height == "
+                              "cores_per_chip (%" PRId64 ") for topology \"mesh\", got %" PRId64
+                              " x %" PRId64,
+                              c->cores_per_chip, c->mesh_width, c->mesh_height);
+    } else {
+        if (c->mesh_width != 0)
+            return rotor_fail(err, ROTOR_ERR_INPUT,
+                              "mesh_width: expected 0 for topology \"all-to-all\", got %" PRId64,
+                              c->mesh_width);
+        if (c->mesh_height != 0)
+            return rotor_fail(err, ROTOR_ERR_INPUT,
+                              "mesh_height: expected 0 for topology \"all-to-all\", got %" PRId64,
+                              c->mesh_height);
+    }
+    if (c->chips > 1 && !(c->interchip_gbps > 0)) {
+        char got[32];
+        fmt_num(c->interchip_gbps, got, sizeof got);
+        return rotor_fail(err, ROTOR_ERR_INPUT,
+                          "interchip_gbps: expected a positive number when chips > 1 (chips is %" PRId64
+                          "), got %s",
+                          c->chips, got);
+    }
+    bool b = c->hbm_bytes > 0, g = c->hbm_gbps > 0, n = c->hbm_controllers > 0;
+    if (b != g || g != n) {
+        char got[32];
+        fmt_num(c->hbm_gbps, got, sizeof got);
+        return rotor_fail(err, ROTOR_ERR_INPUT,
+                          "hbm_bytes, hbm_gbps, hbm_controllers: expected all zero (no HBM) or all "
+                          "positive, got %" PRId64 ", %s, %" PRId64,
+                          c->hbm_bytes, got, c->hbm_controllers);
+    }
+    return ROTOR_OK;
+}
+
+rotor_status rotor_chip_validate(const rotor_chip *chip, rotor_error *err) {
+    for (int i = 0; i < NFIELDS; i++) {
+        rotor_status st = check_field(chip, &FIELDS[i], err);
+        if (st != ROTOR_OK) return st;
+    }
+    return check_relations(chip, err);
+}
+
+/* ---- setting one field from a number or a string ------------------------- */
+
+/* Stores number d (shown as `got` in messages) into field f of c, then checks
+ * the field. */
+static rotor_status put_number(rotor_chip *c, const field_def *f, double d, const char *got,
+                               rotor_error *err) {
+    if (f->kind == FK_NUM) {
+        if (!isfinite(d)) return d > 0 ? too_big(err, f, got) : bad_value(err, f, got);
+        *num_at(c, f) = d;
+    } else if (f->kind == FK_INT) {
+        if (!isfinite(d) || d != floor(d) || d < 0) return bad_value(err, f, got);
+        if (d > f->max) return f->allowed ? bad_value(err, f, got) : too_big(err, f, got);
+        *int_at(c, f) = (int64_t)d; /* exact: 0 <= d <= max < 2^53 */
+    } else {
+        return bad_value(err, f, got);
+    }
+    return check_field(c, f, err);
+}
+
+/* Stores string s (len bytes, no NUL inside) into field f of c, then checks it. */
+static rotor_status put_string(rotor_chip *c, const field_def *f, const char *s, size_t len,
+                               rotor_error *err) {
+    char got[96];
+    quote(s, len, got, sizeof got);
+    if (f->kind == FK_NAME) {
+        if (!valid_name_text(s, len)) return bad_value(err, f, got);
+        char *dst = (char *)c + f->offset;
+        memset(dst, 0, ROTOR_CHIP_NAME_MAX);
+        memcpy(dst, s, len);
+    } else if (f->kind == FK_TOPOLOGY) {
+        rotor_topology *t = (rotor_topology *)(void *)((char *)c + f->offset);
+        if (len == 10 && memcmp(s, "all-to-all", 10) == 0) *t = ROTOR_TOPO_ALL_TO_ALL;
+        else if (len == 4 && memcmp(s, "mesh", 4) == 0) *t = ROTOR_TOPO_MESH;
+        else return bad_value(err, f, got);
+    } else {
+        return bad_value(err, f, got);
+    }
+    return check_field(c, f, err);
+}
+
+static rotor_status put_json(rotor_chip *c, const field_def *f, const cJSON *v, rotor_error *err) {
+    char got[96];
+    describe_json(v, got, sizeof got);
+    bool text = f->kind == FK_NAME || f->kind == FK_TOPOLOGY;
+    if (text && cJSON_IsString(v)) return put_string(c, f, v->valuestring, strlen(v->valuestring), err);
+    if (!text && cJSON_IsNumber(v)) return put_number(c, f, v->valuedouble, got, err);
+    return bad_value(err, f, got);
+}
+
+/* ---- --set --------------------------------------------------------------- */
+
+/* A decimal number as JSON writes it (optionally with a leading '+'); no hex,
+ * inf or nan. */
+static bool parse_number_text(const char *s, double *out) {
+    if (!*s) return false;
+    for (const char *p = s; *p; p++)
+        if (!strchr("0123456789+-.eE", *p)) return false;
+    char *end;
+    double d = strtod(s, &end);
+    if (*end || end == s) return false;
+    *out = d; /* overflow gives +-HUGE_VAL, refused as too big / not positive */
+    return true;
+}
+
+rotor_status rotor_chip_set(rotor_chip *chip, const char *assignment, rotor_error *err) {
+    const char *eq = strchr(assignment, '=');
+    char got[96];
+    if (!eq || eq == assignment) {
+        quote(assignment, strlen(assignment), got, sizeof got);
+        return rotor_fail(err, ROTOR_ERR_INPUT, "--set: expected key=value, got %s", got);
+    }
+    char key[64];
+    size_t klen = (size_t)(eq - assignment);
+    if (klen >= sizeof key) klen = sizeof key - 1; /* too long to be a key: unknown below */
+    memcpy(key, assignment, klen);
+    key[klen] = '\0';
+    const field_def *f = (size_t)(eq - assignment) < sizeof key ? find_field(key) : NULL;
+    if (!f) {
+        char keys[400];
+        key_list(keys, sizeof keys, false);
+        return rotor_fail(err, ROTOR_ERR_INPUT, "--set: %s: unknown key (known keys: %s)", key, keys);
+    }
+    const char *value = eq + 1;
+    rotor_chip copy = *chip;
+    rotor_status st;
+    if (f->kind == FK_NAME || f->kind == FK_TOPOLOGY) {
+        st = put_string(&copy, f, value, strlen(value), err);
+    } else {
+        double d;
+        quote(value, strlen(value), got, sizeof got);
+        if (!parse_number_text(value, &d)) st = bad_value(err, f, got);
+        else st = put_number(&copy, f, d, value, err);
+    }
+    if (st != ROTOR_OK) {
+        rotor_error_prefix(err, "--set");
+        return st;
+    }
+    *chip = copy;
+    return ROTOR_OK;
+}
+
+/* ---- the chip file ------------------------------------------------------- */
+
+#define CHIP_FILE_MAX (1024 * 1024)
+
+/* Reads the whole file into a NUL-terminated malloc'd buffer. */
+static rotor_status read_file(const char *path, char **out, size_t *out_len, rotor_error *err) {
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return rotor_fail(err, ROTOR_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap);
+    if (!buf) {
+        fclose(fp);
+        return rotor_fail(err, ROTOR_ERR_NOMEM, "%s: out of memory", path);
+    }
+    for (;;) {
+        if (len + 1 == cap) {
+            if (cap > CHIP_FILE_MAX) {
+                free(buf);
+                fclose(fp);
+                return rotor_fail(err, ROTOR_ERR_INPUT,
+                                  "%s: too large for a chip file (more than %d bytes)", path,
+                                  CHIP_FILE_MAX);
+            }
+            char *grown = realloc(buf, cap * 2);
+            if (!grown) {
+                free(buf);
+                fclose(fp);
+                return rotor_fail(err, ROTOR_ERR_NOMEM, "%s: out of memory", path);
+            }
+            buf = grown;
+            cap *= 2;
+        }
+        size_t n = fread(buf + len, 1, cap - 1 - len, fp);
+        len += n;
+        if (n == 0) break;
+    }
+    if (ferror(fp)) {
+        int e = errno;
+        free(buf);
+        fclose(fp);
+        return rotor_fail(err, ROTOR_ERR_IO, "%s: cannot read: %s", path, strerror(e));
+    }
+    fclose(fp);
+    buf[len] = '\0';
+    *out = buf;
+    *out_len = len;
+    return ROTOR_OK;
+}
+
+/* The file's basename without ".json": the default name. */
+static void default_name(const char *path, char *buf, size_t size) {
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    size_t len = strlen(base);
+    if (len >= 5 && strcmp(base + len - 5, ".json") == 0) len -= 5;
+    if (len >= size) len = size - 1;
+    memcpy(buf, base, len);
+    buf[len] = '\0';
+}
+
+/* Builds the chip from a parsed file; messages are without the path. */
+static rotor_status chip_from_json(const cJSON *root, const char *path, rotor_chip *out,
+                                   rotor_error *err) {
+    char got[96];
+    if (!cJSON_IsObject(root)) {
+        describe_json(root, got, sizeof got);
+        return rotor_fail(err, ROTOR_ERR_INPUT, "expected a JSON object at the top level, got %s", got);
+    }
+
+    /* format, version and base first: they say how to read the rest. */
+    const cJSON *format = cJSON_GetObjectItemCaseSensitive(root, "format");
+    if (!format)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "format: missing key (expected \"rotor-chip\")");
+    if (!cJSON_IsString(format) || strcmp(format->valuestring, "rotor-chip") != 0) {
+        describe_json(format, got, sizeof got);
+        return rotor_fail(err, ROTOR_ERR_INPUT, "format: expected \"rotor-chip\", got %s", got);
+    }
+    const cJSON *version = cJSON_GetObjectItemCaseSensitive(root, "version");
+    if (!version) return rotor_fail(err, ROTOR_ERR_INPUT, "version: missing key (expected 1)");
+    if (!cJSON_IsNumber(version) || version->valuedouble != 1.0) {
+        describe_json(version, got, sizeof got);
+        return rotor_fail(err, ROTOR_ERR_INPUT, "version: expected 1, got %s", got);
+    }
+
+    rotor_chip c;
+    memset(&c, 0, sizeof c);
+    const cJSON *base = cJSON_GetObjectItemCaseSensitive(root, "base");
+    if (base) {
+        const chip_preset *p = cJSON_IsString(base) ? find_preset(base->valuestring) : NULL;
+        if (!p) {
+            char list[128];
+            preset_list(list, sizeof list);
+            describe_json(base, got, sizeof got);
+            return rotor_fail(err, ROTOR_ERR_INPUT, "base: expected a preset name (%s), got %s",
+                              list, got);
+        }
+        c = p->chip;
+    }
+
+    bool seen[NFIELDS] = {false};
+    int seen_special[3] = {0, 0, 0}; /* format, version, base */
+    for (const cJSON *item = root->child; item; item = item->next) {
+        const char *key = item->string;
+        const char *specials[3] = {"format", "version", "base"};
+        bool special = false;
+        for (int s = 0; s < 3; s++) {
+            if (strcmp(key, specials[s]) == 0) {
+                special = true;
+                if (seen_special[s]++)
+                    return rotor_fail(err, ROTOR_ERR_INPUT, "%s: duplicate key", key);
+            }
+        }
+        if (special) continue;
+        const field_def *f = find_field(key);
+        if (!f) {
+            char keys[400];
+            key_list(keys, sizeof keys, true);
+            return rotor_fail(err, ROTOR_ERR_INPUT, "%s: unknown key (known keys: %s)", key, keys);
+        }
+        int i = (int)(f - FIELDS);
+        if (seen[i]) return rotor_fail(err, ROTOR_ERR_INPUT, "%s: duplicate key", key);
+        seen[i] = true;
+        rotor_status st = put_json(&c, f, item, err);
+        if (st != ROTOR_OK) return st;
+    }
+
+    if (!base) {
+        for (int i = 0; i < NFIELDS; i++)
+            if (!seen[i] && !FIELDS[i].optional)
+                return rotor_fail(err, ROTOR_ERR_INPUT,
+                                  "%s: missing key (expected %s; or start from a preset with "
+                                  "\"base\": \"ipu-mk2\")",
+                                  FIELDS[i].key, field_expects(&FIELDS[i]));
+    }
+    if (!seen[0]) { /* FIELDS[0] is name: it defaults to the file's basename */
+        char name[ROTOR_CHIP_NAME_MAX + 8];
+        default_name(path, name, sizeof name);
+        if (!valid_name_text(name, strlen(name)))
+            return rotor_fail(err, ROTOR_ERR_INPUT,
+                              "name: missing key, and the file name cannot serve as one "
+                              "(expected %s)",
+                              field_expects(&FIELDS[0]));
+        memset(c.name, 0, sizeof c.name);
+        memcpy(c.name, name, strlen(name));
+    }
+
+    rotor_status st = rotor_chip_validate(&c, err);
+    if (st != ROTOR_OK) return st;
+    *out = c;
+    return ROTOR_OK;
+}
+
+rotor_status rotor_chip_load(const char *path, rotor_chip *out, rotor_error *err) {
+    char *text = NULL;
+    size_t len = 0;
+    rotor_status st = read_file(path, &text, &len, err);
+    if (st != ROTOR_OK) return st;
+    const char *nul = memchr(text, '\0', len);
+    if (nul) {
+        st = rotor_fail(err, ROTOR_ERR_INPUT, "%s: not valid JSON: NUL byte at offset %zu", path,
+                        (size_t)(nul - text));
+        free(text);
+        return st;
+    }
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
+    if (!root) {
+        /* cJSON reports where it stopped; turn the offset into line:column. */
+        size_t pos = end && end >= text && end <= text + len ? (size_t)(end - text) : 0;
+        size_t line = 1, col = 1;
+        for (size_t i = 0; i < pos; i++) {
+            if (text[i] == '\n') {
+                line++;
+                col = 1;
+            } else {
+                col++;
+            }
+        }
+        free(text);
+        return rotor_fail(err, ROTOR_ERR_INPUT, "%s: not valid JSON near line %zu, column %zu", path,
+                          line, col);
+    }
+    free(text);
+    st = chip_from_json(root, path, out, err);
+    cJSON_Delete(root);
+    if (st != ROTOR_OK && st != ROTOR_ERR_NOMEM) rotor_error_prefix(err, path);
+    return st;
+}
+
+rotor_status rotor_chip_resolve(const char *spec, rotor_chip *out, rotor_error *err) {
+    size_t len = strlen(spec);
+    bool is_file = strchr(spec, '/') || (len >= 5 && strcmp(spec + len - 5, ".json") == 0);
+    return is_file ? rotor_chip_load(spec, out, err) : rotor_chip_preset(spec, out, err);
+}
+
+/* ---- the writer ---------------------------------------------------------- */
+
+char *rotor_chip_to_json(const rotor_chip *chip) {
+    cJSON *o = cJSON_CreateObject();
+    if (!o) return NULL;
+    bool ok = cJSON_AddStringToObject(o, "format", "rotor-chip") &&
+              cJSON_AddNumberToObject(o, "version", 1);
+    for (int i = 0; ok && i < NFIELDS; i++) {
+        const field_def *f = &FIELDS[i];
+        switch (f->kind) {
+        case FK_NAME: {
+            char name[ROTOR_CHIP_NAME_MAX];
+            memcpy(name, (const char *)chip + f->offset, sizeof name);
+            name[sizeof name - 1] = '\0';
+            ok = cJSON_AddStringToObject(o, f->key, name) != NULL;
+            break;
+        }
+        case FK_TOPOLOGY:
+            ok = cJSON_AddStringToObject(o, f->key, chip->topology == ROTOR_TOPO_MESH ? "mesh"
+                                                                                      : "all-to-all") != NULL;
+            break;
+        /* Numbers are formatted here, not by cJSON: its printer accepts a
+         * 15-digit text that reads back only approximately, and the chip's
+         * constants must round-trip to the last bit. */
+        case FK_INT: {
+            char num[32];
+            snprintf(num, sizeof num, "%" PRId64, *cint_at(chip, f));
+            ok = cJSON_AddRawToObject(o, f->key, num) != NULL;
+            break;
+        }
+        case FK_NUM: {
+            char num[32];
+            double d = *cnum_at(chip, f);
+            if (!isfinite(d)) d = 0; /* not a valid chip; JSON has no inf or nan */
+            fmt_num(d, num, sizeof num);
+            ok = cJSON_AddRawToObject(o, f->key, num) != NULL;
+            break;
+        }
+        }
+    }
+    char *text = ok ? cJSON_Print(o) : NULL;
+    cJSON_Delete(o);
+    if (!text) return NULL;
+    /* A file ends with a newline; hand back plain malloc'd memory. */
+    size_t n = strlen(text);
+    char *out = malloc(n + 2);
+    if (out) {
+        memcpy(out, text, n);
+        out[n] = '\n';
+        out[n + 1] = '\0';
+    }
+    cJSON_free(text);
+    return out;
+}
+
+/* ---- derived quantities (cost-model-v1.md "Chip") ------------------------ */
+
+int64_t rotor_chip_cores(const rotor_chip *chip) {
+    return chip->cores_per_chip * chip->chips; /* <= 2^20 * 2^10: no overflow */
+}
+
+double rotor_chip_link_bw(const rotor_chip *chip) { return chip->link_gbps * 1e9; }
+
+double rotor_chip_link_latency(const rotor_chip *chip) { return chip->link_latency_ns * 1e-9; }
+
+/* R_mm = matrix_tflops * 1e12 / cores_per_chip, in that order: for ipu-mk2
+ * this is the spec's 250e12 / 1472 to the last bit. */
+double rotor_chip_matrix_rate(const rotor_chip *chip) {
+    return chip->matrix_tflops * 1e12 / (double)chip->cores_per_chip;
+}
+
+double rotor_chip_vector_rate(const rotor_chip *chip) {
+    return chip->vector_tflops * 1e12 / (double)chip->cores_per_chip;
+}

@@ -1,0 +1,42 @@
+/* error.c — one-line error messages that travel up to the CLI. */
+#include "rotor/base/error.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+rotor_status rotor_fail(rotor_error *err, rotor_status code, const char *fmt, ...) {
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
+
+void rotor_error_prefix(rotor_error *err, const char *prefix) {
+    if (!err) return;
+    char tmp[ROTOR_ERROR_MAX];
+    size_t n = strlen(prefix);
+    if (n > ROTOR_ERROR_MAX / 2) n = ROTOR_ERROR_MAX / 2; /* keep room for the message */
+    memcpy(tmp, prefix, n);
+    tmp[n] = ':';
+    tmp[n + 1] = ' ';
+    size_t room = sizeof tmp - n - 3;
+    size_t m = strnlen(err->msg, room);
+    memcpy(tmp + n + 2, err->msg, m);
+    tmp[n + 2 + m] = '\0';
+    memcpy(err->msg, tmp, sizeof tmp);
+}
+
+const char *rotor_status_name(rotor_status s) {
+    switch (s) {
+    case ROTOR_OK: return "ok";
+    case ROTOR_ERR_INPUT: return "bad input";
+    case ROTOR_ERR_NOFIT: return "no plan fits";
+    case ROTOR_ERR_NOMEM: return "out of memory";
+    case ROTOR_ERR_IO: return "i/o error";
+    }
+    return "unknown error";
+}

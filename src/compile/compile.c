@@ -1,0 +1,777 @@
+/* compile.c — whole-model compilation onto distributed SRAM: per-operator
+ * Pareto frontiers, idle and active layouts, setup cost, and T10's
+ * inter-operator memory reconciliation (T10 §4.3.2, Algorithm 1).
+ *
+ * Decisions where T10 is silent (docs/compile.md repeats them):
+ *  - Resident data are an operator's weights and kv-cache inputs (and
+ *    expression tensors that name no graph value: folded constants).  They
+ *    stay in SRAM for the whole run in the operator's idle layout.
+ *  - An idle layout refines one frontier plan (its base): it keeps the base's
+ *    F_op and splits every weight partition a further k ways across the
+ *    base's replicas (k divides the rings R_X, the temporal factors grow by
+ *    k), as T10 Figure 9 suggests.  Setup into the base plan is then an
+ *    all-gather inside each group of k cores: every core receives
+ *    (k - 1) / k of its partition.  Into any other plan a core is charged
+ *    its whole active weight partition (it may hold none of it).
+ *  - Activations live from their producer to their last consumer, stored
+ *    evenly across all cores between operators (ceil(bytes / N) per core).
+ *    An operator's setup also gathers its activation inputs from that even
+ *    layout: a core receives its active partition less the even share it
+ *    already holds.  Outputs are left where the plan computed them; their
+ *    move to the even layout is the consumer's gather, counted once there.
+ *  - Setup time is the bytes one core receives over beta (every core
+ *    receives in parallel, one link each), plus alpha per gather round.
+ *  - Operators outside tensor expressions (vendor ops) run at the vector
+ *    rate on every core: flops / (N R_vec); they hold their inputs and
+ *    outputs in the even layout and need no setup.
+ *  - Sizes use the chip's element size, as the cost model does. */
+#include "rotor/compile/compile.h"
+
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rotor/op/plan.h"
+
+/* An expression tensor's role in the schedule. */
+enum { T_OUTPUT, T_RESIDENT, T_ACTIVATION };
+
+typedef struct op_state {
+    int frontier;              /* -1: vendor */
+    int kind[ROTOR_MAX_TENSORS];
+    int64_t even[ROTOR_MAX_TENSORS]; /* even share per core of each tensor */
+    int64_t live;              /* other activations live while it runs */
+    int64_t vendor_bytes;      /* vendor op: memory while running */
+    int64_t vendor_idle;       /* vendor op: its resident data, even layout */
+    double vendor_s;
+    /* current choice */
+    int active;                /* frontier index, -1: does not fit */
+    int idle_base;
+    int64_t idle_k;
+    int64_t idle_bytes;
+} op_state;
+
+typedef struct compiler {
+    const rotor_graph *g;
+    const rotor_chip *chip;
+    int64_t cores, sram, elem;
+    op_state *st;
+    rotor_frontier *fr;
+    int nfr;
+    char **keys;
+    int *fr_op;        /* per frontier: the first operator of its shape */
+    /* What is known of each frontier beyond its points (frontier_pick):
+     * cov[i][j] is the largest cap under which point j is known to be the
+     * fastest plan of all, none_upto[i] the largest cap known to admit no
+     * plan (-1: none known). */
+    int64_t **cov;
+    int64_t *none_upto;
+    rotor_search_session **sess; /* per frontier, opened at its first capped search */
+} compiler;
+
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* "text|m=32,k=5120,..." identifies an operator shape. */
+static char *shape_key(const rotor_expr *e) {
+    size_t cap = strlen(e->text) + 32 * (size_t)(e->naxes + 1);
+    char *k = malloc(cap);
+    if (!k) return NULL;
+    size_t n = (size_t)snprintf(k, cap, "%s|", e->text);
+    for (int a = 0; a < e->naxes && n < cap; a++)
+        n += (size_t)snprintf(k + n, cap - n, "%s=%lld,", e->axis_name[a], (long long)e->extent[a]);
+    return k;
+}
+
+/* ---- setup -------------------------------------------------------------- */
+
+/* Idle bytes per core of plan c's resident tensors split k further ways. */
+static int64_t idle_bytes_of(const op_state *s, const rotor_expr *e, const rotor_candidate *c,
+                             int64_t k) {
+    int64_t b = 0;
+    for (int t = 0; t < e->ntensors; t++)
+        if (s->kind[t] == T_RESIDENT) {
+            int64_t kt = k < c->info.rings[t] ? k : c->info.rings[t];
+            while (c->info.rings[t] % kt) kt--; /* the largest divisor of R_X not above k */
+            b += ceil_div(c->info.bytes[t], kt);
+        }
+    return b;
+}
+
+/* Setup of operator o into frontier plan j from idle layout (base, k): the
+ * bytes one core receives and the gather rounds (alphas) it pays.  The
+ * simulator's replay emits exactly these (docs/simulator.md, "Replay"). */
+static void setup_need(const op_state *s, const rotor_expr *e, const rotor_frontier *f, int j,
+                       int base, int64_t k, int64_t *bytes, int64_t *nrounds) {
+    const rotor_candidate *c = &f->v[j];
+    int64_t recv = 0, rounds = 0;
+    for (int t = 0; t < e->ntensors; t++) {
+        if (s->kind[t] == T_RESIDENT) {
+            int64_t held = 0;
+            if (base == j) {
+                int64_t kt = k < c->info.rings[t] ? k : c->info.rings[t];
+                while (c->info.rings[t] % kt) kt--;
+                held = ceil_div(c->info.bytes[t], kt);
+                if (kt - 1 > rounds) rounds = kt - 1;
+            } else if (rounds < 1) {
+                rounds = 1;
+            }
+            recv += c->info.bytes[t] - held;
+        } else if (s->kind[t] == T_ACTIVATION) {
+            int64_t need = c->info.bytes[t] - s->even[t];
+            if (need > 0) {
+                recv += need;
+                if (rounds < 1) rounds = 1;
+            }
+        }
+    }
+    *bytes = recv;
+    *nrounds = rounds;
+}
+
+static double setup_time(const compiler *cc, const op_state *s, const rotor_expr *e,
+                         const rotor_frontier *f, int j, int base, int64_t k) {
+    int64_t bytes, rounds;
+    setup_need(s, e, f, j, base, k, &bytes, &rounds);
+    return rotor_compile_setup_s(cc->chip, bytes, rounds);
+}
+
+double rotor_compile_setup_s(const rotor_chip *chip, int64_t bytes, int64_t rounds) {
+    return (double)bytes / rotor_chip_link_bw(chip) + (double)rounds * rotor_chip_link_latency(chip);
+}
+
+/* ---- frontiers ---------------------------------------------------------- */
+
+/* The frontier slot of op's shape, made empty (n = 0) if it is new; the
+ * searches run later, all slots at once (frontiers_search). */
+static rotor_status frontier_slot(compiler *cc, int o, int *out, rotor_error *err) {
+    char *key = shape_key(&cc->g->ops[o].expr);
+    if (!key) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < cc->nfr; i++)
+        if (strcmp(cc->keys[i], key) == 0) {
+            free(key);
+            *out = i;
+            return ROTOR_OK;
+        }
+    rotor_frontier *nf = realloc(cc->fr, (size_t)(cc->nfr + 1) * sizeof *nf);
+    if (nf) cc->fr = nf;
+    char **nk = nf ? realloc(cc->keys, (size_t)(cc->nfr + 1) * sizeof *nk) : NULL;
+    if (nk) cc->keys = nk;
+    int *no = nk ? realloc(cc->fr_op, (size_t)(cc->nfr + 1) * sizeof *no) : NULL;
+    if (no) cc->fr_op = no;
+    if (!no) {
+        free(key);
+        return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    }
+    cc->fr[cc->nfr] = (rotor_frontier){0};
+    cc->keys[cc->nfr] = key;
+    cc->fr_op[cc->nfr] = o;
+    *out = cc->nfr++;
+    return ROTOR_OK;
+}
+
+/* The default frontier cut (docs/compile.md, "Frontiers cut at a time
+ * ratio"): 2x the fastest for plain contractions, whose single-pass frontier
+ * search is cheap up to there; the fastest plan alone (1x) where a tensor has
+ * a compound dimension (convolutions), whose frontier costs one capped
+ * search per point: the rest is searched one cap at a time, where the walk
+ * needs it (frontier_learn). */
+static double default_ratio(const rotor_expr *e) {
+    for (int t = 0; t < e->ntensors; t++)
+        for (int d = 0; d < e->tensors[t].ndims; d++)
+            if (e->tensors[t].dims[d].nterms > 1) return ROTOR_COMPILE_FRONTIER_RATIO_COMPOUND;
+    return ROTOR_COMPILE_FRONTIER_RATIO;
+}
+
+/* Searches frontier i: the plans within `ratio` of the fastest (0: the
+ * default for its shape; negative: the whole frontier), with `threads`
+ * search threads. */
+static rotor_status frontier_search(compiler *cc, int i, double ratio, int threads, rotor_error *err) {
+    const rotor_op *op = &cc->g->ops[cc->fr_op[i]];
+    ratio = ratio > 0 ? ratio : ratio == 0 ? default_ratio(&op->expr) : 0;
+    if (ratio == 1.0 && default_ratio(&op->expr) == ROTOR_COMPILE_FRONTIER_RATIO_COMPOUND) {
+        /* the fastest plan alone, from the session that will search the
+         * rest of this frontier (frontier_learn), so that the plans it
+         * costs seed the capped searches to come */
+        rotor_search_options so = {.threads = threads};
+        rotor_status st = rotor_search_session_open(&op->expr, cc->chip, &so, &cc->sess[i], err);
+        rotor_candidate *v = st ? NULL : malloc(sizeof *v);
+        if (!st && !v) st = rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+        if (!st) st = rotor_search_session_best(cc->sess[i], 0, threads, v, NULL, err);
+        if (st) {
+            free(v);
+            char prefix[160];
+            snprintf(prefix, sizeof prefix, "op '%s' (%s)", op->name, op->type);
+            rotor_error_prefix(err, prefix);
+            return st;
+        }
+        free(cc->fr[i].v);
+        cc->fr[i].n = 1;
+        cc->fr[i].v = v;
+        cc->fr[i].truncated = true;
+        return ROTOR_OK;
+    }
+    rotor_search_options so = {.pareto = true, .pareto_time_ratio = ratio, .threads = threads};
+    rotor_search_result r;
+    rotor_status st = rotor_search(&op->expr, cc->chip, &so, &r, err);
+    if (st) {
+        char prefix[160];
+        snprintf(prefix, sizeof prefix, "op '%s' (%s)", op->name, op->type);
+        rotor_error_prefix(err, prefix);
+        return st;
+    }
+    free(cc->fr[i].v);
+    cc->fr[i].n = r.npareto;
+    cc->fr[i].v = r.pareto; /* taken over from the search result */
+    cc->fr[i].truncated = ratio > 0;
+    return ROTOR_OK;
+}
+
+/* The points of a frontier found so far, and what they tell.  The search
+ * first gives each shape an exact prefix of its frontier (the points within
+ * the time ratio), so point j is the fastest plan of all under any cap from
+ * its own memory up to the previous point's memory - 1 (cov[j]; the
+ * fastest point: any cap).  Below the prefix the walk asks for the fastest
+ * plan under an operator's cap c (Algorithm 1, line 6): one exact search
+ * with memory_cap = c answers it directly (frontier_learn).  That plan is a
+ * frontier point: the frontier's first point with memory <= c is the
+ * fastest plan under the previous point's memory - 1, which includes every
+ * plan under c.  So the walk needs one search per cap it meets, not one
+ * per frontier point it passes (T10 §4.3.2 walks whole frontiers; this is
+ * the same walk, the frontier searched lazily). */
+enum { PICK_NONE = -1, PICK_SEARCH = -2 };
+
+static int frontier_pick(const compiler *cc, int i, int64_t cap) {
+    const rotor_frontier *f = &cc->fr[i];
+    for (int j = 0; j < f->n; j++)
+        if (f->v[j].info.memory <= cap) return cap <= cc->cov[i][j] ? j : PICK_SEARCH;
+    return cap <= cc->none_upto[i] ? PICK_NONE : PICK_SEARCH;
+}
+
+/* Frontier i's points as the initial search left them: an exact prefix,
+ * the whole frontier unless truncated. */
+static rotor_status frontier_know_init(compiler *cc, int i, rotor_error *err) {
+    rotor_frontier *f = &cc->fr[i];
+    free(cc->cov[i]);
+    cc->cov[i] = malloc((size_t)(f->n ? f->n : 1) * sizeof **cc->cov);
+    if (!cc->cov[i]) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    for (int j = 0; j < f->n; j++) cc->cov[i][j] = j ? f->v[j - 1].info.memory - 1 : INT64_MAX;
+    cc->none_upto[i] = f->truncated || f->n == 0 ? -1 : f->v[f->n - 1].info.memory - 1;
+    return ROTOR_OK;
+}
+
+/* The whole rest of frontier i at once, for shapes whose single-pass
+ * frontier search is cheap (plain contractions): the frontier of the plans
+ * leaner than its leanest point, which is the whole frontier's tail (a
+ * frontier restricted to a memory cap is the whole frontier's points under
+ * it).  The frontier is then whole. */
+static rotor_status frontier_tail(compiler *cc, int i, int threads, rotor_error *err) {
+    rotor_frontier *f = &cc->fr[i];
+    const rotor_op *op = &cc->g->ops[cc->fr_op[i]];
+    int64_t below = f->v[f->n - 1].info.memory - 1;
+    rotor_search_options so = {.pareto = true, .threads = threads, .constraints = {.memory_cap = below}};
+    rotor_search_result r = {0};
+    rotor_status st = below > 0 ? rotor_search(&op->expr, cc->chip, &so, &r, err) : ROTOR_ERR_NOFIT;
+    if (st && st != ROTOR_ERR_NOFIT) {
+        char prefix[160];
+        snprintf(prefix, sizeof prefix, "op '%s' (%s)", op->name, op->type);
+        rotor_error_prefix(err, prefix);
+        return st;
+    }
+    int n = st ? 0 : r.npareto;
+    rotor_candidate *v = realloc(f->v, (size_t)(f->n + n + 1) * sizeof *v);
+    if (v) f->v = v;
+    int64_t *cv = v ? realloc(cc->cov[i], (size_t)(f->n + n + 1) * sizeof *cv) : NULL;
+    if (cv) cc->cov[i] = cv;
+    if (!cv) {
+        rotor_search_result_free(&r);
+        return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    }
+    for (int k = 0; k < n; k++) {
+        cv[f->n] = f->v[f->n - 1].info.memory - 1;
+        f->v[f->n++] = r.pareto[k];
+    }
+    rotor_search_result_free(&r);
+    cc->none_upto[i] = f->v[f->n - 1].info.memory - 1;
+    f->truncated = false;
+    return ROTOR_OK;
+}
+
+/* One exact search of frontier i under `cap`: the point it finds joins the
+ * frontier in memory order (or widens the cover of the same point, found
+ * before under a smaller cap), or no plan fits under cap.  A point inserted
+ * before others shifts their indices: the operators' choices in st and
+ * snap (NULL: none) follow. */
+static rotor_status frontier_learn(compiler *cc, int i, int64_t cap, int threads, op_state *snap,
+                                   rotor_error *err) {
+    rotor_frontier *f = &cc->fr[i];
+    const rotor_op *op = &cc->g->ops[cc->fr_op[i]];
+    if (default_ratio(&op->expr) != ROTOR_COMPILE_FRONTIER_RATIO_COMPOUND)
+        return frontier_tail(cc, i, threads, err);
+    rotor_status st = ROTOR_OK;
+    if (!cc->sess[i]) {
+        rotor_search_options so = {.threads = threads};
+        st = rotor_search_session_open(&op->expr, cc->chip, &so, &cc->sess[i], err);
+    }
+    rotor_candidate found;
+    if (!st) st = cap > 0 ? rotor_search_session_best(cc->sess[i], cap, threads, &found, NULL, err) : ROTOR_ERR_NOFIT;
+    if (st == ROTOR_ERR_NOFIT) {
+        if (cap > cc->none_upto[i]) cc->none_upto[i] = cap;
+        return ROTOR_OK;
+    }
+    if (st) {
+        char prefix[160];
+        snprintf(prefix, sizeof prefix, "op '%s' (%s)", op->name, op->type);
+        rotor_error_prefix(err, prefix);
+        return st;
+    }
+    int64_t m = found.info.memory;
+    int at = 0;
+    while (at < f->n && f->v[at].info.memory > m) at++;
+    if (at < f->n && f->v[at].info.memory == m) {
+        if (cap > cc->cov[i][at]) cc->cov[i][at] = cap;
+        return ROTOR_OK;
+    }
+    rotor_candidate *v = realloc(f->v, (size_t)(f->n + 1) * sizeof *v);
+    if (v) f->v = v;
+    int64_t *cv = v ? realloc(cc->cov[i], (size_t)(f->n + 1) * sizeof *cv) : NULL;
+    if (cv) cc->cov[i] = cv;
+    if (!cv) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    memmove(&f->v[at + 1], &f->v[at], (size_t)(f->n - at) * sizeof *f->v);
+    memmove(&cv[at + 1], &cv[at], (size_t)(f->n - at) * sizeof *cv);
+    f->v[at] = found;
+    cv[at] = cap;
+    f->n++;
+    f->truncated = true;
+    for (int copy = 0; copy < (snap ? 2 : 1); copy++)
+        for (int o = 0; o < cc->g->nops; o++) {
+            op_state *s = copy ? &snap[o] : &cc->st[o];
+            if (s->frontier != i) continue;
+            if (s->active >= at) s->active++;
+            if (s->idle_base >= at) s->idle_base++;
+        }
+    return ROTOR_OK;
+}
+
+/* Every slot's frontier.  With at least as many distinct shapes as threads
+ * the shapes run in parallel, one search thread each; otherwise one after
+ * another with every thread.  Searches are deterministic whatever their
+ * thread count, so the result is too; the first failing shape in graph
+ * order is reported. */
+static rotor_status frontiers_search(compiler *cc, const rotor_compile_options *opt, double ratio,
+                                     rotor_error *err) {
+    int threads = opt ? opt->threads : 0;
+    int nthreads = threads > 0 ? threads : omp_get_max_threads();
+    void (*progress)(void *, int, int) = opt ? opt->progress : NULL;
+    if (progress) progress(opt->progress_ctx, 0, cc->nfr);
+    if (cc->nfr < nthreads) {
+        for (int i = 0; i < cc->nfr; i++) {
+            rotor_status st = frontier_search(cc, i, ratio, nthreads, err);
+            if (st) return st;
+            if (progress) progress(opt->progress_ctx, i + 1, cc->nfr);
+        }
+        return ROTOR_OK;
+    }
+    rotor_status *sts = calloc((size_t)cc->nfr, sizeof *sts);
+    rotor_error *errs = calloc((size_t)cc->nfr, sizeof *errs);
+    if (!sts || !errs) {
+        free(sts);
+        free(errs);
+        return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    }
+    int done = 0;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads)
+    for (int i = 0; i < cc->nfr; i++) {
+        sts[i] = frontier_search(cc, i, ratio, 1, &errs[i]);
+        if (progress) {
+#pragma omp critical(rotor_compile_progress)
+            progress(opt->progress_ctx, ++done, cc->nfr);
+        }
+    }
+    rotor_status st = ROTOR_OK;
+    for (int i = 0; i < cc->nfr && !st; i++)
+        if (sts[i]) {
+            st = sts[i];
+            *err = errs[i];
+        }
+    free(sts);
+    free(errs);
+    return st;
+}
+
+/* ---- liveness ----------------------------------------------------------- */
+
+rotor_status rotor_compile_liveness(const rotor_graph *g, int64_t elem, int64_t cores,
+                                    int64_t *live_other, int64_t *live_all, rotor_error *err) {
+    int n = g->nops;
+    int64_t *delta = calloc((size_t)n + 1, sizeof *delta);
+    int *last = malloc(sizeof(int) * (size_t)(g->nvalues ? g->nvalues : 1));
+    if (!delta || !last) {
+        free(delta);
+        free(last);
+        return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    }
+    for (int v = 0; v < g->nvalues; v++) last[v] = -1;
+    for (int o = 0; o < n; o++)
+        for (int i = 0; i < g->ops[o].ninputs; i++) last[g->ops[o].inputs[i]] = o;
+    for (int v = 0; v < g->nvalues; v++) {
+        const rotor_value *x = &g->values[v];
+        if (x->role != ROTOR_ROLE_ACTIVATION) continue;
+        int from = x->producer < 0 ? 0 : x->producer;
+        int to = x->is_output ? n - 1 : (last[v] > from ? last[v] : from);
+        int64_t share = ceil_div(x->elements * elem, cores);
+        delta[from] += share;
+        delta[to + 1] -= share;
+    }
+    int64_t run = 0;
+    for (int o = 0; o < n; o++) {
+        run += delta[o];
+        int64_t own = 0;
+        const rotor_op *op = &g->ops[o];
+        for (int i = 0; i < op->ninputs + op->noutputs; i++) {
+            int v = i < op->ninputs ? op->inputs[i] : op->outputs[i - op->ninputs];
+            bool dup = false;
+            for (int j = 0; j < i && !dup; j++)
+                dup = (j < op->ninputs ? op->inputs[j] : op->outputs[j - op->ninputs]) == v;
+            if (dup || g->values[v].role != ROTOR_ROLE_ACTIVATION) continue;
+            own += ceil_div(g->values[v].elements * elem, cores);
+        }
+        if (live_other) live_other[o] = run - own;
+        if (live_all) live_all[o] = run;
+    }
+    free(delta);
+    free(last);
+    return ROTOR_OK;
+}
+
+/* ---- Algorithm 1 -------------------------------------------------------- */
+
+/* Chooses every operator's active plan for the current idle layouts and
+ * returns the end-to-end time (INFINITY if one does not fit; *misfit then
+ * names the first in graph order and *cap_of its cap).  When the points
+ * found so far cannot tell an operator's fastest fitting plan, before any
+ * misfit, it stops with *need naming the operator and *cap_of its cap: the
+ * caller searches (frontier_learn) and asks again. */
+static double assign_active(compiler *cc, int64_t idle_total, int *misfit, int *need, int64_t *cap_of) {
+    const rotor_graph *g = cc->g;
+    double total = 0;
+    *misfit = -1;
+    *need = -1;
+    for (int o = 0; o < g->nops; o++) {
+        op_state *s = &cc->st[o];
+        int64_t cap = cc->sram - (idle_total - s->idle_bytes) - s->live;
+        if (s->frontier < 0) {
+            if (s->vendor_bytes > cap) {
+                if (*misfit < 0) {
+                    *misfit = o;
+                    *cap_of = cap;
+                }
+                s->active = -1;
+                total = INFINITY;
+                continue;
+            }
+            s->active = 0;
+            total += s->vendor_s;
+            continue;
+        }
+        const rotor_frontier *f = &cc->fr[s->frontier];
+        s->active = frontier_pick(cc, s->frontier, cap);
+        if (s->active == PICK_SEARCH && *misfit < 0) {
+            *need = o;
+            *cap_of = cap;
+            return INFINITY;
+        }
+        if (s->active < 0) {
+            s->active = -1;
+            if (*misfit < 0) {
+                *misfit = o;
+                *cap_of = cap;
+            }
+            total = INFINITY;
+            continue;
+        }
+        total += f->v[s->active].cost.total +
+                 setup_time(cc, s, &g->ops[o].expr, f, s->active, s->idle_base, s->idle_k);
+    }
+    return total;
+}
+
+/* The move with the highest -dT_S / dM_I: some operator's idle layout
+ * refining its current active plan with a smaller split.  Returns false
+ * when none reduces setup within the SRAM. */
+static bool best_move(compiler *cc, int64_t idle_total, int *mo, int64_t *mk, int64_t *mbytes) {
+    const rotor_graph *g = cc->g;
+    double best = 0;
+    bool found = false;
+    for (int o = 0; o < g->nops; o++) {
+        op_state *s = &cc->st[o];
+        if (s->frontier < 0 || s->active < 0) continue;
+        const rotor_frontier *f = &cc->fr[s->frontier];
+        const rotor_expr *e = &g->ops[o].expr;
+        const rotor_candidate *c = &f->v[s->active];
+        double now = setup_time(cc, s, e, f, s->active, s->idle_base, s->idle_k);
+        int64_t rmax = 1;
+        for (int t = 0; t < e->ntensors; t++)
+            if (s->kind[t] == T_RESIDENT && c->info.rings[t] > rmax) rmax = c->info.rings[t];
+        for (int64_t k = 1; k <= rmax; k++) {
+            if (rmax % k) continue;
+            int64_t b = idle_bytes_of(s, e, c, k);
+            int64_t dm = b - s->idle_bytes;
+            if (dm <= 0 || idle_total + dm > cc->sram) continue;
+            double dt = now - setup_time(cc, s, e, f, s->active, s->active, k);
+            if (dt <= 0) continue;
+            double ratio = dt / (double)dm;
+            if (!found || ratio > best) {
+                best = ratio;
+                found = true;
+                *mo = o;
+                *mk = k;
+                *mbytes = b;
+            }
+        }
+    }
+    return found;
+}
+
+static void fill_schedule(const compiler *cc, rotor_compile_result *out) {
+    const rotor_graph *g = cc->g;
+    out->total_s = out->setup_s = out->compute_s = out->comm_s = out->reduction_s = 0;
+    out->vendor_s = 0;
+    out->idle_bytes = 0;
+    out->peak_bytes = 0;
+    for (int o = 0; o < g->nops; o++) out->idle_bytes += cc->st[o].idle_bytes;
+    for (int o = 0; o < g->nops; o++) {
+        const op_state *s = &cc->st[o];
+        rotor_op_schedule *r = &out->ops[o];
+        memset(r, 0, sizeof *r);
+        r->op = o;
+        r->frontier = s->frontier;
+        r->active = s->active;
+        r->idle_base = s->idle_base;
+        r->idle_split = s->idle_k;
+        r->idle_bytes = s->idle_bytes;
+        r->live_bytes = s->live;
+        if (s->frontier < 0) {
+            r->vendor = true;
+            r->active_bytes = s->vendor_bytes;
+            r->exec_s = r->compute_s = s->vendor_s;
+            out->vendor_s += s->vendor_s;
+        } else {
+            const rotor_frontier *f = &cc->fr[s->frontier];
+            const rotor_candidate *c = &f->v[s->active];
+            r->active_bytes = c->info.memory;
+            r->exec_s = c->cost.total;
+            r->compute_s = c->cost.compute;
+            r->comm_s = c->cost.comm;
+            r->reduction_s = c->cost.reduction;
+            setup_need(s, &g->ops[o].expr, f, s->active, s->idle_base, s->idle_k, &r->setup_bytes,
+                       &r->setup_rounds);
+            r->setup_s = rotor_compile_setup_s(cc->chip, r->setup_bytes, r->setup_rounds);
+            out->compute_s += r->compute_s;
+            out->comm_s += r->comm_s;
+            out->reduction_s += r->reduction_s;
+            out->setup_s += r->setup_s;
+        }
+        out->total_s += r->exec_s + r->setup_s;
+        int64_t peak = out->idle_bytes - s->idle_bytes + s->live + r->active_bytes;
+        if (peak > out->peak_bytes) out->peak_bytes = peak;
+    }
+}
+
+static rotor_status prepare(compiler *cc, const rotor_compile_options *opt, int *searches,
+                            rotor_error *err) {
+    const rotor_graph *g = cc->g;
+    for (int o = 0; o < g->nops; o++) {
+        const rotor_op *op = &g->ops[o];
+        op_state *s = &cc->st[o];
+        s->idle_k = 1;
+        if (op->vendor) {
+            s->frontier = -1;
+            s->vendor_s = op->flops / ((double)cc->cores * rotor_chip_vector_rate(cc->chip));
+            for (int i = 0; i < op->ninputs + op->noutputs; i++) {
+                int v = i < op->ninputs ? op->inputs[i] : op->outputs[i - op->ninputs];
+                int64_t share = ceil_div(g->values[v].elements * cc->elem, cc->cores);
+                if (g->values[v].role == ROTOR_ROLE_ACTIVATION) s->vendor_bytes += share;
+                else s->vendor_idle += share;
+            }
+            s->idle_bytes = s->vendor_idle;
+            continue;
+        }
+        const rotor_expr *e = &op->expr;
+        for (int t = 0; t < e->ntensors; t++) {
+            int v = op->tensor_value[t];
+            if (t == 0) s->kind[t] = T_OUTPUT;
+            else if (v < 0 || g->values[v].role != ROTOR_ROLE_ACTIVATION) s->kind[t] = T_RESIDENT;
+            else s->kind[t] = T_ACTIVATION;
+            int64_t n = rotor_tensor_elements(e, t);
+            int64_t bytes;
+            if (!rotor_mul_i64(n, cc->elem, &bytes))
+                return rotor_fail(err, ROTOR_ERR_INPUT, "op '%s' (%s): tensor %s overflows 64 bits",
+                                  op->name, op->type, e->tensors[t].name);
+            s->even[t] = ceil_div(bytes, cc->cores);
+        }
+        rotor_status st = frontier_slot(cc, o, &s->frontier, err);
+        if (st) return st;
+    }
+    cc->sess = calloc((size_t)(cc->nfr ? cc->nfr : 1), sizeof *cc->sess);
+    if (!cc->sess) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    rotor_status st = frontiers_search(cc, opt, opt ? opt->frontier_ratio : 0, err);
+    if (st) return st;
+    *searches = cc->nfr;
+    cc->cov = calloc((size_t)(cc->nfr ? cc->nfr : 1), sizeof *cc->cov);
+    cc->none_upto = malloc((size_t)(cc->nfr ? cc->nfr : 1) * sizeof *cc->none_upto);
+    if (!cc->cov || !cc->none_upto) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < cc->nfr; i++)
+        if ((st = frontier_know_init(cc, i, err))) return st;
+    for (int o = 0; o < g->nops; o++) {
+        op_state *s = &cc->st[o];
+        if (s->frontier < 0) continue;
+        const rotor_expr *e = &g->ops[o].expr;
+        /* Algorithm 1, line 3: the memory-minimal idle layout over every
+         * frontier plan and split (ties: the first plan, the largest k). */
+        const rotor_frontier *f = &cc->fr[s->frontier];
+        s->idle_bytes = INT64_MAX;
+        for (int j = 0; j < f->n; j++) {
+            int64_t rmax = 1;
+            for (int t = 0; t < e->ntensors; t++)
+                if (s->kind[t] == T_RESIDENT && f->v[j].info.rings[t] > rmax) rmax = f->v[j].info.rings[t];
+            int64_t b = idle_bytes_of(s, e, &f->v[j], rmax);
+            if (b < s->idle_bytes) {
+                s->idle_bytes = b;
+                s->idle_base = j;
+                s->idle_k = rmax;
+            }
+        }
+    }
+    return ROTOR_OK;
+}
+
+rotor_status rotor_compile(const rotor_graph *g, const rotor_chip *chip,
+                           const rotor_compile_options *opt, rotor_compile_result *out,
+                           rotor_error *err) {
+    memset(out, 0, sizeof *out);
+    compiler cc = {.g = g, .chip = chip};
+    cc.cores = rotor_chip_cores(chip);
+    cc.sram = chip->sram_bytes;
+    cc.elem = chip->element_bytes;
+    if (g->nops == 0) return rotor_fail(err, ROTOR_ERR_INPUT, "compile: the graph '%s' has no operators", g->name);
+    cc.st = calloc((size_t)g->nops, sizeof *cc.st);
+    out->ops = calloc((size_t)g->nops, sizeof *out->ops);
+    rotor_status st = ROTOR_OK;
+    if (!cc.st || !out->ops) st = rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    if (!st) st = prepare(&cc, opt, &out->searches, err);
+    int64_t *live = st ? NULL : malloc(sizeof(int64_t) * (size_t)g->nops);
+    if (!st && !live) st = rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    if (!st) st = rotor_compile_liveness(g, cc.elem, cc.cores, live, NULL, err);
+    for (int o = 0; !st && o < g->nops; o++) cc.st[o].live = live[o];
+    free(live);
+
+    int cap_curve = 64;
+    int64_t idle_total = 0;
+    if (!st) {
+        out->curve = malloc((size_t)cap_curve * sizeof *out->curve);
+        if (!out->curve) st = rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+        for (int o = 0; o < g->nops; o++) idle_total += cc.st[o].idle_bytes;
+    }
+    /* Algorithm 1: keep the best end-to-end time over the greedy walk. */
+    op_state *best = st ? NULL : malloc((size_t)g->nops * sizeof *best);
+    if (!st && !best) st = rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    double best_t = INFINITY;
+    int first_misfit = -1;
+    int64_t first_cap = 0;
+    int threads = opt ? opt->threads : 0;
+    while (!st) {
+        int misfit, need;
+        int64_t cap_of = 0;
+        double t = assign_active(&cc, idle_total, &misfit, &need, &cap_of);
+        if (need >= 0) {
+            /* the points found so far cannot tell: search under its cap */
+            st = frontier_learn(&cc, cc.st[need].frontier, cap_of, threads, best, err);
+            out->searches++;
+            continue;
+        }
+        if (out->ncurve == 0) {
+            first_misfit = misfit;
+            first_cap = cap_of;
+        }
+        if (out->ncurve == cap_curve) {
+            cap_curve *= 2;
+            rotor_curve_point *nc = realloc(out->curve, (size_t)cap_curve * sizeof *nc);
+            if (!nc) {
+                st = rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+                break;
+            }
+            out->curve = nc;
+        }
+        out->curve[out->ncurve].idle_bytes = idle_total;
+        out->curve[out->ncurve].total_s = t;
+        out->ncurve++;
+        if (t < best_t) {
+            best_t = t;
+            memcpy(best, cc.st, (size_t)g->nops * sizeof *best);
+        }
+        if (misfit >= 0) break; /* more idle memory leaves even less room */
+        int mo;
+        int64_t mk, mb;
+        if (!best_move(&cc, idle_total, &mo, &mk, &mb)) break;
+        idle_total += mb - cc.st[mo].idle_bytes;
+        cc.st[mo].idle_bytes = mb;
+        cc.st[mo].idle_base = cc.st[mo].active;
+        cc.st[mo].idle_k = mk;
+    }
+    int64_t first_short = 0;
+    if (!st && !isfinite(best_t)) {
+        /* the shortfall is against the operator's leanest plan: the end of
+         * its whole frontier, searched now point by point if need be */
+        int fi = cc.st[first_misfit].frontier;
+        first_short = cc.st[first_misfit].vendor_bytes - first_cap;
+        while (fi >= 0 && !st) {
+            rotor_frontier *f = &cc.fr[fi];
+            int64_t below = f->v[f->n - 1].info.memory - 1;
+            if (below <= cc.none_upto[fi]) break;
+            st = frontier_learn(&cc, fi, below, threads, NULL, err);
+            out->searches++;
+        }
+        if (fi >= 0) first_short = cc.fr[fi].v[cc.fr[fi].n - 1].info.memory - first_cap;
+    }
+    if (!st && !isfinite(best_t)) {
+        const rotor_op *op = &g->ops[first_misfit];
+        st = rotor_fail(err, ROTOR_ERR_NOFIT,
+                        "the model does not fit in %lld bytes of SRAM per core: op '%s' (%s) "
+                        "lacks %lld bytes per core for its leanest plan (idle %lld B of every "
+                        "operator, %lld B of live activations)",
+                        (long long)cc.sram, op->name, op->type, (long long)first_short,
+                        (long long)idle_total, (long long)cc.st[first_misfit].live);
+    }
+    if (!st) {
+        memcpy(cc.st, best, (size_t)g->nops * sizeof *best);
+        out->nops = g->nops;
+        fill_schedule(&cc, out);
+    }
+    free(best);
+    free(cc.st);
+    for (int i = 0; i < cc.nfr; i++) {
+        free(cc.keys[i]);
+        if (cc.cov) free(cc.cov[i]);
+        if (cc.sess) rotor_search_session_close(cc.sess[i]);
+    }
+    free(cc.sess);
+    free(cc.cov);
+    free(cc.none_upto);
+    free(cc.keys);
+    free(cc.fr_op);
+    out->frontiers = cc.fr;
+    out->nfrontiers = cc.nfr;
+    if (st) rotor_compile_result_free(out);
+    return st;
+}
+
+void rotor_compile_result_free(rotor_compile_result *r) {
+    if (!r) return;
+    for (int i = 0; i < r->nfrontiers; i++) free(r->frontiers[i].v);
+    free(r->frontiers);
+    free(r->ops);
+    free(r->curve);
+    memset(r, 0, sizeof *r);
+}

@@ -1,0 +1,349 @@
+/* program.c — writing and reading "rotor-program" JSON
+ * (docs/program-format.md).  The placement of an active plan is recorded by
+ * its summary (the factor chain of every axis and the ring count of every
+ * tensor): place.c derives the whole core map from the plan, and the reader
+ * checks that it still does so identically. */
+#include "rotor/compile/program.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "op/planjson.h"
+#include "rotor/op/place.h"
+
+#define PROGRAM_FORMAT "rotor-program"
+#define PLACEMENT_ALGORITHM "nested-rings-v1"
+
+/* ---- writing ------------------------------------------------------------ */
+
+static rotor_status placement_json(const rotor_expr *e, const rotor_plan *p,
+                                   const rotor_plan_info *info, cJSON **out, rotor_error *err) {
+    rotor_place *pl;
+    rotor_status st = rotor_place_make(e, p, info, &pl, err);
+    if (st) return st;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "algorithm", PLACEMENT_ALGORITHM);
+    cJSON *chains = cJSON_AddObjectToObject(o, "chains");
+    for (int a = 0; a < e->naxes; a++) {
+        int64_t radix[64];
+        int q = rotor_place_digits(pl, a, radix);
+        cJSON *arr = cJSON_AddArrayToObject(chains, e->axis_name[a]);
+        for (int i = 0; i < q; i++) cJSON_AddItemToArray(arr, rotor_json_int(radix[i]));
+    }
+    cJSON *rings = cJSON_AddObjectToObject(o, "rings");
+    for (int t = 0; t < e->ntensors; t++)
+        cJSON_AddItemToObject(rings, e->tensors[t].name, rotor_json_int(rotor_place_ring_count(pl, t)));
+    rotor_place_free(pl);
+    *out = o;
+    return ROTOR_OK;
+}
+
+static cJSON *num_or_null(double d) { return isfinite(d) ? rotor_json_num(d) : cJSON_CreateNull(); }
+
+rotor_status rotor_program_write(const rotor_graph *g, const rotor_chip *chip,
+                                 const rotor_compile_result *r, char **out, rotor_error *err) {
+    *out = NULL;
+    cJSON *root = cJSON_CreateObject();
+    if (!root) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    cJSON_AddStringToObject(root, "format", PROGRAM_FORMAT);
+    cJSON_AddItemToObject(root, "version", rotor_json_int(ROTOR_PROGRAM_VERSION));
+    cJSON_AddStringToObject(root, "model", g->name);
+    cJSON_AddStringToObject(root, "chip", chip->name);
+    cJSON_AddItemToObject(root, "cores", rotor_json_int(rotor_chip_cores(chip)));
+    cJSON_AddItemToObject(root, "sram_bytes", rotor_json_int(chip->sram_bytes));
+    cJSON_AddStringToObject(root, "cost_model", "v1");
+    cJSON *tot = cJSON_AddObjectToObject(root, "totals");
+    cJSON_AddItemToObject(tot, "total_s", rotor_json_num(r->total_s));
+    cJSON_AddItemToObject(tot, "setup_s", rotor_json_num(r->setup_s));
+    cJSON_AddItemToObject(tot, "compute_s", rotor_json_num(r->compute_s));
+    cJSON_AddItemToObject(tot, "communication_s", rotor_json_num(r->comm_s));
+    cJSON_AddItemToObject(tot, "reduction_s", rotor_json_num(r->reduction_s));
+    cJSON_AddItemToObject(tot, "vendor_s", rotor_json_num(r->vendor_s));
+    cJSON_AddItemToObject(tot, "idle_bytes", rotor_json_int(r->idle_bytes));
+    cJSON_AddItemToObject(tot, "peak_bytes", rotor_json_int(r->peak_bytes));
+    cJSON *curve = cJSON_AddArrayToObject(root, "curve");
+    for (int i = 0; i < r->ncurve; i++) {
+        cJSON *pt = cJSON_CreateArray();
+        cJSON_AddItemToArray(pt, rotor_json_int(r->curve[i].idle_bytes));
+        cJSON_AddItemToArray(pt, num_or_null(r->curve[i].total_s));
+        cJSON_AddItemToArray(curve, pt);
+    }
+    cJSON *ops = cJSON_AddArrayToObject(root, "operators");
+    for (int o = 0; o < r->nops; o++) {
+        const rotor_op_schedule *s = &r->ops[o];
+        const rotor_op *op = &g->ops[s->op];
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddItemToArray(ops, x);
+        cJSON_AddStringToObject(x, "name", op->name);
+        cJSON_AddStringToObject(x, "type", op->type);
+        cJSON_AddBoolToObject(x, "vendor", s->vendor);
+        cJSON_AddItemToObject(x, "setup_s", rotor_json_num(s->setup_s));
+        cJSON_AddItemToObject(x, "exec_s", rotor_json_num(s->exec_s));
+        if (!s->vendor) {
+            cJSON_AddItemToObject(x, "setup_bytes", rotor_json_int(s->setup_bytes));
+            cJSON_AddItemToObject(x, "setup_rounds", rotor_json_int(s->setup_rounds));
+        }
+        cJSON_AddItemToObject(x, "live_bytes", rotor_json_int(s->live_bytes));
+        cJSON_AddItemToObject(x, "idle_bytes", rotor_json_int(s->idle_bytes));
+        cJSON_AddItemToObject(x, "active_bytes", rotor_json_int(s->active_bytes));
+        if (s->vendor) continue;
+        const rotor_expr *e = &op->expr;
+        const rotor_frontier *f = &r->frontiers[s->frontier];
+        const rotor_candidate *c = &f->v[s->active];
+        cJSON_AddStringToObject(x, "expr", e->text);
+        cJSON_AddItemToObject(x, "dims", rotor_json_per_axis(e, e->extent));
+        cJSON *act = cJSON_AddObjectToObject(x, "active");
+        cJSON_AddItemToObject(act, "plan", rotor_json_plan(e, &c->plan));
+        cJSON_AddItemToObject(act, "time", rotor_json_time(&c->cost));
+        cJSON_AddItemToObject(act, "memory_bytes", rotor_json_int(c->info.memory));
+        cJSON *place = NULL;
+        rotor_status st = placement_json(e, &c->plan, &c->info, &place, err);
+        if (st) {
+            char prefix[160];
+            snprintf(prefix, sizeof prefix, "op '%s'", op->name);
+            rotor_error_prefix(err, prefix);
+            cJSON_Delete(root);
+            return st;
+        }
+        cJSON_AddItemToObject(act, "placement", place);
+        cJSON *idle = cJSON_AddObjectToObject(x, "idle");
+        cJSON_AddItemToObject(idle, "plan", rotor_json_plan(e, &f->v[s->idle_base].plan));
+        cJSON_AddItemToObject(idle, "split", rotor_json_int(s->idle_split));
+        cJSON_AddItemToObject(idle, "bytes", rotor_json_int(s->idle_bytes));
+    }
+    *out = cJSON_Print(root);
+    cJSON_Delete(root);
+    return *out ? ROTOR_OK : rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+}
+
+/* ---- reading ------------------------------------------------------------ */
+
+typedef struct reader {
+    const char *label;
+    char where[192];
+    rotor_error *err;
+} reader;
+
+static rotor_status bad(reader *rd, const char *field, const char *what) {
+    return rotor_fail(rd->err, ROTOR_ERR_INPUT, "%s: %s%s%s: %s", rd->label, rd->where,
+                      *rd->where && *field ? "." : "", field, what);
+}
+
+static rotor_status get_num(reader *rd, const cJSON *obj, const char *field, double *out) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, field);
+    if (!v) return bad(rd, field, "missing");
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < 0)
+        return bad(rd, field, "expected a non-negative number");
+    *out = v->valuedouble;
+    return ROTOR_OK;
+}
+
+static rotor_status get_int(reader *rd, const cJSON *obj, const char *field, int64_t lo, int64_t *out) {
+    double d;
+    rotor_status st = get_num(rd, obj, field, &d);
+    if (st) return st;
+    if (d != floor(d) || d < (double)lo || d > 9e15) return bad(rd, field, "expected an integer in range");
+    *out = (int64_t)d;
+    return ROTOR_OK;
+}
+
+static rotor_status get_str(reader *rd, const cJSON *obj, const char *field, const char **out) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, field);
+    if (!v) return bad(rd, field, "missing");
+    if (!cJSON_IsString(v)) return bad(rd, field, "expected a string");
+    *out = v->valuestring;
+    return ROTOR_OK;
+}
+
+static bool close_rel(double a, double b) { return fabs(a - b) <= 1e-9 * fmax(fabs(a), fabs(b)) + 1e-18; }
+
+static rotor_status read_op(reader *rd, const cJSON *x, const rotor_chip *chip, rotor_program_op *op) {
+    rotor_status st;
+    const char *name, *type;
+    if (!cJSON_IsObject(x)) return bad(rd, "", "expected an object");
+    if ((st = get_str(rd, x, "name", &name)) || (st = get_str(rd, x, "type", &type))) return st;
+    if (strlen(type) >= sizeof op->type) return bad(rd, "type", "too long");
+    op->name = strdup(name);
+    if (!op->name) return rotor_fail(rd->err, ROTOR_ERR_NOMEM, "out of memory");
+    snprintf(op->type, sizeof op->type, "%s", type);
+    const cJSON *vend = cJSON_GetObjectItemCaseSensitive(x, "vendor");
+    if (!cJSON_IsBool(vend)) return bad(rd, "vendor", vend ? "expected true or false" : "missing");
+    op->vendor = cJSON_IsTrue(vend);
+    if ((st = get_num(rd, x, "setup_s", &op->setup_s)) || (st = get_num(rd, x, "exec_s", &op->exec_s)) ||
+        (st = get_int(rd, x, "live_bytes", 0, &op->live_bytes)) ||
+        (st = get_int(rd, x, "idle_bytes", 0, &op->idle_bytes)))
+        return st;
+    if (op->vendor) return ROTOR_OK;
+    if ((st = get_int(rd, x, "setup_bytes", 0, &op->setup_bytes)) ||
+        (st = get_int(rd, x, "setup_rounds", 0, &op->setup_rounds)))
+        return st;
+    double want_setup = rotor_compile_setup_s(chip, op->setup_bytes, op->setup_rounds);
+    if (!close_rel(op->setup_s, want_setup)) {
+        char msg[200];
+        snprintf(msg, sizeof msg, "%.6g s does not match setup_bytes and setup_rounds (%.6g s)",
+                 op->setup_s, want_setup);
+        return bad(rd, "setup_s", msg);
+    }
+
+    const char *text;
+    if ((st = get_str(rd, x, "expr", &text))) return st;
+    const cJSON *dims = cJSON_GetObjectItemCaseSensitive(x, "dims");
+    if (!cJSON_IsObject(dims)) return bad(rd, "dims", dims ? "expected an object" : "missing");
+    char dtext[1024];
+    size_t n = 0;
+    dtext[0] = '\0';
+    const cJSON *d;
+    cJSON_ArrayForEach(d, dims) {
+        if (!cJSON_IsNumber(d) || d->valuedouble != floor(d->valuedouble) || d->valuedouble < 1 ||
+            d->valuedouble > 9e15)
+            return bad(rd, "dims", "expected positive integer extents");
+        n += (size_t)snprintf(dtext + n, sizeof dtext - n, "%s%s=%lld", n ? "," : "", d->string,
+                              (long long)d->valuedouble);
+        if (n >= sizeof dtext) return bad(rd, "dims", "too long");
+    }
+    rotor_error e2;
+    if (rotor_expr_make(text, dtext, &op->expr, &e2)) return bad(rd, "expr", e2.msg);
+    const rotor_expr *e = &op->expr;
+
+    const cJSON *act = cJSON_GetObjectItemCaseSensitive(x, "active");
+    if (!cJSON_IsObject(act)) return bad(rd, "active", act ? "expected an object" : "missing");
+    char where[256];
+    snprintf(where, sizeof where, "%s.active.plan", rd->where);
+    if ((st = rotor_json_read_plan(cJSON_GetObjectItemCaseSensitive(act, "plan"), e, rd->label, where,
+                                   &op->active, rd->err)))
+        return st;
+    if (rotor_cost_plan(rotor_cost_model_default(), e, chip, &op->active, &op->active_info,
+                        &op->active_cost, &e2))
+        return bad(rd, "active.plan", e2.msg);
+    if (!close_rel(op->exec_s, op->active_cost.total)) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "%.6g s does not match the plan's %.6g s", op->exec_s,
+                 op->active_cost.total);
+        return bad(rd, "exec_s", msg);
+    }
+    int64_t mem;
+    if ((st = get_int(rd, act, "memory_bytes", 1, &mem))) return st;
+    if (mem != op->active_info.memory) return bad(rd, "active.memory_bytes", "does not match the plan");
+
+    /* the placement summary must be what place.c derives from the plan */
+    const cJSON *pj = cJSON_GetObjectItemCaseSensitive(act, "placement");
+    if (!cJSON_IsObject(pj)) return bad(rd, "active.placement", pj ? "expected an object" : "missing");
+    const cJSON *alg = cJSON_GetObjectItemCaseSensitive(pj, "algorithm");
+    if (!cJSON_IsString(alg) || strcmp(alg->valuestring, PLACEMENT_ALGORITHM) != 0)
+        return bad(rd, "active.placement.algorithm", "expected \"" PLACEMENT_ALGORITHM "\"");
+    cJSON *want = NULL;
+    if (placement_json(e, &op->active, &op->active_info, &want, &e2))
+        return bad(rd, "active.plan", e2.msg);
+    /* compared as text: the writer's integers are raw items, parsed ones numbers */
+    bool same = true;
+    for (int i = 0; i < 2 && same; i++) {
+        const char *key = i ? "rings" : "chains";
+        char *a = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(pj, key));
+        char *b = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(want, key));
+        same = a && b && strcmp(a, b) == 0;
+        free(a);
+        free(b);
+    }
+    cJSON_Delete(want);
+    if (!same) return bad(rd, "active.placement", "does not match the placement of the plan");
+
+    const cJSON *idle = cJSON_GetObjectItemCaseSensitive(x, "idle");
+    if (!cJSON_IsObject(idle)) return bad(rd, "idle", idle ? "expected an object" : "missing");
+    snprintf(where, sizeof where, "%s.idle.plan", rd->where);
+    if ((st = rotor_json_read_plan(cJSON_GetObjectItemCaseSensitive(idle, "plan"), e, rd->label, where,
+                                   &op->idle_base, rd->err)))
+        return st;
+    rotor_plan_info info;
+    if (rotor_plan_derive(e, chip, &op->idle_base, &info, &e2)) return bad(rd, "idle.plan", e2.msg);
+    if ((st = get_int(rd, idle, "split", 1, &op->idle_split))) return st;
+    int64_t ib;
+    if ((st = get_int(rd, idle, "bytes", 0, &ib))) return st;
+    if (ib != op->idle_bytes) return bad(rd, "idle.bytes", "differs from idle_bytes");
+    return ROTOR_OK;
+}
+
+rotor_status rotor_program_parse(const char *text, const char *label, const rotor_chip *chip,
+                                 rotor_program *out, rotor_error *err) {
+    memset(out, 0, sizeof *out);
+    cJSON *root = cJSON_Parse(text);
+    if (!root) return rotor_fail(err, ROTOR_ERR_INPUT, "%s: not valid JSON", label);
+    reader rd = {.label = label, .err = err};
+    rotor_status st = ROTOR_OK;
+    const char *s;
+    int64_t ver = 0, cores = 0;
+    const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(root, "format");
+    if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, PROGRAM_FORMAT) != 0)
+        st = bad(&rd, "format", "expected \"" PROGRAM_FORMAT "\"");
+    else if ((st = get_int(&rd, root, "version", 0, &ver)))
+        ;
+    else if (ver != ROTOR_PROGRAM_VERSION)
+        st = rotor_fail(err, ROTOR_ERR_INPUT, "%s: version: %lld is not %d, the version this rotor reads",
+                        label, (long long)ver, ROTOR_PROGRAM_VERSION);
+    else if ((st = get_str(&rd, root, "model", &s)))
+        ;
+    else {
+        snprintf(out->model, sizeof out->model, "%s", s);
+        if (!(st = get_str(&rd, root, "chip", &s))) snprintf(out->chip, sizeof out->chip, "%s", s);
+    }
+    if (!st && !(st = get_int(&rd, root, "cores", 1, &cores)) && cores != rotor_chip_cores(chip))
+        st = rotor_fail(err, ROTOR_ERR_INPUT, "%s: cores: the program is for %lld cores, the chip has %lld",
+                        label, (long long)cores, (long long)rotor_chip_cores(chip));
+    out->cores = cores;
+    const cJSON *tot = st ? NULL : cJSON_GetObjectItemCaseSensitive(root, "totals");
+    if (!st && !cJSON_IsObject(tot)) st = bad(&rd, "totals", tot ? "expected an object" : "missing");
+    if (!st) {
+        snprintf(rd.where, sizeof rd.where, "totals");
+        if ((st = get_num(&rd, tot, "total_s", &out->total_s)) ||
+            (st = get_num(&rd, tot, "setup_s", &out->setup_s)) ||
+            (st = get_num(&rd, tot, "compute_s", &out->compute_s)) ||
+            (st = get_num(&rd, tot, "communication_s", &out->comm_s)) ||
+            (st = get_num(&rd, tot, "reduction_s", &out->reduction_s)) ||
+            (st = get_num(&rd, tot, "vendor_s", &out->vendor_s)) ||
+            (st = get_int(&rd, tot, "idle_bytes", 0, &out->idle_bytes)) ||
+            (st = get_int(&rd, tot, "peak_bytes", 0, &out->peak_bytes))) {
+            /* st names the field */
+        }
+        rd.where[0] = '\0';
+    }
+    const cJSON *ops = st ? NULL : cJSON_GetObjectItemCaseSensitive(root, "operators");
+    if (!st && (!cJSON_IsArray(ops) || cJSON_GetArraySize(ops) < 1))
+        st = bad(&rd, "operators", ops ? "expected a non-empty array" : "missing");
+    if (!st) {
+        int n = cJSON_GetArraySize(ops);
+        out->ops = calloc((size_t)n, sizeof *out->ops);
+        if (!out->ops) st = rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+        else out->nops = n;
+        double sum = 0;
+        for (int i = 0; !st && i < n; i++) {
+            snprintf(rd.where, sizeof rd.where, "operators[%d]", i);
+            st = read_op(&rd, cJSON_GetArrayItem(ops, i), chip, &out->ops[i]);
+            sum += out->ops[i].setup_s + out->ops[i].exec_s;
+        }
+        rd.where[0] = '\0';
+        if (!st && !close_rel(sum, out->total_s))
+            st = bad(&rd, "totals.total_s", "is not the sum of the operators' setup and exec times");
+    }
+    cJSON_Delete(root);
+    if (st) rotor_program_free(out);
+    return st;
+}
+
+rotor_status rotor_program_read(const char *path, const rotor_chip *chip, rotor_program *out,
+                                rotor_error *err) {
+    memset(out, 0, sizeof *out);
+    char *text;
+    rotor_status st = rotor_json_read_text(path, &text, err);
+    if (st) return st;
+    st = rotor_program_parse(text, path, chip, out, err);
+    free(text);
+    return st;
+}
+
+void rotor_program_free(rotor_program *p) {
+    if (!p) return;
+    for (int i = 0; i < p->nops; i++) free(p->ops[i].name);
+    free(p->ops);
+    memset(p, 0, sizeof *p);
+}

@@ -1,0 +1,630 @@
+/* schedule.c — a model on a chip with HBM, as Elk's operator sequence
+ * (Elk §3-§4, §6.1), and one preload design run on it.
+ *
+ * Decisions where Elk is silent (docs/schedule.md repeats them):
+ *  - Tensor parallelism, Megatron style, decided operator by operator from
+ *    the graph alone.  A value is "split" or "whole" on each chip.  An
+ *    operator with an HBM tensor H (a weight or the KV cache) is split on a
+ *    reduced axis of H when H is a weight and an activation input is already
+ *    split (the row-parallel half of a Megatron pair: an all-reduce makes
+ *    the output whole), otherwise on an axis H shares with the output (the
+ *    column-parallel half, or attention by batch or heads: the output stays
+ *    split).  An operator without an HBM tensor is split on an output axis
+ *    when an input is split, and runs whole on every chip otherwise.  Which
+ *    of several eligible axes is cut does not change a shard's FLOPs or HBM
+ *    bytes, only its shape: axes every input shares come first (attention
+ *    by batch or heads, not by sequence), then axes the degree divides, then
+ *    the longest.
+ *  - The all-reduce is a ring over the T chips of the whole output Y:
+ *    2 (T - 1) / T bytes(Y) per chip, each chip's share of the aggregate
+ *    inter-chip bandwidth being 1 / T of it, plus 2 (T - 1) link latencies.
+ *    It is part of the operator's execution, in every plan.
+ *  - A shard's execute-state plans are its whole Pareto frontier from the
+ *    exact search on one chip; the plan's P (preload.h's share) is R_H, the
+ *    rings of the HBM tensor (cores holding each of its bytes), and its
+ *    traffic is what cost-model v1 moves into a core: shifts and the
+ *    reduction's received bytes.
+ *  - Vendor operators have one plan: cost at the vector rate as compile.c
+ *    does, every value spread evenly; a Gather reads from HBM only the rows
+ *    it writes.
+ *  - Identical layers: operators named "l<N>.<name>" (the zoo's names) form
+ *    layer instances; instances with the same sequence of shard shapes and
+ *    HBM bytes share a layer id (Elk §4.4 reorders them together). */
+#include "rotor/hbm/schedule.h"
+
+#include "rotor/sim/replay.h"
+
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+const char *rotor_shard_name(rotor_shard s) {
+    switch (s) {
+    case ROTOR_SHARD_REPLICATED: return "replicated";
+    case ROTOR_SHARD_OUTPUT: return "output";
+    case ROTOR_SHARD_REDUCTION: return "reduction";
+    }
+    return "?";
+}
+
+/* ---- sharding --------------------------------------------------------------- */
+
+/* Expression tensor t is held in HBM: a weight, the KV cache, or a constant
+ * folded into the expression (compile.c keeps those resident too). */
+static bool in_hbm(const rotor_graph *g, const rotor_op *op, int t) {
+    int v = op->tensor_value[t];
+    return v < 0 || g->values[v].role != ROTOR_ROLE_ACTIVATION;
+}
+
+/* The largest HBM tensor of an expression operator, -1 if none. */
+static int hbm_tensor_of(const rotor_graph *g, const rotor_op *op) {
+    int best = -1;
+    int64_t most = -1;
+    for (int t = 1; t < op->expr.ntensors; t++) {
+        if (!in_hbm(g, op, t)) continue;
+        int64_t n = rotor_tensor_elements(&op->expr, t);
+        if (n > most) most = n, best = t;
+    }
+    return best;
+}
+
+static bool input_split(const rotor_op *op, const bool *split) {
+    for (int i = 0; i < op->ninputs; i++)
+        if (split[op->inputs[i]]) return true;
+    return false;
+}
+
+/* Rank of axis a as a cut (larger is better), -1 when it cannot be cut. */
+static int64_t axis_rank(const rotor_expr *e, int a, int64_t T) {
+    if (e->extent[a] < T) return -1;
+    bool every = true;
+    for (int t = 1; t < e->ntensors; t++) every = every && e->tensors[t].has_axis[a];
+    /* every input first, then divisible, then the longest (extents < 2^32) */
+    return ((int64_t)every << 62) | ((int64_t)(e->extent[a] % T == 0) << 61) | e->extent[a];
+}
+
+/* The best axis of tensor `of` that is (reduced ? a reduced axis : an output
+ * axis); -1 if none can be cut. */
+static int pick_axis(const rotor_expr *e, int of, bool reduced, int64_t T) {
+    int best = -1;
+    int64_t rank = -1;
+    for (int a = 0; a < e->naxes; a++) {
+        if (!e->tensors[of].has_axis[a]) continue;
+        if (reduced != rotor_expr_is_reduction_axis(e, a)) continue;
+        int64_t r = axis_rank(e, a, T);
+        if (r > rank) rank = r, best = a;
+    }
+    return best;
+}
+
+/* Decides how op o is split; fills so->shard, split_axis, expr, hbm_tensor. */
+static void shard_op(const rotor_graph *g, int o, const bool *split, int64_t T, rotor_schedule_op *so) {
+    const rotor_op *op = &g->ops[o];
+    bool in = input_split(op, split);
+    so->shard = ROTOR_SHARD_REPLICATED;
+    so->split_axis = -1;
+    so->hbm_tensor = -1;
+    if (op->vendor) {
+        if (in && T > 1) so->shard = ROTOR_SHARD_OUTPUT;
+        return;
+    }
+    so->expr = op->expr;
+    const rotor_expr *e = &op->expr;
+    int h = hbm_tensor_of(g, op);
+    so->hbm_tensor = h;
+    if (T == 1) return;
+    int a = -1;
+    rotor_shard kind = ROTOR_SHARD_OUTPUT;
+    if (h >= 0) {
+        int v = op->tensor_value[h];
+        bool weight = v < 0 || g->values[v].role == ROTOR_ROLE_WEIGHT;
+        if (weight && in) {
+            a = pick_axis(e, h, true, T);
+            kind = ROTOR_SHARD_REDUCTION;
+        }
+        if (a < 0) {
+            a = pick_axis(e, h, false, T);
+            kind = ROTOR_SHARD_OUTPUT;
+        }
+        if (a < 0) {
+            a = pick_axis(e, h, true, T);
+            kind = ROTOR_SHARD_REDUCTION;
+        }
+    } else if (in) {
+        a = pick_axis(e, 0, false, T);
+    }
+    if (a < 0) return;
+    so->shard = kind;
+    so->split_axis = a;
+    so->expr.extent[a] = ceil_div(e->extent[a], T);
+}
+
+/* ---- plans ------------------------------------------------------------------- */
+
+typedef struct shape {
+    char key[ROTOR_EXPR_TEXT_MAX + 256];
+    rotor_search_result res;
+    rotor_status st;
+    rotor_error err;
+    int first_op;
+    int64_t *mesh_ps;   /* mesh: each frontier plan replayed alone on the chip; NULL on all-to-all */
+    int64_t *mesh_link_ps; /* mesh: how long that replay kept its busiest link busy */
+} shape;
+
+static void shape_key(const rotor_expr *e, char *buf, size_t cap) {
+    char dims[256];
+    rotor_expr_dims_string(e, dims, (int)sizeof dims);
+    snprintf(buf, cap, "%s|%s", e->text, dims);
+}
+
+static int64_t to_ps(double s) { return (int64_t)llround(s * 1e12); }
+
+/* Bytes one core receives while a plan executes (cost-model v1): every
+ * shift, and the reduce-scatter of the output's partial sums. */
+static int64_t plan_traffic(const rotor_expr *e, const rotor_plan_info *info) {
+    int64_t moved = 0;
+    for (int t = 0; t < e->ntensors; t++) moved += info->shifts[t] * info->bytes[t];
+    int64_t r = info->rings[0];
+    if (r > 1) moved += ceil_div((r - 1) * info->bytes[0], r);
+    return moved;
+}
+
+static rotor_status vendor_plan(const rotor_graph *g, const rotor_schedule *s, int o, rotor_schedule_op *so,
+                                rotor_error *err) {
+    const rotor_op *op = &g->ops[o];
+    bool gather = strncmp(op->type, "Gather", 6) == 0;
+    int64_t act = 0, hbm = 0, out_bytes = 0;
+    for (int i = 0; i < op->noutputs; i++) out_bytes += g->values[op->outputs[i]].bytes;
+    for (int i = 0; i < op->ninputs; i++) {
+        const rotor_value *v = &g->values[op->inputs[i]];
+        if (v->role == ROTOR_ROLE_ACTIVATION) act += v->bytes;
+        else hbm += gather && v->role == ROTOR_ROLE_WEIGHT && v->bytes > out_bytes ? out_bytes : v->bytes;
+    }
+    act += out_bytes;
+    int64_t T = so->shard == ROTOR_SHARD_REPLICATED ? 1 : s->tensor_parallel;
+    so->hbm_bytes = ceil_div(hbm, T);
+    so->flops = op->flops / (double)T;
+    so->plans = calloc(1, sizeof *so->plans);
+    if (!so->plans) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    so->nplans = 1;
+    int64_t cores = s->chip.cores_per_chip;
+    double t = so->flops / ((double)cores * rotor_chip_vector_rate(&s->chip));
+    so->plans[0] = (rotor_preload_plan){
+        .time_ps = to_ps(t) > 0 ? to_ps(t) : 1,
+        .space_bytes = ceil_div(ceil_div(act, T) + so->hbm_bytes, cores),
+        .share = 1,
+        .traffic_bytes = 0,
+    };
+    return ROTOR_OK;
+}
+
+/* A plan's time counting the core's link: its own traffic plus the weight
+ * bytes it holds in execute state all cross the link, at preload or at
+ * distribution, whatever the preload state. */
+static int64_t link_aware_ps(const rotor_schedule *s, const rotor_schedule_op *so, const rotor_preload_plan *p) {
+    int64_t d = ceil_div(so->hbm_bytes * p->share, s->pchip.cores);
+    int64_t link = to_ps((double)(p->traffic_bytes + d) / (double)s->pchip.link_bw);
+    return p->time_ps > link ? p->time_ps : link;
+}
+
+static rotor_status expr_plans(const rotor_schedule *s, const shape *sh, rotor_schedule_op *so, rotor_error *err) {
+    const rotor_search_result *r = &sh->res;
+    so->nplans = r->npareto;
+    so->cands = malloc((size_t)r->npareto * sizeof *so->cands);
+    so->plans = malloc((size_t)r->npareto * sizeof *so->plans);
+    if (!so->cands || !so->plans) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    memcpy(so->cands, r->pareto, (size_t)r->npareto * sizeof *so->cands);
+    for (int k = 0; k < r->npareto; k++) {
+        const rotor_candidate *c = &r->pareto[k];
+        int64_t run_ps = to_ps(c->cost.total);
+        if (sh->mesh_ps && sh->mesh_ps[k] > run_ps) run_ps = sh->mesh_ps[k];
+        so->plans[k] = (rotor_preload_plan){
+            .time_ps = run_ps + so->interchip_ps,
+            .space_bytes = c->info.memory,
+            .share = so->hbm_tensor >= 0 ? c->info.rings[so->hbm_tensor] : 1,
+            .traffic_bytes = plan_traffic(&so->expr, &c->info),
+            .link_bytes = sh->mesh_link_ps ? (int64_t)((double)sh->mesh_link_ps[k] * 1e-12 * (double)s->pchip.link_bw) : 0,
+        };
+        if (so->plans[k].time_ps <= 0) so->plans[k].time_ps = 1;
+    }
+    /* Keep the plans no other beats on both link-aware time and space
+     * (docs/schedule.md, "Which plans are offered"). */
+    int kept = 0;
+    for (int k = 0; k < so->nplans; k++) {
+        bool dominated = false;
+        int64_t tk = link_aware_ps(s, so, &so->plans[k]);
+        for (int j = 0; j < so->nplans && !dominated; j++) {
+            if (j == k) continue;
+            int64_t tj = link_aware_ps(s, so, &so->plans[j]);
+            const rotor_preload_plan *a = &so->plans[j], *b = &so->plans[k];
+            dominated = tj <= tk && a->space_bytes <= b->space_bytes && (tj < tk || a->space_bytes < b->space_bytes ||
+                                                                        (j < k));
+        }
+        if (!dominated) {
+            so->plans[kept] = so->plans[k];
+            so->cands[kept] = so->cands[k];
+            kept++;
+        }
+    }
+    so->nplans = kept;
+    return ROTOR_OK;
+}
+
+/* ---- layers --------------------------------------------------------------------- */
+
+/* "l12.qkv" -> 12; -1 for names outside a layer. */
+static long layer_number(const char *name) {
+    if (name[0] != 'l' || name[1] < '0' || name[1] > '9') return -1;
+    char *end;
+    long n = strtol(name + 1, &end, 10);
+    return *end == '.' ? n : -1;
+}
+
+static bool same_op(const rotor_schedule_op *a, const rotor_schedule_op *b) {
+    if (a->vendor != b->vendor || a->hbm_bytes != b->hbm_bytes || a->nplans != b->nplans) return false;
+    if (a->vendor) return a->plans[0].time_ps == b->plans[0].time_ps;
+    if (strcmp(a->expr.text, b->expr.text) != 0) return false;
+    return memcmp(a->expr.extent, b->expr.extent, sizeof a->expr.extent) == 0;
+}
+
+/* Instances [b0, b0 + len) and [b1, b1 + len) hold the same operators. */
+static bool same_instance(const rotor_schedule *s, int b0, int b1, int len) {
+    for (int k = 0; k < len; k++)
+        if (!same_op(&s->ops[b0 + k], &s->ops[b1 + k])) return false;
+    return true;
+}
+
+static void assign_layers(rotor_schedule *s) {
+    int n = s->nops;
+    int *begin = malloc(((size_t)n + 1) * sizeof *begin), *len = malloc(((size_t)n + 1) * sizeof *len);
+    int *id = malloc(((size_t)n + 1) * sizeof *id);
+    int ninst = 0;
+    if (begin && len && id) {
+        for (int o = 0; o < n;) {
+            long num = layer_number(s->ops[o].name);
+            int e = o + 1;
+            while (e < n && num >= 0 && layer_number(s->ops[e].name) == num) e++;
+            if (num >= 0) {
+                begin[ninst] = o;
+                len[ninst] = e - o;
+                id[ninst] = 0;
+                for (int j = 0; j < ninst && !id[ninst]; j++)
+                    if (len[j] == len[ninst] && same_instance(s, begin[j], o, len[ninst])) id[ninst] = id[j];
+                if (!id[ninst]) id[ninst] = ninst + 1;
+                for (int k = o; k < e; k++) {
+                    s->ops[k].layer = id[ninst];
+                    s->ops[k].layer_begin = k == o;
+                }
+                ninst++;
+            }
+            o = e;
+        }
+    }
+    /* Out of memory here only loses the §4.4 pruning's layer structure: every
+     * operator stays in layer 0, which is still a valid input. */
+    free(begin);
+    free(len);
+    free(id);
+}
+
+/* ---- HBM through the edge of a mesh --------------------------------------------------- */
+
+/* On a mesh the HBM controllers feed the chip through its edge ports (Elk §5;
+ * the simulator's geometry, docs/simulator.md "HBM on the mesh", is the one
+ * place that decides which port serves which core).  What a preload into
+ * groups of m consecutive cores costs there depends on the geometry twice
+ * over: a port feeds several groups one after another, and a group that
+ * straddles rows reaches its cores over a multicast tree that shares mesh
+ * links with the trees of groups fed from other ports.  Counting the groups
+ * per port misses the second (at m = 27 on the 32 x 46 mesh a preload takes
+ * 10x the count), so each group size the preload model asks for is
+ * measured once: preloads of MEASURE_PIECES and twice as many pieces per
+ * group, alone on the idle chip through the replay's own code
+ * (rotor_replay_preload), give load = the extra time x link_bw / the extra
+ * bytes per group.  The time grows linearly in the pieces (within 0.1 %
+ * from 1 to 64 pieces per group); the slope leaves out the first piece's
+ * way in, which a preload of many pieces hides.  Memoised: load[m] = 0
+ * until measured. */
+#define MEASURE_PIECES 8
+
+typedef struct port_meter {
+    const rotor_chip *chip;
+    double *load;   /* [cores + 1]: by group size */
+    double *shift;  /* [cores + 1]: by distribution distance */
+} port_meter;
+
+static rotor_status measure_port_load(void *ctx, int64_t m, double *load, rotor_error *err) {
+    port_meter *pm = ctx;
+    int64_t n = pm->chip->cores_per_chip;
+    *load = 0;
+    if (m < 1 || m > n)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "preload group of %lld cores: expected 1..%lld", (long long)m,
+                          (long long)n);
+    if (pm->load[m] <= 0) {
+        int64_t per = (int64_t)MEASURE_PIECES * ROTOR_REPLAY_PACKET, groups = (n + m - 1) / m, t1 = 0, t2 = 0;
+        rotor_status st = rotor_replay_preload(pm->chip, per * groups, m, &t1, err);
+        if (!st) st = rotor_replay_preload(pm->chip, 2 * per * groups, m, &t2, err);
+        if (st) return st;
+        pm->load[m] = (double)(t2 - t1) * 1e-12 * rotor_chip_link_bw(pm->chip) / (double)per;
+    }
+    *load = pm->load[m];
+    return ROTOR_OK;
+}
+
+/* ---- build ------------------------------------------------------------------------ */
+
+void rotor_schedule_free(rotor_schedule *s) {
+    if (!s) return;
+    for (int o = 0; o < s->nops; o++) {
+        free(s->ops[o].cands);
+        free(s->ops[o].plans);
+    }
+    free(s->ops);
+    rotor_preload_model_free(s->model);
+    free(s);
+}
+
+/* On a mesh, cost model v1 still prices a plan as on all-to-all (one port per
+ * core, one hop), and a plan's rings can land rows apart on the grid: Llama
+ * and Gemma plans replay 1.0 to 10 times slower there (docs/schedule.md, "On
+ * a mesh").  So each frontier plan of every distinct shape is replayed alone
+ * on the chip, as the schedule replay runs it (1 KiB packets), and the
+ * schedule takes the slower of the two times.  Decision: Elk §5 restricts
+ * mesh plans to at most two partitioned dimensions mapped to the mesh axes;
+ * rotor keeps the whole frontier and lets the measured time rank it, so a
+ * plan that maps well (some run at 1.00x) stays and the rest fall behind.
+ * Parallel over (shape, plan) pairs; every replay is deterministic. */
+static rotor_status mesh_times(const rotor_schedule *s, const rotor_graph *g, shape *shapes, int nshapes,
+                               int threads, rotor_error *err) {
+    int npairs = 0;
+    for (int k = 0; k < nshapes; k++) {
+        size_t np = (size_t)(shapes[k].res.npareto ? shapes[k].res.npareto : 1);
+        shapes[k].mesh_ps = calloc(np, sizeof(int64_t));
+        shapes[k].mesh_link_ps = calloc(np, sizeof(int64_t));
+        if (!shapes[k].mesh_ps || !shapes[k].mesh_link_ps) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+        npairs += shapes[k].res.npareto;
+    }
+    int (*pairs)[2] = malloc(sizeof *pairs * (size_t)(npairs ? npairs : 1));
+    rotor_status *pst = calloc((size_t)(npairs ? npairs : 1), sizeof *pst);
+    rotor_error *perr = calloc((size_t)(npairs ? npairs : 1), sizeof *perr);
+    if (!pairs || !pst || !perr) {
+        free(pairs), free(pst), free(perr);
+        return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    }
+    int n = 0;
+    for (int k = 0; k < nshapes; k++)
+        for (int c = 0; c < shapes[k].res.npareto; c++) pairs[n][0] = k, pairs[n++][1] = c;
+#pragma omp parallel for schedule(dynamic) num_threads(threads > 0 ? threads : omp_get_max_threads())
+    for (int x = 0; x < npairs; x++) {
+        shape *sh = &shapes[pairs[x][0]];
+        const rotor_candidate *c = &sh->res.pareto[pairs[x][1]];
+        pst[x] = rotor_replay_plan(&s->ops[sh->first_op].expr, &c->plan, &c->info, &s->chip, ROTOR_REPLAY_PACKET,
+                                   &sh->mesh_ps[pairs[x][1]], &sh->mesh_link_ps[pairs[x][1]], &perr[x]);
+    }
+    rotor_status st = ROTOR_OK;
+    for (int x = 0; x < npairs && !st; x++)
+        if (pst[x]) {
+            const rotor_op *op = &g->ops[shapes[pairs[x][0]].first_op];
+            *err = perr[x];
+            char prefix[200];
+            snprintf(prefix, sizeof prefix, "op '%s' (%s): plan %d on the mesh", op->name, op->type, pairs[x][1]);
+            rotor_error_prefix(err, prefix);
+            st = pst[x];
+        }
+    free(pairs), free(pst), free(perr);
+    return st;
+}
+
+/* The same for a distribution round at distance d (rotor_replay_shift):
+ * rows apart, every core's fetch crosses the rows between, so a round costs
+ * more than its bytes over one link. */
+static rotor_status measure_shift_load(void *ctx, int64_t d, double *load, rotor_error *err) {
+    port_meter *pm = ctx;
+    int64_t n = pm->chip->cores_per_chip;
+    *load = 0;
+    if (d < 1 || d >= n)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "distribution distance %lld: expected 1..%lld", (long long)d,
+                          (long long)(n - 1));
+    if (pm->shift[d] <= 0) {
+        int64_t per = (int64_t)MEASURE_PIECES * ROTOR_REPLAY_PACKET, t1 = 0, t2 = 0;
+        rotor_status st = rotor_replay_shift(pm->chip, d, per, &t1, err);
+        if (!st) st = rotor_replay_shift(pm->chip, d, 2 * per, &t2, err);
+        if (st) return st;
+        pm->shift[d] = (double)(t2 - t1) * 1e-12 * rotor_chip_link_bw(pm->chip) / (double)per;
+    }
+    *load = pm->shift[d];
+    return ROTOR_OK;
+}
+
+rotor_status rotor_schedule_build(const rotor_graph *g, const rotor_chip *chip,
+                                  const rotor_schedule_options *opt, rotor_schedule **out,
+                                  rotor_error *err) {
+    *out = NULL;
+    rotor_schedule_options none = {0};
+    if (!opt) opt = &none;
+    rotor_status st = rotor_chip_validate(chip, err);
+    if (st) return st;
+    if (chip->hbm_gbps <= 0)
+        return rotor_fail(err, ROTOR_ERR_INPUT,
+                          "chip '%s' has no HBM (hbm_gbps is 0): use a chip with HBM, e.g. ipu-pod4, "
+                          "or --set hbm_bytes=...,hbm_gbps=...,hbm_controllers=...",
+                          chip->name);
+    int64_t T = opt->tensor_parallel ? opt->tensor_parallel : chip->chips;
+    if (T < 1 || T > chip->chips)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "tensor_parallel: expected 1..%lld (the chips), got %lld",
+                          (long long)chip->chips, (long long)T);
+    if (g->nops == 0) return rotor_fail(err, ROTOR_ERR_INPUT, "graph '%s' has no operators", g->name);
+
+    int nshapes = 0;
+    rotor_schedule *s = calloc(1, sizeof *s);
+    if (!s) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    s->chip = *chip;
+    s->chip.chips = 1;
+    s->chip.interchip_gbps = 0;
+    s->tensor_parallel = T;
+    s->preload = opt->preload;
+    s->pchip = (rotor_preload_chip){
+        .cores = chip->cores_per_chip,
+        .sram_bytes = chip->sram_bytes,
+        .hbm_bw = (int64_t)llround(chip->hbm_gbps * 1e9),
+        .link_bw = (int64_t)llround(rotor_chip_link_bw(chip)),
+        .sram_blocking = !opt->sram_nonblocking,
+    };
+    port_meter meter = {.chip = &s->chip};
+    if (s->chip.topology == ROTOR_TOPO_MESH) {
+        double load1 = 0;
+        meter.load = calloc((size_t)s->chip.cores_per_chip + 1, sizeof *meter.load);
+        meter.shift = calloc((size_t)s->chip.cores_per_chip + 1, sizeof *meter.shift);
+        if (!meter.load || !meter.shift) st = rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+        if (!st) st = measure_port_load(&meter, 1, &load1, err);
+        if (st) {
+            free(meter.load);
+            free(meter.shift);
+            free(s);
+            return st;
+        }
+        /* every core receiving alike: cores / load[1] core links' worth */
+        s->hbm_intake = (double)s->chip.cores_per_chip / load1 * rotor_chip_link_bw(&s->chip);
+        s->pchip.port_load = measure_port_load;
+        s->pchip.shift_load = measure_shift_load;
+        s->pchip.mesh_ctx = &meter;
+    }
+    s->ops = calloc((size_t)g->nops, sizeof *s->ops);
+    bool *split = calloc((size_t)g->nvalues + 1, sizeof *split);
+    shape *shapes = calloc((size_t)g->nops, sizeof *shapes);
+    int *shape_of = calloc((size_t)g->nops, sizeof *shape_of);
+    rotor_preload_op_desc *desc = calloc((size_t)g->nops, sizeof *desc);
+    if (!s->ops || !split || !shapes || !shape_of || !desc) {
+        st = rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    s->nops = g->nops;
+
+    /* Shard every operator and collect the distinct shapes. */
+    int64_t e = chip->element_bytes;
+    for (int o = 0; o < g->nops; o++) {
+        const rotor_op *op = &g->ops[o];
+        rotor_schedule_op *so = &s->ops[o];
+        snprintf(so->name, sizeof so->name, "%s", op->name);
+        so->graph_op = o;
+        so->vendor = op->vendor;
+        shard_op(g, o, split, T, so);
+        for (int i = 0; i < op->noutputs; i++) split[op->outputs[i]] = so->shard == ROTOR_SHARD_OUTPUT;
+        s->model_flops += op->flops;
+        shape_of[o] = -1;
+        if (op->vendor) continue;
+        if (so->hbm_tensor >= 0) {
+            int64_t n = rotor_tensor_elements(&so->expr, so->hbm_tensor);
+            if (!rotor_mul_i64(n, e, &so->hbm_bytes)) {
+                st = rotor_fail(err, ROTOR_ERR_INPUT, "op '%s' (%s): HBM bytes overflow 64 bits", op->name, op->type);
+                goto done;
+            }
+        }
+        so->flops = rotor_expr_flops(&so->expr);
+        if (so->shard == ROTOR_SHARD_REDUCTION) {
+            int64_t y;
+            if (!rotor_mul_i64(rotor_tensor_elements(&so->expr, 0), e, &y)) {
+                st = rotor_fail(err, ROTOR_ERR_INPUT, "op '%s' (%s): output bytes overflow 64 bits", op->name, op->type);
+                goto done;
+            }
+            double bw = chip->interchip_gbps * 1e9;
+            so->interchip_ps = to_ps(2.0 * (double)(T - 1) * (double)y / bw +
+                                     2.0 * (double)(T - 1) * rotor_chip_link_latency(chip));
+            s->interchip_ps += so->interchip_ps;
+        }
+        char key[sizeof shapes[0].key];
+        shape_key(&so->expr, key, sizeof key);
+        int k = 0;
+        while (k < nshapes && strcmp(shapes[k].key, key) != 0) k++;
+        if (k == nshapes) {
+            snprintf(shapes[k].key, sizeof shapes[k].key, "%s", key);
+            shapes[k].first_op = o;
+            nshapes++;
+        }
+        shape_of[o] = k;
+    }
+    s->searches = nshapes;
+
+    /* The frontier of every distinct shape (T10 §4.3.1), in parallel across
+     * shapes; each search is deterministic, so the order does not matter. */
+    rotor_search_options so_opt = {.pareto = true, .threads = 1};
+    int threads = opt->threads;
+#pragma omp parallel for schedule(dynamic) num_threads(threads > 0 ? threads : omp_get_max_threads())
+    for (int k = 0; k < nshapes; k++) {
+        shape *sh = &shapes[k];
+        sh->st = rotor_search(&s->ops[sh->first_op].expr, &s->chip, &so_opt, &sh->res, &sh->err);
+    }
+    for (int k = 0; k < nshapes; k++)
+        if (shapes[k].st) {
+            const rotor_op *op = &g->ops[shapes[k].first_op];
+            *err = shapes[k].err;
+            char prefix[160];
+            snprintf(prefix, sizeof prefix, "op '%s' (%s, one chip's shard)", op->name, op->type);
+            rotor_error_prefix(err, prefix);
+            st = shapes[k].st;
+            goto done;
+        }
+    if (s->chip.topology == ROTOR_TOPO_MESH && (st = mesh_times(s, g, shapes, nshapes, threads, err))) goto done;
+
+    for (int o = 0; o < g->nops && !st; o++) {
+        rotor_schedule_op *so = &s->ops[o];
+        st = so->vendor ? vendor_plan(g, s, o, so, err) : expr_plans(s, &shapes[shape_of[o]], so, err);
+        if (!st && !rotor_add_i64(s->hbm_bytes, so->hbm_bytes, &s->hbm_bytes))
+            st = rotor_fail(err, ROTOR_ERR_INPUT, "HBM bytes overflow 64 bits");
+    }
+    if (st) goto done;
+    assign_layers(s);
+    for (int o = 0; o < g->nops; o++) {
+        const rotor_schedule_op *so = &s->ops[o];
+        desc[o] = (rotor_preload_op_desc){.name = so->name, .hbm_bytes = so->hbm_bytes, .layer = so->layer,
+                                          .layer_begin = so->layer_begin, .nplans = so->nplans,
+                                          .plans = so->plans};
+    }
+    st = rotor_preload_model_create(&s->pchip, desc, g->nops, &s->model, err);
+
+done:
+    for (int k = 0; k < nshapes; k++) {
+        rotor_search_result_free(&shapes[k].res);
+        free(shapes[k].mesh_ps);
+        free(shapes[k].mesh_link_ps);
+    }
+    free(shapes);
+    free(shape_of);
+    free(split);
+    free(desc);
+    free(meter.load);
+    free(meter.shift);
+    s->pchip.port_load = NULL; /* called by rotor_preload_model_create only */
+    s->pchip.shift_load = NULL;
+    s->pchip.mesh_ctx = NULL;
+    if (st) rotor_schedule_free(s);
+    else *out = s;
+    return st;
+}
+
+/* ---- run ---------------------------------------------------------------------------- */
+
+void rotor_schedule_report_free(rotor_schedule_report *r) {
+    if (r) rotor_preload_result_free(&r->result);
+}
+
+rotor_status rotor_schedule_run(const rotor_schedule *s, rotor_preload_design d, rotor_schedule_report *out,
+                                rotor_error *err) {
+    memset(out, 0, sizeof *out);
+    rotor_status st = rotor_preload_schedule(s->model, d, &s->preload, &out->result, err);
+    if (st) return st;
+    const rotor_preload_result *r = &out->result;
+    out->latency_s = (double)r->latency_ps * 1e-12;
+    out->hbm_util = r->hbm_util;
+    int64_t bytes = rotor_preload_link_bytes(s->model, r);
+    out->link_bytes = bytes;
+    if (r->latency_ps > 0) {
+        out->link_util = (double)bytes / ((double)s->pchip.link_bw * out->latency_s);
+        out->tflops = s->model_flops / out->latency_s / 1e12;
+    }
+    return ROTOR_OK;
+}

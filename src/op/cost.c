@@ -1,0 +1,122 @@
+/* cost.c — cost model v1 (../shared/specs/cost-model-v1.md, "Time") and the
+ * table of cost models.
+ *
+ * Decisions where the spec is silent (docs/cost-model.md repeats them):
+ *  - pad(Mg) and pad(Kg) round to the systolic rows r, pad(Ng) to the columns c
+ *    (the spec's 16 for both on ipu-mk2).
+ *  - In a contraction, an axis in the output and both inputs is batch, in the
+ *    output and one input is Mg (first input) or Ng (second), and any axis not
+ *    in the output is Kg.
+ *  - Communication sums shift bytes exactly in integers and divides once by
+ *    beta, so the search's bounds compare like with like.
+ */
+#include "rotor/op/cost.h"
+
+#include <string.h>
+
+static int64_t pad_to(int64_t x, int64_t q) { return (x + q - 1) / q * q; }
+
+double rotor_cost_v1_subtask(const rotor_expr *e, const rotor_chip *chip, const int64_t *sub) {
+    if (e->op_class == ROTOR_OP_CONTRACTION) {
+        const rotor_tensor *y = &e->tensors[0], *x1 = &e->tensors[1], *x2 = &e->tensors[2];
+        double b = 1, mg = 1, ng = 1, kg = 1;
+        for (int a = 0; a < e->naxes; a++) {
+            double s = (double)sub[a];
+            if (!y->has_axis[a]) kg *= s;
+            else if (x1->has_axis[a] && x2->has_axis[a]) b *= s;
+            else if (x1->has_axis[a]) mg *= s;
+            else ng *= s;
+        }
+        /* Group products fit easily in int64 (each s_a <= E_a <= 2^32 and the
+         * iteration space is bounded at bind time), but pad in doubles to keep
+         * one arithmetic path: values below 2^53 are exact. */
+        double flops = 2.0 * b * (double)pad_to((int64_t)mg, chip->systolic_rows) *
+                       (double)pad_to((int64_t)kg, chip->systolic_rows) *
+                       (double)pad_to((int64_t)ng, chip->systolic_cols);
+        return flops / rotor_chip_matrix_rate(chip);
+    }
+    double points = 1;
+    for (int a = 0; a < e->naxes; a++) points *= (double)sub[a];
+    return (double)e->flops_per_point * points / rotor_chip_vector_rate(chip);
+}
+
+static double v1_reduction(const rotor_chip *chip, int64_t bytes, int64_t rings) {
+    if (rings <= 1) return 0.0;
+    double beta = rotor_chip_link_bw(chip), alpha = rotor_chip_link_latency(chip);
+    return (double)(rings - 1) / (double)rings * (double)bytes / beta + (double)(rings - 1) * alpha;
+}
+
+static void v1_evaluate(const rotor_cost_model *m, const rotor_expr *e, const rotor_chip *chip,
+                        const rotor_plan *p, const rotor_plan_info *info, rotor_cost *out) {
+    (void)m;
+    (void)p;
+    double beta = rotor_chip_link_bw(chip), alpha = rotor_chip_link_latency(chip);
+    out->compute = (double)info->total_steps * rotor_cost_v1_subtask(e, chip, info->sub_task);
+    int64_t moved = 0; /* sum_X shifts(X) * bytes(X); bounded by T * memory */
+    for (int t = 0; t < e->ntensors; t++) moved += info->shifts[t] * info->bytes[t];
+    out->comm = (double)moved / beta + alpha * (double)(info->total_steps - 1);
+    /* Only the output holds partial sums; replicas of inputs need no reduction. */
+    out->reduction = v1_reduction(chip, info->bytes[0], info->rings[0]);
+    out->total = out->compute + out->comm + out->reduction;
+}
+
+static double v1_step_bound(const rotor_cost_model *m, const rotor_expr *e, const rotor_chip *chip,
+                            const int64_t *fop, const int64_t *steps, const int64_t *sub) {
+    (void)m;
+    if (steps) {
+        double t = 1;
+        for (int a = 0; a < e->naxes; a++) t *= (double)steps[a];
+        return t * rotor_cost_v1_subtask(e, chip, sub);
+    }
+    /* Any steps: S_a * pad(ceil(E_a / (F_a S_a))) >= pad(ceil(E_a / F_a)) for
+     * every group (docs/cost-model.md, "Bounds"), so the plan with all S_a = 1
+     * has the least compute of its F_op. */
+    int64_t one[ROTOR_MAX_AXES];
+    for (int a = 0; a < e->naxes; a++) one[a] = (e->extent[a] + fop[a] - 1) / fop[a];
+    return rotor_cost_v1_subtask(e, chip, one);
+}
+
+static double v1_tensor_bound(const rotor_cost_model *m, const rotor_expr *e,
+                              const rotor_chip *chip, int t, int64_t bytes, int64_t ring,
+                              int64_t rings) {
+    (void)m;
+    /* A tensor split into Q = prod f_t partitions visits all of them: under any
+     * loop order shifts(X) >= Q - 1 (the sum telescopes to Q - 1 when its axes
+     * are outermost and only grows otherwise). */
+    double b = (double)((ring - 1) * bytes) / rotor_chip_link_bw(chip);
+    if (t == 0) b += v1_reduction(chip, bytes, rings);
+    (void)e;
+    return b;
+}
+
+static const rotor_cost_model v1_model = {
+    .name = "v1",
+    .description = "analytical cost model v1 (cost-model-v1.md): padded systolic compute, "
+                   "shift bytes over link bandwidth, ring reduction",
+    .evaluate = v1_evaluate,
+    .step_bound = v1_step_bound,
+    .tensor_bound = v1_tensor_bound,
+};
+
+/* The registry: adding a model is one file and one row here. */
+static const rotor_cost_model *const models[] = {&v1_model};
+
+int rotor_cost_model_count(void) { return (int)(sizeof models / sizeof models[0]); }
+const rotor_cost_model *rotor_cost_model_at(int i) {
+    return i >= 0 && i < rotor_cost_model_count() ? models[i] : NULL;
+}
+const rotor_cost_model *rotor_cost_model_find(const char *name) {
+    for (int i = 0; i < rotor_cost_model_count(); i++)
+        if (strcmp(models[i]->name, name) == 0) return models[i];
+    return NULL;
+}
+const rotor_cost_model *rotor_cost_model_default(void) { return models[0]; }
+
+rotor_status rotor_cost_plan(const rotor_cost_model *m, const rotor_expr *e, const rotor_chip *chip,
+                             const rotor_plan *p, rotor_plan_info *info, rotor_cost *out,
+                             rotor_error *err) {
+    rotor_status st = rotor_plan_derive(e, chip, p, info, err);
+    if (st) return st;
+    m->evaluate(m, e, chip, p, info, out);
+    return ROTOR_OK;
+}

@@ -1,0 +1,597 @@
+/* place.c — where every partition sits and what every core computes at every
+ * step (T10 §4.4 "Sub-tensor placement", Figure 10; the nested shift rings of
+ * §3 and cost-model-v1.md "Shifts"; ../shared/specs/placement-sketch.md).
+ *
+ * The idea, in one paragraph (docs/placement.md has the long form): along each
+ * axis the temporal factors of the tensors form a divisibility chain
+ * 1 = t_0 | t_1 | ... | t_q = S_a.  A loop index i_a is read as mixed-radix
+ * digits with radices t_u / t_{u-1}, coarse first; a tensor with factor t_r
+ * sees digits 1..r, which are exactly its block index.  Every core adds a
+ * fixed offset to every digit (mod its radix) and computes sub-task
+ * j = digits(i) + offset.  The offsets come from the cores' positions in the
+ * rings of the tensors that use the digit, so the members of one ring hold
+ * distinct partitions (T10's "ascending order" of §4.4 made exact), and a
+ * block changes on every core at the same transition, by the same digit
+ * increment: each shift is a permutation inside each ring, one send and one
+ * receive per core, and every core shifts exactly as often as the spec counts.
+ *
+ * Rings are not cut blindly: once the offsets are fixed, rotor_place_make
+ * checks that within each group of cores sharing a sub-tensor every block
+ * occurs exactly R_X times, and deals the cores of each block out to the R_X
+ * rings.  A plan whose offsets cannot be balanced is refused with the tensor
+ * named, never silently mis-placed. */
+#include "rotor/op/place.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_DIGITS (ROTOR_MAX_TENSORS + 1)
+
+struct rotor_place {
+    rotor_expr e;
+    rotor_plan p;
+    rotor_plan_info info;
+    int na, nt;
+    int64_t cores;
+    int64_t cstride[ROTOR_MAX_AXES];                 /* core id = sum c_a * cstride[a] */
+    int nd[ROTOR_MAX_AXES];                          /* digits of axis a */
+    int64_t radix[ROTOR_MAX_AXES][MAX_DIGITS];       /* rho_u, u = 0..nd-1 (coarse first) */
+    int64_t pv[ROTOR_MAX_AXES][MAX_DIGITS];          /* place value S_a / t_u */
+    int tdig[ROTOR_MAX_TENSORS][ROTOR_MAX_AXES];     /* digits tensor t sees on axis a */
+    int64_t bstride[ROTOR_MAX_TENSORS][ROTOR_MAX_AXES]; /* block linearisation */
+    int64_t nrings[ROTOR_MAX_TENSORS];
+    int64_t loop_suffix[ROTOR_MAX_AXES + 1];         /* prod_{l' >= l} S_{order[l']} */
+    int32_t *off;                                    /* cores x na: offset digits, encoded */
+    int32_t *ring[ROTOR_MAX_TENSORS];                /* core -> ring */
+    int32_t *pos[ROTOR_MAX_TENSORS];                 /* core -> position */
+    int32_t *member[ROTOR_MAX_TENSORS];              /* ring * Q + position -> core */
+};
+
+const rotor_expr *rotor_place_expr(const rotor_place *pl) { return &pl->e; }
+const rotor_plan *rotor_place_plan(const rotor_place *pl) { return &pl->p; }
+const rotor_plan_info *rotor_place_info(const rotor_place *pl) { return &pl->info; }
+
+void rotor_place_coords(const rotor_place *pl, int64_t core, int64_t *coord) {
+    for (int a = 0; a < pl->na; a++) coord[a] = core / pl->cstride[a] % pl->p.fop[a];
+}
+
+int64_t rotor_place_core_at(const rotor_place *pl, const int64_t *coord) {
+    int64_t c = 0;
+    for (int a = 0; a < pl->na; a++) c += coord[a] * pl->cstride[a];
+    return c;
+}
+
+void rotor_place_loop(const rotor_place *pl, int64_t step, int64_t *i) {
+    /* Reflected mixed-radix counting (cost-model-v1.md "Shifts"): level l is
+     * on pass floor(s / prod_{l' >= l} S) and runs backward on odd passes. */
+    for (int l = 0; l < pl->na; l++) {
+        int a = pl->p.order[l];
+        int64_t sa = pl->info.steps[a];
+        int64_t pass = step / pl->loop_suffix[l];
+        int64_t q = step / pl->loop_suffix[l + 1] % sa;
+        i[a] = (pass & 1) ? sa - 1 - q : q;
+    }
+}
+
+static inline int64_t digit_of(const rotor_place *pl, int a, int u, int64_t x) {
+    return x / pl->pv[a][u] % pl->radix[a][u];
+}
+
+void rotor_place_subtask(const rotor_place *pl, int64_t core, const int64_t *i, int64_t *j) {
+    const int32_t *o = pl->off + core * pl->na;
+    for (int a = 0; a < pl->na; a++) {
+        int64_t v = 0;
+        for (int u = 0; u < pl->nd[a]; u++) {
+            int64_t r = pl->radix[a][u];
+            v += (digit_of(pl, a, u, i[a]) + digit_of(pl, a, u, o[a])) % r * pl->pv[a][u];
+        }
+        j[a] = v;
+    }
+}
+
+void rotor_place_block(const rotor_place *pl, int t, const int64_t *j, int64_t *block) {
+    for (int a = 0; a < pl->na; a++)
+        block[a] = pl->e.tensors[t].has_axis[a] ? j[a] / (pl->info.steps[a] / pl->p.ft[t][a]) : 0;
+}
+
+int64_t rotor_place_block_id(const rotor_place *pl, int t, const int64_t *block) {
+    int64_t id = 0;
+    for (int a = 0; a < pl->na; a++) id += block[a] * pl->bstride[t][a];
+    return id;
+}
+
+bool rotor_place_changes(const rotor_place *pl, int t, const int64_t *i_old, const int64_t *i_new) {
+    for (int a = 0; a < pl->na; a++) {
+        if (!pl->e.tensors[t].has_axis[a] || pl->p.ft[t][a] == 1) continue;
+        int64_t w = pl->info.steps[a] / pl->p.ft[t][a];
+        if (i_old[a] / w != i_new[a] / w) return true;
+    }
+    return false;
+}
+
+int64_t rotor_place_ring_count(const rotor_place *pl, int t) { return pl->nrings[t]; }
+
+int64_t rotor_place_ring_of(const rotor_place *pl, int t, int64_t core, int64_t *position) {
+    if (position) *position = pl->pos[t][core];
+    return pl->ring[t][core];
+}
+
+int64_t rotor_place_ring_member(const rotor_place *pl, int t, int64_t ring, int64_t position) {
+    return pl->member[t][ring * pl->info.ring_size[t] + position];
+}
+
+int64_t rotor_place_sender(const rotor_place *pl, int t, int64_t core, const int64_t *i_old,
+                           const int64_t *i_new, bool reverse) {
+    if (!rotor_place_changes(pl, t, i_old, i_new)) return core;
+    /* The sender held, before the transition, the block this core needs
+     * after it: its offset digits are ours plus (new - old) loop digits. */
+    const int32_t *o = pl->off + core * pl->na;
+    int64_t id = 0;
+    for (int a = 0; a < pl->na; a++) {
+        int r = pl->tdig[t][a];
+        if (r == 0) continue;
+        int64_t blk = 0;
+        for (int u = 0; u < r; u++) {
+            int64_t rad = pl->radix[a][u];
+            int64_t delta = digit_of(pl, a, u, i_new[a]) - digit_of(pl, a, u, i_old[a]);
+            if (reverse) delta = -delta;
+            int64_t d = ((digit_of(pl, a, u, o[a]) + delta) % rad + rad) % rad;
+            blk += d * (pl->pv[a][u] / pl->pv[a][r - 1]);
+        }
+        id += blk * pl->bstride[t][a];
+    }
+    return rotor_place_ring_member(pl, t, pl->ring[t][core], id);
+}
+
+int rotor_place_digits(const rotor_place *pl, int a, int64_t *radix) {
+    for (int u = 0; u < pl->nd[a]; u++) radix[u] = pl->radix[a][u];
+    return pl->nd[a];
+}
+
+int rotor_place_tensor_digits(const rotor_place *pl, int t, int a) { return pl->tdig[t][a]; }
+
+void rotor_place_free(rotor_place *pl) {
+    if (!pl) return;
+    free(pl->off);
+    for (int t = 0; t < ROTOR_MAX_TENSORS; t++) {
+        free(pl->ring[t]);
+        free(pl->pos[t]);
+        free(pl->member[t]);
+    }
+    free(pl);
+}
+
+/* ---- construction ------------------------------------------------------- */
+
+/* The digit chain of every axis: the distinct f_t of the tensors carrying it,
+ * sorted; alignment (plan.c) guarantees they divide one another. */
+static void build_digits(rotor_place *pl) {
+    for (int a = 0; a < pl->na; a++) {
+        int64_t chain[MAX_DIGITS];
+        int n = 0;
+        for (int t = 0; t < pl->nt; t++) {
+            if (!pl->e.tensors[t].has_axis[a] || pl->p.ft[t][a] == 1) continue;
+            int64_t f = pl->p.ft[t][a];
+            bool dup = false;
+            for (int k = 0; k < n; k++) dup |= chain[k] == f;
+            if (!dup) chain[n++] = f;
+        }
+        for (int x = 1; x < n; x++) /* insertion sort: n <= 5 */
+            for (int y = x; y > 0 && chain[y - 1] > chain[y]; y--) {
+                int64_t tmp = chain[y];
+                chain[y] = chain[y - 1];
+                chain[y - 1] = tmp;
+            }
+        pl->nd[a] = n;
+        int64_t prev = 1;
+        for (int u = 0; u < n; u++) {
+            pl->radix[a][u] = chain[u] / prev;
+            pl->pv[a][u] = pl->info.steps[a] / chain[u];
+            prev = chain[u];
+        }
+        for (int t = 0; t < pl->nt; t++) {
+            pl->tdig[t][a] = 0;
+            if (!pl->e.tensors[t].has_axis[a]) continue;
+            for (int u = 0; u < n; u++)
+                if (chain[u] == pl->p.ft[t][a]) pl->tdig[t][a] = u + 1;
+        }
+    }
+}
+
+/* Axes a tensor lacks and that are actually split (F_op > 1): the coordinates
+ * along which its sharing group extends. */
+static unsigned lacked_mask(const rotor_place *pl, int t) {
+    unsigned m = 0;
+    for (int a = 0; a < pl->na; a++)
+        if (!pl->e.tensors[t].has_axis[a] && pl->p.fop[a] > 1) m |= 1u << a;
+    return m;
+}
+
+/* A source of offsets: the joint ring position, over the digits r[a], of the
+ * cores' coordinates along mask.  The first lo[a] digits of each axis are
+ * read first (least significant); a source whose lo digits another source of
+ * the same mask already adds leaves them out (skip_lo), so that a coordinate
+ * shared by two tensors is not counted twice. */
+typedef struct source {
+    unsigned mask;
+    int r[ROTOR_MAX_AXES];
+    int lo[ROTOR_MAX_AXES];
+    bool skip_lo;
+} source;
+
+/* Adds to the core's offset digits the digits of p = g mod Q, where g is the
+ * core's index inside its group along the axes in mask and Q the product of
+ * the radices of the digit set r[a] (digits 0..r[a]-1 of axis a).  Axes that
+ * more rotating tensors lack are the most significant in g, so a tensor's
+ * position is drawn from its private axes first and clashes with other
+ * tensors' positions only when it must. */
+static void add_position(const rotor_place *pl, const int64_t *coord, const source *sc,
+                         const int *share, int64_t digits[][MAX_DIGITS]) {
+    const unsigned mask = sc->mask;
+    const int *r = sc->r, *lo = sc->lo;
+    int ax[ROTOR_MAX_AXES], n = 0;
+    for (int a = 0; a < pl->na; a++)
+        if (mask & (1u << a)) ax[n++] = a;
+    for (int x = 1; x < n; x++) /* least significant first: fewest sharers, then last axis */
+        for (int y = x; y > 0; y--) {
+            int p0 = ax[y - 1], p1 = ax[y];
+            bool swap = share[p1] < share[p0] || (share[p1] == share[p0] && p1 > p0);
+            if (!swap) break;
+            ax[y - 1] = p1;
+            ax[y] = p0;
+        }
+    int64_t g = 0, w = 1;
+    for (int k = 0; k < n; k++) {
+        g += coord[ax[k]] * w;
+        w *= pl->p.fop[ax[k]];
+    }
+    int64_t q = 1;
+    for (int a = 0; a < pl->na; a++)
+        for (int u = 0; u < r[a]; u++) q *= pl->radix[a][u];
+    int64_t p = g % q;
+    for (int pass = 0; pass < 2; pass++)
+        for (int a = pl->na - 1; a >= 0; a--)
+            for (int u = (pass ? r[a] : lo[a]) - 1; u >= (pass ? lo[a] : 0); u--) {
+                int64_t rad = pl->radix[a][u];
+                if (!(pass == 0 && sc->skip_lo)) digits[a][u] = (digits[a][u] + p % rad) % rad;
+                p /= rad;
+            }
+}
+
+
+static int list_sources(const rotor_place *pl, int *share, source *src) {
+    const int na = pl->na, nt = pl->nt;
+    unsigned mask[ROTOR_MAX_TENSORS];
+    for (int t = 0; t < nt; t++) {
+        mask[t] = lacked_mask(pl, t);
+        if (pl->info.ring_size[t] > 1)
+            for (int a = 0; a < na; a++)
+                if (mask[t] & (1u << a)) share[a]++;
+    }
+    /* Tensors lacking the same axes share the same groups of cores: they
+     * draw their ring positions from one joint position over the union of
+     * their digits when it fits (so `Y = X * G + B` with G and B both
+     * rotating stays balanced), and separately otherwise (sketch step 4). */
+    int nsrc = 0;
+    bool done[ROTOR_MAX_TENSORS] = {false};
+    for (int t = 0; t < nt; t++) {
+        if (done[t] || pl->info.ring_size[t] == 1) continue;
+        int ru[ROTOR_MAX_AXES] = {0};
+        int members[ROTOR_MAX_TENSORS], nm = 0;
+        for (int u = t; u < nt; u++) {
+            if (done[u] || pl->info.ring_size[u] == 1 || mask[u] != mask[t]) continue;
+            members[nm++] = u;
+            done[u] = true;
+            for (int a = 0; a < na; a++)
+                if (pl->tdig[u][a] > ru[a]) ru[a] = pl->tdig[u][a];
+        }
+        int64_t q = 1;
+        for (int a = 0; a < na; a++)
+            for (int u = 0; u < ru[a]; u++) q *= pl->radix[a][u];
+        memset(&src[nsrc], 0, (size_t)nm * sizeof *src);
+        if (pl->info.sharing[t] % q == 0) {
+            src[nsrc].mask = mask[t];
+            memcpy(src[nsrc].r, ru, sizeof ru);
+            nsrc++;
+        } else {
+            /* separate positions; the digits common to all of them are
+             * drawn from the same low coordinates and added once */
+            int lo[ROTOR_MAX_AXES];
+            for (int a = 0; a < na; a++) {
+                lo[a] = ru[a];
+                for (int k = 0; k < nm; k++)
+                    if (pl->tdig[members[k]][a] < lo[a]) lo[a] = pl->tdig[members[k]][a];
+            }
+            for (int k = 0; k < nm; k++) {
+                src[nsrc].mask = mask[members[k]];
+                memcpy(src[nsrc].r, pl->tdig[members[k]], sizeof src[nsrc].r);
+                memcpy(src[nsrc].lo, lo, sizeof lo);
+                src[nsrc].skip_lo = k > 0;
+                nsrc++;
+            }
+        }
+    }
+    return nsrc;
+}
+
+/* Offsets = the sum (digit by digit, mod the radix) of the sources in use. */
+static void build_offsets(rotor_place *pl, const source *src, int nsrc, unsigned use,
+                          const int *share) {
+    const int na = pl->na;
+    for (int64_t c = 0; c < pl->cores; c++) {
+        int64_t coord[ROTOR_MAX_AXES];
+        rotor_place_coords(pl, c, coord);
+        int64_t digits[ROTOR_MAX_AXES][MAX_DIGITS] = {{0}};
+        for (int k = 0; k < nsrc; k++)
+            if (use & (1u << k)) add_position(pl, coord, &src[k], share, digits);
+        for (int a = 0; a < na; a++) {
+            int64_t v = 0;
+            for (int u = 0; u < pl->nd[a]; u++) v += digits[a][u] * pl->pv[a][u];
+            pl->off[c * na + a] = (int32_t)v;
+        }
+    }
+}
+
+/* The group of cores sharing tensor t's sub-tensor that core c belongs to,
+ * and the block c holds at step 0. */
+static void group_and_position(const rotor_place *pl, int t, int64_t c, int64_t *gid, int64_t *pos) {
+    int64_t coord[ROTOR_MAX_AXES], j[ROTOR_MAX_AXES], blk[ROTOR_MAX_AXES], i0[ROTOR_MAX_AXES] = {0};
+    rotor_place_coords(pl, c, coord);
+    *gid = 0;
+    for (int a = 0; a < pl->na; a++)
+        if (pl->e.tensors[t].has_axis[a]) *gid = *gid * pl->p.fop[a] + coord[a];
+    rotor_place_subtask(pl, c, i0, j);
+    rotor_place_block(pl, t, j, blk);
+    *pos = rotor_place_block_id(pl, t, blk);
+}
+
+/* Balanced: in every group of every tensor each block occurs R_t times, so
+ * the group splits into R_t rings holding one copy of every partition.
+ * Returns the first tensor that is not balanced, or -1. */
+static int unbalanced_tensor(const rotor_place *pl, int32_t *count) {
+    for (int t = 0; t < pl->nt; t++) {
+        int64_t q = pl->info.ring_size[t], r = pl->info.rings[t];
+        if (q == 1) continue;
+        memset(count, 0, (size_t)pl->cores * sizeof *count); /* groups * q == cores / R */
+        for (int64_t c = 0; c < pl->cores; c++) {
+            int64_t gid, pos;
+            group_and_position(pl, t, c, &gid, &pos);
+            if (++count[gid * q + pos] > r) return t;
+        }
+    }
+    return -1;
+}
+
+/* Fallback: prime "slots" and "atoms".  Factor every F_op[b] into primes:
+ * c_b is then a mixed-radix number whose digits are slots.  Factor every
+ * digit's radix into primes too: atoms.  An atom's value is the sum, mod its
+ * prime, of the slots it reads.  For every tensor X and every atom of X's
+ * digits we pick a "private" slot: of the atom's prime, on an axis X lacks,
+ * and read by no other atom of X's digits.  Within a group of X the private
+ * slots vary freely and independently, so X's blocks are uniform over the
+ * group: each occurs R_X times.  Atoms no tensor uses together may share
+ * slots.  This realises, e.g., C[m,n] += A[m,k,j] * B[k,n,i] plans where a
+ * digit shared by two tensors must read a coordinate each of them lacks.  The
+ * choice is found by backtracking under a node budget. */
+#define MAX_SLOTS 64
+#define MAX_ATOMS 48
+
+typedef struct atoms {
+    int nslots, natoms, npairs;
+    int slot_axis[MAX_SLOTS];
+    int64_t slot_prime[MAX_SLOTS], slot_place[MAX_SLOTS];
+    int atom_axis[MAX_ATOMS], atom_digit[MAX_ATOMS];
+    int64_t atom_prime[MAX_ATOMS], atom_place[MAX_ATOMS];
+    int pair_t[ROTOR_MAX_TENSORS * MAX_ATOMS], pair_k[ROTOR_MAX_TENSORS * MAX_ATOMS];
+    int choice[ROTOR_MAX_TENSORS * MAX_ATOMS];   /* private slot of each (tensor, atom) */
+    int reads[MAX_ATOMS][MAX_SLOTS];             /* how many pairs make atom k read slot s */
+    int64_t budget;
+} atoms;
+
+static bool atom_used_by(const rotor_place *pl, const atoms *at, int t, int k) {
+    return pl->tdig[t][at->atom_axis[k]] > at->atom_digit[k];
+}
+
+/* Every chosen private slot of tensor t is read by no other atom of t. */
+static bool pairs_consistent(const rotor_place *pl, const atoms *at, int upto) {
+    for (int x = 0; x < upto; x++) {
+        int t = at->pair_t[x], k = at->pair_k[x], s = at->choice[x];
+        for (int b = 0; b < at->natoms; b++)
+            if (b != k && atom_used_by(pl, at, t, b) && at->reads[b][s] > 0) return false;
+    }
+    return true;
+}
+
+static bool solve_pairs(const rotor_place *pl, atoms *at, int x) {
+    if (x == at->npairs) return true;
+    if (--at->budget < 0) return false;
+    int t = at->pair_t[x], k = at->pair_k[x];
+    /* slots the atom already reads first: sharing keeps slots free for others */
+    for (int pass = 0; pass < 2; pass++)
+        for (int s = 0; s < at->nslots; s++) {
+            if (at->slot_prime[s] != at->atom_prime[k] || pl->e.tensors[t].has_axis[at->slot_axis[s]])
+                continue;
+            if ((at->reads[k][s] > 0) != (pass == 0)) continue;
+            at->choice[x] = s;
+            at->reads[k][s]++;
+            if (pairs_consistent(pl, at, x + 1) && solve_pairs(pl, at, x + 1)) return true;
+            at->reads[k][s]--;
+            if (at->budget < 0) return false;
+        }
+    return false;
+}
+
+static bool atom_offsets(rotor_place *pl) {
+    atoms *at = calloc(1, sizeof *at);
+    if (!at) return false;
+    bool ok = false;
+    at->budget = 200000;
+    for (int b = 0; b < pl->na; b++) {
+        int64_t f = pl->p.fop[b], place = 1;
+        for (int64_t q = 2; f > 1; q++)
+            while (f % q == 0) {
+                if (at->nslots == MAX_SLOTS) goto done;
+                at->slot_axis[at->nslots] = b;
+                at->slot_prime[at->nslots] = q;
+                at->slot_place[at->nslots++] = place;
+                place *= q;
+                f /= q;
+            }
+    }
+    for (int a = 0; a < pl->na; a++)
+        for (int u = 0; u < pl->nd[a]; u++) {
+            int64_t r = pl->radix[a][u], place = 1;
+            for (int64_t q = 2; r > 1; q++)
+                while (r % q == 0) {
+                    if (at->natoms == MAX_ATOMS) goto done;
+                    at->atom_axis[at->natoms] = a;
+                    at->atom_digit[at->natoms] = u;
+                    at->atom_prime[at->natoms] = q;
+                    at->atom_place[at->natoms++] = place;
+                    place *= q;
+                    r /= q;
+                }
+        }
+    for (int t = 0; t < pl->nt; t++)
+        for (int k = 0; k < at->natoms; k++)
+            if (atom_used_by(pl, at, t, k)) {
+                at->pair_t[at->npairs] = t;
+                at->pair_k[at->npairs++] = k;
+            }
+    if (!solve_pairs(pl, at, 0)) goto done;
+    for (int64_t c = 0; c < pl->cores; c++) {
+        int64_t coord[ROTOR_MAX_AXES], v[ROTOR_MAX_AXES] = {0};
+        rotor_place_coords(pl, c, coord);
+        for (int k = 0; k < at->natoms; k++) {
+            int64_t val = 0;
+            for (int s = 0; s < at->nslots; s++)
+                if (at->reads[k][s] > 0) val += coord[at->slot_axis[s]] / at->slot_place[s] % at->slot_prime[s];
+            int a = at->atom_axis[k], u = at->atom_digit[k];
+            v[a] += val % at->atom_prime[k] * at->atom_place[k] * pl->pv[a][u];
+        }
+        for (int a = 0; a < pl->na; a++) pl->off[c * pl->na + a] = (int32_t)v[a];
+    }
+    ok = true;
+done:
+    free(at);
+    return ok;
+}
+
+/* The sketch's offsets sum every source.  When tensors that share a digit
+ * also share a lacked axis, that sum can count one coordinate twice and
+ * unbalance a ring (C[m,n] += A[m,k,j] * B[k,n] with C and B both split along
+ * n: both lack j).  Often some source is then redundant — another one already
+ * balances its tensors — so we try the subsets of sources, largest first;
+ * failing that, prime slots and atoms (atom_offsets).  Whatever is chosen is
+ * checked: every ring gets one copy of every partition, or the plan is
+ * refused. */
+static rotor_status choose_offsets(rotor_place *pl, rotor_error *err) {
+    int share[ROTOR_MAX_AXES] = {0};
+    source src[ROTOR_MAX_TENSORS];
+    int nsrc = list_sources(pl, share, src);
+    int32_t *count = malloc((size_t)pl->cores * sizeof *count);
+    if (!count) return rotor_fail(err, ROTOR_ERR_NOMEM, "placement: out of memory");
+    int first_bad = -1;
+    for (int64_t use = ((int64_t)1 << nsrc) - 1; use >= 0; use--) {
+        build_offsets(pl, src, nsrc, (unsigned)use, share);
+        int bad = unbalanced_tensor(pl, count);
+        if (bad < 0) {
+            free(count);
+            return ROTOR_OK;
+        }
+        if (first_bad < 0) first_bad = bad;
+    }
+    if (atom_offsets(pl) && unbalanced_tensor(pl, count) < 0) {
+        free(count);
+        return ROTOR_OK;
+    }
+    free(count);
+    return rotor_fail(err, ROTOR_ERR_INPUT,
+                      "placement: no nested-ring offsets give every ring of %s one copy of each "
+                      "partition for this plan",
+                      pl->e.tensors[first_bad].name);
+}
+
+/* Deals the cores of every sharing group out to rings: the k-th core (in
+ * core order) holding block b at step 0 joins ring k of the group.  Fails if
+ * some block occurs more often than there are rings, i.e. the offsets are not
+ * balanced and some ring would miss a partition. */
+static rotor_status build_rings(rotor_place *pl, int t, rotor_error *err) {
+    const rotor_tensor *x = &pl->e.tensors[t];
+    int64_t q = pl->info.ring_size[t], r = pl->info.rings[t];
+    int64_t groups = pl->cores / pl->info.sharing[t];
+    pl->nrings[t] = groups * r;
+    int32_t *count = calloc((size_t)(groups * q), sizeof *count);
+    pl->ring[t] = malloc((size_t)pl->cores * sizeof(int32_t));
+    pl->pos[t] = malloc((size_t)pl->cores * sizeof(int32_t));
+    pl->member[t] = malloc((size_t)pl->cores * sizeof(int32_t));
+    if (!count || !pl->ring[t] || !pl->pos[t] || !pl->member[t]) {
+        free(count);
+        return rotor_fail(err, ROTOR_ERR_NOMEM, "placement: out of memory for the rings of %s", x->name);
+    }
+    for (int64_t c = 0; c < pl->cores; c++) {
+        int64_t gid, pos;
+        group_and_position(pl, t, c, &gid, &pos);
+        int32_t k = count[gid * q + pos]++;
+        if (k >= r) {
+            free(count);
+            return rotor_fail(err, ROTOR_ERR_INPUT,
+                              "placement: %s's partition %lld would sit on %d cores of one group of %lld "
+                              "(only %lld rings): the nested-ring offsets cannot be balanced for this "
+                              "plan (tensors lacking the same axis share a temporal digit)",
+                              x->name, (long long)pos, k + 1, (long long)pl->info.sharing[t], (long long)r);
+        }
+        int64_t ring = gid * r + k;
+        pl->ring[t][c] = (int32_t)ring;
+        pl->pos[t][c] = (int32_t)pos;
+        pl->member[t][ring * q + pos] = (int32_t)c;
+    }
+    free(count);
+    return ROTOR_OK;
+}
+
+rotor_status rotor_place_make(const rotor_expr *e, const rotor_plan *p, const rotor_plan_info *info,
+                              rotor_place **out, rotor_error *err) {
+    *out = NULL;
+    if (info->cores > INT32_MAX)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "placement: %lld cores exceed the placement's 2^31 limit",
+                          (long long)info->cores);
+    rotor_place *pl = calloc(1, sizeof *pl);
+    if (!pl) return rotor_fail(err, ROTOR_ERR_NOMEM, "placement: out of memory");
+    pl->e = *e;
+    pl->p = *p;
+    pl->info = *info;
+    pl->na = e->naxes;
+    pl->nt = e->ntensors;
+    pl->cores = info->cores;
+    int64_t s = 1;
+    for (int a = pl->na - 1; a >= 0; a--) {
+        pl->cstride[a] = s;
+        s *= p->fop[a];
+    }
+    pl->loop_suffix[pl->na] = 1;
+    for (int l = pl->na - 1; l >= 0; l--)
+        pl->loop_suffix[l] = pl->loop_suffix[l + 1] * info->steps[p->order[l]];
+    for (int t = 0; t < pl->nt; t++) {
+        int64_t w = 1;
+        for (int a = pl->na - 1; a >= 0; a--) {
+            bool has = e->tensors[t].has_axis[a];
+            pl->bstride[t][a] = has ? w : 0;
+            if (has) w *= p->ft[t][a];
+        }
+    }
+    build_digits(pl);
+    pl->off = calloc((size_t)(pl->cores * pl->na), sizeof *pl->off);
+    if (!pl->off) {
+        rotor_place_free(pl);
+        return rotor_fail(err, ROTOR_ERR_NOMEM, "placement: out of memory");
+    }
+    rotor_status st = choose_offsets(pl, err);
+    for (int t = 0; st == ROTOR_OK && t < pl->nt; t++) st = build_rings(pl, t, err);
+    if (st) {
+        rotor_place_free(pl);
+        return st;
+    }
+    *out = pl;
+    return ROTOR_OK;
+}

@@ -1,0 +1,227 @@
+/* planfile.c — writing and reading "rotor-plan" JSON (docs/plan-format.md). */
+#include "rotor/op/planfile.h"
+
+#include "planjson.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PLANFILE_FORMAT "rotor-plan"
+#define PLANFILE_VERSION 1
+
+/* Doubles are written with 17 significant digits so they read back exactly. */
+cJSON *rotor_json_num(double d) {
+    char buf[40];
+    snprintf(buf, sizeof buf, "%.17g", d);
+    return cJSON_CreateRaw(buf);
+}
+cJSON *rotor_json_int(int64_t v) {
+    char buf[32];
+    snprintf(buf, sizeof buf, "%lld", (long long)v);
+    return cJSON_CreateRaw(buf);
+}
+
+/* {axis: value} over the operator's axes, in axis order. */
+cJSON *rotor_json_per_axis(const rotor_expr *e, const int64_t *v) {
+    cJSON *o = cJSON_CreateObject();
+    for (int a = 0; a < e->naxes; a++) cJSON_AddItemToObject(o, e->axis_name[a], rotor_json_int(v[a]));
+    return o;
+}
+
+cJSON *rotor_json_plan(const rotor_expr *e, const rotor_plan *p) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddItemToObject(o, "F_op", rotor_json_per_axis(e, p->fop));
+    cJSON *ft = cJSON_AddObjectToObject(o, "f_t");
+    for (int t = 0; t < e->ntensors; t++) {
+        cJSON *x = cJSON_AddObjectToObject(ft, e->tensors[t].name);
+        for (int a = 0; a < e->naxes; a++)
+            if (e->tensors[t].has_axis[a]) cJSON_AddItemToObject(x, e->axis_name[a], rotor_json_int(p->ft[t][a]));
+    }
+    cJSON *order = cJSON_AddArrayToObject(o, "loop_order");
+    for (int l = 0; l < e->naxes; l++)
+        cJSON_AddItemToArray(order, cJSON_CreateString(e->axis_name[p->order[l]]));
+    return o;
+}
+
+cJSON *rotor_json_time(const rotor_cost *c) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddItemToObject(o, "compute_s", rotor_json_num(c->compute));
+    cJSON_AddItemToObject(o, "communication_s", rotor_json_num(c->comm));
+    cJSON_AddItemToObject(o, "reduction_s", rotor_json_num(c->reduction));
+    cJSON_AddItemToObject(o, "total_s", rotor_json_num(c->total));
+    return o;
+}
+
+static cJSON *derived_object(const rotor_expr *e, const rotor_plan_info *in) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddItemToObject(o, "cores", rotor_json_int(in->cores));
+    cJSON_AddItemToObject(o, "steps", rotor_json_per_axis(e, in->steps));
+    cJSON_AddItemToObject(o, "total_steps", rotor_json_int(in->total_steps));
+    cJSON_AddItemToObject(o, "padded", rotor_json_per_axis(e, in->padded));
+    cJSON_AddItemToObject(o, "sub_operator", rotor_json_per_axis(e, in->sub_op));
+    cJSON_AddItemToObject(o, "sub_task", rotor_json_per_axis(e, in->sub_task));
+    cJSON_AddItemToObject(o, "padding_ratio", rotor_json_num(in->padding_ratio));
+    cJSON_AddItemToObject(o, "memory_bytes", rotor_json_int(in->memory));
+    cJSON_AddBoolToObject(o, "shift_buffer_reserved", in->rotates);
+    cJSON *ts = cJSON_AddObjectToObject(o, "tensors");
+    for (int t = 0; t < e->ntensors; t++) {
+        cJSON *x = cJSON_AddObjectToObject(ts, e->tensors[t].name);
+        cJSON_AddItemToObject(x, "sharing", rotor_json_int(in->sharing[t]));
+        cJSON_AddItemToObject(x, "ring_size", rotor_json_int(in->ring_size[t]));
+        cJSON_AddItemToObject(x, "rings", rotor_json_int(in->rings[t]));
+        cJSON *part = cJSON_AddArrayToObject(x, "partition");
+        for (int d = 0; d < e->tensors[t].ndims; d++) cJSON_AddItemToArray(part, rotor_json_int(in->part[t][d]));
+        cJSON_AddItemToObject(x, "bytes", rotor_json_int(in->bytes[t]));
+        cJSON_AddItemToObject(x, "shifts", rotor_json_int(in->shifts[t]));
+    }
+    return o;
+}
+
+char *rotor_planfile_write(const rotor_expr *e, const rotor_chip *chip, const char *cost_model,
+                           const rotor_search_result *r) {
+    cJSON *root = cJSON_CreateObject();
+    if (!root) return NULL;
+    cJSON_AddStringToObject(root, "format", PLANFILE_FORMAT);
+    cJSON_AddItemToObject(root, "version", rotor_json_int(PLANFILE_VERSION));
+    cJSON_AddStringToObject(root, "expr", e->text);
+    cJSON_AddItemToObject(root, "dims", rotor_json_per_axis(e, e->extent));
+    cJSON_AddStringToObject(root, "chip", chip->name);
+    cJSON_AddItemToObject(root, "cores", rotor_json_int(rotor_chip_cores(chip)));
+    cJSON_AddStringToObject(root, "cost_model", cost_model);
+    cJSON_AddItemToObject(root, "plan", rotor_json_plan(e, &r->best.plan));
+    cJSON_AddItemToObject(root, "time", rotor_json_time(&r->best.cost));
+    cJSON_AddItemToObject(root, "derived", derived_object(e, &r->best.info));
+    if (r->npareto > 0) {
+        cJSON *pa = cJSON_AddArrayToObject(root, "pareto");
+        for (int i = 0; i < r->npareto; i++) {
+            const rotor_candidate *c = &r->pareto[i];
+            cJSON *x = cJSON_CreateObject();
+            cJSON_AddItemToObject(x, "total_s", rotor_json_num(c->cost.total));
+            cJSON_AddItemToObject(x, "memory_bytes", rotor_json_int(c->info.memory));
+            cJSON_AddItemToObject(x, "plan", rotor_json_plan(e, &c->plan));
+            cJSON_AddItemToObject(x, "time", rotor_json_time(&c->cost));
+            cJSON_AddItemToArray(pa, x);
+        }
+    }
+    const rotor_search_stats *s = &r->stats;
+    cJSON *st = cJSON_AddObjectToObject(root, "search");
+    cJSON_AddItemToObject(st, "fop_vectors", rotor_json_int(s->fops));
+    cJSON_AddItemToObject(st, "fop_vectors_searched", rotor_json_int(s->fops_searched));
+    cJSON_AddItemToObject(st, "step_vectors", rotor_json_int(s->step_vectors));
+    cJSON_AddItemToObject(st, "step_vectors_pruned", rotor_json_int(s->steps_pruned));
+    cJSON_AddItemToObject(st, "plans_costed", rotor_json_int(s->plans));
+    cJSON_AddItemToObject(st, "partial_plans_pruned", rotor_json_int(s->nodes_pruned));
+    cJSON_AddItemToObject(st, "threads", rotor_json_int(s->threads));
+    cJSON_AddItemToObject(st, "wall_s", rotor_json_num(s->wall_seconds));
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    return text;
+}
+
+rotor_status rotor_json_read_text(const char *path, char **out, rotor_error *err) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return rotor_fail(err, ROTOR_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        n += fread(buf + n, 1, cap - n - 1, f);
+        if (n < cap - 1) break;
+        if (cap >= (size_t)64 << 20) {
+            free(buf);
+            fclose(f);
+            return rotor_fail(err, ROTOR_ERR_INPUT, "%s: larger than 64 MiB", path);
+        }
+        char *nb = realloc(buf, cap * 2);
+        if (!nb) {
+            free(buf);
+            buf = NULL;
+            break;
+        }
+        buf = nb;
+        cap *= 2;
+    }
+    bool bad = ferror(f);
+    fclose(f);
+    if (!buf) return rotor_fail(err, ROTOR_ERR_NOMEM, "%s: out of memory", path);
+    if (bad) {
+        free(buf);
+        return rotor_fail(err, ROTOR_ERR_IO, "%s: read error", path);
+    }
+    buf[n] = '\0';
+    *out = buf;
+    return ROTOR_OK;
+}
+
+static rotor_status read_int(const char *path, const char *key, const cJSON *v, int64_t *out,
+                             rotor_error *err) {
+    if (!cJSON_IsNumber(v) || v->valuedouble != (double)(int64_t)v->valuedouble ||
+        v->valuedouble < 1 || v->valuedouble > 1e15)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "%s: %s: expected a positive integer", path, key);
+    *out = (int64_t)v->valuedouble;
+    return ROTOR_OK;
+}
+
+rotor_status rotor_json_read_plan(const cJSON *plan, const rotor_expr *e, const char *path,
+                                  const char *where, rotor_plan *out, rotor_error *err) {
+    rotor_status st = ROTOR_OK;
+    char key[160];
+    rotor_plan_init(e, out);
+    if (!cJSON_IsObject(plan)) return rotor_fail(err, ROTOR_ERR_INPUT, "%s: %s: expected an object", path, where);
+    const cJSON *fop = cJSON_GetObjectItemCaseSensitive(plan, "F_op");
+    const cJSON *ft = cJSON_GetObjectItemCaseSensitive(plan, "f_t");
+    const cJSON *order = cJSON_GetObjectItemCaseSensitive(plan, "loop_order");
+    if (!cJSON_IsObject(fop) || !cJSON_IsObject(ft) || !cJSON_IsArray(order))
+        st = rotor_fail(err, ROTOR_ERR_INPUT, "%s: %s: expected F_op, f_t objects and a loop_order array",
+                        path, where);
+    for (int a = 0; !st && a < e->naxes; a++) {
+        snprintf(key, sizeof key, "%s.F_op.%s", where, e->axis_name[a]);
+        st = read_int(path, key, cJSON_GetObjectItemCaseSensitive(fop, e->axis_name[a]), &out->fop[a], err);
+    }
+    for (int t = 0; !st && t < e->ntensors; t++) {
+        const cJSON *x = cJSON_GetObjectItemCaseSensitive(ft, e->tensors[t].name);
+        for (int a = 0; !st && a < e->naxes; a++) {
+            if (!e->tensors[t].has_axis[a]) continue;
+            snprintf(key, sizeof key, "%s.f_t.%s.%s", where, e->tensors[t].name, e->axis_name[a]);
+            st = read_int(path, key, cJSON_GetObjectItemCaseSensitive(x, e->axis_name[a]), &out->ft[t][a], err);
+        }
+    }
+    if (!st && cJSON_GetArraySize(order) != e->naxes)
+        st = rotor_fail(err, ROTOR_ERR_INPUT, "%s: %s.loop_order: expected %d axes", path, where, e->naxes);
+    for (int l = 0; !st && l < e->naxes; l++) {
+        const cJSON *v = cJSON_GetArrayItem(order, l);
+        int a = cJSON_IsString(v) ? rotor_expr_axis(e, v->valuestring) : -1;
+        if (a < 0) st = rotor_fail(err, ROTOR_ERR_INPUT, "%s: %s.loop_order[%d]: expected an axis name", path, where, l);
+        else out->order[l] = a;
+    }
+    return st;
+}
+
+rotor_status rotor_planfile_read(const char *path, const rotor_expr *e, rotor_plan *out,
+                                 rotor_error *err) {
+    char *text = NULL;
+    rotor_status st = rotor_json_read_text(path, &text, err);
+    if (st) return st;
+    cJSON *root = cJSON_Parse(text);
+    free(text);
+    if (!root) return rotor_fail(err, ROTOR_ERR_INPUT, "%s: not valid JSON", path);
+    rotor_plan_init(e, out);
+    const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(root, "format");
+    const cJSON *ver = cJSON_GetObjectItemCaseSensitive(root, "version");
+    const cJSON *ex = cJSON_GetObjectItemCaseSensitive(root, "expr");
+    const cJSON *plan = cJSON_GetObjectItemCaseSensitive(root, "plan");
+    if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, PLANFILE_FORMAT) != 0) {
+        st = rotor_fail(err, ROTOR_ERR_INPUT, "%s: format: expected \"%s\"", path, PLANFILE_FORMAT);
+    } else if (!cJSON_IsNumber(ver) || ver->valuedouble != PLANFILE_VERSION) {
+        st = rotor_fail(err, ROTOR_ERR_INPUT, "%s: version: expected %d", path, PLANFILE_VERSION);
+    } else if (!cJSON_IsString(ex) || strcmp(ex->valuestring, e->text) != 0) {
+        st = rotor_fail(err, ROTOR_ERR_INPUT, "%s: expr: the plan is for another expression", path);
+    } else if (!cJSON_IsObject(plan)) {
+        st = rotor_fail(err, ROTOR_ERR_INPUT, "%s: plan: expected an object", path);
+    }
+    if (!st) st = rotor_json_read_plan(plan, e, path, "plan", out, err);
+    cJSON_Delete(root);
+    return st;
+}

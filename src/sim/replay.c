@@ -1,0 +1,901 @@
+/* replay.c — a compiled program replayed event by event on the simulator
+ * (Elk §5 "Simulation framework"; the schedule is T10's compute-shift
+ * execution, T10 §4.1, §4.4 and Figure 10).
+ *
+ * Decisions (docs/simulator.md, "Replay", repeats them):
+ *  - Operators run one after another with a barrier between them, as the
+ *    program's predicted total (a sum over operators) assumes and as the IPU's
+ *    bulk-synchronous execution does.  The barrier is a zero-time compute task
+ *    on core 0 that waits for every core's last task of the operator.
+ *  - The placement (place.c) decides everything inside an operator: core c
+ *    runs its T sub-tasks in loop order; at a transition every tensor whose
+ *    block changes arrives from the core rotor_place_sender names.  Steps with
+ *    no transition between them become one compute task (the same time as T
+ *    tasks back to back, with fewer events).
+ *  - A shift leaves a core when that core has finished the run that used the
+ *    partition; a run starts when every partition it needs has arrived.  The
+ *    reserved shift buffer lets a core receive while it computes.
+ *  - The output's partial sums are reduced by a ring reduce-scatter among the
+ *    R_Y cores that hold copies of one partition: R_Y - 1 rounds, each core
+ *    sending ceil(bytes / R_Y) to the next, matching cost-model-v1's
+ *    (R-1)/R * bytes / beta + (R-1) * alpha on an idle all-to-all chip.
+ *  - Setup: the program records, per operator, the bytes one core receives
+ *    and the gather rounds (compile.c, setup_need).  Core c receives them in
+ *    `rounds` transfers of equal size, round r from core (c + r) mod N: each
+ *    round is a permutation, so on the all-to-all chip no port is shared and
+ *    the replay costs bytes / beta + rounds * alpha, as the model.  The
+ *    program does not record where the gathered bytes really live (the idle
+ *    layout's peers, the even activation layout); on a mesh the neighbour
+ *    offsets stand in for them.
+ *  - Vendor operators (no tensor expression) run exec_s on every core.
+ *
+ * rotor_schedule_replay (the end of this file) replays an Elk HBM schedule
+ * the same way, with its preloads: HBM streams of multicast pieces, SRAM
+ * pauses, distribution, the tile replay of each chosen plan, barriers
+ * (docs/simulator.md, "Replaying an HBM schedule"). */
+#include "rotor/sim/replay.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rotor/op/cost.h"
+#include "rotor/op/place.h"
+
+static int64_t to_ps(double s) { return (int64_t)llround(s * 1e12); }
+
+/* A growable list of task ids. */
+typedef struct idlist {
+    int64_t *v;
+    int64_t n, cap;
+} idlist;
+
+static rotor_status push(idlist *l, int64_t id, rotor_error *err) {
+    if (l->n == l->cap) {
+        int64_t cap = l->cap ? 2 * l->cap : 16;
+        int64_t *v = realloc(l->v, (size_t)cap * sizeof *v);
+        if (!v) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n++] = id;
+    return ROTOR_OK;
+}
+
+/* Scratch shared by every operator, sized for the chip's N cores. */
+typedef struct replayer {
+    rotor_sim *sim;
+    int64_t n;           /* cores */
+    int64_t barrier;     /* the previous operator's barrier task, -1 before the first */
+    int64_t *last;       /* per core: its last task of the current operator */
+    int64_t *cur;        /* per core: its compute task of the current run */
+    idlist *inbox;       /* per core: transfers the next run waits for */
+    idlist finals;       /* the barrier's dependencies */
+    int64_t *pairs;      /* reduction grouping: (key, core) pairs */
+    int64_t packet;      /* > 0: transfers move in chained packets of at most this many bytes */
+} replayer;
+
+/* One transfer of the replay; *id receives the task its receiver waits for.
+ * With r->packet, a transfer of more bytes is a chain of packets, each
+ * waiting for the one before, so that on a busy port the packets of
+ * different transfers take turns (schedule replay, docs/simulator.md
+ * "Packets") instead of a small transfer waiting behind a whole large one. */
+static rotor_status add_transfer(replayer *r, const rotor_sim_transfer *x, int64_t *id, rotor_error *err) {
+    if (r->packet <= 0 || x->bytes <= r->packet) return rotor_sim_add_transfer(r->sim, x, id, err);
+    int64_t k = (x->bytes + r->packet - 1) / r->packet, prev = -1;
+    rotor_sim_transfer p = *x;
+    for (int64_t i = 0; i < k; i++) {
+        p.bytes = x->bytes / k + (i < x->bytes % k);
+        if (i > 0) {
+            p.deps = &prev;
+            p.ndeps = 1;
+        }
+        rotor_status st = rotor_sim_add_transfer(r->sim, &p, &prev, err);
+        if (st) return st;
+    }
+    *id = prev;
+    return ROTOR_OK;
+}
+
+static void inbox_clear(replayer *r, int64_t cores) {
+    for (int64_t c = 0; c < cores; c++) r->inbox[c].n = 0;
+}
+
+/* A replayer on a new simulator of chip, its scratch sized for the cores. */
+static rotor_status replayer_init(replayer *r, const rotor_chip *chip, int64_t packet, rotor_error *err) {
+    *r = (replayer){.barrier = -1, .packet = packet};
+    rotor_status st = rotor_sim_create(chip, &r->sim, err);
+    if (st) return st;
+    r->n = rotor_sim_cores(r->sim);
+    r->last = malloc((size_t)r->n * sizeof *r->last);
+    r->cur = malloc((size_t)r->n * sizeof *r->cur);
+    r->inbox = calloc((size_t)r->n, sizeof *r->inbox);
+    r->pairs = malloc((size_t)r->n * 2 * sizeof *r->pairs);
+    if (!r->last || !r->cur || !r->inbox || !r->pairs) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    return ROTOR_OK;
+}
+
+/* Frees the scratch; the simulator too unless keep_sim. */
+static void replayer_free(replayer *r, bool keep_sim) {
+    for (int64_t c = 0; r->inbox && c < r->n; c++) free(r->inbox[c].v);
+    free(r->inbox);
+    free(r->finals.v);
+    free(r->last);
+    free(r->cur);
+    free(r->pairs);
+    if (!keep_sim) rotor_sim_free(r->sim);
+    memset(r, 0, sizeof *r);
+}
+
+static rotor_status add_barrier(replayer *r, int op, int64_t cores, rotor_error *err) {
+    r->finals.n = 0;
+    rotor_status st;
+    for (int64_t c = 0; c < cores; c++)
+        if (r->last[c] >= 0 && (st = push(&r->finals, r->last[c], err))) return st;
+    rotor_sim_compute b = {.core = 0, .duration_ps = 0, .category = ROTOR_SIM_COMPUTE, .op = op,
+                           .deps = r->finals.v, .ndeps = (int)r->finals.n};
+    return rotor_sim_add_compute(r->sim, &b, &r->barrier, err);
+}
+
+/* Setup transfers into cores 0..cores-1; they land in each core's inbox. */
+static rotor_status replay_setup(replayer *r, int op, int64_t cores, int64_t bytes, int64_t rounds,
+                                 rotor_error *err) {
+    if (rounds <= 0 || r->n < 2) return ROTOR_OK;
+    /* Round k into core c follows round k - 1 into c (a gather is a sequence
+     * of steps); each round is a permutation, so no port is shared. */
+    for (int64_t k = 1; k <= rounds; k++)
+        for (int64_t c = 0; c < cores; c++) {
+            int64_t piece = bytes / rounds + (k <= bytes % rounds ? 1 : 0);
+            int64_t deps[1] = {r->inbox[c].n ? r->inbox[c].v[r->inbox[c].n - 1] : r->barrier};
+            rotor_sim_transfer x = {.src = (c + k) % r->n, .dst = c, .bytes = piece,
+                                    .category = ROTOR_SIM_SETUP, .op = op, .deps = deps,
+                                    .ndeps = deps[0] >= 0};
+            if (x.src == c) continue; /* rounds >= N: nothing left to fetch from a peer */
+            int64_t id;
+            rotor_status st = add_transfer(r, &x, &id, err);
+            if (!st) st = push(&r->inbox[c], id, err);
+            if (st) return st;
+        }
+    return ROTOR_OK;
+}
+
+/* Compute tasks of one run of `steps` sub-tasks on every core. */
+static rotor_status emit_run(replayer *r, int op, int64_t cores, int64_t steps, int64_t sub_ps,
+                             int64_t sub_flops, rotor_error *err) {
+    int64_t dur, fl;
+    if (!rotor_mul_i64(steps, sub_ps, &dur) || !rotor_mul_i64(steps, sub_flops, &fl))
+        return rotor_fail(err, ROTOR_ERR_INPUT, "operator %d: compute time overflows", op);
+    int64_t deps[1] = {r->barrier};
+    for (int64_t c = 0; c < cores; c++) {
+        rotor_sim_compute x = {.core = c, .duration_ps = dur, .flops = fl, .category = ROTOR_SIM_COMPUTE,
+                               .op = op};
+        if (r->inbox[c].n) {
+            x.deps = r->inbox[c].v;
+            x.ndeps = (int)r->inbox[c].n;
+        } else if (r->barrier >= 0) {
+            x.deps = deps;
+            x.ndeps = 1;
+        }
+        rotor_status st = rotor_sim_add_compute(r->sim, &x, &r->cur[c], err);
+        if (st) return st;
+        r->last[c] = r->cur[c];
+    }
+    inbox_clear(r, cores);
+    return ROTOR_OK;
+}
+
+static int cmp_pair(const void *a, const void *b) {
+    const int64_t *x = a, *y = b;
+    if (x[0] != y[0]) return x[0] < y[0] ? -1 : 1;
+    return x[1] < y[1] ? -1 : x[1] > y[1];
+}
+
+/* Ring reduce-scatter of the output's partial sums (see the head comment). */
+static rotor_status replay_reduction(replayer *r, int op, const rotor_place *pl, const int64_t *i,
+                                     rotor_error *err) {
+    const rotor_expr *e = rotor_place_expr(pl);
+    const rotor_plan *p = rotor_place_plan(pl);
+    const rotor_plan_info *info = rotor_place_info(pl);
+    int64_t R = info->rings[0], cores = info->cores;
+    if (R <= 1) return ROTOR_OK;
+    /* cores holding the same output partition: same coordinate and block
+     * along every axis of Y */
+    for (int64_t c = 0; c < cores; c++) {
+        int64_t coord[ROTOR_MAX_AXES], j[ROTOR_MAX_AXES], blk[ROTOR_MAX_AXES], key = 0;
+        rotor_place_coords(pl, c, coord);
+        rotor_place_subtask(pl, c, i, j);
+        rotor_place_block(pl, 0, j, blk);
+        for (int a = 0; a < e->naxes; a++) {
+            if (!e->tensors[0].has_axis[a]) continue;
+            key = (key * p->fop[a] + coord[a]) * p->ft[0][a] + blk[a];
+        }
+        r->pairs[2 * c] = key;
+        r->pairs[2 * c + 1] = c;
+    }
+    qsort(r->pairs, (size_t)cores, 2 * sizeof(int64_t), cmp_pair);
+    int64_t piece = (info->bytes[0] + R - 1) / R;
+    for (int64_t g = 0; g < cores; g += R) {
+        const int64_t *m = r->pairs + 2 * g;
+        if (g + R > cores || m[0] != m[2 * (R - 1)] || (g + R < cores && m[2 * R] == m[0]))
+            return rotor_fail(err, ROTOR_ERR_INPUT,
+                              "operator %d: the output's copies do not form groups of R_Y = %lld cores", op,
+                              (long long)R);
+        for (int64_t round = 1; round < R; round++) {
+            /* round k: member u sends to u+1 what it holds after round k-1 */
+            int64_t sent[64], *ids = R <= 64 ? sent : malloc((size_t)R * sizeof *ids);
+            if (!ids) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+            rotor_status st = ROTOR_OK;
+            for (int64_t u = 0; u < R && !st; u++) {
+                int64_t src = m[2 * u + 1], dst = m[2 * ((u + 1) % R) + 1];
+                int64_t deps[1] = {r->last[src]};
+                rotor_sim_transfer x = {.src = src, .dst = dst, .bytes = piece, .category = ROTOR_SIM_COMM,
+                                        .op = op, .deps = deps, .ndeps = 1};
+                st = add_transfer(r, &x, &ids[u], err);
+            }
+            for (int64_t u = 0; u < R && !st; u++) r->last[m[2 * ((u + 1) % R) + 1]] = ids[u];
+            if (ids != sent) free(ids);
+            if (st) return st;
+        }
+    }
+    return ROTOR_OK;
+}
+
+/* Sub-tasks, shifts and the reduction of one plan (expression e, plan p,
+ * info) on cores 0 .. info->cores - 1.  The first run of a core waits for its
+ * inbox, else for r->barrier; r->last receives each core's last task.
+ * ids[0..1] receive the first task id of the main phase and the reduction. */
+static rotor_status replay_tiles(replayer *r, int op, const rotor_expr *e, const rotor_plan *p,
+                                 const rotor_plan_info *info, const rotor_chip *chip, int64_t *ids,
+                                 rotor_error *err) {
+    rotor_place *pl = NULL;
+    rotor_status st = rotor_place_make(e, p, info, &pl, err);
+    if (st) return st;
+    int64_t cores = info->cores;
+    int64_t sub_ps = to_ps(rotor_cost_v1_subtask(e, chip, info->sub_task));
+    int64_t sub_flops = e->flops_per_point;
+    for (int a = 0; a < e->naxes; a++) sub_flops *= info->sub_task[a];
+    ids[0] = rotor_sim_task_count(r->sim);
+    int64_t i_old[ROTOR_MAX_AXES], i_new[ROTOR_MAX_AXES];
+    rotor_place_loop(pl, 0, i_old);
+    int64_t run = 1;
+    for (int64_t s = 1; s < info->total_steps && !st; s++) {
+        rotor_place_loop(pl, s, i_new);
+        bool any = false;
+        for (int t = 0; t < e->ntensors && !any; t++) any = rotor_place_changes(pl, t, i_old, i_new);
+        if (any) {
+            st = emit_run(r, op, cores, run, sub_ps, sub_flops, err);
+            run = 0;
+            for (int t = 0; t < e->ntensors && !st; t++) {
+                if (!rotor_place_changes(pl, t, i_old, i_new)) continue;
+                for (int64_t c = 0; c < cores && !st; c++) {
+                    int64_t from = rotor_place_sender(pl, t, c, i_old, i_new, false);
+                    if (from == c) continue;
+                    int64_t deps[1] = {r->cur[from]}, id;
+                    rotor_sim_transfer x = {.src = from, .dst = c, .bytes = info->bytes[t],
+                                            .category = ROTOR_SIM_COMM, .op = op, .deps = deps, .ndeps = 1};
+                    st = add_transfer(r, &x, &id, err);
+                    if (!st) st = push(&r->inbox[c], id, err);
+                }
+            }
+        }
+        run++;
+        memcpy(i_old, i_new, sizeof i_old);
+    }
+    if (!st) st = emit_run(r, op, cores, run, sub_ps, sub_flops, err);
+    ids[1] = rotor_sim_task_count(r->sim);
+    if (!st) st = replay_reduction(r, op, pl, i_old, err);
+    rotor_place_free(pl);
+    return st;
+}
+
+/* The tasks of one expression operator; ids[0..3] receive the first task id
+ * of setup, main phase, reduction and the barrier. */
+static rotor_status replay_op(replayer *r, int op, const rotor_program_op *po, const rotor_chip *chip,
+                              int64_t *ids, rotor_error *err) {
+    int64_t cores = po->active_info.cores;
+    for (int64_t c = 0; c < cores; c++) r->last[c] = -1;
+    inbox_clear(r, cores);
+    ids[0] = rotor_sim_task_count(r->sim);
+    rotor_status st = replay_setup(r, op, cores, po->setup_bytes, po->setup_rounds, err);
+    if (!st) st = replay_tiles(r, op, &po->expr, &po->active, &po->active_info, chip, ids + 1, err);
+    else ids[1] = ids[2] = rotor_sim_task_count(r->sim);
+    ids[3] = rotor_sim_task_count(r->sim);
+    if (!st) st = add_barrier(r, op, cores, err);
+    return st;
+}
+
+static rotor_status replay_vendor(replayer *r, int op, const rotor_program_op *po, int64_t *ids,
+                                  rotor_error *err) {
+    ids[0] = ids[1] = rotor_sim_task_count(r->sim);
+    int64_t deps[1] = {r->barrier};
+    for (int64_t c = 0; c < r->n; c++) {
+        rotor_sim_compute x = {.core = c, .duration_ps = to_ps(po->exec_s), .category = ROTOR_SIM_COMPUTE,
+                               .op = op, .deps = deps, .ndeps = r->barrier >= 0};
+        rotor_status st = rotor_sim_add_compute(r->sim, &x, &r->last[c], err);
+        if (st) return st;
+    }
+    ids[2] = ids[3] = rotor_sim_task_count(r->sim);
+    return add_barrier(r, op, r->n, err);
+}
+
+/* Latest end among tasks [from, to), or `floor` if none. */
+static int64_t phase_end(const rotor_sim *s, int64_t from, int64_t to, int64_t floor, int64_t *wait) {
+    int64_t end = floor;
+    for (int64_t id = from; id < to; id++) {
+        rotor_sim_timing t;
+        if (rotor_sim_task_timing(s, id, &t, NULL)) continue;
+        if (t.end_ps > end) end = t.end_ps;
+        if (wait && t.start_ps - t.ready_ps > *wait) *wait = t.start_ps - t.ready_ps;
+    }
+    return end;
+}
+
+rotor_status rotor_replay(const rotor_program *p, const rotor_chip *chip, rotor_replay_result *out,
+                          rotor_sim **sim_out, rotor_error *err) {
+    memset(out, 0, sizeof *out);
+    if (sim_out) *sim_out = NULL;
+    if (rotor_chip_cores(chip) != p->cores)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "chip %s has %lld cores; the program was compiled for %lld",
+                          chip->name, (long long)rotor_chip_cores(chip), (long long)p->cores);
+    replayer r;
+    rotor_status st = replayer_init(&r, chip, 0, err);
+    out->ops = calloc((size_t)(p->nops ? p->nops : 1), sizeof *out->ops);
+    int64_t(*ids)[5] = malloc((size_t)(p->nops ? p->nops : 1) * sizeof *ids);
+    if (!st && (!out->ops || !ids)) st = rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    for (int o = 0; o < p->nops && !st; o++) {
+        const rotor_program_op *po = &p->ops[o];
+        if ((st = rotor_sim_set_op_name(r.sim, o, po->name, err))) break;
+        st = po->vendor ? replay_vendor(&r, o, po, ids[o], err) : replay_op(&r, o, po, chip, ids[o], err);
+        ids[o][4] = rotor_sim_task_count(r.sim);
+        if (st) {
+            char prefix[160];
+            snprintf(prefix, sizeof prefix, "replay of operator %d '%s'", o, po->name);
+            rotor_error_prefix(err, prefix);
+        }
+    }
+    if (!st) st = rotor_sim_run(r.sim, &out->stats, err);
+    if (!st) {
+        out->nops = p->nops;
+        int64_t prev_end = 0;
+        for (int o = 0; o < p->nops; o++) {
+            const rotor_program_op *po = &p->ops[o];
+            rotor_replay_op *x = &out->ops[o];
+            int64_t wait = 0;
+            int64_t setup_end = phase_end(r.sim, ids[o][0], ids[o][1], prev_end, &wait);
+            int64_t main_end = phase_end(r.sim, ids[o][1], ids[o][2], setup_end, &wait);
+            int64_t red_end = phase_end(r.sim, ids[o][2], ids[o][3], main_end, &wait);
+            int64_t end = phase_end(r.sim, ids[o][3], ids[o][4], red_end, NULL);
+            x->predicted_s = po->setup_s + po->exec_s;
+            x->predicted_setup_s = po->setup_s;
+            x->predicted_reduction_s = po->vendor ? 0 : po->active_cost.reduction;
+            x->predicted_main_s = po->exec_s - x->predicted_reduction_s;
+            x->simulated_s = (double)(end - prev_end) * 1e-12;
+            x->simulated_setup_s = (double)(setup_end - prev_end) * 1e-12;
+            x->simulated_main_s = (double)(main_end - setup_end) * 1e-12;
+            x->simulated_reduction_s = (double)(red_end - main_end) * 1e-12;
+            x->wait_s = (double)wait * 1e-12;
+            x->tasks = ids[o][4] - ids[o][0];
+            out->predicted_s += x->predicted_s;
+            prev_end = end;
+        }
+        out->simulated_s = (double)out->stats.makespan_ps * 1e-12;
+    }
+    free(ids);
+    if (st) {
+        rotor_replay_result_free(out);
+        replayer_free(&r, false);
+        return st;
+    }
+    if (sim_out) *sim_out = r.sim;
+    replayer_free(&r, sim_out != NULL);
+    return ROTOR_OK;
+}
+
+rotor_status rotor_replay_plan(const rotor_expr *e, const rotor_plan *p, const rotor_plan_info *info,
+                               const rotor_chip *chip, int64_t packet, int64_t *out_ps, int64_t *out_link_ps,
+                               rotor_error *err) {
+    *out_ps = 0;
+    if (out_link_ps) *out_link_ps = 0;
+    if (info->cores > rotor_chip_cores(chip))
+        return rotor_fail(err, ROTOR_ERR_INPUT, "the plan uses %lld cores; chip %s has %lld", (long long)info->cores,
+                          chip->name, (long long)rotor_chip_cores(chip));
+    replayer r;
+    rotor_status st = replayer_init(&r, chip, packet, err);
+    int64_t ids[2];
+    for (int64_t c = 0; !st && c < r.n; c++) r.last[c] = -1;
+    if (!st) st = replay_tiles(&r, 0, e, p, info, chip, ids, err);
+    if (!st) st = add_barrier(&r, 0, info->cores, err);
+    rotor_sim_stats stats;
+    if (!st) st = rotor_sim_run(r.sim, &stats, err);
+    if (!st) *out_ps = stats.makespan_ps;
+    if (!st && out_link_ps) *out_link_ps = llround(stats.link_util_peak * (double)stats.makespan_ps);
+    replayer_free(&r, false);
+    return st;
+}
+
+void rotor_replay_result_free(rotor_replay_result *r) {
+    free(r->ops);
+    memset(r, 0, sizeof *r);
+}
+
+void rotor_replay_explain(const rotor_replay_op *op, char *buf, size_t size) {
+    double d[3] = {op->simulated_setup_s - op->predicted_setup_s,
+                   op->simulated_main_s - op->predicted_main_s,
+                   op->simulated_reduction_s - op->predicted_reduction_s};
+    static const char *const phase[3] = {"setup", "compute+shifts", "reduction"};
+    int k = 0;
+    for (int i = 1; i < 3; i++)
+        if (fabs(d[i]) > fabs(d[k])) k = i;
+    double total = op->simulated_s - op->predicted_s;
+    if (fabs(total) <= 0.001 * op->predicted_s + 1e-12) {
+        snprintf(buf, size, "agrees");
+        return;
+    }
+    int n = snprintf(buf, size, "%s %+.3f us", phase[k], d[k] * 1e6);
+    if (n >= 0 && (size_t)n < size && op->wait_s > 0)
+        snprintf(buf + n, size - (size_t)n, ", waited %.3f us for links", op->wait_s * 1e6);
+}
+
+/* ---- replaying an HBM schedule (docs/simulator.md, "Replaying an HBM schedule") ----------- */
+
+/* A core's preload arrives in pieces of at most this many bytes, so that the
+ * execution's shifts interleave with it on the core's in port (each piece
+ * claims its route FIFO, like any transfer). */
+#define PIECE_BYTES ROTOR_REPLAY_PACKET
+
+typedef struct sched_replayer {
+    replayer r;               /* the tile replay's scratch; r.barrier is the current start */
+    const rotor_schedule *s;
+    const rotor_schedule_report *rep;
+    int64_t n, nctrl;
+    bool blocking;
+    int64_t nstreams;         /* HBM streams: lanes of every controller (mesh: one per edge port) */
+    bool ports;               /* mesh: a group's pieces enter through the port nearest it */
+    int64_t w;                /* mesh: its width, else 0 */
+    int64_t *stail;           /* per stream: its last piece, -1 */
+    int64_t *stail_seq;       /* per stream: 1 + the preload (in issue order) of that piece, 0 */
+    int64_t *sgroups;         /* mesh, per port: groups of the current preload it feeds */
+    int64_t *sround;          /* mesh, per port: the round of its last piece of the current preload */
+    int64_t *gport, *gctrl;   /* mesh, per group of the current preload: its port and controller */
+    bool *grev;               /* mesh, per group: its path runs from its last core to its first */
+    int64_t pre_seq;          /* preloads issued so far */
+    int64_t last_pre_join;    /* the last issued preload's join, -1 */
+    idlist deps;              /* scratch */
+    int64_t *dsts;            /* scratch: one group's receivers */
+    int64_t prev_barrier;     /* the previous execution's barrier, -1 */
+    int64_t *pre_join;        /* per op: zero-time join after its preload, -1 until issued */
+    int64_t (*pre_ids)[2];    /* per op: its preload's tasks [from, to) */
+    int64_t (*exe_ids)[3];    /* per op: its start join, its barrier, the end of its tasks */
+} sched_replayer;
+
+/* Appends id to sr->deps unless it is negative or equal to the last one. */
+static rotor_status dep_add(sched_replayer *sr, int64_t id, rotor_error *err) {
+    if (id < 0 || (sr->deps.n && sr->deps.v[sr->deps.n - 1] == id)) return ROTOR_OK;
+    return push(&sr->deps, id, err);
+}
+
+static int64_t zero_join(sched_replayer *sr, int op, rotor_status *st, rotor_error *err) {
+    rotor_sim_compute j = {.core = 0, .category = ROTOR_SIM_COMPUTE, .op = op, .deps = sr->deps.v,
+                           .ndeps = (int)sr->deps.n};
+    int64_t id = -1;
+    *st = rotor_sim_add_compute(sr->r.sim, &j, &id, err);
+    return id;
+}
+
+/* The HBM-schedule replay's scratch on `chip` (one chip) for n_ops
+ * operators; sched_replayer_free releases it (keep_sim: the simulator
+ * stays, owned by the caller). */
+static void sched_replayer_free(sched_replayer *sr, bool keep_sim);
+
+static rotor_status sched_replayer_init(sched_replayer *sr, const rotor_chip *chip, bool blocking, int n_ops,
+                                        rotor_error *err) {
+    memset(sr, 0, sizeof *sr);
+    sr->prev_barrier = sr->last_pre_join = -1;
+    rotor_status st = replayer_init(&sr->r, chip, PIECE_BYTES, err);
+    if (st) {
+        replayer_free(&sr->r, false);
+        return st;
+    }
+    sr->n = sr->r.n;
+    sr->nctrl = chip->hbm_controllers;
+    sr->ports = rotor_sim_hbm_ports(sr->r.sim) > 0;
+    sr->w = chip->topology == ROTOR_TOPO_MESH ? chip->mesh_width : 0;
+    sr->nstreams = sr->ports ? rotor_sim_hbm_ports(sr->r.sim) : sr->nctrl * rotor_sim_hbm_lanes(sr->r.sim);
+    sr->blocking = blocking;
+    size_t nc = (size_t)sr->n, no = (size_t)(n_ops > 0 ? n_ops : 1), ns = (size_t)(sr->nstreams > 0 ? sr->nstreams : 1);
+    sr->stail = malloc(ns * sizeof *sr->stail);
+    sr->stail_seq = calloc(ns, sizeof *sr->stail_seq);
+    sr->sgroups = malloc(ns * sizeof *sr->sgroups);
+    sr->sround = malloc(ns * sizeof *sr->sround);
+    sr->gport = malloc(nc * sizeof *sr->gport);
+    sr->gctrl = malloc(nc * sizeof *sr->gctrl);
+    sr->grev = malloc(nc * sizeof *sr->grev);
+    sr->dsts = malloc(nc * sizeof *sr->dsts);
+    sr->pre_join = malloc(no * sizeof *sr->pre_join);
+    sr->pre_ids = calloc(no, sizeof *sr->pre_ids);
+    sr->exe_ids = calloc(no, sizeof *sr->exe_ids);
+    if (!sr->stail || !sr->stail_seq || !sr->sgroups || !sr->sround || !sr->gport || !sr->gctrl || !sr->grev || !sr->dsts ||
+        !sr->pre_join || !sr->pre_ids || !sr->exe_ids) {
+        sched_replayer_free(sr, false);
+        return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    }
+    for (int64_t k = 0; k < sr->nstreams; k++) sr->stail[k] = -1;
+    for (size_t i = 0; i < no; i++) sr->pre_join[i] = -1;
+    return ROTOR_OK;
+}
+
+static void sched_replayer_free(sched_replayer *sr, bool keep_sim) {
+    free(sr->stail);
+    free(sr->stail_seq);
+    free(sr->sgroups);
+    free(sr->sround);
+    free(sr->gport);
+    free(sr->gctrl);
+    free(sr->grev);
+    free(sr->dsts);
+    free(sr->deps.v);
+    free(sr->pre_join);
+    free(sr->pre_ids);
+    free(sr->exe_ids);
+    replayer_free(&sr->r, keep_sim);
+    memset(sr, 0, sizeof *sr);
+}
+
+/* Cores lo .. hi-1 (a group) in the order its multicast path visits them
+ * (docs/simulator.md, "Multicast paths"): on a mesh row by row,
+ * each row's part west to east on even rows and east to west on odd ones
+ * (for whole rows a snake: one hop from row to row; the order measured
+ * best, against core order and a chip-wide snake); reversed when `rev`.
+ * Else in core order. */
+static void group_path(const sched_replayer *sr, int64_t lo, int64_t hi, bool rev, int64_t *out) {
+    int64_t k = 0, w = sr->w;
+    for (int64_t row = w > 0 ? lo / w : 0; w > 0 && row * w < hi; row++) {
+        int64_t a = row * w > lo ? row * w : lo, b = (row + 1) * w < hi ? (row + 1) * w : hi;
+        for (int64_t i = 0; i < b - a; i++) out[k++] = row % 2 ? b - 1 - i : a + i;
+    }
+    for (; k < hi - lo; k++) out[k] = lo + k; /* not a mesh */
+    for (int64_t i = 0; rev && i < (hi - lo) / 2; i++) {
+        int64_t t = out[i];
+        out[i] = out[hi - lo - 1 - i];
+        out[hi - lo - 1 - i] = t;
+    }
+}
+
+/* Hops from core c to the nearest edge of the grid (its nearest HBM port). */
+static int64_t edge_hops(const sched_replayer *sr, int64_t c) {
+    int64_t w = sr->w, h = sr->n / w, x = c % w, y = c / w, d = x < w - 1 - x ? x : w - 1 - x;
+    if (y < d) d = y;
+    return h - 1 - y < d ? h - 1 - y : d;
+}
+
+/* A preload of W bytes as sim op `op`, issued after the barrier `after`
+ * (-1: none); *join is the zero-time task that ends it.  The datum shared
+ * by P cores is split into c chunks; each chunk goes to m = P / c
+ * consecutive cores (a group) by multicast, so HBM reads each byte once:
+ * the W bytes are spread over the G = ceil(cores / m) groups, each
+ * group's share cut into R pieces of at most PIECE_BYTES.  Piece r of group
+ * g is item r G + g.  All-to-all: the HBM controllers serve S = min(G, lanes
+ * of every controller) streams, item t going to stream t mod S, so every
+ * stream carries the same work and every group receives at the same pace;
+ * stream s runs from controller s mod controllers.  Mesh: one stream per
+ * edge port; each piece is a path multicast through the group's cores
+ * (group_path), starting from the end nearer the grid's edge, and the
+ * group's pieces go to the stream of the port nearest that end, from that
+ * port's controller (the port is a single link, so its stream is its
+ * queue).  A stream runs its pieces one after another and
+ * goes on with the next preload where it left this one (preloads in order,
+ * one at a time, none overtaking another). */
+static rotor_status emit_groups(sched_replayer *sr, int64_t W, int64_t m, int64_t op, int64_t after,
+                                int64_t *join, rotor_error *err) {
+    int64_t n = sr->n, G = (n + m - 1) / m;
+    int64_t per = W / G + (W % G != 0), R = (per + PIECE_BYTES - 1) / PIECE_BYTES;
+    int64_t S = sr->ports ? sr->nstreams : G < sr->nstreams ? G : sr->nstreams;
+    rotor_status st = ROTOR_OK;
+    /* Mesh: the port feeding the most groups sets the pace (docs/simulator.md,
+     * "Paced ports"); every other port starts round r (its piece r of each of
+     * its groups) once the pacing port has finished round r - 1. */
+    int64_t pace = -1, pace_prev = -1, pace_cur = -1;
+    if (sr->ports) {
+        for (int64_t k = 0; k < S; k++) sr->sgroups[k] = 0, sr->sround[k] = -1;
+        for (int64_t g = 0; g < G; g++) {
+            int64_t lo = g * m, hi = lo + m < n ? lo + m : n;
+            group_path(sr, lo, hi, false, sr->dsts);
+            sr->grev[g] = edge_hops(sr, sr->dsts[hi - lo - 1]) < edge_hops(sr, sr->dsts[0]);
+            int64_t k = sr->gport[g] =
+                rotor_sim_hbm_port_nearest(sr->r.sim, sr->dsts[sr->grev[g] ? hi - lo - 1 : 0], &sr->gctrl[g]);
+            if (++sr->sgroups[k] > (pace < 0 ? 0 : sr->sgroups[pace])) pace = k;
+        }
+    }
+    for (int64_t t = 0; t < R * G && W > 0 && !st; t++) {
+        int64_t r = t / G, g = t % G, str = t % S, ctrl = str % sr->nctrl;
+        if (sr->ports) str = sr->gport[g], ctrl = sr->gctrl[g];
+        if (g == 0) pace_prev = pace_cur;
+        int64_t bytes = W / G + (g < W % G); /* the group's share */
+        int64_t pb = bytes / R + (r < bytes % R);
+        if (pb == 0) continue;
+        int64_t lo = g * m, hi = lo + m < n ? lo + m : n;
+        group_path(sr, lo, hi, sr->ports && sr->grev[g], sr->dsts);
+        /* the stream's previous piece; a stream the previous preload did
+         * not use waits for that preload to end */
+        sr->deps.n = 0;
+        st = dep_add(sr, after, err);
+        bool used = sr->stail_seq[str] >= sr->pre_seq; /* by this preload or the previous one */
+        if (!st) st = dep_add(sr, used ? sr->stail[str] : sr->last_pre_join, err);
+        if (!st && sr->ports && sr->sround[str] != r) {
+            if (sr->sgroups[str] < sr->sgroups[pace]) st = dep_add(sr, pace_prev, err);
+            sr->sround[str] = r;
+        }
+        int64_t id = -1;
+        rotor_sim_multicast mc = {.src = rotor_sim_hbm_node(sr->r.sim, 0, ctrl), .dsts = sr->dsts,
+                                  .ndsts = (int)(hi - lo), .bytes = pb, .category = ROTOR_SIM_HBM, .op = (int)op,
+                                  .deps = sr->deps.v, .ndeps = (int)sr->deps.n,
+                                  /* SRAM blocking: the landing writes pause each receiver */
+                                  .pause_receivers = sr->blocking, .path = sr->w > 0};
+        if (!st) st = rotor_sim_add_multicast(sr->r.sim, &mc, &id, err);
+        if (st) break;
+        sr->stail[str] = id;
+        sr->stail_seq[str] = sr->pre_seq + 1;
+        if (str == pace) pace_cur = id;
+    }
+    /* done when every stream has delivered its last piece of it */
+    sr->deps.n = 0;
+    if (!st) st = dep_add(sr, after, err);
+    if (!st) st = dep_add(sr, sr->last_pre_join, err);
+    for (int64_t k = 0; k < S && W > 0 && !st; k++)
+        if (sr->stail_seq[k] == sr->pre_seq + 1) st = dep_add(sr, sr->stail[k], err);
+    if (!st) *join = sr->last_pre_join = zero_join(sr, (int)op, &st, err);
+    sr->pre_seq++;
+    return st;
+}
+
+/* The preload of operator j (its plan and preload state from the report). */
+static rotor_status emit_preload(sched_replayer *sr, int j, int64_t after, rotor_error *err) {
+    const rotor_schedule *s = sr->s;
+    const rotor_schedule_op *so = &s->ops[j];
+    const rotor_preload_op_result *x = &sr->rep->result.ops[j];
+    int nst = 0;
+    const rotor_preload_state *ps = rotor_preload_model_states(s->model, j, x->plan, &nst);
+    if (!ps || x->state < 0 || x->state >= nst)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "plan %d, preload state %d: not in the schedule's model", x->plan,
+                          x->state);
+    int64_t P = so->plans[x->plan].share, c = ps[x->state].chunks;
+    int64_t m = c > 0 && P % c == 0 ? P / c : 1;
+    sr->pre_ids[j][0] = rotor_sim_task_count(sr->r.sim);
+    rotor_status st = emit_groups(sr, so->hbm_bytes, m, s->nops + j, after, &sr->pre_join[j], err);
+    sr->pre_ids[j][1] = rotor_sim_task_count(sr->r.sim);
+    return st;
+}
+
+/* The execution of operator i: distribution, the tile replay of its chosen
+ * plan (vendor: time_ps on every core), the inter-chip all-reduce, a barrier. */
+static rotor_status emit_execute(sched_replayer *sr, int i, rotor_error *err) {
+    const rotor_schedule *s = sr->s;
+    const rotor_schedule_op *so = &s->ops[i];
+    const rotor_preload_op_result *x = &sr->rep->result.ops[i];
+    replayer *r = &sr->r;
+    int64_t n = sr->n;
+    if (sr->pre_join[i] < 0)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "its preload (position %d) is not issued before it executes",
+                          x->preload_pos);
+    sr->deps.n = 0;
+    rotor_status st = dep_add(sr, sr->prev_barrier, err);
+    if (!st) st = dep_add(sr, sr->pre_join[i], err);
+    int64_t start = st ? -1 : zero_join(sr, i, &st, err);
+    sr->exe_ids[i][0] = start;
+    if (st) return st;
+    r->barrier = start;
+    for (int64_t c = 0; c < n; c++) r->last[c] = -1;
+    inbox_clear(r, n);
+    /* distribution: the c - 1 chunks a core lacks, from the cores m, 2m, ...
+     * ahead (each round a permutation, as replay_setup) */
+    int nst = 0;
+    const rotor_preload_state *ps = rotor_preload_model_states(s->model, i, x->plan, &nst);
+    if (!ps || x->state < 0 || x->state >= nst)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "plan %d, preload state %d: not in the schedule's model", x->plan,
+                          x->state);
+    int64_t c = ps[x->state].chunks, P = so->plans[x->plan].share, dist = ps[x->state].dist_bytes;
+    int64_t m = c > 0 && P % c == 0 ? P / c : 1, rounds = c - 1;
+    for (int64_t k = 1; k <= rounds && dist > 0 && !st; k++)
+        for (int64_t core = 0; core < n && !st; core++) {
+            int64_t piece = dist / rounds + (k <= dist % rounds ? 1 : 0), src = (core + k * m) % n;
+            if (src == core || piece == 0) continue;
+            int64_t deps[1] = {r->inbox[core].n ? r->inbox[core].v[r->inbox[core].n - 1] : start}, id;
+            rotor_sim_transfer t = {.src = src, .dst = core, .bytes = piece, .category = ROTOR_SIM_SETUP,
+                                    .op = i, .deps = deps, .ndeps = 1};
+            st = add_transfer(r, &t, &id, err);
+            if (!st) st = push(&r->inbox[core], id, err);
+        }
+    if (st) return st;
+    if (so->vendor) {
+        for (int64_t core = 0; core < n && !st; core++) {
+            rotor_sim_compute v = {.core = core, .duration_ps = so->plans[0].time_ps, .category = ROTOR_SIM_COMPUTE,
+                                   .op = i, .deps = r->inbox[core].n ? r->inbox[core].v : &start,
+                                   .ndeps = r->inbox[core].n ? (int)r->inbox[core].n : 1};
+            st = rotor_sim_add_compute(r->sim, &v, &r->last[core], err);
+        }
+        inbox_clear(r, n);
+    } else {
+        if (x->plan < 0 || x->plan >= so->nplans || !so->cands)
+            return rotor_fail(err, ROTOR_ERR_INPUT, "plan %d: the operator has %d plans", x->plan, so->nplans);
+        const rotor_candidate *cand = &so->cands[x->plan];
+        int64_t ids[2];
+        st = replay_tiles(r, i, &so->expr, &cand->plan, &cand->info, &s->chip, ids, err);
+        /* cores outside the plan: their distribution still ends before the barrier */
+        for (int64_t core = cand->info.cores; core < n && !st; core++)
+            if (r->inbox[core].n) r->last[core] = r->inbox[core].v[r->inbox[core].n - 1];
+        inbox_clear(r, n);
+    }
+    if (!st && so->interchip_ps > 0) {
+        /* the all-reduce across chips: a delay on every core once all are done */
+        sr->deps.n = 0;
+        for (int64_t core = 0; core < n && !st; core++) st = dep_add(sr, r->last[core], err);
+        int64_t all = st ? -1 : zero_join(sr, i, &st, err);
+        for (int64_t core = 0; core < n && !st; core++) {
+            rotor_sim_compute a = {.core = core, .duration_ps = so->interchip_ps, .category = ROTOR_SIM_COMM,
+                                   .op = i, .deps = &all, .ndeps = 1};
+            st = rotor_sim_add_compute(r->sim, &a, &r->last[core], err);
+        }
+    }
+    if (!st) st = add_barrier(r, i, n, err);
+    if (!st) sr->prev_barrier = sr->exe_ids[i][1] = r->barrier;
+    sr->exe_ids[i][2] = rotor_sim_task_count(r->sim);
+    return st;
+}
+
+void rotor_schedule_replay_result_free(rotor_schedule_replay_result *r) {
+    if (!r) return;
+    free(r->ops);
+    rotor_sim_free(r->sim);
+    memset(r, 0, sizeof *r);
+}
+
+static rotor_status sched_chip(const rotor_schedule *s, const rotor_chip *sim_chip, rotor_chip *out,
+                               rotor_error *err) {
+    *out = sim_chip ? *sim_chip : s->chip;
+    rotor_status st = rotor_chip_validate(out, err);
+    if (st) return st;
+    if (rotor_chip_cores(out) != s->chip.cores_per_chip)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "chip %s has %lld cores; the schedule runs on one chip of %lld",
+                          out->name, (long long)rotor_chip_cores(out), (long long)s->chip.cores_per_chip);
+    if (!(out->hbm_gbps > 0) || out->hbm_controllers <= 0)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "chip %s has no HBM controllers to preload from", out->name);
+    return ROTOR_OK;
+}
+
+rotor_status rotor_schedule_replay(const rotor_schedule *s, const rotor_schedule_report *rep,
+                                   const rotor_chip *sim_chip, rotor_schedule_replay_result *out,
+                                   rotor_error *err) {
+    memset(out, 0, sizeof *out);
+    const rotor_preload_result *res = &rep->result;
+    if (res->nops != s->nops || !res->ops || !res->order)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "the report has %d operators; the schedule has %d", res->nops,
+                          s->nops);
+    rotor_chip chip;
+    rotor_status st = sched_chip(s, sim_chip, &chip, err);
+    if (st) return st;
+    int n_ops = s->nops;
+    sched_replayer sr;
+    if ((st = sched_replayer_init(&sr, &chip, s->pchip.sram_blocking, n_ops, err))) return st;
+    sr.s = s;
+    sr.rep = rep;
+    out->ops = calloc((size_t)n_ops, sizeof *out->ops);
+    if (!out->ops) st = rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    char name[ROTOR_SCHEDULE_NAME_MAX + 16];
+    for (int i = 0; !st && i < n_ops; i++) {
+        snprintf(name, sizeof name, "preload %s", s->ops[i].name);
+        st = rotor_sim_set_op_name(sr.r.sim, i, s->ops[i].name, err);
+        if (!st) st = rotor_sim_set_op_name(sr.r.sim, n_ops + i, name, err);
+        out->hbm_bytes += s->ops[i].hbm_bytes;
+    }
+    /* program order (Elk §4.5): the preloads issued before execute(i), then execute(i) */
+    int k = 0;
+    for (int i = 0; !st && i < n_ops; i++) {
+        int q = i + 1 + res->ops[i].preload_number;
+        if (q > n_ops || q < k) {
+            st = rotor_fail(err, ROTOR_ERR_INPUT,
+                            "schedule replay: operator %d '%s': preload_number %d issues %d preloads before it "
+                            "executes, expected %d..%d",
+                            i, s->ops[i].name, res->ops[i].preload_number, q, k, n_ops);
+            break;
+        }
+        for (; k < q && !st; k++) {
+            int j = res->order[k];
+            if (j < 0 || j >= n_ops || sr.pre_join[j] >= 0) {
+                st = rotor_fail(err, ROTOR_ERR_INPUT, "schedule replay: preload order position %d: %d is not a new operator",
+                                k, j);
+                break;
+            }
+            st = emit_preload(&sr, j, sr.prev_barrier, err);
+            if (st) {
+                char prefix[160];
+                snprintf(prefix, sizeof prefix, "schedule replay: preload of operator %d '%s'", j, s->ops[j].name);
+                rotor_error_prefix(err, prefix);
+            }
+        }
+        if (st) break;
+        st = emit_execute(&sr, i, err);
+        if (st) {
+            char prefix[160];
+            snprintf(prefix, sizeof prefix, "schedule replay: operator %d '%s'", i, s->ops[i].name);
+            rotor_error_prefix(err, prefix);
+        }
+    }
+    if (!st) st = rotor_sim_run(sr.r.sim, &out->stats, err);
+    if (!st) {
+        out->design = res->design;
+        out->nops = n_ops;
+        out->simulated_ps = out->stats.makespan_ps;
+        out->analytical_ps = res->latency_ps;
+        out->error = res->latency_ps > 0 ? (double)out->simulated_ps / (double)res->latency_ps - 1 : 0;
+        out->piece_bytes = PIECE_BYTES;
+        for (int i = 0; i < n_ops; i++) {
+            rotor_schedule_replay_op *o = &out->ops[i];
+            rotor_sim_timing t;
+            int64_t from = sr.pre_ids[i][0], to = sr.pre_ids[i][1];
+            rotor_sim_task_timing(sr.r.sim, sr.pre_join[i], &t, NULL);
+            o->pre_end_ps = t.end_ps;
+            o->pre_start_ps = to - from > 1 ? INT64_MAX : t.ready_ps;
+            for (int64_t id = from; id + 1 < to; id++) { /* the last task is the join */
+                rotor_sim_task_timing(sr.r.sim, id, &t, NULL);
+                if (t.start_ps < o->pre_start_ps) o->pre_start_ps = t.start_ps;
+            }
+            rotor_sim_task_timing(sr.r.sim, sr.exe_ids[i][0], &t, NULL);
+            o->exe_start_ps = t.start_ps;
+            rotor_sim_task_timing(sr.r.sim, sr.exe_ids[i][1], &t, NULL);
+            o->exe_end_ps = t.end_ps;
+            o->tasks = (to - from) + (sr.exe_ids[i][2] - sr.exe_ids[i][0]);
+        }
+    }
+    if (st) {
+        sched_replayer_free(&sr, false);
+        free(out->ops);
+        memset(out, 0, sizeof *out);
+        return st;
+    }
+    out->sim = sr.r.sim;
+    sched_replayer_free(&sr, true);
+    return ROTOR_OK;
+}
+
+rotor_status rotor_replay_shift(const rotor_chip *chip, int64_t d, int64_t bytes, int64_t *out_ps, rotor_error *err) {
+    *out_ps = 0;
+    int64_t n = rotor_chip_cores(chip);
+    if (bytes < 0) return rotor_fail(err, ROTOR_ERR_INPUT, "shift bytes: expected a size >= 0, got %lld", (long long)bytes);
+    if (d < 1 || d >= n)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "shift distance: expected 1..%lld cores, got %lld", (long long)(n - 1),
+                          (long long)d);
+    replayer r;
+    rotor_status st = replayer_init(&r, chip, ROTOR_REPLAY_PACKET, err);
+    for (int64_t c = 0; !st && c < r.n && bytes > 0; c++) {
+        int64_t id;
+        rotor_sim_transfer t = {.src = (c + d) % r.n, .dst = c, .bytes = bytes, .category = ROTOR_SIM_SETUP, .op = 0};
+        st = add_transfer(&r, &t, &id, err);
+    }
+    rotor_sim_stats stats;
+    if (!st) st = rotor_sim_run(r.sim, &stats, err);
+    if (!st) *out_ps = stats.makespan_ps;
+    replayer_free(&r, false);
+    return st;
+}
+
+rotor_status rotor_replay_preload(const rotor_chip *chip, int64_t bytes, int64_t m, int64_t *out_ps,
+                                  rotor_error *err) {
+    *out_ps = 0;
+    if (bytes < 0) return rotor_fail(err, ROTOR_ERR_INPUT, "preload bytes: expected a size >= 0, got %lld", (long long)bytes);
+    if (m < 1 || m > rotor_chip_cores(chip))
+        return rotor_fail(err, ROTOR_ERR_INPUT, "preload group: expected 1..%lld cores, got %lld",
+                          (long long)rotor_chip_cores(chip), (long long)m);
+    if (chip->hbm_gbps <= 0)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "chip '%s' has no HBM (hbm_gbps is 0)", chip->name);
+    sched_replayer sr;
+    rotor_status st = sched_replayer_init(&sr, chip, false, 1, err);
+    if (st) return st;
+    st = rotor_sim_set_op_name(sr.r.sim, 1, "preload", err);
+    if (!st) st = emit_groups(&sr, bytes, m, 1, -1, &sr.pre_join[0], err);
+    rotor_sim_stats stats;
+    if (!st) st = rotor_sim_run(sr.r.sim, &stats, err);
+    if (!st) *out_ps = stats.makespan_ps;
+    sched_replayer_free(&sr, false);
+    return st;
+}

@@ -1,0 +1,713 @@
+/* sim.c — the discrete-event engine of the chip simulator (Elk §5
+ * "Simulation framework"): the task graph, the event queue and the run.
+ *
+ * Decisions (docs/simulator.md repeats them, with the reasons):
+ *  - Time is int64 picoseconds; every time is at most SIM_TIME_MAX (2^50 ps).
+ *  - One binary heap holds every pending event, ordered by (time, key) with
+ *    key = (kind, task id): at one instant finishes come first, then starts,
+ *    then readies, each in task-id order.  The order never depends on when
+ *    an event was pushed, so a run is a pure function of the graph.
+ *  - A task lives through three events.  READY (its last dependency has
+ *    finished): it claims its core pipeline, or every resource on its route,
+ *    from the moment all of them are free; resources serve claims in the
+ *    order they come, which is (ready time, task id), so each core and link
+ *    is a FIFO (Elk §5: "each core/link maintains its event queue to execute
+ *    its events sequentially"; Elk §2.1: the exchange "sequentially serves
+ *    each data transfer at full bandwidth").  START and FINISH keep the
+ *    running and waiting counts that the time breakdown integrates, and
+ *    FINISH releases the dependants.
+ *  - The inner loop does no allocation: the heap holds at most one event per
+ *    task, and the successor lists are built once per run.  A task that
+ *    starts the instant it is ready takes its START inline (it would be the
+ *    next START anyway; it only counts and schedules the finish).
+ *  - A zero-time compute task is a synchronisation point: it does not queue
+ *    for its core.
+ *  - A multicast is one task on the deduplicated union of its receivers'
+ *    routes (bytes counted once); with pause_receivers it also books each
+ *    receiving core, FIFO, when it starts (SRAM blocking, Elk footnote 2). */
+#include "rotor/sim/sim.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "simint.h"
+
+#define SIM_MAX_OP (1 << 24)
+#define SIM_MAX_BYTES ((int64_t)1 << 53) /* exact as a double */
+
+const char *rotor_sim_category_name(rotor_sim_category c) {
+    static const char *const names[ROTOR_SIM_NCATS] = {"compute", "communication", "setup", "hbm"};
+    return (unsigned)c < ROTOR_SIM_NCATS ? names[c] : "unknown";
+}
+
+/* ---- creation -------------------------------------------------------------- */
+
+rotor_status rotor_sim_create(const rotor_chip *chip, rotor_sim **out, rotor_error *err) {
+    *out = NULL;
+    rotor_status st = rotor_chip_validate(chip, err);
+    if (st != ROTOR_OK) {
+        rotor_error_prefix(err, "sim");
+        return st;
+    }
+    int64_t cores = rotor_chip_cores(chip);
+    int64_t ctrl = chip->hbm_gbps > 0 ? chip->hbm_controllers : 0;
+    if (cores > INT32_MAX / 8 || chip->chips * ctrl > INT32_MAX / 8)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "sim: %lld cores are more than the simulator's int32 node ids hold",
+                          (long long)cores);
+    rotor_sim *s = calloc(1, sizeof *s);
+    if (!s) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    s->chip = *chip;
+    s->cores = cores;
+    s->cpc = chip->cores_per_chip;
+    s->ctrl_per_chip = ctrl;
+    s->nodes = cores + chip->chips * ctrl;
+    s->latency_ps = llround(chip->link_latency_ns * 1000.0); /* <= 1e12 (chip.c's range) */
+    s->max_op = -1;
+    st = sim_net_init(s, err);
+    if (st != ROTOR_OK) {
+        rotor_sim_free(s);
+        return st;
+    }
+    *out = s;
+    return ROTOR_OK;
+}
+
+static void free_run_state(rotor_sim *s) {
+    free(s->core_free);
+    free(s->succ_off);
+    free(s->succ);
+    free(s->pending);
+    free(s->op_start);
+    free(s->op_end);
+    s->core_free = s->succ_off = s->op_start = s->op_end = NULL;
+    s->succ = s->pending = NULL;
+}
+
+void rotor_sim_free(rotor_sim *s) {
+    if (!s) return;
+    free_run_state(s);
+    free(s->res);
+    free(s->lane_free);
+    free(s->lane_heap);
+    free(s->scratch);
+    free(s->tasks);
+    free(s->edges);
+    free(s->mcast);
+    free(s->mres);
+    free(s->mdst);
+    free(s->mark);
+    for (int64_t i = 0; i < s->nop_names; i++) free(s->op_names[i]);
+    free(s->op_names);
+    free(s);
+}
+
+int64_t rotor_sim_cores(const rotor_sim *s) { return s->cores; }
+int64_t rotor_sim_nodes(const rotor_sim *s) { return s->nodes; }
+int64_t rotor_sim_task_count(const rotor_sim *s) { return s->ntasks; }
+
+int64_t rotor_sim_hbm_node(const rotor_sim *s, int64_t chip, int64_t ctrl) {
+    if (chip < 0 || chip >= s->chip.chips || ctrl < 0 || ctrl >= s->ctrl_per_chip) return -1;
+    return s->cores + chip * s->ctrl_per_chip + ctrl;
+}
+
+int64_t rotor_sim_hbm_lanes(const rotor_sim *s) { return s->res_hbm0 >= 0 ? s->res[s->res_hbm0].nlanes : 0; }
+
+/* ---- the task graph ------------------------------------------------------------ */
+
+/* Grows *p (n elements of size sz, capacity *cap) to hold n + more. */
+static bool grow(void **p, int64_t *cap, int64_t n, int64_t more, size_t sz) {
+    if (n + more <= *cap) return true;
+    int64_t c = *cap ? *cap : 64;
+    while (c < n + more) c *= 2;
+    void *q = realloc(*p, (size_t)c * sz);
+    if (!q) return false;
+    *p = q;
+    *cap = c;
+    return true;
+}
+
+/* The checks every task shares. */
+static rotor_status check_common(const rotor_sim *s, rotor_sim_category cat, int op,
+                                 const int64_t *deps, int ndeps, rotor_error *err) {
+    if ((unsigned)cat >= ROTOR_SIM_NCATS)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "category: expected 0..%d, got %d", ROTOR_SIM_NCATS - 1,
+                          (int)cat);
+    if (op < -1 || op >= SIM_MAX_OP)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "op: expected -1..%d, got %d", SIM_MAX_OP - 1, op);
+    if (ndeps < 0 || (ndeps > 0 && !deps))
+        return rotor_fail(err, ROTOR_ERR_INPUT, "deps: %d dependencies %s", ndeps,
+                          ndeps < 0 ? "(negative count)" : "but no array");
+    for (int i = 0; i < ndeps; i++) {
+        if (deps[i] >= 0 && deps[i] < s->ntasks) continue;
+        if (s->ntasks == 0)
+            return rotor_fail(err, ROTOR_ERR_INPUT, "deps[%d]: task %lld does not exist (no tasks yet)", i,
+                              (long long)deps[i]);
+        return rotor_fail(err, ROTOR_ERR_INPUT, "deps[%d]: task %lld does not exist (tasks so far: 0..%lld)",
+                          i, (long long)deps[i], (long long)s->ntasks - 1);
+    }
+    if (s->ntasks >= INT32_MAX - 1)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "more than %d tasks", INT32_MAX - 2);
+    return ROTOR_OK;
+}
+
+/* Appends t with its dependencies; id receives its index. */
+static rotor_status append(rotor_sim *s, const sim_task *t, const int64_t *deps, int ndeps,
+                           int64_t *id, rotor_error *err) {
+    if (!grow((void **)&s->tasks, &s->task_cap, s->ntasks, 1, sizeof *s->tasks))
+        return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    if (!grow((void **)&s->edges, &s->edge_cap, s->nedges, ndeps, sizeof *s->edges))
+        return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < ndeps; i++)
+        s->edges[s->nedges++] = (sim_edge){(int32_t)s->ntasks, (int32_t)deps[i]};
+    if (t->op > s->max_op) s->max_op = t->op;
+    if (id) *id = s->ntasks;
+    s->tasks[s->ntasks++] = *t;
+    s->ran = false;
+    return ROTOR_OK;
+}
+
+static rotor_status task_fail(rotor_sim *s, const char *what, rotor_status st, rotor_error *err) {
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "sim: %s %lld", what, (long long)s->ntasks);
+    rotor_error_prefix(err, prefix);
+    return st;
+}
+
+rotor_status rotor_sim_add_compute(rotor_sim *s, const rotor_sim_compute *c, int64_t *id,
+                                   rotor_error *err) {
+    rotor_status st = check_common(s, c->category, c->op, c->deps, c->ndeps, err);
+    if (st == ROTOR_OK && (c->core < 0 || c->core >= s->cores))
+        st = rotor_fail(err, ROTOR_ERR_INPUT, "core: node %lld is not a core (cores 0..%lld)",
+                        (long long)c->core, (long long)s->cores - 1);
+    if (st == ROTOR_OK && (c->duration_ps < 0 || c->duration_ps > SIM_TIME_MAX))
+        st = rotor_fail(err, ROTOR_ERR_INPUT, "duration_ps: expected 0..2^50, got %lld",
+                        (long long)c->duration_ps);
+    if (st == ROTOR_OK && c->flops < 0)
+        st = rotor_fail(err, ROTOR_ERR_INPUT, "flops: expected >= 0, got %lld", (long long)c->flops);
+    if (st != ROTOR_OK) return task_fail(s, "compute task", st, err);
+    sim_task t = {.dur = c->duration_ps, .amount = c->flops, .a = (int32_t)c->core, .b = -1,
+                  .op = c->op, .lane = -1, .kind = SIM_KIND_COMPUTE, .cat = (uint8_t)c->category};
+    st = append(s, &t, c->deps, c->ndeps, id, err);
+    return st == ROTOR_OK ? st : task_fail(s, "compute task", st, err);
+}
+
+rotor_status rotor_sim_add_transfer(rotor_sim *s, const rotor_sim_transfer *x, int64_t *id,
+                                    rotor_error *err) {
+    rotor_status st = check_common(s, x->category, x->op, x->deps, x->ndeps, err);
+    if (st == ROTOR_OK) st = sim_net_check(s, x->src, x->dst, err);
+    if (st == ROTOR_OK && (x->bytes < 0 || x->bytes > SIM_MAX_BYTES))
+        st = rotor_fail(err, ROTOR_ERR_INPUT, "bytes: expected 0..2^53, got %lld", (long long)x->bytes);
+    int64_t dur = 0;
+    if (st == ROTOR_OK) st = sim_net_duration(s, x->src, x->dst, x->bytes, &dur, err);
+    if (st != ROTOR_OK) return task_fail(s, "transfer", st, err);
+    uint8_t flags = 0;
+    if (sim_node_chip(s, x->src) != sim_node_chip(s, x->dst)) flags |= SIM_F_INTERCHIP;
+    if (sim_node_is_hbm(s, x->src) || sim_node_is_hbm(s, x->dst)) flags |= SIM_F_HBM;
+    sim_task t = {.dur = dur, .amount = x->bytes, .a = (int32_t)x->src, .b = (int32_t)x->dst,
+                  .op = x->op, .lane = -1, .kind = SIM_KIND_TRANSFER, .cat = (uint8_t)x->category,
+                  .flags = flags};
+    st = append(s, &t, x->deps, x->ndeps, id, err);
+    return st == ROTOR_OK ? st : task_fail(s, "transfer", st, err);
+}
+
+/* The union of the routes src -> dsts, each resource once, appended to
+ * s->mres; *hops gets the longest route's hops and *gbps the slowest rate. */
+static rotor_status mcast_route(rotor_sim *s, const rotor_sim_multicast *m, sim_mcast *mc, double *gbps,
+                                int64_t *hops, rotor_error *err) {
+    if (!s->mark) { /* resources, then nodes */
+        s->mark = calloc((size_t)(s->nres + s->nodes), sizeof *s->mark);
+        if (!s->mark) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    }
+    if (++s->stamp == 0) { /* wrapped: clear the old stamps */
+        memset(s->mark, 0, sizeof *s->mark * (size_t)(s->nres + s->nodes));
+        s->stamp = 1;
+    }
+    uint32_t *node_mark = s->mark + s->nres;
+    for (int k = 0; k < m->ndsts; k++) {
+        if (node_mark[m->dsts[k]] == s->stamp)
+            return rotor_fail(err, ROTOR_ERR_INPUT, "dsts[%d]: node %lld is named twice", k, (long long)m->dsts[k]);
+        node_mark[m->dsts[k]] = s->stamp;
+    }
+    if (!grow((void **)&s->mdst, &s->mdst_cap, s->nmdst, m->ndsts, sizeof *s->mdst))
+        return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    mc->doff = s->nmdst;
+    for (int k = 0; k < m->ndsts; k++) s->mdst[s->nmdst++] = (int32_t)m->dsts[k];
+    mc->off = s->nmres;
+    mc->n = 0;
+    mc->ndsts = m->ndsts;
+    *gbps = s->chip.link_gbps;
+    *hops = 0;
+    int64_t chain = 0;
+    for (int k = 0; k < m->ndsts; k++) {
+        sim_route r;
+        if (m->path && k > 0) { /* a path: receiver k through receiver k - 1 */
+            sim_net_route(s, m->dsts[k - 1], m->dsts[k], &r);
+            chain += r.hops;
+            r.hops = chain;
+        } else {
+            /* one tree: a load enters the mesh where it serves the first receiver */
+            sim_net_route_via(s, m->src, m->dsts[k], m->dsts[0], &r);
+            chain = r.hops;
+        }
+        if (r.hops > *hops) *hops = r.hops;
+        if (!grow((void **)&s->mres, &s->mres_cap, s->nmres, r.n, sizeof *s->mres))
+            return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+        for (int64_t i = 0; i < r.n; i++) {
+            int32_t res = r.res[i];
+            if (s->mark[res] == s->stamp) continue;
+            s->mark[res] = s->stamp;
+            s->mres[s->nmres++] = res;
+            mc->n++;
+            if (s->res[res].gbps < *gbps) *gbps = s->res[res].gbps;
+        }
+    }
+    return ROTOR_OK;
+}
+
+rotor_status rotor_sim_add_multicast(rotor_sim *s, const rotor_sim_multicast *m, int64_t *id,
+                                     rotor_error *err) {
+    rotor_status st = check_common(s, m->category, m->op, m->deps, m->ndeps, err);
+    if (st == ROTOR_OK && (m->ndsts < 1 || !m->dsts))
+        st = rotor_fail(err, ROTOR_ERR_INPUT, "ndsts: expected at least 1 receiver, got %d", m->dsts ? m->ndsts : 0);
+    if (st == ROTOR_OK && s->nmcast >= INT32_MAX - 1)
+        st = rotor_fail(err, ROTOR_ERR_INPUT, "more than %d multicasts", INT32_MAX - 2);
+    for (int k = 0; st == ROTOR_OK && k < m->ndsts; k++) {
+        st = sim_net_check(s, m->src, m->dsts[k], err);
+        if (st) {
+            char prefix[48];
+            snprintf(prefix, sizeof prefix, "dsts[%d]", k);
+            rotor_error_prefix(err, prefix);
+        }
+    }
+    if (st == ROTOR_OK && (m->bytes < 0 || m->bytes > SIM_MAX_BYTES))
+        st = rotor_fail(err, ROTOR_ERR_INPUT, "bytes: expected 0..2^53, got %lld", (long long)m->bytes);
+    if (st != ROTOR_OK) return task_fail(s, "multicast", st, err);
+    if (!grow((void **)&s->mcast, &s->mcast_cap, s->nmcast, 1, sizeof *s->mcast))
+        return task_fail(s, "multicast", rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory"), err);
+    if (m->ndsts == 1) { /* exactly a transfer: no union to keep */
+        rotor_sim_transfer x = {.src = m->src, .dst = m->dsts[0], .bytes = m->bytes, .category = m->category,
+                                .op = m->op, .deps = m->deps, .ndeps = m->ndeps};
+        int64_t tid;
+        st = rotor_sim_add_transfer(s, &x, &tid, err);
+        if (st) return st;
+        if (m->pause_receivers) s->tasks[tid].flags |= SIM_F_PAUSE;
+        if (id) *id = tid;
+        return ROTOR_OK;
+    }
+    sim_mcast mc;
+    double gbps = 0;
+    int64_t hops = 0, mres0 = s->nmres, mdst0 = s->nmdst;
+    st = mcast_route(s, m, &mc, &gbps, &hops, err);
+    /* duration: hops * latency + bytes / slowest rate, as sim_net_duration */
+    double stream = (double)m->bytes * 1000.0 / gbps;
+    int64_t lat = 0, dur = 0;
+    if (st == ROTOR_OK && (!(stream < (double)SIM_TIME_MAX) || !rotor_mul_i64(hops, s->latency_ps, &lat) ||
+                           lat + llround(stream) >= SIM_TIME_MAX))
+        st = rotor_fail(err, ROTOR_ERR_INPUT, "bytes: %lld bytes take longer than 2^50 ps", (long long)m->bytes);
+    if (st != ROTOR_OK) {
+        s->nmres = mres0;
+        s->nmdst = mdst0;
+        return task_fail(s, "multicast", st, err);
+    }
+    dur = lat + llround(stream);
+    mc.pause = m->pause_receivers ? llround((double)m->bytes * 1000.0 / s->chip.link_gbps) : 0;
+    uint8_t flags = 0;
+    for (int k = 0; k < m->ndsts; k++)
+        if (sim_node_chip(s, m->src) != sim_node_chip(s, m->dsts[k])) flags |= SIM_F_INTERCHIP;
+    if (sim_node_is_hbm(s, m->src)) flags |= SIM_F_HBM;
+    sim_task t = {.dur = dur, .amount = m->bytes, .a = (int32_t)m->src, .b = (int32_t)m->dsts[0],
+                  .op = m->op, .lane = -1, .mcast = (int32_t)(s->nmcast + 1), .kind = SIM_KIND_TRANSFER,
+                  .cat = (uint8_t)m->category, .flags = flags};
+    st = append(s, &t, m->deps, m->ndeps, id, err);
+    if (st != ROTOR_OK) {
+        s->nmres = mres0;
+        s->nmdst = mdst0;
+        return task_fail(s, "multicast", st, err);
+    }
+    s->mcast[s->nmcast++] = mc;
+    return ROTOR_OK;
+}
+
+rotor_status rotor_sim_add_dep(rotor_sim *s, int64_t task, int64_t dep, rotor_error *err) {
+    if (task < 0 || task >= s->ntasks || dep < 0 || dep >= s->ntasks)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "sim: dependency %lld -> %lld: task %lld does not exist (tasks 0..%lld)",
+                          (long long)task, (long long)dep,
+                          (long long)(task < 0 || task >= s->ntasks ? task : dep), (long long)s->ntasks - 1);
+    if (!grow((void **)&s->edges, &s->edge_cap, s->nedges, 1, sizeof *s->edges))
+        return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    s->edges[s->nedges++] = (sim_edge){(int32_t)task, (int32_t)dep};
+    s->ran = false;
+    return ROTOR_OK;
+}
+
+rotor_status rotor_sim_set_op_name(rotor_sim *s, int op, const char *name, rotor_error *err) {
+    if (op < 0 || op >= SIM_MAX_OP)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "sim: op name: op %d is not in 0..%d", op, SIM_MAX_OP - 1);
+    if (op >= s->nop_names) {
+        char **q = realloc(s->op_names, sizeof *q * (size_t)(op + 1));
+        if (!q) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+        for (int64_t i = s->nop_names; i <= op; i++) q[i] = NULL;
+        s->op_names = q;
+        s->nop_names = op + 1;
+    }
+    char *copy = strdup(name);
+    if (!copy) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    free(s->op_names[op]);
+    s->op_names[op] = copy;
+    return ROTOR_OK;
+}
+
+/* ---- the event queue ----------------------------------------------------------- */
+
+/* Kinds in tie order: at one instant, finishes free their dependants before
+ * anything else happens, and every task that becomes ready at that instant
+ * is queued before the first of them claims its resources. */
+enum { EV_FINISH = 0, EV_START = 1, EV_READY = 2 };
+
+typedef struct sim_event {
+    int64_t t;
+    uint64_t key; /* kind << 32 | task id */
+} sim_event;
+
+static inline bool ev_before(sim_event a, sim_event b) { return a.t < b.t || (a.t == b.t && a.key < b.key); }
+
+typedef struct sim_run {
+    rotor_sim *s;
+    sim_event *heap;
+    int64_t n;
+    int64_t now;
+    int64_t finished;
+    int64_t active[ROTOR_SIM_NCATS]; /* tasks running, per category */
+    int64_t waiting;                 /* transfers ready but not started */
+    int64_t compute_busy;            /* compute-kind task time, for compute_util */
+    bool overflow;
+    rotor_sim_stats *st;
+} sim_run;
+
+static inline void ev_push(sim_run *r, int64_t t, int kind, int64_t id) {
+    sim_event e = {t, (uint64_t)kind << 32 | (uint64_t)id};
+    int64_t i = r->n++;
+    while (i > 0) {
+        int64_t p = (i - 1) / 2;
+        if (!ev_before(e, r->heap[p])) break;
+        r->heap[i] = r->heap[p];
+        i = p;
+    }
+    r->heap[i] = e;
+}
+
+static inline sim_event ev_pop(sim_run *r) {
+    sim_event top = r->heap[0], x = r->heap[--r->n];
+    int64_t i = 0, n = r->n;
+    for (;;) {
+        int64_t c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && ev_before(r->heap[c + 1], r->heap[c])) c++;
+        if (!ev_before(r->heap[c], x)) break;
+        r->heap[i] = r->heap[c];
+        i = c;
+    }
+    if (n > 0) r->heap[i] = x;
+    return top;
+}
+
+/* Sums that could in principle leave int64 (a category's resource time over
+ * millions of tasks) are checked; the run then fails with a message. */
+static inline void acc(sim_run *r, int64_t *sum, int64_t v) {
+    if (!rotor_add_i64(*sum, v, sum)) r->overflow = true;
+}
+
+/* ---- the run ------------------------------------------------------------------- */
+
+/* Integrates the running and waiting counts over [now, t). */
+static void advance(sim_run *r, int64_t t) {
+    int64_t dt = t - r->now;
+    if (dt <= 0) return;
+    rotor_sim_stats *st = r->st;
+    int top = -1;
+    for (int c = ROTOR_SIM_NCATS - 1; c >= 0; c--)
+        if (r->active[c] > 0) {
+            st->active_ps[c] += dt;
+            top = c;
+        }
+    if (top >= 0) st->exposed_ps[top] += dt;
+    else st->idle_ps += dt;
+    if (r->waiting > 0) st->contended_ps += dt;
+    r->now = t;
+}
+
+/* A compute task claims its core's pipeline. */
+static int64_t claim_core(sim_run *r, sim_task *t, int64_t now) {
+    if (t->dur == 0) return now; /* a synchronisation point: no time on the core */
+    int64_t *free_at = &r->s->core_free[t->a];
+    int64_t start = *free_at > now ? *free_at : now;
+    *free_at = start + t->dur;
+    acc(r, &r->st->compute_wait_ps, start - now);
+    acc(r, &r->compute_busy, t->dur);
+    return start;
+}
+
+/* A transfer claims every resource on its route from the first instant all
+ * are free (cut-through: it holds them all for its whole duration). */
+static int64_t claim_route(sim_run *r, sim_task *t, int64_t now) {
+    rotor_sim *s = r->s;
+    sim_route route;
+    if (t->mcast) {
+        const sim_mcast *mc = &s->mcast[t->mcast - 1];
+        route = (sim_route){.res = s->mres + mc->off, .n = mc->n};
+    } else {
+        sim_net_route(s, t->a, t->b, &route);
+    }
+    int64_t start = now;
+    for (int64_t i = 0; i < route.n; i++) {
+        int64_t f = sim_res_free_at(s, route.res[i]);
+        if (f > start) start = f;
+    }
+    int track = t->flags & SIM_F_HBM ? SIM_RES_HBM : SIM_RES_INTERCHIP;
+    t->lane = -1;
+    for (int64_t i = 0; i < route.n; i++) {
+        int32_t lane = sim_res_take(s, route.res[i], start + t->dur, t->dur);
+        if (s->res[route.res[i]].kind == track) t->lane = lane;
+    }
+    acc(r, &r->st->stall_ps, start - now);
+    if (start > now) r->waiting++;
+    rotor_sim_stats *st = r->st;
+    st->transfers++;
+    acc(r, &st->bytes, t->amount);
+    if (t->flags & SIM_F_HBM) acc(r, &st->hbm_bytes, t->amount);
+    if (t->flags & SIM_F_INTERCHIP) acc(r, &st->interchip_bytes, t->amount);
+    return start;
+}
+
+/* A multicast with pause_receivers books each receiving core's pipeline as
+ * it starts, FIFO behind what the core has booked already. */
+static void pause_receivers(sim_run *r, const sim_mcast *mc, int64_t now) {
+    rotor_sim *s = r->s;
+    for (int32_t k = 0; k < mc->ndsts; k++) {
+        int32_t core = s->mdst[mc->doff + k];
+        if (core >= s->cores) continue;
+        int64_t *free_at = &s->core_free[core];
+        *free_at = (*free_at > now ? *free_at : now) + mc->pause;
+        if (*free_at > SIM_TIME_MAX) r->overflow = true;
+        acc(r, &r->st->pause_ps, mc->pause);
+    }
+}
+
+/* The same for a one-receiver multicast (stored as a transfer). */
+static void pause_receiver(sim_run *r, const sim_task *t, int64_t now) {
+    int64_t *free_at = &r->s->core_free[t->b], pause = llround((double)t->amount * 1000.0 / r->s->chip.link_gbps);
+    *free_at = (*free_at > now ? *free_at : now) + pause;
+    if (*free_at > SIM_TIME_MAX) r->overflow = true;
+    acc(r, &r->st->pause_ps, pause);
+}
+
+static void on_start(sim_run *r, int64_t id, int64_t now) {
+    sim_task *t = &r->s->tasks[id];
+    r->active[t->cat]++;
+    if (t->kind == SIM_KIND_TRANSFER && t->start > t->ready) r->waiting--;
+    ev_push(r, t->end, EV_FINISH, id);
+    if (t->mcast && r->s->mcast[t->mcast - 1].pause > 0) pause_receivers(r, &r->s->mcast[t->mcast - 1], now);
+    if (t->flags & SIM_F_PAUSE) pause_receiver(r, t, now);
+}
+
+static void on_ready(sim_run *r, int64_t id, int64_t now) {
+    sim_task *t = &r->s->tasks[id];
+    t->ready = now;
+    t->start = t->kind == SIM_KIND_COMPUTE ? claim_core(r, t, now) : claim_route(r, t, now);
+    t->end = t->start + t->dur; /* both <= SIM_TIME_MAX: no overflow */
+    if (t->end > SIM_TIME_MAX) r->overflow = true;
+    acc(r, &r->st->busy_ps[t->cat], t->dur);
+    if (t->kind == SIM_KIND_COMPUTE) acc(r, &r->st->flops, t->amount);
+    if (t->start > now) {
+        ev_push(r, t->start, EV_START, id);
+        return;
+    }
+    /* starting now: the START event would come next anyway (starts only
+     * count and schedule the finish), so it is taken here, off the heap */
+    r->st->events++;
+    on_start(r, id, now);
+}
+
+static void on_finish(sim_run *r, int64_t id, int64_t now) {
+    rotor_sim *s = r->s;
+    r->active[s->tasks[id].cat]--;
+    r->finished++;
+    for (int64_t e = s->succ_off[id]; e < s->succ_off[id + 1]; e++) {
+        int32_t next = s->succ[e];
+        if (--s->pending[next] == 0) ev_push(r, now, EV_READY, next);
+    }
+}
+
+/* Allocates the run state and builds the successor lists (CSR by dependency). */
+static rotor_status prepare(rotor_sim *s, rotor_error *err) {
+    free_run_state(s);
+    size_t nt = (size_t)s->ntasks;
+    s->core_free = calloc((size_t)s->cores, sizeof *s->core_free);
+    s->succ_off = calloc(nt + 1, sizeof *s->succ_off);
+    s->succ = malloc(sizeof *s->succ * ((size_t)s->nedges + 1));
+    s->pending = calloc(nt + 1, sizeof *s->pending);
+    s->op_start = malloc(sizeof *s->op_start * (size_t)(s->max_op + 2));
+    s->op_end = malloc(sizeof *s->op_end * (size_t)(s->max_op + 2));
+    if (!s->core_free || !s->succ_off || !s->succ || !s->pending || !s->op_start || !s->op_end)
+        return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    for (int64_t e = 0; e < s->nedges; e++) {
+        s->succ_off[s->edges[e].dep + 1]++;
+        s->pending[s->edges[e].task]++;
+    }
+    for (int64_t i = 0; i < s->ntasks; i++) s->succ_off[i + 1] += s->succ_off[i];
+    int64_t *fill = malloc(sizeof *fill * (nt + 1)); /* next free slot of each list */
+    if (!fill) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    memcpy(fill, s->succ_off, sizeof *fill * (nt + 1));
+    for (int64_t e = 0; e < s->nedges; e++) s->succ[fill[s->edges[e].dep]++] = s->edges[e].task;
+    free(fill);
+    sim_net_reset(s);
+    return ROTOR_OK;
+}
+
+/* Some tasks never became ready.  Each of them waits for another that never
+ * finished (after a run, unfinished is exactly pending > 0), so walking "waits
+ * for an unfinished task" from the first must come back on itself.  The
+ * message lists that cycle. */
+static rotor_status report_cycle(rotor_sim *s, rotor_error *err) {
+    int64_t n = s->ntasks, *next = malloc(sizeof *next * (size_t)n);
+    if (!next) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    for (int64_t i = 0; i < n; i++) next[i] = -1;
+    int64_t at = 0, stuck = 0;
+    for (int64_t i = 0; i < n; i++) stuck += s->pending[i] > 0;
+    while (s->pending[at] == 0) at++;
+    while (next[at] < 0) {
+        for (int64_t e = 0; e < s->nedges && next[at] < 0; e++)
+            if (s->edges[e].task == at && s->pending[s->edges[e].dep] > 0) next[at] = s->edges[e].dep;
+        if (next[at] < 0) { /* cannot happen: it would have become ready */
+            free(next);
+            return rotor_fail(err, ROTOR_ERR_INPUT, "sim: task %lld never became ready", (long long)at);
+        }
+        at = next[at];
+    }
+    char text[ROTOR_ERROR_MAX / 2];
+    size_t used = 0;
+    int64_t first = at;
+    do {
+        int w = snprintf(text + used, sizeof text - used, "task %lld waits for ", (long long)at);
+        if (w < 0 || (size_t)w >= sizeof text - used) break; /* a long cycle: the message shows its start */
+        used += (size_t)w;
+        at = next[at];
+    } while (at != first);
+    free(next);
+    return rotor_fail(err, ROTOR_ERR_INPUT, "sim: dependency cycle: %stask %lld (%lld tasks never became ready)",
+                      text, (long long)first, (long long)stuck);
+}
+
+/* Utilisations and per-operator spans, once the events are done. */
+static void summarise(rotor_sim *s, sim_run *r) {
+    rotor_sim_stats *st = r->st;
+    st->makespan_ps = r->now;
+    st->tasks = s->ntasks;
+    for (int32_t op = 0; op <= s->max_op; op++) s->op_start[op] = s->op_end[op] = -1;
+    for (int64_t i = 0; i < s->ntasks; i++) {
+        const sim_task *t = &s->tasks[i];
+        if (t->op < 0) continue;
+        if (s->op_start[t->op] < 0 || t->start < s->op_start[t->op]) s->op_start[t->op] = t->start;
+        if (t->end > s->op_end[t->op]) s->op_end[t->op] = t->end;
+    }
+    double span = (double)st->makespan_ps;
+    if (span <= 0) return;
+    st->compute_util = (double)r->compute_busy / ((double)s->cores * span);
+    /* flops / (TFLOP/s * 1e12 * span * 1e-12 s) */
+    st->flops_util = (double)st->flops / (s->chip.matrix_tflops * (double)s->chip.chips * span);
+    double sum = 0, peak = 0;
+    int64_t links = 0;
+    for (int64_t i = 0; i < s->nres; i++) {
+        const sim_res *p = &s->res[i];
+        if (p->kind == SIM_RES_OUT || p->kind == SIM_RES_IN || p->kind == SIM_RES_LINK) {
+            links++;
+            sum += (double)p->busy;
+            if ((double)p->busy > peak) peak = (double)p->busy;
+        }
+    }
+    st->link_util_mean = links ? sum / ((double)links * span) : 0;
+    st->link_util_peak = peak / span;
+    if (s->res_interchip >= 0) {
+        const sim_res *p = &s->res[s->res_interchip];
+        st->interchip_util = (double)p->busy / ((double)p->nlanes * span);
+    }
+    if (s->res_hbm0 >= 0) /* bytes / (GB/s * 1e9 * span * 1e-12 s) */
+        st->hbm_util = (double)st->hbm_bytes * 1000.0 / (s->chip.hbm_gbps * (double)s->chip.chips * span);
+}
+
+rotor_status rotor_sim_run(rotor_sim *s, rotor_sim_stats *out, rotor_error *err) {
+    memset(out, 0, sizeof *out);
+    s->ran = false;
+    rotor_status st = prepare(s, err);
+    if (st != ROTOR_OK) return st;
+    sim_run r = {.s = s, .st = out};
+    r.heap = malloc(sizeof *r.heap * ((size_t)s->ntasks + 1)); /* one pending event per task */
+    if (!r.heap) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    for (int64_t i = 0; i < s->ntasks; i++)
+        if (s->pending[i] == 0) ev_push(&r, 0, EV_READY, i);
+    while (r.n > 0 && !r.overflow) {
+        sim_event e = ev_pop(&r);
+        int64_t id = (int64_t)(e.key & 0xffffffffu);
+        out->events++;
+        advance(&r, e.t);
+        switch ((int)(e.key >> 32)) {
+        case EV_READY: on_ready(&r, id, e.t); break;
+        case EV_START: on_start(&r, id, e.t); break;
+        default: on_finish(&r, id, e.t); break;
+        }
+    }
+    free(r.heap);
+    if (r.overflow)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "sim: simulated time passes 2^50 ps (about 1126 s) or a sum of times leaves int64");
+    if (r.finished < s->ntasks) return report_cycle(s, err);
+    summarise(s, &r);
+    s->ran = true;
+    return ROTOR_OK;
+}
+
+/* ---- queries --------------------------------------------------------------------- */
+
+rotor_status rotor_sim_task_timing(const rotor_sim *s, int64_t id, rotor_sim_timing *out,
+                                   rotor_error *err) {
+    if (!s->ran) return rotor_fail(err, ROTOR_ERR_INPUT, "sim: no timing before a successful run");
+    if (id < 0 || id >= s->ntasks)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "sim: task %lld does not exist (tasks 0..%lld)",
+                          (long long)id, (long long)s->ntasks - 1);
+    const sim_task *t = &s->tasks[id];
+    *out = (rotor_sim_timing){t->ready, t->start, t->end};
+    return ROTOR_OK;
+}
+
+void rotor_sim_op_span(const rotor_sim *s, int op, int64_t *start_ps, int64_t *end_ps) {
+    *start_ps = *end_ps = -1;
+    if (!s->ran || op < 0 || op > s->max_op) return;
+    *start_ps = s->op_start[op];
+    *end_ps = s->op_end[op];
+}
+
+rotor_status rotor_sim_transfer_ps(const rotor_sim *s, int64_t src, int64_t dst, int64_t bytes,
+                                   int64_t *ps, rotor_error *err) {
+    rotor_status st = sim_net_check(s, src, dst, err);
+    if (st == ROTOR_OK && (bytes < 0 || bytes > SIM_MAX_BYTES))
+        st = rotor_fail(err, ROTOR_ERR_INPUT, "bytes: expected 0..2^53, got %lld", (long long)bytes);
+    if (st == ROTOR_OK) st = sim_net_duration(s, src, dst, bytes, ps, err);
+    if (st != ROTOR_OK) rotor_error_prefix(err, "sim");
+    return st;
+}
+
+rotor_status rotor_sim_route(const rotor_sim *s, int64_t src, int64_t dst, int64_t *res,
+                             int64_t cap, int64_t *nres, int64_t *hops, rotor_error *err) {
+    rotor_status st = sim_net_check(s, src, dst, err);
+    if (st != ROTOR_OK) {
+        rotor_error_prefix(err, "sim: route");
+        return st;
+    }
+    sim_route r;
+    sim_net_route(s, src, dst, &r);
+    for (int64_t i = 0; i < r.n && i < cap; i++) res[i] = r.res[i];
+    *nres = r.n;
+    *hops = r.hops;
+    return ROTOR_OK;
+}

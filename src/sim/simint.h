@@ -1,0 +1,157 @@
+/* simint.h — internal: the simulator's state, shared by the engine (sim.c),
+ * the network model (simnet.c) and the trace writer (simtrace.c).  Not
+ * public API. */
+#ifndef ROTOR_SIMINT_H
+#define ROTOR_SIMINT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "rotor/base/chip.h"
+#include "rotor/sim/sim.h"
+
+/* Every time the simulator keeps is at most 2^50 ps (about 1126 s of chip
+ * time), so a pool's busy time (lanes * makespan, lanes <= 2^12) and the sum
+ * of a few times stay far inside int64. */
+#define SIM_TIME_MAX ((int64_t)1 << 50)
+
+typedef enum sim_kind { SIM_KIND_COMPUTE = 0, SIM_KIND_TRANSFER = 1 } sim_kind;
+
+/* Flags of a transfer, fixed when it is added (they depend on src and dst only). */
+enum { SIM_F_INTERCHIP = 1, SIM_F_HBM = 2, SIM_F_PAUSE = 4 /* a one-receiver multicast with pause_receivers */ };
+
+typedef struct sim_task {
+    int64_t dur;      /* ps, fixed when added: compute duration or transfer time on an idle network */
+    int64_t amount;   /* bytes (transfer) or flops (compute) */
+    int64_t ready, start, end; /* the last run */
+    int32_t a, b;     /* compute: core, -1; transfer: src, dst nodes */
+    int32_t op;       /* operator index, -1 */
+    int32_t lane;     /* pool lane that names its trace track (transfers through a pool), else -1 */
+    int32_t mcast;    /* multicast: 1 + its index in sim->mcast; 0: compute or a plain transfer */
+    uint8_t kind, cat, flags;
+} sim_task;
+
+/* A multicast's route (the deduplicated union of its receivers' routes),
+ * fixed when it is added: resources mres[off .. off + n). */
+typedef struct sim_mcast {
+    int64_t off;      /* route: mres[off .. off + n) */
+    int64_t doff;     /* receivers: mdst[doff .. doff + ndsts) */
+    int64_t pause;    /* ps each receiving core is paused (pause_receivers), else 0 */
+    int32_t n;
+    int32_t ndsts;
+} sim_mcast;
+
+/* A dependency: task waits for dep. */
+typedef struct sim_edge {
+    int32_t task, dep;
+} sim_edge;
+
+/* Network resources.  Ports and links are FIFO servers with one lane; the
+ * inter-chip link and each HBM controller are pools of lanes (docs/simulator.md,
+ * "Pools"). */
+typedef enum sim_res_kind {
+    SIM_RES_NONE = 0,  /* a mesh link off the edge: never on a route */
+    SIM_RES_OUT,       /* all-to-all: a core's outbound port */
+    SIM_RES_IN,        /* all-to-all: a core's inbound port */
+    SIM_RES_LINK,      /* mesh: one directed link between neighbours */
+    SIM_RES_INTERCHIP, /* the pool of chip-to-chip bandwidth */
+    SIM_RES_HBM,       /* one HBM controller */
+    SIM_RES_PORT       /* mesh: one direction of an edge core's link to its HBM controller */
+} sim_res_kind;
+
+typedef struct sim_res {
+    int64_t free_at;  /* one lane: when it is next free */
+    int64_t busy;     /* ps held, summed over lanes */
+    int32_t lane0;    /* pool: first lane in sim->lane_free, else -1 */
+    int32_t nlanes;
+    double gbps;      /* per lane, GB/s */
+    uint8_t kind;
+} sim_res;
+
+/* The resources of one transfer; res points into the simulator's scratch. */
+typedef struct sim_route {
+    int32_t *res;
+    int64_t n;
+    int64_t hops;   /* latencies paid */
+} sim_route;
+
+/* A topology fills the per-core resources and routes between two nodes of
+ * one chip (house style: one table row per topology, simnet.c). */
+typedef struct sim_topology {
+    rotor_topology id;
+    const char *name;
+    int res_per_core;
+    void (*init)(rotor_sim *s);
+    /* Appends the on-chip resources from node src to node dst (either may be
+     * an HBM controller; dst may be on another chip, then the route runs on
+     * src's chip to dst's position) and their hops.  A load from a controller
+     * enters the network where it serves core `via` best (a multicast's
+     * first receiver; dst itself for a transfer). */
+    void (*route)(const rotor_sim *s, int64_t src, int64_t dst, int64_t via, sim_route *r);
+    void (*name_res)(const rotor_sim *s, int64_t res, char *buf, size_t size);
+} sim_topology;
+
+struct rotor_sim {
+    rotor_chip chip;
+    const sim_topology *topo;
+    int64_t cores, cpc, nodes, ctrl_per_chip;
+    int64_t latency_ps;
+
+    sim_res *res;
+    int64_t nres;
+    int64_t res_interchip;   /* -1 on one chip */
+    int64_t res_hbm0;        /* first controller, -1 without HBM */
+    int64_t nports;          /* mesh with HBM: edge ports per chip, 2 (W + H); else 0 */
+    int64_t res_port0;       /* port p of chip q: in 2 (q nports + p), out + 1; -1 without */
+    int32_t *port_ctrl;      /* per port of a chip: the controller it belongs to */
+    int64_t *lane_free;      /* per lane of every pool */
+    int32_t *lane_heap;      /* per pool, a min-heap of its lanes by (free time, lane) */
+    int64_t nlanes;
+    int32_t *scratch;        /* a route */
+    int64_t route_cap;
+
+    sim_task *tasks;
+    int64_t ntasks, task_cap;
+    sim_edge *edges;
+    int64_t nedges, edge_cap;
+    char **op_names;
+    int64_t nop_names;
+    int32_t max_op;                 /* highest op index used by a task, -1 */
+    sim_mcast *mcast;               /* multicasts' routes */
+    int64_t nmcast, mcast_cap;
+    int32_t *mres;                  /* their resources, concatenated */
+    int64_t nmres, mres_cap;
+    int32_t *mdst;                  /* their receivers, concatenated */
+    int64_t nmdst, mdst_cap;
+    uint32_t *mark;                 /* per resource: the stamp of the last union it joined */
+    uint32_t stamp;
+
+    /* run state, sized at run time and kept for the next run */
+    int64_t *core_free;
+    int64_t *succ_off;
+    int32_t *succ, *pending;
+    int64_t *op_start, *op_end;
+    bool ran;
+};
+
+/* simnet.c */
+const sim_topology *sim_topology_find(rotor_topology id);
+rotor_status sim_net_init(rotor_sim *s, rotor_error *err);
+int64_t sim_node_chip(const rotor_sim *s, int64_t node);
+bool sim_node_is_hbm(const rotor_sim *s, int64_t node);
+/* The route of a transfer (src, dst valid and distinct, not both HBM). */
+void sim_net_route(const rotor_sim *s, int64_t src, int64_t dst, sim_route *r);
+/* The same, a load from a controller entering where it serves core `via`
+ * best (the route of one receiver of a multicast to via and others). */
+void sim_net_route_via(const rotor_sim *s, int64_t src, int64_t dst, int64_t via, sim_route *r);
+/* Its duration on an idle network, or ROTOR_ERR_INPUT on overflow. */
+rotor_status sim_net_duration(const rotor_sim *s, int64_t src, int64_t dst, int64_t bytes,
+                              int64_t *ps, rotor_error *err);
+/* Checks a transfer's endpoints; the message names the field. */
+rotor_status sim_net_check(const rotor_sim *s, int64_t src, int64_t dst, rotor_error *err);
+/* Pools: the earliest-free lane and when it frees; taking it until `end`. */
+int64_t sim_res_free_at(const rotor_sim *s, int64_t res);
+int32_t sim_res_take(rotor_sim *s, int64_t res, int64_t end, int64_t dur);
+void sim_net_reset(rotor_sim *s);
+
+#endif

@@ -1,0 +1,419 @@
+/* simnet.c — the simulator's network (Elk §2.1, §5): resources, topologies
+ * and routes.
+ *
+ * Decisions (docs/simulator.md has them with the reasons):
+ *  - Every resource is a FIFO server.  Ports and mesh links have one lane at
+ *    the link bandwidth.  The inter-chip link and each HBM controller are
+ *    pools: a total bandwidth cut into lanes of (about) the link rate, so a
+ *    pool serves many transfers at once but never more than its total
+ *    bandwidth (Elk §5: "track the in-flight inter-chip transfer events and
+ *    cap their total bandwidth").
+ *  - A transfer holds every resource on its route for its whole duration
+ *    (cut-through: it streams through all hops at once) and runs at the rate
+ *    of the slowest; it pays one link latency per hop.
+ *  - All-to-all (IPU exchange, Elk §2.1): route = the sender's out port and
+ *    the receiver's in port, one hop.  HBM controllers are nodes on the
+ *    exchange: the controller stands in for the port on its side.
+ *  - 2D mesh: dimension-order routing, X first then Y, one hop per link.
+ *  - HBM on the mesh (Elk §5: "we attach HBM controllers to the edges of the
+ *    mesh grid"): every edge router's unused link, the one that would lead
+ *    off the grid, is an HBM port at the link bandwidth, 2 (W + H) per chip
+ *    (a corner has two).  The ports, in ring order (north side west to east,
+ *    east side north to south, south side east to west, west side south to
+ *    north), are cut into one contiguous segment per controller.  A load
+ *    enters through the port of its controller nearest the receiver (a
+ *    multicast: its first receiver; ties: the first in ring order), one hop,
+ *    then follows the XY route; a store leaves through the port nearest its
+ *    sender.  So a controller's bandwidth reaches the chip over many links,
+ *    as HBM placed along a die's edges does, and every byte still crosses
+ *    the edge: the chip takes in at most 2 (W + H) link rates of HBM data
+ *    (32 x 46 at 5.5 GB/s: 858 GB/s), whatever the controllers deliver.
+ *  - Several chips: the route runs on the source chip (mesh: to the
+ *    destination's coordinates), then crosses the inter-chip pool, one more
+ *    hop, into the destination chip (all-to-all: its in port). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rotor/base/error.h"
+#include "simint.h"
+
+/* Lanes of one pool: enough for any pool a real chip has (the IPU-POD4
+ * inter-chip link is 116 lanes of 5.5 GB/s); a faster pool gets faster lanes. */
+#define SIM_MAX_LANES 4096
+
+/* ---- nodes ---------------------------------------------------------------- */
+
+bool sim_node_is_hbm(const rotor_sim *s, int64_t node) { return node >= s->cores; }
+
+int64_t sim_node_chip(const rotor_sim *s, int64_t node) {
+    return node < s->cores ? node / s->cpc : (node - s->cores) / s->ctrl_per_chip;
+}
+
+static int64_t hbm_res(const rotor_sim *s, int64_t node) { return s->res_hbm0 + (node - s->cores); }
+
+static void push(sim_route *r, int64_t res) { r->res[r->n++] = (int32_t)res; }
+
+/* The inter-chip pool, when src and dst sit on different chips. */
+static void push_interchip(const rotor_sim *s, int64_t src, int64_t dst, sim_route *r) {
+    if (sim_node_chip(s, src) == sim_node_chip(s, dst)) return;
+    push(r, s->res_interchip);
+    r->hops++;
+}
+
+/* ---- all-to-all ------------------------------------------------------------ */
+
+/* Resources 2c and 2c+1: core c's out and in ports. */
+static void a2a_init(rotor_sim *s) {
+    for (int64_t c = 0; c < s->cores; c++) {
+        s->res[2 * c].kind = SIM_RES_OUT;
+        s->res[2 * c + 1].kind = SIM_RES_IN;
+    }
+}
+
+static void a2a_route(const rotor_sim *s, int64_t src, int64_t dst, int64_t via, sim_route *r) {
+    (void)via; /* every core is one exchange away from a controller */
+    r->hops += 1; /* one exchange, whoever the endpoints are */
+    if (!sim_node_is_hbm(s, src)) push(r, 2 * src);
+    push_interchip(s, src, dst, r);
+    if (!sim_node_is_hbm(s, dst)) push(r, 2 * dst + 1);
+}
+
+static void a2a_name(const rotor_sim *s, int64_t res, char *buf, size_t size) {
+    int64_t core = res / 2;
+    snprintf(buf, size, "%s c%lld.%lld", res % 2 ? "in" : "out", (long long)(core / s->cpc),
+             (long long)(core % s->cpc));
+}
+
+/* ---- 2D mesh ----------------------------------------------------------------- */
+
+/* Resource 4c+d: the link leaving core c in direction d. */
+enum { DIR_XP = 0, DIR_XM = 1, DIR_YP = 2, DIR_YM = 3 };
+static const int DX[4] = {1, -1, 0, 0}, DY[4] = {0, 0, 1, -1};
+
+/* ---- HBM ports on the mesh edge ----
+ * Port i of a chip, in ring order: north side i in [0, W) at core (i, 0);
+ * east [W, W+H) at (W-1, t); south [W+H, 2W+H) at (W-1-t, H-1); west
+ * [2W+H, 2W+2H) at (0, H-1-t), t the index within its side. */
+
+/* Controller k's segment of the ports: [seg_lo(k), seg_hi(k)), never empty;
+ * with more controllers than ports, neighbours share one. */
+static int64_t seg_lo(const rotor_sim *s, int64_t k) { return k * s->nports / s->ctrl_per_chip; }
+static int64_t seg_hi(const rotor_sim *s, int64_t k) {
+    int64_t hi = (k + 1) * s->nports / s->ctrl_per_chip, lo = seg_lo(s, k);
+    return hi > lo ? hi : lo + 1;
+}
+
+/* The controller port p belongs to: the last k with seg_lo(k) <= p. */
+static int64_t port_ctrl(const rotor_sim *s, int64_t p) {
+    int64_t n = s->ctrl_per_chip, k = ((p + 1) * n + s->nports - 1) / s->nports - 1;
+    return k < 0 ? 0 : k >= n ? n - 1 : k;
+}
+
+/* Port p's core within its chip; *dir (if non-NULL) gets the off-grid
+ * direction the port leads to. */
+static int64_t port_core(const rotor_sim *s, int64_t p, int *dir) {
+    int64_t w = s->chip.mesh_width, h = s->chip.mesh_height, core;
+    int d;
+    if (p < w) d = DIR_YM, core = p;
+    else if (p < w + h) d = DIR_XP, core = (p - w) * w + w - 1;
+    else if (p < 2 * w + h) d = DIR_YP, core = (h - 1) * w + (w - 1 - (p - w - h));
+    else d = DIR_XM, core = (h - 1 - (p - 2 * w - h)) * w;
+    if (dir) *dir = d;
+    return core;
+}
+
+/* The port in [lo, hi) nearest local core c (hops from the port's core to c),
+ * ties to the first.  On each side, hops are base + |u - t| for the port at
+ * index t of the side, so the nearest of a run of t is u clamped to it. */
+static int64_t port_nearest(const rotor_sim *s, int64_t lo, int64_t hi, int64_t c) {
+    int64_t w = s->chip.mesh_width, h = s->chip.mesh_height, x = c % w, y = c / w;
+    const int64_t start[4] = {0, w, w + h, 2 * w + h}, len[4] = {w, h, w, h};
+    const int64_t u[4] = {x, y, w - 1 - x, h - 1 - y}, base[4] = {y, w - 1 - x, h - 1 - y, x};
+    int64_t best = -1, best_d = INT64_MAX;
+    for (int side = 0; side < 4; side++) {
+        int64_t a = lo > start[side] ? lo : start[side];
+        int64_t b = hi < start[side] + len[side] ? hi : start[side] + len[side];
+        if (a >= b) continue;
+        int64_t t = u[side], tlo = a - start[side], thi = b - 1 - start[side];
+        t = t < tlo ? tlo : t > thi ? thi : t;
+        int64_t d = base[side] + (u[side] > t ? u[side] - t : t - u[side]);
+        if (d < best_d) {
+            best_d = d;
+            best = start[side] + t;
+        }
+    }
+    return best;
+}
+
+static int64_t port_res(const rotor_sim *s, int64_t chip, int64_t p, bool out) {
+    return s->res_port0 + 2 * (chip * s->nports + p) + out;
+}
+
+/* Node's core index within its chip (a core only). */
+static int64_t mesh_local(const rotor_sim *s, int64_t node) { return node % s->cpc; }
+
+static void mesh_init(rotor_sim *s) {
+    int64_t w = s->chip.mesh_width, h = s->chip.mesh_height;
+    for (int64_t c = 0; c < s->cores; c++) {
+        int64_t x = (c % s->cpc) % w, y = (c % s->cpc) / w;
+        for (int d = 0; d < 4; d++) {
+            int64_t nx = x + DX[d], ny = y + DY[d];
+            bool inside = nx >= 0 && nx < w && ny >= 0 && ny < h;
+            s->res[4 * c + d].kind = inside ? SIM_RES_LINK : SIM_RES_NONE;
+        }
+    }
+    for (int64_t i = 0; s->res_port0 >= 0 && i < 2 * s->nports * s->chip.chips; i++)
+        s->res[s->res_port0 + i].kind = SIM_RES_PORT;
+}
+
+/* Dimension-order routing: along X to the destination's column, then along
+ * Y.  A load from a controller starts at its port nearest `via`; a store
+ * ends at the controller's port nearest the sender. */
+static void mesh_route(const rotor_sim *s, int64_t src, int64_t dst, int64_t via, sim_route *r) {
+    int64_t w = s->chip.mesh_width;
+    int64_t base = sim_node_chip(s, src) * s->cpc, from, to, out_port = -1;
+    if (sim_node_is_hbm(s, src)) {
+        int64_t k = (src - s->cores) % s->ctrl_per_chip;
+        int64_t p = port_nearest(s, seg_lo(s, k), seg_hi(s, k), mesh_local(s, via));
+        push(r, port_res(s, sim_node_chip(s, src), p, false));
+        r->hops++;
+        from = port_core(s, p, NULL);
+    } else {
+        from = mesh_local(s, src);
+    }
+    if (sim_node_is_hbm(s, dst)) {
+        int64_t k = (dst - s->cores) % s->ctrl_per_chip;
+        out_port = port_nearest(s, seg_lo(s, k), seg_hi(s, k), from);
+        to = port_core(s, out_port, NULL);
+    } else {
+        to = mesh_local(s, dst);
+    }
+    int64_t x = from % w, y = from / w, tx = to % w, ty = to / w;
+    while (x != tx) {
+        int d = tx > x ? DIR_XP : DIR_XM;
+        push(r, 4 * (base + y * w + x) + d);
+        x += DX[d];
+        r->hops++;
+    }
+    while (y != ty) {
+        int d = ty > y ? DIR_YP : DIR_YM;
+        push(r, 4 * (base + y * w + x) + d);
+        y += DY[d];
+        r->hops++;
+    }
+    push_interchip(s, src, dst, r);
+    if (out_port >= 0) {
+        push(r, port_res(s, sim_node_chip(s, dst), out_port, true));
+        r->hops++;
+    }
+}
+
+static void mesh_name(const rotor_sim *s, int64_t res, char *buf, size_t size) {
+    if (s->res_port0 >= 0 && res >= s->res_port0) { /* "port c0.1 (-1,5)->(0,5)": chip.controller, in */
+        int64_t i = (res - s->res_port0) / 2, p = i % s->nports, w = s->chip.mesh_width;
+        int d;
+        int64_t core = port_core(s, p, &d);
+        long long x = (long long)(core % w), y = (long long)(core / w), ox = x + DX[d], oy = y + DY[d];
+        bool out = (res - s->res_port0) % 2;
+        snprintf(buf, size, "port c%lld.%lld (%lld,%lld)->(%lld,%lld)", (long long)(i / s->nports),
+                 (long long)port_ctrl(s, p), out ? x : ox, out ? y : oy, out ? ox : x, out ? oy : y);
+        return;
+    }
+    int64_t core = res / 4, d = res % 4, w = s->chip.mesh_width, local = core % s->cpc;
+    long long x = (long long)(local % w), y = (long long)(local / w);
+    snprintf(buf, size, "link c%lld (%lld,%lld)->(%lld,%lld)", (long long)(core / s->cpc), x, y,
+             x + DX[d], y + DY[d]);
+}
+
+static const sim_topology TOPOLOGIES[] = {
+    {ROTOR_TOPO_ALL_TO_ALL, "all-to-all", 2, a2a_init, a2a_route, a2a_name},
+    {ROTOR_TOPO_MESH, "mesh", 4, mesh_init, mesh_route, mesh_name},
+};
+
+const sim_topology *sim_topology_find(rotor_topology id) {
+    for (size_t i = 0; i < sizeof TOPOLOGIES / sizeof TOPOLOGIES[0]; i++)
+        if (TOPOLOGIES[i].id == id) return &TOPOLOGIES[i];
+    return NULL;
+}
+
+/* ---- pools --------------------------------------------------------------- */
+
+/* Lanes for a pool of `total` GB/s whose transfers run at most at `link` GB/s:
+ * the fewest lanes no faster than the link, so that transfers at the link
+ * rate can use the whole pool (181 lanes of 5.525 GB/s would cap a 1,000 GB/s
+ * controller at 181 x 5.5 = 995.5 GB/s; 182 lanes of 5.4945 GB/s give it all). */
+static int32_t pool_lanes(double total, double link) {
+    double n = ceil(total / link * (1 - 1e-12)); /* 22 / 5.5 is 4, not 4.000...1 */
+    if (n < 1) return 1;
+    return n > SIM_MAX_LANES ? SIM_MAX_LANES : (int32_t)n;
+}
+
+static void pool_setup(rotor_sim *s, int64_t res, sim_res_kind kind, double total) {
+    sim_res *p = &s->res[res];
+    p->kind = (uint8_t)kind;
+    p->nlanes = pool_lanes(total, s->chip.link_gbps);
+    p->gbps = total / p->nlanes;
+    p->lane0 = (int32_t)s->nlanes;
+    s->nlanes += p->nlanes;
+}
+
+static bool lane_before(const rotor_sim *s, int32_t a, int32_t b) {
+    int64_t fa = s->lane_free[a], fb = s->lane_free[b];
+    return fa < fb || (fa == fb && a < b);
+}
+
+/* The top lane changed: restore the heap of pool p. */
+static void pool_sift(rotor_sim *s, const sim_res *p) {
+    int32_t *h = s->lane_heap + p->lane0, n = p->nlanes, i = 0, x = h[0];
+    for (;;) {
+        int32_t c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && lane_before(s, h[c + 1], h[c])) c++;
+        if (!lane_before(s, h[c], x)) break;
+        h[i] = h[c];
+        i = c;
+    }
+    h[i] = x;
+}
+
+int64_t sim_res_free_at(const rotor_sim *s, int64_t res) {
+    const sim_res *p = &s->res[res];
+    return p->lane0 < 0 ? p->free_at : s->lane_free[s->lane_heap[p->lane0]];
+}
+
+/* Holds res until `end`; returns the pool lane taken (0-based), or -1. */
+int32_t sim_res_take(rotor_sim *s, int64_t res, int64_t end, int64_t dur) {
+    sim_res *p = &s->res[res];
+    p->busy += dur; /* <= lanes * makespan <= 2^12 * SIM_TIME_MAX: fits */
+    if (p->lane0 < 0) {
+        p->free_at = end;
+        return -1;
+    }
+    int32_t lane = s->lane_heap[p->lane0];
+    s->lane_free[lane] = end;
+    pool_sift(s, p);
+    return lane - p->lane0;
+}
+
+void sim_net_reset(rotor_sim *s) {
+    for (int64_t i = 0; i < s->nres; i++) {
+        s->res[i].free_at = 0;
+        s->res[i].busy = 0;
+        const sim_res *p = &s->res[i];
+        for (int32_t l = 0; p->lane0 >= 0 && l < p->nlanes; l++) {
+            s->lane_free[p->lane0 + l] = 0;
+            s->lane_heap[p->lane0 + l] = p->lane0 + l; /* equal keys: sorted by lane is a heap */
+        }
+    }
+}
+
+/* ---- the network ------------------------------------------------------------ */
+
+rotor_status sim_net_init(rotor_sim *s, rotor_error *err) {
+    const rotor_chip *c = &s->chip;
+    s->topo = sim_topology_find(c->topology);
+    if (!s->topo) return rotor_fail(err, ROTOR_ERR_INPUT, "sim: topology %d has no simulator", (int)c->topology);
+    int64_t per_core = s->topo->res_per_core, ctrls = s->nodes - s->cores;
+    s->nports = c->topology == ROTOR_TOPO_MESH && ctrls > 0 ? 2 * (c->mesh_width + c->mesh_height) : 0;
+    s->nres = per_core * s->cores + (c->chips > 1) + ctrls + 2 * s->nports * c->chips;
+    if (s->nres > INT32_MAX / 2)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "sim: %lld network resources do not fit int32 ids",
+                          (long long)s->nres);
+    s->res = calloc((size_t)s->nres, sizeof *s->res);
+    s->route_cap = (c->topology == ROTOR_TOPO_MESH ? c->mesh_width + c->mesh_height : 0) + 4;
+    s->scratch = malloc(sizeof *s->scratch * (size_t)s->route_cap);
+    if (!s->res || !s->scratch) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    for (int64_t i = 0; i < s->nres; i++) {
+        s->res[i].lane0 = -1;
+        s->res[i].nlanes = 1;
+        s->res[i].gbps = c->link_gbps;
+    }
+    int64_t next = per_core * s->cores;
+    s->res_interchip = c->chips > 1 ? next++ : -1;
+    s->res_hbm0 = ctrls > 0 ? next : -1;
+    s->res_port0 = s->nports > 0 ? next + ctrls : -1;
+    s->topo->init(s);
+    if (s->res_interchip >= 0) pool_setup(s, s->res_interchip, SIM_RES_INTERCHIP, c->interchip_gbps);
+    for (int64_t k = 0; k < ctrls; k++)
+        pool_setup(s, s->res_hbm0 + k, SIM_RES_HBM, c->hbm_gbps / (double)c->hbm_controllers);
+    s->lane_free = calloc((size_t)s->nlanes + 1, sizeof *s->lane_free);
+    s->lane_heap = calloc((size_t)s->nlanes + 1, sizeof *s->lane_heap);
+    if (!s->lane_free || !s->lane_heap) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    sim_net_reset(s);
+    return ROTOR_OK;
+}
+
+void sim_net_route_via(const rotor_sim *s, int64_t src, int64_t dst, int64_t via, sim_route *r) {
+    r->res = s->scratch; /* the simulator's scratch: routes are used one at a time */
+    r->n = 0;
+    r->hops = 0;
+    if (sim_node_is_hbm(s, src)) push(r, hbm_res(s, src));
+    s->topo->route(s, src, dst, via, r);
+    if (sim_node_is_hbm(s, dst)) push(r, hbm_res(s, dst));
+}
+
+void sim_net_route(const rotor_sim *s, int64_t src, int64_t dst, sim_route *r) {
+    sim_net_route_via(s, src, dst, dst, r);
+}
+
+int64_t rotor_sim_hbm_ports(const rotor_sim *s) { return s->nports; }
+
+int64_t rotor_sim_hbm_port_nearest(const rotor_sim *s, int64_t core, int64_t *ctrl) {
+    if (ctrl) *ctrl = -1;
+    if (s->nports == 0 || core < 0 || core >= s->cores) return -1;
+    int64_t p = port_nearest(s, 0, s->nports, core % s->cpc);
+    if (ctrl) *ctrl = port_ctrl(s, p);
+    return p;
+}
+
+rotor_status sim_net_check(const rotor_sim *s, int64_t src, int64_t dst, rotor_error *err) {
+    const int64_t node[2] = {src, dst};
+    const char *field[2] = {"src", "dst"};
+    for (int i = 0; i < 2; i++)
+        if (node[i] < 0 || node[i] >= s->nodes) {
+            if (s->nodes > s->cores)
+                return rotor_fail(err, ROTOR_ERR_INPUT,
+                                  "%s: node %lld does not exist (cores 0..%lld, HBM controllers %lld..%lld)",
+                                  field[i], (long long)node[i], (long long)s->cores - 1,
+                                  (long long)s->cores, (long long)s->nodes - 1);
+            return rotor_fail(err, ROTOR_ERR_INPUT,
+                              "%s: node %lld does not exist (cores 0..%lld, no HBM controllers)",
+                              field[i], (long long)node[i], (long long)s->cores - 1);
+        }
+    if (src == dst) return rotor_fail(err, ROTOR_ERR_INPUT, "src and dst are both node %lld", (long long)src);
+    if (sim_node_is_hbm(s, src) && sim_node_is_hbm(s, dst))
+        return rotor_fail(err, ROTOR_ERR_INPUT, "src %lld and dst %lld are both HBM controllers",
+                          (long long)src, (long long)dst);
+    return ROTOR_OK;
+}
+
+rotor_status sim_net_duration(const rotor_sim *s, int64_t src, int64_t dst, int64_t bytes,
+                              int64_t *ps, rotor_error *err) {
+    sim_route r;
+    sim_net_route(s, src, dst, &r);
+    double gbps = s->chip.link_gbps;
+    for (int64_t i = 0; i < r.n; i++)
+        if (s->res[r.res[i]].gbps < gbps) gbps = s->res[r.res[i]].gbps;
+    /* bytes / (gbps * 1e9 B/s) seconds = bytes * 1000 / gbps ps, rounded to
+     * the nearest ps (exact for the round rates of the tests). */
+    double stream = (double)bytes * 1000.0 / gbps;
+    int64_t lat;
+    if (!(stream < (double)SIM_TIME_MAX) || !rotor_mul_i64(r.hops, s->latency_ps, &lat) ||
+        lat + llround(stream) >= SIM_TIME_MAX)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "bytes: %lld bytes take longer than 2^50 ps",
+                          (long long)bytes);
+    *ps = lat + llround(stream);
+    return ROTOR_OK;
+}
+
+void rotor_sim_resource_name(const rotor_sim *s, int64_t res, char *buf, size_t size) {
+    if (res < 0 || res >= s->nres) snprintf(buf, size, "resource %lld?", (long long)res);
+    else if (res == s->res_interchip) snprintf(buf, size, "inter-chip");
+    else if (s->res_hbm0 >= 0 && res >= s->res_hbm0 && res < s->res_hbm0 + (s->nodes - s->cores)) {
+        int64_t k = res - s->res_hbm0;
+        snprintf(buf, size, "hbm c%lld.%lld", (long long)(k / s->ctrl_per_chip),
+                 (long long)(k % s->ctrl_per_chip));
+    } else s->topo->name_res(s, res, buf, size);
+}
