@@ -3,6 +3,7 @@
 #   make test       build and run every test (Criterion unit tests + CLI tests)
 #   make run        the main demo: plan the T10 benchmark MatMul on ipu-mk2
 #   make bench      search and simulator benchmarks (figures go to docs/performance.md)
+#   make check-layers  a lower pipeline stage never includes a higher one (run by make test)
 #   make SAN=1 test the same under ASan+UBSan (objects in build/san/)
 #   make CC=clang   any of the above with clang
 
@@ -50,7 +51,7 @@ TESTS := $(BUILD)/test_rotor
 # one binary per bench/*.c (each has its own main)
 BENCH := $(BENCH_SRC:bench/%.c=$(BUILD)/%)
 
-.PHONY: all test run bench clean deps deps-test
+.PHONY: all test run bench clean deps deps-test check-layers
 all: $(LIB) $(ROTOR)
 
 deps:
@@ -97,8 +98,13 @@ $(BUILD)/tests/%.o: tests/%.c | deps-test
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
-test: $(TESTS) $(ROTOR)
+# A lower pipeline stage never includes a higher one (docs/architecture.md).
+check-layers:
+	@sh scripts/check-layers.sh
+
+test: check-layers $(TESTS) $(ROTOR)
 	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp $(TESTS) --jobs 2
+	@sh tests/layers.sh
 	@set -e; for t in tests/cli*.sh; do echo "ROTOR=$(ROTOR) sh $$t"; ROTOR=$(ROTOR) sh $$t; done
 
 run: $(ROTOR)

@@ -19,6 +19,7 @@
 #include "rotor/compile/compile.h"
 #include "rotor/model/group.h"
 #include "rotor/compile/program.h"
+#include "rotor/hbm/schedreplay.h"
 #include "rotor/sim/replay.h"
 #include "rotor/hbm/schedule.h"
 #include "rotor/model/zoo.h"

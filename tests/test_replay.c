@@ -17,6 +17,7 @@
 #include "rotor/op/cost.h"
 #include "rotor/model/group.h"
 #include "rotor/compile/program.h"
+#include "rotor/hbm/schedreplay.h"
 #include "rotor/sim/replay.h"
 #include "rotor/hbm/schedule.h"
 #include "rotor/op/search.h"

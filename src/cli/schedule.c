@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "rotor/model/group.h"
+#include "rotor/hbm/schedreplay.h"
 #include "rotor/sim/replay.h"
 #include "rotor/hbm/schedule.h"
 

@@ -29,9 +29,8 @@
  *    offsets stand in for them.
  *  - Vendor operators (no tensor expression) run exec_s on every core.
  *
- * rotor_schedule_replay (the end of this file) replays an Elk HBM schedule
- * the same way, with its preloads: HBM streams of multicast pieces, SRAM
- * pauses, distribution, the tile replay of each chosen plan, barriers
+ * The end of this file streams preloads from HBM (multicast pieces, SRAM
+ * pauses); hbm/schedreplay.c replays a whole Elk HBM schedule with it
  * (docs/simulator.md, "Replaying an HBM schedule"). */
 #include "rotor/sim/replay.h"
 
@@ -42,16 +41,12 @@
 
 #include "rotor/op/cost.h"
 #include "rotor/op/place.h"
+#include "sim/replayer.h"
 
 static int64_t to_ps(double s) { return (int64_t)llround(s * 1e12); }
 
-/* A growable list of task ids. */
-typedef struct idlist {
-    int64_t *v;
-    int64_t n, cap;
-} idlist;
 
-static rotor_status push(idlist *l, int64_t id, rotor_error *err) {
+rotor_status idlist_push(idlist *l, int64_t id, rotor_error *err) {
     if (l->n == l->cap) {
         int64_t cap = l->cap ? 2 * l->cap : 16;
         int64_t *v = realloc(l->v, (size_t)cap * sizeof *v);
@@ -63,25 +58,13 @@ static rotor_status push(idlist *l, int64_t id, rotor_error *err) {
     return ROTOR_OK;
 }
 
-/* Scratch shared by every operator, sized for the chip's N cores. */
-typedef struct replayer {
-    rotor_sim *sim;
-    int64_t n;           /* cores */
-    int64_t barrier;     /* the previous operator's barrier task, -1 before the first */
-    int64_t *last;       /* per core: its last task of the current operator */
-    int64_t *cur;        /* per core: its compute task of the current run */
-    idlist *inbox;       /* per core: transfers the next run waits for */
-    idlist finals;       /* the barrier's dependencies */
-    int64_t *pairs;      /* reduction grouping: (key, core) pairs */
-    int64_t packet;      /* > 0: transfers move in chained packets of at most this many bytes */
-} replayer;
 
 /* One transfer of the replay; *id receives the task its receiver waits for.
  * With r->packet, a transfer of more bytes is a chain of packets, each
  * waiting for the one before, so that on a busy port the packets of
  * different transfers take turns (schedule replay, docs/simulator.md
  * "Packets") instead of a small transfer waiting behind a whole large one. */
-static rotor_status add_transfer(replayer *r, const rotor_sim_transfer *x, int64_t *id, rotor_error *err) {
+rotor_status replay_add_transfer(replayer *r, const rotor_sim_transfer *x, int64_t *id, rotor_error *err) {
     if (r->packet <= 0 || x->bytes <= r->packet) return rotor_sim_add_transfer(r->sim, x, id, err);
     int64_t k = (x->bytes + r->packet - 1) / r->packet, prev = -1;
     rotor_sim_transfer p = *x;
@@ -98,12 +81,12 @@ static rotor_status add_transfer(replayer *r, const rotor_sim_transfer *x, int64
     return ROTOR_OK;
 }
 
-static void inbox_clear(replayer *r, int64_t cores) {
+void replay_inbox_clear(replayer *r, int64_t cores) {
     for (int64_t c = 0; c < cores; c++) r->inbox[c].n = 0;
 }
 
 /* A replayer on a new simulator of chip, its scratch sized for the cores. */
-static rotor_status replayer_init(replayer *r, const rotor_chip *chip, int64_t packet, rotor_error *err) {
+rotor_status replayer_init(replayer *r, const rotor_chip *chip, int64_t packet, rotor_error *err) {
     *r = (replayer){.barrier = -1, .packet = packet};
     rotor_status st = rotor_sim_create(chip, &r->sim, err);
     if (st) return st;
@@ -117,7 +100,7 @@ static rotor_status replayer_init(replayer *r, const rotor_chip *chip, int64_t p
 }
 
 /* Frees the scratch; the simulator too unless keep_sim. */
-static void replayer_free(replayer *r, bool keep_sim) {
+void replayer_free(replayer *r, bool keep_sim) {
     for (int64_t c = 0; r->inbox && c < r->n; c++) free(r->inbox[c].v);
     free(r->inbox);
     free(r->finals.v);
@@ -128,11 +111,11 @@ static void replayer_free(replayer *r, bool keep_sim) {
     memset(r, 0, sizeof *r);
 }
 
-static rotor_status add_barrier(replayer *r, int op, int64_t cores, rotor_error *err) {
+rotor_status replay_add_barrier(replayer *r, int op, int64_t cores, rotor_error *err) {
     r->finals.n = 0;
     rotor_status st;
     for (int64_t c = 0; c < cores; c++)
-        if (r->last[c] >= 0 && (st = push(&r->finals, r->last[c], err))) return st;
+        if (r->last[c] >= 0 && (st = idlist_push(&r->finals, r->last[c], err))) return st;
     rotor_sim_compute b = {.core = 0, .duration_ps = 0, .category = ROTOR_SIM_COMPUTE, .op = op,
                            .deps = r->finals.v, .ndeps = (int)r->finals.n};
     return rotor_sim_add_compute(r->sim, &b, &r->barrier, err);
@@ -153,8 +136,8 @@ static rotor_status replay_setup(replayer *r, int op, int64_t cores, int64_t byt
                                     .ndeps = deps[0] >= 0};
             if (x.src == c) continue; /* rounds >= N: nothing left to fetch from a peer */
             int64_t id;
-            rotor_status st = add_transfer(r, &x, &id, err);
-            if (!st) st = push(&r->inbox[c], id, err);
+            rotor_status st = replay_add_transfer(r, &x, &id, err);
+            if (!st) st = idlist_push(&r->inbox[c], id, err);
             if (st) return st;
         }
     return ROTOR_OK;
@@ -181,7 +164,7 @@ static rotor_status emit_run(replayer *r, int op, int64_t cores, int64_t steps, 
         if (st) return st;
         r->last[c] = r->cur[c];
     }
-    inbox_clear(r, cores);
+    replay_inbox_clear(r, cores);
     return ROTOR_OK;
 }
 
@@ -231,7 +214,7 @@ static rotor_status replay_reduction(replayer *r, int op, const rotor_place *pl,
                 int64_t deps[1] = {r->last[src]};
                 rotor_sim_transfer x = {.src = src, .dst = dst, .bytes = piece, .category = ROTOR_SIM_COMM,
                                         .op = op, .deps = deps, .ndeps = 1};
-                st = add_transfer(r, &x, &ids[u], err);
+                st = replay_add_transfer(r, &x, &ids[u], err);
             }
             for (int64_t u = 0; u < R && !st; u++) r->last[m[2 * ((u + 1) % R) + 1]] = ids[u];
             if (ids != sent) free(ids);
@@ -245,7 +228,7 @@ static rotor_status replay_reduction(replayer *r, int op, const rotor_place *pl,
  * info) on cores 0 .. info->cores - 1.  The first run of a core waits for its
  * inbox, else for r->barrier; r->last receives each core's last task.
  * ids[0..1] receive the first task id of the main phase and the reduction. */
-static rotor_status replay_tiles(replayer *r, int op, const rotor_expr *e, const rotor_plan *p,
+rotor_status replay_tiles(replayer *r, int op, const rotor_expr *e, const rotor_plan *p,
                                  const rotor_plan_info *info, const rotor_chip *chip, int64_t *ids,
                                  rotor_error *err) {
     rotor_place *pl = NULL;
@@ -274,8 +257,8 @@ static rotor_status replay_tiles(replayer *r, int op, const rotor_expr *e, const
                     int64_t deps[1] = {r->cur[from]}, id;
                     rotor_sim_transfer x = {.src = from, .dst = c, .bytes = info->bytes[t],
                                             .category = ROTOR_SIM_COMM, .op = op, .deps = deps, .ndeps = 1};
-                    st = add_transfer(r, &x, &id, err);
-                    if (!st) st = push(&r->inbox[c], id, err);
+                    st = replay_add_transfer(r, &x, &id, err);
+                    if (!st) st = idlist_push(&r->inbox[c], id, err);
                 }
             }
         }
@@ -295,13 +278,13 @@ static rotor_status replay_op(replayer *r, int op, const rotor_program_op *po, c
                               int64_t *ids, rotor_error *err) {
     int64_t cores = po->active_info.cores;
     for (int64_t c = 0; c < cores; c++) r->last[c] = -1;
-    inbox_clear(r, cores);
+    replay_inbox_clear(r, cores);
     ids[0] = rotor_sim_task_count(r->sim);
     rotor_status st = replay_setup(r, op, cores, po->setup_bytes, po->setup_rounds, err);
     if (!st) st = replay_tiles(r, op, &po->expr, &po->active, &po->active_info, chip, ids + 1, err);
     else ids[1] = ids[2] = rotor_sim_task_count(r->sim);
     ids[3] = rotor_sim_task_count(r->sim);
-    if (!st) st = add_barrier(r, op, cores, err);
+    if (!st) st = replay_add_barrier(r, op, cores, err);
     return st;
 }
 
@@ -316,7 +299,7 @@ static rotor_status replay_vendor(replayer *r, int op, const rotor_program_op *p
         if (st) return st;
     }
     ids[2] = ids[3] = rotor_sim_task_count(r->sim);
-    return add_barrier(r, op, r->n, err);
+    return replay_add_barrier(r, op, r->n, err);
 }
 
 /* Latest end among tasks [from, to), or `floor` if none. */
@@ -405,7 +388,7 @@ rotor_status rotor_replay_plan(const rotor_expr *e, const rotor_plan *p, const r
     int64_t ids[2];
     for (int64_t c = 0; !st && c < r.n; c++) r.last[c] = -1;
     if (!st) st = replay_tiles(&r, 0, e, p, info, chip, ids, err);
-    if (!st) st = add_barrier(&r, 0, info->cores, err);
+    if (!st) st = replay_add_barrier(&r, 0, info->cores, err);
     rotor_sim_stats stats;
     if (!st) st = rotor_sim_run(r.sim, &stats, err);
     if (!st) *out_ps = stats.makespan_ps;
@@ -437,45 +420,16 @@ void rotor_replay_explain(const rotor_replay_op *op, char *buf, size_t size) {
         snprintf(buf + n, size - (size_t)n, ", waited %.3f us for links", op->wait_s * 1e6);
 }
 
-/* ---- replaying an HBM schedule (docs/simulator.md, "Replaying an HBM schedule") ----------- */
+/* ---- preloads from HBM (docs/simulator.md, "Replaying an HBM schedule") ----------- */
 
-/* A core's preload arrives in pieces of at most this many bytes, so that the
- * execution's shifts interleave with it on the core's in port (each piece
- * claims its route FIFO, like any transfer). */
-#define PIECE_BYTES ROTOR_REPLAY_PACKET
-
-typedef struct sched_replayer {
-    replayer r;               /* the tile replay's scratch; r.barrier is the current start */
-    const rotor_schedule *s;
-    const rotor_schedule_report *rep;
-    int64_t n, nctrl;
-    bool blocking;
-    int64_t nstreams;         /* HBM streams: lanes of every controller (mesh: one per edge port) */
-    bool ports;               /* mesh: a group's pieces enter through the port nearest it */
-    int64_t w;                /* mesh: its width, else 0 */
-    int64_t *stail;           /* per stream: its last piece, -1 */
-    int64_t *stail_seq;       /* per stream: 1 + the preload (in issue order) of that piece, 0 */
-    int64_t *sgroups;         /* mesh, per port: groups of the current preload it feeds */
-    int64_t *sround;          /* mesh, per port: the round of its last piece of the current preload */
-    int64_t *gport, *gctrl;   /* mesh, per group of the current preload: its port and controller */
-    bool *grev;               /* mesh, per group: its path runs from its last core to its first */
-    int64_t pre_seq;          /* preloads issued so far */
-    int64_t last_pre_join;    /* the last issued preload's join, -1 */
-    idlist deps;              /* scratch */
-    int64_t *dsts;            /* scratch: one group's receivers */
-    int64_t prev_barrier;     /* the previous execution's barrier, -1 */
-    int64_t *pre_join;        /* per op: zero-time join after its preload, -1 until issued */
-    int64_t (*pre_ids)[2];    /* per op: its preload's tasks [from, to) */
-    int64_t (*exe_ids)[3];    /* per op: its start join, its barrier, the end of its tasks */
-} sched_replayer;
 
 /* Appends id to sr->deps unless it is negative or equal to the last one. */
-static rotor_status dep_add(sched_replayer *sr, int64_t id, rotor_error *err) {
+rotor_status replay_dep_add(preload_replayer *sr, int64_t id, rotor_error *err) {
     if (id < 0 || (sr->deps.n && sr->deps.v[sr->deps.n - 1] == id)) return ROTOR_OK;
-    return push(&sr->deps, id, err);
+    return idlist_push(&sr->deps, id, err);
 }
 
-static int64_t zero_join(sched_replayer *sr, int op, rotor_status *st, rotor_error *err) {
+int64_t replay_zero_join(preload_replayer *sr, int op, rotor_status *st, rotor_error *err) {
     rotor_sim_compute j = {.core = 0, .category = ROTOR_SIM_COMPUTE, .op = op, .deps = sr->deps.v,
                            .ndeps = (int)sr->deps.n};
     int64_t id = -1;
@@ -483,16 +437,11 @@ static int64_t zero_join(sched_replayer *sr, int op, rotor_status *st, rotor_err
     return id;
 }
 
-/* The HBM-schedule replay's scratch on `chip` (one chip) for n_ops
- * operators; sched_replayer_free releases it (keep_sim: the simulator
- * stays, owned by the caller). */
-static void sched_replayer_free(sched_replayer *sr, bool keep_sim);
-
-static rotor_status sched_replayer_init(sched_replayer *sr, const rotor_chip *chip, bool blocking, int n_ops,
+rotor_status preload_replayer_init(preload_replayer *sr, const rotor_chip *chip, bool blocking, int n_ops,
                                         rotor_error *err) {
     memset(sr, 0, sizeof *sr);
     sr->prev_barrier = sr->last_pre_join = -1;
-    rotor_status st = replayer_init(&sr->r, chip, PIECE_BYTES, err);
+    rotor_status st = replayer_init(&sr->r, chip, REPLAY_PIECE_BYTES, err);
     if (st) {
         replayer_free(&sr->r, false);
         return st;
@@ -517,7 +466,7 @@ static rotor_status sched_replayer_init(sched_replayer *sr, const rotor_chip *ch
     sr->exe_ids = calloc(no, sizeof *sr->exe_ids);
     if (!sr->stail || !sr->stail_seq || !sr->sgroups || !sr->sround || !sr->gport || !sr->gctrl || !sr->grev || !sr->dsts ||
         !sr->pre_join || !sr->pre_ids || !sr->exe_ids) {
-        sched_replayer_free(sr, false);
+        preload_replayer_free(sr, false);
         return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
     }
     for (int64_t k = 0; k < sr->nstreams; k++) sr->stail[k] = -1;
@@ -525,7 +474,7 @@ static rotor_status sched_replayer_init(sched_replayer *sr, const rotor_chip *ch
     return ROTOR_OK;
 }
 
-static void sched_replayer_free(sched_replayer *sr, bool keep_sim) {
+void preload_replayer_free(preload_replayer *sr, bool keep_sim) {
     free(sr->stail);
     free(sr->stail_seq);
     free(sr->sgroups);
@@ -548,7 +497,7 @@ static void sched_replayer_free(sched_replayer *sr, bool keep_sim) {
  * (for whole rows a snake: one hop from row to row; the order measured
  * best, against core order and a chip-wide snake); reversed when `rev`.
  * Else in core order. */
-static void group_path(const sched_replayer *sr, int64_t lo, int64_t hi, bool rev, int64_t *out) {
+static void group_path(const preload_replayer *sr, int64_t lo, int64_t hi, bool rev, int64_t *out) {
     int64_t k = 0, w = sr->w;
     for (int64_t row = w > 0 ? lo / w : 0; w > 0 && row * w < hi; row++) {
         int64_t a = row * w > lo ? row * w : lo, b = (row + 1) * w < hi ? (row + 1) * w : hi;
@@ -563,7 +512,7 @@ static void group_path(const sched_replayer *sr, int64_t lo, int64_t hi, bool re
 }
 
 /* Hops from core c to the nearest edge of the grid (its nearest HBM port). */
-static int64_t edge_hops(const sched_replayer *sr, int64_t c) {
+static int64_t edge_hops(const preload_replayer *sr, int64_t c) {
     int64_t w = sr->w, h = sr->n / w, x = c % w, y = c / w, d = x < w - 1 - x ? x : w - 1 - x;
     if (y < d) d = y;
     return h - 1 - y < d ? h - 1 - y : d;
@@ -574,7 +523,7 @@ static int64_t edge_hops(const sched_replayer *sr, int64_t c) {
  * by P cores is split into c chunks; each chunk goes to m = P / c
  * consecutive cores (a group) by multicast, so HBM reads each byte once:
  * the W bytes are spread over the G = ceil(cores / m) groups, each
- * group's share cut into R pieces of at most PIECE_BYTES.  Piece r of group
+ * group's share cut into R pieces of at most REPLAY_PIECE_BYTES.  Piece r of group
  * g is item r G + g.  All-to-all: the HBM controllers serve S = min(G, lanes
  * of every controller) streams, item t going to stream t mod S, so every
  * stream carries the same work and every group receives at the same pace;
@@ -586,10 +535,10 @@ static int64_t edge_hops(const sched_replayer *sr, int64_t c) {
  * queue).  A stream runs its pieces one after another and
  * goes on with the next preload where it left this one (preloads in order,
  * one at a time, none overtaking another). */
-static rotor_status emit_groups(sched_replayer *sr, int64_t W, int64_t m, int64_t op, int64_t after,
+rotor_status replay_preload_groups(preload_replayer *sr, int64_t W, int64_t m, int64_t op, int64_t after,
                                 int64_t *join, rotor_error *err) {
     int64_t n = sr->n, G = (n + m - 1) / m;
-    int64_t per = W / G + (W % G != 0), R = (per + PIECE_BYTES - 1) / PIECE_BYTES;
+    int64_t per = W / G + (W % G != 0), R = (per + REPLAY_PIECE_BYTES - 1) / REPLAY_PIECE_BYTES;
     int64_t S = sr->ports ? sr->nstreams : G < sr->nstreams ? G : sr->nstreams;
     rotor_status st = ROTOR_OK;
     /* Mesh: the port feeding the most groups sets the pace (docs/simulator.md,
@@ -619,11 +568,11 @@ static rotor_status emit_groups(sched_replayer *sr, int64_t W, int64_t m, int64_
         /* the stream's previous piece; a stream the previous preload did
          * not use waits for that preload to end */
         sr->deps.n = 0;
-        st = dep_add(sr, after, err);
+        st = replay_dep_add(sr, after, err);
         bool used = sr->stail_seq[str] >= sr->pre_seq; /* by this preload or the previous one */
-        if (!st) st = dep_add(sr, used ? sr->stail[str] : sr->last_pre_join, err);
+        if (!st) st = replay_dep_add(sr, used ? sr->stail[str] : sr->last_pre_join, err);
         if (!st && sr->ports && sr->sround[str] != r) {
-            if (sr->sgroups[str] < sr->sgroups[pace]) st = dep_add(sr, pace_prev, err);
+            if (sr->sgroups[str] < sr->sgroups[pace]) st = replay_dep_add(sr, pace_prev, err);
             sr->sround[str] = r;
         }
         int64_t id = -1;
@@ -640,222 +589,13 @@ static rotor_status emit_groups(sched_replayer *sr, int64_t W, int64_t m, int64_
     }
     /* done when every stream has delivered its last piece of it */
     sr->deps.n = 0;
-    if (!st) st = dep_add(sr, after, err);
-    if (!st) st = dep_add(sr, sr->last_pre_join, err);
+    if (!st) st = replay_dep_add(sr, after, err);
+    if (!st) st = replay_dep_add(sr, sr->last_pre_join, err);
     for (int64_t k = 0; k < S && W > 0 && !st; k++)
-        if (sr->stail_seq[k] == sr->pre_seq + 1) st = dep_add(sr, sr->stail[k], err);
-    if (!st) *join = sr->last_pre_join = zero_join(sr, (int)op, &st, err);
+        if (sr->stail_seq[k] == sr->pre_seq + 1) st = replay_dep_add(sr, sr->stail[k], err);
+    if (!st) *join = sr->last_pre_join = replay_zero_join(sr, (int)op, &st, err);
     sr->pre_seq++;
     return st;
-}
-
-/* The preload of operator j (its plan and preload state from the report). */
-static rotor_status emit_preload(sched_replayer *sr, int j, int64_t after, rotor_error *err) {
-    const rotor_schedule *s = sr->s;
-    const rotor_schedule_op *so = &s->ops[j];
-    const rotor_preload_op_result *x = &sr->rep->result.ops[j];
-    int nst = 0;
-    const rotor_preload_state *ps = rotor_preload_model_states(s->model, j, x->plan, &nst);
-    if (!ps || x->state < 0 || x->state >= nst)
-        return rotor_fail(err, ROTOR_ERR_INPUT, "plan %d, preload state %d: not in the schedule's model", x->plan,
-                          x->state);
-    int64_t P = so->plans[x->plan].share, c = ps[x->state].chunks;
-    int64_t m = c > 0 && P % c == 0 ? P / c : 1;
-    sr->pre_ids[j][0] = rotor_sim_task_count(sr->r.sim);
-    rotor_status st = emit_groups(sr, so->hbm_bytes, m, s->nops + j, after, &sr->pre_join[j], err);
-    sr->pre_ids[j][1] = rotor_sim_task_count(sr->r.sim);
-    return st;
-}
-
-/* The execution of operator i: distribution, the tile replay of its chosen
- * plan (vendor: time_ps on every core), the inter-chip all-reduce, a barrier. */
-static rotor_status emit_execute(sched_replayer *sr, int i, rotor_error *err) {
-    const rotor_schedule *s = sr->s;
-    const rotor_schedule_op *so = &s->ops[i];
-    const rotor_preload_op_result *x = &sr->rep->result.ops[i];
-    replayer *r = &sr->r;
-    int64_t n = sr->n;
-    if (sr->pre_join[i] < 0)
-        return rotor_fail(err, ROTOR_ERR_INPUT, "its preload (position %d) is not issued before it executes",
-                          x->preload_pos);
-    sr->deps.n = 0;
-    rotor_status st = dep_add(sr, sr->prev_barrier, err);
-    if (!st) st = dep_add(sr, sr->pre_join[i], err);
-    int64_t start = st ? -1 : zero_join(sr, i, &st, err);
-    sr->exe_ids[i][0] = start;
-    if (st) return st;
-    r->barrier = start;
-    for (int64_t c = 0; c < n; c++) r->last[c] = -1;
-    inbox_clear(r, n);
-    /* distribution: the c - 1 chunks a core lacks, from the cores m, 2m, ...
-     * ahead (each round a permutation, as replay_setup) */
-    int nst = 0;
-    const rotor_preload_state *ps = rotor_preload_model_states(s->model, i, x->plan, &nst);
-    if (!ps || x->state < 0 || x->state >= nst)
-        return rotor_fail(err, ROTOR_ERR_INPUT, "plan %d, preload state %d: not in the schedule's model", x->plan,
-                          x->state);
-    int64_t c = ps[x->state].chunks, P = so->plans[x->plan].share, dist = ps[x->state].dist_bytes;
-    int64_t m = c > 0 && P % c == 0 ? P / c : 1, rounds = c - 1;
-    for (int64_t k = 1; k <= rounds && dist > 0 && !st; k++)
-        for (int64_t core = 0; core < n && !st; core++) {
-            int64_t piece = dist / rounds + (k <= dist % rounds ? 1 : 0), src = (core + k * m) % n;
-            if (src == core || piece == 0) continue;
-            int64_t deps[1] = {r->inbox[core].n ? r->inbox[core].v[r->inbox[core].n - 1] : start}, id;
-            rotor_sim_transfer t = {.src = src, .dst = core, .bytes = piece, .category = ROTOR_SIM_SETUP,
-                                    .op = i, .deps = deps, .ndeps = 1};
-            st = add_transfer(r, &t, &id, err);
-            if (!st) st = push(&r->inbox[core], id, err);
-        }
-    if (st) return st;
-    if (so->vendor) {
-        for (int64_t core = 0; core < n && !st; core++) {
-            rotor_sim_compute v = {.core = core, .duration_ps = so->plans[0].time_ps, .category = ROTOR_SIM_COMPUTE,
-                                   .op = i, .deps = r->inbox[core].n ? r->inbox[core].v : &start,
-                                   .ndeps = r->inbox[core].n ? (int)r->inbox[core].n : 1};
-            st = rotor_sim_add_compute(r->sim, &v, &r->last[core], err);
-        }
-        inbox_clear(r, n);
-    } else {
-        if (x->plan < 0 || x->plan >= so->nplans || !so->cands)
-            return rotor_fail(err, ROTOR_ERR_INPUT, "plan %d: the operator has %d plans", x->plan, so->nplans);
-        const rotor_candidate *cand = &so->cands[x->plan];
-        int64_t ids[2];
-        st = replay_tiles(r, i, &so->expr, &cand->plan, &cand->info, &s->chip, ids, err);
-        /* cores outside the plan: their distribution still ends before the barrier */
-        for (int64_t core = cand->info.cores; core < n && !st; core++)
-            if (r->inbox[core].n) r->last[core] = r->inbox[core].v[r->inbox[core].n - 1];
-        inbox_clear(r, n);
-    }
-    if (!st && so->interchip_ps > 0) {
-        /* the all-reduce across chips: a delay on every core once all are done */
-        sr->deps.n = 0;
-        for (int64_t core = 0; core < n && !st; core++) st = dep_add(sr, r->last[core], err);
-        int64_t all = st ? -1 : zero_join(sr, i, &st, err);
-        for (int64_t core = 0; core < n && !st; core++) {
-            rotor_sim_compute a = {.core = core, .duration_ps = so->interchip_ps, .category = ROTOR_SIM_COMM,
-                                   .op = i, .deps = &all, .ndeps = 1};
-            st = rotor_sim_add_compute(r->sim, &a, &r->last[core], err);
-        }
-    }
-    if (!st) st = add_barrier(r, i, n, err);
-    if (!st) sr->prev_barrier = sr->exe_ids[i][1] = r->barrier;
-    sr->exe_ids[i][2] = rotor_sim_task_count(r->sim);
-    return st;
-}
-
-void rotor_schedule_replay_result_free(rotor_schedule_replay_result *r) {
-    if (!r) return;
-    free(r->ops);
-    rotor_sim_free(r->sim);
-    memset(r, 0, sizeof *r);
-}
-
-static rotor_status sched_chip(const rotor_schedule *s, const rotor_chip *sim_chip, rotor_chip *out,
-                               rotor_error *err) {
-    *out = sim_chip ? *sim_chip : s->chip;
-    rotor_status st = rotor_chip_validate(out, err);
-    if (st) return st;
-    if (rotor_chip_cores(out) != s->chip.cores_per_chip)
-        return rotor_fail(err, ROTOR_ERR_INPUT, "chip %s has %lld cores; the schedule runs on one chip of %lld",
-                          out->name, (long long)rotor_chip_cores(out), (long long)s->chip.cores_per_chip);
-    if (!(out->hbm_gbps > 0) || out->hbm_controllers <= 0)
-        return rotor_fail(err, ROTOR_ERR_INPUT, "chip %s has no HBM controllers to preload from", out->name);
-    return ROTOR_OK;
-}
-
-rotor_status rotor_schedule_replay(const rotor_schedule *s, const rotor_schedule_report *rep,
-                                   const rotor_chip *sim_chip, rotor_schedule_replay_result *out,
-                                   rotor_error *err) {
-    memset(out, 0, sizeof *out);
-    const rotor_preload_result *res = &rep->result;
-    if (res->nops != s->nops || !res->ops || !res->order)
-        return rotor_fail(err, ROTOR_ERR_INPUT, "the report has %d operators; the schedule has %d", res->nops,
-                          s->nops);
-    rotor_chip chip;
-    rotor_status st = sched_chip(s, sim_chip, &chip, err);
-    if (st) return st;
-    int n_ops = s->nops;
-    sched_replayer sr;
-    if ((st = sched_replayer_init(&sr, &chip, s->pchip.sram_blocking, n_ops, err))) return st;
-    sr.s = s;
-    sr.rep = rep;
-    out->ops = calloc((size_t)n_ops, sizeof *out->ops);
-    if (!out->ops) st = rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
-    char name[ROTOR_SCHEDULE_NAME_MAX + 16];
-    for (int i = 0; !st && i < n_ops; i++) {
-        snprintf(name, sizeof name, "preload %s", s->ops[i].name);
-        st = rotor_sim_set_op_name(sr.r.sim, i, s->ops[i].name, err);
-        if (!st) st = rotor_sim_set_op_name(sr.r.sim, n_ops + i, name, err);
-        out->hbm_bytes += s->ops[i].hbm_bytes;
-    }
-    /* program order (Elk §4.5): the preloads issued before execute(i), then execute(i) */
-    int k = 0;
-    for (int i = 0; !st && i < n_ops; i++) {
-        int q = i + 1 + res->ops[i].preload_number;
-        if (q > n_ops || q < k) {
-            st = rotor_fail(err, ROTOR_ERR_INPUT,
-                            "schedule replay: operator %d '%s': preload_number %d issues %d preloads before it "
-                            "executes, expected %d..%d",
-                            i, s->ops[i].name, res->ops[i].preload_number, q, k, n_ops);
-            break;
-        }
-        for (; k < q && !st; k++) {
-            int j = res->order[k];
-            if (j < 0 || j >= n_ops || sr.pre_join[j] >= 0) {
-                st = rotor_fail(err, ROTOR_ERR_INPUT, "schedule replay: preload order position %d: %d is not a new operator",
-                                k, j);
-                break;
-            }
-            st = emit_preload(&sr, j, sr.prev_barrier, err);
-            if (st) {
-                char prefix[160];
-                snprintf(prefix, sizeof prefix, "schedule replay: preload of operator %d '%s'", j, s->ops[j].name);
-                rotor_error_prefix(err, prefix);
-            }
-        }
-        if (st) break;
-        st = emit_execute(&sr, i, err);
-        if (st) {
-            char prefix[160];
-            snprintf(prefix, sizeof prefix, "schedule replay: operator %d '%s'", i, s->ops[i].name);
-            rotor_error_prefix(err, prefix);
-        }
-    }
-    if (!st) st = rotor_sim_run(sr.r.sim, &out->stats, err);
-    if (!st) {
-        out->design = res->design;
-        out->nops = n_ops;
-        out->simulated_ps = out->stats.makespan_ps;
-        out->analytical_ps = res->latency_ps;
-        out->error = res->latency_ps > 0 ? (double)out->simulated_ps / (double)res->latency_ps - 1 : 0;
-        out->piece_bytes = PIECE_BYTES;
-        for (int i = 0; i < n_ops; i++) {
-            rotor_schedule_replay_op *o = &out->ops[i];
-            rotor_sim_timing t;
-            int64_t from = sr.pre_ids[i][0], to = sr.pre_ids[i][1];
-            rotor_sim_task_timing(sr.r.sim, sr.pre_join[i], &t, NULL);
-            o->pre_end_ps = t.end_ps;
-            o->pre_start_ps = to - from > 1 ? INT64_MAX : t.ready_ps;
-            for (int64_t id = from; id + 1 < to; id++) { /* the last task is the join */
-                rotor_sim_task_timing(sr.r.sim, id, &t, NULL);
-                if (t.start_ps < o->pre_start_ps) o->pre_start_ps = t.start_ps;
-            }
-            rotor_sim_task_timing(sr.r.sim, sr.exe_ids[i][0], &t, NULL);
-            o->exe_start_ps = t.start_ps;
-            rotor_sim_task_timing(sr.r.sim, sr.exe_ids[i][1], &t, NULL);
-            o->exe_end_ps = t.end_ps;
-            o->tasks = (to - from) + (sr.exe_ids[i][2] - sr.exe_ids[i][0]);
-        }
-    }
-    if (st) {
-        sched_replayer_free(&sr, false);
-        free(out->ops);
-        memset(out, 0, sizeof *out);
-        return st;
-    }
-    out->sim = sr.r.sim;
-    sched_replayer_free(&sr, true);
-    return ROTOR_OK;
 }
 
 rotor_status rotor_replay_shift(const rotor_chip *chip, int64_t d, int64_t bytes, int64_t *out_ps, rotor_error *err) {
@@ -870,7 +610,7 @@ rotor_status rotor_replay_shift(const rotor_chip *chip, int64_t d, int64_t bytes
     for (int64_t c = 0; !st && c < r.n && bytes > 0; c++) {
         int64_t id;
         rotor_sim_transfer t = {.src = (c + d) % r.n, .dst = c, .bytes = bytes, .category = ROTOR_SIM_SETUP, .op = 0};
-        st = add_transfer(&r, &t, &id, err);
+        st = replay_add_transfer(&r, &t, &id, err);
     }
     rotor_sim_stats stats;
     if (!st) st = rotor_sim_run(r.sim, &stats, err);
@@ -888,14 +628,14 @@ rotor_status rotor_replay_preload(const rotor_chip *chip, int64_t bytes, int64_t
                           (long long)rotor_chip_cores(chip), (long long)m);
     if (chip->hbm_gbps <= 0)
         return rotor_fail(err, ROTOR_ERR_INPUT, "chip '%s' has no HBM (hbm_gbps is 0)", chip->name);
-    sched_replayer sr;
-    rotor_status st = sched_replayer_init(&sr, chip, false, 1, err);
+    preload_replayer sr;
+    rotor_status st = preload_replayer_init(&sr, chip, false, 1, err);
     if (st) return st;
     st = rotor_sim_set_op_name(sr.r.sim, 1, "preload", err);
-    if (!st) st = emit_groups(&sr, bytes, m, 1, -1, &sr.pre_join[0], err);
+    if (!st) st = replay_preload_groups(&sr, bytes, m, 1, -1, &sr.pre_join[0], err);
     rotor_sim_stats stats;
     if (!st) st = rotor_sim_run(sr.r.sim, &stats, err);
     if (!st) *out_ps = stats.makespan_ps;
-    sched_replayer_free(&sr, false);
+    preload_replayer_free(&sr, false);
     return st;
 }

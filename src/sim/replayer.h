@@ -1,0 +1,101 @@
+/* replayer.h — the replay's task-graph builders, shared by the program
+ * replay (sim/replay.c) and the HBM-schedule replay (hbm/schedreplay.c).
+ * Private to the library: the sim stage defines them, the hbm stage above it
+ * uses them (docs/architecture.md, "Stages").  Every function returns
+ * ROTOR_OK or an error with err filled; after an error the replayer is
+ * still freed by its *_free. */
+#ifndef ROTOR_SIM_REPLAYER_H
+#define ROTOR_SIM_REPLAYER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "rotor/base/chip.h"
+#include "rotor/base/error.h"
+#include "rotor/op/expr.h"
+#include "rotor/op/plan.h"
+#include "rotor/sim/replay.h"
+#include "rotor/sim/sim.h"
+
+/* A growable list of task ids. */
+typedef struct idlist {
+    int64_t *v;
+    int64_t n, cap;
+} idlist;
+
+rotor_status idlist_push(idlist *l, int64_t id, rotor_error *err);
+
+/* Scratch shared by every operator, sized for the chip's N cores. */
+typedef struct replayer {
+    rotor_sim *sim;
+    int64_t n;           /* cores */
+    int64_t barrier;     /* the previous operator's barrier task, -1 before the first */
+    int64_t *last;       /* per core: its last task of the current operator */
+    int64_t *cur;        /* per core: its compute task of the current run */
+    idlist *inbox;       /* per core: transfers the next run waits for */
+    idlist finals;       /* the barrier's dependencies */
+    int64_t *pairs;      /* reduction grouping: (key, core) pairs */
+    int64_t packet;      /* > 0: transfers move in chained packets of at most this many bytes */
+} replayer;
+
+/* A replayer on a new simulator of chip, its scratch sized for the cores. */
+rotor_status replayer_init(replayer *r, const rotor_chip *chip, int64_t packet, rotor_error *err);
+/* Frees the scratch; the simulator too unless keep_sim. */
+void replayer_free(replayer *r, bool keep_sim);
+/* One transfer (chained packets with r->packet); *id: the task its receiver waits for. */
+rotor_status replay_add_transfer(replayer *r, const rotor_sim_transfer *x, int64_t *id, rotor_error *err);
+void replay_inbox_clear(replayer *r, int64_t cores);
+/* A zero-time task on core 0 after every core's last task of op; it becomes r->barrier. */
+rotor_status replay_add_barrier(replayer *r, int op, int64_t cores, rotor_error *err);
+/* Sub-tasks, shifts and the reduction of one plan (expression e, plan p,
+ * info) on cores 0 .. info->cores - 1.  The first run of a core waits for its
+ * inbox, else for r->barrier; r->last receives each core's last task.
+ * ids[0..1] receive the first task id of the main phase and the reduction. */
+rotor_status replay_tiles(replayer *r, int op, const rotor_expr *e, const rotor_plan *p, const rotor_plan_info *info,
+                          const rotor_chip *chip, int64_t *ids, rotor_error *err);
+
+/* A core's preload arrives in pieces of at most this many bytes, so that the
+ * execution's shifts interleave with it on the core's in port (each piece
+ * claims its route FIFO, like any transfer). */
+#define REPLAY_PIECE_BYTES ROTOR_REPLAY_PACKET
+
+typedef struct preload_replayer {
+    replayer r;               /* the tile replay's scratch; r.barrier is the current start */
+    int64_t n, nctrl;
+    bool blocking;
+    int64_t nstreams;         /* HBM streams: lanes of every controller (mesh: one per edge port) */
+    bool ports;               /* mesh: a group's pieces enter through the port nearest it */
+    int64_t w;                /* mesh: its width, else 0 */
+    int64_t *stail;           /* per stream: its last piece, -1 */
+    int64_t *stail_seq;       /* per stream: 1 + the preload (in issue order) of that piece, 0 */
+    int64_t *sgroups;         /* mesh, per port: groups of the current preload it feeds */
+    int64_t *sround;          /* mesh, per port: the round of its last piece of the current preload */
+    int64_t *gport, *gctrl;   /* mesh, per group of the current preload: its port and controller */
+    bool *grev;               /* mesh, per group: its path runs from its last core to its first */
+    int64_t pre_seq;          /* preloads issued so far */
+    int64_t last_pre_join;    /* the last issued preload's join, -1 */
+    idlist deps;              /* scratch */
+    int64_t *dsts;            /* scratch: one group's receivers */
+    int64_t prev_barrier;     /* the previous execution's barrier, -1 */
+    int64_t *pre_join;        /* per op: zero-time join after its preload, -1 until issued */
+    int64_t (*pre_ids)[2];    /* per op: its preload's tasks [from, to) */
+    int64_t (*exe_ids)[3];    /* per op: its start join, its barrier, the end of its tasks */
+} preload_replayer;
+
+/* The preload replay's scratch on `chip` (one chip) for n_ops operators;
+ * preload_replayer_free releases it (keep_sim: the simulator stays, owned by
+ * the caller). */
+rotor_status preload_replayer_init(preload_replayer *sr, const rotor_chip *chip, bool blocking, int n_ops,
+                                   rotor_error *err);
+void preload_replayer_free(preload_replayer *sr, bool keep_sim);
+/* Appends id to sr->deps unless it is negative or equal to the last one. */
+rotor_status replay_dep_add(preload_replayer *sr, int64_t id, rotor_error *err);
+/* A zero-time task on core 0 after sr->deps; its id (status in *st). */
+int64_t replay_zero_join(preload_replayer *sr, int op, rotor_status *st, rotor_error *err);
+/* A preload of W bytes to groups of m consecutive cores as sim op `op`,
+ * issued after the task `after` (-1: none); *join is the zero-time task that
+ * ends it (the definition in replay.c says how the pieces flow). */
+rotor_status replay_preload_groups(preload_replayer *sr, int64_t W, int64_t m, int64_t op, int64_t after, int64_t *join,
+                                   rotor_error *err);
+
+#endif
