@@ -15,6 +15,8 @@ rotor_status rotor_fail(rotor_error *err, rotor_status code, const char *fmt, ..
     return code;
 }
 
+rotor_status rotor_nomem(rotor_error *err) { return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory"); }
+
 void rotor_error_prefix(rotor_error *err, const char *prefix) {
     if (!err) return;
     char tmp[ROTOR_ERROR_MAX];

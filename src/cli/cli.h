@@ -1,6 +1,6 @@
 /* rotor CLI — shared pieces of the subcommands.  Only src/cli/ prints and
  * chooses exit statuses: 0 success, 1 no plan fits or verification failed,
- * 2 bad input (house style). */
+ * 2 bad input (house style), 3 out of memory (README, "Exit statuses"). */
 #ifndef ROTOR_CLI_H
 #define ROTOR_CLI_H
 
@@ -13,9 +13,13 @@
 
 #define EXIT_NOFIT 1
 #define EXIT_BADINPUT 2
+#define EXIT_NOMEM 3
 
 /* Prints "rotor CMD: message" on stderr and returns the exit status for st. */
 int cli_fail(const char *cmd, rotor_status st, const rotor_error *err);
+
+/* Prints "rotor CMD: out of memory" on stderr and returns EXIT_NOMEM. */
+int cli_nomem(const char *cmd);
 
 /* Prints "rotor CMD: <formatted>" on stderr and returns EXIT_BADINPUT. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

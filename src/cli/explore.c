@@ -492,8 +492,7 @@ static int print_json(const char *model, const rotor_chip *chip, const sweep *sw
     char *text = cJSON_Print(root);
     cJSON_Delete(root);
     if (!text) {
-        fprintf(stderr, "rotor explore: out of memory\n");
-        return EXIT_NOFIT;
+        return cli_nomem("explore");
     }
     printf("%s\n", text);
     free(text);
@@ -651,8 +650,7 @@ int cmd_explore(int argc, char **argv) {
     /* every point's chip, checked before anything runs */
     point *pts = calloc((size_t)npts, sizeof *pts);
     if (!pts) {
-        fprintf(stderr, "rotor explore: out of memory\n");
-        return EXIT_NOFIT;
+        return cli_nomem("explore");
     }
     for (int w = 0; w < nsw && !rc; w++)
         for (int i = 0; i < sws[w].n && !rc; i++) {

@@ -16,8 +16,13 @@
 int cli_fail(const char *cmd, rotor_status st, const rotor_error *err) {
     fprintf(stderr, "rotor %s: %s\n", cmd, err->msg);
     if (st == ROTOR_ERR_NOFIT) return EXIT_NOFIT;
-    if (st == ROTOR_ERR_NOMEM) return EXIT_NOFIT;
+    if (st == ROTOR_ERR_NOMEM) return EXIT_NOMEM;
     return EXIT_BADINPUT;
+}
+
+int cli_nomem(const char *cmd) {
+    fprintf(stderr, "rotor %s: out of memory\n", cmd);
+    return EXIT_NOMEM;
 }
 
 int cli_usage_error(const char *cmd, const char *fmt, ...) {

@@ -110,8 +110,7 @@ int cmd_model(int argc, char **argv) {
         char *text = rotor_graph_to_json(&g);
         if (!text) {
             rotor_graph_free(&g);
-            fprintf(stderr, "rotor model: out of memory\n");
-            return EXIT_NOFIT;
+            return cli_nomem("model");
         }
         puts(text);
         free(text);

@@ -249,8 +249,7 @@ int cmd_plan(int argc, char **argv) {
         char *text = rotor_planfile_write(&e, &chip, opt.model->name, &r);
         if (!text) {
             rotor_search_result_free(&r);
-            fprintf(stderr, "rotor plan: out of memory\n");
-            return EXIT_NOFIT;
+            return cli_nomem("plan");
         }
         printf("%s\n", text);
         free(text);

@@ -253,8 +253,7 @@ static int print_json(const rotor_graph *g, const rotor_schedule *s, const run *
     char *text = cJSON_Print(root);
     cJSON_Delete(root);
     if (!text) {
-        fprintf(stderr, "rotor schedule: out of memory\n");
-        return EXIT_BADINPUT;
+        return cli_nomem("schedule");
     }
     printf("%s\n", text);
     free(text);

@@ -229,7 +229,7 @@ int cmd_verify(int argc, char **argv) {
     int64_t nplans = 0;
     if (plan_file) {
         plans = malloc(sizeof *plans);
-        if (!plans) return cli_usage_error(cmd, "out of memory");
+        if (!plans) return cli_nomem(cmd);
         if ((st = rotor_planfile_read(plan_file, &e, &plans[0], &err))) {
             free(plans);
             return cli_fail(cmd, st, &err);
@@ -251,13 +251,13 @@ int cmd_verify(int argc, char **argv) {
         plans = malloc((size_t)nplans * sizeof *plans);
         if (!plans) {
             rotor_search_result_free(&r);
-            return cli_usage_error(cmd, "out of memory");
+            return cli_nomem(cmd);
         }
         for (int64_t k = 0; k < nplans; k++) plans[k] = pareto ? r.pareto[k].plan : r.best.plan;
         rotor_search_result_free(&r);
     } else {
         plans = malloc((size_t)nrandom * sizeof *plans);
-        if (!plans) return cli_usage_error(cmd, "out of memory");
+        if (!plans) return cli_nomem(cmd);
         rotor_rng rng = {(uint64_t)seed};
         for (int64_t k = 0; k < nrandom; k++) {
             rotor_plan_info info;
@@ -281,7 +281,7 @@ int cmd_verify(int argc, char **argv) {
     }
     int rc = 0;
     if (oom) {
-        rc = cli_usage_error(cmd, "out of memory for the tensors");
+        rc = cli_nomem(cmd);
         goto done;
     }
     rotor_emu_random_inputs(&e, (uint64_t)seed, in);

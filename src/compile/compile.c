@@ -147,7 +147,7 @@ double rotor_compile_setup_s(const rotor_chip *chip, int64_t bytes, int64_t roun
  * searches run later, all slots at once (frontiers_search). */
 static rotor_status frontier_slot(compiler *cc, int o, int *out, rotor_error *err) {
     char *key = shape_key(&cc->g->ops[o].expr);
-    if (!key) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    if (!key) return rotor_nomem(err);
     for (int i = 0; i < cc->nfr; i++)
         if (strcmp(cc->keys[i], key) == 0) {
             free(key);
@@ -162,7 +162,7 @@ static rotor_status frontier_slot(compiler *cc, int o, int *out, rotor_error *er
     if (no) cc->fr_op = no;
     if (!no) {
         free(key);
-        return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+        return rotor_nomem(err);
     }
     cc->fr[cc->nfr] = (rotor_frontier){0};
     cc->keys[cc->nfr] = key;
@@ -197,7 +197,7 @@ static rotor_status frontier_search(compiler *cc, int i, double ratio, int threa
         rotor_search_options so = {.threads = threads};
         rotor_status st = rotor_search_session_open(&op->expr, cc->chip, &so, &cc->sess[i], err);
         rotor_candidate *v = st ? NULL : malloc(sizeof *v);
-        if (!st && !v) st = rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+        if (!st && !v) st = rotor_nomem(err);
         if (!st) st = rotor_search_session_best(cc->sess[i], 0, threads, v, NULL, err);
         if (st) {
             free(v);
@@ -255,7 +255,7 @@ static rotor_status frontier_know_init(compiler *cc, int i, rotor_error *err) {
     rotor_frontier *f = &cc->fr[i];
     free(cc->cov[i]);
     cc->cov[i] = malloc((size_t)(f->n ? f->n : 1) * sizeof **cc->cov);
-    if (!cc->cov[i]) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    if (!cc->cov[i]) return rotor_nomem(err);
     for (int j = 0; j < f->n; j++) cc->cov[i][j] = j ? f->v[j - 1].info.memory - 1 : INT64_MAX;
     cc->none_upto[i] = f->truncated || f->n == 0 ? -1 : f->v[f->n - 1].info.memory - 1;
     return ROTOR_OK;
@@ -286,7 +286,7 @@ static rotor_status frontier_tail(compiler *cc, int i, int threads, rotor_error 
     if (cv) cc->cov[i] = cv;
     if (!cv) {
         rotor_search_result_free(&r);
-        return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+        return rotor_nomem(err);
     }
     for (int k = 0; k < n; k++) {
         cv[f->n] = f->v[f->n - 1].info.memory - 1;
@@ -337,7 +337,7 @@ static rotor_status frontier_learn(compiler *cc, int i, int64_t cap, int threads
     if (v) f->v = v;
     int64_t *cv = v ? realloc(cc->cov[i], (size_t)(f->n + 1) * sizeof *cv) : NULL;
     if (cv) cc->cov[i] = cv;
-    if (!cv) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    if (!cv) return rotor_nomem(err);
     memmove(&f->v[at + 1], &f->v[at], (size_t)(f->n - at) * sizeof *f->v);
     memmove(&cv[at + 1], &cv[at], (size_t)(f->n - at) * sizeof *cv);
     f->v[at] = found;
@@ -378,7 +378,7 @@ static rotor_status frontiers_search(compiler *cc, const rotor_compile_options *
     if (!sts || !errs) {
         free(sts);
         free(errs);
-        return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+        return rotor_nomem(err);
     }
     int done = 0;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads)
@@ -410,7 +410,7 @@ rotor_status rotor_compile_liveness(const rotor_graph *g, int64_t elem, int64_t 
     if (!delta || !last) {
         free(delta);
         free(last);
-        return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+        return rotor_nomem(err);
     }
     for (int v = 0; v < g->nvalues; v++) last[v] = -1;
     for (int o = 0; o < n; o++)
@@ -615,13 +615,13 @@ static rotor_status prepare(compiler *cc, const rotor_compile_options *opt, int 
         if (st) return st;
     }
     cc->sess = calloc((size_t)(cc->nfr ? cc->nfr : 1), sizeof *cc->sess);
-    if (!cc->sess) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    if (!cc->sess) return rotor_nomem(err);
     rotor_status st = frontiers_search(cc, opt, opt ? opt->frontier_ratio : 0, err);
     if (st) return st;
     *searches = cc->nfr;
     cc->cov = calloc((size_t)(cc->nfr ? cc->nfr : 1), sizeof *cc->cov);
     cc->none_upto = malloc((size_t)(cc->nfr ? cc->nfr : 1) * sizeof *cc->none_upto);
-    if (!cc->cov || !cc->none_upto) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    if (!cc->cov || !cc->none_upto) return rotor_nomem(err);
     for (int i = 0; i < cc->nfr; i++)
         if ((st = frontier_know_init(cc, i, err))) return st;
     for (int o = 0; o < g->nops; o++) {
@@ -659,10 +659,10 @@ rotor_status rotor_compile(const rotor_graph *g, const rotor_chip *chip,
     cc.st = calloc((size_t)g->nops, sizeof *cc.st);
     out->ops = calloc((size_t)g->nops, sizeof *out->ops);
     rotor_status st = ROTOR_OK;
-    if (!cc.st || !out->ops) st = rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    if (!cc.st || !out->ops) st = rotor_nomem(err);
     if (!st) st = prepare(&cc, opt, &out->searches, err);
     int64_t *live = st ? NULL : malloc(sizeof(int64_t) * (size_t)g->nops);
-    if (!st && !live) st = rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    if (!st && !live) st = rotor_nomem(err);
     if (!st) st = rotor_compile_liveness(g, cc.elem, cc.cores, live, NULL, err);
     for (int o = 0; !st && o < g->nops; o++) cc.st[o].live = live[o];
     free(live);
@@ -671,12 +671,12 @@ rotor_status rotor_compile(const rotor_graph *g, const rotor_chip *chip,
     int64_t idle_total = 0;
     if (!st) {
         out->curve = malloc((size_t)cap_curve * sizeof *out->curve);
-        if (!out->curve) st = rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+        if (!out->curve) st = rotor_nomem(err);
         for (int o = 0; o < g->nops; o++) idle_total += cc.st[o].idle_bytes;
     }
     /* Algorithm 1: keep the best end-to-end time over the greedy walk. */
     op_state *best = st ? NULL : malloc((size_t)g->nops * sizeof *best);
-    if (!st && !best) st = rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    if (!st && !best) st = rotor_nomem(err);
     double best_t = INFINITY;
     int first_misfit = -1;
     int64_t first_cap = 0;
@@ -699,7 +699,7 @@ rotor_status rotor_compile(const rotor_graph *g, const rotor_chip *chip,
             cap_curve *= 2;
             rotor_curve_point *nc = realloc(out->curve, (size_t)cap_curve * sizeof *nc);
             if (!nc) {
-                st = rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+                st = rotor_nomem(err);
                 break;
             }
             out->curve = nc;

@@ -46,7 +46,7 @@ rotor_status rotor_program_write(const rotor_graph *g, const rotor_chip *chip,
                                  const rotor_compile_result *r, char **out, rotor_error *err) {
     *out = NULL;
     cJSON *root = cJSON_CreateObject();
-    if (!root) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    if (!root) return rotor_nomem(err);
     cJSON_AddStringToObject(root, "format", PROGRAM_FORMAT);
     cJSON_AddItemToObject(root, "version", rotor_json_int(ROTOR_PROGRAM_VERSION));
     cJSON_AddStringToObject(root, "model", g->name);
@@ -115,7 +115,7 @@ rotor_status rotor_program_write(const rotor_graph *g, const rotor_chip *chip,
     }
     *out = cJSON_Print(root);
     cJSON_Delete(root);
-    return *out ? ROTOR_OK : rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    return *out ? ROTOR_OK : rotor_nomem(err);
 }
 
 /* ---- reading ------------------------------------------------------------ */
@@ -166,7 +166,7 @@ static rotor_status read_op(reader *rd, const cJSON *x, const rotor_chip *chip, 
     if ((st = get_str(rd, x, "name", &name)) || (st = get_str(rd, x, "type", &type))) return st;
     if (strlen(type) >= sizeof op->type) return bad(rd, "type", "too long");
     op->name = strdup(name);
-    if (!op->name) return rotor_fail(rd->err, ROTOR_ERR_NOMEM, "out of memory");
+    if (!op->name) return rotor_nomem(rd->err);
     snprintf(op->type, sizeof op->type, "%s", type);
     const cJSON *vend = cJSON_GetObjectItemCaseSensitive(x, "vendor");
     if (!cJSON_IsBool(vend)) return bad(rd, "vendor", vend ? "expected true or false" : "missing");
@@ -313,7 +313,7 @@ rotor_status rotor_program_parse(const char *text, const char *label, const roto
     if (!st) {
         int n = cJSON_GetArraySize(ops);
         out->ops = calloc((size_t)n, sizeof *out->ops);
-        if (!out->ops) st = rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+        if (!out->ops) st = rotor_nomem(err);
         else out->nops = n;
         double sum = 0;
         for (int i = 0; !st && i < n; i++) {

@@ -149,7 +149,7 @@ rotor_status rotor_vgm_compile(const rotor_graph *g, const rotor_chip *chip, rot
     if (!live || !out->ops) {
         free(live);
         rotor_vgm_result_free(out);
-        return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+        return rotor_nomem(err);
     }
     rotor_status st = rotor_compile_liveness(g, elem, cores, NULL, live, err);
     int64_t peak_live = 0, resident = 0;

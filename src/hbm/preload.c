@@ -227,7 +227,7 @@ static rotor_status make_states(const rotor_preload_chip *c, int64_t W, int64_t 
     }
     if (chunks[nc - 1] != P) chunks[nc++] = P;
     p->states = calloc((size_t)nc, sizeof *p->states);
-    if (!p->states) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    if (!p->states) return rotor_nomem(err);
     p->nstates = 0;
     for (int k = 0; k < nc; k++) {
         rotor_preload_state s = {.chunks = chunks[k], .space_bytes = ceil_div(d, chunks[k])};
@@ -268,7 +268,7 @@ static rotor_status check_op(const rotor_preload_chip *c, const rotor_preload_op
     o->nplans = d->nplans;
     o->plans = calloc((size_t)d->nplans, sizeof *o->plans);
     o->pareto = malloc(sizeof *o->pareto * (size_t)d->nplans);
-    if (!o->plans || !o->pareto) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    if (!o->plans || !o->pareto) return rotor_nomem(err);
     int nfit = 0;
     int64_t smallest = INT64_MAX;
     for (int k = 0; k < d->nplans; k++) {
@@ -345,7 +345,7 @@ static rotor_status find_kinds(rotor_preload_model *m, const rotor_preload_op_de
     m->kinds = calloc((size_t)n, sizeof *m->kinds);
     if (!inst_start || !inst_len || !m->kinds) {
         free(inst_start), free(inst_len);
-        return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+        return rotor_nomem(err);
     }
     int ninst = 0;
     for (int i = 0; i < n; i++) {
@@ -370,7 +370,7 @@ static rotor_status find_kinds(rotor_preload_model *m, const rotor_preload_op_de
             kd->start = malloc(sizeof(int) * (size_t)ninst);
             kd->heavy = malloc(sizeof(int) * (size_t)kd->len);
             if (!kd->start || !kd->heavy) {
-                st = rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+                st = rotor_nomem(err);
                 break;
             }
             for (int o = 0; o < kd->len; o++)
@@ -410,7 +410,7 @@ rotor_status rotor_preload_model_create(const rotor_preload_chip *chip, const ro
         return rotor_fail(err, ROTOR_ERR_INPUT, "chip: sram_bytes: %lld per core over %d operators overflows int64",
                           (long long)chip->sram_bytes, nops);
     rotor_preload_model *m = calloc(1, sizeof *m);
-    if (!m) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    if (!m) return rotor_nomem(err);
     m->chip = *chip;
     m->chip.port_load = NULL; /* borrowed: called while the states are made, not kept */
     m->chip.shift_load = NULL;
@@ -420,7 +420,7 @@ rotor_status rotor_preload_model_create(const rotor_preload_chip *chip, const ro
     m->pref_lb = calloc((size_t)nops + 1, sizeof *m->pref_lb);
     if (!m->ops || !m->pref_lb) {
         rotor_preload_model_free(m);
-        return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+        return rotor_nomem(err);
     }
     int64_t bound = 0, sram_ps = 0;
     if (!xfer_checked(chip->sram_bytes, chip->link_bw, &sram_ps) || sram_ps > INT64_MAX / 8) {
@@ -822,7 +822,7 @@ rotor_status rotor_preload_evaluate(const rotor_preload_model *m, const rotor_pr
     int64_t *tmp = malloc(sizeof(int64_t) * 6 * (size_t)n + sizeof(int64_t));
     if (!tmp || !sched_alloc(&s, n) || !result_alloc(out, n)) {
         free(tmp);
-        return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+        return rotor_nomem(err);
     }
     rotor_status st = ROTOR_OK;
     for (int i = 0; i < n; i++) s.pos[i] = -1;
@@ -1168,10 +1168,10 @@ rotor_status rotor_preload_orders(const rotor_preload_model *m, int layer, const
     int *pos = malloc(sizeof(int) * (size_t)n), *own = NULL;
     c.order = malloc(sizeof(int) * (size_t)n);
     rotor_status st = ROTOR_OK;
-    if (!pos || !c.order) st = rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    if (!pos || !c.order) st = rotor_nomem(err);
     if (!st && !base) {
         own = malloc(sizeof(int) * (size_t)n);
-        if (!own) st = rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+        if (!own) st = rotor_nomem(err);
         for (int i = 0; own && i < n; i++) own[i] = i;
         base = own;
     }
@@ -1185,7 +1185,7 @@ rotor_status rotor_preload_orders(const rotor_preload_model *m, int layer, const
     c.base = base;
     if (!st && c.all) {
         c.inR = malloc(sizeof(bool) * (size_t)n);
-        if (!c.inR) st = rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+        if (!c.inR) st = rotor_nomem(err);
         for (int i = 0; c.inR && i < n; i++) c.inR[i] = true;
     } else if (!st) {
         int H = c.H = kd->nheavy;
@@ -1195,7 +1195,7 @@ rotor_status rotor_preload_orders(const rotor_preload_model *m, int layer, const
         c.sigma = malloc(sizeof(int) * (size_t)(H + 1));
         c.used = calloc((size_t)H + 1, sizeof(bool));
         if (!c.slot_inst || !c.slot_rank || !c.rank_op || !c.sigma || !c.used)
-            st = rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+            st = rotor_nomem(err);
         for (int k = 0; !st && k < n; k++) c.slot_inst[k] = -1;
         for (int r = 0; !st && r < H; r++) c.sigma[r] = -1;
         for (int t = 0; !st && t < kd->ninst; t++) {
@@ -1404,7 +1404,7 @@ static rotor_status refine(runner *r) {
     f.cls_start = malloc(sizeof(int) * ((size_t)n * 2 + 2));
     if (!f.members || !f.cls_start || !sched_alloc(&f.cand, n)) {
         free(f.members), free(f.cls_start), sched_free(&f.cand);
-        return rotor_fail(r->err, ROTOR_ERR_NOMEM, "out of memory");
+        return rotor_nomem(r->err);
     }
     /* layer-wide classes, then one per operator */
     int nm = 0, layer_cls = 0;
@@ -1466,7 +1466,7 @@ static rotor_status run_search(runner *r, bool reorder) {
     if (!reorder) return ROTOR_OK;
     int64_t replaced = r->replaced;
     int *base = malloc(sizeof(int) * (size_t)n);
-    if (!base) return rotor_fail(r->err, ROTOR_ERR_NOMEM, "out of memory");
+    if (!base) return rotor_nomem(r->err);
     for (int i = 0; i < n; i++) base[i] = i;
     /* §4.4: one layer id at a time, the best order so far as the base */
     for (int k = 0; k < m->nkinds && !st; k++) {
@@ -1526,7 +1526,7 @@ static rotor_status static_search(runner *r) {
         nv += (size_t)m->ops[i].npareto;
     }
     int64_t *vals = malloc(sizeof(int64_t) * nv);
-    if (!vals) return rotor_fail(r->err, ROTOR_ERR_NOMEM, "out of memory");
+    if (!vals) return rotor_nomem(r->err);
     size_t nval = 0;
     for (int i = 0; i < n; i++)
         for (int k = 0; k < m->ops[i].npareto; k++) {
@@ -1605,7 +1605,7 @@ int64_t rotor_preload_link_bytes(const rotor_preload_model *m, const rotor_prelo
  * slow the preloads (docs/preload.md, "Dyn and the static split"). */
 static rotor_status keep_static_if_better(runner *r) {
     runner s;
-    if (!runner_init(&s, r->m, r->opt, r->err)) return rotor_fail(r->err, ROTOR_ERR_NOMEM, "out of memory");
+    if (!runner_init(&s, r->m, r->opt, r->err)) return rotor_nomem(r->err);
     rotor_error e2;
     s.err = &e2;
     rotor_status st = static_search(&s);
@@ -1632,7 +1632,7 @@ rotor_status rotor_preload_schedule(const rotor_preload_model *m, rotor_preload_
     if ((int)design < 0 || design >= ROTOR_PRELOAD_NDESIGNS)
         return rotor_fail(err, ROTOR_ERR_INPUT, "design: unknown design %d", (int)design);
     runner r;
-    if (!runner_init(&r, m, opt, err)) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    if (!runner_init(&r, m, opt, err)) return rotor_nomem(err);
     r.refine = !(opt && opt->no_refine);
     rotor_status st = ROTOR_OK;
     rotor_preload_result *res = &r.best_r;
@@ -1672,7 +1672,7 @@ rotor_status rotor_preload_schedule(const rotor_preload_model *m, rotor_preload_
     }
     if (!st) {
         if (!result_alloc(out, m->n)) {
-            st = rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+            st = rotor_nomem(err);
         } else {
             result_copy(out, res);
             out->design = design;

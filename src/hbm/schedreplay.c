@@ -142,7 +142,7 @@ rotor_status rotor_schedule_replay(const rotor_schedule *s, const rotor_schedule
     preload_replayer sr;
     if ((st = preload_replayer_init(&sr, &chip, s->pchip.sram_blocking, n_ops, err))) return st;
     out->ops = calloc((size_t)n_ops, sizeof *out->ops);
-    if (!out->ops) st = rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    if (!out->ops) st = rotor_nomem(err);
     char name[ROTOR_SCHEDULE_NAME_MAX + 16];
     for (int i = 0; !st && i < n_ops; i++) {
         snprintf(name, sizeof name, "preload %s", s->ops[i].name);

@@ -189,7 +189,7 @@ static rotor_status vendor_plan(const rotor_graph *g, const rotor_schedule *s, i
     so->hbm_bytes = ceil_div(hbm, T);
     so->flops = op->flops / (double)T;
     so->plans = calloc(1, sizeof *so->plans);
-    if (!so->plans) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    if (!so->plans) return rotor_nomem(err);
     so->nplans = 1;
     int64_t cores = s->chip.cores_per_chip;
     double t = so->flops / ((double)cores * rotor_chip_vector_rate(&s->chip));
@@ -216,7 +216,7 @@ static rotor_status expr_plans(const rotor_schedule *s, const shape *sh, rotor_s
     so->nplans = r->npareto;
     so->cands = malloc((size_t)r->npareto * sizeof *so->cands);
     so->plans = malloc((size_t)r->npareto * sizeof *so->plans);
-    if (!so->cands || !so->plans) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    if (!so->cands || !so->plans) return rotor_nomem(err);
     memcpy(so->cands, r->pareto, (size_t)r->npareto * sizeof *so->cands);
     for (int k = 0; k < r->npareto; k++) {
         const rotor_candidate *c = &r->pareto[k];
@@ -385,7 +385,7 @@ static rotor_status mesh_times(const rotor_schedule *s, const rotor_graph *g, sh
         size_t np = (size_t)(shapes[k].res.npareto ? shapes[k].res.npareto : 1);
         shapes[k].mesh_ps = calloc(np, sizeof(int64_t));
         shapes[k].mesh_link_ps = calloc(np, sizeof(int64_t));
-        if (!shapes[k].mesh_ps || !shapes[k].mesh_link_ps) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+        if (!shapes[k].mesh_ps || !shapes[k].mesh_link_ps) return rotor_nomem(err);
         npairs += shapes[k].res.npareto;
     }
     int (*pairs)[2] = malloc(sizeof *pairs * (size_t)(npairs ? npairs : 1));
@@ -393,7 +393,7 @@ static rotor_status mesh_times(const rotor_schedule *s, const rotor_graph *g, sh
     rotor_error *perr = calloc((size_t)(npairs ? npairs : 1), sizeof *perr);
     if (!pairs || !pst || !perr) {
         free(pairs), free(pst), free(perr);
-        return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+        return rotor_nomem(err);
     }
     int n = 0;
     for (int k = 0; k < nshapes; k++)
@@ -461,7 +461,7 @@ rotor_status rotor_schedule_build(const rotor_graph *g, const rotor_chip *chip,
 
     int nshapes = 0;
     rotor_schedule *s = calloc(1, sizeof *s);
-    if (!s) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    if (!s) return rotor_nomem(err);
     s->chip = *chip;
     s->chip.chips = 1;
     s->chip.interchip_gbps = 0;
@@ -479,7 +479,7 @@ rotor_status rotor_schedule_build(const rotor_graph *g, const rotor_chip *chip,
         double load1 = 0;
         meter.load = calloc((size_t)s->chip.cores_per_chip + 1, sizeof *meter.load);
         meter.shift = calloc((size_t)s->chip.cores_per_chip + 1, sizeof *meter.shift);
-        if (!meter.load || !meter.shift) st = rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+        if (!meter.load || !meter.shift) st = rotor_nomem(err);
         if (!st) st = measure_port_load(&meter, 1, &load1, err);
         if (st) {
             free(meter.load);
@@ -499,7 +499,7 @@ rotor_status rotor_schedule_build(const rotor_graph *g, const rotor_chip *chip,
     int *shape_of = calloc((size_t)g->nops, sizeof *shape_of);
     rotor_preload_op_desc *desc = calloc((size_t)g->nops, sizeof *desc);
     if (!s->ops || !split || !shapes || !shape_of || !desc) {
-        st = rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+        st = rotor_nomem(err);
         goto done;
     }
     s->nops = g->nops;

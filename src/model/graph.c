@@ -146,9 +146,9 @@ rotor_status rotor_graph_add_value(rotor_graph *g, const char *name, rotor_dtype
         return rotor_fail(err, ROTOR_ERR_INPUT, "value '%s' is defined twice", name);
     if (!grow((void **)&g->values, &g->values_cap, g->nvalues + 1, sizeof *g->values) ||
         !index_reserve(g, g->nvalues + 1))
-        return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+        return rotor_nomem(err);
     char *copy = strdup(name);
-    if (!copy) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    if (!copy) return rotor_nomem(err);
     rotor_value *v = &g->values[g->nvalues];
     memset(v, 0, sizeof *v);
     v->name = copy;
@@ -306,7 +306,7 @@ rotor_status rotor_graph_add_op(rotor_graph *g, const rotor_op_desc *d, int *out
         free(op.name);
         free(op.inputs);
         free(op.outputs);
-        return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+        return rotor_nomem(err);
     }
     if (d->ninputs) memcpy(op.inputs, d->inputs, sizeof(int) * (size_t)d->ninputs);
     memcpy(op.outputs, d->outputs, sizeof(int) * (size_t)d->noutputs);
@@ -489,7 +489,7 @@ rotor_status rotor_graph_validate(const rotor_graph *g, rotor_error *err) {
     if (!consumers || !producer) {
         free(consumers);
         free(producer);
-        return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+        return rotor_nomem(err);
     }
     for (int v = 0; v < g->nvalues; v++) producer[v] = -1;
     rotor_status st = ROTOR_OK;

@@ -47,7 +47,7 @@ rotor_status rotor_group(const rotor_graph *g, rotor_graph *out, rotor_group_sta
     int *ins = malloc(sizeof(int) * (size_t)(nv + 1));
     if (!alias || !root || !tail || !newv || !ins) {
         free(alias), free(root), free(tail), free(newv), free(ins);
-        return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+        return rotor_nomem(err);
     }
     for (int v = 0; v < nv; v++) alias[v] = v, newv[v] = -1;
 
@@ -155,7 +155,7 @@ rotor_status rotor_group(const rotor_graph *g, rotor_graph *out, rotor_group_sta
             /* several outputs (Split, TopK): never fused, copied as they are */
             outs = malloc(sizeof(int) * (size_t)op->noutputs);
             if (!outs) {
-                rc = rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+                rc = rotor_nomem(err);
                 break;
             }
             for (int k = 0; k < op->noutputs; k++) outs[k] = newv[op->outputs[k]];

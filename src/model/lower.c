@@ -380,7 +380,7 @@ static rotor_status lower_vendor(lower_ctx *c, const ox_node *n) {
     int *outs = malloc(sizeof(int) * (size_t)(n->nout + 1));
     if (!ins || !outs) {
         free(ins), free(outs);
-        return rotor_fail(c->err, ROTOR_ERR_NOMEM, "out of memory");
+        return rotor_nomem(c->err);
     }
     int nin = 0, nout = 0;
     rotor_status st = ROTOR_OK;

@@ -262,7 +262,7 @@ static rotor_status decode_tensor(const ox_model *m, const Onnx__TensorProto *t,
     bool raw = t->has_raw_data && t->raw_data.len > 0;
     if (external || v->elems > OX_DATA_MAX || type == T_COMPLEX64 || type == T_COMPLEX128) return ROTOR_OK;
     if (!raw && typed == 0 && v->elems > 0) return ROTOR_OK; /* stripped: the shape suffices */
-    if (!alloc_data(v)) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    if (!alloc_data(v)) return rotor_nomem(err);
     const uint8_t *r = t->raw_data.data;
     for (int64_t k = 0; k < v->elems; k++) {
         double x = 0;
@@ -662,7 +662,7 @@ static rotor_status infer_constant(ox_model *m, ox_node *n, rotor_error *err) {
     if (len > OX_DATA_MAX) NFAIL("constant has %lld entries; at most %d are read", (long long)len, OX_DATA_MAX);
     rotor_status st;
     if ((st = set_out(m, n, 0, type, rank, &len, err))) return st;
-    if (!alloc_data(o)) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    if (!alloc_data(o)) return rotor_nomem(err);
     for (int64_t k = 0; k < len; k++) {
         if (!strcmp(a->name, "value_float")) put(o, k, a->f);
         else if (!strcmp(a->name, "value_int")) put(o, k, (double)a->i), o->iv[k] = a->i;
@@ -718,7 +718,7 @@ static rotor_status infer_shape_op(ox_model *m, ox_node *n, rotor_error *err) {
     if (!o) return ROTOR_OK;
     /* Shape and Size are constant whenever the shape is known, which it
      * always is here: this is what folds shape subgraphs. */
-    if (!alloc_data(o)) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    if (!alloc_data(o)) return rotor_nomem(err);
     o->kind = OX_CONST;
     if (size) o->iv[0] = x->elems;
     else
@@ -1832,7 +1832,7 @@ static rotor_status sort_nodes(ox_model *m, rotor_error *err) {
     m->order = malloc(sizeof(int) * (size_t)(nn ? nn : 1));
     if (!pending || !heap || !m->order) {
         free(pending), free(heap);
-        return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+        return rotor_nomem(err);
     }
     for (int i = 0; i < nn; i++)
         for (int k = 0; k < m->nodes[i].nin; k++) {
@@ -1894,7 +1894,7 @@ static rotor_status build_consumers(ox_model *m, rotor_error *err) {
     int *fill = calloc((size_t)m->nvals + 1, sizeof(int));
     if (!m->cons_start || !m->cons || !fill) {
         free(fill);
-        return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+        return rotor_nomem(err);
     }
     for (int i = 0; i < m->nnodes; i++)
         for (int k = 0; k < m->nodes[i].nin; k++)
@@ -1923,7 +1923,7 @@ static rotor_status build(ox_model *m, const rotor_onnx_options *opt, rotor_erro
         const Onnx__TensorProto *t = g->initializer[i];
         if (!t->name || !*t->name) return rotor_fail(err, ROTOR_ERR_INPUT, "%s: initializer %zu has no name", m->label, i);
         int v = intern(m, t->name);
-        if (v < 0) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+        if (v < 0) return rotor_nomem(err);
         if (m->vals[v].kind != OX_UNDEF)
             return rotor_fail(err, ROTOR_ERR_INPUT, "%s: initializer '%s' is defined twice", m->label, t->name);
         char what[200];
@@ -1937,7 +1937,7 @@ static rotor_status build(ox_model *m, const rotor_onnx_options *opt, rotor_erro
         const Onnx__ValueInfoProto *vi = g->input[i];
         if (!vi->name || !*vi->name) return rotor_fail(err, ROTOR_ERR_INPUT, "%s: input %zu has no name", m->label, i);
         int v = intern(m, vi->name);
-        if (v < 0) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+        if (v < 0) return rotor_nomem(err);
         if (m->vals[v].kind == OX_CONST) continue; /* IR < 4 lists initializers as inputs too */
         if (m->vals[v].kind != OX_UNDEF)
             return rotor_fail(err, ROTOR_ERR_INPUT, "%s: input '%s' is listed twice", m->label, vi->name);
@@ -1955,7 +1955,7 @@ static rotor_status build(ox_model *m, const rotor_onnx_options *opt, rotor_erro
         return rotor_fail(err, ROTOR_ERR_INPUT, "%s: %zu nodes is absurd", m->label, g->n_node);
     m->nnodes = (int)g->n_node;
     m->nodes = calloc((size_t)(m->nnodes ? m->nnodes : 1), sizeof *m->nodes);
-    if (!m->nodes) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    if (!m->nodes) return rotor_nomem(err);
     for (int i = 0; i < m->nnodes; i++) {
         ox_node *n = &m->nodes[i];
         n->p = g->node[i];
@@ -1968,7 +1968,7 @@ static rotor_status build(ox_model *m, const rotor_onnx_options *opt, rotor_erro
         n->nout = (int)n->p->n_output;
         n->in = malloc(sizeof(int) * (size_t)(n->nin ? n->nin : 1));
         n->out = malloc(sizeof(int) * (size_t)(n->nout ? n->nout : 1));
-        if (!n->in || !n->out) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+        if (!n->in || !n->out) return rotor_nomem(err);
         for (int k = 0; k < n->nin; k++) n->in[k] = -1;
         for (int k = 0; k < n->nout; k++) n->out[k] = -1;
     }
@@ -1979,7 +1979,7 @@ static rotor_status build(ox_model *m, const rotor_onnx_options *opt, rotor_erro
             const char *name = n->p->output[k];
             if (!name || !*name) continue;
             int v = intern(m, name);
-            if (v < 0) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+            if (v < 0) return rotor_nomem(err);
             ox_val *x = &m->vals[v];
             if (x->producer >= 0 && !strcmp(n->p->op_type, "Constant") &&
                 !strcmp(m->nodes[x->producer].p->op_type, "Constant")) {

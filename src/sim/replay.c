@@ -50,7 +50,7 @@ rotor_status idlist_push(idlist *l, int64_t id, rotor_error *err) {
     if (l->n == l->cap) {
         int64_t cap = l->cap ? 2 * l->cap : 16;
         int64_t *v = realloc(l->v, (size_t)cap * sizeof *v);
-        if (!v) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+        if (!v) return rotor_nomem(err);
         l->v = v;
         l->cap = cap;
     }
@@ -95,7 +95,7 @@ rotor_status replayer_init(replayer *r, const rotor_chip *chip, int64_t packet, 
     r->cur = malloc((size_t)r->n * sizeof *r->cur);
     r->inbox = calloc((size_t)r->n, sizeof *r->inbox);
     r->pairs = malloc((size_t)r->n * 2 * sizeof *r->pairs);
-    if (!r->last || !r->cur || !r->inbox || !r->pairs) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    if (!r->last || !r->cur || !r->inbox || !r->pairs) return rotor_nomem(err);
     return ROTOR_OK;
 }
 
@@ -207,7 +207,7 @@ static rotor_status replay_reduction(replayer *r, int op, const rotor_place *pl,
         for (int64_t round = 1; round < R; round++) {
             /* round k: member u sends to u+1 what it holds after round k-1 */
             int64_t sent[64], *ids = R <= 64 ? sent : malloc((size_t)R * sizeof *ids);
-            if (!ids) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+            if (!ids) return rotor_nomem(err);
             rotor_status st = ROTOR_OK;
             for (int64_t u = 0; u < R && !st; u++) {
                 int64_t src = m[2 * u + 1], dst = m[2 * ((u + 1) % R) + 1];
@@ -325,7 +325,7 @@ rotor_status rotor_replay(const rotor_program *p, const rotor_chip *chip, rotor_
     rotor_status st = replayer_init(&r, chip, 0, err);
     out->ops = calloc((size_t)(p->nops ? p->nops : 1), sizeof *out->ops);
     int64_t(*ids)[5] = malloc((size_t)(p->nops ? p->nops : 1) * sizeof *ids);
-    if (!st && (!out->ops || !ids)) st = rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    if (!st && (!out->ops || !ids)) st = rotor_nomem(err);
     for (int o = 0; o < p->nops && !st; o++) {
         const rotor_program_op *po = &p->ops[o];
         if ((st = rotor_sim_set_op_name(r.sim, o, po->name, err))) break;
@@ -467,7 +467,7 @@ rotor_status preload_replayer_init(preload_replayer *sr, const rotor_chip *chip,
     if (!sr->stail || !sr->stail_seq || !sr->sgroups || !sr->sround || !sr->gport || !sr->gctrl || !sr->grev || !sr->dsts ||
         !sr->pre_join || !sr->pre_ids || !sr->exe_ids) {
         preload_replayer_free(sr, false);
-        return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+        return rotor_nomem(err);
     }
     for (int64_t k = 0; k < sr->nstreams; k++) sr->stail[k] = -1;
     for (size_t i = 0; i < no; i++) sr->pre_join[i] = -1;

@@ -57,7 +57,7 @@ rotor_status rotor_sim_create(const rotor_chip *chip, rotor_sim **out, rotor_err
         return rotor_fail(err, ROTOR_ERR_INPUT, "sim: %lld cores are more than the simulator's int32 node ids hold",
                           (long long)cores);
     rotor_sim *s = calloc(1, sizeof *s);
-    if (!s) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    if (!s) return rotor_nomem(err);
     s->chip = *chip;
     s->cores = cores;
     s->cpc = chip->cores_per_chip;
@@ -156,9 +156,9 @@ static rotor_status check_common(const rotor_sim *s, rotor_sim_category cat, int
 static rotor_status append(rotor_sim *s, const sim_task *t, const int64_t *deps, int ndeps,
                            int64_t *id, rotor_error *err) {
     if (!grow((void **)&s->tasks, &s->task_cap, s->ntasks, 1, sizeof *s->tasks))
-        return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+        return rotor_nomem(err);
     if (!grow((void **)&s->edges, &s->edge_cap, s->nedges, ndeps, sizeof *s->edges))
-        return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+        return rotor_nomem(err);
     for (int i = 0; i < ndeps; i++)
         s->edges[s->nedges++] = (sim_edge){(int32_t)s->ntasks, (int32_t)deps[i]};
     if (t->op > s->max_op) s->max_op = t->op;
@@ -218,7 +218,7 @@ static rotor_status mcast_route(rotor_sim *s, const rotor_sim_multicast *m, sim_
                                 int64_t *hops, rotor_error *err) {
     if (!s->mark) { /* resources, then nodes */
         s->mark = calloc((size_t)(s->nres + s->nodes), sizeof *s->mark);
-        if (!s->mark) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+        if (!s->mark) return rotor_nomem(err);
     }
     if (++s->stamp == 0) { /* wrapped: clear the old stamps */
         memset(s->mark, 0, sizeof *s->mark * (size_t)(s->nres + s->nodes));
@@ -231,7 +231,7 @@ static rotor_status mcast_route(rotor_sim *s, const rotor_sim_multicast *m, sim_
         node_mark[m->dsts[k]] = s->stamp;
     }
     if (!grow((void **)&s->mdst, &s->mdst_cap, s->nmdst, m->ndsts, sizeof *s->mdst))
-        return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+        return rotor_nomem(err);
     mc->doff = s->nmdst;
     for (int k = 0; k < m->ndsts; k++) s->mdst[s->nmdst++] = (int32_t)m->dsts[k];
     mc->off = s->nmres;
@@ -253,7 +253,7 @@ static rotor_status mcast_route(rotor_sim *s, const rotor_sim_multicast *m, sim_
         }
         if (r.hops > *hops) *hops = r.hops;
         if (!grow((void **)&s->mres, &s->mres_cap, s->nmres, r.n, sizeof *s->mres))
-            return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+            return rotor_nomem(err);
         for (int64_t i = 0; i < r.n; i++) {
             int32_t res = r.res[i];
             if (s->mark[res] == s->stamp) continue;
@@ -285,7 +285,7 @@ rotor_status rotor_sim_add_multicast(rotor_sim *s, const rotor_sim_multicast *m,
         st = rotor_fail(err, ROTOR_ERR_INPUT, "bytes: expected 0..2^53, got %lld", (long long)m->bytes);
     if (st != ROTOR_OK) return task_fail(s, "multicast", st, err);
     if (!grow((void **)&s->mcast, &s->mcast_cap, s->nmcast, 1, sizeof *s->mcast))
-        return task_fail(s, "multicast", rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory"), err);
+        return task_fail(s, "multicast", rotor_nomem(err), err);
     if (m->ndsts == 1) { /* exactly a transfer: no union to keep */
         rotor_sim_transfer x = {.src = m->src, .dst = m->dsts[0], .bytes = m->bytes, .category = m->category,
                                 .op = m->op, .deps = m->deps, .ndeps = m->ndeps};
@@ -336,7 +336,7 @@ rotor_status rotor_sim_add_dep(rotor_sim *s, int64_t task, int64_t dep, rotor_er
                           (long long)task, (long long)dep,
                           (long long)(task < 0 || task >= s->ntasks ? task : dep), (long long)s->ntasks - 1);
     if (!grow((void **)&s->edges, &s->edge_cap, s->nedges, 1, sizeof *s->edges))
-        return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+        return rotor_nomem(err);
     s->edges[s->nedges++] = (sim_edge){(int32_t)task, (int32_t)dep};
     s->ran = false;
     return ROTOR_OK;
@@ -347,13 +347,13 @@ rotor_status rotor_sim_set_op_name(rotor_sim *s, int op, const char *name, rotor
         return rotor_fail(err, ROTOR_ERR_INPUT, "sim: op name: op %d is not in 0..%d", op, SIM_MAX_OP - 1);
     if (op >= s->nop_names) {
         char **q = realloc(s->op_names, sizeof *q * (size_t)(op + 1));
-        if (!q) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+        if (!q) return rotor_nomem(err);
         for (int64_t i = s->nop_names; i <= op; i++) q[i] = NULL;
         s->op_names = q;
         s->nop_names = op + 1;
     }
     char *copy = strdup(name);
-    if (!copy) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    if (!copy) return rotor_nomem(err);
     free(s->op_names[op]);
     s->op_names[op] = copy;
     return ROTOR_OK;
@@ -551,14 +551,14 @@ static rotor_status prepare(rotor_sim *s, rotor_error *err) {
     s->op_start = malloc(sizeof *s->op_start * (size_t)(s->max_op + 2));
     s->op_end = malloc(sizeof *s->op_end * (size_t)(s->max_op + 2));
     if (!s->core_free || !s->succ_off || !s->succ || !s->pending || !s->op_start || !s->op_end)
-        return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+        return rotor_nomem(err);
     for (int64_t e = 0; e < s->nedges; e++) {
         s->succ_off[s->edges[e].dep + 1]++;
         s->pending[s->edges[e].task]++;
     }
     for (int64_t i = 0; i < s->ntasks; i++) s->succ_off[i + 1] += s->succ_off[i];
     int64_t *fill = malloc(sizeof *fill * (nt + 1)); /* next free slot of each list */
-    if (!fill) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    if (!fill) return rotor_nomem(err);
     memcpy(fill, s->succ_off, sizeof *fill * (nt + 1));
     for (int64_t e = 0; e < s->nedges; e++) s->succ[fill[s->edges[e].dep]++] = s->edges[e].task;
     free(fill);
@@ -572,7 +572,7 @@ static rotor_status prepare(rotor_sim *s, rotor_error *err) {
  * message lists that cycle. */
 static rotor_status report_cycle(rotor_sim *s, rotor_error *err) {
     int64_t n = s->ntasks, *next = malloc(sizeof *next * (size_t)n);
-    if (!next) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    if (!next) return rotor_nomem(err);
     for (int64_t i = 0; i < n; i++) next[i] = -1;
     int64_t at = 0, stuck = 0;
     for (int64_t i = 0; i < n; i++) stuck += s->pending[i] > 0;
@@ -644,7 +644,7 @@ rotor_status rotor_sim_run(rotor_sim *s, rotor_sim_stats *out, rotor_error *err)
     if (st != ROTOR_OK) return st;
     sim_run r = {.s = s, .st = out};
     r.heap = malloc(sizeof *r.heap * ((size_t)s->ntasks + 1)); /* one pending event per task */
-    if (!r.heap) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    if (!r.heap) return rotor_nomem(err);
     for (int64_t i = 0; i < s->ntasks; i++)
         if (s->pending[i] == 0) ev_push(&r, 0, EV_READY, i);
     while (r.n > 0 && !r.overflow) {

@@ -324,7 +324,7 @@ rotor_status sim_net_init(rotor_sim *s, rotor_error *err) {
     s->res = calloc((size_t)s->nres, sizeof *s->res);
     s->route_cap = (c->topology == ROTOR_TOPO_MESH ? c->mesh_width + c->mesh_height : 0) + 4;
     s->scratch = malloc(sizeof *s->scratch * (size_t)s->route_cap);
-    if (!s->res || !s->scratch) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    if (!s->res || !s->scratch) return rotor_nomem(err);
     for (int64_t i = 0; i < s->nres; i++) {
         s->res[i].lane0 = -1;
         s->res[i].nlanes = 1;
@@ -340,7 +340,7 @@ rotor_status sim_net_init(rotor_sim *s, rotor_error *err) {
         pool_setup(s, s->res_hbm0 + k, SIM_RES_HBM, c->hbm_gbps / (double)c->hbm_controllers);
     s->lane_free = calloc((size_t)s->nlanes + 1, sizeof *s->lane_free);
     s->lane_heap = calloc((size_t)s->nlanes + 1, sizeof *s->lane_heap);
-    if (!s->lane_free || !s->lane_heap) return rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+    if (!s->lane_free || !s->lane_heap) return rotor_nomem(err);
     sim_net_reset(s);
     return ROTOR_OK;
 }

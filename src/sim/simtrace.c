@@ -235,7 +235,7 @@ char *rotor_sim_trace_json(const rotor_sim *s, rotor_error *err) {
     free(used);
     if (b.failed) {
         free(b.text);
-        rotor_fail(err, ROTOR_ERR_NOMEM, "out of memory");
+        rotor_nomem(err);
         return NULL;
     }
     return b.text;

@@ -13,7 +13,7 @@ typedef enum rotor_status {
     ROTOR_OK = 0,
     ROTOR_ERR_INPUT,   /* malformed or out-of-range input: the CLI exits 2 */
     ROTOR_ERR_NOFIT,   /* well-formed, but no plan fits the chip: exit 1 */
-    ROTOR_ERR_NOMEM,   /* allocation failed */
+    ROTOR_ERR_NOMEM,   /* allocation failed: exit 3 */
     ROTOR_ERR_IO       /* a file could not be read or written: exit 2 */
 } rotor_status;
 
@@ -24,9 +24,19 @@ typedef struct rotor_error {
 } rotor_error;
 
 /* Formats the message into err (if err is non-NULL) and returns code, so that
- * callers can write `return rotor_fail(err, ROTOR_ERR_INPUT, "...", ...)`. */
+ * callers can write `return rotor_fail(err, ROTOR_ERR_INPUT, "...", ...)`.
+ *
+ * The convention of every function that returns a rotor_status: on ROTOR_OK
+ * its outputs hold the result; on an error err holds one line and its
+ * outputs hold what its header says (most: zeroed or NULL, nothing to free). */
 rotor_status rotor_fail(rotor_error *err, rotor_status code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* The one out-of-memory failure (as Lua's luaM_error, SQLite's
+ * SQLITE_NOMEM_BKPT): writes "out of memory" into err and returns
+ * ROTOR_ERR_NOMEM.  Every allocation failure in the library reports through
+ * it; the CLI maps ROTOR_ERR_NOMEM to its own exit status (3). */
+rotor_status rotor_nomem(rotor_error *err);
 
 /* Prefixes the message already in err with "prefix: ". */
 void rotor_error_prefix(rotor_error *err, const char *prefix);

@@ -1,0 +1,20 @@
+/* Tests of error.c: the one out-of-memory failure and message prefixes. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "rotor/base/error.h"
+
+Test(error, nomem_says_out_of_memory_and_returns_its_own_status) {
+    rotor_error err = {{0}};
+    cr_assert_eq(rotor_nomem(&err), ROTOR_ERR_NOMEM);
+    cr_assert_str_eq(err.msg, "out of memory");
+    cr_assert_eq(rotor_nomem(NULL), ROTOR_ERR_NOMEM); /* a caller may pass no buffer */
+    cr_assert_str_eq(rotor_status_name(ROTOR_ERR_NOMEM), "out of memory");
+}
+
+Test(error, prefix_puts_the_context_before_the_message) {
+    rotor_error err = {{0}};
+    rotor_fail(&err, ROTOR_ERR_INPUT, "dims: '%s' is not a number", "x");
+    rotor_error_prefix(&err, "chip.json");
+    cr_assert_str_eq(err.msg, "chip.json: dims: 'x' is not a number");
+}
