@@ -1,0 +1,80 @@
+/* rotor — the pipeline in one call, as chibicc's cc1() reads tokenize ->
+ * preprocess -> parse -> codegen:
+ *
+ *   load     a zoo model (model/zoo.c) or an ONNX file (model/onnx.c)
+ *   group    epilogues fused, layout operators folded (model/group.c)
+ *   compile  T10's idle/active plans and Algorithm 1 (compile/compile.c),
+ *            and/or the VGM baseline (compile/vgm.c)
+ *   program  the rotor-program written and read back (compile/program.c),
+ *            exactly what `rotor simulate` replays from a file
+ *   schedule the Elk HBM schedule input of the grouped graph (hbm/schedule.c)
+ *
+ * Every subcommand that takes a model is parse -> rotor_pipeline_run ->
+ * print.  The stages a run goes through are chosen in the options; a stage's
+ * result is in rotor_pipeline when it ran.  docs/architecture.md draws the
+ * whole flow. */
+#ifndef ROTOR_PIPELINE_H
+#define ROTOR_PIPELINE_H
+
+#include <stdbool.h>
+
+#include "rotor/base/chip.h"
+#include "rotor/base/error.h"
+#include "rotor/compile/compile.h"
+#include "rotor/compile/program.h"
+#include "rotor/compile/vgm.h"
+#include "rotor/hbm/schedule.h"
+#include "rotor/model/graph.h"
+#include "rotor/model/group.h"
+#include "rotor/model/onnx.h"
+#include "rotor/model/zoo.h"
+
+typedef struct rotor_pipeline_options {
+    const char *model;        /* a zoo name, or an ONNX file (rotor_model_is_onnx) */
+    rotor_zoo_options zoo;    /* zoo models: batch, seq, layers, phase */
+    const char *dims;         /* ONNX files: "k=v,..." binds symbolic dimensions (NULL: none) */
+    const char *inputs;       /* ONNX files: "NAME=AxB,..." replaces input shapes (NULL: none) */
+    bool no_group;            /* stop after loading: the graph as imported */
+    bool t10;                 /* compile after T10 */
+    bool vgm;                 /* compile with the VGM baseline too; its failure is kept apart */
+    bool program;             /* write the program and read it back (needs t10) */
+    /* non-NULL: build the HBM schedule input of the grouped graph with these */
+    const rotor_schedule_options *schedule;
+    rotor_compile_options compile; /* threads, frontier ratio, progress of the T10 compile */
+} rotor_pipeline_options;
+
+typedef struct rotor_pipeline {
+    rotor_graph graph;           /* loaded; grouped unless no_group */
+    rotor_onnx_stats onnx;       /* the import's statistics; zero for zoo models */
+    rotor_group_stats group;     /* zero with no_group */
+    rotor_compile_result t10;    /* with t10 */
+    /* With vgm: the baseline's own status and message.  A baseline that does
+     * not fit does not fail the run (the caller reports it beside T10). */
+    rotor_vgm_result vgm;
+    rotor_status vgm_status;
+    rotor_error vgm_err;
+    rotor_program program;       /* with program */
+    rotor_schedule *schedule;    /* with schedule */
+} rotor_pipeline;
+
+/* A model argument names an ONNX file when it contains '/' or ends in
+ * ".onnx"; anything else is a zoo model. */
+bool rotor_model_is_onnx(const char *spec);
+
+/* Loads the model into g (the load stage alone; g is initialised either way:
+ * free it with rotor_graph_free, also after an error).  dims and inputs are
+ * refused for zoo models.  stats may be NULL; it stays zero for zoo models. */
+rotor_status rotor_model_load(const char *spec, const rotor_zoo_options *zo, const char *dims, const char *inputs,
+                              rotor_graph *g, rotor_onnx_stats *stats, rotor_error *err);
+
+/* Runs the stages opt asks for on chip (NULL when only loading and grouping)
+ * in order, stopping at the first that fails; the vgm baseline runs even
+ * when the T10 compile found no fit, so that both can be reported.  After
+ * an error, out holds the stages that succeeded before it (the graph is
+ * always initialised) and err names the failure.  Free out with
+ * rotor_pipeline_free, also after an error. */
+rotor_status rotor_pipeline_run(const rotor_pipeline_options *opt, const rotor_chip *chip, rotor_pipeline *out,
+                                rotor_error *err);
+void rotor_pipeline_free(rotor_pipeline *p);
+
+#endif

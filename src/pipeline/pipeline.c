@@ -1,0 +1,72 @@
+/* pipeline.c — load -> group -> compile -> program, or -> schedule, in one
+ * call (include/rotor/pipeline/pipeline.h).  It adds no decision of its own:
+ * each stage is its module's entry point, called in the order every
+ * subcommand used to repeat by hand. */
+#include "rotor/pipeline/pipeline.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+bool rotor_model_is_onnx(const char *spec) {
+    size_t n = strlen(spec);
+    return strchr(spec, '/') || (n > 5 && !strcmp(spec + n - 5, ".onnx"));
+}
+
+rotor_status rotor_model_load(const char *spec, const rotor_zoo_options *zo, const char *dims, const char *inputs,
+                              rotor_graph *g, rotor_onnx_stats *stats, rotor_error *err) {
+    if (stats) memset(stats, 0, sizeof *stats);
+    if (!rotor_model_is_onnx(spec)) {
+        if (dims || inputs) {
+            rotor_graph_init(g, spec);
+            return rotor_fail(err, ROTOR_ERR_INPUT, "--dim and --input shape ONNX files; zoo models take --batch, "
+                              "--seq and --layers");
+        }
+        return rotor_zoo_build(spec, zo, g, err);
+    }
+    rotor_onnx_options oo = {.dims = dims, .input_shapes = inputs};
+    return rotor_onnx_load(spec, &oo, g, stats, err);
+}
+
+/* The program stage: written as a file would hold it, then read back, so
+ * that what runs next is exactly what `rotor simulate FILE` would run. */
+static rotor_status program_stage(rotor_pipeline *p, const rotor_pipeline_options *opt, const rotor_chip *chip,
+                                  rotor_error *err) {
+    char *text = NULL;
+    rotor_status st = rotor_program_write(&p->graph, chip, &p->t10, &text, err);
+    if (!st) st = rotor_program_parse(text, opt->model, chip, &p->program, err);
+    free(text);
+    return st;
+}
+
+rotor_status rotor_pipeline_run(const rotor_pipeline_options *opt, const rotor_chip *chip, rotor_pipeline *out,
+                                rotor_error *err) {
+    memset(out, 0, sizeof *out);
+    if ((opt->t10 || opt->vgm || opt->program || opt->schedule) && !chip)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "pipeline: compiling or scheduling needs a chip");
+    if (opt->program && !opt->t10)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "pipeline: a program comes from the T10 compile");
+    rotor_status st = rotor_model_load(opt->model, &opt->zoo, opt->dims, opt->inputs, &out->graph, &out->onnx, err);
+    if (st || opt->no_group) return st;
+    /* plan the operators that cost time: epilogues fused, layout folded */
+    rotor_graph grouped;
+    st = rotor_group(&out->graph, &grouped, &out->group, err);
+    rotor_graph_free(&out->graph);
+    out->graph = grouped;
+    if (st) return st;
+    if (opt->t10) st = rotor_compile(&out->graph, chip, &opt->compile, &out->t10, err);
+    if (opt->vgm && (!st || st == ROTOR_ERR_NOFIT))
+        out->vgm_status = rotor_vgm_compile(&out->graph, chip, &out->vgm, &out->vgm_err);
+    if (!st && opt->program) st = program_stage(out, opt, chip, err);
+    if (!st && opt->schedule) st = rotor_schedule_build(&out->graph, chip, opt->schedule, &out->schedule, err);
+    return st;
+}
+
+void rotor_pipeline_free(rotor_pipeline *p) {
+    if (!p) return;
+    rotor_graph_free(&p->graph);
+    rotor_compile_result_free(&p->t10);
+    rotor_vgm_result_free(&p->vgm);
+    rotor_program_free(&p->program);
+    rotor_schedule_free(p->schedule);
+    memset(p, 0, sizeof *p);
+}
