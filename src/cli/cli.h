@@ -6,10 +6,10 @@
 
 #include "rotor/base/chip.h"
 #include "rotor/base/error.h"
-#include "rotor/model/graph.h"
-#include "rotor/model/onnx.h"
 #include "rotor/hbm/schedule.h"
+#include "rotor/op/expr.h"
 #include "rotor/model/zoo.h"
+#include "rotor/pipeline/pipeline.h"
 
 #define EXIT_NOFIT 1
 #define EXIT_BADINPUT 2
@@ -52,57 +52,94 @@ rotor_status cli_apply_topology(rotor_chip *chip, const char *topo, rotor_error 
 const char *cli_topology_text(const rotor_chip *chip, char *buf, size_t size);
 
 /* Resolves --chip (default ipu-mk2), applies every --set, validates. */
-rotor_status cli_chip(const char *spec, char **sets, int nsets, rotor_chip *out, rotor_error *err);
+rotor_status cli_chip(const char *spec, char *const *sets, int nsets, rotor_chip *out, rotor_error *err);
 
-#define CLI_MAX_SETS 32
+#define CLI_MAX_SETS 64
+#define CLI_MAX_BATCH (1 << 20)
 
-/* The options `rotor schedule` and `rotor explore` share: the chip, the
- * workload (zoo shape or ONNX dimensions), the designs and the schedule's
- * settings, as given (NULL: absent). */
-typedef struct cli_hbm_args {
-    const char *chip, *hbm, *design, *batch, *seq, *layers, *dims, *inputs, *tp, *orders, *threads;
+/* The options the subcommands share, as given (NULL: absent): the chip
+ * (--chip, --set), the model's shape (--batch, --seq, --layers for zoo
+ * models, --dim, --input for ONNX files) and --threads.  A subcommand lists
+ * the groups it takes in its getopt_long table, and cli_shared_option
+ * parses them all, so each is parsed in one place. */
+typedef struct cli_shared_args {
+    const char *chip, *batch, *seq, *layers, *dims, *inputs, *threads;
     char *sets[CLI_MAX_SETS];
     int nsets;
+} cli_shared_args;
+
+/* Their getopt_long entries.  Their codes are above any character, so that
+ * they never collide with a subcommand's own (short) codes. */
+enum {
+    CLI_OPT_CHIP = 1000,
+    CLI_OPT_SET,
+    CLI_OPT_BATCH,
+    CLI_OPT_SEQ,
+    CLI_OPT_LAYERS,
+    CLI_OPT_DIM,
+    CLI_OPT_INPUT,
+    CLI_OPT_THREADS
+};
+#define CLI_CHIP_OPTIONS {"chip", required_argument, 0, CLI_OPT_CHIP}, {"set", required_argument, 0, CLI_OPT_SET}
+#define CLI_SHAPE_OPTIONS                                                                                     \
+    {"batch", required_argument, 0, CLI_OPT_BATCH}, {"seq", required_argument, 0, CLI_OPT_SEQ},               \
+        {"layers", required_argument, 0, CLI_OPT_LAYERS}, {"dim", required_argument, 0, CLI_OPT_DIM},         \
+        {"input", required_argument, 0, CLI_OPT_INPUT}
+#define CLI_THREADS_OPTION {"threads", required_argument, 0, CLI_OPT_THREADS}
+#define CLI_SHARED_OPTIONS CLI_CHIP_OPTIONS, CLI_SHAPE_OPTIONS, CLI_THREADS_OPTION
+
+/* Takes getopt's option ch (value arg) into a when it is a shared one, and
+ * says so in *taken.  Prints the error and returns EXIT_BADINPUT (given
+ * twice, too many --set), else 0. */
+int cli_shared_option(const char *cmd, int ch, char *arg, cli_shared_args *a, bool *taken);
+
+/* --threads as an integer 1..1024 into *threads (0 when absent).  Prints
+ * the error and returns EXIT_BADINPUT, else 0. */
+int cli_shared_threads(const char *cmd, const cli_shared_args *a, int *threads);
+
+/* The operator of --expr bound to --dims into e, errors prefixed with the
+ * option they come from; check_eval also checks that a non-contraction can
+ * be evaluated (rotor verify).  Prints the error and returns its exit
+ * status, else 0. */
+int cli_expr(const char *cmd, const char *expr, const char *dims, bool check_eval, rotor_expr *e);
+
+/* Fills po's model, ONNX dims and inputs, zoo shape (batch unless
+ * batch_list: the caller parses a list; seq; layers) and compile threads
+ * from a, for model argument `input`.  Zoo-shaping flags, and the
+ * subcommand's phase flag (phase_flag, "--decode" or "--prefill", when
+ * phase_given), are refused for ONNX files.  po->zoo.phase is the caller's.
+ * Prints the error and returns EXIT_BADINPUT, else 0. */
+int cli_shared_model(const char *cmd, const char *input, const cli_shared_args *a, const char *phase_flag,
+                     bool phase_given, bool batch_list, rotor_pipeline_options *po);
+
+/* The options `rotor schedule` and `rotor explore` add: HBM bandwidth, the
+ * designs and the schedule's settings, as given (NULL: absent). */
+typedef struct cli_hbm_args {
+    cli_shared_args m;
+    const char *hbm, *design, *tp, *orders;
     bool prefill, nonblocking, json;
 } cli_hbm_args;
 
-/* Their getopt_long entries, short codes c s H g b q l p D I P N m j t (a
- * subcommand's own options take other codes). */
+/* Their getopt_long entries with the shared ones; codes H g p P N m j. */
 #define CLI_HBM_OPTIONS                                                                               \
-    {"chip", required_argument, 0, 'c'}, {"set", required_argument, 0, 's'},                          \
-        {"hbm-bw", required_argument, 0, 'H'}, {"design", required_argument, 0, 'g'},                 \
-        {"batch", required_argument, 0, 'b'}, {"seq", required_argument, 0, 'q'},                     \
-        {"layers", required_argument, 0, 'l'}, {"prefill", no_argument, 0, 'p'},                      \
-        {"dim", required_argument, 0, 'D'}, {"input", required_argument, 0, 'I'},                     \
-        {"tp", required_argument, 0, 'P'}, {"sram-nonblocking", no_argument, 0, 'N'},                 \
-        {"max-orders", required_argument, 0, 'm'}, {"json", no_argument, 0, 'j'},                     \
-        {"threads", required_argument, 0, 't'}
+    CLI_SHARED_OPTIONS, {"hbm-bw", required_argument, 0, 'H'}, {"design", required_argument, 0, 'g'}, \
+        {"prefill", no_argument, 0, 'p'}, {"tp", required_argument, 0, 'P'},                          \
+        {"sram-nonblocking", no_argument, 0, 'N'}, {"max-orders", required_argument, 0, 'm'},         \
+        {"json", no_argument, 0, 'j'}
 
-/* Takes getopt's option ch (value arg) into a when it is one of them, and
- * says so in *taken.  Prints the error and returns EXIT_BADINPUT (an option
- * given twice, too many --set), else 0. */
+/* cli_shared_option for them all. */
 int cli_hbm_option(const char *cmd, int ch, char *arg, cli_hbm_args *a, bool *taken);
 
-/* Checks a for model argument `input` and fills zo (a zoo LLM runs its
- * decode step unless --prefill), so (tensor_parallel, max_orders,
- * sram_nonblocking, threads: 0 when absent).  Prints the error and returns
- * EXIT_BADINPUT, else 0. */
-int cli_hbm_workload(const char *cmd, const char *input, const cli_hbm_args *a, rotor_zoo_options *zo,
+/* Checks a for model argument `input` and fills po (a zoo LLM runs its
+ * decode step unless --prefill; batch 1 by default) and so
+ * (tensor_parallel, max_orders, sram_nonblocking, threads: 0 when absent).
+ * Prints the error and returns EXIT_BADINPUT, else 0. */
+int cli_hbm_workload(const char *cmd, const char *input, const cli_hbm_args *a, rotor_pipeline_options *po,
                      rotor_schedule_options *so);
 
 /* --hbm-bw BW: the total of all chips, spread evenly over chip's chips.
  * Prints the error and returns EXIT_BADINPUT, else 0; NULL changes nothing. */
 int cli_apply_hbm_bw(const char *cmd, const char *hbm, rotor_chip *chip);
-
-/* A model argument names an ONNX file when it contains '/' or ends in ".onnx";
- * anything else is a zoo model. */
-bool cli_is_onnx(const char *spec);
-
-/* Builds the zoo model (zo) or imports the ONNX file (dims binds its symbolic
- * dimensions, inputs overrides input shapes; both refused for zoo models).  stats may be NULL; it stays zero for
- * zoo models.  g is initialised either way: free it also after an error. */
-rotor_status cli_load_model(const char *spec, const rotor_zoo_options *zo, const char *dims, const char *inputs,
-                            rotor_graph *g, rotor_onnx_stats *stats, rotor_error *err);
 
 /* A progress bar on stderr for long work: drawn only when stderr is a
  * terminal and the work has run for over a second; cli_progress_end clears

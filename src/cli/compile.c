@@ -9,12 +9,11 @@
 
 #include "cli.h"
 #include "rotor/compile/compile.h"
-#include "rotor/model/group.h"
 #include "rotor/compile/program.h"
 #include "rotor/compile/vgm.h"
 #include "rotor/model/zoo.h"
+#include "rotor/pipeline/pipeline.h"
 
-#define MAX_SETS 32
 #define MAX_BATCHES 32
 
 static void compile_usage(FILE *f) {
@@ -80,88 +79,11 @@ static void print_vgm(const rotor_vgm_result *v) {
            (long long)v->vgm_bytes, (long long)v->local_bytes);
 }
 
-int cmd_compile(int argc, char **argv) {
-    const char *cmd = "compile";
-    const char *chip_spec = NULL, *dims = NULL, *inputs = NULL, *batch = NULL, *seq = NULL, *layers = NULL,
-               *baseline = NULL, *outfile = NULL, *format = NULL, *threads = NULL;
-    char *sets[MAX_SETS];
-    int nsets = 0;
-    bool compare = false, decode = false;
-    static const struct option opts[] = {
-        {"chip", required_argument, 0, 'c'},  {"set", required_argument, 0, 's'},
-        {"batch", required_argument, 0, 'b'}, {"seq", required_argument, 0, 'q'},
-        {"layers", required_argument, 0, 'l'}, {"decode", no_argument, 0, 'd'},
-        {"baseline", required_argument, 0, 'B'}, {"compare", no_argument, 0, 'C'},
-        {"format", required_argument, 0, 'f'}, {"threads", required_argument, 0, 't'},
-        {"list", no_argument, 0, 'L'},         {"help", no_argument, 0, 'h'},
-        {"dim", required_argument, 0, 'D'},    {"input", required_argument, 0, 'I'},
-        {0, 0, 0, 0}};
-    optind = 1;
-    opterr = 0;
-    int ch;
-    while ((ch = getopt_long(argc, argv, ":ho:", opts, NULL)) != -1) {
-        const char **slot = NULL;
-        const char *name = NULL;
-        switch (ch) {
-        case 'c': slot = &chip_spec; name = "--chip"; break;
-        case 'b': slot = &batch; name = "--batch"; break;
-        case 'q': slot = &seq; name = "--seq"; break;
-        case 'l': slot = &layers; name = "--layers"; break;
-        case 'B': slot = &baseline; name = "--baseline"; break;
-        case 'f': slot = &format; name = "--format"; break;
-        case 't': slot = &threads; name = "--threads"; break;
-        case 'o': slot = &outfile; name = "-o"; break;
-        case 'D': slot = &dims; name = "--dim"; break;
-        case 'I': slot = &inputs; name = "--input"; break;
-        case 'd': decode = true; break;
-        case 'C': compare = true; break;
-        case 's':
-            if (nsets == MAX_SETS) return cli_usage_error(cmd, "more than %d --set options", MAX_SETS);
-            sets[nsets++] = optarg;
-            break;
-        case 'L': return list_zoo();
-        case 'h': compile_usage(stdout); return 0;
-        default: return cli_bad_option(cmd, ch, argv);
-        }
-        if (slot && cli_set_once(cmd, name, slot, optarg)) return EXIT_BADINPUT;
-    }
-    if (cli_one_input(cmd, argc, argv, "a model is required (try 'rotor compile --list')")) return EXIT_BADINPUT;
-    const char *model = argv[optind];
-    bool vgm_only = false;
-    if (baseline) {
-        if (strcmp(baseline, "vgm") != 0) return cli_usage_error(cmd, "--baseline: expected vgm, got '%s'", baseline);
-        vgm_only = true;
-    }
-    if (vgm_only && compare) return cli_usage_error(cmd, "--baseline vgm conflicts with --compare");
-    bool json = false;
-    if (format && !strcmp(format, "json")) json = true;
-    else if (format && strcmp(format, "table") != 0)
-        return cli_usage_error(cmd, "--format: expected table or json, got '%s'", format);
-    if (vgm_only && (json || outfile))
-        return cli_usage_error(cmd, "--baseline vgm writes no program (drop -o / --format json)");
-
-    if (cli_is_onnx(model) && (batch || seq || layers || decode))
-        return cli_usage_error(cmd, "--batch, --seq, --layers and --decode shape zoo models; bind an ONNX file's "
-                               "dimensions with --dim (e.g. --dim batch=8)");
-    rotor_zoo_options zo = {0};
-    int64_t v;
-    if (seq) {
-        if (cli_parse_i64(cmd, "--seq", seq, 1, 1 << 24, &v)) return EXIT_BADINPUT;
-        zo.seq = v;
-    }
-    if (layers) {
-        if (cli_parse_i64(cmd, "--layers", layers, 1, 1000, &v)) return EXIT_BADINPUT;
-        zo.layers = v;
-    }
-    zo.phase = decode ? ROTOR_PHASE_DECODE : ROTOR_PHASE_PREFILL;
-    rotor_compile_options co = {0};
-    if (threads) {
-        if (cli_parse_i64(cmd, "--threads", threads, 1, 1024, &v)) return EXIT_BADINPUT;
-        co.threads = (int)v;
-    }
-    int64_t batches[MAX_BATCHES];
-    int nb = 0;
-    if (!batch) batches[nb++] = 1;
+/* --batch N[,N...]: increasing sizes into batches (at most MAX_BATCHES);
+ * none gives batch 1. */
+static int parse_batches(const char *cmd, const char *batch, int64_t *batches, int *nb) {
+    *nb = 0;
+    if (!batch) batches[(*nb)++] = 1;
     for (const char *p = batch; p && *p;) {
         const char *comma = strchr(p, ',');
         char item[32];
@@ -169,119 +91,179 @@ int cmd_compile(int argc, char **argv) {
         if (len == 0 || len >= sizeof item) return cli_usage_error(cmd, "--batch: expected N[,N...], got '%s'", batch);
         memcpy(item, p, len);
         item[len] = '\0';
-        if (nb == MAX_BATCHES) return cli_usage_error(cmd, "--batch: at most %d sizes", MAX_BATCHES);
-        if (cli_parse_i64(cmd, "--batch", item, 1, 1 << 20, &batches[nb])) return EXIT_BADINPUT;
-        if (nb > 0 && batches[nb] <= batches[nb - 1])
+        if (*nb == MAX_BATCHES) return cli_usage_error(cmd, "--batch: at most %d sizes", MAX_BATCHES);
+        if (cli_parse_i64(cmd, "--batch", item, 1, CLI_MAX_BATCH, &batches[*nb])) return EXIT_BADINPUT;
+        if (*nb > 0 && batches[*nb] <= batches[*nb - 1])
             return cli_usage_error(cmd, "--batch: sizes must increase ('%s')", batch);
-        nb++;
+        (*nb)++;
         p = comma ? comma + 1 : p + len;
     }
-    bool sweep = nb > 1;
-    if (sweep && (json || outfile)) return cli_usage_error(cmd, "a --batch sweep writes no program (drop -o / --format json)");
+    return 0;
+}
 
+/* What `rotor compile` was asked, parsed and checked. */
+typedef struct compile_args {
+    cli_shared_args sa;
+    const char *model, *baseline, *outfile, *format;
+    bool compare, decode, vgm_only, json;
+    int64_t batches[MAX_BATCHES];
+    int nb;
+} compile_args;
+
+/* Parses argv into a; returns -1 to go on, else the exit status (0 after
+ * --help or --list). */
+static int parse_compile(int argc, char **argv, compile_args *a) {
+    const char *cmd = "compile";
+    static const struct option opts[] = {
+        CLI_SHARED_OPTIONS,
+        {"decode", no_argument, 0, 'd'},       {"baseline", required_argument, 0, 'B'},
+        {"compare", no_argument, 0, 'C'},      {"format", required_argument, 0, 'f'},
+        {"list", no_argument, 0, 'L'},         {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    optind = 1;
+    opterr = 0;
+    int ch;
+    while ((ch = getopt_long(argc, argv, ":ho:", opts, NULL)) != -1) {
+        bool taken;
+        if (cli_shared_option(cmd, ch, optarg, &a->sa, &taken)) return EXIT_BADINPUT;
+        if (taken) continue;
+        const char **slot = NULL;
+        const char *name = NULL;
+        switch (ch) {
+        case 'B': slot = &a->baseline; name = "--baseline"; break;
+        case 'f': slot = &a->format; name = "--format"; break;
+        case 'o': slot = &a->outfile; name = "-o"; break;
+        case 'd': a->decode = true; break;
+        case 'C': a->compare = true; break;
+        case 'L': return list_zoo();
+        case 'h': compile_usage(stdout); return 0;
+        default: return cli_bad_option(cmd, ch, argv);
+        }
+        if (slot && cli_set_once(cmd, name, slot, optarg)) return EXIT_BADINPUT;
+    }
+    if (cli_one_input(cmd, argc, argv, "a model is required (try 'rotor compile --list')")) return EXIT_BADINPUT;
+    a->model = argv[optind];
+    if (a->baseline) {
+        if (strcmp(a->baseline, "vgm") != 0)
+            return cli_usage_error(cmd, "--baseline: expected vgm, got '%s'", a->baseline);
+        a->vgm_only = true;
+    }
+    if (a->vgm_only && a->compare) return cli_usage_error(cmd, "--baseline vgm conflicts with --compare");
+    if (a->format && !strcmp(a->format, "json")) a->json = true;
+    else if (a->format && strcmp(a->format, "table") != 0)
+        return cli_usage_error(cmd, "--format: expected table or json, got '%s'", a->format);
+    if (a->vgm_only && (a->json || a->outfile))
+        return cli_usage_error(cmd, "--baseline vgm writes no program (drop -o / --format json)");
+    if (parse_batches(cmd, a->sa.batch, a->batches, &a->nb)) return EXIT_BADINPUT;
+    if (a->nb > 1 && (a->json || a->outfile))
+        return cli_usage_error(cmd, "a --batch sweep writes no program (drop -o / --format json)");
+    return -1;
+}
+
+/* One compiled batch b, not in a sweep: the table (or the VGM summary), the
+ * program to -o and/or stdout, the comparison. */
+static int print_compiled(const compile_args *a, const rotor_pipeline *p, const rotor_chip *chip, int64_t b) {
+    const char *cmd = "compile";
+    if (a->vgm_only) {
+        printf("%s, batch %lld, on %s (%lld cores)\n", a->model, (long long)b, chip->name,
+               (long long)rotor_chip_cores(chip));
+        print_vgm(&p->vgm);
+        return 0;
+    }
+    rotor_error err = {{0}};
+    char *text = NULL;
+    rotor_status st;
+    if ((a->json || a->outfile) && (st = rotor_program_write(&p->graph, chip, &p->t10, &text, &err)))
+        return cli_fail(cmd, st, &err);
+    int rc = 0;
+    if (a->outfile) {
+        FILE *f = fopen(a->outfile, "w");
+        if (!f || fputs(text, f) < 0 || fputc('\n', f) < 0) {
+            fprintf(stderr, "rotor compile: %s: cannot write\n", a->outfile);
+            rc = EXIT_BADINPUT;
+        }
+        if (f) fclose(f);
+    }
+    if (a->json) {
+        puts(text);
+    } else {
+        const rotor_group_stats *gs = &p->group;
+        printf("%s, batch %lld, on %s (%lld cores); %d operators grouped into %d "
+               "(%d epilogues fused, %d layout ops folded)\n\n",
+               a->model, (long long)b, chip->name, (long long)rotor_chip_cores(chip), gs->ops_before, gs->ops_after,
+               gs->fused, gs->folded);
+        print_table(&p->graph, &p->t10, chip);
+        if (a->compare && !p->vgm_status) {
+            print_vgm(&p->vgm);
+            printf("T10 over VGM: %.2fx\n", p->vgm.total_s / p->t10.total_s);
+        } else if (a->compare) {
+            printf("VGM baseline: %s\n", p->vgm_err.msg);
+        }
+    }
+    free(text);
+    return rc;
+}
+
+/* One row of a --batch sweep (st: the design's status, NOFIT marks x). */
+static void print_sweep_row(const compile_args *a, const rotor_pipeline *p, rotor_status st, int64_t b) {
+    if (st) {
+        printf("%-8lld %14s\n", (long long)b, "x");
+        return;
+    }
+    double t = a->vgm_only ? p->vgm.total_s : p->t10.total_s;
+    if (a->compare && !p->vgm_status)
+        printf("%-8lld %14.3f %14.3f %8.2fx\n", (long long)b, t * 1e6, p->vgm.total_s * 1e6, p->vgm.total_s / t);
+    else if (a->compare)
+        printf("%-8lld %14.3f %14s %9s\n", (long long)b, t * 1e6, "x", "");
+    else
+        printf("%-8lld %14.3f\n", (long long)b, t * 1e6);
+}
+
+int cmd_compile(int argc, char **argv) {
+    const char *cmd = "compile";
+    compile_args a = {0};
+    int rc = parse_compile(argc, argv, &a);
+    if (rc >= 0) return rc;
+    rotor_pipeline_options po = {.t10 = !a.vgm_only, .vgm = a.vgm_only || a.compare};
+    po.zoo.phase = a.decode ? ROTOR_PHASE_DECODE : ROTOR_PHASE_PREFILL;
+    if (cli_shared_model(cmd, a.model, &a.sa, "--decode", a.decode, true, &po)) return EXIT_BADINPUT;
     rotor_error err = {{0}};
     rotor_status st;
     rotor_chip chip;
-    if ((st = cli_chip(chip_spec, sets, nsets, &chip, &err))) return cli_fail(cmd, st, &err);
+    if ((st = cli_chip(a.sa.chip, a.sa.sets, a.sa.nsets, &chip, &err))) return cli_fail(cmd, st, &err);
 
-    if (sweep) printf("%-8s %14s %14s %9s\n", "batch", vgm_only ? "VGM (us)" : "T10 (us)",
-                      compare ? "VGM (us)" : "", compare ? "speedup" : "");
-    int rc = 0;
-    for (int i = 0;; i++) {
-        int64_t b = i < nb ? batches[i] : batches[nb - 1] * ((int64_t)1 << (i - nb + 1));
-        if (i >= nb && (!sweep || b > (1 << 20))) break;
-        zo.batch = b;
-        rotor_graph raw, g;
-        rotor_group_stats gs;
-        if ((st = cli_load_model(model, &zo, dims, inputs, &raw, NULL, &err))) {
-            rotor_graph_free(&raw);
-            return cli_fail(cmd, st, &err);
-        }
-        /* plan the operators that cost time: epilogues fused, layout folded */
-        st = rotor_group(&raw, &g, &gs, &err);
-        rotor_graph_free(&raw);
-        if (st) {
-            rotor_graph_free(&g);
-            return cli_fail(cmd, st, &err);
-        }
+    bool sweep = a.nb > 1;
+    if (sweep) printf("%-8s %14s %14s %9s\n", "batch", a.vgm_only ? "VGM (us)" : "T10 (us)",
+                      a.compare ? "VGM (us)" : "", a.compare ? "speedup" : "");
+    rc = 0;
+    for (int i = 0; !rc; i++) {
+        /* a sweep goes on doubling past the last size until the model no longer fits */
+        int64_t b = i < a.nb ? a.batches[i] : a.batches[a.nb - 1] * ((int64_t)1 << (i - a.nb + 1));
+        if (i >= a.nb && (!sweep || b > CLI_MAX_BATCH)) break;
+        po.zoo.batch = b;
         char what[96];
         snprintf(what, sizeof what, "batch %lld: operator shapes searched", (long long)b);
         cli_progress prog;
         cli_progress_begin(&prog, cmd, what);
-        co.progress = cli_progress_step;
-        co.progress_ctx = &prog;
-        rotor_compile_result r = {0};
-        rotor_vgm_result vr = {0};
-        rotor_status s1 = vgm_only ? ROTOR_OK : rotor_compile(&g, &chip, &co, &r, &err);
-        rotor_error verr = {{0}};
-        rotor_status s2 = (vgm_only || compare) ? rotor_vgm_compile(&g, &chip, &vr, &verr) : ROTOR_OK;
+        po.compile.progress = cli_progress_step;
+        po.compile.progress_ctx = &prog;
+        rotor_pipeline p;
+        st = rotor_pipeline_run(&po, &chip, &p, &err);
         cli_progress_end(&prog);
-        if (vgm_only) {
-            s1 = s2;
-            err = verr;
+        if (!st && a.vgm_only) {
+            st = p.vgm_status;
+            err = p.vgm_err;
         }
-        if (s1 && s1 != ROTOR_ERR_NOFIT) {
-            rotor_graph_free(&g);
-            return cli_fail(cmd, s1, &err);
+        if (st && st != ROTOR_ERR_NOFIT) rc = cli_fail(cmd, st, &err);
+        else if (sweep) print_sweep_row(&a, &p, st, b);
+        else rc = st ? cli_fail(cmd, st, &err) : print_compiled(&a, &p, &chip, b);
+        if (sweep && st == ROTOR_ERR_NOFIT) {
+            if (i == 0) rc = cli_fail(cmd, st, &err);
+            rotor_pipeline_free(&p);
+            break;
         }
-        if (sweep) {
-            if (s1) {
-                printf("%-8lld %14s\n", (long long)b, "x");
-                rotor_graph_free(&g);
-                rotor_vgm_result_free(&vr);
-                if (i == 0) rc = cli_fail(cmd, s1, &err);
-                break;
-            }
-            double t = vgm_only ? vr.total_s : r.total_s;
-            if (compare && !s2)
-                printf("%-8lld %14.3f %14.3f %8.2fx\n", (long long)b, t * 1e6, vr.total_s * 1e6, vr.total_s / t);
-            else if (compare)
-                printf("%-8lld %14.3f %14s %9s\n", (long long)b, t * 1e6, "x", "");
-            else
-                printf("%-8lld %14.3f\n", (long long)b, t * 1e6);
-        } else {
-            if (s1) {
-                rc = cli_fail(cmd, s1, &err);
-            } else if (vgm_only) {
-                printf("%s, batch %lld, on %s (%lld cores)\n", model, (long long)b, chip.name,
-                       (long long)rotor_chip_cores(&chip));
-                print_vgm(&vr);
-            } else {
-                char *text = NULL;
-                if ((json || outfile) && (st = rotor_program_write(&g, &chip, &r, &text, &err))) {
-                    rc = cli_fail(cmd, st, &err);
-                } else {
-                    if (outfile) {
-                        FILE *f = fopen(outfile, "w");
-                        if (!f || fputs(text, f) < 0 || fputc('\n', f) < 0) {
-                            fprintf(stderr, "rotor compile: %s: cannot write\n", outfile);
-                            rc = EXIT_BADINPUT;
-                        }
-                        if (f) fclose(f);
-                    }
-                    if (json) {
-                        puts(text);
-                    } else {
-                        printf("%s, batch %lld, on %s (%lld cores); %d operators grouped into %d "
-                               "(%d epilogues fused, %d layout ops folded)\n\n",
-                               model, (long long)b, chip.name, (long long)rotor_chip_cores(&chip),
-                               gs.ops_before, gs.ops_after, gs.fused, gs.folded);
-                        print_table(&g, &r, &chip);
-                        if (compare && !s2) {
-                            print_vgm(&vr);
-                            printf("T10 over VGM: %.2fx\n", vr.total_s / r.total_s);
-                        } else if (compare) {
-                            printf("VGM baseline: %s\n", verr.msg);
-                        }
-                    }
-                }
-                free(text);
-            }
-        }
-        rotor_compile_result_free(&r);
-        rotor_vgm_result_free(&vr);
-        rotor_graph_free(&g);
-        if (!sweep || rc) break;
+        rotor_pipeline_free(&p);
+        if (!sweep) break;
     }
     return rc;
 }

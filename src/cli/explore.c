@@ -14,8 +14,8 @@
 #include <string.h>
 
 #include "cli.h"
-#include "rotor/model/group.h"
 #include "rotor/hbm/schedule.h"
+#include "rotor/pipeline/pipeline.h"
 
 #define MAX_SWEEPS 8
 #define MAX_POINTS 64
@@ -580,11 +580,27 @@ static void close_outputs(sweep *sws, int nsw, bool remove_them) {
     }
 }
 
-int cmd_explore(int argc, char **argv) {
-    const char *prefix = NULL;
-    cli_hbm_args ha = {0};
+/* One run of `rotor explore`: what was asked, the points, the outputs. */
+typedef struct explore {
+    const char *input, *prefix;
+    cli_hbm_args ha;
     const char *sweep_specs[MAX_SWEEPS];
-    int nsw = 0;
+    int nsw, npts, nd, nthreads;
+    sweep sws[MAX_SWEEPS];
+    double vals[MAX_SWEEPS][MAX_POINTS];
+    rotor_preload_design designs[ROTOR_PRELOAD_NDESIGNS];
+    bool want[ROTOR_PRELOAD_NDESIGNS];
+    bool decode;
+    rotor_pipeline_options po;
+    rotor_schedule_options so;
+    rotor_chip chip;
+    point *pts;
+    rotor_pipeline pl; /* its graph is the model every point schedules */
+} explore;
+
+/* Parses argv into ex (the options, the designs, the sweeps and their
+ * values); returns -1 to go on, else the exit status (0 after --help). */
+static int parse_explore(int argc, char **argv, explore *ex) {
     static const struct option opts[] = {
         CLI_HBM_OPTIONS,
         {"sweep", required_argument, 0, 'S'},  {"output", required_argument, 0, 'o'},
@@ -594,101 +610,81 @@ int cmd_explore(int argc, char **argv) {
     int ch;
     while ((ch = getopt_long(argc, argv, ":ho:", opts, NULL)) != -1) {
         bool taken;
-        if (cli_hbm_option(CMD, ch, optarg, &ha, &taken)) return EXIT_BADINPUT;
+        if (cli_hbm_option(CMD, ch, optarg, &ex->ha, &taken)) return EXIT_BADINPUT;
         if (taken) continue;
-        const char **slot = NULL;
-        const char *name = NULL;
         switch (ch) {
-        case 'o': slot = &prefix; name = "-o"; break;
+        case 'o':
+            if (cli_set_once(CMD, "-o", &ex->prefix, optarg)) return EXIT_BADINPUT;
+            break;
         case 'S':
-            if (nsw == MAX_SWEEPS) return cli_usage_error(CMD, "more than %d --sweep options", MAX_SWEEPS);
-            sweep_specs[nsw++] = optarg;
+            if (ex->nsw == MAX_SWEEPS) return cli_usage_error(CMD, "more than %d --sweep options", MAX_SWEEPS);
+            ex->sweep_specs[ex->nsw++] = optarg;
             break;
         case 'h': explore_usage(stdout); return 0;
         default: return cli_bad_option(CMD, ch, argv);
         }
-        if (slot && cli_set_once(CMD, name, slot, optarg)) return EXIT_BADINPUT;
     }
     if (cli_one_input(CMD, argc, argv, "a model is required (try --help)")) return EXIT_BADINPUT;
-    if (nsw == 0) return cli_usage_error(CMD, "--sweep KEY=V1,V2,... is required (keys: hbm-bw, noc-bw, cores, flops)");
-    const char *input = argv[optind];
-    if (prefix && !*prefix) return cli_usage_error(CMD, "-o: expected a file name prefix, got ''");
-    rotor_zoo_options zo;
-    rotor_schedule_options so = {0};
-    if (cli_hbm_workload(CMD, input, &ha, &zo, &so)) return EXIT_BADINPUT;
-    bool decode = zo.phase == ROTOR_PHASE_DECODE;
-    int nthreads = so.threads ? so.threads : omp_get_max_threads(); /* --threads: the points' loop */
-    rotor_preload_design designs[ROTOR_PRELOAD_NDESIGNS];
-    int nd = 0;
-    int rc = parse_designs(ha.design, designs, &nd);
+    if (ex->nsw == 0)
+        return cli_usage_error(CMD, "--sweep KEY=V1,V2,... is required (keys: hbm-bw, noc-bw, cores, flops)");
+    ex->input = argv[optind];
+    if (ex->prefix && !*ex->prefix) return cli_usage_error(CMD, "-o: expected a file name prefix, got ''");
+    if (cli_hbm_workload(CMD, ex->input, &ex->ha, &ex->po, &ex->so)) return EXIT_BADINPUT;
+    ex->decode = ex->po.zoo.phase == ROTOR_PHASE_DECODE;
+    ex->nthreads = ex->so.threads ? ex->so.threads : omp_get_max_threads(); /* --threads: the points' loop */
+    int rc = parse_designs(ex->ha.design, ex->designs, &ex->nd);
     if (rc) return rc;
-    bool want[ROTOR_PRELOAD_NDESIGNS] = {0};
-    for (int k = 0; k < nd; k++) want[designs[k]] = true;
-    want[ROTOR_PRELOAD_IDEAL] = true; /* percent_of_ideal in every row */
-
+    for (int k = 0; k < ex->nd; k++) ex->want[ex->designs[k]] = true;
+    ex->want[ROTOR_PRELOAD_IDEAL] = true; /* percent_of_ideal in every row */
     /* the sweeps and their values, each key at most once (its files) */
-    sweep sws[MAX_SWEEPS];
-    memset(sws, 0, sizeof sws);
-    double vals[MAX_SWEEPS][MAX_POINTS];
-    int npts = 0;
-    for (int w = 0; w < nsw; w++) {
-        if ((rc = parse_sweep(sweep_specs[w], &sws[w], vals[w]))) return rc;
+    for (int w = 0; w < ex->nsw; w++) {
+        sweep *sw = &ex->sws[w];
+        if ((rc = parse_sweep(ex->sweep_specs[w], sw, ex->vals[w]))) return rc;
         for (int u = 0; u < w; u++)
-            if (sws[u].key == sws[w].key)
+            if (ex->sws[u].key == sw->key)
                 return cli_usage_error(CMD, "--sweep %s given twice (one sweep per key: each writes "
-                                       "PREFIX-%s.csv)", KEYS[sws[w].key].name, KEYS[sws[w].key].name);
-        sws[w].first = npts;
-        npts += sws[w].n;
+                                       "PREFIX-%s.csv)", KEYS[sw->key].name, KEYS[sw->key].name);
+        sw->first = ex->npts;
+        ex->npts += sw->n;
     }
+    return -1;
+}
 
+/* The chip, every point's chip (checked before anything runs), the model. */
+static int prepare(explore *ex) {
     rotor_error err = {{0}};
     rotor_status st;
-    rotor_chip chip;
-    if ((st = cli_chip(ha.chip ? ha.chip : "ipu-pod4", ha.sets, ha.nsets, &chip, &err))) return cli_fail(CMD, st, &err);
-    if (cli_apply_hbm_bw(CMD, ha.hbm, &chip)) return EXIT_BADINPUT;
-
-    /* every point's chip, checked before anything runs */
-    point *pts = calloc((size_t)npts, sizeof *pts);
-    if (!pts) {
-        return cli_nomem("explore");
-    }
-    for (int w = 0; w < nsw && !rc; w++)
-        for (int i = 0; i < sws[w].n && !rc; i++) {
-            point *p = &pts[sws[w].first + i];
+    const cli_shared_args *m = &ex->ha.m;
+    if ((st = cli_chip(m->chip ? m->chip : "ipu-pod4", m->sets, m->nsets, &ex->chip, &err)))
+        return cli_fail(CMD, st, &err);
+    if (cli_apply_hbm_bw(CMD, ex->ha.hbm, &ex->chip)) return EXIT_BADINPUT;
+    if (!(ex->pts = calloc((size_t)ex->npts, sizeof *ex->pts))) return cli_nomem(CMD);
+    for (int w = 0; w < ex->nsw; w++)
+        for (int i = 0; i < ex->sws[w].n; i++) {
+            point *p = &ex->pts[ex->sws[w].first + i];
             p->sweep = w;
-            p->value = vals[w][i];
-            if ((st = apply_value(&chip, sws[w].key, p->value, &p->chip, &err))) {
+            p->value = ex->vals[w][i];
+            if ((st = apply_value(&ex->chip, ex->sws[w].key, p->value, &p->chip, &err))) {
                 char pre[96];
-                snprintf(pre, sizeof pre, "--sweep %s=%.10g", KEYS[sws[w].key].name, p->value);
+                snprintf(pre, sizeof pre, "--sweep %s=%.10g", KEYS[ex->sws[w].key].name, p->value);
                 rotor_error_prefix(&err, pre);
-                rc = cli_fail(CMD, st, &err);
+                return cli_fail(CMD, st, &err);
             }
         }
-    if (rc) {
-        free(pts);
-        return rc;
-    }
+    if ((st = rotor_pipeline_run(&ex->po, &ex->chip, &ex->pl, &err))) return cli_fail(CMD, st, &err);
+    return 0;
+}
 
-    rotor_graph raw, g;
-    rotor_group_stats gs;
-    if ((st = cli_load_model(input, &zo, ha.dims, ha.inputs, &raw, NULL, &err))) {
-        rotor_graph_free(&raw);
-        free(pts);
-        return cli_fail(CMD, st, &err);
-    }
-    st = rotor_group(&raw, &g, &gs, &err);
-    rotor_graph_free(&raw);
-    if (st) {
-        free(pts);
-        return cli_fail(CMD, st, &err);
-    }
-
-    /* the output files, opened before the work so that a bad path fails fast */
+/* The output files, opened before the work so that a bad path fails fast;
+ * after a failure only the files this run created are removed: those
+ * opened so far. */
+static int open_outputs(explore *ex) {
     char defprefix[300];
-    default_prefix(input, cli_is_onnx(input), defprefix, sizeof defprefix);
-    if (!prefix) prefix = defprefix;
-    for (int w = 0; w < nsw && !rc; w++) {
-        sweep *sw = &sws[w];
+    default_prefix(ex->input, rotor_model_is_onnx(ex->input), defprefix, sizeof defprefix);
+    const char *prefix = ex->prefix ? ex->prefix : defprefix;
+    int rc = 0;
+    for (int w = 0; w < ex->nsw && !rc; w++) {
+        sweep *sw = &ex->sws[w];
         snprintf(sw->csv_path, sizeof sw->csv_path, "%s-%s.csv", prefix, KEYS[sw->key].name);
         snprintf(sw->svg_path, sizeof sw->svg_path, "%s-%s.svg", prefix, KEYS[sw->key].name);
         if (!(sw->csv = fopen(sw->csv_path, "w")))
@@ -696,99 +692,113 @@ int cmd_explore(int argc, char **argv) {
         else if (!(sw->svg = fopen(sw->svg_path, "w")))
             rc = cli_usage_error(CMD, "-o: %s: cannot write (%s)", sw->svg_path, strerror(errno));
     }
-    if (rc) {
-        /* only the files this run created are removed: those opened so far */
-        for (int w = 0; w < nsw; w++) {
-            if (sws[w].csv) {
-                fclose(sws[w].csv);
-                remove(sws[w].csv_path);
-            }
-            if (sws[w].svg) {
-                fclose(sws[w].svg);
-                remove(sws[w].svg_path);
-            }
+    for (int w = 0; rc && w < ex->nsw; w++) {
+        sweep *sw = &ex->sws[w];
+        if (sw->csv) {
+            fclose(sw->csv);
+            remove(sw->csv_path);
         }
-        rotor_graph_free(&g);
-        free(pts);
-        return rc;
+        if (sw->svg) {
+            fclose(sw->svg);
+            remove(sw->svg_path);
+        }
+        sw->csv = sw->svg = NULL;
     }
+    return rc;
+}
 
-    /* the points, in parallel; each writes only its own slot */
+/* The points, in parallel (each writes only its own slot), then checked in
+ * point order: a misfit is skipped, any other failure ends the run, and so
+ * does a sweep none of whose points fits. */
+static int run_points(explore *ex) {
     cli_progress prog;
     cli_progress_begin(&prog, CMD, "sweep points");
-    int done = 0;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads)
+    int done = 0, npts = ex->npts;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(ex->nthreads)
     for (int i = 0; i < npts; i++) {
-        run_point(&g, &so, want, &pts[i]);
+        run_point(&ex->pl.graph, &ex->so, ex->want, &ex->pts[i]);
 #pragma omp critical(explore_progress)
         cli_progress_step(&prog, ++done, npts);
     }
     cli_progress_end(&prog);
-
-    /* in point order: a misfit is skipped, any other failure ends the run */
-    for (int i = 0; i < npts && !rc; i++) {
-        point *p = &pts[i];
+    for (int i = 0; i < npts; i++) {
+        point *p = &ex->pts[i];
         if (p->st == ROTOR_ERR_NOFIT) continue;
         if (p->st) {
             char pre[96];
-            snprintf(pre, sizeof pre, "%s=%.10g", KEYS[sws[p->sweep].key].name, p->value);
+            snprintf(pre, sizeof pre, "%s=%.10g", KEYS[ex->sws[p->sweep].key].name, p->value);
             rotor_error_prefix(&p->err, pre);
-            rc = cli_fail(CMD, p->st, &p->err);
-        } else {
-            sws[p->sweep].fits++;
+            return cli_fail(CMD, p->st, &p->err);
         }
+        ex->sws[p->sweep].fits++;
     }
-    for (int w = 0; w < nsw && !rc; w++)
-        if (!sws[w].fits) {
-            point *p = &pts[sws[w].first];
+    for (int w = 0; w < ex->nsw; w++)
+        if (!ex->sws[w].fits) {
+            point *p = &ex->pts[ex->sws[w].first];
+            const char *key = KEYS[ex->sws[w].key].name;
             char pre[160];
-            snprintf(pre, sizeof pre, "--sweep %s: no point fits; at %s=%.10g", KEYS[sws[w].key].name,
-                     KEYS[sws[w].key].name, p->value);
+            snprintf(pre, sizeof pre, "--sweep %s: no point fits; at %s=%.10g", key, key, p->value);
             rotor_error_prefix(&p->err, pre);
-            rc = cli_fail(CMD, p->st, &p->err);
+            return cli_fail(CMD, p->st, &p->err);
         }
-    if (rc) {
-        close_outputs(sws, nsw, true);
-        rotor_graph_free(&g);
-        free(pts);
-        return rc;
-    }
     for (int i = 0; i < npts; i++)
-        if (pts[i].st)
-            fprintf(stderr, "rotor explore: %s=%.10g skipped: %s\n", KEYS[sws[pts[i].sweep].key].name, pts[i].value,
-                    pts[i].err.msg);
+        if (ex->pts[i].st)
+            fprintf(stderr, "rotor explore: %s=%.10g skipped: %s\n", KEYS[ex->sws[ex->pts[i].sweep].key].name,
+                    ex->pts[i].value, ex->pts[i].err.msg);
+    return 0;
+}
 
-    const char *ylabel = decode ? "per-token latency (ms)" : "latency per step (ms)";
-    for (int w = 0; w < nsw && !rc; w++) {
-        sweep *sw = &sws[w];
-        write_csv(sw->csv, sw, pts, designs, nd);
-        write_svg(sw->svg, sw, pts, designs, nd, g.name, chip.name, ylabel);
+/* Every sweep's CSV and SVG, closed and checked. */
+static int write_outputs(explore *ex) {
+    const char *ylabel = ex->decode ? "per-token latency (ms)" : "latency per step (ms)";
+    for (int w = 0; w < ex->nsw; w++) {
+        sweep *sw = &ex->sws[w];
+        write_csv(sw->csv, sw, ex->pts, ex->designs, ex->nd);
+        write_svg(sw->svg, sw, ex->pts, ex->designs, ex->nd, ex->pl.graph.name, ex->chip.name, ylabel);
         bool bad_csv = ferror(sw->csv), bad_svg = ferror(sw->svg);
         bad_csv |= fclose(sw->csv) != 0;
         bad_svg |= fclose(sw->svg) != 0;
         sw->csv = sw->svg = NULL;
         if (bad_csv || bad_svg)
-            rc = cli_usage_error(CMD, "-o: %s: cannot write", bad_csv ? sw->csv_path : sw->svg_path);
+            return cli_usage_error(CMD, "-o: %s: cannot write", bad_csv ? sw->csv_path : sw->svg_path);
     }
-    if (rc) {
-        close_outputs(sws, nsw, true);
-    } else if (ha.json) {
-        rc = print_json(g.name, &chip, sws, nsw, pts, designs, nd);
-    } else {
-        char topo[64] = "all-to-all";
-        if (chip.topology == ROTOR_TOPO_MESH)
-            snprintf(topo, sizeof topo, "mesh %lldx%lld", (long long)chip.mesh_width, (long long)chip.mesh_height);
-        printf("%s on %s: %lld chip%s x %lld cores (%s), HBM %.6g TB/s in all, links %.6g GB/s, %.6g TFLOP/s "
-               "matrix per chip; %s\n",
-               g.name, chip.name, (long long)chip.chips, chip.chips > 1 ? "s" : "", (long long)chip.cores_per_chip,
-               topo, chip.hbm_gbps * (double)chip.chips / 1000.0, chip.link_gbps, chip.matrix_tflops,
-               decode ? "decode step (latency per token)" : "one step");
-        for (int w = 0; w < nsw; w++) {
-            printf("\n");
-            print_table(&sws[w], pts, designs, nd);
-        }
+    return 0;
+}
+
+/* The text report: the chip, then one table per sweep. */
+static void print_report(const explore *ex) {
+    const rotor_chip *chip = &ex->chip;
+    char topo[64] = "all-to-all";
+    if (chip->topology == ROTOR_TOPO_MESH)
+        snprintf(topo, sizeof topo, "mesh %lldx%lld", (long long)chip->mesh_width, (long long)chip->mesh_height);
+    printf("%s on %s: %lld chip%s x %lld cores (%s), HBM %.6g TB/s in all, links %.6g GB/s, %.6g TFLOP/s "
+           "matrix per chip; %s\n",
+           ex->pl.graph.name, chip->name, (long long)chip->chips, chip->chips > 1 ? "s" : "",
+           (long long)chip->cores_per_chip, topo, chip->hbm_gbps * (double)chip->chips / 1000.0, chip->link_gbps,
+           chip->matrix_tflops, ex->decode ? "decode step (latency per token)" : "one step");
+    for (int w = 0; w < ex->nsw; w++) {
+        printf("\n");
+        print_table(&ex->sws[w], ex->pts, ex->designs, ex->nd);
     }
-    rotor_graph_free(&g);
-    free(pts);
+}
+
+int cmd_explore(int argc, char **argv) {
+    explore *ex = calloc(1, sizeof *ex);
+    if (!ex) return cli_nomem(CMD);
+    int rc = parse_explore(argc, argv, ex);
+    if (rc < 0) {
+        rc = prepare(ex);
+        bool opened = !rc && !(rc = open_outputs(ex));
+        if (!rc) rc = run_points(ex);
+        if (!rc) rc = write_outputs(ex);
+        if (rc && opened) close_outputs(ex->sws, ex->nsw, true);
+        else if (!rc && ex->ha.json)
+            rc = print_json(ex->pl.graph.name, &ex->chip, ex->sws, ex->nsw, ex->pts, ex->designs, ex->nd);
+        else if (!rc)
+            print_report(ex);
+    }
+    rotor_pipeline_free(&ex->pl);
+    free(ex->pts);
+    free(ex);
     return rc;
 }

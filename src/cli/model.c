@@ -31,29 +31,27 @@ static void model_usage(FILE *f) {
             "exit status: 0 listed, 2 bad input\n");
 }
 
+/* The operator table and the totals of g (imported with os, grouped with gs
+ * when grouped). */
+static void print_model(const rotor_graph *g, const rotor_onnx_stats *os, const rotor_group_stats *gs, bool grouped);
+
 int cmd_model(int argc, char **argv) {
     const char *cmd = "model";
-    const char *batch = NULL, *seq = NULL, *layers = NULL, *dims = NULL, *inputs = NULL;
+    cli_shared_args sa = {0};
     bool json = false, decode = false, group = false;
     static const struct option opts[] = {
-        {"batch", required_argument, 0, 'b'}, {"seq", required_argument, 0, 'q'},
-        {"dim", required_argument, 0, 'D'},   {"input", required_argument, 0, 'I'},
-        {"layers", required_argument, 0, 'l'}, {"decode", no_argument, 0, 'd'},
-        {"group", no_argument, 0, 'g'},        {"json", no_argument, 0, 'j'},
-        {"list", no_argument, 0, 'L'},         {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
+        CLI_SHAPE_OPTIONS,
+        {"decode", no_argument, 0, 'd'},       {"group", no_argument, 0, 'g'},
+        {"json", no_argument, 0, 'j'},         {"list", no_argument, 0, 'L'},
+        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
     optind = 1;
     opterr = 0;
     int ch;
     while ((ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        const char **slot = NULL;
-        const char *name = NULL;
+        bool taken;
+        if (cli_shared_option(cmd, ch, optarg, &sa, &taken)) return EXIT_BADINPUT;
+        if (taken) continue;
         switch (ch) {
-        case 'b': slot = &batch; name = "--batch"; break;
-        case 'q': slot = &seq; name = "--seq"; break;
-        case 'l': slot = &layers; name = "--layers"; break;
-        case 'D': slot = &dims; name = "--dim"; break;
-        case 'I': slot = &inputs; name = "--input"; break;
         case 'd': decode = true; break;
         case 'g': group = true; break;
         case 'j': json = true; break;
@@ -66,82 +64,53 @@ int cmd_model(int argc, char **argv) {
         case 'h': model_usage(stdout); return 0;
         default: return cli_bad_option(cmd, ch, argv);
         }
-        if (slot && cli_set_once(cmd, name, slot, optarg)) return EXIT_BADINPUT;
     }
     if (cli_one_input(cmd, argc, argv, "a model is required (try 'rotor model --list')")) return EXIT_BADINPUT;
-    if (cli_is_onnx(argv[optind]) && (batch || seq || layers || decode))
-        return cli_usage_error(cmd, "--batch, --seq, --layers and --decode shape zoo models; bind an ONNX file's "
-                               "dimensions with --dim (e.g. --dim batch=8)");
-    rotor_zoo_options zo = {0};
-    int64_t v;
-    if (batch) {
-        if (cli_parse_i64(cmd, "--batch", batch, 1, 1 << 20, &v)) return EXIT_BADINPUT;
-        zo.batch = v;
-    }
-    if (seq) {
-        if (cli_parse_i64(cmd, "--seq", seq, 1, 1 << 24, &v)) return EXIT_BADINPUT;
-        zo.seq = v;
-    }
-    if (layers) {
-        if (cli_parse_i64(cmd, "--layers", layers, 1, 1000, &v)) return EXIT_BADINPUT;
-        zo.layers = v;
-    }
-    zo.phase = decode ? ROTOR_PHASE_DECODE : ROTOR_PHASE_PREFILL;
-    rotor_graph g;
+    rotor_pipeline_options po = {.no_group = !group};
+    po.zoo.phase = decode ? ROTOR_PHASE_DECODE : ROTOR_PHASE_PREFILL;
+    if (cli_shared_model(cmd, argv[optind], &sa, "--decode", decode, false, &po)) return EXIT_BADINPUT;
     rotor_error err = {{0}};
-    rotor_onnx_stats os;
-    rotor_status st = cli_load_model(argv[optind], &zo, dims, inputs, &g, &os, &err);
+    rotor_pipeline p;
+    rotor_status st = rotor_pipeline_run(&po, NULL, &p, &err);
+    int rc = 0;
     if (st) {
-        rotor_graph_free(&g);
-        return cli_fail(cmd, st, &err);
-    }
-    rotor_group_stats gs = {0};
-    if (group) {
-        rotor_graph grouped;
-        st = rotor_group(&g, &grouped, &gs, &err);
-        rotor_graph_free(&g);
-        g = grouped;
-        if (st) {
-            rotor_graph_free(&g);
-            return cli_fail(cmd, st, &err);
-        }
-    }
-    if (json) {
-        char *text = rotor_graph_to_json(&g);
-        if (!text) {
-            rotor_graph_free(&g);
-            return cli_nomem("model");
-        }
-        puts(text);
+        rc = cli_fail(cmd, st, &err);
+    } else if (json) {
+        char *text = rotor_graph_to_json(&p.graph);
+        if (text) puts(text);
+        else rc = cli_nomem(cmd);
         free(text);
-        rotor_graph_free(&g);
-        return 0;
+    } else {
+        print_model(&p.graph, &p.onnx, &p.group, group);
     }
+    rotor_pipeline_free(&p);
+    return rc;
+}
+
+static void print_model(const rotor_graph *g, const rotor_onnx_stats *os, const rotor_group_stats *gs, bool grouped) {
     printf("%-26s %-18s %-14s %12s %12s  %s\n", "operator", "type", "output", "GFLOP", "weights (B)",
            "expression");
-    for (int o = 0; o < g.nops; o++) {
-        const rotor_op *op = &g.ops[o];
+    for (int o = 0; o < g->nops; o++) {
+        const rotor_op *op = &g->ops[o];
         char shape[96];
-        rotor_graph_shape_string(&g.values[op->outputs[0]], shape, sizeof shape);
+        rotor_graph_shape_string(&g->values[op->outputs[0]], shape, sizeof shape);
         printf("%-26.26s %-18.18s %-14.14s %12.4f %12lld  %s%s%s\n", op->name, op->type, shape,
                op->flops / 1e9, (long long)op->weight_bytes, op->vendor ? "(vendor op)" : op->expr.text,
                op->nfused ? "  + " : "", op->fused);
     }
     rotor_graph_totals t;
-    rotor_graph_totals_of(&g, &t);
-    char *hist = rotor_graph_histogram(&g);
+    rotor_graph_totals_of(g, &t);
+    char *hist = rotor_graph_histogram(g);
     printf("\n%s: %d operators (%d vendor), %.4g GFLOP, %lld weights (%.4g MB), kv cache %.4g MB, "
            "activations %.4g MB\n",
-           g.name, t.ops, t.vendor_ops, t.flops / 1e9, (long long)t.weight_params, (double)t.weight_bytes / 1e6,
+           g->name, t.ops, t.vendor_ops, t.flops / 1e9, (long long)t.weight_params, (double)t.weight_bytes / 1e6,
            (double)t.kv_bytes / 1e6, (double)t.activation_bytes / 1e6);
-    if (os.nodes)
+    if (os->nodes)
         printf("onnx: IR %lld, opset %lld, %d nodes: %d folded to constants, %d spelled-out LayerNorms matched\n",
-               (long long)os.ir_version, (long long)os.opset, os.nodes, os.folded, os.layernorms_matched);
-    if (group)
-        printf("grouped: %d operators into %d (%d epilogues fused, %d layout ops folded)\n", gs.ops_before,
-               gs.ops_after, gs.fused, gs.folded);
+               (long long)os->ir_version, (long long)os->opset, os->nodes, os->folded, os->layernorms_matched);
+    if (grouped)
+        printf("grouped: %d operators into %d (%d epilogues fused, %d layout ops folded)\n", gs->ops_before,
+               gs->ops_after, gs->fused, gs->folded);
     printf("histogram: %s\n", hist ? hist : "(out of memory)");
     free(hist);
-    rotor_graph_free(&g);
-    return 0;
 }

@@ -11,7 +11,6 @@
 #include "rotor/op/planfile.h"
 #include "rotor/op/search.h"
 
-#define MAX_SETS 64
 
 static void plan_usage(FILE *f) {
     fprintf(f,
@@ -151,39 +150,33 @@ static void print_t10(const rotor_expr *e, const rotor_plan *p) {
 
 int cmd_plan(int argc, char **argv) {
     const char *cmd = "plan";
-    const char *expr = NULL, *dims = NULL, *chip_spec = NULL, *format = NULL, *cons = NULL,
-               *model_name = NULL, *threads = NULL;
-    char *sets[MAX_SETS];
-    int nsets = 0;
+    const char *expr = NULL, *dims = NULL, *format = NULL, *cons = NULL, *model_name = NULL;
+    cli_shared_args sa = {0};
     bool pareto = false;
     const char *within = NULL;
     static const struct option opts[] = {
+        CLI_CHIP_OPTIONS,                       CLI_THREADS_OPTION,
         {"expr", required_argument, 0, 'e'},    {"dims", required_argument, 0, 'd'},
-        {"chip", required_argument, 0, 'c'},    {"set", required_argument, 0, 's'},
         {"format", required_argument, 0, 'f'},  {"pareto", no_argument, 0, 'p'},
         {"pareto-within", required_argument, 0, 'W'},
         {"constraints", required_argument, 0, 'k'}, {"cost-model", required_argument, 0, 'm'},
-        {"threads", required_argument, 0, 't'}, {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
+        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
     optind = 1;
     opterr = 0;
     int ch;
     while ((ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        bool taken;
+        if (cli_shared_option(cmd, ch, optarg, &sa, &taken)) return EXIT_BADINPUT;
+        if (taken) continue;
         const char **slot = NULL;
         const char *name = NULL;
         switch (ch) {
         case 'e': slot = &expr; name = "--expr"; break;
         case 'd': slot = &dims; name = "--dims"; break;
-        case 'c': slot = &chip_spec; name = "--chip"; break;
         case 'f': slot = &format; name = "--format"; break;
         case 'k': slot = &cons; name = "--constraints"; break;
         case 'm': slot = &model_name; name = "--cost-model"; break;
-        case 't': slot = &threads; name = "--threads"; break;
         case 'W': slot = &within; name = "--pareto-within"; break;
-        case 's':
-            if (nsets == MAX_SETS) return cli_usage_error(cmd, "more than %d --set options", MAX_SETS);
-            sets[nsets++] = optarg;
-            break;
         case 'p':
             if (pareto) return cli_usage_error(cmd, "--pareto given twice");
             pareto = true;
@@ -215,13 +208,7 @@ int cmd_plan(int argc, char **argv) {
     rotor_search_options opt = {0};
     opt.pareto = pareto;
     opt.pareto_time_ratio = ratio;
-    if (threads) {
-        char *end;
-        long v = strtol(threads, &end, 10);
-        if (*end || end == threads || v < 1 || v > 1024)
-            return cli_usage_error(cmd, "--threads: expected 1 to 1024, got '%s'", threads);
-        opt.threads = (int)v;
-    }
+    if (cli_shared_threads(cmd, &sa, &opt.threads)) return EXIT_BADINPUT;
     opt.model = rotor_cost_model_default();
     if (model_name) {
         opt.model = rotor_cost_model_find(model_name);
@@ -231,16 +218,10 @@ int cmd_plan(int argc, char **argv) {
     rotor_status st;
     if (cons && (st = rotor_constraints_parse(cons, &opt.constraints, &err))) return cli_fail(cmd, st, &err);
     rotor_chip chip;
-    if ((st = cli_chip(chip_spec, sets, nsets, &chip, &err))) return cli_fail(cmd, st, &err);
+    if ((st = cli_chip(sa.chip, sa.sets, sa.nsets, &chip, &err))) return cli_fail(cmd, st, &err);
     rotor_expr e;
-    if ((st = rotor_expr_parse(expr, &e, &err))) {
-        rotor_error_prefix(&err, "--expr");
-        return cli_fail(cmd, st, &err);
-    }
-    if ((st = rotor_expr_bind(&e, dims, &err))) {
-        rotor_error_prefix(&err, err.msg[0] == 'c' ? "--expr" : "--dims");
-        return cli_fail(cmd, st, &err);
-    }
+    int rc = cli_expr(cmd, expr, dims, false, &e);
+    if (rc) return rc;
     rotor_search_result r;
     if ((st = rotor_search(&e, &chip, &opt, &r, &err))) return cli_fail(cmd, st, &err);
     if (fmt == T10) {

@@ -308,6 +308,60 @@ static int write_sim_trace(const char *path, const run *x) {
     return write_trace_text(path, text);
 }
 
+/* Runs the designs asked for into runs[0 .. *shown), then Basic and Ideal
+ * when not asked for (the percentage of Ideal and the speedup over Basic are
+ * part of every report); *nruns counts the runs that succeeded (runs
+ * [0 .. *nruns) hold reports to free). */
+static rotor_status run_designs(const rotor_schedule *s, const rotor_preload_design *designs, int ndesigns, run *runs,
+                                int *nruns, int *shown, rotor_error *err) {
+    rotor_preload_design want[ROTOR_PRELOAD_NDESIGNS + 2];
+    int nwant = 0;
+    bool has_ideal = false, has_basic = false;
+    for (int i = 0; i < ndesigns; i++) {
+        want[nwant++] = designs[i];
+        has_ideal |= designs[i] == ROTOR_PRELOAD_IDEAL;
+        has_basic |= designs[i] == ROTOR_PRELOAD_BASIC;
+    }
+    *shown = nwant;
+    if (!has_basic) want[nwant++] = ROTOR_PRELOAD_BASIC;
+    if (!has_ideal) want[nwant++] = ROTOR_PRELOAD_IDEAL;
+    rotor_status st = ROTOR_OK;
+    for (int i = 0; i < nwant && !st; i++) {
+        double t0 = omp_get_wtime();
+        st = rotor_schedule_run(s, want[i], &runs[i].rep, err);
+        runs[i].design = want[i];
+        runs[i].seconds = omp_get_wtime() - t0;
+        if (!st) (*nruns)++;
+    }
+    return st;
+}
+
+/* --simulate: replays every shown design but ideal (its machine is not a
+ * chip) on simchip; only the last replayed (*traced) keeps its simulator. */
+static rotor_status simulate_designs(const rotor_schedule *s, const rotor_chip *simchip, run *runs, int shown,
+                                     const run **traced, rotor_error *err) {
+    for (int i = 0; i < shown; i++) {
+        if (runs[i].design == ROTOR_PRELOAD_IDEAL) continue;
+        double t0 = omp_get_wtime();
+        rotor_status st = rotor_schedule_replay(s, &runs[i].rep, simchip, &runs[i].sim, err);
+        runs[i].sim_seconds = omp_get_wtime() - t0;
+        if (st) {
+            char prefix[64];
+            snprintf(prefix, sizeof prefix, "--simulate (%s)", rotor_preload_designs[runs[i].design].name);
+            rotor_error_prefix(err, prefix);
+            return st;
+        }
+        runs[i].simulated = true;
+        *traced = &runs[i];
+        for (int j = 0; j < i; j++)
+            if (runs[j].simulated && runs[j].sim.sim) {
+                rotor_sim_free(runs[j].sim.sim);
+                runs[j].sim.sim = NULL;
+            }
+    }
+    return ROTOR_OK;
+}
+
 int cmd_schedule(int argc, char **argv) {
     const char *cmd = "schedule";
     const char *trace = NULL, *topology = NULL;
@@ -341,10 +395,11 @@ int cmd_schedule(int argc, char **argv) {
     }
     if (cli_one_input(cmd, argc, argv, "a model is required (try --help)")) return EXIT_BADINPUT;
     const char *input = argv[optind];
-    rotor_zoo_options zo;
+    rotor_pipeline_options po = {0};
     rotor_schedule_options so = {0};
     so.preload.no_refine = no_refine;
-    if (cli_hbm_workload(cmd, input, &ha, &zo, &so)) return EXIT_BADINPUT;
+    if (cli_hbm_workload(cmd, input, &ha, &po, &so)) return EXIT_BADINPUT;
+    po.schedule = &so;
     rotor_preload_design designs[ROTOR_PRELOAD_NDESIGNS];
     int ndesigns = 0;
     rotor_error err = {{0}};
@@ -360,7 +415,7 @@ int cmd_schedule(int argc, char **argv) {
     }
 
     rotor_chip chip;
-    if ((st = cli_chip(ha.chip ? ha.chip : "ipu-pod4", ha.sets, ha.nsets, &chip, &err))) return cli_fail(cmd, st, &err);
+    if ((st = cli_chip(ha.m.chip ? ha.m.chip : "ipu-pod4", ha.m.sets, ha.m.nsets, &chip, &err))) return cli_fail(cmd, st, &err);
     if (cli_apply_hbm_bw(cmd, ha.hbm, &chip)) return EXIT_BADINPUT;
 
     /* the network: the schedule (HBM through a mesh's edge ports) and the
@@ -371,76 +426,31 @@ int cmd_schedule(int argc, char **argv) {
     simchip.chips = 1;
     simchip.interchip_gbps = 0;
 
-    rotor_graph raw, g;
-    rotor_group_stats gs;
-    if ((st = cli_load_model(input, &zo, ha.dims, ha.inputs, &raw, NULL, &err))) {
-        rotor_graph_free(&raw);
+    rotor_pipeline p;
+    if ((st = rotor_pipeline_run(&po, &chip, &p, &err))) {
+        rotor_pipeline_free(&p);
         return cli_fail(cmd, st, &err);
     }
-    st = rotor_group(&raw, &g, &gs, &err);
-    rotor_graph_free(&raw);
-    if (st) return cli_fail(cmd, st, &err);
-    rotor_schedule *s = NULL;
-    if ((st = rotor_schedule_build(&g, &chip, &so, &s, &err))) {
-        rotor_graph_free(&g);
-        return cli_fail(cmd, st, &err);
-    }
+    const rotor_graph *g = &p.graph;
+    rotor_schedule *s = p.schedule;
 
-    /* Ideal and Basic are also run when not asked for: the percentage of
-     * Ideal and the speedup over Basic are part of every report. */
     run runs[ROTOR_PRELOAD_NDESIGNS + 2];
     memset(runs, 0, sizeof runs);
-    int nruns = 0, rc = 0;
-    const run *ideal = NULL, *basic = NULL;
-    rotor_preload_design want[ROTOR_PRELOAD_NDESIGNS + 2];
-    int nwant = 0;
-    bool has_ideal = false, has_basic = false;
-    for (int i = 0; i < ndesigns; i++) {
-        want[nwant++] = designs[i];
-        has_ideal |= designs[i] == ROTOR_PRELOAD_IDEAL;
-        has_basic |= designs[i] == ROTOR_PRELOAD_BASIC;
+    int nruns = 0, shown = 0, rc = 0;
+    const run *ideal = NULL, *basic = NULL, *traced = NULL;
+    st = run_designs(s, designs, ndesigns, runs, &nruns, &shown, &err);
+    for (int i = 0; i < nruns; i++) {
+        if (runs[i].design == ROTOR_PRELOAD_IDEAL) ideal = &runs[i];
+        if (runs[i].design == ROTOR_PRELOAD_BASIC) basic = &runs[i];
     }
-    int shown = nwant;
-    if (!has_basic) want[nwant++] = ROTOR_PRELOAD_BASIC;
-    if (!has_ideal) want[nwant++] = ROTOR_PRELOAD_IDEAL;
-    for (int i = 0; i < nwant && !st; i++) {
-        double t0 = omp_get_wtime();
-        st = rotor_schedule_run(s, want[i], &runs[i].rep, &err);
-        runs[i].design = want[i];
-        runs[i].seconds = omp_get_wtime() - t0;
-        if (!st) nruns++;
-        if (!st && want[i] == ROTOR_PRELOAD_IDEAL) ideal = &runs[i];
-        if (!st && want[i] == ROTOR_PRELOAD_BASIC) basic = &runs[i];
-    }
-    /* --simulate: every shown design but ideal (its machine is not a chip) */
-    const run *traced = NULL;
-    for (int i = 0; i < shown && !st && simulate; i++) {
-        if (runs[i].design == ROTOR_PRELOAD_IDEAL) continue;
-        double t0 = omp_get_wtime();
-        st = rotor_schedule_replay(s, &runs[i].rep, &simchip, &runs[i].sim, &err);
-        runs[i].sim_seconds = omp_get_wtime() - t0;
-        if (st) {
-            char prefix[64];
-            snprintf(prefix, sizeof prefix, "--simulate (%s)", rotor_preload_designs[runs[i].design].name);
-            rotor_error_prefix(&err, prefix);
-            break;
-        }
-        runs[i].simulated = true;
-        traced = &runs[i];
-        /* only the traced design keeps its simulator */
-        for (int j = 0; j < i; j++)
-            if (runs[j].simulated && runs[j].sim.sim) {
-                rotor_sim_free(runs[j].sim.sim);
-                runs[j].sim.sim = NULL;
-            }
-    }
+    if (!st && simulate) st = simulate_designs(s, &simchip, runs, shown, &traced, &err);
     if (st) rc = cli_fail(cmd, st, &err);
     else {
         /* the trace first: a file that cannot be written fails with nothing on stdout */
         if (trace) rc = simulate && traced ? write_sim_trace(trace, traced) : write_trace(trace, s, &runs[shown - 1]);
-        if (!rc && ha.json) rc = print_json(&g, s, runs, shown, ideal, per_op, simulate ? &simchip : NULL);
+        if (!rc && ha.json) rc = print_json(g, s, runs, shown, ideal, per_op, simulate ? &simchip : NULL);
         else if (!rc) {
-            print_text(&g, s, runs, shown, ideal, basic, per_op);
+            print_text(g, s, runs, shown, ideal, basic, per_op);
             print_sim(&simchip, runs, shown);
         }
     }
@@ -448,7 +458,6 @@ int cmd_schedule(int argc, char **argv) {
         rotor_schedule_report_free(&runs[i].rep);
         if (runs[i].simulated) rotor_schedule_replay_result_free(&runs[i].sim);
     }
-    rotor_schedule_free(s);
-    rotor_graph_free(&g);
+    rotor_pipeline_free(&p);
     return rc;
 }

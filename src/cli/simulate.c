@@ -9,12 +9,9 @@
 #include <string.h>
 
 #include "cli.h"
-#include "rotor/compile/compile.h"
-#include "rotor/model/group.h"
 #include "rotor/compile/program.h"
+#include "rotor/pipeline/pipeline.h"
 #include "rotor/sim/replay.h"
-
-#define MAX_SETS 32
 
 static void simulate_usage(FILE *f) {
     fprintf(f,
@@ -160,163 +157,136 @@ static cJSON *summary_json(const rotor_program *p, const rotor_chip *chip, const
     return root;
 }
 
-int cmd_simulate(int argc, char **argv) {
+/* What `rotor simulate` was asked. */
+typedef struct simulate_args {
+    cli_shared_args sa;
+    const char *input, *topo, *trace;
+    bool compare, json, decode, from_program;
+} simulate_args;
+
+/* Parses argv into a; returns -1 to go on, else the exit status (0 after --help). */
+static int parse_simulate(int argc, char **argv, simulate_args *a) {
     const char *cmd = "simulate";
-    const char *chip_spec = NULL, *topo = NULL, *batch = NULL, *seq = NULL, *layers = NULL, *dims = NULL,
-               *inputs = NULL, *trace = NULL, *threads = NULL;
-    char *sets[MAX_SETS];
-    int nsets = 0;
-    bool compare = false, json = false, decode = false;
     static const struct option opts[] = {
-        {"chip", required_argument, 0, 'c'},   {"set", required_argument, 0, 's'},
-        {"topology", required_argument, 0, 'T'}, {"batch", required_argument, 0, 'b'},
-        {"seq", required_argument, 0, 'q'},    {"layers", required_argument, 0, 'l'},
-        {"decode", no_argument, 0, 'd'},       {"dim", required_argument, 0, 'D'},
-        {"input", required_argument, 0, 'I'},  {"trace", required_argument, 0, 'r'},
-        {"compare", no_argument, 0, 'C'},      {"json", no_argument, 0, 'j'},
-        {"threads", required_argument, 0, 't'}, {"help", no_argument, 0, 'h'},
+        CLI_SHARED_OPTIONS,
+        {"topology", required_argument, 0, 'T'}, {"decode", no_argument, 0, 'd'},
+        {"trace", required_argument, 0, 'r'},  {"compare", no_argument, 0, 'C'},
+        {"json", no_argument, 0, 'j'},         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     optind = 1;
     opterr = 0;
     int ch;
     while ((ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        bool taken;
+        if (cli_shared_option(cmd, ch, optarg, &a->sa, &taken)) return EXIT_BADINPUT;
+        if (taken) continue;
         const char **slot = NULL;
         const char *name = NULL;
         switch (ch) {
-        case 'c': slot = &chip_spec; name = "--chip"; break;
-        case 'T': slot = &topo; name = "--topology"; break;
-        case 'b': slot = &batch; name = "--batch"; break;
-        case 'q': slot = &seq; name = "--seq"; break;
-        case 'l': slot = &layers; name = "--layers"; break;
-        case 'D': slot = &dims; name = "--dim"; break;
-        case 'I': slot = &inputs; name = "--input"; break;
-        case 'r': slot = &trace; name = "--trace"; break;
-        case 't': slot = &threads; name = "--threads"; break;
-        case 'd': decode = true; break;
-        case 'C': compare = true; break;
-        case 'j': json = true; break;
-        case 's':
-            if (nsets == MAX_SETS) return cli_usage_error(cmd, "more than %d --set options", MAX_SETS);
-            sets[nsets++] = optarg;
-            break;
+        case 'T': slot = &a->topo; name = "--topology"; break;
+        case 'r': slot = &a->trace; name = "--trace"; break;
+        case 'd': a->decode = true; break;
+        case 'C': a->compare = true; break;
+        case 'j': a->json = true; break;
         case 'h': simulate_usage(stdout); return 0;
         default: return cli_bad_option(cmd, ch, argv);
         }
         if (slot && cli_set_once(cmd, name, slot, optarg)) return EXIT_BADINPUT;
     }
     if (cli_one_input(cmd, argc, argv, "a program file or a model is required (try --help)")) return EXIT_BADINPUT;
-    const char *input = argv[optind];
-    bool from_program = is_program(input);
-    if (from_program && (batch || seq || layers || decode || dims || inputs || threads))
+    a->input = argv[optind];
+    a->from_program = is_program(a->input);
+    const cli_shared_args *m = &a->sa;
+    if (a->from_program && (m->batch || m->seq || m->layers || a->decode || m->dims || m->inputs || m->threads))
         return cli_usage_error(cmd, "--batch, --seq, --layers, --decode, --dim, --input and --threads shape a "
                                "model; a program file is already compiled");
-    if (cli_is_onnx(input) && !from_program && (batch || seq || layers || decode))
-        return cli_usage_error(cmd, "--batch, --seq, --layers and --decode shape zoo models; bind an ONNX file's "
-                               "dimensions with --dim");
+    return -1;
+}
 
-    rotor_zoo_options zo = {.batch = 1, .phase = decode ? ROTOR_PHASE_DECODE : ROTOR_PHASE_PREFILL};
-    rotor_compile_options co = {0};
-    int64_t v;
-    if ((batch && cli_parse_i64(cmd, "--batch", batch, 1, 1 << 20, &zo.batch)) ||
-        (seq && cli_parse_i64(cmd, "--seq", seq, 1, 1 << 24, &zo.seq)) ||
-        (layers && cli_parse_i64(cmd, "--layers", layers, 1, 1000, &zo.layers)) ||
-        (threads && cli_parse_i64(cmd, "--threads", threads, 1, 1024, &v)))
-        return EXIT_BADINPUT;
-    if (threads) co.threads = (int)v;
+/* The program of a program file, on --chip or else the chip it names. */
+static rotor_status read_program(const simulate_args *a, rotor_chip *chip, rotor_program *prog, rotor_error *err) {
+    char *text = slurp(a->input);
+    if (!text) return rotor_fail(err, ROTOR_ERR_IO, "%s: cannot read", a->input);
+    char pchip[ROTOR_CHIP_NAME_MAX];
+    program_chip(text, pchip, sizeof pchip);
+    const char *spec = a->sa.chip ? a->sa.chip : *pchip ? pchip : "ipu-mk2";
+    rotor_status st = cli_chip(spec, a->sa.sets, a->sa.nsets, chip, err);
+    if (st && !a->sa.chip && *pchip) rotor_error_prefix(err, "the program's chip (give --chip)");
+    if (!st) st = rotor_program_parse(text, a->input, chip, prog, err);
+    free(text);
+    return st;
+}
 
+/* The program of a model, compiled on --chip as rotor compile does. */
+static int compile_program(const simulate_args *a, rotor_chip *chip, rotor_pipeline *p) {
+    const char *cmd = "simulate";
+    rotor_pipeline_options po = {.zoo = {.batch = 1}, .t10 = true, .program = true};
+    po.zoo.phase = a->decode ? ROTOR_PHASE_DECODE : ROTOR_PHASE_PREFILL;
+    if (cli_shared_model(cmd, a->input, &a->sa, "--decode", a->decode, false, &po)) return EXIT_BADINPUT;
     rotor_error err = {{0}};
-    rotor_status st;
-    rotor_chip chip;
-    rotor_program prog = {0};
-    char *text = NULL;
-    if (from_program) {
-        text = slurp(input);
-        if (!text) {
-            fprintf(stderr, "rotor simulate: %s: cannot read\n", input);
-            return EXIT_BADINPUT;
-        }
-        char pchip[ROTOR_CHIP_NAME_MAX];
-        program_chip(text, pchip, sizeof pchip);
-        const char *spec = chip_spec ? chip_spec : *pchip ? pchip : "ipu-mk2";
-        if ((st = cli_chip(spec, sets, nsets, &chip, &err))) {
-            free(text);
-            if (!chip_spec && *pchip) rotor_error_prefix(&err, "the program's chip (give --chip)");
-            return cli_fail(cmd, st, &err);
-        }
-        st = rotor_program_parse(text, input, &chip, &prog, &err);
-        free(text);
-        text = NULL;
-        if (st) return cli_fail(cmd, st, &err);
-    } else {
-        if ((st = cli_chip(chip_spec, sets, nsets, &chip, &err))) return cli_fail(cmd, st, &err);
-        rotor_graph raw, g;
-        rotor_group_stats gs;
-        if ((st = cli_load_model(input, &zo, dims, inputs, &raw, NULL, &err))) {
-            rotor_graph_free(&raw);
-            return cli_fail(cmd, st, &err);
-        }
-        st = rotor_group(&raw, &g, &gs, &err);
-        rotor_graph_free(&raw);
-        rotor_compile_result r = {0};
-        if (!st) {
-            cli_progress bar;
-            cli_progress_begin(&bar, cmd, "compiling: operator shapes searched");
-            co.progress = cli_progress_step;
-            co.progress_ctx = &bar;
-            st = rotor_compile(&g, &chip, &co, &r, &err);
-            cli_progress_end(&bar);
-        }
-        if (!st) st = rotor_program_write(&g, &chip, &r, &text, &err);
-        if (!st) st = rotor_program_parse(text, input, &chip, &prog, &err);
-        free(text);
-        rotor_compile_result_free(&r);
-        rotor_graph_free(&g);
-        if (st) {
-            rotor_program_free(&prog);
-            return cli_fail(cmd, st, &err);
-        }
-    }
-    if (topo && (st = cli_apply_topology(&chip, topo, &err))) {
-        rotor_program_free(&prog);
-        return cli_fail(cmd, st, &err);
-    }
+    rotor_status st = cli_chip(a->sa.chip, a->sa.sets, a->sa.nsets, chip, &err);
+    if (st) return cli_fail(cmd, st, &err);
+    cli_progress bar;
+    cli_progress_begin(&bar, cmd, "compiling: operator shapes searched");
+    po.compile.progress = cli_progress_step;
+    po.compile.progress_ctx = &bar;
+    st = rotor_pipeline_run(&po, chip, p, &err);
+    cli_progress_end(&bar);
+    return st ? cli_fail(cmd, st, &err) : 0;
+}
 
-    rotor_replay_result rr;
-    rotor_sim *sim = NULL;
-    st = rotor_replay(&prog, &chip, &rr, trace ? &sim : NULL, &err);
-    if (st) {
-        rotor_program_free(&prog);
-        return cli_fail(cmd, st, &err);
-    }
+/* --trace: the simulator's Chrome trace to path. */
+static int write_trace(const char *path, const rotor_sim *sim) {
+    rotor_error err = {{0}};
+    char *tj = rotor_sim_trace_json(sim, &err);
+    FILE *f = tj ? fopen(path, "w") : NULL;
     int rc = 0;
-    if (trace) {
-        char *tj = rotor_sim_trace_json(sim, &err);
-        FILE *f = tj ? fopen(trace, "w") : NULL;
-        if (!tj) {
-            rc = cli_fail(cmd, ROTOR_ERR_NOMEM, &err);
-        } else if (!f || fputs(tj, f) < 0 || fputc('\n', f) < 0) {
-            fprintf(stderr, "rotor simulate: %s: cannot write\n", trace);
-            rc = EXIT_BADINPUT;
-        }
-        if (f && fclose(f) && !rc) {
-            fprintf(stderr, "rotor simulate: %s: cannot write\n", trace);
-            rc = EXIT_BADINPUT;
-        }
-        free(tj);
-        rotor_sim_free(sim);
+    if (!tj) {
+        rc = cli_fail("simulate", ROTOR_ERR_NOMEM, &err);
+    } else if (!f || fputs(tj, f) < 0 || fputc('\n', f) < 0) {
+        fprintf(stderr, "rotor simulate: %s: cannot write\n", path);
+        rc = EXIT_BADINPUT;
     }
-    if (!rc) {
-        if (json) {
-            cJSON *root = summary_json(&prog, &chip, &rr);
-            char *out = cJSON_Print(root);
-            if (out) puts(out);
-            free(out);
-            cJSON_Delete(root);
-        } else {
-            print_table(&prog, &chip, &rr, compare);
-        }
+    if (f && fclose(f) && !rc) {
+        fprintf(stderr, "rotor simulate: %s: cannot write\n", path);
+        rc = EXIT_BADINPUT;
+    }
+    free(tj);
+    return rc;
+}
+
+int cmd_simulate(int argc, char **argv) {
+    const char *cmd = "simulate";
+    simulate_args a = {0};
+    int rc = parse_simulate(argc, argv, &a);
+    if (rc >= 0) return rc;
+    rc = 0;
+    rotor_error err = {{0}};
+    rotor_status st = ROTOR_OK;
+    rotor_chip chip;
+    rotor_pipeline p = {0};
+    const rotor_program *prog = &p.program;
+    if (a.from_program) {
+        if ((st = read_program(&a, &chip, &p.program, &err))) rc = cli_fail(cmd, st, &err);
+    } else {
+        rc = compile_program(&a, &chip, &p);
+    }
+    if (!rc && a.topo && (st = cli_apply_topology(&chip, a.topo, &err))) rc = cli_fail(cmd, st, &err);
+    rotor_replay_result rr = {0};
+    rotor_sim *sim = NULL;
+    if (!rc && (st = rotor_replay(prog, &chip, &rr, a.trace ? &sim : NULL, &err))) rc = cli_fail(cmd, st, &err);
+    if (!rc && a.trace) rc = write_trace(a.trace, sim);
+    rotor_sim_free(sim);
+    if (!rc && a.json) {
+        cJSON *root = summary_json(prog, &chip, &rr);
+        char *out = cJSON_Print(root);
+        if (out) puts(out);
+        free(out);
+        cJSON_Delete(root);
+    } else if (!rc) {
+        print_table(prog, &chip, &rr, a.compare);
     }
     rotor_replay_result_free(&rr);
-    rotor_program_free(&prog);
+    rotor_pipeline_free(&p);
     return rc;
 }

@@ -22,7 +22,6 @@
 #include "rotor/op/sample.h"
 #include "rotor/op/search.h"
 
-#define MAX_SETS 64
 #define MAX_RANDOM 100000
 
 static void verify_usage(FILE *f) {
@@ -141,45 +140,47 @@ static void verify_one(const rotor_expr *e, const rotor_chip *chip, const rotor_
              why ? why : "");
 }
 
-int cmd_verify(int argc, char **argv) {
+/* What `rotor verify` was asked. */
+typedef struct verify_args {
+    cli_shared_args sa;
+    const char *expr, *dims, *plan_file, *random, *seed_text;
+    bool best, pareto;
+    int64_t nrandom, seed;
+    int threads;
+} verify_args;
+
+/* Parses argv into a; returns -1 to go on, else the exit status (0 after --help). */
+static int parse_verify(int argc, char **argv, verify_args *a) {
     const char *cmd = "verify";
-    const char *expr = NULL, *dims = NULL, *chip_spec = NULL, *plan_file = NULL, *random = NULL,
-               *seed_text = NULL, *threads = NULL;
-    char *sets[MAX_SETS];
-    int nsets = 0;
-    bool best = false, pareto = false;
     static const struct option opts[] = {
+        CLI_CHIP_OPTIONS,                      CLI_THREADS_OPTION,
         {"expr", required_argument, 0, 'e'},   {"dims", required_argument, 0, 'd'},
-        {"chip", required_argument, 0, 'c'},   {"set", required_argument, 0, 's'},
         {"plan", required_argument, 0, 'P'},   {"best", no_argument, 0, 'b'},
         {"pareto", no_argument, 0, 'p'},       {"random", required_argument, 0, 'r'},
-        {"seed", required_argument, 0, 'S'},   {"threads", required_argument, 0, 't'},
-        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+        {"seed", required_argument, 0, 'S'},   {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
     optind = 1;
     opterr = 0;
     int ch;
     while ((ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        bool taken;
+        if (cli_shared_option(cmd, ch, optarg, &a->sa, &taken)) return EXIT_BADINPUT;
+        if (taken) continue;
         const char **slot = NULL;
         const char *name = NULL;
         switch (ch) {
-        case 'e': slot = &expr; name = "--expr"; break;
-        case 'd': slot = &dims; name = "--dims"; break;
-        case 'c': slot = &chip_spec; name = "--chip"; break;
-        case 'P': slot = &plan_file; name = "--plan"; break;
-        case 'r': slot = &random; name = "--random"; break;
-        case 'S': slot = &seed_text; name = "--seed"; break;
-        case 't': slot = &threads; name = "--threads"; break;
-        case 's':
-            if (nsets == MAX_SETS) return cli_usage_error(cmd, "more than %d --set options", MAX_SETS);
-            sets[nsets++] = optarg;
-            break;
+        case 'e': slot = &a->expr; name = "--expr"; break;
+        case 'd': slot = &a->dims; name = "--dims"; break;
+        case 'P': slot = &a->plan_file; name = "--plan"; break;
+        case 'r': slot = &a->random; name = "--random"; break;
+        case 'S': slot = &a->seed_text; name = "--seed"; break;
         case 'b':
-            if (best) return cli_usage_error(cmd, "--best given twice");
-            best = true;
+            if (a->best) return cli_usage_error(cmd, "--best given twice");
+            a->best = true;
             break;
         case 'p':
-            if (pareto) return cli_usage_error(cmd, "--pareto given twice");
-            pareto = true;
+            if (a->pareto) return cli_usage_error(cmd, "--pareto given twice");
+            a->pareto = true;
             break;
         case 'h': verify_usage(stdout); return 0;
         default: return cli_bad_option(cmd, ch, argv);
@@ -187,109 +188,93 @@ int cmd_verify(int argc, char **argv) {
         if (slot && cli_set_once(cmd, name, slot, optarg)) return EXIT_BADINPUT;
     }
     if (optind < argc) return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
-    if (!expr) return cli_usage_error(cmd, "--expr is required (try 'rotor verify --help')");
-    if (!dims) return cli_usage_error(cmd, "--dims is required (e.g. --dims m=64,k=96,n=80)");
-    int modes = (plan_file != NULL) + best + pareto + (random != NULL);
+    if (!a->expr) return cli_usage_error(cmd, "--expr is required (try 'rotor verify --help')");
+    if (!a->dims) return cli_usage_error(cmd, "--dims is required (e.g. --dims m=64,k=96,n=80)");
+    int modes = (a->plan_file != NULL) + a->best + a->pareto + (a->random != NULL);
     if (modes == 0)
         return cli_usage_error(cmd, "which plans? give one of --plan FILE, --best, --pareto, --random N");
     if (modes > 1)
         return cli_usage_error(cmd, "give only one of --plan, --best, --pareto and --random");
-    int64_t nrandom = 0, seed = 1;
-    if (random && (nrandom = parse_count(random, MAX_RANDOM)) < 1)
-        return cli_usage_error(cmd, "--random: expected 1 to %d, got '%s'", MAX_RANDOM, random);
-    if (seed_text && (seed = parse_count(seed_text, INT64_MAX)) < 0)
-        return cli_usage_error(cmd, "--seed: expected a non-negative integer, got '%s'", seed_text);
-    int nthreads = 0;
-    if (threads) {
-        int64_t v = parse_count(threads, 1024);
-        if (v < 1) return cli_usage_error(cmd, "--threads: expected 1 to 1024, got '%s'", threads);
-        nthreads = (int)v;
-    }
+    a->seed = 1;
+    if (a->random && (a->nrandom = parse_count(a->random, MAX_RANDOM)) < 1)
+        return cli_usage_error(cmd, "--random: expected 1 to %d, got '%s'", MAX_RANDOM, a->random);
+    if (a->seed_text && (a->seed = parse_count(a->seed_text, INT64_MAX)) < 0)
+        return cli_usage_error(cmd, "--seed: expected a non-negative integer, got '%s'", a->seed_text);
+    if (cli_shared_threads(cmd, &a->sa, &a->threads)) return EXIT_BADINPUT;
+    return -1;
+}
 
-    rotor_error err = {{0}};
-    rotor_status st;
-    rotor_chip chip;
-    if ((st = cli_chip(chip_spec, sets, nsets, &chip, &err))) return cli_fail(cmd, st, &err);
-    rotor_expr e;
-    if ((st = rotor_expr_parse(expr, &e, &err))) {
-        rotor_error_prefix(&err, "--expr");
-        return cli_fail(cmd, st, &err);
-    }
-    if ((st = rotor_expr_bind(&e, dims, &err))) {
-        rotor_error_prefix(&err, err.msg[0] == 'c' ? "--expr" : "--dims");
-        return cli_fail(cmd, st, &err);
-    }
-    if (e.op_class != ROTOR_OP_CONTRACTION && (st = rotor_expr_check_eval(&e, &err))) {
-        rotor_error_prefix(&err, "--expr");
-        return cli_fail(cmd, st, &err);
-    }
-
-    /* The plans. */
-    rotor_plan *plans = NULL;
-    int64_t nplans = 0;
-    if (plan_file) {
-        plans = malloc(sizeof *plans);
-        if (!plans) return cli_nomem(cmd);
-        if ((st = rotor_planfile_read(plan_file, &e, &plans[0], &err))) {
-            free(plans);
-            return cli_fail(cmd, st, &err);
-        }
+/* The plans to verify into *plans (malloc'd, *nplans of them): the plan
+ * file's, the search's best or its frontier, or random valid plans.  On an
+ * error *plans is NULL. */
+static rotor_status collect_plans(const verify_args *a, const rotor_expr *e, const rotor_chip *chip,
+                                  rotor_plan **plans, int64_t *nplans, rotor_error *err) {
+    rotor_status st = ROTOR_OK;
+    *plans = NULL;
+    *nplans = 0;
+    if (a->plan_file) {
+        if (!(*plans = malloc(sizeof **plans))) return rotor_nomem(err);
         rotor_plan_info info;
-        if ((st = rotor_plan_derive(&e, &chip, &plans[0], &info, &err))) {
-            free(plans);
-            rotor_error_prefix(&err, plan_file);
-            return cli_fail(cmd, st == ROTOR_ERR_NOFIT ? ROTOR_ERR_INPUT : st, &err);
+        if ((st = rotor_planfile_read(a->plan_file, e, &(*plans)[0], err))) goto fail;
+        if ((st = rotor_plan_derive(e, chip, &(*plans)[0], &info, err))) {
+            rotor_error_prefix(err, a->plan_file);
+            st = st == ROTOR_ERR_NOFIT ? ROTOR_ERR_INPUT : st; /* the file names a plan that cannot run */
+            goto fail;
         }
-        nplans = 1;
-    } else if (best || pareto) {
-        rotor_search_options so = {0};
-        so.pareto = pareto;
-        so.threads = nthreads;
+        *nplans = 1;
+    } else if (a->best || a->pareto) {
+        rotor_search_options so = {.pareto = a->pareto, .threads = a->threads};
         rotor_search_result r;
-        if ((st = rotor_search(&e, &chip, &so, &r, &err))) return cli_fail(cmd, st, &err);
-        nplans = pareto ? r.npareto : 1;
-        plans = malloc((size_t)nplans * sizeof *plans);
-        if (!plans) {
-            rotor_search_result_free(&r);
-            return cli_nomem(cmd);
-        }
-        for (int64_t k = 0; k < nplans; k++) plans[k] = pareto ? r.pareto[k].plan : r.best.plan;
+        if ((st = rotor_search(e, chip, &so, &r, err))) return st;
+        int64_t n = a->pareto ? r.npareto : 1;
+        if ((*plans = malloc((size_t)n * sizeof **plans)))
+            for (int64_t k = 0; k < n; k++) (*plans)[k] = a->pareto ? r.pareto[k].plan : r.best.plan;
         rotor_search_result_free(&r);
+        if (!*plans) return rotor_nomem(err);
+        *nplans = n;
     } else {
-        plans = malloc((size_t)nrandom * sizeof *plans);
-        if (!plans) return cli_nomem(cmd);
-        rotor_rng rng = {(uint64_t)seed};
-        for (int64_t k = 0; k < nrandom; k++) {
+        if (!(*plans = malloc((size_t)a->nrandom * sizeof **plans))) return rotor_nomem(err);
+        rotor_rng rng = {(uint64_t)a->seed};
+        for (int64_t k = 0; k < a->nrandom; k++) {
             rotor_plan_info info;
-            if ((st = rotor_sample_plan(&e, &chip, 0, &rng, &plans[k], &info, &err))) {
-                free(plans);
-                return cli_fail(cmd, st, &err);
-            }
+            if ((st = rotor_sample_plan(e, chip, 0, &rng, &(*plans)[k], &info, err))) goto fail;
         }
-        nplans = nrandom;
+        *nplans = a->nrandom;
     }
+    return ROTOR_OK;
+fail:
+    free(*plans);
+    *plans = NULL;
+    return st;
+}
 
-    /* Inputs and the reference, once for all plans. */
+/* Verifies the plans on the same random inputs against one reference,
+ * in parallel, and prints a line per plan in order and the count. */
+static int run_plans(const verify_args *a, const rotor_expr *e, const rotor_chip *chip, const rotor_plan *plans,
+                     int64_t nplans) {
+    const char *cmd = "verify";
     float *in[ROTOR_MAX_TENSORS] = {NULL};
-    int64_t ny = rotor_emu_tensor_elems(&e, 0, NULL);
+    int64_t ny = rotor_emu_tensor_elems(e, 0, NULL);
     double *ref = malloc((size_t)ny * sizeof *ref), *mag = malloc((size_t)ny * sizeof *mag);
     outcome *res = calloc((size_t)nplans, sizeof *res);
     bool oom = !ref || !mag || !res;
-    for (int t = 1; t < e.ntensors && !oom; t++) {
-        in[t] = malloc((size_t)rotor_emu_tensor_elems(&e, t, NULL) * sizeof(float));
+    for (int t = 1; t < e->ntensors && !oom; t++) {
+        in[t] = malloc((size_t)rotor_emu_tensor_elems(e, t, NULL) * sizeof(float));
         oom = !in[t];
     }
     int rc = 0;
+    rotor_error err = {{0}};
+    rotor_status st;
     if (oom) {
         rc = cli_nomem(cmd);
         goto done;
     }
-    rotor_emu_random_inputs(&e, (uint64_t)seed, in);
-    if ((st = rotor_emu_reference(&e, (const float *const *)in, ref, mag, &err))) {
+    rotor_emu_random_inputs(e, (uint64_t)a->seed, in);
+    if ((st = rotor_emu_reference(e, (const float *const *)in, ref, mag, &err))) {
         rc = cli_fail(cmd, st, &err);
         goto done;
     }
-    if (nthreads > 0) omp_set_num_threads(nthreads);
+    if (a->threads > 0) omp_set_num_threads(a->threads);
     /* Plans are independent: verify them in parallel, print in order. */
 #pragma omp parallel
     {
@@ -300,7 +285,7 @@ int cmd_verify(int argc, char **argv) {
                 snprintf(res[k].line, sizeof res[k].line, "FAIL out of memory for the output");
                 continue;
             }
-            verify_one(&e, &chip, &plans[k], (const float *const *)in, ref, mag, out, &res[k]);
+            verify_one(e, chip, &plans[k], (const float *const *)in, ref, mag, out, &res[k]);
         }
         free(out);
     }
@@ -316,6 +301,24 @@ done:
     free(ref);
     free(mag);
     free(res);
+    return rc;
+}
+
+int cmd_verify(int argc, char **argv) {
+    const char *cmd = "verify";
+    verify_args a = {0};
+    int rc = parse_verify(argc, argv, &a);
+    if (rc >= 0) return rc;
+    rotor_error err = {{0}};
+    rotor_status st;
+    rotor_chip chip;
+    if ((st = cli_chip(a.sa.chip, a.sa.sets, a.sa.nsets, &chip, &err))) return cli_fail(cmd, st, &err);
+    rotor_expr e;
+    if ((rc = cli_expr(cmd, a.expr, a.dims, true, &e))) return rc;
+    rotor_plan *plans;
+    int64_t nplans;
+    if ((st = collect_plans(&a, &e, &chip, &plans, &nplans, &err))) return cli_fail(cmd, st, &err);
+    rc = run_plans(&a, &e, &chip, plans, nplans);
     free(plans);
     return rc;
 }
