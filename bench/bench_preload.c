@@ -1,4 +1,4 @@
-/* bench_preload — time of Elk's HBM scheduling designs (src/preload.c) on a
+/* bench_preload — time of Elk's HBM scheduling designs (src/hbm/preload.c) on a
  * synthetic Llama2-70B-sized decode model (make bench; figures recorded in
  * docs/performance.md).  Target: full, 3,808 operators, well under 10 s on 2
  * cores.

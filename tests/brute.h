@@ -1,5 +1,5 @@
 /* brute.h — an independent brute-force reference for cost-model v1
- * (../shared/specs/cost-model-v1.md), written from the spec alone.
+ * (docs/cost-model-v1.md), written from the spec alone.
  *
  * It uses only the parsed operator (tensors, dimensions, extents, op class)
  * and the raw chip fields; it never calls rotor_plan_derive, rotor_cost_plan,

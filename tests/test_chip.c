@@ -1,4 +1,4 @@
-/* test_chip.c — the chip model (src/chip.c, docs/chip-format.md).
+/* test_chip.c — the chip model (src/base/chip.c, docs/chip-format.md).
  * Run from the repository root: some tests read the files in chips/. */
 #include <criterion/criterion.h>
 

@@ -1,4 +1,4 @@
-/* test_compile.c — whole-model compilation (src/compile.c; T10 §4.3.2,
+/* test_compile.c — whole-model compilation (src/compile/compile.c; T10 §4.3.2,
  * Algorithm 1): memoised frontiers, setup of idle layouts, the greedy
  * reconciliation, liveness and the out-of-SRAM error. */
 #include <criterion/criterion.h>
@@ -12,15 +12,10 @@
 #include "rotor/op/emu.h"
 #include "rotor/op/place.h"
 #include "rotor/model/zoo.h"
+#include "fixtures.h"
 
 #define assert_msg_has(err, s) \
     cr_assert(strstr((err).msg, (s)) != NULL, "message \"%s\" lacks \"%s\"", (err).msg, (s))
-
-static rotor_chip mk2(void) {
-    rotor_chip c;
-    cr_assert_eq(rotor_chip_preset("ipu-mk2", &c, NULL), ROTOR_OK);
-    return c;
-}
 
 static int value(rotor_graph *g, const char *name, int64_t r, int64_t c, rotor_role role) {
     int64_t shape[2] = {r, c};
@@ -32,20 +27,6 @@ static int value(rotor_graph *g, const char *name, int64_t r, int64_t c, rotor_r
 }
 
 /* y = x W: one MatMul operator named name. */
-static void matmul(rotor_graph *g, const char *name, int x, int w, int y, int64_t m, int64_t k,
-                   int64_t n) {
-    char dims[96];
-    snprintf(dims, sizeof dims, "m=%lld,k=%lld,n=%lld", (long long)m, (long long)k, (long long)n);
-    int in[2] = {x, w}, outv[1] = {y};
-    rotor_op_desc d = {.name = name, .type = "MatMul", .expr = "C[m,n] += A[m,k] * B[k,n]",
-                       .dims = dims, .inputs = in, .ninputs = 2, .outputs = outv, .noutputs = 1};
-    for (int t = 0; t < ROTOR_MAX_TENSORS; t++) d.tensor_value[t] = -1;
-    d.tensor_value[0] = y;
-    d.tensor_value[1] = x;
-    d.tensor_value[2] = w;
-    rotor_error err;
-    cr_assert_eq(rotor_graph_add_op(g, &d, NULL, &err), ROTOR_OK, "%s", err.msg);
-}
 
 /* layers x (tokens x hidden) -> FFN up (hidden x ffn) -> down (ffn x hidden). */
 static void ffn_stack(rotor_graph *g, int layers, int64_t tokens, int64_t hidden, int64_t ffn) {
@@ -62,9 +43,9 @@ static void ffn_stack(rotor_graph *g, int layers, int64_t tokens, int64_t hidden
         snprintf(n, sizeof n, "x%d", l + 1);
         int y = value(g, n, tokens, hidden, ROTOR_ROLE_ACTIVATION);
         snprintf(n, sizeof n, "up%d", l);
-        matmul(g, n, x, wu, h, tokens, hidden, ffn);
+        add_matmul(g, n, x, wu, h, tokens, hidden, ffn);
         snprintf(n, sizeof n, "down%d", l);
-        matmul(g, n, h, wd, y, tokens, ffn, hidden);
+        add_matmul(g, n, h, wd, y, tokens, ffn, hidden);
         x = y;
     }
     g->values[x].is_output = true;
@@ -298,9 +279,9 @@ Test(compile, a_value_live_across_operators_is_counted_while_others_run) {
     int h0 = value(&g, "h0", 64, 64, ROTOR_ROLE_ACTIVATION);
     int h1 = value(&g, "h1", 64, 1472, ROTOR_ROLE_ACTIVATION);
     int y = value(&g, "y", 64, 64, ROTOR_ROLE_ACTIVATION);
-    matmul(&g, "a", x, w0, h0, 64, 1472, 64);
-    matmul(&g, "b", h0, w1, h1, 64, 64, 1472);
-    matmul(&g, "c", x, w2, y, 64, 1472, 64);
+    add_matmul(&g, "a", x, w0, h0, 64, 1472, 64);
+    add_matmul(&g, "b", h0, w1, h1, 64, 64, 1472);
+    add_matmul(&g, "c", x, w2, y, 64, 1472, 64);
     g.values[y].is_output = true;
     (void)h1;
     rotor_chip chip = mk2();

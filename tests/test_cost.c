@@ -1,4 +1,4 @@
-/* test_cost.c — cost model v1 (src/cost.c; cost-model-v1.md "Time" and
+/* test_cost.c — cost model v1 (src/op/cost.c; cost-model-v1.md "Time" and
  * "Worked numbers"). */
 #include <criterion/criterion.h>
 
@@ -8,23 +8,11 @@
 
 #include "brute.h"
 #include "rotor/op/cost.h"
+#include "fixtures.h"
 
 #define MATMUL "C[m,n] += A[m,k] * B[k,n]"
 enum { C_ = 0, A_ = 1, B_ = 2 };
 enum { M_ = 0, K_ = 1, N_ = 2 };
-
-static rotor_expr make_expr(const char *text, const char *dims) {
-    rotor_expr e;
-    rotor_error err = {{0}};
-    cr_assert_eq(rotor_expr_make(text, dims, &e, &err), ROTOR_OK, "%s: %s", text, err.msg);
-    return e;
-}
-
-static rotor_chip mk2(void) {
-    rotor_chip c;
-    cr_assert_eq(rotor_chip_preset("ipu-mk2", &c, NULL), ROTOR_OK);
-    return c;
-}
 
 static rotor_cost cost_ok(const rotor_expr *e, const rotor_chip *chip, const rotor_plan *p,
                           rotor_plan_info *info) {

@@ -1,4 +1,4 @@
-/* test_emu.c — the functional emulator and its checks (src/emu.c; T10 §4.4;
+/* test_emu.c — the functional emulator and its checks (src/op/emu.c; T10 §4.4;
  * cost-model-v1.md "Time"). */
 #include <criterion/criterion.h>
 
@@ -10,18 +10,13 @@
 #include "rotor/op/cost.h"
 #include "rotor/op/emu.h"
 #include "rotor/op/sample.h"
+#include "fixtures.h"
 
 #define assert_msg_has(err, s) \
     cr_assert(strstr((err).msg, (s)) != NULL, "message \"%s\" lacks \"%s\"", (err).msg, (s))
 
 enum { C_ = 0, A_ = 1, B_ = 2 }; /* MatMul tensors */
 enum { M_ = 0, K_ = 1, N_ = 2 }; /* MatMul axes */
-
-static rotor_chip mk2(void) {
-    rotor_chip c;
-    cr_assert_eq(rotor_chip_preset("ipu-mk2", &c, NULL), ROTOR_OK);
-    return c;
-}
 
 /* Everything one emulated run needs, on the heap. */
 typedef struct run {

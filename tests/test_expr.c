@@ -1,4 +1,4 @@
-/* test_expr.c — tensor expressions (src/expr.c; T10 §4.2 "Operator
+/* test_expr.c — tensor expressions (src/op/expr.c; T10 §4.2 "Operator
  * representation").  Error columns are 1-based and were counted by hand on
  * the text quoted in each test. */
 #include <criterion/criterion.h>

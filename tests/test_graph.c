@@ -1,4 +1,4 @@
-/* test_graph.c — the graph IR (src/graph.c; docs/graph.md): values, operators
+/* test_graph.c — the graph IR (src/model/graph.c; docs/graph.md): values, operators
  * with bound tensor expressions (T10 §4.2), the vendor-op rule, totals,
  * histogram, validation and the "rotor-graph" JSON format. */
 #include <criterion/criterion.h>

@@ -1,4 +1,4 @@
-/* test_group.c — operator grouping (src/group.c, docs/group.md). */
+/* test_group.c — operator grouping (src/model/group.c, docs/group.md). */
 #include <criterion/criterion.h>
 
 #include <string.h>

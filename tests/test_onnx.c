@@ -1,4 +1,4 @@
-/* test_onnx.c — the ONNX importer (src/onnx.c, src/lower.c; docs/onnx.md).
+/* test_onnx.c — the ONNX importer (src/model/onnx.c, src/model/lower.c; docs/onnx.md).
  *
  * Real files from ../shared/onnx (skipped with a message when absent): every
  * file of real/ imports with its histogram, FLOPs and weights pinned; every

@@ -4,12 +4,7 @@
 #include <string.h>
 
 #include "rotor/pipeline/pipeline.h"
-
-static rotor_chip mk2(void) {
-    rotor_chip c;
-    cr_assert_eq(rotor_chip_preset("ipu-mk2", &c, NULL), ROTOR_OK);
-    return c;
-}
+#include "fixtures.h"
 
 static const rotor_zoo_options small_bert = {.layers = 1, .seq = 16, .batch = 2};
 

@@ -1,6 +1,6 @@
 /* test_place.c — sub-tensor placement and the compute-shift schedule
- * (src/place.c; T10 §4.4 and Figure 10; cost-model-v1.md "Shifts";
- * ../shared/specs/placement-sketch.md). */
+ * (src/op/place.c; T10 §4.4 and Figure 10; cost-model-v1.md "Shifts";
+ * docs/placement-sketch.md). */
 #include <criterion/criterion.h>
 
 #include <stdio.h>
@@ -9,15 +9,10 @@
 
 #include "rotor/op/place.h"
 #include "rotor/op/sample.h"
+#include "fixtures.h"
 
 enum { C_ = 0, A_ = 1, B_ = 2 }; /* MatMul tensors */
 enum { M_ = 0, K_ = 1, N_ = 2 }; /* MatMul axes */
-
-static rotor_chip mk2(void) {
-    rotor_chip c;
-    cr_assert_eq(rotor_chip_preset("ipu-mk2", &c, NULL), ROTOR_OK);
-    return c;
-}
 
 static rotor_place *place_ok(const rotor_expr *e, const rotor_plan *p, rotor_plan_info *info) {
     rotor_chip chip = mk2();

@@ -1,4 +1,4 @@
-/* test_plan.c — compute-shift plans (src/plan.c; T10 §4.1–§4.2;
+/* test_plan.c — compute-shift plans (src/op/plan.c; T10 §4.1–§4.2;
  * cost-model-v1.md "A plan" and "Derived quantities"). */
 #include <criterion/criterion.h>
 
@@ -7,6 +7,7 @@
 
 #include "brute.h"
 #include "rotor/op/plan.h"
+#include "fixtures.h"
 
 #define assert_msg_has(err, s) \
     cr_assert(strstr((err).msg, (s)) != NULL, "message \"%s\" lacks \"%s\"", (err).msg, (s))
@@ -14,19 +15,6 @@
 #define MATMUL "C[m,n] += A[m,k] * B[k,n]"
 enum { C_ = 0, A_ = 1, B_ = 2 };      /* MatMul tensors */
 enum { M_ = 0, K_ = 1, N_ = 2 };      /* MatMul axes */
-
-static rotor_expr make_expr(const char *text, const char *dims) {
-    rotor_expr e;
-    rotor_error err = {{0}};
-    cr_assert_eq(rotor_expr_make(text, dims, &e, &err), ROTOR_OK, "%s: %s", text, err.msg);
-    return e;
-}
-
-static rotor_chip mk2(void) {
-    rotor_chip c;
-    cr_assert_eq(rotor_chip_preset("ipu-mk2", &c, NULL), ROTOR_OK);
-    return c;
-}
 
 static rotor_plan plan3(const rotor_expr *e, int64_t f0, int64_t f1, int64_t f2) {
     rotor_plan p;

@@ -1,4 +1,4 @@
-/* test_preload.c — Elk's HBM preload scheduling (src/preload.c; Elk §4.2-§4.5,
+/* test_preload.c — Elk's HBM preload scheduling (src/hbm/preload.c; Elk §4.2-§4.5,
  * §6.1; docs/preload.md).
  *
  * The hand-computed cases use one core, hbm_bw = 1e12 B/s (1 byte of weights

@@ -1,4 +1,4 @@
-/* test_program.c — program files (src/program.c, docs/program-format.md):
+/* test_program.c — program files (src/compile/program.c, docs/program-format.md):
  * the round trip, stability, and hand-edited programs refused with the
  * field named. */
 #include <criterion/criterion.h>

@@ -1,4 +1,4 @@
-/* test_replay.c — replaying programs on the simulator (src/replay.c,
+/* test_replay.c — replaying programs on the simulator (src/sim/replay.c,
  * docs/simulator.md "Replay"): hand-computed single operators, the 1%
  * agreement of model and simulation on contention-free single operators
  * (issue "simulator", Model vs. simulation), bytes conserved over a compiled

@@ -7,6 +7,7 @@
 #include "rotor/sim/replay.h"
 #include "rotor/hbm/schedule.h"
 #include "rotor/model/zoo.h"
+#include "fixtures.h"
 
 static rotor_graph llm(const char *name, int64_t batch, int64_t layers) {
     rotor_graph g;
@@ -14,13 +15,6 @@ static rotor_graph llm(const char *name, int64_t batch, int64_t layers) {
     rotor_zoo_options zo = {.batch = batch, .layers = layers, .phase = ROTOR_PHASE_DECODE};
     cr_assert_eq(rotor_zoo_build(name, &zo, &g, &err), ROTOR_OK, "%s", err.msg);
     return g;
-}
-
-static rotor_chip pod4(void) {
-    rotor_chip c;
-    rotor_error err;
-    cr_assert_eq(rotor_chip_preset("ipu-pod4", &c, &err), ROTOR_OK, "%s", err.msg);
-    return c;
 }
 
 static const rotor_schedule_op *find(const rotor_schedule *s, const char *name) {

@@ -1,4 +1,4 @@
-/* test_search.c — the exact search (src/search.c) against an independent
+/* test_search.c — the exact search (src/op/search.c) against an independent
  * brute force written from cost-model-v1.md (tests/brute.h).
  *
  * Property tests draw small operators and small chips from fixed seeds, which
@@ -13,6 +13,7 @@
 #include "brute.h"
 #include "rotor/op/cost.h"
 #include "rotor/op/search.h"
+#include "fixtures.h"
 
 #define REL 1e-12
 
@@ -31,13 +32,6 @@ static rotor_chip small_chip(int64_t cores, int64_t sram, int64_t buf) {
     c.sram_bytes = sram;
     c.shift_buffer_bytes = buf;
     return c;
-}
-
-static rotor_expr make_expr(const char *text, const char *dims) {
-    rotor_expr e;
-    rotor_error err = {{0}};
-    cr_assert_eq(rotor_expr_make(text, dims, &e, &err), ROTOR_OK, "%s [%s]: %s", text, dims, err.msg);
-    return e;
 }
 
 static void plan_string(const rotor_expr *e, const rotor_plan *p, char *buf, size_t cap) {

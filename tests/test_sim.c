@@ -1,5 +1,5 @@
-/* test_sim.c — the event-driven chip simulator (src/sim.c, src/simnet.c,
- * src/simtrace.c; Elk §2.1 and §5; docs/simulator.md).
+/* test_sim.c — the event-driven chip simulator (src/sim/sim.c, src/sim/simnet.c,
+ * src/sim/simtrace.c; Elk §2.1 and §5; docs/simulator.md).
  *
  * The hand-computed cases use link_gbps = 5.5 (ipu-mk2), where 1,100 bytes
  * take exactly 200 ns = 200,000 ps, and a link latency of 50 ns = 50,000 ps,
@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "rotor/sim/sim.h"
+#include "fixtures.h"
 
 #define assert_msg_has(err, s) \
     cr_assert(strstr((err).msg, (s)) != NULL, "message \"%s\" lacks \"%s\"", (err).msg, (s))
@@ -21,12 +22,6 @@
 #define LAT 50000           /* ps: link_latency_ns = 50 */
 
 /* ---- helpers ------------------------------------------------------------- */
-
-static rotor_chip mk2(void) {
-    rotor_chip c;
-    cr_assert_eq(rotor_chip_preset("ipu-mk2", &c, NULL), ROTOR_OK);
-    return c;
-}
 
 /* ipu-mk2 cut down to `cores` all-to-all cores, latency in ns. */
 static rotor_chip a2a(int64_t cores, double latency_ns) {

@@ -1,4 +1,4 @@
-/* test_vgm.c — the virtual-global-memory baseline (src/vgm.c, T10 §2.2):
+/* test_vgm.c — the virtual-global-memory baseline (src/compile/vgm.c, T10 §2.2):
  * the reserved slice, tiles that fit, transfer lower bounds, the refusal of a
  * model whose VGM alone overflows, and T10 beating it. */
 #include <criterion/criterion.h>
@@ -13,15 +13,10 @@
 #include "rotor/model/group.h"
 #include "rotor/compile/vgm.h"
 #include "rotor/model/zoo.h"
+#include "fixtures.h"
 
 #define assert_msg_has(err, s) \
     cr_assert(strstr((err).msg, (s)) != NULL, "message \"%s\" lacks \"%s\"", (err).msg, (s))
-
-static rotor_chip mk2(void) {
-    rotor_chip c;
-    cr_assert_eq(rotor_chip_preset("ipu-mk2", &c, NULL), ROTOR_OK);
-    return c;
-}
 
 static int value(rotor_graph *g, const char *name, int64_t r, int64_t c, rotor_role role) {
     int64_t shape[2] = {r, c};
@@ -29,20 +24,6 @@ static int value(rotor_graph *g, const char *name, int64_t r, int64_t c, rotor_r
     rotor_error err;
     cr_assert_eq(rotor_graph_add_value(g, name, ROTOR_DTYPE_F16, 2, shape, role, &v, &err), ROTOR_OK);
     return v;
-}
-
-static void matmul(rotor_graph *g, const char *name, int x, int w, int y, int64_t m, int64_t k, int64_t n) {
-    char dims[96];
-    snprintf(dims, sizeof dims, "m=%lld,k=%lld,n=%lld", (long long)m, (long long)k, (long long)n);
-    int in[2] = {x, w}, outv[1] = {y};
-    rotor_op_desc d = {.name = name, .type = "MatMul", .expr = "C[m,n] += A[m,k] * B[k,n]",
-                       .dims = dims, .inputs = in, .ninputs = 2, .outputs = outv, .noutputs = 1};
-    for (int t = 0; t < ROTOR_MAX_TENSORS; t++) d.tensor_value[t] = -1;
-    d.tensor_value[0] = y;
-    d.tensor_value[1] = x;
-    d.tensor_value[2] = w;
-    rotor_error err;
-    cr_assert_eq(rotor_graph_add_op(g, &d, NULL, &err), ROTOR_OK, "%s", err.msg);
 }
 
 static void ffn(rotor_graph *g, int layers, int64_t tokens, int64_t hidden, int64_t inner) {
@@ -59,9 +40,9 @@ static void ffn(rotor_graph *g, int layers, int64_t tokens, int64_t hidden, int6
         snprintf(n, sizeof n, "x%d", l + 1);
         int y = value(g, n, tokens, hidden, ROTOR_ROLE_ACTIVATION);
         snprintf(n, sizeof n, "up%d", l);
-        matmul(g, n, x, wu, h, tokens, hidden, inner);
+        add_matmul(g, n, x, wu, h, tokens, hidden, inner);
         snprintf(n, sizeof n, "down%d", l);
-        matmul(g, n, h, wd, y, tokens, inner, hidden);
+        add_matmul(g, n, h, wd, y, tokens, inner, hidden);
         x = y;
     }
     g->values[x].is_output = true;

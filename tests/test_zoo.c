@@ -1,4 +1,4 @@
-/* test_zoo.c — the built-in models (src/zoo.c): parameter counts against
+/* test_zoo.c — the built-in models (src/model/zoo.c): parameter counts against
  * the published ones, exact counts and FLOPs by hand, decode vs prefill,
  * grouped-query attention, and bad requests. */
 #include <criterion/criterion.h>

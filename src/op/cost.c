@@ -1,4 +1,4 @@
-/* cost.c — cost model v1 (../shared/specs/cost-model-v1.md, "Time") and the
+/* cost.c — cost model v1 (docs/cost-model-v1.md, "Time") and the
  * table of cost models.
  *
  * Decisions where the spec is silent (docs/cost-model.md repeats them):

@@ -1,6 +1,6 @@
 /* place.c — where every partition sits and what every core computes at every
  * step (T10 §4.4 "Sub-tensor placement", Figure 10; the nested shift rings of
- * §3 and cost-model-v1.md "Shifts"; ../shared/specs/placement-sketch.md).
+ * §3 and cost-model-v1.md "Shifts"; docs/placement-sketch.md).
  *
  * The idea, in one paragraph (docs/placement.md has the long form): along each
  * axis the temporal factors of the tensors form a divisibility chain

@@ -1,4 +1,4 @@
-/* sample.c — random valid compute-shift plans (see include/rotor/sample.h).
+/* sample.c — random valid compute-shift plans (see include/rotor/op/sample.h).
  *
  * Draws are rejection-sampled against rotor_plan_derive, the one judge of
  * validity, so the sampler can never disagree with the planner about what a

@@ -3,7 +3,7 @@
  * A cost model is a table of function pointers with a name (house style:
  * "interfaces as tables").  Models register in one table in cost.c and are
  * picked by name (--cost-model NAME).  "v1" implements
- * ../shared/specs/cost-model-v1.md to the letter and is the default.
+ * docs/cost-model-v1.md to the letter and is the default.
  *
  * Besides evaluating a plan, a model gives the search two lower bounds that
  * must hold for every valid plan (the search is exact only if they do):

@@ -1,4 +1,4 @@
-/* rotor — rTensor compute-shift plans (T10 §4.1–§4.2; cost-model-v1.md "A plan").
+/* rotor — rTensor compute-shift plans (T10 §4.1–§4.2; docs/cost-model-v1.md "A plan").
  *
  * A plan is F_op (operator partition factor, one per axis), f_t (temporal
  * partition factor, one per tensor and axis; 1 where the tensor lacks the axis)
