@@ -67,6 +67,13 @@ expect_error malformed-expr 2 "column 8: expected an axis name" -- verify --expr
 expect_error unknown-function 2 "function 'softplus' (column 10) is not one the evaluator knows" -- verify --expr 'Y[s,d] = softplus(X[s,d])' --dims s=4,d=4 --best
 expect_error missing-plan-file 2 "cannot open" -- verify --expr "$MM" --dims m=4,k=4,n=4 --plan /nonexistent/plan.json
 expect_error plan-for-other-expr 2 "the plan is for another expression" -- verify --expr "$BMM" --dims b=2,m=4,k=4,n=4 --plan "$plan"
+# Out-of-range numbers in a plan file are refused before any conversion to an
+# integer (a double beyond int64_t cast to one is undefined behaviour; clang's
+# UBSan checks it).
+for huge in 1e300 -1e300 9.5e18 1.5; do
+    awk -v v="$huge" '/"F_op"/ { f = 1 } f && /"m":/ { sub(/[0-9]+/, v); f = 0 } { print }' "$plan" >"$tmpdir/huge.json"
+    expect_error "plan-file-m-$huge" 2 "F_op.m: expected a positive integer" -- verify --expr "$MM" --dims m=64,k=96,n=80 --plan "$tmpdir/huge.json"
+done
 expect_error unknown-option 2 "unknown option '--fast'" -- verify --expr "$MM" --dims m=4,k=4,n=4 --best --fast
 expect_error unknown-chip 2 "unknown chip 'ipu-mk9'" -- verify --expr "$MM" --dims m=4,k=4,n=4 --best --chip ipu-mk9
 

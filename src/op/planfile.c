@@ -5,6 +5,7 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -157,8 +158,10 @@ rotor_status rotor_json_read_text(const char *path, char **out, rotor_error *err
 
 static rotor_status read_int(const char *path, const char *key, const cJSON *v, int64_t *out,
                              rotor_error *err) {
-    if (!cJSON_IsNumber(v) || v->valuedouble != (double)(int64_t)v->valuedouble ||
-        v->valuedouble < 1 || v->valuedouble > 1e15)
+    /* range first: casting a double beyond int64_t (1e300, NaN) to an integer
+     * is undefined behaviour */
+    if (!cJSON_IsNumber(v) || !(v->valuedouble >= 1 && v->valuedouble <= 1e15) ||
+        v->valuedouble != floor(v->valuedouble))
         return rotor_fail(err, ROTOR_ERR_INPUT, "%s: %s: expected a positive integer", path, key);
     *out = (int64_t)v->valuedouble;
     return ROTOR_OK;
