@@ -37,6 +37,10 @@ expect_error missing 2 "nope.json: cannot read" -- simulate "$tmpdir/nope.json"
 expect_error no-input 2 "a program file or a model is required" -- simulate
 expect_error bad-topology 2 "--topology: expected all-to-all or mesh:WxH, got 'ring'" -- simulate "$prog" --topology ring
 expect_error mesh-shape 2 "mesh_width \* mesh_height == cores_per_chip (1472)" -- simulate "$prog" --topology mesh:10x10
+# A program's "chip" names a preset; a path there is refused, and nothing is
+# read from it (issue 19: a program file chose which chip file rotor read).
+sed 's|"chip":[^,]*|"chip":\t"chips/example-mesh.json"|' "$prog" >"$tmpdir/pathchip.json"
+expect_error program-chip-path 2 "chip: 'chips/example-mesh.json' is not a preset; a program names its chip file only by --chip FILE" -- simulate "$tmpdir/pathchip.json"
 expect_error other-chip 2 "prog.json: cores: the program is for 1472 cores, the chip has 5888" -- simulate "$prog" --chip ipu-pod4
 expect_error program-batch 2 "a program file is already compiled" -- simulate "$prog" --batch 4
 expect_error unknown-model 2 "unknown model 'bert-huge'" -- simulate bert-huge

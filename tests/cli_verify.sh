@@ -49,6 +49,13 @@ if cmp -s "$out" "$out2"; then bad "--seed 9 and --seed 10 sampled the same plan
 # A plan file written by `rotor plan --format json` verifies.
 if "$ROTOR" plan --expr "$MM" --dims m=64,k=96,n=80 --format json >"$plan" 2>"$err"; then
     expect_pass plan-file "1 passed, 0 failed" -- verify --expr "$MM" --dims m=64,k=96,n=80 --plan "$plan"
+    # the file names its operator, extents and chip (issue 19: other --dims were
+    # once taken, and a plan for 64x96x80 "passed" on another size)
+    expect_pass plan-file-alone "1 passed, 0 failed" -- verify --plan "$plan"
+    expect_error plan-file-other-dims 2 "--dims: $plan: the plan is for m=64,k=96,n=80" -- verify --plan "$plan" --dims m=65,k=64,n=64
+    expect_error plan-file-other-chip 2 "--chip: $plan: the plan is for chip 'ipu-mk2', not 'ipu-pod4'" -- verify --plan "$plan" --chip ipu-pod4
+    sed 's|"chip":[^,]*|"chip":\t"chips/example-mesh.json"|' "$plan" >"$tmpdir/pathchip.json"
+    expect_error plan-file-chip-path 2 "chip: 'chips/example-mesh.json' is not a preset; name its chip file with --chip FILE" -- verify --plan "$tmpdir/pathchip.json"
 else bad "rotor plan --format json failed: $(cat "$err")"; fi
 
 # Help.

@@ -153,3 +153,28 @@ Test(zoo, unknown_models_and_bad_sizes_are_refused) {
     assert_msg_has(err, "seq 4096 exceeds the 2048 learned positions");
     rotor_graph_free(&g);
 }
+
+/* A size that would change nothing is refused, not ignored (issue 19): the
+ * image fixes a ViT's or DiT's tokens, a ResNet has 4 stages, NeRF 8 layers. */
+Test(zoo, sizes_a_model_would_ignore_are_refused) {
+    rotor_graph g;
+    rotor_error err;
+    cr_assert_eq(rotor_zoo_build("vit-base", &(rotor_zoo_options){.seq = 64}, &g, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "vit-base: seq 64: its sequence is 197 tokens, fixed by its 224 x 224 images");
+    rotor_graph_free(&g);
+    cr_assert_eq(rotor_zoo_build("dit-xl", &(rotor_zoo_options){.seq = 128}, &g, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "dit-xl: seq 128: its sequence is 256 tokens, fixed by its 32 x 32 images");
+    rotor_graph_free(&g);
+    cr_assert_eq(rotor_zoo_build("resnet-50", &(rotor_zoo_options){.layers = 6}, &g, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "resnet-50: layers 6: it has 4 stages");
+    rotor_graph_free(&g);
+    cr_assert_eq(rotor_zoo_build("nerf", &(rotor_zoo_options){.layers = 9}, &g, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "nerf: layers 9: it has 8 layers");
+    rotor_graph_free(&g);
+    /* the fixed count itself, and fewer stages or layers, are fine */
+    cr_assert_eq(rotor_zoo_build("vit-base", &(rotor_zoo_options){.seq = 197, .layers = 1}, &g, &err), ROTOR_OK,
+                 "%s", err.msg);
+    rotor_graph_free(&g);
+    cr_assert_eq(rotor_zoo_build("resnet-18", &(rotor_zoo_options){.layers = 2}, &g, &err), ROTOR_OK, "%s", err.msg);
+    rotor_graph_free(&g);
+}

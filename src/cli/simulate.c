@@ -209,6 +209,16 @@ static rotor_status read_program(const simulate_args *a, rotor_chip *chip, rotor
     if (!text) return rotor_fail(err, ROTOR_ERR_IO, "%s: cannot read", a->input);
     char pchip[ROTOR_CHIP_NAME_MAX];
     program_chip(text, pchip, sizeof pchip);
+    /* A program names its chip; only a preset is taken from it.  A path in
+     * someone else's program file must not make rotor open a file the user
+     * did not name: a chip file is given with --chip. */
+    rotor_chip preset;
+    if (!a->sa.chip && *pchip && rotor_chip_preset(pchip, &preset, NULL)) {
+        free(text);
+        return rotor_fail(err, ROTOR_ERR_INPUT,
+                          "%s: chip: '%.100s' is not a preset; a program names its chip file only by --chip FILE",
+                          a->input, pchip);
+    }
     const char *spec = a->sa.chip ? a->sa.chip : *pchip ? pchip : "ipu-mk2";
     rotor_status st = cli_chip(spec, a->sa.sets, a->sa.nsets, chip, err);
     if (st && !a->sa.chip && *pchip) rotor_error_prefix(err, "the program's chip (give --chip)");

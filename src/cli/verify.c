@@ -26,8 +26,8 @@
 
 static void verify_usage(FILE *f) {
     fprintf(f,
-            "usage: rotor verify --expr EXPR --dims AXIS=N,... (--plan FILE | --best | --pareto |\n"
-            "                    --random N) [options]\n"
+            "usage: rotor verify --expr EXPR --dims AXIS=N,... (--best | --pareto | --random N) [options]\n"
+            "       rotor verify --plan FILE [options]\n"
             "\n"
             "Runs compute-shift plans on emulated cores (one private SRAM each, rings, shift\n"
             "buffer, float32 kernels) on random inputs and compares the output with a direct\n"
@@ -39,7 +39,9 @@ static void verify_usage(FILE *f) {
             "  --dims LIST         extents, e.g. m=64,k=96,n=80\n"
             "  --chip NAME|FILE    preset (ipu-mk2, ipu-pod4) or chip file; default ipu-mk2\n"
             "  --set KEY=VALUE     override one chip field (repeatable)\n"
-            "  --plan FILE         verify the plan of a plan file (rotor plan --format json)\n"
+            "  --plan FILE         verify the plan of a plan file (rotor plan --format json) for\n"
+            "                      the operator, extents and chip the file names; --expr, --dims\n"
+            "                      and --chip may repeat them, not change them\n"
             "  --best              verify the fastest plan\n"
             "  --pareto            verify every plan of the Pareto frontier\n"
             "  --random N          verify N random valid plans (not only optimal ones)\n"
@@ -188,8 +190,8 @@ static int parse_verify(int argc, char **argv, verify_args *a) {
         if (slot && cli_set_once(cmd, name, slot, optarg)) return EXIT_BADINPUT;
     }
     if (optind < argc) return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
-    if (!a->expr) return cli_usage_error(cmd, "--expr is required (try 'rotor verify --help')");
-    if (!a->dims) return cli_usage_error(cmd, "--dims is required (e.g. --dims m=64,k=96,n=80)");
+    if (!a->expr && !a->plan_file) return cli_usage_error(cmd, "--expr is required (try 'rotor verify --help')");
+    if (!a->dims && !a->plan_file) return cli_usage_error(cmd, "--dims is required (e.g. --dims m=64,k=96,n=80)");
     int modes = (a->plan_file != NULL) + a->best + a->pareto + (a->random != NULL);
     if (modes == 0)
         return cli_usage_error(cmd, "which plans? give one of --plan FILE, --best, --pareto, --random N");
@@ -304,6 +306,42 @@ done:
     return rc;
 }
 
+/* The operator, extents and chip of the plan file, which --expr, --dims and
+ * --chip may repeat but not change (issue 19: a plan made for one size was
+ * "verified" on another).  The file's chip is taken only when it is a
+ * preset: a file must not make rotor open another (docs/emulator.md). */
+typedef struct plan_operator {
+    char expr[ROTOR_EXPR_TEXT_MAX], dims[1024], chip[ROTOR_CHIP_NAME_MAX];
+} plan_operator;
+
+static int plan_file_operator(verify_args *a, plan_operator *po, rotor_chip *chip, rotor_expr *e) {
+    const char *cmd = "verify";
+    rotor_error err = {{0}};
+    rotor_status st = rotor_planfile_operator(a->plan_file, po->expr, sizeof po->expr, po->dims, sizeof po->dims,
+                                              po->chip, sizeof po->chip, &err);
+    if (st) return cli_fail(cmd, st, &err);
+    if (a->expr && strcmp(a->expr, po->expr) != 0)
+        return cli_usage_error(cmd, "--expr: %s: the plan is for another expression ('%s')", a->plan_file, po->expr);
+    int rc = cli_expr(cmd, po->expr, po->dims, true, e);
+    if (rc) return rc;
+    if (a->dims) {
+        rotor_expr given;
+        if ((rc = cli_expr(cmd, po->expr, a->dims, true, &given))) return rc;
+        if (memcmp(given.extent, e->extent, sizeof e->extent) != 0)
+            return cli_usage_error(cmd, "--dims: %s: the plan is for %s", a->plan_file, po->dims);
+    }
+    rotor_chip preset;
+    if (!a->sa.chip && rotor_chip_preset(po->chip, &preset, NULL))
+        return cli_usage_error(cmd, "%s: chip: '%s' is not a preset; name its chip file with --chip FILE",
+                               a->plan_file, po->chip);
+    if ((st = cli_chip(a->sa.chip ? a->sa.chip : po->chip, a->sa.sets, a->sa.nsets, chip, &err)))
+        return cli_fail(cmd, st, &err);
+    if (a->sa.chip && strcmp(chip->name, po->chip) != 0)
+        return cli_usage_error(cmd, "--chip: %s: the plan is for chip '%s', not '%s'", a->plan_file, po->chip,
+                               chip->name);
+    return 0;
+}
+
 int cmd_verify(int argc, char **argv) {
     const char *cmd = "verify";
     verify_args a = {0};
@@ -312,9 +350,14 @@ int cmd_verify(int argc, char **argv) {
     rotor_error err = {{0}};
     rotor_status st;
     rotor_chip chip;
-    if ((st = cli_chip(a.sa.chip, a.sa.sets, a.sa.nsets, &chip, &err))) return cli_fail(cmd, st, &err);
     rotor_expr e;
-    if ((rc = cli_expr(cmd, a.expr, a.dims, true, &e))) return rc;
+    plan_operator po;
+    if (a.plan_file) {
+        if ((rc = plan_file_operator(&a, &po, &chip, &e))) return rc;
+    } else {
+        if ((st = cli_chip(a.sa.chip, a.sa.sets, a.sa.nsets, &chip, &err))) return cli_fail(cmd, st, &err);
+        if ((rc = cli_expr(cmd, a.expr, a.dims, true, &e))) return rc;
+    }
     rotor_plan *plans;
     int64_t nplans;
     if ((st = collect_plans(&a, &e, &chip, &plans, &nplans, &err))) return cli_fail(cmd, st, &err);

@@ -545,6 +545,11 @@ rotor_status rotor_zoo_build(const char *name, const rotor_zoo_options *opt, rot
                           name, (long long)o.batch, (long long)o.seq, (long long)o.layers);
     if (o.phase == ROTOR_PHASE_DECODE && !m->entry.llm)
         return rotor_fail(err, ROTOR_ERR_INPUT, "%s has no decode phase (only the LLMs do)", name);
+    /* ResNets count stages (4), NeRF its layers (8): more would be cut silently */
+    int64_t most = m->k == K_NERF ? 8 : m->k == K_TF ? 1000 : 4;
+    if (o.layers > most)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "%s: layers %lld: it has %lld %s", name, (long long)o.layers,
+                          (long long)most, m->k == K_NERF || m->k == K_TF ? "layers" : "stages");
     zb z = {.g = out, .err = err};
     switch (m->k) {
     case K_TF: {
@@ -556,6 +561,13 @@ rotor_status rotor_zoo_build(const char *name, const rotor_zoo_options *opt, rot
         if (m->tf.positions && o.seq > m->tf.positions && m->tf.fam == FAM_BERT)
             return rotor_fail(err, ROTOR_ERR_INPUT, "%s: seq %lld exceeds the %lld learned positions", name,
                               (long long)o.seq, (long long)m->tf.positions);
+        if ((m->tf.fam == FAM_VIT || m->tf.fam == FAM_DIT) && opt && opt->seq && opt->seq != m->tf.default_seq)
+            /* the tokens come from the image; a seq that changed nothing
+             * would pass silently (issue 19) */
+            return rotor_fail(err, ROTOR_ERR_INPUT,
+                              "%s: seq %lld: its sequence is %lld tokens, fixed by its %lld x %lld images",
+                              name, (long long)opt->seq, (long long)m->tf.default_seq, (long long)m->tf.image,
+                              (long long)m->tf.image);
         tf_build(&z, &m->tf, &o);
         break;
     }

@@ -202,6 +202,17 @@ rotor_status rotor_json_read_plan(const cJSON *plan, const rotor_expr *e, const 
     return st;
 }
 
+/* "format" and "version" of a plan file's root. */
+static rotor_status check_header(const cJSON *root, const char *path, rotor_error *err) {
+    const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(root, "format");
+    const cJSON *ver = cJSON_GetObjectItemCaseSensitive(root, "version");
+    if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, PLANFILE_FORMAT) != 0)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "%s: format: expected \"%s\"", path, PLANFILE_FORMAT);
+    if (!cJSON_IsNumber(ver) || ver->valuedouble != PLANFILE_VERSION)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "%s: version: expected %d", path, PLANFILE_VERSION);
+    return ROTOR_OK;
+}
+
 rotor_status rotor_planfile_read(const char *path, const rotor_expr *e, rotor_plan *out,
                                  rotor_error *err) {
     char *text = NULL;
@@ -211,20 +222,58 @@ rotor_status rotor_planfile_read(const char *path, const rotor_expr *e, rotor_pl
     free(text);
     if (!root) return rotor_fail(err, ROTOR_ERR_INPUT, "%s: not valid JSON", path);
     rotor_plan_init(e, out);
-    const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(root, "format");
-    const cJSON *ver = cJSON_GetObjectItemCaseSensitive(root, "version");
     const cJSON *ex = cJSON_GetObjectItemCaseSensitive(root, "expr");
     const cJSON *plan = cJSON_GetObjectItemCaseSensitive(root, "plan");
-    if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, PLANFILE_FORMAT) != 0) {
-        st = rotor_fail(err, ROTOR_ERR_INPUT, "%s: format: expected \"%s\"", path, PLANFILE_FORMAT);
-    } else if (!cJSON_IsNumber(ver) || ver->valuedouble != PLANFILE_VERSION) {
-        st = rotor_fail(err, ROTOR_ERR_INPUT, "%s: version: expected %d", path, PLANFILE_VERSION);
+    if ((st = check_header(root, path, err))) {
     } else if (!cJSON_IsString(ex) || strcmp(ex->valuestring, e->text) != 0) {
         st = rotor_fail(err, ROTOR_ERR_INPUT, "%s: expr: the plan is for another expression", path);
     } else if (!cJSON_IsObject(plan)) {
         st = rotor_fail(err, ROTOR_ERR_INPUT, "%s: plan: expected an object", path);
     }
     if (!st) st = rotor_json_read_plan(plan, e, path, "plan", out, err);
+    cJSON_Delete(root);
+    return st;
+}
+
+rotor_status rotor_planfile_operator(const char *path, char *expr, size_t esize, char *dims, size_t dsize, char *chip,
+                                     size_t csize, rotor_error *err) {
+    expr[0] = dims[0] = chip[0] = '\0';
+    char *text = NULL;
+    rotor_status st = rotor_json_read_text(path, &text, err);
+    if (st) return st;
+    cJSON *root = cJSON_Parse(text);
+    free(text);
+    if (!root) return rotor_fail(err, ROTOR_ERR_INPUT, "%s: not valid JSON", path);
+    const cJSON *ex = cJSON_GetObjectItemCaseSensitive(root, "expr");
+    const cJSON *dm = cJSON_GetObjectItemCaseSensitive(root, "dims");
+    const cJSON *ch = cJSON_GetObjectItemCaseSensitive(root, "chip");
+    st = check_header(root, path, err);
+    if (!st && (!cJSON_IsString(ex) || strlen(ex->valuestring) >= esize))
+        st = rotor_fail(err, ROTOR_ERR_INPUT, "%s: expr: expected an expression of under %zu characters", path, esize);
+    if (!st && !cJSON_IsObject(dm)) st = rotor_fail(err, ROTOR_ERR_INPUT, "%s: dims: expected an object", path);
+    if (!st && (!cJSON_IsString(ch) || !*ch->valuestring || strlen(ch->valuestring) >= csize))
+        st = rotor_fail(err, ROTOR_ERR_INPUT, "%s: chip: expected a chip name of under %zu characters", path, csize);
+    size_t n = 0;
+    const cJSON *d;
+    const cJSON *items = st ? NULL : dm;
+    cJSON_ArrayForEach(d, items) {
+        int64_t v = 0;
+        char key[160];
+        snprintf(key, sizeof key, "dims.%.100s", d->string);
+        if ((st = read_int(path, key, d, &v, err))) break;
+        int w = snprintf(dims + n, dsize - n, "%s%s=%lld", n ? "," : "", d->string, (long long)v);
+        if (w < 0 || (size_t)w >= dsize - n) {
+            st = rotor_fail(err, ROTOR_ERR_INPUT, "%s: dims: longer than %zu characters", path, dsize);
+            break;
+        }
+        n += (size_t)w;
+    }
+    if (!st) {
+        snprintf(expr, esize, "%s", ex->valuestring);
+        snprintf(chip, csize, "%s", ch->valuestring);
+    } else {
+        expr[0] = dims[0] = chip[0] = '\0';
+    }
     cJSON_Delete(root);
     return st;
 }

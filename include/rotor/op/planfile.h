@@ -6,6 +6,7 @@
 #define ROTOR_PLANFILE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "rotor/base/chip.h"
 #include "rotor/base/error.h"
@@ -24,5 +25,14 @@ char *rotor_planfile_write(const rotor_expr *e, const rotor_chip *chip, const ch
  * rotor_plan_derive, which names the broken rule. */
 rotor_status rotor_planfile_read(const char *path, const rotor_expr *e, rotor_plan *out,
                                  rotor_error *err);
+
+/* The operator and chip a plan file is for, so that `rotor verify --plan
+ * FILE` needs no other description of them: its "expr" text into expr, its
+ * "dims" as "a=N,b=M,..." into dims, and its "chip" name into chip (each
+ * buffer of the given size, NUL-terminated).  The format and version are
+ * checked; a missing or mistyped key is named.  On an error the buffers
+ * hold empty strings. */
+rotor_status rotor_planfile_operator(const char *path, char *expr, size_t esize, char *dims, size_t dsize, char *chip,
+                                     size_t csize, rotor_error *err);
 
 #endif
