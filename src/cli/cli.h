@@ -4,6 +4,8 @@
 #ifndef ROTOR_CLI_H
 #define ROTOR_CLI_H
 
+#include <stdio.h>
+
 #include "rotor/base/chip.h"
 #include "rotor/base/error.h"
 #include "rotor/hbm/schedule.h"
@@ -140,6 +142,27 @@ int cli_hbm_workload(const char *cmd, const char *input, const cli_hbm_args *a, 
 /* --hbm-bw BW: the total of all chips, spread evenly over chip's chips.
  * Prints the error and returns EXIT_BADINPUT, else 0; NULL changes nothing. */
 int cli_apply_hbm_bw(const char *cmd, const char *hbm, rotor_chip *chip);
+
+/* An output file (src/cli/output.c; README, "Output files"): opened before
+ * the work under a temporary name beside `path`, renamed over it by
+ * cli_output_commit once complete, removed by cli_output_abort.  path "-"
+ * is standard output; a directory is written into under default_name.
+ * Errors print "rotor CMD: OPT: PATH: cannot write (reason)" and return
+ * EXIT_BADINPUT; else 0. */
+typedef struct cli_output {
+    char path[4096];  /* the final name, or "-" */
+    char tmp[4128];   /* the temporary one beside it */
+    FILE *f;          /* where to write; NULL once committed or aborted */
+    bool is_stdout;
+} cli_output;
+
+int cli_output_open(const char *cmd, const char *opt, const char *path, const char *default_name, cli_output *o);
+int cli_output_commit(const char *cmd, const char *opt, cli_output *o);
+void cli_output_abort(cli_output *o);
+bool cli_is_dir(const char *path);
+/* A model argument's name for default file names: a zoo name, or an ONNX
+ * file's base name without ".onnx". */
+void cli_model_base(const char *input, char *buf, size_t size);
 
 /* A progress bar on stderr for long work: drawn only when stderr is a
  * terminal and the work has run for over a second; cli_progress_end clears

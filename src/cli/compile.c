@@ -157,12 +157,19 @@ static int parse_compile(int argc, char **argv, compile_args *a) {
     if (parse_batches(cmd, a->sa.batch, a->batches, &a->nb)) return EXIT_BADINPUT;
     if (a->nb > 1 && (a->json || a->outfile))
         return cli_usage_error(cmd, "a --batch sweep writes no program (drop -o / --format json)");
+    if (a->outfile && !strcmp(a->outfile, "-")) {
+        if (a->format && !a->json) return cli_usage_error(cmd, "-o - writes the program on stdout: drop --format table");
+        a->json = true; /* -o -: the program on stdout, as --format json */
+        a->outfile = NULL;
+    }
     return -1;
 }
 
 /* One compiled batch b, not in a sweep: the table (or the VGM summary), the
- * program to -o and/or stdout, the comparison. */
-static int print_compiled(const compile_args *a, const rotor_pipeline *p, const rotor_chip *chip, int64_t b) {
+ * program to the -o output (opened before the work) and/or stdout, the
+ * comparison. */
+static int print_compiled(const compile_args *a, const rotor_pipeline *p, const rotor_chip *chip, int64_t b,
+                          cli_output *out) {
     const char *cmd = "compile";
     if (a->vgm_only) {
         printf("%s, batch %lld, on %s (%lld cores)\n", a->model, (long long)b, chip->name,
@@ -173,16 +180,14 @@ static int print_compiled(const compile_args *a, const rotor_pipeline *p, const 
     rotor_error err = {{0}};
     char *text = NULL;
     rotor_status st;
-    if ((a->json || a->outfile) && (st = rotor_program_write(&p->graph, chip, &p->t10, &text, &err)))
+    if ((a->json || out->f) && (st = rotor_program_write(&p->graph, chip, &p->t10, &text, &err)))
         return cli_fail(cmd, st, &err);
     int rc = 0;
-    if (a->outfile) {
-        FILE *f = fopen(a->outfile, "w");
-        if (!f || fputs(text, f) < 0 || fputc('\n', f) < 0) {
-            fprintf(stderr, "rotor compile: %s: cannot write\n", a->outfile);
-            rc = EXIT_BADINPUT;
-        }
-        if (f) fclose(f);
+    if (out->f) {
+        /* a failed write sets the stream's error, which the commit reports */
+        fputs(text, out->f);
+        fputc('\n', out->f);
+        rc = cli_output_commit(cmd, "-o", out);
     }
     if (a->json) {
         puts(text);
@@ -231,6 +236,13 @@ int cmd_compile(int argc, char **argv) {
     rotor_status st;
     rotor_chip chip;
     if ((st = cli_chip(a.sa.chip, a.sa.sets, a.sa.nsets, &chip, &err))) return cli_fail(cmd, st, &err);
+    cli_output out = {0};
+    if (a.outfile) {
+        char name[300], base[256];
+        cli_model_base(a.model, base, sizeof base);
+        snprintf(name, sizeof name, "%s.rotor-program.json", base);
+        if ((rc = cli_output_open(cmd, "-o", a.outfile, name, &out))) return rc;
+    }
 
     bool sweep = a.nb > 1;
     if (sweep) printf("%-8s %14s %14s %9s\n", "batch", a.vgm_only ? "VGM (us)" : "T10 (us)",
@@ -256,7 +268,7 @@ int cmd_compile(int argc, char **argv) {
         }
         if (st && st != ROTOR_ERR_NOFIT) rc = cli_fail(cmd, st, &err);
         else if (sweep) print_sweep_row(&a, &p, st, b);
-        else rc = st ? cli_fail(cmd, st, &err) : print_compiled(&a, &p, &chip, b);
+        else rc = st ? cli_fail(cmd, st, &err) : print_compiled(&a, &p, &chip, b, &out);
         if (sweep && st == ROTOR_ERR_NOFIT) {
             if (i == 0) rc = cli_fail(cmd, st, &err);
             rotor_pipeline_free(&p);
@@ -265,5 +277,6 @@ int cmd_compile(int argc, char **argv) {
         rotor_pipeline_free(&p);
         if (!sweep) break;
     }
+    cli_output_abort(&out); /* after a failure; a written program was committed */
     return rc;
 }

@@ -60,7 +60,8 @@ static void explore_usage(FILE *f) {
             "\n"
             "  --sweep KEY=VALUES  a sweep (repeatable, one per key: each writes its own files)\n"
             "  --design D,...      basic, static, dyn, full, ideal, or all (default all)\n"
-            "  -o PREFIX           output files PREFIX-KEY.csv and .svg (default explore-MODEL)\n"
+            "  -o PREFIX|DIR       output files PREFIX-KEY.csv and .svg (default explore-MODEL;\n"
+            "                      a directory: DIR/explore-MODEL-KEY.csv and .svg)\n"
             "  --chip NAME|FILE    preset or chip file with HBM; default ipu-pod4\n"
             "  --set KEY=VALUE     override one chip field before the sweep (repeatable)\n"
             "  --hbm-bw BW         total HBM bandwidth when it is not the swept key (TB/s)\n"
@@ -252,8 +253,7 @@ typedef struct sweep {
     const char *spec;
     int first, n; /* its points: pts[first .. first + n) */
     int fits;
-    char csv_path[4096], svg_path[4096];
-    FILE *csv, *svg;
+    cli_output csv, svg; /* opened before the work, renamed into place when written */
 } sweep;
 
 static double us(int64_t ps) { return (double)ps * 1e-6; }
@@ -419,7 +419,7 @@ static void write_svg(FILE *f, const sweep *sw, const point *pts, const rotor_pr
 
 static void print_table(const sweep *sw, const point *pts, const rotor_preload_design *designs, int nd) {
     printf("sweep %s (%s): %d point%s x %d design%s -> %s, %s\n", KEYS[sw->key].name, KEYS[sw->key].unit, sw->n,
-           sw->n > 1 ? "s" : "", nd, nd > 1 ? "s" : "", sw->csv_path, sw->svg_path);
+           sw->n > 1 ? "s" : "", nd, nd > 1 ? "s" : "", sw->csv.path, sw->svg.path);
     printf("%10s %-7s %11s %8s %10s %10s %10s %10s %6s %6s %8s\n", KEYS[sw->key].name, "design", "latency ms",
            "% ideal", "preload ms", "execute ms", "overlap ms", "stall ms", "HBM %", "link %", "TFLOPS");
     for (int i = sw->first; i < sw->first + sw->n; i++) {
@@ -455,8 +455,8 @@ static int print_json(const char *model, const rotor_chip *chip, const sweep *sw
         cJSON_AddStringToObject(so, "key", KEYS[sw->key].name);
         cJSON_AddStringToObject(so, "unit", KEYS[sw->key].unit);
         cJSON_AddStringToObject(so, "chip_field", KEYS[sw->key].field);
-        cJSON_AddStringToObject(so, "csv", sw->csv_path);
-        cJSON_AddStringToObject(so, "svg", sw->svg_path);
+        cJSON_AddStringToObject(so, "csv", sw->csv.path);
+        cJSON_AddStringToObject(so, "svg", sw->svg.path);
         cJSON *pa = cJSON_AddArrayToObject(so, "points");
         for (int i = sw->first; i < sw->first + sw->n; i++) {
             const point *p = &pts[i];
@@ -568,15 +568,12 @@ static void default_prefix(const char *input, bool onnx, char *buf, size_t size)
     snprintf(buf, size, "explore-%.*s", (int)len, base);
 }
 
-static void close_outputs(sweep *sws, int nsw, bool remove_them) {
+/* After a failure: every output of this run is closed and its temporary
+ * removed; the names asked for are left as they were. */
+static void abort_outputs(sweep *sws, int nsw) {
     for (int w = 0; w < nsw; w++) {
-        if (sws[w].csv) fclose(sws[w].csv);
-        if (sws[w].svg) fclose(sws[w].svg);
-        sws[w].csv = sws[w].svg = NULL;
-        if (remove_them) {
-            remove(sws[w].csv_path);
-            remove(sws[w].svg_path);
-        }
+        cli_output_abort(&sws[w].csv);
+        cli_output_abort(&sws[w].svg);
     }
 }
 
@@ -629,6 +626,8 @@ static int parse_explore(int argc, char **argv, explore *ex) {
         return cli_usage_error(CMD, "--sweep KEY=V1,V2,... is required (keys: hbm-bw, noc-bw, cores, flops)");
     ex->input = argv[optind];
     if (ex->prefix && !*ex->prefix) return cli_usage_error(CMD, "-o: expected a file name prefix, got ''");
+    if (ex->prefix && !strcmp(ex->prefix, "-"))
+        return cli_usage_error(CMD, "-o -: explore writes a CSV and an SVG per sweep; give a prefix or a directory");
     if (cli_hbm_workload(CMD, ex->input, &ex->ha, &ex->po, &ex->so)) return EXIT_BADINPUT;
     ex->decode = ex->po.zoo.phase == ROTOR_PHASE_DECODE;
     ex->nthreads = ex->so.threads ? ex->so.threads : omp_get_max_threads(); /* --threads: the points' loop */
@@ -675,35 +674,30 @@ static int prepare(explore *ex) {
     return 0;
 }
 
-/* The output files, opened before the work so that a bad path fails fast;
- * after a failure only the files this run created are removed: those
- * opened so far. */
+/* The output files, opened before the work so that a bad path fails fast
+ * (under temporary names beside the final ones: cli_output).  -o DIR writes
+ * into DIR under the default prefix. */
 static int open_outputs(explore *ex) {
-    char defprefix[300];
+    char defprefix[300], given[4096];
     default_prefix(ex->input, rotor_model_is_onnx(ex->input), defprefix, sizeof defprefix);
-    const char *prefix = ex->prefix ? ex->prefix : defprefix;
+    const char *prefix = defprefix;
+    if (ex->prefix && cli_is_dir(ex->prefix)) {
+        snprintf(given, sizeof given, "%s%s%s", ex->prefix, ex->prefix[strlen(ex->prefix) - 1] == '/' ? "" : "/",
+                 defprefix);
+        prefix = given;
+    } else if (ex->prefix) {
+        prefix = ex->prefix;
+    }
     int rc = 0;
     for (int w = 0; w < ex->nsw && !rc; w++) {
         sweep *sw = &ex->sws[w];
-        snprintf(sw->csv_path, sizeof sw->csv_path, "%s-%s.csv", prefix, KEYS[sw->key].name);
-        snprintf(sw->svg_path, sizeof sw->svg_path, "%s-%s.svg", prefix, KEYS[sw->key].name);
-        if (!(sw->csv = fopen(sw->csv_path, "w")))
-            rc = cli_usage_error(CMD, "-o: %s: cannot write (%s)", sw->csv_path, strerror(errno));
-        else if (!(sw->svg = fopen(sw->svg_path, "w")))
-            rc = cli_usage_error(CMD, "-o: %s: cannot write (%s)", sw->svg_path, strerror(errno));
+        char path[4200];
+        snprintf(path, sizeof path, "%s-%s.csv", prefix, KEYS[sw->key].name);
+        rc = cli_output_open(CMD, "-o", path, "", &sw->csv);
+        snprintf(path, sizeof path, "%s-%s.svg", prefix, KEYS[sw->key].name);
+        if (!rc) rc = cli_output_open(CMD, "-o", path, "", &sw->svg);
     }
-    for (int w = 0; rc && w < ex->nsw; w++) {
-        sweep *sw = &ex->sws[w];
-        if (sw->csv) {
-            fclose(sw->csv);
-            remove(sw->csv_path);
-        }
-        if (sw->svg) {
-            fclose(sw->svg);
-            remove(sw->svg_path);
-        }
-        sw->csv = sw->svg = NULL;
-    }
+    if (rc) abort_outputs(ex->sws, ex->nsw);
     return rc;
 }
 
@@ -748,19 +742,16 @@ static int run_points(explore *ex) {
     return 0;
 }
 
-/* Every sweep's CSV and SVG, closed and checked. */
+/* Every sweep's CSV and SVG, written, checked and renamed into place. */
 static int write_outputs(explore *ex) {
     const char *ylabel = ex->decode ? "per-token latency (ms)" : "latency per step (ms)";
     for (int w = 0; w < ex->nsw; w++) {
         sweep *sw = &ex->sws[w];
-        write_csv(sw->csv, sw, ex->pts, ex->designs, ex->nd);
-        write_svg(sw->svg, sw, ex->pts, ex->designs, ex->nd, ex->pl.graph.name, ex->chip.name, ylabel);
-        bool bad_csv = ferror(sw->csv), bad_svg = ferror(sw->svg);
-        bad_csv |= fclose(sw->csv) != 0;
-        bad_svg |= fclose(sw->svg) != 0;
-        sw->csv = sw->svg = NULL;
-        if (bad_csv || bad_svg)
-            return cli_usage_error(CMD, "-o: %s: cannot write", bad_csv ? sw->csv_path : sw->svg_path);
+        write_csv(sw->csv.f, sw, ex->pts, ex->designs, ex->nd);
+        write_svg(sw->svg.f, sw, ex->pts, ex->designs, ex->nd, ex->pl.graph.name, ex->chip.name, ylabel);
+        int rc = cli_output_commit(CMD, "-o", &sw->csv);
+        if (!rc) rc = cli_output_commit(CMD, "-o", &sw->svg);
+        if (rc) return rc;
     }
     return 0;
 }
@@ -791,7 +782,7 @@ int cmd_explore(int argc, char **argv) {
         bool opened = !rc && !(rc = open_outputs(ex));
         if (!rc) rc = run_points(ex);
         if (!rc) rc = write_outputs(ex);
-        if (rc && opened) close_outputs(ex->sws, ex->nsw, true);
+        if (rc && opened) abort_outputs(ex->sws, ex->nsw);
         else if (!rc && ex->ha.json)
             rc = print_json(ex->pl.graph.name, &ex->chip, ex->sws, ex->nsw, ex->pts, ex->designs, ex->nd);
         else if (!rc)

@@ -65,18 +65,16 @@ typedef struct run {
     double sim_seconds;
 } run;
 
-/* Writes --trace's text (NULL: out of memory) to path and frees it; exit 2
- * with one line when the file cannot be written. */
-static int write_trace_text(const char *path, char *text) {
-    FILE *f = text ? fopen(path, "wb") : NULL;
-    bool ok = f && fputs(text, f) >= 0;
-    if (f && fclose(f) != 0) ok = false;
-    free(text);
-    if (!ok) {
-        fprintf(stderr, "rotor schedule: --trace: %s: cannot write\n", path);
-        return EXIT_BADINPUT;
+/* Writes --trace's text (NULL: out of memory) into the output opened before
+ * the work, commits it and frees the text. */
+static int write_trace_text(cli_output *out, char *text) {
+    if (!text) {
+        cli_output_abort(out);
+        return cli_nomem("schedule");
     }
-    return 0;
+    fputs(text, out->f); /* a failed write sets the stream's error, which the commit reports */
+    free(text);
+    return cli_output_commit("schedule", "--trace", out);
 }
 
 static double us(int64_t ps) { return (double)ps * 1e-6; }
@@ -262,7 +260,7 @@ static int print_json(const rotor_graph *g, const rotor_schedule *s, const run *
 
 /* Chrome trace of one schedule: the HBM preloads on one track, the
  * executions (and their stalls) on another. */
-static int write_trace(const char *path, const rotor_schedule *s, const run *x) {
+static int write_trace(cli_output *out, const rotor_schedule *s, const run *x) {
     cJSON *root = cJSON_CreateObject();
     cJSON *ev = cJSON_AddArrayToObject(root, "traceEvents");
     const char *tracks[2] = {"hbm preload", "execute"};
@@ -297,15 +295,13 @@ static int write_trace(const char *path, const rotor_schedule *s, const run *x) 
     }
     char *text = cJSON_PrintUnformatted(root);
     cJSON_Delete(root);
-    return write_trace_text(path, text);
+    return write_trace_text(out, text);
 }
 
 /* --trace with --simulate: the simulator's Chrome trace of the last replayed design. */
-static int write_sim_trace(const char *path, const run *x) {
+static int write_sim_trace(cli_output *out, const run *x) {
     rotor_error err = {{0}};
-    char *text = rotor_sim_trace_json(x->sim.sim, &err);
-    if (!text) return cli_fail("schedule", ROTOR_ERR_NOMEM, &err);
-    return write_trace_text(path, text);
+    return write_trace_text(out, rotor_sim_trace_json(x->sim.sim, &err));
 }
 
 /* Runs the designs asked for into runs[0 .. *shown), then Basic and Ideal
@@ -426,9 +422,20 @@ int cmd_schedule(int argc, char **argv) {
     simchip.chips = 1;
     simchip.interchip_gbps = 0;
 
+    if (trace && !strcmp(trace, "-") && ha.json)
+        return cli_usage_error(cmd, "--trace - and --json would both write standard output");
+    cli_output tr = {0};
+    if (trace) {
+        char name[300], base[256];
+        cli_model_base(input, base, sizeof base);
+        snprintf(name, sizeof name, "%s-schedule-trace.json", base);
+        int orc = cli_output_open(cmd, "--trace", trace, name, &tr);
+        if (orc) return orc;
+    }
     rotor_pipeline p;
     if ((st = rotor_pipeline_run(&po, &chip, &p, &err))) {
         rotor_pipeline_free(&p);
+        cli_output_abort(&tr);
         return cli_fail(cmd, st, &err);
     }
     const rotor_graph *g = &p.graph;
@@ -447,13 +454,16 @@ int cmd_schedule(int argc, char **argv) {
     if (st) rc = cli_fail(cmd, st, &err);
     else {
         /* the trace first: a file that cannot be written fails with nothing on stdout */
-        if (trace) rc = simulate && traced ? write_sim_trace(trace, traced) : write_trace(trace, s, &runs[shown - 1]);
-        if (!rc && ha.json) rc = print_json(g, s, runs, shown, ideal, per_op, simulate ? &simchip : NULL);
-        else if (!rc) {
+        if (trace) rc = simulate && traced ? write_sim_trace(&tr, traced) : write_trace(&tr, s, &runs[shown - 1]);
+        if (rc || tr.is_stdout) {
+            /* --trace -: the trace alone on stdout */
+        } else if (ha.json) rc = print_json(g, s, runs, shown, ideal, per_op, simulate ? &simchip : NULL);
+        else {
             print_text(g, s, runs, shown, ideal, basic, per_op);
             print_sim(&simchip, runs, shown);
         }
     }
+    cli_output_abort(&tr); /* after a failure; a written trace was committed */
     for (int i = 0; i < nruns; i++) {
         rotor_schedule_report_free(&runs[i].rep);
         if (runs[i].simulated) rotor_schedule_replay_result_free(&runs[i].sim);

@@ -196,6 +196,8 @@ static int parse_simulate(int argc, char **argv, simulate_args *a) {
     if (cli_one_input(cmd, argc, argv, "a program file or a model is required (try --help)")) return EXIT_BADINPUT;
     a->input = argv[optind];
     a->from_program = is_program(a->input);
+    if (a->trace && !strcmp(a->trace, "-") && a->json)
+        return cli_usage_error(cmd, "--trace - and --json would both write standard output");
     const cli_shared_args *m = &a->sa;
     if (a->from_program && (m->batch || m->seq || m->layers || a->decode || m->dims || m->inputs || m->threads))
         return cli_usage_error(cmd, "--batch, --seq, --layers, --decode, --dim, --input and --threads shape a "
@@ -245,24 +247,18 @@ static int compile_program(const simulate_args *a, rotor_chip *chip, rotor_pipel
     return st ? cli_fail(cmd, st, &err) : 0;
 }
 
-/* --trace: the simulator's Chrome trace to path. */
-static int write_trace(const char *path, const rotor_sim *sim) {
+/* --trace: the simulator's Chrome trace into the output opened before the work. */
+static int write_trace(cli_output *out, const rotor_sim *sim) {
     rotor_error err = {{0}};
     char *tj = rotor_sim_trace_json(sim, &err);
-    FILE *f = tj ? fopen(path, "w") : NULL;
-    int rc = 0;
     if (!tj) {
-        rc = cli_fail("simulate", ROTOR_ERR_NOMEM, &err);
-    } else if (!f || fputs(tj, f) < 0 || fputc('\n', f) < 0) {
-        fprintf(stderr, "rotor simulate: %s: cannot write\n", path);
-        rc = EXIT_BADINPUT;
+        cli_output_abort(out);
+        return cli_fail("simulate", ROTOR_ERR_NOMEM, &err);
     }
-    if (f && fclose(f) && !rc) {
-        fprintf(stderr, "rotor simulate: %s: cannot write\n", path);
-        rc = EXIT_BADINPUT;
-    }
+    fputs(tj, out->f); /* a failed write sets the stream's error, which the commit reports */
+    fputc('\n', out->f);
     free(tj);
-    return rc;
+    return cli_output_commit("simulate", "--trace", out);
 }
 
 int cmd_simulate(int argc, char **argv) {
@@ -275,6 +271,16 @@ int cmd_simulate(int argc, char **argv) {
     rotor_status st = ROTOR_OK;
     rotor_chip chip;
     rotor_pipeline p = {0};
+    cli_output trace = {0};
+    if (a.trace) {
+        char name[300], base[256];
+        if (a.from_program) snprintf(base, sizeof base, "%s", a.input);
+        else cli_model_base(a.input, base, sizeof base);
+        char *slash = strrchr(base, '/'), *dot = strrchr(base, '.');
+        if (a.from_program && dot && !strcmp(dot, ".json")) *dot = '\0';
+        snprintf(name, sizeof name, "%s-trace.json", slash ? slash + 1 : base);
+        if ((rc = cli_output_open(cmd, "--trace", a.trace, name, &trace))) return rc;
+    }
     const rotor_program *prog = &p.program;
     if (a.from_program) {
         if ((st = read_program(&a, &chip, &p.program, &err))) rc = cli_fail(cmd, st, &err);
@@ -285,15 +291,18 @@ int cmd_simulate(int argc, char **argv) {
     rotor_replay_result rr = {0};
     rotor_sim *sim = NULL;
     if (!rc && (st = rotor_replay(prog, &chip, &rr, a.trace ? &sim : NULL, &err))) rc = cli_fail(cmd, st, &err);
-    if (!rc && a.trace) rc = write_trace(a.trace, sim);
+    if (!rc && a.trace) rc = write_trace(&trace, sim);
+    cli_output_abort(&trace); /* after a failure; a written trace was committed */
     rotor_sim_free(sim);
-    if (!rc && a.json) {
+    if (rc || trace.is_stdout) {
+        /* --trace -: the trace alone on stdout */
+    } else if (a.json) {
         cJSON *root = summary_json(prog, &chip, &rr);
         char *out = cJSON_Print(root);
         if (out) puts(out);
         free(out);
         cJSON_Delete(root);
-    } else if (!rc) {
+    } else {
         print_table(prog, &chip, &rr, a.compare);
     }
     rotor_replay_result_free(&rr);
