@@ -6,6 +6,7 @@
 #   make check-layers  a lower pipeline stage never includes a higher one (run by make test)
 #   make SAN=1 test the same under ASan+UBSan (objects in build/san/)
 #   make CC=clang   any of the above with clang
+#   make fuzz       libFuzzer harnesses, FUZZ_S seconds each (default 60; docs/fuzzing.md)
 
 CC      ?= cc
 SAN     ?= 0
@@ -24,6 +25,18 @@ ifeq ($(notdir $(CC)),clang)
 # only a hint: not an error under the sanitizers.
 SANFLAGS += -fsanitize=float-cast-overflow -Wno-pass-failed
 endif
+endif
+
+# make fuzz: the libFuzzer harnesses (tests/fuzz/fuzz_*.c, docs/fuzzing.md) are
+# built by clang with ASan and UBSan into build/fuzz.
+FUZZ_S  ?= 60
+ifeq ($(FUZZ),1)
+CC      := clang
+export CC
+BUILD   := build/fuzz
+OPT     := -O1
+SANFLAGS := -fsanitize=fuzzer-no-link,address,undefined,float-cast-overflow -fno-sanitize-recover=undefined \
+            -fno-omit-frame-pointer -Wno-pass-failed
 endif
 
 CFLAGS  := -std=c17 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
@@ -45,6 +58,7 @@ LIB_SRC  := $(wildcard $(STAGES:%=src/%/*.c))
 CLI_SRC  := $(wildcard src/cli/*.c)
 TEST_SRC := $(wildcard tests/test_*.c)
 BENCH_SRC := $(wildcard bench/*.c)
+FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o) $(GEN_OBJ)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
@@ -56,8 +70,12 @@ ROTOR := $(BUILD)/rotor
 TESTS := $(BUILD)/test_rotor
 # one binary per bench/*.c (each has its own main)
 BENCH := $(BENCH_SRC:bench/%.c=$(BUILD)/%)
+# one binary per harness; they link the CLI's shared option parsers (and what
+# they report through), not its subcommands
+FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/%)
+CLI_LIB_OBJ := $(BUILD)/src/cli/options.o $(BUILD)/src/cli/report.o $(BUILD)/src/cli/output.o
 
-.PHONY: all test run bench clean deps deps-test check-layers
+.PHONY: all test run bench clean deps deps-test check-layers fuzz fuzz-run
 all: $(LIB) $(ROTOR)
 
 deps:
@@ -81,7 +99,8 @@ $(GEN_OBJ): $(GEN_SRC) $(GEN_HDR)
 	$(CC) $(CFLAGS) -I$(GEN) -c $(GEN_SRC) -o $@
 
 # The importer (the model stage) and its tests include the generated header.
-GEN_USERS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard src/model/onnx*.c src/model/lower*.c)) $(BUILD)/tests/test_onnx.o
+GEN_USERS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard src/model/onnx*.c src/model/lower*.c)) $(BUILD)/tests/test_onnx.o \
+             $(BUILD)/tests/fuzz/fuzz_options.o
 $(GEN_USERS): $(GEN_HDR)
 $(GEN_USERS): CFLAGS += -I$(GEN)
 
@@ -121,6 +140,29 @@ run: $(ROTOR)
 
 bench: $(BENCH)
 	@set -e; for b in $(BENCH); do echo "$$b"; $$b; done
+
+# Each harness runs FUZZ_S seconds from its seed corpus tests/fuzz/corpus/NAME
+# (read only; what it finds new goes to build/fuzz/corpus/NAME).  The ONNX
+# harness also starts from Debian's libonnx-testdata models and ../shared/onnx
+# when present.  A crash stops the run with its input in build/fuzz/NAME-*:
+# copy it into the seed corpus as a regression file once fixed.
+fuzz:
+	@$(MAKE) --no-print-directory FUZZ=1 fuzz-run
+
+ONNX_SEEDS := $(wildcard /usr/share/libonnx-testdata/data/node ../shared/onnx/real ../shared/onnx/bad)
+fuzz-run: $(FUZZ_BIN)
+	@set -e; for b in $(FUZZ_BIN); do \
+	    n=$${b##*/fuzz_}; mkdir -p $(BUILD)/corpus/$$n; \
+	    extra=""; [ "$$n" = onnx ] && extra="$(ONNX_SEEDS)"; \
+	    echo "fuzz $$n: $(FUZZ_S) s"; \
+	    if ! $$b -max_total_time=$(FUZZ_S) -timeout=10 -rss_limit_mb=4096 -artifact_prefix=$(BUILD)/$$n- \
+	            $(BUILD)/corpus/$$n tests/fuzz/corpus/$$n $$extra >$(BUILD)/$$n.log 2>&1; then \
+	        tail -n 40 $(BUILD)/$$n.log; echo "fuzz $$n: FOUND a failure (input in $(BUILD)/$$n-*)"; exit 1; fi; \
+	    grep -E '^Done|^#[0-9]+.*DONE' $(BUILD)/$$n.log | tail -n 1; \
+	done
+
+$(BUILD)/fuzz_%: $(BUILD)/tests/fuzz/fuzz_%.o $(CLI_LIB_OBJ) $(LIB)
+	$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
 
 clean:
 	rm -rf build

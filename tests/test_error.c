@@ -18,3 +18,13 @@ Test(error, prefix_puts_the_context_before_the_message) {
     rotor_error_prefix(&err, "chip.json");
     cr_assert_str_eq(err.msg, "chip.json: dims: 'x' is not a number");
 }
+
+/* Found by fuzz_chip: a chip file's key with a newline in it was quoted
+ * verbatim, and the error took two lines. */
+Test(error, control_characters_a_message_quotes_are_escaped_to_keep_one_line) {
+    rotor_error err = {{0}};
+    rotor_fail(&err, ROTOR_ERR_INPUT, "unknown key '%s'", "a\nb\tc\x01");
+    cr_assert_str_eq(err.msg, "unknown key 'a\\nb\\tc\\x01'");
+    rotor_error_prefix(&err, "x\ny.json");
+    cr_assert_str_eq(err.msg, "x\\ny.json: unknown key 'a\\nb\\tc\\x01'");
+}

@@ -5,12 +5,33 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Control characters from the input a message quotes (a key name with a
+ * newline in a chip file, a tab in an option) are written as \n, \t or
+ * \xHH, so that every error stays one line of plain text. */
+static void one_line(char *msg, size_t size) {
+    char tmp[ROTOR_ERROR_MAX];
+    size_t o = 0;
+    for (const unsigned char *p = (const unsigned char *)msg; *p && o + 5 < sizeof tmp; p++) {
+        if (*p >= 0x20 && *p != 0x7f) {
+            tmp[o++] = (char)*p;
+        } else if (*p == '\n' || *p == '\t' || *p == '\r') {
+            tmp[o++] = '\\';
+            tmp[o++] = *p == '\n' ? 'n' : *p == '\t' ? 't' : 'r';
+        } else {
+            o += (size_t)snprintf(tmp + o, sizeof tmp - o, "\\x%02x", *p);
+        }
+    }
+    tmp[o] = '\0';
+    snprintf(msg, size, "%s", tmp);
+}
+
 rotor_status rotor_fail(rotor_error *err, rotor_status code, const char *fmt, ...) {
     if (err) {
         va_list ap;
         va_start(ap, fmt);
         vsnprintf(err->msg, sizeof err->msg, fmt, ap);
         va_end(ap);
+        one_line(err->msg, sizeof err->msg);
     }
     return code;
 }
@@ -30,6 +51,7 @@ void rotor_error_prefix(rotor_error *err, const char *prefix) {
     memcpy(tmp + n + 2, err->msg, m);
     tmp[n + 2 + m] = '\0';
     memcpy(err->msg, tmp, sizeof tmp);
+    one_line(err->msg, sizeof err->msg);
 }
 
 const char *rotor_status_name(rotor_status s) {

@@ -213,15 +213,12 @@ static rotor_status check_header(const cJSON *root, const char *path, rotor_erro
     return ROTOR_OK;
 }
 
-rotor_status rotor_planfile_read(const char *path, const rotor_expr *e, rotor_plan *out,
-                                 rotor_error *err) {
-    char *text = NULL;
-    rotor_status st = rotor_json_read_text(path, &text, err);
-    if (st) return st;
-    cJSON *root = cJSON_Parse(text);
-    free(text);
-    if (!root) return rotor_fail(err, ROTOR_ERR_INPUT, "%s: not valid JSON", path);
+rotor_status rotor_planfile_parse(const char *text, const char *path, const rotor_expr *e, rotor_plan *out,
+                                  rotor_error *err) {
     rotor_plan_init(e, out);
+    cJSON *root = cJSON_Parse(text);
+    if (!root) return rotor_fail(err, ROTOR_ERR_INPUT, "%s: not valid JSON", path);
+    rotor_status st;
     const cJSON *ex = cJSON_GetObjectItemCaseSensitive(root, "expr");
     const cJSON *plan = cJSON_GetObjectItemCaseSensitive(root, "plan");
     if ((st = check_header(root, path, err))) {
@@ -232,6 +229,16 @@ rotor_status rotor_planfile_read(const char *path, const rotor_expr *e, rotor_pl
     }
     if (!st) st = rotor_json_read_plan(plan, e, path, "plan", out, err);
     cJSON_Delete(root);
+    return st;
+}
+
+rotor_status rotor_planfile_read(const char *path, const rotor_expr *e, rotor_plan *out,
+                                 rotor_error *err) {
+    char *text = NULL;
+    rotor_status st = rotor_json_read_text(path, &text, err);
+    if (st) return st;
+    st = rotor_planfile_parse(text, path, e, out, err);
+    free(text);
     return st;
 }
 

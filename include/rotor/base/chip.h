@@ -8,6 +8,7 @@
 #ifndef ROTOR_CHIP_H
 #define ROTOR_CHIP_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "rotor/base/error.h"
@@ -55,6 +56,10 @@ const char *rotor_chip_preset_name(int i);
  * broken relations are refused with "path: key: expected ..., got ...";
  * a missing file is ROTOR_ERR_IO. */
 rotor_status rotor_chip_load(const char *path, rotor_chip *out, rotor_error *err);
+
+/* The same from len bytes in memory; label stands for the path in messages
+ * (and names the chip when the text has no "name"). */
+rotor_status rotor_chip_parse(const char *text, size_t len, const char *label, rotor_chip *out, rotor_error *err);
 
 /* A preset name or a path to a chip file: a spec containing '/' or ending in
  * ".json" is a file, anything else a preset. */

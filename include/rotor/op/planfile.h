@@ -26,6 +26,10 @@ char *rotor_planfile_write(const rotor_expr *e, const rotor_chip *chip, const ch
 rotor_status rotor_planfile_read(const char *path, const rotor_expr *e, rotor_plan *out,
                                  rotor_error *err);
 
+/* The same from a NUL-terminated text; path stands for the file in messages. */
+rotor_status rotor_planfile_parse(const char *text, const char *path, const rotor_expr *e, rotor_plan *out,
+                                  rotor_error *err);
+
 /* The operator and chip a plan file is for, so that `rotor verify --plan
  * FILE` needs no other description of them: its "expr" text into expr, its
  * "dims" as "a=N,b=M,..." into dims, and its "chip" name into chip (each
