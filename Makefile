@@ -132,6 +132,7 @@ test: check-layers $(TESTS) $(ROTOR)
 	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp $(TESTS) --jobs 2
 	@sh tests/layers.sh
 	@sh tests/tree.sh
+	@TESTS=$(TESTS) sh tests/fresh.sh
 	@set -e; for t in tests/cli*.sh; do echo "ROTOR=$(ROTOR) sh $$t"; ROTOR=$(ROTOR) sh $$t; done
 
 run: $(ROTOR)
