@@ -4,6 +4,7 @@
 #ifndef ROTOR_CLI_H
 #define ROTOR_CLI_H
 
+#include <stddef.h>
 #include <stdio.h>
 
 #include "rotor/base/chip.h"
@@ -25,19 +26,6 @@ int cli_nomem(const char *cmd);
 
 /* Prints "rotor CMD: <formatted>" on stderr and returns EXIT_BADINPUT. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-/* The shared ends of every subcommand's getopt_long loop (opterr = 0, ":"
- * leading the short options), each printing its usage error and returning
- * EXIT_BADINPUT, or 0 when all is well:
- *  - cli_bad_option: getopt's ':' (a value is missing) or '?' (an unknown
- *    option), naming the option and 'rotor CMD --help';
- *  - cli_set_once: an option that takes one value, stored in *slot; a
- *    second one is an error naming both;
- *  - cli_one_input: exactly one argument after the options ('missing' says
- *    what to give when there is none). */
-int cli_bad_option(const char *cmd, int ch, char **argv);
-int cli_set_once(const char *cmd, const char *name, const char **slot, const char *value);
-int cli_one_input(const char *cmd, int argc, char **argv, const char *missing);
 
 /* Parses option opt's integer value s in [lo, hi] into *out; on error prints
  * "rotor CMD: OPT: expected an integer from LO to HI, got 'S'" and returns
@@ -62,38 +50,13 @@ rotor_status cli_chip(const char *spec, char *const *sets, int nsets, rotor_chip
 /* The options the subcommands share, as given (NULL: absent): the chip
  * (--chip, --set), the model's shape (--batch, --seq, --layers for zoo
  * models, --dim, --input for ONNX files) and --threads.  A subcommand lists
- * the groups it takes in its getopt_long table, and cli_shared_option
- * parses them all, so each is parsed in one place. */
+ * the groups it takes (CLI_TAKES_*), and cli_parse_options parses them all,
+ * so each is parsed in one place. */
 typedef struct cli_shared_args {
     const char *chip, *batch, *seq, *layers, *dims, *inputs, *threads;
     char *sets[CLI_MAX_SETS];
     int nsets;
 } cli_shared_args;
-
-/* Their getopt_long entries.  Their codes are above any character, so that
- * they never collide with a subcommand's own (short) codes. */
-enum {
-    CLI_OPT_CHIP = 1000,
-    CLI_OPT_SET,
-    CLI_OPT_BATCH,
-    CLI_OPT_SEQ,
-    CLI_OPT_LAYERS,
-    CLI_OPT_DIM,
-    CLI_OPT_INPUT,
-    CLI_OPT_THREADS
-};
-#define CLI_CHIP_OPTIONS {"chip", required_argument, 0, CLI_OPT_CHIP}, {"set", required_argument, 0, CLI_OPT_SET}
-#define CLI_SHAPE_OPTIONS                                                                                     \
-    {"batch", required_argument, 0, CLI_OPT_BATCH}, {"seq", required_argument, 0, CLI_OPT_SEQ},               \
-        {"layers", required_argument, 0, CLI_OPT_LAYERS}, {"dim", required_argument, 0, CLI_OPT_DIM},         \
-        {"input", required_argument, 0, CLI_OPT_INPUT}
-#define CLI_THREADS_OPTION {"threads", required_argument, 0, CLI_OPT_THREADS}
-#define CLI_SHARED_OPTIONS CLI_CHIP_OPTIONS, CLI_SHAPE_OPTIONS, CLI_THREADS_OPTION
-
-/* Takes getopt's option ch (value arg) into a when it is a shared one, and
- * says so in *taken.  Prints the error and returns EXIT_BADINPUT (given
- * twice, too many --set), else 0. */
-int cli_shared_option(const char *cmd, int ch, char *arg, cli_shared_args *a, bool *taken);
 
 /* --threads as an integer 1..1024 into *threads (0 when absent).  Prints
  * the error and returns EXIT_BADINPUT, else 0. */
@@ -104,6 +67,36 @@ int cli_shared_threads(const char *cmd, const cli_shared_args *a, int *threads);
  * be evaluated (rotor verify).  Prints the error and returns its exit
  * status, else 0. */
 int cli_expr(const char *cmd, const char *expr, const char *dims, bool check_eval, rotor_expr *e);
+
+/* A subcommand's own options, as a table (the shared ones are in
+ * cli_shared_args): each names its slot in the subcommand's args struct by
+ * offset.  A VALUE is a string given at most once, a FLAG a bool given at
+ * most once, MANY a repeatable string into an array of `max` with its count
+ * (an int) at count_off.  name is the long name ("expr" for --expr); short_ch
+ * a short option character, or 0. */
+typedef enum cli_opt_kind { CLI_VALUE, CLI_FLAG, CLI_MANY } cli_opt_kind;
+typedef struct cli_opt {
+    const char *name;
+    char short_ch;
+    cli_opt_kind kind;
+    size_t off, count_off;
+    int max;
+} cli_opt;
+
+/* The groups of shared options a subcommand takes. */
+enum { CLI_TAKES_CHIP = 1, CLI_TAKES_SHAPE = 2, CLI_TAKES_THREADS = 4, CLI_TAKES_ALL = 7 };
+
+/* The one option loop of every subcommand: getopt_long over --help/-h, the
+ * shared groups `takes` (into *sa) and the subcommand's own options (`own`,
+ * ended by a {NULL} entry, into args).  Then the positional arguments:
+ * exactly one when `input` is non-NULL (*input receives it; `missing` says
+ * what to give when there is none), none otherwise.  --help prints usage on
+ * stdout; `list` (non-NULL) is what --list does.  Returns -1 to go on, else
+ * the exit status to return (0 after --help or --list; EXIT_BADINPUT after
+ * printing the error: an unknown option, a missing value, an option given
+ * twice, a stray argument). */
+int cli_parse_options(const char *cmd, int argc, char **argv, unsigned takes, cli_shared_args *sa, const cli_opt *own,
+                      void *args, void (*usage)(FILE *), int (*list)(void), const char **input, const char *missing);
 
 /* Fills po's model, ONNX dims and inputs, zoo shape (batch unless
  * batch_list: the caller parses a list; seq; layers) and compile threads
@@ -122,15 +115,16 @@ typedef struct cli_hbm_args {
     bool prefill, nonblocking, json;
 } cli_hbm_args;
 
-/* Their getopt_long entries with the shared ones; codes H g p P N m j. */
-#define CLI_HBM_OPTIONS                                                                               \
-    CLI_SHARED_OPTIONS, {"hbm-bw", required_argument, 0, 'H'}, {"design", required_argument, 0, 'g'}, \
-        {"prefill", no_argument, 0, 'p'}, {"tp", required_argument, 0, 'P'},                          \
-        {"sram-nonblocking", no_argument, 0, 'N'}, {"max-orders", required_argument, 0, 'm'},         \
-        {"json", no_argument, 0, 'j'}
-
-/* cli_shared_option for them all. */
-int cli_hbm_option(const char *cmd, int ch, char *arg, cli_hbm_args *a, bool *taken);
+/* Their entries in a subcommand's cli_opt table, for an args struct of type
+ * T holding a cli_hbm_args named M. */
+#define CLI_HBM_OPTS(T, M)                                                                     \
+    {"hbm-bw", 0, CLI_VALUE, offsetof(T, M.hbm), 0, 0},                                        \
+        {"design", 0, CLI_VALUE, offsetof(T, M.design), 0, 0},                                 \
+        {"tp", 0, CLI_VALUE, offsetof(T, M.tp), 0, 0},                                         \
+        {"max-orders", 0, CLI_VALUE, offsetof(T, M.orders), 0, 0},                             \
+        {"prefill", 0, CLI_FLAG, offsetof(T, M.prefill), 0, 0},                                \
+        {"sram-nonblocking", 0, CLI_FLAG, offsetof(T, M.nonblocking), 0, 0},                   \
+        {"json", 0, CLI_FLAG, offsetof(T, M.json), 0, 0}
 
 /* Checks a for model argument `input` and fills po (a zoo LLM runs its
  * decode step unless --prefill; batch 1 by default) and so

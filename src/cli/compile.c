@@ -114,35 +114,16 @@ typedef struct compile_args {
  * --help or --list). */
 static int parse_compile(int argc, char **argv, compile_args *a) {
     const char *cmd = "compile";
-    static const struct option opts[] = {
-        CLI_SHARED_OPTIONS,
-        {"decode", no_argument, 0, 'd'},       {"baseline", required_argument, 0, 'B'},
-        {"compare", no_argument, 0, 'C'},      {"format", required_argument, 0, 'f'},
-        {"list", no_argument, 0, 'L'},         {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
-    optind = 1;
-    opterr = 0;
-    int ch;
-    while ((ch = getopt_long(argc, argv, ":ho:", opts, NULL)) != -1) {
-        bool taken;
-        if (cli_shared_option(cmd, ch, optarg, &a->sa, &taken)) return EXIT_BADINPUT;
-        if (taken) continue;
-        const char **slot = NULL;
-        const char *name = NULL;
-        switch (ch) {
-        case 'B': slot = &a->baseline; name = "--baseline"; break;
-        case 'f': slot = &a->format; name = "--format"; break;
-        case 'o': slot = &a->outfile; name = "-o"; break;
-        case 'd': a->decode = true; break;
-        case 'C': a->compare = true; break;
-        case 'L': return list_zoo();
-        case 'h': compile_usage(stdout); return 0;
-        default: return cli_bad_option(cmd, ch, argv);
-        }
-        if (slot && cli_set_once(cmd, name, slot, optarg)) return EXIT_BADINPUT;
-    }
-    if (cli_one_input(cmd, argc, argv, "a model is required (try 'rotor compile --list')")) return EXIT_BADINPUT;
-    a->model = argv[optind];
+    static const cli_opt own[] = {
+        {"decode", 0, CLI_FLAG, offsetof(compile_args, decode), 0, 0},
+        {"baseline", 0, CLI_VALUE, offsetof(compile_args, baseline), 0, 0},
+        {"compare", 0, CLI_FLAG, offsetof(compile_args, compare), 0, 0},
+        {"format", 0, CLI_VALUE, offsetof(compile_args, format), 0, 0},
+        {NULL, 'o', CLI_VALUE, offsetof(compile_args, outfile), 0, 0},
+        {0}};
+    int rc = cli_parse_options(cmd, argc, argv, CLI_TAKES_ALL, &a->sa, own, a, compile_usage, list_zoo, &a->model,
+                               "a model is required (try 'rotor compile --list')");
+    if (rc >= 0) return rc;
     if (a->baseline) {
         if (strcmp(a->baseline, "vgm") != 0)
             return cli_usage_error(cmd, "--baseline: expected vgm, got '%s'", a->baseline);

@@ -598,41 +598,23 @@ typedef struct explore {
 /* Parses argv into ex (the options, the designs, the sweeps and their
  * values); returns -1 to go on, else the exit status (0 after --help). */
 static int parse_explore(int argc, char **argv, explore *ex) {
-    static const struct option opts[] = {
-        CLI_HBM_OPTIONS,
-        {"sweep", required_argument, 0, 'S'},  {"output", required_argument, 0, 'o'},
-        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
-    optind = 1;
-    opterr = 0;
-    int ch;
-    while ((ch = getopt_long(argc, argv, ":ho:", opts, NULL)) != -1) {
-        bool taken;
-        if (cli_hbm_option(CMD, ch, optarg, &ex->ha, &taken)) return EXIT_BADINPUT;
-        if (taken) continue;
-        switch (ch) {
-        case 'o':
-            if (cli_set_once(CMD, "-o", &ex->prefix, optarg)) return EXIT_BADINPUT;
-            break;
-        case 'S':
-            if (ex->nsw == MAX_SWEEPS) return cli_usage_error(CMD, "more than %d --sweep options", MAX_SWEEPS);
-            ex->sweep_specs[ex->nsw++] = optarg;
-            break;
-        case 'h': explore_usage(stdout); return 0;
-        default: return cli_bad_option(CMD, ch, argv);
-        }
-    }
-    if (cli_one_input(CMD, argc, argv, "a model is required (try --help)")) return EXIT_BADINPUT;
+    static const cli_opt own[] = {
+        CLI_HBM_OPTS(explore, ha),
+        {"sweep", 0, CLI_MANY, offsetof(explore, sweep_specs), offsetof(explore, nsw), MAX_SWEEPS},
+        {"output", 'o', CLI_VALUE, offsetof(explore, prefix), 0, 0},
+        {0}};
+    int rc = cli_parse_options(CMD, argc, argv, CLI_TAKES_ALL, &ex->ha.m, own, ex, explore_usage, NULL, &ex->input,
+                               "a model is required (try --help)");
+    if (rc >= 0) return rc;
     if (ex->nsw == 0)
         return cli_usage_error(CMD, "--sweep KEY=V1,V2,... is required (keys: hbm-bw, noc-bw, cores, flops)");
-    ex->input = argv[optind];
     if (ex->prefix && !*ex->prefix) return cli_usage_error(CMD, "-o: expected a file name prefix, got ''");
     if (ex->prefix && !strcmp(ex->prefix, "-"))
         return cli_usage_error(CMD, "-o -: explore writes a CSV and an SVG per sweep; give a prefix or a directory");
     if (cli_hbm_workload(CMD, ex->input, &ex->ha, &ex->po, &ex->so)) return EXIT_BADINPUT;
     ex->decode = ex->po.zoo.phase == ROTOR_PHASE_DECODE;
     ex->nthreads = ex->so.threads ? ex->so.threads : omp_get_max_threads(); /* --threads: the points' loop */
-    int rc = parse_designs(ex->ha.design, ex->designs, &ex->nd);
-    if (rc) return rc;
+    if ((rc = parse_designs(ex->ha.design, ex->designs, &ex->nd))) return rc;
     for (int k = 0; k < ex->nd; k++) ex->want[ex->designs[k]] = true;
     ex->want[ROTOR_PRELOAD_IDEAL] = true; /* percent_of_ideal in every row */
     /* the sweeps and their values, each key at most once (its files) */

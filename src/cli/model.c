@@ -35,44 +35,41 @@ static void model_usage(FILE *f) {
  * when grouped). */
 static void print_model(const rotor_graph *g, const rotor_onnx_stats *os, const rotor_group_stats *gs, bool grouped);
 
+/* What `rotor model` was asked. */
+typedef struct model_args {
+    cli_shared_args sa;
+    bool json, decode, group;
+} model_args;
+
+static int list_zoo(void) {
+    for (int i = 0; i < rotor_zoo_count(); i++) {
+        const rotor_zoo_entry *e = rotor_zoo_at(i);
+        printf("%-12s %-8s %s\n", e->name, e->llm ? "llm" : "", e->description);
+    }
+    return 0;
+}
+
 int cmd_model(int argc, char **argv) {
     const char *cmd = "model";
-    cli_shared_args sa = {0};
-    bool json = false, decode = false, group = false;
-    static const struct option opts[] = {
-        CLI_SHAPE_OPTIONS,
-        {"decode", no_argument, 0, 'd'},       {"group", no_argument, 0, 'g'},
-        {"json", no_argument, 0, 'j'},         {"list", no_argument, 0, 'L'},
-        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
-    optind = 1;
-    opterr = 0;
-    int ch;
-    while ((ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        bool taken;
-        if (cli_shared_option(cmd, ch, optarg, &sa, &taken)) return EXIT_BADINPUT;
-        if (taken) continue;
-        switch (ch) {
-        case 'd': decode = true; break;
-        case 'g': group = true; break;
-        case 'j': json = true; break;
-        case 'L':
-            for (int i = 0; i < rotor_zoo_count(); i++) {
-                const rotor_zoo_entry *e = rotor_zoo_at(i);
-                printf("%-12s %-8s %s\n", e->name, e->llm ? "llm" : "", e->description);
-            }
-            return 0;
-        case 'h': model_usage(stdout); return 0;
-        default: return cli_bad_option(cmd, ch, argv);
-        }
-    }
-    if (cli_one_input(cmd, argc, argv, "a model is required (try 'rotor model --list')")) return EXIT_BADINPUT;
+    model_args a = {0};
+    static const cli_opt own[] = {
+        {"decode", 0, CLI_FLAG, offsetof(model_args, decode), 0, 0},
+        {"group", 0, CLI_FLAG, offsetof(model_args, group), 0, 0},
+        {"json", 0, CLI_FLAG, offsetof(model_args, json), 0, 0},
+        {0}};
+    const char *input = NULL;
+    int rc = cli_parse_options(cmd, argc, argv, CLI_TAKES_SHAPE, &a.sa, own, &a, model_usage, list_zoo, &input,
+                               "a model is required (try 'rotor model --list')");
+    if (rc >= 0) return rc;
+    bool json = a.json, decode = a.decode, group = a.group;
+    cli_shared_args sa = a.sa;
     rotor_pipeline_options po = {.no_group = !group};
     po.zoo.phase = decode ? ROTOR_PHASE_DECODE : ROTOR_PHASE_PREFILL;
-    if (cli_shared_model(cmd, argv[optind], &sa, "--decode", decode, false, &po)) return EXIT_BADINPUT;
+    if (cli_shared_model(cmd, input, &sa, "--decode", decode, false, &po)) return EXIT_BADINPUT;
     rotor_error err = {{0}};
     rotor_pipeline p;
     rotor_status st = rotor_pipeline_run(&po, NULL, &p, &err);
-    int rc = 0;
+    rc = 0;
     if (st) {
         rc = cli_fail(cmd, st, &err);
     } else if (json) {

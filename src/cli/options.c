@@ -1,7 +1,8 @@
-/* rotor CLI — the options the subcommands share, each parsed in one place
- * (cli.h: CLI_SHARED_OPTIONS, CLI_HBM_OPTIONS), and the parsers of values
- * that more than one subcommand takes (integers, bandwidths, topologies,
- * the chip with its --set overrides). */
+/* rotor CLI — the one option loop of every subcommand (cli_parse_options:
+ * the shared options, parsed in one place, and each subcommand's own, from
+ * its table), and the parsers of values that more than one subcommand
+ * takes (integers, bandwidths, topologies, the chip with its --set
+ * overrides). */
 #include <getopt.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -11,21 +12,122 @@
 
 #include "cli.h"
 
-int cli_bad_option(const char *cmd, int ch, char **argv) {
-    if (ch == ':') return cli_usage_error(cmd, "%s needs a value", argv[optind - 1]);
-    return cli_usage_error(cmd, "unknown option '%s' (try 'rotor %s --help')", argv[optind - 1], cmd);
+/* The shared options: name, group, and the string slot in cli_shared_args
+ * (--set, repeatable, is apart). */
+static const struct {
+    const char *name;
+    unsigned group;
+    size_t off;
+} SHARED[] = {
+    {"chip", CLI_TAKES_CHIP, offsetof(cli_shared_args, chip)},
+    {"set", CLI_TAKES_CHIP, 0},
+    {"batch", CLI_TAKES_SHAPE, offsetof(cli_shared_args, batch)},
+    {"seq", CLI_TAKES_SHAPE, offsetof(cli_shared_args, seq)},
+    {"layers", CLI_TAKES_SHAPE, offsetof(cli_shared_args, layers)},
+    {"dim", CLI_TAKES_SHAPE, offsetof(cli_shared_args, dims)},
+    {"input", CLI_TAKES_SHAPE, offsetof(cli_shared_args, inputs)},
+    {"threads", CLI_TAKES_THREADS, offsetof(cli_shared_args, threads)},
+};
+#define NSHARED ((int)(sizeof SHARED / sizeof SHARED[0]))
+#define MAX_OWN 32
+/* getopt codes: above any character, so no short option collides */
+enum { CODE_HELP = 'h', CODE_LIST = 0x100, CODE_SHARED = 0x200, CODE_OWN = 0x300 };
+
+/* "--name", or "-c" for an option known only by its short character. */
+static void opt_label(const cli_opt *o, char *buf, size_t size) {
+    if (o->name) snprintf(buf, size, "--%s", o->name);
+    else snprintf(buf, size, "-%c", o->short_ch);
 }
 
-int cli_set_once(const char *cmd, const char *name, const char **slot, const char *value) {
-    if (*slot) return cli_usage_error(cmd, "%s given twice ('%s' and '%s')", name, *slot, value);
+static int set_once(const char *cmd, const char *label, const char **slot, const char *value) {
+    if (*slot) return cli_usage_error(cmd, "%s given twice ('%s' and '%s')", label, *slot, value);
     *slot = value;
     return 0;
 }
 
-int cli_one_input(const char *cmd, int argc, char **argv, const char *missing) {
+/* One of the subcommand's own options, value arg, into args. */
+static int take_own(const char *cmd, const cli_opt *o, char *arg, void *args) {
+    char label[48];
+    opt_label(o, label, sizeof label);
+    char *base = args;
+    switch (o->kind) {
+    case CLI_VALUE: return set_once(cmd, label, (const char **)(base + o->off), arg);
+    case CLI_FLAG: {
+        bool *b = (bool *)(base + o->off);
+        if (*b) return cli_usage_error(cmd, "%s given twice", label);
+        *b = true;
+        return 0;
+    }
+    case CLI_MANY: {
+        int *n = (int *)(base + o->count_off);
+        if (*n == o->max) return cli_usage_error(cmd, "more than %d %s options", o->max, label);
+        ((const char **)(base + o->off))[(*n)++] = arg;
+        return 0;
+    }
+    }
+    return 0;
+}
+
+/* One shared option k, value arg, into sa. */
+static int take_shared(const char *cmd, int k, char *arg, cli_shared_args *sa) {
+    char label[48];
+    snprintf(label, sizeof label, "--%s", SHARED[k].name);
+    if (strcmp(SHARED[k].name, "set") != 0) return set_once(cmd, label, (const char **)((char *)sa + SHARED[k].off), arg);
+    if (sa->nsets == CLI_MAX_SETS) return cli_usage_error(cmd, "more than %d --set options", CLI_MAX_SETS);
+    sa->sets[sa->nsets++] = arg;
+    return 0;
+}
+
+int cli_parse_options(const char *cmd, int argc, char **argv, unsigned takes, cli_shared_args *sa, const cli_opt *own,
+                      void *args, void (*usage)(FILE *), int (*list)(void), const char **input, const char *missing) {
+    struct option opts[NSHARED + MAX_OWN + 3];
+    char shorts[2 * MAX_OWN + 8] = ":h";
+    int n = 0, ns = 2, nown = 0;
+    for (int k = 0; k < NSHARED; k++)
+        if (takes & SHARED[k].group) opts[n++] = (struct option){SHARED[k].name, required_argument, 0, CODE_SHARED + k};
+    for (; own && own[nown].kind <= CLI_MANY && (own[nown].name || own[nown].short_ch); nown++) {
+        const cli_opt *o = &own[nown];
+        int has = o->kind == CLI_FLAG ? no_argument : required_argument;
+        if (o->name) opts[n++] = (struct option){o->name, has, 0, CODE_OWN + nown};
+        if (o->short_ch) {
+            shorts[ns++] = o->short_ch;
+            if (has == required_argument) shorts[ns++] = ':';
+        }
+    }
+    shorts[ns] = '\0';
+    opts[n++] = (struct option){"help", no_argument, 0, CODE_HELP};
+    if (list) opts[n++] = (struct option){"list", no_argument, 0, CODE_LIST};
+    opts[n] = (struct option){0, 0, 0, 0};
+    optind = 1;
+    opterr = 0;
+    int ch, rc = 0;
+    while (!rc && (ch = getopt_long(argc, argv, shorts, opts, NULL)) != -1) {
+        if (ch == CODE_HELP) {
+            usage(stdout);
+            return 0;
+        }
+        if (ch == CODE_LIST) return list();
+        if (ch >= CODE_OWN && ch < CODE_OWN + nown) {
+            rc = take_own(cmd, &own[ch - CODE_OWN], optarg, args);
+        } else if (ch >= CODE_SHARED && ch < CODE_SHARED + NSHARED) {
+            rc = take_shared(cmd, ch - CODE_SHARED, optarg, sa);
+        } else {
+            int k = 0;
+            while (k < nown && own[k].short_ch != ch) k++;
+            if (k < nown) rc = take_own(cmd, &own[k], optarg, args);
+            else if (ch == ':') rc = cli_usage_error(cmd, "%s needs a value", argv[optind - 1]);
+            else rc = cli_usage_error(cmd, "unknown option '%s' (try 'rotor %s --help')", argv[optind - 1], cmd);
+        }
+    }
+    if (rc) return rc;
+    if (!input) {
+        if (optind < argc) return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+        return -1;
+    }
     if (optind >= argc) return cli_usage_error(cmd, "%s", missing);
     if (optind + 1 < argc) return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind + 1]);
-    return 0;
+    *input = argv[optind];
+    return -1;
 }
 
 /* --topology: all-to-all or mesh:WxH, set on the chip and validated. */
@@ -82,32 +184,6 @@ int cli_parse_i64(const char *cmd, const char *opt, const char *s, int64_t lo, i
     return 0;
 }
 
-int cli_shared_option(const char *cmd, int ch, char *arg, cli_shared_args *a, bool *taken) {
-    static const struct {
-        int ch;
-        const char *name;
-        size_t off;
-    } values[] = {
-        {CLI_OPT_CHIP, "--chip", offsetof(cli_shared_args, chip)},
-        {CLI_OPT_BATCH, "--batch", offsetof(cli_shared_args, batch)},
-        {CLI_OPT_SEQ, "--seq", offsetof(cli_shared_args, seq)},
-        {CLI_OPT_LAYERS, "--layers", offsetof(cli_shared_args, layers)},
-        {CLI_OPT_DIM, "--dim", offsetof(cli_shared_args, dims)},
-        {CLI_OPT_INPUT, "--input", offsetof(cli_shared_args, inputs)},
-        {CLI_OPT_THREADS, "--threads", offsetof(cli_shared_args, threads)},
-    };
-    *taken = true;
-    for (size_t k = 0; k < sizeof values / sizeof values[0]; k++)
-        if (values[k].ch == ch) return cli_set_once(cmd, values[k].name, (const char **)((char *)a + values[k].off), arg);
-    if (ch == CLI_OPT_SET) {
-        if (a->nsets == CLI_MAX_SETS) return cli_usage_error(cmd, "more than %d --set options", CLI_MAX_SETS);
-        a->sets[a->nsets++] = arg;
-        return 0;
-    }
-    *taken = false;
-    return 0;
-}
-
 int cli_shared_model(const char *cmd, const char *input, const cli_shared_args *a, const char *phase_flag,
                      bool phase_given, bool batch_list, rotor_pipeline_options *po) {
     po->model = input;
@@ -147,28 +223,6 @@ int cli_expr(const char *cmd, const char *expr, const char *dims, bool check_eva
         return cli_fail(cmd, st, &err);
     }
     return 0;
-}
-
-int cli_hbm_option(const char *cmd, int ch, char *arg, cli_hbm_args *a, bool *taken) {
-    static const struct {
-        int ch;
-        const char *name;
-        size_t off;
-    } values[] = {
-        {'H', "--hbm-bw", offsetof(cli_hbm_args, hbm)},      {'g', "--design", offsetof(cli_hbm_args, design)},
-        {'P', "--tp", offsetof(cli_hbm_args, tp)},           {'m', "--max-orders", offsetof(cli_hbm_args, orders)},
-    };
-    int rc = cli_shared_option(cmd, ch, arg, &a->m, taken);
-    if (rc || *taken) return rc;
-    *taken = true;
-    for (size_t k = 0; k < sizeof values / sizeof values[0]; k++)
-        if (values[k].ch == ch) return cli_set_once(cmd, values[k].name, (const char **)((char *)a + values[k].off), arg);
-    switch (ch) {
-    case 'p': a->prefill = true; return 0;
-    case 'N': a->nonblocking = true; return 0;
-    case 'j': a->json = true; return 0;
-    default: *taken = false; return 0;
-    }
 }
 
 int cli_hbm_workload(const char *cmd, const char *input, const cli_hbm_args *a, rotor_pipeline_options *po,

@@ -148,45 +148,32 @@ static void print_t10(const rotor_expr *e, const rotor_plan *p) {
     }
 }
 
+/* What `rotor plan` was asked. */
+typedef struct plan_args {
+    cli_shared_args sa;
+    const char *expr, *dims, *format, *cons, *model_name, *within;
+    bool pareto;
+} plan_args;
+
 int cmd_plan(int argc, char **argv) {
     const char *cmd = "plan";
-    const char *expr = NULL, *dims = NULL, *format = NULL, *cons = NULL, *model_name = NULL;
-    cli_shared_args sa = {0};
-    bool pareto = false;
-    const char *within = NULL;
-    static const struct option opts[] = {
-        CLI_CHIP_OPTIONS,                       CLI_THREADS_OPTION,
-        {"expr", required_argument, 0, 'e'},    {"dims", required_argument, 0, 'd'},
-        {"format", required_argument, 0, 'f'},  {"pareto", no_argument, 0, 'p'},
-        {"pareto-within", required_argument, 0, 'W'},
-        {"constraints", required_argument, 0, 'k'}, {"cost-model", required_argument, 0, 'm'},
-        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
-    optind = 1;
-    opterr = 0;
-    int ch;
-    while ((ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        bool taken;
-        if (cli_shared_option(cmd, ch, optarg, &sa, &taken)) return EXIT_BADINPUT;
-        if (taken) continue;
-        const char **slot = NULL;
-        const char *name = NULL;
-        switch (ch) {
-        case 'e': slot = &expr; name = "--expr"; break;
-        case 'd': slot = &dims; name = "--dims"; break;
-        case 'f': slot = &format; name = "--format"; break;
-        case 'k': slot = &cons; name = "--constraints"; break;
-        case 'm': slot = &model_name; name = "--cost-model"; break;
-        case 'W': slot = &within; name = "--pareto-within"; break;
-        case 'p':
-            if (pareto) return cli_usage_error(cmd, "--pareto given twice");
-            pareto = true;
-            break;
-        case 'h': plan_usage(stdout); return 0;
-        default: return cli_bad_option(cmd, ch, argv);
-        }
-        if (slot && cli_set_once(cmd, name, slot, optarg)) return EXIT_BADINPUT;
-    }
-    if (optind < argc) return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+    plan_args a = {0};
+    static const cli_opt own[] = {
+        {"expr", 0, CLI_VALUE, offsetof(plan_args, expr), 0, 0},
+        {"dims", 0, CLI_VALUE, offsetof(plan_args, dims), 0, 0},
+        {"format", 0, CLI_VALUE, offsetof(plan_args, format), 0, 0},
+        {"pareto", 0, CLI_FLAG, offsetof(plan_args, pareto), 0, 0},
+        {"pareto-within", 0, CLI_VALUE, offsetof(plan_args, within), 0, 0},
+        {"constraints", 0, CLI_VALUE, offsetof(plan_args, cons), 0, 0},
+        {"cost-model", 0, CLI_VALUE, offsetof(plan_args, model_name), 0, 0},
+        {0}};
+    int rc = cli_parse_options(cmd, argc, argv, CLI_TAKES_CHIP | CLI_TAKES_THREADS, &a.sa, own, &a, plan_usage, NULL,
+                               NULL, NULL);
+    if (rc >= 0) return rc;
+    const char *expr = a.expr, *dims = a.dims, *format = a.format, *cons = a.cons, *model_name = a.model_name,
+               *within = a.within;
+    bool pareto = a.pareto;
+    cli_shared_args sa = a.sa;
     if (!expr) return cli_usage_error(cmd, "--expr is required (try 'rotor plan --help')");
     if (!dims) return cli_usage_error(cmd, "--dims is required (e.g. --dims m=32,k=5120,n=15360)");
     enum { TABLE, JSON, T10 } fmt = TABLE;
@@ -220,8 +207,7 @@ int cmd_plan(int argc, char **argv) {
     rotor_chip chip;
     if ((st = cli_chip(sa.chip, sa.sets, sa.nsets, &chip, &err))) return cli_fail(cmd, st, &err);
     rotor_expr e;
-    int rc = cli_expr(cmd, expr, dims, false, &e);
-    if (rc) return rc;
+    if ((rc = cli_expr(cmd, expr, dims, false, &e))) return rc;
     rotor_search_result r;
     if ((st = rotor_search(&e, &chip, &opt, &r, &err))) return cli_fail(cmd, st, &err);
     if (fmt == T10) {

@@ -358,39 +358,31 @@ static rotor_status simulate_designs(const rotor_schedule *s, const rotor_chip *
     return ROTOR_OK;
 }
 
+/* What `rotor schedule` was asked. */
+typedef struct schedule_args {
+    cli_hbm_args ha;
+    const char *trace, *topology;
+    bool per_op, simulate, no_refine;
+} schedule_args;
+
 int cmd_schedule(int argc, char **argv) {
     const char *cmd = "schedule";
-    const char *trace = NULL, *topology = NULL;
-    cli_hbm_args ha = {0};
-    bool per_op = false, simulate = false, no_refine = false;
-    static const struct option opts[] = {
-        CLI_HBM_OPTIONS,
-        {"per-op", no_argument, 0, 'O'},       {"trace", required_argument, 0, 'r'},
-        {"simulate", no_argument, 0, 'S'},     {"topology", required_argument, 0, 'T'},
-        {"no-refine", no_argument, 0, 'R'},    {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
-    optind = 1;
-    opterr = 0;
-    int ch;
-    while ((ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        bool taken;
-        if (cli_hbm_option(cmd, ch, optarg, &ha, &taken)) return EXIT_BADINPUT;
-        if (taken) continue;
-        const char **slot = NULL;
-        const char *name = NULL;
-        switch (ch) {
-        case 'r': slot = &trace; name = "--trace"; break;
-        case 'T': slot = &topology; name = "--topology"; break;
-        case 'O': per_op = true; break;
-        case 'S': simulate = true; break;
-        case 'R': no_refine = true; break;
-        case 'h': schedule_usage(stdout); return 0;
-        default: return cli_bad_option(cmd, ch, argv);
-        }
-        if (slot && cli_set_once(cmd, name, slot, optarg)) return EXIT_BADINPUT;
-    }
-    if (cli_one_input(cmd, argc, argv, "a model is required (try --help)")) return EXIT_BADINPUT;
-    const char *input = argv[optind];
+    schedule_args a = {0};
+    static const cli_opt own[] = {
+        CLI_HBM_OPTS(schedule_args, ha),
+        {"per-op", 0, CLI_FLAG, offsetof(schedule_args, per_op), 0, 0},
+        {"trace", 0, CLI_VALUE, offsetof(schedule_args, trace), 0, 0},
+        {"simulate", 0, CLI_FLAG, offsetof(schedule_args, simulate), 0, 0},
+        {"topology", 0, CLI_VALUE, offsetof(schedule_args, topology), 0, 0},
+        {"no-refine", 0, CLI_FLAG, offsetof(schedule_args, no_refine), 0, 0},
+        {0}};
+    const char *input = NULL;
+    int prc = cli_parse_options(cmd, argc, argv, CLI_TAKES_ALL, &a.ha.m, own, &a, schedule_usage, NULL, &input,
+                                "a model is required (try --help)");
+    if (prc >= 0) return prc;
+    const char *trace = a.trace, *topology = a.topology;
+    const cli_hbm_args ha = a.ha;
+    bool per_op = a.per_op, simulate = a.simulate, no_refine = a.no_refine;
     rotor_pipeline_options po = {0};
     rotor_schedule_options so = {0};
     so.preload.no_refine = no_refine;

@@ -167,34 +167,16 @@ typedef struct simulate_args {
 /* Parses argv into a; returns -1 to go on, else the exit status (0 after --help). */
 static int parse_simulate(int argc, char **argv, simulate_args *a) {
     const char *cmd = "simulate";
-    static const struct option opts[] = {
-        CLI_SHARED_OPTIONS,
-        {"topology", required_argument, 0, 'T'}, {"decode", no_argument, 0, 'd'},
-        {"trace", required_argument, 0, 'r'},  {"compare", no_argument, 0, 'C'},
-        {"json", no_argument, 0, 'j'},         {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
-    optind = 1;
-    opterr = 0;
-    int ch;
-    while ((ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        bool taken;
-        if (cli_shared_option(cmd, ch, optarg, &a->sa, &taken)) return EXIT_BADINPUT;
-        if (taken) continue;
-        const char **slot = NULL;
-        const char *name = NULL;
-        switch (ch) {
-        case 'T': slot = &a->topo; name = "--topology"; break;
-        case 'r': slot = &a->trace; name = "--trace"; break;
-        case 'd': a->decode = true; break;
-        case 'C': a->compare = true; break;
-        case 'j': a->json = true; break;
-        case 'h': simulate_usage(stdout); return 0;
-        default: return cli_bad_option(cmd, ch, argv);
-        }
-        if (slot && cli_set_once(cmd, name, slot, optarg)) return EXIT_BADINPUT;
-    }
-    if (cli_one_input(cmd, argc, argv, "a program file or a model is required (try --help)")) return EXIT_BADINPUT;
-    a->input = argv[optind];
+    static const cli_opt own[] = {
+        {"topology", 0, CLI_VALUE, offsetof(simulate_args, topo), 0, 0},
+        {"decode", 0, CLI_FLAG, offsetof(simulate_args, decode), 0, 0},
+        {"trace", 0, CLI_VALUE, offsetof(simulate_args, trace), 0, 0},
+        {"compare", 0, CLI_FLAG, offsetof(simulate_args, compare), 0, 0},
+        {"json", 0, CLI_FLAG, offsetof(simulate_args, json), 0, 0},
+        {0}};
+    int rc = cli_parse_options(cmd, argc, argv, CLI_TAKES_ALL, &a->sa, own, a, simulate_usage, NULL, &a->input,
+                               "a program file or a model is required (try --help)");
+    if (rc >= 0) return rc;
     a->from_program = is_program(a->input);
     if (a->trace && !strcmp(a->trace, "-") && a->json)
         return cli_usage_error(cmd, "--trace - and --json would both write standard output");

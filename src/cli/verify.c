@@ -153,43 +153,19 @@ typedef struct verify_args {
 
 /* Parses argv into a; returns -1 to go on, else the exit status (0 after --help). */
 static int parse_verify(int argc, char **argv, verify_args *a) {
+    static const cli_opt own[] = {
+        {"expr", 0, CLI_VALUE, offsetof(verify_args, expr), 0, 0},
+        {"dims", 0, CLI_VALUE, offsetof(verify_args, dims), 0, 0},
+        {"plan", 0, CLI_VALUE, offsetof(verify_args, plan_file), 0, 0},
+        {"best", 0, CLI_FLAG, offsetof(verify_args, best), 0, 0},
+        {"pareto", 0, CLI_FLAG, offsetof(verify_args, pareto), 0, 0},
+        {"random", 0, CLI_VALUE, offsetof(verify_args, random), 0, 0},
+        {"seed", 0, CLI_VALUE, offsetof(verify_args, seed_text), 0, 0},
+        {0}};
     const char *cmd = "verify";
-    static const struct option opts[] = {
-        CLI_CHIP_OPTIONS,                      CLI_THREADS_OPTION,
-        {"expr", required_argument, 0, 'e'},   {"dims", required_argument, 0, 'd'},
-        {"plan", required_argument, 0, 'P'},   {"best", no_argument, 0, 'b'},
-        {"pareto", no_argument, 0, 'p'},       {"random", required_argument, 0, 'r'},
-        {"seed", required_argument, 0, 'S'},   {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
-    optind = 1;
-    opterr = 0;
-    int ch;
-    while ((ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        bool taken;
-        if (cli_shared_option(cmd, ch, optarg, &a->sa, &taken)) return EXIT_BADINPUT;
-        if (taken) continue;
-        const char **slot = NULL;
-        const char *name = NULL;
-        switch (ch) {
-        case 'e': slot = &a->expr; name = "--expr"; break;
-        case 'd': slot = &a->dims; name = "--dims"; break;
-        case 'P': slot = &a->plan_file; name = "--plan"; break;
-        case 'r': slot = &a->random; name = "--random"; break;
-        case 'S': slot = &a->seed_text; name = "--seed"; break;
-        case 'b':
-            if (a->best) return cli_usage_error(cmd, "--best given twice");
-            a->best = true;
-            break;
-        case 'p':
-            if (a->pareto) return cli_usage_error(cmd, "--pareto given twice");
-            a->pareto = true;
-            break;
-        case 'h': verify_usage(stdout); return 0;
-        default: return cli_bad_option(cmd, ch, argv);
-        }
-        if (slot && cli_set_once(cmd, name, slot, optarg)) return EXIT_BADINPUT;
-    }
-    if (optind < argc) return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+    int rc = cli_parse_options(cmd, argc, argv, CLI_TAKES_CHIP | CLI_TAKES_THREADS, &a->sa, own, a, verify_usage,
+                               NULL, NULL, NULL);
+    if (rc >= 0) return rc;
     if (!a->expr && !a->plan_file) return cli_usage_error(cmd, "--expr is required (try 'rotor verify --help')");
     if (!a->dims && !a->plan_file) return cli_usage_error(cmd, "--dims is required (e.g. --dims m=64,k=96,n=80)");
     int modes = (a->plan_file != NULL) + a->best + a->pareto + (a->random != NULL);
