@@ -94,7 +94,7 @@ static rotor_status check_chip(const rotor_preload_chip *c, rotor_error *err) {
  * space x port_load(m) (docs/preload.md, "Edge ports").  Overflow gives
  * INT64_MAX, which xfer_checked refuses. */
 rotor_status intake_bytes(const rotor_preload_chip *c, int64_t space, int64_t m, int64_t *out,
-                                 rotor_error *err) {
+                          rotor_error *err) {
     *out = space;
     if (!c->port_load) return ROTOR_OK;
     double load = 0;

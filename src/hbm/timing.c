@@ -90,7 +90,7 @@ static int64_t overlap_len(const int64_t *as, const int64_t *ae, int na, const i
  * shared link.  On the ideal machine they never meet.  Piecewise constant
  * rates, so the time advances event to event: O(n) events in all. */
 rotor_status time_forward(const rotor_preload_model *m, const sched *s, bool ideal,
-                                 rotor_preload_result *r, int64_t *hbm_total, rotor_error *err) {
+                          rotor_preload_result *r, int64_t *hbm_total, rotor_error *err) {
     const int n = m->n;
     const double link = (double)m->chip.link_bw;
     double t = 0, prem = 0, fc = 0, fl = 0, need_c = 0, need_l = 0, ebusy_end = 0;
@@ -170,7 +170,7 @@ rotor_status time_forward(const rotor_preload_model *m, const sched *s, bool ide
 /* Checks schedule s (plans fit, states exist, q valid, SRAM) and times it
  * forwards under the three rules.  `tmp` holds 6 n int64 of scratch. */
 rotor_status eval_sched(const rotor_preload_model *m, const sched *s, bool ideal, rotor_preload_result *r,
-                               int64_t *tmp, rotor_error *err) {
+                        int64_t *tmp, rotor_error *err) {
     int n = m->n;
     int64_t S = m->chip.sram_bytes;
     int64_t *busy_s = tmp, *busy_e = tmp + n, *stall_s = tmp + 2 * (size_t)n, *stall_e = tmp + 3 * (size_t)n;

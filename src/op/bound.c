@@ -1,0 +1,480 @@
+/* bound.c — the lower bounds of an F_op that let pass 1 (fopwalk.c) and
+ * pass 2 skip it: memory floors (weak, per tensor; strong, over the divisor
+ * lattice of each ring) and the time floor under the memory cap, a small
+ * multiple-choice knapsack over ring sizes (docs/cost-model.md, "Bounds"). */
+#include "searchint.h"
+
+/* A floor on memory for any plan with this F_op: each tensor's plain
+ * dimensions hold at least prod ceil(E_a / F_a) / P_X elements (its f_t
+ * multiply to at most P_X), its compound dimensions at least one. */
+int64_t tensor_weak_floor(const ctx *c, int t, const int64_t *fop) {
+    const rotor_expr *e = c->e;
+    int64_t mem = 0;
+    {
+        const rotor_tensor *x = &e->tensors[t];
+        int64_t share = 1;
+        for (int a = 0; a < e->naxes; a++)
+            if (!x->has_axis[a]) share *= fop[a];
+        double elems = 1;
+        for (int d = 0; d < x->ndims; d++)
+            if (x->dims[d].nterms == 1) {
+                int a = x->dims[d].axis[0];
+                elems *= (double)((e->extent[a] + fop[a] - 1) / fop[a]);
+            }
+        double q = ceil(elems / (double)share);
+        if (q > 1e15) q = 1e15;
+        mem += (int64_t)q * c->chip->element_bytes;
+    }
+    return mem;
+}
+
+int64_t fop_mem_bound(const ctx *c, const int64_t *fop) {
+    int64_t mem = 0;
+    for (int t = 0; t < c->e->ntensors; t++) mem += tensor_weak_floor(c, t, fop);
+    return mem;
+}
+
+/* The least bytes(X) of any plan with this F_op, over every f_t^X vector
+ * whose product divides P_X (alignment with the other tensors ignored, so
+ * this is a floor, not the minimum).  With f = f_t^X[a] dividing S_a, the
+ * partition extent L_a / f = ceil(E_a / (F_a S_a)) S_a / f is an integer at
+ * least E_a / (F_a f), so at least ceil(E_a / (F_a f)) whatever the steps;
+ * compound extents grow with their terms.  The vectors are a walk of the
+ * divisor lattice of P_X (at most a few thousand points for P_X <= N). */
+typedef struct floor_walk {
+    const ctx *c;
+    const rotor_tensor *x;
+    const int64_t *fop;
+    int axes[ROTOR_MAX_AXES];
+    int naxes;
+    int64_t f[ROTOR_MAX_AXES];
+    const int64_t *div; /* divisors of P_X, ascending */
+    int ndiv;
+    double best;
+} floor_walk;
+
+/* Elements of X with f_t[axes[j]] = fw->f for j < i and = room for the
+ * axes not yet chosen: a lower bound for every completion of the prefix,
+ * since partitions only shrink as f grows (exact when i == naxes). */
+static double floor_walk_elems(const floor_walk *fw, int i, int64_t room) {
+    const rotor_expr *e = fw->c->e;
+    int64_t l[ROTOR_MAX_AXES];
+    for (int j = 0; j < fw->naxes; j++) {
+        int a = fw->axes[j];
+        int64_t unit = fw->fop[a] * (j < i ? fw->f[a] : room);
+        l[a] = (e->extent[a] + unit - 1) / unit;
+    }
+    double elems = 1;
+    for (int d = 0; d < fw->x->ndims; d++) {
+        const rotor_dim *dim = &fw->x->dims[d];
+        int64_t ld[2];
+        for (int k = 0; k < dim->nterms; k++) ld[k] = l[dim->axis[k]];
+        elems *= (double)rotor_dim_extent(dim, ld);
+    }
+    return elems;
+}
+
+/* Branch and bound over the divisor lattice, largest factors first so that
+ * a small best is found early and the prefix bound cuts the rest. */
+static void floor_walk_visit(floor_walk *fw, int i, int64_t room) {
+    double bound = floor_walk_elems(fw, i, room);
+    if (bound >= fw->best) return;
+    if (i == fw->naxes) {
+        fw->best = bound;
+        return;
+    }
+    int a = fw->axes[i];
+    /* f may exceed E_a / F_a (the axis is then padded up to F_a * f), and
+     * such an f can be the only divisor of P_X that fits: no cut-off here.
+     * Every divisor of room divides P_X, so only P_X's divisors are tried. */
+    for (int k = fw->ndiv - 1; k >= 0; k--) {
+        int64_t f = fw->div[k];
+        if (f > room || room % f) continue;
+        fw->f[a] = f;
+        floor_walk_visit(fw, i + 1, room / f);
+    }
+    fw->f[a] = 1;
+}
+
+static int64_t fop_tensor_floor(const ctx *c, int t, const int64_t *fop, int64_t share) {
+    const rotor_expr *e = c->e;
+    floor_walk fw = {.c = c, .x = &e->tensors[t], .fop = fop, .best = INFINITY};
+    for (int a = 0; a < e->naxes; a++) {
+        fw.f[a] = 1;
+        if (fw.x->has_axis[a]) fw.axes[fw.naxes++] = a;
+    }
+    int64_t div[MAX_DIVISORS];
+    divisors(share, div, &fw.ndiv);
+    fw.div = div;
+    floor_walk_visit(&fw, 0, share);
+    double b = fw.best * (double)c->chip->element_bytes;
+    return b > 9e15 ? (int64_t)9e15 : (int64_t)b;
+}
+
+/* Memory per core of the F_op's all-ones plan (every f_t = 1, nothing
+ * rotates, no shift buffer): every tensor's whole partition. */
+double all_ones_bytes_of(const ctx *c, const int64_t *fop, int t) {
+    const rotor_expr *e = c->e;
+    const rotor_tensor *x = &e->tensors[t];
+    double elems = 1;
+    for (int d = 0; d < x->ndims; d++) {
+        const rotor_dim *dim = &x->dims[d];
+        int64_t l[2];
+        for (int k = 0; k < dim->nterms; k++) {
+            int a = dim->axis[k];
+            l[k] = (e->extent[a] + fop[a] - 1) / fop[a];
+        }
+        elems *= (double)rotor_dim_extent(dim, l);
+    }
+    return elems * (double)c->chip->element_bytes;
+}
+
+static double all_ones_bytes(const ctx *c, const int64_t *fop) {
+    double bytes = 0;
+    for (int t = 0; t < c->e->ntensors; t++) bytes += all_ones_bytes_of(c, fop, t);
+    return bytes;
+}
+
+/* The weak memory floor (fop_mem_bound) and the all-ones bytes
+ * (all_ones_bytes) of an F_op in one pass over its tensors: the walk of
+ * pass 1 computes both for most F_op vectors. */
+void fop_cheap_mem(const ctx *c, const int64_t *fop, int64_t *mb, double *ones) {
+    const rotor_expr *e = c->e;
+    int64_t l1[ROTOR_MAX_AXES];
+    for (int a = 0; a < e->naxes; a++) l1[a] = (e->extent[a] + fop[a] - 1) / fop[a];
+    int64_t weak = 0;
+    double all = 0;
+    for (int t = 0; t < e->ntensors; t++) {
+        const rotor_tensor *x = &e->tensors[t];
+        int64_t share = 1;
+        for (int a = 0; a < e->naxes; a++)
+            if (!x->has_axis[a]) share *= fop[a];
+        double plain = 1, elems = 1;
+        for (int d = 0; d < x->ndims; d++) {
+            const rotor_dim *dim = &x->dims[d];
+            if (dim->nterms == 1) {
+                double l = (double)l1[dim->axis[0]];
+                plain *= l;
+                elems *= (double)rotor_dim_extent(dim, &l1[dim->axis[0]]);
+            } else {
+                int64_t l[2] = {l1[dim->axis[0]], l1[dim->axis[1]]};
+                elems *= (double)rotor_dim_extent(dim, l);
+            }
+        }
+        double q = ceil(plain / (double)share);
+        if (q > 1e15) q = 1e15;
+        weak += (int64_t)q * c->chip->element_bytes;
+        all += elems * (double)c->chip->element_bytes;
+    }
+    *mb = weak;
+    *ones = all;
+}
+
+/* ---- the time floor of an F_op under the memory cap ---------------------- */
+
+/* Under a tight cap the compute floor of an F_op says little: the plans that
+ * fit must rotate their tensors, and rotating costs communication.  This
+ * floor couples the two (T10 §4.3.1 searches the same space; the bound is
+ * rotor's).  For every tensor X and every ring size Q dividing P_X, let
+ * b_X(Q) be the least bytes(X) over f_t^X vectors with product Q, each
+ * plain partition extent floored at ceil(E_a / (F_a f)) and compound ones
+ * grown from those (the floor of fop_tensor_floor, per Q).  Every plan with
+ * this F_op and memory M <= cap picks some Q_X per tensor, and then
+ *   bytes(X) >= b_X(Q_X),  so  sum_X b_X(Q_X) + B_buf [some Q_X > 1] <= cap,
+ *   time >= op_bound(F_op) + sum_X tensor_bound(X, bytes(X), Q_X, P_X / Q_X)
+ *        >= op_bound(F_op) + sum_X tensor_bound(X, b_X(Q_X), Q_X, P_X / Q_X)
+ * (the model's bound inequality, step_bound >= op_bound, and tensor_bound
+ * not decreasing in bytes, which docs/cost-model.md asks of every model).
+ * So the least right-hand side over the choices of Q_X that fit the cap
+ * (a small multiple-choice knapsack) bounds every plan of the F_op.  The
+ * plan without rotation (every f_t = 1) is the one choice that needs no
+ * shift buffer. */
+
+
+
+
+static int knap_opt_cmp(const void *x, const void *y) {
+    const knap_opt *a = x, *b = y;
+    if (a->bytes != b->bytes) return a->bytes < b->bytes ? -1 : 1;
+    if (a->time != b->time) return a->time < b->time ? -1 : 1;
+    return 0;
+}
+
+/* Sorts v and keeps its Pareto front: bytes ascending, time strictly falling. */
+static int knap_front(knap_opt *v, int n) {
+    if (n > 48) {
+        qsort(v, (size_t)n, sizeof *v, knap_opt_cmp);
+    } else {
+        /* most lists are a tensor's few ring sizes: insertion sort, which
+         * orders them as qsort does (equal entries are equal values) */
+        for (int i = 1; i < n; i++) {
+            knap_opt x = v[i];
+            int j = i;
+            while (j > 0 && knap_opt_cmp(&v[j - 1], &x) > 0) {
+                v[j] = v[j - 1];
+                j--;
+            }
+            v[j] = x;
+        }
+    }
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (k == 0 || v[i].time < v[k - 1].time) v[k++] = v[i];
+    return k;
+}
+
+/* Index of d among the ascending divisors div[0..n-1] (d is one of them). */
+static int div_index(const int64_t *div, int n, int64_t d) {
+    int lo = 0, hi = n - 1;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (div[mid] < d) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* The lattice of `share` from ks's cache, built on a miss; NULL when it
+ * does not fit a slot. */
+static const lattice *lattice_of(knap_scratch *ks, int64_t share) {
+    lattice *l = &ks->lat[share % LAT_SLOTS];
+    if (l->share == share) return l;
+    int nd;
+    divisors(share, ks->div, &nd);
+    if (nd > LAT_DIV) return NULL;
+    int np = 0;
+    for (int j = 0; j < nd; j++)
+        for (int i = 0; i <= j; i++) {
+            if (ks->div[j] % ks->div[i]) continue;
+            if (np == LAT_PAIRS) {
+                l->share = 0;
+                return NULL;
+            }
+            l->pj[np] = (uint16_t)j;
+            l->pi[np] = (uint16_t)i;
+            l->pk[np] = (uint16_t)div_index(ks->div, nd, ks->div[j] / ks->div[i]);
+            np++;
+        }
+    memcpy(l->div, ks->div, (size_t)nd * sizeof *l->div);
+    l->nd = nd;
+    l->npairs = np;
+    l->share = share;
+    return l;
+}
+
+/* Tensor t's options (b_X(Q), tensor_bound) over the ring sizes Q | P_X
+ * with b_X(Q) <= cap, as a Pareto front into ks->opt[t].  b_X(Q) is a
+ * product over the dimensions of their extents, each depending on the
+ * factors of its own axes only, so it is a min-product over the ways to
+ * split Q among the dimensions: a dynamic program over the divisors of P_X
+ * (g[Q] = least elements of the dimensions so far with product Q).  A
+ * tensor naming an axis in two dimensions gets one option, its
+ * fop_tensor_floor with time 0 (still a floor, just weaker). */
+static int64_t tensor_options(const ctx *c, knap_scratch *ks, int t, const int64_t *fop, int64_t share) {
+    const rotor_expr *e = c->e;
+    const rotor_tensor *x = &e->tensors[t];
+    int uses[ROTOR_MAX_AXES] = {0};
+    bool simple = true;
+    for (int d = 0; d < x->ndims; d++)
+        for (int k = 0; k < x->dims[d].nterms; k++)
+            if (++uses[x->dims[d].axis[k]] > 1) simple = false;
+    if (!simple) {
+        int64_t floor = fop_tensor_floor(c, t, fop, share);
+        ks->opt[t][0].bytes = floor;
+        ks->opt[t][0].time = 0;
+        ks->nopt[t] = floor <= c->cap;
+        return floor;
+    }
+    int nd;
+    const lattice *lat = lattice_of(ks, share);
+    if (lat) {
+        nd = lat->nd;
+        memcpy(ks->div, lat->div, (size_t)nd * sizeof *ks->div);
+    } else {
+        divisors(share, ks->div, &nd);
+    }
+    const int64_t *div = ks->div;
+    for (int j = 0; j < nd; j++) ks->g[j] = j == 0 ? 1.0 : INFINITY;
+    for (int d = 0; lat && d < x->ndims; d++) {
+        /* the same dynamic program as below over the lattice's pairs: the
+         * same minima over the same products */
+        const rotor_dim *dim = &x->dims[d];
+        if (dim->nterms == 1) {
+            int a = dim->axis[0];
+            for (int i = 0; i < nd; i++) {
+                int64_t q = div[i];
+                int64_t l = (e->extent[a] + fop[a] * q - 1) / (fop[a] * q);
+                ks->ext[i] = (double)rotor_dim_extent(dim, &l);
+            }
+        } else {
+            int a0 = dim->axis[0], a1 = dim->axis[1];
+            for (int i = 0; i < nd; i++) ks->ext[i] = INFINITY;
+            for (int p = 0; p < lat->npairs; p++) {
+                int64_t u = div[lat->pi[p]], v = div[lat->pk[p]];
+                int64_t l[2] = {(e->extent[a0] + fop[a0] * u - 1) / (fop[a0] * u),
+                                (e->extent[a1] + fop[a1] * v - 1) / (fop[a1] * v)};
+                double x1 = (double)rotor_dim_extent(dim, l);
+                if (x1 < ks->ext[lat->pj[p]]) ks->ext[lat->pj[p]] = x1;
+            }
+        }
+        for (int j = 0; j < nd; j++) ks->ng[j] = INFINITY;
+        for (int p = 0; p < lat->npairs; p++) {
+            double v = ks->g[lat->pk[p]] * ks->ext[lat->pi[p]];
+            if (v < ks->ng[lat->pj[p]]) ks->ng[lat->pj[p]] = v;
+        }
+        memcpy(ks->g, ks->ng, (size_t)nd * sizeof *ks->g);
+    }
+    for (int d = 0; !lat && d < x->ndims; d++) {
+        const rotor_dim *dim = &x->dims[d];
+        /* ext[i]: least extent of this dimension when its factors multiply to div[i] */
+        for (int i = 0; i < nd; i++) {
+            int64_t q = div[i];
+            if (dim->nterms == 1) {
+                int a = dim->axis[0];
+                int64_t l = (e->extent[a] + fop[a] * q - 1) / (fop[a] * q);
+                ks->ext[i] = (double)rotor_dim_extent(dim, &l);
+                continue;
+            }
+            double best = INFINITY;
+            int a0 = dim->axis[0], a1 = dim->axis[1];
+            for (int u = 0; u <= i; u++) {
+                if (q % div[u]) continue;
+                int64_t l[2] = {(e->extent[a0] + fop[a0] * div[u] - 1) / (fop[a0] * div[u]),
+                                (e->extent[a1] + fop[a1] * (q / div[u]) - 1) / (fop[a1] * (q / div[u]))};
+                double v = (double)rotor_dim_extent(dim, l);
+                if (v < best) best = v;
+            }
+            ks->ext[i] = best;
+        }
+        for (int j = 0; j < nd; j++) {
+            double best = INFINITY;
+            for (int i = 0; i <= j; i++) {
+                if (div[j] % div[i]) continue;
+                double v = ks->g[div_index(div, nd, div[j] / div[i])] * ks->ext[i];
+                if (v < best) best = v;
+            }
+            ks->ng[j] = best;
+        }
+        memcpy(ks->g, ks->ng, (size_t)nd * sizeof *ks->g);
+    }
+    int n = 0;
+    double least = INFINITY;
+    for (int j = 0; j < nd; j++) {
+        double b = ks->g[j] * (double)c->chip->element_bytes;
+        if (b < least) least = b;
+        if (!(b <= (double)c->cap)) continue;
+        int64_t bytes = (int64_t)b;
+        ks->opt[t][n].bytes = bytes;
+        ks->opt[t][n].time = c->m->tensor_bound(c->m, e, c->chip, t, bytes, div[j], share / div[j]);
+        n++;
+    }
+    ks->nopt[t] = knap_front(ks->opt[t], n);
+    return least > 9e15 ? (int64_t)9e15 : (int64_t)least;
+}
+
+/* The least sum over tensors of an option's time, the options' bytes
+ * summing to at most budget (INFINITY: no choice fits).  Tensor by tensor,
+ * the partial sums are kept as a Pareto front; the last tensor takes its
+ * fastest option that fits.  A front outgrowing the scratch gives up with
+ * 0 (no bound, still valid). */
+static double knap_least_time(knap_scratch *ks, int nt, int64_t budget) {
+    int64_t rest[ROTOR_MAX_TENSORS + 1]; /* least bytes of tensors t.. */
+    rest[nt] = 0;
+    for (int t = nt - 1; t >= 0; t--) {
+        if (ks->nopt[t] == 0) return INFINITY;
+        rest[t] = rest[t + 1] + ks->opt[t][0].bytes;
+    }
+    if (rest[0] > budget) return INFINITY;
+    int ncur = 1;
+    ks->cur[0].bytes = 0;
+    ks->cur[0].time = 0;
+    for (int t = 0; t + 1 < nt; t++) {
+        int n = 0;
+        for (int i = 0; i < ncur; i++)
+            for (int j = 0; j < ks->nopt[t]; j++) {
+                int64_t b = ks->cur[i].bytes + ks->opt[t][j].bytes;
+                if (b + rest[t + 1] > budget) break; /* options by bytes ascending */
+                if (n == KNAP_MAX) return 0;
+                ks->next[n].bytes = b;
+                ks->next[n].time = ks->cur[i].time + ks->opt[t][j].time;
+                n++;
+            }
+        ncur = knap_front(ks->next, n);
+        memcpy(ks->cur, ks->next, (size_t)ncur * sizeof *ks->cur);
+    }
+    const knap_opt *last = ks->opt[nt - 1];
+    int nlast = ks->nopt[nt - 1];
+    double best = INFINITY;
+    for (int i = 0; i < ncur; i++) {
+        int64_t room = budget - ks->cur[i].bytes;
+        /* the last option with bytes <= room is the fastest that fits */
+        int lo = 0, hi = nlast;
+        while (lo < hi) {
+            int mid = (lo + hi) / 2;
+            if (last[mid].bytes <= room) lo = mid + 1;
+            else hi = mid;
+        }
+        if (lo > 0 && ks->cur[i].time + last[lo - 1].time < best) best = ks->cur[i].time + last[lo - 1].time;
+    }
+    return best;
+}
+
+/* The strong memory floor of an F_op: the least bytes of every tensor (the
+ * floors of fop_tensor_floor, computed by tensor_options, which also leaves
+ * each tensor's options in ks: *ready says so), plus the shift buffer when
+ * the one plan that does not rotate (every f_t = 1, so every S_a = 1) does
+ * not fit: then every plan of this F_op rotates. */
+int64_t fop_strong_floor(const ctx *c, knap_scratch *ks, const int64_t *fop, int64_t index,
+                         bool *ready) {
+    const rotor_expr *e = c->e;
+    int32_t *cached = c->floors && index >= 0 && index < c->nfloors ? &c->floors[index] : NULL;
+    int64_t mem = 0;
+    *ready = false;
+    if (cached && *cached >= 0) {
+        mem = *cached;
+    } else {
+        for (int t = 0; t < e->ntensors; t++) {
+            int64_t share = 1;
+            for (int a = 0; a < e->naxes; a++)
+                if (!e->tensors[t].has_axis[a]) share *= fop[a];
+            mem += tensor_options(c, ks, t, fop, share);
+        }
+        *ready = true;
+        if (cached) *cached = mem < INT32_MAX ? (int32_t)mem : INT32_MAX;
+    }
+    if (all_ones_bytes(c, fop) > (double)c->cap) mem += c->chip->shift_buffer_bytes;
+    return mem;
+}
+
+/* A floor on the tensors' share of the time (beyond step_bound) of every
+ * plan with this F_op that fits c->cap (see above): added to the compute
+ * floor of any steps, it bounds the plans with those steps, so the step
+ * search uses it too.  INFINITY: no plan fits. */
+double cap_time_floor(const ctx *c, knap_scratch *ks, const int64_t *fop, bool ready) {
+    const rotor_expr *e = c->e;
+    int64_t share[ROTOR_MAX_TENSORS];
+    for (int t = 0; t < e->ntensors; t++) {
+        share[t] = 1;
+        for (int a = 0; a < e->naxes; a++)
+            if (!e->tensors[t].has_axis[a]) share[t] *= fop[a];
+        if (!ready) tensor_options(c, ks, t, fop, share[t]);
+    }
+    double best = INFINITY;
+    /* no rotation: the all-ones plan, every Q_X = 1, no shift buffer */
+    double ones = all_ones_bytes(c, fop);
+    if (ones <= (double)c->cap) {
+        double t1 = 0;
+        for (int t = 0; t < e->ntensors; t++) {
+            int64_t b = (int64_t)(all_ones_bytes_of(c, fop, t));
+            t1 += c->m->tensor_bound(c->m, e, c->chip, t, b, 1, share[t]);
+        }
+        best = t1;
+    }
+    /* rotation: the shift buffer, any Q_X (Q_X = 1 included: a relaxation) */
+    int64_t budget = c->cap - c->chip->shift_buffer_bytes;
+    if (budget >= 0) {
+        double r = knap_least_time(ks, e->ntensors, budget);
+        if (r < best) best = r;
+    }
+    return best;
+}

@@ -1,0 +1,283 @@
+/* fopwalk.c — pass 1 of the search (level 1, T10 §4.3.1): the walk over
+ * every F_op vector, which costs the all-ones plans that might beat the
+ * incumbent and keeps the F_op whose bounds survive; in a session, the scan
+ * of the caches a previous walk filled, and the F_op of archived plans
+ * searched in full first. */
+#include "searchint.h"
+
+/* The all-ones plan of an F_op that fits the cap (every f_t = 1: valid
+ * whenever it fits), costed when it might beat the incumbent: its time is at
+ * least tb (a floor of every plan of the F_op) plus each tensor's
+ * tensor_bound at ring 1 with its exact bytes (the model's bound
+ * inequality).  Seeding as the walk goes, instead of costing every all-ones
+ * plan before it, costs only the few that improve on the incumbent (for v1
+ * the floor is the plan's time), and the walk prunes with each. */
+void seed_all_ones(worker *w, const int64_t *fop, double tb) {
+    ctx *c = w->c;
+    const rotor_expr *e = c->e;
+    if (prune(w, tb, 0)) return;
+    double t1 = tb;
+    int64_t mem = 0;
+    for (int t = 0; t < e->ntensors; t++) {
+        int64_t share = 1;
+        for (int a = 0; a < e->naxes; a++)
+            if (!e->tensors[t].has_axis[a]) share *= fop[a];
+        int64_t b = (int64_t)all_ones_bytes_of(c, fop, t);
+        mem += b;
+        t1 += c->m->tensor_bound(c->m, e, c->chip, t, b, 1, share);
+    }
+    if (prune(w, t1, mem)) return;
+    rotor_plan_init(e, &w->plan);
+    memcpy(w->plan.fop, fop, sizeof w->plan.fop);
+    for (int a = 0; a < e->naxes; a++) w->steps[a] = 1;
+    memset(w->bytes, 0, sizeof w->bytes);
+    leaf(w);
+}
+
+static void pass1_consider(pass1 *p, int64_t index, double tb);
+
+static void pass1_visit(pass1 *p) {
+    ctx *c = p->c;
+    const rotor_expr *e = c->e;
+    int64_t index = p->index++;
+    bool cache = c->cf && index < c->nfops;
+    double tb;
+    if (cache && c->cf[index] == -2) return;
+    if (cache && c->cf[index] >= 0) {
+        tb = c->cf[index];
+    } else {
+        if (c->cons.min_cores > 0 || c->cons.max_padding > 0) {
+            int64_t cores = 1;
+            double pad = 1.0;
+            for (int a = 0; a < e->naxes; a++) {
+                cores *= p->fop[a];
+                int64_t padded = (e->extent[a] + p->fop[a] - 1) / p->fop[a] * p->fop[a];
+                pad *= (double)padded / (double)e->extent[a];
+            }
+            /* S_a > 1 only pads more, so the all-ones padding bounds the F_op's */
+            if (cores < c->cons.min_cores ||
+                (c->cons.max_padding > 0 && pad > c->cons.max_padding * (1 + SLACK))) {
+                if (cache) c->cf[index] = -2;
+                return;
+            }
+        }
+        /* Only the cheap bounds here, and those cached by earlier searches
+         * of a session; the floors that cost a divisor walk
+         * (fop_full_bounds) wait for pass 2, where the incumbent has
+         * tightened and most F_op never need them. */
+        tb = c->m->step_bound(c->m, e, c->chip, p->fop, NULL, NULL);
+        if (cache) {
+            float f = (float)tb;
+            if ((double)f > tb) f = nextafterf(f, -INFINITY);
+            c->cf[index] = f;
+        }
+    }
+    pass1_consider(p, index, tb);
+}
+
+/* The F_op in p->fop, the index-th of the walk, with compute floor tb: its
+ * memory floors, the all-ones seed, and the keep list. */
+static void pass1_consider(pass1 *p, int64_t index, double tb) {
+    ctx *c = p->c;
+    worker *w = p->w;
+    bool cache = c->weak && index < c->nfloors;
+    w->st.fops++;
+    double compute = tb;
+    /* the compute floor alone prunes most F_op once the incumbent is good:
+     * their memory floors are not worth computing */
+    if (prune(w, tb, 0)) return;
+    int64_t mb;
+    double ones;
+    if (cache && c->weak[index] >= 0) {
+        mb = c->weak[index];
+        ones = (double)c->ones[index];
+    } else {
+        fop_cheap_mem(c, p->fop, &mb, &ones);
+        if (cache) {
+            c->weak[index] = mb < INT32_MAX ? (int32_t)mb : INT32_MAX;
+            c->ones[index] = ones < (double)INT32_MAX ? (int32_t)ones : INT32_MAX;
+        }
+    }
+    if (prune(w, tb, mb)) return;
+    if (c->floors && index < c->nfloors && c->floors[index] >= 0) {
+        int64_t strong = c->floors[index];
+        if (ones > (double)c->cap) strong += c->chip->shift_buffer_bytes;
+        if (strong > mb) mb = strong;
+    }
+    if (c->lb && index < c->nfloors && c->lb_cap[index] >= c->cap && c->lb[index] > tb) tb = c->lb[index];
+    if (tb == INFINITY || prune(w, tb, mb)) return;
+    if (ones <= (double)c->cap) seed_all_ones(w, p->fop, tb);
+    for (int i = 0; i < p->nprobed; i++)
+        if (memcmp(p->probed[i], p->fop, sizeof p->fop) == 0) return;
+    fop_list *l = p->keep;
+    if (l->n == l->cap) {
+        int64_t ncap = l->cap ? 2 * l->cap : 1024;
+        fop_entry *nv = realloc(l->v, (size_t)ncap * sizeof *nv);
+        if (!nv) {
+            l->oom = true;
+            return;
+        }
+        l->v = nv;
+        l->cap = ncap;
+    }
+    fop_entry *f = &l->v[l->n++];
+    memcpy(f->fop, p->fop, sizeof f->fop);
+    f->bound = tb;
+    f->compute = compute;
+    f->mem_bound = mb;
+    f->index = index;
+}
+
+/* The F_op's strong memory floor and its time floor under the cap (pass 2,
+ * worker w): false when they prune it.  A session caches both. */
+bool fop_full_bounds(worker *w, fop_entry *f) {
+    ctx *c = w->c;
+    bool ready;
+    int64_t mb = f->mem_bound;
+    int64_t strong = fop_strong_floor(c, w->knap, f->fop, f->index, &ready);
+    if (strong > mb) mb = strong;
+    if (prune(w, f->bound, mb)) return false;
+    w->comm_floor = cap_time_floor(c, w->knap, f->fop, ready);
+    double tb = f->compute + w->comm_floor;
+    if (c->lb && f->index >= 0 && f->index < c->nfloors) {
+        float r = (float)tb;
+        if ((double)r > tb) r = nextafterf(r, -INFINITY);
+        c->lb[f->index] = r;
+        c->lb_cap[f->index] = c->cap < INT32_MAX ? (int32_t)c->cap : INT32_MAX;
+    }
+    return tb != INFINITY && !prune(w, tb, mb);
+}
+
+/* Before the walk, the F_op of the plans archived by earlier searches that
+ * are leanest above the cap are searched in full under it (in parallel, one
+ * worker each).  The fastest plan under a cap a little below a frontier
+ * point's memory mostly keeps that point's F_op and rotates a little more,
+ * so this finds a near-optimal incumbent when no archived plan fits: the
+ * walk and pass 2 then prune from the start, instead of computing the
+ * divisor-walk floors of most F_op vectors while no plan is known.  It only
+ * changes the order in which F_op are searched: each probed F_op is
+ * searched exactly as pass 2 would, and the walk does not keep it again. */
+void probe_archive(ctx *c, worker *ws, int nthreads, pass1 *p) {
+    const rotor_expr *e = c->e;
+    const archive *ar = c->spare;
+    if (c->frontier || !ar) return;
+    int j = 0;
+    while (j < ar->n && ar->v[j].info.memory <= c->cap) j++;
+    fop_entry fe[PROBE_MAX];
+    for (; j < ar->n && p->nprobed < PROBE_MAX; j++) {
+        const int64_t *fop = ar->v[j].plan.fop;
+        bool dup = false;
+        for (int i = 0; i < p->nprobed && !dup; i++) dup = memcmp(p->probed[i], fop, sizeof p->probed[i]) == 0;
+        if (dup) continue;
+        fop_entry *f = &fe[p->nprobed];
+        memset(f, 0, sizeof *f);
+        memcpy(f->fop, fop, sizeof f->fop);
+        f->compute = f->bound = c->m->step_bound(c->m, e, c->chip, f->fop, NULL, NULL);
+        f->mem_bound = fop_mem_bound(c, f->fop);
+        f->index = -1; /* not looked up in the caches */
+        memcpy(p->probed[p->nprobed++], fop, sizeof p->probed[0]);
+    }
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads)
+    for (int i = 0; i < p->nprobed; i++) {
+        worker *w = &ws[omp_get_thread_num()];
+        if (prune(w, fe[i].bound, fe[i].mem_bound) || !fop_full_bounds(w, &fe[i])) continue;
+        search_fop(w, fe[i].fop);
+    }
+}
+
+void pass1_walk(pass1 *p, int a, int64_t room) {
+    const rotor_expr *e = p->c->e;
+    if (a == e->naxes) {
+        pass1_visit(p);
+        return;
+    }
+    int64_t hi = e->extent[a] < room ? e->extent[a] : room;
+    for (int64_t f = 1; f <= hi; f++) {
+        p->fop[a] = f;
+        pass1_walk(p, a + 1, room / f);
+    }
+    p->fop[a] = 1;
+}
+
+/* The number of F_op vectors pass1_walk visits from axis a with `room`
+ * cores left (the length of the floors cache).  With c->counts (a table by
+ * axis and room, -1: not yet known) each count is computed once. */
+int64_t fop_count(ctx *c, int a, int64_t room) {
+    const rotor_expr *e = c->e;
+    if (a == e->naxes) return 1;
+    int64_t *memo = c->counts ? &c->counts[a * (c->cores + 1) + room] : NULL;
+    if (memo && *memo >= 0) return *memo;
+    int64_t hi = e->extent[a] < room ? e->extent[a] : room, n = 0;
+    if (a + 1 == e->naxes) n = hi;
+    else
+        for (int64_t f = 1; f <= hi; f++) n += fop_count(c, a + 1, room / f);
+    if (memo) *memo = n;
+    return n;
+}
+
+/* The index-th F_op vector of the walk into fop (c->counts is set): at
+ * each axis, skip the subtrees of the smaller factors. */
+static void fop_decode(const ctx *c, int64_t index, int64_t *fop) {
+    const rotor_expr *e = c->e;
+    int64_t room = c->cores;
+    for (int a = 0; a < e->naxes; a++) {
+        int64_t hi = e->extent[a] < room ? e->extent[a] : room;
+        int64_t f = 1;
+        if (a + 1 == e->naxes) {
+            f = index + 1; /* each subtree of the last axis is one vector */
+        } else {
+            /* counting the whole lattice filled every entry read here */
+            const int64_t *next = &c->counts[(a + 1) * (c->cores + 1)];
+            for (; f < hi; f++) {
+                int64_t n = next[room / f];
+                if (index < n) break;
+                index -= n;
+            }
+        }
+        fop[a] = f;
+        room /= f;
+    }
+}
+
+/* Pass 1 over a session's filled caches: every F_op's compute floor is in
+ * c->cf, so a linear scan finds the few the incumbent does not prune and
+ * decodes only those, instead of walking the lattice. */
+void pass1_scan(pass1 *p) {
+    ctx *c = p->c;
+    worker *w = p->w;
+    /* prune(w, t, 0) holds for every t above thr (sessions search for the
+     * fastest plan, not a front): most F_op stop at one comparison.  Only
+     * this thread moves the incumbent meanwhile, in pass1_consider. */
+    double thr = fmin(c->time_cap * (1 + SLACK), incumbent(c) * (1 + SLACK));
+    int64_t skipped = 0;
+    for (int64_t i = 0; i < c->nfloors; i++) {
+        float v = c->cf[i];
+        if (v < 0) continue; /* breaks a constraint */
+        if (v > thr) {
+            skipped++;
+            continue;
+        }
+        double tb = v;
+        int64_t mb = 0;
+        if (c->weak[i] >= 0) {
+            /* the cached floors, as pass1_consider reads them, before
+             * paying for the decoding */
+            mb = c->weak[i];
+            if (c->floors[i] >= 0) {
+                int64_t strong = c->floors[i];
+                if (c->ones[i] > c->cap) strong += c->chip->shift_buffer_bytes;
+                if (strong > mb) mb = strong;
+            }
+            if (c->lb_cap[i] >= c->cap && c->lb[i] > tb) tb = c->lb[i];
+        }
+        if (tb == INFINITY || prune(w, tb, mb)) {
+            w->st.fops++;
+            continue;
+        }
+        fop_decode(c, i, p->fop);
+        pass1_consider(p, i, v);
+        thr = fmin(c->time_cap * (1 + SLACK), incumbent(c) * (1 + SLACK));
+    }
+    w->st.fops += skipped;
+    p->index = c->nfloors;
+}

@@ -1,0 +1,112 @@
+/* pareto.c — the Pareto frontier of (time, memory per core) over plans
+ * (T10 §4.3.1 keeps it for every operator; Algorithm 1 walks it): the
+ * archive that seeds each search with plans earlier ones costed, the front
+ * of the single-pass search, and the epsilon-constraint walk. */
+#include "searchint.h"
+
+void archive_add(archive *ar, const rotor_candidate *cand) {
+    int64_t m = cand->info.memory;
+    double t = cand->cost.total;
+    /* the last entry with memory <= m dominates cand if it is no slower */
+    int lo = 0, hi = ar->n;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (ar->v[mid].info.memory <= m) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo > 0 && ar->v[lo - 1].cost.total <= t) return;
+    /* drop the entries cand dominates: memory >= m and time >= t */
+    int at = lo > 0 && ar->v[lo - 1].info.memory == m ? lo - 1 : lo;
+    int end = at;
+    while (end < ar->n && ar->v[end].cost.total >= t) end++;
+    if (end == at && ar->n == ARCHIVE_MAX) { /* full: keep what is there */
+        ar->dropped = true;
+        return;
+    }
+    memmove(&ar->v[at + 1], &ar->v[end], (size_t)(ar->n - end) * sizeof *ar->v);
+    ar->n -= end - at - 1;
+    ar->v[at] = *cand;
+}
+
+
+
+void front_add(const rotor_expr *e, front *f, const rotor_candidate *cand) {
+    int64_t m = cand->info.memory;
+    double t = cand->cost.total;
+    int lo = front_upto(f, m);
+    if (lo > 0) {
+        const rotor_candidate *x = &f->v[lo - 1];
+        if (x->cost.total < t) return;
+        if (x->cost.total == t &&
+            (x->info.memory < m || rotor_candidate_compare(e, x, cand) <= 0)) return;
+    }
+    /* cand stays: drop what it beats (memory >= m and time >= t) */
+    int at = lo > 0 && f->v[lo - 1].info.memory == m ? lo - 1 : lo;
+    int end = at;
+    while (end < f->n && f->v[end].cost.total >= t) end++;
+    if (end == at) {
+        if (f->n == f->cap) {
+            int ncap = f->cap ? 2 * f->cap : 64;
+            rotor_candidate *nv = realloc(f->v, (size_t)ncap * sizeof *nv);
+            if (!nv) {
+                f->oom = true;
+                return;
+            }
+            f->v = nv;
+            f->cap = ncap;
+        }
+        memmove(&f->v[at + 1], &f->v[at], (size_t)(f->n - at) * sizeof *f->v);
+        f->n++;
+    } else if (end > at + 1) {
+        memmove(&f->v[at + 1], &f->v[end], (size_t)(f->n - end) * sizeof *f->v);
+        f->n -= end - at - 1;
+    }
+    f->v[at] = *cand;
+}
+
+/* The frontier by the epsilon-constraint method: the fastest plan (ties:
+ * least memory, then plan order) is the first point; each next point is the
+ * fastest plan with strictly less memory than the last, until none fits.
+ * Every point so found is Pareto-optimal, and every frontier point is found
+ * (its memory lies below the previous point's, and nothing faster fits
+ * there).  Each step is one exact search with a tighter cap, whose memory
+ * bounds then prune hard.  The single pass (ctx.frontier) instead keeps the
+ * front of every plan it costs and prunes a node only when a front entry
+ * with no more memory than the node's floor is faster than its time bound;
+ * no frontier point is ever so dominated, and the front read from its fast
+ * end is the same list.  pareto_single_pass picks between them. */
+rotor_status pareto_epsilon(ctx *c, int nthreads, rotor_search_result *out, rotor_search_stats *st,
+                            rotor_error *err) {
+    int n = 0, capn = 16;
+    /* from here on, searches keep what they cost to seed the next one */
+    c->spare = calloc(1, sizeof *c->spare);
+    rotor_candidate *v = malloc((size_t)capn * sizeof *v);
+    if (!v || !c->spare) {
+        free(v);
+        return rotor_fail(err, ROTOR_ERR_NOMEM, "search: out of memory");
+    }
+    v[n++] = out->best;
+    for (;;) {
+        c->cap = v[n - 1].info.memory - 1;
+        rotor_candidate next;
+        bool found = false;
+        if (!search_once(c, nthreads, &next, &found, st, NULL)) {
+            free(v);
+            return rotor_fail(err, ROTOR_ERR_NOMEM, "search: out of memory");
+        }
+        if (!found) break;
+        if (n == capn) {
+            capn *= 2;
+            rotor_candidate *nv = realloc(v, (size_t)capn * sizeof *v);
+            if (!nv) {
+                free(v);
+                return rotor_fail(err, ROTOR_ERR_NOMEM, "search: out of memory");
+            }
+            v = nv;
+        }
+        v[n++] = next;
+    }
+    out->pareto = v;
+    out->npareto = n;
+    return ROTOR_OK;
+}

@@ -1,0 +1,308 @@
+/* searchint.h — what the files of the exact plan search share (private to
+ * src/op; docs/cost-model.md, "The search"):
+ *
+ *   search.c  the driver: one search (search_once: pass 1 over F_op, pass 2
+ *             in parallel), rotor_search, sessions, constraints
+ *   fopwalk.c pass 1: the walk over every F_op with its bounds (level 1)
+ *   bound.c   the bounds of an F_op: memory floors and the time floor under
+ *             the memory cap (a multiple-choice knapsack)
+ *   steps.c   levels 2 and 3 under one F_op: the steps S_a and each
+ *             tensor's temporal factors f_t, depth first, and the leaves
+ *   pareto.c  the Pareto frontier: the archive, the single-pass front, the
+ *             epsilon-constraint walk
+ *
+ * The search context (ctx) lives from rotor_search's or a session's start
+ * to its end.  Its caches are allocated on first use by search_once
+ * (ctx_caches, workers_ready, worker_pool) and freed together by ctx_free:
+ * floors, lb, lb_cap, cf, weak, ones and counts (per F_op of the walk),
+ * knaps (per search thread), pool (the workers, each with its archive
+ * `own`) and spare (the Pareto loop's archive).  Functions returning bool
+ * return false when out of memory. */
+#ifndef ROTOR_OP_SEARCHINT_H
+#define ROTOR_OP_SEARCHINT_H
+
+#include <math.h>
+#include <omp.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rotor/op/search.h"
+
+#define SLACK 1e-9
+/* Most divisors of any n < 2^31 (1,344 for 2,095,133,040); N <= 2^30. */
+#define MAX_DIVISORS 1536
+#define MAX_STEP_CHOICES (MAX_DIVISORS * ROTOR_MAX_TENSORS)
+
+typedef struct fop_entry {
+    int64_t fop[ROTOR_MAX_AXES];
+    double bound;
+    double compute;  /* the model's op_bound (step_bound with any steps) */
+    int64_t mem_bound;
+    int64_t index; /* in the walk of pass 1 (the floors' cache key) */
+} fop_entry;
+
+/* A small Pareto archive of (memory, time) over the plans a search costed:
+ * entries by memory ascending, so by time descending.  It only seeds the
+ * next search of the Pareto loop with a plan that fits its tighter cap (an
+ * incumbent to prune against); which plans it keeps never changes a result,
+ * because every search is exact on its own. */
+#define ARCHIVE_MAX 256
+typedef struct archive {
+    int n;
+    bool dropped; /* a plan was turned away for room: it no longer covers all */
+    rotor_candidate v[ARCHIVE_MAX];
+} archive;
+
+/* A Pareto front of (memory, time) over plans, for the single-pass frontier
+ * search: entries by memory ascending and so time strictly descending; of
+ * two plans with equal time and memory the one first in plan order stays.
+ * Such a front, read from its fastest end, is exactly the frontier the
+ * epsilon-constraint loop finds (fastest plan, then the fastest with less
+ * memory than the last, ...). */
+typedef struct front {
+    int n, cap;
+    bool oom;
+    rotor_candidate *v;
+} front;
+
+typedef struct ctx {
+    const rotor_expr *e;
+    const rotor_chip *chip;
+    const rotor_cost_model *m;
+    rotor_constraints cons;
+    int64_t cores;  /* N */
+    int64_t cap;    /* memory cap per core */
+    int last_tensor[ROTOR_MAX_AXES]; /* last tensor carrying each axis */
+    int last_axis[ROTOR_MAX_TENSORS]; /* last axis of each tensor */
+    _Atomic uint64_t incumbent;      /* bits of the best time so far (positive doubles order as integers) */
+    /* The tensor floors of each F_op do not depend on the cap, so the
+     * Pareto loop's repeated searches compute each once: floors[i] is the
+     * sum for the i-th F_op of the walk in pass 1 (-1: not yet computed).
+     * NULL when the walk is too long to keep (then they are recomputed). */
+    int32_t *floors; /* clamped to INT32_MAX: still floors */
+    int64_t nfloors;
+    /* A session's (rotor_search_session) time floors under the cap:
+     * lb[i] is cap_time_floor of the i-th F_op under cap lb_cap[i], still a
+     * floor under any smaller cap (fewer plans fit).  NULL outside sessions. */
+    float *lb;       /* rounded down: still floors */
+    int32_t *lb_cap; /* clamped to INT32_MAX: still true */
+    /* ... and each F_op's cheap values, so that later searches skip their
+     * arithmetic: compute floor (rounded down; -1: not yet, -2: broken
+     * constraint; kept from a session's first search on, nfops long), weak
+     * memory floor (-1: not yet) and all-ones bytes (clamped down). */
+    float *cf;
+    int32_t *weak, *ones;
+    int64_t nfops;  /* F_op vectors the walk of pass 1 visits (-1: not yet counted) */
+    int64_t *counts; /* a session's fop_count table by axis and room, or NULL */
+    bool cf_filled;  /* a walk has filled every cache: later searches scan them (pass1_scan) */
+    archive *spare; /* plans earlier searches costed, for the next seed; may be NULL */
+    bool frontier;  /* single-pass frontier search: prune by dominance, keep a front */
+    double time_cap; /* plans slower than this are not wanted (INFINITY: all) */
+    bool session;    /* a rotor_search_session's: keeps lb */
+    struct knap_scratch **knaps; /* per search thread, kept across searches */
+    int nknaps;
+    /* the seed worker and one per search thread, kept across searches: a
+     * worker's scratch is most of a megabyte, not worth clearing each time */
+    struct worker *pool;
+    int npool;
+    int64_t full_cap; /* a session's cap without a memory_cap: no arrays until below it */
+} ctx;
+
+/* Candidate steps per axis: divisors of the P_X of tensors carrying the axis. */
+typedef struct step_choices {
+    int64_t v[ROTOR_MAX_AXES][MAX_STEP_CHOICES];
+    int n[ROTOR_MAX_AXES];
+} step_choices;
+
+/* Per-thread state: the current partial plan, counters and best plan. */
+typedef struct worker {
+    ctx *c;
+    rotor_plan plan;
+    int64_t steps[ROTOR_MAX_AXES];
+    int64_t len[ROTOR_MAX_AXES];  /* L_a */
+    int64_t sub[ROTOR_MAX_AXES];  /* s_a */
+    int64_t share[ROTOR_MAX_TENSORS];
+    int64_t bytes[ROTOR_MAX_TENSORS];
+    int64_t min_bytes[ROTOR_MAX_TENSORS]; /* bytes(X) with every f_t = S: a floor */
+    int64_t divs[ROTOR_MAX_AXES][MAX_DIVISORS]; /* divisors of S_a */
+    int ndivs[ROTOR_MAX_AXES];
+    double compute;
+    bool have_best;
+    rotor_candidate best;
+    rotor_search_stats st;
+    step_choices sc;
+    int64_t scratch[MAX_DIVISORS];
+    archive *seen; /* the plans this worker costed (Pareto loop only), or NULL */
+    archive *own;  /* the archive it owns for that (kept with the worker) */
+    int64_t weak[ROTOR_MAX_TENSORS]; /* per-tensor memory floor of the F_op */
+    int64_t smax[ROTOR_MAX_AXES];    /* largest S_a on offer */
+    front front;                     /* the frontier search's plans */
+    struct knap_scratch *knap;       /* cap_time_floor's lists (pass 2) */
+    double comm_floor;               /* cap_time_floor of the F_op being searched */
+    /* step_floor_upto(t, a) of the current steps prefix, by level a: a
+     * tensor without axis a keeps the value of level a - 1 */
+    int64_t sfl[ROTOR_MAX_AXES][ROTOR_MAX_TENSORS];
+    int64_t sgcd[ROTOR_MAX_AXES][ROTOR_MAX_TENSORS]; /* ... and its ring gcd */
+    /* per F_op (search_fop), for step_floor_upto's axes not yet chosen:
+     * ceil(E_a / F_a), ceil(E_a / (F_a Smax_a)), and the product of the
+     * Smax_b of X's axes b after a prefix (growing only while below P_X) */
+    int64_t len_any[ROTOR_MAX_AXES], sub_any[ROTOR_MAX_AXES];
+    int64_t rest[ROTOR_MAX_TENSORS][ROTOR_MAX_AXES + 1];
+} worker;
+
+typedef struct fop_list {
+    fop_entry *v;
+    int64_t n, cap;
+    bool oom;
+} fop_list;
+
+typedef struct knap_opt {
+    int64_t bytes;
+    double time;
+} knap_opt;
+
+/* The divisor lattice of a ring size P: its divisors ascending and every
+ * triple (j, i, k) with div[i] * div[k] = div[j], by j then i.  The dynamic
+ * program of tensor_options walks these pairs once per dimension; finding
+ * them costs a division per pair of divisors, so each worker keeps the
+ * lattices of the last P it met in a small direct-mapped cache (they depend
+ * on P alone).  P with more divisors or pairs than fit take the loops. */
+#define LAT_DIV 256
+#define LAT_PAIRS 1024
+#define LAT_SLOTS 64
+typedef struct lattice {
+    int64_t share; /* 0: empty */
+    int nd, npairs;
+    int64_t div[LAT_DIV];
+    uint16_t pj[LAT_PAIRS], pi[LAT_PAIRS], pk[LAT_PAIRS];
+} lattice;
+
+#define KNAP_MAX 8192
+typedef struct knap_scratch {
+    lattice lat[LAT_SLOTS];
+    knap_opt opt[ROTOR_MAX_TENSORS][MAX_DIVISORS]; /* per tensor, by bytes, time falling */
+    int nopt[ROTOR_MAX_TENSORS];
+    knap_opt cur[KNAP_MAX], next[KNAP_MAX];
+    int64_t div[MAX_DIVISORS];
+    double g[MAX_DIVISORS], ng[MAX_DIVISORS], ext[MAX_DIVISORS];
+} knap_scratch;
+
+#define PROBE_MAX 4
+/* sessions on chips up to this many cores keep a table of subtree sizes */
+#define COUNTS_MAX_CORES 16384
+typedef struct pass1 {
+    ctx *c;
+    worker *w;       /* seeds the incumbent with all-ones plans */
+    fop_list *keep;
+    int64_t index;   /* F_op vectors visited so far (the floors cache key) */
+    int64_t fop[ROTOR_MAX_AXES];
+    /* F_op searched in full before the walk (probe_archive): not kept */
+    int64_t probed[PROBE_MAX][ROTOR_MAX_AXES];
+    int nprobed;
+} pass1;
+
+/* ---- the incumbent, shared by the threads of one search ---- */
+
+static inline double incumbent(ctx *c) {
+    uint64_t bits = atomic_load_explicit(&c->incumbent, memory_order_relaxed);
+    double d;
+    memcpy(&d, &bits, sizeof d);
+    return d;
+}
+
+static inline void offer_incumbent(ctx *c, double t) {
+    uint64_t bits;
+    memcpy(&bits, &t, sizeof bits);
+    uint64_t cur = atomic_load_explicit(&c->incumbent, memory_order_relaxed);
+    while (bits < cur &&
+           !atomic_compare_exchange_weak_explicit(&c->incumbent, &cur, bits, memory_order_relaxed,
+                                                  memory_order_relaxed)) {
+    }
+}
+
+/* ---- the front (pareto.c) ---- */
+
+/* Entries with memory <= m: their count (binary search). */
+static inline int front_upto(const front *f, int64_t m) {
+    int lo = 0, hi = f->n;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (f->v[mid].info.memory <= m) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* Is every plan with time >= t and memory >= m beaten by an entry that is
+ * strictly faster (beyond the slack) with no more memory? */
+static inline bool front_dominates(const front *f, double t, int64_t m) {
+    int k = front_upto(f, m);
+    return k > 0 && f->v[k - 1].cost.total * (1 + SLACK) < t;
+}
+
+/* Adds cand to the front unless an entry beats it; drops what it beats
+ * (sets f->oom when out of memory). */
+void front_add(const rotor_expr *e, front *f, const rotor_candidate *cand);
+/* Adds cand to the archive unless an entry is no slower with no more memory. */
+void archive_add(archive *ar, const rotor_candidate *cand);
+/* The frontier by the epsilon-constraint method into out->pareto, from
+ * out->best. */
+rotor_status pareto_epsilon(ctx *c, int nthreads, rotor_search_result *out, rotor_search_stats *st,
+                            rotor_error *err);
+
+/* ---- one search (search.c) ---- */
+
+/* One exact branch and bound for the fastest plan under c->cap (the front
+ * too, into *out_front, in a single-pass frontier search).  False when out
+ * of memory; *have says whether any plan fits. */
+bool search_once(ctx *c, int nthreads, rotor_candidate *best, bool *have, rotor_search_stats *st,
+                 front *out_front);
+
+/* ---- levels 2 and 3 (steps.c) ---- */
+
+/* Would a plan with time >= t and memory >= m be pruned? */
+bool prune(worker *w, double t, int64_t m);
+/* A costed plan: the worker's best, the incumbent, the archive, the front. */
+void offer(worker *w, const rotor_candidate *cand);
+/* The plan in w->plan, derived, costed and offered. */
+void leaf(worker *w);
+/* The divisors of n, ascending, into out (*count of them). */
+void divisors(int64_t n, int64_t *out, int *count);
+/* Every plan of one F_op: steps, then f_t per tensor, depth first. */
+void search_fop(worker *w, const int64_t *fop);
+
+/* ---- the bounds of an F_op (bound.c) ---- */
+
+/* A floor on tensor t's bytes under any plan with this F_op. */
+int64_t tensor_weak_floor(const ctx *c, int t, const int64_t *fop);
+/* The sum of tensor_weak_floor over the tensors. */
+int64_t fop_mem_bound(const ctx *c, const int64_t *fop);
+/* Bytes of tensor t in the all-ones plan of this F_op. */
+double all_ones_bytes_of(const ctx *c, const int64_t *fop, int t);
+/* The cheap memory floor *mb and all-ones bytes *ones of an F_op. */
+void fop_cheap_mem(const ctx *c, const int64_t *fop, int64_t *mb, double *ones);
+/* The strong memory floor of the F_op at walk index `index` (cached); it
+ * leaves each tensor's options in ks, and *ready says so. */
+int64_t fop_strong_floor(const ctx *c, knap_scratch *ks, const int64_t *fop, int64_t index, bool *ready);
+/* The time floor of an F_op under the memory cap (the knapsack); ready:
+ * the caller has filled ks for this F_op. */
+double cap_time_floor(const ctx *c, knap_scratch *ks, const int64_t *fop, bool ready);
+
+/* ---- pass 1 over F_op (fopwalk.c) ---- */
+
+/* The all-ones plan of an F_op, costed when it might beat the incumbent. */
+void seed_all_ones(worker *w, const int64_t *fop, double tb);
+/* Whether F_op f survives its full bounds (time floor under the cap). */
+bool fop_full_bounds(worker *w, fop_entry *f);
+/* The F_op of archived plans just above the cap, searched in full first. */
+void probe_archive(ctx *c, worker *ws, int nthreads, pass1 *p);
+/* The walk over every F_op from axis a with `room` cores left. */
+void pass1_walk(pass1 *p, int a, int64_t room);
+/* F_op vectors of the walk from axis a with `room` cores left. */
+int64_t fop_count(ctx *c, int a, int64_t room);
+/* The walk over the caches a previous walk filled, instead of the F_op. */
+void pass1_scan(pass1 *p);
+
+#endif

@@ -1,0 +1,357 @@
+/* steps.c — levels 2 and 3 of the search under one F_op (T10 §4.3.1):
+ * the steps S_a (divisors of the P_X of the tensors carrying each axis),
+ * then each tensor's temporal factors f_t, depth first, pruned by the
+ * incumbent and the memory cap; the leaves are costed and offered. */
+#include "searchint.h"
+
+/* Would a plan with time >= t and memory >= m be pruned? */
+bool prune(worker *w, double t, int64_t m) {
+    if (m > w->c->cap) return true;
+    if (t > w->c->time_cap * (1 + SLACK)) return true;
+    if (w->c->frontier) return front_dominates(&w->front, t, m);
+    return t > incumbent(w->c) * (1 + SLACK);
+}
+
+void offer(worker *w, const rotor_candidate *cand) {
+    const rotor_expr *e = w->c->e;
+    if (cand->cost.total > w->c->time_cap) return;
+    if (w->c->frontier) {
+        front_add(e, &w->front, cand);
+        return;
+    }
+    if (!w->have_best || rotor_candidate_compare(e, cand, &w->best) < 0) {
+        w->best = *cand;
+        w->have_best = true;
+    }
+    offer_incumbent(w->c, cand->cost.total);
+}
+
+/* Cost the complete plan in w->plan (f_t and F_op set) under its best order. */
+void leaf(worker *w) {
+    ctx *c = w->c;
+    w->st.plans++;
+    rotor_plan_best_order(c->e, w->steps, w->plan.ft, w->bytes, w->plan.order);
+    rotor_candidate cand;
+    cand.plan = w->plan;
+    rotor_error err;
+    if (rotor_cost_plan(c->m, c->e, c->chip, &cand.plan, &cand.info, &cand.cost, &err)) return;
+    if (cand.info.memory > c->cap) return;
+    if (c->cons.max_padding > 0 && cand.info.padding_ratio > c->cons.max_padding) return;
+    if (w->seen) archive_add(w->seen, &cand);
+    offer(w, &cand);
+}
+
+/* Depth-first over tensors t..nt-1, each choosing its f_t vector axis by axis.
+ * time_lb and mem_lb cover tensors before t exactly (bounds) and the rest by
+ * their floors. */
+static void dfs_axis(worker *w, int t, int ai, int64_t q, double time_lb, int64_t mem_rest);
+
+static void dfs_tensor(worker *w, int t, double time_lb, int64_t mem_rest) {
+    const rotor_expr *e = w->c->e;
+    if (t == e->ntensors) {
+        /* coverage: some tensor reaches S_a along every axis */
+        for (int a = 0; a < e->naxes; a++) {
+            if (w->steps[a] == 1) continue;
+            bool hit = false;
+            for (int u = 0; u < e->ntensors && !hit; u++) hit = w->plan.ft[u][a] == w->steps[a];
+            if (!hit) return;
+        }
+        leaf(w);
+        return;
+    }
+    dfs_axis(w, t, 0, 1, time_lb, mem_rest);
+}
+
+static void dfs_axis(worker *w, int t, int ai, int64_t q, double time_lb, int64_t mem_rest) {
+    ctx *c = w->c;
+    const rotor_expr *e = c->e;
+    const rotor_tensor *x = &e->tensors[t];
+    /* skip axes the tensor lacks */
+    while (ai < e->naxes && !x->has_axis[ai]) ai++;
+    if (ai == e->naxes) {
+        /* the vector is complete: bytes, bounds, then the next tensor */
+        int64_t bytes = c->chip->element_bytes;
+        for (int d = 0; d < x->ndims; d++) {
+            const rotor_dim *dim = &x->dims[d];
+            int64_t l[2];
+            for (int k = 0; k < dim->nterms; k++) l[k] = w->len[dim->axis[k]] / w->plan.ft[t][dim->axis[k]];
+            bytes *= rotor_dim_extent(dim, l);
+        }
+        w->bytes[t] = bytes;
+        int64_t rings = w->share[t] / q;
+        double tb = time_lb + c->m->tensor_bound(c->m, e, c->chip, t, bytes, q, rings);
+        int64_t mr = mem_rest - w->min_bytes[t] + bytes;
+        if (prune(w, tb, mr)) {
+            w->st.nodes_pruned++;
+            return;
+        }
+        dfs_tensor(w, t + 1, tb, mr);
+        return;
+    }
+    int a = ai;
+    int64_t s = w->steps[a];
+    bool must_cover = false;
+    if (c->last_tensor[a] == t && s > 1) {
+        must_cover = true;
+        for (int u = 0; u < t; u++)
+            if (e->tensors[u].has_axis[a] && w->plan.ft[u][a] == s) must_cover = false;
+    }
+    for (int i = 0; i < w->ndivs[a]; i++) {
+        int64_t f = w->divs[a][i];
+        if (must_cover && f != s) continue;
+        if (w->share[t] % (q * f) != 0) continue;
+        /* chain: pairwise divisibility with earlier tensors on this axis */
+        bool ok = true;
+        for (int u = 0; u < t && ok; u++)
+            if (e->tensors[u].has_axis[a]) {
+                int64_t g = w->plan.ft[u][a];
+                ok = f % g == 0 || g % f == 0;
+            }
+        if (!ok) continue;
+        w->plan.ft[t][a] = f;
+        dfs_axis(w, t, ai + 1, q * f, time_lb, mem_rest);
+    }
+    w->plan.ft[t][a] = 1;
+}
+
+/* The divisors of n (n <= 2^31), ascending. */
+void divisors(int64_t n, int64_t *out, int *count) {
+    int k = 0, nb = 0;
+    int64_t big[MAX_DIVISORS / 2 + 1];
+    for (int64_t d = 1; d * d <= n; d++)
+        if (n % d == 0) {
+            out[k++] = d;
+            if (d != n / d) big[nb++] = n / d;
+        }
+    for (int i = nb - 1; i >= 0; i--) out[k++] = big[i];
+    *count = k;
+}
+
+static int64_t gcd64(int64_t a, int64_t b) {
+    while (b) {
+        int64_t r = a % b;
+        a = b;
+        b = r;
+    }
+    return a;
+}
+
+/* A floor on bytes(X) once F_op and S are fixed (so L_a is known).  Two
+ * bounds, the larger wins:
+ *  - every f_t^X[a] divides S_a, so each partition extent is at least its
+ *    value at f_t = S (the sub-task extent s_a);
+ *  - each f_t^X[a] divides S_a and their product divides P_X, so the product
+ *    divides g = gcd(P_X, prod_a S_a): the plain dimensions hold at least
+ *    prod L_a / g elements.
+ * The second matters when P_X is small: S may be large along X's axes only
+ * because another tensor rotates there. */
+/* The same floor when only S_0..S_upto are chosen: an axis b not yet
+ * chosen has L_b >= ceil(E_b / F_b) and s_b >= ceil(E_b / (F_b Smax_b)), and
+ * gcd(P_X, x y) <= gcd(P_X, x) y bounds the ring from above. */
+/* g is gcd(P_X, prod S_a) over X's axes up to `upto` (the caller carries
+ * it from level to level); the values of the axes not yet chosen were
+ * computed once for the F_op (search_fop). */
+static int64_t step_floor_upto(const worker *w, int t, int upto, int64_t g) {
+    const ctx *c = w->c;
+    const rotor_expr *e = c->e;
+    const rotor_tensor *x = &e->tensors[t];
+    int64_t at_s = c->chip->element_bytes;
+    double plain = 1, compound = 1;
+    int64_t len[ROTOR_MAX_AXES], sub[ROTOR_MAX_AXES];
+    for (int a = 0; a < e->naxes; a++) {
+        if (!x->has_axis[a]) continue;
+        len[a] = a <= upto ? w->len[a] : w->len_any[a];
+        sub[a] = a <= upto ? w->sub[a] : w->sub_any[a];
+    }
+    int64_t rest = w->rest[t][upto + 1];
+    if (rest > 1) g = g * rest < w->share[t] ? g * rest : w->share[t];
+    /* A compound extent c (L_a/f_a - 1) + L_b/f_b is at least either term's
+     * L/f (every L/f >= 1, c >= 1), so a third floor counts each compound
+     * dimension as its longer term: the factors of the axes so counted
+     * multiply to a divisor of prod f_t^X, so to at most g. */
+    double windows = 1;
+    for (int d = 0; d < x->ndims; d++) {
+        const rotor_dim *dim = &x->dims[d];
+        int64_t l[2];
+        for (int k = 0; k < dim->nterms; k++) l[k] = sub[dim->axis[k]];
+        int64_t ext = rotor_dim_extent(dim, l);
+        at_s *= ext;
+        if (dim->nterms == 1) {
+            plain *= (double)len[dim->axis[0]];
+        } else {
+            compound *= (double)ext;
+            int64_t l0 = len[dim->axis[0]], l1 = len[dim->axis[1]];
+            windows *= (double)(l0 > l1 ? l0 : l1);
+        }
+    }
+    double by_ring = ceil(plain / (double)g) * compound * (double)c->chip->element_bytes;
+    double by_window = ceil(plain * windows / (double)g) * (double)c->chip->element_bytes;
+    if (by_window > by_ring) by_ring = by_window;
+    return by_ring > (double)at_s ? (by_ring > 9e15 ? (int64_t)9e15 : (int64_t)by_ring) : at_s;
+}
+
+/* gcd(P_X, prod S_a) over X's axes up to level a, from level a - 1's:
+ * gcd(P, xy) = gcd(P, gcd(P, x) y), and every factor stays <= N so nothing
+ * overflows. */
+static int64_t step_ring_gcd(const worker *w, int t, int a) {
+    int64_t prev = a > 0 ? w->sgcd[a - 1][t] : 1;
+    return w->c->e->tensors[t].has_axis[a] ? gcd64(w->share[t], prev * w->steps[a]) : prev;
+}
+
+static int64_t step_floor(const worker *w, int t) {
+    int last = w->c->e->naxes - 1;
+    return step_floor_upto(w, t, last, step_ring_gcd(w, t, last));
+}
+
+/* With F_op and the steps S fixed: padding, compute, floors, then f_t. */
+static void search_steps_leaf(worker *w) {
+    ctx *c = w->c;
+    const rotor_expr *e = c->e;
+    w->st.step_vectors++;
+    double pad = 1.0;
+    bool rot = false;
+    for (int a = 0; a < e->naxes; a++) {
+        int64_t unit = w->plan.fop[a] * w->steps[a];
+        int64_t padded = (e->extent[a] + unit - 1) / unit * unit;
+        w->len[a] = padded / w->plan.fop[a];
+        w->sub[a] = w->len[a] / w->steps[a];
+        pad *= (double)padded / (double)e->extent[a];
+        rot |= w->steps[a] > 1;
+    }
+    if (c->cons.max_padding > 0 && pad > c->cons.max_padding * (1 + SLACK)) {
+        w->st.steps_pruned++;
+        return;
+    }
+    w->compute = c->m->step_bound(c->m, e, c->chip, w->plan.fop, w->steps, w->sub);
+    int64_t mem = rot ? c->chip->shift_buffer_bytes : 0;
+    for (int t = 0; t < e->ntensors; t++) {
+        w->min_bytes[t] = e->naxes > 1 && !e->tensors[t].has_axis[e->naxes - 1] ? w->sfl[e->naxes - 2][t]
+                                                                                 : step_floor(w, t);
+        mem += w->min_bytes[t];
+    }
+    if (prune(w, w->compute + w->comm_floor, mem)) {
+        w->st.steps_pruned++;
+        return;
+    }
+    for (int a = 0; a < e->naxes; a++) divisors(w->steps[a], w->divs[a], &w->ndivs[a]);
+    dfs_tensor(w, 0, w->compute, mem);
+}
+
+
+/* A prefix of the steps, the rest still 1: raising any S_b never lowers the
+ * compute time nor the padding (docs/cost-model.md, "Bounds"), so the prefix's
+ * compute with the remaining S_b = 1 bounds every completion. */
+static bool steps_prefix_survives(worker *w, int64_t mem) {
+    ctx *c = w->c;
+    const rotor_expr *e = c->e;
+    int64_t sub[ROTOR_MAX_AXES];
+    double pad = 1.0;
+    for (int b = 0; b < e->naxes; b++) {
+        int64_t unit = w->plan.fop[b] * w->steps[b];
+        int64_t padded = (e->extent[b] + unit - 1) / unit * unit;
+        sub[b] = padded / unit;
+        pad *= (double)padded / (double)e->extent[b];
+    }
+    if (c->cons.max_padding > 0 && pad > c->cons.max_padding * (1 + SLACK)) return false;
+    double tb = c->m->step_bound(c->m, e, c->chip, w->plan.fop, w->steps, sub);
+    return !prune(w, tb + w->comm_floor, mem);
+}
+
+
+/* A floor on memory once S_0..S_a are chosen: a tensor whose axes are all
+ * among them has its step_floor, exact in everything but f_t; the others
+ * their F_op floor.  Rotation needs the shift buffer. */
+static int64_t steps_prefix_mem(worker *w, int a, bool rot) {
+    const ctx *c = w->c;
+    const rotor_expr *e = c->e;
+    int64_t mem = rot ? c->chip->shift_buffer_bytes : 0;
+    for (int t = 0; t < e->ntensors; t++) {
+        /* a tensor without axis a has the floor of the shorter prefix */
+        w->sgcd[a][t] = step_ring_gcd(w, t, a);
+        int64_t f = a > 0 && !e->tensors[t].has_axis[a] ? w->sfl[a - 1][t]
+                                                        : step_floor_upto(w, t, a, w->sgcd[a][t]);
+        w->sfl[a][t] = f;
+        mem += f > w->weak[t] ? f : w->weak[t];
+    }
+    return mem;
+}
+
+static void search_steps(worker *w, const step_choices *sc, int a, bool rot) {
+    ctx *c = w->c;
+    const rotor_expr *e = c->e;
+    if (a == e->naxes) {
+        search_steps_leaf(w);
+        return;
+    }
+    for (int i = 0; i < sc->n[a]; i++) {
+        int64_t sa = sc->v[a][i];
+        w->steps[a] = sa;
+        if (a + 1 < e->naxes) {
+            int64_t unit = w->plan.fop[a] * sa;
+            w->len[a] = (e->extent[a] + unit - 1) / unit * sa;
+            w->sub[a] = w->len[a] / sa;
+            int64_t mem = steps_prefix_mem(w, a, rot || sa > 1);
+            if (mem > c->cap || (sa > 1 && !steps_prefix_survives(w, mem))) {
+                w->st.steps_pruned++;
+                continue;
+            }
+        }
+        search_steps(w, sc, a + 1, rot || sa > 1);
+    }
+    w->steps[a] = 1;
+}
+
+void search_fop(worker *w, const int64_t *fop) {
+    ctx *c = w->c;
+    const rotor_expr *e = c->e;
+    rotor_plan_init(e, &w->plan);
+    memcpy(w->plan.fop, fop, sizeof w->plan.fop);
+    for (int a = 0; a < e->naxes; a++) w->steps[a] = 1;
+    for (int t = 0; t < e->ntensors; t++) {
+        w->share[t] = 1;
+        for (int a = 0; a < e->naxes; a++)
+            if (!e->tensors[t].has_axis[a]) w->share[t] *= fop[a];
+    }
+    step_choices *sc = &w->sc;
+    for (int a = 0; a < e->naxes; a++) {
+        int n = 0;
+        for (int t = 0; t < e->ntensors; t++) {
+            if (!e->tensors[t].has_axis[a]) continue;
+            int64_t *d = w->scratch;
+            int nd;
+            divisors(w->share[t], d, &nd);
+            for (int i = 0; i < nd; i++) {
+                bool dup = false;
+                for (int j = 0; j < n && !dup; j++) dup = sc->v[a][j] == d[i];
+                if (!dup) sc->v[a][n++] = d[i];
+            }
+        }
+        /* ascending, so cheap steps come first */
+        for (int i = 1; i < n; i++) {
+            int64_t v = sc->v[a][i];
+            int j = i;
+            while (j > 0 && sc->v[a][j - 1] > v) {
+                sc->v[a][j] = sc->v[a][j - 1];
+                j--;
+            }
+            sc->v[a][j] = v;
+        }
+        sc->n[a] = n;
+        w->smax[a] = sc->v[a][n - 1];
+    }
+    for (int t = 0; t < e->ntensors; t++) w->weak[t] = tensor_weak_floor(c, t, fop);
+    for (int a = 0; a < e->naxes; a++) {
+        int64_t f = fop[a], smax = w->smax[a];
+        w->len_any[a] = (e->extent[a] + f - 1) / f;
+        w->sub_any[a] = (e->extent[a] + f * smax - 1) / (f * smax);
+    }
+    for (int t = 0; t < e->ntensors; t++)
+        for (int from = 0; from <= e->naxes; from++) {
+            /* the axes after the prefix, in order, as the bound once took them */
+            int64_t rest = 1;
+            for (int a = from; a < e->naxes; a++)
+                if (e->tensors[t].has_axis[a] && rest < w->share[t]) rest *= w->smax[a];
+            w->rest[t][from] = rest;
+        }
+    search_steps(w, sc, 0, false);
+}
