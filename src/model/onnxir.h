@@ -103,4 +103,81 @@ bool ox_prelu_per_channel(const ox_model *m, const ox_node *n);
 /* Lowers the inferred model into g (lower.c). */
 rotor_status ox_lower(ox_model *m, rotor_graph *g, rotor_error *err);
 
+
+/* TensorProto.DataType values (onnx.proto). */
+enum {
+    T_UNDEF = 0, T_FLOAT = 1, T_UINT8, T_INT8, T_UINT16, T_INT16, T_INT32, T_INT64, T_STRING,
+    T_BOOL, T_FLOAT16, T_DOUBLE, T_UINT32, T_UINT64, T_COMPLEX64, T_COMPLEX128, T_BFLOAT16,
+    T_F8_E4M3FN, T_F8_E4M3FNUZ, T_F8_E5M2, T_F8_E5M2FNUZ
+};
+
+/* A node's failure: returns ox_node_fail(..., ROTOR_ERR_INPUT, ...) from the
+ * calling rule (which names its model m, node n and error err). */
+#define NFAIL(...) return ox_node_fail(m, n, err, ROTOR_ERR_INPUT, __VA_ARGS__)
+
+/* ---- shared by the importer's files (onnx.c and the onnx*.c it names);
+ * a rotor_status is ROTOR_OK or an error in err naming the node ---- */
+bool ox_all_data(ox_model *m, const ox_node *n);
+bool ox_alloc_data(ox_val *v);
+const int64_t *ox_attr_ints(const ox_node *n, const char *name, int *count);
+int64_t ox_bcast_offset(const ox_val *x, int r, const int64_t *idx);
+double ox_binary_eval(const char *op, double a, double b, bool isint, const ox_node *n);
+rotor_status ox_broadcast_shape(ox_model *m, ox_node *n, int first, int count, int *rank, int64_t *shape, rotor_error *err);
+rotor_status ox_const_ints(ox_model *m, const ox_node *n, int i, const char *what, int64_t *out, int cap, int *count, rotor_error *err);
+rotor_status ox_decode_tensor(const ox_model *m, const Onnx__TensorProto *t, ox_val *v, const char *what, rotor_error *err);
+void ox_fold_copy(ox_model *m, ox_node *n, const ox_val *x);
+ox_val *ox_fold_target(ox_model *m, ox_node *n, int i);
+void ox_free_data(ox_val *v);
+int64_t ox_get_i(const ox_val *v, int64_t k);
+void ox_idx_next(int r, const int64_t *shape, int64_t *idx);
+ox_val *ox_in(ox_model *m, const ox_node *n, int i);
+rotor_status ox_infer_all(ox_model *m, rotor_error *err);
+bool ox_is_float_type(int t);
+bool ox_map_dtype(int t, rotor_dtype *out);
+rotor_status ox_need(ox_model *m, ox_node *n, int count, rotor_error *err);
+bool ox_norm_axis(int64_t a, int r, int *out);
+ox_val *ox_out(ox_model *m, const ox_node *n, int i);
+void ox_put(ox_val *v, int64_t k, double x);
+rotor_status ox_same_as(ox_model *m, ox_node *n, int i, const ox_val *x, rotor_error *err);
+rotor_status ox_set_out(ox_model *m, ox_node *n, int i, int type, int rank, const int64_t *shape, rotor_error *err);
+bool ox_shape_elems(int rank, const int64_t *shape, int64_t *out);
+rotor_status ox_sort_nodes(ox_model *m, rotor_error *err);
+const char *ox_type_name(int t);
+double ox_unary_eval(const char *op, double x);
+bool ox_unary_has_eval(const char *op);
+
+/* The shape rules (dispatched by onnxshape.c's table): each infers node n's
+ * output shapes, and folds them when its inputs are constant. */
+rotor_status ox_infer_batchnorm(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_concat(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_constant(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_constant_of_shape(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_conv(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_depth_space(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_expand(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_eyelike(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_flatten(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_gather(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_gemm(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_layernorm(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_matmul(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_nary(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_onehot(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_pad(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_pool(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_qdq(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_random(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_range(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_reduce(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_reshape(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_resize(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_shape_op(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_slice(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_split(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_squeeze(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_tile(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_topk(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_transpose(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_unary(ox_model *m, ox_node *n, rotor_error *err);
+
 #endif

@@ -1,0 +1,260 @@
+/* onnxnn.c — shape rules (onnxshape.c) of the contractions (MatMul, Gemm),
+ * convolution and pooling, and the normalisations. */
+#include "onnxir.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+rotor_status ox_infer_matmul(ox_model *m, ox_node *n, rotor_error *err) {
+    const char *op = n->p->op_type;
+    bool q = !strcmp(op, "QLinearMatMul");
+    int ia = 0, ib = q ? 3 : 1;
+    rotor_status st;
+    if ((st = ox_need(m, n, ib + 1, err))) return st;
+    ox_val *a = ox_in(m, n, ia), *b = ox_in(m, n, ib);
+    if (a->rank < 1 || b->rank < 1) NFAIL("inputs must have at least one dimension");
+    int type = a->onnx_type;
+    if (!strcmp(op, "MatMulInteger")) {
+        /* ONNX MatMulInteger: A and B are 8-bit, zero points match their tensor's type
+         * and are a scalar or one per row of A / column of B. */
+        for (int i = 0; i < 2; i++) {
+            ox_val *x = ox_in(m, n, i), *zp = ox_in(m, n, i + 2);
+            if (x->onnx_type != T_INT8 && x->onnx_type != T_UINT8)
+                NFAIL("input '%s' is %s; MatMulInteger takes int8 or uint8", x->name, ox_type_name(x->onnx_type));
+            if (zp && zp->onnx_type != x->onnx_type)
+                NFAIL("zero point '%s' is %s but its tensor '%s' is %s", zp->name, ox_type_name(zp->onnx_type),
+                      x->name, ox_type_name(x->onnx_type));
+            int64_t want = i == 0 ? (a->rank >= 2 ? a->shape[a->rank - 2] : 1) : b->shape[b->rank - 1];
+            if (zp && zp->elems != 1 && zp->elems != want)
+                NFAIL("zero point '%s' has %lld elements; expected 1 or %lld", zp->name, (long long)zp->elems,
+                      (long long)want);
+        }
+        type = T_INT32;
+    } else if (q) {
+        ox_val *yzp = ox_in(m, n, 7);
+        type = yzp ? yzp->onnx_type : T_UINT8;
+    } else if (a->onnx_type != b->onnx_type) {
+        NFAIL("inputs '%s' (%s) and '%s' (%s) differ in type", a->name, ox_type_name(a->onnx_type), b->name,
+              ox_type_name(b->onnx_type));
+    }
+    int64_t k1 = a->shape[a->rank - 1], k2 = b->rank >= 2 ? b->shape[b->rank - 2] : b->shape[0];
+    if (k1 != k2) NFAIL("inner dimensions differ: '%s' has %lld, '%s' has %lld", a->name, (long long)k1, b->name,
+                        (long long)k2);
+    int ba = a->rank > 2 ? a->rank - 2 : 0, bb = b->rank > 2 ? b->rank - 2 : 0;
+    int br = ba > bb ? ba : bb;
+    int64_t shape[OX_MAX_RANK + 2];
+    for (int d = 0; d < br; d++) {
+        int da = d - (br - ba), db = d - (br - bb);
+        int64_t ea = da >= 0 ? a->shape[da] : 1, eb = db >= 0 ? b->shape[db] : 1;
+        if (ea != eb && ea != 1 && eb != 1)
+            NFAIL("batch dimensions do not broadcast: %lld and %lld", (long long)ea, (long long)eb);
+        shape[d] = ea == 1 ? eb : ea;
+    }
+    int r = br;
+    if (a->rank >= 2) shape[r++] = a->shape[a->rank - 2];
+    if (b->rank >= 2) shape[r++] = b->shape[b->rank - 1];
+    return ox_set_out(m, n, 0, type, r, shape, err);
+}
+
+rotor_status ox_infer_gemm(ox_model *m, ox_node *n, rotor_error *err) {
+    rotor_status st;
+    if ((st = ox_need(m, n, 2, err))) return st;
+    ox_val *a = ox_in(m, n, 0), *b = ox_in(m, n, 1), *c = ox_in(m, n, 2);
+    if (a->rank != 2 || b->rank != 2) NFAIL("A and B must be matrices (ranks %d and %d)", a->rank, b->rank);
+    bool ta = ox_attr_int(n, "transA", 0), tb = ox_attr_int(n, "transB", 0);
+    int64_t M = a->shape[ta ? 1 : 0], K = a->shape[ta ? 0 : 1];
+    int64_t K2 = b->shape[tb ? 1 : 0], N = b->shape[tb ? 0 : 1];
+    if (K != K2) NFAIL("inner dimensions differ: %lld and %lld", (long long)K, (long long)K2);
+    int64_t shape[2] = {M, N};
+    if (c) {
+        for (int d = 0; d < c->rank; d++) {
+            int od = 2 - c->rank + d;
+            if (od < 0 || (c->shape[d] != 1 && c->shape[d] != shape[od]))
+                NFAIL("C '%s' does not broadcast to %lldx%lld", c->name, (long long)M, (long long)N);
+        }
+    }
+    return ox_set_out(m, n, 0, a->onnx_type, 2, shape, err);
+}
+
+/* Spatial geometry of a convolution or pooling node: kernel, strides, pads,
+ * dilations and output extents (ONNX Conv/Pool semantics, auto_pad included). */
+typedef struct geom {
+    int ns;                          /* spatial dimensions */
+    int64_t k[OX_MAX_RANK], s[OX_MAX_RANK], d[OX_MAX_RANK], pb[OX_MAX_RANK], pe[OX_MAX_RANK];
+    int64_t in[OX_MAX_RANK], out[OX_MAX_RANK];
+} geom;
+
+static rotor_status conv_geom(ox_model *m, ox_node *n, const ox_val *x, const int64_t *kernel, bool ceil_mode,
+                              geom *g, rotor_error *err) {
+    g->ns = x->rank - 2;
+    int cnt;
+    const int64_t *v;
+    for (int i = 0; i < g->ns; i++) {
+        g->k[i] = kernel[i];
+        g->s[i] = 1, g->d[i] = 1, g->pb[i] = 0, g->pe[i] = 0;
+        g->in[i] = x->shape[2 + i];
+    }
+    if ((v = ox_attr_ints(n, "strides", &cnt))) {
+        if (cnt != g->ns) NFAIL("strides has %d entries for %d spatial dimensions", cnt, g->ns);
+        for (int i = 0; i < g->ns; i++) g->s[i] = v[i];
+    }
+    if ((v = ox_attr_ints(n, "dilations", &cnt))) {
+        if (cnt != g->ns) NFAIL("dilations has %d entries for %d spatial dimensions", cnt, g->ns);
+        for (int i = 0; i < g->ns; i++) g->d[i] = v[i];
+    }
+    if ((v = ox_attr_ints(n, "pads", &cnt))) {
+        if (cnt != 2 * g->ns) NFAIL("pads has %d entries for %d spatial dimensions", cnt, g->ns);
+        for (int i = 0; i < g->ns; i++) g->pb[i] = v[i], g->pe[i] = v[g->ns + i];
+    }
+    const Onnx__AttributeProto *ap = ox_attr(n, "auto_pad");
+    char autopad[16] = "NOTSET";
+    if (ap && ap->has_s) snprintf(autopad, sizeof autopad, "%.*s", (int)ap->s.len, (const char *)ap->s.data);
+    for (int i = 0; i < g->ns; i++) {
+        if (g->k[i] < 1 || g->s[i] < 1 || g->d[i] < 1 || g->pb[i] < 0 || g->pe[i] < 0 || g->k[i] > (1 << 20) ||
+            g->s[i] > (1 << 20) || g->d[i] > (1 << 20) || g->pb[i] > (1 << 30) || g->pe[i] > (1 << 30))
+            NFAIL("kernel %lld, stride %lld, dilation %lld or pads %lld/%lld out of range in dimension %d",
+                  (long long)g->k[i], (long long)g->s[i], (long long)g->d[i], (long long)g->pb[i],
+                  (long long)g->pe[i], i);
+        int64_t span = g->d[i] * (g->k[i] - 1) + 1;
+        if (!strcmp(autopad, "SAME_UPPER") || !strcmp(autopad, "SAME_LOWER")) {
+            g->out[i] = (g->in[i] + g->s[i] - 1) / g->s[i];
+            int64_t total = (g->out[i] - 1) * g->s[i] + span - g->in[i];
+            if (total < 0) total = 0;
+            g->pb[i] = !strcmp(autopad, "SAME_UPPER") ? total / 2 : total - total / 2;
+            g->pe[i] = total - g->pb[i];
+        } else {
+            if (!strcmp(autopad, "VALID")) g->pb[i] = g->pe[i] = 0;
+            else if (strcmp(autopad, "NOTSET") != 0) NFAIL("auto_pad '%s' is not an ONNX value", autopad);
+            int64_t room = g->in[i] + g->pb[i] + g->pe[i] - span;
+            if (room < 0) NFAIL("kernel extent %lld exceeds the padded input %lld in dimension %d", (long long)span,
+                                (long long)(g->in[i] + g->pb[i] + g->pe[i]), i);
+            g->out[i] = (ceil_mode ? (room + g->s[i] - 1) / g->s[i] : room / g->s[i]) + 1;
+        }
+    }
+    return ROTOR_OK;
+}
+
+rotor_status ox_infer_conv(ox_model *m, ox_node *n, rotor_error *err) {
+    const char *op = n->p->op_type;
+    bool q = !strcmp(op, "QLinearConv");
+    int ix = 0, iw = q ? 3 : 1;
+    rotor_status st;
+    if ((st = ox_need(m, n, iw + 1, err))) return st;
+    ox_val *x = ox_in(m, n, ix), *w = ox_in(m, n, iw);
+    if (x->rank < 3) NFAIL("input '%s' has rank %d; Conv needs [N, C, spatial...]", x->name, x->rank);
+    if (w->rank != x->rank) NFAIL("weight '%s' has rank %d, input has %d", w->name, w->rank, x->rank);
+    int64_t groups = ox_attr_int(n, "group", 1);
+    bool transpose = !strcmp(op, "ConvTranspose");
+    int64_t cin = x->shape[1];
+    if (groups < 1 || cin % groups) NFAIL("group %lld does not divide the %lld input channels", (long long)groups,
+                                          (long long)cin);
+    if (!transpose && w->shape[1] * groups != cin)
+        NFAIL("weight '%s' expects %lld input channels per group; the input has %lld in %lld groups", w->name,
+              (long long)w->shape[1], (long long)cin, (long long)groups);
+    if (transpose && w->shape[0] != cin)
+        NFAIL("weight '%s' expects %lld input channels; the input has %lld", w->name, (long long)w->shape[0],
+              (long long)cin);
+    if (!transpose && w->shape[0] % groups) NFAIL("group %lld does not divide the %lld output channels",
+                                                  (long long)groups, (long long)w->shape[0]);
+    int cnt;
+    const int64_t *ks = ox_attr_ints(n, "kernel_shape", &cnt);
+    if (ks && cnt != x->rank - 2) NFAIL("kernel_shape has %d entries for %d spatial dimensions", cnt, x->rank - 2);
+    if (ks)
+        for (int i = 0; i < cnt; i++)
+            if (ks[i] != w->shape[2 + i]) NFAIL("kernel_shape disagrees with weight '%s'", w->name);
+    geom g;
+    int64_t shape[OX_MAX_RANK];
+    shape[0] = x->shape[0];
+    if (!transpose) {
+        if ((st = conv_geom(m, n, x, w->shape + 2, false, &g, err))) return st;
+        shape[1] = w->shape[0];
+        for (int i = 0; i < g.ns; i++) shape[2 + i] = g.out[i];
+    } else {
+        /* ConvTranspose: out = s(in-1) + output_padding + d(k-1) + 1 - pads,
+         * or output_shape when given. */
+        const int64_t *os = ox_attr_ints(n, "output_shape", &cnt);
+        int cnt2;
+        const int64_t *op2 = ox_attr_ints(n, "output_padding", &cnt2);
+        shape[1] = w->shape[1] * groups;
+        for (int i = 0; i < x->rank - 2; i++) {
+            if (os) {
+                if (cnt != x->rank - 2) NFAIL("output_shape has %d entries", cnt);
+                shape[2 + i] = os[i];
+                continue;
+            }
+            int64_t s = 1, d = 1, pb = 0, pe = 0, opad = op2 && cnt2 == x->rank - 2 ? op2[i] : 0;
+            const int64_t *v;
+            int c;
+            if ((v = ox_attr_ints(n, "strides", &c)) && c == x->rank - 2) s = v[i];
+            if ((v = ox_attr_ints(n, "dilations", &c)) && c == x->rank - 2) d = v[i];
+            if ((v = ox_attr_ints(n, "pads", &c)) && c == 2 * (x->rank - 2)) pb = v[i], pe = v[x->rank - 2 + i];
+            if (s < 1 || d < 1 || s > (1 << 20) || d > (1 << 20) || pb < 0 || pe < 0 || opad < 0 || pb > (1 << 30) ||
+                pe > (1 << 30) || opad > (1 << 20))
+                NFAIL("stride %lld, dilation %lld, pads %lld/%lld or output_padding %lld out of range in dimension %d",
+                      (long long)s, (long long)d, (long long)pb, (long long)pe, (long long)opad, i);
+            shape[2 + i] = s * (x->shape[2 + i] - 1) + opad + d * (w->shape[2 + i] - 1) + 1 - pb - pe;
+            if (shape[2 + i] < 1) NFAIL("output extent %lld in dimension %d", (long long)shape[2 + i], i);
+        }
+    }
+    int type = x->onnx_type;
+    if (!strcmp(op, "ConvInteger")) type = T_INT32;
+    if (q) type = ox_in(m, n, 7) ? ox_in(m, n, 7)->onnx_type : T_UINT8;
+    ox_val *bias = transpose || q ? NULL : ox_in(m, n, 2);
+    if (bias && !strcmp(op, "Conv") && (bias->rank != 1 || bias->shape[0] != shape[1]))
+        NFAIL("bias '%s' must have %lld elements", bias->name, (long long)shape[1]);
+    return ox_set_out(m, n, 0, type, x->rank, shape, err);
+}
+
+rotor_status ox_infer_pool(ox_model *m, ox_node *n, rotor_error *err) {
+    rotor_status st;
+    if ((st = ox_need(m, n, 1, err))) return st;
+    ox_val *x = ox_in(m, n, 0);
+    if (x->rank < 3) NFAIL("input '%s' has rank %d; pooling needs [N, C, spatial...]", x->name, x->rank);
+    int64_t shape[OX_MAX_RANK];
+    memcpy(shape, x->shape, sizeof shape);
+    if (!strncmp(n->p->op_type, "Global", 6)) {
+        for (int i = 2; i < x->rank; i++) shape[i] = 1;
+    } else {
+        int cnt;
+        const int64_t *ks = ox_attr_ints(n, "kernel_shape", &cnt);
+        if (!ks || cnt != x->rank - 2) NFAIL("kernel_shape must have %d entries", x->rank - 2);
+        geom g;
+        if ((st = conv_geom(m, n, x, ks, ox_attr_int(n, "ceil_mode", 0) != 0, &g, err))) return st;
+        for (int i = 0; i < g.ns; i++) shape[2 + i] = g.out[i];
+    }
+    if ((st = ox_set_out(m, n, 0, x->onnx_type, x->rank, shape, err))) return st;
+    return ox_set_out(m, n, 1, T_INT64, x->rank, shape, err); /* MaxPool's indices */
+}
+
+rotor_status ox_infer_batchnorm(ox_model *m, ox_node *n, rotor_error *err) {
+    rotor_status st;
+    if ((st = ox_need(m, n, 5, err))) return st;
+    ox_val *x = ox_in(m, n, 0);
+    if (x->rank < 2) NFAIL("input '%s' has rank %d; BatchNormalization needs [N, C, ...]", x->name, x->rank);
+    for (int i = 1; i < 5; i++) {
+        ox_val *p = ox_in(m, n, i);
+        if (p->elems != x->shape[1])
+            NFAIL("'%s' has %lld elements; the input has %lld channels", p->name, (long long)p->elems,
+                  (long long)x->shape[1]);
+    }
+    if ((st = ox_same_as(m, n, 0, x, err))) return st;
+    for (int i = 1; i < n->nout; i++) /* training-mode statistics */
+        if ((st = ox_set_out(m, n, i, x->onnx_type, 1, &x->shape[1], err))) return st;
+    return ROTOR_OK;
+}
+
+rotor_status ox_infer_layernorm(ox_model *m, ox_node *n, rotor_error *err) {
+    rotor_status st;
+    if ((st = ox_need(m, n, 2, err))) return st;
+    ox_val *x = ox_in(m, n, 0);
+    int axis;
+    if (!ox_norm_axis(ox_attr_int(n, "axis", -1), x->rank, &axis)) NFAIL("axis is out of range for rank %d", x->rank);
+    if ((st = ox_same_as(m, n, 0, x, err))) return st;
+    int64_t shape[OX_MAX_RANK];
+    for (int d = 0; d < x->rank; d++) shape[d] = d < axis ? x->shape[d] : 1;
+    for (int i = 1; i < n->nout; i++)
+        if ((st = ox_set_out(m, n, i, T_FLOAT, x->rank, shape, err))) return st;
+    return ROTOR_OK;
+}
