@@ -440,6 +440,78 @@ static rotor_status measure_shift_load(void *ctx, int64_t d, double *load, rotor
     return ROTOR_OK;
 }
 
+/* Shards every operator of g over T chips into s->ops (split: per value,
+ * whether its producer left it split), counts the model's FLOPs and the
+ * inter-chip all-reduces, and collects the distinct shapes into shapes
+ * (*nshapes of them; shape_of[o]: op o's, -1 for vendor ops). */
+static rotor_status shard_ops(const rotor_graph *g, const rotor_chip *chip, int64_t T, rotor_schedule *s, bool *split,
+                              shape *shapes, int *shape_of, int *nshapes, rotor_error *err) {
+    int64_t e = chip->element_bytes;
+    for (int o = 0; o < g->nops; o++) {
+        const rotor_op *op = &g->ops[o];
+        rotor_schedule_op *so = &s->ops[o];
+        snprintf(so->name, sizeof so->name, "%s", op->name);
+        so->graph_op = o;
+        so->vendor = op->vendor;
+        shard_op(g, o, split, T, so);
+        for (int i = 0; i < op->noutputs; i++) split[op->outputs[i]] = so->shard == ROTOR_SHARD_OUTPUT;
+        s->model_flops += op->flops;
+        shape_of[o] = -1;
+        if (op->vendor) continue;
+        if (so->hbm_tensor >= 0) {
+            int64_t n = rotor_tensor_elements(&so->expr, so->hbm_tensor);
+            if (!rotor_mul_i64(n, e, &so->hbm_bytes)) {
+                return rotor_fail(err, ROTOR_ERR_INPUT, "op '%s' (%s): HBM bytes overflow 64 bits", op->name, op->type);
+            }
+        }
+        so->flops = rotor_expr_flops(&so->expr);
+        if (so->shard == ROTOR_SHARD_REDUCTION) {
+            int64_t y;
+            if (!rotor_mul_i64(rotor_tensor_elements(&so->expr, 0), e, &y)) {
+                return rotor_fail(err, ROTOR_ERR_INPUT, "op '%s' (%s): output bytes overflow 64 bits", op->name, op->type);
+            }
+            double bw = chip->interchip_gbps * 1e9;
+            so->interchip_ps = to_ps(2.0 * (double)(T - 1) * (double)y / bw +
+                                     2.0 * (double)(T - 1) * rotor_chip_link_latency(chip));
+            s->interchip_ps += so->interchip_ps;
+        }
+        char key[sizeof shapes[0].key];
+        shape_key(&so->expr, key, sizeof key);
+        int k = 0;
+        while (k < *nshapes && strcmp(shapes[k].key, key) != 0) k++;
+        if (k == *nshapes) {
+            snprintf(shapes[k].key, sizeof shapes[k].key, "%s", key);
+            shapes[k].first_op = o;
+            (*nshapes)++;
+        }
+        shape_of[o] = k;
+    }
+    return ROTOR_OK;
+}
+
+/* The frontier of every distinct shape (T10 §4.3.1), in parallel across
+ * shapes; each search is deterministic, so the order does not matter.  The
+ * first failure in shape order is reported. */
+static rotor_status search_shapes(const rotor_graph *g, rotor_schedule *s, shape *shapes, int nshapes, int threads,
+                                  rotor_error *err) {
+    rotor_search_options so_opt = {.pareto = true, .threads = 1};
+#pragma omp parallel for schedule(dynamic) num_threads(threads > 0 ? threads : omp_get_max_threads())
+    for (int k = 0; k < nshapes; k++) {
+        shape *sh = &shapes[k];
+        sh->st = rotor_search(&s->ops[sh->first_op].expr, &s->chip, &so_opt, &sh->res, &sh->err);
+    }
+    for (int k = 0; k < nshapes; k++)
+        if (shapes[k].st) {
+            const rotor_op *op = &g->ops[shapes[k].first_op];
+            *err = shapes[k].err;
+            char prefix[160];
+            snprintf(prefix, sizeof prefix, "op '%s' (%s, one chip's shard)", op->name, op->type);
+            rotor_error_prefix(err, prefix);
+            return shapes[k].st;
+        }
+    return ROTOR_OK;
+}
+
 rotor_status rotor_schedule_build(const rotor_graph *g, const rotor_chip *chip,
                                   const rotor_schedule_options *opt, rotor_schedule **out,
                                   rotor_error *err) {
@@ -505,69 +577,10 @@ rotor_status rotor_schedule_build(const rotor_graph *g, const rotor_chip *chip,
     s->nops = g->nops;
 
     /* Shard every operator and collect the distinct shapes. */
-    int64_t e = chip->element_bytes;
-    for (int o = 0; o < g->nops; o++) {
-        const rotor_op *op = &g->ops[o];
-        rotor_schedule_op *so = &s->ops[o];
-        snprintf(so->name, sizeof so->name, "%s", op->name);
-        so->graph_op = o;
-        so->vendor = op->vendor;
-        shard_op(g, o, split, T, so);
-        for (int i = 0; i < op->noutputs; i++) split[op->outputs[i]] = so->shard == ROTOR_SHARD_OUTPUT;
-        s->model_flops += op->flops;
-        shape_of[o] = -1;
-        if (op->vendor) continue;
-        if (so->hbm_tensor >= 0) {
-            int64_t n = rotor_tensor_elements(&so->expr, so->hbm_tensor);
-            if (!rotor_mul_i64(n, e, &so->hbm_bytes)) {
-                st = rotor_fail(err, ROTOR_ERR_INPUT, "op '%s' (%s): HBM bytes overflow 64 bits", op->name, op->type);
-                goto done;
-            }
-        }
-        so->flops = rotor_expr_flops(&so->expr);
-        if (so->shard == ROTOR_SHARD_REDUCTION) {
-            int64_t y;
-            if (!rotor_mul_i64(rotor_tensor_elements(&so->expr, 0), e, &y)) {
-                st = rotor_fail(err, ROTOR_ERR_INPUT, "op '%s' (%s): output bytes overflow 64 bits", op->name, op->type);
-                goto done;
-            }
-            double bw = chip->interchip_gbps * 1e9;
-            so->interchip_ps = to_ps(2.0 * (double)(T - 1) * (double)y / bw +
-                                     2.0 * (double)(T - 1) * rotor_chip_link_latency(chip));
-            s->interchip_ps += so->interchip_ps;
-        }
-        char key[sizeof shapes[0].key];
-        shape_key(&so->expr, key, sizeof key);
-        int k = 0;
-        while (k < nshapes && strcmp(shapes[k].key, key) != 0) k++;
-        if (k == nshapes) {
-            snprintf(shapes[k].key, sizeof shapes[k].key, "%s", key);
-            shapes[k].first_op = o;
-            nshapes++;
-        }
-        shape_of[o] = k;
-    }
-    s->searches = nshapes;
-
-    /* The frontier of every distinct shape (T10 §4.3.1), in parallel across
-     * shapes; each search is deterministic, so the order does not matter. */
-    rotor_search_options so_opt = {.pareto = true, .threads = 1};
     int threads = opt->threads;
-#pragma omp parallel for schedule(dynamic) num_threads(threads > 0 ? threads : omp_get_max_threads())
-    for (int k = 0; k < nshapes; k++) {
-        shape *sh = &shapes[k];
-        sh->st = rotor_search(&s->ops[sh->first_op].expr, &s->chip, &so_opt, &sh->res, &sh->err);
-    }
-    for (int k = 0; k < nshapes; k++)
-        if (shapes[k].st) {
-            const rotor_op *op = &g->ops[shapes[k].first_op];
-            *err = shapes[k].err;
-            char prefix[160];
-            snprintf(prefix, sizeof prefix, "op '%s' (%s, one chip's shard)", op->name, op->type);
-            rotor_error_prefix(err, prefix);
-            st = shapes[k].st;
-            goto done;
-        }
+    if ((st = shard_ops(g, chip, T, s, split, shapes, shape_of, &nshapes, err))) goto done;
+    s->searches = nshapes;
+    if ((st = search_shapes(g, s, shapes, nshapes, threads, err))) goto done;
     if (s->chip.topology == ROTOR_TOPO_MESH && (st = mesh_times(s, g, shapes, nshapes, threads, err))) goto done;
 
     for (int o = 0; o < g->nops && !st; o++) {
