@@ -59,4 +59,37 @@ FIXTURE void add_matmul(rotor_graph *g, const char *name, int x, int w, int y, i
     cr_assert_eq(rotor_graph_add_op(g, &d, NULL, &err), ROTOR_OK, "%s", err.msg);
 }
 
+/* Adds the 2-D f16 value `name` (r x c) with role `role` to g; its index. */
+FIXTURE int add_value2d(rotor_graph *g, const char *name, int64_t r, int64_t c, rotor_role role) {
+    int64_t shape[2] = {r, c};
+    int v;
+    rotor_error err = {{0}};
+    cr_assert_eq(rotor_graph_add_value(g, name, ROTOR_DTYPE_F16, 2, shape, role, &v, &err), ROTOR_OK, "%s", err.msg);
+    return v;
+}
+
+/* A stack of `layers` FFNs on x (tokens x hidden): up to (hidden x ffn),
+ * down to (ffn x hidden); the last activation is the graph's output. */
+FIXTURE void ffn_stack(rotor_graph *g, int layers, int64_t tokens, int64_t hidden, int64_t ffn) {
+    rotor_graph_init(g, "ffn-stack");
+    int x = add_value2d(g, "x0", tokens, hidden, ROTOR_ROLE_ACTIVATION);
+    for (int l = 0; l < layers; l++) {
+        char n[64];
+        snprintf(n, sizeof n, "w_up%d", l);
+        int wu = add_value2d(g, n, hidden, ffn, ROTOR_ROLE_WEIGHT);
+        snprintf(n, sizeof n, "w_down%d", l);
+        int wd = add_value2d(g, n, ffn, hidden, ROTOR_ROLE_WEIGHT);
+        snprintf(n, sizeof n, "h%d", l);
+        int h = add_value2d(g, n, tokens, ffn, ROTOR_ROLE_ACTIVATION);
+        snprintf(n, sizeof n, "x%d", l + 1);
+        int y = add_value2d(g, n, tokens, hidden, ROTOR_ROLE_ACTIVATION);
+        snprintf(n, sizeof n, "up%d", l);
+        add_matmul(g, n, x, wu, h, tokens, hidden, ffn);
+        snprintf(n, sizeof n, "down%d", l);
+        add_matmul(g, n, h, wd, y, tokens, ffn, hidden);
+        x = y;
+    }
+    g->values[x].is_output = true;
+}
+
 #endif

@@ -17,40 +17,6 @@
 #define assert_msg_has(err, s) \
     cr_assert(strstr((err).msg, (s)) != NULL, "message \"%s\" lacks \"%s\"", (err).msg, (s))
 
-static int value(rotor_graph *g, const char *name, int64_t r, int64_t c, rotor_role role) {
-    int64_t shape[2] = {r, c};
-    int v;
-    rotor_error err;
-    cr_assert_eq(rotor_graph_add_value(g, name, ROTOR_DTYPE_F16, 2, shape, role, &v, &err), ROTOR_OK,
-                 "%s", err.msg);
-    return v;
-}
-
-/* y = x W: one MatMul operator named name. */
-
-/* layers x (tokens x hidden) -> FFN up (hidden x ffn) -> down (ffn x hidden). */
-static void ffn_stack(rotor_graph *g, int layers, int64_t tokens, int64_t hidden, int64_t ffn) {
-    rotor_graph_init(g, "ffn-stack");
-    int x = value(g, "x0", tokens, hidden, ROTOR_ROLE_ACTIVATION);
-    for (int l = 0; l < layers; l++) {
-        char n[64];
-        snprintf(n, sizeof n, "w_up%d", l);
-        int wu = value(g, n, hidden, ffn, ROTOR_ROLE_WEIGHT);
-        snprintf(n, sizeof n, "w_down%d", l);
-        int wd = value(g, n, ffn, hidden, ROTOR_ROLE_WEIGHT);
-        snprintf(n, sizeof n, "h%d", l);
-        int h = value(g, n, tokens, ffn, ROTOR_ROLE_ACTIVATION);
-        snprintf(n, sizeof n, "x%d", l + 1);
-        int y = value(g, n, tokens, hidden, ROTOR_ROLE_ACTIVATION);
-        snprintf(n, sizeof n, "up%d", l);
-        add_matmul(g, n, x, wu, h, tokens, hidden, ffn);
-        snprintf(n, sizeof n, "down%d", l);
-        add_matmul(g, n, h, wd, y, tokens, ffn, hidden);
-        x = y;
-    }
-    g->values[x].is_output = true;
-}
-
 /* The same decision for operator o in two compilations of one graph: the
  * same active plan and the same idle layout (frontier indices may differ:
  * frontiers beyond the cut are searched only where the walk needs them). */
@@ -272,13 +238,13 @@ Test(compile, a_value_live_across_operators_is_counted_while_others_run) {
      * excluded) is live. */
     rotor_graph g;
     rotor_graph_init(&g, "skip");
-    int x = value(&g, "x", 64, 1472, ROTOR_ROLE_ACTIVATION);
-    int w0 = value(&g, "w0", 1472, 64, ROTOR_ROLE_WEIGHT);
-    int w1 = value(&g, "w1", 64, 1472, ROTOR_ROLE_WEIGHT);
-    int w2 = value(&g, "w2", 1472, 64, ROTOR_ROLE_WEIGHT);
-    int h0 = value(&g, "h0", 64, 64, ROTOR_ROLE_ACTIVATION);
-    int h1 = value(&g, "h1", 64, 1472, ROTOR_ROLE_ACTIVATION);
-    int y = value(&g, "y", 64, 64, ROTOR_ROLE_ACTIVATION);
+    int x = add_value2d(&g, "x", 64, 1472, ROTOR_ROLE_ACTIVATION);
+    int w0 = add_value2d(&g, "w0", 1472, 64, ROTOR_ROLE_WEIGHT);
+    int w1 = add_value2d(&g, "w1", 64, 1472, ROTOR_ROLE_WEIGHT);
+    int w2 = add_value2d(&g, "w2", 1472, 64, ROTOR_ROLE_WEIGHT);
+    int h0 = add_value2d(&g, "h0", 64, 64, ROTOR_ROLE_ACTIVATION);
+    int h1 = add_value2d(&g, "h1", 64, 1472, ROTOR_ROLE_ACTIVATION);
+    int y = add_value2d(&g, "y", 64, 64, ROTOR_ROLE_ACTIVATION);
     add_matmul(&g, "a", x, w0, h0, 64, 1472, 64);
     add_matmul(&g, "b", h0, w1, h1, 64, 64, 1472);
     add_matmul(&g, "c", x, w2, y, 64, 1472, 64);

@@ -18,39 +18,9 @@
 #define assert_msg_has(err, s) \
     cr_assert(strstr((err).msg, (s)) != NULL, "message \"%s\" lacks \"%s\"", (err).msg, (s))
 
-static int value(rotor_graph *g, const char *name, int64_t r, int64_t c, rotor_role role) {
-    int64_t shape[2] = {r, c};
-    int v;
-    rotor_error err;
-    cr_assert_eq(rotor_graph_add_value(g, name, ROTOR_DTYPE_F16, 2, shape, role, &v, &err), ROTOR_OK);
-    return v;
-}
-
-static void ffn(rotor_graph *g, int layers, int64_t tokens, int64_t hidden, int64_t inner) {
-    rotor_graph_init(g, "ffn");
-    int x = value(g, "x0", tokens, hidden, ROTOR_ROLE_ACTIVATION);
-    for (int l = 0; l < layers; l++) {
-        char n[32];
-        snprintf(n, sizeof n, "wu%d", l);
-        int wu = value(g, n, hidden, inner, ROTOR_ROLE_WEIGHT);
-        snprintf(n, sizeof n, "wd%d", l);
-        int wd = value(g, n, inner, hidden, ROTOR_ROLE_WEIGHT);
-        snprintf(n, sizeof n, "h%d", l);
-        int h = value(g, n, tokens, inner, ROTOR_ROLE_ACTIVATION);
-        snprintf(n, sizeof n, "x%d", l + 1);
-        int y = value(g, n, tokens, hidden, ROTOR_ROLE_ACTIVATION);
-        snprintf(n, sizeof n, "up%d", l);
-        add_matmul(g, n, x, wu, h, tokens, hidden, inner);
-        snprintf(n, sizeof n, "down%d", l);
-        add_matmul(g, n, h, wd, y, tokens, inner, hidden);
-        x = y;
-    }
-    g->values[x].is_output = true;
-}
-
 Test(vgm, the_slice_holds_every_weight_and_the_peak_of_live_activations) {
     rotor_graph g;
-    ffn(&g, 1, 128, 1024, 4096);
+    ffn_stack(&g, 1, 128, 1024, 4096);
     rotor_chip chip = mk2();
     rotor_vgm_result v;
     rotor_error err;
@@ -67,7 +37,7 @@ Test(vgm, the_slice_holds_every_weight_and_the_peak_of_live_activations) {
 
 Test(vgm, every_tile_fits_and_every_core_receives_its_tiles_each_round) {
     rotor_graph g;
-    ffn(&g, 2, 512, 1024, 4096);
+    ffn_stack(&g, 2, 512, 1024, 4096);
     rotor_chip chip = mk2();
     rotor_vgm_result v;
     rotor_error err;
@@ -101,7 +71,7 @@ Test(vgm, every_tile_fits_and_every_core_receives_its_tiles_each_round) {
 
 Test(vgm, t10_beats_load_compute_store_on_an_ffn_stack) {
     rotor_graph g;
-    ffn(&g, 3, 256, 1024, 4096);
+    ffn_stack(&g, 3, 256, 1024, 4096);
     rotor_chip chip = mk2();
     rotor_vgm_result v;
     rotor_compile_result t;
@@ -118,7 +88,7 @@ Test(vgm, t10_beats_load_compute_store_on_an_ffn_stack) {
 
 Test(vgm, weights_beyond_the_sram_are_refused_with_the_slice_size) {
     rotor_graph g;
-    ffn(&g, 48, 8, 8192, 32768);
+    ffn_stack(&g, 48, 8, 8192, 32768);
     rotor_chip chip = mk2();
     rotor_vgm_result v;
     rotor_error err;
