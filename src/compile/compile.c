@@ -68,6 +68,9 @@ typedef struct compiler {
      * plan (-1: none known). */
     int64_t **cov;
     int64_t *none_upto;
+    /* tcut[i]: every point of frontier i not found yet executes slower than
+     * this (the time ratio of its first search; INFINITY once whole) */
+    double *tcut;
     rotor_search_session **sess; /* per frontier, opened at its first capped search */
 } compiler;
 
@@ -210,6 +213,8 @@ static rotor_status frontier_search(compiler *cc, int i, double ratio, int threa
         cc->fr[i].n = 1;
         cc->fr[i].v = v;
         cc->fr[i].truncated = true;
+        /* every other frontier point is slower than the fastest */
+        cc->tcut[i] = v->cost.total;
         return ROTOR_OK;
     }
     rotor_search_options so = {.pareto = true, .pareto_time_ratio = ratio, .threads = threads};
@@ -225,6 +230,8 @@ static rotor_status frontier_search(compiler *cc, int i, double ratio, int threa
     cc->fr[i].n = r.npareto;
     cc->fr[i].v = r.pareto; /* taken over from the search result */
     cc->fr[i].truncated = ratio > 0;
+    /* the search keeps every frontier point no slower than the ratio allows */
+    cc->tcut[i] = ratio > 0 && r.npareto > 0 ? r.pareto[0].cost.total * ratio : INFINITY;
     return ROTOR_OK;
 }
 
@@ -247,6 +254,46 @@ static int frontier_pick(const compiler *cc, int i, int64_t cap) {
     for (int j = 0; j < f->n; j++)
         if (f->v[j].info.memory <= cap) return cap <= cc->cov[i][j] ? j : PICK_SEARCH;
     return cap <= cc->none_upto[i] ? PICK_NONE : PICK_SEARCH;
+}
+
+/* Algorithm 1, line 6, end to end: op s's frontier plan under `cap` with the
+ * least execution + setup from its idle layout (T10 Algorithm 1 sums the
+ * two; choosing by execution alone lets a plan that replicates a large
+ * activation win and then pay for its gather).  From the fastest plan
+ * under the cap (frontier_pick) it walks the leaner points while their
+ * execution alone is below the best sum found: setup is never negative, so
+ * no later point can win.  Ties: the faster execution (the earlier point).
+ * Returns the point, PICK_NONE, or PICK_SEARCH with *need_cap the cap whose
+ * exact search (frontier_learn) the walk needs next. */
+static int pick_active(const compiler *cc, const op_state *s, const rotor_expr *e, int64_t cap, int64_t *need_cap) {
+    int i = s->frontier;
+    const rotor_frontier *f = &cc->fr[i];
+    int j = frontier_pick(cc, i, cap);
+    if (j < 0) {
+        *need_cap = cap;
+        return j;
+    }
+    int best = j;
+    double best_sum = f->v[j].cost.total + setup_time(cc, s, e, f, j, s->idle_base, s->idle_k);
+    for (;;) {
+        /* the next leaner frontier point: the fastest plan under v[j]'s
+         * memory - 1, known when its cover reaches that cap */
+        int64_t below = f->v[j].info.memory - 1;
+        if (below <= cc->none_upto[i]) break; /* none leaner */
+        if (j + 1 >= f->n || cc->cov[i][j + 1] < below) {
+            if (best_sum <= cc->tcut[i]) break; /* every unknown point executes slower */
+            *need_cap = below;
+            return PICK_SEARCH;
+        }
+        j++;
+        if (f->v[j].cost.total >= best_sum) break;
+        double sum = f->v[j].cost.total + setup_time(cc, s, e, f, j, s->idle_base, s->idle_k);
+        if (sum < best_sum) {
+            best = j;
+            best_sum = sum;
+        }
+    }
+    return best;
 }
 
 /* Frontier i's points as the initial search left them: an exact prefix,
@@ -476,10 +523,11 @@ static double assign_active(compiler *cc, int64_t idle_total, int *misfit, int *
             continue;
         }
         const rotor_frontier *f = &cc->fr[s->frontier];
-        s->active = frontier_pick(cc, s->frontier, cap);
+        int64_t need_cap = cap;
+        s->active = pick_active(cc, s, &g->ops[o].expr, cap, &need_cap);
         if (s->active == PICK_SEARCH && *misfit < 0) {
             *need = o;
-            *cap_of = cap;
+            *cap_of = need_cap;
             return INFINITY;
         }
         if (s->active < 0) {
@@ -615,7 +663,8 @@ static rotor_status prepare(compiler *cc, const rotor_compile_options *opt, int 
         if (st) return st;
     }
     cc->sess = calloc((size_t)(cc->nfr ? cc->nfr : 1), sizeof *cc->sess);
-    if (!cc->sess) return rotor_nomem(err);
+    cc->tcut = malloc((size_t)(cc->nfr ? cc->nfr : 1) * sizeof *cc->tcut);
+    if (!cc->sess || !cc->tcut) return rotor_nomem(err);
     rotor_status st = frontiers_search(cc, opt, opt ? opt->frontier_ratio : 0, err);
     if (st) return st;
     *searches = cc->nfr;
@@ -757,6 +806,7 @@ rotor_status rotor_compile(const rotor_graph *g, const rotor_chip *chip,
         if (cc.sess) rotor_search_session_close(cc.sess[i]);
     }
     free(cc.sess);
+    free(cc.tcut);
     free(cc.cov);
     free(cc.none_upto);
     free(cc.keys);
