@@ -29,6 +29,9 @@ Test(zoo, every_model_matches_its_published_parameter_count_within_1_percent) {
         {"nerf", 595844},             {"opt-1.3b", 1315758080},    {"opt-13b", 12853473280},
         {"opt-30b", 29974540288},     {"llama2-7b", 6738415616},   {"llama2-13b", 13015864320},
         {"llama2-70b", 68976648192},  {"gemma2-27b", 27227128320}, {"dit-xl", 674966048},
+        /* T10 Table 2's 24K NeRF at 4 x 64: fc0 63*64+64, fc1-3 3*(64*64+64),
+         * sigma 64+1, feature 64*64+64, dir_fc 91*32+32, rgb 32*3+3 */
+        {"nerf-t10", 4096 + 12480 + 65 + 4160 + 2944 + 99},
     };
     int n = (int)(sizeof want / sizeof want[0]);
     cr_assert_eq(rotor_zoo_count(), n, "the zoo has %d models, the test knows %d", rotor_zoo_count(), n);
