@@ -158,6 +158,23 @@ bool cli_is_dir(const char *path);
  * file's base name without ".onnx". */
 void cli_model_base(const char *input, char *buf, size_t size);
 
+/* SVG line plots (src/cli/svgplot.c): series of points on linear or log
+ * axes, a legend, a tooltip per point.  Points with a non-finite y (or not
+ * positive on a log axis) are left out. */
+typedef struct cli_series {
+    const char *name;
+    int n;
+    const double *x, *y;
+    bool dashed;
+} cli_series;
+typedef struct cli_plot {
+    const char *title, *xlabel, *ylabel;
+    bool logx, logy;
+} cli_plot;
+void cli_svg_lines(FILE *f, const cli_plot *p, const cli_series *s, int ns);
+/* s with <, >, & and " escaped for XML. */
+void cli_xml_text(FILE *f, const char *s);
+
 /* A progress bar on stderr for long work: drawn only when stderr is a
  * terminal and the work has run for over a second; cli_progress_end clears
  * it.  cli_progress_step has the signature of rotor_compile_options.progress. */
@@ -178,5 +195,6 @@ int cmd_model(int argc, char **argv);
 int cmd_simulate(int argc, char **argv);
 int cmd_schedule(int argc, char **argv);
 int cmd_explore(int argc, char **argv);
+int cmd_reproduce(int argc, char **argv);
 
 #endif

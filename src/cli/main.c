@@ -21,6 +21,7 @@ static void usage(FILE *f) {
             "  simulate  replay a compiled program on the event-driven chip simulator\n"
             "  schedule  schedule a model held in HBM (Elk preloads), with its baselines\n"
             "  explore   sweep a chip parameter (HBM, NoC, cores, FLOPS) over the schedules\n"
+            "  reproduce run a paper's evaluation and set it beside the paper's figures (t10)\n"
             "\n"
             "  rotor <command> --help   options of one command\n"
             "  rotor --version          print the version\n");
@@ -47,6 +48,7 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "simulate")) return cmd_simulate(argc - 1, argv + 1);
     if (!strcmp(cmd, "schedule")) return cmd_schedule(argc - 1, argv + 1);
     if (!strcmp(cmd, "explore")) return cmd_explore(argc - 1, argv + 1);
+    if (!strcmp(cmd, "reproduce")) return cmd_reproduce(argc - 1, argv + 1);
     fprintf(stderr, "rotor: unknown command '%s' (try 'rotor --help')\n", cmd);
     return EXIT_BADINPUT;
 }

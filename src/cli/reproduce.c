@@ -1,0 +1,516 @@
+/* rotor reproduce t10 — T10's evaluation (T10 §6.2-§6.5) run end to end and
+ * set beside the paper's numbers wherever its text gives them
+ * (docs/reproduction.md):
+ *   Figure 12  latency per model and batch, T10 and the VGM baseline;
+ *   Figure 13  the share of time spent moving data;
+ *   Figure 14  the per-operator speedup distribution at each model's
+ *              smallest and largest batch;
+ *   Figure 19  Algorithm 1's explored (idle memory, time) curve there;
+ *   Figure 20  scaling with the core count at batch 1.
+ * The grid is T10's: every model from batch 1, doubling until T10 no longer
+ * fits.  Tables go to stdout (or JSON with --json); CSV and SVG files to the
+ * output folder. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cjson/cJSON.h>
+
+#include "cli.h"
+
+#define MAX_MODELS 8
+#define MAX_POINTS 24
+#define CORES_STEPS 3
+
+static const char *const DEFAULT_MODELS = "bert-large,vit-base,resnet-18,nerf-t10";
+
+static void reproduce_usage(FILE *f) {
+    fprintf(f,
+            "usage: rotor reproduce t10 [options]\n"
+            "\n"
+            "Runs T10's evaluation grid (T10 §6: each model from batch 1, doubling until it no\n"
+            "longer fits) with T10 and the VGM baseline, and prints Figures 12, 13, 14, 19 and 20\n"
+            "beside the paper's numbers where its text gives them.  Writes CSV and SVG files to\n"
+            "the output folder (docs/reproduction.md says what each holds).\n"
+            "\n"
+            "  --models LIST       zoo models (default %s)\n"
+            "  --max-batch N       stop the doubling at N (default: until T10 no longer fits)\n"
+            "  -o, --output DIR    output folder (default reproduce-t10; created if missing)\n"
+            "  --json              print the results as JSON (rotor-reproduce-t10, version 1)\n"
+            "  --chip NAME|FILE    chip (default ipu-mk2); --set KEY=VALUE overrides a field\n"
+            "  --threads N         search threads\n"
+            "  -h, --help          this help\n"
+            "\n"
+            "exit status: 0 done, 1 a model does not fit even at batch 1, 2 bad input\n",
+            DEFAULT_MODELS);
+}
+
+/* One (model, batch) of the grid. */
+typedef struct gpoint {
+    int64_t batch;
+    bool fits;          /* T10 fits */
+    bool vgm_fits;
+    double t10_s, vgm_s;
+    double t10_move_s;  /* T10: shifts, reductions and setup */
+    double vgm_move_s;  /* VGM: loads and stores */
+} gpoint;
+
+/* Figure 14 at one batch: the operators faster, slower, and the extremes. */
+typedef struct opdist {
+    int64_t batch;
+    int ops, faster, slower;
+    double max_speedup, min_speedup;
+    double *speedups;   /* per operator, graph order */
+} opdist;
+
+typedef struct mresult {
+    const char *model;
+    int npts;
+    gpoint pts[MAX_POINTS];
+    opdist dist[2];            /* smallest and largest batch that fit */
+    int ncurve[2];
+    rotor_curve_point *curve[2];
+    double cores_t10[CORES_STEPS], cores_vgm[CORES_STEPS];
+} mresult;
+
+typedef struct repro_args {
+    cli_shared_args sa;
+    const char *what, *models, *max_batch, *outdir;
+    bool json;
+} repro_args;
+
+static const int64_t CORES[CORES_STEPS] = {368, 736, 1472};
+
+/* One pipeline run: T10 and VGM of model at batch b on chip. */
+static rotor_status run_point(const char *model, int64_t b, const rotor_chip *chip, int threads, rotor_pipeline *p,
+                              rotor_error *err) {
+    rotor_pipeline_options po = {.model = model, .zoo = {.batch = b}, .t10 = true, .vgm = true};
+    po.compile.threads = threads;
+    return rotor_pipeline_run(&po, chip, p, err);
+}
+
+/* Figure 14 of one compiled point: T10's time of each expression operator
+ * (execution + setup) against the VGM baseline's; vendor operators, the same
+ * on both sides, are left out. */
+static bool op_distribution(const rotor_pipeline *p, opdist *d) {
+    d->ops = d->faster = d->slower = 0;
+    d->max_speedup = 0;
+    d->min_speedup = INFINITY;
+    d->speedups = malloc(sizeof(double) * (size_t)(p->t10.nops ? p->t10.nops : 1));
+    if (!d->speedups) return false;
+    for (int o = 0; o < p->t10.nops; o++) {
+        const rotor_op_schedule *t = &p->t10.ops[o];
+        if (t->vendor) continue;
+        double sp = p->vgm.ops[o].total_s / (t->exec_s + t->setup_s);
+        d->speedups[d->ops++] = sp;
+        if (sp > 1.0005) d->faster++;
+        else if (sp < 0.9995) d->slower++;
+        d->max_speedup = fmax(d->max_speedup, sp);
+        d->min_speedup = fmin(d->min_speedup, sp);
+    }
+    return true;
+}
+
+/* Keeps point b's distribution and curve as the model's smallest (slot 0)
+ * or, so far, largest (slot 1) batch. */
+static bool keep_extremes(mresult *m, const rotor_pipeline *p, int64_t b, int slot) {
+    opdist *d = &m->dist[slot];
+    free(d->speedups);
+    free(m->curve[slot]);
+    m->curve[slot] = NULL;
+    d->batch = b;
+    if (!op_distribution(p, d)) return false;
+    m->ncurve[slot] = p->t10.ncurve;
+    m->curve[slot] = malloc(sizeof *m->curve[slot] * (size_t)(p->t10.ncurve ? p->t10.ncurve : 1));
+    if (!m->curve[slot]) return false;
+    memcpy(m->curve[slot], p->t10.curve, sizeof *m->curve[slot] * (size_t)p->t10.ncurve);
+    return true;
+}
+
+/* The model's batch sweep (Figures 12, 13, 14, 19).  Returns the exit status
+ * (0, or after printing the error). */
+static int sweep_model(mresult *m, const rotor_chip *chip, int threads, int64_t max_batch, cli_progress *prog,
+                       int *done, int total) {
+    for (int64_t b = 1; b <= max_batch && m->npts < MAX_POINTS; b *= 2) {
+        rotor_pipeline p;
+        rotor_error err = {{0}};
+        rotor_status st = run_point(m->model, b, chip, threads, &p, &err);
+        cli_progress_step(prog, ++*done, total);
+        gpoint *g = &m->pts[m->npts];
+        g->batch = b;
+        if (st && st != ROTOR_ERR_NOFIT) {
+            rotor_pipeline_free(&p);
+            return cli_fail("reproduce", st, &err);
+        }
+        if (st) { /* T10 no longer fits: the sweep ends here, marked x */
+            m->npts++;
+            rotor_pipeline_free(&p);
+            break;
+        }
+        g->fits = true;
+        g->t10_s = p.t10.total_s;
+        g->t10_move_s = p.t10.comm_s + p.t10.reduction_s + p.t10.setup_s;
+        g->vgm_fits = p.vgm_status == ROTOR_OK;
+        if (g->vgm_fits) {
+            g->vgm_s = p.vgm.total_s;
+            g->vgm_move_s = p.vgm.load_s + p.vgm.store_s;
+        }
+        bool ok = !g->vgm_fits || ((m->npts > 0 || keep_extremes(m, &p, b, 0)) && keep_extremes(m, &p, b, 1));
+        rotor_pipeline_free(&p);
+        m->npts++;
+        if (!ok) return cli_nomem("reproduce");
+    }
+    if (m->npts == 0 || !m->pts[0].fits) {
+        fprintf(stderr, "rotor reproduce: %s does not fit on %s even at batch 1\n", m->model, chip->name);
+        return EXIT_NOFIT;
+    }
+    return 0;
+}
+
+/* Figure 20: the model at batch 1 on a quarter, a half and all of the cores. */
+static int scale_model(mresult *m, const rotor_chip *chip, int threads) {
+    for (int k = 0; k < CORES_STEPS; k++) {
+        rotor_chip c = *chip;
+        char set[64];
+        snprintf(set, sizeof set, "cores_per_chip=%lld", (long long)(CORES[k] * chip->cores_per_chip / 1472));
+        rotor_error err = {{0}};
+        m->cores_t10[k] = m->cores_vgm[k] = NAN;
+        if (rotor_chip_set(&c, set, &err) || rotor_chip_validate(&c, &err)) return cli_fail("reproduce", ROTOR_ERR_INPUT, &err);
+        rotor_pipeline p;
+        rotor_status st = run_point(m->model, 1, &c, threads, &p, &err);
+        if (!st) m->cores_t10[k] = p.t10.total_s;
+        if (!st && p.vgm_status == ROTOR_OK) m->cores_vgm[k] = p.vgm.total_s;
+        rotor_pipeline_free(&p);
+        if (st && st != ROTOR_ERR_NOFIT) return cli_fail("reproduce", st, &err);
+    }
+    return 0;
+}
+
+/* The statistics of Figures 12 and 13 over every point where both fit. */
+typedef struct summary {
+    int n;
+    double mean, max, min, t10_move_lo, t10_move_hi, vgm_move_lo, vgm_move_hi;
+} summary;
+
+static summary summarise(const mresult *ms, int nm) {
+    summary s = {.min = INFINITY, .t10_move_lo = 1, .vgm_move_lo = 1};
+    double sum = 0;
+    for (int i = 0; i < nm; i++)
+        for (int j = 0; j < ms[i].npts; j++) {
+            const gpoint *g = &ms[i].pts[j];
+            if (!g->fits || !g->vgm_fits) continue;
+            double sp = g->vgm_s / g->t10_s;
+            sum += sp;
+            s.n++;
+            s.max = fmax(s.max, sp);
+            s.min = fmin(s.min, sp);
+            s.t10_move_lo = fmin(s.t10_move_lo, g->t10_move_s / g->t10_s);
+            s.t10_move_hi = fmax(s.t10_move_hi, g->t10_move_s / g->t10_s);
+            s.vgm_move_lo = fmin(s.vgm_move_lo, g->vgm_move_s / g->vgm_s);
+            s.vgm_move_hi = fmax(s.vgm_move_hi, g->vgm_move_s / g->vgm_s);
+        }
+    s.mean = s.n ? sum / s.n : NAN;
+    return s;
+}
+
+static void print_tables(const mresult *ms, int nm, const rotor_chip *chip) {
+    printf("T10 evaluation (T10 §6) on %s: T10 against the VGM baseline (docs/vgm.md)\n\n", chip->name);
+    printf("Figure 12 and 13: latency, and the share of time moving data\n");
+    printf("%-12s %7s %13s %13s %8s %9s %9s\n", "model", "batch", "T10 (us)", "VGM (us)", "speedup", "T10 move", "VGM move");
+    for (int i = 0; i < nm; i++)
+        for (int j = 0; j < ms[i].npts; j++) {
+            const gpoint *g = &ms[i].pts[j];
+            if (!g->fits) {
+                printf("%-12s %7lld %13s\n", ms[i].model, (long long)g->batch, "x");
+                continue;
+            }
+            if (g->vgm_fits)
+                printf("%-12s %7lld %13.3f %13.3f %7.2fx %8.1f%% %8.1f%%\n", ms[i].model, (long long)g->batch,
+                       g->t10_s * 1e6, g->vgm_s * 1e6, g->vgm_s / g->t10_s, 100 * g->t10_move_s / g->t10_s,
+                       100 * g->vgm_move_s / g->vgm_s);
+            else
+                printf("%-12s %7lld %13.3f %13s %8s %8.1f%%\n", ms[i].model, (long long)g->batch, g->t10_s * 1e6, "x",
+                       "", 100 * g->t10_move_s / g->t10_s);
+        }
+    summary s = summarise(ms, nm);
+    printf("T10 over VGM: %.2fx on average, %.2fx at most, %.2fx at least over %d points (paper: 1.69x on "
+           "average, 3.3x at most)\n",
+           s.mean, s.max, s.min, s.n);
+    printf("time moving data: T10 %.0f%%-%.0f%% (paper 8%%-43%%), VGM %.0f%%-%.0f%% (paper, Roller: 50%%-74%%)\n\n",
+           100 * s.t10_move_lo, 100 * s.t10_move_hi, 100 * s.vgm_move_lo, 100 * s.vgm_move_hi);
+    printf("Figure 14: operators faster and slower with T10 (paper: over 80%% faster, under 10%% slower, up to "
+           "10.79x)\n");
+    printf("%-12s %7s %5s %8s %8s %9s %9s\n", "model", "batch", "ops", "faster", "slower", "best", "worst");
+    for (int i = 0; i < nm; i++)
+        for (int k = 0; k < 2; k++) {
+            const opdist *d = &ms[i].dist[k];
+            if (!d->ops || (k == 1 && d->batch == ms[i].dist[0].batch)) continue;
+            printf("%-12s %7lld %5d %7.1f%% %7.1f%% %8.2fx %8.2fx\n", ms[i].model, (long long)d->batch, d->ops,
+                   100.0 * d->faster / d->ops, 100.0 * d->slower / d->ops, d->max_speedup, d->min_speedup);
+        }
+    printf("\nFigure 20: batch 1 on part of the chip (us)\n%-12s", "model");
+    for (int k = 0; k < CORES_STEPS; k++) printf(" %7lld T10 %7lld VGM", (long long)CORES[k], (long long)CORES[k]);
+    printf("\n");
+    for (int i = 0; i < nm; i++) {
+        printf("%-12s", ms[i].model);
+        for (int k = 0; k < CORES_STEPS; k++) printf(" %11.3f %11.3f", ms[i].cores_t10[k] * 1e6, ms[i].cores_vgm[k] * 1e6);
+        printf("\n");
+    }
+}
+
+/* ---- files ---- */
+
+/* Figure 12/13 rows, Figure 14 speedups, Figure 19 curves, Figure 20. */
+static void csv_grid(FILE *f, const mresult *ms, int nm) {
+    fprintf(f, "model,batch,t10_us,vgm_us,speedup,t10_move_share,vgm_move_share\n");
+    for (int i = 0; i < nm; i++)
+        for (int j = 0; j < ms[i].npts; j++) {
+            const gpoint *g = &ms[i].pts[j];
+            fprintf(f, "%s,%lld,", ms[i].model, (long long)g->batch);
+            if (!g->fits) {
+                fprintf(f, ",,,,\n");
+                continue;
+            }
+            fprintf(f, "%.6f,", g->t10_s * 1e6);
+            if (g->vgm_fits)
+                fprintf(f, "%.6f,%.6f,%.6f,%.6f\n", g->vgm_s * 1e6, g->vgm_s / g->t10_s, g->t10_move_s / g->t10_s,
+                        g->vgm_move_s / g->vgm_s);
+            else
+                fprintf(f, ",,%.6f,\n", g->t10_move_s / g->t10_s);
+        }
+}
+
+static void csv_ops(FILE *f, const mresult *ms, int nm) {
+    fprintf(f, "model,batch,operator,speedup\n");
+    for (int i = 0; i < nm; i++)
+        for (int k = 0; k < 2; k++) {
+            const opdist *d = &ms[i].dist[k];
+            if (k == 1 && d->batch == ms[i].dist[0].batch) continue;
+            for (int o = 0; o < d->ops; o++)
+                fprintf(f, "%s,%lld,%d,%.6f\n", ms[i].model, (long long)d->batch, o, d->speedups[o]);
+        }
+}
+
+static void csv_curves(FILE *f, const mresult *ms, int nm) {
+    fprintf(f, "model,batch,step,idle_bytes_per_core,total_us\n");
+    for (int i = 0; i < nm; i++)
+        for (int k = 0; k < 2; k++) {
+            if (k == 1 && ms[i].dist[1].batch == ms[i].dist[0].batch) continue;
+            for (int c = 0; c < ms[i].ncurve[k]; c++)
+                fprintf(f, "%s,%lld,%d,%lld,%.6f\n", ms[i].model, (long long)ms[i].dist[k].batch, c,
+                        (long long)ms[i].curve[k][c].idle_bytes, ms[i].curve[k][c].total_s * 1e6);
+        }
+}
+
+static void csv_cores(FILE *f, const mresult *ms, int nm) {
+    fprintf(f, "model,batch,cores,t10_us,vgm_us\n");
+    for (int i = 0; i < nm; i++)
+        for (int k = 0; k < CORES_STEPS; k++)
+            fprintf(f, "%s,1,%lld,%.6f,%.6f\n", ms[i].model, (long long)CORES[k], ms[i].cores_t10[k] * 1e6,
+                    ms[i].cores_vgm[k] * 1e6);
+}
+
+/* Figure 12 as lines: latency against batch, T10 solid, VGM dashed. */
+static void svg_grid(FILE *f, const mresult *ms, int nm) {
+    double x[MAX_MODELS][2][MAX_POINTS], y[MAX_MODELS][2][MAX_POINTS];
+    cli_series s[2 * MAX_MODELS];
+    char names[2 * MAX_MODELS][48];
+    int ns = 0;
+    for (int i = 0; i < nm; i++)
+        for (int v = 0; v < 2; v++) {
+            int n = 0;
+            for (int j = 0; j < ms[i].npts; j++) {
+                const gpoint *g = &ms[i].pts[j];
+                if (!g->fits || (v && !g->vgm_fits)) continue;
+                x[i][v][n] = (double)g->batch;
+                y[i][v][n++] = (v ? g->vgm_s : g->t10_s) * 1e6;
+            }
+            snprintf(names[ns], sizeof names[ns], "%s %s", ms[i].model, v ? "VGM" : "T10");
+            s[ns] = (cli_series){names[ns], n, x[i][v], y[i][v], v == 1};
+            ns++;
+        }
+    cli_plot p = {"T10 Figure 12: latency per model and batch", "batch", "latency (us)", true, true};
+    cli_svg_lines(f, &p, s, ns);
+}
+
+/* Figure 19 as lines: Algorithm 1's curve at each model's largest batch. */
+static void svg_curves(FILE *f, const mresult *ms, int nm) {
+    double *x[MAX_MODELS] = {0}, *y[MAX_MODELS] = {0};
+    cli_series s[MAX_MODELS];
+    char names[MAX_MODELS][48];
+    int ns = 0;
+    for (int i = 0; i < nm; i++) {
+        int n = ms[i].ncurve[1];
+        x[ns] = malloc(sizeof(double) * (size_t)(n ? n : 1));
+        y[ns] = malloc(sizeof(double) * (size_t)(n ? n : 1));
+        if (!x[ns] || !y[ns]) break;
+        for (int c = 0; c < n; c++) {
+            x[ns][c] = (double)ms[i].curve[1][c].idle_bytes / 1024.0;
+            y[ns][c] = ms[i].curve[1][c].total_s * 1e6;
+        }
+        snprintf(names[ns], sizeof names[ns], "%s batch %lld", ms[i].model, (long long)ms[i].dist[1].batch);
+        s[ns] = (cli_series){names[ns], n, x[ns], y[ns], false};
+        ns++;
+    }
+    cli_plot p = {"T10 Figure 19: Algorithm 1's explored plans", "idle memory per core (KiB)", "end-to-end time (us)",
+                  false, true};
+    cli_svg_lines(f, &p, s, ns);
+    for (int i = 0; i < MAX_MODELS; i++) {
+        free(x[i]);
+        free(y[i]);
+    }
+}
+
+/* Writes one output file of the folder: created under a temporary name,
+ * renamed into place when complete. */
+static int write_file(const char *dir, const char *name, void (*fn)(FILE *, const mresult *, int), const mresult *ms,
+                      int nm) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    cli_output out;
+    int rc = cli_output_open("reproduce", "-o", path, name, &out);
+    if (rc) return rc;
+    fn(out.f, ms, nm);
+    return cli_output_commit("reproduce", "-o", &out);
+}
+
+static cJSON *json_results(const mresult *ms, int nm, const rotor_chip *chip) {
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "format", "rotor-reproduce-t10");
+    cJSON_AddNumberToObject(root, "version", 1);
+    cJSON_AddStringToObject(root, "chip", chip->name);
+    summary s = summarise(ms, nm);
+    cJSON *sum = cJSON_AddObjectToObject(root, "summary");
+    cJSON_AddNumberToObject(sum, "points", s.n);
+    cJSON_AddNumberToObject(sum, "speedup_mean", s.mean);
+    cJSON_AddNumberToObject(sum, "speedup_max", s.max);
+    cJSON_AddNumberToObject(sum, "speedup_min", s.min);
+    cJSON *paper = cJSON_AddObjectToObject(root, "paper");
+    cJSON_AddNumberToObject(paper, "speedup_mean", 1.69);
+    cJSON_AddNumberToObject(paper, "speedup_max", 3.3);
+    cJSON_AddStringToObject(paper, "t10_move_share", "8%-43%");
+    cJSON_AddStringToObject(paper, "roller_move_share", "50%-74%");
+    cJSON *grid = cJSON_AddArrayToObject(root, "grid");
+    for (int i = 0; i < nm; i++)
+        for (int j = 0; j < ms[i].npts; j++) {
+            const gpoint *g = &ms[i].pts[j];
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddStringToObject(o, "model", ms[i].model);
+            cJSON_AddNumberToObject(o, "batch", (double)g->batch);
+            cJSON_AddBoolToObject(o, "fits", g->fits);
+            if (g->fits) {
+                cJSON_AddNumberToObject(o, "t10_us", g->t10_s * 1e6);
+                cJSON_AddNumberToObject(o, "t10_move_share", g->t10_move_s / g->t10_s);
+            }
+            if (g->fits && g->vgm_fits) {
+                cJSON_AddNumberToObject(o, "vgm_us", g->vgm_s * 1e6);
+                cJSON_AddNumberToObject(o, "vgm_move_share", g->vgm_move_s / g->vgm_s);
+                cJSON_AddNumberToObject(o, "speedup", g->vgm_s / g->t10_s);
+            }
+            cJSON_AddItemToArray(grid, o);
+        }
+    return root;
+}
+
+/* ---- the command ---- */
+
+static int parse_reproduce(int argc, char **argv, repro_args *a) {
+    static const cli_opt own[] = {
+        {"models", 0, CLI_VALUE, offsetof(repro_args, models), 0, 0},
+        {"max-batch", 0, CLI_VALUE, offsetof(repro_args, max_batch), 0, 0},
+        {"output", 'o', CLI_VALUE, offsetof(repro_args, outdir), 0, 0},
+        {"json", 0, CLI_FLAG, offsetof(repro_args, json), 0, 0},
+        {0}};
+    int rc = cli_parse_options("reproduce", argc, argv, CLI_TAKES_CHIP | CLI_TAKES_THREADS, &a->sa, own, a,
+                               reproduce_usage, NULL, &a->what, "which paper? (rotor reproduce t10)");
+    if (rc >= 0) return rc;
+    if (strcmp(a->what, "t10") != 0)
+        return cli_usage_error("reproduce", "unknown evaluation '%s' (known: t10)", a->what);
+    return -1;
+}
+
+/* The folder, made if missing. */
+static int make_dir(const char *dir) {
+    if (cli_is_dir(dir)) return 0;
+    if (mkdir(dir, 0777) != 0) return cli_usage_error("reproduce", "-o: %s: cannot create (%s)", dir, strerror(errno));
+    return 0;
+}
+
+static int write_outputs(const char *dir, const mresult *ms, int nm) {
+    int rc = write_file(dir, "t10-fig12-13.csv", csv_grid, ms, nm);
+    if (!rc) rc = write_file(dir, "t10-fig14.csv", csv_ops, ms, nm);
+    if (!rc) rc = write_file(dir, "t10-fig19.csv", csv_curves, ms, nm);
+    if (!rc) rc = write_file(dir, "t10-fig20.csv", csv_cores, ms, nm);
+    if (!rc) rc = write_file(dir, "t10-fig12.svg", svg_grid, ms, nm);
+    if (!rc) rc = write_file(dir, "t10-fig19.svg", svg_curves, ms, nm);
+    return rc;
+}
+
+/* Splits --models into names (pointers into buf). */
+static int split_models(const char *list, char *buf, size_t size, const char **names, int *n) {
+    snprintf(buf, size, "%s", list);
+    *n = 0;
+    for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
+        if (*n == MAX_MODELS) return cli_usage_error("reproduce", "--models: at most %d models", MAX_MODELS);
+        if (!rotor_zoo_find(t)) return cli_usage_error("reproduce", "--models: unknown model '%s'", t);
+        names[(*n)++] = t;
+    }
+    if (*n == 0) return cli_usage_error("reproduce", "--models: expected a comma list of zoo models");
+    return 0;
+}
+
+int cmd_reproduce(int argc, char **argv) {
+    const char *cmd = "reproduce";
+    repro_args a = {0};
+    int rc = parse_reproduce(argc, argv, &a);
+    if (rc >= 0) return rc;
+    int64_t max_batch = CLI_MAX_BATCH;
+    int threads = 0;
+    char buf[512];
+    const char *names[MAX_MODELS];
+    int nm = 0;
+    if ((a.max_batch && cli_parse_i64(cmd, "--max-batch", a.max_batch, 1, CLI_MAX_BATCH, &max_batch)) ||
+        cli_shared_threads(cmd, &a.sa, &threads) || split_models(a.models ? a.models : DEFAULT_MODELS, buf, sizeof buf, names, &nm))
+        return EXIT_BADINPUT;
+    rotor_error err = {{0}};
+    rotor_chip chip;
+    rotor_status st = cli_chip(a.sa.chip, a.sa.sets, a.sa.nsets, &chip, &err);
+    if (st) return cli_fail(cmd, st, &err);
+    const char *dir = a.outdir ? a.outdir : "reproduce-t10";
+    if ((rc = make_dir(dir))) return rc;
+    mresult *ms = calloc((size_t)nm, sizeof *ms);
+    if (!ms) return cli_nomem(cmd);
+    int total = 0, done = 0;
+    for (int i = 0; i < nm; i++) {
+        ms[i].model = names[i];
+        for (int64_t b = 1; b <= max_batch; b *= 2) total++;
+    }
+    cli_progress prog;
+    cli_progress_begin(&prog, cmd, "grid points (up to)");
+    for (int i = 0; i < nm && !rc; i++) rc = sweep_model(&ms[i], &chip, threads, max_batch, &prog, &done, total);
+    for (int i = 0; i < nm && !rc; i++) rc = scale_model(&ms[i], &chip, threads);
+    cli_progress_end(&prog);
+    if (!rc) rc = write_outputs(dir, ms, nm);
+    if (!rc && a.json) {
+        cJSON *root = json_results(ms, nm, &chip);
+        char *text = cJSON_Print(root);
+        cJSON_Delete(root);
+        if (text) puts(text);
+        else rc = cli_nomem(cmd);
+        free(text);
+    } else if (!rc) {
+        print_tables(ms, nm, &chip);
+        printf("\nfiles: %s/t10-fig12-13.csv, t10-fig14.csv, t10-fig19.csv, t10-fig20.csv, t10-fig12.svg, "
+               "t10-fig19.svg\n", dir);
+    }
+    for (int i = 0; i < nm; i++)
+        for (int k = 0; k < 2; k++) {
+            free(ms[i].dist[k].speedups);
+            free(ms[i].curve[k]);
+        }
+    free(ms);
+    return rc;
+}
