@@ -115,7 +115,7 @@ $(TESTS): $(TEST_OBJ) $(LIB) | deps-test
 	$(CC) $(LDFLAGS) -o $@ $(TEST_OBJ) $(LIB) -lcriterion $(LDLIBS)
 
 # keep the objects (make deletes intermediates of a pattern chain)
-.SECONDARY: $(BENCH_OBJ)
+.SECONDARY: $(BENCH_OBJ) $(FUZZ_SRC:%.c=$(BUILD)/%.o)
 $(BUILD)/bench_%: $(BUILD)/bench/bench_%.o $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 

@@ -63,7 +63,8 @@ typedef struct opdist {
     int64_t batch;
     int ops, faster, slower;
     double max_speedup, min_speedup;
-    double *speedups;   /* per operator, graph order */
+    double *speedups;   /* per expression operator, graph order */
+    char (*names)[64];  /* ... and its name */
 } opdist;
 
 typedef struct mresult {
@@ -99,12 +100,15 @@ static bool op_distribution(const rotor_pipeline *p, opdist *d) {
     d->ops = d->faster = d->slower = 0;
     d->max_speedup = 0;
     d->min_speedup = INFINITY;
-    d->speedups = malloc(sizeof(double) * (size_t)(p->t10.nops ? p->t10.nops : 1));
-    if (!d->speedups) return false;
+    size_t n = (size_t)(p->t10.nops ? p->t10.nops : 1);
+    d->speedups = malloc(sizeof(double) * n);
+    d->names = malloc(sizeof *d->names * n);
+    if (!d->speedups || !d->names) return false;
     for (int o = 0; o < p->t10.nops; o++) {
         const rotor_op_schedule *t = &p->t10.ops[o];
         if (t->vendor) continue;
         double sp = p->vgm.ops[o].total_s / (t->exec_s + t->setup_s);
+        snprintf(d->names[d->ops], sizeof d->names[d->ops], "%s", p->graph.ops[o].name);
         d->speedups[d->ops++] = sp;
         if (sp > 1.0005) d->faster++;
         else if (sp < 0.9995) d->slower++;
@@ -119,6 +123,8 @@ static bool op_distribution(const rotor_pipeline *p, opdist *d) {
 static bool keep_extremes(mresult *m, const rotor_pipeline *p, int64_t b, int slot) {
     opdist *d = &m->dist[slot];
     free(d->speedups);
+    free(d->names);
+    d->names = NULL;
     free(m->curve[slot]);
     m->curve[slot] = NULL;
     d->batch = b;
@@ -256,7 +262,12 @@ static void print_tables(const mresult *ms, int nm, const rotor_chip *chip) {
     printf("\n");
     for (int i = 0; i < nm; i++) {
         printf("%-12s", ms[i].model);
-        for (int k = 0; k < CORES_STEPS; k++) printf(" %11.3f %11.3f", ms[i].cores_t10[k] * 1e6, ms[i].cores_vgm[k] * 1e6);
+        for (int k = 0; k < CORES_STEPS; k++)
+            for (int v = 0; v < 2; v++) {
+                double t = v ? ms[i].cores_vgm[k] : ms[i].cores_t10[k];
+                if (isnan(t)) printf(" %11s", "x"); /* does not fit on that many cores */
+                else printf(" %11.3f", t * 1e6);
+            }
         printf("\n");
     }
 }
@@ -284,13 +295,13 @@ static void csv_grid(FILE *f, const mresult *ms, int nm) {
 }
 
 static void csv_ops(FILE *f, const mresult *ms, int nm) {
-    fprintf(f, "model,batch,operator,speedup\n");
+    fprintf(f, "model,batch,operator,name,speedup\n");
     for (int i = 0; i < nm; i++)
         for (int k = 0; k < 2; k++) {
             const opdist *d = &ms[i].dist[k];
             if (k == 1 && d->batch == ms[i].dist[0].batch) continue;
             for (int o = 0; o < d->ops; o++)
-                fprintf(f, "%s,%lld,%d,%.6f\n", ms[i].model, (long long)d->batch, o, d->speedups[o]);
+                fprintf(f, "%s,%lld,%d,%s,%.6f\n", ms[i].model, (long long)d->batch, o, d->names[o], d->speedups[o]);
         }
 }
 
@@ -308,9 +319,14 @@ static void csv_curves(FILE *f, const mresult *ms, int nm) {
 static void csv_cores(FILE *f, const mresult *ms, int nm) {
     fprintf(f, "model,batch,cores,t10_us,vgm_us\n");
     for (int i = 0; i < nm; i++)
-        for (int k = 0; k < CORES_STEPS; k++)
-            fprintf(f, "%s,1,%lld,%.6f,%.6f\n", ms[i].model, (long long)CORES[k], ms[i].cores_t10[k] * 1e6,
-                    ms[i].cores_vgm[k] * 1e6);
+        for (int k = 0; k < CORES_STEPS; k++) {
+            fprintf(f, "%s,1,%lld,", ms[i].model, (long long)CORES[k]);
+            for (int v = 0; v < 2; v++) {
+                double t = v ? ms[i].cores_vgm[k] : ms[i].cores_t10[k];
+                if (!isnan(t)) fprintf(f, "%.6f", t * 1e6); /* empty: does not fit */
+                fputs(v ? "\n" : ",", f);
+            }
+        }
 }
 
 /* Figure 12 as lines: latency against batch, T10 solid, VGM dashed. */
@@ -509,6 +525,7 @@ int cmd_reproduce(int argc, char **argv) {
     for (int i = 0; i < nm; i++)
         for (int k = 0; k < 2; k++) {
             free(ms[i].dist[k].speedups);
+            free(ms[i].dist[k].names);
             free(ms[i].curve[k]);
         }
     free(ms);
