@@ -31,6 +31,11 @@ expect_error bad-baseline 2 "--baseline: expected vgm, got 'roller'" -- compile 
 expect_error conflict 2 "--baseline vgm conflicts with --compare" -- compile bert-base --baseline vgm --compare
 expect_error sweep-json 2 "a --batch sweep writes no program" -- compile bert-base --batch 1,2 --format json
 expect_error decode-encoder 2 "bert-base has no decode phase" -- compile bert-base --decode
+# --format json --compare carries the comparison (issue 18: it was dropped),
+# and the program still reads back
+expect_out json-compare '"t10_over_vgm":' -- compile bert-base --layers 1 --seq 16 --format json --compare
+"$ROTOR" compile bert-base --layers 1 --seq 16 --format json --compare >"$tmpdir/pc.json" 2>"$err"
+expect_out json-compare-simulates "simulated" -- simulate "$tmpdir/pc.json"
 expect_error unknown-chip 2 "unknown chip 'ipu-mk9'" -- compile bert-base --chip ipu-mk9
 expect_error too-big 1 "does not fit in 638976 bytes of SRAM per core: op '" -- compile llama2-7b --layers 4
 expect_error bad-option 2 "unknown option '--fast'" -- compile bert-base --fast

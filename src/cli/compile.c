@@ -1,5 +1,6 @@
 /* rotor compile — whole-model compilation of a zoo model (docs/compile.md),
  * the VGM baseline beside it (docs/vgm.md), batch sweeps, program files. */
+#include <cjson/cJSON.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -146,6 +147,28 @@ static int parse_compile(int argc, char **argv, compile_args *a) {
     return -1;
 }
 
+/* --format json --compare: the program with a "comparison" object beside
+ * its totals (docs/program-format.md; readers ignore it). */
+static int print_with_comparison(const char *text, const rotor_pipeline *p) {
+    cJSON *root = cJSON_Parse(text);
+    if (!root) return cli_nomem("compile");
+    cJSON *c = cJSON_AddObjectToObject(root, "comparison");
+    cJSON_AddStringToObject(c, "baseline", "vgm");
+    cJSON_AddNumberToObject(c, "t10_s", p->t10.total_s);
+    if (p->vgm_status == ROTOR_OK) {
+        cJSON_AddNumberToObject(c, "vgm_s", p->vgm.total_s);
+        cJSON_AddNumberToObject(c, "t10_over_vgm", p->vgm.total_s / p->t10.total_s);
+    } else {
+        cJSON_AddStringToObject(c, "vgm_error", p->vgm_err.msg);
+    }
+    char *out = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (!out) return cli_nomem("compile");
+    puts(out);
+    free(out);
+    return 0;
+}
+
 /* One compiled batch b, not in a sweep: the table (or the VGM summary), the
  * program to the -o output (opened before the work) and/or stdout, the
  * comparison. */
@@ -170,7 +193,9 @@ static int print_compiled(const compile_args *a, const rotor_pipeline *p, const 
         fputc('\n', out->f);
         rc = cli_output_commit(cmd, "-o", out);
     }
-    if (a->json) {
+    if (a->json && a->compare) {
+        rc = print_with_comparison(text, p);
+    } else if (a->json) {
         puts(text);
     } else {
         const rotor_group_stats *gs = &p->group;
