@@ -14,7 +14,8 @@ for pat in "^nerf-t10 *1 " "^nerf-t10 *2 " "T10 over VGM: .* over 2 points (pape
     if grep -q -- "$pat" "$out"; then ok; else bad "tables lack '$pat': $(head -n 12 "$out")"; fi
 done
 # the files, complete and named as the table says
-for f in t10-fig12-13.csv t10-fig14.csv t10-fig19.csv t10-fig20.csv t10-fig12.svg t10-fig19.svg; do
+for f in t10-fig12-13.csv t10-fig14.csv t10-fig19.csv t10-fig20.csv t10-fig12.svg t10-fig13.svg t10-fig14.svg \
+    t10-fig19.svg t10-fig20.svg; do
     if [ -s "$d/$f" ]; then ok; else bad "$f missing"; fi
 done
 if [ "$(head -n 1 "$d/t10-fig12-13.csv")" = "model,batch,t10_us,vgm_us,speedup,t10_move_share,vgm_move_share" ] &&

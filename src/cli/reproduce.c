@@ -380,6 +380,79 @@ static void svg_curves(FILE *f, const mresult *ms, int nm) {
     }
 }
 
+/* Figure 13 as lines: the share of time moving data against batch. */
+static void svg_move(FILE *f, const mresult *ms, int nm) {
+    double x[MAX_MODELS][2][MAX_POINTS], y[MAX_MODELS][2][MAX_POINTS];
+    cli_series s[2 * MAX_MODELS];
+    char names[2 * MAX_MODELS][48];
+    int ns = 0;
+    for (int i = 0; i < nm; i++)
+        for (int v = 0; v < 2; v++) {
+            int n = 0;
+            for (int j = 0; j < ms[i].npts; j++) {
+                const gpoint *g = &ms[i].pts[j];
+                if (!g->fits || (v && !g->vgm_fits)) continue;
+                x[i][v][n] = (double)g->batch;
+                y[i][v][n++] = 100 * (v ? g->vgm_move_s / g->vgm_s : g->t10_move_s / g->t10_s);
+            }
+            snprintf(names[ns], sizeof names[ns], "%s %s", ms[i].model, v ? "VGM" : "T10");
+            s[ns] = (cli_series){names[ns], n, x[i][v], y[i][v], v == 1};
+            ns++;
+        }
+    cli_plot p = {"T10 Figure 13: time moving data", "batch", "share of the time (%)", true, false};
+    cli_svg_lines(f, &p, s, ns);
+}
+
+/* Figure 14 as lines: each model's operators by speedup, at its largest batch. */
+static void svg_ops(FILE *f, const mresult *ms, int nm) {
+    double *x[MAX_MODELS] = {0}, *y[MAX_MODELS] = {0};
+    cli_series s[MAX_MODELS];
+    char names[MAX_MODELS][48];
+    int ns = 0;
+    for (int i = 0; i < nm; i++) {
+        const opdist *d = &ms[i].dist[1];
+        x[ns] = malloc(sizeof(double) * (size_t)(d->ops ? d->ops : 1));
+        y[ns] = malloc(sizeof(double) * (size_t)(d->ops ? d->ops : 1));
+        if (!x[ns] || !y[ns]) break;
+        for (int o = 0; o < d->ops; o++) y[ns][o] = d->speedups[o];
+        for (int a = 1; a < d->ops; a++) /* ascending: the curve of Figure 14 */
+            for (int b = a; b > 0 && y[ns][b - 1] > y[ns][b]; b--) {
+                double t = y[ns][b];
+                y[ns][b] = y[ns][b - 1];
+                y[ns][b - 1] = t;
+            }
+        for (int o = 0; o < d->ops; o++) x[ns][o] = d->ops > 1 ? 100.0 * o / (d->ops - 1) : 0;
+        snprintf(names[ns], sizeof names[ns], "%s batch %lld", ms[i].model, (long long)d->batch);
+        s[ns] = (cli_series){names[ns], d->ops, x[ns], y[ns], false};
+        ns++;
+    }
+    cli_plot p = {"T10 Figure 14: operator speedup over VGM", "operators, slowest to fastest (%)",
+                  "T10 over VGM", false, true};
+    cli_svg_lines(f, &p, s, ns);
+    for (int i = 0; i < MAX_MODELS; i++) {
+        free(x[i]);
+        free(y[i]);
+    }
+}
+
+/* Figure 20 as lines: batch 1 latency against the core count. */
+static void svg_cores(FILE *f, const mresult *ms, int nm) {
+    double x[CORES_STEPS], y[MAX_MODELS][2][CORES_STEPS];
+    cli_series s[2 * MAX_MODELS];
+    char names[2 * MAX_MODELS][48];
+    int ns = 0;
+    for (int k = 0; k < CORES_STEPS; k++) x[k] = (double)CORES[k];
+    for (int i = 0; i < nm; i++)
+        for (int v = 0; v < 2; v++) {
+            for (int k = 0; k < CORES_STEPS; k++) y[i][v][k] = (v ? ms[i].cores_vgm[k] : ms[i].cores_t10[k]) * 1e6;
+            snprintf(names[ns], sizeof names[ns], "%s %s", ms[i].model, v ? "VGM" : "T10");
+            s[ns] = (cli_series){names[ns], CORES_STEPS, x, y[i][v], v == 1};
+            ns++;
+        }
+    cli_plot p = {"T10 Figure 20: batch 1 on fewer cores", "cores", "latency (us)", true, true};
+    cli_svg_lines(f, &p, s, ns);
+}
+
 /* Writes one output file of the folder: created under a temporary name,
  * renamed into place when complete. */
 static int write_file(const char *dir, const char *name, void (*fn)(FILE *, const mresult *, int), const mresult *ms,
@@ -461,7 +534,10 @@ static int write_outputs(const char *dir, const mresult *ms, int nm) {
     if (!rc) rc = write_file(dir, "t10-fig19.csv", csv_curves, ms, nm);
     if (!rc) rc = write_file(dir, "t10-fig20.csv", csv_cores, ms, nm);
     if (!rc) rc = write_file(dir, "t10-fig12.svg", svg_grid, ms, nm);
+    if (!rc) rc = write_file(dir, "t10-fig13.svg", svg_move, ms, nm);
+    if (!rc) rc = write_file(dir, "t10-fig14.svg", svg_ops, ms, nm);
     if (!rc) rc = write_file(dir, "t10-fig19.svg", svg_curves, ms, nm);
+    if (!rc) rc = write_file(dir, "t10-fig20.svg", svg_cores, ms, nm);
     return rc;
 }
 
@@ -520,7 +596,7 @@ int cmd_reproduce(int argc, char **argv) {
     } else if (!rc) {
         print_tables(ms, nm, &chip);
         printf("\nfiles: %s/t10-fig12-13.csv, t10-fig14.csv, t10-fig19.csv, t10-fig20.csv, t10-fig12.svg, "
-               "t10-fig19.svg\n", dir);
+               "t10-fig13.svg, t10-fig14.svg, t10-fig19.svg, t10-fig20.svg\n", dir);
     }
     for (int i = 0; i < nm; i++)
         for (int k = 0; k < 2; k++) {

@@ -51,12 +51,15 @@ static double py(const frame *fr, double v) {
     return fr->B - (u - a) / (b - a) * (fr->B - fr->T);
 }
 
-/* Five ticks along an axis from lo to hi (log: the powers of ten between). */
+/* Ticks along an axis from lo to hi: on a log axis the powers of ten
+ * between, or of two when fewer than two powers of ten fall there; else
+ * five evenly spaced. */
 static void axis_ticks(FILE *f, const frame *fr, bool y, double lo, double hi, bool logscale) {
     double t[16];
     int n = 0;
-    if (logscale) {
-        for (double p = pow(10, floor(log10(lo))); p <= hi * 1.0001 && n < 16; p *= 10)
+    for (int base = 10; logscale && n < 2 && base >= 2; base -= 8) {
+        n = 0;
+        for (double p = pow(base, floor(log(lo) / log(base))); p <= hi * 1.0001 && n < 16; p *= base)
             if (p >= lo * 0.9999) t[n++] = p;
     }
     if (n < 2) {
@@ -115,8 +118,8 @@ void cli_svg_lines(FILE *f, const cli_plot *p, const cli_series *s, int ns) {
             fprintf(f, ": %.6g, %.6g</title></circle>\n", s[k].x[i], s[k].y[i]);
         }
         double ly = fr.T + 10 + 18 * k;
-        fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\"/>\n",
-                fr.R + 20, ly, fr.R + 45, ly, col);
+        fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\"%s/>\n",
+                fr.R + 20, ly, fr.R + 45, ly, col, s[k].dashed ? " stroke-dasharray=\"5 3\"" : "");
         fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">", fr.R + 52, ly + 4);
         cli_xml_text(f, s[k].name);
         fputs("</text>\n</g>\n", f);
