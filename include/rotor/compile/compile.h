@@ -6,9 +6,12 @@
  * *idle* layout of its resident data (weights); just before it runs a setup
  * phase gathers its *active* plan's partitions over the links.  T10's
  * Algorithm 1 reconciles the memory: it starts from memory-minimal idle
- * layouts, gives each operator the fastest active plan that fits in what is
- * left, then repeatedly buys setup time with idle memory, keeping the best
- * end-to-end time (docs/compile.md has the decisions). */
+ * layouts, gives each operator the active plan that fits in what is left
+ * with the least execution + setup, then repeatedly buys setup time with
+ * idle memory, keeping the best end-to-end time (docs/compile.md has the
+ * decisions).
+ *
+ * After an error, rotor_compile leaves out zeroed: nothing to free. */
 #ifndef ROTOR_COMPILE_H
 #define ROTOR_COMPILE_H
 

@@ -7,7 +7,10 @@
  * and placement, and refuses a file whose recorded figures disagree, naming
  * the field ("p.json: operators[3].active.plan.f_t.B.k: expected a positive
  * integer", "... operators[0].exec_s: 1e-06 s does not match the plan's
- * 9.3e-06 s"). */
+ * 9.3e-06 s").
+ *
+ * After an error, rotor_program_write leaves *out NULL and rotor_program_parse/read leave out
+ * zeroed: nothing to free. */
 #ifndef ROTOR_PROGRAM_H
 #define ROTOR_PROGRAM_H
 

@@ -7,7 +7,9 @@
  * sub-operator per core; each round, a core fetches its input tiles from
  * their owner cores, computes, and stores its output tile back.  Several
  * readers of one owner share that owner's link, and a tile read by many cores
- * is fetched by each of them (docs/vgm.md has the model and its decisions). */
+ * is fetched by each of them (docs/vgm.md has the model and its decisions).
+ *
+ * After an error, rotor_vgm_compile leaves out zeroed: nothing to free. */
 #ifndef ROTOR_VGM_H
 #define ROTOR_VGM_H
 

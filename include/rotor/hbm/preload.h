@@ -10,7 +10,10 @@
  * preload number p (§4.2): how many later operators have their preloads
  * issued before it executes.  The preload order may differ from the
  * execution order (§4.4).  Times are int64 picoseconds, sizes int64 bytes
- * per core.  docs/preload.md has the model, its decisions and the tests. */
+ * per core.  docs/preload.md has the model, its decisions and the tests.
+ *
+ * After an error, rotor_preload_model_create leaves *out NULL and rotor_preload_schedule/evaluate
+ * leave out zeroed: nothing to free. */
 #ifndef ROTOR_PRELOAD_H
 #define ROTOR_PRELOAD_H
 

@@ -21,7 +21,9 @@
  *             sub-tensor of X, one partition each.  A ring's position p in
  *             [0, Q_X) is the linearised block its member holds at step 0.
  *
- * Memory is O(cores * tensors); nothing is tabulated per step. */
+ * Memory is O(cores * tensors); nothing is tabulated per step.
+ *
+ * After an error, rotor_place_make leaves *out NULL: nothing to free. */
 #ifndef ROTOR_PLACE_H
 #define ROTOR_PLACE_H
 

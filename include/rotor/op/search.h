@@ -8,7 +8,10 @@
  * rotor_plan_best_order finds exactly).  It never lists the space: it walks
  * F_op, then the steps S_a, then each tensor's f_t, and prunes with the cost
  * model's lower bounds (branch and bound).  Results do not depend on the
- * number of threads: ties are broken by (time, memory, plan order). */
+ * number of threads: ties are broken by (time, memory, plan order).
+ *
+ * After an error, rotor_search leaves out without allocations (its stats may be filled):
+ * rotor_search_result_free is safe but not needed. */
 #ifndef ROTOR_SEARCH_H
 #define ROTOR_SEARCH_H
 

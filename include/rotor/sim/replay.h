@@ -15,7 +15,10 @@
  *              ring reduce-scatter: R_Y - 1 rounds of bytes / R_Y each;
  *   barrier    the next operator starts when every core is done (BSP).
  * Vendor operators are one compute task of exec_s on every core.  Every
- * decision is in docs/simulator.md, "Replay". */
+ * decision is in docs/simulator.md, "Replay".
+ *
+ * After an error, rotor_replay leaves out zeroed and *sim_out NULL; the single-plan, shift and
+ * preload replays leave their times 0. */
 #ifndef ROTOR_REPLAY_H
 #define ROTOR_REPLAY_H
 

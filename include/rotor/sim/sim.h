@@ -10,7 +10,9 @@
  * The task API is what a program replay emits: one compute task per sub-task
  * of an operator, one transfer per shift, reduction step, setup transfer or
  * HBM load, each tagged with a category and the operator's index.  The model,
- * its units and what it leaves out are in docs/simulator.md. */
+ * its units and what it leaves out are in docs/simulator.md.
+ *
+ * After an error, rotor_sim_create leaves *out NULL. */
 #ifndef ROTOR_SIM_H
 #define ROTOR_SIM_H
 
