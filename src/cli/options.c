@@ -85,7 +85,7 @@ int cli_parse_options(const char *cmd, int argc, char **argv, unsigned takes, cl
     int n = 0, ns = 2, nown = 0;
     for (int k = 0; k < NSHARED; k++)
         if (takes & SHARED[k].group) opts[n++] = (struct option){SHARED[k].name, required_argument, 0, CODE_SHARED + k};
-    for (; own && own[nown].kind <= CLI_MANY && (own[nown].name || own[nown].short_ch); nown++) {
+    for (; own && nown < MAX_OWN && (own[nown].name || own[nown].short_ch); nown++) {
         const cli_opt *o = &own[nown];
         int has = o->kind == CLI_FLAG ? no_argument : required_argument;
         if (o->name) opts[n++] = (struct option){o->name, has, 0, CODE_OWN + nown};
