@@ -54,6 +54,13 @@ if [ -d "$TESTDATA" ]; then
     done
     echo "cli_onnx.sh: libonnx-testdata: $total models, $imported imported, $refused refused"
     if [ "$total" -eq 1072 ] && [ "$imported" -eq 759 ]; then ok; else bad "testdata counts changed"; fi
+    # ConvTranspose's output shapes as the ONNX tests give them (issue 20:
+    # auto_pad SAME was ignored, 1x2x7x7 where the file says 1x2x6x6)
+    for c in autopad_same:1x2x6x6 "":1x2x5x5 pads:1x2x7x3 output_shape:1x2x10x8 dilations:1x1x5x5 \
+        kernel_shape:1x2x10x8 1d:1x2x5 3d:1x2x5x6x7; do
+        t=${c%%:*} want=${c#*:}
+        expect_out "convtranspose${t:+_$t}" "ConvTranspose  *$want " -- model "$TESTDATA/node/test_convtranspose${t:+_$t}/model.onnx"
+    done
 else
     bad "$TESTDATA is absent (apt-get install libonnx-testdata)"
 fi

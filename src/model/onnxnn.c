@@ -172,11 +172,19 @@ rotor_status ox_infer_conv(ox_model *m, ox_node *n, rotor_error *err) {
         shape[1] = w->shape[0];
         for (int i = 0; i < g.ns; i++) shape[2 + i] = g.out[i];
     } else {
-        /* ConvTranspose: out = s(in-1) + output_padding + d(k-1) + 1 - pads,
-         * or output_shape when given. */
+        /* ConvTranspose (ONNX operator spec): output_shape when given; with
+         * auto_pad SAME_UPPER or SAME_LOWER, in * s (the pads follow from
+         * it); else s(in-1) + output_padding + d(k-1) + 1 - pads, the pads
+         * zero for VALID. */
         const int64_t *os = ox_attr_ints(n, "output_shape", &cnt);
         int cnt2;
         const int64_t *op2 = ox_attr_ints(n, "output_padding", &cnt2);
+        const Onnx__AttributeProto *ap = ox_attr(n, "auto_pad");
+        char autopad[16] = "NOTSET";
+        if (ap && ap->has_s) snprintf(autopad, sizeof autopad, "%.*s", (int)ap->s.len, (const char *)ap->s.data);
+        bool same = !strcmp(autopad, "SAME_UPPER") || !strcmp(autopad, "SAME_LOWER");
+        if (!same && strcmp(autopad, "VALID") != 0 && strcmp(autopad, "NOTSET") != 0)
+            NFAIL("auto_pad '%s' is not an ONNX value", autopad);
         shape[1] = w->shape[1] * groups;
         for (int i = 0; i < x->rank - 2; i++) {
             if (os) {
@@ -190,11 +198,13 @@ rotor_status ox_infer_conv(ox_model *m, ox_node *n, rotor_error *err) {
             if ((v = ox_attr_ints(n, "strides", &c)) && c == x->rank - 2) s = v[i];
             if ((v = ox_attr_ints(n, "dilations", &c)) && c == x->rank - 2) d = v[i];
             if ((v = ox_attr_ints(n, "pads", &c)) && c == 2 * (x->rank - 2)) pb = v[i], pe = v[x->rank - 2 + i];
+            if (!strcmp(autopad, "VALID")) pb = pe = 0;
             if (s < 1 || d < 1 || s > (1 << 20) || d > (1 << 20) || pb < 0 || pe < 0 || opad < 0 || pb > (1 << 30) ||
                 pe > (1 << 30) || opad > (1 << 20))
                 NFAIL("stride %lld, dilation %lld, pads %lld/%lld or output_padding %lld out of range in dimension %d",
                       (long long)s, (long long)d, (long long)pb, (long long)pe, (long long)opad, i);
-            shape[2 + i] = s * (x->shape[2 + i] - 1) + opad + d * (w->shape[2 + i] - 1) + 1 - pb - pe;
+            shape[2 + i] = same ? x->shape[2 + i] * s
+                                : s * (x->shape[2 + i] - 1) + opad + d * (w->shape[2 + i] - 1) + 1 - pb - pe;
             if (shape[2 + i] < 1) NFAIL("output extent %lld in dimension %d", (long long)shape[2 + i], i);
         }
     }
