@@ -695,45 +695,90 @@ static void mark_live(ox_model *m) {
     }
 }
 
+/* Decodes the file and infers every value's shape and type (everything but
+ * lowering): shared by the import and rotor_onnx_outputs. */
+static rotor_status decode_and_infer(ox_model *m, const uint8_t *data, size_t len, const char *label,
+                                     const rotor_onnx_options *opt, rotor_error *err) {
+    memset(m, 0, sizeof *m);
+    m->label = label ? label : "<buffer>";
+    m->proto = onnx__model_proto__unpack(NULL, len, data);
+    if (!m->proto)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "%s: not a valid ONNX model (the protobuf does not decode)", m->label);
+    if (!m->proto->graph) return rotor_fail(err, ROTOR_ERR_INPUT, "%s: the model has no graph", m->label);
+    m->stats.ir_version = m->proto->has_ir_version ? m->proto->ir_version : 0;
+    m->opset = -1;
+    for (size_t i = 0; i < m->proto->n_opset_import; i++) {
+        const Onnx__OperatorSetIdProto *o = m->proto->opset_import[i];
+        if (!o->domain || !*o->domain || !strcmp(o->domain, "ai.onnx")) m->opset = o->has_version ? o->version : 0;
+    }
+    if (m->opset < 0 && m->proto->n_opset_import == 0) m->opset = 1; /* IR 2 and older carry no opset */
+    if (m->opset < 0) m->opset = 0;
+    m->stats.opset = m->opset;
+    m->stats.nodes = (int)m->proto->graph->n_node;
+    rotor_status st = build(m, opt, err);
+    if (!st) st = ox_infer_all(m, err);
+    return st;
+}
+
 rotor_status rotor_onnx_load_buffer(const uint8_t *data, size_t len, const char *label,
                                     const rotor_onnx_options *opt, rotor_graph *out,
                                     rotor_onnx_stats *stats, rotor_error *err) {
-    ox_model m;
-    memset(&m, 0, sizeof m);
-    m.label = label ? label : "<buffer>";
-    const char *base = strrchr(m.label, '/');
-    base = base ? base + 1 : m.label;
+    const char *lb = label ? label : "<buffer>";
+    const char *base = strrchr(lb, '/');
+    base = base ? base + 1 : lb;
     char gname[64];
     snprintf(gname, sizeof gname, "%s", base);
     char *dot = strrchr(gname, '.');
     if (dot && !strcmp(dot, ".onnx")) *dot = '\0';
     rotor_graph_init(out, gname);
     if (stats) memset(stats, 0, sizeof *stats);
-    m.proto = onnx__model_proto__unpack(NULL, len, data);
-    if (!m.proto)
-        return rotor_fail(err, ROTOR_ERR_INPUT, "%s: not a valid ONNX model (the protobuf does not decode)", m.label);
-    rotor_status st = ROTOR_OK;
-    if (!m.proto->graph) {
-        st = rotor_fail(err, ROTOR_ERR_INPUT, "%s: the model has no graph", m.label);
-        goto done;
+    ox_model m;
+    rotor_status st = decode_and_infer(&m, data, len, label, opt, err);
+    if (!st) {
+        make_aliases(&m);
+        mark_live(&m);
+        st = ox_lower(&m, out, err);
     }
-    m.stats.ir_version = m.proto->has_ir_version ? m.proto->ir_version : 0;
-    m.opset = -1;
-    for (size_t i = 0; i < m.proto->n_opset_import; i++) {
-        const Onnx__OperatorSetIdProto *o = m.proto->opset_import[i];
-        if (!o->domain || !*o->domain || !strcmp(o->domain, "ai.onnx")) m.opset = o->has_version ? o->version : 0;
-    }
-    if (m.opset < 0 && m.proto->n_opset_import == 0) m.opset = 1; /* IR 2 and older carry no opset */
-    if (m.opset < 0) m.opset = 0;
-    m.stats.opset = m.opset;
-    m.stats.nodes = (int)m.proto->graph->n_node;
-    if ((st = build(&m, opt, err))) goto done;
-    if ((st = ox_infer_all(&m, err))) goto done;
-    make_aliases(&m);
-    mark_live(&m);
-    st = ox_lower(&m, out, err);
-done:
     if (stats) *stats = m.stats;
+    model_free(&m);
+    return st;
+}
+
+void rotor_onnx_outputs_free(rotor_onnx_output *v, int n) {
+    for (int i = 0; v && i < n; i++) free(v[i].name);
+    free(v);
+}
+
+rotor_status rotor_onnx_outputs(const uint8_t *data, size_t len, const char *label,
+                                const rotor_onnx_options *opt, rotor_onnx_output **out, int *n,
+                                rotor_error *err) {
+    *out = NULL;
+    *n = 0;
+    ox_model m;
+    rotor_status st = decode_and_infer(&m, data, len, label, opt, err);
+    const Onnx__GraphProto *g = st ? NULL : m.proto->graph;
+    rotor_onnx_output *v = g && g->n_output ? calloc(g->n_output, sizeof *v) : NULL;
+    if (g && g->n_output && !v) st = rotor_nomem(err);
+    for (size_t i = 0; !st && g && i < g->n_output; i++) {
+        /* build() has checked that every output names a defined value */
+        const ox_val *x = &m.vals[find_val(&m, g->output[i]->name)];
+        v[i].name = strdup(g->output[i]->name);
+        if (!v[i].name) {
+            st = rotor_nomem(err);
+            break;
+        }
+        v[i].rank = x->rank;
+        for (int d = 0; d < x->rank; d++) v[i].shape[d] = x->shape[d];
+        v[i].dtype = x->dtype;
+        v[i].onnx_type = x->onnx_type;
+        *n = (int)i + 1;
+    }
+    if (st) {
+        rotor_onnx_outputs_free(v, *n);
+        *n = 0;
+    } else {
+        *out = v;
+    }
     model_free(&m);
     return st;
 }

@@ -24,6 +24,8 @@ rotor_status ox_infer_unary(ox_model *m, ox_node *n, rotor_error *err) {
         type = t->onnx_type;
     } else if (!strcmp(op, "Not") || !strcmp(op, "IsNaN") || !strcmp(op, "IsInf")) {
         type = T_BOOL;
+    } else if (!strcmp(op, "Bernoulli")) {
+        type = (int)ox_attr_int(n, "dtype", type); /* the output type, if given (ONNX Bernoulli) */
     }
     if ((st = ox_set_out(m, n, 0, type, x->rank, x->shape, err))) return st;
     ox_val *o = ox_unary_has_eval(op) ? ox_fold_target(m, n, 0) : NULL;

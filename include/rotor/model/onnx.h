@@ -49,4 +49,22 @@ rotor_status rotor_onnx_load_buffer(const uint8_t *data, size_t len, const char 
                                     const rotor_onnx_options *opt, rotor_graph *out,
                                     rotor_onnx_stats *stats, rotor_error *err);
 
+/* One graph output as the importer infers it, in the file's order: the
+ * shapes and types planning uses (an Identity's output is its input's). */
+typedef struct rotor_onnx_output {
+    char *name;                            /* the file's output name */
+    int rank;
+    int64_t shape[ROTOR_GRAPH_MAX_RANK];
+    rotor_dtype dtype;
+    int onnx_type;                         /* TensorProto.DataType */
+} rotor_onnx_output;
+
+/* Decodes the model and infers its shapes without lowering it: *out gets the
+ * graph outputs (*n of them; free with rotor_onnx_outputs_free, NULL and 0
+ * after an error).  Errors as rotor_onnx_load_buffer's up to lowering. */
+rotor_status rotor_onnx_outputs(const uint8_t *data, size_t len, const char *label,
+                                const rotor_onnx_options *opt, rotor_onnx_output **out, int *n,
+                                rotor_error *err);
+void rotor_onnx_outputs_free(rotor_onnx_output *v, int n);
+
 #endif

@@ -1,0 +1,165 @@
+/* test_onnxshape.c — the importer's shape and type inference against an
+ * oracle (src/model/onnxshape.c and its rule files; docs/onnx.md, "Shape
+ * oracle").
+ *
+ * Debian's libonnx-testdata (a test dependency, scripts/deps.sh) ships, next
+ * to every operator-test model, the reference outputs the ONNX backend tests
+ * compare with (test_data_set_0/output_<i>.pb, TensorProtos).  For every model
+ * rotor imports, each graph output's inferred shape and type must equal its
+ * reference's.  Where a file's declared output shape disagrees with the
+ * reference data, the reference data wins: rotor infers shapes from the
+ * operators, never from the declarations. */
+#include <criterion/criterion.h>
+
+#include <glob.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnx.pb-c.h"
+#include "rotor/model/onnx.h"
+
+#define TESTDATA "/usr/share/libonnx-testdata/data"
+
+static uint8_t *slurp(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    uint8_t *buf = NULL;
+    size_t n = 0, cap = 0;
+    for (;;) {
+        if (n == cap) {
+            cap = cap ? 2 * cap : 1 << 16;
+            uint8_t *nb = realloc(buf, cap);
+            cr_assert_not_null(nb);
+            buf = nb;
+        }
+        size_t got = fread(buf + n, 1, cap - n, f);
+        n += got;
+        if (!got) break;
+    }
+    fclose(f);
+    *len = n;
+    return buf;
+}
+
+/* The ONNX test generator stores bfloat16 references as their uint16 bit
+ * patterns (numpy has no bfloat16): the same type for this comparison. */
+static bool same_type(int inferred, int reference) {
+    return inferred == reference || (inferred == ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16 &&
+                                     reference == ONNX__TENSOR_PROTO__DATA_TYPE__UINT16);
+}
+
+typedef struct oracle_count {
+    int models, imported, outputs, mismatches;
+} oracle_count;
+
+/* Checks one model directory; prints and counts every mismatch. */
+static void check_model(const char *model, oracle_count *n) {
+    n->models++;
+    rotor_graph g;
+    rotor_error err;
+    rotor_status st = rotor_onnx_load(model, NULL, &g, NULL, &err);
+    rotor_graph_free(&g);
+    if (st) return; /* refused: cli_onnx.sh counts the refusals */
+    n->imported++;
+    size_t len;
+    uint8_t *buf = slurp(model, &len);
+    cr_assert_not_null(buf, "%s: unreadable", model);
+    rotor_onnx_output *out;
+    int nout;
+    st = rotor_onnx_outputs(buf, len, model, NULL, &out, &nout, &err);
+    free(buf);
+    cr_assert_eq(st, ROTOR_OK, "%s imports but its outputs do not infer: %s", model, err.msg);
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s", model);
+    *strrchr(dir, '/') = '\0';
+    for (int i = 0; i < nout; i++) {
+        char ref[1200];
+        snprintf(ref, sizeof ref, "%s/test_data_set_0/output_%d.pb", dir, i);
+        uint8_t *tb = slurp(ref, &len);
+        if (!tb) continue; /* no reference for this output */
+        Onnx__TensorProto *t = onnx__tensor_proto__unpack(NULL, len, tb);
+        free(tb);
+        cr_assert_not_null(t, "%s does not decode", ref);
+        n->outputs++;
+        bool ok = (size_t)out[i].rank == t->n_dims && same_type(out[i].onnx_type, t->data_type);
+        for (int d = 0; ok && d < out[i].rank; d++) ok = out[i].shape[d] == t->dims[d];
+        if (!ok) {
+            n->mismatches++;
+            char a[160] = "", b[160] = "";
+            for (int d = 0, k = 0; d < out[i].rank; d++)
+                k += snprintf(a + k, sizeof a - (size_t)k, "%s%lld", d ? "x" : "", (long long)out[i].shape[d]);
+            for (size_t d = 0, k = 0; d < t->n_dims && k < sizeof b; d++)
+                k += (size_t)snprintf(b + k, sizeof b - k, "%s%lld", d ? "x" : "", (long long)t->dims[d]);
+            cr_log_error("%s: output '%s' inferred [%s] type %d, the reference is [%s] type %d", dir,
+                         out[i].name, a, out[i].onnx_type, b, t->data_type);
+        }
+        onnx__tensor_proto__free_unpacked(t, NULL);
+    }
+    rotor_onnx_outputs_free(out, nout);
+}
+
+Test(onnxshape, every_imported_testdata_output_has_its_reference_shape_and_type) {
+    glob_t gl;
+    cr_assert_eq(glob(TESTDATA "/*/*/model.onnx", 0, NULL, &gl), 0,
+                 TESTDATA " has no models (apt-get install libonnx-testdata)");
+    oracle_count n = {0};
+    for (size_t i = 0; i < gl.gl_pathc; i++) check_model(gl.gl_pathv[i], &n);
+    globfree(&gl);
+    /* the counts guard against a vacuous pass: the importer took 759 of the
+     * 1,072 models when the oracle was written, with 862 reference outputs */
+    cr_assert_eq(n.models, 1072);
+    cr_assert_geq(n.imported, 759);
+    cr_assert_geq(n.outputs, 862);
+    cr_assert_eq(n.mismatches, 0, "%d of %d outputs differ from their references (listed above)",
+                 n.mismatches, n.outputs);
+}
+
+static void outputs_of(const char *test, rotor_onnx_output **out, int *n) {
+    char path[512];
+    snprintf(path, sizeof path, TESTDATA "/node/%s/model.onnx", test);
+    size_t len;
+    uint8_t *buf = slurp(path, &len);
+    cr_assert_not_null(buf, "%s is absent", path);
+    rotor_error err;
+    cr_assert_eq(rotor_onnx_outputs(buf, len, path, NULL, out, n, &err), ROTOR_OK, "%s", err.msg);
+    free(buf);
+}
+
+/* The oracle found Bernoulli typed like its input whatever its dtype. */
+Test(onnxshape, bernoulli_output_has_the_dtype_attribute_type) {
+    rotor_onnx_output *o;
+    int n;
+    outputs_of("test_bernoulli_double", &o, &n);
+    cr_assert_eq(n, 1);
+    cr_assert_eq(o[0].dtype, ROTOR_DTYPE_F64);
+    cr_assert_eq(o[0].onnx_type, ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE);
+    rotor_onnx_outputs_free(o, n);
+    outputs_of("test_bernoulli", &o, &n); /* no dtype: the input's (double in this file) */
+    cr_assert_eq(o[0].onnx_type, ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE);
+    rotor_onnx_outputs_free(o, n);
+}
+
+/* An output an Identity forwards keeps its own name and the input's shape,
+ * though the graph has no value of that name. */
+Test(onnxshape, identity_output_is_reported_under_its_own_name) {
+    rotor_onnx_output *o;
+    int n;
+    outputs_of("test_identity", &o, &n);
+    cr_assert_eq(n, 1);
+    cr_assert_str_eq(o[0].name, "y");
+    cr_assert_eq(o[0].rank, 4);
+    cr_assert_eq(o[0].shape[0] * o[0].shape[1] * o[0].shape[2] * o[0].shape[3], 4);
+    rotor_onnx_outputs_free(o, n);
+}
+
+Test(onnxshape, outputs_of_a_corrupt_buffer_is_one_error_and_nothing_to_free) {
+    static const uint8_t junk[] = {0xff, 0xff, 0xff, 0x07, 0x01};
+    rotor_onnx_output *o = (rotor_onnx_output *)1;
+    int n = 7;
+    rotor_error err;
+    cr_assert_eq(rotor_onnx_outputs(junk, sizeof junk, "junk.onnx", NULL, &o, &n, &err), ROTOR_ERR_INPUT);
+    cr_assert_null(o);
+    cr_assert_eq(n, 0);
+    cr_assert(strstr(err.msg, "junk.onnx: not a valid ONNX model") == err.msg, "%s", err.msg);
+}
