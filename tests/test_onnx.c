@@ -747,3 +747,167 @@ Test(onnx, identity_dropout_and_dead_nodes_cost_nothing) {
     rotor_graph_free(&g);
     mb_free(&b);
 }
+
+/* ---- Einsum, losses, GridSample, Resize-10 (issue 20) ------------------------- */
+
+static void mb_attr_s(mb *b, Onnx__NodeProto *n, const char *name, const char *s) {
+    Onnx__AttributeProto *a = mb_alloc(b, sizeof *a);
+    onnx__attribute_proto__init(a);
+    a->name = mb_str(b, name);
+    a->has_type = 1;
+    a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING;
+    a->has_s = 1;
+    a->s.data = (uint8_t *)mb_str(b, s);
+    a->s.len = strlen(s);
+    n->attribute[n->n_attribute++] = a;
+}
+
+/* One Einsum over inputs of the given shapes (x: r0 dims, y: r1 dims or none). */
+static rotor_status einsum(const char *eq, int r0, const int64_t *d0, int r1, const int64_t *d1, rotor_graph *g,
+                           rotor_error *err) {
+    mb b;
+    mb_init(&b, 12);
+    mb_input(&b, "x", r0, d0);
+    if (r1 >= 0) mb_input(&b, "y", r1, d1);
+    Onnx__NodeProto *n = mb_node(&b, "Einsum", "es", r1 >= 0 ? "x y" : "x", "z");
+    mb_attr_s(&b, n, "equation", eq);
+    mb_output(&b, "z");
+    rotor_status st = mb_load(&b, NULL, g, NULL, err);
+    mb_free(&b);
+    return st;
+}
+
+static const rotor_value *out_value(const rotor_graph *g) {
+    for (int v = 0; v < g->nvalues; v++)
+        if (g->values[v].is_output) return &g->values[v];
+    cr_assert_fail("no output");
+    return NULL;
+}
+
+Test(onnx, einsum_is_lowered_to_the_tensor_expression_it_spells) {
+    rotor_graph g;
+    rotor_error err = {{0}};
+    cr_assert_eq(einsum("bij,bjk->bik", DIMS(2, 3, 4), DIMS(2, 4, 5), &g, &err), ROTOR_OK, "%s", err.msg);
+    expect_expr(&g, "es", "Y[b,i,k] += A[b,i,j] * B[b,j,k]", "b=2,i=3,j=4,k=5");
+    rotor_graph_free(&g);
+    /* implicit output: the labels used once, in ASCII order (upper case first) */
+    cr_assert_eq(einsum("ik,kJ", DIMS(3, 4), DIMS(4, 6), &g, &err), ROTOR_OK, "%s", err.msg);
+    expect_expr(&g, "es", "Y[J,i] += A[i,k] * B[k,J]", "i=3,k=4,J=6");
+    rotor_graph_free(&g);
+    /* a permutation is an '=' copy, a dropped label a sum */
+    cr_assert_eq(einsum("ij->ji", DIMS(3, 4), -1, NULL, &g, &err), ROTOR_OK, "%s", err.msg);
+    expect_expr(&g, "es", "Y[j,i] = A[i,j]", "i=3,j=4");
+    rotor_graph_free(&g);
+    cr_assert_eq(einsum("ij->i", DIMS(3, 4), -1, NULL, &g, &err), ROTOR_OK, "%s", err.msg);
+    expect_expr(&g, "es", "Y[i] += A[i,j]", "i=3,j=4");
+    rotor_graph_free(&g);
+}
+
+Test(onnx, einsum_ellipsis_broadcasts_from_the_right) {
+    rotor_graph g;
+    rotor_error err = {{0}};
+    cr_assert_eq(einsum("...ij,...jk->...ik", DIMS(5, 1, 3, 4), DIMS(2, 4, 6), &g, &err), ROTOR_OK, "%s", err.msg);
+    const rotor_value *z = out_value(&g);
+    cr_assert_eq(z->rank, 4);
+    cr_assert(z->shape[0] == 5 && z->shape[1] == 2 && z->shape[2] == 3 && z->shape[3] == 6);
+    expect_expr(&g, "es", "Y[e0,e1,i,k] += A[e0,i,j] * B[e1,j,k]", "e0=5,i=3,j=4,e1=2,k=6");
+    rotor_graph_free(&g);
+}
+
+Test(onnx, einsum_with_a_repeated_label_is_a_vendor_op_of_the_right_shape) {
+    rotor_graph g;
+    rotor_error err = {{0}};
+    cr_assert_eq(einsum("bii->bi", DIMS(2, 3, 3), -1, NULL, &g, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert(find_op(&g, "es")->vendor);
+    const rotor_value *z = out_value(&g);
+    cr_assert(z->rank == 2 && z->shape[0] == 2 && z->shape[1] == 3);
+    rotor_graph_free(&g);
+}
+
+Test(onnx, malformed_einsum_equations_are_refused_naming_the_node_and_the_fault) {
+    static const struct {
+        const char *eq;
+        const char *msg;
+    } bad[] = {
+        {"ij,jk->iz", "output label 'z' is in no input"},
+        {"ijk,jk->ik", "term 1 names 3 dimensions, input 'x' has 2"},
+        {"ij,kl->ii", "output label 'i' appears twice"},
+        {"ij,jk,k->ik", "has 3 terms for 2 inputs"},
+        {"i1,jk->ik", "term 1: labels must be letters"},
+        {"..i.,jk->ik", "an ellipsis must be exactly '...'"},
+        {"ij,ij->ij", "label 'j' is 4 in input 'y' but 3 elsewhere"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        rotor_graph g;
+        rotor_error err = {{0}};
+        bool same = !strcmp(bad[i].eq, "ij,ij->ij");
+        cr_assert_eq(einsum(bad[i].eq, DIMS(2, 3), DIMS(same ? 2 : 3, same ? 4 : 5), &g, &err), ROTOR_ERR_INPUT, "%s", bad[i].eq);
+        assert_msg_has(err, "node 'es' (op Einsum, domain ai.onnx)");
+        assert_msg_has(err, bad[i].msg);
+        rotor_graph_free(&g);
+    }
+}
+
+static rotor_status loss(const char *op, const char *reduction, int nout, rotor_graph *g, rotor_error *err) {
+    mb b;
+    mb_init(&b, 13);
+    mb_input(&b, "x", DIMS(4, 5, 6));
+    b.inputs[b.graph.n_input++] = mb_vi(&b, "t", 7, DIMS(4, 6));
+    Onnx__NodeProto *n = mb_node(&b, op, "loss", "x t", nout > 1 ? "l p" : "l");
+    if (reduction) mb_attr_s(&b, n, "reduction", reduction);
+    mb_output(&b, "l");
+    if (nout > 1) mb_output(&b, "p");
+    rotor_status st = mb_load(&b, NULL, g, NULL, err);
+    mb_free(&b);
+    return st;
+}
+
+Test(onnx, loss_operators_are_scalar_when_reduced_and_target_shaped_otherwise) {
+    rotor_graph g;
+    rotor_error err = {{0}};
+    cr_assert_eq(loss("NegativeLogLikelihoodLoss", NULL, 1, &g, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(g.values[rotor_graph_find_value(&g, "l")].rank, 0); /* mean by default */
+    rotor_graph_free(&g);
+    cr_assert_eq(loss("NegativeLogLikelihoodLoss", "none", 1, &g, &err), ROTOR_OK, "%s", err.msg);
+    const rotor_value *l = &g.values[rotor_graph_find_value(&g, "l")];
+    cr_assert(l->rank == 2 && l->shape[0] == 4 && l->shape[1] == 6);
+    rotor_graph_free(&g);
+    cr_assert_eq(loss("SoftmaxCrossEntropyLoss", "sum", 2, &g, &err), ROTOR_OK, "%s", err.msg);
+    const rotor_value *p = &g.values[rotor_graph_find_value(&g, "p")];
+    cr_assert(p->rank == 3 && p->shape[1] == 5, "log_prob is shaped like the scores");
+    rotor_graph_free(&g);
+    cr_assert_eq(loss("SoftmaxCrossEntropyLoss", "average", 1, &g, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "reduction 'average' is not none, sum or mean");
+    rotor_graph_free(&g);
+}
+
+Test(onnx, gridsample_takes_the_grid_spatial_shape_and_resize10_reads_scales_at_input_1) {
+    mb b;
+    mb_init(&b, 16);
+    mb_input(&b, "x", DIMS(2, 3, 8, 8));
+    mb_input(&b, "grid", DIMS(2, 5, 7, 2));
+    mb_node(&b, "GridSample", "gs", "x grid", "y");
+    mb_output(&b, "y");
+    rotor_graph g;
+    rotor_error err = {{0}};
+    cr_assert_eq(mb_load(&b, NULL, &g, NULL, &err), ROTOR_OK, "%s", err.msg);
+    const rotor_value *y = out_value(&g);
+    cr_assert(y->rank == 4 && y->shape[0] == 2 && y->shape[1] == 3 && y->shape[2] == 5 && y->shape[3] == 7);
+    rotor_graph_free(&g);
+    mb_free(&b);
+
+    mb_init(&b, 10);
+    mb_input(&b, "x", DIMS(1, 2, 4, 6));
+    Onnx__TensorProto *s = mb_init_tensor(&b, "scales", 1, DIMS(4), NULL);
+    static float sv[4] = {1, 1, 2, 0.5f};
+    s->n_float_data = 4;
+    s->float_data = sv;
+    mb_node(&b, "Resize", "rs", "x scales", "y");
+    mb_output(&b, "y");
+    cr_assert_eq(mb_load(&b, NULL, &g, NULL, &err), ROTOR_OK, "%s", err.msg);
+    y = out_value(&g);
+    cr_assert(y->rank == 4 && y->shape[2] == 8 && y->shape[3] == 3, "%lldx%lld", (long long)y->shape[2],
+              (long long)y->shape[3]);
+    rotor_graph_free(&g);
+    mb_free(&b);
+}

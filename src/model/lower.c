@@ -1140,6 +1140,64 @@ static bool in_list(const char *op, const char *const *list, size_t n) {
     return false;
 }
 
+/* Einsum as the tensor expression it is (docs/onnx.md, "Einsum"): labels
+ * become axes, a label no output dimension keeps is summed ("+="), extent-1
+ * dimensions fold away as everywhere else.  A term that repeats a label (a
+ * diagonal or trace) has no expression form: it stays a vendor op. */
+static rotor_status lower_einsum(lower_ctx *c, const ox_node *n) {
+    ox_model *m = c->m;
+    ox_einsum es;
+    rotor_status st = ox_einsum_parse(m, (ox_node *)n, &es, c->err);
+    if (st) return st;
+    if (es.nin > 2) return lower_vendor(c, n);
+    for (int t = 0; t < es.nin; t++)
+        for (int i = 0; i < es.rank[t]; i++)
+            for (int j = 0; j < i; j++)
+                if (es.label[t][i] == es.label[t][j]) return lower_vendor(c, n);
+    eb b;
+    eb_init(&b);
+    char names[3][OX_MAX_RANK + 1][ROTOR_NAME_MAX];
+    int cnt[3] = {0, 0, 0};
+    bool kept[OX_EINSUM_LABELS] = {false}, summed = false;
+    for (int d = 0; d < es.out_rank; d++) kept[es.out[d]] = true;
+    for (int t = 0; t <= es.nin; t++) {
+        int r = t ? es.rank[t - 1] : es.out_rank;
+        const ox_val *x = &m->vals[ox_resolve(m, t ? n->in[t - 1] : n->out[0])];
+        for (int d = 0; d < r; d++) {
+            int l = t ? es.label[t - 1][d] : es.out[d];
+            if (x->shape[d] == 1) continue; /* folded, or broadcast along l */
+            if (!kept[l]) summed = true;
+            ox_einsum_label_name(l, names[t][cnt[t]], ROTOR_NAME_MAX);
+            eb_axis(&b, names[t][cnt[t]++], es.extent[l]);
+        }
+    }
+    if (cnt[0] == 0) { /* a scalar output: one extent-1 axis that every tensor carries */
+        eb_axis(&b, "u", 1);
+        for (int t = 0; t <= es.nin; t++) {
+            memmove(names[t][1], names[t][0], sizeof names[t][0] * (size_t)cnt[t]);
+            snprintf(names[t][0], ROTOR_NAME_MAX, "u");
+            cnt[t]++;
+        }
+    }
+    char refs[3][REF_MAX];
+    static const char *const tn[3] = {"Y", "A", "B"};
+    for (int t = 0; t <= es.nin; t++) ref_of(refs[t], sizeof refs[t], tn[t], cnt[t], names[t]);
+    const char *assign = summed ? "+=" : "=";
+    if (es.nin == 1) snprintf(b.text, sizeof b.text, "%s %s %s", refs[0], assign, refs[1]);
+    else snprintf(b.text, sizeof b.text, "%s %s %s * %s", refs[0], assign, refs[1], refs[2]);
+    int ins[2], gy;
+    for (int t = 0; t < es.nin; t++) {
+        if ((st = gval(c, n, n->in[t], &ins[t]))) return st;
+        b.tv[t + 1] = ins[t];
+    }
+    if ((st = gval(c, n, n->out[0], &gy))) return st;
+    b.tv[0] = gy;
+    if (es.nin == 2 && ins[0] == ins[1]) { /* x.x: one input, read twice */
+        return emit(c, n, n->name, "Einsum", &b, ins, 1, &gy, 1);
+    }
+    return emit(c, n, n->name, "Einsum", &b, ins, es.nin, &gy, 1);
+}
+
 static rotor_status lower_node(lower_ctx *c, int nd) {
     ox_model *m = c->m;
     ox_node *n = &m->nodes[nd];
@@ -1206,6 +1264,7 @@ static rotor_status lower_node(lower_ctx *c, int nd) {
     if (!strcmp(op, "Reshape") || !strcmp(op, "Flatten") || !strcmp(op, "Squeeze") || !strcmp(op, "Unsqueeze"))
         return lower_reshape(c, n);
     if (!strcmp(op, "Transpose")) return lower_transpose(c, n);
+    if (!strcmp(op, "Einsum")) return lower_einsum(c, n);
     if (!strcmp(op, "Slice")) return lower_slice(c, n);
     return lower_vendor(c, n);
 }

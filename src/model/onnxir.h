@@ -160,6 +160,29 @@ rotor_status ox_infer_flatten(ox_model *m, ox_node *n, rotor_error *err);
 rotor_status ox_infer_gather(ox_model *m, ox_node *n, rotor_error *err);
 rotor_status ox_infer_gemm(ox_model *m, ox_node *n, rotor_error *err);
 rotor_status ox_infer_layernorm(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_loss(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_gridsample(ox_model *m, ox_node *n, rotor_error *err);
+/* Einsum (onnxeinsum.c): labels 0-25 'a'-'z', 26-51 'A'-'Z', then the
+ * ellipsis dimensions, left to right. */
+#define OX_EINSUM_LETTERS 52
+#define OX_EINSUM_LABELS (OX_EINSUM_LETTERS + OX_MAX_RANK)
+#define OX_EINSUM_MAX_IN 8
+typedef struct ox_einsum {
+    int nin;
+    int rank[OX_EINSUM_MAX_IN];
+    int label[OX_EINSUM_MAX_IN][OX_MAX_RANK]; /* per input dimension */
+    int out_rank;
+    int out[OX_MAX_RANK];
+    int64_t extent[OX_EINSUM_LABELS];         /* -1: unused */
+    int uses[OX_EINSUM_LABELS];               /* input dimensions with the label */
+} ox_einsum;
+rotor_status ox_einsum_parse(ox_model *m, ox_node *n, ox_einsum *es, rotor_error *err);
+void ox_einsum_label_name(int l, char *buf, size_t cap); /* "i", "K", "e0" */
+rotor_status ox_infer_einsum(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_det(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_roialign(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_maxunpool(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_dft(ox_model *m, ox_node *n, rotor_error *err);
 rotor_status ox_infer_matmul(ox_model *m, ox_node *n, rotor_error *err);
 rotor_status ox_infer_nary(ox_model *m, ox_node *n, rotor_error *err);
 rotor_status ox_infer_onehot(ox_model *m, ox_node *n, rotor_error *err);

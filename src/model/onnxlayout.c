@@ -411,8 +411,9 @@ rotor_status ox_infer_resize(ox_model *m, ox_node *n, rotor_error *err) {
     int64_t shape[OX_MAX_RANK];
     int64_t sizes[OX_MAX_RANK];
     int cnt = 0;
-    int si = upsample ? 1 : 2, zi = 3;
-    ox_val *sc = ox_in(m, n, si), *sz = upsample ? NULL : ox_in(m, n, zi);
+    /* Resize-10 is (X, scales); from opset 11 (X, roi, scales, sizes) */
+    int si = upsample || m->opset < 11 ? 1 : 2, zi = 3;
+    ox_val *sc = ox_in(m, n, si), *sz = upsample || m->opset < 11 ? NULL : ox_in(m, n, zi);
     if (sz && sz->elems > 0) {
         if (ox_attr(n, "axes")) NFAIL("the axes attribute is not supported");
         if ((st = ox_const_ints(m, n, zi, "sizes", sizes, OX_MAX_RANK, &cnt, err))) return st;

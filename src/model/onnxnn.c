@@ -268,3 +268,139 @@ rotor_status ox_infer_layernorm(ox_model *m, ox_node *n, rotor_error *err) {
         if ((st = ox_set_out(m, n, i, T_FLOAT, x->rank, shape, err))) return st;
     return ROTOR_OK;
 }
+
+/* NegativeLogLikelihoodLoss (input [N, C, d...], target [N, d...]) and
+ * SoftmaxCrossEntropyLoss (scores, labels, the same shapes; its optional
+ * second output, log_prob, is shaped like the scores).  reduction "none"
+ * keeps the target's shape; "sum" and "mean" (the default) give a scalar.
+ * Inference-computable with static shapes, so they import as vendor ops. */
+rotor_status ox_infer_loss(ox_model *m, ox_node *n, rotor_error *err) {
+    rotor_status st;
+    if ((st = ox_need(m, n, 2, err))) return st;
+    ox_val *x = ox_in(m, n, 0), *t = ox_in(m, n, 1);
+    if (x->rank < 2) NFAIL("input has rank %d; needs [N, C, ...]", x->rank);
+    if (t->rank != x->rank - 1) NFAIL("target has rank %d; needs %d ([N, d...])", t->rank, x->rank - 1);
+    for (int d = 0; d < t->rank; d++)
+        if (t->shape[d] != x->shape[d ? d + 1 : 0])
+            NFAIL("target dimension %d is %lld, the input's is %lld", d, (long long)t->shape[d],
+                  (long long)x->shape[d ? d + 1 : 0]);
+    const Onnx__AttributeProto *a = ox_attr(n, "reduction");
+    bool none = false;
+    if (a && a->has_s) {
+        size_t len = a->s.len;
+        const char *s = (const char *)a->s.data;
+        none = len == 4 && !memcmp(s, "none", 4);
+        bool reduced = (len == 3 && !memcmp(s, "sum", 3)) || (len == 4 && !memcmp(s, "mean", 4));
+        if (!none && !reduced)
+            NFAIL("reduction '%.*s' is not none, sum or mean", (int)(len > 32 ? 32 : len), s);
+    }
+    if ((st = ox_set_out(m, n, 0, x->onnx_type, none ? t->rank : 0, t->shape, err))) return st;
+    if (n->nout > 1 && (st = ox_set_out(m, n, 1, x->onnx_type, x->rank, x->shape, err))) return st;
+    return ROTOR_OK;
+}
+
+/* GridSample: X [N, C, D1..Dr], grid [N, H1..Hr, r] -> [N, C, H1..Hr]. */
+rotor_status ox_infer_gridsample(ox_model *m, ox_node *n, rotor_error *err) {
+    rotor_status st;
+    if ((st = ox_need(m, n, 2, err))) return st;
+    ox_val *x = ox_in(m, n, 0), *g = ox_in(m, n, 1);
+    int r = x->rank - 2;
+    if (r < 1 || g->rank != r + 2 || g->shape[r + 1] != r)
+        NFAIL("needs X [N, C, spatial...] and grid [N, spatial..., %d]; got ranks %d and %d", r > 0 ? r : 1,
+              x->rank, g->rank);
+    if (g->shape[0] != x->shape[0])
+        NFAIL("grid batch %lld differs from X's %lld", (long long)g->shape[0], (long long)x->shape[0]);
+    int64_t shape[OX_MAX_RANK];
+    shape[0] = x->shape[0];
+    shape[1] = x->shape[1];
+    for (int d = 0; d < r; d++) shape[d + 2] = g->shape[d + 1];
+    return ox_set_out(m, n, 0, x->onnx_type, x->rank, shape, err);
+}
+
+/* Det: [*, M, M] -> [*]. */
+rotor_status ox_infer_det(ox_model *m, ox_node *n, rotor_error *err) {
+    rotor_status st;
+    if ((st = ox_need(m, n, 1, err))) return st;
+    ox_val *x = ox_in(m, n, 0);
+    if (x->rank < 2 || x->shape[x->rank - 1] != x->shape[x->rank - 2])
+        NFAIL("input '%s' is not a stack of square matrices", x->name);
+    return ox_set_out(m, n, 0, x->onnx_type, x->rank - 2, x->shape, err);
+}
+
+/* RoiAlign: X [N, C, H, W], rois [R, 4], batch_indices [R] ->
+ * [R, C, output_height, output_width] (both default 1). */
+rotor_status ox_infer_roialign(ox_model *m, ox_node *n, rotor_error *err) {
+    rotor_status st;
+    if ((st = ox_need(m, n, 3, err))) return st;
+    ox_val *x = ox_in(m, n, 0), *r = ox_in(m, n, 1), *b = ox_in(m, n, 2);
+    if (x->rank != 4 || r->rank != 2 || r->shape[1] != 4 || b->rank != 1 || b->shape[0] != r->shape[0])
+        NFAIL("needs X [N, C, H, W], rois [R, 4] and batch_indices [R]");
+    int64_t h = ox_attr_int(n, "output_height", 1), w = ox_attr_int(n, "output_width", 1);
+    if (h < 1 || w < 1 || h > (1 << 20) || w > (1 << 20)) NFAIL("output size %lldx%lld is out of range", (long long)h, (long long)w);
+    int64_t shape[4] = {r->shape[0], x->shape[1], h, w};
+    return ox_set_out(m, n, 0, x->onnx_type, 4, shape, err);
+}
+
+/* MaxUnpool: the output_shape input when given, else per spatial axis
+ * (in - 1) * stride + kernel - pad_begin - pad_end. */
+rotor_status ox_infer_maxunpool(ox_model *m, ox_node *n, rotor_error *err) {
+    rotor_status st;
+    if ((st = ox_need(m, n, 2, err))) return st;
+    ox_val *x = ox_in(m, n, 0);
+    int r = x->rank - 2;
+    int64_t shape[OX_MAX_RANK];
+    int cnt;
+    if (r < 1) NFAIL("input '%s' has rank %d; needs [N, C, spatial...]", x->name, x->rank);
+    if (n->nin > 2 && n->in[2] >= 0) {
+        if ((st = ox_const_ints(m, n, 2, "output_shape", shape, OX_MAX_RANK, &cnt, err))) return st;
+        if (cnt != x->rank) NFAIL("output_shape has %d entries for rank %d", cnt, x->rank);
+        for (int d = 0; d < cnt; d++)
+            if (shape[d] < 1) NFAIL("output_shape[%d] = %lld is not positive", d, (long long)shape[d]);
+        return ox_set_out(m, n, 0, x->onnx_type, x->rank, shape, err);
+    }
+    int nk, ns, np;
+    const int64_t *k = ox_attr_ints(n, "kernel_shape", &nk), *s = ox_attr_ints(n, "strides", &ns),
+                  *p = ox_attr_ints(n, "pads", &np);
+    if (!k || nk != r) NFAIL("kernel_shape needs %d entries", r);
+    if ((s && ns != r) || (p && np != 2 * r)) NFAIL("strides or pads do not match %d spatial axes", r);
+    shape[0] = x->shape[0];
+    shape[1] = x->shape[1];
+    for (int d = 0; d < r; d++) {
+        int64_t str = s ? s[d] : 1, e = (x->shape[d + 2] - 1) * (str) + k[d] - (p ? p[d] + p[d + r] : 0);
+        if (str < 1 || str > (1 << 20) || k[d] < 1 || k[d] > (1 << 20) || e < 1)
+            NFAIL("spatial axis %d: kernel %lld, stride %lld give no output", d, (long long)k[d], (long long)str);
+        shape[d + 2] = e;
+    }
+    return ox_set_out(m, n, 0, x->onnx_type, x->rank, shape, err);
+}
+
+/* DFT: input [batch, signal..., 1 or 2] -> the same with 2 (complex) last
+ * and the transformed axis dft_length long (the input's if omitted), or
+ * dft_length / 2 + 1 when onesided.  Opset 17 takes the axis as an
+ * attribute (default 1); from opset 20 it is input 2 (default -2). */
+rotor_status ox_infer_dft(ox_model *m, ox_node *n, rotor_error *err) {
+    rotor_status st;
+    if ((st = ox_need(m, n, 1, err))) return st;
+    ox_val *x = ox_in(m, n, 0);
+    if (x->rank < 3 || (x->shape[x->rank - 1] != 1 && x->shape[x->rank - 1] != 2))
+        NFAIL("input '%s' needs rank >= 3 and a last dimension of 1 (real) or 2 (complex)", x->name);
+    int64_t v[1], axis = m->opset >= 20 ? -2 : ox_attr_int(n, "axis", 1);
+    int cnt;
+    if (m->opset >= 20 && n->nin > 2 && n->in[2] >= 0) {
+        if ((st = ox_const_ints(m, n, 2, "axis", v, 1, &cnt, err))) return st;
+        axis = v[0];
+    }
+    int a;
+    if (!ox_norm_axis(axis, x->rank, &a) || a == 0 || a == x->rank - 1)
+        NFAIL("axis %lld is not a signal axis of rank %d", (long long)axis, x->rank);
+    int64_t shape[OX_MAX_RANK];
+    for (int d = 0; d < x->rank; d++) shape[d] = x->shape[d];
+    if (n->nin > 1 && n->in[1] >= 0) {
+        if ((st = ox_const_ints(m, n, 1, "dft_length", v, 1, &cnt, err))) return st;
+        if (cnt != 1 || v[0] < 1 || v[0] > ((int64_t)1 << 40)) NFAIL("dft_length must be one positive integer");
+        shape[a] = v[0];
+    }
+    if (ox_attr_int(n, "onesided", 0)) shape[a] = shape[a] / 2 + 1;
+    shape[x->rank - 1] = 2;
+    return ox_set_out(m, n, 0, x->onnx_type, x->rank, shape, err);
+}
