@@ -100,6 +100,23 @@ int64_t rotor_place_block_id(const rotor_place *pl, int t, const int64_t *block)
     return id;
 }
 
+void rotor_place_partition(const rotor_place *pl, int t, int64_t core, int64_t step, int64_t *origin) {
+    int64_t i[ROTOR_MAX_AXES], j[ROTOR_MAX_AXES], blk[ROTOR_MAX_AXES], coord[ROTOR_MAX_AXES], org[ROTOR_MAX_AXES];
+    rotor_place_loop(pl, step, i);
+    rotor_place_coords(pl, core, coord);
+    rotor_place_subtask(pl, core, i, j);
+    rotor_place_block(pl, t, j, blk);
+    for (int a = 0; a < pl->na; a++) {
+        int64_t L = pl->info.sub_op[a];
+        org[a] = coord[a] * L + blk[a] * (L / pl->p.ft[t][a]);
+    }
+    const rotor_tensor *x = &pl->e.tensors[t];
+    for (int d = 0; d < x->ndims; d++) {
+        origin[d] = 0;
+        for (int k = 0; k < x->dims[d].nterms; k++) origin[d] += x->dims[d].coef[k] * org[x->dims[d].axis[k]];
+    }
+}
+
 bool rotor_place_changes(const rotor_place *pl, int t, const int64_t *i_old, const int64_t *i_new) {
     for (int a = 0; a < pl->na; a++) {
         if (!pl->e.tensors[t].has_axis[a] || pl->p.ft[t][a] == 1) continue;

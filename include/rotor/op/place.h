@@ -67,6 +67,12 @@ void rotor_place_subtask(const rotor_place *pl, int64_t core, const int64_t *i, 
 void rotor_place_block(const rotor_place *pl, int t, const int64_t *j, int64_t *block);
 int64_t rotor_place_block_id(const rotor_place *pl, int t, const int64_t *block);
 
+/* Where core's partition of tensor t lies at step (0 <= step < T) in the
+ * tensor's own dimensions: origin[d] per dimension; the partition spans
+ * info.part[t][d] from there (padding beyond the real extent included).
+ * The emulator loads and stores exactly these regions. */
+void rotor_place_partition(const rotor_place *pl, int t, int64_t core, int64_t step, int64_t *origin);
+
 /* Whether tensor t's block changes between loop counters i_old and i_new
  * (the same answer for every core: the placement runs in lockstep). */
 bool rotor_place_changes(const rotor_place *pl, int t, const int64_t *i_old, const int64_t *i_new);
