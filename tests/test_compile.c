@@ -12,6 +12,7 @@
 #include "rotor/op/emu.h"
 #include "rotor/op/place.h"
 #include "rotor/model/zoo.h"
+#include "rotor/op/handoff.h"
 #include "fixtures.h"
 
 #define assert_msg_has(err, s) \
@@ -204,16 +205,43 @@ Test(compile, sram_is_never_exceeded_while_any_operator_runs) {
     rotor_graph_free(&g);
 }
 
+/* The elements through the busiest port (in or out) when op p's output
+ * feeds op o's tensor t (the hand-off, op/handoff.h), from the plans r chose. */
+static int64_t handoff_max(const rotor_graph *g, const rotor_compile_result *r, int p, int o, int t) {
+    const rotor_candidate *cp = &r->frontiers[r->ops[p].frontier].v[r->ops[p].active];
+    const rotor_candidate *co = &r->frontiers[r->ops[o].frontier].v[r->ops[o].active];
+    rotor_place *lp, *lo;
+    rotor_handoff *h;
+    rotor_error err = {{0}};
+    cr_assert_eq(rotor_place_make(&g->ops[p].expr, &cp->plan, &cp->info, &lp, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_place_make(&g->ops[o].expr, &co->plan, &co->info, &lo, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_handoff_make(lp, &h, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert(rotor_handoff_matches(h, lo, t));
+    int64_t *recv = malloc((size_t)co->info.cores * sizeof *recv), max_recv;
+    int64_t *send = malloc((size_t)cp->info.cores * sizeof *send), max_send;
+    cr_assert_eq(rotor_handoff_traffic(h, lo, t, recv, &max_recv, send, &max_send), ROTOR_OK);
+    int64_t max = max_recv > max_send ? max_recv : max_send;
+    free(recv);
+    free(send);
+    rotor_handoff_free(h);
+    rotor_place_free(lp);
+    rotor_place_free(lo);
+    return max;
+}
+
 /* Setup of an idle layout that refines the active plan by k is an all-gather:
  * each core receives (k - 1) / k of its weight partition, plus its activation
- * partition less the even share it holds. */
-Test(compile, setup_of_a_refining_idle_layout_is_an_all_gather) {
+ * partition: the model input less the even share it holds (op 0); the up
+ * projection's output from where that plan left it (op 1, the hand-off), or,
+ * with even_layout, less the even share too. */
+static void check_setup(bool even_layout) {
     rotor_graph g;
     ffn_stack(&g, 1, 128, 1024, 4096);
     rotor_chip chip = mk2();
     rotor_compile_result r;
     rotor_error err;
-    cr_assert_eq(rotor_compile(&g, &chip, NULL, &r, &err), ROTOR_OK, "%s", err.msg);
+    rotor_compile_options opt = {.even_layout = even_layout};
+    cr_assert_eq(rotor_compile(&g, &chip, &opt, &r, &err), ROTOR_OK, "%s", err.msg);
     for (int o = 0; o < r.nops; o++) {
         const rotor_op_schedule *s = &r.ops[o];
         const rotor_candidate *c = &r.frontiers[s->frontier].v[s->active];
@@ -221,6 +249,7 @@ Test(compile, setup_of_a_refining_idle_layout_is_an_all_gather) {
         int64_t n = 1472;
         int64_t a_even = (g.ops[o].expr.extent[0] * g.ops[o].expr.extent[1] * 2 + n - 1) / n;
         int64_t recv_a = a > a_even ? a - a_even : 0;
+        if (o == 1 && !even_layout) recv_a = 2 * handoff_max(&g, &r, 0, 1, 1);
         int64_t recv_w;
         if (s->idle_base == s->active) {
             int64_t k = s->idle_split, rings = c->info.rings[2];
@@ -230,11 +259,17 @@ Test(compile, setup_of_a_refining_idle_layout_is_an_all_gather) {
         } else {
             recv_w = w;
         }
+        cr_assert_eq(s->setup_bytes, recv_w + recv_a, "op %d: %lld bytes", o, (long long)s->setup_bytes);
         cr_assert_float_eq(s->setup_s, (double)(recv_w + recv_a) / 5.5e9, 1e-18,
                            "op %d: setup %.17g", o, s->setup_s);
     }
     rotor_compile_result_free(&r);
     rotor_graph_free(&g);
+}
+
+Test(compile, setup_of_a_refining_idle_layout_is_an_all_gather) {
+    check_setup(false);
+    check_setup(true);
 }
 
 Test(compile, a_value_live_across_operators_is_counted_while_others_run) {

@@ -10,6 +10,12 @@
 #include "rotor/op/handoff.h"
 #include "fixtures.h"
 
+/* rotor_handoff_sources' callback: elements per source core. */
+static rotor_status tally(void *ctx, int64_t src, int64_t elems) {
+    ((int64_t *)ctx)[src] += elems;
+    return ROTOR_OK;
+}
+
 typedef struct placed {
     rotor_expr e;
     rotor_plan p;
@@ -135,12 +141,18 @@ Test(handoff, every_element_has_one_holder_and_receive_counts_match_brute_force)
             int64_t recv[64], max, want_max = 0;
             rotor_handoff_receive(h, q.pl, 1, recv, &max);
             for (int64_t c = 0; c < q.info.cores; c++) {
-                int64_t lo[2], hi[2], want = 0;
+                int64_t lo[2], hi[2], want = 0, from[64] = {0}, brute[64] = {0};
                 if (rotor_handoff_need(q.pl, 1, c, lo, hi))
                     for (int64_t m = lo[0]; m < hi[0]; m++)
-                        for (int64_t n = lo[1]; n < hi[1]; n++)
-                            want += rotor_handoff_holder(h, (int64_t[]){m, n}) != c;
+                        for (int64_t n = lo[1]; n < hi[1]; n++) {
+                            int64_t src = rotor_handoff_holder(h, (int64_t[]){m, n});
+                            want += src != c;
+                            brute[src]++;
+                        }
                 cr_assert_eq(recv[c], want, "plans %zu/%zu core %lld", i, j, (long long)c);
+                cr_assert_eq(rotor_handoff_sources(h, lo, hi, tally, from), ROTOR_OK);
+                for (int k = 0; k < 64; k++)
+                    cr_assert_eq(from[k], brute[k], "plans %zu/%zu core %lld: source %d", i, j, (long long)c, k);
                 if (want > want_max) want_max = want;
             }
             cr_assert_eq(max, want_max);

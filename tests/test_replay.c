@@ -15,6 +15,8 @@
 
 #include "rotor/compile/compile.h"
 #include "rotor/op/cost.h"
+#include "rotor/op/handoff.h"
+#include "rotor/op/place.h"
 #include "rotor/model/group.h"
 #include "rotor/compile/program.h"
 #include "rotor/hbm/schedreplay.h"
@@ -361,6 +363,113 @@ Test(replay, the_simulator_moves_exactly_the_planned_bytes) {
     cr_assert_eq(r.stats.bytes, want);
     cr_assert_gt(want, 0);
     rotor_replay_result_free(&r);
+    rotor_program_free(&p);
+}
+
+/* The hand-off: an FFN whose down projection reads the up projection's
+ * output (no operator between).  The replay moves, into every core of the
+ * down projection's plan and from every core of the up projection's, the
+ * bytes the hand-off names (rotor_handoff_sources), and nothing else by
+ * hand-off; the program's setup_bytes is the busiest port's share plus the
+ * weights' gather, and the operator replays within 3% of the model. */
+static rotor_status tally_src(void *ctx, int64_t src, int64_t elems) {
+    int64_t *row = ctx;
+    row[src] += elems;
+    return ROTOR_OK;
+}
+
+Test(replay, a_hand_off_moves_the_named_bytes_between_the_named_cores, .timeout = 60) {
+    rotor_chip chip;
+    cr_assert_eq(rotor_chip_preset("ipu-mk2", &chip, NULL), ROTOR_OK);
+    rotor_graph g;
+    rotor_graph_init(&g, "ffn2");
+    int64_t shapes[5][2] = {{128, 1024}, {1024, 4096}, {128, 4096}, {4096, 1024}, {128, 1024}};
+    const char *names[5] = {"x", "w_up", "h", "w_down", "y"};
+    rotor_role roles[5] = {ROTOR_ROLE_ACTIVATION, ROTOR_ROLE_WEIGHT, ROTOR_ROLE_ACTIVATION, ROTOR_ROLE_WEIGHT,
+                           ROTOR_ROLE_ACTIVATION};
+    int v[5];
+    rotor_error err;
+    for (int i = 0; i < 5; i++)
+        cr_assert_eq(rotor_graph_add_value(&g, names[i], ROTOR_DTYPE_F16, 2, shapes[i], roles[i], &v[i], &err),
+                     ROTOR_OK, "%s", err.msg);
+    for (int i = 0; i < 2; i++) {
+        int in[2] = {v[2 * i], v[2 * i + 1]}, outv[1] = {v[2 * i + 2]};
+        rotor_op_desc d = {.name = i ? "down" : "up", .type = "MatMul", .expr = MATMUL,
+                           .dims = i ? "m=128,k=4096,n=1024" : "m=128,k=1024,n=4096", .inputs = in, .ninputs = 2,
+                           .outputs = outv, .noutputs = 1};
+        for (int t = 0; t < ROTOR_MAX_TENSORS; t++) d.tensor_value[t] = -1;
+        d.tensor_value[0] = outv[0];
+        d.tensor_value[1] = in[0];
+        d.tensor_value[2] = in[1];
+        cr_assert_eq(rotor_graph_add_op(&g, &d, NULL, &err), ROTOR_OK, "%s", err.msg);
+    }
+    g.values[v[4]].is_output = true;
+    rotor_compile_result res;
+    char *text;
+    rotor_program p;
+    cr_assert_eq(rotor_compile(&g, &chip, NULL, &res, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_program_write(&g, &chip, &res, &text, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert(strstr(text, "\"handoff\"") != NULL, "the program names the hand-off");
+    cr_assert_eq(rotor_program_parse(text, "ffn2.json", &chip, &p, &err), ROTOR_OK, "%s", err.msg);
+    free(text);
+    rotor_compile_result_free(&res);
+    rotor_graph_free(&g);
+    cr_assert_eq(p.ops[1].handoff[1], 1, "down's A comes from op 0");
+
+    /* what the hand-off names: elements per (receiver, sender) */
+    const rotor_program_op *up = &p.ops[0], *down = &p.ops[1];
+    int64_t n = 1472, cu = up->active_info.cores, cd = down->active_info.cores;
+    rotor_place *lu, *ld;
+    rotor_handoff *h;
+    cr_assert_eq(rotor_place_make(&up->expr, &up->active, &up->active_info, &lu, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_place_make(&down->expr, &down->active, &down->active_info, &ld, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_handoff_make(lu, &h, &err), ROTOR_OK, "%s", err.msg);
+    int64_t *want = calloc((size_t)(n * n), sizeof *want), *got = calloc((size_t)(n * n), sizeof *got);
+    for (int64_t c = 0; c < cd; c++) {
+        int64_t lo[ROTOR_MAX_DIMS], hi[ROTOR_MAX_DIMS];
+        if (rotor_handoff_need(ld, 1, c, lo, hi))
+            cr_assert_eq(rotor_handoff_sources(h, lo, hi, tally_src, want + c * n), ROTOR_OK);
+        want[c * n + c] = 0; /* held */
+    }
+    int64_t *recv = malloc((size_t)cd * sizeof *recv), *send = malloc((size_t)cu * sizeof *send), mr, ms;
+    cr_assert_eq(rotor_handoff_traffic(h, ld, 1, recv, &mr, send, &ms), ROTOR_OK);
+    cr_assert_gt(mr, 0, "the two plans lay A out differently");
+
+    rotor_replay_result r;
+    rotor_sim *sim;
+    cr_assert_eq(rotor_replay(&p, &chip, &r, &sim, &err), ROTOR_OK, "%s", err.msg);
+    int64_t setup = 0;
+    for (int64_t id = 0; id < rotor_sim_task_count(sim); id++) {
+        rotor_sim_task_info ti;
+        cr_assert_eq(rotor_sim_task_info_of(sim, id, &ti, &err), ROTOR_OK);
+        if (!ti.transfer || ti.op != 1 || ti.category != ROTOR_SIM_SETUP) continue;
+        setup += ti.amount;
+        got[ti.dst * n + ti.src] += ti.amount;
+    }
+    /* the weights' gather moves (setup_bytes - the hand-off's busiest port)
+     * into every core, in rounds from (c + k) mod N: subtract it */
+    int64_t hand = 2 * (mr > ms ? mr : ms), uniform = down->setup_bytes - hand;
+    cr_assert_geq(uniform, 0);
+    for (int64_t c = 0; c < cd && uniform > 0; c++)
+        for (int64_t k = 1; k <= down->setup_rounds; k++) {
+            int64_t piece = uniform / down->setup_rounds + (k <= uniform % down->setup_rounds ? 1 : 0);
+            got[c * n + (c + k) % n] -= piece;
+        }
+    for (int64_t c = 0; c < n; c++)
+        for (int64_t s2 = 0; s2 < n; s2++)
+            cr_assert_eq(got[c * n + s2], 2 * want[c * n + s2], "core %lld from %lld: %lld bytes, the hand-off names %lld",
+                         (long long)c, (long long)s2, (long long)got[c * n + s2], (long long)(2 * want[c * n + s2]));
+    cr_assert(fabs(r.ops[1].simulated_s / r.ops[1].predicted_s - 1) < 0.03, "down: %.6g vs %.6g s",
+              r.ops[1].simulated_s, r.ops[1].predicted_s);
+    rotor_sim_free(sim);
+    rotor_replay_result_free(&r);
+    free(want);
+    free(got);
+    free(recv);
+    free(send);
+    rotor_handoff_free(h);
+    rotor_place_free(lu);
+    rotor_place_free(ld);
     rotor_program_free(&p);
 }
 

@@ -13,12 +13,22 @@
  *    all-gather inside each group of k cores: every core receives
  *    (k - 1) / k of its partition.  Into any other plan a core is charged
  *    its whole active weight partition (it may hold none of it).
- *  - Activations live from their producer to their last consumer, stored
- *    evenly across all cores between operators (ceil(bytes / N) per core).
- *    An operator's setup also gathers its activation inputs from that even
- *    layout: a core receives its active partition less the even share it
- *    already holds.  Outputs are left where the plan computed them; their
- *    move to the even layout is the consumer's gather, counted once there.
+ *  - Hand-off (T10 §5, "the program may rearrange the data on cores if
+ *    necessary"; op/handoff.h): a producer leaves its output where its
+ *    active plan computed it.  A consumer whose tensor reads that output
+ *    element for element gathers straight from there: each core receives
+ *    the elements of its step-0 partition it does not hold, and setup
+ *    charges the busiest receiver.  Every consumer of a value gathers from
+ *    the producer's layout, which stays put while the value lives.
+ *  - Where the graph does not say which element is which (the consumer
+ *    reads a slice, a transposed or padded view, or a vendor op produced
+ *    the value, or it is a model input), the value waits in the even layout
+ *    (ceil(bytes / N) per core) and the consumer gathers its partition
+ *    less the even share it holds.  The move into the even layout is
+ *    counted once, in that gather.
+ *  - Live activations are charged their even share of SRAM either way: a
+ *    producer's layout can hold more on some cores (fewer cores, padding),
+ *    which Algorithm 1's memory budget does not see (docs/compile.md).
  *  - Setup time is the bytes one core receives over beta (every core
  *    receives in parallel, one link each), plus alpha per gather round.
  *  - Operators outside tensor expressions (vendor ops) run at the vector
@@ -33,6 +43,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compile/handoffcache.h"
+#include "rotor/op/emu.h"
 #include "rotor/op/plan.h"
 
 /* An expression tensor's role in the schedule. */
@@ -42,6 +54,7 @@ typedef struct op_state {
     int frontier;              /* -1: vendor */
     int kind[ROTOR_MAX_TENSORS];
     int64_t even[ROTOR_MAX_TENSORS]; /* even share per core of each tensor */
+    int src[ROTOR_MAX_TENSORS]; /* the planned producer it gathers from (hand-off), or -1 */
     int64_t live;              /* other activations live while it runs */
     int64_t vendor_bytes;      /* vendor op: memory while running */
     int64_t vendor_idle;       /* vendor op: its resident data, even layout */
@@ -72,6 +85,9 @@ typedef struct compiler {
      * this (the time ratio of its first search; INFINITY once whole) */
     double *tcut;
     rotor_search_session **sess; /* per frontier, opened at its first capped search */
+    handoff_cache *hc;  /* NULL: every activation in the even layout (options.even_layout) */
+    rotor_status hst;   /* the first hand-off failure (setup costs are INFINITY after it) */
+    rotor_error herr;
 } compiler;
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -102,10 +118,59 @@ static int64_t idle_bytes_of(const op_state *s, const rotor_expr *e, const rotor
     return b;
 }
 
+/* The hand-off part of op s's setup into plan c: the elements through the
+ * busiest port, in or out, over its hand-off inputs together (0: none).  A
+ * core's port carries what it receives and, for the producers, what it
+ * sends; the busier side bounds the exchange (the replay schedules it close
+ * to that bound).  False on failure (cc->hst set). */
+static bool handoff_most(const compiler *cc, const op_state *s, const rotor_expr *e, const rotor_candidate *c,
+                         int64_t *most) {
+    compiler *m = (compiler *)cc; /* the cache and the error are the compiler's scratch */
+    const handoff_traffic *tr[ROTOR_MAX_TENSORS];
+    int nr = 0;
+    *most = 0;
+    for (int t = 1; t < e->ntensors; t++) {
+        if (s->src[t] < 0) continue;
+        const op_state *p = &cc->st[s->src[t]];
+        if (p->active < 0) continue; /* producer does not fit: the total is INFINITY anyway */
+        const rotor_candidate *pc = &cc->fr[p->frontier].v[p->active];
+        rotor_status st = handoff_cache_traffic(m->hc, p->frontier, &cc->g->ops[s->src[t]].expr, &pc->plan,
+                                                s->frontier, e, &c->plan, t, &tr[nr], &m->herr);
+        if (st) {
+            if (!m->hst) m->hst = st;
+            return false;
+        }
+        nr++;
+    }
+    if (nr == 1) *most = tr[0]->max_recv > tr[0]->max_send ? tr[0]->max_recv : tr[0]->max_send;
+    if (nr > 1) { /* per core, every input's traffic together */
+        int64_t *in = calloc((size_t)cc->cores, sizeof *in), *out = calloc((size_t)cc->cores, sizeof *out);
+        if (!in || !out) {
+            free(in);
+            free(out);
+            if (!m->hst) m->hst = rotor_nomem(&m->herr);
+            return false;
+        }
+        for (int i = 0; i < nr; i++) {
+            for (int64_t q = 0; q < tr[i]->nrecv; q++) in[q] += tr[i]->recv[q];
+            for (int64_t q = 0; q < tr[i]->nsend; q++) out[q] += tr[i]->send[q];
+        }
+        for (int64_t q = 0; q < cc->cores; q++) {
+            if (in[q] > *most) *most = in[q];
+            if (out[q] > *most) *most = out[q];
+        }
+        free(in);
+        free(out);
+    }
+    return true;
+}
+
 /* Setup of operator o into frontier plan j from idle layout (base, k): the
- * bytes one core receives and the gather rounds (alphas) it pays.  The
- * simulator's replay emits exactly these (docs/simulator.md, "Replay"). */
-static void setup_need(const op_state *s, const rotor_expr *e, const rotor_frontier *f, int j,
+ * bytes the busiest core receives and the gather rounds (alphas) it pays.
+ * Resident data and even-layout gathers load every core alike; hand-off
+ * gathers differ per core.  The simulator's replay emits these (docs/
+ * simulator.md, "Replay").  *bytes is -1 after a hand-off failure. */
+static void setup_need(const compiler *cc, const op_state *s, const rotor_expr *e, const rotor_frontier *f, int j,
                        int base, int64_t k, int64_t *bytes, int64_t *nrounds) {
     const rotor_candidate *c = &f->v[j];
     int64_t recv = 0, rounds = 0;
@@ -121,12 +186,24 @@ static void setup_need(const op_state *s, const rotor_expr *e, const rotor_front
                 rounds = 1;
             }
             recv += c->info.bytes[t] - held;
-        } else if (s->kind[t] == T_ACTIVATION) {
+        } else if (s->kind[t] == T_ACTIVATION && (s->src[t] < 0 || !cc->hc)) {
             int64_t need = c->info.bytes[t] - s->even[t];
             if (need > 0) {
                 recv += need;
                 if (rounds < 1) rounds = 1;
             }
+        }
+    }
+    if (cc->hc) {
+        int64_t most;
+        if (!handoff_most(cc, s, e, c, &most)) {
+            *bytes = -1;
+            *nrounds = 0;
+            return;
+        }
+        if (most > 0) {
+            recv += most * cc->elem;
+            if (rounds < 1) rounds = 1;
         }
     }
     *bytes = recv;
@@ -136,8 +213,8 @@ static void setup_need(const op_state *s, const rotor_expr *e, const rotor_front
 static double setup_time(const compiler *cc, const op_state *s, const rotor_expr *e,
                          const rotor_frontier *f, int j, int base, int64_t k) {
     int64_t bytes, rounds;
-    setup_need(s, e, f, j, base, k, &bytes, &rounds);
-    return rotor_compile_setup_s(cc->chip, bytes, rounds);
+    setup_need(cc, s, e, f, j, base, k, &bytes, &rounds);
+    return bytes < 0 ? INFINITY : rotor_compile_setup_s(cc->chip, bytes, rounds);
 }
 
 double rotor_compile_setup_s(const rotor_chip *chip, int64_t bytes, int64_t rounds) {
@@ -600,6 +677,8 @@ static void fill_schedule(const compiler *cc, rotor_compile_result *out) {
         r->idle_split = s->idle_k;
         r->idle_bytes = s->idle_bytes;
         r->live_bytes = s->live;
+        for (int t = 1; s->frontier >= 0 && cc->hc && t < g->ops[o].expr.ntensors; t++)
+            if (s->src[t] >= 0 && cc->st[s->src[t]].active >= 0) r->handoff[t] = 1 + s->src[t];
         if (s->frontier < 0) {
             r->vendor = true;
             r->active_bytes = s->vendor_bytes;
@@ -613,7 +692,7 @@ static void fill_schedule(const compiler *cc, rotor_compile_result *out) {
             r->compute_s = c->cost.compute;
             r->comm_s = c->cost.comm;
             r->reduction_s = c->cost.reduction;
-            setup_need(s, &g->ops[o].expr, f, s->active, s->idle_base, s->idle_k, &r->setup_bytes,
+            setup_need(cc, s, &g->ops[o].expr, f, s->active, s->idle_base, s->idle_k, &r->setup_bytes,
                        &r->setup_rounds);
             r->setup_s = rotor_compile_setup_s(cc->chip, r->setup_bytes, r->setup_rounds);
             out->compute_s += r->compute_s;
@@ -625,6 +704,26 @@ static void fill_schedule(const compiler *cc, rotor_compile_result *out) {
         int64_t peak = out->idle_bytes - s->idle_bytes + s->live + r->active_bytes;
         if (peak > out->peak_bytes) out->peak_bytes = peak;
     }
+}
+
+/* Whether op o's tensor t reads, element for element, the output of the
+ * planned operator that produced its value: same dimensions, same
+ * extents, and a producer whose output dimensions are plain axes
+ * (op/handoff.h).  Otherwise the value waits in the even layout. */
+static bool handoff_applies(const rotor_graph *g, int o, int t) {
+    const rotor_op *op = &g->ops[o];
+    int v = op->tensor_value[t];
+    if (v < 0 || g->values[v].role != ROTOR_ROLE_ACTIVATION || g->values[v].producer < 0) return false;
+    const rotor_op *p = &g->ops[g->values[v].producer];
+    if (p->vendor || p->tensor_value[0] != v) return false;
+    const rotor_tensor *y = &p->expr.tensors[0], *x = &op->expr.tensors[t];
+    if (x->ndims != y->ndims) return false;
+    int64_t gy[ROTOR_MAX_DIMS], gx[ROTOR_MAX_DIMS];
+    rotor_emu_tensor_elems(&p->expr, 0, gy);
+    rotor_emu_tensor_elems(&op->expr, t, gx);
+    for (int d = 0; d < y->ndims; d++)
+        if (gx[d] != gy[d] || y->dims[d].nterms != 1 || y->dims[d].coef[0] != 1) return false;
+    return true;
 }
 
 static rotor_status prepare(compiler *cc, const rotor_compile_options *opt, int *searches,
@@ -649,6 +748,7 @@ static rotor_status prepare(compiler *cc, const rotor_compile_options *opt, int 
         const rotor_expr *e = &op->expr;
         for (int t = 0; t < e->ntensors; t++) {
             int v = op->tensor_value[t];
+            s->src[t] = t > 0 && handoff_applies(g, o, t) ? g->values[v].producer : -1;
             if (t == 0) s->kind[t] = T_OUTPUT;
             else if (v < 0 || g->values[v].role != ROTOR_ROLE_ACTIVATION) s->kind[t] = T_RESIDENT;
             else s->kind[t] = T_ACTIVATION;
@@ -709,6 +809,7 @@ rotor_status rotor_compile(const rotor_graph *g, const rotor_chip *chip,
     out->ops = calloc((size_t)g->nops, sizeof *out->ops);
     rotor_status st = ROTOR_OK;
     if (!cc.st || !out->ops) st = rotor_nomem(err);
+    if (!st && !(opt && opt->even_layout) && !(cc.hc = handoff_cache_new(chip))) st = rotor_nomem(err);
     if (!st) st = prepare(&cc, opt, &out->searches, err);
     int64_t *live = st ? NULL : malloc(sizeof(int64_t) * (size_t)g->nops);
     if (!st && !live) st = rotor_nomem(err);
@@ -734,6 +835,7 @@ rotor_status rotor_compile(const rotor_graph *g, const rotor_chip *chip,
         int misfit, need;
         int64_t cap_of = 0;
         double t = assign_active(&cc, idle_total, &misfit, &need, &cap_of);
+        if (cc.hst) break;
         if (need >= 0) {
             /* the points found so far cannot tell: search under its cap */
             st = frontier_learn(&cc, cc.st[need].frontier, cap_of, threads, best, err);
@@ -763,11 +865,15 @@ rotor_status rotor_compile(const rotor_graph *g, const rotor_chip *chip,
         if (misfit >= 0) break; /* more idle memory leaves even less room */
         int mo;
         int64_t mk, mb;
-        if (!best_move(&cc, idle_total, &mo, &mk, &mb)) break;
+        if (!best_move(&cc, idle_total, &mo, &mk, &mb) || cc.hst) break;
         idle_total += mb - cc.st[mo].idle_bytes;
         cc.st[mo].idle_bytes = mb;
         cc.st[mo].idle_base = cc.st[mo].active;
         cc.st[mo].idle_k = mk;
+    }
+    if (!st && cc.hst) {
+        if (err) *err = cc.herr;
+        st = cc.hst;
     }
     int64_t first_short = 0;
     if (!st && !isfinite(best_t)) {
@@ -797,7 +903,12 @@ rotor_status rotor_compile(const rotor_graph *g, const rotor_chip *chip,
         memcpy(cc.st, best, (size_t)g->nops * sizeof *best);
         out->nops = g->nops;
         fill_schedule(&cc, out);
+        if (cc.hst) {
+            if (err) *err = cc.herr;
+            st = cc.hst;
+        }
     }
+    handoff_cache_free(cc.hc);
     free(best);
     free(cc.st);
     for (int i = 0; i < cc.nfr; i++) {

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "op/planjson.h"
+#include "rotor/op/emu.h"
 #include "rotor/op/place.h"
 
 #define PROGRAM_FORMAT "rotor-program"
@@ -108,6 +109,12 @@ rotor_status rotor_program_write(const rotor_graph *g, const rotor_chip *chip,
             return st;
         }
         cJSON_AddItemToObject(act, "placement", place);
+        cJSON *hand = NULL;
+        for (int t = 1; t < e->ntensors; t++) {
+            if (!s->handoff[t]) continue;
+            if (!hand) hand = cJSON_AddObjectToObject(x, "handoff");
+            cJSON_AddStringToObject(hand, e->tensors[t].name, g->ops[r->ops[s->handoff[t] - 1].op].name);
+        }
         cJSON *idle = cJSON_AddObjectToObject(x, "idle");
         cJSON_AddItemToObject(idle, "plan", rotor_json_plan(e, &f->v[s->idle_base].plan));
         cJSON_AddItemToObject(idle, "split", rotor_json_int(s->idle_split));
@@ -264,6 +271,40 @@ static rotor_status read_op(reader *rd, const cJSON *x, const rotor_chip *chip, 
     return ROTOR_OK;
 }
 
+/* The optional "handoff" object of operator i: tensor name -> the name of
+ * an earlier expression operator whose output that tensor reads element
+ * for element (the same extents).  Absent: every input from the even
+ * layout. */
+static rotor_status read_handoff(reader *rd, const cJSON *x, const rotor_program *p, int i) {
+    rotor_program_op *op = &p->ops[i];
+    const cJSON *h = cJSON_GetObjectItemCaseSensitive(x, "handoff");
+    if (!h) return ROTOR_OK;
+    if (op->vendor || !cJSON_IsObject(h)) return bad(rd, "handoff", op->vendor ? "a vendor op has none" : "expected an object");
+    const cJSON *it;
+    cJSON_ArrayForEach(it, h) {
+        char field[160];
+        snprintf(field, sizeof field, "handoff.%s", it->string);
+        int t = 1;
+        while (t < op->expr.ntensors && strcmp(op->expr.tensors[t].name, it->string)) t++;
+        if (t == op->expr.ntensors) return bad(rd, field, "names no input tensor of the expression");
+        if (!cJSON_IsString(it)) return bad(rd, field, "expected an operator name");
+        int from = -1;
+        for (int k = 0; k < i && from < 0; k++)
+            if (!strcmp(p->ops[k].name, it->valuestring)) from = k;
+        if (from < 0) return bad(rd, field, "names no earlier operator");
+        const rotor_program_op *src = &p->ops[from];
+        if (src->vendor) return bad(rd, field, "names a vendor op, which leaves its output in the even layout");
+        int64_t gy[ROTOR_MAX_DIMS], gx[ROTOR_MAX_DIMS];
+        bool same = src->expr.tensors[0].ndims == op->expr.tensors[t].ndims;
+        rotor_emu_tensor_elems(&src->expr, 0, gy);
+        rotor_emu_tensor_elems(&op->expr, t, gx);
+        for (int d = 0; same && d < op->expr.tensors[t].ndims; d++) same = gx[d] == gy[d];
+        if (!same) return bad(rd, field, "the tensor's extents differ from that operator's output");
+        op->handoff[t] = 1 + from;
+    }
+    return ROTOR_OK;
+}
+
 rotor_status rotor_program_parse(const char *text, const char *label, const rotor_chip *chip,
                                  rotor_program *out, rotor_error *err) {
     memset(out, 0, sizeof *out);
@@ -319,6 +360,7 @@ rotor_status rotor_program_parse(const char *text, const char *label, const roto
         for (int i = 0; !st && i < n; i++) {
             snprintf(rd.where, sizeof rd.where, "operators[%d]", i);
             st = read_op(&rd, cJSON_GetArrayItem(ops, i), chip, &out->ops[i]);
+            if (!st) st = read_handoff(&rd, cJSON_GetArrayItem(ops, i), out, i);
             sum += out->ops[i].setup_s + out->ops[i].exec_s;
         }
         rd.where[0] = '\0';

@@ -145,22 +145,58 @@ int64_t rotor_handoff_held(const rotor_handoff *h, int64_t core, const int64_t *
     return count_below(h, 0, a, b, s1) - count_below(h, 0, a, b, s0);
 }
 
+/* The index in sorted of the first core whose partition starts at cell, or
+ * -1 when none does. */
+static int64_t group_of(const rotor_handoff *h, const int64_t *cell) {
+    int64_t lo = 0, hi = h->cores;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (cmp_origin(h, h->origin + h->sorted[mid] * h->nd, cell) < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < h->cores && !cmp_origin(h, h->origin + h->sorted[lo] * h->nd, cell) ? lo : -1;
+}
+
 int64_t rotor_handoff_holder(const rotor_handoff *h, const int64_t *coord) {
     int64_t cell[ROTOR_MAX_DIMS], f = 0;
     for (int d = 0; d < h->nd; d++) {
         cell[d] = coord[d] - coord[d] % h->pdim[d];
         f += (coord[d] - cell[d]) * h->pstride[d];
     }
-    int64_t lo = 0, hi = h->cores; /* the first core of the cell's group */
-    while (lo < hi) {
-        int64_t mid = lo + (hi - lo) / 2;
-        if (cmp_origin(h, h->origin + h->sorted[mid] * h->nd, cell) < 0) lo = mid + 1;
-        else hi = mid;
-    }
-    if (lo == h->cores || cmp_origin(h, h->origin + h->sorted[lo] * h->nd, cell)) return -1;
-    int64_t first = h->sorted[lo];
+    int64_t g = group_of(h, cell);
+    if (g < 0) return -1;
+    int64_t first = h->sorted[g];
     int64_t chunk = (h->pelems + h->gsize[first] - 1) / h->gsize[first];
-    return h->sorted[lo + f / chunk];
+    return h->sorted[g + f / chunk];
+}
+
+rotor_status rotor_handoff_sources(const rotor_handoff *h, const int64_t *lo, const int64_t *hi, rotor_handoff_fn fn,
+                                   void *ctx) {
+    int64_t first[ROTOR_MAX_DIMS], last[ROTOR_MAX_DIMS], cell[ROTOR_MAX_DIMS];
+    for (int d = 0; d < h->nd; d++) {
+        if (hi[d] <= lo[d]) return ROTOR_OK;
+        first[d] = lo[d] / h->pdim[d];
+        last[d] = (hi[d] - 1) / h->pdim[d];
+        cell[d] = first[d];
+    }
+    for (;;) {
+        int64_t org[ROTOR_MAX_DIMS] = {0};
+        for (int d = 0; d < h->nd; d++) org[d] = cell[d] * h->pdim[d];
+        int64_t g = group_of(h, org);
+        for (int64_t k = g; g >= 0 && k < h->cores; k++) {
+            int64_t src = h->sorted[k];
+            if (k > g && cmp_origin(h, h->origin + src * h->nd, org)) break;
+            int64_t n = rotor_handoff_held(h, src, lo, hi);
+            rotor_status st = n > 0 ? fn(ctx, src, n) : ROTOR_OK;
+            if (st) return st;
+        }
+        int d = h->nd - 1;
+        while (d >= 0 && ++cell[d] > last[d]) {
+            cell[d] = first[d];
+            d--;
+        }
+        if (d < 0) return ROTOR_OK;
+    }
 }
 
 bool rotor_handoff_need(const rotor_place *consumer, int t, int64_t core, int64_t *lo, int64_t *hi) {
@@ -192,4 +228,35 @@ void rotor_handoff_receive(const rotor_handoff *h, const rotor_place *consumer, 
         recv[c] = need;
         if (need > *max) *max = need;
     }
+}
+
+int64_t rotor_handoff_cores(const rotor_handoff *h) { return h->cores; }
+
+typedef struct traffic {
+    int64_t dst;
+    int64_t *send;
+} traffic;
+
+static rotor_status count_send(void *ctx, int64_t src, int64_t elems) {
+    traffic *t = ctx;
+    if (src != t->dst) t->send[src] += elems;
+    return ROTOR_OK;
+}
+
+rotor_status rotor_handoff_traffic(const rotor_handoff *h, const rotor_place *consumer, int t, int64_t *recv,
+                                   int64_t *max_recv, int64_t *send, int64_t *max_send) {
+    rotor_handoff_receive(h, consumer, t, recv, max_recv);
+    memset(send, 0, (size_t)h->cores * sizeof *send);
+    traffic tr = {.send = send};
+    const rotor_plan_info *info = rotor_place_info(consumer);
+    for (int64_t c = 0; c < info->cores; c++) {
+        int64_t lo[ROTOR_MAX_DIMS], hi[ROTOR_MAX_DIMS];
+        if (!rotor_handoff_need(consumer, t, c, lo, hi)) continue;
+        tr.dst = c;
+        rotor_handoff_sources(h, lo, hi, count_send, &tr);
+    }
+    *max_send = 0;
+    for (int64_t p = 0; p < h->cores; p++)
+        if (send[p] > *max_send) *max_send = send[p];
+    return ROTOR_OK;
 }

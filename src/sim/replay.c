@@ -40,6 +40,7 @@
 #include <string.h>
 
 #include "rotor/op/cost.h"
+#include "rotor/op/handoff.h"
 #include "rotor/op/place.h"
 #include "sim/replayer.h"
 
@@ -272,15 +273,232 @@ rotor_status replay_tiles(replayer *r, int op, const rotor_expr *e, const rotor_
     return st;
 }
 
+/* Every hand-off piece of one operator: (receiver, sender, bytes), gathered
+ * by rotor_handoff_sources' callback. */
+typedef struct pieces {
+    int64_t dst, elem, n, cap;
+    int64_t (*v)[3]; /* receiver, sender, bytes */
+} pieces;
+
+static rotor_status collect_piece(void *ctx, int64_t src, int64_t elems) {
+    pieces *h = ctx;
+    if (src == h->dst) return ROTOR_OK;
+    if (h->n == h->cap) {
+        int64_t cap = h->cap ? 2 * h->cap : 256;
+        int64_t(*v)[3] = realloc(h->v, (size_t)cap * sizeof *v);
+        if (!v) return ROTOR_ERR_NOMEM;
+        h->v = v;
+        h->cap = cap;
+    }
+    h->v[h->n][0] = h->dst;
+    h->v[h->n][1] = src;
+    h->v[h->n][2] = elems * h->elem;
+    h->n++;
+    return ROTOR_OK;
+}
+
+/* Hand-off pieces travel in packets of at most this many bytes. */
+#define HANDOFF_PACKET 512
+
+/* The pieces as transfers, scheduled the way an exchange compiler would
+ * (the IPU's exchange is compiled statically): pieces are cut into packets,
+ * and a list schedule over the ports' free times picks, for the receiver
+ * whose in port frees first, the packet whose sender's out port frees first
+ * (ties: the sender with the most left to send, the critical one; then the
+ * lower sender).
+ * Every packet then waits for the previous packet through its receiver's
+ * in port and through its sender's out port, so the simulator replays that
+ * schedule: no two packets share a port at once, and the busiest port,
+ * which is what the model charges, bounds the exchange from below. */
+static int cmp_piece(const void *a, const void *b) {
+    const int64_t *x = a, *y = b; /* receiver, then sender */
+    if (x[0] != y[0]) return x[0] < y[0] ? -1 : 1;
+    return x[1] < y[1] ? -1 : x[1] > y[1];
+}
+
+typedef struct port_sched {
+    int64_t *free_in, *free_out;   /* bytes-times at which the ports free */
+    int64_t *out_left, *in_left;   /* bytes each port has left to carry */
+    int64_t *last_in, *last_out;   /* the last packet through each port, -1 */
+    int64_t *heap, nheap;          /* receivers with packets left, by free_in */
+} port_sched;
+
+/* Heap order: the in port that frees first; ties: the receiver with the
+ * most left to receive (the critical one), then the lower core. */
+static bool heap_before(const port_sched *ps, int64_t a, int64_t b) {
+    if (ps->free_in[a] != ps->free_in[b]) return ps->free_in[a] < ps->free_in[b];
+    if (ps->in_left[a] != ps->in_left[b]) return ps->in_left[a] > ps->in_left[b];
+    return a < b;
+}
+
+static void heap_sift(port_sched *ps, int64_t i) {
+    for (;;) {
+        int64_t l = 2 * i + 1, m = i;
+        if (l < ps->nheap && heap_before(ps, ps->heap[l], ps->heap[m])) m = l;
+        if (l + 1 < ps->nheap && heap_before(ps, ps->heap[l + 1], ps->heap[m])) m = l + 1;
+        if (m == i) return;
+        int64_t t = ps->heap[i];
+        ps->heap[i] = ps->heap[m];
+        ps->heap[m] = t;
+        i = m;
+    }
+}
+
+static rotor_status emit_packets(replayer *r, int op, pieces *pc, int64_t cores, rotor_error *err) {
+    if (!pc->n) return ROTOR_OK;
+    qsort(pc->v, (size_t)pc->n, sizeof *pc->v, cmp_piece);
+    size_t n = (size_t)r->n;
+    port_sched ps = {.free_in = calloc(n, sizeof(int64_t)), .free_out = calloc(n, sizeof(int64_t)),
+                     .last_in = malloc(n * sizeof(int64_t)), .last_out = malloc(n * sizeof(int64_t)),
+                     .heap = malloc(n * sizeof(int64_t)), .out_left = calloc(n, sizeof(int64_t)),
+                     .in_left = calloc(n, sizeof(int64_t))};
+    int64_t *start = calloc(n + 1, sizeof *start);
+    rotor_status st = ROTOR_OK;
+    if (!ps.free_in || !ps.free_out || !ps.last_in || !ps.last_out || !ps.heap || !ps.out_left || !ps.in_left || !start)
+        st = rotor_nomem(err);
+    for (int64_t c = 0; !st && c < r->n; c++) ps.last_in[c] = ps.last_out[c] = -1;
+    for (int64_t k = 0; !st && k < pc->n; k++) {
+        start[pc->v[k][0] + 1]++;
+        ps.out_left[pc->v[k][1]] += pc->v[k][2];
+        ps.in_left[pc->v[k][0]] += pc->v[k][2];
+    }
+    for (int64_t c = 0; !st && c < cores; c++) {
+        start[c + 1] += start[c];
+        if (start[c + 1] > start[c]) ps.heap[ps.nheap++] = c;
+    }
+    while (!st && ps.nheap > 0) {
+        int64_t c = ps.heap[0], best = -1;
+        for (int64_t k = start[c]; k < start[c + 1]; k++) {
+            if (!pc->v[k][2]) continue;
+            int64_t s0 = ps.free_out[pc->v[k][1]], b0 = best < 0 ? 0 : ps.free_out[pc->v[best][1]];
+            if (best < 0 || s0 < b0 || (s0 == b0 && ps.out_left[pc->v[k][1]] > ps.out_left[pc->v[best][1]]))
+                best = k;
+        }
+        int64_t src = pc->v[best][1], b = pc->v[best][2] < HANDOFF_PACKET ? pc->v[best][2] : HANDOFF_PACKET;
+        pc->v[best][2] -= b;
+        ps.out_left[src] -= b;
+        ps.in_left[c] -= b;
+        int64_t t0 = ps.free_in[c] > ps.free_out[src] ? ps.free_in[c] : ps.free_out[src];
+        ps.free_in[c] = ps.free_out[src] = t0 + b;
+        int64_t deps[3], nd = 0, id;
+        if (ps.last_in[c] >= 0) deps[nd++] = ps.last_in[c];
+        else if (r->inbox[c].n) deps[nd++] = r->inbox[c].v[r->inbox[c].n - 1];
+        else if (r->barrier >= 0) deps[nd++] = r->barrier;
+        if (ps.last_out[src] >= 0) deps[nd++] = ps.last_out[src];
+        rotor_sim_transfer x = {.src = src, .dst = c, .bytes = b, .category = ROTOR_SIM_SETUP, .op = op,
+                                .deps = deps, .ndeps = (int)nd};
+        st = replay_add_transfer(r, &x, &id, err);
+        if (!st) st = idlist_push(&r->inbox[c], id, err);
+        ps.last_in[c] = ps.last_out[src] = id;
+        bool left = false;
+        for (int64_t k = start[c]; k < start[c + 1] && !left; k++) left = pc->v[k][2] > 0;
+        if (!left) ps.heap[0] = ps.heap[--ps.nheap];
+        heap_sift(&ps, 0);
+    }
+    free(ps.free_in);
+    free(ps.free_out);
+    free(ps.last_in);
+    free(ps.last_out);
+    free(ps.heap);
+    free(ps.out_left);
+    free(ps.in_left);
+    free(start);
+    return st;
+}
+
+/* The hand-off part of op's setup (docs/compile.md, "Hand-off"): every core
+ * receives, from the cores holding them, the elements of its step-0
+ * partitions that the producers' plans left elsewhere (emit_packets says in
+ * what order).  *most gets the bytes through the busiest port, in or out:
+ * the part of setup_bytes this accounts for. */
+static rotor_status replay_handoff(replayer *r, const rotor_program *p, int op, const rotor_chip *chip,
+                                   int64_t *most, rotor_error *err) {
+    const rotor_program_op *po = &p->ops[op];
+    *most = 0;
+    int64_t cores = po->active_info.cores;
+    rotor_place *lc = NULL;
+    pieces pc = {.elem = chip->element_bytes};
+    rotor_status st = ROTOR_OK;
+    bool any = false;
+    for (int t = 1; t < po->expr.ntensors && !st; t++) {
+        int from = po->handoff[t] - 1;
+        if (from < 0 || from >= op) continue; /* none (the reader admits only earlier operators) */
+        any = true;
+        const rotor_program_op *src = &p->ops[from];
+        rotor_place *lp = NULL;
+        rotor_handoff *h = NULL;
+        if (!lc) st = rotor_place_make(&po->expr, &po->active, &po->active_info, &lc, err);
+        if (!st) st = rotor_place_make(&src->expr, &src->active, &src->active_info, &lp, err);
+        if (!st) st = rotor_handoff_make(lp, &h, err);
+        for (int64_t c = 0; c < cores && !st; c++) {
+            int64_t lo[ROTOR_MAX_DIMS], hi[ROTOR_MAX_DIMS];
+            if (!rotor_handoff_need(lc, t, c, lo, hi)) continue;
+            pc.dst = c;
+            if (rotor_handoff_sources(h, lo, hi, collect_piece, &pc)) st = rotor_nomem(err);
+        }
+        rotor_handoff_free(h);
+        rotor_place_free(lp);
+    }
+    rotor_place_free(lc);
+    if (!st && any) {
+        /* the model's hand-off bytes: the busiest port, in or out */
+        int64_t *in = calloc((size_t)r->n, sizeof *in), *out = calloc((size_t)r->n, sizeof *out);
+        if (!in || !out) st = rotor_nomem(err);
+        for (int64_t k = 0; !st && k < pc.n; k++) {
+            in[pc.v[k][0]] += pc.v[k][2];
+            out[pc.v[k][1]] += pc.v[k][2];
+        }
+        for (int64_t c = 0; !st && c < r->n; c++) {
+            if (in[c] > *most) *most = in[c];
+            if (out[c] > *most) *most = out[c];
+        }
+        free(in);
+        free(out);
+        if (!st) st = emit_packets(r, op, &pc, cores, err);
+    }
+    free(pc.v);
+    if (!st && *most > po->setup_bytes)
+        st = rotor_fail(err, ROTOR_ERR_INPUT,
+                        "operator %d: its hand-off moves %lld bytes through one core's port, more than its "
+                        "setup_bytes %lld",
+                        op, (long long)*most, (long long)po->setup_bytes);
+    return st;
+}
+
+/* A hand-off loads cores unevenly.  The exchange ends for all cores at once
+ * (the IPU's bulk-synchronous exchange, and the model's setup-then-execute
+ * sum): a zero-time task on core 0 waits for every core's setup, and every
+ * core's first run waits for it.  Without it, cores done early would start
+ * shifting into ports still busy with others' setup. */
+static rotor_status replay_setup_sync(replayer *r, int op, int64_t cores, rotor_error *err) {
+    r->finals.n = 0;
+    rotor_status st = ROTOR_OK;
+    for (int64_t c = 0; c < cores && !st; c++)
+        if (r->inbox[c].n) st = idlist_push(&r->finals, r->inbox[c].v[r->inbox[c].n - 1], err);
+    if (st || !r->finals.n) return st;
+    rotor_sim_compute b = {.core = 0, .duration_ps = 0, .category = ROTOR_SIM_COMPUTE, .op = op,
+                           .deps = r->finals.v, .ndeps = (int)r->finals.n};
+    int64_t sync;
+    if ((st = rotor_sim_add_compute(r->sim, &b, &sync, err))) return st;
+    replay_inbox_clear(r, cores);
+    for (int64_t c = 0; c < cores && !st; c++) st = idlist_push(&r->inbox[c], sync, err);
+    return st;
+}
+
 /* The tasks of one expression operator; ids[0..3] receive the first task id
  * of setup, main phase, reduction and the barrier. */
-static rotor_status replay_op(replayer *r, int op, const rotor_program_op *po, const rotor_chip *chip,
-                              int64_t *ids, rotor_error *err) {
-    int64_t cores = po->active_info.cores;
+static rotor_status replay_op(replayer *r, const rotor_program *p, int op, const rotor_chip *chip, int64_t *ids,
+                              rotor_error *err) {
+    const rotor_program_op *po = &p->ops[op];
+    int64_t cores = po->active_info.cores, hand = 0;
     for (int64_t c = 0; c < cores; c++) r->last[c] = -1;
     replay_inbox_clear(r, cores);
     ids[0] = rotor_sim_task_count(r->sim);
-    rotor_status st = replay_setup(r, op, cores, po->setup_bytes, po->setup_rounds, err);
+    rotor_status st = replay_handoff(r, p, op, chip, &hand, err);
+    /* the rest of the setup loads every core alike (weights, even-layout gathers) */
+    if (!st && po->setup_bytes - hand > 0)
+        st = replay_setup(r, op, cores, po->setup_bytes - hand, po->setup_rounds, err);
+    if (!st && hand > 0) st = replay_setup_sync(r, op, cores, err);
     if (!st) st = replay_tiles(r, op, &po->expr, &po->active, &po->active_info, chip, ids + 1, err);
     else ids[1] = ids[2] = rotor_sim_task_count(r->sim);
     ids[3] = rotor_sim_task_count(r->sim);
@@ -329,7 +547,7 @@ rotor_status rotor_replay(const rotor_program *p, const rotor_chip *chip, rotor_
     for (int o = 0; o < p->nops && !st; o++) {
         const rotor_program_op *po = &p->ops[o];
         if ((st = rotor_sim_set_op_name(r.sim, o, po->name, err))) break;
-        st = po->vendor ? replay_vendor(&r, o, po, ids[o], err) : replay_op(&r, o, po, chip, ids[o], err);
+        st = po->vendor ? replay_vendor(&r, o, po, ids[o], err) : replay_op(&r, p, o, chip, ids[o], err);
         ids[o][4] = rotor_sim_task_count(r.sim);
         if (st) {
             char prefix[160];

@@ -680,6 +680,17 @@ rotor_status rotor_sim_task_timing(const rotor_sim *s, int64_t id, rotor_sim_tim
     return ROTOR_OK;
 }
 
+rotor_status rotor_sim_task_info_of(const rotor_sim *s, int64_t id, rotor_sim_task_info *out, rotor_error *err) {
+    if (id < 0 || id >= s->ntasks)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "sim: task %lld does not exist (tasks 0..%lld)", (long long)id,
+                          (long long)s->ntasks - 1);
+    const sim_task *t = &s->tasks[id];
+    bool x = t->kind == SIM_KIND_TRANSFER;
+    *out = (rotor_sim_task_info){.transfer = x, .src = t->a, .dst = x && !t->mcast ? t->b : -1, .amount = t->amount,
+                                 .category = (rotor_sim_category)t->cat, .op = t->op};
+    return ROTOR_OK;
+}
+
 void rotor_sim_op_span(const rotor_sim *s, int op, int64_t *start_ps, int64_t *end_ps) {
     *start_ps = *end_ps = -1;
     if (!s->ran || op < 0 || op > s->max_op) return;

@@ -49,6 +49,10 @@ typedef struct rotor_op_schedule {
     int64_t setup_rounds;   /* ... and its gather rounds (one link latency each) */
     double exec_s;          /* the active plan's predicted time */
     double compute_s, comm_s, reduction_s; /* exec_s split */
+    /* per expression tensor: 1 + the index of the operator whose output it
+     * gathers straight from where that plan left it (the hand-off); 0:
+     * none, so that a zeroed schedule has none (docs/compile.md) */
+    int handoff[ROTOR_MAX_TENSORS];
 } rotor_op_schedule;
 
 /* One step of Algorithm 1: the idle memory and the end-to-end time it gave
@@ -75,6 +79,9 @@ typedef struct rotor_compile_options {
      * the CLI draws a progress bar from this. */
     void (*progress)(void *ctx, int done, int total);
     void *progress_ctx;
+    /* Every activation waits in the even layout between operators, as
+     * before the hand-off (docs/compile.md, "Hand-off"): for comparison. */
+    bool even_layout;
 } rotor_compile_options;
 
 typedef struct rotor_compile_result {

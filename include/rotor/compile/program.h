@@ -43,6 +43,10 @@ typedef struct rotor_program_op {
     int64_t setup_bytes;           /* received per core during setup (not vendor ops) */
     int64_t setup_rounds;          /* its gather rounds */
     double exec_s;
+    /* per expression tensor: 1 + the index of the earlier operator whose
+     * output it gathers from where that operator's plan left it (the
+     * hand-off); 0: none, so that a zeroed operator has none */
+    int handoff[ROTOR_MAX_TENSORS];
 } rotor_program_op;
 
 typedef struct rotor_program {

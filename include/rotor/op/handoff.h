@@ -47,6 +47,13 @@ int64_t rotor_handoff_holder(const rotor_handoff *h, const int64_t *coord);
 /* Elements of the box [lo, hi) (output dimensions) that core holds. */
 int64_t rotor_handoff_held(const rotor_handoff *h, int64_t core, const int64_t *lo, const int64_t *hi);
 
+/* Calls fn(ctx, src, elems) for every core src holding elems > 0 elements
+ * of the box [lo, hi) (output dimensions), in increasing cell and rank
+ * order; stops at and returns fn's first error. */
+typedef rotor_status (*rotor_handoff_fn)(void *ctx, int64_t src, int64_t elems);
+rotor_status rotor_handoff_sources(const rotor_handoff *h, const int64_t *lo, const int64_t *hi, rotor_handoff_fn fn,
+                                   void *ctx);
+
 /* The real box [lo, hi) of tensor t that core needs at step 0 of the
  * consumer's plan (its partition clipped to the tensor's extents); false
  * when the core holds no real element of it. */
@@ -57,5 +64,14 @@ bool rotor_handoff_need(const rotor_place *consumer, int t, int64_t core, int64_
  * *max gets the largest.  t must match (rotor_handoff_matches). */
 void rotor_handoff_receive(const rotor_handoff *h, const rotor_place *consumer, int t, int64_t *recv,
                            int64_t *max);
+
+/* The same and, for every core p of the producer's plan, send[p]: the
+ * elements it sends to others (*max_send the largest).  Slower than
+ * rotor_handoff_receive: it visits every (receiver, holder) pair. */
+rotor_status rotor_handoff_traffic(const rotor_handoff *h, const rotor_place *consumer, int t, int64_t *recv,
+                                   int64_t *max_recv, int64_t *send, int64_t *max_send);
+
+/* The producer plan's cores (the length of send). */
+int64_t rotor_handoff_cores(const rotor_handoff *h);
 
 #endif

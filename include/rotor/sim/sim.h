@@ -179,6 +179,18 @@ rotor_status rotor_sim_run(rotor_sim *s, rotor_sim_stats *out, rotor_error *err)
  * unknown id. */
 rotor_status rotor_sim_task_timing(const rotor_sim *s, int64_t id, rotor_sim_timing *out,
                                    rotor_error *err);
+/* What task `id` is: a transfer (src and dst nodes, bytes; a multicast has
+ * dst -1) or a compute task (core in src, dst -1, flops), its category and
+ * operator.  ROTOR_ERR_INPUT for an unknown id. */
+typedef struct rotor_sim_task_info {
+    bool transfer;
+    int64_t src, dst;
+    int64_t amount;
+    rotor_sim_category category;
+    int op;
+} rotor_sim_task_info;
+rotor_status rotor_sim_task_info_of(const rotor_sim *s, int64_t id, rotor_sim_task_info *out, rotor_error *err);
+
 /* First start and last end over operator op's tasks in the last run (both -1
  * if it has none): the simulated time of the operator. */
 void rotor_sim_op_span(const rotor_sim *s, int op, int64_t *start_ps, int64_t *end_ps);

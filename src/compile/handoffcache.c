@@ -1,0 +1,137 @@
+/* handoffcache.c — see handoffcache.h. */
+#include "compile/handoffcache.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "rotor/op/handoff.h"
+#include "rotor/op/place.h"
+
+typedef struct pair_key {
+    int fp, fc, t;
+    rotor_plan pp, pc;
+} pair_key;
+
+typedef struct entry {
+    bool used;
+    uint64_t hash;
+    pair_key key;
+    handoff_traffic tr;
+} entry;
+
+struct handoff_cache {
+    const rotor_chip *chip;
+    entry *v;
+    size_t cap, n;
+};
+
+handoff_cache *handoff_cache_new(const rotor_chip *chip) {
+    handoff_cache *hc = calloc(1, sizeof *hc);
+    if (hc) hc->chip = chip;
+    return hc;
+}
+
+void handoff_cache_free(handoff_cache *hc) {
+    if (!hc) return;
+    for (size_t i = 0; i < hc->cap; i++) {
+        free(hc->v[i].tr.recv);
+        free(hc->v[i].tr.send);
+    }
+    free(hc->v);
+    free(hc);
+}
+
+/* The plan's meaningful entries into a zeroed key plan: entries past the
+ * expression's axes and tensors may hold anything. */
+static void key_plan(rotor_plan *dst, const rotor_expr *e, const rotor_plan *p) {
+    for (int a = 0; a < e->naxes; a++) {
+        dst->fop[a] = p->fop[a];
+        dst->order[a] = p->order[a];
+        for (int t = 0; t < e->ntensors; t++) dst->ft[t][a] = p->ft[t][a];
+    }
+}
+
+/* FNV-1a over the key's bytes (the key is zeroed first, so padding hashes
+ * the same every time). */
+static uint64_t hash_key(const pair_key *k) {
+    const unsigned char *p = (const unsigned char *)k;
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < sizeof *k; i++) h = (h ^ p[i]) * 1099511628211ull;
+    return h;
+}
+
+static bool grow(handoff_cache *hc) {
+    size_t cap = hc->cap ? 2 * hc->cap : 256;
+    entry *v = calloc(cap, sizeof *v);
+    if (!v) return false;
+    for (size_t i = 0; i < hc->cap; i++) {
+        if (!hc->v[i].used) continue;
+        size_t j = hc->v[i].hash & (cap - 1);
+        while (v[j].used) j = (j + 1) & (cap - 1);
+        v[j] = hc->v[i];
+    }
+    free(hc->v);
+    hc->v = v;
+    hc->cap = cap;
+    return true;
+}
+
+static rotor_status count(const handoff_cache *hc, const rotor_expr *ep, const rotor_plan *pp,
+                          const rotor_expr *ec, const rotor_plan *pc, int t, entry *out, rotor_error *err) {
+    rotor_plan_info ip, ic;
+    rotor_place *lp = NULL, *lc = NULL;
+    rotor_handoff *h = NULL;
+    rotor_status st = rotor_plan_derive(ep, hc->chip, pp, &ip, err);
+    if (!st) st = rotor_plan_derive(ec, hc->chip, pc, &ic, err);
+    if (!st) st = rotor_place_make(ep, pp, &ip, &lp, err);
+    if (!st) st = rotor_place_make(ec, pc, &ic, &lc, err);
+    if (!st) st = rotor_handoff_make(lp, &h, err);
+    if (!st) {
+        handoff_traffic *tr = &out->tr;
+        tr->nrecv = ic.cores;
+        tr->nsend = ip.cores;
+        tr->recv = malloc((size_t)ic.cores * sizeof *tr->recv);
+        tr->send = malloc((size_t)ip.cores * sizeof *tr->send);
+        if (!tr->recv || !tr->send) {
+            free(tr->recv);
+            free(tr->send);
+            st = rotor_nomem(err);
+        } else {
+            st = rotor_handoff_traffic(h, lc, t, tr->recv, &tr->max_recv, tr->send, &tr->max_send);
+        }
+    }
+    rotor_handoff_free(h);
+    rotor_place_free(lp);
+    rotor_place_free(lc);
+    return st;
+}
+
+rotor_status handoff_cache_traffic(handoff_cache *hc, int fp, const rotor_expr *ep, const rotor_plan *pp, int fc,
+                                   const rotor_expr *ec, const rotor_plan *pc, int t, const handoff_traffic **out,
+                                   rotor_error *err) {
+    pair_key k;
+    memset(&k, 0, sizeof k);
+    k.fp = fp;
+    k.fc = fc;
+    k.t = t;
+    key_plan(&k.pp, ep, pp);
+    key_plan(&k.pc, ec, pc);
+    uint64_t h = hash_key(&k);
+    if (hc->cap) {
+        for (size_t j = h & (hc->cap - 1); hc->v[j].used; j = (j + 1) & (hc->cap - 1))
+            if (hc->v[j].hash == h && !memcmp(&hc->v[j].key, &k, sizeof k)) {
+                *out = &hc->v[j].tr;
+                return ROTOR_OK;
+            }
+    }
+    if ((hc->n + 1) * 2 > hc->cap && !grow(hc)) return rotor_nomem(err);
+    entry e = {.used = true, .hash = h, .key = k};
+    rotor_status st = count(hc, ep, pp, ec, pc, t, &e, err);
+    if (st) return st;
+    size_t j = h & (hc->cap - 1);
+    while (hc->v[j].used) j = (j + 1) & (hc->cap - 1);
+    hc->v[j] = e;
+    hc->n++;
+    *out = &hc->v[j].tr;
+    return ROTOR_OK;
+}

@@ -1,0 +1,37 @@
+/* handoffcache.h — the compiler's memo of hand-off receive counts (private
+ * to the compile stage; src/op/handoff.c computes them).
+ *
+ * Algorithm 1 asks for the same (producer plan, consumer plan) pairs again
+ * and again as it walks idle layouts, and repeated layers share shapes, so
+ * each pair is placed and counted once.  Shapes are named by the caller's
+ * frontier index; plans by their content, which stays valid when a frontier
+ * gains points. */
+#ifndef ROTOR_COMPILE_HANDOFFCACHE_H
+#define ROTOR_COMPILE_HANDOFFCACHE_H
+
+#include <stdint.h>
+
+#include "rotor/base/error.h"
+#include "rotor/op/expr.h"
+#include "rotor/op/plan.h"
+
+typedef struct handoff_cache handoff_cache;
+
+handoff_cache *handoff_cache_new(const rotor_chip *chip);
+void handoff_cache_free(handoff_cache *hc);
+
+/* The traffic of one hand-off (rotor_handoff_traffic), owned by the cache. */
+typedef struct handoff_traffic {
+    int64_t nrecv, nsend;       /* the consumer's and the producer's cores */
+    int64_t *recv, *send;       /* elements per core */
+    int64_t max_recv, max_send;
+} handoff_traffic;
+
+/* The traffic when the producer's output, computed by plan pp of shape fp
+ * (expression ep), feeds the consumer's tensor t (plan pc of shape fc).
+ * Errors: out of memory, or a plan that does not place. */
+rotor_status handoff_cache_traffic(handoff_cache *hc, int fp, const rotor_expr *ep, const rotor_plan *pp, int fc,
+                                   const rotor_expr *ec, const rotor_plan *pc, int t, const handoff_traffic **out,
+                                   rotor_error *err);
+
+#endif
