@@ -161,6 +161,41 @@ static void more_setup_bytes(cJSON *r) {
 static void drop_setup_rounds(cJSON *r) { cJSON_DeleteItemFromObject(op_at(r, 2), "setup_rounds"); }
 static void other_format(cJSON *r) { cJSON_ReplaceItemInObject(r, "format", cJSON_CreateString("rotor-plan")); }
 
+/* Hand-off claims: op 2 ('down', reading the vendor op's output) edited. */
+static void set_handoff(cJSON *r, const char *tensor, const char *from) {
+    cJSON *h = cJSON_CreateObject();
+    cJSON_AddStringToObject(h, tensor, from);
+    cJSON_AddItemToObject(op_at(r, 2), "handoff", h);
+}
+static void handoff_later(cJSON *r) { set_handoff(r, "A", "down"); }
+static void handoff_vendor(cJSON *r) { set_handoff(r, "A", "gelu"); }
+static void handoff_tensor(cJSON *r) { set_handoff(r, "Q", "up"); }
+static void handoff_extents(cJSON *r) { set_handoff(r, "B", "up"); }
+
+Test(program, hand_off_claims_the_reader_cannot_check_are_refused) {
+    refused(handoff_later, "p.json: operators[2].handoff.A: names no earlier operator");
+    refused(handoff_vendor, "operators[2].handoff.A: names a vendor op, which leaves its output in the even layout");
+    refused(handoff_tensor, "operators[2].handoff.Q: names no input tensor of the expression");
+    refused(handoff_extents, "operators[2].handoff.B: the tensor's extents differ from that operator's output");
+}
+
+/* A valid claim is read back: 'down' reads A = [128, 4096], up's output. */
+static void handoff_ok(cJSON *r) { set_handoff(r, "A", "up"); }
+Test(program, a_hand_off_names_the_producer_by_index) {
+    cJSON *root = cJSON_Parse(text);
+    handoff_ok(root);
+    char *edited = cJSON_Print(root);
+    cJSON_Delete(root);
+    rotor_program p;
+    rotor_error err;
+    cr_assert_eq(rotor_program_parse(edited, "p.json", &chip, &p, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(p.ops[2].handoff[1], 1); /* 1 + op 0 */
+    cr_assert_eq(p.ops[2].handoff[2], 0);
+    cr_assert_eq(p.ops[0].handoff[1], 0);
+    rotor_program_free(&p);
+    free(edited);
+}
+
 Test(program, a_wrong_version_is_refused) { refused(set_version_2, "p.json: version: 2 is not 1"); }
 Test(program, a_missing_field_is_named) { refused(drop_exec, "p.json: operators[2].exec_s: missing"); }
 Test(program, missing_operators_are_named) { refused(drop_operators, "p.json: operators: missing"); }
