@@ -69,10 +69,15 @@ Test(pipeline, a_failed_load_names_the_model_and_leaves_a_graph_to_free) {
 
 Test(pipeline, onnx_dims_are_refused_for_zoo_models) {
     rotor_error err = {{0}};
-    rotor_pipeline_options po = {.model = "bert-base", .dims = "batch=2"};
+    rotor_pipeline_options po = {.model = "bert-base", .onnx = {.dims = "batch=2"}};
     rotor_pipeline p;
     cr_assert_eq(rotor_pipeline_run(&po, NULL, &p, &err), ROTOR_ERR_INPUT);
     cr_assert(strstr(err.msg, "shape ONNX files"), "%s", err.msg);
+    rotor_pipeline_free(&p);
+    static const char *const v[1] = {"shape=1,2"};
+    rotor_pipeline_options pv = {.model = "bert-base", .onnx = {.values = v, .nvalues = 1}};
+    cr_assert_eq(rotor_pipeline_run(&pv, NULL, &p, &err), ROTOR_ERR_INPUT);
+    cr_assert(strstr(err.msg, "--dim, --input and --value shape ONNX files"), "%s", err.msg);
     rotor_pipeline_free(&p);
 }
 

@@ -56,6 +56,8 @@ typedef struct cli_shared_args {
     const char *chip, *batch, *seq, *layers, *dims, *inputs, *threads;
     char *sets[CLI_MAX_SETS];
     int nsets;
+    char *values[CLI_MAX_SETS]; /* --value NAME=SPEC, repeatable */
+    int nvalues;
 } cli_shared_args;
 
 /* --threads as an integer 1..1024 into *threads (0 when absent).  Prints

@@ -35,6 +35,7 @@ static void compile_usage(FILE *f) {
             "  --decode            the LLMs' decode step instead of prefill\n"
             "  --dim k=v,...       bind an ONNX file's symbolic dimensions (e.g. batch=8,seq=128)\n"
             "  --input NAME=AxB,.. replace an ONNX input's declared shape\n"
+            "  --value NAME=SPEC   give a shape-deciding ONNX input its value: FILE.pb or 1,2,3 (repeatable)\n"
             "  --baseline vgm      compile with the virtual-global-memory baseline instead\n"
             "  --compare           also compile with the VGM baseline and print the speedup\n"
             "  -o FILE             write the program (rotor-program JSON, docs/program-format.md)\n"

@@ -19,6 +19,8 @@ static void model_usage(FILE *f) {
             "\n"
             "  --dim k=v,...       bind an ONNX file's symbolic dimensions (e.g. batch=8,seq=128)\n"
             "  --input NAME=AxB,.. replace an ONNX input's declared shape (e.g. input_1=1x3x8)\n"
+            "  --value NAME=SPEC   give a shape-deciding ONNX input its value (a Reshape's shape, a Resize's\n"
+            "                      scales...): SPEC is FILE.pb (a TensorProto) or 1,2,3; repeatable\n"
             "  --batch N           batch size (default 1)\n"
             "  --seq N             sequence length (default: the model's)\n"
             "  --layers N          layers (default: the model's)\n"

@@ -13,7 +13,7 @@
 #include "cli.h"
 
 /* The shared options: name, group, and the string slot in cli_shared_args
- * (--set, repeatable, is apart). */
+ * (--set and --value, repeatable, are apart). */
 static const struct {
     const char *name;
     unsigned group;
@@ -26,6 +26,7 @@ static const struct {
     {"layers", CLI_TAKES_SHAPE, offsetof(cli_shared_args, layers)},
     {"dim", CLI_TAKES_SHAPE, offsetof(cli_shared_args, dims)},
     {"input", CLI_TAKES_SHAPE, offsetof(cli_shared_args, inputs)},
+    {"value", CLI_TAKES_SHAPE, 0},
     {"threads", CLI_TAKES_THREADS, offsetof(cli_shared_args, threads)},
 };
 #define NSHARED ((int)(sizeof SHARED / sizeof SHARED[0]))
@@ -72,6 +73,11 @@ static int take_own(const char *cmd, const cli_opt *o, char *arg, void *args) {
 static int take_shared(const char *cmd, int k, char *arg, cli_shared_args *sa) {
     char label[48];
     snprintf(label, sizeof label, "--%s", SHARED[k].name);
+    if (!strcmp(SHARED[k].name, "value")) {
+        if (sa->nvalues == CLI_MAX_SETS) return cli_usage_error(cmd, "more than %d --value options", CLI_MAX_SETS);
+        sa->values[sa->nvalues++] = arg;
+        return 0;
+    }
     if (strcmp(SHARED[k].name, "set") != 0) return set_once(cmd, label, (const char **)((char *)sa + SHARED[k].off), arg);
     if (sa->nsets == CLI_MAX_SETS) return cli_usage_error(cmd, "more than %d --set options", CLI_MAX_SETS);
     sa->sets[sa->nsets++] = arg;
@@ -187,8 +193,10 @@ int cli_parse_i64(const char *cmd, const char *opt, const char *s, int64_t lo, i
 int cli_shared_model(const char *cmd, const char *input, const cli_shared_args *a, const char *phase_flag,
                      bool phase_given, bool batch_list, rotor_pipeline_options *po) {
     po->model = input;
-    po->dims = a->dims;
-    po->inputs = a->inputs;
+    po->onnx.dims = a->dims;
+    po->onnx.input_shapes = a->inputs;
+    po->onnx.values = (const char *const *)a->values;
+    po->onnx.nvalues = a->nvalues;
     if (rotor_model_is_onnx(input) && (a->batch || a->seq || a->layers || phase_given))
         return cli_usage_error(cmd, "--batch, --seq, --layers and %s shape zoo models; bind an ONNX file's "
                                "dimensions with --dim (e.g. --dim batch=8)", phase_flag);

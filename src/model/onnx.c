@@ -499,8 +499,8 @@ static rotor_status read_input(ox_model *m, const Onnx__ValueInfoProto *vi, ox_v
             b[i].used = true;
             v->shape[d] = b[i].value;
         } else {
-            return rotor_fail(err, ROTOR_ERR_INPUT, "%s: input '%s' dimension %d has no size; rotor needs static shapes",
-                              m->label, vi->name, d);
+            return rotor_fail(err, ROTOR_ERR_INPUT, "%s: input '%s' dimension %d has no size; rotor needs static shapes "
+                              "(give it with --input %s=AxB...)", m->label, vi->name, d, vi->name);
         }
     }
     if (!ox_shape_elems(v->rank, v->shape, &v->elems))
@@ -548,6 +548,136 @@ static rotor_status build_consumers(ox_model *m, rotor_error *err) {
     return ROTOR_OK;
 }
 
+/* The graph input called name, or NULL. */
+static const Onnx__ValueInfoProto *graph_input(const Onnx__GraphProto *g, const char *name) {
+    for (size_t i = 0; i < g->n_input; i++)
+        if (g->input[i]->name && !strcmp(g->input[i]->name, name)) return g->input[i];
+    return NULL;
+}
+
+/* One --value: NAME=FILE.pb or NAME=1,2,3, into v (a constant with data). */
+static rotor_status bind_value(ox_model *m, const char *spec, const Onnx__ValueInfoProto *vi, ox_val *v,
+                               rotor_error *err) {
+    const char *eq = strchr(spec, '=');
+    const char *rhs = eq + 1;
+    size_t n = strlen(rhs);
+    char what[200];
+    snprintf(what, sizeof what, "--value %.150s", vi->name);
+    const Onnx__TypeProto *tp = vi->type;
+    int declared = tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE && tp->tensor_type &&
+                           tp->tensor_type->has_elem_type
+                       ? tp->tensor_type->elem_type
+                       : T_UNDEF;
+    if (strchr(rhs, '/') || (n > 3 && !strcmp(rhs + n - 3, ".pb"))) {
+        FILE *f = fopen(rhs, "rb");
+        if (!f) return rotor_fail(err, ROTOR_ERR_IO, "%s: %s: %s: %s", m->label, what, rhs, strerror(errno));
+        uint8_t *buf = NULL;
+        size_t len = 0, cap = 0;
+        for (;;) {
+            if (len == cap) {
+                cap = cap ? 2 * cap : 1 << 16;
+                uint8_t *nb = cap > ((size_t)1 << 31) ? NULL : realloc(buf, cap);
+                if (!nb) {
+                    free(buf);
+                    fclose(f);
+                    return rotor_fail(err, ROTOR_ERR_INPUT, "%s: %s: %s is too large for a shape input", m->label,
+                                      what, rhs);
+                }
+                buf = nb;
+            }
+            size_t got = fread(buf + len, 1, cap - len, f);
+            len += got;
+            if (!got) break;
+        }
+        fclose(f);
+        Onnx__TensorProto *t = onnx__tensor_proto__unpack(NULL, len, buf);
+        free(buf);
+        if (!t) return rotor_fail(err, ROTOR_ERR_INPUT, "%s: %s: %s is not a serialized TensorProto", m->label, what, rhs);
+        rotor_status st = ox_decode_tensor(m, t, v, what, err);
+        onnx__tensor_proto__free_unpacked(t, NULL);
+        if (st) return st;
+        if (declared != T_UNDEF && v->onnx_type != declared)
+            return rotor_fail(err, ROTOR_ERR_INPUT, "%s: %s: %s holds %s; the input is declared %s", m->label, what, rhs,
+                              ox_type_name(v->onnx_type), ox_type_name(declared));
+        if (!v->has_data)
+            return rotor_fail(err, ROTOR_ERR_INPUT, "%s: %s: %s holds no data (or more than %d elements)", m->label, what,
+                              rhs, OX_DATA_MAX);
+        v->kind = OX_CONST;
+        return ROTOR_OK;
+    }
+    /* numbers */
+    double num[OX_DATA_MAX > 1024 ? 1024 : OX_DATA_MAX];
+    int cnt = 0;
+    bool isint = declared == T_UNDEF || !ox_is_float_type(declared);
+    for (const char *s = rhs; *s;) {
+        char *end;
+        errno = 0;
+        double x = strtod(s, &end);
+        if (end == s || errno || !isfinite(x) || (*end && *end != ','))
+            return rotor_fail(err, ROTOR_ERR_INPUT, "%s: %s: expected numbers separated by commas, got '%.60s'", m->label,
+                              what, rhs);
+        if (isint && (x != floor(x) || fabs(x) > 9e15))
+            return rotor_fail(err, ROTOR_ERR_INPUT, "%s: %s: %g is not an integer, and the input is declared %s",
+                              m->label, what, x, ox_type_name(declared));
+        if (cnt == (int)(sizeof num / sizeof num[0]))
+            return rotor_fail(err, ROTOR_ERR_INPUT, "%s: %s: more than %d numbers; give a .pb file", m->label, what,
+                              (int)(sizeof num / sizeof num[0]));
+        num[cnt++] = x;
+        s = *end ? end + 1 : end;
+    }
+    if (!cnt) return rotor_fail(err, ROTOR_ERR_INPUT, "%s: %s: no numbers", m->label, what);
+    v->onnx_type = declared != T_UNDEF ? declared : T_INT64;
+    if (!ox_map_dtype(v->onnx_type, &v->dtype))
+        return rotor_fail(err, ROTOR_ERR_INPUT, "%s: %s: the input's type %s is not one rotor handles", m->label, what,
+                          ox_type_name(v->onnx_type));
+    /* the declared shape when it is static and holds cnt elements, else [cnt] */
+    const Onnx__TensorShapeProto *sh = declared != T_UNDEF ? tp->tensor_type->shape : NULL;
+    int64_t e = 1;
+    bool fixed = sh && sh->n_dim <= OX_MAX_RANK;
+    for (size_t d = 0; fixed && d < sh->n_dim; d++) {
+        fixed = sh->dim[d]->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE && sh->dim[d]->dim_value > 0;
+        if (fixed) e *= sh->dim[d]->dim_value;
+    }
+    if (fixed && e == cnt) {
+        v->rank = (int)sh->n_dim;
+        for (int d = 0; d < v->rank; d++) v->shape[d] = sh->dim[d]->dim_value;
+    } else {
+        v->rank = 1;
+        v->shape[0] = cnt;
+    }
+    v->elems = cnt;
+    if (!ox_alloc_data(v)) return rotor_nomem(err);
+    for (int k = 0; k < cnt; k++) ox_put(v, k, num[k]);
+    v->kind = OX_CONST;
+    return ROTOR_OK;
+}
+
+/* Every --value, before the inputs are read: a bound input is a constant. */
+static rotor_status bind_values(ox_model *m, const rotor_onnx_options *opt, rotor_error *err) {
+    const Onnx__GraphProto *g = m->proto->graph;
+    for (int i = 0; opt && i < opt->nvalues; i++) {
+        const char *spec = opt->values[i];
+        const char *eq = spec ? strchr(spec, '=') : NULL;
+        if (!eq || eq == spec || !eq[1])
+            return rotor_fail(err, ROTOR_ERR_INPUT, "%s: --value: expected NAME=FILE.pb or NAME=1,2,3 in '%.80s'",
+                              m->label, spec ? spec : "");
+        char name[256];
+        if ((size_t)(eq - spec) >= sizeof name)
+            return rotor_fail(err, ROTOR_ERR_INPUT, "%s: --value: name '%.40s...' is too long", m->label, spec);
+        snprintf(name, sizeof name, "%.*s", (int)(eq - spec), spec);
+        const Onnx__ValueInfoProto *vi = graph_input(g, name);
+        if (!vi) return rotor_fail(err, ROTOR_ERR_INPUT, "%s: --value: '%s' is not an input of the graph", m->label, name);
+        int v = intern(m, vi->name); /* intern keeps the pointer: the proto's string outlives it */
+        if (v < 0) return rotor_nomem(err);
+        if (m->vals[v].kind == OX_CONST)
+            return rotor_fail(err, ROTOR_ERR_INPUT, "%s: --value: '%s' is given twice, or is an initializer", m->label,
+                              name);
+        rotor_status st = bind_value(m, spec, vi, &m->vals[v], err);
+        if (st) return st;
+    }
+    return ROTOR_OK;
+}
+
 /* Values, nodes and their links from the decoded graph. */
 static rotor_status build(ox_model *m, const rotor_onnx_options *opt, rotor_error *err) {
     const Onnx__GraphProto *g = m->proto->graph;
@@ -572,6 +702,7 @@ static rotor_status build(ox_model *m, const rotor_onnx_options *opt, rotor_erro
     }
     if (g->n_sparse_initializer)
         return rotor_fail(err, ROTOR_ERR_INPUT, "%s: sparse initializers are not supported", m->label);
+    if ((st = bind_values(m, opt, err))) return st;
     for (size_t i = 0; i < g->n_input; i++) {
         const Onnx__ValueInfoProto *vi = g->input[i];
         if (!vi->name || !*vi->name) return rotor_fail(err, ROTOR_ERR_INPUT, "%s: input %zu has no name", m->label, i);

@@ -183,6 +183,13 @@ rotor_status ox_infer_range(ox_model *m, ox_node *n, rotor_error *err) {
     if ((st = ox_need(m, n, 3, err))) return st;
     for (int i = 0; i < 3; i++) {
         ox_val *x = ox_in(m, n, i);
+        if (x->kind == OX_INPUT)
+            NFAIL("input '%s' is a graph input; Range needs constant scalar start, limit and delta (give it with "
+                  "--value %s=N)", x->name, x->name);
+        const char *src = x->kind != OX_CONST ? ox_source_input(m, x) : NULL;
+        if (src)
+            NFAIL("input '%s' is computed at run time from graph input '%s'; Range needs constant scalar start, "
+                  "limit and delta (give it with --value %s=...)", x->name, src, src);
         if (x->kind != OX_CONST || !x->has_data || x->elems != 1)
             NFAIL("input '%s' is computed at run time; Range needs constant scalar start, limit and delta",
                   x->name);

@@ -123,6 +123,7 @@ const int64_t *ox_attr_ints(const ox_node *n, const char *name, int *count);
 int64_t ox_bcast_offset(const ox_val *x, int r, const int64_t *idx);
 double ox_binary_eval(const char *op, double a, double b, bool isint, const ox_node *n);
 rotor_status ox_broadcast_shape(ox_model *m, ox_node *n, int first, int count, int *rank, int64_t *shape, rotor_error *err);
+const char *ox_source_input(const ox_model *m, const ox_val *x);
 rotor_status ox_const_ints(ox_model *m, const ox_node *n, int i, const char *what, int64_t *out, int cap, int *count, rotor_error *err);
 rotor_status ox_decode_tensor(const ox_model *m, const Onnx__TensorProto *t, ox_val *v, const char *what, rotor_error *err);
 void ox_fold_copy(ox_model *m, ox_node *n, const ox_val *x);
@@ -179,6 +180,9 @@ typedef struct ox_einsum {
 rotor_status ox_einsum_parse(ox_model *m, ox_node *n, ox_einsum *es, rotor_error *err);
 void ox_einsum_label_name(int l, char *buf, size_t cap); /* "i", "K", "e0" */
 rotor_status ox_infer_einsum(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_window(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_melweight(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_stft(ox_model *m, ox_node *n, rotor_error *err);
 rotor_status ox_infer_det(ox_model *m, ox_node *n, rotor_error *err);
 rotor_status ox_infer_roialign(ox_model *m, ox_node *n, rotor_error *err);
 rotor_status ox_infer_maxunpool(ox_model *m, ox_node *n, rotor_error *err);

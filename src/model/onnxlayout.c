@@ -422,6 +422,13 @@ rotor_status ox_infer_resize(ox_model *m, ox_node *n, rotor_error *err) {
     } else {
         double scales[OX_MAX_RANK];
         if (sc) {
+            if (sc->kind == OX_INPUT)
+                NFAIL("scales '%s' are a graph input; rotor needs their value to know the shapes (give it with "
+                      "--value %s=...)", sc->name, sc->name);
+            const char *src = sc->kind != OX_CONST ? ox_source_input(m, sc) : NULL;
+            if (src)
+                NFAIL("scales '%s' are computed at run time from graph input '%s' (give it with --value %s=...)",
+                      sc->name, src, src);
             if (sc->kind != OX_CONST || !sc->has_data) NFAIL("scales '%s' are computed at run time", sc->name);
             if (sc->elems != x->rank) NFAIL("scales has %lld entries for rank %d", (long long)sc->elems, x->rank);
             for (int d = 0; d < x->rank; d++) scales[d] = ox_get(sc, d);
@@ -484,6 +491,13 @@ rotor_status ox_infer_onehot(ox_model *m, ox_node *n, rotor_error *err) {
     rotor_status st;
     if ((st = ox_need(m, n, 3, err))) return st;
     ox_val *ix = ox_in(m, n, 0), *depth = ox_in(m, n, 1), *vals = ox_in(m, n, 2);
+    const char *src = depth->kind != OX_CONST ? ox_source_input(m, depth) : NULL;
+    if (src && depth->kind == OX_INPUT)
+        NFAIL("depth '%s' is a graph input; rotor needs its value to know the shapes (give it with --value %s=N)",
+              depth->name, src);
+    if (src)
+        NFAIL("depth '%s' is computed at run time from graph input '%s'; rotor needs it constant to know the shapes "
+              "(give it with --value %s=...)", depth->name, src, src);
     if (depth->kind != OX_CONST || !depth->has_data || depth->elems != 1) NFAIL("depth must be a constant scalar");
     int64_t dd = (int64_t)ox_get(depth, 0);
     if (dd < 1 || dd > (1 << 30)) NFAIL("depth %lld is out of range", (long long)dd);

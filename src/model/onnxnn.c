@@ -404,3 +404,63 @@ rotor_status ox_infer_dft(ox_model *m, ox_node *n, rotor_error *err) {
     shape[x->rank - 1] = 2;
     return ox_set_out(m, n, 0, x->onnx_type, x->rank, shape, err);
 }
+
+/* A scalar integer input i (a constant, or bound with --value). */
+static rotor_status scalar_int(ox_model *m, ox_node *n, int i, const char *what, int64_t *out, rotor_error *err) {
+    int64_t v[1];
+    int cnt;
+    rotor_status st = ox_const_ints(m, n, i, what, v, 1, &cnt, err);
+    if (st) return st;
+    if (cnt != 1) NFAIL("%s must be one integer", what);
+    *out = v[0];
+    return ROTOR_OK;
+}
+
+/* HannWindow, HammingWindow, BlackmanWindow: [size], output_datatype
+ * (default float). */
+rotor_status ox_infer_window(ox_model *m, ox_node *n, rotor_error *err) {
+    rotor_status st;
+    if ((st = ox_need(m, n, 1, err))) return st;
+    int64_t size;
+    if ((st = scalar_int(m, n, 0, "size", &size, err))) return st;
+    if (size < 1 || size > ((int64_t)1 << 40)) NFAIL("size %lld is out of range", (long long)size);
+    return ox_set_out(m, n, 0, (int)ox_attr_int(n, "output_datatype", T_FLOAT), 1, &size, err);
+}
+
+/* MelWeightMatrix (num_mel_bins, dft_length, sample_rate, lower, upper):
+ * [dft_length / 2 + 1, num_mel_bins], output_datatype (default float). */
+rotor_status ox_infer_melweight(ox_model *m, ox_node *n, rotor_error *err) {
+    rotor_status st;
+    if ((st = ox_need(m, n, 5, err))) return st;
+    int64_t bins, dft;
+    if ((st = scalar_int(m, n, 0, "num_mel_bins", &bins, err)) || (st = scalar_int(m, n, 1, "dft_length", &dft, err)))
+        return st;
+    if (bins < 1 || dft < 1 || bins > ((int64_t)1 << 30) || dft > ((int64_t)1 << 30))
+        NFAIL("num_mel_bins %lld and dft_length %lld must be positive", (long long)bins, (long long)dft);
+    int64_t shape[2] = {dft / 2 + 1, bins};
+    return ox_set_out(m, n, 0, (int)ox_attr_int(n, "output_datatype", T_FLOAT), 2, shape, err);
+}
+
+/* STFT (signal [batch, length, 1|2], frame_step, window [L]?, frame_length?):
+ * [batch, frames, bins, 2], frames = (length - L) / frame_step + 1, bins =
+ * L / 2 + 1 when onesided (the default), else L. */
+rotor_status ox_infer_stft(ox_model *m, ox_node *n, rotor_error *err) {
+    rotor_status st;
+    if ((st = ox_need(m, n, 2, err))) return st;
+    ox_val *x = ox_in(m, n, 0), *w = ox_in(m, n, 2);
+    if (x->rank != 3 || (x->shape[2] != 1 && x->shape[2] != 2))
+        NFAIL("signal '%s' must be [batch, length, 1 or 2]", x->name);
+    int64_t step, len = -1;
+    if ((st = scalar_int(m, n, 1, "frame_step", &step, err))) return st;
+    if (n->nin > 3 && n->in[3] >= 0 && (st = scalar_int(m, n, 3, "frame_length", &len, err))) return st;
+    if (len < 0 && w) {
+        if (w->rank != 1) NFAIL("window '%s' must be one-dimensional", w->name);
+        len = w->shape[0];
+    }
+    if (len < 1 || len > x->shape[1] || step < 1)
+        NFAIL("frame length %lld and step %lld do not fit a signal of %lld", (long long)len, (long long)step,
+              (long long)x->shape[1]);
+    int64_t shape[4] = {x->shape[0], (x->shape[1] - len) / step + 1, ox_attr_int(n, "onesided", 1) ? len / 2 + 1 : len,
+                        2};
+    return ox_set_out(m, n, 0, x->onnx_type, 4, shape, err);
+}

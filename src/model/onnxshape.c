@@ -60,6 +60,23 @@ bool ox_norm_axis(int64_t a, int r, int *out) {
     return true;
 }
 
+/* The first graph input (not an initializer) value x is computed from,
+ * searching producers depth first, or NULL: it names what --value binds
+ * when a shape-deciding value is computed at run time. */
+const char *ox_source_input(const ox_model *m, const ox_val *x) {
+    int stack[64], sp = 0;
+    stack[sp++] = (int)(x - m->vals);
+    for (int steps = 0; sp > 0 && steps < 4096; steps++) {
+        const ox_val *v = &m->vals[stack[--sp]];
+        if (v->kind == OX_INPUT) return v->name;
+        if (v->producer < 0) continue;
+        const ox_node *n = &m->nodes[v->producer];
+        for (int k = n->nin - 1; k >= 0 && sp < 64; k--)
+            if (n->in[k] >= 0 && m->vals[n->in[k]].kind != OX_CONST) stack[sp++] = n->in[k];
+    }
+    return NULL;
+}
+
 /* Input i as a list of integers: it must be a constant with data. */
 rotor_status ox_const_ints(ox_model *m, const ox_node *n, int i, const char *what, int64_t *out, int cap,
                                int *count, rotor_error *err) {
@@ -69,6 +86,13 @@ rotor_status ox_const_ints(ox_model *m, const ox_node *n, int i, const char *wha
         *count = 0;
         return ROTOR_OK;
     }
+    if (x->kind == OX_INPUT)
+        NFAIL("%s '%s' is a graph input; rotor needs its value to know the shapes (give it with --value %s=...)",
+              what, x->name, x->name);
+    const char *src = x->kind != OX_CONST ? ox_source_input(m, x) : NULL;
+    if (src)
+        NFAIL("%s '%s' is computed at run time from graph input '%s'; rotor needs it constant to know the shapes "
+              "(give it with --value %s=...)", what, x->name, src, src);
     if (x->kind != OX_CONST || !x->has_data)
         NFAIL("%s '%s' is computed at run time; rotor needs it constant to know the shapes", what, x->name);
     if (x->elems > cap) NFAIL("%s '%s' has %lld entries; at most %d make sense here", what, x->name,
@@ -163,7 +187,8 @@ static const struct {
     {"GroupNormalization", ox_infer_unary}, {"NegativeLogLikelihoodLoss", ox_infer_loss},
     {"SoftmaxCrossEntropyLoss", ox_infer_loss}, {"GridSample", ox_infer_gridsample},
     {"Det", ox_infer_det}, {"RoiAlign", ox_infer_roialign}, {"MaxUnpool", ox_infer_maxunpool}, {"DFT", ox_infer_dft},
-    {"Einsum", ox_infer_einsum},
+    {"Einsum", ox_infer_einsum}, {"HannWindow", ox_infer_window}, {"HammingWindow", ox_infer_window},
+    {"BlackmanWindow", ox_infer_window}, {"MelWeightMatrix", ox_infer_melweight}, {"STFT", ox_infer_stft},
     {"ReduceSum", ox_infer_reduce}, {"ReduceMean", ox_infer_reduce}, {"ReduceMax", ox_infer_reduce},
     {"ReduceMin", ox_infer_reduce}, {"ReduceProd", ox_infer_reduce}, {"ReduceL1", ox_infer_reduce},
     {"ReduceL2", ox_infer_reduce}, {"ReduceLogSum", ox_infer_reduce}, {"ReduceLogSumExp", ox_infer_reduce},

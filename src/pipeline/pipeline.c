@@ -12,19 +12,18 @@ bool rotor_model_is_onnx(const char *spec) {
     return strchr(spec, '/') || (n > 5 && !strcmp(spec + n - 5, ".onnx"));
 }
 
-rotor_status rotor_model_load(const char *spec, const rotor_zoo_options *zo, const char *dims, const char *inputs,
+rotor_status rotor_model_load(const char *spec, const rotor_zoo_options *zo, const rotor_onnx_options *onnx,
                               rotor_graph *g, rotor_onnx_stats *stats, rotor_error *err) {
     if (stats) memset(stats, 0, sizeof *stats);
     if (!rotor_model_is_onnx(spec)) {
-        if (dims || inputs) {
+        if (onnx && (onnx->dims || onnx->input_shapes || onnx->nvalues)) {
             rotor_graph_init(g, spec);
-            return rotor_fail(err, ROTOR_ERR_INPUT, "--dim and --input shape ONNX files; zoo models take --batch, "
-                              "--seq and --layers");
+            return rotor_fail(err, ROTOR_ERR_INPUT, "--dim, --input and --value shape ONNX files; zoo models take "
+                              "--batch, --seq and --layers");
         }
         return rotor_zoo_build(spec, zo, g, err);
     }
-    rotor_onnx_options oo = {.dims = dims, .input_shapes = inputs};
-    return rotor_onnx_load(spec, &oo, g, stats, err);
+    return rotor_onnx_load(spec, onnx, g, stats, err);
 }
 
 /* The program stage: written as a file would hold it, then read back, so
@@ -45,7 +44,7 @@ rotor_status rotor_pipeline_run(const rotor_pipeline_options *opt, const rotor_c
         return rotor_fail(err, ROTOR_ERR_INPUT, "pipeline: compiling or scheduling needs a chip");
     if (opt->program && !opt->t10)
         return rotor_fail(err, ROTOR_ERR_INPUT, "pipeline: a program comes from the T10 compile");
-    rotor_status st = rotor_model_load(opt->model, &opt->zoo, opt->dims, opt->inputs, &out->graph, &out->onnx, err);
+    rotor_status st = rotor_model_load(opt->model, &opt->zoo, &opt->onnx, &out->graph, &out->onnx, err);
     if (st || opt->no_group) return st;
     /* plan the operators that cost time: epilogues fused, layout folded */
     rotor_graph grouped;

@@ -26,6 +26,15 @@ typedef struct rotor_onnx_options {
      * (NULL: none), for files whose declared shapes disagree with their own
      * constants.  Names the graph's inputs do not have are refused. */
     const char *input_shapes;
+    /* Values for graph inputs that decide shapes (a Reshape's shape, a
+     * Resize's scales, a Slice's starts, TopK's k, ...): each "NAME=FILE.pb"
+     * (a serialized TensorProto; a SPEC ending in .pb or holding a '/') or
+     * "NAME=1,2,3" (numbers, typed as the input is declared, shaped as
+     * declared when the counts agree, else one-dimensional).  The input then
+     * folds like an initializer.  Names the graph's inputs do not have are
+     * refused.  NULL or nvalues 0: none. */
+    const char *const *values;
+    int nvalues;
 } rotor_onnx_options;
 
 /* Statistics of one import, for the CLI's summary and the tests. */

@@ -32,8 +32,7 @@
 typedef struct rotor_pipeline_options {
     const char *model;        /* a zoo name, or an ONNX file (rotor_model_is_onnx) */
     rotor_zoo_options zoo;    /* zoo models: batch, seq, layers, phase */
-    const char *dims;         /* ONNX files: "k=v,..." binds symbolic dimensions (NULL: none) */
-    const char *inputs;       /* ONNX files: "NAME=AxB,..." replaces input shapes (NULL: none) */
+    rotor_onnx_options onnx;  /* ONNX files: --dim, --input and --value (onnx.h); zero: none */
     bool no_group;            /* stop after loading: the graph as imported */
     bool t10;                 /* compile after T10 */
     bool vgm;                 /* compile with the VGM baseline too; its failure is kept apart */
@@ -62,9 +61,10 @@ typedef struct rotor_pipeline {
 bool rotor_model_is_onnx(const char *spec);
 
 /* Loads the model into g (the load stage alone; g is initialised either way:
- * free it with rotor_graph_free, also after an error).  dims and inputs are
- * refused for zoo models.  stats may be NULL; it stays zero for zoo models. */
-rotor_status rotor_model_load(const char *spec, const rotor_zoo_options *zo, const char *dims, const char *inputs,
+ * free it with rotor_graph_free, also after an error).  ONNX options (any of
+ * dims, input_shapes, values) are refused for zoo models.  onnx and stats
+ * may be NULL; stats stays zero for zoo models. */
+rotor_status rotor_model_load(const char *spec, const rotor_zoo_options *zo, const rotor_onnx_options *onnx,
                               rotor_graph *g, rotor_onnx_stats *stats, rotor_error *err);
 
 /* Runs the stages opt asks for on chip (NULL when only loading and grouping)
