@@ -911,3 +911,30 @@ Test(onnx, gridsample_takes_the_grid_spatial_shape_and_resize10_reads_scales_at_
     rotor_graph_free(&g);
     mb_free(&b);
 }
+
+/* repeat_kv of grouped-query attention: Unsqueeze -> Expand -> Reshape.
+ * The Expand creates an axis its input lacks, which no T10 expression can
+ * write: it imports as a vendor op (a broadcast copy) of the right shape. */
+Test(onnx, an_expand_that_broadcasts_is_a_vendor_op_so_repeat_kv_imports) {
+    mb b;
+    mb_init(&b, 13);
+    mb_input(&b, "k", DIMS(1, 2, 8, 16));
+    mb_init_tensor(&b, "ax", 7, DIMS(1), (const int64_t[]){2});
+    mb_init_tensor(&b, "to", 7, DIMS(5), (const int64_t[]){1, 2, 3, 8, 16});
+    mb_init_tensor(&b, "shp", 7, DIMS(4), (const int64_t[]){1, 6, 8, 16});
+    mb_node(&b, "Unsqueeze", "unsq", "k ax", "k5");
+    mb_node(&b, "Expand", "rep", "k5 to", "k6");
+    mb_node(&b, "Reshape", "merge", "k6 shp", "kr");
+    mb_output(&b, "kr");
+    rotor_graph g;
+    rotor_error err = {{0}};
+    cr_assert_eq(mb_load(&b, NULL, &g, NULL, &err), ROTOR_OK, "%s", err.msg);
+    const rotor_op *rep = find_op(&g, "rep");
+    cr_assert(rep->vendor);
+    const rotor_value *y = &g.values[rep->outputs[0]];
+    cr_assert(y->rank == 5 && y->shape[2] == 3 && y->elements == 1 * 2 * 3 * 8 * 16);
+    const rotor_value *kr = out_value(&g);
+    cr_assert(kr->rank == 4 && kr->shape[1] == 6);
+    rotor_graph_free(&g);
+    mb_free(&b);
+}

@@ -1198,6 +1198,19 @@ static rotor_status lower_einsum(lower_ctx *c, const ox_node *n) {
     return emit(c, n, n->name, "Einsum", &b, ins, es.nin, &gy, 1);
 }
 
+/* Whether an Expand creates an output axis its input lacks (extent 1 or
+ * absent, right-aligned): no input reads that axis, and T10's expressions
+ * read every output axis from an input.  Such an Expand is a vendor op, a
+ * broadcast copy at the vector rate (docs/onnx.md, "Broadcasts"). */
+static bool expand_broadcasts(const ox_model *m, const ox_node *n) {
+    const ox_val *x = &m->vals[ox_resolve(m, n->in[0])], *y = &m->vals[n->out[0]];
+    for (int d = 0; d < y->rank; d++) {
+        int dx = d - (y->rank - x->rank);
+        if (y->shape[d] > 1 && (dx < 0 || x->shape[dx] == 1)) return true;
+    }
+    return false;
+}
+
 static rotor_status lower_node(lower_ctx *c, int nd) {
     ox_model *m = c->m;
     ox_node *n = &m->nodes[nd];
@@ -1219,6 +1232,7 @@ static rotor_status lower_node(lower_ctx *c, int nd) {
         rotor_status st = match_layernorm(c, nd, &matched);
         if (st || matched) return st;
     }
+    if (!strcmp(op, "Expand") && expand_broadcasts(m, n)) return lower_vendor(c, n);
     if (in_list(op, ew, sizeof ew / sizeof ew[0])) {
         /* CastLike's second input and Expand's shape only carry a type or a shape */
         int nops = !strcmp(op, "CastLike") || !strcmp(op, "Expand") ? 1 : n->nin;
