@@ -938,3 +938,129 @@ Test(onnx, an_expand_that_broadcasts_is_a_vendor_op_so_repeat_kv_imports) {
     rotor_graph_free(&g);
     mb_free(&b);
 }
+
+/* An LSTM of 3 steps unrolls into the ONNX definition's operators: one input
+ * projection for every step, a recurrent product from the second step on
+ * (no initial_h: the first step's is zero), the gates, the cell and the
+ * hidden state per step, and Y_h as a copy of the last step's. */
+Test(onnx, an_lstm_unrolls_into_its_matmuls_and_gates) {
+    mb b;
+    mb_init(&b, 14);
+    mb_input(&b, "x", DIMS(3, 2, 4));
+    mb_init_tensor(&b, "w", 1, DIMS(1, 20, 4), NULL);
+    mb_init_tensor(&b, "r", 1, DIMS(1, 20, 5), NULL);
+    mb_init_tensor(&b, "bias", 1, DIMS(1, 40), NULL);
+    Onnx__NodeProto *n = mb_node(&b, "LSTM", "lstm", "x w r bias", "- yh");
+    mb_attr_i(&b, n, "hidden_size", 5);
+    mb_output(&b, "yh");
+    rotor_graph g;
+    rotor_error err = {{0}};
+    cr_assert_eq(mb_load(&b, NULL, &g, NULL, &err), ROTOR_OK, "%s", err.msg);
+    /* xw, xwb; step 0: i f cand c o h (6); steps 1-2: q + 6 each; y_h */
+    cr_assert_eq(g.nops, 2 + 6 + 2 * 7 + 1, "%d operators", g.nops);
+    expect_expr(&g, "lstm.d0.xw", "Y[s,b,g] += X[s,b,i] * W[g,i]", "s=3,b=2,i=4,g=20");
+    expect_expr(&g, "lstm.d0.t1.q", "Y[b,g] += H[b,h] * R[g,h]", "b=2,h=5,g=20");
+    expect_expr(&g, "lstm.d0.t1.c", "Y[b,h] = F[b,h] * C[b,h] + I[b,h] * G[b,h]", "b=2,h=5");
+    expect_expr(&g, "lstm.d0.t2.h", "Y[b,h] = O[b,h] * tanh(C[b,h])", "b=2,h=5");
+    double mm = 0;
+    for (int i = 0; i < g.nops; i++)
+        if (!strcmp(g.ops[i].type, "MatMul")) mm += g.ops[i].flops;
+    cr_assert_float_eq(mm, 2.0 * 3 * 2 * 20 * 4 + 2.0 * 2 * 2 * 20 * 5, 1e-9, "MatMul FLOPs %g", mm);
+    const rotor_value *yh = out_value(&g);
+    cr_assert(yh->rank == 3 && yh->shape[0] == 1 && yh->shape[1] == 2 && yh->shape[2] == 5);
+    rotor_graph_free(&g);
+    mb_free(&b);
+}
+
+Test(onnx, recurrent_forms_the_unrolling_cannot_express_are_refused_by_name) {
+    mb b;
+    mb_init(&b, 14);
+    mb_input(&b, "x", DIMS(3, 2, 4));
+    mb_init_tensor(&b, "w", 1, DIMS(1, 15, 4), NULL);
+    mb_init_tensor(&b, "r", 1, DIMS(1, 15, 5), NULL);
+    Onnx__NodeProto *n = mb_node(&b, "GRU", "gru", "x w r", "y");
+    mb_attr_i(&b, n, "hidden_size", 5);
+    Onnx__AttributeProto *a = mb_alloc(&b, sizeof *a);
+    onnx__attribute_proto__init(a);
+    a->name = mb_str(&b, "activations");
+    a->has_type = 1;
+    a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS;
+    a->n_strings = 2;
+    a->strings = mb_alloc(&b, 2 * sizeof *a->strings);
+    a->strings[0] = (ProtobufCBinaryData){6, (uint8_t *)mb_str(&b, "Affine")};
+    a->strings[1] = (ProtobufCBinaryData){4, (uint8_t *)mb_str(&b, "Tanh")};
+    n->attribute[n->n_attribute++] = a;
+    mb_output(&b, "y");
+    rotor_graph g;
+    rotor_error err = {{0}};
+    cr_assert_eq(mb_load(&b, NULL, &g, NULL, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "node 'gru' (op GRU, domain ai.onnx): activation 'Affine' is not supported in the unrolled form");
+    rotor_graph_free(&g);
+    mb_free(&b);
+}
+
+/* Compress's output extent is its condition's count of true entries: known
+ * once --value gives the condition. */
+Test(onnx, compress_needs_its_condition_and_takes_its_count) {
+    mb b;
+    mb_init(&b, 11);
+    mb_input(&b, "x", DIMS(3, 4));
+    b.inputs[b.graph.n_input++] = mb_vi(&b, "cond", 9, DIMS(3));
+    Onnx__NodeProto *n = mb_node(&b, "Compress", "cp", "x cond", "y");
+    mb_attr_i(&b, n, "axis", 0);
+    mb_output(&b, "y");
+    rotor_graph g;
+    rotor_error err = {{0}};
+    cr_assert_eq(mb_load(&b, NULL, &g, NULL, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "condition 'cond' decides the output's shape and comes from graph input 'cond' (give it with "
+                        "--value cond=...)");
+    rotor_graph_free(&g);
+    static const char *const v[1] = {"cond=1,0,1"};
+    rotor_onnx_options o = {.values = v, .nvalues = 1};
+    cr_assert_eq(mb_load(&b, &o, &g, NULL, &err), ROTOR_OK, "%s", err.msg);
+    const rotor_value *y = out_value(&g);
+    cr_assert(y->rank == 2 && y->shape[0] == 2 && y->shape[1] == 4);
+    rotor_graph_free(&g);
+    mb_free(&b);
+}
+
+Test(onnx, bad_values_are_refused_naming_the_input) {
+    mb b;
+    mb_init(&b, 13);
+    mb_input(&b, "x", DIMS(2, 6));
+    b.inputs[b.graph.n_input++] = mb_vi(&b, "shp", 7, DIMS(2));
+    mb_node(&b, "Reshape", "rs", "x shp", "y");
+    mb_output(&b, "y");
+    static const struct {
+        const char *spec, *msg;
+    } bad[] = {
+        {"nope=1,2", "m.onnx: --value: 'nope' is not an input of the graph"},
+        {"shp=3,x", "m.onnx: --value shp: expected numbers separated by commas, got '3,x'"},
+        {"shp=3.5,4", "m.onnx: --value shp: 3.5 is not an integer, and the input is declared int64"},
+        {"shp", "m.onnx: --value: expected NAME=FILE.pb or NAME=1,2,3 in 'shp'"},
+        {"shp=/nonexistent/v.pb", "m.onnx: --value shp: /nonexistent/v.pb: No such file or directory"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        const char *v[1] = {bad[i].spec};
+        rotor_onnx_options o = {.values = v, .nvalues = 1};
+        rotor_graph g;
+        rotor_error err = {{0}};
+        cr_assert_neq(mb_load(&b, &o, &g, NULL, &err), ROTOR_OK, "%s", bad[i].spec);
+        assert_msg_has(err, bad[i].msg);
+        rotor_graph_free(&g);
+    }
+    const char *v2[2] = {"shp=3,4", "shp=4,3"};
+    rotor_onnx_options o2 = {.values = v2, .nvalues = 2};
+    rotor_graph g;
+    rotor_error err = {{0}};
+    cr_assert_eq(mb_load(&b, &o2, &g, NULL, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "--value: 'shp' is given twice, or is an initializer");
+    rotor_graph_free(&g);
+    const char *v3[1] = {"shp=3,4"};
+    rotor_onnx_options o3 = {.values = v3, .nvalues = 1};
+    cr_assert_eq(mb_load(&b, &o3, &g, NULL, &err), ROTOR_OK, "%s", err.msg);
+    const rotor_value *y = out_value(&g);
+    cr_assert(y->rank == 2 && y->shape[0] == 3 && y->shape[1] == 4);
+    rotor_graph_free(&g);
+    mb_free(&b);
+}

@@ -21,7 +21,7 @@
  *  - Gemm's and Conv's bias is a separate Add operator (grouping fuses it
  *    back); Gemm's alpha and beta scale for free and are not charged.
  *  - Graph inputs whose name contains "past" or "cache" are kv-cache values. */
-#include "onnxir.h"
+#include "lowerint.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -39,11 +39,6 @@
 
 #define REF_MAX 160
 
-typedef struct lower_ctx {
-    ox_model *m;
-    rotor_graph *g;
-    rotor_error *err;
-} lower_ctx;
 
 /* ---- graph values --------------------------------------------------------------- */
 
@@ -55,7 +50,7 @@ static bool name_has(const char *s, const char *needle) {
 }
 
 /* The graph value of ONNX value v (aliases resolved), created on first use. */
-static rotor_status gval(lower_ctx *c, const ox_node *n, int v, int *out) {
+rotor_status lw_gval(lower_ctx *c, const ox_node *n, int v, int *out) {
     ox_model *m = c->m;
     v = ox_resolve(m, v);
     ox_val *x = &m->vals[v];
@@ -78,8 +73,8 @@ static rotor_status gval(lower_ctx *c, const ox_node *n, int v, int *out) {
 }
 
 /* A new activation value named base+suffix (made unique). */
-static rotor_status new_val(lower_ctx *c, const ox_node *n, const char *base, const char *suffix, rotor_dtype dt,
-                            int rank, const int64_t *shape, int *out) {
+rotor_status lw_new_val(lower_ctx *c, const ox_node *n, const char *base, const char *suffix, rotor_dtype dt,
+                        int rank, const int64_t *shape, int *out) {
     char name[256];
     snprintf(name, sizeof name, "%s%s", base, suffix);
     for (int i = 2; rotor_graph_find_value(c->g, name) >= 0; i++)
@@ -142,6 +137,17 @@ static rotor_status emit(lower_ctx *c, const ox_node *n, const char *name, const
     rotor_op_desc d = {.name = name, .type = type, .expr = b ? b->text : NULL, .dims = b ? dims : NULL,
                        .inputs = inputs, .ninputs = nin, .outputs = outputs, .noutputs = nout};
     for (int t = 0; t < ROTOR_MAX_TENSORS; t++) d.tensor_value[t] = b ? b->tv[t] : -1;
+    rotor_error e2;
+    rotor_status st = rotor_graph_add_op(c->g, &d, NULL, &e2);
+    if (st) return ox_node_fail(c->m, n, c->err, st, "%s", e2.msg);
+    return ROTOR_OK;
+}
+
+rotor_status lw_op(lower_ctx *c, const ox_node *n, const char *name, const char *type, const char *text,
+                   const char *dims, const int *tv, int ntv, const int *ins, int nin, int out) {
+    rotor_op_desc d = {.name = name, .type = type, .expr = text, .dims = dims, .inputs = ins, .ninputs = nin,
+                       .outputs = &out, .noutputs = 1};
+    for (int t = 0; t < ROTOR_MAX_TENSORS; t++) d.tensor_value[t] = t < ntv ? tv[t] : -1;
     rotor_error e2;
     rotor_status st = rotor_graph_add_op(c->g, &d, NULL, &e2);
     if (st) return ox_node_fail(c->m, n, c->err, st, "%s", e2.msg);
@@ -231,7 +237,7 @@ static rotor_status ew_operands(lower_ctx *c, const ox_node *n, eb *b, const ox_
         snprintf(tnames[tensor_of[i]], sizeof tnames[0], "X%d", tensor_of[i]);
         ref_of(refs[i], REF_MAX, tnames[tensor_of[i]], nax, xn);
         int gv;
-        rotor_status st = gval(c, n, ops[i].v, &gv);
+        rotor_status st = lw_gval(c, n, ops[i].v, &gv);
         if (st) return st;
         b->tv[1 + tensor_of[i]] = gv;
         ins[(*nins)++] = gv;
@@ -363,11 +369,11 @@ static rotor_status lower_ew(lower_ctx *c, const ox_node *n, const char *name, c
     snprintf(b.text, sizeof b.text, "%s = %s", yref, rhs);
     for (int i = 0; i < nextra && nins < 16; i++) {
         int gv;
-        if ((st = gval(c, n, extra[i], &gv))) return st;
+        if ((st = lw_gval(c, n, extra[i], &gv))) return st;
         ins[nins++] = gv;
     }
     int gy;
-    if ((st = gval(c, n, ov, &gy))) return st;
+    if ((st = lw_gval(c, n, ov, &gy))) return st;
     b.tv[0] = gy;
     return emit(c, n, name, type, &b, ins, nins, &gy, 1);
 }
@@ -390,12 +396,12 @@ static rotor_status lower_vendor(lower_ctx *c, const ox_node *n) {
         /* parameter lists (axes, shapes, scalars) are attributes in spirit, not data */
         if (x->kind == OX_CONST && x->has_data && x->elems <= 64 && k > 0) continue;
         int gv;
-        if (!(st = gval(c, n, n->in[k], &gv))) ins[nin++] = gv;
+        if (!(st = lw_gval(c, n, n->in[k], &gv))) ins[nin++] = gv;
     }
     for (int k = 0; k < n->nout && !st; k++) {
         if (n->out[k] < 0) continue;
         int gv;
-        if (!(st = gval(c, n, n->out[k], &gv))) outs[nout++] = gv;
+        if (!(st = lw_gval(c, n, n->out[k], &gv))) outs[nout++] = gv;
     }
     if (!st) st = emit(c, n, n->name, n->p->op_type, NULL, ins, nin, outs, nout);
     free(ins);
@@ -443,12 +449,12 @@ static rotor_status lower_bias(lower_ctx *c, const ox_node *n, int pre_gv, int o
     }
     int gy, gb = -1;
     rotor_status st;
-    if ((st = gval(c, n, ov, &gy))) return st;
+    if ((st = lw_gval(c, n, ov, &gy))) return st;
     b.tv[0] = gy;
     b.tv[1] = pre_gv;
     int ins[2] = {pre_gv, -1}, nin = 1;
     if (strstr(b.text, "B[")) {
-        if ((st = gval(c, n, bias_v, &gb))) return st;
+        if ((st = lw_gval(c, n, bias_v, &gb))) return st;
         b.tv[2] = gb;
         ins[nin++] = gb;
     }
@@ -459,9 +465,9 @@ static rotor_status lower_bias(lower_ctx *c, const ox_node *n, int pre_gv, int o
 
 /* The operator's output before its bias: a new value when a bias follows. */
 static rotor_status pre_output(lower_ctx *c, const ox_node *n, int ov, bool bias, int *gy) {
-    if (!bias) return gval(c, n, ov, gy);
+    if (!bias) return lw_gval(c, n, ov, gy);
     const ox_val *o = &c->m->vals[ov];
-    return new_val(c, n, o->name, ".pre", o->dtype, o->rank, o->shape, gy);
+    return lw_new_val(c, n, o->name, ".pre", o->dtype, o->rank, o->shape, gy);
 }
 
 static rotor_status lower_matmul(lower_ctx *c, const ox_node *n) {
@@ -518,12 +524,12 @@ static rotor_status lower_matmul(lower_ctx *c, const ox_node *n) {
         const ox_val *x = &m->vals[ox_resolve(m, n->in[k])];
         if (k >= 2 && x->kind == OX_CONST && x->elems == 1) continue; /* scalar zero points, scales */
         int gv;
-        if ((st = gval(c, n, n->in[k], &gv))) return st;
+        if ((st = lw_gval(c, n, n->in[k], &gv))) return st;
         ins[nin++] = gv;
         if (k == 0) b.tv[1] = gv;
         if (k == (q ? 3 : 1)) b.tv[2] = gv;
     }
-    if ((st = gval(c, n, n->out[0], &gy))) return st;
+    if ((st = lw_gval(c, n, n->out[0], &gy))) return st;
     b.tv[0] = gy;
     return emit(c, n, n->name, n->p->op_type, &b, ins, nin, &gy, 1);
 }
@@ -542,7 +548,7 @@ static rotor_status lower_gemm(lower_ctx *c, const ox_node *n) {
     bool bias = n->nin > 2 && n->in[2] >= 0 && ox_attr_float(n, "beta", 1.0) != 0;
     rotor_status st;
     int ga, gb, gy;
-    if ((st = gval(c, n, n->in[0], &ga)) || (st = gval(c, n, n->in[1], &gb))) return st;
+    if ((st = lw_gval(c, n, n->in[0], &ga)) || (st = lw_gval(c, n, n->in[1], &gb))) return st;
     if ((st = pre_output(c, n, n->out[0], bias, &gy))) return st;
     b.tv[0] = gy, b.tv[1] = ga, b.tv[2] = gb;
     int ins[2] = {ga, gb};
@@ -610,7 +616,7 @@ static rotor_status lower_conv(lower_ctx *c, const ox_node *n) {
         const ox_val *v = &m->vals[ox_resolve(m, n->in[k])];
         if (k != 0 && k != iw && v->kind == OX_CONST && v->elems == 1) continue;
         int gv;
-        if ((st = gval(c, n, n->in[k], &gv))) return st;
+        if ((st = lw_gval(c, n, n->in[k], &gv))) return st;
         ins[nin++] = gv;
         if (k == 0) b.tv[1] = gv;
         if (k == iw) b.tv[2] = gv;
@@ -658,7 +664,7 @@ static rotor_status lower_reduction(lower_ctx *c, const ox_node *n, const char *
     else snprintf(b.text, sizeof b.text, "%s += %s", yref, term);
     int gx, gy;
     rotor_status st;
-    if ((st = gval(c, n, xv, &gx)) || (st = gval(c, n, ov, &gy))) return st;
+    if ((st = lw_gval(c, n, xv, &gx)) || (st = lw_gval(c, n, ov, &gy))) return st;
     b.tv[0] = gy, b.tv[1] = gx;
     return emit(c, n, name, type, &b, &gx, 1, &gy, 1);
 }
@@ -711,7 +717,7 @@ static rotor_status lower_avgpool(lower_ctx *c, const ox_node *n) {
     snprintf(b.text, sizeof b.text, "%s] += %s] / %lld", yref, xref, (long long)cnt);
     int gx, gy;
     rotor_status st;
-    if ((st = gval(c, n, n->in[0], &gx)) || (st = gval(c, n, n->out[0], &gy))) return st;
+    if ((st = lw_gval(c, n, n->in[0], &gx)) || (st = lw_gval(c, n, n->out[0], &gy))) return st;
     b.tv[0] = gy, b.tv[1] = gx;
     return emit(c, n, n->name, "AveragePool", &b, &gx, 1, &gy, 1);
 }
@@ -776,9 +782,9 @@ static rotor_status lower_layernorm(lower_ctx *c, const ox_node *n, int xv, int 
     kept_shape(x, red, &sr, sshape);
     int gx, gmean, gvar, gy;
     rotor_status st;
-    if ((st = gval(c, n, xv, &gx))) return st;
-    if ((st = new_val(c, n, o->name, ".mean", x->dtype, sr, sshape, &gmean))) return st;
-    if ((st = new_val(c, n, o->name, ".var", x->dtype, sr, sshape, &gvar))) return st;
+    if ((st = lw_gval(c, n, xv, &gx))) return st;
+    if ((st = lw_new_val(c, n, o->name, ".mean", x->dtype, sr, sshape, &gmean))) return st;
+    if ((st = lw_new_val(c, n, o->name, ".var", x->dtype, sr, sshape, &gvar))) return st;
     char name[200], xr[REF_MAX], mr[REF_MAX], vr[REF_MAX];
     eb b;
     /* mean */
@@ -819,7 +825,7 @@ static rotor_status lower_layernorm(lower_ctx *c, const ox_node *n, int xv, int 
             char t[REF_MAX];
             ref_of(t, sizeof t, "G", ngn, gn);
             snprintf(gr, sizeof gr, " * %s", t);
-            if ((st = gval(c, n, gamma, &gg))) return st;
+            if ((st = lw_gval(c, n, gamma, &gg))) return st;
             ins[nin++] = gg;
         }
     }
@@ -833,8 +839,8 @@ static rotor_status lower_layernorm(lower_ctx *c, const ox_node *n, int xv, int 
         if (bv->elems == 1 && literal_of(bv, lit, sizeof lit) && ox_get(bv, 0) == 0) has_beta = false;
     }
     if (has_beta) {
-        if ((st = new_val(c, n, o->name, ".norm", o->dtype, o->rank, o->shape, &gy))) return st;
-    } else if ((st = gval(c, n, ov, &gy))) {
+        if ((st = lw_new_val(c, n, o->name, ".norm", o->dtype, o->rank, o->shape, &gy))) return st;
+    } else if ((st = lw_gval(c, n, ov, &gy))) {
         return st;
     }
     b.tv[0] = gy, b.tv[1] = gx, b.tv[2] = gmean, b.tv[3] = gvar, b.tv[4] = gg;
@@ -871,10 +877,10 @@ static rotor_status lower_layernorm(lower_ctx *c, const ox_node *n, int xv, int 
         }
         ref_of(br, sizeof br, "B", nbn, bn);
         snprintf(b.text, sizeof b.text, "%s = %s + %s", yr, nr, br);
-        if ((st = gval(c, n, beta, &gb))) return st;
+        if ((st = lw_gval(c, n, beta, &gb))) return st;
         in3[nin3++] = gb;
     }
-    if ((st = gval(c, n, ov, &gy))) return st;
+    if ((st = lw_gval(c, n, ov, &gy))) return st;
     b.tv[0] = gy, b.tv[1] = gnorm, b.tv[2] = gb;
     snprintf(name, sizeof name, "%s.beta", n->name);
     return emit(c, n, name, "Add", &b, in3, nin3, &gy, 1);
@@ -896,9 +902,9 @@ static rotor_status lower_softmax(lower_ctx *c, const ox_node *n) {
     kept_shape(x, red, &sr, sshape);
     int gx, gs, gy;
     rotor_status st;
-    if ((st = gval(c, n, n->in[0], &gx))) return st;
-    if ((st = new_val(c, n, o->name, ".sum", x->dtype, sr, sshape, &gs))) return st;
-    if ((st = gval(c, n, n->out[0], &gy))) return st;
+    if ((st = lw_gval(c, n, n->in[0], &gx))) return st;
+    if ((st = lw_new_val(c, n, o->name, ".sum", x->dtype, sr, sshape, &gs))) return st;
+    if ((st = lw_gval(c, n, n->out[0], &gy))) return st;
     eb b;
     char xr[REF_MAX], sref[REF_MAX], yr[REF_MAX], name[200], yn[OX_MAX_RANK + 1][ROTOR_NAME_MAX];
     int ny;
@@ -920,9 +926,10 @@ static rotor_status lower_softmax(lower_ctx *c, const ox_node *n) {
 
 static rotor_status lower_batchnorm(lower_ctx *c, const ox_node *n) {
     ox_model *m = c->m;
+    /* training mode (its batch statistics are read): a vendor op; the
+     * affine expression below is the inference form only */
     for (int k = 1; k < n->nout; k++)
-        if (n->out[k] >= 0 && m->vals[n->out[k]].live)
-            return ox_node_fail(m, n, c->err, ROTOR_ERR_INPUT, "training-mode outputs are not supported");
+        if (n->out[k] >= 0 && m->vals[n->out[k]].live) return lower_vendor(c, n);
     /* Inference BatchNormalization folds to a per-channel affine map,
      * y = x * a[c] + b[c] with a = scale / sqrt(var + eps) and b = bias - mean * a:
      * the expression names scale and bias; mean and var are read once too. */
@@ -947,7 +954,7 @@ static rotor_status lower_reshape(lower_ctx *c, const ox_node *n) {
     snprintf(b.text, sizeof b.text, "Y[i] = X[i]");
     int gx, gy;
     rotor_status st;
-    if ((st = gval(c, n, n->in[0], &gx)) || (st = gval(c, n, n->out[0], &gy))) return st;
+    if ((st = lw_gval(c, n, n->in[0], &gx)) || (st = lw_gval(c, n, n->out[0], &gy))) return st;
     b.tv[0] = gy, b.tv[1] = gx;
     return emit(c, n, n->name, n->p->op_type, &b, &gx, 1, &gy, 1);
 }
@@ -981,7 +988,7 @@ static rotor_status lower_transpose(lower_ctx *c, const ox_node *n) {
     snprintf(b.text, sizeof b.text, "%s = %s", yr, xr);
     int gx, gy;
     rotor_status st;
-    if ((st = gval(c, n, n->in[0], &gx)) || (st = gval(c, n, n->out[0], &gy))) return st;
+    if ((st = lw_gval(c, n, n->in[0], &gx)) || (st = lw_gval(c, n, n->out[0], &gy))) return st;
     b.tv[0] = gy, b.tv[1] = gx;
     return emit(c, n, n->name, "Transpose", &b, &gx, 1, &gy, 1);
 }
@@ -1010,7 +1017,7 @@ static rotor_status lower_slice(lower_ctx *c, const ox_node *n) {
     snprintf(b.text, sizeof b.text, "%s = %s", yr, xr);
     int gx, gy;
     rotor_status st;
-    if ((st = gval(c, n, n->in[0], &gx)) || (st = gval(c, n, n->out[0], &gy))) return st;
+    if ((st = lw_gval(c, n, n->in[0], &gx)) || (st = lw_gval(c, n, n->out[0], &gy))) return st;
     b.tv[0] = gy, b.tv[1] = gx;
     return emit(c, n, n->name, "Slice", &b, &gx, 1, &gy, 1);
 }
@@ -1187,10 +1194,10 @@ static rotor_status lower_einsum(lower_ctx *c, const ox_node *n) {
     else snprintf(b.text, sizeof b.text, "%s %s %s * %s", refs[0], assign, refs[1], refs[2]);
     int ins[2], gy;
     for (int t = 0; t < es.nin; t++) {
-        if ((st = gval(c, n, n->in[t], &ins[t]))) return st;
+        if ((st = lw_gval(c, n, n->in[t], &ins[t]))) return st;
         b.tv[t + 1] = ins[t];
     }
-    if ((st = gval(c, n, n->out[0], &gy))) return st;
+    if ((st = lw_gval(c, n, n->out[0], &gy))) return st;
     b.tv[0] = gy;
     if (es.nin == 2 && ins[0] == ins[1]) { /* x.x: one input, read twice */
         return emit(c, n, n->name, "Einsum", &b, ins, 1, &gy, 1);
@@ -1223,6 +1230,8 @@ static rotor_status lower_node(lower_ctx *c, int nd) {
         "CastLike", "Add", "Sub", "Mul", "Div", "Pow", "Mod", "Equal", "Less", "Greater", "LessOrEqual",
         "GreaterOrEqual", "And", "Or", "Xor", "BitShift", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "PRelu",
         "Where", "Sum", "Mean", "Max", "Min", "Clip", "Expand", "QuantizeLinear", "DequantizeLinear"};
+    /* a recurrent node may omit Y and give only Y_h */
+    if (!strcmp(op, "LSTM") || !strcmp(op, "GRU") || !strcmp(op, "RNN")) return lw_recurrent(c, n);
     if (n->nout < 1 || n->out[0] < 0) return ox_node_fail(m, n, c->err, ROTOR_ERR_INPUT, "has no output");
     if (m->vals[n->out[0]].elems == 0)
         return ox_node_fail(m, n, c->err, ROTOR_ERR_INPUT, "output '%s' is empty (a zero extent); rotor plans "
@@ -1296,7 +1305,7 @@ rotor_status ox_lower(ox_model *m, rotor_graph *g, rotor_error *err) {
     for (int v = 0; v < m->nvals; v++) {
         if (!m->vals[v].is_output) continue;
         int gv;
-        if ((st = gval(&c, NULL, v, &gv))) return st;
+        if ((st = lw_gval(&c, NULL, v, &gv))) return st;
         if ((st = rotor_graph_set_output(g, gv, err))) return st;
     }
     return ROTOR_OK;

@@ -180,6 +180,9 @@ typedef struct ox_einsum {
 rotor_status ox_einsum_parse(ox_model *m, ox_node *n, ox_einsum *es, rotor_error *err);
 void ox_einsum_label_name(int l, char *buf, size_t cap); /* "i", "K", "e0" */
 rotor_status ox_infer_einsum(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_recurrent(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_tfidf(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_compress(ox_model *m, ox_node *n, rotor_error *err);
 rotor_status ox_infer_window(ox_model *m, ox_node *n, rotor_error *err);
 rotor_status ox_infer_melweight(ox_model *m, ox_node *n, rotor_error *err);
 rotor_status ox_infer_stft(ox_model *m, ox_node *n, rotor_error *err);

@@ -464,3 +464,83 @@ rotor_status ox_infer_stft(ox_model *m, ox_node *n, rotor_error *err) {
                         2};
     return ox_set_out(m, n, 0, x->onnx_type, 4, shape, err);
 }
+
+/* LSTM, GRU, RNN: X [S, B, I] (layout 1: [B, S, I]), W [D, G H, I] ->
+ * Y [S, D, B, H] (layout 1: [B, S, D, H]), Y_h and Y_c [D, B, H] (layout
+ * 1: [B, D, H]); G = 4, 3, 1; D = 2 when bidirectional. */
+rotor_status ox_infer_recurrent(ox_model *m, ox_node *n, rotor_error *err) {
+    rotor_status st;
+    if ((st = ox_need(m, n, 3, err))) return st;
+    const char *op = n->p->op_type;
+    int gates = !strcmp(op, "LSTM") ? 4 : !strcmp(op, "GRU") ? 3 : 1;
+    ox_val *x = ox_in(m, n, 0), *w = ox_in(m, n, 1), *r = ox_in(m, n, 2);
+    bool bf = ox_attr_int(n, "layout", 0) != 0;
+    const Onnx__AttributeProto *dir = ox_attr(n, "direction");
+    int64_t D = dir && dir->has_s && dir->s.len == 13 && !memcmp(dir->s.data, "bidirectional", 13) ? 2 : 1;
+    if (x->rank != 3 || w->rank != 3 || r->rank != 3)
+        NFAIL("X, W and R must have rank 3 (they have %d, %d, %d)", x->rank, w->rank, r->rank);
+    int64_t H = ox_attr_int(n, "hidden_size", w->shape[1] / gates);
+    if (w->shape[0] != D || w->shape[1] != gates * H || w->shape[2] != x->shape[2] || r->shape[0] != D ||
+        r->shape[1] != gates * H || r->shape[2] != H)
+        NFAIL("W [%lld, %lld, %lld] and R [%lld, %lld, %lld] do not fit %lld direction(s), %d gates of hidden size "
+              "%lld and input size %lld",
+              (long long)w->shape[0], (long long)w->shape[1], (long long)w->shape[2], (long long)r->shape[0],
+              (long long)r->shape[1], (long long)r->shape[2], (long long)D, gates, (long long)H,
+              (long long)x->shape[2]);
+    int64_t S = x->shape[bf ? 1 : 0], B = x->shape[bf ? 0 : 1];
+    int64_t y[4] = {bf ? B : S, bf ? S : D, bf ? D : B, H}, yh[3] = {bf ? B : D, bf ? D : B, H};
+    if ((st = ox_set_out(m, n, 0, x->onnx_type, 4, y, err))) return st;
+    for (int i = 1; i < n->nout && i < (gates == 4 ? 3 : 2); i++)
+        if ((st = ox_set_out(m, n, i, x->onnx_type, 3, yh, err))) return st;
+    return ROTOR_OK;
+}
+
+/* TfIdfVectorizer: X [C] or [N, C] -> float [M] or [N, M], M = the largest
+ * of ngram_indexes + 1 (the output's width depends on attributes only). */
+rotor_status ox_infer_tfidf(ox_model *m, ox_node *n, rotor_error *err) {
+    rotor_status st;
+    if ((st = ox_need(m, n, 1, err))) return st;
+    ox_val *x = ox_in(m, n, 0);
+    if (x->rank != 1 && x->rank != 2) NFAIL("input '%s' has rank %d; TfIdfVectorizer takes [C] or [N, C]", x->name, x->rank);
+    int cnt;
+    const int64_t *ix = ox_attr_ints(n, "ngram_indexes", &cnt);
+    if (!ix || cnt < 1) NFAIL("attribute ngram_indexes is missing");
+    int64_t width = 0;
+    for (int i = 0; i < cnt; i++) {
+        if (ix[i] < 0 || ix[i] >= ((int64_t)1 << 40)) NFAIL("ngram_indexes[%d] = %lld is out of range", i, (long long)ix[i]);
+        if (ix[i] + 1 > width) width = ix[i] + 1;
+    }
+    int64_t shape[2] = {x->shape[0], width};
+    return x->rank == 1 ? ox_set_out(m, n, 0, T_FLOAT, 1, &width, err) : ox_set_out(m, n, 0, T_FLOAT, 2, shape, err);
+}
+
+/* Compress (input, condition) with a known condition (a constant, or bound
+ * with --value): the selected slices along axis, or of the flattened
+ * input; the output's extent is the number of true conditions. */
+rotor_status ox_infer_compress(ox_model *m, ox_node *n, rotor_error *err) {
+    rotor_status st;
+    if ((st = ox_need(m, n, 2, err))) return st;
+    ox_val *x = ox_in(m, n, 0), *cond = ox_in(m, n, 1);
+    if (cond->kind != OX_CONST || !cond->has_data) {
+        const char *src = ox_source_input(m, cond);
+        if (src)
+            NFAIL("condition '%s' decides the output's shape and comes from graph input '%s' (give it with --value "
+                  "%s=...)", cond->name, src, src);
+        NFAIL("condition '%s' is computed at run time; the output's shape depends on it", cond->name);
+    }
+    int64_t kept = 0;
+    for (int64_t k = 0; k < cond->elems; k++) kept += ox_get(cond, k) != 0;
+    const Onnx__AttributeProto *a = ox_attr(n, "axis");
+    int64_t shape[OX_MAX_RANK];
+    if (!a) {
+        if (cond->elems > x->elems) NFAIL("condition has %lld entries for %lld elements", (long long)cond->elems,
+                                          (long long)x->elems);
+        return ox_set_out(m, n, 0, x->onnx_type, 1, &kept, err);
+    }
+    int axis;
+    if (!ox_norm_axis(a->i, x->rank, &axis)) NFAIL("axis %lld is out of range for rank %d", (long long)a->i, x->rank);
+    if (cond->elems > x->shape[axis])
+        NFAIL("condition has %lld entries for an axis of %lld", (long long)cond->elems, (long long)x->shape[axis]);
+    for (int d = 0; d < x->rank; d++) shape[d] = d == axis ? kept : x->shape[d];
+    return ox_set_out(m, n, 0, x->onnx_type, x->rank, shape, err);
+}

@@ -187,7 +187,7 @@ static const struct {
     {"GroupNormalization", ox_infer_unary}, {"NegativeLogLikelihoodLoss", ox_infer_loss},
     {"SoftmaxCrossEntropyLoss", ox_infer_loss}, {"GridSample", ox_infer_gridsample},
     {"Det", ox_infer_det}, {"RoiAlign", ox_infer_roialign}, {"MaxUnpool", ox_infer_maxunpool}, {"DFT", ox_infer_dft},
-    {"Einsum", ox_infer_einsum}, {"HannWindow", ox_infer_window}, {"HammingWindow", ox_infer_window},
+    {"Einsum", ox_infer_einsum}, {"TfIdfVectorizer", ox_infer_tfidf}, {"Compress", ox_infer_compress}, {"LSTM", ox_infer_recurrent}, {"GRU", ox_infer_recurrent}, {"RNN", ox_infer_recurrent}, {"HannWindow", ox_infer_window}, {"HammingWindow", ox_infer_window},
     {"BlackmanWindow", ox_infer_window}, {"MelWeightMatrix", ox_infer_melweight}, {"STFT", ox_infer_stft},
     {"ReduceSum", ox_infer_reduce}, {"ReduceMean", ox_infer_reduce}, {"ReduceMax", ox_infer_reduce},
     {"ReduceMin", ox_infer_reduce}, {"ReduceProd", ox_infer_reduce}, {"ReduceL1", ox_infer_reduce},

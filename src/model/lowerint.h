@@ -1,0 +1,30 @@
+/* lowerint.h — what the lowering files share (private to the model stage):
+ * lower.c lowers most nodes, lowerrnn.c unrolls the recurrent ones. */
+#ifndef ROTOR_MODEL_LOWERINT_H
+#define ROTOR_MODEL_LOWERINT_H
+
+#include "onnxir.h"
+
+typedef struct lower_ctx {
+    ox_model *m;
+    rotor_graph *g;
+    rotor_error *err;
+} lower_ctx;
+
+/* The graph value of ONNX value v (aliases resolved), created on first use. */
+rotor_status lw_gval(lower_ctx *c, const ox_node *n, int v, int *out);
+
+/* A new activation value named base+suffix (made unique). */
+rotor_status lw_new_val(lower_ctx *c, const ox_node *n, const char *base, const char *suffix, rotor_dtype dt,
+                        int rank, const int64_t *shape, int *out);
+
+/* One operator writing value out: expression text over dims (NULL text: a
+ * vendor op), expression tensor t naming value tv[t] (t < ntv), inputs
+ * ins.  Errors name the node. */
+rotor_status lw_op(lower_ctx *c, const ox_node *n, const char *name, const char *type, const char *text,
+                   const char *dims, const int *tv, int ntv, const int *ins, int nin, int out);
+
+/* LSTM, GRU and RNN, unrolled over the sequence (lowerrnn.c). */
+rotor_status lw_recurrent(lower_ctx *c, const ox_node *n);
+
+#endif
