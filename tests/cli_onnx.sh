@@ -8,7 +8,7 @@ SHARED=../shared/onnx
 TESTDATA=/usr/share/libonnx-testdata/data
 
 expect_out help "--dim k=v" -- model --help
-expect_error zoo-dim 2 "--dim and --input shape ONNX files" -- model bert-base --dim batch=2
+expect_error zoo-dim 2 "--dim, --input and --value shape ONNX files" -- model bert-base --dim batch=2
 expect_error onnx-batch 2 "bind an ONNX file's dimensions with --dim" -- model x.onnx --batch 2
 expect_error missing 2 "no/such.onnx: No such file or directory" -- model no/such.onnx
 
@@ -61,6 +61,12 @@ if [ -d "$TESTDATA" ]; then
         t=${c%%:*} want=${c#*:}
         expect_out "convtranspose${t:+_$t}" "ConvTranspose  *$want " -- model "$TESTDATA/node/test_convtranspose${t:+_$t}/model.onnx"
     done
+    # --value gives a shape input its value: from the test's own data, or typed
+    rs=$TESTDATA/node/test_reshape_negative_dim
+    expect_error value-needed 2 "shape 'shape' is a graph input; rotor needs its value to know the shapes (give it with --value shape=...)" -- model "$rs/model.onnx"
+    expect_out value-file "Reshape  *2x6x2 " -- model "$rs/model.onnx" --value "shape=$rs/test_data_set_0/input_1.pb"
+    expect_out value-list "Reshape  *2x6x2 " -- model "$rs/model.onnx" --value shape=2,-1,2
+    expect_error value-unknown 2 "--value: 'shapes' is not an input of the graph" -- model "$rs/model.onnx" --value shapes=1
 else
     bad "$TESTDATA is absent (apt-get install libonnx-testdata)"
 fi
