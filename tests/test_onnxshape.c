@@ -105,7 +105,20 @@ static void check_model(const char *model, bool bind, oracle_count *n) {
     rotor_onnx_options o;
     char specs[MAX_BIND][1600];
     const char *ptrs[MAX_BIND];
-    if (import_bound(model, bind, &o, specs, ptrs, &err)) return; /* refused: cli_onnx.sh counts them */
+    if (import_bound(model, bind, &o, specs, ptrs, &err)) {
+        /* refused (cli_onnx.sh counts them): one line, no prefix twice */
+        const char *node = strstr(err.msg, "node '");
+        cr_assert(!strchr(err.msg, '\n'), "%s", err.msg);
+        cr_assert(strstr(err.msg, model) == err.msg && !strstr(err.msg + strlen(model), model), "%s", err.msg);
+        cr_assert(!node || !strstr(node + 1, "node '"), "%s", err.msg);
+        if (node) {
+            char own[160];
+            const char *q = strchr(node + 6, '\'');
+            snprintf(own, sizeof own, "op '%.*s'", q ? (int)(q - node - 6) : 0, node + 6);
+            cr_assert(!q || !strstr(err.msg, own), "the node is named twice: %s", err.msg);
+        }
+        return;
+    }
     n->imported++;
     size_t len;
     uint8_t *buf = slurp(model, &len);

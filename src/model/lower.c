@@ -126,6 +126,17 @@ static void ref_of(char *out, size_t cap, const char *tname, int nax, char names
     if (k < cap) snprintf(out + k, cap - k, "]");
 }
 
+/* The graph's reason without its "op 'NAME' (TYPE): " prefix when NAME is
+ * the node's own name: the node prefix names it already (no doubled
+ * prefixes in a refusal). */
+static const char *graph_reason(const ox_node *n, const char *opname, const char *msg) {
+    size_t k = strlen(opname);
+    if (strncmp(msg, "op '", 4) || strncmp(msg + 4, opname, k) || msg[4 + k] != '\'' || strcmp(opname, n->name))
+        return msg;
+    const char *rest = strstr(msg + 5 + k, "): ");
+    return rest ? rest + 3 : msg;
+}
+
 /* Appends one operator to the graph; errors name the node. */
 static rotor_status emit(lower_ctx *c, const ox_node *n, const char *name, const char *type, const eb *b,
                          const int *inputs, int nin, const int *outputs, int nout) {
@@ -139,7 +150,7 @@ static rotor_status emit(lower_ctx *c, const ox_node *n, const char *name, const
     for (int t = 0; t < ROTOR_MAX_TENSORS; t++) d.tensor_value[t] = b ? b->tv[t] : -1;
     rotor_error e2;
     rotor_status st = rotor_graph_add_op(c->g, &d, NULL, &e2);
-    if (st) return ox_node_fail(c->m, n, c->err, st, "%s", e2.msg);
+    if (st) return ox_node_fail(c->m, n, c->err, st, "%s", graph_reason(n, name, e2.msg));
     return ROTOR_OK;
 }
 
@@ -150,7 +161,7 @@ rotor_status lw_op(lower_ctx *c, const ox_node *n, const char *name, const char 
     for (int t = 0; t < ROTOR_MAX_TENSORS; t++) d.tensor_value[t] = t < ntv ? tv[t] : -1;
     rotor_error e2;
     rotor_status st = rotor_graph_add_op(c->g, &d, NULL, &e2);
-    if (st) return ox_node_fail(c->m, n, c->err, st, "%s", e2.msg);
+    if (st) return ox_node_fail(c->m, n, c->err, st, "%s", graph_reason(n, name, e2.msg));
     return ROTOR_OK;
 }
 
