@@ -280,9 +280,7 @@ typedef struct pieces {
     int64_t (*v)[3]; /* receiver, sender, bytes */
 } pieces;
 
-static rotor_status collect_piece(void *ctx, int64_t src, int64_t elems) {
-    pieces *h = ctx;
-    if (src == h->dst) return ROTOR_OK;
+static rotor_status add_piece(pieces *h, int64_t dst, int64_t src, int64_t bytes) {
     if (h->n == h->cap) {
         int64_t cap = h->cap ? 2 * h->cap : 256;
         int64_t(*v)[3] = realloc(h->v, (size_t)cap * sizeof *v);
@@ -290,11 +288,16 @@ static rotor_status collect_piece(void *ctx, int64_t src, int64_t elems) {
         h->v = v;
         h->cap = cap;
     }
-    h->v[h->n][0] = h->dst;
+    h->v[h->n][0] = dst;
     h->v[h->n][1] = src;
-    h->v[h->n][2] = elems * h->elem;
+    h->v[h->n][2] = bytes;
     h->n++;
     return ROTOR_OK;
+}
+
+static rotor_status collect_piece(void *ctx, int64_t src, int64_t elems) {
+    pieces *h = ctx;
+    return src == h->dst ? ROTOR_OK : add_piece(h, h->dst, src, elems * h->elem);
 }
 
 /* Hand-off pieces travel in packets of at most this many bytes. */
@@ -454,6 +457,15 @@ static rotor_status replay_handoff(replayer *r, const rotor_program *p, int op, 
         }
         free(in);
         free(out);
+        /* the rest of the setup (weights, even-layout gathers) joins the same
+         * schedule: round k into c from (c + k) mod N, as replay_setup sends it */
+        int64_t uniform = po->setup_bytes - *most, rounds = po->setup_rounds;
+        if (rounds > 0 && r->n > 1)
+            for (int64_t c = 0; !st && uniform > 0 && c < cores; c++)
+                for (int64_t k = 1; !st && k <= rounds; k++) {
+                    int64_t piece = uniform / rounds + (k <= uniform % rounds ? 1 : 0), src = (c + k) % r->n;
+                    if (piece > 0 && src != c && add_piece(&pc, c, src, piece)) st = rotor_nomem(err);
+                }
         if (!st) st = emit_packets(r, op, &pc, cores, err);
     }
     free(pc.v);
@@ -495,9 +507,10 @@ static rotor_status replay_op(replayer *r, const rotor_program *p, int op, const
     replay_inbox_clear(r, cores);
     ids[0] = rotor_sim_task_count(r->sim);
     rotor_status st = replay_handoff(r, p, op, chip, &hand, err);
-    /* the rest of the setup loads every core alike (weights, even-layout gathers) */
-    if (!st && po->setup_bytes - hand > 0)
-        st = replay_setup(r, op, cores, po->setup_bytes - hand, po->setup_rounds, err);
+    /* the rest of the setup loads every core alike (weights, even-layout
+     * gathers); with a hand-off it joined the hand-off's schedule */
+    if (!st && hand == 0 && po->setup_bytes > 0)
+        st = replay_setup(r, op, cores, po->setup_bytes, po->setup_rounds, err);
     if (!st && hand > 0) st = replay_setup_sync(r, op, cores, err);
     if (!st) st = replay_tiles(r, op, &po->expr, &po->active, &po->active_info, chip, ids + 1, err);
     else ids[1] = ids[2] = rotor_sim_task_count(r->sim);
