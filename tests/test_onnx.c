@@ -628,10 +628,10 @@ Test(onnx, unsupported_operators_and_domains_are_refused_naming_the_node) {
                               "rotor's importer");
     rotor_graph_free(&g);
     b.nodes[1]->op_type = "Relu";
-    b.nodes[1]->domain = "com.microsoft";
+    b.nodes[1]->domain = "com.example";
     cr_assert_eq(mb_load(&b, NULL, &g, NULL, &err), ROTOR_ERR_INPUT);
-    cr_assert_str_eq(err.msg, "m.onnx: node 'fancy' (op Relu, domain com.microsoft): operators outside the default "
-                              "ONNX domain are not supported");
+    cr_assert_str_eq(err.msg, "m.onnx: node 'fancy' (op Relu, domain com.example): operators outside the default "
+                              "ONNX domain and com.microsoft are not supported");
     rotor_graph_free(&g);
     mb_free(&b);
 }
@@ -1221,6 +1221,134 @@ Test(onnx, a_gqa_llama_layer_imports_compiles_on_mk2_and_schedules_on_pod4, .tim
     cr_assert_eq(rotor_schedule_build(&grouped, &p4, NULL, &s, &err), ROTOR_OK, "%s", err.msg);
     rotor_schedule_free(s);
     rotor_graph_free(&grouped);
+    rotor_graph_free(&g);
+    mb_free(&b);
+}
+
+/* ---- an onnxruntime-optimised BERT layer (com.microsoft operators) ------------ */
+
+static Onnx__NodeProto *ms_node(mb *b, const char *op, const char *name, const char *ins, const char *outs) {
+    Onnx__NodeProto *n = mb_node(b, op, name, ins, outs);
+    n->domain = mb_str(b, "com.microsoft");
+    return n;
+}
+
+/* Attention (qkv weights and bias, 4 heads), the output projection,
+ * SkipLayerNormalization, the FFN with BiasGelu, SkipLayerNormalization:
+ * what onnxruntime's transformer optimiser makes of a BERT layer. */
+static void ort_bert_layer(mb *b, int64_t s, int64_t h) {
+    mb_init(b, 13);
+    mb_input(b, "x", DIMS(1, s, h));
+    mb_init_tensor(b, "wqkv", 1, DIMS(h, 3 * h), NULL);
+    mb_init_tensor(b, "bqkv", 1, DIMS(3 * h), NULL);
+    mb_init_tensor(b, "wo", 1, DIMS(h, h), NULL);
+    mb_init_tensor(b, "w1", 1, DIMS(h, 4 * h), NULL);
+    mb_init_tensor(b, "b1", 1, DIMS(4 * h), NULL);
+    mb_init_tensor(b, "w2", 1, DIMS(4 * h, h), NULL);
+    const char *ln[2][3] = {{"g1", "be1", "bo"}, {"g2", "be2", "b2"}};
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 3; j++) mb_init_tensor(b, ln[i][j], 1, DIMS(h), NULL);
+    mb_attr_i(b, ms_node(b, "Attention", "attn", "x wqkv bqkv", "a"), "num_heads", 4);
+    mb_node(b, "MatMul", "attn_out", "a wo", "o");
+    ms_node(b, "SkipLayerNormalization", "ln1", "o x g1 be1 bo", "h1");
+    mb_node(b, "MatMul", "ffn_up", "h1 w1", "u");
+    ms_node(b, "BiasGelu", "gelu", "u b1", "gu");
+    mb_node(b, "MatMul", "ffn_down", "gu w2", "d");
+    ms_node(b, "SkipLayerNormalization", "ln2", "d h1 g2 be2 b2", "y");
+    mb_output(b, "y");
+}
+
+Test(onnx, an_onnxruntime_optimised_bert_layer_imports_compiles_and_simulates, .timeout = 120) {
+    mb b;
+    ort_bert_layer(&b, 128, 256);
+    rotor_graph g, grouped;
+    rotor_error err = {{0}};
+    cr_assert_eq(mb_load(&b, NULL, &g, NULL, &err), ROTOR_OK, "%s", err.msg);
+    expect_expr(&g, "attn.qkv", "Y[m,n] += A[m,k] * B[k,n]", "m=128,k=256,n=768");
+    expect_expr(&g, "attn.scores", "S[b,g,r,m,n] += Q[b,g,r,m,k] * K[b,g,n,k]", "b=1,g=4,r=1,m=128,k=64,n=128");
+    expect_expr(&g, "attn.context", "O[b,g,r,m,k] += P[b,g,r,m,n] * V[b,g,n,k]", "b=1,g=4,r=1,m=128,n=128,k=64");
+    cr_assert(find_op(&g, "attn.softmax")->vendor);
+    cr_assert(find_op(&g, "ln1")->vendor);
+    /* the attention's FLOPs: the QKV projection, the scores and the context */
+    double f = find_op(&g, "attn.qkv")->flops + find_op(&g, "attn.scores")->flops + find_op(&g, "attn.context")->flops;
+    cr_assert_float_eq(f, 2.0 * 128 * 256 * 768 + 2 * 2.0 * 4 * 128 * 128 * 64, 1, "%g", f);
+    const rotor_value *y = out_value(&g);
+    cr_assert(y->rank == 3 && y->shape[1] == 128 && y->shape[2] == 256);
+    cr_assert_eq(rotor_group(&g, &grouped, NULL, &err), ROTOR_OK, "%s", err.msg);
+    rotor_chip mk = mk2();
+    rotor_compile_result r;
+    cr_assert_eq(rotor_compile(&grouped, &mk, NULL, &r, &err), ROTOR_OK, "%s", err.msg);
+    char *text;
+    rotor_program prog;
+    rotor_replay_result rr;
+    cr_assert_eq(rotor_program_write(&grouped, &mk, &r, &text, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_program_parse(text, "ort-bert.json", &mk, &prog, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_replay(&prog, &mk, &rr, NULL, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert(fabs(rr.simulated_s / r.total_s - 1) < 0.05, "simulated %g s, model %g s", rr.simulated_s, r.total_s);
+    rotor_replay_result_free(&rr);
+    rotor_program_free(&prog);
+    free(text);
+    rotor_compile_result_free(&r);
+    rotor_graph_free(&grouped);
+    rotor_graph_free(&g);
+    mb_free(&b);
+}
+
+Test(onnx, other_domains_are_refused_and_unknown_com_microsoft_operators_named) {
+    mb b;
+    mb_init(&b, 13);
+    mb_input(&b, "x", DIMS(2, 3));
+    ms_node(&b, "FancyFusedThing", "ff", "x", "y");
+    mb_output(&b, "y");
+    rotor_graph g;
+    rotor_error err = {{0}};
+    cr_assert_eq(mb_load(&b, NULL, &g, NULL, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "node 'ff' (op FancyFusedThing, domain com.microsoft): operator is not supported by rotor's importer");
+    rotor_graph_free(&g);
+    mb_free(&b);
+}
+
+/* The model replayed on ipu-mk2 over its compiled prediction. */
+static double compile_and_replay(rotor_graph *g) {
+    rotor_graph grouped;
+    rotor_error err = {{0}};
+    cr_assert_eq(rotor_group(g, &grouped, NULL, &err), ROTOR_OK, "%s", err.msg);
+    rotor_chip mk = mk2();
+    rotor_compile_result r;
+    cr_assert_eq(rotor_compile(&grouped, &mk, NULL, &r, &err), ROTOR_OK, "%s", err.msg);
+    char *text;
+    rotor_program prog;
+    rotor_replay_result rr;
+    cr_assert_eq(rotor_program_write(&grouped, &mk, &r, &text, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_program_parse(text, "p.json", &mk, &prog, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_replay(&prog, &mk, &rr, NULL, &err), ROTOR_OK, "%s", err.msg);
+    double ratio = rr.simulated_s / r.total_s;
+    rotor_replay_result_free(&rr);
+    rotor_program_free(&prog);
+    free(text);
+    rotor_compile_result_free(&r);
+    rotor_graph_free(&grouped);
+    return ratio;
+}
+
+Test(onnx, an_einsum_model_and_an_lstm_model_compile_and_simulate, .timeout = 120) {
+    rotor_graph g;
+    rotor_error err = {{0}};
+    cr_assert_eq(einsum("bij,bjk->bik", DIMS(8, 64, 128), DIMS(8, 128, 96), &g, &err), ROTOR_OK, "%s", err.msg);
+    double e = compile_and_replay(&g);
+    cr_assert(fabs(e - 1) < 0.03, "einsum: simulated / model = %g", e);
+    rotor_graph_free(&g);
+    mb b;
+    mb_init(&b, 14);
+    mb_input(&b, "x", DIMS(4, 8, 64));
+    mb_init_tensor(&b, "w", 1, DIMS(1, 256, 64), NULL);
+    mb_init_tensor(&b, "r", 1, DIMS(1, 256, 64), NULL);
+    mb_init_tensor(&b, "bias", 1, DIMS(1, 512), NULL);
+    mb_attr_i(&b, mb_node(&b, "LSTM", "lstm", "x w r bias", "y"), "hidden_size", 64);
+    mb_output(&b, "y");
+    cr_assert_eq(mb_load(&b, NULL, &g, NULL, &err), ROTOR_OK, "%s", err.msg);
+    double l = compile_and_replay(&g);
+    cr_assert(fabs(l - 1) < 0.08, "lstm: simulated / model = %g", l);
     rotor_graph_free(&g);
     mb_free(&b);
 }

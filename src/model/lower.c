@@ -1241,6 +1241,11 @@ static rotor_status lower_node(lower_ctx *c, int nd) {
         "CastLike", "Add", "Sub", "Mul", "Div", "Pow", "Mod", "Equal", "Less", "Greater", "LessOrEqual",
         "GreaterOrEqual", "And", "Or", "Xor", "BitShift", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "PRelu",
         "Where", "Sum", "Mean", "Max", "Min", "Clip", "Expand", "QuantizeLinear", "DequantizeLinear"};
+    if (!strcmp(n->domain, "com.microsoft")) {
+        if (!strcmp(op, "Attention") || !strcmp(op, "MultiHeadAttention") || !strcmp(op, "GroupQueryAttention"))
+            return lw_attention(c, n);
+        return lower_vendor(c, n); /* norms and element-wise activations, as the zoo's norms */
+    }
     /* a recurrent node may omit Y and give only Y_h */
     if (!strcmp(op, "LSTM") || !strcmp(op, "GRU") || !strcmp(op, "RNN")) return lw_recurrent(c, n);
     if (n->nout < 1 || n->out[0] < 0) return ox_node_fail(m, n, c->err, ROTOR_ERR_INPUT, "has no output");

@@ -24,6 +24,10 @@ rotor_status lw_new_val(lower_ctx *c, const ox_node *n, const char *base, const 
 rotor_status lw_op(lower_ctx *c, const ox_node *n, const char *name, const char *type, const char *text,
                    const char *dims, const int *tv, int ntv, const int *ins, int nin, int out);
 
+/* onnxruntime's Attention, MultiHeadAttention, GroupQueryAttention
+ * (lowerattn.c). */
+rotor_status lw_attention(lower_ctx *c, const ox_node *n);
+
 /* LSTM, GRU and RNN, unrolled over the sequence (lowerrnn.c). */
 rotor_status lw_recurrent(lower_ctx *c, const ox_node *n);
 

@@ -180,6 +180,16 @@ typedef struct ox_einsum {
 rotor_status ox_einsum_parse(ox_model *m, ox_node *n, ox_einsum *es, rotor_error *err);
 void ox_einsum_label_name(int l, char *buf, size_t cap); /* "i", "K", "e0" */
 rotor_status ox_infer_einsum(ox_model *m, ox_node *n, rotor_error *err);
+/* onnxruntime's attention operators (onnxms.c): sizes read off a node. */
+typedef struct ox_attention {
+    int64_t batch, seq, kv_seq, past;  /* past: past sequence (0: none) */
+    int64_t heads, kv_heads, head, vhead;
+    int64_t dq, dk, dv;                /* hidden sizes of q, k, v */
+    bool packed;                       /* GroupQueryAttention: query holds q, k and v */
+} ox_attention;
+rotor_status ox_attention_shape(ox_model *m, ox_node *n, ox_attention *a, rotor_error *err);
+/* The shape rule of a com.microsoft operator, or NULL. */
+rotor_status (*ox_ms_infer(const char *op))(ox_model *, ox_node *, rotor_error *);
 rotor_status ox_infer_recurrent(ox_model *m, ox_node *n, rotor_error *err);
 rotor_status ox_infer_tfidf(ox_model *m, ox_node *n, rotor_error *err);
 rotor_status ox_infer_compress(ox_model *m, ox_node *n, rotor_error *err);

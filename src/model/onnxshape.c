@@ -218,14 +218,15 @@ rotor_status ox_infer_all(ox_model *m, rotor_error *err) {
             n->folded = true;
             continue;
         }
-        if (strcmp(n->domain, "ai.onnx") != 0)
-            return ox_node_fail(m, n, err, ROTOR_ERR_INPUT, "operators outside the default ONNX domain are not "
-                                "supported");
+        bool ms = !strcmp(n->domain, "com.microsoft");
+        if (strcmp(n->domain, "ai.onnx") != 0 && !ms)
+            return ox_node_fail(m, n, err, ROTOR_ERR_INPUT, "operators outside the default ONNX domain and "
+                                "com.microsoft are not supported");
         for (size_t a = 0; a < n->p->n_attribute; a++)
             if (n->p->attribute[a]->g || n->p->attribute[a]->n_graphs)
                 return ox_node_fail(m, n, err, ROTOR_ERR_INPUT, "control flow (subgraph attribute '%s') is not "
                                     "supported: plans need a static graph", n->p->attribute[a]->name);
-        infer_fn fn = find_infer(n->p->op_type);
+        infer_fn fn = ms ? ox_ms_infer(n->p->op_type) : find_infer(n->p->op_type);
         if (!fn) return ox_node_fail(m, n, err, ROTOR_ERR_INPUT, "operator is not supported by rotor's importer");
         for (int k = 0; k < n->nin; k++) {
             ox_val *x = ox_in(m, n, k);
