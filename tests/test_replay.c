@@ -438,12 +438,10 @@ Test(replay, a_hand_off_moves_the_named_bytes_between_the_named_cores, .timeout 
     rotor_replay_result r;
     rotor_sim *sim;
     cr_assert_eq(rotor_replay(&p, &chip, &r, &sim, &err), ROTOR_OK, "%s", err.msg);
-    int64_t setup = 0;
     for (int64_t id = 0; id < rotor_sim_task_count(sim); id++) {
         rotor_sim_task_info ti;
         cr_assert_eq(rotor_sim_task_info_of(sim, id, &ti, &err), ROTOR_OK);
         if (!ti.transfer || ti.op != 1 || ti.category != ROTOR_SIM_SETUP) continue;
-        setup += ti.amount;
         got[ti.dst * n + ti.src] += ti.amount;
     }
     /* the weights' gather moves (setup_bytes - the hand-off's busiest port)
