@@ -1352,3 +1352,27 @@ Test(onnx, an_einsum_model_and_an_lstm_model_compile_and_simulate, .timeout = 12
     rotor_graph_free(&g);
     mb_free(&b);
 }
+
+/* Opset 6's Add with broadcast=1 and an axis: B's dimensions align with A's
+ * from the axis on, not from the right. */
+Test(onnx, legacy_broadcast_aligns_b_at_its_axis) {
+    mb b;
+    mb_init(&b, 6);
+    mb_input(&b, "a", DIMS(2, 3, 4, 5));
+    mb_input(&b, "bb", DIMS(3, 4));
+    Onnx__NodeProto *n = mb_node(&b, "Add", "add", "a bb", "y");
+    mb_attr_i(&b, n, "broadcast", 1);
+    mb_attr_i(&b, n, "axis", 1);
+    mb_output(&b, "y");
+    rotor_graph g;
+    rotor_error err = {{0}};
+    cr_assert_eq(mb_load(&b, NULL, &g, NULL, &err), ROTOR_OK, "%s", err.msg);
+    expect_expr(&g, "add", "Y[d0,d1,d2,d3] = X0[d0,d1,d2,d3] + X1[d1,d2]", "d0=2,d1=3,d2=4,d3=5");
+    rotor_graph_free(&g);
+    n->attribute[1]->i = 2; /* B [3, 4] does not fit A's [4, 5] */
+    cr_assert_eq(mb_load(&b, NULL, &g, NULL, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "node 'add' (op Add, domain ai.onnx): input 'bb' does not fit input 'a' from axis 2 (legacy "
+                        "broadcast)");
+    rotor_graph_free(&g);
+    mb_free(&b);
+}

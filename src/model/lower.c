@@ -1274,6 +1274,11 @@ static rotor_status lower_node(lower_ctx *c, int nd) {
                 ops[k].mapped = true;
                 ops[k].map[0] = 1;
             }
+            int legacy = i == 1 ? ox_legacy_axis(m, n) : -1;
+            if (legacy >= 0) { /* B's dimension d is the output's legacy + d */
+                ops[k].mapped = true;
+                for (int d = 0; d < m->vals[ox_resolve(m, n->in[1])].rank; d++) ops[k].map[d] = legacy + d;
+            }
             k++;
         }
         if (k + 1 > ROTOR_MAX_TENSORS) return lower_vendor(c, n);

@@ -51,6 +51,17 @@ bool ox_prelu_per_channel(const ox_model *m, const ox_node *n) {
     return sl->rank == 1 && x->rank > 2 && sl->shape[0] == x->shape[1] && sl->shape[0] != x->shape[x->rank - 1];
 }
 
+int ox_legacy_axis(const ox_model *m, const ox_node *n) {
+    if (m->opset >= 7 || n->nin != 2 || !ox_attr_int(n, "broadcast", 0) || !ox_attr(n, "axis")) return -1;
+    const ox_val *a = &m->vals[ox_resolve(m, n->in[0])], *b = &m->vals[ox_resolve(m, n->in[1])];
+    int64_t axis = ox_attr_int(n, "axis", 0);
+    if (axis < 0) axis += a->rank;
+    if (axis < 0 || axis + b->rank > a->rank) return -2;
+    for (int d = 0; d < b->rank; d++)
+        if (b->shape[d] != a->shape[axis + d] && b->shape[d] != 1) return -2;
+    return (int)axis;
+}
+
 rotor_status ox_infer_nary(ox_model *m, ox_node *n, rotor_error *err) {
     const char *op = n->p->op_type;
     bool where = !strcmp(op, "Where");
@@ -60,6 +71,13 @@ rotor_status ox_infer_nary(ox_model *m, ox_node *n, rotor_error *err) {
     rotor_status st;
     if ((st = ox_need(m, n, nin, err))) return st;
     if (!strcmp(op, "PRelu") && ox_prelu_per_channel(m, n)) return ox_same_as(m, n, 0, ox_in(m, n, 0), err);
+    /* opset <= 6, broadcast=1 with an axis: B's dimensions align with A's
+     * from that axis on (not from the right); the output is A's shape */
+    int legacy = ox_legacy_axis(m, n);
+    if (legacy == -2) NFAIL("input '%s' does not fit input '%s' from axis %lld (legacy broadcast)", ox_in(m, n, 1)->name,
+                            ox_in(m, n, 0)->name, (long long)ox_attr_int(n, "axis", 0));
+    if (legacy >= 0) return ox_set_out(m, n, 0, is_compare(op) ? T_BOOL : ox_in(m, n, 0)->onnx_type,
+                                       ox_in(m, n, 0)->rank, ox_in(m, n, 0)->shape, err);
     int r = 0;
     int64_t shape[OX_MAX_RANK * 2];
     if ((st = ox_broadcast_shape(m, n, 0, nin, &r, shape, err))) return st;

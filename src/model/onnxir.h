@@ -99,6 +99,9 @@ rotor_status ox_reduce_axes(ox_model *m, const ox_node *n, const ox_val *x, bool
 /* PRelu with a 1-D slope of one value per channel (axis 1): the opset <= 6
  * meaning, which PyTorch exports still use. */
 bool ox_prelu_per_channel(const ox_model *m, const ox_node *n);
+/* Legacy (opset <= 6) broadcast=1 with an axis: the axis B aligns at, -1
+ * when the node is not that form, -2 when B does not fit there. */
+int ox_legacy_axis(const ox_model *m, const ox_node *n);
 
 /* Lowers the inferred model into g (lower.c). */
 rotor_status ox_lower(ox_model *m, rotor_graph *g, rotor_error *err);
