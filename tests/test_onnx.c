@@ -1376,3 +1376,70 @@ Test(onnx, legacy_broadcast_aligns_b_at_its_axis) {
     rotor_graph_free(&g);
     mb_free(&b);
 }
+
+/* An If on a known condition folds into its branch; on a graph input it is
+ * refused naming the input to bind. */
+static Onnx__GraphProto *branch(mb *b, const char *op, const char *out) {
+    Onnx__GraphProto *g = mb_alloc(b, sizeof *g);
+    onnx__graph_proto__init(g);
+    g->node = mb_alloc(b, sizeof(void *));
+    Onnx__NodeProto *n = mb_alloc(b, sizeof *n);
+    onnx__node_proto__init(n);
+    n->op_type = mb_str(b, op);
+    n->name = mb_str(b, op);
+    n->n_input = n->n_output = 1;
+    n->input = mb_alloc(b, sizeof(char *));
+    n->output = mb_alloc(b, sizeof(char *));
+    n->input[0] = mb_str(b, "x");
+    n->output[0] = mb_str(b, out);
+    g->node[g->n_node++] = n;
+    g->output = mb_alloc(b, sizeof(void *));
+    g->output[g->n_output++] = mb_vi(b, out, 1, 0, NULL);
+    return g;
+}
+
+Test(onnx, an_if_on_a_known_condition_folds_into_its_branch) {
+    mb b;
+    mb_init(&b, 13);
+    mb_input(&b, "x", DIMS(2, 3));
+    Onnx__TensorProto *c = mb_init_tensor(&b, "c", 9, 0, NULL, NULL);
+    static int32_t truth = 1;
+    c->n_int32_data = 1;
+    c->int32_data = &truth;
+    Onnx__NodeProto *n = mb_node(&b, "If", "if", "c", "y");
+    const char *names[2] = {"then_branch", "else_branch"};
+    Onnx__GraphProto *gs[2] = {branch(&b, "Relu", "t"), branch(&b, "Sigmoid", "e")};
+    for (int i = 0; i < 2; i++) {
+        Onnx__AttributeProto *a = mb_alloc(&b, sizeof *a);
+        onnx__attribute_proto__init(a);
+        a->name = mb_str(&b, names[i]);
+        a->has_type = 1;
+        a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH;
+        a->g = gs[i];
+        n->attribute[n->n_attribute++] = a;
+    }
+    mb_output(&b, "y");
+    rotor_graph g;
+    rotor_error err = {{0}};
+    cr_assert_eq(mb_load(&b, NULL, &g, NULL, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(g.nops, 1);
+    cr_assert_str_eq(g.ops[0].type, "Relu");
+    rotor_graph_free(&g);
+    truth = 0;
+    cr_assert_eq(mb_load(&b, NULL, &g, NULL, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_str_eq(g.ops[0].type, "Sigmoid");
+    rotor_graph_free(&g);
+    /* the condition as a graph input */
+    b.graph.n_initializer = 0;
+    b.inputs[b.graph.n_input++] = mb_vi(&b, "c", 9, 0, NULL);
+    cr_assert_eq(mb_load(&b, NULL, &g, NULL, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "node 'if' (op If, domain ai.onnx): the condition 'c' comes from graph input 'c'; an If "
+                        "folds only on a condition known at import (give it with --value c=1 or 0)");
+    rotor_graph_free(&g);
+    static const char *const v[1] = {"c=1"};
+    rotor_onnx_options o = {.values = v, .nvalues = 1};
+    cr_assert_eq(mb_load(&b, &o, &g, NULL, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_str_eq(g.ops[0].type, "Relu");
+    rotor_graph_free(&g);
+    mb_free(&b);
+}

@@ -521,6 +521,7 @@ static void model_free(ox_model *m) {
     free(m->order);
     free(m->cons_start);
     free(m->cons);
+    ox_flat_free(m);
     if (m->proto) onnx__model_proto__free_unpacked(m->proto, NULL);
 }
 
@@ -723,12 +724,13 @@ static rotor_status build(ox_model *m, const rotor_onnx_options *opt, rotor_erro
                               m->label, binds[i].name);
     if (g->n_node > (size_t)INT32_MAX / 4)
         return rotor_fail(err, ROTOR_ERR_INPUT, "%s: %zu nodes is absurd", m->label, g->n_node);
-    m->nnodes = (int)g->n_node;
+    if ((st = ox_flatten_ifs(m, err))) return st;
+    m->nnodes = m->nflat;
     m->nodes = calloc((size_t)(m->nnodes ? m->nnodes : 1), sizeof *m->nodes);
     if (!m->nodes) return rotor_nomem(err);
     for (int i = 0; i < m->nnodes; i++) {
         ox_node *n = &m->nodes[i];
-        n->p = g->node[i];
+        n->p = m->flat[i];
         n->domain = node_domain(n->p);
         if (!n->p->op_type || !*n->p->op_type)
             return rotor_fail(err, ROTOR_ERR_INPUT, "%s: node %d has no op_type", m->label, i);
