@@ -50,15 +50,17 @@ static bool push(flat *f, Onnx__NodeProto *p) {
 static int known_condition(flat *f, const char *name) {
     ox_model *m = f->m;
     for (int v = 0; v < m->nvals; v++) /* an initializer or a bound --value */
-        if (!strcmp(m->vals[v].name, name))
+        if (m->vals[v].name && !strcmp(m->vals[v].name, name))
             return m->vals[v].kind == OX_CONST && m->vals[v].has_data && m->vals[v].elems == 1
                        ? ox_get(&m->vals[v], 0) != 0
                        : -1;
     for (int i = 0; i < f->n; i++) { /* a Constant node already placed */
         const Onnx__NodeProto *p = f->v[i];
-        if (strcmp(p->op_type, "Constant") || p->n_output != 1 || strcmp(p->output[0], name)) continue;
+        if (!p->op_type || strcmp(p->op_type, "Constant") || p->n_output != 1 || !p->output[0] ||
+            strcmp(p->output[0], name))
+            continue;
         for (size_t a = 0; a < p->n_attribute; a++)
-            if (!strcmp(p->attribute[a]->name, "value") && p->attribute[a]->t) {
+            if (p->attribute[a]->name && !strcmp(p->attribute[a]->name, "value") && p->attribute[a]->t) {
                 ox_val tmp;
                 memset(&tmp, 0, sizeof tmp);
                 rotor_error e2;
@@ -95,14 +97,19 @@ static Onnx__NodeProto *identity(flat *f, const char *src, const char *dst) {
 static rotor_status add_graph(flat *f, const Onnx__GraphProto *g, rotor_error *err);
 
 static rotor_status add_node(flat *f, Onnx__NodeProto *p, rotor_error *err) {
-    if (strcmp(p->op_type, "If") || (p->domain && *p->domain && strcmp(p->domain, "ai.onnx")) || p->n_input != 1)
+    /* anything malformed goes through as it is: build() names the fault */
+    if (!p->op_type || strcmp(p->op_type, "If") || (p->domain && *p->domain && strcmp(p->domain, "ai.onnx")) ||
+        p->n_input != 1 || !p->input[0])
         return push(f, p) ? ROTOR_OK : rotor_nomem(err);
     int c = known_condition(f, p->input[0]);
     if (c < 0) return push(f, p) ? ROTOR_OK : rotor_nomem(err); /* refused later, with the reason */
     const Onnx__GraphProto *branch = NULL;
     for (size_t a = 0; a < p->n_attribute; a++)
-        if (!strcmp(p->attribute[a]->name, c ? "then_branch" : "else_branch")) branch = p->attribute[a]->g;
-    if (!branch || branch->n_output != p->n_output || f->depth > 16) return push(f, p) ? ROTOR_OK : rotor_nomem(err);
+        if (p->attribute[a]->name && !strcmp(p->attribute[a]->name, c ? "then_branch" : "else_branch"))
+            branch = p->attribute[a]->g;
+    bool named = branch && branch->n_output == p->n_output;
+    for (size_t k = 0; named && k < branch->n_output; k++) named = branch->output[k]->name != NULL;
+    if (!named || f->depth > 16) return push(f, p) ? ROTOR_OK : rotor_nomem(err);
     f->depth++;
     rotor_status st = add_graph(f, branch, err);
     f->depth--;
@@ -125,7 +132,7 @@ static int count_if_outputs(const Onnx__GraphProto *g, int depth) {
     int n = 0;
     for (size_t i = 0; depth < 17 && i < g->n_node; i++) {
         const Onnx__NodeProto *p = g->node[i];
-        if (!strcmp(p->op_type, "If")) n += (int)p->n_output;
+        if (p->op_type && !strcmp(p->op_type, "If")) n += (int)p->n_output;
         for (size_t a = 0; a < p->n_attribute; a++)
             if (p->attribute[a]->g) n += count_if_outputs(p->attribute[a]->g, depth + 1);
     }
