@@ -1443,3 +1443,30 @@ Test(onnx, an_if_on_a_known_condition_folds_into_its_branch) {
     rotor_graph_free(&g);
     mb_free(&b);
 }
+
+/* Scan and Loop with lengths known at import unroll into their bodies'
+ * operators, one copy per step (ONNX's own test models). */
+#define TESTDATA_NODE "/usr/share/libonnx-testdata/data/node"
+
+Test(onnx, a_scan_and_a_loop_with_known_lengths_unroll) {
+    rotor_graph g;
+    rotor_error err = {{0}};
+    /* Scan over x [3, 2]: per step a Gather of the slice and the body's Add;
+     * the scan output stacks the three sums */
+    cr_assert_eq(rotor_onnx_load(TESTDATA_NODE "/test_scan9_sum/model.onnx", NULL, &g, NULL, &err), ROTOR_OK, "%s",
+                 err.msg);
+    cr_assert_eq(rotor_graph_count_type(&g, "Add"), 3);
+    cr_assert_eq(rotor_graph_count_type(&g, "Gather"), 3);
+    cr_assert_eq(rotor_graph_count_type(&g, "Concat"), 1);
+    rotor_graph_free(&g);
+    /* Loop: refused until its trip count and condition are known */
+    cr_assert_eq(rotor_onnx_load(TESTDATA_NODE "/test_loop11/model.onnx", NULL, &g, NULL, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "control flow (subgraph attribute 'body') is not supported");
+    rotor_graph_free(&g);
+    static const char *const v[2] = {"trip_count=5", "cond=1"};
+    rotor_onnx_options o = {.values = v, .nvalues = 2};
+    cr_assert_eq(rotor_onnx_load(TESTDATA_NODE "/test_loop11/model.onnx", &o, &g, NULL, &err), ROTOR_OK, "%s",
+                 err.msg);
+    cr_assert_eq(rotor_graph_count_type(&g, "Add"), 5, "one body Add per iteration");
+    rotor_graph_free(&g);
+}

@@ -724,7 +724,7 @@ static rotor_status build(ox_model *m, const rotor_onnx_options *opt, rotor_erro
                               m->label, binds[i].name);
     if (g->n_node > (size_t)INT32_MAX / 4)
         return rotor_fail(err, ROTOR_ERR_INPUT, "%s: %zu nodes is absurd", m->label, g->n_node);
-    if ((st = ox_flatten_ifs(m, err))) return st;
+    if ((st = ox_flatten_control(m, err))) return st;
     m->nnodes = m->nflat;
     m->nodes = calloc((size_t)(m->nnodes ? m->nnodes : 1), sizeof *m->nodes);
     if (!m->nodes) return rotor_nomem(err);

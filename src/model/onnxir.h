@@ -75,22 +75,23 @@ typedef struct ox_model {
     /* consumers of value v: cons[cons_start[v] .. cons_start[v+1]) (node indices) */
     int *cons_start, *cons;
     rotor_onnx_stats stats;
-    /* the nodes to import: the graph's, with every If whose condition is
-     * known replaced by its branch (onnxif.c); made[] are the Identity
-     * nodes that carry a branch's outputs to the If's, owned here */
+    /* the nodes to import: the graph's, with control flow known at import
+     * folded or unrolled (onnxflow.c); owned[] are the nodes, names and
+     * tensors that made, freed with the model */
     Onnx__NodeProto **flat;
-    int nflat;
-    Onnx__NodeProto *made;
-    int nmade;
+    int nflat, flat_cap;
+    void **owned;
+    int nowned, owned_cap;
 } ox_model;
 
 /* The error prefix for a node: "PATH: node 'NAME' (op TYPE, domain DOMAIN): ". */
 rotor_status ox_node_fail(const ox_model *m, const ox_node *n, rotor_error *err, rotor_status code,
                           const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
-/* m->flat from the graph, folding every If whose condition is a known
- * constant (onnxif.c). */
-rotor_status ox_flatten_ifs(ox_model *m, rotor_error *err);
+/* m->flat from the graph: every If whose condition is known folded into
+ * its branch, every Scan and Loop with a known trip count unrolled
+ * (onnxflow.c). */
+rotor_status ox_flatten_control(ox_model *m, rotor_error *err);
 void ox_flat_free(ox_model *m);
 
 /* Value v with aliases resolved. */
