@@ -1269,6 +1269,7 @@ Test(onnx, an_onnxruntime_optimised_bert_layer_imports_compiles_and_simulates, .
     expect_expr(&g, "attn.context", "O[b,g,r,m,k] += P[b,g,r,m,n] * V[b,g,n,k]", "b=1,g=4,r=1,m=128,n=128,k=64");
     cr_assert(find_op(&g, "attn.softmax")->vendor);
     cr_assert(find_op(&g, "ln1")->vendor);
+    expect_expr(&g, "gelu", "Y[d1,d2] = gelu(X0[d1,d2] + X1[d2])", "d1=128,d2=1024");
     /* the attention's FLOPs: the QKV projection, the scores and the context */
     double f = find_op(&g, "attn.qkv")->flops + find_op(&g, "attn.scores")->flops + find_op(&g, "attn.context")->flops;
     cr_assert_float_eq(f, 2.0 * 128 * 256 * 768 + 2 * 2.0 * 4 * 128 * 128 * 64, 1, "%g", f);

@@ -287,6 +287,14 @@ static bool ew_formula(const char *op, int nops, char refs[][REF_MAX], const ox_
             snprintf(out, cap, "%s(%s)", unary[i].fn, refs[0]);
             return true;
         }
+    /* onnxruntime's fused activations (com.microsoft): FastGelu is the tanh
+     * approximation; both take an optional bias, added first */
+    if (!strcmp(op, "BiasGelu") || !strcmp(op, "FastGelu")) {
+        const char *fn = op[0] == 'F' ? "gelu_tanh" : "gelu";
+        if (nops == 2) snprintf(out, cap, "%s(%s + %s)", fn, refs[0], refs[1]);
+        else snprintf(out, cap, "%s(%s)", fn, refs[0]);
+        return true;
+    }
     if (!strcmp(op, "Cast") || !strcmp(op, "CastLike") || !strcmp(op, "Identity") || !strcmp(op, "Expand") ||
         !strcmp(op, "Dropout")) {
         snprintf(out, cap, "%s", refs[0]);
@@ -1244,7 +1252,14 @@ static rotor_status lower_node(lower_ctx *c, int nd) {
     if (!strcmp(n->domain, "com.microsoft")) {
         if (!strcmp(op, "Attention") || !strcmp(op, "MultiHeadAttention") || !strcmp(op, "GroupQueryAttention"))
             return lw_attention(c, n);
-        return lower_vendor(c, n); /* norms and element-wise activations, as the zoo's norms */
+        if (!strcmp(op, "BiasGelu") || !strcmp(op, "FastGelu") || !strcmp(op, "Gelu")) { /* as the zoo's GELU */
+            operand ops[2];
+            int k = 0;
+            for (int i = 0; i < n->nin && i < 2; i++)
+                if (n->in[i] >= 0) ops[k++] = (operand){.v = n->in[i]};
+            if (n->nout >= 1 && n->out[0] >= 0) return lower_ew(c, n, n->name, op, n->out[0], ops, k, NULL, NULL, 0);
+        }
+        return lower_vendor(c, n); /* the norms, as the zoo's, and the rest */
     }
     /* a recurrent node may omit Y and give only Y_h */
     if (!strcmp(op, "LSTM") || !strcmp(op, "GRU") || !strcmp(op, "RNN")) return lw_recurrent(c, n);
