@@ -26,6 +26,7 @@ expect_error unknown-option 2 "unknown option '--fast'" -- plan --expr "$MM" --d
 expect_error missing-expr 2 "--expr is required" -- plan --dims $BENCH_DIMS
 expect_error bad-constraint 2 "unknown key 'speed'" -- plan --expr "$MM" --dims $BENCH_DIMS --constraints speed=3
 expect_error unknown-command 2 "unknown command 'plot'" -- plot
+expect_error did-you-mean-command 2 "unknown command 'compil' (did you mean 'compile'?)" -- compil
 expect_error no-fit 1 "no valid plan fits" -- plan --expr "$MM" --dims $BENCH_DIMS --constraints memory_cap=64
 
 # The benchmark's format: F_op then the six f_t lines, in the documented order,

@@ -15,6 +15,8 @@ expect_out fused "+ Add+Gelu" -- model bert-base --layers 1 --group
 expect_out json '"format":"rotor-graph"' -- model nerf --json
 
 expect_error unknown 2 "unknown model 'gpt-5' (the zoo has" -- model gpt-5
+expect_error did-you-mean-model 2 "unknown model 'resnet50' (did you mean 'resnet-50'?) (the zoo has" -- model resnet50
+expect_error did-you-mean-chip 2 "unknown chip 'ipu-mk3' (did you mean 'ipu-mk2'?)" -- compile bert-base --chip ipu-mk3
 expect_error no-model 2 "a model is required" -- model
 expect_error zero-batch 2 "--batch: expected an integer from 1 to 1048576, got '0'" -- model bert-base --batch 0
 expect_error huge-seq 2 "--seq: expected an integer from 1 to 16777216, got '1000000000000000'" -- model bert-base --seq 1000000000000000

@@ -11,6 +11,7 @@
  * caller validates the chip as a whole once all of them are applied.
  */
 #include "rotor/base/chip.h"
+#include "rotor/base/suggest.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -88,11 +89,13 @@ static const chip_preset *find_preset(const char *name) {
 rotor_status rotor_chip_preset(const char *name, rotor_chip *out, rotor_error *err) {
     const chip_preset *p = find_preset(name);
     if (!p) {
-        char list[128];
+        char list[128], hint[96];
+        const char *names[NPRESETS];
+        for (int i = 0; i < NPRESETS; i++) names[i] = PRESETS[i].name;
         preset_list(list, sizeof list);
         return rotor_fail(err, ROTOR_ERR_INPUT,
-                          "unknown chip '%s' (presets: %s; or give a path to a .json chip file)",
-                          name, list);
+                          "unknown chip '%s'%s (presets: %s; or give a path to a .json chip file)", name,
+                          rotor_suggest_phrase(name, names, NPRESETS, hint, sizeof hint), list);
     }
     *out = p->chip;
     return ROTOR_OK;

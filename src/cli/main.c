@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "rotor/base/suggest.h"
 
 #define ROTOR_VERSION "0.1.0"
 
@@ -49,6 +50,10 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "schedule")) return cmd_schedule(argc - 1, argv + 1);
     if (!strcmp(cmd, "explore")) return cmd_explore(argc - 1, argv + 1);
     if (!strcmp(cmd, "reproduce")) return cmd_reproduce(argc - 1, argv + 1);
-    fprintf(stderr, "rotor: unknown command '%s' (try 'rotor --help')\n", cmd);
+    static const char *const cmds[] = {"plan", "verify", "compile", "model", "simulate", "schedule", "explore",
+                                       "reproduce"};
+    char hint[96];
+    fprintf(stderr, "rotor: unknown command '%s'%s (try 'rotor --help')\n", cmd,
+            rotor_suggest_phrase(cmd, cmds, (int)(sizeof cmds / sizeof cmds[0]), hint, sizeof hint));
     return EXIT_BADINPUT;
 }

@@ -20,6 +20,7 @@
 #include <cjson/cJSON.h>
 
 #include "cli.h"
+#include "rotor/base/suggest.h"
 
 #define MAX_MODELS 8
 #define MAX_POINTS 24
@@ -547,7 +548,14 @@ static int split_models(const char *list, char *buf, size_t size, const char **n
     *n = 0;
     for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
         if (*n == MAX_MODELS) return cli_usage_error("reproduce", "--models: at most %d models", MAX_MODELS);
-        if (!rotor_zoo_find(t)) return cli_usage_error("reproduce", "--models: unknown model '%s'", t);
+        if (!rotor_zoo_find(t)) {
+            const char *known[64];
+            int nk = 0;
+            for (int i = 0; i < rotor_zoo_count() && nk < 64; i++) known[nk++] = rotor_zoo_at(i)->name;
+            char hint[96];
+            return cli_usage_error("reproduce", "--models: unknown model '%s'%s", t,
+                                   rotor_suggest_phrase(t, known, nk, hint, sizeof hint));
+        }
         names[(*n)++] = t;
     }
     if (*n == 0) return cli_usage_error("reproduce", "--models: expected a comma list of zoo models");

@@ -49,6 +49,8 @@
  *    lower bound of every design (docs/preload.md has the argument). */
 #include "preloadint.h"
 
+#include "rotor/base/suggest.h"
+
 static const char *desc_name(const rotor_preload_op_desc *d) { return d->name ? d->name : "unnamed"; }
 
 static int cmp_plan_idx(const pl_plan *plans, int a, int b) {
@@ -454,6 +456,9 @@ rotor_status rotor_preload_design_parse(const char *name, rotor_preload_design *
             *out = rotor_preload_designs[d].design;
             return ROTOR_OK;
         }
-    return rotor_fail(err, ROTOR_ERR_INPUT,
-                      "design: unknown '%s' (expected basic, static, dyn, full or ideal)", name ? name : "");
+    const char *names[ROTOR_PRELOAD_NDESIGNS];
+    char hint[96];
+    for (int d = 0; d < ROTOR_PRELOAD_NDESIGNS; d++) names[d] = rotor_preload_designs[d].name;
+    return rotor_fail(err, ROTOR_ERR_INPUT, "design: unknown '%s'%s (expected basic, static, dyn, full or ideal)",
+                      name ? name : "", rotor_suggest_phrase(name, names, ROTOR_PRELOAD_NDESIGNS, hint, sizeof hint));
 }

@@ -16,6 +16,8 @@
  *    embeddings). BatchNorm's running statistics are buffers, not weights. */
 #include "rotor/model/zoo.h"
 
+#include "rotor/base/suggest.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -535,12 +537,14 @@ rotor_status rotor_zoo_build(const char *name, const rotor_zoo_options *opt, rot
     for (int i = 0; name && i < NMODELS; i++)
         if (strcmp(models[i].entry.name, name) == 0) m = &models[i];
     if (!m) {
-        char names[512];
+        char names[512], hint[96];
+        const char *known[NMODELS];
         size_t n = 0;
         for (int i = 0; i < NMODELS && n < sizeof names; i++)
             n += (size_t)snprintf(names + n, sizeof names - n, "%s%s", i ? ", " : "", models[i].entry.name);
-        return rotor_fail(err, ROTOR_ERR_INPUT, "unknown model '%s' (the zoo has %s)", name ? name : "",
-                          names);
+        for (int i = 0; i < NMODELS; i++) known[i] = models[i].entry.name;
+        return rotor_fail(err, ROTOR_ERR_INPUT, "unknown model '%s'%s (the zoo has %s)", name ? name : "",
+                          rotor_suggest_phrase(name, known, NMODELS, hint, sizeof hint), names);
     }
     rotor_zoo_options o = opt ? *opt : (rotor_zoo_options){0};
     if (o.batch < 0 || o.seq < 0 || o.layers < 0)
