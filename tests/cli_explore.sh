@@ -103,7 +103,7 @@ expect_error flops-range 2 "--sweep flops=10000000: matrix_tflops: expected a po
     explore $M --sweep flops=1e7
 expect_error no-hbm 2 "--sweep hbm-bw=2: chip 'ipu-mk2' has no HBM" -- explore $M --sweep hbm-bw=2 --chip ipu-mk2
 expect_error key-twice 2 "--sweep hbm-bw given twice" -- explore $M --sweep hbm-bw=2 --sweep hbm-bw=4
-expect_error bad-design 2 "--design: design: unknown 'fast'" -- explore $M --sweep hbm-bw=2 --design full,fast
+expect_error bad-design 2 "--design: unknown 'fast'" -- explore $M --sweep hbm-bw=2 --design full,fast
 expect_error design-twice 2 "--design: 'full' listed twice" -- explore $M --sweep hbm-bw=2 --design full,full
 expect_error bad-threads 2 "--threads: expected an integer from 1 to 1024, got '0'" -- explore $M --sweep hbm-bw=2 --threads 0
 expect_error unwritable 2 "-o: /nonexistent/dir/x-hbm-bw.csv: cannot write" -- explore $M --sweep hbm-bw=2 -o /nonexistent/dir/x

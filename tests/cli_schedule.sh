@@ -93,7 +93,7 @@ expect_error no_hbm 2 "chip 'ipu-mk2' has no HBM" -- schedule llama2-13b --layer
 expect_error bad_design 2 "design" -- schedule llama2-13b --layers 1 --design fastest
 expect_error bad_bw 2 "--hbm-bw: expected a positive bandwidth" -- schedule llama2-13b --layers 1 --hbm-bw fast
 expect_error bad_bw_unit 2 "--hbm-bw: expected a positive bandwidth" -- schedule llama2-13b --layers 1 --hbm-bw 16PB/s
-expect_error bad_tp 2 "tensor_parallel: expected 1..4 (the chips), got 8" -- schedule llama2-13b --layers 1 --tp 8
+expect_error bad_tp 2 "--tp: expected 1..4 (the chips of ipu-pod4), got 8" -- schedule llama2-13b --layers 1 --tp 8
 expect_error bad_batch 2 "--batch: expected an integer" -- schedule llama2-13b --batch 0
 expect_error unknown_model 2 "unknown" -- schedule llama9
 expect_error onnx_batch 2 "--batch, --seq, --layers and --prefill shape zoo models" -- schedule x.onnx --batch 2

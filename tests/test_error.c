@@ -28,3 +28,16 @@ Test(error, control_characters_a_message_quotes_are_escaped_to_keep_one_line) {
     rotor_error_prefix(&err, "x\ny.json");
     cr_assert_str_eq(err.msg, "x\\ny.json: unknown key 'a\\nb\\tc\\x01'");
 }
+
+Test(error, an_option_prefix_replaces_the_word_it_repeats) {
+    rotor_error err;
+    rotor_fail(&err, ROTOR_ERR_INPUT, "dims: m: expected a positive integer");
+    rotor_error_prefix(&err, "--dims");
+    cr_assert_str_eq(err.msg, "--dims: m: expected a positive integer");
+    rotor_fail(&err, ROTOR_ERR_INPUT, "dimsx: kept");
+    rotor_error_prefix(&err, "--dims");
+    cr_assert_str_eq(err.msg, "--dims: dimsx: kept");
+    rotor_fail(&err, ROTOR_ERR_INPUT, "dims: kept without dashes");
+    rotor_error_prefix(&err, "dims");
+    cr_assert_str_eq(err.msg, "dims: dims: kept without dashes");
+}

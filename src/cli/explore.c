@@ -640,6 +640,9 @@ static int prepare(explore *ex) {
     if ((st = cli_chip(m->chip ? m->chip : "ipu-pod4", m->sets, m->nsets, &ex->chip, &err)))
         return cli_fail(CMD, st, &err);
     if (cli_apply_hbm_bw(CMD, ex->ha.hbm, &ex->chip)) return EXIT_BADINPUT;
+    if (ex->so.tensor_parallel > ex->chip.chips)
+        return cli_usage_error(CMD, "--tp: expected 1..%lld (the chips of %s), got %lld", (long long)ex->chip.chips,
+                               ex->chip.name, (long long)ex->so.tensor_parallel);
     if (!(ex->pts = calloc((size_t)ex->npts, sizeof *ex->pts))) return cli_nomem(CMD);
     for (int w = 0; w < ex->nsw; w++)
         for (int i = 0; i < ex->sws[w].n; i++) {

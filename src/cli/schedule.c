@@ -406,6 +406,9 @@ int cmd_schedule(int argc, char **argv) {
     rotor_chip chip;
     if ((st = cli_chip(ha.m.chip ? ha.m.chip : "ipu-pod4", ha.m.sets, ha.m.nsets, &chip, &err))) return cli_fail(cmd, st, &err);
     if (cli_apply_hbm_bw(cmd, ha.hbm, &chip)) return EXIT_BADINPUT;
+    if (so.tensor_parallel > chip.chips)
+        return cli_usage_error(cmd, "--tp: expected 1..%lld (the chips of %s), got %lld", (long long)chip.chips,
+                               chip.name, (long long)so.tensor_parallel);
 
     /* the network: the schedule (HBM through a mesh's edge ports) and the
      * simulator see the same one */

@@ -38,7 +38,9 @@ rotor_status rotor_fail(rotor_error *err, rotor_status code, const char *fmt, ..
  * it; the CLI maps ROTOR_ERR_NOMEM to its own exit status (3). */
 rotor_status rotor_nomem(rotor_error *err);
 
-/* Prefixes the message already in err with "prefix: ". */
+/* Prefixes the message already in err with "prefix: ".  An option prefix
+ * ("--dims") replaces the same word starting the message ("dims: ..."), so
+ * that nothing is named twice. */
 void rotor_error_prefix(rotor_error *err, const char *prefix);
 
 /* Checked int64 arithmetic: false on overflow (*out is then unspecified). */
