@@ -27,6 +27,14 @@ expect_error missing-expr 2 "--expr is required" -- plan --dims $BENCH_DIMS
 expect_error bad-constraint 2 "unknown key 'speed'" -- plan --expr "$MM" --dims $BENCH_DIMS --constraints speed=3
 expect_error unknown-command 2 "unknown command 'plot'" -- plot
 expect_error did-you-mean-command 2 "unknown command 'compil' (did you mean 'compile'?)" -- compil
+# one vocabulary (issue 24): --dim and --json everywhere; the old spellings keep working
+MM='C[m,n] += A[m,k] * B[k,n]'
+expect_out plan-dim-json '"format":.*"rotor-plan"' -- plan --expr "$MM" --dim m=32,k=64,n=16 --json
+expect_out plan-dims-format '"format":.*"rotor-plan"' -- plan --expr "$MM" --dims m=32,k=64,n=16 --format json
+expect_error plan-dim-twice 2 "--dim and --dims are the same option; give one" -- plan --expr "$MM" --dim m=3,k=3,n=3 --dims m=3,k=3,n=3
+expect_error plan-json-format 2 "--json conflicts with --format t10" -- plan --expr "$MM" --dim m=3,k=3,n=3 --json --format t10
+expect_out verify-dim "1 passed, 0 failed" -- verify --expr "$MM" --dim m=16,k=16,n=16 --best
+expect_out compile-json '"format":.*"rotor-program"' -- compile nerf-t10 --json
 expect_error no-fit 1 "no valid plan fits" -- plan --expr "$MM" --dims $BENCH_DIMS --constraints memory_cap=64
 
 # The benchmark's format: F_op then the six f_t lines, in the documented order,

@@ -40,6 +40,7 @@ static void compile_usage(FILE *f) {
             "  --compare           also compile with the VGM baseline and print the speedup\n"
             "  -o FILE             write the program (rotor-program JSON, docs/program-format.md)\n"
             "  --format FMT        table (default) or json (the program on stdout)\n"
+            "  --json              the same as --format json\n"
             "  --threads N         search threads (default: all cores)\n"
             "  --list              list the zoo\n"
             "  -h, --help          this help\n"
@@ -121,6 +122,7 @@ static int parse_compile(int argc, char **argv, compile_args *a) {
         {"baseline", 0, CLI_VALUE, offsetof(compile_args, baseline), 0, 0},
         {"compare", 0, CLI_FLAG, offsetof(compile_args, compare), 0, 0},
         {"format", 0, CLI_VALUE, offsetof(compile_args, format), 0, 0},
+        {"json", 0, CLI_FLAG, offsetof(compile_args, json), 0, 0},
         {NULL, 'o', CLI_VALUE, offsetof(compile_args, outfile), 0, 0},
         {0}};
     int rc = cli_parse_options(cmd, argc, argv, CLI_TAKES_ALL, &a->sa, own, a, compile_usage, list_zoo, &a->model,
@@ -132,6 +134,8 @@ static int parse_compile(int argc, char **argv, compile_args *a) {
         a->vgm_only = true;
     }
     if (a->vgm_only && a->compare) return cli_usage_error(cmd, "--baseline vgm conflicts with --compare");
+    if (a->json && a->format && strcmp(a->format, "json") != 0)
+        return cli_usage_error(cmd, "--json conflicts with --format %s", a->format);
     if (a->format && !strcmp(a->format, "json")) a->json = true;
     else if (a->format && strcmp(a->format, "table") != 0)
         return cli_usage_error(cmd, "--format: expected table or json, got '%s'", a->format);

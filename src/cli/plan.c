@@ -20,10 +20,11 @@ static void plan_usage(FILE *f) {
             "(branch and bound over every F_op, temporal factor and loop order).\n"
             "\n"
             "  --expr EXPR         tensor expression, e.g. 'C[m,n] += A[m,k] * B[k,n]'\n"
-            "  --dims LIST         extents, e.g. m=32,k=5120,n=15360\n"
+            "  --dim LIST          extents, e.g. m=32,k=5120,n=15360 (also --dims)\n"
             "  --chip NAME|FILE    preset (ipu-mk2, ipu-pod4) or chip file; default ipu-mk2\n"
             "  --set KEY=VALUE     override one chip field (repeatable), e.g. --set cores_per_chip=64\n"
             "  --format FMT        table (default), json, or t10 (the T10 benchmark's format)\n"
+            "  --json              the same as --format json\n"
             "  --pareto            also print the Pareto frontier of (time, memory per core)\n"
             "  --pareto-within R   only the frontier's plans at most R times slower than the\n"
             "                      fastest (R >= 1; implies --pareto)\n"
@@ -151,8 +152,8 @@ static void print_t10(const rotor_expr *e, const rotor_plan *p) {
 /* What `rotor plan` was asked. */
 typedef struct plan_args {
     cli_shared_args sa;
-    const char *expr, *dims, *format, *cons, *model_name, *within;
-    bool pareto;
+    const char *expr, *dims, *dim, *format, *cons, *model_name, *within;
+    bool pareto, json;
 } plan_args;
 
 int cmd_plan(int argc, char **argv) {
@@ -161,7 +162,9 @@ int cmd_plan(int argc, char **argv) {
     static const cli_opt own[] = {
         {"expr", 0, CLI_VALUE, offsetof(plan_args, expr), 0, 0},
         {"dims", 0, CLI_VALUE, offsetof(plan_args, dims), 0, 0},
+        {"dim", 0, CLI_VALUE, offsetof(plan_args, dim), 0, 0},
         {"format", 0, CLI_VALUE, offsetof(plan_args, format), 0, 0},
+        {"json", 0, CLI_FLAG, offsetof(plan_args, json), 0, 0},
         {"pareto", 0, CLI_FLAG, offsetof(plan_args, pareto), 0, 0},
         {"pareto-within", 0, CLI_VALUE, offsetof(plan_args, within), 0, 0},
         {"constraints", 0, CLI_VALUE, offsetof(plan_args, cons), 0, 0},
@@ -170,6 +173,13 @@ int cmd_plan(int argc, char **argv) {
     int rc = cli_parse_options(cmd, argc, argv, CLI_TAKES_CHIP | CLI_TAKES_THREADS, &a.sa, own, &a, plan_usage, NULL,
                                NULL, NULL);
     if (rc >= 0) return rc;
+    /* --dim and --json, the spellings every subcommand shares; --dims and
+     * --format json keep working */
+    if (a.dim && a.dims) return cli_usage_error(cmd, "--dim and --dims are the same option; give one");
+    if (a.dim) a.dims = a.dim;
+    if (a.json && a.format && strcmp(a.format, "json") != 0)
+        return cli_usage_error(cmd, "--json conflicts with --format %s", a.format);
+    if (a.json) a.format = "json";
     const char *expr = a.expr, *dims = a.dims, *format = a.format, *cons = a.cons, *model_name = a.model_name,
                *within = a.within;
     bool pareto = a.pareto;

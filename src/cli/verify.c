@@ -36,7 +36,7 @@ static void verify_usage(FILE *f) {
             "model counts, and the emulated exchange time equals the model's communication time.\n"
             "\n"
             "  --expr EXPR         tensor expression, e.g. 'C[m,n] += A[m,k] * B[k,n]'\n"
-            "  --dims LIST         extents, e.g. m=64,k=96,n=80\n"
+            "  --dim LIST          extents, e.g. m=64,k=96,n=80 (also --dims)\n"
             "  --chip NAME|FILE    preset (ipu-mk2, ipu-pod4) or chip file; default ipu-mk2\n"
             "  --set KEY=VALUE     override one chip field (repeatable)\n"
             "  --plan FILE         verify the plan of a plan file (rotor plan --format json) for\n"
@@ -145,7 +145,7 @@ static void verify_one(const rotor_expr *e, const rotor_chip *chip, const rotor_
 /* What `rotor verify` was asked. */
 typedef struct verify_args {
     cli_shared_args sa;
-    const char *expr, *dims, *plan_file, *random, *seed_text;
+    const char *expr, *dims, *dim, *plan_file, *random, *seed_text;
     bool best, pareto;
     int64_t nrandom, seed;
     int threads;
@@ -156,6 +156,7 @@ static int parse_verify(int argc, char **argv, verify_args *a) {
     static const cli_opt own[] = {
         {"expr", 0, CLI_VALUE, offsetof(verify_args, expr), 0, 0},
         {"dims", 0, CLI_VALUE, offsetof(verify_args, dims), 0, 0},
+        {"dim", 0, CLI_VALUE, offsetof(verify_args, dim), 0, 0},
         {"plan", 0, CLI_VALUE, offsetof(verify_args, plan_file), 0, 0},
         {"best", 0, CLI_FLAG, offsetof(verify_args, best), 0, 0},
         {"pareto", 0, CLI_FLAG, offsetof(verify_args, pareto), 0, 0},
@@ -166,6 +167,8 @@ static int parse_verify(int argc, char **argv, verify_args *a) {
     int rc = cli_parse_options(cmd, argc, argv, CLI_TAKES_CHIP | CLI_TAKES_THREADS, &a->sa, own, a, verify_usage,
                                NULL, NULL, NULL);
     if (rc >= 0) return rc;
+    if (a->dim && a->dims) return cli_usage_error(cmd, "--dim and --dims are the same option; give one");
+    if (a->dim) a->dims = a->dim; /* --dim, as every subcommand spells it; --dims keeps working */
     if (!a->expr && !a->plan_file) return cli_usage_error(cmd, "--expr is required (try 'rotor verify --help')");
     if (!a->dims && !a->plan_file) return cli_usage_error(cmd, "--dims is required (e.g. --dims m=64,k=96,n=80)");
     int modes = (a->plan_file != NULL) + a->best + a->pareto + (a->random != NULL);
