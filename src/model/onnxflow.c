@@ -296,6 +296,38 @@ static rotor_status stack(ox_model *m, const char *out, const char *const *loc, 
     return ROTOR_OK;
 }
 
+/* The carried state at step t: body input in0 + k gets the node's input
+ * init[k] at step 0, then the body's output out0 + k of the step before. */
+static rotor_status pass_state(ox_model *m, const Onnx__GraphProto *b, const char *const *loc, int nloc, int t,
+                               int n, int in0, int out0, char *const *init, rotor_error *err) {
+    for (int k = 0; k < n; k++) {
+        const char *dst = at_step(m, b->input[in0 + k]->name, loc, nloc, t);
+        const char *src = t ? at_step(m, b->output[out0 + k]->name, loc, nloc, t - 1) : init[k];
+        if (!dst || !src || !identity(m, src, dst)) return rotor_nomem(err);
+    }
+    return ROTOR_OK;
+}
+
+/* The node's outputs after T steps: the first n are the final state (body
+ * output out0 + k of the last step), the rest the body's scan outputs
+ * stacked along their axis (axes[k - n], or 0 without the attribute). */
+static rotor_status finish(ox_model *m, const Onnx__NodeProto *p, const Onnx__GraphProto *b, const char *const *loc,
+                           int nloc, int64_t T, int n, int out0, const Onnx__AttributeProto *axes, rotor_error *err) {
+    for (int k = 0; k < (int)p->n_output; k++) {
+        if (!p->output[k] || !*p->output[k]) continue;
+        rotor_status st = ROTOR_OK;
+        if (k < n) {
+            const char *src = at_step(m, b->output[out0 + k]->name, loc, nloc, (int)T - 1);
+            if (!src || !identity(m, src, p->output[k])) st = rotor_nomem(err);
+        } else {
+            int64_t ax = axes && k - n < (int)axes->n_ints ? axes->ints[k - n] : 0;
+            st = stack(m, b->output[out0 + k]->name, loc, nloc, T, ax < 0 ? 0 : ax, p->output[k], err);
+        }
+        if (st) return st;
+    }
+    return ROTOR_OK;
+}
+
 /* A Scan (opset 9+) whose scan inputs have known lengths, unrolled. */
 static rotor_status unroll_scan(ox_model *m, Onnx__NodeProto *p, const Onnx__GraphProto *b, bool *done, int depth,
                                 rotor_error *err) {
@@ -326,11 +358,8 @@ static rotor_status unroll_scan(ox_model *m, Onnx__NodeProto *p, const Onnx__Gra
     const char **loc = body_locals(m, b, &nloc);
     if (!loc) return rotor_nomem(err);
     for (int t = 0; t < T; t++) {
-        for (int k = 0; k < N; k++) { /* the state */
-            const char *dst = at_step(m, b->input[k]->name, loc, nloc, t);
-            const char *src = t ? at_step(m, b->output[k]->name, loc, nloc, t - 1) : p->input[k];
-            if (!dst || !src || !identity(m, src, dst)) return rotor_nomem(err);
-        }
+        rotor_status st = pass_state(m, b, loc, nloc, t, N, 0, 0, p->input, err);
+        if (st) return st;
         for (int k = 0; k < M; k++) { /* the slices */
             char buf[512];
             snprintf(buf, sizeof buf, "%s#%d#i", b->input[N + k]->name, t);
@@ -340,21 +369,10 @@ static rotor_status unroll_scan(ox_model *m, Onnx__NodeProto *p, const Onnx__Gra
             Onnx__NodeProto *g = make_node(m, "Gather", ins, 2, &dst, 1);
             if (!g || !add_int_attr(m, g, "axis", axes[k], false) || !push(m, g)) return rotor_nomem(err);
         }
-        rotor_status st = body_step(m, b, loc, nloc, t, depth, err);
-        if (st) return st;
+        if ((st = body_step(m, b, loc, nloc, t, depth, err))) return st;
     }
-    for (int k = 0; k < (int)p->n_output; k++) {
-        if (!p->output[k] || !*p->output[k]) continue;
-        rotor_status st = ROTOR_OK;
-        if (k < N) {
-            const char *src = at_step(m, b->output[k]->name, loc, nloc, (int)T - 1);
-            if (!src || !identity(m, src, p->output[k])) st = rotor_nomem(err);
-        } else {
-            int64_t ax = out_ax && k - N < (int)out_ax->n_ints ? out_ax->ints[k - N] : 0;
-            st = stack(m, b->output[k]->name, loc, nloc, T, ax < 0 ? 0 : ax, p->output[k], err);
-        }
-        if (st) return st;
-    }
+    rotor_status st = finish(m, p, b, loc, nloc, T, N, 0, out_ax, err);
+    if (st) return st;
     *done = true;
     return ROTOR_OK;
 }
@@ -385,25 +403,12 @@ static rotor_status unroll_loop(ox_model *m, Onnx__NodeProto *p, const Onnx__Gra
         if (!it || !cd || !const_int(m, it, t, 0)) return rotor_nomem(err);
         /* the condition stays what it was: true */
         if (p->input[1] && *p->input[1] ? !identity(m, p->input[1], cd) : !const_int(m, cd, 1, 0)) return rotor_nomem(err);
-        for (int k = 0; k < N; k++) {
-            const char *dst = at_step(m, b->input[2 + k]->name, loc, nloc, t);
-            const char *src = t ? at_step(m, b->output[1 + k]->name, loc, nloc, t - 1) : p->input[2 + k];
-            if (!dst || !src || !identity(m, src, dst)) return rotor_nomem(err);
-        }
-        rotor_status st = body_step(m, b, loc, nloc, t, depth, err);
+        rotor_status st = pass_state(m, b, loc, nloc, t, N, 2, 1, p->input + 2, err);
+        if (!st) st = body_step(m, b, loc, nloc, t, depth, err);
         if (st) return st;
     }
-    for (int k = 0; k < (int)p->n_output; k++) {
-        if (!p->output[k] || !*p->output[k]) continue;
-        rotor_status st = ROTOR_OK;
-        if (k < N) {
-            const char *src = at_step(m, b->output[1 + k]->name, loc, nloc, (int)T - 1);
-            if (!src || !identity(m, src, p->output[k])) st = rotor_nomem(err);
-        } else {
-            st = stack(m, b->output[1 + k]->name, loc, nloc, T, 0, p->output[k], err);
-        }
-        if (st) return st;
-    }
+    rotor_status st = finish(m, p, b, loc, nloc, T, N, 1, NULL, err);
+    if (st) return st;
     *done = true;
     return ROTOR_OK;
 }
