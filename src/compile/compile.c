@@ -44,7 +44,7 @@
 #include <string.h>
 
 #include "compile/handoffcache.h"
-#include "rotor/op/emu.h"
+#include "rotor/op/handoff.h"
 #include "rotor/op/plan.h"
 
 /* An expression tensor's role in the schedule. */
@@ -715,15 +715,7 @@ static bool handoff_applies(const rotor_graph *g, int o, int t) {
     int v = op->tensor_value[t];
     if (v < 0 || g->values[v].role != ROTOR_ROLE_ACTIVATION || g->values[v].producer < 0) return false;
     const rotor_op *p = &g->ops[g->values[v].producer];
-    if (p->vendor || p->tensor_value[0] != v) return false;
-    const rotor_tensor *y = &p->expr.tensors[0], *x = &op->expr.tensors[t];
-    if (x->ndims != y->ndims) return false;
-    int64_t gy[ROTOR_MAX_DIMS], gx[ROTOR_MAX_DIMS];
-    rotor_emu_tensor_elems(&p->expr, 0, gy);
-    rotor_emu_tensor_elems(&op->expr, t, gx);
-    for (int d = 0; d < y->ndims; d++)
-        if (gx[d] != gy[d] || y->dims[d].nterms != 1 || y->dims[d].coef[0] != 1) return false;
-    return true;
+    return !p->vendor && p->tensor_value[0] == v && rotor_handoff_fits(&p->expr, &op->expr, t);
 }
 
 static rotor_status prepare(compiler *cc, const rotor_compile_options *opt, int *searches,

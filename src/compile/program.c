@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "op/planjson.h"
-#include "rotor/op/emu.h"
+#include "rotor/op/handoff.h"
 #include "rotor/op/place.h"
 
 #define PROGRAM_FORMAT "rotor-program"
@@ -294,12 +294,8 @@ static rotor_status read_handoff(reader *rd, const cJSON *x, const rotor_program
         if (from < 0) return bad(rd, field, "names no earlier operator");
         const rotor_program_op *src = &p->ops[from];
         if (src->vendor) return bad(rd, field, "names a vendor op, which leaves its output in the even layout");
-        int64_t gy[ROTOR_MAX_DIMS], gx[ROTOR_MAX_DIMS];
-        bool same = src->expr.tensors[0].ndims == op->expr.tensors[t].ndims;
-        rotor_emu_tensor_elems(&src->expr, 0, gy);
-        rotor_emu_tensor_elems(&op->expr, t, gx);
-        for (int d = 0; same && d < op->expr.tensors[t].ndims; d++) same = gx[d] == gy[d];
-        if (!same) return bad(rd, field, "the tensor's extents differ from that operator's output");
+        if (!rotor_handoff_fits(&src->expr, &op->expr, t))
+            return bad(rd, field, "the tensor's extents differ from that operator's output");
         op->handoff[t] = 1 + from;
     }
     return ROTOR_OK;

@@ -9,6 +9,7 @@
 #include "rotor/op/emu.h"
 
 struct rotor_handoff {
+    const rotor_expr *producer;     /* the producer place's own copy */
     int nd;
     int64_t gdim[ROTOR_MAX_DIMS];   /* the output's real extents */
     int64_t pdim[ROTOR_MAX_DIMS];   /* one partition's extents (padded) */
@@ -64,6 +65,7 @@ rotor_status rotor_handoff_make(const rotor_place *producer, rotor_handoff **out
                               e->text);
     rotor_handoff *h = calloc(1, sizeof *h);
     if (!h) return rotor_nomem(err);
+    h->producer = e;
     h->nd = y->ndims;
     h->cores = info->cores;
     rotor_emu_tensor_elems(e, 0, h->gdim);
@@ -103,14 +105,19 @@ rotor_status rotor_handoff_make(const rotor_place *producer, rotor_handoff **out
     return ROTOR_OK;
 }
 
-bool rotor_handoff_matches(const rotor_handoff *h, const rotor_place *consumer, int t) {
-    const rotor_expr *e = rotor_place_expr(consumer);
-    if (t < 1 || t >= e->ntensors || e->tensors[t].ndims != h->nd) return false;
-    int64_t g[ROTOR_MAX_DIMS];
-    rotor_emu_tensor_elems(e, t, g);
-    for (int d = 0; d < h->nd; d++)
-        if (g[d] != h->gdim[d]) return false;
+bool rotor_handoff_fits(const rotor_expr *producer, const rotor_expr *consumer, int t) {
+    const rotor_tensor *y = &producer->tensors[0];
+    if (t < 1 || t >= consumer->ntensors || consumer->tensors[t].ndims != y->ndims) return false;
+    int64_t gy[ROTOR_MAX_DIMS], gx[ROTOR_MAX_DIMS];
+    rotor_emu_tensor_elems(producer, 0, gy);
+    rotor_emu_tensor_elems(consumer, t, gx);
+    for (int d = 0; d < y->ndims; d++)
+        if (gx[d] != gy[d] || y->dims[d].nterms != 1 || y->dims[d].coef[0] != 1) return false;
     return true;
+}
+
+bool rotor_handoff_matches(const rotor_handoff *h, const rotor_place *consumer, int t) {
+    return rotor_handoff_fits(h->producer, rotor_place_expr(consumer), t);
 }
 
 /* Elements of the partition-local box [lo, hi) with local row-major index

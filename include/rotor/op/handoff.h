@@ -33,11 +33,18 @@
 typedef struct rotor_handoff rotor_handoff;
 
 /* Where the producer's output lies after its plan (placement pl) has run.
- * ROTOR_ERR_INPUT if an output dimension is not a plain axis. */
+ * ROTOR_ERR_INPUT if an output dimension is not a plain axis.  The handoff
+ * reads the placement's expression: free it before the placement. */
 rotor_status rotor_handoff_make(const rotor_place *producer, rotor_handoff **out, rotor_error *err);
 void rotor_handoff_free(rotor_handoff *h);
 
-/* Whether consumer tensor t has the output's dimensions and extents. */
+/* Whether tensor t of the consumer's expression reads the producer's
+ * output element for element: the same dimensions with the same extents,
+ * the output's dimensions plain axes (no placement needed: the compiler
+ * and the program reader ask before any plan is placed). */
+bool rotor_handoff_fits(const rotor_expr *producer, const rotor_expr *consumer, int t);
+
+/* The same for a placed consumer (rotor_handoff_fits on its expression). */
 bool rotor_handoff_matches(const rotor_handoff *h, const rotor_place *consumer, int t);
 
 /* The core that holds output element coord (one index per dimension, inside
