@@ -165,6 +165,19 @@ rotor_status lw_op(lower_ctx *c, const ox_node *n, const char *name, const char 
     return ROTOR_OK;
 }
 
+rotor_status lw_expr(lower_ctx *c, const ox_node *n, const char *suffix, const char *type, const char *text,
+                     const char *dims, const int *tv, int ntv, int out) {
+    char name[256];
+    snprintf(name, sizeof name, "%s%s", n->name, suffix);
+    int ins[ROTOR_MAX_TENSORS], nin = 0;
+    for (int t = 1; t < ntv && t < ROTOR_MAX_TENSORS; t++) {
+        bool seen = false;
+        for (int k = 0; k < nin; k++) seen |= ins[k] == tv[t];
+        if (!seen) ins[nin++] = tv[t];
+    }
+    return lw_op(c, n, name, type, text, dims, tv, ntv, ins, nin, out);
+}
+
 /* ---- element-wise ---------------------------------------------------------------------- */
 
 /* An operand of an element-wise expression: an ONNX value, with its

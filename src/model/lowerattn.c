@@ -27,19 +27,6 @@ static rotor_status value(lower_ctx *c, const ox_node *n, const char *suffix, in
     return lw_new_val(c, n, n->name, suffix, c->m->vals[ox_resolve(c->m, n->in[0])].dtype, rank, shape, out);
 }
 
-static rotor_status expr_op(lower_ctx *c, const ox_node *n, const char *suffix, const char *type, const char *text,
-                            const char *dims, const int *tv, int ntv, int out) {
-    char name[256];
-    snprintf(name, sizeof name, "%s%s", n->name, suffix);
-    int ins[ROTOR_MAX_TENSORS], nin = 0;
-    for (int t = 1; t < ntv; t++) {
-        bool seen = false;
-        for (int k = 0; k < nin; k++) seen |= ins[k] == tv[t];
-        if (!seen) ins[nin++] = tv[t];
-    }
-    return lw_op(c, n, name, type, text, dims, tv, ntv, ins, nin, out);
-}
-
 /* A vendor op <node><suffix> from ins to out. */
 static rotor_status vendor_op(lower_ctx *c, const ox_node *n, const char *suffix, const char *type, const int *ins,
                               int nin, int out) {
@@ -56,7 +43,7 @@ static rotor_status add_bias(lower_ctx *c, const ox_node *n, const char *suffix,
     snprintf(dims, sizeof dims, "b=%lld,s=%lld,d=%lld", (long long)b, (long long)s, (long long)d);
     rotor_status st = value(c, n, suffix, 3, shape, out);
     int tv[3] = {*out, x, bias};
-    return st ? st : expr_op(c, n, suffix, "Add", "Y[b,s,d] = X[b,s,d] + B[d]", dims, tv, 3, *out);
+    return st ? st : lw_expr(c, n, suffix, "Add", "Y[b,s,d] = X[b,s,d] + B[d]", dims, tv, 3, *out);
 }
 
 /* The present key or value: past ++ new when a past is given, else a copy
@@ -106,7 +93,7 @@ rotor_status lw_attention(lower_ctx *c, const ox_node *n) {
         snprintf(dims, sizeof dims, "m=%lld,k=%lld,n=%lld", (long long)(a.batch * a.seq), (long long)xv->shape[2],
                  (long long)tot);
         int tv[3] = {qkv, x, w};
-        if ((st = expr_op(c, n, ".qkv", "MatMul", "Y[m,n] += A[m,k] * B[k,n]", dims, tv, 3, qkv))) return st;
+        if ((st = lw_expr(c, n, ".qkv", "MatMul", "Y[m,n] += A[m,k] * B[k,n]", dims, tv, 3, qkv))) return st;
         if (n->nin > 2 && n->in[2] >= 0) {
             int bias, qb;
             if ((st = lw_gval(c, n, n->in[2], &bias)) ||
@@ -143,7 +130,7 @@ rotor_status lw_attention(lower_ctx *c, const ox_node *n) {
     snprintf(dims, sizeof dims, "b=%lld,g=%lld,r=%lld,m=%lld,k=%lld,n=%lld", (long long)a.batch, (long long)a.kv_heads,
              (long long)(a.heads / a.kv_heads), (long long)a.seq, (long long)a.head, (long long)len);
     int tvs[3] = {scores, q, k};
-    if ((st = expr_op(c, n, ".scores", "MatMul", "S[b,g,r,m,n] += Q[b,g,r,m,k] * K[b,g,n,k]", dims, tvs, 3, scores)))
+    if ((st = lw_expr(c, n, ".scores", "MatMul", "S[b,g,r,m,n] += Q[b,g,r,m,k] * K[b,g,n,k]", dims, tvs, 3, scores)))
         return st;
     /* the softmax reads the scores and whatever masks or biases the node has */
     int sin[8], ns = 0;
@@ -159,5 +146,5 @@ rotor_status lw_attention(lower_ctx *c, const ox_node *n) {
     snprintf(dims, sizeof dims, "b=%lld,g=%lld,r=%lld,m=%lld,k=%lld,n=%lld", (long long)a.batch, (long long)a.kv_heads,
              (long long)(a.heads / a.kv_heads), (long long)a.seq, (long long)a.vhead, (long long)len);
     int tvo[3] = {out, probs, v};
-    return expr_op(c, n, ".context", "MatMul", "O[b,g,r,m,k] += P[b,g,r,m,n] * V[b,g,n,k]", dims, tvo, 3, out);
+    return lw_expr(c, n, ".context", "MatMul", "O[b,g,r,m,k] += P[b,g,r,m,n] * V[b,g,n,k]", dims, tvo, 3, out);
 }

@@ -24,6 +24,11 @@ rotor_status lw_new_val(lower_ctx *c, const ox_node *n, const char *base, const 
 rotor_status lw_op(lower_ctx *c, const ox_node *n, const char *name, const char *type, const char *text,
                    const char *dims, const int *tv, int ntv, const int *ins, int nin, int out);
 
+/* An expression operator named <node><suffix>: its inputs are the distinct
+ * values its tensors tv[1 .. ntv) name, in order. */
+rotor_status lw_expr(lower_ctx *c, const ox_node *n, const char *suffix, const char *type, const char *text,
+                     const char *dims, const int *tv, int ntv, int out);
+
 /* onnxruntime's Attention, MultiHeadAttention, GroupQueryAttention
  * (lowerattn.c). */
 rotor_status lw_attention(lower_ctx *c, const ox_node *n);

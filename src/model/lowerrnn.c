@@ -61,18 +61,10 @@ static rotor_status step_val(rnn *r, const char *suffix, int64_t w, int *out) {
     return lw_new_val(r->c, r->n, r->n->name, suffix, r->dt, 2, shape, out);
 }
 
-/* One element-wise or contraction operator over [b, h] (or [b, g]) tensors. */
+/* One element-wise or contraction operator over [b, h] (or [b, g]). */
 static rotor_status op(rnn *r, const char *suffix, const char *type, const char *text, const char *dims,
                        const int *tv, int ntv, int out) {
-    char name[256];
-    snprintf(name, sizeof name, "%s%s", r->n->name, suffix);
-    int ins[ROTOR_MAX_TENSORS], nin = 0;
-    for (int t = 1; t < ntv; t++) {
-        bool seen = false;
-        for (int k = 0; k < nin; k++) seen |= ins[k] == tv[t];
-        if (!seen) ins[nin++] = tv[t];
-    }
-    return lw_op(r->c, r->n, name, type, text, dims, tv, ntv, ins, nin, out);
+    return lw_expr(r->c, r->n, suffix, type, text, dims, tv, ntv, out);
 }
 
 /* One LSTM step: H, C (-1 at the first step without initial state) -> H', C'. */
