@@ -58,7 +58,7 @@ GEN_HDR  := $(GEN)/onnx.pb-c.h
 GEN_OBJ  := $(GEN)/onnx.pb-c.o
 
 # src/ is grouped by pipeline stage (docs/architecture.md); src/cli/ is the program.
-STAGES   := base op model compile sim hbm pipeline
+STAGES   := base op model compile sim hbm run pipeline
 LIB_SRC  := $(wildcard $(STAGES:%=src/%/*.c))
 CLI_SRC  := $(wildcard src/cli/*.c)
 TEST_SRC := $(wildcard tests/test_*.c)

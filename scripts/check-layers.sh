@@ -1,7 +1,7 @@
 #!/bin/sh
 # The layering check (docs/architecture.md, "Stages"): a file of one pipeline
 # stage may include headers of its own stage and of lower stages only.
-#   base < op < model < compile < sim < hbm < pipeline < cli
+#   base < op < model < compile < sim < hbm < run < pipeline < cli
 # A stage's public headers are include/rotor/STAGE/*.h, included as
 # "rotor/STAGE/x.h"; its private headers are src/STAGE/*.h, included as
 # "STAGE/x.h" from another stage or "x.h" from its own.
@@ -11,7 +11,7 @@
 # followed by a line "x".)
 set -u
 root=${1:-.}
-stages="base op model compile sim hbm pipeline cli"
+stages="base op model compile sim hbm run pipeline cli"
 rank() {
     r=0
     for s in $stages; do

@@ -198,5 +198,6 @@ int cmd_simulate(int argc, char **argv);
 int cmd_schedule(int argc, char **argv);
 int cmd_explore(int argc, char **argv);
 int cmd_reproduce(int argc, char **argv);
+int cmd_run(int argc, char **argv);
 
 #endif

@@ -20,6 +20,7 @@ static void usage(FILE *f) {
             "  compile   compile a whole model (T10 idle/active plans), with the VGM baseline\n"
             "  model     list a model's operators (zoo or ONNX file), FLOPs and weights\n"
             "  simulate  replay a compiled program on the event-driven chip simulator\n"
+            "  run       execute a whole model on the emulated chip with its weights and check it\n"
             "  schedule  schedule a model held in HBM (Elk preloads), with its baselines\n"
             "  explore   sweep a chip parameter (HBM, NoC, cores, FLOPS) over the schedules\n"
             "  reproduce run a paper's evaluation and set it beside the paper's figures (t10)\n"
@@ -47,10 +48,11 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "compile")) return cmd_compile(argc - 1, argv + 1);
     if (!strcmp(cmd, "model")) return cmd_model(argc - 1, argv + 1);
     if (!strcmp(cmd, "simulate")) return cmd_simulate(argc - 1, argv + 1);
+    if (!strcmp(cmd, "run")) return cmd_run(argc - 1, argv + 1);
     if (!strcmp(cmd, "schedule")) return cmd_schedule(argc - 1, argv + 1);
     if (!strcmp(cmd, "explore")) return cmd_explore(argc - 1, argv + 1);
     if (!strcmp(cmd, "reproduce")) return cmd_reproduce(argc - 1, argv + 1);
-    static const char *const cmds[] = {"plan", "verify", "compile", "model", "simulate", "schedule", "explore",
+    static const char *const cmds[] = {"plan", "verify", "compile", "model", "simulate", "run", "schedule", "explore",
                                        "reproduce"};
     char hint[96];
     fprintf(stderr, "rotor: unknown command '%s'%s (try 'rotor --help')\n", cmd,

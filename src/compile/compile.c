@@ -714,6 +714,7 @@ static bool handoff_applies(const rotor_graph *g, int o, int t) {
     const rotor_op *op = &g->ops[o];
     int v = op->tensor_value[t];
     if (v < 0 || g->values[v].role != ROTOR_ROLE_ACTIVATION || g->values[v].producer < 0) return false;
+    if (op->view[t].set) return false; /* a slice or window: its elements are not the output's in order */
     const rotor_op *p = &g->ops[g->values[v].producer];
     return !p->vendor && p->tensor_value[0] == v && rotor_handoff_fits(&p->expr, &op->expr, t);
 }

@@ -45,8 +45,19 @@ void rotor_graph_init(rotor_graph *g, const char *name) {
 
 void rotor_graph_free(rotor_graph *g) {
     if (!g) return;
-    for (int i = 0; i < g->nvalues; i++) free(g->values[i].name);
+    for (int i = 0; i < g->nvalues; i++) {
+        free(g->values[i].name);
+        free(g->values[i].data);
+    }
     for (int i = 0; i < g->nops; i++) {
+        for (int k = 0; k < g->ops[i].nattrs; k++) {
+            rotor_attr *a = &g->ops[i].attrs[k];
+            free(a->name);
+            free(a->ints);
+            free(a->floats);
+            free(a->str);
+        }
+        free(g->ops[i].attrs);
         free(g->ops[i].name);
         free(g->ops[i].inputs);
         free(g->ops[i].outputs);
@@ -279,6 +290,15 @@ rotor_status rotor_graph_add_op(rotor_graph *g, const rotor_op_desc *d, int *out
             if (!tensor_matches(g, &op.expr, t, v, d->inputs, d->ninputs, d->outputs, d->noutputs, why,
                                 sizeof why))
                 OPFAIL(ROTOR_ERR_INPUT, "%s", why);
+            if (d->view && d->view[t].set) {
+                const rotor_view *w = &d->view[t];
+                for (int k = 0; k < op.expr.tensors[t].ndims; k++)
+                    if (w->dim[k] < 0 || w->dim[k] >= g->values[v].rank)
+                        OPFAIL(ROTOR_ERR_INPUT, "the view of tensor %s maps dimension %d to value dimension %d of "
+                               "'%s', which has rank %d", op.expr.tensors[t].name, k, w->dim[k], g->values[v].name,
+                               g->values[v].rank);
+                op.view[t] = *w;
+            }
         }
         op.flops = rotor_expr_flops(&op.expr);
     } else {
@@ -318,6 +338,50 @@ rotor_status rotor_graph_add_op(rotor_graph *g, const rotor_op_desc *d, int *out
     if (out) *out = g->nops;
     g->nops++;
     return ROTOR_OK;
+}
+
+rotor_status rotor_graph_set_data(rotor_graph *g, int v, const double *data, rotor_error *err) {
+    if (v < 0 || v >= g->nvalues) return rotor_fail(err, ROTOR_ERR_INPUT, "value %d does not exist", v);
+    rotor_value *x = &g->values[v];
+    size_t n = (size_t)x->elements;
+    if ((int64_t)n != x->elements || n > SIZE_MAX / sizeof(double))
+        return rotor_fail(err, ROTOR_ERR_INPUT, "value '%s' is too large to hold", x->name);
+    double *p = malloc(n * sizeof *p);
+    if (!p) return rotor_nomem(err);
+    memcpy(p, data, n * sizeof *p);
+    free(x->data);
+    x->data = p;
+    return ROTOR_OK;
+}
+
+rotor_status rotor_graph_add_attr(rotor_graph *g, int op, const char *name, const int64_t *ints, int nints,
+                                  const double *floats, int nfloats, const char *str, rotor_error *err) {
+    if (op < 0 || op >= g->nops) return rotor_fail(err, ROTOR_ERR_INPUT, "operator %d does not exist", op);
+    if (nints < 0 || nfloats < 0) return rotor_fail(err, ROTOR_ERR_INPUT, "negative attribute length");
+    rotor_op *o = &g->ops[op];
+    rotor_attr a = {0};
+    a.name = strdup(name);
+    a.ints = nints ? malloc(sizeof(int64_t) * (size_t)nints) : NULL;
+    a.floats = nfloats ? malloc(sizeof(double) * (size_t)nfloats) : NULL;
+    a.str = str ? strdup(str) : NULL;
+    rotor_attr *grown = realloc(o->attrs, sizeof *grown * (size_t)(o->nattrs + 1));
+    if (grown) o->attrs = grown;
+    if (!a.name || (nints && !a.ints) || (nfloats && !a.floats) || (str && !a.str) || !grown) {
+        free(a.name), free(a.ints), free(a.floats), free(a.str);
+        return rotor_nomem(err);
+    }
+    if (nints) memcpy(a.ints, ints, sizeof(int64_t) * (size_t)nints);
+    if (nfloats) memcpy(a.floats, floats, sizeof(double) * (size_t)nfloats);
+    a.nints = nints;
+    a.nfloats = nfloats;
+    o->attrs[o->nattrs++] = a;
+    return ROTOR_OK;
+}
+
+const rotor_attr *rotor_op_attr(const rotor_op *op, const char *name) {
+    for (int k = 0; k < op->nattrs; k++)
+        if (!strcmp(op->attrs[k].name, name)) return &op->attrs[k];
+    return NULL;
 }
 
 void rotor_graph_totals_of(const rotor_graph *g, rotor_graph_totals *out) {

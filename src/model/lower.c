@@ -64,12 +64,26 @@ rotor_status lw_gval(lower_ctx *c, const ox_node *n, int v, int *out) {
         role = ROTOR_ROLE_KV_CACHE;
     rotor_error e2;
     rotor_status st = rotor_graph_add_value(c->g, x->name, x->dtype, x->rank, x->shape, role, &x->gv, &e2);
+    if (!st && m->keep_data && x->kind == OX_CONST && x->has_data) {
+        lower_ctx c2 = *c;
+        c2.err = &e2;
+        st = lw_set_data(&c2, x->gv, x);
+    }
     if (st) {
         if (n) return ox_node_fail(m, n, c->err, st, "%s", e2.msg);
         return rotor_fail(c->err, st, "%s: %s", m->label, e2.msg);
     }
     *out = x->gv;
     return ROTOR_OK;
+}
+
+rotor_status lw_set_data(lower_ctx *c, int gv, const ox_val *x) {
+    double *d = malloc(sizeof *d * (size_t)(x->elems ? x->elems : 1));
+    if (!d) return rotor_nomem(c->err);
+    for (int64_t k = 0; k < x->elems; k++) d[k] = ox_get(x, k);
+    rotor_status st = rotor_graph_set_data(c->g, gv, d, c->err);
+    free(d);
+    return st;
 }
 
 /* A new activation value named base+suffix (made unique). */
@@ -93,6 +107,7 @@ typedef struct eb {
     char axis[ROTOR_MAX_AXES][ROTOR_NAME_MAX];
     int64_t extent[ROTOR_MAX_AXES];
     int tv[ROTOR_MAX_TENSORS];
+    rotor_view view[ROTOR_MAX_TENSORS]; /* set where a tensor is not its value row-major */
     int ntensors;
     bool overflow;
 } eb;
@@ -146,7 +161,8 @@ static rotor_status emit(lower_ctx *c, const ox_node *n, const char *name, const
     char dims[512];
     if (b) eb_dims(b, dims, sizeof dims);
     rotor_op_desc d = {.name = name, .type = type, .expr = b ? b->text : NULL, .dims = b ? dims : NULL,
-                       .inputs = inputs, .ninputs = nin, .outputs = outputs, .noutputs = nout};
+                       .inputs = inputs, .ninputs = nin, .outputs = outputs, .noutputs = nout,
+                       .view = b ? b->view : NULL};
     for (int t = 0; t < ROTOR_MAX_TENSORS; t++) d.tensor_value[t] = b ? b->tv[t] : -1;
     rotor_error e2;
     rotor_status st = rotor_graph_add_op(c->g, &d, NULL, &e2);
@@ -346,9 +362,22 @@ static bool ew_formula(const char *op, int nops, char refs[][REF_MAX], const ox_
     if (!strcmp(op, "Clip")) {
         snprintf(out, cap, "%s", refs[0]);
         char tmp[REF_MAX * 4];
-        for (int i = 1; i < nops && i < 3; i++) {
+        /* opset < 11: min and max are attributes */
+        static const char *const bound[2] = {"min", "max"};
+        for (int i = 0; i < 2; i++) {
+            const Onnx__AttributeProto *a = ox_attr(n, bound[i]);
+            if (!a || !a->has_f) continue;
+            double v = a->f;
+            char lit[64];
+            if (v < 0) snprintf(lit, sizeof lit, "neg(%.9g)", -v);
+            else snprintf(lit, sizeof lit, "%.9g", v);
+            snprintf(tmp, sizeof tmp, "%s(%s, %s)", i == 0 ? "max" : "min", out, lit);
+            snprintf(out, cap, "%s", tmp);
+        }
+        /* refs holds the inputs present: an omitted min shifts max to refs[1] */
+        for (int i = 1, r = 1; i < 3 && i < n->nin && r < nops; i++) {
             if (n->in[i] < 0) continue;
-            snprintf(tmp, sizeof tmp, "%s(%s, %s)", i == 1 ? "max" : "min", out, refs[i]);
+            snprintf(tmp, sizeof tmp, "%s(%s, %s)", i == 1 ? "max" : "min", out, refs[r++]);
             snprintf(out, cap, "%s", tmp);
         }
         return true;
@@ -412,6 +441,68 @@ static rotor_status lower_ew(lower_ctx *c, const ox_node *n, const char *name, c
 
 /* ---- vendor ops ------------------------------------------------------------------------------ */
 
+/* The node's attributes, the constant parameter inputs lower_vendor drops
+ * ("@K") and the ONNX position of each graph input ("@in"), so that a
+ * reference kernel can run the op (graph.h, rotor_attr). */
+static rotor_status vendor_attrs(lower_ctx *c, const ox_node *n, int op) {
+    ox_model *m = c->m;
+    rotor_status st = ROTOR_OK;
+    for (size_t i = 0; i < n->p->n_attribute && !st; i++) {
+        const Onnx__AttributeProto *a = n->p->attribute[i];
+        if (!a->name) continue;
+        switch (a->type) {
+        case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT:
+            st = rotor_graph_add_attr(c->g, op, a->name, &a->i, 1, NULL, 0, NULL, c->err);
+            break;
+        case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS:
+            st = rotor_graph_add_attr(c->g, op, a->name, a->ints, (int)a->n_ints, NULL, 0, NULL, c->err);
+            break;
+        case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT: {
+            double f = a->f;
+            st = rotor_graph_add_attr(c->g, op, a->name, NULL, 0, &f, 1, NULL, c->err);
+            break;
+        }
+        case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS: {
+            double *f = malloc(sizeof *f * (a->n_floats ? a->n_floats : 1));
+            if (!f) return rotor_nomem(c->err);
+            for (size_t k = 0; k < a->n_floats; k++) f[k] = a->floats[k];
+            st = rotor_graph_add_attr(c->g, op, a->name, NULL, 0, f, (int)a->n_floats, NULL, c->err);
+            free(f);
+            break;
+        }
+        case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING: {
+            char buf[256];
+            snprintf(buf, sizeof buf, "%.*s", (int)a->s.len, a->s.data ? (const char *)a->s.data : "");
+            st = rotor_graph_add_attr(c->g, op, a->name, NULL, 0, NULL, 0, buf, c->err);
+            break;
+        }
+        default: break; /* tensors and graphs: a kernel that needs one refuses */
+        }
+    }
+    int64_t *pos = malloc(sizeof *pos * (size_t)(n->nin + 1));
+    if (!pos) return rotor_nomem(c->err);
+    int k = 0;
+    for (int i = 0; i < n->nin && !st; i++) {
+        if (n->in[i] < 0) continue;
+        const ox_val *x = &m->vals[ox_resolve(m, n->in[i])];
+        if (x->kind == OX_CONST && x->has_data && x->elems <= 64 && i > 0) {
+            char name[16];
+            double f[64];
+            int64_t v[64];
+            for (int64_t e = 0; e < x->elems; e++) f[e] = ox_get(x, e), v[e] = (int64_t)f[e];
+            snprintf(name, sizeof name, "@%d", i);
+            bool fl = ox_is_float_type(x->onnx_type);
+            st = rotor_graph_add_attr(c->g, op, name, fl ? NULL : v, fl ? 0 : (int)x->elems, fl ? f : NULL,
+                                      fl ? (int)x->elems : 0, NULL, c->err);
+        } else {
+            pos[k++] = i;
+        }
+    }
+    if (!st) st = rotor_graph_add_attr(c->g, op, "@in", pos, k, NULL, 0, NULL, c->err);
+    free(pos);
+    return st;
+}
+
 static rotor_status lower_vendor(lower_ctx *c, const ox_node *n) {
     ox_model *m = c->m;
     int *ins = malloc(sizeof(int) * (size_t)(n->nin + 1));
@@ -436,6 +527,7 @@ static rotor_status lower_vendor(lower_ctx *c, const ox_node *n) {
         if (!(st = lw_gval(c, n, n->out[k], &gv))) outs[nout++] = gv;
     }
     if (!st) st = emit(c, n, n->name, n->p->op_type, NULL, ins, nin, outs, nout);
+    if (!st) st = vendor_attrs(c, n, c->g->nops - 1);
     free(ins);
     free(outs);
     return st;
@@ -585,6 +677,11 @@ static rotor_status lower_gemm(lower_ctx *c, const ox_node *n) {
     b.tv[0] = gy, b.tv[1] = ga, b.tv[2] = gb;
     int ins[2] = {ga, gb};
     if ((st = emit(c, n, n->name, "Gemm", &b, ins, 2, &gy, 1))) return st;
+    if ((ox_attr_float(n, "alpha", 1.0) != 1.0 || (bias && ox_attr_float(n, "beta", 1.0) != 1.0)) &&
+        (st = rotor_graph_add_attr(c->g, c->g->nops - 1, "rotor.approximate", NULL, 0, NULL, 0,
+                                   "Gemm's alpha and beta are left out of the expression (they cost nothing)",
+                                   c->err)))
+        return st;
     return bias ? lower_bias(c, n, gy, n->out[0], n->in[2], -1) : ROTOR_OK;
 }
 
@@ -640,9 +737,22 @@ static rotor_status lower_conv(lower_ctx *c, const ox_node *n) {
         kw += (size_t)snprintf(wref + kw, sizeof wref - kw, ",%s", k);
     }
     snprintf(b.text, sizeof b.text, "%s] += %s] * %s]", yref, iref, wref);
+    /* I's element view: the window index minus the leading pad */
+    ox_geom geo;
+    rotor_status st = ox_conv_geom(m, n, x, w->shape + 2, false, &geo, c->err);
+    if (st) return st;
+    rotor_view *iv = &b.view[1];
+    int k0 = 0;
+    iv->set = true;
+    iv->dim[k0] = 0, iv->step[k0++] = 1;
+    if (G > 1) iv->dim[k0] = 1, iv->step[k0++] = C;
+    iv->dim[k0] = 1, iv->step[k0++] = 1;
+    for (int i = 0; i < ns; i++) {
+        iv->dim[k0] = (int8_t)(2 + i), iv->step[k0++] = 1;
+        iv->offset[2 + i] = -geo.pb[i];
+    }
     bool bias = !q && n->nin > 2 && n->in[2] >= 0 && !strcmp(n->p->op_type, "Conv");
     int ins[9], nin = 0, gy;
-    rotor_status st;
     for (int k = 0; k < n->nin; k++) {
         if (n->in[k] < 0 || (bias && k == 2)) continue;
         const ox_val *v = &m->vals[ox_resolve(m, n->in[k])];
@@ -747,11 +857,31 @@ static rotor_status lower_avgpool(lower_ctx *c, const ox_node *n) {
         else kx += (size_t)snprintf(xref + kx, sizeof xref - kx, ",%lld*%s+%s", (long long)st, s, k);
     }
     snprintf(b.text, sizeof b.text, "%s] += %s] / %lld", yref, xref, (long long)cnt);
+    ox_geom geo;
+    rotor_status st = ox_conv_geom(m, n, x, ks->ints, ox_attr_int(n, "ceil_mode", 0) != 0, &geo, c->err);
+    if (st) return st;
+    rotor_view *xv = &b.view[1];
+    bool padded = false;
+    xv->set = true;
+    xv->dim[0] = 0, xv->step[0] = 1, xv->dim[1] = 1, xv->step[1] = 1;
+    for (int i = 0; i < ns; i++) {
+        xv->dim[2 + i] = (int8_t)(2 + i), xv->step[2 + i] = 1;
+        xv->offset[2 + i] = -geo.pb[i];
+        padded |= geo.pb[i] > 0 || geo.pe[i] > 0 || (o->shape[2 + i] - 1) * geo.s[i] + geo.k[i] > x->shape[2 + i];
+    }
+    /* keep_data (rotor run): the exact border windows need the vendor kernel */
+    if (padded && !ox_attr_int(n, "count_include_pad", 0) && m->keep_data) return lower_vendor(c, n);
     int gx, gy;
-    rotor_status st;
     if ((st = lw_gval(c, n, n->in[0], &gx)) || (st = lw_gval(c, n, n->out[0], &gy))) return st;
     b.tv[0] = gy, b.tv[1] = gx;
-    return emit(c, n, n->name, "AveragePool", &b, &gx, 1, &gy, 1);
+    if ((st = emit(c, n, n->name, "AveragePool", &b, &gx, 1, &gy, 1))) return st;
+    /* count_include_pad 0 (the default) divides a border window by the
+     * elements it really covers; the expression divides by the kernel's */
+    if (padded && !ox_attr_int(n, "count_include_pad", 0))
+        return rotor_graph_add_attr(c->g, c->g->nops - 1, "rotor.approximate", NULL, 0, NULL, 0,
+                                    "a padded AveragePool without count_include_pad divides border windows by "
+                                    "the kernel size", c->err);
+    return ROTOR_OK;
 }
 
 /* ---- normalisation and softmax ------------------------------------------------------------------ */
@@ -938,22 +1068,96 @@ static rotor_status lower_softmax(lower_ctx *c, const ox_node *n) {
     if ((st = lw_new_val(c, n, o->name, ".sum", x->dtype, sr, sshape, &gs))) return st;
     if ((st = lw_gval(c, n, n->out[0], &gy))) return st;
     eb b;
-    char xr[REF_MAX], sref[REF_MAX], yr[REF_MAX], name[200], yn[OX_MAX_RANK + 1][ROTOR_NAME_MAX];
-    int ny;
+    char xr[REF_MAX], sref[REF_MAX], mref[REF_MAX], yr[REF_MAX], xm[2 * REF_MAX + 8], name[200];
+    char yn[OX_MAX_RANK + 1][ROTOR_NAME_MAX];
+    int ny, gm = -1;
+    /* keep_data (rotor run): a kernel subtracts the row maximum before exp,
+     * or large inputs overflow; the maximum is a vendor ReduceMax.  Planning
+     * imports leave that pass out (docs/run.md). */
+    if (m->keep_data) {
+        if ((st = lw_new_val(c, n, o->name, ".max", x->dtype, sr, sshape, &gm))) return st;
+        snprintf(name, sizeof name, "%s.max", n->name);
+        int64_t axes[OX_MAX_RANK], zero = 0;
+        int na = 0;
+        for (int d = 0; d < x->rank; d++)
+            if (red[d]) axes[na++] = d;
+        if ((st = emit(c, n, name, "ReduceMax", NULL, &gx, 1, &gm, 1)) ||
+            (st = rotor_graph_add_attr(c->g, c->g->nops - 1, "axes", axes, na, NULL, 0, NULL, c->err)) ||
+            (st = rotor_graph_add_attr(c->g, c->g->nops - 1, "keepdims", &zero, 1, NULL, 0, NULL, c->err)))
+            return st;
+    }
     eb_init(&b);
     norm_refs(&b, x, red, "X", "S", xr, sref, NULL, NULL);
-    snprintf(b.text, sizeof b.text, "%s += exp(%s)", sref, xr);
-    b.tv[0] = gs, b.tv[1] = gx;
+    norm_refs(&b, x, red, "X", "M", xr, mref, NULL, NULL);
+    if (gm >= 0) snprintf(xm, sizeof xm, "(%s - %s)", xr, mref);
+    else snprintf(xm, sizeof xm, "%s", xr);
+    snprintf(b.text, sizeof b.text, "%s += exp(%s)", sref, xm);
+    b.tv[0] = gs, b.tv[1] = gx, b.tv[2] = gm;
+    int ins1[2] = {gx, gm};
     snprintf(name, sizeof name, "%s.sum", n->name);
-    if ((st = emit(c, n, name, "ReduceSum", &b, &gx, 1, &gs, 1))) return st;
+    if ((st = emit(c, n, name, "ReduceSum", &b, ins1, gm >= 0 ? 2 : 1, &gs, 1))) return st;
     eb_init(&b);
     norm_refs(&b, x, red, "X", "S", xr, sref, yn, &ny);
+    norm_refs(&b, x, red, "X", "M", xr, mref, NULL, NULL);
     ref_of(yr, sizeof yr, "Y", ny, yn);
-    if (!strcmp(n->p->op_type, "LogSoftmax")) snprintf(b.text, sizeof b.text, "%s = %s - log(%s)", yr, xr, sref);
-    else snprintf(b.text, sizeof b.text, "%s = exp(%s) / %s", yr, xr, sref);
-    b.tv[0] = gy, b.tv[1] = gx, b.tv[2] = gs;
-    int ins[2] = {gx, gs};
-    return emit(c, n, n->name, n->p->op_type, &b, ins, 2, &gy, 1);
+    if (!strcmp(n->p->op_type, "LogSoftmax")) snprintf(b.text, sizeof b.text, "%s = %s - log(%s)", yr, xm, sref);
+    else snprintf(b.text, sizeof b.text, "%s = exp(%s) / %s", yr, xm, sref);
+    b.tv[0] = gy, b.tv[1] = gx; /* tensors in order of appearance: X, (M,) S */
+    if (gm >= 0) b.tv[2] = gm, b.tv[3] = gs;
+    else b.tv[2] = gs;
+    int ins[3] = {gx, gs, gm};
+    return emit(c, n, n->name, n->p->op_type, &b, ins, gm >= 0 ? 3 : 2, &gy, 1);
+}
+
+/* Inference BatchNormalization with its statistics folded, for keep_data
+ * imports (rotor run): y = x * a[c] + b[c], a and b new weights computed
+ * from the four constants.  The expression without data names scale and
+ * bias in their place, which costs the same but is not the value. */
+static rotor_status lower_batchnorm_folded(lower_ctx *c, const ox_node *n) {
+    ox_model *m = c->m;
+    const ox_val *x = &m->vals[ox_resolve(m, n->in[0])], *o = &m->vals[n->out[0]];
+    const ox_val *p[4];
+    for (int k = 0; k < 4; k++) {
+        p[k] = &m->vals[ox_resolve(m, n->in[1 + k])];
+        if (p[k]->kind != OX_CONST || !p[k]->has_data || p[k]->elems != x->shape[1])
+            return ox_node_fail(m, n, c->err, ROTOR_ERR_INPUT, "scale, bias, mean and variance must be constants "
+                                "of one value per channel to run it");
+    }
+    int64_t C = x->shape[1];
+    double eps = ox_attr_float(n, "epsilon", 1e-5);
+    double *a = malloc(sizeof *a * (size_t)C * 2);
+    if (!a) return rotor_nomem(c->err);
+    for (int64_t k = 0; k < C; k++) {
+        a[k] = ox_get(p[0], k) / sqrt(ox_get(p[3], k) + eps);
+        a[C + k] = ox_get(p[1], k) - ox_get(p[2], k) * a[k];
+    }
+    eb b;
+    eb_init(&b);
+    char names[OX_MAX_RANK + 1][ROTOR_NAME_MAX], yr[REF_MAX];
+    int ny = 0;
+    for (int d = 0; d < o->rank; d++)
+        if (o->shape[d] > 1 || d == 1) {
+            snprintf(names[ny], ROTOR_NAME_MAX, "d%d", d);
+            eb_axis(&b, names[ny++], o->shape[d]);
+        }
+    ref_of(yr, sizeof yr, "", ny, names);
+    snprintf(b.text, sizeof b.text, "Y%s = X%s * A[d1] + B[d1]", yr, yr);
+    int gx, gy, ga = -1, gb = -1;
+    rotor_status st;
+    if ((st = lw_gval(c, n, n->in[0], &gx)) || (st = lw_gval(c, n, n->out[0], &gy))) goto done;
+    int64_t shape[1] = {C};
+    if ((st = lw_new_val(c, n, n->name, ".scale", x->dtype, 1, shape, &ga)) ||
+        (st = lw_new_val(c, n, n->name, ".shift", x->dtype, 1, shape, &gb)))
+        goto done;
+    c->g->values[ga].role = c->g->values[gb].role = ROTOR_ROLE_WEIGHT;
+    if ((st = rotor_graph_set_data(c->g, ga, a, c->err)) || (st = rotor_graph_set_data(c->g, gb, a + C, c->err)))
+        goto done;
+    b.tv[0] = gy, b.tv[1] = gx, b.tv[2] = ga, b.tv[3] = gb;
+    int ins[3] = {gx, ga, gb};
+    st = emit(c, n, n->name, "BatchNormalization", &b, ins, 3, &gy, 1);
+done:
+    free(a);
+    return st;
 }
 
 static rotor_status lower_batchnorm(lower_ctx *c, const ox_node *n) {
@@ -970,6 +1174,7 @@ static rotor_status lower_batchnorm(lower_ctx *c, const ox_node *n) {
     ops[2].map[0] = 1;
     const ox_val *s = &m->vals[ox_resolve(m, n->in[1])];
     if (s->rank != 1) return lower_vendor(c, n);
+    if (m->keep_data) return lower_batchnorm_folded(c, n);
     int stats[2] = {n->in[3], n->in[4]};
     return lower_ew(c, n, n->name, "BatchNormalization", n->out[0], ops, 3, "%0 * %1 + %2", stats, 2);
 }
@@ -1047,8 +1252,20 @@ static rotor_status lower_slice(lower_ctx *c, const ox_node *n) {
     ref_of(yr, sizeof yr, "Y", ny, yn);
     ref_of(xr, sizeof xr, "X", ny, yn);
     snprintf(b.text, sizeof b.text, "%s = %s", yr, xr);
+    /* X's element view: the slice's first index and step per dimension */
+    const ox_val *x = &m->vals[ox_resolve(m, n->in[0])];
+    int64_t lo[OX_MAX_RANK], step[OX_MAX_RANK], shape[OX_MAX_RANK];
+    rotor_status st = ox_slice_geom(m, n, x, lo, step, shape, c->err);
+    if (st) return st;
+    rotor_view *xv = &b.view[1];
+    xv->set = true;
+    int k = 0;
+    for (int d = 0; d < o->rank; d++) {
+        xv->offset[d] = lo[d];
+        if (o->shape[d] > 1) xv->dim[k] = (int8_t)d, xv->step[k++] = step[d];
+    }
+    if (k == 0) xv->dim[0] = 0, xv->step[0] = 0; /* the unit axis */
     int gx, gy;
-    rotor_status st;
     if ((st = lw_gval(c, n, n->in[0], &gx)) || (st = lw_gval(c, n, n->out[0], &gy))) return st;
     b.tv[0] = gy, b.tv[1] = gx;
     return emit(c, n, n->name, "Slice", &b, &gx, 1, &gy, 1);

@@ -257,7 +257,7 @@ rotor_status ox_decode_tensor(const ox_model *m, const Onnx__TensorProto *t, ox_
                           (long long)v->elems);
     }
     bool raw = t->has_raw_data && t->raw_data.len > 0;
-    if (external || v->elems > OX_DATA_MAX || type == T_COMPLEX64 || type == T_COMPLEX128) return ROTOR_OK;
+    if (external || v->elems > m->data_max || type == T_COMPLEX64 || type == T_COMPLEX128) return ROTOR_OK;
     if (!raw && typed == 0 && v->elems > 0) return ROTOR_OK; /* stripped: the shape suffices */
     if (!ox_alloc_data(v)) return rotor_nomem(err);
     const uint8_t *r = t->raw_data.data;
@@ -808,6 +808,10 @@ static void make_aliases(ox_model *m) {
         if (drop && n->nout > 1 && n->out[1] >= 0 &&
             (m->cons_start[n->out[1] + 1] > m->cons_start[n->out[1]] || m->vals[n->out[1]].is_output))
             continue; /* the mask is read: keep it as an operator */
+        if (drop && n->nin > 2 && n->in[2] >= 0) { /* training_mode: unknown or true draws a mask */
+            const ox_val *tm = &m->vals[ox_resolve(m, n->in[2])];
+            if (!tm->has_data || tm->elems < 1 || ox_get(tm, 0) != 0) continue;
+        }
         m->vals[n->out[0]].alias = n->in[0];
         n->done = true;
     }
@@ -834,6 +838,8 @@ static rotor_status decode_and_infer(ox_model *m, const uint8_t *data, size_t le
                                      const rotor_onnx_options *opt, rotor_error *err) {
     memset(m, 0, sizeof *m);
     m->label = label ? label : "<buffer>";
+    m->keep_data = opt && opt->keep_data;
+    m->data_max = m->keep_data ? ROTOR_ONNX_DATA_MAX : OX_DATA_MAX;
     m->proto = onnx__model_proto__unpack(NULL, len, data);
     if (!m->proto)
         return rotor_fail(err, ROTOR_ERR_INPUT, "%s: not a valid ONNX model (the protobuf does not decode)", m->label);

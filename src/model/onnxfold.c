@@ -22,7 +22,7 @@ bool ox_all_data(ox_model *m, const ox_node *n) {
 /* Output i gets data storage when the node folds and it is small. */
 ox_val *ox_fold_target(ox_model *m, ox_node *n, int i) {
     ox_val *o = ox_out(m, n, i);
-    if (!o || o->elems > OX_DATA_MAX || !ox_all_data(m, n)) return NULL;
+    if (!o || o->elems > m->data_max || !ox_all_data(m, n)) return NULL;
     if (o->onnx_type == T_COMPLEX64 || o->onnx_type == T_COMPLEX128 || o->onnx_type >= T_F8_E4M3FN) return NULL;
     return ox_alloc_data(o) ? o : NULL;
 }

@@ -82,6 +82,10 @@ typedef struct ox_model {
     int nflat, flat_cap;
     void **owned;
     int nowned, owned_cap;
+    /* constants of at most this many elements keep their data: OX_DATA_MAX,
+     * or ROTOR_ONNX_DATA_MAX with rotor_onnx_options.keep_data */
+    int64_t data_max;
+    bool keep_data;
 } ox_model;
 
 /* The error prefix for a node: "PATH: node 'NAME' (op TYPE, domain DOMAIN): ". */
@@ -115,6 +119,22 @@ bool ox_prelu_per_channel(const ox_model *m, const ox_node *n);
 /* Legacy (opset <= 6) broadcast=1 with an axis: the axis B aligns at, -1
  * when the node is not that form, -2 when B does not fit there. */
 int ox_legacy_axis(const ox_model *m, const ox_node *n);
+
+/* Spatial geometry of a convolution or pooling node: kernel, strides, pads,
+ * dilations and output extents (ONNX Conv/Pool semantics, auto_pad
+ * included); inference and lowering share it. */
+typedef struct ox_geom {
+    int ns;                          /* spatial dimensions */
+    int64_t k[OX_MAX_RANK], s[OX_MAX_RANK], d[OX_MAX_RANK], pb[OX_MAX_RANK], pe[OX_MAX_RANK];
+    int64_t in[OX_MAX_RANK], out[OX_MAX_RANK];
+} ox_geom;
+rotor_status ox_conv_geom(ox_model *m, const ox_node *n, const ox_val *x, const int64_t *kernel, bool ceil_mode,
+                          ox_geom *g, rotor_error *err);
+
+/* A Slice node's region of its input x: first index lo, step and extent
+ * per dimension (ONNX clamping); inference and lowering share it. */
+rotor_status ox_slice_geom(ox_model *m, const ox_node *n, const ox_val *x, int64_t *lo, int64_t *step,
+                           int64_t *shape, rotor_error *err);
 
 /* Lowers the inferred model into g (lower.c). */
 rotor_status ox_lower(ox_model *m, rotor_graph *g, rotor_error *err);

@@ -222,10 +222,9 @@ rotor_status ox_infer_split(ox_model *m, ox_node *n, rotor_error *err) {
     return ROTOR_OK;
 }
 
-rotor_status ox_infer_slice(ox_model *m, ox_node *n, rotor_error *err) {
+rotor_status ox_slice_geom(ox_model *m, const ox_node *n, const ox_val *x, int64_t *lo, int64_t *step,
+                           int64_t *shape, rotor_error *err) {
     rotor_status st;
-    if ((st = ox_need(m, n, 1, err))) return st;
-    ox_val *x = ox_in(m, n, 0);
     int64_t starts[OX_MAX_RANK], ends[OX_MAX_RANK], axes[OX_MAX_RANK], steps[OX_MAX_RANK];
     int ns, ne, na = 0, nst = 0;
     if (n->nin >= 3) {
@@ -247,7 +246,6 @@ rotor_status ox_infer_slice(ox_model *m, ox_node *n, rotor_error *err) {
     }
     if (ns != ne || (na && na != ns) || (nst && nst != ns))
         NFAIL("starts, ends, axes and steps differ in length (%d, %d, %d, %d)", ns, ne, na, nst);
-    int64_t lo[OX_MAX_RANK], step[OX_MAX_RANK], shape[OX_MAX_RANK];
     for (int d = 0; d < x->rank; d++) lo[d] = 0, step[d] = 1, shape[d] = x->shape[d];
     bool seen[OX_MAX_RANK] = {false};
     for (int i = 0; i < ns; i++) {
@@ -273,6 +271,15 @@ rotor_status ox_infer_slice(ox_model *m, ox_node *n, rotor_error *err) {
         step[a] = s;
         shape[a] = len;
     }
+    return ROTOR_OK;
+}
+
+rotor_status ox_infer_slice(ox_model *m, ox_node *n, rotor_error *err) {
+    rotor_status st;
+    if ((st = ox_need(m, n, 1, err))) return st;
+    ox_val *x = ox_in(m, n, 0);
+    int64_t lo[OX_MAX_RANK], step[OX_MAX_RANK], shape[OX_MAX_RANK];
+    if ((st = ox_slice_geom(m, n, x, lo, step, shape, err))) return st;
     if ((st = ox_set_out(m, n, 0, x->onnx_type, x->rank, shape, err))) return st;
     ox_val *o = x->has_data ? ox_fold_target(m, n, 0) : NULL;
     if (!o) return ROTOR_OK;

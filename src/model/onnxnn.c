@@ -78,16 +78,9 @@ rotor_status ox_infer_gemm(ox_model *m, ox_node *n, rotor_error *err) {
     return ox_set_out(m, n, 0, a->onnx_type, 2, shape, err);
 }
 
-/* Spatial geometry of a convolution or pooling node: kernel, strides, pads,
- * dilations and output extents (ONNX Conv/Pool semantics, auto_pad included). */
-typedef struct geom {
-    int ns;                          /* spatial dimensions */
-    int64_t k[OX_MAX_RANK], s[OX_MAX_RANK], d[OX_MAX_RANK], pb[OX_MAX_RANK], pe[OX_MAX_RANK];
-    int64_t in[OX_MAX_RANK], out[OX_MAX_RANK];
-} geom;
 
-static rotor_status conv_geom(ox_model *m, ox_node *n, const ox_val *x, const int64_t *kernel, bool ceil_mode,
-                              geom *g, rotor_error *err) {
+rotor_status ox_conv_geom(ox_model *m, const ox_node *n, const ox_val *x, const int64_t *kernel, bool ceil_mode,
+                          ox_geom *g, rotor_error *err) {
     g->ns = x->rank - 2;
     int cnt;
     const int64_t *v;
@@ -164,11 +157,11 @@ rotor_status ox_infer_conv(ox_model *m, ox_node *n, rotor_error *err) {
     if (ks)
         for (int i = 0; i < cnt; i++)
             if (ks[i] != w->shape[2 + i]) NFAIL("kernel_shape disagrees with weight '%s'", w->name);
-    geom g;
+    ox_geom g;
     int64_t shape[OX_MAX_RANK];
     shape[0] = x->shape[0];
     if (!transpose) {
-        if ((st = conv_geom(m, n, x, w->shape + 2, false, &g, err))) return st;
+        if ((st = ox_conv_geom(m, n, x, w->shape + 2, false, &g, err))) return st;
         shape[1] = w->shape[0];
         for (int i = 0; i < g.ns; i++) shape[2 + i] = g.out[i];
     } else {
@@ -230,8 +223,8 @@ rotor_status ox_infer_pool(ox_model *m, ox_node *n, rotor_error *err) {
         int cnt;
         const int64_t *ks = ox_attr_ints(n, "kernel_shape", &cnt);
         if (!ks || cnt != x->rank - 2) NFAIL("kernel_shape must have %d entries", x->rank - 2);
-        geom g;
-        if ((st = conv_geom(m, n, x, ks, ox_attr_int(n, "ceil_mode", 0) != 0, &g, err))) return st;
+        ox_geom g;
+        if ((st = ox_conv_geom(m, n, x, ks, ox_attr_int(n, "ceil_mode", 0) != 0, &g, err))) return st;
         for (int i = 0; i < g.ns; i++) shape[2 + i] = g.out[i];
     }
     if ((st = ox_set_out(m, n, 0, x->onnx_type, x->rank, shape, err))) return st;

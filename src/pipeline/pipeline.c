@@ -45,13 +45,15 @@ rotor_status rotor_pipeline_run(const rotor_pipeline_options *opt, const rotor_c
     if (opt->program && !opt->t10)
         return rotor_fail(err, ROTOR_ERR_INPUT, "pipeline: a program comes from the T10 compile");
     rotor_status st = rotor_model_load(opt->model, &opt->zoo, &opt->onnx, &out->graph, &out->onnx, err);
-    if (st || opt->no_group) return st;
-    /* plan the operators that cost time: epilogues fused, layout folded */
-    rotor_graph grouped;
-    st = rotor_group(&out->graph, &grouped, &out->group, err);
-    rotor_graph_free(&out->graph);
-    out->graph = grouped;
     if (st) return st;
+    if (!opt->no_group) {
+        /* plan the operators that cost time: epilogues fused, layout folded */
+        rotor_graph grouped;
+        st = rotor_group(&out->graph, &grouped, &out->group, err);
+        rotor_graph_free(&out->graph);
+        out->graph = grouped;
+        if (st) return st;
+    }
     if (opt->t10) st = rotor_compile(&out->graph, chip, &opt->compile, &out->t10, err);
     if (opt->vgm && (!st || st == ROTOR_ERR_NOFIT))
         out->vgm_status = rotor_vgm_compile(&out->graph, chip, &out->vgm, &out->vgm_err);

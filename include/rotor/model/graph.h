@@ -67,7 +67,42 @@ typedef struct rotor_value {
     int producer;                          /* op index; -1 for inputs and weights */
     int consumers;                         /* ops that read it */
     bool is_output;                        /* a model output */
+    /* The value's elements, row-major, when the importer was asked to keep
+     * them (rotor_onnx_options.keep_data: initializers and folded
+     * constants); NULL otherwise.  Owned by the graph (rotor_graph_set_data). */
+    double *data;
 } rotor_value;
+
+/* Where an expression tensor's elements lie in the value it names: an
+ * affine element view (docs/graph.md "Element views").  Without one (set
+ * false) the tensor reads its value's elements in row-major order over its
+ * own dimensions, which is what the value itself, a reshape and a dropped
+ * extent-1 dimension mean.  With one, dimension d of the tensor at index i
+ * (over its extent; a window's extent for a compound dimension) moves value
+ * dimension dim[d] by step[d] * i, and value coordinate j is offset[j] plus
+ * those moves.  A coordinate outside [0, shape[j]) reads 0: the padding of
+ * a convolution window.  Slices (Slice's starts and steps) and padded or
+ * strided windows carry one; planning never reads it, rotor run does. */
+typedef struct rotor_view {
+    bool set;
+    int8_t dim[ROTOR_MAX_DIMS];
+    int64_t step[ROTOR_MAX_DIMS];
+    int64_t offset[ROTOR_GRAPH_MAX_RANK];
+} rotor_view;
+
+/* One attribute of a vendor op, as the file gave it (ints, floats or a
+ * string), so that a reference kernel can run it.  Constant parameter
+ * inputs the lowering drops (axes, pads, shapes) are kept as attributes
+ * named "@K" for ONNX input K; "@in" lists the ONNX input position of each
+ * graph input. */
+typedef struct rotor_attr {
+    char *name;
+    int nints;
+    int64_t *ints;
+    int nfloats;
+    double *floats;
+    char *str;                             /* NULL unless a string */
+} rotor_attr;
 
 typedef struct rotor_op {
     char *name;
@@ -90,6 +125,12 @@ typedef struct rotor_op {
     int64_t weight_bytes;                  /* bytes of the inputs that are weights */
     char fused[ROTOR_FUSED_MAX];           /* epilogues grouped in ("Add+Relu"), or "" */
     int nfused;                            /* operators folded into this one */
+    rotor_view view[ROTOR_MAX_TENSORS];    /* per expression tensor; see rotor_view */
+    /* Vendor ops: the node's attributes (rotor_graph_add_attr).  Any op:
+     * "rotor.approximate" (a string) says why the expression is the
+     * operator's cost but not its exact value, so rotor run refuses it. */
+    int nattrs;
+    rotor_attr *attrs;
 } rotor_op;
 
 typedef struct rotor_graph {
@@ -144,6 +185,7 @@ typedef struct rotor_op_desc {
     int ninputs;
     const int *outputs;
     int noutputs;
+    const rotor_view *view;  /* NULL, or ROTOR_MAX_TENSORS entries: each tensor's view */
 } rotor_op_desc;
 
 /* Appends an operator.  Inputs must exist and, if produced, be produced by an
@@ -171,6 +213,17 @@ char *rotor_graph_to_json(const rotor_graph *g);
 
 /* Shape as "1x128x768" ("scalar" for rank 0). */
 void rotor_graph_shape_string(const rotor_value *v, char *buf, int cap);
+
+/* Gives value v its elements (v's element count of them, copied). */
+rotor_status rotor_graph_set_data(rotor_graph *g, int v, const double *data, rotor_error *err);
+
+/* Adds an attribute to operator op (ints, floats and str copied; str NULL
+ * for none). */
+rotor_status rotor_graph_add_attr(rotor_graph *g, int op, const char *name, const int64_t *ints, int nints,
+                                  const double *floats, int nfloats, const char *str, rotor_error *err);
+
+/* Operator op's attribute called name, or NULL. */
+const rotor_attr *rotor_op_attr(const rotor_op *op, const char *name);
 
 /* Marks value v as a model output (kept by passes, written by the model). */
 rotor_status rotor_graph_set_output(rotor_graph *g, int v, rotor_error *err);

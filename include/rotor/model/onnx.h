@@ -35,7 +35,15 @@ typedef struct rotor_onnx_options {
      * refused.  NULL or nvalues 0: none. */
     const char *const *values;
     int nvalues;
+    /* Keep every constant's elements (initializers and folded constants of
+     * any size, up to ROTOR_ONNX_DATA_MAX elements each) as the graph
+     * values' data, and fold what execution needs exactly (inference
+     * BatchNormalization to a scale and a shift), for rotor run.  Off, only
+     * constants of up to 65,536 elements keep theirs, for shape arithmetic. */
+    bool keep_data;
 } rotor_onnx_options;
+
+#define ROTOR_ONNX_DATA_MAX ((int64_t)1 << 28)
 
 /* Statistics of one import, for the CLI's summary and the tests. */
 typedef struct rotor_onnx_stats {
@@ -75,5 +83,26 @@ rotor_status rotor_onnx_outputs(const uint8_t *data, size_t len, const char *lab
                                 const rotor_onnx_options *opt, rotor_onnx_output **out, int *n,
                                 rotor_error *err);
 void rotor_onnx_outputs_free(rotor_onnx_output *v, int n);
+
+/* One serialized TensorProto (a test data set's input_0.pb, or what
+ * rotor run writes): its name, type, shape and elements as doubles. */
+typedef struct rotor_onnx_tensor {
+    char *name;                            /* "" when the file gives none */
+    int onnx_type;                         /* TensorProto.DataType */
+    rotor_dtype dtype;
+    int rank;
+    int64_t shape[ROTOR_GRAPH_MAX_RANK];
+    int64_t elements;
+    double *data;                          /* elements, row-major */
+} rotor_onnx_tensor;
+
+/* Reads path.  Errors name the file: not a TensorProto, a type rotor does
+ * not handle, more than ROTOR_ONNX_DATA_MAX elements. */
+rotor_status rotor_onnx_tensor_read(const char *path, rotor_onnx_tensor *out, rotor_error *err);
+void rotor_onnx_tensor_free(rotor_onnx_tensor *t);
+
+/* Writes t as a TensorProto to path (through path.tmp and a rename):
+ * float32, float64, int32, int64 and bool; others are refused. */
+rotor_status rotor_onnx_tensor_write(const char *path, const rotor_onnx_tensor *t, rotor_error *err);
 
 #endif

@@ -33,7 +33,7 @@ typedef struct rotor_pipeline_options {
     const char *model;        /* a zoo name, or an ONNX file (rotor_model_is_onnx) */
     rotor_zoo_options zoo;    /* zoo models: batch, seq, layers, phase */
     rotor_onnx_options onnx;  /* ONNX files: --dim, --input and --value (onnx.h); zero: none */
-    bool no_group;            /* stop after loading: the graph as imported */
+    bool no_group;            /* the graph as imported, not grouped (rotor run executes it) */
     bool t10;                 /* compile after T10 */
     bool vgm;                 /* compile with the VGM baseline too; its failure is kept apart */
     bool program;             /* write the program and read it back (needs t10) */

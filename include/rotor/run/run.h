@@ -1,0 +1,71 @@
+/* rotor — running a whole model on real data (docs/run.md).
+ *
+ * rotor_run executes a graph operator by operator.  With a program (the
+ * compiled model: active plans, idle layouts, hand-offs) every expression
+ * operator runs on the emulated cores (op/emu.h) in its active plan, with
+ * the SRAM each core has left beside the other operators' idle layouts and
+ * the live activations as its bound, so a run checks the compiler's memory
+ * promise as well as the plans.  Vendor ops run a reference kernel
+ * (run/kernels.c) on their even layouts.  Without a program every
+ * expression operator is evaluated directly in double precision
+ * (rotor_emu_reference): the unplanned execution plans are compared with.
+ *
+ * Values are held in double; the emulator computes in float32.  The graph
+ * must carry its weights' elements (rotor_onnx_options.keep_data) and every
+ * expression tensor whose elements are not its value's in row-major order
+ * an element view (graph.h, rotor_view).  What the run cannot execute is
+ * refused naming the operator: "op 'n3' (MaxPool): ...".
+ *
+ * After an error, rotor_run leaves out zeroed: nothing to free. */
+#ifndef ROTOR_RUN_H
+#define ROTOR_RUN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "rotor/base/chip.h"
+#include "rotor/base/error.h"
+#include "rotor/compile/program.h"
+#include "rotor/model/graph.h"
+
+typedef struct rotor_run_options {
+    /* The compiled program, its operators named and ordered as the graph's;
+     * NULL: direct execution in double, no plans. */
+    const rotor_program *program;
+    const rotor_chip *chip; /* with a program: the chip it was compiled for */
+    /* Called after each operator: done of total (NULL: none). */
+    void (*progress)(void *ctx, int done, int total);
+    void *progress_ctx;
+} rotor_run_options;
+
+typedef struct rotor_run_result {
+    int nvalues;
+    double **values;        /* per graph value its elements, row-major; NULL where none */
+    int ops_emulated;       /* expression operators run on the emulated cores */
+    int ops_direct;         /* expression operators evaluated directly (no program) */
+    int ops_vendor;         /* vendor ops run by a reference kernel */
+    int64_t peak_bytes;     /* per core, the most any operator's plan held beside the rest */
+    /* The emulated time: per operator the program's setup, the emulator's
+     * exchange and reduction times and the cost model's compute time, and
+     * vendor ops at the vector rate, summed (0 without a program). */
+    double emulated_s;
+} rotor_run_result;
+
+/* Runs g.  inputs[v] (nullable entries) gives graph input v's elements
+ * (values no operator produces and that carry no data); every input an
+ * operator reads must be given.  Errors name the operator and what it
+ * lacks: a view, a kernel, data, or SRAM (ROTOR_ERR_NOFIT, with the bytes). */
+rotor_status rotor_run(const rotor_graph *g, const double *const *inputs, const rotor_run_options *opt,
+                       rotor_run_result *out, rotor_error *err);
+void rotor_run_result_free(rotor_run_result *r);
+
+/* Runs vendor op `op` of g by its reference kernel: vals[v] are the values'
+ * elements (the op's inputs filled, its outputs allocated).  ROTOR_ERR_INPUT
+ * naming the type when rotor has no kernel for it, or an attribute it
+ * needs is missing or out of range. */
+rotor_status rotor_run_kernel(const rotor_graph *g, int op, double *const *vals, rotor_error *err);
+
+/* Whether rotor has a reference kernel for vendor ops of this type. */
+bool rotor_run_has_kernel(const char *type);
+
+#endif

@@ -1,0 +1,501 @@
+/* rotor run — execute a whole compiled model on the emulated cores with its
+ * real weights, and prove it: against a direct execution of the same graph
+ * in double precision, and with --check against a test data set's
+ * reference outputs (docs/run.md). */
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "rotor/compile/program.h"
+#include "rotor/model/onnx.h"
+#include "rotor/pipeline/pipeline.h"
+#include "rotor/run/run.h"
+#include "rotor/sim/replay.h"
+
+/* The stated tolerances (docs/run.md): float32 outputs pass when
+ * |x - ref| <= ATOL + RTOL * |ref| everywhere; integer and boolean ones
+ * must be equal. */
+#define RUN_RTOL 1e-3
+#define RUN_ATOL 1e-5
+#define RUN_MAX_DATA 64
+
+static void run_usage(FILE *f) {
+    fprintf(f,
+            "usage: rotor run MODEL.onnx [options]\n"
+            "       rotor run --check DIR [options]\n"
+            "\n"
+            "Executes a whole model on the emulated chip with the weights its file defines: compiles it\n"
+            "(active plans, idle layouts, hand-offs), runs every operator's plan on virtual cores with\n"
+            "real data in the SRAM the compiler left it, runs vendor ops by reference kernels, and\n"
+            "compares every output with a direct execution of the same graph in double precision.\n"
+            "The graph is run as imported (not grouped): fused epilogues are a cost, not a value.\n"
+            "\n"
+            "  --check DIR         DIR holds model.onnx and test_data_set_*/{input,output}_<i>.pb\n"
+            "                      (libonnx-testdata's layout): run each set, compare with its outputs\n"
+            "  --data NAME=FILE.pb the elements of graph input NAME (repeatable); inputs not given\n"
+            "                      get deterministic pseudo-random values in [-1, 1)\n"
+            "  -o, --output DIR    write each graph output as DIR/<name>.pb (TensorProto)\n"
+            "  --program FILE      run this compiled program (rotor compile -o) instead of compiling\n"
+            "  --direct            no plans: only the direct execution in double\n"
+            "  --chip NAME|FILE    preset or chip file (default ipu-mk2); --set KEY=VALUE overrides\n"
+            "  --dim k=v,..., --input NAME=AxB,.., --value NAME=SPEC\n"
+            "                      shape the model, as in rotor compile\n"
+            "  --json              print the result as JSON (rotor-run, version 1)\n"
+            "  --threads N         search threads when compiling\n"
+            "  -h, --help          this help\n"
+            "\n"
+            "tolerance: float32 outputs pass when |x - ref| <= 1e-5 + 1e-3 |ref|; integer outputs must\n"
+            "be equal.\n"
+            "exit status: 0 every output passed, 1 an output failed or the model does not fit,\n"
+            "2 bad input or an operator rotor cannot run (named)\n");
+}
+
+typedef struct run_args {
+    cli_shared_args sa;
+    const char *input, *check, *out, *program;
+    char *data[RUN_MAX_DATA];
+    int ndata;
+    bool direct, json;
+} run_args;
+
+static int parse_run(int argc, char **argv, run_args *a) {
+    const char *cmd = "run";
+    static const cli_opt own[] = {
+        {"check", 0, CLI_VALUE, offsetof(run_args, check), 0, 0},
+        {"data", 0, CLI_MANY, offsetof(run_args, data), offsetof(run_args, ndata), RUN_MAX_DATA},
+        {"output", 'o', CLI_VALUE, offsetof(run_args, out), 0, 0},
+        {"program", 0, CLI_VALUE, offsetof(run_args, program), 0, 0},
+        {"direct", 0, CLI_FLAG, offsetof(run_args, direct), 0, 0},
+        {"json", 0, CLI_FLAG, offsetof(run_args, json), 0, 0},
+        {0}};
+    /* with --check the directory is the input: count the positionals first */
+    bool has_check = false;
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--check") || !strncmp(argv[i], "--check=", 8)) has_check = true;
+    int rc = cli_parse_options(cmd, argc, argv, CLI_TAKES_CHIP | CLI_TAKES_SHAPE | CLI_TAKES_THREADS, &a->sa, own,
+                               a, run_usage, NULL, has_check ? NULL : &a->input,
+                               "a model file is required (try --help)");
+    if (rc >= 0) return rc;
+    if (a->program && a->direct) return cli_usage_error(cmd, "--program and --direct: a direct run has no program");
+    if (a->check && !cli_is_dir(a->check)) return cli_usage_error(cmd, "--check: %s: not a directory", a->check);
+    if (a->out && !cli_is_dir(a->out)) return cli_usage_error(cmd, "-o: %s: not a directory", a->out);
+    for (int i = 0; i < a->ndata; i++)
+        if (!strchr(a->data[i], '=') || a->data[i][0] == '=')
+            return cli_usage_error(cmd, "--data: expected NAME=FILE.pb, got '%s'", a->data[i]);
+    return -1;
+}
+
+/* ---- one test data set ------------------------------------------------------------------ */
+
+typedef struct tensor_list {
+    int n;
+    rotor_onnx_tensor t[RUN_MAX_DATA];
+    char path[RUN_MAX_DATA][4096];
+} tensor_list;
+
+static void tensors_free(tensor_list *l) {
+    for (int i = 0; i < l->n; i++) rotor_onnx_tensor_free(&l->t[i]);
+    l->n = 0;
+}
+
+/* DIR/PREFIX_<i>.pb for i = 0, 1, ... while they exist. */
+static rotor_status read_numbered(const char *dir, const char *prefix, tensor_list *l, rotor_error *err) {
+    l->n = 0;
+    for (int i = 0; i < RUN_MAX_DATA; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s_%d.pb", dir, prefix, i);
+        struct stat sb;
+        if (stat(path, &sb)) break;
+        rotor_status st = rotor_onnx_tensor_read(path, &l->t[l->n], err);
+        if (st) return st;
+        snprintf(l->path[l->n], sizeof l->path[0], "%s", path);
+        l->n++;
+    }
+    return ROTOR_OK;
+}
+
+static bool is_float_type(int t) { return t == 1 || t == 10 || t == 11 || t == 16; }
+
+/* How one output compares with its reference. */
+typedef struct cmp {
+    double max_abs, max_rel;
+    int64_t bad;
+} cmp;
+
+static cmp compare(const double *x, const double *ref, int64_t n, bool exact) {
+    cmp c = {0, 0, 0};
+    for (int64_t k = 0; k < n; k++) {
+        double d = fabs(x[k] - ref[k]);
+        if (isnan(x[k]) != isnan(ref[k])) d = INFINITY;
+        else if (isnan(x[k]) || (isinf(ref[k]) && x[k] == ref[k])) d = 0;
+        double r = d / (fabs(ref[k]) > 1e-30 ? fabs(ref[k]) : 1e-30);
+        if (d > c.max_abs) c.max_abs = d;
+        if (r > c.max_rel && d > RUN_ATOL) c.max_rel = r;
+        if (exact ? d != 0 : d > RUN_ATOL + RUN_RTOL * fabs(ref[k])) c.bad++;
+    }
+    return c;
+}
+
+/* ---- the run ---------------------------------------------------------------------------- */
+
+typedef struct run_state {
+    const run_args *a;
+    rotor_chip chip;
+    rotor_pipeline p;
+    rotor_program file_program;
+    const rotor_program *prog;
+    double **inputs;           /* per graph value */
+    rotor_run_result planned, direct;
+    bool randomised;
+} run_state;
+
+/* Fills st->inputs for every graph input: from --data or set (by name,
+ * else by position among the inputs without data), else pseudo-random. */
+static rotor_status bind_inputs(run_state *s, const tensor_list *set, rotor_error *err) {
+    const rotor_graph *g = &s->p.graph;
+    s->inputs = calloc((size_t)(g->nvalues ? g->nvalues : 1), sizeof *s->inputs);
+    if (!s->inputs) return rotor_nomem(err);
+    int pos = 0;
+    for (int v = 0; v < g->nvalues; v++) {
+        const rotor_value *x = &g->values[v];
+        if (x->producer >= 0 || x->data || x->role == ROTOR_ROLE_WEIGHT || (x->consumers == 0 && !x->is_output))
+            continue;
+        const double *src = NULL;
+        int64_t n = -1;
+        for (int i = 0; set && i < set->n && !src; i++)
+            if (!strcmp(set->t[i].name, x->name)) src = set->t[i].data, n = set->t[i].elements;
+        for (int i = 0; i < s->a->ndata && !src; i++) {
+            const char *eq = strchr(s->a->data[i], '=');
+            if ((size_t)(eq - s->a->data[i]) != strlen(x->name) || strncmp(s->a->data[i], x->name, strlen(x->name)))
+                continue;
+            rotor_onnx_tensor t;
+            rotor_status st = rotor_onnx_tensor_read(eq + 1, &t, err);
+            if (st) return st;
+            if (t.elements != x->elements) {
+                int64_t got = t.elements;
+                rotor_onnx_tensor_free(&t);
+                return rotor_fail(err, ROTOR_ERR_INPUT, "--data %s: %lld elements; the input has %lld", x->name,
+                                  (long long)got, (long long)x->elements);
+            }
+            s->inputs[v] = t.data;
+            t.data = NULL;
+            rotor_onnx_tensor_free(&t);
+            src = s->inputs[v];
+            n = x->elements;
+        }
+        if (!src && set && pos < set->n && set->t[pos].name[0] == '\0') src = set->t[pos].data, n = set->t[pos].elements;
+        pos++;
+        if (src && n != x->elements)
+            return rotor_fail(err, ROTOR_ERR_INPUT, "input '%s': the test data holds %lld elements, the input %lld",
+                              x->name, (long long)n, (long long)x->elements);
+        if (!s->inputs[v]) {
+            if (!(s->inputs[v] = malloc(sizeof(double) * (size_t)x->elements))) return rotor_nomem(err);
+            if (src) {
+                memcpy(s->inputs[v], src, sizeof(double) * (size_t)x->elements);
+            } else { /* deterministic: a fixed LCG per input, values in [-1, 1) */
+                uint64_t r = 0x9E3779B97F4A7C15ull ^ (uint64_t)v;
+                for (int64_t k = 0; k < x->elements; k++) {
+                    r = r * 6364136223846793005ull + 1442695040888963407ull;
+                    s->inputs[v][k] = (double)(r >> 11) / (double)(1ull << 52) - 1.0;
+                }
+                s->randomised = true;
+            }
+        }
+    }
+    for (int i = 0; i < s->a->ndata; i++) {
+        const char *eq = strchr(s->a->data[i], '=');
+        char name[256];
+        snprintf(name, sizeof name, "%.*s", (int)(eq - s->a->data[i]), s->a->data[i]);
+        int v = rotor_graph_find_value(g, name);
+        if (v < 0 || g->values[v].producer >= 0 || g->values[v].role == ROTOR_ROLE_WEIGHT)
+            return rotor_fail(err, ROTOR_ERR_INPUT, "--data: '%s' is not an input of the graph", name);
+    }
+    return ROTOR_OK;
+}
+
+/* Loads and compiles the model (integer inputs of the set bound as values,
+ * as shape inputs are), then runs it planned and directly. */
+static int run_model(run_state *s, const char *model, const tensor_list *set, rotor_error *err) {
+    const char *cmd = "run";
+    const run_args *a = s->a;
+    rotor_pipeline_options po = {.zoo = {.batch = 1}, .no_group = true};
+    if (cli_shared_model(cmd, model, &a->sa, NULL, false, false, &po)) return EXIT_BADINPUT;
+    if (!rotor_model_is_onnx(model)) return cli_usage_error(cmd, "%s: rotor run executes ONNX files", model);
+    po.onnx.keep_data = true;
+    char *vals[CLI_MAX_SETS + RUN_MAX_DATA];
+    char specs[RUN_MAX_DATA][4400];
+    int nv = 0;
+    for (int i = 0; i < po.onnx.nvalues; i++) vals[nv++] = (char *)po.onnx.values[i];
+    for (int i = 0; set && i < set->n; i++)
+        if (!is_float_type(set->t[i].onnx_type) && set->t[i].name[0]) {
+            snprintf(specs[i], sizeof specs[i], "%s=%s", set->t[i].name, set->path[i]);
+            vals[nv++] = specs[i];
+        }
+    rotor_status st = cli_chip(a->sa.chip, a->sa.sets, a->sa.nsets, &s->chip, err);
+    if (st) return cli_fail(cmd, st, err);
+    /* integer inputs of the set are bound as values only when the import
+     * needs them for its shapes: bound, they fold, and the run would check
+     * the importer's folding rather than the operators */
+    st = rotor_pipeline_run(&po, &s->chip, &s->p, err);
+    if (st && nv > po.onnx.nvalues) {
+        rotor_pipeline_free(&s->p);
+        po.onnx.values = (const char *const *)vals;
+        po.onnx.nvalues = nv;
+        st = rotor_pipeline_run(&po, &s->chip, &s->p, err);
+    }
+    if (st) return cli_fail(cmd, st, err);
+    /* compiled here rather than by the pipeline: a graph that folds to
+     * constants has no operator to compile, and runs all the same */
+    if (!a->direct && !a->program && s->p.graph.nops > 0) {
+        cli_progress bar;
+        cli_progress_begin(&bar, cmd, "compiling: operator shapes searched");
+        po.compile.progress = cli_progress_step;
+        po.compile.progress_ctx = &bar;
+        st = rotor_compile(&s->p.graph, &s->chip, &po.compile, &s->p.t10, err);
+        cli_progress_end(&bar);
+        char *text = NULL;
+        if (!st) st = rotor_program_write(&s->p.graph, &s->chip, &s->p.t10, &text, err);
+        if (!st) st = rotor_program_parse(text, model, &s->chip, &s->p.program, err);
+        free(text);
+        if (st) return cli_fail(cmd, st, err);
+        s->prog = &s->p.program;
+    }
+    cli_progress bar;
+    if (a->program) {
+        if ((st = rotor_program_read(a->program, &s->chip, &s->file_program, err))) return cli_fail(cmd, st, err);
+        s->prog = &s->file_program;
+    }
+    if ((st = bind_inputs(s, set, err))) return cli_fail(cmd, st, err);
+    rotor_run_options ro = {.program = s->prog, .chip = &s->chip};
+    cli_progress_begin(&bar, cmd, "running: operators");
+    ro.progress = cli_progress_step;
+    ro.progress_ctx = &bar;
+    if (s->prog) st = rotor_run(&s->p.graph, (const double *const *)s->inputs, &ro, &s->planned, err);
+    ro.program = NULL;
+    if (!st) st = rotor_run(&s->p.graph, (const double *const *)s->inputs, &ro, &s->direct, err);
+    cli_progress_end(&bar);
+    if (st) return cli_fail(cmd, st, err);
+    return 0;
+}
+
+static void state_free(run_state *s) {
+    for (int v = 0; s->inputs && v < s->p.graph.nvalues; v++) free(s->inputs[v]);
+    free(s->inputs);
+    rotor_run_result_free(&s->planned);
+    rotor_run_result_free(&s->direct);
+    rotor_program_free(&s->file_program);
+    rotor_pipeline_free(&s->p);
+    memset(s, 0, sizeof *s);
+}
+
+/* Compares every graph output; prints a line each (or adds JSON); returns
+ * the outputs that failed. */
+static int report(run_state *s, const tensor_list *ref, const char *label, cJSON *jset) {
+    const rotor_graph *g = &s->p.graph;
+    const double *const *got = (const double *const *)(s->prog ? s->planned.values : s->direct.values);
+    int failed = 0;
+    cJSON *jouts = jset ? cJSON_AddArrayToObject(jset, "outputs") : NULL;
+    /* Each graph output's reference: by name (an unrolled loop's outputs
+     * carry the lowering's "#N" suffix), else, for an output the file
+     * renames through an Identity, the next unclaimed reference of its size
+     * in file order. */
+    int refof[RUN_MAX_DATA * 4];
+    bool claimed[RUN_MAX_DATA] = {false};
+    int nout = 0;
+    for (int v = 0; v < g->nvalues && nout < RUN_MAX_DATA * 4; v++) {
+        if (!g->values[v].is_output) continue;
+        const rotor_value *x = &g->values[v];
+        size_t base = strcspn(x->name, "#");
+        refof[nout] = -1;
+        for (int i = 0; ref && i < ref->n && refof[nout] < 0; i++)
+            if (!claimed[i] && ref->t[i].elements == x->elements &&
+                (!strcmp(ref->t[i].name, x->name) ||
+                 (strlen(ref->t[i].name) == base && !strncmp(ref->t[i].name, x->name, base))))
+                refof[nout] = i, claimed[i] = true;
+        nout++;
+    }
+    nout = 0;
+    for (int v = 0; v < g->nvalues && nout < RUN_MAX_DATA * 4; v++) {
+        if (!g->values[v].is_output) continue;
+        for (int i = 0; ref && i < ref->n && refof[nout] < 0; i++)
+            if (!claimed[i] && ref->t[i].elements == g->values[v].elements) refof[nout] = i, claimed[i] = true;
+        nout++;
+    }
+    nout = 0;
+    for (int v = 0; v < g->nvalues; v++) {
+        const rotor_value *x = &g->values[v];
+        if (!x->is_output) continue;
+        bool exact = x->dtype != ROTOR_DTYPE_F32 && x->dtype != ROTOR_DTYPE_F64 && x->dtype != ROTOR_DTYPE_F16 &&
+                     x->dtype != ROTOR_DTYPE_BF16;
+        char shape[96];
+        rotor_graph_shape_string(x, shape, sizeof shape);
+        cmp vs_direct = {0}, vs_ref = {0};
+        bool has_ref = false;
+        if (s->prog) vs_direct = compare(got[v], s->direct.values[v], x->elements, false);
+        int ri = nout < RUN_MAX_DATA * 4 ? refof[nout] : -1;
+        nout++;
+        if (ri >= 0) {
+            vs_ref = compare(got[v], ref->t[ri].data, x->elements, exact);
+            has_ref = true;
+        }
+        bool pass = vs_direct.bad == 0 && vs_ref.bad == 0 && (!ref || has_ref);
+        failed += !pass;
+        if (jouts) {
+            cJSON *j = cJSON_CreateObject();
+            cJSON_AddStringToObject(j, "name", x->name);
+            cJSON_AddStringToObject(j, "shape", shape);
+            if (s->prog) cJSON_AddNumberToObject(j, "max_abs_vs_direct", vs_direct.max_abs);
+            if (has_ref) cJSON_AddNumberToObject(j, "max_abs_vs_reference", vs_ref.max_abs);
+            cJSON_AddBoolToObject(j, "pass", pass);
+            cJSON_AddItemToArray(jouts, j);
+            continue;
+        }
+        printf("%s  %-32s %-16s", pass ? "PASS" : "FAIL", x->name, shape);
+        if (s->prog) printf("  vs direct: max |err| %.3g (%lld beyond tolerance)", vs_direct.max_abs,
+                            (long long)vs_direct.bad);
+        if (has_ref) printf("  vs %s '%s': max |err| %.3g (%lld beyond)", label, ref->t[ri].name, vs_ref.max_abs,
+                            (long long)vs_ref.bad);
+        else if (ref) printf("  no reference of its name or size");
+        printf("\n");
+    }
+    return failed;
+}
+
+/* -o DIR: every graph output as DIR/<name>.pb ('/' in names becomes '_'). */
+static int write_outputs(run_state *s) {
+    const rotor_graph *g = &s->p.graph;
+    double **vals = s->prog ? s->planned.values : s->direct.values;
+    for (int v = 0; v < g->nvalues; v++) {
+        const rotor_value *x = &g->values[v];
+        if (!x->is_output) continue;
+        char name[256], path[4400];
+        snprintf(name, sizeof name, "%s", x->name);
+        for (char *c = name; *c; c++)
+            if (*c == '/' || *c == '\\') *c = '_';
+        snprintf(path, sizeof path, "%s/%s.pb", s->a->out, name);
+        static const int types[ROTOR_DTYPE_COUNT] = {[ROTOR_DTYPE_F32] = 1, [ROTOR_DTYPE_F64] = 11,
+                                                     [ROTOR_DTYPE_I32] = 6, [ROTOR_DTYPE_I64] = 7,
+                                                     [ROTOR_DTYPE_BOOL] = 9};
+        rotor_onnx_tensor t = {.name = x->name, .onnx_type = types[x->dtype] ? types[x->dtype] : 1,
+                               .dtype = x->dtype, .rank = x->rank, .elements = x->elements, .data = vals[v]};
+        memcpy(t.shape, x->shape, sizeof t.shape);
+        rotor_error err = {{0}};
+        rotor_status st = rotor_onnx_tensor_write(path, &t, &err);
+        if (st) return cli_fail("run", st, &err);
+    }
+    return 0;
+}
+
+static void print_times(run_state *s) {
+    if (!s->prog) {
+        printf("direct execution: %d expression operators, %d vendor ops (no plans)\n", s->direct.ops_direct,
+               s->direct.ops_vendor);
+        return;
+    }
+    rotor_replay_result rr = {0};
+    rotor_error err = {{0}};
+    bool sim = rotor_replay(s->prog, &s->chip, &rr, NULL, &err) == ROTOR_OK;
+    printf("%s on %s: %d operators emulated, %d vendor ops; peak SRAM %.1f of %.1f KiB per core\n",
+           s->p.graph.name, s->chip.name, s->planned.ops_emulated, s->planned.ops_vendor,
+           (double)s->planned.peak_bytes / 1024, (double)s->chip.sram_bytes / 1024);
+    printf("time: emulated %.3f us, model %.3f us", s->planned.emulated_s * 1e6, s->prog->total_s * 1e6);
+    if (sim) printf(", simulated %.3f us", rr.simulated_s * 1e6);
+    else printf(", simulator: %s", err.msg);
+    printf("\n");
+    rotor_replay_result_free(&rr);
+}
+
+/* The test data sets of DIR, sorted. */
+static int list_sets(const char *dir, char sets[][4096], int cap) {
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) && n < cap)
+        if (!strncmp(e->d_name, "test_data_set_", 14)) snprintf(sets[n++], 4096, "%s/%s", dir, e->d_name);
+    closedir(d);
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && strcmp(sets[j - 1], sets[j]) > 0; j--) {
+            char t[4096];
+            memcpy(t, sets[j], sizeof t);
+            memcpy(sets[j], sets[j - 1], sizeof t);
+            memcpy(sets[j - 1], t, sizeof t);
+        }
+    return n;
+}
+
+int cmd_run(int argc, char **argv) {
+    const char *cmd = "run";
+    run_args a = {0};
+    int rc = parse_run(argc, argv, &a);
+    if (rc >= 0) return rc;
+    rc = 0;
+    rotor_error err = {{0}};
+    cJSON *root = a.json ? cJSON_CreateObject() : NULL;
+    if (root) {
+        cJSON_AddStringToObject(root, "format", "rotor-run");
+        cJSON_AddNumberToObject(root, "version", 1);
+    }
+    int failed = 0;
+    if (a.check) {
+        char model[4200];
+        snprintf(model, sizeof model, "%s/model.onnx", a.check);
+        static char sets[16][4096];
+        int nsets = list_sets(a.check, sets, 16);
+        if (!nsets) return cli_usage_error(cmd, "--check: %s has no test_data_set_* directory", a.check);
+        cJSON *jsets = root ? cJSON_AddArrayToObject(root, "sets") : NULL;
+        for (int i = 0; i < nsets && !rc; i++) {
+            tensor_list *in = calloc(1, sizeof *in), *out = calloc(1, sizeof *out);
+            run_state s = {.a = &a};
+            rotor_status st = in && out ? ROTOR_OK : rotor_nomem(&err);
+            if (!st) st = read_numbered(sets[i], "input", in, &err);
+            if (!st) st = read_numbered(sets[i], "output", out, &err);
+            if (st) rc = cli_fail(cmd, st, &err);
+            if (!rc) rc = run_model(&s, model, in, &err);
+            if (!rc) {
+                const char *label = strrchr(sets[i], '/') + 1;
+                cJSON *j = jsets ? cJSON_CreateObject() : NULL;
+                if (j) {
+                    cJSON_AddStringToObject(j, "set", label);
+                    cJSON_AddItemToArray(jsets, j);
+                } else {
+                    printf("%s:\n", label);
+                }
+                failed += report(&s, out, "reference", j);
+                if (!root) print_times(&s);
+                if (a.out && !failed) rc = write_outputs(&s);
+            }
+            if (in) tensors_free(in);
+            if (out) tensors_free(out);
+            free(in);
+            free(out);
+            state_free(&s);
+        }
+    } else {
+        run_state s = {.a = &a};
+        rc = run_model(&s, a.input, NULL, &err);
+        if (!rc) {
+            if (s.randomised && !root)
+                printf("inputs without --data get deterministic pseudo-random values in [-1, 1)\n");
+            failed = report(&s, NULL, NULL, root);
+            if (!root) print_times(&s);
+            if (a.out) rc = write_outputs(&s);
+        }
+        state_free(&s);
+    }
+    if (root && !rc) {
+        cJSON_AddBoolToObject(root, "pass", failed == 0);
+        char *text = cJSON_Print(root);
+        if (text) puts(text);
+        free(text);
+    }
+    cJSON_Delete(root);
+    if (rc) return rc;
+    if (!a.json) printf("%s\n", failed ? "FAIL" : "PASS");
+    return failed ? EXIT_NOFIT : 0;
+}

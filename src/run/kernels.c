@@ -1,0 +1,617 @@
+/* kernels.c — reference kernels for vendor ops (docs/run.md, "Kernels").
+ *
+ * T10 §4.2 runs operators outside tensor expressions from the vendor
+ * library; rotor run needs their values, so each type rotor can run has a
+ * kernel here, written from the ONNX operator specification, in double on
+ * row-major arrays.  One table maps a type to its kernel; a type missing
+ * from it is refused naming the type.  Attributes come from the graph
+ * (graph.h, rotor_attr): the node's own, "@K" for a constant parameter
+ * input K the lowering dropped, "@in" for the ONNX position of each graph
+ * input. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rotor/run/run.h"
+
+typedef struct kctx {
+    const rotor_graph *g;
+    int o;
+    const rotor_op *op;
+    double *const *vals;
+    rotor_error *err;
+} kctx;
+
+static rotor_status kfail(const kctx *k, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static rotor_status kfail(const kctx *k, const char *fmt, ...) {
+    char msg[ROTOR_ERROR_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return rotor_fail(k->err, ROTOR_ERR_INPUT, "op '%s' (%s): %s", k->op->name, k->op->type, msg);
+}
+
+/* The graph value at ONNX input position pos, or -1 (absent or folded). */
+static int input_at(const kctx *k, int pos) {
+    const rotor_attr *a = rotor_op_attr(k->op, "@in");
+    if (!a) return pos < k->op->ninputs ? k->op->inputs[pos] : -1;
+    for (int i = 0; i < a->nints && i < k->op->ninputs; i++)
+        if (a->ints[i] == pos) return k->op->inputs[i];
+    return -1;
+}
+
+static const rotor_value *val(const kctx *k, int v) { return &k->g->values[v]; }
+
+static int64_t attr_int(const kctx *k, const char *name, int64_t dflt) {
+    const rotor_attr *a = rotor_op_attr(k->op, name);
+    return a && a->nints == 1 ? a->ints[0] : dflt;
+}
+
+static double attr_float(const kctx *k, const char *name, double dflt) {
+    const rotor_attr *a = rotor_op_attr(k->op, name);
+    return a && a->nfloats == 1 ? a->floats[0] : dflt;
+}
+
+/* An integer list given as attribute name, or as ONNX input pos (a folded
+ * constant "@pos" or a graph input with data); *n -1 when neither. */
+static void int_list(const kctx *k, const char *name, int pos, int64_t *out, int cap, int *n) {
+    *n = -1;
+    const rotor_attr *a = name ? rotor_op_attr(k->op, name) : NULL;
+    char at[16];
+    snprintf(at, sizeof at, "@%d", pos);
+    if (!a && pos >= 0) a = rotor_op_attr(k->op, at);
+    if (a && a->nints) {
+        *n = a->nints < cap ? a->nints : cap;
+        for (int i = 0; i < *n; i++) out[i] = a->ints[i];
+        return;
+    }
+    if (a && a->nfloats) {
+        *n = a->nfloats < cap ? a->nfloats : cap;
+        for (int i = 0; i < *n; i++) out[i] = (int64_t)a->floats[i];
+        return;
+    }
+    int v = pos >= 0 ? input_at(k, pos) : -1;
+    if (v >= 0 && k->vals[v]) {
+        int64_t e = val(k, v)->elements;
+        *n = e < cap ? (int)e : cap;
+        for (int i = 0; i < *n; i++) out[i] = (int64_t)k->vals[v][i];
+    }
+}
+
+static bool norm_axis(int64_t a, int rank, int *out) {
+    if (a < -rank || a >= rank) return false;
+    *out = (int)(a < 0 ? a + rank : a);
+    return true;
+}
+
+/* outer * ext * inner = elements, split at axis. */
+static void split_at(const rotor_value *x, int axis, int64_t *outer, int64_t *inner) {
+    *outer = 1, *inner = 1;
+    for (int d = 0; d < axis; d++) *outer *= x->shape[d];
+    for (int d = axis + 1; d < x->rank; d++) *inner *= x->shape[d];
+}
+
+/* ---- copies ------------------------------------------------------------------------- */
+
+static rotor_status k_identity(const kctx *k) {
+    int x = input_at(k, 0);
+    if (x < 0) return kfail(k, "has no data input");
+    if (!strcmp(k->op->type, "Dropout")) { /* training_mode (input 2) draws a random mask */
+        const rotor_attr *tm = rotor_op_attr(k->op, "@2");
+        int tv = input_at(k, 2);
+        if ((tm && tm->nints && tm->ints[0]) || (tv >= 0 && k->vals[tv] && k->vals[tv][0] != 0))
+            return kfail(k, "training-mode Dropout draws a random mask; rotor runs inference");
+    }
+    const rotor_value *y = val(k, k->op->outputs[0]);
+    if (y->elements != val(k, x)->elements) return kfail(k, "output and input differ in size");
+    memcpy(k->vals[k->op->outputs[0]], k->vals[x], sizeof(double) * (size_t)y->elements);
+    for (int i = 1; i < k->op->noutputs; i++) /* Dropout's mask: nothing dropped at inference */
+        for (int64_t e = 0; e < val(k, k->op->outputs[i])->elements; e++) k->vals[k->op->outputs[i]][e] = 1;
+    return ROTOR_OK;
+}
+
+/* numpy broadcasting of input 0 to the output's shape (Expand). */
+static rotor_status k_expand(const kctx *k) {
+    int xv = input_at(k, 0);
+    if (xv < 0) return kfail(k, "has no data input");
+    const rotor_value *x = val(k, xv), *y = val(k, k->op->outputs[0]);
+    if (x->rank > y->rank) return kfail(k, "input has a higher rank than the output");
+    int64_t idx[ROTOR_GRAPH_MAX_RANK] = {0};
+    for (int64_t e = 0; e < y->elements; e++) {
+        int64_t off = 0;
+        for (int d = 0; d < x->rank; d++) {
+            int yd = y->rank - x->rank + d;
+            off = off * x->shape[d] + (x->shape[d] == 1 ? 0 : idx[yd]);
+        }
+        k->vals[k->op->outputs[0]][e] = k->vals[xv][off];
+        for (int d = y->rank - 1; d >= 0 && ++idx[d] == y->shape[d]; d--) idx[d] = 0;
+    }
+    return ROTOR_OK;
+}
+
+static rotor_status k_concat(const kctx *k) {
+    const rotor_value *y = val(k, k->op->outputs[0]);
+    int axis;
+    if (!norm_axis(attr_int(k, "axis", 0), y->rank, &axis)) return kfail(k, "axis is out of range");
+    int64_t outer, inner, at = 0;
+    split_at(y, axis, &outer, &inner);
+    for (int i = 0; i < k->op->ninputs; i++) {
+        int v = k->op->inputs[i];
+        const rotor_value *x = val(k, v);
+        int64_t ext = x->rank ? x->shape[axis] : 1;
+        for (int64_t a = 0; a < outer; a++)
+            memcpy(k->vals[k->op->outputs[0]] + (a * y->shape[axis] + at) * inner, k->vals[v] + a * ext * inner,
+                   sizeof(double) * (size_t)(ext * inner));
+        at += ext;
+    }
+    if (at != y->shape[axis]) return kfail(k, "inputs cover %lld of the output's %lld", (long long)at,
+                                           (long long)y->shape[axis]);
+    return ROTOR_OK;
+}
+
+static rotor_status k_split(const kctx *k) {
+    int xv = input_at(k, 0);
+    if (xv < 0) return kfail(k, "has no data input");
+    const rotor_value *x = val(k, xv);
+    int axis;
+    if (!norm_axis(attr_int(k, "axis", 0), x->rank, &axis)) return kfail(k, "axis is out of range");
+    int64_t outer, inner, at = 0;
+    split_at(x, axis, &outer, &inner);
+    for (int i = 0; i < k->op->noutputs; i++) {
+        int v = k->op->outputs[i];
+        int64_t ext = val(k, v)->shape[axis];
+        for (int64_t a = 0; a < outer; a++)
+            memcpy(k->vals[v] + a * ext * inner, k->vals[xv] + (a * x->shape[axis] + at) * inner,
+                   sizeof(double) * (size_t)(ext * inner));
+        at += ext;
+    }
+    return ROTOR_OK;
+}
+
+/* Gather (axis) and GatherElements. */
+static rotor_status k_gather(const kctx *k) {
+    bool elements = !strcmp(k->op->type, "GatherElements");
+    int xv = input_at(k, 0);
+    if (xv < 0) return kfail(k, "has no data input");
+    const rotor_value *x = val(k, xv), *y = val(k, k->op->outputs[0]);
+    int axis;
+    if (!norm_axis(attr_int(k, "axis", 0), x->rank, &axis)) return kfail(k, "axis is out of range");
+    int64_t nidx = 0;
+    int64_t *idx = NULL;
+    int iv = input_at(k, 1);
+    if (iv >= 0) {
+        nidx = val(k, iv)->elements;
+        idx = malloc(sizeof *idx * (size_t)(nidx ? nidx : 1));
+        if (!idx) return rotor_nomem(k->err);
+        for (int64_t i = 0; i < nidx; i++) idx[i] = (int64_t)k->vals[iv][i];
+    } else {
+        const rotor_attr *a = rotor_op_attr(k->op, "@1");
+        if (!a) return kfail(k, "has no indices");
+        nidx = a->nints;
+        idx = malloc(sizeof *idx * (size_t)(nidx ? nidx : 1));
+        if (!idx) return rotor_nomem(k->err);
+        memcpy(idx, a->ints, sizeof *idx * (size_t)nidx);
+    }
+    int64_t ext = x->shape[axis];
+    rotor_status st = ROTOR_OK;
+    double *out = k->vals[k->op->outputs[0]];
+    if (elements) {
+        if (nidx != y->elements) st = kfail(k, "indices and output differ in size");
+        int64_t pos[ROTOR_GRAPH_MAX_RANK] = {0};
+        for (int64_t e = 0; e < y->elements && !st; e++) {
+            int64_t j = idx[e] < 0 ? idx[e] + ext : idx[e];
+            if (j < 0 || j >= ext) {
+                st = kfail(k, "index %lld is out of range for extent %lld", (long long)idx[e], (long long)ext);
+                break;
+            }
+            int64_t off = 0;
+            for (int d = 0; d < x->rank; d++) off = off * x->shape[d] + (d == axis ? j : pos[d]);
+            out[e] = k->vals[xv][off];
+            for (int d = y->rank - 1; d >= 0 && ++pos[d] == y->shape[d]; d--) pos[d] = 0;
+        }
+    } else {
+        int64_t outer, inner;
+        split_at(x, axis, &outer, &inner);
+        if (outer * nidx * inner != y->elements) st = kfail(k, "indices and output differ in size");
+        for (int64_t a = 0; a < outer && !st; a++)
+            for (int64_t i = 0; i < nidx && !st; i++) {
+                int64_t j = idx[i] < 0 ? idx[i] + ext : idx[i];
+                if (j < 0 || j >= ext) {
+                    st = kfail(k, "index %lld is out of range for extent %lld", (long long)idx[i], (long long)ext);
+                    break;
+                }
+                memcpy(out + (a * nidx + i) * inner, k->vals[xv] + (a * ext + j) * inner,
+                       sizeof(double) * (size_t)inner);
+            }
+    }
+    free(idx);
+    return st;
+}
+
+static rotor_status k_tile(const kctx *k) {
+    int xv = input_at(k, 0);
+    if (xv < 0) return kfail(k, "has no data input");
+    const rotor_value *x = val(k, xv), *y = val(k, k->op->outputs[0]);
+    if (x->rank != y->rank) return kfail(k, "input and output differ in rank");
+    int64_t idx[ROTOR_GRAPH_MAX_RANK] = {0};
+    for (int64_t e = 0; e < y->elements; e++) {
+        int64_t off = 0;
+        for (int d = 0; d < x->rank; d++) off = off * x->shape[d] + idx[d] % x->shape[d];
+        k->vals[k->op->outputs[0]][e] = k->vals[xv][off];
+        for (int d = y->rank - 1; d >= 0 && ++idx[d] == y->shape[d]; d--) idx[d] = 0;
+    }
+    return ROTOR_OK;
+}
+
+/* Pad: constant, reflect, edge (pads as attribute or input 1, value input 2). */
+static rotor_status k_pad(const kctx *k) {
+    int xv = input_at(k, 0);
+    if (xv < 0) return kfail(k, "has no data input");
+    const rotor_value *x = val(k, xv), *y = val(k, k->op->outputs[0]);
+    int64_t pads[2 * ROTOR_GRAPH_MAX_RANK], axes[ROTOR_GRAPH_MAX_RANK];
+    int np, na;
+    int_list(k, "pads", 1, pads, 2 * ROTOR_GRAPH_MAX_RANK, &np);
+    int_list(k, NULL, 3, axes, ROTOR_GRAPH_MAX_RANK, &na);
+    int64_t lo[ROTOR_GRAPH_MAX_RANK] = {0};
+    if (na > 0) {
+        if (np != 2 * na) return kfail(k, "pads has %d entries for %d axes", np, na);
+        for (int i = 0; i < na; i++) {
+            int a;
+            if (!norm_axis(axes[i], x->rank, &a)) return kfail(k, "axis %lld is out of range", (long long)axes[i]);
+            lo[a] = pads[i];
+        }
+    } else {
+        if (np != 2 * x->rank) return kfail(k, "pads has %d entries for rank %d", np, x->rank);
+        for (int d = 0; d < x->rank; d++) lo[d] = pads[d];
+    }
+    double cval = attr_float(k, "value", 0);
+    const rotor_attr *cv = rotor_op_attr(k->op, "@2");
+    if (cv && cv->nfloats) cval = cv->floats[0];
+    else if (cv && cv->nints) cval = (double)cv->ints[0];
+    int vv = input_at(k, 2);
+    if (vv >= 0 && k->vals[vv]) cval = k->vals[vv][0];
+    const rotor_attr *ma = rotor_op_attr(k->op, "mode");
+    const char *mode = ma && ma->str ? ma->str : "constant";
+    int m = !strcmp(mode, "constant") ? 0 : !strcmp(mode, "reflect") ? 1 : !strcmp(mode, "edge") ? 2 : -1;
+    if (m < 0) return kfail(k, "mode '%s' has no kernel (constant, reflect and edge have)", mode);
+    int64_t idx[ROTOR_GRAPH_MAX_RANK] = {0};
+    for (int64_t e = 0; e < y->elements; e++) {
+        int64_t off = 0;
+        bool pad = false;
+        for (int d = 0; d < x->rank; d++) {
+            int64_t c = idx[d] - lo[d], n = x->shape[d];
+            if (c < 0 || c >= n) {
+                if (m == 0) pad = true;
+                else if (m == 2) c = c < 0 ? 0 : n - 1;
+                else if (n == 1) c = 0;
+                else {
+                    int64_t period = 2 * (n - 1);
+                    c = ((c % period) + period) % period;
+                    if (c >= n) c = period - c;
+                }
+            }
+            off = off * n + c;
+        }
+        k->vals[k->op->outputs[0]][e] = pad ? cval : k->vals[xv][off];
+        for (int d = y->rank - 1; d >= 0 && ++idx[d] == y->shape[d]; d--) idx[d] = 0;
+    }
+    return ROTOR_OK;
+}
+
+/* ---- reductions -------------------------------------------------------------------- */
+
+typedef enum { R_MAX, R_MIN, R_SUM, R_MEAN, R_PROD, R_L1, R_L2, R_SUMSQ, R_LOGSUM, R_LOGSUMEXP } rkind;
+
+static rotor_status k_reduce(const kctx *k) {
+    static const struct { const char *type; rkind r; } kinds[] = {
+        {"ReduceMax", R_MAX}, {"ReduceMin", R_MIN}, {"ReduceSum", R_SUM}, {"ReduceMean", R_MEAN},
+        {"ReduceProd", R_PROD}, {"ReduceL1", R_L1}, {"ReduceL2", R_L2}, {"ReduceSumSquare", R_SUMSQ},
+        {"ReduceLogSum", R_LOGSUM}, {"ReduceLogSumExp", R_LOGSUMEXP}};
+    rkind r = R_SUM;
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if (!strcmp(k->op->type, kinds[i].type)) r = kinds[i].r;
+    int xv = input_at(k, 0);
+    if (xv < 0) return kfail(k, "has no data input");
+    const rotor_value *x = val(k, xv);
+    int64_t axes[ROTOR_GRAPH_MAX_RANK];
+    int na;
+    int_list(k, "axes", 1, axes, ROTOR_GRAPH_MAX_RANK, &na);
+    bool red[ROTOR_GRAPH_MAX_RANK];
+    for (int d = 0; d < x->rank; d++) red[d] = na <= 0 && !attr_int(k, "noop_with_empty_axes", 0);
+    for (int i = 0; i < na; i++) {
+        int a;
+        if (!norm_axis(axes[i], x->rank, &a)) return kfail(k, "axis %lld is out of range", (long long)axes[i]);
+        red[a] = true;
+    }
+    int64_t cnt = 1, kept = 1;
+    for (int d = 0; d < x->rank; d++) {
+        if (red[d]) cnt *= x->shape[d];
+        else kept *= x->shape[d];
+    }
+    double *y = k->vals[k->op->outputs[0]];
+    if (kept != val(k, k->op->outputs[0])->elements) return kfail(k, "output size disagrees with the axes");
+    double init = r == R_MAX ? -INFINITY : r == R_MIN ? INFINITY : r == R_PROD ? 1 : 0;
+    for (int64_t e = 0; e < kept; e++) y[e] = init;
+    double *mx = NULL;
+    if (r == R_LOGSUMEXP) { /* the stable form: max first */
+        if (!(mx = malloc(sizeof *mx * (size_t)(kept ? kept : 1)))) return rotor_nomem(k->err);
+        for (int64_t e = 0; e < kept; e++) mx[e] = -INFINITY;
+    }
+    for (int pass = r == R_LOGSUMEXP ? 0 : 1; pass < 2; pass++) {
+        int64_t idx[ROTOR_GRAPH_MAX_RANK] = {0};
+        for (int64_t e = 0; e < x->elements; e++) {
+            int64_t o = 0;
+            for (int d = 0; d < x->rank; d++)
+                if (!red[d]) o = o * x->shape[d] + idx[d];
+            double v = k->vals[xv][e];
+            if (pass == 0) mx[o] = v > mx[o] ? v : mx[o];
+            else switch (r) {
+                case R_MAX: y[o] = v > y[o] ? v : y[o]; break;
+                case R_MIN: y[o] = v < y[o] ? v : y[o]; break;
+                case R_PROD: y[o] *= v; break;
+                case R_L1: y[o] += fabs(v); break;
+                case R_L2: case R_SUMSQ: y[o] += v * v; break;
+                case R_LOGSUMEXP: y[o] += exp(v - mx[o]); break;
+                default: y[o] += v; break;
+                }
+            for (int d = x->rank - 1; d >= 0 && ++idx[d] == x->shape[d]; d--) idx[d] = 0;
+        }
+    }
+    for (int64_t e = 0; e < kept; e++) {
+        if (r == R_MEAN) y[e] /= (double)cnt;
+        else if (r == R_L2) y[e] = sqrt(y[e]);
+        else if (r == R_LOGSUM) y[e] = log(y[e]);
+        else if (r == R_LOGSUMEXP) y[e] = log(y[e]) + mx[e];
+    }
+    free(mx);
+    return ROTOR_OK;
+}
+
+static rotor_status k_argmax(const kctx *k) {
+    bool mx = !strcmp(k->op->type, "ArgMax");
+    int xv = input_at(k, 0);
+    if (xv < 0) return kfail(k, "has no data input");
+    const rotor_value *x = val(k, xv);
+    int axis;
+    if (!norm_axis(attr_int(k, "axis", 0), x->rank, &axis)) return kfail(k, "axis is out of range");
+    bool last = attr_int(k, "select_last_index", 0) != 0;
+    int64_t outer, inner, ext = x->shape[axis];
+    split_at(x, axis, &outer, &inner);
+    for (int64_t a = 0; a < outer; a++)
+        for (int64_t i = 0; i < inner; i++) {
+            int64_t best = 0;
+            for (int64_t j = 1; j < ext; j++) {
+                double v = k->vals[xv][(a * ext + j) * inner + i], b = k->vals[xv][(a * ext + best) * inner + i];
+                if (mx ? (v > b || (last && v == b)) : (v < b || (last && v == b))) best = j;
+            }
+            k->vals[k->op->outputs[0]][a * inner + i] = (double)best;
+        }
+    return ROTOR_OK;
+}
+
+/* ---- pooling and normalisation ------------------------------------------------------------ */
+
+/* MaxPool (with its optional Indices output), GlobalMaxPool, and
+ * AveragePool (count_include_pad: divide by the kernel size, else by the
+ * elements inside the input). */
+static rotor_status k_maxpool(const kctx *k) {
+    bool avg = !strcmp(k->op->type, "AveragePool"), incl = attr_int(k, "count_include_pad", 0) != 0;
+    int xv = input_at(k, 0);
+    if (xv < 0) return kfail(k, "has no data input");
+    const rotor_value *x = val(k, xv), *y = val(k, k->op->outputs[0]);
+    int ns = x->rank - 2;
+    if (ns < 1 || y->rank != x->rank) return kfail(k, "needs [N, C, spatial...] input and output");
+    bool global = !strcmp(k->op->type, "GlobalMaxPool");
+    int64_t ks[ROTOR_GRAPH_MAX_RANK], st[ROTOR_GRAPH_MAX_RANK], dl[ROTOR_GRAPH_MAX_RANK], pb[ROTOR_GRAPH_MAX_RANK];
+    int64_t tmp[2 * ROTOR_GRAPH_MAX_RANK];
+    int n;
+    for (int i = 0; i < ns; i++) ks[i] = global ? x->shape[2 + i] : 1, st[i] = 1, dl[i] = 1, pb[i] = 0;
+    if (!global) {
+        int_list(k, "kernel_shape", -1, tmp, ROTOR_GRAPH_MAX_RANK, &n);
+        if (n != ns) return kfail(k, "kernel_shape has %d entries for %d spatial dimensions", n, ns);
+        for (int i = 0; i < ns; i++) ks[i] = tmp[i];
+        int_list(k, "strides", -1, tmp, ROTOR_GRAPH_MAX_RANK, &n);
+        for (int i = 0; i < ns && n == ns; i++) st[i] = tmp[i];
+        int_list(k, "dilations", -1, tmp, ROTOR_GRAPH_MAX_RANK, &n);
+        for (int i = 0; i < ns && n == ns; i++) dl[i] = tmp[i];
+        int_list(k, "pads", -1, tmp, 2 * ROTOR_GRAPH_MAX_RANK, &n);
+        for (int i = 0; i < ns && n == 2 * ns; i++) pb[i] = tmp[i];
+        const rotor_attr *ap = rotor_op_attr(k->op, "auto_pad");
+        if (ap && ap->str && (!strcmp(ap->str, "SAME_UPPER") || !strcmp(ap->str, "SAME_LOWER")))
+            for (int i = 0; i < ns; i++) {
+                int64_t total = (y->shape[2 + i] - 1) * st[i] + dl[i] * (ks[i] - 1) + 1 - x->shape[2 + i];
+                if (total < 0) total = 0;
+                pb[i] = !strcmp(ap->str, "SAME_UPPER") ? total / 2 : total - total / 2;
+            }
+        else if (ap && ap->str && !strcmp(ap->str, "VALID"))
+            for (int i = 0; i < ns; i++) pb[i] = 0;
+        if (attr_int(k, "storage_order", 0)) return kfail(k, "storage_order 1 (column-major indices) has no kernel");
+    }
+    double *out = k->vals[k->op->outputs[0]];
+    double *ind = k->op->noutputs > 1 ? k->vals[k->op->outputs[1]] : NULL;
+    int64_t planes = x->shape[0] * x->shape[1], xin = 1, yin = 1;
+    for (int i = 0; i < ns; i++) xin *= x->shape[2 + i], yin *= y->shape[2 + i];
+    for (int64_t p = 0; p < planes; p++) {
+        int64_t oi[ROTOR_GRAPH_MAX_RANK] = {0};
+        for (int64_t e = 0; e < yin; e++) {
+            double best = -INFINITY, sum = 0;
+            int64_t barg = -1, ki[ROTOR_GRAPH_MAX_RANK] = {0}, kn = 1, cnt = 0;
+            for (int i = 0; i < ns; i++) kn *= ks[i];
+            for (int64_t q = 0; q < kn; q++) {
+                int64_t off = 0;
+                bool in = true;
+                for (int i = 0; i < ns && in; i++) {
+                    int64_t c = oi[i] * st[i] + ki[i] * dl[i] - pb[i];
+                    in = c >= 0 && c < x->shape[2 + i];
+                    off = off * x->shape[2 + i] + c;
+                }
+                if (in) sum += k->vals[xv][p * xin + off], cnt++;
+                if (in && (barg < 0 || k->vals[xv][p * xin + off] > best)) best = k->vals[xv][p * xin + off], barg = off;
+                for (int i = ns - 1; i >= 0 && ++ki[i] == ks[i]; i--) ki[i] = 0;
+            }
+            out[p * yin + e] = !avg ? best : sum / (double)(incl ? kn : cnt ? cnt : 1);
+            if (ind) ind[p * yin + e] = (double)(p * xin + (barg < 0 ? 0 : barg));
+            for (int i = ns - 1; i >= 0 && ++oi[i] == y->shape[2 + i]; i--) oi[i] = 0;
+        }
+    }
+    return ROTOR_OK;
+}
+
+/* LayerNormalization over the axes from axis on (outputs Y, Mean, InvStdDev). */
+static rotor_status k_layernorm(const kctx *k) {
+    int xv = input_at(k, 0), sv = input_at(k, 1), bv = input_at(k, 2);
+    if (xv < 0 || sv < 0) return kfail(k, "needs X and Scale");
+    const rotor_value *x = val(k, xv);
+    int axis;
+    if (!norm_axis(attr_int(k, "axis", -1), x->rank, &axis)) return kfail(k, "axis is out of range");
+    double eps = attr_float(k, "epsilon", 1e-5);
+    int64_t outer = 1, inner = 1;
+    for (int d = 0; d < x->rank; d++) *(d < axis ? &outer : &inner) *= x->shape[d];
+    int64_t ns = val(k, sv)->elements, nb = bv >= 0 ? val(k, bv)->elements : 0;
+    if (ns < 1 || inner % ns || (nb && inner % nb)) return kfail(k, "scale or bias does not broadcast");
+    for (int64_t a = 0; a < outer; a++) {
+        const double *xs = k->vals[xv] + a * inner;
+        double mean = 0, var = 0;
+        for (int64_t i = 0; i < inner; i++) mean += xs[i];
+        mean /= (double)inner;
+        for (int64_t i = 0; i < inner; i++) var += (xs[i] - mean) * (xs[i] - mean);
+        double inv = 1 / sqrt(var / (double)inner + eps);
+        for (int64_t i = 0; i < inner; i++)
+            k->vals[k->op->outputs[0]][a * inner + i] =
+                (xs[i] - mean) * inv * k->vals[sv][i % ns] + (nb ? k->vals[bv][i % nb] : 0);
+        if (k->op->noutputs > 1) k->vals[k->op->outputs[1]][a] = mean;
+        if (k->op->noutputs > 2) k->vals[k->op->outputs[2]][a] = inv;
+    }
+    return ROTOR_OK;
+}
+
+static rotor_status k_instancenorm(const kctx *k) {
+    int xv = input_at(k, 0), sv = input_at(k, 1), bv = input_at(k, 2);
+    if (xv < 0 || sv < 0 || bv < 0) return kfail(k, "needs input, scale and B");
+    const rotor_value *x = val(k, xv);
+    if (x->rank < 3) return kfail(k, "needs [N, C, spatial...]");
+    double eps = attr_float(k, "epsilon", 1e-5);
+    int64_t C = x->shape[1], inner = x->elements / (x->shape[0] * C);
+    for (int64_t p = 0; p < x->shape[0] * C; p++) {
+        const double *xs = k->vals[xv] + p * inner;
+        double mean = 0, var = 0;
+        for (int64_t i = 0; i < inner; i++) mean += xs[i];
+        mean /= (double)inner;
+        for (int64_t i = 0; i < inner; i++) var += (xs[i] - mean) * (xs[i] - mean);
+        double inv = 1 / sqrt(var / (double)inner + eps);
+        for (int64_t i = 0; i < inner; i++)
+            k->vals[k->op->outputs[0]][p * inner + i] = (xs[i] - mean) * inv * k->vals[sv][p % C] + k->vals[bv][p % C];
+    }
+    return ROTOR_OK;
+}
+
+/* Trilu: keep the upper (or lower) triangle of the last two dimensions, k above the diagonal. */
+static rotor_status k_trilu(const kctx *k) {
+    int xv = input_at(k, 0);
+    if (xv < 0) return kfail(k, "has no data input");
+    const rotor_value *x = val(k, xv);
+    if (x->rank < 2) return kfail(k, "needs rank 2 or more");
+    int64_t kk[1] = {0};
+    int n;
+    int_list(k, NULL, 1, kk, 1, &n);
+    bool upper = attr_int(k, "upper", 1) != 0;
+    int64_t R = x->shape[x->rank - 2], C = x->shape[x->rank - 1];
+    for (int64_t e = 0; e < x->elements; e++) {
+        int64_t j = e % C, i = (e / C) % R;
+        bool keep = upper ? j - i >= kk[0] : j - i <= kk[0];
+        k->vals[k->op->outputs[0]][e] = keep ? k->vals[xv][e] : 0;
+    }
+    return ROTOR_OK;
+}
+
+/* CumSum along axis (input 1), exclusive and reverse attributes. */
+static rotor_status k_cumsum(const kctx *k) {
+    int xv = input_at(k, 0);
+    if (xv < 0) return kfail(k, "has no data input");
+    const rotor_value *x = val(k, xv);
+    int64_t ax[1];
+    int n, axis;
+    int_list(k, NULL, 1, ax, 1, &n);
+    if (n != 1 || !norm_axis(ax[0], x->rank, &axis)) return kfail(k, "axis is missing or out of range");
+    bool excl = attr_int(k, "exclusive", 0) != 0, rev = attr_int(k, "reverse", 0) != 0;
+    int64_t outer, inner, ext = x->shape[axis];
+    split_at(x, axis, &outer, &inner);
+    for (int64_t a = 0; a < outer; a++)
+        for (int64_t i = 0; i < inner; i++) {
+            double s = 0;
+            for (int64_t q = 0; q < ext; q++) {
+                int64_t j = rev ? ext - 1 - q : q, at = (a * ext + j) * inner + i;
+                if (excl) k->vals[k->op->outputs[0]][at] = s;
+                s += k->vals[xv][at];
+                if (!excl) k->vals[k->op->outputs[0]][at] = s;
+            }
+        }
+    return ROTOR_OK;
+}
+
+/* DepthToSpace (DCR or CRD) and SpaceToDepth on [N, C, H, W]. */
+static rotor_status k_depthspace(const kctx *k) {
+    int xv = input_at(k, 0);
+    if (xv < 0) return kfail(k, "has no data input");
+    const rotor_value *x = val(k, xv), *y = val(k, k->op->outputs[0]);
+    if (x->rank != 4) return kfail(k, "needs [N, C, H, W]");
+    int64_t b = attr_int(k, "blocksize", 0);
+    if (b < 1) return kfail(k, "blocksize is missing");
+    bool d2s = !strcmp(k->op->type, "DepthToSpace");
+    const rotor_attr *ma = rotor_op_attr(k->op, "mode");
+    bool crd = ma && ma->str && !strcmp(ma->str, "CRD");
+    /* in the depth-to-space direction: Y[n, c, h*b+i, w*b+j] = X[n, ch, h, w] */
+    const rotor_value *deep = d2s ? x : y, *wide = d2s ? y : x;
+    int64_t N = deep->shape[0], Cd = deep->shape[1], H = deep->shape[2], W = deep->shape[3], Cw = Cd / (b * b);
+    for (int64_t nn = 0; nn < N; nn++)
+        for (int64_t c = 0; c < Cw; c++)
+            for (int64_t h = 0; h < H; h++)
+                for (int64_t i = 0; i < b; i++)
+                    for (int64_t w = 0; w < W; w++)
+                        for (int64_t j = 0; j < b; j++) {
+                            int64_t ch = crd ? c * b * b + i * b + j : (i * b + j) * Cw + c;
+                            int64_t di = ((nn * Cd + ch) * H + h) * W + w;
+                            int64_t wi = ((nn * Cw + c) * wide->shape[2] + h * b + i) * wide->shape[3] + w * b + j;
+                            if (d2s) k->vals[k->op->outputs[0]][wi] = k->vals[xv][di];
+                            else k->vals[k->op->outputs[0]][di] = k->vals[xv][wi];
+                        }
+    return ROTOR_OK;
+}
+
+/* ---- the table ----------------------------------------------------------------------------- */
+
+typedef rotor_status (*kernel_fn)(const kctx *k);
+
+static const struct {
+    const char *type;
+    kernel_fn fn;
+} kernels[] = {
+    {"Identity", k_identity},       {"Dropout", k_identity},        {"Expand", k_expand},
+    {"Concat", k_concat},           {"Split", k_split},             {"Gather", k_gather},
+    {"GatherElements", k_gather},   {"Tile", k_tile},               {"Pad", k_pad},
+    {"ReduceMax", k_reduce},        {"ReduceMin", k_reduce},        {"ReduceSum", k_reduce},
+    {"ReduceMean", k_reduce},       {"ReduceProd", k_reduce},       {"ReduceL1", k_reduce},
+    {"ReduceL2", k_reduce},         {"ReduceSumSquare", k_reduce},  {"ReduceLogSum", k_reduce},
+    {"ReduceLogSumExp", k_reduce},  {"ArgMax", k_argmax},           {"ArgMin", k_argmax},
+    {"MaxPool", k_maxpool},         {"GlobalMaxPool", k_maxpool},   {"AveragePool", k_maxpool},   {"LayerNormalization", k_layernorm},
+    {"InstanceNormalization", k_instancenorm}, {"Trilu", k_trilu}, {"CumSum", k_cumsum},
+    {"DepthToSpace", k_depthspace}, {"SpaceToDepth", k_depthspace},
+};
+
+static kernel_fn find_kernel(const char *type) {
+    for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++)
+        if (!strcmp(kernels[i].type, type)) return kernels[i].fn;
+    return NULL;
+}
+
+bool rotor_run_has_kernel(const char *type) { return find_kernel(type) != NULL; }
+
+rotor_status rotor_run_kernel(const rotor_graph *g, int op, double *const *vals, rotor_error *err) {
+    kctx k = {.g = g, .o = op, .op = &g->ops[op], .vals = vals, .err = err};
+    kernel_fn fn = find_kernel(k.op->type);
+    if (!fn) return kfail(&k, "rotor has no reference kernel for this vendor op");
+    return fn(&k);
+}

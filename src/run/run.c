@@ -1,0 +1,312 @@
+/* run.c — a whole model on real data, operator by operator (docs/run.md).
+ *
+ * Decisions where the papers are silent:
+ *  - The emulator (op/emu.c) takes each operator's inputs as whole arrays
+ *    and loads every core's partitions itself, so between operators the
+ *    run keeps each value whole.  That is exact because the hand-off puts
+ *    every output element on exactly one core (op/handoff.h): the union of
+ *    the cores' holdings is the array.  Where the data lies between
+ *    operators is checked separately (check_layouts): a consumer may gather
+ *    from the even layout only a value the program stores there.
+ *  - Each operator's plan runs with the SRAM its core has left beside every
+ *    other operator's idle layout and the live activations (docs/compile.md,
+ *    "Memory"): the compiler promised that the plan fits there, and the
+ *    emulator's own count of partitions and shift buffer must agree.
+ *  - Expression operators compute float32 values (the emulator's type);
+ *    an operator over another type is refused until rotor supports it.
+ *    Vendor kernels compute in double on any type. */
+#include "rotor/run/run.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rotor/op/emu.h"
+#include "rotor/op/handoff.h"
+#include "rotor/op/place.h"
+
+#define OPFAIL(g, o, code, ...) op_fail(g, o, err, code, __VA_ARGS__)
+
+static rotor_status op_fail(const rotor_graph *g, int o, rotor_error *err, rotor_status code, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+static rotor_status op_fail(const rotor_graph *g, int o, rotor_error *err, rotor_status code, const char *fmt, ...) {
+    char msg[ROTOR_ERROR_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return rotor_fail(err, code, "op '%s' (%s): %s", g->ops[o].name, g->ops[o].type, msg);
+}
+
+/* ---- element views ---------------------------------------------------------------- */
+
+/* map[k] for each element k of expression tensor t (row-major over its
+ * dimensions): the value element it is, or -1 for padding.  *map NULL:
+ * the identity (no view, same element count).  *n gets the tensor's
+ * element count. */
+static rotor_status tensor_map(const rotor_graph *g, int o, int t, int64_t **map, int64_t *n, rotor_error *err) {
+    const rotor_op *op = &g->ops[o];
+    const rotor_expr *e = &op->expr;
+    const rotor_value *x = &g->values[op->tensor_value[t]];
+    int64_t ext[ROTOR_MAX_DIMS];
+    *map = NULL;
+    *n = rotor_emu_tensor_elems(e, t, ext);
+    const rotor_view *w = &op->view[t];
+    if (!w->set) {
+        if (*n == x->elements) return ROTOR_OK;
+        return OPFAIL(g, o, ROTOR_ERR_INPUT,
+                      "tensor %s reads %lld of the %lld elements of '%s' and the graph does not record which",
+                      e->tensors[t].name, (long long)*n, (long long)x->elements, x->name);
+    }
+    int64_t *m = malloc(sizeof *m * (size_t)(*n ? *n : 1));
+    if (!m) return rotor_nomem(err);
+    int nd = e->tensors[t].ndims;
+    int64_t idx[ROTOR_MAX_DIMS] = {0};
+    for (int64_t k = 0; k < *n; k++) {
+        int64_t coord[ROTOR_GRAPH_MAX_RANK];
+        for (int j = 0; j < x->rank; j++) coord[j] = w->offset[j];
+        for (int d = 0; d < nd; d++) coord[w->dim[d]] += w->step[d] * idx[d];
+        int64_t flat = 0;
+        for (int j = 0; j < x->rank && flat >= 0; j++)
+            flat = coord[j] < 0 || coord[j] >= x->shape[j] ? -1 : flat * x->shape[j] + coord[j];
+        m[k] = flat;
+        for (int d = nd - 1; d >= 0; d--) {
+            if (++idx[d] < ext[d]) break;
+            idx[d] = 0;
+        }
+    }
+    *map = m;
+    return ROTOR_OK;
+}
+
+/* ---- where values lie between operators -------------------------------------------- */
+
+/* Whether op o's tensor t reads, element for element, the output of the
+ * expression operator that produced its value (op/handoff.h). */
+static bool fits_producer(const rotor_graph *g, int o, int t) {
+    const rotor_op *op = &g->ops[o];
+    int v = op->tensor_value[t];
+    if (v < 0 || g->values[v].producer < 0 || op->view[t].set) return false;
+    const rotor_op *p = &g->ops[g->values[v].producer];
+    return !p->vendor && p->tensor_value[0] == v && rotor_handoff_fits(&p->expr, &op->expr, t);
+}
+
+/* Every consumer of a value gathers from its producer's layout, which
+ * stays put; a value waits in the even layout only when some reader cannot
+ * take it element for element, a vendor op made it, or nothing did
+ * (docs/compile.md, "Hand-off").  A tensor the program gathers from the
+ * even layout must read such a value: otherwise no operator wrote the
+ * layout it reads, and the program lacks a hand-off. */
+static rotor_status check_layouts(const rotor_graph *g, const rotor_program *p, rotor_error *err) {
+    bool *even = calloc((size_t)(g->nvalues ? g->nvalues : 1), sizeof *even);
+    if (!even) return rotor_nomem(err);
+    for (int v = 0; v < g->nvalues; v++) {
+        int q = g->values[v].producer;
+        even[v] = q < 0 || g->ops[q].vendor || g->ops[q].tensor_value[0] != v;
+    }
+    for (int o = 0; o < g->nops; o++) {
+        const rotor_op *op = &g->ops[o];
+        if (op->vendor) {
+            for (int i = 0; i < op->ninputs; i++) even[op->inputs[i]] = true;
+            continue;
+        }
+        for (int t = 1; t < op->expr.ntensors; t++)
+            if (op->tensor_value[t] >= 0 && !fits_producer(g, o, t)) even[op->tensor_value[t]] = true;
+    }
+    rotor_status st = ROTOR_OK;
+    for (int o = 0; o < g->nops && !st; o++) {
+        const rotor_op *op = &g->ops[o];
+        if (op->vendor) continue;
+        for (int t = 1; t < op->expr.ntensors && !st; t++) {
+            int v = op->tensor_value[t];
+            if (v < 0 || g->values[v].role != ROTOR_ROLE_ACTIVATION) continue;
+            int h = p->ops[o].handoff[t];
+            int q = g->values[v].producer;
+            if (h && (h - 1 != q || !fits_producer(g, o, t)))
+                st = OPFAIL(g, o, ROTOR_ERR_INPUT, "tensor %s is handed off from op '%s', which did not leave '%s' "
+                            "element for element", op->expr.tensors[t].name, g->ops[h - 1].name, g->values[v].name);
+            else if (!h && !even[v])
+                st = OPFAIL(g, o, ROTOR_ERR_INPUT, "tensor %s gathers '%s' from the even layout, but op '%s' left "
+                            "it where its plan computed it and nothing stores it there (the program lacks a "
+                            "hand-off)", op->expr.tensors[t].name, g->values[v].name, g->ops[q].name);
+        }
+    }
+    free(even);
+    return st;
+}
+
+/* ---- one expression operator ---------------------------------------------------------- */
+
+typedef struct run_ctx {
+    const rotor_graph *g;
+    const rotor_run_options *opt;
+    double **vals;
+    rotor_run_result *res;
+} run_ctx;
+
+static rotor_status run_expression(run_ctx *c, int o, rotor_error *err) {
+    const rotor_graph *g = c->g;
+    const rotor_op *op = &g->ops[o];
+    const rotor_expr *e = &op->expr;
+    const rotor_program *p = c->opt ? c->opt->program : NULL;
+    for (int t = 0; t < e->ntensors; t++) {
+        int v = op->tensor_value[t];
+        if (v < 0) return OPFAIL(g, o, ROTOR_ERR_INPUT, "tensor %s names no graph value", e->tensors[t].name);
+        if (g->values[v].dtype != ROTOR_DTYPE_F32)
+            return OPFAIL(g, o, ROTOR_ERR_INPUT, "'%s' is %s; rotor run computes float32 operators",
+                          g->values[v].name, rotor_dtype_name(g->values[v].dtype));
+        if (t > 0 && !c->vals[v])
+            return OPFAIL(g, o, ROTOR_ERR_INPUT, "'%s' has no data (a weight without elements, or an input not "
+                          "given)", g->values[v].name);
+    }
+    rotor_status st = ROTOR_OK;
+    float *in[ROTOR_MAX_TENSORS] = {NULL};
+    int64_t *ymap = NULL, yn = 0;
+    float *y = NULL;
+    double *ref = NULL, *mag = NULL;
+    rotor_place *pl = NULL;
+    for (int t = 1; t < e->ntensors && !st; t++) {
+        int64_t *map, n;
+        if ((st = tensor_map(g, o, t, &map, &n, err))) break;
+        in[t] = malloc(sizeof(float) * (size_t)(n ? n : 1));
+        if (!in[t]) {
+            free(map);
+            st = rotor_nomem(err);
+            break;
+        }
+        const double *src = c->vals[op->tensor_value[t]];
+        for (int64_t k = 0; k < n; k++) in[t][k] = (float)(map ? (map[k] < 0 ? 0.0 : src[map[k]]) : src[k]);
+        free(map);
+    }
+    if (!st) st = tensor_map(g, o, 0, &ymap, &yn, err);
+    if (!st && !(y = malloc(sizeof *y * (size_t)(yn ? yn : 1)))) st = rotor_nomem(err);
+    if (!st && p) {
+        const rotor_program_op *po = &p->ops[o];
+        const rotor_chip *chip = c->opt->chip;
+        int64_t others = p->idle_bytes - po->idle_bytes + po->live_bytes;
+        rotor_emu_options eo = {.sram_bytes = chip->sram_bytes - others};
+        rotor_emu_result er;
+        if (eo.sram_bytes <= 0)
+            st = OPFAIL(g, o, ROTOR_ERR_NOFIT, "the other operators' idle layouts and the live activations take "
+                        "%lld bytes per core, all of the %lld of SRAM", (long long)others, (long long)chip->sram_bytes);
+        if (!st) st = rotor_place_make(e, &po->active, &po->active_info, &pl, err);
+        if (!st) {
+            st = rotor_emu_run(pl, chip, &eo, (const float *const *)in, y, &er, err);
+            if (st) {
+                char prefix[160];
+                snprintf(prefix, sizeof prefix, "op '%s' (%s)", op->name, op->type);
+                rotor_error_prefix(err, prefix);
+            } else {
+                c->res->ops_emulated++;
+                c->res->emulated_s += po->setup_s + po->active_cost.compute + er.exchange_time + er.reduction_time;
+                if (er.memory_per_core + others > c->res->peak_bytes) c->res->peak_bytes = er.memory_per_core + others;
+            }
+        }
+    } else if (!st) {
+        ref = malloc(sizeof *ref * (size_t)(yn ? yn : 1));
+        mag = malloc(sizeof *mag * (size_t)(yn ? yn : 1));
+        if (!ref || !mag) st = rotor_nomem(err);
+        if (!st && (st = rotor_emu_reference(e, (const float *const *)in, ref, mag, err))) {
+            char prefix[160];
+            snprintf(prefix, sizeof prefix, "op '%s' (%s)", op->name, op->type);
+            rotor_error_prefix(err, prefix);
+        }
+        if (!st) c->res->ops_direct++;
+    }
+    if (!st) {
+        double *out = c->vals[op->tensor_value[0]];
+        for (int64_t k = 0; k < yn; k++) {
+            double v = ref ? ref[k] : (double)y[k];
+            int64_t at = ymap ? ymap[k] : k;
+            if (at >= 0) out[at] = v;
+        }
+    }
+    rotor_place_free(pl);
+    for (int t = 0; t < ROTOR_MAX_TENSORS; t++) free(in[t]);
+    free(ymap);
+    free(y);
+    free(ref);
+    free(mag);
+    return st;
+}
+
+/* ---- the run ----------------------------------------------------------------------------- */
+
+static rotor_status check_program(const rotor_graph *g, const rotor_run_options *opt, rotor_error *err) {
+    const rotor_program *p = opt->program;
+    if (!opt->chip) return rotor_fail(err, ROTOR_ERR_INPUT, "run: a program needs its chip");
+    if (p->nops != g->nops)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "run: the program has %d operators, the model %d", p->nops, g->nops);
+    for (int o = 0; o < g->nops; o++) {
+        const rotor_program_op *po = &p->ops[o];
+        const rotor_op *op = &g->ops[o];
+        if (strcmp(po->name, op->name) || po->vendor != op->vendor || (!op->vendor && strcmp(po->expr.text, op->expr.text)))
+            return rotor_fail(err, ROTOR_ERR_INPUT, "run: program operator %d is '%s', the model's is '%s' (%s)", o,
+                              po->name, op->name, op->vendor ? "vendor" : op->expr.text);
+    }
+    return check_layouts(g, p, err);
+}
+
+rotor_status rotor_run(const rotor_graph *g, const double *const *inputs, const rotor_run_options *opt,
+                       rotor_run_result *out, rotor_error *err) {
+    memset(out, 0, sizeof *out);
+    rotor_status st = ROTOR_OK;
+    if (opt && opt->program && (st = check_program(g, opt, err))) return st;
+    out->nvalues = g->nvalues;
+    out->values = calloc((size_t)(g->nvalues ? g->nvalues : 1), sizeof *out->values);
+    if (!out->values) {
+        memset(out, 0, sizeof *out);
+        return rotor_nomem(err);
+    }
+    run_ctx c = {.g = g, .opt = opt, .vals = out->values, .res = out};
+    for (int v = 0; v < g->nvalues && !st; v++) {
+        const rotor_value *x = &g->values[v];
+        const double *src = x->data ? x->data : (x->producer < 0 && inputs ? inputs[v] : NULL);
+        if (!src) continue;
+        if (!(out->values[v] = malloc(sizeof(double) * (size_t)x->elements))) st = rotor_nomem(err);
+        else memcpy(out->values[v], src, sizeof(double) * (size_t)x->elements);
+    }
+    for (int o = 0; o < g->nops && !st; o++) {
+        const rotor_op *op = &g->ops[o];
+        const rotor_attr *approx = rotor_op_attr(op, "rotor.approximate");
+        if (approx && approx->str) {
+            st = OPFAIL(g, o, ROTOR_ERR_INPUT, "%s", approx->str);
+            break;
+        }
+        for (int i = 0; i < op->noutputs && !st; i++) {
+            int v = op->outputs[i];
+            if (!(out->values[v] = calloc((size_t)g->values[v].elements, sizeof(double)))) st = rotor_nomem(err);
+        }
+        if (st) break;
+        if (op->vendor) {
+            for (int i = 0; i < op->ninputs && !st; i++)
+                if (!out->values[op->inputs[i]])
+                    st = OPFAIL(g, o, ROTOR_ERR_INPUT, "'%s' has no data (a weight without elements, or an input "
+                                "not given)", g->values[op->inputs[i]].name);
+            if (!st) st = rotor_run_kernel(g, o, out->values, err);
+            if (!st) {
+                out->ops_vendor++;
+                if (opt && opt->program) out->emulated_s += opt->program->ops[o].exec_s;
+            }
+        } else {
+            st = run_expression(&c, o, err);
+        }
+        if (!st && opt && opt->progress) opt->progress(opt->progress_ctx, o + 1, g->nops);
+    }
+    for (int v = 0; v < g->nvalues && !st; v++)
+        if (g->values[v].is_output && !out->values[v])
+            st = rotor_fail(err, ROTOR_ERR_INPUT, "output '%s' has no value (a constant whose elements the graph "
+                            "does not carry, or an input not given)", g->values[v].name);
+    if (st) rotor_run_result_free(out);
+    return st;
+}
+
+void rotor_run_result_free(rotor_run_result *r) {
+    if (!r) return;
+    for (int v = 0; r->values && v < r->nvalues; v++) free(r->values[v]);
+    free(r->values);
+    memset(r, 0, sizeof *r);
+}

@@ -1,0 +1,67 @@
+#!/bin/sh
+# CLI tests of `rotor run` (docs/run.md): every libonnx-testdata model run
+# with --check against its reference outputs (N passed, 0 failed; the ones
+# rotor cannot run are listed by reason), the real models of ../shared/onnx
+# run with their own weights against a direct execution, and bad input.
+# Run by `make test` as `ROTOR=build/rotor sh tests/cli_run.sh`.
+. "$(dirname "$0")/lib.sh"
+SHARED=../shared/onnx
+TESTDATA=/usr/share/libonnx-testdata/data
+
+expect_out help "--check DIR" -- run --help
+expect_error no-model 2 "a model file is required" -- run
+expect_error not-dir 2 "--check: no/such: not a directory" -- run --check no/such
+expect_error bad-data 2 "--data: expected NAME=FILE.pb" -- run x.onnx --data nothing
+expect_error missing 2 "no/such.onnx: No such file or directory" -- run no/such.onnx
+expect_error zoo 2 "rotor run executes ONNX files" -- run bert-base
+
+if [ -d "$TESTDATA" ]; then
+    passed=0 failed=0 cannot=0 total=0
+    : >"$tmpdir/reasons"
+    for d in "$TESTDATA"/*/*/; do
+        [ -f "$d/model.onnx" ] || continue
+        total=$((total + 1))
+        "$ROTOR" run --check "$d" >"$out" 2>"$err"
+        rc=$?
+        if [ "$rc" -eq 0 ]; then
+            passed=$((passed + 1))
+        elif [ "$rc" -eq 1 ]; then
+            failed=$((failed + 1))
+            bad "run --check $d: $(grep FAIL "$out" | head -2)"
+        elif [ "$rc" -eq 2 ] && [ "$(wc -l <"$err")" -eq 1 ] && grep -q "^rotor run: " "$err"; then
+            cannot=$((cannot + 1))
+            # the reason without names and numbers, for the tally
+            sed -e "s/^rotor run: //" -e "s/^op '[^']*' (\([A-Za-z.]*\)): /\1: /" \
+                -e "s/^[^ ]*model.onnx: node '[^']*' (op \([A-Za-z]*\), [^)]*): /import \1: /" \
+                -e "s/'[^']*'/'X'/g" -e "s/[0-9][0-9]*/N/g" "$err" >>"$tmpdir/reasons"
+        else
+            bad "run --check $d: exit $rc: $(head -c 300 "$err")"
+        fi
+    done
+    echo "cli_run.sh: libonnx-testdata: $total models: $passed passed, $failed failed, $cannot not run:"
+    sort "$tmpdir/reasons" | uniq -c | sort -rn | head -25 | sed 's/^/    /'
+    if [ "$failed" -eq 0 ] && [ "$passed" -eq 512 ]; then ok; else bad "testdata: $passed passed (want 512)"; fi
+    # -o writes the outputs as TensorProto files that --data reads back
+    mp=$TESTDATA/node/test_maxpool_2d_pads
+    expect_out check-line "PASS  y  *1x3x30x30 .*vs reference 'y': max |err| 0 (0 beyond)" -- run --check "$mp"
+    expect_out write "PASS" -- run "$mp/model.onnx" --data "x=$mp/test_data_set_0/input_0.pb" -o "$tmpdir"
+    if cmp -s "$tmpdir/y.pb" "$mp/test_data_set_0/output_0.pb" || "$ROTOR" run --check "$mp" >/dev/null; then ok; else bad "-o"; fi
+    expect_out json '"format":	"rotor-run"' -- run --check "$mp" --json
+    expect_error data-size 2 "--data x: 60 elements; the input has 2352" -- \
+        run "$mp/model.onnx" --data "x=$TESTDATA/node/test_abs/test_data_set_0/input_0.pb"
+    expect_error not-pb 2 "not a serialized TensorProto" -- run "$mp/model.onnx" --data "x=$mp/model.onnx"
+else
+    bad "$TESTDATA is absent (apt-get install libonnx-testdata)"
+fi
+
+if [ -d "$SHARED/real" ]; then
+    for m in mnist light_squeezenet light_shufflenet light_resnet50; do
+        expect_out "real-$m" "^PASS$" -- run "$SHARED/real/$m.onnx"
+    done
+    expect_out mnist-line "PASS  Plus214_Output_0 *1x10 *vs direct" -- run "$SHARED/real/mnist.onnx"
+    expect_out mnist-time "mnist on ipu-mk2: 9 operators emulated, 2 vendor ops" -- run "$SHARED/real/mnist.onnx"
+else
+    echo "cli_run.sh: skipping the real models: $SHARED is absent"
+fi
+
+finish cli_run
