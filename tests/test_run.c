@@ -57,25 +57,44 @@ static double *inputs_for(const rotor_graph *g, int x, double **in) {
     return d;
 }
 
-Test(run, planned_run_equals_direct_and_the_program_hands_off) {
+/* The chain compiled for ipu-mk2, its program, and the input x. */
+typedef struct compiled {
     rotor_chip chip;
-    rotor_error err = {{0}};
-    cr_assert_eq(rotor_chip_preset("ipu-mk2", &chip, &err), ROTOR_OK);
     rotor_graph g;
-    int x;
-    chain(&g, &x);
     rotor_program p;
-    program_of(&g, &chip, &p);
-    cr_assert_eq(p.ops[1].handoff[1], 1, "the Relu takes the MatMul's output where it lies");
     double *in[8];
-    double *d = inputs_for(&g, x, in);
-    rotor_run_options ro = {.program = &p, .chip = &chip};
+    double *x;
+} compiled;
+
+static void compiled_make(compiled *c) {
+    rotor_error err = {{0}};
+    cr_assert_eq(rotor_chip_preset("ipu-mk2", &c->chip, &err), ROTOR_OK);
+    int x;
+    chain(&c->g, &x);
+    program_of(&c->g, &c->chip, &c->p);
+    c->x = inputs_for(&c->g, x, c->in);
+}
+
+static void compiled_free(compiled *c) {
+    free(c->x);
+    rotor_program_free(&c->p);
+    rotor_graph_free(&c->g);
+}
+
+Test(run, planned_run_equals_direct_and_the_program_hands_off) {
+    compiled c;
+    compiled_make(&c);
+    rotor_graph *const g = &c.g;
+    double **in = c.in;
+    rotor_error err = {{0}};
+    cr_assert_eq(c.p.ops[1].handoff[1], 1, "the Relu takes the MatMul's output where it lies");
+    rotor_run_options ro = {.program = &c.p, .chip = &c.chip};
     rotor_run_result planned, direct;
-    cr_assert_eq(rotor_run(&g, (const double *const *)in, &ro, &planned, &err), ROTOR_OK, "%s", err.msg);
-    cr_assert_eq(rotor_run(&g, (const double *const *)in, NULL, &direct, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_run(g, (const double *const *)in, &ro, &planned, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_run(g, (const double *const *)in, NULL, &direct, &err), ROTOR_OK, "%s", err.msg);
     cr_assert_eq(planned.ops_emulated, 2);
     cr_assert_eq(direct.ops_direct, 2);
-    int y = rotor_graph_find_value(&g, "y");
+    int y = rotor_graph_find_value(g, "y");
     double worst = 0;
     for (int k = 0; k < 64 * 48; k++) {
         double e = fabs(planned.values[y][k] - direct.values[y][k]);
@@ -89,54 +108,34 @@ Test(run, planned_run_equals_direct_and_the_program_hands_off) {
     cr_assert_float_eq(direct.values[y][5 * 48 + 7], ref > 0 ? ref : 0, 1e-9);
     rotor_run_result_free(&planned);
     rotor_run_result_free(&direct);
-    free(d);
-    rotor_program_free(&p);
-    rotor_graph_free(&g);
+    compiled_free(&c);
 }
 
 Test(run, a_program_without_its_hand_off_fails_naming_the_operator) {
-    rotor_chip chip;
-    rotor_error err = {{0}};
-    cr_assert_eq(rotor_chip_preset("ipu-mk2", &chip, &err), ROTOR_OK);
-    rotor_graph g;
-    int x;
-    chain(&g, &x);
-    rotor_program p;
-    program_of(&g, &chip, &p);
-    p.ops[1].handoff[1] = 0; /* edited away: the Relu now reads an even layout nothing wrote */
-    double *in[8];
-    double *d = inputs_for(&g, x, in);
-    rotor_run_options ro = {.program = &p, .chip = &chip};
+    compiled c;
+    compiled_make(&c);
+    c.p.ops[1].handoff[1] = 0; /* edited away: the Relu now reads an even layout nothing wrote */
+    rotor_run_options ro = {.program = &c.p, .chip = &c.chip};
     rotor_run_result r;
-    cr_assert_eq(rotor_run(&g, (const double *const *)in, &ro, &r, &err), ROTOR_ERR_INPUT);
+    rotor_error err = {{0}};
+    cr_assert_eq(rotor_run(&c.g, (const double *const *)c.in, &ro, &r, &err), ROTOR_ERR_INPUT);
     cr_assert(strstr(err.msg, "op 'act' (Relu): tensor X gathers 'h' from the even layout, but op 'mm' left it"),
               "%s", err.msg);
     cr_assert_null(r.values);
-    free(d);
-    rotor_program_free(&p);
-    rotor_graph_free(&g);
+    compiled_free(&c);
 }
 
 Test(run, a_plan_that_outgrows_the_sram_the_compiler_left_fails_naming_it) {
-    rotor_chip chip;
-    rotor_error err = {{0}};
-    cr_assert_eq(rotor_chip_preset("ipu-mk2", &chip, &err), ROTOR_OK);
-    rotor_graph g;
-    int x;
-    chain(&g, &x);
-    rotor_program p;
-    program_of(&g, &chip, &p);
+    compiled c;
+    compiled_make(&c);
     /* claim the others' idle layouts fill the SRAM but 64 bytes */
-    p.idle_bytes = p.ops[0].idle_bytes + chip.sram_bytes - p.ops[0].live_bytes - 64;
-    double *in[8];
-    double *d = inputs_for(&g, x, in);
-    rotor_run_options ro = {.program = &p, .chip = &chip};
+    c.p.idle_bytes = c.p.ops[0].idle_bytes + c.chip.sram_bytes - c.p.ops[0].live_bytes - 64;
+    rotor_run_options ro = {.program = &c.p, .chip = &c.chip};
     rotor_run_result r;
-    cr_assert_eq(rotor_run(&g, (const double *const *)in, &ro, &r, &err), ROTOR_ERR_NOFIT);
+    rotor_error err = {{0}};
+    cr_assert_eq(rotor_run(&c.g, (const double *const *)c.in, &ro, &r, &err), ROTOR_ERR_NOFIT);
     cr_assert(strstr(err.msg, "op 'mm' (MatMul)"), "%s", err.msg);
-    free(d);
-    rotor_program_free(&p);
-    rotor_graph_free(&g);
+    compiled_free(&c);
 }
 
 Test(run, a_view_reads_a_reversed_strided_slice_and_padding) {

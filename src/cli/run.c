@@ -119,7 +119,9 @@ static rotor_status read_numbered(const char *dir, const char *prefix, tensor_li
     return ROTOR_OK;
 }
 
-static bool is_float_type(int t) { return t == 1 || t == 10 || t == 11 || t == 16; }
+static bool is_float(rotor_dtype t) {
+    return t == ROTOR_DTYPE_F32 || t == ROTOR_DTYPE_F64 || t == ROTOR_DTYPE_F16 || t == ROTOR_DTYPE_BF16;
+}
 
 /* How one output compares with its reference. */
 typedef struct cmp {
@@ -232,7 +234,7 @@ static int run_model(run_state *s, const char *model, const tensor_list *set, ro
     int nv = 0;
     for (int i = 0; i < po.onnx.nvalues; i++) vals[nv++] = (char *)po.onnx.values[i];
     for (int i = 0; set && i < set->n; i++)
-        if (!is_float_type(set->t[i].onnx_type) && set->t[i].name[0]) {
+        if (!is_float(set->t[i].dtype) && set->t[i].name[0]) {
             snprintf(specs[i], sizeof specs[i], "%s=%s", set->t[i].name, set->path[i]);
             vals[nv++] = specs[i];
         }
@@ -330,8 +332,7 @@ static int report(run_state *s, const tensor_list *ref, const char *label, cJSON
     for (int v = 0; v < g->nvalues; v++) {
         const rotor_value *x = &g->values[v];
         if (!x->is_output) continue;
-        bool exact = x->dtype != ROTOR_DTYPE_F32 && x->dtype != ROTOR_DTYPE_F64 && x->dtype != ROTOR_DTYPE_F16 &&
-                     x->dtype != ROTOR_DTYPE_BF16;
+        bool exact = !is_float(x->dtype);
         char shape[96];
         rotor_graph_shape_string(x, shape, sizeof shape);
         cmp vs_direct = {0}, vs_ref = {0};

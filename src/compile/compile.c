@@ -706,11 +706,7 @@ static void fill_schedule(const compiler *cc, rotor_compile_result *out) {
     }
 }
 
-/* Whether op o's tensor t reads, element for element, the output of the
- * planned operator that produced its value: same dimensions, same
- * extents, and a producer whose output dimensions are plain axes
- * (op/handoff.h).  Otherwise the value waits in the even layout. */
-static bool handoff_applies(const rotor_graph *g, int o, int t) {
+bool rotor_compile_handoff_applies(const rotor_graph *g, int o, int t) {
     const rotor_op *op = &g->ops[o];
     int v = op->tensor_value[t];
     if (v < 0 || g->values[v].role != ROTOR_ROLE_ACTIVATION || g->values[v].producer < 0) return false;
@@ -741,7 +737,7 @@ static rotor_status prepare(compiler *cc, const rotor_compile_options *opt, int 
         const rotor_expr *e = &op->expr;
         for (int t = 0; t < e->ntensors; t++) {
             int v = op->tensor_value[t];
-            s->src[t] = t > 0 && handoff_applies(g, o, t) ? g->values[v].producer : -1;
+            s->src[t] = t > 0 && rotor_compile_handoff_applies(g, o, t) ? g->values[v].producer : -1;
             if (t == 0) s->kind[t] = T_OUTPUT;
             else if (v < 0 || g->values[v].role != ROTOR_ROLE_ACTIVATION) s->kind[t] = T_RESIDENT;
             else s->kind[t] = T_ACTIVATION;

@@ -87,16 +87,21 @@ rotor_status lw_set_data(lower_ctx *c, int gv, const ox_val *x) {
 }
 
 /* A new activation value named base+suffix (made unique). */
-rotor_status lw_new_val(lower_ctx *c, const ox_node *n, const char *base, const char *suffix, rotor_dtype dt,
-                        int rank, const int64_t *shape, int *out) {
+rotor_status lw_new_value(lower_ctx *c, const ox_node *n, const char *base, const char *suffix, rotor_dtype dt,
+                          int rank, const int64_t *shape, rotor_role role, int *out) {
     char name[256];
     snprintf(name, sizeof name, "%s%s", base, suffix);
     for (int i = 2; rotor_graph_find_value(c->g, name) >= 0; i++)
         snprintf(name, sizeof name, "%s%s#%d", base, suffix, i);
     rotor_error e2;
-    rotor_status st = rotor_graph_add_value(c->g, name, dt, rank, shape, ROTOR_ROLE_ACTIVATION, out, &e2);
+    rotor_status st = rotor_graph_add_value(c->g, name, dt, rank, shape, role, out, &e2);
     if (st) return ox_node_fail(c->m, n, c->err, st, "%s", e2.msg);
     return ROTOR_OK;
+}
+
+rotor_status lw_new_val(lower_ctx *c, const ox_node *n, const char *base, const char *suffix, rotor_dtype dt,
+                        int rank, const int64_t *shape, int *out) {
+    return lw_new_value(c, n, base, suffix, dt, rank, shape, ROTOR_ROLE_ACTIVATION, out);
 }
 
 /* ---- expression builder ------------------------------------------------------------ */
@@ -1146,10 +1151,9 @@ static rotor_status lower_batchnorm_folded(lower_ctx *c, const ox_node *n) {
     rotor_status st;
     if ((st = lw_gval(c, n, n->in[0], &gx)) || (st = lw_gval(c, n, n->out[0], &gy))) goto done;
     int64_t shape[1] = {C};
-    if ((st = lw_new_val(c, n, n->name, ".scale", x->dtype, 1, shape, &ga)) ||
-        (st = lw_new_val(c, n, n->name, ".shift", x->dtype, 1, shape, &gb)))
+    if ((st = lw_new_value(c, n, n->name, ".scale", x->dtype, 1, shape, ROTOR_ROLE_WEIGHT, &ga)) ||
+        (st = lw_new_value(c, n, n->name, ".shift", x->dtype, 1, shape, ROTOR_ROLE_WEIGHT, &gb)))
         goto done;
-    c->g->values[ga].role = c->g->values[gb].role = ROTOR_ROLE_WEIGHT;
     if ((st = rotor_graph_set_data(c->g, ga, a, c->err)) || (st = rotor_graph_set_data(c->g, gb, a + C, c->err)))
         goto done;
     b.tv[0] = gy, b.tv[1] = gx, b.tv[2] = ga, b.tv[3] = gb;

@@ -17,6 +17,10 @@ rotor_status lw_gval(lower_ctx *c, const ox_node *n, int v, int *out);
 /* Gives graph value gv the elements of constant x (keep_data imports). */
 rotor_status lw_set_data(lower_ctx *c, int gv, const ox_val *x);
 
+/* A new value of role `role` named base+suffix (made unique). */
+rotor_status lw_new_value(lower_ctx *c, const ox_node *n, const char *base, const char *suffix, rotor_dtype dt,
+                          int rank, const int64_t *shape, rotor_role role, int *out);
+
 /* A new activation value named base+suffix (made unique). */
 rotor_status lw_new_val(lower_ctx *c, const ox_node *n, const char *base, const char *suffix, rotor_dtype dt,
                         int rank, const int64_t *shape, int *out);

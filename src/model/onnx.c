@@ -556,6 +556,48 @@ static const Onnx__ValueInfoProto *graph_input(const Onnx__GraphProto *g, const 
     return NULL;
 }
 
+/* The whole file at path into *buf (malloc'd, *len bytes), refusing one
+ * over max bytes.  Errors name the path: "PATH: No such file or
+ * directory", "PATH: larger than N bytes", "PATH: read error". */
+rotor_status ox_read_file(const char *path, size_t max, uint8_t **buf, size_t *len, rotor_error *err) {
+    *buf = NULL;
+    *len = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) return rotor_fail(err, ROTOR_ERR_IO, "%s: %s", path, strerror(errno));
+    uint8_t *b = NULL;
+    size_t n = 0, cap = 0;
+    rotor_status st = ROTOR_OK;
+    for (;;) {
+        if (n == cap) {
+            if (cap > max) {
+                st = rotor_fail(err, ROTOR_ERR_INPUT, "%s: larger than %zu bytes", path, max);
+                break;
+            }
+            size_t ncap = cap ? 2 * cap : 1 << 16;
+            uint8_t *nb = realloc(b, ncap);
+            if (!nb) {
+                st = rotor_fail(err, ROTOR_ERR_NOMEM, "%s: out of memory", path);
+                break;
+            }
+            b = nb;
+            cap = ncap;
+        }
+        size_t got = fread(b + n, 1, cap - n, f);
+        n += got;
+        if (got == 0) break;
+    }
+    if (!st && ferror(f)) st = rotor_fail(err, ROTOR_ERR_IO, "%s: read error", path);
+    if (!st && n > max) st = rotor_fail(err, ROTOR_ERR_INPUT, "%s: larger than %zu bytes", path, max);
+    fclose(f);
+    if (st) {
+        free(b);
+        return st;
+    }
+    *buf = b;
+    *len = n;
+    return ROTOR_OK;
+}
+
 /* One --value: NAME=FILE.pb or NAME=1,2,3, into v (a constant with data). */
 static rotor_status bind_value(ox_model *m, const char *spec, const Onnx__ValueInfoProto *vi, ox_val *v,
                                rotor_error *err) {
@@ -570,27 +612,15 @@ static rotor_status bind_value(ox_model *m, const char *spec, const Onnx__ValueI
                        ? tp->tensor_type->elem_type
                        : T_UNDEF;
     if (strchr(rhs, '/') || (n > 3 && !strcmp(rhs + n - 3, ".pb"))) {
-        FILE *f = fopen(rhs, "rb");
-        if (!f) return rotor_fail(err, ROTOR_ERR_IO, "%s: %s: %s: %s", m->label, what, rhs, strerror(errno));
-        uint8_t *buf = NULL;
-        size_t len = 0, cap = 0;
-        for (;;) {
-            if (len == cap) {
-                cap = cap ? 2 * cap : 1 << 16;
-                uint8_t *nb = cap > ((size_t)1 << 31) ? NULL : realloc(buf, cap);
-                if (!nb) {
-                    free(buf);
-                    fclose(f);
-                    return rotor_fail(err, ROTOR_ERR_INPUT, "%s: %s: %s is too large for a shape input", m->label,
-                                      what, rhs);
-                }
-                buf = nb;
-            }
-            size_t got = fread(buf + len, 1, cap - len, f);
-            len += got;
-            if (!got) break;
+        uint8_t *buf;
+        size_t len;
+        rotor_status rs = ox_read_file(rhs, (size_t)1 << 31, &buf, &len, err);
+        if (rs) {
+            char prefix[300];
+            snprintf(prefix, sizeof prefix, "%s: %s", m->label, what);
+            rotor_error_prefix(err, prefix);
+            return rs;
         }
-        fclose(f);
         Onnx__TensorProto *t = onnx__tensor_proto__unpack(NULL, len, buf);
         free(buf);
         if (!t) return rotor_fail(err, ROTOR_ERR_INPUT, "%s: %s: %s is not a serialized TensorProto", m->label, what, rhs);
@@ -926,32 +956,10 @@ rotor_status rotor_onnx_load(const char *path, const rotor_onnx_options *opt, ro
                              rotor_onnx_stats *stats, rotor_error *err) {
     rotor_graph_init(out, "onnx");
     if (stats) memset(stats, 0, sizeof *stats);
-    FILE *f = fopen(path, "rb");
-    if (!f) return rotor_fail(err, ROTOR_ERR_IO, "%s: %s", path, strerror(errno));
-    uint8_t *buf = NULL;
-    size_t len = 0, cap = 0;
-    for (;;) {
-        if (len == cap) {
-            size_t ncap = cap ? cap * 2 : 1 << 16;
-            uint8_t *nb = realloc(buf, ncap);
-            if (!nb) {
-                free(buf);
-                fclose(f);
-                return rotor_fail(err, ROTOR_ERR_NOMEM, "%s: out of memory", path);
-            }
-            buf = nb;
-            cap = ncap;
-        }
-        size_t got = fread(buf + len, 1, cap - len, f);
-        len += got;
-        if (got == 0) break;
-    }
-    bool bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        free(buf);
-        return rotor_fail(err, ROTOR_ERR_IO, "%s: read error", path);
-    }
+    uint8_t *buf;
+    size_t len;
+    rotor_status rs = ox_read_file(path, SIZE_MAX, &buf, &len, err);
+    if (rs) return rs;
     rotor_graph_free(out);
     rotor_status st = rotor_onnx_load_buffer(buf, len, path, opt, out, stats, err);
     free(buf);

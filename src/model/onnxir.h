@@ -136,6 +136,10 @@ rotor_status ox_conv_geom(ox_model *m, const ox_node *n, const ox_val *x, const 
 rotor_status ox_slice_geom(ox_model *m, const ox_node *n, const ox_val *x, int64_t *lo, int64_t *step,
                            int64_t *shape, rotor_error *err);
 
+/* The whole file at path into *buf (malloc'd), at most max bytes; errors
+ * name the path (onnx.c; the model, --value files, tensor files). */
+rotor_status ox_read_file(const char *path, size_t max, uint8_t **buf, size_t *len, rotor_error *err);
+
 /* Lowers the inferred model into g (lower.c). */
 rotor_status ox_lower(ox_model *m, rotor_graph *g, rotor_error *err);
 

@@ -18,31 +18,10 @@ void rotor_onnx_tensor_free(rotor_onnx_tensor *t) {
 
 rotor_status rotor_onnx_tensor_read(const char *path, rotor_onnx_tensor *out, rotor_error *err) {
     memset(out, 0, sizeof *out);
-    FILE *f = fopen(path, "rb");
-    if (!f) return rotor_fail(err, ROTOR_ERR_IO, "%s: %s", path, strerror(errno));
-    uint8_t *buf = NULL;
-    size_t len = 0, cap = 0;
-    for (;;) {
-        if (len == cap) {
-            cap = cap ? 2 * cap : 1 << 16;
-            uint8_t *nb = cap > ((size_t)1 << 32) ? NULL : realloc(buf, cap);
-            if (!nb) {
-                free(buf);
-                fclose(f);
-                return rotor_fail(err, ROTOR_ERR_INPUT, "%s: too large for a tensor file", path);
-            }
-            buf = nb;
-        }
-        size_t got = fread(buf + len, 1, cap - len, f);
-        len += got;
-        if (!got) break;
-    }
-    bool bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        free(buf);
-        return rotor_fail(err, ROTOR_ERR_IO, "%s: read error", path);
-    }
+    uint8_t *buf;
+    size_t len;
+    rotor_status rs = ox_read_file(path, (size_t)1 << 32, &buf, &len, err);
+    if (rs) return rs;
     Onnx__TensorProto *t = onnx__tensor_proto__unpack(NULL, len, buf);
     free(buf);
     if (!t) return rotor_fail(err, ROTOR_ERR_INPUT, "%s: not a serialized TensorProto", path);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "rotor/run/run.h"
+#include "runint.h"
 
 typedef struct kctx {
     const rotor_graph *g;
@@ -26,12 +27,11 @@ typedef struct kctx {
 
 static rotor_status kfail(const kctx *k, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static rotor_status kfail(const kctx *k, const char *fmt, ...) {
-    char msg[ROTOR_ERROR_MAX];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    rotor_status st = run_op_vfail(k->g, k->o, k->err, ROTOR_ERR_INPUT, fmt, ap);
     va_end(ap);
-    return rotor_fail(k->err, ROTOR_ERR_INPUT, "op '%s' (%s): %s", k->op->name, k->op->type, msg);
+    return st;
 }
 
 /* The graph value at ONNX input position pos, or -1 (absent or folded). */
@@ -460,6 +460,17 @@ static rotor_status k_maxpool(const kctx *k) {
     return ROTOR_OK;
 }
 
+/* The mean of xs[0 .. n) and 1 / sqrt(variance + eps), two-pass (the
+ * normalisations share it). */
+static void moments(const double *xs, int64_t n, double eps, double *mean, double *inv) {
+    double m = 0, var = 0;
+    for (int64_t i = 0; i < n; i++) m += xs[i];
+    m /= (double)n;
+    for (int64_t i = 0; i < n; i++) var += (xs[i] - m) * (xs[i] - m);
+    *mean = m;
+    *inv = 1 / sqrt(var / (double)n + eps);
+}
+
 /* LayerNormalization over the axes from axis on (outputs Y, Mean, InvStdDev). */
 static rotor_status k_layernorm(const kctx *k) {
     int xv = input_at(k, 0), sv = input_at(k, 1), bv = input_at(k, 2);
@@ -474,11 +485,8 @@ static rotor_status k_layernorm(const kctx *k) {
     if (ns < 1 || inner % ns || (nb && inner % nb)) return kfail(k, "scale or bias does not broadcast");
     for (int64_t a = 0; a < outer; a++) {
         const double *xs = k->vals[xv] + a * inner;
-        double mean = 0, var = 0;
-        for (int64_t i = 0; i < inner; i++) mean += xs[i];
-        mean /= (double)inner;
-        for (int64_t i = 0; i < inner; i++) var += (xs[i] - mean) * (xs[i] - mean);
-        double inv = 1 / sqrt(var / (double)inner + eps);
+        double mean, inv;
+        moments(xs, inner, eps, &mean, &inv);
         for (int64_t i = 0; i < inner; i++)
             k->vals[k->op->outputs[0]][a * inner + i] =
                 (xs[i] - mean) * inv * k->vals[sv][i % ns] + (nb ? k->vals[bv][i % nb] : 0);
@@ -497,11 +505,8 @@ static rotor_status k_instancenorm(const kctx *k) {
     int64_t C = x->shape[1], inner = x->elements / (x->shape[0] * C);
     for (int64_t p = 0; p < x->shape[0] * C; p++) {
         const double *xs = k->vals[xv] + p * inner;
-        double mean = 0, var = 0;
-        for (int64_t i = 0; i < inner; i++) mean += xs[i];
-        mean /= (double)inner;
-        for (int64_t i = 0; i < inner; i++) var += (xs[i] - mean) * (xs[i] - mean);
-        double inv = 1 / sqrt(var / (double)inner + eps);
+        double mean, inv;
+        moments(xs, inner, eps, &mean, &inv);
         for (int64_t i = 0; i < inner; i++)
             k->vals[k->op->outputs[0]][p * inner + i] = (xs[i] - mean) * inv * k->vals[sv][p % C] + k->vals[bv][p % C];
     }

@@ -23,22 +23,34 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rotor/compile/compile.h"
 #include "rotor/op/emu.h"
-#include "rotor/op/handoff.h"
 #include "rotor/op/place.h"
+#include "runint.h"
 
 #define OPFAIL(g, o, code, ...) op_fail(g, o, err, code, __VA_ARGS__)
 
+rotor_status run_op_vfail(const rotor_graph *g, int o, rotor_error *err, rotor_status code, const char *fmt,
+                          va_list ap) {
+    char msg[ROTOR_ERROR_MAX];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    return rotor_fail(err, code, "op '%s' (%s): %s", g->ops[o].name, g->ops[o].type, msg);
+}
+
+void run_op_prefix(const rotor_graph *g, int o, rotor_error *err) {
+    char prefix[160];
+    snprintf(prefix, sizeof prefix, "op '%s' (%s)", g->ops[o].name, g->ops[o].type);
+    rotor_error_prefix(err, prefix);
+}
+
 static rotor_status op_fail(const rotor_graph *g, int o, rotor_error *err, rotor_status code, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
-
 static rotor_status op_fail(const rotor_graph *g, int o, rotor_error *err, rotor_status code, const char *fmt, ...) {
-    char msg[ROTOR_ERROR_MAX];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    rotor_status st = run_op_vfail(g, o, err, code, fmt, ap);
     va_end(ap);
-    return rotor_fail(err, code, "op '%s' (%s): %s", g->ops[o].name, g->ops[o].type, msg);
+    return st;
 }
 
 /* ---- element views ---------------------------------------------------------------- */
@@ -84,16 +96,6 @@ static rotor_status tensor_map(const rotor_graph *g, int o, int t, int64_t **map
 
 /* ---- where values lie between operators -------------------------------------------- */
 
-/* Whether op o's tensor t reads, element for element, the output of the
- * expression operator that produced its value (op/handoff.h). */
-static bool fits_producer(const rotor_graph *g, int o, int t) {
-    const rotor_op *op = &g->ops[o];
-    int v = op->tensor_value[t];
-    if (v < 0 || g->values[v].producer < 0 || op->view[t].set) return false;
-    const rotor_op *p = &g->ops[g->values[v].producer];
-    return !p->vendor && p->tensor_value[0] == v && rotor_handoff_fits(&p->expr, &op->expr, t);
-}
-
 /* Every consumer of a value gathers from its producer's layout, which
  * stays put; a value waits in the even layout only when some reader cannot
  * take it element for element, a vendor op made it, or nothing did
@@ -114,7 +116,7 @@ static rotor_status check_layouts(const rotor_graph *g, const rotor_program *p, 
             continue;
         }
         for (int t = 1; t < op->expr.ntensors; t++)
-            if (op->tensor_value[t] >= 0 && !fits_producer(g, o, t)) even[op->tensor_value[t]] = true;
+            if (op->tensor_value[t] >= 0 && !rotor_compile_handoff_applies(g, o, t)) even[op->tensor_value[t]] = true;
     }
     rotor_status st = ROTOR_OK;
     for (int o = 0; o < g->nops && !st; o++) {
@@ -125,7 +127,7 @@ static rotor_status check_layouts(const rotor_graph *g, const rotor_program *p, 
             if (v < 0 || g->values[v].role != ROTOR_ROLE_ACTIVATION) continue;
             int h = p->ops[o].handoff[t];
             int q = g->values[v].producer;
-            if (h && (h - 1 != q || !fits_producer(g, o, t)))
+            if (h && (h - 1 != q || !rotor_compile_handoff_applies(g, o, t)))
                 st = OPFAIL(g, o, ROTOR_ERR_INPUT, "tensor %s is handed off from op '%s', which did not leave '%s' "
                             "element for element", op->expr.tensors[t].name, g->ops[h - 1].name, g->values[v].name);
             else if (!h && !even[v])
@@ -196,9 +198,7 @@ static rotor_status run_expression(run_ctx *c, int o, rotor_error *err) {
         if (!st) {
             st = rotor_emu_run(pl, chip, &eo, (const float *const *)in, y, &er, err);
             if (st) {
-                char prefix[160];
-                snprintf(prefix, sizeof prefix, "op '%s' (%s)", op->name, op->type);
-                rotor_error_prefix(err, prefix);
+                run_op_prefix(g, o, err);
             } else {
                 c->res->ops_emulated++;
                 c->res->emulated_s += po->setup_s + po->active_cost.compute + er.exchange_time + er.reduction_time;
@@ -209,11 +209,7 @@ static rotor_status run_expression(run_ctx *c, int o, rotor_error *err) {
         ref = malloc(sizeof *ref * (size_t)(yn ? yn : 1));
         mag = malloc(sizeof *mag * (size_t)(yn ? yn : 1));
         if (!ref || !mag) st = rotor_nomem(err);
-        if (!st && (st = rotor_emu_reference(e, (const float *const *)in, ref, mag, err))) {
-            char prefix[160];
-            snprintf(prefix, sizeof prefix, "op '%s' (%s)", op->name, op->type);
-            rotor_error_prefix(err, prefix);
-        }
+        if (!st && (st = rotor_emu_reference(e, (const float *const *)in, ref, mag, err))) run_op_prefix(g, o, err);
         if (!st) c->res->ops_direct++;
     }
     if (!st) {

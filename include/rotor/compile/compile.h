@@ -106,6 +106,13 @@ rotor_status rotor_compile(const rotor_graph *g, const rotor_chip *chip,
 
 void rotor_compile_result_free(rotor_compile_result *r);
 
+/* Whether op o's tensor t takes its value where the producing operator's
+ * plan left it (the hand-off, docs/compile.md): an activation produced by
+ * an expression operator whose output the tensor reads element for element
+ * (the same dimensions and extents, no element view).  Otherwise the value
+ * waits in the even layout.  The compiler and rotor run share it. */
+bool rotor_compile_handoff_applies(const rotor_graph *g, int o, int t);
+
 /* Setup time of `bytes` received per core in `rounds` gather rounds: bytes /
  * beta + rounds * alpha (docs/cost-model.md, "Setup"). */
 double rotor_compile_setup_s(const rotor_chip *chip, int64_t bytes, int64_t rounds);
