@@ -144,22 +144,37 @@ rotor_status rotor_emu_reference(const rotor_expr *e, const float *const *in, do
     const int64_t L = b.n[b.inner];
     const bool contract = e->op_class == ROTOR_OP_CONTRACTION;
     double v[ROTOR_MAX_TENSORS];
+    const int64_t sy = b.st[0][b.inner], s1 = contract ? b.st[1][b.inner] : -1, s2 = contract ? b.st[2][b.inner] : -1;
     ODOMETER_BEGIN(&b, off)
-    for (int64_t i = 0; i < L; i++) {
-        int64_t oy = off[0] + i * b.st[0][b.inner];
-        double r;
-        if (contract) {
-            r = (double)in[1][off[1] + i * b.st[1][b.inner]] * (double)in[2][off[2] + i * b.st[2][b.inner]];
-        } else {
-            for (int t = 1; t < b.nt; t++) v[t] = in[t][off[t] + i * b.st[t][b.inner]];
-            r = rotor_expr_eval(e, v);
+    /* the two common contraction shapes (as kernel_contract_f): loops the
+     * compiler vectorises, each element's terms in the same order */
+    if (contract && e->accumulate && sy == 1 && ((s1 == 0 && s2 == 1) || (s2 == 0 && s1 == 1))) {
+        const float *restrict xs = s1 == 0 ? in[2] + off[2] : in[1] + off[1];
+        const double c = s1 == 0 ? (double)in[1][off[1]] : (double)in[2][off[2]];
+        double *restrict ry = ref + off[0], *restrict my = mag + off[0];
+#pragma omp simd
+        for (int64_t i = 0; i < L; i++) {
+            double r = c * (double)xs[i];
+            ry[i] += r;
+            my[i] += fabs(r);
         }
-        if (e->accumulate) {
-            ref[oy] += r;
-            mag[oy] += fabs(r);
-        } else {
-            ref[oy] = r;
-            mag[oy] = fabs(r);
+    } else {
+        for (int64_t i = 0; i < L; i++) {
+            int64_t oy = off[0] + i * b.st[0][b.inner];
+            double r;
+            if (contract) {
+                r = (double)in[1][off[1] + i * b.st[1][b.inner]] * (double)in[2][off[2] + i * b.st[2][b.inner]];
+            } else {
+                for (int t = 1; t < b.nt; t++) v[t] = in[t][off[t] + i * b.st[t][b.inner]];
+                r = rotor_expr_eval(e, v);
+            }
+            if (e->accumulate) {
+                ref[oy] += r;
+                mag[oy] += fabs(r);
+            } else {
+                ref[oy] = r;
+                mag[oy] = fabs(r);
+            }
         }
     }
     ODOMETER_END(&b, off)
