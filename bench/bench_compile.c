@@ -64,7 +64,7 @@ int main(int argc, char **argv) {
         }
         rotor_vgm_result v;
         rotor_error verr;
-        rotor_status vs = rotor_vgm_compile(&g, &chip, &v, &verr);
+        rotor_status vs = rotor_vgm_compile(&g, &chip, ROTOR_VGM_ROLLER, &v, &verr);
         if (st) {
             printf("| %s | %s | %.3f | | x | | |\n", model, batch, best);
         } else if (vs) {

@@ -10,7 +10,12 @@ expect_out help "usage: rotor compile MODEL" -- compile --help
 expect_out summary "T10 over VGM: " -- compile bert-base --layers 2 --compare
 expect_out summary-table "l0.qkv" -- compile bert-base --layers 2
 expect_out totals "SRAM per core: idle" -- compile bert-base --layers 2
-expect_out vgm "VGM baseline: total" -- compile bert-base --layers 2 --baseline vgm
+expect_out vgm "VGM baseline (Roller): total" -- compile bert-base --layers 2 --baseline vgm
+expect_out vgm-oracle "VGM oracle (exhaustive): total" -- compile bert-base --layers 2 --baseline vgm-oracle
+# --compare reports both baselines; the closing line compares with Roller's
+"$ROTOR" compile bert-base --layers 2 --compare >"$out" 2>"$err"
+if grep -q "^T10 over the VGM oracle: [0-9.]*x$" "$out" && tail -n 1 "$out" | grep -q "^T10 over VGM: [0-9.]*x$"
+then ok; else bad "compare: $(tail -n 4 "$out")"; fi
 expect_out decode "l0.attn_scores" -- compile opt-1.3b --layers 1 --decode --seq 256 --batch 4
 
 # program file: written with -o and the same text with --format json
@@ -27,13 +32,15 @@ expect_error unknown-model 2 "unknown model 'bert-huge' (the zoo has bert-base" 
 expect_error no-model 2 "a model is required" -- compile
 expect_error bad-batch 2 "--batch: expected an integer from 1 to 1048576, got '0'" -- compile bert-base --batch 0
 expect_error falling-batch 2 "--batch: sizes must increase" -- compile bert-base --batch 4,2
-expect_error bad-baseline 2 "--baseline: expected vgm, got 'roller'" -- compile bert-base --baseline roller
+expect_error bad-baseline 2 "--baseline: expected vgm or vgm-oracle, got 'roller'" -- compile bert-base --baseline roller
+expect_error oracle-conflict 2 "--baseline vgm-oracle conflicts with --compare" -- compile bert-base --baseline vgm-oracle --compare
 expect_error conflict 2 "--baseline vgm conflicts with --compare" -- compile bert-base --baseline vgm --compare
 expect_error sweep-json 2 "a --batch sweep writes no program" -- compile bert-base --batch 1,2 --format json
 expect_error decode-encoder 2 "bert-base has no decode phase" -- compile bert-base --decode
 # --format json --compare carries the comparison (issue 18: it was dropped),
 # and the program still reads back
 expect_out json-compare '"t10_over_vgm":' -- compile bert-base --layers 1 --seq 16 --format json --compare
+expect_out json-compare-oracle '"t10_over_vgm_oracle":' -- compile bert-base --layers 1 --seq 16 --format json --compare
 "$ROTOR" compile bert-base --layers 1 --seq 16 --format json --compare >"$tmpdir/pc.json" 2>"$err"
 expect_out json-compare-simulates "simulated" -- simulate "$tmpdir/pc.json"
 expect_error unknown-chip 2 "unknown chip 'ipu-mk9'" -- compile bert-base --chip ipu-mk9

@@ -10,6 +10,7 @@ expect_out help "Figures 12, 13, 14, 19 and 20" -- reproduce --help
 "$ROTOR" reproduce t10 --models nerf-t10 --max-batch 2 -o "$d" >"$out" 2>"$err"
 if [ $? -eq 0 ]; then ok; else bad "small grid: $(cat "$err")"; fi
 for pat in "^nerf-t10 *1 " "^nerf-t10 *2 " "T10 over VGM: .* over 2 points (paper: 1.69x on average, 3.3x at most)" \
+    "T10 over the VGM oracle: .* over 2 points" \
     "Figure 14" "Figure 20" "paper 8%-43%"; do
     if grep -q -- "$pat" "$out"; then ok; else bad "tables lack '$pat': $(head -n 12 "$out")"; fi
 done
@@ -18,7 +19,7 @@ for f in t10-fig12-13.csv t10-fig14.csv t10-fig19.csv t10-fig20.csv t10-fig12.sv
     t10-fig19.svg t10-fig20.svg; do
     if [ -s "$d/$f" ]; then ok; else bad "$f missing"; fi
 done
-if [ "$(head -n 1 "$d/t10-fig12-13.csv")" = "model,batch,t10_us,vgm_us,speedup,t10_move_share,vgm_move_share" ] &&
+if [ "$(head -n 1 "$d/t10-fig12-13.csv")" = "model,batch,t10_us,vgm_us,speedup,t10_move_share,vgm_move_share,vgm_oracle_us,speedup_oracle" ] &&
     [ "$(wc -l <"$d/t10-fig12-13.csv")" -eq 3 ]; then ok; else bad "fig12-13 csv: $(cat "$d/t10-fig12-13.csv")"; fi
 if [ "$(wc -l <"$d/t10-fig20.csv")" -eq 4 ]; then ok; else bad "fig20 csv: $(cat "$d/t10-fig20.csv")"; fi
 if tail -n 1 "$d/t10-fig12.svg" | grep -q "</svg>" && grep -q "nerf-t10 T10" "$d/t10-fig12.svg"; then ok

@@ -18,7 +18,7 @@ Test(pipeline, compile_and_program_equal_the_stages_chained_by_hand) {
     rotor_compile_result r;
     cr_assert_eq(rotor_compile(&g, &chip, NULL, &r, &err), ROTOR_OK, "%s", err.msg);
     rotor_vgm_result v;
-    cr_assert_eq(rotor_vgm_compile(&g, &chip, &v, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_vgm_compile(&g, &chip, ROTOR_VGM_ROLLER, &v, &err), ROTOR_OK, "%s", err.msg);
     /* in one call */
     rotor_pipeline_options po = {.model = "bert-base", .zoo = small_bert, .t10 = true, .vgm = true, .program = true};
     rotor_pipeline p;

@@ -36,8 +36,11 @@ static void compile_usage(FILE *f) {
             "  --dim k=v,...       bind an ONNX file's symbolic dimensions (e.g. batch=8,seq=128)\n"
             "  --input NAME=AxB,.. replace an ONNX input's declared shape\n"
             "  --value NAME=SPEC   give a shape-deciding ONNX input its value: FILE.pb or 1,2,3 (repeatable)\n"
-            "  --baseline vgm      compile with the virtual-global-memory baseline instead\n"
-            "  --compare           also compile with the VGM baseline and print the speedup\n"
+            "  --baseline KIND     compile with a virtual-global-memory baseline instead:\n"
+            "                      vgm (tiles as Roller builds them, docs/vgm.md) or vgm-oracle\n"
+            "                      (every split searched; a bound on any VGM compiler)\n"
+            "  --compare           also compile with both baselines; the closing line is the\n"
+            "                      speedup over vgm (JSON: a \"comparison\" object)\n"
             "  -o FILE             write the program (rotor-program JSON, docs/program-format.md)\n"
             "  --format FMT        table (default) or json (the program on stdout)\n"
             "  --json              the same as --format json\n"
@@ -76,9 +79,9 @@ static void print_table(const rotor_graph *g, const rotor_compile_result *r, con
 }
 
 static void print_vgm(const rotor_vgm_result *v) {
-    printf("VGM baseline: total %.3f us: compute %.3f, load %.3f, store %.3f, vendor ops %.3f; "
+    printf("%s: total %.3f us: compute %.3f, load %.3f, store %.3f, vendor ops %.3f; "
            "VGM slice %lld B per core, %lld B left for sub-operators\n",
-           v->total_s * 1e6, v->compute_s * 1e6, v->load_s * 1e6, v->store_s * 1e6, v->vendor_s * 1e6,
+           v->kind == ROTOR_VGM_ORACLE ? "VGM oracle (exhaustive)" : "VGM baseline (Roller)", v->total_s * 1e6, v->compute_s * 1e6, v->load_s * 1e6, v->store_s * 1e6, v->vendor_s * 1e6,
            (long long)v->vgm_bytes, (long long)v->local_bytes);
 }
 
@@ -109,6 +112,7 @@ typedef struct compile_args {
     cli_shared_args sa;
     const char *model, *baseline, *outfile, *format;
     bool compare, decode, vgm_only, json;
+    rotor_vgm_kind kind; /* with vgm_only */
     int64_t batches[MAX_BATCHES];
     int nb;
 } compile_args;
@@ -129,18 +133,21 @@ static int parse_compile(int argc, char **argv, compile_args *a) {
                                "a model is required (try 'rotor compile --list')");
     if (rc >= 0) return rc;
     if (a->baseline) {
-        if (strcmp(a->baseline, "vgm") != 0)
-            return cli_usage_error(cmd, "--baseline: expected vgm, got '%s'", a->baseline);
+        if (!strcmp(a->baseline, "vgm")) a->kind = ROTOR_VGM_ROLLER;
+        else if (!strcmp(a->baseline, "vgm-oracle")) a->kind = ROTOR_VGM_ORACLE;
+        else return cli_usage_error(cmd, "--baseline: expected vgm or vgm-oracle, got '%s'", a->baseline);
         a->vgm_only = true;
     }
-    if (a->vgm_only && a->compare) return cli_usage_error(cmd, "--baseline vgm conflicts with --compare");
+    if (a->vgm_only && a->compare)
+        return cli_usage_error(cmd, "--baseline %s conflicts with --compare", rotor_vgm_kind_name(a->kind));
     if (a->json && a->format && strcmp(a->format, "json") != 0)
         return cli_usage_error(cmd, "--json conflicts with --format %s", a->format);
     if (a->format && !strcmp(a->format, "json")) a->json = true;
     else if (a->format && strcmp(a->format, "table") != 0)
         return cli_usage_error(cmd, "--format: expected table or json, got '%s'", a->format);
     if (a->vgm_only && (a->json || a->outfile))
-        return cli_usage_error(cmd, "--baseline vgm writes no program (drop -o / --format json)");
+        return cli_usage_error(cmd, "--baseline %s writes no program (drop -o / --format json)",
+                               rotor_vgm_kind_name(a->kind));
     if (parse_batches(cmd, a->sa.batch, a->batches, &a->nb)) return EXIT_BADINPUT;
     if (a->nb > 1 && (a->json || a->outfile))
         return cli_usage_error(cmd, "a --batch sweep writes no program (drop -o / --format json)");
@@ -166,6 +173,12 @@ static int print_with_comparison(const char *text, const rotor_pipeline *p) {
     } else {
         cJSON_AddStringToObject(c, "vgm_error", p->vgm_err.msg);
     }
+    if (p->oracle_status == ROTOR_OK) {
+        cJSON_AddNumberToObject(c, "vgm_oracle_s", p->oracle.total_s);
+        cJSON_AddNumberToObject(c, "t10_over_vgm_oracle", p->oracle.total_s / p->t10.total_s);
+    } else {
+        cJSON_AddStringToObject(c, "vgm_oracle_error", p->oracle_err.msg);
+    }
     char *out = cJSON_Print(root);
     cJSON_Delete(root);
     if (!out) return cli_nomem("compile");
@@ -183,7 +196,7 @@ static int print_compiled(const compile_args *a, const rotor_pipeline *p, const 
     if (a->vgm_only) {
         printf("%s, batch %lld, on %s (%lld cores)\n", a->model, (long long)b, chip->name,
                (long long)rotor_chip_cores(chip));
-        print_vgm(&p->vgm);
+        print_vgm(a->kind == ROTOR_VGM_ORACLE ? &p->oracle : &p->vgm);
         return 0;
     }
     rotor_error err = {{0}};
@@ -209,11 +222,18 @@ static int print_compiled(const compile_args *a, const rotor_pipeline *p, const 
                a->model, (long long)b, chip->name, (long long)rotor_chip_cores(chip), gs->ops_before, gs->ops_after,
                gs->fused, gs->folded);
         print_table(&p->graph, &p->t10, chip);
+        /* the oracle first: the closing line compares with Roller */
+        if (a->compare && !p->oracle_status) {
+            print_vgm(&p->oracle);
+            printf("T10 over the VGM oracle: %.2fx\n", p->oracle.total_s / p->t10.total_s);
+        } else if (a->compare) {
+            printf("VGM oracle (exhaustive): %s\n", p->oracle_err.msg);
+        }
         if (a->compare && !p->vgm_status) {
             print_vgm(&p->vgm);
             printf("T10 over VGM: %.2fx\n", p->vgm.total_s / p->t10.total_s);
         } else if (a->compare) {
-            printf("VGM baseline: %s\n", p->vgm_err.msg);
+            printf("VGM baseline (Roller): %s\n", p->vgm_err.msg);
         }
     }
     free(text);
@@ -226,13 +246,16 @@ static void print_sweep_row(const compile_args *a, const rotor_pipeline *p, roto
         printf("%-8lld %14s\n", (long long)b, "x");
         return;
     }
-    double t = a->vgm_only ? p->vgm.total_s : p->t10.total_s;
-    if (a->compare && !p->vgm_status)
-        printf("%-8lld %14.3f %14.3f %8.2fx\n", (long long)b, t * 1e6, p->vgm.total_s * 1e6, p->vgm.total_s / t);
-    else if (a->compare)
-        printf("%-8lld %14.3f %14s %9s\n", (long long)b, t * 1e6, "x", "");
-    else
+    double t = !a->vgm_only ? p->t10.total_s : a->kind == ROTOR_VGM_ORACLE ? p->oracle.total_s : p->vgm.total_s;
+    if (!a->compare) {
         printf("%-8lld %14.3f\n", (long long)b, t * 1e6);
+        return;
+    }
+    printf("%-8lld %14.3f", (long long)b, t * 1e6);
+    if (!p->vgm_status) printf(" %14.3f %8.2fx", p->vgm.total_s * 1e6, p->vgm.total_s / t);
+    else printf(" %14s %9s", "x", "");
+    if (!p->oracle_status) printf(" %14.3f %8.2fx\n", p->oracle.total_s * 1e6, p->oracle.total_s / t);
+    else printf(" %14s\n", "x");
 }
 
 int cmd_compile(int argc, char **argv) {
@@ -240,7 +263,9 @@ int cmd_compile(int argc, char **argv) {
     compile_args a = {0};
     int rc = parse_compile(argc, argv, &a);
     if (rc >= 0) return rc;
-    rotor_pipeline_options po = {.t10 = !a.vgm_only, .vgm = a.vgm_only || a.compare};
+    rotor_pipeline_options po = {.t10 = !a.vgm_only,
+                                 .vgm = (a.vgm_only && a.kind == ROTOR_VGM_ROLLER) || a.compare,
+                                 .vgm_oracle = (a.vgm_only && a.kind == ROTOR_VGM_ORACLE) || a.compare};
     po.zoo.phase = a.decode ? ROTOR_PHASE_DECODE : ROTOR_PHASE_PREFILL;
     if (cli_shared_model(cmd, a.model, &a.sa, "--decode", a.decode, true, &po)) return EXIT_BADINPUT;
     rotor_error err = {{0}};
@@ -256,8 +281,11 @@ int cmd_compile(int argc, char **argv) {
     }
 
     bool sweep = a.nb > 1;
-    if (sweep) printf("%-8s %14s %14s %9s\n", "batch", a.vgm_only ? "VGM (us)" : "T10 (us)",
-                      a.compare ? "VGM (us)" : "", a.compare ? "speedup" : "");
+    if (sweep && a.compare)
+        printf("%-8s %14s %14s %9s %14s %9s\n", "batch", "T10 (us)", "VGM (us)", "speedup", "oracle (us)", "speedup");
+    else if (sweep)
+        printf("%-8s %14s\n", "batch",
+               !a.vgm_only ? "T10 (us)" : a.kind == ROTOR_VGM_ORACLE ? "oracle (us)" : "VGM (us)");
     rc = 0;
     for (int i = 0; !rc; i++) {
         /* a sweep goes on doubling past the last size until the model no longer fits */
@@ -274,8 +302,8 @@ int cmd_compile(int argc, char **argv) {
         st = rotor_pipeline_run(&po, &chip, &p, &err);
         cli_progress_end(&prog);
         if (!st && a.vgm_only) {
-            st = p.vgm_status;
-            err = p.vgm_err;
+            st = a.kind == ROTOR_VGM_ORACLE ? p.oracle_status : p.vgm_status;
+            err = a.kind == ROTOR_VGM_ORACLE ? p.oracle_err : p.vgm_err;
         }
         if (st && st != ROTOR_ERR_NOFIT) rc = cli_fail(cmd, st, &err);
         else if (sweep) print_sweep_row(&a, &p, st, b);

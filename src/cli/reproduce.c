@@ -33,9 +33,10 @@ static void reproduce_usage(FILE *f) {
             "usage: rotor reproduce t10 [options]\n"
             "\n"
             "Runs T10's evaluation grid (T10 §6: each model from batch 1, doubling until it no\n"
-            "longer fits) with T10 and the VGM baseline, and prints Figures 12, 13, 14, 19 and 20\n"
-            "beside the paper's numbers where its text gives them.  Writes CSV and SVG files to\n"
-            "the output folder (docs/reproduction.md says what each holds).\n"
+            "longer fits) with T10, the VGM baseline as Roller tiles it and the VGM oracle, and\n"
+            "prints Figures 12, 13, 14, 19 and 20 beside the paper's numbers where its text gives\n"
+            "them.  Writes CSV and SVG files to the output folder (docs/reproduction.md says\n"
+            "what each holds).\n"
             "\n"
             "  --models LIST       zoo models (default %s)\n"
             "  --max-batch N       stop the doubling at N (default: until T10 no longer fits)\n"
@@ -53,8 +54,8 @@ static void reproduce_usage(FILE *f) {
 typedef struct gpoint {
     int64_t batch;
     bool fits;          /* T10 fits */
-    bool vgm_fits;
-    double t10_s, vgm_s;
+    bool vgm_fits, oracle_fits;
+    double t10_s, vgm_s, oracle_s; /* vgm: Roller; oracle: the exhaustive VGM bound */
     double t10_move_s;  /* T10: shifts, reductions and setup */
     double vgm_move_s;  /* VGM: loads and stores */
 } gpoint;
@@ -89,7 +90,7 @@ static const int64_t CORES[CORES_STEPS] = {368, 736, 1472};
 /* One pipeline run: T10 and VGM of model at batch b on chip. */
 static rotor_status run_point(const char *model, int64_t b, const rotor_chip *chip, int threads, rotor_pipeline *p,
                               rotor_error *err) {
-    rotor_pipeline_options po = {.model = model, .zoo = {.batch = b}, .t10 = true, .vgm = true};
+    rotor_pipeline_options po = {.model = model, .zoo = {.batch = b}, .t10 = true, .vgm = true, .vgm_oracle = true};
     po.compile.threads = threads;
     return rotor_pipeline_run(&po, chip, p, err);
 }
@@ -165,6 +166,8 @@ static int sweep_model(mresult *m, const rotor_chip *chip, int threads, int64_t 
             g->vgm_s = p.vgm.total_s;
             g->vgm_move_s = p.vgm.load_s + p.vgm.store_s;
         }
+        g->oracle_fits = p.oracle_status == ROTOR_OK;
+        if (g->oracle_fits) g->oracle_s = p.oracle.total_s;
         bool ok = !g->vgm_fits || ((m->npts > 0 || keep_extremes(m, &p, b, 0)) && keep_extremes(m, &p, b, 1));
         rotor_pipeline_free(&p);
         m->npts++;
@@ -200,14 +203,23 @@ static int scale_model(mresult *m, const rotor_chip *chip, int threads) {
 typedef struct summary {
     int n;
     double mean, max, min, t10_move_lo, t10_move_hi, vgm_move_lo, vgm_move_hi;
+    int n_oracle;
+    double mean_oracle, max_oracle, min_oracle; /* T10 over the VGM oracle */
 } summary;
 
 static summary summarise(const mresult *ms, int nm) {
-    summary s = {.min = INFINITY, .t10_move_lo = 1, .vgm_move_lo = 1};
-    double sum = 0;
+    summary s = {.min = INFINITY, .t10_move_lo = 1, .vgm_move_lo = 1, .min_oracle = INFINITY};
+    double sum = 0, sum_oracle = 0;
     for (int i = 0; i < nm; i++)
         for (int j = 0; j < ms[i].npts; j++) {
             const gpoint *g = &ms[i].pts[j];
+            if (g->fits && g->oracle_fits) {
+                double so = g->oracle_s / g->t10_s;
+                sum_oracle += so;
+                s.n_oracle++;
+                s.max_oracle = fmax(s.max_oracle, so);
+                s.min_oracle = fmin(s.min_oracle, so);
+            }
             if (!g->fits || !g->vgm_fits) continue;
             double sp = g->vgm_s / g->t10_s;
             sum += sp;
@@ -220,13 +232,16 @@ static summary summarise(const mresult *ms, int nm) {
             s.vgm_move_hi = fmax(s.vgm_move_hi, g->vgm_move_s / g->vgm_s);
         }
     s.mean = s.n ? sum / s.n : NAN;
+    s.mean_oracle = s.n_oracle ? sum_oracle / s.n_oracle : NAN;
     return s;
 }
 
 static void print_tables(const mresult *ms, int nm, const rotor_chip *chip) {
-    printf("T10 evaluation (T10 §6) on %s: T10 against the VGM baseline (docs/vgm.md)\n\n", chip->name);
+    printf("T10 evaluation (T10 §6) on %s: T10 against the VGM baseline as Roller tiles it, and against the\n"
+           "VGM oracle, every split searched (docs/vgm.md)\n\n", chip->name);
     printf("Figure 12 and 13: latency, and the share of time moving data\n");
-    printf("%-12s %7s %13s %13s %8s %9s %9s\n", "model", "batch", "T10 (us)", "VGM (us)", "speedup", "T10 move", "VGM move");
+    printf("%-12s %7s %13s %13s %8s %9s %9s %13s %8s\n", "model", "batch", "T10 (us)", "VGM (us)", "speedup",
+           "T10 move", "VGM move", "oracle (us)", "speedup");
     for (int i = 0; i < nm; i++)
         for (int j = 0; j < ms[i].npts; j++) {
             const gpoint *g = &ms[i].pts[j];
@@ -235,17 +250,21 @@ static void print_tables(const mresult *ms, int nm, const rotor_chip *chip) {
                 continue;
             }
             if (g->vgm_fits)
-                printf("%-12s %7lld %13.3f %13.3f %7.2fx %8.1f%% %8.1f%%\n", ms[i].model, (long long)g->batch,
+                printf("%-12s %7lld %13.3f %13.3f %7.2fx %8.1f%% %8.1f%%", ms[i].model, (long long)g->batch,
                        g->t10_s * 1e6, g->vgm_s * 1e6, g->vgm_s / g->t10_s, 100 * g->t10_move_s / g->t10_s,
                        100 * g->vgm_move_s / g->vgm_s);
             else
-                printf("%-12s %7lld %13.3f %13s %8s %8.1f%%\n", ms[i].model, (long long)g->batch, g->t10_s * 1e6, "x",
-                       "", 100 * g->t10_move_s / g->t10_s);
+                printf("%-12s %7lld %13.3f %13s %8s %8.1f%% %9s", ms[i].model, (long long)g->batch, g->t10_s * 1e6,
+                       "x", "", 100 * g->t10_move_s / g->t10_s, "");
+            if (g->oracle_fits) printf(" %13.3f %7.2fx\n", g->oracle_s * 1e6, g->oracle_s / g->t10_s);
+            else printf(" %13s\n", "x");
         }
     summary s = summarise(ms, nm);
     printf("T10 over VGM: %.2fx on average, %.2fx at most, %.2fx at least over %d points (paper: 1.69x on "
            "average, 3.3x at most)\n",
            s.mean, s.max, s.min, s.n);
+    printf("T10 over the VGM oracle: %.2fx on average, %.2fx at most, %.2fx at least over %d points\n",
+           s.mean_oracle, s.max_oracle, s.min_oracle, s.n_oracle);
     printf("time moving data: T10 %.0f%%-%.0f%% (paper 8%%-43%%), VGM %.0f%%-%.0f%% (paper, Roller: 50%%-74%%)\n\n",
            100 * s.t10_move_lo, 100 * s.t10_move_hi, 100 * s.vgm_move_lo, 100 * s.vgm_move_hi);
     printf("Figure 14: operators faster and slower with T10 (paper: over 80%% faster, under 10%% slower, up to "
@@ -277,21 +296,23 @@ static void print_tables(const mresult *ms, int nm, const rotor_chip *chip) {
 
 /* Figure 12/13 rows, Figure 14 speedups, Figure 19 curves, Figure 20. */
 static void csv_grid(FILE *f, const mresult *ms, int nm) {
-    fprintf(f, "model,batch,t10_us,vgm_us,speedup,t10_move_share,vgm_move_share\n");
+    fprintf(f, "model,batch,t10_us,vgm_us,speedup,t10_move_share,vgm_move_share,vgm_oracle_us,speedup_oracle\n");
     for (int i = 0; i < nm; i++)
         for (int j = 0; j < ms[i].npts; j++) {
             const gpoint *g = &ms[i].pts[j];
             fprintf(f, "%s,%lld,", ms[i].model, (long long)g->batch);
             if (!g->fits) {
-                fprintf(f, ",,,,\n");
+                fprintf(f, ",,,,,,\n");
                 continue;
             }
             fprintf(f, "%.6f,", g->t10_s * 1e6);
             if (g->vgm_fits)
-                fprintf(f, "%.6f,%.6f,%.6f,%.6f\n", g->vgm_s * 1e6, g->vgm_s / g->t10_s, g->t10_move_s / g->t10_s,
+                fprintf(f, "%.6f,%.6f,%.6f,%.6f,", g->vgm_s * 1e6, g->vgm_s / g->t10_s, g->t10_move_s / g->t10_s,
                         g->vgm_move_s / g->vgm_s);
             else
-                fprintf(f, ",,%.6f,\n", g->t10_move_s / g->t10_s);
+                fprintf(f, ",,%.6f,,", g->t10_move_s / g->t10_s);
+            if (g->oracle_fits) fprintf(f, "%.6f,%.6f\n", g->oracle_s * 1e6, g->oracle_s / g->t10_s);
+            else fprintf(f, ",\n");
         }
 }
 
@@ -478,6 +499,10 @@ static cJSON *json_results(const mresult *ms, int nm, const rotor_chip *chip) {
     cJSON_AddNumberToObject(sum, "speedup_mean", s.mean);
     cJSON_AddNumberToObject(sum, "speedup_max", s.max);
     cJSON_AddNumberToObject(sum, "speedup_min", s.min);
+    cJSON_AddNumberToObject(sum, "oracle_points", s.n_oracle);
+    cJSON_AddNumberToObject(sum, "speedup_oracle_mean", s.mean_oracle);
+    cJSON_AddNumberToObject(sum, "speedup_oracle_max", s.max_oracle);
+    cJSON_AddNumberToObject(sum, "speedup_oracle_min", s.min_oracle);
     cJSON *paper = cJSON_AddObjectToObject(root, "paper");
     cJSON_AddNumberToObject(paper, "speedup_mean", 1.69);
     cJSON_AddNumberToObject(paper, "speedup_max", 3.3);
@@ -499,6 +524,10 @@ static cJSON *json_results(const mresult *ms, int nm, const rotor_chip *chip) {
                 cJSON_AddNumberToObject(o, "vgm_us", g->vgm_s * 1e6);
                 cJSON_AddNumberToObject(o, "vgm_move_share", g->vgm_move_s / g->vgm_s);
                 cJSON_AddNumberToObject(o, "speedup", g->vgm_s / g->t10_s);
+            }
+            if (g->fits && g->oracle_fits) {
+                cJSON_AddNumberToObject(o, "vgm_oracle_us", g->oracle_s * 1e6);
+                cJSON_AddNumberToObject(o, "speedup_oracle", g->oracle_s / g->t10_s);
             }
             cJSON_AddItemToArray(grid, o);
         }

@@ -40,7 +40,7 @@ static rotor_status program_stage(rotor_pipeline *p, const rotor_pipeline_option
 rotor_status rotor_pipeline_run(const rotor_pipeline_options *opt, const rotor_chip *chip, rotor_pipeline *out,
                                 rotor_error *err) {
     memset(out, 0, sizeof *out);
-    if ((opt->t10 || opt->vgm || opt->program || opt->schedule) && !chip)
+    if ((opt->t10 || opt->vgm || opt->vgm_oracle || opt->program || opt->schedule) && !chip)
         return rotor_fail(err, ROTOR_ERR_INPUT, "pipeline: compiling or scheduling needs a chip");
     if (opt->program && !opt->t10)
         return rotor_fail(err, ROTOR_ERR_INPUT, "pipeline: a program comes from the T10 compile");
@@ -56,7 +56,9 @@ rotor_status rotor_pipeline_run(const rotor_pipeline_options *opt, const rotor_c
     }
     if (opt->t10) st = rotor_compile(&out->graph, chip, &opt->compile, &out->t10, err);
     if (opt->vgm && (!st || st == ROTOR_ERR_NOFIT))
-        out->vgm_status = rotor_vgm_compile(&out->graph, chip, &out->vgm, &out->vgm_err);
+        out->vgm_status = rotor_vgm_compile(&out->graph, chip, ROTOR_VGM_ROLLER, &out->vgm, &out->vgm_err);
+    if (opt->vgm_oracle && (!st || st == ROTOR_ERR_NOFIT))
+        out->oracle_status = rotor_vgm_compile(&out->graph, chip, ROTOR_VGM_ORACLE, &out->oracle, &out->oracle_err);
     if (!st && opt->program) st = program_stage(out, opt, chip, err);
     if (!st && opt->schedule) st = rotor_schedule_build(&out->graph, chip, opt->schedule, &out->schedule, err);
     return st;
@@ -67,6 +69,7 @@ void rotor_pipeline_free(rotor_pipeline *p) {
     rotor_graph_free(&p->graph);
     rotor_compile_result_free(&p->t10);
     rotor_vgm_result_free(&p->vgm);
+    rotor_vgm_result_free(&p->oracle);
     rotor_program_free(&p->program);
     rotor_schedule_free(p->schedule);
     memset(p, 0, sizeof *p);

@@ -35,7 +35,8 @@ typedef struct rotor_pipeline_options {
     rotor_onnx_options onnx;  /* ONNX files: --dim, --input and --value (onnx.h); zero: none */
     bool no_group;            /* the graph as imported, not grouped (rotor run executes it) */
     bool t10;                 /* compile after T10 */
-    bool vgm;                 /* compile with the VGM baseline too; its failure is kept apart */
+    bool vgm;                 /* compile with the VGM baseline (Roller) too; its failure is kept apart */
+    bool vgm_oracle;          /* and with the VGM oracle (exhaustive), likewise */
     bool program;             /* write the program and read it back (needs t10) */
     /* non-NULL: build the HBM schedule input of the grouped graph with these */
     const rotor_schedule_options *schedule;
@@ -52,6 +53,9 @@ typedef struct rotor_pipeline {
     rotor_vgm_result vgm;
     rotor_status vgm_status;
     rotor_error vgm_err;
+    rotor_vgm_result oracle;     /* with vgm_oracle, likewise */
+    rotor_status oracle_status;
+    rotor_error oracle_err;
     rotor_program program;       /* with program */
     rotor_schedule *schedule;    /* with schedule */
 } rotor_pipeline;
