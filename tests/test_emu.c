@@ -10,6 +10,7 @@
 #include "rotor/op/cost.h"
 #include "rotor/op/emu.h"
 #include "rotor/op/sample.h"
+#include <omp.h>
 #include "fixtures.h"
 
 #define assert_msg_has(err, s) \
@@ -303,4 +304,34 @@ Test(emu, random_operators_and_plans_verify_and_exchange_equals_model, .timeout 
     cr_assert_gt(two_axes, 60);
     cr_assert_gt(replicated, 400);
     cr_assert_gt(padded, 800);
+}
+
+/* The emulator and the direct reference run in parallel (cores, and chunks
+ * of an output axis) and give the same bits on 1 thread and on 4: every
+ * element's terms are summed in one order.  128 x 96 x 160 is 2 M points,
+ * above both parallel thresholds. */
+Test(emu, one_thread_and_four_give_the_same_bits) {
+    rotor_chip chip = mk2();
+    run r;
+    matmul(&r, "m=128,k=96,n=160", 8, 1, 16);
+    r.p.ft[A_][K_] = 4, r.p.ft[B_][K_] = 4;
+    int threads = omp_get_max_threads();
+    omp_set_num_threads(1);
+    run_setup(&r, &chip);
+    int64_t ny = rotor_emu_tensor_elems(&r.e, 0, NULL);
+    float *out1 = malloc((size_t)ny * sizeof *out1);
+    double *ref1 = malloc((size_t)ny * sizeof *ref1);
+    cr_assert_eq(run_emu(&r, &chip, NULL), ROTOR_OK, "%s", r.err.msg);
+    memcpy(out1, r.out, (size_t)ny * sizeof *out1);
+    memcpy(ref1, r.ref, (size_t)ny * sizeof *ref1);
+    omp_set_num_threads(4);
+    cr_assert_eq(run_emu(&r, &chip, NULL), ROTOR_OK, "%s", r.err.msg);
+    cr_assert_eq(rotor_emu_reference(&r.e, (const float *const *)r.in, r.ref, r.mag, &r.err), ROTOR_OK);
+    omp_set_num_threads(threads);
+    cr_assert(memcmp(out1, r.out, (size_t)ny * sizeof *out1) == 0, "the emulated output differs");
+    cr_assert(memcmp(ref1, r.ref, (size_t)ny * sizeof *ref1) == 0, "the reference differs");
+    assert_verified(&r, "threads");
+    free(out1);
+    free(ref1);
+    run_free(&r);
 }

@@ -126,21 +126,12 @@ static int pick_inner(const rotor_expr *e) {
     return x->dims[x->ndims - 1].axis[0];
 }
 
-rotor_status rotor_emu_reference(const rotor_expr *e, const float *const *in, double *ref,
-                                 double *mag, rotor_error *err) {
-    rotor_status st;
-    if (e->op_class != ROTOR_OP_CONTRACTION && (st = rotor_expr_check_eval(e, err))) return st;
-    box b = {.na = e->naxes, .nt = e->ntensors, .inner = pick_inner(e)};
-    for (int t = 0; t < e->ntensors; t++) {
-        int64_t ext[ROTOR_MAX_DIMS];
-        rotor_emu_tensor_elems(e, t, ext);
-        axis_strides(e, t, ext, b.st[t]);
-    }
-    for (int a = 0; a < e->naxes; a++) b.n[a] = e->extent[a];
-    int64_t ny = rotor_emu_tensor_elems(e, 0, NULL);
-    memset(ref, 0, (size_t)ny * sizeof *ref);
-    memset(mag, 0, (size_t)ny * sizeof *mag);
-    int64_t off[ROTOR_MAX_TENSORS] = {0};
+/* The direct execution over box b from offsets off (one chunk of the
+ * reference; every output element's terms in the same order whatever the
+ * chunking). */
+static void reference_box(const rotor_expr *e, const box *bp, const float *const *in, double *ref, double *mag,
+                          int64_t *off) {
+    const box b = *bp;
     const int64_t L = b.n[b.inner];
     const bool contract = e->op_class == ROTOR_OP_CONTRACTION;
     double v[ROTOR_MAX_TENSORS];
@@ -178,6 +169,55 @@ rotor_status rotor_emu_reference(const rotor_expr *e, const float *const *in, do
         }
     }
     ODOMETER_END(&b, off)
+}
+
+/* Points per chunk below which the reference runs on one thread. */
+#define REFERENCE_PARALLEL_MIN ((int64_t)1 << 16)
+
+rotor_status rotor_emu_reference(const rotor_expr *e, const float *const *in, double *ref,
+                                 double *mag, rotor_error *err) {
+    rotor_status st;
+    if (e->op_class != ROTOR_OP_CONTRACTION && (st = rotor_expr_check_eval(e, err))) return st;
+    box b = {.na = e->naxes, .nt = e->ntensors, .inner = pick_inner(e)};
+    for (int t = 0; t < e->ntensors; t++) {
+        int64_t ext[ROTOR_MAX_DIMS];
+        rotor_emu_tensor_elems(e, t, ext);
+        axis_strides(e, t, ext, b.st[t]);
+    }
+    double points = 1;
+    for (int a = 0; a < e->naxes; a++) {
+        b.n[a] = e->extent[a];
+        points *= (double)e->extent[a];
+    }
+    int64_t ny = rotor_emu_tensor_elems(e, 0, NULL);
+    memset(ref, 0, (size_t)ny * sizeof *ref);
+    memset(mag, 0, (size_t)ny * sizeof *mag);
+    /* Chunks of the largest output axis that is a plain dimension of the
+     * output, alone in it: chunks write disjoint elements, each element's
+     * terms still summed in the serial order, so any thread count gives the
+     * same bits. */
+    const rotor_tensor *y = &e->tensors[0];
+    int split = -1;
+    for (int d = 0; d < y->ndims; d++) {
+        if (y->dims[d].nterms != 1 || y->dims[d].coef[0] != 1) continue;
+        int a = y->dims[d].axis[0], uses = 0;
+        for (int k = 0; k < y->ndims; k++)
+            for (int q = 0; q < y->dims[k].nterms; q++) uses += y->dims[k].axis[q] == a;
+        if (uses == 1 && (split < 0 || e->extent[a] > e->extent[split])) split = a;
+    }
+    int64_t chunks = split < 0 || points < 2.0 * (double)REFERENCE_PARALLEL_MIN ? 1 : e->extent[split];
+    if (chunks > 64) chunks = 64;
+#pragma omp parallel for schedule(dynamic, 1) if (chunks > 1)
+    for (int64_t ch = 0; ch < chunks; ch++) {
+        box bb = b;
+        int64_t off[ROTOR_MAX_TENSORS] = {0};
+        if (chunks > 1) {
+            int64_t lo = e->extent[split] * ch / chunks, hi = e->extent[split] * (ch + 1) / chunks;
+            bb.n[split] = hi - lo;
+            for (int t = 0; t < b.nt; t++) off[t] = lo * b.st[t][split];
+        }
+        if (bb.n[split < 0 ? 0 : split] > 0) reference_box(e, &bb, in, ref, mag, off);
+    }
     return ROTOR_OK;
 }
 
@@ -443,6 +483,9 @@ static void emu_transition(emu *m, const rotor_emu_options *opt, const int64_t *
     res->transitions++;
 }
 
+/* Points of a step (all cores' sub-tasks) below which cores run serially. */
+#define EMU_PARALLEL_MIN ((int64_t)1 << 15)
+
 /* One core computes its sub-task for loop counter i. */
 static rotor_status emu_compute(emu *m, const rotor_emu_options *opt, int64_t c, int64_t step,
                                 const int64_t *i, rotor_error *err) {
@@ -518,18 +561,29 @@ rotor_status rotor_emu_run(const rotor_place *pl, const rotor_chip *chip,
         }
     }
 
-    int64_t shift_no[ROTOR_MAX_TENSORS] = {0};
+    int64_t shift_no[ROTOR_MAX_TENSORS] = {0}, work = 1; /* points of one sub-task */
+    for (int a = 0; a < m.na; a++) work *= m.info->sub_task[a];
     for (int64_t s = 0; s < m.info->total_steps; s++) {
         if (s > 0) {
             memcpy(i_prev, i, sizeof i);
             rotor_place_loop(pl, s, i);
             emu_transition(&m, opt, i_prev, i, shift_no, res);
         }
-        for (int64_t c = 0; c < m.cores; c++)
-            if ((st = emu_compute(&m, opt, c, s, i, err))) {
-                emu_free(&m);
-                return st;
-            }
+        /* Cores compute apart, each into its own buffers: in parallel, and
+         * the same bits whatever the thread count.  A core that fails (it
+         * holds the wrong partition) fails before it writes; the lowest
+         * such core is reported, as a serial run would. */
+        int64_t bad = m.cores;
+#pragma omp parallel for schedule(static) reduction(min : bad) if (m.cores * work >= EMU_PARALLEL_MIN)
+        for (int64_t c = 0; c < m.cores; c++) {
+            rotor_error ignored;
+            if (emu_compute(&m, opt, c, s, i, &ignored) && c < bad) bad = c;
+        }
+        if (bad < m.cores) {
+            st = emu_compute(&m, opt, bad, s, i, err);
+            emu_free(&m);
+            return st;
+        }
     }
     res->steps = m.info->total_steps;
 
