@@ -31,11 +31,30 @@ cp "$d/t10-fig12-13.csv" "$tmpdir/first.csv"
 "$ROTOR" reproduce t10 --models nerf-t10 --max-batch 2 -o "$d" --threads 1 >/dev/null 2>&1
 if cmp -s "$d/t10-fig12-13.csv" "$tmpdir/first.csv"; then ok; else bad "a second run (1 thread) differs"; fi
 
-expect_error what 2 "unknown evaluation 'elk' (known: t10)" -- reproduce elk
-expect_error none 2 "which paper? (rotor reproduce t10)" -- reproduce
+expect_error what 2 "unknown evaluation 'kapla' (known: t10, elk)" -- reproduce kapla
+expect_error none 2 "which paper? (rotor reproduce t10, rotor reproduce elk)" -- reproduce
 expect_error model 2 "--models: unknown model 'gpt2'" -- reproduce t10 --models gpt2
 expect_error batch 2 "--max-batch: expected an integer from 1" -- reproduce t10 --max-batch 0
 : >"$tmpdir/file"
 expect_error outdir 2 "-o: $tmpdir/file/x: cannot create" -- reproduce t10 --models nerf-t10 --max-batch 1 -o "$tmpdir/file/x"
+
+# Elk (issue 22): one LLM at batch 1, the HBM sweep, the paper's regime
+e=$tmpdir/elk
+"$ROTOR" reproduce elk --models llama2-7b --max-batch 1 -o "$e" >"$out" 2>"$err"
+if [ $? -eq 0 ]; then ok; else bad "elk: $(cat "$err")"; fi
+for pat in "^llama2-7b *1 " "Full over Basic .* over 1 points (paper: 1.87x (1.93x), 1.37x (1.49x), 94.84%)" \
+    "Figure 18 (a)" "Figure 18 (b)-(d)" "^full .* 62.40 .* 89.52" "Figure 19" "^llama2-7b *64 " \
+    "The paper's regime (Ideal uses 55-75% of HBM" "inter-core writes do not pause a core's SRAM"; do
+    if grep -q -- "$pat" "$out"; then ok; else bad "elk tables lack '$pat': $(head -n 12 "$out")"; fi
+done
+for f in elk-fig17.csv elk-fig19.csv elk-fig17.svg elk-fig19.svg; do
+    if [ -s "$e/$f" ]; then ok; else bad "$f missing"; fi
+done
+# 5 designs x 1 batch; 5 designs x 9 bandwidths
+if [ "$(wc -l <"$e/elk-fig17.csv")" -eq 6 ] && [ "$(wc -l <"$e/elk-fig19.csv")" -eq 46 ] &&
+    head -n 1 "$e/elk-fig19.csv" | grep -q "^model,batch,hbm_tbps,design,latency_ms,hbm_util,link_util,tflops,"
+then ok; else bad "elk csv: $(head -n 3 "$e/elk-fig19.csv")"; fi
+expect_out elk-json '"format":	"rotor-reproduce-elk"' -- reproduce elk --models llama2-7b --max-batch 1 -o "$e" --json
+expect_error elk-no-hbm 2 "elk: chip 'ipu-mk2' has no HBM" -- reproduce elk --chip ipu-mk2 --models llama2-7b -o "$e"
 
 finish cli_reproduce

@@ -198,6 +198,10 @@ int cmd_simulate(int argc, char **argv);
 int cmd_schedule(int argc, char **argv);
 int cmd_explore(int argc, char **argv);
 int cmd_reproduce(int argc, char **argv);
+/* `rotor reproduce elk` (src/cli/reproduceelk.c): the grid, files in dir,
+ * tables or JSON on stdout; the exit status. */
+int cli_reproduce_elk(const char *const *models, int nm, int64_t max_batch, const char *dir, bool json,
+                      const rotor_chip *chip, int threads);
 int cmd_run(int argc, char **argv);
 
 #endif

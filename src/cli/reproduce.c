@@ -27,27 +27,37 @@
 #define CORES_STEPS 3
 
 static const char *const DEFAULT_MODELS = "bert-large,vit-base,resnet-18,nerf-t10";
+static const char *const ELK_MODELS = "llama2-13b,gemma2-27b,opt-30b,llama2-70b"; /* Elk Table 2's LLMs */
 
 static void reproduce_usage(FILE *f) {
     fprintf(f,
-            "usage: rotor reproduce t10 [options]\n"
+            "usage: rotor reproduce t10|elk [options]\n"
             "\n"
-            "Runs T10's evaluation grid (T10 §6: each model from batch 1, doubling until it no\n"
-            "longer fits) with T10, the VGM baseline as Roller tiles it and the VGM oracle, and\n"
-            "prints Figures 12, 13, 14, 19 and 20 beside the paper's numbers where its text gives\n"
-            "them.  Writes CSV and SVG files to the output folder (docs/reproduction.md says\n"
-            "what each holds).\n"
+            "t10: T10's evaluation grid (T10 §6: each model from batch 1, doubling until it no\n"
+            "longer fits) with T10, the VGM baseline as Roller tiles it and the VGM oracle;\n"
+            "Figures 12, 13, 14, 19 and 20.\n"
+            "elk: Elk's evaluation (Elk §6: each LLM's decode step, KV cache 2048, batch 1 to 32\n"
+            "at 16 TB/s, and batch 32 at 2-64 TB/s) with Basic, Static, Dyn, Full and Ideal;\n"
+            "Figures 17, 18 and 19, and the points in the paper's regime.\n"
+            "Both print the figures beside the paper's numbers where its text gives them, and\n"
+            "write CSV and SVG files to the output folder (docs/reproduction.md says what each\n"
+            "holds).\n"
             "\n"
-            "  --models LIST       zoo models (default %s)\n"
-            "  --max-batch N       stop the doubling at N (default: until T10 no longer fits)\n"
-            "  -o, --output DIR    output folder (default reproduce-t10; created if missing)\n"
-            "  --json              print the results as JSON (rotor-reproduce-t10, version 1)\n"
-            "  --chip NAME|FILE    chip (default ipu-mk2); --set KEY=VALUE overrides a field\n"
+            "  --models LIST       zoo models (default t10: %s;\n"
+            "                      elk: %s)\n"
+            "  --max-batch N       stop the doubling at N (default t10: until T10 no longer fits;\n"
+            "                      elk: 32)\n"
+            "  -o, --output DIR    output folder (default reproduce-t10 or reproduce-elk; created\n"
+            "                      if missing)\n"
+            "  --json              print the results as JSON (rotor-reproduce-t10 or\n"
+            "                      rotor-reproduce-elk, version 1)\n"
+            "  --chip NAME|FILE    chip (default t10: ipu-mk2, elk: ipu-pod4); --set KEY=VALUE\n"
+            "                      overrides a field\n"
             "  --threads N         search threads\n"
             "  -h, --help          this help\n"
             "\n"
             "exit status: 0 done, 1 a model does not fit even at batch 1, 2 bad input\n",
-            DEFAULT_MODELS);
+            DEFAULT_MODELS, ELK_MODELS);
 }
 
 /* One (model, batch) of the grid. */
@@ -544,10 +554,10 @@ static int parse_reproduce(int argc, char **argv, repro_args *a) {
         {"json", 0, CLI_FLAG, offsetof(repro_args, json), 0, 0},
         {0}};
     int rc = cli_parse_options("reproduce", argc, argv, CLI_TAKES_CHIP | CLI_TAKES_THREADS, &a->sa, own, a,
-                               reproduce_usage, NULL, &a->what, "which paper? (rotor reproduce t10)");
+                               reproduce_usage, NULL, &a->what, "which paper? (rotor reproduce t10, rotor reproduce elk)");
     if (rc >= 0) return rc;
-    if (strcmp(a->what, "t10") != 0)
-        return cli_usage_error("reproduce", "unknown evaluation '%s' (known: t10)", a->what);
+    if (strcmp(a->what, "t10") != 0 && strcmp(a->what, "elk") != 0)
+        return cli_usage_error("reproduce", "unknown evaluation '%s' (known: t10, elk)", a->what);
     return -1;
 }
 
@@ -602,14 +612,19 @@ int cmd_reproduce(int argc, char **argv) {
     const char *names[MAX_MODELS];
     int nm = 0;
     if ((a.max_batch && cli_parse_i64(cmd, "--max-batch", a.max_batch, 1, CLI_MAX_BATCH, &max_batch)) ||
-        cli_shared_threads(cmd, &a.sa, &threads) || split_models(a.models ? a.models : DEFAULT_MODELS, buf, sizeof buf, names, &nm))
+        cli_shared_threads(cmd, &a.sa, &threads) || split_models(a.models       ? a.models
+                                   : strcmp(a.what, "elk") ? DEFAULT_MODELS
+                                                           : ELK_MODELS,
+                                   buf, sizeof buf, names, &nm))
         return EXIT_BADINPUT;
+    bool elk = !strcmp(a.what, "elk");
     rotor_error err = {{0}};
     rotor_chip chip;
-    rotor_status st = cli_chip(a.sa.chip, a.sa.sets, a.sa.nsets, &chip, &err);
+    rotor_status st = cli_chip(a.sa.chip ? a.sa.chip : elk ? "ipu-pod4" : NULL, a.sa.sets, a.sa.nsets, &chip, &err);
     if (st) return cli_fail(cmd, st, &err);
-    const char *dir = a.outdir ? a.outdir : "reproduce-t10";
+    const char *dir = a.outdir ? a.outdir : elk ? "reproduce-elk" : "reproduce-t10";
     if ((rc = make_dir(dir))) return rc;
+    if (elk) return cli_reproduce_elk(names, nm, max_batch, dir, a.json, &chip, threads);
     mresult *ms = calloc((size_t)nm, sizeof *ms);
     if (!ms) return cli_nomem(cmd);
     int total = 0, done = 0;
