@@ -71,7 +71,7 @@ expect_error seed-negative 2 "--seed: expected a non-negative integer" -- verify
 expect_error missing-expr 2 "--expr is required" -- verify --dims m=4,k=4,n=4 --best
 expect_error bad-dims 2 "k=0: extent must be at least 1" -- verify --expr "$MM" --dims m=4,k=0,n=4 --best
 expect_error malformed-expr 2 "column 8: expected an axis name" -- verify --expr 'C[m,n += A[m,k] * B[k,n]' --dims m=4,k=4,n=4 --best
-expect_error unknown-function 2 "function 'softplus' (column 10) is not one the evaluator knows" -- verify --expr 'Y[s,d] = softplus(X[s,d])' --dims s=4,d=4 --best
+expect_error unknown-function 2 "function 'bessel' (column 10) is not one the evaluator knows" -- verify --expr 'Y[s,d] = bessel(X[s,d])' --dims s=4,d=4 --best
 expect_error missing-plan-file 2 "cannot open" -- verify --expr "$MM" --dims m=4,k=4,n=4 --plan /nonexistent/plan.json
 expect_error plan-for-other-expr 2 "the plan is for another expression" -- verify --expr "$BMM" --dims b=2,m=4,k=4,n=4 --plan "$plan"
 # Out-of-range numbers in a plan file are refused before any conversion to an

@@ -3,6 +3,9 @@
  * the text quoted in each test. */
 #include <criterion/criterion.h>
 
+#include <math.h>
+#include <stdio.h>
+
 #include <string.h>
 
 #include "rotor/op/expr.h"
@@ -314,12 +317,63 @@ Test(expr, reduction_through_exp_accumulates_exp) {
 /* Unknown functions still parse (planning only counts FLOPs) but cannot be
  * evaluated; the error names the function and its column. */
 Test(expr, unknown_function_parses_but_is_refused_by_name_for_evaluation) {
-    rotor_expr e = parse_ok("Y[s,d] = softplus(X[s,d])");
+    rotor_expr e = parse_ok("Y[s,d] = bessel(X[s,d])");
     cr_assert_eq(e.flops_per_point, 1);
     rotor_error err = {{0}};
     cr_assert_eq(rotor_expr_check_eval(&e, &err), ROTOR_ERR_INPUT);
-    assert_msg_has(err, "function 'softplus' (column 10) is not one the evaluator knows");
+    assert_msg_has(err, "function 'bessel' (column 10) is not one the evaluator knows");
     assert_msg_has(err, "gelu");
+    assert_msg_has(err, "gelu_tanh, prelu)"); /* the whole list, to its last name */
+}
+
+/* ONNX's other element-wise functions, with their parameters as literal
+ * arguments (the ONNX lowering writes them), against the operator docs'
+ * definitions worked by hand. */
+Test(expr, onnx_activations_evaluate_with_their_parameters) {
+    static const struct {
+        const char *rhs;
+        double x, want;
+    } cases[] = {
+        {"selu(X[s], 2, 3)", -1.0, 3.0 * 2.0 * (exp(-1.0) - 1.0)},
+        {"selu(X[s], 2, 3)", 0.5, 1.5},
+        {"elu(X[s], 0.5)", -2.0, 0.5 * (exp(-2.0) - 1.0)},
+        {"leakyrelu(X[s], 0.1)", -3.0, -0.3},
+        {"leakyrelu(X[s], 0.1)", 3.0, 3.0},
+        {"prelu(X[s], 0.25)", -4.0, -1.0},
+        {"thresholdedrelu(X[s], 1)", 0.5, 0.0},
+        {"hardsigmoid(X[s], 0.2, 0.5)", 1.0, 0.7},
+        {"hardsigmoid(X[s], 0.2, 0.5)", 10.0, 1.0},
+        {"hardswish(X[s])", 1.0, 1.0 * (1.0 / 6 + 0.5)},
+        {"celu(X[s], 2)", -1.0, 2.0 * (exp(-0.5) - 1.0)},
+        {"shrink(X[s], 0.5, 1)", -2.0, -1.5},
+        {"shrink(X[s], 0.5, 1)", 0.5, 0.0},
+        {"softplus(X[s])", 0.0, log(2.0)},
+        {"softsign(X[s])", -3.0, -0.75},
+        {"pow(X[s], 3)", 2.0, 8.0},
+        {"round(X[s])", 2.5, 2.0}, /* halves to even */
+        {"round(X[s])", -1.5, -2.0},
+        {"sign(X[s])", -0.1, -1.0},
+        {"floor(X[s])", -1.5, -2.0},
+        {"mish(X[s])", 1.0, tanh(log(1.0 + exp(1.0)))},
+        {"gelu_tanh(X[s])", 1.0, 0.5 * (1 + tanh(0.79788456080286535588 * 1.044715))},
+        {"atanh(X[s])", 0.5, atanh(0.5)},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[128];
+        snprintf(text, sizeof text, "Y[s] = %s", cases[i].rhs);
+        rotor_expr e = parse_ok(text);
+        rotor_error err = {{0}};
+        cr_assert_eq(rotor_expr_check_eval(&e, &err), ROTOR_OK, "%s: %s", text, err.msg);
+        double x[2] = {0, cases[i].x};
+        cr_assert_float_eq(rotor_expr_eval(&e, x), cases[i].want, 1e-12, "%s at %g", text, cases[i].x);
+        float xf[2] = {0, (float)cases[i].x};
+        cr_assert_float_eq(rotor_expr_eval_f(&e, xf), (float)cases[i].want, 1e-6, "%s (float)", text);
+    }
+    /* a parameter missing is refused like any wrong argument count */
+    rotor_expr e = parse_ok("Y[s] = selu(X[s], 2)");
+    rotor_error err = {{0}};
+    cr_assert_eq(rotor_expr_check_eval(&e, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "function 'selu' (column 8) takes 3 arguments, got 2");
 }
 
 Test(expr, max_with_one_argument_is_refused_for_evaluation) {

@@ -309,6 +309,29 @@ static bool ew_formula(const char *op, int nops, char refs[][REF_MAX], const ox_
                  {"Selu", "selu"}, {"LeakyRelu", "leakyrelu"}, {"ThresholdedRelu", "thresholdedrelu"},
                  {"HardSigmoid", "hardsigmoid"}, {"HardSwish", "hardswish"}, {"Mish", "mish"},
                  {"Celu", "celu"}, {"Shrink", "shrink"}, {"BitwiseNot", "bitwisenot"}};
+    /* activations with parameters: ONNX's attributes (or their defaults)
+     * become literal arguments after x, which the evaluator reads */
+    static const struct {
+        const char *op, *fn, *attr[2];
+        double dflt[2];
+    } param[] = {{"Elu", "elu", {"alpha", NULL}, {1.0, 0}},
+                 {"Selu", "selu", {"alpha", "gamma"}, {1.67326319217681884765625, 1.05070102214813232421875}},
+                 {"LeakyRelu", "leakyrelu", {"alpha", NULL}, {0.01, 0}},
+                 {"ThresholdedRelu", "thresholdedrelu", {"alpha", NULL}, {1.0, 0}},
+                 {"HardSigmoid", "hardsigmoid", {"alpha", "beta"}, {0.2, 0.5}},
+                 {"Celu", "celu", {"alpha", NULL}, {1.0, 0}},
+                 {"Shrink", "shrink", {"bias", "lambd"}, {0.0, 0.5}}};
+    for (size_t i = 0; i < sizeof param / sizeof param[0]; i++)
+        if (!strcmp(op, param[i].op)) {
+            size_t k = (size_t)snprintf(out, cap, "%s(%s", param[i].fn, refs[0]);
+            for (int j = 0; j < 2 && param[i].attr[j] && k < cap; j++) {
+                double v = ox_attr_float(n, param[i].attr[j], param[i].dflt[j]);
+                if (v < 0) k += (size_t)snprintf(out + k, cap - k, ", neg(%.9g)", -v);
+                else k += (size_t)snprintf(out + k, cap - k, ", %.9g", v);
+            }
+            if (k < cap) snprintf(out + k, cap - k, ")");
+            return true;
+        }
     for (size_t i = 0; i < sizeof unary / sizeof unary[0]; i++)
         if (!strcmp(op, unary[i].op)) {
             if (!strcmp(op, "Gelu") && ox_attr(n, "approximate")) {

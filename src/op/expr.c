@@ -64,13 +64,80 @@ static const char *const fn_names[ROTOR_FN_COUNT] = {
     [ROTOR_FN_GELU] = "gelu",       [ROTOR_FN_RELU] = "relu",   [ROTOR_FN_SIGMOID] = "sigmoid",
     [ROTOR_FN_MAX] = "max",         [ROTOR_FN_MIN] = "min",     [ROTOR_FN_NEG] = "neg",
     [ROTOR_FN_RECIP] = "recip",     [ROTOR_FN_ABS] = "abs",     [ROTOR_FN_SQUARE] = "square",
+    [ROTOR_FN_POW] = "pow",         [ROTOR_FN_FLOOR] = "floor", [ROTOR_FN_CEIL] = "ceil",
+    [ROTOR_FN_ROUND] = "round",     [ROTOR_FN_SIGN] = "sign",   [ROTOR_FN_SIN] = "sin",
+    [ROTOR_FN_COS] = "cos",         [ROTOR_FN_TAN] = "tan",     [ROTOR_FN_ASIN] = "asin",
+    [ROTOR_FN_ACOS] = "acos",       [ROTOR_FN_ATAN] = "atan",   [ROTOR_FN_SINH] = "sinh",
+    [ROTOR_FN_COSH] = "cosh",       [ROTOR_FN_ASINH] = "asinh", [ROTOR_FN_ACOSH] = "acosh",
+    [ROTOR_FN_ATANH] = "atanh",     [ROTOR_FN_SOFTPLUS] = "softplus",
+    [ROTOR_FN_SOFTSIGN] = "softsign", [ROTOR_FN_ELU] = "elu",   [ROTOR_FN_SELU] = "selu",
+    [ROTOR_FN_LEAKYRELU] = "leakyrelu", [ROTOR_FN_THRESHOLDEDRELU] = "thresholdedrelu",
+    [ROTOR_FN_HARDSIGMOID] = "hardsigmoid", [ROTOR_FN_HARDSWISH] = "hardswish",
+    [ROTOR_FN_MISH] = "mish",       [ROTOR_FN_CELU] = "celu",   [ROTOR_FN_SHRINK] = "shrink",
+    [ROTOR_FN_GELU_TANH] = "gelu_tanh", [ROTOR_FN_PRELU] = "prelu",
 };
 
 const char *rotor_expr_function_name(int fn) {
     return fn >= 0 && fn < ROTOR_FN_COUNT ? fn_names[fn] : "?";
 }
 
-int rotor_expr_function_arity(int fn) { return fn == ROTOR_FN_MAX || fn == ROTOR_FN_MIN ? 2 : 1; }
+int rotor_expr_function_arity(int fn) {
+    switch (fn) {
+    case ROTOR_FN_MAX:
+    case ROTOR_FN_MIN:
+    case ROTOR_FN_POW:
+    case ROTOR_FN_ELU:             /* x, alpha */
+    case ROTOR_FN_LEAKYRELU:       /* x, alpha */
+    case ROTOR_FN_THRESHOLDEDRELU: /* x, alpha */
+    case ROTOR_FN_CELU:            /* x, alpha */
+    case ROTOR_FN_PRELU:           /* x, slope (a tensor) */
+        return 2;
+    case ROTOR_FN_SELU:        /* x, alpha, gamma */
+    case ROTOR_FN_HARDSIGMOID: /* x, alpha, beta */
+    case ROTOR_FN_SHRINK:      /* x, bias, lambd */
+        return 3;
+    default:
+        return 1;
+    }
+}
+
+/* The functions after ROTOR_FN_SQUARE, in double, with ONNX's definitions
+ * (operator docs, opset 22): a holds x then the parameters. */
+static double eval_onnx_fn(int fn, const double *a) {
+    double x = a[0];
+    switch (fn) {
+    case ROTOR_FN_POW: return pow(x, a[1]);
+    case ROTOR_FN_FLOOR: return floor(x);
+    case ROTOR_FN_CEIL: return ceil(x);
+    case ROTOR_FN_ROUND: return nearbyint(x); /* halves to even, the default rounding mode */
+    case ROTOR_FN_SIGN: return x > 0 ? 1.0 : x < 0 ? -1.0 : 0.0;
+    case ROTOR_FN_SIN: return sin(x);
+    case ROTOR_FN_COS: return cos(x);
+    case ROTOR_FN_TAN: return tan(x);
+    case ROTOR_FN_ASIN: return asin(x);
+    case ROTOR_FN_ACOS: return acos(x);
+    case ROTOR_FN_ATAN: return atan(x);
+    case ROTOR_FN_SINH: return sinh(x);
+    case ROTOR_FN_COSH: return cosh(x);
+    case ROTOR_FN_ASINH: return asinh(x);
+    case ROTOR_FN_ACOSH: return acosh(x);
+    case ROTOR_FN_ATANH: return atanh(x);
+    case ROTOR_FN_SOFTPLUS: return log1p(exp(x));
+    case ROTOR_FN_SOFTSIGN: return x / (1 + fabs(x));
+    case ROTOR_FN_ELU: return x > 0 ? x : a[1] * expm1(x);
+    case ROTOR_FN_SELU: return a[2] * (x > 0 ? x : a[1] * expm1(x));
+    case ROTOR_FN_LEAKYRELU:
+    case ROTOR_FN_PRELU: return x >= 0 ? x : a[1] * x;
+    case ROTOR_FN_THRESHOLDEDRELU: return x > a[1] ? x : 0.0;
+    case ROTOR_FN_HARDSIGMOID: return fmax(0.0, fmin(1.0, a[1] * x + a[2]));
+    case ROTOR_FN_HARDSWISH: return x * fmax(0.0, fmin(1.0, x / 6 + 0.5));
+    case ROTOR_FN_MISH: return x * tanh(log1p(exp(x)));
+    case ROTOR_FN_CELU: return fmax(0.0, x) + fmin(0.0, a[1] * expm1(x / a[1]));
+    case ROTOR_FN_SHRINK: return x < -a[2] ? x + a[1] : x > a[2] ? x - a[1] : 0.0;
+    case ROTOR_FN_GELU_TANH: return 0.5 * x * (1 + tanh(0.79788456080286535588 * (x + 0.044715 * x * x * x)));
+    default: return NAN;
+    }
+}
 
 static int lookup_fn(const char *name) {
     for (int f = 0; f < ROTOR_FN_COUNT; f++)
@@ -513,7 +580,7 @@ rotor_status rotor_expr_check_eval(const rotor_expr *e, rotor_error *err) {
         const rotor_node *n = &e->rhs[i];
         if (n->op != ROTOR_NODE_CALL) continue;
         if (n->arg < 0) {
-            char known[256];
+            char known[640];
             int k = 0;
             for (int f = 0; f < ROTOR_FN_COUNT && k < (int)sizeof known; f++)
                 k += snprintf(known + k, sizeof known - (size_t)k, "%s%s", f ? ", " : "", fn_names[f]);
@@ -544,6 +611,14 @@ rotor_status rotor_expr_check_eval(const rotor_expr *e, rotor_error *err) {
             case ROTOR_NODE_MUL: sp--; st[sp - 1] = st[sp - 1] * st[sp]; break;                  \
             case ROTOR_NODE_DIV: sp--; st[sp - 1] = st[sp - 1] / st[sp]; break;                  \
             case ROTOR_NODE_CALL: {                                                              \
+                if (n->arg > ROTOR_FN_SQUARE) {                                                  \
+                    int ar_ = rotor_expr_function_arity(n->arg);                                 \
+                    double a_[3];                                                                \
+                    for (int k_ = 0; k_ < ar_; k_++) a_[k_] = (double)st[sp - ar_ + k_];         \
+                    sp -= ar_ - 1;                                                               \
+                    st[sp - 1] = (T)eval_onnx_fn(n->arg, a_);                                    \
+                    break;                                                                       \
+                }                                                                                \
                 T v = st[sp - 1];                                                                \
                 switch ((rotor_fn)n->arg) {                                                      \
                 case ROTOR_FN_EXP: v = EXP(v); break;                                            \
@@ -561,7 +636,7 @@ rotor_status rotor_expr_check_eval(const rotor_expr *e, rotor_error *err) {
                 case ROTOR_FN_RECIP: v = (T)1 / v; break;                                        \
                 case ROTOR_FN_ABS: v = v < 0 ? -v : v; break;                                    \
                 case ROTOR_FN_SQUARE: v = v * v; break;                                          \
-                case ROTOR_FN_COUNT: break;                                                      \
+                default: break;                                                                  \
                 }                                                                                \
                 st[sp - 1] = v;                                                                  \
                 break;                                                                           \
