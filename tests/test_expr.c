@@ -330,7 +330,7 @@ Test(expr, unknown_function_parses_but_is_refused_by_name_for_evaluation) {
  * arguments (the ONNX lowering writes them), against the operator docs'
  * definitions worked by hand. */
 Test(expr, onnx_activations_evaluate_with_their_parameters) {
-    static const struct {
+    const struct { /* not static: the wanted values are computed */
         const char *rhs;
         double x, want;
     } cases[] = {
