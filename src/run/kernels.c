@@ -586,6 +586,71 @@ static rotor_status k_depthspace(const kctx *k) {
     return ROTOR_OK;
 }
 
+/* ---- losses ------------------------------------------------------------------------------- */
+
+/* NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss (ONNX opset 13).
+ * With x of shape (N, C, d...) and target t = label[n, d...]:
+ * loss[n, d...] = -x[n, t, d...] * w[t] (w absent: 1), and 0 with weight 0
+ * where t is ignore_index.  reduction "none" keeps (N, d...), "sum" adds,
+ * "mean" (the default) divides the sum by the counted weights.
+ * SoftmaxCrossEntropyLoss takes x = log_softmax(scores) over axis 1 first
+ * and writes it as its optional second output. */
+static rotor_status k_loss(const kctx *k) {
+    bool sce = !strcmp(k->op->type, "SoftmaxCrossEntropyLoss");
+    int xv = input_at(k, 0), tv = input_at(k, 1), wv = input_at(k, 2);
+    if (xv < 0 || tv < 0) return kfail(k, "has no scores or no target");
+    const rotor_value *x = val(k, xv);
+    if (x->rank < 2 || x->shape[0] == 0 || x->shape[1] == 0)
+        return kfail(k, "input has %d dimensions; expected (N, C, ...) with N, C > 0", x->rank);
+    int64_t n = x->shape[0], c = x->shape[1], inner = x->elements / (n * c);
+    if (val(k, tv)->elements != n * inner) return kfail(k, "target has %lld elements; expected %lld",
+                                                        (long long)val(k, tv)->elements, (long long)(n * inner));
+    if (wv >= 0 && val(k, wv)->elements != c)
+        return kfail(k, "weight has %lld elements; expected C = %lld", (long long)val(k, wv)->elements, (long long)c);
+    const rotor_attr *ra = rotor_op_attr(k->op, "reduction");
+    const char *red = ra && ra->str ? ra->str : "mean";
+    if (strcmp(red, "none") && strcmp(red, "sum") && strcmp(red, "mean"))
+        return kfail(k, "reduction '%s' is not none, sum or mean", red);
+    bool has_ii = rotor_op_attr(k->op, "ignore_index") != NULL;
+    int64_t ii = attr_int(k, "ignore_index", 0);
+    const double *in = k->vals[xv];
+    double *logp = NULL, *own = NULL;
+    if (sce) { /* log_softmax over C, each (n, d) apart */
+        logp = k->op->noutputs > 1 ? k->vals[k->op->outputs[1]] : NULL;
+        if (!logp && !(logp = own = malloc(sizeof *logp * (size_t)x->elements))) return rotor_nomem(k->err);
+        for (int64_t a = 0; a < n; a++)
+            for (int64_t i = 0; i < inner; i++) {
+                double mx = -INFINITY, sum = 0;
+                for (int64_t j = 0; j < c; j++) mx = fmax(mx, in[(a * c + j) * inner + i]);
+                for (int64_t j = 0; j < c; j++) sum += exp(in[(a * c + j) * inner + i] - mx);
+                double lse = mx + log(sum);
+                for (int64_t j = 0; j < c; j++) logp[(a * c + j) * inner + i] = in[(a * c + j) * inner + i] - lse;
+            }
+        in = logp;
+    }
+    double *out = k->vals[k->op->outputs[0]], total = 0, weights = 0;
+    rotor_status st = ROTOR_OK;
+    for (int64_t a = 0; a < n && !st; a++)
+        for (int64_t i = 0; i < inner; i++) {
+            int64_t t = (int64_t)k->vals[tv][a * inner + i];
+            double l = 0, w = 0;
+            if (!(has_ii && t == ii)) {
+                if (t < 0 || t >= c) {
+                    st = kfail(k, "target %lld is outside the %lld classes", (long long)t, (long long)c);
+                    break;
+                }
+                w = wv >= 0 ? k->vals[wv][t] : 1.0;
+                l = -in[(a * c + t) * inner + i] * w;
+            }
+            if (!strcmp(red, "none")) out[a * inner + i] = l;
+            total += l;
+            weights += w;
+        }
+    if (!st && strcmp(red, "none")) out[0] = !strcmp(red, "sum") ? total : total / weights;
+    free(own);
+    return st;
+}
+
 /* ---- the table ----------------------------------------------------------------------------- */
 
 typedef rotor_status (*kernel_fn)(const kctx *k);
@@ -604,6 +669,7 @@ static const struct {
     {"MaxPool", k_maxpool},         {"GlobalMaxPool", k_maxpool},   {"AveragePool", k_maxpool},   {"LayerNormalization", k_layernorm},
     {"InstanceNormalization", k_instancenorm}, {"Trilu", k_trilu}, {"CumSum", k_cumsum},
     {"DepthToSpace", k_depthspace}, {"SpaceToDepth", k_depthspace},
+    {"NegativeLogLikelihoodLoss", k_loss}, {"SoftmaxCrossEntropyLoss", k_loss},
 };
 
 static kernel_fn find_kernel(const char *type) {
