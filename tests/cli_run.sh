@@ -22,7 +22,7 @@ case $ROTOR in
 */san/*) san=1 ;;
 *) san=0 ;;
 esac
-SAN_MODELS='/test_(maxpool_2d_pads|averagepool_2d_pads|averagepool_2d_same_upper|conv_with_strides_padding|slice_neg_steps|slice|gather_0|gather_elements_0|concat_2d_axis_0|split_equal_parts_1d|edge_pad|reflect_pad|reduce_max_default_axes_keepdim_example|argmax_default_axis_example|layer_normalization_2d_axis0|instancenorm_example|tril|cumsum_1d_exclusive|depthtospace_example|tile|expand_dim_changed|softmax_large_number|batchnorm_epsilon|clip_default_max|globalmaxpool|dropout_default|training_dropout|loop11|operator_clip|selu|prelu_broadcast|hardsigmoid|nllloss_NCd1d2d3_sum_weight_high_ii|sce_NCd1_mean_weight_negative_ii_log_prob)/$'
+SAN_MODELS='/test_(maxpool_2d_pads|averagepool_2d_pads|averagepool_2d_same_upper|conv_with_strides_padding|slice_neg_steps|slice|gather_0|gather_elements_0|concat_2d_axis_0|split_equal_parts_1d|edge_pad|reflect_pad|reduce_max_default_axes_keepdim_example|argmax_default_axis_example|layer_normalization_2d_axis0|instancenorm_example|tril|cumsum_1d_exclusive|depthtospace_example|tile|expand_dim_changed|softmax_large_number|batchnorm_epsilon|clip_default_max|globalmaxpool|dropout_default|training_dropout|loop11|operator_clip|selu|prelu_broadcast|hardsigmoid|nllloss_NCd1d2d3_sum_weight_high_ii|sce_NCd1_mean_weight_negative_ii_log_prob|convtranspose_output_shape|ConvTranspose2d)/$'
 
 if [ -d "$TESTDATA" ]; then
     passed=0 failed=0 cannot=0 total=0
@@ -57,8 +57,8 @@ if [ -d "$TESTDATA" ]; then
     done <"$tmpdir/list"
     echo "cli_run.sh: libonnx-testdata: $total models: $passed passed, $failed failed, $cannot not run:"
     sort "$tmpdir/reasons" | uniq -c | sort -rn | head -25 | sed 's/^/    /'
-    want=672
-    [ "$san" -eq 1 ] && want=30
+    want=686
+    [ "$san" -eq 1 ] && want=32
     if [ "$failed" -eq 0 ] && [ "$passed" -eq "$want" ]; then ok; else bad "testdata: $passed passed (want $want)"; fi
     # -o writes each output as a TensorProto: here byte for byte the reference
     # (same name, dims, type, raw float data)

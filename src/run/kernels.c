@@ -45,6 +45,22 @@ static int input_at(const kctx *k, int pos) {
 
 static const rotor_value *val(const kctx *k, int v) { return &k->g->values[v]; }
 
+/* The elements of ONNX input pos: a graph value's, or those of a small
+ * float constant the lowering kept as attribute "@pos"; NULL (and *n 0)
+ * when the input is absent. */
+static const double *input_data(const kctx *k, int pos, int64_t *n) {
+    int v = input_at(k, pos);
+    if (v >= 0) {
+        *n = val(k, v)->elements;
+        return k->vals[v];
+    }
+    char at[16];
+    snprintf(at, sizeof at, "@%d", pos);
+    const rotor_attr *a = rotor_op_attr(k->op, at);
+    *n = a ? a->nfloats : 0;
+    return a && a->nfloats ? a->floats : NULL;
+}
+
 static int64_t attr_int(const kctx *k, const char *name, int64_t dflt) {
     const rotor_attr *a = rotor_op_attr(k->op, name);
     return a && a->nints == 1 ? a->ints[0] : dflt;
@@ -473,15 +489,16 @@ static void moments(const double *xs, int64_t n, double eps, double *mean, doubl
 
 /* LayerNormalization over the axes from axis on (outputs Y, Mean, InvStdDev). */
 static rotor_status k_layernorm(const kctx *k) {
-    int xv = input_at(k, 0), sv = input_at(k, 1), bv = input_at(k, 2);
-    if (xv < 0 || sv < 0) return kfail(k, "needs X and Scale");
+    int xv = input_at(k, 0);
+    int64_t ns, nb;
+    const double *scale = input_data(k, 1, &ns), *bias = input_data(k, 2, &nb);
+    if (xv < 0 || !scale) return kfail(k, "needs X and Scale");
     const rotor_value *x = val(k, xv);
     int axis;
     if (!norm_axis(attr_int(k, "axis", -1), x->rank, &axis)) return kfail(k, "axis is out of range");
     double eps = attr_float(k, "epsilon", 1e-5);
     int64_t outer = 1, inner = 1;
     for (int d = 0; d < x->rank; d++) *(d < axis ? &outer : &inner) *= x->shape[d];
-    int64_t ns = val(k, sv)->elements, nb = bv >= 0 ? val(k, bv)->elements : 0;
     if (ns < 1 || inner % ns || (nb && inner % nb)) return kfail(k, "scale or bias does not broadcast");
     for (int64_t a = 0; a < outer; a++) {
         const double *xs = k->vals[xv] + a * inner;
@@ -489,7 +506,7 @@ static rotor_status k_layernorm(const kctx *k) {
         moments(xs, inner, eps, &mean, &inv);
         for (int64_t i = 0; i < inner; i++)
             k->vals[k->op->outputs[0]][a * inner + i] =
-                (xs[i] - mean) * inv * k->vals[sv][i % ns] + (nb ? k->vals[bv][i % nb] : 0);
+                (xs[i] - mean) * inv * scale[i % ns] + (nb ? bias[i % nb] : 0);
         if (k->op->noutputs > 1) k->vals[k->op->outputs[1]][a] = mean;
         if (k->op->noutputs > 2) k->vals[k->op->outputs[2]][a] = inv;
     }
@@ -497,18 +514,22 @@ static rotor_status k_layernorm(const kctx *k) {
 }
 
 static rotor_status k_instancenorm(const kctx *k) {
-    int xv = input_at(k, 0), sv = input_at(k, 1), bv = input_at(k, 2);
-    if (xv < 0 || sv < 0 || bv < 0) return kfail(k, "needs input, scale and B");
+    int xv = input_at(k, 0);
+    int64_t ns, nb;
+    const double *scale = input_data(k, 1, &ns), *bias = input_data(k, 2, &nb);
+    if (xv < 0 || !scale || !bias) return kfail(k, "needs input, scale and B");
     const rotor_value *x = val(k, xv);
     if (x->rank < 3) return kfail(k, "needs [N, C, spatial...]");
     double eps = attr_float(k, "epsilon", 1e-5);
     int64_t C = x->shape[1], inner = x->elements / (x->shape[0] * C);
+    if (ns != C || nb != C) return kfail(k, "scale and B have %lld and %lld elements; expected C = %lld", (long long)ns,
+                                         (long long)nb, (long long)C);
     for (int64_t p = 0; p < x->shape[0] * C; p++) {
         const double *xs = k->vals[xv] + p * inner;
         double mean, inv;
         moments(xs, inner, eps, &mean, &inv);
         for (int64_t i = 0; i < inner; i++)
-            k->vals[k->op->outputs[0]][p * inner + i] = (xs[i] - mean) * inv * k->vals[sv][p % C] + k->vals[bv][p % C];
+            k->vals[k->op->outputs[0]][p * inner + i] = (xs[i] - mean) * inv * scale[p % C] + bias[p % C];
     }
     return ROTOR_OK;
 }
@@ -586,6 +607,101 @@ static rotor_status k_depthspace(const kctx *k) {
     return ROTOR_OK;
 }
 
+/* ---- transposed convolution ------------------------------------------------------------------ */
+
+/* ConvTranspose (ONNX opset 11): X (N, C, D...), W (C, M / group, K...), B (M).
+ * Each input element scatters into the output:
+ * Y[n, g Mg + m, o...] += X[n, g Cg + c, i...] * W[g Cg + c, m, k...] with
+ * o_d = i_d stride_d - begin_d + k_d dilation_d, inside the output.  begin_d
+ * is the pads attribute's; with auto_pad SAME_UPPER / SAME_LOWER or an
+ * output_shape, it comes from the total padding
+ * stride (in - 1) + output_padding + (K - 1) dilation + 1 - out (out: the
+ * output extent the importer computed), split as the operator's text says:
+ * SAME_UPPER puts the odd element at the end, the others at the start;
+ * halves round down. */
+static rotor_status k_convtranspose(const kctx *k) {
+    enum { SD = ROTOR_GRAPH_MAX_RANK };
+    int xv = input_at(k, 0);
+    int64_t nw, nbias;
+    const double *ws = input_data(k, 1, &nw), *bias = input_data(k, 2, &nbias);
+    int wv = input_at(k, 1);
+    if (xv < 0 || wv < 0 || !ws) return kfail(k, "has no input or no weight data");
+    const rotor_value *x = val(k, xv), *w = val(k, wv), *y = val(k, k->op->outputs[0]);
+    int sd = x->rank - 2;
+    if (sd < 1 || w->rank != x->rank || y->rank != x->rank)
+        return kfail(k, "expects an (N, C, spatial...) input, and a weight and an output of its rank");
+    int64_t group = attr_int(k, "group", 1), nb = x->shape[0], c = x->shape[1];
+    int64_t mg = w->shape[1], m = y->shape[1];
+    if (group < 1 || c % group || w->shape[0] != c || mg * group != m || y->shape[0] != nb)
+        return kfail(k, "channels do not match the weight (%lld x %lld) and group %lld", (long long)w->shape[0],
+                     (long long)mg, (long long)group);
+    int64_t stride[SD], dil[SD], opad[SD], pads[2 * SD], begin[SD];
+    int n;
+    int_list(k, "strides", -1, stride, sd, &n);
+    for (int d = n < 0 ? 0 : n; d < sd; d++) stride[d] = 1;
+    int_list(k, "dilations", -1, dil, sd, &n);
+    for (int d = n < 0 ? 0 : n; d < sd; d++) dil[d] = 1;
+    int_list(k, "output_padding", -1, opad, sd, &n);
+    for (int d = n < 0 ? 0 : n; d < sd; d++) opad[d] = 0;
+    int_list(k, "pads", -1, pads, 2 * sd, &n);
+    for (int d = n < 0 ? 0 : n; d < 2 * sd; d++) pads[d] = 0;
+    const rotor_attr *ap = rotor_op_attr(k->op, "auto_pad");
+    bool upper = ap && ap->str && !strcmp(ap->str, "SAME_UPPER"), lower = ap && ap->str && !strcmp(ap->str, "SAME_LOWER");
+    bool from_total = upper || lower || rotor_op_attr(k->op, "output_shape");
+    for (int d = 0; d < sd; d++) {
+        int64_t in = x->shape[2 + d], kk = w->shape[2 + d], out = y->shape[2 + d];
+        int64_t total = stride[d] * (in - 1) + opad[d] + (kk - 1) * dil[d] + 1 - out;
+        /* halves rounded down, also when an output_shape larger than the
+         * natural one makes the total negative (as ONNX's reference does) */
+        int64_t half = total >= 0 ? total / 2 : -((1 - total) / 2);
+        begin[d] = !from_total ? pads[d] : upper ? half : total - half;
+    }
+    /* row-major strides of the spatial parts */
+    int64_t xin = 1, win = 1, yin = 1;
+    for (int d = 0; d < sd; d++) {
+        xin *= x->shape[2 + d];
+        win *= w->shape[2 + d];
+        yin *= y->shape[2 + d];
+    }
+    double *out = k->vals[k->op->outputs[0]];
+    const double *xs = k->vals[xv];
+    if (bias && nbias != m) return kfail(k, "bias has %lld elements; expected %lld", (long long)nbias, (long long)m);
+    for (int64_t b = 0; b < nb; b++)
+        for (int64_t oc = 0; oc < m; oc++)
+            for (int64_t e = 0; e < yin; e++) out[(b * m + oc) * yin + e] = bias ? bias[oc] : 0.0;
+    int64_t cg = c / group;
+    for (int64_t b = 0; b < nb; b++)
+        for (int64_t ic = 0; ic < c; ic++) {
+            int64_t g = ic / cg;
+            for (int64_t ie = 0; ie < xin; ie++) {
+                int64_t ipos[SD];
+                for (int d = sd - 1, r = ie; d >= 0; d--) {
+                    ipos[d] = r % x->shape[2 + d];
+                    r /= x->shape[2 + d];
+                }
+                double xval = xs[(b * c + ic) * xin + ie];
+                for (int64_t ke = 0; ke < win; ke++) {
+                    int64_t yo = 0, r = ke;
+                    int64_t kpos[SD];
+                    for (int d = sd - 1; d >= 0; d--) {
+                        kpos[d] = r % w->shape[2 + d];
+                        r /= w->shape[2 + d];
+                    }
+                    bool inside = true;
+                    for (int d = 0; d < sd && inside; d++) {
+                        int64_t o = ipos[d] * stride[d] - begin[d] + kpos[d] * dil[d];
+                        inside = o >= 0 && o < y->shape[2 + d];
+                        yo = yo * y->shape[2 + d] + o;
+                    }
+                    if (!inside) continue;
+                    for (int64_t om = 0; om < mg; om++)
+                        out[(b * m + g * mg + om) * yin + yo] += xval * ws[(ic * mg + om) * win + ke];
+                }
+            }
+        }
+    return ROTOR_OK;
+}
+
 /* ---- losses ------------------------------------------------------------------------------- */
 
 /* NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss (ONNX opset 13).
@@ -597,7 +713,9 @@ static rotor_status k_depthspace(const kctx *k) {
  * and writes it as its optional second output. */
 static rotor_status k_loss(const kctx *k) {
     bool sce = !strcmp(k->op->type, "SoftmaxCrossEntropyLoss");
-    int xv = input_at(k, 0), tv = input_at(k, 1), wv = input_at(k, 2);
+    int xv = input_at(k, 0), tv = input_at(k, 1);
+    int64_t nw;
+    const double *weight = input_data(k, 2, &nw);
     if (xv < 0 || tv < 0) return kfail(k, "has no scores or no target");
     const rotor_value *x = val(k, xv);
     if (x->rank < 2 || x->shape[0] == 0 || x->shape[1] == 0)
@@ -605,8 +723,7 @@ static rotor_status k_loss(const kctx *k) {
     int64_t n = x->shape[0], c = x->shape[1], inner = x->elements / (n * c);
     if (val(k, tv)->elements != n * inner) return kfail(k, "target has %lld elements; expected %lld",
                                                         (long long)val(k, tv)->elements, (long long)(n * inner));
-    if (wv >= 0 && val(k, wv)->elements != c)
-        return kfail(k, "weight has %lld elements; expected C = %lld", (long long)val(k, wv)->elements, (long long)c);
+    if (weight && nw != c) return kfail(k, "weight has %lld elements; expected C = %lld", (long long)nw, (long long)c);
     const rotor_attr *ra = rotor_op_attr(k->op, "reduction");
     const char *red = ra && ra->str ? ra->str : "mean";
     if (strcmp(red, "none") && strcmp(red, "sum") && strcmp(red, "mean"))
@@ -639,7 +756,7 @@ static rotor_status k_loss(const kctx *k) {
                     st = kfail(k, "target %lld is outside the %lld classes", (long long)t, (long long)c);
                     break;
                 }
-                w = wv >= 0 ? k->vals[wv][t] : 1.0;
+                w = weight ? weight[t] : 1.0;
                 l = -in[(a * c + t) * inner + i] * w;
             }
             if (!strcmp(red, "none")) out[a * inner + i] = l;
@@ -670,6 +787,7 @@ static const struct {
     {"InstanceNormalization", k_instancenorm}, {"Trilu", k_trilu}, {"CumSum", k_cumsum},
     {"DepthToSpace", k_depthspace}, {"SpaceToDepth", k_depthspace},
     {"NegativeLogLikelihoodLoss", k_loss}, {"SoftmaxCrossEntropyLoss", k_loss},
+    {"ConvTranspose", k_convtranspose},
 };
 
 static kernel_fn find_kernel(const char *type) {
