@@ -208,3 +208,39 @@ Test(run, a_vendor_op_without_a_kernel_is_refused_by_type) {
     cr_assert(rotor_run_has_kernel("MaxPool"));
     rotor_graph_free(&g);
 }
+
+/* A kernel reads a small float constant parameter from the attribute "@K"
+ * the ONNX lowering keeps it in: LayerNormalization over rows of 4, eps 0,
+ * scale 2 and bias 0.5 as "@1" and "@2".  Row [1, 2, 3, 4]: mean 2.5,
+ * variance 1.25, so y0 = -1.5 / sqrt(1.25) * 2 + 0.5.  (The bias was
+ * silently dropped before.) */
+Test(run, a_kernel_reads_constant_parameters_from_their_attributes) {
+    rotor_error err = {{0}};
+    rotor_graph g;
+    rotor_graph_init(&g, "ln");
+    int x, y, op;
+    cr_assert_eq(rotor_graph_add_value(&g, "x", ROTOR_DTYPE_F32, 2, (int64_t[]){2, 4}, ROTOR_ROLE_ACTIVATION, &x, &err),
+                 ROTOR_OK);
+    cr_assert_eq(rotor_graph_add_value(&g, "y", ROTOR_DTYPE_F32, 2, (int64_t[]){2, 4}, ROTOR_ROLE_ACTIVATION, &y, &err),
+                 ROTOR_OK);
+    rotor_op_desc d = {.name = "ln", .type = "LayerNormalization", .inputs = &x, .ninputs = 1, .outputs = &y,
+                       .noutputs = 1};
+    cr_assert_eq(rotor_graph_add_op(&g, &d, &op, &err), ROTOR_OK, "%s", err.msg);
+    const double scale[4] = {2, 2, 2, 2}, bias[4] = {0.5, 0.5, 0.5, 0.5}, eps = 0;
+    const int64_t pos[1] = {0};
+    cr_assert_eq(rotor_graph_add_attr(&g, op, "@1", NULL, 0, scale, 4, NULL, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_graph_add_attr(&g, op, "@2", NULL, 0, bias, 4, NULL, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_graph_add_attr(&g, op, "@in", pos, 1, NULL, 0, NULL, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_graph_add_attr(&g, op, "epsilon", NULL, 0, &eps, 1, NULL, &err), ROTOR_OK, "%s", err.msg);
+    rotor_graph_set_output(&g, y, &err);
+    double xd[8] = {1, 2, 3, 4, 0, 0, 0, 8};
+    double *in[2] = {xd, NULL};
+    rotor_run_result r;
+    cr_assert_eq(rotor_run(&g, (const double *const *)in, NULL, &r, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_float_eq(r.values[y][0], -1.5 / sqrt(1.25) * 2 + 0.5, 1e-12);
+    cr_assert_float_eq(r.values[y][3], 1.5 / sqrt(1.25) * 2 + 0.5, 1e-12);
+    /* row [0, 0, 0, 8]: mean 2, variance 12 */
+    cr_assert_float_eq(r.values[y][7], 6 / sqrt(12.0) * 2 + 0.5, 1e-12);
+    rotor_run_result_free(&r);
+    rotor_graph_free(&g);
+}
