@@ -198,6 +198,10 @@ int cmd_simulate(int argc, char **argv);
 int cmd_schedule(int argc, char **argv);
 int cmd_explore(int argc, char **argv);
 int cmd_reproduce(int argc, char **argv);
+/* One figure file of `rotor reproduce`: dir/name written by fn(f, data, n)
+ * (src/cli/reproduce.c); the exit status. */
+typedef void (*cli_figure_fn)(FILE *f, const void *data, int n);
+int cli_reproduce_file(const char *dir, const char *name, cli_figure_fn fn, const void *data, int n);
 /* `rotor reproduce elk` (src/cli/reproduceelk.c): the grid, files in dir,
  * tables or JSON on stdout; the exit status. */
 int cli_reproduce_elk(const char *const *models, int nm, int64_t max_batch, const char *dir, bool json,

@@ -305,7 +305,8 @@ static void print_tables(const mresult *ms, int nm, const rotor_chip *chip) {
 /* ---- files ---- */
 
 /* Figure 12/13 rows, Figure 14 speedups, Figure 19 curves, Figure 20. */
-static void csv_grid(FILE *f, const mresult *ms, int nm) {
+static void csv_grid(FILE *f, const void *data, int nm) {
+    const mresult *ms = data;
     fprintf(f, "model,batch,t10_us,vgm_us,speedup,t10_move_share,vgm_move_share,vgm_oracle_us,speedup_oracle\n");
     for (int i = 0; i < nm; i++)
         for (int j = 0; j < ms[i].npts; j++) {
@@ -326,7 +327,8 @@ static void csv_grid(FILE *f, const mresult *ms, int nm) {
         }
 }
 
-static void csv_ops(FILE *f, const mresult *ms, int nm) {
+static void csv_ops(FILE *f, const void *data, int nm) {
+    const mresult *ms = data;
     fprintf(f, "model,batch,operator,name,speedup\n");
     for (int i = 0; i < nm; i++)
         for (int k = 0; k < 2; k++) {
@@ -337,7 +339,8 @@ static void csv_ops(FILE *f, const mresult *ms, int nm) {
         }
 }
 
-static void csv_curves(FILE *f, const mresult *ms, int nm) {
+static void csv_curves(FILE *f, const void *data, int nm) {
+    const mresult *ms = data;
     fprintf(f, "model,batch,step,idle_bytes_per_core,total_us\n");
     for (int i = 0; i < nm; i++)
         for (int k = 0; k < 2; k++) {
@@ -348,7 +351,8 @@ static void csv_curves(FILE *f, const mresult *ms, int nm) {
         }
 }
 
-static void csv_cores(FILE *f, const mresult *ms, int nm) {
+static void csv_cores(FILE *f, const void *data, int nm) {
+    const mresult *ms = data;
     fprintf(f, "model,batch,cores,t10_us,vgm_us\n");
     for (int i = 0; i < nm; i++)
         for (int k = 0; k < CORES_STEPS; k++) {
@@ -362,7 +366,8 @@ static void csv_cores(FILE *f, const mresult *ms, int nm) {
 }
 
 /* Figure 12 as lines: latency against batch, T10 solid, VGM dashed. */
-static void svg_grid(FILE *f, const mresult *ms, int nm) {
+static void svg_grid(FILE *f, const void *data, int nm) {
+    const mresult *ms = data;
     double x[MAX_MODELS][2][MAX_POINTS], y[MAX_MODELS][2][MAX_POINTS];
     cli_series s[2 * MAX_MODELS];
     char names[2 * MAX_MODELS][48];
@@ -385,7 +390,8 @@ static void svg_grid(FILE *f, const mresult *ms, int nm) {
 }
 
 /* Figure 19 as lines: Algorithm 1's curve at each model's largest batch. */
-static void svg_curves(FILE *f, const mresult *ms, int nm) {
+static void svg_curves(FILE *f, const void *data, int nm) {
+    const mresult *ms = data;
     double *x[MAX_MODELS] = {0}, *y[MAX_MODELS] = {0};
     cli_series s[MAX_MODELS];
     char names[MAX_MODELS][48];
@@ -413,7 +419,8 @@ static void svg_curves(FILE *f, const mresult *ms, int nm) {
 }
 
 /* Figure 13 as lines: the share of time moving data against batch. */
-static void svg_move(FILE *f, const mresult *ms, int nm) {
+static void svg_move(FILE *f, const void *data, int nm) {
+    const mresult *ms = data;
     double x[MAX_MODELS][2][MAX_POINTS], y[MAX_MODELS][2][MAX_POINTS];
     cli_series s[2 * MAX_MODELS];
     char names[2 * MAX_MODELS][48];
@@ -436,7 +443,8 @@ static void svg_move(FILE *f, const mresult *ms, int nm) {
 }
 
 /* Figure 14 as lines: each model's operators by speedup, at its largest batch. */
-static void svg_ops(FILE *f, const mresult *ms, int nm) {
+static void svg_ops(FILE *f, const void *data, int nm) {
+    const mresult *ms = data;
     double *x[MAX_MODELS] = {0}, *y[MAX_MODELS] = {0};
     cli_series s[MAX_MODELS];
     char names[MAX_MODELS][48];
@@ -468,7 +476,8 @@ static void svg_ops(FILE *f, const mresult *ms, int nm) {
 }
 
 /* Figure 20 as lines: batch 1 latency against the core count. */
-static void svg_cores(FILE *f, const mresult *ms, int nm) {
+static void svg_cores(FILE *f, const void *data, int nm) {
+    const mresult *ms = data;
     double x[CORES_STEPS], y[MAX_MODELS][2][CORES_STEPS];
     cli_series s[2 * MAX_MODELS];
     char names[2 * MAX_MODELS][48];
@@ -487,14 +496,15 @@ static void svg_cores(FILE *f, const mresult *ms, int nm) {
 
 /* Writes one output file of the folder: created under a temporary name,
  * renamed into place when complete. */
-static int write_file(const char *dir, const char *name, void (*fn)(FILE *, const mresult *, int), const mresult *ms,
-                      int nm) {
+/* dir/name written by fn (src/cli/output.c: checked, under a temporary
+ * name, renamed into place); `rotor reproduce elk` writes through it too. */
+int cli_reproduce_file(const char *dir, const char *name, cli_figure_fn fn, const void *data, int n) {
     char path[4200];
     snprintf(path, sizeof path, "%s/%s", dir, name);
     cli_output out;
     int rc = cli_output_open("reproduce", "-o", path, name, &out);
     if (rc) return rc;
-    fn(out.f, ms, nm);
+    fn(out.f, data, n);
     return cli_output_commit("reproduce", "-o", &out);
 }
 
@@ -569,15 +579,15 @@ static int make_dir(const char *dir) {
 }
 
 static int write_outputs(const char *dir, const mresult *ms, int nm) {
-    int rc = write_file(dir, "t10-fig12-13.csv", csv_grid, ms, nm);
-    if (!rc) rc = write_file(dir, "t10-fig14.csv", csv_ops, ms, nm);
-    if (!rc) rc = write_file(dir, "t10-fig19.csv", csv_curves, ms, nm);
-    if (!rc) rc = write_file(dir, "t10-fig20.csv", csv_cores, ms, nm);
-    if (!rc) rc = write_file(dir, "t10-fig12.svg", svg_grid, ms, nm);
-    if (!rc) rc = write_file(dir, "t10-fig13.svg", svg_move, ms, nm);
-    if (!rc) rc = write_file(dir, "t10-fig14.svg", svg_ops, ms, nm);
-    if (!rc) rc = write_file(dir, "t10-fig19.svg", svg_curves, ms, nm);
-    if (!rc) rc = write_file(dir, "t10-fig20.svg", svg_cores, ms, nm);
+    int rc = cli_reproduce_file(dir, "t10-fig12-13.csv", csv_grid, ms, nm);
+    if (!rc) rc = cli_reproduce_file(dir, "t10-fig14.csv", csv_ops, ms, nm);
+    if (!rc) rc = cli_reproduce_file(dir, "t10-fig19.csv", csv_curves, ms, nm);
+    if (!rc) rc = cli_reproduce_file(dir, "t10-fig20.csv", csv_cores, ms, nm);
+    if (!rc) rc = cli_reproduce_file(dir, "t10-fig12.svg", svg_grid, ms, nm);
+    if (!rc) rc = cli_reproduce_file(dir, "t10-fig13.svg", svg_move, ms, nm);
+    if (!rc) rc = cli_reproduce_file(dir, "t10-fig14.svg", svg_ops, ms, nm);
+    if (!rc) rc = cli_reproduce_file(dir, "t10-fig19.svg", svg_curves, ms, nm);
+    if (!rc) rc = cli_reproduce_file(dir, "t10-fig20.svg", svg_cores, ms, nm);
     return rc;
 }
 

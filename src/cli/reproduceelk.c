@@ -153,11 +153,13 @@ static bool paper_regime(const elk_point *p) {
     return p->fits && p->hbm[ROTOR_PRELOAD_IDEAL] >= 0.55 && p->hbm[ROTOR_PRELOAD_IDEAL] <= 0.75;
 }
 
-static elk_summary summarise_regime(const elk_model *ms, int nm) {
+/* Over the points in the paper's regime, as run or (nonblocking) with
+ * non-blocking SRAM writes. */
+static elk_summary summarise_regime(const elk_model *ms, int nm, bool nonblocking) {
     elk_summary s = {0};
     for (int i = 0; i < nm; i++)
         for (int k = 0; k < ELK_BWS; k++)
-            if (paper_regime(&ms[i].bw[k])) add_point(&s, &ms[i].bw[k]);
+            if (paper_regime(&ms[i].bw[k])) add_point(&s, nonblocking ? &ms[i].nonblocking[k] : &ms[i].bw[k]);
     finish(&s);
     return s;
 }
@@ -237,7 +239,7 @@ static void print_tables(const elk_model *ms, int nm, const rotor_chip *chip) {
     printf(" %8s\n", "ideal HBM");
     for (int i = 0; i < nm; i++)
         for (int k = 0; k < ELK_BWS; k++) print_point_row(ms[i].model, &ms[i].bw[k], true);
-    elk_summary r = summarise_regime(ms, nm);
+    elk_summary r = summarise_regime(ms, nm, false);
     printf("\nThe paper's regime (Ideal uses 55-75%% of HBM, Figure 18 (b): 64.38%%): ");
     if (!r.n) {
         printf("no point of Figure 19 is in it\n");
@@ -257,19 +259,17 @@ static void print_tables(const elk_model *ms, int nm, const rotor_chip *chip) {
            "1.37x, 94.84%%)\n",
            r.basic_mean, r.basic_max, r.static_mean, r.static_max, r.ideal_mean);
     printf("\nThe same points when inter-core writes do not pause a core's SRAM (rotor schedule --sram-nonblocking):\n");
-    elk_summary q = {0};
     for (int i = 0; i < nm; i++)
         for (int k = 0; k < ELK_BWS; k++) {
             const elk_point *x = &ms[i].nonblocking[k];
             if (!paper_regime(&ms[i].bw[k]) || !x->fits) continue;
-            add_point(&q, x);
             printf("  %s at %.0f TB/s: Full over Basic %.2fx, over Static %.2fx, %.1f%% of Ideal; Full uses %.1f%% of "
                    "HBM and %.1f%% of the links\n",
                    ms[i].model, x->tbps, over(x, ROTOR_PRELOAD_BASIC, ROTOR_PRELOAD_FULL),
                    over(x, ROTOR_PRELOAD_STATIC, ROTOR_PRELOAD_FULL), 100 * over(x, ROTOR_PRELOAD_IDEAL, ROTOR_PRELOAD_FULL),
                    100 * x->hbm[ROTOR_PRELOAD_FULL], 100 * x->link[ROTOR_PRELOAD_FULL]);
         }
-    finish(&q);
+    elk_summary q = summarise_regime(ms, nm, true);
     printf("  mean: Full over Basic %.2fx (%.2fx at most), over Static %.2fx (%.2fx), %.2f%% of Ideal (paper: 1.87x, "
            "1.37x, 94.84%%)\n",
            q.basic_mean, q.basic_max, q.static_mean, q.static_max, q.ideal_mean);
@@ -287,13 +287,15 @@ static void csv_points(FILE *f, const char *model, const elk_point *p) {
 #define CSV_HEADER                                                                                         \
     "model,batch,hbm_tbps,design,latency_ms,hbm_util,link_util,tflops,preload_ms,execute_ms,overlap_ms,stall_ms\n"
 
-static void csv_fig17(FILE *f, const elk_model *ms, int nm) {
+static void csv_fig17(FILE *f, const void *data, int nm) {
+    const elk_model *ms = data;
     fputs(CSV_HEADER, f);
     for (int i = 0; i < nm; i++)
         for (int j = 0; j < ms[i].nb; j++) csv_points(f, ms[i].model, &ms[i].grid[j]);
 }
 
-static void csv_fig19(FILE *f, const elk_model *ms, int nm) {
+static void csv_fig19(FILE *f, const void *data, int nm) {
+    const elk_model *ms = data;
     fputs(CSV_HEADER, f);
     for (int i = 0; i < nm; i++)
         for (int k = 0; k < ELK_BWS; k++) csv_points(f, ms[i].model, &ms[i].bw[k]);
@@ -327,19 +329,8 @@ static void svg_lines(FILE *f, const elk_model *ms, int nm, bool by_bw) {
     cli_svg_lines(f, &p, s, ns);
 }
 
-static void svg_fig17(FILE *f, const elk_model *ms, int nm) { svg_lines(f, ms, nm, false); }
-static void svg_fig19(FILE *f, const elk_model *ms, int nm) { svg_lines(f, ms, nm, true); }
-
-static int write_file(const char *dir, const char *name, void (*fn)(FILE *, const elk_model *, int),
-                      const elk_model *ms, int nm) {
-    char path[4200];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    cli_output out;
-    int rc = cli_output_open("reproduce", "-o", path, name, &out);
-    if (rc) return rc;
-    fn(out.f, ms, nm);
-    return cli_output_commit("reproduce", "-o", &out);
-}
+static void svg_fig17(FILE *f, const void *data, int nm) { svg_lines(f, data, nm, false); }
+static void svg_fig19(FILE *f, const void *data, int nm) { svg_lines(f, data, nm, true); }
 
 static void json_point(cJSON *arr, const char *model, const elk_point *p) {
     cJSON *o = cJSON_CreateObject();
@@ -377,14 +368,9 @@ static int print_json(const elk_model *ms, int nm, const rotor_chip *chip) {
     cJSON_AddNumberToObject(root, "version", 1);
     cJSON_AddStringToObject(root, "chip", chip->name);
     cJSON_AddNumberToObject(root, "seq", ELK_SEQ);
-    elk_summary g = summarise_grid(ms, nm), r = summarise_regime(ms, nm);
+    elk_summary g = summarise_grid(ms, nm), r = summarise_regime(ms, nm, false), q = summarise_regime(ms, nm, true);
     json_summary(root, "fig17_summary", &g);
     json_summary(root, "paper_regime_summary", &r);
-    elk_summary q = {0};
-    for (int i = 0; i < nm; i++)
-        for (int k = 0; k < ELK_BWS; k++)
-            if (paper_regime(&ms[i].bw[k])) add_point(&q, &ms[i].nonblocking[k]);
-    finish(&q);
     json_summary(root, "paper_regime_nonblocking_summary", &q);
     cJSON *paper = cJSON_AddObjectToObject(root, "paper");
     cJSON_AddNumberToObject(paper, "full_over_basic_mean", 1.87);
@@ -463,10 +449,10 @@ int cli_reproduce_elk(const char *const *models, int nm, int64_t max_batch, cons
         fprintf(stderr, "rotor reproduce: %s does not fit on %s even at batch 1\n", nofit, chip.name);
         rc = EXIT_NOFIT;
     }
-    if (!rc) rc = write_file(dir, "elk-fig17.csv", csv_fig17, ms, nm);
-    if (!rc) rc = write_file(dir, "elk-fig19.csv", csv_fig19, ms, nm);
-    if (!rc) rc = write_file(dir, "elk-fig17.svg", svg_fig17, ms, nm);
-    if (!rc) rc = write_file(dir, "elk-fig19.svg", svg_fig19, ms, nm);
+    if (!rc) rc = cli_reproduce_file(dir, "elk-fig17.csv", csv_fig17, ms, nm);
+    if (!rc) rc = cli_reproduce_file(dir, "elk-fig19.csv", csv_fig19, ms, nm);
+    if (!rc) rc = cli_reproduce_file(dir, "elk-fig17.svg", svg_fig17, ms, nm);
+    if (!rc) rc = cli_reproduce_file(dir, "elk-fig19.svg", svg_fig19, ms, nm);
     if (!rc && json) rc = print_json(ms, nm, &chip);
     else if (!rc) {
         print_tables(ms, nm, &chip);

@@ -21,8 +21,6 @@
 #include "rotor/op/plan.h"
 #include "vgmint.h"
 
-static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 const char *rotor_vgm_kind_name(rotor_vgm_kind kind) {
     return kind == ROTOR_VGM_ORACLE ? "vgm-oracle" : "vgm";
 }
@@ -57,7 +55,7 @@ rotor_status rotor_vgm_compile(const rotor_graph *g, const rotor_chip *chip, rot
         if (live[o] > peak_live) peak_live = live[o];
     for (int v = 0; !st && v < g->nvalues; v++)
         if (g->values[v].role != ROTOR_ROLE_ACTIVATION)
-            resident += ceil_div(g->values[v].elements * elem, cores);
+            resident += vgm_ceil_div(g->values[v].elements * elem, cores);
     free(live);
     out->vgm_bytes = resident + peak_live;
     out->local_bytes = chip->sram_bytes - out->vgm_bytes;
@@ -91,7 +89,7 @@ rotor_status rotor_vgm_compile(const rotor_graph *g, const rotor_chip *chip, rot
             vgm_target t = {.e = &op->expr, .chip = chip, .cores = cores, .local = out->local_bytes, .elem = elem};
             for (int x = 0; x < op->expr.ntensors; x++) {
                 int64_t n = rotor_tensor_elements(&op->expr, x), bytes;
-                t.slice[x] = rotor_mul_i64(n, elem, &bytes) ? ceil_div(bytes, cores) : INT64_MAX / cores;
+                t.slice[x] = rotor_mul_i64(n, elem, &bytes) ? vgm_ceil_div(bytes, cores) : INT64_MAX / cores;
                 if (t.slice[x] < 1) t.slice[x] = 1;
             }
             char name[2 * ROTOR_NAME_MAX + 8];

@@ -16,6 +16,8 @@ typedef struct vgm_target {
     int64_t slice[ROTOR_MAX_TENSORS];
 } vgm_target;
 
+static inline int64_t vgm_ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
 /* Bytes of tensor t's tile when every axis a spans s[a] points. */
 int64_t vgm_tile_bytes(const rotor_expr *e, int t, const int64_t *s, int64_t elem);
 

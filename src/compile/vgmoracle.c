@@ -31,8 +31,6 @@
 #include "rotor/op/plan.h"
 #include "vgmint.h"
 
-static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 typedef struct oracle_search {
     const vgm_target *t;
     double beta;
@@ -45,7 +43,7 @@ typedef struct oracle_search {
  * region read, `distinct` bytes, lies evenly on its owners, each of which
  * sends its part once (the exchange multicasts, as in vgmroller.c). */
 static double load_time(const oracle_search *os, int t, int64_t tile, int64_t distinct) {
-    int64_t owners = ceil_div(distinct, os->t->slice[t]);
+    int64_t owners = vgm_ceil_div(distinct, os->t->slice[t]);
     if (owners < 1) owners = 1;
     if (owners > os->t->cores) owners = os->t->cores;
     return fmax((double)tile, (double)distinct / (double)owners) / os->beta;
@@ -54,7 +52,7 @@ static double load_time(const oracle_search *os, int t, int64_t tile, int64_t di
 /* Time of one store: `writers` cores each send `tile` bytes to the owners
  * of a region of `distinct` bytes, which receive every partial sum. */
 static double store_time(const oracle_search *os, int64_t tile, int64_t writers, int64_t distinct) {
-    int64_t owners = ceil_div(distinct, os->t->slice[0]);
+    int64_t owners = vgm_ceil_div(distinct, os->t->slice[0]);
     if (owners < 1) owners = 1;
     if (owners > os->t->cores) owners = os->t->cores;
     return fmax((double)tile, (double)writers * (double)tile / (double)owners) / os->beta;
@@ -67,7 +65,7 @@ static void try_fop(oracle_search *os) {
     for (int a = 0; a < e->naxes; a++) {
         used *= os->fop[a];
         steps[a] = 1;
-        sub[a] = ceil_div(e->extent[a], os->fop[a]);
+        sub[a] = vgm_ceil_div(e->extent[a], os->fop[a]);
     }
     /* grow the rounds until the tiles fit: halve the largest tile extent */
     int64_t bytes;
@@ -81,7 +79,7 @@ static void try_fop(oracle_search *os) {
         if (big < 0) return; /* even 1-element tiles do not fit */
         steps[big] *= 2;
         int64_t unit = os->fop[big] * steps[big];
-        sub[big] = ceil_div(e->extent[big], unit);
+        sub[big] = vgm_ceil_div(e->extent[big], unit);
     }
     int64_t rounds = 1, out_rounds = 1;
     for (int a = 0; a < e->naxes; a++) {

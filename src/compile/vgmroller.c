@@ -77,8 +77,6 @@
 #define MAX_PATH 1000000 /* scale-up steps; each adds at least one element to a tile in SRAM */
 #define ROLLER_TOPK 4 /* candidates of each kind measured */
 
-static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 typedef struct roller {
     const vgm_target *t;
     const rotor_expr *e;
@@ -91,7 +89,7 @@ typedef struct roller {
 static int64_t count_tiles(const roller *r, const int64_t *s, bool spatial) {
     int64_t n = 1;
     for (int a = 0; a < r->e->naxes; a++)
-        if (r->spatial[a] == spatial && !rotor_mul_i64(n, ceil_div(r->e->extent[a], s[a]), &n)) return INT64_MAX;
+        if (r->spatial[a] == spatial && !rotor_mul_i64(n, vgm_ceil_div(r->e->extent[a], s[a]), &n)) return INT64_MAX;
     return n;
 }
 
@@ -120,7 +118,7 @@ static scale_out scale(const roller *r, const int64_t *s) {
     int64_t room = so.g_sp < r->t->cores ? r->t->cores / so.g_sp : 1;
     so.f_k = so.g_red < room ? so.g_red : room;
     so.tasks = so.g_sp * so.f_k;
-    so.rounds = ceil_div(so.g_red, so.f_k);
+    so.rounds = vgm_ceil_div(so.g_red, so.f_k);
     return so;
 }
 
@@ -131,7 +129,7 @@ static double predicted(const roller *r, const int64_t *s, bool waves) {
     for (int x = 1; x < r->e->ntensors; x++) in += (double)vgm_tile_bytes(r->e, x, s, r->t->elem);
     scale_out so = scale(r, s);
     double per_core = (double)so.tasks / (double)r->t->cores;
-    if (waves) per_core = (double)ceil_div(so.tasks, r->t->cores);
+    if (waves) per_core = (double)vgm_ceil_div(so.tasks, r->t->cores);
     else if (per_core < 1) per_core = 1; /* idle cores are idle */
     return per_core * ((double)so.rounds * (in / r->beta + r->alpha +
                                                             rotor_cost_v1_subtask(r->e, r->t->chip, s)) +
@@ -159,7 +157,7 @@ static void start_tile(const roller *r, int64_t *s) {
             if (big < 0) break;
             done[big] = true;
             s[big] = e->extent[big] < need ? e->extent[big] : need;
-            need = ceil_div(need, s[big]);
+            need = vgm_ceil_div(need, s[big]);
         }
     }
 }
@@ -204,7 +202,7 @@ static void shrink(const roller *r, int64_t *s) {
         for (int a = 0; a < e->naxes; a++) {
             if (!r->spatial[a] || s[a] <= 1) continue;
             int64_t keep = s[a];
-            s[a] = ceil_div(keep, 2);
+            s[a] = vgm_ceil_div(keep, 2);
             double loss = traffic(r, s) - q0;
             int64_t freed = f0 - footprint(r, s);
             s[a] = keep;
@@ -212,7 +210,7 @@ static void shrink(const roller *r, int64_t *s) {
             if (score < best) best = score, pick = a;
         }
         if (pick < 0) return; /* every spatial axis is down to 1 */
-        s[pick] = ceil_div(s[pick], 2);
+        s[pick] = vgm_ceil_div(s[pick], 2);
     }
 }
 
@@ -350,7 +348,7 @@ static int by_key(const void *pa, const void *pb) {
 static void grid_coords(const roller *r, const int64_t *s, bool spatial, int64_t i, int64_t *c) {
     for (int a = r->e->naxes - 1; a >= 0; a--)
         if (r->spatial[a] == spatial) {
-            int64_t n = ceil_div(r->e->extent[a], s[a]);
+            int64_t n = vgm_ceil_div(r->e->extent[a], s[a]);
             c[a] = i % n;
             i /= n;
         }
@@ -395,7 +393,7 @@ static rotor_status layout_time(const roller *r, const int64_t *s, double *load,
     bool reduced[ROTOR_MAX_TENSORS] = {false};
     for (int x = 0; x < nt; x++)
         for (int a = 0; a < e->naxes; a++) reduced[x] |= !r->spatial[a] && e->tensors[x].has_axis[a];
-    int64_t waves = ceil_div(tasks, cores);
+    int64_t waves = vgm_ceil_div(tasks, cores);
     /* sampled: SAMPLE_WAVES of the full waves, evenly spaced, for all of
      * them, and the last wave itself; SAMPLE_ROUNDS rounds likewise */
     int64_t full = waves - 1; /* the waves before the last, which stands for itself */
@@ -414,7 +412,7 @@ static rotor_status layout_time(const roller *r, const int64_t *s, double *load,
                 int64_t key = reduced[x] ? (w * cores + c) % so.f_k : 0;
                 for (int a = 0; a < e->naxes; a++)
                     if (r->spatial[a] && e->tensors[x].has_axis[a])
-                        key = key * ceil_div(e->extent[a], s[a]) + coord[c][a];
+                        key = key * vgm_ceil_div(e->extent[a], s[a]) + coord[c][a];
                 k[c] = (keyed){key, c};
             }
             qsort(k, (size_t)active, sizeof *k, by_key);
@@ -481,7 +479,7 @@ static rotor_status measure(const roller *r, const int64_t *s, rotor_vgm_op *out
     memcpy(out->tile, s, sizeof out->tile);
     scale_out so = scale(r, s);
     out->tasks = so.tasks;
-    out->waves = ceil_div(out->tasks, r->t->cores);
+    out->waves = vgm_ceil_div(out->tasks, r->t->cores);
     out->rounds = so.rounds;
     out->tile_bytes = footprint(r, s);
     out->predicted_s = predicted(r, s, false);
@@ -550,7 +548,7 @@ rotor_status vgm_roller_op(const vgm_target *t, const char *name, rotor_vgm_op *
         memcpy(seen[nseen++], c, sizeof c);
         /* compute alone bounds the measured time from below */
         scale_out so = scale(&r, c);
-        double compute = (double)ceil_div(so.tasks, t->cores) * (double)so.rounds * rotor_cost_v1_subtask(e, t->chip, c);
+        double compute = (double)vgm_ceil_div(so.tasks, t->cores) * (double)so.rounds * rotor_cost_v1_subtask(e, t->chip, c);
         if (have && compute >= out->total_s) continue;
         rotor_vgm_op m;
         rotor_status st = measure(&r, c, &m, err);
