@@ -44,14 +44,16 @@ e=$tmpdir/elk
 if [ $? -eq 0 ]; then ok; else bad "elk: $(cat "$err")"; fi
 for pat in "^llama2-7b *1 " "Full over Basic .* over 1 points (paper: 1.87x (1.93x), 1.37x (1.49x), 94.84%)" \
     "Figure 18 (a)" "Figure 18 (b)-(d)" "^full .* 62.40 .* 89.52" "Figure 19" "^llama2-7b *64 " \
-    "The paper's regime (Ideal uses 55-75% of HBM" "inter-core writes do not pause a core's SRAM"; do
+    "The paper's regime (Ideal uses 55-75% of HBM" "inter-core writes do not pause a core's SRAM" \
+    "^Execution-bound: 16 TB/s with matrix_tflops=83" "^roofline "; do
     if grep -q -- "$pat" "$out"; then ok; else bad "elk tables lack '$pat': $(head -n 12 "$out")"; fi
 done
-for f in elk-fig17.csv elk-fig19.csv elk-fig17.svg elk-fig19.svg; do
+for f in elk-fig17.csv elk-fig19.csv elk-execution-bound.csv elk-fig17.svg elk-fig19.svg; do
     if [ -s "$e/$f" ]; then ok; else bad "$f missing"; fi
 done
-# 5 designs x 1 batch; 5 designs x 9 bandwidths
-if [ "$(wc -l <"$e/elk-fig17.csv")" -eq 6 ] && [ "$(wc -l <"$e/elk-fig19.csv")" -eq 46 ] &&
+# 6 designs x 1 batch; 6 designs x 9 bandwidths; 6 designs at one point
+if [ "$(wc -l <"$e/elk-fig17.csv")" -eq 7 ] && [ "$(wc -l <"$e/elk-fig19.csv")" -eq 55 ] &&
+    [ "$(wc -l <"$e/elk-execution-bound.csv")" -eq 7 ] &&
     head -n 1 "$e/elk-fig19.csv" | grep -q "^model,batch,hbm_tbps,design,latency_ms,hbm_util,link_util,tflops,"
 then ok; else bad "elk csv: $(head -n 3 "$e/elk-fig19.csv")"; fi
 expect_out elk-json '"format":	"rotor-reproduce-elk"' -- reproduce elk --models llama2-7b --max-batch 1 -o "$e" --json

@@ -641,7 +641,7 @@ static rotor_schedule_report tiny_report(const rotor_schedule *s, const int *sta
     for (int i = 0; i < s->nops; i++) ch[i] = (rotor_preload_choice){.plan = 0, .state = state[i], .preload_number = pnum[i]};
     rotor_schedule_report rep = {0};
     rotor_error err;
-    cr_assert_eq(rotor_preload_evaluate(s->model, ch, NULL, false, &rep.result, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_preload_evaluate(s->model, ch, NULL, ROTOR_PRELOAD_DYN, &rep.result, &err), ROTOR_OK, "%s", err.msg);
     rep.latency_s = (double)rep.result.latency_ps * 1e-12;
     return rep;
 }

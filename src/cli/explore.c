@@ -59,7 +59,7 @@ static void explore_usage(FILE *f) {
             "2,4,8,16,32) or START:END:+S (arithmetic), or both mixed; at most %d points.\n"
             "\n"
             "  --sweep KEY=VALUES  a sweep (repeatable, one per key: each writes its own files)\n"
-            "  --design D,...      basic, static, dyn, full, ideal, or all (default all)\n"
+            "  --design D,...      basic, static, dyn, full, ideal, roofline, or all (default all)\n"
             "  -o PREFIX|DIR       output files PREFIX-KEY.csv and .svg (default explore-MODEL;\n"
             "                      a directory: DIR/explore-MODEL-KEY.csv and .svg)\n"
             "  --chip NAME|FILE    preset or chip file with HBM; default ipu-pod4\n"
@@ -329,7 +329,7 @@ static double nice_step(double span) {
 }
 
 static const char *const COLOURS[ROTOR_PRELOAD_NDESIGNS] = {"#d62728", "#ff7f0e", "#2ca02c", "#1f77b4",
-                                                            "#555555"};
+                                                            "#555555", "#9467bd"};
 
 /* The SVG line plot: x the swept value (log2 when it spans more than 8x), y
  * the latency in ms from 0, one polyline with markers per design. */
@@ -393,7 +393,7 @@ static void write_svg(FILE *f, const sweep *sw, const point *pts, const rotor_pr
     for (int k = 0; k < nd; k++) {
         const char *name = rotor_preload_designs[designs[k]].name;
         const char *col = COLOURS[designs[k]];
-        const char *dash = designs[k] == ROTOR_PRELOAD_IDEAL ? " stroke-dasharray=\"5 3\"" : "";
+        const char *dash = designs[k] >= ROTOR_PRELOAD_IDEAL ? " stroke-dasharray=\"5 3\"" : "";
         fprintf(f, "<g class=\"design\" id=\"%s\">\n<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s points=\"",
                 name, col, dash);
         for (int i = 0; i < n; i++)
@@ -522,39 +522,6 @@ static int parse_sweep(const char *spec, sweep *sw, double *vals) {
     return 0;
 }
 
-/* Parses --design: a comma list of design names or "all". */
-static int parse_designs(const char *list, rotor_preload_design *out, int *n) {
-    *n = 0;
-    if (!list || !strcmp(list, "all")) {
-        for (int d = 0; d < ROTOR_PRELOAD_NDESIGNS; d++) out[(*n)++] = (rotor_preload_design)d;
-        return 0;
-    }
-    const char *p = list;
-    for (;;) {
-        size_t len = strcspn(p, ",");
-        char name[32];
-        if (len == 0 || len >= sizeof name)
-            return cli_usage_error(CMD, "--design: expected names from basic, static, dyn, full, ideal, got '%s'",
-                                   list);
-        memcpy(name, p, len);
-        name[len] = '\0';
-        rotor_preload_design d;
-        rotor_error err = {{0}};
-        rotor_status st = rotor_preload_design_parse(name, &d, &err);
-        if (st) {
-            rotor_error_prefix(&err, "--design");
-            return cli_fail(CMD, st, &err);
-        }
-        for (int i = 0; i < *n; i++)
-            if (out[i] == d) return cli_usage_error(CMD, "--design: '%s' listed twice", name);
-        out[(*n)++] = d;
-        p += len;
-        if (!*p) break;
-        p++;
-    }
-    return 0;
-}
-
 /* "explore-" plus the model's name: a zoo name, or an ONNX file's base name
  * without ".onnx". */
 static void default_prefix(const char *input, bool onnx, char *buf, size_t size) {
@@ -615,7 +582,7 @@ static int parse_explore(int argc, char **argv, explore *ex) {
     if (cli_hbm_workload(CMD, ex->input, &ex->ha, &ex->po, &ex->so)) return EXIT_BADINPUT;
     ex->decode = ex->po.zoo.phase == ROTOR_PHASE_DECODE;
     ex->nthreads = ex->so.threads ? ex->so.threads : omp_get_max_threads(); /* --threads: the points' loop */
-    if ((rc = parse_designs(ex->ha.design, ex->designs, &ex->nd))) return rc;
+    if ((rc = cli_parse_designs(CMD, ex->ha.design, ex->designs, &ex->nd))) return rc;
     for (int k = 0; k < ex->nd; k++) ex->want[ex->designs[k]] = true;
     ex->want[ROTOR_PRELOAD_IDEAL] = true; /* percent_of_ideal in every row */
     /* the sweeps and their values, each key at most once (its files) */

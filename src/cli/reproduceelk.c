@@ -31,11 +31,15 @@
 #define ELK_SEQ 2048
 static const double ELK_BW_TBPS[ELK_BWS] = {2, 4, 8, 16, 24, 32, 40, 48, 64};
 static const double PAPER_TBPS = 16; /* Figures 17 and 18: 4 chips with 16 TB/s */
+/* The execution-bound operating point (issue 22): the matrix rate cut to 83
+ * TFLOP/s per chip, about the 81.06 TFLOP/s Elk-Full reaches in Figure 18
+ * (d), so that execution, not HBM, binds at 16 TB/s. */
+static const double SLOW_MATRIX_TFLOPS = 83;
 
 /* Elk §6.3, Figure 18 (b)-(d), batch 32, sequence 2048: basic, static,
- * dyn, full, ideal (NAN: the text gives none). */
-static const double PAPER_HBM[ND] = {34.7, 46.42, 51.97, 62.40, 64.38};
-static const double PAPER_LINK[ND] = {57.25, 76.33, 78.28, 89.52, NAN};
+ * dyn, full, ideal, roofline (NAN: the text gives none). */
+static const double PAPER_HBM[ND] = {34.7, 46.42, 51.97, 62.40, 64.38, NAN};
+static const double PAPER_LINK[ND] = {57.25, 76.33, 78.28, 89.52, NAN, NAN};
 
 /* One workload's five designs. */
 typedef struct elk_point {
@@ -52,6 +56,7 @@ typedef struct elk_model {
     elk_point grid[ELK_BATCHES]; /* Figure 17, at 16 TB/s */
     elk_point bw[ELK_BWS];       /* Figure 19, at the Figure 18 batch */
     elk_point nonblocking[ELK_BWS]; /* bw's points in the paper's regime, --sram-nonblocking */
+    elk_point slow;              /* the Figure 18 batch at 16 TB/s and SLOW_MATRIX_TFLOPS */
     int fig18;                   /* index in grid of the Figure 18 point, -1: none */
 } elk_model;
 
@@ -95,7 +100,10 @@ static double over(const elk_point *p, rotor_preload_design a, rotor_preload_des
 
 /* ---- tables ---- */
 
-static void print_point_row(const char *model, const elk_point *p, bool by_bw) {
+/* The columns after the latencies. */
+typedef enum row_extra { ROW_PLAIN, ROW_IDEAL_HBM, ROW_ROOFLINE } row_extra;
+
+static void print_point_row(const char *model, const elk_point *p, bool by_bw, row_extra extra) {
     if (by_bw) printf("%-12s %6.0f", model, p->tbps);
     else printf("%-12s %6lld", model, (long long)p->batch);
     if (!p->fits) {
@@ -105,7 +113,8 @@ static void print_point_row(const char *model, const elk_point *p, bool by_bw) {
     for (int d = 0; d < ND; d++) printf(" %10.4f", p->latency_s[d] * 1e3);
     printf(" %7.2fx %7.2fx %7.1f%%", over(p, ROTOR_PRELOAD_BASIC, ROTOR_PRELOAD_FULL),
            over(p, ROTOR_PRELOAD_STATIC, ROTOR_PRELOAD_FULL), 100 * over(p, ROTOR_PRELOAD_IDEAL, ROTOR_PRELOAD_FULL));
-    if (by_bw) printf(" %7.1f%%", 100 * p->hbm[ROTOR_PRELOAD_IDEAL]);
+    if (extra == ROW_IDEAL_HBM) printf(" %7.1f%%", 100 * p->hbm[ROTOR_PRELOAD_IDEAL]);
+    if (extra == ROW_ROOFLINE) printf(" %9.1f%%", 100 * over(p, ROTOR_PRELOAD_ROOFLINE, ROTOR_PRELOAD_FULL));
     printf("\n");
 }
 
@@ -164,6 +173,14 @@ static elk_summary summarise_regime(const elk_model *ms, int nm, bool nonblockin
     return s;
 }
 
+/* Over the execution-bound points. */
+static elk_summary summarise_slow(const elk_model *ms, int nm) {
+    elk_summary s = {0};
+    for (int i = 0; i < nm; i++) add_point(&s, &ms[i].slow);
+    finish(&s);
+    return s;
+}
+
 /* Figure 18's averages over the models' batch-32 points: resources, and
  * the shares of the latency that are preload alone, execution alone,
  * both, and stall (part[d][0..3]). */
@@ -203,7 +220,7 @@ static void print_tables(const elk_model *ms, int nm, const rotor_chip *chip) {
     print_header("batch");
     printf("\n");
     for (int i = 0; i < nm; i++)
-        for (int j = 0; j < ms[i].nb; j++) print_point_row(ms[i].model, &ms[i].grid[j], false);
+        for (int j = 0; j < ms[i].nb; j++) print_point_row(ms[i].model, &ms[i].grid[j], false, ROW_PLAIN);
     elk_summary s = summarise_grid(ms, nm);
     printf("Full over Basic %.2fx on average (%.2fx at most), over Static %.2fx (%.2fx), %.2f%% of Ideal, over %d "
            "points (paper: 1.87x (1.93x), 1.37x (1.49x), 94.84%%)\n\n",
@@ -227,7 +244,10 @@ static void print_tables(const elk_model *ms, int nm, const rotor_chip *chip) {
     printf("Figure 18 (b)-(d): resources at batch 32 (or the largest run), mean of %d models\n", n);
     printf("%-8s %9s %9s %9s %9s %9s\n", "design", "HBM %", "paper", "link %", "paper", "TFLOP/s");
     for (int d = 0; d < ND && n; d++) {
-        printf("%-8s %9.1f %9.2f %9.1f", rotor_preload_designs[d].name, 100 * hbm[d], PAPER_HBM[d], 100 * link[d]);
+        printf("%-8s %9.1f", rotor_preload_designs[d].name, 100 * hbm[d]);
+        if (isnan(PAPER_HBM[d])) printf(" %9s", "-");
+        else printf(" %9.2f", PAPER_HBM[d]);
+        printf(" %9.1f", 100 * link[d]);
         if (isnan(PAPER_LINK[d])) printf(" %9s", "-");
         else printf(" %9.2f", PAPER_LINK[d]);
         printf(" %9.2f\n", tflops[d]);
@@ -238,7 +258,7 @@ static void print_tables(const elk_model *ms, int nm, const rotor_chip *chip) {
     print_header("TB/s");
     printf(" %8s\n", "ideal HBM");
     for (int i = 0; i < nm; i++)
-        for (int k = 0; k < ELK_BWS; k++) print_point_row(ms[i].model, &ms[i].bw[k], true);
+        for (int k = 0; k < ELK_BWS; k++) print_point_row(ms[i].model, &ms[i].bw[k], true, ROW_IDEAL_HBM);
     elk_summary r = summarise_regime(ms, nm, false);
     printf("\nThe paper's regime (Ideal uses 55-75%% of HBM, Figure 18 (b): 64.38%%): ");
     if (!r.n) {
@@ -273,6 +293,27 @@ static void print_tables(const elk_model *ms, int nm, const rotor_chip *chip) {
     printf("  mean: Full over Basic %.2fx (%.2fx at most), over Static %.2fx (%.2fx), %.2f%% of Ideal (paper: 1.87x, "
            "1.37x, 94.84%%)\n",
            q.basic_mean, q.basic_max, q.static_mean, q.static_max, q.ideal_mean);
+
+    printf("\nExecution-bound: %.0f TB/s with matrix_tflops=%.0f per chip (Full reaches 81.06 TFLOP/s in the paper), "
+           "latency (ms)\n",
+           PAPER_TBPS, SLOW_MATRIX_TFLOPS);
+    print_header("batch");
+    printf(" %10s\n", "% roofline");
+    double roof = 0;
+    int nroof = 0;
+    for (int i = 0; i < nm; i++) {
+        const elk_point *x = &ms[i].slow;
+        print_point_row(ms[i].model, x, false, ROW_ROOFLINE);
+        if (!x->fits) continue;
+        roof += 100 * over(x, ROTOR_PRELOAD_ROOFLINE, ROTOR_PRELOAD_FULL);
+        nroof++;
+    }
+    elk_summary e = summarise_slow(ms, nm);
+    printf("  mean: Full over Basic %.2fx, over Static %.2fx, %.2f%% of Ideal (paper: 94.84%%), %.2f%% of the "
+           "roofline\n",
+           e.basic_mean, e.static_mean, e.ideal_mean, nroof ? roof / nroof : 0.0);
+    printf("  Ideal (Elk §6.1) removes interconnect and SRAM-space contention; a blocking SRAM still pauses a core "
+           "while preloads write into it, and it bounds every design from below.  The roofline removes that too.\n");
 }
 
 /* ---- files ---- */
@@ -299,6 +340,13 @@ static void csv_fig19(FILE *f, const void *data, int nm) {
     fputs(CSV_HEADER, f);
     for (int i = 0; i < nm; i++)
         for (int k = 0; k < ELK_BWS; k++) csv_points(f, ms[i].model, &ms[i].bw[k]);
+}
+
+/* The execution-bound points (matrix_tflops=SLOW_MATRIX_TFLOPS). */
+static void csv_slow(FILE *f, const void *data, int nm) {
+    const elk_model *ms = data;
+    fputs(CSV_HEADER, f);
+    for (int i = 0; i < nm; i++) csv_points(f, ms[i].model, &ms[i].slow);
 }
 
 /* Full (solid) and Basic (dashed) per model, against batch or bandwidth. */
@@ -372,6 +420,9 @@ static int print_json(const elk_model *ms, int nm, const rotor_chip *chip) {
     json_summary(root, "fig17_summary", &g);
     json_summary(root, "paper_regime_summary", &r);
     json_summary(root, "paper_regime_nonblocking_summary", &q);
+    elk_summary e = summarise_slow(ms, nm);
+    json_summary(root, "execution_bound_summary", &e);
+    cJSON_AddNumberToObject(root, "execution_bound_matrix_tflops", SLOW_MATRIX_TFLOPS);
     cJSON *paper = cJSON_AddObjectToObject(root, "paper");
     cJSON_AddNumberToObject(paper, "full_over_basic_mean", 1.87);
     cJSON_AddNumberToObject(paper, "full_over_basic_max", 1.93);
@@ -381,13 +432,15 @@ static int print_json(const elk_model *ms, int nm, const rotor_chip *chip) {
     cJSON_AddNumberToObject(paper, "full_tflops", 81.06);
     cJSON *ph = cJSON_AddObjectToObject(paper, "hbm_percent"), *pl = cJSON_AddObjectToObject(paper, "link_percent");
     for (int d = 0; d < ND; d++) {
-        cJSON_AddNumberToObject(ph, rotor_preload_designs[d].name, PAPER_HBM[d]);
+        if (!isnan(PAPER_HBM[d])) cJSON_AddNumberToObject(ph, rotor_preload_designs[d].name, PAPER_HBM[d]);
         if (!isnan(PAPER_LINK[d])) cJSON_AddNumberToObject(pl, rotor_preload_designs[d].name, PAPER_LINK[d]);
     }
     cJSON *f17 = cJSON_AddArrayToObject(root, "fig17"), *f19 = cJSON_AddArrayToObject(root, "fig19");
+    cJSON *eb = cJSON_AddArrayToObject(root, "execution_bound");
     for (int i = 0; i < nm; i++) {
         for (int j = 0; j < ms[i].nb; j++) json_point(f17, ms[i].model, &ms[i].grid[j]);
         for (int k = 0; k < ELK_BWS; k++) json_point(f19, ms[i].model, &ms[i].bw[k]);
+        json_point(eb, ms[i].model, &ms[i].slow);
     }
     char *text = cJSON_Print(root);
     cJSON_Delete(root);
@@ -412,7 +465,7 @@ int cli_reproduce_elk(const char *const *models, int nm, int64_t max_batch, cons
         ms[i].model = models[i];
         ms[i].fig18 = -1;
         for (int64_t b = 1; b <= max_batch && b <= 32; b *= 2) total++;
-        total += ELK_BWS;
+        total += ELK_BWS + 1;
     }
     cli_progress prog;
     cli_progress_begin(&prog, cmd, "schedules");
@@ -443,6 +496,13 @@ int cli_reproduce_elk(const char *const *models, int nm, int64_t max_batch, cons
                 if (st) rc = cli_fail(cmd, st, &err);
             }
         }
+        if (!rc) {
+            rotor_chip c = chip;
+            c.matrix_tflops = SLOW_MATRIX_TFLOPS;
+            rotor_status st = run_point(m->model, b18, &c, threads, false, &m->slow, &err);
+            cli_progress_step(&prog, ++done, total);
+            if (st) rc = cli_fail(cmd, st, &err);
+        }
     }
     cli_progress_end(&prog);
     if (nofit) {
@@ -451,12 +511,14 @@ int cli_reproduce_elk(const char *const *models, int nm, int64_t max_batch, cons
     }
     if (!rc) rc = cli_reproduce_file(dir, "elk-fig17.csv", csv_fig17, ms, nm);
     if (!rc) rc = cli_reproduce_file(dir, "elk-fig19.csv", csv_fig19, ms, nm);
+    if (!rc) rc = cli_reproduce_file(dir, "elk-execution-bound.csv", csv_slow, ms, nm);
     if (!rc) rc = cli_reproduce_file(dir, "elk-fig17.svg", svg_fig17, ms, nm);
     if (!rc) rc = cli_reproduce_file(dir, "elk-fig19.svg", svg_fig19, ms, nm);
     if (!rc && json) rc = print_json(ms, nm, &chip);
     else if (!rc) {
         print_tables(ms, nm, &chip);
-        printf("\nfiles: %s/elk-fig17.csv, elk-fig19.csv, elk-fig17.svg, elk-fig19.svg\n", dir);
+        printf("\nfiles: %s/elk-fig17.csv, elk-fig19.csv, elk-execution-bound.csv, elk-fig17.svg, elk-fig19.svg\n",
+               dir);
     }
     free(ms);
     return rc;

@@ -29,7 +29,7 @@ static void schedule_usage(FILE *f) {
             "  --set KEY=VALUE     override one chip field (repeatable)\n"
             "  --hbm-bw BW         total HBM bandwidth of all chips: TB/s, or with a unit\n"
             "                      (16, 16TB/s, 8000GB/s); default the chip's (ipu-pod4: 16 TB/s)\n"
-            "  --design D          basic, static, dyn, full, ideal, or all (default all)\n"
+            "  --design D,...      basic, static, dyn, full, ideal, roofline, or all (default all)\n"
             "  --batch N           batch size (default 1)\n"
             "  --seq N             sequence length (LLM decode: the KV cache; default 2048)\n"
             "  --layers N          layers (default: the model's)\n"
@@ -45,7 +45,7 @@ static void schedule_usage(FILE *f) {
             "  --json              print JSON (rotor-schedule, version 1)\n"
             "  --trace FILE        write the last design's schedule as Chrome trace-event JSON\n"
             "                      (with --simulate: the simulator's trace of the last design)\n"
-            "  --simulate          replay every shown design but ideal on the event-driven\n"
+            "  --simulate          replay every shown design but ideal and roofline on the event-driven\n"
             "                      simulator (one chip: preloads, distribution, tiles, shifts)\n"
             "                      and print simulated vs analytical latency\n"
             "  --topology T        the network: all-to-all (the chip's default) or mesh:WxH;\n"
@@ -119,13 +119,13 @@ static void print_text(const rotor_graph *g, const rotor_schedule *s, const run 
                (long long)s->chip.mesh_width, (long long)s->chip.mesh_height, s->hbm_intake / 1e9,
                (double)s->hbm_bytes / s->hbm_intake * 1e3);
     printf("\n");
-    printf("%-7s %12s %8s %7s %10s %10s %10s %10s %6s %6s %8s %8s\n", "design", "latency ms", "x basic",
+    printf("%-8s %12s %8s %7s %10s %10s %10s %10s %6s %6s %8s %8s\n", "design", "latency ms", "x basic",
            "% ideal", "preload ms", "execute ms", "overlap ms", "stall ms", "HBM %", "link %", "TFLOPS",
            "sched s");
     for (int i = 0; i < nruns; i++) {
         const rotor_schedule_report *r = &runs[i].rep;
         const rotor_preload_breakdown *b = &r->result.breakdown;
-        printf("%-7s %12.4f %8.3f %7.2f %10.4f %10.4f %10.4f %10.4f %6.1f %6.1f %8.2f %8.3f\n",
+        printf("%-8s %12.4f %8.3f %7.2f %10.4f %10.4f %10.4f %10.4f %6.1f %6.1f %8.2f %8.3f\n",
                rotor_preload_designs[runs[i].design].name, r->latency_s * 1e3,
                basic ? basic->rep.latency_s / r->latency_s : 0.0,
                ideal ? pct(ideal->rep.latency_s, r->latency_s) : 0.0, us(b->preload_ps) * 1e-3,
@@ -133,7 +133,11 @@ static void print_text(const rotor_graph *g, const rotor_schedule *s, const run 
                100.0 * r->hbm_util, 100.0 * r->link_util, r->tflops, runs[i].seconds);
     }
     if (ideal)
-        printf("\nIdeal has its own interconnect and SRAM for preloads (Elk §6.1): its link %% counts both.\n");
+        printf("\nIdeal has its own interconnect and SRAM space for preloads (Elk §6.1): its link %% counts both.\n"
+               "%s", s->pchip.sram_blocking
+                         ? "Its preload writes still pause a core's SRAM (contention 3, which Ideal keeps); roofline "
+                           "takes that away too.\n"
+                         : "");
     if (per_op && nruns) {
         const run *x = &runs[nruns - 1];
         printf("\n%s, per operator (times in us from the start):\n", rotor_preload_designs[x->design].name);
@@ -333,12 +337,12 @@ static rotor_status run_designs(const rotor_schedule *s, const rotor_preload_des
     return st;
 }
 
-/* --simulate: replays every shown design but ideal (its machine is not a
- * chip) on simchip; only the last replayed (*traced) keeps its simulator. */
+/* --simulate: replays every shown design but ideal and roofline (their
+ * machines are not a chip) on simchip; only the last replayed (*traced) keeps its simulator. */
 static rotor_status simulate_designs(const rotor_schedule *s, const rotor_chip *simchip, run *runs, int shown,
                                      const run **traced, rotor_error *err) {
     for (int i = 0; i < shown; i++) {
-        if (runs[i].design == ROTOR_PRELOAD_IDEAL) continue;
+        if (runs[i].design == ROTOR_PRELOAD_IDEAL || runs[i].design == ROTOR_PRELOAD_ROOFLINE) continue;
         double t0 = omp_get_wtime();
         rotor_status st = rotor_schedule_replay(s, &runs[i].rep, simchip, &runs[i].sim, err);
         runs[i].sim_seconds = omp_get_wtime() - t0;
@@ -393,15 +397,8 @@ int cmd_schedule(int argc, char **argv) {
     int ndesigns = 0;
     rotor_error err = {{0}};
     rotor_status st;
-    if (!ha.design || !strcmp(ha.design, "all")) {
-        for (int d = 0; d < ROTOR_PRELOAD_NDESIGNS; d++) designs[ndesigns++] = (rotor_preload_design)d;
-    } else {
-        if ((st = rotor_preload_design_parse(ha.design, &designs[0], &err))) {
-            rotor_error_prefix(&err, "--design");
-            return cli_fail(cmd, st, &err);
-        }
-        ndesigns = 1;
-    }
+    int drc = cli_parse_designs(cmd, ha.design, designs, &ndesigns);
+    if (drc) return drc;
 
     rotor_chip chip;
     if ((st = cli_chip(ha.m.chip ? ha.m.chip : "ipu-pod4", ha.m.sets, ha.m.nsets, &chip, &err))) return cli_fail(cmd, st, &err);

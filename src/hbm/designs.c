@@ -16,6 +16,7 @@ typedef struct runner {
     counters cnt;
     int64_t schedules;
     bool want_dyn, want_ideal;
+    pl_machine ideal_mach; /* want_ideal: PL_IDEAL or PL_ROOFLINE */
     bool refine;                    /* dyn, full: polish by the forward timing */
     int64_t refine_moves;
     int64_t replaced;               /* times try_order found a better schedule */
@@ -69,7 +70,7 @@ static rotor_status ideal_order(runner *r) {
         s->q[i] = q;
     }
     rotor_error e2;
-    rotor_status st = eval_sched(m, s, true, &r->tmp_r, r->tmp, &e2);
+    rotor_status st = eval_sched(m, s, r->ideal_mach, &r->tmp_r, r->tmp, &e2);
     if (st == ROTOR_ERR_INPUT) return ROTOR_ERR_NOFIT; /* the order does not fit the ideal machine */
     if (st) return st;
     if (!r->have_ideal || r->tmp_r.latency_ps < r->ideal_r.latency_ps) {
@@ -92,7 +93,7 @@ static rotor_status try_order(runner *r) {
     rotor_status st = dyn_run(m, &r->cur, &r->w, &r->cnt, &e2);
     if (st == ROTOR_ERR_NOFIT) return ROTOR_OK; /* this order cannot be scheduled */
     if (st) return st;
-    st = eval_sched(m, &r->cur, false, &r->tmp_r, r->tmp, r->err);
+    st = eval_sched(m, &r->cur, PL_CHIP, &r->tmp_r, r->tmp, r->err);
     if (st) return st;
     if (!r->have_best || r->tmp_r.latency_ps < r->best_r.latency_ps) {
         result_copy(&r->best_r, &r->tmp_r);
@@ -211,7 +212,7 @@ static rotor_status refine(runner *r) {
                     sched_copy(&f.cand, &r->best_s, n);
                     if (!refine_move(&f, c, mv)) continue;
                     r->schedules++;
-                    rotor_status es = eval_sched(m, &f.cand, false, &r->tmp_r, r->tmp, &e2);
+                    rotor_status es = eval_sched(m, &f.cand, PL_CHIP, &r->tmp_r, r->tmp, &e2);
                     if (es == ROTOR_ERR_INPUT) continue; /* breaks a rule or overflows the SRAM */
                     if (es) {
                         st = rotor_fail(r->err, es, "%s", e2.msg);
@@ -350,7 +351,7 @@ static rotor_status static_search(runner *r) {
                 s->q[i] = end;
             }
             r->schedules++;
-            st = eval_sched(m, s, false, &r->tmp_r, r->tmp, r->err);
+            st = eval_sched(m, s, PL_CHIP, &r->tmp_r, r->tmp, r->err);
             if (!st && (!r->have_best || r->tmp_r.latency_ps < r->best_r.latency_ps)) {
                 result_copy(&r->best_r, &r->tmp_r);
                 r->best_r.exec_cap_bytes = X;
@@ -417,7 +418,7 @@ rotor_status rotor_preload_schedule(const rotor_preload_model *m, rotor_preload_
     case ROTOR_PRELOAD_BASIC:
         basic_sched(m, &r.cur);
         r.schedules = 1;
-        st = eval_sched(m, &r.cur, false, &r.best_r, r.tmp, err);
+        st = eval_sched(m, &r.cur, PL_CHIP, &r.best_r, r.tmp, err);
         break;
     case ROTOR_PRELOAD_STATIC:
         st = static_search(&r);
@@ -432,16 +433,18 @@ rotor_status rotor_preload_schedule(const rotor_preload_model *m, rotor_preload_
         st = run_search(&r, true);
         if (!st && r.refine) st = keep_static_if_better(&r);
         break;
-    case ROTOR_PRELOAD_IDEAL: {
+    case ROTOR_PRELOAD_IDEAL:
+    case ROTOR_PRELOAD_ROOFLINE: {
         /* the orders full visits; full's own choices steer them only when
          * more than one layer id is reordered */
         int kinds = 0;
         for (int k = 0; k < m->nkinds; k++) kinds += m->kinds[k].nheavy >= 2;
         r.want_ideal = true;
+        r.ideal_mach = design == ROTOR_PRELOAD_IDEAL ? PL_IDEAL : PL_ROOFLINE;
         r.want_dyn = kinds > 1;
         st = run_search(&r, true);
         res = &r.ideal_r;
-        if (!st && !r.have_ideal) st = rotor_fail(err, ROTOR_ERR_NOFIT, "ideal: no order fits");
+        if (!st && !r.have_ideal) st = rotor_fail(err, ROTOR_ERR_NOFIT, "%s: no order fits", rotor_preload_designs[design].name);
         break;
     }
     default:

@@ -447,7 +447,8 @@ const rotor_preload_design_info rotor_preload_designs[ROTOR_PRELOAD_NDESIGNS] = 
     {ROTOR_PRELOAD_STATIC, "static", "the best static split of SRAM into execution and preload space"},
     {ROTOR_PRELOAD_DYN, "dyn", "Elk without reordering: inductive scheduling and cost-aware allocation"},
     {ROTOR_PRELOAD_FULL, "full", "Elk: inductive scheduling, cost-aware allocation, preload order permutation"},
-    {ROTOR_PRELOAD_IDEAL, "ideal", "roofline: own interconnect and SRAM for preloads, free distribution"},
+    {ROTOR_PRELOAD_IDEAL, "ideal", "Elk's Ideal: own interconnect and SRAM space for preloads, free distribution"},
+    {ROTOR_PRELOAD_ROOFLINE, "roofline", "Ideal without SRAM access contention: preload writes never pause a core"},
 };
 
 rotor_status rotor_preload_design_parse(const char *name, rotor_preload_design *out, rotor_error *err) {
@@ -459,6 +460,6 @@ rotor_status rotor_preload_design_parse(const char *name, rotor_preload_design *
     const char *names[ROTOR_PRELOAD_NDESIGNS];
     char hint[96];
     for (int d = 0; d < ROTOR_PRELOAD_NDESIGNS; d++) names[d] = rotor_preload_designs[d].name;
-    return rotor_fail(err, ROTOR_ERR_INPUT, "design: unknown '%s'%s (expected basic, static, dyn, full or ideal)",
+    return rotor_fail(err, ROTOR_ERR_INPUT, "design: unknown '%s'%s (expected basic, static, dyn, full, ideal or roofline)",
                       name ? name : "", rotor_suggest_phrase(name, names, ROTOR_PRELOAD_NDESIGNS, hint, sizeof hint));
 }

@@ -118,13 +118,20 @@ void sched_copy(sched *d, const sched *s, int n);
 void identity(sched *s, int n);
 bool result_alloc(rotor_preload_result *r, int n);
 void result_copy(rotor_preload_result *d, const rotor_preload_result *s);
+/* The machine a schedule is timed on: the chip itself, Elk's Ideal (§6.1:
+ * preload and execution each have their own interconnect and SRAM space,
+ * distribution is free, but a blocking SRAM still pauses a core while the
+ * preload writes into it: contention 3 of Figure 2, which Ideal does not
+ * name), or the roofline (no contention of any kind). */
+typedef enum pl_machine { PL_CHIP, PL_IDEAL, PL_ROOFLINE } pl_machine;
+
 /* Forward timing of schedule s under the three rules into r (hbm_total:
- * the HBM busy time), on the ideal machine when `ideal`. */
-rotor_status time_forward(const rotor_preload_model *m, const sched *s, bool ideal, rotor_preload_result *r,
+ * the HBM busy time), on machine `mach`. */
+rotor_status time_forward(const rotor_preload_model *m, const sched *s, pl_machine mach, rotor_preload_result *r,
                           int64_t *hbm_total, rotor_error *err);
 /* Checks schedule s (plans fit, states exist, q valid, SRAM) and times it
  * forwards under the three rules.  `tmp` holds 6 n int64 of scratch. */
-rotor_status eval_sched(const rotor_preload_model *m, const sched *s, bool ideal, rotor_preload_result *r,
+rotor_status eval_sched(const rotor_preload_model *m, const sched *s, pl_machine mach, rotor_preload_result *r,
                         int64_t *tmp, rotor_error *err);
 
 /* The backward estimate of an execution (docs/preload.md): own plan and

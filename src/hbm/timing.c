@@ -87,12 +87,17 @@ static int64_t overlap_len(const int64_t *as, const int64_t *ae, int na, const i
  * sharing; Elk is silent): the preload moves at the rate its tighter share
  * allows, min(f, 1/2) of each resource, the execution gets the rest of
  * each.  On all-to-all the busiest link is the core's own and this is one
- * shared link.  On the ideal machine they never meet.  Piecewise constant
+ * shared link.  On the roofline they never meet.  On Elk's Ideal each has
+ * its own interconnect, so only the SRAM is shared: with sram_blocking the
+ * preload's writes of the smallest preload space still pause the core
+ * (fc = lb / (link_bw duration)) while the execution computes (c = B), by
+ * the same max-min rule; without blocking Ideal is the roofline.  Piecewise constant
  * rates, so the time advances event to event: O(n) events in all. */
-rotor_status time_forward(const rotor_preload_model *m, const sched *s, bool ideal,
+rotor_status time_forward(const rotor_preload_model *m, const sched *s, pl_machine mach,
                           rotor_preload_result *r, int64_t *hbm_total, rotor_error *err) {
     const int n = m->n;
     const double link = (double)m->chip.link_bw;
+    const bool ideal = mach != PL_CHIP, access = mach == PL_IDEAL && m->chip.sram_blocking;
     double t = 0, prem = 0, fc = 0, fl = 0, need_c = 0, need_l = 0, ebusy_end = 0;
     int e = 0, kstart = 0, kdone = 0;
     bool erun = false, prun = false;
@@ -112,7 +117,8 @@ rotor_status time_forward(const rotor_preload_model *m, const sched *s, bool ide
             }
             prun = true;
             prem = (double)d;
-            fc = ideal ? 0 : fmin(1, (double)st->space_bytes * 1e12 / (link * (double)d));
+            fc = fmin(1, (double)(ideal ? m->ops[y].lb : st->space_bytes) * 1e12 / (link * (double)d));
+            if (ideal && !access) fc = 0;
             fl = ideal ? 0 : fmin(1, (double)st->intake_bytes * 1e12 / (link * (double)d));
         }
         if (!erun && s->pos[e] < kdone) {
@@ -120,7 +126,7 @@ rotor_status time_forward(const rotor_preload_model *m, const sched *s, bool ide
             const rotor_preload_state *st = &p->states[s->state[e]];
             b = ideal ? p->in.time_ps : p->in.time_ps + st->dist_ps;
             double x = ideal ? 0 : (double)(p->in.traffic_bytes + st->dist_bytes) * 1e12 / link;
-            need_c = ideal ? 0 : m->chip.sram_blocking ? fmax((double)b, x) : x;
+            need_c = ideal ? (access ? (double)b : 0) : m->chip.sram_blocking ? fmax((double)b, x) : x;
             need_l = ideal ? 0 : (double)(p->in.link_bytes + st->dist_intake_bytes) * 1e12 / link;
             ebusy_end = t + (double)b;
             erun = true;
@@ -169,9 +175,10 @@ rotor_status time_forward(const rotor_preload_model *m, const sched *s, bool ide
 
 /* Checks schedule s (plans fit, states exist, q valid, SRAM) and times it
  * forwards under the three rules.  `tmp` holds 6 n int64 of scratch. */
-rotor_status eval_sched(const rotor_preload_model *m, const sched *s, bool ideal, rotor_preload_result *r,
+rotor_status eval_sched(const rotor_preload_model *m, const sched *s, pl_machine mach, rotor_preload_result *r,
                         int64_t *tmp, rotor_error *err) {
     int n = m->n;
+    const bool ideal = mach != PL_CHIP;
     int64_t S = m->chip.sram_bytes;
     int64_t *busy_s = tmp, *busy_e = tmp + n, *stall_s = tmp + 2 * (size_t)n, *stall_e = tmp + 3 * (size_t)n;
     int64_t *pre_s = tmp + 4 * (size_t)n, *pre_e = tmp + 5 * (size_t)n;
@@ -227,7 +234,7 @@ rotor_status eval_sched(const rotor_preload_model *m, const sched *s, bool ideal
     }
     /* forwards, in program order */
     int64_t hbm_ps = 0;
-    rotor_status st = time_forward(m, s, ideal, r, &hbm_ps, err);
+    rotor_status st = time_forward(m, s, mach, r, &hbm_ps, err);
     if (st) return st;
     r->breakdown = (rotor_preload_breakdown){0};
     for (int i = 0; i < n; i++) r->order[i] = s->order[i];
@@ -263,8 +270,10 @@ rotor_status eval_sched(const rotor_preload_model *m, const sched *s, bool ideal
 }
 
 rotor_status rotor_preload_evaluate(const rotor_preload_model *m, const rotor_preload_choice *choices,
-                                    const int *order, bool ideal, rotor_preload_result *out, rotor_error *err) {
+                                    const int *order, rotor_preload_design machine, rotor_preload_result *out,
+                                    rotor_error *err) {
     int n = m->n;
+    pl_machine mach = machine == ROTOR_PRELOAD_IDEAL ? PL_IDEAL : machine == ROTOR_PRELOAD_ROOFLINE ? PL_ROOFLINE : PL_CHIP;
     memset(out, 0, sizeof *out);
     sched s;
     int64_t *tmp = malloc(sizeof(int64_t) * 6 * (size_t)n + sizeof(int64_t));
@@ -294,9 +303,9 @@ rotor_status rotor_preload_evaluate(const rotor_preload_model *m, const rotor_pr
         else
             s.q[i] = i + 1 + choices[i].preload_number;
     }
-    if (!st) st = eval_sched(m, &s, ideal, out, tmp, err);
+    if (!st) st = eval_sched(m, &s, mach, out, tmp, err);
     if (!st) {
-        out->design = ideal ? ROTOR_PRELOAD_IDEAL : ROTOR_PRELOAD_DYN;
+        out->design = mach == PL_CHIP ? ROTOR_PRELOAD_DYN : machine;
         out->schedules = 1;
     } else {
         rotor_preload_result_free(out);

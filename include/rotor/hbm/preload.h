@@ -110,13 +110,15 @@ typedef enum rotor_preload_design {
     ROTOR_PRELOAD_STATIC,   /* best static split of SRAM into execution and preload space */
     ROTOR_PRELOAD_DYN,      /* Elk without reordering: §4.2 + §4.3 */
     ROTOR_PRELOAD_FULL,     /* Elk: §4.2 + §4.3 + §4.4 */
-    ROTOR_PRELOAD_IDEAL,    /* roofline: separate interconnect and SRAM for preload, free distribution */
+    ROTOR_PRELOAD_IDEAL,    /* Elk §6.1: own interconnect and SRAM space for preload, free
+                               distribution; a blocking SRAM still pauses for preload writes */
+    ROTOR_PRELOAD_ROOFLINE, /* Ideal without SRAM access contention: no contention at all */
     ROTOR_PRELOAD_NDESIGNS
 } rotor_preload_design;
 
 typedef struct rotor_preload_design_info {
     rotor_preload_design design;
-    const char *name;       /* "basic", "static", "dyn", "full", "ideal" */
+    const char *name;       /* "basic", "static", "dyn", "full", "ideal", "roofline" */
     const char *summary;
 } rotor_preload_design_info;
 
@@ -124,7 +126,7 @@ extern const rotor_preload_design_info rotor_preload_designs[ROTOR_PRELOAD_NDESI
 rotor_status rotor_preload_design_parse(const char *name, rotor_preload_design *out, rotor_error *err);
 
 typedef struct rotor_preload_options {
-    int64_t max_orders;     /* full, ideal: preload orders tried per layer id besides the
+    int64_t max_orders;     /* full, ideal, roofline: preload orders tried per layer id besides the
                                current best (0: 5040) */
     int64_t max_splits;     /* static: execution-space sizes tried (0: 512) */
     bool no_refine;         /* dyn, full: keep the induction's schedule as it is (Elk alone),
@@ -182,14 +184,17 @@ typedef struct rotor_preload_result {
 /* Times a given schedule under the three rules of §4.5 (preloads in order,
  * one at a time; execute(i) waits for preload(i); an execute holds back every
  * later call until it ends).  order: the preload order (NULL: execution
- * order).  ideal: the Ideal machine of §6.1 (no contention, no distribution,
- * separate SRAM for preloads; the state is ignored and each preload takes the
- * operator's smallest footprint).  ROTOR_ERR_INPUT, naming the operator, when
- * the schedule breaks a rule or overflows the SRAM.  out->design is
- * ROTOR_PRELOAD_IDEAL or ROTOR_PRELOAD_DYN (a given schedule on the real chip). */
+ * order).  machine: ROTOR_PRELOAD_IDEAL times it on the Ideal machine of
+ * §6.1 (no interconnect or space contention, no distribution, separate SRAM
+ * space for preloads; the state is ignored and each preload takes the
+ * operator's smallest footprint, whose writes still pause a blocking SRAM),
+ * ROTOR_PRELOAD_ROOFLINE on Ideal without that pause, any other design on the
+ * chip itself.  ROTOR_ERR_INPUT, naming the operator, when the schedule breaks
+ * a rule or overflows the SRAM.  out->design is the machine's design, or
+ * ROTOR_PRELOAD_DYN (a given schedule on the real chip). */
 rotor_status rotor_preload_evaluate(const rotor_preload_model *m, const rotor_preload_choice *choices,
-                                    const int *order, bool ideal, rotor_preload_result *out,
-                                    rotor_error *err);
+                                    const int *order, rotor_preload_design machine,
+                                    rotor_preload_result *out, rotor_error *err);
 
 /* Runs one design; opt may be NULL. */
 rotor_status rotor_preload_schedule(const rotor_preload_model *m, rotor_preload_design design,
