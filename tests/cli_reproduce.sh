@@ -45,7 +45,7 @@ if [ $? -eq 0 ]; then ok; else bad "elk: $(cat "$err")"; fi
 for pat in "^llama2-7b *1 " "Full over Basic .* over 1 points (paper: 1.87x (1.93x), 1.37x (1.49x), 94.84%)" \
     "Figure 18 (a)" "Figure 18 (b)-(d)" "^full .* 62.40 .* 89.52" "Figure 19" "^llama2-7b *64 " \
     "The paper's regime (Ideal uses 55-75% of HBM" "inter-core writes do not pause a core's SRAM" \
-    "^Execution-bound: 16 TB/s with matrix_tflops=83" "^roofline "; do
+    "^Execution-bound: 16 TB/s with matrix_tflops=83" "^roofline " "^Figure 20: llama2-7b's latency in parts"; do
     if grep -q -- "$pat" "$out"; then ok; else bad "elk tables lack '$pat': $(head -n 12 "$out")"; fi
 done
 for f in elk-fig17.csv elk-fig19.csv elk-execution-bound.csv elk-fig17.svg elk-fig19.svg; do

@@ -263,6 +263,24 @@ static void print_tables(const elk_model *ms, int nm, const rotor_chip *chip) {
     printf(" %8s\n", "ideal HBM");
     for (int i = 0; i < nm; i++)
         for (int k = 0; k < ELK_BWS; k++) print_point_row(ms[i].model, &ms[i].bw[k], true, ROW_IDEAL_HBM);
+    /* Figure 20: the first model's breakdown against the bandwidth (the
+     * paper shows Llama2-13B's) */
+    printf("\nFigure 20: %s's latency in parts (ms) against the HBM bandwidth, batch %lld: preload alone / "
+           "stall\n",
+           ms[0].model, (long long)ms[0].bw[0].batch);
+    printf("%6s", "TB/s");
+    for (int d = 0; d < ROTOR_PRELOAD_IDEAL; d++) printf(" %19s", rotor_preload_designs[d].name);
+    printf("\n");
+    for (int k = 0; k < ELK_BWS; k++) {
+        const elk_point *x = &ms[0].bw[k];
+        if (!x->fits) continue;
+        printf("%6.0f", x->tbps);
+        for (int d = 0; d < ROTOR_PRELOAD_IDEAL; d++)
+            printf("   %7.4f / %7.4f", x->preload_s[d] * 1e3, x->stall_s[d] * 1e3);
+        printf("\n");
+    }
+    printf("(paper: the stall grows with the bandwidth for Basic, Static and Dyn, and Full's reordering removes it)\n");
+
     elk_summary r = summarise_regime(ms, nm, false);
     printf("\nThe paper's regime (Ideal uses 55-75%% of HBM, Figure 18 (b): 64.38%%): ");
     if (!r.n) {
