@@ -124,6 +124,14 @@ $(TESTS): $(TEST_OBJ) $(LIB) | deps-test
 $(BUILD)/bench_%: $(BUILD)/bench/bench_%.o $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
+# tools/onnxgen writes ONNX models for tests, benchmarks and examples
+ONNXGEN := $(BUILD)/onnxgen
+$(BUILD)/tools/onnxgen.o: tools/onnxgen.c $(GEN_HDR) | deps
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -I$(GEN) -c $< -o $@
+$(ONNXGEN): $(BUILD)/tools/onnxgen.o $(GEN_OBJ)
+	$(CC) $(LDFLAGS) -o $@ $^ -lprotobuf-c -lm
+
 $(BUILD)/tests/%.o: tests/%.c | deps-test
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
@@ -132,20 +140,21 @@ $(BUILD)/tests/%.o: tests/%.c | deps-test
 check-layers:
 	@sh scripts/check-layers.sh
 
-test: check-layers $(TESTS) $(ROTOR)
+test: check-layers $(TESTS) $(ROTOR) $(ONNXGEN)
 	@[ -d ../shared/onnx ] || echo "make test: ../shared/onnx is absent (a clone without the project's shared files): the $$(grep -c "need(SHARED" tests/test_onnx.c) onnx tests of its real and bad files are skipped"
 	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp $(TESTS) --jobs 2
 	@sh tests/layers.sh
 	@sh tests/tree.sh
 	@TESTS=$(TESTS) sh tests/fresh.sh
-	@set -e; for t in tests/cli*.sh; do echo "ROTOR=$(ROTOR) sh $$t"; ROTOR=$(ROTOR) sh $$t; done
+	@set -e; for t in tests/cli*.sh; do echo "ROTOR=$(ROTOR) sh $$t"; ROTOR=$(ROTOR) ONNXGEN=$(ONNXGEN) sh $$t; done
 
 run: $(ROTOR)
 	$(ROTOR) plan --expr 'C[m,n] += A[m,k] * B[k,n]' --dims m=32,k=5120,n=15360 --chip ipu-mk2 --format t10
 	$(ROTOR) compile bert-large --batch 8 --chip ipu-mk2 --compare | tail -n 6
 
-bench: $(BENCH)
+bench: $(BENCH) $(ROTOR) $(ONNXGEN)
 	@set -e; for b in $(BENCH); do echo "$$b"; $$b; done
+	@sh bench/bench_run.sh $(ROTOR) $(ONNXGEN)
 
 # Each harness runs FUZZ_S seconds from its seed corpus tests/fuzz/corpus/NAME
 # (read only; what it finds new goes to build/fuzz/corpus/NAME).  The ONNX

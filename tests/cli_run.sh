@@ -86,4 +86,22 @@ else
     echo "cli_run.sh: skipping the real models: $SHARED is absent"
 fi
 
+# The repository's sample (examples/tiny-cnn.onnx, written by tools/onnxgen):
+# it runs, and the generator writes it again byte for byte.  ResNet-18 from
+# the generator has torchvision's 11.7 M parameters (batch norm folded into
+# the convolutions' biases) and 1.8 G multiply-adds.
+expect_out tiny-cnn "^PASS  logits  *1x10  *vs direct" -- run examples/tiny-cnn.onnx
+ONNXGEN=${ONNXGEN:-build/onnxgen}
+if "$ONNXGEN" tiny-cnn "$tmpdir/tiny.onnx" && cmp -s "$tmpdir/tiny.onnx" examples/tiny-cnn.onnx; then ok
+else bad "onnxgen tiny-cnn differs from examples/tiny-cnn.onnx"; fi
+if "$ONNXGEN" resnet-18 "$tmpdir/r18.onnx"; then ok; else bad "onnxgen resnet-18 failed"; fi
+expect_out r18-size "11684712 weights (46.74 MB)" -- model "$tmpdir/r18.onnx"
+expect_out r18-ops "histogram: Add 29, Conv 20, Relu 17, Flatten 1, Gemm 1, GlobalAveragePool 1, MaxPool 1" -- \
+    model "$tmpdir/r18.onnx"
+expect_out r18-flops "3.635 GFLOP" -- model "$tmpdir/r18.onnx"
+rm -f "$tmpdir/r18.onnx"
+if "$ONNXGEN" vgg "$tmpdir/x.onnx" 2>"$err"; then bad "onnxgen vgg: exit 0"
+elif grep -q "onnxgen: unknown model 'vgg' (known: resnet-18, tiny-cnn)" "$err"; then ok
+else bad "onnxgen vgg: $(cat "$err")"; fi
+
 finish cli_run
