@@ -24,6 +24,7 @@
 #include "rotor/hbm/schedule.h"
 #include "rotor/op/search.h"
 #include "rotor/model/zoo.h"
+#include "rotor/pipeline/pipeline.h"
 
 #define assert_msg_has(err, s) \
     cr_assert(strstr((err).msg, (s)) != NULL, "message \"%s\" lacks \"%s\"", (err).msg, (s))
@@ -936,4 +937,81 @@ Test(replay, a_schedule_on_a_mesh_is_slower_and_bad_input_names_the_operator, .t
     assert_msg_has(err, want);
     rotor_schedule_report_free(&rep);
     rotor_schedule_free(s);
+}
+
+/* Streaming (docs/simulator.md, "Streaming"): rotor_replay without a
+ * simulator to return runs each operator to its barrier and drops its tasks.
+ * A small BERT (hand-offs, vendor operators, reductions) replayed whole and
+ * streamed agrees in every operator's phases and every statistic, to the
+ * picosecond, on the all-to-all chip and on a mesh where links contend. */
+Test(replay, a_program_streamed_operator_by_operator_equals_the_whole_run_to_the_picosecond, .timeout = 120) {
+    rotor_chip chip, mesh;
+    cr_assert_eq(rotor_chip_preset("ipu-mk2", &chip, NULL), ROTOR_OK);
+    mesh = chip;
+    rotor_error err = {{0}};
+    cr_assert_eq(rotor_chip_set(&mesh, "topology=mesh", &err), ROTOR_OK);
+    cr_assert_eq(rotor_chip_set(&mesh, "mesh_width=32", &err), ROTOR_OK);
+    cr_assert_eq(rotor_chip_set(&mesh, "mesh_height=46", &err), ROTOR_OK);
+    rotor_pipeline_options po = {.model = "bert-base", .zoo = {.layers = 1, .seq = 16, .batch = 2}, .t10 = true,
+                                 .program = true};
+    rotor_pipeline pp;
+    cr_assert_eq(rotor_pipeline_run(&po, &chip, &pp, &err), ROTOR_OK, "%s", err.msg);
+    const rotor_program *p = &pp.program;
+    int handoffs = 0, vendors = 0;
+    for (int o = 0; o < p->nops; o++) {
+        vendors += p->ops[o].vendor;
+        for (int t = 0; t < ROTOR_MAX_TENSORS; t++) handoffs += p->ops[o].handoff[t] >= 0;
+    }
+    cr_assert_gt(handoffs, 0);
+    cr_assert_gt(vendors, 0);
+    const rotor_chip *chips[2] = {&chip, &mesh};
+    for (int k = 0; k < 2; k++) {
+        rotor_replay_result whole, streamed;
+        rotor_sim *sim;
+        cr_assert_eq(rotor_replay(p, chips[k], &whole, &sim, &err), ROTOR_OK, "%s", err.msg);
+        cr_assert_eq(rotor_replay(p, chips[k], &streamed, NULL, &err), ROTOR_OK, "%s", err.msg);
+        cr_assert_eq(whole.nops, p->nops);
+        cr_assert_eq(streamed.nops, p->nops);
+        double end = 0;
+        for (int o = 0; o < p->nops; o++) {
+            const rotor_replay_op *a = &whole.ops[o], *b = &streamed.ops[o];
+            cr_assert_eq(a->simulated_s, b->simulated_s, "%s: %.12g vs %.12g s", p->ops[o].name, a->simulated_s,
+                         b->simulated_s);
+            cr_assert_eq(a->simulated_setup_s, b->simulated_setup_s, "%s", p->ops[o].name);
+            cr_assert_eq(a->simulated_main_s, b->simulated_main_s, "%s", p->ops[o].name);
+            cr_assert_eq(a->simulated_reduction_s, b->simulated_reduction_s, "%s", p->ops[o].name);
+            cr_assert_eq(a->wait_s, b->wait_s, "%s", p->ops[o].name);
+            cr_assert_eq(a->tasks, b->tasks, "%s", p->ops[o].name);
+            /* the operator's span in the whole run ends where the streamed one does */
+            int64_t s0, s1;
+            rotor_sim_op_span(sim, o, &s0, &s1);
+            end += b->simulated_s;
+            cr_assert(fabs((double)s1 * 1e-12 - end) <= 1e-9 * end, "%s ends at %lld ps", p->ops[o].name,
+                      (long long)s1);
+        }
+        if (k == 1) cr_assert_gt(whole.stats.stall_ps, 0, "the mesh contends");
+        const rotor_sim_stats *x = &whole.stats, *y = &streamed.stats;
+        cr_assert_eq(x->makespan_ps, y->makespan_ps);
+        cr_assert_eq(x->tasks, y->tasks);
+        cr_assert_eq(x->events, y->events);
+        cr_assert_eq(x->transfers, y->transfers);
+        cr_assert_eq(x->bytes, y->bytes);
+        cr_assert_eq(x->stall_ps, y->stall_ps);
+        cr_assert_eq(x->contended_ps, y->contended_ps);
+        cr_assert_eq(x->compute_wait_ps, y->compute_wait_ps);
+        cr_assert_eq(x->idle_ps, y->idle_ps);
+        for (int c = 0; c < ROTOR_SIM_NCATS; c++) {
+            cr_assert_eq(x->busy_ps[c], y->busy_ps[c]);
+            cr_assert_eq(x->active_ps[c], y->active_ps[c]);
+            cr_assert_eq(x->exposed_ps[c], y->exposed_ps[c]);
+        }
+        cr_assert_eq(x->link_util_mean, y->link_util_mean);
+        cr_assert_eq(x->link_util_peak, y->link_util_peak);
+        cr_assert_eq(whole.simulated_s, streamed.simulated_s);
+        cr_assert(memcmp(x, y, sizeof *x) == 0, "every statistic agrees");
+        rotor_sim_free(sim);
+        rotor_replay_result_free(&whole);
+        rotor_replay_result_free(&streamed);
+    }
+    rotor_pipeline_free(&pp);
 }

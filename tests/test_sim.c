@@ -1131,3 +1131,151 @@ Test(sim, trace_of_a_mesh_multichip_graph_has_every_task_and_its_tracks) {
     free(text);
     rotor_sim_free(s);
 }
+
+/* ---- streaming (docs/simulator.md, "Streaming") ----------------------------- */
+
+static void assert_same_timing(const rotor_sim *s, const rotor_sim *whole, int64_t id) {
+    rotor_sim_timing t = timing(s, id), w = timing(whole, id);
+    cr_assert(t.ready_ps == w.ready_ps && t.start_ps == w.start_ps && t.end_ps == w.end_ps,
+              "task %lld: streamed %lld/%lld/%lld, whole %lld/%lld/%lld", (long long)id, (long long)t.ready_ps,
+              (long long)t.start_ps, (long long)t.end_ps, (long long)w.ready_ps, (long long)w.start_ps,
+              (long long)w.end_ps);
+}
+
+/* A random graph in overlapping windows.  Every task of window w + 1 waits
+ * for the gate, task `per_window / 2` of window w, and for random tasks of
+ * windows w and w + 1, so windows run into each other.  Adds it to s; with
+ * stream, advances to each gate before adding the next window (the earliest
+ * instant a task of it can become ready), checks the finished tasks against
+ * `whole` and retires them while they form a prefix. */
+static void random_windows(rotor_sim *s, const rotor_sim *whole, bool stream, uint64_t seed, int64_t cores,
+                           int windows, int per_window) {
+    uint64_t x = seed;
+    rotor_error err;
+    int64_t gate = -1, n = (int64_t)windows * per_window, checked = 0;
+    int64_t *ids = malloc(sizeof *ids * (size_t)n);
+    for (int w = 0; w < windows; w++) {
+        for (int i = 0; i < per_window; i++) {
+            int64_t deps[3], self = (int64_t)w * per_window + i, lo = w > 0 ? (int64_t)(w - 1) * per_window : 0;
+            int nd = 0;
+            if (gate >= 0) deps[nd++] = gate;
+            for (int k = 0; k < 2 && self > lo; k++) {
+                x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                if (x % 3 == 0) continue;
+                deps[nd++] = ids[lo + (int64_t)((x >> 8) % (uint64_t)(self - lo))];
+            }
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            int64_t a = (int64_t)(x % (uint64_t)cores), b = (int64_t)((x >> 20) % (uint64_t)cores);
+            if (x % 5 < 2 || a == b) {
+                rotor_sim_compute c = {.core = a, .duration_ps = (int64_t)((x >> 32) % 50000), .op = w,
+                                       .category = ROTOR_SIM_COMPUTE, .deps = deps, .ndeps = nd};
+                cr_assert_eq(rotor_sim_add_compute(s, &c, &ids[self], &err), ROTOR_OK, "%s", err.msg);
+            } else {
+                rotor_sim_transfer t = {.src = a, .dst = b, .bytes = (int64_t)((x >> 32) % 5000), .op = w,
+                                        .category = ROTOR_SIM_COMM, .deps = deps, .ndeps = nd};
+                cr_assert_eq(rotor_sim_add_transfer(s, &t, &ids[self], &err), ROTOR_OK, "%s", err.msg);
+            }
+        }
+        gate = ids[(int64_t)w * per_window + per_window / 2];
+        if (!stream || w + 1 == windows) continue;
+        cr_assert_eq(rotor_sim_advance(s, gate, &err), ROTOR_OK, "%s", err.msg);
+        rotor_sim_timing t;
+        while (checked < gate && rotor_sim_task_timing(s, checked, &t, NULL) == ROTOR_OK)
+            assert_same_timing(s, whole, checked++);
+        int64_t below = checked < (int64_t)(w - 1) * per_window ? checked : (int64_t)(w - 1) * per_window;
+        if (below > 0) cr_assert_eq(rotor_sim_retire(s, below, &err), ROTOR_OK, "%s", err.msg);
+    }
+    free(ids);
+}
+
+Test(sim, a_graph_streamed_window_by_window_equals_the_whole_run_to_the_picosecond) {
+    int64_t overlapped = 0;
+    for (int topo = 0; topo < 2; topo++)
+        for (uint64_t seed = 1; seed <= 20; seed++) {
+            rotor_chip chip = topo ? mesh(4, 4, 30) : a2a(16, 30);
+            rotor_sim *whole = make(&chip), *s = make(&chip);
+            random_windows(whole, NULL, false, seed * 7919, 16, 12, 40);
+            rotor_sim_stats a = run(whole), b;
+            rotor_error err;
+            cr_assert_eq(rotor_sim_stream_begin(s, &err), ROTOR_OK, "%s", err.msg);
+            random_windows(s, whole, true, seed * 7919, 16, 12, 40);
+            cr_assert_eq(rotor_sim_stream_end(s, &b, &err), ROTOR_OK, "%s", err.msg);
+            cr_assert(memcmp(&a, &b, sizeof a) == 0, "seed %llu: makespan %lld vs %lld", (unsigned long long)seed,
+                      (long long)a.makespan_ps, (long long)b.makespan_ps);
+            rotor_sim_timing t;
+            int64_t kept = 0;
+            for (int64_t id = 0; id < 12 * 40; id++)
+                if (rotor_sim_task_timing(s, id, &t, NULL) == ROTOR_OK) {
+                    assert_same_timing(s, whole, id);
+                    kept++;
+                }
+            cr_assert_lt(kept, 6 * 40, "finished tasks were retired as the stream went (kept %lld)", (long long)kept);
+            for (int op = 0; op < 12; op++) {
+                int64_t a0, a1, b0, b1;
+                rotor_sim_op_span(whole, op, &a0, &a1);
+                rotor_sim_op_span(s, op, &b0, &b1);
+                cr_assert(a0 == b0 && a1 == b1, "op %d", op);
+                if (op > 0) {
+                    int64_t p0, p1;
+                    rotor_sim_op_span(whole, op - 1, &p0, &p1);
+                    overlapped += a0 < p1; /* window op starts before op - 1 ends */
+                }
+            }
+            rotor_sim_free(whole);
+            rotor_sim_free(s);
+        }
+    cr_assert_gt(overlapped, 100, "the windows overlap (%lld of 440 times)", (long long)overlapped);
+}
+
+/* What a stream refuses, each with the reason. */
+Test(sim, a_stream_refuses_a_late_task_a_retired_dependency_and_a_whole_run) {
+    rotor_chip chip = a2a(2, 0);
+    rotor_sim *s = make(&chip);
+    rotor_error err;
+    rotor_sim_stats st;
+    int64_t a = compute(s, 0, 100, NULL, 0);
+    cr_assert_eq(rotor_sim_stream_begin(s, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "a stream starts on a simulator with no tasks (it has 1)");
+    rotor_sim_free(s);
+    s = make(&chip);
+    cr_assert_eq(rotor_sim_stream_begin(s, &err), ROTOR_OK, "%s", err.msg);
+    a = compute(s, 0, 100, NULL, 0);                /* 0 - 100 */
+    int64_t b = compute(s, 1, 300, NULL, 0);        /* 0 - 300 */
+    int64_t c = compute(s, 0, 50, &a, 1);           /* 100 - 150 */
+    cr_assert_eq(rotor_sim_advance(s, c, &err), ROTOR_OK, "%s", err.msg);
+    assert_span(s, c, 100, 150);
+    /* a finished at 100, the run is at 150: a task on a alone is late */
+    rotor_sim_compute late = {.core = 1, .duration_ps = 1, .op = -1, .deps = &a, .ndeps = 1};
+    cr_assert_eq(rotor_sim_add_compute(s, &late, NULL, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "sim: compute task 3: the stream added it late: it was ready at 100 ps and the run is at 150 ps");
+    late.deps = NULL;
+    late.ndeps = 0;
+    cr_assert_eq(rotor_sim_add_compute(s, &late, NULL, &err), ROTOR_ERR_INPUT, "no dependencies: ready at 0");
+    /* on a and b (b still running): fine, ready at 300 */
+    int64_t ab[2] = {a, b}, d = compute(s, 0, 10, ab, 2);
+    cr_assert_eq(rotor_sim_add_dep(s, d, a, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "a streamed run takes dependencies only as tasks are added");
+    cr_assert_eq(rotor_sim_retire(s, 2, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "sim: retire: task 1 has not finished");
+    cr_assert_eq(rotor_sim_retire(s, 1, &err), ROTOR_OK, "%s", err.msg);
+    rotor_sim_timing t;
+    cr_assert_eq(rotor_sim_task_timing(s, a, &t, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "sim: task 0 was retired (tasks kept: 1..3)");
+    cr_assert_eq(rotor_sim_task_timing(s, d, &t, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "task 3 has not finished yet");
+    late.deps = &a;
+    late.ndeps = 1;
+    cr_assert_eq(rotor_sim_add_compute(s, &late, NULL, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "deps[0]: task 0 was retired (tasks kept: 1..)");
+    cr_assert_eq(rotor_sim_run(s, &st, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "a streamed run ends with rotor_sim_stream_end");
+    cr_assert_eq(rotor_sim_stream_end(s, &st, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(st.makespan_ps, 310);
+    cr_assert_eq(st.tasks, 4);
+    assert_span(s, d, 300, 310);
+    cr_assert_null(rotor_sim_trace_json(s, &err));
+    assert_msg_has(err, "no trace of a stream that retired tasks");
+    cr_assert_eq(rotor_sim_add_compute(s, &late, NULL, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "the stream has ended");
+    rotor_sim_free(s);
+}

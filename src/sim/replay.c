@@ -545,6 +545,37 @@ static int64_t phase_end(const rotor_sim *s, int64_t from, int64_t to, int64_t f
     return end;
 }
 
+/* Operator o's simulated phases, from its tasks' timing (ids: the first task
+ * of setup, main phase, reduction, barrier, and the end); *prev_end moves to
+ * its end. */
+static void op_result(const rotor_sim *sim, const rotor_program *p, int o, const int64_t *ids,
+                      rotor_replay_result *out, int64_t *prev_end) {
+    const rotor_program_op *po = &p->ops[o];
+    rotor_replay_op *x = &out->ops[o];
+    int64_t wait = 0;
+    int64_t setup_end = phase_end(sim, ids[0], ids[1], *prev_end, &wait);
+    int64_t main_end = phase_end(sim, ids[1], ids[2], setup_end, &wait);
+    int64_t red_end = phase_end(sim, ids[2], ids[3], main_end, &wait);
+    int64_t end = phase_end(sim, ids[3], ids[4], red_end, NULL);
+    x->predicted_s = po->setup_s + po->exec_s;
+    x->predicted_setup_s = po->setup_s;
+    x->predicted_reduction_s = po->vendor ? 0 : po->active_cost.reduction;
+    x->predicted_main_s = po->exec_s - x->predicted_reduction_s;
+    x->simulated_s = (double)(end - *prev_end) * 1e-12;
+    x->simulated_setup_s = (double)(setup_end - *prev_end) * 1e-12;
+    x->simulated_main_s = (double)(main_end - setup_end) * 1e-12;
+    x->simulated_reduction_s = (double)(red_end - main_end) * 1e-12;
+    x->wait_s = (double)wait * 1e-12;
+    x->tasks = ids[4] - ids[0];
+    out->predicted_s += x->predicted_s;
+    *prev_end = end;
+}
+
+/* Without sim_out the replay streams (docs/simulator.md, "Streaming"): every
+ * task of an operator is an ancestor of its barrier, and every task of the
+ * next waits for that barrier, so the run can go to the barrier, read the
+ * operator's phases, and drop its tasks.  Memory then follows the largest
+ * operator, not the program, and the times are the whole run's. */
 rotor_status rotor_replay(const rotor_program *p, const rotor_chip *chip, rotor_replay_result *out,
                           rotor_sim **sim_out, rotor_error *err) {
     memset(out, 0, sizeof *out);
@@ -553,46 +584,33 @@ rotor_status rotor_replay(const rotor_program *p, const rotor_chip *chip, rotor_
         return rotor_fail(err, ROTOR_ERR_INPUT, "chip %s has %lld cores; the program was compiled for %lld",
                           chip->name, (long long)rotor_chip_cores(chip), (long long)p->cores);
     replayer r;
+    bool stream = sim_out == NULL;
     rotor_status st = replayer_init(&r, chip, 0, err);
     out->ops = calloc((size_t)(p->nops ? p->nops : 1), sizeof *out->ops);
     int64_t(*ids)[5] = malloc((size_t)(p->nops ? p->nops : 1) * sizeof *ids);
     if (!st && (!out->ops || !ids)) st = rotor_nomem(err);
+    if (!st && stream) st = rotor_sim_stream_begin(r.sim, err);
+    int64_t prev_end = 0;
     for (int o = 0; o < p->nops && !st; o++) {
         const rotor_program_op *po = &p->ops[o];
         if ((st = rotor_sim_set_op_name(r.sim, o, po->name, err))) break;
         st = po->vendor ? replay_vendor(&r, o, po, ids[o], err) : replay_op(&r, p, o, chip, ids[o], err);
         ids[o][4] = rotor_sim_task_count(r.sim);
+        if (!st && stream) st = rotor_sim_advance(r.sim, r.barrier, err);
+        if (!st && stream) {
+            op_result(r.sim, p, o, ids[o], out, &prev_end);
+            st = rotor_sim_retire(r.sim, r.barrier, err); /* the barrier stays: the next operator waits for it */
+        }
         if (st) {
             char prefix[160];
             snprintf(prefix, sizeof prefix, "replay of operator %d '%s'", o, po->name);
             rotor_error_prefix(err, prefix);
         }
     }
-    if (!st) st = rotor_sim_run(r.sim, &out->stats, err);
+    if (!st) st = stream ? rotor_sim_stream_end(r.sim, &out->stats, err) : rotor_sim_run(r.sim, &out->stats, err);
     if (!st) {
         out->nops = p->nops;
-        int64_t prev_end = 0;
-        for (int o = 0; o < p->nops; o++) {
-            const rotor_program_op *po = &p->ops[o];
-            rotor_replay_op *x = &out->ops[o];
-            int64_t wait = 0;
-            int64_t setup_end = phase_end(r.sim, ids[o][0], ids[o][1], prev_end, &wait);
-            int64_t main_end = phase_end(r.sim, ids[o][1], ids[o][2], setup_end, &wait);
-            int64_t red_end = phase_end(r.sim, ids[o][2], ids[o][3], main_end, &wait);
-            int64_t end = phase_end(r.sim, ids[o][3], ids[o][4], red_end, NULL);
-            x->predicted_s = po->setup_s + po->exec_s;
-            x->predicted_setup_s = po->setup_s;
-            x->predicted_reduction_s = po->vendor ? 0 : po->active_cost.reduction;
-            x->predicted_main_s = po->exec_s - x->predicted_reduction_s;
-            x->simulated_s = (double)(end - prev_end) * 1e-12;
-            x->simulated_setup_s = (double)(setup_end - prev_end) * 1e-12;
-            x->simulated_main_s = (double)(main_end - setup_end) * 1e-12;
-            x->simulated_reduction_s = (double)(red_end - main_end) * 1e-12;
-            x->wait_s = (double)wait * 1e-12;
-            x->tasks = ids[o][4] - ids[o][0];
-            out->predicted_s += x->predicted_s;
-            prev_end = end;
-        }
+        for (int o = 0; o < p->nops && !stream; o++) op_result(r.sim, p, o, ids[o], out, &prev_end);
         out->simulated_s = (double)out->stats.makespan_ps * 1e-12;
     }
     free(ids);

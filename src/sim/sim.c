@@ -65,7 +65,8 @@ rotor_status rotor_sim_create(const rotor_chip *chip, rotor_sim **out, rotor_err
     s->nodes = cores + chip->chips * ctrl;
     s->latency_ps = llround(chip->link_latency_ns * 1000.0); /* <= 1e12 (chip.c's range) */
     s->max_op = -1;
-    st = sim_net_init(s, err);
+    s->core_free = calloc((size_t)cores, sizeof *s->core_free);
+    st = s->core_free ? sim_net_init(s, err) : rotor_nomem(err);
     if (st != ROTOR_OK) {
         rotor_sim_free(s);
         return st;
@@ -74,20 +75,15 @@ rotor_status rotor_sim_create(const rotor_chip *chip, rotor_sim **out, rotor_err
     return ROTOR_OK;
 }
 
-static void free_run_state(rotor_sim *s) {
-    free(s->core_free);
-    free(s->succ_off);
-    free(s->succ);
-    free(s->pending);
-    free(s->op_start);
-    free(s->op_end);
-    s->core_free = s->succ_off = s->op_start = s->op_end = NULL;
-    s->succ = s->pending = NULL;
-}
-
 void rotor_sim_free(rotor_sim *s) {
     if (!s) return;
-    free_run_state(s);
+    free(s->core_free);
+    free(s->pending);
+    free(s->succ_head);
+    free(s->succ);
+    free(s->op_start);
+    free(s->op_end);
+    free(s->run.heap);
     free(s->res);
     free(s->lane_free);
     free(s->lane_heap);
@@ -152,19 +148,110 @@ static rotor_status check_common(const rotor_sim *s, rotor_sim_category cat, int
     return ROTOR_OK;
 }
 
-/* Appends t with its dependencies; id receives its index. */
+/* Room for one more task in the per-task arrays (tasks, pending, succ_head). */
+static bool grow_tasks(rotor_sim *s) {
+    int64_t n = s->ntasks - s->base;
+    if (n < s->task_cap) return true;
+    int64_t c = s->task_cap ? 2 * s->task_cap : 64;
+    sim_task *t = realloc(s->tasks, (size_t)c * sizeof *t);
+    if (!t) return false;
+    s->tasks = t;
+    int32_t *p = realloc(s->pending, (size_t)c * sizeof *p);
+    if (!p) return false;
+    s->pending = p;
+    int32_t *h = realloc(s->succ_head, (size_t)c * sizeof *h);
+    if (!h) return false;
+    s->succ_head = h;
+    s->task_cap = c;
+    return true;
+}
+
+/* Per-operator spans cover operator op (new entries -1). */
+static bool grow_ops(rotor_sim *s, int32_t op) {
+    if (op < s->op_cap) return true;
+    int64_t c = s->op_cap ? s->op_cap : 16;
+    while (c <= op) c *= 2;
+    int64_t *a = realloc(s->op_start, (size_t)c * sizeof *a);
+    if (!a) return false;
+    s->op_start = a;
+    int64_t *b = realloc(s->op_end, (size_t)c * sizeof *b);
+    if (!b) return false;
+    s->op_end = b;
+    for (int64_t i = s->op_cap; i < c; i++) s->op_start[i] = s->op_end[i] = -1;
+    s->op_cap = c;
+    return true;
+}
+
+static void ev_push(sim_run *r, int64_t t, int kind, int64_t id);
+
+/* Streaming: where task t (not yet appended, deps checked to exist) joins the
+ * run.  A dependency that has not finished will release it; if every one has
+ * finished, it is ready when the last did, which must be now: the run has
+ * passed every earlier instant, and a task ready then would have changed it.
+ * So a streamed task must depend on something the run has not yet left
+ * behind (rotor_sim_advance says how far that is). */
+static rotor_status stream_check(const rotor_sim *s, const int64_t *deps, int ndeps, int32_t *pending,
+                                 rotor_error *err) {
+    int64_t ready = 0;
+    *pending = 0;
+    for (int i = 0; i < ndeps; i++) {
+        if (deps[i] < s->base)
+            return rotor_fail(err, ROTOR_ERR_INPUT, "deps[%d]: task %lld was retired (tasks kept: %lld..)", i,
+                              (long long)deps[i], (long long)s->base);
+        int64_t k = deps[i] - s->base;
+        if (s->pending[k] >= 0) (*pending)++;
+        else if (s->tasks[k].end > ready) ready = s->tasks[k].end;
+    }
+    if (*pending == 0 && ready < s->run.now)
+        return rotor_fail(err, ROTOR_ERR_INPUT,
+                          "the stream added it late: it was ready at %lld ps and the run is at %lld ps "
+                          "(add a task before advancing past its dependencies)",
+                          (long long)ready, (long long)s->run.now);
+    return ROTOR_OK;
+}
+
+/* Appends t with its dependencies; id receives its index.  A whole run keeps
+ * the edges (it builds its successor lists when it starts); a streamed run
+ * links them at once and queues a task whose dependencies are all done. */
 static rotor_status append(rotor_sim *s, const sim_task *t, const int64_t *deps, int ndeps,
                            int64_t *id, rotor_error *err) {
-    if (!grow((void **)&s->tasks, &s->task_cap, s->ntasks, 1, sizeof *s->tasks))
-        return rotor_nomem(err);
-    if (!grow((void **)&s->edges, &s->edge_cap, s->nedges, ndeps, sizeof *s->edges))
-        return rotor_nomem(err);
-    for (int i = 0; i < ndeps; i++)
-        s->edges[s->nedges++] = (sim_edge){(int32_t)s->ntasks, (int32_t)deps[i]};
+    int32_t pending = 0;
+    if (s->streaming) {
+        if (s->ran) return rotor_fail(err, ROTOR_ERR_INPUT, "the stream has ended (rotor_sim_stream_end)");
+        rotor_status st = stream_check(s, deps, ndeps, &pending, err);
+        if (st) return st;
+    }
+    if (!grow_tasks(s) || !grow_ops(s, t->op)) return rotor_nomem(err);
+    if ((s->streaming ? s->nsucc : s->nedges) + ndeps >= INT32_MAX)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "more than %d dependencies%s", INT32_MAX - 1,
+                          s->streaming ? " in flight (retire finished tasks)" : "");
+    if (s->streaming) {
+        if (!grow((void **)&s->succ, &s->succ_cap, s->nsucc, ndeps, sizeof *s->succ) ||
+            !grow((void **)&s->run.heap, &s->run.cap, s->ntasks - s->base, 1, sizeof *s->run.heap))
+            return rotor_nomem(err);
+    } else {
+        if (!grow((void **)&s->edges, &s->edge_cap, s->nedges, ndeps, sizeof *s->edges)) return rotor_nomem(err);
+        for (int i = 0; i < ndeps; i++) s->edges[s->nedges++] = (sim_edge){(int32_t)s->ntasks, (int32_t)deps[i]};
+        s->ran = false;
+    }
+    int64_t k = s->ntasks - s->base;
+    s->tasks[k] = *t;
+    s->pending[k] = pending;
+    s->succ_head[k] = -1;
+    if (s->streaming) {
+        for (int i = 0; i < ndeps; i++) {
+            int64_t d = deps[i] - s->base;
+            if (s->pending[d] < 0) continue; /* finished */
+            int32_t e = (int32_t)s->nsucc++;
+            s->succ[e] = (sim_succ){(int32_t)s->ntasks, s->succ_head[d]};
+            s->succ_head[d] = e;
+            s->live_succ++;
+        }
+        if (pending == 0) ev_push(&s->run, s->run.now, EV_READY, s->ntasks);
+    }
     if (t->op > s->max_op) s->max_op = t->op;
     if (id) *id = s->ntasks;
-    s->tasks[s->ntasks++] = *t;
-    s->ran = false;
+    s->ntasks++;
     return ROTOR_OK;
 }
 
@@ -292,7 +379,7 @@ rotor_status rotor_sim_add_multicast(rotor_sim *s, const rotor_sim_multicast *m,
         int64_t tid;
         st = rotor_sim_add_transfer(s, &x, &tid, err);
         if (st) return st;
-        if (m->pause_receivers) s->tasks[tid].flags |= SIM_F_PAUSE;
+        if (m->pause_receivers) s->tasks[tid - s->base].flags |= SIM_F_PAUSE;
         if (id) *id = tid;
         return ROTOR_OK;
     }
@@ -331,6 +418,9 @@ rotor_status rotor_sim_add_multicast(rotor_sim *s, const rotor_sim_multicast *m,
 }
 
 rotor_status rotor_sim_add_dep(rotor_sim *s, int64_t task, int64_t dep, rotor_error *err) {
+    if (s->streaming)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "sim: dependency %lld -> %lld: a streamed run takes dependencies "
+                          "only as tasks are added", (long long)task, (long long)dep);
     if (task < 0 || task >= s->ntasks || dep < 0 || dep >= s->ntasks)
         return rotor_fail(err, ROTOR_ERR_INPUT, "sim: dependency %lld -> %lld: task %lld does not exist (tasks 0..%lld)",
                           (long long)task, (long long)dep,
@@ -361,30 +451,7 @@ rotor_status rotor_sim_set_op_name(rotor_sim *s, int op, const char *name, rotor
 
 /* ---- the event queue ----------------------------------------------------------- */
 
-/* Kinds in tie order: at one instant, finishes free their dependants before
- * anything else happens, and every task that becomes ready at that instant
- * is queued before the first of them claims its resources. */
-enum { EV_FINISH = 0, EV_START = 1, EV_READY = 2 };
-
-typedef struct sim_event {
-    int64_t t;
-    uint64_t key; /* kind << 32 | task id */
-} sim_event;
-
 static inline bool ev_before(sim_event a, sim_event b) { return a.t < b.t || (a.t == b.t && a.key < b.key); }
-
-typedef struct sim_run {
-    rotor_sim *s;
-    sim_event *heap;
-    int64_t n;
-    int64_t now;
-    int64_t finished;
-    int64_t active[ROTOR_SIM_NCATS]; /* tasks running, per category */
-    int64_t waiting;                 /* transfers ready but not started */
-    int64_t compute_busy;            /* compute-kind task time, for compute_util */
-    bool overflow;
-    rotor_sim_stats *st;
-} sim_run;
 
 static inline void ev_push(sim_run *r, int64_t t, int kind, int64_t id) {
     sim_event e = {t, (uint64_t)kind << 32 | (uint64_t)id};
@@ -425,7 +492,7 @@ static inline void acc(sim_run *r, int64_t *sum, int64_t v) {
 static void advance(sim_run *r, int64_t t) {
     int64_t dt = t - r->now;
     if (dt <= 0) return;
-    rotor_sim_stats *st = r->st;
+    rotor_sim_stats *st = &r->st;
     int top = -1;
     for (int c = ROTOR_SIM_NCATS - 1; c >= 0; c--)
         if (r->active[c] > 0) {
@@ -439,20 +506,21 @@ static void advance(sim_run *r, int64_t t) {
 }
 
 /* A compute task claims its core's pipeline. */
-static int64_t claim_core(sim_run *r, sim_task *t, int64_t now) {
+static int64_t claim_core(rotor_sim *s, sim_task *t, int64_t now) {
     if (t->dur == 0) return now; /* a synchronisation point: no time on the core */
-    int64_t *free_at = &r->s->core_free[t->a];
+    sim_run *r = &s->run;
+    int64_t *free_at = &s->core_free[t->a];
     int64_t start = *free_at > now ? *free_at : now;
     *free_at = start + t->dur;
-    acc(r, &r->st->compute_wait_ps, start - now);
+    acc(r, &r->st.compute_wait_ps, start - now);
     acc(r, &r->compute_busy, t->dur);
     return start;
 }
 
 /* A transfer claims every resource on its route from the first instant all
  * are free (cut-through: it holds them all for its whole duration). */
-static int64_t claim_route(sim_run *r, sim_task *t, int64_t now) {
-    rotor_sim *s = r->s;
+static int64_t claim_route(rotor_sim *s, sim_task *t, int64_t now) {
+    sim_run *r = &s->run;
     sim_route route;
     if (t->mcast) {
         const sim_mcast *mc = &s->mcast[t->mcast - 1];
@@ -471,9 +539,9 @@ static int64_t claim_route(sim_run *r, sim_task *t, int64_t now) {
         int32_t lane = sim_res_take(s, route.res[i], start + t->dur, t->dur);
         if (s->res[route.res[i]].kind == track) t->lane = lane;
     }
-    acc(r, &r->st->stall_ps, start - now);
+    rotor_sim_stats *st = &r->st;
+    acc(r, &st->stall_ps, start - now);
     if (start > now) r->waiting++;
-    rotor_sim_stats *st = r->st;
     st->transfers++;
     acc(r, &st->bytes, t->amount);
     if (t->flags & SIM_F_HBM) acc(r, &st->hbm_bytes, t->amount);
@@ -483,85 +551,140 @@ static int64_t claim_route(sim_run *r, sim_task *t, int64_t now) {
 
 /* A multicast with pause_receivers books each receiving core's pipeline as
  * it starts, FIFO behind what the core has booked already. */
-static void pause_receivers(sim_run *r, const sim_mcast *mc, int64_t now) {
-    rotor_sim *s = r->s;
+static void pause_receivers(rotor_sim *s, const sim_mcast *mc, int64_t now) {
+    sim_run *r = &s->run;
     for (int32_t k = 0; k < mc->ndsts; k++) {
         int32_t core = s->mdst[mc->doff + k];
         if (core >= s->cores) continue;
         int64_t *free_at = &s->core_free[core];
         *free_at = (*free_at > now ? *free_at : now) + mc->pause;
         if (*free_at > SIM_TIME_MAX) r->overflow = true;
-        acc(r, &r->st->pause_ps, mc->pause);
+        acc(r, &r->st.pause_ps, mc->pause);
     }
 }
 
 /* The same for a one-receiver multicast (stored as a transfer). */
-static void pause_receiver(sim_run *r, const sim_task *t, int64_t now) {
-    int64_t *free_at = &r->s->core_free[t->b], pause = llround((double)t->amount * 1000.0 / r->s->chip.link_gbps);
+static void pause_receiver(rotor_sim *s, const sim_task *t, int64_t now) {
+    sim_run *r = &s->run;
+    int64_t *free_at = &s->core_free[t->b], pause = llround((double)t->amount * 1000.0 / s->chip.link_gbps);
     *free_at = (*free_at > now ? *free_at : now) + pause;
     if (*free_at > SIM_TIME_MAX) r->overflow = true;
-    acc(r, &r->st->pause_ps, pause);
+    acc(r, &r->st.pause_ps, pause);
 }
 
-static void on_start(sim_run *r, int64_t id, int64_t now) {
-    sim_task *t = &r->s->tasks[id];
+static void on_start(rotor_sim *s, int64_t id, int64_t now) {
+    sim_run *r = &s->run;
+    sim_task *t = &s->tasks[id - s->base];
     r->active[t->cat]++;
     if (t->kind == SIM_KIND_TRANSFER && t->start > t->ready) r->waiting--;
     ev_push(r, t->end, EV_FINISH, id);
-    if (t->mcast && r->s->mcast[t->mcast - 1].pause > 0) pause_receivers(r, &r->s->mcast[t->mcast - 1], now);
-    if (t->flags & SIM_F_PAUSE) pause_receiver(r, t, now);
+    if (t->mcast && s->mcast[t->mcast - 1].pause > 0) pause_receivers(s, &s->mcast[t->mcast - 1], now);
+    if (t->flags & SIM_F_PAUSE) pause_receiver(s, t, now);
 }
 
-static void on_ready(sim_run *r, int64_t id, int64_t now) {
-    sim_task *t = &r->s->tasks[id];
+static void on_ready(rotor_sim *s, int64_t id, int64_t now) {
+    sim_run *r = &s->run;
+    sim_task *t = &s->tasks[id - s->base];
     t->ready = now;
-    t->start = t->kind == SIM_KIND_COMPUTE ? claim_core(r, t, now) : claim_route(r, t, now);
+    t->start = t->kind == SIM_KIND_COMPUTE ? claim_core(s, t, now) : claim_route(s, t, now);
     t->end = t->start + t->dur; /* both <= SIM_TIME_MAX: no overflow */
     if (t->end > SIM_TIME_MAX) r->overflow = true;
-    acc(r, &r->st->busy_ps[t->cat], t->dur);
-    if (t->kind == SIM_KIND_COMPUTE) acc(r, &r->st->flops, t->amount);
+    acc(r, &r->st.busy_ps[t->cat], t->dur);
+    if (t->kind == SIM_KIND_COMPUTE) acc(r, &r->st.flops, t->amount);
+    if (t->op >= 0) { /* the operator's span */
+        if (s->op_start[t->op] < 0 || t->start < s->op_start[t->op]) s->op_start[t->op] = t->start;
+        if (t->end > s->op_end[t->op]) s->op_end[t->op] = t->end;
+    }
     if (t->start > now) {
         ev_push(r, t->start, EV_START, id);
         return;
     }
     /* starting now: the START event would come next anyway (starts only
      * count and schedule the finish), so it is taken here, off the heap */
-    r->st->events++;
-    on_start(r, id, now);
+    r->st.events++;
+    on_start(s, id, now);
 }
 
-static void on_finish(sim_run *r, int64_t id, int64_t now) {
-    rotor_sim *s = r->s;
-    r->active[s->tasks[id].cat]--;
+/* Releases the dependants.  Their edges are dead from now on: a stream
+ * compacts the pool when it retires tasks (rotor_sim_retire). */
+static void on_finish(rotor_sim *s, int64_t id, int64_t now) {
+    sim_run *r = &s->run;
+    int64_t k = id - s->base;
+    r->active[s->tasks[k].cat]--;
     r->finished++;
-    for (int64_t e = s->succ_off[id]; e < s->succ_off[id + 1]; e++) {
-        int32_t next = s->succ[e];
-        if (--s->pending[next] == 0) ev_push(r, now, EV_READY, next);
+    s->pending[k] = -1;
+    for (int32_t e = s->succ_head[k]; e >= 0; e = s->succ[e].next) {
+        int32_t next = s->succ[e].task;
+        if (--s->pending[next - s->base] == 0) ev_push(r, now, EV_READY, next);
+        s->live_succ--;
+    }
+    s->succ_head[k] = -1;
+}
+
+/* Processes events in order.  With until >= 0 it stops once task `until`
+ * has finished and every event at that instant is done (the stream's
+ * horizon, rotor_sim_advance); with until < 0, when no event is left. */
+static void run_events(rotor_sim *s, int64_t until) {
+    sim_run *r = &s->run;
+    bool done = false;
+    int64_t horizon = 0;
+    if (until >= 0 && s->pending[until - s->base] < 0) {
+        done = true;
+        horizon = s->tasks[until - s->base].end;
+    }
+    while (r->n > 0 && !r->overflow) {
+        if (done && r->heap[0].t > horizon) break;
+        sim_event e = ev_pop(r);
+        int64_t id = (int64_t)(e.key & 0xffffffffu);
+        int kind = (int)(e.key >> 32);
+        r->st.events++;
+        advance(r, e.t);
+        switch (kind) {
+        case EV_READY: on_ready(s, id, e.t); break;
+        case EV_START: on_start(s, id, e.t); break;
+        default:
+            on_finish(s, id, e.t);
+            if (id == until) {
+                done = true;
+                horizon = e.t;
+            }
+            break;
+        }
     }
 }
 
-/* Allocates the run state and builds the successor lists (CSR by dependency). */
+/* A fresh run over the whole graph: resources idle, successor lists built
+ * from the edges, each task's in one contiguous stretch of the pool (as a
+ * CSR, so that releasing dependants reads memory in order). */
 static rotor_status prepare(rotor_sim *s, rotor_error *err) {
-    free_run_state(s);
-    size_t nt = (size_t)s->ntasks;
-    s->core_free = calloc((size_t)s->cores, sizeof *s->core_free);
-    s->succ_off = calloc(nt + 1, sizeof *s->succ_off);
-    s->succ = malloc(sizeof *s->succ * ((size_t)s->nedges + 1));
-    s->pending = calloc(nt + 1, sizeof *s->pending);
-    s->op_start = malloc(sizeof *s->op_start * (size_t)(s->max_op + 2));
-    s->op_end = malloc(sizeof *s->op_end * (size_t)(s->max_op + 2));
-    if (!s->core_free || !s->succ_off || !s->succ || !s->pending || !s->op_start || !s->op_end)
+    sim_run *r = &s->run;
+    sim_event *heap = r->heap;
+    int64_t cap = r->cap;
+    *r = (sim_run){.heap = heap, .cap = cap};
+    if (!grow((void **)&r->heap, &r->cap, 0, s->ntasks + 1, sizeof *r->heap) ||
+        !grow((void **)&s->succ, &s->succ_cap, 0, s->nedges + 1, sizeof *s->succ))
         return rotor_nomem(err);
+    memset(s->core_free, 0, sizeof *s->core_free * (size_t)s->cores);
+    for (int64_t i = 0; i <= s->max_op && i < s->op_cap; i++) s->op_start[i] = s->op_end[i] = -1;
+    int64_t nt = s->ntasks;
+    int64_t *off = calloc((size_t)nt + 1, sizeof *off);
+    if (!off) return rotor_nomem(err);
+    for (int64_t i = 0; i < nt; i++) s->pending[i] = 0;
     for (int64_t e = 0; e < s->nedges; e++) {
-        s->succ_off[s->edges[e].dep + 1]++;
+        off[s->edges[e].dep + 1]++;
         s->pending[s->edges[e].task]++;
     }
-    for (int64_t i = 0; i < s->ntasks; i++) s->succ_off[i + 1] += s->succ_off[i];
-    int64_t *fill = malloc(sizeof *fill * (nt + 1)); /* next free slot of each list */
-    if (!fill) return rotor_nomem(err);
-    memcpy(fill, s->succ_off, sizeof *fill * (nt + 1));
-    for (int64_t e = 0; e < s->nedges; e++) s->succ[fill[s->edges[e].dep]++] = s->edges[e].task;
-    free(fill);
+    for (int64_t i = 0; i < nt; i++) off[i + 1] += off[i];
+    for (int64_t i = 0; i < nt; i++) s->succ_head[i] = off[i] < off[i + 1] ? (int32_t)off[i] : -1;
+    for (int64_t e = 0; e < s->nedges; e++) {
+        int64_t d = s->edges[e].dep, at = off[d]++;
+        s->succ[at] = (sim_succ){s->edges[e].task, -1};
+    }
+    /* off[d] is now the end of d's stretch: chain each stretch */
+    for (int64_t i = 0, from = 0; i < nt; from = off[i], i++)
+        for (int64_t at = from; at + 1 < off[i]; at++) s->succ[at].next = (int32_t)(at + 1);
+    free(off);
+    s->nsucc = s->live_succ = s->nedges;
     sim_net_reset(s);
     return ROTOR_OK;
 }
@@ -576,7 +699,7 @@ static rotor_status report_cycle(rotor_sim *s, rotor_error *err) {
     for (int64_t i = 0; i < n; i++) next[i] = -1;
     int64_t at = 0, stuck = 0;
     for (int64_t i = 0; i < n; i++) stuck += s->pending[i] > 0;
-    while (s->pending[at] == 0) at++;
+    while (s->pending[at] <= 0) at++;
     while (next[at] < 0) {
         for (int64_t e = 0; e < s->nedges && next[at] < 0; e++)
             if (s->edges[e].task == at && s->pending[s->edges[e].dep] > 0) next[at] = s->edges[e].dep;
@@ -600,18 +723,12 @@ static rotor_status report_cycle(rotor_sim *s, rotor_error *err) {
                       text, (long long)first, (long long)stuck);
 }
 
-/* Utilisations and per-operator spans, once the events are done. */
-static void summarise(rotor_sim *s, sim_run *r) {
-    rotor_sim_stats *st = r->st;
+/* Utilisations, once the events are done. */
+static void summarise(rotor_sim *s) {
+    sim_run *r = &s->run;
+    rotor_sim_stats *st = &r->st;
     st->makespan_ps = r->now;
     st->tasks = s->ntasks;
-    for (int32_t op = 0; op <= s->max_op; op++) s->op_start[op] = s->op_end[op] = -1;
-    for (int64_t i = 0; i < s->ntasks; i++) {
-        const sim_task *t = &s->tasks[i];
-        if (t->op < 0) continue;
-        if (s->op_start[t->op] < 0 || t->start < s->op_start[t->op]) s->op_start[t->op] = t->start;
-        if (t->end > s->op_end[t->op]) s->op_end[t->op] = t->end;
-    }
     double span = (double)st->makespan_ps;
     if (span <= 0) return;
     st->compute_util = (double)r->compute_busy / ((double)s->cores * span);
@@ -637,54 +754,137 @@ static void summarise(rotor_sim *s, sim_run *r) {
         st->hbm_util = (double)st->hbm_bytes * 1000.0 / (s->chip.hbm_gbps * (double)s->chip.chips * span);
 }
 
+static rotor_status overflow_error(rotor_error *err) {
+    return rotor_fail(err, ROTOR_ERR_INPUT,
+                      "sim: simulated time passes 2^50 ps (about 1126 s) or a sum of times leaves int64");
+}
+
 rotor_status rotor_sim_run(rotor_sim *s, rotor_sim_stats *out, rotor_error *err) {
     memset(out, 0, sizeof *out);
+    if (s->streaming)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "sim: a streamed run ends with rotor_sim_stream_end, not rotor_sim_run");
     s->ran = false;
     rotor_status st = prepare(s, err);
     if (st != ROTOR_OK) return st;
-    sim_run r = {.s = s, .st = out};
-    r.heap = malloc(sizeof *r.heap * ((size_t)s->ntasks + 1)); /* one pending event per task */
-    if (!r.heap) return rotor_nomem(err);
     for (int64_t i = 0; i < s->ntasks; i++)
-        if (s->pending[i] == 0) ev_push(&r, 0, EV_READY, i);
-    while (r.n > 0 && !r.overflow) {
-        sim_event e = ev_pop(&r);
-        int64_t id = (int64_t)(e.key & 0xffffffffu);
-        out->events++;
-        advance(&r, e.t);
-        switch ((int)(e.key >> 32)) {
-        case EV_READY: on_ready(&r, id, e.t); break;
-        case EV_START: on_start(&r, id, e.t); break;
-        default: on_finish(&r, id, e.t); break;
+        if (s->pending[i] == 0) ev_push(&s->run, 0, EV_READY, i);
+    run_events(s, -1);
+    if (s->run.overflow) return overflow_error(err);
+    if (s->run.finished < s->ntasks) return report_cycle(s, err);
+    summarise(s);
+    *out = s->run.st;
+    s->ran = true;
+    return ROTOR_OK;
+}
+
+/* ---- streaming ------------------------------------------------------------------- */
+
+rotor_status rotor_sim_stream_begin(rotor_sim *s, rotor_error *err) {
+    if (s->streaming || s->ntasks > 0)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "sim: a stream starts on a simulator with no tasks (it has %lld)",
+                          (long long)s->ntasks);
+    rotor_status st = prepare(s, err);
+    if (st) return st;
+    s->streaming = true;
+    s->ran = false;
+    return ROTOR_OK;
+}
+
+rotor_status rotor_sim_advance(rotor_sim *s, int64_t until, rotor_error *err) {
+    if (!s->streaming || s->ran)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "sim: advance: %s", s->ran ? "the stream has ended" : "not streaming");
+    if (until < s->base || until >= s->ntasks)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "sim: advance: task %lld is not kept (tasks %lld..%lld)",
+                          (long long)until, (long long)s->base, (long long)s->ntasks - 1);
+    run_events(s, until);
+    if (s->run.overflow) return overflow_error(err);
+    if (s->pending[until - s->base] >= 0) /* no cycle can form while streaming: defensive */
+        return rotor_fail(err, ROTOR_ERR_INPUT, "sim: advance: task %lld never finished", (long long)until);
+    return ROTOR_OK;
+}
+
+rotor_status rotor_sim_retire(rotor_sim *s, int64_t below, rotor_error *err) {
+    if (!s->streaming)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "sim: retire: only a streamed run retires tasks");
+    if (below < s->base || below > s->ntasks)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "sim: retire: task %lld is not kept (tasks %lld..%lld)",
+                          (long long)below, (long long)s->base, (long long)s->ntasks);
+    int64_t n = below - s->base, keep = s->ntasks - below;
+    for (int64_t k = 0; k < n; k++)
+        if (s->pending[k] >= 0)
+            return rotor_fail(err, ROTOR_ERR_INPUT, "sim: retire: task %lld has not finished",
+                              (long long)(s->base + k));
+    memmove(s->tasks, s->tasks + n, sizeof *s->tasks * (size_t)keep);
+    memmove(s->pending, s->pending + n, sizeof *s->pending * (size_t)keep);
+    memmove(s->succ_head, s->succ_head + n, sizeof *s->succ_head * (size_t)keep);
+    s->base = below;
+    /* Most edges are dead (their tasks finished): copy the live ones to the
+     * front, each list in one stretch and in its order, so the pool stays
+     * the size of the edges in flight and lists read memory in order. */
+    if (s->nsucc > 2 * s->live_succ + 64) {
+        sim_succ *live = malloc(sizeof *live * (size_t)(s->live_succ + 1));
+        if (!live) return rotor_nomem(err);
+        int64_t m = 0;
+        for (int64_t k = 0; k < keep; k++) {
+            int32_t e = s->succ_head[k];
+            if (e < 0) continue;
+            s->succ_head[k] = (int32_t)m;
+            for (; e >= 0; e = s->succ[e].next, m++) live[m] = (sim_succ){s->succ[e].task, (int32_t)(m + 1)};
+            live[m - 1].next = -1;
         }
+        memcpy(s->succ, live, sizeof *live * (size_t)m);
+        free(live);
+        s->nsucc = m;
     }
-    free(r.heap);
-    if (r.overflow)
-        return rotor_fail(err, ROTOR_ERR_INPUT, "sim: simulated time passes 2^50 ps (about 1126 s) or a sum of times leaves int64");
-    if (r.finished < s->ntasks) return report_cycle(s, err);
-    summarise(s, &r);
+    return ROTOR_OK;
+}
+
+rotor_status rotor_sim_stream_end(rotor_sim *s, rotor_sim_stats *out, rotor_error *err) {
+    memset(out, 0, sizeof *out);
+    if (!s->streaming || s->ran)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "sim: stream end: %s", s->ran ? "the stream has ended" : "not streaming");
+    run_events(s, -1);
+    if (s->run.overflow) return overflow_error(err);
+    if (s->run.finished < s->ntasks) /* no cycle can form while streaming: defensive */
+        return rotor_fail(err, ROTOR_ERR_INPUT, "sim: stream end: %lld tasks never finished",
+                          (long long)(s->ntasks - s->run.finished));
+    summarise(s);
+    *out = s->run.st;
     s->ran = true;
     return ROTOR_OK;
 }
 
 /* ---- queries --------------------------------------------------------------------- */
 
+/* A kept task's record; NULL (err set) for an unknown or retired id. */
+static const sim_task *kept(const rotor_sim *s, int64_t id, rotor_error *err) {
+    if (id >= 0 && id < s->base) {
+        rotor_fail(err, ROTOR_ERR_INPUT, "sim: task %lld was retired (tasks kept: %lld..%lld)", (long long)id,
+                   (long long)s->base, (long long)s->ntasks - 1);
+        return NULL;
+    }
+    if (id < 0 || id >= s->ntasks) {
+        rotor_fail(err, ROTOR_ERR_INPUT, "sim: task %lld does not exist (tasks 0..%lld)", (long long)id,
+                   (long long)s->ntasks - 1);
+        return NULL;
+    }
+    return &s->tasks[id - s->base];
+}
+
 rotor_status rotor_sim_task_timing(const rotor_sim *s, int64_t id, rotor_sim_timing *out,
                                    rotor_error *err) {
-    if (!s->ran) return rotor_fail(err, ROTOR_ERR_INPUT, "sim: no timing before a successful run");
-    if (id < 0 || id >= s->ntasks)
-        return rotor_fail(err, ROTOR_ERR_INPUT, "sim: task %lld does not exist (tasks 0..%lld)",
-                          (long long)id, (long long)s->ntasks - 1);
-    const sim_task *t = &s->tasks[id];
+    if (!s->ran && !s->streaming) return rotor_fail(err, ROTOR_ERR_INPUT, "sim: no timing before a successful run");
+    const sim_task *t = kept(s, id, err);
+    if (!t) return ROTOR_ERR_INPUT;
+    if (!s->ran && s->pending[id - s->base] >= 0)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "sim: task %lld has not finished yet", (long long)id);
     *out = (rotor_sim_timing){t->ready, t->start, t->end};
     return ROTOR_OK;
 }
 
 rotor_status rotor_sim_task_info_of(const rotor_sim *s, int64_t id, rotor_sim_task_info *out, rotor_error *err) {
-    if (id < 0 || id >= s->ntasks)
-        return rotor_fail(err, ROTOR_ERR_INPUT, "sim: task %lld does not exist (tasks 0..%lld)", (long long)id,
-                          (long long)s->ntasks - 1);
-    const sim_task *t = &s->tasks[id];
+    const sim_task *t = kept(s, id, err);
+    if (!t) return ROTOR_ERR_INPUT;
     bool x = t->kind == SIM_KIND_TRANSFER;
     *out = (rotor_sim_task_info){.transfer = x, .src = t->a, .dst = x && !t->mcast ? t->b : -1, .amount = t->amount,
                                  .category = (rotor_sim_category)t->cat, .op = t->op};
@@ -693,7 +893,7 @@ rotor_status rotor_sim_task_info_of(const rotor_sim *s, int64_t id, rotor_sim_ta
 
 void rotor_sim_op_span(const rotor_sim *s, int op, int64_t *start_ps, int64_t *end_ps) {
     *start_ps = *end_ps = -1;
-    if (!s->ran || op < 0 || op > s->max_op) return;
+    if ((!s->ran && !s->streaming) || op < 0 || op > s->max_op) return;
     *start_ps = s->op_start[op];
     *end_ps = s->op_end[op];
 }

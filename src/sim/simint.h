@@ -46,6 +46,35 @@ typedef struct sim_edge {
     int32_t task, dep;
 } sim_edge;
 
+/* One successor edge: `task` waits for the list's owner. */
+typedef struct sim_succ {
+    int32_t task, next;
+} sim_succ;
+
+/* Kinds in tie order: at one instant, finishes free their dependants before
+ * anything else happens, and every task that becomes ready at that instant
+ * is queued before the first of them claims its resources. */
+enum { EV_FINISH = 0, EV_START = 1, EV_READY = 2 };
+
+typedef struct sim_event {
+    int64_t t;
+    uint64_t key; /* kind << 32 | task id */
+} sim_event;
+
+/* The state of a run.  A whole run (rotor_sim_run) builds it afresh; a
+ * streamed run (rotor_sim_stream_begin) keeps it while tasks are added. */
+typedef struct sim_run {
+    sim_event *heap;                 /* at most one event per unfinished task */
+    int64_t n, cap;
+    int64_t now;
+    int64_t finished;
+    int64_t active[ROTOR_SIM_NCATS]; /* tasks running, per category */
+    int64_t waiting;                 /* transfers ready but not started */
+    int64_t compute_busy;            /* compute-kind task time, for compute_util */
+    bool overflow;
+    rotor_sim_stats st;
+} sim_run;
+
 /* Network resources.  Ports and links are FIFO servers with one lane; the
  * inter-chip link and each HBM controller are pools of lanes (docs/simulator.md,
  * "Pools"). */
@@ -126,12 +155,19 @@ struct rotor_sim {
     uint32_t *mark;                 /* per resource: the stamp of the last union it joined */
     uint32_t stamp;
 
-    /* run state, sized at run time and kept for the next run */
-    int64_t *core_free;
-    int64_t *succ_off;
-    int32_t *succ, *pending;
-    int64_t *op_start, *op_end;
-    bool ran;
+    /* Per retained task (index id - base): dependencies not yet finished,
+     * -1 once it has finished; its first successor edge in succ, -1. */
+    int64_t base;                   /* first task id kept: streaming retires a finished prefix */
+    int32_t *pending, *succ_head;
+    sim_succ *succ;                 /* successor edges; a finished task's are dead */
+    int64_t nsucc, succ_cap;
+    int64_t live_succ;              /* edges of tasks that have not finished */
+    int64_t *op_start, *op_end;     /* per operator 0..max_op: first start, last end, -1 */
+    int64_t op_cap;
+    int64_t *core_free;             /* per core: when its pipeline is next free */
+    sim_run run;                    /* the run in progress (streaming) or the last run */
+    bool streaming;                 /* rotor_sim_stream_begin: tasks join the run as they are added */
+    bool ran;                       /* a whole run finished: every task's timing is known */
 };
 
 /* simnet.c */

@@ -207,6 +207,11 @@ char *rotor_sim_trace_json(const rotor_sim *s, rotor_error *err) {
         rotor_fail(err, ROTOR_ERR_INPUT, "sim: no trace before a successful run");
         return NULL;
     }
+    if (s->base > 0) {
+        rotor_fail(err, ROTOR_ERR_INPUT, "sim: no trace of a stream that retired tasks (0..%lld are gone)",
+                   (long long)s->base - 1);
+        return NULL;
+    }
     int64_t nused = 2 * s->cores + s->nres + s->nlanes;
     bool *used = calloc((size_t)nused, sizeof *used);
     trace_buf b = {0};

@@ -175,7 +175,29 @@ rotor_status rotor_sim_set_op_name(rotor_sim *s, int op, const char *name, rotor
  * cycle in the message. */
 rotor_status rotor_sim_run(rotor_sim *s, rotor_sim_stats *out, rotor_error *err);
 
-/* Timing of task `id` in the last run; ROTOR_ERR_INPUT before a run or for an
+/* Streaming (docs/simulator.md, "Streaming"): the run goes on while tasks
+ * are added, and finished tasks can be dropped, so memory follows the tasks
+ * in flight rather than the whole graph.  The result is the whole run's, to
+ * the picosecond, provided each task is added before the run passes the
+ * instant it becomes ready:
+ *  - rotor_sim_stream_begin, on a simulator with no tasks, starts the run;
+ *    from then on an added task joins it (rotor_sim_add_dep is refused);
+ *  - rotor_sim_advance(until) processes events until task `until` has
+ *    finished and every event of that instant is done.  A task added after
+ *    that must wait for a task that has not finished or finished exactly
+ *    then; one whose dependencies all finished earlier is refused, naming
+ *    the instants (a task with no dependencies only before the first advance);
+ *  - rotor_sim_retire(below) drops tasks 0..below-1, which must have
+ *    finished; their timing and trace are gone, later tasks cannot name them;
+ *  - rotor_sim_stream_end runs what is left and fills the statistics.
+ * Multicast routes are kept until the simulator is freed. */
+rotor_status rotor_sim_stream_begin(rotor_sim *s, rotor_error *err);
+rotor_status rotor_sim_advance(rotor_sim *s, int64_t until, rotor_error *err);
+rotor_status rotor_sim_retire(rotor_sim *s, int64_t below, rotor_error *err);
+rotor_status rotor_sim_stream_end(rotor_sim *s, rotor_sim_stats *out, rotor_error *err);
+
+/* Timing of task `id` in the last run (streaming: a kept task that has
+ * finished); ROTOR_ERR_INPUT before a run or for an
  * unknown id. */
 rotor_status rotor_sim_task_timing(const rotor_sim *s, int64_t id, rotor_sim_timing *out,
                                    rotor_error *err);
