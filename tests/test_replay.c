@@ -651,7 +651,7 @@ static rotor_schedule_replay_result sched_replay(const rotor_schedule *s, const 
                                                  const rotor_chip *chip) {
     rotor_schedule_replay_result r;
     rotor_error err;
-    cr_assert_eq(rotor_schedule_replay(s, rep, chip, &r, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_schedule_replay(s, rep, chip, true, &r, &err), ROTOR_OK, "%s", err.msg);
     return r;
 }
 
@@ -876,6 +876,49 @@ static rotor_schedule *llama_2_layers(void) {
     return s;
 }
 
+/* The schedule replay streamed (preloads in flight carried from one
+ * operator to the next, finished tasks retired) equals the whole run to the
+ * picosecond: every operator's preload and execution span and every
+ * statistic, on the all-to-all chip and on a mesh (path multicasts, ports). */
+Test(replay, a_schedule_streamed_equals_the_whole_replay_to_the_picosecond, .timeout = 120) {
+    rotor_schedule *s = llama_2_layers();
+    rotor_schedule_report rep;
+    rotor_error err;
+    cr_assert_eq(rotor_schedule_run(s, ROTOR_PRELOAD_FULL, &rep, &err), ROTOR_OK, "%s", err.msg);
+    rotor_chip mesh = s->chip;
+    cr_assert_eq(rotor_chip_set(&mesh, "topology=mesh", &err), ROTOR_OK);
+    cr_assert_eq(rotor_chip_set(&mesh, "mesh_width=32", &err), ROTOR_OK);
+    cr_assert_eq(rotor_chip_set(&mesh, "mesh_height=46", &err), ROTOR_OK);
+    const rotor_chip *chips[2] = {NULL, &mesh};
+    int overlapped = 0;
+    for (int c = 0; c < 2; c++) {
+        rotor_schedule_replay_result a, b;
+        cr_assert_eq(rotor_schedule_replay(s, &rep, chips[c], true, &a, &err), ROTOR_OK, "%s", err.msg);
+        cr_assert_eq(rotor_schedule_replay(s, &rep, chips[c], false, &b, &err), ROTOR_OK, "%s", err.msg);
+        cr_assert_not_null(a.sim);
+        cr_assert_null(b.sim, "a streamed replay keeps no simulator");
+        cr_assert_eq(a.nops, b.nops);
+        for (int i = 0; i < a.nops; i++) {
+            const rotor_schedule_replay_op *x = &a.ops[i], *y = &b.ops[i];
+            cr_assert(x->pre_start_ps == y->pre_start_ps && x->pre_end_ps == y->pre_end_ps &&
+                          x->exe_start_ps == y->exe_start_ps && x->exe_end_ps == y->exe_end_ps && x->tasks == y->tasks,
+                      "op %d: preload %lld-%lld, execution %lld-%lld whole; %lld-%lld, %lld-%lld streamed", i,
+                      (long long)x->pre_start_ps, (long long)x->pre_end_ps, (long long)x->exe_start_ps,
+                      (long long)x->exe_end_ps, (long long)y->pre_start_ps, (long long)y->pre_end_ps,
+                      (long long)y->exe_start_ps, (long long)y->exe_end_ps);
+            if (i > 0) overlapped += x->pre_start_ps < a.ops[i - 1].exe_end_ps && x->pre_end_ps > x->pre_start_ps;
+        }
+        cr_assert(memcmp(&a.stats, &b.stats, sizeof a.stats) == 0, "every statistic: makespan %lld vs %lld",
+                  (long long)a.stats.makespan_ps, (long long)b.stats.makespan_ps);
+        cr_assert_eq(a.simulated_ps, b.simulated_ps);
+        rotor_schedule_replay_result_free(&a);
+        rotor_schedule_replay_result_free(&b);
+    }
+    cr_assert_gt(overlapped, 0, "preloads run during earlier executions");
+    rotor_schedule_report_free(&rep);
+    rotor_schedule_free(s);
+}
+
 Test(replay, a_two_layer_llama2_13b_schedule_replays_within_3_percent, .timeout = 120) {
     rotor_schedule *s = llama_2_layers();
     rotor_schedule_report rep;
@@ -920,18 +963,18 @@ Test(replay, a_schedule_on_a_mesh_is_slower_and_bad_input_names_the_operator, .t
     rotor_chip other = s->chip;
     other.cores_per_chip = 1024;
     rotor_schedule_replay_result r;
-    cr_assert_eq(rotor_schedule_replay(s, &rep, &other, &r, &err), ROTOR_ERR_INPUT);
+    cr_assert_eq(rotor_schedule_replay(s, &rep, &other, false, &r, &err), ROTOR_ERR_INPUT);
     assert_msg_has(err, "has 1024 cores; the schedule runs on one chip of 1472");
     other = s->chip;
     other.hbm_gbps = 0;
     other.hbm_controllers = 0;
     other.hbm_bytes = 0;
-    cr_assert_eq(rotor_schedule_replay(s, &rep, &other, &r, &err), ROTOR_ERR_INPUT);
+    cr_assert_eq(rotor_schedule_replay(s, &rep, &other, false, &r, &err), ROTOR_ERR_INPUT);
     assert_msg_has(err, "no HBM controllers");
     /* a preload number that issues fewer preloads than the operator before */
     int i = 3;
     rep.result.ops[i].preload_number = -2;
-    cr_assert_eq(rotor_schedule_replay(s, &rep, NULL, &r, &err), ROTOR_ERR_INPUT);
+    cr_assert_eq(rotor_schedule_replay(s, &rep, NULL, false, &r, &err), ROTOR_ERR_INPUT);
     char want[128];
     snprintf(want, sizeof want, "schedule replay: operator 3 '%s'", s->ops[3].name);
     assert_msg_has(err, want);

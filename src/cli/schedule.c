@@ -338,13 +338,18 @@ static rotor_status run_designs(const rotor_schedule *s, const rotor_preload_des
 }
 
 /* --simulate: replays every shown design but ideal and roofline (their
- * machines are not a chip) on simchip; only the last replayed (*traced) keeps its simulator. */
+ * machines are not a chip) on simchip.  With --trace the last replayed
+ * (*traced) keeps its simulator (the whole task graph); else every replay
+ * streams (docs/simulator.md, "Streaming"). */
 static rotor_status simulate_designs(const rotor_schedule *s, const rotor_chip *simchip, run *runs, int shown,
-                                     const run **traced, rotor_error *err) {
+                                     bool trace, const run **traced, rotor_error *err) {
     for (int i = 0; i < shown; i++) {
         if (runs[i].design == ROTOR_PRELOAD_IDEAL || runs[i].design == ROTOR_PRELOAD_ROOFLINE) continue;
         double t0 = omp_get_wtime();
-        rotor_status st = rotor_schedule_replay(s, &runs[i].rep, simchip, &runs[i].sim, err);
+        bool last = true; /* the last design replayed is the one traced */
+        for (int j = i + 1; j < shown; j++)
+            last &= runs[j].design == ROTOR_PRELOAD_IDEAL || runs[j].design == ROTOR_PRELOAD_ROOFLINE;
+        rotor_status st = rotor_schedule_replay(s, &runs[i].rep, simchip, trace && last, &runs[i].sim, err);
         runs[i].sim_seconds = omp_get_wtime() - t0;
         if (st) {
             char prefix[64];
@@ -443,7 +448,7 @@ int cmd_schedule(int argc, char **argv) {
         if (runs[i].design == ROTOR_PRELOAD_IDEAL) ideal = &runs[i];
         if (runs[i].design == ROTOR_PRELOAD_BASIC) basic = &runs[i];
     }
-    if (!st && simulate) st = simulate_designs(s, &simchip, runs, shown, &traced, &err);
+    if (!st && simulate) st = simulate_designs(s, &simchip, runs, shown, trace != NULL, &traced, &err);
     if (st) rc = cli_fail(cmd, st, &err);
     else {
         /* the trace first: a file that cannot be written fails with nothing on stdout */

@@ -127,8 +127,48 @@ static rotor_status sched_chip(const rotor_schedule *s, const rotor_chip *sim_ch
     return ROTOR_OK;
 }
 
+/* The replay's task ids in emission order: consecutive stretches, each a
+ * preload (its last task the join) or an execution. */
+typedef struct id_stretch {
+    int64_t to; /* one past its last task */
+    int op;
+    bool pre;
+} id_stretch;
+
+/* Reads the timing of tasks done .. up to the first that has not finished
+ * (all of them after a whole run) into the operators' results; *done and
+ * *at (the stretch of task *done) move on. */
+static void harvest(const preload_replayer *sr, const id_stretch *str, int64_t *at, int64_t *done, int64_t end,
+                    rotor_schedule_replay_result *out) {
+    rotor_sim_timing t;
+    for (; *done < end && rotor_sim_task_timing(sr->r.sim, *done, &t, NULL) == ROTOR_OK; ++*done) {
+        int64_t id = *done;
+        while (str[*at].to <= id) ++*at;
+        rotor_schedule_replay_op *o = &out->ops[str[*at].op];
+        int i = str[*at].op;
+        if (str[*at].pre) {
+            int64_t from = sr->pre_ids[i][0], to = sr->pre_ids[i][1];
+            if (id + 1 < to) { /* a piece: the first to leave HBM starts the preload */
+                if (t.start_ps < o->pre_start_ps) o->pre_start_ps = t.start_ps;
+                continue;
+            }
+            o->pre_end_ps = t.end_ps; /* the join */
+            if (to - from == 1) o->pre_start_ps = t.ready_ps; /* no bytes: when it was due */
+        } else if (id == sr->exe_ids[i][0]) {
+            o->exe_start_ps = t.start_ps;
+        } else if (id == sr->exe_ids[i][1]) {
+            o->exe_end_ps = t.end_ps;
+        }
+    }
+}
+
+/* Without keep_sim the replay streams (docs/simulator.md, "Streaming"): every
+ * task emitted for operator i, its preloads' and its execution's, waits for
+ * the barrier of operator i - 1 or for a task emitted with it, so the run
+ * can go to that barrier before they are added; finished tasks are then
+ * read and retired.  Preloads still in flight carry over. */
 rotor_status rotor_schedule_replay(const rotor_schedule *s, const rotor_schedule_report *rep,
-                                   const rotor_chip *sim_chip, rotor_schedule_replay_result *out,
+                                   const rotor_chip *sim_chip, bool keep_sim, rotor_schedule_replay_result *out,
                                    rotor_error *err) {
     memset(out, 0, sizeof *out);
     const rotor_preload_result *res = &rep->result;
@@ -142,14 +182,19 @@ rotor_status rotor_schedule_replay(const rotor_schedule *s, const rotor_schedule
     preload_replayer sr;
     if ((st = preload_replayer_init(&sr, &chip, s->pchip.sram_blocking, n_ops, err))) return st;
     out->ops = calloc((size_t)n_ops, sizeof *out->ops);
-    if (!out->ops) st = rotor_nomem(err);
+    id_stretch *str = malloc(sizeof *str * (size_t)(2 * n_ops + 1));
+    if (!out->ops || !str) st = rotor_nomem(err);
+    int nstr = 0;
+    int64_t at = 0, done = 0, retired = 0;
     char name[ROTOR_SCHEDULE_NAME_MAX + 16];
     for (int i = 0; !st && i < n_ops; i++) {
         snprintf(name, sizeof name, "preload %s", s->ops[i].name);
         st = rotor_sim_set_op_name(sr.r.sim, i, s->ops[i].name, err);
         if (!st) st = rotor_sim_set_op_name(sr.r.sim, n_ops + i, name, err);
         out->hbm_bytes += s->ops[i].hbm_bytes;
+        out->ops[i].pre_start_ps = INT64_MAX;
     }
+    if (!st && !keep_sim) st = rotor_sim_stream_begin(sr.r.sim, err);
     /* program order (Elk §4.5): the preloads issued before execute(i), then execute(i) */
     int k = 0;
     for (int i = 0; !st && i < n_ops; i++) {
@@ -161,6 +206,19 @@ rotor_status rotor_schedule_replay(const rotor_schedule *s, const rotor_schedule
                             i, s->ops[i].name, res->ops[i].preload_number, q, k, n_ops);
             break;
         }
+        if (!keep_sim && sr.prev_barrier >= 0) {
+            st = rotor_sim_advance(sr.r.sim, sr.prev_barrier, err);
+            if (!st) harvest(&sr, str, &at, &done, rotor_sim_task_count(sr.r.sim), out);
+            /* retiring moves the kept tasks down: only once as many are
+             * finished, so each task moves O(1) times.  The barrier stays:
+             * the tasks about to be added wait for it. */
+            int64_t below = done < sr.prev_barrier ? done : sr.prev_barrier;
+            if (!st && below - retired >= rotor_sim_task_count(sr.r.sim) - below) {
+                st = rotor_sim_retire(sr.r.sim, below, err);
+                retired = below;
+            }
+            if (st) break;
+        }
         for (; k < q && !st; k++) {
             int j = res->order[k];
             if (j < 0 || j >= n_ops || sr.pre_join[j] >= 0) {
@@ -169,6 +227,7 @@ rotor_status rotor_schedule_replay(const rotor_schedule *s, const rotor_schedule
                 break;
             }
             st = emit_preload(&sr, s, rep, j, sr.prev_barrier, err);
+            str[nstr++] = (id_stretch){rotor_sim_task_count(sr.r.sim), j, true};
             if (st) {
                 char prefix[160];
                 snprintf(prefix, sizeof prefix, "schedule replay: preload of operator %d '%s'", j, s->ops[j].name);
@@ -177,45 +236,33 @@ rotor_status rotor_schedule_replay(const rotor_schedule *s, const rotor_schedule
         }
         if (st) break;
         st = emit_execute(&sr, s, rep, i, err);
+        str[nstr++] = (id_stretch){rotor_sim_task_count(sr.r.sim), i, false};
         if (st) {
             char prefix[160];
             snprintf(prefix, sizeof prefix, "schedule replay: operator %d '%s'", i, s->ops[i].name);
             rotor_error_prefix(err, prefix);
         }
     }
-    if (!st) st = rotor_sim_run(sr.r.sim, &out->stats, err);
+    if (!st) st = keep_sim ? rotor_sim_run(sr.r.sim, &out->stats, err) : rotor_sim_stream_end(sr.r.sim, &out->stats, err);
     if (!st) {
+        harvest(&sr, str, &at, &done, rotor_sim_task_count(sr.r.sim), out);
         out->design = res->design;
         out->nops = n_ops;
         out->simulated_ps = out->stats.makespan_ps;
         out->analytical_ps = res->latency_ps;
         out->error = res->latency_ps > 0 ? (double)out->simulated_ps / (double)res->latency_ps - 1 : 0;
         out->piece_bytes = REPLAY_PIECE_BYTES;
-        for (int i = 0; i < n_ops; i++) {
-            rotor_schedule_replay_op *o = &out->ops[i];
-            rotor_sim_timing t;
-            int64_t from = sr.pre_ids[i][0], to = sr.pre_ids[i][1];
-            rotor_sim_task_timing(sr.r.sim, sr.pre_join[i], &t, NULL);
-            o->pre_end_ps = t.end_ps;
-            o->pre_start_ps = to - from > 1 ? INT64_MAX : t.ready_ps;
-            for (int64_t id = from; id + 1 < to; id++) { /* the last task is the join */
-                rotor_sim_task_timing(sr.r.sim, id, &t, NULL);
-                if (t.start_ps < o->pre_start_ps) o->pre_start_ps = t.start_ps;
-            }
-            rotor_sim_task_timing(sr.r.sim, sr.exe_ids[i][0], &t, NULL);
-            o->exe_start_ps = t.start_ps;
-            rotor_sim_task_timing(sr.r.sim, sr.exe_ids[i][1], &t, NULL);
-            o->exe_end_ps = t.end_ps;
-            o->tasks = (to - from) + (sr.exe_ids[i][2] - sr.exe_ids[i][0]);
-        }
+        for (int i = 0; i < n_ops; i++)
+            out->ops[i].tasks = (sr.pre_ids[i][1] - sr.pre_ids[i][0]) + (sr.exe_ids[i][2] - sr.exe_ids[i][0]);
     }
+    free(str);
     if (st) {
         preload_replayer_free(&sr, false);
         free(out->ops);
         memset(out, 0, sizeof *out);
         return st;
     }
-    out->sim = sr.r.sim;
-    preload_replayer_free(&sr, true);
+    if (keep_sim) out->sim = sr.r.sim;
+    preload_replayer_free(&sr, keep_sim);
     return ROTOR_OK;
 }

@@ -188,26 +188,33 @@ static void ev_push(sim_run *r, int64_t t, int kind, int64_t id);
  * run.  A dependency that has not finished will release it; if every one has
  * finished, it is ready when the last did, which must be now: the run has
  * passed every earlier instant, and a task ready then would have changed it.
- * So a streamed task must depend on something the run has not yet left
- * behind (rotor_sim_advance says how far that is). */
+ * A retired dependency finished at some instant no later than now, so it
+ * never decides: another dependency must.  So a streamed task must depend on
+ * something the run has not yet left behind (rotor_sim_advance says how far
+ * that is). */
 static rotor_status stream_check(const rotor_sim *s, const int64_t *deps, int ndeps, int32_t *pending,
                                  rotor_error *err) {
-    int64_t ready = 0;
+    int64_t ready = 0, retired = -1;
     *pending = 0;
     for (int i = 0; i < ndeps; i++) {
-        if (deps[i] < s->base)
-            return rotor_fail(err, ROTOR_ERR_INPUT, "deps[%d]: task %lld was retired (tasks kept: %lld..)", i,
-                              (long long)deps[i], (long long)s->base);
+        if (deps[i] < s->base) {
+            retired = deps[i];
+            continue;
+        }
         int64_t k = deps[i] - s->base;
         if (s->pending[k] >= 0) (*pending)++;
         else if (s->tasks[k].end > ready) ready = s->tasks[k].end;
     }
-    if (*pending == 0 && ready < s->run.now)
+    if (*pending > 0 || ready == s->run.now) return ROTOR_OK;
+    if (retired >= 0)
         return rotor_fail(err, ROTOR_ERR_INPUT,
-                          "the stream added it late: it was ready at %lld ps and the run is at %lld ps "
-                          "(add a task before advancing past its dependencies)",
-                          (long long)ready, (long long)s->run.now);
-    return ROTOR_OK;
+                          "the stream added it late: it waits only for tasks that finished before %lld ps, where "
+                          "the run is (task %lld was retired)",
+                          (long long)s->run.now, (long long)retired);
+    return rotor_fail(err, ROTOR_ERR_INPUT,
+                      "the stream added it late: it was ready at %lld ps and the run is at %lld ps "
+                      "(add a task before advancing past its dependencies)",
+                      (long long)ready, (long long)s->run.now);
 }
 
 /* Appends t with its dependencies; id receives its index.  A whole run keeps
@@ -241,7 +248,7 @@ static rotor_status append(rotor_sim *s, const sim_task *t, const int64_t *deps,
     if (s->streaming) {
         for (int i = 0; i < ndeps; i++) {
             int64_t d = deps[i] - s->base;
-            if (s->pending[d] < 0) continue; /* finished */
+            if (d < 0 || s->pending[d] < 0) continue; /* finished (or retired) */
             int32_t e = (int32_t)s->nsucc++;
             s->succ[e] = (sim_succ){(int32_t)s->ntasks, s->succ_head[d]};
             s->succ_head[d] = e;
@@ -818,6 +825,28 @@ rotor_status rotor_sim_retire(rotor_sim *s, int64_t below, rotor_error *err) {
     memmove(s->pending, s->pending + n, sizeof *s->pending * (size_t)keep);
     memmove(s->succ_head, s->succ_head + n, sizeof *s->succ_head * (size_t)keep);
     s->base = below;
+    /* Multicast routes, appended in task order: those before the first one
+     * a kept task uses are dead.  Tasks and routes keep indices into the
+     * arrays as they are now, so the survivors are moved down and renumbered. */
+    int64_t drop = s->nmcast;
+    for (int64_t k = 0; k < keep; k++)
+        if (s->tasks[k].mcast && s->tasks[k].mcast - 1 < drop) drop = s->tasks[k].mcast - 1;
+    if (drop > 0) {
+        int64_t res0 = drop < s->nmcast ? s->mcast[drop].off : s->nmres;
+        int64_t dst0 = drop < s->nmcast ? s->mcast[drop].doff : s->nmdst;
+        memmove(s->mcast, s->mcast + drop, sizeof *s->mcast * (size_t)(s->nmcast - drop));
+        s->nmcast -= drop;
+        for (int64_t i = 0; i < s->nmcast; i++) {
+            s->mcast[i].off -= res0;
+            s->mcast[i].doff -= dst0;
+        }
+        memmove(s->mres, s->mres + res0, sizeof *s->mres * (size_t)(s->nmres - res0));
+        s->nmres -= res0;
+        memmove(s->mdst, s->mdst + dst0, sizeof *s->mdst * (size_t)(s->nmdst - dst0));
+        s->nmdst -= dst0;
+        for (int64_t k = 0; k < keep; k++)
+            if (s->tasks[k].mcast) s->tasks[k].mcast -= (int32_t)drop;
+    }
     /* Most edges are dead (their tasks finished): copy the live ones to the
      * front, each list in one stretch and in its order, so the pool stays
      * the size of the edges in flight and lists read memory in order. */

@@ -5,6 +5,7 @@
 #ifndef ROTOR_SCHEDREPLAY_H
 #define ROTOR_SCHEDREPLAY_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "rotor/base/chip.h"
@@ -32,7 +33,8 @@ typedef struct rotor_schedule_replay_result {
     int64_t hbm_bytes;             /* sum of the operators' hbm_bytes (stats.hbm_bytes moves exactly these) */
     int64_t piece_bytes;           /* a core's preload arrives in pieces of at most this */
     rotor_sim_stats stats;         /* the whole run */
-    rotor_sim *sim;                /* the simulator after the run (rotor_sim_trace_json); freed with the result */
+    rotor_sim *sim;                /* with keep_sim, the simulator after the run (rotor_sim_trace_json,
+                                      per-task timing); freed with the result.  Else NULL */
 } rotor_schedule_replay_result;
 
 /* Replays schedule s as run by rep (rotor_schedule_run on s) on one chip of
@@ -43,10 +45,13 @@ typedef struct rotor_schedule_replay_result {
  * replay of its chosen T10 plan, the inter-chip all-reduce as a delay on
  * every core, a barrier).  sim_chip (NULL: s->chip) may change the network
  * (topology, mesh shape, latency, HBM controllers) but not the core count;
- * it must have HBM.  Errors name the operator.  Free with
+ * it must have HBM.  keep_sim keeps the whole task graph and returns the
+ * simulator in out->sim; without it the replay streams (docs/simulator.md,
+ * "Streaming"): memory follows the tasks in flight, times are the same to
+ * the picosecond.  Errors name the operator.  Free with
  * rotor_schedule_replay_result_free, also after an error. */
 rotor_status rotor_schedule_replay(const rotor_schedule *s, const rotor_schedule_report *rep,
-                                   const rotor_chip *sim_chip, rotor_schedule_replay_result *out,
+                                   const rotor_chip *sim_chip, bool keep_sim, rotor_schedule_replay_result *out,
                                    rotor_error *err);
 void rotor_schedule_replay_result_free(rotor_schedule_replay_result *r);
 

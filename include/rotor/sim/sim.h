@@ -188,9 +188,10 @@ rotor_status rotor_sim_run(rotor_sim *s, rotor_sim_stats *out, rotor_error *err)
  *    then; one whose dependencies all finished earlier is refused, naming
  *    the instants (a task with no dependencies only before the first advance);
  *  - rotor_sim_retire(below) drops tasks 0..below-1, which must have
- *    finished; their timing and trace are gone, later tasks cannot name them;
- *  - rotor_sim_stream_end runs what is left and fills the statistics.
- * Multicast routes are kept until the simulator is freed. */
+ *    finished; their timing and trace are gone.  A later task may still
+ *    name one (it is finished), beside a dependency that decides when the
+ *    task is ready;
+ *  - rotor_sim_stream_end runs what is left and fills the statistics. */
 rotor_status rotor_sim_stream_begin(rotor_sim *s, rotor_error *err);
 rotor_status rotor_sim_advance(rotor_sim *s, int64_t until, rotor_error *err);
 rotor_status rotor_sim_retire(rotor_sim *s, int64_t below, rotor_error *err);
