@@ -51,6 +51,12 @@ else bad "mesh: $n designs simulated, worst difference $worst%"; fi
 
 expect_error bad-topology 2 "--topology: expected all-to-all or mesh:WxH, got 'ring'" -- schedule $m --simulate --topology ring
 expect_error mesh-shape 2 "mesh_width \* mesh_height == cores_per_chip (1472)" -- schedule $m --simulate --topology mesh:10x10
+# the simulator's trace filtered to the preloads of layer 0: only they, and their bytes on the HBM counter
+"$ROTOR" schedule $m --simulate --design full --trace "$tmpdir/p.json" --trace-ops 'preload l0.*' >/dev/null 2>"$err" ||
+    bad "filtered trace: $(cat "$err")"
+if grep -q '"operator":"preload l0.qkv"' "$tmpdir/p.json" && ! grep -q '"operator":"l0.qkv"' "$tmpdir/p.json" &&
+   grep -q '"name":"HBM GB/s"' "$tmpdir/p.json"; then ok; else bad "filtered schedule trace: $(cat "$err")"; fi
+expect_error trace-filter-alone 2 "filter the simulator's trace: give --simulate and --trace FILE" -- schedule $m --trace-ops l0.qkv
 expect_error bad-trace 2 "cannot write" -- schedule $m --simulate --design full --trace /nonexistent/dir/t.json
 
 finish cli_schedule_sim

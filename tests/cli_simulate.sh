@@ -25,6 +25,19 @@ if cmp -s "$tmpdir/a" "$tmpdir/b"; then ok; else bad "program and model replays 
 if head -c 1 "$tmpdir/trace.json" | grep -q '{' && grep -q '"traceEvents"' "$tmpdir/trace.json" && \
    grep -q '"operator":"l0.qkv"' "$tmpdir/trace.json"; then ok; else bad "trace lacks events or operator names"; fi
 
+# filters: one layer's operators in a window, a set of cores; each says on
+# stderr what it kept, the trace says it in otherData; bad filters are one line
+"$ROTOR" simulate "$prog" --trace "$tmpdir/f.json" --trace-ops 'l0.*' --trace-cores 0-3 >/dev/null 2>"$err" ||
+    bad "filtered trace: $(cat "$err")"
+if grep -q "kept [0-9]* of [0-9]* tasks" "$err" && grep -q '"left_out":"[0-9]* of [0-9]* tasks are not in this trace"' "$tmpdir/f.json" &&
+   ! grep -q '"core":4[,}]' "$tmpdir/f.json" && grep -q '"ph":"C"' "$tmpdir/f.json"; then ok; else bad "filtered trace: $(cat "$err")"; fi
+expect_error trace-op 2 "sim: trace operators: no operator is named 'nope'" -- simulate "$prog" --trace "$tmpdir/x.json" --trace-ops nope
+expect_error trace-window 2 "--trace-window: expected START:END in microseconds" -- simulate "$prog" --trace "$tmpdir/x.json" --trace-window 9:3
+expect_error trace-cores 2 "--trace-cores: expected core numbers and ranges (0-63,100) or 'all', got '3-1'" -- simulate "$prog" --trace "$tmpdir/x.json" --trace-cores 3-1
+expect_error trace-core 2 "trace cores: core 5000 does not exist (cores 0..1471)" -- simulate "$prog" --trace "$tmpdir/x.json" --trace-cores 5000
+expect_error trace-needs-file 2 "filter --trace FILE; give it" -- simulate "$prog" --trace-ops l0.qkv
+if [ ! -e "$tmpdir/x.json" ]; then ok; else bad "a refused filter left a trace behind"; fi
+
 # a mesh replay of the same program takes longer than the all-to-all one
 t_a=$("$ROTOR" simulate "$prog" | sed -n 's/^simulated \([0-9.]*\) us.*/\1/p')
 t_m=$("$ROTOR" simulate "$prog" --topology mesh:32x46 | sed -n 's/^simulated \([0-9.]*\) us.*/\1/p')

@@ -7,6 +7,7 @@
 #include <criterion/criterion.h>
 
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1129,6 +1130,132 @@ Test(sim, trace_of_a_mesh_multichip_graph_has_every_task_and_its_tracks) {
     cr_assert(strstr(text, "MatMul \\\"qkv\\\"") != NULL, "operator names are escaped");
     cJSON_Delete(root);
     free(text);
+    rotor_sim_free(s);
+}
+
+/* The trace of g through filter f, parsed; *sum says what was written. */
+static cJSON *filtered_trace(const rotor_sim *s, const rotor_sim_trace_filter *f, rotor_sim_trace_summary *sum) {
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    rotor_error err;
+    cr_assert_eq(rotor_sim_trace_write(s, f, out, sum, &err), ROTOR_OK, "%s", err.msg);
+    fclose(out);
+    cr_assert_eq((size_t)sum->bytes, len, "the summary counts the bytes written");
+    cJSON *root = cJSON_Parse(text);
+    cr_assert_not_null(root, "the trace is not valid JSON");
+    free(text);
+    return root;
+}
+
+static int count_ph(const cJSON *root, const char *ph) {
+    int n = 0;
+    const cJSON *ev;
+    cJSON_ArrayForEach(ev, cJSON_GetObjectItem(root, "traceEvents")) n += !strcmp(cJSON_GetObjectItem(ev, "ph")->valuestring, ph);
+    return n;
+}
+
+/* The counter sample of track `name` at ts (us), -1 if none. */
+static double counter_at(const cJSON *root, const char *name, double ts) {
+    const cJSON *ev;
+    cJSON_ArrayForEach(ev, cJSON_GetObjectItem(root, "traceEvents")) {
+        if (strcmp(cJSON_GetObjectItem(ev, "ph")->valuestring, "C") || strcmp(cJSON_GetObjectItem(ev, "name")->valuestring, name) ||
+            fabs(cJSON_GetObjectItem(ev, "ts")->valuedouble - ts) > 1e-9)
+            continue;
+        return cJSON_GetArrayItem(cJSON_GetObjectItem(ev, "args"), 0)->valuedouble;
+    }
+    return -1;
+}
+
+/* Filters keep what they name (operators, a window, cores), otherData says
+ * what was left out, and the counters integrate the transfers exactly:
+ * core 0 computes 0-100 ns, sends 1,100 B to core 1 (100-300 ns, its out
+ * and in ports), core 1 computes 300-700 ns; an HBM load of 1,100 B to core
+ * 2 runs from 0 ns. */
+Test(sim, a_filtered_trace_keeps_what_it_names_and_counters_integrate_the_transfers) {
+    rotor_chip chip = hbm_chip();
+    rotor_sim *s = make(&chip);
+    rotor_error err;
+    cr_assert_eq(rotor_sim_set_op_name(s, 0, "l0.qkv", &err), ROTOR_OK);
+    cr_assert_eq(rotor_sim_set_op_name(s, 1, "l0.softmax", &err), ROTOR_OK);
+    cr_assert_eq(rotor_sim_set_op_name(s, 2, "l1.qkv", &err), ROTOR_OK);
+    int64_t c0 = compute(s, 0, 100000, NULL, 0);
+    int64_t x = xfer(s, 0, 1, B1100, &c0, 1);
+    rotor_sim_compute c1 = {.core = 1, .duration_ps = 400000, .category = ROTOR_SIM_COMPUTE, .op = 1, .deps = &x,
+                            .ndeps = 1};
+    cr_assert_eq(rotor_sim_add_compute(s, &c1, NULL, &err), ROTOR_OK);
+    rotor_sim_transfer load = {.src = 8, .dst = 2, .bytes = B1100, .category = ROTOR_SIM_HBM, .op = 2};
+    int64_t h;
+    cr_assert_eq(rotor_sim_add_transfer(s, &load, &h, &err), ROTOR_OK);
+    rotor_sim_stats st = run(s);
+    cr_assert_eq(st.makespan_ps, 700000);
+    rotor_sim_timing ht = timing(s, h);
+
+    rotor_sim_trace_summary sum;
+    /* unfiltered: every task, counters in 7 buckets of 100 ns */
+    rotor_sim_trace_filter all = {.counter_buckets = 7};
+    cJSON *root = filtered_trace(s, &all, &sum);
+    cr_assert_eq(sum.tasks, 4);
+    cr_assert_eq(sum.kept, 4);
+    cr_assert_eq(count_ph(root, "X"), 4);
+    cr_assert_eq(count_ph(root, "C"), 3 * 7);
+    cr_assert_float_eq(counter_at(root, "transfers in flight", 0.2), 1.0 + (ht.end_ps > 200000), 1e-9);
+    cr_assert_float_eq(counter_at(root, "links busy", 0.2), 2.0 + (ht.end_ps > 200000), 1e-9,
+                       "the out and in ports, and the HBM port if the load still runs");
+    cr_assert_float_eq(counter_at(root, "transfers in flight", 0.4), 0.0, 1e-9);
+    /* the HBM counter moves the load's bytes: sum of GB/s * 100 ns = 1,100 B */
+    double bytes = 0;
+    for (int b = 0; b < 7; b++) bytes += counter_at(root, "HBM GB/s", 0.1 * b) * 100;
+    cr_assert_float_eq(bytes, (double)B1100, 1e-6);
+    const cJSON *other = cJSON_GetObjectItem(root, "otherData");
+    cr_assert_eq(cJSON_GetObjectItem(other, "tasks")->valueint, 4);
+    cr_assert_str_eq(cJSON_GetObjectItem(other, "topology")->valuestring, "all-to-all");
+    cr_assert_float_eq(cJSON_GetObjectItem(other, "makespan_us")->valuedouble, 0.7, 1e-12);
+    cr_assert_null(cJSON_GetObjectItem(other, "filter"));
+    cr_assert_str_eq(cJSON_GetObjectItem(root, "displayTimeUnit")->valuestring, "ns");
+    cJSON_Delete(root);
+
+    /* operators by name and by prefix */
+    const char *l0[] = {"l0.*"};
+    rotor_sim_trace_filter by_op = {.ops = l0, .nops = 1};
+    root = filtered_trace(s, &by_op, &sum);
+    cr_assert_eq(sum.kept, 3, "l0.qkv's compute and transfer, l0.softmax's compute");
+    cr_assert_null(find_task(cJSON_GetObjectItem(root, "traceEvents"), h));
+    other = cJSON_GetObjectItem(root, "otherData");
+    cr_assert_str_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(other, "filter"), "left_out")->valuestring,
+                     "1 of 4 tasks are not in this trace");
+    cJSON_Delete(root);
+
+    /* a window: tasks overlapping 350-400 ns (core 1's compute, and the load if it runs then) */
+    rotor_sim_trace_filter win = {.from_ps = 350000, .to_ps = 400000, .counter_buckets = 1};
+    root = filtered_trace(s, &win, &sum);
+    cr_assert_eq(sum.kept, 1 + (ht.end_ps > 350000));
+    cr_assert_eq(count_ph(root, "C"), 3, "one bucket: the window");
+    cr_assert_float_eq(counter_at(root, "transfers in flight", 0.35), 0.0 + (ht.end_ps > 350000), 1e-9);
+    cJSON_Delete(root);
+
+    /* cores: core 2 has only the load into it */
+    int64_t two[] = {2};
+    rotor_sim_trace_filter core = {.cores = two, .ncores = 1};
+    root = filtered_trace(s, &core, &sum);
+    cr_assert_eq(sum.kept, 1);
+    cr_assert_not_null(find_task(cJSON_GetObjectItem(root, "traceEvents"), h));
+    cJSON_Delete(root);
+
+    /* what a filter cannot name */
+    FILE *out = fopen("/dev/null", "w");
+    const char *none[] = {"l2.qkv"};
+    rotor_sim_trace_filter bad = {.ops = none, .nops = 1};
+    cr_assert_eq(rotor_sim_trace_write(s, &bad, out, NULL, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "sim: trace operators: no operator is named 'l2.qkv'");
+    int64_t nine[] = {9};
+    bad = (rotor_sim_trace_filter){.cores = nine, .ncores = 1};
+    cr_assert_eq(rotor_sim_trace_write(s, &bad, out, NULL, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "sim: trace cores: core 9 does not exist (cores 0..7)");
+    bad = (rotor_sim_trace_filter){.from_ps = 5, .to_ps = 5};
+    cr_assert_eq(rotor_sim_trace_write(s, &bad, out, NULL, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "trace window: 5:5 ps is empty");
+    fclose(out);
     rotor_sim_free(s);
 }
 

@@ -13,6 +13,7 @@
 #include "rotor/op/expr.h"
 #include "rotor/model/zoo.h"
 #include "rotor/pipeline/pipeline.h"
+#include "rotor/sim/sim.h"
 
 #define EXIT_NOFIT 1
 #define EXIT_BADINPUT 2
@@ -210,5 +211,26 @@ int cli_reproduce_file(const char *dir, const char *name, cli_figure_fn fn, cons
 int cli_reproduce_elk(const char *const *models, int nm, int64_t max_batch, const char *dir, bool json,
                       const rotor_chip *chip, int threads);
 int cmd_run(int argc, char **argv);
+
+/* The simulator trace's filter (src/cli/trace.c): --trace-ops NAME,...
+ * ("l0.*" a prefix), --trace-window START:END (microseconds), --trace-cores
+ * LIST (0-63,100) or all.  Parsed strings live in ops_text. */
+typedef struct cli_trace_filter {
+    rotor_sim_trace_filter f;
+    char *ops_text;
+    char **ops;
+    int64_t *cores;
+    bool given;     /* a filter was asked for */
+    bool all_cores; /* --trace-cores all: not even the default filter */
+} cli_trace_filter;
+
+/* Parses the three options (each NULL when absent); prints the error and
+ * returns EXIT_BADINPUT, else 0. */
+int cli_trace_filter_parse(const char *cmd, const char *ops, const char *window, const char *cores,
+                           cli_trace_filter *t);
+void cli_trace_filter_free(cli_trace_filter *t);
+/* Writes sim's trace into out (opened before the work) and commits it.  With
+ * no filter and a large run, keeps the first 64 cores and says so on stderr. */
+int cli_trace_write(const char *cmd, cli_output *out, const rotor_sim *sim, cli_trace_filter *t);
 
 #endif

@@ -44,7 +44,11 @@ static void schedule_usage(FILE *f) {
             "  --per-op            also list every operator of the last design\n"
             "  --json              print JSON (rotor-schedule, version 1)\n"
             "  --trace FILE        write the last design's schedule as Chrome trace-event JSON\n"
-            "                      (with --simulate: the simulator's trace of the last design)\n"
+            "                      (with --simulate: the simulator's trace of the last design;\n"
+            "                      above 400000 tasks it keeps cores 0-63 unless a filter is given)\n"
+            "  --trace-ops NAMES   with --simulate: trace only these operators (l0.* a prefix)\n"
+            "  --trace-window A:B  with --simulate: trace only tasks overlapping A..B microseconds\n"
+            "  --trace-cores LIST  with --simulate: trace only these cores (0-63,100); all: every task\n"
             "  --simulate          replay every shown design but ideal and roofline on the event-driven\n"
             "                      simulator (one chip: preloads, distribution, tiles, shifts)\n"
             "                      and print simulated vs analytical latency\n"
@@ -303,12 +307,6 @@ static int write_trace(cli_output *out, const rotor_schedule *s, const run *x) {
     return write_trace_text(out, text);
 }
 
-/* --trace with --simulate: the simulator's Chrome trace of the last replayed design. */
-static int write_sim_trace(cli_output *out, const run *x) {
-    rotor_error err = {{0}};
-    return write_trace_text(out, rotor_sim_trace_json(x->sim.sim, &err));
-}
-
 /* Runs the designs asked for into runs[0 .. *shown), then Basic and Ideal
  * when not asked for (the percentage of Ideal and the speedup over Basic are
  * part of every report); *nruns counts the runs that succeeded (runs
@@ -371,7 +369,7 @@ static rotor_status simulate_designs(const rotor_schedule *s, const rotor_chip *
 /* What `rotor schedule` was asked. */
 typedef struct schedule_args {
     cli_hbm_args ha;
-    const char *trace, *topology;
+    const char *trace, *topology, *trace_ops, *trace_window, *trace_cores;
     bool per_op, simulate, no_refine;
 } schedule_args;
 
@@ -382,6 +380,9 @@ int cmd_schedule(int argc, char **argv) {
         CLI_HBM_OPTS(schedule_args, ha),
         {"per-op", 0, CLI_FLAG, offsetof(schedule_args, per_op), 0, 0},
         {"trace", 0, CLI_VALUE, offsetof(schedule_args, trace), 0, 0},
+        {"trace-ops", 0, CLI_VALUE, offsetof(schedule_args, trace_ops), 0, 0},
+        {"trace-window", 0, CLI_VALUE, offsetof(schedule_args, trace_window), 0, 0},
+        {"trace-cores", 0, CLI_VALUE, offsetof(schedule_args, trace_cores), 0, 0},
         {"simulate", 0, CLI_FLAG, offsetof(schedule_args, simulate), 0, 0},
         {"topology", 0, CLI_VALUE, offsetof(schedule_args, topology), 0, 0},
         {"no-refine", 0, CLI_FLAG, offsetof(schedule_args, no_refine), 0, 0},
@@ -422,18 +423,27 @@ int cmd_schedule(int argc, char **argv) {
 
     if (trace && !strcmp(trace, "-") && ha.json)
         return cli_usage_error(cmd, "--trace - and --json would both write standard output");
+    if ((a.trace_ops || a.trace_window || a.trace_cores) && !(trace && simulate))
+        return cli_usage_error(cmd, "--trace-ops, --trace-window and --trace-cores filter the simulator's trace: "
+                               "give --simulate and --trace FILE");
+    cli_trace_filter filter;
+    if (cli_trace_filter_parse(cmd, a.trace_ops, a.trace_window, a.trace_cores, &filter)) return EXIT_BADINPUT;
     cli_output tr = {0};
     if (trace) {
         char name[300], base[256];
         cli_model_base(input, base, sizeof base);
         snprintf(name, sizeof name, "%s-schedule-trace.json", base);
         int orc = cli_output_open(cmd, "--trace", trace, name, &tr);
-        if (orc) return orc;
+        if (orc) {
+            cli_trace_filter_free(&filter);
+            return orc;
+        }
     }
     rotor_pipeline p;
     if ((st = rotor_pipeline_run(&po, &chip, &p, &err))) {
         rotor_pipeline_free(&p);
         cli_output_abort(&tr);
+        cli_trace_filter_free(&filter);
         return cli_fail(cmd, st, &err);
     }
     const rotor_graph *g = &p.graph;
@@ -452,7 +462,9 @@ int cmd_schedule(int argc, char **argv) {
     if (st) rc = cli_fail(cmd, st, &err);
     else {
         /* the trace first: a file that cannot be written fails with nothing on stdout */
-        if (trace) rc = simulate && traced ? write_sim_trace(&tr, traced) : write_trace(&tr, s, &runs[shown - 1]);
+        if (trace)
+            rc = simulate && traced ? cli_trace_write(cmd, &tr, traced->sim.sim, &filter)
+                                    : write_trace(&tr, s, &runs[shown - 1]);
         if (rc || tr.is_stdout) {
             /* --trace -: the trace alone on stdout */
         } else if (ha.json) rc = print_json(g, s, runs, shown, ideal, per_op, simulate ? &simchip : NULL);
@@ -467,5 +479,6 @@ int cmd_schedule(int argc, char **argv) {
         if (runs[i].simulated) rotor_schedule_replay_result_free(&runs[i].sim);
     }
     rotor_pipeline_free(&p);
+    cli_trace_filter_free(&filter);
     return rc;
 }

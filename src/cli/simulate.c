@@ -30,7 +30,12 @@ static void simulate_usage(FILE *f) {
             "                      shape a model, as in rotor compile\n"
             "  --compare           per operator: predicted and simulated time, ratio, and where\n"
             "                      they differ\n"
-            "  --trace FILE        write Chrome trace-event JSON (Perfetto, chrome://tracing)\n"
+            "  --trace FILE        write Chrome trace-event JSON (Perfetto, chrome://tracing); above\n"
+            "                      400000 tasks it keeps cores 0-63 unless a filter is given\n"
+            "  --trace-ops NAMES   trace only these operators (comma-separated; l0.* a prefix)\n"
+            "  --trace-window A:B  trace only tasks overlapping A..B microseconds\n"
+            "  --trace-cores LIST  trace only these cores (0-63,100) and transfers to or from them;\n"
+            "                      all: every task\n"
             "  --json              print the summary as JSON (rotor-simulation, version 1)\n"
             "  --threads N         search threads when compiling a model\n"
             "  -h, --help          this help\n"
@@ -161,8 +166,9 @@ static cJSON *summary_json(const rotor_program *p, const rotor_chip *chip, const
 /* What `rotor simulate` was asked. */
 typedef struct simulate_args {
     cli_shared_args sa;
-    const char *input, *topo, *trace;
+    const char *input, *topo, *trace, *trace_ops, *trace_window, *trace_cores;
     bool compare, json, decode, from_program;
+    cli_trace_filter filter;
 } simulate_args;
 
 /* Parses argv into a; returns -1 to go on, else the exit status (0 after --help). */
@@ -172,6 +178,9 @@ static int parse_simulate(int argc, char **argv, simulate_args *a) {
         {"topology", 0, CLI_VALUE, offsetof(simulate_args, topo), 0, 0},
         {"decode", 0, CLI_FLAG, offsetof(simulate_args, decode), 0, 0},
         {"trace", 0, CLI_VALUE, offsetof(simulate_args, trace), 0, 0},
+        {"trace-ops", 0, CLI_VALUE, offsetof(simulate_args, trace_ops), 0, 0},
+        {"trace-window", 0, CLI_VALUE, offsetof(simulate_args, trace_window), 0, 0},
+        {"trace-cores", 0, CLI_VALUE, offsetof(simulate_args, trace_cores), 0, 0},
         {"compare", 0, CLI_FLAG, offsetof(simulate_args, compare), 0, 0},
         {"json", 0, CLI_FLAG, offsetof(simulate_args, json), 0, 0},
         {0}};
@@ -181,10 +190,13 @@ static int parse_simulate(int argc, char **argv, simulate_args *a) {
     a->from_program = is_program(a->input);
     if (a->trace && !strcmp(a->trace, "-") && a->json)
         return cli_usage_error(cmd, "--trace - and --json would both write standard output");
+    if (!a->trace && (a->trace_ops || a->trace_window || a->trace_cores))
+        return cli_usage_error(cmd, "--trace-ops, --trace-window and --trace-cores filter --trace FILE; give it");
     const cli_shared_args *m = &a->sa;
     if (a->from_program && (m->batch || m->seq || m->layers || a->decode || m->dims || m->inputs || m->threads))
         return cli_usage_error(cmd, "--batch, --seq, --layers, --decode, --dim, --input and --threads shape a "
                                "model; a program file is already compiled");
+    if (cli_trace_filter_parse(cmd, a->trace_ops, a->trace_window, a->trace_cores, &a->filter)) return EXIT_BADINPUT;
     return -1;
 }
 
@@ -230,20 +242,6 @@ static int compile_program(const simulate_args *a, rotor_chip *chip, rotor_pipel
     return st ? cli_fail(cmd, st, &err) : 0;
 }
 
-/* --trace: the simulator's Chrome trace into the output opened before the work. */
-static int write_trace(cli_output *out, const rotor_sim *sim) {
-    rotor_error err = {{0}};
-    char *tj = rotor_sim_trace_json(sim, &err);
-    if (!tj) {
-        cli_output_abort(out);
-        return cli_fail("simulate", ROTOR_ERR_NOMEM, &err);
-    }
-    fputs(tj, out->f); /* a failed write sets the stream's error, which the commit reports */
-    fputc('\n', out->f);
-    free(tj);
-    return cli_output_commit("simulate", "--trace", out);
-}
-
 int cmd_simulate(int argc, char **argv) {
     const char *cmd = "simulate";
     simulate_args a = {0};
@@ -262,7 +260,10 @@ int cmd_simulate(int argc, char **argv) {
         char *slash = strrchr(base, '/'), *dot = strrchr(base, '.');
         if (a.from_program && dot && !strcmp(dot, ".json")) *dot = '\0';
         snprintf(name, sizeof name, "%s-trace.json", slash ? slash + 1 : base);
-        if ((rc = cli_output_open(cmd, "--trace", a.trace, name, &trace))) return rc;
+        if ((rc = cli_output_open(cmd, "--trace", a.trace, name, &trace))) {
+            cli_trace_filter_free(&a.filter);
+            return rc;
+        }
     }
     const rotor_program *prog = &p.program;
     if (a.from_program) {
@@ -274,7 +275,7 @@ int cmd_simulate(int argc, char **argv) {
     rotor_replay_result rr = {0};
     rotor_sim *sim = NULL;
     if (!rc && (st = rotor_replay(prog, &chip, &rr, a.trace ? &sim : NULL, &err))) rc = cli_fail(cmd, st, &err);
-    if (!rc && a.trace) rc = write_trace(&trace, sim);
+    if (!rc && a.trace) rc = cli_trace_write(cmd, &trace, sim, &a.filter);
     cli_output_abort(&trace); /* after a failure; a written trace was committed */
     rotor_sim_free(sim);
     if (rc || trace.is_stdout) {
@@ -290,5 +291,6 @@ int cmd_simulate(int argc, char **argv) {
     }
     rotor_replay_result_free(&rr);
     rotor_pipeline_free(&p);
+    cli_trace_filter_free(&a.filter);
     return rc;
 }

@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "rotor/base/chip.h"
 #include "rotor/base/error.h"
@@ -231,11 +232,34 @@ rotor_status rotor_sim_route(const rotor_sim *s, int64_t src, int64_t dst, int64
  * "port c0.1 (-1,5)->(0,5)" (an HBM port of chip 0, controller 1, inward). */
 void rotor_sim_resource_name(const rotor_sim *s, int64_t res, char *buf, size_t size);
 
+/* What a trace keeps (docs/simulator.md, "Trace"); zero fields keep all.
+ * A task is kept when it passes every filter given. */
+typedef struct rotor_sim_trace_filter {
+    const char *const *ops;  /* operator names; "l0.*" names every operator starting "l0." */
+    int nops;
+    int64_t from_ps, to_ps;  /* to_ps > 0: tasks overlapping [from_ps, to_ps) */
+    const int64_t *cores;    /* compute on these cores, transfers from or to them */
+    int64_t ncores;
+    int64_t counter_buckets; /* counter samples over the span; 0: 1000 */
+} rotor_sim_trace_filter;
+
+typedef struct rotor_sim_trace_summary {
+    int64_t tasks;  /* in the run */
+    int64_t kept;   /* written as events */
+    int64_t bytes;  /* written (when the stream can tell its position) */
+} rotor_sim_trace_summary;
+
 /* Chrome trace-event JSON of the last run (opens in Perfetto and
- * chrome://tracing): one "X" event per task, ts and dur in microseconds,
- * cores grouped by 64 into processes, transfers on link-class processes,
- * operator names in args.  malloc'd text the caller frees; NULL with err set
- * before a run or on allocation failure. */
+ * chrome://tracing), printed to out: one "X" event per kept task, ts and
+ * dur in microseconds, cores grouped by 64 into processes, transfers on
+ * link-class processes, operator names in args; counter tracks for
+ * transfers in flight, links busy and HBM GB/s; the run and the filter in
+ * otherData.  filter may be NULL; sum (if non-NULL) says what was written.
+ * ROTOR_ERR_INPUT before a run, after a stream retired tasks, or for a
+ * filter naming no operator or an unknown core; ROTOR_ERR_IO if out fails. */
+rotor_status rotor_sim_trace_write(const rotor_sim *s, const rotor_sim_trace_filter *filter, FILE *out,
+                                   rotor_sim_trace_summary *sum, rotor_error *err);
+/* The same, unfiltered, as malloc'd text the caller frees; NULL with err set. */
 char *rotor_sim_trace_json(const rotor_sim *s, rotor_error *err);
 
 #endif
