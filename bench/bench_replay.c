@@ -70,7 +70,7 @@ int main(void) {
         for (int k = 0; k < REPEAT; k++) {
             rotor_replay_result_free(&rr);
             double t = now_s();
-            if (rotor_replay(&p, chips[c], &rr, NULL, &err)) die("replay", &err);
+            if (rotor_replay(&p, chips[c], NULL, &rr, NULL, &err)) die("replay", &err);
             t = now_s() - t;
             if (t < best) best = t;
         }
@@ -108,7 +108,7 @@ int main(void) {
     for (int c = 0; c < 2; c++) {
         double t = now_s();
         rotor_schedule_replay_result sr;
-        if (rotor_schedule_replay(s, &rep, pchips[c], false, &sr, &err)) die("schedule replay", &err);
+        if (rotor_schedule_replay(s, &rep, pchips[c], false, NULL, &sr, &err)) die("schedule replay", &err);
         t = now_s() - t;
         printf("| %s | %lld | %lld | %.2f | %.3g | %.1f | %.1f | %+.2f%% | %.1f%% |\n", c ? "mesh 32x46" : "all-to-all",
                (long long)sr.stats.tasks, (long long)sr.stats.events, t, (double)sr.stats.events / t,

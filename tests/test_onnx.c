@@ -1084,7 +1084,7 @@ static double compile_and_replay(rotor_graph *g) {
     rotor_replay_result rr;
     cr_assert_eq(rotor_program_write(&grouped, &mk, &r, &text, &err), ROTOR_OK, "%s", err.msg);
     cr_assert_eq(rotor_program_parse(text, "p.json", &mk, &prog, &err), ROTOR_OK, "%s", err.msg);
-    cr_assert_eq(rotor_replay(&prog, &mk, &rr, NULL, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_replay(&prog, &mk, NULL, &rr, NULL, &err), ROTOR_OK, "%s", err.msg);
     double ratio = rr.simulated_s / r.total_s;
     rotor_replay_result_free(&rr);
     rotor_program_free(&prog);

@@ -105,7 +105,7 @@ static void tiny_matmul(rotor_program *p, const rotor_chip *chip, const char *fo
 static rotor_replay_result replay(const rotor_program *p, const rotor_chip *chip) {
     rotor_replay_result r;
     rotor_error err;
-    cr_assert_eq(rotor_replay(p, chip, &r, NULL, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_replay(p, chip, NULL, &r, NULL, &err), ROTOR_OK, "%s", err.msg);
     return r;
 }
 
@@ -438,7 +438,7 @@ Test(replay, a_hand_off_moves_the_named_bytes_between_the_named_cores, .timeout 
 
     rotor_replay_result r;
     rotor_sim *sim;
-    cr_assert_eq(rotor_replay(&p, &chip, &r, &sim, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_replay(&p, &chip, NULL, &r, &sim, &err), ROTOR_OK, "%s", err.msg);
     for (int64_t id = 0; id < rotor_sim_task_count(sim); id++) {
         rotor_sim_task_info ti;
         cr_assert_eq(rotor_sim_task_info_of(sim, id, &ti, &err), ROTOR_OK);
@@ -534,7 +534,7 @@ Test(replay, the_trace_of_a_replay_parses_and_names_the_operators) {
     rotor_replay_result r;
     rotor_sim *sim;
     rotor_error err;
-    cr_assert_eq(rotor_replay(&p, &chip, &r, &sim, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_replay(&p, &chip, NULL, &r, &sim, &err), ROTOR_OK, "%s", err.msg);
     char *text = rotor_sim_trace_json(sim, &err);
     cr_assert_not_null(text, "%s", err.msg);
     cJSON *root = cJSON_Parse(text);
@@ -568,7 +568,7 @@ Test(replay, a_chip_with_another_core_count_is_refused) {
     tiny_matmul(&p, &chip, "n=4", NULL, 0, 0);
     rotor_replay_result r;
     rotor_error err;
-    cr_assert_eq(rotor_replay(&p, &pod, &r, NULL, &err), ROTOR_ERR_INPUT);
+    cr_assert_eq(rotor_replay(&p, &pod, NULL, &r, NULL, &err), ROTOR_ERR_INPUT);
     assert_msg_has(err, "chip ipu-mk2 has 1472 cores; the program was compiled for 4");
     cr_assert_null(r.ops);
     rotor_program_free(&p);
@@ -651,7 +651,7 @@ static rotor_schedule_replay_result sched_replay(const rotor_schedule *s, const 
                                                  const rotor_chip *chip) {
     rotor_schedule_replay_result r;
     rotor_error err;
-    cr_assert_eq(rotor_schedule_replay(s, rep, chip, true, &r, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_schedule_replay(s, rep, chip, true, NULL, &r, &err), ROTOR_OK, "%s", err.msg);
     return r;
 }
 
@@ -880,6 +880,24 @@ static rotor_schedule *llama_2_layers(void) {
  * operator to the next, finished tasks retired) equals the whole run to the
  * picosecond: every operator's preload and execution span and every
  * statistic, on the all-to-all chip and on a mesh (path multicasts, ports). */
+/* A replay's progress calls: operators, simulated time and events never go
+ * back, and one comes for every 2^20 events. */
+typedef struct ticks {
+    int n, done, total;
+    int64_t now, events;
+    bool monotone;
+} ticks;
+
+static void tick(void *ctx, int done, int total, int64_t now_ps, int64_t events) {
+    ticks *t = ctx;
+    t->monotone &= done >= t->done && now_ps >= t->now && events > t->events && done < total;
+    t->n++;
+    t->done = done;
+    t->total = total;
+    t->now = now_ps;
+    t->events = events;
+}
+
 Test(replay, a_schedule_streamed_equals_the_whole_replay_to_the_picosecond, .timeout = 120) {
     rotor_schedule *s = llama_2_layers();
     rotor_schedule_report rep;
@@ -893,8 +911,15 @@ Test(replay, a_schedule_streamed_equals_the_whole_replay_to_the_picosecond, .tim
     int overlapped = 0;
     for (int c = 0; c < 2; c++) {
         rotor_schedule_replay_result a, b;
-        cr_assert_eq(rotor_schedule_replay(s, &rep, chips[c], true, &a, &err), ROTOR_OK, "%s", err.msg);
-        cr_assert_eq(rotor_schedule_replay(s, &rep, chips[c], false, &b, &err), ROTOR_OK, "%s", err.msg);
+        cr_assert_eq(rotor_schedule_replay(s, &rep, chips[c], true, NULL, &a, &err), ROTOR_OK, "%s", err.msg);
+        ticks tk = {.monotone = true};
+        rotor_replay_progress prog = {tick, &tk};
+        cr_assert_eq(rotor_schedule_replay(s, &rep, chips[c], false, &prog, &b, &err), ROTOR_OK, "%s", err.msg);
+        cr_assert_geq(tk.n, (int)(b.stats.events >> 20), "a call every 2^20 events: %d calls, %lld events", tk.n,
+                      (long long)b.stats.events);
+        cr_assert_gt(tk.n, 0);
+        cr_assert(tk.monotone);
+        cr_assert_eq(tk.total, s->nops);
         cr_assert_not_null(a.sim);
         cr_assert_null(b.sim, "a streamed replay keeps no simulator");
         cr_assert_eq(a.nops, b.nops);
@@ -963,18 +988,18 @@ Test(replay, a_schedule_on_a_mesh_is_slower_and_bad_input_names_the_operator, .t
     rotor_chip other = s->chip;
     other.cores_per_chip = 1024;
     rotor_schedule_replay_result r;
-    cr_assert_eq(rotor_schedule_replay(s, &rep, &other, false, &r, &err), ROTOR_ERR_INPUT);
+    cr_assert_eq(rotor_schedule_replay(s, &rep, &other, false, NULL, &r, &err), ROTOR_ERR_INPUT);
     assert_msg_has(err, "has 1024 cores; the schedule runs on one chip of 1472");
     other = s->chip;
     other.hbm_gbps = 0;
     other.hbm_controllers = 0;
     other.hbm_bytes = 0;
-    cr_assert_eq(rotor_schedule_replay(s, &rep, &other, false, &r, &err), ROTOR_ERR_INPUT);
+    cr_assert_eq(rotor_schedule_replay(s, &rep, &other, false, NULL, &r, &err), ROTOR_ERR_INPUT);
     assert_msg_has(err, "no HBM controllers");
     /* a preload number that issues fewer preloads than the operator before */
     int i = 3;
     rep.result.ops[i].preload_number = -2;
-    cr_assert_eq(rotor_schedule_replay(s, &rep, NULL, false, &r, &err), ROTOR_ERR_INPUT);
+    cr_assert_eq(rotor_schedule_replay(s, &rep, NULL, false, NULL, &r, &err), ROTOR_ERR_INPUT);
     char want[128];
     snprintf(want, sizeof want, "schedule replay: operator 3 '%s'", s->ops[3].name);
     assert_msg_has(err, want);
@@ -1011,8 +1036,8 @@ Test(replay, a_program_streamed_operator_by_operator_equals_the_whole_run_to_the
     for (int k = 0; k < 2; k++) {
         rotor_replay_result whole, streamed;
         rotor_sim *sim;
-        cr_assert_eq(rotor_replay(p, chips[k], &whole, &sim, &err), ROTOR_OK, "%s", err.msg);
-        cr_assert_eq(rotor_replay(p, chips[k], &streamed, NULL, &err), ROTOR_OK, "%s", err.msg);
+        cr_assert_eq(rotor_replay(p, chips[k], NULL, &whole, &sim, &err), ROTOR_OK, "%s", err.msg);
+        cr_assert_eq(rotor_replay(p, chips[k], NULL, &streamed, NULL, &err), ROTOR_OK, "%s", err.msg);
         cr_assert_eq(whole.nops, p->nops);
         cr_assert_eq(streamed.nops, p->nops);
         double end = 0;

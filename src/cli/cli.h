@@ -13,6 +13,7 @@
 #include "rotor/op/expr.h"
 #include "rotor/model/zoo.h"
 #include "rotor/pipeline/pipeline.h"
+#include "rotor/sim/replay.h"
 #include "rotor/sim/sim.h"
 
 #define EXIT_NOFIT 1
@@ -193,6 +194,9 @@ typedef struct cli_progress {
 void cli_progress_begin(cli_progress *p, const char *cmd, const char *what);
 void cli_progress_step(void *p, int done, int total);
 void cli_progress_end(cli_progress *p);
+/* The same for a replay (rotor_replay_progress.fn): "WHAT operator 57/220,
+ * 1234.5 us simulated, 8.1 M events/s, 3.2 s". */
+void cli_progress_sim(void *p, int done, int total, int64_t now_ps, int64_t events);
 
 int cmd_plan(int argc, char **argv);
 int cmd_verify(int argc, char **argv);

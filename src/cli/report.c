@@ -58,6 +58,17 @@ void cli_progress_step(void *ctx, int done, int total) {
     p->drawn = true;
 }
 
+void cli_progress_sim(void *ctx, int done, int total, int64_t now_ps, int64_t events) {
+    cli_progress *p = ctx;
+    if (!p->tty) return;
+    double t = now_s() - p->start;
+    if (t < 1.0) return;
+    fprintf(stderr, "\rrotor %s: %s operator %d/%d, %.1f us simulated, %.1f M events/s, %.1f s ", p->cmd, p->what,
+            done + 1, total, (double)now_ps * 1e-6, (double)events / t * 1e-6, t);
+    fflush(stderr);
+    p->drawn = true;
+}
+
 void cli_progress_end(cli_progress *p) {
     if (p->drawn) fprintf(stderr, "\r%*s\r", 100, "");
     p->drawn = false;

@@ -400,7 +400,7 @@ static void print_times(run_state *s) {
     }
     rotor_replay_result rr = {0};
     rotor_error err = {{0}};
-    bool sim = rotor_replay(s->prog, &s->chip, &rr, NULL, &err) == ROTOR_OK;
+    bool sim = rotor_replay(s->prog, &s->chip, NULL, &rr, NULL, &err) == ROTOR_OK;
     printf("%s on %s: %d operators emulated, %d vendor ops; peak SRAM %.1f of %.1f KiB per core\n",
            s->p.graph.name, s->chip.name, s->planned.ops_emulated, s->planned.ops_vendor,
            (double)s->planned.peak_bytes / 1024, (double)s->chip.sram_bytes / 1024);

@@ -347,7 +347,13 @@ static rotor_status simulate_designs(const rotor_schedule *s, const rotor_chip *
         bool last = true; /* the last design replayed is the one traced */
         for (int j = i + 1; j < shown; j++)
             last &= runs[j].design == ROTOR_PRELOAD_IDEAL || runs[j].design == ROTOR_PRELOAD_ROOFLINE;
-        rotor_status st = rotor_schedule_replay(s, &runs[i].rep, simchip, trace && last, &runs[i].sim, err);
+        cli_progress bar;
+        char what[64];
+        snprintf(what, sizeof what, "--simulate (%s):", rotor_preload_designs[runs[i].design].name);
+        cli_progress_begin(&bar, "schedule", what);
+        rotor_replay_progress prog_bar = {cli_progress_sim, &bar};
+        rotor_status st = rotor_schedule_replay(s, &runs[i].rep, simchip, trace && last, &prog_bar, &runs[i].sim, err);
+        cli_progress_end(&bar);
         runs[i].sim_seconds = omp_get_wtime() - t0;
         if (st) {
             char prefix[64];

@@ -274,7 +274,11 @@ int cmd_simulate(int argc, char **argv) {
     if (!rc && a.topo && (st = cli_apply_topology(&chip, a.topo, &err))) rc = cli_fail(cmd, st, &err);
     rotor_replay_result rr = {0};
     rotor_sim *sim = NULL;
-    if (!rc && (st = rotor_replay(prog, &chip, &rr, a.trace ? &sim : NULL, &err))) rc = cli_fail(cmd, st, &err);
+    cli_progress bar;
+    cli_progress_begin(&bar, cmd, "replaying");
+    rotor_replay_progress prog_bar = {cli_progress_sim, &bar};
+    if (!rc && (st = rotor_replay(prog, &chip, &prog_bar, &rr, a.trace ? &sim : NULL, &err))) rc = cli_fail(cmd, st, &err);
+    cli_progress_end(&bar);
     if (!rc && a.trace) rc = cli_trace_write(cmd, &trace, sim, &a.filter);
     cli_output_abort(&trace); /* after a failure; a written trace was committed */
     rotor_sim_free(sim);

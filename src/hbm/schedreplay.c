@@ -168,8 +168,8 @@ static void harvest(const preload_replayer *sr, const id_stretch *str, int64_t *
  * can go to that barrier before they are added; finished tasks are then
  * read and retired.  Preloads still in flight carry over. */
 rotor_status rotor_schedule_replay(const rotor_schedule *s, const rotor_schedule_report *rep,
-                                   const rotor_chip *sim_chip, bool keep_sim, rotor_schedule_replay_result *out,
-                                   rotor_error *err) {
+                                   const rotor_chip *sim_chip, bool keep_sim, const rotor_replay_progress *progress,
+                                   rotor_schedule_replay_result *out, rotor_error *err) {
     memset(out, 0, sizeof *out);
     const rotor_preload_result *res = &rep->result;
     if (res->nops != s->nops || !res->ops || !res->order)
@@ -195,9 +195,12 @@ rotor_status rotor_schedule_replay(const rotor_schedule *s, const rotor_schedule
         out->ops[i].pre_start_ps = INT64_MAX;
     }
     if (!st && !keep_sim) st = rotor_sim_stream_begin(sr.r.sim, err);
+    replay_ticker ticker = {0};
+    replay_ticker_attach(&ticker, progress, n_ops, sr.r.sim);
     /* program order (Elk §4.5): the preloads issued before execute(i), then execute(i) */
     int k = 0;
     for (int i = 0; !st && i < n_ops; i++) {
+        ticker.done = i;
         int q = i + 1 + res->ops[i].preload_number;
         if (q > n_ops || q < k) {
             st = rotor_fail(err, ROTOR_ERR_INPUT,
@@ -244,6 +247,7 @@ rotor_status rotor_schedule_replay(const rotor_schedule *s, const rotor_schedule
         }
     }
     if (!st) st = keep_sim ? rotor_sim_run(sr.r.sim, &out->stats, err) : rotor_sim_stream_end(sr.r.sim, &out->stats, err);
+    rotor_sim_set_progress(sr.r.sim, NULL, NULL);
     if (!st) {
         harvest(&sr, str, &at, &done, rotor_sim_task_count(sr.r.sim), out);
         out->design = res->design;

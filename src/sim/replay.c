@@ -60,6 +60,16 @@ rotor_status idlist_push(idlist *l, int64_t id, rotor_error *err) {
 }
 
 
+static void replay_tick(void *ctx, int64_t now_ps, int64_t events) {
+    replay_ticker *t = ctx;
+    t->p->fn(t->p->ctx, t->done, t->total, now_ps, events);
+}
+
+void replay_ticker_attach(replay_ticker *t, const rotor_replay_progress *progress, int total, rotor_sim *sim) {
+    *t = (replay_ticker){.p = progress, .total = total};
+    if (progress && progress->fn) rotor_sim_set_progress(sim, replay_tick, t);
+}
+
 /* One transfer of the replay; *id receives the task its receiver waits for.
  * With r->packet, a transfer of more bytes is a chain of packets, each
  * waiting for the one before, so that on a busy port the packets of
@@ -576,8 +586,8 @@ static void op_result(const rotor_sim *sim, const rotor_program *p, int o, const
  * next waits for that barrier, so the run can go to the barrier, read the
  * operator's phases, and drop its tasks.  Memory then follows the largest
  * operator, not the program, and the times are the whole run's. */
-rotor_status rotor_replay(const rotor_program *p, const rotor_chip *chip, rotor_replay_result *out,
-                          rotor_sim **sim_out, rotor_error *err) {
+rotor_status rotor_replay(const rotor_program *p, const rotor_chip *chip, const rotor_replay_progress *progress,
+                          rotor_replay_result *out, rotor_sim **sim_out, rotor_error *err) {
     memset(out, 0, sizeof *out);
     if (sim_out) *sim_out = NULL;
     if (rotor_chip_cores(chip) != p->cores)
@@ -590,9 +600,12 @@ rotor_status rotor_replay(const rotor_program *p, const rotor_chip *chip, rotor_
     int64_t(*ids)[5] = malloc((size_t)(p->nops ? p->nops : 1) * sizeof *ids);
     if (!st && (!out->ops || !ids)) st = rotor_nomem(err);
     if (!st && stream) st = rotor_sim_stream_begin(r.sim, err);
+    replay_ticker ticker = {0};
+    if (!st) replay_ticker_attach(&ticker, progress, p->nops, r.sim);
     int64_t prev_end = 0;
     for (int o = 0; o < p->nops && !st; o++) {
         const rotor_program_op *po = &p->ops[o];
+        ticker.done = o;
         if ((st = rotor_sim_set_op_name(r.sim, o, po->name, err))) break;
         st = po->vendor ? replay_vendor(&r, o, po, ids[o], err) : replay_op(&r, p, o, chip, ids[o], err);
         ids[o][4] = rotor_sim_task_count(r.sim);
@@ -608,6 +621,7 @@ rotor_status rotor_replay(const rotor_program *p, const rotor_chip *chip, rotor_
         }
     }
     if (!st) st = stream ? rotor_sim_stream_end(r.sim, &out->stats, err) : rotor_sim_run(r.sim, &out->stats, err);
+    if (r.sim) rotor_sim_set_progress(r.sim, NULL, NULL);
     if (!st) {
         out->nops = p->nops;
         for (int o = 0; o < p->nops && !stream; o++) op_result(r.sim, p, o, ids[o], out, &prev_end);

@@ -17,6 +17,17 @@
 #include "rotor/sim/replay.h"
 #include "rotor/sim/sim.h"
 
+/* A replay's progress as the simulator reports it: the operators done so
+ * far (the replay moves `done`) and the total. */
+typedef struct replay_ticker {
+    const rotor_replay_progress *p;
+    int done, total;
+} replay_ticker;
+
+/* Attaches t (progress may be NULL or have no fn: nothing) to sim; detach
+ * with rotor_sim_set_progress(sim, NULL, NULL) before t goes. */
+void replay_ticker_attach(replay_ticker *t, const rotor_replay_progress *progress, int total, rotor_sim *sim);
+
 /* A growable list of task ids. */
 typedef struct idlist {
     int64_t *v;

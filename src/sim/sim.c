@@ -100,6 +100,11 @@ void rotor_sim_free(rotor_sim *s) {
 }
 
 int64_t rotor_sim_cores(const rotor_sim *s) { return s->cores; }
+
+void rotor_sim_set_progress(rotor_sim *s, rotor_sim_progress_fn fn, void *ctx) {
+    s->progress = fn;
+    s->progress_ctx = ctx;
+}
 int64_t rotor_sim_nodes(const rotor_sim *s) { return s->nodes; }
 int64_t rotor_sim_task_count(const rotor_sim *s) { return s->ntasks; }
 
@@ -644,7 +649,10 @@ static void run_events(rotor_sim *s, int64_t until) {
         sim_event e = ev_pop(r);
         int64_t id = (int64_t)(e.key & 0xffffffffu);
         int kind = (int)(e.key >> 32);
-        r->st.events++;
+        if (++r->st.events >= r->tick_at) {
+            r->tick_at = (r->st.events | ((1 << 20) - 1)) + 1; /* the next multiple of 2^20 */
+            if (s->progress) s->progress(s->progress_ctx, e.t, r->st.events);
+        }
         advance(r, e.t);
         switch (kind) {
         case EV_READY: on_ready(s, id, e.t); break;
@@ -667,7 +675,7 @@ static rotor_status prepare(rotor_sim *s, rotor_error *err) {
     sim_run *r = &s->run;
     sim_event *heap = r->heap;
     int64_t cap = r->cap;
-    *r = (sim_run){.heap = heap, .cap = cap};
+    *r = (sim_run){.heap = heap, .cap = cap, .tick_at = 1 << 20};
     if (!grow((void **)&r->heap, &r->cap, 0, s->ntasks + 1, sizeof *r->heap) ||
         !grow((void **)&s->succ, &s->succ_cap, 0, s->nedges + 1, sizeof *s->succ))
         return rotor_nomem(err);

@@ -72,6 +72,7 @@ typedef struct sim_run {
     int64_t waiting;                 /* transfers ready but not started */
     int64_t compute_busy;            /* compute-kind task time, for compute_util */
     bool overflow;
+    int64_t tick_at;                 /* events at which progress is next reported */
     rotor_sim_stats st;
 } sim_run;
 
@@ -168,6 +169,8 @@ struct rotor_sim {
     sim_run run;                    /* the run in progress (streaming) or the last run */
     bool streaming;                 /* rotor_sim_stream_begin: tasks join the run as they are added */
     bool ran;                       /* a whole run finished: every task's timing is known */
+    rotor_sim_progress_fn progress; /* rotor_sim_set_progress */
+    void *progress_ctx;
 };
 
 /* simnet.c */

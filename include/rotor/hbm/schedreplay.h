@@ -48,11 +48,11 @@ typedef struct rotor_schedule_replay_result {
  * it must have HBM.  keep_sim keeps the whole task graph and returns the
  * simulator in out->sim; without it the replay streams (docs/simulator.md,
  * "Streaming"): memory follows the tasks in flight, times are the same to
- * the picosecond.  Errors name the operator.  Free with
- * rotor_schedule_replay_result_free, also after an error. */
+ * the picosecond.  progress may be NULL.  Errors name the operator.  Free
+ * with rotor_schedule_replay_result_free, also after an error. */
 rotor_status rotor_schedule_replay(const rotor_schedule *s, const rotor_schedule_report *rep,
-                                   const rotor_chip *sim_chip, bool keep_sim, rotor_schedule_replay_result *out,
-                                   rotor_error *err);
+                                   const rotor_chip *sim_chip, bool keep_sim, const rotor_replay_progress *progress,
+                                   rotor_schedule_replay_result *out, rotor_error *err);
 void rotor_schedule_replay_result_free(rotor_schedule_replay_result *r);
 
 #endif

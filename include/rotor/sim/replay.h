@@ -48,11 +48,21 @@ typedef struct rotor_replay_result {
     rotor_sim_stats stats;       /* the whole run */
 } rotor_replay_result;
 
+/* Progress of a replay: operators replayed of the total, the simulated time
+ * reached and the events taken; called at least every 2^20 events. */
+typedef struct rotor_replay_progress {
+    void (*fn)(void *ctx, int done_ops, int total_ops, int64_t now_ps, int64_t events);
+    void *ctx;
+} rotor_replay_progress;
+
 /* Replays program p on chip (which may differ from the compile chip in its
  * network only: topology, mesh shape, latency; its core count must match).
  * If sim_out is non-NULL it receives the simulator after the run (for
- * rotor_sim_trace_json; the caller frees it), else the simulator is freed. */
-rotor_status rotor_replay(const rotor_program *p, const rotor_chip *chip, rotor_replay_result *out,
+ * rotor_sim_trace_json; the caller frees it), else the simulator is freed
+ * and the replay streams (docs/simulator.md, "Streaming").  progress may be
+ * NULL. */
+rotor_status rotor_replay(const rotor_program *p, const rotor_chip *chip, const rotor_replay_progress *progress,
+                          rotor_replay_result *out,
                           rotor_sim **sim_out, rotor_error *err);
 
 void rotor_replay_result_free(rotor_replay_result *r);

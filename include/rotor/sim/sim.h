@@ -176,6 +176,11 @@ rotor_status rotor_sim_set_op_name(rotor_sim *s, int op, const char *name, rotor
  * cycle in the message. */
 rotor_status rotor_sim_run(rotor_sim *s, rotor_sim_stats *out, rotor_error *err);
 
+/* Called every 2^20 events of a run with the simulated time reached and
+ * the events taken so far (NULL fn: none). */
+typedef void (*rotor_sim_progress_fn)(void *ctx, int64_t now_ps, int64_t events);
+void rotor_sim_set_progress(rotor_sim *s, rotor_sim_progress_fn fn, void *ctx);
+
 /* Streaming (docs/simulator.md, "Streaming"): the run goes on while tasks
  * are added, and finished tasks can be dropped, so memory follows the tasks
  * in flight rather than the whole graph.  The result is the whole run's, to
