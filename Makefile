@@ -155,6 +155,7 @@ run: $(ROTOR)
 bench: $(BENCH) $(ROTOR) $(ONNXGEN)
 	@set -e; for b in $(BENCH); do echo "$$b"; $$b; done
 	@sh bench/bench_run.sh $(ROTOR) $(ONNXGEN)
+	@sh bench/bench_simscale.sh $(ROTOR)
 
 # Each harness runs FUZZ_S seconds from its seed corpus tests/fuzz/corpus/NAME
 # (read only; what it finds new goes to build/fuzz/corpus/NAME).  The ONNX

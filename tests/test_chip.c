@@ -103,11 +103,28 @@ Test(chip, ipu_pod4_is_four_mk2_with_5888_cores_and_hbm) {
     cr_assert_eq(c.hbm_bytes, 96LL * 1024 * 1024 * 1024);
 }
 
+/* IPU-POD16: four IPU-M2000 of four Mk2 each, 23,552 cores; ipu-pod4's
+ * inter-chip bandwidth per chip (160 GB/s) and HBM per chip. */
+Test(chip, ipu_pod16_is_sixteen_mk2_with_pod4s_bandwidth_per_chip) {
+    rotor_chip c, pod4;
+    cr_assert_eq(rotor_chip_preset("ipu-pod16", &c, NULL), ROTOR_OK);
+    cr_assert_eq(rotor_chip_preset("ipu-pod4", &pod4, NULL), ROTOR_OK);
+    cr_assert_eq(c.chips, 16);
+    cr_assert_eq(rotor_chip_cores(&c), 23552);
+    cr_assert_eq(c.interchip_gbps / (double)c.chips, pod4.interchip_gbps / (double)pod4.chips);
+    cr_assert_eq(c.interchip_gbps, 2560.0);
+    cr_assert_eq(c.hbm_gbps, pod4.hbm_gbps);
+    cr_assert_eq(c.hbm_controllers, pod4.hbm_controllers);
+    cr_assert_eq(c.hbm_bytes, pod4.hbm_bytes);
+    cr_assert_eq(rotor_chip_matrix_rate(&c), rotor_chip_matrix_rate(&pod4));
+}
+
 Test(chip, presets_are_listed_and_valid) {
-    cr_assert_eq(rotor_chip_preset_count(), 2);
+    cr_assert_eq(rotor_chip_preset_count(), 3);
     cr_assert_str_eq(rotor_chip_preset_name(0), "ipu-mk2");
     cr_assert_str_eq(rotor_chip_preset_name(1), "ipu-pod4");
-    cr_assert_null(rotor_chip_preset_name(2));
+    cr_assert_str_eq(rotor_chip_preset_name(2), "ipu-pod16");
+    cr_assert_null(rotor_chip_preset_name(3));
     cr_assert_null(rotor_chip_preset_name(-1));
     for (int i = 0; i < rotor_chip_preset_count(); i++) {
         rotor_chip c;
@@ -121,7 +138,7 @@ Test(chip, unknown_preset_names_the_presets_and_the_file_option) {
     rotor_chip c;
     rotor_error err = {{0}};
     cr_assert_eq(rotor_chip_resolve("xyz", &c, &err), ROTOR_ERR_INPUT);
-    cr_assert_str_eq(err.msg, "unknown chip 'xyz' (presets: ipu-mk2, ipu-pod4; or give a path "
+    cr_assert_str_eq(err.msg, "unknown chip 'xyz' (presets: ipu-mk2, ipu-pod4, ipu-pod16; or give a path "
                               "to a .json chip file)");
 }
 
@@ -249,7 +266,7 @@ Test(chip, unknown_base_lists_the_presets) {
     cr_assert_eq(chip_load_text("{\"format\": \"rotor-chip\", \"version\": 1, \"base\": \"tpu\"}",
                                 &c, &err, path),
                  ROTOR_ERR_INPUT);
-    assert_msg_has(err, ": base: expected a preset name (ipu-mk2, ipu-pod4), got \"tpu\"");
+    assert_msg_has(err, ": base: expected a preset name (ipu-mk2, ipu-pod4, ipu-pod16), got \"tpu\"");
 }
 
 Test(chip, base_file_overrides_fields_and_takes_its_name_from_the_file) {
@@ -518,6 +535,7 @@ static void assert_round_trip(const char *preset) {
 
 Test(chip, ipu_mk2_round_trips_through_the_file_format) { assert_round_trip("ipu-mk2"); }
 Test(chip, ipu_pod4_round_trips_through_the_file_format) { assert_round_trip("ipu-pod4"); }
+Test(chip, ipu_pod16_round_trips_through_the_file_format) { assert_round_trip("ipu-pod16"); }
 
 Test(chip, awkward_doubles_round_trip_exactly) {
     rotor_chip c, back;

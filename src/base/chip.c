@@ -59,6 +59,16 @@ static const chip_preset PRESETS[] = {
     {"ipu-pod4",
      {.name = "ipu-pod4", IPU_MK2_CORE_FIELDS, .chips = 4, .interchip_gbps = 640.0,
       .hbm_bytes = 4 * 24 * GIB, .hbm_gbps = 4000.0, .hbm_controllers = 4}},
+    /* IPU-POD16: 16 x IPU Mk2 (four IPU-M2000 machines of four GC200 each,
+     * joined by IPU-Link cables; Graphcore's IPU-POD16 Direct Attach and
+     * IPU-M2000 datasheets), 23,552 cores.  Inter-chip: rotor's pool is the
+     * aggregate bandwidth, and it keeps ipu-pod4's per chip, 640 / 4 = 160
+     * GB/s, so 16 x 160 = 2560 GB/s (a rotor decision: one M2000's IPUs and
+     * the machines are joined by the same IPU-Links, and Elk's figure is the
+     * only one measured for this model).  HBM per chip as ipu-pod4's, Elk §6.1. */
+    {"ipu-pod16",
+     {.name = "ipu-pod16", IPU_MK2_CORE_FIELDS, .chips = 16, .interchip_gbps = 2560.0,
+      .hbm_bytes = 4 * 24 * GIB, .hbm_gbps = 4000.0, .hbm_controllers = 4}},
 };
 
 #define NPRESETS ((int)(sizeof PRESETS / sizeof PRESETS[0]))
@@ -69,7 +79,7 @@ const char *rotor_chip_preset_name(int i) {
     return i >= 0 && i < NPRESETS ? PRESETS[i].name : NULL;
 }
 
-/* "ipu-mk2, ipu-pod4" */
+/* "ipu-mk2, ipu-pod4, ipu-pod16" */
 static void preset_list(char *buf, size_t size) {
     size_t used = 0;
     buf[0] = '\0';

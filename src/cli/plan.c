@@ -21,7 +21,7 @@ static void plan_usage(FILE *f) {
             "\n"
             "  --expr EXPR         tensor expression, e.g. 'C[m,n] += A[m,k] * B[k,n]'\n"
             "  --dim LIST          extents, e.g. m=32,k=5120,n=15360 (also --dims)\n"
-            "  --chip NAME|FILE    preset (ipu-mk2, ipu-pod4) or chip file; default ipu-mk2\n"
+            "  --chip NAME|FILE    preset (ipu-mk2, ipu-pod4, ipu-pod16) or chip file; default ipu-mk2\n"
             "  --set KEY=VALUE     override one chip field (repeatable), e.g. --set cores_per_chip=64\n"
             "  --format FMT        table (default), json, or t10 (the T10 benchmark's format)\n"
             "  --json              the same as --format json\n"

@@ -37,7 +37,7 @@ static void verify_usage(FILE *f) {
             "\n"
             "  --expr EXPR         tensor expression, e.g. 'C[m,n] += A[m,k] * B[k,n]'\n"
             "  --dim LIST          extents, e.g. m=64,k=96,n=80 (also --dims)\n"
-            "  --chip NAME|FILE    preset (ipu-mk2, ipu-pod4) or chip file; default ipu-mk2\n"
+            "  --chip NAME|FILE    preset (ipu-mk2, ipu-pod4, ipu-pod16) or chip file; default ipu-mk2\n"
             "  --set KEY=VALUE     override one chip field (repeatable)\n"
             "  --plan FILE         verify the plan of a plan file (rotor plan --format json) for\n"
             "                      the operator, extents and chip the file names; --expr, --dims\n"
