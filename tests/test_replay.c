@@ -913,8 +913,35 @@ Test(replay, a_schedule_streamed_equals_the_whole_replay_to_the_picosecond, .tim
         rotor_schedule_replay_result a, b;
         cr_assert_eq(rotor_schedule_replay(s, &rep, chips[c], true, NULL, &a, &err), ROTOR_OK, "%s", err.msg);
         ticks tk = {.monotone = true};
-        rotor_replay_progress prog = {tick, &tk};
-        cr_assert_eq(rotor_schedule_replay(s, &rep, chips[c], false, &prog, &b, &err), ROTOR_OK, "%s", err.msg);
+        char *text = NULL;
+        size_t len = 0;
+        FILE *tf = open_memstream(&text, &len);
+        rotor_replay_options opt = {.progress = {tick, &tk}, .trace = tf};
+        cr_assert_eq(rotor_schedule_replay(s, &rep, chips[c], false, &opt, &b, &err), ROTOR_OK, "%s", err.msg);
+        fclose(tf);
+        /* the streamed trace's task events are the whole run's, line for line */
+        char *whole = rotor_sim_trace_json(a.sim, &err);
+        cr_assert_not_null(whole, "%s", err.msg);
+        cr_assert_eq(b.trace.kept, b.stats.tasks);
+        cr_assert_eq((size_t)b.trace.bytes, len);
+        int64_t lines = 0;
+        for (char *p = whole, *q = text;; lines++) {
+            p = strstr(p, "\"ph\":\"X\"");
+            q = strstr(q, "\"ph\":\"X\"");
+            cr_assert((p == NULL) == (q == NULL), "event %lld: one trace ends early", (long long)lines);
+            if (!p) break;
+            char *pe = strchr(p, '\n'), *qe = strchr(q, '\n');
+            cr_assert(pe && qe && pe - p == qe - q && memcmp(p, q, (size_t)(pe - p)) == 0,
+                      "event %lld differs: %.120s vs %.120s", (long long)lines, p, q);
+            p = pe;
+            q = qe;
+        }
+        cr_assert_eq(lines, b.stats.tasks);
+        cJSON *root = cJSON_Parse(text);
+        cr_assert_not_null(root, "the streamed trace is JSON");
+        cJSON_Delete(root);
+        free(whole);
+        free(text);
         cr_assert_geq(tk.n, (int)(b.stats.events >> 20), "a call every 2^20 events: %d calls, %lld events", tk.n,
                       (long long)b.stats.events);
         cr_assert_gt(tk.n, 0);

@@ -226,6 +226,8 @@ typedef struct cli_trace_filter {
     int64_t *cores;
     bool given;     /* a filter was asked for */
     bool all_cores; /* --trace-cores all: not even the default filter */
+    bool by_default;/* cli_trace_prepare chose the default filter */
+    int64_t first[64];
 } cli_trace_filter;
 
 /* Parses the three options (each NULL when absent); prints the error and
@@ -233,8 +235,11 @@ typedef struct cli_trace_filter {
 int cli_trace_filter_parse(const char *cmd, const char *ops, const char *window, const char *cores,
                            cli_trace_filter *t);
 void cli_trace_filter_free(cli_trace_filter *t);
-/* Writes sim's trace into out (opened before the work) and commits it.  With
- * no filter and a large run, keeps the first 64 cores and says so on stderr. */
-int cli_trace_write(const char *cmd, cli_output *out, const rotor_sim *sim, cli_trace_filter *t);
+/* Before the replay: with no filter and more than 400,000 tasks expected on
+ * a chip of more than 64 cores, t->f keeps the first cores (the default):
+ * as many as keep about 400,000 tasks, 1 to 64. */
+void cli_trace_prepare(cli_trace_filter *t, int64_t estimated_tasks, int64_t cores);
+/* After it: says on stderr what a filtered trace kept, and commits out. */
+int cli_trace_done(const char *cmd, cli_output *out, const cli_trace_filter *t, const rotor_sim_trace_summary *sum);
 
 #endif

@@ -336,11 +336,11 @@ static rotor_status run_designs(const rotor_schedule *s, const rotor_preload_des
 }
 
 /* --simulate: replays every shown design but ideal and roofline (their
- * machines are not a chip) on simchip.  With --trace the last replayed
- * (*traced) keeps its simulator (the whole task graph); else every replay
- * streams (docs/simulator.md, "Streaming"). */
+ * machines are not a chip) on simchip.  Every replay streams
+ * (docs/simulator.md, "Streaming"); with --trace (trace non-NULL) the last
+ * one (*traced) writes its trace as it goes. */
 static rotor_status simulate_designs(const rotor_schedule *s, const rotor_chip *simchip, run *runs, int shown,
-                                     bool trace, const run **traced, rotor_error *err) {
+                                     FILE *trace, cli_trace_filter *filter, const run **traced, rotor_error *err) {
     for (int i = 0; i < shown; i++) {
         if (runs[i].design == ROTOR_PRELOAD_IDEAL || runs[i].design == ROTOR_PRELOAD_ROOFLINE) continue;
         double t0 = omp_get_wtime();
@@ -351,8 +351,13 @@ static rotor_status simulate_designs(const rotor_schedule *s, const rotor_chip *
         char what[64];
         snprintf(what, sizeof what, "--simulate (%s):", rotor_preload_designs[runs[i].design].name);
         cli_progress_begin(&bar, "schedule", what);
-        rotor_replay_progress prog_bar = {cli_progress_sim, &bar};
-        rotor_status st = rotor_schedule_replay(s, &runs[i].rep, simchip, trace && last, &prog_bar, &runs[i].sim, err);
+        rotor_replay_options ro = {.progress = {cli_progress_sim, &bar}};
+        if (trace && last) { /* streamed with the last replay; every preload piece is a task */
+            cli_trace_prepare(filter, s->hbm_bytes / ROTOR_REPLAY_PACKET, rotor_chip_cores(simchip));
+            ro.trace = trace;
+            ro.trace_filter = &filter->f;
+        }
+        rotor_status st = rotor_schedule_replay(s, &runs[i].rep, simchip, false, &ro, &runs[i].sim, err);
         cli_progress_end(&bar);
         runs[i].sim_seconds = omp_get_wtime() - t0;
         if (st) {
@@ -464,12 +469,12 @@ int cmd_schedule(int argc, char **argv) {
         if (runs[i].design == ROTOR_PRELOAD_IDEAL) ideal = &runs[i];
         if (runs[i].design == ROTOR_PRELOAD_BASIC) basic = &runs[i];
     }
-    if (!st && simulate) st = simulate_designs(s, &simchip, runs, shown, trace != NULL, &traced, &err);
+    if (!st && simulate) st = simulate_designs(s, &simchip, runs, shown, trace ? tr.f : NULL, &filter, &traced, &err);
     if (st) rc = cli_fail(cmd, st, &err);
     else {
         /* the trace first: a file that cannot be written fails with nothing on stdout */
         if (trace)
-            rc = simulate && traced ? cli_trace_write(cmd, &tr, traced->sim.sim, &filter)
+            rc = simulate && traced ? cli_trace_done(cmd, &tr, &filter, &traced->sim.trace)
                                     : write_trace(&tr, s, &runs[shown - 1]);
         if (rc || tr.is_stdout) {
             /* --trace -: the trace alone on stdout */

@@ -273,15 +273,23 @@ int cmd_simulate(int argc, char **argv) {
     }
     if (!rc && a.topo && (st = cli_apply_topology(&chip, a.topo, &err))) rc = cli_fail(cmd, st, &err);
     rotor_replay_result rr = {0};
-    rotor_sim *sim = NULL;
     cli_progress bar;
     cli_progress_begin(&bar, cmd, "replaying");
-    rotor_replay_progress prog_bar = {cli_progress_sim, &bar};
-    if (!rc && (st = rotor_replay(prog, &chip, &prog_bar, &rr, a.trace ? &sim : NULL, &err))) rc = cli_fail(cmd, st, &err);
+    rotor_replay_options ro = {.progress = {cli_progress_sim, &bar}};
+    if (!rc && a.trace) { /* streamed with the replay; the default filter from the tasks expected */
+        int64_t expect = 0;
+        for (int o = 0; o < prog->nops; o++) {
+            const rotor_program_op *po = &prog->ops[o];
+            expect += po->vendor ? prog->cores : po->active_info.cores * (2 * po->active_info.total_steps + po->setup_rounds + 2);
+        }
+        cli_trace_prepare(&a.filter, expect, prog->cores);
+        ro.trace = trace.f;
+        ro.trace_filter = &a.filter.f;
+    }
+    if (!rc && (st = rotor_replay(prog, &chip, &ro, &rr, NULL, &err))) rc = cli_fail(cmd, st, &err);
     cli_progress_end(&bar);
-    if (!rc && a.trace) rc = cli_trace_write(cmd, &trace, sim, &a.filter);
+    if (!rc && a.trace) rc = cli_trace_done(cmd, &trace, &a.filter, &rr.trace);
     cli_output_abort(&trace); /* after a failure; a written trace was committed */
-    rotor_sim_free(sim);
     if (rc || trace.is_stdout) {
         /* --trace -: the trace alone on stdout */
     } else if (a.json) {

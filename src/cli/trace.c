@@ -10,9 +10,10 @@
 #include "cli.h"
 #include "rotor/sim/sim.h"
 
-/* Above this many tasks, a trace with no filter keeps the first
- * CLI_TRACE_DEFAULT_CORES cores: BERT-Large at batch 8 (5.2 M tasks) then
- * writes about 60 MB, which Perfetto opens in seconds. */
+/* Above this many tasks (expected), a trace with no filter keeps the first
+ * cores, as many as keep about this many tasks, at most
+ * CLI_TRACE_DEFAULT_CORES: BERT-Large at batch 8 (5.2 M tasks) then writes
+ * 64 MB, which Perfetto opens in seconds. */
 #define CLI_TRACE_DEFAULT_TASKS 400000
 #define CLI_TRACE_DEFAULT_CORES 64
 #define CLI_TRACE_MAX_CORES (1 << 24)
@@ -104,29 +105,26 @@ int cli_trace_filter_parse(const char *cmd, const char *ops, const char *window,
     return rc;
 }
 
-int cli_trace_write(const char *cmd, cli_output *out, const rotor_sim *sim, cli_trace_filter *t) {
-    rotor_sim_trace_filter f = t->f;
-    int64_t tasks = rotor_sim_task_count(sim), first[CLI_TRACE_DEFAULT_CORES];
-    bool by_default = !t->given && !t->all_cores && tasks > CLI_TRACE_DEFAULT_TASKS &&
-                      rotor_sim_cores(sim) > CLI_TRACE_DEFAULT_CORES;
-    if (by_default) {
-        for (int64_t c = 0; c < CLI_TRACE_DEFAULT_CORES; c++) first[c] = c;
-        f.cores = first;
-        f.ncores = CLI_TRACE_DEFAULT_CORES;
-    }
-    rotor_error err = {{0}};
-    rotor_sim_trace_summary sum;
-    rotor_status st = rotor_sim_trace_write(sim, &f, out->f, &sum, &err);
-    if (st) {
-        cli_output_abort(out);
-        return cli_fail(cmd, st, &err);
-    }
-    if (by_default)
+void cli_trace_prepare(cli_trace_filter *t, int64_t estimated_tasks, int64_t cores) {
+    t->by_default = !t->given && !t->all_cores && estimated_tasks > CLI_TRACE_DEFAULT_TASKS &&
+                    cores > CLI_TRACE_DEFAULT_CORES;
+    if (!t->by_default) return;
+    /* as many cores as keep about CLI_TRACE_DEFAULT_TASKS of the tasks, 1 to 64 */
+    double share = (double)CLI_TRACE_DEFAULT_TASKS * (double)cores / (double)estimated_tasks;
+    int64_t n = share < 1 ? 1 : share > CLI_TRACE_DEFAULT_CORES ? CLI_TRACE_DEFAULT_CORES : (int64_t)share;
+    for (int64_t c = 0; c < n; c++) t->first[c] = c;
+    t->f.cores = t->first;
+    t->f.ncores = n;
+}
+
+int cli_trace_done(const char *cmd, cli_output *out, const cli_trace_filter *t, const rotor_sim_trace_summary *sum) {
+    if (t->by_default)
         fprintf(stderr,
-                "rotor %s: --trace: %lld tasks; kept the %lld on cores 0-%d (the default above %d tasks; "
+                "rotor %s: --trace: %lld tasks; kept the %lld on cores 0-%lld (the default above %d tasks; "
                 "--trace-cores all keeps every one)\n",
-                cmd, (long long)tasks, (long long)sum.kept, CLI_TRACE_DEFAULT_CORES - 1, CLI_TRACE_DEFAULT_TASKS);
+                cmd, (long long)sum->tasks, (long long)sum->kept, (long long)t->f.ncores - 1, CLI_TRACE_DEFAULT_TASKS);
     else if (t->given)
-        fprintf(stderr, "rotor %s: --trace: kept %lld of %lld tasks\n", cmd, (long long)sum.kept, (long long)tasks);
+        fprintf(stderr, "rotor %s: --trace: kept %lld of %lld tasks\n", cmd, (long long)sum->kept,
+                (long long)sum->tasks);
     return cli_output_commit(cmd, "--trace", out);
 }

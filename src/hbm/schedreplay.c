@@ -168,9 +168,11 @@ static void harvest(const preload_replayer *sr, const id_stretch *str, int64_t *
  * can go to that barrier before they are added; finished tasks are then
  * read and retired.  Preloads still in flight carry over. */
 rotor_status rotor_schedule_replay(const rotor_schedule *s, const rotor_schedule_report *rep,
-                                   const rotor_chip *sim_chip, bool keep_sim, const rotor_replay_progress *progress,
+                                   const rotor_chip *sim_chip, bool keep_sim, const rotor_replay_options *opt,
                                    rotor_schedule_replay_result *out, rotor_error *err) {
     memset(out, 0, sizeof *out);
+    rotor_replay_options none = {0};
+    if (!opt) opt = &none;
     const rotor_preload_result *res = &rep->result;
     if (res->nops != s->nops || !res->ops || !res->order)
         return rotor_fail(err, ROTOR_ERR_INPUT, "the report has %d operators; the schedule has %d", res->nops,
@@ -195,8 +197,9 @@ rotor_status rotor_schedule_replay(const rotor_schedule *s, const rotor_schedule
         out->ops[i].pre_start_ps = INT64_MAX;
     }
     if (!st && !keep_sim) st = rotor_sim_stream_begin(sr.r.sim, err);
+    if (!st && !keep_sim && opt->trace) st = rotor_sim_trace_stream(sr.r.sim, opt->trace_filter, opt->trace, err);
     replay_ticker ticker = {0};
-    replay_ticker_attach(&ticker, progress, n_ops, sr.r.sim);
+    replay_ticker_attach(&ticker, &opt->progress, n_ops, sr.r.sim);
     /* program order (Elk §4.5): the preloads issued before execute(i), then execute(i) */
     int k = 0;
     for (int i = 0; !st && i < n_ops; i++) {
@@ -248,6 +251,9 @@ rotor_status rotor_schedule_replay(const rotor_schedule *s, const rotor_schedule
     }
     if (!st) st = keep_sim ? rotor_sim_run(sr.r.sim, &out->stats, err) : rotor_sim_stream_end(sr.r.sim, &out->stats, err);
     rotor_sim_set_progress(sr.r.sim, NULL, NULL);
+    if (!st && opt->trace)
+        st = !keep_sim ? (out->trace = rotor_sim_trace_summary_of(sr.r.sim), ROTOR_OK)
+                       : rotor_sim_trace_write(sr.r.sim, opt->trace_filter, opt->trace, &out->trace, err);
     if (!st) {
         harvest(&sr, str, &at, &done, rotor_sim_task_count(sr.r.sim), out);
         out->design = res->design;

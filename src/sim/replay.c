@@ -586,8 +586,10 @@ static void op_result(const rotor_sim *sim, const rotor_program *p, int o, const
  * next waits for that barrier, so the run can go to the barrier, read the
  * operator's phases, and drop its tasks.  Memory then follows the largest
  * operator, not the program, and the times are the whole run's. */
-rotor_status rotor_replay(const rotor_program *p, const rotor_chip *chip, const rotor_replay_progress *progress,
+rotor_status rotor_replay(const rotor_program *p, const rotor_chip *chip, const rotor_replay_options *opt,
                           rotor_replay_result *out, rotor_sim **sim_out, rotor_error *err) {
+    rotor_replay_options none = {0};
+    if (!opt) opt = &none;
     memset(out, 0, sizeof *out);
     if (sim_out) *sim_out = NULL;
     if (rotor_chip_cores(chip) != p->cores)
@@ -600,8 +602,9 @@ rotor_status rotor_replay(const rotor_program *p, const rotor_chip *chip, const 
     int64_t(*ids)[5] = malloc((size_t)(p->nops ? p->nops : 1) * sizeof *ids);
     if (!st && (!out->ops || !ids)) st = rotor_nomem(err);
     if (!st && stream) st = rotor_sim_stream_begin(r.sim, err);
+    if (!st && stream && opt->trace) st = rotor_sim_trace_stream(r.sim, opt->trace_filter, opt->trace, err);
     replay_ticker ticker = {0};
-    if (!st) replay_ticker_attach(&ticker, progress, p->nops, r.sim);
+    if (!st) replay_ticker_attach(&ticker, &opt->progress, p->nops, r.sim);
     int64_t prev_end = 0;
     for (int o = 0; o < p->nops && !st; o++) {
         const rotor_program_op *po = &p->ops[o];
@@ -622,6 +625,9 @@ rotor_status rotor_replay(const rotor_program *p, const rotor_chip *chip, const 
     }
     if (!st) st = stream ? rotor_sim_stream_end(r.sim, &out->stats, err) : rotor_sim_run(r.sim, &out->stats, err);
     if (r.sim) rotor_sim_set_progress(r.sim, NULL, NULL);
+    if (!st && opt->trace)
+        st = stream ? (out->trace = rotor_sim_trace_summary_of(r.sim), ROTOR_OK)
+                    : rotor_sim_trace_write(r.sim, opt->trace_filter, opt->trace, &out->trace, err);
     if (!st) {
         out->nops = p->nops;
         for (int o = 0; o < p->nops && !stream; o++) op_result(r.sim, p, o, ids[o], out, &prev_end);

@@ -77,6 +77,7 @@ rotor_status rotor_sim_create(const rotor_chip *chip, rotor_sim **out, rotor_err
 
 void rotor_sim_free(rotor_sim *s) {
     if (!s) return;
+    sim_tracer_free(s->tracer);
     free(s->core_free);
     free(s->pending);
     free(s->succ_head);
@@ -829,6 +830,7 @@ rotor_status rotor_sim_retire(rotor_sim *s, int64_t below, rotor_error *err) {
         if (s->pending[k] >= 0)
             return rotor_fail(err, ROTOR_ERR_INPUT, "sim: retire: task %lld has not finished",
                               (long long)(s->base + k));
+    for (int64_t k = 0; s->tracer && k < n; k++) sim_tracer_task(s->tracer, s, s->base + k);
     memmove(s->tasks, s->tasks + n, sizeof *s->tasks * (size_t)keep);
     memmove(s->pending, s->pending + n, sizeof *s->pending * (size_t)keep);
     memmove(s->succ_head, s->succ_head + n, sizeof *s->succ_head * (size_t)keep);
@@ -888,6 +890,12 @@ rotor_status rotor_sim_stream_end(rotor_sim *s, rotor_sim_stats *out, rotor_erro
     summarise(s);
     *out = s->run.st;
     s->ran = true;
+    if (s->tracer) { /* the tasks still kept, then the trace's end */
+        for (int64_t id = s->base; id < s->ntasks; id++) sim_tracer_task(s->tracer, s, id);
+        sim_tracer *tr = s->tracer;
+        s->tracer = NULL;
+        return sim_tracer_end(tr, s, &s->trace_sum, err);
+    }
     return ROTOR_OK;
 }
 

@@ -20,6 +20,8 @@ typedef enum sim_kind { SIM_KIND_COMPUTE = 0, SIM_KIND_TRANSFER = 1 } sim_kind;
 /* Flags of a transfer, fixed when it is added (they depend on src and dst only). */
 enum { SIM_F_INTERCHIP = 1, SIM_F_HBM = 2, SIM_F_PAUSE = 4 /* a one-receiver multicast with pause_receivers */ };
 
+typedef struct sim_tracer sim_tracer; /* simtrace.c: a trace being written */
+
 typedef struct sim_task {
     int64_t dur;      /* ps, fixed when added: compute duration or transfer time on an idle network */
     int64_t amount;   /* bytes (transfer) or flops (compute) */
@@ -169,6 +171,8 @@ struct rotor_sim {
     sim_run run;                    /* the run in progress (streaming) or the last run */
     bool streaming;                 /* rotor_sim_stream_begin: tasks join the run as they are added */
     bool ran;                       /* a whole run finished: every task's timing is known */
+    sim_tracer *tracer;             /* rotor_sim_trace_stream: tasks are written as they retire */
+    rotor_sim_trace_summary trace_sum; /* what the streamed trace wrote, after rotor_sim_stream_end */
     rotor_sim_progress_fn progress; /* rotor_sim_set_progress */
     void *progress_ctx;
 };
@@ -192,5 +196,10 @@ rotor_status sim_net_check(const rotor_sim *s, int64_t src, int64_t dst, rotor_e
 int64_t sim_res_free_at(const rotor_sim *s, int64_t res);
 int32_t sim_res_take(rotor_sim *s, int64_t res, int64_t end, int64_t dur);
 void sim_net_reset(rotor_sim *s);
+
+/* simtrace.c: the streamed trace's steps (sim.c calls them) */
+void sim_tracer_task(sim_tracer *tr, const rotor_sim *s, int64_t id);
+rotor_status sim_tracer_end(sim_tracer *tr, const rotor_sim *s, rotor_sim_trace_summary *sum, rotor_error *err);
+void sim_tracer_free(sim_tracer *tr);
 
 #endif

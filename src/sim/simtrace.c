@@ -166,7 +166,7 @@ static void put_metadata(const rotor_sim *s, const bool *used, FILE *f, bool *fi
 }
 
 static void put_task(const rotor_sim *s, int64_t id, FILE *f, bool *first) {
-    const sim_task *t = &s->tasks[id];
+    const sim_task *t = &s->tasks[id - s->base];
     int64_t key;
     trace_track tr = track_of(s, t, &key);
     const char *opname = t->op >= 0 && t->op < s->nop_names ? s->op_names[t->op] : NULL;
@@ -198,13 +198,31 @@ static void put_task(const rotor_sim *s, int64_t id, FILE *f, bool *first) {
     fputs("}}", f);
 }
 
-/* ---- the filter --------------------------------------------------------------- */
+/* ---- the tracer ------------------------------------------------------------------ */
 
-typedef struct trace_sel {
-    const rotor_sim_trace_filter *f;
-    bool *op_kept;   /* per operator 0..max_op, with an operator filter */
-    bool *core_kept; /* per node, with a core filter */
-} trace_sel;
+/* A trace being written: the filter, the tracks used, the counters, and
+ * what was kept.  A whole run feeds it every task at once; a stream feeds it
+ * each task as it retires (rotor_sim_retire) and the rest at the end. */
+enum { CTR_TRANSFERS, CTR_LINKS, CTR_HBM, NCTR };
+
+struct sim_tracer {
+    FILE *out;
+    rotor_sim_trace_filter f;   /* the caller's arrays, which outlive the trace */
+    bool *core_kept;            /* per node, with a core filter */
+    int8_t *op_state;           /* per operator: 0 not yet seen, 1 kept, -1 not */
+    int64_t nop_state;
+    bool *pattern_used;         /* per f.ops entry: some operator matched it */
+    bool *used;                 /* per track key (track_of) */
+    bool first;
+    int64_t kept, seen;
+    /* counters: nb buckets of width w from t0, clipped at t1; without a
+     * window the width doubles (pairs merge) whenever a task ends past them */
+    double *ctr;                /* NCTR x nb */
+    int64_t nb, w, t0, t1;
+    bool fixed;
+    long start_pos;
+    rotor_status st;            /* the first failure, kept to the end */
+};
 
 /* Does `pattern` name op `name` ("l0.*" is a prefix)? */
 static bool op_matches(const char *pattern, const char *name) {
@@ -213,220 +231,260 @@ static bool op_matches(const char *pattern, const char *name) {
     return strcmp(pattern, name) == 0;
 }
 
-static rotor_status sel_init(const rotor_sim *s, const rotor_sim_trace_filter *f, trace_sel *sel, rotor_error *err) {
-    *sel = (trace_sel){.f = f};
-    if (!f) return ROTOR_OK;
-    if (f->to_ps > 0 && f->from_ps >= f->to_ps)
-        return rotor_fail(err, ROTOR_ERR_INPUT, "trace window: %lld:%lld ps is empty (start must come before end)",
-                          (long long)f->from_ps, (long long)f->to_ps);
-    if (f->nops > 0) {
-        sel->op_kept = calloc((size_t)s->max_op + 2, sizeof *sel->op_kept);
-        if (!sel->op_kept) return rotor_nomem(err);
-        for (int k = 0; k < f->nops; k++) {
-            bool any = false;
-            for (int32_t op = 0; op <= s->max_op; op++) {
-                const char *name = op < s->nop_names ? s->op_names[op] : NULL;
-                if (name && op_matches(f->ops[k], name)) any = sel->op_kept[op] = true;
+/* Whether operator op passes the operator filter, decided when first seen
+ * (a stream names operators as it goes). */
+static bool op_kept(sim_tracer *tr, const rotor_sim *s, int32_t op) {
+    if (op < 0) return false;
+    if (op >= tr->nop_state) {
+        int64_t n = tr->nop_state ? tr->nop_state : 64;
+        while (n <= op) n *= 2;
+        int8_t *q = realloc(tr->op_state, (size_t)n);
+        if (!q) {
+            tr->st = ROTOR_ERR_NOMEM;
+            return false;
+        }
+        memset(q + tr->nop_state, 0, (size_t)(n - tr->nop_state));
+        tr->op_state = q;
+        tr->nop_state = n;
+    }
+    if (tr->op_state[op] == 0) {
+        const char *name = op < s->nop_names ? s->op_names[op] : NULL;
+        tr->op_state[op] = -1;
+        for (int k = 0; name && k < tr->f.nops; k++)
+            if (op_matches(tr->f.ops[k], name)) {
+                tr->op_state[op] = 1;
+                tr->pattern_used[k] = true;
             }
-            if (!any)
-                return rotor_fail(err, ROTOR_ERR_INPUT, "trace operators: no operator is named '%s'", f->ops[k]);
-        }
     }
-    if (f->ncores > 0) {
-        sel->core_kept = calloc((size_t)s->nodes, sizeof *sel->core_kept);
-        if (!sel->core_kept) return rotor_nomem(err);
-        for (int64_t k = 0; k < f->ncores; k++) {
-            if (f->cores[k] < 0 || f->cores[k] >= s->cores)
-                return rotor_fail(err, ROTOR_ERR_INPUT, "trace cores: core %lld does not exist (cores 0..%lld)",
-                                  (long long)f->cores[k], (long long)s->cores - 1);
-            sel->core_kept[f->cores[k]] = true;
-        }
-    }
-    return ROTOR_OK;
-}
-
-static void sel_free(trace_sel *sel) {
-    free(sel->op_kept);
-    free(sel->core_kept);
+    return tr->op_state[op] > 0;
 }
 
 /* A task is kept when it passes every filter given: its operator is named,
  * it overlaps the window (a zero-time task: lies in it), and it runs on a
  * named core or moves data from or to one. */
-static bool sel_keep(const rotor_sim *s, const trace_sel *sel, const sim_task *t) {
-    const rotor_sim_trace_filter *f = sel->f;
-    if (!f) return true;
-    if (sel->op_kept && (t->op < 0 || !sel->op_kept[t->op])) return false;
+static bool keep(sim_tracer *tr, const rotor_sim *s, const sim_task *t) {
+    const rotor_sim_trace_filter *f = &tr->f;
+    if (f->nops > 0 && !op_kept(tr, s, t->op)) return false;
     if (f->to_ps > 0) {
         int64_t end = t->end > t->start ? t->end : t->start + 1;
         if (t->start >= f->to_ps || end <= f->from_ps) return false;
     }
-    if (sel->core_kept) {
-        if (t->kind == SIM_KIND_COMPUTE || !t->mcast) return sel->core_kept[t->a] || (t->b >= 0 && sel->core_kept[t->b]);
-        if (sel->core_kept[t->a]) return true;
+    if (tr->core_kept) {
+        if (t->kind == SIM_KIND_COMPUTE || !t->mcast) return tr->core_kept[t->a] || (t->b >= 0 && tr->core_kept[t->b]);
+        if (tr->core_kept[t->a]) return true;
         const sim_mcast *mc = &s->mcast[t->mcast - 1];
         for (int32_t k = 0; k < mc->ndsts; k++)
-            if (sel->core_kept[s->mdst[mc->doff + k]]) return true;
+            if (tr->core_kept[s->mdst[mc->doff + k]]) return true;
         return false;
     }
     return true;
 }
 
-/* ---- counters ------------------------------------------------------------------- */
-
-/* Adds amount `rate` per ps over [a, b), clipped to [t0, t1), to buckets of
- * width w from t0 (partial buckets get their share; whole ones through the
- * difference array d, which has nb + 1 entries). */
-static void spread(double *v, double *d, int64_t t0, int64_t t1, int64_t w, int64_t a, int64_t b, double rate) {
-    if (a < t0) a = t0;
-    if (b > t1) b = t1;
+/* Adds `rate` per ps over [a, b), clipped to the buckets, to counter c. */
+static void spread(sim_tracer *tr, int c, int64_t a, int64_t b, double rate) {
+    if (a < tr->t0) a = tr->t0;
+    if (b > tr->t1) b = tr->t1;
     if (b <= a) return;
-    int64_t lo = (a - t0) / w, hi = (b - 1 - t0) / w;
-    if (lo == hi) {
-        v[lo] += rate * (double)(b - a);
-        return;
+    double *v = tr->ctr + (int64_t)c * tr->nb;
+    for (int64_t k = (a - tr->t0) / tr->w; k < tr->nb && tr->t0 + k * tr->w < b; k++) {
+        int64_t lo = tr->t0 + k * tr->w, hi = lo + tr->w;
+        v[k] += rate * (double)((b < hi ? b : hi) - (a > lo ? a : lo));
     }
-    v[lo] += rate * (double)(t0 + (lo + 1) * w - a);
-    v[hi] += rate * (double)(b - (t0 + hi * w));
-    d[lo + 1] += rate * (double)w;
-    d[hi] -= rate * (double)w;
 }
 
-enum { CTR_TRANSFERS, CTR_LINKS, CTR_HBM, NCTR };
+/* Every task, kept or not, feeds the counters (they describe the chip). */
+static void count(sim_tracer *tr, const rotor_sim *s, const sim_task *t) {
+    if (t->kind != SIM_KIND_TRANSFER || t->dur == 0) return;
+    while (!tr->fixed && t->end > tr->t0 + tr->nb * tr->w) { /* merge pairs: the width doubles */
+        for (int c = 0; c < NCTR; c++) {
+            double *v = tr->ctr + (int64_t)c * tr->nb;
+            for (int64_t k = 0; k < tr->nb / 2; k++) v[k] = v[2 * k] + v[2 * k + 1];
+            for (int64_t k = tr->nb / 2; k < tr->nb; k++) v[k] = 0;
+        }
+        tr->w *= 2;
+    }
+    int64_t links = 0;
+    if (t->mcast) {
+        const sim_mcast *mc = &s->mcast[t->mcast - 1];
+        for (int32_t k = 0; k < mc->n; k++)
+            links += s->res[s->mres[mc->off + k]].kind != SIM_RES_INTERCHIP && s->res[s->mres[mc->off + k]].kind != SIM_RES_HBM;
+    } else {
+        sim_route r;
+        sim_net_route(s, t->a, t->b, &r);
+        for (int64_t k = 0; k < r.n; k++)
+            links += s->res[r.res[k]].kind != SIM_RES_INTERCHIP && s->res[r.res[k]].kind != SIM_RES_HBM;
+    }
+    spread(tr, CTR_TRANSFERS, t->start, t->end, 1.0);
+    spread(tr, CTR_LINKS, t->start, t->end, (double)links);
+    if (t->flags & SIM_F_HBM) spread(tr, CTR_HBM, t->start, t->end, (double)t->amount / (double)t->dur);
+}
 
-/* The counter tracks over [t0, t1) in nb buckets, from every task (the
- * counters describe the chip, whatever the filter keeps). */
-static rotor_status put_counters(const rotor_sim *s, int64_t t0, int64_t t1, int64_t nb, int64_t pid, FILE *f,
-                                 bool *first, rotor_error *err) {
-    if (t1 <= t0) return ROTOR_OK;
-    int64_t w = (t1 - t0 + nb - 1) / nb;
-    nb = (t1 - t0 + w - 1) / w;
-    double *v = calloc((size_t)(NCTR * (2 * nb + 1)), sizeof *v);
-    if (!v) return rotor_nomem(err);
-    for (int64_t i = 0; i < s->ntasks; i++) {
-        const sim_task *t = &s->tasks[i];
-        if (t->kind != SIM_KIND_TRANSFER || t->dur == 0) continue;
-        int64_t links = 0;
-        if (t->mcast) {
-            const sim_mcast *mc = &s->mcast[t->mcast - 1];
-            for (int32_t k = 0; k < mc->n; k++) links += s->res[s->mres[mc->off + k]].kind != SIM_RES_INTERCHIP &&
-                                                         s->res[s->mres[mc->off + k]].kind != SIM_RES_HBM;
-        } else {
-            sim_route r;
-            sim_net_route(s, t->a, t->b, &r);
-            for (int64_t k = 0; k < r.n; k++)
-                links += s->res[r.res[k]].kind != SIM_RES_INTERCHIP && s->res[r.res[k]].kind != SIM_RES_HBM;
-        }
-        double *c = v;
-        spread(c, c + nb, t0, t1, w, t->start, t->end, 1.0);
-        c += 2 * nb + 1;
-        spread(c, c + nb, t0, t1, w, t->start, t->end, (double)links);
-        c += 2 * nb + 1;
-        if (t->flags & SIM_F_HBM) spread(c, c + nb, t0, t1, w, t->start, t->end, (double)t->amount / (double)t->dur);
+void sim_tracer_task(sim_tracer *tr, const rotor_sim *s, int64_t id) {
+    const sim_task *t = &s->tasks[id - s->base];
+    tr->seen++;
+    count(tr, s, t);
+    if (!keep(tr, s, t)) return;
+    int64_t key;
+    track_of(s, t, &key);
+    tr->used[key] = true;
+    tr->kept++;
+    put_task(s, id, tr->out, &tr->first);
+}
+
+/* span > 0: the run's makespan is known (a whole run), the buckets fixed. */
+static rotor_status tracer_new(const rotor_sim *s, const rotor_sim_trace_filter *f, FILE *out, int64_t span,
+                               sim_tracer **out_tr, rotor_error *err) {
+    *out_tr = NULL;
+    rotor_sim_trace_filter none = {0};
+    if (!f) f = &none;
+    if (f->to_ps > 0 && f->from_ps >= f->to_ps)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "trace window: %lld:%lld ps is empty (start must come before end)",
+                          (long long)f->from_ps, (long long)f->to_ps);
+    for (int64_t k = 0; k < f->ncores; k++)
+        if (f->cores[k] < 0 || f->cores[k] >= s->cores)
+            return rotor_fail(err, ROTOR_ERR_INPUT, "trace cores: core %lld does not exist (cores 0..%lld)",
+                              (long long)f->cores[k], (long long)s->cores - 1);
+    sim_tracer *tr = calloc(1, sizeof *tr);
+    if (!tr) return rotor_nomem(err);
+    *tr = (sim_tracer){.out = out, .f = *f, .first = true};
+    tr->nb = f->counter_buckets > 0 ? f->counter_buckets : 1000;
+    if (f->to_ps > 0) { /* the window's buckets */
+        tr->t0 = f->from_ps > 0 ? f->from_ps : 0;
+        tr->t1 = span > 0 && span < f->to_ps ? span : f->to_ps;
+        tr->fixed = true;
+    } else if (span > 0) {
+        tr->t1 = span;
+        tr->fixed = true;
+    } else {
+        tr->t1 = INT64_MAX;
+        tr->nb += tr->nb % 2; /* pairs merge */
     }
-    static const char *const name[NCTR] = {"transfers in flight", "links busy", "HBM GB/s"};
-    static const char *const arg[NCTR] = {"transfers", "links", "GB/s"};
-    for (int k = 0; k < NCTR; k++) {
-        double *c = v + k * (2 * nb + 1), *d = c + nb, run = 0;
-        /* mean over the bucket: ps-weighted sum / width; bytes per ps * 1000 = GB/s */
-        double scale = k == CTR_HBM ? 1000.0 : 1.0;
-        for (int64_t b = 0; b < nb; b++) {
-            run += d[b];
-            int64_t from = t0 + b * w, width = (from + w < t1 ? w : t1 - from);
-            double mean = (c[b] + run) / (double)width * scale;
-            put_sep(f, first);
-            fprintf(f, "{\"name\":\"%s\",\"ph\":\"C\",\"ts\":", name[k]);
-            put_us(f, from);
-            fprintf(f, ",\"pid\":%" PRId64 ",\"args\":{\"%s\":%.6g}}", pid, arg[k], mean);
-        }
+    tr->w = tr->fixed ? (tr->t1 - tr->t0 + tr->nb - 1) / tr->nb : 1000;
+    if (tr->w < 1) tr->w = 1;
+    if (tr->fixed) tr->nb = (tr->t1 - tr->t0 + tr->w - 1) / tr->w;
+    if (tr->nb < 1) tr->nb = 1;
+    tr->ctr = calloc((size_t)(NCTR * tr->nb), sizeof *tr->ctr);
+    tr->used = calloc((size_t)(2 * s->cores + s->nres + s->nlanes), sizeof *tr->used);
+    tr->pattern_used = calloc((size_t)(f->nops > 0 ? f->nops : 1), sizeof *tr->pattern_used);
+    if (f->ncores > 0 && (tr->core_kept = calloc((size_t)s->nodes, sizeof *tr->core_kept)))
+        for (int64_t k = 0; k < f->ncores; k++) tr->core_kept[f->cores[k]] = true;
+    if (!tr->ctr || !tr->used || !tr->pattern_used || (f->ncores > 0 && !tr->core_kept)) {
+        sim_tracer_free(tr);
+        return rotor_nomem(err);
     }
-    free(v);
+    tr->start_pos = ftell(out);
+    fputs("{\"traceEvents\": [", out);
+    *out_tr = tr;
     return ROTOR_OK;
 }
 
-/* ---- the trace -------------------------------------------------------------------- */
+void sim_tracer_free(sim_tracer *tr) {
+    if (!tr) return;
+    free(tr->core_kept);
+    free(tr->op_state);
+    free(tr->pattern_used);
+    free(tr->used);
+    free(tr->ctr);
+    free(tr);
+}
 
-rotor_status rotor_sim_trace_write(const rotor_sim *s, const rotor_sim_trace_filter *filter, FILE *out,
-                                   rotor_sim_trace_summary *sum, rotor_error *err) {
-    rotor_sim_trace_summary local;
-    if (!sum) sum = &local;
-    memset(sum, 0, sizeof *sum);
-    if (!s->ran) return rotor_fail(err, ROTOR_ERR_INPUT, "sim: no trace before a successful run");
-    if (s->base > 0)
-        return rotor_fail(err, ROTOR_ERR_INPUT, "sim: no trace of a stream that retired tasks (0..%lld are gone)",
-                          (long long)s->base - 1);
-    trace_sel sel;
-    rotor_status st = sel_init(s, filter, &sel, err);
-    int64_t nused = 2 * s->cores + s->nres + s->nlanes;
-    bool *used = st ? NULL : calloc((size_t)nused, sizeof *used);
-    if (!st && !used) st = rotor_nomem(err);
-    if (st) {
-        sel_free(&sel);
-        rotor_error_prefix(err, "sim");
-        return st;
-    }
-    sum->tasks = s->ntasks;
-    for (int64_t i = 0; i < s->ntasks; i++) {
-        if (!sel_keep(s, &sel, &s->tasks[i])) continue;
-        int64_t key;
-        track_of(s, &s->tasks[i], &key);
-        used[key] = true;
-        sum->kept++;
-    }
-    long start = ftell(out);
-    bool first = true;
-    fputs("{\"traceEvents\": [", out);
-    put_metadata(s, used, out, &first);
-    for (int64_t i = 0; i < s->ntasks; i++)
-        if (sel_keep(s, &sel, &s->tasks[i])) put_task(s, i, out, &first);
-    int64_t t0 = 0, t1 = s->run.now;
-    if (filter && filter->to_ps > 0) {
-        t0 = filter->from_ps > 0 ? filter->from_ps : 0;
-        t1 = filter->to_ps < t1 ? filter->to_ps : t1;
-    }
+/* Metadata, counters and otherData after the last task; frees tr. */
+rotor_status sim_tracer_end(sim_tracer *tr, const rotor_sim *s, rotor_sim_trace_summary *sum, rotor_error *err) {
+    FILE *out = tr->out;
+    rotor_status st = tr->st == ROTOR_ERR_NOMEM ? rotor_nomem(err) : ROTOR_OK;
+    for (int k = 0; !st && k < tr->f.nops; k++)
+        if (!tr->pattern_used[k])
+            st = rotor_fail(err, ROTOR_ERR_INPUT, "trace operators: no operator is named '%s'", tr->f.ops[k]);
+    put_metadata(s, tr->used, out, &tr->first);
+    int64_t end = s->run.now < tr->t1 ? s->run.now : tr->t1;
     int64_t pid = 1 + ngroups(s) + NCLASSES;
-    if (t1 > t0) put_meta(out, &first, "process_name", pid, -1, "chip counters");
-    int64_t nb = filter && filter->counter_buckets > 0 ? filter->counter_buckets : 1000;
-    st = put_counters(s, t0, t1, nb, pid, out, &first, err);
+    if (end > tr->t0) {
+        put_meta(out, &tr->first, "process_name", pid, -1, "chip counters");
+        static const char *const name[NCTR] = {"transfers in flight", "links busy", "HBM GB/s"};
+        static const char *const arg[NCTR] = {"transfers", "links", "GB/s"};
+        for (int c = 0; c < NCTR; c++)
+            for (int64_t k = 0; k < tr->nb && tr->t0 + k * tr->w < end; k++) {
+                int64_t from = tr->t0 + k * tr->w, width = from + tr->w < end ? tr->w : end - from;
+                /* the mean over the bucket; bytes per ps * 1000 = GB/s */
+                double mean = tr->ctr[(int64_t)c * tr->nb + k] / (double)width * (c == CTR_HBM ? 1000.0 : 1.0);
+                put_sep(out, &tr->first);
+                fprintf(out, "{\"name\":\"%s\",\"ph\":\"C\",\"ts\":", name[c]);
+                put_us(out, from);
+                fprintf(out, ",\"pid\":%" PRId64 ",\"args\":{\"%s\":%.6g}}", pid, arg[c], mean);
+            }
+    }
+    const rotor_sim_trace_filter *f = &tr->f;
     fputs("\n],\n\"displayTimeUnit\": \"ns\",\n\"otherData\": {\"format\":\"rotor-sim-trace\",\"version\":1,\"chip\":", out);
     put_str(out, s->chip.name);
     fprintf(out, ",\"topology\":\"%s\",\"cores\":%" PRId64 ",\"tasks\":%" PRId64 ",\"tasks_written\":%" PRId64
                  ",\"makespan_us\":",
-            s->topo->name, s->cores, s->ntasks, sum->kept);
+            s->topo->name, s->cores, s->ntasks, tr->kept);
     put_us(out, s->run.now);
-    if (filter && (filter->nops > 0 || filter->to_ps > 0 || filter->ncores > 0)) {
+    if (f->nops > 0 || f->to_ps > 0 || f->ncores > 0) {
         fputs(",\"filter\":{", out);
-        bool f1 = true;
-        if (filter->nops > 0) {
+        const char *sep = "";
+        if (f->nops > 0) {
             fputs("\"ops\":[", out);
-            for (int k = 0; k < filter->nops; k++) {
+            for (int k = 0; k < f->nops; k++) {
                 if (k) fputc(',', out);
-                put_str(out, filter->ops[k]);
+                put_str(out, f->ops[k]);
             }
             fputc(']', out);
-            f1 = false;
+            sep = ",";
         }
-        if (filter->to_ps > 0) {
-            fputs(f1 ? "\"window_us\":[" : ",\"window_us\":[", out);
-            put_us(out, filter->from_ps > 0 ? filter->from_ps : 0);
+        if (f->to_ps > 0) {
+            fprintf(out, "%s\"window_us\":[", sep);
+            put_us(out, f->from_ps > 0 ? f->from_ps : 0);
             fputc(',', out);
-            put_us(out, filter->to_ps);
+            put_us(out, f->to_ps);
             fputc(']', out);
-            f1 = false;
+            sep = ",";
         }
-        if (filter->ncores > 0) fprintf(out, "%s\"cores\":%lld", f1 ? "" : ",", (long long)filter->ncores);
-        fprintf(out, ",\"left_out\":\"%" PRId64 " of %" PRId64 " tasks are not in this trace\"}", s->ntasks - sum->kept,
+        if (f->ncores > 0) fprintf(out, "%s\"cores\":%lld", sep, (long long)f->ncores);
+        fprintf(out, ",\"left_out\":\"%" PRId64 " of %" PRId64 " tasks are not in this trace\"}", s->ntasks - tr->kept,
                 s->ntasks);
     }
     fputs("}}\n", out);
-    free(used);
-    sel_free(&sel);
-    if (st) return st;
-    if (ferror(out)) return rotor_fail(err, ROTOR_ERR_IO, "sim: the trace could not be written");
-    long end = ftell(out);
-    sum->bytes = start >= 0 && end >= start ? end - start : 0;
-    return ROTOR_OK;
+    if (sum) {
+        long pos = ftell(out);
+        *sum = (rotor_sim_trace_summary){.tasks = s->ntasks, .kept = tr->kept,
+                                         .bytes = tr->start_pos >= 0 && pos >= tr->start_pos ? pos - tr->start_pos : 0};
+    }
+    sim_tracer_free(tr);
+    if (!st && ferror(out)) st = rotor_fail(err, ROTOR_ERR_IO, "the trace could not be written");
+    if (st) rotor_error_prefix(err, "sim");
+    return st;
 }
+
+/* ---- the two ways in -------------------------------------------------------------- */
+
+rotor_status rotor_sim_trace_write(const rotor_sim *s, const rotor_sim_trace_filter *filter, FILE *out,
+                                   rotor_sim_trace_summary *sum, rotor_error *err) {
+    if (sum) memset(sum, 0, sizeof *sum);
+    if (!s->ran) return rotor_fail(err, ROTOR_ERR_INPUT, "sim: no trace before a successful run");
+    if (s->base > 0)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "sim: no trace of a stream that retired tasks (0..%lld are gone; "
+                          "rotor_sim_trace_stream writes them as they go)", (long long)s->base - 1);
+    sim_tracer *tr;
+    rotor_status st = tracer_new(s, filter, out, s->run.now > 0 ? s->run.now : 1, &tr, err);
+    if (st) {
+        rotor_error_prefix(err, "sim");
+        return st;
+    }
+    for (int64_t i = 0; i < s->ntasks; i++) sim_tracer_task(tr, s, i);
+    return sim_tracer_end(tr, s, sum, err);
+}
+
+rotor_status rotor_sim_trace_stream(rotor_sim *s, const rotor_sim_trace_filter *filter, FILE *out, rotor_error *err) {
+    if (!s->streaming || s->ntasks > 0 || s->tracer)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "sim: a streamed trace starts right after rotor_sim_stream_begin, "
+                          "before any task");
+    rotor_status st = tracer_new(s, filter, out, 0, &s->tracer, err);
+    if (st) rotor_error_prefix(err, "sim");
+    return st;
+}
+
+rotor_sim_trace_summary rotor_sim_trace_summary_of(const rotor_sim *s) { return s->trace_sum; }
 
 char *rotor_sim_trace_json(const rotor_sim *s, rotor_error *err) {
     char *text = NULL;

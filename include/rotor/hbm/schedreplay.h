@@ -33,6 +33,7 @@ typedef struct rotor_schedule_replay_result {
     int64_t hbm_bytes;             /* sum of the operators' hbm_bytes (stats.hbm_bytes moves exactly these) */
     int64_t piece_bytes;           /* a core's preload arrives in pieces of at most this */
     rotor_sim_stats stats;         /* the whole run */
+    rotor_sim_trace_summary trace; /* with options.trace: what it wrote */
     rotor_sim *sim;                /* with keep_sim, the simulator after the run (rotor_sim_trace_json,
                                       per-task timing); freed with the result.  Else NULL */
 } rotor_schedule_replay_result;
@@ -48,10 +49,11 @@ typedef struct rotor_schedule_replay_result {
  * it must have HBM.  keep_sim keeps the whole task graph and returns the
  * simulator in out->sim; without it the replay streams (docs/simulator.md,
  * "Streaming"): memory follows the tasks in flight, times are the same to
- * the picosecond.  progress may be NULL.  Errors name the operator.  Free
- * with rotor_schedule_replay_result_free, also after an error. */
+ * the picosecond, and its trace (opt->trace) is written as it goes.  opt may
+ * be NULL.  Errors name the operator.  Free with
+ * rotor_schedule_replay_result_free, also after an error. */
 rotor_status rotor_schedule_replay(const rotor_schedule *s, const rotor_schedule_report *rep,
-                                   const rotor_chip *sim_chip, bool keep_sim, const rotor_replay_progress *progress,
+                                   const rotor_chip *sim_chip, bool keep_sim, const rotor_replay_options *opt,
                                    rotor_schedule_replay_result *out, rotor_error *err);
 void rotor_schedule_replay_result_free(rotor_schedule_replay_result *r);
 

@@ -46,6 +46,7 @@ typedef struct rotor_replay_result {
     rotor_replay_op *ops;        /* in program order */
     double predicted_s, simulated_s;
     rotor_sim_stats stats;       /* the whole run */
+    rotor_sim_trace_summary trace; /* with options.trace: what it wrote */
 } rotor_replay_result;
 
 /* Progress of a replay: operators replayed of the total, the simulated time
@@ -55,13 +56,20 @@ typedef struct rotor_replay_progress {
     void *ctx;
 } rotor_replay_progress;
 
+/* How a replay reports (every field may be zero). */
+typedef struct rotor_replay_options {
+    rotor_replay_progress progress;             /* fn NULL: no progress */
+    FILE *trace;                                /* non-NULL: the Chrome trace goes here */
+    const rotor_sim_trace_filter *trace_filter; /* NULL: every task */
+} rotor_replay_options;
+
 /* Replays program p on chip (which may differ from the compile chip in its
  * network only: topology, mesh shape, latency; its core count must match).
  * If sim_out is non-NULL it receives the simulator after the run (for
  * rotor_sim_trace_json; the caller frees it), else the simulator is freed
- * and the replay streams (docs/simulator.md, "Streaming").  progress may be
- * NULL. */
-rotor_status rotor_replay(const rotor_program *p, const rotor_chip *chip, const rotor_replay_progress *progress,
+ * and the replay streams (docs/simulator.md, "Streaming"), its trace too.
+ * opt may be NULL. */
+rotor_status rotor_replay(const rotor_program *p, const rotor_chip *chip, const rotor_replay_options *opt,
                           rotor_replay_result *out,
                           rotor_sim **sim_out, rotor_error *err);
 

@@ -264,6 +264,16 @@ typedef struct rotor_sim_trace_summary {
  * filter naming no operator or an unknown core; ROTOR_ERR_IO if out fails. */
 rotor_status rotor_sim_trace_write(const rotor_sim *s, const rotor_sim_trace_filter *filter, FILE *out,
                                    rotor_sim_trace_summary *sum, rotor_error *err);
+/* A streamed run's trace (docs/simulator.md, "Trace"): called right after
+ * rotor_sim_stream_begin, before any task; each task is written as it
+ * retires and the rest by rotor_sim_stream_end, which then writes the
+ * metadata, counters and otherData (an operator filter naming nothing fails
+ * it there).  The caller's filter arrays and out must outlive the stream.
+ * Without a window, the counters' buckets double in width as the run goes
+ * on (500 to 1,000 of them at the end, for counter_buckets 1,000). */
+rotor_status rotor_sim_trace_stream(rotor_sim *s, const rotor_sim_trace_filter *filter, FILE *out, rotor_error *err);
+/* What the streamed trace wrote, after rotor_sim_stream_end. */
+rotor_sim_trace_summary rotor_sim_trace_summary_of(const rotor_sim *s);
 /* The same, unfiltered, as malloc'd text the caller frees; NULL with err set. */
 char *rotor_sim_trace_json(const rotor_sim *s, rotor_error *err);
 
