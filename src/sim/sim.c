@@ -79,11 +79,9 @@ void rotor_sim_free(rotor_sim *s) {
     if (!s) return;
     sim_tracer_free(s->tracer);
     free(s->core_free);
-    free(s->pending);
-    free(s->succ_head);
+    free(s->link);
     free(s->succ);
-    free(s->op_start);
-    free(s->op_end);
+    free(s->span);
     free(s->run.heap);
     free(s->res);
     free(s->lane_free);
@@ -154,37 +152,15 @@ static rotor_status check_common(const rotor_sim *s, rotor_sim_category cat, int
     return ROTOR_OK;
 }
 
-/* Room for one more task in the per-task arrays (tasks, pending, succ_head). */
-static bool grow_tasks(rotor_sim *s) {
+/* Room for one more task (its record and its link) and for operator op's span. */
+static bool grow_task(rotor_sim *s, int32_t op) {
     int64_t n = s->ntasks - s->base;
-    if (n < s->task_cap) return true;
-    int64_t c = s->task_cap ? 2 * s->task_cap : 64;
-    sim_task *t = realloc(s->tasks, (size_t)c * sizeof *t);
-    if (!t) return false;
-    s->tasks = t;
-    int32_t *p = realloc(s->pending, (size_t)c * sizeof *p);
-    if (!p) return false;
-    s->pending = p;
-    int32_t *h = realloc(s->succ_head, (size_t)c * sizeof *h);
-    if (!h) return false;
-    s->succ_head = h;
-    s->task_cap = c;
-    return true;
-}
-
-/* Per-operator spans cover operator op (new entries -1). */
-static bool grow_ops(rotor_sim *s, int32_t op) {
-    if (op < s->op_cap) return true;
-    int64_t c = s->op_cap ? s->op_cap : 16;
-    while (c <= op) c *= 2;
-    int64_t *a = realloc(s->op_start, (size_t)c * sizeof *a);
-    if (!a) return false;
-    s->op_start = a;
-    int64_t *b = realloc(s->op_end, (size_t)c * sizeof *b);
-    if (!b) return false;
-    s->op_end = b;
-    for (int64_t i = s->op_cap; i < c; i++) s->op_start[i] = s->op_end[i] = -1;
-    s->op_cap = c;
+    if (!grow((void **)&s->tasks, &s->task_cap, n, 1, sizeof *s->tasks) ||
+        !grow((void **)&s->link, &s->link_cap, n, 1, sizeof *s->link))
+        return false;
+    int64_t had = s->span_cap;
+    if (!grow((void **)&s->span, &s->span_cap, 0, (int64_t)op + 1, sizeof *s->span)) return false;
+    for (int64_t i = had; i < s->span_cap; i++) s->span[i] = (sim_span){-1, -1};
     return true;
 }
 
@@ -208,7 +184,7 @@ static rotor_status stream_check(const rotor_sim *s, const int64_t *deps, int nd
             continue;
         }
         int64_t k = deps[i] - s->base;
-        if (s->pending[k] >= 0) (*pending)++;
+        if (s->link[k].pending >= 0) (*pending)++;
         else if (s->tasks[k].end > ready) ready = s->tasks[k].end;
     }
     if (*pending > 0 || ready == s->run.now) return ROTOR_OK;
@@ -234,7 +210,7 @@ static rotor_status append(rotor_sim *s, const sim_task *t, const int64_t *deps,
         rotor_status st = stream_check(s, deps, ndeps, &pending, err);
         if (st) return st;
     }
-    if (!grow_tasks(s) || !grow_ops(s, t->op)) return rotor_nomem(err);
+    if (!grow_task(s, t->op)) return rotor_nomem(err);
     if ((s->streaming ? s->nsucc : s->nedges) + ndeps >= INT32_MAX)
         return rotor_fail(err, ROTOR_ERR_INPUT, "more than %d dependencies%s", INT32_MAX - 1,
                           s->streaming ? " in flight (retire finished tasks)" : "");
@@ -249,15 +225,14 @@ static rotor_status append(rotor_sim *s, const sim_task *t, const int64_t *deps,
     }
     int64_t k = s->ntasks - s->base;
     s->tasks[k] = *t;
-    s->pending[k] = pending;
-    s->succ_head[k] = -1;
+    s->link[k] = (sim_link){pending, -1};
     if (s->streaming) {
         for (int i = 0; i < ndeps; i++) {
             int64_t d = deps[i] - s->base;
-            if (d < 0 || s->pending[d] < 0) continue; /* finished (or retired) */
+            if (d < 0 || s->link[d].pending < 0) continue; /* finished (or retired) */
             int32_t e = (int32_t)s->nsucc++;
-            s->succ[e] = (sim_succ){(int32_t)s->ntasks, s->succ_head[d]};
-            s->succ_head[d] = e;
+            s->succ[e] = (sim_succ){(int32_t)s->ntasks, s->link[d].head};
+            s->link[d].head = e;
             s->live_succ++;
         }
         if (pending == 0) ev_push(&s->run, s->run.now, EV_READY, s->ntasks);
@@ -605,8 +580,9 @@ static void on_ready(rotor_sim *s, int64_t id, int64_t now) {
     acc(r, &r->st.busy_ps[t->cat], t->dur);
     if (t->kind == SIM_KIND_COMPUTE) acc(r, &r->st.flops, t->amount);
     if (t->op >= 0) { /* the operator's span */
-        if (s->op_start[t->op] < 0 || t->start < s->op_start[t->op]) s->op_start[t->op] = t->start;
-        if (t->end > s->op_end[t->op]) s->op_end[t->op] = t->end;
+        sim_span *sp = &s->span[t->op];
+        if (sp->start < 0 || t->start < sp->start) sp->start = t->start;
+        if (t->end > sp->end) sp->end = t->end;
     }
     if (t->start > now) {
         ev_push(r, t->start, EV_START, id);
@@ -625,13 +601,13 @@ static void on_finish(rotor_sim *s, int64_t id, int64_t now) {
     int64_t k = id - s->base;
     r->active[s->tasks[k].cat]--;
     r->finished++;
-    s->pending[k] = -1;
-    for (int32_t e = s->succ_head[k]; e >= 0; e = s->succ[e].next) {
+    int32_t e = s->link[k].head;
+    s->link[k] = (sim_link){-1, -1};
+    for (; e >= 0; e = s->succ[e].next) {
         int32_t next = s->succ[e].task;
-        if (--s->pending[next - s->base] == 0) ev_push(r, now, EV_READY, next);
+        if (--s->link[next - s->base].pending == 0) ev_push(r, now, EV_READY, next);
         s->live_succ--;
     }
-    s->succ_head[k] = -1;
 }
 
 /* Processes events in order.  With until >= 0 it stops once task `until`
@@ -641,7 +617,7 @@ static void run_events(rotor_sim *s, int64_t until) {
     sim_run *r = &s->run;
     bool done = false;
     int64_t horizon = 0;
-    if (until >= 0 && s->pending[until - s->base] < 0) {
+    if (until >= 0 && s->link[until - s->base].pending < 0) {
         done = true;
         horizon = s->tasks[until - s->base].end;
     }
@@ -681,17 +657,17 @@ static rotor_status prepare(rotor_sim *s, rotor_error *err) {
         !grow((void **)&s->succ, &s->succ_cap, 0, s->nedges + 1, sizeof *s->succ))
         return rotor_nomem(err);
     memset(s->core_free, 0, sizeof *s->core_free * (size_t)s->cores);
-    for (int64_t i = 0; i <= s->max_op && i < s->op_cap; i++) s->op_start[i] = s->op_end[i] = -1;
+    for (int64_t i = 0; i <= s->max_op && i < s->span_cap; i++) s->span[i] = (sim_span){-1, -1};
     int64_t nt = s->ntasks;
     int64_t *off = calloc((size_t)nt + 1, sizeof *off);
     if (!off) return rotor_nomem(err);
-    for (int64_t i = 0; i < nt; i++) s->pending[i] = 0;
+    for (int64_t i = 0; i < nt; i++) s->link[i].pending = 0;
     for (int64_t e = 0; e < s->nedges; e++) {
         off[s->edges[e].dep + 1]++;
-        s->pending[s->edges[e].task]++;
+        s->link[s->edges[e].task].pending++;
     }
     for (int64_t i = 0; i < nt; i++) off[i + 1] += off[i];
-    for (int64_t i = 0; i < nt; i++) s->succ_head[i] = off[i] < off[i + 1] ? (int32_t)off[i] : -1;
+    for (int64_t i = 0; i < nt; i++) s->link[i].head = off[i] < off[i + 1] ? (int32_t)off[i] : -1;
     for (int64_t e = 0; e < s->nedges; e++) {
         int64_t d = s->edges[e].dep, at = off[d]++;
         s->succ[at] = (sim_succ){s->edges[e].task, -1};
@@ -714,11 +690,11 @@ static rotor_status report_cycle(rotor_sim *s, rotor_error *err) {
     if (!next) return rotor_nomem(err);
     for (int64_t i = 0; i < n; i++) next[i] = -1;
     int64_t at = 0, stuck = 0;
-    for (int64_t i = 0; i < n; i++) stuck += s->pending[i] > 0;
-    while (s->pending[at] <= 0) at++;
+    for (int64_t i = 0; i < n; i++) stuck += s->link[i].pending > 0;
+    while (s->link[at].pending <= 0) at++;
     while (next[at] < 0) {
         for (int64_t e = 0; e < s->nedges && next[at] < 0; e++)
-            if (s->edges[e].task == at && s->pending[s->edges[e].dep] > 0) next[at] = s->edges[e].dep;
+            if (s->edges[e].task == at && s->link[s->edges[e].dep].pending > 0) next[at] = s->edges[e].dep;
         if (next[at] < 0) { /* cannot happen: it would have become ready */
             free(next);
             return rotor_fail(err, ROTOR_ERR_INPUT, "sim: task %lld never became ready", (long long)at);
@@ -775,6 +751,22 @@ static rotor_status overflow_error(rotor_error *err) {
                       "sim: simulated time passes 2^50 ps (about 1126 s) or a sum of times leaves int64");
 }
 
+/* The events left, then the statistics: the end of a whole run and of a
+ * stream.  Tasks that never finished form a cycle, which only
+ * rotor_sim_add_dep can close, and a stream refuses it. */
+static rotor_status finish_run(rotor_sim *s, rotor_sim_stats *out, rotor_error *err) {
+    run_events(s, -1);
+    if (s->run.overflow) return overflow_error(err);
+    if (s->run.finished < s->ntasks && s->streaming) /* defensive */
+        return rotor_fail(err, ROTOR_ERR_INPUT, "sim: stream end: %lld tasks never finished",
+                          (long long)(s->ntasks - s->run.finished));
+    if (s->run.finished < s->ntasks) return report_cycle(s, err);
+    summarise(s);
+    *out = s->run.st;
+    s->ran = true;
+    return ROTOR_OK;
+}
+
 rotor_status rotor_sim_run(rotor_sim *s, rotor_sim_stats *out, rotor_error *err) {
     memset(out, 0, sizeof *out);
     if (s->streaming)
@@ -783,14 +775,8 @@ rotor_status rotor_sim_run(rotor_sim *s, rotor_sim_stats *out, rotor_error *err)
     rotor_status st = prepare(s, err);
     if (st != ROTOR_OK) return st;
     for (int64_t i = 0; i < s->ntasks; i++)
-        if (s->pending[i] == 0) ev_push(&s->run, 0, EV_READY, i);
-    run_events(s, -1);
-    if (s->run.overflow) return overflow_error(err);
-    if (s->run.finished < s->ntasks) return report_cycle(s, err);
-    summarise(s);
-    *out = s->run.st;
-    s->ran = true;
-    return ROTOR_OK;
+        if (s->link[i].pending == 0) ev_push(&s->run, 0, EV_READY, i);
+    return finish_run(s, out, err);
 }
 
 /* ---- streaming ------------------------------------------------------------------- */
@@ -814,7 +800,7 @@ rotor_status rotor_sim_advance(rotor_sim *s, int64_t until, rotor_error *err) {
                           (long long)until, (long long)s->base, (long long)s->ntasks - 1);
     run_events(s, until);
     if (s->run.overflow) return overflow_error(err);
-    if (s->pending[until - s->base] >= 0) /* no cycle can form while streaming: defensive */
+    if (s->link[until - s->base].pending >= 0) /* no cycle can form while streaming: defensive */
         return rotor_fail(err, ROTOR_ERR_INPUT, "sim: advance: task %lld never finished", (long long)until);
     return ROTOR_OK;
 }
@@ -827,13 +813,12 @@ rotor_status rotor_sim_retire(rotor_sim *s, int64_t below, rotor_error *err) {
                           (long long)below, (long long)s->base, (long long)s->ntasks);
     int64_t n = below - s->base, keep = s->ntasks - below;
     for (int64_t k = 0; k < n; k++)
-        if (s->pending[k] >= 0)
+        if (s->link[k].pending >= 0)
             return rotor_fail(err, ROTOR_ERR_INPUT, "sim: retire: task %lld has not finished",
                               (long long)(s->base + k));
     for (int64_t k = 0; s->tracer && k < n; k++) sim_tracer_task(s->tracer, s, s->base + k);
     memmove(s->tasks, s->tasks + n, sizeof *s->tasks * (size_t)keep);
-    memmove(s->pending, s->pending + n, sizeof *s->pending * (size_t)keep);
-    memmove(s->succ_head, s->succ_head + n, sizeof *s->succ_head * (size_t)keep);
+    memmove(s->link, s->link + n, sizeof *s->link * (size_t)keep);
     s->base = below;
     /* Multicast routes, appended in task order: those before the first one
      * a kept task uses are dead.  Tasks and routes keep indices into the
@@ -865,9 +850,9 @@ rotor_status rotor_sim_retire(rotor_sim *s, int64_t below, rotor_error *err) {
         if (!live) return rotor_nomem(err);
         int64_t m = 0;
         for (int64_t k = 0; k < keep; k++) {
-            int32_t e = s->succ_head[k];
+            int32_t e = s->link[k].head;
             if (e < 0) continue;
-            s->succ_head[k] = (int32_t)m;
+            s->link[k].head = (int32_t)m;
             for (; e >= 0; e = s->succ[e].next, m++) live[m] = (sim_succ){s->succ[e].task, (int32_t)(m + 1)};
             live[m - 1].next = -1;
         }
@@ -882,14 +867,8 @@ rotor_status rotor_sim_stream_end(rotor_sim *s, rotor_sim_stats *out, rotor_erro
     memset(out, 0, sizeof *out);
     if (!s->streaming || s->ran)
         return rotor_fail(err, ROTOR_ERR_INPUT, "sim: stream end: %s", s->ran ? "the stream has ended" : "not streaming");
-    run_events(s, -1);
-    if (s->run.overflow) return overflow_error(err);
-    if (s->run.finished < s->ntasks) /* no cycle can form while streaming: defensive */
-        return rotor_fail(err, ROTOR_ERR_INPUT, "sim: stream end: %lld tasks never finished",
-                          (long long)(s->ntasks - s->run.finished));
-    summarise(s);
-    *out = s->run.st;
-    s->ran = true;
+    rotor_status st = finish_run(s, out, err);
+    if (st) return st;
     if (s->tracer) { /* the tasks still kept, then the trace's end */
         for (int64_t id = s->base; id < s->ntasks; id++) sim_tracer_task(s->tracer, s, id);
         sim_tracer *tr = s->tracer;
@@ -921,7 +900,7 @@ rotor_status rotor_sim_task_timing(const rotor_sim *s, int64_t id, rotor_sim_tim
     if (!s->ran && !s->streaming) return rotor_fail(err, ROTOR_ERR_INPUT, "sim: no timing before a successful run");
     const sim_task *t = kept(s, id, err);
     if (!t) return ROTOR_ERR_INPUT;
-    if (!s->ran && s->pending[id - s->base] >= 0)
+    if (!s->ran && s->link[id - s->base].pending >= 0)
         return rotor_fail(err, ROTOR_ERR_INPUT, "sim: task %lld has not finished yet", (long long)id);
     *out = (rotor_sim_timing){t->ready, t->start, t->end};
     return ROTOR_OK;
@@ -939,8 +918,8 @@ rotor_status rotor_sim_task_info_of(const rotor_sim *s, int64_t id, rotor_sim_ta
 void rotor_sim_op_span(const rotor_sim *s, int op, int64_t *start_ps, int64_t *end_ps) {
     *start_ps = *end_ps = -1;
     if ((!s->ran && !s->streaming) || op < 0 || op > s->max_op) return;
-    *start_ps = s->op_start[op];
-    *end_ps = s->op_end[op];
+    *start_ps = s->span[op].start;
+    *end_ps = s->span[op].end;
 }
 
 rotor_status rotor_sim_transfer_ps(const rotor_sim *s, int64_t src, int64_t dst, int64_t bytes,

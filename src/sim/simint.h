@@ -48,6 +48,17 @@ typedef struct sim_edge {
     int32_t task, dep;
 } sim_edge;
 
+/* A kept task's place in the graph (rotor_sim.link). */
+typedef struct sim_link {
+    int32_t pending; /* dependencies not finished; -1 once the task has finished */
+    int32_t head;    /* its first successor edge in rotor_sim.succ, -1 */
+} sim_link;
+
+/* An operator's simulated span (rotor_sim.span). */
+typedef struct sim_span {
+    int64_t start, end; /* first start and last end of its tasks, -1 */
+} sim_span;
+
 /* One successor edge: `task` waits for the list's owner. */
 typedef struct sim_succ {
     int32_t task, next;
@@ -158,15 +169,17 @@ struct rotor_sim {
     uint32_t *mark;                 /* per resource: the stamp of the last union it joined */
     uint32_t stamp;
 
-    /* Per retained task (index id - base): dependencies not yet finished,
-     * -1 once it has finished; its first successor edge in succ, -1. */
+    /* Per kept task (index id - base), beside its record: how many
+     * dependencies have not finished (-1 once it has finished) and its first
+     * successor edge in succ (-1). */
     int64_t base;                   /* first task id kept: streaming retires a finished prefix */
-    int32_t *pending, *succ_head;
+    sim_link *link;
+    int64_t link_cap;
     sim_succ *succ;                 /* successor edges; a finished task's are dead */
     int64_t nsucc, succ_cap;
     int64_t live_succ;              /* edges of tasks that have not finished */
-    int64_t *op_start, *op_end;     /* per operator 0..max_op: first start, last end, -1 */
-    int64_t op_cap;
+    sim_span *span;                 /* per operator 0..max_op: first start, last end, -1 */
+    int64_t span_cap;
     int64_t *core_free;             /* per core: when its pipeline is next free */
     sim_run run;                    /* the run in progress (streaming) or the last run */
     bool streaming;                 /* rotor_sim_stream_begin: tasks join the run as they are added */
