@@ -196,10 +196,8 @@ rotor_status rotor_schedule_replay(const rotor_schedule *s, const rotor_schedule
         out->hbm_bytes += s->ops[i].hbm_bytes;
         out->ops[i].pre_start_ps = INT64_MAX;
     }
-    if (!st && !keep_sim) st = rotor_sim_stream_begin(sr.r.sim, err);
-    if (!st && !keep_sim && opt->trace) st = rotor_sim_trace_stream(sr.r.sim, opt->trace_filter, opt->trace, err);
     replay_ticker ticker = {0};
-    replay_ticker_attach(&ticker, &opt->progress, n_ops, sr.r.sim);
+    if (!st) st = replay_run_begin(sr.r.sim, !keep_sim, opt, n_ops, &ticker, err);
     /* program order (Elk §4.5): the preloads issued before execute(i), then execute(i) */
     int k = 0;
     for (int i = 0; !st && i < n_ops; i++) {
@@ -249,11 +247,8 @@ rotor_status rotor_schedule_replay(const rotor_schedule *s, const rotor_schedule
             rotor_error_prefix(err, prefix);
         }
     }
-    if (!st) st = keep_sim ? rotor_sim_run(sr.r.sim, &out->stats, err) : rotor_sim_stream_end(sr.r.sim, &out->stats, err);
-    rotor_sim_set_progress(sr.r.sim, NULL, NULL);
-    if (!st && opt->trace)
-        st = !keep_sim ? (out->trace = rotor_sim_trace_summary_of(sr.r.sim), ROTOR_OK)
-                       : rotor_sim_trace_write(sr.r.sim, opt->trace_filter, opt->trace, &out->trace, err);
+    if (!st) st = replay_run_end(sr.r.sim, !keep_sim, opt, &out->stats, &out->trace, err);
+    else rotor_sim_set_progress(sr.r.sim, NULL, NULL);
     if (!st) {
         harvest(&sr, str, &at, &done, rotor_sim_task_count(sr.r.sim), out);
         out->design = res->design;

@@ -65,9 +65,23 @@ static void replay_tick(void *ctx, int64_t now_ps, int64_t events) {
     t->p->fn(t->p->ctx, t->done, t->total, now_ps, events);
 }
 
-void replay_ticker_attach(replay_ticker *t, const rotor_replay_progress *progress, int total, rotor_sim *sim) {
-    *t = (replay_ticker){.p = progress, .total = total};
-    if (progress && progress->fn) rotor_sim_set_progress(sim, replay_tick, t);
+rotor_status replay_run_begin(rotor_sim *sim, bool stream, const rotor_replay_options *opt, int total,
+                              replay_ticker *t, rotor_error *err) {
+    *t = (replay_ticker){.p = &opt->progress, .total = total};
+    rotor_status st = stream ? rotor_sim_stream_begin(sim, err) : ROTOR_OK;
+    if (!st && stream && opt->trace) st = rotor_sim_trace_stream(sim, opt->trace_filter, opt->trace, err);
+    if (!st && opt->progress.fn) rotor_sim_set_progress(sim, replay_tick, t);
+    return st;
+}
+
+rotor_status replay_run_end(rotor_sim *sim, bool stream, const rotor_replay_options *opt, rotor_sim_stats *stats,
+                            rotor_sim_trace_summary *sum, rotor_error *err) {
+    rotor_status st = stream ? rotor_sim_stream_end(sim, stats, err) : rotor_sim_run(sim, stats, err);
+    rotor_sim_set_progress(sim, NULL, NULL); /* the ticker goes with the caller's frame */
+    if (!st && opt->trace)
+        st = stream ? (*sum = rotor_sim_trace_summary_of(sim), ROTOR_OK)
+                    : rotor_sim_trace_write(sim, opt->trace_filter, opt->trace, sum, err);
+    return st;
 }
 
 /* One transfer of the replay; *id receives the task its receiver waits for.
@@ -601,10 +615,8 @@ rotor_status rotor_replay(const rotor_program *p, const rotor_chip *chip, const 
     out->ops = calloc((size_t)(p->nops ? p->nops : 1), sizeof *out->ops);
     int64_t(*ids)[5] = malloc((size_t)(p->nops ? p->nops : 1) * sizeof *ids);
     if (!st && (!out->ops || !ids)) st = rotor_nomem(err);
-    if (!st && stream) st = rotor_sim_stream_begin(r.sim, err);
-    if (!st && stream && opt->trace) st = rotor_sim_trace_stream(r.sim, opt->trace_filter, opt->trace, err);
     replay_ticker ticker = {0};
-    if (!st) replay_ticker_attach(&ticker, &opt->progress, p->nops, r.sim);
+    if (!st) st = replay_run_begin(r.sim, stream, opt, p->nops, &ticker, err);
     int64_t prev_end = 0;
     for (int o = 0; o < p->nops && !st; o++) {
         const rotor_program_op *po = &p->ops[o];
@@ -623,11 +635,8 @@ rotor_status rotor_replay(const rotor_program *p, const rotor_chip *chip, const 
             rotor_error_prefix(err, prefix);
         }
     }
-    if (!st) st = stream ? rotor_sim_stream_end(r.sim, &out->stats, err) : rotor_sim_run(r.sim, &out->stats, err);
-    if (r.sim) rotor_sim_set_progress(r.sim, NULL, NULL);
-    if (!st && opt->trace)
-        st = stream ? (out->trace = rotor_sim_trace_summary_of(r.sim), ROTOR_OK)
-                    : rotor_sim_trace_write(r.sim, opt->trace_filter, opt->trace, &out->trace, err);
+    if (!st) st = replay_run_end(r.sim, stream, opt, &out->stats, &out->trace, err);
+    else if (r.sim) rotor_sim_set_progress(r.sim, NULL, NULL);
     if (!st) {
         out->nops = p->nops;
         for (int o = 0; o < p->nops && !stream; o++) op_result(r.sim, p, o, ids[o], out, &prev_end);

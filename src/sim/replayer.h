@@ -24,9 +24,16 @@ typedef struct replay_ticker {
     int done, total;
 } replay_ticker;
 
-/* Attaches t (progress may be NULL or have no fn: nothing) to sim; detach
- * with rotor_sim_set_progress(sim, NULL, NULL) before t goes. */
-void replay_ticker_attach(replay_ticker *t, const rotor_replay_progress *progress, int total, rotor_sim *sim);
+/* The start of a replay's run: a stream (with its trace, opt->trace) when
+ * `stream`, else nothing until the end; opt's progress reported through t,
+ * which must outlive the run. */
+rotor_status replay_run_begin(rotor_sim *sim, bool stream, const rotor_replay_options *opt, int total,
+                              replay_ticker *t, rotor_error *err);
+/* Its end: the stream's end or the whole run, into *stats; the progress
+ * detached; *sum says what the trace wrote (the streamed one, or the whole
+ * run's written now). */
+rotor_status replay_run_end(rotor_sim *sim, bool stream, const rotor_replay_options *opt, rotor_sim_stats *stats,
+                            rotor_sim_trace_summary *sum, rotor_error *err);
 
 /* A growable list of task ids. */
 typedef struct idlist {
