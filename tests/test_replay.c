@@ -1103,6 +1103,10 @@ Test(replay, a_program_streamed_operator_by_operator_equals_the_whole_run_to_the
                       (long long)s1);
         }
         if (k == 1) cr_assert_gt(whole.stats.stall_ps, 0, "the mesh contends");
+        int64_t guess = rotor_replay_task_estimate(p);
+        cr_assert(guess >= whole.stats.tasks / 2 && guess <= 4 * whole.stats.tasks,
+                  "the task estimate %lld is within a factor of the %lld tasks", (long long)guess,
+                  (long long)whole.stats.tasks);
         const rotor_sim_stats *x = &whole.stats, *y = &streamed.stats;
         cr_assert_eq(x->makespan_ps, y->makespan_ps);
         cr_assert_eq(x->tasks, y->tasks);

@@ -353,7 +353,7 @@ static rotor_status simulate_designs(const rotor_schedule *s, const rotor_chip *
         cli_progress_begin(&bar, "schedule", what);
         rotor_replay_options ro = {.progress = {cli_progress_sim, &bar}};
         if (trace && last) { /* streamed with the last replay; every preload piece is a task */
-            cli_trace_prepare(filter, s->hbm_bytes / ROTOR_REPLAY_PACKET, rotor_chip_cores(simchip));
+            cli_trace_prepare(filter, rotor_schedule_replay_task_estimate(s), rotor_chip_cores(simchip));
             ro.trace = trace;
             ro.trace_filter = &filter->f;
         }

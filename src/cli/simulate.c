@@ -277,12 +277,7 @@ int cmd_simulate(int argc, char **argv) {
     cli_progress_begin(&bar, cmd, "replaying");
     rotor_replay_options ro = {.progress = {cli_progress_sim, &bar}};
     if (!rc && a.trace) { /* streamed with the replay; the default filter from the tasks expected */
-        int64_t expect = 0;
-        for (int o = 0; o < prog->nops; o++) {
-            const rotor_program_op *po = &prog->ops[o];
-            expect += po->vendor ? prog->cores : po->active_info.cores * (2 * po->active_info.total_steps + po->setup_rounds + 2);
-        }
-        cli_trace_prepare(&a.filter, expect, prog->cores);
+        cli_trace_prepare(&a.filter, rotor_replay_task_estimate(prog), prog->cores);
         ro.trace = trace.f;
         ro.trace_filter = &a.filter.f;
     }

@@ -167,6 +167,12 @@ static void harvest(const preload_replayer *sr, const id_stretch *str, int64_t *
  * the barrier of operator i - 1 or for a task emitted with it, so the run
  * can go to that barrier before they are added; finished tasks are then
  * read and retired.  Preloads still in flight carry over. */
+int64_t rotor_schedule_replay_task_estimate(const rotor_schedule *s) {
+    /* every piece of REPLAY_PIECE_BYTES a chip loads from HBM is a task; the
+     * executions add fewer (the preloads dominate every LLM schedule) */
+    return s->hbm_bytes / REPLAY_PIECE_BYTES;
+}
+
 rotor_status rotor_schedule_replay(const rotor_schedule *s, const rotor_schedule_report *rep,
                                    const rotor_chip *sim_chip, bool keep_sim, const rotor_replay_options *opt,
                                    rotor_schedule_replay_result *out, rotor_error *err) {

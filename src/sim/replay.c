@@ -653,6 +653,27 @@ rotor_status rotor_replay(const rotor_program *p, const rotor_chip *chip, const 
     return ROTOR_OK;
 }
 
+/* Each core of an operator's plan runs at most T compute tasks and takes at
+ * most one shift per run (a transition), plus its setup (the rounds, or a
+ * hand-off's packets: about setup_bytes / HANDOFF_PACKET of them), R_Y - 1
+ * reduction rounds and the barrier.  A vendor operator is one task per core. */
+int64_t rotor_replay_task_estimate(const rotor_program *p) {
+    double n = 0;
+    for (int o = 0; o < p->nops; o++) {
+        const rotor_program_op *po = &p->ops[o];
+        double setup = (double)po->setup_rounds;
+        for (int t = 0; t < ROTOR_MAX_TENSORS; t++)
+            if (po->handoff[t] >= 0) {
+                setup += (double)po->setup_bytes / HANDOFF_PACKET;
+                break;
+            }
+        n += po->vendor ? (double)p->cores
+                        : (double)po->active_info.cores * (2.0 * (double)po->active_info.total_steps + setup +
+                                                           (double)po->active_info.rings[0] + 1.0);
+    }
+    return n < 9e18 ? (int64_t)n : INT64_MAX;
+}
+
 rotor_status rotor_replay_plan(const rotor_expr *e, const rotor_plan *p, const rotor_plan_info *info,
                                const rotor_chip *chip, int64_t packet, int64_t *out_ps, int64_t *out_link_ps,
                                rotor_error *err) {

@@ -56,5 +56,8 @@ rotor_status rotor_schedule_replay(const rotor_schedule *s, const rotor_schedule
                                    const rotor_chip *sim_chip, bool keep_sim, const rotor_replay_options *opt,
                                    rotor_schedule_replay_result *out, rotor_error *err);
 void rotor_schedule_replay_result_free(rotor_schedule_replay_result *r);
+/* A lower bound on the tasks of a replay of s: one per preload piece (what a
+ * caller sizes a trace by). */
+int64_t rotor_schedule_replay_task_estimate(const rotor_schedule *s);
 
 #endif

@@ -79,6 +79,10 @@ void rotor_replay_result_free(rotor_replay_result *r);
  * (docs/simulator.md, "Packets"). */
 #define ROTOR_REPLAY_PACKET 1024
 
+/* About how many tasks rotor_replay makes of p (an upper-leaning guess from
+ * the plans, before building them): what a caller sizes a trace by. */
+int64_t rotor_replay_task_estimate(const rotor_program *p);
+
 /* The makespan of plan p (info from the cost model) of expression e replayed
  * alone on an idle chip, in *out_ps: its sub-tasks, shifts and reduction as
  * rotor_replay runs them, then a barrier; no setup.  Transfers move in
