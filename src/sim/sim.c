@@ -3,10 +3,11 @@
  *
  * Decisions (docs/simulator.md repeats them, with the reasons):
  *  - Time is int64 picoseconds; every time is at most SIM_TIME_MAX (2^50 ps).
- *  - One binary heap holds every pending event, ordered by (time, key) with
- *    key = (kind, task id): at one instant finishes come first, then starts,
- *    then readies, each in task-id order.  The order never depends on when
- *    an event was pushed, so a run is a pure function of the graph.
+ *  - Events are taken in (time, key) order with key = (kind, task id): at
+ *    one instant finishes come first, then starts, then readies, each in
+ *    task-id order.  The order never depends on when an event was pushed,
+ *    so a run is a pure function of the graph.  The queue (simqueue.h) keeps
+ *    the current instant's events apart from the later ones.
  *  - A task lives through three events.  READY (its last dependency has
  *    finished): it claims its core pipeline, or every resource on its route,
  *    from the moment all of them are free; resources serve claims in the
@@ -16,8 +17,11 @@
  *    each data transfer at full bandwidth").  START and FINISH keep the
  *    running and waiting counts that the time breakdown integrates, and
  *    FINISH releases the dependants.
- *  - The inner loop does no allocation: the heap holds at most one event per
- *    task, and the successor lists are built once per run.  A task that
+ *  - The inner loop does no allocation: the queue holds at most one event
+ *    per task, and the successor lists are built once per run.  It does
+ *    prefetch: a task's READY fetches its successors' records, and a task
+ *    released fetches its successor list, so the misses of a large graph
+ *    overlap with the work between them (issue 23).  A task that
  *    starts the instant it is ready takes its START inline (it would be the
  *    next START anyway; it only counts and schedules the finish).
  *  - A zero-time compute task is a synchronisation point: it does not queue
@@ -79,10 +83,9 @@ void rotor_sim_free(rotor_sim *s) {
     if (!s) return;
     sim_tracer_free(s->tracer);
     free(s->core_free);
-    free(s->link);
     free(s->succ);
     free(s->span);
-    free(s->run.heap);
+    sim_queue_free(&s->run.q);
     free(s->res);
     free(s->lane_free);
     free(s->lane_heap);
@@ -152,12 +155,26 @@ static rotor_status check_common(const rotor_sim *s, rotor_sim_category cat, int
     return ROTOR_OK;
 }
 
-/* Room for one more task (its record and its link) and for operator op's span. */
+/* The same for an array whose elements are one cache line each: it stays
+ * aligned to 64 bytes, so a record never straddles two lines (glibc's
+ * realloc aligns to 16). */
+static bool grow_lines(void **p, int64_t *cap, int64_t n, int64_t more, size_t sz) {
+    if (n + more <= *cap) return true;
+    int64_t c = *cap ? *cap : 64;
+    while (c < n + more) c *= 2;
+    void *q = aligned_alloc(64, (size_t)c * sz);
+    if (!q) return false;
+    if (n > 0) memcpy(q, *p, (size_t)n * sz);
+    free(*p);
+    *p = q;
+    *cap = c;
+    return true;
+}
+
+/* Room for one more task and for operator op's span. */
 static bool grow_task(rotor_sim *s, int32_t op) {
     int64_t n = s->ntasks - s->base;
-    if (!grow((void **)&s->tasks, &s->task_cap, n, 1, sizeof *s->tasks) ||
-        !grow((void **)&s->link, &s->link_cap, n, 1, sizeof *s->link))
-        return false;
+    if (!grow_lines((void **)&s->tasks, &s->task_cap, n, 1, sizeof *s->tasks)) return false;
     int64_t had = s->span_cap;
     if (!grow((void **)&s->span, &s->span_cap, 0, (int64_t)op + 1, sizeof *s->span)) return false;
     for (int64_t i = had; i < s->span_cap; i++) s->span[i] = (sim_span){-1, -1};
@@ -184,8 +201,8 @@ static rotor_status stream_check(const rotor_sim *s, const int64_t *deps, int nd
             continue;
         }
         int64_t k = deps[i] - s->base;
-        if (s->link[k].pending >= 0) (*pending)++;
-        else if (s->tasks[k].end > ready) ready = s->tasks[k].end;
+        if (s->tasks[k].pending >= 0) (*pending)++;
+        else if (sim_task_end(&s->tasks[k]) > ready) ready = sim_task_end(&s->tasks[k]);
     }
     if (*pending > 0 || ready == s->run.now) return ROTOR_OK;
     if (retired >= 0)
@@ -216,7 +233,7 @@ static rotor_status append(rotor_sim *s, const sim_task *t, const int64_t *deps,
                           s->streaming ? " in flight (retire finished tasks)" : "");
     if (s->streaming) {
         if (!grow((void **)&s->succ, &s->succ_cap, s->nsucc, ndeps, sizeof *s->succ) ||
-            !grow((void **)&s->run.heap, &s->run.cap, s->ntasks - s->base, 1, sizeof *s->run.heap))
+            !sim_queue_reserve(&s->run.q, s->ntasks - s->base + 1))
             return rotor_nomem(err);
     } else {
         if (!grow((void **)&s->edges, &s->edge_cap, s->nedges, ndeps, sizeof *s->edges)) return rotor_nomem(err);
@@ -225,14 +242,15 @@ static rotor_status append(rotor_sim *s, const sim_task *t, const int64_t *deps,
     }
     int64_t k = s->ntasks - s->base;
     s->tasks[k] = *t;
-    s->link[k] = (sim_link){pending, -1};
+    s->tasks[k].pending = pending;
+    s->tasks[k].head = -1;
     if (s->streaming) {
         for (int i = 0; i < ndeps; i++) {
             int64_t d = deps[i] - s->base;
-            if (d < 0 || s->link[d].pending < 0) continue; /* finished (or retired) */
+            if (d < 0 || s->tasks[d].pending < 0) continue; /* finished (or retired) */
             int32_t e = (int32_t)s->nsucc++;
-            s->succ[e] = (sim_succ){(int32_t)s->ntasks, s->link[d].head};
-            s->link[d].head = e;
+            s->succ[e] = (sim_succ){(int32_t)s->ntasks, s->tasks[d].head};
+            s->tasks[d].head = e;
             s->live_succ++;
         }
         if (pending == 0) ev_push(&s->run, s->run.now, EV_READY, s->ntasks);
@@ -439,33 +457,8 @@ rotor_status rotor_sim_set_op_name(rotor_sim *s, int op, const char *name, rotor
 
 /* ---- the event queue ----------------------------------------------------------- */
 
-static inline bool ev_before(sim_event a, sim_event b) { return a.t < b.t || (a.t == b.t && a.key < b.key); }
-
 static inline void ev_push(sim_run *r, int64_t t, int kind, int64_t id) {
-    sim_event e = {t, (uint64_t)kind << 32 | (uint64_t)id};
-    int64_t i = r->n++;
-    while (i > 0) {
-        int64_t p = (i - 1) / 2;
-        if (!ev_before(e, r->heap[p])) break;
-        r->heap[i] = r->heap[p];
-        i = p;
-    }
-    r->heap[i] = e;
-}
-
-static inline sim_event ev_pop(sim_run *r) {
-    sim_event top = r->heap[0], x = r->heap[--r->n];
-    int64_t i = 0, n = r->n;
-    for (;;) {
-        int64_t c = 2 * i + 1;
-        if (c >= n) break;
-        if (c + 1 < n && ev_before(r->heap[c + 1], r->heap[c])) c++;
-        if (!ev_before(r->heap[c], x)) break;
-        r->heap[i] = r->heap[c];
-        i = c;
-    }
-    if (n > 0) r->heap[i] = x;
-    return top;
+    sim_queue_push(&r->q, r->now, t, (uint64_t)kind << 32 | (uint64_t)id);
 }
 
 /* Sums that could in principle leave int64 (a category's resource time over
@@ -565,7 +558,7 @@ static void on_start(rotor_sim *s, int64_t id, int64_t now) {
     sim_task *t = &s->tasks[id - s->base];
     r->active[t->cat]++;
     if (t->kind == SIM_KIND_TRANSFER && t->start > t->ready) r->waiting--;
-    ev_push(r, t->end, EV_FINISH, id);
+    ev_push(r, sim_task_end(t), EV_FINISH, id);
     if (t->mcast && s->mcast[t->mcast - 1].pause > 0) pause_receivers(s, &s->mcast[t->mcast - 1], now);
     if (t->flags & SIM_F_PAUSE) pause_receiver(s, t, now);
 }
@@ -573,16 +566,21 @@ static void on_start(rotor_sim *s, int64_t id, int64_t now) {
 static void on_ready(rotor_sim *s, int64_t id, int64_t now) {
     sim_run *r = &s->run;
     sim_task *t = &s->tasks[id - s->base];
+    if (t->head >= 0) { /* what its finish will touch: its successors' records */
+        const sim_succ *e = &s->succ[t->head];
+        __builtin_prefetch(&s->tasks[e->task - s->base], 1);
+        if (e->next >= 0) __builtin_prefetch(&s->tasks[s->succ[e->next].task - s->base], 1);
+    }
     t->ready = now;
     t->start = t->kind == SIM_KIND_COMPUTE ? claim_core(s, t, now) : claim_route(s, t, now);
-    t->end = t->start + t->dur; /* both <= SIM_TIME_MAX: no overflow */
-    if (t->end > SIM_TIME_MAX) r->overflow = true;
+    int64_t end = t->start + t->dur; /* both <= SIM_TIME_MAX: no overflow */
+    if (end > SIM_TIME_MAX) r->overflow = true;
     acc(r, &r->st.busy_ps[t->cat], t->dur);
     if (t->kind == SIM_KIND_COMPUTE) acc(r, &r->st.flops, t->amount);
     if (t->op >= 0) { /* the operator's span */
         sim_span *sp = &s->span[t->op];
         if (sp->start < 0 || t->start < sp->start) sp->start = t->start;
-        if (t->end > sp->end) sp->end = t->end;
+        if (end > sp->end) sp->end = end;
     }
     if (t->start > now) {
         ev_push(r, t->start, EV_START, id);
@@ -601,11 +599,16 @@ static void on_finish(rotor_sim *s, int64_t id, int64_t now) {
     int64_t k = id - s->base;
     r->active[s->tasks[k].cat]--;
     r->finished++;
-    int32_t e = s->link[k].head;
-    s->link[k] = (sim_link){-1, -1};
+    int32_t e = s->tasks[k].head;
+    s->tasks[k].pending = -1;
+    s->tasks[k].head = -1;
     for (; e >= 0; e = s->succ[e].next) {
         int32_t next = s->succ[e].task;
-        if (--s->link[next - s->base].pending == 0) ev_push(r, now, EV_READY, next);
+        sim_task *n = &s->tasks[next - s->base];
+        if (--n->pending == 0) {
+            if (n->head >= 0) __builtin_prefetch(&s->succ[n->head]); /* its READY reads it */
+            ev_push(r, now, EV_READY, next);
+        }
         s->live_succ--;
     }
 }
@@ -617,13 +620,13 @@ static void run_events(rotor_sim *s, int64_t until) {
     sim_run *r = &s->run;
     bool done = false;
     int64_t horizon = 0;
-    if (until >= 0 && s->link[until - s->base].pending < 0) {
+    if (until >= 0 && s->tasks[until - s->base].pending < 0) {
         done = true;
-        horizon = s->tasks[until - s->base].end;
+        horizon = sim_task_end(&s->tasks[until - s->base]);
     }
-    while (r->n > 0 && !r->overflow) {
-        if (done && r->heap[0].t > horizon) break;
-        sim_event e = ev_pop(r);
+    while (!sim_queue_empty(&r->q) && !r->overflow) {
+        if (done && sim_queue_next_time(&r->q, r->now) > horizon) break;
+        sim_event e = sim_queue_pop(&r->q, r->now);
         int64_t id = (int64_t)(e.key & 0xffffffffu);
         int kind = (int)(e.key >> 32);
         if (++r->st.events >= r->tick_at) {
@@ -650,32 +653,37 @@ static void run_events(rotor_sim *s, int64_t until) {
  * CSR, so that releasing dependants reads memory in order). */
 static rotor_status prepare(rotor_sim *s, rotor_error *err) {
     sim_run *r = &s->run;
-    sim_event *heap = r->heap;
-    int64_t cap = r->cap;
-    *r = (sim_run){.heap = heap, .cap = cap, .tick_at = 1 << 20};
-    if (!grow((void **)&r->heap, &r->cap, 0, s->ntasks + 1, sizeof *r->heap) ||
+    sim_queue q = r->q;
+    sim_queue_clear(&q);
+    *r = (sim_run){.q = q, .tick_at = 1 << 20};
+    if (!sim_queue_reserve(&r->q, s->ntasks + 1) ||
         !grow((void **)&s->succ, &s->succ_cap, 0, s->nedges + 1, sizeof *s->succ))
         return rotor_nomem(err);
     memset(s->core_free, 0, sizeof *s->core_free * (size_t)s->cores);
     for (int64_t i = 0; i <= s->max_op && i < s->span_cap; i++) s->span[i] = (sim_span){-1, -1};
-    int64_t nt = s->ntasks;
-    int64_t *off = calloc((size_t)nt + 1, sizeof *off);
-    if (!off) return rotor_nomem(err);
-    for (int64_t i = 0; i < nt; i++) s->link[i].pending = 0;
-    for (int64_t e = 0; e < s->nedges; e++) {
-        off[s->edges[e].dep + 1]++;
-        s->link[s->edges[e].task].pending++;
+    /* The CSR is built in the task records, with no scratch array: head
+     * first counts a task's successors, then holds the end of its stretch,
+     * and the edges, placed from the last, leave it at the stretch's start. */
+    int64_t nt = s->ntasks, ne = s->nedges;
+    for (int64_t i = 0; i < nt; i++) s->tasks[i].pending = s->tasks[i].head = 0;
+    for (int64_t e = 0; e < ne; e++) {
+        s->tasks[s->edges[e].dep].head++;
+        s->tasks[s->edges[e].task].pending++;
     }
-    for (int64_t i = 0; i < nt; i++) off[i + 1] += off[i];
-    for (int64_t i = 0; i < nt; i++) s->link[i].head = off[i] < off[i + 1] ? (int32_t)off[i] : -1;
-    for (int64_t e = 0; e < s->nedges; e++) {
-        int64_t d = s->edges[e].dep, at = off[d]++;
+    for (int64_t i = 0, end = 0; i < nt; i++) {
+        end += s->tasks[i].head;
+        s->tasks[i].head = (int32_t)end;
+    }
+    for (int64_t e = ne - 1; e >= 0; e--) {
+        int32_t at = --s->tasks[s->edges[e].dep].head;
         s->succ[at] = (sim_succ){s->edges[e].task, -1};
     }
-    /* off[d] is now the end of d's stretch: chain each stretch */
-    for (int64_t i = 0, from = 0; i < nt; from = off[i], i++)
-        for (int64_t at = from; at + 1 < off[i]; at++) s->succ[at].next = (int32_t)(at + 1);
-    free(off);
+    /* chain each stretch [head of i, head of i + 1) in order */
+    for (int64_t i = 0; i < nt; i++) {
+        int32_t from = s->tasks[i].head, to = i + 1 < nt ? s->tasks[i + 1].head : (int32_t)ne;
+        for (int32_t at = from; at + 1 < to; at++) s->succ[at].next = at + 1;
+        if (from == to) s->tasks[i].head = -1;
+    }
     s->nsucc = s->live_succ = s->nedges;
     sim_net_reset(s);
     return ROTOR_OK;
@@ -690,11 +698,11 @@ static rotor_status report_cycle(rotor_sim *s, rotor_error *err) {
     if (!next) return rotor_nomem(err);
     for (int64_t i = 0; i < n; i++) next[i] = -1;
     int64_t at = 0, stuck = 0;
-    for (int64_t i = 0; i < n; i++) stuck += s->link[i].pending > 0;
-    while (s->link[at].pending <= 0) at++;
+    for (int64_t i = 0; i < n; i++) stuck += s->tasks[i].pending > 0;
+    while (s->tasks[at].pending <= 0) at++;
     while (next[at] < 0) {
         for (int64_t e = 0; e < s->nedges && next[at] < 0; e++)
-            if (s->edges[e].task == at && s->link[s->edges[e].dep].pending > 0) next[at] = s->edges[e].dep;
+            if (s->edges[e].task == at && s->tasks[s->edges[e].dep].pending > 0) next[at] = s->edges[e].dep;
         if (next[at] < 0) { /* cannot happen: it would have become ready */
             free(next);
             return rotor_fail(err, ROTOR_ERR_INPUT, "sim: task %lld never became ready", (long long)at);
@@ -775,7 +783,7 @@ rotor_status rotor_sim_run(rotor_sim *s, rotor_sim_stats *out, rotor_error *err)
     rotor_status st = prepare(s, err);
     if (st != ROTOR_OK) return st;
     for (int64_t i = 0; i < s->ntasks; i++)
-        if (s->link[i].pending == 0) ev_push(&s->run, 0, EV_READY, i);
+        if (s->tasks[i].pending == 0) ev_push(&s->run, 0, EV_READY, i);
     return finish_run(s, out, err);
 }
 
@@ -800,7 +808,7 @@ rotor_status rotor_sim_advance(rotor_sim *s, int64_t until, rotor_error *err) {
                           (long long)until, (long long)s->base, (long long)s->ntasks - 1);
     run_events(s, until);
     if (s->run.overflow) return overflow_error(err);
-    if (s->link[until - s->base].pending >= 0) /* no cycle can form while streaming: defensive */
+    if (s->tasks[until - s->base].pending >= 0) /* no cycle can form while streaming: defensive */
         return rotor_fail(err, ROTOR_ERR_INPUT, "sim: advance: task %lld never finished", (long long)until);
     return ROTOR_OK;
 }
@@ -813,12 +821,11 @@ rotor_status rotor_sim_retire(rotor_sim *s, int64_t below, rotor_error *err) {
                           (long long)below, (long long)s->base, (long long)s->ntasks);
     int64_t n = below - s->base, keep = s->ntasks - below;
     for (int64_t k = 0; k < n; k++)
-        if (s->link[k].pending >= 0)
+        if (s->tasks[k].pending >= 0)
             return rotor_fail(err, ROTOR_ERR_INPUT, "sim: retire: task %lld has not finished",
                               (long long)(s->base + k));
     for (int64_t k = 0; s->tracer && k < n; k++) sim_tracer_task(s->tracer, s, s->base + k);
     memmove(s->tasks, s->tasks + n, sizeof *s->tasks * (size_t)keep);
-    memmove(s->link, s->link + n, sizeof *s->link * (size_t)keep);
     s->base = below;
     /* Multicast routes, appended in task order: those before the first one
      * a kept task uses are dead.  Tasks and routes keep indices into the
@@ -850,9 +857,9 @@ rotor_status rotor_sim_retire(rotor_sim *s, int64_t below, rotor_error *err) {
         if (!live) return rotor_nomem(err);
         int64_t m = 0;
         for (int64_t k = 0; k < keep; k++) {
-            int32_t e = s->link[k].head;
+            int32_t e = s->tasks[k].head;
             if (e < 0) continue;
-            s->link[k].head = (int32_t)m;
+            s->tasks[k].head = (int32_t)m;
             for (; e >= 0; e = s->succ[e].next, m++) live[m] = (sim_succ){s->succ[e].task, (int32_t)(m + 1)};
             live[m - 1].next = -1;
         }
@@ -900,9 +907,9 @@ rotor_status rotor_sim_task_timing(const rotor_sim *s, int64_t id, rotor_sim_tim
     if (!s->ran && !s->streaming) return rotor_fail(err, ROTOR_ERR_INPUT, "sim: no timing before a successful run");
     const sim_task *t = kept(s, id, err);
     if (!t) return ROTOR_ERR_INPUT;
-    if (!s->ran && s->link[id - s->base].pending >= 0)
+    if (!s->ran && s->tasks[id - s->base].pending >= 0)
         return rotor_fail(err, ROTOR_ERR_INPUT, "sim: task %lld has not finished yet", (long long)id);
-    *out = (rotor_sim_timing){t->ready, t->start, t->end};
+    *out = (rotor_sim_timing){t->ready, t->start, sim_task_end(t)};
     return ROTOR_OK;
 }
 

@@ -9,6 +9,7 @@
 
 #include "rotor/base/chip.h"
 #include "rotor/sim/sim.h"
+#include "simqueue.h"
 
 /* Every time the simulator keeps is at most 2^50 ps (about 1126 s of chip
  * time), so a pool's busy time (lanes * makespan, lanes <= 2^12) and the sum
@@ -22,16 +23,25 @@ enum { SIM_F_INTERCHIP = 1, SIM_F_HBM = 2, SIM_F_PAUSE = 4 /* a one-receiver mul
 
 typedef struct sim_tracer sim_tracer; /* simtrace.c: a trace being written */
 
+/* A task: one record of one cache line (64 bytes, the array aligned to
+ * 64), everything the event loop reads or writes of it in one place.  Its
+ * place in the graph is inside: the first dependency to finish fetches the
+ * line, so the task's READY finds it in cache (issue 23).  Its end is
+ * start + dur. */
 typedef struct sim_task {
     int64_t dur;      /* ps, fixed when added: compute duration or transfer time on an idle network */
     int64_t amount;   /* bytes (transfer) or flops (compute) */
-    int64_t ready, start, end; /* the last run */
+    int64_t ready, start; /* the last run */
     int32_t a, b;     /* compute: core, -1; transfer: src, dst nodes */
     int32_t op;       /* operator index, -1 */
-    int32_t lane;     /* pool lane that names its trace track (transfers through a pool), else -1 */
     int32_t mcast;    /* multicast: 1 + its index in sim->mcast; 0: compute or a plain transfer */
+    int32_t pending;  /* dependencies not finished; -1 once the task has finished */
+    int32_t head;     /* its first successor edge in rotor_sim.succ, -1 */
+    int32_t lane;     /* pool lane that names its trace track (transfers through a pool), else -1 */
     uint8_t kind, cat, flags;
 } sim_task;
+
+static inline int64_t sim_task_end(const sim_task *t) { return t->start + t->dur; }
 
 /* A multicast's route (the deduplicated union of its receivers' routes),
  * fixed when it is added: resources mres[off .. off + n). */
@@ -48,12 +58,6 @@ typedef struct sim_edge {
     int32_t task, dep;
 } sim_edge;
 
-/* A kept task's place in the graph (rotor_sim.link). */
-typedef struct sim_link {
-    int32_t pending; /* dependencies not finished; -1 once the task has finished */
-    int32_t head;    /* its first successor edge in rotor_sim.succ, -1 */
-} sim_link;
-
 /* An operator's simulated span (rotor_sim.span). */
 typedef struct sim_span {
     int64_t start, end; /* first start and last end of its tasks, -1 */
@@ -69,16 +73,10 @@ typedef struct sim_succ {
  * is queued before the first of them claims its resources. */
 enum { EV_FINISH = 0, EV_START = 1, EV_READY = 2 };
 
-typedef struct sim_event {
-    int64_t t;
-    uint64_t key; /* kind << 32 | task id */
-} sim_event;
-
 /* The state of a run.  A whole run (rotor_sim_run) builds it afresh; a
  * streamed run (rotor_sim_stream_begin) keeps it while tasks are added. */
 typedef struct sim_run {
-    sim_event *heap;                 /* at most one event per unfinished task */
-    int64_t n, cap;
+    sim_queue q;                     /* at most one event per unfinished task */
     int64_t now;
     int64_t finished;
     int64_t active[ROTOR_SIM_NCATS]; /* tasks running, per category */
@@ -169,12 +167,7 @@ struct rotor_sim {
     uint32_t *mark;                 /* per resource: the stamp of the last union it joined */
     uint32_t stamp;
 
-    /* Per kept task (index id - base), beside its record: how many
-     * dependencies have not finished (-1 once it has finished) and its first
-     * successor edge in succ (-1). */
-    int64_t base;                   /* first task id kept: streaming retires a finished prefix */
-    sim_link *link;
-    int64_t link_cap;
+    int64_t base;                   /* first task id kept (tasks[id - base]): streaming retires a finished prefix */
     sim_succ *succ;                 /* successor edges; a finished task's are dead */
     int64_t nsucc, succ_cap;
     int64_t live_succ;              /* edges of tasks that have not finished */

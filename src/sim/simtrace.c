@@ -266,7 +266,7 @@ static bool keep(sim_tracer *tr, const rotor_sim *s, const sim_task *t) {
     const rotor_sim_trace_filter *f = &tr->f;
     if (f->nops > 0 && !op_kept(tr, s, t->op)) return false;
     if (f->to_ps > 0) {
-        int64_t end = t->end > t->start ? t->end : t->start + 1;
+        int64_t end = sim_task_end(t) > t->start ? sim_task_end(t) : t->start + 1;
         if (t->start >= f->to_ps || end <= f->from_ps) return false;
     }
     if (tr->core_kept) {
@@ -295,7 +295,7 @@ static void spread(sim_tracer *tr, int c, int64_t a, int64_t b, double rate) {
 /* Every task, kept or not, feeds the counters (they describe the chip). */
 static void count(sim_tracer *tr, const rotor_sim *s, const sim_task *t) {
     if (t->kind != SIM_KIND_TRANSFER || t->dur == 0) return;
-    while (!tr->fixed && t->end > tr->t0 + tr->nb * tr->w) { /* merge pairs: the width doubles */
+    while (!tr->fixed && sim_task_end(t) > tr->t0 + tr->nb * tr->w) { /* merge pairs: the width doubles */
         for (int c = 0; c < NCTR; c++) {
             double *v = tr->ctr + (int64_t)c * tr->nb;
             for (int64_t k = 0; k < tr->nb / 2; k++) v[k] = v[2 * k] + v[2 * k + 1];
@@ -314,9 +314,9 @@ static void count(sim_tracer *tr, const rotor_sim *s, const sim_task *t) {
         for (int64_t k = 0; k < r.n; k++)
             links += s->res[r.res[k]].kind != SIM_RES_INTERCHIP && s->res[r.res[k]].kind != SIM_RES_HBM;
     }
-    spread(tr, CTR_TRANSFERS, t->start, t->end, 1.0);
-    spread(tr, CTR_LINKS, t->start, t->end, (double)links);
-    if (t->flags & SIM_F_HBM) spread(tr, CTR_HBM, t->start, t->end, (double)t->amount / (double)t->dur);
+    spread(tr, CTR_TRANSFERS, t->start, sim_task_end(t), 1.0);
+    spread(tr, CTR_LINKS, t->start, sim_task_end(t), (double)links);
+    if (t->flags & SIM_F_HBM) spread(tr, CTR_HBM, t->start, sim_task_end(t), (double)t->amount / (double)t->dur);
 }
 
 void sim_tracer_task(sim_tracer *tr, const rotor_sim *s, int64_t id) {
