@@ -379,9 +379,14 @@ static rotor_status emit_packets(replayer *r, int op, pieces *pc, int64_t cores,
                      .last_in = malloc(n * sizeof(int64_t)), .last_out = malloc(n * sizeof(int64_t)),
                      .heap = malloc(n * sizeof(int64_t)), .out_left = calloc(n, sizeof(int64_t)),
                      .in_left = calloc(n, sizeof(int64_t))};
-    int64_t *start = calloc(n + 1, sizeof *start);
+    int64_t *start = calloc(n + 1, sizeof *start), *live = calloc(n, sizeof *live);
+    /* Each receiver's pieces with bytes left, in piece order (a piece that
+     * is sent is taken out, the rest keep their order): the scan below
+     * reads only these, and only their senders. */
+    int64_t *lk = malloc((size_t)pc->n * sizeof *lk), *lsrc = malloc((size_t)pc->n * sizeof *lsrc);
     rotor_status st = ROTOR_OK;
-    if (!ps.free_in || !ps.free_out || !ps.last_in || !ps.last_out || !ps.heap || !ps.out_left || !ps.in_left || !start)
+    if (!ps.free_in || !ps.free_out || !ps.last_in || !ps.last_out || !ps.heap || !ps.out_left || !ps.in_left ||
+        !start || !live || !lk || !lsrc)
         st = rotor_nomem(err);
     for (int64_t c = 0; !st && c < r->n; c++) ps.last_in[c] = ps.last_out[c] = -1;
     for (int64_t k = 0; !st && k < pc->n; k++) {
@@ -391,18 +396,34 @@ static rotor_status emit_packets(replayer *r, int op, pieces *pc, int64_t cores,
     }
     for (int64_t c = 0; !st && c < cores; c++) {
         start[c + 1] += start[c];
-        if (start[c + 1] > start[c]) ps.heap[ps.nheap++] = c;
+        for (int64_t k = start[c]; k < start[c + 1]; k++)
+            if (pc->v[k][2]) {
+                lk[start[c] + live[c]] = k;
+                lsrc[start[c] + live[c]++] = pc->v[k][1];
+            }
+        if (live[c]) ps.heap[ps.nheap++] = c;
     }
     while (!st && ps.nheap > 0) {
-        int64_t c = ps.heap[0], best = -1;
-        for (int64_t k = start[c]; k < start[c + 1]; k++) {
-            if (!pc->v[k][2]) continue;
-            int64_t s0 = ps.free_out[pc->v[k][1]], b0 = best < 0 ? 0 : ps.free_out[pc->v[best][1]];
-            if (best < 0 || s0 < b0 || (s0 == b0 && ps.out_left[pc->v[k][1]] > ps.out_left[pc->v[best][1]]))
-                best = k;
+        int64_t c = ps.heap[0], *ks = lk + start[c], *srcs = lsrc + start[c], j = 0;
+        int64_t bfree = ps.free_out[srcs[0]], bleft = ps.out_left[srcs[0]];
+        for (int64_t i = 1; i < live[c]; i++) { /* the first of the best */
+            int64_t f = ps.free_out[srcs[i]];
+            if (f > bfree) continue;
+            int64_t l = ps.out_left[srcs[i]];
+            if (f < bfree || l > bleft) {
+                j = i;
+                bfree = f;
+                bleft = l;
+            }
         }
+        int64_t best = ks[j];
         int64_t src = pc->v[best][1], b = pc->v[best][2] < HANDOFF_PACKET ? pc->v[best][2] : HANDOFF_PACKET;
         pc->v[best][2] -= b;
+        if (!pc->v[best][2]) { /* sent: out of the list, the rest in order */
+            live[c]--;
+            memmove(ks + j, ks + j + 1, (size_t)(live[c] - j) * sizeof *ks);
+            memmove(srcs + j, srcs + j + 1, (size_t)(live[c] - j) * sizeof *srcs);
+        }
         ps.out_left[src] -= b;
         ps.in_left[c] -= b;
         int64_t t0 = ps.free_in[c] > ps.free_out[src] ? ps.free_in[c] : ps.free_out[src];
@@ -417,9 +438,7 @@ static rotor_status emit_packets(replayer *r, int op, pieces *pc, int64_t cores,
         st = replay_add_transfer(r, &x, &id, err);
         if (!st) st = idlist_push(&r->inbox[c], id, err);
         ps.last_in[c] = ps.last_out[src] = id;
-        bool left = false;
-        for (int64_t k = start[c]; k < start[c + 1] && !left; k++) left = pc->v[k][2] > 0;
-        if (!left) ps.heap[0] = ps.heap[--ps.nheap];
+        if (!live[c]) ps.heap[0] = ps.heap[--ps.nheap];
         heap_sift(&ps, 0);
     }
     free(ps.free_in);
@@ -430,6 +449,9 @@ static rotor_status emit_packets(replayer *r, int op, pieces *pc, int64_t cores,
     free(ps.out_left);
     free(ps.in_left);
     free(start);
+    free(live);
+    free(lk);
+    free(lsrc);
     return st;
 }
 
