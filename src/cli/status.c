@@ -1,4 +1,4 @@
-/* rotor CLI — what reaches the terminal besides results: one-line errors
+/* rotor CLI — status on the terminal besides results: one-line errors
  * with their exit statuses (the only place a rotor_status becomes one),
  * and the progress bar of long work. */
 #include <stdarg.h>
