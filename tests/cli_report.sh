@@ -89,6 +89,17 @@ want "opt: only the sweeps section says why not" "$(count "$opt" '<p class="na">
 n=$(awk '/data-kind="breakdown"/,/<\/figure>/' "$opt" | grep -c '<g class="bar">')
 want "opt: breakdown bars (6 designs)" "$n" 6
 
+# ---- llama2-7b on ipu-pod4: too big for SRAM, scheduled from HBM ----
+l7=$tmpdir/l7.html
+"$ROTOR" report llama2-7b --chip ipu-pod4 -o "$l7" >"$out" 2>"$err" || bad "report llama2-7b: $(cat "$err")"
+check_page llama "$l7"
+want "llama: compile sections that say why not" "$(grep -c '<p class="na">[^<]*does not fit in 638976 bytes of SRAM' "$l7")" 4
+want "llama: frontiers" "$(count "$l7" 'data-kind="frontier"')" 0
+want "llama: timelines" "$(count "$l7" 'data-kind="timeline"')" 1
+# ... and without HBM there is nothing to report: exit 1, one line, no file
+expect_error llama-mk2 1 "rotor report: the model does not fit in 638976 bytes of SRAM" -- report llama2-7b -o "$tmpdir/n.html"
+if [ -e "$tmpdir/n.html" ]; then bad "llama-mk2 left a file"; else ok; fi
+
 # ---- explore --report: one plot per sweep ----
 ex=$tmpdir/ex.html
 "$ROTOR" explore opt-1.3b --layers 1 --sweep hbm-bw=2,8 --sweep noc-bw=4,8 -o "$tmpdir/e" --report "$ex" >"$out" 2>"$err" ||
@@ -122,7 +133,7 @@ document.body.appendChild(p)},100)})})();</script>'
     printf '<!DOCTYPE html>\n<html><head><meta charset="utf-8"></head><body></body></html>\n' >"$tmpdir/blank.html"
     timeout 60 "$browser" $flags --window-size=1200,1600 --screenshot="$tmpdir/blank.png" "file://$tmpdir/blank.html" \
         >/dev/null 2>&1
-    for page in bert opt ex; do
+    for page in bert opt l7 ex; do
         f=$tmpdir/$page.html
         svgs=$(count "$f" "<svg")
         # (the probe has no '&', which sub() would replace by the match)

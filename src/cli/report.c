@@ -140,7 +140,11 @@ static void section_summary(FILE *f, const report *r) {
     fprintf(f, ": %lld chip%s x %lld cores, %s, %lld B SRAM per core</td></tr>\n", (long long)r->chip.chips,
             r->chip.chips > 1 ? "s" : "", (long long)r->chip.cores_per_chip,
             cli_topology_text(&r->chip, topo, sizeof topo), (long long)r->chip.sram_bytes);
-    if (!r->comp_st) {
+    if (r->comp_st) {
+        fputs("<tr><td>T10 compile</td><td>", f);
+        cli_xml_text(f, r->comp_err.msg);
+        fputs("</td></tr>\n", f);
+    } else {
         const rotor_compile_result *t = &r->comp.t10;
         fprintf(f, "<tr><td>operators (grouped)</td><td>%d</td></tr>\n", t->nops);
         fprintf(f, "<tr><td>T10 predicted time</td><td>%.3f us</td></tr>\n", t->total_s * 1e6);
@@ -179,21 +183,22 @@ static int section_frontiers(FILE *f, const report *r) {
     int vendor = 0;
     for (int o = 0; o < t->nops; o++) vendor += t->ops[o].vendor;
     cli_html_p(f, "Each operator's frontier of (memory per core, predicted time) as the compile searched it, the "
-                  "active plan Algorithm 1 chose ringed in red: %d operators with plans%s.",
-               t->nops - vendor, vendor ? ", and vendor operators (no tensor expression) listed below without" : "");
-    fputs("<div class=\"grid\">\n", f);
-    double *buf = malloc(sizeof(double) * 2 * 4096);
+                  "active plan Algorithm 1 chose ringed in red: %d operators with plans.",
+               t->nops - vendor);
+    int most = 1;
+    for (int i = 0; i < t->nfrontiers; i++) most = t->frontiers[i].n > most ? t->frontiers[i].n : most;
+    double *buf = malloc(sizeof(double) * 2 * (size_t)most);
     if (!buf) return cli_nomem(CMD);
+    fputs("<div class=\"grid\">\n", f);
     for (int o = 0; o < t->nops; o++) {
         const rotor_op_schedule *s = &t->ops[o];
         if (s->vendor) continue;
         const rotor_frontier *fr = &t->frontiers[s->frontier];
-        int n = fr->n < 4096 ? fr->n : 4096;
-        for (int k = 0; k < n; k++) {
+        for (int k = 0; k < fr->n; k++) {
             buf[k] = (double)fr->v[k].info.memory / 1024.0;
-            buf[4096 + k] = fr->v[k].cost.total * 1e6;
+            buf[most + k] = fr->v[k].cost.total * 1e6;
         }
-        cli_frontier_chart c = {r->comp.graph.ops[o].name, n, buf, buf + 4096, s->active < n ? s->active : -1,
+        cli_frontier_chart c = {r->comp.graph.ops[o].name, fr->n, buf, buf + most, s->active < fr->n ? s->active : -1,
                                 fr->truncated};
         cli_html_figure_begin(f, "frontier");
         cli_svg_frontier(f, &c);
@@ -202,7 +207,7 @@ static int section_frontiers(FILE *f, const report *r) {
     free(buf);
     fputs("</div>\n", f);
     if (vendor) {
-        fputs("<p class=\"vendor\">vendor operators: ", f);
+        fprintf(f, "<p class=\"vendor\">%d vendor operators (no tensor expression, so no plans): ", vendor);
         for (int o = 0, k = 0; o < t->nops; o++)
             if (t->ops[o].vendor) {
                 fputs(k++ ? ", " : "", f);
@@ -504,30 +509,19 @@ int cmd_report(int argc, char **argv) {
     rotor_error err = {{0}};
     rotor_status st = cli_chip(a.ha.m.chip, a.ha.m.sets, a.ha.m.nsets, &r->chip, &err);
     if (!st && a.topology) st = cli_apply_topology(&r->chip, a.topology, &err);
-    if (st) {
-        report_free(r);
-        return cli_fail(CMD, st, &err);
-    }
-    if (cli_apply_hbm_bw(CMD, a.ha.hbm, &r->chip)) {
-        report_free(r);
-        return EXIT_BADINPUT;
-    }
+    rc = st ? cli_fail(CMD, st, &err) : cli_apply_hbm_bw(CMD, a.ha.hbm, &r->chip);
     r->has_hbm = r->chip.hbm_controllers > 0 && r->chip.hbm_gbps > 0;
-    if (!r->has_hbm && (a.ha.design || a.ha.tp)) {
-        report_free(r);
-        return cli_usage_error(CMD, "--design and --tp shape the HBM schedule; chip '%s' has no HBM", r->chip.name);
-    }
-    if (so.tensor_parallel > r->chip.chips) {
+    if (!rc && !r->has_hbm && (a.ha.design || a.ha.tp))
+        rc = cli_usage_error(CMD, "--design and --tp shape the HBM schedule; chip '%s' has no HBM", r->chip.name);
+    if (!rc && so.tensor_parallel > r->chip.chips)
         rc = cli_usage_error(CMD, "--tp: expected 1..%lld (the chips of %s), got %lld", (long long)r->chip.chips,
                              r->chip.name, (long long)so.tensor_parallel);
-        report_free(r);
-        return rc;
-    }
     cli_output out = {0};
     char name[300], base[256];
     cli_model_base(a.input, base, sizeof base);
     snprintf(name, sizeof name, "%s-report.html", base);
-    if ((rc = cli_output_open(CMD, "-o", a.outfile ? a.outfile : name, name, &out))) {
+    if (!rc) rc = cli_output_open(CMD, "-o", a.outfile ? a.outfile : name, name, &out);
+    if (rc) {
         report_free(r);
         return rc;
     }
