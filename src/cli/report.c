@@ -74,6 +74,7 @@ typedef struct report {
     bool replayed;
     rotor_pipeline sched;       /* schedule, with HBM */
     bool has_hbm, scheduled, decode;
+    rotor_error sched_err;      /* why the schedule did not fit, when the compile did */
     int nruns;
     rotor_preload_design designs[ROTOR_PRELOAD_NDESIGNS];
     rotor_schedule_report runs[ROTOR_PRELOAD_NDESIGNS];
@@ -123,6 +124,10 @@ static int schedule(report *r, const rotor_pipeline_options *base, const rotor_s
     for (int i = 0; i < nd && !st; i++) {
         st = rotor_schedule_run(r->sched.schedule, designs[i], &r->runs[i], &err);
         if (!st) r->designs[r->nruns++] = designs[i];
+    }
+    if (st == ROTOR_ERR_NOFIT && !r->comp_st) { /* the compile's sections stand; the schedule's say why not */
+        r->sched_err = err;
+        return 0;
     }
     if (st) return cli_fail(CMD, st, &err);
     r->scheduled = true;
@@ -354,15 +359,16 @@ static void section_heatmap(FILE *f, const report *r) {
 }
 
 static const char *no_hbm(const report *r) {
-    return r->has_hbm ? "" : "The chip has no HBM, so the model is not scheduled from it (Elk); give a chip with HBM, "
-                             "e.g. --chip ipu-pod4.";
+    return r->has_hbm ? r->sched_err.msg
+                      : "The chip has no HBM, so the model is not scheduled from it (Elk); give a chip with HBM, "
+                        "e.g. --chip ipu-pod4.";
 }
 
 /* Elk Figure 10 style: one row per operator of the timeline's design. */
 static int section_timeline(FILE *f, const report *r) {
     cli_html_section(f, "timeline", "Schedule timeline: preloads, executions and stalls (Elk Figure 10 style)");
     if (!r->scheduled) {
-        cli_html_na(f, "%s", no_hbm(r));
+        cli_html_na(f, "%s%s", r->has_hbm ? "The HBM schedule does not fit: " : "", no_hbm(r));
         cli_html_section_end(f);
         return 0;
     }
@@ -394,7 +400,7 @@ static int section_timeline(FILE *f, const report *r) {
 static void section_breakdown(FILE *f, const report *r) {
     cli_html_section(f, "breakdown", "Latency breakdown per design (Elk Figure 18)");
     if (!r->scheduled) {
-        cli_html_na(f, "%s", no_hbm(r));
+        cli_html_na(f, "%s%s", r->has_hbm ? "The HBM schedule does not fit: " : "", no_hbm(r));
         cli_html_section_end(f);
         return;
     }
