@@ -78,7 +78,7 @@ BENCH := $(BENCH_SRC:bench/%.c=$(BUILD)/%)
 # one binary per harness; they link the CLI's shared option parsers (and what
 # they report through), not its subcommands
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/%)
-CLI_LIB_OBJ := $(BUILD)/src/cli/options.o $(BUILD)/src/cli/report.o $(BUILD)/src/cli/output.o
+CLI_LIB_OBJ := $(BUILD)/src/cli/options.o $(BUILD)/src/cli/status.o $(BUILD)/src/cli/output.o
 
 .PHONY: all test run bench clean deps deps-test check-layers fuzz fuzz-run
 all: $(LIB) $(ROTOR)

@@ -179,8 +179,78 @@ typedef struct cli_plot {
     bool logx, logy;
 } cli_plot;
 void cli_svg_lines(FILE *f, const cli_plot *p, const cli_series *s, int ns);
+/* The same inside an HTML page: no XML prolog, class "lines". */
+void cli_svg_lines_inline(FILE *f, const cli_plot *p, const cli_series *s, int ns);
 /* s with <, >, & and " escaped for XML. */
 void cli_xml_text(FILE *f, const char *s);
+
+/* The charts of the HTML report (src/cli/svgchart.c, docs/report.md):
+ * inline SVG with width, height, viewBox, axes with units and a legend. */
+
+/* One operator's Pareto frontier of (memory per core, time), T10 Figure
+ * 16: the plans as points on their staircase, the chosen one ringed
+ * (class "chosen"); chosen -1: none. */
+typedef struct cli_frontier_chart {
+    const char *title;
+    int n;
+    const double *mem_kib, *time_us; /* by time ascending */
+    int chosen;
+    bool truncated;
+} cli_frontier_chart;
+void cli_svg_frontier(FILE *f, const cli_frontier_chart *c);
+
+/* Stacked horizontal bars: nrows rows of ncats values (row-major), each row
+ * a bar of its categories' segments; group (NULL: none) puts a gap between
+ * rows of different groups (ngroups of them). */
+typedef struct cli_bar_cat {
+    const char *name, *colour;
+} cli_bar_cat;
+typedef struct cli_bars {
+    const char *title, *unit; /* unit: the x axis label, "time (us)" */
+    int ncats;
+    const cli_bar_cat *cats;
+    int nrows, ngroups;
+    const char *const *labels;
+    const int *group;
+    const double *values;
+} cli_bars;
+void cli_svg_bars(FILE *f, const cli_bars *b);
+
+/* A heat map of the chip's cores: chips side by side, each width x height
+ * cells in core order row by row (the mesh when mesh), value[core] shaded
+ * from 0 to vmax, class "core" on each cell. */
+typedef struct cli_heatmap {
+    const char *title, *unit;
+    const double *value;
+    int64_t chips, cores_per_chip, width, height;
+    double vmax;
+    bool mesh;
+} cli_heatmap;
+void cli_svg_heatmap(FILE *f, const cli_heatmap *h);
+
+/* A schedule timeline (Elk Figure 10 style), one row per operator, in us
+ * from the start: its preload, its execution and the stall at the end of it. */
+typedef struct cli_timeline_row {
+    const char *name;
+    double pre_start, pre_end, exe_start, exe_end, stall;
+} cli_timeline_row;
+void cli_svg_timeline(FILE *f, const char *title, const cli_timeline_row *rows, int n);
+
+/* The HTML page around them (src/cli/htmlreport.c): self-contained, inline
+ * CSS and SVG, a Content-Security-Policy that forbids every fetch. */
+void cli_html_begin(FILE *f, const char *title, const char *subtitle);
+void cli_html_end(FILE *f);
+/* <section id="ID"> with its heading; cli_html_section_end closes it. */
+void cli_html_section(FILE *f, const char *id, const char *heading);
+void cli_html_section_end(FILE *f);
+/* A paragraph of escaped text; cli_html_na: the one saying why a section
+ * does not apply (class "na"). */
+void cli_html_p(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cli_html_na(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* <figure class="chart" data-kind="KIND"> around one chart; the caption
+ * (escaped) after it. */
+void cli_html_figure_begin(FILE *f, const char *kind);
+void cli_html_figure_end(FILE *f, const char *caption);
 
 /* A progress bar on stderr for long work: drawn only when stderr is a
  * terminal and the work has run for over a second; cli_progress_end clears
@@ -206,6 +276,7 @@ int cmd_simulate(int argc, char **argv);
 int cmd_schedule(int argc, char **argv);
 int cmd_explore(int argc, char **argv);
 int cmd_reproduce(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 /* One figure file of `rotor reproduce`: dir/name written by fn(f, data, n)
  * (src/cli/reproduce.c); the exit status. */
 typedef void (*cli_figure_fn)(FILE *f, const void *data, int n);

@@ -72,6 +72,8 @@ static void explore_usage(FILE *f) {
             "  --sram-nonblocking  inter-core writes do not pause a core's SRAM accesses\n"
             "  --max-orders N      preload orders tried per layer (default 5040)\n"
             "  --json              print JSON (rotor-explore, version 1) instead of the table\n"
+            "  --report FILE.html  also one self-contained HTML page of every sweep's plot and table\n"
+            "                      (docs/report.md; a directory: into it as PREFIX.html)\n"
             "  --threads N         sweep points run in parallel (default: all cores); the\n"
             "                      output is the same for every N\n"
             "  -h, --help          this help\n"
@@ -334,7 +336,7 @@ static const char *const COLOURS[ROTOR_PRELOAD_NDESIGNS] = {"#d62728", "#ff7f0e"
 /* The SVG line plot: x the swept value (log2 when it spans more than 8x), y
  * the latency in ms from 0, one polyline with markers per design. */
 static void write_svg(FILE *f, const sweep *sw, const point *pts, const rotor_preload_design *designs, int nd,
-                      const char *model, const char *chip, const char *ylabel) {
+                      const char *model, const char *chip, const char *ylabel, bool inline_svg) {
     const double W = 760, H = 440, L = 80, R = 570, T = 50, B = 370;
     int idx[MAX_POINTS] = {0}, n = 0;
     for (int i = sw->first; i < sw->first + sw->n; i++)
@@ -357,9 +359,9 @@ static void write_svg(FILE *f, const sweep *sw, const point *pts, const rotor_pr
     double u0 = logx ? log2(xmin) : xmin, u1 = logx ? log2(xmax) : xmax;
 #define XPOS(v) (u1 > u0 ? L + 20 + ((logx ? log2(v) : (v)) - u0) / (u1 - u0) * (R - L - 40) : (L + R) / 2)
 #define YPOS(ms) (B - (ms) / ytop * (B - T))
-    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
-               "font-family=\"sans-serif\" font-size=\"12\">\n", W, H, W, H);
+    if (!inline_svg) fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" %swidth=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
+               "font-family=\"sans-serif\" font-size=\"12\">\n", inline_svg ? "class=\"sweep\" " : "", W, H, W, H);
     fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" fill=\"white\"/>\n", W, H);
     fprintf(f, "<text x=\"%.1f\" y=\"28\" text-anchor=\"middle\" font-size=\"15\">", (L + R) / 2);
     xml_text(f, model);
@@ -538,7 +540,8 @@ static void default_prefix(const char *input, bool onnx, char *buf, size_t size)
 
 /* After a failure: every output of this run is closed and its temporary
  * removed; the names asked for are left as they were. */
-static void abort_outputs(sweep *sws, int nsw) {
+static void abort_outputs(sweep *sws, int nsw, cli_output *report) {
+    cli_output_abort(report);
     for (int w = 0; w < nsw; w++) {
         cli_output_abort(&sws[w].csv);
         cli_output_abort(&sws[w].svg);
@@ -547,8 +550,9 @@ static void abort_outputs(sweep *sws, int nsw) {
 
 /* One run of `rotor explore`: what was asked, the points, the outputs. */
 typedef struct explore {
-    const char *input, *prefix;
+    const char *input, *prefix, *report_path;
     cli_hbm_args ha;
+    cli_output report; /* --report FILE.html, opened before the work */
     const char *sweep_specs[MAX_SWEEPS];
     int nsw, npts, nd, nthreads;
     sweep sws[MAX_SWEEPS];
@@ -570,6 +574,7 @@ static int parse_explore(int argc, char **argv, explore *ex) {
         CLI_HBM_OPTS(explore, ha),
         {"sweep", 0, CLI_MANY, offsetof(explore, sweep_specs), offsetof(explore, nsw), MAX_SWEEPS},
         {"output", 'o', CLI_VALUE, offsetof(explore, prefix), 0, 0},
+        {"report", 0, CLI_VALUE, offsetof(explore, report_path), 0, 0},
         {0}};
     int rc = cli_parse_options(CMD, argc, argv, CLI_TAKES_ALL, &ex->ha.m, own, ex, explore_usage, NULL, &ex->input,
                                "a model is required (try --help)");
@@ -579,6 +584,8 @@ static int parse_explore(int argc, char **argv, explore *ex) {
     if (ex->prefix && !*ex->prefix) return cli_usage_error(CMD, "-o: expected a file name prefix, got ''");
     if (ex->prefix && !strcmp(ex->prefix, "-"))
         return cli_usage_error(CMD, "-o -: explore writes a CSV and an SVG per sweep; give a prefix or a directory");
+    if (ex->report_path && !strcmp(ex->report_path, "-"))
+        return cli_usage_error(CMD, "--report -: explore prints its table on stdout; give a file or a directory");
     if (cli_hbm_workload(CMD, ex->input, &ex->ha, &ex->po, &ex->so)) return EXIT_BADINPUT;
     ex->decode = ex->po.zoo.phase == ROTOR_PHASE_DECODE;
     ex->nthreads = ex->so.threads ? ex->so.threads : omp_get_max_threads(); /* --threads: the points' loop */
@@ -642,6 +649,11 @@ static int open_outputs(explore *ex) {
         prefix = ex->prefix;
     }
     int rc = 0;
+    if (ex->report_path) {
+        char name[320];
+        snprintf(name, sizeof name, "%s.html", defprefix);
+        rc = cli_output_open(CMD, "--report", ex->report_path, name, &ex->report);
+    }
     for (int w = 0; w < ex->nsw && !rc; w++) {
         sweep *sw = &ex->sws[w];
         char path[4200];
@@ -650,7 +662,7 @@ static int open_outputs(explore *ex) {
         snprintf(path, sizeof path, "%s-%s.svg", prefix, KEYS[sw->key].name);
         if (!rc) rc = cli_output_open(CMD, "-o", path, "", &sw->svg);
     }
-    if (rc) abort_outputs(ex->sws, ex->nsw);
+    if (rc) abort_outputs(ex->sws, ex->nsw, &ex->report);
     return rc;
 }
 
@@ -701,12 +713,56 @@ static int write_outputs(explore *ex) {
     for (int w = 0; w < ex->nsw; w++) {
         sweep *sw = &ex->sws[w];
         write_csv(sw->csv.f, sw, ex->pts, ex->designs, ex->nd);
-        write_svg(sw->svg.f, sw, ex->pts, ex->designs, ex->nd, ex->pl.graph.name, ex->chip.name, ylabel);
+        write_svg(sw->svg.f, sw, ex->pts, ex->designs, ex->nd, ex->pl.graph.name, ex->chip.name, ylabel, false);
         int rc = cli_output_commit(CMD, "-o", &sw->csv);
         if (!rc) rc = cli_output_commit(CMD, "-o", &sw->svg);
         if (rc) return rc;
     }
     return 0;
+}
+
+/* --report: one HTML page (docs/report.md) with every sweep's plot and
+ * table, self-contained as rotor report's. */
+static int write_html(explore *ex) {
+    FILE *f = ex->report.f;
+    const char *ylabel = ex->decode ? "per-token latency (ms)" : "latency per step (ms)";
+    char title[200], sub[300];
+    snprintf(title, sizeof title, "rotor explore: %s on %s", ex->pl.graph.name, ex->chip.name);
+    snprintf(sub, sizeof sub, "%d sweep%s of a chip parameter over the HBM schedules of %d design%s (Elk §6.4); "
+             "points where an operator does not fit are left out.", ex->nsw, ex->nsw > 1 ? "s" : "", ex->nd,
+             ex->nd > 1 ? "s" : "");
+    cli_html_begin(f, title, sub);
+    cli_html_section(f, "sweeps", "Design-space sweeps");
+    for (int w = 0; w < ex->nsw; w++) {
+        const sweep *sw = &ex->sws[w];
+        fprintf(f, "<h3>%s (%s)</h3>\n", KEYS[sw->key].name, KEYS[sw->key].unit);
+        cli_html_figure_begin(f, "sweep");
+        write_svg(f, sw, ex->pts, ex->designs, ex->nd, ex->pl.graph.name, ex->chip.name, ylabel, true);
+        cli_html_figure_end(f, KEYS[sw->key].axis);
+        fprintf(f, "<table>\n<tr><th>%s</th><th>design</th><th>latency (ms)</th><th>%% of ideal</th>"
+                   "<th>preload (ms)</th><th>execute (ms)</th><th>overlap (ms)</th><th>stall (ms)</th></tr>\n",
+                KEYS[sw->key].name);
+        for (int i = sw->first; i < sw->first + sw->n; i++) {
+            const point *p = &ex->pts[i];
+            if (p->st) {
+                fprintf(f, "<tr><td>%.10g</td><td colspan=\"7\">does not fit: ", p->value);
+                cli_xml_text(f, p->err.msg);
+                fputs("</td></tr>\n", f);
+                continue;
+            }
+            for (int k = 0; k < ex->nd; k++) {
+                const row *r = &p->rows[ex->designs[k]];
+                fprintf(f, "<tr><td>%.10g</td><td>%s</td><td>%.4f</td><td>%.2f</td><td>%.4f</td><td>%.4f</td>"
+                           "<td>%.4f</td><td>%.4f</td></tr>\n",
+                        p->value, rotor_preload_designs[ex->designs[k]].name, r->latency_us * 1e-3, r->pct_ideal,
+                        r->preload_us * 1e-3, r->execute_us * 1e-3, r->overlap_us * 1e-3, r->stall_us * 1e-3);
+            }
+        }
+        fputs("</table>\n", f);
+    }
+    cli_html_section_end(f);
+    cli_html_end(f);
+    return cli_output_commit(CMD, "--report", &ex->report);
 }
 
 /* The text report: the chip, then one table per sweep. */
@@ -735,7 +791,8 @@ int cmd_explore(int argc, char **argv) {
         bool opened = !rc && !(rc = open_outputs(ex));
         if (!rc) rc = run_points(ex);
         if (!rc) rc = write_outputs(ex);
-        if (rc && opened) abort_outputs(ex->sws, ex->nsw);
+        if (!rc && ex->report_path) rc = write_html(ex);
+        if (rc && opened) abort_outputs(ex->sws, ex->nsw, &ex->report);
         else if (!rc && ex->ha.json)
             rc = print_json(ex->pl.graph.name, &ex->chip, ex->sws, ex->nsw, ex->pts, ex->designs, ex->nd);
         else if (!rc)

@@ -24,6 +24,7 @@ static void usage(FILE *f) {
             "  schedule  schedule a model held in HBM (Elk preloads), with its baselines\n"
             "  explore   sweep a chip parameter (HBM, NoC, cores, FLOPS) over the schedules\n"
             "  reproduce run a paper's evaluation and set it beside the paper's figures (t10)\n"
+            "  report    write one self-contained HTML report: frontiers, times, heat map, schedule\n"
             "\n"
             "  rotor <command> --help   options of one command\n"
             "  rotor --version          print the version\n");
@@ -52,8 +53,9 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "schedule")) return cmd_schedule(argc - 1, argv + 1);
     if (!strcmp(cmd, "explore")) return cmd_explore(argc - 1, argv + 1);
     if (!strcmp(cmd, "reproduce")) return cmd_reproduce(argc - 1, argv + 1);
+    if (!strcmp(cmd, "report")) return cmd_report(argc - 1, argv + 1);
     static const char *const cmds[] = {"plan", "verify", "compile", "model", "simulate", "run", "schedule", "explore",
-                                       "reproduce"};
+                                       "reproduce", "report"};
     char hint[96];
     fprintf(stderr, "rotor: unknown command '%s'%s (try 'rotor --help')\n", cmd,
             rotor_suggest_phrase(cmd, cmds, (int)(sizeof cmds / sizeof cmds[0]), hint, sizeof hint));

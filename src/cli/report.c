@@ -1,75 +1,542 @@
-/* rotor CLI — what reaches the terminal besides results: one-line errors
- * with their exit statuses (the only place a rotor_status becomes one),
- * and the progress bar of long work. */
-#include <stdarg.h>
+/* rotor report — one self-contained HTML file of a model's results
+ * (docs/report.md): the compile (T10 with the VGM baseline beside it), its
+ * replay on the simulator and, on a chip with HBM, Elk's schedule.  Every
+ * chart is drawn from rotor's own results for the model asked:
+ *   frontiers   each operator's Pareto frontier, the chosen plan ringed
+ *               (T10 Figure 16);
+ *   algorithm1  the (idle memory, time) points Algorithm 1 explored (T10
+ *               Figure 19);
+ *   op-times    per-operator time split into compute, shift, reduction and
+ *               setup, T10 against VGM's compute, load and store;
+ *   heatmap     each core's busy share in the simulated run;
+ *   timeline    the schedule's preloads, executions and stalls per operator
+ *               (Elk Figure 10 style) and the Figure 18 breakdown per design;
+ *   sweeps      where explore's sweeps are (rotor explore --report).
+ * A section that does not apply (no HBM, no fit in SRAM) says why.
+ * Decisions: a zoo LLM runs its decode step unless --prefill, in every
+ * section, as rotor schedule does; the heat map lays an all-to-all chip's
+ * cores out row by row in the squarest grid its core count divides into
+ * (a mesh: the mesh); the timeline shows the Full design when it was run,
+ * else the last one asked for. */
+#include <math.h>
 #include <stdio.h>
-#include <time.h>
-#include <unistd.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
+#include "rotor/hbm/schedule.h"
+#include "rotor/pipeline/pipeline.h"
+#include "rotor/sim/replay.h"
+#include "rotor/sim/sim.h"
 
-int cli_fail(const char *cmd, rotor_status st, const rotor_error *err) {
-    fprintf(stderr, "rotor %s: %s\n", cmd, err->msg);
-    if (st == ROTOR_ERR_NOFIT) return EXIT_NOFIT;
-    if (st == ROTOR_ERR_NOMEM) return EXIT_NOMEM;
-    return EXIT_BADINPUT;
+static const char *const CMD = "report";
+
+static void report_usage(FILE *f) {
+    fprintf(f,
+            "usage: rotor report MODEL|FILE.onnx [-o FILE.html] [options]\n"
+            "\n"
+            "Writes one self-contained HTML file (inline SVG, no network fetches) of the model's\n"
+            "results: every operator's Pareto frontier with the chosen plan, Algorithm 1's curve,\n"
+            "per-operator time bars of T10 against VGM, a heat map of the cores' busy time in the\n"
+            "simulated run and, on a chip with HBM, the Elk schedule's timeline and its breakdown\n"
+            "per design (docs/report.md).  Sections that do not apply say why.\n"
+            "\n"
+            "  -o, --output FILE   the HTML file (default MODEL-report.html; a directory: into it)\n"
+            "  --chip NAME|FILE    preset or chip file; default ipu-mk2 (ipu-pod4 has HBM)\n"
+            "  --set KEY=VALUE     override one chip field (repeatable)\n"
+            "  --topology T        all-to-all or mesh:WxH, for the simulator and the schedule\n"
+            "  --batch N, --seq N, --layers N, --dim k=v,..., --input NAME=AxB,.., --value NAME=SPEC\n"
+            "                      shape the model, as in rotor compile\n"
+            "  --prefill           an LLM's prefill instead of its decode step\n"
+            "  --hbm-bw BW         total HBM bandwidth of all chips (TB/s)\n"
+            "  --design D,...      the schedule's designs (default all)\n"
+            "  --tp N              chips the model is split over in the schedule\n"
+            "  --threads N         search threads\n"
+            "  -h, --help          this help\n"
+            "\n"
+            "exit status: 0 written, 1 the model fits neither in SRAM nor (no HBM) anywhere, 2 bad input\n");
 }
 
-int cli_nomem(const char *cmd) {
-    fprintf(stderr, "rotor %s: out of memory\n", cmd);
-    return EXIT_NOMEM;
+typedef struct report_args {
+    cli_hbm_args ha;
+    const char *input, *outfile, *topology;
+} report_args;
+
+/* Everything the page is drawn from. */
+typedef struct report {
+    const char *model;
+    rotor_chip chip;
+    rotor_pipeline comp;        /* t10, vgm, program */
+    rotor_status comp_st;       /* ROTOR_OK, or NOFIT (with HBM: the schedule still runs) */
+    rotor_error comp_err;
+    rotor_replay_result rr;
+    double *busy;               /* per core: compute busy / makespan, with the replay */
+    bool replayed;
+    rotor_pipeline sched;       /* schedule, with HBM */
+    bool has_hbm, scheduled, decode;
+    rotor_error sched_err;      /* why the schedule did not fit, when the compile did */
+    int nruns;
+    rotor_preload_design designs[ROTOR_PRELOAD_NDESIGNS];
+    rotor_schedule_report runs[ROTOR_PRELOAD_NDESIGNS];
+} report;
+
+static double us(int64_t ps) { return (double)ps * 1e-6; }
+
+/* ---- the work ------------------------------------------------------------ */
+
+/* The replay of the compiled program with the simulator kept, then each
+ * core's compute busy time over the makespan. */
+static rotor_status replay(report *r, rotor_error *err) {
+    cli_progress bar;
+    cli_progress_begin(&bar, CMD, "replaying");
+    rotor_replay_options ro = {.progress = {cli_progress_sim, &bar}};
+    rotor_sim *sim = NULL;
+    rotor_status st = rotor_replay(&r->comp.program, &r->chip, &ro, &r->rr, &sim, err);
+    cli_progress_end(&bar);
+    if (st) return st;
+    int64_t cores = rotor_chip_cores(&r->chip), ntasks = rotor_sim_task_count(sim);
+    if (!(r->busy = calloc((size_t)cores, sizeof *r->busy))) {
+        rotor_sim_free(sim);
+        return rotor_nomem(err);
+    }
+    for (int64_t id = 0; id < ntasks && !st; id++) {
+        rotor_sim_task_info ti;
+        rotor_sim_timing tm;
+        if ((st = rotor_sim_task_info_of(sim, id, &ti, err)) || (st = rotor_sim_task_timing(sim, id, &tm, err))) break;
+        if (!ti.transfer && ti.category == ROTOR_SIM_COMPUTE && ti.src >= 0 && ti.src < cores)
+            r->busy[ti.src] += (double)(tm.end_ps - tm.start_ps);
+    }
+    rotor_sim_free(sim);
+    double ms = (double)r->rr.stats.makespan_ps;
+    for (int64_t c = 0; c < cores; c++) r->busy[c] = ms > 0 ? 100.0 * r->busy[c] / ms : 0;
+    r->replayed = !st;
+    return st;
 }
 
-int cli_usage_error(const char *cmd, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "rotor %s: ", cmd);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    return EXIT_BADINPUT;
+/* The HBM schedule of the same model, every design asked for. */
+static int schedule(report *r, const rotor_pipeline_options *base, const rotor_schedule_options *so,
+                    const rotor_preload_design *designs, int nd) {
+    rotor_pipeline_options po = *base;
+    po.t10 = po.vgm = po.vgm_oracle = po.program = false;
+    po.schedule = so;
+    rotor_error err = {{0}};
+    rotor_status st = rotor_pipeline_run(&po, &r->chip, &r->sched, &err);
+    for (int i = 0; i < nd && !st; i++) {
+        st = rotor_schedule_run(r->sched.schedule, designs[i], &r->runs[i], &err);
+        if (!st) r->designs[r->nruns++] = designs[i];
+    }
+    if (st == ROTOR_ERR_NOFIT && !r->comp_st) { /* the compile's sections stand; the schedule's say why not */
+        r->sched_err = err;
+        return 0;
+    }
+    if (st) return cli_fail(CMD, st, &err);
+    r->scheduled = true;
+    return 0;
 }
 
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+/* ---- the page ------------------------------------------------------------ */
+
+static void section_summary(FILE *f, const report *r) {
+    cli_html_section(f, "summary", "Summary");
+    char topo[64];
+    fprintf(f, "<table>\n<tr><th>what</th><th>value</th></tr>\n");
+    fprintf(f, "<tr><td>chip</td><td>");
+    cli_xml_text(f, r->chip.name);
+    fprintf(f, ": %lld chip%s x %lld cores, %s, %lld B SRAM per core</td></tr>\n", (long long)r->chip.chips,
+            r->chip.chips > 1 ? "s" : "", (long long)r->chip.cores_per_chip,
+            cli_topology_text(&r->chip, topo, sizeof topo), (long long)r->chip.sram_bytes);
+    if (r->comp_st) {
+        fputs("<tr><td>T10 compile</td><td>", f);
+        cli_xml_text(f, r->comp_err.msg);
+        fputs("</td></tr>\n", f);
+    } else {
+        const rotor_compile_result *t = &r->comp.t10;
+        fprintf(f, "<tr><td>operators (grouped)</td><td>%d</td></tr>\n", t->nops);
+        fprintf(f, "<tr><td>T10 predicted time</td><td>%.3f us</td></tr>\n", t->total_s * 1e6);
+        if (!r->comp.vgm_status)
+            fprintf(f, "<tr><td>VGM baseline (Roller)</td><td>%.3f us (T10 %.2fx faster)</td></tr>\n",
+                    r->comp.vgm.total_s * 1e6, r->comp.vgm.total_s / t->total_s);
+        fprintf(f, "<tr><td>SRAM per core</td><td>idle %lld B, peak %lld B</td></tr>\n", (long long)t->idle_bytes,
+                (long long)t->peak_bytes);
+    }
+    if (r->replayed)
+        fprintf(f, "<tr><td>simulated time</td><td>%.3f us (model %+.2f%%), %lld tasks</td></tr>\n",
+                r->rr.simulated_s * 1e6,
+                r->rr.predicted_s > 0 ? 100.0 * (r->rr.simulated_s / r->rr.predicted_s - 1) : 0.0,
+                (long long)r->rr.stats.tasks);
+    for (int i = 0; i < r->nruns; i++)
+        fprintf(f, "<tr><td>schedule %s</td><td>%.4f ms per %s</td></tr>\n", rotor_preload_designs[r->designs[i]].name,
+                r->runs[i].latency_s * 1e3, r->decode ? "token (decode step)" : "step");
+    fputs("</table>\n", f);
+    fputs("<nav><a href=\"#frontiers\">frontiers</a><a href=\"#algorithm1\">Algorithm 1</a>"
+          "<a href=\"#op-times\">operator times</a><a href=\"#heatmap\">core heat map</a>"
+          "<a href=\"#timeline\">schedule timeline</a><a href=\"#breakdown\">Elk breakdown</a>"
+          "<a href=\"#sweeps\">sweeps</a></nav>\n",
+          f);
+    cli_html_section_end(f);
 }
 
-void cli_progress_begin(cli_progress *p, const char *cmd, const char *what) {
-    p->cmd = cmd;
-    p->what = what;
-    p->start = now_s();
-    p->tty = isatty(2);
-    p->drawn = false;
+/* T10 Figure 16, one chart per operator (vendor operators have no plans). */
+static int section_frontiers(FILE *f, const report *r) {
+    cli_html_section(f, "frontiers", "Pareto frontiers of the operators (T10 Figure 16)");
+    if (r->comp_st) {
+        cli_html_na(f, "The model does not fit in the chip's SRAM, so it has no compiled plans: %s", r->comp_err.msg);
+        cli_html_section_end(f);
+        return 0;
+    }
+    const rotor_compile_result *t = &r->comp.t10;
+    int vendor = 0;
+    for (int o = 0; o < t->nops; o++) vendor += t->ops[o].vendor;
+    cli_html_p(f, "Each operator's frontier of (memory per core, predicted time) as the compile searched it, the "
+                  "active plan Algorithm 1 chose ringed in red: %d operators with plans.",
+               t->nops - vendor);
+    int most = 1;
+    for (int i = 0; i < t->nfrontiers; i++) most = t->frontiers[i].n > most ? t->frontiers[i].n : most;
+    double *buf = malloc(sizeof(double) * 2 * (size_t)most);
+    if (!buf) return cli_nomem(CMD);
+    fputs("<div class=\"grid\">\n", f);
+    for (int o = 0; o < t->nops; o++) {
+        const rotor_op_schedule *s = &t->ops[o];
+        if (s->vendor) continue;
+        const rotor_frontier *fr = &t->frontiers[s->frontier];
+        for (int k = 0; k < fr->n; k++) {
+            buf[k] = (double)fr->v[k].info.memory / 1024.0;
+            buf[most + k] = fr->v[k].cost.total * 1e6;
+        }
+        cli_frontier_chart c = {r->comp.graph.ops[o].name, fr->n, buf, buf + most, s->active < fr->n ? s->active : -1,
+                                fr->truncated};
+        cli_html_figure_begin(f, "frontier");
+        cli_svg_frontier(f, &c);
+        cli_html_figure_end(f, NULL);
+    }
+    free(buf);
+    fputs("</div>\n", f);
+    if (vendor) {
+        fprintf(f, "<p class=\"vendor\">%d vendor operators (no tensor expression, so no plans): ", vendor);
+        for (int o = 0, k = 0; o < t->nops; o++)
+            if (t->ops[o].vendor) {
+                fputs(k++ ? ", " : "", f);
+                cli_xml_text(f, r->comp.graph.ops[o].name);
+            }
+        fputs("</p>\n", f);
+    }
+    cli_html_section_end(f);
+    return 0;
 }
 
-void cli_progress_step(void *ctx, int done, int total) {
-    cli_progress *p = ctx;
-    if (!p->tty || total <= 0) return;
-    double t = now_s() - p->start;
-    if (t < 1.0) return;
-    char bar[31];
-    int fill = (int)(30L * done / total);
-    for (int i = 0; i < 30; i++) bar[i] = i < fill ? '#' : '.';
-    bar[30] = '\0';
-    fprintf(stderr, "\rrotor %s: %s [%s] %d/%d, %.1f s ", p->cmd, p->what, bar, done, total, t);
-    fflush(stderr);
-    p->drawn = true;
+/* T10 Figure 19: Algorithm 1's explored points, and the one it kept. */
+static int section_algorithm1(FILE *f, const report *r) {
+    cli_html_section(f, "algorithm1", "Algorithm 1: idle memory against end-to-end time (T10 Figure 19)");
+    if (r->comp_st) {
+        cli_html_na(f, "The model does not fit in the chip's SRAM: Algorithm 1 found no assignment (%s).",
+                    r->comp_err.msg);
+        cli_html_section_end(f);
+        return 0;
+    }
+    const rotor_compile_result *t = &r->comp.t10;
+    int n = t->ncurve;
+    double *x = malloc(sizeof(double) * (size_t)(n + 1)), *y = malloc(sizeof(double) * (size_t)(n + 1));
+    if (!x || !y) {
+        free(x);
+        free(y);
+        return cli_nomem(CMD);
+    }
+    for (int i = 0; i < n; i++) {
+        x[i] = (double)t->curve[i].idle_bytes / 1024.0;
+        y[i] = t->curve[i].total_s * 1e6;
+    }
+    x[n] = (double)t->idle_bytes / 1024.0;
+    y[n] = t->total_s * 1e6;
+    cli_series s[2] = {{"explored step", n, x, y, false}, {"kept (the compiled result)", 1, x + n, y + n, false}};
+    cli_plot p = {"Algorithm 1's reconciliation steps", "idle memory per core (KiB)", "end-to-end time (us)", false,
+                  false};
+    cli_html_figure_begin(f, "algorithm1");
+    cli_svg_lines_inline(f, &p, s, 2);
+    char cap[160];
+    snprintf(cap, sizeof cap, "%d steps; steps where an active plan did not fit are left out.", n);
+    cli_html_figure_end(f, cap);
+    free(x);
+    free(y);
+    cli_html_section_end(f);
+    return 0;
 }
 
-void cli_progress_sim(void *ctx, int done, int total, int64_t now_ps, int64_t events) {
-    cli_progress *p = ctx;
-    if (!p->tty) return;
-    double t = now_s() - p->start;
-    if (t < 1.0) return;
-    fprintf(stderr, "\rrotor %s: %s operator %d/%d, %.1f us simulated, %.1f M events/s, %.1f s ", p->cmd, p->what,
-            done + 1, total, (double)now_ps * 1e-6, (double)events / t * 1e-6, t);
-    fflush(stderr);
-    p->drawn = true;
+/* Per-operator times: T10's compute, shift, reduction and setup against
+ * VGM's compute, load and store, two bars per operator. */
+static int section_op_times(FILE *f, const report *r) {
+    cli_html_section(f, "op-times", "Per-operator time, T10 against VGM");
+    if (r->comp_st) {
+        cli_html_na(f, "The model does not fit in the chip's SRAM under T10: %s", r->comp_err.msg);
+        cli_html_section_end(f);
+        return 0;
+    }
+    static const cli_bar_cat cats[] = {{"compute", "#1f77b4"},    {"shift", "#ff7f0e"},
+                                       {"reduction", "#2ca02c"},  {"setup", "#9467bd"},
+                                       {"VGM load", "#8c564b"},   {"VGM store", "#e377c2"}};
+    const rotor_compile_result *t = &r->comp.t10;
+    bool vgm = r->comp.vgm_status == ROTOR_OK;
+    if (!vgm) cli_html_na(f, "The VGM baseline does not fit, so only T10's bars are drawn: %s", r->comp.vgm_err.msg);
+    int per = vgm ? 2 : 1, nrows = t->nops * per;
+    double *v = calloc((size_t)nrows * 6, sizeof *v);
+    char (*names)[96] = calloc((size_t)nrows, sizeof *names);
+    const char **labels = calloc((size_t)nrows, sizeof *labels);
+    int *group = calloc((size_t)nrows, sizeof *group);
+    if (!v || !names || !labels || !group) {
+        free(v);
+        free(names);
+        free(labels);
+        free(group);
+        return cli_nomem(CMD);
+    }
+    for (int o = 0; o < t->nops; o++) {
+        const rotor_op_schedule *s = &t->ops[o];
+        int row = o * per;
+        snprintf(names[row], sizeof names[row], "%.70s T10", r->comp.graph.ops[o].name);
+        double *d = v + row * 6;
+        d[0] = s->compute_s * 1e6;
+        d[1] = s->comm_s * 1e6;
+        d[2] = s->reduction_s * 1e6;
+        d[3] = s->setup_s * 1e6;
+        labels[row] = names[row];
+        group[row] = o;
+        if (vgm) {
+            const rotor_vgm_op *g = &r->comp.vgm.ops[o];
+            snprintf(names[row + 1], sizeof names[row + 1], "VGM");
+            d += 6;
+            d[0] = g->compute_s * 1e6;
+            d[4] = g->load_s * 1e6;
+            d[5] = g->store_s * 1e6;
+            labels[row + 1] = names[row + 1];
+            group[row + 1] = o;
+        }
+    }
+    cli_bars b = {"Predicted time per operator", "time (us)", 6, cats, nrows, t->nops, labels, group, v};
+    cli_html_figure_begin(f, "op-times");
+    cli_svg_bars(f, &b);
+    cli_html_figure_end(f, "T10: the active plan's compute, shifts (communication) and reduction, and the setup "
+                           "that gathers it; VGM (Roller's tiles): compute, loads from and stores to the global "
+                           "memory slices.");
+    free(v);
+    free(names);
+    free(labels);
+    free(group);
+    cli_html_section_end(f);
+    return 0;
 }
 
-void cli_progress_end(cli_progress *p) {
-    if (p->drawn) fprintf(stderr, "\r%*s\r", 100, "");
-    p->drawn = false;
+/* Each core's compute busy share, chips side by side. */
+static void section_heatmap(FILE *f, const report *r) {
+    cli_html_section(f, "heatmap", "Core utilisation in the simulated run");
+    if (!r->replayed) {
+        cli_html_na(f, "No program to replay: the model does not fit in the chip's SRAM (%s).", r->comp_err.msg);
+        cli_html_section_end(f);
+        return;
+    }
+    int64_t n = r->chip.cores_per_chip, w = n, h = 1;
+    bool mesh = r->chip.topology == ROTOR_TOPO_MESH;
+    if (mesh) {
+        w = r->chip.mesh_width;
+        h = r->chip.mesh_height;
+    } else {
+        for (int64_t d = 1; d * d <= n; d++)
+            if (n % d == 0) h = d;
+        w = n / h;
+        if (w > 4 * h) { /* no square-ish factorisation: rows of ceil(sqrt(n)), the last one short */
+            w = (int64_t)ceil(sqrt((double)n));
+            h = (n + w - 1) / w;
+        }
+    }
+    cli_heatmap hm = {"Compute busy time per core (share of the simulated makespan)", "% busy", r->busy, r->chip.chips,
+                      n, w, h, 100, mesh};
+    cli_html_figure_begin(f, "heatmap");
+    cli_svg_heatmap(f, &hm);
+    char cap[256];
+    snprintf(cap, sizeof cap, "%lld cores; the sum of each core's compute tasks over the makespan of %.3f us "
+                              "(the simulator's task timings; shifts and setup are not counted).",
+             (long long)rotor_chip_cores(&r->chip), r->rr.simulated_s * 1e6);
+    cli_html_figure_end(f, cap);
+    cli_html_section_end(f);
+}
+
+static const char *no_hbm(const report *r) {
+    return r->has_hbm ? r->sched_err.msg
+                      : "The chip has no HBM, so the model is not scheduled from it (Elk); give a chip with HBM, "
+                        "e.g. --chip ipu-pod4.";
+}
+
+/* Elk Figure 10 style: one row per operator of the timeline's design. */
+static int section_timeline(FILE *f, const report *r) {
+    cli_html_section(f, "timeline", "Schedule timeline: preloads, executions and stalls (Elk Figure 10 style)");
+    if (!r->scheduled) {
+        cli_html_na(f, "%s%s", r->has_hbm ? "The HBM schedule does not fit: " : "", no_hbm(r));
+        cli_html_section_end(f);
+        return 0;
+    }
+    int k = r->nruns - 1;
+    for (int i = 0; i < r->nruns; i++)
+        if (r->designs[i] == ROTOR_PRELOAD_FULL) k = i;
+    const rotor_schedule *s = r->sched.schedule;
+    const rotor_preload_result *res = &r->runs[k].result;
+    cli_timeline_row *rows = calloc((size_t)(res->nops ? res->nops : 1), sizeof *rows);
+    if (!rows) return cli_nomem(CMD);
+    for (int o = 0; o < res->nops; o++) {
+        const rotor_preload_op_result *x = &res->ops[o];
+        rows[o] = (cli_timeline_row){s->ops[o].name, us(x->pre_start_ps), us(x->pre_end_ps), us(x->exe_start_ps),
+                                     us(x->exe_end_ps), us(x->stall_ps)};
+    }
+    char t[160];
+    snprintf(t, sizeof t, "%s design, one chip of %lld (tensor parallel), %.4f ms", rotor_preload_designs[r->designs[k]].name,
+             (long long)s->tensor_parallel, r->runs[k].latency_s * 1e3);
+    cli_html_figure_begin(f, "timeline");
+    cli_svg_timeline(f, t, rows, res->nops);
+    cli_html_figure_end(f, "The analytical schedule (rotor schedule --per-op): each operator's preload from HBM "
+                           "and its execution, with the stall inside the execution drawn at its end.");
+    free(rows);
+    cli_html_section_end(f);
+    return 0;
+}
+
+/* Elk Figure 18a: each design's latency split by what runs. */
+static void section_breakdown(FILE *f, const report *r) {
+    cli_html_section(f, "breakdown", "Latency breakdown per design (Elk Figure 18)");
+    if (!r->scheduled) {
+        cli_html_na(f, "%s%s", r->has_hbm ? "The HBM schedule does not fit: " : "", no_hbm(r));
+        cli_html_section_end(f);
+        return;
+    }
+    static const cli_bar_cat cats[] = {{"preload only", "#ff7f0e"}, {"execute only", "#1f77b4"},
+                                       {"overlap", "#2ca02c"},      {"stall", "#d62728"},
+                                       {"idle", "#7f7f7f"}};
+    double v[ROTOR_PRELOAD_NDESIGNS * 5];
+    const char *labels[ROTOR_PRELOAD_NDESIGNS];
+    for (int i = 0; i < r->nruns; i++) {
+        const rotor_preload_breakdown *b = &r->runs[i].result.breakdown;
+        double *d = v + i * 5;
+        d[0] = us(b->preload_ps);
+        d[1] = us(b->execute_ps);
+        d[2] = us(b->overlap_ps);
+        d[3] = us(b->stall_ps);
+        d[4] = us(b->idle_ps);
+        labels[i] = rotor_preload_designs[r->designs[i]].name;
+    }
+    cli_bars b = {"Per-token (or per-step) latency by what runs", "time (us)", 5, cats, r->nruns, 1, labels, NULL, v};
+    cli_html_figure_begin(f, "breakdown");
+    cli_svg_bars(f, &b);
+    cli_html_figure_end(f, "Preload only: HBM loading while no operator computes; execute only: computing without "
+                           "a preload; overlap: both; stall: executions held up by contention (docs/schedule.md).");
+    cli_html_section_end(f);
+}
+
+static void section_sweeps(FILE *f, const report *r) {
+    cli_html_section(f, "sweeps", "Design-space sweeps");
+    cli_html_na(f, "A sweep schedules the model at many chips; it has its own report: rotor explore %s --sweep "
+                   "hbm-bw=2,4,8,16 --report FILE.html (docs/explore.md).",
+                r->model);
+    cli_html_section_end(f);
+}
+
+static int write_page(FILE *f, const report *r) {
+    char title[160], sub[320];
+    snprintf(title, sizeof title, "rotor report: %s on %s", r->comp.graph.name[0] ? r->comp.graph.name : r->model,
+             r->chip.name);
+    snprintf(sub, sizeof sub, "T10 compile with the VGM baseline, the simulator's replay%s; rotor's own results, "
+                              "deterministic for the same input.",
+             r->has_hbm ? " and Elk's HBM schedule" : "");
+    cli_html_begin(f, title, sub);
+    section_summary(f, r);
+    int rc = section_frontiers(f, r);
+    if (!rc) rc = section_algorithm1(f, r);
+    if (!rc) rc = section_op_times(f, r);
+    if (!rc) section_heatmap(f, r);
+    if (!rc) rc = section_timeline(f, r);
+    if (!rc) section_breakdown(f, r);
+    if (!rc) section_sweeps(f, r);
+    cli_html_end(f);
+    return rc;
+}
+
+/* ---- the command --------------------------------------------------------- */
+
+static int parse_report(int argc, char **argv, report_args *a) {
+    static const cli_opt own[] = {
+        {"output", 'o', CLI_VALUE, offsetof(report_args, outfile), 0, 0},
+        {"topology", 0, CLI_VALUE, offsetof(report_args, topology), 0, 0},
+        {"hbm-bw", 0, CLI_VALUE, offsetof(report_args, ha.hbm), 0, 0},
+        {"design", 0, CLI_VALUE, offsetof(report_args, ha.design), 0, 0},
+        {"tp", 0, CLI_VALUE, offsetof(report_args, ha.tp), 0, 0},
+        {"prefill", 0, CLI_FLAG, offsetof(report_args, ha.prefill), 0, 0},
+        {0}};
+    int rc = cli_parse_options(CMD, argc, argv, CLI_TAKES_ALL, &a->ha.m, own, a, report_usage, NULL, &a->input,
+                               "a model is required (try --help)");
+    return rc >= 0 ? rc : -1;
+}
+
+static void report_free(report *r) {
+    rotor_pipeline_free(&r->comp);
+    rotor_pipeline_free(&r->sched);
+    rotor_replay_result_free(&r->rr);
+    for (int i = 0; i < r->nruns; i++) rotor_schedule_report_free(&r->runs[i]);
+    free(r->busy);
+    free(r);
+}
+
+/* The compile and its replay; a model that does not fit is kept as the
+ * reason (the schedule may still run), any other failure ends the run. */
+static int compile_and_replay(report *r, const rotor_pipeline_options *base) {
+    rotor_pipeline_options po = *base;
+    po.t10 = po.vgm = po.program = true;
+    cli_progress bar;
+    cli_progress_begin(&bar, CMD, "compiling: operator shapes searched");
+    po.compile.progress = cli_progress_step;
+    po.compile.progress_ctx = &bar;
+    r->comp_st = rotor_pipeline_run(&po, &r->chip, &r->comp, &r->comp_err);
+    cli_progress_end(&bar);
+    if (r->comp_st == ROTOR_ERR_NOFIT && r->has_hbm) return 0;
+    if (r->comp_st) return cli_fail(CMD, r->comp_st, &r->comp_err);
+    rotor_error err = {{0}};
+    rotor_status st = replay(r, &err);
+    return st ? cli_fail(CMD, st, &err) : 0;
+}
+
+int cmd_report(int argc, char **argv) {
+    report_args a = {0};
+    int rc = parse_report(argc, argv, &a);
+    if (rc >= 0) return rc;
+    rotor_pipeline_options po = {0};
+    rotor_schedule_options so = {0};
+    if (cli_hbm_workload(CMD, a.input, &a.ha, &po, &so)) return EXIT_BADINPUT;
+    rotor_preload_design designs[ROTOR_PRELOAD_NDESIGNS];
+    int nd = 0;
+    if ((rc = cli_parse_designs(CMD, a.ha.design, designs, &nd))) return rc;
+    report *r = calloc(1, sizeof *r);
+    if (!r) return cli_nomem(CMD);
+    r->model = a.input;
+    r->decode = po.zoo.phase == ROTOR_PHASE_DECODE;
+    rotor_error err = {{0}};
+    rotor_status st = cli_chip(a.ha.m.chip, a.ha.m.sets, a.ha.m.nsets, &r->chip, &err);
+    if (!st && a.topology) st = cli_apply_topology(&r->chip, a.topology, &err);
+    rc = st ? cli_fail(CMD, st, &err) : cli_apply_hbm_bw(CMD, a.ha.hbm, &r->chip);
+    r->has_hbm = r->chip.hbm_controllers > 0 && r->chip.hbm_gbps > 0;
+    if (!rc && !r->has_hbm && (a.ha.design || a.ha.tp))
+        rc = cli_usage_error(CMD, "--design and --tp shape the HBM schedule; chip '%s' has no HBM", r->chip.name);
+    if (!rc && so.tensor_parallel > r->chip.chips)
+        rc = cli_usage_error(CMD, "--tp: expected 1..%lld (the chips of %s), got %lld", (long long)r->chip.chips,
+                             r->chip.name, (long long)so.tensor_parallel);
+    cli_output out = {0};
+    char name[300], base[256];
+    cli_model_base(a.input, base, sizeof base);
+    snprintf(name, sizeof name, "%s-report.html", base);
+    if (!rc) rc = cli_output_open(CMD, "-o", a.outfile ? a.outfile : name, name, &out);
+    if (rc) {
+        report_free(r);
+        return rc;
+    }
+    rc = compile_and_replay(r, &po);
+    if (!rc && r->has_hbm) rc = schedule(r, &po, &so, designs, nd);
+    if (!rc) rc = write_page(out.f, r);
+    if (!rc) rc = cli_output_commit(CMD, "-o", &out);
+    cli_output_abort(&out);
+    if (!rc && !out.is_stdout) printf("rotor report: wrote %s\n", out.path);
+    report_free(r);
+    return rc;
 }

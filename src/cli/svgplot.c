@@ -1,4 +1,4 @@
-/* rotor CLI — SVG line plots for reports (rotor reproduce): series of
+/* rotor CLI — SVG line plots for reports (rotor reproduce, rotor report): series of
  * (x, y) points on linear or log axes, with a legend and a tooltip per
  * point.  Self-contained SVG 1.1, the same for the same input. */
 #include <math.h>
@@ -80,13 +80,13 @@ static void axis_ticks(FILE *f, const frame *fr, bool y, double lo, double hi, b
     }
 }
 
-void cli_svg_lines(FILE *f, const cli_plot *p, const cli_series *s, int ns) {
+static void lines(FILE *f, const cli_plot *p, const cli_series *s, int ns, bool inline_svg) {
     frame fr = {.L = 80, .R = 570, .T = 50, .B = 370, .logx = p->logx, .logy = p->logy};
     range(s, ns, false, p->logx, &fr.x0, &fr.x1);
     range(s, ns, true, p->logy, &fr.y0, &fr.y1);
-    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"760\" height=\"440\" viewBox=\"0 0 760 440\" "
-               "font-family=\"sans-serif\" font-size=\"12\">\n");
+    if (!inline_svg) fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" %swidth=\"760\" height=\"440\" viewBox=\"0 0 760 440\" "
+               "font-family=\"sans-serif\" font-size=\"12\">\n", inline_svg ? "class=\"lines\" " : "");
     fprintf(f, "<rect x=\"0\" y=\"0\" width=\"760\" height=\"440\" fill=\"white\"/>\n");
     fprintf(f, "<text x=\"%.1f\" y=\"28\" text-anchor=\"middle\" font-size=\"15\">", (fr.L + fr.R) / 2);
     cli_xml_text(f, p->title);
@@ -126,3 +126,7 @@ void cli_svg_lines(FILE *f, const cli_plot *p, const cli_series *s, int ns) {
     }
     fputs("</svg>\n", f);
 }
+
+void cli_svg_lines(FILE *f, const cli_plot *p, const cli_series *s, int ns) { lines(f, p, s, ns, false); }
+
+void cli_svg_lines_inline(FILE *f, const cli_plot *p, const cli_series *s, int ns) { lines(f, p, s, ns, true); }

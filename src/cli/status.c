@@ -1,0 +1,75 @@
+/* rotor CLI — status on the terminal besides results: one-line errors
+ * with their exit statuses (the only place a rotor_status becomes one),
+ * and the progress bar of long work. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+int cli_fail(const char *cmd, rotor_status st, const rotor_error *err) {
+    fprintf(stderr, "rotor %s: %s\n", cmd, err->msg);
+    if (st == ROTOR_ERR_NOFIT) return EXIT_NOFIT;
+    if (st == ROTOR_ERR_NOMEM) return EXIT_NOMEM;
+    return EXIT_BADINPUT;
+}
+
+int cli_nomem(const char *cmd) {
+    fprintf(stderr, "rotor %s: out of memory\n", cmd);
+    return EXIT_NOMEM;
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "rotor %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return EXIT_BADINPUT;
+}
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void cli_progress_begin(cli_progress *p, const char *cmd, const char *what) {
+    p->cmd = cmd;
+    p->what = what;
+    p->start = now_s();
+    p->tty = isatty(2);
+    p->drawn = false;
+}
+
+void cli_progress_step(void *ctx, int done, int total) {
+    cli_progress *p = ctx;
+    if (!p->tty || total <= 0) return;
+    double t = now_s() - p->start;
+    if (t < 1.0) return;
+    char bar[31];
+    int fill = (int)(30L * done / total);
+    for (int i = 0; i < 30; i++) bar[i] = i < fill ? '#' : '.';
+    bar[30] = '\0';
+    fprintf(stderr, "\rrotor %s: %s [%s] %d/%d, %.1f s ", p->cmd, p->what, bar, done, total, t);
+    fflush(stderr);
+    p->drawn = true;
+}
+
+void cli_progress_sim(void *ctx, int done, int total, int64_t now_ps, int64_t events) {
+    cli_progress *p = ctx;
+    if (!p->tty) return;
+    double t = now_s() - p->start;
+    if (t < 1.0) return;
+    fprintf(stderr, "\rrotor %s: %s operator %d/%d, %.1f us simulated, %.1f M events/s, %.1f s ", p->cmd, p->what,
+            done + 1, total, (double)now_ps * 1e-6, (double)events / t * 1e-6, t);
+    fflush(stderr);
+    p->drawn = true;
+}
+
+void cli_progress_end(cli_progress *p) {
+    if (p->drawn) fprintf(stderr, "\r%*s\r", 100, "");
+    p->drawn = false;
+}

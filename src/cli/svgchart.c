@@ -1,0 +1,239 @@
+/* rotor CLI — the charts of the HTML report (docs/report.md), as inline SVG:
+ * a plan frontier with its chosen plan, stacked horizontal bars, a heat map
+ * of the chip's cores and a schedule timeline.  Every chart has width,
+ * height and viewBox, axes with their units and a legend; the same input
+ * gives the same bytes.  No XML prolog: they are written into an HTML page
+ * (svgplot.c draws the line plots, standalone or inline). */
+#include <math.h>
+#include <stdio.h>
+
+#include "cli.h"
+
+#define FONT "font-family=\"sans-serif\" font-size=\"11\""
+
+/* A round tick step near span / 5: 1, 2, 2.5 or 5 times a power of ten. */
+static double nice_step(double span) {
+    if (!(span > 0)) return 1;
+    double raw = span / 5.0, p = pow(10.0, floor(log10(raw))), m = raw / p;
+    return (m <= 1 ? 1 : m <= 2 ? 2 : m <= 2.5 ? 2.5 : m <= 5 ? 5 : 10) * p;
+}
+
+/* The top of an axis from 0 holding vmax: a whole number of nice steps. */
+static double axis_top(double vmax, double *step) {
+    if (!(vmax > 0)) vmax = 1;
+    *step = nice_step(vmax);
+    return ceil(vmax / *step - 1e-9) * *step;
+}
+
+static void svg_open(FILE *f, const char *cls, double w, double h) {
+    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"%s\" width=\"%.0f\" height=\"%.0f\" "
+               "viewBox=\"0 0 %.0f %.0f\" " FONT ">\n<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" "
+               "fill=\"white\"/>\n",
+            cls, w, h, w, h, w, h);
+}
+
+static void title(FILE *f, double x, double y, const char *s) {
+    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"13\">", x, y);
+    cli_xml_text(f, s);
+    fputs("</text>\n", f);
+}
+
+/* Vertical grid lines and labels of a linear x axis [0, top] from L to R
+ * at y = B, its label below. */
+static void x_axis(FILE *f, double L, double R, double T, double B, double top, double step, const char *label) {
+    for (double v = 0; v <= top * (1 + 1e-9); v += step) {
+        double x = L + v / top * (R - L);
+        fprintf(f, "<line x1=\"%.2f\" y1=\"%.1f\" x2=\"%.2f\" y2=\"%.1f\" stroke=\"#e0e0e0\"/>\n", x, T, x, B);
+        fprintf(f, "<text x=\"%.2f\" y=\"%.1f\" text-anchor=\"middle\">%.4g</text>\n", x, B + 14, v);
+    }
+    fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\"/>\n", L, B, R, B);
+    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", (L + R) / 2, B + 30);
+    cli_xml_text(f, label);
+    fputs("</text>\n", f);
+}
+
+/* A legend entry: a swatch (a filled square, or a marker) and its name. */
+static void legend_box(FILE *f, double x, double y, const char *colour, const char *name) {
+    fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"10\" height=\"10\" fill=\"%s\"/>", x, y - 9, colour);
+    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">", x + 14, y);
+    cli_xml_text(f, name);
+    fputs("</text>\n", f);
+}
+
+void cli_svg_frontier(FILE *f, const cli_frontier_chart *c) {
+    const double W = 330, H = 240, L = 58, R = 318, T = 30, B = 180;
+    double xmax = 0, ymax = 0;
+    for (int i = 0; i < c->n; i++) {
+        xmax = fmax(xmax, c->mem_kib[i]);
+        ymax = fmax(ymax, c->time_us[i]);
+    }
+    double xs, ys, xt = axis_top(xmax, &xs), yt = axis_top(ymax, &ys);
+    svg_open(f, "frontier", W, H);
+    title(f, (L + R) / 2, 16, c->title);
+    for (double v = 0; v <= yt * (1 + 1e-9); v += ys) {
+        double y = B - v / yt * (B - T);
+        fprintf(f, "<line x1=\"%.1f\" y1=\"%.2f\" x2=\"%.1f\" y2=\"%.2f\" stroke=\"#e0e0e0\"/>\n", L, y, R, y);
+        fprintf(f, "<text x=\"%.1f\" y=\"%.2f\" text-anchor=\"end\">%.4g</text>\n", L - 4, y + 4, v);
+    }
+    fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\"/>\n", L, T, L, B);
+    x_axis(f, L, R, T, B, xt, xs, "memory per core (KiB)");
+    fprintf(f, "<text transform=\"translate(14 %.1f) rotate(-90)\" text-anchor=\"middle\">time (us)</text>\n",
+            (T + B) / 2);
+#define FX(v) (L + (v) / xt * (R - L))
+#define FY(v) (B - (v) / yt * (B - T))
+    /* the staircase: each plan is the fastest down to the next one's memory */
+    fputs("<polyline fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"1.2\" points=\"", f);
+    for (int i = 0; i < c->n; i++) {
+        if (i) fprintf(f, " %.2f,%.2f", FX(c->mem_kib[i - 1]), FY(c->time_us[i]));
+        fprintf(f, "%s%.2f,%.2f", i ? " " : "", FX(c->mem_kib[i]), FY(c->time_us[i]));
+    }
+    fputs("\"/>\n", f);
+    for (int i = 0; i < c->n; i++) {
+        fprintf(f, "<circle class=\"plan\" cx=\"%.2f\" cy=\"%.2f\" r=\"2.5\" fill=\"#1f77b4\"><title>plan %d: %.4g us, "
+                   "%.4g KiB per core</title></circle>\n",
+                FX(c->mem_kib[i]), FY(c->time_us[i]), i, c->time_us[i], c->mem_kib[i]);
+    }
+    if (c->chosen >= 0 && c->chosen < c->n)
+        fprintf(f, "<circle class=\"chosen\" cx=\"%.2f\" cy=\"%.2f\" r=\"6\" fill=\"none\" stroke=\"#d62728\" "
+                   "stroke-width=\"2.5\"><title>chosen (active) plan %d: %.4g us, %.4g KiB per core</title></circle>\n",
+                FX(c->mem_kib[c->chosen]), FY(c->time_us[c->chosen]), c->chosen, c->time_us[c->chosen],
+                c->mem_kib[c->chosen]);
+#undef FX
+#undef FY
+    double ly = H - 12;
+    fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\" fill=\"#1f77b4\"/><text x=\"%.1f\" y=\"%.1f\">Pareto plan (%d%s)</text>\n",
+            L, ly - 4, L + 8, ly, c->n, c->truncated ? ", cut" : "");
+    fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5\" fill=\"none\" stroke=\"#d62728\" stroke-width=\"2\"/>"
+               "<text x=\"%.1f\" y=\"%.1f\">chosen</text>\n",
+            R - 60, ly - 4, R - 52, ly);
+    fputs("</svg>\n", f);
+}
+
+void cli_svg_bars(FILE *f, const cli_bars *b) {
+    const double rowh = 14, gap = 4, L = 190, R = 700, T = 36, W = 900;
+    double B = T + b->nrows * (rowh + gap) + (b->ngroups > 1 ? (b->ngroups - 1) * 6 : 0);
+    double H = B + 46;
+    double vmax = 0;
+    for (int r = 0; r < b->nrows; r++) {
+        double s = 0;
+        for (int k = 0; k < b->ncats; k++) s += b->values[r * b->ncats + k];
+        vmax = fmax(vmax, s);
+    }
+    double step, top = axis_top(vmax, &step);
+    svg_open(f, "bars", W, H);
+    title(f, (L + R) / 2, 18, b->title);
+    x_axis(f, L, R, T - 4, B, top, step, b->unit);
+    double y = T;
+    for (int r = 0; r < b->nrows; r++) {
+        if (r > 0 && b->group && b->group[r] != b->group[r - 1]) y += 6;
+        fprintf(f, "<g class=\"bar\"><text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", L - 6, y + rowh - 3);
+        cli_xml_text(f, b->labels[r]);
+        fputs("</text>\n", f);
+        double x = L, total = 0;
+        for (int k = 0; k < b->ncats; k++) total += b->values[r * b->ncats + k];
+        for (int k = 0; k < b->ncats; k++) {
+            double v = b->values[r * b->ncats + k];
+            if (!(v > 0)) continue;
+            double w = v / top * (R - L);
+            fprintf(f, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.0f\" fill=\"%s\"><title>", x, y, w,
+                    rowh, b->cats[k].colour);
+            cli_xml_text(f, b->labels[r]);
+            fputs(": ", f);
+            cli_xml_text(f, b->cats[k].name);
+            fprintf(f, " %.6g of %.6g</title></rect>\n", v, total);
+            x += w;
+        }
+        fputs("</g>\n", f);
+        y += rowh + gap;
+    }
+    for (int k = 0; k < b->ncats; k++) legend_box(f, R + 16, T + 10 + 18 * k, b->cats[k].colour, b->cats[k].name);
+    fputs("</svg>\n", f);
+}
+
+/* White to dark blue through the fraction u in [0, 1]. */
+static void heat_colour(double u, char *buf, size_t size) {
+    u = fmin(1, fmax(0, isfinite(u) ? u : 0));
+    int r = (int)lround(247 - u * (247 - 8)), g = (int)lround(251 - u * (251 - 48)), b = (int)lround(255 - u * (255 - 107));
+    snprintf(buf, size, "#%02x%02x%02x", r, g, b);
+}
+
+void cli_svg_heatmap(FILE *f, const cli_heatmap *h) {
+    int64_t w = h->width, rows = h->height, chips = h->chips;
+    double cell = fmax(3, fmin(14, floor(880.0 / (double)(chips * w + (chips - 1) * 2))));
+    double L = 20, T = 40, chipw = (double)w * cell, chipgap = 2 * cell;
+    double W = fmax(L + chips * chipw + (chips - 1) * chipgap + 20, 560), B = T + (double)rows * cell;
+    double H = B + 70;
+    svg_open(f, "heatmap", W, H);
+    title(f, W / 2, 18, h->title);
+    char col[16];
+    for (int64_t c = 0; c < chips; c++) {
+        double x0 = L + (double)c * (chipw + chipgap);
+        if (chips > 1) fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">chip %lld</text>\n", x0, T - 4, (long long)c);
+        for (int64_t i = 0; i < h->cores_per_chip; i++) {
+            int64_t core = c * h->cores_per_chip + i;
+            double v = h->value[core];
+            heat_colour(v / h->vmax, col, sizeof col);
+            fprintf(f, "<rect class=\"core\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\">"
+                       "<title>core %lld: %.4g %s</title></rect>\n",
+                    x0 + (double)(i % w) * cell, T + (double)(i / w) * cell, cell, cell, col, (long long)core, v,
+                    h->unit);
+        }
+    }
+    /* the colour scale: ten steps from 0 to vmax */
+    double sx = L, sy = B + 16, sw = 24;
+    for (int k = 0; k < 10; k++) {
+        heat_colour((k + 0.5) / 10, col, sizeof col);
+        fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"10\" fill=\"%s\" stroke=\"#999999\" "
+                   "stroke-width=\"0.3\"/>\n",
+                sx + k * sw, sy, sw, col);
+    }
+    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">0</text>\n", sx, sy + 24);
+    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%.4g</text>\n", sx + 10 * sw, sy + 24, h->vmax);
+    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">", sx + 10 * sw + 16, sy + 9);
+    cli_xml_text(f, h->unit);
+    fprintf(f, " per core (%lld x %lld cores per chip%s)</text>\n", (long long)w, (long long)rows,
+            h->mesh ? ", the mesh" : ", laid out row by row");
+    fputs("</svg>\n", f);
+}
+
+void cli_svg_timeline(FILE *f, const char *name, const cli_timeline_row *rows, int n) {
+    const double rowh = 16, L = 190, R = 760, T = 50, W = 900;
+    double B = T + n * rowh, H = B + 48, tmax = 0;
+    for (int i = 0; i < n; i++) tmax = fmax(tmax, fmax(rows[i].pre_end, rows[i].exe_end));
+    double step, top = axis_top(tmax, &step);
+    static const char *const PRE = "#ff7f0e", *const EXE = "#1f77b4", *const STALL = "#d62728";
+    svg_open(f, "timeline", W, H);
+    title(f, (L + R) / 2, 18, name);
+    x_axis(f, L, R, T - 4, B, top, step, "time from the start of the step (us)");
+    legend_box(f, L, 38, PRE, "preload from HBM");
+    legend_box(f, L + 140, 38, EXE, "execution");
+    legend_box(f, L + 250, 38, STALL, "stall (contention inside the execution)");
+#define TX(v) (L + (v) / top * (R - L))
+    for (int i = 0; i < n; i++) {
+        const cli_timeline_row *r = &rows[i];
+        double y = T + i * rowh;
+        fprintf(f, "<g class=\"op\"><text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", L - 6, y + rowh - 4);
+        cli_xml_text(f, r->name);
+        fputs("</text>\n", f);
+        if (r->pre_end > r->pre_start) {
+            fprintf(f, "<rect class=\"preload\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"6\" fill=\"%s\"><title>",
+                    TX(r->pre_start), y + 2, fmax(0.5, TX(r->pre_end) - TX(r->pre_start)), PRE);
+            cli_xml_text(f, r->name);
+            fprintf(f, ": preload %.4f to %.4f us</title></rect>\n", r->pre_start, r->pre_end);
+        }
+        fprintf(f, "<rect class=\"exec\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"6\" fill=\"%s\"><title>",
+                TX(r->exe_start), y + 8, fmax(0.5, TX(r->exe_end) - TX(r->exe_start)), EXE);
+        cli_xml_text(f, r->name);
+        fprintf(f, ": execution %.4f to %.4f us</title></rect>\n", r->exe_start, r->exe_end);
+        if (r->stall > 0) {
+            double s0 = fmax(r->exe_start, r->exe_end - r->stall);
+            fprintf(f, "<rect class=\"stall\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"6\" fill=\"%s\"><title>",
+                    TX(s0), y + 8, fmax(0.5, TX(r->exe_end) - TX(s0)), STALL);
+            cli_xml_text(f, r->name);
+            fprintf(f, ": stall %.4f us</title></rect>\n", r->stall);
+        }
+        fputs("</g>\n", f);
+    }
+#undef TX
+    fputs("</svg>\n", f);
+}
