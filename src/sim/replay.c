@@ -343,30 +343,39 @@ static int cmp_piece(const void *a, const void *b) {
     return x[1] < y[1] ? -1 : x[1] > y[1];
 }
 
+/* A receiver in the schedule's heap, with its in port's key beside it:
+ * only the top's key changes (its packet was just placed), so the copies
+ * stay true and a comparison reads no other array. */
+typedef struct recv_key {
+    int64_t free, left, c; /* free_in[c], in_left[c], c */
+} recv_key;
+
 typedef struct port_sched {
     int64_t *free_in, *free_out;   /* bytes-times at which the ports free */
     int64_t *out_left, *in_left;   /* bytes each port has left to carry */
     int64_t *last_in, *last_out;   /* the last packet through each port, -1 */
-    int64_t *heap, nheap;          /* receivers with packets left, by free_in */
+    recv_key *heap;                /* receivers with packets left, by free_in */
+    int64_t nheap;
 } port_sched;
 
 /* Heap order: the in port that frees first; ties: the receiver with the
  * most left to receive (the critical one), then the lower core. */
-static bool heap_before(const port_sched *ps, int64_t a, int64_t b) {
-    if (ps->free_in[a] != ps->free_in[b]) return ps->free_in[a] < ps->free_in[b];
-    if (ps->in_left[a] != ps->in_left[b]) return ps->in_left[a] > ps->in_left[b];
-    return a < b;
+static bool heap_before(recv_key a, recv_key b) {
+    if (a.free != b.free) return a.free < b.free;
+    if (a.left != b.left) return a.left > b.left;
+    return a.c < b.c;
 }
 
 static void heap_sift(port_sched *ps, int64_t i) {
+    recv_key *h = ps->heap;
     for (;;) {
         int64_t l = 2 * i + 1, m = i;
-        if (l < ps->nheap && heap_before(ps, ps->heap[l], ps->heap[m])) m = l;
-        if (l + 1 < ps->nheap && heap_before(ps, ps->heap[l + 1], ps->heap[m])) m = l + 1;
+        if (l < ps->nheap && heap_before(h[l], h[m])) m = l;
+        if (l + 1 < ps->nheap && heap_before(h[l + 1], h[m])) m = l + 1;
         if (m == i) return;
-        int64_t t = ps->heap[i];
-        ps->heap[i] = ps->heap[m];
-        ps->heap[m] = t;
+        recv_key t = h[i];
+        h[i] = h[m];
+        h[m] = t;
         i = m;
     }
 }
@@ -377,16 +386,16 @@ static rotor_status emit_packets(replayer *r, int op, pieces *pc, int64_t cores,
     size_t n = (size_t)r->n;
     port_sched ps = {.free_in = calloc(n, sizeof(int64_t)), .free_out = calloc(n, sizeof(int64_t)),
                      .last_in = malloc(n * sizeof(int64_t)), .last_out = malloc(n * sizeof(int64_t)),
-                     .heap = malloc(n * sizeof(int64_t)), .out_left = calloc(n, sizeof(int64_t)),
+                     .heap = malloc(n * sizeof(recv_key)), .out_left = calloc(n, sizeof(int64_t)),
                      .in_left = calloc(n, sizeof(int64_t))};
     int64_t *start = calloc(n + 1, sizeof *start), *live = calloc(n, sizeof *live);
     /* Each receiver's pieces with bytes left, in piece order (a piece that
      * is sent is taken out, the rest keep their order): the scan below
      * reads only these, and only their senders. */
-    int64_t *lk = malloc((size_t)pc->n * sizeof *lk), *lsrc = malloc((size_t)pc->n * sizeof *lsrc);
+    int64_t *lsrc = malloc((size_t)pc->n * sizeof *lsrc), *lbytes = malloc((size_t)pc->n * sizeof *lbytes);
     rotor_status st = ROTOR_OK;
     if (!ps.free_in || !ps.free_out || !ps.last_in || !ps.last_out || !ps.heap || !ps.out_left || !ps.in_left ||
-        !start || !live || !lk || !lsrc)
+        !start || !live || !lsrc || !lbytes)
         st = rotor_nomem(err);
     for (int64_t c = 0; !st && c < r->n; c++) ps.last_in[c] = ps.last_out[c] = -1;
     for (int64_t k = 0; !st && k < pc->n; k++) {
@@ -398,13 +407,13 @@ static rotor_status emit_packets(replayer *r, int op, pieces *pc, int64_t cores,
         start[c + 1] += start[c];
         for (int64_t k = start[c]; k < start[c + 1]; k++)
             if (pc->v[k][2]) {
-                lk[start[c] + live[c]] = k;
+                lbytes[start[c] + live[c]] = pc->v[k][2];
                 lsrc[start[c] + live[c]++] = pc->v[k][1];
             }
-        if (live[c]) ps.heap[ps.nheap++] = c;
+        if (live[c]) ps.heap[ps.nheap++] = (recv_key){0, ps.in_left[c], c};
     }
     while (!st && ps.nheap > 0) {
-        int64_t c = ps.heap[0], *ks = lk + start[c], *srcs = lsrc + start[c], j = 0;
+        int64_t c = ps.heap[0].c, *bytes = lbytes + start[c], *srcs = lsrc + start[c], j = 0;
         int64_t bfree = ps.free_out[srcs[0]], bleft = ps.out_left[srcs[0]];
         for (int64_t i = 1; i < live[c]; i++) { /* the first of the best */
             int64_t f = ps.free_out[srcs[i]];
@@ -416,12 +425,11 @@ static rotor_status emit_packets(replayer *r, int op, pieces *pc, int64_t cores,
                 bleft = l;
             }
         }
-        int64_t best = ks[j];
-        int64_t src = pc->v[best][1], b = pc->v[best][2] < HANDOFF_PACKET ? pc->v[best][2] : HANDOFF_PACKET;
-        pc->v[best][2] -= b;
-        if (!pc->v[best][2]) { /* sent: out of the list, the rest in order */
+        int64_t src = srcs[j], b = bytes[j] < HANDOFF_PACKET ? bytes[j] : HANDOFF_PACKET;
+        bytes[j] -= b;
+        if (!bytes[j]) { /* sent: out of the list, the rest in order */
             live[c]--;
-            memmove(ks + j, ks + j + 1, (size_t)(live[c] - j) * sizeof *ks);
+            memmove(bytes + j, bytes + j + 1, (size_t)(live[c] - j) * sizeof *bytes);
             memmove(srcs + j, srcs + j + 1, (size_t)(live[c] - j) * sizeof *srcs);
         }
         ps.out_left[src] -= b;
@@ -438,6 +446,8 @@ static rotor_status emit_packets(replayer *r, int op, pieces *pc, int64_t cores,
         st = replay_add_transfer(r, &x, &id, err);
         if (!st) st = idlist_push(&r->inbox[c], id, err);
         ps.last_in[c] = ps.last_out[src] = id;
+        ps.heap[0].free = ps.free_in[c];
+        ps.heap[0].left = ps.in_left[c];
         if (!live[c]) ps.heap[0] = ps.heap[--ps.nheap];
         heap_sift(&ps, 0);
     }
@@ -450,8 +460,8 @@ static rotor_status emit_packets(replayer *r, int op, pieces *pc, int64_t cores,
     free(ps.in_left);
     free(start);
     free(live);
-    free(lk);
     free(lsrc);
+    free(lbytes);
     return st;
 }
 
