@@ -412,6 +412,7 @@ static rotor_status emit_packets(replayer *r, int op, pieces *pc, int64_t cores,
             }
         if (live[c]) ps.heap[ps.nheap++] = (recv_key){0, ps.in_left[c], c};
     }
+    for (int64_t i = ps.nheap / 2 - 1; i >= 0; i--) heap_sift(&ps, i);
     while (!st && ps.nheap > 0) {
         int64_t c = ps.heap[0].c, *bytes = lbytes + start[c], *srcs = lsrc + start[c], j = 0;
         int64_t bfree = ps.free_out[srcs[0]], bleft = ps.out_left[srcs[0]];

@@ -75,8 +75,11 @@ static inline void sim_queue_clear(sim_queue *q) { q->n = q->nnow = 0; }
 
 static inline bool sim_queue_empty(const sim_queue *q) { return q->n == 0 && q->nnow == 0; }
 
+/* (t, key) as one 128-bit number (t >= 0): one branch-free comparison. */
 static inline bool sim_ev_before(sim_event a, sim_event b) {
-    return a.t < b.t || (a.t == b.t && a.key < b.key);
+    unsigned __int128 x = (unsigned __int128)(uint64_t)a.t << 64 | a.key;
+    unsigned __int128 y = (unsigned __int128)(uint64_t)b.t << 64 | b.key;
+    return x < y;
 }
 
 /* The time of the next event (the queue is not empty; now is the current instant). */
