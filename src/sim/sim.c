@@ -87,8 +87,7 @@ void rotor_sim_free(rotor_sim *s) {
     free(s->span);
     sim_queue_free(&s->run.q);
     free(s->res);
-    free(s->lane_free);
-    free(s->lane_heap);
+    free(s->lanes);
     free(s->scratch);
     free(s->tasks);
     free(s->edges);
@@ -458,7 +457,7 @@ rotor_status rotor_sim_set_op_name(rotor_sim *s, int op, const char *name, rotor
 /* ---- the event queue ----------------------------------------------------------- */
 
 static inline void ev_push(sim_run *r, int64_t t, int kind, int64_t id) {
-    sim_queue_push(&r->q, r->now, t, (uint64_t)kind << 32 | (uint64_t)id);
+    sim_queue_push(&r->q, t, (uint64_t)kind << 32 | (uint64_t)id);
 }
 
 /* Sums that could in principle leave int64 (a category's resource time over
@@ -624,9 +623,9 @@ static void run_events(rotor_sim *s, int64_t until) {
         done = true;
         horizon = sim_task_end(&s->tasks[until - s->base]);
     }
-    while (!sim_queue_empty(&r->q) && !r->overflow) {
-        if (done && sim_queue_next_time(&r->q, r->now) > horizon) break;
-        sim_event e = sim_queue_pop(&r->q, r->now);
+    while (!sim_queue_empty(&r->q) && !r->overflow && !r->q.nomem) {
+        if (done && sim_queue_next_time(&r->q) > horizon) break;
+        sim_event e = sim_queue_pop(&r->q);
         int64_t id = (int64_t)(e.key & 0xffffffffu);
         int kind = (int)(e.key >> 32);
         if (++r->st.events >= r->tick_at) {
@@ -764,6 +763,7 @@ static rotor_status overflow_error(rotor_error *err) {
  * rotor_sim_add_dep can close, and a stream refuses it. */
 static rotor_status finish_run(rotor_sim *s, rotor_sim_stats *out, rotor_error *err) {
     run_events(s, -1);
+    if (s->run.q.nomem) return rotor_nomem(err);
     if (s->run.overflow) return overflow_error(err);
     if (s->run.finished < s->ntasks && s->streaming) /* defensive */
         return rotor_fail(err, ROTOR_ERR_INPUT, "sim: stream end: %lld tasks never finished",
@@ -807,6 +807,7 @@ rotor_status rotor_sim_advance(rotor_sim *s, int64_t until, rotor_error *err) {
         return rotor_fail(err, ROTOR_ERR_INPUT, "sim: advance: task %lld is not kept (tasks %lld..%lld)",
                           (long long)until, (long long)s->base, (long long)s->ntasks - 1);
     run_events(s, until);
+    if (s->run.q.nomem) return rotor_nomem(err);
     if (s->run.overflow) return overflow_error(err);
     if (s->tasks[until - s->base].pending >= 0) /* no cycle can form while streaming: defensive */
         return rotor_fail(err, ROTOR_ERR_INPUT, "sim: advance: task %lld never finished", (long long)until);

@@ -100,10 +100,16 @@ typedef enum sim_res_kind {
     SIM_RES_PORT       /* mesh: one direction of an edge core's link to its HBM controller */
 } sim_res_kind;
 
+/* A lane of a pool: when it is next free, and its index in the pool. */
+typedef struct sim_lane {
+    int64_t free;
+    int32_t lane;
+} sim_lane;
+
 typedef struct sim_res {
     int64_t free_at;  /* one lane: when it is next free */
     int64_t busy;     /* ps held, summed over lanes */
-    int32_t lane0;    /* pool: first lane in sim->lane_free, else -1 */
+    int32_t lane0;    /* pool: its lanes are sim->lanes[lane0 ..], else -1 */
     int32_t nlanes;
     double gbps;      /* per lane, GB/s */
     uint8_t kind;
@@ -145,8 +151,7 @@ struct rotor_sim {
     int64_t nports;          /* mesh with HBM: edge ports per chip, 2 (W + H); else 0 */
     int64_t res_port0;       /* port p of chip q: in 2 (q nports + p), out + 1; -1 without */
     int32_t *port_ctrl;      /* per port of a chip: the controller it belongs to */
-    int64_t *lane_free;      /* per lane of every pool */
-    int32_t *lane_heap;      /* per pool, a min-heap of its lanes by (free time, lane) */
+    sim_lane *lanes;         /* per pool, a 4-ary min-heap of its lanes by (free time, lane) */
     int64_t nlanes;
     int32_t *scratch;        /* a route */
     int64_t route_cap;

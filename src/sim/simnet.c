@@ -259,28 +259,29 @@ static void pool_setup(rotor_sim *s, int64_t res, sim_res_kind kind, double tota
     s->nlanes += p->nlanes;
 }
 
-static bool lane_before(const rotor_sim *s, int32_t a, int32_t b) {
-    int64_t fa = s->lane_free[a], fb = s->lane_free[b];
-    return fa < fb || (fa == fb && a < b);
-}
+static bool lane_before(sim_lane a, sim_lane b) { return a.free < b.free || (a.free == b.free && a.lane < b.lane); }
 
-/* The top lane changed: restore the heap of pool p. */
+/* The top lane changed: restore the heap of pool p (4-ary: its lanes'
+ * order is total, so the lane taken does not depend on the arity). */
 static void pool_sift(rotor_sim *s, const sim_res *p) {
-    int32_t *h = s->lane_heap + p->lane0, n = p->nlanes, i = 0, x = h[0];
+    sim_lane *h = s->lanes + p->lane0, x = h[0];
+    int32_t n = p->nlanes, i = 0;
     for (;;) {
-        int32_t c = 2 * i + 1;
+        int32_t c = 4 * i + 1;
         if (c >= n) break;
-        if (c + 1 < n && lane_before(s, h[c + 1], h[c])) c++;
-        if (!lane_before(s, h[c], x)) break;
-        h[i] = h[c];
-        i = c;
+        int32_t best = c, end = c + 4 < n ? c + 4 : n;
+        for (int32_t j = c + 1; j < end; j++)
+            if (lane_before(h[j], h[best])) best = j;
+        if (!lane_before(h[best], x)) break;
+        h[i] = h[best];
+        i = best;
     }
     h[i] = x;
 }
 
 int64_t sim_res_free_at(const rotor_sim *s, int64_t res) {
     const sim_res *p = &s->res[res];
-    return p->lane0 < 0 ? p->free_at : s->lane_free[s->lane_heap[p->lane0]];
+    return p->lane0 < 0 ? p->free_at : s->lanes[p->lane0].free;
 }
 
 /* Holds res until `end`; returns the pool lane taken (0-based), or -1. */
@@ -291,10 +292,10 @@ int32_t sim_res_take(rotor_sim *s, int64_t res, int64_t end, int64_t dur) {
         p->free_at = end;
         return -1;
     }
-    int32_t lane = s->lane_heap[p->lane0];
-    s->lane_free[lane] = end;
+    int32_t lane = s->lanes[p->lane0].lane;
+    s->lanes[p->lane0].free = end;
     pool_sift(s, p);
-    return lane - p->lane0;
+    return lane;
 }
 
 void sim_net_reset(rotor_sim *s) {
@@ -303,8 +304,7 @@ void sim_net_reset(rotor_sim *s) {
         s->res[i].busy = 0;
         const sim_res *p = &s->res[i];
         for (int32_t l = 0; p->lane0 >= 0 && l < p->nlanes; l++) {
-            s->lane_free[p->lane0 + l] = 0;
-            s->lane_heap[p->lane0 + l] = p->lane0 + l; /* equal keys: sorted by lane is a heap */
+            s->lanes[p->lane0 + l] = (sim_lane){0, l}; /* equal times: sorted by lane is a heap */
         }
     }
 }
@@ -338,9 +338,8 @@ rotor_status sim_net_init(rotor_sim *s, rotor_error *err) {
     if (s->res_interchip >= 0) pool_setup(s, s->res_interchip, SIM_RES_INTERCHIP, c->interchip_gbps);
     for (int64_t k = 0; k < ctrls; k++)
         pool_setup(s, s->res_hbm0 + k, SIM_RES_HBM, c->hbm_gbps / (double)c->hbm_controllers);
-    s->lane_free = calloc((size_t)s->nlanes + 1, sizeof *s->lane_free);
-    s->lane_heap = calloc((size_t)s->nlanes + 1, sizeof *s->lane_heap);
-    if (!s->lane_free || !s->lane_heap) return rotor_nomem(err);
+    s->lanes = calloc((size_t)s->nlanes + 1, sizeof *s->lanes);
+    if (!s->lanes) return rotor_nomem(err);
     sim_net_reset(s);
     return ROTOR_OK;
 }

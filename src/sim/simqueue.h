@@ -1,21 +1,27 @@
 /* simqueue.h — internal: the simulator's event queue (issue 23, "a faster
  * event loop").  Not public API.
  *
- * Events are ordered by (time, key), key = kind << 32 | task id; a task has
- * at most one event queued, so the order is total and a run never depends on
- * how the queue is built.  Two parts hold them:
- *  - `now`: the events at the current instant, a binary heap of keys.  Most
- *    events are readies released by a finish at that instant; they never
- *    touch the big heap.
- *  - `heap`: the later events, a 4-ary min-heap.  A node's four children are
- *    one 64-byte line (the array is offset so that children 4i+1..4i+4 start
- *    a line), so a sift-down level costs one line, and the heap has half the
- *    levels of a binary one.
- * An event at the current instant may also sit in `heap` (it was pushed
- * earlier, for a time that has now come); pop compares the two tops.
- *
- * Both parts are sized once for every task the run keeps, so pushing never
- * allocates (the loop has no failure path). */
+ * Events are taken in (time, key) order, key = kind << 32 | task id; a task
+ * has at most one event queued, so the order is total and a run never
+ * depends on how the queue is built.  Event times never go back: every event
+ * is queued at or after the instant being processed.  That makes a radix
+ * heap exact (Ahuja, Mehlhorn, Orlin and Tarjan, "Faster algorithms for the
+ * shortest path problem", 1990):
+ *  - `last` is the instant being processed.  The events at `last` are in
+ *    `now`, a 4-ary min-heap of keys: they leave in key order.  Most events are
+ *    readies released by a finish at that instant and go straight there.
+ *  - A later event sits in bucket b = the position of the highest bit in
+ *    which its time differs from `last` (1..64), unsorted.  Every time in a
+ *    lower bucket is below every time in a higher one.
+ *  - When `now` runs dry, the lowest non-empty bucket's earliest time becomes
+ *    `last`; its events at that time go to `now`, the rest to lower buckets.
+ *    An event moves down at most 64 times, in practice once or twice, so a
+ *    push is O(1) and a pop O(1) amortised plus the small heap at `now`,
+ *    where a binary heap of the later events paid a sift through every
+ *    level (the heap was most of the loop's time in large replays).
+ * Buckets are arrays that grow by doubling and keep their memory for the
+ * next run; a growth that fails sets `nomem`, and the run stops with an
+ * out-of-memory error.  `now` is sized once for every task the run keeps. */
 #ifndef ROTOR_SIMQUEUE_H
 #define ROTOR_SIMQUEUE_H
 
@@ -29,126 +35,133 @@ typedef struct sim_event {
     uint64_t key; /* kind << 32 | task id */
 } sim_event;
 
+#define SIM_Q_BUCKETS 65 /* 0 is unused: the events at `last` are in `now` */
+
+typedef struct sim_bucket {
+    sim_event *v;
+    int64_t n, cap;
+    int64_t min; /* the earliest time in it, when n > 0 */
+} sim_bucket;
+
 typedef struct sim_queue {
-    void *mem;          /* the allocation behind heap */
-    sim_event *heap;    /* later events: 4-ary min-heap by (t, key) */
-    uint64_t *now;      /* events at the current instant: binary min-heap of keys */
-    int64_t n, nnow, cap;
+    int64_t last;        /* the instant being processed */
+    uint64_t *now;       /* keys of the events at last: 4-ary min-heap */
+    int64_t nnow, cap;
+    uint64_t full;       /* bit b - 1 set: bucket b is not empty */
+    bool nomem;          /* a bucket could not grow: the run must stop */
+    sim_bucket b[SIM_Q_BUCKETS];
 } sim_queue;
 
-#define SIM_Q_LINE_OFFSET 3 /* events before heap[1] in its line: 3 * 16 = 48 bytes */
-
-/* Room for cap events in each part; the queued events are kept.  False when
- * out of memory (the queue is then unchanged). */
+/* Room for cap events at one instant; the queued events are kept.  False
+ * when out of memory (the queue is then unchanged). */
 static inline bool sim_queue_reserve(sim_queue *q, int64_t cap) {
     if (cap <= q->cap) return true;
     int64_t c = q->cap ? q->cap : 64;
     while (c < cap) c *= 2;
-    size_t bytes = ((size_t)c + SIM_Q_LINE_OFFSET + 1) * sizeof(sim_event);
-    bytes = (bytes + 63) / 64 * 64; /* aligned_alloc wants a multiple of the alignment */
-    sim_event *mem = aligned_alloc(64, bytes);
-    uint64_t *now = malloc((size_t)c * sizeof *now);
-    if (!mem || !now) {
-        free(mem);
-        free(now);
-        return false;
-    }
-    sim_event *heap = mem + SIM_Q_LINE_OFFSET;
-    if (q->n) memcpy(heap, q->heap, (size_t)q->n * sizeof *heap);
-    if (q->nnow) memcpy(now, q->now, (size_t)q->nnow * sizeof *now);
-    free(q->mem);
-    free(q->now);
-    q->mem = mem;
-    q->heap = heap;
+    uint64_t *now = realloc(q->now, (size_t)c * sizeof *now);
+    if (!now) return false;
     q->now = now;
     q->cap = c;
     return true;
 }
 
 static inline void sim_queue_free(sim_queue *q) {
-    free(q->mem);
     free(q->now);
+    for (int i = 0; i < SIM_Q_BUCKETS; i++) free(q->b[i].v);
     *q = (sim_queue){0};
 }
 
-static inline void sim_queue_clear(sim_queue *q) { q->n = q->nnow = 0; }
-
-static inline bool sim_queue_empty(const sim_queue *q) { return q->n == 0 && q->nnow == 0; }
-
-/* (t, key) as one 128-bit number (t >= 0): one branch-free comparison. */
-static inline bool sim_ev_before(sim_event a, sim_event b) {
-    unsigned __int128 x = (unsigned __int128)(uint64_t)a.t << 64 | a.key;
-    unsigned __int128 y = (unsigned __int128)(uint64_t)b.t << 64 | b.key;
-    return x < y;
+/* Empties the queue for a run starting at time 0; memory is kept. */
+static inline void sim_queue_clear(sim_queue *q) {
+    q->last = 0;
+    q->nnow = 0;
+    q->full = 0;
+    q->nomem = false;
+    for (int i = 0; i < SIM_Q_BUCKETS; i++) q->b[i].n = 0;
 }
 
-/* The time of the next event (the queue is not empty; now is the current instant). */
-static inline int64_t sim_queue_next_time(const sim_queue *q, int64_t now) {
-    return q->nnow ? now : q->heap[0].t;
+static inline bool sim_queue_empty(const sim_queue *q) { return q->nnow == 0 && q->full == 0; }
+
+/* The bucket of a time t > last: the highest differing bit, 1-based. */
+static inline int sim_queue_bucket(const sim_queue *q, int64_t t) {
+    return 64 - __builtin_clzll((uint64_t)t ^ (uint64_t)q->last);
 }
 
-/* Queues an event at time t >= now. */
-static inline void sim_queue_push(sim_queue *q, int64_t now, int64_t t, uint64_t key) {
-    if (t == now) {
-        uint64_t *h = q->now;
-        int64_t i = q->nnow++;
-        while (i > 0) {
-            int64_t p = (i - 1) / 2;
-            if (h[p] <= key) break;
-            h[i] = h[p];
-            i = p;
-        }
-        h[i] = key;
-        return;
-    }
-    sim_event e = {t, key}, *h = q->heap;
-    int64_t i = q->n++;
+static inline void sim_queue_now_push(sim_queue *q, uint64_t key) {
+    uint64_t *h = q->now;
+    int64_t i = q->nnow++;
     while (i > 0) {
         int64_t p = (i - 1) / 4;
-        if (!sim_ev_before(e, h[p])) break;
+        if (h[p] <= key) break;
         h[i] = h[p];
         i = p;
     }
-    h[i] = e;
+    h[i] = key;
 }
 
-static inline uint64_t sim_queue_pop_now(sim_queue *q) {
+static inline void sim_queue_bucket_push(sim_queue *q, int b, sim_event e) {
+    sim_bucket *k = &q->b[b];
+    if (k->n == k->cap) {
+        int64_t c = k->cap ? 2 * k->cap : 256;
+        sim_event *v = realloc(k->v, (size_t)c * sizeof *v);
+        if (!v) {
+            q->nomem = true;
+            return;
+        }
+        k->v = v;
+        k->cap = c;
+    }
+    if (k->n == 0 || e.t < k->min) k->min = e.t;
+    k->v[k->n++] = e;
+    q->full |= (uint64_t)1 << (b - 1);
+}
+
+/* Queues an event at time t >= last. */
+static inline void sim_queue_push(sim_queue *q, int64_t t, uint64_t key) {
+    if (t == q->last) sim_queue_now_push(q, key);
+    else sim_queue_bucket_push(q, sim_queue_bucket(q, t), (sim_event){t, key});
+}
+
+/* The time of the next event (the queue is not empty). */
+static inline int64_t sim_queue_next_time(const sim_queue *q) {
+    return q->nnow ? q->last : q->b[__builtin_ctzll(q->full) + 1].min;
+}
+
+/* `now` is empty: the next instant's events move there. */
+static inline void sim_queue_refill(sim_queue *q) {
+    int bi = __builtin_ctzll(q->full) + 1;
+    sim_bucket *k = &q->b[bi];
+    int64_t n = k->n;
+    k->n = 0;
+    q->full &= ~((uint64_t)1 << (bi - 1));
+    q->last = k->min;
+    /* events of bucket bi differ from the new last only below bit bi - 1:
+     * they go to lower buckets, never back to bi, so k->v is read while
+     * others are written */
+    for (int64_t i = 0; i < n; i++) {
+        sim_event e = k->v[i];
+        if (e.t == q->last) sim_queue_now_push(q, e.key);
+        else sim_queue_bucket_push(q, sim_queue_bucket(q, e.t), e);
+    }
+}
+
+/* The next event in (t, key) order (the queue is not empty). */
+static inline sim_event sim_queue_pop(sim_queue *q) {
+    if (q->nnow == 0) sim_queue_refill(q);
     uint64_t *h = q->now, top = h[0], x = h[--q->nnow];
     int64_t i = 0, n = q->nnow;
-    for (;;) {
-        int64_t c = 2 * i + 1;
-        if (c >= n) break;
-        if (c + 1 < n && h[c + 1] < h[c]) c++;
-        if (x <= h[c]) break;
-        h[i] = h[c];
-        i = c;
-    }
-    if (n > 0) h[i] = x;
-    return top;
-}
-
-static inline sim_event sim_queue_pop_heap(sim_queue *q) {
-    sim_event *h = q->heap, top = h[0], x = h[--q->n];
-    int64_t i = 0, n = q->n;
-    for (;;) {
+    for (;;) { /* 4-ary: half the levels of a binary heap */
         int64_t c = 4 * i + 1;
         if (c >= n) break;
-        int64_t best = c, last = c + 4 < n ? c + 4 : n;
-        for (int64_t j = c + 1; j < last; j++)
-            if (sim_ev_before(h[j], h[best])) best = j;
-        if (!sim_ev_before(h[best], x)) break;
+        int64_t best = c, end = c + 4 < n ? c + 4 : n;
+        for (int64_t j = c + 1; j < end; j++)
+            if (h[j] < h[best]) best = j;
+        if (x <= h[best]) break;
         h[i] = h[best];
         i = best;
     }
     if (n > 0) h[i] = x;
-    return top;
-}
-
-/* The next event in (t, key) order (the queue is not empty). */
-static inline sim_event sim_queue_pop(sim_queue *q, int64_t now) {
-    if (q->nnow && (q->n == 0 || q->heap[0].t > now || q->now[0] < q->heap[0].key))
-        return (sim_event){now, sim_queue_pop_now(q)};
-    return sim_queue_pop_heap(q);
+    return (sim_event){q->last, top};
 }
 
 #endif
