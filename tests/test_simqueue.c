@@ -1,0 +1,73 @@
+/* Tests for the simulator's event queue (src/sim/simqueue.h, internal): a
+ * radix heap must give exactly (time, key) order, for any interleaving of
+ * pushes and pops that never goes back in time, across runs that reuse it. */
+#include <criterion/criterion.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "sim/simqueue.h"
+
+static uint64_t next_rand(uint64_t *x) { /* splitmix64 */
+    uint64_t z = (*x += 0x9e3779b97f4a7c15u);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+    return z ^ (z >> 31);
+}
+
+/* The reference: an unsorted array, its minimum found by a scan. */
+typedef struct ref {
+    sim_event v[4096];
+    int n;
+} ref;
+
+static sim_event ref_pop(ref *r) {
+    int m = 0;
+    for (int i = 1; i < r->n; i++)
+        if (r->v[i].t < r->v[m].t || (r->v[i].t == r->v[m].t && r->v[i].key < r->v[m].key)) m = i;
+    sim_event e = r->v[m];
+    r->v[m] = r->v[--r->n];
+    return e;
+}
+
+Test(simqueue, pops_in_time_then_key_order_like_a_sorted_reference) {
+    sim_queue q = {0};
+    static ref r;
+    for (uint64_t seed = 1; seed <= 20; seed++) {
+        uint64_t x = seed;
+        sim_queue_clear(&q);
+        r.n = 0;
+        cr_assert(sim_queue_reserve(&q, 4096));
+        int64_t now = 0;
+        uint64_t id = 0;
+        /* time spans from 0 to far apart, so every bucket is used; ties at
+         * one instant are common (span 0 or small) */
+        int64_t span = seed % 4 == 0 ? 3 : (int64_t)1 << (seed % 50);
+        for (int step = 0; step < 20000; step++) {
+            bool push = r.n == 0 || (r.n < 4000 && next_rand(&x) % 3 != 0);
+            if (push) {
+                int64_t dt = next_rand(&x) % 4 == 0 ? 0 : (int64_t)(next_rand(&x) % (uint64_t)span);
+                sim_event e = {now + dt, (next_rand(&x) % 3) << 32 | id++};
+                sim_queue_push(&q, e.t, e.key);
+                r.v[r.n++] = e;
+            } else {
+                int64_t next = sim_queue_next_time(&q);
+                sim_event want = ref_pop(&r), got = sim_queue_pop(&q);
+                cr_assert_eq(next, want.t, "seed %llu step %d: next time", (unsigned long long)seed, step);
+                cr_assert(got.t == want.t && got.key == want.key,
+                          "seed %llu step %d: popped (%lld, %llx), want (%lld, %llx)", (unsigned long long)seed,
+                          step, (long long)got.t, (unsigned long long)got.key, (long long)want.t,
+                          (unsigned long long)want.key);
+                now = got.t;
+            }
+        }
+        while (r.n > 0) {
+            int64_t next = sim_queue_next_time(&q);
+            sim_event want = ref_pop(&r), got = sim_queue_pop(&q);
+            cr_assert_eq(next, want.t);
+            cr_assert(got.t == want.t && got.key == want.key);
+        }
+        cr_assert(sim_queue_empty(&q));
+        cr_assert(!q.nomem);
+    }
+    sim_queue_free(&q);
+}
