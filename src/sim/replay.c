@@ -366,18 +366,22 @@ static bool heap_before(recv_key a, recv_key b) {
     return a.c < b.c;
 }
 
+/* 4-ary: the order is total (ties end at the core), so which receiver comes
+ * next does not depend on the arity, and a sift has half the levels. */
 static void heap_sift(port_sched *ps, int64_t i) {
-    recv_key *h = ps->heap;
+    recv_key *h = ps->heap, x = h[i];
+    int64_t n = ps->nheap;
     for (;;) {
-        int64_t l = 2 * i + 1, m = i;
-        if (l < ps->nheap && heap_before(h[l], h[m])) m = l;
-        if (l + 1 < ps->nheap && heap_before(h[l + 1], h[m])) m = l + 1;
-        if (m == i) return;
-        recv_key t = h[i];
-        h[i] = h[m];
-        h[m] = t;
-        i = m;
+        int64_t c = 4 * i + 1;
+        if (c >= n) break;
+        int64_t best = c, end = c + 4 < n ? c + 4 : n;
+        for (int64_t j = c + 1; j < end; j++)
+            if (heap_before(h[j], h[best])) best = j;
+        if (!heap_before(h[best], x)) break;
+        h[i] = h[best];
+        i = best;
     }
+    h[i] = x;
 }
 
 static rotor_status emit_packets(replayer *r, int op, pieces *pc, int64_t cores, rotor_error *err) {
@@ -412,7 +416,7 @@ static rotor_status emit_packets(replayer *r, int op, pieces *pc, int64_t cores,
             }
         if (live[c]) ps.heap[ps.nheap++] = (recv_key){0, ps.in_left[c], c};
     }
-    for (int64_t i = ps.nheap / 2 - 1; i >= 0; i--) heap_sift(&ps, i);
+    for (int64_t i = ps.nheap > 1 ? (ps.nheap - 2) / 4 : -1; i >= 0; i--) heap_sift(&ps, i);
     while (!st && ps.nheap > 0) {
         int64_t c = ps.heap[0].c, *bytes = lbytes + start[c], *srcs = lsrc + start[c], j = 0;
         int64_t bfree = ps.free_out[srcs[0]], bleft = ps.out_left[srcs[0]];
