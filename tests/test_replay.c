@@ -1081,8 +1081,28 @@ Test(replay, a_program_streamed_operator_by_operator_equals_the_whole_run_to_the
     for (int k = 0; k < 2; k++) {
         rotor_replay_result whole, streamed;
         rotor_sim *sim;
+        int64_t busy[1472];
+        rotor_replay_options opt = {.core_busy_ps = busy};
         cr_assert_eq(rotor_replay(p, chips[k], NULL, &whole, &sim, &err), ROTOR_OK, "%s", err.msg);
-        cr_assert_eq(rotor_replay(p, chips[k], NULL, &streamed, NULL, &err), ROTOR_OK, "%s", err.msg);
+        cr_assert_eq(rotor_replay(p, chips[k], &opt, &streamed, NULL, &err), ROTOR_OK, "%s", err.msg);
+        /* each core's busy time, kept while streaming, is the sum of its
+         * compute tasks' times in the whole run */
+        int64_t *sum = calloc(1472, sizeof *sum), total = 0;
+        for (int64_t id = 0; id < whole.stats.tasks; id++) {
+            rotor_sim_task_info ti;
+            rotor_sim_timing tm;
+            cr_assert_eq(rotor_sim_task_info_of(sim, id, &ti, &err), ROTOR_OK, "%s", err.msg);
+            cr_assert_eq(rotor_sim_task_timing(sim, id, &tm, &err), ROTOR_OK, "%s", err.msg);
+            if (!ti.transfer) sum[ti.src] += tm.end_ps - tm.start_ps;
+        }
+        for (int c = 0; c < 1472; c++) {
+            cr_assert_eq(busy[c], sum[c], "core %d: %lld ps busy, tasks say %lld", c, (long long)busy[c],
+                         (long long)sum[c]);
+            cr_assert_eq(rotor_sim_core_busy_ps(sim, c), sum[c]);
+            total += busy[c];
+        }
+        cr_assert_gt(total, 0);
+        free(sum);
         cr_assert_eq(whole.nops, p->nops);
         cr_assert_eq(streamed.nops, p->nops);
         double end = 0;

@@ -78,6 +78,8 @@ rotor_status replay_run_end(rotor_sim *sim, bool stream, const rotor_replay_opti
                             rotor_sim_trace_summary *sum, rotor_error *err) {
     rotor_status st = stream ? rotor_sim_stream_end(sim, stats, err) : rotor_sim_run(sim, stats, err);
     rotor_sim_set_progress(sim, NULL, NULL); /* the ticker goes with the caller's frame */
+    for (int64_t c = 0; !st && opt->core_busy_ps && c < rotor_sim_cores(sim); c++)
+        opt->core_busy_ps[c] = rotor_sim_core_busy_ps(sim, c);
     if (!st && opt->trace)
         st = stream ? (*sum = rotor_sim_trace_summary_of(sim), ROTOR_OK)
                     : rotor_sim_trace_write(sim, opt->trace_filter, opt->trace, sum, err);

@@ -70,7 +70,8 @@ rotor_status rotor_sim_create(const rotor_chip *chip, rotor_sim **out, rotor_err
     s->latency_ps = llround(chip->link_latency_ns * 1000.0); /* <= 1e12 (chip.c's range) */
     s->max_op = -1;
     s->core_free = calloc((size_t)cores, sizeof *s->core_free);
-    st = s->core_free ? sim_net_init(s, err) : rotor_nomem(err);
+    s->core_busy = calloc((size_t)cores, sizeof *s->core_busy);
+    st = s->core_free && s->core_busy ? sim_net_init(s, err) : rotor_nomem(err);
     if (st != ROTOR_OK) {
         rotor_sim_free(s);
         return st;
@@ -83,6 +84,7 @@ void rotor_sim_free(rotor_sim *s) {
     if (!s) return;
     sim_tracer_free(s->tracer);
     free(s->core_free);
+    free(s->core_busy);
     free(s->succ);
     free(s->span);
     sim_queue_free(&s->run.q);
@@ -494,6 +496,7 @@ static int64_t claim_core(rotor_sim *s, sim_task *t, int64_t now) {
     *free_at = start + t->dur;
     acc(r, &r->st.compute_wait_ps, start - now);
     acc(r, &r->compute_busy, t->dur);
+    s->core_busy[t->a] += t->dur; /* at most the makespan: no overflow */
     return start;
 }
 
@@ -659,6 +662,7 @@ static rotor_status prepare(rotor_sim *s, rotor_error *err) {
         !grow((void **)&s->succ, &s->succ_cap, 0, s->nedges + 1, sizeof *s->succ))
         return rotor_nomem(err);
     memset(s->core_free, 0, sizeof *s->core_free * (size_t)s->cores);
+    memset(s->core_busy, 0, sizeof *s->core_busy * (size_t)s->cores);
     for (int64_t i = 0; i <= s->max_op && i < s->span_cap; i++) s->span[i] = (sim_span){-1, -1};
     /* The CSR is built in the task records, with no scratch array: head
      * first counts a task's successors, then holds the end of its stretch,
@@ -921,6 +925,10 @@ rotor_status rotor_sim_task_info_of(const rotor_sim *s, int64_t id, rotor_sim_ta
     *out = (rotor_sim_task_info){.transfer = x, .src = t->a, .dst = x && !t->mcast ? t->b : -1, .amount = t->amount,
                                  .category = (rotor_sim_category)t->cat, .op = t->op};
     return ROTOR_OK;
+}
+
+int64_t rotor_sim_core_busy_ps(const rotor_sim *s, int64_t core) {
+    return core >= 0 && core < s->cores ? s->core_busy[core] : 0;
 }
 
 void rotor_sim_op_span(const rotor_sim *s, int op, int64_t *start_ps, int64_t *end_ps) {

@@ -179,6 +179,7 @@ struct rotor_sim {
     sim_span *span;                 /* per operator 0..max_op: first start, last end, -1 */
     int64_t span_cap;
     int64_t *core_free;             /* per core: when its pipeline is next free */
+    int64_t *core_busy;             /* per core: compute-kind time booked in the run */
     sim_run run;                    /* the run in progress (streaming) or the last run */
     bool streaming;                 /* rotor_sim_stream_begin: tasks join the run as they are added */
     bool ran;                       /* a whole run finished: every task's timing is known */

@@ -61,6 +61,8 @@ typedef struct rotor_replay_options {
     rotor_replay_progress progress;             /* fn NULL: no progress */
     FILE *trace;                                /* non-NULL: the Chrome trace goes here */
     const rotor_sim_trace_filter *trace_filter; /* NULL: every task */
+    int64_t *core_busy_ps;                      /* non-NULL: receives each core's compute busy time
+                                                   (rotor_sim_core_busy_ps), one entry per core */
 } rotor_replay_options;
 
 /* Replays program p on chip (which may differ from the compile chip in its

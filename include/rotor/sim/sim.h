@@ -223,6 +223,10 @@ rotor_status rotor_sim_task_info_of(const rotor_sim *s, int64_t id, rotor_sim_ta
 /* First start and last end over operator op's tasks in the last run (both -1
  * if it has none): the simulated time of the operator. */
 void rotor_sim_op_span(const rotor_sim *s, int op, int64_t *start_ps, int64_t *end_ps);
+/* The compute-kind time booked on core `core` in the run so far (a stream)
+ * or the last run, in ps: what the core's pipeline was busy with.  0 for a
+ * node that is not a core.  Kept per core, so a streamed run has it too. */
+int64_t rotor_sim_core_busy_ps(const rotor_sim *s, int64_t core);
 
 /* The duration of a transfer on an idle network: hops * latency +
  * bytes / (slowest resource on the route), rounded to the nearest ps. */
