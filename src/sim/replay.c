@@ -130,6 +130,7 @@ rotor_status replayer_init(replayer *r, const rotor_chip *chip, int64_t packet, 
 void replayer_free(replayer *r, bool keep_sim) {
     for (int64_t c = 0; r->inbox && c < r->n; c++) free(r->inbox[c].v);
     free(r->inbox);
+    exchange_cache_free(&r->xcache);
     free(r->finals.v);
     free(r->last);
     free(r->cur);
@@ -326,149 +327,30 @@ static rotor_status collect_piece(void *ctx, int64_t src, int64_t elems) {
     return src == h->dst ? ROTOR_OK : add_piece(h, h->dst, src, elems * h->elem);
 }
 
-/* Hand-off pieces travel in packets of at most this many bytes. */
-#define HANDOFF_PACKET 512
-
-/* The pieces as transfers, scheduled the way an exchange compiler would
- * (the IPU's exchange is compiled statically): pieces are cut into packets,
- * and a list schedule over the ports' free times picks, for the receiver
- * whose in port frees first, the packet whose sender's out port frees first
- * (ties: the sender with the most left to send, the critical one; then the
- * lower sender).
- * Every packet then waits for the previous packet through its receiver's
- * in port and through its sender's out port, so the simulator replays that
- * schedule: no two packets share a port at once, and the busiest port,
- * which is what the model charges, bounds the exchange from below. */
-static int cmp_piece(const void *a, const void *b) {
-    const int64_t *x = a, *y = b; /* receiver, then sender */
-    if (x[0] != y[0]) return x[0] < y[0] ? -1 : 1;
-    return x[1] < y[1] ? -1 : x[1] > y[1];
-}
-
-/* A receiver in the schedule's heap, with its in port's key beside it:
- * only the top's key changes (its packet was just placed), so the copies
- * stay true and a comparison reads no other array. */
-typedef struct recv_key {
-    int64_t free, left, c; /* free_in[c], in_left[c], c */
-} recv_key;
-
-typedef struct port_sched {
-    int64_t *free_in, *free_out;   /* bytes-times at which the ports free */
-    int64_t *out_left, *in_left;   /* bytes each port has left to carry */
-    int64_t *last_in, *last_out;   /* the last packet through each port, -1 */
-    recv_key *heap;                /* receivers with packets left, by free_in */
-    int64_t nheap;
-} port_sched;
-
-/* Heap order: the in port that frees first; ties: the receiver with the
- * most left to receive (the critical one), then the lower core. */
-static bool heap_before(recv_key a, recv_key b) {
-    if (a.free != b.free) return a.free < b.free;
-    if (a.left != b.left) return a.left > b.left;
-    return a.c < b.c;
-}
-
-/* 4-ary: the order is total (ties end at the core), so which receiver comes
- * next does not depend on the arity, and a sift has half the levels. */
-static void heap_sift(port_sched *ps, int64_t i) {
-    recv_key *h = ps->heap, x = h[i];
-    int64_t n = ps->nheap;
-    for (;;) {
-        int64_t c = 4 * i + 1;
-        if (c >= n) break;
-        int64_t best = c, end = c + 4 < n ? c + 4 : n;
-        for (int64_t j = c + 1; j < end; j++)
-            if (heap_before(h[j], h[best])) best = j;
-        if (!heap_before(h[best], x)) break;
-        h[i] = h[best];
-        i = best;
-    }
-    h[i] = x;
-}
-
+/* The pieces as transfers, in the exchange's schedule (exchange.c): a
+ * packet waits for the one before it through its receiver's in port (the
+ * first one into a core, for what the core was already waiting for) and for
+ * the one before it through its sender's out port. */
 static rotor_status emit_packets(replayer *r, int op, pieces *pc, int64_t cores, rotor_error *err) {
     if (!pc->n) return ROTOR_OK;
-    qsort(pc->v, (size_t)pc->n, sizeof *pc->v, cmp_piece);
-    size_t n = (size_t)r->n;
-    port_sched ps = {.free_in = calloc(n, sizeof(int64_t)), .free_out = calloc(n, sizeof(int64_t)),
-                     .last_in = malloc(n * sizeof(int64_t)), .last_out = malloc(n * sizeof(int64_t)),
-                     .heap = malloc(n * sizeof(recv_key)), .out_left = calloc(n, sizeof(int64_t)),
-                     .in_left = calloc(n, sizeof(int64_t))};
-    int64_t *start = calloc(n + 1, sizeof *start), *live = calloc(n, sizeof *live);
-    /* Each receiver's pieces with bytes left, in piece order (a piece that
-     * is sent is taken out, the rest keep their order): the scan below
-     * reads only these, and only their senders. */
-    int64_t *lsrc = malloc((size_t)pc->n * sizeof *lsrc), *lbytes = malloc((size_t)pc->n * sizeof *lbytes);
-    rotor_status st = ROTOR_OK;
-    if (!ps.free_in || !ps.free_out || !ps.last_in || !ps.last_out || !ps.heap || !ps.out_left || !ps.in_left ||
-        !start || !live || !lsrc || !lbytes)
-        st = rotor_nomem(err);
-    for (int64_t c = 0; !st && c < r->n; c++) ps.last_in[c] = ps.last_out[c] = -1;
-    for (int64_t k = 0; !st && k < pc->n; k++) {
-        start[pc->v[k][0] + 1]++;
-        ps.out_left[pc->v[k][1]] += pc->v[k][2];
-        ps.in_left[pc->v[k][0]] += pc->v[k][2];
-    }
-    for (int64_t c = 0; !st && c < cores; c++) {
-        start[c + 1] += start[c];
-        for (int64_t k = start[c]; k < start[c + 1]; k++)
-            if (pc->v[k][2]) {
-                lbytes[start[c] + live[c]] = pc->v[k][2];
-                lsrc[start[c] + live[c]++] = pc->v[k][1];
-            }
-        if (live[c]) ps.heap[ps.nheap++] = (recv_key){0, ps.in_left[c], c};
-    }
-    for (int64_t i = ps.nheap > 1 ? (ps.nheap - 2) / 4 : -1; i >= 0; i--) heap_sift(&ps, i);
-    while (!st && ps.nheap > 0) {
-        int64_t c = ps.heap[0].c, *bytes = lbytes + start[c], *srcs = lsrc + start[c], j = 0;
-        int64_t bfree = ps.free_out[srcs[0]], bleft = ps.out_left[srcs[0]];
-        for (int64_t i = 1; i < live[c]; i++) { /* the first of the best */
-            int64_t f = ps.free_out[srcs[i]];
-            if (f > bfree) continue;
-            int64_t l = ps.out_left[srcs[i]];
-            if (f < bfree || l > bleft) {
-                j = i;
-                bfree = f;
-                bleft = l;
-            }
-        }
-        int64_t src = srcs[j], b = bytes[j] < HANDOFF_PACKET ? bytes[j] : HANDOFF_PACKET;
-        bytes[j] -= b;
-        if (!bytes[j]) { /* sent: out of the list, the rest in order */
-            live[c]--;
-            memmove(bytes + j, bytes + j + 1, (size_t)(live[c] - j) * sizeof *bytes);
-            memmove(srcs + j, srcs + j + 1, (size_t)(live[c] - j) * sizeof *srcs);
-        }
-        ps.out_left[src] -= b;
-        ps.in_left[c] -= b;
-        int64_t t0 = ps.free_in[c] > ps.free_out[src] ? ps.free_in[c] : ps.free_out[src];
-        ps.free_in[c] = ps.free_out[src] = t0 + b;
-        int64_t deps[3], nd = 0, id;
-        if (ps.last_in[c] >= 0) deps[nd++] = ps.last_in[c];
+    const xschedule *x;
+    rotor_status st = exchange_schedule(&r->xcache, pc->v, pc->n, cores, r->n, &x, err);
+    if (st) return st;
+    int64_t *ids = malloc((size_t)x->n * sizeof *ids);
+    if (!ids) return rotor_nomem(err);
+    for (int64_t i = 0; i < x->n && !st; i++) {
+        const xpacket *k = &x->v[i];
+        int64_t deps[2], nd = 0, c = k->dst;
+        if (k->din >= 0) deps[nd++] = ids[k->din];
         else if (r->inbox[c].n) deps[nd++] = r->inbox[c].v[r->inbox[c].n - 1];
         else if (r->barrier >= 0) deps[nd++] = r->barrier;
-        if (ps.last_out[src] >= 0) deps[nd++] = ps.last_out[src];
-        rotor_sim_transfer x = {.src = src, .dst = c, .bytes = b, .category = ROTOR_SIM_SETUP, .op = op,
+        if (k->dout >= 0) deps[nd++] = ids[k->dout];
+        rotor_sim_transfer t = {.src = k->src, .dst = c, .bytes = k->bytes, .category = ROTOR_SIM_SETUP, .op = op,
                                 .deps = deps, .ndeps = (int)nd};
-        st = replay_add_transfer(r, &x, &id, err);
-        if (!st) st = idlist_push(&r->inbox[c], id, err);
-        ps.last_in[c] = ps.last_out[src] = id;
-        ps.heap[0].free = ps.free_in[c];
-        ps.heap[0].left = ps.in_left[c];
-        if (!live[c]) ps.heap[0] = ps.heap[--ps.nheap];
-        heap_sift(&ps, 0);
+        st = replay_add_transfer(r, &t, &ids[i], err);
+        if (!st) st = idlist_push(&r->inbox[c], ids[i], err);
     }
-    free(ps.free_in);
-    free(ps.free_out);
-    free(ps.last_in);
-    free(ps.last_out);
-    free(ps.heap);
-    free(ps.out_left);
-    free(ps.in_left);
-    free(start);
-    free(live);
-    free(lsrc);
-    free(lbytes);
+    free(ids);
     return st;
 }
 
@@ -694,7 +576,7 @@ rotor_status rotor_replay(const rotor_program *p, const rotor_chip *chip, const 
 
 /* Each core of an operator's plan runs at most T compute tasks and takes at
  * most one shift per run (a transition), plus its setup (the rounds, or a
- * hand-off's packets: about setup_bytes / HANDOFF_PACKET of them), R_Y - 1
+ * hand-off's packets: about setup_bytes / EXCHANGE_PACKET of them), R_Y - 1
  * reduction rounds and the barrier.  A vendor operator is one task per core. */
 int64_t rotor_replay_task_estimate(const rotor_program *p) {
     double n = 0;
@@ -703,7 +585,7 @@ int64_t rotor_replay_task_estimate(const rotor_program *p) {
         double setup = (double)po->setup_rounds;
         for (int t = 0; t < ROTOR_MAX_TENSORS; t++)
             if (po->handoff[t] >= 0) {
-                setup += (double)po->setup_bytes / HANDOFF_PACKET;
+                setup += (double)po->setup_bytes / EXCHANGE_PACKET;
                 break;
             }
         n += po->vendor ? (double)p->cores

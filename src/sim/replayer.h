@@ -43,6 +43,37 @@ typedef struct idlist {
 
 rotor_status idlist_push(idlist *l, int64_t id, rotor_error *err);
 
+/* exchange.c: a hand-off exchange's packet schedule, cached by its pieces. */
+#define EXCHANGE_PACKET 512 /* hand-off pieces travel in packets of at most this many bytes */
+
+/* One packet: sender, receiver, bytes, and the packets it waits for through
+ * the receiver's in port and the sender's out port (indices into the
+ * schedule, -1: the first through that port). */
+typedef struct xpacket {
+    int32_t src, dst, bytes, din, dout;
+} xpacket;
+
+typedef struct xschedule {
+    int64_t cores, npieces;
+    int64_t (*pieces)[3];  /* the key: (receiver, sender, bytes), sorted */
+    xpacket *v;
+    int64_t n, cap;
+} xschedule;
+
+typedef struct xcache {
+    xschedule *e;          /* oldest first */
+    int n, cap;
+    int64_t bytes;
+} xcache;
+
+/* The schedule of pieces[0..npieces) (sorted in place) on receivers
+ * 0..cores-1 of a chip of n cores: the cached one if these pieces were
+ * scheduled before, else computed and cached.  *out stays valid until the
+ * next call. */
+rotor_status exchange_schedule(xcache *cache, int64_t (*pieces)[3], int64_t npieces, int64_t cores, int64_t n,
+                               const xschedule **out, rotor_error *err);
+void exchange_cache_free(xcache *cache);
+
 /* Scratch shared by every operator, sized for the chip's N cores. */
 typedef struct replayer {
     rotor_sim *sim;
@@ -54,6 +85,7 @@ typedef struct replayer {
     idlist finals;       /* the barrier's dependencies */
     int64_t *pairs;      /* reduction grouping: (key, core) pairs */
     int64_t packet;      /* > 0: transfers move in chained packets of at most this many bytes */
+    xcache xcache;       /* hand-off exchange schedules seen so far */
 } replayer;
 
 /* A replayer on a new simulator of chip, its scratch sized for the cores. */

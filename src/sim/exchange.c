@@ -1,0 +1,232 @@
+/* exchange.c — the schedule of a hand-off exchange (docs/compile.md,
+ * "Hand-off"; docs/simulator.md, "The hand-off exchange"): which packets
+ * move in what order, the way an exchange compiler would schedule them (the
+ * IPU's exchange is compiled statically).
+ *
+ * Pieces (receiver, sender, bytes) are cut into packets of at most
+ * EXCHANGE_PACKET bytes, and a list schedule over the ports' free times
+ * picks, for the receiver whose in port frees first (ties: the one with the
+ * most left to receive, the critical one; then the lower core), the packet
+ * whose sender's out port frees first (ties: the sender with the most left
+ * to send; then the lower sender).  Every packet then waits for the previous
+ * packet through its receiver's in port and through its sender's out port,
+ * so the simulator replays that schedule: no two packets share a port at
+ * once, and the busiest port, which is what the model charges, bounds the
+ * exchange from below.
+ *
+ * The schedule is a function of the pieces and the core count alone, and a
+ * model's layers repeat their hand-offs (DiT-XL: 28 identical blocks), so
+ * schedules are cached by their pieces: a replay computes each distinct one
+ * once (issue 23: the list schedule was most of building a pod's replay). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "replayer.h"
+
+/* At most this many bytes of schedules and their keys are kept; the oldest
+ * go first.  Enough for every distinct hand-off of a transformer block on
+ * ipu-pod4 (DiT-XL b8: about 2 MB of packets and up to 19 MB of pieces per
+ * operator), small beside the streamed replay's budget (1 GB). */
+#define EXCHANGE_CACHE_BYTES ((int64_t)128 << 20)
+
+static int cmp_piece(const void *a, const void *b) {
+    const int64_t *x = a, *y = b; /* receiver, then sender */
+    if (x[0] != y[0]) return x[0] < y[0] ? -1 : 1;
+    return x[1] < y[1] ? -1 : x[1] > y[1];
+}
+
+/* A receiver in the schedule's heap, with its in port's key beside it:
+ * only the top's key changes (its packet was just placed), so the copies
+ * stay true and a comparison reads no other array. */
+typedef struct recv_key {
+    int64_t free, left, c; /* free_in[c], in_left[c], c */
+} recv_key;
+
+typedef struct port_sched {
+    int64_t *free_in, *free_out;   /* bytes-times at which the ports free */
+    int64_t *out_left, *in_left;   /* bytes each port has left to carry */
+    int64_t *last_in, *last_out;   /* the last packet through each port, -1 */
+    recv_key *heap;                /* receivers with packets left, by free_in */
+    int64_t nheap;
+} port_sched;
+
+/* Heap order: the in port that frees first; ties: the receiver with the
+ * most left to receive (the critical one), then the lower core. */
+static bool heap_before(recv_key a, recv_key b) {
+    if (a.free != b.free) return a.free < b.free;
+    if (a.left != b.left) return a.left > b.left;
+    return a.c < b.c;
+}
+
+/* 4-ary: the order is total (ties end at the core), so which receiver comes
+ * next does not depend on the arity, and a sift has half the levels. */
+static void heap_sift(port_sched *ps, int64_t i) {
+    recv_key *h = ps->heap, x = h[i];
+    int64_t n = ps->nheap;
+    for (;;) {
+        int64_t c = 4 * i + 1;
+        if (c >= n) break;
+        int64_t best = c, end = c + 4 < n ? c + 4 : n;
+        for (int64_t j = c + 1; j < end; j++)
+            if (heap_before(h[j], h[best])) best = j;
+        if (!heap_before(h[best], x)) break;
+        h[i] = h[best];
+        i = best;
+    }
+    h[i] = x;
+}
+
+static bool push_packet(xschedule *x, xpacket p) {
+    if (x->n == x->cap) {
+        int64_t cap = x->cap ? 2 * x->cap : 1024;
+        xpacket *v = realloc(x->v, (size_t)cap * sizeof *v);
+        if (!v) return false;
+        x->v = v;
+        x->cap = cap;
+    }
+    x->v[x->n++] = p;
+    return true;
+}
+
+/* The list schedule of pieces v[0..np) (sorted by receiver, then sender) on
+ * receivers 0..cores-1 of n cores, into x->v. */
+static rotor_status list_schedule(xschedule *x, const int64_t (*v)[3], int64_t np, int64_t cores, int64_t n,
+                                  rotor_error *err) {
+    size_t nn = (size_t)n;
+    port_sched ps = {.free_in = calloc(nn, sizeof(int64_t)), .free_out = calloc(nn, sizeof(int64_t)),
+                     .last_in = malloc(nn * sizeof(int64_t)), .last_out = malloc(nn * sizeof(int64_t)),
+                     .heap = malloc(nn * sizeof(recv_key)), .out_left = calloc(nn, sizeof(int64_t)),
+                     .in_left = calloc(nn, sizeof(int64_t))};
+    int64_t *start = calloc(nn + 1, sizeof *start), *live = calloc(nn, sizeof *live);
+    /* Each receiver's pieces with bytes left, in piece order (a piece that
+     * is sent is taken out, the rest keep their order): the scan below
+     * reads only these, and only their senders. */
+    int64_t *lsrc = malloc((size_t)np * sizeof *lsrc), *lbytes = malloc((size_t)np * sizeof *lbytes);
+    rotor_status st = ROTOR_OK;
+    if (!ps.free_in || !ps.free_out || !ps.last_in || !ps.last_out || !ps.heap || !ps.out_left || !ps.in_left ||
+        !start || !live || !lsrc || !lbytes)
+        st = rotor_nomem(err);
+    for (int64_t c = 0; !st && c < n; c++) ps.last_in[c] = ps.last_out[c] = -1;
+    for (int64_t k = 0; !st && k < np; k++) {
+        start[v[k][0] + 1]++;
+        ps.out_left[v[k][1]] += v[k][2];
+        ps.in_left[v[k][0]] += v[k][2];
+    }
+    for (int64_t c = 0; !st && c < cores; c++) {
+        start[c + 1] += start[c];
+        for (int64_t k = start[c]; k < start[c + 1]; k++)
+            if (v[k][2]) {
+                lbytes[start[c] + live[c]] = v[k][2];
+                lsrc[start[c] + live[c]++] = v[k][1];
+            }
+        if (live[c]) ps.heap[ps.nheap++] = (recv_key){0, ps.in_left[c], c};
+    }
+    for (int64_t i = ps.nheap > 1 ? (ps.nheap - 2) / 4 : -1; i >= 0; i--) heap_sift(&ps, i);
+    while (!st && ps.nheap > 0) {
+        int64_t c = ps.heap[0].c, *bytes = lbytes + start[c], *srcs = lsrc + start[c], j = 0;
+        int64_t bfree = ps.free_out[srcs[0]], bleft = ps.out_left[srcs[0]];
+        for (int64_t i = 1; i < live[c]; i++) { /* the first of the best */
+            int64_t f = ps.free_out[srcs[i]];
+            if (f > bfree) continue;
+            int64_t l = ps.out_left[srcs[i]];
+            if (f < bfree || l > bleft) {
+                j = i;
+                bfree = f;
+                bleft = l;
+            }
+        }
+        int64_t src = srcs[j], b = bytes[j] < EXCHANGE_PACKET ? bytes[j] : EXCHANGE_PACKET;
+        bytes[j] -= b;
+        if (!bytes[j]) { /* sent: out of the list, the rest in order */
+            live[c]--;
+            memmove(bytes + j, bytes + j + 1, (size_t)(live[c] - j) * sizeof *bytes);
+            memmove(srcs + j, srcs + j + 1, (size_t)(live[c] - j) * sizeof *srcs);
+        }
+        ps.out_left[src] -= b;
+        ps.in_left[c] -= b;
+        int64_t t0 = ps.free_in[c] > ps.free_out[src] ? ps.free_in[c] : ps.free_out[src];
+        ps.free_in[c] = ps.free_out[src] = t0 + b;
+        /* packet indices fit int32: a schedule over 2^31 packets is 1 TB of hand-off */
+        if (x->n >= INT32_MAX ||
+            !push_packet(x, (xpacket){(int32_t)src, (int32_t)c, (int32_t)b, (int32_t)ps.last_in[c],
+                                      (int32_t)ps.last_out[src]}))
+            st = x->n >= INT32_MAX ? rotor_fail(err, ROTOR_ERR_INPUT, "a hand-off of more than 2^31 packets")
+                                   : rotor_nomem(err);
+        ps.last_in[c] = ps.last_out[src] = x->n - 1;
+        ps.heap[0].free = ps.free_in[c];
+        ps.heap[0].left = ps.in_left[c];
+        if (!live[c]) ps.heap[0] = ps.heap[--ps.nheap];
+        heap_sift(&ps, 0);
+    }
+    free(ps.free_in);
+    free(ps.free_out);
+    free(ps.last_in);
+    free(ps.last_out);
+    free(ps.heap);
+    free(ps.out_left);
+    free(ps.in_left);
+    free(start);
+    free(live);
+    free(lsrc);
+    free(lbytes);
+    return st;
+}
+
+static int64_t schedule_bytes(const xschedule *x) {
+    return x->npieces * (int64_t)sizeof *x->pieces + x->cap * (int64_t)sizeof *x->v;
+}
+
+static void schedule_free(xschedule *x) {
+    free(x->pieces);
+    free(x->v);
+}
+
+rotor_status exchange_schedule(xcache *cache, int64_t (*pieces)[3], int64_t npieces, int64_t cores, int64_t n,
+                               const xschedule **out, rotor_error *err) {
+    qsort(pieces, (size_t)npieces, sizeof *pieces, cmp_piece);
+    size_t key = (size_t)npieces * sizeof *pieces;
+    for (int i = 0; i < cache->n; i++) {
+        const xschedule *x = &cache->e[i];
+        if (x->cores == cores && x->npieces == npieces && !memcmp(x->pieces, pieces, key)) {
+            *out = x;
+            return ROTOR_OK;
+        }
+    }
+    xschedule x = {.cores = cores, .npieces = npieces, .pieces = malloc(key ? key : 1)};
+    rotor_status st = x.pieces ? ROTOR_OK : rotor_nomem(err);
+    if (!st) {
+        memcpy(x.pieces, pieces, key);
+        st = list_schedule(&x, pieces, npieces, cores, n, err);
+    }
+    if (st) {
+        schedule_free(&x);
+        return st;
+    }
+    /* make room: the oldest first, but the new one is always kept */
+    while (cache->n > 0 && cache->bytes + schedule_bytes(&x) > EXCHANGE_CACHE_BYTES) {
+        cache->bytes -= schedule_bytes(&cache->e[0]);
+        schedule_free(&cache->e[0]);
+        memmove(cache->e, cache->e + 1, (size_t)(cache->n - 1) * sizeof *cache->e);
+        cache->n--;
+    }
+    if (cache->n == cache->cap) {
+        int cap = cache->cap ? 2 * cache->cap : 8;
+        xschedule *e = realloc(cache->e, (size_t)cap * sizeof *e);
+        if (!e) {
+            schedule_free(&x);
+            return rotor_nomem(err);
+        }
+        cache->e = e;
+        cache->cap = cap;
+    }
+    cache->e[cache->n++] = x;
+    cache->bytes += schedule_bytes(&x);
+    *out = &cache->e[cache->n - 1];
+    return ROTOR_OK;
+}
+
+void exchange_cache_free(xcache *cache) {
+    for (int i = 0; i < cache->n; i++) schedule_free(&cache->e[i]);
+    free(cache->e);
+    *cache = (xcache){0};
+}

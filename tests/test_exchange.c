@@ -1,0 +1,82 @@
+/* Tests for the hand-off exchange's packet schedule (src/sim/exchange.c,
+ * internal): what it moves, the order it states, and its cache. */
+#include <criterion/criterion.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/replayer.h"
+
+/* Core c receives from each of the next `fan` cores, (c * 7 + s) % 1300 + 1 bytes. */
+static int64_t make_pieces(int64_t (*v)[3], int64_t cores, int64_t fan, int64_t salt) {
+    int64_t n = 0;
+    for (int64_t c = 0; c < cores; c++)
+        for (int64_t k = 1; k <= fan; k++) {
+            int64_t s = (c + k) % cores;
+            v[n][0] = c;
+            v[n][1] = s;
+            v[n][2] = (c * 7 + s + salt) % 1300 + 1;
+            n++;
+        }
+    return n;
+}
+
+/* Every (receiver, sender) gets its bytes in packets of at most 512, and a
+ * packet waits for the previous one through its in port and its out port. */
+Test(exchange, packets_carry_every_piece_and_chain_through_each_port) {
+    enum { CORES = 16, FAN = 5 };
+    int64_t v[CORES * FAN][3], moved[CORES][CORES] = {{0}}, want[CORES][CORES] = {{0}};
+    int64_t n = make_pieces(v, CORES, FAN, 0);
+    for (int64_t k = 0; k < n; k++) want[v[k][0]][v[k][1]] += v[k][2];
+    xcache cache = {0};
+    const xschedule *x;
+    rotor_error err;
+    cr_assert_eq(exchange_schedule(&cache, v, n, CORES, CORES, &x, &err), ROTOR_OK);
+    int64_t last_in[CORES], last_out[CORES];
+    for (int c = 0; c < CORES; c++) last_in[c] = last_out[c] = -1;
+    for (int64_t i = 0; i < x->n; i++) {
+        const xpacket *p = &x->v[i];
+        cr_assert(p->bytes > 0 && p->bytes <= EXCHANGE_PACKET, "packet %lld: %d bytes", (long long)i, p->bytes);
+        moved[p->dst][p->src] += p->bytes;
+        cr_assert_eq(p->din, last_in[p->dst], "packet %lld waits for the last packet into core %d", (long long)i,
+                     p->dst);
+        cr_assert_eq(p->dout, last_out[p->src], "packet %lld waits for the last packet out of core %d",
+                     (long long)i, p->src);
+        last_in[p->dst] = last_out[p->src] = i;
+    }
+    cr_assert(memcmp(moved, want, sizeof moved) == 0, "every piece's bytes, no more");
+    exchange_cache_free(&cache);
+}
+
+/* The schedule depends on the pieces alone: the same pieces in another
+ * order find the cached schedule; other bytes or another core count do not. */
+Test(exchange, the_same_pieces_in_any_order_reuse_the_schedule) {
+    enum { CORES = 64, FAN = 9 };
+    static int64_t a[CORES * FAN][3], b[CORES * FAN][3], c[CORES * FAN][3];
+    int64_t n = make_pieces(a, CORES, FAN, 0);
+    make_pieces(c, CORES, FAN, 1);
+    for (int64_t k = 0; k < n; k++) memcpy(b[k], a[n - 1 - k], sizeof b[k]); /* reversed */
+    xcache cache = {0};
+    const xschedule *x, *y, *z, *w;
+    rotor_error err;
+    cr_assert_eq(exchange_schedule(&cache, a, n, CORES, CORES, &x, &err), ROTOR_OK);
+    xpacket *first = malloc((size_t)x->n * sizeof *first);
+    int64_t nfirst = x->n;
+    memcpy(first, x->v, (size_t)x->n * sizeof *first);
+    cr_assert_eq(exchange_schedule(&cache, b, n, CORES, CORES, &y, &err), ROTOR_OK);
+    cr_assert_eq(x, y, "a hit: the cached schedule itself");
+    cr_assert_eq(cache.n, 1);
+    cr_assert_eq(exchange_schedule(&cache, c, n, CORES, CORES, &z, &err), ROTOR_OK);
+    cr_assert_eq(cache.n, 2, "other bytes: another schedule");
+    cr_assert_eq(exchange_schedule(&cache, a, n, CORES, 2 * CORES, &w, &err), ROTOR_OK);
+    cr_assert_eq(cache.n, 2, "the chip's core count does not change a schedule over the same receivers");
+    /* a schedule computed afresh equals the cached one, packet for packet */
+    xcache fresh = {0};
+    make_pieces(a, CORES, FAN, 0);
+    cr_assert_eq(exchange_schedule(&fresh, a, n, CORES, CORES, &x, &err), ROTOR_OK);
+    cr_assert_eq(x->n, nfirst);
+    cr_assert(memcmp(x->v, first, (size_t)nfirst * sizeof *first) == 0);
+    free(first);
+    exchange_cache_free(&fresh);
+    exchange_cache_free(&cache);
+}
