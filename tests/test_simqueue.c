@@ -71,3 +71,40 @@ Test(simqueue, pops_in_time_then_key_order_like_a_sorted_reference) {
     }
     sim_queue_free(&q);
 }
+
+/* Bursts at one instant, as a barrier's release makes them: keys rising,
+ * falling, and mixed, with pops between, still leave in key order. */
+Test(simqueue, bursts_at_one_instant_rising_falling_or_mixed_leave_in_key_order) {
+    sim_queue q = {0};
+    static ref r;
+    cr_assert(sim_queue_reserve(&q, 4096));
+    uint64_t x = 7;
+    int64_t now = 0;
+    for (int round = 0; round < 300; round++) {
+        int64_t t = now + (int64_t)(next_rand(&x) % 3); /* 0: the instant being processed */
+        int mode = round % 3, n = 1 + (int)(next_rand(&x) % 64);
+        uint64_t base = next_rand(&x) % 100000;
+        for (int i = 0; i < n && r.n < 4000; i++) {
+            uint64_t id = mode == 0 ? base + (uint64_t)i : mode == 1 ? base + 1000 - (uint64_t)i : next_rand(&x) % 100000;
+            uint64_t key = (next_rand(&x) % 8 == 0 ? 0 : 2ull) << 32 | id;
+            bool dup = false; /* a task has one event at a time */
+            for (int k = 0; k < r.n && !dup; k++) dup = r.v[k].key == key;
+            if (dup) continue;
+            sim_queue_push(&q, t, key);
+            r.v[r.n++] = (sim_event){t, key};
+        }
+        for (int k = (int)(next_rand(&x) % 48); k > 0 && r.n > 0; k--) {
+            sim_event want = ref_pop(&r), got = sim_queue_pop(&q);
+            cr_assert(got.t == want.t && got.key == want.key, "round %d: popped (%lld, %llx), want (%lld, %llx)",
+                      round, (long long)got.t, (unsigned long long)got.key, (long long)want.t,
+                      (unsigned long long)want.key);
+            now = got.t;
+        }
+    }
+    while (r.n > 0) {
+        sim_event want = ref_pop(&r), got = sim_queue_pop(&q);
+        cr_assert(got.t == want.t && got.key == want.key);
+    }
+    cr_assert(sim_queue_empty(&q));
+    sim_queue_free(&q);
+}
