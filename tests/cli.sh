@@ -68,6 +68,24 @@ done
 for c in plan verify compile model simulate run schedule explore reproduce report; do
     if "$ROTOR" $c --help | grep -q -- "--quiet"; then ok; else bad "$c --help lacks --quiet"; fi
 done
+# progress is drawn only on a terminal: a real run of each command, with and without
+# --quiet, leaves stderr empty when it is not one (no bar, no carriage return)
+q=$tmpdir/q
+mkdir -p "$q"
+for args in "plan --expr C[m,n]+=A[m,k]*B[k,n] --dim m=64,k=64,n=64" \
+    "verify --expr C[m,n]+=A[m,k]*B[k,n] --dim m=16,k=16,n=16 --random 4" \
+    "compile examples/tiny-cnn.onnx" "model examples/tiny-cnn.onnx" "simulate examples/tiny-cnn.onnx" \
+    "run examples/tiny-cnn.onnx" "schedule opt-1.3b --layers 1 --design full" \
+    "explore opt-1.3b --layers 1 --design full --sweep hbm-bw=2,4 -o $q" \
+    "reproduce elk --models opt-1.3b --max-batch 1 -o $q/elk" "report bert-base --layers 1 -o $q/r.html"; do
+    for quiet in "" -q; do
+        # shellcheck disable=SC2086
+        if "$ROTOR" $args $quiet >"$out" 2>"$err" && [ ! -s "$err" ]; then ok
+        else bad "rotor $args $quiet: exit or stderr: $(head -c 300 "$err")"; fi
+    done
+done
+if "$ROTOR" report bert-base --layers 1 -o "$q/r.html" -q >"$out" 2>"$err" && [ ! -s "$out" ]; then ok
+else bad "report -q printed: $(cat "$out")"; fi
 expect_error no-fit 1 "no valid plan fits" -- plan --expr "$MM" --dim $BENCH_DIMS --constraints memory_cap=64
 
 # The benchmark's format: F_op then the six f_t lines, in the documented order,
