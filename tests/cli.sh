@@ -52,6 +52,7 @@ deprecated compile-format-note "rotor compile: --format json is deprecated, writ
     compile nerf-t10 --format json
 # did you mean, and no doubled prefixes: rotor CMD: WHAT: why
 expect_error did-you-mean-option 2 "^rotor compile: unknown option '--jsn' (did you mean '--json'?) (try 'rotor compile --help')$" -- compile bert-base --jsn
+expect_error did-you-mean-own-first 2 "^rotor verify: unknown option '--bset' (did you mean '--best'?)" -- verify --bset
 expect_error did-you-mean-model 2 "^rotor compile: unknown model 'resnet50' (did you mean 'resnet-50'?)" -- compile resnet50
 expect_error did-you-mean-chip 2 "^rotor plan: unknown chip 'ipu-mk3' (did you mean 'ipu-mk2'?)" -- plan --expr "$MM" --dim m=8,k=8,n=8 --chip ipu-mk3
 expect_error did-you-mean-design 2 "^rotor schedule: --design: unknown 'ful' (did you mean 'full'?)" -- schedule llama2-13b --design ful

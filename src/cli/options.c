@@ -112,11 +112,13 @@ static int take_shared(const char *cmd, int k, char *arg, cli_shared_args *sa) {
 static int unknown_option(const char *cmd, const char *arg, const struct option *opts, int n) {
     const char *names[NSHARED + MAX_OWN + 4];
     int nn = 0;
-    for (int i = 0; i < n; i++) {
-        bool old = false;
-        for (int k = 0; k < NSHARED; k++) old |= SHARED[k].now && !strcmp(SHARED[k].name, opts[i].name);
-        if (!old) names[nn++] = opts[i].name;
-    }
+    /* the subcommand's own options first: a tie goes to them ("--bset": --best, not --set) */
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < n; i++) {
+            bool shared = opts[i].val >= CODE_SHARED && opts[i].val < CODE_SHARED + NSHARED, old = false;
+            for (int k = 0; k < NSHARED; k++) old |= SHARED[k].now && !strcmp(SHARED[k].name, opts[i].name);
+            if (!old && shared == (pass == 1)) names[nn++] = opts[i].name;
+        }
     char hint[96] = "";
     if (arg[0] == '-' && arg[1] == '-') {
         char word[64];
