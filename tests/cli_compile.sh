@@ -18,11 +18,11 @@ if grep -q "^T10 over the VGM oracle: [0-9.]*x$" "$out" && tail -n 1 "$out" | gr
 then ok; else bad "compare: $(tail -n 4 "$out")"; fi
 expect_out decode "l0.attn_scores" -- compile opt-1.3b --layers 1 --decode --seq 256 --batch 4
 
-# program file: written with -o and the same text with --format json
+# program file: written with -o and the same text with --json
 "$ROTOR" compile bert-base --layers 1 -o "$prog" >/dev/null 2>"$err" || bad "program: $(cat "$err")"
 if grep -q '"format":	"rotor-program"' "$prog" && grep -q '"placement":' "$prog"; then ok; else bad "program file lacks format/placement"; fi
-"$ROTOR" compile bert-base --layers 1 --format json >"$out" 2>"$err"
-if cmp -s "$out" "$prog"; then ok; else bad "--format json and -o differ"; fi
+"$ROTOR" compile bert-base --layers 1 --json >"$out" 2>"$err"
+if cmp -s "$out" "$prog"; then ok; else bad "--json and -o differ"; fi
 
 # the sweep doubles until the model no longer fits and marks it with x
 "$ROTOR" compile bert-base --layers 1 --batch 256,512 >"$out" 2>"$err"
@@ -35,13 +35,13 @@ expect_error falling-batch 2 "--batch: sizes must increase" -- compile bert-base
 expect_error bad-baseline 2 "--baseline: expected vgm or vgm-oracle, got 'roller'" -- compile bert-base --baseline roller
 expect_error oracle-conflict 2 "--baseline vgm-oracle conflicts with --compare" -- compile bert-base --baseline vgm-oracle --compare
 expect_error conflict 2 "--baseline vgm conflicts with --compare" -- compile bert-base --baseline vgm --compare
-expect_error sweep-json 2 "a --batch sweep writes no program" -- compile bert-base --batch 1,2 --format json
+expect_error sweep-json 2 "a --batch sweep writes no program" -- compile bert-base --batch 1,2 --json
 expect_error decode-encoder 2 "bert-base has no decode phase" -- compile bert-base --decode
-# --format json --compare carries the comparison (issue 18: it was dropped),
+# --json --compare carries the comparison (issue 18: it was dropped),
 # and the program still reads back
-expect_out json-compare '"t10_over_vgm":' -- compile bert-base --layers 1 --seq 16 --format json --compare
-expect_out json-compare-oracle '"t10_over_vgm_oracle":' -- compile bert-base --layers 1 --seq 16 --format json --compare
-"$ROTOR" compile bert-base --layers 1 --seq 16 --format json --compare >"$tmpdir/pc.json" 2>"$err"
+expect_out json-compare '"t10_over_vgm":' -- compile bert-base --layers 1 --seq 16 --json --compare
+expect_out json-compare-oracle '"t10_over_vgm_oracle":' -- compile bert-base --layers 1 --seq 16 --json --compare
+"$ROTOR" compile bert-base --layers 1 --seq 16 --json --compare >"$tmpdir/pc.json" 2>"$err"
 expect_out json-compare-simulates "simulated" -- simulate "$tmpdir/pc.json"
 expect_error unknown-chip 2 "unknown chip 'ipu-mk9'" -- compile bert-base --chip ipu-mk9
 expect_error too-big 1 "does not fit in 638976 bytes of SRAM per core: op '" -- compile llama2-7b --layers 4

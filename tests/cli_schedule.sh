@@ -111,7 +111,7 @@ expect_error bad_bw_unit 2 "--hbm-bw: expected a positive bandwidth" -- schedule
 expect_error bad_tp 2 "--tp: expected 1..4 (the chips of ipu-pod4), got 8" -- schedule llama2-13b --layers 1 --tp 8
 expect_error bad_batch 2 "--batch: expected an integer" -- schedule llama2-13b --batch 0
 expect_error unknown_model 2 "unknown" -- schedule llama9
-expect_error onnx_batch 2 "--batch, --seq, --layers and --prefill shape zoo models" -- schedule x.onnx --batch 2
+expect_error onnx_batch 2 "--batch, --seq, --layers, --decode and --prefill shape zoo models" -- schedule x.onnx --batch 2
 expect_error unknown_opt 2 "unknown option '--fast'" -- schedule llama2-13b --fast
 expect_error trace_dir 2 "--trace: /nonexistent/t.json: cannot write" -- schedule llama2-13b --layers 1 --design full --trace /nonexistent/t.json
 expect_error nofit 1 "op 'l0.qkv' (MatMul, one chip's shard): no valid plan fits" -- schedule llama2-13b --layers 1 --batch 8 --set sram_bytes=16384

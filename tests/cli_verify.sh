@@ -23,65 +23,65 @@ expect_pass() {
 }
 
 # Acceptance (issue 3): 200 random valid plans of each operator on ipu-mk2.
-expect_pass random-matmul "200 passed, 0 failed" -- verify --expr "$MM" --dims m=64,k=96,n=80 --chip ipu-mk2 --random 200 --seed 1
-expect_pass random-batch-matmul "200 passed, 0 failed" -- verify --expr "$BMM" --dims b=3,m=24,k=40,n=17 --chip ipu-mk2 --random 200 --seed 1
-expect_pass random-conv3x3-padded "200 passed, 0 failed" -- verify --expr "$CONV" --dims b=2,f=8,c=6,h=14,w=14,kh=3,kw=3 --chip ipu-mk2 --random 200 --seed 1
-expect_pass random-layernorm-affine "100 passed, 0 failed" -- verify --expr 'Y[s,d] = X[s,d] * G[d] + Bb[d]' --dims s=33,d=50 --random 100 --seed 2
-expect_pass random-softmax-denominator "100 passed, 0 failed" -- verify --expr 'Y[s] += exp(X[s,d])' --dims s=21,d=70 --random 100 --seed 2
-expect_pass best-matmul "1 passed, 0 failed" -- verify --expr "$MM" --dims m=64,k=96,n=80 --best
+expect_pass random-matmul "200 passed, 0 failed" -- verify --expr "$MM" --dim m=64,k=96,n=80 --chip ipu-mk2 --random 200 --seed 1
+expect_pass random-batch-matmul "200 passed, 0 failed" -- verify --expr "$BMM" --dim b=3,m=24,k=40,n=17 --chip ipu-mk2 --random 200 --seed 1
+expect_pass random-conv3x3-padded "200 passed, 0 failed" -- verify --expr "$CONV" --dim b=2,f=8,c=6,h=14,w=14,kh=3,kw=3 --chip ipu-mk2 --random 200 --seed 1
+expect_pass random-layernorm-affine "100 passed, 0 failed" -- verify --expr 'Y[s,d] = X[s,d] * G[d] + Bb[d]' --dim s=33,d=50 --random 100 --seed 2
+expect_pass random-softmax-denominator "100 passed, 0 failed" -- verify --expr 'Y[s] += exp(X[s,d])' --dim s=21,d=70 --random 100 --seed 2
+expect_pass best-matmul "1 passed, 0 failed" -- verify --expr "$MM" --dim m=64,k=96,n=80 --best
 expect_pass pareto-matmul-small "$(
-    "$ROTOR" plan --expr "$MM" --dims m=32,k=64,n=48 --pareto | sed -n 's/^Pareto frontier.*, \([0-9]*\) plans$/\1/p'
-) passed, 0 failed" -- verify --expr "$MM" --dims m=32,k=64,n=48 --pareto
+    "$ROTOR" plan --expr "$MM" --dim m=32,k=64,n=48 --pareto | sed -n 's/^Pareto frontier.*, \([0-9]*\) plans$/\1/p'
+) passed, 0 failed" -- verify --expr "$MM" --dim m=32,k=64,n=48 --pareto
 
 # One line per plan, each OK with its error and the plan, and the exchange
 # time equal to the model's.
-"$ROTOR" verify --expr "$MM" --dims m=64,k=96,n=80 --random 20 --seed 5 >"$out" 2>"$err"
+"$ROTOR" verify --expr "$MM" --dim m=64,k=96,n=80 --random 20 --seed 5 >"$out" 2>"$err"
 if [ "$(grep -c '^OK   max error [0-9.e+-]*  exchange [0-9.]* us = model  F_op m=' "$out")" -eq 20 ] &&
     [ "$(wc -l <"$out")" -eq 21 ]; then ok; else bad "line format: $(head -n 2 "$out")"; fi
 
 # Deterministic for a seed; another seed gives other plans.
-"$ROTOR" verify --expr "$MM" --dims m=64,k=96,n=80 --random 30 --seed 9 --threads 1 >"$out2" 2>"$err"
-"$ROTOR" verify --expr "$MM" --dims m=64,k=96,n=80 --random 30 --seed 9 --threads 2 >"$out" 2>"$err"
+"$ROTOR" verify --expr "$MM" --dim m=64,k=96,n=80 --random 30 --seed 9 --threads 1 >"$out2" 2>"$err"
+"$ROTOR" verify --expr "$MM" --dim m=64,k=96,n=80 --random 30 --seed 9 --threads 2 >"$out" 2>"$err"
 if cmp -s "$out" "$out2"; then ok; else bad "--seed 9 is not deterministic across thread counts"; fi
-"$ROTOR" verify --expr "$MM" --dims m=64,k=96,n=80 --random 30 --seed 10 >"$out2" 2>"$err"
+"$ROTOR" verify --expr "$MM" --dim m=64,k=96,n=80 --random 30 --seed 10 >"$out2" 2>"$err"
 if cmp -s "$out" "$out2"; then bad "--seed 9 and --seed 10 sampled the same plans"; else ok; fi
 
-# A plan file written by `rotor plan --format json` verifies.
-if "$ROTOR" plan --expr "$MM" --dims m=64,k=96,n=80 --format json >"$plan" 2>"$err"; then
-    expect_pass plan-file "1 passed, 0 failed" -- verify --expr "$MM" --dims m=64,k=96,n=80 --plan "$plan"
-    # the file names its operator, extents and chip (issue 19: other --dims were
+# A plan file written by `rotor plan --json` verifies.
+if "$ROTOR" plan --expr "$MM" --dim m=64,k=96,n=80 --json >"$plan" 2>"$err"; then
+    expect_pass plan-file "1 passed, 0 failed" -- verify --expr "$MM" --dim m=64,k=96,n=80 --plan "$plan"
+    # the file names its operator, extents and chip (issue 19: other --dim were
     # once taken, and a plan for 64x96x80 "passed" on another size)
     expect_pass plan-file-alone "1 passed, 0 failed" -- verify --plan "$plan"
-    expect_error plan-file-other-dims 2 "--dims: $plan: the plan is for m=64,k=96,n=80" -- verify --plan "$plan" --dims m=65,k=64,n=64
+    expect_error plan-file-other-dims 2 "--dim: $plan: the plan is for m=64,k=96,n=80" -- verify --plan "$plan" --dim m=65,k=64,n=64
     expect_error plan-file-other-chip 2 "--chip: $plan: the plan is for chip 'ipu-mk2', not 'ipu-pod4'" -- verify --plan "$plan" --chip ipu-pod4
     sed 's|"chip":[^,]*|"chip":\t"chips/example-mesh.json"|' "$plan" >"$tmpdir/pathchip.json"
     expect_error plan-file-chip-path 2 "chip: 'chips/example-mesh.json' is not a preset; name its chip file with --chip FILE" -- verify --plan "$tmpdir/pathchip.json"
-else bad "rotor plan --format json failed: $(cat "$err")"; fi
+else bad "rotor plan --json failed: $(cat "$err")"; fi
 
 # Help.
 if "$ROTOR" verify --help >"$out" 2>"$err" && grep -q -- '--random N' "$out" && [ ! -s "$err" ]; then ok
 else bad "verify --help"; fi
 
 # Bad input: exit 2, one line.
-expect_error no-mode 2 "give one of --plan FILE, --best, --pareto, --random N" -- verify --expr "$MM" --dims m=4,k=4,n=4
-expect_error two-modes 2 "give only one of" -- verify --expr "$MM" --dims m=4,k=4,n=4 --best --pareto
-expect_error random-zero 2 "--random: expected 1 to" -- verify --expr "$MM" --dims m=4,k=4,n=4 --random 0
-expect_error random-text 2 "--random: expected 1 to" -- verify --expr "$MM" --dims m=4,k=4,n=4 --random many
-expect_error seed-negative 2 "--seed: expected a non-negative integer" -- verify --expr "$MM" --dims m=4,k=4,n=4 --random 3 --seed -1
-expect_error missing-expr 2 "--expr is required" -- verify --dims m=4,k=4,n=4 --best
-expect_error bad-dims 2 "k=0: extent must be at least 1" -- verify --expr "$MM" --dims m=4,k=0,n=4 --best
-expect_error malformed-expr 2 "column 8: expected an axis name" -- verify --expr 'C[m,n += A[m,k] * B[k,n]' --dims m=4,k=4,n=4 --best
-expect_error unknown-function 2 "function 'bessel' (column 10) is not one the evaluator knows" -- verify --expr 'Y[s,d] = bessel(X[s,d])' --dims s=4,d=4 --best
-expect_error missing-plan-file 2 "cannot open" -- verify --expr "$MM" --dims m=4,k=4,n=4 --plan /nonexistent/plan.json
-expect_error plan-for-other-expr 2 "the plan is for another expression" -- verify --expr "$BMM" --dims b=2,m=4,k=4,n=4 --plan "$plan"
+expect_error no-mode 2 "give one of --plan FILE, --best, --pareto, --random N" -- verify --expr "$MM" --dim m=4,k=4,n=4
+expect_error two-modes 2 "give only one of" -- verify --expr "$MM" --dim m=4,k=4,n=4 --best --pareto
+expect_error random-zero 2 "--random: expected 1 to" -- verify --expr "$MM" --dim m=4,k=4,n=4 --random 0
+expect_error random-text 2 "--random: expected 1 to" -- verify --expr "$MM" --dim m=4,k=4,n=4 --random many
+expect_error seed-negative 2 "--seed: expected a non-negative integer" -- verify --expr "$MM" --dim m=4,k=4,n=4 --random 3 --seed -1
+expect_error missing-expr 2 "--expr is required" -- verify --dim m=4,k=4,n=4 --best
+expect_error bad-dims 2 "k=0: extent must be at least 1" -- verify --expr "$MM" --dim m=4,k=0,n=4 --best
+expect_error malformed-expr 2 "column 8: expected an axis name" -- verify --expr 'C[m,n += A[m,k] * B[k,n]' --dim m=4,k=4,n=4 --best
+expect_error unknown-function 2 "function 'bessel' (column 10) is not one the evaluator knows" -- verify --expr 'Y[s,d] = bessel(X[s,d])' --dim s=4,d=4 --best
+expect_error missing-plan-file 2 "cannot open" -- verify --expr "$MM" --dim m=4,k=4,n=4 --plan /nonexistent/plan.json
+expect_error plan-for-other-expr 2 "the plan is for another expression" -- verify --expr "$BMM" --dim b=2,m=4,k=4,n=4 --plan "$plan"
 # Out-of-range numbers in a plan file are refused before any conversion to an
 # integer (a double beyond int64_t cast to one is undefined behaviour; clang's
 # UBSan checks it).
 for huge in 1e300 -1e300 9.5e18 1.5; do
     awk -v v="$huge" '/"F_op"/ { f = 1 } f && /"m":/ { sub(/[0-9]+/, v); f = 0 } { print }' "$plan" >"$tmpdir/huge.json"
-    expect_error "plan-file-m-$huge" 2 "F_op.m: expected a positive integer" -- verify --expr "$MM" --dims m=64,k=96,n=80 --plan "$tmpdir/huge.json"
+    expect_error "plan-file-m-$huge" 2 "F_op.m: expected a positive integer" -- verify --expr "$MM" --dim m=64,k=96,n=80 --plan "$tmpdir/huge.json"
 done
-expect_error unknown-option 2 "unknown option '--fast'" -- verify --expr "$MM" --dims m=4,k=4,n=4 --best --fast
-expect_error unknown-chip 2 "unknown chip 'ipu-mk9'" -- verify --expr "$MM" --dims m=4,k=4,n=4 --best --chip ipu-mk9
+expect_error unknown-option 2 "unknown option '--fast'" -- verify --expr "$MM" --dim m=4,k=4,n=4 --best --fast
+expect_error unknown-chip 2 "unknown chip 'ipu-mk9'" -- verify --expr "$MM" --dim m=4,k=4,n=4 --best --chip ipu-mk9
 
 finish cli_verify

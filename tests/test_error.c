@@ -41,3 +41,14 @@ Test(error, an_option_prefix_replaces_the_word_it_repeats) {
     rotor_error_prefix(&err, "dims");
     cr_assert_str_eq(err.msg, "dims: dims: kept without dashes");
 }
+
+/* issue 24: the option is --dim, the library's word "dims" */
+Test(error, an_option_prefix_replaces_its_plural_too) {
+    rotor_error err;
+    rotor_fail(&err, ROTOR_ERR_INPUT, "dims: m: expected a positive integer");
+    rotor_error_prefix(&err, "--dim");
+    cr_assert_str_eq(err.msg, "--dim: m: expected a positive integer");
+    rotor_fail(&err, ROTOR_ERR_INPUT, "dimx: kept");
+    rotor_error_prefix(&err, "--dim");
+    cr_assert_str_eq(err.msg, "--dim: dimx: kept");
+}

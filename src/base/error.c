@@ -40,13 +40,16 @@ rotor_status rotor_nomem(rotor_error *err) { return rotor_fail(err, ROTOR_ERR_NO
 
 void rotor_error_prefix(rotor_error *err, const char *prefix) {
     if (!err) return;
-    /* "--dims" before "dims: ..." names the same thing twice: the option
-     * replaces the word ("--dims: m: ...", not "--dims: dims: m: ...") */
+    /* "--dim" before "dims: ..." names the same thing twice: the option
+     * replaces the word, singular or plural ("--dim: m: ...", not
+     * "--dim: dims: m: ...") */
     const char *word = prefix;
     while (*word == '-') word++;
     size_t wl = strlen(word);
-    if (word != prefix && wl && !strncmp(err->msg, word, wl) && err->msg[wl] == ':' && err->msg[wl + 1] == ' ')
-        memmove(err->msg, err->msg + wl + 2, strlen(err->msg + wl + 2) + 1);
+    if (word != prefix && wl && !strncmp(err->msg, word, wl)) {
+        size_t k = wl + (err->msg[wl] == 's');
+        if (err->msg[k] == ':' && err->msg[k + 1] == ' ') memmove(err->msg, err->msg + k + 2, strlen(err->msg + k + 2) + 1);
+    }
     char tmp[ROTOR_ERROR_MAX];
     size_t n = strlen(prefix);
     if (n > ROTOR_ERROR_MAX / 2) n = ROTOR_ERROR_MAX / 2; /* keep room for the message */

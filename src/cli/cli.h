@@ -60,6 +60,8 @@ typedef struct cli_shared_args {
     int nsets;
     char *values[CLI_MAX_SETS]; /* --value NAME=SPEC, repeatable */
     int nvalues;
+    bool decode, prefill; /* --decode, --prefill (CLI_TAKES_PHASE) */
+    bool quiet;           /* --quiet, -q: no progress, no notes (every subcommand) */
 } cli_shared_args;
 
 /* --threads as an integer 1..1024 into *threads (0 when absent).  Prints
@@ -87,36 +89,56 @@ typedef struct cli_opt {
     int max;
 } cli_opt;
 
-/* The groups of shared options a subcommand takes. */
-enum { CLI_TAKES_CHIP = 1, CLI_TAKES_SHAPE = 2, CLI_TAKES_THREADS = 4, CLI_TAKES_ALL = 7 };
+/* The groups of shared options a subcommand takes: SHAPE is --batch, --seq,
+ * --layers, --dim, --input and --value; DIM --dim alone (plan, verify);
+ * PHASE --decode and --prefill.  Every subcommand takes --help and --quiet
+ * (-q), and --list when it is given a list function. */
+enum {
+    CLI_TAKES_CHIP = 1,
+    CLI_TAKES_SHAPE = 2,
+    CLI_TAKES_THREADS = 4,
+    CLI_TAKES_PHASE = 8,
+    CLI_TAKES_DIM = 16,
+    CLI_TAKES_ALL = 15
+};
 
-/* The one option loop of every subcommand: getopt_long over --help/-h, the
- * shared groups `takes` (into *sa) and the subcommand's own options (`own`,
- * ended by a {NULL} entry, into args).  Then the positional arguments:
- * exactly one when `input` is non-NULL (*input receives it; `missing` says
- * what to give when there is none), none otherwise.  --help prints usage on
- * stdout; `list` (non-NULL) is what --list does.  Returns -1 to go on, else
- * the exit status to return (0 after --help or --list; EXIT_BADINPUT after
- * printing the error: an unknown option, a missing value, an option given
- * twice, a stray argument). */
+/* --list of every subcommand that takes a model: the zoo's models, one a
+ * line (name, "llm" for the LLMs, description).  Returns 0. */
+int cli_list_zoo(void);
+
+/* The deprecation note of an old spelling, "rotor CMD: OLD is deprecated,
+ * write NEW (OLD goes in the next release)", on stderr unless quiet. */
+void cli_deprecated(const char *cmd, bool quiet, const char *old, const char *now);
+
+/* The one option loop of every subcommand: getopt_long over --help/-h,
+ * --quiet/-q (into sa->quiet), the shared groups `takes` (into *sa) and the
+ * subcommand's own options (`own`, ended by a {NULL} entry, into args).
+ * Then the positional arguments: exactly one when `input` is non-NULL
+ * (*input receives it; `missing` says what to give when there is none),
+ * none otherwise.  --help prints usage on stdout; `list` (non-NULL) is what
+ * --list does.  An old spelling (--dims) works with a deprecation note.
+ * Returns -1 to go on, else the exit status to return (0 after --help or
+ * --list; EXIT_BADINPUT after printing the error: an unknown option, with
+ * the closest known one, a missing value, an option given twice, a stray
+ * argument). */
 int cli_parse_options(const char *cmd, int argc, char **argv, unsigned takes, cli_shared_args *sa, const cli_opt *own,
                       void *args, void (*usage)(FILE *), int (*list)(void), const char **input, const char *missing);
 
 /* Fills po's model, ONNX dims and inputs, zoo shape (batch unless
- * batch_list: the caller parses a list; seq; layers) and compile threads
- * from a, for model argument `input`.  Zoo-shaping flags, and the
- * subcommand's phase flag (phase_flag, "--decode" or "--prefill", when
- * phase_given), are refused for ONNX files.  po->zoo.phase is the caller's.
- * Prints the error and returns EXIT_BADINPUT, else 0. */
-int cli_shared_model(const char *cmd, const char *input, const cli_shared_args *a, const char *phase_flag,
-                     bool phase_given, bool batch_list, rotor_pipeline_options *po);
+ * batch_list: the caller parses a list; seq; layers; the phase: --decode or
+ * --prefill, else the caller's po->zoo.phase) and compile threads from a,
+ * for model argument `input`.  Zoo-shaping flags are refused for ONNX
+ * files, and --decode with --prefill.  Prints the error and returns
+ * EXIT_BADINPUT, else 0. */
+int cli_shared_model(const char *cmd, const char *input, const cli_shared_args *a, bool batch_list,
+                     rotor_pipeline_options *po);
 
 /* The options `rotor schedule` and `rotor explore` add: HBM bandwidth, the
  * designs and the schedule's settings, as given (NULL: absent). */
 typedef struct cli_hbm_args {
     cli_shared_args m;
     const char *hbm, *design, *tp, *orders;
-    bool prefill, nonblocking, json;
+    bool nonblocking, json;
 } cli_hbm_args;
 
 /* Their entries in a subcommand's cli_opt table, for an args struct of type
@@ -126,7 +148,6 @@ typedef struct cli_hbm_args {
         {"design", 0, CLI_VALUE, offsetof(T, M.design), 0, 0},                                 \
         {"tp", 0, CLI_VALUE, offsetof(T, M.tp), 0, 0},                                         \
         {"max-orders", 0, CLI_VALUE, offsetof(T, M.orders), 0, 0},                             \
-        {"prefill", 0, CLI_FLAG, offsetof(T, M.prefill), 0, 0},                                \
         {"sram-nonblocking", 0, CLI_FLAG, offsetof(T, M.nonblocking), 0, 0},                   \
         {"json", 0, CLI_FLAG, offsetof(T, M.json), 0, 0}
 
@@ -261,7 +282,8 @@ typedef struct cli_progress {
     bool tty, drawn;
 } cli_progress;
 
-void cli_progress_begin(cli_progress *p, const char *cmd, const char *what);
+/* quiet (--quiet): never drawn. */
+void cli_progress_begin(cli_progress *p, const char *cmd, const char *what, bool quiet);
 void cli_progress_step(void *p, int done, int total);
 void cli_progress_end(cli_progress *p);
 /* The same for a replay (rotor_replay_progress.fn): "WHAT operator 57/220,
@@ -284,7 +306,7 @@ int cli_reproduce_file(const char *dir, const char *name, cli_figure_fn fn, cons
 /* `rotor reproduce elk` (src/cli/reproduceelk.c): the grid, files in dir,
  * tables or JSON on stdout; the exit status. */
 int cli_reproduce_elk(const char *const *models, int nm, int64_t max_batch, const char *dir, bool json,
-                      const rotor_chip *chip, int threads);
+                      const rotor_chip *chip, int threads, bool quiet);
 int cmd_run(int argc, char **argv);
 
 /* The simulator trace's filter (src/cli/trace.c): --trace-ops NAME,...
@@ -310,7 +332,9 @@ void cli_trace_filter_free(cli_trace_filter *t);
  * a chip of more than 64 cores, t->f keeps the first cores (the default):
  * as many as keep about 400,000 tasks, 1 to 64. */
 void cli_trace_prepare(cli_trace_filter *t, int64_t estimated_tasks, int64_t cores);
-/* After it: says on stderr what a filtered trace kept, and commits out. */
-int cli_trace_done(const char *cmd, cli_output *out, const cli_trace_filter *t, const rotor_sim_trace_summary *sum);
+/* After it: says on stderr what a filtered trace kept (unless quiet), and
+ * commits out. */
+int cli_trace_done(const char *cmd, cli_output *out, const cli_trace_filter *t, const rotor_sim_trace_summary *sum,
+                   bool quiet);
 
 #endif

@@ -32,7 +32,7 @@ static void compile_usage(FILE *f) {
             "                      model no longer fits (that one is marked x); default 1\n"
             "  --seq N             sequence length (default: the model's)\n"
             "  --layers N          layers (default: the model's)\n"
-            "  --decode            the LLMs' decode step instead of prefill\n"
+            "  --decode            the LLMs' decode step (--prefill, the default: their prefill)\n"
             "  --dim k=v,...       bind an ONNX file's symbolic dimensions (e.g. batch=8,seq=128)\n"
             "  --input NAME=AxB,.. replace an ONNX input's declared shape\n"
             "  --value NAME=SPEC   give a shape-deciding ONNX input its value: FILE.pb or 1,2,3 (repeatable)\n"
@@ -42,21 +42,13 @@ static void compile_usage(FILE *f) {
             "  --compare           also compile with both baselines; the closing line is the\n"
             "                      speedup over vgm (JSON: a \"comparison\" object)\n"
             "  -o FILE             write the program (rotor-program JSON, docs/program-format.md)\n"
-            "  --format FMT        table (default) or json (the program on stdout)\n"
-            "  --json              the same as --format json\n"
+            "  --json              print the program on stdout instead of the table\n"
             "  --threads N         search threads (default: all cores)\n"
             "  --list              list the zoo\n"
+            "  -q, --quiet         no progress on stderr\n"
             "  -h, --help          this help\n"
             "\n"
             "exit status: 0 compiled, 1 the model does not fit, 2 bad input\n");
-}
-
-static int list_zoo(void) {
-    for (int i = 0; i < rotor_zoo_count(); i++) {
-        const rotor_zoo_entry *e = rotor_zoo_at(i);
-        printf("%-12s %-8s %s\n", e->name, e->llm ? "llm" : "", e->description);
-    }
-    return 0;
 }
 
 static void print_table(const rotor_graph *g, const rotor_compile_result *r, const rotor_chip *chip) {
@@ -111,7 +103,7 @@ static int parse_batches(const char *cmd, const char *batch, int64_t *batches, i
 typedef struct compile_args {
     cli_shared_args sa;
     const char *model, *baseline, *outfile, *format;
-    bool compare, decode, vgm_only, json;
+    bool compare, vgm_only, json;
     rotor_vgm_kind kind; /* with vgm_only */
     int64_t batches[MAX_BATCHES];
     int nb;
@@ -122,14 +114,13 @@ typedef struct compile_args {
 static int parse_compile(int argc, char **argv, compile_args *a) {
     const char *cmd = "compile";
     static const cli_opt own[] = {
-        {"decode", 0, CLI_FLAG, offsetof(compile_args, decode), 0, 0},
         {"baseline", 0, CLI_VALUE, offsetof(compile_args, baseline), 0, 0},
         {"compare", 0, CLI_FLAG, offsetof(compile_args, compare), 0, 0},
         {"format", 0, CLI_VALUE, offsetof(compile_args, format), 0, 0},
         {"json", 0, CLI_FLAG, offsetof(compile_args, json), 0, 0},
         {NULL, 'o', CLI_VALUE, offsetof(compile_args, outfile), 0, 0},
         {0}};
-    int rc = cli_parse_options(cmd, argc, argv, CLI_TAKES_ALL, &a->sa, own, a, compile_usage, list_zoo, &a->model,
+    int rc = cli_parse_options(cmd, argc, argv, CLI_TAKES_ALL, &a->sa, own, a, compile_usage, cli_list_zoo, &a->model,
                                "a model is required (try 'rotor compile --list')");
     if (rc >= 0) return rc;
     if (a->baseline) {
@@ -142,24 +133,27 @@ static int parse_compile(int argc, char **argv, compile_args *a) {
         return cli_usage_error(cmd, "--baseline %s conflicts with --compare", rotor_vgm_kind_name(a->kind));
     if (a->json && a->format && strcmp(a->format, "json") != 0)
         return cli_usage_error(cmd, "--json conflicts with --format %s", a->format);
-    if (a->format && !strcmp(a->format, "json")) a->json = true;
-    else if (a->format && strcmp(a->format, "table") != 0)
+    if (a->format && strcmp(a->format, "json") != 0 && strcmp(a->format, "table") != 0)
         return cli_usage_error(cmd, "--format: expected table or json, got '%s'", a->format);
+    /* --json, as every subcommand spells it; --format keeps working for one release */
+    if (a->format) cli_deprecated(cmd, a->sa.quiet, !strcmp(a->format, "json") ? "--format json" : "--format table",
+                                  !strcmp(a->format, "json") ? "--json" : "nothing (the table is the default)");
+    if (a->format && !strcmp(a->format, "json")) a->json = true;
     if (a->vgm_only && (a->json || a->outfile))
-        return cli_usage_error(cmd, "--baseline %s writes no program (drop -o / --format json)",
+        return cli_usage_error(cmd, "--baseline %s writes no program (drop -o / --json)",
                                rotor_vgm_kind_name(a->kind));
     if (parse_batches(cmd, a->sa.batch, a->batches, &a->nb)) return EXIT_BADINPUT;
     if (a->nb > 1 && (a->json || a->outfile))
-        return cli_usage_error(cmd, "a --batch sweep writes no program (drop -o / --format json)");
+        return cli_usage_error(cmd, "a --batch sweep writes no program (drop -o / --json)");
     if (a->outfile && !strcmp(a->outfile, "-")) {
         if (a->format && !a->json) return cli_usage_error(cmd, "-o - writes the program on stdout: drop --format table");
-        a->json = true; /* -o -: the program on stdout, as --format json */
+        a->json = true; /* -o -: the program on stdout, as --json */
         a->outfile = NULL;
     }
     return -1;
 }
 
-/* --format json --compare: the program with a "comparison" object beside
+/* --json --compare: the program with a "comparison" object beside
  * its totals (docs/program-format.md; readers ignore it). */
 static int print_with_comparison(const char *text, const rotor_pipeline *p) {
     cJSON *root = cJSON_Parse(text);
@@ -266,8 +260,8 @@ int cmd_compile(int argc, char **argv) {
     rotor_pipeline_options po = {.t10 = !a.vgm_only,
                                  .vgm = (a.vgm_only && a.kind == ROTOR_VGM_ROLLER) || a.compare,
                                  .vgm_oracle = (a.vgm_only && a.kind == ROTOR_VGM_ORACLE) || a.compare};
-    po.zoo.phase = a.decode ? ROTOR_PHASE_DECODE : ROTOR_PHASE_PREFILL;
-    if (cli_shared_model(cmd, a.model, &a.sa, "--decode", a.decode, true, &po)) return EXIT_BADINPUT;
+    po.zoo.phase = ROTOR_PHASE_PREFILL;
+    if (cli_shared_model(cmd, a.model, &a.sa, true, &po)) return EXIT_BADINPUT;
     rotor_error err = {{0}};
     rotor_status st;
     rotor_chip chip;
@@ -295,7 +289,7 @@ int cmd_compile(int argc, char **argv) {
         char what[96];
         snprintf(what, sizeof what, "batch %lld: operator shapes searched", (long long)b);
         cli_progress prog;
-        cli_progress_begin(&prog, cmd, what);
+        cli_progress_begin(&prog, cmd, what, a.sa.quiet);
         po.compile.progress = cli_progress_step;
         po.compile.progress_ctx = &prog;
         rotor_pipeline p;

@@ -65,7 +65,7 @@ static void explore_usage(FILE *f) {
             "  --chip NAME|FILE    preset or chip file with HBM; default ipu-pod4\n"
             "  --set KEY=VALUE     override one chip field before the sweep (repeatable)\n"
             "  --hbm-bw BW         total HBM bandwidth when it is not the swept key (TB/s)\n"
-            "  --batch N, --seq N, --layers N, --prefill, --dim k=v,..., --input NAME=AxB,..,\n"
+            "  --batch N, --seq N, --layers N, --decode, --prefill, --dim k=v,..., --input NAME=AxB,..,\n"
             "                      --value NAME=SPEC\n"
             "                      shape the model, as in rotor schedule\n"
             "  --tp N              chips the model is split over (default: all of them)\n"
@@ -76,6 +76,8 @@ static void explore_usage(FILE *f) {
             "                      (docs/report.md; a directory: into it as PREFIX.html)\n"
             "  --threads N         sweep points run in parallel (default: all cores); the\n"
             "                      output is the same for every N\n"
+            "  --list              list the zoo\n"
+            "  -q, --quiet         no progress on stderr\n"
             "  -h, --help          this help\n"
             "\n"
             "A point where an operator does not fit is skipped (noted on stderr and in the\n"
@@ -576,7 +578,7 @@ static int parse_explore(int argc, char **argv, explore *ex) {
         {"output", 'o', CLI_VALUE, offsetof(explore, prefix), 0, 0},
         {"report", 0, CLI_VALUE, offsetof(explore, report_path), 0, 0},
         {0}};
-    int rc = cli_parse_options(CMD, argc, argv, CLI_TAKES_ALL, &ex->ha.m, own, ex, explore_usage, NULL, &ex->input,
+    int rc = cli_parse_options(CMD, argc, argv, CLI_TAKES_ALL, &ex->ha.m, own, ex, explore_usage, cli_list_zoo, &ex->input,
                                "a model is required (try --help)");
     if (rc >= 0) return rc;
     if (ex->nsw == 0)
@@ -671,7 +673,7 @@ static int open_outputs(explore *ex) {
  * does a sweep none of whose points fits. */
 static int run_points(explore *ex) {
     cli_progress prog;
-    cli_progress_begin(&prog, CMD, "sweep points");
+    cli_progress_begin(&prog, CMD, "sweep points", ex->ha.m.quiet);
     int done = 0, npts = ex->npts;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(ex->nthreads)
     for (int i = 0; i < npts; i++) {

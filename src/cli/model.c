@@ -24,10 +24,11 @@ static void model_usage(FILE *f) {
             "  --batch N           batch size (default 1)\n"
             "  --seq N             sequence length (default: the model's)\n"
             "  --layers N          layers (default: the model's)\n"
-            "  --decode            the LLMs' decode step instead of prefill\n"
+            "  --decode            the LLMs' decode step (--prefill, the default: their prefill)\n"
             "  --group             fuse epilogues and fold layout ops first (docs/group.md)\n"
             "  --json              the graph as JSON (format rotor-graph, docs/graph.md)\n"
             "  --list              list the zoo\n"
+            "  -q, --quiet         accepted; model prints no progress\n"
             "  -h, --help          this help\n"
             "\n"
             "exit status: 0 listed, 2 bad input\n");
@@ -40,34 +41,25 @@ static void print_model(const rotor_graph *g, const rotor_onnx_stats *os, const 
 /* What `rotor model` was asked. */
 typedef struct model_args {
     cli_shared_args sa;
-    bool json, decode, group;
+    bool json, group;
 } model_args;
-
-static int list_zoo(void) {
-    for (int i = 0; i < rotor_zoo_count(); i++) {
-        const rotor_zoo_entry *e = rotor_zoo_at(i);
-        printf("%-12s %-8s %s\n", e->name, e->llm ? "llm" : "", e->description);
-    }
-    return 0;
-}
 
 int cmd_model(int argc, char **argv) {
     const char *cmd = "model";
     model_args a = {0};
     static const cli_opt own[] = {
-        {"decode", 0, CLI_FLAG, offsetof(model_args, decode), 0, 0},
         {"group", 0, CLI_FLAG, offsetof(model_args, group), 0, 0},
         {"json", 0, CLI_FLAG, offsetof(model_args, json), 0, 0},
         {0}};
     const char *input = NULL;
-    int rc = cli_parse_options(cmd, argc, argv, CLI_TAKES_SHAPE, &a.sa, own, &a, model_usage, list_zoo, &input,
+    int rc = cli_parse_options(cmd, argc, argv, CLI_TAKES_SHAPE | CLI_TAKES_PHASE, &a.sa, own, &a, model_usage, cli_list_zoo, &input,
                                "a model is required (try 'rotor model --list')");
     if (rc >= 0) return rc;
-    bool json = a.json, decode = a.decode, group = a.group;
+    bool json = a.json, group = a.group;
     cli_shared_args sa = a.sa;
     rotor_pipeline_options po = {.no_group = !group};
-    po.zoo.phase = decode ? ROTOR_PHASE_DECODE : ROTOR_PHASE_PREFILL;
-    if (cli_shared_model(cmd, input, &sa, "--decode", decode, false, &po)) return EXIT_BADINPUT;
+    po.zoo.phase = ROTOR_PHASE_PREFILL;
+    if (cli_shared_model(cmd, input, &sa, false, &po)) return EXIT_BADINPUT;
     rotor_error err = {{0}};
     rotor_pipeline p;
     rotor_status st = rotor_pipeline_run(&po, NULL, &p, &err);

@@ -11,28 +11,49 @@
 #include <strings.h>
 
 #include "cli.h"
+#include "rotor/base/suggest.h"
 
-/* The shared options: name, group, and the string slot in cli_shared_args
- * (--set and --value, repeatable, are apart). */
+/* The shared options: name, group, and the slot in cli_shared_args: a
+ * string, or a bool for a flag (--set and --value, repeatable, are apart).
+ * An entry with `now` is an old spelling of the option `now`, which it
+ * fills, with a deprecation note (issue 24: one vocabulary; the old
+ * spellings keep working for one release). */
 static const struct {
     const char *name;
     unsigned group;
     size_t off;
+    bool flag;
+    const char *now;
 } SHARED[] = {
-    {"chip", CLI_TAKES_CHIP, offsetof(cli_shared_args, chip)},
-    {"set", CLI_TAKES_CHIP, 0},
-    {"batch", CLI_TAKES_SHAPE, offsetof(cli_shared_args, batch)},
-    {"seq", CLI_TAKES_SHAPE, offsetof(cli_shared_args, seq)},
-    {"layers", CLI_TAKES_SHAPE, offsetof(cli_shared_args, layers)},
-    {"dim", CLI_TAKES_SHAPE, offsetof(cli_shared_args, dims)},
-    {"input", CLI_TAKES_SHAPE, offsetof(cli_shared_args, inputs)},
-    {"value", CLI_TAKES_SHAPE, 0},
-    {"threads", CLI_TAKES_THREADS, offsetof(cli_shared_args, threads)},
+    {"chip", CLI_TAKES_CHIP, offsetof(cli_shared_args, chip), false, NULL},
+    {"set", CLI_TAKES_CHIP, 0, false, NULL},
+    {"batch", CLI_TAKES_SHAPE, offsetof(cli_shared_args, batch), false, NULL},
+    {"seq", CLI_TAKES_SHAPE, offsetof(cli_shared_args, seq), false, NULL},
+    {"layers", CLI_TAKES_SHAPE, offsetof(cli_shared_args, layers), false, NULL},
+    {"dim", CLI_TAKES_SHAPE | CLI_TAKES_DIM, offsetof(cli_shared_args, dims), false, NULL},
+    {"dims", CLI_TAKES_SHAPE | CLI_TAKES_DIM, offsetof(cli_shared_args, dims), false, "dim"},
+    {"input", CLI_TAKES_SHAPE, offsetof(cli_shared_args, inputs), false, NULL},
+    {"value", CLI_TAKES_SHAPE, 0, false, NULL},
+    {"decode", CLI_TAKES_PHASE, offsetof(cli_shared_args, decode), true, NULL},
+    {"prefill", CLI_TAKES_PHASE, offsetof(cli_shared_args, prefill), true, NULL},
+    {"threads", CLI_TAKES_THREADS, offsetof(cli_shared_args, threads), false, NULL},
 };
 #define NSHARED ((int)(sizeof SHARED / sizeof SHARED[0]))
 #define MAX_OWN 32
 /* getopt codes: above any character, so no short option collides */
-enum { CODE_HELP = 'h', CODE_LIST = 0x100, CODE_SHARED = 0x200, CODE_OWN = 0x300 };
+enum { CODE_HELP = 'h', CODE_QUIET = 'q', CODE_LIST = 0x100, CODE_SHARED = 0x200, CODE_OWN = 0x300 };
+
+int cli_list_zoo(void) {
+    for (int i = 0; i < rotor_zoo_count(); i++) {
+        const rotor_zoo_entry *e = rotor_zoo_at(i);
+        printf("%-12s %-8s %s\n", e->name, e->llm ? "llm" : "", e->description);
+    }
+    return 0;
+}
+
+void cli_deprecated(const char *cmd, bool quiet, const char *old, const char *now) {
+    if (!quiet) fprintf(stderr, "rotor %s: %s is deprecated, write %s (%s goes in the next release)\n", cmd, old, now, old);
+}
 
 /* "--name", or "-c" for an option known only by its short character. */
 static void opt_label(const cli_opt *o, char *buf, size_t size) {
@@ -46,6 +67,12 @@ static int set_once(const char *cmd, const char *label, const char **slot, const
     return 0;
 }
 
+static int flag_once(const char *cmd, const char *label, bool *b) {
+    if (*b) return cli_usage_error(cmd, "%s given twice", label);
+    *b = true;
+    return 0;
+}
+
 /* One of the subcommand's own options, value arg, into args. */
 static int take_own(const char *cmd, const cli_opt *o, char *arg, void *args) {
     char label[48];
@@ -53,12 +80,7 @@ static int take_own(const char *cmd, const cli_opt *o, char *arg, void *args) {
     char *base = args;
     switch (o->kind) {
     case CLI_VALUE: return set_once(cmd, label, (const char **)(base + o->off), arg);
-    case CLI_FLAG: {
-        bool *b = (bool *)(base + o->off);
-        if (*b) return cli_usage_error(cmd, "%s given twice", label);
-        *b = true;
-        return 0;
-    }
+    case CLI_FLAG: return flag_once(cmd, label, (bool *)(base + o->off));
     case CLI_MANY: {
         int *n = (int *)(base + o->count_off);
         if (*n == o->max) return cli_usage_error(cmd, "more than %d %s options", o->max, label);
@@ -72,7 +94,8 @@ static int take_own(const char *cmd, const cli_opt *o, char *arg, void *args) {
 /* One shared option k, value arg, into sa. */
 static int take_shared(const char *cmd, int k, char *arg, cli_shared_args *sa) {
     char label[48];
-    snprintf(label, sizeof label, "--%s", SHARED[k].name);
+    snprintf(label, sizeof label, "--%s", SHARED[k].now ? SHARED[k].now : SHARED[k].name);
+    if (SHARED[k].flag) return flag_once(cmd, label, (bool *)((char *)sa + SHARED[k].off));
     if (!strcmp(SHARED[k].name, "value")) {
         if (sa->nvalues == CLI_MAX_SETS) return cli_usage_error(cmd, "more than %d --value options", CLI_MAX_SETS);
         sa->values[sa->nvalues++] = arg;
@@ -84,13 +107,37 @@ static int take_shared(const char *cmd, int k, char *arg, cli_shared_args *sa) {
     return 0;
 }
 
+/* "unknown option '--jsn' (did you mean '--json'?)": the closest of the
+ * long options the subcommand takes (old spellings left out). */
+static int unknown_option(const char *cmd, const char *arg, const struct option *opts, int n) {
+    const char *names[NSHARED + MAX_OWN + 4];
+    int nn = 0;
+    /* the subcommand's own options first: a tie goes to them ("--bset": --best, not --set) */
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < n; i++) {
+            bool shared = opts[i].val >= CODE_SHARED && opts[i].val < CODE_SHARED + NSHARED, old = false;
+            for (int k = 0; k < NSHARED; k++) old |= SHARED[k].now && !strcmp(SHARED[k].name, opts[i].name);
+            if (!old && shared == (pass == 1)) names[nn++] = opts[i].name;
+        }
+    char hint[96] = "";
+    if (arg[0] == '-' && arg[1] == '-') {
+        char word[64];
+        snprintf(word, sizeof word, "%.*s", (int)strcspn(arg + 2, "="), arg + 2);
+        const char *near = rotor_suggest(word, names, nn);
+        if (near) snprintf(hint, sizeof hint, " (did you mean '--%s'?)", near);
+    }
+    return cli_usage_error(cmd, "unknown option '%s'%s (try 'rotor %s --help')", arg, hint, cmd);
+}
+
 int cli_parse_options(const char *cmd, int argc, char **argv, unsigned takes, cli_shared_args *sa, const cli_opt *own,
                       void *args, void (*usage)(FILE *), int (*list)(void), const char **input, const char *missing) {
-    struct option opts[NSHARED + MAX_OWN + 3];
-    char shorts[2 * MAX_OWN + 8] = ":h";
-    int n = 0, ns = 2, nown = 0;
+    struct option opts[NSHARED + MAX_OWN + 4];
+    char shorts[2 * MAX_OWN + 8] = ":hq";
+    int n = 0, ns = 3, nown = 0;
     for (int k = 0; k < NSHARED; k++)
-        if (takes & SHARED[k].group) opts[n++] = (struct option){SHARED[k].name, required_argument, 0, CODE_SHARED + k};
+        if (takes & SHARED[k].group)
+            opts[n++] = (struct option){SHARED[k].name, SHARED[k].flag ? no_argument : required_argument, 0,
+                                        CODE_SHARED + k};
     for (; own && nown < MAX_OWN && (own[nown].name || own[nown].short_ch); nown++) {
         const cli_opt *o = &own[nown];
         int has = o->kind == CLI_FLAG ? no_argument : required_argument;
@@ -102,30 +149,49 @@ int cli_parse_options(const char *cmd, int argc, char **argv, unsigned takes, cl
     }
     shorts[ns] = '\0';
     opts[n++] = (struct option){"help", no_argument, 0, CODE_HELP};
+    opts[n++] = (struct option){"quiet", no_argument, 0, CODE_QUIET};
     if (list) opts[n++] = (struct option){"list", no_argument, 0, CODE_LIST};
     opts[n] = (struct option){0, 0, 0, 0};
     optind = 1;
     opterr = 0;
     int ch, rc = 0;
+    bool listed = false;
+    const char *old[NSHARED]; /* old spellings used, noted once each after the loop (--quiet may follow) */
+    int nold = 0;
     while (!rc && (ch = getopt_long(argc, argv, shorts, opts, NULL)) != -1) {
         if (ch == CODE_HELP) {
             usage(stdout);
             return 0;
         }
-        if (ch == CODE_LIST) return list();
-        if (ch >= CODE_OWN && ch < CODE_OWN + nown) {
+        if (ch == CODE_QUIET) {
+            rc = flag_once(cmd, "--quiet", &sa->quiet);
+        } else if (ch == CODE_LIST) {
+            listed = true;
+        } else if (ch >= CODE_OWN && ch < CODE_OWN + nown) {
             rc = take_own(cmd, &own[ch - CODE_OWN], optarg, args);
         } else if (ch >= CODE_SHARED && ch < CODE_SHARED + NSHARED) {
-            rc = take_shared(cmd, ch - CODE_SHARED, optarg, sa);
+            int k = ch - CODE_SHARED;
+            rc = take_shared(cmd, k, optarg, sa);
+            bool seen = false;
+            for (int i = 0; i < nold; i++) seen |= !strcmp(old[i], SHARED[k].name);
+            if (SHARED[k].now && !seen) old[nold++] = SHARED[k].name;
         } else {
             int k = 0;
             while (k < nown && own[k].short_ch != ch) k++;
             if (k < nown) rc = take_own(cmd, &own[k], optarg, args);
             else if (ch == ':') rc = cli_usage_error(cmd, "%s needs a value", argv[optind - 1]);
-            else rc = cli_usage_error(cmd, "unknown option '%s' (try 'rotor %s --help')", argv[optind - 1], cmd);
+            else rc = unknown_option(cmd, argv[optind - 1], opts, n);
         }
     }
     if (rc) return rc;
+    for (int i = 0; i < nold; i++) {
+        char was[48], now[48];
+        snprintf(was, sizeof was, "--%s", old[i]);
+        for (int k = 0; k < NSHARED; k++)
+            if (!strcmp(SHARED[k].name, old[i])) snprintf(now, sizeof now, "--%s", SHARED[k].now);
+        cli_deprecated(cmd, sa->quiet, was, now);
+    }
+    if (listed) return list();
     if (!input) {
         if (optind < argc) return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
         return -1;
@@ -190,16 +256,19 @@ int cli_parse_i64(const char *cmd, const char *opt, const char *s, int64_t lo, i
     return 0;
 }
 
-int cli_shared_model(const char *cmd, const char *input, const cli_shared_args *a, const char *phase_flag,
-                     bool phase_given, bool batch_list, rotor_pipeline_options *po) {
+int cli_shared_model(const char *cmd, const char *input, const cli_shared_args *a, bool batch_list,
+                     rotor_pipeline_options *po) {
     po->model = input;
     po->onnx.dims = a->dims;
     po->onnx.input_shapes = a->inputs;
     po->onnx.values = (const char *const *)a->values;
     po->onnx.nvalues = a->nvalues;
-    if (rotor_model_is_onnx(input) && (a->batch || a->seq || a->layers || phase_given))
-        return cli_usage_error(cmd, "--batch, --seq, --layers and %s shape zoo models; bind an ONNX file's "
-                               "dimensions with --dim (e.g. --dim batch=8)", phase_flag);
+    if (a->decode && a->prefill) return cli_usage_error(cmd, "--decode and --prefill: give one");
+    if (rotor_model_is_onnx(input) && (a->batch || a->seq || a->layers || a->decode || a->prefill))
+        return cli_usage_error(cmd, "--batch, --seq, --layers, --decode and --prefill shape zoo models; bind an "
+                               "ONNX file's dimensions with --dim (e.g. --dim batch=8)");
+    if (a->decode) po->zoo.phase = ROTOR_PHASE_DECODE;
+    if (a->prefill) po->zoo.phase = ROTOR_PHASE_PREFILL;
     if ((a->batch && !batch_list && cli_parse_i64(cmd, "--batch", a->batch, 1, CLI_MAX_BATCH, &po->zoo.batch)) ||
         (a->seq && cli_parse_i64(cmd, "--seq", a->seq, 1, 1 << 24, &po->zoo.seq)) ||
         (a->layers && cli_parse_i64(cmd, "--layers", a->layers, 1, 1000, &po->zoo.layers)))
@@ -223,7 +292,7 @@ int cli_expr(const char *cmd, const char *expr, const char *dims, bool check_eva
     }
     if ((st = rotor_expr_bind(e, dims, &err))) {
         /* binding reports a column of the expression ("column 15: ...") or a dimension */
-        rotor_error_prefix(&err, err.msg[0] == 'c' ? "--expr" : "--dims");
+        rotor_error_prefix(&err, err.msg[0] == 'c' ? "--expr" : "--dim");
         return cli_fail(cmd, st, &err);
     }
     if (check_eval && e->op_class != ROTOR_OP_CONTRACTION && (st = rotor_expr_check_eval(e, &err))) {
@@ -238,9 +307,9 @@ int cli_hbm_workload(const char *cmd, const char *input, const cli_hbm_args *a, 
     po->zoo = (rotor_zoo_options){.batch = 1, .phase = ROTOR_PHASE_PREFILL};
     if (!rotor_model_is_onnx(input)) {
         const rotor_zoo_entry *z = rotor_zoo_find(input);
-        if (z && z->llm && !a->prefill) po->zoo.phase = ROTOR_PHASE_DECODE;
+        if (z && z->llm) po->zoo.phase = ROTOR_PHASE_DECODE;
     }
-    if (cli_shared_model(cmd, input, &a->m, "--prefill", a->prefill, false, po)) return EXIT_BADINPUT;
+    if (cli_shared_model(cmd, input, &a->m, false, po)) return EXIT_BADINPUT;
     so->sram_nonblocking = a->nonblocking;
     so->threads = po->compile.threads;
     if ((a->tp && cli_parse_i64(cmd, "--tp", a->tp, 1, 1024, &so->tensor_parallel)) ||

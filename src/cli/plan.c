@@ -14,23 +14,24 @@
 
 static void plan_usage(FILE *f) {
     fprintf(f,
-            "usage: rotor plan --expr EXPR --dims AXIS=N,... [options]\n"
+            "usage: rotor plan --expr EXPR --dim AXIS=N,... [options]\n"
             "\n"
             "Finds the fastest compute-shift plan of one operator under the cost model, exactly\n"
             "(branch and bound over every F_op, temporal factor and loop order).\n"
             "\n"
             "  --expr EXPR         tensor expression, e.g. 'C[m,n] += A[m,k] * B[k,n]'\n"
-            "  --dim LIST          extents, e.g. m=32,k=5120,n=15360 (also --dims)\n"
+            "  --dim LIST          extents, e.g. m=32,k=5120,n=15360\n"
             "  --chip NAME|FILE    preset (ipu-mk2, ipu-pod4, ipu-pod16) or chip file; default ipu-mk2\n"
             "  --set KEY=VALUE     override one chip field (repeatable), e.g. --set cores_per_chip=64\n"
-            "  --format FMT        table (default), json, or t10 (the T10 benchmark's format)\n"
-            "  --json              the same as --format json\n"
+            "  --json              print the plan as JSON (rotor-plan, docs/plan-format.md)\n"
+            "  --format FMT        table (default), or t10 (the T10 benchmark's format)\n"
             "  --pareto            also print the Pareto frontier of (time, memory per core)\n"
             "  --pareto-within R   only the frontier's plans at most R times slower than the\n"
             "                      fastest (R >= 1; implies --pareto)\n"
             "  --constraints LIST  min_cores=N, max_padding=RATIO, memory_cap=BYTES\n"
             "  --cost-model NAME   cost model (default v1)\n"
             "  --threads N         search threads (default: all cores); results do not depend on it\n"
+            "  -q, --quiet         no deprecation notes on stderr\n"
             "  -h, --help          this help\n"
             "\n"
             "exit status: 0 plan found, 1 no plan fits, 2 bad input\n");
@@ -152,7 +153,7 @@ static void print_t10(const rotor_expr *e, const rotor_plan *p) {
 /* What `rotor plan` was asked. */
 typedef struct plan_args {
     cli_shared_args sa;
-    const char *expr, *dims, *dim, *format, *cons, *model_name, *within;
+    const char *expr, *format, *cons, *model_name, *within;
     bool pareto, json;
 } plan_args;
 
@@ -161,8 +162,6 @@ int cmd_plan(int argc, char **argv) {
     plan_args a = {0};
     static const cli_opt own[] = {
         {"expr", 0, CLI_VALUE, offsetof(plan_args, expr), 0, 0},
-        {"dims", 0, CLI_VALUE, offsetof(plan_args, dims), 0, 0},
-        {"dim", 0, CLI_VALUE, offsetof(plan_args, dim), 0, 0},
         {"format", 0, CLI_VALUE, offsetof(plan_args, format), 0, 0},
         {"json", 0, CLI_FLAG, offsetof(plan_args, json), 0, 0},
         {"pareto", 0, CLI_FLAG, offsetof(plan_args, pareto), 0, 0},
@@ -170,22 +169,21 @@ int cmd_plan(int argc, char **argv) {
         {"constraints", 0, CLI_VALUE, offsetof(plan_args, cons), 0, 0},
         {"cost-model", 0, CLI_VALUE, offsetof(plan_args, model_name), 0, 0},
         {0}};
-    int rc = cli_parse_options(cmd, argc, argv, CLI_TAKES_CHIP | CLI_TAKES_THREADS, &a.sa, own, &a, plan_usage, NULL,
-                               NULL, NULL);
+    int rc = cli_parse_options(cmd, argc, argv, CLI_TAKES_CHIP | CLI_TAKES_DIM | CLI_TAKES_THREADS, &a.sa, own, &a,
+                               plan_usage, NULL, NULL, NULL);
     if (rc >= 0) return rc;
-    /* --dim and --json, the spellings every subcommand shares; --dims and
-     * --format json keep working */
-    if (a.dim && a.dims) return cli_usage_error(cmd, "--dim and --dims are the same option; give one");
-    if (a.dim) a.dims = a.dim;
+    /* --json, the spelling every subcommand shares; --format json keeps
+     * working for one release */
     if (a.json && a.format && strcmp(a.format, "json") != 0)
         return cli_usage_error(cmd, "--json conflicts with --format %s", a.format);
+    if (!a.json && a.format && !strcmp(a.format, "json")) cli_deprecated(cmd, a.sa.quiet, "--format json", "--json");
     if (a.json) a.format = "json";
-    const char *expr = a.expr, *dims = a.dims, *format = a.format, *cons = a.cons, *model_name = a.model_name,
+    const char *expr = a.expr, *dims = a.sa.dims, *format = a.format, *cons = a.cons, *model_name = a.model_name,
                *within = a.within;
     bool pareto = a.pareto;
     cli_shared_args sa = a.sa;
     if (!expr) return cli_usage_error(cmd, "--expr is required (try 'rotor plan --help')");
-    if (!dims) return cli_usage_error(cmd, "--dims is required (e.g. --dims m=32,k=5120,n=15360)");
+    if (!dims) return cli_usage_error(cmd, "--dim is required (e.g. --dim m=32,k=5120,n=15360)");
     enum { TABLE, JSON, T10 } fmt = TABLE;
     if (!format || !strcmp(format, "table")) fmt = TABLE;
     else if (!strcmp(format, "json")) fmt = JSON;

@@ -47,11 +47,13 @@ static void report_usage(FILE *f) {
             "  --topology T        all-to-all or mesh:WxH, for the simulator and the schedule\n"
             "  --batch N, --seq N, --layers N, --dim k=v,..., --input NAME=AxB,.., --value NAME=SPEC\n"
             "                      shape the model, as in rotor compile\n"
-            "  --prefill           an LLM's prefill instead of its decode step\n"
+            "  --prefill           an LLM's prefill instead of its decode step (--decode, the default)\n"
             "  --hbm-bw BW         total HBM bandwidth of all chips (TB/s)\n"
             "  --design D,...      the schedule's designs (default all)\n"
             "  --tp N              chips the model is split over in the schedule\n"
             "  --threads N         search threads\n"
+            "  --list              list the zoo\n"
+            "  -q, --quiet         no progress on stderr, and no 'wrote FILE' line on stdout\n"
             "  -h, --help          this help\n"
             "\n"
             "exit status: 0 written, 1 the model fits neither in SRAM nor (no HBM) anywhere, 2 bad input\n");
@@ -73,7 +75,7 @@ typedef struct report {
     double *busy;               /* per core: compute busy / makespan, with the replay */
     bool replayed;
     rotor_pipeline sched;       /* schedule, with HBM */
-    bool has_hbm, scheduled, decode;
+    bool has_hbm, scheduled, decode, quiet;
     rotor_error sched_err;      /* why the schedule did not fit, when the compile did */
     int nruns;
     rotor_preload_design designs[ROTOR_PRELOAD_NDESIGNS];
@@ -88,7 +90,7 @@ static double us(int64_t ps) { return (double)ps * 1e-6; }
  * core's compute busy time over the makespan. */
 static rotor_status replay(report *r, rotor_error *err) {
     cli_progress bar;
-    cli_progress_begin(&bar, CMD, "replaying");
+    cli_progress_begin(&bar, CMD, "replaying", r->quiet);
     rotor_replay_options ro = {.progress = {cli_progress_sim, &bar}};
     rotor_sim *sim = NULL;
     rotor_status st = rotor_replay(&r->comp.program, &r->chip, &ro, &r->rr, &sim, err);
@@ -118,9 +120,15 @@ static int schedule(report *r, const rotor_pipeline_options *base, const rotor_s
                     const rotor_preload_design *designs, int nd) {
     rotor_pipeline_options po = *base;
     po.t10 = po.vgm = po.vgm_oracle = po.program = false;
-    po.schedule = so;
+    rotor_schedule_options sso = *so;
+    po.schedule = &sso;
+    cli_progress bar;
+    cli_progress_begin(&bar, CMD, "schedule: shard shapes searched", r->quiet);
+    sso.progress = cli_progress_step;
+    sso.progress_ctx = &bar;
     rotor_error err = {{0}};
     rotor_status st = rotor_pipeline_run(&po, &r->chip, &r->sched, &err);
+    cli_progress_end(&bar);
     for (int i = 0; i < nd && !st; i++) {
         st = rotor_schedule_run(r->sched.schedule, designs[i], &r->runs[i], &err);
         if (!st) r->designs[r->nruns++] = designs[i];
@@ -464,9 +472,8 @@ static int parse_report(int argc, char **argv, report_args *a) {
         {"hbm-bw", 0, CLI_VALUE, offsetof(report_args, ha.hbm), 0, 0},
         {"design", 0, CLI_VALUE, offsetof(report_args, ha.design), 0, 0},
         {"tp", 0, CLI_VALUE, offsetof(report_args, ha.tp), 0, 0},
-        {"prefill", 0, CLI_FLAG, offsetof(report_args, ha.prefill), 0, 0},
         {0}};
-    int rc = cli_parse_options(CMD, argc, argv, CLI_TAKES_ALL, &a->ha.m, own, a, report_usage, NULL, &a->input,
+    int rc = cli_parse_options(CMD, argc, argv, CLI_TAKES_ALL, &a->ha.m, own, a, report_usage, cli_list_zoo, &a->input,
                                "a model is required (try --help)");
     return rc >= 0 ? rc : -1;
 }
@@ -486,7 +493,7 @@ static int compile_and_replay(report *r, const rotor_pipeline_options *base) {
     rotor_pipeline_options po = *base;
     po.t10 = po.vgm = po.program = true;
     cli_progress bar;
-    cli_progress_begin(&bar, CMD, "compiling: operator shapes searched");
+    cli_progress_begin(&bar, CMD, "compiling: operator shapes searched", r->quiet);
     po.compile.progress = cli_progress_step;
     po.compile.progress_ctx = &bar;
     r->comp_st = rotor_pipeline_run(&po, &r->chip, &r->comp, &r->comp_err);
@@ -511,6 +518,7 @@ int cmd_report(int argc, char **argv) {
     report *r = calloc(1, sizeof *r);
     if (!r) return cli_nomem(CMD);
     r->model = a.input;
+    r->quiet = a.ha.m.quiet;
     r->decode = po.zoo.phase == ROTOR_PHASE_DECODE;
     rotor_error err = {{0}};
     rotor_status st = cli_chip(a.ha.m.chip, a.ha.m.sets, a.ha.m.nsets, &r->chip, &err);
@@ -536,7 +544,7 @@ int cmd_report(int argc, char **argv) {
     if (!rc) rc = write_page(out.f, r);
     if (!rc) rc = cli_output_commit(CMD, "-o", &out);
     cli_output_abort(&out);
-    if (!rc && !out.is_stdout) printf("rotor report: wrote %s\n", out.path);
+    if (!rc && !out.is_stdout && !a.ha.m.quiet) printf("rotor report: wrote %s\n", out.path);
     report_free(r);
     return rc;
 }

@@ -54,6 +54,8 @@ static void reproduce_usage(FILE *f) {
             "  --chip NAME|FILE    chip (default t10: ipu-mk2, elk: ipu-pod4); --set KEY=VALUE\n"
             "                      overrides a field\n"
             "  --threads N         search threads\n"
+            "  --list              list the zoo (the models --models takes)\n"
+            "  -q, --quiet         no progress on stderr\n"
             "  -h, --help          this help\n"
             "\n"
             "exit status: 0 done, 1 a model does not fit even at batch 1, 2 bad input\n",
@@ -564,10 +566,13 @@ static int parse_reproduce(int argc, char **argv, repro_args *a) {
         {"json", 0, CLI_FLAG, offsetof(repro_args, json), 0, 0},
         {0}};
     int rc = cli_parse_options("reproduce", argc, argv, CLI_TAKES_CHIP | CLI_TAKES_THREADS, &a->sa, own, a,
-                               reproduce_usage, NULL, &a->what, "which paper? (rotor reproduce t10, rotor reproduce elk)");
+                               reproduce_usage, cli_list_zoo, &a->what, "which paper? (rotor reproduce t10, rotor reproduce elk)");
     if (rc >= 0) return rc;
+    static const char *const known[] = {"t10", "elk"};
+    char hint[96];
     if (strcmp(a->what, "t10") != 0 && strcmp(a->what, "elk") != 0)
-        return cli_usage_error("reproduce", "unknown evaluation '%s' (known: t10, elk)", a->what);
+        return cli_usage_error("reproduce", "unknown evaluation '%s'%s (known: t10, elk)", a->what,
+                               rotor_suggest_phrase(a->what, known, 2, hint, sizeof hint));
     return -1;
 }
 
@@ -634,7 +639,7 @@ int cmd_reproduce(int argc, char **argv) {
     if (st) return cli_fail(cmd, st, &err);
     const char *dir = a.outdir ? a.outdir : elk ? "reproduce-elk" : "reproduce-t10";
     if ((rc = make_dir(dir))) return rc;
-    if (elk) return cli_reproduce_elk(names, nm, max_batch, dir, a.json, &chip, threads);
+    if (elk) return cli_reproduce_elk(names, nm, max_batch, dir, a.json, &chip, threads, a.sa.quiet);
     mresult *ms = calloc((size_t)nm, sizeof *ms);
     if (!ms) return cli_nomem(cmd);
     int total = 0, done = 0;
@@ -643,7 +648,7 @@ int cmd_reproduce(int argc, char **argv) {
         for (int64_t b = 1; b <= max_batch; b *= 2) total++;
     }
     cli_progress prog;
-    cli_progress_begin(&prog, cmd, "grid points (up to)");
+    cli_progress_begin(&prog, cmd, "grid points (up to)", a.sa.quiet);
     for (int i = 0; i < nm && !rc; i++) rc = sweep_model(&ms[i], &chip, threads, max_batch, &prog, &done, total);
     for (int i = 0; i < nm && !rc; i++) rc = scale_model(&ms[i], &chip, threads);
     cli_progress_end(&prog);

@@ -474,7 +474,7 @@ static int print_json(const elk_model *ms, int nm, const rotor_chip *chip) {
 }
 
 int cli_reproduce_elk(const char *const *models, int nm, int64_t max_batch, const char *dir, bool json,
-                      const rotor_chip *chip_in, int threads) {
+                      const rotor_chip *chip_in, int threads, bool quiet) {
     const char *cmd = "reproduce";
     if (chip_in->hbm_controllers == 0 || chip_in->hbm_gbps <= 0)
         return cli_usage_error(cmd, "elk: chip '%s' has no HBM (use ipu-pod4, or set hbm_bytes, hbm_gbps and "
@@ -491,7 +491,7 @@ int cli_reproduce_elk(const char *const *models, int nm, int64_t max_batch, cons
         total += ELK_BWS + 1;
     }
     cli_progress prog;
-    cli_progress_begin(&prog, cmd, "schedules");
+    cli_progress_begin(&prog, cmd, "schedules", quiet);
     rotor_error err = {{0}};
     const char *nofit = NULL; /* a model that does not fit even at batch 1 */
     for (int i = 0; i < nm && !rc && !nofit; i++) {

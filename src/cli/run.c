@@ -47,6 +47,7 @@ static void run_usage(FILE *f) {
             "                      shape the model, as in rotor compile\n"
             "  --json              print the result as JSON (rotor-run, version 1)\n"
             "  --threads N         search threads when compiling\n"
+            "  -q, --quiet         no progress on stderr\n"
             "  -h, --help          this help\n"
             "\n"
             "tolerance: float32 outputs pass when |x - ref| <= 1e-5 + 1e-3 |ref|; integer outputs must\n"
@@ -226,7 +227,7 @@ static int run_model(run_state *s, const char *model, const tensor_list *set, ro
     const char *cmd = "run";
     const run_args *a = s->a;
     rotor_pipeline_options po = {.zoo = {.batch = 1}, .no_group = true};
-    if (cli_shared_model(cmd, model, &a->sa, NULL, false, false, &po)) return EXIT_BADINPUT;
+    if (cli_shared_model(cmd, model, &a->sa, false, &po)) return EXIT_BADINPUT;
     if (!rotor_model_is_onnx(model)) return cli_usage_error(cmd, "%s: rotor run executes ONNX files", model);
     po.onnx.keep_data = true;
     char *vals[CLI_MAX_SETS + RUN_MAX_DATA];
@@ -255,7 +256,7 @@ static int run_model(run_state *s, const char *model, const tensor_list *set, ro
      * constants has no operator to compile, and runs all the same */
     if (!a->direct && !a->program && s->p.graph.nops > 0) {
         cli_progress bar;
-        cli_progress_begin(&bar, cmd, "compiling: operator shapes searched");
+        cli_progress_begin(&bar, cmd, "compiling: operator shapes searched", a->sa.quiet);
         po.compile.progress = cli_progress_step;
         po.compile.progress_ctx = &bar;
         st = rotor_compile(&s->p.graph, &s->chip, &po.compile, &s->p.t10, err);
@@ -274,7 +275,7 @@ static int run_model(run_state *s, const char *model, const tensor_list *set, ro
     }
     if ((st = bind_inputs(s, set, err))) return cli_fail(cmd, st, err);
     rotor_run_options ro = {.program = s->prog, .chip = &s->chip};
-    cli_progress_begin(&bar, cmd, "running: operators");
+    cli_progress_begin(&bar, cmd, "running: operators", a->sa.quiet);
     ro.progress = cli_progress_step;
     ro.progress_ctx = &bar;
     if (s->prog) st = rotor_run(&s->p.graph, (const double *const *)s->inputs, &ro, &s->planned, err);

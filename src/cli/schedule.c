@@ -33,7 +33,7 @@ static void schedule_usage(FILE *f) {
             "  --batch N           batch size (default 1)\n"
             "  --seq N             sequence length (LLM decode: the KV cache; default 2048)\n"
             "  --layers N          layers (default: the model's)\n"
-            "  --prefill           an LLM's prefill instead of its decode step\n"
+            "  --prefill           an LLM's prefill instead of its decode step (--decode, the default)\n"
             "  --dim k=v,..., --input NAME=AxB,.., --value NAME=SPEC\n"
             "                      shape an ONNX file, as in rotor model\n"
             "  --tp N              chips the model is split over (default: all of them)\n"
@@ -56,6 +56,8 @@ static void schedule_usage(FILE *f) {
             "                      on a mesh HBM enters through the edge ports (schedule and\n"
             "                      --simulate alike)\n"
             "  --threads N         plan-search threads (default: all cores)\n"
+            "  --list              list the zoo\n"
+            "  -q, --quiet         no progress and no note on what a trace kept, on stderr\n"
             "  -h, --help          this help\n"
             "\n"
             "exit status: 0 scheduled, 1 an operator does not fit, 2 bad input\n");
@@ -340,7 +342,8 @@ static rotor_status run_designs(const rotor_schedule *s, const rotor_preload_des
  * (docs/simulator.md, "Streaming"); with --trace (trace non-NULL) the last
  * one (*traced) writes its trace as it goes. */
 static rotor_status simulate_designs(const rotor_schedule *s, const rotor_chip *simchip, run *runs, int shown,
-                                     FILE *trace, cli_trace_filter *filter, const run **traced, rotor_error *err) {
+                                     FILE *trace, cli_trace_filter *filter, const run **traced, bool quiet,
+                                     rotor_error *err) {
     for (int i = 0; i < shown; i++) {
         if (runs[i].design == ROTOR_PRELOAD_IDEAL || runs[i].design == ROTOR_PRELOAD_ROOFLINE) continue;
         double t0 = omp_get_wtime();
@@ -350,7 +353,7 @@ static rotor_status simulate_designs(const rotor_schedule *s, const rotor_chip *
         cli_progress bar;
         char what[64];
         snprintf(what, sizeof what, "--simulate (%s):", rotor_preload_designs[runs[i].design].name);
-        cli_progress_begin(&bar, "schedule", what);
+        cli_progress_begin(&bar, "schedule", what, quiet);
         rotor_replay_options ro = {.progress = {cli_progress_sim, &bar}};
         if (trace && last) { /* streamed with the last replay; every preload piece is a task */
             cli_trace_prepare(filter, rotor_schedule_replay_task_estimate(s), rotor_chip_cores(simchip));
@@ -399,7 +402,7 @@ int cmd_schedule(int argc, char **argv) {
         {"no-refine", 0, CLI_FLAG, offsetof(schedule_args, no_refine), 0, 0},
         {0}};
     const char *input = NULL;
-    int prc = cli_parse_options(cmd, argc, argv, CLI_TAKES_ALL, &a.ha.m, own, &a, schedule_usage, NULL, &input,
+    int prc = cli_parse_options(cmd, argc, argv, CLI_TAKES_ALL, &a.ha.m, own, &a, schedule_usage, cli_list_zoo, &input,
                                 "a model is required (try --help)");
     if (prc >= 0) return prc;
     const char *trace = a.trace, *topology = a.topology;
@@ -451,7 +454,13 @@ int cmd_schedule(int argc, char **argv) {
         }
     }
     rotor_pipeline p;
-    if ((st = rotor_pipeline_run(&po, &chip, &p, &err))) {
+    cli_progress bar;
+    cli_progress_begin(&bar, cmd, "shard shapes searched", ha.m.quiet);
+    so.progress = cli_progress_step;
+    so.progress_ctx = &bar;
+    st = rotor_pipeline_run(&po, &chip, &p, &err);
+    cli_progress_end(&bar);
+    if (st) {
         rotor_pipeline_free(&p);
         cli_output_abort(&tr);
         cli_trace_filter_free(&filter);
@@ -469,12 +478,12 @@ int cmd_schedule(int argc, char **argv) {
         if (runs[i].design == ROTOR_PRELOAD_IDEAL) ideal = &runs[i];
         if (runs[i].design == ROTOR_PRELOAD_BASIC) basic = &runs[i];
     }
-    if (!st && simulate) st = simulate_designs(s, &simchip, runs, shown, trace ? tr.f : NULL, &filter, &traced, &err);
+    if (!st && simulate) st = simulate_designs(s, &simchip, runs, shown, trace ? tr.f : NULL, &filter, &traced, ha.m.quiet, &err);
     if (st) rc = cli_fail(cmd, st, &err);
     else {
         /* the trace first: a file that cannot be written fails with nothing on stdout */
         if (trace)
-            rc = simulate && traced ? cli_trace_done(cmd, &tr, &filter, &traced->sim.trace)
+            rc = simulate && traced ? cli_trace_done(cmd, &tr, &filter, &traced->sim.trace, ha.m.quiet)
                                     : write_trace(&tr, s, &runs[shown - 1]);
         if (rc || tr.is_stdout) {
             /* --trace -: the trace alone on stdout */

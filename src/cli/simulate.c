@@ -25,7 +25,7 @@ static void simulate_usage(FILE *f) {
             "  --set KEY=VALUE     override one chip field (repeatable)\n"
             "  --topology T        all-to-all, or mesh:WxH (W*H = cores per chip)\n"
             "  --batch N           batch size of a model (default 1)\n"
-            "  --seq N, --layers N, --decode, --dim k=v,..., --input NAME=AxB,..,\n"
+            "  --seq N, --layers N, --decode, --prefill, --dim k=v,..., --input NAME=AxB,..,\n"
             "                      --value NAME=SPEC\n"
             "                      shape a model, as in rotor compile\n"
             "  --compare           per operator: predicted and simulated time, ratio, and where\n"
@@ -38,6 +38,8 @@ static void simulate_usage(FILE *f) {
             "                      all: every task\n"
             "  --json              print the summary as JSON (rotor-simulation, version 1)\n"
             "  --threads N         search threads when compiling a model\n"
+            "  --list              list the zoo\n"
+            "  -q, --quiet         no progress and no note on what a trace kept, on stderr\n"
             "  -h, --help          this help\n"
             "\n"
             "exit status: 0 simulated, 1 the model does not fit, 2 bad input\n");
@@ -167,7 +169,7 @@ static cJSON *summary_json(const rotor_program *p, const rotor_chip *chip, const
 typedef struct simulate_args {
     cli_shared_args sa;
     const char *input, *topo, *trace, *trace_ops, *trace_window, *trace_cores;
-    bool compare, json, decode, from_program;
+    bool compare, json, from_program;
     cli_trace_filter filter;
 } simulate_args;
 
@@ -176,7 +178,6 @@ static int parse_simulate(int argc, char **argv, simulate_args *a) {
     const char *cmd = "simulate";
     static const cli_opt own[] = {
         {"topology", 0, CLI_VALUE, offsetof(simulate_args, topo), 0, 0},
-        {"decode", 0, CLI_FLAG, offsetof(simulate_args, decode), 0, 0},
         {"trace", 0, CLI_VALUE, offsetof(simulate_args, trace), 0, 0},
         {"trace-ops", 0, CLI_VALUE, offsetof(simulate_args, trace_ops), 0, 0},
         {"trace-window", 0, CLI_VALUE, offsetof(simulate_args, trace_window), 0, 0},
@@ -184,7 +185,7 @@ static int parse_simulate(int argc, char **argv, simulate_args *a) {
         {"compare", 0, CLI_FLAG, offsetof(simulate_args, compare), 0, 0},
         {"json", 0, CLI_FLAG, offsetof(simulate_args, json), 0, 0},
         {0}};
-    int rc = cli_parse_options(cmd, argc, argv, CLI_TAKES_ALL, &a->sa, own, a, simulate_usage, NULL, &a->input,
+    int rc = cli_parse_options(cmd, argc, argv, CLI_TAKES_ALL, &a->sa, own, a, simulate_usage, cli_list_zoo, &a->input,
                                "a program file or a model is required (try --help)");
     if (rc >= 0) return rc;
     a->from_program = is_program(a->input);
@@ -193,9 +194,10 @@ static int parse_simulate(int argc, char **argv, simulate_args *a) {
     if (!a->trace && (a->trace_ops || a->trace_window || a->trace_cores))
         return cli_usage_error(cmd, "--trace-ops, --trace-window and --trace-cores filter --trace FILE; give it");
     const cli_shared_args *m = &a->sa;
-    if (a->from_program && (m->batch || m->seq || m->layers || a->decode || m->dims || m->inputs || m->threads))
-        return cli_usage_error(cmd, "--batch, --seq, --layers, --decode, --dim, --input and --threads shape a "
-                               "model; a program file is already compiled");
+    if (a->from_program &&
+        (m->batch || m->seq || m->layers || m->decode || m->prefill || m->dims || m->inputs || m->nvalues || m->threads))
+        return cli_usage_error(cmd, "--batch, --seq, --layers, --decode, --prefill, --dim, --input, --value and "
+                               "--threads shape a model; a program file is already compiled");
     if (cli_trace_filter_parse(cmd, a->trace_ops, a->trace_window, a->trace_cores, &a->filter)) return EXIT_BADINPUT;
     return -1;
 }
@@ -228,13 +230,13 @@ static rotor_status read_program(const simulate_args *a, rotor_chip *chip, rotor
 static int compile_program(const simulate_args *a, rotor_chip *chip, rotor_pipeline *p) {
     const char *cmd = "simulate";
     rotor_pipeline_options po = {.zoo = {.batch = 1}, .t10 = true, .program = true};
-    po.zoo.phase = a->decode ? ROTOR_PHASE_DECODE : ROTOR_PHASE_PREFILL;
-    if (cli_shared_model(cmd, a->input, &a->sa, "--decode", a->decode, false, &po)) return EXIT_BADINPUT;
+    po.zoo.phase = ROTOR_PHASE_PREFILL;
+    if (cli_shared_model(cmd, a->input, &a->sa, false, &po)) return EXIT_BADINPUT;
     rotor_error err = {{0}};
     rotor_status st = cli_chip(a->sa.chip, a->sa.sets, a->sa.nsets, chip, &err);
     if (st) return cli_fail(cmd, st, &err);
     cli_progress bar;
-    cli_progress_begin(&bar, cmd, "compiling: operator shapes searched");
+    cli_progress_begin(&bar, cmd, "compiling: operator shapes searched", a->sa.quiet);
     po.compile.progress = cli_progress_step;
     po.compile.progress_ctx = &bar;
     st = rotor_pipeline_run(&po, chip, p, &err);
@@ -274,7 +276,7 @@ int cmd_simulate(int argc, char **argv) {
     if (!rc && a.topo && (st = cli_apply_topology(&chip, a.topo, &err))) rc = cli_fail(cmd, st, &err);
     rotor_replay_result rr = {0};
     cli_progress bar;
-    cli_progress_begin(&bar, cmd, "replaying");
+    cli_progress_begin(&bar, cmd, "replaying", a.sa.quiet);
     rotor_replay_options ro = {.progress = {cli_progress_sim, &bar}};
     if (!rc && a.trace) { /* streamed with the replay; the default filter from the tasks expected */
         cli_trace_prepare(&a.filter, rotor_replay_task_estimate(prog), prog->cores);
@@ -283,7 +285,7 @@ int cmd_simulate(int argc, char **argv) {
     }
     if (!rc && (st = rotor_replay(prog, &chip, &ro, &rr, NULL, &err))) rc = cli_fail(cmd, st, &err);
     cli_progress_end(&bar);
-    if (!rc && a.trace) rc = cli_trace_done(cmd, &trace, &a.filter, &rr.trace);
+    if (!rc && a.trace) rc = cli_trace_done(cmd, &trace, &a.filter, &rr.trace, a.sa.quiet);
     cli_output_abort(&trace); /* after a failure; a written trace was committed */
     if (rc || trace.is_stdout) {
         /* --trace -: the trace alone on stdout */

@@ -36,11 +36,11 @@ static double now_s(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-void cli_progress_begin(cli_progress *p, const char *cmd, const char *what) {
+void cli_progress_begin(cli_progress *p, const char *cmd, const char *what, bool quiet) {
     p->cmd = cmd;
     p->what = what;
     p->start = now_s();
-    p->tty = isatty(2);
+    p->tty = !quiet && isatty(2);
     p->drawn = false;
 }
 

@@ -117,8 +117,11 @@ void cli_trace_prepare(cli_trace_filter *t, int64_t estimated_tasks, int64_t cor
     t->f.ncores = n;
 }
 
-int cli_trace_done(const char *cmd, cli_output *out, const cli_trace_filter *t, const rotor_sim_trace_summary *sum) {
-    if (t->by_default)
+int cli_trace_done(const char *cmd, cli_output *out, const cli_trace_filter *t, const rotor_sim_trace_summary *sum,
+                   bool quiet) {
+    if (quiet) {
+        /* --quiet: no note */
+    } else if (t->by_default)
         fprintf(stderr,
                 "rotor %s: --trace: %lld tasks; kept the %lld on cores 0-%lld (the default above %d tasks; "
                 "--trace-cores all keeps every one)\n",

@@ -7,6 +7,7 @@
  * ROTOR_EMU_TOLERANCE, every core shifted every tensor exactly as often as
  * cost-model-v1.md counts, and the emulated exchange time equals the cost
  * model's communication time exactly. */
+#include <cjson/cJSON.h>
 #include <getopt.h>
 #include <omp.h>
 #include <stdio.h>
@@ -26,7 +27,7 @@
 
 static void verify_usage(FILE *f) {
     fprintf(f,
-            "usage: rotor verify --expr EXPR --dims AXIS=N,... (--best | --pareto | --random N) [options]\n"
+            "usage: rotor verify --expr EXPR --dim AXIS=N,... (--best | --pareto | --random N) [options]\n"
             "       rotor verify --plan FILE [options]\n"
             "\n"
             "Runs compute-shift plans on emulated cores (one private SRAM each, rings, shift\n"
@@ -36,17 +37,19 @@ static void verify_usage(FILE *f) {
             "model counts, and the emulated exchange time equals the model's communication time.\n"
             "\n"
             "  --expr EXPR         tensor expression, e.g. 'C[m,n] += A[m,k] * B[k,n]'\n"
-            "  --dim LIST          extents, e.g. m=64,k=96,n=80 (also --dims)\n"
+            "  --dim LIST          extents, e.g. m=64,k=96,n=80\n"
             "  --chip NAME|FILE    preset (ipu-mk2, ipu-pod4, ipu-pod16) or chip file; default ipu-mk2\n"
             "  --set KEY=VALUE     override one chip field (repeatable)\n"
-            "  --plan FILE         verify the plan of a plan file (rotor plan --format json) for\n"
-            "                      the operator, extents and chip the file names; --expr, --dims\n"
+            "  --plan FILE         verify the plan of a plan file (rotor plan --json) for\n"
+            "                      the operator, extents and chip the file names; --expr, --dim\n"
             "                      and --chip may repeat them, not change them\n"
             "  --best              verify the fastest plan\n"
             "  --pareto            verify every plan of the Pareto frontier\n"
             "  --random N          verify N random valid plans (not only optimal ones)\n"
             "  --seed S            seed of the random plans and inputs (default 1)\n"
             "  --threads N         plans verified in parallel (default: all cores)\n"
+            "  --json              print the verdicts as JSON (rotor-verify, version 1)\n"
+            "  -q, --quiet         no progress on stderr\n"
             "  -h, --help          this help\n"
             "\n"
             "prints one line per plan (OK or FAIL, the largest error, the plan) and\n"
@@ -83,7 +86,8 @@ static void plan_summary(const rotor_expr *e, const rotor_plan *p, int64_t steps
 
 typedef struct outcome {
     bool ok;
-    double max_error;
+    double max_error, exchange_s; /* exchange_s: -1 when the plan did not run */
+    char plan[400], why[600];     /* the plan's summary; why it failed ("" when it passed) */
     char line[1280];
 } outcome;
 
@@ -97,16 +101,21 @@ static void verify_one(const rotor_expr *e, const rotor_chip *chip, const rotor_
     char sum[400];
     o->ok = false;
     o->max_error = 0;
+    o->exchange_s = -1;
+    o->plan[0] = o->why[0] = '\0';
     const rotor_cost_model *model = rotor_cost_model_default();
     rotor_status st = rotor_cost_plan(model, e, chip, p, &info, &cost, &err);
     if (st) {
         snprintf(o->line, sizeof o->line, "FAIL invalid plan: %s", err.msg);
+        snprintf(o->why, sizeof o->why, "invalid plan: %s", err.msg);
         return;
     }
     plan_summary(e, p, info.total_steps, sum, sizeof sum);
+    snprintf(o->plan, sizeof o->plan, "%s", sum);
     rotor_place *pl;
     if ((st = rotor_place_make(e, p, &info, &pl, &err))) {
         snprintf(o->line, sizeof o->line, "FAIL %s  (%s)", err.msg, sum);
+        snprintf(o->why, sizeof o->why, "%s", err.msg);
         return;
     }
     rotor_emu_result res;
@@ -115,6 +124,7 @@ static void verify_one(const rotor_expr *e, const rotor_chip *chip, const rotor_
     rotor_place_free(pl);
     if (st) {
         snprintf(o->line, sizeof o->line, "FAIL %s  (%s)", err.msg, sum);
+        snprintf(o->why, sizeof o->why, "%s", err.msg);
         return;
     }
     o->max_error = rotor_emu_max_error(e, out, ref, mag);
@@ -137,6 +147,8 @@ static void verify_one(const rotor_expr *e, const rotor_chip *chip, const rotor_
         why = whybuf;
     }
     o->ok = why == NULL;
+    o->exchange_s = res.exchange_time;
+    if (why) snprintf(o->why, sizeof o->why, "%s", why);
     snprintf(o->line, sizeof o->line, "%-4s max error %.2e  exchange %.6f us%s  %s%s%s", o->ok ? "OK" : "FAIL",
              o->max_error, res.exchange_time * 1e6, why ? "" : " = model", sum, why ? "  -- " : "",
              why ? why : "");
@@ -145,8 +157,8 @@ static void verify_one(const rotor_expr *e, const rotor_chip *chip, const rotor_
 /* What `rotor verify` was asked. */
 typedef struct verify_args {
     cli_shared_args sa;
-    const char *expr, *dims, *dim, *plan_file, *random, *seed_text;
-    bool best, pareto;
+    const char *expr, *dims, *plan_file, *random, *seed_text;
+    bool best, pareto, json;
     int64_t nrandom, seed;
     int threads;
 } verify_args;
@@ -155,22 +167,20 @@ typedef struct verify_args {
 static int parse_verify(int argc, char **argv, verify_args *a) {
     static const cli_opt own[] = {
         {"expr", 0, CLI_VALUE, offsetof(verify_args, expr), 0, 0},
-        {"dims", 0, CLI_VALUE, offsetof(verify_args, dims), 0, 0},
-        {"dim", 0, CLI_VALUE, offsetof(verify_args, dim), 0, 0},
         {"plan", 0, CLI_VALUE, offsetof(verify_args, plan_file), 0, 0},
         {"best", 0, CLI_FLAG, offsetof(verify_args, best), 0, 0},
         {"pareto", 0, CLI_FLAG, offsetof(verify_args, pareto), 0, 0},
         {"random", 0, CLI_VALUE, offsetof(verify_args, random), 0, 0},
         {"seed", 0, CLI_VALUE, offsetof(verify_args, seed_text), 0, 0},
+        {"json", 0, CLI_FLAG, offsetof(verify_args, json), 0, 0},
         {0}};
     const char *cmd = "verify";
-    int rc = cli_parse_options(cmd, argc, argv, CLI_TAKES_CHIP | CLI_TAKES_THREADS, &a->sa, own, a, verify_usage,
-                               NULL, NULL, NULL);
+    int rc = cli_parse_options(cmd, argc, argv, CLI_TAKES_CHIP | CLI_TAKES_DIM | CLI_TAKES_THREADS, &a->sa, own, a,
+                               verify_usage, NULL, NULL, NULL);
     if (rc >= 0) return rc;
-    if (a->dim && a->dims) return cli_usage_error(cmd, "--dim and --dims are the same option; give one");
-    if (a->dim) a->dims = a->dim; /* --dim, as every subcommand spells it; --dims keeps working */
+    a->dims = a->sa.dims;
     if (!a->expr && !a->plan_file) return cli_usage_error(cmd, "--expr is required (try 'rotor verify --help')");
-    if (!a->dims && !a->plan_file) return cli_usage_error(cmd, "--dims is required (e.g. --dims m=64,k=96,n=80)");
+    if (!a->dims && !a->plan_file) return cli_usage_error(cmd, "--dim is required (e.g. --dim m=64,k=96,n=80)");
     int modes = (a->plan_file != NULL) + a->best + a->pareto + (a->random != NULL);
     if (modes == 0)
         return cli_usage_error(cmd, "which plans? give one of --plan FILE, --best, --pareto, --random N");
@@ -229,6 +239,40 @@ fail:
     return st;
 }
 
+/* --json: the operator, the chip, a verdict per plan and the counts
+ * (format rotor-verify, version 1; docs/emulator.md).  Non-zero when out
+ * of memory. */
+static int print_json(const rotor_expr *e, const rotor_chip *chip, const outcome *res, int64_t nplans,
+                      int64_t passed) {
+    char dims[256];
+    rotor_expr_dims_string(e, dims, sizeof dims);
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "format", "rotor-verify");
+    cJSON_AddNumberToObject(root, "version", 1);
+    cJSON_AddStringToObject(root, "expr", e->text);
+    cJSON_AddStringToObject(root, "dims", dims);
+    cJSON_AddStringToObject(root, "chip", chip->name);
+    cJSON_AddNumberToObject(root, "tolerance", ROTOR_EMU_TOLERANCE);
+    cJSON *arr = cJSON_AddArrayToObject(root, "plans");
+    for (int64_t k = 0; k < nplans; k++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddBoolToObject(o, "ok", res[k].ok);
+        cJSON_AddStringToObject(o, "plan", res[k].plan);
+        cJSON_AddNumberToObject(o, "max_error", res[k].max_error);
+        if (res[k].exchange_s >= 0) cJSON_AddNumberToObject(o, "exchange_s", res[k].exchange_s);
+        if (!res[k].ok) cJSON_AddStringToObject(o, "why", res[k].why);
+        cJSON_AddItemToArray(arr, o);
+    }
+    cJSON_AddNumberToObject(root, "passed", (double)passed);
+    cJSON_AddNumberToObject(root, "failed", (double)(nplans - passed));
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (!text) return 1;
+    puts(text);
+    free(text);
+    return 0;
+}
+
 /* Verifies the plans on the same random inputs against one reference,
  * in parallel, and prints a line per plan in order and the count. */
 static int run_plans(const verify_args *a, const rotor_expr *e, const rotor_chip *chip, const rotor_plan *plans,
@@ -256,6 +300,9 @@ static int run_plans(const verify_args *a, const rotor_expr *e, const rotor_chip
         goto done;
     }
     if (a->threads > 0) omp_set_num_threads(a->threads);
+    cli_progress bar;
+    cli_progress_begin(&bar, cmd, "plans verified", a->sa.quiet);
+    int done = 0;
     /* Plans are independent: verify them in parallel, print in order. */
 #pragma omp parallel
     {
@@ -264,18 +311,27 @@ static int run_plans(const verify_args *a, const rotor_expr *e, const rotor_chip
         for (int64_t k = 0; k < nplans; k++) {
             if (!out) {
                 snprintf(res[k].line, sizeof res[k].line, "FAIL out of memory for the output");
+                snprintf(res[k].why, sizeof res[k].why, "out of memory for the output");
                 continue;
             }
             verify_one(e, chip, &plans[k], (const float *const *)in, ref, mag, out, &res[k]);
+#pragma omp critical(verify_progress)
+            cli_progress_step(&bar, ++done, (int)nplans);
         }
         free(out);
     }
+    cli_progress_end(&bar);
     int64_t passed = 0;
-    for (int64_t k = 0; k < nplans; k++) {
-        printf("%s\n", res[k].line);
-        passed += res[k].ok;
+    for (int64_t k = 0; k < nplans; k++) passed += res[k].ok;
+    if (a->json) {
+        if (print_json(e, chip, res, nplans, passed)) {
+            rc = cli_nomem(cmd);
+            goto done;
+        }
+    } else {
+        for (int64_t k = 0; k < nplans; k++) printf("%s\n", res[k].line);
+        printf("%lld passed, %lld failed\n", (long long)passed, (long long)(nplans - passed));
     }
-    printf("%lld passed, %lld failed\n", (long long)passed, (long long)(nplans - passed));
     rc = passed == nplans ? 0 : EXIT_NOFIT;
 done:
     for (int t = 0; t < ROTOR_MAX_TENSORS; t++) free(in[t]);
@@ -285,7 +341,7 @@ done:
     return rc;
 }
 
-/* The operator, extents and chip of the plan file, which --expr, --dims and
+/* The operator, extents and chip of the plan file, which --expr, --dim and
  * --chip may repeat but not change (issue 19: a plan made for one size was
  * "verified" on another).  The file's chip is taken only when it is a
  * preset: a file must not make rotor open another (docs/emulator.md). */
@@ -307,7 +363,7 @@ static int plan_file_operator(verify_args *a, plan_operator *po, rotor_chip *chi
         rotor_expr given;
         if ((rc = cli_expr(cmd, po->expr, a->dims, true, &given))) return rc;
         if (memcmp(given.extent, e->extent, sizeof e->extent) != 0)
-            return cli_usage_error(cmd, "--dims: %s: the plan is for %s", a->plan_file, po->dims);
+            return cli_usage_error(cmd, "--dim: %s: the plan is for %s", a->plan_file, po->dims);
     }
     rotor_chip preset;
     if (!a->sa.chip && rotor_chip_preset(po->chip, &preset, NULL))

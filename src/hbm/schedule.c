@@ -492,13 +492,18 @@ static rotor_status shard_ops(const rotor_graph *g, const rotor_chip *chip, int6
 /* The frontier of every distinct shape (T10 §4.3.1), in parallel across
  * shapes; each search is deterministic, so the order does not matter.  The
  * first failure in shape order is reported. */
-static rotor_status search_shapes(const rotor_graph *g, rotor_schedule *s, shape *shapes, int nshapes, int threads,
-                                  rotor_error *err) {
+static rotor_status search_shapes(const rotor_graph *g, rotor_schedule *s, shape *shapes, int nshapes,
+                                  const rotor_schedule_options *opt, rotor_error *err) {
     rotor_search_options so_opt = {.pareto = true, .threads = 1};
+    int threads = opt->threads, done = 0;
 #pragma omp parallel for schedule(dynamic) num_threads(threads > 0 ? threads : omp_get_max_threads())
     for (int k = 0; k < nshapes; k++) {
         shape *sh = &shapes[k];
         sh->st = rotor_search(&s->ops[sh->first_op].expr, &s->chip, &so_opt, &sh->res, &sh->err);
+        if (opt->progress) {
+#pragma omp critical(schedule_progress)
+            opt->progress(opt->progress_ctx, ++done, nshapes);
+        }
     }
     for (int k = 0; k < nshapes; k++)
         if (shapes[k].st) {
@@ -580,7 +585,7 @@ rotor_status rotor_schedule_build(const rotor_graph *g, const rotor_chip *chip,
     int threads = opt->threads;
     if ((st = shard_ops(g, chip, T, s, split, shapes, shape_of, &nshapes, err))) goto done;
     s->searches = nshapes;
-    if ((st = search_shapes(g, s, shapes, nshapes, threads, err))) goto done;
+    if ((st = search_shapes(g, s, shapes, nshapes, opt, err))) goto done;
     if (s->chip.topology == ROTOR_TOPO_MESH && (st = mesh_times(s, g, shapes, nshapes, threads, err))) goto done;
 
     for (int o = 0; o < g->nops && !st; o++) {

@@ -62,6 +62,11 @@ typedef struct rotor_schedule_options {
                                   Elk footnote 2), see preload.h */
     int threads;               /* plan searches (0: OpenMP's default); results do not depend on it */
     rotor_preload_options preload;
+    /* Called (never concurrently) after each distinct shape's search with
+     * the shapes done and their total, when set; the CLI draws a progress
+     * bar from this. */
+    void (*progress)(void *ctx, int done, int total);
+    void *progress_ctx;
 } rotor_schedule_options;
 
 typedef struct rotor_schedule {
