@@ -86,31 +86,24 @@ static double us(int64_t ps) { return (double)ps * 1e-6; }
 
 /* ---- the work ------------------------------------------------------------ */
 
-/* The replay of the compiled program with the simulator kept, then each
- * core's compute busy time over the makespan. */
+/* The replay of the compiled program, streamed (it keeps only the tasks in
+ * flight, docs/simulator.md "Streaming"), with each core's compute busy time
+ * over the makespan. */
 static rotor_status replay(report *r, rotor_error *err) {
-    cli_progress bar;
-    cli_progress_begin(&bar, CMD, "replaying", r->quiet);
-    rotor_replay_options ro = {.progress = {cli_progress_sim, &bar}};
-    rotor_sim *sim = NULL;
-    rotor_status st = rotor_replay(&r->comp.program, &r->chip, &ro, &r->rr, &sim, err);
-    cli_progress_end(&bar);
-    if (st) return st;
-    int64_t cores = rotor_chip_cores(&r->chip), ntasks = rotor_sim_task_count(sim);
-    if (!(r->busy = calloc((size_t)cores, sizeof *r->busy))) {
-        rotor_sim_free(sim);
+    int64_t cores = rotor_chip_cores(&r->chip);
+    int64_t *busy = calloc((size_t)cores, sizeof *busy);
+    if (!busy || !(r->busy = calloc((size_t)cores, sizeof *r->busy))) {
+        free(busy);
         return rotor_nomem(err);
     }
-    for (int64_t id = 0; id < ntasks && !st; id++) {
-        rotor_sim_task_info ti;
-        rotor_sim_timing tm;
-        if ((st = rotor_sim_task_info_of(sim, id, &ti, err)) || (st = rotor_sim_task_timing(sim, id, &tm, err))) break;
-        if (!ti.transfer && ti.category == ROTOR_SIM_COMPUTE && ti.src >= 0 && ti.src < cores)
-            r->busy[ti.src] += (double)(tm.end_ps - tm.start_ps);
-    }
-    rotor_sim_free(sim);
+    cli_progress bar;
+    cli_progress_begin(&bar, CMD, "replaying", r->quiet);
+    rotor_replay_options ro = {.progress = {cli_progress_sim, &bar}, .core_busy_ps = busy};
+    rotor_status st = rotor_replay(&r->comp.program, &r->chip, &ro, &r->rr, NULL, err);
+    cli_progress_end(&bar);
     double ms = (double)r->rr.stats.makespan_ps;
-    for (int64_t c = 0; c < cores; c++) r->busy[c] = ms > 0 ? 100.0 * r->busy[c] / ms : 0;
+    for (int64_t c = 0; !st && c < cores; c++) r->busy[c] = ms > 0 ? 100.0 * (double)busy[c] / ms : 0;
+    free(busy);
     r->replayed = !st;
     return st;
 }
