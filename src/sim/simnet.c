@@ -390,11 +390,21 @@ rotor_status sim_net_check(const rotor_sim *s, int64_t src, int64_t dst, rotor_e
 
 rotor_status sim_net_duration(const rotor_sim *s, int64_t src, int64_t dst, int64_t bytes,
                               int64_t *ps, rotor_error *err) {
-    sim_route r;
-    sim_net_route(s, src, dst, &r);
     double gbps = s->chip.link_gbps;
-    for (int64_t i = 0; i < r.n; i++)
-        if (s->res[r.res[i]].gbps < gbps) gbps = s->res[r.res[i]].gbps;
+    sim_route r = {0};
+    if (s->topo->id == ROTOR_TOPO_ALL_TO_ALL) {
+        /* the route without building it (a2a_route): one exchange, one more
+         * hop across chips; only pools are slower than a link */
+        bool cross = sim_node_chip(s, src) != sim_node_chip(s, dst);
+        r.hops = 1 + cross;
+        if (cross && s->res[s->res_interchip].gbps < gbps) gbps = s->res[s->res_interchip].gbps;
+        if (sim_node_is_hbm(s, src) && s->res[hbm_res(s, src)].gbps < gbps) gbps = s->res[hbm_res(s, src)].gbps;
+        if (sim_node_is_hbm(s, dst) && s->res[hbm_res(s, dst)].gbps < gbps) gbps = s->res[hbm_res(s, dst)].gbps;
+    } else {
+        sim_net_route(s, src, dst, &r);
+        for (int64_t i = 0; i < r.n; i++)
+            if (s->res[r.res[i]].gbps < gbps) gbps = s->res[r.res[i]].gbps;
+    }
     /* bytes / (gbps * 1e9 B/s) seconds = bytes * 1000 / gbps ps, rounded to
      * the nearest ps (exact for the round rates of the tests). */
     double stream = (double)bytes * 1000.0 / gbps;
