@@ -1152,3 +1152,33 @@ Test(replay, a_program_streamed_operator_by_operator_equals_the_whole_run_to_the
     }
     rotor_pipeline_free(&pp);
 }
+
+/* An operator whose inputs are handed off, but whose cores already hold
+ * every element they need (ResNet-18's second residual Add of each stage:
+ * its plan keeps the producer's layout), still gathers its other setup
+ * bytes: that setup joins the exchange's schedule and must be sent once,
+ * not also in rounds (it was sent twice: sim/model 1.25-1.29). */
+Test(replay, a_hand_off_with_nothing_to_move_sends_the_rest_of_the_setup_once, .timeout = 120) {
+    rotor_chip chip;
+    cr_assert_eq(rotor_chip_preset("ipu-mk2", &chip, NULL), ROTOR_OK);
+    rotor_error err = {{0}};
+    rotor_pipeline_options po = {.model = "resnet-18", .zoo = {.batch = 4}, .t10 = true, .program = true};
+    rotor_pipeline pp;
+    cr_assert_eq(rotor_pipeline_run(&po, &chip, &pp, &err), ROTOR_OK, "%s", err.msg);
+    rotor_replay_result r;
+    cr_assert_eq(rotor_replay(&pp.program, &chip, NULL, &r, NULL, &err), ROTOR_OK, "%s", err.msg);
+    int checked = 0;
+    for (int o = 0; o < r.nops; o++) {
+        const rotor_program_op *op = &pp.program.ops[o];
+        if (!strstr(op->name, ".b1.add")) continue;
+        bool handed = false;
+        for (int t = 0; t < ROTOR_MAX_TENSORS; t++) handed |= op->handoff[t] > 0;
+        cr_assert(handed && op->setup_bytes > 0, "%s has a hand-off and setup bytes", op->name);
+        cr_assert(fabs(r.ops[o].simulated_s / r.ops[o].predicted_s - 1) < 0.01, "%s: simulated %.6g, model %.6g s",
+                  op->name, r.ops[o].simulated_s, r.ops[o].predicted_s);
+        checked++;
+    }
+    cr_assert_eq(checked, 4, "one per stage");
+    rotor_replay_result_free(&r);
+    rotor_pipeline_free(&pp);
+}

@@ -360,9 +360,10 @@ static rotor_status emit_packets(replayer *r, int op, pieces *pc, int64_t cores,
  * what order).  *most gets the bytes through the busiest port, in or out:
  * the part of setup_bytes this accounts for. */
 static rotor_status replay_handoff(replayer *r, const rotor_program *p, int op, const rotor_chip *chip,
-                                   int64_t *most, rotor_error *err) {
+                                   int64_t *most, bool *exchanged, rotor_error *err) {
     const rotor_program_op *po = &p->ops[op];
     *most = 0;
+    *exchanged = false;
     int64_t cores = po->active_info.cores;
     rotor_place *lc = NULL;
     pieces pc = {.elem = chip->element_bytes};
@@ -412,6 +413,7 @@ static rotor_status replay_handoff(replayer *r, const rotor_program *p, int op, 
                     if (piece > 0 && src != c && add_piece(&pc, c, src, piece)) st = rotor_nomem(err);
                 }
         if (!st) st = emit_packets(r, op, &pc, cores, err);
+        *exchanged = pc.n > 0;
     }
     free(pc.v);
     if (!st && *most > po->setup_bytes)
@@ -448,15 +450,18 @@ static rotor_status replay_op(replayer *r, const rotor_program *p, int op, const
                               rotor_error *err) {
     const rotor_program_op *po = &p->ops[op];
     int64_t cores = po->active_info.cores, hand = 0;
+    bool exchanged = false;
     for (int64_t c = 0; c < cores; c++) r->last[c] = -1;
     replay_inbox_clear(r, cores);
     ids[0] = rotor_sim_task_count(r->sim);
-    rotor_status st = replay_handoff(r, p, op, chip, &hand, err);
+    rotor_status st = replay_handoff(r, p, op, chip, &hand, &exchanged, err);
     /* the rest of the setup loads every core alike (weights, even-layout
-     * gathers); with a hand-off it joined the hand-off's schedule */
-    if (!st && hand == 0 && po->setup_bytes > 0)
+     * gathers); with a hand-off it joined the hand-off's schedule, also
+     * when every core already held its hand-off elements (hand = 0: then
+     * the exchange is the rest of the setup alone, sent once) */
+    if (!st && !exchanged && po->setup_bytes > 0)
         st = replay_setup(r, op, cores, po->setup_bytes, po->setup_rounds, err);
-    if (!st && hand > 0) st = replay_setup_sync(r, op, cores, err);
+    if (!st && exchanged) st = replay_setup_sync(r, op, cores, err);
     if (!st) st = replay_tiles(r, op, &po->expr, &po->active, &po->active_info, chip, ids + 1, err);
     else ids[1] = ids[2] = rotor_sim_task_count(r->sim);
     ids[3] = rotor_sim_task_count(r->sim);
