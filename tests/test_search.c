@@ -882,3 +882,41 @@ Test(search, a_session_walking_down_the_frontier_matches_the_brute_force, .timeo
     cr_log_info("%d of the cases have 3 frontier points or more", walked);
     cr_assert_geq(walked, 8, "too few frontiers worth the name: %d", walked);
 }
+
+typedef struct progress_log {
+    int calls, last_done, last_total, searches;
+} progress_log;
+
+static void log_progress(void *ctx, int done, int total) {
+    progress_log *l = ctx;
+    cr_assert(done >= 1 && done <= total, "done %d of %d", done, total);
+    if (done == 1) l->searches++;
+    else cr_assert_eq(done, l->last_done + 1, "one call per F_op, in order");
+    l->calls++;
+    l->last_done = done;
+    l->last_total = total;
+}
+
+/* The progress hook (the CLI's bar over long searches) is called once per
+ * F_op of each exact pass, counting to its total, and changes nothing. */
+Test(search, progress_counts_each_searchs_f_op_and_changes_nothing) {
+    rotor_chip chip;
+    cr_assert_eq(rotor_chip_preset("ipu-mk2", &chip, NULL), ROTOR_OK);
+    rotor_expr e = make_expr("C[m,n] += A[m,k] * B[k,n]", "m=128,k=768,n=3072");
+    progress_log log = {0};
+    rotor_search_options plain = {.pareto = true, .threads = 2};
+    rotor_search_options hooked = {.pareto = true, .threads = 2, .progress = log_progress, .progress_ctx = &log};
+    rotor_search_result a, b;
+    rotor_error err;
+    cr_assert_eq(rotor_search(&e, &chip, &plain, &a, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_search(&e, &chip, &hooked, &b, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_gt(log.calls, 0);
+    cr_assert_eq(log.last_done, log.last_total, "the last search counted to its total");
+    cr_assert_geq(log.searches, 1);
+    cr_assert_eq(log.calls, b.stats.fops_searched, "one call per F_op searched in depth");
+    cr_assert_eq(a.npareto, b.npareto);
+    cr_assert(memcmp(&a.best.plan, &b.best.plan, sizeof a.best.plan) == 0);
+    for (int i = 0; i < a.npareto; i++) cr_assert_eq(a.pareto[i].cost.total, b.pareto[i].cost.total);
+    rotor_search_result_free(&a);
+    rotor_search_result_free(&b);
+}

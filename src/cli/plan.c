@@ -31,7 +31,7 @@ static void plan_usage(FILE *f) {
             "  --constraints LIST  min_cores=N, max_padding=RATIO, memory_cap=BYTES\n"
             "  --cost-model NAME   cost model (default v1)\n"
             "  --threads N         search threads (default: all cores); results do not depend on it\n"
-            "  -q, --quiet         no deprecation notes on stderr\n"
+            "  -q, --quiet         no progress or deprecation notes on stderr\n"
             "  -h, --help          this help\n"
             "\n"
             "exit status: 0 plan found, 1 no plan fits, 2 bad input\n");
@@ -217,7 +217,13 @@ int cmd_plan(int argc, char **argv) {
     rotor_expr e;
     if ((rc = cli_expr(cmd, expr, dims, false, &e))) return rc;
     rotor_search_result r;
-    if ((st = rotor_search(&e, &chip, &opt, &r, &err))) return cli_fail(cmd, st, &err);
+    cli_progress bar;
+    cli_progress_begin(&bar, cmd, pareto ? "searching the frontier: F_op" : "searching: F_op", sa.quiet);
+    opt.progress = cli_progress_step;
+    opt.progress_ctx = &bar;
+    st = rotor_search(&e, &chip, &opt, &r, &err);
+    cli_progress_end(&bar);
+    if (st) return cli_fail(cmd, st, &err);
     if (fmt == T10) {
         print_t10(&e, &r.best.plan);
     } else if (fmt == JSON) {

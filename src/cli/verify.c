@@ -214,9 +214,15 @@ static rotor_status collect_plans(const verify_args *a, const rotor_expr *e, con
         }
         *nplans = 1;
     } else if (a->best || a->pareto) {
-        rotor_search_options so = {.pareto = a->pareto, .threads = a->threads};
+        cli_progress bar;
+        cli_progress_begin(&bar, "verify", a->pareto ? "searching the frontier: F_op" : "searching: F_op",
+                           a->sa.quiet);
+        rotor_search_options so = {.pareto = a->pareto, .threads = a->threads, .progress = cli_progress_step,
+                                   .progress_ctx = &bar};
         rotor_search_result r;
-        if ((st = rotor_search(e, chip, &so, &r, err))) return st;
+        st = rotor_search(e, chip, &so, &r, err);
+        cli_progress_end(&bar);
+        if (st) return st;
         int64_t n = a->pareto ? r.npareto : 1;
         if ((*plans = malloc((size_t)n * sizeof **plans)))
             for (int64_t k = 0; k < n; k++) (*plans)[k] = a->pareto ? r.pareto[k].plan : r.best.plan;

@@ -304,13 +304,17 @@ bool search_once(ctx *c, int nthreads, rotor_candidate *best, bool *have, rotor_
     /* Pass 2: the surviving F_op in parallel.  Threads share only the
      * incumbent time; each keeps its own best, merged below in thread order
      * under a total order, so the result does not depend on the schedule. */
+    int done = 0, total = keep.n < INT32_MAX ? (int)keep.n : INT32_MAX;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads)
     for (int64_t k = 0; k < keep.n; k++) {
         int64_t i = order[k].pos;
         worker *w = &ws[omp_get_thread_num()];
-        if (prune(w, keep.v[i].bound, keep.v[i].mem_bound)) continue;
-        if (!fop_full_bounds(w, &keep.v[i])) continue;
-        search_fop(w, keep.v[i].fop);
+        if (!prune(w, keep.v[i].bound, keep.v[i].mem_bound) && fop_full_bounds(w, &keep.v[i]))
+            search_fop(w, keep.v[i].fop);
+        if (c->progress) {
+#pragma omp critical(search_progress)
+            c->progress(c->progress_ctx, done < total ? ++done : done, total);
+        }
     }
 
     st->fops_searched += keep.n;
@@ -408,7 +412,11 @@ static rotor_status ctx_init(ctx *c, const rotor_expr *e, const rotor_chip *chip
     c->e = e;
     c->chip = chip;
     c->m = opt && opt->model ? opt->model : rotor_cost_model_default();
-    if (opt) c->cons = opt->constraints;
+    if (opt) {
+        c->cons = opt->constraints;
+        c->progress = opt->progress;
+        c->progress_ctx = opt->progress_ctx;
+    }
     c->cores = rotor_chip_cores(chip);
     c->cap = chip->sram_bytes;
     c->time_cap = INFINITY;

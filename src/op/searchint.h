@@ -74,6 +74,8 @@ typedef struct ctx {
     rotor_constraints cons;
     int64_t cores;  /* N */
     int64_t cap;    /* memory cap per core */
+    void (*progress)(void *ctx, int done, int total); /* rotor_search_options.progress */
+    void *progress_ctx;
     int last_tensor[ROTOR_MAX_AXES]; /* last tensor carrying each axis */
     int last_axis[ROTOR_MAX_TENSORS]; /* last axis of each tensor */
     _Atomic uint64_t incumbent;      /* bits of the best time so far (positive doubles order as integers) */

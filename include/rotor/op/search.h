@@ -49,6 +49,13 @@ typedef struct rotor_search_options {
      * is found first, then every search also prunes by the time cap). */
     double pareto_time_ratio;
     int threads;                   /* 0: OpenMP's default */
+    /* When set, called as each search's F_op vectors are done (its exact
+     * pass, done of total); a Pareto search of a convolution runs several
+     * searches, each counting from 0.  Calls come one at a time, from any
+     * thread; the CLI draws a progress bar from them.  The result does not
+     * depend on it. */
+    void (*progress)(void *ctx, int done, int total);
+    void *progress_ctx;
 } rotor_search_options;
 
 typedef struct rotor_candidate {
