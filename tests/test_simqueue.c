@@ -5,14 +5,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "brute.h"
 #include "sim/simqueue.h"
-
-static uint64_t next_rand(uint64_t *x) { /* splitmix64 */
-    uint64_t z = (*x += 0x9e3779b97f4a7c15u);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-    return z ^ (z >> 31);
-}
 
 /* The reference: an unsorted array, its minimum found by a scan. */
 typedef struct ref {
@@ -43,10 +37,10 @@ Test(simqueue, pops_in_time_then_key_order_like_a_sorted_reference) {
          * one instant are common (span 0 or small) */
         int64_t span = seed % 4 == 0 ? 3 : (int64_t)1 << (seed % 50);
         for (int step = 0; step < 20000; step++) {
-            bool push = r.n == 0 || (r.n < 4000 && next_rand(&x) % 3 != 0);
+            bool push = r.n == 0 || (r.n < 4000 && bf_rand(&x) % 3 != 0);
             if (push) {
-                int64_t dt = next_rand(&x) % 4 == 0 ? 0 : (int64_t)(next_rand(&x) % (uint64_t)span);
-                sim_event e = {now + dt, (next_rand(&x) % 3) << 32 | id++};
+                int64_t dt = bf_rand(&x) % 4 == 0 ? 0 : (int64_t)(bf_rand(&x) % (uint64_t)span);
+                sim_event e = {now + dt, (bf_rand(&x) % 3) << 32 | id++};
                 sim_queue_push(&q, e.t, e.key);
                 r.v[r.n++] = e;
             } else {
@@ -81,19 +75,19 @@ Test(simqueue, bursts_at_one_instant_rising_falling_or_mixed_leave_in_key_order)
     uint64_t x = 7;
     int64_t now = 0;
     for (int round = 0; round < 300; round++) {
-        int64_t t = now + (int64_t)(next_rand(&x) % 3); /* 0: the instant being processed */
-        int mode = round % 3, n = 1 + (int)(next_rand(&x) % 64);
-        uint64_t base = next_rand(&x) % 100000;
+        int64_t t = now + (int64_t)(bf_rand(&x) % 3); /* 0: the instant being processed */
+        int mode = round % 3, n = 1 + (int)(bf_rand(&x) % 64);
+        uint64_t base = bf_rand(&x) % 100000;
         for (int i = 0; i < n && r.n < 4000; i++) {
-            uint64_t id = mode == 0 ? base + (uint64_t)i : mode == 1 ? base + 1000 - (uint64_t)i : next_rand(&x) % 100000;
-            uint64_t key = (next_rand(&x) % 8 == 0 ? 0 : 2ull) << 32 | id;
+            uint64_t id = mode == 0 ? base + (uint64_t)i : mode == 1 ? base + 1000 - (uint64_t)i : bf_rand(&x) % 100000;
+            uint64_t key = (bf_rand(&x) % 8 == 0 ? 0 : 2ull) << 32 | id;
             bool dup = false; /* a task has one event at a time */
             for (int k = 0; k < r.n && !dup; k++) dup = r.v[k].key == key;
             if (dup) continue;
             sim_queue_push(&q, t, key);
             r.v[r.n++] = (sim_event){t, key};
         }
-        for (int k = (int)(next_rand(&x) % 48); k > 0 && r.n > 0; k--) {
+        for (int k = (int)(bf_rand(&x) % 48); k > 0 && r.n > 0; k--) {
             sim_event want = ref_pop(&r), got = sim_queue_pop(&q);
             cr_assert(got.t == want.t && got.key == want.key, "round %d: popped (%lld, %llx), want (%lld, %llx)",
                       round, (long long)got.t, (unsigned long long)got.key, (long long)want.t,
