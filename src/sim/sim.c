@@ -84,6 +84,7 @@ void rotor_sim_free(rotor_sim *s) {
     if (!s) return;
     sim_tracer_free(s->tracer);
     free(s->core_free);
+    free(s->amount);
     free(s->core_busy);
     free(s->succ);
     free(s->span);
@@ -175,7 +176,9 @@ static bool grow_lines(void **p, int64_t *cap, int64_t n, int64_t more, size_t s
 /* Room for one more task and for operator op's span. */
 static bool grow_task(rotor_sim *s, int32_t op) {
     int64_t n = s->ntasks - s->base;
-    if (!grow_lines((void **)&s->tasks, &s->task_cap, n, 1, sizeof *s->tasks)) return false;
+    if (!grow_lines((void **)&s->tasks, &s->task_cap, n, 1, sizeof *s->tasks) ||
+        !grow((void **)&s->amount, &s->amount_cap, n, 1, sizeof *s->amount))
+        return false;
     int64_t had = s->span_cap;
     if (!grow((void **)&s->span, &s->span_cap, 0, (int64_t)op + 1, sizeof *s->span)) return false;
     for (int64_t i = had; i < s->span_cap; i++) s->span[i] = (sim_span){-1, -1};
@@ -183,6 +186,7 @@ static bool grow_task(rotor_sim *s, int32_t op) {
 }
 
 static void ev_push(sim_run *r, int64_t t, int kind, int64_t id);
+static inline void acc(sim_run *r, int64_t *sum, int64_t v);
 
 /* Streaming: where task t (not yet appended, deps checked to exist) joins the
  * run.  A dependency that has not finished will release it; if every one has
@@ -220,7 +224,36 @@ static rotor_status stream_check(const rotor_sim *s, const int64_t *deps, int nd
 /* Appends t with its dependencies; id receives its index.  A whole run keeps
  * the edges (it builds its successor lists when it starts); a streamed run
  * links them at once and queues a task whose dependencies are all done. */
-static rotor_status append(rotor_sim *s, const sim_task *t, const int64_t *deps, int ndeps,
+/* The statistics a task adds by running, whenever it runs: its bytes or
+ * flops.  Summed as tasks join a run (rotor_sim_run: all of them at the
+ * start; a stream: as they are added), so the loop never reads amounts. */
+static void count_amount(rotor_sim *s, const sim_task *t, int64_t amount) {
+    sim_run *r = &s->run;
+    rotor_sim_stats *st = &r->st;
+    if (t->kind == SIM_KIND_COMPUTE) {
+        acc(r, &st->flops, amount);
+        return;
+    }
+    acc(r, &st->bytes, amount);
+    if (t->flags & SIM_F_HBM) acc(r, &st->hbm_bytes, amount);
+    if (t->flags & SIM_F_INTERCHIP) acc(r, &st->interchip_bytes, amount);
+}
+
+/* Dependant `task` of kept task d: in one of d's two slots, else a new edge
+ * at the head of d's list. */
+static void link_dependant(rotor_sim *s, int64_t d, int32_t task) {
+    sim_task *t = &s->tasks[d];
+    if (t->next[0] < 0) t->next[0] = task;
+    else if (t->next[1] < 0) t->next[1] = task;
+    else {
+        int32_t e = (int32_t)s->nsucc++;
+        s->succ[e] = (sim_succ){task, t->head};
+        t->head = e;
+        s->live_succ++;
+    }
+}
+
+static rotor_status append(rotor_sim *s, const sim_task *t, int64_t amount, const int64_t *deps, int ndeps,
                            int64_t *id, rotor_error *err) {
     int32_t pending = 0;
     if (s->streaming) {
@@ -244,16 +277,15 @@ static rotor_status append(rotor_sim *s, const sim_task *t, const int64_t *deps,
     int64_t k = s->ntasks - s->base;
     s->tasks[k] = *t;
     s->tasks[k].pending = pending;
-    s->tasks[k].head = -1;
+    s->tasks[k].next[0] = s->tasks[k].next[1] = s->tasks[k].head = -1;
+    s->amount[k] = amount;
     if (s->streaming) {
         for (int i = 0; i < ndeps; i++) {
             int64_t d = deps[i] - s->base;
             if (d < 0 || s->tasks[d].pending < 0) continue; /* finished (or retired) */
-            int32_t e = (int32_t)s->nsucc++;
-            s->succ[e] = (sim_succ){(int32_t)s->ntasks, s->tasks[d].head};
-            s->tasks[d].head = e;
-            s->live_succ++;
+            link_dependant(s, d, (int32_t)s->ntasks);
         }
+        count_amount(s, t, amount);
         if (pending == 0) ev_push(&s->run, s->run.now, EV_READY, s->ntasks);
     }
     if (t->op > s->max_op) s->max_op = t->op;
@@ -281,9 +313,9 @@ rotor_status rotor_sim_add_compute(rotor_sim *s, const rotor_sim_compute *c, int
     if (st == ROTOR_OK && c->flops < 0)
         st = rotor_fail(err, ROTOR_ERR_INPUT, "flops: expected >= 0, got %lld", (long long)c->flops);
     if (st != ROTOR_OK) return task_fail(s, "compute task", st, err);
-    sim_task t = {.dur = c->duration_ps, .amount = c->flops, .a = (int32_t)c->core, .b = -1,
+    sim_task t = {.dur = c->duration_ps, .a = (int32_t)c->core, .b = -1,
                   .op = c->op, .lane = -1, .kind = SIM_KIND_COMPUTE, .cat = (uint8_t)c->category};
-    st = append(s, &t, c->deps, c->ndeps, id, err);
+    st = append(s, &t, c->flops, c->deps, c->ndeps, id, err);
     return st == ROTOR_OK ? st : task_fail(s, "compute task", st, err);
 }
 
@@ -299,10 +331,10 @@ rotor_status rotor_sim_add_transfer(rotor_sim *s, const rotor_sim_transfer *x, i
     uint8_t flags = 0;
     if (sim_node_chip(s, x->src) != sim_node_chip(s, x->dst)) flags |= SIM_F_INTERCHIP;
     if (sim_node_is_hbm(s, x->src) || sim_node_is_hbm(s, x->dst)) flags |= SIM_F_HBM;
-    sim_task t = {.dur = dur, .amount = x->bytes, .a = (int32_t)x->src, .b = (int32_t)x->dst,
+    sim_task t = {.dur = dur, .a = (int32_t)x->src, .b = (int32_t)x->dst,
                   .op = x->op, .lane = -1, .kind = SIM_KIND_TRANSFER, .cat = (uint8_t)x->category,
                   .flags = flags};
-    st = append(s, &t, x->deps, x->ndeps, id, err);
+    st = append(s, &t, x->bytes, x->deps, x->ndeps, id, err);
     return st == ROTOR_OK ? st : task_fail(s, "transfer", st, err);
 }
 
@@ -411,10 +443,10 @@ rotor_status rotor_sim_add_multicast(rotor_sim *s, const rotor_sim_multicast *m,
     for (int k = 0; k < m->ndsts; k++)
         if (sim_node_chip(s, m->src) != sim_node_chip(s, m->dsts[k])) flags |= SIM_F_INTERCHIP;
     if (sim_node_is_hbm(s, m->src)) flags |= SIM_F_HBM;
-    sim_task t = {.dur = dur, .amount = m->bytes, .a = (int32_t)m->src, .b = (int32_t)m->dsts[0],
+    sim_task t = {.dur = dur, .a = (int32_t)m->src, .b = (int32_t)m->dsts[0],
                   .op = m->op, .lane = -1, .mcast = (int32_t)(s->nmcast + 1), .kind = SIM_KIND_TRANSFER,
                   .cat = (uint8_t)m->category, .flags = flags};
-    st = append(s, &t, m->deps, m->ndeps, id, err);
+    st = append(s, &t, m->bytes, m->deps, m->ndeps, id, err);
     if (st != ROTOR_OK) {
         s->nmres = mres0;
         s->nmdst = mdst0;
@@ -526,9 +558,6 @@ static int64_t claim_route(rotor_sim *s, sim_task *t, int64_t now) {
     acc(r, &st->stall_ps, start - now);
     if (start > now) r->waiting++;
     st->transfers++;
-    acc(r, &st->bytes, t->amount);
-    if (t->flags & SIM_F_HBM) acc(r, &st->hbm_bytes, t->amount);
-    if (t->flags & SIM_F_INTERCHIP) acc(r, &st->interchip_bytes, t->amount);
     return start;
 }
 
@@ -549,7 +578,7 @@ static void pause_receivers(rotor_sim *s, const sim_mcast *mc, int64_t now) {
 /* The same for a one-receiver multicast (stored as a transfer). */
 static void pause_receiver(rotor_sim *s, const sim_task *t, int64_t now) {
     sim_run *r = &s->run;
-    int64_t *free_at = &s->core_free[t->b], pause = llround((double)t->amount * 1000.0 / s->chip.link_gbps);
+    int64_t *free_at = &s->core_free[t->b], pause = llround((double)sim_task_amount(s, t) * 1000.0 / s->chip.link_gbps);
     *free_at = (*free_at > now ? *free_at : now) + pause;
     if (*free_at > SIM_TIME_MAX) r->overflow = true;
     acc(r, &r->st.pause_ps, pause);
@@ -568,17 +597,14 @@ static void on_start(rotor_sim *s, int64_t id, int64_t now) {
 static void on_ready(rotor_sim *s, int64_t id, int64_t now) {
     sim_run *r = &s->run;
     sim_task *t = &s->tasks[id - s->base];
-    if (t->head >= 0) { /* what its finish will touch: its successors' records */
-        const sim_succ *e = &s->succ[t->head];
-        __builtin_prefetch(&s->tasks[e->task - s->base], 1);
-        if (e->next >= 0) __builtin_prefetch(&s->tasks[s->succ[e->next].task - s->base], 1);
-    }
+    /* what its finish will touch: its first dependants' records */
+    if (t->next[0] >= 0) __builtin_prefetch(&s->tasks[t->next[0] - s->base], 1);
+    if (t->next[1] >= 0) __builtin_prefetch(&s->tasks[t->next[1] - s->base], 1);
     t->ready = now;
     t->start = t->kind == SIM_KIND_COMPUTE ? claim_core(s, t, now) : claim_route(s, t, now);
     int64_t end = t->start + t->dur; /* both <= SIM_TIME_MAX: no overflow */
     if (end > SIM_TIME_MAX) r->overflow = true;
     acc(r, &r->st.busy_ps[t->cat], t->dur);
-    if (t->kind == SIM_KIND_COMPUTE) acc(r, &r->st.flops, t->amount);
     if (t->op >= 0) { /* the operator's span */
         sim_span *sp = &s->span[t->op];
         if (sp->start < 0 || t->start < sp->start) sp->start = t->start;
@@ -596,21 +622,23 @@ static void on_ready(rotor_sim *s, int64_t id, int64_t now) {
 
 /* Releases the dependants.  Their edges are dead from now on: a stream
  * compacts the pool when it retires tasks (rotor_sim_retire). */
+static inline void release(rotor_sim *s, int32_t next, int64_t now) {
+    if (--s->tasks[next - s->base].pending == 0) ev_push(&s->run, now, EV_READY, next);
+}
+
 static void on_finish(rotor_sim *s, int64_t id, int64_t now) {
     sim_run *r = &s->run;
-    int64_t k = id - s->base;
-    r->active[s->tasks[k].cat]--;
+    sim_task *t = &s->tasks[id - s->base];
+    r->active[t->cat]--;
     r->finished++;
-    int32_t e = s->tasks[k].head;
-    s->tasks[k].pending = -1;
-    s->tasks[k].head = -1;
+    int32_t n0 = t->next[0], n1 = t->next[1], e = t->head;
+    t->pending = -1;
+    t->next[0] = t->next[1] = t->head = -1;
+    /* the order does not matter: readies at one instant leave in id order */
+    if (n0 >= 0) release(s, n0, now);
+    if (n1 >= 0) release(s, n1, now);
     for (; e >= 0; e = s->succ[e].next) {
-        int32_t next = s->succ[e].task;
-        sim_task *n = &s->tasks[next - s->base];
-        if (--n->pending == 0) {
-            if (n->head >= 0) __builtin_prefetch(&s->succ[n->head]); /* its READY reads it */
-            ev_push(r, now, EV_READY, next);
-        }
+        release(s, s->succ[e].task, now);
         s->live_succ--;
     }
 }
@@ -664,30 +692,52 @@ static rotor_status prepare(rotor_sim *s, rotor_error *err) {
     memset(s->core_free, 0, sizeof *s->core_free * (size_t)s->cores);
     memset(s->core_busy, 0, sizeof *s->core_busy * (size_t)s->cores);
     for (int64_t i = 0; i <= s->max_op && i < s->span_cap; i++) s->span[i] = (sim_span){-1, -1};
-    /* The CSR is built in the task records, with no scratch array: head
-     * first counts a task's successors, then holds the end of its stretch,
-     * and the edges, placed from the last, leave it at the stretch's start. */
-    int64_t nt = s->ntasks, ne = s->nedges;
-    for (int64_t i = 0; i < nt; i++) s->tasks[i].pending = s->tasks[i].head = 0;
+    /* Each task's first two dependants (in edge order) go in its slots; the
+     * rest form a CSR built in the task records, with no scratch array: head
+     * first counts a task's further dependants, then holds the end of its
+     * stretch, and the edges, placed from the last, leave it at the start.
+     * An edge kept in a slot is marked (its task negated) while the stretches
+     * are filled, then restored: the edges are the graph, kept for the next
+     * run. */
+    int64_t nt = s->ntasks, ne = s->nedges, pool = 0;
+    for (int64_t i = 0; i < nt; i++) {
+        sim_task *t = &s->tasks[i];
+        t->pending = t->head = 0;
+        t->next[0] = t->next[1] = -1;
+        count_amount(s, t, s->amount[i]);
+    }
     for (int64_t e = 0; e < ne; e++) {
-        s->tasks[s->edges[e].dep].head++;
-        s->tasks[s->edges[e].task].pending++;
+        sim_task *d = &s->tasks[s->edges[e].dep];
+        int32_t task = s->edges[e].task;
+        s->tasks[task].pending++;
+        if (d->next[0] < 0) d->next[0] = task;
+        else if (d->next[1] < 0) d->next[1] = task;
+        else {
+            d->head++;
+            pool++;
+            continue;
+        }
+        s->edges[e].task = -1 - task; /* in a slot */
     }
     for (int64_t i = 0, end = 0; i < nt; i++) {
         end += s->tasks[i].head;
         s->tasks[i].head = (int32_t)end;
     }
     for (int64_t e = ne - 1; e >= 0; e--) {
+        if (s->edges[e].task < 0) {
+            s->edges[e].task = -1 - s->edges[e].task;
+            continue;
+        }
         int32_t at = --s->tasks[s->edges[e].dep].head;
         s->succ[at] = (sim_succ){s->edges[e].task, -1};
     }
     /* chain each stretch [head of i, head of i + 1) in order */
     for (int64_t i = 0; i < nt; i++) {
-        int32_t from = s->tasks[i].head, to = i + 1 < nt ? s->tasks[i + 1].head : (int32_t)ne;
+        int32_t from = s->tasks[i].head, to = i + 1 < nt ? s->tasks[i + 1].head : (int32_t)pool;
         for (int32_t at = from; at + 1 < to; at++) s->succ[at].next = at + 1;
         if (from == to) s->tasks[i].head = -1;
     }
-    s->nsucc = s->live_succ = s->nedges;
+    s->nsucc = s->live_succ = pool;
     sim_net_reset(s);
     return ROTOR_OK;
 }
@@ -831,6 +881,7 @@ rotor_status rotor_sim_retire(rotor_sim *s, int64_t below, rotor_error *err) {
                               (long long)(s->base + k));
     for (int64_t k = 0; s->tracer && k < n; k++) sim_tracer_task(s->tracer, s, s->base + k);
     memmove(s->tasks, s->tasks + n, sizeof *s->tasks * (size_t)keep);
+    memmove(s->amount, s->amount + n, sizeof *s->amount * (size_t)keep);
     s->base = below;
     /* Multicast routes, appended in task order: those before the first one
      * a kept task uses are dead.  Tasks and routes keep indices into the
@@ -922,7 +973,7 @@ rotor_status rotor_sim_task_info_of(const rotor_sim *s, int64_t id, rotor_sim_ta
     const sim_task *t = kept(s, id, err);
     if (!t) return ROTOR_ERR_INPUT;
     bool x = t->kind == SIM_KIND_TRANSFER;
-    *out = (rotor_sim_task_info){.transfer = x, .src = t->a, .dst = x && !t->mcast ? t->b : -1, .amount = t->amount,
+    *out = (rotor_sim_task_info){.transfer = x, .src = t->a, .dst = x && !t->mcast ? t->b : -1, .amount = sim_task_amount(s, t),
                                  .category = (rotor_sim_category)t->cat, .op = t->op};
     return ROTOR_OK;
 }

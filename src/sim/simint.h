@@ -26,17 +26,20 @@ typedef struct sim_tracer sim_tracer; /* simtrace.c: a trace being written */
 /* A task: one record of one cache line (64 bytes, the array aligned to
  * 64), everything the event loop reads or writes of it in one place.  Its
  * place in the graph is inside: the first dependency to finish fetches the
- * line, so the task's READY finds it in cache (issue 23).  Its end is
- * start + dur. */
+ * line, so the task's READY finds it in cache; and its first two dependants
+ * are inside too, so its READY can prefetch their records with no list to
+ * read first (issue 23).  Further dependants are a list in rotor_sim.succ.
+ * Its end is start + dur; its bytes or flops are in rotor_sim.amount (only
+ * the statistics, summed as tasks join the run, and the trace read them). */
 typedef struct sim_task {
     int64_t dur;      /* ps, fixed when added: compute duration or transfer time on an idle network */
-    int64_t amount;   /* bytes (transfer) or flops (compute) */
     int64_t ready, start; /* the last run */
     int32_t a, b;     /* compute: core, -1; transfer: src, dst nodes */
     int32_t op;       /* operator index, -1 */
     int32_t mcast;    /* multicast: 1 + its index in sim->mcast; 0: compute or a plain transfer */
     int32_t pending;  /* dependencies not finished; -1 once the task has finished */
-    int32_t head;     /* its first successor edge in rotor_sim.succ, -1 */
+    int32_t next[2];  /* its first two dependants (task ids), -1 */
+    int32_t head;     /* its further dependants: the first edge in rotor_sim.succ, -1 */
     int32_t lane;     /* pool lane that names its trace track (transfers through a pool), else -1 */
     uint8_t kind, cat, flags;
 } sim_task;
@@ -158,6 +161,8 @@ struct rotor_sim {
 
     sim_task *tasks;
     int64_t ntasks, task_cap;
+    int64_t *amount;                /* per kept task: bytes (transfer) or flops (compute) */
+    int64_t amount_cap;
     sim_edge *edges;
     int64_t nedges, edge_cap;
     char **op_names;
@@ -188,6 +193,9 @@ struct rotor_sim {
     rotor_sim_progress_fn progress; /* rotor_sim_set_progress */
     void *progress_ctx;
 };
+
+/* The bytes or flops of a kept task (t points into s->tasks). */
+static inline int64_t sim_task_amount(const rotor_sim *s, const sim_task *t) { return s->amount[t - s->tasks]; }
 
 /* simnet.c */
 const sim_topology *sim_topology_find(rotor_topology id);

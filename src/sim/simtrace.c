@@ -187,11 +187,11 @@ static void put_task(const rotor_sim *s, int64_t id, FILE *f, bool *first) {
     }
     if (t->kind == SIM_KIND_COMPUTE) {
         fprintf(f, ",\"core\":%d", (int)t->a);
-        if (t->amount > 0) fprintf(f, ",\"flops\":%" PRId64, t->amount);
+        if (sim_task_amount(s, t) > 0) fprintf(f, ",\"flops\":%" PRId64, sim_task_amount(s, t));
     } else {
         fprintf(f, ",\"src\":%d,\"dst\":%d", (int)t->a, (int)t->b);
         if (t->mcast) fprintf(f, ",\"receivers\":%d", (int)s->mcast[t->mcast - 1].ndsts);
-        fprintf(f, ",\"bytes\":%" PRId64, t->amount);
+        fprintf(f, ",\"bytes\":%" PRId64, sim_task_amount(s, t));
     }
     fputs(",\"wait_us\":", f);
     put_us(f, t->start - t->ready);
@@ -316,7 +316,7 @@ static void count(sim_tracer *tr, const rotor_sim *s, const sim_task *t) {
     }
     spread(tr, CTR_TRANSFERS, t->start, sim_task_end(t), 1.0);
     spread(tr, CTR_LINKS, t->start, sim_task_end(t), (double)links);
-    if (t->flags & SIM_F_HBM) spread(tr, CTR_HBM, t->start, sim_task_end(t), (double)t->amount / (double)t->dur);
+    if (t->flags & SIM_F_HBM) spread(tr, CTR_HBM, t->start, sim_task_end(t), (double)sim_task_amount(s, t) / (double)t->dur);
 }
 
 void sim_tracer_task(sim_tracer *tr, const rotor_sim *s, int64_t id) {
