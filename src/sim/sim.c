@@ -225,7 +225,7 @@ static rotor_status stream_check(const rotor_sim *s, const int64_t *deps, int nd
  * the edges (it builds its successor lists when it starts); a streamed run
  * links them at once and queues a task whose dependencies are all done. */
 /* The statistics a task adds by running, whenever it runs: its bytes or
- * flops.  Summed as tasks join a run (rotor_sim_run: all of them at the
+ * flops, and the transfer count.  Summed as tasks join a run (rotor_sim_run: all of them at the
  * start; a stream: as they are added), so the loop never reads amounts. */
 static void count_amount(rotor_sim *s, const sim_task *t, int64_t amount) {
     sim_run *r = &s->run;
@@ -234,6 +234,7 @@ static void count_amount(rotor_sim *s, const sim_task *t, int64_t amount) {
         acc(r, &st->flops, amount);
         return;
     }
+    st->transfers++;
     acc(r, &st->bytes, amount);
     if (t->flags & SIM_F_HBM) acc(r, &st->hbm_bytes, amount);
     if (t->flags & SIM_F_INTERCHIP) acc(r, &st->interchip_bytes, amount);
@@ -527,7 +528,6 @@ static int64_t claim_core(rotor_sim *s, sim_task *t, int64_t now) {
     int64_t start = *free_at > now ? *free_at : now;
     *free_at = start + t->dur;
     acc(r, &r->st.compute_wait_ps, start - now);
-    acc(r, &r->compute_busy, t->dur);
     s->core_busy[t->a] += t->dur; /* at most the makespan: no overflow */
     return start;
 }
@@ -557,7 +557,6 @@ static int64_t claim_route(rotor_sim *s, sim_task *t, int64_t now) {
     rotor_sim_stats *st = &r->st;
     acc(r, &st->stall_ps, start - now);
     if (start > now) r->waiting++;
-    st->transfers++;
     return start;
 }
 
@@ -784,7 +783,11 @@ static void summarise(rotor_sim *s) {
     st->tasks = s->ntasks;
     double span = (double)st->makespan_ps;
     if (span <= 0) return;
-    st->compute_util = (double)r->compute_busy / ((double)s->cores * span);
+    /* the cores' busy times, summed in double: exact while the total is
+     * under 2^53 ps (2.5 hours of core time) */
+    double busy = 0;
+    for (int64_t c = 0; c < s->cores; c++) busy += (double)s->core_busy[c];
+    st->compute_util = busy / ((double)s->cores * span);
     /* flops / (TFLOP/s * 1e12 * span * 1e-12 s) */
     st->flops_util = (double)st->flops / (s->chip.matrix_tflops * (double)s->chip.chips * span);
     double sum = 0, peak = 0;

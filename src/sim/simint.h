@@ -84,7 +84,6 @@ typedef struct sim_run {
     int64_t finished;
     int64_t active[ROTOR_SIM_NCATS]; /* tasks running, per category */
     int64_t waiting;                 /* transfers ready but not started */
-    int64_t compute_busy;            /* compute-kind task time, for compute_util */
     bool overflow;
     int64_t tick_at;                 /* events at which progress is next reported */
     rotor_sim_stats st;
@@ -138,6 +137,9 @@ typedef struct sim_topology {
      * enters the network where it serves core `via` best (a multicast's
      * first receiver; dst itself for a transfer). */
     void (*route)(const rotor_sim *s, int64_t src, int64_t dst, int64_t via, sim_route *r);
+    /* The hops of the route from src to dst (the latencies a transfer
+     * pays), which sim_net_duration needs without the route itself. */
+    int64_t (*hops)(const rotor_sim *s, int64_t src, int64_t dst);
     void (*name_res)(const rotor_sim *s, int64_t res, char *buf, size_t size);
 } sim_topology;
 

@@ -80,6 +80,10 @@ static void a2a_route(const rotor_sim *s, int64_t src, int64_t dst, int64_t via,
     if (!sim_node_is_hbm(s, dst)) push(r, 2 * dst + 1);
 }
 
+static int64_t a2a_hops(const rotor_sim *s, int64_t src, int64_t dst) {
+    return 1 + (sim_node_chip(s, src) != sim_node_chip(s, dst)); /* as a2a_route and push_interchip count */
+}
+
 static void a2a_name(const rotor_sim *s, int64_t res, char *buf, size_t size) {
     int64_t core = res / 2;
     snprintf(buf, size, "%s c%lld.%lld", res % 2 ? "in" : "out", (long long)(core / s->cpc),
@@ -210,6 +214,14 @@ static void mesh_route(const rotor_sim *s, int64_t src, int64_t dst, int64_t via
     }
 }
 
+/* The mesh's hops: the route's (dimension order, ports and the inter-chip
+ * hop included), so they are counted in one place. */
+static int64_t mesh_hops(const rotor_sim *s, int64_t src, int64_t dst) {
+    sim_route r;
+    sim_net_route(s, src, dst, &r);
+    return r.hops;
+}
+
 static void mesh_name(const rotor_sim *s, int64_t res, char *buf, size_t size) {
     if (s->res_port0 >= 0 && res >= s->res_port0) { /* "port c0.1 (-1,5)->(0,5)": chip.controller, in */
         int64_t i = (res - s->res_port0) / 2, p = i % s->nports, w = s->chip.mesh_width;
@@ -228,8 +240,8 @@ static void mesh_name(const rotor_sim *s, int64_t res, char *buf, size_t size) {
 }
 
 static const sim_topology TOPOLOGIES[] = {
-    {ROTOR_TOPO_ALL_TO_ALL, "all-to-all", 2, a2a_init, a2a_route, a2a_name},
-    {ROTOR_TOPO_MESH, "mesh", 4, mesh_init, mesh_route, mesh_name},
+    {ROTOR_TOPO_ALL_TO_ALL, "all-to-all", 2, a2a_init, a2a_route, a2a_hops, a2a_name},
+    {ROTOR_TOPO_MESH, "mesh", 4, mesh_init, mesh_route, mesh_hops, mesh_name},
 };
 
 const sim_topology *sim_topology_find(rotor_topology id) {
@@ -390,21 +402,16 @@ rotor_status sim_net_check(const rotor_sim *s, int64_t src, int64_t dst, rotor_e
 
 rotor_status sim_net_duration(const rotor_sim *s, int64_t src, int64_t dst, int64_t bytes,
                               int64_t *ps, rotor_error *err) {
+    /* The slowest resource on the route, without building it: every port
+     * and link runs at the link rate, and a route's only pools follow from
+     * its endpoints (the inter-chip pool across chips, an endpoint's HBM
+     * controller), on every topology. */
     double gbps = s->chip.link_gbps;
-    sim_route r = {0};
-    if (s->topo->id == ROTOR_TOPO_ALL_TO_ALL) {
-        /* the route without building it (a2a_route): one exchange, one more
-         * hop across chips; only pools are slower than a link */
-        bool cross = sim_node_chip(s, src) != sim_node_chip(s, dst);
-        r.hops = 1 + cross;
-        if (cross && s->res[s->res_interchip].gbps < gbps) gbps = s->res[s->res_interchip].gbps;
-        if (sim_node_is_hbm(s, src) && s->res[hbm_res(s, src)].gbps < gbps) gbps = s->res[hbm_res(s, src)].gbps;
-        if (sim_node_is_hbm(s, dst) && s->res[hbm_res(s, dst)].gbps < gbps) gbps = s->res[hbm_res(s, dst)].gbps;
-    } else {
-        sim_net_route(s, src, dst, &r);
-        for (int64_t i = 0; i < r.n; i++)
-            if (s->res[r.res[i]].gbps < gbps) gbps = s->res[r.res[i]].gbps;
-    }
+    if (sim_node_chip(s, src) != sim_node_chip(s, dst) && s->res[s->res_interchip].gbps < gbps)
+        gbps = s->res[s->res_interchip].gbps;
+    if (sim_node_is_hbm(s, src) && s->res[hbm_res(s, src)].gbps < gbps) gbps = s->res[hbm_res(s, src)].gbps;
+    if (sim_node_is_hbm(s, dst) && s->res[hbm_res(s, dst)].gbps < gbps) gbps = s->res[hbm_res(s, dst)].gbps;
+    sim_route r = {.hops = s->topo->hops(s, src, dst)};
     /* bytes / (gbps * 1e9 B/s) seconds = bytes * 1000 / gbps ps, rounded to
      * the nearest ps (exact for the round rates of the tests). */
     double stream = (double)bytes * 1000.0 / gbps;
