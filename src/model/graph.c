@@ -290,6 +290,7 @@ rotor_status rotor_graph_add_op(rotor_graph *g, const rotor_op_desc *d, int *out
             if (!tensor_matches(g, &op.expr, t, v, d->inputs, d->ninputs, d->outputs, d->noutputs, why,
                                 sizeof why))
                 OPFAIL(ROTOR_ERR_INPUT, "%s", why);
+            if (d->view && d->view[t].unknown && !d->view[t].set) op.view[t].unknown = true;
             if (d->view && d->view[t].set) {
                 const rotor_view *w = &d->view[t];
                 for (int k = 0; k < op.expr.tensors[t].ndims; k++)

@@ -45,8 +45,9 @@ rotor_status rotor_group(const rotor_graph *g, rotor_graph *out, rotor_group_sta
     int *tail = malloc(sizeof(int) * (size_t)(no ? no : 1));      /* root op -> its current output value */
     int *newv = malloc(sizeof(int) * (size_t)(nv ? nv : 1));      /* value -> index in out, -1 */
     int *ins = malloc(sizeof(int) * (size_t)(nv + 1));
-    if (!alias || !root || !tail || !newv || !ins) {
-        free(alias), free(root), free(tail), free(newv), free(ins);
+    bool *moved = calloc((size_t)(nv ? nv : 1), sizeof *moved);   /* value -> a folded Transpose stands between */
+    if (!alias || !root || !tail || !newv || !ins || !moved) {
+        free(alias), free(root), free(tail), free(newv), free(ins), free(moved);
         return rotor_nomem(err);
     }
     for (int v = 0; v < nv; v++) alias[v] = v, newv[v] = -1;
@@ -59,6 +60,7 @@ rotor_status rotor_group(const rotor_graph *g, rotor_graph *out, rotor_group_sta
         if (is_layout(op->type) && op->noutputs == 1 && op->ninputs >= 1 &&
             g->values[op->inputs[0]].role == ROTOR_ROLE_ACTIVATION) {
             alias[op->outputs[0]] = alias[op->inputs[0]];
+            moved[op->outputs[0]] = moved[op->inputs[0]] || strcmp(op->type, "Transpose") == 0;
             root[o] = -1;
             st.folded++;
         }
@@ -138,16 +140,28 @@ rotor_status rotor_group(const rotor_graph *g, rotor_graph *out, rotor_group_sta
             }
         }
         int outv = tail[o] >= 0 ? newv[tail[o]] : -1; /* -1: several outputs, set below */
+        rotor_view view[ROTOR_MAX_TENSORS];
+        memset(view, 0, sizeof view);
         rotor_op_desc d = {.name = op->name, .type = op->type, .inputs = ins, .ninputs = nin,
-                           .outputs = &outv, .noutputs = 1};
+                           .outputs = &outv, .noutputs = 1, .view = view};
         char dims[512];
         for (int t = 0; t < ROTOR_MAX_TENSORS; t++) d.tensor_value[t] = -1;
         if (!op->vendor) {
             d.expr = op->expr.text;
             dims_text(&op->expr, dims, sizeof dims);
             d.dims = dims;
-            for (int t = 0; t < op->expr.ntensors; t++)
-                d.tensor_value[t] = op->tensor_value[t] < 0 ? -1 : newv[alias[op->tensor_value[t]]];
+            for (int t = 0; t < op->expr.ntensors; t++) {
+                int v = op->tensor_value[t];
+                d.tensor_value[t] = v < 0 ? -1 : newv[alias[v]];
+                /* Views: a tensor keeps its own where it reads its value as
+                 * the op did.  Through folded reshapes a tensor without a
+                 * view still reads row-major; through a Transpose, or with
+                 * a view into a value folded away, or an output an
+                 * epilogue now writes, its order is no longer recorded. */
+                bool same = v >= 0 && (t == 0 ? outv < 0 || outv == newv[v] : alias[v] == v);
+                if (v < 0 || same) view[t] = op->view[t];
+                else view[t].unknown = op->view[t].set || op->view[t].unknown || (t > 0 && moved[v]);
+            }
             if (outv >= 0) d.tensor_value[0] = outv;
         }
         int *outs = NULL;
@@ -173,6 +187,6 @@ rotor_status rotor_group(const rotor_graph *g, rotor_graph *out, rotor_group_sta
     }
     st.ops_after = out->nops;
     if (stats) *stats = st;
-    free(alias), free(root), free(tail), free(newv), free(ins);
+    free(alias), free(root), free(tail), free(newv), free(ins), free(moved);
     return rc;
 }

@@ -67,6 +67,9 @@ static rotor_status tensor_map(const rotor_graph *g, int o, int t, int64_t **map
     *map = NULL;
     *n = rotor_emu_tensor_elems(e, t, ext);
     const rotor_view *w = &op->view[t];
+    if (w->unknown)
+        return OPFAIL(g, o, ROTOR_ERR_INPUT, "tensor %s reads '%s' in an order the graph does not record",
+                      e->tensors[t].name, x->name);
     if (!w->set) {
         if (*n == x->elements) return ROTOR_OK;
         return OPFAIL(g, o, ROTOR_ERR_INPUT,

@@ -22,6 +22,8 @@
 #include "rotor/op/expr.h"
 
 #define ROTOR_GRAPH_MAX_RANK 8   /* dimensions of one graph tensor */
+/* a rotor_view (op/expr.h) offsets every value dimension */
+_Static_assert(ROTOR_GRAPH_MAX_RANK <= ROTOR_MAX_DIMS, "a view's offsets cover a value's rank");
 #define ROTOR_OP_TYPE_MAX 32     /* "MatMul", "LayerNormalization", ... */
 #define ROTOR_FUSED_MAX 96       /* "Add+Relu" epilogue list after grouping */
 
@@ -73,22 +75,6 @@ typedef struct rotor_value {
     double *data;
 } rotor_value;
 
-/* Where an expression tensor's elements lie in the value it names: an
- * affine element view (docs/graph.md "Element views").  Without one (set
- * false) the tensor reads its value's elements in row-major order over its
- * own dimensions, which is what the value itself, a reshape and a dropped
- * extent-1 dimension mean.  With one, dimension d of the tensor at index i
- * (over its extent; a window's extent for a compound dimension) moves value
- * dimension dim[d] by step[d] * i, and value coordinate j is offset[j] plus
- * those moves.  A coordinate outside [0, shape[j]) reads 0: the padding of
- * a convolution window.  Slices (Slice's starts and steps) and padded or
- * strided windows carry one; planning never reads it, rotor run does. */
-typedef struct rotor_view {
-    bool set;
-    int8_t dim[ROTOR_MAX_DIMS];
-    int64_t step[ROTOR_MAX_DIMS];
-    int64_t offset[ROTOR_GRAPH_MAX_RANK];
-} rotor_view;
 
 /* One attribute of a vendor op, as the file gave it (ints, floats or a
  * string), so that a reference kernel can run it.  Constant parameter

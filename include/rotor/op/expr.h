@@ -100,6 +100,27 @@ typedef struct rotor_expr {
     bool bound;
 } rotor_expr;
 
+/* Where an expression tensor's elements lie in the value it names: an
+ * affine element view (docs/graph.md "Element views").  Without one (set
+ * false) the tensor reads its value's elements in row-major order over its
+ * own dimensions, which is what the value itself, a reshape and a dropped
+ * extent-1 dimension mean.  With one, dimension d of the tensor at index i
+ * (over its extent; a window's extent for a compound dimension) moves value
+ * dimension dim[d] by step[d] * i, and value coordinate j is offset[j] plus
+ * those moves.  A coordinate outside [0, shape[j]) reads 0: the padding of
+ * a convolution window.  Slices (Slice's starts and steps) and padded or
+ * strided windows carry one.  Planning never reads it; the hand-off
+ * (op/handoff.h) and rotor run do.  unknown (with set false): the tensor
+ * reads its value in an order the graph no longer records (grouping folded
+ * a Transpose between them, or the view of a value it folded away). */
+typedef struct rotor_view {
+    bool set;
+    bool unknown;
+    int8_t dim[ROTOR_MAX_DIMS];
+    int64_t step[ROTOR_MAX_DIMS];
+    int64_t offset[ROTOR_MAX_DIMS];
+} rotor_view;
+
 /* Parses text.  Errors name the 1-based column: "column 7: expected ']'". */
 rotor_status rotor_expr_parse(const char *text, rotor_expr *out, rotor_error *err);
 
