@@ -50,14 +50,29 @@ static int val2(zb *z, rotor_role role, int64_t r, int64_t c, const char *name) 
     return val(z, role, c ? 2 : 1, s, "%s", name);
 }
 
-/* One operator: expression tensors map to tv[0..ntv) (output first). */
-static void op(zb *z, const char *name, const char *type, const char *expr, const char *dims,
-               const int *tv, int ntv, const int *in, int nin, int outv) {
+/* One operator: expression tensors map to tv[0..ntv) (output first),
+ * through views[t] where the tensor is not its value in row-major order
+ * (views NULL: every tensor is). */
+static void opv(zb *z, const char *name, const char *type, const char *expr, const char *dims,
+                const int *tv, int ntv, const int *in, int nin, int outv, const rotor_view *views) {
     if (z->st) return;
     rotor_op_desc d = {.name = name, .type = type, .expr = expr, .dims = dims, .inputs = in,
-                       .ninputs = nin, .outputs = &outv, .noutputs = 1};
+                       .ninputs = nin, .outputs = &outv, .noutputs = 1, .view = views};
     for (int t = 0; t < ROTOR_MAX_TENSORS; t++) d.tensor_value[t] = t < ntv ? tv[t] : -1;
     z->st = rotor_graph_add_op(z->g, &d, NULL, z->err);
+}
+
+static void op(zb *z, const char *name, const char *type, const char *expr, const char *dims,
+               const int *tv, int ntv, const int *in, int nin, int outv) {
+    opv(z, name, type, expr, dims, tv, ntv, in, nin, outv, NULL);
+}
+
+/* A view of a 2-D value: tensor dimension d moves value dimension dim[d]
+ * by step[d]; (row0, col0) is the corner. */
+static rotor_view view2(int nd, const int8_t *dim, const int64_t *step, int64_t row0, int64_t col0) {
+    rotor_view w = {.set = true, .offset = {row0, col0}};
+    for (int d = 0; d < nd; d++) w.dim[d] = dim[d], w.step[d] = step[d];
+    return w;
 }
 
 /* A vendor op reading in[0..nin) into a new activation of rows x cols. */
@@ -150,14 +165,26 @@ static int tf_layer(zb *z, const tf_spec *s, int l, int x, int64_t b, int64_t q,
              (long long)g, (long long)(h / g), (long long)q, (long long)hd, (long long)c);
     snprintf(nm, sizeof nm, "l%d.attn_scores", l);
     int in[2] = {qkv, kv_k}, tv[3] = {scores, qkv, kv_k};
-    op(z, nm, "MatMul", "S[b,g,r,m,n] += Q[b,g,r,m,k] * K[b,g,k,n]", dims, tv, 3, in, 2, scores);
+    /* Q, K and V are column blocks of the QKV rows [b*q + m, ...]: head
+     * (g, r) at columns (g*(h/g) + r)*hd, K's group g at (h + g)*hd and
+     * V's at (h + g + g')*hd (docs/zoo.md); a KV cache is [b, g, c, hd]. */
+    int64_t r = h / g;
+    rotor_view av[3] = {{0}};
+    av[1] = view2(5, (int8_t[]){0, 1, 1, 0, 1}, (int64_t[]){q, r * hd, hd, 1, 1}, 0, 0);
+    av[2] = kc >= 0 ? (rotor_view){.set = true, .dim = {0, 1, 3, 2}, .step = {1, 1, 1, 1}}
+                    : view2(4, (int8_t[]){0, 1, 1, 0}, (int64_t[]){c, hd, 1, 1}, 0, h * hd);
+    opv(z, nm, "MatMul", "S[b,g,r,m,n] += Q[b,g,r,m,k] * K[b,g,k,n]", dims, tv, 3, in, 2, scores, av);
     snprintf(nm, sizeof nm, "l%d.softmax", l);
     int probs = val(z, ROTOR_ROLE_ACTIVATION, 3, sc, "%s", nm);
     op(z, nm, "Softmax", NULL, NULL, NULL, 0, &scores, 1, probs);
     snprintf(nm, sizeof nm, "l%d.context", l);
     int ctx = val2(z, ROTOR_ROLE_ACTIVATION, t, h * hd, nm);
     int in2[2] = {probs, kv_v}, tv2[3] = {ctx, probs, kv_v};
-    op(z, nm, "MatMul", "O[b,g,r,m,k] += P[b,g,r,m,n] * V[b,g,n,k]", dims, tv2, 3, in2, 2, ctx);
+    /* the context goes back to rows [b*q + m, (g*(h/g) + r)*hd + k] */
+    rotor_view cv[3] = {{0}};
+    cv[0] = view2(5, (int8_t[]){0, 1, 1, 0, 1}, (int64_t[]){q, r * hd, hd, 1, 1}, 0, 0);
+    if (vc < 0) cv[2] = view2(4, (int8_t[]){0, 1, 0, 1}, (int64_t[]){c, hd, 1, 1}, 0, (h + g) * hd);
+    opv(z, nm, "MatMul", "O[b,g,r,m,k] += P[b,g,r,m,n] * V[b,g,n,k]", dims, tv2, 3, in2, 2, ctx, cv);
     snprintf(nm, sizeof nm, "l%d.attn_out", l);
     int ao = linear(z, nm, ctx, t, h * hd, d, s->bias);
     if (s->norms == 4) {
@@ -180,7 +207,11 @@ static int tf_layer(zb *z, const tf_spec *s, int l, int x, int64_t b, int64_t q,
         snprintf(d2, sizeof d2, "m=%lld,n=%lld", (long long)t, (long long)s->ffn);
         hmid = val2(z, ROTOR_ROLE_ACTIVATION, t, s->ffn, nm);
         int in3[1] = {gu}, tv3[3] = {hmid, gu, gu};
-        op(z, nm, "Mul", ex, d2, tv3, 3, in3, 1, hmid);
+        /* the gate is the first ffn columns of gate_up, the up projection the rest */
+        rotor_view gv[3] = {{0}};
+        gv[1] = view2(2, (int8_t[]){0, 1}, (int64_t[]){1, 1}, 0, 0);
+        gv[2] = view2(2, (int8_t[]){0, 1}, (int64_t[]){1, 1}, 0, s->ffn);
+        opv(z, nm, "Mul", ex, d2, tv3, 3, in3, 1, hmid, gv);
     } else {
         snprintf(nm, sizeof nm, "l%d.ffn_up", l);
         int up = linear(z, nm, n2, t, d, s->ffn, s->bias);
@@ -342,7 +373,10 @@ static int conv_bn(conv_ctx *cc, const char *name, int x, int64_t cin, int64_t c
     snprintf(dims, sizeof dims, "b=%lld,f=%lld,c=%lld,h=%lld,w=%lld,kh=%lld,kw=%lld", (long long)cc->b,
              (long long)cout, (long long)cin, (long long)ho, (long long)ho, (long long)k, (long long)k);
     int in[2] = {x, w}, tv[3] = {y, x, w};
-    op(z, name, "Conv", ex, dims, tv, 3, in, 2, y);
+    /* the window reads the input from -pad: outside it, zeros */
+    rotor_view iv[3] = {{0}};
+    iv[1] = (rotor_view){.set = true, .dim = {0, 1, 2, 3}, .step = {1, 1, 1, 1}, .offset = {0, 0, -pad, -pad}};
+    opv(z, name, "Conv", ex, dims, tv, 3, in, 2, y, iv);
     snprintf(nm, sizeof nm, "%s.bn", name);
     int64_t cs[1] = {cout};
     int bin[3] = {y, val(z, ROTOR_ROLE_WEIGHT, 1, cs, "%s.gamma", nm), val(z, ROTOR_ROLE_WEIGHT, 1, cs, "%s.beta", nm)};
