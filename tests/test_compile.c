@@ -11,6 +11,7 @@
 #include "rotor/compile/compile.h"
 #include "rotor/op/emu.h"
 #include "rotor/op/place.h"
+#include "rotor/model/group.h"
 #include "rotor/model/zoo.h"
 #include "rotor/op/handoff.h"
 #include "fixtures.h"
@@ -216,10 +217,10 @@ static int64_t handoff_max(const rotor_graph *g, const rotor_compile_result *r, 
     cr_assert_eq(rotor_place_make(&g->ops[p].expr, &cp->plan, &cp->info, &lp, &err), ROTOR_OK, "%s", err.msg);
     cr_assert_eq(rotor_place_make(&g->ops[o].expr, &co->plan, &co->info, &lo, &err), ROTOR_OK, "%s", err.msg);
     cr_assert_eq(rotor_handoff_make(lp, &h, &err), ROTOR_OK, "%s", err.msg);
-    cr_assert(rotor_handoff_matches(h, lo, t));
+    cr_assert(rotor_handoff_matches(h, lo, t, NULL));
     int64_t *recv = malloc((size_t)co->info.cores * sizeof *recv), max_recv;
     int64_t *send = malloc((size_t)cp->info.cores * sizeof *send), max_send;
-    cr_assert_eq(rotor_handoff_traffic(h, lo, t, recv, &max_recv, send, &max_send), ROTOR_OK);
+    cr_assert_eq(rotor_handoff_traffic(h, lo, t, NULL, recv, &max_recv, send, &max_send), ROTOR_OK);
     int64_t max = max_recv > max_send ? max_recv : max_send;
     free(recv);
     free(send);
@@ -439,5 +440,87 @@ Test(compile, active_plan_minimises_execution_plus_setup_not_execution_alone) {
                  fastest_floor * 1e6);
     cr_assert_gt(up->exec_s, fastest->cost.total, "the chosen plan executes slower than the fastest");
     rotor_compile_result_free(&r);
+    rotor_graph_free(&g);
+}
+
+static int op_named(const rotor_graph *g, const char *name) {
+    for (int o = 0; o < g->nops; o++)
+        if (!strcmp(g->ops[o].name, name)) return o;
+    cr_assert_fail("no op %s", name);
+    return -1;
+}
+
+/* The zoo records where attention's Q, K, V and a padded convolution's
+ * input lie in their producers' outputs, so the hand-off reaches them
+ * (handoffview.c); a context written through a view hands off nothing. */
+Test(compile, hand_off_views_reach_attention_heads_and_padded_windows) {
+    rotor_graph g;
+    rotor_error err;
+    cr_assert_eq(rotor_zoo_build("bert-base", &(rotor_zoo_options){.layers = 1, .seq = 16, .batch = 2}, &g, &err),
+                 ROTOR_OK, "%s", err.msg);
+    rotor_view v;
+    int sc = op_named(&g, "l0.attn_scores"), cx = op_named(&g, "l0.context"), ao = op_named(&g, "l0.attn_out");
+    cr_assert(rotor_compile_handoff_view(&g, sc, 1, &v)); /* Q[b,g,r,m,k]: row 16b + m, column 64(g + r) + k */
+    cr_assert(v.set);
+    int64_t qstep[5] = {16, 64, 64, 1, 1};
+    int8_t qdim[5] = {0, 1, 1, 0, 1};
+    for (int d = 0; d < 5; d++) cr_assert(v.dim[d] == qdim[d] && v.step[d] == qstep[d], "Q dimension %d", d);
+    cr_assert(v.offset[0] == 0 && v.offset[1] == 0);
+    cr_assert(rotor_compile_handoff_view(&g, sc, 2, &v)); /* K: 768 columns in */
+    cr_assert_eq(v.offset[1], 768);
+    cr_assert(rotor_compile_handoff_view(&g, cx, 2, &v)); /* V: 1536 in */
+    cr_assert_eq(v.offset[1], 1536);
+    cr_assert_not(rotor_compile_handoff_view(&g, cx, 1, &v)); /* probabilities: a vendor softmax */
+    cr_assert_not(rotor_compile_handoff_view(&g, ao, 1, &v)); /* the context goes out through a view */
+    cr_assert(rotor_compile_handoff_view(&g, op_named(&g, "l0.ffn_down"), 1, &v));
+    cr_assert_not(v.set); /* element for element */
+    rotor_graph_free(&g);
+
+    cr_assert_eq(rotor_zoo_build("resnet-18", &(rotor_zoo_options){.batch = 1}, &g, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert(rotor_compile_handoff_view(&g, op_named(&g, "s0.b0.conv2"), 1, &v)); /* after a planned ReLU */
+    cr_assert(v.set && v.offset[2] == -1 && v.offset[3] == -1 && v.step[2] == 1);
+    rotor_graph_free(&g);
+}
+
+/* Grouping folds a Transpose: a tensor reading through it no longer says
+ * which element is which, so it hands off nothing; through a Reshape it
+ * still reads row-major and does. */
+Test(compile, a_tensor_read_through_a_folded_transpose_takes_no_hand_off) {
+    rotor_graph g, grouped;
+    rotor_error err;
+    rotor_graph_init(&g, "t");
+    int x, w, y, yt, yr, z1, z2;
+    int64_t s88[2] = {8, 8}, s248[3] = {2, 4, 8};
+    cr_assert_eq(rotor_graph_add_value(&g, "x", ROTOR_DTYPE_F32, 2, s88, ROTOR_ROLE_ACTIVATION, &x, &err), ROTOR_OK);
+    cr_assert_eq(rotor_graph_add_value(&g, "w", ROTOR_DTYPE_F32, 2, s88, ROTOR_ROLE_WEIGHT, &w, &err), ROTOR_OK);
+    cr_assert_eq(rotor_graph_add_value(&g, "y", ROTOR_DTYPE_F32, 2, s88, ROTOR_ROLE_ACTIVATION, &y, &err), ROTOR_OK);
+    cr_assert_eq(rotor_graph_add_value(&g, "yt", ROTOR_DTYPE_F32, 2, s88, ROTOR_ROLE_ACTIVATION, &yt, &err), ROTOR_OK);
+    cr_assert_eq(rotor_graph_add_value(&g, "yr", ROTOR_DTYPE_F32, 3, s248, ROTOR_ROLE_ACTIVATION, &yr, &err), ROTOR_OK);
+    cr_assert_eq(rotor_graph_add_value(&g, "z1", ROTOR_DTYPE_F32, 2, s88, ROTOR_ROLE_ACTIVATION, &z1, &err), ROTOR_OK);
+    cr_assert_eq(rotor_graph_add_value(&g, "z2", ROTOR_DTYPE_F32, 3, s248, ROTOR_ROLE_ACTIVATION, &z2, &err), ROTOR_OK);
+    int in0[2] = {x, w}, tv0[3] = {y, x, w};
+    rotor_op_desc mm = {.name = "mm", .type = "MatMul", .expr = "C[m,n] += A[m,k] * B[k,n]", .dims = "m=8,k=8,n=8", .inputs = in0,
+                        .ninputs = 2, .outputs = &y, .noutputs = 1, .tensor_value = {tv0[0], tv0[1], tv0[2]}};
+    cr_assert_eq(rotor_graph_add_op(&g, &mm, NULL, &err), ROTOR_OK, "%s", err.msg);
+    rotor_op_desc tr = {.name = "tr", .type = "Transpose", .inputs = &y, .ninputs = 1, .outputs = &yt, .noutputs = 1,
+                        .tensor_value = {-1, -1, -1, -1, -1}};
+    cr_assert_eq(rotor_graph_add_op(&g, &tr, NULL, &err), ROTOR_OK, "%s", err.msg);
+    rotor_op_desc rs = {.name = "rs", .type = "Reshape", .inputs = &y, .ninputs = 1, .outputs = &yr, .noutputs = 1,
+                        .tensor_value = {-1, -1, -1, -1, -1}};
+    cr_assert_eq(rotor_graph_add_op(&g, &rs, NULL, &err), ROTOR_OK, "%s", err.msg);
+    rotor_op_desc r1 = {.name = "r1", .type = "Relu", .expr = "Y[m,n] = relu(X[m,n])", .dims = "m=8,n=8",
+                        .inputs = &yt, .ninputs = 1, .outputs = &z1, .noutputs = 1, .tensor_value = {z1, yt, -1, -1, -1}};
+    cr_assert_eq(rotor_graph_add_op(&g, &r1, NULL, &err), ROTOR_OK, "%s", err.msg);
+    rotor_op_desc r2 = {.name = "r2", .type = "Relu", .expr = "Y[a,b,n] = relu(X[a,b,n])", .dims = "a=2,b=4,n=8",
+                        .inputs = &yr, .ninputs = 1, .outputs = &z2, .noutputs = 1, .tensor_value = {z2, yr, -1, -1, -1}};
+    cr_assert_eq(rotor_graph_add_op(&g, &r2, NULL, &err), ROTOR_OK, "%s", err.msg);
+    g.values[z1].is_output = g.values[z2].is_output = true;
+    cr_assert_eq(rotor_group(&g, &grouped, NULL, &err), ROTOR_OK, "%s", err.msg);
+    rotor_view v;
+    cr_assert_not(rotor_compile_handoff_view(&grouped, op_named(&grouped, "r1"), 1, &v)); /* 8x8 either way */
+    cr_assert(rotor_compile_handoff_view(&grouped, op_named(&grouped, "r2"), 1, &v)); /* [2,4,8] splits [8,8] */
+    cr_assert(v.set && v.dim[0] == 0 && v.dim[1] == 0 && v.dim[2] == 1);
+    cr_assert(v.step[0] == 4 && v.step[1] == 1 && v.step[2] == 1);
+    rotor_graph_free(&grouped);
     rotor_graph_free(&g);
 }

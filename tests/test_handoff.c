@@ -55,14 +55,14 @@ Test(handoff, same_partitions_receive_nothing_and_row_bands_receive_half) {
     place_plan(&same, RELU, "m=8,n=8", (int64_t[]){2, 2}, NULL, &chip);
     place_plan(&rows, RELU, "m=8,n=8", (int64_t[]){4, 1}, NULL, &chip);
     rotor_handoff *h = handoff_of(&p);
-    cr_assert(rotor_handoff_matches(h, same.pl, 1));
+    cr_assert(rotor_handoff_matches(h, same.pl, 1, NULL));
     int64_t recv[4], max;
-    rotor_handoff_receive(h, same.pl, 1, recv, &max);
+    rotor_handoff_receive(h, same.pl, 1, NULL, recv, &max);
     for (int c = 0; c < 4; c++) cr_assert_eq(recv[c], 0, "core %d", c);
     cr_assert_eq(max, 0);
     /* a 2x8 band of rows needs 16 elements; its core holds a 4x4 block
      * that covers 2x4 of them */
-    rotor_handoff_receive(h, rows.pl, 1, recv, &max);
+    rotor_handoff_receive(h, rows.pl, 1, NULL, recv, &max);
     for (int c = 0; c < 4; c++) cr_assert_eq(recv[c], 8, "core %d: %lld", c, (long long)recv[c]);
     cr_assert_eq(max, 8);
     rotor_handoff_free(h);
@@ -83,9 +83,9 @@ Test(handoff, reduce_scatter_leaves_each_member_one_chunk) {
     cr_assert_eq(rotor_handoff_holder(h, (int64_t[]){3, 7}), 0);
     cr_assert_eq(rotor_handoff_holder(h, (int64_t[]){4, 0}), 1);
     int64_t recv[2], max;
-    rotor_handoff_receive(h, rows.pl, 1, recv, &max);
+    rotor_handoff_receive(h, rows.pl, 1, NULL, recv, &max);
     cr_assert(recv[0] == 0 && recv[1] == 0);
-    rotor_handoff_receive(h, cols.pl, 1, recv, &max);
+    rotor_handoff_receive(h, cols.pl, 1, NULL, recv, &max);
     cr_assert(recv[0] == 16 && recv[1] == 16, "%lld %lld", (long long)recv[0], (long long)recv[1]);
     rotor_handoff_free(h);
     rotor_place_free(p.pl);
@@ -99,8 +99,8 @@ Test(handoff, a_view_with_other_extents_does_not_match) {
     place_plan(&p, MATMUL, "m=8,k=4,n=8", (int64_t[]){2, 1, 2}, NULL, &chip);
     place_plan(&other, RELU, "m=4,n=16", (int64_t[]){2, 2}, NULL, &chip);
     rotor_handoff *h = handoff_of(&p);
-    cr_assert_not(rotor_handoff_matches(h, other.pl, 1));
-    cr_assert_not(rotor_handoff_matches(h, other.pl, 0)); /* the output is no input */
+    cr_assert_not(rotor_handoff_matches(h, other.pl, 1, NULL));
+    cr_assert_not(rotor_handoff_matches(h, other.pl, 0, NULL)); /* the output is no input */
     rotor_handoff_free(h);
     rotor_place_free(p.pl);
     rotor_place_free(other.pl);
@@ -126,7 +126,7 @@ Test(handoff, every_element_has_one_holder_and_receive_counts_match_brute_force)
             for (int64_t m = 0; m < 11; m++)
                 for (int64_t n = 0; n < 10; n++) {
                     int64_t lo[2] = {m, n}, hi[2] = {m + 1, n + 1};
-                    if (rotor_handoff_held(h, c, lo, hi)) {
+                    if (rotor_handoff_held_box(h, c, lo, hi)) {
                         count[m * 10 + n]++;
                         cr_assert_eq(rotor_handoff_holder(h, lo), c, "plan %zu: (%lld,%lld)", i, (long long)m,
                                      (long long)n);
@@ -137,9 +137,9 @@ Test(handoff, every_element_has_one_holder_and_receive_counts_match_brute_force)
         for (size_t j = 0; j < sizeof cons_fop / sizeof cons_fop[0]; j++) {
             placed q; /* the consumer reads C as its A */
             place_plan(&q, "E[m,p] += C[m,n] * F[n,p]", "m=11,n=10,p=7", cons_fop[j], NULL, &chip);
-            cr_assert(rotor_handoff_matches(h, q.pl, 1));
+            cr_assert(rotor_handoff_matches(h, q.pl, 1, NULL));
             int64_t recv[64], max, want_max = 0;
-            rotor_handoff_receive(h, q.pl, 1, recv, &max);
+            rotor_handoff_receive(h, q.pl, 1, NULL, recv, &max);
             for (int64_t c = 0; c < q.info.cores; c++) {
                 int64_t lo[2], hi[2], want = 0, from[64] = {0}, brute[64] = {0};
                 if (rotor_handoff_need(q.pl, 1, c, lo, hi))
@@ -150,7 +150,7 @@ Test(handoff, every_element_has_one_holder_and_receive_counts_match_brute_force)
                             brute[src]++;
                         }
                 cr_assert_eq(recv[c], want, "plans %zu/%zu core %lld", i, j, (long long)c);
-                cr_assert_eq(rotor_handoff_sources(h, lo, hi, tally, from), ROTOR_OK);
+                cr_assert_eq(rotor_handoff_sources_box(h, lo, hi, tally, from), ROTOR_OK);
                 for (int k = 0; k < 64; k++)
                     cr_assert_eq(from[k], brute[k], "plans %zu/%zu core %lld: source %d", i, j, (long long)c, k);
                 if (want > want_max) want_max = want;
@@ -187,14 +187,14 @@ Test(handoff, emulated_chain_moves_the_producer_partitions_into_the_consumer_par
     for (int64_t core = 0; core < p.info.cores; core++)
         for (int64_t k = 0; k < 108; k++) {
             int64_t lo[2] = {k / 9, k % 9}, hi[2] = {k / 9 + 1, k % 9 + 1};
-            if (rotor_handoff_held(h, core, lo, hi)) {
+            if (rotor_handoff_held_box(h, core, lo, hi)) {
                 held[core * 108 + k] = c[k];
                 has[core * 108 + k] = true;
             }
         }
     /* the transition: each consumer core gathers its partition from holders */
     int64_t recv[8], max, moved_max = 0;
-    rotor_handoff_receive(h, q.pl, 1, recv, &max);
+    rotor_handoff_receive(h, q.pl, 1, NULL, recv, &max);
     for (int64_t core = 0; core < q.info.cores; core++) {
         int64_t lo[2], hi[2], moved = 0;
         cr_assert(rotor_handoff_need(q.pl, 1, core, lo, hi));
@@ -236,6 +236,169 @@ Test(handoff, emulated_chain_moves_the_producer_partitions_into_the_consumer_par
     free(qin[2]);
     free(held);
     free(has);
+    free(c);
+    free(pin[1]);
+    free(pin[2]);
+    rotor_handoff_free(h);
+    rotor_place_free(p.pl);
+    rotor_place_free(q.pl);
+}
+
+/* A consumer reading the producer's output through a view: per core, the
+ * elements received and their sources equal a brute force that maps every
+ * element of the core's step-0 box through the view, drops the padding,
+ * and counts each output element once. */
+typedef struct view_case {
+    const char *text, *dims;
+    int naxes;
+    int64_t fop[3][5];
+    rotor_view view;
+} view_case;
+
+Test(handoff, views_receive_what_a_brute_force_maps) {
+    rotor_chip chip = mk2();
+    static const view_case cases[] = {
+        /* heads: Q[b,g,i,j] is C[6b + i, 3 + 3g + j] (a fused projection's column block) */
+        {"S[b,g,i,p] += Q[b,g,i,j] * F[j,p]", "b=2,g=2,i=6,p=4,j=3", 5,
+         {{2, 1, 3, 1, 1}, {1, 2, 2, 2, 1}, {2, 2, 1, 1, 3}},
+         {.set = true, .dim = {0, 1, 0, 1}, .step = {6, 3, 1, 1}, .offset = {0, 3}}},
+        /* a padded 3x3 window from -1 */
+        {"O[h,w] += I[h+kh,w+kw] * W[kh,kw]", "h=12,w=12,kh=3,kw=3", 4,
+         {{3, 2, 1, 1}, {1, 3, 2, 1}, {2, 2, 3, 1}},
+         {.set = true, .dim = {0, 1}, .step = {1, 1}, .offset = {-1, -1}}},
+        /* rows reversed */
+        {"E[m,p] += X[m,n] * F[n,p]", "m=12,p=5,n=12", 3, {{3, 1, 2}, {1, 5, 1}, {4, 1, 3}},
+         {.set = true, .dim = {0, 1}, .step = {-1, 1}, .offset = {11, 0}}},
+        /* odd rows, columns 2 apart from 1 (and the last one past the edge) */
+        {"E[m,p] += X[m,n] * F[n,p]", "m=6,p=5,n=6", 3, {{3, 1, 2}, {2, 1, 1}, {1, 5, 3}},
+         {.set = true, .dim = {0, 1}, .step = {2, 2}, .offset = {1, 1}}},
+    };
+    static const int64_t prod_fop[][3] = {{2, 1, 3}, {2, 2, 2}, {3, 4, 1}};
+    for (size_t i = 0; i < sizeof prod_fop / sizeof prod_fop[0]; i++) {
+        placed p;
+        place_plan(&p, MATMUL, "m=12,k=6,n=12", prod_fop[i], NULL, &chip);
+        rotor_handoff *h = handoff_of(&p);
+        for (size_t v = 0; v < sizeof cases / sizeof cases[0]; v++)
+            for (int f = 0; f < 3; f++) {
+                const view_case *vc = &cases[v];
+                placed q;
+                place_plan(&q, vc->text, vc->dims, vc->fop[f], NULL, &chip);
+                cr_assert(rotor_handoff_matches(h, q.pl, 1, &vc->view), "case %zu", v);
+                int nd = q.e.tensors[1].ndims;
+                int64_t recv[64], max, want_max = 0;
+                rotor_handoff_receive(h, q.pl, 1, &vc->view, recv, &max);
+                for (int64_t c = 0; c < q.info.cores; c++) {
+                    int64_t lo[ROTOR_MAX_DIMS], hi[ROTOR_MAX_DIMS], idx[ROTOR_MAX_DIMS];
+                    int64_t want = 0, from[64] = {0}, brute[64] = {0};
+                    bool seen[144] = {false};
+                    if (rotor_handoff_need(q.pl, 1, c, lo, hi)) {
+                        memcpy(idx, lo, sizeof idx);
+                        for (;;) {
+                            int64_t y[2] = {vc->view.offset[0], vc->view.offset[1]};
+                            for (int d = 0; d < nd; d++) y[vc->view.dim[d]] += vc->view.step[d] * idx[d];
+                            if (y[0] >= 0 && y[0] < 12 && y[1] >= 0 && y[1] < 12 && !seen[y[0] * 12 + y[1]]) {
+                                seen[y[0] * 12 + y[1]] = true;
+                                int64_t src = rotor_handoff_holder(h, y);
+                                want += src != c;
+                                brute[src]++;
+                            }
+                            int d = nd - 1;
+                            while (d >= 0 && ++idx[d] == hi[d]) idx[d] = lo[d], d--;
+                            if (d < 0) break;
+                        }
+                        rotor_handoff_set s;
+                        rotor_handoff_map(h, &vc->view, nd, lo, hi, &s);
+                        cr_assert_eq(rotor_handoff_sources(h, &s, tally, from), ROTOR_OK);
+                    }
+                    cr_assert_eq(recv[c], want, "producer %zu case %zu plan %d core %lld", i, v, f, (long long)c);
+                    for (int k = 0; k < 64; k++)
+                        cr_assert_eq(from[k], brute[k], "producer %zu case %zu plan %d core %lld: source %d", i, v, f,
+                                     (long long)c, k);
+                    if (want > want_max) want_max = want;
+                }
+                cr_assert_eq(max, want_max);
+                rotor_place_free(q.pl);
+            }
+        rotor_handoff_free(h);
+        rotor_place_free(p.pl);
+    }
+}
+
+/* A view fits only where its dimensions exist and its steps nest. */
+Test(handoff, a_view_fits_where_its_steps_nest) {
+    rotor_expr p = make_expr(MATMUL, "m=12,k=6,n=12");
+    rotor_expr q = make_expr("S[b,g,i,p] += Q[b,g,i,j] * F[j,p]", "b=2,g=2,i=6,p=4,j=3");
+    rotor_view heads = {.set = true, .dim = {0, 1, 0, 1}, .step = {6, 3, 1, 1}};
+    cr_assert(rotor_handoff_fits(&p, &q, 1, &heads));
+    rotor_view overlap = heads; /* i's six rows would run into the next b's */
+    overlap.step[0] = 5;
+    cr_assert_not(rotor_handoff_fits(&p, &q, 1, &overlap));
+    rotor_view nodim = heads;
+    nodim.dim[3] = 2; /* the output has two dimensions */
+    cr_assert_not(rotor_handoff_fits(&p, &q, 1, &nodim));
+    cr_assert_not(rotor_handoff_fits(&p, &q, 1, NULL)); /* no view: the extents differ */
+    cr_assert_not(rotor_handoff_fits(&p, &q, 0, &heads)); /* the output is no input */
+}
+
+/* The same proof through a view: a padded 3x3 window reads the producer's
+ * 12 x 9 output from (-1, -1).  Every consumer core assembles its step-0
+ * box from the holders (padding is zero and comes from nobody); the boxes
+ * together give the window tensor, and the consumer's plan computes the
+ * reference of the chain. */
+Test(handoff, emulated_chain_through_a_padded_window) {
+    rotor_chip chip = mk2();
+    placed p, q;
+    place_plan(&p, MATMUL, "m=12,k=8,n=9", (int64_t[]){3, 2, 2}, NULL, &chip);
+    place_plan(&q, "O[h,w] += I[h+kh,w+kw] * W[kh,kw]", "h=12,w=9,kh=3,kw=3", (int64_t[]){3, 2, 2, 1}, NULL, &chip);
+    rotor_view view = {.set = true, .dim = {0, 1}, .step = {1, 1}, .offset = {-1, -1}};
+    rotor_error err = {{0}};
+    float *pin[3] = {NULL, malloc(12 * 8 * sizeof(float)), malloc(8 * 9 * sizeof(float))};
+    float *c = malloc(108 * sizeof(float));
+    rotor_emu_random_inputs(&p.e, 21, pin);
+    rotor_emu_result res;
+    cr_assert_eq(rotor_emu_run(p.pl, &chip, NULL, (const float *const *)pin, c, &res, &err), ROTOR_OK, "%s", err.msg);
+    rotor_handoff *h = handoff_of(&p);
+    cr_assert(rotor_handoff_matches(h, q.pl, 1, &view));
+    /* the window tensor I [14, 11], assembled box by box */
+    float win[14 * 11];
+    bool got[14 * 11] = {false};
+    int64_t recv[16], max;
+    rotor_handoff_receive(h, q.pl, 1, &view, recv, &max);
+    for (int64_t core = 0; core < q.info.cores; core++) {
+        int64_t lo[2], hi[2], moved = 0;
+        cr_assert(rotor_handoff_need(q.pl, 1, core, lo, hi));
+        for (int64_t i = lo[0]; i < hi[0]; i++)
+            for (int64_t j = lo[1]; j < hi[1]; j++) {
+                int64_t y[2] = {i - 1, j - 1};
+                float x = 0.0f;
+                if (y[0] >= 0 && y[0] < 12 && y[1] >= 0 && y[1] < 9) {
+                    int64_t src = rotor_handoff_holder(h, y), one[2] = {y[0] + 1, y[1] + 1};
+                    cr_assert(src >= 0 && rotor_handoff_held_box(h, src, y, one) == 1);
+                    x = c[y[0] * 9 + y[1]];
+                    moved += src != core;
+                }
+                if (got[i * 11 + j]) cr_assert_eq(win[i * 11 + j], x);
+                win[i * 11 + j] = x;
+                got[i * 11 + j] = true;
+            }
+        cr_assert_eq(moved, recv[core], "core %lld", (long long)core);
+    }
+    for (int k = 0; k < 14 * 11; k++) cr_assert(got[k], "window element %d reached no core", k);
+    cr_assert_gt(max, 0);
+    float *qin[3] = {NULL, win, malloc(9 * sizeof(float))}, scratch[14 * 11];
+    rotor_emu_random_inputs(&q.e, 22, (float *[]){NULL, scratch, qin[2]}); /* W at random */
+    float e[108];
+    cr_assert_eq(rotor_emu_run(q.pl, &chip, NULL, (const float *const *)qin, e, &res, &err), ROTOR_OK, "%s", err.msg);
+    /* the reference: the chain in double, padding by hand */
+    double cref[108], cmag[108], ref[108], mag[108];
+    cr_assert_eq(rotor_emu_reference(&p.e, (const float *const *)pin, cref, cmag, &err), ROTOR_OK, "%s", err.msg);
+    float pad[14 * 11] = {0};
+    for (int i = 0; i < 12; i++)
+        for (int j = 0; j < 9; j++) pad[(i + 1) * 11 + j + 1] = (float)cref[i * 9 + j];
+    const float *rin[3] = {NULL, pad, qin[2]};
+    cr_assert_eq(rotor_emu_reference(&q.e, rin, ref, mag, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_leq(rotor_emu_max_error(&q.e, e, ref, mag), ROTOR_EMU_TOLERANCE);
+    free(qin[2]);
     free(c);
     free(pin[1]);
     free(pin[2]);

@@ -196,6 +196,48 @@ Test(program, a_hand_off_names_the_producer_by_index) {
     free(edited);
 }
 
+/* The view form: 'down' reads A [128, 4096] as up's output through a view
+ * (here the identity spelled out, dims 0 and 1 with steps 1). */
+static void set_view(cJSON *r, const int *step, int nstep) {
+    cJSON *h = cJSON_CreateObject(), *v = cJSON_AddObjectToObject(h, "A");
+    cJSON_AddStringToObject(v, "from", "up");
+    cJSON_AddItemToObject(v, "dim", cJSON_CreateIntArray((const int[]){0, 1}, 2));
+    cJSON_AddItemToObject(v, "step", cJSON_CreateIntArray(step, nstep));
+    cJSON_AddItemToObject(v, "offset", cJSON_CreateIntArray((const int[]){0, 0}, 2));
+    cJSON_AddItemToObject(op_at(r, 2), "handoff", h);
+}
+static void view_ok(cJSON *r) { set_view(r, (const int[]){1, 1}, 2); }
+static void view_short(cJSON *r) { set_view(r, (const int[]){1}, 1); }
+static void view_overlap(cJSON *r) {
+    set_view(r, (const int[]){1, 1}, 2);
+    cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(op_at(r, 2), "handoff"), "A");
+    cJSON_ReplaceItemInObject(v, "dim", cJSON_CreateIntArray((const int[]){0, 0}, 2));
+}
+static void view_bad_dim(cJSON *r) {
+    set_view(r, (const int[]){1, 1}, 2);
+    cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(op_at(r, 2), "handoff"), "A");
+    cJSON_ReplaceItemInObject(v, "dim", cJSON_CreateIntArray((const int[]){0, 2}, 2));
+}
+
+Test(program, a_hand_off_through_a_view_is_read_back_and_checked) {
+    cJSON *root = cJSON_Parse(text);
+    view_ok(root);
+    char *edited = cJSON_Print(root);
+    cJSON_Delete(root);
+    rotor_program p;
+    rotor_error err;
+    cr_assert_eq(rotor_program_parse(edited, "p.json", &chip, &p, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(p.ops[2].handoff[1], 1);
+    cr_assert(p.ops[2].handoff_view[1].set);
+    cr_assert(p.ops[2].handoff_view[1].dim[1] == 1 && p.ops[2].handoff_view[1].step[1] == 1);
+    rotor_program_free(&p);
+    free(edited);
+    refused(view_short, "p.json: operators[2].handoff.A.step: expected 2 entries");
+    refused(view_bad_dim, "p.json: operators[2].handoff.A.dim: expected integers in range");
+    /* both dimensions along the rows with step 1: coordinates meet */
+    refused(view_overlap, "operators[2].handoff.A: the view does not fit that operator's output (its steps must nest)");
+}
+
 Test(program, a_wrong_version_is_refused) { refused(set_version_2, "p.json: version: 2 is not 1"); }
 Test(program, a_missing_field_is_named) { refused(drop_exec, "p.json: operators[2].exec_s: missing"); }
 Test(program, missing_operators_are_named) { refused(drop_operators, "p.json: operators: missing"); }

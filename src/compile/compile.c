@@ -55,6 +55,7 @@ typedef struct op_state {
     int kind[ROTOR_MAX_TENSORS];
     int64_t even[ROTOR_MAX_TENSORS]; /* even share per core of each tensor */
     int src[ROTOR_MAX_TENSORS]; /* the planned producer it gathers from (hand-off), or -1 */
+    rotor_view view[ROTOR_MAX_TENSORS]; /* ... and through which view of its output */
     int64_t live;              /* other activations live while it runs */
     int64_t vendor_bytes;      /* vendor op: memory while running */
     int64_t vendor_idle;       /* vendor op: its resident data, even layout */
@@ -135,7 +136,7 @@ static bool handoff_most(const compiler *cc, const op_state *s, const rotor_expr
         if (p->active < 0) continue; /* producer does not fit: the total is INFINITY anyway */
         const rotor_candidate *pc = &cc->fr[p->frontier].v[p->active];
         rotor_status st = handoff_cache_traffic(m->hc, p->frontier, &cc->g->ops[s->src[t]].expr, &pc->plan,
-                                                s->frontier, e, &c->plan, t, &tr[nr], &m->herr);
+                                                s->frontier, e, &c->plan, t, &s->view[t], &tr[nr], &m->herr);
         if (st) {
             if (!m->hst) m->hst = st;
             return false;
@@ -678,7 +679,10 @@ static void fill_schedule(const compiler *cc, rotor_compile_result *out) {
         r->idle_bytes = s->idle_bytes;
         r->live_bytes = s->live;
         for (int t = 1; s->frontier >= 0 && cc->hc && t < g->ops[o].expr.ntensors; t++)
-            if (s->src[t] >= 0 && cc->st[s->src[t]].active >= 0) r->handoff[t] = 1 + s->src[t];
+            if (s->src[t] >= 0 && cc->st[s->src[t]].active >= 0) {
+                r->handoff[t] = 1 + s->src[t];
+                r->handoff_view[t] = s->view[t];
+            }
         if (s->frontier < 0) {
             r->vendor = true;
             r->active_bytes = s->vendor_bytes;
@@ -706,15 +710,6 @@ static void fill_schedule(const compiler *cc, rotor_compile_result *out) {
     }
 }
 
-bool rotor_compile_handoff_applies(const rotor_graph *g, int o, int t) {
-    const rotor_op *op = &g->ops[o];
-    int v = op->tensor_value[t];
-    if (v < 0 || g->values[v].role != ROTOR_ROLE_ACTIVATION || g->values[v].producer < 0) return false;
-    if (op->view[t].set) return false; /* a slice or window: its elements are not the output's in order */
-    const rotor_op *p = &g->ops[g->values[v].producer];
-    return !p->vendor && p->tensor_value[0] == v && rotor_handoff_fits(&p->expr, &op->expr, t);
-}
-
 static rotor_status prepare(compiler *cc, const rotor_compile_options *opt, int *searches,
                             rotor_error *err) {
     const rotor_graph *g = cc->g;
@@ -737,7 +732,7 @@ static rotor_status prepare(compiler *cc, const rotor_compile_options *opt, int 
         const rotor_expr *e = &op->expr;
         for (int t = 0; t < e->ntensors; t++) {
             int v = op->tensor_value[t];
-            s->src[t] = t > 0 && rotor_compile_handoff_applies(g, o, t) ? g->values[v].producer : -1;
+            s->src[t] = t > 0 && rotor_compile_handoff_view(g, o, t, &s->view[t]) ? g->values[v].producer : -1;
             if (t == 0) s->kind[t] = T_OUTPUT;
             else if (v < 0 || g->values[v].role != ROTOR_ROLE_ACTIVATION) s->kind[t] = T_RESIDENT;
             else s->kind[t] = T_ACTIVATION;

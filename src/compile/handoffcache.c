@@ -10,6 +10,7 @@
 typedef struct pair_key {
     int fp, fc, t;
     rotor_plan pp, pc;
+    rotor_view view; /* the consumer tensor's view (zeroed: none) */
 } pair_key;
 
 typedef struct entry {
@@ -77,7 +78,8 @@ static bool grow(handoff_cache *hc) {
 }
 
 static rotor_status count(const handoff_cache *hc, const rotor_expr *ep, const rotor_plan *pp,
-                          const rotor_expr *ec, const rotor_plan *pc, int t, entry *out, rotor_error *err) {
+                          const rotor_expr *ec, const rotor_plan *pc, int t, const rotor_view *view, entry *out,
+                          rotor_error *err) {
     rotor_plan_info ip, ic;
     rotor_place *lp = NULL, *lc = NULL;
     rotor_handoff *h = NULL;
@@ -97,7 +99,7 @@ static rotor_status count(const handoff_cache *hc, const rotor_expr *ep, const r
             free(tr->send);
             st = rotor_nomem(err);
         } else {
-            st = rotor_handoff_traffic(h, lc, t, tr->recv, &tr->max_recv, tr->send, &tr->max_send);
+            st = rotor_handoff_traffic(h, lc, t, view, tr->recv, &tr->max_recv, tr->send, &tr->max_send);
         }
     }
     rotor_handoff_free(h);
@@ -107,8 +109,8 @@ static rotor_status count(const handoff_cache *hc, const rotor_expr *ep, const r
 }
 
 rotor_status handoff_cache_traffic(handoff_cache *hc, int fp, const rotor_expr *ep, const rotor_plan *pp, int fc,
-                                   const rotor_expr *ec, const rotor_plan *pc, int t, const handoff_traffic **out,
-                                   rotor_error *err) {
+                                   const rotor_expr *ec, const rotor_plan *pc, int t, const rotor_view *view,
+                                   const handoff_traffic **out, rotor_error *err) {
     pair_key k;
     memset(&k, 0, sizeof k);
     k.fp = fp;
@@ -116,6 +118,12 @@ rotor_status handoff_cache_traffic(handoff_cache *hc, int fp, const rotor_expr *
     k.t = t;
     key_plan(&k.pp, ep, pp);
     key_plan(&k.pc, ec, pc);
+    if (view && view->set) { /* only the meaningful entries, as for the plans */
+        int nd = ec->tensors[t].ndims, ny = ep->tensors[0].ndims;
+        k.view.set = true;
+        for (int d = 0; d < nd; d++) k.view.dim[d] = view->dim[d], k.view.step[d] = view->step[d];
+        for (int j = 0; j < ny; j++) k.view.offset[j] = view->offset[j];
+    }
     uint64_t h = hash_key(&k);
     if (hc->cap) {
         for (size_t j = h & (hc->cap - 1); hc->v[j].used; j = (j + 1) & (hc->cap - 1))
@@ -126,7 +134,7 @@ rotor_status handoff_cache_traffic(handoff_cache *hc, int fp, const rotor_expr *
     }
     if ((hc->n + 1) * 2 > hc->cap && !grow(hc)) return rotor_nomem(err);
     entry e = {.used = true, .hash = h, .key = k};
-    rotor_status st = count(hc, ep, pp, ec, pc, t, &e, err);
+    rotor_status st = count(hc, ep, pp, ec, pc, t, view, &e, err);
     if (st) return st;
     size_t j = h & (hc->cap - 1);
     while (hc->v[j].used) j = (j + 1) & (hc->cap - 1);

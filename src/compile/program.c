@@ -113,7 +113,22 @@ rotor_status rotor_program_write(const rotor_graph *g, const rotor_chip *chip,
         for (int t = 1; t < e->ntensors; t++) {
             if (!s->handoff[t]) continue;
             if (!hand) hand = cJSON_AddObjectToObject(x, "handoff");
-            cJSON_AddStringToObject(hand, e->tensors[t].name, g->ops[r->ops[s->handoff[t] - 1].op].name);
+            const rotor_op *from = &g->ops[r->ops[s->handoff[t] - 1].op];
+            const rotor_view *w = &s->handoff_view[t];
+            if (!w->set) {
+                cJSON_AddStringToObject(hand, e->tensors[t].name, from->name);
+                continue;
+            }
+            /* through a view: dim and step per tensor dimension, offset per output dimension */
+            cJSON *hv = cJSON_AddObjectToObject(hand, e->tensors[t].name);
+            cJSON_AddStringToObject(hv, "from", from->name);
+            cJSON *dim = cJSON_AddArrayToObject(hv, "dim"), *step = cJSON_AddArrayToObject(hv, "step");
+            cJSON *off = cJSON_AddArrayToObject(hv, "offset");
+            for (int d = 0; d < e->tensors[t].ndims; d++) {
+                cJSON_AddItemToArray(dim, rotor_json_int(w->dim[d]));
+                cJSON_AddItemToArray(step, rotor_json_int(w->step[d]));
+            }
+            for (int j = 0; j < from->expr.tensors[0].ndims; j++) cJSON_AddItemToArray(off, rotor_json_int(w->offset[j]));
         }
         cJSON *idle = cJSON_AddObjectToObject(x, "idle");
         cJSON_AddItemToObject(idle, "plan", rotor_json_plan(e, &f->v[s->idle_base].plan));
@@ -271,10 +286,34 @@ static rotor_status read_op(reader *rd, const cJSON *x, const rotor_chip *chip, 
     return ROTOR_OK;
 }
 
+/* n integers of field (an array) into out, each in [lo, hi]. */
+static rotor_status read_ints(reader *rd, const cJSON *obj, const char *field, const char *name, int n, int64_t lo,
+                              int64_t hi, int64_t *out) {
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(obj, name);
+    char f[200];
+    snprintf(f, sizeof f, "%s.%s", field, name);
+    if (!cJSON_IsArray(a)) return bad(rd, f, a ? "expected an array" : "missing");
+    if (cJSON_GetArraySize(a) != n) {
+        char msg[80];
+        snprintf(msg, sizeof msg, "expected %d entries", n);
+        return bad(rd, f, msg);
+    }
+    const cJSON *it;
+    int k = 0;
+    cJSON_ArrayForEach(it, a) {
+        if (!cJSON_IsNumber(it) || it->valuedouble != floor(it->valuedouble) || it->valuedouble < (double)lo ||
+            it->valuedouble > (double)hi)
+            return bad(rd, f, "expected integers in range");
+        out[k++] = (int64_t)it->valuedouble;
+    }
+    return ROTOR_OK;
+}
+
 /* The optional "handoff" object of operator i: tensor name -> the name of
- * an earlier expression operator whose output that tensor reads element
- * for element (the same extents).  Absent: every input from the even
- * layout. */
+ * an earlier expression operator whose output the tensor reads where that
+ * operator's plan left it, or an object {from, dim, step, offset} when it
+ * reads it through a view (docs/program-format.md).  The claim must hold:
+ * the view must fit the producer's output (rotor_handoff_fits). */
 static rotor_status read_handoff(reader *rd, const cJSON *x, const rotor_program *p, int i) {
     rotor_program_op *op = &p->ops[i];
     const cJSON *h = cJSON_GetObjectItemCaseSensitive(x, "handoff");
@@ -287,15 +326,31 @@ static rotor_status read_handoff(reader *rd, const cJSON *x, const rotor_program
         int t = 1;
         while (t < op->expr.ntensors && strcmp(op->expr.tensors[t].name, it->string)) t++;
         if (t == op->expr.ntensors) return bad(rd, field, "names no input tensor of the expression");
-        if (!cJSON_IsString(it)) return bad(rd, field, "expected an operator name");
+        const cJSON *name = cJSON_IsObject(it) ? cJSON_GetObjectItemCaseSensitive(it, "from") : it;
+        if (!cJSON_IsString(name))
+            return bad(rd, field, "expected an operator name, or an object with one in \"from\"");
         int from = -1;
         for (int k = 0; k < i && from < 0; k++)
-            if (!strcmp(p->ops[k].name, it->valuestring)) from = k;
+            if (!strcmp(p->ops[k].name, name->valuestring)) from = k;
         if (from < 0) return bad(rd, field, "names no earlier operator");
         const rotor_program_op *src = &p->ops[from];
         if (src->vendor) return bad(rd, field, "names a vendor op, which leaves its output in the even layout");
-        if (!rotor_handoff_fits(&src->expr, &op->expr, t))
-            return bad(rd, field, "the tensor's extents differ from that operator's output");
+        rotor_view *w = &op->handoff_view[t];
+        memset(w, 0, sizeof *w);
+        if (cJSON_IsObject(it)) {
+            int nd = op->expr.tensors[t].ndims, ny = src->expr.tensors[0].ndims;
+            int64_t dim[ROTOR_MAX_DIMS];
+            rotor_status st;
+            if ((st = read_ints(rd, it, field, "dim", nd, 0, ny - 1, dim)) ||
+                (st = read_ints(rd, it, field, "step", nd, -ROTOR_EXTENT_MAX, ROTOR_EXTENT_MAX, w->step)) ||
+                (st = read_ints(rd, it, field, "offset", ny, -ROTOR_EXTENT_MAX, ROTOR_EXTENT_MAX, w->offset)))
+                return st;
+            for (int d = 0; d < nd; d++) w->dim[d] = (int8_t)dim[d];
+            w->set = true;
+        }
+        if (!rotor_handoff_fits(&src->expr, &op->expr, t, w))
+            return bad(rd, field, w->set ? "the view does not fit that operator's output (its steps must nest)"
+                                         : "the tensor's extents differ from that operator's output");
         op->handoff[t] = 1 + from;
     }
     return ROTOR_OK;

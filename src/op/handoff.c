@@ -105,51 +105,181 @@ rotor_status rotor_handoff_make(const rotor_place *producer, rotor_handoff **out
     return ROTOR_OK;
 }
 
-bool rotor_handoff_fits(const rotor_expr *producer, const rotor_expr *consumer, int t) {
-    const rotor_tensor *y = &producer->tensors[0];
-    if (t < 1 || t >= consumer->ntensors || consumer->tensors[t].ndims != y->ndims) return false;
-    int64_t gy[ROTOR_MAX_DIMS], gx[ROTOR_MAX_DIMS];
-    rotor_emu_tensor_elems(producer, 0, gy);
-    rotor_emu_tensor_elems(consumer, t, gx);
-    for (int d = 0; d < y->ndims; d++)
-        if (gx[d] != gy[d] || y->dims[d].nterms != 1 || y->dims[d].coef[0] != 1) return false;
+/* ---- views and the sets they read --------------------------------------- */
+
+static int64_t floor_div(int64_t a, int64_t b) { return a / b - (a % b != 0 && (a < 0) != (b < 0)); }
+
+/* Sorts a span's terms by step, largest first (a handful: insertion). */
+static void span_sort(rotor_handoff_span *s) {
+    for (int i = 1; i < s->nterms; i++)
+        for (int k = i; k > 0 && s->step[k] > s->step[k - 1]; k--) {
+            int64_t st = s->step[k], c = s->count[k];
+            s->step[k] = s->step[k - 1], s->count[k] = s->count[k - 1];
+            s->step[k - 1] = st, s->count[k - 1] = c;
+        }
+}
+
+/* The span output dimension j reads over the consumer box [lo, hi): each
+ * tensor dimension moving j adds a term; a negative step walks the same
+ * elements from the other end; a step of 0 or a single index adds none. */
+static void span_of(const rotor_view *view, int j, int ndims, const int64_t *lo, const int64_t *hi,
+                    rotor_handoff_span *s) {
+    s->nterms = 0;
+    if (!view || !view->set) {
+        s->base = lo[j];
+        s->step[0] = 1;
+        s->count[0] = hi[j] - lo[j];
+        s->nterms = hi[j] - lo[j] > 1;
+        return;
+    }
+    s->base = view->offset[j];
+    for (int d = 0; d < ndims; d++) {
+        if (view->dim[d] != j) continue;
+        int64_t st = view->step[d], n = hi[d] - lo[d];
+        s->base += st * (st < 0 ? hi[d] - 1 : lo[d]);
+        if (st != 0 && n > 1) {
+            s->step[s->nterms] = st < 0 ? -st : st;
+            s->count[s->nterms++] = n;
+        }
+    }
+    span_sort(s);
+}
+
+/* Whether the span's steps nest: each exceeds the span of the smaller ones,
+ * so every index vector gives its own coordinate and span_below holds. */
+static bool span_nested(const rotor_handoff_span *s) {
+    int64_t inner = 0;
+    for (int k = s->nterms - 1; k >= 0; k--) {
+        if (s->step[k] <= inner) return false;
+        inner += s->step[k] * (s->count[k] - 1);
+    }
     return true;
 }
 
-bool rotor_handoff_matches(const rotor_handoff *h, const rotor_place *consumer, int t) {
-    return rotor_handoff_fits(h->producer, rotor_place_expr(consumer), t);
+bool rotor_handoff_fits(const rotor_expr *producer, const rotor_expr *consumer, int t, const rotor_view *view) {
+    const rotor_tensor *y = &producer->tensors[0];
+    if (t < 1 || t >= consumer->ntensors) return false;
+    for (int d = 0; d < y->ndims; d++)
+        if (y->dims[d].nterms != 1 || y->dims[d].coef[0] != 1) return false;
+    int nd = consumer->tensors[t].ndims;
+    int64_t gy[ROTOR_MAX_DIMS], gx[ROTOR_MAX_DIMS];
+    rotor_emu_tensor_elems(producer, 0, gy);
+    rotor_emu_tensor_elems(consumer, t, gx);
+    if (!view || !view->set) {
+        if (nd != y->ndims) return false;
+        for (int d = 0; d < nd; d++)
+            if (gx[d] != gy[d]) return false;
+        return true;
+    }
+    int64_t lo[ROTOR_MAX_DIMS] = {0};
+    for (int d = 0; d < nd; d++) {
+        if (view->dim[d] < 0 || view->dim[d] >= y->ndims) return false;
+        /* coordinates stay far inside int64_t: |step| and |offset| bounded by extents */
+        if (view->step[d] > ROTOR_EXTENT_MAX || view->step[d] < -ROTOR_EXTENT_MAX) return false;
+    }
+    for (int j = 0; j < y->ndims; j++) {
+        if (view->offset[j] > ROTOR_EXTENT_MAX || view->offset[j] < -ROTOR_EXTENT_MAX) return false;
+        rotor_handoff_span s;
+        span_of(view, j, nd, lo, gx, &s);
+        if (!span_nested(&s)) return false;
+    }
+    return true;
 }
 
-/* Elements of the partition-local box [lo, hi) with local row-major index
- * below x: whole rows of dimension d below x's row, then the partial row. */
-static int64_t count_below(const rotor_handoff *h, int d, const int64_t *lo, const int64_t *hi, int64_t x) {
-    if (d == h->nd) return x > 0;
-    int64_t q = x / h->pstride[d], r = x % h->pstride[d];
-    int64_t rows = (q < lo[d] ? lo[d] : q > hi[d] ? hi[d] : q) - lo[d];
+bool rotor_handoff_matches(const rotor_handoff *h, const rotor_place *consumer, int t, const rotor_view *view) {
+    return rotor_handoff_fits(h->producer, rotor_place_expr(consumer), t, view);
+}
+
+void rotor_handoff_map(const rotor_handoff *h, const rotor_view *view, int ndims, const int64_t *lo,
+                       const int64_t *hi, rotor_handoff_set *out) {
+    for (int j = 0; j < h->nd; j++) span_of(view, j, ndims, lo, hi, &out->span[j]);
+}
+
+/* Elements of the span below x, terms k and on (x relative to the base):
+ * with nested steps, the indices i_k below floor(x / step) lie wholly
+ * below x, the one at it partly, and those above not at all. */
+static int64_t span_below(const rotor_handoff_span *s, int k, int64_t x) {
+    if (k == s->nterms) return x > 0;
+    int64_t q = floor_div(x, s->step[k]);
     int64_t inner = 1;
-    for (int k = d + 1; k < h->nd; k++) inner *= hi[k] - lo[k];
-    int64_t n = rows * inner;
-    if (q >= lo[d] && q < hi[d]) n += count_below(h, d + 1, lo, hi, r);
+    for (int l = k + 1; l < s->nterms; l++) inner *= s->count[l];
+    int64_t full = q < 0 ? 0 : q > s->count[k] ? s->count[k] : q;
+    int64_t n = full * inner;
+    if (q >= 0 && q < s->count[k]) n += span_below(s, k + 1, x - q * s->step[k]);
     return n;
 }
 
-int64_t rotor_handoff_held(const rotor_handoff *h, int64_t core, const int64_t *lo, const int64_t *hi) {
+/* Elements of the span in [a, b). */
+static int64_t span_in(const rotor_handoff_span *s, int64_t a, int64_t b) {
+    if (b <= a) return 0;
+    return span_below(s, 0, b - s->base) - span_below(s, 0, a - s->base);
+}
+
+/* The span's first and last coordinates inside [0, g), as a range
+ * [*first, *last]; false when it has none there. */
+static bool span_range(const rotor_handoff_span *s, int64_t g, int64_t *first, int64_t *last) {
+    int64_t top = s->base;
+    for (int k = 0; k < s->nterms; k++) top += s->step[k] * (s->count[k] - 1);
+    *first = s->base < 0 ? 0 : s->base;
+    *last = top >= g ? g - 1 : top;
+    return *first <= *last && span_in(s, *first, *last + 1) > 0;
+}
+
+int64_t rotor_handoff_set_elems(const rotor_handoff *h, const rotor_handoff_set *s) {
+    int64_t n = 1;
+    for (int d = 0; d < h->nd; d++) n *= span_in(&s->span[d], 0, h->gdim[d]);
+    return n;
+}
+
+/* Elements of the set inside the partition at o (window [wl, wh) per
+ * dimension, the partition clipped to the output) with local row-major
+ * index below x: whole rows of dimension d below x's row, then the
+ * partial row.  inner[d]: the set's elements in the window's dimensions
+ * from d on. */
+static int64_t set_below(const rotor_handoff *h, const rotor_handoff_set *s, const int64_t *o, const int64_t *wl,
+                         const int64_t *wh, const int64_t *inner, int d, int64_t x) {
+    if (d == h->nd) return x > 0;
+    int64_t q = x / h->pstride[d], r = x % h->pstride[d];
+    int64_t top = o[d] + q < wh[d] ? o[d] + q : wh[d];
+    int64_t n = span_in(&s->span[d], wl[d], top) * inner[d + 1];
+    int64_t at = o[d] + q;
+    if (at >= wl[d] && at < wh[d] && span_in(&s->span[d], at, at + 1))
+        n += set_below(h, s, o, wl, wh, inner, d + 1, r);
+    return n;
+}
+
+int64_t rotor_handoff_held(const rotor_handoff *h, int64_t core, const rotor_handoff_set *s) {
     if (core < 0 || core >= h->cores) return 0;
     const int64_t *o = h->origin + core * h->nd;
-    int64_t a[ROTOR_MAX_DIMS], b[ROTOR_MAX_DIMS];
+    int64_t wl[ROTOR_MAX_DIMS], wh[ROTOR_MAX_DIMS], inner[ROTOR_MAX_DIMS + 1];
     for (int d = 0; d < h->nd; d++) {
-        int64_t l = lo[d] > o[d] ? lo[d] : o[d];
-        int64_t u = hi[d] < o[d] + h->pdim[d] ? hi[d] : o[d] + h->pdim[d];
-        if (u > h->gdim[d]) u = h->gdim[d];
-        if (l < 0) l = 0;
-        if (u <= l) return 0;
-        a[d] = l - o[d];
-        b[d] = u - o[d];
+        wl[d] = o[d] < 0 ? 0 : o[d];
+        wh[d] = o[d] + h->pdim[d] < h->gdim[d] ? o[d] + h->pdim[d] : h->gdim[d];
+        if (wh[d] <= wl[d]) return 0;
     }
+    inner[h->nd] = 1;
+    for (int d = h->nd - 1; d >= 0; d--) {
+        inner[d] = inner[d + 1] * span_in(&s->span[d], wl[d], wh[d]);
+        if (!inner[d]) return 0;
+    }
+    if (h->nd == 0) return h->rank[core] == 0; /* a scalar: rank 0 keeps it */
+    if (h->gsize[core] == 1) return inner[0];
     int64_t chunk = (h->pelems + h->gsize[core] - 1) / h->gsize[core];
     int64_t s0 = h->rank[core] * chunk, s1 = s0 + chunk > h->pelems ? h->pelems : s0 + chunk;
-    if (h->nd == 0) return s0 == 0; /* a scalar: rank 0 keeps it */
-    return count_below(h, 0, a, b, s1) - count_below(h, 0, a, b, s0);
+    return set_below(h, s, o, wl, wh, inner, 0, s1) - set_below(h, s, o, wl, wh, inner, 0, s0);
+}
+
+/* The set of the box [lo, hi) of output coordinates. */
+static void box_set(const rotor_handoff *h, const int64_t *lo, const int64_t *hi, rotor_handoff_set *s) {
+    rotor_handoff_map(h, NULL, h->nd, lo, hi, s);
+}
+
+int64_t rotor_handoff_held_box(const rotor_handoff *h, int64_t core, const int64_t *lo, const int64_t *hi) {
+    for (int d = 0; d < h->nd; d++)
+        if (hi[d] <= lo[d]) return 0;
+    rotor_handoff_set s;
+    box_set(h, lo, hi, &s);
+    return rotor_handoff_held(h, core, &s);
 }
 
 /* The index in sorted of the first core whose partition starts at cell, or
@@ -177,13 +307,14 @@ int64_t rotor_handoff_holder(const rotor_handoff *h, const int64_t *coord) {
     return h->sorted[g + f / chunk];
 }
 
-rotor_status rotor_handoff_sources(const rotor_handoff *h, const int64_t *lo, const int64_t *hi, rotor_handoff_fn fn,
+rotor_status rotor_handoff_sources(const rotor_handoff *h, const rotor_handoff_set *s, rotor_handoff_fn fn,
                                    void *ctx) {
     int64_t first[ROTOR_MAX_DIMS], last[ROTOR_MAX_DIMS], cell[ROTOR_MAX_DIMS];
     for (int d = 0; d < h->nd; d++) {
-        if (hi[d] <= lo[d]) return ROTOR_OK;
-        first[d] = lo[d] / h->pdim[d];
-        last[d] = (hi[d] - 1) / h->pdim[d];
+        int64_t a, b;
+        if (!span_range(&s->span[d], h->gdim[d], &a, &b)) return ROTOR_OK;
+        first[d] = a / h->pdim[d];
+        last[d] = b / h->pdim[d];
         cell[d] = first[d];
     }
     for (;;) {
@@ -193,7 +324,7 @@ rotor_status rotor_handoff_sources(const rotor_handoff *h, const int64_t *lo, co
         for (int64_t k = g; g >= 0 && k < h->cores; k++) {
             int64_t src = h->sorted[k];
             if (k > g && cmp_origin(h, h->origin + src * h->nd, org)) break;
-            int64_t n = rotor_handoff_held(h, src, lo, hi);
+            int64_t n = rotor_handoff_held(h, src, s);
             rotor_status st = n > 0 ? fn(ctx, src, n) : ROTOR_OK;
             if (st) return st;
         }
@@ -204,6 +335,15 @@ rotor_status rotor_handoff_sources(const rotor_handoff *h, const int64_t *lo, co
         }
         if (d < 0) return ROTOR_OK;
     }
+}
+
+rotor_status rotor_handoff_sources_box(const rotor_handoff *h, const int64_t *lo, const int64_t *hi,
+                                       rotor_handoff_fn fn, void *ctx) {
+    for (int d = 0; d < h->nd; d++)
+        if (hi[d] <= lo[d]) return ROTOR_OK;
+    rotor_handoff_set s;
+    box_set(h, lo, hi, &s);
+    return rotor_handoff_sources(h, &s, fn, ctx);
 }
 
 bool rotor_handoff_need(const rotor_place *consumer, int t, int64_t core, int64_t *lo, int64_t *hi) {
@@ -221,16 +361,17 @@ bool rotor_handoff_need(const rotor_place *consumer, int t, int64_t core, int64_
     return any;
 }
 
-void rotor_handoff_receive(const rotor_handoff *h, const rotor_place *consumer, int t, int64_t *recv,
-                           int64_t *max) {
+void rotor_handoff_receive(const rotor_handoff *h, const rotor_place *consumer, int t, const rotor_view *view,
+                           int64_t *recv, int64_t *max) {
     const rotor_plan_info *info = rotor_place_info(consumer);
+    int nd = rotor_place_expr(consumer)->tensors[t].ndims;
     *max = 0;
     for (int64_t c = 0; c < info->cores; c++) {
         int64_t lo[ROTOR_MAX_DIMS], hi[ROTOR_MAX_DIMS], need = 0;
         if (rotor_handoff_need(consumer, t, c, lo, hi)) {
-            need = 1;
-            for (int d = 0; d < h->nd; d++) need *= hi[d] - lo[d];
-            need -= rotor_handoff_held(h, c, lo, hi);
+            rotor_handoff_set s;
+            rotor_handoff_map(h, view, nd, lo, hi, &s);
+            need = rotor_handoff_set_elems(h, &s) - rotor_handoff_held(h, c, &s);
         }
         recv[c] = need;
         if (need > *max) *max = need;
@@ -250,9 +391,11 @@ static rotor_status count_send(void *ctx, int64_t src, int64_t elems) {
     return ROTOR_OK;
 }
 
-rotor_status rotor_handoff_traffic(const rotor_handoff *h, const rotor_place *consumer, int t, int64_t *recv,
-                                   int64_t *max_recv, int64_t *send, int64_t *max_send) {
-    rotor_handoff_receive(h, consumer, t, recv, max_recv);
+rotor_status rotor_handoff_traffic(const rotor_handoff *h, const rotor_place *consumer, int t,
+                                   const rotor_view *view, int64_t *recv, int64_t *max_recv, int64_t *send,
+                                   int64_t *max_send) {
+    rotor_handoff_receive(h, consumer, t, view, recv, max_recv);
+    int nd = rotor_place_expr(consumer)->tensors[t].ndims;
     memset(send, 0, (size_t)h->cores * sizeof *send);
     traffic tr = {.send = send};
     const rotor_plan_info *info = rotor_place_info(consumer);
@@ -260,7 +403,9 @@ rotor_status rotor_handoff_traffic(const rotor_handoff *h, const rotor_place *co
         int64_t lo[ROTOR_MAX_DIMS], hi[ROTOR_MAX_DIMS];
         if (!rotor_handoff_need(consumer, t, c, lo, hi)) continue;
         tr.dst = c;
-        rotor_handoff_sources(h, lo, hi, count_send, &tr);
+        rotor_handoff_set s;
+        rotor_handoff_map(h, view, nd, lo, hi, &s);
+        rotor_handoff_sources(h, &s, count_send, &tr);
     }
     *max_send = 0;
     for (int64_t p = 0; p < h->cores; p++)

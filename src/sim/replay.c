@@ -394,7 +394,9 @@ static rotor_status replay_handoff(replayer *r, const rotor_program *p, int op, 
             int64_t lo[ROTOR_MAX_DIMS], hi[ROTOR_MAX_DIMS];
             if (!rotor_handoff_need(lc, t, c, lo, hi)) continue;
             pc.dst = c;
-            if (rotor_handoff_sources(h, lo, hi, collect_piece, &pc)) st = rotor_nomem(err);
+            rotor_handoff_set set;
+            rotor_handoff_map(h, &po->handoff_view[t], po->expr.tensors[t].ndims, lo, hi, &set);
+            if (rotor_handoff_sources(h, &set, collect_piece, &pc)) st = rotor_nomem(err);
         }
         rotor_handoff_free(h);
         rotor_place_free(lp);

@@ -53,6 +53,8 @@ typedef struct rotor_op_schedule {
      * gathers straight from where that plan left it (the hand-off); 0:
      * none, so that a zeroed schedule has none (docs/compile.md) */
     int handoff[ROTOR_MAX_TENSORS];
+    /* ... through this view of that output (unset: element for element) */
+    rotor_view handoff_view[ROTOR_MAX_TENSORS];
 } rotor_op_schedule;
 
 /* One step of Algorithm 1: the idle memory and the end-to-end time it gave
@@ -108,9 +110,17 @@ void rotor_compile_result_free(rotor_compile_result *r);
 
 /* Whether op o's tensor t takes its value where the producing operator's
  * plan left it (the hand-off, docs/compile.md): an activation produced by
- * an expression operator whose output the tensor reads element for element
- * (the same dimensions and extents, no element view).  Otherwise the value
- * waits in the even layout.  The compiler and rotor run share it. */
+ * an expression operator, when the graph says which output element each
+ * element of the tensor is.  *view gets the map onto the producer's output
+ * coordinates (rotor_handoff_fits): unset when the two have the same
+ * dimensions and extents; else the tensor's own view composed with the
+ * reshape between the value and the producer's output, or, without a
+ * view, the reshape that splits the output's dimensions into the tensor's
+ * (src/compile/handoffview.c).  Otherwise the value waits in the even
+ * layout.  The compiler and rotor run share it. */
+bool rotor_compile_handoff_view(const rotor_graph *g, int o, int t, rotor_view *view);
+
+/* The same without the view. */
 bool rotor_compile_handoff_applies(const rotor_graph *g, int o, int t);
 
 /* Setup time of `bytes` received per core in `rounds` gather rounds: bytes /

@@ -47,6 +47,7 @@ typedef struct rotor_program_op {
      * output it gathers from where that operator's plan left it (the
      * hand-off); 0: none, so that a zeroed operator has none */
     int handoff[ROTOR_MAX_TENSORS];
+    rotor_view handoff_view[ROTOR_MAX_TENSORS]; /* ... and through which view (unset: none) */
 } rotor_program_op;
 
 typedef struct rotor_program {

@@ -14,11 +14,16 @@
  * (the rest arrives by rotation).  A core receives the real elements of that
  * partition it does not hold, from the cores that hold them.
  *
- * The hand-off applies where the consumer's tensor reads the producer's
- * output element for element: the same dimensions with the same extents.
- * Where the two views differ (a slice, a transposed or padded view), the
- * graph does not say which element is which, and the compiler keeps the
- * even layout for that value (docs/compile.md).
+ * The hand-off applies where the graph says which element of the
+ * producer's output each element of the consumer's tensor is: a view
+ * (rotor_view, op/expr.h) from the consumer tensor's coordinates onto the
+ * output's, or none when the two have the same dimensions and extents.  A
+ * view may move several tensor dimensions along one output dimension (the
+ * heads of a fused QKV projection, a reshape that splits a dimension) if
+ * their steps nest: each step exceeds the span of the smaller ones, so no
+ * two coordinates meet.  Coordinates outside the output are padding: zeros
+ * that nobody sends.  Elsewhere the compiler keeps the even layout for
+ * that value (docs/compile.md).
  *
  * After an error, rotor_handoff_make leaves *out NULL: nothing to free. */
 #ifndef ROTOR_HANDOFF_H
@@ -39,44 +44,76 @@ rotor_status rotor_handoff_make(const rotor_place *producer, rotor_handoff **out
 void rotor_handoff_free(rotor_handoff *h);
 
 /* Whether tensor t of the consumer's expression reads the producer's
- * output element for element: the same dimensions with the same extents,
- * the output's dimensions plain axes (no placement needed: the compiler
- * and the program reader ask before any plan is placed). */
-bool rotor_handoff_fits(const rotor_expr *producer, const rotor_expr *consumer, int t);
+ * output through view (NULL or unset: element for element, the same
+ * dimensions with the same extents): the output's dimensions plain axes,
+ * the view's dimensions inside the output's rank and its steps nested (no
+ * placement needed: the compiler and the program reader ask before any
+ * plan is placed). */
+bool rotor_handoff_fits(const rotor_expr *producer, const rotor_expr *consumer, int t, const rotor_view *view);
 
 /* The same for a placed consumer (rotor_handoff_fits on its expression). */
-bool rotor_handoff_matches(const rotor_handoff *h, const rotor_place *consumer, int t);
+bool rotor_handoff_matches(const rotor_handoff *h, const rotor_place *consumer, int t, const rotor_view *view);
+
+/* The output elements a box of the consumer's tensor reads: along each
+ * output dimension, base + sum step[k] * i_k for 0 <= i_k < count[k],
+ * steps decreasing and nested (a box is one term of step 1). */
+typedef struct rotor_handoff_span {
+    int64_t base;
+    int nterms;
+    int64_t step[ROTOR_MAX_DIMS];
+    int64_t count[ROTOR_MAX_DIMS];
+} rotor_handoff_span;
+
+typedef struct rotor_handoff_set {
+    rotor_handoff_span span[ROTOR_MAX_DIMS]; /* one per output dimension */
+} rotor_handoff_set;
+
+/* The set the consumer box [lo, hi) (consumer tensor dimensions) reads
+ * through view (NULL: the identity); the view must fit
+ * (rotor_handoff_fits). */
+void rotor_handoff_map(const rotor_handoff *h, const rotor_view *view, int ndims, const int64_t *lo,
+                       const int64_t *hi, rotor_handoff_set *out);
+
+/* The set's real elements (inside the output's extents). */
+int64_t rotor_handoff_set_elems(const rotor_handoff *h, const rotor_handoff_set *s);
 
 /* The core that holds output element coord (one index per dimension, inside
  * the real extents). */
 int64_t rotor_handoff_holder(const rotor_handoff *h, const int64_t *coord);
 
-/* Elements of the box [lo, hi) (output dimensions) that core holds. */
-int64_t rotor_handoff_held(const rotor_handoff *h, int64_t core, const int64_t *lo, const int64_t *hi);
+/* Elements of the set that core holds. */
+int64_t rotor_handoff_held(const rotor_handoff *h, int64_t core, const rotor_handoff_set *s);
 
 /* Calls fn(ctx, src, elems) for every core src holding elems > 0 elements
- * of the box [lo, hi) (output dimensions), in increasing cell and rank
- * order; stops at and returns fn's first error. */
+ * of the set, in increasing cell and rank order; stops at and returns fn's
+ * first error. */
 typedef rotor_status (*rotor_handoff_fn)(void *ctx, int64_t src, int64_t elems);
-rotor_status rotor_handoff_sources(const rotor_handoff *h, const int64_t *lo, const int64_t *hi, rotor_handoff_fn fn,
+rotor_status rotor_handoff_sources(const rotor_handoff *h, const rotor_handoff_set *s, rotor_handoff_fn fn,
                                    void *ctx);
+
+/* The same two for the box [lo, hi) of output coordinates. */
+int64_t rotor_handoff_held_box(const rotor_handoff *h, int64_t core, const int64_t *lo, const int64_t *hi);
+rotor_status rotor_handoff_sources_box(const rotor_handoff *h, const int64_t *lo, const int64_t *hi,
+                                       rotor_handoff_fn fn, void *ctx);
 
 /* The real box [lo, hi) of tensor t that core needs at step 0 of the
  * consumer's plan (its partition clipped to the tensor's extents); false
  * when the core holds no real element of it. */
 bool rotor_handoff_need(const rotor_place *consumer, int t, int64_t core, int64_t *lo, int64_t *hi);
 
-/* recv[c] for every core c of the consumer's plan: the elements of its
- * step-0 partition of tensor t it must receive (needed and not held);
- * *max gets the largest.  t must match (rotor_handoff_matches). */
-void rotor_handoff_receive(const rotor_handoff *h, const rotor_place *consumer, int t, int64_t *recv,
-                           int64_t *max);
+/* recv[c] for every core c of the consumer's plan: the real elements of
+ * its step-0 partition of tensor t, read through view, that it must
+ * receive (needed and not held); *max gets the largest.  t must match
+ * (rotor_handoff_matches). */
+void rotor_handoff_receive(const rotor_handoff *h, const rotor_place *consumer, int t, const rotor_view *view,
+                           int64_t *recv, int64_t *max);
 
 /* The same and, for every core p of the producer's plan, send[p]: the
  * elements it sends to others (*max_send the largest).  Slower than
  * rotor_handoff_receive: it visits every (receiver, holder) pair. */
-rotor_status rotor_handoff_traffic(const rotor_handoff *h, const rotor_place *consumer, int t, int64_t *recv,
-                                   int64_t *max_recv, int64_t *send, int64_t *max_send);
+rotor_status rotor_handoff_traffic(const rotor_handoff *h, const rotor_place *consumer, int t,
+                                   const rotor_view *view, int64_t *recv, int64_t *max_recv, int64_t *send,
+                                   int64_t *max_send);
 
 /* The producer plan's cores (the length of send). */
 int64_t rotor_handoff_cores(const rotor_handoff *h);
