@@ -212,6 +212,10 @@ static int64_t span_below(const rotor_handoff_span *s, int k, int64_t x) {
 /* Elements of the span in [a, b). */
 static int64_t span_in(const rotor_handoff_span *s, int64_t a, int64_t b) {
     if (b <= a) return 0;
+    if (s->nterms == 1 && s->step[0] == 1) { /* a run: the usual case, and the compiler's hot path */
+        int64_t lo = a > s->base ? a : s->base, hi = b < s->base + s->count[0] ? b : s->base + s->count[0];
+        return hi > lo ? hi - lo : 0;
+    }
     return span_below(s, 0, b - s->base) - span_below(s, 0, a - s->base);
 }
 
