@@ -27,7 +27,14 @@ Test(exchange, packets_carry_every_piece_and_chain_through_each_port) {
     enum { CORES = 16, FAN = 5 };
     int64_t v[CORES * FAN][3], moved[CORES][CORES] = {{0}}, want[CORES][CORES] = {{0}};
     int64_t n = make_pieces(v, CORES, FAN, 0);
-    for (int64_t k = 0; k < n; k++) want[v[k][0]][v[k][1]] += v[k][2];
+    int64_t in[CORES] = {0}, out[CORES] = {0}, most = 0;
+    for (int64_t k = 0; k < n; k++) {
+        want[v[k][0]][v[k][1]] += v[k][2];
+        in[v[k][0]] += v[k][2];
+        out[v[k][1]] += v[k][2];
+    }
+    for (int c = 0; c < CORES; c++) most = in[c] > most ? in[c] : out[c] > most ? out[c] : most;
+    int64_t packet = exchange_packet(most);
     xcache cache = {0};
     const xschedule *x;
     rotor_error err;
@@ -36,7 +43,7 @@ Test(exchange, packets_carry_every_piece_and_chain_through_each_port) {
     for (int c = 0; c < CORES; c++) last_in[c] = last_out[c] = -1;
     for (int64_t i = 0; i < x->n; i++) {
         const xpacket *p = &x->v[i];
-        cr_assert(p->bytes > 0 && p->bytes <= EXCHANGE_PACKET, "packet %lld: %d bytes", (long long)i, p->bytes);
+        cr_assert(p->bytes > 0 && p->bytes <= packet, "packet %lld: %d bytes", (long long)i, p->bytes);
         moved[p->dst][p->src] += p->bytes;
         cr_assert_eq(p->din, last_in[p->dst], "packet %lld waits for the last packet into core %d", (long long)i,
                      p->dst);
@@ -46,6 +53,16 @@ Test(exchange, packets_carry_every_piece_and_chain_through_each_port) {
     }
     cr_assert(memcmp(moved, want, sizeof moved) == 0, "every piece's bytes, no more");
     exchange_cache_free(&cache);
+}
+
+/* The packet is a 1/EXCHANGE_GRAIN share of the busiest port, in whole
+ * 64 B lines, and never under EXCHANGE_PACKET_MIN. */
+Test(exchange, the_packet_grows_with_the_busiest_port) {
+    cr_assert_eq(exchange_packet(0), EXCHANGE_PACKET_MIN);
+    cr_assert_eq(exchange_packet(12864), 256); /* BERT-Large b8's attention scores */
+    cr_assert_eq(exchange_packet(256 * EXCHANGE_GRAIN), 256);
+    cr_assert_eq(exchange_packet(256 * EXCHANGE_GRAIN + 1), 320);
+    cr_assert_eq(exchange_packet(1 << 20), (1 << 20) / EXCHANGE_GRAIN);
 }
 
 /* The schedule depends on the pieces alone: the same pieces in another

@@ -45,7 +45,7 @@ static void schedule_usage(FILE *f) {
             "  --json              print JSON (rotor-schedule, version 1)\n"
             "  --trace FILE        write the last design's schedule as Chrome trace-event JSON\n"
             "                      (with --simulate: the simulator's trace of the last design;\n"
-            "                      above 400000 tasks it keeps cores 0-63 unless a filter is given)\n"
+            "                      above 300000 tasks it keeps cores 0-63 unless a filter is given)\n"
             "  --trace-ops NAMES   with --simulate: trace only these operators (l0.* a prefix)\n"
             "  --trace-window A:B  with --simulate: trace only tasks overlapping A..B microseconds\n"
             "  --trace-cores LIST  with --simulate: trace only these cores (0-63,100); all: every task\n"

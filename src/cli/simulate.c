@@ -31,7 +31,7 @@ static void simulate_usage(FILE *f) {
             "  --compare           per operator: predicted and simulated time, ratio, and where\n"
             "                      they differ\n"
             "  --trace FILE        write Chrome trace-event JSON (Perfetto, chrome://tracing); above\n"
-            "                      400000 tasks it keeps cores 0-63 unless a filter is given\n"
+            "                      300000 tasks it keeps cores 0-63 unless a filter is given\n"
             "  --trace-ops NAMES   trace only these operators (comma-separated; l0.* a prefix)\n"
             "  --trace-window A:B  trace only tasks overlapping A..B microseconds\n"
             "  --trace-cores LIST  trace only these cores (0-63,100) and transfers to or from them;\n"

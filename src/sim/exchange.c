@@ -4,7 +4,7 @@
  * IPU's exchange is compiled statically).
  *
  * Pieces (receiver, sender, bytes) are cut into packets of at most
- * EXCHANGE_PACKET bytes, and a list schedule over the ports' free times
+ * exchange_packet(busiest port) bytes (replayer.h), and a list schedule over the ports' free times
  * picks, for the receiver whose in port frees first (ties: the one with the
  * most left to receive, the critical one; then the lower core), the packet
  * whose sender's out port frees first (ties: the sender with the most left
@@ -135,6 +135,12 @@ static rotor_status list_schedule(xschedule *x, const int64_t (*v)[3], int64_t n
         ps.out_left[v[k][1]] += v[k][2];
         ps.in_left[v[k][0]] += v[k][2];
     }
+    int64_t most = 0;
+    for (int64_t c = 0; !st && c < n; c++) {
+        if (ps.out_left[c] > most) most = ps.out_left[c];
+        if (ps.in_left[c] > most) most = ps.in_left[c];
+    }
+    const int64_t packet = exchange_packet(most);
     for (int64_t c = 0; !st && c < cores; c++) {
         start[c + 1] += start[c];
         for (int64_t k = start[c]; k < start[c + 1]; k++)
@@ -158,7 +164,7 @@ static rotor_status list_schedule(xschedule *x, const int64_t (*v)[3], int64_t n
                 bleft = l;
             }
         }
-        int64_t src = srcs[j], b = bytes[j] < EXCHANGE_PACKET ? bytes[j] : EXCHANGE_PACKET;
+        int64_t src = srcs[j], b = bytes[j] < packet ? bytes[j] : packet;
         bytes[j] -= b;
         if (!bytes[j]) { /* sent: out of the list, the rest in order */
             live[c]--;

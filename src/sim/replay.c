@@ -594,7 +594,7 @@ rotor_status rotor_replay(const rotor_program *p, const rotor_chip *chip, const 
 
 /* Each core of an operator's plan runs at most T compute tasks and takes at
  * most one shift per run (a transition), plus its setup (the rounds, or a
- * hand-off's packets: about setup_bytes / EXCHANGE_PACKET of them), R_Y - 1
+ * hand-off's packets: at most setup_bytes / EXCHANGE_PACKET_MIN), R_Y - 1
  * reduction rounds and the barrier.  A vendor operator is one task per core. */
 int64_t rotor_replay_task_estimate(const rotor_program *p) {
     double n = 0;
@@ -602,8 +602,8 @@ int64_t rotor_replay_task_estimate(const rotor_program *p) {
         const rotor_program_op *po = &p->ops[o];
         double setup = (double)po->setup_rounds;
         for (int t = 0; t < ROTOR_MAX_TENSORS; t++)
-            if (po->handoff[t] >= 0) {
-                setup += (double)po->setup_bytes / EXCHANGE_PACKET;
+            if (po->handoff[t]) {
+                setup += (double)po->setup_bytes / EXCHANGE_PACKET_MIN; /* at most: packets grow with the exchange */
                 break;
             }
         n += po->vendor ? (double)p->cores

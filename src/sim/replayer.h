@@ -44,14 +44,25 @@ typedef struct idlist {
 rotor_status idlist_push(idlist *l, int64_t id, rotor_error *err);
 
 /* exchange.c: a hand-off exchange's packet schedule, cached by its pieces. */
-/* Hand-off pieces travel in packets of at most this many bytes.  The IPU's
- * compiled exchange interleaves at word level, so the packet is only the
- * list schedule's grain: each busiest port ends about two packets past
- * the bound the model charges.  512 B left BERT-Large b8's attention
- * scores 4.6% over the model once their Q and K came by hand-off (13,904
- * against 12,864 B through the busiest port); 256 B, 2.3% (13,376 B), for
- * 40% more events in that replay (docs/simulator.md). */
-#define EXCHANGE_PACKET 256
+/* Hand-off pieces travel in packets.  The IPU's compiled exchange
+ * interleaves at word level, so the packet is only the list schedule's
+ * grain, and each busiest port ends about two packets past the bound the
+ * model charges.  So a packet is 1/EXCHANGE_GRAIN of the busiest port's
+ * bytes (whole 64 B lines), and at least EXCHANGE_PACKET_MIN: the tail stays
+ * within a few percent of the exchange, and a large exchange does not
+ * become millions of packets.  Measured (docs/simulator.md): fixed 512 B
+ * packets left BERT-Large b8's attention scores 4.6% over the model once Q
+ * and K came by hand-off (13,904 against 12,864 B through the busiest
+ * port), 256 B 2.3%; fixed 256 B packets made a DiT-XL b256 layer 11 M
+ * packets, whose schedules no longer fitted the cache (165 s to replay). */
+#define EXCHANGE_PACKET_MIN 256
+#define EXCHANGE_GRAIN 128
+
+static inline int64_t exchange_packet(int64_t most) {
+    int64_t p = (most + EXCHANGE_GRAIN - 1) / EXCHANGE_GRAIN;
+    p = (p + 63) / 64 * 64;
+    return p < EXCHANGE_PACKET_MIN ? EXCHANGE_PACKET_MIN : p;
+}
 
 /* One packet: sender, receiver, bytes, and the packets it waits for through
  * the receiver's in port and the sender's out port (indices into the
