@@ -17,8 +17,8 @@ void cli_svg_grid(FILE *f, const cli_grid_chart *c) {
             vmax = fmax(vmax, c->values[i]);
         }
     if (!isfinite(vmin)) vmin = vmax = 0;
-    double cw = fmin(90, fmax(28, floor(640.0 / c->ncols))), ch = fmin(40, fmax(16, floor(420.0 / c->nrows)));
-    double L = 130, T = 50, R = L + cw * c->ncols, B = T + ch * c->nrows;
+    double cw = fmin(110, fmax(28, floor(640.0 / c->ncols))), ch = fmin(50, fmax(16, floor(420.0 / c->nrows)));
+    double L = 130, T = 64, R = L + cw * c->ncols, B = T + ch * c->nrows;
     double W = fmax(R + 30, 520), H = B + 110;
     if (!c->inline_svg) fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", f);
     fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" %swidth=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
@@ -62,8 +62,10 @@ void cli_svg_grid(FILE *f, const cli_grid_chart *c) {
     fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", (L + R) / 2, B + 32);
     cli_xml_text(f, c->xlabel);
     fputs("</text>\n", f);
-    fprintf(f, "<text transform=\"translate(18 %.1f) rotate(-90)\" text-anchor=\"middle\">", (T + B) / 2);
+    /* the rows' label above their values: a long one would not fit beside a short grid */
+    fprintf(f, "<text x=\"8\" y=\"%.1f\">", T - 10);
     cli_xml_text(f, c->ylabel);
+    fputs(" \xe2\x86\x93", f); /* a downwards arrow: the rows' values below it */
     fputs("</text>\n", f);
     /* the colour scale: ten steps from the smallest value to the largest */
     double sx = L, sy = B + 52, sw = 24;
