@@ -256,7 +256,7 @@ void cli_heat_colour(double u, char *buf, size_t size);
  * rotor explore): nrows x ncols cells (row-major values, NAN: no value,
  * drawn hatched with the cell's note), rows top to bottom and columns left
  * to right in the order given, shaded from the smallest value to the
- * largest; each cell's <title> is its tip.  Standalone (an XML prolog) or
+ * largest (log-scaled beyond 4x); each cell's <title> is its tip.  Standalone (an XML prolog) or
  * inline in an HTML page. */
 typedef struct cli_grid_chart {
     const char *title, *xlabel, *ylabel, *unit;

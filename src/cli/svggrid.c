@@ -1,7 +1,7 @@
 /* rotor CLI — a heat map of one value over two swept parameters (rotor
  * explore's grids, docs/explore.md "Heat maps"): one cell per pair of
  * values, shaded as the report's core heat map (cli_heat_colour) from the
- * smallest value to the largest, the value written in cells wide enough to
+ * smallest value to the largest (on a log scale when they span over 4x), the value written in cells wide enough to
  * hold it, a tooltip per cell and a colour scale.  Self-contained SVG 1.1,
  * the same bytes for the same input. */
 #include <math.h>
@@ -17,9 +17,12 @@ void cli_svg_grid(FILE *f, const cli_grid_chart *c) {
             vmax = fmax(vmax, c->values[i]);
         }
     if (!isfinite(vmin)) vmin = vmax = 0;
+    /* a log shading when the values span more than 4x, so that the small
+     * ones do not all look alike */
+    bool logs = vmin > 0 && vmax / vmin > 4;
     double cw = fmin(110, fmax(28, floor(640.0 / c->ncols))), ch = fmin(50, fmax(16, floor(420.0 / c->nrows)));
     double L = 130, T = 64, R = L + cw * c->ncols, B = T + ch * c->nrows;
-    double W = fmax(R + 30, 520), H = B + 110;
+    double W = fmax(R + 30, 600), H = B + 110;
     if (!c->inline_svg) fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", f);
     fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" %swidth=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
                "font-family=\"sans-serif\" font-size=\"11\">\n",
@@ -38,7 +41,7 @@ void cli_svg_grid(FILE *f, const cli_grid_chart *c) {
         fputs("</text>\n", f);
         for (int k = 0; k < c->ncols; k++) {
             double v = c->values[r * c->ncols + k], x = L + k * cw;
-            double u = vmax > vmin ? (v - vmin) / (vmax - vmin) : 0.5;
+            double u = !(vmax > vmin) ? 0.5 : logs ? log(v / vmin) / log(vmax / vmin) : (v - vmin) / (vmax - vmin);
             if (isfinite(v)) cli_heat_colour(u, col, sizeof col);
             fprintf(f, "<rect class=\"cell\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" "
                        "stroke=\"white\"><title>",
@@ -79,5 +82,5 @@ void cli_svg_grid(FILE *f, const cli_grid_chart *c) {
     fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%.4g</text>\n", sx + 10 * sw, sy + 24, vmax);
     fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">", sx + 10 * sw + 16, sy + 9);
     cli_xml_text(f, c->unit);
-    fputs("; hatched: does not fit</text>\n</svg>\n", f);
+    fprintf(f, "%s; hatched: does not fit</text>\n</svg>\n", logs ? ", log scale" : "");
 }
