@@ -260,7 +260,7 @@ static void put_point(FILE *f, int i, const ex_point *p) {
     put_u32(f, (uint32_t)ml);
     fwrite(p->err.msg, 1, ml, f);
     put_u32(f, (uint32_t)cl);
-    fwrite(p->csv, 1, cl, f);
+    if (cl) fwrite(p->csv, 1, cl, f);
 }
 
 /* Rank 0: the gathered results into their points.  0 or EXIT_NOMEM. */
