@@ -122,6 +122,10 @@ MPI_CFLAGS := $(patsubst -I%,-isystem %,$(shell pkg-config --cflags ompi-c 2>/de
 MPI_LIBS   := $(shell pkg-config --libs ompi-c 2>/dev/null || mpicc --showme:link)
 $(BUILD)/src/cli/mpisweep.o: CFLAGS += -DROTOR_MPI $(MPI_CFLAGS)
 endif
+# mpisweep.o is rebuilt when MPI changes (OpenMPI installed since the last build)
+$(BUILD)/src/cli/mpisweep.o: $(BUILD)/mpi-$(MPI).flag
+$(BUILD)/mpi-$(MPI).flag:
+	@mkdir -p $(BUILD) && rm -f $(BUILD)/mpi-*.flag && touch $@
 
 $(ROTOR): $(CLI_OBJ) $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIB) $(LDLIBS) $(MPI_LIBS)

@@ -24,7 +24,7 @@ mpi "$ROTOR" explore $M --sweep hbm-bw=2 -o "$tmpdir/p" >"$out" 2>"$err"
 if grep -q "built without MPI" "$err"; then
     # the build has no MPI: one line, from rank 0 alone, on how to build it
     # (mpirun adds its own note that a process failed)
-    if [ "$(grep -c '^rotor' "$err")" -eq 1 ] && grep -q "apt-get install -y libopenmpi-dev openmpi-bin) and rebuild" "$err" && \
+    if [ "$(grep -c '^rotor' "$err")" -eq 1 ] && grep -q "apt-get install -y libopenmpi-dev openmpi-bin) and run make again" "$err" && \
        [ ! -s "$out" ]; then ok; else bad "no-MPI message: $(cat "$err")"; fi
     echo "cli_explore_mpi: rotor is built without MPI: only its message was checked"
     finish cli_explore_mpi

@@ -45,8 +45,7 @@ int ex_mpi_begin(const char *cmd, ex_mpi *m) {
     const char *r = getenv(rank_var);
     if (!r || atoi(r) == 0)
         cli_usage_error(cmd, "run by mpirun (%d processes), but this rotor was built without MPI: install "
-                        "OpenMPI (sudo apt-get install -y libopenmpi-dev openmpi-bin) and rebuild (make clean && "
-                        "make)", n);
+                        "OpenMPI (sudo apt-get install -y libopenmpi-dev openmpi-bin) and run make again", n);
     return EXIT_BADINPUT;
 #endif
 }
