@@ -111,6 +111,21 @@ expect_out zip "sweep hbm-bw (TB/s) with noc-bw (GB/s): 3 points x 1 design" -- 
 if [ "$(sed 1d "$g-hbm-bw-noc-bw.csv" | cut -d, -f1-2 | tr '\n' ' ')" = "2,2 8,4 32,8 " ] && \
    [ "$(grep -c '<circle' "$g-hbm-bw-noc-bw.svg")" = 4 ]; then ok; else bad "zip rows: $(cut -d, -f1-3 "$g-hbm-bw-noc-bw.csv")"; fi
 
+# --json of a grid: the keys, then every point with its values, in grid order
+"$ROTOR" explore $M --sweep hbm-bw=2,8 --sweep topology=all-to-all,mesh --zip --design full -o "$g" --json >"$out" 2>"$err"
+if python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["format"] == "rotor-explore" and d["version"] == 2 and d["zip"] is True
+assert [k["key"] for k in d["keys"]] == ["hbm-bw", "topology"] and d["keys"][1]["values"] == ["all-to-all", "mesh"]
+assert [p["values"] for p in d["points"]] == [{"hbm-bw": 2, "topology": "all-to-all"}, {"hbm-bw": 8, "topology": "mesh"}]
+assert all(p["fits"] and p["results"][0]["design"] == "full" for p in d["points"])' "$out" 2>"$err"; then ok
+else bad "grid json: $(cat "$err")"; fi
+
+# a heat map hatches the points that do not fit, with the reason in the tooltip
+"$ROTOR" explore $M --sweep sram=16384,638976 --sweep noc-bw=2,5.5 --design full -o "$g" >/dev/null 2>"$err"
+if [ "$(grep -c 'fill="url(#nofit)" stroke="white"><title>sram=16384, noc-bw=[0-9.]*: does not fit: op' "$g-sram-noc-bw.svg")" = 2 ] && \
+   [ "$(grep -c 'class="cell"' "$g-sram-noc-bw.svg")" = 4 ]; then ok; else bad "heat map of misfits: $(grep -c nofit "$g-sram-noc-bw.svg")"; fi
+
 # every new key sets what it claims: the same latency as rotor schedule with
 # that setting (the CSV's 6 decimals of the JSON's figure)
 lat() { python3 -c 'import json, sys; print("%.6f" % json.load(open(sys.argv[1]))["designs"][0]["latency_us"])' "$1"; }
@@ -129,6 +144,9 @@ if [ "$(row "$g-chips.csv" 2)" = "$(lat "$tmpdir/s.json")" ]; then ok; else bad 
 if [ "$(row "$g-topology.csv" mesh:32x46)" = "$(lat "$tmpdir/s.json")" ] && \
    [ "$(row "$g-topology.csv" mesh:32x46)" != "$(row "$g-topology.csv" all-to-all)" ]; then ok
 else bad "topology: $(cat "$g-topology.csv")"; fi
+# its line plot spaces the names evenly, in the order given
+if grep -q '>all-to-all</text>' "$g-topology.svg" && grep -q '>mesh:32x46</text>' "$g-topology.svg"; then ok
+else bad "topology plot: no tick names"; fi
 # sram: 16 KiB per core fits no plan of l0.qkv (skipped); 64 KiB fits, slower than 624 KiB
 "$ROTOR" explore $M --sweep sram=16384,65536,638976 --design full -o "$g" >"$out" 2>"$err"
 if grep -q "sram=16384 skipped: op 'l0.qkv'" "$err" && [ "$(cut -d, -f1 "$g-sram.csv" | sed 1d | tr '\n' ' ')" = "65536 638976 " ] && \
