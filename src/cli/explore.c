@@ -13,7 +13,6 @@
  * ranks.  Rows go to the CSV as text and are read back, so that a point
  * taken from --resume's file and a computed one print the same. */
 #include <fcntl.h>
-#include <math.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
