@@ -2,7 +2,7 @@
 # CLI tests of `rotor explore` under mpirun (docs/explore.md, "Several
 # machines"): two processes on this machine split a grid, and rank 0 writes
 # the same bytes as one process (the CSV, every heat map, the table); the
-# same with --resume; a bad argument is one line from rank 0.  Without
+# same with --resume; a bad argument is one line from rank 0, --help one text.  Without
 # mpirun, or with a rotor built without MPI, it checks what it can and says
 # in one line what it skipped.  Run by `make test` as
 # `ROTOR=build/rotor sh tests/cli_explore_mpi.sh`.
@@ -53,4 +53,7 @@ mpi "$ROTOR" explore $M --sweep hbm-bw=2,2 -o "$tmpdir/bad" >"$out" 2>"$err"
 rc=$?
 if [ "$rc" -ne 0 ] && [ "$(grep -c "rotor explore: --sweep hbm-bw=2,2: 2 listed twice" "$err")" = 1 ] && [ ! -s "$out" ]; then ok
 else bad "bad argument under mpirun: exit $rc, $(cat "$err")"; fi
+# --help once, from rank 0
+n=$(mpi "$ROTOR" explore --help 2>/dev/null | grep -c "usage: rotor explore")
+if [ "$n" = 1 ]; then ok; else bad "--help under mpirun: $n copies"; fi
 finish cli_explore_mpi

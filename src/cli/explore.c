@@ -566,22 +566,31 @@ static void print_report(const explore *ex) {
     ex_print_table(&v);
 }
 
-/* Non-root ranks keep quiet while the arguments are checked: every rank
- * reads the same ones, and rank 0 says what is wrong. */
-static int quiet_stderr(const ex_mpi *mpi) {
-    if (mpi->rank == 0) return -1;
-    int saved = dup(2), null = open("/dev/null", O_WRONLY);
-    if (null >= 0) {
-        dup2(null, 2);
-        close(null);
+/* Non-root ranks keep quiet while the arguments are checked and the model
+ * loaded: every rank reads the same ones, and rank 0 says what is wrong (or
+ * prints --help).  saved[] receives the standard output and error to put
+ * back; -1: nothing was redirected. */
+static void quiet_ranks(const ex_mpi *mpi, int saved[2]) {
+    saved[0] = saved[1] = -1;
+    if (mpi->rank == 0) return;
+    int null = open("/dev/null", O_WRONLY);
+    if (null < 0) return;
+    for (int fd = 1; fd <= 2; fd++) {
+        saved[fd - 1] = dup(fd);
+        dup2(null, fd);
     }
-    return saved;
+    close(null);
 }
 
-static void restore_stderr(int saved) {
-    if (saved < 0) return;
-    dup2(saved, 2);
-    close(saved);
+static void restore_ranks(int saved[2]) {
+    fflush(stdout); /* what was written while quiet goes to /dev/null */
+    fflush(stderr);
+    for (int fd = 1; fd <= 2; fd++)
+        if (saved[fd - 1] >= 0) {
+            dup2(saved[fd - 1], fd);
+            close(saved[fd - 1]);
+            saved[fd - 1] = -1;
+        }
 }
 
 static void free_explore(explore *ex) {
@@ -604,12 +613,12 @@ int cmd_explore(int argc, char **argv) {
         return rc;
     }
     bool root = ex->mpi.rank == 0;
-    int saved = quiet_stderr(&ex->mpi);
+    int saved[2];
+    quiet_ranks(&ex->mpi, saved);
     rc = parse_explore(argc, argv, ex);
     if (rc < 0) {
         rc = prepare(ex);
-        restore_stderr(saved);
-        saved = -1;
+        restore_ranks(saved);
         int any = ex_mpi_max(&ex->mpi, rc ? ex->mpi.rank + 1 : 0);
         if (!rc && any) rc = cli_usage_error(CMD, "rank %d could not load the chip or the model (its own run says "
                                              "why)", any - 1);
@@ -642,7 +651,7 @@ int cmd_explore(int argc, char **argv) {
         }
         rc = ex_mpi_max(&ex->mpi, rc);
     }
-    restore_stderr(saved);
+    restore_ranks(saved);
     ex_mpi_end(&ex->mpi);
     free_explore(ex);
     return rc;
