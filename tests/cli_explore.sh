@@ -164,6 +164,20 @@ sed -e '4,7d' -e '12,15d' -e '2s/,full,[0-9.]*,/,full,1.000000,/' "$gcsv" >"$tmp
 "$ROTOR" explore $M $G -o "$tmpdir/r" --resume "$tmpdir/r-hbm-bw-noc-bw-cores.csv" >/dev/null 2>"$err" || bad "resume: $(cat "$err")"
 sed -e '2s/,full,[0-9.]*,/,full,1.000000,/' "$gcsv" >"$tmpdir/want.csv"
 if cmp -s "$tmpdir/want.csv" "$tmpdir/r-hbm-bw-noc-bw-cores.csv"; then ok; else bad "resume into itself: $(diff "$tmpdir/want.csv" "$tmpdir/r-hbm-bw-noc-bw-cores.csv")"; fi
+# a run killed after a checkpoint (--checkpoint 0: after every round, here of 4
+# points) leaves a CSV of the points done, and resuming from it gives the whole run's
+"$ROTOR" explore $M $G -o "$tmpdir/k" --threads 1 --checkpoint 0 >/dev/null 2>&1 &
+pid=$!
+i=0
+while [ $i -lt 3000 ] && [ "$(cat "$tmpdir/k-hbm-bw-noc-bw-cores.csv" 2>/dev/null | wc -l)" -lt 2 ]; do sleep 0.01; i=$((i + 1)); done
+kill -9 $pid 2>/dev/null
+wait $pid 2>/dev/null
+kept=$(wc -l <"$tmpdir/k-hbm-bw-noc-bw-cores.csv")
+"$ROTOR" explore $M $G -o "$tmpdir/k" --resume "$tmpdir/k-hbm-bw-noc-bw-cores.csv" >/dev/null 2>"$err" || bad "resume after kill: $(cat "$err")"
+if [ "$kept" -ge 2 ] && cmp -s "$gcsv" "$tmpdir/k-hbm-bw-noc-bw-cores.csv"; then ok
+else bad "killed after $kept lines, resumed: $(diff "$gcsv" "$tmpdir/k-hbm-bw-noc-bw-cores.csv" | head -3)"; fi
+expect_error bad-checkpoint 2 "--checkpoint: expected an integer from 0 to 86400, got '-1'" -- \
+    explore $M --sweep hbm-bw=2 --checkpoint -1
 expect_error resume-columns 2 "--resume $tmpdir/part.csv: column 2 is 'noc-bw', this grid's is 'cores'" -- \
     explore $M --sweep hbm-bw=2,8 --sweep cores=736 -o "$x" --resume "$tmpdir/part.csv"
 expect_error resume-value 2 "--resume $tmpdir/part.csv: line 2: hbm-bw=2 is not a value of this grid" -- \

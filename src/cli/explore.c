@@ -25,7 +25,7 @@
 #include "rotor/pipeline/pipeline.h"
 
 #define MAX_SVGS (EX_NKEYS * (EX_NKEYS - 1) / 2)
-#define CHECKPOINT_S 30.0 /* the CSV is rewritten with the points done at most this often */
+#define CHECKPOINT_S 30 /* by default the CSV is rewritten with the points done at most this often */
 
 static const char *const CMD = "explore";
 
@@ -63,6 +63,8 @@ static void explore_usage(FILE *f) {
             "                      a directory: DIR/explore-MODEL-KEYS.csv and .svg)\n"
             "  --resume FILE.csv   take the points FILE has rows for (an earlier or interrupted run\n"
             "                      of this grid) and run the rest; the CSV is as an uninterrupted run's\n"
+            "  --checkpoint S      while running, rewrite the CSV with the points done at most every\n"
+            "                      S seconds, for --resume (default %d; 0: after every round)\n"
             "  --chip NAME|FILE    preset or chip file with HBM; default ipu-pod4\n"
             "  --set KEY=VALUE     override one chip field before the sweep (repeatable)\n"
             "  --hbm-bw BW         total HBM bandwidth when it is not swept (TB/s)\n"
@@ -86,13 +88,14 @@ static void explore_usage(FILE *f) {
             "A point where an operator does not fit is skipped (noted on stderr and in the\n"
             "table); a grid with no point that fits is an error.\n"
             "exit status: 0 explored, 1 no point fits, 2 bad input\n",
-            EX_MAX_VALUES, EX_MAX_POINTS);
+            CHECKPOINT_S, EX_MAX_VALUES, EX_MAX_POINTS);
 }
 
 /* One run of `rotor explore`: what was asked, the points, the outputs. */
 typedef struct explore {
-    const char *input, *prefix, *report_path, *resume;
+    const char *input, *prefix, *report_path, *resume, *checkpoint_text;
     bool zip;
+    int64_t checkpoint_s; /* --checkpoint */
     cli_hbm_args ha;
     const char *sweep_specs[EX_NKEYS];
     int nsw, nd, nthreads;
@@ -134,6 +137,7 @@ static int parse_explore(int argc, char **argv, explore *ex) {
         {"sweep", 0, CLI_MANY, offsetof(explore, sweep_specs), offsetof(explore, nsw), EX_NKEYS},
         {"zip", 0, CLI_FLAG, offsetof(explore, zip), 0, 0},
         {"resume", 0, CLI_VALUE, offsetof(explore, resume), 0, 0},
+        {"checkpoint", 0, CLI_VALUE, offsetof(explore, checkpoint_text), 0, 0},
         {"output", 'o', CLI_VALUE, offsetof(explore, prefix), 0, 0},
         {"report", 0, CLI_VALUE, offsetof(explore, report_path), 0, 0},
         {0}};
@@ -149,6 +153,9 @@ static int parse_explore(int argc, char **argv, explore *ex) {
     if (ex->report_path && !strcmp(ex->report_path, "-"))
         return cli_usage_error(CMD, "--report -: explore prints its table on stdout; give a file or a directory");
     if (ex->zip && ex->nsw < 2) return cli_usage_error(CMD, "--zip pairs the lists of two or more --sweep keys");
+    ex->checkpoint_s = CHECKPOINT_S;
+    if (ex->checkpoint_text && cli_parse_i64(CMD, "--checkpoint", ex->checkpoint_text, 0, 86400, &ex->checkpoint_s))
+        return EXIT_BADINPUT;
     if (cli_hbm_workload(CMD, ex->input, &ex->ha, &ex->po, &ex->so)) return EXIT_BADINPUT;
     ex->decode = ex->po.zoo.phase == ROTOR_PHASE_DECODE;
     ex->nthreads = ex->so.threads ? ex->so.threads : omp_get_max_threads(); /* --threads: the points' loop */
@@ -365,7 +372,8 @@ static int run_points(explore *ex) {
         if (!rc && mpi->rank == 0) rc = take_points(ex, all, alln);
         free(all);
         if (!rc && mpi->rank == 0) rc = round_failure(ex, todo, a, b);
-        if (!rc && mpi->rank == 0 && b < ntodo && now_s() - ex->last_checkpoint >= CHECKPOINT_S) checkpoint(ex);
+        if (!rc && mpi->rank == 0 && b < ntodo && now_s() - ex->last_checkpoint >= (double)ex->checkpoint_s)
+            checkpoint(ex);
         rc = ex_mpi_max(mpi, rc);
     }
     cli_progress_end(&prog);
