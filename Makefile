@@ -116,7 +116,9 @@ $(LIB): $(LIB_OBJ)
 # OpenMPI is optional: `rotor explore` under mpirun splits a grid over the
 # processes (src/cli/mpisweep.c, docs/explore.md).  Found by pkg-config
 # (ompi-c) or mpicc; MPI=0 builds without it.
-MPI ?= $(shell pkg-config --exists ompi-c 2>/dev/null && echo 1 || { command -v mpicc >/dev/null 2>&1 && echo 1; } || echo 0)
+ifeq ($(origin MPI),undefined)
+MPI := $(shell pkg-config --exists ompi-c 2>/dev/null && echo 1 || { command -v mpicc >/dev/null 2>&1 && echo 1; } || echo 0)
+endif
 ifeq ($(MPI),1)
 MPI_CFLAGS := $(patsubst -I%,-isystem %,$(shell pkg-config --cflags ompi-c 2>/dev/null || mpicc --showme:compile))
 MPI_LIBS   := $(shell pkg-config --libs ompi-c 2>/dev/null || mpicc --showme:link)
