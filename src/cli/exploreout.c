@@ -224,8 +224,54 @@ static const char *const COLOURS[EX_ND] = {"#d62728", "#ff7f0e", "#2ca02c", "#1f
 /* The x of value index i on axis 0 (a number, or its index for a topology). */
 static double xval(const ex_axis *ax, int i) { return EX_KEYS[ax->key].kind == EX_TOPOLOGY ? i : ax->num[i]; }
 
+/* A line plot's frame: the plot area, the x range (u0..u1, log2 when logx)
+ * and the top of the y axis in ms. */
+typedef struct lines_frame {
+    double L, R, T, B, u0, u1, ytop;
+    bool logx;
+} lines_frame;
+
+static double lx(const lines_frame *fr, double x) {
+    return fr->u1 > fr->u0 ? fr->L + 20 + ((fr->logx ? log2(x) : x) - fr->u0) / (fr->u1 - fr->u0) * (fr->R - fr->L - 40)
+                           : (fr->L + fr->R) / 2;
+}
+
+static double ly(const lines_frame *fr, double ms) { return fr->B - ms / fr->ytop * (fr->B - fr->T); }
+
+/* One polyline and its markers per design (the points idx[0..n), by x),
+ * then the legend. */
+static void lines_designs(FILE *f, const ex_view *v, const lines_frame *fr, const int *idx, int n) {
+    const ex_axis *ax = &v->g->axes[0];
+    for (int k = 0; k < v->nd; k++) {
+        rotor_preload_design d = v->designs[k];
+        const char *name = rotor_preload_designs[d].name, *col = COLOURS[d];
+        const char *dash = d >= ROTOR_PRELOAD_IDEAL ? " stroke-dasharray=\"5 3\"" : "";
+        fprintf(f, "<g class=\"design\" id=\"%s\">\n<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s points=\"",
+                name, col, dash);
+        for (int i = 0; i < n; i++)
+            fprintf(f, "%s%.2f,%.2f", i ? " " : "", lx(fr, xval(ax, idx[i])),
+                    ly(fr, v->pts[idx[i]].rows[d].latency_us * 1e-3));
+        fprintf(f, "\"/>\n");
+        for (int i = 0; i < n; i++) {
+            const ex_point *p = &v->pts[idx[i]];
+            char pname[512];
+            fprintf(f, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"3.5\" fill=\"%s\"><title>%s ", lx(fr, xval(ax, idx[i])),
+                    ly(fr, p->rows[d].latency_us * 1e-3), col, name);
+            cli_xml_text(f, ex_point_name(v->g, p->vi, pname, sizeof pname));
+            fprintf(f, ": %.4f ms</title></circle>\n", p->rows[d].latency_us * 1e-3);
+        }
+        double lyy = fr->T + 10 + 20 * k;
+        fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\"%s/>\n",
+                fr->R + 20, lyy, fr->R + 50, lyy, col, dash);
+        fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"/>\n", fr->R + 35, lyy, col);
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">%s</text>\n</g>\n", fr->R + 58, lyy + 4, name);
+    }
+}
+
 void ex_write_lines(FILE *f, const ex_view *v, bool inline_svg) {
-    const double W = 760, H = 440, L = 80, R = 570, T = 50, B = 370;
+    const double W = 760, H = 440;
+    lines_frame fr = {.L = 80, .R = 570, .T = 50, .B = 370};
+    const double L = fr.L, R = fr.R, T = fr.T, B = fr.B;
     const ex_grid *g = v->g;
     const ex_axis *ax = &g->axes[0];
     const ex_point *pts = v->pts;
@@ -241,16 +287,15 @@ void ex_write_lines(FILE *f, const ex_view *v, bool inline_svg) {
         }
     bool cat = EX_KEYS[ax->key].kind == EX_TOPOLOGY;
     double xmin = cat ? 0 : xval(ax, idx[0]), xmax = cat ? ax->n - 1 : xval(ax, idx[n - 1]), ymax = 0;
-    bool logx = !cat && xmax / xmin > 8;
+    fr.logx = !cat && xmax / xmin > 8;
     for (int i = 0; i < n; i++)
         for (int k = 0; k < v->nd; k++) ymax = fmax(ymax, pts[idx[i]].rows[v->designs[k]].latency_us * 1e-3);
     if (!(ymax > 0)) ymax = 1;
     double ystep = nice_step(ymax * 1.05);
     int yticks = (int)ceil(ymax * 1.05 / ystep - 1e-9);
-    double ytop = yticks * ystep;
-    double u0 = logx ? log2(xmin) : xmin, u1 = logx ? log2(xmax) : xmax;
-#define XPOS(x) (u1 > u0 ? L + 20 + ((logx ? log2(x) : (x)) - u0) / (u1 - u0) * (R - L - 40) : (L + R) / 2)
-#define YPOS(ms) (B - (ms) / ytop * (B - T))
+    fr.ytop = yticks * ystep;
+    fr.u0 = fr.logx ? log2(xmin) : xmin;
+    fr.u1 = fr.logx ? log2(xmax) : xmax;
     if (!inline_svg) fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" %swidth=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
                "font-family=\"sans-serif\" font-size=\"12\">\n", inline_svg ? "class=\"sweep\" " : "", W, H, W, H);
@@ -263,14 +308,14 @@ void ex_write_lines(FILE *f, const ex_view *v, bool inline_svg) {
     for (int a = 1; a < g->naxes; a++) fprintf(f, "%s%s", a == 1 ? " (zipped with " : ", ", EX_KEYS[g->axes[a].key].name);
     fprintf(f, "%s</text>\n", g->naxes > 1 ? ")" : "");
     for (int t = 0; t <= yticks; t++) {
-        double y = YPOS(t * ystep);
+        double y = ly(&fr, t * ystep);
         fprintf(f, "<line x1=\"%.1f\" y1=\"%.2f\" x2=\"%.1f\" y2=\"%.2f\" stroke=\"#dddddd\"/>\n", L, y, R, y);
         fprintf(f, "<text x=\"%.1f\" y=\"%.2f\" text-anchor=\"end\">%.6g</text>\n", L - 6, y + 4, t * ystep);
     }
     /* x ticks at the swept values, a label only where it has room */
     double last = -1e9;
     for (int i = 0; i < n; i++) {
-        double x = XPOS(xval(ax, idx[i]));
+        double x = lx(&fr, xval(ax, idx[i]));
         fprintf(f, "<line x1=\"%.2f\" y1=\"%.1f\" x2=\"%.2f\" y2=\"%.1f\" stroke=\"black\"/>\n", x, B, x, B + 5);
         if (x - last >= 36) {
             fprintf(f, "<text x=\"%.2f\" y=\"%.1f\" text-anchor=\"middle\">", x, B + 19);
@@ -282,36 +327,10 @@ void ex_write_lines(FILE *f, const ex_view *v, bool inline_svg) {
     fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"black\"/>\n", L,
             T, R - L, B - T);
     fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s%s</text>\n", (L + R) / 2, B + 42,
-            EX_KEYS[ax->key].axis, logx ? ", log scale" : "");
+            EX_KEYS[ax->key].axis, fr.logx ? ", log scale" : "");
     fprintf(f, "<text transform=\"translate(22 %.1f) rotate(-90)\" text-anchor=\"middle\">%s</text>\n", (T + B) / 2,
             v->ylabel);
-    /* one polyline and its markers per design, then the legend */
-    for (int k = 0; k < v->nd; k++) {
-        rotor_preload_design d = v->designs[k];
-        const char *name = rotor_preload_designs[d].name, *col = COLOURS[d];
-        const char *dash = d >= ROTOR_PRELOAD_IDEAL ? " stroke-dasharray=\"5 3\"" : "";
-        fprintf(f, "<g class=\"design\" id=\"%s\">\n<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s points=\"",
-                name, col, dash);
-        for (int i = 0; i < n; i++)
-            fprintf(f, "%s%.2f,%.2f", i ? " " : "", XPOS(xval(ax, idx[i])),
-                    YPOS(pts[idx[i]].rows[d].latency_us * 1e-3));
-        fprintf(f, "\"/>\n");
-        for (int i = 0; i < n; i++) {
-            const ex_point *p = &pts[idx[i]];
-            char pname[512];
-            fprintf(f, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"3.5\" fill=\"%s\"><title>%s ", XPOS(xval(ax, idx[i])),
-                    YPOS(p->rows[d].latency_us * 1e-3), col, name);
-            cli_xml_text(f, ex_point_name(g, p->vi, pname, sizeof pname));
-            fprintf(f, ": %.4f ms</title></circle>\n", p->rows[d].latency_us * 1e-3);
-        }
-        double ly = T + 10 + 20 * k;
-        fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\"%s/>\n", R + 20,
-                ly, R + 50, ly, col, dash);
-        fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"/>\n", R + 35, ly, col);
-        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">%s</text>\n</g>\n", R + 58, ly + 4, name);
-    }
-#undef XPOS
-#undef YPOS
+    lines_designs(f, v, &fr, idx, n);
     fprintf(f, "</svg>\n");
 }
 
