@@ -628,8 +628,8 @@ int cmd_explore(int argc, char **argv) {
         rc = prepare(ex);
         restore_ranks(saved);
         int any = ex_mpi_max(&ex->mpi, rc ? ex->mpi.rank + 1 : 0);
-        if (!rc && any) rc = cli_usage_error(CMD, "rank %d could not load the chip or the model (its own run says "
-                                             "why)", any - 1);
+        if (!rc && any) rc = cli_usage_error(CMD, "rank %d could not load the chip or the model (the same command "
+                                             "run alone on its machine says why)", any - 1);
         bool opened = false;
         if (!rc && root) opened = !(rc = open_outputs(ex));
         if (!rc && root && ex->resume) rc = ex_resume(CMD, ex->resume, &ex->g, ex->designs, ex->nd, ex->pts);
