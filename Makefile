@@ -113,8 +113,24 @@ $(LIB): $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
+# OpenMPI is optional: `rotor explore` under mpirun splits a grid over the
+# processes (src/cli/mpisweep.c, docs/explore.md).  Found by pkg-config
+# (ompi-c) or mpicc; MPI=0 builds without it.
+ifeq ($(origin MPI),undefined)
+MPI := $(shell pkg-config --exists ompi-c 2>/dev/null && echo 1 || { command -v mpicc >/dev/null 2>&1 && echo 1; } || echo 0)
+endif
+ifeq ($(MPI),1)
+MPI_CFLAGS := $(patsubst -I%,-isystem %,$(shell pkg-config --cflags ompi-c 2>/dev/null || mpicc --showme:compile))
+MPI_LIBS   := $(shell pkg-config --libs ompi-c 2>/dev/null || mpicc --showme:link)
+$(BUILD)/src/cli/mpisweep.o: CFLAGS += -DROTOR_MPI $(MPI_CFLAGS)
+endif
+# mpisweep.o is rebuilt when MPI changes (OpenMPI installed since the last build)
+$(BUILD)/src/cli/mpisweep.o: $(BUILD)/mpi-$(MPI).flag
+$(BUILD)/mpi-$(MPI).flag:
+	@mkdir -p $(BUILD) && rm -f $(BUILD)/mpi-*.flag && touch $@
+
 $(ROTOR): $(CLI_OBJ) $(LIB)
-	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIB) $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIB) $(LDLIBS) $(MPI_LIBS)
 
 $(TESTS): $(TEST_OBJ) $(LIB) | deps-test
 	$(CC) $(LDFLAGS) -o $@ $(TEST_OBJ) $(LIB) -lcriterion $(LDLIBS)

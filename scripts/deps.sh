@@ -3,8 +3,9 @@
 # installs what is missing; otherwise it prints the exact apt-get line and fails.
 # Usage: scripts/deps.sh [build|test]   (test also needs Criterion and libonnx-testdata,
 # and would like chromium: tests/cli_report.sh loads the HTML reports in it, and
-# skips that part, saying so, where chromium is absent; so it is optional:
-# installed as root when apt-get can, never a reason to fail)
+# skips that part, saying so, where chromium is absent; and OpenMPI, for
+# tests/cli_explore_mpi.sh, likewise; so they are optional: installed as root
+# when apt-get can, never a reason to fail)
 set -u
 want=${1:-build}
 missing=""
@@ -22,6 +23,10 @@ if [ "$want" = test ]; then
     # tests/cli_model.sh sweeps the ONNX operator test models
     [ -d /usr/share/libonnx-testdata/data ] || missing="$missing libonnx-testdata"
     command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || optional="$optional chromium"
+    # rotor explore under mpirun (tests/cli_explore_mpi.sh skips without it); the
+    # Makefile builds with MPI only where it finds it, so it is optional too
+    command -v mpicc >/dev/null 2>&1 || optional="$optional libopenmpi-dev"
+    command -v mpirun >/dev/null 2>&1 || optional="$optional openmpi-bin"
 fi
 if [ "${CC:-cc}" = clang ]; then
     command -v clang >/dev/null 2>&1 || missing="$missing clang"
@@ -34,7 +39,7 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     apt-get update -qq >/dev/null 2>&1 || true
     # shellcheck disable=SC2086
     if [ -n "$optional" ] && ! apt-get install -y -qq $optional >/dev/null; then
-        echo "rotor: could not install$optional: tests/cli_report.sh will skip its browser test" >&2
+        echo "rotor: could not install$optional: tests/cli_report.sh will skip its browser test, tests/cli_explore_mpi.sh its mpirun runs" >&2
     fi
     [ -z "$missing" ] && exit 0
     # shellcheck disable=SC2086
@@ -43,7 +48,7 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     exit 1
 fi
 if [ -z "$missing" ]; then
-    echo "rotor: optional:$optional is not installed (tests/cli_report.sh skips its browser test); install with:" >&2
+    echo "rotor: optional:$optional is not installed (tests/cli_report.sh skips its browser test, tests/cli_explore_mpi.sh its mpirun runs); install with:" >&2
     echo "  sudo apt-get install -y$optional" >&2
     exit 0
 fi

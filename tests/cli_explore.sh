@@ -1,13 +1,15 @@
 #!/bin/sh
 # CLI tests of `rotor explore`: the CSV (header, one row per point and design),
 # the SVG (well-formed XML, one polyline per design), the table and JSON, the
-# range forms, output independent of --threads, points that do not fit, and
-# one-line errors.  Small models only (llama2-13b with --layers 2).
+# range forms, output independent of --threads, points that do not fit,
+# grids (order, --zip, heat maps), every key against what it claims to set,
+# --resume, and one-line errors.  Small models only (llama2-13b with
+# --layers 2).  tests/cli_explore_mpi.sh runs grids under mpirun.
 # Run by `make test` as `ROTOR=build/rotor sh tests/cli_explore.sh`.
 . "$(dirname "$0")/lib.sh"
 M="llama2-13b --layers 2"
 x=$tmpdir/x
-header="key,value,design,latency_us,percent_of_ideal,preload_us,execute_us,overlap_us,stall_us,hbm_util,link_util,tflops"
+header="hbm-bw,design,latency_us,percent_of_ideal,preload_us,execute_us,overlap_us,stall_us,hbm_util,link_util,tflops"
 
 expect_out help "usage: rotor explore MODEL" -- explore --help
 expect_out help-flops "vector_tflops is scaled by" -- explore --help
@@ -18,13 +20,13 @@ cp "$out" "$tmpdir/table1"
 csv=$x-hbm-bw.csv
 if [ "$(head -n 1 "$csv")" = "$header" ]; then ok; else bad "csv header: $(head -n 1 "$csv")"; fi
 if [ "$(wc -l <"$csv")" -eq 19 ]; then ok; else bad "csv: $(wc -l <"$csv") lines, want 19"; fi
-if [ "$(sed -n '2p;19p' "$csv" | cut -d, -f1-3 | tr '\n' ' ')" = "hbm-bw,2,basic hbm-bw,32,roofline " ]; then ok
+if [ "$(sed -n '2p;19p' "$csv" | cut -d, -f1-2 | tr '\n' ' ')" = "2,basic 32,roofline " ]; then ok
 else bad "csv order: $(sed -n '2p;19p' "$csv")"; fi
 # Ideal is 100% of itself, and more HBM bandwidth never makes it slower (Elk Figure 19)
-if awk -F, '$3 == "ideal" { if ($5 != "100.0000") bad = 1; if (n && $4 > last) bad = 1; last = $4; n++ }
+if awk -F, '$2 == "ideal" { if ($4 != "100.0000") bad = 1; if (n && $3 > last) bad = 1; last = $3; n++ }
             END { exit bad || n != 3 }' "$csv"; then ok; else bad "ideal latency rises with HBM bandwidth: $(grep ideal "$csv")"; fi
 # no design beats Ideal but the roofline, which beats none
-if awk -F, 'NR > 1 && $3 != "roofline" && $5 > 100.0001 { bad = 1 } $3 == "roofline" && $5 < 99.9999 { bad = 1 }
+if awk -F, 'NR > 1 && $2 != "roofline" && $4 > 100.0001 { bad = 1 } $2 == "roofline" && $4 < 99.9999 { bad = 1 }
             END { exit bad }' "$csv"; then ok; else bad "a design beats ideal"; fi
 
 # the SVG: well-formed XML with one polyline per design
@@ -43,12 +45,12 @@ if cmp -s "$tmpdir/table1y" "$tmpdir/table2" && cmp -s "$tmpdir/table2" "$tmpdir
 if cmp -s "$csv" "$tmpdir/y-hbm-bw.csv" && cmp -s "$svg" "$tmpdir/y-hbm-bw.svg" && cmp -s "$csv" "$tmpdir/z-hbm-bw.csv"
 then ok; else bad "files differ by thread count"; fi
 
-# ranges: 2:32:x2 is 2,4,8,16,32; 2:6:+2 is 2,4,6; two sweeps write two pairs of files
-expect_out ranges "sweep noc-bw (GB/s): 3 points x 2 designs" -- explore $M --sweep hbm-bw=2:32:x2 --sweep noc-bw=2:6:+2 \
-    --design full,ideal -o "$x"
-if [ "$(cut -d, -f2 "$x-hbm-bw.csv" | sed 1d | uniq | tr '\n' ' ')" = "2 4 8 16 32 " ] && \
-   [ "$(cut -d, -f2 "$x-noc-bw.csv" | sed 1d | uniq | tr '\n' ' ')" = "2 4 6 " ]; then ok
-else bad "range values: $(cut -d, -f2 "$x-hbm-bw.csv" | uniq | tr '\n' ' ') / $(cut -d, -f2 "$x-noc-bw.csv" | uniq | tr '\n' ' ')"; fi
+# ranges: 2:32:x2 is 2,4,8,16,32; 2:6:+2 is 2,4,6
+expect_out ranges "sweep noc-bw (GB/s): 3 points x 2 designs" -- explore $M --sweep noc-bw=2:6:+2 --design full,ideal -o "$x"
+expect_out ranges2 "sweep hbm-bw (TB/s): 5 points x 1 design" -- explore $M --sweep hbm-bw=2:32:x2 --design full -o "$x"
+if [ "$(cut -d, -f1 "$x-hbm-bw.csv" | sed 1d | tr '\n' ' ')" = "2 4 8 16 32 " ] && \
+   [ "$(cut -d, -f1 "$x-noc-bw.csv" | sed 1d | uniq | tr '\n' ' ')" = "2 4 6 " ]; then ok
+else bad "range values: $(cut -d, -f1 "$x-hbm-bw.csv" | tr '\n' ' ') / $(cut -d, -f1 "$x-noc-bw.csv" | uniq | tr '\n' ' ')"; fi
 n=$(grep -c '<polyline' "$x-noc-bw.svg")
 if [ "$n" = 2 ]; then ok; else bad "--design full,ideal: $n polylines, want 2"; fi
 
@@ -56,8 +58,9 @@ if [ "$n" = 2 ]; then ok; else bad "--design full,ideal: $n polylines, want 2"; 
 expect_out json '"format":	"rotor-explore"' -- explore $M --sweep flops=125,250 --design ideal -o "$x" --json
 if python3 -c 'import json, sys
 d = json.load(open(sys.argv[1]))
-p = d["sweeps"][0]["points"]
-assert d["version"] == 1 and d["sweeps"][0]["key"] == "flops" and len(p) == 2
+p = d["points"]
+assert d["version"] == 2 and [k["key"] for k in d["keys"]] == ["flops"] and len(p) == 2
+assert p[0]["values"] == {"flops": 125} and d["csv"].endswith("-flops.csv") and len(d["svg"]) == 1
 assert [r["design"] for r in p[0]["results"]] == ["ideal"]
 assert p[0]["results"][0]["latency_us"] >= p[1]["results"][0]["latency_us"]' "$out" 2>"$err"; then ok
 else bad "json: $(cat "$err")"; fi
@@ -80,9 +83,112 @@ if [ $? -eq 0 ] && grep -q "cores=64 skipped: op .*no valid plan fits" "$err" &&
    [ "$(wc -l <"$x-cores.csv")" -eq 2 ]; then ok; else bad "nofit point: $(cat "$err")"; fi
 expect_error none-fits 1 "--sweep cores: no point fits; at cores=4: op" -- explore $M --sweep cores=4,8 -o "$x"
 
+# ---- grids ----
+# three keys: 2 x 2 x 2 points, the first key slowest, one heat map per pair
+g=$tmpdir/g
+G="--sweep hbm-bw=2,8 --sweep noc-bw=2,5.5 --sweep cores=736,1472 --design full,ideal"
+expect_out grid "sweep hbm-bw (TB/s) x noc-bw (GB/s) x cores (cores): 8 points x 2 designs" -- explore $M $G -o "$g" --threads 2
+gcsv=$g-hbm-bw-noc-bw-cores.csv
+if [ "$(head -n 1 "$gcsv")" = "hbm-bw,noc-bw,cores,design,latency_us,percent_of_ideal,preload_us,execute_us,overlap_us,stall_us,hbm_util,link_util,tflops" ]
+then ok; else bad "grid header: $(head -n 1 "$gcsv")"; fi
+want="2,2,736 2,2,1472 2,5.5,736 2,5.5,1472 8,2,736 8,2,1472 8,5.5,736 8,5.5,1472 "
+if [ "$(awk -F, '$4 == "full" { printf "%s,%s,%s ", $1, $2, $3 }' "$gcsv")" = "$want" ] && [ "$(wc -l <"$gcsv")" -eq 17 ]; then ok
+else bad "grid order: $(cut -d, -f1-4 "$gcsv" | tr '\n' ' ')"; fi
+n=0
+for pair in hbm-bw-noc-bw hbm-bw-cores noc-bw-cores; do
+    c=$(python3 -c 'import sys, xml.dom.minidom as m
+print(sum(1 for r in m.parse(sys.argv[1]).getElementsByTagName("rect") if r.getAttribute("class") == "cell"))' "$g-$pair.svg" 2>"$err")
+    [ "$c" = 4 ] && n=$((n + 1))
+done
+if [ "$n" = 3 ] && [ ! -e "$g-hbm-bw-noc-bw-cores.svg" ]; then ok; else bad "heat maps: $n of 3 with 4 cells ($(ls "$tmpdir"))"; fi
+"$ROTOR" explore $M $G -o "$tmpdir/g1" --threads 1 >/dev/null 2>"$err" || bad "grid threads 1: $(cat "$err")"
+if cmp -s "$gcsv" "$tmpdir/g1-hbm-bw-noc-bw-cores.csv" && cmp -s "$g-noc-bw-cores.svg" "$tmpdir/g1-noc-bw-cores.svg"; then ok
+else bad "grid files differ by thread count"; fi
+
+# --zip: the i-th values together, one line plot
+expect_out zip "sweep hbm-bw (TB/s) with noc-bw (GB/s): 3 points x 1 design" -- \
+    explore $M --sweep hbm-bw=2,8,32 --sweep noc-bw=2,4,8 --zip --design full -o "$g"
+if [ "$(sed 1d "$g-hbm-bw-noc-bw.csv" | cut -d, -f1-2 | tr '\n' ' ')" = "2,2 8,4 32,8 " ] && \
+   [ "$(grep -c '<circle' "$g-hbm-bw-noc-bw.svg")" = 4 ]; then ok; else bad "zip rows: $(cut -d, -f1-3 "$g-hbm-bw-noc-bw.csv")"; fi
+
+# --json of a grid: the keys, then every point with its values, in grid order
+"$ROTOR" explore $M --sweep hbm-bw=2,8 --sweep topology=all-to-all,mesh --zip --design full -o "$g" --json >"$out" 2>"$err"
+if python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["format"] == "rotor-explore" and d["version"] == 2 and d["zip"] is True
+assert [k["key"] for k in d["keys"]] == ["hbm-bw", "topology"] and d["keys"][1]["values"] == ["all-to-all", "mesh"]
+assert [p["values"] for p in d["points"]] == [{"hbm-bw": 2, "topology": "all-to-all"}, {"hbm-bw": 8, "topology": "mesh"}]
+assert all(p["fits"] and p["results"][0]["design"] == "full" for p in d["points"])' "$out" 2>"$err"; then ok
+else bad "grid json: $(cat "$err")"; fi
+
+# a heat map hatches the points that do not fit, with the reason in the tooltip
+"$ROTOR" explore $M --sweep sram=16384,638976 --sweep noc-bw=2,5.5 --design full -o "$g" >/dev/null 2>"$err"
+if [ "$(grep -c 'fill="url(#nofit)" stroke="white"><title>sram=16384, noc-bw=[0-9.]*: does not fit: op' "$g-sram-noc-bw.svg")" = 2 ] && \
+   [ "$(grep -c 'class="cell"' "$g-sram-noc-bw.svg")" = 4 ]; then ok; else bad "heat map of misfits: $(grep -c nofit "$g-sram-noc-bw.svg")"; fi
+
+# every new key sets what it claims: the same latency as rotor schedule with
+# that setting (the CSV's 6 decimals of the JSON's figure)
+lat() { python3 -c 'import json, sys; print("%.6f" % json.load(open(sys.argv[1]))["designs"][0]["latency_us"])' "$1"; }
+row() { awk -F, -v k="$2" '$1 == k && $2 == "full" { print $3 }' "$1"; }
+"$ROTOR" explore $M --sweep batch=1,4 --sweep seq=512,2048 --design full -o "$g" >/dev/null 2>"$err" || bad "batch x seq: $(cat "$err")"
+"$ROTOR" schedule $M --batch 4 --seq 512 --design full --json >"$tmpdir/s.json" 2>"$err" || bad "schedule: $(cat "$err")"
+b4=$(awk -F, '$1 == 4 && $2 == 512 { print $4 }' "$g-batch-seq.csv")
+if [ -n "$b4" ] && [ "$b4" = "$(lat "$tmpdir/s.json")" ]; then ok; else bad "batch 4 seq 512: explore $b4, schedule $(lat "$tmpdir/s.json")"; fi
+if awk -F, '$1 == 1 && $2 == 512 { a = $4 } $1 == 1 && $2 == 2048 { b = $4 } END { exit !(b > a) }' "$g-batch-seq.csv"; then ok
+else bad "a longer KV cache is not slower: $(cat "$g-batch-seq.csv")"; fi
+"$ROTOR" explore $M --sweep chips=2,4 --design full -o "$g" >/dev/null 2>"$err" || bad "chips: $(cat "$err")"
+"$ROTOR" schedule $M --set chips=2 --set interchip_gbps=320 --design full --json >"$tmpdir/s.json" 2>"$err"
+if [ "$(row "$g-chips.csv" 2)" = "$(lat "$tmpdir/s.json")" ]; then ok; else bad "chips=2: $(row "$g-chips.csv" 2) vs $(lat "$tmpdir/s.json")"; fi
+"$ROTOR" explore $M --sweep topology=all-to-all,mesh:32x46 --design full -o "$g" >/dev/null 2>"$err" || bad "topology: $(cat "$err")"
+"$ROTOR" schedule $M --topology mesh:32x46 --design full --json >"$tmpdir/s.json" 2>"$err"
+if [ "$(row "$g-topology.csv" mesh:32x46)" = "$(lat "$tmpdir/s.json")" ] && \
+   [ "$(row "$g-topology.csv" mesh:32x46)" != "$(row "$g-topology.csv" all-to-all)" ]; then ok
+else bad "topology: $(cat "$g-topology.csv")"; fi
+# its line plot spaces the names evenly, in the order given
+if grep -q '>all-to-all</text>' "$g-topology.svg" && grep -q '>mesh:32x46</text>' "$g-topology.svg"; then ok
+else bad "topology plot: no tick names"; fi
+# sram: 16 KiB per core fits no plan of l0.qkv (skipped); 64 KiB fits, slower than 624 KiB
+"$ROTOR" explore $M --sweep sram=16384,65536,638976 --design full -o "$g" >"$out" 2>"$err"
+if grep -q "sram=16384 skipped: op 'l0.qkv'" "$err" && [ "$(cut -d, -f1 "$g-sram.csv" | sed 1d | tr '\n' ' ')" = "65536 638976 " ] && \
+   [ "$(awk -F, 'NR == 2 { a = $3 } NR == 3 { exit !($3 < a) }' "$g-sram.csv"; echo $?)" = 0 ]; then ok
+else bad "sram: $(cat "$err") $(cat "$g-sram.csv")"; fi
+
+# ---- --resume ----
+# from the first 3 points of the grid: the same CSV as the whole run
+head -n 7 "$gcsv" >"$tmpdir/part.csv"
+"$ROTOR" explore $M $G -o "$tmpdir/r" --resume "$tmpdir/part.csv" >/dev/null 2>"$err" || bad "resume: $(cat "$err")"
+if cmp -s "$gcsv" "$tmpdir/r-hbm-bw-noc-bw-cores.csv"; then ok; else bad "resumed CSV differs from the whole run's"; fi
+# into the file it resumes from, with rows from anywhere in the grid; a resumed
+# row is taken as it is (not run again): a changed figure stays
+sed -e '4,7d' -e '12,15d' -e '2s/,full,[0-9.]*,/,full,1.000000,/' "$gcsv" >"$tmpdir/r-hbm-bw-noc-bw-cores.csv"
+"$ROTOR" explore $M $G -o "$tmpdir/r" --resume "$tmpdir/r-hbm-bw-noc-bw-cores.csv" >/dev/null 2>"$err" || bad "resume: $(cat "$err")"
+sed -e '2s/,full,[0-9.]*,/,full,1.000000,/' "$gcsv" >"$tmpdir/want.csv"
+if cmp -s "$tmpdir/want.csv" "$tmpdir/r-hbm-bw-noc-bw-cores.csv"; then ok; else bad "resume into itself: $(diff "$tmpdir/want.csv" "$tmpdir/r-hbm-bw-noc-bw-cores.csv")"; fi
+# a run killed after a checkpoint (--checkpoint 0: after every round, here of 4
+# points) leaves a CSV of the points done, and resuming from it gives the whole run's
+"$ROTOR" explore $M $G -o "$tmpdir/k" --threads 1 --checkpoint 0 >/dev/null 2>&1 &
+pid=$!
+i=0
+while [ $i -lt 3000 ] && [ "$(cat "$tmpdir/k-hbm-bw-noc-bw-cores.csv" 2>/dev/null | wc -l)" -lt 2 ]; do sleep 0.01; i=$((i + 1)); done
+kill -9 $pid 2>/dev/null
+wait $pid 2>/dev/null
+kept=$(wc -l <"$tmpdir/k-hbm-bw-noc-bw-cores.csv")
+"$ROTOR" explore $M $G -o "$tmpdir/k" --resume "$tmpdir/k-hbm-bw-noc-bw-cores.csv" >/dev/null 2>"$err" || bad "resume after kill: $(cat "$err")"
+if [ "$kept" -ge 2 ] && cmp -s "$gcsv" "$tmpdir/k-hbm-bw-noc-bw-cores.csv"; then ok
+else bad "killed after $kept lines, resumed: $(diff "$gcsv" "$tmpdir/k-hbm-bw-noc-bw-cores.csv" | head -3)"; fi
+expect_error bad-checkpoint 2 "--checkpoint: expected an integer from 0 to 86400, got '-1'" -- \
+    explore $M --sweep hbm-bw=2 --checkpoint -1
+expect_error resume-columns 2 "--resume $tmpdir/part.csv: column 2 is 'noc-bw', this grid's is 'cores'" -- \
+    explore $M --sweep hbm-bw=2,8 --sweep cores=736 -o "$x" --resume "$tmpdir/part.csv"
+expect_error resume-value 2 "--resume $tmpdir/part.csv: line 2: hbm-bw=2 is not a value of this grid" -- \
+    explore $M --sweep hbm-bw=4,8 --sweep noc-bw=2,5.5 --sweep cores=736,1472 -o "$x" --resume "$tmpdir/part.csv"
+expect_error resume-missing 2 "--resume $tmpdir/none.csv: cannot read (No such file" -- \
+    explore $M --sweep hbm-bw=2 -o "$x" --resume "$tmpdir/none.csv"
+
 # bad input: one line, exit 2
 expect_error no-sweep 2 "--sweep KEY=V1,V2,... is required" -- explore $M
-expect_error unknown-key 2 "--sweep: unknown key 'sram' (keys: hbm-bw, noc-bw, cores, flops)" -- explore $M --sweep sram=1,2
+expect_error unknown-key 2 "--sweep: unknown key 'dram' (keys: hbm-bw, noc-bw, cores, flops, sram, chips, topology, batch, seq)" -- \
+    explore $M --sweep dram=1,2
 expect_error no-equals 2 "--sweep: expected KEY=V1,V2,..." -- explore $M --sweep hbm-bw
 expect_error empty-list 2 "--sweep hbm-bw=: no values" -- explore $M --sweep hbm-bw=
 expect_error empty-value 2 "--sweep hbm-bw=2,,4: value 2 is empty" -- explore $M --sweep hbm-bw=2,,4
@@ -104,6 +210,20 @@ expect_error flops-range 2 "--sweep flops=10000000: matrix_tflops: expected a po
     explore $M --sweep flops=1e7
 expect_error no-hbm 2 "--sweep hbm-bw=2: chip 'ipu-mk2' has no HBM" -- explore $M --sweep hbm-bw=2 --chip ipu-mk2
 expect_error key-twice 2 "--sweep hbm-bw given twice" -- explore $M --sweep hbm-bw=2 --sweep hbm-bw=4
+expect_error zip-lengths 2 "--zip: --sweep hbm-bw has 2 values and --sweep noc-bw has 3" -- \
+    explore $M --sweep hbm-bw=2,8 --sweep noc-bw=1,2,3 --zip
+expect_error zip-one 2 "--zip pairs the lists of two or more" -- explore $M --sweep hbm-bw=2,8 --zip
+expect_error grid-cap 2 "the grid has 262144 points (hbm-bw 64 x noc-bw 64 x cores 64), more than 10000" -- \
+    explore $M --sweep hbm-bw=1:64:+1 --sweep noc-bw=1:64:+1 --sweep cores=1:64:+1
+expect_error bad-topology 2 "--sweep topology=ring: value 1: expected all-to-all, mesh or mesh:WxH, got 'ring'" -- \
+    explore $M --sweep topology=ring
+expect_error topology-cores 2 "--sweep topology=mesh:8x8: a 8x8 mesh has 64 cores, the chip 1472" -- \
+    explore $M --sweep topology=mesh:8x8
+expect_error batch-twice 2 "--batch and --sweep batch: give one" -- explore $M --batch 2 --sweep batch=1,2
+expect_error batch-onnx 2 "--sweep batch shapes zoo models" -- explore m.onnx --sweep batch=1,2
+expect_error batch-max 2 "--sweep batch=2000000: 2000000: expected at most 1048576" -- explore $M --sweep batch=2000000
+expect_error sram-small 2 "--sweep sram=1: shift_buffer_bytes: expected at most sram_bytes" -- explore $M --sweep sram=1
+expect_error chips-tp 2 "--sweep chips=2: --tp 4 is more than the 2 chips" -- explore $M --sweep chips=2,4 --tp 4
 expect_error bad-design 2 "--design: unknown 'fast'" -- explore $M --sweep hbm-bw=2 --design full,fast
 expect_error design-twice 2 "--design: 'full' listed twice" -- explore $M --sweep hbm-bw=2 --design full,full
 expect_error bad-threads 2 "--threads: expected an integer from 1 to 1024, got '0'" -- explore $M --sweep hbm-bw=2 --threads 0

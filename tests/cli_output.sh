@@ -14,7 +14,7 @@ expect_error compile-no-dir 2 "-o: /nonexistent/dir/x.json: cannot write (No suc
 expect_error schedule-no-dir 2 "--trace: /nonexistent/t.json: cannot write (No such file or directory)" -- schedule llama2-7b --layers 1 --trace /nonexistent/t.json
 expect_error simulate-no-dir 2 "--trace: /nonexistent/t.json: cannot write (No such file or directory)" -- simulate $M --trace /nonexistent/t.json
 expect_error explore-no-dir 2 "-o: /nonexistent/x-hbm-bw.csv: cannot write (No such file or directory)" -- explore llama2-7b --layers 1 --sweep hbm-bw=2 -o /nonexistent/x
-expect_error explore-stdout 2 "-o -: explore writes a CSV and an SVG per sweep" -- explore llama2-7b --layers 1 --sweep hbm-bw=2 -o -
+expect_error explore-stdout 2 "-o -: explore writes a CSV and SVG files" -- explore llama2-7b --layers 1 --sweep hbm-bw=2 -o -
 
 # a directory is written into under the default name, and no temporary is left
 "$ROTOR" compile $M -o "$d" >/dev/null 2>"$err"

@@ -3,7 +3,7 @@
 # The pages' structure: every section, one frontier chart per operator with
 # plans and its chosen plan marked, two time bars per operator (T10, VGM),
 # one heat-map cell per core of the chip, one timeline row per scheduled
-# operator, one breakdown bar per design, a sweep plot per sweep; sections
+# operator, one breakdown bar per design, a heat map of explore's grid; sections
 # that do not apply say so; no reference outside the file; the same bytes
 # twice.  Then, when Debian's chromium is installed, each page in a real
 # headless browser: no script error, console error or Content-Security-
@@ -100,13 +100,13 @@ want "llama: timelines" "$(count "$l7" 'data-kind="timeline"')" 1
 expect_error llama-mk2 1 "rotor report: the model does not fit in 638976 bytes of SRAM" -- report llama2-7b -o "$tmpdir/n.html"
 if [ -e "$tmpdir/n.html" ]; then bad "llama-mk2 left a file"; else ok; fi
 
-# ---- explore --report: one plot per sweep ----
+# ---- explore --report: a grid of two keys, its heat map ----
 ex=$tmpdir/ex.html
 "$ROTOR" explore opt-1.3b --layers 1 --sweep hbm-bw=2,8 --sweep noc-bw=4,8 -o "$tmpdir/e" --report "$ex" >"$out" 2>"$err" ||
     bad "explore --report: $(cat "$err")"
 check_page explore "$ex"
-want "explore: sweep plots" "$(count "$ex" 'data-kind="sweep"')" 2
-want "explore: design lines (2 sweeps x 6 designs)" "$(count "$ex" '<g class="design"')" 12
+want "explore: heat maps" "$(count "$ex" 'data-kind="grid"')" 1
+want "explore: heat map cells (2 x 2 points)" "$(count "$ex" 'class="cell"')" 4
 
 # ---- the browser ----
 browser=$(command -v chromium || command -v chromium-browser || true)

@@ -248,6 +248,25 @@ typedef struct cli_heatmap {
     bool mesh;
 } cli_heatmap;
 void cli_svg_heatmap(FILE *f, const cli_heatmap *h);
+/* The heat maps' shading: white to dark blue through the fraction u in
+ * [0, 1], as "#rrggbb". */
+void cli_heat_colour(double u, char *buf, size_t size);
+
+/* A heat map of a value over two swept parameters (src/cli/svggrid.c,
+ * rotor explore): nrows x ncols cells (row-major values, NAN: no value,
+ * drawn hatched with the cell's note), rows top to bottom and columns left
+ * to right in the order given, shaded from the smallest value to the
+ * largest (log-scaled beyond 4x); each cell's <title> is its tip.  Standalone (an XML prolog) or
+ * inline in an HTML page. */
+typedef struct cli_grid_chart {
+    const char *title, *xlabel, *ylabel, *unit;
+    int nrows, ncols;
+    const char *const *row_labels, *const *col_labels;
+    const double *values;
+    const char *const *tips; /* per cell, NULL: the value */
+    bool inline_svg;
+} cli_grid_chart;
+void cli_svg_grid(FILE *f, const cli_grid_chart *c);
 
 /* A schedule timeline (Elk Figure 10 style), one row per operator, in us
  * from the start: its preload, its execution and the stall at the end of it. */

@@ -150,8 +150,7 @@ void cli_svg_bars(FILE *f, const cli_bars *b) {
     fputs("</svg>\n", f);
 }
 
-/* White to dark blue through the fraction u in [0, 1]. */
-static void heat_colour(double u, char *buf, size_t size) {
+void cli_heat_colour(double u, char *buf, size_t size) {
     u = fmin(1, fmax(0, isfinite(u) ? u : 0));
     int r = (int)lround(247 - u * (247 - 8)), g = (int)lround(251 - u * (251 - 48)), b = (int)lround(255 - u * (255 - 107));
     snprintf(buf, size, "#%02x%02x%02x", r, g, b);
@@ -172,7 +171,7 @@ void cli_svg_heatmap(FILE *f, const cli_heatmap *h) {
         for (int64_t i = 0; i < h->cores_per_chip; i++) {
             int64_t core = c * h->cores_per_chip + i;
             double v = h->value[core];
-            heat_colour(v / h->vmax, col, sizeof col);
+            cli_heat_colour(v / h->vmax, col, sizeof col);
             fprintf(f, "<rect class=\"core\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\">"
                        "<title>core %lld: %.4g %s</title></rect>\n",
                     x0 + (double)(i % w) * cell, T + (double)(i / w) * cell, cell, cell, col, (long long)core, v,
@@ -182,7 +181,7 @@ void cli_svg_heatmap(FILE *f, const cli_heatmap *h) {
     /* the colour scale: ten steps from 0 to vmax */
     double sx = L, sy = B + 16, sw = 24;
     for (int k = 0; k < 10; k++) {
-        heat_colour((k + 0.5) / 10, col, sizeof col);
+        cli_heat_colour((k + 0.5) / 10, col, sizeof col);
         fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"10\" fill=\"%s\" stroke=\"#999999\" "
                    "stroke-width=\"0.3\"/>\n",
                 sx + k * sw, sy, sw, col);

@@ -1,0 +1,360 @@
+/* rotor explore's grid (docs/explore.md, "Keys", "Values", "Grids"): the
+ * swept keys and their value lists, the points of a full product or of a
+ * --zip, and the chip and model shape at each point. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "explore.h"
+
+#define MESH_MAX_ASPECT 4 /* cores on a mesh: the longer side at most 4x the shorter */
+
+const ex_key_info EX_KEYS[EX_NKEYS] = {
+    {"hbm-bw", "TB/s", "total HBM bandwidth of all chips (TB/s)", "hbm_gbps", EX_NUMBER, false, 0},
+    {"noc-bw", "GB/s", "per-core link bandwidth (GB/s)", "link_gbps", EX_NUMBER, false, 0},
+    {"cores", "cores", "cores per chip", "cores_per_chip", EX_INTEGER, false, 0},
+    {"flops", "TFLOP/s", "matrix TFLOP/s per chip", "matrix_tflops", EX_NUMBER, false, 0},
+    {"sram", "bytes", "SRAM per core (bytes)", "sram_bytes", EX_INTEGER, false, 0},
+    {"chips", "chips", "chips", "chips", EX_INTEGER, false, 0},
+    {"topology", "", "on-chip network", "topology", EX_TOPOLOGY, false, 0},
+    {"batch", "", "batch size", "--batch", EX_INTEGER, true, CLI_MAX_BATCH},
+    {"seq", "tokens", "sequence length (tokens)", "--seq", EX_INTEGER, true, 1 << 24},
+};
+
+static const char KEY_LIST[] = "hbm-bw, noc-bw, cores, flops, sram, chips, topology, batch, seq";
+
+/* ---- value lists --------------------------------------------------------- */
+
+/* A finite decimal number, the whole of s[0..len). */
+static bool parse_number(const char *s, size_t len, double *out) {
+    char buf[64];
+    if (len == 0 || len >= sizeof buf) return false;
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    for (size_t i = 0; i < len; i++)
+        if (!strchr("0123456789.eE+-", buf[i])) return false;
+    char *end;
+    double v = strtod(buf, &end);
+    if (*end || !isfinite(v)) return false;
+    *out = v;
+    return true;
+}
+
+static bool add_value(ex_axis *ax, double v, const char *text, size_t len, char *msg, size_t msize) {
+    if (ax->n == EX_MAX_VALUES) {
+        snprintf(msg, msize, "more than %d values", EX_MAX_VALUES);
+        return false;
+    }
+    ax->num[ax->n] = v;
+    if (text) snprintf(ax->text[ax->n], EX_VALUE_TEXT, "%.*s", (int)len, text);
+    else snprintf(ax->text[ax->n], EX_VALUE_TEXT, "%.10g", v);
+    ax->n++;
+    return true;
+}
+
+/* One item of a topology list: all-to-all, mesh (the squarest mesh of the
+ * point's cores) or mesh:WxH. */
+static bool topology_item(const char *p, size_t len, int item, ex_axis *ax, char *msg, size_t msize) {
+    char buf[EX_VALUE_TEXT];
+    long long w, h;
+    char tail;
+    bool good = len < sizeof buf;
+    if (good) {
+        memcpy(buf, p, len);
+        buf[len] = '\0';
+        good = !strcmp(buf, "all-to-all") || !strcmp(buf, "mesh") ||
+               (sscanf(buf, "mesh:%lldx%lld%c", &w, &h, &tail) == 2 && w > 0 && h > 0 && w <= 1 << 20 &&
+                h <= 1 << 20);
+    }
+    if (!good) {
+        snprintf(msg, msize, "value %d: expected all-to-all, mesh or mesh:WxH, got '%.*s'", item, (int)len, p);
+        return false;
+    }
+    return add_value(ax, ax->n, p, len, msg, msize);
+}
+
+/* One item of a number list: a number, START:END:xF or START:END:+S. */
+static bool number_item(const char *p, size_t len, int item, ex_axis *ax, char *msg, size_t msize) {
+    const char *c1 = memchr(p, ':', len);
+    if (!c1) {
+        double v;
+        if (!parse_number(p, len, &v)) {
+            snprintf(msg, msize, "value %d: expected a number, got '%.*s'", item, (int)len, p);
+            return false;
+        }
+        return add_value(ax, v, NULL, 0, msg, msize);
+    }
+    const char *c2 = memchr(c1 + 1, ':', len - (size_t)(c1 + 1 - p));
+    double a, b, step;
+    char op = c2 && c2 + 1 < p + len ? c2[1] : 0;
+    if (!c2 || (op != 'x' && op != '+') || !parse_number(p, (size_t)(c1 - p), &a) ||
+        !parse_number(c1 + 1, (size_t)(c2 - c1 - 1), &b) || !parse_number(c2 + 2, len - (size_t)(c2 + 2 - p), &step)) {
+        snprintf(msg, msize, "value %d: expected a range START:END:xFACTOR or START:END:+STEP, got '%.*s'", item,
+                 (int)len, p);
+        return false;
+    }
+    if (!(a > 0) || b < a || (op == 'x' ? !(step > 1) : !(step > 0))) {
+        snprintf(msg, msize, "range '%.*s': expected 0 < START <= END and a %s", (int)len, p,
+                 op == 'x' ? "factor above 1" : "positive step");
+        return false;
+    }
+    /* a*F^k or a+k*S up to END (a relative 1e-9 of slack for decimal steps such as 0.1) */
+    for (int k = 0;; k++) {
+        double v = op == 'x' ? a * pow(step, k) : a + k * step;
+        if (v > b * (1 + 1e-9)) break;
+        if (!add_value(ax, v, NULL, 0, msg, msize)) return false;
+    }
+    return true;
+}
+
+/* Parses VALUES into ax, or writes why not into msg. */
+static bool parse_values(const char *list, ex_axis *ax, char *msg, size_t msize) {
+    const ex_key_info *k = &EX_KEYS[ax->key];
+    ax->n = 0;
+    if (!*list) {
+        snprintf(msg, msize, k->kind == EX_TOPOLOGY ? "no values (expected all-to-all, mesh or mesh:WxH, comma "
+                                                      "separated)"
+                                                    : "no values (expected V1,V2,... or START:END:xF)");
+        return false;
+    }
+    const char *p = list;
+    for (int item = 1;; item++) {
+        size_t len = strcspn(p, ",");
+        if (len == 0) {
+            snprintf(msg, msize, "value %d is empty", item);
+            return false;
+        }
+        if (!(k->kind == EX_TOPOLOGY ? topology_item : number_item)(p, len, item, ax, msg, msize)) return false;
+        p += len;
+        if (!*p) break;
+        p++; /* the comma */
+        if (!*p) {
+            snprintf(msg, msize, "value %d is empty", item + 1);
+            return false;
+        }
+    }
+    for (int i = 0; i < ax->n; i++) {
+        double v = ax->num[i];
+        if (k->kind != EX_TOPOLOGY && !(v > 0)) {
+            snprintf(msg, msize, "%g: expected a positive value", v);
+            return false;
+        }
+        if (k->kind == EX_INTEGER && v != floor(v)) {
+            snprintf(msg, msize, "%g: expected a whole number", v);
+            return false;
+        }
+        if (k->max > 0 && v > k->max) {
+            snprintf(msg, msize, "%.10g: expected at most %.10g", v, k->max);
+            return false;
+        }
+        for (int j = 0; j < i; j++)
+            if (!strcmp(ax->text[j], ax->text[i])) {
+                snprintf(msg, msize, "%s listed twice", ax->text[i]);
+                return false;
+            }
+    }
+    return true;
+}
+
+int ex_parse_sweep(const char *cmd, const char *spec, ex_axis *ax) {
+    const char *eq = strchr(spec, '=');
+    if (!eq || eq == spec)
+        return cli_usage_error(cmd, "--sweep: expected KEY=V1,V2,... (keys: %s), got '%s'", KEY_LIST, spec);
+    int k = 0;
+    while (k < EX_NKEYS &&
+           (strlen(EX_KEYS[k].name) != (size_t)(eq - spec) || strncmp(EX_KEYS[k].name, spec, (size_t)(eq - spec))))
+        k++;
+    if (k == EX_NKEYS)
+        return cli_usage_error(cmd, "--sweep: unknown key '%.*s' (keys: %s)", (int)(eq - spec), spec, KEY_LIST);
+    ax->key = (ex_key)k;
+    ax->spec = spec;
+    char msg[256];
+    if (!parse_values(eq + 1, ax, msg, sizeof msg)) return cli_usage_error(cmd, "--sweep %s: %s", spec, msg);
+    return 0;
+}
+
+int ex_grid_finish(const char *cmd, ex_grid *g) {
+    for (int k = 0; k < EX_NKEYS; k++) g->axis_of[k] = -1;
+    int64_t n = 1;
+    char sizes[256] = "";
+    size_t used = 0;
+    for (int a = 0; a < g->naxes; a++) {
+        const ex_axis *ax = &g->axes[a];
+        if (g->axis_of[ax->key] >= 0)
+            return cli_usage_error(cmd, "--sweep %s given twice (one list per key)", EX_KEYS[ax->key].name);
+        g->axis_of[ax->key] = a;
+        if (g->zip && ax->n != g->axes[0].n)
+            return cli_usage_error(cmd, "--zip: --sweep %s has %d values and --sweep %s has %d; zipped lists "
+                                   "pair their values, so their lengths must be equal",
+                                   EX_KEYS[g->axes[0].key].name, g->axes[0].n, EX_KEYS[ax->key].name, ax->n);
+        if (!g->zip) n *= ax->n; /* at most 64^9: no overflow */
+        int w = snprintf(sizes + used, sizeof sizes - used, "%s%s %d", a ? " x " : "", EX_KEYS[ax->key].name, ax->n);
+        if (w > 0 && (size_t)w < sizeof sizes - used) used += (size_t)w;
+    }
+    if (g->zip) n = g->axes[0].n;
+    if (n > EX_MAX_POINTS)
+        return cli_usage_error(cmd, "--sweep: the grid has %lld points (%s), more than %d; sweep fewer values, or "
+                               "split the grid into several runs",
+                               (long long)n, sizes, EX_MAX_POINTS);
+    g->npts = (int)n;
+    return 0;
+}
+
+void ex_grid_point(const ex_grid *g, int i, int *vi) {
+    for (int a = g->naxes - 1; a >= 0; a--) {
+        if (g->zip) {
+            vi[a] = i;
+        } else {
+            vi[a] = i % g->axes[a].n;
+            i /= g->axes[a].n;
+        }
+    }
+}
+
+int ex_grid_index(const ex_grid *g, const int *vi) {
+    if (g->zip) {
+        for (int a = 1; a < g->naxes; a++)
+            if (vi[a] != vi[0]) return -1;
+        return vi[0];
+    }
+    int i = 0;
+    for (int a = 0; a < g->naxes; a++) i = i * g->axes[a].n + vi[a];
+    return i;
+}
+
+const char *ex_point_name(const ex_grid *g, const int *vi, char *buf, size_t size) {
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int a = 0; a < g->naxes; a++) {
+        int w = snprintf(buf + used, size - used, "%s%s=%s", a ? ", " : "", EX_KEYS[g->axes[a].key].name,
+                         g->axes[a].text[vi[a]]);
+        if (w < 0 || (size_t)w >= size - used) break;
+        used += (size_t)w;
+    }
+    return buf;
+}
+
+/* ---- the chip at a point --------------------------------------------------- */
+
+/* One "field=value" through rotor_chip_set, its "--set: " prefix dropped. */
+static rotor_status set_field(rotor_chip *c, const char *field, double v, rotor_error *err) {
+    char a[96];
+    snprintf(a, sizeof a, "%s=%.17g", field, v);
+    rotor_status st = rotor_chip_set(c, a, err);
+    if (st && !strncmp(err->msg, "--set: ", 7)) memmove(err->msg, err->msg + 7, strlen(err->msg + 7) + 1);
+    return st;
+}
+
+/* c made a mesh of its cores_per_chip: the most nearly square W x H, the
+ * longer side along wide's choice (refused beyond MESH_MAX_ASPECT:1). */
+static rotor_status squarest_mesh(rotor_chip *c, bool wide, rotor_error *err) {
+    int64_t n = c->cores_per_chip, small = 1;
+    for (int64_t d = 1; d * d <= n; d++)
+        if (n % d == 0) small = d;
+    int64_t big = n / small;
+    if (big > MESH_MAX_ASPECT * small)
+        return rotor_fail(err, ROTOR_ERR_INPUT,
+                          "the chip is a mesh and %lld cores make no mesh within %d:1 (the squarest is %lldx%lld)",
+                          (long long)n, MESH_MAX_ASPECT, (long long)big, (long long)small);
+    c->topology = ROTOR_TOPO_MESH;
+    c->mesh_width = wide ? big : small;
+    c->mesh_height = wide ? small : big;
+    return ROTOR_OK;
+}
+
+/* Applies axis a's value v (its text t) to c; base is the chip before any key. */
+static rotor_status apply_key(ex_key key, double v, const char *t, const rotor_chip *base, rotor_chip *c,
+                              rotor_error *err) {
+    bool wide = base->mesh_width >= base->mesh_height;
+    rotor_status st = ROTOR_OK;
+    switch (key) {
+    case KEY_HBM_BW:
+        if (c->hbm_controllers == 0)
+            return rotor_fail(err, ROTOR_ERR_INPUT, "chip '%s' has no HBM (set hbm_bytes, hbm_gbps and "
+                              "hbm_controllers, or use ipu-pod4)", c->name);
+        return set_field(c, "hbm_gbps", v * 1000.0 / (double)c->chips, err);
+    case KEY_NOC_BW: return set_field(c, "link_gbps", v, err);
+    case KEY_FLOPS:
+        st = set_field(c, "matrix_tflops", v, err);
+        if (!st) st = set_field(c, "vector_tflops", base->vector_tflops * (v / base->matrix_tflops), err);
+        return st;
+    case KEY_SRAM: return set_field(c, "sram_bytes", v, err);
+    case KEY_CHIPS:
+        /* the chip-to-chip bandwidth keeps its share per chip */
+        st = set_field(c, "chips", v, err);
+        if (!st && base->chips > 0)
+            st = set_field(c, "interchip_gbps", base->interchip_gbps / (double)base->chips * v, err);
+        return st;
+    case KEY_CORES:
+        st = set_field(c, "cores_per_chip", v, err);
+        if (!st && c->topology == ROTOR_TOPO_MESH) st = squarest_mesh(c, wide, err);
+        return st;
+    case KEY_TOPOLOGY:
+        if (!strcmp(t, "all-to-all")) {
+            c->topology = ROTOR_TOPO_ALL_TO_ALL;
+            c->mesh_width = c->mesh_height = 0;
+        } else if (!strcmp(t, "mesh")) {
+            st = squarest_mesh(c, wide, err);
+        } else {
+            long long w = 0, h = 0;
+            sscanf(t, "mesh:%lldx%lld", &w, &h); /* checked when parsed */
+            if (w * h != c->cores_per_chip)
+                return rotor_fail(err, ROTOR_ERR_INPUT, "a %lldx%lld mesh has %lld cores, the chip %lld", w, h,
+                                  w * h, (long long)c->cores_per_chip);
+            c->topology = ROTOR_TOPO_MESH;
+            c->mesh_width = w;
+            c->mesh_height = h;
+        }
+        return st;
+    case KEY_BATCH: case KEY_SEQ: case EX_NKEYS: break;
+    }
+    return st;
+}
+
+rotor_status ex_point_chip(const ex_grid *g, const int *vi, const rotor_chip *base, int64_t tp, rotor_chip *out,
+                           rotor_error *err) {
+    static const ex_key order[] = {KEY_CHIPS, KEY_CORES, KEY_TOPOLOGY, KEY_SRAM, KEY_NOC_BW, KEY_FLOPS, KEY_HBM_BW};
+    rotor_chip c = *base;
+    for (size_t o = 0; o < sizeof order / sizeof order[0]; o++) {
+        int a = g->axis_of[order[o]];
+        if (a < 0) continue;
+        const ex_axis *ax = &g->axes[a];
+        rotor_status st = apply_key(ax->key, ax->num[vi[a]], ax->text[vi[a]], base, &c, err);
+        if (st) {
+            char pre[96];
+            snprintf(pre, sizeof pre, "--sweep %s=%s", EX_KEYS[ax->key].name, ax->text[vi[a]]);
+            rotor_error_prefix(err, pre);
+            return st;
+        }
+    }
+    char name[512], pre[540];
+    snprintf(pre, sizeof pre, "--sweep %s", ex_point_name(g, vi, name, sizeof name));
+    rotor_status st = rotor_chip_validate(&c, err);
+    if (!st && tp > c.chips)
+        st = rotor_fail(err, ROTOR_ERR_INPUT, "--tp %lld is more than the %lld chips", (long long)tp,
+                        (long long)c.chips);
+    if (st) {
+        rotor_error_prefix(err, pre);
+        return st;
+    }
+    *out = c;
+    return ROTOR_OK;
+}
+
+void ex_point_shape(const ex_grid *g, const int *vi, const rotor_zoo_options *base, rotor_zoo_options *out) {
+    *out = *base;
+    int a = g->axis_of[KEY_BATCH], s = g->axis_of[KEY_SEQ];
+    if (a >= 0) out->batch = (int64_t)g->axes[a].num[vi[a]];
+    if (s >= 0) out->seq = (int64_t)g->axes[s].num[vi[s]];
+}
+
+int ex_shape_count(const ex_grid *g) {
+    int a = g->axis_of[KEY_BATCH], s = g->axis_of[KEY_SEQ];
+    return (a >= 0 ? g->axes[a].n : 1) * (s >= 0 ? g->axes[s].n : 1);
+}
+
+int ex_shape_index(const ex_grid *g, const int *vi) {
+    int a = g->axis_of[KEY_BATCH], s = g->axis_of[KEY_SEQ];
+    return (a >= 0 ? vi[a] : 0) * (s >= 0 ? g->axes[s].n : 1) + (s >= 0 ? vi[s] : 0);
+}

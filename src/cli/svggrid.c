@@ -1,0 +1,86 @@
+/* rotor CLI — a heat map of one value over two swept parameters (rotor
+ * explore's grids, docs/explore.md "Heat maps"): one cell per pair of
+ * values, shaded as the report's core heat map (cli_heat_colour) from the
+ * smallest value to the largest (on a log scale when they span over 4x), the value written in cells wide enough to
+ * hold it, a tooltip per cell and a colour scale.  Self-contained SVG 1.1,
+ * the same bytes for the same input. */
+#include <math.h>
+#include <stdio.h>
+
+#include "cli.h"
+
+void cli_svg_grid(FILE *f, const cli_grid_chart *c) {
+    double vmin = INFINITY, vmax = -INFINITY;
+    for (int i = 0; i < c->nrows * c->ncols; i++)
+        if (isfinite(c->values[i])) {
+            vmin = fmin(vmin, c->values[i]);
+            vmax = fmax(vmax, c->values[i]);
+        }
+    if (!isfinite(vmin)) vmin = vmax = 0;
+    /* a log shading when the values span more than 4x, so that the small
+     * ones do not all look alike */
+    bool logs = vmin > 0 && vmax / vmin > 4;
+    double cw = fmin(110, fmax(28, floor(640.0 / c->ncols))), ch = fmin(50, fmax(16, floor(420.0 / c->nrows)));
+    double L = 130, T = 64, R = L + cw * c->ncols, B = T + ch * c->nrows;
+    double W = fmax(R + 30, 600), H = B + 110;
+    if (!c->inline_svg) fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", f);
+    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" %swidth=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
+               "font-family=\"sans-serif\" font-size=\"11\">\n",
+            c->inline_svg ? "class=\"grid\" " : "", W, H, W, H);
+    fprintf(f, "<defs><pattern id=\"nofit\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\">"
+               "<path d=\"M0,6 L6,0\" stroke=\"#999999\"/></pattern></defs>\n");
+    fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" fill=\"white\"/>\n", W, H);
+    fprintf(f, "<text x=\"%.1f\" y=\"24\" text-anchor=\"middle\" font-size=\"14\">", W / 2);
+    cli_xml_text(f, c->title);
+    fputs("</text>\n", f);
+    char col[16];
+    for (int r = 0; r < c->nrows; r++) {
+        double y = T + r * ch;
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", L - 6, y + ch / 2 + 4);
+        cli_xml_text(f, c->row_labels[r]);
+        fputs("</text>\n", f);
+        for (int k = 0; k < c->ncols; k++) {
+            double v = c->values[r * c->ncols + k], x = L + k * cw;
+            double u = !(vmax > vmin) ? 0.5 : logs ? log(v / vmin) / log(vmax / vmin) : (v - vmin) / (vmax - vmin);
+            if (isfinite(v)) cli_heat_colour(u, col, sizeof col);
+            fprintf(f, "<rect class=\"cell\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" "
+                       "stroke=\"white\"><title>",
+                    x, y, cw, ch, isfinite(v) ? col : "url(#nofit)");
+            if (c->tips && c->tips[r * c->ncols + k]) cli_xml_text(f, c->tips[r * c->ncols + k]);
+            else fprintf(f, "%.6g %s", v, c->unit);
+            fputs("</title></rect>\n", f);
+            if (isfinite(v) && cw >= 40 && ch >= 14)
+                fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" fill=\"%s\">%.4g</text>\n", x + cw / 2,
+                        y + ch / 2 + 4, u > 0.55 ? "white" : "black", v);
+        }
+    }
+    for (int k = 0; k < c->ncols; k++) {
+        double x = L + k * cw + cw / 2;
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", x, B + 14);
+        cli_xml_text(f, c->col_labels[k]);
+        fputs("</text>\n", f);
+    }
+    fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"black\"/>\n", L, T,
+            R - L, B - T);
+    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", (L + R) / 2, B + 32);
+    cli_xml_text(f, c->xlabel);
+    fputs("</text>\n", f);
+    /* the rows' label above their values: a long one would not fit beside a short grid */
+    fprintf(f, "<text x=\"8\" y=\"%.1f\">", T - 10);
+    cli_xml_text(f, c->ylabel);
+    fputs(" \xe2\x86\x93", f); /* a downwards arrow: the rows' values below it */
+    fputs("</text>\n", f);
+    /* the colour scale: ten steps from the smallest value to the largest */
+    double sx = L, sy = B + 52, sw = 24;
+    for (int k = 0; k < 10; k++) {
+        cli_heat_colour((k + 0.5) / 10, col, sizeof col);
+        fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"10\" fill=\"%s\" stroke=\"#999999\" "
+                   "stroke-width=\"0.3\"/>\n",
+                sx + k * sw, sy, sw, col);
+    }
+    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%.4g</text>\n", sx, sy + 24, vmin);
+    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%.4g</text>\n", sx + 10 * sw, sy + 24, vmax);
+    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">", sx + 10 * sw + 16, sy + 9);
+    cli_xml_text(f, c->unit);
+    fprintf(f, "%s; hatched: does not fit</text>\n</svg>\n", logs ? ", log scale" : "");
+}
