@@ -19,7 +19,8 @@
  *             over the operators (and over convolutions alone)
  *
  * BENCH_KAPLA_QUICK=1 in the environment skips the exact frontiers of
- * convolutions (the long part), for quick looks while developing. */
+ * convolutions (the long part), and BENCH_KAPLA_FILTER=TEXT keeps only the
+ * operators whose name contains TEXT, for quick looks while developing. */
 #include <math.h>
 #include <omp.h>
 #include <stdint.h>
@@ -199,8 +200,10 @@ int main(void) {
     int worst = -1, nfront = 0, nconv = 0;
     double te_best = 0, tf_best = 0, te_par = 0, tf_par = 0, te_conv = 0, tf_conv = 0;
     int gap1 = 0, gap5 = 0, nofit = 0, missed = 0, nsolved = 0;
+    const char *filter = getenv("BENCH_KAPLA_FILTER");
     for (int i = 0; i < nops; i++) {
         const op *o = &ops[i];
+        if (filter && !strstr(o->name, filter)) continue;
         rotor_search_result eb, fb, ep = {0}, fp;
         double teb = solve(o, &chip, ROTOR_SOLVER_EXACT, false, &eb);
         double tfb = solve(o, &chip, ROTOR_SOLVER_FAST, false, &fb);

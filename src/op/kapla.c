@@ -55,7 +55,9 @@
  * memory, plan order), whatever the thread count asked for. */
 #include "searchint.h"
 
-#define TOP_K 6
+#define TOP_K 6   /* F_op given the full caching pass */
+#define POOL_K 16 /* F_op kept for the frontier's caching paths */
+#define KICK_ROUNDS 4 /* rounds of kicks after the first, each from a better minimum */
 #define MEMO_BITS 14
 #define MEMO_SIZE (1 << MEMO_BITS)
 #define REFINE_MAX 64 /* rounds of the F_op descent (it stops sooner) */
@@ -103,8 +105,9 @@ typedef struct kapla {
     front fr;             /* every plan costed under cap0, non-dominated */
     memo_entry *memo;     /* F_op scores under the current cap */
     uint32_t gen;
-    top_entry top[TOP_K];
+    top_entry top[POOL_K];
     int ntop;
+    int kicks; /* kick rounds so far */
     rotor_search_stats st;
 } kapla;
 
@@ -239,15 +242,16 @@ static int score_cmp(const kapla *k, score s, const int64_t *f, score u, const i
     return fop_cmp(k, f, g);
 }
 
-/* Keeps the TOP_K best distinct F_op that fit, for the full caching pass. */
+/* Keeps the POOL_K best distinct F_op that fit: the first TOP_K for the
+ * full caching pass, all for the frontier. */
 static void top_add(kapla *k, const int64_t *fop, score s) {
     if (s.bad) return;
     for (int i = 0; i < k->ntop; i++)
         if (fop_cmp(k, k->top[i].fop, fop) == 0) return;
     int at = k->ntop;
     while (at > 0 && score_cmp(k, s, fop, k->top[at - 1].s, k->top[at - 1].fop) < 0) at--;
-    if (at >= TOP_K) return;
-    int n = k->ntop < TOP_K ? k->ntop + 1 : TOP_K;
+    if (at >= POOL_K) return;
+    int n = k->ntop < POOL_K ? k->ntop + 1 : POOL_K;
     memmove(&k->top[at + 1], &k->top[at], (size_t)(n - 1 - at) * sizeof *k->top);
     memcpy(k->top[at].fop, fop, sizeof k->top[at].fop);
     k->top[at].s = s;
@@ -400,6 +404,36 @@ static void stacking_descent(kapla *k, const int64_t *from, bool wide) {
     }
 }
 
+/* Kicks out of the descent's local minimum (iterated local search; the
+ * paper's greedy has none, but rotor's time is jagged in F_op because of
+ * padding to the systolic array, so a descent stops where three axes must
+ * change at once): from the best F_op so far, move a factor of about 2 or
+ * 3 from one axis to another and descend again (narrow), for every pair of
+ * axes with room to move. */
+static void stacking_kicks(kapla *k) {
+    const rotor_expr *e = k->e;
+    if (!k->ntop) return;
+    int64_t from[ROTOR_MAX_AXES];
+    memcpy(from, k->top[0].fop, sizeof from);
+    for (int a = 0; a < e->naxes; a++)
+        for (int b = 0; b < e->naxes; b++) {
+            if (a == b || k->nblocked[a] < 2 || k->nblocked[b] < 2) continue;
+            for (int64_t r = 2; r <= 3; r++) {
+                int64_t f[ROTOR_MAX_AXES];
+                memcpy(f, from, sizeof f);
+                if (f[b] < r) continue;
+                int ja = blocked_upto(k, a, f[a] * r - 1) + 1;
+                if (ja >= k->nblocked[a]) continue;
+                f[a] = k->blocked[a][ja];
+                f[b] = k->blocked[b][blocked_upto(k, b, (f[b] + r - 1) / r - 1) + 1];
+                if (cores_of(k, f) > k->cores) continue;
+                stacking_descent(k, f, false);
+            }
+        }
+    /* again from a better minimum, if the kicks found one */
+    if (fop_cmp(k, from, k->top[0].fop) != 0 && k->kicks++ < KICK_ROUNDS) stacking_kicks(k);
+}
+
 /* One solve under k->cap: the stacking walk (when `walk`) and the F_op
  * descent from the best F_op it found and from each of `starts`, then the
  * full caching pass on the TOP_K best F_op.  Every plan costed is offered
@@ -419,13 +453,14 @@ static bool solve(kapla *k, bool walk, const int64_t (*starts)[ROTOR_MAX_AXES], 
         int64_t from[TOP_K + 1][ROTOR_MAX_AXES];
         stacking_walk(k, from[0]);
         int n = 1;
-        for (int i = 0; i < k->ntop; i++) memcpy(from[n++], k->top[i].fop, sizeof from[0]);
+        for (int i = 0; i < k->ntop && i < TOP_K; i++) memcpy(from[n++], k->top[i].fop, sizeof from[0]);
         for (int i = 0; i < n; i++) stacking_descent(k, from[i], true);
+        stacking_kicks(k);
     }
     for (int i = 0; i < nstarts; i++) stacking_descent(k, starts[i], false);
     bool have = false;
-    top_entry top[TOP_K];
-    int ntop = k->ntop;
+    top_entry top[POOL_K];
+    int ntop = k->ntop < TOP_K ? k->ntop : TOP_K;
     memcpy(top, k->top, sizeof top);
     for (int i = 0; i < ntop; i++) {
         rotor_candidate c;
@@ -494,29 +529,26 @@ static void kapla_free(kapla *k) {
     free(k->fr.v);
 }
 
-/* The frontier: the solve repeated under caps each one byte below the
- * leanest plan that is the fastest under the previous cap (the front's
- * entry with the most memory under it), warm-started from the F_op of that
- * plan and of the fastest plan, until no plan fits or (with a time ratio)
- * the plans under the cap are all too slow.  The front holds every plan
- * costed; it is the frontier returned. */
-static void kapla_frontier(kapla *k, double time_cap) {
-    int64_t m = k->best.info.memory;
-    int64_t starts[2][ROTOR_MAX_AXES];
-    memcpy(starts[1], k->best.plan.fop, sizeof starts[1]);
-    while (m > 1) {
-        k->cap = m - 1;
-        int at = front_upto(&k->fr, k->cap);
-        if (at > 0) memcpy(starts[0], k->fr.v[at - 1].plan.fop, sizeof starts[0]);
-        else memcpy(starts[0], starts[1], sizeof starts[0]);
-        rotor_candidate found;
-        solve(k, false, (const int64_t(*)[ROTOR_MAX_AXES])starts, 2, &found);
-        at = front_upto(&k->fr, k->cap);
-        if (at == 0 || k->fr.oom) return;
-        const rotor_candidate *next = &k->fr.v[at - 1];
-        if (next->cost.total > time_cap) return;
-        m = next->info.memory;
-        memcpy(starts[1], next->plan.fop, sizeof starts[1]);
+/* The frontier (KAPLA has none; docs/kapla.md, "Decisions"): from each
+ * of the POOL_K best F_op of the solve, one caching path down in memory,
+ * KAPLA's caching run backwards: from every tensor fully cached (all
+ * f_t = 1), split the tensor whose split costs least time per byte saved,
+ * and again, until no split saves memory.  Every plan costed on the way
+ * (each step costs all the splits on offer) joins the front, which is the
+ * frontier returned.  No capped solves: one path gives every memory level
+ * of its F_op at once. */
+static void kapla_frontier(kapla *k) {
+    k->cap = k->cap0;
+    top_entry pool[POOL_K];
+    int n = k->ntop;
+    memcpy(pool, k->top, sizeof pool);
+    for (int i = 0; i < n && !k->fr.oom; i++) {
+        rotor_plan p;
+        rotor_plan_init(k->e, &p);
+        for (int a = 0; a < k->e->naxes; a++) p.fop[a] = pool[i].fop[a];
+        rotor_candidate cur, next;
+        if (!cost_of(k, &p, &cur)) continue;
+        while (best_ft_move(k, &cur, true, &next)) cur = next;
     }
 }
 
@@ -555,7 +587,7 @@ rotor_status kapla_search(const rotor_expr *e, const rotor_chip *chip, const rot
     if (!rc && k->want_front) {
         double ratio = opt->pareto_time_ratio;
         double time_cap = ratio > 0 ? k->best.cost.total * ratio : INFINITY;
-        kapla_frontier(k, time_cap);
+        kapla_frontier(k);
         if (k->fr.oom) rc = rotor_nomem(err);
         int n = 0;
         for (int i = 0; i < k->fr.n; i++) n += k->fr.v[i].cost.total <= time_cap;
