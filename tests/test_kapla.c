@@ -143,17 +143,19 @@ Test(kapla, fast_reaches_the_t10_benchmark_optimum_at_fop_2_3_244) {
     rotor_search_result_free(&f);
 }
 
-/* A named gap (docs/kapla.md's table, "random MatMul 13"): at m=271, k=114,
- * n=443 on ipu-mk2 the greedy descent stops at 0.2234 us where the optimum
- * is 0.2067 us, 8.1% slower: the descent's moves change one F_op axis and
- * refill one other, and no such move from its plan is faster. */
-Test(kapla, fast_is_8_percent_off_on_matmul_271_114_443) {
-    rotor_expr e = make_expr("C[m,n] += A[m,k] * B[k,n]", "m=271,k=114,n=443");
+/* A named gap (docs/kapla.md's table, "random Conv 8"): a 3x3
+ * convolution with c=96, 11x11 pixels and f=40 on ipu-mk2.  The optimum
+ * splits six axes about evenly (F_op c=6, h=3, kh=3, w=3, kw=3, f=3: every
+ * group of the sub-task pads to 16 exactly); the greedy stops at
+ * c=3, kh=3, w=11, kw=3, f=4, about 5% slower, where no move of one or two
+ * axes (with a refill) or kick is faster. */
+Test(kapla, fast_is_about_5_percent_off_on_conv_c96_11x11_f40) {
+    rotor_expr e = make_expr("O[b,f,h,w] += I[b,c,h+kh,w+kw] * W[f,c,kh,kw]", "b=1,c=96,h=11,kh=3,w=11,kw=3,f=40");
     rotor_chip chip = mk2();
     rotor_search_result f = solve(&e, &chip, ROTOR_SOLVER_FAST, false, 1);
     rotor_search_result x = solve(&e, &chip, ROTOR_SOLVER_EXACT, false, 1);
     double gap = f.best.cost.total / x.best.cost.total - 1;
-    cr_assert(gap > 0.075 && gap < 0.085, "gap %.4f", gap);
+    cr_assert(gap > 0.045 && gap < 0.06, "gap %.4f", gap);
     rotor_search_result_free(&f);
     rotor_search_result_free(&x);
 }

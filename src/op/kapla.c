@@ -404,6 +404,51 @@ static void stacking_descent(kapla *k, const int64_t *from, bool wide) {
     }
 }
 
+/* The descent with two axes moved at once: each round costs every F_op
+ * whose factors along two axes are each one or two blocked sizes away,
+ * alone and with a third axis refilled to the cores left, and moves to
+ * the best while it is better (a plateau of padding often needs two axes
+ * to shrink while a third grows). */
+static void stacking_pairs(kapla *k, const int64_t *from) {
+    const rotor_expr *e = k->e;
+    int64_t cur[ROTOR_MAX_AXES];
+    memcpy(cur, from, sizeof cur);
+    score cs = fop_score(k, cur);
+    for (int round = 0; round < REFINE_MAX; round++) {
+        int64_t best[ROTOR_MAX_AXES];
+        score bs;
+        bool have = false;
+        for (int a = 0; a < e->naxes; a++)
+            for (int b = a + 1; b < e->naxes; b++) {
+                int ia = blocked_index(k, a, cur[a]), ib = blocked_index(k, b, cur[b]);
+                for (int da = -2; da <= 2; da++)
+                    for (int db = -2; db <= 2; db++) {
+                        if (!da || !db || ia + da < 0 || ia + da >= k->nblocked[a] || ib + db < 0 ||
+                            ib + db >= k->nblocked[b])
+                            continue;
+                        int64_t f[ROTOR_MAX_AXES];
+                        memcpy(f, cur, sizeof f);
+                        f[a] = k->blocked[a][ia + da];
+                        f[b] = k->blocked[b][ib + db];
+                        consider(k, f, best, &bs, &have);
+                        for (int c = 0; c < e->naxes; c++) {
+                            if (c == a || c == b) continue;
+                            int64_t others = cores_of(k, f) / f[c];
+                            int jc = blocked_upto(k, c, k->cores / others);
+                            if (jc < 0 || k->blocked[c][jc] == f[c]) continue;
+                            int64_t g[ROTOR_MAX_AXES];
+                            memcpy(g, f, sizeof g);
+                            g[c] = k->blocked[c][jc];
+                            consider(k, g, best, &bs, &have);
+                        }
+                    }
+            }
+        if (!have || score_cmp(k, bs, best, cs, cur) >= 0) return;
+        memcpy(cur, best, sizeof cur);
+        cs = bs;
+    }
+}
+
 /* Kicks out of the descent's local minimum (iterated local search; the
  * paper's greedy has none, but rotor's time is jagged in F_op because of
  * padding to the systolic array, so a descent stops where three axes must
@@ -450,12 +495,17 @@ static bool solve(kapla *k, bool walk, const int64_t (*starts)[ROTOR_MAX_AXES], 
     if (walk) {
         /* the descent from the walk's best F_op and from each of the best
          * that fit (KAPLA §IV-B's top-k, applied to F_op) */
-        int64_t from[TOP_K + 1][ROTOR_MAX_AXES];
+        int64_t from[POOL_K + 1][ROTOR_MAX_AXES];
         stacking_walk(k, from[0]);
         int n = 1;
-        for (int i = 0; i < k->ntop && i < TOP_K; i++) memcpy(from[n++], k->top[i].fop, sizeof from[0]);
+        for (int i = 0; i < k->ntop; i++) memcpy(from[n++], k->top[i].fop, sizeof from[0]);
         for (int i = 0; i < n; i++) stacking_descent(k, from[i], true);
         stacking_kicks(k);
+        if (k->ntop) {
+            int64_t best[ROTOR_MAX_AXES];
+            memcpy(best, k->top[0].fop, sizeof best);
+            stacking_pairs(k, best);
+        }
     }
     for (int i = 0; i < nstarts; i++) stacking_descent(k, starts[i], false);
     bool have = false;
