@@ -354,11 +354,11 @@ static void stacking_walk(kapla *k, int64_t *seen) {
 }
 
 /* The local descent over F_op from `from`: each round costs every F_op one
- * or two blocked sizes away along one axis, or 2-4 times larger or smaller
+ * or two blocked sizes away along one axis, or 1.5-4 times larger or smaller
  * (with `wide`: every blocked size of that axis, a line search), alone and
  * with another axis refilled to the cores left (grown or shrunk), and
  * moves to the best while it is better. */
-static void stacking_descent(kapla *k, const int64_t *from, bool wide) {
+static void stacking_descent(kapla *k, const int64_t *from, bool wide, int64_t *end) {
     const rotor_expr *e = k->e;
     int64_t cur[ROTOR_MAX_AXES];
     memcpy(cur, from, sizeof cur);
@@ -369,15 +369,17 @@ static void stacking_descent(kapla *k, const int64_t *from, bool wide) {
         bool have = false;
         for (int a = 0; a < e->naxes; a++) {
             int i = blocked_index(k, a, cur[a]);
-            /* one or two blocked sizes away, or about 2, 3 or 4 times
-             * larger or smaller (the blocked size at or above) */
-            int cand[10], nc = 0;
+            /* one or two blocked sizes away, or about 1.5, 2, 3 or 4
+             * times larger or smaller (the blocked size at or above) */
+            int cand[12], nc = 0;
             for (int d = -2; d <= 2; d++)
                 if (d) cand[nc++] = i + d;
             for (int64_t r = 2; r <= 4; r++) {
                 cand[nc++] = blocked_upto(k, a, cur[a] * r - 1) + 1;
                 cand[nc++] = blocked_upto(k, a, (cur[a] + r - 1) / r - 1) + 1;
             }
+            cand[nc++] = blocked_upto(k, a, (cur[a] * 3 + 1) / 2 - 1) + 1;
+            cand[nc++] = blocked_upto(k, a, (cur[a] * 2 + 2) / 3 - 1) + 1;
             if (wide) nc = k->nblocked[a];
             for (int ci = 0; ci < nc; ci++) {
                 int j = wide ? ci : cand[ci];
@@ -398,10 +400,11 @@ static void stacking_descent(kapla *k, const int64_t *from, bool wide) {
                 }
             }
         }
-        if (!have || score_cmp(k, bs, best, cs, cur) >= 0) return;
+        if (!have || score_cmp(k, bs, best, cs, cur) >= 0) break;
         memcpy(cur, best, sizeof cur);
         cs = bs;
     }
+    if (end) memcpy(end, cur, sizeof cur);
 }
 
 /* The descent with two axes moved at once: each round costs every F_op
@@ -472,7 +475,7 @@ static void stacking_kicks(kapla *k) {
                 f[a] = k->blocked[a][ja];
                 f[b] = k->blocked[b][blocked_upto(k, b, (f[b] + r - 1) / r - 1) + 1];
                 if (cores_of(k, f) > k->cores) continue;
-                stacking_descent(k, f, false);
+                stacking_descent(k, f, false, NULL);
             }
         }
     /* again from a better minimum, if the kicks found one */
@@ -499,7 +502,7 @@ static bool solve(kapla *k, bool walk, const int64_t (*starts)[ROTOR_MAX_AXES], 
         stacking_walk(k, from[0]);
         int n = 1;
         for (int i = 0; i < k->ntop; i++) memcpy(from[n++], k->top[i].fop, sizeof from[0]);
-        for (int i = 0; i < n; i++) stacking_descent(k, from[i], true);
+        for (int i = 0; i < n; i++) stacking_descent(k, from[i], true, NULL);
         stacking_kicks(k);
         if (k->ntop) {
             int64_t best[ROTOR_MAX_AXES];
@@ -507,7 +510,7 @@ static bool solve(kapla *k, bool walk, const int64_t (*starts)[ROTOR_MAX_AXES], 
             stacking_pairs(k, best);
         }
     }
-    for (int i = 0; i < nstarts; i++) stacking_descent(k, starts[i], false);
+    for (int i = 0; i < nstarts; i++) stacking_descent(k, starts[i], false, NULL);
     bool have = false;
     top_entry top[POOL_K];
     int ntop = k->ntop < TOP_K ? k->ntop : TOP_K;
@@ -588,14 +591,37 @@ static void kapla_free(kapla *k) {
  * frontier returned.  No capped solves: one path gives every memory level
  * of its F_op at once. */
 static void kapla_frontier(kapla *k) {
+    static const int64_t lean[] = {2, 4, 8}; /* caps: 1/2, 1/4, 1/8 of the memory cap */
+    enum { NLEAN = sizeof lean / sizeof lean[0] };
+    int64_t pool[POOL_K + NLEAN][ROTOR_MAX_AXES];
+    int n = 0;
+    for (int i = 0; i < k->ntop; i++) memcpy(pool[n++], k->top[i].fop, sizeof pool[0]);
+    /* the lean descents: a narrow descent from the fastest plan's F_op
+     * under caps of 1/2, 1/4 and 1/8 of the SRAM (or memory_cap), those
+     * below 80% of the fastest plan's memory, each to an F_op that trades
+     * time for memory, whose caching path fills the frontier's lean end
+     * (F_op that look no leaner than others with every tensor cached may
+     * be much leaner once split).  Where the fastest plan needs less than
+     * a fraction of the SRAM, no operator competes for it much and no cap
+     * applies: the paths of the best F_op alone give the frontier. */
+    for (int r = 0; r < NLEAN; r++) {
+        k->cap = k->cap0 / lean[r];
+        if (k->cap < 1 || (double)k->cap > 0.8 * (double)k->best.info.memory) continue;
+        if (++k->gen == 0) { /* wrapped: forget every entry */
+            if (k->memo) memset(k->memo, 0, (size_t)MEMO_SIZE * sizeof *k->memo);
+            k->gen = 1;
+        }
+        stacking_descent(k, k->best.plan.fop, false, pool[n]);
+        if (!fop_score(k, pool[n]).bad) n++;
+    }
     k->cap = k->cap0;
-    top_entry pool[POOL_K];
-    int n = k->ntop;
-    memcpy(pool, k->top, sizeof pool);
     for (int i = 0; i < n && !k->fr.oom; i++) {
+        bool seen = false;
+        for (int j = 0; j < i && !seen; j++) seen = fop_cmp(k, pool[j], pool[i]) == 0;
+        if (seen) continue;
         rotor_plan p;
         rotor_plan_init(k->e, &p);
-        for (int a = 0; a < k->e->naxes; a++) p.fop[a] = pool[i].fop[a];
+        for (int a = 0; a < k->e->naxes; a++) p.fop[a] = pool[i][a];
         rotor_candidate cur, next;
         if (!cost_of(k, &p, &cur)) continue;
         while (best_ft_move(k, &cur, true, &next)) cur = next;
