@@ -31,26 +31,33 @@
  *     tensor; rotor has one objective, so each step takes the move whose
  *     costed plan is fastest (the descent is on the true cost, which is
  *     what the most-accessed-tensor rule approximates).
- *   - Stacking walks until the cores are used up, taking the best move even
- *     when it is slower than the current plan (padding makes time jagged
- *     in F_op), and remembers the best plans seen; it is followed by a local
- *     descent over F_op whose moves change one axis by up to two blocked
- *     sizes, optionally refilling another axis to the cores left.
+ *   - Stacking walks until the cores are used up, taking the best move
+ *     (next blocked size, or the blocked size at or above twice the
+ *     factor) even when it is slower than the current plan (padding makes
+ *     time jagged in F_op), and remembers the best F_op seen.
+ *   - KAPLA keeps the top 4 inter-layer candidates (§IV-B); here the 16
+ *     best F_op seen (POOL_K) each start a local descent over F_op whose
+ *     moves set one axis to any of its blocked sizes (a line search),
+ *     alone or with another axis refilled to the cores left.  Then kicks
+ *     (a factor of 2 or 3 moved between two axes, then a narrow descent:
+ *     one or two blocked sizes, or 1.5-4 times, per axis) and a descent
+ *     moving two axes at once with a third refilled: the greedy alone
+ *     stops where padding to the systolic array asks three axes to change
+ *     together.  The best TOP_K F_op get the full caching pass.
  *   - Validity by construction: every f_t move multiplies or divides by a
  *     prime of the tensor's free sharing degree P_X / Q_X or of f_t itself,
  *     so the ring always divides P_X; the caching pass first splits
  *     tensors (best time per byte saved) until the plan fits the cap, then
  *     only takes moves that keep it inside the cap.  Alignment (factors
  *     along an axis dividing one another) is checked by rotor_plan_derive.
- *   - KAPLA keeps the top 4 inter-layer candidates (§IV-B); here the best
- *     TOP_K F_op of the stacking and descent get the full caching pass.
- *   - The Pareto frontier (KAPLA has none): the same solve under a shrinking
- *     memory cap, each cap 1 byte below the leanest plan kept so far that
- *     is the fastest under the previous cap (the epsilon-constraint walk of
- *     pareto.c), warm-started from the F_op of the plans found so far.
- *     Every plan costed along the way joins the front (pareto.c's
- *     front_add), so the frontier returned is the non-dominated set of all
- *     plans this solver costed.
+ *   - The Pareto frontier (KAPLA has none): caching paths, the caching pass
+ *     run backwards from every tensor fully cached, splitting the tensor
+ *     that costs least time per byte saved until nothing splits, from the
+ *     16 best F_op and from narrow descents under caps of 1/2, 1/4 and 1/8
+ *     of the SRAM (those below the fastest plan's memory).  Every plan
+ *     costed anywhere joins the front (pareto.c's front_add), so the
+ *     frontier returned is the non-dominated set of all plans this solver
+ *     costed; with --pareto the fastest plan is the front's first point.
  * The solver is sequential and deterministic: ties are broken by (time,
  * memory, plan order), whatever the thread count asked for. */
 #include "searchint.h"
@@ -482,48 +489,42 @@ static void stacking_kicks(kapla *k) {
     if (fop_cmp(k, from, k->top[0].fop) != 0 && k->kicks++ < KICK_ROUNDS) stacking_kicks(k);
 }
 
-/* One solve under k->cap: the stacking walk (when `walk`) and the F_op
- * descent from the best F_op it found and from each of `starts`, then the
- * full caching pass on the TOP_K best F_op.  Every plan costed is offered
- * to the best and the front (cost_of).  *found: the fastest plan under the
- * cap among those the full caching pass gave. */
-static bool solve(kapla *k, bool walk, const int64_t (*starts)[ROTOR_MAX_AXES], int nstarts,
-                  rotor_candidate *found) {
-    k->gen++;
-    if (k->gen == 0) { /* wrapped: forget every entry */
+/* Starts a solve under a new cap: every memoised score is forgotten. */
+static void new_cap(kapla *k, int64_t cap) {
+    k->cap = cap;
+    if (++k->gen == 0) { /* wrapped: clear every entry */
         if (k->memo) memset(k->memo, 0, (size_t)MEMO_SIZE * sizeof *k->memo);
         k->gen = 1;
     }
+}
+
+/* The solve under the memory cap (KAPLA §IV-C, Algorithm 1, one buffer
+ * level): the stacking walk, the wide F_op descent from the walk's best
+ * F_op and from each of the POOL_K best that fit (KAPLA §IV-B's top-k,
+ * applied to F_op), the kicks, the two-axis descent, then the full caching
+ * pass on the TOP_K best F_op.  Every plan costed is offered to the best
+ * and the front (cost_of), which is where the result is read. */
+static void solve(kapla *k) {
+    new_cap(k, k->cap0);
     k->ntop = 0;
-    if (walk) {
-        /* the descent from the walk's best F_op and from each of the best
-         * that fit (KAPLA §IV-B's top-k, applied to F_op) */
-        int64_t from[POOL_K + 1][ROTOR_MAX_AXES];
-        stacking_walk(k, from[0]);
-        int n = 1;
-        for (int i = 0; i < k->ntop; i++) memcpy(from[n++], k->top[i].fop, sizeof from[0]);
-        for (int i = 0; i < n; i++) stacking_descent(k, from[i], true, NULL);
-        stacking_kicks(k);
-        if (k->ntop) {
-            int64_t best[ROTOR_MAX_AXES];
-            memcpy(best, k->top[0].fop, sizeof best);
-            stacking_pairs(k, best);
-        }
+    int64_t from[POOL_K + 1][ROTOR_MAX_AXES];
+    stacking_walk(k, from[0]);
+    int n = 1;
+    for (int i = 0; i < k->ntop; i++) memcpy(from[n++], k->top[i].fop, sizeof from[0]);
+    for (int i = 0; i < n; i++) stacking_descent(k, from[i], true, NULL);
+    stacking_kicks(k);
+    if (k->ntop) {
+        int64_t best[ROTOR_MAX_AXES];
+        memcpy(best, k->top[0].fop, sizeof best);
+        stacking_pairs(k, best);
     }
-    for (int i = 0; i < nstarts; i++) stacking_descent(k, starts[i], false, NULL);
-    bool have = false;
     top_entry top[POOL_K];
     int ntop = k->ntop < TOP_K ? k->ntop : TOP_K;
     memcpy(top, k->top, sizeof top);
     for (int i = 0; i < ntop; i++) {
         rotor_candidate c;
-        score s = caching(k, top[i].fop, true, &c);
-        if (!s.bad && (!have || rotor_candidate_compare(k->e, &c, found) < 0)) {
-            *found = c;
-            have = true;
-        }
+        caching(k, top[i].fop, true, &c);
     }
-    return have;
 }
 
 /* ---- setup and the frontier --------------------------------------------- */
@@ -605,12 +606,9 @@ static void kapla_frontier(kapla *k) {
      * a fraction of the SRAM, no operator competes for it much and no cap
      * applies: the paths of the best F_op alone give the frontier. */
     for (int r = 0; r < NLEAN; r++) {
-        k->cap = k->cap0 / lean[r];
-        if (k->cap < 1 || (double)k->cap > 0.8 * (double)k->best.info.memory) continue;
-        if (++k->gen == 0) { /* wrapped: forget every entry */
-            if (k->memo) memset(k->memo, 0, (size_t)MEMO_SIZE * sizeof *k->memo);
-            k->gen = 1;
-        }
+        int64_t cap = k->cap0 / lean[r];
+        if (cap < 1 || (double)cap > 0.8 * (double)k->best.info.memory) continue;
+        new_cap(k, cap);
         stacking_descent(k, k->best.plan.fop, false, pool[n]);
         if (!fop_score(k, pool[n]).bad) n++;
     }
@@ -652,8 +650,7 @@ rotor_status kapla_search(const rotor_expr *e, const rotor_chip *chip, const rot
     if (!k) return rotor_nomem(err);
     rotor_status rc = kapla_init(k, e, chip, opt, err);
     if (!rc) {
-        rotor_candidate found;
-        solve(k, true, NULL, 0, &found);
+        solve(k);
         if (!k->have_best)
             rc = rotor_fail(err, ROTOR_ERR_NOFIT,
                             "no valid plan fits: the fast solver found no plan of this operator within %lld "
