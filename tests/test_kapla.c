@@ -143,19 +143,19 @@ Test(kapla, fast_reaches_the_t10_benchmark_optimum_at_fop_2_3_244) {
     rotor_search_result_free(&f);
 }
 
-/* A named gap (docs/kapla.md's table, "random Conv 8"): a 3x3
- * convolution with c=96, 11x11 pixels and f=40 on ipu-mk2.  The optimum
- * splits six axes about evenly (F_op c=6, h=3, kh=3, w=3, kw=3, f=3: every
- * group of the sub-task pads to 16 exactly); the greedy stops at
- * c=3, kh=3, w=11, kw=3, f=4, about 5% slower, where no move of one or two
+/* A named gap (docs/kapla.md's table, "random Conv 6"): a 3x3
+ * convolution with c=207, 27x27 pixels and f=397 on ipu-mk2.  The optimum
+ * (5.2113 us) splits c=6, h=7, w=7, f=5, so that the sub-task's pixels
+ * (4 x 4) fill the systolic array's 16 rows exactly; the greedy stops at
+ * c=9, h=2, w=3, f=27 (5.6273 us, 8.0% slower), where no move of one or two
  * axes (with a refill) or kick is faster. */
-Test(kapla, fast_is_about_5_percent_off_on_conv_c96_11x11_f40) {
-    rotor_expr e = make_expr("O[b,f,h,w] += I[b,c,h+kh,w+kw] * W[f,c,kh,kw]", "b=1,c=96,h=11,kh=3,w=11,kw=3,f=40");
+Test(kapla, fast_is_8_percent_off_on_conv_c207_27x27_f397) {
+    rotor_expr e = make_expr("O[b,f,h,w] += I[b,c,h+kh,w+kw] * W[f,c,kh,kw]", "b=1,c=207,h=27,kh=3,w=27,kw=3,f=397");
     rotor_chip chip = mk2();
     rotor_search_result f = solve(&e, &chip, ROTOR_SOLVER_FAST, false, 1);
     rotor_search_result x = solve(&e, &chip, ROTOR_SOLVER_EXACT, false, 1);
     double gap = f.best.cost.total / x.best.cost.total - 1;
-    cr_assert(gap > 0.045 && gap < 0.06, "gap %.4f", gap);
+    cr_assert(gap > 0.075 && gap < 0.085, "gap %.4f", gap);
     rotor_search_result_free(&f);
     rotor_search_result_free(&x);
 }

@@ -327,7 +327,7 @@ static void consider(kapla *k, const int64_t *fop, int64_t *best_fop, score *bes
 /* The stacking walk: from the unit plan (F_op = 1), enlarge one axis per
  * step to its next blocked size or to the blocked size at or above twice
  * its factor, whichever step is best, until the cores are used up. */
-static void stacking_walk(kapla *k, int64_t *seen) {
+static void stacking_walk(kapla *k, bool doubling, int64_t *seen) {
     const rotor_expr *e = k->e;
     int64_t fop[ROTOR_MAX_AXES];
     for (int a = 0; a < ROTOR_MAX_AXES; a++) fop[a] = 1;
@@ -345,7 +345,7 @@ static void stacking_walk(kapla *k, int64_t *seen) {
                 consider(k, fop, best, &bs, &have);
             }
             int j = blocked_upto(k, a, 2 * save - 1) + 1;
-            if (j > i + 1 && j < k->nblocked[a]) {
+            if (doubling && j > i + 1 && j < k->nblocked[a]) {
                 fop[a] = k->blocked[a][j];
                 consider(k, fop, best, &bs, &have);
             }
@@ -507,9 +507,10 @@ static void new_cap(kapla *k, int64_t cap) {
 static void solve(kapla *k) {
     new_cap(k, k->cap0);
     k->ntop = 0;
-    int64_t from[POOL_K + 1][ROTOR_MAX_AXES];
-    stacking_walk(k, from[0]);
-    int n = 1;
+    int64_t from[POOL_K + 2][ROTOR_MAX_AXES];
+    stacking_walk(k, true, from[0]);
+    stacking_walk(k, false, from[1]);
+    int n = 2;
     for (int i = 0; i < k->ntop; i++) memcpy(from[n++], k->top[i].fop, sizeof from[0]);
     for (int i = 0; i < n; i++) stacking_descent(k, from[i], true, NULL);
     stacking_kicks(k);
