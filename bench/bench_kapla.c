@@ -269,8 +269,8 @@ int main(void) {
            100 * worst_gap, worst >= 0 ? ops[worst].name : "-", gap1, gap5);
     printf("frontier: coverage mean %.3f, hypervolume ratio mean %.4f over %d frontiers\n",
            nfront ? sum_cov / nfront : 0, nfront ? sum_hv / nfront : 0, nfront);
-    printf("fastest plan: exact %.2f s, fast %.3f s (%.0fx)\n", te_best, tf_best, te_best / tf_best);
-    printf("Pareto frontiers: exact %.2f s, fast %.3f s (%.0fx); convolutions: exact %.2f s, fast %.3f s (%.0fx)\n",
+    printf("fastest plan: exact %.2f s, fast %.3f s (%.1fx)\n", te_best, tf_best, te_best / tf_best);
+    printf("Pareto frontiers: exact %.2f s, fast %.3f s (%.1fx); convolutions: exact %.2f s, fast %.3f s (%.0fx)\n",
            te_par, tf_par, te_par / tf_par, te_conv, tf_conv, tf_conv > 0 ? te_conv / tf_conv : 0);
     return 0;
 }

@@ -316,6 +316,10 @@ static int blocked_index(const kapla *k, int a, int64_t f) {
 /* Offers the move to fop with score s as the step's choice. */
 static void consider(kapla *k, const int64_t *fop, int64_t *best_fop, score *best_s, bool *have) {
     if (cores_of(k, fop) > k->cores) return;
+    /* the model's lower bound on any plan of this F_op (its compute with
+     * every S_a = 1, the exact search's first bound): strictly slower than
+     * the step's best so far, it cannot be the step */
+    if (*have && !best_s->bad && k->m->step_bound(k->m, k->e, k->chip, fop, NULL, NULL) > best_s->time) return;
     score s = fop_score(k, fop);
     if (!*have || score_cmp(k, s, fop, *best_s, best_fop) < 0) {
         memcpy(best_fop, fop, sizeof(int64_t) * ROTOR_MAX_AXES);
