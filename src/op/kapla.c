@@ -291,9 +291,11 @@ static score fop_score(kapla *k, const int64_t *fop) {
     return s;
 }
 
+/* prod F_op (INT64_MAX when that overflows: more than any chip's cores). */
 static int64_t cores_of(const kapla *k, const int64_t *fop) {
     int64_t n = 1;
-    for (int a = 0; a < k->e->naxes; a++) n *= fop[a];
+    for (int a = 0; a < k->e->naxes; a++)
+        if (!rotor_mul_i64(n, fop[a], &n)) return INT64_MAX;
     return n;
 }
 
