@@ -143,19 +143,34 @@ Test(kapla, fast_reaches_the_t10_benchmark_optimum_at_fop_2_3_244) {
     rotor_search_result_free(&f);
 }
 
-/* A named gap (docs/kapla.md's table, "random Conv 6"): a 3x3
- * convolution with c=207, 27x27 pixels and f=397 on ipu-mk2.  The optimum
- * (5.2113 us) splits c=6, h=7, w=7, f=5, so that the sub-task's pixels
- * (4 x 4) fill the systolic array's 16 rows exactly; the greedy stops at
- * c=9, h=2, w=3, f=27 (5.6273 us, 8.0% slower), where no move of one or two
- * axes (with a refill) or kick is faster. */
-Test(kapla, fast_is_8_percent_off_on_conv_c207_27x27_f397) {
+/* A convolution whose optimum no walk or one- or two-axis descent reaches
+ * (docs/kapla.md, "random Conv 6"): c=207, 27x27 pixels, 3x3, f=397 on
+ * ipu-mk2.  The optimum, 5.2113 us, splits c=6, h=7, w=7, f=5, so that the
+ * sub-task's pixels (4 x 4) fill the systolic array's 16 rows; without
+ * the seeded restarts the solver stopped 8.0% off, at c=9, h=2, w=3, f=27. */
+Test(kapla, restarts_reach_the_optimum_of_conv_c207_27x27_f397) {
     rotor_expr e = make_expr("O[b,f,h,w] += I[b,c,h+kh,w+kw] * W[f,c,kh,kw]", "b=1,c=207,h=27,kh=3,w=27,kw=3,f=397");
     rotor_chip chip = mk2();
     rotor_search_result f = solve(&e, &chip, ROTOR_SOLVER_FAST, false, 1);
     rotor_search_result x = solve(&e, &chip, ROTOR_SOLVER_EXACT, false, 1);
+    cr_assert_eq(f.best.cost.total, x.best.cost.total, "fast %.9g s, optimum %.9g s", f.best.cost.total,
+                 x.best.cost.total);
+    rotor_search_result_free(&f);
+    rotor_search_result_free(&x);
+}
+
+/* A named gap (docs/kapla.md's table, "opt-13b b1 l0.ffn_up"): the
+ * MatMul m=2048, k=5120, n=20480 on ipu-mk2 is memory-bound; the optimum
+ * (1962.27 us, F_op 4,16,23) splits two tensors 4 x 4 in time, the solver's
+ * caching pass, one prime at a time by time per byte saved, reaches F_op
+ * 5,10,29 with other splits, 2.3% slower. */
+Test(kapla, fast_is_2_percent_off_on_opt13b_ffn_up_prefill) {
+    rotor_expr e = make_expr("C[m,n] += A[m,k] * B[k,n]", "m=2048,k=5120,n=20480");
+    rotor_chip chip = mk2();
+    rotor_search_result f = solve(&e, &chip, ROTOR_SOLVER_FAST, false, 1);
+    rotor_search_result x = solve(&e, &chip, ROTOR_SOLVER_EXACT, false, 1);
     double gap = f.best.cost.total / x.best.cost.total - 1;
-    cr_assert(gap > 0.075 && gap < 0.085, "gap %.4f", gap);
+    cr_assert(gap > 0.02 && gap < 0.025, "gap %.4f", gap);
     rotor_search_result_free(&f);
     rotor_search_result_free(&x);
 }

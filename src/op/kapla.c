@@ -65,6 +65,8 @@
 #define TOP_K 6   /* F_op given the full caching pass */
 #define POOL_K 16 /* F_op kept for the frontier's caching paths */
 #define KICK_ROUNDS 4 /* rounds of kicks after the first, each from a better minimum */
+#define RESTARTS 64   /* seeded restarts of the narrow descent */
+#define RESTART_SEED 25
 #define MEMO_BITS 14
 #define MEMO_SIZE (1 << MEMO_BITS)
 #define REFINE_MAX 64 /* rounds of the F_op descent (it stops sooner) */
@@ -366,6 +368,22 @@ static void stacking_walk(kapla *k, bool doubling, int64_t *seen) {
     }
 }
 
+/* The narrow moves of axis a from factor f: the indices of the blocked
+ * sizes one or two away, or about 1.5, 2, 3 or 4 times larger or smaller
+ * (the blocked size at or above), into cand (at most 12); their count. */
+static int axis_moves(const kapla *k, int a, int64_t f, int *cand) {
+    int i = blocked_index(k, a, f), nc = 0;
+    for (int d = -2; d <= 2; d++)
+        if (d) cand[nc++] = i + d;
+    for (int64_t r = 2; r <= 4; r++) {
+        cand[nc++] = blocked_upto(k, a, f * r - 1) + 1;
+        cand[nc++] = blocked_upto(k, a, (f + r - 1) / r - 1) + 1;
+    }
+    cand[nc++] = blocked_upto(k, a, (f * 3 + 1) / 2 - 1) + 1;
+    cand[nc++] = blocked_upto(k, a, (f * 2 + 2) / 3 - 1) + 1;
+    return nc;
+}
+
 /* The local descent over F_op from `from`: each round costs every F_op one
  * or two blocked sizes away along one axis, or 1.5-4 times larger or smaller
  * (with `wide`: every blocked size of that axis, a line search), alone and
@@ -382,17 +400,7 @@ static void stacking_descent(kapla *k, const int64_t *from, bool wide, int64_t *
         bool have = false;
         for (int a = 0; a < e->naxes; a++) {
             int i = blocked_index(k, a, cur[a]);
-            /* one or two blocked sizes away, or about 1.5, 2, 3 or 4
-             * times larger or smaller (the blocked size at or above) */
-            int cand[12], nc = 0;
-            for (int d = -2; d <= 2; d++)
-                if (d) cand[nc++] = i + d;
-            for (int64_t r = 2; r <= 4; r++) {
-                cand[nc++] = blocked_upto(k, a, cur[a] * r - 1) + 1;
-                cand[nc++] = blocked_upto(k, a, (cur[a] + r - 1) / r - 1) + 1;
-            }
-            cand[nc++] = blocked_upto(k, a, (cur[a] * 3 + 1) / 2 - 1) + 1;
-            cand[nc++] = blocked_upto(k, a, (cur[a] * 2 + 2) / 3 - 1) + 1;
+            int cand[12], nc = axis_moves(k, a, cur[a], cand);
             if (wide) nc = k->nblocked[a];
             for (int ci = 0; ci < nc; ci++) {
                 int j = wide ? ci : cand[ci];
@@ -437,15 +445,16 @@ static void stacking_pairs(kapla *k, const int64_t *from) {
         for (int a = 0; a < e->naxes; a++)
             for (int b = a + 1; b < e->naxes; b++) {
                 int ia = blocked_index(k, a, cur[a]), ib = blocked_index(k, b, cur[b]);
-                for (int da = -2; da <= 2; da++)
-                    for (int db = -2; db <= 2; db++) {
-                        if (!da || !db || ia + da < 0 || ia + da >= k->nblocked[a] || ib + db < 0 ||
-                            ib + db >= k->nblocked[b])
+                int ca[12], cb[12], na = axis_moves(k, a, cur[a], ca), nb = axis_moves(k, b, cur[b], cb);
+                for (int x = 0; x < na; x++)
+                    for (int y = 0; y < nb; y++) {
+                        if (ca[x] == ia || cb[y] == ib || ca[x] < 0 || ca[x] >= k->nblocked[a] || cb[y] < 0 ||
+                            cb[y] >= k->nblocked[b])
                             continue;
                         int64_t f[ROTOR_MAX_AXES];
                         memcpy(f, cur, sizeof f);
-                        f[a] = k->blocked[a][ia + da];
-                        f[b] = k->blocked[b][ib + db];
+                        f[a] = k->blocked[a][ca[x]];
+                        f[b] = k->blocked[b][cb[y]];
                         consider(k, f, best, &bs, &have);
                         for (int c = 0; c < e->naxes; c++) {
                             if (c == a || c == b) continue;
@@ -495,6 +504,38 @@ static void stacking_kicks(kapla *k) {
     if (fop_cmp(k, from, k->top[0].fop) != 0 && k->kicks++ < KICK_ROUNDS) stacking_kicks(k);
 }
 
+/* splitmix64: the restarts' fixed pseudo-random sequence. */
+static uint64_t next_random(uint64_t *state) {
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* Restarts (iterated local search; KAPLA's greedy has none): RESTARTS
+ * narrow descents from F_op drawn from a fixed seed, each axis a blocked
+ * size drawn uniformly, then axes shrunk in order to the cores left.  They
+ * reach the minima no path of one- or two-axis moves leads to from the
+ * walks (a convolution whose optimum makes the sub-task's pixels fill the
+ * systolic array needs four axes changed at once).  The seed is fixed, so
+ * the result is deterministic. */
+static void stacking_restarts(kapla *k) {
+    const rotor_expr *e = k->e;
+    uint64_t state = RESTART_SEED;
+    for (int r = 0; r < RESTARTS; r++) {
+        int64_t f[ROTOR_MAX_AXES];
+        for (int a = 0; a < ROTOR_MAX_AXES; a++) f[a] = 1;
+        for (int a = 0; a < e->naxes; a++)
+            f[a] = k->blocked[a][next_random(&state) % (uint64_t)k->nblocked[a]];
+        for (int a = 0; a < e->naxes && cores_of(k, f) > k->cores; a++) {
+            int64_t others = cores_of(k, f) / f[a];
+            int j = blocked_upto(k, a, k->cores / others);
+            f[a] = k->blocked[a][j < 0 ? 0 : j];
+        }
+        if (cores_of(k, f) <= k->cores) stacking_descent(k, f, false, NULL);
+    }
+}
+
 /* Starts a solve under a new cap: every memoised score is forgotten. */
 static void new_cap(kapla *k, int64_t cap) {
     k->cap = cap;
@@ -505,10 +546,10 @@ static void new_cap(kapla *k, int64_t cap) {
 }
 
 /* The solve under the memory cap (KAPLA §IV-C, Algorithm 1, one buffer
- * level): the stacking walk, the wide F_op descent from the walk's best
+ * level): the two stacking walks, the wide F_op descent from their best
  * F_op and from each of the POOL_K best that fit (KAPLA §IV-B's top-k,
- * applied to F_op), the kicks, the two-axis descent, then the full caching
- * pass on the TOP_K best F_op.  Every plan costed is offered to the best
+ * applied to F_op), the kicks, the restarts, the two-axis descent, then
+ * the full caching pass on the TOP_K best F_op.  Every plan costed is offered to the best
  * and the front (cost_of), which is where the result is read. */
 static void solve(kapla *k) {
     new_cap(k, k->cap0);
@@ -520,6 +561,7 @@ static void solve(kapla *k) {
     for (int i = 0; i < k->ntop; i++) memcpy(from[n++], k->top[i].fop, sizeof from[0]);
     for (int i = 0; i < n; i++) stacking_descent(k, from[i], true, NULL);
     stacking_kicks(k);
+    stacking_restarts(k);
     if (k->ntop) {
         int64_t best[ROTOR_MAX_AXES];
         memcpy(best, k->top[0].fop, sizeof best);
