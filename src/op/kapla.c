@@ -40,10 +40,12 @@
  *     moves set one axis to any of its blocked sizes (a line search),
  *     alone or with another axis refilled to the cores left.  Then kicks
  *     (a factor of 2 or 3 moved between two axes, then a narrow descent:
- *     one or two blocked sizes, or 1.5-4 times, per axis) and a descent
- *     moving two axes at once with a third refilled: the greedy alone
- *     stops where padding to the systolic array asks three axes to change
- *     together.  The best TOP_K F_op get the full caching pass.
+ *     one or two blocked sizes, or 1.5-4 times, per axis), RESTARTS
+ *     seeded restarts of the narrow descent, and a descent moving two axes
+ *     at once with a third refilled: the greedy alone stops where padding
+ *     to the systolic array asks three or four axes to change together.
+ *     A descent skips F_op whose model lower bound already loses.  The
+ *     best TOP_K F_op get the full caching pass.
  *   - Validity by construction: every f_t move multiplies or divides by a
  *     prime of the tensor's free sharing degree P_X / Q_X or of f_t itself,
  *     so the ring always divides P_X; the caching pass first splits
@@ -429,10 +431,10 @@ static void stacking_descent(kapla *k, const int64_t *from, bool wide, int64_t *
 }
 
 /* The descent with two axes moved at once: each round costs every F_op
- * whose factors along two axes are each one or two blocked sizes away,
- * alone and with a third axis refilled to the cores left, and moves to
- * the best while it is better (a plateau of padding often needs two axes
- * to shrink while a third grows). */
+ * whose factors along two axes each make a narrow move (axis_moves), alone
+ * and with a third axis refilled to the cores left, and moves to the best
+ * while it is better (a plateau of padding often needs two axes to shrink
+ * while a third grows). */
 static void stacking_pairs(kapla *k, const int64_t *from) {
     const rotor_expr *e = k->e;
     int64_t cur[ROTOR_MAX_AXES];
