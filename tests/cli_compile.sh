@@ -47,4 +47,21 @@ expect_error unknown-chip 2 "unknown chip 'ipu-mk9'" -- compile bert-base --chip
 expect_error too-big 1 "does not fit in 638976 bytes of SRAM per core: op '" -- compile llama2-7b --layers 4
 expect_error bad-option 2 "unknown option '--fast'" -- compile bert-base --fast
 
+# --solver fast (issue 25, docs/kapla.md): the header and the program name
+# the solver, the program reads back (simulate replays it), exact is the
+# default, and a misspelt solver is one line with the closest name
+expect_out solver-fast "plans by the fast solver" -- compile resnet-18 --batch 1 --solver fast
+expect_out solver-exact "plans by the exact solver" -- compile bert-base --layers 1
+"$ROTOR" compile bert-base --layers 1 --solver fast -o "$tmpdir/fast.json" >/dev/null 2>"$err" || bad "solver-program: $(cat "$err")"
+if grep -q '"solver":	"fast"' "$tmpdir/fast.json"; then ok; else bad "the fast program lacks \"solver\": \"fast\""; fi
+expect_out solver-read "simulated [0-9.]* us" -- simulate "$tmpdir/fast.json"
+"$ROTOR" compile bert-base --layers 1 --json >"$out" 2>"$err"
+if grep -q '"solver":	"exact"' "$out"; then ok; else bad "the exact program lacks \"solver\": \"exact\""; fi
+expect_error solver-bogus 2 "--solver: expected exact or fast, got 'bogus'" -- compile bert-base --solver bogus
+expect_error solver-near 2 "got 'fsat' (did you mean 'fast'?)" -- compile bert-base --solver fsat
+expect_out plan-fast "solver fast" -- plan --expr 'C[m,n] += A[m,k] * B[k,n]' --dim m=32,k=5120,n=15360 --solver fast
+expect_error plan-bogus 2 "--solver: expected exact or fast, got 'bogus'" -- plan --expr 'C[m,n] += A[m,k] * B[k,n]' --dim m=32,k=64,n=64 --solver bogus
+expect_out schedule-fast "shapes searched by the fast solver" -- schedule llama2-7b --layers 1 --solver fast
+expect_error schedule-bogus 2 "--solver: expected exact or fast, got 'bogus'" -- schedule llama2-7b --solver bogus
+
 finish cli_compile

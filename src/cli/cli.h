@@ -67,6 +67,9 @@ typedef struct cli_shared_args {
 /* --threads as an integer 1..1024 into *threads (0 when absent).  Prints
  * the error and returns EXIT_BADINPUT, else 0. */
 int cli_shared_threads(const char *cmd, const cli_shared_args *a, int *threads);
+/* --solver exact|fast (NULL: exact) into *out.  Prints the error, with
+ * the closest name, and returns EXIT_BADINPUT, else 0. */
+int cli_parse_solver(const char *cmd, const char *text, rotor_solver *out);
 
 /* The operator of --expr bound to --dims into e, errors prefixed with the
  * option they come from; check_eval also checks that a non-contraction can

@@ -43,6 +43,8 @@ static void compile_usage(FILE *f) {
             "                      speedup over vgm (JSON: a \"comparison\" object)\n"
             "  -o FILE             write the program (rotor-program JSON, docs/program-format.md)\n"
             "  --json              print the program on stdout instead of the table\n"
+            "  --solver S          plan search: exact (default, the optimum) or fast (KAPLA's\n"
+            "                      greedy solver, near-optimal and far faster; docs/kapla.md)\n"
             "  --threads N         search threads (default: all cores)\n"
             "  --list              list the zoo\n"
             "  -q, --quiet         no progress on stderr\n"
@@ -64,10 +66,11 @@ static void print_table(const rotor_graph *g, const rotor_compile_result *r, con
     printf("\ntotal %.3f us: compute %.3f, communication %.3f, reduction %.3f, setup %.3f, vendor ops %.3f\n",
            r->total_s * 1e6, r->compute_s * 1e6, r->comm_s * 1e6, r->reduction_s * 1e6,
            r->setup_s * 1e6, r->vendor_s * 1e6);
-    printf("SRAM per core: idle %lld B, peak %lld B of %lld (%.1f%%); %d operators, %d exact searches, "
+    printf("SRAM per core: idle %lld B, peak %lld B of %lld (%.1f%%); %d operators, %d %s searches, "
            "%d reconciliation steps\n",
            (long long)r->idle_bytes, (long long)r->peak_bytes, (long long)chip->sram_bytes,
-           100.0 * (double)r->peak_bytes / (double)chip->sram_bytes, r->nops, r->searches, r->ncurve);
+           100.0 * (double)r->peak_bytes / (double)chip->sram_bytes, r->nops, r->searches,
+           rotor_solver_name(r->solver), r->ncurve);
 }
 
 static void print_vgm(const rotor_vgm_result *v) {
@@ -102,8 +105,9 @@ static int parse_batches(const char *cmd, const char *batch, int64_t *batches, i
 /* What `rotor compile` was asked, parsed and checked. */
 typedef struct compile_args {
     cli_shared_args sa;
-    const char *model, *baseline, *outfile, *format;
+    const char *model, *baseline, *outfile, *format, *solver_name;
     bool compare, vgm_only, json;
+    rotor_solver solver;
     rotor_vgm_kind kind; /* with vgm_only */
     int64_t batches[MAX_BATCHES];
     int nb;
@@ -119,10 +123,12 @@ static int parse_compile(int argc, char **argv, compile_args *a) {
         {"format", 0, CLI_VALUE, offsetof(compile_args, format), 0, 0},
         {"json", 0, CLI_FLAG, offsetof(compile_args, json), 0, 0},
         {NULL, 'o', CLI_VALUE, offsetof(compile_args, outfile), 0, 0},
+        {"solver", 0, CLI_VALUE, offsetof(compile_args, solver_name), 0, 0},
         {0}};
     int rc = cli_parse_options(cmd, argc, argv, CLI_TAKES_ALL, &a->sa, own, a, compile_usage, cli_list_zoo, &a->model,
                                "a model is required (try 'rotor compile --list')");
     if (rc >= 0) return rc;
+    if (cli_parse_solver(cmd, a->solver_name, &a->solver)) return EXIT_BADINPUT;
     if (a->baseline) {
         if (!strcmp(a->baseline, "vgm")) a->kind = ROTOR_VGM_ROLLER;
         else if (!strcmp(a->baseline, "vgm-oracle")) a->kind = ROTOR_VGM_ORACLE;
@@ -211,10 +217,10 @@ static int print_compiled(const compile_args *a, const rotor_pipeline *p, const 
         puts(text);
     } else {
         const rotor_group_stats *gs = &p->group;
-        printf("%s, batch %lld, on %s (%lld cores); %d operators grouped into %d "
+        printf("%s, batch %lld, on %s (%lld cores), plans by the %s solver; %d operators grouped into %d "
                "(%d epilogues fused, %d layout ops folded)\n\n",
-               a->model, (long long)b, chip->name, (long long)rotor_chip_cores(chip), gs->ops_before, gs->ops_after,
-               gs->fused, gs->folded);
+               a->model, (long long)b, chip->name, (long long)rotor_chip_cores(chip), rotor_solver_name(a->solver),
+               gs->ops_before, gs->ops_after, gs->fused, gs->folded);
         print_table(&p->graph, &p->t10, chip);
         /* the oracle first: the closing line compares with Roller */
         if (a->compare && !p->oracle_status) {
@@ -262,6 +268,7 @@ int cmd_compile(int argc, char **argv) {
                                  .vgm_oracle = (a.vgm_only && a.kind == ROTOR_VGM_ORACLE) || a.compare};
     po.zoo.phase = ROTOR_PHASE_PREFILL;
     if (cli_shared_model(cmd, a.model, &a.sa, true, &po)) return EXIT_BADINPUT;
+    po.compile.solver = a.solver;
     rotor_error err = {{0}};
     rotor_status st;
     rotor_chip chip;

@@ -202,6 +202,17 @@ int cli_parse_options(const char *cmd, int argc, char **argv, unsigned takes, cl
     return -1;
 }
 
+/* --solver: exact (the default) or fast (KAPLA §IV-C, docs/kapla.md). */
+int cli_parse_solver(const char *cmd, const char *text, rotor_solver *out) {
+    *out = ROTOR_SOLVER_EXACT;
+    if (!text || rotor_solver_find(text, out)) return 0;
+    static const char *const names[] = {"exact", "fast"};
+    const char *near = rotor_suggest(text, names, 2);
+    char hint[48] = "";
+    if (near) snprintf(hint, sizeof hint, " (did you mean '%s'?)", near);
+    return cli_usage_error(cmd, "--solver: expected exact or fast, got '%s'%s", text, hint);
+}
+
 /* --topology: all-to-all or mesh:WxH, set on the chip and validated. */
 rotor_status cli_apply_topology(rotor_chip *chip, const char *topo, rotor_error *err) {
     char a[64], b[64], c[64];

@@ -30,6 +30,8 @@ static void plan_usage(FILE *f) {
             "                      fastest (R >= 1; implies --pareto)\n"
             "  --constraints LIST  min_cores=N, max_padding=RATIO, memory_cap=BYTES\n"
             "  --cost-model NAME   cost model (default v1)\n"
+            "  --solver S          exact (default: the optimum) or fast (KAPLA's greedy solver,\n"
+            "                      valid plans, near-optimal, far faster; docs/kapla.md)\n"
             "  --threads N         search threads (default: all cores); results do not depend on it\n"
             "  -q, --quiet         no progress or deprecation notes on stderr\n"
             "  -h, --help          this help\n"
@@ -63,7 +65,7 @@ static void print_tensor_sig(const rotor_expr *e, int t, char *buf, size_t cap) 
     if (n < cap) snprintf(buf + n, cap - n, "]");
 }
 
-static void print_table(const rotor_expr *e, const rotor_chip *chip, const char *model,
+static void print_table(const rotor_expr *e, const rotor_chip *chip, const char *model, rotor_solver solver,
                         const rotor_search_result *r) {
     const rotor_candidate *b = &r->best;
     const rotor_plan_info *in = &b->info;
@@ -126,6 +128,12 @@ static void print_table(const rotor_expr *e, const rotor_chip *chip, const char 
         }
     }
     const rotor_search_stats *s = &r->stats;
+    if (solver == ROTOR_SOLVER_FAST) {
+        printf("\nsearch\n  solver fast (KAPLA stacking and caching, docs/kapla.md): not proven optimal\n"
+               "  F_op vectors costed %lld, plans costed %lld, %d thread, %.3f s\n",
+               (long long)s->fops, (long long)s->plans, s->threads, s->wall_seconds);
+        return;
+    }
     printf("\nsearch\n  F_op vectors %lld (%lld searched in depth), step vectors %lld (%lld pruned),\n"
            "  plans costed %lld, partial plans pruned %lld, %d threads, %.3f s\n",
            (long long)s->fops, (long long)s->fops_searched, (long long)s->step_vectors,
@@ -153,7 +161,7 @@ static void print_t10(const rotor_expr *e, const rotor_plan *p) {
 /* What `rotor plan` was asked. */
 typedef struct plan_args {
     cli_shared_args sa;
-    const char *expr, *format, *cons, *model_name, *within;
+    const char *expr, *format, *cons, *model_name, *within, *solver;
     bool pareto, json;
 } plan_args;
 
@@ -168,6 +176,7 @@ int cmd_plan(int argc, char **argv) {
         {"pareto-within", 0, CLI_VALUE, offsetof(plan_args, within), 0, 0},
         {"constraints", 0, CLI_VALUE, offsetof(plan_args, cons), 0, 0},
         {"cost-model", 0, CLI_VALUE, offsetof(plan_args, model_name), 0, 0},
+        {"solver", 0, CLI_VALUE, offsetof(plan_args, solver), 0, 0},
         {0}};
     int rc = cli_parse_options(cmd, argc, argv, CLI_TAKES_CHIP | CLI_TAKES_DIM | CLI_TAKES_THREADS, &a.sa, own, &a,
                                plan_usage, NULL, NULL, NULL);
@@ -204,6 +213,7 @@ int cmd_plan(int argc, char **argv) {
     opt.pareto = pareto;
     opt.pareto_time_ratio = ratio;
     if (cli_shared_threads(cmd, &sa, &opt.threads)) return EXIT_BADINPUT;
+    if (cli_parse_solver(cmd, a.solver, &opt.solver)) return EXIT_BADINPUT;
     opt.model = rotor_cost_model_default();
     if (model_name) {
         opt.model = rotor_cost_model_find(model_name);
@@ -235,7 +245,7 @@ int cmd_plan(int argc, char **argv) {
         printf("%s\n", text);
         free(text);
     } else {
-        print_table(&e, &chip, opt.model->name, &r);
+        print_table(&e, &chip, opt.model->name, opt.solver, &r);
     }
     rotor_search_result_free(&r);
     return 0;

@@ -55,6 +55,8 @@ static void schedule_usage(FILE *f) {
             "  --topology T        the network: all-to-all (the chip's default) or mesh:WxH;\n"
             "                      on a mesh HBM enters through the edge ports (schedule and\n"
             "                      --simulate alike)\n"
+            "  --solver S          plan search: exact (default, the optimum) or fast (KAPLA's\n"
+            "                      greedy solver, near-optimal and far faster; docs/kapla.md)\n"
             "  --threads N         plan-search threads (default: all cores)\n"
             "  --list              list the zoo\n"
             "  -q, --quiet         no progress and no note on what a trace kept, on stderr\n"
@@ -114,9 +116,9 @@ static void print_text(const rotor_graph *g, const rotor_schedule *s, const run 
                        const run *ideal, const run *basic, bool per_op) {
     int64_t T = s->tensor_parallel;
     printf("%s on %s: %lld chip%s x %lld cores, HBM %.0f GB/s per chip, %d operators per chip "
-           "(%lld shards), %d shapes searched\n",
+           "(%lld shards), %d shapes searched by the %s solver\n",
            g->name, s->chip.name, (long long)T, T > 1 ? "s" : "", (long long)s->chip.cores_per_chip,
-           s->chip.hbm_gbps, s->nops, (long long)(s->nops * T), s->searches);
+           s->chip.hbm_gbps, s->nops, (long long)(s->nops * T), s->searches, rotor_solver_name(s->solver));
     printf("HBM per chip per step: %.1f MB (%.3f ms at full bandwidth); %.1f GFLOP per step\n",
            (double)s->hbm_bytes / 1e6, (double)s->hbm_bytes / (s->chip.hbm_gbps * 1e9) * 1e3,
            s->model_flops / 1e9);
@@ -252,6 +254,7 @@ static int print_json(const rotor_graph *g, const rotor_schedule *s, const run *
     if (s->hbm_intake > 0) cJSON_AddNumberToObject(root, "hbm_intake_gbps_per_chip", s->hbm_intake / 1e9);
     cJSON_AddNumberToObject(root, "operators", s->nops);
     cJSON_AddNumberToObject(root, "shapes_searched", s->searches);
+    cJSON_AddStringToObject(root, "solver", rotor_solver_name(s->solver));
     cJSON_AddNumberToObject(root, "hbm_bytes_per_chip", (double)s->hbm_bytes);
     cJSON_AddNumberToObject(root, "flops", s->model_flops);
     if (simchip) {
@@ -383,7 +386,7 @@ static rotor_status simulate_designs(const rotor_schedule *s, const rotor_chip *
 /* What `rotor schedule` was asked. */
 typedef struct schedule_args {
     cli_hbm_args ha;
-    const char *trace, *topology, *trace_ops, *trace_window, *trace_cores;
+    const char *trace, *topology, *trace_ops, *trace_window, *trace_cores, *solver;
     bool per_op, simulate, no_refine;
 } schedule_args;
 
@@ -400,6 +403,7 @@ int cmd_schedule(int argc, char **argv) {
         {"simulate", 0, CLI_FLAG, offsetof(schedule_args, simulate), 0, 0},
         {"topology", 0, CLI_VALUE, offsetof(schedule_args, topology), 0, 0},
         {"no-refine", 0, CLI_FLAG, offsetof(schedule_args, no_refine), 0, 0},
+        {"solver", 0, CLI_VALUE, offsetof(schedule_args, solver), 0, 0},
         {0}};
     const char *input = NULL;
     int prc = cli_parse_options(cmd, argc, argv, CLI_TAKES_ALL, &a.ha.m, own, &a, schedule_usage, cli_list_zoo, &input,
@@ -412,6 +416,7 @@ int cmd_schedule(int argc, char **argv) {
     rotor_schedule_options so = {0};
     so.preload.no_refine = no_refine;
     if (cli_hbm_workload(cmd, input, &ha, &po, &so)) return EXIT_BADINPUT;
+    if (cli_parse_solver(cmd, a.solver, &so.solver)) return EXIT_BADINPUT;
     po.schedule = &so;
     rotor_preload_design designs[ROTOR_PRELOAD_NDESIGNS];
     int ndesigns = 0;

@@ -71,6 +71,7 @@ typedef struct compiler {
     const rotor_graph *g;
     const rotor_chip *chip;
     int64_t cores, sram, elem;
+    rotor_solver solver;
     op_state *st;
     rotor_frontier *fr;
     int nfr;
@@ -271,6 +272,9 @@ static double default_ratio(const rotor_expr *e) {
 static rotor_status frontier_search(compiler *cc, int i, double ratio, int threads, rotor_error *err) {
     const rotor_op *op = &cc->g->ops[cc->fr_op[i]];
     ratio = ratio > 0 ? ratio : ratio == 0 ? default_ratio(&op->expr) : 0;
+    /* the fast solver's whole frontier costs a few of its solves: no
+     * capped searches later (and it has no sessions) */
+    if (cc->solver == ROTOR_SOLVER_FAST) ratio = 0;
     if (ratio == 1.0 && default_ratio(&op->expr) == ROTOR_COMPILE_FRONTIER_RATIO_COMPOUND) {
         /* the fastest plan alone, from the session that will search the
          * rest of this frontier (frontier_learn), so that the plans it
@@ -295,7 +299,7 @@ static rotor_status frontier_search(compiler *cc, int i, double ratio, int threa
         cc->tcut[i] = v->cost.total;
         return ROTOR_OK;
     }
-    rotor_search_options so = {.pareto = true, .pareto_time_ratio = ratio, .threads = threads};
+    rotor_search_options so = {.pareto = true, .pareto_time_ratio = ratio, .threads = threads, .solver = cc->solver};
     rotor_search_result r;
     rotor_status st = rotor_search(&op->expr, cc->chip, &so, &r, err);
     if (st) {
@@ -788,6 +792,8 @@ rotor_status rotor_compile(const rotor_graph *g, const rotor_chip *chip,
     cc.cores = rotor_chip_cores(chip);
     cc.sram = chip->sram_bytes;
     cc.elem = chip->element_bytes;
+    cc.solver = opt ? opt->solver : ROTOR_SOLVER_EXACT;
+    out->solver = cc.solver;
     if (g->nops == 0) return rotor_fail(err, ROTOR_ERR_INPUT, "compile: the graph '%s' has no operators", g->name);
     cc.st = calloc((size_t)g->nops, sizeof *cc.st);
     out->ops = calloc((size_t)g->nops, sizeof *out->ops);

@@ -55,6 +55,7 @@ rotor_status rotor_program_write(const rotor_graph *g, const rotor_chip *chip,
     cJSON_AddItemToObject(root, "cores", rotor_json_int(rotor_chip_cores(chip)));
     cJSON_AddItemToObject(root, "sram_bytes", rotor_json_int(chip->sram_bytes));
     cJSON_AddStringToObject(root, "cost_model", "v1");
+    cJSON_AddStringToObject(root, "solver", rotor_solver_name(r->solver));
     cJSON *tot = cJSON_AddObjectToObject(root, "totals");
     cJSON_AddItemToObject(tot, "total_s", rotor_json_num(r->total_s));
     cJSON_AddItemToObject(tot, "setup_s", rotor_json_num(r->setup_s));
@@ -383,6 +384,9 @@ rotor_status rotor_program_parse(const char *text, const char *label, const roto
         st = rotor_fail(err, ROTOR_ERR_INPUT, "%s: cores: the program is for %lld cores, the chip has %lld",
                         label, (long long)cores, (long long)rotor_chip_cores(chip));
     out->cores = cores;
+    if (!st && cJSON_GetObjectItemCaseSensitive(root, "solver") && !(st = get_str(&rd, root, "solver", &s)) &&
+        !rotor_solver_find(s, &out->solver))
+        st = bad(&rd, "solver", "expected \"exact\" or \"fast\"");
     const cJSON *tot = st ? NULL : cJSON_GetObjectItemCaseSensitive(root, "totals");
     if (!st && !cJSON_IsObject(tot)) st = bad(&rd, "totals", tot ? "expected an object" : "missing");
     if (!st) {

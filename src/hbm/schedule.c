@@ -494,7 +494,7 @@ static rotor_status shard_ops(const rotor_graph *g, const rotor_chip *chip, int6
  * first failure in shape order is reported. */
 static rotor_status search_shapes(const rotor_graph *g, rotor_schedule *s, shape *shapes, int nshapes,
                                   const rotor_schedule_options *opt, rotor_error *err) {
-    rotor_search_options so_opt = {.pareto = true, .threads = 1};
+    rotor_search_options so_opt = {.pareto = true, .threads = 1, .solver = opt->solver};
     int threads = opt->threads, done = 0;
 #pragma omp parallel for schedule(dynamic) num_threads(threads > 0 ? threads : omp_get_max_threads())
     for (int k = 0; k < nshapes; k++) {
@@ -544,6 +544,7 @@ rotor_status rotor_schedule_build(const rotor_graph *g, const rotor_chip *chip,
     s->chip.interchip_gbps = 0;
     s->tensor_parallel = T;
     s->preload = opt->preload;
+    s->solver = opt->solver;
     s->pchip = (rotor_preload_chip){
         .cores = chip->cores_per_chip,
         .sram_bytes = chip->sram_bytes,

@@ -456,9 +456,19 @@ static void ctx_free(ctx *c) {
     free(c->spare);
 }
 
+const char *rotor_solver_name(rotor_solver s) { return s == ROTOR_SOLVER_FAST ? "fast" : "exact"; }
+
+bool rotor_solver_find(const char *name, rotor_solver *out) {
+    if (strcmp(name, "exact") == 0) *out = ROTOR_SOLVER_EXACT;
+    else if (strcmp(name, "fast") == 0) *out = ROTOR_SOLVER_FAST;
+    else return false;
+    return true;
+}
+
 rotor_status rotor_search(const rotor_expr *e, const rotor_chip *chip,
                           const rotor_search_options *opt, rotor_search_result *out,
                           rotor_error *err) {
+    if (opt && opt->solver == ROTOR_SOLVER_FAST) return kapla_search(e, chip, opt, out, err);
     memset(out, 0, sizeof *out);
     double t0 = omp_get_wtime();
     ctx c;
@@ -491,6 +501,8 @@ rotor_status rotor_search_session_open(const rotor_expr *e, const rotor_chip *ch
     rotor_status rc = ctx_init(&s->c, e, chip, opt, err);
     if (!rc && opt && opt->pareto)
         rc = rotor_fail(err, ROTOR_ERR_INPUT, "search: a session finds single plans, not frontiers");
+    if (!rc && opt && opt->solver != ROTOR_SOLVER_EXACT)
+        rc = rotor_fail(err, ROTOR_ERR_INPUT, "search: a session runs the exact solver only");
     if (!rc && !(s->c.spare = calloc(1, sizeof *s->c.spare)))
         rc = rotor_fail(err, ROTOR_ERR_NOMEM, "search: out of memory");
     if (rc) {

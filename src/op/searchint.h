@@ -10,6 +10,7 @@
  *             tensor's temporal factors f_t, depth first, and the leaves
  *   pareto.c  the Pareto frontier: the archive, the single-pass front, the
  *             epsilon-constraint walk
+ *   kapla.c   the fast solver (KAPLA §IV-C), which shares pareto.c's front
  *
  * The search context (ctx) lives from rotor_search's or a session's start
  * to its end.  Its caches are allocated on first use by search_once
@@ -253,6 +254,12 @@ void archive_add(archive *ar, const rotor_candidate *cand);
  * out->best. */
 rotor_status pareto_epsilon(ctx *c, int nthreads, rotor_search_result *out, rotor_search_stats *st,
                             rotor_error *err);
+
+/* ---- the fast solver (kapla.c) ---- */
+
+/* rotor_search with opt->solver == ROTOR_SOLVER_FAST. */
+rotor_status kapla_search(const rotor_expr *e, const rotor_chip *chip, const rotor_search_options *opt,
+                          rotor_search_result *out, rotor_error *err);
 
 /* ---- one search (search.c) ---- */
 

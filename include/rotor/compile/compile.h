@@ -84,6 +84,9 @@ typedef struct rotor_compile_options {
     /* Every activation waits in the even layout between operators, as
      * before the hand-off (docs/compile.md, "Hand-off"): for comparison. */
     bool even_layout;
+    /* The plan search (search.h): exact (zero), or fast, whose frontiers
+     * are searched whole at once (docs/kapla.md). */
+    rotor_solver solver;
 } rotor_compile_options;
 
 typedef struct rotor_compile_result {
@@ -98,6 +101,7 @@ typedef struct rotor_compile_result {
     int64_t idle_bytes;         /* per core, every operator idle */
     int64_t peak_bytes;         /* per core, the largest idle + live + active */
     int searches;               /* exact searches run (distinct shapes) */
+    rotor_solver solver;        /* the solver that found every plan */
 } rotor_compile_result;
 
 /* Compiles g for chip.  ROTOR_ERR_NOFIT when no assignment fits, with the

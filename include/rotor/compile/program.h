@@ -54,6 +54,7 @@ typedef struct rotor_program {
     char model[64];
     char chip[ROTOR_CHIP_NAME_MAX];
     int64_t cores;
+    rotor_solver solver; /* "solver": the plan search that found the plans (absent: exact) */
     int nops;
     rotor_program_op *ops;
     double total_s, setup_s, compute_s, comm_s, reduction_s, vendor_s;

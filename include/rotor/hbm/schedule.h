@@ -61,6 +61,7 @@ typedef struct rotor_schedule_options {
     bool sram_nonblocking;     /* inter-core writes do not pause a core's SRAM (the IPU's do:
                                   Elk footnote 2), see preload.h */
     int threads;               /* plan searches (0: OpenMP's default); results do not depend on it */
+    rotor_solver solver;       /* the plan search (search.h): exact (zero) or fast (docs/kapla.md) */
     rotor_preload_options preload;
     /* Called (never concurrently) after each distinct shape's search with
      * the shapes done and their total, when set; the CLI draws a progress
@@ -77,6 +78,7 @@ typedef struct rotor_schedule {
     rotor_schedule_op *ops;    /* graph order, one per graph operator */
     rotor_preload_model *model;
     int searches;              /* distinct shard shapes searched (repeated layers share one) */
+    rotor_solver solver;       /* the solver that found every plan */
     double model_flops;        /* the whole model's FLOPs (every chip) */
     int64_t hbm_bytes;         /* one chip's HBM bytes per token (weights and KV cache) */
     int64_t interchip_ps;      /* sum of the all-reduces */

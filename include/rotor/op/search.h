@@ -38,8 +38,25 @@ typedef enum rotor_pareto_method {
     ROTOR_PARETO_SINGLE_PASS   /* one search pruning by dominance against a growing front */
 } rotor_pareto_method;
 
+/* Which solver answers rotor_search.  EXACT is the branch and bound above;
+ * FAST is KAPLA's greedy stacking and caching (KAPLA §IV-C; kapla.c,
+ * docs/kapla.md): valid plans under the same cost model, in far less time,
+ * with no guarantee of optimality (its measured gap: docs/kapla.md).  Its
+ * frontier is the non-dominated set of the plans it costed: each point is
+ * valid, but may be dominated by a plan it did not find. */
+typedef enum rotor_solver {
+    ROTOR_SOLVER_EXACT = 0,
+    ROTOR_SOLVER_FAST
+} rotor_solver;
+
+/* "exact" or "fast". */
+const char *rotor_solver_name(rotor_solver s);
+/* The solver called name; false when there is none. */
+bool rotor_solver_find(const char *name, rotor_solver *out);
+
 typedef struct rotor_search_options {
     const rotor_cost_model *model; /* NULL: the default model */
+    rotor_solver solver;           /* zero: exact */
     rotor_constraints constraints;
     bool pareto;                   /* also return the frontier */
     rotor_pareto_method pareto_method;
@@ -48,7 +65,7 @@ typedef struct rotor_search_options {
      * exactly the whole frontier's points below that time (the fastest plan
      * is found first, then every search also prunes by the time cap). */
     double pareto_time_ratio;
-    int threads;                   /* 0: OpenMP's default */
+    int threads;                   /* 0: OpenMP's default (the fast solver runs on one) */
     /* When set, called as each search's F_op vectors are done (its exact
      * pass, done of total); a Pareto search of a convolution runs several
      * searches, each counting from 0.  Calls come one at a time, from any
@@ -97,7 +114,7 @@ void rotor_search_result_free(rotor_search_result *r);
  * plans costed so far as seeds): the compiler's walk down a frontier
  * (docs/compile.md).  e and chip must outlive the session.  opt as for
  * rotor_search, without pareto; its memory_cap (or the SRAM) bounds every
- * cap.  Not for use by two threads at once. */
+ * cap.  Exact solver only.  Not for use by two threads at once. */
 typedef struct rotor_search_session rotor_search_session;
 
 rotor_status rotor_search_session_open(const rotor_expr *e, const rotor_chip *chip,
