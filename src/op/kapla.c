@@ -334,6 +334,24 @@ static void consider(kapla *k, const int64_t *fop, int64_t *best_fop, score *bes
     }
 }
 
+/* consider(f), then f with each axis other than a and b (-1: none) refilled
+ * to the largest blocked factor the cores left allow: a move that frees
+ * cores on one axis is worth most when another axis takes them up. */
+static void consider_refilled(kapla *k, const int64_t *f, int a, int b, int64_t *best_fop, score *best_s,
+                              bool *have) {
+    consider(k, f, best_fop, best_s, have);
+    for (int c = 0; c < k->e->naxes; c++) {
+        if (c == a || c == b) continue;
+        int64_t others = cores_of(k, f) / f[c];
+        int jc = blocked_upto(k, c, k->cores / others);
+        if (jc < 0 || k->blocked[c][jc] == f[c]) continue;
+        int64_t g[ROTOR_MAX_AXES];
+        memcpy(g, f, sizeof g);
+        g[c] = k->blocked[c][jc];
+        consider(k, g, best_fop, best_s, have);
+    }
+}
+
 /* The stacking walk: from the unit plan (F_op = 1), enlarge one axis per
  * step to its next blocked size or to the blocked size at or above twice
  * its factor, whichever step is best, until the cores are used up. */
@@ -410,17 +428,7 @@ static void stacking_descent(kapla *k, const int64_t *from, bool wide, int64_t *
                 int64_t f[ROTOR_MAX_AXES];
                 memcpy(f, cur, sizeof f);
                 f[a] = k->blocked[a][j];
-                consider(k, f, best, &bs, &have);
-                for (int b = 0; b < e->naxes; b++) {
-                    if (b == a) continue;
-                    int64_t others = cores_of(k, f) / f[b];
-                    int jb = blocked_upto(k, b, k->cores / others);
-                    if (jb < 0 || k->blocked[b][jb] == f[b]) continue;
-                    int64_t g[ROTOR_MAX_AXES];
-                    memcpy(g, f, sizeof g);
-                    g[b] = k->blocked[b][jb];
-                    consider(k, g, best, &bs, &have);
-                }
+                consider_refilled(k, f, a, -1, best, &bs, &have);
             }
         }
         if (!have || score_cmp(k, bs, best, cs, cur) >= 0) break;
@@ -457,17 +465,7 @@ static void stacking_pairs(kapla *k, const int64_t *from) {
                         memcpy(f, cur, sizeof f);
                         f[a] = k->blocked[a][ca[x]];
                         f[b] = k->blocked[b][cb[y]];
-                        consider(k, f, best, &bs, &have);
-                        for (int c = 0; c < e->naxes; c++) {
-                            if (c == a || c == b) continue;
-                            int64_t others = cores_of(k, f) / f[c];
-                            int jc = blocked_upto(k, c, k->cores / others);
-                            if (jc < 0 || k->blocked[c][jc] == f[c]) continue;
-                            int64_t g[ROTOR_MAX_AXES];
-                            memcpy(g, f, sizeof g);
-                            g[c] = k->blocked[c][jc];
-                            consider(k, g, best, &bs, &have);
-                        }
+                        consider_refilled(k, f, a, b, best, &bs, &have);
                     }
             }
         if (!have || score_cmp(k, bs, best, cs, cur) >= 0) return;
