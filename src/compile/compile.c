@@ -144,26 +144,9 @@ static bool handoff_most(const compiler *cc, const op_state *s, const rotor_expr
         }
         nr++;
     }
-    if (nr == 1) *most = tr[0]->max_recv > tr[0]->max_send ? tr[0]->max_recv : tr[0]->max_send;
-    if (nr > 1) { /* per core, every input's traffic together */
-        int64_t *in = calloc((size_t)cc->cores, sizeof *in), *out = calloc((size_t)cc->cores, sizeof *out);
-        if (!in || !out) {
-            free(in);
-            free(out);
-            if (!m->hst) m->hst = rotor_nomem(&m->herr);
-            return false;
-        }
-        for (int i = 0; i < nr; i++) {
-            for (int64_t q = 0; q < tr[i]->nrecv; q++) in[q] += tr[i]->recv[q];
-            for (int64_t q = 0; q < tr[i]->nsend; q++) out[q] += tr[i]->send[q];
-        }
-        for (int64_t q = 0; q < cc->cores; q++) {
-            if (in[q] > *most) *most = in[q];
-            if (out[q] > *most) *most = out[q];
-        }
-        free(in);
-        free(out);
-    }
+    rotor_status st = handoff_cache_most(m->hc, tr, nr, most, &m->herr);
+    if (st && !m->hst) m->hst = st;
+    if (st) return false;
     return true;
 }
 

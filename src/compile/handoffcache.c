@@ -20,10 +20,19 @@ typedef struct entry {
     handoff_traffic tr;
 } entry;
 
+/* A combination of hand-offs that run together, and its busiest port. */
+#define MOST_SLOTS 1024
+typedef struct most_entry {
+    const int64_t *recv[ROTOR_MAX_TENSORS]; /* the traffics' arrays: stable while the cache lives */
+    int n;
+    int64_t most;
+} most_entry;
+
 struct handoff_cache {
     const rotor_chip *chip;
     entry *v;
     size_t cap, n;
+    most_entry *most; /* MOST_SLOTS, direct-mapped; NULL until first asked */
 };
 
 handoff_cache *handoff_cache_new(const rotor_chip *chip) {
@@ -39,6 +48,7 @@ void handoff_cache_free(handoff_cache *hc) {
         free(hc->v[i].tr.send);
     }
     free(hc->v);
+    free(hc->most);
     free(hc);
 }
 
@@ -149,5 +159,43 @@ rotor_status handoff_cache_traffic(handoff_cache *hc, int fp, const rotor_expr *
     hc->v[j] = e;
     hc->n++;
     *out = &hc->v[j].tr;
+    return ROTOR_OK;
+}
+
+rotor_status handoff_cache_most(handoff_cache *hc, const handoff_traffic *const *tr, int n, int64_t *most,
+                                rotor_error *err) {
+    *most = 0;
+    if (n == 1) *most = tr[0]->max_recv > tr[0]->max_send ? tr[0]->max_recv : tr[0]->max_send;
+    if (n <= 1) return ROTOR_OK;
+    if (!hc->most && !(hc->most = calloc(MOST_SLOTS, sizeof *hc->most))) return rotor_nomem(err);
+    uint64_t h = 0x9e3779b97f4a7c15ull;
+    for (int i = 0; i < n; i++) {
+        h = (h ^ (uint64_t)(uintptr_t)tr[i]->recv) * 0xbf58476d1ce4e5b9ull;
+        h ^= h >> 31;
+    }
+    most_entry *m = &hc->most[h % MOST_SLOTS];
+    bool hit = m->n == n;
+    for (int i = 0; hit && i < n; i++) hit = m->recv[i] == tr[i]->recv;
+    if (hit) {
+        *most = m->most;
+        return ROTOR_OK;
+    }
+    int64_t cores = 0; /* per core, every input's traffic together, in and out */
+    for (int i = 0; i < n; i++) {
+        if (tr[i]->nrecv > cores) cores = tr[i]->nrecv;
+        if (tr[i]->nsend > cores) cores = tr[i]->nsend;
+    }
+    for (int64_t q = 0; q < cores; q++) {
+        int64_t in = 0, out = 0;
+        for (int i = 0; i < n; i++) {
+            if (q < tr[i]->nrecv) in += tr[i]->recv[q];
+            if (q < tr[i]->nsend) out += tr[i]->send[q];
+        }
+        if (in > *most) *most = in;
+        if (out > *most) *most = out;
+    }
+    m->n = n;
+    for (int i = 0; i < n; i++) m->recv[i] = tr[i]->recv;
+    m->most = *most;
     return ROTOR_OK;
 }

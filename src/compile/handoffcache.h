@@ -35,4 +35,11 @@ rotor_status handoff_cache_traffic(handoff_cache *hc, int fp, const rotor_expr *
                                    const rotor_expr *ec, const rotor_plan *pc, int t, const rotor_view *view,
                                    const handoff_traffic **out, rotor_error *err);
 
+/* The elements through the busiest port, in or out, when the hand-offs
+ * tr[0..n) run together (per core their traffic adds up), memoised by the
+ * traffics' identities: Algorithm 1 asks for the same combinations again
+ * and again, and the sum walks every core.  Errors: out of memory. */
+rotor_status handoff_cache_most(handoff_cache *hc, const handoff_traffic *const *tr, int n, int64_t *most,
+                                rotor_error *err);
+
 #endif
