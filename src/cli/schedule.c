@@ -90,7 +90,7 @@ static double us(int64_t ps) { return (double)ps * 1e-6; }
 static double pct(double a, double b) { return b > 0 ? 100.0 * a / b : 0.0; }
 
 /* Simulated vs analytical, one row per replayed design. */
-static void print_sim(const rotor_chip *simchip, const run *runs, int nruns) {
+static void print_sim(const rotor_chip *simchip, const run *runs, int nruns, const char *per) {
     char topo[64];
     const run *any = NULL;
     for (int i = 0; i < nruns && !any; i++)
@@ -109,6 +109,17 @@ static void print_sim(const rotor_chip *simchip, const run *runs, int nruns) {
                (double)r->simulated_ps * 1e-9, 100.0 * r->error, (long long)r->stats.tasks,
                (long long)r->stats.events, runs[i].sim_seconds, 100.0 * r->stats.hbm_util,
                100.0 * r->stats.link_util_mean, 100.0 * r->stats.link_util_peak);
+    }
+    /* the simulator's own event counts (docs/energy.md): one chip, no all-reduce */
+    char what[48];
+    snprintf(what, sizeof what, "per %s on one chip", per);
+    for (int i = 0; i < nruns; i++) {
+        if (!runs[i].simulated) continue;
+        rotor_energy_counts ec = rotor_sim_energy_counts(&runs[i].sim.stats);
+        rotor_energy en;
+        rotor_energy_price(simchip, &ec, (double)runs[i].sim.simulated_ps * 1e-12, &en);
+        printf("%-7s ", rotor_preload_designs[runs[i].design].name);
+        cli_energy_print(what, &en);
     }
 }
 
@@ -236,6 +247,13 @@ static cJSON *json_run(const rotor_schedule *s, const run *x, const run *ideal, 
         cJSON_AddNumberToObject(m, "link_util_peak", t->link_util_peak);
         cJSON_AddNumberToObject(m, "compute_util", t->compute_util);
         cJSON_AddNumberToObject(m, "stall_us", us(t->stall_ps));
+        /* one chip's energy from the simulator's counts; simchip has chips = 1 */
+        rotor_energy_counts sc = rotor_sim_energy_counts(t);
+        rotor_energy se;
+        rotor_chip one = s->chip;
+        one.chips = 1;
+        rotor_energy_price(&one, &sc, us(q->simulated_ps) * 1e-6, &se);
+        cli_energy_json(m, per, &sc, &se);
     }
     if (per_op) {
         cJSON *ops = cJSON_AddArrayToObject(o, "ops");
@@ -523,7 +541,7 @@ int cmd_schedule(int argc, char **argv) {
         } else if (ha.json) rc = print_json(g, s, runs, shown, ideal, per_op, simulate ? &simchip : NULL, per);
         else {
             print_text(g, s, runs, shown, ideal, basic, per_op, per);
-            print_sim(&simchip, runs, shown);
+            print_sim(&simchip, runs, shown, per);
         }
     }
     cli_output_abort(&tr); /* after a failure; a written trace was committed */

@@ -669,9 +669,12 @@ rotor_status rotor_schedule_energy(const rotor_schedule *s, const rotor_schedule
     out->matrix_flops = llround(matrix);
     out->vector_flops = llround(vector);
     out->hbm_bytes = (int64_t)hbm;
+    /* link_bytes counts the HBM loads too (they reach the cores over the
+     * interconnect): every byte in is written once, and what did not come
+     * from HBM was read from a sending core's SRAM */
     out->byte_hops = llround(link);
-    out->sram_read_bytes = llround(link);
-    out->sram_write_bytes = llround(link + hbm);
+    out->sram_read_bytes = link > hbm ? llround(link - hbm) : 0;
+    out->sram_write_bytes = llround(link);
     out->interchip_bytes = llround(interchip);
     return ROTOR_OK;
 }

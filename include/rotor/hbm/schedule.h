@@ -116,9 +116,9 @@ void rotor_schedule_report_free(rotor_schedule_report *r);
  * the tensor-parallel chips (docs/energy.md, "Schedules"): every chip's
  * shard FLOPs (contractions on the matrix units, the rest and vendor
  * operators on the vector units), the HBM bytes, the bytes into every
- * core over the interconnect (r->link_bytes per core) at one hop each,
- * read at a sending core and written at the receiver, HBM loads written
- * into SRAM, and the ring all-reduces' bytes across chips, 2 (T - 1) times
+ * core over the interconnect (r->link_bytes per core, HBM loads included)
+ * at one hop each, written at the receiver and, less the HBM bytes, read
+ * at a sending core, and the ring all-reduces' bytes across chips, 2 (T - 1) times
  * the output's bytes.  It leaves out the sub-tasks' operand traffic, which
  * the compiled program's model counts.  ROTOR_ERR_INPUT when a count
  * leaves int64. */
