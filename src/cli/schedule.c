@@ -118,7 +118,7 @@ static void print_sim(const rotor_chip *simchip, const run *runs, int nruns, con
         rotor_energy_counts ec = rotor_sim_energy_counts(&runs[i].sim.stats);
         rotor_energy en;
         rotor_energy_price(simchip, &ec, (double)runs[i].sim.simulated_ps * 1e-12, &en);
-        printf("%-7s ", rotor_preload_designs[runs[i].design].name);
+        printf("%s: ", rotor_preload_designs[runs[i].design].name);
         cli_energy_print(what, &en);
     }
 }
@@ -169,7 +169,7 @@ static void print_text(const rotor_graph *g, const rotor_schedule *s, const run 
         rotor_energy en;
         rotor_error err = {{0}};
         if (i == 0) printf("\n");
-        printf("%-8s ", rotor_preload_designs[runs[i].design].name);
+        printf("%s: ", rotor_preload_designs[runs[i].design].name);
         if (run_energy(s, &runs[i], &ec, &en, &err)) printf("energy: %s\n", err.msg);
         else cli_energy_print(what, &en);
     }
