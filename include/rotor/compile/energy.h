@@ -7,7 +7,7 @@
  * static power * time.  rotor_energy_program counts the events of a program
  * from its plans; the simulator counts the same events from the tasks a
  * replay emits (rotor_sim_stats), and the two agree exactly on an
- * all-to-all chip (tests/test_energy.c).
+ * all-to-all chip and on a one-chip mesh (tests/test_energy.c).
  *
  * After an error, rotor_energy_program leaves *out zeroed. */
 #ifndef ROTOR_ENERGY_H
