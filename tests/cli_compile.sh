@@ -64,4 +64,12 @@ expect_error plan-bogus 2 "--solver: expected exact or fast, got 'bogus'" -- pla
 expect_out schedule-fast "shapes searched by the fast solver" -- schedule llama2-7b --layers 1 --solver fast
 expect_error schedule-bogus 2 "--solver: expected exact or fast, got 'bogus'" -- schedule llama2-7b --solver bogus
 
+# energy (docs/energy.md): a table line per inference with EDP, and an
+# "energy" object as the program's last key, which the reader ignores
+expect_out energy-table "^energy [0-9.e+-]* J per inference (compute .*); EDP [0-9.e+-]* J s$" -- compile bert-base --layers 1
+"$ROTOR" compile bert-base --layers 1 --json >"$out" 2>"$err"
+if grep -q '"energy":' "$out" && grep -q '"edp_js":' "$out" && grep -q '"byte_hops":' "$out"; then ok; else bad "--json lacks the energy object"; fi
+cp "$prog" "$tmpdir/energy.json"
+expect_out energy-read-back "energy [0-9.e+-]* J per inference" -- simulate "$tmpdir/energy.json"
+
 finish cli_compile

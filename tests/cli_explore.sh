@@ -9,7 +9,7 @@
 . "$(dirname "$0")/lib.sh"
 M="llama2-13b --layers 2"
 x=$tmpdir/x
-header="hbm-bw,design,latency_us,percent_of_ideal,preload_us,execute_us,overlap_us,stall_us,hbm_util,link_util,tflops"
+header="hbm-bw,design,latency_us,percent_of_ideal,preload_us,execute_us,overlap_us,stall_us,hbm_util,link_util,tflops,energy_j,edp_js"
 
 expect_out help "usage: rotor explore MODEL" -- explore --help
 expect_out help-flops "vector_tflops is scaled by" -- explore --help
@@ -89,7 +89,7 @@ g=$tmpdir/g
 G="--sweep hbm-bw=2,8 --sweep noc-bw=2,5.5 --sweep cores=736,1472 --design full,ideal"
 expect_out grid "sweep hbm-bw (TB/s) x noc-bw (GB/s) x cores (cores): 8 points x 2 designs" -- explore $M $G -o "$g" --threads 2
 gcsv=$g-hbm-bw-noc-bw-cores.csv
-if [ "$(head -n 1 "$gcsv")" = "hbm-bw,noc-bw,cores,design,latency_us,percent_of_ideal,preload_us,execute_us,overlap_us,stall_us,hbm_util,link_util,tflops" ]
+if [ "$(head -n 1 "$gcsv")" = "hbm-bw,noc-bw,cores,design,latency_us,percent_of_ideal,preload_us,execute_us,overlap_us,stall_us,hbm_util,link_util,tflops,energy_j,edp_js" ]
 then ok; else bad "grid header: $(head -n 1 "$gcsv")"; fi
 want="2,2,736 2,2,1472 2,5.5,736 2,5.5,1472 8,2,736 8,2,1472 8,5.5,736 8,5.5,1472 "
 if [ "$(awk -F, '$4 == "full" { printf "%s,%s,%s ", $1, $2, $3 }' "$gcsv")" = "$want" ] && [ "$(wc -l <"$gcsv")" -eq 17 ]; then ok
@@ -231,5 +231,11 @@ expect_error unwritable 2 "-o: /nonexistent/dir/x-hbm-bw.csv: cannot write" -- e
 expect_error onnx-batch 2 "shape zoo models" -- explore m.onnx --batch 2 --sweep hbm-bw=2
 expect_error unknown-model 2 "unknown model 'llama9'" -- explore llama9 --sweep hbm-bw=2 -o "$x"
 expect_error bad-option 2 "unknown option '--fast'" -- explore $M --sweep hbm-bw=2 --fast
+
+# energy per token of every row (docs/energy.md): positive, and the EDP is
+# the energy times the latency (to the CSV's 9 digits)
+"$ROTOR" explore $M --sweep hbm-bw=2,8 -o "$tmpdir/en" >/dev/null 2>"$err" || bad "energy sweep: $(cat "$err")"
+if awk -F, 'NR > 1 { if (!($12 > 0) || !($13 > 0)) exit 1; r = $13 / ($12 * $3 * 1e-6); if (r < 0.999999 || r > 1.000001) exit 1; n++ }
+    END { exit n != 12 }' "$tmpdir/en-hbm-bw.csv"; then ok; else bad "energy columns: $(head -n 3 "$tmpdir/en-hbm-bw.csv")"; fi
 
 finish cli_explore

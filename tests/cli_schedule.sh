@@ -116,4 +116,10 @@ expect_error unknown_opt 2 "unknown option '--fast'" -- schedule llama2-13b --fa
 expect_error trace_dir 2 "--trace: /nonexistent/t.json: cannot write" -- schedule llama2-13b --layers 1 --design full --trace /nonexistent/t.json
 expect_error nofit 1 "op 'l0.qkv' (MatMul, one chip's shard): no valid plan fits" -- schedule llama2-13b --layers 1 --batch 8 --set sram_bytes=16384
 
+# energy per token of every design (docs/energy.md, "Schedules")
+expect_out energy "^full: energy [0-9.e+-]* J per token (compute .*HBM [0-9.e+-]*" -- schedule llama2-13b --layers 1 --design full
+"$ROTOR" schedule llama2-13b --layers 1 --json >"$out" 2>"$err"
+if grep -q '"per":	"token"' "$out" && grep -q '"edp_js":' "$out"; then ok; else bad "schedule --json lacks the energy object"; fi
+expect_out energy-prefill "J per step" -- schedule llama2-13b --layers 1 --prefill --seq 128 --design full
+
 finish cli_schedule

@@ -71,4 +71,9 @@ if [ $? -eq 0 ] && awk '$5 ~ /^[0-9.]+$/ && $3 ~ /^[0-9.]+$/ { n++; if ($5 < 0.9
     END { exit bad || n < 10 }' "$out" >"$tmpdir/off"; then ok
 else bad "bert-large b8: operators off by more than 3%: $(head -n 5 "$tmpdir/off") $(cat "$err")"; fi
 
+# energy from the simulator's own counts (docs/energy.md)
+expect_out energy "^energy [0-9.e+-]* J per inference (compute .*); EDP [0-9.e+-]* J s$" -- simulate bert-base --layers 1
+"$ROTOR" simulate bert-base --layers 1 --json >"$out" 2>"$err"
+if grep -q '"energy":' "$out" && grep -q '"sram_read_bytes":' "$out"; then ok; else bad "simulate --json lacks the energy object"; fi
+
 finish cli_simulate

@@ -568,3 +568,42 @@ Test(chip, writer_starts_with_format_and_version_in_a_stable_order) {
     cr_assert_eq(json[strlen(json) - 1], '\n');
     free(json);
 }
+
+/* ---- energy coefficients (docs/chip-format.md, "Energy coefficients") ---- */
+
+/* Every preset carries the eight coefficients, the same on every IPU Mk2
+ * preset (the pods add chips, not a different chip). */
+Test(chip, presets_carry_positive_energy_coefficients) {
+    for (int i = 0; i < rotor_chip_preset_count(); i++) {
+        rotor_chip c;
+        cr_assert_eq(rotor_chip_preset(rotor_chip_preset_name(i), &c, NULL), ROTOR_OK);
+        double v[] = {c.mac_pj, c.vector_flop_pj, c.sram_read_pj, c.sram_write_pj,
+                      c.link_pj, c.hbm_pj, c.interchip_pj, c.static_w};
+        for (int k = 0; k < 8; k++) cr_assert_gt(v[k], 0, "%s: coefficient %d", c.name, k);
+        cr_assert_eq(c.mac_pj, 0.4);
+        cr_assert_eq(c.static_w, 25.0);
+    }
+}
+
+/* A negative or non-numeric coefficient is refused, naming the key, from a
+ * file and from --set; 0 (leave the event out) is accepted. */
+Test(chip, a_negative_energy_coefficient_is_refused_naming_the_key) {
+    rotor_chip c;
+    rotor_error err = {{0}};
+    char path[64];
+    cr_assert_eq(load_override("\"hbm_pj\": -1", &c, &err, path), ROTOR_ERR_INPUT);
+    assert_msg_has(err, ": hbm_pj: expected a non-negative number, got -1");
+    cr_assert_eq(load_override("\"static_w\": \"hot\"", &c, &err, path), ROTOR_ERR_INPUT);
+    assert_msg_has(err, ": static_w: expected a non-negative number, got \"hot\"");
+    cr_assert_eq(rotor_chip_preset("ipu-mk2", &c, NULL), ROTOR_OK);
+    cr_assert_eq(rotor_chip_set(&c, "link_pj=-0.5", &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "link_pj");
+    cr_assert_eq(rotor_chip_set(&c, "mac_pj=nan", &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "mac_pj");
+    cr_assert_eq(rotor_chip_set(&c, "sram_write_pj=inf", &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "sram_write_pj");
+    cr_assert_eq(rotor_chip_set(&c, "mac_pj=0", &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(c.mac_pj, 0);
+    cr_assert_eq(load_override("\"interchip_pj\": 12.5", &c, &err, path), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(c.interchip_pj, 12.5);
+}

@@ -320,3 +320,29 @@ Test(schedule, bad_input_is_refused_with_the_reason) {
     cr_assert(strstr(err.msg, "op '"), "%s", err.msg);
     rotor_graph_free(&g);
 }
+
+/* Energy of a decode step (docs/energy.md, "Schedules"): every chip's HBM
+ * bytes, the row-parallel all-reduces' bytes across the chips (ring: 2 (T -
+ * 1) x the output, attn_out and ffn_down: 8 x 5120 FP16 each), every
+ * chip's shard FLOPs (replicated operators count once per chip, so at least
+ * the model's FLOPs), and the interconnect bytes (HBM loads among them)
+ * written once, read once where a core sent them. */
+Test(schedule, a_decode_steps_energy_counts_every_chips_hbm_bytes_and_the_all_reduces) {
+    rotor_graph g = llm("llama2-13b", 8, 1);
+    rotor_schedule *s = build(&g, NULL);
+    rotor_schedule_report r;
+    rotor_error err;
+    cr_assert_eq(rotor_schedule_run(s, ROTOR_PRELOAD_FULL, &r, &err), ROTOR_OK, "%s", err.msg);
+    rotor_energy_counts c;
+    cr_assert_eq(rotor_schedule_energy(s, &r, &c, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(c.hbm_bytes, s->hbm_bytes * 4);
+    cr_assert_eq(c.interchip_bytes, 2 * 2 * 3 * 8 * 5120 * 2);
+    cr_assert_geq((double)(c.matrix_flops + c.vector_flops), s->model_flops * (1 - 1e-12));
+    cr_assert_gt(c.matrix_flops, c.vector_flops);
+    cr_assert_eq(c.byte_hops, r.link_bytes * 1472 * 4);
+    cr_assert_eq(c.sram_write_bytes, c.byte_hops); /* HBM loads arrive over the interconnect too */
+    cr_assert_eq(c.sram_read_bytes, c.byte_hops - c.hbm_bytes);
+    rotor_schedule_report_free(&r);
+    rotor_schedule_free(s);
+    rotor_graph_free(&g);
+}

@@ -44,7 +44,18 @@ typedef struct chip_preset {
     .link_latency_ns = 0.0, .matrix_tflops = 250.0, .vector_tflops = 62.5,         \
     .systolic_rows = 16, .systolic_cols = 16, .shift_buffer_bytes = 8 * KIB,       \
     .element_bytes = 2, .topology = ROTOR_TOPO_ALL_TO_ALL, .mesh_width = 0,        \
-    .mesh_height = 0
+    .mesh_height = 0, IPU_MK2_ENERGY_FIELDS
+
+/* Energy coefficients of every preset.  Estimates, not measurements: neither
+ * T10 nor Elk reports energy, and Graphcore publishes no per-operation
+ * figures.  docs/chip-format.md ("Energy coefficients") derives each one:
+ * Horowitz's 45 nm table (ISSCC 2014, "Computing's energy problem") scaled
+ * by an assumed 1/4 for 7 nm, and round estimates for links, HBM,
+ * inter-chip lanes and static power. */
+#define IPU_MK2_ENERGY_FIELDS                                                      \
+    .mac_pj = 0.4, .vector_flop_pj = 0.6, .sram_read_pj = 0.3,                     \
+    .sram_write_pj = 0.3, .link_pj = 1.0, .hbm_pj = 31.2, .interchip_pj = 40.0,     \
+    .static_w = 25.0
 
 static const chip_preset PRESETS[] = {
     {"ipu-mk2",
@@ -154,6 +165,16 @@ static const field_def FIELDS[] = {
     F(hbm_bytes, FK_INT, (double)(1LL << 50), true, true, 0), /* 1 PiB */
     F(hbm_gbps, FK_NUM, 1e6, true, true, 0),
     F(hbm_controllers, FK_INT, 1024, true, true, 0),
+    /* Energy (docs/energy.md): optional, so that chip files and programs
+     * written before the energy model still read (as 0: no energy). */
+    F(mac_pj, FK_NUM, 1e6, true, true, 0),
+    F(vector_flop_pj, FK_NUM, 1e6, true, true, 0),
+    F(sram_read_pj, FK_NUM, 1e6, true, true, 0),
+    F(sram_write_pj, FK_NUM, 1e6, true, true, 0),
+    F(link_pj, FK_NUM, 1e6, true, true, 0),
+    F(hbm_pj, FK_NUM, 1e6, true, true, 0),
+    F(interchip_pj, FK_NUM, 1e6, true, true, 0),
+    F(static_w, FK_NUM, 1e6, true, true, 0),
 };
 
 #undef F

@@ -204,6 +204,19 @@ static int print_compiled(const compile_args *a, const rotor_pipeline *p, const 
     rotor_status st;
     if ((a->json || out->f) && (st = rotor_program_write(&p->graph, chip, &p->t10, &text, &err)))
         return cli_fail(cmd, st, &err);
+    /* energy per inference (docs/energy.md): the program's events over its time */
+    rotor_energy_counts ec;
+    rotor_energy en;
+    if ((st = rotor_energy_program(&p->program, chip, &ec, &err))) {
+        free(text);
+        return cli_fail(cmd, st, &err);
+    }
+    rotor_energy_price(chip, &ec, p->t10.total_s, &en);
+    if (text) {
+        char *with = cli_energy_splice(text, "inference", &ec, &en);
+        free(text);
+        if (!(text = with)) return cli_nomem(cmd);
+    }
     int rc = 0;
     if (out->f) {
         /* a failed write sets the stream's error, which the commit reports */
@@ -222,6 +235,7 @@ static int print_compiled(const compile_args *a, const rotor_pipeline *p, const 
                a->model, (long long)b, chip->name, (long long)rotor_chip_cores(chip), rotor_solver_name(a->solver),
                gs->ops_before, gs->ops_after, gs->fused, gs->folded);
         print_table(&p->graph, &p->t10, chip);
+        cli_energy_print("per inference", &en);
         /* the oracle first: the closing line compares with Roller */
         if (a->compare && !p->oracle_status) {
             print_vgm(&p->oracle);
@@ -266,6 +280,8 @@ int cmd_compile(int argc, char **argv) {
     rotor_pipeline_options po = {.t10 = !a.vgm_only,
                                  .vgm = (a.vgm_only && a.kind == ROTOR_VGM_ROLLER) || a.compare,
                                  .vgm_oracle = (a.vgm_only && a.kind == ROTOR_VGM_ORACLE) || a.compare};
+    /* the placed program, for its energy (one batch, not the VGM alone) */
+    po.program = !a.vgm_only && a.nb <= 1;
     po.zoo.phase = ROTOR_PHASE_PREFILL;
     if (cli_shared_model(cmd, a.model, &a.sa, true, &po)) return EXIT_BADINPUT;
     po.compile.solver = a.solver;

@@ -234,6 +234,16 @@ static void run_point(const explore *ex, ex_point *p) {
                            .execute_us = us(b->execute_ps), .overlap_us = us(b->overlap_ps),
                            .stall_us = us(b->stall_ps), .hbm_util = rep.hbm_util, .link_util = rep.link_util,
                            .tflops = rep.tflops};
+        /* energy per token or step, priced on the tensor-parallel chips (docs/energy.md) */
+        rotor_energy_counts ec;
+        rotor_energy en;
+        rotor_chip pkg = s->chip;
+        pkg.chips = s->tensor_parallel;
+        if (!(p->st = rotor_schedule_energy(s, &rep, &ec, &p->err))) {
+            rotor_energy_price(&pkg, &ec, rep.latency_s, &en);
+            rows[d].energy_j = en.total_j;
+            rows[d].edp_js = en.edp;
+        }
         rotor_schedule_report_free(&rep);
     }
     rotor_schedule_free(s);

@@ -62,6 +62,7 @@ typedef struct ex_grid {
 /* One design's figures at a point, as its CSV row has them. */
 typedef struct ex_row {
     double latency_us, pct_ideal, preload_us, execute_us, overlap_us, stall_us, hbm_util, link_util, tflops;
+    double energy_j, edp_js; /* per token or step (docs/energy.md, "Schedules") */
 } ex_row;
 
 typedef struct ex_point {

@@ -11,9 +11,9 @@
 
 #include "explore.h"
 
-#define NMETRICS 9
+#define NMETRICS 11
 static const char *const METRICS = "latency_us,percent_of_ideal,preload_us,execute_us,overlap_us,stall_us,"
-                                   "hbm_util,link_util,tflops";
+                                   "hbm_util,link_util,tflops,energy_j,edp_js";
 
 /* ---- the CSV ------------------------------------------------------------- */
 
@@ -34,9 +34,9 @@ char *ex_csv_rows(const ex_grid *g, const int *vi, const rotor_preload_design *d
     for (int k = 0; k < nd; k++) {
         const ex_row *r = &rows[designs[k]];
         for (int a = 0; a < g->naxes; a++) fprintf(f, "%s,", g->axes[a].text[vi[a]]);
-        fprintf(f, "%s,%.6f,%.4f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.4f\n", rotor_preload_designs[designs[k]].name,
+        fprintf(f, "%s,%.6f,%.4f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.4f,%.9g,%.9g\n", rotor_preload_designs[designs[k]].name,
                 r->latency_us, r->pct_ideal, r->preload_us, r->execute_us, r->overlap_us, r->stall_us, r->hbm_util,
-                r->link_util, r->tflops);
+                r->link_util, r->tflops, r->energy_j, r->edp_js);
     }
     if (fclose(f) != 0) {
         free(text);
@@ -61,7 +61,7 @@ static bool read_metrics(const char *line, int skip, ex_row *r) {
         if (end == p || errno || !isfinite(v[m]) || (*end != ',' && m < NMETRICS - 1)) return false;
         p = end + 1;
     }
-    *r = (ex_row){v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8]};
+    *r = (ex_row){v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10]};
     return true;
 }
 
@@ -482,6 +482,8 @@ int ex_print_json(const ex_view *v, const rotor_chip *chip, const char *csv, con
                 cJSON_AddNumberToObject(ro, "hbm_util", r->hbm_util);
                 cJSON_AddNumberToObject(ro, "link_util", r->link_util);
                 cJSON_AddNumberToObject(ro, "tflops", r->tflops);
+                cJSON_AddNumberToObject(ro, "energy_j", r->energy_j);
+                cJSON_AddNumberToObject(ro, "edp_js", r->edp_js);
                 cJSON_AddItemToArray(ra, ro);
             }
         }

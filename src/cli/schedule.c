@@ -90,7 +90,7 @@ static double us(int64_t ps) { return (double)ps * 1e-6; }
 static double pct(double a, double b) { return b > 0 ? 100.0 * a / b : 0.0; }
 
 /* Simulated vs analytical, one row per replayed design. */
-static void print_sim(const rotor_chip *simchip, const run *runs, int nruns) {
+static void print_sim(const rotor_chip *simchip, const run *runs, int nruns, const char *per) {
     char topo[64];
     const run *any = NULL;
     for (int i = 0; i < nruns && !any; i++)
@@ -110,10 +110,32 @@ static void print_sim(const rotor_chip *simchip, const run *runs, int nruns) {
                (long long)r->stats.events, runs[i].sim_seconds, 100.0 * r->stats.hbm_util,
                100.0 * r->stats.link_util_mean, 100.0 * r->stats.link_util_peak);
     }
+    /* the simulator's own event counts (docs/energy.md): one chip, no all-reduce */
+    char what[48];
+    snprintf(what, sizeof what, "per %s on one chip", per);
+    for (int i = 0; i < nruns; i++) {
+        if (!runs[i].simulated) continue;
+        rotor_energy_counts ec = rotor_sim_energy_counts(&runs[i].sim.stats);
+        rotor_energy en;
+        rotor_energy_price(simchip, &ec, (double)runs[i].sim.simulated_ps * 1e-12, &en);
+        printf("%s: ", rotor_preload_designs[runs[i].design].name);
+        cli_energy_print(what, &en);
+    }
+}
+
+/* One design's energy per token or step (docs/energy.md, "Schedules"):
+ * the schedule's events over its latency, on the tensor-parallel chips. */
+static rotor_status run_energy(const rotor_schedule *s, const run *x, rotor_energy_counts *c, rotor_energy *e,
+                               rotor_error *err) {
+    rotor_status st = rotor_schedule_energy(s, &x->rep, c, err);
+    rotor_chip pkg = s->chip;
+    pkg.chips = s->tensor_parallel; /* static power of the chips the schedule runs on */
+    if (!st) rotor_energy_price(&pkg, c, x->rep.latency_s, e);
+    return st;
 }
 
 static void print_text(const rotor_graph *g, const rotor_schedule *s, const run *runs, int nruns,
-                       const run *ideal, const run *basic, bool per_op) {
+                       const run *ideal, const run *basic, bool per_op, const char *per) {
     int64_t T = s->tensor_parallel;
     printf("%s on %s: %lld chip%s x %lld cores, HBM %.0f GB/s per chip, %d operators per chip "
            "(%lld shards), %d shapes searched by the %s solver\n",
@@ -139,6 +161,17 @@ static void print_text(const rotor_graph *g, const rotor_schedule *s, const run 
                ideal ? pct(ideal->rep.latency_s, r->latency_s) : 0.0, us(b->preload_ps) * 1e-3,
                us(b->execute_ps) * 1e-3, us(b->overlap_ps) * 1e-3, us(b->stall_ps) * 1e-3,
                100.0 * r->hbm_util, 100.0 * r->link_util, r->tflops, runs[i].seconds);
+    }
+    char what[32];
+    snprintf(what, sizeof what, "per %s", per);
+    for (int i = 0; i < nruns; i++) {
+        rotor_energy_counts ec;
+        rotor_energy en;
+        rotor_error err = {{0}};
+        if (i == 0) printf("\n");
+        printf("%s: ", rotor_preload_designs[runs[i].design].name);
+        if (run_energy(s, &runs[i], &ec, &en, &err)) printf("energy: %s\n", err.msg);
+        else cli_energy_print(what, &en);
     }
     if (ideal)
         printf("\nIdeal has its own interconnect and SRAM space for preloads (Elk §6.1): its link %% counts both.\n"
@@ -168,7 +201,7 @@ static void print_text(const rotor_graph *g, const rotor_schedule *s, const run 
     }
 }
 
-static cJSON *json_run(const rotor_schedule *s, const run *x, const run *ideal, bool per_op) {
+static cJSON *json_run(const rotor_schedule *s, const run *x, const run *ideal, bool per_op, const char *per) {
     const rotor_schedule_report *r = &x->rep;
     const rotor_preload_breakdown *b = &r->result.breakdown;
     cJSON *o = cJSON_CreateObject();
@@ -189,6 +222,10 @@ static cJSON *json_run(const rotor_schedule *s, const run *x, const run *ideal, 
     cJSON_AddNumberToObject(o, "schedules_timed", (double)r->result.schedules);
     cJSON_AddNumberToObject(o, "refine_moves", (double)r->result.refine_moves);
     cJSON_AddBoolToObject(o, "static_kept", r->result.static_kept);
+    rotor_energy_counts ec;
+    rotor_energy en;
+    rotor_error err = {{0}};
+    if (!run_energy(s, x, &ec, &en, &err)) cli_energy_json(o, per, &ec, &en);
     if (x->simulated) {
         const rotor_schedule_replay_result *q = &x->sim;
         const rotor_sim_stats *t = &q->stats;
@@ -210,6 +247,13 @@ static cJSON *json_run(const rotor_schedule *s, const run *x, const run *ideal, 
         cJSON_AddNumberToObject(m, "link_util_peak", t->link_util_peak);
         cJSON_AddNumberToObject(m, "compute_util", t->compute_util);
         cJSON_AddNumberToObject(m, "stall_us", us(t->stall_ps));
+        /* one chip's energy from the simulator's counts; simchip has chips = 1 */
+        rotor_energy_counts sc = rotor_sim_energy_counts(t);
+        rotor_energy se;
+        rotor_chip one = s->chip;
+        one.chips = 1;
+        rotor_energy_price(&one, &sc, us(q->simulated_ps) * 1e-6, &se);
+        cli_energy_json(m, per, &sc, &se);
     }
     if (per_op) {
         cJSON *ops = cJSON_AddArrayToObject(o, "ops");
@@ -240,7 +284,7 @@ static cJSON *json_run(const rotor_schedule *s, const run *x, const run *ideal, 
 }
 
 static int print_json(const rotor_graph *g, const rotor_schedule *s, const run *runs, int nruns, const run *ideal,
-                      bool per_op, const rotor_chip *simchip) {
+                      bool per_op, const rotor_chip *simchip, const char *per) {
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "format", "rotor-schedule");
     cJSON_AddNumberToObject(root, "version", 1);
@@ -261,7 +305,7 @@ static int print_json(const rotor_graph *g, const rotor_schedule *s, const run *
         cJSON_AddStringToObject(root, "simulated_topology", cli_topology_text(simchip, topo, sizeof topo));
     }
     cJSON *d = cJSON_AddArrayToObject(root, "designs");
-    for (int i = 0; i < nruns; i++) cJSON_AddItemToArray(d, json_run(s, &runs[i], ideal, per_op));
+    for (int i = 0; i < nruns; i++) cJSON_AddItemToArray(d, json_run(s, &runs[i], ideal, per_op, per));
     char *text = cJSON_Print(root);
     cJSON_Delete(root);
     if (!text) {
@@ -416,6 +460,8 @@ int cmd_schedule(int argc, char **argv) {
     rotor_schedule_options so = {0};
     so.preload.no_refine = no_refine;
     if (cli_hbm_workload(cmd, input, &ha, &po, &so)) return EXIT_BADINPUT;
+    /* what one energy figure covers: a decode step is one token per sequence */
+    const char *per = po.zoo.phase == ROTOR_PHASE_DECODE ? "token" : "step";
     if (cli_parse_solver(cmd, a.solver, &so.solver)) return EXIT_BADINPUT;
     po.schedule = &so;
     rotor_preload_design designs[ROTOR_PRELOAD_NDESIGNS];
@@ -492,10 +538,10 @@ int cmd_schedule(int argc, char **argv) {
                                     : write_trace(&tr, s, &runs[shown - 1]);
         if (rc || tr.is_stdout) {
             /* --trace -: the trace alone on stdout */
-        } else if (ha.json) rc = print_json(g, s, runs, shown, ideal, per_op, simulate ? &simchip : NULL);
+        } else if (ha.json) rc = print_json(g, s, runs, shown, ideal, per_op, simulate ? &simchip : NULL, per);
         else {
-            print_text(g, s, runs, shown, ideal, basic, per_op);
-            print_sim(&simchip, runs, shown);
+            print_text(g, s, runs, shown, ideal, basic, per_op, per);
+            print_sim(&simchip, runs, shown, per);
         }
     }
     cli_output_abort(&tr); /* after a failure; a written trace was committed */

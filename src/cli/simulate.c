@@ -115,6 +115,11 @@ static void print_table(const rotor_program *p, const rotor_chip *chip, const ro
            "HBM %.1f%%\n",
            100 * s->flops_util, 100 * s->compute_util, 100 * s->link_util_mean, 100 * s->link_util_peak,
            100 * s->interchip_util, 100 * s->hbm_util);
+    /* the simulator's own event counts over the simulated time (docs/energy.md) */
+    rotor_energy_counts ec = rotor_sim_energy_counts(s);
+    rotor_energy en;
+    rotor_energy_price(chip, &ec, r->simulated_s, &en);
+    cli_energy_print("per inference", &en);
 }
 
 static cJSON *summary_json(const rotor_program *p, const rotor_chip *chip, const rotor_replay_result *r) {
@@ -145,6 +150,10 @@ static cJSON *summary_json(const rotor_program *p, const rotor_chip *chip, const
     cJSON_AddNumberToObject(u, "links_peak", s->link_util_peak);
     cJSON_AddNumberToObject(u, "interchip", s->interchip_util);
     cJSON_AddNumberToObject(u, "hbm", s->hbm_util);
+    rotor_energy_counts ec = rotor_sim_energy_counts(s);
+    rotor_energy en;
+    rotor_energy_price(chip, &ec, r->simulated_s, &en);
+    cli_energy_json(root, "inference", &ec, &en);
     cJSON *ops = cJSON_AddArrayToObject(root, "operators");
     for (int o = 0; o < r->nops; o++) {
         const rotor_replay_op *x = &r->ops[o];

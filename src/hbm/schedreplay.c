@@ -7,6 +7,7 @@
  * "Replaying an HBM schedule". */
 #include "rotor/hbm/schedreplay.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,8 +73,12 @@ static rotor_status emit_execute(preload_replayer *sr, const rotor_schedule *s, 
         }
     if (st) return st;
     if (so->vendor) {
+        /* energy (docs/energy.md): the shard's FLOPs on the vector units, split over the cores */
+        double fl = so->flops > 0 && so->flops < 9e18 ? so->flops : 0;
+        int64_t total = llround(fl), each = total / n, rem = total % n;
         for (int64_t core = 0; core < n && !st; core++) {
             rotor_sim_compute v = {.core = core, .duration_ps = so->plans[0].time_ps, .category = ROTOR_SIM_COMPUTE,
+                                   .work = {.vector_flops = each + (core < rem)},
                                    .op = i, .deps = r->inbox[core].n ? r->inbox[core].v : &start,
                                    .ndeps = r->inbox[core].n ? (int)r->inbox[core].n : 1};
             st = rotor_sim_add_compute(r->sim, &v, &r->last[core], err);

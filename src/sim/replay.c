@@ -39,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rotor/compile/energy.h"
 #include "rotor/op/cost.h"
 #include "rotor/op/handoff.h"
 #include "rotor/op/place.h"
@@ -114,7 +115,7 @@ void replay_inbox_clear(replayer *r, int64_t cores) {
 
 /* A replayer on a new simulator of chip, its scratch sized for the cores. */
 rotor_status replayer_init(replayer *r, const rotor_chip *chip, int64_t packet, rotor_error *err) {
-    *r = (replayer){.barrier = -1, .packet = packet};
+    *r = (replayer){.barrier = -1, .packet = packet, .chip = *chip, .elem = chip->element_bytes};
     rotor_status st = rotor_sim_create(chip, &r->sim, err);
     if (st) return st;
     r->n = rotor_sim_cores(r->sim);
@@ -172,15 +173,20 @@ static rotor_status replay_setup(replayer *r, int op, int64_t cores, int64_t byt
 }
 
 /* Compute tasks of one run of `steps` sub-tasks on every core. */
-static rotor_status emit_run(replayer *r, int op, int64_t cores, int64_t steps, int64_t sub_ps,
-                             int64_t sub_flops, rotor_error *err) {
+static rotor_status emit_run(replayer *r, int op, const rotor_expr *e, const int64_t *sub, int64_t cores,
+                             int64_t steps, int64_t sub_ps, int64_t sub_flops, rotor_error *err) {
     int64_t dur, fl;
-    if (!rotor_mul_i64(steps, sub_ps, &dur) || !rotor_mul_i64(steps, sub_flops, &fl))
+    rotor_sim_work w = {0};
+    if (!rotor_mul_i64(steps, sub_ps, &dur) || !rotor_mul_i64(steps, sub_flops, &fl) ||
+        !rotor_energy_subtask_bytes(e, sub, r->elem, steps, &w.sram_read, &w.sram_write))
         return rotor_fail(err, ROTOR_ERR_INPUT, "operator %d: compute time overflows", op);
+    /* energy (docs/energy.md): contractions run on the matrix units, the rest on the vector units */
+    if (e->op_class == ROTOR_OP_CONTRACTION) w.matrix_flops = fl;
+    else w.vector_flops = fl;
     int64_t deps[1] = {r->barrier};
     for (int64_t c = 0; c < cores; c++) {
-        rotor_sim_compute x = {.core = c, .duration_ps = dur, .flops = fl, .category = ROTOR_SIM_COMPUTE,
-                               .op = op};
+        rotor_sim_compute x = {.core = c, .duration_ps = dur, .flops = fl, .work = w,
+                               .category = ROTOR_SIM_COMPUTE, .op = op};
         if (r->inbox[c].n) {
             x.deps = r->inbox[c].v;
             x.ndeps = (int)r->inbox[c].n;
@@ -275,7 +281,7 @@ rotor_status replay_tiles(replayer *r, int op, const rotor_expr *e, const rotor_
         bool any = false;
         for (int t = 0; t < e->ntensors && !any; t++) any = rotor_place_changes(pl, t, i_old, i_new);
         if (any) {
-            st = emit_run(r, op, cores, run, sub_ps, sub_flops, err);
+            st = emit_run(r, op, e, info->sub_task, cores, run, sub_ps, sub_flops, err);
             run = 0;
             for (int t = 0; t < e->ntensors && !st; t++) {
                 if (!rotor_place_changes(pl, t, i_old, i_new)) continue;
@@ -293,7 +299,7 @@ rotor_status replay_tiles(replayer *r, int op, const rotor_expr *e, const rotor_
         run++;
         memcpy(i_old, i_new, sizeof i_old);
     }
-    if (!st) st = emit_run(r, op, cores, run, sub_ps, sub_flops, err);
+    if (!st) st = emit_run(r, op, e, info->sub_task, cores, run, sub_ps, sub_flops, err);
     ids[1] = rotor_sim_task_count(r->sim);
     if (!st) st = replay_reduction(r, op, pl, i_old, err);
     rotor_place_free(pl);
@@ -488,6 +494,7 @@ static rotor_status replay_vendor(replayer *r, int op, const rotor_program_op *p
     int64_t deps[1] = {r->barrier};
     for (int64_t c = 0; c < r->n; c++) {
         rotor_sim_compute x = {.core = c, .duration_ps = to_ps(po->exec_s), .category = ROTOR_SIM_COMPUTE,
+                               .work = {.vector_flops = rotor_energy_vendor_flops(&r->chip, po->exec_s)},
                                .op = op, .deps = deps, .ndeps = r->barrier >= 0};
         rotor_status st = rotor_sim_add_compute(r->sim, &x, &r->last[c], err);
         if (st) return st;

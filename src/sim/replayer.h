@@ -104,6 +104,8 @@ typedef struct replayer {
     int64_t *pairs;      /* reduction grouping: (key, core) pairs */
     int64_t packet;      /* > 0: transfers move in chained packets of at most this many bytes */
     xcache xcache;       /* hand-off exchange schedules seen so far */
+    rotor_chip chip;     /* the replayed chip: its energy events (docs/energy.md) */
+    int64_t elem;        /* bytes per element */
 } replayer;
 
 /* A replayer on a new simulator of chip, its scratch sized for the cores. */

@@ -313,11 +313,37 @@ rotor_status rotor_sim_add_compute(rotor_sim *s, const rotor_sim_compute *c, int
                         (long long)c->duration_ps);
     if (st == ROTOR_OK && c->flops < 0)
         st = rotor_fail(err, ROTOR_ERR_INPUT, "flops: expected >= 0, got %lld", (long long)c->flops);
+    const rotor_sim_work *w = &c->work;
+    if (st == ROTOR_OK && (w->matrix_flops < 0 || w->vector_flops < 0 || w->sram_read < 0 || w->sram_write < 0))
+        st = rotor_fail(err, ROTOR_ERR_INPUT, "work: expected counts >= 0");
+    rotor_sim_stats e = s->energy;
+    if (st == ROTOR_OK && !(rotor_add_i64(e.matrix_flops, w->matrix_flops, &e.matrix_flops) &&
+                            rotor_add_i64(e.vector_flops, w->vector_flops, &e.vector_flops) &&
+                            rotor_add_i64(e.sram_read_bytes, w->sram_read, &e.sram_read_bytes) &&
+                            rotor_add_i64(e.sram_write_bytes, w->sram_write, &e.sram_write_bytes)))
+        st = rotor_fail(err, ROTOR_ERR_INPUT, "work: the run's energy counts leave int64");
     if (st != ROTOR_OK) return task_fail(s, "compute task", st, err);
     sim_task t = {.dur = c->duration_ps, .a = (int32_t)c->core, .b = -1,
                   .op = c->op, .lane = -1, .kind = SIM_KIND_COMPUTE, .cat = (uint8_t)c->category};
     st = append(s, &t, c->flops, c->deps, c->ndeps, id, err);
+    if (st == ROTOR_OK) s->energy = e;
     return st == ROTOR_OK ? st : task_fail(s, "compute task", st, err);
+}
+
+/* The energy events of `bytes` from src to one receiver dst over `hops`
+ * (docs/energy.md, "Events"): read once from a source core's SRAM (`read`:
+ * the first receiver of a multicast), written into a receiving core's SRAM,
+ * bytes * on-chip hops. */
+static rotor_status count_transfer(const rotor_sim *s, int64_t src, int64_t dst, int64_t bytes, int64_t hops,
+                                   bool read, rotor_sim_stats *e, rotor_error *err) {
+    int64_t bh;
+    /* on-chip hops: a route counts crossing chips as one more hop (its
+     * latency); inter-chip energy prices that crossing */
+    if (sim_node_chip(s, src) != sim_node_chip(s, dst)) hops--;
+    bool ok = rotor_mul_i64(bytes, hops, &bh) && rotor_add_i64(e->byte_hops, bh, &e->byte_hops);
+    if (ok && read && !sim_node_is_hbm(s, src)) ok = rotor_add_i64(e->sram_read_bytes, bytes, &e->sram_read_bytes);
+    if (ok && !sim_node_is_hbm(s, dst)) ok = rotor_add_i64(e->sram_write_bytes, bytes, &e->sram_write_bytes);
+    return ok ? ROTOR_OK : rotor_fail(err, ROTOR_ERR_INPUT, "bytes: the run's energy counts leave int64");
 }
 
 rotor_status rotor_sim_add_transfer(rotor_sim *s, const rotor_sim_transfer *x, int64_t *id,
@@ -332,17 +358,21 @@ rotor_status rotor_sim_add_transfer(rotor_sim *s, const rotor_sim_transfer *x, i
     uint8_t flags = 0;
     if (sim_node_chip(s, x->src) != sim_node_chip(s, x->dst)) flags |= SIM_F_INTERCHIP;
     if (sim_node_is_hbm(s, x->src) || sim_node_is_hbm(s, x->dst)) flags |= SIM_F_HBM;
+    rotor_sim_stats e = s->energy;
+    st = count_transfer(s, x->src, x->dst, x->bytes, s->topo->hops(s, x->src, x->dst), true, &e, err);
+    if (st != ROTOR_OK) return task_fail(s, "transfer", st, err);
     sim_task t = {.dur = dur, .a = (int32_t)x->src, .b = (int32_t)x->dst,
                   .op = x->op, .lane = -1, .kind = SIM_KIND_TRANSFER, .cat = (uint8_t)x->category,
                   .flags = flags};
     st = append(s, &t, x->bytes, x->deps, x->ndeps, id, err);
+    if (st == ROTOR_OK) s->energy = e;
     return st == ROTOR_OK ? st : task_fail(s, "transfer", st, err);
 }
 
 /* The union of the routes src -> dsts, each resource once, appended to
  * s->mres; *hops gets the longest route's hops and *gbps the slowest rate. */
 static rotor_status mcast_route(rotor_sim *s, const rotor_sim_multicast *m, sim_mcast *mc, double *gbps,
-                                int64_t *hops, rotor_error *err) {
+                                int64_t *hops, rotor_sim_stats *e, rotor_error *err) {
     if (!s->mark) { /* resources, then nodes */
         s->mark = calloc((size_t)(s->nres + s->nodes), sizeof *s->mark);
         if (!s->mark) return rotor_nomem(err);
@@ -369,13 +399,18 @@ static rotor_status mcast_route(rotor_sim *s, const rotor_sim_multicast *m, sim_
     int64_t chain = 0;
     for (int k = 0; k < m->ndsts; k++) {
         sim_route r;
+        rotor_status st;
         if (m->path && k > 0) { /* a path: receiver k through receiver k - 1 */
             sim_net_route(s, m->dsts[k - 1], m->dsts[k], &r);
+            /* energy: receiver k - 1 reads what it forwards from its SRAM */
+            if ((st = count_transfer(s, m->dsts[k - 1], m->dsts[k], m->bytes, r.hops, true, e, err))) return st;
             chain += r.hops;
             r.hops = chain;
         } else {
             /* one tree: a load enters the mesh where it serves the first receiver */
             sim_net_route_via(s, m->src, m->dsts[k], m->dsts[0], &r);
+            /* energy: each receiver's own route (links a tree shares are counted per receiver) */
+            if ((st = count_transfer(s, m->src, m->dsts[k], m->bytes, r.hops, k == 0, e, err))) return st;
             chain = r.hops;
         }
         if (r.hops > *hops) *hops = r.hops;
@@ -426,7 +461,8 @@ rotor_status rotor_sim_add_multicast(rotor_sim *s, const rotor_sim_multicast *m,
     sim_mcast mc;
     double gbps = 0;
     int64_t hops = 0, mres0 = s->nmres, mdst0 = s->nmdst;
-    st = mcast_route(s, m, &mc, &gbps, &hops, err);
+    rotor_sim_stats e = s->energy;
+    st = mcast_route(s, m, &mc, &gbps, &hops, &e, err);
     /* duration: hops * latency + bytes / slowest rate, as sim_net_duration */
     double stream = (double)m->bytes * 1000.0 / gbps;
     int64_t lat = 0, dur = 0;
@@ -453,6 +489,7 @@ rotor_status rotor_sim_add_multicast(rotor_sim *s, const rotor_sim_multicast *m,
         s->nmdst = mdst0;
         return task_fail(s, "multicast", st, err);
     }
+    s->energy = e;
     s->mcast[s->nmcast++] = mc;
     return ROTOR_OK;
 }
@@ -781,6 +818,11 @@ static void summarise(rotor_sim *s) {
     rotor_sim_stats *st = &r->st;
     st->makespan_ps = r->now;
     st->tasks = s->ntasks;
+    st->matrix_flops = s->energy.matrix_flops;
+    st->vector_flops = s->energy.vector_flops;
+    st->sram_read_bytes = s->energy.sram_read_bytes;
+    st->sram_write_bytes = s->energy.sram_write_bytes;
+    st->byte_hops = s->energy.byte_hops;
     double span = (double)st->makespan_ps;
     if (span <= 0) return;
     /* the cores' busy times, summed in double: exact while the total is
@@ -808,6 +850,13 @@ static void summarise(rotor_sim *s) {
     }
     if (s->res_hbm0 >= 0) /* bytes / (GB/s * 1e9 * span * 1e-12 s) */
         st->hbm_util = (double)st->hbm_bytes * 1000.0 / (s->chip.hbm_gbps * (double)s->chip.chips * span);
+}
+
+rotor_energy_counts rotor_sim_energy_counts(const rotor_sim_stats *st) {
+    return (rotor_energy_counts){.matrix_flops = st->matrix_flops, .vector_flops = st->vector_flops,
+                                 .sram_read_bytes = st->sram_read_bytes, .sram_write_bytes = st->sram_write_bytes,
+                                 .byte_hops = st->byte_hops, .hbm_bytes = st->hbm_bytes,
+                                 .interchip_bytes = st->interchip_bytes};
 }
 
 static rotor_status overflow_error(rotor_error *err) {

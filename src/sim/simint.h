@@ -165,6 +165,7 @@ struct rotor_sim {
     int64_t ntasks, task_cap;
     int64_t *amount;                /* per kept task: bytes (transfer) or flops (compute) */
     int64_t amount_cap;
+    rotor_sim_stats energy;         /* the energy events of every task added (its event fields only) */
     sim_edge *edges;
     int64_t nedges, edge_cap;
     char **op_names;

@@ -40,6 +40,16 @@ typedef struct rotor_chip {
     int64_t hbm_bytes;           /* off-chip HBM capacity per chip (0: none) */
     double hbm_gbps;             /* HBM bandwidth per chip, GB/s (0: none) */
     int64_t hbm_controllers;     /* HBM controllers per chip (0: none) */
+    /* Energy coefficients (docs/energy.md; presets' sources in
+     * docs/chip-format.md).  All >= 0; 0 leaves that event out of the energy. */
+    double mac_pj;               /* one matrix multiply-accumulate (2 FLOP) */
+    double vector_flop_pj;       /* one vector FLOP */
+    double sram_read_pj;         /* one byte read from a core's SRAM */
+    double sram_write_pj;        /* one byte written to a core's SRAM */
+    double link_pj;              /* one byte over one on-chip hop */
+    double hbm_pj;               /* one byte to or from HBM */
+    double interchip_pj;         /* one byte crossing from one chip to another */
+    double static_w;             /* static (leakage and idle) power per chip, W */
 } rotor_chip;
 
 /* Built-in chips, by name ("ipu-mk2", "ipu-pod4").  Unknown name: ROTOR_ERR_INPUT

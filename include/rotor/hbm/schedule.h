@@ -22,6 +22,7 @@
 
 #include "rotor/base/chip.h"
 #include "rotor/base/error.h"
+#include "rotor/compile/energy.h"
 #include "rotor/model/graph.h"
 #include "rotor/hbm/preload.h"
 #include "rotor/op/search.h"
@@ -110,5 +111,18 @@ typedef struct rotor_schedule_report {
 rotor_status rotor_schedule_run(const rotor_schedule *s, rotor_preload_design d,
                                 rotor_schedule_report *out, rotor_error *err);
 void rotor_schedule_report_free(rotor_schedule_report *r);
+
+/* The energy events of one token (decode) or step of design report r over
+ * the tensor-parallel chips (docs/energy.md, "Schedules"): every chip's
+ * shard FLOPs (contractions on the matrix units, the rest and vendor
+ * operators on the vector units), the HBM bytes, the bytes into every
+ * core over the interconnect (r->link_bytes per core, HBM loads included)
+ * at one hop each, written at the receiver and, less the HBM bytes, read
+ * at a sending core, and the ring all-reduces' bytes across chips, 2 (T - 1) times
+ * the output's bytes.  It leaves out the sub-tasks' operand traffic, which
+ * the compiled program's model counts.  ROTOR_ERR_INPUT when a count
+ * leaves int64. */
+rotor_status rotor_schedule_energy(const rotor_schedule *s, const rotor_schedule_report *r,
+                                   rotor_energy_counts *out, rotor_error *err);
 
 #endif

@@ -23,6 +23,7 @@
 
 #include "rotor/base/chip.h"
 #include "rotor/base/error.h"
+#include "rotor/compile/energy.h"
 
 /* What a task's time is accounted as.  The order is the priority of the
  * exclusive breakdown (rotor_sim_stats.exposed_ps): compute hides everything
@@ -39,12 +40,23 @@ typedef enum rotor_sim_category {
 /* Categories by name: "compute", "communication", "setup", "hbm". */
 const char *rotor_sim_category_name(rotor_sim_category c);
 
+/* The events of a compute task that the energy model prices (docs/energy.md):
+ * FLOPs on the matrix unit and on the vector unit, and the operand bytes it
+ * reads from and writes to its core's SRAM.  The simulator only sums them
+ * (rotor_sim_stats); zero: none. */
+typedef struct rotor_sim_work {
+    int64_t matrix_flops, vector_flops;
+    int64_t sram_read, sram_write;
+} rotor_sim_work;
+
 /* A compute task: `duration_ps` on `core`'s pipeline.  `flops` is optional (0:
- * unknown) and only feeds rotor_sim_stats.flops_util. */
+ * unknown) and only feeds rotor_sim_stats.flops_util; `work` only feeds the
+ * energy counts. */
 typedef struct rotor_sim_compute {
     int64_t core;
     int64_t duration_ps;
     int64_t flops;
+    rotor_sim_work work;
     rotor_sim_category category;
     int op;                /* operator index (rotor_sim_set_op_name), -1: none */
     const int64_t *deps;   /* tasks that must finish first: ids already added */
@@ -111,6 +123,11 @@ typedef struct rotor_sim_stats {
     int64_t hbm_bytes;                 /* bytes to or from HBM controllers */
     int64_t interchip_bytes;           /* bytes crossing chips */
     int64_t flops;                     /* sum of compute tasks' flops */
+    /* Energy events (docs/energy.md), counted as tasks are added: */
+    int64_t matrix_flops, vector_flops;/* sum of compute tasks' work */
+    int64_t sram_read_bytes;           /* compute work + every transfer whose source is a core, once */
+    int64_t sram_write_bytes;          /* compute work + bytes landing in each receiving core */
+    int64_t byte_hops;                 /* sum over transfers and receivers of bytes * route hops */
     double compute_util;   /* compute-kind busy core time / (cores * makespan): FLOPS-equivalent */
     double flops_util;     /* flops / (matrix peak of all chips * makespan); 0 without flops */
     double link_util_mean; /* over every core link (ports or mesh links): busy / makespan */
@@ -118,6 +135,9 @@ typedef struct rotor_sim_stats {
     double interchip_util; /* inter-chip lanes busy / (lanes * makespan); 0 on one chip */
     double hbm_util;       /* hbm_bytes / (hbm_gbps * chips * makespan); 0 without HBM */
 } rotor_sim_stats;
+
+/* The energy events of a run (docs/energy.md), as the energy model counts them. */
+rotor_energy_counts rotor_sim_energy_counts(const rotor_sim_stats *st);
 
 /* Timing of one task in the last run. */
 typedef struct rotor_sim_timing {

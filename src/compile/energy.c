@@ -1,0 +1,271 @@
+/* rotor — the energy model: a compiled program's events, priced with the
+ * chip's coefficients (docs/energy.md; header in rotor/compile/energy.h).
+ *
+ * The counts follow the tasks rotor_replay emits (src/sim/replay.c), so
+ * that the simulator, which counts the events of the tasks it is given,
+ * agrees with the model: the model is the replay's task list without the
+ * timing.  Where the replay reads the plan (placement, senders, hand-off
+ * pieces) this file calls the same op-stage functions. */
+#include "rotor/compile/energy.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rotor/op/handoff.h"
+#include "rotor/op/place.h"
+
+void rotor_energy_price(const rotor_chip *chip, const rotor_energy_counts *c, double seconds, rotor_energy *out) {
+    const double pj = 1e-12;
+    out->compute_j = ((double)c->matrix_flops / 2.0 * chip->mac_pj + (double)c->vector_flops * chip->vector_flop_pj) * pj;
+    out->sram_j = ((double)c->sram_read_bytes * chip->sram_read_pj + (double)c->sram_write_bytes * chip->sram_write_pj) * pj;
+    out->link_j = (double)c->byte_hops * chip->link_pj * pj;
+    out->hbm_j = (double)c->hbm_bytes * chip->hbm_pj * pj;
+    out->interchip_j = (double)c->interchip_bytes * chip->interchip_pj * pj;
+    out->static_j = chip->static_w * (double)chip->chips * seconds;
+    out->total_j = out->compute_j + out->sram_j + out->link_j + out->hbm_j + out->interchip_j + out->static_j;
+    out->seconds = seconds;
+    out->edp = out->total_j * seconds;
+}
+
+bool rotor_energy_subtask_bytes(const rotor_expr *e, const int64_t *sub, int64_t elem, int64_t steps,
+                                int64_t *read, int64_t *written) {
+    int64_t rd = 0, wr = 0;
+    for (int t = 0; t < e->ntensors; t++) {
+        int64_t tile = elem;
+        for (int a = 0; a < e->naxes; a++)
+            if (e->tensors[t].has_axis[a] && !rotor_mul_i64(tile, sub[a], &tile)) return false;
+        /* inputs read once; the output read (accumulated into) and written once */
+        if (!rotor_add_i64(rd, tile, &rd)) return false;
+        if (t == 0) wr = tile;
+    }
+    return rotor_mul_i64(rd, steps, read) && rotor_mul_i64(wr, steps, written);
+}
+
+int64_t rotor_energy_vendor_flops(const rotor_chip *chip, double exec_s) {
+    double f = exec_s * rotor_chip_vector_rate(chip);
+    return f > 0 && f < 9e18 ? llround(f) : 0;
+}
+
+/* What the model walks: the chip, the running counts, and overflow. */
+typedef struct counter {
+    const rotor_chip *chip;
+    int64_t n; /* cores */
+    rotor_energy_counts c;
+    bool overflow;
+} counter;
+
+static void add(counter *k, int64_t *sum, int64_t v) {
+    if (!rotor_add_i64(*sum, v, sum)) k->overflow = true;
+}
+
+/* On-chip hops between cores a and b (see the header). */
+static int64_t hops(const counter *k, int64_t a, int64_t b) {
+    const rotor_chip *ch = k->chip;
+    if (ch->topology == ROTOR_TOPO_ALL_TO_ALL) return 1;
+    int64_t la = a % ch->cores_per_chip, lb = b % ch->cores_per_chip;
+    int64_t dx = la % ch->mesh_width - lb % ch->mesh_width, dy = la / ch->mesh_width - lb / ch->mesh_width;
+    return llabs(dx) + llabs(dy);
+}
+
+/* One transfer of `bytes` between cores (docs/energy.md, "Events"). */
+static void transfer(counter *k, int64_t src, int64_t dst, int64_t bytes) {
+    int64_t bh;
+    if (!rotor_mul_i64(bytes, hops(k, src, dst), &bh)) k->overflow = true;
+    add(k, &k->c.byte_hops, bh);
+    add(k, &k->c.sram_read_bytes, bytes);
+    add(k, &k->c.sram_write_bytes, bytes);
+    if (src / k->chip->cores_per_chip != dst / k->chip->cores_per_chip) add(k, &k->c.interchip_bytes, bytes);
+}
+
+/* Hand-off pieces (receiver, sender, bytes), as replay_handoff gathers them. */
+typedef struct pieces {
+    int64_t dst, elem, n, cap;
+    int64_t (*v)[3];
+} pieces;
+
+static rotor_status add_piece(pieces *h, int64_t dst, int64_t src, int64_t bytes) {
+    if (h->n == h->cap) {
+        int64_t cap = h->cap ? 2 * h->cap : 256;
+        int64_t(*v)[3] = realloc(h->v, (size_t)cap * sizeof *v);
+        if (!v) return ROTOR_ERR_NOMEM;
+        h->v = v;
+        h->cap = cap;
+    }
+    h->v[h->n][0] = dst;
+    h->v[h->n][1] = src;
+    h->v[h->n][2] = bytes;
+    h->n++;
+    return ROTOR_OK;
+}
+
+static rotor_status collect_piece(void *ctx, int64_t src, int64_t elems) {
+    pieces *h = ctx;
+    return src == h->dst ? ROTOR_OK : add_piece(h, h->dst, src, elems * h->elem);
+}
+
+/* The setup of an expression operator: hand-off pieces and the uniform rest
+ * in one exchange, or, without a hand-off, setup_rounds gathers of
+ * setup_bytes (replay_handoff, replay_setup).  The exchange cuts pieces
+ * into packets; their bytes and endpoints are the pieces'. */
+static rotor_status count_setup(counter *k, const rotor_program *p, int op, rotor_error *err) {
+    const rotor_program_op *po = &p->ops[op];
+    int64_t cores = po->active_info.cores, rounds = po->setup_rounds;
+    rotor_place *lc = NULL;
+    pieces pc = {.elem = k->chip->element_bytes};
+    rotor_status st = ROTOR_OK;
+    bool any = false;
+    for (int t = 1; t < po->expr.ntensors && !st; t++) {
+        int from = po->handoff[t] - 1;
+        if (from < 0 || from >= op) continue;
+        any = true;
+        const rotor_program_op *src = &p->ops[from];
+        rotor_place *lp = NULL;
+        rotor_handoff *h = NULL;
+        if (!lc) st = rotor_place_make(&po->expr, &po->active, &po->active_info, &lc, err);
+        if (!st) st = rotor_place_make(&src->expr, &src->active, &src->active_info, &lp, err);
+        if (!st) st = rotor_handoff_make(lp, &h, err);
+        for (int64_t c = 0; c < cores && !st; c++) {
+            int64_t lo[ROTOR_MAX_DIMS], hi[ROTOR_MAX_DIMS];
+            if (!rotor_handoff_need(lc, t, c, lo, hi)) continue;
+            pc.dst = c;
+            rotor_handoff_set set;
+            rotor_handoff_map(h, &po->handoff_view[t], po->expr.tensors[t].ndims, lo, hi, &set);
+            if (rotor_handoff_sources(h, &set, collect_piece, &pc)) st = rotor_nomem(err);
+        }
+        rotor_handoff_free(h);
+        rotor_place_free(lp);
+    }
+    rotor_place_free(lc);
+    bool exchanged = false;
+    if (!st && any) {
+        int64_t most = 0, *in = calloc((size_t)k->n, sizeof *in), *out = calloc((size_t)k->n, sizeof *out);
+        if (!in || !out) st = rotor_nomem(err);
+        for (int64_t i = 0; !st && i < pc.n; i++) {
+            in[pc.v[i][0]] += pc.v[i][2];
+            out[pc.v[i][1]] += pc.v[i][2];
+        }
+        for (int64_t c = 0; !st && c < k->n; c++) {
+            if (in[c] > most) most = in[c];
+            if (out[c] > most) most = out[c];
+        }
+        free(in);
+        free(out);
+        int64_t uniform = po->setup_bytes - most;
+        if (rounds > 0 && k->n > 1)
+            for (int64_t c = 0; !st && uniform > 0 && c < cores; c++)
+                for (int64_t r = 1; !st && r <= rounds; r++) {
+                    int64_t piece = uniform / rounds + (r <= uniform % rounds ? 1 : 0), s = (c + r) % k->n;
+                    if (piece > 0 && s != c && add_piece(&pc, c, s, piece)) st = rotor_nomem(err);
+                }
+        for (int64_t i = 0; !st && i < pc.n; i++) transfer(k, pc.v[i][1], pc.v[i][0], pc.v[i][2]);
+        exchanged = pc.n > 0;
+    }
+    free(pc.v);
+    if (st || exchanged || po->setup_bytes <= 0 || rounds <= 0 || k->n < 2) return st;
+    for (int64_t r = 1; r <= rounds; r++)
+        for (int64_t c = 0; c < cores; c++) {
+            int64_t piece = po->setup_bytes / rounds + (r <= po->setup_bytes % rounds ? 1 : 0), s = (c + r) % k->n;
+            if (s != c) transfer(k, s, c, piece);
+        }
+    return ROTOR_OK;
+}
+
+static int cmp_pair(const void *a, const void *b) {
+    const int64_t *x = a, *y = b;
+    if (x[0] != y[0]) return x[0] < y[0] ? -1 : 1;
+    return x[1] < y[1] ? -1 : x[1] > y[1];
+}
+
+/* The reduce-scatter's transfers: R_Y - 1 rounds in each group of the cores
+ * holding one output partition, member u to u + 1 (replay_reduction). */
+static rotor_status count_reduction(counter *k, const rotor_place *pl, const int64_t *i, rotor_error *err) {
+    const rotor_expr *e = rotor_place_expr(pl);
+    const rotor_plan *p = rotor_place_plan(pl);
+    const rotor_plan_info *info = rotor_place_info(pl);
+    int64_t R = info->rings[0], cores = info->cores;
+    if (R <= 1) return ROTOR_OK;
+    int64_t *pairs = malloc((size_t)cores * 2 * sizeof *pairs);
+    if (!pairs) return rotor_nomem(err);
+    for (int64_t c = 0; c < cores; c++) {
+        int64_t coord[ROTOR_MAX_AXES], j[ROTOR_MAX_AXES], blk[ROTOR_MAX_AXES], key = 0;
+        rotor_place_coords(pl, c, coord);
+        rotor_place_subtask(pl, c, i, j);
+        rotor_place_block(pl, 0, j, blk);
+        for (int a = 0; a < e->naxes; a++) {
+            if (!e->tensors[0].has_axis[a]) continue;
+            key = (key * p->fop[a] + coord[a]) * p->ft[0][a] + blk[a];
+        }
+        pairs[2 * c] = key;
+        pairs[2 * c + 1] = c;
+    }
+    qsort(pairs, (size_t)cores, 2 * sizeof(int64_t), cmp_pair);
+    int64_t piece = (info->bytes[0] + R - 1) / R;
+    for (int64_t g = 0; g + R <= cores; g += R)
+        for (int64_t round = 1; round < R; round++)
+            for (int64_t u = 0; u < R; u++)
+                transfer(k, pairs[2 * (g + u) + 1], pairs[2 * (g + (u + 1) % R) + 1], piece);
+    free(pairs);
+    return ROTOR_OK;
+}
+
+/* Sub-tasks, shifts and reduction of one plan (replay_tiles). */
+static rotor_status count_tiles(counter *k, const rotor_program_op *po, rotor_error *err) {
+    const rotor_expr *e = &po->expr;
+    const rotor_plan_info *info = &po->active_info;
+    rotor_place *pl = NULL;
+    rotor_status st = rotor_place_make(e, &po->active, info, &pl, err);
+    if (st) return st;
+    int64_t cores = info->cores, fl = e->flops_per_point, total, rd, wr;
+    bool ok = true;
+    for (int a = 0; a < e->naxes && ok; a++) ok = rotor_mul_i64(fl, info->sub_task[a], &fl);
+    ok = ok && rotor_mul_i64(fl, info->total_steps, &total) && rotor_mul_i64(total, cores, &total) &&
+         rotor_energy_subtask_bytes(e, info->sub_task, k->chip->element_bytes, info->total_steps, &rd, &wr) &&
+         rotor_mul_i64(rd, cores, &rd) && rotor_mul_i64(wr, cores, &wr);
+    if (!ok) k->overflow = true;
+    else {
+        add(k, e->op_class == ROTOR_OP_CONTRACTION ? &k->c.matrix_flops : &k->c.vector_flops, total);
+        add(k, &k->c.sram_read_bytes, rd);
+        add(k, &k->c.sram_write_bytes, wr);
+    }
+    int64_t i_old[ROTOR_MAX_AXES], i_new[ROTOR_MAX_AXES];
+    rotor_place_loop(pl, 0, i_old);
+    for (int64_t s = 1; s < info->total_steps; s++) {
+        rotor_place_loop(pl, s, i_new);
+        for (int t = 0; t < e->ntensors; t++) {
+            if (!rotor_place_changes(pl, t, i_old, i_new)) continue;
+            for (int64_t c = 0; c < cores; c++) {
+                int64_t from = rotor_place_sender(pl, t, c, i_old, i_new, false);
+                if (from != c) transfer(k, from, c, info->bytes[t]);
+            }
+        }
+        memcpy(i_old, i_new, sizeof i_old);
+    }
+    st = count_reduction(k, pl, i_old, err);
+    rotor_place_free(pl);
+    return st;
+}
+
+rotor_status rotor_energy_program(const rotor_program *p, const rotor_chip *chip, rotor_energy_counts *out,
+                                  rotor_error *err) {
+    memset(out, 0, sizeof *out);
+    counter k = {.chip = chip, .n = rotor_chip_cores(chip)};
+    if (k.n != p->cores)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "energy: chip %s has %lld cores; the program was compiled for %lld",
+                          chip->name, (long long)k.n, (long long)p->cores);
+    rotor_status st = ROTOR_OK;
+    for (int o = 0; o < p->nops && !st; o++) {
+        const rotor_program_op *po = &p->ops[o];
+        if (po->vendor) {
+            int64_t f;
+            if (!rotor_mul_i64(rotor_energy_vendor_flops(chip, po->exec_s), k.n, &f)) k.overflow = true;
+            else add(&k, &k.c.vector_flops, f);
+            continue;
+        }
+        st = count_setup(&k, p, o, err);
+        if (!st) st = count_tiles(&k, po, err);
+    }
+    if (!st && k.overflow) st = rotor_fail(err, ROTOR_ERR_INPUT, "energy: an event count leaves int64");
+    if (!st) *out = k.c;
+    return st;
+}

@@ -1,0 +1,157 @@
+/* Tests for src/compile/energy.c (docs/energy.md) and the simulator's energy
+ * events (src/sim/sim.c). */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <string.h>
+
+#include "rotor/compile/energy.h"
+#include "rotor/compile/program.h"
+#include "rotor/pipeline/pipeline.h"
+#include "rotor/sim/replay.h"
+#include "rotor/sim/sim.h"
+
+static void assert_rel(double a, double b, const char *what) {
+    cr_assert(fabs(a - b) <= 1e-9 * fmax(fabs(a), fabs(b)), "%s: model %.17g, simulator %.17g", what, a, b);
+}
+
+static void compile_bert_layer(const rotor_chip *chip, rotor_pipeline *pp) {
+    rotor_error err = {{0}};
+    rotor_pipeline_options po = {.model = "bert-base", .zoo = {.layers = 1, .seq = 16, .batch = 2}, .t10 = true,
+                                 .program = true};
+    cr_assert_eq(rotor_pipeline_run(&po, chip, pp, &err), ROTOR_OK, "%s", err.msg);
+}
+
+/* The acceptance test of issue 26: a compiled BERT layer (hand-offs, vendor
+ * operators, reductions, setup gathers), its events counted by the model
+ * from the plans and by the simulator from the tasks the replay gave it,
+ * are the same counts, so the model's energy is the simulator's event
+ * counts times the coefficients.  On ipu-pod4 too, where transfers cross
+ * chips, and on a one-chip mesh, where a transfer takes its XY distance in
+ * hops. */
+Test(energy, the_models_energy_of_a_bert_layer_is_the_simulators_event_counts_times_the_coefficients,
+     .timeout = 120) {
+    const char *presets[] = {"ipu-mk2", "ipu-pod4", "ipu-mk2"};
+    for (int k = 0; k < 3; k++) {
+        rotor_chip chip;
+        rotor_error err = {{0}};
+        cr_assert_eq(rotor_chip_preset(presets[k], &chip, &err), ROTOR_OK);
+        rotor_pipeline pp;
+        compile_bert_layer(&chip, &pp);
+        if (k == 2) { /* replayed on a one-chip mesh: XY routes, hops the XY distance */
+            cr_assert_eq(rotor_chip_set(&chip, "topology=mesh", &err), ROTOR_OK);
+            cr_assert_eq(rotor_chip_set(&chip, "mesh_width=32", &err), ROTOR_OK);
+            cr_assert_eq(rotor_chip_set(&chip, "mesh_height=46", &err), ROTOR_OK);
+        }
+        rotor_energy_counts m, s;
+        cr_assert_eq(rotor_energy_program(&pp.program, &chip, &m, &err), ROTOR_OK, "%s", err.msg);
+        rotor_replay_result r;
+        cr_assert_eq(rotor_replay(&pp.program, &chip, NULL, &r, NULL, &err), ROTOR_OK, "%s", err.msg);
+        s = rotor_sim_energy_counts(&r.stats);
+        cr_assert_gt(m.matrix_flops, 0);
+        cr_assert_gt(m.vector_flops, 0);
+        cr_assert_gt(m.byte_hops, 0);
+        cr_assert_eq(m.matrix_flops, s.matrix_flops, "%s", presets[k]);
+        cr_assert_eq(m.vector_flops, s.vector_flops, "%s", presets[k]);
+        cr_assert_eq(m.sram_read_bytes, s.sram_read_bytes, "%s", presets[k]);
+        cr_assert_eq(m.sram_write_bytes, s.sram_write_bytes, "%s", presets[k]);
+        cr_assert_eq(m.byte_hops, s.byte_hops, "%s", presets[k]);
+        cr_assert_eq(m.hbm_bytes, s.hbm_bytes, "%s", presets[k]);
+        cr_assert_eq(m.interchip_bytes, s.interchip_bytes, "%s", presets[k]);
+        if (chip.chips > 1) cr_assert_gt(s.interchip_bytes, 0, "a pod's gathers cross chips");
+        /* all-to-all: one on-chip hop per transfer, so byte-hops are the bytes moved */
+        if (k < 2) cr_assert_eq(s.byte_hops, r.stats.bytes);
+        else cr_assert_gt(s.byte_hops, 2 * r.stats.bytes, "a mesh's transfers take several hops");
+        rotor_energy em, es;
+        rotor_energy_price(&chip, &m, pp.program.total_s, &em);
+        rotor_energy_price(&chip, &s, pp.program.total_s, &es);
+        assert_rel(em.total_j, es.total_j, "total");
+        /* the simulator's counts times the coefficients, written out */
+        double dyn = ((double)s.matrix_flops / 2 * chip.mac_pj + (double)s.vector_flops * chip.vector_flop_pj +
+                      (double)s.sram_read_bytes * chip.sram_read_pj + (double)s.sram_write_bytes * chip.sram_write_pj +
+                      (double)s.byte_hops * chip.link_pj + (double)s.hbm_bytes * chip.hbm_pj +
+                      (double)s.interchip_bytes * chip.interchip_pj) * 1e-12;
+        assert_rel(em.total_j, dyn + chip.static_w * (double)chip.chips * pp.program.total_s, "by hand");
+        rotor_replay_result_free(&r);
+        rotor_pipeline_free(&pp);
+    }
+}
+
+/* A transfer's events: read once at the source core, written once at the
+ * receiver, bytes * route hops; a multicast writes at every receiver and
+ * reads once; a load from HBM reads no SRAM. */
+Test(energy, a_transfer_reads_once_writes_at_each_receiver_and_pays_its_hops) {
+    rotor_chip chip;
+    rotor_error err = {{0}};
+    cr_assert_eq(rotor_chip_preset("ipu-pod4", &chip, &err), ROTOR_OK);
+    cr_assert_eq(rotor_chip_set(&chip, "topology=mesh", &err), ROTOR_OK);
+    cr_assert_eq(rotor_chip_set(&chip, "mesh_width=32", &err), ROTOR_OK);
+    cr_assert_eq(rotor_chip_set(&chip, "mesh_height=46", &err), ROTOR_OK);
+    rotor_sim *s;
+    cr_assert_eq(rotor_sim_create(&chip, &s, &err), ROTOR_OK, "%s", err.msg);
+    /* core 0 at (0,0) to core 35 at (3,1): 4 hops; a core of chip 1 at
+     * (0,0), a route through both chips' edges, its crossing not a hop */
+    cr_assert_eq(rotor_sim_add_transfer(s, &(rotor_sim_transfer){.src = 0, .dst = 35, .bytes = 100}, NULL, &err),
+                 ROTOR_OK, "%s", err.msg);
+    int64_t far_hops, far_n;
+    cr_assert_eq(rotor_sim_route(s, 0, 1472, NULL, 0, &far_n, &far_hops, &err), ROTOR_OK);
+    cr_assert_eq(rotor_sim_add_transfer(s, &(rotor_sim_transfer){.src = 0, .dst = 1472, .bytes = 1000}, NULL, &err),
+                 ROTOR_OK, "%s", err.msg);
+    int64_t dsts[2] = {1, 2};
+    cr_assert_eq(rotor_sim_add_multicast(s, &(rotor_sim_multicast){.src = 0, .dsts = dsts, .ndsts = 2, .bytes = 10},
+                                         NULL, &err),
+                 ROTOR_OK, "%s", err.msg);
+    int64_t hbm = rotor_sim_hbm_node(s, 0, 0);
+    cr_assert_eq(rotor_sim_add_transfer(s, &(rotor_sim_transfer){.src = hbm, .dst = 5, .bytes = 7,
+                                                                 .category = ROTOR_SIM_HBM},
+                                        NULL, &err),
+                 ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_sim_add_compute(s, &(rotor_sim_compute){.core = 3, .duration_ps = 5,
+                                                               .work = {.matrix_flops = 8, .vector_flops = 3,
+                                                                        .sram_read = 11, .sram_write = 13}},
+                                       NULL, &err),
+                 ROTOR_OK, "%s", err.msg);
+    rotor_sim_stats st;
+    cr_assert_eq(rotor_sim_run(s, &st, &err), ROTOR_OK, "%s", err.msg);
+    int64_t hops, n;
+    cr_assert_eq(rotor_sim_route(s, hbm, 5, NULL, 0, &n, &hops, &err), ROTOR_OK);
+    cr_assert_eq(st.byte_hops, 100 * 4 + 1000 * (far_hops - 1) + 10 * 1 + 10 * 2 + 7 * hops);
+    cr_assert_eq(st.sram_read_bytes, 100 + 1000 + 10 + 11);
+    cr_assert_eq(st.sram_write_bytes, 100 + 1000 + 2 * 10 + 7 + 13);
+    cr_assert_eq(st.interchip_bytes, 1000);
+    cr_assert_eq(st.matrix_flops, 8);
+    cr_assert_eq(st.vector_flops, 3);
+    cr_assert_eq(st.hbm_bytes, 7);
+    rotor_sim_free(s);
+}
+
+/* Pricing: each category is its count times its coefficient, static power
+ * is per chip, and EDP is energy times time. */
+Test(energy, pricing_multiplies_each_count_by_its_coefficient) {
+    rotor_chip chip;
+    cr_assert_eq(rotor_chip_preset("ipu-pod4", &chip, NULL), ROTOR_OK);
+    rotor_energy_counts c = {.matrix_flops = 2000, .vector_flops = 10, .sram_read_bytes = 100,
+                             .sram_write_bytes = 50, .byte_hops = 30, .hbm_bytes = 4, .interchip_bytes = 2};
+    rotor_energy e;
+    rotor_energy_price(&chip, &c, 2e-3, &e);
+    assert_rel(e.compute_j, (1000 * chip.mac_pj + 10 * chip.vector_flop_pj) * 1e-12, "compute");
+    assert_rel(e.sram_j, (100 * chip.sram_read_pj + 50 * chip.sram_write_pj) * 1e-12, "sram");
+    assert_rel(e.link_j, 30 * chip.link_pj * 1e-12, "link");
+    assert_rel(e.hbm_j, 4 * chip.hbm_pj * 1e-12, "hbm");
+    assert_rel(e.interchip_j, 2 * chip.interchip_pj * 1e-12, "interchip");
+    assert_rel(e.static_j, chip.static_w * 4 * 2e-3, "static");
+    assert_rel(e.edp, e.total_j * 2e-3, "edp");
+}
+
+/* Operand traffic of a matmul sub-task (docs/energy.md): A and B tiles read,
+ * the C tile read and written; 2-byte elements. */
+Test(energy, a_matmul_subtask_reads_its_three_tiles_and_writes_its_output) {
+    rotor_expr e;
+    rotor_error err;
+    cr_assert_eq(rotor_expr_parse("C[m,n] += A[m,k] * B[k,n]", &e, &err), ROTOR_OK, "%s", err.msg);
+    int64_t sub[ROTOR_MAX_AXES], rd, wr;
+    cr_assert_eq(e.naxes, 3);
+    for (int a = 0; a < 3; a++) sub[a] = e.axis_name[a][0] == 'm' ? 4 : e.axis_name[a][0] == 'n' ? 8 : 16;
+    cr_assert(rotor_energy_subtask_bytes(&e, sub, 2, 3, &rd, &wr));
+    cr_assert_eq(rd, 3 * 2 * (4 * 8 + 4 * 16 + 16 * 8));
+    cr_assert_eq(wr, 3 * 2 * 4 * 8);
+}
