@@ -101,6 +101,18 @@ print(sum(1 for r in m.parse(sys.argv[1]).getElementsByTagName("rect") if r.getA
     [ "$c" = 4 ] && n=$((n + 1))
 done
 if [ "$n" = 3 ] && [ ! -e "$g-hbm-bw-noc-bw-cores.svg" ]; then ok; else bad "heat maps: $n of 3 with 4 cells ($(ls "$tmpdir"))"; fi
+# the preset prices energy (docs/energy.md): an energy heat map per pair too, each cell the
+# CSV's energy_j of the fastest real design at that point (here full), the other key at its first
+e=$(awk -F, '$1 == "2" && $2 == "2" && $3 == "736" && $4 == "full" { printf "%.4g", $14 }' "$gcsv")
+if [ -s "$g-hbm-bw-noc-bw-energy.svg" ] && [ -s "$g-noc-bw-cores-energy.svg" ] && \
+   grep -q "<title>hbm-bw=2, noc-bw=2, cores=736: full $e J</title>" "$g-hbm-bw-noc-bw-energy.svg"; then ok
+else bad "energy heat map: want full $e J ($(grep -o '<title>hbm-bw=2, noc-bw=2[^<]*' "$g-hbm-bw-noc-bw-energy.svg"))"; fi
+# a chip that prices nothing draws no energy map
+"$ROTOR" explore $M --sweep hbm-bw=2,8 --sweep noc-bw=2,5.5 --set mac_pj=0 --set vector_flop_pj=0 \
+    --set sram_read_pj=0 --set sram_write_pj=0 --set link_pj=0 --set hbm_pj=0 --set interchip_pj=0 --set static_w=0 \
+    -o "$tmpdir/ne" >/dev/null 2>"$err" || bad "unpriced grid: $(cat "$err")"
+if [ -s "$tmpdir/ne-hbm-bw-noc-bw.svg" ] && [ ! -e "$tmpdir/ne-hbm-bw-noc-bw-energy.svg" ]; then ok
+else bad "unpriced chip: $(ls "$tmpdir" | grep ne-)"; fi
 "$ROTOR" explore $M $G -o "$tmpdir/g1" --threads 1 >/dev/null 2>"$err" || bad "grid threads 1: $(cat "$err")"
 if cmp -s "$gcsv" "$tmpdir/g1-hbm-bw-noc-bw-cores.csv" && cmp -s "$g-noc-bw-cores.svg" "$tmpdir/g1-noc-bw-cores.svg"; then ok
 else bad "grid files differ by thread count"; fi

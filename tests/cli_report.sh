@@ -100,13 +100,14 @@ want "llama: timelines" "$(count "$l7" 'data-kind="timeline"')" 1
 expect_error llama-mk2 1 "rotor report: the model does not fit in 638976 bytes of SRAM" -- report llama2-7b -o "$tmpdir/n.html"
 if [ -e "$tmpdir/n.html" ]; then bad "llama-mk2 left a file"; else ok; fi
 
-# ---- explore --report: a grid of two keys, its heat map ----
+# ---- explore --report: a grid of two keys, its heat maps ----
 ex=$tmpdir/ex.html
 "$ROTOR" explore opt-1.3b --layers 1 --sweep hbm-bw=2,8 --sweep noc-bw=4,8 -o "$tmpdir/e" --report "$ex" >"$out" 2>"$err" ||
     bad "explore --report: $(cat "$err")"
 check_page explore "$ex"
-want "explore: heat maps" "$(count "$ex" 'data-kind="grid"')" 1
-want "explore: heat map cells (2 x 2 points)" "$(count "$ex" 'class="cell"')" 4
+# latency and, the preset pricing energy (docs/energy.md), energy
+want "explore: heat maps" "$(count "$ex" 'data-kind="grid"')" 2
+want "explore: heat map cells (2 x 2 points, two maps)" "$(count "$ex" 'class="cell"')" 8
 
 # ---- the browser ----
 browser=$(command -v chromium || command -v chromium-browser || true)

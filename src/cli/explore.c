@@ -24,7 +24,7 @@
 #include "rotor/hbm/schedule.h"
 #include "rotor/pipeline/pipeline.h"
 
-#define MAX_SVGS (EX_NKEYS * (EX_NKEYS - 1) / 2)
+#define MAX_SVGS (EX_NKEYS * (EX_NKEYS - 1)) /* a latency and an energy heat map per pair of keys */
 #define CHECKPOINT_S 30 /* by default the CSV is rewritten with the points done at most this often */
 
 static const char *const CMD = "explore";
@@ -115,6 +115,7 @@ typedef struct explore {
     cli_output csv, report;
     cli_output svg[MAX_SVGS];
     int svg_a[MAX_SVGS], svg_b[MAX_SVGS]; /* a heat map's axes; a line plot: -1 */
+    bool svg_energy[MAX_SVGS];            /* a heat map of energy, not latency */
     int nsvg;
     double last_checkpoint;
 } explore;
@@ -464,14 +465,20 @@ static int open_outputs(explore *ex) {
         snprintf(path, sizeof path, "%s%s.svg", prefix, keys);
         if (!rc) rc = cli_output_open(CMD, "-o", path, "", &ex->svg[ex->nsvg++]);
     } else {
-        for (int a = 0; a < g->naxes && !rc; a++)
-            for (int b = a + 1; b < g->naxes && !rc; b++) {
-                ex->svg_a[ex->nsvg] = a;
-                ex->svg_b[ex->nsvg] = b;
-                snprintf(path, sizeof path, "%s-%s-%s.svg", prefix, EX_KEYS[g->axes[a].key].name,
-                         EX_KEYS[g->axes[b].key].name);
-                rc = cli_output_open(CMD, "-o", path, "", &ex->svg[ex->nsvg++]);
-            }
+        /* energy maps where the chip prices something (docs/energy.md) */
+        const rotor_chip *c = &ex->chip;
+        bool priced = c->mac_pj > 0 || c->vector_flop_pj > 0 || c->sram_read_pj > 0 || c->sram_write_pj > 0 ||
+                      c->link_pj > 0 || c->hbm_pj > 0 || c->interchip_pj > 0 || c->static_w > 0;
+        for (int e = 0; e < 1 + priced; e++)
+            for (int a = 0; a < g->naxes && !rc; a++)
+                for (int b = a + 1; b < g->naxes && !rc; b++) {
+                    ex->svg_a[ex->nsvg] = a;
+                    ex->svg_b[ex->nsvg] = b;
+                    ex->svg_energy[ex->nsvg] = e;
+                    snprintf(path, sizeof path, "%s-%s-%s%s.svg", prefix, EX_KEYS[g->axes[a].key].name,
+                             EX_KEYS[g->axes[b].key].name, e ? "-energy" : "");
+                    rc = cli_output_open(CMD, "-o", path, "", &ex->svg[ex->nsvg++]);
+                }
     }
     if (rc) abort_outputs(ex);
     return rc;
@@ -480,7 +487,8 @@ static int open_outputs(explore *ex) {
 static ex_view view_of(const explore *ex) {
     return (ex_view){.g = &ex->g, .pts = ex->pts, .designs = ex->designs, .nd = ex->nd,
                      .model = ex->pls[ex->pts[0].shape].graph.name, .chip_name = ex->chip.name,
-                     .ylabel = ex->decode ? "per-token latency (ms)" : "latency per step (ms)"};
+                     .ylabel = ex->decode ? "per-token latency (ms)" : "latency per step (ms)",
+                     .elabel = ex->decode ? "energy per token (J)" : "energy per step (J)"};
 }
 
 /* One plot: the line plot or heat map s. */
@@ -489,7 +497,7 @@ static int write_plot(const explore *ex, const ex_view *v, int s, FILE *f, bool 
         ex_write_lines(f, v, inline_svg);
         return 0;
     }
-    return ex_write_heat(f, v, ex->svg_a[s], ex->svg_b[s], inline_svg);
+    return ex_write_heat(f, v, ex->svg_a[s], ex->svg_b[s], ex->svg_energy[s], inline_svg);
 }
 
 /* Rank 0: the CSV and the plots, written, checked and renamed into place. */
@@ -523,8 +531,8 @@ static int write_html(explore *ex) {
         rc = write_plot(ex, &v, s, f, true);
         char cap[300];
         if (ex->svg_a[s] < 0) snprintf(cap, sizeof cap, "%s", EX_KEYS[g->axes[0].key].axis);
-        else snprintf(cap, sizeof cap, "%s against %s", EX_KEYS[g->axes[ex->svg_a[s]].key].axis,
-                      EX_KEYS[g->axes[ex->svg_b[s]].key].axis);
+        else snprintf(cap, sizeof cap, "%s%s against %s", ex->svg_energy[s] ? "energy: " : "",
+                      EX_KEYS[g->axes[ex->svg_a[s]].key].axis, EX_KEYS[g->axes[ex->svg_b[s]].key].axis);
         cli_html_figure_end(f, cap);
     }
     fputs("<table>\n<tr>", f);

@@ -125,16 +125,18 @@ typedef struct ex_view {
     const rotor_preload_design *designs;
     int nd;
     const char *model, *chip_name, *ylabel;
+    const char *elabel; /* an energy heat map's quantity */
 } ex_view;
 
 void ex_write_csv(FILE *f, const ex_view *v);
 /* The line plot of a one-axis grid or a --zip (against the first axis). */
 void ex_write_lines(FILE *f, const ex_view *v, bool inline_svg);
 /* The heat map of axes a < b: the other axes at their first value; a
- * cell's latency is the best real design's (basic, static, dyn, full) of
- * those asked, else the first design's.  0, or EXIT_NOMEM after the
+ * cell's latency (or, with energy, its energy per token or step) is the
+ * fastest real design's (basic, static, dyn, full) of those asked, else
+ * the first design's.  0, or EXIT_NOMEM after the
  * message (a tip that cannot be allocated shows the bare value). */
-int ex_write_heat(FILE *f, const ex_view *v, int a, int b, bool inline_svg);
+int ex_write_heat(FILE *f, const ex_view *v, int a, int b, bool energy, bool inline_svg);
 void ex_print_table(const ex_view *v);
 /* JSON (rotor-explore, version 2) on stdout; the files it names in
  * csv and svgs.  Returns 0 or the exit status. */

@@ -348,7 +348,7 @@ static int heat_design(const ex_view *v, const ex_point *p) {
     return best >= 0 ? best : (int)v->designs[0];
 }
 
-int ex_write_heat(FILE *f, const ex_view *v, int a, int b, bool inline_svg) {
+int ex_write_heat(FILE *f, const ex_view *v, int a, int b, bool energy, bool inline_svg) {
     const ex_grid *g = v->g;
     const ex_axis *ra = &g->axes[a], *cb = &g->axes[b];
     int nr = ra->n, nc = cb->n;
@@ -363,7 +363,7 @@ int ex_write_heat(FILE *f, const ex_view *v, int a, int b, bool inline_svg) {
                          EX_KEYS[g->axes[o].key].name, g->axes[o].text[0]);
         if (w > 0 && (size_t)w < sizeof others - used) used += (size_t)w;
     }
-    snprintf(title, sizeof title, "%s on %s: %s%s", v->model, v->chip_name, v->ylabel, others);
+    snprintf(title, sizeof title, "%s on %s: %s%s", v->model, v->chip_name, energy ? v->elabel : v->ylabel, others);
     if (vals && tips) {
         int vi[EX_NKEYS] = {0};
         for (int r = 0; r < nr; r++) {
@@ -380,9 +380,13 @@ int ex_write_heat(FILE *f, const ex_view *v, int a, int b, bool inline_svg) {
                     snprintf(tip, sizeof tip, "%s: does not fit: %s", name, p->err.msg);
                 } else {
                     int d = heat_design(v, p);
-                    vals[r * nc + c] = p->rows[d].latency_us * 1e-3;
-                    snprintf(tip, sizeof tip, "%s: %s %.4f ms", name, rotor_preload_designs[d].name,
-                             p->rows[d].latency_us * 1e-3);
+                    vals[r * nc + c] = energy ? p->rows[d].energy_j : p->rows[d].latency_us * 1e-3;
+                    if (energy)
+                        snprintf(tip, sizeof tip, "%s: %s %.4g J", name, rotor_preload_designs[d].name,
+                                 p->rows[d].energy_j);
+                    else
+                        snprintf(tip, sizeof tip, "%s: %s %.4f ms", name, rotor_preload_designs[d].name,
+                                 p->rows[d].latency_us * 1e-3);
                 }
                 tips[r * nc + c] = strdup(tip);
             }
@@ -390,7 +394,8 @@ int ex_write_heat(FILE *f, const ex_view *v, int a, int b, bool inline_svg) {
         char xl[128], yl[128];
         snprintf(xl, sizeof xl, "%s", EX_KEYS[cb->key].axis);
         snprintf(yl, sizeof yl, "%s", EX_KEYS[ra->key].axis);
-        cli_grid_chart ch = {.title = title, .xlabel = xl, .ylabel = yl, .unit = "ms", .nrows = nr, .ncols = nc,
+        cli_grid_chart ch = {.title = title, .xlabel = xl, .ylabel = yl, .unit = energy ? "J" : "ms", .nrows = nr,
+                             .ncols = nc,
                              .row_labels = rl, .col_labels = cl, .values = vals,
                              .tips = (const char *const *)tips, .inline_svg = inline_svg};
         cli_svg_grid(f, &ch);
