@@ -162,7 +162,7 @@ test: check-layers $(TESTS) $(ROTOR) $(ONNXGEN)
 	@sh tests/layers.sh
 	@sh tests/tree.sh
 	@TESTS=$(TESTS) sh tests/fresh.sh
-	@set -e; for t in tests/cli*.sh; do echo "ROTOR=$(ROTOR) sh $$t"; ROTOR=$(ROTOR) ONNXGEN=$(ONNXGEN) sh $$t; done
+	@ROTOR=$(ROTOR) ONNXGEN=$(ONNXGEN) sh tests/run-cli.sh tests/cli*.sh
 
 run: $(ROTOR)
 	$(ROTOR) plan --expr 'C[m,n] += A[m,k] * B[k,n]' --dims m=32,k=5120,n=15360 --chip ipu-mk2 --format t10
