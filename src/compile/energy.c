@@ -78,32 +78,6 @@ static void transfer(counter *k, int64_t src, int64_t dst, int64_t bytes) {
     if (src / k->chip->cores_per_chip != dst / k->chip->cores_per_chip) add(k, &k->c.interchip_bytes, bytes);
 }
 
-/* Hand-off pieces (receiver, sender, bytes), as replay_handoff gathers them. */
-typedef struct pieces {
-    int64_t dst, elem, n, cap;
-    int64_t (*v)[3];
-} pieces;
-
-static rotor_status add_piece(pieces *h, int64_t dst, int64_t src, int64_t bytes) {
-    if (h->n == h->cap) {
-        int64_t cap = h->cap ? 2 * h->cap : 256;
-        int64_t(*v)[3] = realloc(h->v, (size_t)cap * sizeof *v);
-        if (!v) return ROTOR_ERR_NOMEM;
-        h->v = v;
-        h->cap = cap;
-    }
-    h->v[h->n][0] = dst;
-    h->v[h->n][1] = src;
-    h->v[h->n][2] = bytes;
-    h->n++;
-    return ROTOR_OK;
-}
-
-static rotor_status collect_piece(void *ctx, int64_t src, int64_t elems) {
-    pieces *h = ctx;
-    return src == h->dst ? ROTOR_OK : add_piece(h, h->dst, src, elems * h->elem);
-}
-
 /* The setup of an expression operator: hand-off pieces and the uniform rest
  * in one exchange, or, without a hand-off, setup_rounds gathers of
  * setup_bytes (replay_handoff, replay_setup).  The exchange cuts pieces
@@ -111,57 +85,11 @@ static rotor_status collect_piece(void *ctx, int64_t src, int64_t elems) {
 static rotor_status count_setup(counter *k, const rotor_program *p, int op, rotor_error *err) {
     const rotor_program_op *po = &p->ops[op];
     int64_t cores = po->active_info.cores, rounds = po->setup_rounds;
-    rotor_place *lc = NULL;
-    pieces pc = {.elem = k->chip->element_bytes};
-    rotor_status st = ROTOR_OK;
-    bool any = false;
-    for (int t = 1; t < po->expr.ntensors && !st; t++) {
-        int from = po->handoff[t] - 1;
-        if (from < 0 || from >= op) continue;
-        any = true;
-        const rotor_program_op *src = &p->ops[from];
-        rotor_place *lp = NULL;
-        rotor_handoff *h = NULL;
-        if (!lc) st = rotor_place_make(&po->expr, &po->active, &po->active_info, &lc, err);
-        if (!st) st = rotor_place_make(&src->expr, &src->active, &src->active_info, &lp, err);
-        if (!st) st = rotor_handoff_make(lp, &h, err);
-        for (int64_t c = 0; c < cores && !st; c++) {
-            int64_t lo[ROTOR_MAX_DIMS], hi[ROTOR_MAX_DIMS];
-            if (!rotor_handoff_need(lc, t, c, lo, hi)) continue;
-            pc.dst = c;
-            rotor_handoff_set set;
-            rotor_handoff_map(h, &po->handoff_view[t], po->expr.tensors[t].ndims, lo, hi, &set);
-            if (rotor_handoff_sources(h, &set, collect_piece, &pc)) st = rotor_nomem(err);
-        }
-        rotor_handoff_free(h);
-        rotor_place_free(lp);
-    }
-    rotor_place_free(lc);
-    bool exchanged = false;
-    if (!st && any) {
-        int64_t most = 0, *in = calloc((size_t)k->n, sizeof *in), *out = calloc((size_t)k->n, sizeof *out);
-        if (!in || !out) st = rotor_nomem(err);
-        for (int64_t i = 0; !st && i < pc.n; i++) {
-            in[pc.v[i][0]] += pc.v[i][2];
-            out[pc.v[i][1]] += pc.v[i][2];
-        }
-        for (int64_t c = 0; !st && c < k->n; c++) {
-            if (in[c] > most) most = in[c];
-            if (out[c] > most) most = out[c];
-        }
-        free(in);
-        free(out);
-        int64_t uniform = po->setup_bytes - most;
-        if (rounds > 0 && k->n > 1)
-            for (int64_t c = 0; !st && uniform > 0 && c < cores; c++)
-                for (int64_t r = 1; !st && r <= rounds; r++) {
-                    int64_t piece = uniform / rounds + (r <= uniform % rounds ? 1 : 0), s = (c + r) % k->n;
-                    if (piece > 0 && s != c && add_piece(&pc, c, s, piece)) st = rotor_nomem(err);
-                }
-        for (int64_t i = 0; !st && i < pc.n; i++) transfer(k, pc.v[i][1], pc.v[i][0], pc.v[i][2]);
-        exchanged = pc.n > 0;
-    }
-    free(pc.v);
+    rotor_setup_pieces pc;
+    rotor_status st = rotor_setup_pieces_of(p, op, k->chip, k->n, &pc, err);
+    bool exchanged = !st && pc.handed && pc.n > 0;
+    for (int64_t i = 0; exchanged && i < pc.n; i++) transfer(k, pc.v[i][1], pc.v[i][0], pc.v[i][2]);
+    rotor_setup_pieces_free(&pc);
     if (st || exchanged || po->setup_bytes <= 0 || rounds <= 0 || k->n < 2) return st;
     for (int64_t r = 1; r <= rounds; r++)
         for (int64_t c = 0; c < cores; c++) {

@@ -306,38 +306,12 @@ rotor_status replay_tiles(replayer *r, int op, const rotor_expr *e, const rotor_
     return st;
 }
 
-/* Every hand-off piece of one operator: (receiver, sender, bytes), gathered
- * by rotor_handoff_sources' callback. */
-typedef struct pieces {
-    int64_t dst, elem, n, cap;
-    int64_t (*v)[3]; /* receiver, sender, bytes */
-} pieces;
-
-static rotor_status add_piece(pieces *h, int64_t dst, int64_t src, int64_t bytes) {
-    if (h->n == h->cap) {
-        int64_t cap = h->cap ? 2 * h->cap : 256;
-        int64_t(*v)[3] = realloc(h->v, (size_t)cap * sizeof *v);
-        if (!v) return ROTOR_ERR_NOMEM;
-        h->v = v;
-        h->cap = cap;
-    }
-    h->v[h->n][0] = dst;
-    h->v[h->n][1] = src;
-    h->v[h->n][2] = bytes;
-    h->n++;
-    return ROTOR_OK;
-}
-
-static rotor_status collect_piece(void *ctx, int64_t src, int64_t elems) {
-    pieces *h = ctx;
-    return src == h->dst ? ROTOR_OK : add_piece(h, h->dst, src, elems * h->elem);
-}
-
 /* The pieces as transfers, in the exchange's schedule (exchange.c): a
  * packet waits for the one before it through its receiver's in port (the
  * first one into a core, for what the core was already waiting for) and for
  * the one before it through its sender's out port. */
-static rotor_status emit_packets(replayer *r, int op, pieces *pc, int64_t cores, rotor_error *err) {
+static rotor_status emit_packets(replayer *r, int op, const rotor_setup_pieces *pc, int64_t cores,
+                                 rotor_error *err) {
     if (!pc->n) return ROTOR_OK;
     const xschedule *x;
     rotor_status st = exchange_schedule(&r->xcache, pc->v, pc->n, cores, r->n, &x, err);
@@ -381,60 +355,14 @@ static rotor_status replay_handoff(replayer *r, const rotor_program *p, int op, 
     const rotor_program_op *po = &p->ops[op];
     *most = 0;
     *exchanged = false;
-    int64_t cores = po->active_info.cores;
-    rotor_place *lc = NULL;
-    pieces pc = {.elem = chip->element_bytes};
-    rotor_status st = ROTOR_OK;
-    bool any = false;
-    for (int t = 1; t < po->expr.ntensors && !st; t++) {
-        int from = po->handoff[t] - 1;
-        if (from < 0 || from >= op) continue; /* none (the reader admits only earlier operators) */
-        any = true;
-        const rotor_program_op *src = &p->ops[from];
-        rotor_place *lp = NULL;
-        rotor_handoff *h = NULL;
-        if (!lc) st = rotor_place_make(&po->expr, &po->active, &po->active_info, &lc, err);
-        if (!st) st = rotor_place_make(&src->expr, &src->active, &src->active_info, &lp, err);
-        if (!st) st = rotor_handoff_make(lp, &h, err);
-        for (int64_t c = 0; c < cores && !st; c++) {
-            int64_t lo[ROTOR_MAX_DIMS], hi[ROTOR_MAX_DIMS];
-            if (!rotor_handoff_need(lc, t, c, lo, hi)) continue;
-            pc.dst = c;
-            rotor_handoff_set set;
-            rotor_handoff_map(h, &po->handoff_view[t], po->expr.tensors[t].ndims, lo, hi, &set);
-            if (rotor_handoff_sources(h, &set, collect_piece, &pc)) st = rotor_nomem(err);
-        }
-        rotor_handoff_free(h);
-        rotor_place_free(lp);
-    }
-    rotor_place_free(lc);
-    if (!st && any) {
-        /* the model's hand-off bytes: the busiest port, in or out */
-        int64_t *in = calloc((size_t)r->n, sizeof *in), *out = calloc((size_t)r->n, sizeof *out);
-        if (!in || !out) st = rotor_nomem(err);
-        for (int64_t k = 0; !st && k < pc.n; k++) {
-            in[pc.v[k][0]] += pc.v[k][2];
-            out[pc.v[k][1]] += pc.v[k][2];
-        }
-        for (int64_t c = 0; !st && c < r->n; c++) {
-            if (in[c] > *most) *most = in[c];
-            if (out[c] > *most) *most = out[c];
-        }
-        free(in);
-        free(out);
-        /* the rest of the setup (weights, even-layout gathers) joins the same
-         * schedule: round k into c from (c + k) mod N, as replay_setup sends it */
-        int64_t uniform = po->setup_bytes - *most, rounds = po->setup_rounds;
-        if (rounds > 0 && r->n > 1)
-            for (int64_t c = 0; !st && uniform > 0 && c < cores; c++)
-                for (int64_t k = 1; !st && k <= rounds; k++) {
-                    int64_t piece = uniform / rounds + (k <= uniform % rounds ? 1 : 0), src = (c + k) % r->n;
-                    if (piece > 0 && src != c && add_piece(&pc, c, src, piece)) st = rotor_nomem(err);
-                }
-        if (!st) st = emit_packets(r, op, &pc, cores, err);
+    rotor_setup_pieces pc;
+    rotor_status st = rotor_setup_pieces_of(p, op, chip, r->n, &pc, err);
+    if (!st && pc.handed) {
+        *most = pc.most;
+        st = emit_packets(r, op, &pc, po->active_info.cores, err);
         *exchanged = pc.n > 0;
     }
-    free(pc.v);
+    rotor_setup_pieces_free(&pc);
     if (!st && *most > po->setup_bytes)
         st = rotor_fail(err, ROTOR_ERR_INPUT,
                         "operator %d: its hand-off moves %lld bytes through one core's port, more than its "

@@ -74,4 +74,23 @@ rotor_status rotor_program_read(const char *path, const rotor_chip *chip, rotor_
                                 rotor_error *err);
 void rotor_program_free(rotor_program *p);
 
+/* An operator's setup exchange when some input is handed off
+ * (docs/compile.md, "Hand-off"; docs/simulator.md, "Replay"): the pieces
+ * (receiver, sender, bytes) the hand-off names, then the rest of
+ * setup_bytes (weights, even-layout gathers) as replay_setup sends it,
+ * round k into core c from (c + k) mod n.  most is the hand-off's busiest
+ * port, in or out: the part of setup_bytes it accounts for.  The replay
+ * moves these pieces and the energy model counts them, from this one
+ * place.  Without a hand-off, handed is false and there are no pieces. */
+typedef struct rotor_setup_pieces {
+    bool handed;
+    int64_t most;
+    int64_t n, cap;
+    int64_t (*v)[3];
+} rotor_setup_pieces;
+
+rotor_status rotor_setup_pieces_of(const rotor_program *p, int op, const rotor_chip *chip, int64_t n,
+                                   rotor_setup_pieces *out, rotor_error *err);
+void rotor_setup_pieces_free(rotor_setup_pieces *s);
+
 #endif
