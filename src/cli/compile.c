@@ -45,6 +45,11 @@ static void compile_usage(FILE *f) {
             "  --json              print the program on stdout instead of the table\n"
             "  --solver S          plan search: exact (default, the optimum) or fast (KAPLA's\n"
             "                      greedy solver, near-optimal and far faster; docs/kapla.md)\n"
+            "  --pipeline          run chains of operators as pipelined segments, each operator\n"
+            "                      on its own group of cores, where that is faster (KAPLA;\n"
+            "                      one all-to-all chip; docs/kapla.md)\n"
+            "  --objective O       what --pipeline minimises: latency (default) or throughput\n"
+            "                      (time per batch with batches back to back)\n"
             "  --threads N         search threads (default: all cores)\n"
             "  --list              list the zoo\n"
             "  -q, --quiet         no progress on stderr\n"
@@ -71,6 +76,29 @@ static void print_table(const rotor_graph *g, const rotor_compile_result *r, con
            (long long)r->idle_bytes, (long long)r->peak_bytes, (long long)chip->sram_bytes,
            100.0 * (double)r->peak_bytes / (double)chip->sram_bytes, r->nops, r->searches,
            rotor_solver_name(r->solver), r->ncurve);
+}
+
+/* The pipelined segments (docs/kapla.md, "Pipelining"): one block each. */
+static void print_segments(const rotor_graph *g, const rotor_compile_result *r) {
+    printf("\npipelined segments (objective %s): %d, %d stage plans searched\n",
+           rotor_pipeline_objective_name(r->objective), r->nsegments, r->pipeline_searches);
+    for (int s = 0; s < r->nsegments; s++) {
+        const rotor_segment *sg = &r->segments[s];
+        double alone = 0;
+        for (int o = sg->first; o <= sg->last; o++) alone += r->ops[o].setup_s + r->ops[o].exec_s;
+        printf("segment %d: %s .. %s, %lld micro-batches over output dimension %d: setup %.3f us, runs %.3f us, "
+               "total %.3f us (unpipelined %.3f us), interval %.3f us\n",
+               s + 1, g->ops[sg->first].name, g->ops[sg->last].name, (long long)sg->micro, sg->dim,
+               sg->setup_s * 1e6, sg->run_s * 1e6, sg->total_s * 1e6, alone * 1e6, sg->interval_s * 1e6);
+        for (int k = 0; k < sg->nstages; k++) {
+            const rotor_stage *st = &sg->stages[k];
+            printf("  %-26.26s cores %4lld-%-4lld (%4lld) runs %3lld x %9.3f us, setup %8.3f us\n",
+                   g->ops[st->op].name, (long long)st->first_core, (long long)(st->first_core + st->cores - 1),
+                   (long long)st->cores, (long long)st->runs, st->exec_s * 1e6, st->setup_s * 1e6);
+        }
+    }
+    printf("pipelined total %.3f us, unpipelined %.3f us (%.2fx)\n", r->total_s * 1e6, r->unpipelined_s * 1e6,
+           r->unpipelined_s / r->total_s);
 }
 
 static void print_vgm(const rotor_vgm_result *v) {
@@ -105,8 +133,9 @@ static int parse_batches(const char *cmd, const char *batch, int64_t *batches, i
 /* What `rotor compile` was asked, parsed and checked. */
 typedef struct compile_args {
     cli_shared_args sa;
-    const char *model, *baseline, *outfile, *format, *solver_name;
-    bool compare, vgm_only, json;
+    const char *model, *baseline, *outfile, *format, *solver_name, *objective_name;
+    bool compare, vgm_only, json, pipeline;
+    rotor_pipeline_objective objective;
     rotor_solver solver;
     rotor_vgm_kind kind; /* with vgm_only */
     int64_t batches[MAX_BATCHES];
@@ -124,17 +153,24 @@ static int parse_compile(int argc, char **argv, compile_args *a) {
         {"json", 0, CLI_FLAG, offsetof(compile_args, json), 0, 0},
         {NULL, 'o', CLI_VALUE, offsetof(compile_args, outfile), 0, 0},
         {"solver", 0, CLI_VALUE, offsetof(compile_args, solver_name), 0, 0},
+        {"pipeline", 0, CLI_FLAG, offsetof(compile_args, pipeline), 0, 0},
+        {"objective", 0, CLI_VALUE, offsetof(compile_args, objective_name), 0, 0},
         {0}};
     int rc = cli_parse_options(cmd, argc, argv, CLI_TAKES_ALL, &a->sa, own, a, compile_usage, cli_list_zoo, &a->model,
                                "a model is required (try 'rotor compile --list')");
     if (rc >= 0) return rc;
     if (cli_parse_solver(cmd, a->solver_name, &a->solver)) return EXIT_BADINPUT;
+    if (a->objective_name && !rotor_pipeline_objective_find(a->objective_name, &a->objective))
+        return cli_usage_error(cmd, "--objective: expected latency or throughput, got '%s'", a->objective_name);
+    if (a->objective_name && !a->pipeline) return cli_usage_error(cmd, "--objective needs --pipeline");
     if (a->baseline) {
         if (!strcmp(a->baseline, "vgm")) a->kind = ROTOR_VGM_ROLLER;
         else if (!strcmp(a->baseline, "vgm-oracle")) a->kind = ROTOR_VGM_ORACLE;
         else return cli_usage_error(cmd, "--baseline: expected vgm or vgm-oracle, got '%s'", a->baseline);
         a->vgm_only = true;
     }
+    if (a->pipeline && a->baseline)
+        return cli_usage_error(cmd, "--pipeline conflicts with --baseline %s", a->baseline);
     if (a->vgm_only && a->compare)
         return cli_usage_error(cmd, "--baseline %s conflicts with --compare", rotor_vgm_kind_name(a->kind));
     if (a->json && a->format && strcmp(a->format, "json") != 0)
@@ -235,6 +271,7 @@ static int print_compiled(const compile_args *a, const rotor_pipeline *p, const 
                a->model, (long long)b, chip->name, (long long)rotor_chip_cores(chip), rotor_solver_name(a->solver),
                gs->ops_before, gs->ops_after, gs->fused, gs->folded);
         print_table(&p->graph, &p->t10, chip);
+        if (a->pipeline) print_segments(&p->graph, &p->t10);
         cli_energy_print("per inference", &en);
         /* the oracle first: the closing line compares with Roller */
         if (a->compare && !p->oracle_status) {
@@ -285,6 +322,8 @@ int cmd_compile(int argc, char **argv) {
     po.zoo.phase = ROTOR_PHASE_PREFILL;
     if (cli_shared_model(cmd, a.model, &a.sa, true, &po)) return EXIT_BADINPUT;
     po.compile.solver = a.solver;
+    po.compile.pipeline = a.pipeline;
+    po.compile.objective = a.objective;
     rotor_error err = {{0}};
     rotor_status st;
     rotor_chip chip;

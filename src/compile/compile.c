@@ -43,54 +43,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compile/compileint.h"
 #include "compile/handoffcache.h"
 #include "rotor/op/handoff.h"
 #include "rotor/op/plan.h"
-
-/* An expression tensor's role in the schedule. */
-enum { T_OUTPUT, T_RESIDENT, T_ACTIVATION };
-
-typedef struct op_state {
-    int frontier;              /* -1: vendor */
-    int kind[ROTOR_MAX_TENSORS];
-    int64_t even[ROTOR_MAX_TENSORS]; /* even share per core of each tensor */
-    int src[ROTOR_MAX_TENSORS]; /* the planned producer it gathers from (hand-off), or -1 */
-    rotor_view view[ROTOR_MAX_TENSORS]; /* ... and through which view of its output */
-    int64_t live;              /* other activations live while it runs */
-    int64_t vendor_bytes;      /* vendor op: memory while running */
-    int64_t vendor_idle;       /* vendor op: its resident data, even layout */
-    double vendor_s;
-    /* current choice */
-    int active;                /* frontier index, -1: does not fit */
-    int idle_base;
-    int64_t idle_k;
-    int64_t idle_bytes;
-} op_state;
-
-typedef struct compiler {
-    const rotor_graph *g;
-    const rotor_chip *chip;
-    int64_t cores, sram, elem;
-    rotor_solver solver;
-    op_state *st;
-    rotor_frontier *fr;
-    int nfr;
-    char **keys;
-    int *fr_op;        /* per frontier: the first operator of its shape */
-    /* What is known of each frontier beyond its points (frontier_pick):
-     * cov[i][j] is the largest cap under which point j is known to be the
-     * fastest plan of all, none_upto[i] the largest cap known to admit no
-     * plan (-1: none known). */
-    int64_t **cov;
-    int64_t *none_upto;
-    /* tcut[i]: every point of frontier i not found yet executes slower than
-     * this (the time ratio of its first search; INFINITY once whole) */
-    double *tcut;
-    rotor_search_session **sess; /* per frontier, opened at its first capped search */
-    handoff_cache *hc;  /* NULL: every activation in the even layout (options.even_layout) */
-    rotor_status hst;   /* the first hand-off failure (setup costs are INFINITY after it) */
-    rotor_error herr;
-} compiler;
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -155,8 +111,8 @@ static bool handoff_most(const compiler *cc, const op_state *s, const rotor_expr
  * Resident data and even-layout gathers load every core alike; hand-off
  * gathers differ per core.  The simulator's replay emits these (docs/
  * simulator.md, "Replay").  *bytes is -1 after a hand-off failure. */
-static void setup_need(const compiler *cc, const op_state *s, const rotor_expr *e, const rotor_frontier *f, int j,
-                       int base, int64_t k, int64_t *bytes, int64_t *nrounds) {
+void compile_setup_need(const compiler *cc, const op_state *s, const rotor_expr *e, const rotor_frontier *f, int j,
+                        int base, int64_t k, int64_t *bytes, int64_t *nrounds) {
     const rotor_candidate *c = &f->v[j];
     int64_t recv = 0, rounds = 0;
     for (int t = 0; t < e->ntensors; t++) {
@@ -198,7 +154,7 @@ static void setup_need(const compiler *cc, const op_state *s, const rotor_expr *
 static double setup_time(const compiler *cc, const op_state *s, const rotor_expr *e,
                          const rotor_frontier *f, int j, int base, int64_t k) {
     int64_t bytes, rounds;
-    setup_need(cc, s, e, f, j, base, k, &bytes, &rounds);
+    compile_setup_need(cc, s, e, f, j, base, k, &bytes, &rounds);
     return bytes < 0 ? INFINITY : rotor_compile_setup_s(cc->chip, bytes, rounds);
 }
 
@@ -683,7 +639,7 @@ static void fill_schedule(const compiler *cc, rotor_compile_result *out) {
             r->compute_s = c->cost.compute;
             r->comm_s = c->cost.comm;
             r->reduction_s = c->cost.reduction;
-            setup_need(cc, s, &g->ops[o].expr, f, s->active, s->idle_base, s->idle_k, &r->setup_bytes,
+            compile_setup_need(cc, s, &g->ops[o].expr, f, s->active, s->idle_base, s->idle_k, &r->setup_bytes,
                        &r->setup_rounds);
             r->setup_s = rotor_compile_setup_s(cc->chip, r->setup_bytes, r->setup_rounds);
             out->compute_s += r->compute_s;
@@ -880,6 +836,7 @@ rotor_status rotor_compile(const rotor_graph *g, const rotor_chip *chip,
             if (err) *err = cc.herr;
             st = cc.hst;
         }
+        if (!st && opt && opt->pipeline) st = compile_segments(&cc, opt, out, err);
     }
     handoff_cache_free(cc.hc);
     free(best);
@@ -907,5 +864,7 @@ void rotor_compile_result_free(rotor_compile_result *r) {
     free(r->frontiers);
     free(r->ops);
     free(r->curve);
+    for (int i = 0; i < r->nsegments; i++) rotor_segment_free(&r->segments[i]);
+    free(r->segments);
     memset(r, 0, sizeof *r);
 }

@@ -43,6 +43,54 @@ static rotor_status placement_json(const rotor_expr *e, const rotor_plan *p,
 
 static cJSON *num_or_null(double d) { return isfinite(d) ? rotor_json_num(d) : cJSON_CreateNull(); }
 
+/* One pipelined segment (docs/program-format.md, "Segments"). */
+static cJSON *segment_json(const rotor_graph *g, const rotor_segment *sg) {
+    cJSON *x = cJSON_CreateObject();
+    cJSON_AddStringToObject(x, "first", g->ops[sg->first].name);
+    cJSON_AddStringToObject(x, "last", g->ops[sg->last].name);
+    cJSON_AddItemToObject(x, "dim", rotor_json_int(sg->dim));
+    cJSON_AddItemToObject(x, "micro", rotor_json_int(sg->micro));
+    cJSON_AddBoolToObject(x, "weights_resident", sg->weights_resident);
+    cJSON_AddItemToObject(x, "setup_s", rotor_json_num(sg->setup_s));
+    cJSON_AddItemToObject(x, "run_s", rotor_json_num(sg->run_s));
+    cJSON_AddItemToObject(x, "total_s", rotor_json_num(sg->total_s));
+    cJSON_AddItemToObject(x, "interval_s", rotor_json_num(sg->interval_s));
+    cJSON_AddItemToObject(x, "peak_bytes", rotor_json_int(sg->peak_bytes));
+    cJSON_AddItemToObject(x, "idle_added", rotor_json_int(sg->idle_added));
+    cJSON *stages = cJSON_AddArrayToObject(x, "stages");
+    for (int k = 0; k < sg->nstages; k++) {
+        const rotor_stage *st = &sg->stages[k];
+        const rotor_expr *e = &st->micro;
+        cJSON *y = cJSON_CreateObject();
+        cJSON_AddItemToArray(stages, y);
+        cJSON_AddStringToObject(y, "op", g->ops[st->op].name);
+        cJSON_AddItemToObject(y, "first_core", rotor_json_int(st->first_core));
+        cJSON_AddItemToObject(y, "cores", rotor_json_int(st->cores));
+        if (st->axis >= 0) cJSON_AddStringToObject(y, "axis", e->axis_name[st->axis]);
+        else cJSON_AddNullToObject(y, "axis");
+        cJSON_AddItemToObject(y, "runs", rotor_json_int(st->runs));
+        cJSON_AddItemToObject(y, "plan", rotor_json_plan(e, &st->plan.plan));
+        cJSON_AddItemToObject(y, "exec_s", rotor_json_num(st->exec_s));
+        cJSON_AddItemToObject(y, "memory_bytes", rotor_json_int(st->plan.info.memory));
+        cJSON_AddItemToObject(y, "weight_bytes", rotor_json_int(st->weight_bytes));
+        cJSON_AddItemToObject(y, "setup_bytes", rotor_json_int(st->setup_bytes));
+        cJSON_AddItemToObject(y, "setup_rounds", rotor_json_int(st->setup_rounds));
+        cJSON_AddItemToObject(y, "setup_s", rotor_json_num(st->setup_s));
+        cJSON *in = cJSON_AddObjectToObject(y, "inputs");
+        for (int t = 1; t < e->ntensors; t++) {
+            if (st->from[t] == -1) continue;
+            cJSON *z = cJSON_AddObjectToObject(in, e->tensors[t].name);
+            if (st->from[t] == ROTOR_STAGE_OUTSIDE) cJSON_AddStringToObject(z, "from", "outside");
+            else cJSON_AddItemToObject(z, "from", rotor_json_int(st->from[t]));
+            cJSON_AddBoolToObject(z, "streamed", st->streamed[t]);
+            cJSON_AddBoolToObject(z, "per_run", st->per_run[t]);
+            cJSON_AddItemToObject(z, "xfer_bytes", rotor_json_int(st->xfer_bytes[t]));
+            cJSON_AddItemToObject(z, "xfer_s", rotor_json_num(st->xfer_s[t]));
+        }
+    }
+    return x;
+}
+
 rotor_status rotor_program_write(const rotor_graph *g, const rotor_chip *chip,
                                  const rotor_compile_result *r, char **out, rotor_error *err) {
     *out = NULL;
@@ -135,6 +183,12 @@ rotor_status rotor_program_write(const rotor_graph *g, const rotor_chip *chip,
         cJSON_AddItemToObject(idle, "plan", rotor_json_plan(e, &f->v[s->idle_base].plan));
         cJSON_AddItemToObject(idle, "split", rotor_json_int(s->idle_split));
         cJSON_AddItemToObject(idle, "bytes", rotor_json_int(s->idle_bytes));
+    }
+    if (r->nsegments) {
+        cJSON_AddStringToObject(root, "objective", rotor_pipeline_objective_name(r->objective));
+        cJSON_AddItemToObject(root, "unpipelined_s", rotor_json_num(r->unpipelined_s));
+        cJSON *segs = cJSON_AddArrayToObject(root, "segments");
+        for (int i = 0; i < r->nsegments; i++) cJSON_AddItemToArray(segs, segment_json(g, &r->segments[i]));
     }
     *out = cJSON_Print(root);
     cJSON_Delete(root);
@@ -357,6 +411,159 @@ static rotor_status read_handoff(reader *rd, const cJSON *x, const rotor_program
     return ROTOR_OK;
 }
 
+/* The operator named by field's string, or -1 (after bad()). */
+static int op_named(reader *rd, const cJSON *x, const char *field, const rotor_program *p, rotor_status *st) {
+    const char *name;
+    if ((*st = get_str(rd, x, field, &name))) return -1;
+    for (int i = 0; i < p->nops; i++)
+        if (!strcmp(p->ops[i].name, name)) return i;
+    *st = bad(rd, field, "names no operator");
+    return -1;
+}
+
+static bool get_bool(const cJSON *x, const char *field, bool *out) {
+    const cJSON *b = cJSON_GetObjectItemCaseSensitive(x, field);
+    if (!cJSON_IsBool(b)) return false;
+    *out = cJSON_IsTrue(b);
+    return true;
+}
+
+static rotor_status mismatch(reader *rd, const char *field, double got, double want) {
+    char msg[160];
+    snprintf(msg, sizeof msg, "%.6g does not match the %.6g the stages give", got, want);
+    return bad(rd, field, msg);
+}
+
+/* One segment, re-derived: each stage's run expression from its operator's
+ * and its axis, its plan costed on its group, its setup and moves from their
+ * bytes, and the segment's times by rotor_segment_times. */
+static rotor_status read_segment(reader *rd, const cJSON *x, const rotor_chip *chip, const rotor_program *p,
+                                 int prev_last, rotor_segment *sg) {
+    rotor_status st;
+    int64_t v;
+    if (!cJSON_IsObject(x)) return bad(rd, "", "expected an object");
+    sg->first = op_named(rd, x, "first", p, &st);
+    if (st) return st;
+    sg->last = op_named(rd, x, "last", p, &st);
+    if (st) return st;
+    if (sg->first <= prev_last) return bad(rd, "first", "overlaps or precedes the previous segment");
+    if (sg->last <= sg->first) return bad(rd, "last", "must come after first");
+    if ((st = get_int(rd, x, "dim", 0, &v))) return st;
+    if (v >= ROTOR_MAX_DIMS) return bad(rd, "dim", "out of range");
+    sg->dim = (int)v;
+    if ((st = get_int(rd, x, "micro", 1, &sg->micro))) return st;
+    if (sg->micro > 4096) return bad(rd, "micro", "at most 4096");
+    if (!get_bool(x, "weights_resident", &sg->weights_resident)) return bad(rd, "weights_resident", "expected true or false");
+    double setup_s, run_s, total_s;
+    if ((st = get_num(rd, x, "setup_s", &setup_s)) || (st = get_num(rd, x, "run_s", &run_s)) ||
+        (st = get_num(rd, x, "total_s", &total_s)) || (st = get_num(rd, x, "interval_s", &sg->interval_s)) ||
+        (st = get_int(rd, x, "peak_bytes", 0, &sg->peak_bytes)) || (st = get_int(rd, x, "idle_added", 0, &sg->idle_added)))
+        return st;
+    const cJSON *stages = cJSON_GetObjectItemCaseSensitive(x, "stages");
+    int S = sg->last - sg->first + 1;
+    if (!cJSON_IsArray(stages) || cJSON_GetArraySize(stages) != S) {
+        char msg[80];
+        snprintf(msg, sizeof msg, "expected an array of %d stages, one per operator", S);
+        return bad(rd, "stages", msg);
+    }
+    sg->nstages = S;
+    if (!(sg->stages = calloc((size_t)S, sizeof *sg->stages))) return rotor_nomem(rd->err);
+    char base[192];
+    snprintf(base, sizeof base, "%s", rd->where);
+    int64_t next_core = 0, n = rotor_chip_cores(chip);
+    for (int k = 0; k < S; k++) {
+        rotor_stage *sk = &sg->stages[k];
+        const cJSON *y = cJSON_GetArrayItem(stages, k);
+        snprintf(rd->where, sizeof rd->where, "%.160s.stages[%d]", base, k);
+        if (!cJSON_IsObject(y)) return bad(rd, "", "expected an object");
+        sk->op = op_named(rd, y, "op", p, &st);
+        if (st) return st;
+        if (sk->op != sg->first + k) return bad(rd, "op", "is not the segment's next operator");
+        const rotor_program_op *op = &p->ops[sk->op];
+        if (op->vendor) return bad(rd, "op", "a vendor operator cannot be a stage");
+        if ((st = get_int(rd, y, "first_core", 0, &sk->first_core)) || (st = get_int(rd, y, "cores", 1, &sk->cores)))
+            return st;
+        if (sk->first_core != next_core) return bad(rd, "first_core", "groups must follow each other from core 0");
+        if (sk->cores > n - sk->first_core) return bad(rd, "cores", "the group runs past the chip's cores");
+        next_core += sk->cores;
+        const rotor_expr *e = &op->expr;
+        const cJSON *ax = cJSON_GetObjectItemCaseSensitive(y, "axis");
+        sk->axis = -1;
+        if (cJSON_IsString(ax)) {
+            sk->axis = rotor_expr_axis(e, ax->valuestring);
+            if (sk->axis < 0 || rotor_segment_sole_axis(e, 0, sg->dim) != sk->axis)
+                return bad(rd, "axis", "is not the axis of the output's stream dimension");
+            if (e->extent[sk->axis] % sg->micro) return bad(rd, "axis", "its extent is not a multiple of micro");
+        } else if (!cJSON_IsNull(ax)) {
+            return bad(rd, "axis", "expected an axis name or null");
+        }
+        if ((st = get_int(rd, y, "runs", 1, &sk->runs))) return st;
+        if (sk->runs != (sk->axis >= 0 ? sg->micro : 1))
+            return bad(rd, "runs", "must be micro for a streamed stage, else 1");
+        rotor_error e2;
+        if (rotor_segment_micro_expr(e, sk->axis, sk->runs, &sk->micro, &e2)) return bad(rd, "axis", e2.msg);
+        char where[256];
+        snprintf(where, sizeof where, "%s.plan", rd->where);
+        if ((st = rotor_json_read_plan(cJSON_GetObjectItemCaseSensitive(y, "plan"), &sk->micro, rd->label, where,
+                                       &sk->plan.plan, rd->err)))
+            return st;
+        rotor_chip gc = rotor_segment_group_chip(chip, sk->cores);
+        if (rotor_cost_plan(rotor_cost_model_default(), &sk->micro, &gc, &sk->plan.plan, &sk->plan.info,
+                            &sk->plan.cost, &e2))
+            return bad(rd, "plan", e2.msg);
+        sk->exec_s = sk->plan.cost.total;
+        double got;
+        int64_t mem;
+        if ((st = get_num(rd, y, "exec_s", &got))) return st;
+        if (!close_rel(got, sk->exec_s)) return mismatch(rd, "exec_s", got, sk->exec_s);
+        if ((st = get_int(rd, y, "memory_bytes", 1, &mem))) return st;
+        if (mem != sk->plan.info.memory) return bad(rd, "memory_bytes", "does not match the plan");
+        if ((st = get_int(rd, y, "weight_bytes", 0, &sk->weight_bytes)) ||
+            (st = get_int(rd, y, "setup_bytes", 0, &sk->setup_bytes)) ||
+            (st = get_int(rd, y, "setup_rounds", 0, &sk->setup_rounds)) || (st = get_num(rd, y, "setup_s", &sk->setup_s)))
+            return st;
+        double want = rotor_compile_setup_s(chip, sk->setup_bytes, sk->setup_rounds);
+        if (!close_rel(sk->setup_s, want)) return mismatch(rd, "setup_s", sk->setup_s, want);
+        if (sk->setup_s > sg->setup_s) sg->setup_s = sk->setup_s;
+        const cJSON *in = cJSON_GetObjectItemCaseSensitive(y, "inputs");
+        if (!cJSON_IsObject(in)) return bad(rd, "inputs", in ? "expected an object" : "missing");
+        for (int t = 0; t < ROTOR_MAX_TENSORS; t++) sk->from[t] = -1;
+        const cJSON *z;
+        cJSON_ArrayForEach(z, in) {
+            int t = 1;
+            while (t < e->ntensors && strcmp(e->tensors[t].name, z->string)) t++;
+            char f[96];
+            snprintf(f, sizeof f, "inputs.%s", z->string);
+            if (t == e->ntensors) return bad(rd, f, "is not an input of the operator");
+            const cJSON *fr = cJSON_GetObjectItemCaseSensitive(z, "from");
+            if (cJSON_IsString(fr) && !strcmp(fr->valuestring, "outside")) sk->from[t] = ROTOR_STAGE_OUTSIDE;
+            else if (cJSON_IsNumber(fr) && fr->valuedouble == floor(fr->valuedouble) && fr->valuedouble >= 0 &&
+                     fr->valuedouble < k)
+                sk->from[t] = (int)fr->valuedouble;
+            else return bad(rd, f, "from: expected an earlier stage's index or \"outside\"");
+            if (!get_bool(z, "streamed", &sk->streamed[t]) || !get_bool(z, "per_run", &sk->per_run[t]))
+                return bad(rd, f, "streamed and per_run: expected true or false");
+            if (sk->per_run[t] && (sk->runs < 2 || !e->tensors[t].has_axis[sk->axis]))
+                return bad(rd, f, "per_run: the tensor does not change from run to run");
+            if (sk->streamed[t] && (sk->from[t] < 0 || sk->runs != sg->micro ||
+                                    sg->stages[sk->from[t]].runs != sg->micro ||
+                                    rotor_segment_sole_axis(e, t, sg->dim) != sk->axis))
+                return bad(rd, f, "streamed: needs a streamed producer read along the stream axis");
+            if ((st = get_int(rd, z, "xfer_bytes", 0, &sk->xfer_bytes[t])) || (st = get_num(rd, z, "xfer_s", &got)))
+                return st;
+            sk->xfer_s[t] = rotor_compile_setup_s(chip, sk->xfer_bytes[t], 1);
+            if (!close_rel(got, sk->xfer_s[t])) return mismatch(rd, "xfer_s", got, sk->xfer_s[t]);
+        }
+    }
+    snprintf(rd->where, sizeof rd->where, "%s", base);
+    if ((st = rotor_segment_times(sg, NULL, NULL, &sg->run_s, rd->err))) return st;
+    sg->total_s = sg->setup_s + sg->run_s;
+    if (!close_rel(setup_s, sg->setup_s)) return mismatch(rd, "setup_s", setup_s, sg->setup_s);
+    if (!close_rel(run_s, sg->run_s)) return mismatch(rd, "run_s", run_s, sg->run_s);
+    if (!close_rel(total_s, sg->total_s)) return mismatch(rd, "total_s", total_s, sg->total_s);
+    return ROTOR_OK;
+}
+
 rotor_status rotor_program_parse(const char *text, const char *label, const rotor_chip *chip,
                                  rotor_program *out, rotor_error *err) {
     memset(out, 0, sizeof *out);
@@ -419,8 +626,32 @@ rotor_status rotor_program_parse(const char *text, const char *label, const roto
             sum += out->ops[i].setup_s + out->ops[i].exec_s;
         }
         rd.where[0] = '\0';
+        const cJSON *segs = st ? NULL : cJSON_GetObjectItemCaseSensitive(root, "segments");
+        if (!st && segs) {
+            const cJSON *obj = cJSON_GetObjectItemCaseSensitive(root, "objective");
+            if (!cJSON_IsArray(segs) || cJSON_GetArraySize(segs) < 1)
+                st = bad(&rd, "segments", "expected a non-empty array");
+            else if (!cJSON_IsString(obj) || !rotor_pipeline_objective_find(obj->valuestring, &out->objective))
+                st = bad(&rd, "objective", "expected \"latency\" or \"throughput\"");
+            int ns = st ? 0 : cJSON_GetArraySize(segs);
+            if (ns && !(out->segments = calloc((size_t)ns, sizeof *out->segments))) st = rotor_nomem(err);
+            for (int i = 0; !st && i < ns; i++) {
+                snprintf(rd.where, sizeof rd.where, "segments[%d]", i);
+                out->nsegments = i + 1;
+                st = read_segment(&rd, cJSON_GetArrayItem(segs, i), chip, out,
+                                  i ? out->segments[i - 1].last : -1, &out->segments[i]);
+                for (int o = out->segments[i].first; !st && o <= out->segments[i].last; o++) {
+                    out->ops[o].segment = i + 1;
+                    sum += out->segments[i].total_s / (out->segments[i].last - out->segments[i].first + 1) -
+                           out->ops[o].setup_s - out->ops[o].exec_s;
+                }
+            }
+            rd.where[0] = '\0';
+        }
         if (!st && !close_rel(sum, out->total_s))
-            st = bad(&rd, "totals.total_s", "is not the sum of the operators' setup and exec times");
+            st = bad(&rd, "totals.total_s",
+                     out->nsegments ? "is not the sum of the segments' totals and the other operators' setup and exec times"
+                                    : "is not the sum of the operators' setup and exec times");
     }
     cJSON_Delete(root);
     if (st) rotor_program_free(out);
@@ -440,6 +671,8 @@ rotor_status rotor_program_read(const char *path, const rotor_chip *chip, rotor_
 
 void rotor_program_free(rotor_program *p) {
     if (!p) return;
+    for (int i = 0; i < p->nsegments; i++) rotor_segment_free(&p->segments[i]);
+    free(p->segments);
     for (int i = 0; i < p->nops; i++) free(p->ops[i].name);
     free(p->ops);
     memset(p, 0, sizeof *p);

@@ -21,6 +21,7 @@
 #include "rotor/base/chip.h"
 #include "rotor/base/error.h"
 #include "rotor/model/graph.h"
+#include "rotor/compile/segment.h"
 #include "rotor/op/search.h"
 
 /* One operator's frontier, shared by every operator of the same shape: the
@@ -55,6 +56,10 @@ typedef struct rotor_op_schedule {
     int handoff[ROTOR_MAX_TENSORS];
     /* ... through this view of that output (unset: element for element) */
     rotor_view handoff_view[ROTOR_MAX_TENSORS];
+    /* 1 + the index of the pipelined segment it is a stage of (0: none);
+     * its setup_s and exec_s are then those of the unpipelined schedule,
+     * and the segment's times replace them in the totals */
+    int segment;
 } rotor_op_schedule;
 
 /* One step of Algorithm 1: the idle memory and the end-to-end time it gave
@@ -87,6 +92,13 @@ typedef struct rotor_compile_options {
     /* The plan search (search.h): exact (zero), or fast, whose frontiers
      * are searched whole at once (docs/kapla.md). */
     rotor_solver solver;
+    /* Inter-operator pipelining over core groups (segment.h, docs/kapla.md):
+     * after Algorithm 1, run chains of operators as pipelined segments
+     * where that is faster by the objective. */
+    bool pipeline;
+    rotor_pipeline_objective objective;
+    int max_stages;         /* operators per segment at most; 0: 4 */
+    int64_t max_micro;      /* micro-batches per segment at most; 0: 16 */
 } rotor_compile_options;
 
 typedef struct rotor_compile_result {
@@ -102,6 +114,15 @@ typedef struct rotor_compile_result {
     int64_t peak_bytes;         /* per core, the largest idle + live + active */
     int searches;               /* exact searches run (distinct shapes) */
     rotor_solver solver;        /* the solver that found every plan */
+    /* With options.pipeline: the segments chosen, by first operator, and
+     * the same schedule's total without them.  total_s counts each segment's
+     * total_s in place of its operators' setup and exec; setup_s its setup,
+     * pipeline_s its runs. */
+    int nsegments;
+    rotor_segment *segments;
+    double unpipelined_s, pipeline_s;
+    rotor_pipeline_objective objective;
+    int pipeline_searches;      /* plan searches for the stages (distinct shapes and groups) */
 } rotor_compile_result;
 
 /* Compiles g for chip.  ROTOR_ERR_NOFIT when no assignment fits, with the

@@ -48,6 +48,9 @@ typedef struct rotor_program_op {
      * hand-off); 0: none, so that a zeroed operator has none */
     int handoff[ROTOR_MAX_TENSORS];
     rotor_view handoff_view[ROTOR_MAX_TENSORS]; /* ... and through which view (unset: none) */
+    int segment;                   /* 1 + the pipelined segment it is a stage of (0: none):
+                                      its active plan, setup and exec are then the
+                                      unpipelined schedule's, and the segment's stage runs */
 } rotor_program_op;
 
 typedef struct rotor_program {
@@ -57,6 +60,11 @@ typedef struct rotor_program {
     rotor_solver solver; /* "solver": the plan search that found the plans (absent: exact) */
     int nops;
     rotor_program_op *ops;
+    /* "segments": the pipelined segments (segment.h), by first operator;
+     * every stage re-derived and costed on its group by the reader */
+    int nsegments;
+    rotor_segment *segments;
+    rotor_pipeline_objective objective;
     double total_s, setup_s, compute_s, comm_s, reduction_s, vendor_s;
     int64_t idle_bytes, peak_bytes;
 } rotor_program;

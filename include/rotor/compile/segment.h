@@ -1,0 +1,105 @@
+/* rotor — inter-operator pipelining over core groups (KAPLA §III-A, §IV-B;
+ * issue 25 item 2; docs/kapla.md, "Pipelining").
+ *
+ * T10 gives every operator all the cores, one after another.  A *segment*
+ * instead runs several consecutive operators at once, each a *stage* on its
+ * own group of cores, and streams the activations between the groups as a
+ * pipeline over *micro-batches*: slices of one output dimension (the stream
+ * dimension) that every streamed stage computes in turn.  A stage's plan is
+ * the same search's, for the operator at one micro-batch's extent on a chip
+ * of the group's cores.
+ *
+ * The model of a segment (rotor_segment_times) is the recursion the replay
+ * follows task for task: setup (every group gathers its weights and outside
+ * inputs at once), then each stage's runs in order, each after its previous
+ * run and after the transfers of what it reads from other stages. */
+#ifndef ROTOR_SEGMENT_H
+#define ROTOR_SEGMENT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "rotor/base/chip.h"
+#include "rotor/base/error.h"
+#include "rotor/op/expr.h"
+#include "rotor/op/search.h"
+
+/* What the segment choice minimises. */
+typedef enum rotor_pipeline_objective {
+    ROTOR_OBJECTIVE_LATENCY = 0, /* one batch's end-to-end time */
+    ROTOR_OBJECTIVE_THROUGHPUT   /* the time per batch when batches follow each other back to back */
+} rotor_pipeline_objective;
+
+const char *rotor_pipeline_objective_name(rotor_pipeline_objective o);
+bool rotor_pipeline_objective_find(const char *name, rotor_pipeline_objective *out);
+
+/* A stage's input produced before the segment (or a model input): it waits
+ * in the even layout, and moves into the group at setup, or run by run if
+ * its slice differs per run. */
+#define ROTOR_STAGE_OUTSIDE (-2)
+
+/* One operator of a segment on its group of cores.  Its weights stay in
+ * the group's layout for the whole run when weights_resident (its idle
+ * layout, replacing the unpipelined one), else the group gathers them at
+ * setup from the idle layout. */
+typedef struct rotor_stage {
+    int op;                    /* graph operator */
+    int64_t first_core, cores; /* its group: cores [first_core, first_core + cores) */
+    int axis;                  /* the streamed axis of its expression, -1: not streamed */
+    int64_t runs;              /* the segment's micro-batches if streamed, else 1 */
+    rotor_expr micro;          /* the expression of one run (the stream axis at extent / runs) */
+    rotor_candidate plan;      /* the fastest plan of `micro` on `cores` cores within its SRAM */
+    double exec_s;             /* one run: plan.cost.total */
+    int64_t weight_bytes;      /* per core of the group: its partitions of the weights */
+    int64_t setup_bytes;       /* received by its busiest core before the first run */
+    int64_t setup_rounds;
+    double setup_s;
+    /* per expression tensor (inputs; [0] unused): */
+    int from[ROTOR_MAX_TENSORS];        /* the stage of this segment producing it, or
+                                           ROTOR_STAGE_OUTSIDE, or -1 (a weight) */
+    bool streamed[ROTOR_MAX_TENSORS];   /* run i reads the producer's run i alone (else its last) */
+    bool per_run[ROTOR_MAX_TENSORS];    /* moved before every run (else once: before run 0 from a
+                                           stage, at setup from outside) */
+    int64_t xfer_bytes[ROTOR_MAX_TENSORS]; /* one move: bytes through the busiest port, in or out */
+    double xfer_s[ROTOR_MAX_TENSORS];   /* ... and its time (one gather round) */
+} rotor_stage;
+
+typedef struct rotor_segment {
+    int first, last;     /* graph operators first .. last, one stage each */
+    int dim;             /* the stream dimension of the stages' outputs */
+    int64_t micro;       /* micro-batches */
+    int nstages;
+    rotor_stage *stages; /* stage k runs operator first + k */
+    double setup_s;      /* the slowest group's setup */
+    double run_s;        /* from the end of setup to the last run's end */
+    double interval_s;   /* the busiest group's (or link's) time per batch, batches back to back */
+    double total_s;      /* setup_s + run_s */
+    int64_t peak_bytes;  /* per core, the fullest group's, with every idle layout and live value */
+    bool weights_resident; /* every stage keeps its weights in its group (see rotor_stage) */
+    int64_t idle_added;  /* then: per core, at most, beyond the unpipelined idle layouts */
+} rotor_segment;
+
+/* The recursion of the header comment, from the end of setup: *run_s, and
+ * when not NULL the end of every run (fin[k * s->micro + i]: stage k's run
+ * i) and of every transfer (xend[(k * ROTOR_MAX_TENSORS + t) * s->micro +
+ * i]: stage k's tensor t before run i); entries that do not exist are -1.
+ * Fails only when out of memory. */
+rotor_status rotor_segment_times(const rotor_segment *s, double *fin, double *xend, double *run_s,
+                                 rotor_error *err);
+
+void rotor_segment_free(rotor_segment *s);
+
+/* A chip of g of chip's cores (one chip, all-to-all) at the same per-core
+ * rates: the chip a stage's plan is searched, costed and replayed on. */
+rotor_chip rotor_segment_group_chip(const rotor_chip *chip, int64_t g);
+
+/* e with axis at extent / runs (runs dividing it; axis -1 or runs 1: e
+ * itself): the expression of one run of a stage. */
+rotor_status rotor_segment_micro_expr(const rotor_expr *e, int axis, int64_t runs, rotor_expr *out,
+                                      rotor_error *err);
+
+/* The axis indexing dimension d of e's tensor t alone (coefficient 1), or
+ * -1: the stream axis when t is the output. */
+int rotor_segment_sole_axis(const rotor_expr *e, int t, int d);
+
+#endif

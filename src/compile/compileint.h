@@ -1,0 +1,69 @@
+/* compileint.h — the compiler's state, private to the compile stage: the
+ * whole-model compilation (compile.c) and the inter-operator pipelining over
+ * core groups that refines its result (segment.c) share it. */
+#ifndef ROTOR_COMPILE_COMPILEINT_H
+#define ROTOR_COMPILE_COMPILEINT_H
+
+#include <stdint.h>
+
+#include "compile/handoffcache.h"
+#include "rotor/compile/compile.h"
+
+/* An expression tensor's role in the schedule. */
+enum { T_OUTPUT, T_RESIDENT, T_ACTIVATION };
+
+typedef struct op_state {
+    int frontier;              /* -1: vendor */
+    int kind[ROTOR_MAX_TENSORS];
+    int64_t even[ROTOR_MAX_TENSORS]; /* even share per core of each tensor */
+    int src[ROTOR_MAX_TENSORS]; /* the planned producer it gathers from (hand-off), or -1 */
+    rotor_view view[ROTOR_MAX_TENSORS]; /* ... and through which view of its output */
+    int64_t live;              /* other activations live while it runs */
+    int64_t vendor_bytes;      /* vendor op: memory while running */
+    int64_t vendor_idle;       /* vendor op: its resident data, even layout */
+    double vendor_s;
+    /* current choice */
+    int active;                /* frontier index, -1: does not fit */
+    int idle_base;
+    int64_t idle_k;
+    int64_t idle_bytes;
+} op_state;
+
+typedef struct compiler {
+    const rotor_graph *g;
+    const rotor_chip *chip;
+    int64_t cores, sram, elem;
+    rotor_solver solver;
+    op_state *st;
+    rotor_frontier *fr;
+    int nfr;
+    char **keys;
+    int *fr_op;        /* per frontier: the first operator of its shape */
+    /* What is known of each frontier beyond its points (frontier_pick):
+     * cov[i][j] is the largest cap under which point j is known to be the
+     * fastest plan of all, none_upto[i] the largest cap known to admit no
+     * plan (-1: none known). */
+    int64_t **cov;
+    int64_t *none_upto;
+    /* tcut[i]: every point of frontier i not found yet executes slower than
+     * this (the time ratio of its first search; INFINITY once whole) */
+    double *tcut;
+    rotor_search_session **sess; /* per frontier, opened at its first capped search */
+    handoff_cache *hc;  /* NULL: every activation in the even layout (options.even_layout) */
+    rotor_status hst;   /* the first hand-off failure (setup costs are INFINITY after it) */
+    rotor_error herr;
+} compiler;
+
+/* Setup of operator o (state s) into frontier plan j from idle layout
+ * (base, k): the bytes the busiest core receives and its gather rounds;
+ * *bytes is -1 after a hand-off failure (cc->hst set).  Hand-offs follow
+ * s->src. */
+void compile_setup_need(const compiler *cc, const op_state *s, const rotor_expr *e, const rotor_frontier *f, int j,
+                        int base, int64_t k, int64_t *bytes, int64_t *nrounds);
+
+/* Inter-operator pipelining (segment.c, docs/kapla.md): chooses segments
+ * over cc's schedule `out` (filled) and records them in out. */
+rotor_status compile_segments(compiler *cc, const rotor_compile_options *opt, rotor_compile_result *out,
+                              rotor_error *err);
+
+#endif

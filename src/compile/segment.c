@@ -1,0 +1,684 @@
+/* segment.c — inter-operator pipelining over core groups (KAPLA §III-A
+ * "inter-layer pipelining", §IV-B segment slicing, conservative pruning and
+ * the prioritised dynamic program over the chain; issue 25 item 2).
+ *
+ * T10 and Elk give every operator all the cores.  When an operator is too
+ * small to use them well (NeRF's layers, ResNet at batch 1, a decode step),
+ * consecutive operators can instead run at once on disjoint groups of cores,
+ * streaming activations from group to group as a pipeline over
+ * micro-batches.  segment.h defines the segment, its stages and the model;
+ * this file chooses them.
+ *
+ * Decisions where KAPLA is silent, or where rotor's machine differs
+ * (docs/kapla.md, "Pipelining", repeats them):
+ *  - One chip with an all-to-all exchange.  A group is a range of
+ *    consecutive cores, and every core still reaches every other at the link
+ *    rate, so a group is a chip of fewer cores with the same per-core rates.
+ *    On a mesh a group would be a region whose links other groups cross;
+ *    across chips the inter-chip links would carry the stream.  Neither is
+ *    modelled, so compile refuses --pipeline there.
+ *  - The stream dimension d is one dimension of every stage's output,
+ *    indexed by one axis alone (coefficient 1): rows of a MatMul, the batch
+ *    or a spatial dimension of a convolution.  A stage whose output cannot be
+ *    sliced there, or whose extent the micro-batch count does not divide,
+ *    runs once, after what it reads is whole.
+ *  - A stage's run i reads only its producer's run i when the tensor is the
+ *    producer's output element for element (same dimensions and extents:
+ *    no view) and its dimension d is the consumer's streamed axis alone.
+ *    Anything else (a window with a halo, a reduction over the streamed
+ *    axis, a view) waits for the producer's last run: conservative, never
+ *    wrong.
+ *  - Setup: each group gathers its weights (its whole partition: the idle
+ *    layouts stay those of the unpipelined schedule, spread over all cores)
+ *    and what it reads from before the segment (for every run), from the
+ *    even layout, in one round; the groups gather at once, so the segment's
+ *    setup is the slowest group's.
+ *  - A transfer between stages moves the consumer plan's partition to each
+ *    of its cores from the producer's group; the busier side, one receiver's
+ *    partition or one sender's share of all of them, over the link rate,
+ *    plus one round.  Transfers of one tensor follow each other; they
+ *    overlap the receiving group's computation.
+ *  - Outputs read after the segment wait in the even layout, as any value
+ *    the hand-off does not reach (docs/compile.md): an operator outside the
+ *    segment that would take a stage's output by hand-off gathers it from
+ *    the even layout instead, and pays for it in its setup.
+ *  - SRAM: a stage's plan must fit in what the unpipelined schedule leaves
+ *    it (the SRAM less every operator's idle layout and the activations
+ *    live around it), less the buffers the pipeline adds: one run's
+ *    partition of every tensor moved before each run (the next run's
+ *    arrives while this one computes) and the whole of what it gathered
+ *    from before the segment for all runs.
+ *  - Group sizes (KAPLA allocates by workload): in units of N/64 cores,
+ *    proportional to each operator's unpipelined time, to its square root,
+ *    and equal; every stage gets at least one unit.
+ *  - The dynamic program runs over the graph order (a chain; branches of a
+ *    DAG may share a segment and then simply run side by side).  A
+ *    segment's cost adds the setup it forces on later operators (lost
+ *    hand-offs); that cost only overestimates, so the final schedule, costed
+ *    exactly, is never slower than the DP's choice nor than the schedule
+ *    without pipelining.  "Top-k" (KAPLA §IV-B) is the three allocations and
+ *    every micro-batch count tried per segment; the DP itself is exact over
+ *    them. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile/compileint.h"
+#include "rotor/compile/segment.h"
+#include "rotor/op/plan.h"
+
+#define UNITS 64        /* group sizes are multiples of N / UNITS cores */
+#define DEFAULT_STAGES 4
+#define DEFAULT_MICRO 16
+#define NALLOC 3
+
+const char *rotor_pipeline_objective_name(rotor_pipeline_objective o) {
+    return o == ROTOR_OBJECTIVE_THROUGHPUT ? "throughput" : "latency";
+}
+
+bool rotor_pipeline_objective_find(const char *name, rotor_pipeline_objective *out) {
+    if (!strcmp(name, "latency")) *out = ROTOR_OBJECTIVE_LATENCY;
+    else if (!strcmp(name, "throughput")) *out = ROTOR_OBJECTIVE_THROUGHPUT;
+    else return false;
+    return true;
+}
+
+void rotor_segment_free(rotor_segment *s) {
+    if (!s) return;
+    free(s->stages);
+    memset(s, 0, sizeof *s);
+}
+
+static double dmax(double a, double b) { return a > b ? a : b; }
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+rotor_status rotor_segment_times(const rotor_segment *s, double *fin, double *xend, double *run_s,
+                                 rotor_error *err) {
+    int64_t m = s->micro;
+    double *f = fin, *x = xend;
+    size_t nf = (size_t)s->nstages * (size_t)m, nx = nf * ROTOR_MAX_TENSORS;
+    if (!f && !(f = malloc(nf * sizeof *f))) return rotor_nomem(err);
+    if (!x && !(x = malloc(nx * sizeof *x))) {
+        if (!fin) free(f);
+        return rotor_nomem(err);
+    }
+    for (size_t i = 0; i < nf; i++) f[i] = -1;
+    for (size_t i = 0; i < nx; i++) x[i] = -1;
+    double end = 0;
+    for (int k = 0; k < s->nstages; k++) {
+        const rotor_stage *st = &s->stages[k];
+        for (int64_t i = 0; i < st->runs; i++) {
+            double ready = i ? f[k * m + i - 1] : 0;
+            for (int t = 1; t < st->micro.ntensors; t++) {
+                int p = st->from[t];
+                if (p == -1 || (i > 0 && !st->per_run[t])) continue;
+                if (p == ROTOR_STAGE_OUTSIDE && !st->per_run[t]) continue; /* moved at setup */
+                double *xe = &x[((size_t)k * ROTOR_MAX_TENSORS + (size_t)t) * (size_t)m];
+                double start = 0;
+                if (p >= 0) {
+                    const rotor_stage *ps = &s->stages[p];
+                    start = f[p * m + (st->streamed[t] ? i : ps->runs - 1)];
+                }
+                if (i > 0) start = dmax(start, xe[i - 1]); /* one tensor's moves follow each other */
+                xe[i] = start + st->xfer_s[t];
+                ready = dmax(ready, xe[i]);
+            }
+            f[k * m + i] = ready + st->exec_s;
+        }
+        end = dmax(end, f[k * m + st->runs - 1]);
+    }
+    if (!fin) free(f);
+    if (!xend) free(x);
+    *run_s = end;
+    return ROTOR_OK;
+}
+
+/* ---- stage plans ---------------------------------------------------------- */
+
+rotor_chip rotor_segment_group_chip(const rotor_chip *chip, int64_t g) {
+    rotor_chip c = *chip;
+    double share = (double)g / (double)chip->cores_per_chip;
+    c.cores_per_chip = g;
+    c.matrix_tflops = chip->matrix_tflops * share;
+    c.vector_tflops = chip->vector_tflops * share;
+    return c;
+}
+
+/* The searches of stage plans, memoised by (expression, extents, cores, cap). */
+typedef struct plan_memo {
+    char **key;
+    rotor_candidate *best;
+    bool *fits;
+    int n, cap;
+    int searches;
+} plan_memo;
+
+static void plan_memo_free(plan_memo *pm) {
+    for (int i = 0; i < pm->n; i++) free(pm->key[i]);
+    free(pm->key);
+    free(pm->best);
+    free(pm->fits);
+}
+
+static char *memo_key(const rotor_expr *e, int64_t g, int64_t cap, unsigned moved) {
+    size_t len = strlen(e->text) + 32 * (size_t)(e->naxes + 4);
+    char *k = malloc(len);
+    if (!k) return NULL;
+    size_t n = (size_t)snprintf(k, len, "%s|%lld|%lld|%u|", e->text, (long long)g, (long long)cap, moved);
+    for (int a = 0; a < e->naxes && n < len; a++)
+        n += (size_t)snprintf(k + n, len - n, "%lld,", (long long)e->extent[a]);
+    return k;
+}
+
+/* The plan of e on g cores of chip within cap bytes per core that
+ * minimises its run plus the moves into it: the tensors in `moved` (a bit
+ * per tensor) each cost their step-0 partition over the link rate.  The
+ * fastest plan alone would often replicate an input on every core, which
+ * the stream then has to carry.  Chosen from the Pareto frontier (up to
+ * STAGE_RATIO times the fastest run).  *fits false when none fits. */
+#define STAGE_RATIO 4.0
+static rotor_status stage_plan(plan_memo *pm, const compiler *cc, const rotor_compile_options *opt,
+                               const rotor_expr *e, int64_t g, int64_t cap, unsigned moved, rotor_candidate *out,
+                               bool *fits, rotor_error *err) {
+    char *key = memo_key(e, g, cap, moved);
+    if (!key) return rotor_nomem(err);
+    for (int i = 0; i < pm->n; i++)
+        if (!strcmp(pm->key[i], key)) {
+            free(key);
+            *fits = pm->fits[i];
+            if (*fits) *out = pm->best[i];
+            return ROTOR_OK;
+        }
+    rotor_chip gc = rotor_segment_group_chip(cc->chip, g);
+    rotor_search_options so = {.solver = cc->solver, .threads = opt ? opt->threads : 0};
+    so.constraints.memory_cap = cap;
+    so.pareto = true;
+    so.pareto_time_ratio = STAGE_RATIO;
+    rotor_search_result r;
+    rotor_error serr;
+    rotor_status st = rotor_search(e, &gc, &so, &r, &serr);
+    pm->searches++;
+    if (st == ROTOR_ERR_NOMEM) {
+        free(key);
+        if (err) *err = serr;
+        return st;
+    }
+    *fits = st == ROTOR_OK; /* NOFIT, or INPUT for a shape no plan covers on g cores */
+    if (*fits) {
+        double beta = rotor_chip_link_bw(cc->chip), best = INFINITY;
+        *out = r.best;
+        for (int i = 0; i < r.npareto; i++) {
+            const rotor_candidate *c = &r.pareto[i];
+            double t = c->cost.total;
+            for (int x = 1; x < e->ntensors; x++)
+                if (moved >> x & 1) t += (double)c->info.bytes[x] / beta;
+            if (t < best) { /* ties: the faster run, first in the frontier */
+                best = t;
+                *out = *c;
+            }
+        }
+        rotor_search_result_free(&r);
+    }
+    if (pm->n == pm->cap) {
+        int nc = pm->cap ? 2 * pm->cap : 64;
+        char **k2 = realloc(pm->key, (size_t)nc * sizeof *k2);
+        if (k2) pm->key = k2;
+        rotor_candidate *b2 = k2 ? realloc(pm->best, (size_t)nc * sizeof *b2) : NULL;
+        if (b2) pm->best = b2;
+        bool *f2 = b2 ? realloc(pm->fits, (size_t)nc * sizeof *f2) : NULL;
+        if (!f2) {
+            free(key);
+            return rotor_nomem(err);
+        }
+        pm->fits = f2;
+        pm->cap = nc;
+    }
+    pm->key[pm->n] = key;
+    pm->fits[pm->n] = *fits;
+    if (*fits) pm->best[pm->n] = *out;
+    pm->n++;
+    return ROTOR_OK;
+}
+
+/* ---- one segment ------------------------------------------------------------ */
+
+int rotor_segment_sole_axis(const rotor_expr *e, int t, int d) {
+    const rotor_tensor *x = &e->tensors[t];
+    if (d >= x->ndims || x->dims[d].nterms != 1 || x->dims[d].coef[0] != 1) return -1;
+    return x->dims[d].axis[0];
+}
+
+rotor_status rotor_segment_micro_expr(const rotor_expr *e, int a, int64_t m, rotor_expr *out, rotor_error *err) {
+    *out = *e;
+    if (a < 0 || m == 1) return ROTOR_OK;
+    char dims[ROTOR_EXPR_TEXT_MAX];
+    size_t n = 0;
+    for (int i = 0; i < e->naxes && n < sizeof dims; i++)
+        n += (size_t)snprintf(dims + n, sizeof dims - n, "%s%s=%lld", i ? "," : "", e->axis_name[i],
+                              (long long)(i == a ? e->extent[i] / m : e->extent[i]));
+    return rotor_expr_make(e->text, dims, out, err);
+}
+
+typedef struct seg_ctx {
+    compiler *cc;
+    const rotor_compile_options *opt;
+    const rotor_compile_result *base;
+    plan_memo memo;
+    int64_t idle_total;
+    int64_t unit;
+    int maxs;
+} seg_ctx;
+
+/* The graph operator producing op o's tensor t, or -1 (weights, inputs). */
+static int producer_of(const rotor_graph *g, int o, int t) {
+    int v = g->ops[o].tensor_value[t];
+    return v < 0 ? -1 : g->values[v].producer;
+}
+
+/* Group sizes for stages first..last by allocation kind (0: by time, 1: by
+ * its square root, 2: equal), largest remainder over UNITS units. */
+static void allocate(const seg_ctx *sx, int first, int last, int kind, int64_t *g) {
+    int S = last - first + 1;
+    double w[64], sum = 0;
+    for (int k = 0; k < S; k++) {
+        const rotor_op_schedule *r = &sx->base->ops[first + k];
+        double t = r->exec_s > 0 ? r->exec_s : 1e-12;
+        w[k] = kind == 0 ? t : kind == 1 ? sqrt(t) : 1;
+        sum += w[k];
+    }
+    int64_t units[64], left = UNITS;
+    double rem[64];
+    for (int k = 0; k < S; k++) {
+        double share = (UNITS - S) * w[k] / sum; /* one unit each, the rest by weight */
+        units[k] = 1 + (int64_t)floor(share);
+        rem[k] = share - floor(share);
+        left -= units[k];
+    }
+    while (left > 0) {
+        int best = 0;
+        for (int k = 1; k < S; k++)
+            if (rem[k] > rem[best]) best = k;
+        units[best]++;
+        rem[best] = -1;
+        left--;
+    }
+    int64_t n = sx->cc->cores, used = 0;
+    for (int k = 0; k < S; k++) {
+        g[k] = units[k] * sx->unit;
+        used += g[k];
+    }
+    g[S - 1] += n - used; /* the cores UNITS units leave over */
+}
+
+/* Builds and costs segment first..last streaming dimension d in m
+ * micro-batches with group sizes g.  *ok false when some stage does not
+ * fit. */
+static rotor_status segment_try(seg_ctx *sx, int first, int last, int d, int64_t m, const int64_t *g,
+                                bool resident, rotor_segment *out, bool *ok, rotor_error *err) {
+    compiler *cc = sx->cc;
+    const rotor_graph *gr = cc->g;
+    int S = last - first + 1;
+    *ok = false;
+    memset(out, 0, sizeof *out);
+    out->stages = calloc((size_t)S, sizeof *out->stages);
+    if (!out->stages) return rotor_nomem(err);
+    out->first = first;
+    out->last = last;
+    out->dim = d;
+    out->micro = m;
+    out->nstages = S;
+    out->weights_resident = resident;
+    int64_t core0 = 0;
+    rotor_status st = ROTOR_OK;
+    for (int k = 0; k < S && !st; k++) {
+        rotor_stage *sg = &out->stages[k];
+        int o = first + k;
+        const rotor_expr *e = &gr->ops[o].expr;
+        const op_state *os = &cc->st[o];
+        sg->op = o;
+        sg->first_core = core0;
+        sg->cores = g[k];
+        core0 += g[k];
+        int a = rotor_segment_sole_axis(e, 0, d);
+        sg->axis = m > 1 && a >= 0 && e->extent[a] % m == 0 ? a : -1;
+        sg->runs = sg->axis >= 0 ? m : 1;
+        if ((st = rotor_segment_micro_expr(e, sg->axis, m, &sg->micro, err))) break;
+        for (int t = 1; t < e->ntensors; t++) {
+            sg->from[t] = -1;
+            int p = producer_of(gr, o, t);
+            if (os->kind[t] != T_ACTIVATION) continue;
+            sg->per_run[t] = sg->runs > 1 && e->tensors[t].has_axis[sg->axis];
+            if (p < first || p > last) {
+                sg->from[t] = ROTOR_STAGE_OUTSIDE;
+                continue;
+            }
+            sg->from[t] = p - first;
+            const rotor_stage *ps = &out->stages[p - first];
+            rotor_view view;
+            bool plain = rotor_compile_handoff_view(gr, o, t, &view) && !view.set;
+            sg->streamed[t] = plain && ps->axis >= 0 && sg->axis >= 0 && rotor_segment_sole_axis(e, t, d) == sg->axis;
+        }
+        /* the budget the unpipelined schedule leaves this operator */
+        int64_t cap = cc->sram - (sx->idle_total - os->idle_bytes) - os->live;
+        if (cap <= 0) return ROTOR_OK;
+        /* a first search within the budget, then the pipeline's buffers */
+        bool fits;
+        unsigned moved = 0;
+        for (int t = 1; t < e->ntensors; t++)
+            if (os->kind[t] == T_ACTIVATION || !resident) moved |= 1u << t;
+        if ((st = stage_plan(&sx->memo, cc, sx->opt, &sg->micro, g[k], cap, moved, &sg->plan, &fits, err))) break;
+        if (!fits) return ROTOR_OK;
+        int64_t extra = 0;
+        for (int t = 1; t < e->ntensors; t++)
+            if (sg->per_run[t]) extra += sg->plan.info.bytes[t]; /* the next run's arrives meanwhile */
+        if (sg->runs > 1) extra += sg->plan.info.bytes[0]; /* a run's output waits while the next computes */
+        if (sg->plan.info.memory + extra > cap) {
+            if ((st = stage_plan(&sx->memo, cc, sx->opt, &sg->micro, g[k], cap - extra, moved, &sg->plan, &fits, err)))
+                break;
+            if (!fits || sg->plan.info.memory + extra > cap) return ROTOR_OK;
+        }
+        int64_t used = sx->cc->sram - cap + sg->plan.info.memory + extra;
+        if (used > out->peak_bytes) out->peak_bytes = used;
+        sg->exec_s = sg->plan.cost.total;
+        /* setup: weights unless resident, and what it reads once from before the segment */
+        for (int t = 1; t < e->ntensors; t++) {
+            int64_t b = sg->plan.info.bytes[t];
+            if (os->kind[t] == T_RESIDENT) {
+                sg->weight_bytes += b;
+                if (!resident) sg->setup_bytes += b;
+            } else if (sg->from[t] == ROTOR_STAGE_OUTSIDE && !sg->per_run[t]) {
+                sg->setup_bytes += b;
+            }
+        }
+        sg->setup_rounds = sg->setup_bytes > 0;
+        sg->setup_s = rotor_compile_setup_s(cc->chip, sg->setup_bytes, sg->setup_rounds);
+        if (sg->setup_s > out->setup_s) out->setup_s = sg->setup_s;
+        /* transfers from the stages it reads */
+        for (int t = 1; t < e->ntensors; t++) {
+            if (sg->from[t] == -1 || (sg->from[t] == ROTOR_STAGE_OUTSIDE && !sg->per_run[t])) continue;
+            if (sg->from[t] == ROTOR_STAGE_OUTSIDE) {
+                /* from the even layout: every core sends a sliver, the receiver is the busier port */
+                sg->xfer_bytes[t] = sg->plan.info.bytes[t];
+                sg->xfer_s[t] = rotor_compile_setup_s(cc->chip, sg->xfer_bytes[t], 1);
+                continue;
+            }
+            const rotor_stage *ps = &out->stages[sg->from[t]];
+            int64_t recv = sg->plan.info.bytes[t], all, send;
+            if (!rotor_mul_i64(recv, sg->plan.info.cores, &all)) all = INT64_MAX;
+            send = ceil_div(all, ps->plan.info.cores);
+            sg->xfer_bytes[t] = recv > send ? recv : send;
+            sg->xfer_s[t] = rotor_compile_setup_s(cc->chip, sg->xfer_bytes[t], 1);
+        }
+    }
+    if (st) return st;
+    if (resident) {
+        /* a core keeps its stage's weights; every stage's idle layout is released */
+        int64_t most = 0, released = 0;
+        for (int k = 0; k < S; k++) {
+            if (out->stages[k].weight_bytes > most) most = out->stages[k].weight_bytes;
+            released += cc->st[first + k].idle_bytes;
+        }
+        out->idle_added = most > released ? most - released : 0;
+    }
+    if ((st = rotor_segment_times(out, NULL, NULL, &out->run_s, err))) return st;
+    out->total_s = out->setup_s + out->run_s;
+    /* batches back to back: the busiest group, or the busiest moved tensor */
+    out->interval_s = 0;
+    for (int k = 0; k < S; k++) {
+        const rotor_stage *sg = &out->stages[k];
+        out->interval_s = dmax(out->interval_s, (double)sg->runs * sg->exec_s);
+        for (int t = 1; t < sg->micro.ntensors; t++)
+            if (sg->from[t] != -1)
+                out->interval_s = dmax(out->interval_s, (sg->per_run[t] ? (double)sg->runs : 1.0) * sg->xfer_s[t]);
+    }
+    *ok = true;
+    return ROTOR_OK;
+}
+
+/* The setup operator o pays when the hand-offs from operators marked in
+ * `gone` are lost (they gather from the even layout instead). */
+static double setup_without(const compiler *cc, int o, const bool *gone, int64_t *bytes, int64_t *rounds) {
+    op_state s = cc->st[o];
+    const rotor_expr *e = &cc->g->ops[o].expr;
+    for (int t = 1; t < e->ntensors; t++)
+        if (s.src[t] >= 0 && gone[s.src[t]]) s.src[t] = -1;
+    compile_setup_need(cc, &s, e, &cc->fr[s.frontier], s.active, s.idle_base, s.idle_k, bytes, rounds);
+    return *bytes < 0 ? INFINITY : rotor_compile_setup_s(cc->chip, *bytes, *rounds);
+}
+
+/* What segment first..last adds to later operators' setup (lost hand-offs),
+ * each operator priced as if this segment alone were pipelined. */
+static double penalty(const seg_ctx *sx, int first, int last, bool *gone) {
+    const compiler *cc = sx->cc;
+    double add = 0;
+    for (int o = first; o <= last; o++) gone[o] = true;
+    for (int c = last + 1; c < cc->g->nops; c++) {
+        const op_state *s = &cc->st[c];
+        if (s->frontier < 0) continue;
+        bool hit = false;
+        for (int t = 1; t < cc->g->ops[c].expr.ntensors; t++)
+            if (s->src[t] >= first && s->src[t] <= last) hit = true;
+        if (!hit) continue;
+        int64_t b, r;
+        add += setup_without(cc, c, gone, &b, &r) - sx->base->ops[c].setup_s;
+    }
+    for (int o = first; o <= last; o++) gone[o] = false;
+    return add;
+}
+
+static double seg_cost(const seg_ctx *sx, const rotor_segment *s) {
+    return sx->opt->objective == ROTOR_OBJECTIVE_THROUGHPUT ? s->interval_s : s->total_s;
+}
+
+/* The best segment over first..last (any stream dimension, micro-batch
+ * count and allocation); *ok false when none fits. */
+static rotor_status segment_best(seg_ctx *sx, int first, int last, bool resident, rotor_segment *best, bool *ok,
+                                 rotor_error *err) {
+    const rotor_graph *g = sx->cc->g;
+    int64_t maxm = sx->opt->max_micro > 0 ? sx->opt->max_micro : DEFAULT_MICRO;
+    int maxrank = 0;
+    for (int o = first; o <= last; o++)
+        if (g->ops[o].expr.tensors[0].ndims > maxrank) maxrank = g->ops[o].expr.tensors[0].ndims;
+    *ok = false;
+    memset(best, 0, sizeof *best);
+    for (int kind = 0; kind < NALLOC; kind++) {
+        int64_t gs[64];
+        allocate(sx, first, last, kind, gs);
+        bool dup = false; /* the same sizes as an earlier allocation */
+        for (int k2 = 0; k2 < kind && !dup; k2++) {
+            int64_t g2[64];
+            allocate(sx, first, last, k2, g2);
+            dup = !memcmp(gs, g2, sizeof(int64_t) * (size_t)(last - first + 1));
+        }
+        if (dup) continue;
+        for (int d = 0; d < maxrank; d++)
+            for (int64_t m = 1; m <= maxm; m++) {
+                if (m == 1 && d > 0) continue; /* one run: the dimension does not matter */
+                /* m must slice some stage, and stream some tensor (else
+                 * micro-batches only add rounds) */
+                bool streams = m == 1;
+                for (int o = first + 1; o <= last && !streams; o++) {
+                    const rotor_expr *e = &g->ops[o].expr;
+                    int a = rotor_segment_sole_axis(e, 0, d);
+                    if (a < 0 || e->extent[a] % m) continue;
+                    for (int t = 1; t < e->ntensors && !streams; t++) {
+                        int p = producer_of(g, o, t);
+                        if (p < first || p >= o || rotor_segment_sole_axis(e, t, d) != a) continue;
+                        int pa = rotor_segment_sole_axis(&g->ops[p].expr, 0, d);
+                        streams = pa >= 0 && g->ops[p].expr.extent[pa] % m == 0;
+                    }
+                }
+                if (!streams) continue;
+                rotor_segment s;
+                bool fits;
+                rotor_status st = segment_try(sx, first, last, d, m, gs, resident, &s, &fits, err);
+                if (st) {
+                    rotor_segment_free(&s);
+                    rotor_segment_free(best);
+                    return st;
+                }
+                if (fits && (!*ok || seg_cost(sx, &s) < seg_cost(sx, best))) {
+                    rotor_segment_free(best);
+                    *best = s;
+                    *ok = true;
+                } else {
+                    rotor_segment_free(&s);
+                }
+            }
+    }
+    return ROTOR_OK;
+}
+
+static double single_cost(const rotor_op_schedule *r) { return r->setup_s + r->exec_s; }
+
+/* KAPLA §IV-B's dynamic program over the chain: cost[j] is the best
+ * schedule of operators 0..j-1, each either as unpipelined or the last of a
+ * segment; the chosen segments go to *segs (by first operator). */
+static rotor_status choose(seg_ctx *sx, bool resident, rotor_segment **segs, int *nsegs, int64_t *added,
+                           rotor_error *err) {
+    compiler *cc = sx->cc;
+    const rotor_compile_result *out = sx->base;
+    int n = cc->g->nops, maxs = sx->maxs;
+    *segs = NULL;
+    *nsegs = 0;
+    *added = 0;
+    double *cost = malloc(sizeof(double) * (size_t)(n + 1));
+    int *from = malloc(sizeof(int) * (size_t)(n + 1));
+    bool *gone = calloc((size_t)n, sizeof *gone);
+    rotor_segment *cand = calloc((size_t)n * (size_t)maxs, sizeof *cand);
+    rotor_status st = ROTOR_OK;
+    if (!cost || !from || !gone || !cand) st = rotor_nomem(err);
+    if (!st) cost[0] = 0;
+    for (int j = 1; !st && j <= n; j++) {
+        int o = j - 1;
+        cost[j] = cost[j - 1] + single_cost(&out->ops[o]);
+        from[j] = j - 1;
+        for (int len = 2; len <= maxs && len <= j; len++) {
+            int first = j - len;
+            if (cc->st[first].frontier < 0 || cc->st[o].frontier < 0) break; /* vendor ops keep every core */
+            rotor_segment *s = &cand[(size_t)o * (size_t)maxs + (size_t)len - 1];
+            bool ok;
+            if ((st = segment_best(sx, first, o, resident, s, &ok, err))) break;
+            if (!ok) continue;
+            double c = cost[first] + seg_cost(sx, s) + penalty(sx, first, o, gone);
+            if (c < cost[j]) {
+                cost[j] = c;
+                from[j] = first;
+            }
+        }
+    }
+    int nseg = 0;
+    for (int j = n; !st && j > 0; j = from[j])
+        if (from[j] < j - 1) nseg++;
+    if (!st && nseg && !(*segs = calloc((size_t)nseg, sizeof **segs))) st = rotor_nomem(err);
+    if (!st) {
+        int k = nseg;
+        for (int j = n; j > 0 && nseg; j = from[j]) {
+            if (from[j] == j - 1) continue;
+            size_t at = (size_t)(j - 1) * (size_t)maxs + (size_t)(j - from[j]) - 1;
+            (*segs)[--k] = cand[at];
+            *added += cand[at].idle_added;
+            memset(&cand[at], 0, sizeof cand[at]); /* moved */
+        }
+        *nsegs = nseg;
+    }
+    for (size_t i = 0; cand && i < (size_t)n * (size_t)maxs; i++) rotor_segment_free(&cand[i]);
+    free(cost);
+    free(from);
+    free(gone);
+    free(cand);
+    return st;
+}
+
+rotor_status compile_segments(compiler *cc, const rotor_compile_options *opt, rotor_compile_result *out,
+                              rotor_error *err) {
+    const rotor_graph *g = cc->g;
+    int n = g->nops;
+    out->objective = opt->objective;
+    out->unpipelined_s = out->total_s;
+    if (cc->chip->chips != 1 || cc->chip->topology != ROTOR_TOPO_ALL_TO_ALL)
+        return rotor_fail(err, ROTOR_ERR_INPUT,
+                          "--pipeline: chip '%s' is %s; pipelining over core groups needs one chip with an "
+                          "all-to-all exchange (docs/kapla.md)",
+                          cc->chip->name, cc->chip->chips != 1 ? "several chips" : "a mesh");
+    if (cc->cores < UNITS)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "--pipeline: chip '%s' has %lld cores; groups need at least %d",
+                          cc->chip->name, (long long)cc->cores, UNITS);
+    seg_ctx sx = {.cc = cc, .opt = opt, .base = out, .unit = cc->cores / UNITS};
+    sx.maxs = opt->max_stages > 0 ? opt->max_stages : DEFAULT_STAGES;
+    if (sx.maxs > 64) sx.maxs = 64;
+    for (int o = 0; o < n; o++) sx.idle_total += cc->st[o].idle_bytes;
+    /* First with every stage's weights kept in its group; if the weights
+     * kept do not fit beside the rest of the schedule (its slack: the SRAM
+     * less the unpipelined peak), again with weights gathered at setup. */
+    rotor_segment *segs = NULL;
+    int nseg = 0;
+    int64_t added = 0;
+    rotor_status st = choose(&sx, true, &segs, &nseg, &added, err);
+    if (!st && added > cc->sram - out->peak_bytes) {
+        for (int s = 0; s < nseg; s++) rotor_segment_free(&segs[s]);
+        free(segs);
+        st = choose(&sx, false, &segs, &nseg, &added, err);
+    }
+    out->segments = segs;
+    out->nsegments = nseg;
+    bool *gone = st ? NULL : calloc((size_t)n, sizeof *gone);
+    if (!st && !gone) st = rotor_nomem(err);
+    /* the final schedule, costed exactly */
+    if (!st) {
+        for (int s = 0; s < out->nsegments; s++)
+            for (int o = out->segments[s].first; o <= out->segments[s].last; o++) {
+                gone[o] = true;
+                out->ops[o].segment = s + 1;
+            }
+        double total = 0, setup = 0, pipe = 0, compute = 0, comm = 0, red = 0;
+        for (int o = 0; o < n; o++) {
+            rotor_op_schedule *r = &out->ops[o];
+            if (r->segment) continue;
+            if (!r->vendor) {
+                bool hit = false;
+                for (int t = 1; t < g->ops[o].expr.ntensors; t++)
+                    if (r->handoff[t] && gone[r->handoff[t] - 1]) {
+                        r->handoff[t] = 0;
+                        memset(&r->handoff_view[t], 0, sizeof r->handoff_view[t]);
+                        hit = true;
+                    }
+                if (hit) {
+                    r->setup_s = setup_without(cc, o, gone, &r->setup_bytes, &r->setup_rounds);
+                    if (r->setup_bytes < 0) {
+                        st = cc->hst ? cc->hst : ROTOR_ERR_INPUT;
+                        if (err) *err = cc->herr;
+                        break;
+                    }
+                }
+                compute += r->compute_s;
+                comm += r->comm_s;
+                red += r->reduction_s;
+                setup += r->setup_s;
+            }
+            total += r->setup_s + r->exec_s;
+        }
+        for (int s = 0; s < out->nsegments; s++) {
+            total += out->segments[s].total_s;
+            setup += out->segments[s].setup_s;
+            pipe += out->segments[s].run_s;
+        }
+        if (!st) {
+            out->total_s = total;
+            out->setup_s = setup;
+            out->pipeline_s = pipe;
+            out->compute_s = compute;
+            out->comm_s = comm;
+            out->reduction_s = red;
+            for (int s = 0; s < out->nsegments; s++)
+                if (out->segments[s].peak_bytes > out->peak_bytes) out->peak_bytes = out->segments[s].peak_bytes;
+            out->peak_bytes += added;
+            out->idle_bytes += added;
+        }
+    }
+    out->pipeline_searches = sx.memo.searches;
+    plan_memo_free(&sx.memo);
+    free(gone);
+    return st;
+}
