@@ -734,6 +734,10 @@ rotor_status rotor_compile(const rotor_graph *g, const rotor_chip *chip,
     cc.solver = opt ? opt->solver : ROTOR_SOLVER_EXACT;
     out->solver = cc.solver;
     if (g->nops == 0) return rotor_fail(err, ROTOR_ERR_INPUT, "compile: the graph '%s' has no operators", g->name);
+    if (opt && opt->pipeline) {
+        rotor_status pst = compile_segments_check(chip, err);
+        if (pst) return pst;
+    }
     cc.st = calloc((size_t)g->nops, sizeof *cc.st);
     out->ops = calloc((size_t)g->nops, sizeof *out->ops);
     rotor_status st = ROTOR_OK;

@@ -62,7 +62,9 @@ void compile_setup_need(const compiler *cc, const op_state *s, const rotor_expr 
                         int base, int64_t k, int64_t *bytes, int64_t *nrounds);
 
 /* Inter-operator pipelining (segment.c, docs/kapla.md): chooses segments
- * over cc's schedule `out` (filled) and records them in out. */
+ * over cc's schedule `out` (filled) and records them in out; the check,
+ * run before compiling, refuses chips it does not model. */
+rotor_status compile_segments_check(const rotor_chip *chip, rotor_error *err);
 rotor_status compile_segments(compiler *cc, const rotor_compile_options *opt, rotor_compile_result *out,
                               rotor_error *err);
 

@@ -146,98 +146,127 @@ rotor_chip rotor_segment_group_chip(const rotor_chip *chip, int64_t g) {
 }
 
 /* The searches of stage plans, memoised by (expression, extents, cores, cap). */
+/* The stage frontiers searched so far, by (expression, extents, cores): the
+ * frontier does not depend on the budget or the moves, so each shape and
+ * group size is searched once, and each stage picks from it. */
 typedef struct plan_memo {
     char **key;
-    rotor_candidate *best;
-    bool *fits;
+    rotor_search_result *fr;
+    bool *found;       /* false: no plan covers the shape on these cores */
     int n, cap;
     int searches;
 } plan_memo;
 
 static void plan_memo_free(plan_memo *pm) {
-    for (int i = 0; i < pm->n; i++) free(pm->key[i]);
+    for (int i = 0; i < pm->n; i++) {
+        free(pm->key[i]);
+        if (pm->found[i]) rotor_search_result_free(&pm->fr[i]);
+    }
     free(pm->key);
-    free(pm->best);
-    free(pm->fits);
+    free(pm->fr);
+    free(pm->found);
 }
 
-static char *memo_key(const rotor_expr *e, int64_t g, int64_t cap, unsigned moved) {
-    size_t len = strlen(e->text) + 32 * (size_t)(e->naxes + 4);
+static char *memo_key(const rotor_expr *e, int64_t g) {
+    size_t len = strlen(e->text) + 32 * (size_t)(e->naxes + 2);
     char *k = malloc(len);
     if (!k) return NULL;
-    size_t n = (size_t)snprintf(k, len, "%s|%lld|%lld|%u|", e->text, (long long)g, (long long)cap, moved);
+    size_t n = (size_t)snprintf(k, len, "%s|%lld|", e->text, (long long)g);
     for (int a = 0; a < e->naxes && n < len; a++)
         n += (size_t)snprintf(k + n, len - n, "%lld,", (long long)e->extent[a]);
     return k;
 }
 
-/* The plan of e on g cores of chip within cap bytes per core that
- * minimises its run plus the moves into it: the tensors in `moved` (a bit
- * per tensor) each cost their step-0 partition over the link rate.  The
- * fastest plan alone would often replicate an input on every core, which
- * the stream then has to carry.  Chosen from the Pareto frontier (up to
- * STAGE_RATIO times the fastest run).  *fits false when none fits. */
-#define STAGE_RATIO 4.0
-static rotor_status stage_plan(plan_memo *pm, const compiler *cc, const rotor_compile_options *opt,
-                               const rotor_expr *e, int64_t g, int64_t cap, unsigned moved, rotor_candidate *out,
-                               bool *fits, rotor_error *err) {
-    char *key = memo_key(e, g, cap, moved);
+/* The frontier of e on g cores (up to STAGE_RATIO times the fastest run),
+ * memoised; *fr NULL when no plan covers it. */
+#define STAGE_RATIO 2.0
+static rotor_status stage_frontier(plan_memo *pm, const compiler *cc, const rotor_compile_options *opt,
+                                   const rotor_expr *e, int64_t g, const rotor_search_result **fr,
+                                   rotor_error *err) {
+    char *key = memo_key(e, g);
     if (!key) return rotor_nomem(err);
     for (int i = 0; i < pm->n; i++)
         if (!strcmp(pm->key[i], key)) {
             free(key);
-            *fits = pm->fits[i];
-            if (*fits) *out = pm->best[i];
+            *fr = pm->found[i] ? &pm->fr[i] : NULL;
             return ROTOR_OK;
         }
+    if (pm->n == pm->cap) {
+        int nc = pm->cap ? 2 * pm->cap : 64;
+        char **k2 = realloc(pm->key, (size_t)nc * sizeof *k2);
+        if (k2) pm->key = k2;
+        rotor_search_result *f2 = k2 ? realloc(pm->fr, (size_t)nc * sizeof *f2) : NULL;
+        if (f2) pm->fr = f2;
+        bool *b2 = f2 ? realloc(pm->found, (size_t)nc * sizeof *b2) : NULL;
+        if (!b2) {
+            free(key);
+            return rotor_nomem(err);
+        }
+        pm->found = b2;
+        pm->cap = nc;
+    }
     rotor_chip gc = rotor_segment_group_chip(cc->chip, g);
     rotor_search_options so = {.solver = cc->solver, .threads = opt ? opt->threads : 0};
-    so.constraints.memory_cap = cap;
     so.pareto = true;
     so.pareto_time_ratio = STAGE_RATIO;
-    rotor_search_result r;
     rotor_error serr;
-    rotor_status st = rotor_search(e, &gc, &so, &r, &serr);
+    rotor_status st = rotor_search(e, &gc, &so, &pm->fr[pm->n], &serr);
     pm->searches++;
     if (st == ROTOR_ERR_NOMEM) {
         free(key);
         if (err) *err = serr;
         return st;
     }
-    *fits = st == ROTOR_OK; /* NOFIT, or INPUT for a shape no plan covers on g cores */
-    if (*fits) {
-        double beta = rotor_chip_link_bw(cc->chip), best = INFINITY;
-        *out = r.best;
-        for (int i = 0; i < r.npareto; i++) {
-            const rotor_candidate *c = &r.pareto[i];
-            double t = c->cost.total;
-            for (int x = 1; x < e->ntensors; x++)
-                if (moved >> x & 1) t += (double)c->info.bytes[x] / beta;
-            if (t < best) { /* ties: the faster run, first in the frontier */
-                best = t;
-                *out = *c;
-            }
-        }
-        rotor_search_result_free(&r);
-    }
-    if (pm->n == pm->cap) {
-        int nc = pm->cap ? 2 * pm->cap : 64;
-        char **k2 = realloc(pm->key, (size_t)nc * sizeof *k2);
-        if (k2) pm->key = k2;
-        rotor_candidate *b2 = k2 ? realloc(pm->best, (size_t)nc * sizeof *b2) : NULL;
-        if (b2) pm->best = b2;
-        bool *f2 = b2 ? realloc(pm->fits, (size_t)nc * sizeof *f2) : NULL;
-        if (!f2) {
-            free(key);
-            return rotor_nomem(err);
-        }
-        pm->fits = f2;
-        pm->cap = nc;
-    }
     pm->key[pm->n] = key;
-    pm->fits[pm->n] = *fits;
-    if (*fits) pm->best[pm->n] = *out;
+    pm->found[pm->n] = st == ROTOR_OK; /* else NOFIT, or INPUT for a shape no plan covers on g cores */
+    *fr = pm->found[pm->n] ? &pm->fr[pm->n] : NULL;
     pm->n++;
+    return ROTOR_OK;
+}
+
+/* The plan of e on g cores within cap bytes per core that minimises its
+ * run plus the moves into it: the tensors in `moved` (a bit per tensor)
+ * each cost their step-0 partition over the link rate.  The fastest plan
+ * alone would often replicate an input on every core, which the stream then
+ * has to carry.  Chosen from the frontier; when no point of it fits, the
+ * fastest plan under cap by a capped search.  *fits false when none fits. */
+static rotor_status stage_plan(plan_memo *pm, const compiler *cc, const rotor_compile_options *opt,
+                               const rotor_expr *e, int64_t g, int64_t cap, unsigned moved, rotor_candidate *out,
+                               bool *fits, rotor_error *err) {
+    const rotor_search_result *fr = NULL;
+    rotor_status st = stage_frontier(pm, cc, opt, e, g, &fr, err);
+    *fits = false;
+    if (st || !fr) return st;
+    double beta = rotor_chip_link_bw(cc->chip), best = INFINITY;
+    for (int i = 0; i < fr->npareto; i++) {
+        const rotor_candidate *c = &fr->pareto[i];
+        if (c->info.memory > cap) continue;
+        double t = c->cost.total;
+        for (int x = 1; x < e->ntensors; x++)
+            if (moved >> x & 1) t += (double)c->info.bytes[x] / beta;
+        if (t < best) { /* ties: the faster run, first in the frontier */
+            best = t;
+            *out = *c;
+            *fits = true;
+        }
+    }
+    if (*fits) return ROTOR_OK;
+    /* below the frontier's leanest point within the ratio */
+    rotor_chip gc = rotor_segment_group_chip(cc->chip, g);
+    rotor_search_options so = {.solver = cc->solver, .threads = opt ? opt->threads : 0};
+    so.constraints.memory_cap = cap;
+    rotor_search_result r;
+    rotor_error serr;
+    st = rotor_search(e, &gc, &so, &r, &serr);
+    pm->searches++;
+    if (st == ROTOR_ERR_NOMEM) {
+        if (err) *err = serr;
+        return st;
+    }
+    if (st) return ROTOR_OK;
+    *out = r.best;
+    *fits = true;
+    rotor_search_result_free(&r);
     return ROTOR_OK;
 }
 
@@ -471,6 +500,14 @@ static double seg_cost(const seg_ctx *sx, const rotor_segment *s) {
     return sx->opt->objective == ROTOR_OBJECTIVE_THROUGHPUT ? s->interval_s : s->total_s;
 }
 
+/* The micro-batch counts tried: 2^i and 3 * 2^i (KAPLA's top-k keeps a few
+ * candidates per segment; these divide the batch and row extents models
+ * have, and halve the searches against every count up to the cap). */
+static bool micro_count(int64_t m) {
+    while (m % 2 == 0) m /= 2;
+    return m == 1 || m == 3;
+}
+
 /* The best segment over first..last (any stream dimension, micro-batch
  * count and allocation); *ok false when none fits. */
 static rotor_status segment_best(seg_ctx *sx, int first, int last, bool resident, rotor_segment *best, bool *ok,
@@ -494,6 +531,7 @@ static rotor_status segment_best(seg_ctx *sx, int first, int last, bool resident
         if (dup) continue;
         for (int d = 0; d < maxrank; d++)
             for (int64_t m = 1; m <= maxm; m++) {
+                if (!micro_count(m)) continue;
                 if (m == 1 && d > 0) continue; /* one run: the dimension does not matter */
                 /* m must slice some stage, and stream some tensor (else
                  * micro-batches only add rounds) */
@@ -591,20 +629,24 @@ static rotor_status choose(seg_ctx *sx, bool resident, rotor_segment **segs, int
     return st;
 }
 
+rotor_status compile_segments_check(const rotor_chip *chip, rotor_error *err) {
+    if (chip->chips != 1 || chip->topology != ROTOR_TOPO_ALL_TO_ALL)
+        return rotor_fail(err, ROTOR_ERR_INPUT,
+                          "--pipeline: chip '%s' is %s; pipelining over core groups needs one chip with an "
+                          "all-to-all exchange (docs/kapla.md)",
+                          chip->name, chip->chips != 1 ? "several chips" : "a mesh");
+    if (rotor_chip_cores(chip) < UNITS)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "--pipeline: chip '%s' has %lld cores; groups need at least %d",
+                          chip->name, (long long)rotor_chip_cores(chip), UNITS);
+    return ROTOR_OK;
+}
+
 rotor_status compile_segments(compiler *cc, const rotor_compile_options *opt, rotor_compile_result *out,
                               rotor_error *err) {
     const rotor_graph *g = cc->g;
     int n = g->nops;
     out->objective = opt->objective;
     out->unpipelined_s = out->total_s;
-    if (cc->chip->chips != 1 || cc->chip->topology != ROTOR_TOPO_ALL_TO_ALL)
-        return rotor_fail(err, ROTOR_ERR_INPUT,
-                          "--pipeline: chip '%s' is %s; pipelining over core groups needs one chip with an "
-                          "all-to-all exchange (docs/kapla.md)",
-                          cc->chip->name, cc->chip->chips != 1 ? "several chips" : "a mesh");
-    if (cc->cores < UNITS)
-        return rotor_fail(err, ROTOR_ERR_INPUT, "--pipeline: chip '%s' has %lld cores; groups need at least %d",
-                          cc->chip->name, (long long)cc->cores, UNITS);
     seg_ctx sx = {.cc = cc, .opt = opt, .base = out, .unit = cc->cores / UNITS};
     sx.maxs = opt->max_stages > 0 ? opt->max_stages : DEFAULT_STAGES;
     if (sx.maxs > 64) sx.maxs = 64;
