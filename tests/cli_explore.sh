@@ -168,6 +168,7 @@ else bad "sram: $(cat "$err") $(cat "$g-sram.csv")"; fi
 # ---- --resume ----
 # from the first 3 points of the grid: the same CSV as the whole run
 head -n 7 "$gcsv" >"$tmpdir/part.csv"
+cp "$gcsv.run" "$tmpdir/part.csv.run" # the run record goes with the rows (below)
 "$ROTOR" explore $M $G -o "$tmpdir/r" --resume "$tmpdir/part.csv" >/dev/null 2>"$err" || bad "resume: $(cat "$err")"
 if cmp -s "$gcsv" "$tmpdir/r-hbm-bw-noc-bw-cores.csv"; then ok; else bad "resumed CSV differs from the whole run's"; fi
 # into the file it resumes from, with rows from anywhere in the grid; a resumed
@@ -196,6 +197,34 @@ expect_error resume-value 2 "--resume $tmpdir/part.csv: line 2: hbm-bw=2 is not 
     explore $M --sweep hbm-bw=4,8 --sweep noc-bw=2,5.5 --sweep cores=736,1472 -o "$x" --resume "$tmpdir/part.csv"
 expect_error resume-missing 2 "--resume $tmpdir/none.csv: cannot read (No such file" -- \
     explore $M --sweep hbm-bw=2 -o "$x" --resume "$tmpdir/none.csv"
+# the run record beside every CSV: the options that change a row's figures
+# (resolved: the default chip, batch and phase), not the output, threads or resume
+if python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+assert d == {"format": "rotor-explore-run", "version": 1,
+             "options": ["llama2-13b", "--chip ipu-pod4", "--batch 1", "--layers 2", "--decode"]}, d' "$gcsv.run" 2>"$err" && \
+   cmp -s "$gcsv.run" "$tmpdir/r-hbm-bw-noc-bw-cores.csv.run" && cmp -s "$gcsv.run" "$tmpdir/k-hbm-bw-noc-bw-cores.csv.run"
+then ok; else bad "run record: $(cat "$err") $(cat "$gcsv.run")"; fi
+# a resume with other options is refused: the first option that differs, one line
+expect_error resume-chip 2 "" -- explore $M $G --chip ipu-pod16 -o "$x" --resume "$tmpdir/part.csv"
+want="rotor explore: --resume $tmpdir/part.csv: it was run with --chip ipu-pod4, this run has --chip ipu-pod16"
+if [ "$(cat "$err")" = "$want" ]; then ok; else bad "resume-chip: '$(cat "$err")', want '$want'"; fi
+expect_error resume-set 2 "" -- explore $M $G --set link_gbps=11 -o "$x" --resume "$tmpdir/part.csv"
+want="rotor explore: --resume $tmpdir/part.csv: it was run without --set, this run has --set link_gbps=11"
+if [ "$(cat "$err")" = "$want" ]; then ok; else bad "resume-set: '$(cat "$err")', want '$want'"; fi
+expect_error resume-layers 2 "" -- explore llama2-13b --layers 1 $G -o "$x" --resume "$tmpdir/part.csv"
+want="rotor explore: --resume $tmpdir/part.csv: it was run with --layers 2, this run has --layers 1"
+if [ "$(cat "$err")" = "$want" ]; then ok; else bad "resume-layers: '$(cat "$err")', want '$want'"; fi
+# ... and so is one without the record (rows alone cannot say what made them)
+rm "$tmpdir/part.csv.run"
+expect_error resume-no-record 2 "" -- explore $M $G -o "$x" --resume "$tmpdir/part.csv"
+want="rotor explore: --resume $tmpdir/part.csv: $tmpdir/part.csv.run is missing, so rotor cannot tell the options the rows were run with (it is written beside every CSV; copy it with the rows)"
+if [ "$(cat "$err")" = "$want" ]; then ok; else bad "resume-no-record: '$(cat "$err")', want '$want'"; fi
+# the same options spelled otherwise match (--chip ipu-pod4 is the default), and
+# the resumed CSV is the whole run's, byte for byte
+cp "$gcsv.run" "$tmpdir/part.csv.run"
+"$ROTOR" explore $M $G --chip ipu-pod4 --threads 1 -o "$tmpdir/s" --resume "$tmpdir/part.csv" >/dev/null 2>"$err" || bad "resume, same options: $(cat "$err")"
+if cmp -s "$gcsv" "$tmpdir/s-hbm-bw-noc-bw-cores.csv"; then ok; else bad "resumed with the same options: the CSV differs"; fi
 
 # bad input: one line, exit 2
 expect_error no-sweep 2 "--sweep KEY=V1,V2,... is required" -- explore $M

@@ -44,9 +44,16 @@ if [ "$(wc -l <"$tmpdir/one-hbm-bw-noc-bw-cores.csv")" -eq 17 ]; then ok; else b
 
 # --resume under mpirun: rank 0 reads the file, the ranks share what is left
 head -n 5 "$tmpdir/one-hbm-bw-noc-bw-cores.csv" >"$tmpdir/part.csv"
+cp "$tmpdir/one-hbm-bw-noc-bw-cores.csv.run" "$tmpdir/part.csv.run" # its run record (docs/explore.md, "Resuming")
 mpi "$ROTOR" explore $M $G -o "$tmpdir/res" --resume "$tmpdir/part.csv" >/dev/null 2>"$err" || bad "resume: $(cat "$err")"
 if cmp -s "$tmpdir/one-hbm-bw-noc-bw-cores.csv" "$tmpdir/res-hbm-bw-noc-bw-cores.csv"; then ok
 else bad "mpirun -n 2 --resume: another CSV"; fi
+# a resume with other options: rank 0's one line, and no rank runs a point
+mpi "$ROTOR" explore $M $G --set link_gbps=11 -o "$tmpdir/res2" --resume "$tmpdir/part.csv" >"$out" 2>"$err"
+rc=$?
+if [ "$rc" -ne 0 ] && [ "$(grep -c "rotor explore: --resume $tmpdir/part.csv: it was run without --set, this run has --set link_gbps=11" "$err")" = 1 ] && \
+   [ ! -s "$out" ] && [ ! -e "$tmpdir/res2-hbm-bw-noc-bw-cores.csv" ]; then ok
+else bad "resume with other options under mpirun: exit $rc, $(cat "$err")"; fi
 
 # a bad argument: one line (rank 0's), exit 2
 mpi "$ROTOR" explore $M --sweep hbm-bw=2,2 -o "$tmpdir/bad" >"$out" 2>"$err"

@@ -324,9 +324,12 @@ Test(schedule, bad_input_is_refused_with_the_reason) {
 /* Energy of a decode step (docs/energy.md, "Schedules"): every chip's HBM
  * bytes, the row-parallel all-reduces' bytes across the chips (ring: 2 (T -
  * 1) x the output, attn_out and ffn_down: 8 x 5120 FP16 each), every
- * chip's shard FLOPs (replicated operators count once per chip, so at least
- * the model's FLOPs), and the interconnect bytes (HBM loads among them)
- * written once, read once where a core sent them. */
+ * chip's sub-task FLOPs (replicated operators count once per chip, and
+ * sub-tasks cover padded extents, so at least the model's FLOPs), and the
+ * bytes into the cores at one hop each on all-to-all: each written once
+ * where it lands, as the sub-tasks' outputs are, and, but for HBM loads,
+ * read once where a core sent it, as the sub-tasks' operands are read.
+ * tests/test_energy.c checks every count against the simulator's. */
 Test(schedule, a_decode_steps_energy_counts_every_chips_hbm_bytes_and_the_all_reduces) {
     rotor_graph g = llm("llama2-13b", 8, 1);
     rotor_schedule *s = build(&g, NULL);
@@ -339,9 +342,8 @@ Test(schedule, a_decode_steps_energy_counts_every_chips_hbm_bytes_and_the_all_re
     cr_assert_eq(c.interchip_bytes, 2 * 2 * 3 * 8 * 5120 * 2);
     cr_assert_geq((double)(c.matrix_flops + c.vector_flops), s->model_flops * (1 - 1e-12));
     cr_assert_gt(c.matrix_flops, c.vector_flops);
-    cr_assert_eq(c.byte_hops, r.link_bytes * 1472 * 4);
-    cr_assert_eq(c.sram_write_bytes, c.byte_hops); /* HBM loads arrive over the interconnect too */
-    cr_assert_eq(c.sram_read_bytes, c.byte_hops - c.hbm_bytes);
+    cr_assert_gt(c.sram_write_bytes, c.byte_hops);
+    cr_assert_gt(c.sram_read_bytes, c.byte_hops - c.hbm_bytes);
     rotor_schedule_report_free(&r);
     rotor_schedule_free(s);
     rotor_graph_free(&g);

@@ -12,6 +12,7 @@
  * order.  So the output depends neither on the thread count nor on the
  * ranks.  Rows go to the CSV as text and are read back, so that a point
  * taken from --resume's file and a computed one print the same. */
+#include <errno.h>
 #include <fcntl.h>
 #include <omp.h>
 #include <stdio.h>
@@ -62,7 +63,8 @@ static void explore_usage(FILE *f) {
             "  -o PREFIX|DIR       output files PREFIX-KEYS.csv and .svg (default explore-MODEL;\n"
             "                      a directory: DIR/explore-MODEL-KEYS.csv and .svg)\n"
             "  --resume FILE.csv   take the points FILE has rows for (an earlier or interrupted run\n"
-            "                      of this grid) and run the rest; the CSV is as an uninterrupted run's\n"
+            "                      of this grid) and run the rest; the CSV is as an uninterrupted run's.\n"
+            "                      FILE.csv.run, written beside every CSV, must record this run's options\n"
             "  --checkpoint S      while running, rewrite the CSV with the points done at most every\n"
             "                      S seconds, for --resume (default %d; 0: after every round)\n"
             "  --chip NAME|FILE    preset or chip file with HBM; default ipu-pod4\n"
@@ -118,6 +120,8 @@ typedef struct explore {
     bool svg_energy[MAX_SVGS];            /* a heat map of energy, not latency */
     int nsvg;
     double last_checkpoint;
+    char *run_text;   /* the run record (explorerun.c), written beside the CSV */
+    bool run_written; /* the CSV's name has this run's record beside it */
 } explore;
 
 static double now_s(void) {
@@ -304,6 +308,26 @@ static int take_points(explore *ex, const char *buf, size_t n) {
     return 0;
 }
 
+/* Rank 0, before a CSV of this run takes the CSV's name: the name must
+ * never pair rows with the record of other options.  Where no CSV is there
+ * yet, this run's record goes first; where one is, a record of other
+ * options is removed first and this run's written after the CSV (a stop in
+ * between leaves the rows without a record, which --resume refuses rather
+ * than guess). */
+static void record_before(explore *ex) {
+    if (ex->run_written) return;
+    if (ex_run_is(ex->csv.path, ex->run_text)) ex->run_written = true;
+    else if (access(ex->csv.path, F_OK) != 0 && errno == ENOENT)
+        ex->run_written = ex_run_write(ex->csv.path, ex->run_text);
+    else ex_run_forget(ex->csv.path);
+}
+
+/* ... and after it, this run's record beside it.  False: it could not be written. */
+static bool record_after(explore *ex) {
+    if (!ex->run_written) ex->run_written = ex_run_write(ex->csv.path, ex->run_text);
+    return ex->run_written;
+}
+
 /* Rank 0: the CSV with every point done so far, under its final name (a
  * temporary beside it, renamed over it), so that a run that stops can be
  * resumed from it.  A checkpoint that cannot be written is not an error:
@@ -316,7 +340,10 @@ static void checkpoint(explore *ex) {
     ex_view v = {.g = &ex->g, .pts = ex->pts, .designs = ex->designs, .nd = ex->nd};
     ex_write_csv(f, &v);
     bool bad = ferror(f) != 0;
-    if (fclose(f) != 0 || bad || rename(tmp, ex->csv.path) != 0) remove(tmp);
+    if (fclose(f) != 0 || bad) bad = true;
+    else record_before(ex);
+    if (bad || rename(tmp, ex->csv.path) != 0) remove(tmp);
+    else record_after(ex);
     ex->last_checkpoint = now_s();
 }
 
@@ -504,7 +531,11 @@ static int write_plot(const explore *ex, const ex_view *v, int s, FILE *f, bool 
 static int write_outputs(explore *ex) {
     ex_view v = view_of(ex);
     ex_write_csv(ex->csv.f, &v);
+    record_before(ex);
     int rc = cli_output_commit(CMD, "-o", &ex->csv);
+    if (!rc && !record_after(ex))
+        rc = cli_usage_error(CMD, "-o: %s.run: cannot write (%s); --resume needs it beside the CSV", ex->csv.path,
+                             strerror(errno));
     for (int s = 0; s < ex->nsvg && !rc; s++) {
         rc = write_plot(ex, &v, s, ex->svg[s].f, false);
         if (!rc) rc = cli_output_commit(CMD, "-o", &ex->svg[s]);
@@ -627,6 +658,7 @@ static void free_explore(explore *ex) {
     free(ex->pls);
     free(ex->shape_used);
     free(ex->pts);
+    free(ex->run_text);
     free(ex);
 }
 
@@ -650,7 +682,10 @@ int cmd_explore(int argc, char **argv) {
                                              "run alone on its machine says why)", any - 1);
         bool opened = false;
         if (!rc && root) opened = !(rc = open_outputs(ex));
+        if (!rc && root && !(ex->run_text = ex_run_text(ex->input, &ex->ha, &ex->po, &ex->so, &ex->g)))
+            rc = cli_nomem(CMD);
         if (!rc && root && ex->resume) rc = ex_resume(CMD, ex->resume, &ex->g, ex->designs, ex->nd, ex->pts);
+        if (!rc && root && ex->resume) rc = ex_run_check(CMD, ex->resume, ex->run_text);
         rc = ex_mpi_max(&ex->mpi, rc);
         if (!rc && ex->mpi.active) { /* the points --resume took, for every rank */
             char *done = calloc((size_t)ex->g.npts, 1);

@@ -3,6 +3,8 @@
  *                  and the model shape at a point
  *   exploreout.c   a point's CSV rows (written, and read back for --resume),
  *                  the table, the JSON, the line plot and the heat maps
+ *   explorerun.c   the run record beside the CSV (FILE.csv.run), which
+ *                  --resume checks against this run's options
  *   explore.c      the command: options, the points in rounds (over MPI
  *                  ranks, mpisweep.c), the outputs
  * Nothing here is library code: it prints and chooses exit statuses. */
@@ -141,6 +143,25 @@ void ex_print_table(const ex_view *v);
 /* JSON (rotor-explore, version 2) on stdout; the files it names in
  * csv and svgs.  Returns 0 or the exit status. */
 int ex_print_json(const ex_view *v, const rotor_chip *chip, const char *csv, const char *const *svgs, int nsvg);
+
+/* ---- explorerun.c: the run record beside the CSV (FILE.csv.run) ---- */
+
+/* The record of this run's options that change a row's figures, as the
+ * JSON text FILE.csv.run holds (malloc'd; NULL: out of memory). */
+char *ex_run_text(const char *input, const cli_hbm_args *ha, const rotor_pipeline_options *po,
+                  const rotor_schedule_options *so, const ex_grid *g);
+/* --resume csv: its record against want (ex_run_text's).  Prints
+ * "rotor CMD: --resume CSV: it was run with A, this run has B" for the
+ * first option that differs, or why the record cannot be read, and returns
+ * EXIT_BADINPUT (EXIT_NOMEM); 0 when they match. */
+int ex_run_check(const char *cmd, const char *csv, const char *want);
+/* Whether csv's record holds exactly text. */
+bool ex_run_is(const char *csv, const char *text);
+/* Removes csv's record (before a CSV of other options replaces its rows). */
+void ex_run_forget(const char *csv);
+/* Writes text as csv's record (beside it, renamed into place); false
+ * when it could not be written. */
+bool ex_run_write(const char *csv, const char *text);
 
 /* ---- mpisweep.c: the ranks of an mpirun (a build without MPI has one) ---- */
 

@@ -138,11 +138,10 @@ static rotor_status count_reduction(counter *k, const rotor_place *pl, const int
 }
 
 /* Sub-tasks, shifts and reduction of one plan (replay_tiles). */
-static rotor_status count_tiles(counter *k, const rotor_program_op *po, rotor_error *err) {
-    const rotor_expr *e = &po->expr;
-    const rotor_plan_info *info = &po->active_info;
+static rotor_status count_tiles(counter *k, const rotor_expr *e, const rotor_plan *plan, const rotor_plan_info *info,
+                                rotor_error *err) {
     rotor_place *pl = NULL;
-    rotor_status st = rotor_place_make(e, &po->active, info, &pl, err);
+    rotor_status st = rotor_place_make(e, plan, info, &pl, err);
     if (st) return st;
     int64_t cores = info->cores, fl = e->flops_per_point, total, rd, wr;
     bool ok = true;
@@ -191,9 +190,26 @@ rotor_status rotor_energy_program(const rotor_program *p, const rotor_chip *chip
             continue;
         }
         st = count_setup(&k, p, o, err);
-        if (!st) st = count_tiles(&k, po, err);
+        if (!st) st = count_tiles(&k, &po->expr, &po->active, &po->active_info, err);
     }
     if (!st && k.overflow) st = rotor_fail(err, ROTOR_ERR_INPUT, "energy: an event count leaves int64");
     if (!st) *out = k.c;
     return st;
+}
+
+rotor_status rotor_energy_plan(const rotor_expr *e, const rotor_plan *p, const rotor_plan_info *info,
+                               const rotor_chip *chip, rotor_energy_counts *acc, rotor_error *err) {
+    counter k = {.chip = chip, .n = rotor_chip_cores(chip), .c = *acc};
+    rotor_status st = count_tiles(&k, e, p, info, err);
+    if (!st && k.overflow) st = rotor_fail(err, ROTOR_ERR_INPUT, "energy: an event count leaves int64");
+    if (!st) *acc = k.c;
+    return st;
+}
+
+void rotor_energy_transfer(const rotor_chip *chip, int64_t src, int64_t dst, int64_t bytes, rotor_energy_counts *acc,
+                           bool *overflow) {
+    counter k = {.chip = chip, .n = rotor_chip_cores(chip), .c = *acc};
+    transfer(&k, src, dst, bytes);
+    if (k.overflow) *overflow = true;
+    *acc = k.c;
 }

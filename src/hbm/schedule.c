@@ -647,34 +647,3 @@ rotor_status rotor_schedule_run(const rotor_schedule *s, rotor_preload_design d,
     }
     return ROTOR_OK;
 }
-
-rotor_status rotor_schedule_energy(const rotor_schedule *s, const rotor_schedule_report *r,
-                                   rotor_energy_counts *out, rotor_error *err) {
-    memset(out, 0, sizeof *out);
-    int64_t T = s->tensor_parallel, e = s->chip.element_bytes;
-    double matrix = 0, vector = 0, interchip = 0;
-    for (int o = 0; o < s->nops; o++) {
-        const rotor_schedule_op *so = &s->ops[o];
-        /* a vendor operator's FLOPs (its graph op's, per shard) run at the vector rate */
-        if (!so->vendor && so->expr.op_class == ROTOR_OP_CONTRACTION) matrix += so->flops * (double)T;
-        else vector += so->flops * (double)T;
-        if (!so->vendor && so->shard == ROTOR_SHARD_REDUCTION && T > 1) /* ring all-reduce: 2 (T - 1) / T of y from each chip */
-            interchip += 2.0 * (double)(T - 1) * (double)rotor_tensor_elements(&so->expr, 0) * (double)e;
-    }
-    double cores = (double)s->chip.cores_per_chip * (double)T, link = (double)r->link_bytes * cores,
-           hbm = (double)s->hbm_bytes * (double)T;
-    const double lim = 9.2e18;
-    if (!(matrix < lim && vector < lim && interchip < lim && link + hbm < lim))
-        return rotor_fail(err, ROTOR_ERR_INPUT, "energy: an event count of the schedule leaves int64");
-    out->matrix_flops = llround(matrix);
-    out->vector_flops = llround(vector);
-    out->hbm_bytes = (int64_t)hbm;
-    /* link_bytes counts the HBM loads too (they reach the cores over the
-     * interconnect): every byte in is written once, and what did not come
-     * from HBM was read from a sending core's SRAM */
-    out->byte_hops = llround(link);
-    out->sram_read_bytes = link > hbm ? llround(link - hbm) : 0;
-    out->sram_write_bytes = llround(link);
-    out->interchip_bytes = llround(interchip);
-    return ROTOR_OK;
-}

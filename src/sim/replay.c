@@ -670,8 +670,8 @@ void preload_replayer_free(preload_replayer *sr, bool keep_sim) {
  * (for whole rows a snake: one hop from row to row; the order measured
  * best, against core order and a chip-wide snake); reversed when `rev`.
  * Else in core order. */
-static void group_path(const preload_replayer *sr, int64_t lo, int64_t hi, bool rev, int64_t *out) {
-    int64_t k = 0, w = sr->w;
+void replay_group_path(int64_t w, int64_t lo, int64_t hi, bool rev, int64_t *out) {
+    int64_t k = 0;
     for (int64_t row = w > 0 ? lo / w : 0; w > 0 && row * w < hi; row++) {
         int64_t a = row * w > lo ? row * w : lo, b = (row + 1) * w < hi ? (row + 1) * w : hi;
         for (int64_t i = 0; i < b - a; i++) out[k++] = row % 2 ? b - 1 - i : a + i;
@@ -685,8 +685,8 @@ static void group_path(const preload_replayer *sr, int64_t lo, int64_t hi, bool 
 }
 
 /* Hops from core c to the nearest edge of the grid (its nearest HBM port). */
-static int64_t edge_hops(const preload_replayer *sr, int64_t c) {
-    int64_t w = sr->w, h = sr->n / w, x = c % w, y = c / w, d = x < w - 1 - x ? x : w - 1 - x;
+int64_t replay_edge_hops(int64_t w, int64_t n, int64_t c) {
+    int64_t h = n / w, x = c % w, y = c / w, d = x < w - 1 - x ? x : w - 1 - x;
     if (y < d) d = y;
     return h - 1 - y < d ? h - 1 - y : d;
 }
@@ -722,8 +722,8 @@ rotor_status replay_preload_groups(preload_replayer *sr, int64_t W, int64_t m, i
         for (int64_t k = 0; k < S; k++) sr->sgroups[k] = 0, sr->sround[k] = -1;
         for (int64_t g = 0; g < G; g++) {
             int64_t lo = g * m, hi = lo + m < n ? lo + m : n;
-            group_path(sr, lo, hi, false, sr->dsts);
-            sr->grev[g] = edge_hops(sr, sr->dsts[hi - lo - 1]) < edge_hops(sr, sr->dsts[0]);
+            replay_group_path(sr->w, lo, hi, false, sr->dsts);
+            sr->grev[g] = replay_edge_hops(sr->w, n, sr->dsts[hi - lo - 1]) < replay_edge_hops(sr->w, n, sr->dsts[0]);
             int64_t k = sr->gport[g] =
                 rotor_sim_hbm_port_nearest(sr->r.sim, sr->dsts[sr->grev[g] ? hi - lo - 1 : 0], &sr->gctrl[g]);
             if (++sr->sgroups[k] > (pace < 0 ? 0 : sr->sgroups[pace])) pace = k;
@@ -737,7 +737,7 @@ rotor_status replay_preload_groups(preload_replayer *sr, int64_t W, int64_t m, i
         int64_t pb = bytes / R + (r < bytes % R);
         if (pb == 0) continue;
         int64_t lo = g * m, hi = lo + m < n ? lo + m : n;
-        group_path(sr, lo, hi, sr->ports && sr->grev[g], sr->dsts);
+        replay_group_path(sr->w, lo, hi, sr->ports && sr->grev[g], sr->dsts);
         /* the stream's previous piece; a stream the previous preload did
          * not use waits for that preload to end */
         sr->deps.n = 0;

@@ -167,5 +167,13 @@ int64_t replay_zero_join(preload_replayer *sr, int op, rotor_status *st, rotor_e
  * ends it (the definition in replay.c says how the pieces flow). */
 rotor_status replay_preload_groups(preload_replayer *sr, int64_t W, int64_t m, int64_t op, int64_t after, int64_t *join,
                                    rotor_error *err);
+/* The cores lo .. hi-1 of a preload group in the order its multicast path
+ * visits them on a mesh of width w (w = 0: not a mesh, core order);
+ * reversed when rev.  The schedule's energy model (hbm/schedenergy.c)
+ * walks the same path. */
+void replay_group_path(int64_t w, int64_t lo, int64_t hi, bool rev, int64_t *out);
+/* Hops from core c of a w-wide mesh of n cores to the grid's nearest edge:
+ * a group's path starts from its end nearer the edge. */
+int64_t replay_edge_hops(int64_t w, int64_t n, int64_t c);
 
 #endif

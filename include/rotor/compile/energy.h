@@ -13,6 +13,7 @@
 #ifndef ROTOR_ENERGY_H
 #define ROTOR_ENERGY_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "rotor/base/chip.h"
@@ -69,5 +70,21 @@ int64_t rotor_energy_vendor_flops(const rotor_chip *chip, double exec_s);
  * bytes, not as a hop. */
 rotor_status rotor_energy_program(const rotor_program *p, const rotor_chip *chip, rotor_energy_counts *out,
                                   rotor_error *err);
+
+/* Adds to *acc the events of one plan of expression e on chip, as
+ * replay_tiles emits them: its sub-tasks on info->cores cores (the FLOPs of
+ * the sub-task's extents, padding included: what the cores execute, and
+ * their operand bytes), its shifts (rotor_place_sender) and its
+ * reduce-scatter.  Hops as rotor_energy_program's.  After an error *acc is
+ * as it was. */
+rotor_status rotor_energy_plan(const rotor_expr *e, const rotor_plan *p, const rotor_plan_info *info,
+                               const rotor_chip *chip, rotor_energy_counts *acc, rotor_error *err);
+
+/* Adds to *acc one transfer of `bytes` from core src to core dst of chip:
+ * bytes x hops (as rotor_energy_program's), read from src's SRAM, written
+ * into dst's, inter-chip bytes when the ends are on different chips.  A
+ * sum that leaves int64 sets *overflow. */
+void rotor_energy_transfer(const rotor_chip *chip, int64_t src, int64_t dst, int64_t bytes, rotor_energy_counts *acc,
+                           bool *overflow);
 
 #endif

@@ -112,17 +112,25 @@ rotor_status rotor_schedule_run(const rotor_schedule *s, rotor_preload_design d,
                                 rotor_schedule_report *out, rotor_error *err);
 void rotor_schedule_report_free(rotor_schedule_report *r);
 
-/* The energy events of one token (decode) or step of design report r over
- * the tensor-parallel chips (docs/energy.md, "Schedules"): every chip's
- * shard FLOPs (contractions on the matrix units, the rest and vendor
- * operators on the vector units), the HBM bytes, the bytes into every
- * core over the interconnect (r->link_bytes per core, HBM loads included)
- * at one hop each, written at the receiver and, less the HBM bytes, read
- * at a sending core, and the ring all-reduces' bytes across chips, 2 (T - 1) times
- * the output's bytes.  It leaves out the sub-tasks' operand traffic, which
- * the compiled program's model counts.  ROTOR_ERR_INPUT when a count
- * leaves int64. */
+/* The energy events of one token (decode) or step of design report r
+ * over the tensor-parallel chips (docs/energy.md, "Schedules";
+ * src/hbm/schedenergy.c): T times one chip's events as
+ * rotor_schedule_replay emits them (rotor_schedule_chip_energy), plus the
+ * ring all-reduces' bytes across chips, 2 (T - 1) times the output's bytes
+ * per reduction-split operator, which the replay models as a delay only.
+ * ROTOR_ERR_INPUT when a count leaves int64 or r is not a report of s;
+ * *out is zeroed after an error. */
 rotor_status rotor_schedule_energy(const rotor_schedule *s, const rotor_schedule_report *r,
                                    rotor_energy_counts *out, rotor_error *err);
+/* One chip's events, the tasks rotor_schedule_replay emits for it counted
+ * without their timing: per operator its preload (HBM bytes, a byte-hop
+ * and an SRAM write per receiving core; on a mesh the path's forwards),
+ * its distribution from peers, and its plan's sub-tasks (the FLOPs of
+ * their padded extents, as the cores execute them, and their operand
+ * bytes), shifts and reduce-scatter (rotor_energy_plan), or a vendor
+ * operator's FLOPs on the vector units.  On all-to-all the simulator's
+ * counts of that replay equal these exactly (tests/test_energy.c). */
+rotor_status rotor_schedule_chip_energy(const rotor_schedule *s, const rotor_schedule_report *r,
+                                        rotor_energy_counts *out, rotor_error *err);
 
 #endif
