@@ -28,6 +28,23 @@ if cmp -s "$out" "$prog"; then ok; else bad "--json and -o differ"; fi
 "$ROTOR" compile bert-base --layers 1 --batch 256,512 >"$out" 2>"$err"
 if [ $? -eq 0 ] && grep -q "^512 " "$out" && grep -q " x$" "$out"; then ok; else bad "sweep: $(cat "$out" "$err")"; fi
 
+# --pipeline (issue 25 item 2, docs/kapla.md "Pipelining"): the segments and
+# their stages are printed, the program carries them, and the options are
+# checked
+"$ROTOR" compile nerf --batch 8 --pipeline -o "$tmpdir/pipe.json" >"$out" 2>"$err" || bad "pipeline: $(cat "$err")"
+if grep -q "^pipelined segments (objective latency): 3, " "$out" &&
+   grep -q "^segment 1: fc1 .. fc3, 8 micro-batches over output dimension 0" "$out" &&
+   grep -q "^pipelined total 19.092 us, unpipelined 21.559 us (1.13x)$" "$out" &&
+   grep -q "^fc2  *MatMul  *2.371  seg 1 " "$out"
+then ok; else bad "pipeline table: $(cat "$out")"; fi
+if grep -q '"segments":' "$tmpdir/pipe.json" && grep -q '"objective":	"latency"' "$tmpdir/pipe.json"; then ok; else bad "the pipelined program lacks its segments"; fi
+expect_out pipeline-batch1 "^segment 1: sigma .. feature, 1 micro-batches" -- compile nerf --batch 1 --pipeline
+expect_out pipeline-help "--pipeline " -- compile --help
+expect_error objective-alone 2 "--objective needs --pipeline" -- compile nerf --objective throughput
+expect_error objective-bogus 2 "--objective: expected latency or throughput, got 'speed'" -- compile nerf --pipeline --objective speed
+expect_error pipeline-baseline 2 "--pipeline conflicts with --baseline vgm" -- compile nerf --pipeline --baseline vgm
+expect_error pipeline-pod 2 "--pipeline: chip 'ipu-pod4' is several chips; pipelining over core groups needs one chip with an all-to-all exchange (docs/kapla.md)" -- compile nerf --chip ipu-pod4 --pipeline
+
 expect_error unknown-model 2 "unknown model 'bert-huge' (the zoo has bert-base" -- compile bert-huge
 expect_error no-model 2 "a model is required" -- compile
 expect_error bad-batch 2 "--batch: expected an integer from 1 to 1048576, got '0'" -- compile bert-base --batch 0

@@ -94,12 +94,13 @@ Test(segment, moves_from_outside_are_chained_from_the_start) {
 }
 
 /* NeRF (8 x 256, 192 samples per ray) at `batch`, compiled with pipelining
- * and its program read back. */
-static void nerf(int64_t batch, rotor_pipeline *p) {
+ * on `threads` search threads, and its program read back. */
+static void nerf(int64_t batch, int threads, rotor_pipeline *p) {
     rotor_chip chip = mk2();
     rotor_error err = {{0}};
     rotor_pipeline_options po = {.model = "nerf", .zoo = {.batch = batch}, .t10 = true, .program = true};
     po.compile.pipeline = true;
+    po.compile.threads = threads;
     cr_assert_eq(rotor_pipeline_run(&po, &chip, p, &err), ROTOR_OK, "%s", err.msg);
 }
 
@@ -151,7 +152,7 @@ static void check_invariants(const rotor_compile_result *r, const rotor_chip *ch
 
 Test(segment, nerf_at_batch_8_streams_three_segments) {
     rotor_pipeline p;
-    nerf(8, &p);
+    nerf(8, 1, &p);
     const rotor_compile_result *r = &p.t10;
     rotor_chip chip = mk2();
     check_invariants(r, &chip);
@@ -196,7 +197,7 @@ Test(segment, nerf_at_batch_1_runs_sigma_and_feature_side_by_side) {
      * run's padding to the systolic array costs more than the overlap);
      * only the two heads that both read fc7 run at once, on two groups. */
     rotor_pipeline p;
-    nerf(1, &p);
+    nerf(1, 0, &p);
     const rotor_compile_result *r = &p.t10;
     rotor_chip chip = mk2();
     check_invariants(r, &chip);
@@ -273,7 +274,10 @@ static void refused(const char *text, const char *field, bool stage, const char 
 
 Test(segment, the_program_reader_refuses_edited_segments) {
     rotor_pipeline p;
-    nerf(8, &p);
+    nerf(8, 2, &p);
+    /* the same schedule as on one thread (nerf_at_batch_8_streams_three_segments) */
+    cr_assert_float_eq(p.t10.total_s, 19.092e-6, 0.0005e-6);
+    cr_assert_eq(p.t10.nsegments, 3);
     rotor_chip chip = mk2();
     char *text;
     rotor_error err = {{0}};

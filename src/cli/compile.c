@@ -64,13 +64,20 @@ static void print_table(const rotor_graph *g, const rotor_compile_result *r, con
     for (int o = 0; o < r->nops; o++) {
         const rotor_op_schedule *s = &r->ops[o];
         double t = s->exec_s + s->setup_s;
-        printf("%-28.28s %-20.20s %11.3f %5.1f%% %11.3f %10lld %10lld\n", g->ops[o].name,
-               g->ops[o].type, t * 1e6, 100 * t / r->total_s, s->setup_s * 1e6,
+        char share[16];
+        if (s->segment) snprintf(share, sizeof share, "seg %d", s->segment);
+        else snprintf(share, sizeof share, "%5.1f%%", 100 * t / r->total_s);
+        printf("%-28.28s %-20.20s %11.3f %6s %11.3f %10lld %10lld\n", g->ops[o].name,
+               g->ops[o].type, t * 1e6, share, s->setup_s * 1e6,
                (long long)s->idle_bytes, (long long)s->active_bytes);
     }
-    printf("\ntotal %.3f us: compute %.3f, communication %.3f, reduction %.3f, setup %.3f, vendor ops %.3f\n",
+    if (r->nsegments)
+        printf("(seg N: a stage of pipelined segment N below; its times here are those it would take unpipelined)\n");
+    printf("\ntotal %.3f us: compute %.3f, communication %.3f, reduction %.3f, setup %.3f, vendor ops %.3f",
            r->total_s * 1e6, r->compute_s * 1e6, r->comm_s * 1e6, r->reduction_s * 1e6,
            r->setup_s * 1e6, r->vendor_s * 1e6);
+    if (r->nsegments) printf(", pipelined runs %.3f", r->pipeline_s * 1e6);
+    printf("\n");
     printf("SRAM per core: idle %lld B, peak %lld B of %lld (%.1f%%); %d operators, %d %s searches, "
            "%d reconciliation steps\n",
            (long long)r->idle_bytes, (long long)r->peak_bytes, (long long)chip->sram_bytes,
