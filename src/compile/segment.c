@@ -508,11 +508,36 @@ static bool micro_count(int64_t m) {
     return m == 1 || m == 3;
 }
 
-/* The best segment over first..last (any stream dimension, micro-batch
- * count and allocation); *ok false when none fits. */
-static rotor_status segment_best(seg_ctx *sx, int first, int last, bool resident, rotor_segment *best, bool *ok,
-                                 rotor_error *err) {
+/* A bound below any one-run (m = 1) candidate of first..last by the
+ * objective (conservative pruning, KAPLA §IV-B): with one run no stage
+ * overlaps the stages it reads, so the segment takes at least the longest
+ * chain of reads, each stage at least its operator's fastest plan on all the
+ * cores (a plan on a group is a plan of the whole chip at the same per-core
+ * rates); the interval, at least the slowest such stage. */
+static double one_run_floor(const seg_ctx *sx, int first, int last) {
+    const compiler *cc = sx->cc;
+    double path[64], worst = 0, longest = 0;
+    for (int o = first; o <= last; o++) {
+        const op_state *s = &cc->st[o];
+        double fastest = cc->fr[s->frontier].v[0].cost.total, before = 0;
+        for (int t = 1; t < cc->g->ops[o].expr.ntensors; t++) {
+            int p = producer_of(cc->g, o, t);
+            if (s->kind[t] == T_ACTIVATION && p >= first && p < o && path[p - first] > before) before = path[p - first];
+        }
+        path[o - first] = before + fastest;
+        if (path[o - first] > longest) longest = path[o - first];
+        if (fastest > worst) worst = fastest;
+    }
+    return sx->opt->objective == ROTOR_OBJECTIVE_THROUGHPUT ? worst : longest;
+}
+
+/* The best segment over first..last costing less than `budget` by the
+ * objective (any stream dimension, micro-batch count and allocation); *ok
+ * false when none fits or beats it. */
+static rotor_status segment_best(seg_ctx *sx, int first, int last, bool resident, double budget,
+                                 rotor_segment *best, bool *ok, rotor_error *err) {
     const rotor_graph *g = sx->cc->g;
+    bool one_run = one_run_floor(sx, first, last) < budget;
     int64_t maxm = sx->opt->max_micro > 0 ? sx->opt->max_micro : DEFAULT_MICRO;
     int maxrank = 0;
     for (int o = first; o <= last; o++)
@@ -532,7 +557,7 @@ static rotor_status segment_best(seg_ctx *sx, int first, int last, bool resident
         for (int d = 0; d < maxrank; d++)
             for (int64_t m = 1; m <= maxm; m++) {
                 if (!micro_count(m)) continue;
-                if (m == 1 && d > 0) continue; /* one run: the dimension does not matter */
+                if (m == 1 && (d > 0 || !one_run)) continue; /* one run: the dimension does not matter */
                 /* m must slice some stage, and stream some tensor (else
                  * micro-batches only add rounds) */
                 bool streams = m == 1;
@@ -556,7 +581,7 @@ static rotor_status segment_best(seg_ctx *sx, int first, int last, bool resident
                     rotor_segment_free(best);
                     return st;
                 }
-                if (fits && (!*ok || seg_cost(sx, &s) < seg_cost(sx, best))) {
+                if (fits && seg_cost(sx, &s) < budget && (!*ok || seg_cost(sx, &s) < seg_cost(sx, best))) {
                     rotor_segment_free(best);
                     *best = s;
                     *ok = true;
@@ -597,9 +622,10 @@ static rotor_status choose(seg_ctx *sx, bool resident, rotor_segment **segs, int
             if (cc->st[first].frontier < 0 || cc->st[o].frontier < 0) break; /* vendor ops keep every core */
             rotor_segment *s = &cand[(size_t)o * (size_t)maxs + (size_t)len - 1];
             bool ok;
-            if ((st = segment_best(sx, first, o, resident, s, &ok, err))) break;
+            double pen = penalty(sx, first, o, gone);
+            if ((st = segment_best(sx, first, o, resident, cost[j] - cost[first] - pen, s, &ok, err))) break;
             if (!ok) continue;
-            double c = cost[first] + seg_cost(sx, s) + penalty(sx, first, o, gone);
+            double c = cost[first] + seg_cost(sx, s) + pen;
             if (c < cost[j]) {
                 cost[j] = c;
                 from[j] = first;
