@@ -11,6 +11,8 @@
 
 #include "rotor/compile/compile.h"
 #include "rotor/compile/program.h"
+#include "rotor/compile/segment.h"
+#include "rotor/op/search.h"
 #include "rotor/run/run.h"
 
 /* X[64x32] -> MatMul(W[32x48]) -> Relu -> Y: the Relu reads the MatMul's
@@ -396,5 +398,56 @@ Test(run, a_pipelined_program_gives_the_unpipelined_outputs) {
     free(xd);
     rotor_program_free(&flat);
     rotor_program_free(&piped);
+    rotor_graph_free(&g);
+}
+
+/* The pipeline starts a streamed stage's run i after its producer's run i
+ * alone, so a run must read nothing else.  Edited so that the MLP's first
+ * Add (streamed over the columns, as the MatMul before it) runs over rows
+ * instead, its run 1 reads columns the MatMul writes in later runs: the run
+ * refuses the program, naming the tensor, the run and the element. */
+Test(run, a_stage_reading_what_its_producer_has_not_written_yet_is_refused) {
+    rotor_error err = {{0}};
+    rotor_chip chip;
+    cr_assert_eq(rotor_chip_preset("ipu-mk2", &chip, &err), ROTOR_OK);
+    cr_assert_eq(rotor_chip_set(&chip, "cores_per_chip=256", &err), ROTOR_OK, "%s", err.msg);
+    rotor_graph g;
+    int x;
+    mlp(&g, &x);
+    rotor_program p;
+    mlp_program(&g, &chip, true, &p);
+    /* the segment mm1 .. add1, add1 streamed from mm1 over the columns */
+    cr_assert_geq(p.nsegments, 1);
+    rotor_segment *sg = &p.segments[0];
+    cr_assert_eq(sg->first, 0);
+    cr_assert_eq(sg->dim, 1);
+    cr_assert_gt(sg->micro, 1);
+    rotor_stage *add = &sg->stages[1];
+    cr_assert(add->streamed[1], "add1 reads mm1 run for run");
+    const rotor_expr *e = &g.ops[1].expr;
+    add->axis = rotor_expr_axis(e, "m");
+    cr_assert_eq(rotor_segment_micro_expr(e, add->axis, sg->micro, &add->micro, &err), ROTOR_OK, "%s", err.msg);
+    rotor_chip gc = rotor_segment_group_chip(&chip, add->cores);
+    rotor_search_options so = {0};
+    rotor_search_result r;
+    cr_assert_eq(rotor_search(&add->micro, &gc, &so, &r, &err), ROTOR_OK, "%s", err.msg);
+    add->plan = r.best;
+    rotor_search_result_free(&r);
+    double *xd = calloc(512 * 64, sizeof *xd);
+    double **in = calloc((size_t)g.nvalues, sizeof *in);
+    in[x] = xd;
+    rotor_run_options ro = {.program = &p, .chip = &chip};
+    rotor_run_result res;
+    cr_assert_eq(rotor_run(&g, (const double *const *)in, &ro, &res, &err), ROTOR_ERR_INPUT);
+    /* run 1 holds the first 512 / micro rows: their column 0 came in mm1's run 1, column
+     * 256 / micro in its run 2 */
+    char want[200];
+    snprintf(want, sizeof want, "op 'add1' (Add): the segment streams tensor A run for run, but run 1 reads element "
+             "%lld of 'mm1', which its producer wrote in run 2", (long long)(256 / sg->micro));
+    cr_assert_str_eq(err.msg, want);
+    cr_assert_null(res.values);
+    free(in);
+    free(xd);
+    rotor_program_free(&p);
     rotor_graph_free(&g);
 }

@@ -21,8 +21,11 @@
  *    comes along), the others are whole in every run.  The stages follow
  *    the graph's order, and a streamed run i reads only its producer's run
  *    i, so running each stage's runs in turn gives the values the
- *    interleaved pipeline gives.  Its SRAM bound is what the compiler left
- *    the operator less the pipeline's buffers (rotor_stage_buffer_bytes).
+ *    interleaved pipeline gives.  What the pipeline's order relies on is
+ *    checked instead: a tensor the segment streams run for run (streamed)
+ *    reads in run i only elements its producer wrote in run i.  Its SRAM
+ *    bound is what the compiler left the operator less the pipeline's
+ *    buffers (rotor_stage_buffer_bytes).
  *  - Expression operators compute float32 values (the emulator's type);
  *    an operator over another type is refused until rotor supports it.
  *    Vendor kernels compute in double on any type. */
@@ -165,19 +168,18 @@ typedef struct run_ctx {
     double **vals;
     rotor_run_result *res;
     double *stage_s; /* per operator that is a stage: one run's emulated time */
+    int32_t **run_of; /* per value a stage wrote in runs: each element's run (run_stage) */
 } run_ctx;
 
-/* Copies the box at offset off of extents part[] out of (gather) or into
- * (scatter) the row-major array whole of extents ext[], nd dimensions. */
-static void copy_box(float *whole, const int64_t *ext, float *box, const int64_t *off, const int64_t *part, int nd,
-                     bool gather) {
+/* at[k] for each element k of the box at offset off of extents part[]
+ * (row-major): its position in the row-major array of extents ext[]. */
+static void box_positions(const int64_t *ext, const int64_t *off, const int64_t *part, int nd, int64_t *at) {
     int64_t idx[ROTOR_MAX_DIMS] = {0}, n = 1;
     for (int d = 0; d < nd; d++) n *= part[d];
     for (int64_t k = 0; k < n; k++) {
-        int64_t at = 0;
-        for (int d = 0; d < nd; d++) at = at * ext[d] + off[d] + idx[d];
-        if (gather) box[k] = whole[at];
-        else whole[at] = box[k];
+        int64_t a = 0;
+        for (int d = 0; d < nd; d++) a = a * ext[d] + off[d] + idx[d];
+        at[k] = a;
         for (int d = nd - 1; d >= 0; d--) {
             if (++idx[d] < part[d]) break;
             idx[d] = 0;
@@ -197,11 +199,32 @@ static void run_offset(const rotor_stage *s, const rotor_expr *e, int t, int64_t
     }
 }
 
+/* The segment streams tensor t of stage s run for run (streamed[t]): run i
+ * may read only what its producer's run i wrote (c->run_of).  Otherwise the
+ * program's pipeline would start run i before its data exists. */
+static rotor_status check_streamed(run_ctx *c, int o, int t, int64_t i, const int64_t *at, int64_t n,
+                                   const int64_t *map, rotor_error *err) {
+    const rotor_graph *g = c->g;
+    int v = g->ops[o].tensor_value[t];
+    const int32_t *r = c->run_of[v];
+    for (int64_t k = 0; k < n; k++) {
+        int64_t pos = map ? map[at[k]] : at[k];
+        if (pos < 0 || (r && r[pos] == i)) continue;
+        char when[48] = "not run by run";
+        if (r) snprintf(when, sizeof when, "in run %lld", (long long)r[pos] + 1);
+        return OPFAIL(g, o, ROTOR_ERR_INPUT, "the segment streams tensor %s run for run, but run %lld reads "
+                      "element %lld of '%s', which its producer wrote %s", g->ops[o].expr.tensors[t].name,
+                      (long long)i + 1, (long long)pos, g->values[v].name, when);
+    }
+    return ROTOR_OK;
+}
+
 /* Operator o as stage s of its segment (run.c's header): its runs in turn on
- * the group's chip, in[] and y the whole tensors.  *run_s gets one run's
- * emulated time (the stage's runs share one shape, plan and time). */
-static rotor_status run_stage(run_ctx *c, int o, const rotor_stage *s, float *const *in, float *y, double *run_s,
-                              rotor_error *err) {
+ * the group's chip, in[] and y the whole tensors, map[] their views
+ * (tensor_map).  *run_s gets one run's emulated time (the stage's runs share
+ * one shape, plan and time). */
+static rotor_status run_stage(run_ctx *c, int o, const rotor_stage *s, float *const *in, float *y,
+                              int64_t *const *map, double *run_s, rotor_error *err) {
     const rotor_graph *g = c->g;
     const rotor_expr *e = &g->ops[o].expr;
     const rotor_program *p = c->opt->program;
@@ -225,43 +248,65 @@ static rotor_status run_stage(run_ctx *c, int o, const rotor_stage *s, float *co
         run_op_prefix(g, o, err);
         return st;
     }
-    int64_t ext[ROTOR_MAX_TENSORS][ROTOR_MAX_DIMS], part[ROTOR_MAX_TENSORS][ROTOR_MAX_DIMS];
+    int64_t ext[ROTOR_MAX_TENSORS][ROTOR_MAX_DIMS], part[ROTOR_MAX_TENSORS][ROTOR_MAX_DIMS], n[ROTOR_MAX_TENSORS];
     float *box[ROTOR_MAX_TENSORS] = {NULL};
+    int64_t *at[ROTOR_MAX_TENSORS] = {NULL};
     const float *run_in[ROTOR_MAX_TENSORS] = {NULL};
     for (int t = 0; t < e->ntensors && !st; t++) {
         rotor_emu_tensor_elems(e, t, ext[t]);
-        int64_t n = rotor_emu_tensor_elems(&s->micro, t, part[t]);
+        n[t] = rotor_emu_tensor_elems(&s->micro, t, part[t]);
         bool sliced = s->axis >= 0 && e->tensors[t].has_axis[s->axis];
-        if (t > 0 && !sliced) run_in[t] = in[t]; /* whole in every run */
-        else if (!(box[t] = malloc(sizeof(float) * (size_t)(n ? n : 1)))) st = rotor_nomem(err);
-        if (t > 0 && sliced) run_in[t] = box[t];
+        if (t > 0 && !sliced) {
+            run_in[t] = in[t]; /* whole in every run */
+            continue;
+        }
+        box[t] = malloc(sizeof(float) * (size_t)(n[t] ? n[t] : 1));
+        at[t] = malloc(sizeof(int64_t) * (size_t)(n[t] ? n[t] : 1));
+        if (!box[t] || !at[t]) st = rotor_nomem(err);
+        run_in[t] = box[t];
     }
+    /* the runs each element of the output was written in, for the stages
+     * that stream it (check_streamed) */
+    int v0 = g->ops[o].tensor_value[0];
+    if (!st && s->runs > 1 && !c->run_of[v0] &&
+        !(c->run_of[v0] = malloc(sizeof(int32_t) * (size_t)(g->values[v0].elements ? g->values[v0].elements : 1))))
+        st = rotor_nomem(err);
     double worst = 0;
     for (int64_t i = 0; i < s->runs && !st; i++) {
         int64_t off[ROTOR_MAX_DIMS];
-        for (int t = 1; t < e->ntensors; t++)
-            if (box[t]) {
-                run_offset(s, e, t, i, off);
-                copy_box(in[t], ext[t], box[t], off, part[t], e->tensors[t].ndims, true);
-            }
+        for (int t = 1; t < e->ntensors && !st; t++) {
+            if (!box[t]) continue;
+            run_offset(s, e, t, i, off);
+            box_positions(ext[t], off, part[t], e->tensors[t].ndims, at[t]);
+            for (int64_t k = 0; k < n[t]; k++) box[t][k] = in[t][at[t][k]];
+            if (s->streamed[t]) st = check_streamed(c, o, t, i, at[t], n[t], map[t], err);
+        }
         rotor_emu_result er;
-        if ((st = rotor_emu_run(pl, &gc, &eo, run_in, box[0], &er, err))) {
+        if (!st && (st = rotor_emu_run(pl, &gc, &eo, run_in, box[0], &er, err))) {
             char prefix[200];
             snprintf(prefix, sizeof prefix, "op '%s' (%s), stage %d of segment %d, run %lld of %lld", g->ops[o].name,
                      g->ops[o].type, o - p->segments[po->segment - 1].first + 1, po->segment, (long long)i + 1,
                      (long long)s->runs);
             rotor_error_prefix(err, prefix);
-            break;
         }
+        if (st) break;
         run_offset(s, e, 0, i, off);
-        copy_box(y, ext[0], box[0], off, part[0], e->tensors[0].ndims, false);
+        box_positions(ext[0], off, part[0], e->tensors[0].ndims, at[0]);
+        for (int64_t k = 0; k < n[0]; k++) {
+            y[at[0][k]] = box[0][k];
+            int64_t pos = map[0] ? map[0][at[0][k]] : at[0][k];
+            if (s->runs > 1 && pos >= 0) c->run_of[v0][pos] = (int32_t)i;
+        }
         double t_run = s->plan.cost.compute + er.exchange_time + er.reduction_time;
         if (t_run > worst) worst = t_run;
         if (er.memory_per_core + others > c->res->peak_bytes) c->res->peak_bytes = er.memory_per_core + others;
         c->res->stage_runs++;
     }
     *run_s = worst;
-    for (int t = 0; t < ROTOR_MAX_TENSORS; t++) free(box[t]);
+    for (int t = 0; t < ROTOR_MAX_TENSORS; t++) {
+        free(box[t]);
+        free(at[t]);
+    }
     rotor_place_free(pl);
     return st;
 }
@@ -301,6 +346,7 @@ static rotor_status run_expression(run_ctx *c, int o, rotor_error *err) {
     }
     rotor_status st = ROTOR_OK;
     float *in[ROTOR_MAX_TENSORS] = {NULL};
+    int64_t *maps[ROTOR_MAX_TENSORS] = {NULL}; /* kept for a stage's checks */
     int64_t *ymap = NULL, yn = 0;
     float *y = NULL;
     double *ref = NULL, *mag = NULL;
@@ -308,21 +354,21 @@ static rotor_status run_expression(run_ctx *c, int o, rotor_error *err) {
     for (int t = 1; t < e->ntensors && !st; t++) {
         int64_t *map, n;
         if ((st = tensor_map(g, o, t, &map, &n, err))) break;
+        maps[t] = map;
         in[t] = malloc(sizeof(float) * (size_t)(n ? n : 1));
         if (!in[t]) {
-            free(map);
             st = rotor_nomem(err);
             break;
         }
         const double *src = c->vals[op->tensor_value[t]];
         for (int64_t k = 0; k < n; k++) in[t][k] = (float)(map ? (map[k] < 0 ? 0.0 : src[map[k]]) : src[k]);
-        free(map);
     }
     if (!st) st = tensor_map(g, o, 0, &ymap, &yn, err);
+    maps[0] = ymap;
     if (!st && !(y = malloc(sizeof *y * (size_t)(yn ? yn : 1)))) st = rotor_nomem(err);
     if (!st && p && p->ops[o].segment) {
         const rotor_segment *sg = &p->segments[p->ops[o].segment - 1];
-        st = run_stage(c, o, &sg->stages[o - sg->first], in, y, &c->stage_s[o], err);
+        st = run_stage(c, o, &sg->stages[o - sg->first], in, y, maps, &c->stage_s[o], err);
         if (!st) c->res->ops_emulated++;
         if (!st && o == sg->last) st = segment_done(c, sg, err);
     } else if (!st && p) {
@@ -362,6 +408,7 @@ static rotor_status run_expression(run_ctx *c, int o, rotor_error *err) {
     }
     rotor_place_free(pl);
     for (int t = 0; t < ROTOR_MAX_TENSORS; t++) free(in[t]);
+    for (int t = 1; t < ROTOR_MAX_TENSORS; t++) free(maps[t]);
     free(ymap);
     free(y);
     free(ref);
@@ -399,7 +446,8 @@ rotor_status rotor_run(const rotor_graph *g, const double *const *inputs, const 
     }
     run_ctx c = {.g = g, .opt = opt, .vals = out->values, .res = out};
     if (opt && opt->program && opt->program->nsegments &&
-        !(c.stage_s = calloc((size_t)g->nops, sizeof *c.stage_s)))
+        (!(c.stage_s = calloc((size_t)g->nops, sizeof *c.stage_s)) ||
+         !(c.run_of = calloc((size_t)(g->nvalues ? g->nvalues : 1), sizeof *c.run_of))))
         st = rotor_nomem(err);
     for (int v = 0; v < g->nvalues && !st; v++) {
         const rotor_value *x = &g->values[v];
@@ -440,6 +488,8 @@ rotor_status rotor_run(const rotor_graph *g, const double *const *inputs, const 
             st = rotor_fail(err, ROTOR_ERR_INPUT, "output '%s' has no value (a constant whose elements the graph "
                             "does not carry, or an input not given)", g->values[v].name);
     free(c.stage_s);
+    for (int v = 0; c.run_of && v < g->nvalues; v++) free(c.run_of[v]);
+    free(c.run_of);
     if (st) rotor_run_result_free(out);
     return st;
 }
