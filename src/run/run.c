@@ -219,6 +219,16 @@ static rotor_status check_streamed(run_ctx *c, int o, int t, int64_t i, const in
     return ROTOR_OK;
 }
 
+/* What a stage's core holds beside its plan, per core: every other
+ * operator's idle layout as the unpipelined schedule keeps it (the
+ * program's idle bytes less what resident stage weights add), the live
+ * activations, and the buffers the pipeline adds; as segment.c bounds it. */
+static int64_t stage_others(const rotor_program *p, int o, const rotor_stage *s) {
+    int64_t added = 0;
+    for (int k = 0; k < p->nsegments; k++) added += p->segments[k].idle_added;
+    return p->idle_bytes - added - p->ops[o].idle_bytes + p->ops[o].live_bytes + rotor_stage_buffer_bytes(s);
+}
+
 /* Operator o as stage s of its segment (run.c's header): its runs in turn on
  * the group's chip, in[] and y the whole tensors, map[] their views
  * (tensor_map).  *run_s gets one run's emulated time (the stage's runs share
@@ -230,13 +240,7 @@ static rotor_status run_stage(run_ctx *c, int o, const rotor_stage *s, float *co
     const rotor_program *p = c->opt->program;
     const rotor_program_op *po = &p->ops[o];
     rotor_chip gc = rotor_segment_group_chip(c->opt->chip, s->cores);
-    /* beside the stage: every other operator's idle layout as the
-     * unpipelined schedule keeps it (the program's idle bytes less what
-     * resident stage weights add), the live activations, and the buffers
-     * the pipeline adds */
-    int64_t added = 0;
-    for (int k = 0; k < p->nsegments; k++) added += p->segments[k].idle_added;
-    int64_t others = p->idle_bytes - added - po->idle_bytes + po->live_bytes + rotor_stage_buffer_bytes(s);
+    int64_t others = stage_others(p, o, s);
     rotor_emu_options eo = {.sram_bytes = c->opt->chip->sram_bytes - others};
     if (eo.sram_bytes <= 0)
         return OPFAIL(g, o, ROTOR_ERR_NOFIT, "as a stage: the other operators' idle layouts, the live activations "
