@@ -100,8 +100,29 @@ expect_out r18-ops "histogram: Add 29, Conv 20, Relu 17, Flatten 1, Gemm 1, Glob
     model "$tmpdir/r18.onnx"
 expect_out r18-flops "3.635 GFLOP" -- model "$tmpdir/r18.onnx"
 rm -f "$tmpdir/r18.onnx"
+# Pipelined segments (docs/run.md): the generator's MLP at 1,024 rows on a
+# 256-core IPU, compiled with --pipeline, streams its layers in 16
+# micro-batches; every stage runs its plan run by run on its group.  Its
+# output must match the unpipelined program's (written by -o and checked as
+# the reference of a --check set; the inputs are the same deterministic
+# values) and the direct execution's, each within the run's tolerance.
+mkdir -p "$tmpdir/mlp/test_data_set_0"
+if "$ONNXGEN" mlp "$tmpdir/mlp/model.onnx" --batch 1024; then ok; else bad "onnxgen mlp failed"; fi
+expect_out mlp-flat "^PASS$" -- run "$tmpdir/mlp/model.onnx" --set cores_per_chip=256 -o "$tmpdir/mlp/test_data_set_0"
+if grep -q "segment" "$out"; then bad "mlp-flat: an unpipelined program ran segments"; else ok; fi
+mv "$tmpdir/mlp/test_data_set_0/y.pb" "$tmpdir/mlp/test_data_set_0/output_0.pb"
+expect_out mlp-pipelined "^PASS  y  *1024x4  *vs direct: .*(0 beyond tolerance)  vs reference 'y': .*(0 beyond)$" -- \
+    run --check "$tmpdir/mlp" --pipeline --set cores_per_chip=256
+for line in "segment 1 ran pipelined: fc1.matmul .. relu1, 3 stages, 16 micro-batches over output dimension 1:" \
+    "pipelined: 4 segments, 144 stage runs emulated on their groups" "^PASS$"; do
+    if grep -q -- "$line" "$out"; then ok; else bad "mlp-pipelined: stdout lacks '$line': $(tail -4 "$out")"; fi
+done
+expect_error pipeline-direct 2 "--pipeline and --direct: --pipeline compiles the program" -- \
+    run "$tmpdir/mlp/model.onnx" --pipeline --direct
+expect_error objective-alone 2 "--objective needs --pipeline" -- run "$tmpdir/mlp/model.onnx" --objective throughput
+rm -rf "$tmpdir/mlp"
 if "$ONNXGEN" vgg "$tmpdir/x.onnx" 2>"$err"; then bad "onnxgen vgg: exit 0"
-elif grep -q "onnxgen: unknown model 'vgg' (known: resnet-18, tiny-cnn)" "$err"; then ok
+elif grep -q "onnxgen: unknown model 'vgg' (known: resnet-18, tiny-cnn, mlp)" "$err"; then ok
 else bad "onnxgen vgg: $(cat "$err")"; fi
 
 finish cli_run

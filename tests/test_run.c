@@ -5,11 +5,14 @@
 #include <criterion/criterion.h>
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "rotor/compile/compile.h"
 #include "rotor/compile/program.h"
+#include "rotor/compile/segment.h"
+#include "rotor/op/search.h"
 #include "rotor/run/run.h"
 
 /* X[64x32] -> MatMul(W[32x48]) -> Relu -> Y: the Relu reads the MatMul's
@@ -242,5 +245,209 @@ Test(run, a_kernel_reads_constant_parameters_from_their_attributes) {
     /* row [0, 0, 0, 8]: mean 2, variance 12 */
     cr_assert_float_eq(r.values[y][7], 6 / sqrt(12.0) * 2 + 0.5, 1e-12);
     rotor_run_result_free(&r);
+    rotor_graph_free(&g);
+}
+
+/* ---- pipelined segments (docs/run.md, "Pipelined segments") ---------------- */
+
+/* A value named name of rows x cols; with data when w (weights, sin-spread). */
+static int mlp_value(rotor_graph *g, const char *name, int64_t rows, int64_t cols, bool w) {
+    rotor_error err = {{0}};
+    int v;
+    int64_t shape[2] = {rows, cols};
+    cr_assert_eq(rotor_graph_add_value(g, name, ROTOR_DTYPE_F32, rows ? 2 : 1, rows ? shape : shape + 1,
+                                       w ? ROTOR_ROLE_WEIGHT : ROTOR_ROLE_ACTIVATION, &v, &err), ROTOR_OK, "%s",
+                 err.msg);
+    if (w) {
+        int64_t n = (rows ? rows : 1) * cols;
+        double *d = malloc(sizeof *d * (size_t)n);
+        /* about unit variance out for unit variance in: +-sqrt(3 / fan_in) */
+        double scale = rows ? sqrt(3.0 / (double)rows) : 0.1;
+        for (int64_t k = 0; k < n; k++) d[k] = scale * sin((double)(k + 17 * v) * 0.731);
+        cr_assert_eq(rotor_graph_set_data(g, v, d, &err), ROTOR_OK);
+        free(d);
+    }
+    return v;
+}
+
+/* One expression operator of g reading in0 (and in1), writing out. */
+static void mlp_op(rotor_graph *g, const char *name, const char *type, const char *expr, const char *dims, int out,
+                   int in0, int in1) {
+    rotor_error err = {{0}};
+    int ins[2] = {in0, in1};
+    rotor_op_desc d = {.name = name, .type = type, .expr = expr, .dims = dims, .tensor_value = {out, in0, in1},
+                       .inputs = ins, .ninputs = in1 >= 0 ? 2 : 1, .outputs = &out, .noutputs = 1};
+    cr_assert_eq(rotor_graph_add_op(g, &d, NULL, &err), ROTOR_OK, "%s", err.msg);
+}
+
+/* A NeRF-like MLP as rotor run imports one (tools/onnxgen mlp, ungrouped):
+ * X[512 x 64] -> (MatMul, Add bias, Relu) 256 wide, twice -> MatMul, Add to
+ * 4 outputs Y. */
+static void mlp(rotor_graph *g, int *x) {
+    rotor_error err = {{0}};
+    rotor_graph_init(g, "mlp");
+    *x = mlp_value(g, "x", 512, 64, false);
+    int h = *x;
+    int64_t in = 64;
+    for (int l = 1; l <= 3; l++) {
+        int64_t n = l < 3 ? 256 : 4;
+        char name[32], dims[64];
+        snprintf(name, sizeof name, "w%d", l);
+        int w = mlp_value(g, name, in, n, true);
+        snprintf(name, sizeof name, "b%d", l);
+        int b = mlp_value(g, name, 0, n, true);
+        snprintf(name, sizeof name, "mm%d", l);
+        int m = mlp_value(g, name, 512, n, false);
+        snprintf(dims, sizeof dims, "m=512,k=%lld,n=%lld", (long long)in, (long long)n);
+        mlp_op(g, name, "MatMul", "Y[m,n] += A[m,k] * B[k,n]", dims, m, h, w);
+        snprintf(name, sizeof name, "add%d", l);
+        int a = mlp_value(g, name, 512, n, false);
+        snprintf(dims, sizeof dims, "m=512,n=%lld", (long long)n);
+        mlp_op(g, name, "Add", "Y[m,n] = A[m,n] + B[n]", dims, a, m, b);
+        h = a;
+        if (l < 3) {
+            snprintf(name, sizeof name, "relu%d", l);
+            int r = mlp_value(g, name, 512, n, false);
+            mlp_op(g, name, "Relu", "Y[m,n] = relu(X[m,n])", dims, r, a, -1);
+            h = r;
+        }
+        in = n;
+    }
+    cr_assert_eq(rotor_graph_set_output(g, h, &err), ROTOR_OK);
+}
+
+static void mlp_program(const rotor_graph *g, const rotor_chip *chip, bool pipeline, rotor_program *p) {
+    rotor_error err = {{0}};
+    rotor_compile_options o = {.pipeline = pipeline};
+    rotor_compile_result r;
+    cr_assert_eq(rotor_compile(g, chip, &o, &r, &err), ROTOR_OK, "%s", err.msg);
+    char *text = NULL;
+    cr_assert_eq(rotor_program_write(g, chip, &r, &text, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_program_parse(text, "mlp", chip, p, &err), ROTOR_OK, "%s", err.msg);
+    free(text);
+    rotor_compile_result_free(&r);
+}
+
+/* The largest |x - ref| beyond docs/run.md's tolerance 1e-5 + 1e-3 |ref|
+ * (0: within it everywhere). */
+static double beyond_tolerance(const double *x, const double *ref, int64_t n) {
+    double worst = 0;
+    for (int64_t k = 0; k < n; k++) {
+        double over = fabs(x[k] - ref[k]) - (1e-5 + 1e-3 * fabs(ref[k]));
+        if (!(over <= worst)) worst = over; /* NaN counts */
+    }
+    return worst;
+}
+
+/* Issue 25: a pipelined program gives the outputs of the unpipelined one.
+ * On a 256-core IPU the compiler streams the MLP's layers in micro-batches
+ * (segments of MatMul, Add and Relu over the columns or rows); every stage
+ * runs its stage plan run by run on its group, and the outputs match the
+ * unpipelined program's and the direct execution's. */
+Test(run, a_pipelined_program_gives_the_unpipelined_outputs) {
+    rotor_error err = {{0}};
+    rotor_chip chip;
+    cr_assert_eq(rotor_chip_preset("ipu-mk2", &chip, &err), ROTOR_OK);
+    cr_assert_eq(rotor_chip_set(&chip, "cores_per_chip=256", &err), ROTOR_OK, "%s", err.msg);
+    rotor_graph g;
+    int x;
+    mlp(&g, &x);
+    rotor_program flat, piped;
+    mlp_program(&g, &chip, false, &flat);
+    mlp_program(&g, &chip, true, &piped);
+    cr_assert_eq(flat.nsegments, 0);
+    cr_assert_geq(piped.nsegments, 1);
+    /* not vacuous: some stage streams in more than one run */
+    int64_t runs = 0, most = 0;
+    for (int s = 0; s < piped.nsegments; s++)
+        for (int k = 0; k < piped.segments[s].nstages; k++) {
+            runs += piped.segments[s].stages[k].runs;
+            if (piped.segments[s].stages[k].runs > most) most = piped.segments[s].stages[k].runs;
+        }
+    cr_assert_gt(most, 1, "no stage runs in micro-batches");
+    double *xd = malloc(sizeof *xd * 512 * 64);
+    for (int k = 0; k < 512 * 64; k++) xd[k] = cos(k * 0.013);
+    double **in = calloc((size_t)g.nvalues, sizeof *in);
+    in[x] = xd;
+    rotor_run_options ro = {.program = &flat, .chip = &chip};
+    rotor_run_result a, b, direct;
+    cr_assert_eq(rotor_run(&g, (const double *const *)in, &ro, &a, &err), ROTOR_OK, "%s", err.msg);
+    ro.program = &piped;
+    cr_assert_eq(rotor_run(&g, (const double *const *)in, &ro, &b, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_run(&g, (const double *const *)in, NULL, &direct, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(a.segments_run, 0);
+    cr_assert_eq(a.stage_runs, 0);
+    cr_assert_eq(b.segments_run, piped.nsegments);
+    cr_assert_eq(b.stage_runs, runs, "every run of every stage emulated");
+    cr_assert_eq(b.ops_emulated, 8);
+    int y = rotor_graph_find_value(&g, "add3");
+    cr_assert_eq(beyond_tolerance(b.values[y], a.values[y], 512 * 4), 0, "pipelined vs unpipelined");
+    cr_assert_eq(beyond_tolerance(a.values[y], direct.values[y], 512 * 4), 0, "unpipelined vs direct");
+    cr_assert_eq(beyond_tolerance(b.values[y], direct.values[y], 512 * 4), 0, "pipelined vs direct");
+    /* and every intermediate value the segments wrote, element for element */
+    for (int v = 0; v < g.nvalues; v++)
+        if (g.values[v].producer >= 0)
+            cr_assert_eq(beyond_tolerance(b.values[v], direct.values[v], g.values[v].elements), 0, "'%s'",
+                         g.values[v].name);
+    /* the emulated time follows the segments' recursion: the model's total */
+    cr_assert_float_eq(b.emulated_s, piped.total_s, 1e-3 * piped.total_s);
+    rotor_run_result_free(&a);
+    rotor_run_result_free(&b);
+    rotor_run_result_free(&direct);
+    free(in);
+    free(xd);
+    rotor_program_free(&flat);
+    rotor_program_free(&piped);
+    rotor_graph_free(&g);
+}
+
+/* The pipeline starts a streamed stage's run i after its producer's run i
+ * alone, so a run must read nothing else.  Edited so that the MLP's first
+ * Add (streamed over the columns, as the MatMul before it) runs over rows
+ * instead, its run 1 reads columns the MatMul writes in later runs: the run
+ * refuses the program, naming the tensor, the run and the element. */
+Test(run, a_stage_reading_what_its_producer_has_not_written_yet_is_refused) {
+    rotor_error err = {{0}};
+    rotor_chip chip;
+    cr_assert_eq(rotor_chip_preset("ipu-mk2", &chip, &err), ROTOR_OK);
+    cr_assert_eq(rotor_chip_set(&chip, "cores_per_chip=256", &err), ROTOR_OK, "%s", err.msg);
+    rotor_graph g;
+    int x;
+    mlp(&g, &x);
+    rotor_program p;
+    mlp_program(&g, &chip, true, &p);
+    /* the segment mm1 .. add1, add1 streamed from mm1 over the columns */
+    cr_assert_geq(p.nsegments, 1);
+    rotor_segment *sg = &p.segments[0];
+    cr_assert_eq(sg->first, 0);
+    cr_assert_eq(sg->dim, 1);
+    cr_assert_gt(sg->micro, 1);
+    rotor_stage *add = &sg->stages[1];
+    cr_assert(add->streamed[1], "add1 reads mm1 run for run");
+    const rotor_expr *e = &g.ops[1].expr;
+    add->axis = rotor_expr_axis(e, "m");
+    cr_assert_eq(rotor_segment_micro_expr(e, add->axis, sg->micro, &add->micro, &err), ROTOR_OK, "%s", err.msg);
+    rotor_chip gc = rotor_segment_group_chip(&chip, add->cores);
+    rotor_search_options so = {0};
+    rotor_search_result r;
+    cr_assert_eq(rotor_search(&add->micro, &gc, &so, &r, &err), ROTOR_OK, "%s", err.msg);
+    add->plan = r.best;
+    rotor_search_result_free(&r);
+    double *xd = calloc(512 * 64, sizeof *xd);
+    double **in = calloc((size_t)g.nvalues, sizeof *in);
+    in[x] = xd;
+    rotor_run_options ro = {.program = &p, .chip = &chip};
+    rotor_run_result res;
+    cr_assert_eq(rotor_run(&g, (const double *const *)in, &ro, &res, &err), ROTOR_ERR_INPUT);
+    /* run 1 holds the first 512 / micro rows: their column 0 came in mm1's run 1, column
+     * 256 / micro in its run 2 */
+    char want[200];
+    snprintf(want, sizeof want, "op 'add1' (Add): the segment streams tensor A run for run, but run 1 reads element "
+             "%lld of 'mm1', which its producer wrote in run 2", (long long)(256 / sg->micro));
+    cr_assert_str_eq(err.msg, want);
+    cr_assert_null(res.values);
+    free(in);
+    free(xd);
+    rotor_program_free(&p);
     rotor_graph_free(&g);
 }

@@ -3,12 +3,18 @@
  *
  *   build/onnxgen resnet-18 FILE.onnx [--batch N]
  *   build/onnxgen tiny-cnn FILE.onnx
+ *   build/onnxgen mlp FILE.onnx [--batch N]
  *
  * resnet-18 is torchvision's ResNet-18 (He et al. 2016, Table 1) as an
  * inference export writes it: batch normalisation folded into each
  * convolution's weights and bias, 11.7 M parameters, a 1 x 3 x 224 x 224
  * input "input" and 1,000 logits "logits" (opset 13).  tiny-cnn is a
- * four-operator network small enough to ship in the repository.
+ * four-operator network small enough to ship in the repository.  mlp is
+ * a NeRF-like MLP (Mildenhall et al. 2020, Fig. 7, narrowed to four layers):
+ * an N x 64 input "x" (N = --batch rows, default 512), three MatMul + Add +
+ * Relu layers 256 wide and a MatMul + Add to 4 outputs "y": small enough to
+ * emulate in seconds, and a chain rotor compile --pipeline streams in
+ * micro-batches of rows (docs/run.md, "Pipelined segments").
  *
  * Why a generator and not a file: the project's models are its own work,
  * the ResNet-18 weights are 47 MB, and no Debian package ships an exported
@@ -345,21 +351,57 @@ static int build_tiny_cnn(gen *g) {
     return gen_io(g, false, "logits", 2, (const int64_t[]){1, 10});
 }
 
+/* x W + b, W uniform in +-sqrt(3 / in): one dense layer as an exporter
+ * writes it (MatMul, then Add of the bias). */
+static const char *dense(gen *g, const char *name, const char *x, int64_t in, int64_t out) {
+    char wn[96], bn[96], mn[96];
+    snprintf(wn, sizeof wn, "%s.weight", name);
+    snprintf(bn, sizeof bn, "%s.bias", name);
+    snprintf(mn, sizeof mn, "%s.matmul", name);
+    const char *w = gen_weight(g, wn, 2, (const int64_t[]){in, out}, sqrt(3.0 / (double)in));
+    const char *b = gen_weight(g, bn, 1, (const int64_t[]){out}, 0.1);
+    const char *h = fresh(g, mn);
+    if (!w || !b || !h || !gen_node(g, "MatMul", mn, 2, (const char *const[]){x, w}, h)) return NULL;
+    return add(g, name, h, b);
+}
+
+static int build_mlp(gen *g, int64_t rows) {
+    if (gen_io(g, true, "x", 2, (const int64_t[]){rows, 64})) return 1;
+    const char *x = "x";
+    int64_t in = 64;
+    for (int l = 0; l < 3; l++) {
+        char name[32], rn[32];
+        snprintf(name, sizeof name, "fc%d", l + 1);
+        snprintf(rn, sizeof rn, "relu%d", l + 1);
+        if (!(x = dense(g, name, x, in, 256)) || !(x = unary(g, "Relu", rn, x))) return 1;
+        in = 256;
+    }
+    const char *w = gen_weight(g, "out.weight", 2, (const int64_t[]){256, 4}, sqrt(3.0 / 256.0));
+    const char *b = gen_weight(g, "out.bias", 1, (const int64_t[]){4}, 0.1);
+    const char *h = fresh(g, "out.matmul");
+    if (!w || !b || !h || !gen_node(g, "MatMul", "out.matmul", 2, (const char *const[]){x, w}, h) ||
+        !gen_node(g, "Add", "out", 2, (const char *const[]){h, b}, "y"))
+        return 1;
+    return gen_io(g, false, "y", 2, (const int64_t[]){rows, 4});
+}
+
 /* ---- main --------------------------------------------------------------------- */
 
 static int usage(void) {
-    fprintf(stderr, "usage: onnxgen resnet-18|tiny-cnn FILE.onnx [--batch N]\n");
+    fprintf(stderr, "usage: onnxgen resnet-18|tiny-cnn|mlp FILE.onnx [--batch N]\n");
     return 2;
 }
 
 int main(int argc, char **argv) {
     if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-        printf("usage: onnxgen resnet-18|tiny-cnn FILE.onnx [--batch N]\n"
+        printf("usage: onnxgen resnet-18|tiny-cnn|mlp FILE.onnx [--batch N]\n"
                "Writes an ONNX model with deterministic pseudo-random weights (tools/onnxgen.c).\n");
         return 0;
     }
     if (argc != 3 && argc != 5) return usage();
-    int64_t batch = 1;
+    const char *what = argv[1], *path = argv[2];
+    bool resnet = !strcmp(what, "resnet-18"), mlp = !strcmp(what, "mlp");
+    int64_t batch = mlp ? 512 : 1;
     if (argc == 5) {
         char *end;
         errno = 0;
@@ -370,18 +412,16 @@ int main(int argc, char **argv) {
         }
         batch = b;
     }
-    const char *what = argv[1], *path = argv[2];
-    bool resnet = !strcmp(what, "resnet-18");
-    if (!resnet && strcmp(what, "tiny-cnn")) {
-        fprintf(stderr, "onnxgen: unknown model '%s' (known: resnet-18, tiny-cnn)\n", what);
+    if (!resnet && !mlp && strcmp(what, "tiny-cnn")) {
+        fprintf(stderr, "onnxgen: unknown model '%s' (known: resnet-18, tiny-cnn, mlp)\n", what);
         return 2;
     }
-    if (!resnet && batch != 1) {
+    if (!resnet && !mlp && batch != 1) {
         fprintf(stderr, "onnxgen: --batch: tiny-cnn has batch 1\n");
         return 2;
     }
     gen g;
-    int bad = gen_init(&g, what) || (resnet ? build_resnet18(&g, batch) : build_tiny_cnn(&g)) || g.oom;
+    int bad = gen_init(&g, what) || (resnet ? build_resnet18(&g, batch) : mlp ? build_mlp(&g, batch) : build_tiny_cnn(&g)) || g.oom;
     if (bad) {
         gen_free(&g);
         fprintf(stderr, "onnxgen: out of memory\n");

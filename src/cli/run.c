@@ -42,6 +42,9 @@ static void run_usage(FILE *f) {
             "  -o, --output DIR    write each graph output as DIR/<name>.pb (TensorProto)\n"
             "  --program FILE      run this compiled program (rotor compile -o) instead of compiling\n"
             "  --direct            no plans: only the direct execution in double\n"
+            "  --pipeline          compile with pipelined segments (rotor compile --pipeline) and run\n"
+            "                      each segment's stages micro-batch by micro-batch on their groups\n"
+            "  --objective O       what --pipeline minimises: latency (default) or throughput\n"
             "  --chip NAME|FILE    preset or chip file (default ipu-mk2); --set KEY=VALUE overrides\n"
             "  --dim k=v,..., --input NAME=AxB,.., --value NAME=SPEC\n"
             "                      shape the model, as in rotor compile\n"
@@ -58,10 +61,11 @@ static void run_usage(FILE *f) {
 
 typedef struct run_args {
     cli_shared_args sa;
-    const char *input, *check, *out, *program;
+    const char *input, *check, *out, *program, *objective_name;
     char *data[RUN_MAX_DATA];
     int ndata;
-    bool direct, json;
+    bool direct, json, pipeline;
+    rotor_pipeline_objective objective;
 } run_args;
 
 static int parse_run(int argc, char **argv, run_args *a) {
@@ -73,6 +77,8 @@ static int parse_run(int argc, char **argv, run_args *a) {
         {"program", 0, CLI_VALUE, offsetof(run_args, program), 0, 0},
         {"direct", 0, CLI_FLAG, offsetof(run_args, direct), 0, 0},
         {"json", 0, CLI_FLAG, offsetof(run_args, json), 0, 0},
+        {"pipeline", 0, CLI_FLAG, offsetof(run_args, pipeline), 0, 0},
+        {"objective", 0, CLI_VALUE, offsetof(run_args, objective_name), 0, 0},
         {0}};
     /* with --check the directory is the input: count the positionals first */
     bool has_check = false;
@@ -83,6 +89,11 @@ static int parse_run(int argc, char **argv, run_args *a) {
                                "a model file is required (try --help)");
     if (rc >= 0) return rc;
     if (a->program && a->direct) return cli_usage_error(cmd, "--program and --direct: a direct run has no program");
+    if (a->pipeline && (a->direct || a->program))
+        return cli_usage_error(cmd, "--pipeline and %s: --pipeline compiles the program", a->direct ? "--direct" : "--program");
+    if (a->objective_name && !rotor_pipeline_objective_find(a->objective_name, &a->objective))
+        return cli_usage_error(cmd, "--objective: expected latency or throughput, got '%s'", a->objective_name);
+    if (a->objective_name && !a->pipeline) return cli_usage_error(cmd, "--objective needs --pipeline");
     if (a->check && !cli_is_dir(a->check)) return cli_usage_error(cmd, "--check: %s: not a directory", a->check);
     if (a->out && !cli_is_dir(a->out)) return cli_usage_error(cmd, "-o: %s: not a directory", a->out);
     for (int i = 0; i < a->ndata; i++)
@@ -257,6 +268,8 @@ static int run_model(run_state *s, const char *model, const tensor_list *set, ro
     if (!a->direct && !a->program && s->p.graph.nops > 0) {
         cli_progress bar;
         cli_progress_begin(&bar, cmd, "compiling: operator shapes searched", a->sa.quiet);
+        po.compile.pipeline = a->pipeline;
+        po.compile.objective = a->objective;
         po.compile.progress = cli_progress_step;
         po.compile.progress_ctx = &bar;
         st = rotor_compile(&s->p.graph, &s->chip, &po.compile, &s->p.t10, err);
@@ -405,6 +418,20 @@ static void print_times(run_state *s) {
     printf("%s on %s: %d operators emulated, %d vendor ops; peak SRAM %.1f of %.1f KiB per core\n",
            s->p.graph.name, s->chip.name, s->planned.ops_emulated, s->planned.ops_vendor,
            (double)s->planned.peak_bytes / 1024, (double)s->chip.sram_bytes / 1024);
+    const rotor_program *p = s->prog;
+    for (int k = 0; k < p->nsegments; k++) {
+        const rotor_segment *sg = &p->segments[k];
+        printf("segment %d ran pipelined: %s .. %s, %d stages, %lld micro-batches over output dimension %d:",
+               k + 1, s->p.graph.ops[sg->first].name, s->p.graph.ops[sg->last].name, sg->nstages,
+               (long long)sg->micro, sg->dim);
+        for (int j = 0; j < sg->nstages; j++)
+            printf("%s %lld x cores %lld-%lld", j ? "," : "", (long long)sg->stages[j].runs,
+                   (long long)sg->stages[j].first_core, (long long)(sg->stages[j].first_core + sg->stages[j].cores - 1));
+        printf("\n");
+    }
+    if (p->nsegments)
+        printf("pipelined: %d segments, %lld stage runs emulated on their groups\n", s->planned.segments_run,
+               (long long)s->planned.stage_runs);
     printf("time: emulated %.3f us, model %.3f us", s->planned.emulated_s * 1e6, s->prog->total_s * 1e6);
     if (sim) printf(", simulated %.3f us", rr.simulated_s * 1e6);
     else printf(", simulator: %s", err.msg);

@@ -272,6 +272,14 @@ static rotor_status stage_plan(plan_memo *pm, const compiler *cc, const rotor_co
 
 /* ---- one segment ------------------------------------------------------------ */
 
+int64_t rotor_stage_buffer_bytes(const rotor_stage *s) {
+    int64_t extra = 0;
+    for (int t = 1; t < s->micro.ntensors; t++)
+        if (s->per_run[t]) extra += s->plan.info.bytes[t]; /* the next run's arrives meanwhile */
+    if (s->runs > 1) extra += s->plan.info.bytes[0]; /* a run's output waits while the next computes */
+    return extra;
+}
+
 int rotor_segment_sole_axis(const rotor_expr *e, int t, int d) {
     const rotor_tensor *x = &e->tensors[t];
     if (d >= x->ndims || x->dims[d].nterms != 1 || x->dims[d].coef[0] != 1) return -1;
@@ -398,10 +406,7 @@ static rotor_status segment_try(seg_ctx *sx, int first, int last, int d, int64_t
             if (os->kind[t] == T_ACTIVATION || !resident) moved |= 1u << t;
         if ((st = stage_plan(&sx->memo, cc, sx->opt, &sg->micro, g[k], cap, moved, &sg->plan, &fits, err))) break;
         if (!fits) return ROTOR_OK;
-        int64_t extra = 0;
-        for (int t = 1; t < e->ntensors; t++)
-            if (sg->per_run[t]) extra += sg->plan.info.bytes[t]; /* the next run's arrives meanwhile */
-        if (sg->runs > 1) extra += sg->plan.info.bytes[0]; /* a run's output waits while the next computes */
+        int64_t extra = rotor_stage_buffer_bytes(sg);
         if (sg->plan.info.memory + extra > cap) {
             if ((st = stage_plan(&sx->memo, cc, sx->opt, &sg->micro, g[k], cap - extra, moved, &sg->plan, &fits, err)))
                 break;

@@ -12,6 +12,20 @@
  *    other operator's idle layout and the live activations (docs/compile.md,
  *    "Memory"): the compiler promised that the plan fits there, and the
  *    emulator's own count of partitions and shift buffer must agree.
+ *  - A stage of a pipelined segment (compile/segment.h) runs as the
+ *    segment runs it: run i of a stage streamed along axis a computes the
+ *    slice [i E/m, (i+1) E/m) of a on its group's chip
+ *    (rotor_segment_group_chip), with the stage's plan of its micro
+ *    expression; every tensor indexed by a is cut to the run's part (at
+ *    offset coef * i E/m in each dimension a indexes, so a window's halo
+ *    comes along), the others are whole in every run.  The stages follow
+ *    the graph's order, and a streamed run i reads only its producer's run
+ *    i, so running each stage's runs in turn gives the values the
+ *    interleaved pipeline gives.  What the pipeline's order relies on is
+ *    checked instead: a tensor the segment streams run for run (streamed)
+ *    reads in run i only elements its producer wrote in run i.  Its SRAM
+ *    bound is what the compiler left the operator less the pipeline's
+ *    buffers (rotor_stage_buffer_bytes).
  *  - Expression operators compute float32 values (the emulator's type);
  *    an operator over another type is refused until rotor supports it.
  *    Vendor kernels compute in double on any type. */
@@ -24,6 +38,7 @@
 #include <string.h>
 
 #include "rotor/compile/compile.h"
+#include "rotor/compile/segment.h"
 #include "rotor/op/emu.h"
 #include "rotor/op/place.h"
 #include "runint.h"
@@ -118,13 +133,15 @@ static rotor_status check_layouts(const rotor_graph *g, const rotor_program *p, 
             for (int i = 0; i < op->ninputs; i++) even[op->inputs[i]] = true;
             continue;
         }
+        /* a stage's output read after its segment waits in the even layout */
+        if (p->ops[o].segment && op->tensor_value[0] >= 0) even[op->tensor_value[0]] = true;
         for (int t = 1; t < op->expr.ntensors; t++)
             if (op->tensor_value[t] >= 0 && !rotor_compile_handoff_applies(g, o, t)) even[op->tensor_value[t]] = true;
     }
     rotor_status st = ROTOR_OK;
     for (int o = 0; o < g->nops && !st; o++) {
         const rotor_op *op = &g->ops[o];
-        if (op->vendor) continue;
+        if (op->vendor || p->ops[o].segment) continue; /* a stage's inputs come by the segment's moves */
         for (int t = 1; t < op->expr.ntensors && !st; t++) {
             int v = op->tensor_value[t];
             if (v < 0 || g->values[v].role != ROTOR_ROLE_ACTIVATION) continue;
@@ -150,7 +167,171 @@ typedef struct run_ctx {
     const rotor_run_options *opt;
     double **vals;
     rotor_run_result *res;
+    double *stage_s; /* per operator that is a stage: one run's emulated time */
+    int32_t **run_of; /* per value a stage wrote in runs: each element's run (run_stage) */
 } run_ctx;
+
+/* at[k] for each element k of the box at offset off of extents part[]
+ * (row-major): its position in the row-major array of extents ext[]. */
+static void box_positions(const int64_t *ext, const int64_t *off, const int64_t *part, int nd, int64_t *at) {
+    int64_t idx[ROTOR_MAX_DIMS] = {0}, n = 1;
+    for (int d = 0; d < nd; d++) n *= part[d];
+    for (int64_t k = 0; k < n; k++) {
+        int64_t a = 0;
+        for (int d = 0; d < nd; d++) a = a * ext[d] + off[d] + idx[d];
+        at[k] = a;
+        for (int d = nd - 1; d >= 0; d--) {
+            if (++idx[d] < part[d]) break;
+            idx[d] = 0;
+        }
+    }
+}
+
+/* Where run i of stage s starts in each dimension of tensor t: coef * the
+ * run's first index of the stream axis where the dimension uses it, else 0. */
+static void run_offset(const rotor_stage *s, const rotor_expr *e, int t, int64_t i, int64_t *off) {
+    const rotor_tensor *x = &e->tensors[t];
+    int64_t first = s->axis >= 0 ? i * s->micro.extent[s->axis] : 0; /* not streamed: one run of everything */
+    for (int d = 0; d < x->ndims; d++) {
+        off[d] = 0;
+        for (int k = 0; k < x->dims[d].nterms; k++)
+            if (x->dims[d].axis[k] == s->axis) off[d] += x->dims[d].coef[k] * first;
+    }
+}
+
+/* The segment streams tensor t of stage s run for run (streamed[t]): run i
+ * may read only what its producer's run i wrote (c->run_of).  Otherwise the
+ * program's pipeline would start run i before its data exists. */
+static rotor_status check_streamed(run_ctx *c, int o, int t, int64_t i, const int64_t *at, int64_t n,
+                                   const int64_t *map, rotor_error *err) {
+    const rotor_graph *g = c->g;
+    int v = g->ops[o].tensor_value[t];
+    const int32_t *r = c->run_of[v];
+    for (int64_t k = 0; k < n; k++) {
+        int64_t pos = map ? map[at[k]] : at[k];
+        if (pos < 0 || (r && r[pos] == i)) continue;
+        char when[48] = "not run by run";
+        if (r) snprintf(when, sizeof when, "in run %lld", (long long)r[pos] + 1);
+        return OPFAIL(g, o, ROTOR_ERR_INPUT, "the segment streams tensor %s run for run, but run %lld reads "
+                      "element %lld of '%s', which its producer wrote %s", g->ops[o].expr.tensors[t].name,
+                      (long long)i + 1, (long long)pos, g->values[v].name, when);
+    }
+    return ROTOR_OK;
+}
+
+/* What a stage's core holds beside its plan, per core: every other
+ * operator's idle layout as the unpipelined schedule keeps it (the
+ * program's idle bytes less what resident stage weights add), the live
+ * activations, and the buffers the pipeline adds; as segment.c bounds it. */
+static int64_t stage_others(const rotor_program *p, int o, const rotor_stage *s) {
+    int64_t added = 0;
+    for (int k = 0; k < p->nsegments; k++) added += p->segments[k].idle_added;
+    return p->idle_bytes - added - p->ops[o].idle_bytes + p->ops[o].live_bytes + rotor_stage_buffer_bytes(s);
+}
+
+/* Operator o as stage s of its segment (run.c's header): its runs in turn on
+ * the group's chip, in[] and y the whole tensors, map[] their views
+ * (tensor_map).  *run_s gets one run's emulated time (the stage's runs share
+ * one shape, plan and time). */
+static rotor_status run_stage(run_ctx *c, int o, const rotor_stage *s, float *const *in, float *y,
+                              int64_t *const *map, double *run_s, rotor_error *err) {
+    const rotor_graph *g = c->g;
+    const rotor_expr *e = &g->ops[o].expr;
+    const rotor_program *p = c->opt->program;
+    const rotor_program_op *po = &p->ops[o];
+    rotor_chip gc = rotor_segment_group_chip(c->opt->chip, s->cores);
+    int64_t others = stage_others(p, o, s);
+    rotor_emu_options eo = {.sram_bytes = c->opt->chip->sram_bytes - others};
+    if (eo.sram_bytes <= 0)
+        return OPFAIL(g, o, ROTOR_ERR_NOFIT, "as a stage: the other operators' idle layouts, the live activations "
+                      "and the pipeline's buffers take %lld bytes per core, all of the %lld of SRAM",
+                      (long long)others, (long long)c->opt->chip->sram_bytes);
+    rotor_place *pl = NULL;
+    rotor_status st = rotor_place_make(&s->micro, &s->plan.plan, &s->plan.info, &pl, err);
+    if (st) {
+        run_op_prefix(g, o, err);
+        return st;
+    }
+    int64_t ext[ROTOR_MAX_TENSORS][ROTOR_MAX_DIMS], part[ROTOR_MAX_TENSORS][ROTOR_MAX_DIMS], n[ROTOR_MAX_TENSORS];
+    float *box[ROTOR_MAX_TENSORS] = {NULL};
+    int64_t *at[ROTOR_MAX_TENSORS] = {NULL};
+    const float *run_in[ROTOR_MAX_TENSORS] = {NULL};
+    for (int t = 0; t < e->ntensors && !st; t++) {
+        rotor_emu_tensor_elems(e, t, ext[t]);
+        n[t] = rotor_emu_tensor_elems(&s->micro, t, part[t]);
+        bool sliced = s->axis >= 0 && e->tensors[t].has_axis[s->axis];
+        if (t > 0 && !sliced) {
+            run_in[t] = in[t]; /* whole in every run */
+            continue;
+        }
+        box[t] = malloc(sizeof(float) * (size_t)(n[t] ? n[t] : 1));
+        at[t] = malloc(sizeof(int64_t) * (size_t)(n[t] ? n[t] : 1));
+        if (!box[t] || !at[t]) st = rotor_nomem(err);
+        run_in[t] = box[t];
+    }
+    /* the runs each element of the output was written in, for the stages
+     * that stream it (check_streamed) */
+    int v0 = g->ops[o].tensor_value[0];
+    if (!st && s->runs > 1 && !c->run_of[v0] &&
+        !(c->run_of[v0] = malloc(sizeof(int32_t) * (size_t)(g->values[v0].elements ? g->values[v0].elements : 1))))
+        st = rotor_nomem(err);
+    double worst = 0;
+    for (int64_t i = 0; i < s->runs && !st; i++) {
+        int64_t off[ROTOR_MAX_DIMS];
+        for (int t = 1; t < e->ntensors && !st; t++) {
+            if (!box[t]) continue;
+            run_offset(s, e, t, i, off);
+            box_positions(ext[t], off, part[t], e->tensors[t].ndims, at[t]);
+            for (int64_t k = 0; k < n[t]; k++) box[t][k] = in[t][at[t][k]];
+            if (s->streamed[t]) st = check_streamed(c, o, t, i, at[t], n[t], map[t], err);
+        }
+        rotor_emu_result er;
+        if (!st && (st = rotor_emu_run(pl, &gc, &eo, run_in, box[0], &er, err))) {
+            char prefix[200];
+            snprintf(prefix, sizeof prefix, "op '%s' (%s), stage %d of segment %d, run %lld of %lld", g->ops[o].name,
+                     g->ops[o].type, o - p->segments[po->segment - 1].first + 1, po->segment, (long long)i + 1,
+                     (long long)s->runs);
+            rotor_error_prefix(err, prefix);
+        }
+        if (st) break;
+        run_offset(s, e, 0, i, off);
+        box_positions(ext[0], off, part[0], e->tensors[0].ndims, at[0]);
+        for (int64_t k = 0; k < n[0]; k++) {
+            y[at[0][k]] = box[0][k];
+            int64_t pos = map[0] ? map[0][at[0][k]] : at[0][k];
+            if (s->runs > 1 && pos >= 0) c->run_of[v0][pos] = (int32_t)i;
+        }
+        double t_run = s->plan.cost.compute + er.exchange_time + er.reduction_time;
+        if (t_run > worst) worst = t_run;
+        if (er.memory_per_core + others > c->res->peak_bytes) c->res->peak_bytes = er.memory_per_core + others;
+        c->res->stage_runs++;
+    }
+    *run_s = worst;
+    for (int t = 0; t < ROTOR_MAX_TENSORS; t++) {
+        free(box[t]);
+        free(at[t]);
+    }
+    rotor_place_free(pl);
+    return st;
+}
+
+/* After segment k's last stage: its time by the segment's recursion
+ * (rotor_segment_times) with each stage's emulated run time for the
+ * model's, plus its setup. */
+static rotor_status segment_done(run_ctx *c, const rotor_segment *sg, rotor_error *err) {
+    rotor_segment copy = *sg;
+    copy.stages = malloc(sizeof *copy.stages * (size_t)sg->nstages);
+    if (!copy.stages) return rotor_nomem(err);
+    memcpy(copy.stages, sg->stages, sizeof *copy.stages * (size_t)sg->nstages);
+    for (int k = 0; k < sg->nstages; k++) copy.stages[k].exec_s = c->stage_s[sg->first + k];
+    double run_s;
+    rotor_status st = rotor_segment_times(&copy, NULL, NULL, &run_s, err);
+    free(copy.stages);
+    if (st) return st;
+    c->res->emulated_s += sg->setup_s + run_s;
+    c->res->segments_run++;
+    return ROTOR_OK;
+}
 
 static rotor_status run_expression(run_ctx *c, int o, rotor_error *err) {
     const rotor_graph *g = c->g;
@@ -169,6 +350,7 @@ static rotor_status run_expression(run_ctx *c, int o, rotor_error *err) {
     }
     rotor_status st = ROTOR_OK;
     float *in[ROTOR_MAX_TENSORS] = {NULL};
+    int64_t *maps[ROTOR_MAX_TENSORS] = {NULL}; /* kept for a stage's checks */
     int64_t *ymap = NULL, yn = 0;
     float *y = NULL;
     double *ref = NULL, *mag = NULL;
@@ -176,19 +358,24 @@ static rotor_status run_expression(run_ctx *c, int o, rotor_error *err) {
     for (int t = 1; t < e->ntensors && !st; t++) {
         int64_t *map, n;
         if ((st = tensor_map(g, o, t, &map, &n, err))) break;
+        maps[t] = map;
         in[t] = malloc(sizeof(float) * (size_t)(n ? n : 1));
         if (!in[t]) {
-            free(map);
             st = rotor_nomem(err);
             break;
         }
         const double *src = c->vals[op->tensor_value[t]];
         for (int64_t k = 0; k < n; k++) in[t][k] = (float)(map ? (map[k] < 0 ? 0.0 : src[map[k]]) : src[k]);
-        free(map);
     }
     if (!st) st = tensor_map(g, o, 0, &ymap, &yn, err);
+    maps[0] = ymap;
     if (!st && !(y = malloc(sizeof *y * (size_t)(yn ? yn : 1)))) st = rotor_nomem(err);
-    if (!st && p) {
+    if (!st && p && p->ops[o].segment) {
+        const rotor_segment *sg = &p->segments[p->ops[o].segment - 1];
+        st = run_stage(c, o, &sg->stages[o - sg->first], in, y, maps, &c->stage_s[o], err);
+        if (!st) c->res->ops_emulated++;
+        if (!st && o == sg->last) st = segment_done(c, sg, err);
+    } else if (!st && p) {
         const rotor_program_op *po = &p->ops[o];
         const rotor_chip *chip = c->opt->chip;
         int64_t others = p->idle_bytes - po->idle_bytes + po->live_bytes;
@@ -225,6 +412,7 @@ static rotor_status run_expression(run_ctx *c, int o, rotor_error *err) {
     }
     rotor_place_free(pl);
     for (int t = 0; t < ROTOR_MAX_TENSORS; t++) free(in[t]);
+    for (int t = 1; t < ROTOR_MAX_TENSORS; t++) free(maps[t]);
     free(ymap);
     free(y);
     free(ref);
@@ -261,6 +449,10 @@ rotor_status rotor_run(const rotor_graph *g, const double *const *inputs, const 
         return rotor_nomem(err);
     }
     run_ctx c = {.g = g, .opt = opt, .vals = out->values, .res = out};
+    if (opt && opt->program && opt->program->nsegments &&
+        (!(c.stage_s = calloc((size_t)g->nops, sizeof *c.stage_s)) ||
+         !(c.run_of = calloc((size_t)(g->nvalues ? g->nvalues : 1), sizeof *c.run_of))))
+        st = rotor_nomem(err);
     for (int v = 0; v < g->nvalues && !st; v++) {
         const rotor_value *x = &g->values[v];
         const double *src = x->data ? x->data : (x->producer < 0 && inputs ? inputs[v] : NULL);
@@ -299,6 +491,9 @@ rotor_status rotor_run(const rotor_graph *g, const double *const *inputs, const 
         if (g->values[v].is_output && !out->values[v])
             st = rotor_fail(err, ROTOR_ERR_INPUT, "output '%s' has no value (a constant whose elements the graph "
                             "does not carry, or an input not given)", g->values[v].name);
+    free(c.stage_s);
+    for (int v = 0; c.run_of && v < g->nvalues; v++) free(c.run_of[v]);
+    free(c.run_of);
     if (st) rotor_run_result_free(out);
     return st;
 }

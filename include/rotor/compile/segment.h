@@ -89,6 +89,13 @@ rotor_status rotor_segment_times(const rotor_segment *s, double *fin, double *xe
 
 void rotor_segment_free(rotor_segment *s);
 
+/* The buffers the pipeline adds beside a stage's plan, per core: one run's
+ * partition of every tensor moved before each run (the next run's arrives
+ * while this one computes), and of the output when it runs more than once
+ * (a run's output waits while the next computes).  The plan's memory plus
+ * these fit in what the unpipelined schedule leaves the operator. */
+int64_t rotor_stage_buffer_bytes(const rotor_stage *s);
+
 /* A chip of g of chip's cores (one chip, all-to-all) at the same per-core
  * rates: the chip a stage's plan is searched, costed and replayed on. */
 rotor_chip rotor_segment_group_chip(const rotor_chip *chip, int64_t g);

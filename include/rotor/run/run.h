@@ -9,6 +9,9 @@
  * (run/kernels.c) on their even layouts.  Without a program every
  * expression operator is evaluated directly in double precision
  * (rotor_emu_reference): the unplanned execution plans are compared with.
+ * An operator that is a stage of one of the program's pipelined segments
+ * runs as the segment runs it: micro-batch by micro-batch, its stage plan on
+ * its group's cores (docs/run.md, "Pipelined segments").
  *
  * Values are held in double; the emulator computes in float32.  The graph
  * must carry its weights' elements (rotor_onnx_options.keep_data) and every
@@ -44,10 +47,14 @@ typedef struct rotor_run_result {
     int ops_emulated;       /* expression operators run on the emulated cores */
     int ops_direct;         /* expression operators evaluated directly (no program) */
     int ops_vendor;         /* vendor ops run by a reference kernel */
+    int segments_run;       /* pipelined segments run stage by stage on their groups */
+    int64_t stage_runs;     /* the runs of their stages (a stage streamed in m micro-batches: m) */
     int64_t peak_bytes;     /* per core, the most any operator's plan held beside the rest */
     /* The emulated time: per operator the program's setup, the emulator's
      * exchange and reduction times and the cost model's compute time, and
-     * vendor ops at the vector rate, summed (0 without a program). */
+     * vendor ops at the vector rate, summed (0 without a program); per
+     * pipelined segment its setup and its runs' recursion
+     * (rotor_segment_times) with the stages' emulated run times. */
     double emulated_s;
 } rotor_run_result;
 
