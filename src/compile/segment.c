@@ -410,7 +410,9 @@ static rotor_status segment_try(seg_ctx *sx, int first, int last, int d, int64_t
         if (sg->plan.info.memory + extra > cap) {
             if ((st = stage_plan(&sx->memo, cc, sx->opt, &sg->micro, g[k], cap - extra, moved, &sg->plan, &fits, err)))
                 break;
-            if (!fits || sg->plan.info.memory + extra > cap) return ROTOR_OK;
+            if (!fits) return ROTOR_OK;
+            extra = rotor_stage_buffer_bytes(sg); /* the leaner plan's own buffers */
+            if (sg->plan.info.memory + extra > cap) return ROTOR_OK;
         }
         int64_t used = sx->cc->sram - cap + sg->plan.info.memory + extra;
         if (used > out->peak_bytes) out->peak_bytes = used;
