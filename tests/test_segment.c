@@ -211,6 +211,34 @@ Test(segment, nerf_at_batch_1_runs_sigma_and_feature_side_by_side) {
     rotor_pipeline_free(&p);
 }
 
+Test(segment, bert_pipelines_every_layer_within_the_invariants) {
+    /* two BERT-Base layers at batch 1: per layer qkv..attn_scores (three runs
+     * of qkv, one per Q, K and V column block; the scores read Q and K through
+     * views, so they wait for the last) and ffn_up..ffn_down (8 micro-batches
+     * of 16 tokens) */
+    rotor_chip chip = mk2();
+    rotor_error err = {{0}};
+    rotor_pipeline_options po = {.model = "bert-base", .zoo = {.batch = 1, .layers = 2}, .t10 = true, .program = true};
+    po.compile.pipeline = true;
+    rotor_pipeline p;
+    cr_assert_eq(rotor_pipeline_run(&po, &chip, &p, &err), ROTOR_OK, "%s", err.msg);
+    check_invariants(&p.t10, &chip);
+    cr_assert_eq(p.t10.nsegments, 4);
+    for (int s = 0; s < 4; s++) {
+        const rotor_segment *sg = &p.t10.segments[s];
+        const char *want = s % 2 ? "ffn_up" : "qkv";
+        cr_assert(strstr(p.graph.ops[sg->first].name, want), "segment %d starts at %s", s, p.graph.ops[sg->first].name);
+        cr_assert_eq(sg->micro, s % 2 ? 8 : 3);
+        if (s % 2 == 0) {
+            const rotor_stage *scores = &sg->stages[1];
+            cr_assert(!scores->streamed[1] && !scores->streamed[2], "Q and K are read through views");
+        }
+    }
+    cr_assert_eq(p.program.nsegments, 4);
+    cr_assert_float_eq(p.program.total_s, p.t10.total_s, 1e-12 * p.t10.total_s);
+    rotor_pipeline_free(&p);
+}
+
 Test(segment, the_throughput_objective_prices_a_segment_by_its_interval) {
     rotor_chip chip = mk2();
     rotor_error err = {{0}};
