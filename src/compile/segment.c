@@ -121,6 +121,10 @@ rotor_status rotor_segment_times(const rotor_segment *s, double *fin, double *xe
                     start = f[p * m + (st->streamed[t] ? i : ps->runs - 1)];
                 }
                 if (i > 0) start = dmax(start, xe[i - 1]); /* one tensor's moves follow each other */
+                /* its buffer: the SRAM holds one run's partition beyond the
+                 * running one's (segment_try), so run i's lands once run i-2
+                 * is done */
+                if (i > 1) start = dmax(start, f[k * m + i - 2]);
                 xe[i] = start + st->xfer_s[t];
                 ready = dmax(ready, xe[i]);
             }
