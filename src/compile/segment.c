@@ -138,6 +138,31 @@ rotor_status rotor_segment_times(const rotor_segment *s, double *fin, double *xe
     return ROTOR_OK;
 }
 
+rotor_status rotor_segment_move_pieces(const rotor_stage *ps, const rotor_stage *cs, int t, rotor_move_piece_fn fn,
+                                       void *ctx, rotor_error *err) {
+    int64_t np = ps->plan.info.cores, nc = cs->plan.info.cores, recv = cs->plan.info.bytes[t], all;
+    if (!rotor_mul_i64(recv, nc, &all))
+        return rotor_fail(err, ROTOR_ERR_INPUT, "operator %d: a move of %lld bytes to %lld cores overflows", cs->op,
+                          (long long)recv, (long long)nc);
+    int64_t q = all / np, rem = all % np;
+    bool by_recv = recv >= q + (rem > 0);
+    int64_t j = 0, sd = 0, pos = 0, jend = recv, send = q + (rem > 0);
+    rotor_status st = ROTOR_OK;
+    while (pos < all && !st) {
+        int64_t end = jend < send ? jend : send;
+        st = fn(ctx, ps->first_core + sd, cs->first_core + j, end - pos, by_recv ? j : sd, err);
+        pos = end;
+        if (pos == jend) j++, jend += recv;
+        if (pos == send) sd++, send += q + (sd < rem);
+    }
+    return st;
+}
+
+int64_t rotor_segment_outside_source(const rotor_stage *cs, int64_t dst, int64_t n) {
+    int64_t src = (dst + cs->cores) % n;
+    return src == dst ? (dst + 1) % n : src;
+}
+
 /* ---- stage plans ---------------------------------------------------------- */
 
 rotor_chip rotor_segment_group_chip(const rotor_chip *chip, int64_t g) {

@@ -459,60 +459,51 @@ static rotor_status move_transfer(replayer *r, const rotor_sim_transfer *x, int6
     return st;
 }
 
-/* One move of consumer stage cs's input t from producer stage ps (segment.h:
- * one receiver's partition, recv bytes, into each of cs's plan cores, from
- * ps's plan cores).  The program does not say which producer core holds
- * which element, so the receivers' partitions are laid end to end and cut
- * into one equal range per sender: each receiver gets recv bytes, each
- * sender sends its share, from one or two neighbouring senders or to one or
- * two neighbouring receivers.  The pieces through the busier side's port
- * (the model's xfer_bytes) follow each other, in order, from one move to
- * the next (the model chains whole moves; the two agree when nothing else
- * holds the ports); the other side's port then never has two pieces at once.
- * Every piece waits for `after`, the producer's run it carries, and for
- * `freed`, the end of the receiving stage's run that frees its buffer
- * (segment.h: one run ahead). */
-static rotor_status replay_move(replayer *r, int op, const rotor_stage *ps, const rotor_stage *cs, int t,
-                                int64_t after, int64_t freed, int64_t *chain, rotor_error *err) {
-    int64_t np = ps->plan.info.cores, nc = cs->plan.info.cores, recv = cs->plan.info.bytes[t], all;
-    if (!rotor_mul_i64(recv, nc, &all))
-        return rotor_fail(err, ROTOR_ERR_INPUT, "operator %d: a move of %lld bytes to %lld cores overflows", op,
-                          (long long)recv, (long long)nc);
-    int64_t q = all / np, rem = all % np;
-    bool by_recv = recv >= q + (rem > 0);
-    int64_t j = 0, sd = 0, pos = 0, jend = recv, send = q + (rem > 0);
-    rotor_status st = ROTOR_OK;
-    while (pos < all && !st) {
-        int64_t end = jend < send ? jend : send, port = by_recv ? j : sd, deps[3], nd = 0, id;
-        if (after >= 0) deps[nd++] = after;
-        if (freed >= 0) deps[nd++] = freed;
-        if (chain[port] >= 0) deps[nd++] = chain[port];
-        rotor_sim_transfer x = {.src = ps->first_core + sd, .dst = cs->first_core + j, .bytes = end - pos,
-                                .category = ROTOR_SIM_COMM, .op = op, .deps = deps, .ndeps = (int)nd};
-        st = move_transfer(r, &x, &id, err);
-        if (!st) st = idlist_push(&r->inbox[x.dst], id, err);
-        chain[port] = id;
-        pos = end;
-        if (pos == jend) j++, jend += recv;
-        if (pos == send) sd++, send += q + (sd < rem);
-    }
+/* One move of consumer stage cs's input t from producer stage ps, in the
+ * pieces rotor_segment_move_pieces names (the program does not say which
+ * producer core holds which element, so the receivers' partitions are cut
+ * into one equal range per sender).  The pieces through the busier side's
+ * port (the model's xfer_bytes) follow each other, in order, from one move
+ * to the next (the model chains whole moves; the two agree when nothing
+ * else holds the ports); the other side's port then never has two pieces
+ * at once.  Every piece waits for `after`, the producer's run it carries,
+ * and for `freed`, the end of the receiving stage's run that frees its
+ * buffer (segment.h: one run ahead). */
+typedef struct move_ctx {
+    replayer *r;
+    int op;
+    int64_t after, freed, *chain;
+} move_ctx;
+
+static rotor_status move_piece(void *ctx, int64_t src, int64_t dst, int64_t bytes, int64_t port, rotor_error *err) {
+    move_ctx *m = ctx;
+    int64_t deps[3], nd = 0, id;
+    if (m->after >= 0) deps[nd++] = m->after;
+    if (m->freed >= 0) deps[nd++] = m->freed;
+    if (m->chain[port] >= 0) deps[nd++] = m->chain[port];
+    rotor_sim_transfer x = {.src = src, .dst = dst, .bytes = bytes, .category = ROTOR_SIM_COMM, .op = m->op,
+                            .deps = deps, .ndeps = (int)nd};
+    rotor_status st = move_transfer(m->r, &x, &id, err);
+    if (!st) st = idlist_push(&m->r->inbox[dst], id, err);
+    m->chain[port] = id;
     return st;
 }
 
+static rotor_status replay_move(replayer *r, int op, const rotor_stage *ps, const rotor_stage *cs, int t,
+                                int64_t after, int64_t freed, int64_t *chain, rotor_error *err) {
+    move_ctx m = {.r = r, .op = op, .after = after, .freed = freed, .chain = chain};
+    return rotor_segment_move_pieces(ps, cs, t, move_piece, &m, err);
+}
+
 /* A per-run input from before the segment: each of cs's plan cores receives
- * its partition from the even layout, which spreads it over the whole chip.
- * The program does not record which cores hold which slice, so one core
- * stands in for all: the core one group further on (outside the receiver's
- * group, whose out ports its own shifts use), as the setup's neighbour
- * offsets stand in for the setup's sources.  Moves into one core follow
- * each other; the first waits for `after` (the segment's setup), each for
- * `freed` (as replay_move). */
+ * its partition from the core rotor_segment_outside_source names.  Moves
+ * into one core follow each other; the first waits for `after` (the
+ * segment's setup), each for `freed` (as replay_move). */
 static rotor_status replay_outside_move(replayer *r, int op, const rotor_stage *cs, int t, int64_t after,
                                         int64_t freed, int64_t *chain, rotor_error *err) {
     rotor_status st = ROTOR_OK;
     for (int64_t c = 0; c < cs->plan.info.cores && !st && cs->plan.info.bytes[t] > 0; c++) {
-        int64_t dst = cs->first_core + c, src = (dst + cs->cores) % r->n, deps[2], nd = 0, id;
-        if (src == dst) src = (dst + 1) % r->n;
+        int64_t dst = cs->first_core + c, src = rotor_segment_outside_source(cs, dst, r->n), deps[2], nd = 0, id;
         if (chain[c] >= 0) deps[nd++] = chain[c];
         else if (after >= 0) deps[nd++] = after;
         if (freed >= 0) deps[nd++] = freed;

@@ -89,6 +89,28 @@ rotor_status rotor_segment_times(const rotor_segment *s, double *fin, double *xe
 
 void rotor_segment_free(rotor_segment *s);
 
+/* The pieces of one move of consumer stage cs's input t from producer stage
+ * ps, as the replay sends them and the energy model counts them
+ * (docs/simulator.md, "Segments"): cs's plan cores each receive their
+ * partition (recv bytes); laid end to end, those bytes are cut into one
+ * equal range per producer plan core, and a piece is a receiver's range
+ * met with a sender's.  fn(ctx, src, dst, bytes, port) gets each piece in
+ * order, chip cores src and dst, and port: the index, within its group, of
+ * the core on the busier side (the receiver when recv is at least a
+ * sender's share), whose port the pieces take in turn.  Fails on overflow
+ * or when fn fails. */
+typedef rotor_status (*rotor_move_piece_fn)(void *ctx, int64_t src, int64_t dst, int64_t bytes, int64_t port,
+                                            rotor_error *err);
+rotor_status rotor_segment_move_pieces(const rotor_stage *ps, const rotor_stage *cs, int t, rotor_move_piece_fn fn,
+                                       void *ctx, rotor_error *err);
+
+/* The core that sends chip core dst (of stage cs's group) a per-run input
+ * from before the segment, on a chip of n cores: the even layout spreads
+ * it over the chip and the program does not record where, so the core one
+ * group further on stands in for all (outside the receiver's group, whose
+ * out ports its own shifts use). */
+int64_t rotor_segment_outside_source(const rotor_stage *cs, int64_t dst, int64_t n);
+
 /* A chip of g of chip's cores (one chip, all-to-all) at the same per-core
  * rates: the chip a stage's plan is searched, costed and replayed on. */
 rotor_chip rotor_segment_group_chip(const rotor_chip *chip, int64_t g);
