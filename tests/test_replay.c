@@ -1291,7 +1291,7 @@ Test(replay, side_by_side_stages_take_the_slowest_setup_and_the_slowest_stage_ex
  * The model lets a move overlap the receiving stage's run for free; the
  * replay's moves share the receivers' in ports (and the senders' out ports)
  * with the stages' own reduction rounds, which then wait (measured
- * 2026-11-27: +31 %, +124 %, +74 % per segment, docs/simulator.md).  What
+ * 2026-11-27: +46 %, +127 %, +120 % per segment, docs/simulator.md).  What
  * holds: contention only delays, so no segment replays faster than its
  * model, and each stays within 2.5 times it. */
 Test(replay, a_streamed_segment_is_never_faster_than_its_model, .timeout = 120) {

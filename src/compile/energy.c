@@ -186,7 +186,7 @@ static rotor_status count_piece(void *ctx, int64_t src, int64_t dst, int64_t byt
 
 /* A pipelined segment (replay_segment): every group's setup gathers, every
  * stage's runs, and the moves into each run (rotor_segment_move_pieces;
- * per-run inputs from before the segment from rotor_segment_outside_source). */
+ * per-run inputs from before the segment, rotor_segment_outside_pieces). */
 static rotor_status count_segment(counter *k, const rotor_segment *s, rotor_error *err) {
     rotor_status st = ROTOR_OK;
     for (int q = 0; q < s->nstages && !st; q++) {
@@ -205,8 +205,7 @@ static rotor_status count_segment(counter *k, const rotor_segment *s, rotor_erro
                     st = rotor_segment_move_pieces(&s->stages[p], sg, t, count_piece, k, err);
                     continue;
                 }
-                for (int64_t c = lo; c < lo + nc && sg->plan.info.bytes[t] > 0; c++)
-                    transfer(k, rotor_segment_outside_source(sg, c, k->n), c, sg->plan.info.bytes[t]);
+                st = rotor_segment_outside_pieces(sg, t, k->n, count_piece, k, err);
             }
             if (!st) st = count_tiles(k, &sg->micro, &sg->plan.plan, &sg->plan.info, lo, err);
         }

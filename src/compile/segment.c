@@ -138,11 +138,15 @@ rotor_status rotor_segment_times(const rotor_segment *s, double *fin, double *xe
     return ROTOR_OK;
 }
 
-rotor_status rotor_segment_move_pieces(const rotor_stage *ps, const rotor_stage *cs, int t, rotor_move_piece_fn fn,
-                                       void *ctx, rotor_error *err) {
-    int64_t np = ps->plan.info.cores, nc = cs->plan.info.cores, recv = cs->plan.info.bytes[t], all;
+/* Receivers dst0 .. dst0 + nc - 1 each take recv bytes; laid end to end,
+ * the bytes are cut into one equal range per sender src0 .. src0 + np - 1,
+ * and a piece is a receiver's range met with a sender's (a core's own
+ * range it already holds: no piece). */
+static rotor_status cut_pieces(int64_t src0, int64_t np, int64_t dst0, int64_t nc, int64_t recv, int op,
+                               rotor_move_piece_fn fn, void *ctx, rotor_error *err) {
+    int64_t all;
     if (!rotor_mul_i64(recv, nc, &all))
-        return rotor_fail(err, ROTOR_ERR_INPUT, "operator %d: a move of %lld bytes to %lld cores overflows", cs->op,
+        return rotor_fail(err, ROTOR_ERR_INPUT, "operator %d: a move of %lld bytes to %lld cores overflows", op,
                           (long long)recv, (long long)nc);
     int64_t q = all / np, rem = all % np;
     bool by_recv = recv >= q + (rem > 0);
@@ -150,7 +154,7 @@ rotor_status rotor_segment_move_pieces(const rotor_stage *ps, const rotor_stage 
     rotor_status st = ROTOR_OK;
     while (pos < all && !st) {
         int64_t end = jend < send ? jend : send;
-        st = fn(ctx, ps->first_core + sd, cs->first_core + j, end - pos, by_recv ? j : sd, err);
+        if (src0 + sd != dst0 + j) st = fn(ctx, src0 + sd, dst0 + j, end - pos, by_recv ? j : sd, err);
         pos = end;
         if (pos == jend) j++, jend += recv;
         if (pos == send) sd++, send += q + (sd < rem);
@@ -158,9 +162,15 @@ rotor_status rotor_segment_move_pieces(const rotor_stage *ps, const rotor_stage 
     return st;
 }
 
-int64_t rotor_segment_outside_source(const rotor_stage *cs, int64_t dst, int64_t n) {
-    int64_t src = (dst + cs->cores) % n;
-    return src == dst ? (dst + 1) % n : src;
+rotor_status rotor_segment_move_pieces(const rotor_stage *ps, const rotor_stage *cs, int t, rotor_move_piece_fn fn,
+                                       void *ctx, rotor_error *err) {
+    return cut_pieces(ps->first_core, ps->plan.info.cores, cs->first_core, cs->plan.info.cores, cs->plan.info.bytes[t],
+                      cs->op, fn, ctx, err);
+}
+
+rotor_status rotor_segment_outside_pieces(const rotor_stage *cs, int t, int64_t n, rotor_move_piece_fn fn, void *ctx,
+                                          rotor_error *err) {
+    return cut_pieces(0, n, cs->first_core, cs->plan.info.cores, cs->plan.info.bytes[t], cs->op, fn, ctx, err);
 }
 
 /* ---- stage plans ---------------------------------------------------------- */

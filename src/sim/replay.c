@@ -445,12 +445,13 @@ static rotor_status join_on(replayer *r, int op, int64_t core, const idlist *dep
 }
 
 /* A move's transfer in chained packets of SEGMENT_PACKET bytes: a move
- * overlaps the stages' own shifts and reductions on the same ports, and the
- * IPU's exchange interleaves at word level, so a shift waits for a packet,
- * not for a whole move (one transfer of a whole partition held the receiving
- * port, FIFO, and every reduction round behind it waited: nerf b8's second
- * segment +100 % over the model). */
-#define SEGMENT_PACKET 256
+ * overlaps the stages' own shifts and reduction rounds on the same ports,
+ * and the IPU's exchange interleaves at word level, so a round should wait
+ * for a packet, not for a whole move.  Measured on nerf b8 --pipeline
+ * (segments' sim/model, 2026-11-27): whole transfers 1.48 / 2.47 / 2.37,
+ * 256 B packets 1.45 / 2.53 / 2.40, 64 B (one line) 1.46 / 2.27 / 2.20,
+ * for three times the tasks (1.7 M). */
+#define SEGMENT_PACKET 64
 static rotor_status move_transfer(replayer *r, const rotor_sim_transfer *x, int64_t *id, rotor_error *err) {
     int64_t keep = r->packet;
     r->packet = SEGMENT_PACKET;
@@ -495,25 +496,13 @@ static rotor_status replay_move(replayer *r, int op, const rotor_stage *ps, cons
     return rotor_segment_move_pieces(ps, cs, t, move_piece, &m, err);
 }
 
-/* A per-run input from before the segment: each of cs's plan cores receives
- * its partition from the core rotor_segment_outside_source names.  Moves
- * into one core follow each other; the first waits for `after` (the
- * segment's setup), each for `freed` (as replay_move). */
+/* A per-run input from before the segment: slivers from every core of the
+ * chip (rotor_segment_outside_pieces), chained as replay_move's; the first
+ * waits for `after` (the segment's setup). */
 static rotor_status replay_outside_move(replayer *r, int op, const rotor_stage *cs, int t, int64_t after,
                                         int64_t freed, int64_t *chain, rotor_error *err) {
-    rotor_status st = ROTOR_OK;
-    for (int64_t c = 0; c < cs->plan.info.cores && !st && cs->plan.info.bytes[t] > 0; c++) {
-        int64_t dst = cs->first_core + c, src = rotor_segment_outside_source(cs, dst, r->n), deps[2], nd = 0, id;
-        if (chain[c] >= 0) deps[nd++] = chain[c];
-        else if (after >= 0) deps[nd++] = after;
-        if (freed >= 0) deps[nd++] = freed;
-        rotor_sim_transfer x = {.src = src, .dst = dst, .bytes = cs->plan.info.bytes[t], .category = ROTOR_SIM_COMM,
-                                .op = op, .deps = deps, .ndeps = (int)nd};
-        st = move_transfer(r, &x, &id, err);
-        if (!st) st = idlist_push(&r->inbox[dst], id, err);
-        chain[c] = id;
-    }
-    return st;
+    move_ctx m = {.r = r, .op = op, .after = after, .freed = freed, .chain = chain};
+    return rotor_segment_outside_pieces(cs, t, r->n, move_piece, &m, err);
 }
 
 /* Segment s replayed whole (rotor_segment_times, task for task): after the
@@ -553,8 +542,8 @@ static rotor_status replay_segment(replayer *r, const rotor_segment *s, const ro
         rotor_chip gc = rotor_segment_group_chip(chip, sg->cores);
         for (int t = 1; t < sg->micro.ntensors && !st; t++) {
             if (sg->from[t] == -1 || (sg->from[t] == ROTOR_STAGE_OUTSIDE && !sg->per_run[t])) continue;
-            int64_t ports = sg->from[t] >= 0 && s->stages[sg->from[t]].plan.info.cores > nc
-                                ? s->stages[sg->from[t]].plan.info.cores : nc;
+            int64_t ports = sg->from[t] == ROTOR_STAGE_OUTSIDE ? r->n
+                            : s->stages[sg->from[t]].plan.info.cores > nc ? s->stages[sg->from[t]].plan.info.cores : nc;
             int64_t *c = chain[k * ROTOR_MAX_TENSORS + t] = malloc((size_t)ports * sizeof *c);
             if (!c) st = rotor_nomem(err);
             for (int64_t i = 0; c && i < ports; i++) c[i] = -1;

@@ -104,12 +104,15 @@ typedef rotor_status (*rotor_move_piece_fn)(void *ctx, int64_t src, int64_t dst,
 rotor_status rotor_segment_move_pieces(const rotor_stage *ps, const rotor_stage *cs, int t, rotor_move_piece_fn fn,
                                        void *ctx, rotor_error *err);
 
-/* The core that sends chip core dst (of stage cs's group) a per-run input
- * from before the segment, on a chip of n cores: the even layout spreads
- * it over the chip and the program does not record where, so the core one
- * group further on stands in for all (outside the receiver's group, whose
- * out ports its own shifts use). */
-int64_t rotor_segment_outside_source(const rotor_stage *cs, int64_t dst, int64_t n);
+/* The pieces of one move of a per-run input from before the segment into
+ * stage cs, on a chip of n cores: the even layout spreads it over every
+ * core, and the program does not record which holds what, so the
+ * receivers' partitions, laid end to end, are cut into one equal range per
+ * chip core (as rotor_segment_move_pieces with every core a sender; a
+ * core's own range: no piece; port: the receiver's or the sender's index,
+ * whichever side is busier). */
+rotor_status rotor_segment_outside_pieces(const rotor_stage *cs, int t, int64_t n, rotor_move_piece_fn fn, void *ctx,
+                                          rotor_error *err);
 
 /* A chip of g of chip's cores (one chip, all-to-all) at the same per-core
  * rates: the chip a stage's plan is searched, costed and replayed on. */
