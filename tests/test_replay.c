@@ -1318,7 +1318,8 @@ Test(replay, a_streamed_segment_is_never_faster_than_its_model, .timeout = 120) 
 
 /* Streaming goes segment by segment as operator by operator: a pipelined
  * program replayed whole and streamed agrees in every entry and every
- * statistic, to the picosecond. */
+ * statistic, to the picosecond; and the task estimate (which sizes the
+ * trace's default filter) counts the segments' tasks. */
 Test(replay, a_pipelined_program_streamed_equals_the_whole_run_to_the_picosecond, .timeout = 120) {
     rotor_chip chip;
     cr_assert_eq(rotor_chip_preset("ipu-mk2", &chip, NULL), ROTOR_OK);
@@ -1345,6 +1346,10 @@ Test(replay, a_pipelined_program_streamed_equals_the_whole_run_to_the_picosecond
     }
     cr_assert(memcmp(&whole.stats, &streamed.stats, sizeof whole.stats) == 0, "every statistic agrees");
     cr_assert_eq(whole.simulated_s, streamed.simulated_s);
+    int64_t guess = rotor_replay_task_estimate(p);
+    cr_assert(guess >= whole.stats.tasks / 2 && guess <= 4 * whole.stats.tasks,
+              "the task estimate %lld is within a factor of the %lld tasks", (long long)guess,
+              (long long)whole.stats.tasks);
     rotor_sim_free(sim);
     rotor_replay_result_free(&whole);
     rotor_replay_result_free(&streamed);

@@ -707,11 +707,28 @@ rotor_status rotor_replay(const rotor_program *p, const rotor_chip *chip, const 
 /* Each core of an operator's plan runs at most T compute tasks and takes at
  * most one shift per run (a transition), plus its setup (the rounds, or a
  * hand-off's packets: at most setup_bytes / EXCHANGE_PACKET_MIN), R_Y - 1
- * reduction rounds and the barrier.  A vendor operator is one task per core. */
+ * reduction rounds and the barrier.  A vendor operator is one task per core.
+ * A segment counts so for every run of every stage, plus its moves' packets
+ * into each core (a piece or two beyond the packets). */
 int64_t rotor_replay_task_estimate(const rotor_program *p) {
     double n = 0;
     for (int o = 0; o < p->nops; o++) {
         const rotor_program_op *po = &p->ops[o];
+        if (po->segment) {
+            /* a segment: every stage's runs on its group, its setup rounds, its moves' packets */
+            const rotor_segment *sg = &p->segments[po->segment - 1];
+            for (int k = 0; k < sg->nstages; k++) {
+                const rotor_stage *st = &sg->stages[k];
+                double c = (double)st->plan.info.cores, moved = 0;
+                for (int t = 1; t < st->micro.ntensors; t++)
+                    if (st->from[t] != -1) moved += (double)st->plan.info.bytes[t] / SEGMENT_PACKET + 2;
+                n += c * ((double)st->setup_rounds +
+                          (double)st->runs * (2.0 * (double)st->plan.info.total_steps +
+                                              (double)st->plan.info.rings[0] + 1.0 + moved));
+            }
+            o = sg->last;
+            continue;
+        }
         double setup = (double)po->setup_rounds;
         for (int t = 0; t < ROTOR_MAX_TENSORS; t++)
             if (po->handoff[t]) {
