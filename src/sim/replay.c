@@ -435,9 +435,10 @@ static rotor_status replay_vendor(replayer *r, int op, const rotor_program_op *p
 
 /* ---- pipelined segments (docs/simulator.md, "Replay", "Segments") ------ */
 
-/* A zero-time task on `core` after deps (KAPLA's stages synchronise group by
- * group, so a join sits on a core of the group it closes: that core has
- * just finished its own part and waits for nothing else). */
+/* A zero-time task on `core` after deps.  A core's pipeline is serial, so a
+ * join must sit where nothing else is queued: the join closing a stage's
+ * run sits on the group's first core, which has just finished its part of
+ * the run and whose next run waits for the join. */
 static rotor_status join_on(replayer *r, int op, int64_t core, const idlist *deps, int64_t *id, rotor_error *err) {
     rotor_sim_compute b = {.core = core, .duration_ps = 0, .category = ROTOR_SIM_COMPUTE, .op = op,
                            .deps = deps->v, .ndeps = (int)deps->n};
