@@ -37,7 +37,11 @@
  *    of its cores from the producer's group; the busier side, one receiver's
  *    partition or one sender's share of all of them, over the link rate,
  *    plus one round.  Transfers of one tensor follow each other; they
- *    overlap the receiving group's computation.
+ *    overlap the receiving group's computation.  Run i's lands in the
+ *    buffer run i-2 frees (the SRAM below holds one run beyond the running
+ *    one), so it starts no earlier than run i-2's end.  The ports are
+ *    taken as free: the replay shows they are not (docs/simulator.md,
+ *    "Segments": NeRF b8's moves share them with the runs' reductions).
  *  - Outputs read after the segment wait in the even layout, as any value
  *    the hand-off does not reach (docs/compile.md): an operator outside the
  *    segment that would take a stage's output by hand-off gathers it from

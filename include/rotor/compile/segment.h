@@ -12,7 +12,9 @@
  * The model of a segment (rotor_segment_times) is the recursion the replay
  * follows task for task: setup (every group gathers its weights and outside
  * inputs at once), then each stage's runs in order, each after its previous
- * run and after the transfers of what it reads from other stages. */
+ * run and after the transfers of what it reads from other stages (each
+ * transfer after the previous one of its tensor and, run i's, after run
+ * i-2 of its receiver has freed the buffer it lands in). */
 #ifndef ROTOR_SEGMENT_H
 #define ROTOR_SEGMENT_H
 
