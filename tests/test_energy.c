@@ -245,3 +245,42 @@ Test(energy, a_schedules_model_counts_one_chips_replay_on_a_mesh_too, .timeout =
     const rotor_preload_design ds[] = {ROTOR_PRELOAD_FULL};
     schedule_agrees("opt-1.3b", 1, 0, &c, ds, 1);
 }
+
+/* A pipelined program (NeRF at batch 8: three segments of 8 and 16
+ * micro-batches) counts, per segment, every run's plan, every group's setup
+ * and every move between groups (docs/energy.md): the same counts as the
+ * simulator's events, on the all-to-all chip and replayed on a one-chip
+ * mesh, where the moves' hops depend on where the groups sit. */
+Test(energy, a_pipelined_programs_counts_are_the_simulators_event_counts, .timeout = 120) {
+    for (int k = 0; k < 2; k++) {
+        rotor_chip chip;
+        rotor_error err = {{0}};
+        cr_assert_eq(rotor_chip_preset("ipu-mk2", &chip, &err), ROTOR_OK);
+        rotor_pipeline_options po = {.model = "nerf", .zoo = {.batch = 8}, .t10 = true, .program = true};
+        po.compile.pipeline = true;
+        rotor_pipeline pp;
+        cr_assert_eq(rotor_pipeline_run(&po, &chip, &pp, &err), ROTOR_OK, "%s", err.msg);
+        cr_assert_eq(pp.program.nsegments, 3);
+        if (k == 1) {
+            cr_assert_eq(rotor_chip_set(&chip, "topology=mesh", &err), ROTOR_OK);
+            cr_assert_eq(rotor_chip_set(&chip, "mesh_width=32", &err), ROTOR_OK);
+            cr_assert_eq(rotor_chip_set(&chip, "mesh_height=46", &err), ROTOR_OK);
+        }
+        rotor_energy_counts m, s;
+        cr_assert_eq(rotor_energy_program(&pp.program, &chip, &m, &err), ROTOR_OK, "%s", err.msg);
+        rotor_replay_result r;
+        cr_assert_eq(rotor_replay(&pp.program, &chip, NULL, &r, NULL, &err), ROTOR_OK, "%s", err.msg);
+        s = rotor_sim_energy_counts(&r.stats);
+        cr_assert_gt(m.matrix_flops, 0);
+        cr_assert_eq(m.matrix_flops, s.matrix_flops);
+        cr_assert_eq(m.vector_flops, s.vector_flops);
+        cr_assert_eq(m.sram_read_bytes, s.sram_read_bytes);
+        cr_assert_eq(m.sram_write_bytes, s.sram_write_bytes);
+        cr_assert_eq(m.byte_hops, s.byte_hops, "%lld vs %lld", (long long)m.byte_hops, (long long)s.byte_hops);
+        cr_assert_eq(m.hbm_bytes, s.hbm_bytes);
+        cr_assert_eq(m.interchip_bytes, s.interchip_bytes);
+        if (k == 0) cr_assert_eq(s.byte_hops, r.stats.bytes, "all-to-all: one hop per transfer");
+        rotor_replay_result_free(&r);
+        rotor_pipeline_free(&pp);
+    }
+}

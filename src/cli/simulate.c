@@ -28,6 +28,9 @@ static void simulate_usage(FILE *f) {
             "  --seq N, --layers N, --decode, --prefill, --dim k=v,..., --input NAME=AxB,..,\n"
             "                      --value NAME=SPEC\n"
             "                      shape a model, as in rotor compile\n"
+            "  --pipeline          compiling a model: run chains of operators as pipelined\n"
+            "                      segments, as rotor compile --pipeline does\n"
+            "  --objective O       what --pipeline minimises: latency (default) or throughput\n"
             "  --compare           per operator: predicted and simulated time, ratio, and where\n"
             "                      they differ\n"
             "  --trace FILE        write Chrome trace-event JSON (Perfetto, chrome://tracing); above\n"
@@ -79,6 +82,19 @@ static void program_chip(const char *text, char *name, size_t size) {
 
 static double pct(double part, double whole) { return whole > 0 ? 100.0 * part / whole : 0.0; }
 
+/* One line per pipelined segment: the model and the simulation of the whole
+ * segment (the replay reports it on its first operator). */
+static void print_segments(const rotor_program *p, const rotor_replay_result *r) {
+    for (int o = 0; o < r->nops; o++) {
+        const rotor_replay_op *x = &r->ops[o];
+        if (!x->segment || o != p->segments[x->segment - 1].first) continue;
+        const rotor_segment *sg = &p->segments[x->segment - 1];
+        printf("segment %d (%s .. %s, %d stages, %lld micro-batches): model %.3f us, simulated %.3f us: %+.2f%%\n",
+               x->segment, p->ops[sg->first].name, p->ops[sg->last].name, sg->nstages, (long long)sg->micro,
+               x->predicted_s * 1e6, x->simulated_s * 1e6, pct(x->simulated_s - x->predicted_s, x->predicted_s));
+    }
+}
+
 static void print_table(const rotor_program *p, const rotor_chip *chip, const rotor_replay_result *r,
                         bool compare) {
     char topo[64];
@@ -90,6 +106,13 @@ static void print_table(const rotor_program *p, const rotor_chip *chip, const ro
             const rotor_replay_op *x = &r->ops[o];
             char why[160];
             rotor_replay_explain(x, why, sizeof why);
+            if (x->segment && o != p->segments[x->segment - 1].first) {
+                printf("%-28.28s %-14.14s %12s %12s %8s  in segment %d, above\n", p->ops[o].name, p->ops[o].type, "-",
+                       "-", "-", x->segment);
+                continue;
+            }
+            if (x->segment) snprintf(why + strlen(why), sizeof why - strlen(why), " (segment %d: all its stages)",
+                                     x->segment);
             printf("%-28.28s %-14.14s %12.3f %12.3f %8.4f  %s\n", p->ops[o].name, p->ops[o].type,
                    x->predicted_s * 1e6, x->simulated_s * 1e6,
                    x->predicted_s > 0 ? x->simulated_s / x->predicted_s : 1.0, why);
@@ -101,6 +124,7 @@ static void print_table(const rotor_program *p, const rotor_chip *chip, const ro
            (long long)s->events);
     printf("simulated %.3f us, model %.3f us: %+.2f%%\n", r->simulated_s * 1e6, r->predicted_s * 1e6,
            pct(r->simulated_s - r->predicted_s, r->predicted_s));
+    print_segments(p, r);
     double ms = (double)s->makespan_ps;
     printf("breakdown: compute %.3f us (%.1f%%), communication %.3f us (%.1f%%), setup %.3f us (%.1f%%), "
            "hbm %.3f us (%.1f%%), idle %.3f us (%.1f%%)\n",
@@ -169,6 +193,7 @@ static cJSON *summary_json(const rotor_program *p, const rotor_chip *chip, const
         cJSON_AddNumberToObject(j, "reduction_s", x->simulated_reduction_s);
         cJSON_AddNumberToObject(j, "wait_s", x->wait_s);
         cJSON_AddStringToObject(j, "where", why);
+        if (x->segment) cJSON_AddNumberToObject(j, "segment", x->segment);
         cJSON_AddItemToArray(ops, j);
     }
     return root;
@@ -177,8 +202,9 @@ static cJSON *summary_json(const rotor_program *p, const rotor_chip *chip, const
 /* What `rotor simulate` was asked. */
 typedef struct simulate_args {
     cli_shared_args sa;
-    const char *input, *topo, *trace, *trace_ops, *trace_window, *trace_cores;
-    bool compare, json, from_program;
+    const char *input, *topo, *trace, *trace_ops, *trace_window, *trace_cores, *objective_name;
+    bool compare, json, from_program, pipeline;
+    rotor_pipeline_objective objective;
     cli_trace_filter filter;
 } simulate_args;
 
@@ -193,6 +219,8 @@ static int parse_simulate(int argc, char **argv, simulate_args *a) {
         {"trace-cores", 0, CLI_VALUE, offsetof(simulate_args, trace_cores), 0, 0},
         {"compare", 0, CLI_FLAG, offsetof(simulate_args, compare), 0, 0},
         {"json", 0, CLI_FLAG, offsetof(simulate_args, json), 0, 0},
+        {"pipeline", 0, CLI_FLAG, offsetof(simulate_args, pipeline), 0, 0},
+        {"objective", 0, CLI_VALUE, offsetof(simulate_args, objective_name), 0, 0},
         {0}};
     int rc = cli_parse_options(cmd, argc, argv, CLI_TAKES_ALL, &a->sa, own, a, simulate_usage, cli_list_zoo, &a->input,
                                "a program file or a model is required (try --help)");
@@ -202,6 +230,11 @@ static int parse_simulate(int argc, char **argv, simulate_args *a) {
         return cli_usage_error(cmd, "--trace - and --json would both write standard output");
     if (!a->trace && (a->trace_ops || a->trace_window || a->trace_cores))
         return cli_usage_error(cmd, "--trace-ops, --trace-window and --trace-cores filter --trace FILE; give it");
+    if (a->objective_name && !rotor_pipeline_objective_find(a->objective_name, &a->objective))
+        return cli_usage_error(cmd, "--objective: expected latency or throughput, got '%s'", a->objective_name);
+    if (a->objective_name && !a->pipeline) return cli_usage_error(cmd, "--objective needs --pipeline");
+    if (a->from_program && a->pipeline)
+        return cli_usage_error(cmd, "--pipeline compiles a model; a program file carries its segments already");
     const cli_shared_args *m = &a->sa;
     if (a->from_program &&
         (m->batch || m->seq || m->layers || m->decode || m->prefill || m->dims || m->inputs || m->nvalues || m->threads))
@@ -248,6 +281,8 @@ static int compile_program(const simulate_args *a, rotor_chip *chip, rotor_pipel
     cli_progress_begin(&bar, cmd, "compiling: operator shapes searched", a->sa.quiet);
     po.compile.progress = cli_progress_step;
     po.compile.progress_ctx = &bar;
+    po.compile.pipeline = a->pipeline;
+    po.compile.objective = a->objective;
     st = rotor_pipeline_run(&po, chip, p, &err);
     cli_progress_end(&bar);
     return st ? cli_fail(cmd, st, &err) : 0;

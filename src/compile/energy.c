@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rotor/compile/segment.h"
 #include "rotor/op/handoff.h"
 #include "rotor/op/place.h"
 
@@ -106,8 +107,10 @@ static int cmp_pair(const void *a, const void *b) {
 }
 
 /* The reduce-scatter's transfers: R_Y - 1 rounds in each group of the cores
- * holding one output partition, member u to u + 1 (replay_reduction). */
-static rotor_status count_reduction(counter *k, const rotor_place *pl, const int64_t *i, rotor_error *err) {
+ * holding one output partition, member u to u + 1 (replay_reduction); the
+ * plan's core c is the chip's core0 + c. */
+static rotor_status count_reduction(counter *k, const rotor_place *pl, const int64_t *i, int64_t core0,
+                                    rotor_error *err) {
     const rotor_expr *e = rotor_place_expr(pl);
     const rotor_plan *p = rotor_place_plan(pl);
     const rotor_plan_info *info = rotor_place_info(pl);
@@ -132,14 +135,15 @@ static rotor_status count_reduction(counter *k, const rotor_place *pl, const int
     for (int64_t g = 0; g + R <= cores; g += R)
         for (int64_t round = 1; round < R; round++)
             for (int64_t u = 0; u < R; u++)
-                transfer(k, pairs[2 * (g + u) + 1], pairs[2 * (g + (u + 1) % R) + 1], piece);
+                transfer(k, core0 + pairs[2 * (g + u) + 1], core0 + pairs[2 * (g + (u + 1) % R) + 1], piece);
     free(pairs);
     return ROTOR_OK;
 }
 
-/* Sub-tasks, shifts and reduction of one plan (replay_tiles). */
+/* Sub-tasks, shifts and reduction of one plan on cores core0 .. core0 +
+ * info->cores - 1 (replay_tiles). */
 static rotor_status count_tiles(counter *k, const rotor_expr *e, const rotor_plan *plan, const rotor_plan_info *info,
-                                rotor_error *err) {
+                                int64_t core0, rotor_error *err) {
     rotor_place *pl = NULL;
     rotor_status st = rotor_place_make(e, plan, info, &pl, err);
     if (st) return st;
@@ -163,13 +167,49 @@ static rotor_status count_tiles(counter *k, const rotor_expr *e, const rotor_pla
             if (!rotor_place_changes(pl, t, i_old, i_new)) continue;
             for (int64_t c = 0; c < cores; c++) {
                 int64_t from = rotor_place_sender(pl, t, c, i_old, i_new, false);
-                if (from != c) transfer(k, from, c, info->bytes[t]);
+                if (from != c) transfer(k, core0 + from, core0 + c, info->bytes[t]);
             }
         }
         memcpy(i_old, i_new, sizeof i_old);
     }
-    st = count_reduction(k, pl, i_old, err);
+    st = count_reduction(k, pl, i_old, core0, err);
     rotor_place_free(pl);
+    return st;
+}
+
+static rotor_status count_piece(void *ctx, int64_t src, int64_t dst, int64_t bytes, int64_t port, rotor_error *err) {
+    (void)port;
+    (void)err;
+    transfer(ctx, src, dst, bytes);
+    return ROTOR_OK;
+}
+
+/* A pipelined segment (replay_segment): every group's setup gathers, every
+ * stage's runs, and the moves into each run (rotor_segment_move_pieces;
+ * per-run inputs from before the segment, rotor_segment_outside_pieces). */
+static rotor_status count_segment(counter *k, const rotor_segment *s, rotor_error *err) {
+    rotor_status st = ROTOR_OK;
+    for (int q = 0; q < s->nstages && !st; q++) {
+        const rotor_stage *sg = &s->stages[q];
+        int64_t lo = sg->first_core, nc = sg->plan.info.cores, rounds = sg->setup_rounds;
+        for (int64_t r = 1; r <= rounds && sg->setup_bytes > 0 && k->n >= 2; r++)
+            for (int64_t c = lo; c < lo + nc; c++) {
+                int64_t piece = sg->setup_bytes / rounds + (r <= sg->setup_bytes % rounds ? 1 : 0), src = (c + r) % k->n;
+                if (src != c) transfer(k, src, c, piece);
+            }
+        for (int64_t i = 0; i < sg->runs && !st; i++) {
+            for (int t = 1; t < sg->micro.ntensors && !st; t++) {
+                int p = sg->from[t];
+                if (p == -1 || (i > 0 && !sg->per_run[t]) || (p == ROTOR_STAGE_OUTSIDE && !sg->per_run[t])) continue;
+                if (p >= 0) {
+                    st = rotor_segment_move_pieces(&s->stages[p], sg, t, count_piece, k, err);
+                    continue;
+                }
+                st = rotor_segment_outside_pieces(sg, t, k->n, count_piece, k, err);
+            }
+            if (!st) st = count_tiles(k, &sg->micro, &sg->plan.plan, &sg->plan.info, lo, err);
+        }
+    }
     return st;
 }
 
@@ -189,8 +229,14 @@ rotor_status rotor_energy_program(const rotor_program *p, const rotor_chip *chip
             else add(&k, &k.c.vector_flops, f);
             continue;
         }
+        if (po->segment) { /* the whole segment, once, at its first operator */
+            const rotor_segment *sg = &p->segments[po->segment - 1];
+            st = count_segment(&k, sg, err);
+            o = sg->last;
+            continue;
+        }
         st = count_setup(&k, p, o, err);
-        if (!st) st = count_tiles(&k, &po->expr, &po->active, &po->active_info, err);
+        if (!st) st = count_tiles(&k, &po->expr, &po->active, &po->active_info, 0, err);
     }
     if (!st && k.overflow) st = rotor_fail(err, ROTOR_ERR_INPUT, "energy: an event count leaves int64");
     if (!st) *out = k.c;
@@ -200,7 +246,7 @@ rotor_status rotor_energy_program(const rotor_program *p, const rotor_chip *chip
 rotor_status rotor_energy_plan(const rotor_expr *e, const rotor_plan *p, const rotor_plan_info *info,
                                const rotor_chip *chip, rotor_energy_counts *acc, rotor_error *err) {
     counter k = {.chip = chip, .n = rotor_chip_cores(chip), .c = *acc};
-    rotor_status st = count_tiles(&k, e, p, info, err);
+    rotor_status st = count_tiles(&k, e, p, info, 0, err);
     if (!st && k.overflow) st = rotor_fail(err, ROTOR_ERR_INPUT, "energy: an event count leaves int64");
     if (!st) *acc = k.c;
     return st;

@@ -37,7 +37,11 @@
  *    of its cores from the producer's group; the busier side, one receiver's
  *    partition or one sender's share of all of them, over the link rate,
  *    plus one round.  Transfers of one tensor follow each other; they
- *    overlap the receiving group's computation.
+ *    overlap the receiving group's computation.  Run i's lands in the
+ *    buffer run i-2 frees (the SRAM below holds one run beyond the running
+ *    one), so it starts no earlier than run i-2's end.  The ports are
+ *    taken as free: the replay shows they are not (docs/simulator.md,
+ *    "Segments": NeRF b8's moves share them with the runs' reductions).
  *  - Outputs read after the segment wait in the even layout, as any value
  *    the hand-off does not reach (docs/compile.md): an operator outside the
  *    segment that would take a stage's output by hand-off gathers it from
@@ -121,6 +125,10 @@ rotor_status rotor_segment_times(const rotor_segment *s, double *fin, double *xe
                     start = f[p * m + (st->streamed[t] ? i : ps->runs - 1)];
                 }
                 if (i > 0) start = dmax(start, xe[i - 1]); /* one tensor's moves follow each other */
+                /* its buffer: the SRAM holds one run's partition beyond the
+                 * running one's (segment_try), so run i's lands once run i-2
+                 * is done */
+                if (i > 1) start = dmax(start, f[k * m + i - 2]);
                 xe[i] = start + st->xfer_s[t];
                 ready = dmax(ready, xe[i]);
             }
@@ -132,6 +140,41 @@ rotor_status rotor_segment_times(const rotor_segment *s, double *fin, double *xe
     if (!xend) free(x);
     *run_s = end;
     return ROTOR_OK;
+}
+
+/* Receivers dst0 .. dst0 + nc - 1 each take recv bytes; laid end to end,
+ * the bytes are cut into one equal range per sender src0 .. src0 + np - 1,
+ * and a piece is a receiver's range met with a sender's (a core's own
+ * range it already holds: no piece). */
+static rotor_status cut_pieces(int64_t src0, int64_t np, int64_t dst0, int64_t nc, int64_t recv, int op,
+                               rotor_move_piece_fn fn, void *ctx, rotor_error *err) {
+    int64_t all;
+    if (!rotor_mul_i64(recv, nc, &all))
+        return rotor_fail(err, ROTOR_ERR_INPUT, "operator %d: a move of %lld bytes to %lld cores overflows", op,
+                          (long long)recv, (long long)nc);
+    int64_t q = all / np, rem = all % np;
+    bool by_recv = recv >= q + (rem > 0);
+    int64_t j = 0, sd = 0, pos = 0, jend = recv, send = q + (rem > 0);
+    rotor_status st = ROTOR_OK;
+    while (pos < all && !st) {
+        int64_t end = jend < send ? jend : send;
+        if (src0 + sd != dst0 + j) st = fn(ctx, src0 + sd, dst0 + j, end - pos, by_recv ? j : sd, err);
+        pos = end;
+        if (pos == jend) j++, jend += recv;
+        if (pos == send) sd++, send += q + (sd < rem);
+    }
+    return st;
+}
+
+rotor_status rotor_segment_move_pieces(const rotor_stage *ps, const rotor_stage *cs, int t, rotor_move_piece_fn fn,
+                                       void *ctx, rotor_error *err) {
+    return cut_pieces(ps->first_core, ps->plan.info.cores, cs->first_core, cs->plan.info.cores, cs->plan.info.bytes[t],
+                      cs->op, fn, ctx, err);
+}
+
+rotor_status rotor_segment_outside_pieces(const rotor_stage *cs, int t, int64_t n, rotor_move_piece_fn fn, void *ctx,
+                                          rotor_error *err) {
+    return cut_pieces(0, n, cs->first_core, cs->plan.info.cores, cs->plan.info.bytes[t], cs->op, fn, ctx, err);
 }
 
 /* ---- stage plans ---------------------------------------------------------- */

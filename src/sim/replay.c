@@ -40,6 +40,7 @@
 #include <string.h>
 
 #include "rotor/compile/energy.h"
+#include "rotor/compile/segment.h"
 #include "rotor/op/cost.h"
 #include "rotor/op/handoff.h"
 #include "rotor/op/place.h"
@@ -150,14 +151,14 @@ rotor_status replay_add_barrier(replayer *r, int op, int64_t cores, rotor_error 
     return rotor_sim_add_compute(r->sim, &b, &r->barrier, err);
 }
 
-/* Setup transfers into cores 0..cores-1; they land in each core's inbox. */
-static rotor_status replay_setup(replayer *r, int op, int64_t cores, int64_t bytes, int64_t rounds,
+/* Setup transfers into cores lo..lo+cores-1; they land in each core's inbox. */
+static rotor_status replay_setup(replayer *r, int op, int64_t lo, int64_t cores, int64_t bytes, int64_t rounds,
                                  rotor_error *err) {
     if (rounds <= 0 || r->n < 2) return ROTOR_OK;
     /* Round k into core c follows round k - 1 into c (a gather is a sequence
      * of steps); each round is a permutation, so no port is shared. */
     for (int64_t k = 1; k <= rounds; k++)
-        for (int64_t c = 0; c < cores; c++) {
+        for (int64_t c = lo; c < lo + cores; c++) {
             int64_t piece = bytes / rounds + (k <= bytes % rounds ? 1 : 0);
             int64_t deps[1] = {r->inbox[c].n ? r->inbox[c].v[r->inbox[c].n - 1] : r->barrier};
             rotor_sim_transfer x = {.src = (c + k) % r->n, .dst = c, .bytes = piece,
@@ -184,7 +185,7 @@ static rotor_status emit_run(replayer *r, int op, const rotor_expr *e, const int
     if (e->op_class == ROTOR_OP_CONTRACTION) w.matrix_flops = fl;
     else w.vector_flops = fl;
     int64_t deps[1] = {r->barrier};
-    for (int64_t c = 0; c < cores; c++) {
+    for (int64_t c = r->core0; c < r->core0 + cores; c++) {
         rotor_sim_compute x = {.core = c, .duration_ps = dur, .flops = fl, .work = w,
                                .category = ROTOR_SIM_COMPUTE, .op = op};
         if (r->inbox[c].n) {
@@ -198,7 +199,7 @@ static rotor_status emit_run(replayer *r, int op, const rotor_expr *e, const int
         if (st) return st;
         r->last[c] = r->cur[c];
     }
-    replay_inbox_clear(r, cores);
+    for (int64_t c = r->core0; c < r->core0 + cores; c++) r->inbox[c].n = 0;
     return ROTOR_OK;
 }
 
@@ -244,13 +245,13 @@ static rotor_status replay_reduction(replayer *r, int op, const rotor_place *pl,
             if (!ids) return rotor_nomem(err);
             rotor_status st = ROTOR_OK;
             for (int64_t u = 0; u < R && !st; u++) {
-                int64_t src = m[2 * u + 1], dst = m[2 * ((u + 1) % R) + 1];
+                int64_t src = r->core0 + m[2 * u + 1], dst = r->core0 + m[2 * ((u + 1) % R) + 1];
                 int64_t deps[1] = {r->last[src]};
                 rotor_sim_transfer x = {.src = src, .dst = dst, .bytes = piece, .category = ROTOR_SIM_COMM,
                                         .op = op, .deps = deps, .ndeps = 1};
                 st = replay_add_transfer(r, &x, &ids[u], err);
             }
-            for (int64_t u = 0; u < R && !st; u++) r->last[m[2 * ((u + 1) % R) + 1]] = ids[u];
+            for (int64_t u = 0; u < R && !st; u++) r->last[r->core0 + m[2 * ((u + 1) % R) + 1]] = ids[u];
             if (ids != sent) free(ids);
             if (st) return st;
         }
@@ -259,9 +260,10 @@ static rotor_status replay_reduction(replayer *r, int op, const rotor_place *pl,
 }
 
 /* Sub-tasks, shifts and the reduction of one plan (expression e, plan p,
- * info) on cores 0 .. info->cores - 1.  The first run of a core waits for its
- * inbox, else for r->barrier; r->last receives each core's last task.
- * ids[0..1] receive the first task id of the main phase and the reduction. */
+ * info) on cores r->core0 .. r->core0 + info->cores - 1 (replayer.h).  The
+ * first run of a core waits for its inbox, else for r->barrier; r->last
+ * receives each core's last task.  ids[0..1] receive the first task id of
+ * the main phase and the reduction. */
 rotor_status replay_tiles(replayer *r, int op, const rotor_expr *e, const rotor_plan *p,
                                  const rotor_plan_info *info, const rotor_chip *chip, int64_t *ids,
                                  rotor_error *err) {
@@ -288,11 +290,11 @@ rotor_status replay_tiles(replayer *r, int op, const rotor_expr *e, const rotor_
                 for (int64_t c = 0; c < cores && !st; c++) {
                     int64_t from = rotor_place_sender(pl, t, c, i_old, i_new, false);
                     if (from == c) continue;
-                    int64_t deps[1] = {r->cur[from]}, id;
-                    rotor_sim_transfer x = {.src = from, .dst = c, .bytes = info->bytes[t],
+                    int64_t deps[1] = {r->cur[r->core0 + from]}, id;
+                    rotor_sim_transfer x = {.src = r->core0 + from, .dst = r->core0 + c, .bytes = info->bytes[t],
                                             .category = ROTOR_SIM_COMM, .op = op, .deps = deps, .ndeps = 1};
                     st = replay_add_transfer(r, &x, &id, err);
-                    if (!st) st = idlist_push(&r->inbox[c], id, err);
+                    if (!st) st = idlist_push(&r->inbox[r->core0 + c], id, err);
                 }
             }
         }
@@ -407,7 +409,7 @@ static rotor_status replay_op(replayer *r, const rotor_program *p, int op, const
      * when every core already held its hand-off elements (hand = 0: then
      * the exchange is the rest of the setup alone, sent once) */
     if (!st && !exchanged && po->setup_bytes > 0)
-        st = replay_setup(r, op, cores, po->setup_bytes, po->setup_rounds, err);
+        st = replay_setup(r, op, 0, cores, po->setup_bytes, po->setup_rounds, err);
     if (!st && exchanged) st = replay_setup_sync(r, op, cores, err);
     if (!st) st = replay_tiles(r, op, &po->expr, &po->active, &po->active_info, chip, ids + 1, err);
     else ids[1] = ids[2] = rotor_sim_task_count(r->sim);
@@ -431,6 +433,162 @@ static rotor_status replay_vendor(replayer *r, int op, const rotor_program_op *p
     return replay_add_barrier(r, op, r->n, err);
 }
 
+/* ---- pipelined segments (docs/simulator.md, "Replay", "Segments") ------ */
+
+/* A zero-time task on `core` after deps.  A core's pipeline is serial, so a
+ * join must sit where nothing else is queued: the join closing a stage's
+ * run sits on the group's first core, which has just finished its part of
+ * the run and whose next run waits for the join. */
+static rotor_status join_on(replayer *r, int op, int64_t core, const idlist *deps, int64_t *id, rotor_error *err) {
+    rotor_sim_compute b = {.core = core, .duration_ps = 0, .category = ROTOR_SIM_COMPUTE, .op = op,
+                           .deps = deps->v, .ndeps = (int)deps->n};
+    return rotor_sim_add_compute(r->sim, &b, id, err);
+}
+
+/* A move's transfer in chained packets of SEGMENT_PACKET bytes: a move
+ * overlaps the stages' own shifts and reduction rounds on the same ports,
+ * and the IPU's exchange interleaves at word level, so a round should wait
+ * for a packet, not for a whole move.  Measured on nerf b8 --pipeline
+ * (segments' sim/model, 2026-11-27): whole transfers 1.48 / 2.47 / 2.37,
+ * 256 B packets 1.45 / 2.53 / 2.40, 64 B (one line) 1.46 / 2.27 / 2.20,
+ * for three times the tasks (1.7 M). */
+#define SEGMENT_PACKET 64
+static rotor_status move_transfer(replayer *r, const rotor_sim_transfer *x, int64_t *id, rotor_error *err) {
+    int64_t keep = r->packet;
+    r->packet = SEGMENT_PACKET;
+    rotor_status st = replay_add_transfer(r, x, id, err);
+    r->packet = keep;
+    return st;
+}
+
+/* One move of consumer stage cs's input t from producer stage ps, in the
+ * pieces rotor_segment_move_pieces names (the program does not say which
+ * producer core holds which element, so the receivers' partitions are cut
+ * into one equal range per sender).  The pieces through the busier side's
+ * port (the model's xfer_bytes) follow each other, in order, from one move
+ * to the next (the model chains whole moves; the two agree when nothing
+ * else holds the ports); the other side's port then never has two pieces
+ * at once.  Every piece waits for `after`, the producer's run it carries,
+ * and for `freed`, the end of the receiving stage's run that frees its
+ * buffer (segment.h: one run ahead). */
+typedef struct move_ctx {
+    replayer *r;
+    int op;
+    int64_t after, freed, *chain;
+} move_ctx;
+
+static rotor_status move_piece(void *ctx, int64_t src, int64_t dst, int64_t bytes, int64_t port, rotor_error *err) {
+    move_ctx *m = ctx;
+    int64_t deps[3], nd = 0, id;
+    if (m->after >= 0) deps[nd++] = m->after;
+    if (m->freed >= 0) deps[nd++] = m->freed;
+    if (m->chain[port] >= 0) deps[nd++] = m->chain[port];
+    rotor_sim_transfer x = {.src = src, .dst = dst, .bytes = bytes, .category = ROTOR_SIM_COMM, .op = m->op,
+                            .deps = deps, .ndeps = (int)nd};
+    rotor_status st = move_transfer(m->r, &x, &id, err);
+    if (!st) st = idlist_push(&m->r->inbox[dst], id, err);
+    m->chain[port] = id;
+    return st;
+}
+
+static rotor_status replay_move(replayer *r, int op, const rotor_stage *ps, const rotor_stage *cs, int t,
+                                int64_t after, int64_t freed, int64_t *chain, rotor_error *err) {
+    move_ctx m = {.r = r, .op = op, .after = after, .freed = freed, .chain = chain};
+    return rotor_segment_move_pieces(ps, cs, t, move_piece, &m, err);
+}
+
+/* A per-run input from before the segment: slivers from every core of the
+ * chip (rotor_segment_outside_pieces), chained as replay_move's; the first
+ * waits for `after` (the segment's setup). */
+static rotor_status replay_outside_move(replayer *r, int op, const rotor_stage *cs, int t, int64_t after,
+                                        int64_t freed, int64_t *chain, rotor_error *err) {
+    move_ctx m = {.r = r, .op = op, .after = after, .freed = freed, .chain = chain};
+    return rotor_segment_outside_pieces(cs, t, r->n, move_piece, &m, err);
+}
+
+/* Segment s replayed whole (rotor_segment_times, task for task): after the
+ * previous barrier, every group's setup at once (replay_setup on its cores)
+ * and a join on core 0 when all are done (the model's setup is the slowest
+ * group's, and every stage starts from its end); then per stage and run,
+ * the moves of its inputs (replay_move, replay_outside_move) and the run's
+ * tiles on the group's cores (replay_tiles with core0), each run after the
+ * join closing the stage's previous run (the model's run starts when the
+ * previous one has ended, reduction included, on every core of the group);
+ * then a barrier on core 0 after every stage's last run.  ids: as
+ * replay_op's (setup, main, reduction, barrier): the stages' runs are the
+ * main phase, their reductions inside it. */
+static rotor_status replay_segment(replayer *r, const rotor_segment *s, const rotor_chip *chip, int64_t *ids,
+                                   rotor_error *err) {
+    int S = s->nstages;
+    int64_t m = s->micro, start = r->barrier;
+    int64_t *runbar = malloc((size_t)S * (size_t)m * sizeof *runbar);
+    int64_t **chain = calloc((size_t)S * ROTOR_MAX_TENSORS, sizeof *chain);
+    rotor_status st = runbar && chain ? ROTOR_OK : rotor_nomem(err);
+    ids[0] = rotor_sim_task_count(r->sim);
+    /* setup: every group at once */
+    replay_inbox_clear(r, r->n);
+    for (int k = 0; k < S && !st; k++) {
+        const rotor_stage *sg = &s->stages[k];
+        st = replay_setup(r, sg->op, sg->first_core, sg->plan.info.cores, sg->setup_bytes, sg->setup_rounds, err);
+    }
+    r->finals.n = 0;
+    for (int64_t c = 0; c < r->n && !st; c++)
+        if (r->inbox[c].n) st = idlist_push(&r->finals, r->inbox[c].v[r->inbox[c].n - 1], err);
+    if (!st && r->finals.n) st = join_on(r, s->first, 0, &r->finals, &start, err);
+    replay_inbox_clear(r, r->n);
+    ids[1] = rotor_sim_task_count(r->sim);
+    for (int k = 0; k < S && !st; k++) {
+        const rotor_stage *sg = &s->stages[k];
+        int64_t lo = sg->first_core, nc = sg->plan.info.cores;
+        rotor_chip gc = rotor_segment_group_chip(chip, sg->cores);
+        for (int t = 1; t < sg->micro.ntensors && !st; t++) {
+            if (sg->from[t] == -1 || (sg->from[t] == ROTOR_STAGE_OUTSIDE && !sg->per_run[t])) continue;
+            int64_t ports = sg->from[t] == ROTOR_STAGE_OUTSIDE ? r->n
+                            : s->stages[sg->from[t]].plan.info.cores > nc ? s->stages[sg->from[t]].plan.info.cores : nc;
+            int64_t *c = chain[k * ROTOR_MAX_TENSORS + t] = malloc((size_t)ports * sizeof *c);
+            if (!c) st = rotor_nomem(err);
+            for (int64_t i = 0; c && i < ports; i++) c[i] = -1;
+        }
+        for (int64_t i = 0; i < sg->runs && !st; i++) {
+            int64_t prev = i ? runbar[k * m + i - 1] : start;
+            r->core0 = lo;
+            for (int64_t c = lo; c < lo + nc && !st; c++) {
+                r->last[c] = -1;
+                if (prev >= 0) st = idlist_push(&r->inbox[c], prev, err);
+            }
+            for (int t = 1; t < sg->micro.ntensors && !st; t++) {
+                int p = sg->from[t];
+                if (p == -1 || (i > 0 && !sg->per_run[t]) || (p == ROTOR_STAGE_OUTSIDE && !sg->per_run[t])) continue;
+                int64_t *c = chain[k * ROTOR_MAX_TENSORS + t], freed = i >= 2 ? runbar[k * m + i - 2] : -1;
+                if (p == ROTOR_STAGE_OUTSIDE) {
+                    st = replay_outside_move(r, sg->op, sg, t, start, freed, c, err);
+                } else {
+                    const rotor_stage *ps = &s->stages[p];
+                    st = replay_move(r, sg->op, ps, sg, t, runbar[p * m + (sg->streamed[t] ? i : ps->runs - 1)], freed,
+                                     c, err);
+                }
+            }
+            int64_t tids[2];
+            if (!st) st = replay_tiles(r, sg->op, &sg->micro, &sg->plan.plan, &sg->plan.info, &gc, tids, err);
+            r->core0 = 0;
+            r->finals.n = 0;
+            for (int64_t c = lo; c < lo + nc && !st; c++)
+                if (r->last[c] >= 0) st = idlist_push(&r->finals, r->last[c], err);
+            if (!st) st = join_on(r, sg->op, lo, &r->finals, &runbar[k * m + i], err);
+        }
+    }
+    ids[2] = ids[3] = rotor_sim_task_count(r->sim);
+    r->finals.n = 0;
+    for (int k = 0; k < S && !st; k++)
+        st = idlist_push(&r->finals, runbar[k * m + s->stages[k].runs - 1], err);
+    if (!st) st = join_on(r, s->last, 0, &r->finals, &r->barrier, err);
+    for (int i = 0; chain && i < S * ROTOR_MAX_TENSORS; i++) free(chain[i]);
+    free(chain);
+    free(runbar);
+    r->core0 = 0;
+    return st;
+}
+
 /* Latest end among tasks [from, to), or `floor` if none. */
 static int64_t phase_end(const rotor_sim *s, int64_t from, int64_t to, int64_t floor, int64_t *wait) {
     int64_t end = floor;
@@ -445,7 +603,8 @@ static int64_t phase_end(const rotor_sim *s, int64_t from, int64_t to, int64_t f
 
 /* Operator o's simulated phases, from its tasks' timing (ids: the first task
  * of setup, main phase, reduction, barrier, and the end); *prev_end moves to
- * its end. */
+ * its end.  The first operator of a segment reports the whole segment; its
+ * other operators stay zero, marked with the segment. */
 static void op_result(const rotor_sim *sim, const rotor_program *p, int o, const int64_t *ids,
                       rotor_replay_result *out, int64_t *prev_end) {
     const rotor_program_op *po = &p->ops[o];
@@ -455,10 +614,20 @@ static void op_result(const rotor_sim *sim, const rotor_program *p, int o, const
     int64_t main_end = phase_end(sim, ids[1], ids[2], setup_end, &wait);
     int64_t red_end = phase_end(sim, ids[2], ids[3], main_end, &wait);
     int64_t end = phase_end(sim, ids[3], ids[4], red_end, NULL);
-    x->predicted_s = po->setup_s + po->exec_s;
-    x->predicted_setup_s = po->setup_s;
-    x->predicted_reduction_s = po->vendor ? 0 : po->active_cost.reduction;
-    x->predicted_main_s = po->exec_s - x->predicted_reduction_s;
+    if (po->segment) {
+        /* the segment as one entry, on its first operator (docs/simulator.md) */
+        const rotor_segment *sg = &p->segments[po->segment - 1];
+        x->segment = po->segment;
+        x->predicted_s = sg->total_s;
+        x->predicted_setup_s = sg->setup_s;
+        x->predicted_main_s = sg->run_s;
+        x->predicted_reduction_s = 0;
+    } else {
+        x->predicted_s = po->setup_s + po->exec_s;
+        x->predicted_setup_s = po->setup_s;
+        x->predicted_reduction_s = po->vendor ? 0 : po->active_cost.reduction;
+        x->predicted_main_s = po->exec_s - x->predicted_reduction_s;
+    }
     x->simulated_s = (double)(end - *prev_end) * 1e-12;
     x->simulated_setup_s = (double)(setup_end - *prev_end) * 1e-12;
     x->simulated_main_s = (double)(main_end - setup_end) * 1e-12;
@@ -494,9 +663,12 @@ rotor_status rotor_replay(const rotor_program *p, const rotor_chip *chip, const 
     int64_t prev_end = 0;
     for (int o = 0; o < p->nops && !st; o++) {
         const rotor_program_op *po = &p->ops[o];
+        const rotor_segment *sg = po->segment ? &p->segments[po->segment - 1] : NULL;
         ticker.done = o;
-        if ((st = rotor_sim_set_op_name(r.sim, o, po->name, err))) break;
-        st = po->vendor ? replay_vendor(&r, o, po, ids[o], err) : replay_op(&r, p, o, chip, ids[o], err);
+        for (int q = o; q <= (sg ? sg->last : o) && !st; q++) st = rotor_sim_set_op_name(r.sim, q, p->ops[q].name, err);
+        if (st) break;
+        st = sg ? replay_segment(&r, sg, chip, ids[o], err)
+                : po->vendor ? replay_vendor(&r, o, po, ids[o], err) : replay_op(&r, p, o, chip, ids[o], err);
         ids[o][4] = rotor_sim_task_count(r.sim);
         if (!st && stream) st = rotor_sim_advance(r.sim, r.barrier, err);
         if (!st && stream) {
@@ -505,15 +677,21 @@ rotor_status rotor_replay(const rotor_program *p, const rotor_chip *chip, const 
         }
         if (st) {
             char prefix[160];
-            snprintf(prefix, sizeof prefix, "replay of operator %d '%s'", o, po->name);
+            if (sg) snprintf(prefix, sizeof prefix, "replay of the segment of operators %d '%s' .. %d '%s'", o, po->name,
+                             sg->last, p->ops[sg->last].name);
+            else snprintf(prefix, sizeof prefix, "replay of operator %d '%s'", o, po->name);
             rotor_error_prefix(err, prefix);
         }
+        for (; sg && o < sg->last; o++) out->ops[o + 1].segment = po->segment; /* reported on its first operator */
     }
     if (!st) st = replay_run_end(r.sim, stream, opt, &out->stats, &out->trace, err);
     else if (r.sim) rotor_sim_set_progress(r.sim, NULL, NULL);
     if (!st) {
         out->nops = p->nops;
-        for (int o = 0; o < p->nops && !stream; o++) op_result(r.sim, p, o, ids[o], out, &prev_end);
+        for (int o = 0; o < p->nops && !stream; o++) {
+            op_result(r.sim, p, o, ids[o], out, &prev_end);
+            if (p->ops[o].segment) o = p->segments[p->ops[o].segment - 1].last;
+        }
         out->simulated_s = (double)out->stats.makespan_ps * 1e-12;
     }
     free(ids);
@@ -530,11 +708,28 @@ rotor_status rotor_replay(const rotor_program *p, const rotor_chip *chip, const 
 /* Each core of an operator's plan runs at most T compute tasks and takes at
  * most one shift per run (a transition), plus its setup (the rounds, or a
  * hand-off's packets: at most setup_bytes / EXCHANGE_PACKET_MIN), R_Y - 1
- * reduction rounds and the barrier.  A vendor operator is one task per core. */
+ * reduction rounds and the barrier.  A vendor operator is one task per core.
+ * A segment counts so for every run of every stage, plus its moves' packets
+ * into each core (a piece or two beyond the packets). */
 int64_t rotor_replay_task_estimate(const rotor_program *p) {
     double n = 0;
     for (int o = 0; o < p->nops; o++) {
         const rotor_program_op *po = &p->ops[o];
+        if (po->segment) {
+            /* a segment: every stage's runs on its group, its setup rounds, its moves' packets */
+            const rotor_segment *sg = &p->segments[po->segment - 1];
+            for (int k = 0; k < sg->nstages; k++) {
+                const rotor_stage *st = &sg->stages[k];
+                double c = (double)st->plan.info.cores, moved = 0;
+                for (int t = 1; t < st->micro.ntensors; t++)
+                    if (st->from[t] != -1) moved += (double)st->plan.info.bytes[t] / SEGMENT_PACKET + 2;
+                n += c * ((double)st->setup_rounds +
+                          (double)st->runs * (2.0 * (double)st->plan.info.total_steps +
+                                              (double)st->plan.info.rings[0] + 1.0 + moved));
+            }
+            o = sg->last;
+            continue;
+        }
         double setup = (double)po->setup_rounds;
         for (int t = 0; t < ROTOR_MAX_TENSORS; t++)
             if (po->handoff[t]) {

@@ -106,6 +106,8 @@ typedef struct replayer {
     xcache xcache;       /* hand-off exchange schedules seen so far */
     rotor_chip chip;     /* the replayed chip: its energy events (docs/energy.md) */
     int64_t elem;        /* bytes per element */
+    int64_t core0;       /* replay_tiles' plan runs on cores core0 .. core0 + cores - 1 (a
+                            pipelined stage's group; 0 otherwise) */
 } replayer;
 
 /* A replayer on a new simulator of chip, its scratch sized for the cores. */
@@ -118,8 +120,10 @@ void replay_inbox_clear(replayer *r, int64_t cores);
 /* A zero-time task on core 0 after every core's last task of op; it becomes r->barrier. */
 rotor_status replay_add_barrier(replayer *r, int op, int64_t cores, rotor_error *err);
 /* Sub-tasks, shifts and the reduction of one plan (expression e, plan p,
- * info) on cores 0 .. info->cores - 1.  The first run of a core waits for its
- * inbox, else for r->barrier; r->last receives each core's last task.
+ * info) on cores r->core0 .. r->core0 + info->cores - 1 (the plan's core c is
+ * the chip's core0 + c).  The first run of a core waits for its inbox, else
+ * for r->barrier; r->last receives each core's last task (indexed by the
+ * chip's core).
  * ids[0..1] receive the first task id of the main phase and the reduction. */
 rotor_status replay_tiles(replayer *r, int op, const rotor_expr *e, const rotor_plan *p, const rotor_plan_info *info,
                           const rotor_chip *chip, int64_t *ids, rotor_error *err);

@@ -12,7 +12,9 @@
  * The model of a segment (rotor_segment_times) is the recursion the replay
  * follows task for task: setup (every group gathers its weights and outside
  * inputs at once), then each stage's runs in order, each after its previous
- * run and after the transfers of what it reads from other stages. */
+ * run and after the transfers of what it reads from other stages (each
+ * transfer after the previous one of its tensor and, run i's, after run
+ * i-2 of its receiver has freed the buffer it lands in). */
 #ifndef ROTOR_SEGMENT_H
 #define ROTOR_SEGMENT_H
 
@@ -95,6 +97,31 @@ void rotor_segment_free(rotor_segment *s);
  * (a run's output waits while the next computes).  The plan's memory plus
  * these fit in what the unpipelined schedule leaves the operator. */
 int64_t rotor_stage_buffer_bytes(const rotor_stage *s);
+
+/* The pieces of one move of consumer stage cs's input t from producer stage
+ * ps, as the replay sends them and the energy model counts them
+ * (docs/simulator.md, "Segments"): cs's plan cores each receive their
+ * partition (recv bytes); laid end to end, those bytes are cut into one
+ * equal range per producer plan core, and a piece is a receiver's range
+ * met with a sender's.  fn(ctx, src, dst, bytes, port) gets each piece in
+ * order, chip cores src and dst, and port: the index, within its group, of
+ * the core on the busier side (the receiver when recv is at least a
+ * sender's share), whose port the pieces take in turn.  Fails on overflow
+ * or when fn fails. */
+typedef rotor_status (*rotor_move_piece_fn)(void *ctx, int64_t src, int64_t dst, int64_t bytes, int64_t port,
+                                            rotor_error *err);
+rotor_status rotor_segment_move_pieces(const rotor_stage *ps, const rotor_stage *cs, int t, rotor_move_piece_fn fn,
+                                       void *ctx, rotor_error *err);
+
+/* The pieces of one move of a per-run input from before the segment into
+ * stage cs, on a chip of n cores: the even layout spreads it over every
+ * core, and the program does not record which holds what, so the
+ * receivers' partitions, laid end to end, are cut into one equal range per
+ * chip core (as rotor_segment_move_pieces with every core a sender; a
+ * core's own range: no piece; port: the receiver's or the sender's index,
+ * whichever side is busier). */
+rotor_status rotor_segment_outside_pieces(const rotor_stage *cs, int t, int64_t n, rotor_move_piece_fn fn, void *ctx,
+                                          rotor_error *err);
 
 /* A chip of g of chip's cores (one chip, all-to-all) at the same per-core
  * rates: the chip a stage's plan is searched, costed and replayed on. */

@@ -39,6 +39,11 @@ typedef struct rotor_replay_op {
     double simulated_setup_s, simulated_main_s, simulated_reduction_s;
     double wait_s;               /* longest a transfer of the op waited for a busy link */
     int64_t tasks;               /* tasks emitted for the op */
+    int segment;                 /* 1 + the pipelined segment the op is a stage of (0: none).  The
+                                    segment is one entry, on its first operator: predicted
+                                    setup_s + run_s of the segment (main: its runs and moves,
+                                    reductions inside), simulated likewise; its other operators'
+                                    entries are zero */
 } rotor_replay_op;
 
 typedef struct rotor_replay_result {
