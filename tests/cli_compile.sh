@@ -32,13 +32,14 @@ if [ $? -eq 0 ] && grep -q "^512 " "$out" && grep -q " x$" "$out"; then ok; else
 # their stages are printed, the program carries them, and the options are
 # checked
 "$ROTOR" compile nerf --batch 8 --pipeline -o "$tmpdir/pipe.json" >"$out" 2>"$err" || bad "pipeline: $(cat "$err")"
-if grep -q "^pipelined segments (objective latency): 3, " "$out" &&
-   grep -q "^segment 1: fc1 .. fc3, 8 micro-batches over output dimension 0" "$out" &&
-   grep -q "^pipelined total 19.092 us, unpipelined 21.559 us (1.13x)$" "$out" &&
-   grep -q "^fc2  *MatMul  *2.371  seg 1 " "$out"
+if grep -q "^pipelined segments (objective latency): 1, " "$out" &&
+   grep -q "^segment 1: sigma .. feature, 1 micro-batches over output dimension 0" "$out" &&
+   grep -q "^pipelined total 21.551 us, unpipelined 21.559 us (1.00x)$" "$out" &&
+   grep -q "^feature  *MatMul  *2.371  seg 1 " "$out"
 then ok; else bad "pipeline table: $(cat "$out")"; fi
 if grep -q '"segments":' "$tmpdir/pipe.json" && grep -q '"objective":	"latency"' "$tmpdir/pipe.json"; then ok; else bad "the pipelined program lacks its segments"; fi
-expect_out pipeline-batch1 "^segment 1: sigma .. feature, 1 micro-batches" -- compile nerf --batch 1 --pipeline
+expect_out pipeline-micro "^segment 1: l0.qkv .. l0.attn_scores, 2 micro-batches over output dimension 1" -- \
+    compile bert-base --batch 4 --seq 32 --layers 1 --pipeline
 expect_out pipeline-help "--pipeline " -- compile --help
 expect_error objective-alone 2 "--objective needs --pipeline" -- compile nerf --objective throughput
 expect_error objective-bogus 2 "--objective: expected latency or throughput, got 'speed'" -- compile nerf --pipeline --objective speed

@@ -101,8 +101,9 @@ expect_out r18-ops "histogram: Add 29, Conv 20, Relu 17, Flatten 1, Gemm 1, Glob
 expect_out r18-flops "3.635 GFLOP" -- model "$tmpdir/r18.onnx"
 rm -f "$tmpdir/r18.onnx"
 # Pipelined segments (docs/run.md): the generator's MLP at 1,024 rows on a
-# 256-core IPU, compiled with --pipeline, streams its layers in 16
-# micro-batches; every stage runs its plan run by run on its group.  Its
+# 256-core IPU, compiled with --pipeline, streams its second and third
+# MatMuls into their bias Adds in 16 micro-batches; every stage runs its
+# plan run by run on its group.  Its
 # output must match the unpipelined program's (written by -o and checked as
 # the reference of a --check set; the inputs are the same deterministic
 # values) and the direct execution's, each within the run's tolerance.
@@ -113,8 +114,8 @@ if grep -q "segment" "$out"; then bad "mlp-flat: an unpipelined program ran segm
 mv "$tmpdir/mlp/test_data_set_0/y.pb" "$tmpdir/mlp/test_data_set_0/output_0.pb"
 expect_out mlp-pipelined "^PASS  y  *1024x4  *vs direct: .*(0 beyond tolerance)  vs reference 'y': .*(0 beyond)$" -- \
     run --check "$tmpdir/mlp" --pipeline --set cores_per_chip=256
-for line in "segment 1 ran pipelined: fc1.matmul .. relu1, 3 stages, 16 micro-batches over output dimension 1:" \
-    "pipelined: 4 segments, 144 stage runs emulated on their groups" "^PASS$"; do
+for line in "segment 1 ran pipelined: fc2.matmul .. fc2, 2 stages, 16 micro-batches over output dimension 1:" \
+    "pipelined: 2 segments, 64 stage runs emulated on their groups" "^PASS$"; do
     if grep -q -- "$line" "$out"; then ok; else bad "mlp-pipelined: stdout lacks '$line': $(tail -4 "$out")"; fi
 done
 expect_error pipeline-direct 2 "--pipeline and --direct: --pipeline compiles the program" -- \

@@ -9,6 +9,8 @@
 #define ROTOR_TESTS_FIXTURES_H
 
 #include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -91,5 +93,77 @@ FIXTURE void ffn_stack(rotor_graph *g, int layers, int64_t tokens, int64_t hidde
     }
     g->values[x].is_output = true;
 }
+
+/* ---- a small MLP with weights (issue 25: pipelined segments) ---------------- */
+
+/* A value named name of rows x cols; with data when w (weights, sin-spread). */
+FIXTURE int mlp_value(rotor_graph *g, const char *name, int64_t rows, int64_t cols, bool w) {
+    rotor_error err = {{0}};
+    int v;
+    int64_t shape[2] = {rows, cols};
+    cr_assert_eq(rotor_graph_add_value(g, name, ROTOR_DTYPE_F32, rows ? 2 : 1, rows ? shape : shape + 1,
+                                       w ? ROTOR_ROLE_WEIGHT : ROTOR_ROLE_ACTIVATION, &v, &err), ROTOR_OK, "%s",
+                 err.msg);
+    if (w) {
+        int64_t n = (rows ? rows : 1) * cols;
+        double *d = malloc(sizeof *d * (size_t)n);
+        /* about unit variance out for unit variance in: +-sqrt(3 / fan_in) */
+        double scale = rows ? sqrt(3.0 / (double)rows) : 0.1;
+        for (int64_t k = 0; k < n; k++) d[k] = scale * sin((double)(k + 17 * v) * 0.731);
+        cr_assert_eq(rotor_graph_set_data(g, v, d, &err), ROTOR_OK);
+        free(d);
+    }
+    return v;
+}
+
+/* One expression operator of g reading in0 (and in1), writing out. */
+FIXTURE void mlp_op(rotor_graph *g, const char *name, const char *type, const char *expr, const char *dims, int out,
+                   int in0, int in1) {
+    rotor_error err = {{0}};
+    int ins[2] = {in0, in1};
+    rotor_op_desc d = {.name = name, .type = type, .expr = expr, .dims = dims, .tensor_value = {out, in0, in1},
+                       .inputs = ins, .ninputs = in1 >= 0 ? 2 : 1, .outputs = &out, .noutputs = 1};
+    cr_assert_eq(rotor_graph_add_op(g, &d, NULL, &err), ROTOR_OK, "%s", err.msg);
+}
+
+/* A NeRF-like MLP as rotor run imports one (tools/onnxgen mlp, ungrouped),
+ * weights included: on a 256-core IPU its pipelined compile streams
+ * mm2 .. add2 over the columns in 8 micro-batches (tests/test_run.c,
+ * test_replay.c, test_energy.c):
+ * X[512 x 64] -> (MatMul, Add bias, Relu) 256 wide, twice -> MatMul, Add to
+ * 4 outputs Y. */
+FIXTURE void mlp_graph(rotor_graph *g, int *x) {
+    rotor_error err = {{0}};
+    rotor_graph_init(g, "mlp");
+    *x = mlp_value(g, "x", 512, 64, false);
+    int h = *x;
+    int64_t in = 64;
+    for (int l = 1; l <= 3; l++) {
+        int64_t n = l < 3 ? 256 : 4;
+        char name[32], dims[64];
+        snprintf(name, sizeof name, "w%d", l);
+        int w = mlp_value(g, name, in, n, true);
+        snprintf(name, sizeof name, "b%d", l);
+        int b = mlp_value(g, name, 0, n, true);
+        snprintf(name, sizeof name, "mm%d", l);
+        int m = mlp_value(g, name, 512, n, false);
+        snprintf(dims, sizeof dims, "m=512,k=%lld,n=%lld", (long long)in, (long long)n);
+        mlp_op(g, name, "MatMul", "Y[m,n] += A[m,k] * B[k,n]", dims, m, h, w);
+        snprintf(name, sizeof name, "add%d", l);
+        int a = mlp_value(g, name, 512, n, false);
+        snprintf(dims, sizeof dims, "m=512,n=%lld", (long long)n);
+        mlp_op(g, name, "Add", "Y[m,n] = A[m,n] + B[n]", dims, a, m, b);
+        h = a;
+        if (l < 3) {
+            snprintf(name, sizeof name, "relu%d", l);
+            int r = mlp_value(g, name, 512, n, false);
+            mlp_op(g, name, "Relu", "Y[m,n] = relu(X[m,n])", dims, r, a, -1);
+            h = r;
+        }
+        in = n;
+    }
+    cr_assert_eq(rotor_graph_set_output(g, h, &err), ROTOR_OK);
+}
+
 
 #endif

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "fixtures.h"
 #include "rotor/compile/energy.h"
 #include "rotor/compile/program.h"
 #include "rotor/hbm/schedreplay.h"
@@ -246,25 +247,35 @@ Test(energy, a_schedules_model_counts_one_chips_replay_on_a_mesh_too, .timeout =
     schedule_agrees("opt-1.3b", 1, 0, &c, ds, 1);
 }
 
-/* A pipelined program (NeRF at batch 8: three segments of 8 and 16
- * micro-batches) counts, per segment, every run's plan, every group's setup
- * and every move between groups (docs/energy.md): the same counts as the
- * simulator's events, on the all-to-all chip and replayed on a one-chip
- * mesh, where the moves' hops depend on where the groups sit. */
+/* A pipelined program (the MLP fixture on a 256-core IPU: mm2 .. add2
+ * streamed in 8 micro-batches) counts, per segment, every run's plan, every
+ * group's setup and every move between groups (docs/energy.md): the same
+ * counts as the simulator's events, on the all-to-all chip and replayed on
+ * a 16 x 16 mesh, where the moves' hops depend on where the groups sit. */
 Test(energy, a_pipelined_programs_counts_are_the_simulators_event_counts, .timeout = 120) {
     for (int k = 0; k < 2; k++) {
         rotor_chip chip;
         rotor_error err = {{0}};
         cr_assert_eq(rotor_chip_preset("ipu-mk2", &chip, &err), ROTOR_OK);
-        rotor_pipeline_options po = {.model = "nerf", .zoo = {.batch = 8}, .t10 = true, .program = true};
-        po.compile.pipeline = true;
-        rotor_pipeline pp;
-        cr_assert_eq(rotor_pipeline_run(&po, &chip, &pp, &err), ROTOR_OK, "%s", err.msg);
-        cr_assert_eq(pp.program.nsegments, 3);
+        cr_assert_eq(rotor_chip_set(&chip, "cores_per_chip=256", &err), ROTOR_OK, "%s", err.msg);
+        rotor_graph g;
+        int x;
+        mlp_graph(&g, &x);
+        rotor_compile_options o = {.pipeline = true};
+        rotor_compile_result cr;
+        cr_assert_eq(rotor_compile(&g, &chip, &o, &cr, &err), ROTOR_OK, "%s", err.msg);
+        char *text = NULL;
+        rotor_pipeline pp = {0};
+        cr_assert_eq(rotor_program_write(&g, &chip, &cr, &text, &err), ROTOR_OK, "%s", err.msg);
+        cr_assert_eq(rotor_program_parse(text, "mlp", &chip, &pp.program, &err), ROTOR_OK, "%s", err.msg);
+        free(text);
+        rotor_compile_result_free(&cr);
+        rotor_graph_free(&g);
+        cr_assert_geq(pp.program.nsegments, 1);
         if (k == 1) {
             cr_assert_eq(rotor_chip_set(&chip, "topology=mesh", &err), ROTOR_OK);
-            cr_assert_eq(rotor_chip_set(&chip, "mesh_width=32", &err), ROTOR_OK);
-            cr_assert_eq(rotor_chip_set(&chip, "mesh_height=46", &err), ROTOR_OK);
+            cr_assert_eq(rotor_chip_set(&chip, "mesh_width=16", &err), ROTOR_OK);
+            cr_assert_eq(rotor_chip_set(&chip, "mesh_height=16", &err), ROTOR_OK);
         }
         rotor_energy_counts m, s;
         cr_assert_eq(rotor_energy_program(&pp.program, &chip, &m, &err), ROTOR_OK, "%s", err.msg);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fixtures.h"
 #include "rotor/compile/compile.h"
 #include "rotor/op/cost.h"
 #include "rotor/op/handoff.h"
@@ -1287,33 +1288,54 @@ Test(replay, side_by_side_stages_take_the_slowest_setup_and_the_slowest_stage_ex
     rotor_pipeline_free(&pp);
 }
 
-/* NeRF at batch 8 streams 8 and 16 micro-batches through three segments.
- * The model lets a move overlap the receiving stage's run for free; the
- * replay's moves share the receivers' in ports (and the senders' out ports)
- * with the stages' own reduction rounds, which then wait (measured
- * 2026-11-27: +46 %, +127 %, +120 % per segment, docs/simulator.md).  What
- * holds: contention only delays, so no segment replays faster than its
- * model, and each stays within 2.5 times it. */
-Test(replay, a_streamed_segment_is_never_faster_than_its_model, .timeout = 120) {
-    rotor_chip chip;
-    cr_assert_eq(rotor_chip_preset("ipu-mk2", &chip, NULL), ROTOR_OK);
+/* The MLP fixture pipelined on a 256-core IPU (mm2 .. add2 streamed over
+ * the columns in 8 micro-batches), its program read back. */
+static void mlp_pipelined(rotor_chip *chip, rotor_graph *g, rotor_program *p) {
     rotor_error err = {{0}};
-    rotor_pipeline pp;
-    compile_pipelined("nerf", 8, &chip, &pp);
-    const rotor_program *p = &pp.program;
-    cr_assert_eq(p->nsegments, 3);
+    cr_assert_eq(rotor_chip_preset("ipu-mk2", chip, &err), ROTOR_OK);
+    cr_assert_eq(rotor_chip_set(chip, "cores_per_chip=256", &err), ROTOR_OK, "%s", err.msg);
+    int x;
+    mlp_graph(g, &x);
+    rotor_compile_options o = {.pipeline = true};
+    rotor_compile_result r;
+    cr_assert_eq(rotor_compile(g, chip, &o, &r, &err), ROTOR_OK, "%s", err.msg);
+    char *text = NULL;
+    cr_assert_eq(rotor_program_write(g, chip, &r, &text, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_program_parse(text, "mlp", chip, p, &err), ROTOR_OK, "%s", err.msg);
+    free(text);
+    rotor_compile_result_free(&r);
+}
+
+/* A streamed segment replays step by step as its model (segment.h): moves
+ * and runs in separate phases, so no port is shared with a plan's shifts.
+ * What is left between the two: a move's pieces from several senders into
+ * one receiver, and the barriers.  Issue 25's acceptance: within 5 % per
+ * segment; and contention only delays, so never below the model (but for
+ * the simulator's whole picoseconds). */
+Test(replay, a_streamed_segment_replays_within_5_percent_of_its_model, .timeout = 120) {
+    rotor_chip chip;
+    rotor_graph g;
+    rotor_program p;
+    rotor_error err = {{0}};
+    mlp_pipelined(&chip, &g, &p);
+    cr_assert_geq(p.nsegments, 1);
+    bool streamed = false;
+    for (int i = 0; i < p.nsegments; i++)
+        for (int k = 0; k < p.segments[i].nstages; k++) streamed |= p.segments[i].stages[k].streamed[1];
+    cr_assert(streamed, "some stage reads its producer run by run");
     rotor_replay_result r;
-    cr_assert_eq(rotor_replay(p, &chip, NULL, &r, NULL, &err), ROTOR_OK, "%s", err.msg);
-    for (int i = 0; i < p->nsegments; i++) {
-        const rotor_replay_op *x = &r.ops[p->segments[i].first];
+    cr_assert_eq(rotor_replay(&p, &chip, NULL, &r, NULL, &err), ROTOR_OK, "%s", err.msg);
+    for (int i = 0; i < p.nsegments; i++) {
+        const rotor_replay_op *x = &r.ops[p.segments[i].first];
         cr_assert_eq(x->segment, i + 1);
-        cr_assert_eq(x->predicted_s, p->segments[i].total_s);
-        cr_assert(x->simulated_s >= x->predicted_s * (1 - 1e-9) && x->simulated_s < 2.5 * x->predicted_s,
+        cr_assert_eq(x->predicted_s, p.segments[i].total_s);
+        cr_assert(x->simulated_s >= x->predicted_s * (1 - 1e-5) && x->simulated_s <= 1.05 * x->predicted_s,
                   "segment %d: simulated %.6g, model %.6g s", i + 1, x->simulated_s, x->predicted_s);
     }
-    cr_assert(fabs(r.predicted_s - p->total_s) <= 1e-12 * p->total_s, "the entries sum to the program's total");
+    cr_assert(fabs(r.predicted_s - p.total_s) <= 1e-12 * p.total_s, "the entries sum to the program's total");
     rotor_replay_result_free(&r);
-    rotor_pipeline_free(&pp);
+    rotor_program_free(&p);
+    rotor_graph_free(&g);
 }
 
 /* Streaming goes segment by segment as operator by operator: a pipelined
@@ -1322,11 +1344,11 @@ Test(replay, a_streamed_segment_is_never_faster_than_its_model, .timeout = 120) 
  * trace's default filter) counts the segments' tasks. */
 Test(replay, a_pipelined_program_streamed_equals_the_whole_run_to_the_picosecond, .timeout = 120) {
     rotor_chip chip;
-    cr_assert_eq(rotor_chip_preset("ipu-mk2", &chip, NULL), ROTOR_OK);
+    rotor_graph g;
+    rotor_program prog;
     rotor_error err = {{0}};
-    rotor_pipeline pp;
-    compile_pipelined("nerf", 8, &chip, &pp);
-    const rotor_program *p = &pp.program;
+    mlp_pipelined(&chip, &g, &prog);
+    const rotor_program *p = &prog;
     cr_assert_gt(p->nsegments, 0);
     rotor_replay_result whole, streamed;
     rotor_sim *sim;
@@ -1353,5 +1375,6 @@ Test(replay, a_pipelined_program_streamed_equals_the_whole_run_to_the_picosecond
     rotor_sim_free(sim);
     rotor_replay_result_free(&whole);
     rotor_replay_result_free(&streamed);
-    rotor_pipeline_free(&pp);
+    rotor_program_free(&prog);
+    rotor_graph_free(&g);
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fixtures.h"
 #include "rotor/compile/compile.h"
 #include "rotor/compile/program.h"
 #include "rotor/compile/segment.h"
@@ -250,72 +251,6 @@ Test(run, a_kernel_reads_constant_parameters_from_their_attributes) {
 
 /* ---- pipelined segments (docs/run.md, "Pipelined segments") ---------------- */
 
-/* A value named name of rows x cols; with data when w (weights, sin-spread). */
-static int mlp_value(rotor_graph *g, const char *name, int64_t rows, int64_t cols, bool w) {
-    rotor_error err = {{0}};
-    int v;
-    int64_t shape[2] = {rows, cols};
-    cr_assert_eq(rotor_graph_add_value(g, name, ROTOR_DTYPE_F32, rows ? 2 : 1, rows ? shape : shape + 1,
-                                       w ? ROTOR_ROLE_WEIGHT : ROTOR_ROLE_ACTIVATION, &v, &err), ROTOR_OK, "%s",
-                 err.msg);
-    if (w) {
-        int64_t n = (rows ? rows : 1) * cols;
-        double *d = malloc(sizeof *d * (size_t)n);
-        /* about unit variance out for unit variance in: +-sqrt(3 / fan_in) */
-        double scale = rows ? sqrt(3.0 / (double)rows) : 0.1;
-        for (int64_t k = 0; k < n; k++) d[k] = scale * sin((double)(k + 17 * v) * 0.731);
-        cr_assert_eq(rotor_graph_set_data(g, v, d, &err), ROTOR_OK);
-        free(d);
-    }
-    return v;
-}
-
-/* One expression operator of g reading in0 (and in1), writing out. */
-static void mlp_op(rotor_graph *g, const char *name, const char *type, const char *expr, const char *dims, int out,
-                   int in0, int in1) {
-    rotor_error err = {{0}};
-    int ins[2] = {in0, in1};
-    rotor_op_desc d = {.name = name, .type = type, .expr = expr, .dims = dims, .tensor_value = {out, in0, in1},
-                       .inputs = ins, .ninputs = in1 >= 0 ? 2 : 1, .outputs = &out, .noutputs = 1};
-    cr_assert_eq(rotor_graph_add_op(g, &d, NULL, &err), ROTOR_OK, "%s", err.msg);
-}
-
-/* A NeRF-like MLP as rotor run imports one (tools/onnxgen mlp, ungrouped):
- * X[512 x 64] -> (MatMul, Add bias, Relu) 256 wide, twice -> MatMul, Add to
- * 4 outputs Y. */
-static void mlp(rotor_graph *g, int *x) {
-    rotor_error err = {{0}};
-    rotor_graph_init(g, "mlp");
-    *x = mlp_value(g, "x", 512, 64, false);
-    int h = *x;
-    int64_t in = 64;
-    for (int l = 1; l <= 3; l++) {
-        int64_t n = l < 3 ? 256 : 4;
-        char name[32], dims[64];
-        snprintf(name, sizeof name, "w%d", l);
-        int w = mlp_value(g, name, in, n, true);
-        snprintf(name, sizeof name, "b%d", l);
-        int b = mlp_value(g, name, 0, n, true);
-        snprintf(name, sizeof name, "mm%d", l);
-        int m = mlp_value(g, name, 512, n, false);
-        snprintf(dims, sizeof dims, "m=512,k=%lld,n=%lld", (long long)in, (long long)n);
-        mlp_op(g, name, "MatMul", "Y[m,n] += A[m,k] * B[k,n]", dims, m, h, w);
-        snprintf(name, sizeof name, "add%d", l);
-        int a = mlp_value(g, name, 512, n, false);
-        snprintf(dims, sizeof dims, "m=512,n=%lld", (long long)n);
-        mlp_op(g, name, "Add", "Y[m,n] = A[m,n] + B[n]", dims, a, m, b);
-        h = a;
-        if (l < 3) {
-            snprintf(name, sizeof name, "relu%d", l);
-            int r = mlp_value(g, name, 512, n, false);
-            mlp_op(g, name, "Relu", "Y[m,n] = relu(X[m,n])", dims, r, a, -1);
-            h = r;
-        }
-        in = n;
-    }
-    cr_assert_eq(rotor_graph_set_output(g, h, &err), ROTOR_OK);
-}
-
 static void mlp_program(const rotor_graph *g, const rotor_chip *chip, bool pipeline, rotor_program *p) {
     rotor_error err = {{0}};
     rotor_compile_options o = {.pipeline = pipeline};
@@ -351,7 +286,7 @@ Test(run, a_pipelined_program_gives_the_unpipelined_outputs) {
     cr_assert_eq(rotor_chip_set(&chip, "cores_per_chip=256", &err), ROTOR_OK, "%s", err.msg);
     rotor_graph g;
     int x;
-    mlp(&g, &x);
+    mlp_graph(&g, &x);
     rotor_program flat, piped;
     mlp_program(&g, &chip, false, &flat);
     mlp_program(&g, &chip, true, &piped);
@@ -402,7 +337,7 @@ Test(run, a_pipelined_program_gives_the_unpipelined_outputs) {
 }
 
 /* The pipeline starts a streamed stage's run i after its producer's run i
- * alone, so a run must read nothing else.  Edited so that the MLP's first
+ * alone, so a run must read nothing else.  Edited so that the MLP's second
  * Add (streamed over the columns, as the MatMul before it) runs over rows
  * instead, its run 1 reads columns the MatMul writes in later runs: the run
  * refuses the program, naming the tensor, the run and the element. */
@@ -413,18 +348,18 @@ Test(run, a_stage_reading_what_its_producer_has_not_written_yet_is_refused) {
     cr_assert_eq(rotor_chip_set(&chip, "cores_per_chip=256", &err), ROTOR_OK, "%s", err.msg);
     rotor_graph g;
     int x;
-    mlp(&g, &x);
+    mlp_graph(&g, &x);
     rotor_program p;
     mlp_program(&g, &chip, true, &p);
-    /* the segment mm1 .. add1, add1 streamed from mm1 over the columns */
+    /* the segment mm2 .. add2, add2 streamed from mm2 over the columns */
     cr_assert_geq(p.nsegments, 1);
     rotor_segment *sg = &p.segments[0];
-    cr_assert_eq(sg->first, 0);
+    cr_assert_eq(sg->first, 3);
     cr_assert_eq(sg->dim, 1);
     cr_assert_gt(sg->micro, 1);
     rotor_stage *add = &sg->stages[1];
-    cr_assert(add->streamed[1], "add1 reads mm1 run for run");
-    const rotor_expr *e = &g.ops[1].expr;
+    cr_assert(add->streamed[1], "add2 reads mm2 run for run");
+    const rotor_expr *e = &g.ops[4].expr;
     add->axis = rotor_expr_axis(e, "m");
     cr_assert_eq(rotor_segment_micro_expr(e, add->axis, sg->micro, &add->micro, &err), ROTOR_OK, "%s", err.msg);
     rotor_chip gc = rotor_segment_group_chip(&chip, add->cores);
@@ -439,11 +374,11 @@ Test(run, a_stage_reading_what_its_producer_has_not_written_yet_is_refused) {
     rotor_run_options ro = {.program = &p, .chip = &chip};
     rotor_run_result res;
     cr_assert_eq(rotor_run(&g, (const double *const *)in, &ro, &res, &err), ROTOR_ERR_INPUT);
-    /* run 1 holds the first 512 / micro rows: their column 0 came in mm1's run 1, column
+    /* run 1 holds the first 512 / micro rows: their column 0 came in mm2's run 1, column
      * 256 / micro in its run 2 */
     char want[200];
-    snprintf(want, sizeof want, "op 'add1' (Add): the segment streams tensor A run for run, but run 1 reads element "
-             "%lld of 'mm1', which its producer wrote in run 2", (long long)(256 / sg->micro));
+    snprintf(want, sizeof want, "op 'add2' (Add): the segment streams tensor A run for run, but run 1 reads element "
+             "%lld of 'mm2', which its producer wrote in run 2", (long long)(256 / sg->micro));
     cr_assert_str_eq(err.msg, want);
     cr_assert_null(res.values);
     free(in);

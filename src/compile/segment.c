@@ -33,15 +33,17 @@
  *    and what it reads from before the segment (for every run), from the
  *    even layout, in one round; the groups gather at once, so the segment's
  *    setup is the slowest group's.
- *  - A transfer between stages moves the consumer plan's partition to each
+ *  - A move between stages carries the consumer plan's partition to each
  *    of its cores from the producer's group; the busier side, one receiver's
  *    partition or one sender's share of all of them, over the link rate,
- *    plus one round.  Transfers of one tensor follow each other; they
- *    overlap the receiving group's computation.  Run i's lands in the
- *    buffer run i-2 frees (the SRAM below holds one run beyond the running
- *    one), so it starts no earlier than run i-2's end.  The ports are
- *    taken as free: the replay shows they are not (docs/simulator.md,
- *    "Segments": NeRF b8's moves share them with the runs' reductions).
+ *    plus one round.  Moves and runs alternate in steps (segment.h: the
+ *    IPU's bulk-synchronous exchange), so a move never shares a port with a
+ *    plan's shifts or reduction.  The first model let moves overlap the
+ *    receiving group's runs with the ports taken as free; its replay, whose
+ *    first-come-first-served ports delay the runs' reduction rounds behind
+ *    move packets, was 46-127% slower on NeRF at batch 8 (docs/simulator.md,
+ *    "Segments").  That model was physically wrong; the steps are what the
+ *    machine can do.
  *  - Outputs read after the segment wait in the even layout, as any value
  *    the hand-off does not reach (docs/compile.md): an operator outside the
  *    segment that would take a stage's output by hand-off gathers it from
@@ -49,9 +51,11 @@
  *  - SRAM: a stage's plan must fit in what the unpipelined schedule leaves
  *    it (the SRAM less every operator's idle layout and the activations
  *    live around it), less the buffers the pipeline adds: one run's
- *    partition of every tensor moved before each run (the next run's
- *    arrives while this one computes) and the whole of what it gathered
- *    from before the segment for all runs.
+ *    partition of every tensor moved before each run, and of the output
+ *    when it runs more than once (rotor_stage_buffer_bytes; with steps one
+ *    buffer is more than the move needs, as the next run's input lands
+ *    once this run is done, but it leaves room for a schedule that
+ *    overlaps them).
  *  - Group sizes (KAPLA allocates by workload): in units of N/64 cores,
  *    proportional to each operator's unpipelined time, to its square root,
  *    and equal; every stage gets at least one unit.
@@ -97,49 +101,84 @@ void rotor_segment_free(rotor_segment *s) {
 static double dmax(double a, double b) { return a > b ? a : b; }
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-rotor_status rotor_segment_times(const rotor_segment *s, double *fin, double *xend, double *run_s,
-                                 rotor_error *err) {
-    int64_t m = s->micro;
-    double *f = fin, *x = xend;
-    size_t nf = (size_t)s->nstages * (size_t)m, nx = nf * ROTOR_MAX_TENSORS;
-    if (!f && !(f = malloc(nf * sizeof *f))) return rotor_nomem(err);
-    if (!x && !(x = malloc(nx * sizeof *x))) {
-        if (!fin) free(f);
-        return rotor_nomem(err);
-    }
-    for (size_t i = 0; i < nf; i++) f[i] = -1;
-    for (size_t i = 0; i < nx; i++) x[i] = -1;
-    double end = 0;
+int64_t rotor_segment_steps(const rotor_segment *s, int64_t *first) {
+    int64_t steps = 0;
     for (int k = 0; k < s->nstages; k++) {
         const rotor_stage *st = &s->stages[k];
-        for (int64_t i = 0; i < st->runs; i++) {
-            double ready = i ? f[k * m + i - 1] : 0;
-            for (int t = 1; t < st->micro.ntensors; t++) {
-                int p = st->from[t];
-                if (p == -1 || (i > 0 && !st->per_run[t])) continue;
-                if (p == ROTOR_STAGE_OUTSIDE && !st->per_run[t]) continue; /* moved at setup */
-                double *xe = &x[((size_t)k * ROTOR_MAX_TENSORS + (size_t)t) * (size_t)m];
-                double start = 0;
-                if (p >= 0) {
-                    const rotor_stage *ps = &s->stages[p];
-                    start = f[p * m + (st->streamed[t] ? i : ps->runs - 1)];
-                }
-                if (i > 0) start = dmax(start, xe[i - 1]); /* one tensor's moves follow each other */
-                /* its buffer: the SRAM holds one run's partition beyond the
-                 * running one's (segment_try), so run i's lands once run i-2
-                 * is done */
-                if (i > 1) start = dmax(start, f[k * m + i - 2]);
-                xe[i] = start + st->xfer_s[t];
-                ready = dmax(ready, xe[i]);
-            }
-            f[k * m + i] = ready + st->exec_s;
+        int64_t at = 0;
+        for (int t = 1; t < st->micro.ntensors; t++) {
+            int p = st->from[t];
+            if (p < 0) continue;
+            /* streamed: run i after the producer's run i; else after its last */
+            int64_t ready = st->streamed[t] ? first[p] + 1 : first[p] + s->stages[p].runs;
+            if (ready > at) at = ready;
         }
-        end = dmax(end, f[k * m + st->runs - 1]);
+        first[k] = at;
+        if (at + st->runs > steps) steps = at + st->runs;
+    }
+    return steps;
+}
+
+bool rotor_segment_moves(const rotor_stage *st, int t, int64_t i) {
+    int p = st->from[t];
+    if (p == -1 || (p == ROTOR_STAGE_OUTSIDE && !st->per_run[t])) return false; /* a weight, or moved at setup */
+    return i == 0 || st->per_run[t];
+}
+
+rotor_status rotor_segment_times(const rotor_segment *s, double *fin, double *xend, double *run_s,
+                                 rotor_error *err) {
+    int S = s->nstages;
+    int64_t m = s->micro;
+    double *f = fin, *x = xend;
+    size_t nf = (size_t)S * (size_t)m, nx = nf * ROTOR_MAX_TENSORS;
+    int64_t *first = malloc((size_t)S * sizeof *first);
+    double *in = calloc((size_t)S, sizeof *in), *out = calloc((size_t)S, sizeof *out);
+    if (!fin) f = malloc(nf * sizeof *f);
+    if (!xend) x = malloc(nx * sizeof *x);
+    rotor_status st = first && in && out && f && x ? ROTOR_OK : rotor_nomem(err);
+    double now = 0;
+    if (!st) {
+        for (size_t i = 0; i < nf; i++) f[i] = -1;
+        for (size_t i = 0; i < nx; i++) x[i] = -1;
+        int64_t steps = rotor_segment_steps(s, first);
+        for (int64_t step = 0; step < steps; step++) {
+            /* the move phase: every move into a run of this step at once; a
+             * core's port carries its moves one after another, in and out */
+            for (int k = 0; k < S; k++) in[k] = out[k] = 0;
+            for (int k = 0; k < S; k++) {
+                const rotor_stage *sg = &s->stages[k];
+                int64_t i = step - first[k];
+                if (i < 0 || i >= sg->runs) continue;
+                for (int t = 1; t < sg->micro.ntensors; t++) {
+                    if (!rotor_segment_moves(sg, t, i)) continue;
+                    in[k] += sg->xfer_s[t];
+                    if (sg->from[t] >= 0) out[sg->from[t]] += sg->xfer_s[t];
+                }
+            }
+            double phase = 0;
+            for (int k = 0; k < S; k++) phase = dmax(phase, dmax(in[k], out[k]));
+            now += phase;
+            /* the compute phase: every stage's run of this step at once */
+            double slowest = 0;
+            for (int k = 0; k < S; k++) {
+                const rotor_stage *sg = &s->stages[k];
+                int64_t i = step - first[k];
+                if (i < 0 || i >= sg->runs) continue;
+                for (int t = 1; t < sg->micro.ntensors; t++)
+                    if (rotor_segment_moves(sg, t, i)) x[((size_t)k * ROTOR_MAX_TENSORS + (size_t)t) * (size_t)m + (size_t)i] = now;
+                f[k * m + i] = now + sg->exec_s;
+                slowest = dmax(slowest, sg->exec_s);
+            }
+            now += slowest;
+        }
     }
     if (!fin) free(f);
     if (!xend) free(x);
-    *run_s = end;
-    return ROTOR_OK;
+    free(first);
+    free(in);
+    free(out);
+    if (!st) *run_s = now;
+    return st;
 }
 
 /* Receivers dst0 .. dst0 + nc - 1 each take recv bytes; laid end to end,
@@ -503,14 +542,20 @@ static rotor_status segment_try(seg_ctx *sx, int first, int last, int d, int64_t
     if ((st = rotor_segment_times(out, NULL, NULL, &out->run_s, err))) return st;
     out->total_s = out->setup_s + out->run_s;
     /* batches back to back: the busiest group, or the busiest moved tensor */
-    out->interval_s = 0;
+    /* batches back to back: once the pipeline is full every step runs every
+     * stage and every per-run move, and a batch takes `micro` of them */
+    double slowest = 0, phase = 0, in[64] = {0}, outw[64] = {0};
     for (int k = 0; k < S; k++) {
         const rotor_stage *sg = &out->stages[k];
-        out->interval_s = dmax(out->interval_s, (double)sg->runs * sg->exec_s);
+        slowest = dmax(slowest, sg->exec_s);
         for (int t = 1; t < sg->micro.ntensors; t++)
-            if (sg->from[t] != -1)
-                out->interval_s = dmax(out->interval_s, (sg->per_run[t] ? (double)sg->runs : 1.0) * sg->xfer_s[t]);
+            if (rotor_segment_moves(sg, t, 1) || (sg->runs == 1 && rotor_segment_moves(sg, t, 0))) {
+                in[k] += sg->xfer_s[t];
+                if (sg->from[t] >= 0) outw[sg->from[t]] += sg->xfer_s[t];
+            }
     }
+    for (int k = 0; k < S; k++) phase = dmax(phase, dmax(in[k], outw[k]));
+    out->interval_s = (double)m * (slowest + phase);
     *ok = true;
     return ROTOR_OK;
 }

@@ -445,32 +445,12 @@ static rotor_status join_on(replayer *r, int op, int64_t core, const idlist *dep
     return rotor_sim_add_compute(r->sim, &b, id, err);
 }
 
-/* A move's transfer in chained packets of SEGMENT_PACKET bytes: a move
- * overlaps the stages' own shifts and reduction rounds on the same ports,
- * and the IPU's exchange interleaves at word level, so a round should wait
- * for a packet, not for a whole move.  Measured on nerf b8 --pipeline
- * (segments' sim/model, 2026-11-27): whole transfers 1.48 / 2.47 / 2.37,
- * 256 B packets 1.45 / 2.53 / 2.40, 64 B (one line) 1.46 / 2.27 / 2.20,
- * for three times the tasks (1.7 M). */
-#define SEGMENT_PACKET 64
+/* A move's transfer, whole: in the move phase no plan's shifts share its
+ * ports (segment.h), so nothing needs to interleave with it. */
 static rotor_status move_transfer(replayer *r, const rotor_sim_transfer *x, int64_t *id, rotor_error *err) {
-    int64_t keep = r->packet;
-    r->packet = SEGMENT_PACKET;
-    rotor_status st = replay_add_transfer(r, x, id, err);
-    r->packet = keep;
-    return st;
+    return replay_add_transfer(r, x, id, err);
 }
 
-/* One move of consumer stage cs's input t from producer stage ps, in the
- * pieces rotor_segment_move_pieces names (the program does not say which
- * producer core holds which element, so the receivers' partitions are cut
- * into one equal range per sender).  The pieces through the busier side's
- * port (the model's xfer_bytes) follow each other, in order, from one move
- * to the next (the model chains whole moves; the two agree when nothing
- * else holds the ports); the other side's port then never has two pieces
- * at once.  Every piece waits for `after`, the producer's run it carries,
- * and for `freed`, the end of the receiving stage's run that frees its
- * buffer (segment.h: one run ahead). */
 typedef struct move_ctx {
     replayer *r;
     int op;
@@ -506,24 +486,22 @@ static rotor_status replay_outside_move(replayer *r, int op, const rotor_stage *
     return rotor_segment_outside_pieces(cs, t, r->n, move_piece, &m, err);
 }
 
-/* Segment s replayed whole (rotor_segment_times, task for task): after the
- * previous barrier, every group's setup at once (replay_setup on its cores)
- * and a join on core 0 when all are done (the model's setup is the slowest
- * group's, and every stage starts from its end); then per stage and run,
- * the moves of its inputs (replay_move, replay_outside_move) and the run's
- * tiles on the group's cores (replay_tiles with core0), each run after the
- * join closing the stage's previous run (the model's run starts when the
- * previous one has ended, reduction included, on every core of the group);
- * then a barrier on core 0 after every stage's last run.  ids: as
- * replay_op's (setup, main, reduction, barrier): the stages' runs are the
- * main phase, their reductions inside it. */
+/* Segment s replayed whole, step for step as rotor_segment_times models it
+ * (segment.h): after the previous barrier, every group's setup at once
+ * (replay_setup on its cores) and a join on core 0 when all are done; then
+ * per step, its moves (replay_move, replay_outside_move), all after the
+ * previous step's barrier, and a join when all have landed; then every run
+ * of the step (replay_tiles on its group's cores, core0), and the step's
+ * barrier on core 0 after all of them.  ids: as replay_op's (setup, main,
+ * reduction, barrier): the steps are the main phase, the runs' reductions
+ * inside it. */
 static rotor_status replay_segment(replayer *r, const rotor_segment *s, const rotor_chip *chip, int64_t *ids,
                                    rotor_error *err) {
     int S = s->nstages;
-    int64_t m = s->micro, start = r->barrier;
-    int64_t *runbar = malloc((size_t)S * (size_t)m * sizeof *runbar);
-    int64_t **chain = calloc((size_t)S * ROTOR_MAX_TENSORS, sizeof *chain);
-    rotor_status st = runbar && chain ? ROTOR_OK : rotor_nomem(err);
+    int64_t prev = r->barrier;
+    int64_t *first = malloc((size_t)S * sizeof *first);
+    int64_t *chain = malloc((size_t)r->n * sizeof *chain);
+    rotor_status st = first && chain ? ROTOR_OK : rotor_nomem(err);
     ids[0] = rotor_sim_task_count(r->sim);
     /* setup: every group at once */
     replay_inbox_clear(r, r->n);
@@ -534,57 +512,57 @@ static rotor_status replay_segment(replayer *r, const rotor_segment *s, const ro
     r->finals.n = 0;
     for (int64_t c = 0; c < r->n && !st; c++)
         if (r->inbox[c].n) st = idlist_push(&r->finals, r->inbox[c].v[r->inbox[c].n - 1], err);
-    if (!st && r->finals.n) st = join_on(r, s->first, 0, &r->finals, &start, err);
+    if (!st && r->finals.n) st = join_on(r, s->first, 0, &r->finals, &prev, err);
     replay_inbox_clear(r, r->n);
     ids[1] = rotor_sim_task_count(r->sim);
-    for (int k = 0; k < S && !st; k++) {
-        const rotor_stage *sg = &s->stages[k];
-        int64_t lo = sg->first_core, nc = sg->plan.info.cores;
-        rotor_chip gc = rotor_segment_group_chip(chip, sg->cores);
-        for (int t = 1; t < sg->micro.ntensors && !st; t++) {
-            if (sg->from[t] == -1 || (sg->from[t] == ROTOR_STAGE_OUTSIDE && !sg->per_run[t])) continue;
-            int64_t ports = sg->from[t] == ROTOR_STAGE_OUTSIDE ? r->n
-                            : s->stages[sg->from[t]].plan.info.cores > nc ? s->stages[sg->from[t]].plan.info.cores : nc;
-            int64_t *c = chain[k * ROTOR_MAX_TENSORS + t] = malloc((size_t)ports * sizeof *c);
-            if (!c) st = rotor_nomem(err);
-            for (int64_t i = 0; c && i < ports; i++) c[i] = -1;
+    int64_t steps = st ? 0 : rotor_segment_steps(s, first);
+    for (int64_t step = 0; step < steps && !st; step++) {
+        /* the move phase */
+        for (int k = 0; k < S && !st; k++) {
+            const rotor_stage *sg = &s->stages[k];
+            int64_t i = step - first[k];
+            if (i < 0 || i >= sg->runs) continue;
+            for (int t = 1; t < sg->micro.ntensors && !st; t++) {
+                if (!rotor_segment_moves(sg, t, i)) continue;
+                for (int64_t c = 0; c < r->n; c++) chain[c] = -1;
+                if (sg->from[t] == ROTOR_STAGE_OUTSIDE) st = replay_outside_move(r, sg->op, sg, t, prev, -1, chain, err);
+                else st = replay_move(r, sg->op, &s->stages[sg->from[t]], sg, t, prev, -1, chain, err);
+            }
         }
-        for (int64_t i = 0; i < sg->runs && !st; i++) {
-            int64_t prev = i ? runbar[k * m + i - 1] : start;
+        r->finals.n = 0;
+        for (int64_t c = 0; c < r->n && !st; c++)
+            for (int64_t q = 0; q < r->inbox[c].n && !st; q++) st = idlist_push(&r->finals, r->inbox[c].v[q], err);
+        if (!st && r->finals.n) st = join_on(r, s->first, 0, &r->finals, &prev, err);
+        replay_inbox_clear(r, r->n);
+        /* the compute phase */
+        idlist done = {0};
+        for (int k = 0; k < S && !st; k++) {
+            const rotor_stage *sg = &s->stages[k];
+            int64_t i = step - first[k];
+            if (i < 0 || i >= sg->runs) continue;
+            int64_t lo = sg->first_core, nc = sg->plan.info.cores;
+            rotor_chip gc = rotor_segment_group_chip(chip, sg->cores);
             r->core0 = lo;
             for (int64_t c = lo; c < lo + nc && !st; c++) {
                 r->last[c] = -1;
                 if (prev >= 0) st = idlist_push(&r->inbox[c], prev, err);
             }
-            for (int t = 1; t < sg->micro.ntensors && !st; t++) {
-                int p = sg->from[t];
-                if (p == -1 || (i > 0 && !sg->per_run[t]) || (p == ROTOR_STAGE_OUTSIDE && !sg->per_run[t])) continue;
-                int64_t *c = chain[k * ROTOR_MAX_TENSORS + t], freed = i >= 2 ? runbar[k * m + i - 2] : -1;
-                if (p == ROTOR_STAGE_OUTSIDE) {
-                    st = replay_outside_move(r, sg->op, sg, t, start, freed, c, err);
-                } else {
-                    const rotor_stage *ps = &s->stages[p];
-                    st = replay_move(r, sg->op, ps, sg, t, runbar[p * m + (sg->streamed[t] ? i : ps->runs - 1)], freed,
-                                     c, err);
-                }
-            }
             int64_t tids[2];
             if (!st) st = replay_tiles(r, sg->op, &sg->micro, &sg->plan.plan, &sg->plan.info, &gc, tids, err);
             r->core0 = 0;
-            r->finals.n = 0;
             for (int64_t c = lo; c < lo + nc && !st; c++)
-                if (r->last[c] >= 0) st = idlist_push(&r->finals, r->last[c], err);
-            if (!st) st = join_on(r, sg->op, lo, &r->finals, &runbar[k * m + i], err);
+                if (r->last[c] >= 0) st = idlist_push(&done, r->last[c], err);
         }
+        if (!st && done.n) st = join_on(r, s->first, 0, &done, &prev, err);
+        free(done.v);
+        replay_inbox_clear(r, r->n);
     }
     ids[2] = ids[3] = rotor_sim_task_count(r->sim);
     r->finals.n = 0;
-    for (int k = 0; k < S && !st; k++)
-        st = idlist_push(&r->finals, runbar[k * m + s->stages[k].runs - 1], err);
+    if (!st && prev >= 0) st = idlist_push(&r->finals, prev, err);
     if (!st) st = join_on(r, s->last, 0, &r->finals, &r->barrier, err);
-    for (int i = 0; chain && i < S * ROTOR_MAX_TENSORS; i++) free(chain[i]);
+    free(first);
     free(chain);
-    free(runbar);
     r->core0 = 0;
     return st;
 }
@@ -709,20 +687,20 @@ rotor_status rotor_replay(const rotor_program *p, const rotor_chip *chip, const 
  * most one shift per run (a transition), plus its setup (the rounds, or a
  * hand-off's packets: at most setup_bytes / EXCHANGE_PACKET_MIN), R_Y - 1
  * reduction rounds and the barrier.  A vendor operator is one task per core.
- * A segment counts so for every run of every stage, plus its moves' packets
- * into each core (a piece or two beyond the packets). */
+ * A segment counts so for every run of every stage, plus its moves' pieces
+ * into each core (a few per move) and two joins per step. */
 int64_t rotor_replay_task_estimate(const rotor_program *p) {
     double n = 0;
     for (int o = 0; o < p->nops; o++) {
         const rotor_program_op *po = &p->ops[o];
         if (po->segment) {
-            /* a segment: every stage's runs on its group, its setup rounds, its moves' packets */
+            /* a segment: every stage's runs on its group, its setup rounds, its moves' pieces */
             const rotor_segment *sg = &p->segments[po->segment - 1];
             for (int k = 0; k < sg->nstages; k++) {
                 const rotor_stage *st = &sg->stages[k];
                 double c = (double)st->plan.info.cores, moved = 0;
                 for (int t = 1; t < st->micro.ntensors; t++)
-                    if (st->from[t] != -1) moved += (double)st->plan.info.bytes[t] / SEGMENT_PACKET + 2;
+                    if (st->from[t] != -1) moved += 3;
                 n += c * ((double)st->setup_rounds +
                           (double)st->runs * (2.0 * (double)st->plan.info.total_steps +
                                               (double)st->plan.info.rings[0] + 1.0 + moved));

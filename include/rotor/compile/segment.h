@@ -9,12 +9,19 @@
  * the same search's, for the operator at one micro-batch's extent on a chip
  * of the group's cores.
  *
- * The model of a segment (rotor_segment_times) is the recursion the replay
- * follows task for task: setup (every group gathers its weights and outside
- * inputs at once), then each stage's runs in order, each after its previous
- * run and after the transfers of what it reads from other stages (each
- * transfer after the previous one of its tensor and, run i's, after run
- * i-2 of its receiver has freed the buffer it lands in). */
+ * The model of a segment (rotor_segment_times), which the replay follows
+ * task for task, is bulk-synchronous, as the IPU runs its tiles: after the
+ * setup (every group gathers its weights and outside inputs at once) the
+ * segment runs in *steps*.  A step is a move phase, where every move into a
+ * run of the step crosses the exchange at once (a core's port carries its
+ * own moves in and out one after another), then a compute phase, where
+ * every stage with a run in the step runs it (its plan's own shifts and
+ * reduction included), each phase ending at a barrier.  Stage k's run i is
+ * in step first[k] + i, first[k] being the step after its producers' runs
+ * it reads (rotor_segment_steps).  So moves never share a port with a
+ * plan's shifts: that sharing, in a first-come-first-served exchange, made
+ * the runs of a freer schedule (moves overlapping runs) 46-127% slower than
+ * a model that took the ports as free (docs/simulator.md, "Segments"). */
 #ifndef ROTOR_SEGMENT_H
 #define ROTOR_SEGMENT_H
 
@@ -81,7 +88,16 @@ typedef struct rotor_segment {
     int64_t idle_added;  /* then: per core, at most, beyond the unpipelined idle layouts */
 } rotor_segment;
 
-/* The recursion of the header comment, from the end of setup: *run_s, and
+/* The segment's steps (bulk-synchronous, as the IPU runs: the header
+ * comment): first[k] gets the step of stage k's first run (after its
+ * producers' runs it reads); returns the number of steps. */
+int64_t rotor_segment_steps(const rotor_segment *s, int64_t *first);
+
+/* Whether stage st's input t moves before its run i (from another stage,
+ * or from outside run by run). */
+bool rotor_segment_moves(const rotor_stage *st, int t, int64_t i);
+
+/* The model of the header comment, from the end of setup: *run_s, and
  * when not NULL the end of every run (fin[k * s->micro + i]: stage k's run
  * i) and of every transfer (xend[(k * ROTOR_MAX_TENSORS + t) * s->micro +
  * i]: stage k's tensor t before run i); entries that do not exist are -1.
