@@ -59,6 +59,7 @@ while IFS="$tab" read -r file line cmd; do
         dir=$tmpdir/work/$(echo "$file" | tr '/.' '__')
         mkdir -p "$dir/build"
         ln -s "$rotor_abs" "$dir/build/rotor"
+        ln -s "$(dirname "$rotor_abs")/onnxgen" "$dir/build/onnxgen" # the model generator, beside rotor
         ln -s "$repo/examples" "$dir/examples"
         ln -s "$repo/chips" "$dir/chips"
     fi

@@ -16,6 +16,8 @@
 
 #include "rotor/base/chip.h"
 #include "rotor/base/error.h"
+#include "rotor/compile/compile.h"
+#include "rotor/compile/program.h"
 #include "rotor/model/graph.h"
 #include "rotor/op/expr.h"
 
@@ -165,5 +167,33 @@ FIXTURE void mlp_graph(rotor_graph *g, int *x) {
     cr_assert_eq(rotor_graph_set_output(g, h, &err), ROTOR_OK);
 }
 
+
+/* g compiled for chip with options o (NULL: defaults), written as a program
+ * file and read back into p; the compile result goes to keep, or is freed
+ * when keep is NULL. */
+FIXTURE void compiled_program(const rotor_graph *g, const rotor_chip *chip, const rotor_compile_options *o,
+                              rotor_compile_result *keep, rotor_program *p) {
+    rotor_error err = {{0}};
+    rotor_compile_result r;
+    cr_assert_eq(rotor_compile(g, chip, o, &r, &err), ROTOR_OK, "%s", err.msg);
+    char *text = NULL;
+    cr_assert_eq(rotor_program_write(g, chip, &r, &text, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_program_parse(text, g->name, chip, p, &err), ROTOR_OK, "%s", err.msg);
+    free(text);
+    if (keep) *keep = r;
+    else rotor_compile_result_free(&r);
+}
+
+/* The MLP (mlp_graph) on a 256-core IPU (into *chip), compiled with
+ * pipelining: its program in p, its compile result in keep (NULL: freed). */
+FIXTURE void mlp_pipelined(rotor_chip *chip, rotor_graph *g, rotor_compile_result *keep, rotor_program *p) {
+    rotor_error err = {{0}};
+    cr_assert_eq(rotor_chip_preset("ipu-mk2", chip, &err), ROTOR_OK);
+    cr_assert_eq(rotor_chip_set(chip, "cores_per_chip=256", &err), ROTOR_OK, "%s", err.msg);
+    int x;
+    mlp_graph(g, &x);
+    rotor_compile_options o = {.pipeline = true};
+    compiled_program(g, chip, &o, keep, p);
+}
 
 #endif

@@ -256,20 +256,9 @@ Test(energy, a_pipelined_programs_counts_are_the_simulators_event_counts, .timeo
     for (int k = 0; k < 2; k++) {
         rotor_chip chip;
         rotor_error err = {{0}};
-        cr_assert_eq(rotor_chip_preset("ipu-mk2", &chip, &err), ROTOR_OK);
-        cr_assert_eq(rotor_chip_set(&chip, "cores_per_chip=256", &err), ROTOR_OK, "%s", err.msg);
         rotor_graph g;
-        int x;
-        mlp_graph(&g, &x);
-        rotor_compile_options o = {.pipeline = true};
-        rotor_compile_result cr;
-        cr_assert_eq(rotor_compile(&g, &chip, &o, &cr, &err), ROTOR_OK, "%s", err.msg);
-        char *text = NULL;
         rotor_pipeline pp = {0};
-        cr_assert_eq(rotor_program_write(&g, &chip, &cr, &text, &err), ROTOR_OK, "%s", err.msg);
-        cr_assert_eq(rotor_program_parse(text, "mlp", &chip, &pp.program, &err), ROTOR_OK, "%s", err.msg);
-        free(text);
-        rotor_compile_result_free(&cr);
+        mlp_pipelined(&chip, &g, NULL, &pp.program);
         rotor_graph_free(&g);
         cr_assert_geq(pp.program.nsegments, 1);
         if (k == 1) {

@@ -1288,24 +1288,6 @@ Test(replay, side_by_side_stages_take_the_slowest_setup_and_the_slowest_stage_ex
     rotor_pipeline_free(&pp);
 }
 
-/* The MLP fixture pipelined on a 256-core IPU (mm2 .. add2 streamed over
- * the columns in 8 micro-batches), its program read back. */
-static void mlp_pipelined(rotor_chip *chip, rotor_graph *g, rotor_program *p) {
-    rotor_error err = {{0}};
-    cr_assert_eq(rotor_chip_preset("ipu-mk2", chip, &err), ROTOR_OK);
-    cr_assert_eq(rotor_chip_set(chip, "cores_per_chip=256", &err), ROTOR_OK, "%s", err.msg);
-    int x;
-    mlp_graph(g, &x);
-    rotor_compile_options o = {.pipeline = true};
-    rotor_compile_result r;
-    cr_assert_eq(rotor_compile(g, chip, &o, &r, &err), ROTOR_OK, "%s", err.msg);
-    char *text = NULL;
-    cr_assert_eq(rotor_program_write(g, chip, &r, &text, &err), ROTOR_OK, "%s", err.msg);
-    cr_assert_eq(rotor_program_parse(text, "mlp", chip, p, &err), ROTOR_OK, "%s", err.msg);
-    free(text);
-    rotor_compile_result_free(&r);
-}
-
 /* A streamed segment replays step by step as its model (segment.h): moves
  * and runs in separate phases, so no port is shared with a plan's shifts.
  * What is left between the two: a move's pieces from several senders into
@@ -1317,7 +1299,7 @@ Test(replay, a_streamed_segment_replays_within_5_percent_of_its_model, .timeout 
     rotor_graph g;
     rotor_program p;
     rotor_error err = {{0}};
-    mlp_pipelined(&chip, &g, &p);
+    mlp_pipelined(&chip, &g, NULL, &p);
     cr_assert_geq(p.nsegments, 1);
     bool streamed = false;
     for (int i = 0; i < p.nsegments; i++)
@@ -1347,7 +1329,7 @@ Test(replay, a_pipelined_program_streamed_equals_the_whole_run_to_the_picosecond
     rotor_graph g;
     rotor_program prog;
     rotor_error err = {{0}};
-    mlp_pipelined(&chip, &g, &prog);
+    mlp_pipelined(&chip, &g, NULL, &prog);
     const rotor_program *p = &prog;
     cr_assert_gt(p->nsegments, 0);
     rotor_replay_result whole, streamed;

@@ -252,15 +252,8 @@ Test(run, a_kernel_reads_constant_parameters_from_their_attributes) {
 /* ---- pipelined segments (docs/run.md, "Pipelined segments") ---------------- */
 
 static void mlp_program(const rotor_graph *g, const rotor_chip *chip, bool pipeline, rotor_program *p) {
-    rotor_error err = {{0}};
     rotor_compile_options o = {.pipeline = pipeline};
-    rotor_compile_result r;
-    cr_assert_eq(rotor_compile(g, chip, &o, &r, &err), ROTOR_OK, "%s", err.msg);
-    char *text = NULL;
-    cr_assert_eq(rotor_program_write(g, chip, &r, &text, &err), ROTOR_OK, "%s", err.msg);
-    cr_assert_eq(rotor_program_parse(text, "mlp", chip, p, &err), ROTOR_OK, "%s", err.msg);
-    free(text);
-    rotor_compile_result_free(&r);
+    compiled_program(g, chip, &o, NULL, p);
 }
 
 /* The largest |x - ref| beyond docs/run.md's tolerance 1e-5 + 1e-3 |ref|

@@ -156,21 +156,6 @@ static void check_invariants(const rotor_compile_result *r, const rotor_chip *ch
     cr_assert_leq(r->peak_bytes, chip->sram_bytes);
 }
 
-/* The MLP fixture pipelined on a 256-core IPU, its program read back. */
-static void mlp_pipelined(rotor_chip *chip, rotor_graph *g, rotor_compile_result *r, rotor_program *p) {
-    rotor_error err = {{0}};
-    cr_assert_eq(rotor_chip_preset("ipu-mk2", chip, &err), ROTOR_OK);
-    cr_assert_eq(rotor_chip_set(chip, "cores_per_chip=256", &err), ROTOR_OK, "%s", err.msg);
-    int x;
-    mlp_graph(g, &x);
-    rotor_compile_options o = {.pipeline = true};
-    cr_assert_eq(rotor_compile(g, chip, &o, r, &err), ROTOR_OK, "%s", err.msg);
-    char *text = NULL;
-    cr_assert_eq(rotor_program_write(g, chip, r, &text, &err), ROTOR_OK, "%s", err.msg);
-    cr_assert_eq(rotor_program_parse(text, "mlp", chip, p, &err), ROTOR_OK, "%s", err.msg);
-    free(text);
-}
-
 Test(segment, the_mlp_streams_a_matmul_into_its_bias_add) {
     /* On 256 cores the MLP's second MatMul (512 x 256 x 256) and its bias
      * Add run as one segment over the columns (dimension 1) in 8 runs: the
