@@ -184,15 +184,20 @@ FIXTURE void compiled_program(const rotor_graph *g, const rotor_chip *chip, cons
     else rotor_compile_result_free(&r);
 }
 
+/* The pipelining the MLP is compiled with in tests: segments of two stages
+ * and up to 8 micro-batches, which choose the defaults' segment (mm2 ..
+ * add2 in 8) in 0.2 s instead of 4-8 s. */
+#define MLP_PIPELINE {.pipeline = true, .max_stages = 2, .max_micro = 8}
+
 /* The MLP (mlp_graph) on a 256-core IPU (into *chip), compiled with
- * pipelining: its program in p, its compile result in keep (NULL: freed). */
+ * pipelining (MLP_PIPELINE): its program in p, its compile result in keep (NULL: freed). */
 FIXTURE void mlp_pipelined(rotor_chip *chip, rotor_graph *g, rotor_compile_result *keep, rotor_program *p) {
     rotor_error err = {{0}};
     cr_assert_eq(rotor_chip_preset("ipu-mk2", chip, &err), ROTOR_OK);
     cr_assert_eq(rotor_chip_set(chip, "cores_per_chip=256", &err), ROTOR_OK, "%s", err.msg);
     int x;
     mlp_graph(g, &x);
-    rotor_compile_options o = {.pipeline = true};
+    rotor_compile_options o = MLP_PIPELINE;
     compiled_program(g, chip, &o, keep, p);
 }
 

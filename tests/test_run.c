@@ -252,8 +252,8 @@ Test(run, a_kernel_reads_constant_parameters_from_their_attributes) {
 /* ---- pipelined segments (docs/run.md, "Pipelined segments") ---------------- */
 
 static void mlp_program(const rotor_graph *g, const rotor_chip *chip, bool pipeline, rotor_program *p) {
-    rotor_compile_options o = {.pipeline = pipeline};
-    compiled_program(g, chip, &o, NULL, p);
+    rotor_compile_options piped = MLP_PIPELINE, flat = {0};
+    compiled_program(g, chip, pipeline ? &piped : &flat, NULL, p);
 }
 
 /* The largest |x - ref| beyond docs/run.md's tolerance 1e-5 + 1e-3 |ref|

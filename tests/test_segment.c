@@ -100,12 +100,15 @@ Test(segment, moves_from_outside_come_in_each_steps_move_phase) {
 }
 
 /* NeRF (8 x 256, 192 samples per ray) at `batch`, compiled with pipelining
- * on `threads` search threads, and its program read back. */
+ * in segments of two stages (its choice with the default four too, at a
+ * fraction of the searches; cli_compile.sh runs the defaults) on `threads`
+ * search threads, and its program read back. */
 static void nerf(int64_t batch, int threads, rotor_pipeline *p) {
     rotor_chip chip = mk2();
     rotor_error err = {{0}};
     rotor_pipeline_options po = {.model = "nerf", .zoo = {.batch = batch}, .t10 = true, .program = true};
     po.compile.pipeline = true;
+    po.compile.max_stages = 2;
     po.compile.threads = threads;
     cr_assert_eq(rotor_pipeline_run(&po, &chip, p, &err), ROTOR_OK, "%s", err.msg);
 }
@@ -247,6 +250,7 @@ Test(segment, the_throughput_objective_prices_a_segment_by_its_interval) {
     rotor_error err = {{0}};
     rotor_pipeline_options po = {.model = "nerf", .zoo = {.batch = 8}, .t10 = true};
     po.compile.pipeline = true;
+    po.compile.max_stages = 2;
     po.compile.objective = ROTOR_OBJECTIVE_THROUGHPUT;
     rotor_pipeline p;
     cr_assert_eq(rotor_pipeline_run(&po, &chip, &p, &err), ROTOR_OK, "%s", err.msg);
