@@ -83,6 +83,18 @@ static void transfer(counter *k, int64_t src, int64_t dst, int64_t bytes) {
  * in one exchange, or, without a hand-off, setup_rounds gathers of
  * setup_bytes (replay_handoff, replay_setup).  The exchange cuts pieces
  * into packets; their bytes and endpoints are the pieces'. */
+/* A gather of `bytes` into each of cores core0 .. core0 + cores - 1 in
+ * `rounds` rounds of equal pieces, round r into core c from (c + r) mod N,
+ * as replay_setup sends it. */
+static void count_rounds(counter *k, int64_t core0, int64_t cores, int64_t bytes, int64_t rounds) {
+    if (bytes <= 0 || rounds <= 0 || k->n < 2) return;
+    for (int64_t r = 1; r <= rounds; r++)
+        for (int64_t c = core0; c < core0 + cores; c++) {
+            int64_t piece = bytes / rounds + (r <= bytes % rounds ? 1 : 0), s = (c + r) % k->n;
+            if (s != c) transfer(k, s, c, piece);
+        }
+}
+
 static rotor_status count_setup(counter *k, const rotor_program *p, int op, rotor_error *err) {
     const rotor_program_op *po = &p->ops[op];
     int64_t cores = po->active_info.cores, rounds = po->setup_rounds;
@@ -91,12 +103,8 @@ static rotor_status count_setup(counter *k, const rotor_program *p, int op, roto
     bool exchanged = !st && pc.handed && pc.n > 0;
     for (int64_t i = 0; exchanged && i < pc.n; i++) transfer(k, pc.v[i][1], pc.v[i][0], pc.v[i][2]);
     rotor_setup_pieces_free(&pc);
-    if (st || exchanged || po->setup_bytes <= 0 || rounds <= 0 || k->n < 2) return st;
-    for (int64_t r = 1; r <= rounds; r++)
-        for (int64_t c = 0; c < cores; c++) {
-            int64_t piece = po->setup_bytes / rounds + (r <= po->setup_bytes % rounds ? 1 : 0), s = (c + r) % k->n;
-            if (s != c) transfer(k, s, c, piece);
-        }
+    if (st || exchanged) return st;
+    count_rounds(k, 0, cores, po->setup_bytes, rounds);
     return ROTOR_OK;
 }
 
@@ -191,21 +199,13 @@ static rotor_status count_segment(counter *k, const rotor_segment *s, rotor_erro
     rotor_status st = ROTOR_OK;
     for (int q = 0; q < s->nstages && !st; q++) {
         const rotor_stage *sg = &s->stages[q];
-        int64_t lo = sg->first_core, nc = sg->plan.info.cores, rounds = sg->setup_rounds;
-        for (int64_t r = 1; r <= rounds && sg->setup_bytes > 0 && k->n >= 2; r++)
-            for (int64_t c = lo; c < lo + nc; c++) {
-                int64_t piece = sg->setup_bytes / rounds + (r <= sg->setup_bytes % rounds ? 1 : 0), src = (c + r) % k->n;
-                if (src != c) transfer(k, src, c, piece);
-            }
+        int64_t lo = sg->first_core;
+        count_rounds(k, lo, sg->plan.info.cores, sg->setup_bytes, sg->setup_rounds);
         for (int64_t i = 0; i < sg->runs && !st; i++) {
             for (int t = 1; t < sg->micro.ntensors && !st; t++) {
-                int p = sg->from[t];
-                if (p == -1 || (i > 0 && !sg->per_run[t]) || (p == ROTOR_STAGE_OUTSIDE && !sg->per_run[t])) continue;
-                if (p >= 0) {
-                    st = rotor_segment_move_pieces(&s->stages[p], sg, t, count_piece, k, err);
-                    continue;
-                }
-                st = rotor_segment_outside_pieces(sg, t, k->n, count_piece, k, err);
+                if (!rotor_segment_moves(sg, t, i)) continue;
+                if (sg->from[t] >= 0) st = rotor_segment_move_pieces(&s->stages[sg->from[t]], sg, t, count_piece, k, err);
+                else st = rotor_segment_outside_pieces(sg, t, k->n, count_piece, k, err);
             }
             if (!st) st = count_tiles(k, &sg->micro, &sg->plan.plan, &sg->plan.info, lo, err);
         }

@@ -125,6 +125,28 @@ bool rotor_segment_moves(const rotor_stage *st, int t, int64_t i) {
     return i == 0 || st->per_run[t];
 }
 
+/* The move phase of step `step` (first: rotor_segment_steps'): every move
+ * into a run of the step at once, a core's port carrying its moves one
+ * after another, in and out; its time, the busiest group's.  With first
+ * NULL, a full step once the pipeline is full: every stage running, every
+ * per-run move moving.  in and out: scratch, one per stage. */
+static double move_phase(const rotor_segment *s, const int64_t *first, int64_t step, double *in, double *out) {
+    for (int k = 0; k < s->nstages; k++) in[k] = out[k] = 0;
+    for (int k = 0; k < s->nstages; k++) {
+        const rotor_stage *sg = &s->stages[k];
+        int64_t i = first ? step - first[k] : sg->runs > 1;
+        if (i < 0 || i >= sg->runs) continue;
+        for (int t = 1; t < sg->micro.ntensors; t++) {
+            if (!rotor_segment_moves(sg, t, i)) continue;
+            in[k] += sg->xfer_s[t];
+            if (sg->from[t] >= 0) out[sg->from[t]] += sg->xfer_s[t];
+        }
+    }
+    double phase = 0;
+    for (int k = 0; k < s->nstages; k++) phase = dmax(phase, dmax(in[k], out[k]));
+    return phase;
+}
+
 rotor_status rotor_segment_times(const rotor_segment *s, double *fin, double *xend, double *run_s,
                                  rotor_error *err) {
     int S = s->nstages;
@@ -142,22 +164,7 @@ rotor_status rotor_segment_times(const rotor_segment *s, double *fin, double *xe
         for (size_t i = 0; i < nx; i++) x[i] = -1;
         int64_t steps = rotor_segment_steps(s, first);
         for (int64_t step = 0; step < steps; step++) {
-            /* the move phase: every move into a run of this step at once; a
-             * core's port carries its moves one after another, in and out */
-            for (int k = 0; k < S; k++) in[k] = out[k] = 0;
-            for (int k = 0; k < S; k++) {
-                const rotor_stage *sg = &s->stages[k];
-                int64_t i = step - first[k];
-                if (i < 0 || i >= sg->runs) continue;
-                for (int t = 1; t < sg->micro.ntensors; t++) {
-                    if (!rotor_segment_moves(sg, t, i)) continue;
-                    in[k] += sg->xfer_s[t];
-                    if (sg->from[t] >= 0) out[sg->from[t]] += sg->xfer_s[t];
-                }
-            }
-            double phase = 0;
-            for (int k = 0; k < S; k++) phase = dmax(phase, dmax(in[k], out[k]));
-            now += phase;
+            now += move_phase(s, first, step, in, out);
             /* the compute phase: every stage's run of this step at once */
             double slowest = 0;
             for (int k = 0; k < S; k++) {
@@ -544,18 +551,9 @@ static rotor_status segment_try(seg_ctx *sx, int first, int last, int d, int64_t
     /* batches back to back: the busiest group, or the busiest moved tensor */
     /* batches back to back: once the pipeline is full every step runs every
      * stage and every per-run move, and a batch takes `micro` of them */
-    double slowest = 0, phase = 0, in[64] = {0}, outw[64] = {0};
-    for (int k = 0; k < S; k++) {
-        const rotor_stage *sg = &out->stages[k];
-        slowest = dmax(slowest, sg->exec_s);
-        for (int t = 1; t < sg->micro.ntensors; t++)
-            if (rotor_segment_moves(sg, t, 1) || (sg->runs == 1 && rotor_segment_moves(sg, t, 0))) {
-                in[k] += sg->xfer_s[t];
-                if (sg->from[t] >= 0) outw[sg->from[t]] += sg->xfer_s[t];
-            }
-    }
-    for (int k = 0; k < S; k++) phase = dmax(phase, dmax(in[k], outw[k]));
-    out->interval_s = (double)m * (slowest + phase);
+    double slowest = 0, in[64], outw[64];
+    for (int k = 0; k < S; k++) slowest = dmax(slowest, out->stages[k].exec_s);
+    out->interval_s = (double)m * (slowest + move_phase(out, NULL, 0, in, outw));
     *ok = true;
     return ROTOR_OK;
 }

@@ -436,53 +436,50 @@ static rotor_status replay_vendor(replayer *r, int op, const rotor_program_op *p
 /* ---- pipelined segments (docs/simulator.md, "Replay", "Segments") ------ */
 
 /* A zero-time task on `core` after deps.  A core's pipeline is serial, so a
- * join must sit where nothing else is queued: the join closing a stage's
- * run sits on the group's first core, which has just finished its part of
- * the run and whose next run waits for the join. */
+ * join must sit where nothing else is queued: a segment's joins close a
+ * phase on core 0, after every task of the phase, and every task of the
+ * next phase waits for them. */
 static rotor_status join_on(replayer *r, int op, int64_t core, const idlist *deps, int64_t *id, rotor_error *err) {
     rotor_sim_compute b = {.core = core, .duration_ps = 0, .category = ROTOR_SIM_COMPUTE, .op = op,
                            .deps = deps->v, .ndeps = (int)deps->n};
     return rotor_sim_add_compute(r->sim, &b, id, err);
 }
 
-/* A move's transfer, whole: in the move phase no plan's shifts share its
- * ports (segment.h), so nothing needs to interleave with it. */
-static rotor_status move_transfer(replayer *r, const rotor_sim_transfer *x, int64_t *id, rotor_error *err) {
-    return replay_add_transfer(r, x, id, err);
-}
-
+/* One move's pieces (rotor_segment_move_pieces, _outside_pieces) as
+ * transfers: each after `after` (the previous step's barrier) and after the
+ * previous piece through its busier-side port (chain, per port); each lands
+ * in its receiver's inbox, which the move phase's join gathers. */
 typedef struct move_ctx {
     replayer *r;
     int op;
-    int64_t after, freed, *chain;
+    int64_t after, *chain;
 } move_ctx;
 
 static rotor_status move_piece(void *ctx, int64_t src, int64_t dst, int64_t bytes, int64_t port, rotor_error *err) {
     move_ctx *m = ctx;
-    int64_t deps[3], nd = 0, id;
+    int64_t deps[2], nd = 0, id;
     if (m->after >= 0) deps[nd++] = m->after;
-    if (m->freed >= 0) deps[nd++] = m->freed;
     if (m->chain[port] >= 0) deps[nd++] = m->chain[port];
     rotor_sim_transfer x = {.src = src, .dst = dst, .bytes = bytes, .category = ROTOR_SIM_COMM, .op = m->op,
                             .deps = deps, .ndeps = (int)nd};
-    rotor_status st = move_transfer(m->r, &x, &id, err);
+    /* whole: in the move phase no plan's shifts share its ports (segment.h) */
+    rotor_status st = replay_add_transfer(m->r, &x, &id, err);
     if (!st) st = idlist_push(&m->r->inbox[dst], id, err);
     m->chain[port] = id;
     return st;
 }
 
 static rotor_status replay_move(replayer *r, int op, const rotor_stage *ps, const rotor_stage *cs, int t,
-                                int64_t after, int64_t freed, int64_t *chain, rotor_error *err) {
-    move_ctx m = {.r = r, .op = op, .after = after, .freed = freed, .chain = chain};
+                                int64_t after, int64_t *chain, rotor_error *err) {
+    move_ctx m = {.r = r, .op = op, .after = after, .chain = chain};
     return rotor_segment_move_pieces(ps, cs, t, move_piece, &m, err);
 }
 
 /* A per-run input from before the segment: slivers from every core of the
- * chip (rotor_segment_outside_pieces), chained as replay_move's; the first
- * waits for `after` (the segment's setup). */
+ * chip (rotor_segment_outside_pieces), as replay_move's pieces. */
 static rotor_status replay_outside_move(replayer *r, int op, const rotor_stage *cs, int t, int64_t after,
-                                        int64_t freed, int64_t *chain, rotor_error *err) {
-    move_ctx m = {.r = r, .op = op, .after = after, .freed = freed, .chain = chain};
+                                        int64_t *chain, rotor_error *err) {
+    move_ctx m = {.r = r, .op = op, .after = after, .chain = chain};
     return rotor_segment_outside_pieces(cs, t, r->n, move_piece, &m, err);
 }
 
@@ -525,8 +522,8 @@ static rotor_status replay_segment(replayer *r, const rotor_segment *s, const ro
             for (int t = 1; t < sg->micro.ntensors && !st; t++) {
                 if (!rotor_segment_moves(sg, t, i)) continue;
                 for (int64_t c = 0; c < r->n; c++) chain[c] = -1;
-                if (sg->from[t] == ROTOR_STAGE_OUTSIDE) st = replay_outside_move(r, sg->op, sg, t, prev, -1, chain, err);
-                else st = replay_move(r, sg->op, &s->stages[sg->from[t]], sg, t, prev, -1, chain, err);
+                if (sg->from[t] == ROTOR_STAGE_OUTSIDE) st = replay_outside_move(r, sg->op, sg, t, prev, chain, err);
+                else st = replay_move(r, sg->op, &s->stages[sg->from[t]], sg, t, prev, chain, err);
             }
         }
         r->finals.n = 0;

@@ -108,10 +108,11 @@ rotor_status rotor_segment_times(const rotor_segment *s, double *fin, double *xe
 void rotor_segment_free(rotor_segment *s);
 
 /* The buffers the pipeline adds beside a stage's plan, per core: one run's
- * partition of every tensor moved before each run (the next run's arrives
- * while this one computes), and of the output when it runs more than once
- * (a run's output waits while the next computes).  The plan's memory plus
- * these fit in what the unpipelined schedule leaves the operator. */
+ * partition of every tensor moved before each run, and of the output when
+ * it runs more than once.  In steps the next run's input lands after this
+ * run, so they are room to spare, kept for a schedule that would overlap
+ * moves and runs.  The plan's memory plus these fit in what the unpipelined
+ * schedule leaves the operator. */
 int64_t rotor_stage_buffer_bytes(const rotor_stage *s);
 
 /* The pieces of one move of consumer stage cs's input t from producer stage
