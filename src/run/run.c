@@ -315,7 +315,7 @@ static rotor_status run_stage(run_ctx *c, int o, const rotor_stage *s, float *co
     return st;
 }
 
-/* After segment k's last stage: its time by the segment's recursion
+/* After segment k's last stage: its time by the segment's steps
  * (rotor_segment_times) with each stage's emulated run time for the
  * model's, plus its setup. */
 static rotor_status segment_done(run_ctx *c, const rotor_segment *sg, rotor_error *err) {
