@@ -84,6 +84,7 @@ void rotor_sim_free(rotor_sim *s) {
     if (!s) return;
     sim_tracer_free(s->tracer);
     free(s->core_free);
+    free(s->node_chip);
     free(s->amount);
     free(s->core_busy);
     free(s->succ);
@@ -316,7 +317,7 @@ rotor_status rotor_sim_add_compute(rotor_sim *s, const rotor_sim_compute *c, int
     const rotor_sim_work *w = &c->work;
     if (st == ROTOR_OK && (w->matrix_flops < 0 || w->vector_flops < 0 || w->sram_read < 0 || w->sram_write < 0))
         st = rotor_fail(err, ROTOR_ERR_INPUT, "work: expected counts >= 0");
-    rotor_sim_stats e = s->energy;
+    rotor_energy_counts e = s->energy;
     if (st == ROTOR_OK && !(rotor_add_i64(e.matrix_flops, w->matrix_flops, &e.matrix_flops) &&
                             rotor_add_i64(e.vector_flops, w->vector_flops, &e.vector_flops) &&
                             rotor_add_i64(e.sram_read_bytes, w->sram_read, &e.sram_read_bytes) &&
@@ -335,7 +336,7 @@ rotor_status rotor_sim_add_compute(rotor_sim *s, const rotor_sim_compute *c, int
  * the first receiver of a multicast), written into a receiving core's SRAM,
  * bytes * on-chip hops. */
 static rotor_status count_transfer(const rotor_sim *s, int64_t src, int64_t dst, int64_t bytes, int64_t hops,
-                                   bool read, rotor_sim_stats *e, rotor_error *err) {
+                                   bool read, rotor_energy_counts *e, rotor_error *err) {
     int64_t bh;
     /* on-chip hops: a route counts crossing chips as one more hop (its
      * latency); inter-chip energy prices that crossing */
@@ -352,14 +353,14 @@ rotor_status rotor_sim_add_transfer(rotor_sim *s, const rotor_sim_transfer *x, i
     if (st == ROTOR_OK) st = sim_net_check(s, x->src, x->dst, err);
     if (st == ROTOR_OK && (x->bytes < 0 || x->bytes > SIM_MAX_BYTES))
         st = rotor_fail(err, ROTOR_ERR_INPUT, "bytes: expected 0..2^53, got %lld", (long long)x->bytes);
-    int64_t dur = 0;
-    if (st == ROTOR_OK) st = sim_net_duration(s, x->src, x->dst, x->bytes, &dur, err);
+    int64_t dur = 0, hops = 0;
+    if (st == ROTOR_OK) st = sim_net_duration(s, x->src, x->dst, x->bytes, &dur, &hops, err);
     if (st != ROTOR_OK) return task_fail(s, "transfer", st, err);
     uint8_t flags = 0;
     if (sim_node_chip(s, x->src) != sim_node_chip(s, x->dst)) flags |= SIM_F_INTERCHIP;
     if (sim_node_is_hbm(s, x->src) || sim_node_is_hbm(s, x->dst)) flags |= SIM_F_HBM;
-    rotor_sim_stats e = s->energy;
-    st = count_transfer(s, x->src, x->dst, x->bytes, s->topo->hops(s, x->src, x->dst), true, &e, err);
+    rotor_energy_counts e = s->energy;
+    st = count_transfer(s, x->src, x->dst, x->bytes, hops, true, &e, err);
     if (st != ROTOR_OK) return task_fail(s, "transfer", st, err);
     sim_task t = {.dur = dur, .a = (int32_t)x->src, .b = (int32_t)x->dst,
                   .op = x->op, .lane = -1, .kind = SIM_KIND_TRANSFER, .cat = (uint8_t)x->category,
@@ -372,7 +373,7 @@ rotor_status rotor_sim_add_transfer(rotor_sim *s, const rotor_sim_transfer *x, i
 /* The union of the routes src -> dsts, each resource once, appended to
  * s->mres; *hops gets the longest route's hops and *gbps the slowest rate. */
 static rotor_status mcast_route(rotor_sim *s, const rotor_sim_multicast *m, sim_mcast *mc, double *gbps,
-                                int64_t *hops, rotor_sim_stats *e, rotor_error *err) {
+                                int64_t *hops, rotor_energy_counts *e, rotor_error *err) {
     if (!s->mark) { /* resources, then nodes */
         s->mark = calloc((size_t)(s->nres + s->nodes), sizeof *s->mark);
         if (!s->mark) return rotor_nomem(err);
@@ -461,7 +462,7 @@ rotor_status rotor_sim_add_multicast(rotor_sim *s, const rotor_sim_multicast *m,
     sim_mcast mc;
     double gbps = 0;
     int64_t hops = 0, mres0 = s->nmres, mdst0 = s->nmdst;
-    rotor_sim_stats e = s->energy;
+    rotor_energy_counts e = s->energy;
     st = mcast_route(s, m, &mc, &gbps, &hops, &e, err);
     /* duration: hops * latency + bytes / slowest rate, as sim_net_duration */
     double stream = (double)m->bytes * 1000.0 / gbps;
@@ -1046,7 +1047,8 @@ rotor_status rotor_sim_transfer_ps(const rotor_sim *s, int64_t src, int64_t dst,
     rotor_status st = sim_net_check(s, src, dst, err);
     if (st == ROTOR_OK && (bytes < 0 || bytes > SIM_MAX_BYTES))
         st = rotor_fail(err, ROTOR_ERR_INPUT, "bytes: expected 0..2^53, got %lld", (long long)bytes);
-    if (st == ROTOR_OK) st = sim_net_duration(s, src, dst, bytes, ps, err);
+    int64_t hops;
+    if (st == ROTOR_OK) st = sim_net_duration(s, src, dst, bytes, ps, &hops, err);
     if (st != ROTOR_OK) rotor_error_prefix(err, "sim");
     return st;
 }

@@ -147,6 +147,7 @@ struct rotor_sim {
     rotor_chip chip;
     const sim_topology *topo;
     int64_t cores, cpc, nodes, ctrl_per_chip;
+    int32_t *node_chip;      /* per node: its chip (a table: adding a task asks it several times) */
     int64_t latency_ps;
 
     sim_res *res;
@@ -165,7 +166,7 @@ struct rotor_sim {
     int64_t ntasks, task_cap;
     int64_t *amount;                /* per kept task: bytes (transfer) or flops (compute) */
     int64_t amount_cap;
-    rotor_sim_stats energy;         /* the energy events of every task added (its event fields only) */
+    rotor_energy_counts energy;     /* the energy events of every task added (hbm and inter-chip bytes are the run's) */
     sim_edge *edges;
     int64_t nedges, edge_cap;
     char **op_names;
@@ -197,13 +198,40 @@ struct rotor_sim {
     void *progress_ctx;
 };
 
+/* The chip node (a core or an HBM controller) sits on. */
+static inline int64_t sim_node_chip(const rotor_sim *s, int64_t node) { return s->node_chip[node]; }
+
+/* The top lane of pool p changed: restore its heap (4-ary: its lanes'
+ * order is total, so the lane taken does not depend on the arity). */
+void sim_pool_sift(rotor_sim *s, const sim_res *p);
+
+/* When res is next free: a pool's earliest-free lane.  (Inline: a transfer's
+ * claim asks it of every resource on its route.) */
+static inline int64_t sim_res_free_at(const rotor_sim *s, int64_t res) {
+    const sim_res *p = &s->res[res];
+    return p->lane0 < 0 ? p->free_at : s->lanes[p->lane0].free;
+}
+
+/* Holds res until `end`; returns the pool lane taken (0-based), or -1. */
+static inline int32_t sim_res_take(rotor_sim *s, int64_t res, int64_t end, int64_t dur) {
+    sim_res *p = &s->res[res];
+    p->busy += dur; /* <= lanes * makespan <= 2^12 * SIM_TIME_MAX: fits */
+    if (p->lane0 < 0) {
+        p->free_at = end;
+        return -1;
+    }
+    int32_t lane = s->lanes[p->lane0].lane;
+    s->lanes[p->lane0].free = end;
+    sim_pool_sift(s, p);
+    return lane;
+}
+
 /* The bytes or flops of a kept task (t points into s->tasks). */
 static inline int64_t sim_task_amount(const rotor_sim *s, const sim_task *t) { return s->amount[t - s->tasks]; }
 
 /* simnet.c */
 const sim_topology *sim_topology_find(rotor_topology id);
 rotor_status sim_net_init(rotor_sim *s, rotor_error *err);
-int64_t sim_node_chip(const rotor_sim *s, int64_t node);
 bool sim_node_is_hbm(const rotor_sim *s, int64_t node);
 /* The route of a transfer (src, dst valid and distinct, not both HBM). */
 void sim_net_route(const rotor_sim *s, int64_t src, int64_t dst, sim_route *r);
@@ -212,12 +240,9 @@ void sim_net_route(const rotor_sim *s, int64_t src, int64_t dst, sim_route *r);
 void sim_net_route_via(const rotor_sim *s, int64_t src, int64_t dst, int64_t via, sim_route *r);
 /* Its duration on an idle network, or ROTOR_ERR_INPUT on overflow. */
 rotor_status sim_net_duration(const rotor_sim *s, int64_t src, int64_t dst, int64_t bytes,
-                              int64_t *ps, rotor_error *err);
+                              int64_t *ps, int64_t *hops, rotor_error *err);
 /* Checks a transfer's endpoints; the message names the field. */
 rotor_status sim_net_check(const rotor_sim *s, int64_t src, int64_t dst, rotor_error *err);
-/* Pools: the earliest-free lane and when it frees; taking it until `end`. */
-int64_t sim_res_free_at(const rotor_sim *s, int64_t res);
-int32_t sim_res_take(rotor_sim *s, int64_t res, int64_t end, int64_t dur);
 void sim_net_reset(rotor_sim *s);
 
 /* simtrace.c: the streamed trace's steps (sim.c calls them) */

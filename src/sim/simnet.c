@@ -47,9 +47,6 @@
 
 bool sim_node_is_hbm(const rotor_sim *s, int64_t node) { return node >= s->cores; }
 
-int64_t sim_node_chip(const rotor_sim *s, int64_t node) {
-    return node < s->cores ? node / s->cpc : (node - s->cores) / s->ctrl_per_chip;
-}
 
 static int64_t hbm_res(const rotor_sim *s, int64_t node) { return s->res_hbm0 + (node - s->cores); }
 
@@ -273,9 +270,7 @@ static void pool_setup(rotor_sim *s, int64_t res, sim_res_kind kind, double tota
 
 static bool lane_before(sim_lane a, sim_lane b) { return a.free < b.free || (a.free == b.free && a.lane < b.lane); }
 
-/* The top lane changed: restore the heap of pool p (4-ary: its lanes'
- * order is total, so the lane taken does not depend on the arity). */
-static void pool_sift(rotor_sim *s, const sim_res *p) {
+void sim_pool_sift(rotor_sim *s, const sim_res *p) {
     sim_lane *h = s->lanes + p->lane0, x = h[0];
     int32_t n = p->nlanes, i = 0;
     for (;;) {
@@ -289,25 +284,6 @@ static void pool_sift(rotor_sim *s, const sim_res *p) {
         i = best;
     }
     h[i] = x;
-}
-
-int64_t sim_res_free_at(const rotor_sim *s, int64_t res) {
-    const sim_res *p = &s->res[res];
-    return p->lane0 < 0 ? p->free_at : s->lanes[p->lane0].free;
-}
-
-/* Holds res until `end`; returns the pool lane taken (0-based), or -1. */
-int32_t sim_res_take(rotor_sim *s, int64_t res, int64_t end, int64_t dur) {
-    sim_res *p = &s->res[res];
-    p->busy += dur; /* <= lanes * makespan <= 2^12 * SIM_TIME_MAX: fits */
-    if (p->lane0 < 0) {
-        p->free_at = end;
-        return -1;
-    }
-    int32_t lane = s->lanes[p->lane0].lane;
-    s->lanes[p->lane0].free = end;
-    pool_sift(s, p);
-    return lane;
 }
 
 void sim_net_reset(rotor_sim *s) {
@@ -333,6 +309,10 @@ rotor_status sim_net_init(rotor_sim *s, rotor_error *err) {
     if (s->nres > INT32_MAX / 2)
         return rotor_fail(err, ROTOR_ERR_INPUT, "sim: %lld network resources do not fit int32 ids",
                           (long long)s->nres);
+    s->node_chip = malloc(sizeof *s->node_chip * (size_t)s->nodes);
+    if (!s->node_chip) return rotor_nomem(err);
+    for (int64_t node = 0; node < s->nodes; node++)
+        s->node_chip[node] = (int32_t)(node < s->cores ? node / s->cpc : (node - s->cores) / s->ctrl_per_chip);
     s->res = calloc((size_t)s->nres, sizeof *s->res);
     s->route_cap = (c->topology == ROTOR_TOPO_MESH ? c->mesh_width + c->mesh_height : 0) + 4;
     s->scratch = malloc(sizeof *s->scratch * (size_t)s->route_cap);
@@ -401,7 +381,7 @@ rotor_status sim_net_check(const rotor_sim *s, int64_t src, int64_t dst, rotor_e
 }
 
 rotor_status sim_net_duration(const rotor_sim *s, int64_t src, int64_t dst, int64_t bytes,
-                              int64_t *ps, rotor_error *err) {
+                              int64_t *ps, int64_t *hops, rotor_error *err) {
     /* The slowest resource on the route, without building it: every port
      * and link runs at the link rate, and a route's only pools follow from
      * its endpoints (the inter-chip pool across chips, an endpoint's HBM
@@ -411,12 +391,12 @@ rotor_status sim_net_duration(const rotor_sim *s, int64_t src, int64_t dst, int6
         gbps = s->res[s->res_interchip].gbps;
     if (sim_node_is_hbm(s, src) && s->res[hbm_res(s, src)].gbps < gbps) gbps = s->res[hbm_res(s, src)].gbps;
     if (sim_node_is_hbm(s, dst) && s->res[hbm_res(s, dst)].gbps < gbps) gbps = s->res[hbm_res(s, dst)].gbps;
-    sim_route r = {.hops = s->topo->hops(s, src, dst)};
+    *hops = s->topo->hops(s, src, dst);
     /* bytes / (gbps * 1e9 B/s) seconds = bytes * 1000 / gbps ps, rounded to
      * the nearest ps (exact for the round rates of the tests). */
     double stream = (double)bytes * 1000.0 / gbps;
     int64_t lat;
-    if (!(stream < (double)SIM_TIME_MAX) || !rotor_mul_i64(r.hops, s->latency_ps, &lat) ||
+    if (!(stream < (double)SIM_TIME_MAX) || !rotor_mul_i64(*hops, s->latency_ps, &lat) ||
         lat + llround(stream) >= SIM_TIME_MAX)
         return rotor_fail(err, ROTOR_ERR_INPUT, "bytes: %lld bytes take longer than 2^50 ps",
                           (long long)bytes);

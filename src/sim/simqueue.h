@@ -6,24 +6,27 @@
  * depends on how the queue is built.  Event times never go back: every event
  * is queued at or after the instant being processed.  That makes a radix
  * heap exact (Ahuja, Mehlhorn, Orlin and Tarjan, "Faster algorithms for the
- * shortest path problem", 1990):
+ * shortest path problem", 1990), here with digits of 8 bits:
  *  - `last` is the instant being processed.  The events at `last` leave in
  *    key order.  Most are readies released by a finish at that instant, often
  *    thousands at once (a barrier), and a release walks its successors in id
  *    order, up or down.  So they go to a sorted deque when their key extends
  *    it at either end (O(1)), and to a 4-ary heap of keys otherwise; pop
  *    takes the smaller front.
- *  - A later event sits in bucket b = the position of the highest bit in
- *    which its time differs from `last` (1..64), unsorted.  Every time in a
- *    lower bucket is below every time in a higher one.
- *  - When `now` runs dry, the lowest non-empty bucket's earliest time becomes
- *    `last`; its events at that time go to `now`, the rest to lower buckets.
- *    An event moves down at most 64 times, in practice once or twice, so a
- *    push is O(1) and a pop O(1) amortised plus the instant's heap,
- *    where a binary heap of the later events paid a sift through every
- *    level (the heap was most of the loop's time in large replays).
- * Buckets are arrays that grow by doubling and keep their memory for the
- * next run; a growth that fails sets `nomem`, and the run stops with an
+ *  - A later event sits in bucket (L, v): L = the highest 8-bit digit in
+ *    which its time differs from `last`, v = its time's digit L (above
+ *    last's).  Every time in level L is below every time in a higher level,
+ *    and within a level the digit orders the buckets.  Bitmaps say which
+ *    buckets hold events.
+ *  - When `now` runs dry, the lowest bucket's earliest time becomes `last`;
+ *    its events at that time go to `now`, the rest to lower levels.  An
+ *    event moves down at most once per level, in practice once or twice: a
+ *    finish a sub-task's 0.5 us ahead starts at level 2 (bits 16-23).  A
+ *    radix heap of single bits moved each event 5 times on average in
+ *    bench_sim, and the moves were a third of the loop's instructions.
+ * Buckets are chains of fixed chunks from one pool, so memory follows the
+ * events queued, not the buckets' peaks; the pool keeps its memory for the
+ * next run.  A growth that fails sets `nomem`, and the run stops with an
  * out-of-memory error.  The instant's deque and heap are sized once for
  * every task the run keeps. */
 #ifndef ROTOR_SIMQUEUE_H
@@ -39,12 +42,21 @@ typedef struct sim_event {
     uint64_t key; /* kind << 32 | task id */
 } sim_event;
 
-#define SIM_Q_BUCKETS 65 /* 0 is unused: the events at `last` are in `now` */
+#define SIM_Q_LEVELS 8    /* 8-bit digits of a 64-bit time */
+#define SIM_Q_DIGITS 256
+#define SIM_Q_CHUNK 31    /* events per chunk: a chunk is 504 bytes */
 
+typedef struct sim_chunk {
+    int32_t next; /* 1 + the next chunk of its bucket, or of the free list; 0: none */
+    int32_t n;
+    sim_event ev[SIM_Q_CHUNK];
+} sim_chunk;
+
+/* A bucket's chunks run head to tail; it holds events only while its bit
+ * is set in sim_queue.occ (the fields are stale otherwise). */
 typedef struct sim_bucket {
-    sim_event *v;
-    int64_t n, cap;
-    int64_t min; /* the earliest time in it, when n > 0 */
+    int32_t head, tail;
+    int64_t min; /* the earliest time in it */
 } sim_bucket;
 
 typedef struct sim_queue {
@@ -52,9 +64,13 @@ typedef struct sim_queue {
     uint64_t *now;       /* keys of the events at last out of order: 4-ary min-heap */
     uint64_t *dq;        /* keys of the events at last in order: a sorted ring of cap */
     int64_t nnow, dq_head, ndq, cap;
-    uint64_t full;       /* bit b - 1 set: bucket b is not empty */
-    bool nomem;          /* a bucket could not grow: the run must stop */
-    sim_bucket b[SIM_Q_BUCKETS];
+    sim_chunk *chunk;    /* the pool */
+    int32_t nchunk, chunk_cap;
+    int32_t free_chunk;  /* 1 + the first free chunk, 0: none (a zeroed queue is empty) */
+    uint32_t levels;     /* bit L set: level L has a bucket with events */
+    bool nomem;          /* the pool could not grow: the run must stop */
+    uint64_t occ[SIM_Q_LEVELS][SIM_Q_DIGITS / 64]; /* bit v of level L: bucket (L, v) holds events */
+    sim_bucket b[SIM_Q_LEVELS * SIM_Q_DIGITS];
 } sim_queue;
 
 /* The deque's slot i places from its front. */
@@ -86,25 +102,22 @@ static inline bool sim_queue_reserve(sim_queue *q, int64_t cap) {
 static inline void sim_queue_free(sim_queue *q) {
     free(q->now);
     free(q->dq);
-    for (int i = 0; i < SIM_Q_BUCKETS; i++) free(q->b[i].v);
-    *q = (sim_queue){0};
+    free(q->chunk);
+    memset(q, 0, sizeof *q);
 }
 
 /* Empties the queue for a run starting at time 0; memory is kept. */
 static inline void sim_queue_clear(sim_queue *q) {
     q->last = 0;
     q->nnow = q->ndq = q->dq_head = 0;
-    q->full = 0;
+    q->nchunk = 0;
+    q->free_chunk = 0;
+    q->levels = 0;
     q->nomem = false;
-    for (int i = 0; i < SIM_Q_BUCKETS; i++) q->b[i].n = 0;
+    memset(q->occ, 0, sizeof q->occ);
 }
 
-static inline bool sim_queue_empty(const sim_queue *q) { return q->nnow == 0 && q->ndq == 0 && q->full == 0; }
-
-/* The bucket of a time t > last: the highest differing bit, 1-based. */
-static inline int sim_queue_bucket(const sim_queue *q, int64_t t) {
-    return 64 - __builtin_clzll((uint64_t)t ^ (uint64_t)q->last);
-}
+static inline bool sim_queue_empty(const sim_queue *q) { return q->nnow == 0 && q->ndq == 0 && q->levels == 0; }
 
 static inline void sim_queue_now_push(sim_queue *q, uint64_t key) {
     if (q->ndq == 0 || key > q->dq[sim_queue_dq_slot(q, q->ndq - 1)]) { /* extends the back */
@@ -128,49 +141,98 @@ static inline void sim_queue_now_push(sim_queue *q, uint64_t key) {
     h[i] = key;
 }
 
-static inline void sim_queue_bucket_push(sim_queue *q, int b, sim_event e) {
-    sim_bucket *k = &q->b[b];
-    if (k->n == k->cap) {
-        int64_t c = k->cap ? 2 * k->cap : 256;
-        sim_event *v = realloc(k->v, (size_t)c * sizeof *v);
-        if (!v) {
-            q->nomem = true;
-            return;
+/* A free chunk, or -1 (nomem set) when the pool cannot grow. */
+static inline int32_t sim_queue_chunk_new(sim_queue *q) {
+    int32_t c = q->free_chunk - 1;
+    if (c >= 0) {
+        q->free_chunk = q->chunk[c].next;
+    } else {
+        if (q->nchunk == q->chunk_cap) {
+            int32_t cap = q->chunk_cap ? 2 * q->chunk_cap : 64;
+            sim_chunk *v = q->chunk_cap < INT32_MAX / 2 ? realloc(q->chunk, (size_t)cap * sizeof *v) : NULL;
+            if (!v) {
+                q->nomem = true;
+                return -1;
+            }
+            q->chunk = v;
+            q->chunk_cap = cap;
         }
-        k->v = v;
-        k->cap = c;
+        c = q->nchunk++;
     }
-    if (k->n == 0 || e.t < k->min) k->min = e.t;
-    k->v[k->n++] = e;
-    q->full |= (uint64_t)1 << (b - 1);
+    q->chunk[c].next = 0;
+    q->chunk[c].n = 0;
+    return c;
+}
+
+/* Queues e (e.t > last) in its bucket. */
+static inline void sim_queue_bucket_push(sim_queue *q, sim_event e) {
+    int level = (63 - __builtin_clzll((uint64_t)e.t ^ (uint64_t)q->last)) >> 3;
+    int v = (int)((uint64_t)e.t >> (8 * level)) & (SIM_Q_DIGITS - 1);
+    sim_bucket *k = &q->b[level * SIM_Q_DIGITS + v];
+    uint64_t *w = &q->occ[level][v >> 6], bit = (uint64_t)1 << (v & 63);
+    int32_t c;
+    if (!(*w & bit)) {
+        if ((c = sim_queue_chunk_new(q)) < 0) return;
+        *w |= bit;
+        q->levels |= 1u << level;
+        k->head = k->tail = c;
+        k->min = e.t;
+    } else {
+        if (e.t < k->min) k->min = e.t;
+        c = k->tail;
+        if (q->chunk[c].n == SIM_Q_CHUNK) {
+            int32_t n = sim_queue_chunk_new(q);
+            if (n < 0) return;
+            q->chunk[c].next = n + 1;
+            k->tail = c = n;
+        }
+    }
+    sim_chunk *ch = &q->chunk[c];
+    ch->ev[ch->n++] = e;
 }
 
 /* Queues an event at time t >= last. */
 static inline void sim_queue_push(sim_queue *q, int64_t t, uint64_t key) {
     if (t == q->last) sim_queue_now_push(q, key);
-    else sim_queue_bucket_push(q, sim_queue_bucket(q, t), (sim_event){t, key});
+    else sim_queue_bucket_push(q, (sim_event){t, key});
+}
+
+/* The lowest bucket holding events (levels != 0): level * 256 + digit. */
+static inline int sim_queue_lowest(const sim_queue *q) {
+    int level = __builtin_ctz(q->levels), w = 0;
+    while (!q->occ[level][w]) w++;
+    return level * SIM_Q_DIGITS + w * 64 + __builtin_ctzll(q->occ[level][w]);
 }
 
 /* The time of the next event (the queue is not empty). */
 static inline int64_t sim_queue_next_time(const sim_queue *q) {
-    return q->nnow || q->ndq ? q->last : q->b[__builtin_ctzll(q->full) + 1].min;
+    return q->nnow || q->ndq ? q->last : q->b[sim_queue_lowest(q)].min;
 }
 
 /* The instant's events are done: the next instant's events move in. */
 static inline void sim_queue_refill(sim_queue *q) {
-    int bi = __builtin_ctzll(q->full) + 1;
-    sim_bucket *k = &q->b[bi];
-    int64_t n = k->n;
-    k->n = 0;
-    q->full &= ~((uint64_t)1 << (bi - 1));
-    q->last = k->min;
-    /* events of bucket bi differ from the new last only below bit bi - 1:
-     * they go to lower buckets, never back to bi, so k->v is read while
-     * others are written */
-    for (int64_t i = 0; i < n; i++) {
-        sim_event e = k->v[i];
-        if (e.t == q->last) sim_queue_now_push(q, e.key);
-        else sim_queue_bucket_push(q, sim_queue_bucket(q, e.t), e);
+    int bi = sim_queue_lowest(q), level = bi / SIM_Q_DIGITS, v = bi % SIM_Q_DIGITS;
+    const sim_bucket k = q->b[bi];
+    q->occ[level][v >> 6] &= ~((uint64_t)1 << (v & 63));
+    uint64_t any = 0;
+    for (int w = 0; w < SIM_Q_DIGITS / 64; w++) any |= q->occ[level][w];
+    if (!any) q->levels &= ~(1u << level);
+    q->last = k.min;
+    /* its events differ from the new last only below digit `level`: they go
+     * to lower levels, never back to this bucket, and a chunk is freed only
+     * once it is read (the pool may move as others grow: indices, not
+     * pointers) */
+    for (int32_t c = k.head; c >= 0;) {
+        int32_t n = q->chunk[c].n;
+        for (int32_t i = 0; i < n; i++) {
+            sim_event e = q->chunk[c].ev[i];
+            if (e.t == q->last) sim_queue_now_push(q, e.key);
+            else sim_queue_bucket_push(q, e);
+        }
+        int32_t next = q->chunk[c].next - 1;
+        q->chunk[c].next = q->free_chunk;
+        q->free_chunk = c + 1;
+        c = next;
     }
 }
 
