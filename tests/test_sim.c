@@ -1413,3 +1413,41 @@ Test(sim, a_stream_refuses_a_late_task_a_retired_dependency_and_a_whole_run) {
     assert_msg_has(err, "the stream has ended");
     rotor_sim_free(s);
 }
+
+/* The range query answers as the per-task one: mid-stream it passes over
+ * retired and unfinished tasks, after a whole run it sees every task. */
+Test(sim, range_timing_takes_the_latest_end_and_longest_wait_of_finished_kept_tasks) {
+    rotor_chip chip = a2a(2, 0);
+    rotor_error err;
+    for (int stream = 0; stream < 2; stream++) {
+        rotor_sim *s = make(&chip);
+        if (stream) cr_assert_eq(rotor_sim_stream_begin(s, &err), ROTOR_OK, "%s", err.msg);
+        int64_t a = compute(s, 0, 100, NULL, 0); /* 0 - 100 */
+        int64_t d = compute(s, 0, 50, NULL, 0);  /* ready at 0, waits for core 0: 100 - 150 */
+        int64_t b = compute(s, 1, 500, NULL, 0); /* 0 - 500 */
+        int64_t end = -1, wait = 0;
+        rotor_sim_range_timing(s, 0, 3, &end, &wait);
+        cr_assert(end == -1 && wait == 0, "no run yet: nothing answers");
+        if (stream) {
+            cr_assert_eq(rotor_sim_advance(s, d, &err), ROTOR_OK, "%s", err.msg);
+            rotor_sim_range_timing(s, a, b + 1, &end, &wait);
+            cr_assert(end == 150 && wait == 100, "b is still running: end %lld wait %lld", (long long)end,
+                      (long long)wait);
+            cr_assert_eq(rotor_sim_retire(s, d, &err), ROTOR_OK, "%s", err.msg);
+            end = -1, wait = 0;
+            rotor_sim_range_timing(s, 0, 3, &end, &wait);
+            cr_assert(end == 150 && wait == 100, "a was retired, d answers");
+            rotor_sim_stats st;
+            cr_assert_eq(rotor_sim_stream_end(s, &st, &err), ROTOR_OK, "%s", err.msg);
+        } else {
+            run(s);
+        }
+        end = 200, wait = 0;
+        rotor_sim_range_timing(s, 0, 3, &end, NULL);
+        cr_assert_eq(end, 500, "b ends last");
+        end = 1000;
+        rotor_sim_range_timing(s, -5, 99, &end, &wait);
+        cr_assert(end == 1000 && wait == 100, "a range past either side is clamped; a later end stays");
+        rotor_sim_free(s);
+    }
+}

@@ -567,12 +567,7 @@ static rotor_status replay_segment(replayer *r, const rotor_segment *s, const ro
 /* Latest end among tasks [from, to), or `floor` if none. */
 static int64_t phase_end(const rotor_sim *s, int64_t from, int64_t to, int64_t floor, int64_t *wait) {
     int64_t end = floor;
-    for (int64_t id = from; id < to; id++) {
-        rotor_sim_timing t;
-        if (rotor_sim_task_timing(s, id, &t, NULL)) continue;
-        if (t.end_ps > end) end = t.end_ps;
-        if (wait && t.start_ps - t.ready_ps > *wait) *wait = t.start_ps - t.ready_ps;
-    }
+    rotor_sim_range_timing(s, from, to, &end, wait);
     return end;
 }
 

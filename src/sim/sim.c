@@ -222,9 +222,6 @@ static rotor_status stream_check(const rotor_sim *s, const int64_t *deps, int nd
                       (long long)ready, (long long)s->run.now);
 }
 
-/* Appends t with its dependencies; id receives its index.  A whole run keeps
- * the edges (it builds its successor lists when it starts); a streamed run
- * links them at once and queues a task whose dependencies are all done. */
 /* The statistics a task adds by running, whenever it runs: its bytes or
  * flops, and the transfer count.  Summed as tasks join a run (rotor_sim_run: all of them at the
  * start; a stream: as they are added), so the loop never reads amounts. */
@@ -255,6 +252,9 @@ static void link_dependant(rotor_sim *s, int64_t d, int32_t task) {
     }
 }
 
+/* Appends t with its dependencies; id receives its index.  A whole run keeps
+ * the edges (it builds its successor lists when it starts); a streamed run
+ * links them at once and queues a task whose dependencies are all done. */
 static rotor_status append(rotor_sim *s, const sim_task *t, int64_t amount, const int64_t *deps, int ndeps,
                            int64_t *id, rotor_error *err) {
     int32_t pending = 0;
@@ -1020,6 +1020,18 @@ rotor_status rotor_sim_task_timing(const rotor_sim *s, int64_t id, rotor_sim_tim
         return rotor_fail(err, ROTOR_ERR_INPUT, "sim: task %lld has not finished yet", (long long)id);
     *out = (rotor_sim_timing){t->ready, t->start, sim_task_end(t)};
     return ROTOR_OK;
+}
+
+void rotor_sim_range_timing(const rotor_sim *s, int64_t from, int64_t to, int64_t *end_ps, int64_t *wait_ps) {
+    if (!s->ran && !s->streaming) return;
+    if (from < s->base) from = s->base;
+    if (to > s->ntasks) to = s->ntasks;
+    for (int64_t id = from; id < to; id++) {
+        const sim_task *t = &s->tasks[id - s->base];
+        if (!s->ran && t->pending >= 0) continue; /* not finished yet */
+        if (sim_task_end(t) > *end_ps) *end_ps = sim_task_end(t);
+        if (wait_ps && t->start - t->ready > *wait_ps) *wait_ps = t->start - t->ready;
+    }
 }
 
 rotor_status rotor_sim_task_info_of(const rotor_sim *s, int64_t id, rotor_sim_task_info *out, rotor_error *err) {

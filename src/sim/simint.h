@@ -198,6 +198,9 @@ struct rotor_sim {
     void *progress_ctx;
 };
 
+/* Nodes are the cores, then the HBM controllers. */
+static inline bool sim_node_is_hbm(const rotor_sim *s, int64_t node) { return node >= s->cores; }
+
 /* The chip node (a core or an HBM controller) sits on. */
 static inline int64_t sim_node_chip(const rotor_sim *s, int64_t node) { return s->node_chip[node]; }
 
@@ -232,7 +235,6 @@ static inline int64_t sim_task_amount(const rotor_sim *s, const sim_task *t) { r
 /* simnet.c */
 const sim_topology *sim_topology_find(rotor_topology id);
 rotor_status sim_net_init(rotor_sim *s, rotor_error *err);
-bool sim_node_is_hbm(const rotor_sim *s, int64_t node);
 /* The route of a transfer (src, dst valid and distinct, not both HBM). */
 void sim_net_route(const rotor_sim *s, int64_t src, int64_t dst, sim_route *r);
 /* The same, a load from a controller entering where it serves core `via`

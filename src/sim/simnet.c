@@ -45,8 +45,6 @@
 
 /* ---- nodes ---------------------------------------------------------------- */
 
-bool sim_node_is_hbm(const rotor_sim *s, int64_t node) { return node >= s->cores; }
-
 
 static int64_t hbm_res(const rotor_sim *s, int64_t node) { return s->res_hbm0 + (node - s->cores); }
 
@@ -395,12 +393,11 @@ rotor_status sim_net_duration(const rotor_sim *s, int64_t src, int64_t dst, int6
     /* bytes / (gbps * 1e9 B/s) seconds = bytes * 1000 / gbps ps, rounded to
      * the nearest ps (exact for the round rates of the tests). */
     double stream = (double)bytes * 1000.0 / gbps;
-    int64_t lat;
-    if (!(stream < (double)SIM_TIME_MAX) || !rotor_mul_i64(*hops, s->latency_ps, &lat) ||
-        lat + llround(stream) >= SIM_TIME_MAX)
+    int64_t lat, ps_stream = stream < (double)SIM_TIME_MAX ? llround(stream) : SIM_TIME_MAX;
+    if (ps_stream >= SIM_TIME_MAX || !rotor_mul_i64(*hops, s->latency_ps, &lat) || lat + ps_stream >= SIM_TIME_MAX)
         return rotor_fail(err, ROTOR_ERR_INPUT, "bytes: %lld bytes take longer than 2^50 ps",
                           (long long)bytes);
-    *ps = lat + llround(stream);
+    *ps = lat + ps_stream;
     return ROTOR_OK;
 }
 

@@ -44,13 +44,13 @@ typedef struct sim_event {
 
 #define SIM_Q_LEVELS 8    /* 8-bit digits of a 64-bit time */
 #define SIM_Q_DIGITS 256
-#define SIM_Q_CHUNK 31    /* events per chunk: a chunk is 504 bytes */
+#define SIM_Q_CHUNK 31    /* events per chunk */
 
 typedef struct sim_chunk {
-    int32_t next; /* 1 + the next chunk of its bucket, or of the free list; 0: none */
+    _Alignas(64) int32_t next; /* 1 + the next chunk of its bucket, or of the free list; 0: none */
     int32_t n;
     sim_event ev[SIM_Q_CHUNK];
-} sim_chunk;
+} sim_chunk; /* 512 bytes, aligned: a chunk's address is a shift of its index */
 
 /* A bucket's chunks run head to tail; it holds events only while its bit
  * is set in sim_queue.occ (the fields are stale otherwise). */
@@ -73,11 +73,8 @@ typedef struct sim_queue {
     sim_bucket b[SIM_Q_LEVELS * SIM_Q_DIGITS];
 } sim_queue;
 
-/* The deque's slot i places from its front. */
-static inline int64_t sim_queue_dq_slot(const sim_queue *q, int64_t i) {
-    int64_t k = q->dq_head + i;
-    return k < q->cap ? k : k - q->cap;
-}
+/* The deque's slot i places from its front (cap is a power of two). */
+static inline int64_t sim_queue_dq_slot(const sim_queue *q, int64_t i) { return (q->dq_head + i) & (q->cap - 1); }
 
 /* Room for cap events at one instant; the queued events are kept.  False
  * when out of memory (the queue is then unchanged). */
@@ -125,7 +122,7 @@ static inline void sim_queue_now_push(sim_queue *q, uint64_t key) {
         return;
     }
     if (key < q->dq[q->dq_head]) { /* extends the front */
-        q->dq_head = q->dq_head ? q->dq_head - 1 : q->cap - 1;
+        q->dq_head = (q->dq_head - 1) & (q->cap - 1);
         q->dq[q->dq_head] = key;
         q->ndq++;
         return;
@@ -149,11 +146,14 @@ static inline int32_t sim_queue_chunk_new(sim_queue *q) {
     } else {
         if (q->nchunk == q->chunk_cap) {
             int32_t cap = q->chunk_cap ? 2 * q->chunk_cap : 64;
-            sim_chunk *v = q->chunk_cap < INT32_MAX / 2 ? realloc(q->chunk, (size_t)cap * sizeof *v) : NULL;
+            /* aligned as the type asks (realloc aligns to 16) */
+            sim_chunk *v = q->chunk_cap < INT32_MAX / 2 ? aligned_alloc(64, (size_t)cap * sizeof *v) : NULL;
             if (!v) {
                 q->nomem = true;
                 return -1;
             }
+            if (q->nchunk) memcpy(v, q->chunk, (size_t)q->nchunk * sizeof *v);
+            free(q->chunk);
             q->chunk = v;
             q->chunk_cap = cap;
         }
@@ -241,7 +241,7 @@ static inline sim_event sim_queue_pop(sim_queue *q) {
     if (q->nnow == 0 && q->ndq == 0) sim_queue_refill(q);
     if (q->ndq && (q->nnow == 0 || q->dq[q->dq_head] < q->now[0])) {
         uint64_t key = q->dq[q->dq_head];
-        q->dq_head = q->dq_head + 1 == q->cap ? 0 : q->dq_head + 1;
+        q->dq_head = (q->dq_head + 1) & (q->cap - 1);
         q->ndq--;
         return (sim_event){q->last, key};
     }

@@ -228,6 +228,13 @@ rotor_status rotor_sim_stream_end(rotor_sim *s, rotor_sim_stats *out, rotor_erro
  * unknown id. */
 rotor_status rotor_sim_task_timing(const rotor_sim *s, int64_t id, rotor_sim_timing *out,
                                    rotor_error *err);
+
+/* Over the tasks [from, to) that rotor_sim_task_timing would answer for
+ * (others are passed over): *end_ps rises to the latest end, and *wait_ps
+ * (if not NULL) to the longest wait from ready to start.  One call for a
+ * range instead of a call per task: a replay reads every task's timing. */
+void rotor_sim_range_timing(const rotor_sim *s, int64_t from, int64_t to, int64_t *end_ps, int64_t *wait_ps);
+
 /* What task `id` is: a transfer (src and dst nodes, bytes; a multicast has
  * dst -1) or a compute task (core in src, dst -1, flops), its category and
  * operator.  ROTOR_ERR_INPUT for an unknown id. */
