@@ -151,25 +151,30 @@ rotor_status replay_add_barrier(replayer *r, int op, int64_t cores, rotor_error 
     return rotor_sim_add_compute(r->sim, &b, &r->barrier, err);
 }
 
-/* Setup transfers into cores lo..lo+cores-1; they land in each core's inbox. */
+/* Setup transfers into cores lo..lo+cores-1; the last round into a core
+ * lands in its inbox. */
 static rotor_status replay_setup(replayer *r, int op, int64_t lo, int64_t cores, int64_t bytes, int64_t rounds,
                                  rotor_error *err) {
     if (rounds <= 0 || r->n < 2) return ROTOR_OK;
     /* Round k into core c follows round k - 1 into c (a gather is a sequence
      * of steps); each round is a permutation, so no port is shared. */
-    for (int64_t k = 1; k <= rounds; k++)
-        for (int64_t c = lo; c < lo + cores; c++) {
-            int64_t piece = bytes / rounds + (k <= bytes % rounds ? 1 : 0);
+    for (int64_t k = 1; k <= rounds; k++) {
+        int64_t piece = bytes / rounds + (k <= bytes % rounds ? 1 : 0);
+        for (int64_t c = lo, src = (lo + k) % r->n; c < lo + cores; c++, src = src + 1 == r->n ? 0 : src + 1) {
             int64_t deps[1] = {r->inbox[c].n ? r->inbox[c].v[r->inbox[c].n - 1] : r->barrier};
-            rotor_sim_transfer x = {.src = (c + k) % r->n, .dst = c, .bytes = piece,
-                                    .category = ROTOR_SIM_SETUP, .op = op, .deps = deps,
-                                    .ndeps = deps[0] >= 0};
+            rotor_sim_transfer x = {.src = src, .dst = c, .bytes = piece, .category = ROTOR_SIM_SETUP, .op = op,
+                                    .deps = deps, .ndeps = deps[0] >= 0};
             if (x.src == c) continue; /* rounds >= N: nothing left to fetch from a peer */
             int64_t id;
             rotor_status st = replay_add_transfer(r, &x, &id, err);
-            if (!st) st = idlist_push(&r->inbox[c], id, err);
             if (st) return st;
+            /* the round stands for the one before it in the inbox, its
+             * ancestor: a run waiting for the inbox then waits for one task,
+             * not one per round (up to 244 for DiT-XL on ipu-pod4) */
+            if (r->inbox[c].n) r->inbox[c].v[r->inbox[c].n - 1] = id;
+            else if ((st = idlist_push(&r->inbox[c], id, err))) return st;
         }
+    }
     return ROTOR_OK;
 }
 
