@@ -91,6 +91,8 @@ void rotor_sim_free(rotor_sim *s) {
     free(s->span);
     sim_queue_free(&s->run.q);
     free(s->res);
+    free(s->res_free);
+    free(s->res_busy);
     free(s->lanes);
     free(s->scratch);
     free(s->tasks);
@@ -586,11 +588,13 @@ static int64_t claim_route(rotor_sim *s, sim_task *t, int64_t now) {
         int64_t f = sim_res_free_at(s, route.res[i]);
         if (f > start) start = f;
     }
-    int track = t->flags & SIM_F_HBM ? SIM_RES_HBM : SIM_RES_INTERCHIP;
+    /* the lane of the pool that names its trace track: the HBM controller's
+     * for an HBM transfer, else the inter-chip link's */
+    bool hbm = t->flags & SIM_F_HBM;
     t->lane = -1;
     for (int64_t i = 0; i < route.n; i++) {
         int32_t lane = sim_res_take(s, route.res[i], start + t->dur, t->dur);
-        if (s->res[route.res[i]].kind == track) t->lane = lane;
+        if (lane >= 0 && (route.res[i] == s->res_interchip) != hbm) t->lane = lane;
     }
     rotor_sim_stats *st = &r->st;
     acc(r, &st->stall_ps, start - now);
@@ -839,15 +843,15 @@ static void summarise(rotor_sim *s) {
         const sim_res *p = &s->res[i];
         if (p->kind == SIM_RES_OUT || p->kind == SIM_RES_IN || p->kind == SIM_RES_LINK) {
             links++;
-            sum += (double)p->busy;
-            if ((double)p->busy > peak) peak = (double)p->busy;
+            sum += (double)s->res_busy[i];
+            if ((double)s->res_busy[i] > peak) peak = (double)s->res_busy[i];
         }
     }
     st->link_util_mean = links ? sum / ((double)links * span) : 0;
     st->link_util_peak = peak / span;
     if (s->res_interchip >= 0) {
         const sim_res *p = &s->res[s->res_interchip];
-        st->interchip_util = (double)p->busy / ((double)p->nlanes * span);
+        st->interchip_util = (double)s->res_busy[s->res_interchip] / ((double)p->nlanes * span);
     }
     if (s->res_hbm0 >= 0) /* bytes / (GB/s * 1e9 * span * 1e-12 s) */
         st->hbm_util = (double)st->hbm_bytes * 1000.0 / (s->chip.hbm_gbps * (double)s->chip.chips * span);

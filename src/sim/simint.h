@@ -108,9 +108,11 @@ typedef struct sim_lane {
     int32_t lane;
 } sim_lane;
 
+/* A resource's description.  What a claim reads and writes of it, when it
+ * is next free and how long it was held, is in two dense arrays of the
+ * simulator (res_free, res_busy): the claims of a large run touch 16 bytes
+ * per resource, not a 40-byte record each (issue 23). */
 typedef struct sim_res {
-    int64_t free_at;  /* one lane: when it is next free */
-    int64_t busy;     /* ps held, summed over lanes */
     int32_t lane0;    /* pool: its lanes are sim->lanes[lane0 ..], else -1 */
     int32_t nlanes;
     double gbps;      /* per lane, GB/s */
@@ -152,6 +154,9 @@ struct rotor_sim {
 
     sim_res *res;
     int64_t nres;
+    int64_t *res_free;       /* per resource: when it is next free (a pool: its earliest lane) */
+    int64_t *res_busy;       /* per resource: ps held, summed over lanes */
+    int64_t pool0, pool1;    /* the pools are resources pool0 .. pool1 - 1 */
     int64_t res_interchip;   /* -1 on one chip */
     int64_t res_hbm0;        /* first controller, -1 without HBM */
     int64_t nports;          /* mesh with HBM: edge ports per chip, 2 (W + H); else 0 */
@@ -210,22 +215,20 @@ void sim_pool_sift(rotor_sim *s, const sim_res *p);
 
 /* When res is next free: a pool's earliest-free lane.  (Inline: a transfer's
  * claim asks it of every resource on its route.) */
-static inline int64_t sim_res_free_at(const rotor_sim *s, int64_t res) {
-    const sim_res *p = &s->res[res];
-    return p->lane0 < 0 ? p->free_at : s->lanes[p->lane0].free;
-}
+static inline int64_t sim_res_free_at(const rotor_sim *s, int64_t res) { return s->res_free[res]; }
 
 /* Holds res until `end`; returns the pool lane taken (0-based), or -1. */
 static inline int32_t sim_res_take(rotor_sim *s, int64_t res, int64_t end, int64_t dur) {
-    sim_res *p = &s->res[res];
-    p->busy += dur; /* <= lanes * makespan <= 2^12 * SIM_TIME_MAX: fits */
-    if (p->lane0 < 0) {
-        p->free_at = end;
+    s->res_busy[res] += dur; /* <= lanes * makespan <= 2^12 * SIM_TIME_MAX: fits */
+    if (res < s->pool0 || res >= s->pool1) {
+        s->res_free[res] = end;
         return -1;
     }
+    const sim_res *p = &s->res[res];
     int32_t lane = s->lanes[p->lane0].lane;
     s->lanes[p->lane0].free = end;
     sim_pool_sift(s, p);
+    s->res_free[res] = s->lanes[p->lane0].free;
     return lane;
 }
 

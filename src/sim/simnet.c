@@ -285,9 +285,9 @@ void sim_pool_sift(rotor_sim *s, const sim_res *p) {
 }
 
 void sim_net_reset(rotor_sim *s) {
-    for (int64_t i = 0; i < s->nres; i++) {
-        s->res[i].free_at = 0;
-        s->res[i].busy = 0;
+    memset(s->res_free, 0, sizeof *s->res_free * (size_t)s->nres);
+    memset(s->res_busy, 0, sizeof *s->res_busy * (size_t)s->nres);
+    for (int64_t i = s->pool0; i < s->pool1; i++) {
         const sim_res *p = &s->res[i];
         for (int32_t l = 0; p->lane0 >= 0 && l < p->nlanes; l++) {
             s->lanes[p->lane0 + l] = (sim_lane){0, l}; /* equal times: sorted by lane is a heap */
@@ -312,15 +312,19 @@ rotor_status sim_net_init(rotor_sim *s, rotor_error *err) {
     for (int64_t node = 0; node < s->nodes; node++)
         s->node_chip[node] = (int32_t)(node < s->cores ? node / s->cpc : (node - s->cores) / s->ctrl_per_chip);
     s->res = calloc((size_t)s->nres, sizeof *s->res);
+    s->res_free = malloc(sizeof *s->res_free * (size_t)s->nres);
+    s->res_busy = malloc(sizeof *s->res_busy * (size_t)s->nres);
     s->route_cap = (c->topology == ROTOR_TOPO_MESH ? c->mesh_width + c->mesh_height : 0) + 4;
     s->scratch = malloc(sizeof *s->scratch * (size_t)s->route_cap);
-    if (!s->res || !s->scratch) return rotor_nomem(err);
+    if (!s->res || !s->res_free || !s->res_busy || !s->scratch) return rotor_nomem(err);
     for (int64_t i = 0; i < s->nres; i++) {
         s->res[i].lane0 = -1;
         s->res[i].nlanes = 1;
         s->res[i].gbps = c->link_gbps;
     }
     int64_t next = per_core * s->cores;
+    s->pool0 = next; /* the pools follow the cores' resources: inter-chip, then the controllers */
+    s->pool1 = next + (c->chips > 1) + ctrls;
     s->res_interchip = c->chips > 1 ? next++ : -1;
     s->res_hbm0 = ctrls > 0 ? next : -1;
     s->res_port0 = s->nports > 0 ? next + ctrls : -1;
