@@ -140,7 +140,7 @@ typedef struct sim_topology {
      * first receiver; dst itself for a transfer). */
     void (*route)(const rotor_sim *s, int64_t src, int64_t dst, int64_t via, sim_route *r);
     /* The hops of the route from src to dst (the latencies a transfer
-     * pays), which sim_net_duration needs without the route itself. */
+     * pays), which sim_net_rate needs without the route itself. */
     int64_t (*hops)(const rotor_sim *s, int64_t src, int64_t dst);
     void (*name_res)(const rotor_sim *s, int64_t res, char *buf, size_t size);
 } sim_topology;
@@ -171,6 +171,7 @@ struct rotor_sim {
     int64_t ntasks, task_cap;
     int64_t *amount;                /* per kept task: bytes (transfer) or flops (compute) */
     int64_t amount_cap;
+    struct { int64_t bytes, hops, ps; double gbps; } last_time; /* the last transfer's duration: the next is often alike */
     rotor_energy_counts energy;     /* the energy events of every task added (hbm and inter-chip bytes are the run's) */
     sim_edge *edges;
     int64_t nedges, edge_cap;
@@ -243,9 +244,12 @@ void sim_net_route(const rotor_sim *s, int64_t src, int64_t dst, sim_route *r);
 /* The same, a load from a controller entering where it serves core `via`
  * best (the route of one receiver of a multicast to via and others). */
 void sim_net_route_via(const rotor_sim *s, int64_t src, int64_t dst, int64_t via, sim_route *r);
-/* Its duration on an idle network, or ROTOR_ERR_INPUT on overflow. */
-rotor_status sim_net_duration(const rotor_sim *s, int64_t src, int64_t dst, int64_t bytes,
-                              int64_t *ps, int64_t *hops, rotor_error *err);
+/* A transfer's rate (its route's slowest resource) and hops (the latencies
+ * it pays), without building its route. */
+void sim_net_rate(const rotor_sim *s, int64_t src, int64_t dst, double *gbps, int64_t *hops);
+/* Its duration on an idle network at that rate, or ROTOR_ERR_INPUT on overflow. */
+rotor_status sim_net_time(const rotor_sim *s, int64_t bytes, double gbps, int64_t hops, int64_t *ps,
+                          rotor_error *err);
 /* Checks a transfer's endpoints; the message names the field. */
 rotor_status sim_net_check(const rotor_sim *s, int64_t src, int64_t dst, rotor_error *err);
 void sim_net_reset(rotor_sim *s);

@@ -382,23 +382,27 @@ rotor_status sim_net_check(const rotor_sim *s, int64_t src, int64_t dst, rotor_e
     return ROTOR_OK;
 }
 
-rotor_status sim_net_duration(const rotor_sim *s, int64_t src, int64_t dst, int64_t bytes,
-                              int64_t *ps, int64_t *hops, rotor_error *err) {
+void sim_net_rate(const rotor_sim *s, int64_t src, int64_t dst, double *gbps, int64_t *hops) {
     /* The slowest resource on the route, without building it: every port
      * and link runs at the link rate, and a route's only pools follow from
      * its endpoints (the inter-chip pool across chips, an endpoint's HBM
      * controller), on every topology. */
-    double gbps = s->chip.link_gbps;
-    if (sim_node_chip(s, src) != sim_node_chip(s, dst) && s->res[s->res_interchip].gbps < gbps)
-        gbps = s->res[s->res_interchip].gbps;
-    if (sim_node_is_hbm(s, src) && s->res[hbm_res(s, src)].gbps < gbps) gbps = s->res[hbm_res(s, src)].gbps;
-    if (sim_node_is_hbm(s, dst) && s->res[hbm_res(s, dst)].gbps < gbps) gbps = s->res[hbm_res(s, dst)].gbps;
+    double g = s->chip.link_gbps;
+    if (sim_node_chip(s, src) != sim_node_chip(s, dst) && s->res[s->res_interchip].gbps < g)
+        g = s->res[s->res_interchip].gbps;
+    if (sim_node_is_hbm(s, src) && s->res[hbm_res(s, src)].gbps < g) g = s->res[hbm_res(s, src)].gbps;
+    if (sim_node_is_hbm(s, dst) && s->res[hbm_res(s, dst)].gbps < g) g = s->res[hbm_res(s, dst)].gbps;
+    *gbps = g;
     *hops = s->topo->hops(s, src, dst);
+}
+
+rotor_status sim_net_time(const rotor_sim *s, int64_t bytes, double gbps, int64_t hops, int64_t *ps,
+                          rotor_error *err) {
     /* bytes / (gbps * 1e9 B/s) seconds = bytes * 1000 / gbps ps, rounded to
      * the nearest ps (exact for the round rates of the tests). */
     double stream = (double)bytes * 1000.0 / gbps;
     int64_t lat, ps_stream = stream < (double)SIM_TIME_MAX ? llround(stream) : SIM_TIME_MAX;
-    if (ps_stream >= SIM_TIME_MAX || !rotor_mul_i64(*hops, s->latency_ps, &lat) || lat + ps_stream >= SIM_TIME_MAX)
+    if (ps_stream >= SIM_TIME_MAX || !rotor_mul_i64(hops, s->latency_ps, &lat) || lat + ps_stream >= SIM_TIME_MAX)
         return rotor_fail(err, ROTOR_ERR_INPUT, "bytes: %lld bytes take longer than 2^50 ps",
                           (long long)bytes);
     *ps = lat + ps_stream;
