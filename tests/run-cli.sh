@@ -4,7 +4,7 @@
 # logs in the order given and fails if any script failed.  The scripts are
 # independent (each works in its own mktemp directory), and most of their
 # time is one process at a time, so two at once take about half as long:
-# `make test` runs three times in .ci/run, which must stay under 20 minutes.
+# .ci/run runs them twice (plain and gcc SAN) and must stay under 20 minutes.
 # Needs ROTOR and ONNXGEN in the environment.
 set -u
 jobs=${CLI_JOBS:-2}
