@@ -186,20 +186,23 @@ bench: $(BENCH) $(ROTOR) $(ONNXGEN)
 # harness also starts from Debian's libonnx-testdata models and ../shared/onnx
 # when present.  A crash stops the run with its input in build/fuzz/NAME-*:
 # copy it into the seed corpus as a regression file once fixed.
+# Each harness is one target (fuzz-NAME), so that make -j runs as many at once:
+# a harness is one process on one core, and CI (-j2) runs its six two at a
+# time, each for its full FUZZ_S.  Each prints its lines when it ends.
 fuzz:
 	@$(MAKE) --no-print-directory FUZZ=1 fuzz-run
 
 ONNX_SEEDS := $(wildcard /usr/share/libonnx-testdata/data/node ../shared/onnx/real ../shared/onnx/bad)
-fuzz-run: $(FUZZ_BIN)
-	@set -e; for b in $(FUZZ_BIN); do \
-	    n=$${b##*/fuzz_}; mkdir -p $(BUILD)/corpus/$$n; \
-	    extra=""; [ "$$n" = onnx ] && extra="$(ONNX_SEEDS)"; \
-	    echo "fuzz $$n: $(FUZZ_S) s"; \
-	    if ! $$b -max_total_time=$(FUZZ_S) -timeout=10 -rss_limit_mb=4096 -artifact_prefix=$(BUILD)/$$n- \
-	            $(BUILD)/corpus/$$n tests/fuzz/corpus/$$n $$extra >$(BUILD)/$$n.log 2>&1; then \
-	        tail -n 40 $(BUILD)/$$n.log; echo "fuzz $$n: FOUND a failure (input in $(BUILD)/$$n-*)"; exit 1; fi; \
-	    grep -E '^Done|^#[0-9]+.*DONE' $(BUILD)/$$n.log | tail -n 1; \
-	done
+FUZZ_NAMES := $(FUZZ_SRC:tests/fuzz/fuzz_%.c=%)
+.PHONY: $(FUZZ_NAMES:%=fuzz-%)
+fuzz-run: $(FUZZ_NAMES:%=fuzz-%)
+$(FUZZ_NAMES:%=fuzz-%): fuzz-%: $(BUILD)/fuzz_%
+	@n=$*; mkdir -p $(BUILD)/corpus/$$n; \
+	extra=""; [ "$$n" = onnx ] && extra="$(ONNX_SEEDS)"; \
+	if ! $< -max_total_time=$(FUZZ_S) -timeout=10 -rss_limit_mb=4096 -artifact_prefix=$(BUILD)/$$n- \
+	        $(BUILD)/corpus/$$n tests/fuzz/corpus/$$n $$extra >$(BUILD)/$$n.log 2>&1; then \
+	    tail -n 40 $(BUILD)/$$n.log; echo "fuzz $$n: FOUND a failure (input in $(BUILD)/$$n-*)"; exit 1; fi; \
+	echo "fuzz $$n: $(FUZZ_S) s: $$(grep -E '^Done|^#[0-9]+.*DONE' $(BUILD)/$$n.log | tail -n 1)"
 
 $(BUILD)/fuzz_%: $(BUILD)/tests/fuzz/fuzz_%.o $(CLI_LIB_OBJ) $(LIB)
 	$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
