@@ -1,6 +1,7 @@
 # rotor — GNU Make build.
 #   make            build/librotor.a and build/rotor
 #   make test       build and run every test (Criterion unit tests + CLI tests)
+#   make test-unit  the Criterion unit tests and repository checks, without the CLI tests
 #   make run        the main demo: plan the T10 benchmark MatMul on ipu-mk2
 #   make bench      search and simulator benchmarks (figures go to docs/performance.md)
 #   make check-layers  a lower pipeline stage never includes a higher one (run by make test)
@@ -80,7 +81,7 @@ BENCH := $(BENCH_SRC:bench/%.c=$(BUILD)/%)
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/%)
 CLI_LIB_OBJ := $(BUILD)/src/cli/options.o $(BUILD)/src/cli/status.o $(BUILD)/src/cli/output.o
 
-.PHONY: all test run bench clean deps deps-test check-layers fuzz fuzz-run
+.PHONY: all test test-unit run bench clean deps deps-test check-layers fuzz fuzz-run
 all: $(LIB) $(ROTOR)
 
 deps:
@@ -156,12 +157,19 @@ $(BUILD)/tests/%.o: tests/%.c | deps-test
 check-layers:
 	@sh scripts/check-layers.sh
 
-test: check-layers $(TESTS) $(ROTOR) $(ONNXGEN)
+# make test = make test-unit, then the CLI scripts (tests/cli*.sh) on build/rotor.
+# test-unit alone (the Criterion suite and the repository checks) needs neither
+# rotor nor onnxgen: CI runs it for clang's SAN build, whose UBSan adds
+# float-to-integer overflow to the library's checks, while the long end-to-end
+# CLI scripts run under the plain and the gcc SAN builds (.ci/run, README).
+test-unit: check-layers $(TESTS)
 	@[ -d ../shared/onnx ] || echo "make test: ../shared/onnx is absent (a clone without the project's shared files): the $$(grep -c "need(SHARED" tests/test_onnx.c) onnx tests of its real and bad files are skipped"
 	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp $(TESTS) --jobs 2
 	@sh tests/layers.sh
 	@sh tests/tree.sh
 	@TESTS=$(TESTS) sh tests/fresh.sh
+
+test: test-unit $(ROTOR) $(ONNXGEN)
 	@ROTOR=$(ROTOR) ONNXGEN=$(ONNXGEN) sh tests/run-cli.sh tests/cli*.sh
 
 run: $(ROTOR)
@@ -178,20 +186,23 @@ bench: $(BENCH) $(ROTOR) $(ONNXGEN)
 # harness also starts from Debian's libonnx-testdata models and ../shared/onnx
 # when present.  A crash stops the run with its input in build/fuzz/NAME-*:
 # copy it into the seed corpus as a regression file once fixed.
+# Each harness is one target (fuzz-NAME), so that make -j runs as many at once:
+# a harness is one process on one core, and CI (-j2) runs its six two at a
+# time, each for its full FUZZ_S.  Each prints its lines when it ends.
 fuzz:
 	@$(MAKE) --no-print-directory FUZZ=1 fuzz-run
 
 ONNX_SEEDS := $(wildcard /usr/share/libonnx-testdata/data/node ../shared/onnx/real ../shared/onnx/bad)
-fuzz-run: $(FUZZ_BIN)
-	@set -e; for b in $(FUZZ_BIN); do \
-	    n=$${b##*/fuzz_}; mkdir -p $(BUILD)/corpus/$$n; \
-	    extra=""; [ "$$n" = onnx ] && extra="$(ONNX_SEEDS)"; \
-	    echo "fuzz $$n: $(FUZZ_S) s"; \
-	    if ! $$b -max_total_time=$(FUZZ_S) -timeout=10 -rss_limit_mb=4096 -artifact_prefix=$(BUILD)/$$n- \
-	            $(BUILD)/corpus/$$n tests/fuzz/corpus/$$n $$extra >$(BUILD)/$$n.log 2>&1; then \
-	        tail -n 40 $(BUILD)/$$n.log; echo "fuzz $$n: FOUND a failure (input in $(BUILD)/$$n-*)"; exit 1; fi; \
-	    grep -E '^Done|^#[0-9]+.*DONE' $(BUILD)/$$n.log | tail -n 1; \
-	done
+FUZZ_NAMES := $(FUZZ_SRC:tests/fuzz/fuzz_%.c=%)
+.PHONY: $(FUZZ_NAMES:%=fuzz-%)
+fuzz-run: $(FUZZ_NAMES:%=fuzz-%)
+$(FUZZ_NAMES:%=fuzz-%): fuzz-%: $(BUILD)/fuzz_%
+	@n=$*; mkdir -p $(BUILD)/corpus/$$n; \
+	extra=""; [ "$$n" = onnx ] && extra="$(ONNX_SEEDS)"; \
+	if ! $< -max_total_time=$(FUZZ_S) -timeout=10 -rss_limit_mb=4096 -artifact_prefix=$(BUILD)/$$n- \
+	        $(BUILD)/corpus/$$n tests/fuzz/corpus/$$n $$extra >$(BUILD)/$$n.log 2>&1; then \
+	    tail -n 40 $(BUILD)/$$n.log; echo "fuzz $$n: FOUND a failure (input in $(BUILD)/$$n-*)"; exit 1; fi; \
+	echo "fuzz $$n: $(FUZZ_S) s: $$(grep -E '^Done|^#[0-9]+.*DONE' $(BUILD)/$$n.log | tail -n 1)"
 
 $(BUILD)/fuzz_%: $(BUILD)/tests/fuzz/fuzz_%.o $(CLI_LIB_OBJ) $(LIB)
 	$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)

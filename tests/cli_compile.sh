@@ -7,22 +7,28 @@ prog=$tmpdir/prog
 
 expect_out list "llama2-70b" -- compile --list
 expect_out help "usage: rotor compile MODEL" -- compile --help
-expect_out summary "T10 over VGM: " -- compile bert-base --layers 2 --compare
-expect_out summary-table "l0.qkv" -- compile bert-base --layers 2
-expect_out totals "SRAM per core: idle" -- compile bert-base --layers 2
+# each compile of BERT-Base below runs once (run_saved, lib.sh) and its output
+# is read by every check of it
+b2=$tmpdir/b2 b2c=$tmpdir/b2c b1=$tmpdir/b1 b1j=$tmpdir/b1.json
+run_saved "$b2c" -- compile bert-base --layers 2 --compare
+run_saved "$b2" -- compile bert-base --layers 2
+expect_saved summary "T10 over VGM: " "$b2c"
+expect_saved summary-table "l0.qkv" "$b2"
+expect_saved totals "SRAM per core: idle" "$b2"
 expect_out vgm "VGM baseline (Roller): total" -- compile bert-base --layers 2 --baseline vgm
 expect_out vgm-oracle "VGM oracle (exhaustive): total" -- compile bert-base --layers 2 --baseline vgm-oracle
 # --compare reports both baselines; the closing line compares with Roller's
-"$ROTOR" compile bert-base --layers 2 --compare >"$out" 2>"$err"
-if grep -q "^T10 over the VGM oracle: [0-9.]*x$" "$out" && tail -n 1 "$out" | grep -q "^T10 over VGM: [0-9.]*x$"
-then ok; else bad "compare: $(tail -n 4 "$out")"; fi
+if grep -q "^T10 over the VGM oracle: [0-9.]*x$" "$b2c" && tail -n 1 "$b2c" | grep -q "^T10 over VGM: [0-9.]*x$"
+then ok; else bad "compare: $(tail -n 4 "$b2c")"; fi
 expect_out decode "l0.attn_scores" -- compile opt-1.3b --layers 1 --decode --seq 256 --batch 4
 
-# program file: written with -o and the same text with --json
-"$ROTOR" compile bert-base --layers 1 -o "$prog" >/dev/null 2>"$err" || bad "program: $(cat "$err")"
+# program file: written with -o and the same text with --json; -o's stdout is
+# the summary a plain compile prints
+run_saved "$b1" -- compile bert-base --layers 1 -o "$prog"
+[ "$(cat "$b1.rc")" -eq 0 ] || bad "program: $(cat "$b1.err")"
 if grep -q '"format":	"rotor-program"' "$prog" && grep -q '"placement":' "$prog"; then ok; else bad "program file lacks format/placement"; fi
-"$ROTOR" compile bert-base --layers 1 --json >"$out" 2>"$err"
-if cmp -s "$out" "$prog"; then ok; else bad "--json and -o differ"; fi
+run_saved "$b1j" -- compile bert-base --layers 1 --json
+if cmp -s "$b1j" "$prog"; then ok; else bad "--json and -o differ"; fi
 
 # the sweep doubles until the model no longer fits and marks it with x
 "$ROTOR" compile bert-base --layers 1 --batch 256,512 >"$out" 2>"$err"
@@ -69,12 +75,11 @@ expect_error bad-option 2 "unknown option '--fast'" -- compile bert-base --fast
 # the solver, the program reads back (simulate replays it), exact is the
 # default, and a misspelt solver is one line with the closest name
 expect_out solver-fast "plans by the fast solver" -- compile resnet-18 --batch 1 --solver fast
-expect_out solver-exact "plans by the exact solver" -- compile bert-base --layers 1
+expect_saved solver-exact "plans by the exact solver" "$b1"
 "$ROTOR" compile bert-base --layers 1 --solver fast -o "$tmpdir/fast.json" >/dev/null 2>"$err" || bad "solver-program: $(cat "$err")"
 if grep -q '"solver":	"fast"' "$tmpdir/fast.json"; then ok; else bad "the fast program lacks \"solver\": \"fast\""; fi
 expect_out solver-read "simulated [0-9.]* us" -- simulate "$tmpdir/fast.json"
-"$ROTOR" compile bert-base --layers 1 --json >"$out" 2>"$err"
-if grep -q '"solver":	"exact"' "$out"; then ok; else bad "the exact program lacks \"solver\": \"exact\""; fi
+if grep -q '"solver":	"exact"' "$b1j"; then ok; else bad "the exact program lacks \"solver\": \"exact\""; fi
 expect_error solver-bogus 2 "--solver: expected exact or fast, got 'bogus'" -- compile bert-base --solver bogus
 expect_error solver-near 2 "got 'fsat' (did you mean 'fast'?)" -- compile bert-base --solver fsat
 expect_out plan-fast "solver fast" -- plan --expr 'C[m,n] += A[m,k] * B[k,n]' --dim m=32,k=5120,n=15360 --solver fast
@@ -84,9 +89,8 @@ expect_error schedule-bogus 2 "--solver: expected exact or fast, got 'bogus'" --
 
 # energy (docs/energy.md): a table line per inference with EDP, and an
 # "energy" object as the program's last key, which the reader ignores
-expect_out energy-table "^energy [0-9.e+-]* J per inference (compute .*); EDP [0-9.e+-]* J s$" -- compile bert-base --layers 1
-"$ROTOR" compile bert-base --layers 1 --json >"$out" 2>"$err"
-if grep -q '"energy":' "$out" && grep -q '"edp_js":' "$out" && grep -q '"byte_hops":' "$out"; then ok; else bad "--json lacks the energy object"; fi
+expect_saved energy-table "^energy [0-9.e+-]* J per inference (compute .*); EDP [0-9.e+-]* J s$" "$b1"
+if grep -q '"energy":' "$b1j" && grep -q '"edp_js":' "$b1j" && grep -q '"byte_hops":' "$b1j"; then ok; else bad "--json lacks the energy object"; fi
 cp "$prog" "$tmpdir/energy.json"
 expect_out energy-read-back "energy [0-9.e+-]* J per inference" -- simulate "$tmpdir/energy.json"
 

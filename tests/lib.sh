@@ -40,6 +40,27 @@ expect_out() {
     ok
 }
 
+# run_saved FILE -- ARGS...: runs $ROTOR ARGS once, stdout to FILE, stderr to
+# FILE.err, exit status to FILE.rc, for several expect_saved checks of one
+# run (a compile takes seconds under the sanitizers: the same one is not
+# run again for each pattern).
+run_saved() {
+    f=$1
+    shift 2
+    "$ROTOR" "$@" >"$f" 2>"$f.err"
+    echo $? >"$f.rc"
+}
+
+# expect_saved NAME PATTERN FILE: expect_out's check on a run_saved run: it
+# exited 0 and its stdout has PATTERN.
+expect_saved() {
+    name=$1 pattern=$2 f=$3
+    got=$(cat "$f.rc")
+    if [ "$got" -ne 0 ]; then bad "$name: exit $got ($(cat "$f.err"))"; return; fi
+    if ! grep -q -- "$pattern" "$f"; then bad "$name: stdout lacks '$pattern': $(tail -3 "$f")"; return; fi
+    ok
+}
+
 # finish SCRIPT: the summary line; the exit status says whether all passed.
 finish() {
     echo "$1: $pass passed, $fail failed"
