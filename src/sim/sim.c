@@ -479,18 +479,14 @@ rotor_status rotor_sim_add_multicast(rotor_sim *s, const rotor_sim_multicast *m,
     int64_t hops = 0, mres0 = s->nmres, mdst0 = s->nmdst;
     rotor_energy_counts e = s->energy;
     st = mcast_route(s, m, &mc, &gbps, &hops, &e, err);
-    /* duration: hops * latency + bytes / slowest rate, as sim_net_time */
-    double stream = (double)m->bytes * 1000.0 / gbps;
-    int64_t lat = 0, dur = 0;
-    if (st == ROTOR_OK && (!(stream < (double)SIM_TIME_MAX) || !rotor_mul_i64(hops, s->latency_ps, &lat) ||
-                           lat + llround(stream) >= SIM_TIME_MAX))
-        st = rotor_fail(err, ROTOR_ERR_INPUT, "bytes: %lld bytes take longer than 2^50 ps", (long long)m->bytes);
+    /* duration: the longest route's hops at the slowest rate on any of them */
+    int64_t dur = 0;
+    if (st == ROTOR_OK) st = sim_net_time(s, m->bytes, gbps, hops, &dur, err);
     if (st != ROTOR_OK) {
         s->nmres = mres0;
         s->nmdst = mdst0;
         return task_fail(s, "multicast", st, err);
     }
-    dur = lat + llround(stream);
     mc.pause = m->pause_receivers ? llround((double)m->bytes * 1000.0 / s->chip.link_gbps) : 0;
     uint8_t flags = 0;
     for (int k = 0; k < m->ndsts; k++)
@@ -1037,13 +1033,17 @@ static const sim_task *kept(const rotor_sim *s, int64_t id, rotor_error *err) {
     return &s->tasks[id - s->base];
 }
 
+/* A kept task's timing is known: after a whole run, or once it finished in a stream. */
+static bool timed(const rotor_sim *s, const sim_task *t) {
+    return s->ran || t->pending < 0;
+}
+
 rotor_status rotor_sim_task_timing(const rotor_sim *s, int64_t id, rotor_sim_timing *out,
                                    rotor_error *err) {
     if (!s->ran && !s->streaming) return rotor_fail(err, ROTOR_ERR_INPUT, "sim: no timing before a successful run");
     const sim_task *t = kept(s, id, err);
     if (!t) return ROTOR_ERR_INPUT;
-    if (!s->ran && s->tasks[id - s->base].pending >= 0)
-        return rotor_fail(err, ROTOR_ERR_INPUT, "sim: task %lld has not finished yet", (long long)id);
+    if (!timed(s, t)) return rotor_fail(err, ROTOR_ERR_INPUT, "sim: task %lld has not finished yet", (long long)id);
     *out = (rotor_sim_timing){t->ready, t->start, sim_task_end(t)};
     return ROTOR_OK;
 }
@@ -1054,7 +1054,7 @@ void rotor_sim_range_timing(const rotor_sim *s, int64_t from, int64_t to, int64_
     if (to > s->ntasks) to = s->ntasks;
     for (int64_t id = from; id < to; id++) {
         const sim_task *t = &s->tasks[id - s->base];
-        if (!s->ran && t->pending >= 0) continue; /* not finished yet */
+        if (!timed(s, t)) continue;
         if (sim_task_end(t) > *end_ps) *end_ps = sim_task_end(t);
         if (wait_ps && t->start - t->ready > *wait_ps) *wait_ps = t->start - t->ready;
     }
