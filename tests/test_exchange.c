@@ -97,3 +97,29 @@ Test(exchange, the_same_pieces_in_any_order_reuse_the_schedule) {
     exchange_cache_free(&fresh);
     exchange_cache_free(&cache);
 }
+
+/* A schedule is also found by its tag: the tag it was last given, with
+ * that tag's busiest port; another tag finds nothing; a new tag replaces the
+ * old one. */
+Test(exchange, a_tagged_schedule_is_found_by_its_tag_alone) {
+    enum { CORES = 16, FAN = 3 };
+    int64_t v[CORES * FAN][3];
+    int64_t n = make_pieces(v, CORES, FAN, 0);
+    xcache cache = {0};
+    const xschedule *x;
+    rotor_error err;
+    int64_t tag[4] = {7, 1, -2, 900}, other[4] = {7, 1, -2, 901}, most = -1;
+    cr_assert_eq(exchange_find(&cache, tag, 4, &most), NULL, "an empty cache");
+    cr_assert_eq(exchange_schedule(&cache, v, n, CORES, CORES, &x, &err), ROTOR_OK);
+    cr_assert_eq(exchange_find(&cache, tag, 4, &most), NULL, "not tagged yet");
+    cr_assert_eq(exchange_tag(&cache, x, tag, 4, 4321, &err), ROTOR_OK);
+    cr_assert_eq(exchange_find(&cache, tag, 4, &most), x);
+    cr_assert_eq(most, 4321);
+    cr_assert_eq(exchange_find(&cache, other, 4, &most), NULL, "one word differs");
+    cr_assert_eq(exchange_find(&cache, tag, 3, &most), NULL, "a prefix is another tag");
+    cr_assert_eq(exchange_tag(&cache, x, other, 4, 99, &err), ROTOR_OK);
+    cr_assert_eq(exchange_find(&cache, tag, 4, &most), NULL, "the old tag is gone");
+    cr_assert_eq(exchange_find(&cache, other, 4, &most), x);
+    cr_assert_eq(most, 99);
+    exchange_cache_free(&cache);
+}

@@ -521,6 +521,43 @@ Test(replay, a_hand_off_through_a_view_moves_the_named_bytes, .timeout = 60) {
     rotor_graph_free(&g);
 }
 
+/* Repeated layers share their hand-off's schedule (the replay finds it by
+ * what the pieces are computed from, not by computing them): the second
+ * layer's context still moves exactly the bytes its own hand-off names, and
+ * so does it with other setup bytes, which must not find the first layer's
+ * schedule. */
+Test(replay, a_repeated_hand_off_moves_its_own_bytes, .timeout = 60) {
+    rotor_chip chip;
+    cr_assert_eq(rotor_chip_preset("ipu-mk2", &chip, NULL), ROTOR_OK);
+    rotor_graph g;
+    rotor_error err;
+    cr_assert_eq(rotor_zoo_build("bert-base", &(rotor_zoo_options){.layers = 2, .seq = 32, .batch = 2}, &g, &err),
+                 ROTOR_OK, "%s", err.msg);
+    rotor_compile_result res;
+    char *text;
+    rotor_program p;
+    cr_assert_eq(rotor_compile(&g, &chip, NULL, &res, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_program_write(&g, &chip, &res, &text, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_program_parse(text, "bert.json", &chip, &p, &err), ROTOR_OK, "%s", err.msg);
+    free(text);
+    rotor_compile_result_free(&res);
+    int ctx[2] = {-1, -1};
+    for (int o = 0; o < p.nops; o++) {
+        if (!strcmp(p.ops[o].name, "l0.context")) ctx[0] = o;
+        if (!strcmp(p.ops[o].name, "l1.context")) ctx[1] = o;
+    }
+    cr_assert(ctx[0] >= 0 && ctx[1] >= 0);
+    const rotor_program_op *a = &p.ops[ctx[0]], *b = &p.ops[ctx[1]];
+    cr_assert(b->handoff[2] && b->setup_bytes == a->setup_bytes && b->setup_rounds == a->setup_rounds &&
+              !memcmp(&a->active, &b->active, sizeof a->active),
+              "the layers' contexts are alike");
+    check_handoff_bytes(&p, ctx[1], 2, &chip, 0);
+    p.ops[ctx[1]].setup_bytes += 64 * b->setup_rounds; /* more to gather: another exchange */
+    check_handoff_bytes(&p, ctx[1], 2, &chip, 0);
+    rotor_program_free(&p);
+    rotor_graph_free(&g);
+}
+
 /* The whole compiled model on the all-to-all chip: every operator agrees
  * with its prediction within 1%, and the vendor op takes exactly exec_s. */
 Test(replay, a_compiled_model_replays_within_1_percent_per_operator) {

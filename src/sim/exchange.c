@@ -202,12 +202,53 @@ static rotor_status list_schedule(xschedule *x, const int64_t (*v)[3], int64_t n
 }
 
 static int64_t schedule_bytes(const xschedule *x) {
-    return x->npieces * (int64_t)sizeof *x->pieces + x->cap * (int64_t)sizeof *x->v;
+    return x->npieces * (int64_t)sizeof *x->pieces + x->cap * (int64_t)sizeof *x->v +
+           x->ntag * (int64_t)sizeof *x->tag;
 }
 
 static void schedule_free(xschedule *x) {
     free(x->pieces);
     free(x->v);
+    free(x->tag);
+}
+
+/* A multiply-xorshift hash of the tag's words: a quick no before the
+ * comparison. */
+static uint64_t tag_hash(const int64_t *tag, int64_t ntag) {
+    uint64_t h = 0x9e3779b97f4a7c15ull;
+    for (int64_t i = 0; i < ntag; i++) {
+        h = (h ^ (uint64_t)tag[i]) * 0xbf58476d1ce4e5b9ull;
+        h ^= h >> 31;
+    }
+    return h;
+}
+
+const xschedule *exchange_find(const xcache *cache, const int64_t *tag, int64_t ntag, int64_t *most) {
+    uint64_t h = tag_hash(tag, ntag);
+    for (int i = 0; i < cache->n; i++) {
+        const xschedule *x = &cache->e[i];
+        if (x->tag && x->tag_hash == h && x->ntag == ntag && !memcmp(x->tag, tag, (size_t)ntag * sizeof *tag)) {
+            *most = x->most;
+            return x;
+        }
+    }
+    return NULL;
+}
+
+rotor_status exchange_tag(xcache *cache, const xschedule *x, const int64_t *tag, int64_t ntag, int64_t most,
+                          rotor_error *err) {
+    xschedule *e = &cache->e[x - cache->e];
+    int64_t *copy = malloc(ntag ? (size_t)ntag * sizeof *copy : 1);
+    if (!copy) return rotor_nomem(err);
+    memcpy(copy, tag, (size_t)ntag * sizeof *copy);
+    cache->bytes -= schedule_bytes(e);
+    free(e->tag);
+    e->tag = copy;
+    e->ntag = ntag;
+    e->tag_hash = tag_hash(tag, ntag);
+    e->most = most;
+    cache->bytes += schedule_bytes(e);
+    return ROTOR_OK;
 }
 
 rotor_status exchange_schedule(xcache *cache, int64_t (*pieces)[3], int64_t npieces, int64_t cores, int64_t n,

@@ -133,6 +133,7 @@ void replayer_free(replayer *r, bool keep_sim) {
     for (int64_t c = 0; r->inbox && c < r->n; c++) free(r->inbox[c].v);
     free(r->inbox);
     exchange_cache_free(&r->xcache);
+    free(r->key.v);
     free(r->finals.v);
     free(r->last);
     free(r->cur);
@@ -317,12 +318,8 @@ rotor_status replay_tiles(replayer *r, int op, const rotor_expr *e, const rotor_
  * packet waits for the one before it through its receiver's in port (the
  * first one into a core, for what the core was already waiting for) and for
  * the one before it through its sender's out port. */
-static rotor_status emit_packets(replayer *r, int op, const rotor_setup_pieces *pc, int64_t cores,
-                                 rotor_error *err) {
-    if (!pc->n) return ROTOR_OK;
-    const xschedule *x;
-    rotor_status st = exchange_schedule(&r->xcache, pc->v, pc->n, cores, r->n, &x, err);
-    if (st) return st;
+static rotor_status emit_packets(replayer *r, int op, const xschedule *x, rotor_error *err) {
+    rotor_status st = ROTOR_OK;
     /* a core's inbox gets only its last packet: the packets into a core are
      * chained through its in port, so the last ends last (this saved a
      * push per packet, a tenth of a pod replay) */
@@ -352,24 +349,101 @@ static rotor_status emit_packets(replayer *r, int op, const rotor_setup_pieces *
     return st;
 }
 
+/* Words of what rotor_setup_pieces_of reads of an expression and a plan on
+ * it (through the placement and the hand-off): the extents, every tensor's
+ * dimensions and axes, F_op, f_t, the loop order and the derived quantities.
+ * Names and text are left out: they are all repeated layers differ in. */
+static void key_words(idlist *k, int64_t *words, int64_t nwords, rotor_status *st, rotor_error *err) {
+    for (int64_t i = 0; i < nwords && !*st; i++) *st = idlist_push(k, words[i], err);
+}
+
+static void key_put(idlist *k, int64_t w, rotor_status *st, rotor_error *err) { key_words(k, &w, 1, st, err); }
+
+static void key_plan(idlist *k, const rotor_expr *e, const rotor_plan *p, const rotor_plan_info *info,
+                     rotor_status *st, rotor_error *err) {
+    int A = e->naxes, T = e->ntensors;
+    key_put(k, A, st, err);
+    key_put(k, T, st, err);
+    for (int a = 0; a < A; a++) {
+        int64_t w[7] = {e->extent[a], p->fop[a], p->order[a], info->steps[a], info->padded[a], info->sub_op[a],
+                        info->sub_task[a]};
+        key_words(k, w, 7, st, err);
+    }
+    for (int t = 0; t < T; t++) {
+        const rotor_tensor *x = &e->tensors[t];
+        int64_t w[5] = {x->ndims, info->sharing[t], info->ring_size[t], info->rings[t], info->bytes[t]};
+        key_words(k, w, 5, st, err);
+        for (int d = 0; d < x->ndims; d++) {
+            const rotor_dim *dm = &x->dims[d];
+            int64_t v[6] = {dm->nterms, info->part[t][d], dm->axis[0], dm->coef[0], -1, 0};
+            if (dm->nterms > 1) v[4] = dm->axis[1], v[5] = dm->coef[1];
+            key_words(k, v, 6, st, err);
+        }
+        for (int a = 0; a < A; a++) key_put(k, (x->has_axis[a] ? 2 : 0) + (p->ft[t][a] << 2), st, err);
+    }
+    key_put(k, info->cores, st, err);
+    key_put(k, info->total_steps, st, err);
+}
+
+/* The key of op's hand-off pieces: everything rotor_setup_pieces_of reads
+ * (the consumer's and each producer's expression and plan, the views, the
+ * setup bytes and rounds, the chip's core count and element size), in r->key. */
+static rotor_status handoff_key(replayer *r, const rotor_program *p, int op, rotor_error *err) {
+    const rotor_program_op *po = &p->ops[op];
+    idlist *k = &r->key;
+    rotor_status st = ROTOR_OK;
+    k->n = 0;
+    int64_t head[4] = {r->n, r->elem, po->setup_bytes, po->setup_rounds};
+    key_words(k, head, 4, &st, err);
+    key_plan(k, &po->expr, &po->active, &po->active_info, &st, err);
+    for (int t = 1; t < po->expr.ntensors; t++) {
+        int from = po->handoff[t] - 1;
+        if (from < 0 || from >= op) {
+            key_put(k, -1, &st, err);
+            continue;
+        }
+        const rotor_program_op *src = &p->ops[from];
+        const rotor_view *v = &po->handoff_view[t];
+        key_put(k, (v->set ? 1 : 0) + (v->unknown ? 2 : 0), &st, err);
+        key_plan(k, &src->expr, &src->active, &src->active_info, &st, err);
+        if (!v->set) continue;
+        for (int d = 0; d < po->expr.tensors[t].ndims; d++) {
+            int64_t w[2] = {v->dim[d], v->step[d]};
+            key_words(k, w, 2, &st, err);
+        }
+        for (int j = 0; j < src->expr.tensors[0].ndims; j++) key_put(k, v->offset[j], &st, err);
+    }
+    return st;
+}
+
 /* The hand-off part of op's setup (docs/compile.md, "Hand-off"): every core
  * receives, from the cores holding them, the elements of its step-0
  * partitions that the producers' plans left elsewhere (emit_packets says in
  * what order).  *most gets the bytes through the busiest port, in or out:
- * the part of setup_bytes this accounts for. */
+ * the part of setup_bytes this accounts for.  A hand-off seen before (by
+ * its key) reuses its schedule without computing its pieces again. */
 static rotor_status replay_handoff(replayer *r, const rotor_program *p, int op, const rotor_chip *chip,
                                    int64_t *most, bool *exchanged, rotor_error *err) {
     const rotor_program_op *po = &p->ops[op];
     *most = 0;
     *exchanged = false;
-    rotor_setup_pieces pc;
-    rotor_status st = rotor_setup_pieces_of(p, op, chip, r->n, &pc, err);
-    if (!st && pc.handed) {
-        *most = pc.most;
-        st = emit_packets(r, op, &pc, po->active_info.cores, err);
-        *exchanged = pc.n > 0;
+    rotor_status st = handoff_key(r, p, op, err);
+    if (st) return st;
+    const xschedule *x = exchange_find(&r->xcache, r->key.v, r->key.n, most);
+    if (!x) {
+        rotor_setup_pieces pc;
+        st = rotor_setup_pieces_of(p, op, chip, r->n, &pc, err);
+        if (!st && pc.handed) {
+            *most = pc.most;
+            if (pc.n) st = exchange_schedule(&r->xcache, pc.v, pc.n, po->active_info.cores, r->n, &x, err);
+            if (!st && x) st = exchange_tag(&r->xcache, x, r->key.v, r->key.n, pc.most, err);
+        }
+        rotor_setup_pieces_free(&pc);
     }
-    rotor_setup_pieces_free(&pc);
+    if (!st && x) {
+        st = emit_packets(r, op, x, err);
+        *exchanged = true;
+    }
     if (!st && *most > po->setup_bytes)
         st = rotor_fail(err, ROTOR_ERR_INPUT,
                         "operator %d: its hand-off moves %lld bytes through one core's port, more than its "

@@ -76,6 +76,11 @@ typedef struct xschedule {
     int64_t (*pieces)[3];  /* the key: (receiver, sender, bytes), sorted */
     xpacket *v;
     int64_t n, cap;
+    /* the last hand-off that led here (exchange_tag): what its pieces were
+     * computed from, and their busiest port; none: tag NULL */
+    int64_t *tag, ntag;
+    uint64_t tag_hash;
+    int64_t most;
 } xschedule;
 
 typedef struct xcache {
@@ -91,6 +96,16 @@ typedef struct xcache {
 rotor_status exchange_schedule(xcache *cache, int64_t (*pieces)[3], int64_t npieces, int64_t cores, int64_t n,
                                const xschedule **out, rotor_error *err);
 void exchange_cache_free(xcache *cache);
+/* A model's layers repeat their hand-offs, and computing the pieces costs
+ * more than their schedule (DiT-XL b256 on ipu-pod4: a seventh of the
+ * replay), so a schedule is also found by what its pieces were computed
+ * from, tag[0..ntag) (the replay's hand-off key): exchange_find gives the
+ * schedule tagged so, and its busiest port in *most, or NULL;
+ * exchange_tag tags x, a schedule exchange_schedule just gave (its old tag
+ * goes).  Errors: out of memory. */
+const xschedule *exchange_find(const xcache *cache, const int64_t *tag, int64_t ntag, int64_t *most);
+rotor_status exchange_tag(xcache *cache, const xschedule *x, const int64_t *tag, int64_t ntag, int64_t most,
+                          rotor_error *err);
 
 /* Scratch shared by every operator, sized for the chip's N cores. */
 typedef struct replayer {
@@ -104,6 +119,7 @@ typedef struct replayer {
     int64_t *pairs;      /* reduction grouping: (key, core) pairs */
     int64_t packet;      /* > 0: transfers move in chained packets of at most this many bytes */
     xcache xcache;       /* hand-off exchange schedules seen so far */
+    idlist key;          /* scratch: the current operator's hand-off key */
     rotor_chip chip;     /* the replayed chip: its energy events (docs/energy.md) */
     int64_t elem;        /* bytes per element */
     int64_t core0;       /* replay_tiles' plan runs on cores core0 .. core0 + cores - 1 (a
