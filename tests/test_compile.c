@@ -14,6 +14,7 @@
 #include "rotor/model/group.h"
 #include "rotor/model/zoo.h"
 #include "rotor/op/handoff.h"
+#include "compile/handoffcache.h"
 #include "fixtures.h"
 
 #define assert_msg_has(err, s) \
@@ -529,4 +530,41 @@ Test(compile, a_tensor_read_through_a_folded_transpose_takes_no_hand_off) {
     cr_assert(v.step[0] == 4 && v.step[1] == 1 && v.step[2] == 1);
     rotor_graph_free(&grouped);
     rotor_graph_free(&g);
+}
+
+/* The hand-off memo hands out traffics that stay where they are while it
+ * grows: Algorithm 1 holds one operator's inputs' traffics together
+ * (handoff_cache_most), and asking for the second used to move the first
+ * when the table grew (a crash compiling dit-xl --layers 4 at batch 256 on
+ * ipu-pod4).  Each frontier index is another key, so 300 of them grow the
+ * table twice past its first 256 slots. */
+Test(compile, a_hand_off_traffic_stays_put_while_the_memo_grows) {
+    rotor_chip chip = mk2();
+    rotor_expr ep = make_expr("C[m,n] += A[m,k] * B[k,n]", "m=64,k=32,n=64");
+    rotor_expr ec = make_expr("Y[m,n] = relu(X[m,n])", "m=64,n=64");
+    rotor_plan pp, pc;
+    rotor_plan_init(&ep, &pp);
+    rotor_plan_init(&ec, &pc);
+    pp.fop[0] = 4;
+    pc.fop[1] = 8;
+    handoff_cache *hc = handoff_cache_new(&chip);
+    rotor_error err;
+    const handoff_traffic *first, *again, *other;
+    cr_assert_eq(handoff_cache_traffic(hc, 0, &ep, &pp, 0, &ec, &pc, 1, NULL, &first, &err), ROTOR_OK, "%s",
+                 err.msg);
+    cr_assert_eq(first->nrecv, 8);
+    /* the producer's 4 cores hold bands of 16 rows, the consumer's 8 cores
+     * need bands of 8 columns: a core past the producer's holds none of its
+     * 512, and a producer core sends 16 x 8 to each of the 7 others */
+    cr_assert_eq(first->max_recv, 512);
+    cr_assert_eq(first->max_send, 7 * 16 * 8);
+    for (int f = 1; f <= 300; f++)
+        cr_assert_eq(handoff_cache_traffic(hc, f, &ep, &pp, 0, &ec, &pc, 1, NULL, &other, &err), ROTOR_OK);
+    cr_assert_eq(handoff_cache_traffic(hc, 0, &ep, &pp, 0, &ec, &pc, 1, NULL, &again, &err), ROTOR_OK);
+    cr_assert_eq(again, first, "the first traffic is where it was");
+    const handoff_traffic *both[2] = {first, other};
+    int64_t most;
+    cr_assert_eq(handoff_cache_most(hc, both, 2, &most, &err), ROTOR_OK);
+    cr_assert_eq(most, 2 * 7 * 16 * 8, "two alike inputs: twice the busiest port");
+    handoff_cache_free(hc);
 }

@@ -17,7 +17,7 @@ typedef struct entry {
     bool used;
     uint64_t hash;
     pair_key key;
-    handoff_traffic tr;
+    handoff_traffic *tr; /* its own allocation: a caller's pointer outlives the table's growth */
 } entry;
 
 /* A combination of hand-offs that run together, and its busiest port. */
@@ -44,8 +44,10 @@ handoff_cache *handoff_cache_new(const rotor_chip *chip) {
 void handoff_cache_free(handoff_cache *hc) {
     if (!hc) return;
     for (size_t i = 0; i < hc->cap; i++) {
-        free(hc->v[i].tr.recv);
-        free(hc->v[i].tr.send);
+        if (!hc->v[i].tr) continue;
+        free(hc->v[i].tr->recv);
+        free(hc->v[i].tr->send);
+        free(hc->v[i].tr);
     }
     free(hc->v);
     free(hc->most);
@@ -106,8 +108,9 @@ static rotor_status count(const handoff_cache *hc, const rotor_expr *ep, const r
     if (!st) st = rotor_place_make(ep, pp, &ip, &lp, err);
     if (!st) st = rotor_place_make(ec, pc, &ic, &lc, err);
     if (!st) st = rotor_handoff_make(lp, &h, err);
+    handoff_traffic *tr = st ? NULL : calloc(1, sizeof *tr);
+    if (!st && !tr) st = rotor_nomem(err);
     if (!st) {
-        handoff_traffic *tr = &out->tr;
         tr->nrecv = ic.cores;
         tr->nsend = ip.cores;
         tr->recv = malloc((size_t)ic.cores * sizeof *tr->recv);
@@ -118,8 +121,14 @@ static rotor_status count(const handoff_cache *hc, const rotor_expr *ep, const r
             st = rotor_nomem(err);
         } else {
             st = rotor_handoff_traffic(h, lc, t, view, tr->recv, &tr->max_recv, tr->send, &tr->max_send);
+            if (st) {
+                free(tr->recv);
+                free(tr->send);
+            }
         }
     }
+    if (st) free(tr);
+    else out->tr = tr;
     rotor_handoff_free(h);
     rotor_place_free(lp);
     rotor_place_free(lc);
@@ -146,7 +155,7 @@ rotor_status handoff_cache_traffic(handoff_cache *hc, int fp, const rotor_expr *
     if (hc->cap) {
         for (size_t j = h & (hc->cap - 1); hc->v[j].used; j = (j + 1) & (hc->cap - 1))
             if (hc->v[j].hash == h && !memcmp(&hc->v[j].key, &k, sizeof k)) {
-                *out = &hc->v[j].tr;
+                *out = hc->v[j].tr;
                 return ROTOR_OK;
             }
     }
@@ -158,7 +167,7 @@ rotor_status handoff_cache_traffic(handoff_cache *hc, int fp, const rotor_expr *
     while (hc->v[j].used) j = (j + 1) & (hc->cap - 1);
     hc->v[j] = e;
     hc->n++;
-    *out = &hc->v[j].tr;
+    *out = hc->v[j].tr;
     return ROTOR_OK;
 }
 

@@ -29,7 +29,8 @@ typedef struct handoff_traffic {
 
 /* The traffic when the producer's output, computed by plan pp of shape fp
  * (expression ep), feeds the consumer's tensor t (plan pc of shape fc)
- * through view (NULL or unset: element for element).
+ * through view (NULL or unset: element for element).  *out stays valid, at the same
+ * address, while the cache lives (handoff_cache_most keeps several).
  * Errors: out of memory, or a plan that does not place. */
 rotor_status handoff_cache_traffic(handoff_cache *hc, int fp, const rotor_expr *ep, const rotor_plan *pp, int fc,
                                    const rotor_expr *ec, const rotor_plan *pc, int t, const rotor_view *view,
