@@ -136,9 +136,21 @@ static bool grow(void **p, int64_t *cap, int64_t n, int64_t more, size_t sz) {
     return true;
 }
 
+/* Whether a task passes the checks every task shares (check_common says
+ * why not).  Inline: a replay adds hundreds of millions of tasks, and the
+ * message is needed only for a task that fails. */
+static inline bool common_ok(const rotor_sim *s, rotor_sim_category cat, int op, const int64_t *deps, int ndeps) {
+    if ((unsigned)cat >= ROTOR_SIM_NCATS || op < -1 || op >= SIM_MAX_OP || ndeps < 0 || (ndeps > 0 && !deps) ||
+        s->ntasks >= INT32_MAX - 1)
+        return false;
+    for (int i = 0; i < ndeps; i++)
+        if ((uint64_t)deps[i] >= (uint64_t)s->ntasks) return false;
+    return true;
+}
+
 /* The checks every task shares. */
-static rotor_status check_common(const rotor_sim *s, rotor_sim_category cat, int op,
-                                 const int64_t *deps, int ndeps, rotor_error *err) {
+static rotor_status __attribute__((noinline, cold)) check_common(const rotor_sim *s, rotor_sim_category cat, int op,
+                                                                 const int64_t *deps, int ndeps, rotor_error *err) {
     if ((unsigned)cat >= ROTOR_SIM_NCATS)
         return rotor_fail(err, ROTOR_ERR_INPUT, "category: expected 0..%d, got %d", ROTOR_SIM_NCATS - 1,
                           (int)cat);
@@ -265,7 +277,10 @@ static rotor_status append(rotor_sim *s, const sim_task *t, int64_t amount, cons
         rotor_status st = stream_check(s, deps, ndeps, &pending, err);
         if (st) return st;
     }
-    if (!grow_task(s, t->op)) return rotor_nomem(err);
+    /* room already (nearly always): no call */
+    if ((s->ntasks - s->base >= s->task_cap || t->op >= s->span_cap || s->ntasks - s->base >= s->amount_cap) &&
+        !grow_task(s, t->op))
+        return rotor_nomem(err);
     if ((s->streaming ? s->nsucc : s->nedges) + ndeps >= INT32_MAX)
         return rotor_fail(err, ROTOR_ERR_INPUT, "more than %d dependencies%s", INT32_MAX - 1,
                           s->streaming ? " in flight (retire finished tasks)" : "");
@@ -307,7 +322,9 @@ static rotor_status task_fail(rotor_sim *s, const char *what, rotor_status st, r
 
 rotor_status rotor_sim_add_compute(rotor_sim *s, const rotor_sim_compute *c, int64_t *id,
                                    rotor_error *err) {
-    rotor_status st = check_common(s, c->category, c->op, c->deps, c->ndeps, err);
+    rotor_status st = common_ok(s, c->category, c->op, c->deps, c->ndeps)
+                          ? ROTOR_OK
+                          : check_common(s, c->category, c->op, c->deps, c->ndeps, err);
     if (st == ROTOR_OK && (c->core < 0 || c->core >= s->cores))
         st = rotor_fail(err, ROTOR_ERR_INPUT, "core: node %lld is not a core (cores 0..%lld)",
                         (long long)c->core, (long long)s->cores - 1);
@@ -351,10 +368,17 @@ static rotor_status count_transfer(const rotor_sim *s, int64_t src, int64_t dst,
 
 rotor_status rotor_sim_add_transfer(rotor_sim *s, const rotor_sim_transfer *x, int64_t *id,
                                     rotor_error *err) {
-    rotor_status st = check_common(s, x->category, x->op, x->deps, x->ndeps, err);
-    if (st == ROTOR_OK) st = sim_net_check(s, x->src, x->dst, err);
-    if (st == ROTOR_OK && (x->bytes < 0 || x->bytes > SIM_MAX_BYTES))
-        st = rotor_fail(err, ROTOR_ERR_INPUT, "bytes: expected 0..2^53, got %lld", (long long)x->bytes);
+    rotor_status st = ROTOR_OK;
+    /* the checks inline (common_ok, sim_net_check's rules); the messages
+     * only for a transfer that fails them */
+    if (!common_ok(s, x->category, x->op, x->deps, x->ndeps) || (uint64_t)x->src >= (uint64_t)s->nodes ||
+        (uint64_t)x->dst >= (uint64_t)s->nodes || x->src == x->dst ||
+        (sim_node_is_hbm(s, x->src) && sim_node_is_hbm(s, x->dst)) || (uint64_t)x->bytes > (uint64_t)SIM_MAX_BYTES) {
+        st = check_common(s, x->category, x->op, x->deps, x->ndeps, err);
+        if (st == ROTOR_OK) st = sim_net_check(s, x->src, x->dst, err);
+        if (st == ROTOR_OK && (x->bytes < 0 || x->bytes > SIM_MAX_BYTES))
+            st = rotor_fail(err, ROTOR_ERR_INPUT, "bytes: expected 0..2^53, got %lld", (long long)x->bytes);
+    }
     int64_t dur = 0, hops = 0;
     double gbps = 0;
     if (st == ROTOR_OK) {

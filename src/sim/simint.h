@@ -244,9 +244,23 @@ void sim_net_route(const rotor_sim *s, int64_t src, int64_t dst, sim_route *r);
 /* The same, a load from a controller entering where it serves core `via`
  * best (the route of one receiver of a multicast to via and others). */
 void sim_net_route_via(const rotor_sim *s, int64_t src, int64_t dst, int64_t via, sim_route *r);
+/* HBM node `node`'s controller resource. */
+static inline int64_t sim_hbm_res(const rotor_sim *s, int64_t node) { return s->res_hbm0 + (node - s->cores); }
+
 /* A transfer's rate (its route's slowest resource) and hops (the latencies
- * it pays), without building its route. */
-void sim_net_rate(const rotor_sim *s, int64_t src, int64_t dst, double *gbps, int64_t *hops);
+ * it pays), without building its route: every port and link runs at the
+ * link rate, and a route's only pools follow from its endpoints (the
+ * inter-chip pool across chips, an endpoint's HBM controller), on every
+ * topology.  Inline: it is asked once per transfer added. */
+static inline void sim_net_rate(const rotor_sim *s, int64_t src, int64_t dst, double *gbps, int64_t *hops) {
+    double g = s->chip.link_gbps;
+    if (sim_node_chip(s, src) != sim_node_chip(s, dst) && s->res[s->res_interchip].gbps < g)
+        g = s->res[s->res_interchip].gbps;
+    if (sim_node_is_hbm(s, src) && s->res[sim_hbm_res(s, src)].gbps < g) g = s->res[sim_hbm_res(s, src)].gbps;
+    if (sim_node_is_hbm(s, dst) && s->res[sim_hbm_res(s, dst)].gbps < g) g = s->res[sim_hbm_res(s, dst)].gbps;
+    *gbps = g;
+    *hops = s->topo->hops(s, src, dst);
+}
 /* Its duration on an idle network at that rate, or ROTOR_ERR_INPUT on overflow. */
 rotor_status sim_net_time(const rotor_sim *s, int64_t bytes, double gbps, int64_t hops, int64_t *ps,
                           rotor_error *err);

@@ -46,8 +46,6 @@
 /* ---- nodes ---------------------------------------------------------------- */
 
 
-static int64_t hbm_res(const rotor_sim *s, int64_t node) { return s->res_hbm0 + (node - s->cores); }
-
 static void push(sim_route *r, int64_t res) { r->res[r->n++] = (int32_t)res; }
 
 /* The inter-chip pool, when src and dst sit on different chips. */
@@ -342,9 +340,9 @@ void sim_net_route_via(const rotor_sim *s, int64_t src, int64_t dst, int64_t via
     r->res = s->scratch; /* the simulator's scratch: routes are used one at a time */
     r->n = 0;
     r->hops = 0;
-    if (sim_node_is_hbm(s, src)) push(r, hbm_res(s, src));
+    if (sim_node_is_hbm(s, src)) push(r, sim_hbm_res(s, src));
     s->topo->route(s, src, dst, via, r);
-    if (sim_node_is_hbm(s, dst)) push(r, hbm_res(s, dst));
+    if (sim_node_is_hbm(s, dst)) push(r, sim_hbm_res(s, dst));
 }
 
 void sim_net_route(const rotor_sim *s, int64_t src, int64_t dst, sim_route *r) {
@@ -380,20 +378,6 @@ rotor_status sim_net_check(const rotor_sim *s, int64_t src, int64_t dst, rotor_e
         return rotor_fail(err, ROTOR_ERR_INPUT, "src %lld and dst %lld are both HBM controllers",
                           (long long)src, (long long)dst);
     return ROTOR_OK;
-}
-
-void sim_net_rate(const rotor_sim *s, int64_t src, int64_t dst, double *gbps, int64_t *hops) {
-    /* The slowest resource on the route, without building it: every port
-     * and link runs at the link rate, and a route's only pools follow from
-     * its endpoints (the inter-chip pool across chips, an endpoint's HBM
-     * controller), on every topology. */
-    double g = s->chip.link_gbps;
-    if (sim_node_chip(s, src) != sim_node_chip(s, dst) && s->res[s->res_interchip].gbps < g)
-        g = s->res[s->res_interchip].gbps;
-    if (sim_node_is_hbm(s, src) && s->res[hbm_res(s, src)].gbps < g) g = s->res[hbm_res(s, src)].gbps;
-    if (sim_node_is_hbm(s, dst) && s->res[hbm_res(s, dst)].gbps < g) g = s->res[hbm_res(s, dst)].gbps;
-    *gbps = g;
-    *hops = s->topo->hops(s, src, dst);
 }
 
 rotor_status sim_net_time(const rotor_sim *s, int64_t bytes, double gbps, int64_t hops, int64_t *ps,
