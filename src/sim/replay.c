@@ -124,7 +124,8 @@ rotor_status replayer_init(replayer *r, const rotor_chip *chip, int64_t packet, 
     r->cur = malloc((size_t)r->n * sizeof *r->cur);
     r->inbox = calloc((size_t)r->n, sizeof *r->inbox);
     r->pairs = malloc((size_t)r->n * 2 * sizeof *r->pairs);
-    if (!r->last || !r->cur || !r->inbox || !r->pairs) return rotor_nomem(err);
+    r->places = malloc(REPLAY_PLACES * sizeof *r->places);
+    if (!r->last || !r->cur || !r->inbox || !r->pairs || !r->places) return rotor_nomem(err);
     return ROTOR_OK;
 }
 
@@ -133,6 +134,11 @@ void replayer_free(replayer *r, bool keep_sim) {
     for (int64_t c = 0; r->inbox && c < r->n; c++) free(r->inbox[c].v);
     free(r->inbox);
     exchange_cache_free(&r->xcache);
+    for (int i = 0; i < r->nplaces; i++) {
+        free(r->places[i].key);
+        rotor_place_free(r->places[i].pl);
+    }
+    free(r->places);
     free(r->key.v);
     free(r->finals.v);
     free(r->last);
@@ -265,6 +271,77 @@ static rotor_status replay_reduction(replayer *r, int op, const rotor_place *pl,
     return ROTOR_OK;
 }
 
+/* Keys of what a placement is made from (rotor_place_make, and through it
+ * rotor_setup_pieces_of): the extents, every tensor's dimensions and axes,
+ * F_op, f_t, the loop order and the derived quantities, as words.  Names
+ * and text are left out: they are all repeated layers differ in. */
+static void key_words(idlist *k, int64_t *words, int64_t nwords, rotor_status *st, rotor_error *err) {
+    for (int64_t i = 0; i < nwords && !*st; i++) *st = idlist_push(k, words[i], err);
+}
+
+static void key_put(idlist *k, int64_t w, rotor_status *st, rotor_error *err) { key_words(k, &w, 1, st, err); }
+
+static void key_plan(idlist *k, const rotor_expr *e, const rotor_plan *p, const rotor_plan_info *info,
+                     rotor_status *st, rotor_error *err) {
+    int A = e->naxes, T = e->ntensors;
+    key_put(k, A, st, err);
+    key_put(k, T, st, err);
+    for (int a = 0; a < A; a++) {
+        int64_t w[7] = {e->extent[a], p->fop[a], p->order[a], info->steps[a], info->padded[a], info->sub_op[a],
+                        info->sub_task[a]};
+        key_words(k, w, 7, st, err);
+    }
+    for (int t = 0; t < T; t++) {
+        const rotor_tensor *x = &e->tensors[t];
+        int64_t w[5] = {x->ndims, info->sharing[t], info->ring_size[t], info->rings[t], info->bytes[t]};
+        key_words(k, w, 5, st, err);
+        for (int d = 0; d < x->ndims; d++) {
+            const rotor_dim *dm = &x->dims[d];
+            int64_t v[6] = {dm->nterms, info->part[t][d], dm->axis[0], dm->coef[0], -1, 0};
+            if (dm->nterms > 1) v[4] = dm->axis[1], v[5] = dm->coef[1];
+            key_words(k, v, 6, st, err);
+        }
+        for (int a = 0; a < A; a++) key_put(k, (x->has_axis[a] ? 2 : 0) + (p->ft[t][a] << 2), st, err);
+    }
+    key_put(k, info->cores, st, err);
+    key_put(k, info->total_steps, st, err);
+}
+
+/* The placement of (e, p, info): one made before for the same key
+ * (key_plan), else made now and kept.  A model's layers repeat their plans,
+ * and making a placement of a pod's plan costs 17 M instructions (DiT-XL
+ * b256 on ipu-pod4: 3 % of the replay).  The cache owns the placement; the
+ * oldest goes past REPLAY_PLACES. */
+static rotor_status place_of(replayer *r, const rotor_expr *e, const rotor_plan *p, const rotor_plan_info *info,
+                             const rotor_place **out, rotor_error *err) {
+    rotor_status st = ROTOR_OK;
+    r->key.n = 0;
+    key_plan(&r->key, e, p, info, &st, err);
+    if (st) return st;
+    size_t bytes = (size_t)r->key.n * sizeof *r->key.v;
+    for (int i = 0; i < r->nplaces; i++)
+        if (r->places[i].nkey == r->key.n && !memcmp(r->places[i].key, r->key.v, bytes)) {
+            *out = r->places[i].pl;
+            return ROTOR_OK;
+        }
+    replay_place k = {.nkey = r->key.n, .key = malloc(bytes)};
+    if (!k.key) return rotor_nomem(err);
+    memcpy(k.key, r->key.v, bytes);
+    if ((st = rotor_place_make(e, p, info, &k.pl, err))) {
+        free(k.key);
+        return st;
+    }
+    if (r->nplaces == REPLAY_PLACES) {
+        free(r->places[0].key);
+        rotor_place_free(r->places[0].pl);
+        memmove(r->places, r->places + 1, (REPLAY_PLACES - 1) * sizeof *r->places);
+        r->nplaces--;
+    }
+    r->places[r->nplaces++] = k;
+    *out = k.pl;
+    return ROTOR_OK;
+}
+
 /* Sub-tasks, shifts and the reduction of one plan (expression e, plan p,
  * info) on cores r->core0 .. r->core0 + info->cores - 1 (replayer.h).  The
  * first run of a core waits for its inbox, else for r->barrier; r->last
@@ -273,8 +350,8 @@ static rotor_status replay_reduction(replayer *r, int op, const rotor_place *pl,
 rotor_status replay_tiles(replayer *r, int op, const rotor_expr *e, const rotor_plan *p,
                                  const rotor_plan_info *info, const rotor_chip *chip, int64_t *ids,
                                  rotor_error *err) {
-    rotor_place *pl = NULL;
-    rotor_status st = rotor_place_make(e, p, info, &pl, err);
+    const rotor_place *pl = NULL;
+    rotor_status st = place_of(r, e, p, info, &pl, err);
     if (st) return st;
     int64_t cores = info->cores;
     int64_t sub_ps = to_ps(rotor_cost_v1_subtask(e, chip, info->sub_task));
@@ -310,7 +387,6 @@ rotor_status replay_tiles(replayer *r, int op, const rotor_expr *e, const rotor_
     if (!st) st = emit_run(r, op, e, info->sub_task, cores, run, sub_ps, sub_flops, err);
     ids[1] = rotor_sim_task_count(r->sim);
     if (!st) st = replay_reduction(r, op, pl, i_old, err);
-    rotor_place_free(pl);
     return st;
 }
 
@@ -347,42 +423,6 @@ static rotor_status emit_packets(replayer *r, int op, const xschedule *x, rotor_
     free(ids);
     free(last);
     return st;
-}
-
-/* Words of what rotor_setup_pieces_of reads of an expression and a plan on
- * it (through the placement and the hand-off): the extents, every tensor's
- * dimensions and axes, F_op, f_t, the loop order and the derived quantities.
- * Names and text are left out: they are all repeated layers differ in. */
-static void key_words(idlist *k, int64_t *words, int64_t nwords, rotor_status *st, rotor_error *err) {
-    for (int64_t i = 0; i < nwords && !*st; i++) *st = idlist_push(k, words[i], err);
-}
-
-static void key_put(idlist *k, int64_t w, rotor_status *st, rotor_error *err) { key_words(k, &w, 1, st, err); }
-
-static void key_plan(idlist *k, const rotor_expr *e, const rotor_plan *p, const rotor_plan_info *info,
-                     rotor_status *st, rotor_error *err) {
-    int A = e->naxes, T = e->ntensors;
-    key_put(k, A, st, err);
-    key_put(k, T, st, err);
-    for (int a = 0; a < A; a++) {
-        int64_t w[7] = {e->extent[a], p->fop[a], p->order[a], info->steps[a], info->padded[a], info->sub_op[a],
-                        info->sub_task[a]};
-        key_words(k, w, 7, st, err);
-    }
-    for (int t = 0; t < T; t++) {
-        const rotor_tensor *x = &e->tensors[t];
-        int64_t w[5] = {x->ndims, info->sharing[t], info->ring_size[t], info->rings[t], info->bytes[t]};
-        key_words(k, w, 5, st, err);
-        for (int d = 0; d < x->ndims; d++) {
-            const rotor_dim *dm = &x->dims[d];
-            int64_t v[6] = {dm->nterms, info->part[t][d], dm->axis[0], dm->coef[0], -1, 0};
-            if (dm->nterms > 1) v[4] = dm->axis[1], v[5] = dm->coef[1];
-            key_words(k, v, 6, st, err);
-        }
-        for (int a = 0; a < A; a++) key_put(k, (x->has_axis[a] ? 2 : 0) + (p->ft[t][a] << 2), st, err);
-    }
-    key_put(k, info->cores, st, err);
-    key_put(k, info->total_steps, st, err);
 }
 
 /* The key of op's hand-off pieces: everything rotor_setup_pieces_of reads

@@ -13,6 +13,7 @@
 #include "rotor/base/chip.h"
 #include "rotor/base/error.h"
 #include "rotor/op/expr.h"
+#include "rotor/op/place.h"
 #include "rotor/op/plan.h"
 #include "rotor/sim/replay.h"
 #include "rotor/sim/sim.h"
@@ -107,6 +108,14 @@ const xschedule *exchange_find(const xcache *cache, const int64_t *tag, int64_t 
 rotor_status exchange_tag(xcache *cache, const xschedule *x, const int64_t *tag, int64_t ntag, int64_t most,
                           rotor_error *err);
 
+/* A placement the replay made, by its key (replay.c, place_of); it keeps
+ * the REPLAY_PLACES newest. */
+#define REPLAY_PLACES 64
+typedef struct replay_place {
+    int64_t *key, nkey;
+    rotor_place *pl;
+} replay_place;
+
 /* Scratch shared by every operator, sized for the chip's N cores. */
 typedef struct replayer {
     rotor_sim *sim;
@@ -119,7 +128,9 @@ typedef struct replayer {
     int64_t *pairs;      /* reduction grouping: (key, core) pairs */
     int64_t packet;      /* > 0: transfers move in chained packets of at most this many bytes */
     xcache xcache;       /* hand-off exchange schedules seen so far */
-    idlist key;          /* scratch: the current operator's hand-off key */
+    idlist key;          /* scratch: the current operator's hand-off or placement key */
+    replay_place *places; /* placements made so far (place_of), oldest first */
+    int nplaces;
     rotor_chip chip;     /* the replayed chip: its energy events (docs/energy.md) */
     int64_t elem;        /* bytes per element */
     int64_t core0;       /* replay_tiles' plan runs on cores core0 .. core0 + cores - 1 (a

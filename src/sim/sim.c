@@ -210,21 +210,19 @@ static inline void acc(sim_run *r, int64_t *sum, int64_t v);
  * A retired dependency finished at some instant no later than now, so it
  * never decides: another dependency must.  So a streamed task must depend on
  * something the run has not yet left behind (rotor_sim_advance says how far
- * that is). */
-static rotor_status stream_check(const rotor_sim *s, const int64_t *deps, int ndeps, int32_t *pending,
-                                 rotor_error *err) {
+ * that is).  append checks this as it reads the dependencies; stream_late
+ * says why a task is refused. */
+static rotor_status __attribute__((noinline, cold)) stream_late(const rotor_sim *s, const int64_t *deps, int ndeps,
+                                                                rotor_error *err) {
     int64_t ready = 0, retired = -1;
-    *pending = 0;
     for (int i = 0; i < ndeps; i++) {
         if (deps[i] < s->base) {
             retired = deps[i];
             continue;
         }
         int64_t k = deps[i] - s->base;
-        if (s->tasks[k].pending >= 0) (*pending)++;
-        else if (sim_task_end(&s->tasks[k]) > ready) ready = sim_task_end(&s->tasks[k]);
+        if (sim_task_end(&s->tasks[k]) > ready) ready = sim_task_end(&s->tasks[k]);
     }
-    if (*pending > 0 || ready == s->run.now) return ROTOR_OK;
     if (retired >= 0)
         return rotor_fail(err, ROTOR_ERR_INPUT,
                           "the stream added it late: it waits only for tasks that finished before %lld ps, where "
@@ -269,13 +267,25 @@ static void link_dependant(rotor_sim *s, int64_t d, int32_t task) {
 /* Appends t with its dependencies; id receives its index.  A whole run keeps
  * the edges (it builds its successor lists when it starts); a streamed run
  * links them at once and queues a task whose dependencies are all done. */
-static rotor_status append(rotor_sim *s, const sim_task *t, int64_t amount, const int64_t *deps, int ndeps,
+static inline __attribute__((always_inline)) rotor_status append(rotor_sim *s, const sim_task *t, int64_t amount,
+                                                                  const int64_t *deps, int ndeps,
                            int64_t *id, rotor_error *err) {
-    int32_t pending = 0;
+    int32_t pending = 0, link[4]; /* the first unfinished dependencies, linked once the task is in */
     if (s->streaming) {
         if (s->ran) return rotor_fail(err, ROTOR_ERR_INPUT, "the stream has ended (rotor_sim_stream_end)");
-        rotor_status st = stream_check(s, deps, ndeps, &pending, err);
-        if (st) return st;
+        int64_t ready = 0;
+        for (int i = 0; i < ndeps; i++) {
+            int64_t d = deps[i] - s->base;
+            if (d < 0) continue; /* retired: finished, never the last */
+            const sim_task *dt = &s->tasks[d];
+            if (dt->pending >= 0) {
+                if (pending < 4) link[pending] = (int32_t)d;
+                pending++;
+            } else if (sim_task_end(dt) > ready) {
+                ready = sim_task_end(dt);
+            }
+        }
+        if (pending == 0 && ready != s->run.now) return stream_late(s, deps, ndeps, err);
     }
     /* room already (nearly always): no call */
     if ((s->ntasks - s->base >= s->task_cap || t->op >= s->span_cap || s->ntasks - s->base >= s->amount_cap) &&
@@ -299,10 +309,14 @@ static rotor_status append(rotor_sim *s, const sim_task *t, int64_t amount, cons
     s->tasks[k].next[0] = s->tasks[k].next[1] = s->tasks[k].head = -1;
     s->amount[k] = amount;
     if (s->streaming) {
-        for (int i = 0; i < ndeps; i++) {
-            int64_t d = deps[i] - s->base;
-            if (d < 0 || s->tasks[d].pending < 0) continue; /* finished (or retired) */
-            link_dependant(s, d, (int32_t)s->ntasks);
+        if (pending <= 4) {
+            for (int i = 0; i < pending; i++) link_dependant(s, link[i], (int32_t)s->ntasks);
+        } else {
+            for (int i = 0; i < ndeps; i++) {
+                int64_t d = deps[i] - s->base;
+                if (d < 0 || s->tasks[d].pending < 0) continue; /* finished (or retired) */
+                link_dependant(s, d, (int32_t)s->ntasks);
+            }
         }
         count_amount(s, t, amount);
         if (pending == 0) ev_push(&s->run, s->run.now, EV_READY, s->ntasks);
