@@ -239,14 +239,29 @@ static inline int64_t sim_task_amount(const rotor_sim *s, const sim_task *t) { r
 /* simnet.c */
 const sim_topology *sim_topology_find(rotor_topology id);
 rotor_status sim_net_init(rotor_sim *s, rotor_error *err);
-/* The route of a transfer (src, dst valid and distinct, not both HBM). */
-void sim_net_route(const rotor_sim *s, int64_t src, int64_t dst, sim_route *r);
-/* The same, a load from a controller entering where it serves core `via`
- * best (the route of one receiver of a multicast to via and others). */
-void sim_net_route_via(const rotor_sim *s, int64_t src, int64_t dst, int64_t via, sim_route *r);
 /* HBM node `node`'s controller resource. */
 static inline int64_t sim_hbm_res(const rotor_sim *s, int64_t node) { return s->res_hbm0 + (node - s->cores); }
 
+/* Appends resource res to route r. */
+static inline void sim_route_push(sim_route *r, int64_t res) { r->res[r->n++] = (int32_t)res; }
+
+/* The route of a transfer (src, dst valid and distinct, not both HBM), a
+ * load from a controller entering where it serves core `via` best (the
+ * route of one receiver of a multicast to via and others).  Inline: the
+ * loop asks it for every transfer it starts. */
+static inline void sim_net_route_via(const rotor_sim *s, int64_t src, int64_t dst, int64_t via, sim_route *r) {
+    r->res = s->scratch; /* the simulator's scratch: routes are used one at a time */
+    r->n = 0;
+    r->hops = 0;
+    if (sim_node_is_hbm(s, src)) sim_route_push(r, sim_hbm_res(s, src));
+    s->topo->route(s, src, dst, via, r);
+    if (sim_node_is_hbm(s, dst)) sim_route_push(r, sim_hbm_res(s, dst));
+}
+
+/* The route of a transfer to dst itself. */
+static inline void sim_net_route(const rotor_sim *s, int64_t src, int64_t dst, sim_route *r) {
+    sim_net_route_via(s, src, dst, dst, r);
+}
 /* A transfer's rate (its route's slowest resource) and hops (the latencies
  * it pays), without building its route: every port and link runs at the
  * link rate, and a route's only pools follow from its endpoints (the

@@ -46,12 +46,11 @@
 /* ---- nodes ---------------------------------------------------------------- */
 
 
-static void push(sim_route *r, int64_t res) { r->res[r->n++] = (int32_t)res; }
 
 /* The inter-chip pool, when src and dst sit on different chips. */
 static void push_interchip(const rotor_sim *s, int64_t src, int64_t dst, sim_route *r) {
     if (sim_node_chip(s, src) == sim_node_chip(s, dst)) return;
-    push(r, s->res_interchip);
+    sim_route_push(r, s->res_interchip);
     r->hops++;
 }
 
@@ -68,9 +67,9 @@ static void a2a_init(rotor_sim *s) {
 static void a2a_route(const rotor_sim *s, int64_t src, int64_t dst, int64_t via, sim_route *r) {
     (void)via; /* every core is one exchange away from a controller */
     r->hops += 1; /* one exchange, whoever the endpoints are */
-    if (!sim_node_is_hbm(s, src)) push(r, 2 * src);
+    if (!sim_node_is_hbm(s, src)) sim_route_push(r, 2 * src);
     push_interchip(s, src, dst, r);
-    if (!sim_node_is_hbm(s, dst)) push(r, 2 * dst + 1);
+    if (!sim_node_is_hbm(s, dst)) sim_route_push(r, 2 * dst + 1);
 }
 
 static int64_t a2a_hops(const rotor_sim *s, int64_t src, int64_t dst) {
@@ -174,7 +173,7 @@ static void mesh_route(const rotor_sim *s, int64_t src, int64_t dst, int64_t via
     if (sim_node_is_hbm(s, src)) {
         int64_t k = (src - s->cores) % s->ctrl_per_chip;
         int64_t p = port_nearest(s, seg_lo(s, k), seg_hi(s, k), mesh_local(s, via));
-        push(r, port_res(s, sim_node_chip(s, src), p, false));
+        sim_route_push(r, port_res(s, sim_node_chip(s, src), p, false));
         r->hops++;
         from = port_core(s, p, NULL);
     } else {
@@ -190,19 +189,19 @@ static void mesh_route(const rotor_sim *s, int64_t src, int64_t dst, int64_t via
     int64_t x = from % w, y = from / w, tx = to % w, ty = to / w;
     while (x != tx) {
         int d = tx > x ? DIR_XP : DIR_XM;
-        push(r, 4 * (base + y * w + x) + d);
+        sim_route_push(r, 4 * (base + y * w + x) + d);
         x += DX[d];
         r->hops++;
     }
     while (y != ty) {
         int d = ty > y ? DIR_YP : DIR_YM;
-        push(r, 4 * (base + y * w + x) + d);
+        sim_route_push(r, 4 * (base + y * w + x) + d);
         y += DY[d];
         r->hops++;
     }
     push_interchip(s, src, dst, r);
     if (out_port >= 0) {
-        push(r, port_res(s, sim_node_chip(s, dst), out_port, true));
+        sim_route_push(r, port_res(s, sim_node_chip(s, dst), out_port, true));
         r->hops++;
     }
 }
@@ -334,19 +333,6 @@ rotor_status sim_net_init(rotor_sim *s, rotor_error *err) {
     if (!s->lanes) return rotor_nomem(err);
     sim_net_reset(s);
     return ROTOR_OK;
-}
-
-void sim_net_route_via(const rotor_sim *s, int64_t src, int64_t dst, int64_t via, sim_route *r) {
-    r->res = s->scratch; /* the simulator's scratch: routes are used one at a time */
-    r->n = 0;
-    r->hops = 0;
-    if (sim_node_is_hbm(s, src)) push(r, sim_hbm_res(s, src));
-    s->topo->route(s, src, dst, via, r);
-    if (sim_node_is_hbm(s, dst)) push(r, sim_hbm_res(s, dst));
-}
-
-void sim_net_route(const rotor_sim *s, int64_t src, int64_t dst, sim_route *r) {
-    sim_net_route_via(s, src, dst, dst, r);
 }
 
 int64_t rotor_sim_hbm_ports(const rotor_sim *s) { return s->nports; }
