@@ -311,7 +311,9 @@ static void key_plan(idlist *k, const rotor_expr *e, const rotor_plan *p, const 
  * (key_plan), else made now and kept.  A model's layers repeat their plans,
  * and making a placement of a pod's plan costs 17 M instructions (DiT-XL
  * b256 on ipu-pod4: 3 % of the replay).  The cache owns the placement; the
- * oldest goes past REPLAY_PLACES. */
+ * oldest go past REPLAY_PLACES placements or REPLAY_PLACE_BYTES of their
+ * per-core tables (rings, positions, members, offsets: estimated, the
+ * placement being opaque), so a pod of 16 chips keeps about 19. */
 static rotor_status place_of(replayer *r, const rotor_expr *e, const rotor_plan *p, const rotor_plan_info *info,
                              const rotor_place **out, rotor_error *err) {
     rotor_status st = ROTOR_OK;
@@ -324,20 +326,24 @@ static rotor_status place_of(replayer *r, const rotor_expr *e, const rotor_plan 
             *out = r->places[i].pl;
             return ROTOR_OK;
         }
-    replay_place k = {.nkey = r->key.n, .key = malloc(bytes)};
+    replay_place k = {.nkey = r->key.n, .key = malloc(bytes),
+                      .bytes = info->cores * (e->ntensors * 3 * (int64_t)sizeof(int32_t) +
+                                              e->naxes * (int64_t)sizeof(int64_t))};
     if (!k.key) return rotor_nomem(err);
     memcpy(k.key, r->key.v, bytes);
     if ((st = rotor_place_make(e, p, info, &k.pl, err))) {
         free(k.key);
         return st;
     }
-    if (r->nplaces == REPLAY_PLACES) {
+    while (r->nplaces > 0 && (r->nplaces == REPLAY_PLACES || r->place_bytes + k.bytes > REPLAY_PLACE_BYTES)) {
+        r->place_bytes -= r->places[0].bytes;
         free(r->places[0].key);
         rotor_place_free(r->places[0].pl);
-        memmove(r->places, r->places + 1, (REPLAY_PLACES - 1) * sizeof *r->places);
+        memmove(r->places, r->places + 1, (size_t)(r->nplaces - 1) * sizeof *r->places);
         r->nplaces--;
     }
     r->places[r->nplaces++] = k;
+    r->place_bytes += k.bytes;
     *out = k.pl;
     return ROTOR_OK;
 }

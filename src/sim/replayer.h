@@ -109,10 +109,12 @@ rotor_status exchange_tag(xcache *cache, const xschedule *x, const int64_t *tag,
                           rotor_error *err);
 
 /* A placement the replay made, by its key (replay.c, place_of); it keeps
- * the REPLAY_PLACES newest. */
+ * the REPLAY_PLACES newest within REPLAY_PLACE_BYTES. */
 #define REPLAY_PLACES 64
+#define REPLAY_PLACE_BYTES ((int64_t)64 << 20)
 typedef struct replay_place {
     int64_t *key, nkey;
+    int64_t bytes; /* its per-core tables, estimated */
     rotor_place *pl;
 } replay_place;
 
@@ -131,6 +133,7 @@ typedef struct replayer {
     idlist key;          /* scratch: the current operator's hand-off or placement key */
     replay_place *places; /* placements made so far (place_of), oldest first */
     int nplaces;
+    int64_t place_bytes; /* their estimated bytes */
     rotor_chip chip;     /* the replayed chip: its energy events (docs/energy.md) */
     int64_t elem;        /* bytes per element */
     int64_t core0;       /* replay_tiles' plan runs on cores core0 .. core0 + cores - 1 (a
