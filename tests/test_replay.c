@@ -492,25 +492,38 @@ Test(replay, a_hand_off_moves_the_named_bytes_between_the_named_cores, .timeout 
 
 /* The same through a view: BERT's attention reads Q and K, and the context
  * V, as column blocks of the QKV projection's output (zoo.c). */
-Test(replay, a_hand_off_through_a_view_moves_the_named_bytes, .timeout = 60) {
-    rotor_chip chip;
-    cr_assert_eq(rotor_chip_preset("ipu-mk2", &chip, NULL), ROTOR_OK);
+/* A BERT-Base of `layers` layers (seq 32, batch 2) compiled for chip and
+ * read back as a program. */
+static void small_bert_program(int layers, const rotor_chip *chip, rotor_program *p) {
     rotor_graph g;
     rotor_error err;
-    cr_assert_eq(rotor_zoo_build("bert-base", &(rotor_zoo_options){.layers = 1, .seq = 32, .batch = 2}, &g, &err),
+    cr_assert_eq(rotor_zoo_build("bert-base", &(rotor_zoo_options){.layers = layers, .seq = 32, .batch = 2}, &g,
+                                 &err),
                  ROTOR_OK, "%s", err.msg);
     rotor_compile_result res;
     char *text;
-    rotor_program p;
-    cr_assert_eq(rotor_compile(&g, &chip, NULL, &res, &err), ROTOR_OK, "%s", err.msg);
-    cr_assert_eq(rotor_program_write(&g, &chip, &res, &text, &err), ROTOR_OK, "%s", err.msg);
-    cr_assert_eq(rotor_program_parse(text, "bert.json", &chip, &p, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_compile(&g, chip, NULL, &res, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_program_write(&g, chip, &res, &text, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_program_parse(text, "bert.json", chip, p, &err), ROTOR_OK, "%s", err.msg);
     free(text);
     rotor_compile_result_free(&res);
-    int ctx = -1;
-    for (int o = 0; o < p.nops; o++)
-        if (!strcmp(p.ops[o].name, "l0.context")) ctx = o;
-    cr_assert_geq(ctx, 0);
+    rotor_graph_free(&g);
+}
+
+/* The index of p's operator `name`, which must exist. */
+static int op_named(const rotor_program *p, const char *name) {
+    for (int o = 0; o < p->nops; o++)
+        if (!strcmp(p->ops[o].name, name)) return o;
+    cr_assert_fail("no operator %s", name);
+    return -1;
+}
+
+Test(replay, a_hand_off_through_a_view_moves_the_named_bytes, .timeout = 60) {
+    rotor_chip chip;
+    cr_assert_eq(rotor_chip_preset("ipu-mk2", &chip, NULL), ROTOR_OK);
+    rotor_program p;
+    small_bert_program(1, &chip, &p);
+    int ctx = op_named(&p, "l0.context");
     cr_assert(p.ops[ctx].handoff[2] && p.ops[ctx].handoff_view[2].set, "V comes from l0.qkv through a view");
     cr_assert_eq(p.ops[ctx].handoff_view[2].offset[1], 1536);
     /* a 0.2 us operator: its exchange's packet grain is a tenth of it, so
@@ -518,7 +531,6 @@ Test(replay, a_hand_off_through_a_view_moves_the_named_bytes, .timeout = 60) {
      * cli_simulate.sh) */
     check_handoff_bytes(&p, ctx, 2, &chip, 0);
     rotor_program_free(&p);
-    rotor_graph_free(&g);
 }
 
 /* Repeated layers share their hand-off's schedule (the replay finds it by
@@ -529,24 +541,9 @@ Test(replay, a_hand_off_through_a_view_moves_the_named_bytes, .timeout = 60) {
 Test(replay, a_repeated_hand_off_moves_its_own_bytes, .timeout = 60) {
     rotor_chip chip;
     cr_assert_eq(rotor_chip_preset("ipu-mk2", &chip, NULL), ROTOR_OK);
-    rotor_graph g;
-    rotor_error err;
-    cr_assert_eq(rotor_zoo_build("bert-base", &(rotor_zoo_options){.layers = 2, .seq = 32, .batch = 2}, &g, &err),
-                 ROTOR_OK, "%s", err.msg);
-    rotor_compile_result res;
-    char *text;
     rotor_program p;
-    cr_assert_eq(rotor_compile(&g, &chip, NULL, &res, &err), ROTOR_OK, "%s", err.msg);
-    cr_assert_eq(rotor_program_write(&g, &chip, &res, &text, &err), ROTOR_OK, "%s", err.msg);
-    cr_assert_eq(rotor_program_parse(text, "bert.json", &chip, &p, &err), ROTOR_OK, "%s", err.msg);
-    free(text);
-    rotor_compile_result_free(&res);
-    int ctx[2] = {-1, -1};
-    for (int o = 0; o < p.nops; o++) {
-        if (!strcmp(p.ops[o].name, "l0.context")) ctx[0] = o;
-        if (!strcmp(p.ops[o].name, "l1.context")) ctx[1] = o;
-    }
-    cr_assert(ctx[0] >= 0 && ctx[1] >= 0);
+    small_bert_program(2, &chip, &p);
+    int ctx[2] = {op_named(&p, "l0.context"), op_named(&p, "l1.context")};
     const rotor_program_op *a = &p.ops[ctx[0]], *b = &p.ops[ctx[1]];
     cr_assert(b->handoff[2] && b->setup_bytes == a->setup_bytes && b->setup_rounds == a->setup_rounds &&
               !memcmp(&a->active, &b->active, sizeof a->active),
@@ -555,7 +552,6 @@ Test(replay, a_repeated_hand_off_moves_its_own_bytes, .timeout = 60) {
     p.ops[ctx[1]].setup_bytes += 64 * b->setup_rounds; /* more to gather: another exchange */
     check_handoff_bytes(&p, ctx[1], 2, &chip, 0);
     rotor_program_free(&p);
-    rotor_graph_free(&g);
 }
 
 /* The whole compiled model on the all-to-all chip: every operator agrees
