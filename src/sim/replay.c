@@ -275,7 +275,7 @@ static rotor_status replay_reduction(replayer *r, int op, const rotor_place *pl,
  * rotor_setup_pieces_of): the extents, every tensor's dimensions and axes,
  * F_op, f_t, the loop order and the derived quantities, as words.  Names
  * and text are left out: they are all repeated layers differ in. */
-static void key_words(idlist *k, int64_t *words, int64_t nwords, rotor_status *st, rotor_error *err) {
+static void key_words(idlist *k, const int64_t *words, int64_t nwords, rotor_status *st, rotor_error *err) {
     for (int64_t i = 0; i < nwords && !*st; i++) *st = idlist_push(k, words[i], err);
 }
 
@@ -301,7 +301,10 @@ static void key_plan(idlist *k, const rotor_expr *e, const rotor_plan *p, const 
             if (dm->nterms > 1) v[4] = dm->axis[1], v[5] = dm->coef[1];
             key_words(k, v, 6, st, err);
         }
-        for (int a = 0; a < A; a++) key_put(k, (x->has_axis[a] ? 2 : 0) + (p->ft[t][a] << 2), st, err);
+        for (int a = 0; a < A; a++) {
+            int64_t f[2] = {x->has_axis[a], p->ft[t][a]};
+            key_words(k, f, 2, st, err);
+        }
     }
     key_put(k, info->cores, st, err);
     key_put(k, info->total_steps, st, err);
