@@ -368,8 +368,13 @@ rotor_status rotor_sim_add_compute(rotor_sim *s, const rotor_sim_compute *c, int
  * (docs/energy.md, "Events"): read once from a source core's SRAM (`read`:
  * the first receiver of a multicast), written into a receiving core's SRAM,
  * bytes * on-chip hops. */
-static rotor_status count_transfer(const rotor_sim *s, int64_t src, int64_t dst, int64_t bytes, int64_t hops,
-                                   bool read, rotor_energy_counts *e, rotor_error *err) {
+/* Inline (asked once per transfer added); the message from a cold path. */
+static rotor_status __attribute__((noinline, cold)) energy_overflow(rotor_error *err) {
+    return rotor_fail(err, ROTOR_ERR_INPUT, "bytes: the run's energy counts leave int64");
+}
+
+static inline rotor_status count_transfer(const rotor_sim *s, int64_t src, int64_t dst, int64_t bytes, int64_t hops,
+                                          bool read, rotor_energy_counts *e, rotor_error *err) {
     int64_t bh;
     /* on-chip hops: a route counts crossing chips as one more hop (its
      * latency); inter-chip energy prices that crossing */
@@ -377,7 +382,7 @@ static rotor_status count_transfer(const rotor_sim *s, int64_t src, int64_t dst,
     bool ok = rotor_mul_i64(bytes, hops, &bh) && rotor_add_i64(e->byte_hops, bh, &e->byte_hops);
     if (ok && read && !sim_node_is_hbm(s, src)) ok = rotor_add_i64(e->sram_read_bytes, bytes, &e->sram_read_bytes);
     if (ok && !sim_node_is_hbm(s, dst)) ok = rotor_add_i64(e->sram_write_bytes, bytes, &e->sram_write_bytes);
-    return ok ? ROTOR_OK : rotor_fail(err, ROTOR_ERR_INPUT, "bytes: the run's energy counts leave int64");
+    return ok ? ROTOR_OK : energy_overflow(err);
 }
 
 rotor_status rotor_sim_add_transfer(rotor_sim *s, const rotor_sim_transfer *x, int64_t *id,
