@@ -102,3 +102,41 @@ Test(simqueue, bursts_at_one_instant_rising_falling_or_mixed_leave_in_key_order)
     cr_assert(sim_queue_empty(&q));
     sim_queue_free(&q);
 }
+
+/* Rounds ending at one instant, as a replay's gather rounds do: runs of
+ * pushes at one future time (the pushes after the first find their bucket
+ * without looking), more than a chunk long, interleaved with pushes at
+ * other times and with pops that refill the buckets between them, still
+ * leave in (time, key) order. */
+Test(simqueue, runs_of_pushes_at_one_future_instant_leave_in_order) {
+    sim_queue q = {0};
+    static ref r;
+    cr_assert(sim_queue_reserve(&q, 4096));
+    uint64_t x = 11, id = 0;
+    int64_t now = 0;
+    const int64_t ahead[4] = {1, 300, 70000, (int64_t)1 << 33};
+    for (int round = 0; round < 400; round++) {
+        int64_t t = now + ahead[bf_rand(&x) % 4];
+        int n = 1 + (int)(bf_rand(&x) % (3 * SIM_Q_CHUNK)); /* past a chunk's end */
+        for (int i = 0; i < n && r.n < 4000; i++) {
+            int64_t ti = bf_rand(&x) % 8 == 0 ? now + 1 + (int64_t)(bf_rand(&x) % 1000) : t; /* now and then another */
+            uint64_t key = (bf_rand(&x) % 3) << 32 | id++;
+            sim_queue_push(&q, ti, key);
+            r.v[r.n++] = (sim_event){ti, key};
+        }
+        for (int k = (int)(bf_rand(&x) % 96); k > 0 && r.n > 0; k--) {
+            sim_event want = ref_pop(&r), got = sim_queue_pop(&q);
+            cr_assert(got.t == want.t && got.key == want.key, "round %d: popped (%lld, %llx), want (%lld, %llx)",
+                      round, (long long)got.t, (unsigned long long)got.key, (long long)want.t,
+                      (unsigned long long)want.key);
+            now = got.t;
+        }
+    }
+    while (r.n > 0) {
+        sim_event want = ref_pop(&r), got = sim_queue_pop(&q);
+        cr_assert(got.t == want.t && got.key == want.key);
+    }
+    cr_assert(sim_queue_empty(&q));
+    cr_assert(!q.nomem);
+    sim_queue_free(&q);
+}

@@ -68,6 +68,9 @@ typedef struct sim_queue {
     int32_t nchunk, chunk_cap;
     int32_t free_chunk;  /* 1 + the first free chunk, 0: none (a zeroed queue is empty) */
     uint32_t levels;     /* bit L set: level L has a bucket with events */
+    int32_t push_bi;     /* the bucket of the last bucket push ... */
+    int64_t push_t;      /* ... at this time (0: none; buckets move at a refill).  A round's
+                            transfers end at one instant: their pushes skip finding the bucket */
     bool nomem;          /* the pool could not grow: the run must stop */
     uint64_t occ[SIM_Q_LEVELS][SIM_Q_DIGITS / 64]; /* bit v of level L: bucket (L, v) holds events */
     sim_bucket b[SIM_Q_LEVELS * SIM_Q_DIGITS];
@@ -110,6 +113,7 @@ static inline void sim_queue_clear(sim_queue *q) {
     q->nchunk = 0;
     q->free_chunk = 0;
     q->levels = 0;
+    q->push_t = 0;
     q->nomem = false;
     memset(q->occ, 0, sizeof q->occ);
 }
@@ -166,11 +170,24 @@ static inline int32_t sim_queue_chunk_new(sim_queue *q) {
 
 /* Queues e (e.t > last) in its bucket. */
 static inline void sim_queue_bucket_push(sim_queue *q, sim_event e) {
+    int32_t c;
+    if (e.t == q->push_t) { /* the bucket of the push before: it holds events, its min is at most e.t */
+        sim_bucket *k = &q->b[q->push_bi];
+        c = k->tail;
+        if (q->chunk[c].n == SIM_Q_CHUNK) {
+            int32_t n = sim_queue_chunk_new(q);
+            if (n < 0) return;
+            q->chunk[c].next = n + 1;
+            k->tail = c = n;
+        }
+        sim_chunk *ch = &q->chunk[c];
+        ch->ev[ch->n++] = e;
+        return;
+    }
     int level = (63 - __builtin_clzll((uint64_t)e.t ^ (uint64_t)q->last)) >> 3;
     int v = (int)((uint64_t)e.t >> (8 * level)) & (SIM_Q_DIGITS - 1);
     sim_bucket *k = &q->b[level * SIM_Q_DIGITS + v];
     uint64_t *w = &q->occ[level][v >> 6], bit = (uint64_t)1 << (v & 63);
-    int32_t c;
     if (!(*w & bit)) {
         if ((c = sim_queue_chunk_new(q)) < 0) return;
         *w |= bit;
@@ -189,6 +206,8 @@ static inline void sim_queue_bucket_push(sim_queue *q, sim_event e) {
     }
     sim_chunk *ch = &q->chunk[c];
     ch->ev[ch->n++] = e;
+    q->push_t = e.t;
+    q->push_bi = level * SIM_Q_DIGITS + v;
 }
 
 /* Queues an event at time t >= last. */
@@ -218,6 +237,7 @@ static inline void sim_queue_refill(sim_queue *q) {
     for (int w = 0; w < SIM_Q_DIGITS / 64; w++) any |= q->occ[level][w];
     if (!any) q->levels &= ~(1u << level);
     q->last = k.min;
+    q->push_t = 0; /* the buckets are about to move */
     /* its events differ from the new last only below digit `level`: they go
      * to lower levels, never back to this bucket, and a chunk is freed only
      * once it is read (the pool may move as others grow: indices, not
