@@ -23,6 +23,23 @@ static sim_event ref_pop(ref *r) {
     return e;
 }
 
+/* Pops one event from q and from the reference, which must agree; the
+ * event's time. */
+static int64_t pop_both(sim_queue *q, ref *r, int round) {
+    sim_event want = ref_pop(r), got = sim_queue_pop(q);
+    cr_assert(got.t == want.t && got.key == want.key, "round %d: popped (%lld, %llx), want (%lld, %llx)", round,
+              (long long)got.t, (unsigned long long)got.key, (long long)want.t, (unsigned long long)want.key);
+    return got.t;
+}
+
+/* Pops everything left, in agreement; then q is empty and freed. */
+static void drain_both(sim_queue *q, ref *r) {
+    while (r->n > 0) pop_both(q, r, -1);
+    cr_assert(sim_queue_empty(q));
+    cr_assert(!q->nomem);
+    sim_queue_free(q);
+}
+
 Test(simqueue, pops_in_time_then_key_order_like_a_sorted_reference) {
     sim_queue q = {0};
     static ref r;
@@ -87,20 +104,9 @@ Test(simqueue, bursts_at_one_instant_rising_falling_or_mixed_leave_in_key_order)
             sim_queue_push(&q, t, key);
             r.v[r.n++] = (sim_event){t, key};
         }
-        for (int k = (int)(bf_rand(&x) % 48); k > 0 && r.n > 0; k--) {
-            sim_event want = ref_pop(&r), got = sim_queue_pop(&q);
-            cr_assert(got.t == want.t && got.key == want.key, "round %d: popped (%lld, %llx), want (%lld, %llx)",
-                      round, (long long)got.t, (unsigned long long)got.key, (long long)want.t,
-                      (unsigned long long)want.key);
-            now = got.t;
-        }
+        for (int k = (int)(bf_rand(&x) % 48); k > 0 && r.n > 0; k--) now = pop_both(&q, &r, round);
     }
-    while (r.n > 0) {
-        sim_event want = ref_pop(&r), got = sim_queue_pop(&q);
-        cr_assert(got.t == want.t && got.key == want.key);
-    }
-    cr_assert(sim_queue_empty(&q));
-    sim_queue_free(&q);
+    drain_both(&q, &r);
 }
 
 /* Rounds ending at one instant, as a replay's gather rounds do: runs of
@@ -124,19 +130,7 @@ Test(simqueue, runs_of_pushes_at_one_future_instant_leave_in_order) {
             sim_queue_push(&q, ti, key);
             r.v[r.n++] = (sim_event){ti, key};
         }
-        for (int k = (int)(bf_rand(&x) % 96); k > 0 && r.n > 0; k--) {
-            sim_event want = ref_pop(&r), got = sim_queue_pop(&q);
-            cr_assert(got.t == want.t && got.key == want.key, "round %d: popped (%lld, %llx), want (%lld, %llx)",
-                      round, (long long)got.t, (unsigned long long)got.key, (long long)want.t,
-                      (unsigned long long)want.key);
-            now = got.t;
-        }
+        for (int k = (int)(bf_rand(&x) % 96); k > 0 && r.n > 0; k--) now = pop_both(&q, &r, round);
     }
-    while (r.n > 0) {
-        sim_event want = ref_pop(&r), got = sim_queue_pop(&q);
-        cr_assert(got.t == want.t && got.key == want.key);
-    }
-    cr_assert(sim_queue_empty(&q));
-    cr_assert(!q.nomem);
-    sim_queue_free(&q);
+    drain_both(&q, &r);
 }

@@ -168,20 +168,24 @@ static inline int32_t sim_queue_chunk_new(sim_queue *q) {
     return c;
 }
 
+/* Appends e to bucket k, which holds events (false: the pool cannot grow). */
+static inline bool sim_queue_bucket_append(sim_queue *q, sim_bucket *k, sim_event e) {
+    int32_t c = k->tail;
+    if (q->chunk[c].n == SIM_Q_CHUNK) {
+        int32_t n = sim_queue_chunk_new(q);
+        if (n < 0) return false;
+        q->chunk[c].next = n + 1;
+        k->tail = c = n;
+    }
+    sim_chunk *ch = &q->chunk[c];
+    ch->ev[ch->n++] = e;
+    return true;
+}
+
 /* Queues e (e.t > last) in its bucket. */
 static inline void sim_queue_bucket_push(sim_queue *q, sim_event e) {
-    int32_t c;
     if (e.t == q->push_t) { /* the bucket of the push before: it holds events, its min is at most e.t */
-        sim_bucket *k = &q->b[q->push_bi];
-        c = k->tail;
-        if (q->chunk[c].n == SIM_Q_CHUNK) {
-            int32_t n = sim_queue_chunk_new(q);
-            if (n < 0) return;
-            q->chunk[c].next = n + 1;
-            k->tail = c = n;
-        }
-        sim_chunk *ch = &q->chunk[c];
-        ch->ev[ch->n++] = e;
+        sim_queue_bucket_append(q, &q->b[q->push_bi], e);
         return;
     }
     int level = (63 - __builtin_clzll((uint64_t)e.t ^ (uint64_t)q->last)) >> 3;
@@ -189,23 +193,17 @@ static inline void sim_queue_bucket_push(sim_queue *q, sim_event e) {
     sim_bucket *k = &q->b[level * SIM_Q_DIGITS + v];
     uint64_t *w = &q->occ[level][v >> 6], bit = (uint64_t)1 << (v & 63);
     if (!(*w & bit)) {
-        if ((c = sim_queue_chunk_new(q)) < 0) return;
+        int32_t c = sim_queue_chunk_new(q);
+        if (c < 0) return;
         *w |= bit;
         q->levels |= 1u << level;
         k->head = k->tail = c;
         k->min = e.t;
+        q->chunk[c].ev[q->chunk[c].n++] = e;
     } else {
         if (e.t < k->min) k->min = e.t;
-        c = k->tail;
-        if (q->chunk[c].n == SIM_Q_CHUNK) {
-            int32_t n = sim_queue_chunk_new(q);
-            if (n < 0) return;
-            q->chunk[c].next = n + 1;
-            k->tail = c = n;
-        }
+        if (!sim_queue_bucket_append(q, k, e)) return;
     }
-    sim_chunk *ch = &q->chunk[c];
-    ch->ev[ch->n++] = e;
     q->push_t = e.t;
     q->push_bi = level * SIM_Q_DIGITS + v;
 }
