@@ -364,15 +364,15 @@ rotor_status rotor_sim_add_compute(rotor_sim *s, const rotor_sim_compute *c, int
     return st == ROTOR_OK ? st : task_fail(s, "compute task", st, err);
 }
 
-/* The energy events of `bytes` from src to one receiver dst over `hops`
- * (docs/energy.md, "Events"): read once from a source core's SRAM (`read`:
- * the first receiver of a multicast), written into a receiving core's SRAM,
- * bytes * on-chip hops. */
-/* Inline (asked once per transfer added); the message from a cold path. */
+/* count_transfer's failure, off its inline path. */
 static rotor_status __attribute__((noinline, cold)) energy_overflow(rotor_error *err) {
     return rotor_fail(err, ROTOR_ERR_INPUT, "bytes: the run's energy counts leave int64");
 }
 
+/* The energy events of `bytes` from src to one receiver dst over `hops`
+ * (docs/energy.md, "Events"): read once from a source core's SRAM (`read`:
+ * the first receiver of a multicast), written into a receiving core's SRAM,
+ * bytes * on-chip hops.  Inline: asked once per transfer added. */
 static inline rotor_status count_transfer(const rotor_sim *s, int64_t src, int64_t dst, int64_t bytes, int64_t hops,
                                           bool read, rotor_energy_counts *e, rotor_error *err) {
     int64_t bh;
@@ -388,11 +388,10 @@ static inline rotor_status count_transfer(const rotor_sim *s, int64_t src, int64
 rotor_status rotor_sim_add_transfer(rotor_sim *s, const rotor_sim_transfer *x, int64_t *id,
                                     rotor_error *err) {
     rotor_status st = ROTOR_OK;
-    /* the checks inline (common_ok, sim_net_check's rules); the messages
-     * only for a transfer that fails them */
-    if (!common_ok(s, x->category, x->op, x->deps, x->ndeps) || (uint64_t)x->src >= (uint64_t)s->nodes ||
-        (uint64_t)x->dst >= (uint64_t)s->nodes || x->src == x->dst ||
-        (sim_node_is_hbm(s, x->src) && sim_node_is_hbm(s, x->dst)) || (uint64_t)x->bytes > (uint64_t)SIM_MAX_BYTES) {
+    /* the checks inline (common_ok, sim_net_ok); the messages only for a
+     * transfer that fails them */
+    if (!common_ok(s, x->category, x->op, x->deps, x->ndeps) || !sim_net_ok(s, x->src, x->dst) ||
+        (uint64_t)x->bytes > (uint64_t)SIM_MAX_BYTES) {
         st = check_common(s, x->category, x->op, x->deps, x->ndeps, err);
         if (st == ROTOR_OK) st = sim_net_check(s, x->src, x->dst, err);
         if (st == ROTOR_OK && (x->bytes < 0 || x->bytes > SIM_MAX_BYTES))

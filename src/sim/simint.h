@@ -279,7 +279,13 @@ static inline void sim_net_rate(const rotor_sim *s, int64_t src, int64_t dst, do
 /* Its duration on an idle network at that rate, or ROTOR_ERR_INPUT on overflow. */
 rotor_status sim_net_time(const rotor_sim *s, int64_t bytes, double gbps, int64_t hops, int64_t *ps,
                           rotor_error *err);
-/* Checks a transfer's endpoints; the message names the field. */
+/* Whether a transfer's endpoints are valid: existing nodes, distinct, not
+ * both HBM controllers.  Inline: it is asked once per transfer added. */
+static inline bool sim_net_ok(const rotor_sim *s, int64_t src, int64_t dst) {
+    return (uint64_t)src < (uint64_t)s->nodes && (uint64_t)dst < (uint64_t)s->nodes && src != dst &&
+           !(sim_node_is_hbm(s, src) && sim_node_is_hbm(s, dst));
+}
+/* Checks a transfer's endpoints (sim_net_ok); the message names the field. */
 rotor_status sim_net_check(const rotor_sim *s, int64_t src, int64_t dst, rotor_error *err);
 void sim_net_reset(rotor_sim *s);
 

@@ -43,10 +43,6 @@
  * inter-chip link is 116 lanes of 5.5 GB/s); a faster pool gets faster lanes. */
 #define SIM_MAX_LANES 4096
 
-/* ---- nodes ---------------------------------------------------------------- */
-
-
-
 /* The inter-chip pool, when src and dst sit on different chips. */
 static void push_interchip(const rotor_sim *s, int64_t src, int64_t dst, sim_route *r) {
     if (sim_node_chip(s, src) == sim_node_chip(s, dst)) return;
@@ -346,6 +342,7 @@ int64_t rotor_sim_hbm_port_nearest(const rotor_sim *s, int64_t core, int64_t *ct
 }
 
 rotor_status sim_net_check(const rotor_sim *s, int64_t src, int64_t dst, rotor_error *err) {
+    if (sim_net_ok(s, src, dst)) return ROTOR_OK;
     const int64_t node[2] = {src, dst};
     const char *field[2] = {"src", "dst"};
     for (int i = 0; i < 2; i++)
