@@ -142,70 +142,101 @@ static inline void sim_queue_now_push(sim_queue *q, uint64_t key) {
     h[i] = key;
 }
 
+/* The pool grows by half again: a new chunk's index, or -1 (nomem set).
+ * Cold and out of line: the pushes stay small enough to inline. */
+static __attribute__((noinline, cold, unused)) int32_t sim_queue_chunk_grow(sim_queue *q) {
+    int32_t cap = q->chunk_cap ? 2 * q->chunk_cap : 64;
+    /* aligned as the type asks (realloc aligns to 16) */
+    sim_chunk *v = q->chunk_cap < INT32_MAX / 2 ? aligned_alloc(64, (size_t)cap * sizeof *v) : NULL;
+    if (!v) {
+        q->nomem = true;
+        return -1;
+    }
+    if (q->nchunk) memcpy(v, q->chunk, (size_t)q->nchunk * sizeof *v);
+    free(q->chunk);
+    q->chunk = v;
+    q->chunk_cap = cap;
+    return q->nchunk++;
+}
+
 /* A free chunk, or -1 (nomem set) when the pool cannot grow. */
 static inline int32_t sim_queue_chunk_new(sim_queue *q) {
     int32_t c = q->free_chunk - 1;
-    if (c >= 0) {
-        q->free_chunk = q->chunk[c].next;
-    } else {
-        if (q->nchunk == q->chunk_cap) {
-            int32_t cap = q->chunk_cap ? 2 * q->chunk_cap : 64;
-            /* aligned as the type asks (realloc aligns to 16) */
-            sim_chunk *v = q->chunk_cap < INT32_MAX / 2 ? aligned_alloc(64, (size_t)cap * sizeof *v) : NULL;
-            if (!v) {
-                q->nomem = true;
-                return -1;
-            }
-            if (q->nchunk) memcpy(v, q->chunk, (size_t)q->nchunk * sizeof *v);
-            free(q->chunk);
-            q->chunk = v;
-            q->chunk_cap = cap;
-        }
-        c = q->nchunk++;
-    }
+    if (c >= 0) q->free_chunk = q->chunk[c].next;
+    else if (q->nchunk < q->chunk_cap) c = q->nchunk++;
+    else if ((c = sim_queue_chunk_grow(q)) < 0) return -1;
     q->chunk[c].next = 0;
     q->chunk[c].n = 0;
     return c;
 }
 
-/* Appends e to bucket k, which holds events (false: the pool cannot grow). */
-static inline bool sim_queue_bucket_append(sim_queue *q, sim_bucket *k, sim_event e) {
-    int32_t c = k->tail;
-    if (q->chunk[c].n == SIM_Q_CHUNK) {
-        int32_t n = sim_queue_chunk_new(q);
-        if (n < 0) return false;
-        q->chunk[c].next = n + 1;
-        k->tail = c = n;
+/* Appends e to bucket k, whose tail chunk is full: a new tail (nomem set
+ * if the pool cannot grow).  Out of line: once per SIM_Q_CHUNK events. */
+static __attribute__((noinline, unused)) void sim_queue_bucket_extend(sim_queue *q, sim_bucket *k, sim_event e) {
+    int32_t n = sim_queue_chunk_new(q);
+    if (n < 0) return;
+    q->chunk[k->tail].next = n + 1;
+    k->tail = n;
+    q->chunk[n].ev[q->chunk[n].n++] = e;
+}
+
+/* Appends e to bucket k, which holds events (nomem set if the pool cannot
+ * grow). */
+static inline void sim_queue_bucket_append(sim_queue *q, sim_bucket *k, sim_event e) {
+    sim_chunk *ch = &q->chunk[k->tail];
+    if (ch->n == SIM_Q_CHUNK) {
+        sim_queue_bucket_extend(q, k, e); /* a tail call */
+        return;
     }
-    sim_chunk *ch = &q->chunk[c];
     ch->ev[ch->n++] = e;
-    return true;
+}
+
+/* Bucket (level, v) starts with e in chunk c. */
+static inline void sim_queue_bucket_open(sim_queue *q, int level, int v, int32_t c, sim_event e) {
+    int bi = level * SIM_Q_DIGITS + v;
+    q->occ[level][v >> 6] |= (uint64_t)1 << (v & 63);
+    q->levels |= 1u << level;
+    sim_bucket *k = &q->b[bi];
+    k->head = k->tail = c;
+    k->min = e.t;
+    q->chunk[c].next = 0;
+    q->chunk[c].n = 1;
+    q->chunk[c].ev[0] = e;
+    q->push_t = e.t;
+    q->push_bi = bi;
+}
+
+/* Opens bucket bi with e when no chunk is free: the pool grows (nomem set
+ * if it cannot).  Out of line, so that the pushes keep no state across a
+ * call and stay small. */
+static __attribute__((noinline, unused)) void sim_queue_bucket_open_grow(sim_queue *q, int level, int v,
+                                                                         sim_event e) {
+    int32_t c = q->nchunk < q->chunk_cap ? q->nchunk++ : sim_queue_chunk_grow(q);
+    if (c >= 0) sim_queue_bucket_open(q, level, v, c, e);
 }
 
 /* Queues e (e.t > last) in its bucket. */
 static inline void sim_queue_bucket_push(sim_queue *q, sim_event e) {
-    if (e.t == q->push_t) { /* the bucket of the push before: it holds events, its min is at most e.t */
-        sim_queue_bucket_append(q, &q->b[q->push_bi], e);
-        return;
+    int bi = q->push_bi;
+    if (e.t != q->push_t) { /* else the bucket of the push before: it holds events, its min is at most e.t */
+        int level = (63 - __builtin_clzll((uint64_t)e.t ^ (uint64_t)q->last)) >> 3;
+        int v = (int)((uint64_t)e.t >> (8 * level)) & (SIM_Q_DIGITS - 1);
+        bi = level * SIM_Q_DIGITS + v;
+        if (!(q->occ[level][v >> 6] & (uint64_t)1 << (v & 63))) { /* a new bucket: a chunk off the free list */
+            int32_t c = q->free_chunk - 1;
+            if (c < 0) {
+                sim_queue_bucket_open_grow(q, level, v, e); /* a tail call */
+                return;
+            }
+            q->free_chunk = q->chunk[c].next;
+            sim_queue_bucket_open(q, level, v, c, e);
+            return;
+        }
+        if (e.t < q->b[bi].min) q->b[bi].min = e.t;
+        q->push_t = e.t;
+        q->push_bi = bi;
     }
-    int level = (63 - __builtin_clzll((uint64_t)e.t ^ (uint64_t)q->last)) >> 3;
-    int v = (int)((uint64_t)e.t >> (8 * level)) & (SIM_Q_DIGITS - 1);
-    sim_bucket *k = &q->b[level * SIM_Q_DIGITS + v];
-    uint64_t *w = &q->occ[level][v >> 6], bit = (uint64_t)1 << (v & 63);
-    if (!(*w & bit)) {
-        int32_t c = sim_queue_chunk_new(q);
-        if (c < 0) return;
-        *w |= bit;
-        q->levels |= 1u << level;
-        k->head = k->tail = c;
-        k->min = e.t;
-        q->chunk[c].ev[q->chunk[c].n++] = e;
-    } else {
-        if (e.t < k->min) k->min = e.t;
-        if (!sim_queue_bucket_append(q, k, e)) return;
-    }
-    q->push_t = e.t;
-    q->push_bi = level * SIM_Q_DIGITS + v;
+    sim_queue_bucket_append(q, &q->b[bi], e);
 }
 
 /* Queues an event at time t >= last. */
