@@ -188,15 +188,20 @@ static bool grow_lines(void **p, int64_t *cap, int64_t n, int64_t more, size_t s
     return true;
 }
 
-/* Room for one more task and for operator op's span. */
-static bool grow_task(rotor_sim *s, int32_t op) {
+/* Room for one more task and for operator op's span (and, streaming, for
+ * its event).  Out of line: append asks it only when task_room says no. */
+static __attribute__((noinline)) bool grow_task(rotor_sim *s, int32_t op) {
     int64_t n = s->ntasks - s->base;
     if (!grow_lines((void **)&s->tasks, &s->task_cap, n, 1, sizeof *s->tasks) ||
-        !grow((void **)&s->amount, &s->amount_cap, n, 1, sizeof *s->amount))
+        !grow((void **)&s->amount, &s->amount_cap, n, 1, sizeof *s->amount) ||
+        (s->streaming && !sim_queue_reserve(&s->run.q, n + 1)))
         return false;
     int64_t had = s->span_cap;
     if (!grow((void **)&s->span, &s->span_cap, 0, (int64_t)op + 1, sizeof *s->span)) return false;
     for (int64_t i = had; i < s->span_cap; i++) s->span[i] = (sim_span){-1, -1};
+    /* tasks kept below which no array needs to grow */
+    s->task_room = s->task_cap < s->amount_cap ? s->task_cap : s->amount_cap;
+    if (s->streaming && s->run.q.cap < s->task_room) s->task_room = s->run.q.cap;
     return true;
 }
 
@@ -237,7 +242,7 @@ static rotor_status __attribute__((noinline, cold)) stream_late(const rotor_sim 
 /* The statistics a task adds by running, whenever it runs: its bytes or
  * flops, and the transfer count.  Summed as tasks join a run (rotor_sim_run: all of them at the
  * start; a stream: as they are added), so the loop never reads amounts. */
-static void count_amount(rotor_sim *s, const sim_task *t, int64_t amount) {
+static inline __attribute__((always_inline)) void count_amount(rotor_sim *s, const sim_task *t, int64_t amount) {
     sim_run *r = &s->run;
     rotor_sim_stats *st = &r->st;
     if (t->kind == SIM_KIND_COMPUTE) {
@@ -251,8 +256,8 @@ static void count_amount(rotor_sim *s, const sim_task *t, int64_t amount) {
 }
 
 /* Dependant `task` of kept task d: in one of d's two slots, else a new edge
- * at the head of d's list. */
-static void link_dependant(rotor_sim *s, int64_t d, int32_t task) {
+ * at the head of d's list (the pool has room: append grew it). */
+static inline void link_dependant(rotor_sim *s, int64_t d, int32_t task) {
     sim_task *t = &s->tasks[d];
     if (t->next[0] < 0) t->next[0] = task;
     else if (t->next[1] < 0) t->next[1] = task;
@@ -287,26 +292,35 @@ static inline __attribute__((always_inline)) rotor_status append(rotor_sim *s, c
         }
         if (pending == 0 && ready != s->run.now) return stream_late(s, deps, ndeps, err);
     }
+    int64_t k = s->ntasks - s->base;
     /* room already (nearly always): no call */
-    if ((s->ntasks - s->base >= s->task_cap || t->op >= s->span_cap || s->ntasks - s->base >= s->amount_cap) &&
-        !grow_task(s, t->op))
-        return rotor_nomem(err);
+    if ((k >= s->task_room || t->op >= s->span_cap) && !grow_task(s, t->op)) return rotor_nomem(err);
     if ((s->streaming ? s->nsucc : s->nedges) + ndeps >= INT32_MAX)
         return rotor_fail(err, ROTOR_ERR_INPUT, "more than %d dependencies%s", INT32_MAX - 1,
                           s->streaming ? " in flight (retire finished tasks)" : "");
     if (s->streaming) {
-        if (!grow((void **)&s->succ, &s->succ_cap, s->nsucc, ndeps, sizeof *s->succ) ||
-            !sim_queue_reserve(&s->run.q, s->ntasks - s->base + 1))
+        if (s->nsucc + ndeps > s->succ_cap && !grow((void **)&s->succ, &s->succ_cap, s->nsucc, ndeps, sizeof *s->succ))
             return rotor_nomem(err);
     } else {
         if (!grow((void **)&s->edges, &s->edge_cap, s->nedges, ndeps, sizeof *s->edges)) return rotor_nomem(err);
         for (int i = 0; i < ndeps; i++) s->edges[s->nedges++] = (sim_edge){(int32_t)s->ntasks, (int32_t)deps[i]};
         s->ran = false;
     }
-    int64_t k = s->ntasks - s->base;
-    s->tasks[k] = *t;
-    s->tasks[k].pending = pending;
-    s->tasks[k].next[0] = s->tasks[k].next[1] = s->tasks[k].head = -1;
+    /* written in place, field by field: a struct assignment went through
+     * the stack (t is the caller's, inlined: its fields are values here) */
+    sim_task *n = &s->tasks[k];
+    n->dur = t->dur;
+    n->ready = n->start = 0;
+    n->a = t->a;
+    n->b = t->b;
+    n->op = t->op;
+    n->mcast = t->mcast;
+    n->pending = pending;
+    n->next[0] = n->next[1] = n->head = -1;
+    n->lane = t->lane;
+    n->kind = t->kind;
+    n->cat = t->cat;
+    n->flags = t->flags;
     s->amount[k] = amount;
     if (s->streaming) {
         if (pending <= 4) {
@@ -385,46 +399,61 @@ static inline rotor_status count_transfer(const rotor_sim *s, int64_t src, int64
     return ok ? ROTOR_OK : energy_overflow(err);
 }
 
+/* Why transfer x fails the checks rotor_sim_add_transfer makes inline,
+ * in their order, with the task's prefix. */
+static rotor_status __attribute__((noinline, cold)) transfer_refused(rotor_sim *s, const rotor_sim_transfer *x,
+                                                                     rotor_error *err) {
+    rotor_status st = check_common(s, x->category, x->op, x->deps, x->ndeps, err);
+    if (st == ROTOR_OK) st = sim_net_check(s, x->src, x->dst, err);
+    if (st == ROTOR_OK && (x->bytes < 0 || x->bytes > SIM_MAX_BYTES))
+        st = rotor_fail(err, ROTOR_ERR_INPUT, "bytes: expected 0..2^53, got %lld", (long long)x->bytes);
+    return task_fail(s, "transfer", st, err);
+}
+
+/* A transfer's duration on an idle network (sim_net_time), remembered: a
+ * replay adds millions of transfers of a few sizes, often interleaved (a
+ * hand-off's packets and its remainders), so the division and the rounding
+ * are done once per size.  Slot by a hash of the size; gbps 0 never matches
+ * (rates are positive), so a zeroed table is empty. */
+static inline rotor_status transfer_time(rotor_sim *s, int64_t bytes, double gbps, int64_t hops, int64_t *ps,
+                                         rotor_error *err) {
+    sim_time_memo *m = &s->times[((uint64_t)bytes * 0x9E3779B97F4A7C15u + (uint64_t)hops) >> (64 - SIM_TIME_MEMO_BITS)];
+    if (bytes == m->bytes && hops == m->hops && gbps == m->gbps) {
+        *ps = m->ps;
+        return ROTOR_OK;
+    }
+    rotor_status st = sim_net_time(s, bytes, gbps, hops, ps, err);
+    if (st == ROTOR_OK) *m = (sim_time_memo){.bytes = bytes, .hops = hops, .ps = *ps, .gbps = gbps};
+    return st;
+}
+
 rotor_status rotor_sim_add_transfer(rotor_sim *s, const rotor_sim_transfer *x, int64_t *id,
                                     rotor_error *err) {
-    rotor_status st = ROTOR_OK;
     /* the checks inline (common_ok, sim_net_ok); the messages only for a
      * transfer that fails them */
     if (!common_ok(s, x->category, x->op, x->deps, x->ndeps) || !sim_net_ok(s, x->src, x->dst) ||
-        (uint64_t)x->bytes > (uint64_t)SIM_MAX_BYTES) {
-        st = check_common(s, x->category, x->op, x->deps, x->ndeps, err);
-        if (st == ROTOR_OK) st = sim_net_check(s, x->src, x->dst, err);
-        if (st == ROTOR_OK && (x->bytes < 0 || x->bytes > SIM_MAX_BYTES))
-            st = rotor_fail(err, ROTOR_ERR_INPUT, "bytes: expected 0..2^53, got %lld", (long long)x->bytes);
-    }
-    int64_t dur = 0, hops = 0;
-    double gbps = 0;
-    if (st == ROTOR_OK) {
-        sim_net_rate(s, x->src, x->dst, &gbps, &hops);
-        /* a replay adds thousands of alike transfers in a row: the division
-         * and the rounding once for them */
-        if (x->bytes == s->last_time.bytes && hops == s->last_time.hops && gbps == s->last_time.gbps) {
-            dur = s->last_time.ps;
-        } else if ((st = sim_net_time(s, x->bytes, gbps, hops, &dur, err)) == ROTOR_OK) {
-            s->last_time.bytes = x->bytes;
-            s->last_time.hops = hops;
-            s->last_time.gbps = gbps;
-            s->last_time.ps = dur;
-        }
-    }
-    if (st != ROTOR_OK) return task_fail(s, "transfer", st, err);
+        (uint64_t)x->bytes > (uint64_t)SIM_MAX_BYTES)
+        return transfer_refused(s, x, err);
     uint8_t flags = 0;
     if (sim_node_chip(s, x->src) != sim_node_chip(s, x->dst)) flags |= SIM_F_INTERCHIP;
     if (sim_node_is_hbm(s, x->src) || sim_node_is_hbm(s, x->dst)) flags |= SIM_F_HBM;
+    int64_t dur, hops;
+    double gbps;
+    sim_net_rate(s, x->src, x->dst, &gbps, &hops);
+    rotor_status st = transfer_time(s, x->bytes, gbps, hops, &dur, err);
+    /* the energy counts a transfer changes, committed once it is in */
     rotor_energy_counts e = s->energy;
-    st = count_transfer(s, x->src, x->dst, x->bytes, hops, true, &e, err);
+    if (st == ROTOR_OK) st = count_transfer(s, x->src, x->dst, x->bytes, hops, true, &e, err);
     if (st != ROTOR_OK) return task_fail(s, "transfer", st, err);
     sim_task t = {.dur = dur, .a = (int32_t)x->src, .b = (int32_t)x->dst,
                   .op = x->op, .lane = -1, .kind = SIM_KIND_TRANSFER, .cat = (uint8_t)x->category,
                   .flags = flags};
     st = append(s, &t, x->bytes, x->deps, x->ndeps, id, err);
-    if (st == ROTOR_OK) s->energy = e;
-    return st == ROTOR_OK ? st : task_fail(s, "transfer", st, err);
+    if (st != ROTOR_OK) return task_fail(s, "transfer", st, err);
+    s->energy.byte_hops = e.byte_hops;
+    s->energy.sram_read_bytes = e.sram_read_bytes;
+    s->energy.sram_write_bytes = e.sram_write_bytes;
+    return ROTOR_OK;
 }
 
 /* The union of the routes src -> dsts, each resource once, appended to
@@ -676,7 +705,7 @@ static void pause_receiver(rotor_sim *s, const sim_task *t, int64_t now) {
     acc(r, &r->st.pause_ps, pause);
 }
 
-static void on_start(rotor_sim *s, int64_t id, int64_t now) {
+static inline __attribute__((always_inline)) void on_start(rotor_sim *s, int64_t id, int64_t now) {
     sim_run *r = &s->run;
     sim_task *t = &s->tasks[id - s->base];
     r->active[t->cat]++;
@@ -966,6 +995,7 @@ rotor_status rotor_sim_stream_begin(rotor_sim *s, rotor_error *err) {
     if (st) return st;
     s->streaming = true;
     s->ran = false;
+    s->task_room = 0; /* the first task's grow_task sizes the queue too */
     return ROTOR_OK;
 }
 

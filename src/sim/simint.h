@@ -61,6 +61,13 @@ typedef struct sim_edge {
     int32_t task, dep;
 } sim_edge;
 
+/* A transfer duration remembered (rotor_sim.times). */
+typedef struct sim_time_memo {
+    int64_t bytes, hops, ps;
+    double gbps;
+} sim_time_memo;
+#define SIM_TIME_MEMO_BITS 4
+
 /* An operator's simulated span (rotor_sim.span). */
 typedef struct sim_span {
     int64_t start, end; /* first start and last end of its tasks, -1 */
@@ -169,9 +176,10 @@ struct rotor_sim {
 
     sim_task *tasks;
     int64_t ntasks, task_cap;
+    int64_t task_room;              /* kept tasks below which neither tasks, amount nor (streaming) the queue must grow */
     int64_t *amount;                /* per kept task: bytes (transfer) or flops (compute) */
     int64_t amount_cap;
-    struct { int64_t bytes, hops, ps; double gbps; } last_time; /* the last transfer's duration: the next is often alike */
+    sim_time_memo times[1 << SIM_TIME_MEMO_BITS]; /* transfer durations by size (sim.c, transfer_time) */
     rotor_energy_counts energy;     /* the energy events of every task added (hbm and inter-chip bytes are the run's) */
     sim_edge *edges;
     int64_t nedges, edge_cap;
