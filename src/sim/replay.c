@@ -88,13 +88,11 @@ rotor_status replay_run_end(rotor_sim *sim, bool stream, const rotor_replay_opti
     return st;
 }
 
-/* One transfer of the replay; *id receives the task its receiver waits for.
- * With r->packet, a transfer of more bytes is a chain of packets, each
+/* A transfer of more than r->packet bytes as a chain of packets, each
  * waiting for the one before, so that on a busy port the packets of
  * different transfers take turns (schedule replay, docs/simulator.md
  * "Packets") instead of a small transfer waiting behind a whole large one. */
-rotor_status replay_add_transfer(replayer *r, const rotor_sim_transfer *x, int64_t *id, rotor_error *err) {
-    if (r->packet <= 0 || x->bytes <= r->packet) return rotor_sim_add_transfer(r->sim, x, id, err);
+rotor_status replay_add_packets(replayer *r, const rotor_sim_transfer *x, int64_t *id, rotor_error *err) {
     int64_t k = (x->bytes + r->packet - 1) / r->packet, prev = -1;
     rotor_sim_transfer p = *x;
     for (int64_t i = 0; i < k; i++) {

@@ -144,8 +144,16 @@ typedef struct replayer {
 rotor_status replayer_init(replayer *r, const rotor_chip *chip, int64_t packet, rotor_error *err);
 /* Frees the scratch; the simulator too unless keep_sim. */
 void replayer_free(replayer *r, bool keep_sim);
-/* One transfer (chained packets with r->packet); *id: the task its receiver waits for. */
-rotor_status replay_add_transfer(replayer *r, const rotor_sim_transfer *x, int64_t *id, rotor_error *err);
+/* A transfer of more than r->packet bytes, as a chain of packets. */
+rotor_status replay_add_packets(replayer *r, const rotor_sim_transfer *x, int64_t *id, rotor_error *err);
+/* One transfer of the replay; *id receives the task its receiver waits for.
+ * With r->packet, a transfer of more bytes is a chain of packets
+ * (replay_add_packets).  Inline: a replay adds hundreds of millions. */
+static inline rotor_status replay_add_transfer(replayer *r, const rotor_sim_transfer *x, int64_t *id,
+                                               rotor_error *err) {
+    if (r->packet <= 0 || x->bytes <= r->packet) return rotor_sim_add_transfer(r->sim, x, id, err);
+    return replay_add_packets(r, x, id, err);
+}
 void replay_inbox_clear(replayer *r, int64_t cores);
 /* A zero-time task on core 0 after every core's last task of op; it becomes r->barrier. */
 rotor_status replay_add_barrier(replayer *r, int op, int64_t cores, rotor_error *err);
