@@ -1451,3 +1451,81 @@ Test(sim, range_timing_takes_the_latest_end_and_longest_wait_of_finished_kept_ta
         rotor_sim_free(s);
     }
 }
+
+/* A watch gathers, as the tasks finish, what the range query reads after:
+ * two ranges of a stream's second window, mid-run and at its end. */
+Test(sim, a_watch_times_its_ranges_as_they_finish_as_range_timing_reads_them) {
+    rotor_chip chip = a2a(2, 0);
+    rotor_error err;
+    rotor_sim *s = make(&chip);
+    cr_assert_eq(rotor_sim_stream_begin(s, &err), ROTOR_OK, "%s", err.msg);
+    int64_t a = compute(s, 0, 100, NULL, 0); /* 0 - 100 */
+    cr_assert_eq(rotor_sim_advance(s, a, &err), ROTOR_OK, "%s", err.msg);
+    int64_t b = compute(s, 0, 40, &a, 1);  /* 100 - 140 */
+    int64_t c = compute(s, 0, 60, &a, 1);  /* ready at 100, waits for core 0: 140 - 200 */
+    compute(s, 1, 500, &a, 1);            /* d: 100 - 600 */
+    int64_t e = compute(s, 1, 0, &c, 1);   /* a synchronisation point at 200 */
+    int64_t bounds[3] = {b, c, e + 1};     /* ranges [b, c) and [c, e] */
+    cr_assert_eq(rotor_sim_watch(s, bounds, 2, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_sim_advance(s, c, &err), ROTOR_OK, "%s", err.msg);
+    int64_t end = -1, wait = 0;
+    rotor_sim_watch_timing(s, 0, &end, &wait);
+    cr_assert(end == 140 && wait == 0, "range 0 is b: end %lld wait %lld", (long long)end, (long long)wait);
+    end = -1, wait = 0;
+    rotor_sim_watch_timing(s, 1, &end, &wait);
+    cr_assert(end == 200 && wait == 40, "c and e have finished, d runs: end %lld wait %lld", (long long)end,
+              (long long)wait);
+    int64_t rend = -1, rwait = 0;
+    rotor_sim_range_timing(s, c, e + 1, &rend, &rwait);
+    cr_assert(rend == end && rwait == wait, "the range query reads the same");
+    rotor_sim_stats st;
+    cr_assert_eq(rotor_sim_stream_end(s, &st, &err), ROTOR_OK, "%s", err.msg);
+    end = -1, wait = 0;
+    rotor_sim_watch_timing(s, 1, &end, &wait);
+    cr_assert(end == 600 && wait == 40, "d has finished: end %lld wait %lld", (long long)end, (long long)wait);
+    end = 1000;
+    rotor_sim_watch_timing(s, 1, &end, NULL);
+    rotor_sim_watch_timing(s, 2, &end, NULL); /* past the ranges: nothing */
+    cr_assert_eq(end, 1000, "a later end stays");
+    end = -1;
+    rotor_sim_watch_timing(s, 2, &end, NULL);
+    cr_assert_eq(end, -1, "range 2 was not watched");
+    rotor_sim_free(s);
+}
+
+/* A watch is refused outside a stream, over a task that may have run, with
+ * no or too many ranges, and with bounds that go down. */
+Test(sim, a_watch_is_refused_outside_a_stream_over_tasks_that_may_have_run_and_with_bad_bounds) {
+    rotor_chip chip = a2a(2, 0);
+    rotor_error err;
+    rotor_sim *s = make(&chip);
+    int64_t a = compute(s, 0, 100, NULL, 0), none[2] = {a, a + 1};
+    cr_assert_eq(rotor_sim_watch(s, none, 1, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "not streaming");
+    rotor_sim_free(s);
+    s = make(&chip);
+    cr_assert_eq(rotor_sim_stream_begin(s, &err), ROTOR_OK, "%s", err.msg);
+    a = compute(s, 0, 100, NULL, 0);
+    cr_assert_eq(rotor_sim_advance(s, a, &err), ROTOR_OK, "%s", err.msg);
+    int64_t b = compute(s, 0, 40, &a, 1);
+    int64_t ran[2] = {a, b + 1};
+    cr_assert_eq(rotor_sim_watch(s, ran, 1, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "task 0 may have run (the tasks added since the last advance start at 1)");
+    int64_t ok[6] = {b, b, b, b, b + 1, b + 1};
+    cr_assert_eq(rotor_sim_watch(s, ok, 0, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "expected 1..4 ranges, got 0");
+    cr_assert_eq(rotor_sim_watch(s, ok, 5, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "expected 1..4 ranges, got 5");
+    int64_t down[3] = {b, b + 1, b};
+    cr_assert_eq(rotor_sim_watch(s, down, 2, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "bounds[2] = 1 is below bounds[1] = 2");
+    cr_assert_eq(rotor_sim_watch(s, ok, 4, &err), ROTOR_OK, "%s", err.msg);
+    rotor_sim_stats st;
+    cr_assert_eq(rotor_sim_stream_end(s, &st, &err), ROTOR_OK, "%s", err.msg);
+    int64_t end = -1;
+    rotor_sim_watch_timing(s, 3, &end, NULL);
+    cr_assert_eq(end, 140, "the last range holds b: end %lld", (long long)end);
+    cr_assert_eq(rotor_sim_watch(s, ok, 1, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "the stream has ended");
+    rotor_sim_free(s);
+}

@@ -690,26 +690,50 @@ static rotor_status replay_segment(replayer *r, const rotor_segment *s, const ro
     return st;
 }
 
-/* Latest end among tasks [from, to), or `floor` if none. */
-static int64_t phase_end(const rotor_sim *s, int64_t from, int64_t to, int64_t floor, int64_t *wait) {
-    int64_t end = floor;
-    rotor_sim_range_timing(s, from, to, &end, wait);
-    return end;
+/* An operator's four phases (setup, main phase, reduction, barrier): each
+ * one's latest end (-1 without tasks) and longest wait from ready to start. */
+typedef struct op_phases {
+    int64_t end[4], wait[4];
+} op_phases;
+
+/* The phases read off the tasks [ids[k], ids[k + 1]) after a whole run. */
+static op_phases phases_read(const rotor_sim *s, const int64_t *ids) {
+    op_phases ph;
+    for (int k = 0; k < 4; k++) {
+        ph.end[k] = -1;
+        ph.wait[k] = 0;
+        rotor_sim_range_timing(s, ids[k], ids[k + 1], &ph.end[k], &ph.wait[k]);
+    }
+    return ph;
 }
 
+/* The same, as a stream gathered them (rotor_sim_watch on ids). */
+static op_phases phases_watched(const rotor_sim *s) {
+    op_phases ph;
+    for (int k = 0; k < 4; k++) {
+        ph.end[k] = -1;
+        ph.wait[k] = 0;
+        rotor_sim_watch_timing(s, k, &ph.end[k], &ph.wait[k]);
+    }
+    return ph;
+}
+
+static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+
 /* Operator o's simulated phases, from its tasks' timing (ids: the first task
- * of setup, main phase, reduction, barrier, and the end); *prev_end moves to
- * its end.  The first operator of a segment reports the whole segment; its
+ * of setup, main phase, reduction, barrier, and the end; ph: their timing);
+ * *prev_end moves to its end.  A phase without tasks ends where the one
+ * before it did.  The first operator of a segment reports the whole segment; its
  * other operators stay zero, marked with the segment. */
-static void op_result(const rotor_sim *sim, const rotor_program *p, int o, const int64_t *ids,
+static void op_result(const rotor_program *p, int o, const int64_t *ids, const op_phases *ph,
                       rotor_replay_result *out, int64_t *prev_end) {
     const rotor_program_op *po = &p->ops[o];
     rotor_replay_op *x = &out->ops[o];
-    int64_t wait = 0;
-    int64_t setup_end = phase_end(sim, ids[0], ids[1], *prev_end, &wait);
-    int64_t main_end = phase_end(sim, ids[1], ids[2], setup_end, &wait);
-    int64_t red_end = phase_end(sim, ids[2], ids[3], main_end, &wait);
-    int64_t end = phase_end(sim, ids[3], ids[4], red_end, NULL);
+    int64_t wait = max64(ph->wait[0], max64(ph->wait[1], ph->wait[2])); /* not the barrier's */
+    int64_t setup_end = max64(*prev_end, ph->end[0]);
+    int64_t main_end = max64(setup_end, ph->end[1]);
+    int64_t red_end = max64(main_end, ph->end[2]);
+    int64_t end = max64(red_end, ph->end[3]);
     if (po->segment) {
         /* the segment as one entry, on its first operator (docs/simulator.md) */
         const rotor_segment *sg = &p->segments[po->segment - 1];
@@ -766,9 +790,12 @@ rotor_status rotor_replay(const rotor_program *p, const rotor_chip *chip, const 
         st = sg ? replay_segment(&r, sg, chip, ids[o], err)
                 : po->vendor ? replay_vendor(&r, o, po, ids[o], err) : replay_op(&r, p, o, chip, ids[o], err);
         ids[o][4] = rotor_sim_task_count(r.sim);
+        /* the phases are gathered as the tasks finish: no second pass over them */
+        if (!st && stream) st = rotor_sim_watch(r.sim, ids[o], 4, err);
         if (!st && stream) st = rotor_sim_advance(r.sim, r.barrier, err);
         if (!st && stream) {
-            op_result(r.sim, p, o, ids[o], out, &prev_end);
+            op_phases ph = phases_watched(r.sim);
+            op_result(p, o, ids[o], &ph, out, &prev_end);
             st = rotor_sim_retire(r.sim, r.barrier, err); /* the barrier stays: the next operator waits for it */
         }
         if (st) {
@@ -785,7 +812,8 @@ rotor_status rotor_replay(const rotor_program *p, const rotor_chip *chip, const 
     if (!st) {
         out->nops = p->nops;
         for (int o = 0; o < p->nops && !stream; o++) {
-            op_result(r.sim, p, o, ids[o], out, &prev_end);
+            op_phases ph = phases_read(r.sim, ids[o]);
+            op_result(p, o, ids[o], &ph, out, &prev_end);
             if (p->ops[o].segment) o = p->segments[p->ops[o].segment - 1].last;
         }
         out->simulated_s = (double)out->stats.makespan_ps * 1e-12;

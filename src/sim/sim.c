@@ -747,11 +747,20 @@ static inline void release(rotor_sim *s, int32_t next, int64_t now) {
     if (--s->tasks[next - s->base].pending == 0) ev_push(&s->run, now, EV_READY, next);
 }
 
+/* A watched task has finished: its range's latest end and longest wait. */
+_Static_assert(ROTOR_SIM_WATCH_MAX == 4, "watch_note finds a range with three comparisons");
+static inline void watch_note(sim_watch *w, int64_t id, const sim_task *t) {
+    int k = (id >= w->b[1]) + (id >= w->b[2]) + (id >= w->b[3]);
+    if (sim_task_end(t) > w->end[k]) w->end[k] = sim_task_end(t);
+    if (t->start - t->ready > w->wait[k]) w->wait[k] = t->start - t->ready;
+}
+
 static void on_finish(rotor_sim *s, int64_t id, int64_t now) {
     sim_run *r = &s->run;
     sim_task *t = &s->tasks[id - s->base];
     r->active[t->cat]--;
     r->finished++;
+    if ((uint64_t)(id - s->watch.b[0]) < s->watch.len) watch_note(&s->watch, id, t);
     int32_t n0 = t->next[0], n1 = t->next[1], e = t->head;
     t->pending = -1;
     t->next[0] = t->next[1] = t->head = -1;
@@ -996,6 +1005,8 @@ rotor_status rotor_sim_stream_begin(rotor_sim *s, rotor_error *err) {
     s->streaming = true;
     s->ran = false;
     s->task_room = 0; /* the first task's grow_task sizes the queue too */
+    s->unrun = 0;
+    s->watch.len = 0;
     return ROTOR_OK;
 }
 
@@ -1010,7 +1021,38 @@ rotor_status rotor_sim_advance(rotor_sim *s, int64_t until, rotor_error *err) {
     if (s->run.overflow) return overflow_error(err);
     if (s->tasks[until - s->base].pending >= 0) /* no cycle can form while streaming: defensive */
         return rotor_fail(err, ROTOR_ERR_INPUT, "sim: advance: task %lld never finished", (long long)until);
+    s->unrun = s->ntasks;
     return ROTOR_OK;
+}
+
+rotor_status rotor_sim_watch(rotor_sim *s, const int64_t *bounds, int n, rotor_error *err) {
+    if (!s->streaming || s->ran)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "sim: watch: %s", s->ran ? "the stream has ended" : "not streaming");
+    if (n < 1 || n > ROTOR_SIM_WATCH_MAX || !bounds)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "sim: watch: expected 1..%d ranges, got %d", ROTOR_SIM_WATCH_MAX,
+                          bounds ? n : 0);
+    if (bounds[0] < s->unrun)
+        return rotor_fail(err, ROTOR_ERR_INPUT,
+                          "sim: watch: task %lld may have run (the tasks added since the last advance start at %lld)",
+                          (long long)bounds[0], (long long)s->unrun);
+    for (int k = 0; k < n; k++)
+        if (bounds[k + 1] < bounds[k])
+            return rotor_fail(err, ROTOR_ERR_INPUT, "sim: watch: bounds[%d] = %lld is below bounds[%d] = %lld", k + 1,
+                              (long long)bounds[k + 1], k, (long long)bounds[k]);
+    sim_watch *w = &s->watch;
+    for (int k = 0; k <= ROTOR_SIM_WATCH_MAX; k++) w->b[k] = bounds[k < n ? k : n];
+    for (int k = 0; k < ROTOR_SIM_WATCH_MAX; k++) {
+        w->end[k] = -1;
+        w->wait[k] = 0;
+    }
+    w->len = (uint64_t)(bounds[n] - bounds[0]);
+    return ROTOR_OK;
+}
+
+void rotor_sim_watch_timing(const rotor_sim *s, int k, int64_t *end_ps, int64_t *wait_ps) {
+    if (k < 0 || k >= ROTOR_SIM_WATCH_MAX) return;
+    if (s->watch.end[k] > *end_ps) *end_ps = s->watch.end[k];
+    if (wait_ps && s->watch.wait[k] > *wait_ps) *wait_ps = s->watch.wait[k];
 }
 
 rotor_status rotor_sim_retire(rotor_sim *s, int64_t below, rotor_error *err) {

@@ -78,6 +78,15 @@ typedef struct sim_succ {
     int32_t task, next;
 } sim_succ;
 
+/* The ranges of tasks a stream times as they finish (rotor_sim_watch):
+ * range k is [b[k], b[k + 1]), the bounds past n are b[n]; a task is in
+ * the watch when id - b[0] < len (unsigned: len 0 watches nothing). */
+typedef struct sim_watch {
+    int64_t b[ROTOR_SIM_WATCH_MAX + 1];
+    uint64_t len;
+    int64_t end[ROTOR_SIM_WATCH_MAX], wait[ROTOR_SIM_WATCH_MAX]; /* -1 and 0 until a task of the range finishes */
+} sim_watch;
+
 /* Kinds in tie order: at one instant, finishes free their dependants before
  * anything else happens, and every task that becomes ready at that instant
  * is queued before the first of them claims its resources. */
@@ -204,6 +213,8 @@ struct rotor_sim {
     int64_t *core_free;             /* per core: when its pipeline is next free */
     int64_t *core_busy;             /* per core: compute-kind time booked in the run */
     sim_run run;                    /* the run in progress (streaming) or the last run */
+    int64_t unrun;                  /* streaming: no task from this id has run (the tasks added since the last advance) */
+    sim_watch watch;                /* rotor_sim_watch */
     bool streaming;                 /* rotor_sim_stream_begin: tasks join the run as they are added */
     bool ran;                       /* a whole run finished: every task's timing is known */
     sim_tracer *tracer;             /* rotor_sim_trace_stream: tasks are written as they retire */

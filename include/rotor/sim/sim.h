@@ -235,6 +235,20 @@ rotor_status rotor_sim_task_timing(const rotor_sim *s, int64_t id, rotor_sim_tim
  * range instead of a call per task: a replay reads every task's timing. */
 void rotor_sim_range_timing(const rotor_sim *s, int64_t from, int64_t to, int64_t *end_ps, int64_t *wait_ps);
 
+/* Streaming: the same, gathered as tasks finish, for the tasks
+ * [bounds[0], bounds[n]) in the n <= ROTOR_SIM_WATCH_MAX ranges
+ * [bounds[k], bounds[k + 1]).  A replay reads each operator's phases once it
+ * has run; rotor_sim_range_timing would read every record once more, a
+ * pass over memory as large as the operator.  No task of the ranges may have
+ * run: bounds[0] is at or after the first task added since the last
+ * rotor_sim_advance (the stream's start).  A new watch replaces the last.
+ * rotor_sim_watch_timing(k) then answers as rotor_sim_range_timing over
+ * range k would: *end_ps and *wait_ps (if not NULL) rise to the latest end
+ * and the longest wait among the range's finished tasks. */
+#define ROTOR_SIM_WATCH_MAX 4
+rotor_status rotor_sim_watch(rotor_sim *s, const int64_t *bounds, int n, rotor_error *err);
+void rotor_sim_watch_timing(const rotor_sim *s, int k, int64_t *end_ps, int64_t *wait_ps);
+
 /* What task `id` is: a transfer (src and dst nodes, bytes; a multicast has
  * dst -1) or a compute task (core in src, dst -1, flops), its category and
  * operator.  ROTOR_ERR_INPUT for an unknown id. */
