@@ -14,6 +14,7 @@
 
 #include "rotor/sim/sim.h"
 #include "fixtures.h"
+#include "sim/simint.h" /* the pair shortcut against the route it stands for */
 
 #define assert_msg_has(err, s) \
     cr_assert(strstr((err).msg, (s)) != NULL, "message \"%s\" lacks \"%s\"", (err).msg, (s))
@@ -279,6 +280,48 @@ static rotor_chip hbm_chip(void) {
     c.hbm_gbps = 44;
     c.hbm_controllers = 2;
     return c;
+}
+
+/* The loop takes a transfer between two cores of one chip on all-to-all
+ * without building its route (sim_net_pair).  For every pair of nodes of a
+ * 2-chip chip with HBM controllers, all-to-all and mesh, the shortcut names
+ * exactly the route the topology builds, or stands aside. */
+Test(sim, the_pair_shortcut_names_the_route_the_topology_builds_or_stands_aside) {
+    for (int m = 0; m < 2; m++) {
+        rotor_chip chip = hbm_chip();
+        chip.chips = 2;
+        chip.interchip_gbps = 11;
+        if (m) {
+            chip.topology = ROTOR_TOPO_MESH;
+            chip.mesh_width = 4;
+            chip.mesh_height = 2;
+        }
+        rotor_sim *s = make(&chip);
+        int64_t nodes = rotor_sim_nodes(s), shortcuts = 0;
+        cr_assert_eq(nodes, 2 * 8 + 2 * 2);
+        for (int64_t src = 0; src < nodes; src++)
+            for (int64_t dst = 0; dst < nodes; dst++) {
+                if (src == dst || (src >= 16 && dst >= 16)) continue;
+                int64_t id = xfer(s, src, dst, 64, NULL, 0);
+                const sim_task *t = &s->tasks[id - s->base];
+                int32_t pair[2];
+                sim_route r;
+                sim_net_route(s, src, dst, &r);
+                bool cores_of_one_chip = src < 16 && dst < 16 && src / 8 == dst / 8;
+                if (sim_net_pair(s, t, pair)) {
+                    cr_assert(!m && cores_of_one_chip, "%lld -> %lld: only all-to-all, cores of one chip",
+                              (long long)src, (long long)dst);
+                    cr_assert(r.n == 2 && r.res[0] == pair[0] && r.res[1] == pair[1],
+                              "%lld -> %lld: the shortcut's ports are the route", (long long)src, (long long)dst);
+                    shortcuts++;
+                } else {
+                    cr_assert(m || !cores_of_one_chip, "%lld -> %lld: all-to-all between cores of one chip",
+                              (long long)src, (long long)dst);
+                }
+            }
+        cr_assert_eq(shortcuts, m ? 0 : 2 * 8 * 7);
+        rotor_sim_free(s);
+    }
 }
 
 Test(sim, hbm_load_split_across_controllers_takes_bytes_over_hbm_bandwidth) {

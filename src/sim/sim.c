@@ -657,9 +657,12 @@ static int64_t claim_core(rotor_sim *s, sim_task *t, int64_t now) {
 static int64_t claim_route(rotor_sim *s, sim_task *t, int64_t now) {
     sim_run *r = &s->run;
     sim_route route;
+    int32_t pair[2];
     if (t->mcast) {
         const sim_mcast *mc = &s->mcast[t->mcast - 1];
         route = (sim_route){.res = s->mres + mc->off, .n = mc->n};
+    } else if (sim_net_pair(s, t, pair)) {
+        route = (sim_route){.res = pair, .n = 2};
     } else {
         sim_net_route(s, t->a, t->b, &route);
     }

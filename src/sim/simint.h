@@ -148,6 +148,10 @@ typedef struct sim_topology {
     rotor_topology id;
     const char *name;
     int res_per_core;
+    /* A route between two cores of one chip is the sender's outbound port
+     * and the receiver's inbound one (sim_a2a_out, sim_a2a_in): the loop
+     * takes it without building it (sim_net_pair). */
+    bool ports;
     void (*init)(rotor_sim *s);
     /* Appends the on-chip resources from node src to node dst (either may be
      * an HBM controller; dst may be on another chip, then the route runs on
@@ -260,6 +264,22 @@ const sim_topology *sim_topology_find(rotor_topology id);
 rotor_status sim_net_init(rotor_sim *s, rotor_error *err);
 /* HBM node `node`'s controller resource. */
 static inline int64_t sim_hbm_res(const rotor_sim *s, int64_t node) { return s->res_hbm0 + (node - s->cores); }
+
+/* All-to-all: core c's outbound port is resource 2c, its inbound one 2c + 1. */
+static inline int32_t sim_a2a_out(int64_t core) { return (int32_t)(2 * core); }
+static inline int32_t sim_a2a_in(int64_t core) { return (int32_t)(2 * core + 1); }
+
+/* The route of plain transfer t (not a multicast) when the topology knows
+ * it without a search: between two cores of one chip on all-to-all, the
+ * two ports (a2a_route builds the same).  False otherwise.  Inline: the
+ * loop asks it of every transfer it starts, and building a route through
+ * the topology's table cost 45 instructions. */
+static inline bool sim_net_pair(const rotor_sim *s, const sim_task *t, int32_t res[2]) {
+    if (!s->topo->ports || (t->flags & (SIM_F_HBM | SIM_F_INTERCHIP))) return false;
+    res[0] = sim_a2a_out(t->a);
+    res[1] = sim_a2a_in(t->b);
+    return true;
+}
 
 /* Appends resource res to route r. */
 static inline void sim_route_push(sim_route *r, int64_t res) { r->res[r->n++] = (int32_t)res; }

@@ -55,23 +55,24 @@ static void push_interchip(const rotor_sim *s, int64_t src, int64_t dst, sim_rou
 /* Resources 2c and 2c+1: core c's out and in ports. */
 static void a2a_init(rotor_sim *s) {
     for (int64_t c = 0; c < s->cores; c++) {
-        s->res[2 * c].kind = SIM_RES_OUT;
-        s->res[2 * c + 1].kind = SIM_RES_IN;
+        s->res[sim_a2a_out(c)].kind = SIM_RES_OUT;
+        s->res[sim_a2a_in(c)].kind = SIM_RES_IN;
     }
 }
 
 static void a2a_route(const rotor_sim *s, int64_t src, int64_t dst, int64_t via, sim_route *r) {
     (void)via; /* every core is one exchange away from a controller */
     r->hops += 1; /* one exchange, whoever the endpoints are */
-    if (!sim_node_is_hbm(s, src)) sim_route_push(r, 2 * src);
+    if (!sim_node_is_hbm(s, src)) sim_route_push(r, sim_a2a_out(src));
     push_interchip(s, src, dst, r);
-    if (!sim_node_is_hbm(s, dst)) sim_route_push(r, 2 * dst + 1);
+    if (!sim_node_is_hbm(s, dst)) sim_route_push(r, sim_a2a_in(dst));
 }
 
 static int64_t a2a_hops(const rotor_sim *s, int64_t src, int64_t dst) {
     return 1 + (sim_node_chip(s, src) != sim_node_chip(s, dst)); /* as a2a_route and push_interchip count */
 }
 
+/* Resource 2c + d is core c's port: out for d = 0, in for d = 1 (sim_a2a_out, sim_a2a_in). */
 static void a2a_name(const rotor_sim *s, int64_t res, char *buf, size_t size) {
     int64_t core = res / 2;
     snprintf(buf, size, "%s c%lld.%lld", res % 2 ? "in" : "out", (long long)(core / s->cpc),
@@ -228,8 +229,8 @@ static void mesh_name(const rotor_sim *s, int64_t res, char *buf, size_t size) {
 }
 
 static const sim_topology TOPOLOGIES[] = {
-    {ROTOR_TOPO_ALL_TO_ALL, "all-to-all", 2, a2a_init, a2a_route, a2a_hops, a2a_name},
-    {ROTOR_TOPO_MESH, "mesh", 4, mesh_init, mesh_route, mesh_hops, mesh_name},
+    {ROTOR_TOPO_ALL_TO_ALL, "all-to-all", 2, true, a2a_init, a2a_route, a2a_hops, a2a_name},
+    {ROTOR_TOPO_MESH, "mesh", 4, false, mesh_init, mesh_route, mesh_hops, mesh_name},
 };
 
 const sim_topology *sim_topology_find(rotor_topology id) {
