@@ -255,10 +255,9 @@ static inline __attribute__((always_inline)) void count_amount(rotor_sim *s, con
     if (t->flags & SIM_F_INTERCHIP) acc(r, &st->interchip_bytes, amount);
 }
 
-/* Dependant `task` of kept task d: in one of d's two slots, else a new edge
- * at the head of d's list (the pool has room: append grew it). */
-static inline void link_dependant(rotor_sim *s, int64_t d, int32_t task) {
-    sim_task *t = &s->tasks[d];
+/* Dependant `task` of kept task t: in one of t's two slots, else a new edge
+ * at the head of t's list (the pool has room: append grew it). */
+static inline void link_dependant(rotor_sim *s, sim_task *t, int32_t task) {
     if (t->next[0] < 0) t->next[0] = task;
     else if (t->next[1] < 0) t->next[1] = task;
     else {
@@ -275,32 +274,33 @@ static inline void link_dependant(rotor_sim *s, int64_t d, int32_t task) {
 static inline __attribute__((always_inline)) rotor_status append(rotor_sim *s, const sim_task *t, int64_t amount,
                                                                   const int64_t *deps, int ndeps,
                            int64_t *id, rotor_error *err) {
-    int32_t pending = 0, link[4]; /* the first unfinished dependencies, linked once the task is in */
-    if (s->streaming) {
-        if (s->ran) return rotor_fail(err, ROTOR_ERR_INPUT, "the stream has ended (rotor_sim_stream_end)");
-        int64_t ready = 0;
-        for (int i = 0; i < ndeps; i++) {
-            int64_t d = deps[i] - s->base;
-            if (d < 0) continue; /* retired: finished, never the last */
-            const sim_task *dt = &s->tasks[d];
-            if (dt->pending >= 0) {
-                if (pending < 4) link[pending] = (int32_t)d;
-                pending++;
-            } else if (sim_task_end(dt) > ready) {
-                ready = sim_task_end(dt);
-            }
-        }
-        if (pending == 0 && ready != s->run.now) return stream_late(s, deps, ndeps, err);
-    }
+    if (s->streaming && s->ran) return rotor_fail(err, ROTOR_ERR_INPUT, "the stream has ended (rotor_sim_stream_end)");
     int64_t k = s->ntasks - s->base;
     /* room already (nearly always): no call */
     if ((k >= s->task_room || t->op >= s->span_cap) && !grow_task(s, t->op)) return rotor_nomem(err);
     if ((s->streaming ? s->nsucc : s->nedges) + ndeps >= INT32_MAX)
         return rotor_fail(err, ROTOR_ERR_INPUT, "more than %d dependencies%s", INT32_MAX - 1,
                           s->streaming ? " in flight (retire finished tasks)" : "");
+    int32_t pending = 0;
     if (s->streaming) {
         if (s->nsucc + ndeps > s->succ_cap && !grow((void **)&s->succ, &s->succ_cap, s->nsucc, ndeps, sizeof *s->succ))
             return rotor_nomem(err);
+        /* each unfinished dependency will release it: linked as it is read,
+         * in one pass.  A task that waits for none and is late is refused
+         * below, and then nothing was linked. */
+        int64_t ready = 0;
+        for (int i = 0; i < ndeps; i++) {
+            int64_t d = deps[i] - s->base;
+            if (d < 0) continue; /* retired: finished, never the last */
+            sim_task *dt = &s->tasks[d];
+            if (dt->pending >= 0) {
+                link_dependant(s, dt, (int32_t)s->ntasks);
+                pending++;
+            } else if (sim_task_end(dt) > ready) {
+                ready = sim_task_end(dt);
+            }
+        }
+        if (pending == 0 && ready != s->run.now) return stream_late(s, deps, ndeps, err);
     } else {
         if (!grow((void **)&s->edges, &s->edge_cap, s->nedges, ndeps, sizeof *s->edges)) return rotor_nomem(err);
         for (int i = 0; i < ndeps; i++) s->edges[s->nedges++] = (sim_edge){(int32_t)s->ntasks, (int32_t)deps[i]};
@@ -323,15 +323,6 @@ static inline __attribute__((always_inline)) rotor_status append(rotor_sim *s, c
     n->flags = t->flags;
     s->amount[k] = amount;
     if (s->streaming) {
-        if (pending <= 4) {
-            for (int i = 0; i < pending; i++) link_dependant(s, link[i], (int32_t)s->ntasks);
-        } else {
-            for (int i = 0; i < ndeps; i++) {
-                int64_t d = deps[i] - s->base;
-                if (d < 0 || s->tasks[d].pending < 0) continue; /* finished (or retired) */
-                link_dependant(s, d, (int32_t)s->ntasks);
-            }
-        }
         count_amount(s, t, amount);
         if (pending == 0) ev_push(&s->run, s->run.now, EV_READY, s->ntasks);
     }
