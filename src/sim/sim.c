@@ -643,37 +643,43 @@ static int64_t claim_core(rotor_sim *s, sim_task *t, int64_t now) {
     return start;
 }
 
-/* A transfer claims every resource on its route from the first instant all
- * are free (cut-through: it holds them all for its whole duration). */
-static int64_t claim_route(rotor_sim *s, sim_task *t, int64_t now) {
+/* A transfer claims every resource on its route, res[0 .. n), from the
+ * first instant all are free (cut-through: it holds them all for its whole
+ * duration).  Always inline: with the two ports of sim_net_pair, n is a
+ * constant and the loops unroll. */
+static inline __attribute__((always_inline)) int64_t claim_all(rotor_sim *s, sim_task *t, const int32_t *res,
+                                                               int64_t n, int64_t now) {
     sim_run *r = &s->run;
-    sim_route route;
-    int32_t pair[2];
-    if (t->mcast) {
-        const sim_mcast *mc = &s->mcast[t->mcast - 1];
-        route = (sim_route){.res = s->mres + mc->off, .n = mc->n};
-    } else if (sim_net_pair(s, t, pair)) {
-        route = (sim_route){.res = pair, .n = 2};
-    } else {
-        sim_net_route(s, t->a, t->b, &route);
-    }
     int64_t start = now;
-    for (int64_t i = 0; i < route.n; i++) {
-        int64_t f = sim_res_free_at(s, route.res[i]);
+    for (int64_t i = 0; i < n; i++) {
+        int64_t f = sim_res_free_at(s, res[i]);
         if (f > start) start = f;
     }
     /* the lane of the pool that names its trace track: the HBM controller's
      * for an HBM transfer, else the inter-chip link's */
     bool hbm = t->flags & SIM_F_HBM;
     t->lane = -1;
-    for (int64_t i = 0; i < route.n; i++) {
-        int32_t lane = sim_res_take(s, route.res[i], start + t->dur, t->dur);
-        if (lane >= 0 && (route.res[i] == s->res_interchip) != hbm) t->lane = lane;
+    for (int64_t i = 0; i < n; i++) {
+        int32_t lane = sim_res_take(s, res[i], start + t->dur, t->dur);
+        if (lane >= 0 && (res[i] == s->res_interchip) != hbm) t->lane = lane;
     }
     rotor_sim_stats *st = &r->st;
     acc(r, &st->stall_ps, start - now);
     if (start > now) r->waiting++;
     return start;
+}
+
+/* A transfer's route, then its claim. */
+static int64_t claim_route(rotor_sim *s, sim_task *t, int64_t now) {
+    int32_t pair[2];
+    if (t->mcast) {
+        const sim_mcast *mc = &s->mcast[t->mcast - 1];
+        return claim_all(s, t, s->mres + mc->off, mc->n, now);
+    }
+    if (sim_net_pair(s, t, pair)) return claim_all(s, t, pair, 2, now);
+    sim_route route;
+    sim_net_route(s, t->a, t->b, &route);
+    return claim_all(s, t, route.res, route.n, now);
 }
 
 /* A multicast with pause_receivers books each receiving core's pipeline as
