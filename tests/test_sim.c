@@ -324,6 +324,20 @@ Test(sim, the_pair_shortcut_names_the_route_the_topology_builds_or_stands_aside)
     }
 }
 
+/* A pool's lane is one word, (free time, lane) ordered as one unsigned
+ * number, up to the latest free time a run can store (an end past
+ * SIM_TIME_MAX, which stops the run) and the highest lane. */
+Test(sim, a_lane_key_keeps_its_time_and_index_and_orders_by_time_then_lane) {
+    int64_t late = 2 * SIM_TIME_MAX;
+    sim_lane a = sim_lane_make(late, SIM_MAX_LANES - 1), b = sim_lane_make(late, 0),
+             c = sim_lane_make(late - 1, SIM_MAX_LANES - 1), z = sim_lane_make(0, 7);
+    cr_assert(sim_lane_free(a) == late && sim_lane_index(a) == SIM_MAX_LANES - 1);
+    cr_assert(sim_lane_free(z) == 0 && sim_lane_index(z) == 7);
+    cr_assert(b < a, "same time: the lower lane first");
+    cr_assert(c < b, "an earlier time first, whatever the lane");
+    cr_assert(z < c);
+}
+
 Test(sim, hbm_load_split_across_controllers_takes_bytes_over_hbm_bandwidth) {
     rotor_chip chip = hbm_chip();
     rotor_sim *s = make(&chip);

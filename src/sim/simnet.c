@@ -39,10 +39,6 @@
 #include "rotor/base/error.h"
 #include "simint.h"
 
-/* Lanes of one pool: enough for any pool a real chip has (the IPU-POD4
- * inter-chip link is 116 lanes of 5.5 GB/s); a faster pool gets faster lanes. */
-#define SIM_MAX_LANES 4096
-
 /* The inter-chip pool, when src and dst sit on different chips. */
 static void push_interchip(const rotor_sim *s, int64_t src, int64_t dst, sim_route *r) {
     if (sim_node_chip(s, src) == sim_node_chip(s, dst)) return;
@@ -260,8 +256,6 @@ static void pool_setup(rotor_sim *s, int64_t res, sim_res_kind kind, double tota
     s->nlanes += p->nlanes;
 }
 
-static bool lane_before(sim_lane a, sim_lane b) { return a.free < b.free || (a.free == b.free && a.lane < b.lane); }
-
 void sim_pool_sift(rotor_sim *s, const sim_res *p) {
     sim_lane *h = s->lanes + p->lane0, x = h[0];
     int32_t n = p->nlanes, i = 0;
@@ -270,8 +264,8 @@ void sim_pool_sift(rotor_sim *s, const sim_res *p) {
         if (c >= n) break;
         int32_t best = c, end = c + 4 < n ? c + 4 : n;
         for (int32_t j = c + 1; j < end; j++)
-            if (lane_before(h[j], h[best])) best = j;
-        if (!lane_before(h[best], x)) break;
+            if (h[j] < h[best]) best = j;
+        if (h[best] >= x) break;
         h[i] = h[best];
         i = best;
     }
@@ -284,7 +278,7 @@ void sim_net_reset(rotor_sim *s) {
     for (int64_t i = s->pool0; i < s->pool1; i++) {
         const sim_res *p = &s->res[i];
         for (int32_t l = 0; p->lane0 >= 0 && l < p->nlanes; l++) {
-            s->lanes[p->lane0 + l] = (sim_lane){0, l}; /* equal times: sorted by lane is a heap */
+            s->lanes[p->lane0 + l] = sim_lane_make(0, l); /* equal times: sorted by lane is a heap */
         }
     }
 }
