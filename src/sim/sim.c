@@ -398,7 +398,7 @@ static rotor_status __attribute__((noinline, cold)) transfer_refused(rotor_sim *
     if (st == ROTOR_OK) st = sim_net_check(s, x->src, x->dst, err);
     if (st == ROTOR_OK && (x->bytes < 0 || x->bytes > SIM_MAX_BYTES))
         st = rotor_fail(err, ROTOR_ERR_INPUT, "bytes: expected 0..2^53, got %lld", (long long)x->bytes);
-    return task_fail(s, "transfer", st, err);
+    return st == ROTOR_OK ? st : task_fail(s, "transfer", st, err);
 }
 
 /* A transfer's duration on an idle network (sim_net_time), remembered: a
@@ -422,16 +422,18 @@ rotor_status rotor_sim_add_transfer(rotor_sim *s, const rotor_sim_transfer *x, i
                                     rotor_error *err) {
     /* the checks inline (common_ok, sim_net_ok); the messages only for a
      * transfer that fails them */
-    if (!common_ok(s, x->category, x->op, x->deps, x->ndeps) || !sim_net_ok(s, x->src, x->dst) ||
-        (uint64_t)x->bytes > (uint64_t)SIM_MAX_BYTES)
-        return transfer_refused(s, x, err);
+    rotor_status st;
+    if ((!common_ok(s, x->category, x->op, x->deps, x->ndeps) || !sim_net_ok(s, x->src, x->dst) ||
+         (uint64_t)x->bytes > (uint64_t)SIM_MAX_BYTES) &&
+        (st = transfer_refused(s, x, err)) != ROTOR_OK)
+        return st;
     uint8_t flags = 0;
     if (sim_node_chip(s, x->src) != sim_node_chip(s, x->dst)) flags |= SIM_F_INTERCHIP;
     if (sim_node_is_hbm(s, x->src) || sim_node_is_hbm(s, x->dst)) flags |= SIM_F_HBM;
     int64_t dur, hops;
     double gbps;
     sim_net_rate(s, x->src, x->dst, &gbps, &hops);
-    rotor_status st = transfer_time(s, x->bytes, gbps, hops, &dur, err);
+    st = transfer_time(s, x->bytes, gbps, hops, &dur, err);
     /* the energy counts a transfer changes, committed once it is in */
     rotor_energy_counts e = s->energy;
     if (st == ROTOR_OK) st = count_transfer(s, x->src, x->dst, x->bytes, hops, true, &e, err);

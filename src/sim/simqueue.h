@@ -142,7 +142,7 @@ static inline void sim_queue_now_push(sim_queue *q, uint64_t key) {
     h[i] = key;
 }
 
-/* The pool grows by half again: a new chunk's index, or -1 (nomem set).
+/* The pool doubles: a new chunk's index, or -1 (nomem set).
  * Cold and out of line: the pushes stay small enough to inline. */
 static __attribute__((noinline, cold, unused)) int32_t sim_queue_chunk_grow(sim_queue *q) {
     int32_t cap = q->chunk_cap ? 2 * q->chunk_cap : 64;
@@ -211,7 +211,7 @@ static inline void sim_queue_bucket_open(sim_queue *q, int level, int v, int32_t
  * call and stay small. */
 static __attribute__((noinline, unused)) void sim_queue_bucket_open_grow(sim_queue *q, int level, int v,
                                                                          sim_event e) {
-    int32_t c = q->nchunk < q->chunk_cap ? q->nchunk++ : sim_queue_chunk_grow(q);
+    int32_t c = sim_queue_chunk_new(q);
     if (c >= 0) sim_queue_bucket_open(q, level, v, c, e);
 }
 
