@@ -283,9 +283,11 @@ static rotor_chip hbm_chip(void) {
 }
 
 /* The loop takes a transfer between two cores of one chip on all-to-all
- * without building its route (sim_net_pair).  For every pair of nodes of a
+ * without building its route (sim_net_pair), and adding it asks no route
+ * for its rate and hops (sim_net_rate).  For every pair of nodes of a
  * 2-chip chip with HBM controllers, all-to-all and mesh, the shortcut names
- * exactly the route the topology builds, or stands aside. */
+ * exactly the route the topology builds, or stands aside, and the rate and
+ * hops are the route's. */
 Test(sim, the_pair_shortcut_names_the_route_the_topology_builds_or_stands_aside) {
     for (int m = 0; m < 2; m++) {
         rotor_chip chip = hbm_chip();
@@ -307,6 +309,16 @@ Test(sim, the_pair_shortcut_names_the_route_the_topology_builds_or_stands_aside)
                 int32_t pair[2];
                 sim_route r;
                 sim_net_route(s, src, dst, &r);
+                double gbps;
+                int64_t hops;
+                sim_net_rate(s, src, dst, &gbps, &hops);
+                cr_assert_eq(hops, r.hops, "%lld -> %lld: the rate's hops are the route's", (long long)src,
+                             (long long)dst);
+                double slowest = chip.link_gbps;
+                for (int64_t i = 0; i < r.n; i++)
+                    if (s->res[r.res[i]].gbps < slowest) slowest = s->res[r.res[i]].gbps;
+                cr_assert_eq(gbps, slowest, "%lld -> %lld: the rate is the route's slowest resource", (long long)src,
+                             (long long)dst);
                 bool cores_of_one_chip = src < 16 && dst < 16 && src / 8 == dst / 8;
                 if (sim_net_pair(s, t, pair)) {
                     cr_assert(!m && cores_of_one_chip, "%lld -> %lld: only all-to-all, cores of one chip",

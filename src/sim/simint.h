@@ -160,10 +160,13 @@ typedef struct sim_topology {
     rotor_topology id;
     const char *name;
     int res_per_core;
-    /* A route between two cores of one chip is the sender's outbound port
-     * and the receiver's inbound one (sim_a2a_out, sim_a2a_in): the loop
-     * takes it without building it (sim_net_pair). */
-    bool ports;
+    /* Nonzero: a route between two cores of one chip is the sender's
+     * outbound port and the receiver's inbound one (sim_a2a_out,
+     * sim_a2a_in), and it pays this many hops (all-to-all: 1, one
+     * exchange, as its route function counts).  The loop takes such a route
+     * without building it (sim_net_pair), and adding a transfer knows its
+     * rate and hops without asking (sim_net_rate). */
+    int pair_hops;
     void (*init)(rotor_sim *s);
     /* Appends the on-chip resources from node src to node dst (either may be
      * an HBM controller; dst may be on another chip, then the route runs on
@@ -287,7 +290,7 @@ static inline int32_t sim_a2a_in(int64_t core) { return (int32_t)(2 * core + 1);
  * loop asks it of every transfer it starts, and building a route through
  * the topology's table cost 45 instructions. */
 static inline bool sim_net_pair(const rotor_sim *s, const sim_task *t, int32_t res[2]) {
-    if (!s->topo->ports || (t->flags & (SIM_F_HBM | SIM_F_INTERCHIP))) return false;
+    if (!s->topo->pair_hops || (t->flags & (SIM_F_HBM | SIM_F_INTERCHIP))) return false;
     res[0] = sim_a2a_out(t->a);
     res[1] = sim_a2a_in(t->b);
     return true;
@@ -320,7 +323,13 @@ static inline void sim_net_route(const rotor_sim *s, int64_t src, int64_t dst, s
  * topology.  Inline: it is asked once per transfer added. */
 static inline void sim_net_rate(const rotor_sim *s, int64_t src, int64_t dst, double *gbps, int64_t *hops) {
     double g = s->chip.link_gbps;
-    if (sim_node_chip(s, src) != sim_node_chip(s, dst) && s->res[s->res_interchip].gbps < g)
+    bool cross = sim_node_chip(s, src) != sim_node_chip(s, dst);
+    if (s->topo->pair_hops && !cross && !sim_node_is_hbm(s, src) && !sim_node_is_hbm(s, dst)) {
+        *gbps = g; /* two ports, each at the link rate */
+        *hops = s->topo->pair_hops;
+        return;
+    }
+    if (cross && s->res[s->res_interchip].gbps < g)
         g = s->res[s->res_interchip].gbps;
     if (sim_node_is_hbm(s, src) && s->res[sim_hbm_res(s, src)].gbps < g) g = s->res[sim_hbm_res(s, src)].gbps;
     if (sim_node_is_hbm(s, dst) && s->res[sim_hbm_res(s, dst)].gbps < g) g = s->res[sim_hbm_res(s, dst)].gbps;

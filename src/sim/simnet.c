@@ -225,8 +225,8 @@ static void mesh_name(const rotor_sim *s, int64_t res, char *buf, size_t size) {
 }
 
 static const sim_topology TOPOLOGIES[] = {
-    {ROTOR_TOPO_ALL_TO_ALL, "all-to-all", 2, true, a2a_init, a2a_route, a2a_hops, a2a_name},
-    {ROTOR_TOPO_MESH, "mesh", 4, false, mesh_init, mesh_route, mesh_hops, mesh_name},
+    {ROTOR_TOPO_ALL_TO_ALL, "all-to-all", 2, 1, a2a_init, a2a_route, a2a_hops, a2a_name},
+    {ROTOR_TOPO_MESH, "mesh", 4, 0, mesh_init, mesh_route, mesh_hops, mesh_name},
 };
 
 const sim_topology *sim_topology_find(rotor_topology id) {
