@@ -427,9 +427,7 @@ rotor_status rotor_sim_add_transfer(rotor_sim *s, const rotor_sim_transfer *x, i
          (uint64_t)x->bytes > (uint64_t)SIM_MAX_BYTES) &&
         (st = transfer_refused(s, x, err)) != ROTOR_OK)
         return st;
-    uint8_t flags = 0;
-    if (sim_node_chip(s, x->src) != sim_node_chip(s, x->dst)) flags |= SIM_F_INTERCHIP;
-    if (sim_node_is_hbm(s, x->src) || sim_node_is_hbm(s, x->dst)) flags |= SIM_F_HBM;
+    uint8_t flags = sim_transfer_flags(s, x->src, x->dst);
     int64_t dur, hops;
     double gbps;
     sim_net_rate(s, x->src, x->dst, &gbps, &hops);

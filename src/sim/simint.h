@@ -284,13 +284,28 @@ static inline int64_t sim_hbm_res(const rotor_sim *s, int64_t node) { return s->
 static inline int32_t sim_a2a_out(int64_t core) { return (int32_t)(2 * core); }
 static inline int32_t sim_a2a_in(int64_t core) { return (int32_t)(2 * core + 1); }
 
+/* A plain transfer's flags (SIM_F_INTERCHIP, SIM_F_HBM), from its endpoints. */
+static inline uint8_t sim_transfer_flags(const rotor_sim *s, int64_t src, int64_t dst) {
+    uint8_t flags = 0;
+    if (sim_node_chip(s, src) != sim_node_chip(s, dst)) flags |= SIM_F_INTERCHIP;
+    if (sim_node_is_hbm(s, src) || sim_node_is_hbm(s, dst)) flags |= SIM_F_HBM;
+    return flags;
+}
+
+/* Whether a plain transfer with these flags runs over the topology's two
+ * ports: between two cores of one chip (neither flag) on a topology with
+ * pair_hops. */
+static inline bool sim_net_paired(const rotor_sim *s, uint8_t flags) {
+    return s->topo->pair_hops && !(flags & (SIM_F_HBM | SIM_F_INTERCHIP));
+}
+
 /* The route of plain transfer t (not a multicast) when the topology knows
  * it without a search: between two cores of one chip on all-to-all, the
  * two ports (a2a_route builds the same).  False otherwise.  Inline: the
  * loop asks it of every transfer it starts, and building a route through
  * the topology's table cost 45 instructions. */
 static inline bool sim_net_pair(const rotor_sim *s, const sim_task *t, int32_t res[2]) {
-    if (!s->topo->pair_hops || (t->flags & (SIM_F_HBM | SIM_F_INTERCHIP))) return false;
+    if (!sim_net_paired(s, t->flags)) return false;
     res[0] = sim_a2a_out(t->a);
     res[1] = sim_a2a_in(t->b);
     return true;
@@ -323,13 +338,13 @@ static inline void sim_net_route(const rotor_sim *s, int64_t src, int64_t dst, s
  * topology.  Inline: it is asked once per transfer added. */
 static inline void sim_net_rate(const rotor_sim *s, int64_t src, int64_t dst, double *gbps, int64_t *hops) {
     double g = s->chip.link_gbps;
-    bool cross = sim_node_chip(s, src) != sim_node_chip(s, dst);
-    if (s->topo->pair_hops && !cross && !sim_node_is_hbm(s, src) && !sim_node_is_hbm(s, dst)) {
+    uint8_t flags = sim_transfer_flags(s, src, dst);
+    if (sim_net_paired(s, flags)) {
         *gbps = g; /* two ports, each at the link rate */
         *hops = s->topo->pair_hops;
         return;
     }
-    if (cross && s->res[s->res_interchip].gbps < g)
+    if ((flags & SIM_F_INTERCHIP) && s->res[s->res_interchip].gbps < g)
         g = s->res[s->res_interchip].gbps;
     if (sim_node_is_hbm(s, src) && s->res[sim_hbm_res(s, src)].gbps < g) g = s->res[sim_hbm_res(s, src)].gbps;
     if (sim_node_is_hbm(s, dst) && s->res[sim_hbm_res(s, dst)].gbps < g) g = s->res[sim_hbm_res(s, dst)].gbps;
