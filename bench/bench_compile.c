@@ -12,18 +12,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench.h"
 #include "rotor/compile/compile.h"
 #include "rotor/model/group.h"
 #include "rotor/compile/vgm.h"
 #include "rotor/model/zoo.h"
 
 #define REPEAT 2
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 int main(int argc, char **argv) {
     /* bench_compile [MODEL BATCH ...]: default rows below */

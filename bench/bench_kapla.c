@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench.h"
 #include "rotor/base/chip.h"
 #include "rotor/model/zoo.h"
 #include "rotor/op/expr.h"
@@ -88,16 +89,9 @@ static void add_zoo(const char *model, int64_t batch, rotor_phase phase) {
     rotor_graph_free(&g);
 }
 
-static uint64_t splitmix64(uint64_t *s) {
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 /* log-uniform in [lo, hi] */
 static int64_t draw(uint64_t *s, int64_t lo, int64_t hi) {
-    double u = (double)(splitmix64(s) >> 11) / 9007199254740992.0;
+    double u = (double)(next_rand(s) >> 11) / 9007199254740992.0;
     int64_t v = (int64_t)llround(exp(log((double)lo) + u * (log((double)hi) - log((double)lo))));
     return v < lo ? lo : v > hi ? hi : v;
 }
@@ -119,7 +113,7 @@ static void add_random(uint64_t seed, int nmm, int nbmm, int nconv) {
     }
     for (int i = 0; i < nconv; i++) {
         static const int64_t ks[] = {1, 3, 3, 5};
-        int64_t k = ks[splitmix64(&s) % 4], hw = draw(&s, 7, 28);
+        int64_t k = ks[next_rand(&s) % 4], hw = draw(&s, 7, 28);
         snprintf(name, sizeof name, "random Conv %d", i);
         snprintf(dims, sizeof dims, "b=%lld,f=%lld,c=%lld,h=%lld,w=%lld,kh=%lld,kw=%lld",
                  (long long)draw(&s, 1, 2), (long long)draw(&s, 16, 512), (long long)draw(&s, 16, 512),
@@ -173,11 +167,7 @@ static int matched(const rotor_search_result *fast, const rotor_search_result *e
 
 int main(void) {
     rotor_chip chip;
-    rotor_error err;
-    if (rotor_chip_preset("ipu-mk2", &chip, &err)) {
-        fprintf(stderr, "bench_kapla: %s\n", err.msg);
-        return 1;
-    }
+    if (!bench_chip("ipu-mk2", &chip, "bench_kapla")) return 1;
     bool quick = getenv("BENCH_KAPLA_QUICK") != NULL;
     static const int64_t batches[] = {1, 8, 64};
     static const char *models[] = {"bert-large", "vit-base", "nerf", "dit-xl"};

@@ -20,25 +20,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench.h"
 #include "rotor/hbm/preload.h"
 
 #define LAYERS 80
 #define PER_LAYER 47
 #define NOPS 3808
 #define MIB (1024LL * 1024)
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static uint64_t next_rand(uint64_t *x) { /* splitmix64 */
-    uint64_t z = (*x += 0x9e3779b97f4a7c15u);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-    return z ^ (z >> 31);
-}
 
 typedef struct tmpl {
     const char *name;

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "bench.h"
 #include "rotor/compile/compile.h"
 #include "rotor/model/group.h"
 #include "rotor/compile/program.h"
@@ -25,12 +26,6 @@
 #include "rotor/model/zoo.h"
 
 #define REPEAT 3
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static void die(const char *what, const rotor_error *err) {
     fprintf(stderr, "bench_replay: %s: %s\n", what, err->msg);

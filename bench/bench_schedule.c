@@ -14,15 +14,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench.h"
 #include "rotor/model/group.h"
 #include "rotor/hbm/schedule.h"
 #include "rotor/model/zoo.h"
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 typedef struct row {
     double ms[ROTOR_PRELOAD_NDESIGNS];

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench.h"
 #include "rotor/base/chip.h"
 #include "rotor/op/expr.h"
 #include "rotor/op/search.h"
@@ -76,11 +77,7 @@ static double run(const rotor_expr *e, const rotor_chip *chip, int threads, bool
 
 int main(void) {
     rotor_chip chip;
-    rotor_error err;
-    if (rotor_chip_preset("ipu-mk2", &chip, &err)) {
-        fprintf(stderr, "bench: %s\n", err.msg);
-        return 1;
-    }
+    if (!bench_chip("ipu-mk2", &chip, "bench")) return 1;
     int all = omp_get_max_threads();
     printf("rotor search benchmark on ipu-mk2 (1472 cores), %d threads available, best of %d runs (Pareto: one run)\n\n",
            all, REPEAT);

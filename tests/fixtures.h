@@ -20,6 +20,8 @@
 #include "rotor/compile/program.h"
 #include "rotor/model/graph.h"
 #include "rotor/op/expr.h"
+#include "rotor/op/plan.h"
+#include "rotor/op/sample.h"
 
 #define FIXTURE static __attribute__((unused))
 
@@ -47,20 +49,54 @@ FIXTURE rotor_expr make_expr(const char *text, const char *dims) {
     return e;
 }
 
+/* The MatMul C[m,n] += A[m,k] * B[k,n] with the extents `dims` into e, and
+ * in p its plan with F_op = [fm, fk, fn] and every other factor 1. */
+FIXTURE void matmul_plan(const char *dims, int64_t fm, int64_t fk, int64_t fn, rotor_expr *e, rotor_plan *p) {
+    *e = make_expr("C[m,n] += A[m,k] * B[k,n]", dims);
+    rotor_plan_init(e, p);
+    p->fop[0] = fm, p->fop[1] = fk, p->fop[2] = fn;
+}
+
+/* Binds the parsed e to random extents, written into dims: 1 .. 3 for a
+ * window axis (named k + more letters: kh, kw), 1 .. max otherwise; the
+ * library's status. */
+FIXTURE rotor_status bind_random(rotor_rng *rng, rotor_expr *e, int64_t max, char *dims, size_t cap) {
+    int n = 0;
+    for (int a = 0; a < e->naxes; a++) {
+        bool window = e->axis_name[a][0] == 'k' && e->axis_name[a][1] != '\0';
+        int64_t ext = window ? 1 + rotor_rng_below(rng, 3) : 1 + rotor_rng_below(rng, max);
+        n += snprintf(dims + n, cap - (size_t)n, "%s%s=%lld", a ? "," : "", e->axis_name[a], (long long)ext);
+    }
+    return rotor_expr_bind(e, dims, NULL);
+}
+
+/* splitmix64, for property tests' random models: a fixed seed draws the
+ * same cases everywhere, and the seed printed on failure replays one. */
+FIXTURE uint64_t next_rand(uint64_t *x) {
+    uint64_t z = (*x += 0x9e3779b97f4a7c15u);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+    return z ^ (z >> 31);
+}
+
+/* One expression operator of g reading in0 (and in1), writing out: the
+ * expression's tensors 0, 1, 2 are out, in0, in1 (the library reads no
+ * tensor_value past the expression's own tensors). */
+FIXTURE void mlp_op(rotor_graph *g, const char *name, const char *type, const char *expr, const char *dims, int out,
+                   int in0, int in1) {
+    rotor_error err = {{0}};
+    int ins[2] = {in0, in1};
+    rotor_op_desc d = {.name = name, .type = type, .expr = expr, .dims = dims, .tensor_value = {out, in0, in1},
+                       .inputs = ins, .ninputs = in1 >= 0 ? 2 : 1, .outputs = &out, .noutputs = 1};
+    cr_assert_eq(rotor_graph_add_op(g, &d, NULL, &err), ROTOR_OK, "%s", err.msg);
+}
+
 /* Adds the MatMul y[m,n] = x[m,k] * w[k,n] named `name` to g, reading values
  * x and w and writing y. */
 FIXTURE void add_matmul(rotor_graph *g, const char *name, int x, int w, int y, int64_t m, int64_t k, int64_t n) {
     char dims[96];
     snprintf(dims, sizeof dims, "m=%lld,k=%lld,n=%lld", (long long)m, (long long)k, (long long)n);
-    int in[2] = {x, w}, outv[1] = {y};
-    rotor_op_desc d = {.name = name, .type = "MatMul", .expr = "C[m,n] += A[m,k] * B[k,n]",
-                       .dims = dims, .inputs = in, .ninputs = 2, .outputs = outv, .noutputs = 1};
-    for (int t = 0; t < ROTOR_MAX_TENSORS; t++) d.tensor_value[t] = -1;
-    d.tensor_value[0] = y;
-    d.tensor_value[1] = x;
-    d.tensor_value[2] = w;
-    rotor_error err = {{0}};
-    cr_assert_eq(rotor_graph_add_op(g, &d, NULL, &err), ROTOR_OK, "%s", err.msg);
+    mlp_op(g, name, "MatMul", "C[m,n] += A[m,k] * B[k,n]", dims, y, x, w);
 }
 
 /* Adds the 2-D f16 value `name` (r x c) with role `role` to g; its index. */
@@ -70,6 +106,23 @@ FIXTURE int add_value2d(rotor_graph *g, const char *name, int64_t r, int64_t c, 
     rotor_error err = {{0}};
     cr_assert_eq(rotor_graph_add_value(g, name, ROTOR_DTYPE_F16, 2, shape, role, &v, &err), ROTOR_OK, "%s", err.msg);
     return v;
+}
+
+/* The FFN with a vendor op between its MatMuls (test_program.c,
+ * test_replay.c): x (128 x 1024) -> up (1024 x 4096) -> gelu (vendor, no
+ * expression) -> down (4096 x 1024) -> y, the output. */
+FIXTURE void ffn_gelu(rotor_graph *g) {
+    rotor_graph_init(g, "ffn");
+    int x = add_value2d(g, "x", 128, 1024, ROTOR_ROLE_ACTIVATION);
+    int wu = add_value2d(g, "w_up", 1024, 4096, ROTOR_ROLE_WEIGHT);
+    int h = add_value2d(g, "h", 128, 4096, ROTOR_ROLE_ACTIVATION);
+    int a = add_value2d(g, "a", 128, 4096, ROTOR_ROLE_ACTIVATION);
+    int wd = add_value2d(g, "w_down", 4096, 1024, ROTOR_ROLE_WEIGHT);
+    int y = add_value2d(g, "y", 128, 1024, ROTOR_ROLE_ACTIVATION);
+    add_matmul(g, "up", x, wu, h, 128, 1024, 4096);
+    mlp_op(g, "gelu", "Gelu", NULL, NULL, a, h, -1);
+    add_matmul(g, "down", a, wd, y, 128, 4096, 1024);
+    g->values[y].is_output = true;
 }
 
 /* A stack of `layers` FFNs on x (tokens x hidden): up to (hidden x ffn),
@@ -116,16 +169,6 @@ FIXTURE int mlp_value(rotor_graph *g, const char *name, int64_t rows, int64_t co
         free(d);
     }
     return v;
-}
-
-/* One expression operator of g reading in0 (and in1), writing out. */
-FIXTURE void mlp_op(rotor_graph *g, const char *name, const char *type, const char *expr, const char *dims, int out,
-                   int in0, int in1) {
-    rotor_error err = {{0}};
-    int ins[2] = {in0, in1};
-    rotor_op_desc d = {.name = name, .type = type, .expr = expr, .dims = dims, .tensor_value = {out, in0, in1},
-                       .inputs = ins, .ninputs = in1 >= 0 ? 2 : 1, .outputs = &out, .noutputs = 1};
-    cr_assert_eq(rotor_graph_add_op(g, &d, NULL, &err), ROTOR_OK, "%s", err.msg);
 }
 
 /* A NeRF-like MLP as rotor run imports one (tools/onnxgen mlp, ungrouped),

@@ -127,14 +127,7 @@ Test(compile, convolution_frontiers_grown_point_by_point_compile_as_whole_fronti
         char dims[96];
         snprintf(dims, sizeof dims, "b=1,c=16,h=%d,kh=3,w=%d,kw=3,f=16", 28 - 2 * l, 28 - 2 * l);
         snprintf(n, sizeof n, "conv%d", l);
-        int in[2] = {x, w}, outv[1] = {y};
-        rotor_op_desc d = {.name = n, .type = "Conv", .expr = "O[b,f,h,w] += I[b,c,h+kh,w+kw] * W[f,c,kh,kw]",
-                           .dims = dims, .inputs = in, .ninputs = 2, .outputs = outv, .noutputs = 1};
-        for (int t = 0; t < ROTOR_MAX_TENSORS; t++) d.tensor_value[t] = -1;
-        d.tensor_value[0] = y;
-        d.tensor_value[1] = x;
-        d.tensor_value[2] = w;
-        cr_assert_eq(rotor_graph_add_op(&g, &d, NULL, &err), ROTOR_OK, "%s", err.msg);
+        mlp_op(&g, n, "Conv", "O[b,f,h,w] += I[b,c,h+kh,w+kw] * W[f,c,kh,kw]", dims, y, x, w);
         x = y;
     }
     g.values[x].is_output = true;

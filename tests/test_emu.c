@@ -63,9 +63,15 @@ static void run_free(run *r) {
 }
 
 static void matmul(run *r, const char *dims, int64_t fm, int64_t fk, int64_t fn) {
-    cr_assert_eq(rotor_expr_make("C[m,n] += A[m,k] * B[k,n]", dims, &r->e, NULL), ROTOR_OK);
-    rotor_plan_init(&r->e, &r->p);
-    r->p.fop[M_] = fm, r->p.fop[K_] = fk, r->p.fop[N_] = fn;
+    matmul_plan(dims, fm, fk, fn, &r->e, &r->p);
+}
+
+/* The benchmark text's example chain: F_op = [2,1,4], A f_t = 4 and B f_t = 2
+ * along k. */
+static void chain_run(run *r, const rotor_chip *chip) {
+    matmul(r, "m=64,k=96,n=80", 2, 1, 4);
+    r->p.ft[A_][K_] = 4, r->p.ft[B_][K_] = 2;
+    run_setup(r, chip);
 }
 
 /* The checks `rotor verify` makes: result within tolerance, every core
@@ -104,9 +110,7 @@ Test(emu, fig10_3x3_matmul_on_9_cores_computes_C_exactly_with_2_shifts_each) {
 Test(emu, chain_A4_B2_every_core_shifts_A_3_B_1_and_exchange_equals_model) {
     rotor_chip chip = mk2();
     run r;
-    matmul(&r, "m=64,k=96,n=80", 2, 1, 4);
-    r.p.ft[A_][K_] = 4, r.p.ft[B_][K_] = 2;
-    run_setup(&r, &chip);
+    chain_run(&r, &chip);
     int64_t core_shifts[3 * 8];
     rotor_emu_options opt = {.core_shifts = core_shifts};
     cr_assert_eq(run_emu(&r, &chip, &opt), ROTOR_OK, "%s", r.err.msg);
@@ -160,9 +164,7 @@ Test(emu, partition_of_12_KiB_takes_2_shift_buffer_copies_per_shift) {
 Test(emu, sram_too_small_for_the_partitions_is_a_clear_error) {
     rotor_chip chip = mk2();
     run r;
-    matmul(&r, "m=64,k=96,n=80", 2, 1, 4);
-    r.p.ft[A_][K_] = 4, r.p.ft[B_][K_] = 2;
-    run_setup(&r, &chip);
+    chain_run(&r, &chip);
     rotor_emu_options opt = {.sram_bytes = 4096};
     cr_assert_eq(run_emu(&r, &chip, &opt), ROTOR_ERR_NOFIT);
     /* C 32x20, A 32x24, B 48x20 in FP16, + 8 KiB shift buffer */
@@ -272,14 +274,7 @@ Test(emu, random_operators_and_plans_verify_and_exchange_equals_model, .timeout 
         int op = (int)rotor_rng_below(&rng, NOPS);
         cr_assert_eq(rotor_expr_parse(ops[op], &r.e, NULL), ROTOR_OK);
         char dims[256];
-        int n = 0;
-        for (int a = 0; a < r.e.naxes; a++) {
-            bool window = r.e.axis_name[a][0] == 'k' && r.e.axis_name[a][1] != '\0';
-            int64_t ext = window ? 1 + rotor_rng_below(&rng, 3) : 1 + rotor_rng_below(&rng, 17);
-            n += snprintf(dims + n, sizeof dims - (size_t)n, "%s%s=%lld", a ? "," : "", r.e.axis_name[a],
-                          (long long)ext);
-        }
-        cr_assert_eq(rotor_expr_bind(&r.e, dims, NULL), ROTOR_OK);
+        cr_assert_eq(bind_random(&rng, &r.e, 17, dims, sizeof dims), ROTOR_OK);
         rotor_plan_info info;
         cr_assert_eq(rotor_sample_plan(&r.e, &chip, 96, &rng, &r.p, &info, NULL), ROTOR_OK);
         run_setup(&r, &chip);

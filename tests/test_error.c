@@ -29,26 +29,22 @@ Test(error, control_characters_a_message_quotes_are_escaped_to_keep_one_line) {
     cr_assert_str_eq(err.msg, "x\\ny.json: unknown key 'a\\nb\\tc\\x01'");
 }
 
-Test(error, an_option_prefix_replaces_the_word_it_repeats) {
+/* The message msg prefixed with prefix reads want. */
+static void assert_prefixed(const char *msg, const char *prefix, const char *want) {
     rotor_error err;
-    rotor_fail(&err, ROTOR_ERR_INPUT, "dims: m: expected a positive integer");
-    rotor_error_prefix(&err, "--dims");
-    cr_assert_str_eq(err.msg, "--dims: m: expected a positive integer");
-    rotor_fail(&err, ROTOR_ERR_INPUT, "dimsx: kept");
-    rotor_error_prefix(&err, "--dims");
-    cr_assert_str_eq(err.msg, "--dims: dimsx: kept");
-    rotor_fail(&err, ROTOR_ERR_INPUT, "dims: kept without dashes");
-    rotor_error_prefix(&err, "dims");
-    cr_assert_str_eq(err.msg, "dims: dims: kept without dashes");
+    rotor_fail(&err, ROTOR_ERR_INPUT, "%s", msg);
+    rotor_error_prefix(&err, prefix);
+    cr_assert_str_eq(err.msg, want);
+}
+
+Test(error, an_option_prefix_replaces_the_word_it_repeats) {
+    assert_prefixed("dims: m: expected a positive integer", "--dims", "--dims: m: expected a positive integer");
+    assert_prefixed("dimsx: kept", "--dims", "--dims: dimsx: kept");
+    assert_prefixed("dims: kept without dashes", "dims", "dims: dims: kept without dashes");
 }
 
 /* issue 24: the option is --dim, the library's word "dims" */
 Test(error, an_option_prefix_replaces_its_plural_too) {
-    rotor_error err;
-    rotor_fail(&err, ROTOR_ERR_INPUT, "dims: m: expected a positive integer");
-    rotor_error_prefix(&err, "--dim");
-    cr_assert_str_eq(err.msg, "--dim: m: expected a positive integer");
-    rotor_fail(&err, ROTOR_ERR_INPUT, "dimx: kept");
-    rotor_error_prefix(&err, "--dim");
-    cr_assert_str_eq(err.msg, "--dim: dimx: kept");
+    assert_prefixed("dims: m: expected a positive integer", "--dim", "--dim: m: expected a positive integer");
+    assert_prefixed("dimx: kept", "--dim", "--dim: dimx: kept");
 }

@@ -34,10 +34,8 @@ static int64_t core_mn(const rotor_place *pl, int64_t m, int64_t n) {
  * skew: core (i, j) starts with A_i^{(i+j) mod 3} and B^{(i+j) mod 3}_j. */
 Test(place, fig10_3x3_matmul_on_9_cores_starts_from_cannons_skew) {
     rotor_expr e;
-    cr_assert_eq(rotor_expr_make("C[m,n] += A[m,k] * B[k,n]", "m=3,k=3,n=3", &e, NULL), ROTOR_OK);
     rotor_plan p;
-    rotor_plan_init(&e, &p);
-    p.fop[M_] = 3, p.fop[K_] = 1, p.fop[N_] = 3;
+    matmul_plan("m=3,k=3,n=3", 3, 1, 3, &e, &p);
     p.ft[A_][K_] = 3, p.ft[B_][K_] = 3;
     rotor_plan_info info;
     rotor_place *pl = place_ok(&e, &p, &info);
@@ -92,10 +90,8 @@ Test(place, fig10_3x3_matmul_on_9_cores_starts_from_cannons_skew) {
  * would be out of phase. */
 Test(place, chain_A4_B2_along_k_nests_rings_so_every_core_shifts_A_3_and_B_1) {
     rotor_expr e;
-    cr_assert_eq(rotor_expr_make("C[m,n] += A[m,k] * B[k,n]", "m=64,k=96,n=80", &e, NULL), ROTOR_OK);
     rotor_plan p;
-    rotor_plan_init(&e, &p);
-    p.fop[M_] = 2, p.fop[K_] = 1, p.fop[N_] = 4;
+    matmul_plan("m=64,k=96,n=80", 2, 1, 4, &e, &p);
     p.ft[A_][K_] = 4, p.ft[B_][K_] = 2;
     rotor_plan_info info;
     rotor_place *pl = place_ok(&e, &p, &info);
@@ -145,10 +141,8 @@ Test(place, chain_A4_B2_along_k_nests_rings_so_every_core_shifts_A_3_and_B_1) {
  * changes one index by one at every step. */
 Test(place, boustrophedon_walk_moves_one_axis_by_one_and_visits_every_subtask) {
     rotor_expr e;
-    cr_assert_eq(rotor_expr_make("C[m,n] += A[m,k] * B[k,n]", "m=6,k=12,n=6", &e, NULL), ROTOR_OK);
     rotor_plan p;
-    rotor_plan_init(&e, &p);
-    p.fop[K_] = 6; /* P_C = 6 */
+    matmul_plan("m=6,k=12,n=6", 1, 6, 1, &e, &p); /* P_C = 6 */
     p.ft[C_][M_] = 3, p.ft[C_][N_] = 2;
     p.order[0] = K_, p.order[1] = N_, p.order[2] = M_; /* m innermost */
     rotor_plan_info info;
@@ -183,14 +177,7 @@ static void random_operator(rotor_rng *r, rotor_expr *e) {
     const char *text = ops[rotor_rng_below(r, NOPS)];
     cr_assert_eq(rotor_expr_parse(text, e, NULL), ROTOR_OK);
     char dims[256];
-    int n = 0;
-    for (int a = 0; a < e->naxes; a++) {
-        bool window = e->axis_name[a][0] == 'k' && e->axis_name[a][1] != '\0';
-        int64_t ext = window ? 1 + rotor_rng_below(r, 3) : 1 + rotor_rng_below(r, 13);
-        n += snprintf(dims + n, sizeof dims - (size_t)n, "%s%s=%lld", a ? "," : "", e->axis_name[a],
-                      (long long)ext);
-    }
-    cr_assert_eq(rotor_expr_bind(e, dims, NULL), ROTOR_OK, "%s %s", text, dims);
+    cr_assert_eq(bind_random(r, e, 13, dims, sizeof dims), ROTOR_OK, "%s %s", text, dims);
 }
 
 /* Invariants of the placement, step by step: every core computes each of its

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "rotor/hbm/preload.h"
+#include "fixtures.h"
 
 #define assert_msg_has(err, s) \
     cr_assert(strstr((err).msg, (s)) != NULL, "message \"%s\" lacks \"%s\"", (err).msg, (s))
@@ -712,13 +713,6 @@ Test(preload, static_keeps_one_split_for_the_whole_model) {
 }
 
 /* ---- properties over random models ------------------------------------------------- */
-
-static uint64_t next_rand(uint64_t *x) { /* splitmix64 */
-    uint64_t z = (*x += 0x9e3779b97f4a7c15u);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-    return z ^ (z >> 31);
-}
 
 static int64_t rnd(uint64_t *x, int64_t lo, int64_t hi) { return lo + (int64_t)(next_rand(x) % (uint64_t)(hi - lo + 1)); }
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "rotor/compile/program.h"
+#include "fixtures.h"
 
 #define assert_msg_has(err, s) \
     cr_assert(strstr((err).msg, (s)) != NULL, "message \"%s\" lacks \"%s\"", (err).msg, (s))
@@ -18,46 +19,11 @@ static rotor_graph g;
 static rotor_compile_result res;
 static char *text;
 
-static int value(const char *name, int64_t r, int64_t c, rotor_role role) {
-    int64_t shape[2] = {r, c};
-    int v;
-    rotor_error err;
-    cr_assert_eq(rotor_graph_add_value(&g, name, ROTOR_DTYPE_F16, 2, shape, role, &v, &err), ROTOR_OK,
-                 "%s", err.msg);
-    return v;
-}
-
-static void matmul(const char *name, int x, int w, int y, const char *dims) {
-    int in[2] = {x, w}, outv[1] = {y};
-    rotor_op_desc d = {.name = name, .type = "MatMul", .expr = "C[m,n] += A[m,k] * B[k,n]",
-                       .dims = dims, .inputs = in, .ninputs = 2, .outputs = outv, .noutputs = 1};
-    for (int t = 0; t < ROTOR_MAX_TENSORS; t++) d.tensor_value[t] = -1;
-    d.tensor_value[0] = y;
-    d.tensor_value[1] = x;
-    d.tensor_value[2] = w;
-    rotor_error err;
-    cr_assert_eq(rotor_graph_add_op(&g, &d, NULL, &err), ROTOR_OK, "%s", err.msg);
-}
-
 /* x (128 x 1024) -> up (1024 x 4096) -> gelu (vendor) -> down (4096 x 1024) */
 static void setup_program(void) {
     cr_assert_eq(rotor_chip_preset("ipu-mk2", &chip, NULL), ROTOR_OK);
-    rotor_graph_init(&g, "ffn");
-    int x = value("x", 128, 1024, ROTOR_ROLE_ACTIVATION);
-    int wu = value("w_up", 1024, 4096, ROTOR_ROLE_WEIGHT);
-    int h = value("h", 128, 4096, ROTOR_ROLE_ACTIVATION);
-    int a = value("a", 128, 4096, ROTOR_ROLE_ACTIVATION);
-    int wd = value("w_down", 4096, 1024, ROTOR_ROLE_WEIGHT);
-    int y = value("y", 128, 1024, ROTOR_ROLE_ACTIVATION);
-    matmul("up", x, wu, h, "m=128,k=1024,n=4096");
-    int in[1] = {h}, outv[1] = {a};
-    rotor_op_desc gelu = {.name = "gelu", .type = "Gelu", .expr = NULL, .inputs = in, .ninputs = 1,
-                          .outputs = outv, .noutputs = 1};
-    for (int t = 0; t < ROTOR_MAX_TENSORS; t++) gelu.tensor_value[t] = -1;
+    ffn_gelu(&g);
     rotor_error err;
-    cr_assert_eq(rotor_graph_add_op(&g, &gelu, NULL, &err), ROTOR_OK, "%s", err.msg);
-    matmul("down", a, wd, y, "m=128,k=4096,n=1024");
-    g.values[y].is_output = true;
     cr_assert_eq(rotor_compile(&g, &chip, NULL, &res, &err), ROTOR_OK, "%s", err.msg);
     cr_assert_eq(rotor_program_write(&g, &chip, &res, &text, &err), ROTOR_OK, "%s", err.msg);
 }
@@ -105,13 +71,27 @@ Test(program, writing_twice_gives_the_same_text) {
     free(again);
 }
 
-/* Edits the program with f, parses it and expects an error containing want. */
-static void refused(void (*f)(cJSON *), const char *want) {
+/* The program's text edited with f (the caller frees it). */
+static char *edited_with(void (*f)(cJSON *)) {
     cJSON *root = cJSON_Parse(text);
     cr_assert_not_null(root);
     f(root);
     char *edited = cJSON_Print(root);
     cJSON_Delete(root);
+    return edited;
+}
+
+/* Edits the program with f and parses it into p, which must succeed. */
+static void accepted(void (*f)(cJSON *), rotor_program *p) {
+    char *edited = edited_with(f);
+    rotor_error err;
+    cr_assert_eq(rotor_program_parse(edited, "p.json", &chip, p, &err), ROTOR_OK, "%s", err.msg);
+    free(edited);
+}
+
+/* Edits the program with f, parses it and expects an error containing want. */
+static void refused(void (*f)(cJSON *), const char *want) {
+    char *edited = edited_with(f);
     rotor_program p;
     rotor_error err;
     cr_assert_eq(rotor_program_parse(edited, "p.json", &chip, &p, &err), ROTOR_ERR_INPUT,
@@ -182,18 +162,12 @@ Test(program, hand_off_claims_the_reader_cannot_check_are_refused) {
 /* A valid claim is read back: 'down' reads A = [128, 4096], up's output. */
 static void handoff_ok(cJSON *r) { set_handoff(r, "A", "up"); }
 Test(program, a_hand_off_names_the_producer_by_index) {
-    cJSON *root = cJSON_Parse(text);
-    handoff_ok(root);
-    char *edited = cJSON_Print(root);
-    cJSON_Delete(root);
     rotor_program p;
-    rotor_error err;
-    cr_assert_eq(rotor_program_parse(edited, "p.json", &chip, &p, &err), ROTOR_OK, "%s", err.msg);
+    accepted(handoff_ok, &p);
     cr_assert_eq(p.ops[2].handoff[1], 1); /* 1 + op 0 */
     cr_assert_eq(p.ops[2].handoff[2], 0);
     cr_assert_eq(p.ops[0].handoff[1], 0);
     rotor_program_free(&p);
-    free(edited);
 }
 
 /* The view form: 'down' reads A [128, 4096] as up's output through a view
@@ -220,18 +194,12 @@ static void view_bad_dim(cJSON *r) {
 }
 
 Test(program, a_hand_off_through_a_view_is_read_back_and_checked) {
-    cJSON *root = cJSON_Parse(text);
-    view_ok(root);
-    char *edited = cJSON_Print(root);
-    cJSON_Delete(root);
     rotor_program p;
-    rotor_error err;
-    cr_assert_eq(rotor_program_parse(edited, "p.json", &chip, &p, &err), ROTOR_OK, "%s", err.msg);
+    accepted(view_ok, &p);
     cr_assert_eq(p.ops[2].handoff[1], 1);
     cr_assert(p.ops[2].handoff_view[1].set);
     cr_assert(p.ops[2].handoff_view[1].dim[1] == 1 && p.ops[2].handoff_view[1].step[1] == 1);
     rotor_program_free(&p);
-    free(edited);
     refused(view_short, "p.json: operators[2].handoff.A.step: expected 2 entries");
     refused(view_bad_dim, "p.json: operators[2].handoff.A.dim: expected integers in range");
     /* both dimensions along the rows with step 1: coordinates meet */

@@ -303,43 +303,8 @@ Test(replay, every_frontier_plan_of_the_t10_matmul_agrees_with_the_model_within_
 /* A compiled FFN with a vendor op between its MatMuls (as test_program.c). */
 static void ffn_program(const rotor_chip *chip, rotor_program *p) {
     rotor_graph g;
-    rotor_graph_init(&g, "ffn");
-    int64_t shapes[6][2] = {{128, 1024}, {1024, 4096}, {128, 4096}, {128, 4096}, {4096, 1024}, {128, 1024}};
-    const char *names[6] = {"x", "w_up", "h", "a", "w_down", "y"};
-    rotor_role roles[6] = {ROTOR_ROLE_ACTIVATION, ROTOR_ROLE_WEIGHT, ROTOR_ROLE_ACTIVATION,
-                           ROTOR_ROLE_ACTIVATION, ROTOR_ROLE_WEIGHT, ROTOR_ROLE_ACTIVATION};
-    int v[6];
-    rotor_error err;
-    for (int i = 0; i < 6; i++)
-        cr_assert_eq(rotor_graph_add_value(&g, names[i], ROTOR_DTYPE_F16, 2, shapes[i], roles[i], &v[i], &err),
-                     ROTOR_OK, "%s", err.msg);
-    struct { const char *name, *dims; int x, w, y; } mm[2] = {{"up", "m=128,k=1024,n=4096", v[0], v[1], v[2]},
-                                                            {"down", "m=128,k=4096,n=1024", v[3], v[4], v[5]}};
-    for (int i = 0; i < 2; i++) {
-        if (i == 1) {
-            int in[1] = {v[2]}, outv[1] = {v[3]};
-            rotor_op_desc gelu = {.name = "gelu", .type = "Gelu", .inputs = in, .ninputs = 1, .outputs = outv,
-                                  .noutputs = 1};
-            for (int t = 0; t < ROTOR_MAX_TENSORS; t++) gelu.tensor_value[t] = -1;
-            cr_assert_eq(rotor_graph_add_op(&g, &gelu, NULL, &err), ROTOR_OK, "%s", err.msg);
-        }
-        int in[2] = {mm[i].x, mm[i].w}, outv[1] = {mm[i].y};
-        rotor_op_desc d = {.name = mm[i].name, .type = "MatMul", .expr = MATMUL, .dims = mm[i].dims,
-                           .inputs = in, .ninputs = 2, .outputs = outv, .noutputs = 1};
-        for (int t = 0; t < ROTOR_MAX_TENSORS; t++) d.tensor_value[t] = -1;
-        d.tensor_value[0] = mm[i].y;
-        d.tensor_value[1] = mm[i].x;
-        d.tensor_value[2] = mm[i].w;
-        cr_assert_eq(rotor_graph_add_op(&g, &d, NULL, &err), ROTOR_OK, "%s", err.msg);
-    }
-    g.values[v[5]].is_output = true;
-    rotor_compile_result res;
-    char *text;
-    cr_assert_eq(rotor_compile(&g, chip, NULL, &res, &err), ROTOR_OK, "%s", err.msg);
-    cr_assert_eq(rotor_program_write(&g, chip, &res, &text, &err), ROTOR_OK, "%s", err.msg);
-    cr_assert_eq(rotor_program_parse(text, "ffn.json", chip, p, &err), ROTOR_OK, "%s", err.msg);
-    free(text);
-    rotor_compile_result_free(&res);
+    ffn_gelu(&g);
+    compiled_program(&g, chip, NULL, NULL, p);
     rotor_graph_free(&g);
 }
 

@@ -882,13 +882,6 @@ Test(sim, an_empty_graph_runs_in_zero_time) {
 
 /* ---- determinism ------------------------------------------------------------------ */
 
-static uint64_t next_rand(uint64_t *x) { /* splitmix64 */
-    uint64_t z = (*x += 0x9e3779b97f4a7c15u);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-    return z ^ (z >> 31);
-}
-
 /* A random graph on a 2-chip 4 x 4 mesh with HBM: compute, transfers between
  * cores and HBM loads, each depending on up to 3 earlier tasks. */
 static rotor_sim *random_graph(uint64_t seed, int ntasks) {
