@@ -1,7 +1,7 @@
 /* bench.h — what every benchmark in bench/ measures with: a monotonic clock,
  * a seeded generator for synthetic workloads, and the preset chip it runs on.
  *
- * Static functions only: each bench/*.c is its own program (one main each,
+ * Static functions only: each bench/bench_X.c is its own program (one main each,
  * Makefile), and uses any subset of these. */
 #ifndef ROTOR_BENCH_H
 #define ROTOR_BENCH_H
