@@ -78,6 +78,7 @@ static double run(const rotor_expr *e, const rotor_chip *chip, int threads, bool
 int main(void) {
     rotor_chip chip;
     if (!bench_chip("ipu-mk2", &chip, "bench")) return 1;
+    rotor_error err;
     int all = omp_get_max_threads();
     printf("rotor search benchmark on ipu-mk2 (1472 cores), %d threads available, best of %d runs (Pareto: one run)\n\n",
            all, REPEAT);

@@ -57,6 +57,14 @@ FIXTURE void matmul_plan(const char *dims, int64_t fm, int64_t fk, int64_t fn, r
     p->fop[0] = fm, p->fop[1] = fk, p->fop[2] = fn;
 }
 
+/* The first operator kinds the property tests over random operators draw
+ * from (test_emu.c, test_place.c), in their order: a MatMul, a batched one,
+ * a 2-D and a strided 1-D convolution, and an element-wise affine map. */
+#define PROPERTY_OPS                                                                             \
+    "C[m,n] += A[m,k] * B[k,n]", "C[b,m,n] += A[b,m,k] * B[b,k,n]",                              \
+        "O[b,f,h,w] += I[b,c,h+kh,w+kw] * W[f,c,kh,kw]", "O[f,h] += I[c,2*h+kh] * W[f,c,kh]", \
+        "Y[s,d] = X[s,d] * G[d] + Bb[d]"
+
 /* Binds the parsed e to random extents, written into dims: 1 .. 3 for a
  * window axis (named k + more letters: kh, kw), 1 .. max otherwise; the
  * library's status. */

@@ -35,14 +35,21 @@ static rotor_plan plan3(const rotor_expr *e, int64_t f0, int64_t f1, int64_t f2)
 #define RMM (250e12 / 1472)
 #define BETA 5.5e9
 
+/* The spec's worked MatMul (m = 32, k = 5120, n = 15360) on ipu-mk2 under
+ * F_op = [fm, fk, fn], A split fa-way along k: its cost, its plan in info. */
+static rotor_cost spec_cost(int64_t fm, int64_t fk, int64_t fn, int64_t fa, rotor_plan_info *info) {
+    rotor_expr e = make_expr(MATMUL, "m=32,k=5120,n=15360");
+    rotor_chip chip = mk2();
+    rotor_plan p = plan3(&e, fm, fk, fn);
+    p.ft[A_][K_] = fa;
+    return cost_ok(&e, &chip, &p, info);
+}
+
 /* Spec "Worked numbers": F_op = [1,1,1472], all f_t = 1: s = (32, 5120, 11),
  * compute 2 * 32 * 5120 * pad(11,16) / R_mm = 30.87007744 us, nothing else. */
 Test(cost, spec_fop_1_1_1472_costs_30_870077_us_compute_only) {
-    rotor_expr e = make_expr(MATMUL, "m=32,k=5120,n=15360");
-    rotor_chip chip = mk2();
-    rotor_plan p = plan3(&e, 1, 1, 1472);
     rotor_plan_info info;
-    rotor_cost c = cost_ok(&e, &chip, &p, &info);
+    rotor_cost c = spec_cost(1, 1, 1472, 1, &info);
     cr_assert_lt(fabs(c.total - 30.870077e-6), 5e-13, "total %.17g", c.total);
     cr_assert_eq(c.compute, 2.0 * 32 * 5120 * 16 / RMM);
     cr_assert_eq(c.comm, 0.0);
@@ -56,11 +63,8 @@ Test(cost, spec_fop_1_1_1472_costs_30_870077_us_compute_only) {
  * C is reduced over R_C = F_k = 4 rings: 3/4 * (32*42*2) / beta = 0.36654 us;
  * total 23.519 us. */
 Test(cost, spec_fop_1_4_368_costs_23_519_us) {
-    rotor_expr e = make_expr(MATMUL, "m=32,k=5120,n=15360");
-    rotor_chip chip = mk2();
-    rotor_plan p = plan3(&e, 1, 4, 368);
     rotor_plan_info info;
-    rotor_cost c = cost_ok(&e, &chip, &p, &info);
+    rotor_cost c = spec_cost(1, 4, 368, 1, &info);
     cr_assert_lt(fabs(c.total - 23.519e-6), 5e-10, "total %.17g", c.total);
     cr_assert_eq(info.sub_task[N_], 42);
     cr_assert_eq(info.rings[C_], 4);
@@ -76,12 +80,8 @@ Test(cost, spec_fop_1_4_368_costs_23_519_us) {
  * partition is 32 * 640 * 2 = 40,960 bytes, and the 8,192-byte shift buffer
  * is reserved.  Compute is unchanged (T * t_sub with s_k halved). */
 Test(cost, rotation_charges_shifts_times_bytes_over_beta_and_reserves_8192) {
-    rotor_expr e = make_expr(MATMUL, "m=32,k=5120,n=15360");
-    rotor_chip chip = mk2();
-    rotor_plan p = plan3(&e, 1, 4, 368);
-    p.ft[A_][K_] = 2;
     rotor_plan_info info;
-    rotor_cost c = cost_ok(&e, &chip, &p, &info);
+    rotor_cost c = spec_cost(1, 4, 368, 2, &info);
     cr_assert_eq(info.total_steps, 2);
     cr_assert_eq(info.shifts[A_], 1);
     cr_assert_eq(info.shifts[B_], 0);

@@ -247,11 +247,7 @@ Test(emu, ring_walked_the_wrong_way_is_detected) {
 /* ---- property: random operators, random valid plans ----------------------- */
 
 static const char *const ops[] = {
-    "C[m,n] += A[m,k] * B[k,n]",
-    "C[b,m,n] += A[b,m,k] * B[b,k,n]",
-    "O[b,f,h,w] += I[b,c,h+kh,w+kw] * W[f,c,kh,kw]",
-    "O[f,h] += I[c,2*h+kh] * W[f,c,kh]",
-    "Y[s,d] = X[s,d] * G[d] + Bb[d]",
+    PROPERTY_OPS,
     "Y[s,d] = gelu(X[s,d])",
     "Y[s] += X[s,d]",
     "Y[s] += exp(X[s,d])",

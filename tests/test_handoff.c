@@ -48,13 +48,28 @@ static rotor_handoff *handoff_of(const placed *x) {
 #define MATMUL "C[m,n] += A[m,k] * B[k,n]"
 #define RELU "Y[m,n] = relu(X[m,n])"
 
-Test(handoff, same_partitions_receive_nothing_and_row_bands_receive_half) {
+/* The 8x4x8 MatMul under F_op = fop placed into p, and two 8x8 Relus
+ * reading its output under F_op = fa (into a) and fb (into b), on an
+ * ipu-mk2: the MatMul's hand-off. */
+static rotor_handoff *matmul_then_relus(const int64_t *fop, placed *p, const int64_t *fa, placed *a,
+                                        const int64_t *fb, placed *b) {
     rotor_chip chip = mk2();
+    place_plan(p, MATMUL, "m=8,k=4,n=8", fop, NULL, &chip);
+    place_plan(a, RELU, "m=8,n=8", fa, NULL, &chip);
+    place_plan(b, RELU, "m=8,n=8", fb, NULL, &chip);
+    return handoff_of(p);
+}
+
+static void free_all(rotor_handoff *h, placed *p, placed *a, placed *b) {
+    rotor_handoff_free(h);
+    rotor_place_free(p->pl);
+    rotor_place_free(a->pl);
+    rotor_place_free(b->pl);
+}
+
+Test(handoff, same_partitions_receive_nothing_and_row_bands_receive_half) {
     placed p, same, rows;
-    place_plan(&p, MATMUL, "m=8,k=4,n=8", (int64_t[]){2, 1, 2}, NULL, &chip);
-    place_plan(&same, RELU, "m=8,n=8", (int64_t[]){2, 2}, NULL, &chip);
-    place_plan(&rows, RELU, "m=8,n=8", (int64_t[]){4, 1}, NULL, &chip);
-    rotor_handoff *h = handoff_of(&p);
+    rotor_handoff *h = matmul_then_relus((int64_t[]){2, 1, 2}, &p, (int64_t[]){2, 2}, &same, (int64_t[]){4, 1}, &rows);
     cr_assert(rotor_handoff_matches(h, same.pl, 1, NULL));
     int64_t recv[4], max;
     rotor_handoff_receive(h, same.pl, 1, NULL, recv, &max);
@@ -65,21 +80,14 @@ Test(handoff, same_partitions_receive_nothing_and_row_bands_receive_half) {
     rotor_handoff_receive(h, rows.pl, 1, NULL, recv, &max);
     for (int c = 0; c < 4; c++) cr_assert_eq(recv[c], 8, "core %d: %lld", c, (long long)recv[c]);
     cr_assert_eq(max, 8);
-    rotor_handoff_free(h);
-    rotor_place_free(p.pl);
-    rotor_place_free(same.pl);
-    rotor_place_free(rows.pl);
+    free_all(h, &p, &same, &rows);
 }
 
 /* A split reduction axis: the two cores reduce-scatter the 8x8 partial
  * sums, core 0 keeping rows 0-3 (flat 0..31), core 1 rows 4-7. */
 Test(handoff, reduce_scatter_leaves_each_member_one_chunk) {
-    rotor_chip chip = mk2();
     placed p, rows, cols;
-    place_plan(&p, MATMUL, "m=8,k=4,n=8", (int64_t[]){1, 2, 1}, NULL, &chip);
-    place_plan(&rows, RELU, "m=8,n=8", (int64_t[]){2, 1}, NULL, &chip);
-    place_plan(&cols, RELU, "m=8,n=8", (int64_t[]){1, 2}, NULL, &chip);
-    rotor_handoff *h = handoff_of(&p);
+    rotor_handoff *h = matmul_then_relus((int64_t[]){1, 2, 1}, &p, (int64_t[]){2, 1}, &rows, (int64_t[]){1, 2}, &cols);
     cr_assert_eq(rotor_handoff_holder(h, (int64_t[]){3, 7}), 0);
     cr_assert_eq(rotor_handoff_holder(h, (int64_t[]){4, 0}), 1);
     int64_t recv[2], max;
@@ -87,10 +95,7 @@ Test(handoff, reduce_scatter_leaves_each_member_one_chunk) {
     cr_assert(recv[0] == 0 && recv[1] == 0);
     rotor_handoff_receive(h, cols.pl, 1, NULL, recv, &max);
     cr_assert(recv[0] == 16 && recv[1] == 16, "%lld %lld", (long long)recv[0], (long long)recv[1]);
-    rotor_handoff_free(h);
-    rotor_place_free(p.pl);
-    rotor_place_free(rows.pl);
-    rotor_place_free(cols.pl);
+    free_all(h, &p, &rows, &cols);
 }
 
 Test(handoff, a_view_with_other_extents_does_not_match) {

@@ -161,11 +161,7 @@ Test(place, boustrophedon_walk_moves_one_axis_by_one_and_visits_every_subtask) {
 /* ---- properties over random operators and random valid plans ------------- */
 
 static const char *const ops[] = {
-    "C[m,n] += A[m,k] * B[k,n]",
-    "C[b,m,n] += A[b,m,k] * B[b,k,n]",
-    "O[b,f,h,w] += I[b,c,h+kh,w+kw] * W[f,c,kh,kw]",
-    "O[f,h] += I[c,2*h+kh] * W[f,c,kh]",
-    "Y[s,d] = X[s,d] * G[d] + Bb[d]",
+    PROPERTY_OPS,
     "Y[s] += exp(X[s,d])",
     "Y[s,d] = max(X[s,d], Z[s,d]) * sigmoid(H[d])",
     "C[m,n] += A[m,k,j] * B[k,n]",

@@ -465,13 +465,7 @@ static void small_bert_program(int layers, const rotor_chip *chip, rotor_program
     cr_assert_eq(rotor_zoo_build("bert-base", &(rotor_zoo_options){.layers = layers, .seq = 32, .batch = 2}, &g,
                                  &err),
                  ROTOR_OK, "%s", err.msg);
-    rotor_compile_result res;
-    char *text;
-    cr_assert_eq(rotor_compile(&g, chip, NULL, &res, &err), ROTOR_OK, "%s", err.msg);
-    cr_assert_eq(rotor_program_write(&g, chip, &res, &text, &err), ROTOR_OK, "%s", err.msg);
-    cr_assert_eq(rotor_program_parse(text, "bert.json", chip, p, &err), ROTOR_OK, "%s", err.msg);
-    free(text);
-    rotor_compile_result_free(&res);
+    compiled_program(&g, chip, NULL, NULL, p);
     rotor_graph_free(&g);
 }
 

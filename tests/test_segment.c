@@ -38,15 +38,21 @@ static rotor_segment hand_segment(int n, int64_t micro, const int64_t *runs, con
     return s;
 }
 
+/* Two stages of 4 runs (1.0 and 2.0 each) in 4 micro-batches, the second
+ * reading A from the first (a move of 0.5), streamed run by run or whole. */
+static rotor_segment pair_segment(bool streamed) {
+    int64_t runs[] = {4, 4};
+    double exec[] = {1.0, 2.0}, xfer[] = {0, 0.5};
+    int from[] = {-1, 0};
+    bool stream[] = {false, streamed};
+    return hand_segment(2, 4, runs, exec, from, stream, stream, xfer);
+}
+
 Test(segment, a_streamed_pair_runs_in_steps) {
     /* stage 0: 4 runs of 1.0; stage 1: 4 runs of 2.0, run i in the step
      * after stage 0's run i, its input moved (0.5) in that step's move phase;
      * a step's compute phase lasts as its slowest run */
-    int64_t runs[] = {4, 4};
-    double exec[] = {1.0, 2.0}, xfer[] = {0, 0.5};
-    int from[] = {-1, 0};
-    bool streamed[] = {false, true}, per_run[] = {false, true};
-    rotor_segment s = hand_segment(2, 4, runs, exec, from, streamed, per_run, xfer);
+    rotor_segment s = pair_segment(true);
     int64_t first[2];
     cr_assert_eq(rotor_segment_steps(&s, first), 5);
     cr_assert_eq(first[0], 0);
@@ -69,11 +75,7 @@ Test(segment, a_streamed_pair_runs_in_steps) {
 Test(segment, a_stage_that_is_not_streamed_waits_for_the_producers_last_run) {
     /* stage 1 reads A whole: one move after stage 0's last run, then its
      * four runs back to back */
-    int64_t runs[] = {4, 4};
-    double exec[] = {1.0, 2.0}, xfer[] = {0, 0.5};
-    int from[] = {-1, 0};
-    bool streamed[] = {false, false}, per_run[] = {false, false};
-    rotor_segment s = hand_segment(2, 4, runs, exec, from, streamed, per_run, xfer);
+    rotor_segment s = pair_segment(false);
     double run_s;
     rotor_error err = {{0}};
     cr_assert_eq(rotor_segment_times(&s, NULL, NULL, &run_s, &err), ROTOR_OK, "%s", err.msg);

@@ -12,6 +12,15 @@
 #define assert_msg_has(err, s) \
     cr_assert(strstr((err).msg, (s)) != NULL, "message \"%s\" lacks \"%s\"", (err).msg, (s))
 
+/* Building model with options o fails as bad input, with want in the message. */
+static void refused(const char *model, rotor_zoo_options o, const char *want) {
+    rotor_graph g;
+    rotor_error err;
+    cr_assert_eq(rotor_zoo_build(model, &o, &g, &err), ROTOR_ERR_INPUT, "%s", model);
+    assert_msg_has(err, want);
+    rotor_graph_free(&g);
+}
+
 static rotor_graph_totals build(const char *name, rotor_zoo_options o, rotor_graph *g) {
     rotor_error err;
     cr_assert_eq(rotor_zoo_build(name, &o, g, &err), ROTOR_OK, "%s: %s", name, err.msg);
@@ -141,20 +150,10 @@ Test(zoo, unknown_models_and_bad_sizes_are_refused) {
     cr_assert_eq(rotor_zoo_build("bert-huge", NULL, &g, &err), ROTOR_ERR_INPUT);
     assert_msg_has(err, "unknown model 'bert-huge' (the zoo has bert-base, bert-large");
     rotor_graph_free(&g);
-    cr_assert_eq(rotor_zoo_build("bert-base", &(rotor_zoo_options){.batch = -1}, &g, &err), ROTOR_ERR_INPUT);
-    assert_msg_has(err, "must be positive");
-    rotor_graph_free(&g);
-    cr_assert_eq(rotor_zoo_build("llama2-7b", &(rotor_zoo_options){.batch = 1LL << 40}, &g, &err),
-                 ROTOR_ERR_INPUT);
-    assert_msg_has(err, "out of range");
-    rotor_graph_free(&g);
-    cr_assert_eq(rotor_zoo_build("vit-base", &(rotor_zoo_options){.phase = ROTOR_PHASE_DECODE}, &g, &err),
-                 ROTOR_ERR_INPUT);
-    assert_msg_has(err, "vit-base has no decode phase");
-    rotor_graph_free(&g);
-    cr_assert_eq(rotor_zoo_build("opt-13b", &(rotor_zoo_options){.seq = 4096}, &g, &err), ROTOR_ERR_INPUT);
-    assert_msg_has(err, "seq 4096 exceeds the 2048 learned positions");
-    rotor_graph_free(&g);
+    refused("bert-base", (rotor_zoo_options){.batch = -1}, "must be positive");
+    refused("llama2-7b", (rotor_zoo_options){.batch = 1LL << 40}, "out of range");
+    refused("vit-base", (rotor_zoo_options){.phase = ROTOR_PHASE_DECODE}, "vit-base has no decode phase");
+    refused("opt-13b", (rotor_zoo_options){.seq = 4096}, "seq 4096 exceeds the 2048 learned positions");
 }
 
 /* A size that would change nothing is refused, not ignored (issue 19): the
@@ -162,18 +161,12 @@ Test(zoo, unknown_models_and_bad_sizes_are_refused) {
 Test(zoo, sizes_a_model_would_ignore_are_refused) {
     rotor_graph g;
     rotor_error err;
-    cr_assert_eq(rotor_zoo_build("vit-base", &(rotor_zoo_options){.seq = 64}, &g, &err), ROTOR_ERR_INPUT);
-    assert_msg_has(err, "vit-base: seq 64: its sequence is 197 tokens, fixed by its 224 x 224 images");
-    rotor_graph_free(&g);
-    cr_assert_eq(rotor_zoo_build("dit-xl", &(rotor_zoo_options){.seq = 128}, &g, &err), ROTOR_ERR_INPUT);
-    assert_msg_has(err, "dit-xl: seq 128: its sequence is 256 tokens, fixed by its 32 x 32 images");
-    rotor_graph_free(&g);
-    cr_assert_eq(rotor_zoo_build("resnet-50", &(rotor_zoo_options){.layers = 6}, &g, &err), ROTOR_ERR_INPUT);
-    assert_msg_has(err, "resnet-50: layers 6: it has 4 stages");
-    rotor_graph_free(&g);
-    cr_assert_eq(rotor_zoo_build("nerf", &(rotor_zoo_options){.layers = 9}, &g, &err), ROTOR_ERR_INPUT);
-    assert_msg_has(err, "nerf: layers 9: it has 8 layers");
-    rotor_graph_free(&g);
+    refused("vit-base", (rotor_zoo_options){.seq = 64},
+            "vit-base: seq 64: its sequence is 197 tokens, fixed by its 224 x 224 images");
+    refused("dit-xl", (rotor_zoo_options){.seq = 128},
+            "dit-xl: seq 128: its sequence is 256 tokens, fixed by its 32 x 32 images");
+    refused("resnet-50", (rotor_zoo_options){.layers = 6}, "resnet-50: layers 6: it has 4 stages");
+    refused("nerf", (rotor_zoo_options){.layers = 9}, "nerf: layers 9: it has 8 layers");
     /* the fixed count itself, and fewer stages or layers, are fine */
     cr_assert_eq(rotor_zoo_build("vit-base", &(rotor_zoo_options){.seq = 197, .layers = 1}, &g, &err), ROTOR_OK,
                  "%s", err.msg);
