@@ -245,8 +245,8 @@ static int gen_int(gen *g, Onnx__NodeProto *n, const char *name, int64_t v) {
  * the arena keeps it). */
 static const char *fresh(gen *g, const char *prefix) {
     char s[96];
-    snprintf(s, sizeof s, "%s_%d", prefix, g->counter++);
-    return gen_str(g, s);
+    int len = snprintf(s, sizeof s, "%s_%d", prefix, g->counter++);
+    return len > 0 && (size_t)len < sizeof s ? gen_str(g, s) : NULL; /* every prefix here is short */
 }
 
 /* Conv k x k, stride s, padding p, with a bias (a folded batch norm). */
@@ -298,6 +298,20 @@ static const char *basic_block(gen *g, const char *name, const char *x, int64_t 
     return y ? unary(g, "Relu", nr2, y) : NULL;
 }
 
+/* The classifier head both CNNs end with: Flatten x (in features), then a
+ * Gemm to `classes` logits (weight uniform in +-sqrt(3 / in), transB), the
+ * graph's output [batch, classes]. */
+static int classifier(gen *g, const char *x, int64_t in, int64_t classes, int64_t batch) {
+    const char *f = fresh(g, "flatten");
+    Onnx__NodeProto *n = gen_node(g, "Flatten", "flatten", 1, &x, f);
+    if (!f || gen_int(g, n, "axis", 1)) return 1;
+    const char *w = gen_weight(g, "fc.weight", 2, (const int64_t[]){classes, in}, sqrt(3.0 / (double)in));
+    const char *bias = gen_weight(g, "fc.bias", 1, (const int64_t[]){classes}, 0.1);
+    n = gen_node(g, "Gemm", "fc", 3, (const char *const[]){f, w, bias}, "logits");
+    if (!w || !bias || gen_int(g, n, "transB", 1)) return 1;
+    return gen_io(g, false, "logits", 2, (const int64_t[]){batch, classes});
+}
+
 static int build_resnet18(gen *g, int64_t batch) {
     if (gen_io(g, true, "input", 4, (const int64_t[]){batch, 3, 224, 224})) return 1;
     const char *x = conv(g, "conv1", "input", 3, 64, 7, 2, 3);
@@ -320,14 +334,7 @@ static int build_resnet18(gen *g, int64_t batch) {
             cin = width[l];
         }
     if (!(x = unary(g, "GlobalAveragePool", "avgpool", x))) return 1;
-    const char *f = fresh(g, "flatten");
-    n = gen_node(g, "Flatten", "flatten", 1, &x, f);
-    if (!f || gen_int(g, n, "axis", 1)) return 1;
-    const char *w = gen_weight(g, "fc.weight", 2, (const int64_t[]){1000, 512}, sqrt(3.0 / 512.0));
-    const char *bias = gen_weight(g, "fc.bias", 1, (const int64_t[]){1000}, 0.1);
-    n = gen_node(g, "Gemm", "fc", 3, (const char *const[]){f, w, bias}, "logits");
-    if (!w || !bias || gen_int(g, n, "transB", 1)) return 1;
-    return gen_io(g, false, "logits", 2, (const int64_t[]){batch, 1000});
+    return classifier(g, x, 512, 1000, batch);
 }
 
 /* Conv 3x3 (1 -> 4 channels) on an 8 x 8 image, Relu, MaxPool 2x2, Gemm to
@@ -341,14 +348,7 @@ static int build_tiny_cnn(gen *g) {
     if (!mp || gen_ints(g, n, "kernel_shape", 2, (const int64_t[]){2, 2}) ||
         gen_ints(g, n, "strides", 2, (const int64_t[]){2, 2}))
         return 1;
-    const char *f = fresh(g, "flatten");
-    n = gen_node(g, "Flatten", "flatten", 1, &mp, f);
-    if (!f || gen_int(g, n, "axis", 1)) return 1;
-    const char *w = gen_weight(g, "fc.weight", 2, (const int64_t[]){10, 64}, sqrt(3.0 / 64.0));
-    const char *bias = gen_weight(g, "fc.bias", 1, (const int64_t[]){10}, 0.1);
-    n = gen_node(g, "Gemm", "fc", 3, (const char *const[]){f, w, bias}, "logits");
-    if (!w || !bias || gen_int(g, n, "transB", 1)) return 1;
-    return gen_io(g, false, "logits", 2, (const int64_t[]){1, 10});
+    return classifier(g, mp, 64, 10, 1);
 }
 
 /* x W + b, W uniform in +-sqrt(3 / in): one dense layer as an exporter
