@@ -66,12 +66,14 @@ static void matmul(run *r, const char *dims, int64_t fm, int64_t fk, int64_t fn)
     matmul_plan(dims, fm, fk, fn, &r->e, &r->p);
 }
 
-/* The benchmark text's example chain: F_op = [2,1,4], A f_t = 4 and B f_t = 2
- * along k. */
-static void chain_run(run *r, const rotor_chip *chip) {
+/* The benchmark text's example chain on ipu-mk2 (F_op = [2,1,4], A f_t = 4
+ * and B f_t = 2 along k), set up in r and emulated with opt. */
+static rotor_status chain_emu(run *r, const rotor_emu_options *opt) {
+    rotor_chip chip = mk2();
     matmul(r, "m=64,k=96,n=80", 2, 1, 4);
     r->p.ft[A_][K_] = 4, r->p.ft[B_][K_] = 2;
-    run_setup(r, chip);
+    run_setup(r, &chip);
+    return run_emu(r, &chip, opt);
 }
 
 /* The checks `rotor verify` makes: result within tolerance, every core
@@ -108,12 +110,9 @@ Test(emu, fig10_3x3_matmul_on_9_cores_computes_C_exactly_with_2_shifts_each) {
  * along k.  Every core shifts A 3 times and B once; the emulated exchange
  * time equals the model's (3 * bytes(A) + bytes(B)) / beta. */
 Test(emu, chain_A4_B2_every_core_shifts_A_3_B_1_and_exchange_equals_model) {
-    rotor_chip chip = mk2();
-    run r;
-    chain_run(&r, &chip);
     int64_t core_shifts[3 * 8];
-    rotor_emu_options opt = {.core_shifts = core_shifts};
-    cr_assert_eq(run_emu(&r, &chip, &opt), ROTOR_OK, "%s", r.err.msg);
+    run r;
+    cr_assert_eq(chain_emu(&r, &(rotor_emu_options){.core_shifts = core_shifts}), ROTOR_OK, "%s", r.err.msg);
     assert_verified(&r, "chain");
     for (int c = 0; c < 8; c++) {
         cr_assert_eq(core_shifts[A_ * 8 + c], 3);
@@ -162,11 +161,8 @@ Test(emu, partition_of_12_KiB_takes_2_shift_buffer_copies_per_shift) {
 /* A core whose SRAM cannot hold its partitions is an error naming the bytes,
  * not a crash. */
 Test(emu, sram_too_small_for_the_partitions_is_a_clear_error) {
-    rotor_chip chip = mk2();
     run r;
-    chain_run(&r, &chip);
-    rotor_emu_options opt = {.sram_bytes = 4096};
-    cr_assert_eq(run_emu(&r, &chip, &opt), ROTOR_ERR_NOFIT);
+    cr_assert_eq(chain_emu(&r, &(rotor_emu_options){.sram_bytes = 4096}), ROTOR_ERR_NOFIT);
     /* C 32x20, A 32x24, B 48x20 in FP16, + 8 KiB shift buffer */
     cr_assert_eq(r.info.memory, 1280 + 1536 + 1920 + 8192);
     assert_msg_has(r.err, "every core must hold 12928 bytes");

@@ -28,6 +28,15 @@ static int64_t core_mn(const rotor_place *pl, int64_t m, int64_t n) {
     return rotor_place_core_at(pl, c);
 }
 
+/* The MatMul with extents dims under F_op = fop, A split fa-way and B
+ * fb-way along k, placed: its plan in p and info. */
+static rotor_place *rotating_k(rotor_expr *e, rotor_plan *p, rotor_plan_info *info, const char *dims,
+                               const int64_t *fop, int64_t fa, int64_t fb) {
+    matmul_plan(dims, fop[M_], fop[K_], fop[N_], e, p);
+    p->ft[A_][K_] = fa, p->ft[B_][K_] = fb;
+    return place_ok(e, p, info);
+}
+
 /* T10 Figure 10: a 3x3 MatMul (M = K = N = 3) on 3x3 cores, C_j^i fixed on
  * core (i, j); A's row i is split into 3 partitions along k and shifted
  * along the row, B's column j along the column.  The placement is Cannon's
@@ -35,10 +44,8 @@ static int64_t core_mn(const rotor_place *pl, int64_t m, int64_t n) {
 Test(place, fig10_3x3_matmul_on_9_cores_starts_from_cannons_skew) {
     rotor_expr e;
     rotor_plan p;
-    matmul_plan("m=3,k=3,n=3", 3, 1, 3, &e, &p);
-    p.ft[A_][K_] = 3, p.ft[B_][K_] = 3;
     rotor_plan_info info;
-    rotor_place *pl = place_ok(&e, &p, &info);
+    rotor_place *pl = rotating_k(&e, &p, &info, "m=3,k=3,n=3", (int64_t[]){3, 1, 3}, 3, 3);
     cr_assert_eq(info.total_steps, 3);
     int64_t i0[3] = {0, 0, 0}, j[3], blk[3];
     for (int64_t m = 0; m < 3; m++)
@@ -91,10 +98,8 @@ Test(place, fig10_3x3_matmul_on_9_cores_starts_from_cannons_skew) {
 Test(place, chain_A4_B2_along_k_nests_rings_so_every_core_shifts_A_3_and_B_1) {
     rotor_expr e;
     rotor_plan p;
-    matmul_plan("m=64,k=96,n=80", 2, 1, 4, &e, &p);
-    p.ft[A_][K_] = 4, p.ft[B_][K_] = 2;
     rotor_plan_info info;
-    rotor_place *pl = place_ok(&e, &p, &info);
+    rotor_place *pl = rotating_k(&e, &p, &info, "m=64,k=96,n=80", (int64_t[]){2, 1, 4}, 4, 2);
     int64_t radix[8];
     cr_assert_eq(rotor_place_digits(pl, K_, radix), 2);
     cr_assert_eq(radix[0], 2);
