@@ -247,11 +247,18 @@ Test(segment, bert_pipelines_each_layers_qkv_with_its_scores) {
     rotor_pipeline_free(&p);
 }
 
+/* The NeRF MLP of the zoo at batch `batch`, compiled with pipelining and as
+ * T10 alone. */
+static rotor_pipeline_options nerf_pipelined(int64_t batch) {
+    rotor_pipeline_options po = {.model = "nerf", .zoo = {.batch = batch}, .t10 = true};
+    po.compile.pipeline = true;
+    return po;
+}
+
 Test(segment, the_throughput_objective_prices_a_segment_by_its_interval) {
     rotor_chip chip = mk2();
     rotor_error err = {{0}};
-    rotor_pipeline_options po = {.model = "nerf", .zoo = {.batch = 8}, .t10 = true};
-    po.compile.pipeline = true;
+    rotor_pipeline_options po = nerf_pipelined(8);
     po.compile.max_stages = 2;
     po.compile.objective = ROTOR_OBJECTIVE_THROUGHPUT;
     rotor_pipeline p;
@@ -273,8 +280,7 @@ Test(segment, the_throughput_objective_prices_a_segment_by_its_interval) {
 Test(segment, pipelining_refuses_chips_it_does_not_model) {
     rotor_chip chip = pod4();
     rotor_error err = {{0}};
-    rotor_pipeline_options po = {.model = "nerf", .zoo = {.batch = 1}, .t10 = true};
-    po.compile.pipeline = true;
+    rotor_pipeline_options po = nerf_pipelined(1);
     rotor_pipeline p;
     cr_assert_eq(rotor_pipeline_run(&po, &chip, &p, &err), ROTOR_ERR_INPUT);
     cr_assert_str_eq(err.msg, "--pipeline: chip 'ipu-pod4' is several chips; pipelining over core groups needs one "
