@@ -531,6 +531,16 @@ static cJSON *names_json(const rotor_graph *g, const int *idx, int n) {
     return a;
 }
 
+/* A new object at the end of list, its first key "name" (a value's or an
+ * operator's); NULL when out of memory. */
+static cJSON *named_entry(cJSON *list, const char *name) {
+    cJSON *o = cJSON_CreateObject();
+    if (!o) return NULL;
+    cJSON_AddItemToArray(list, o);
+    cJSON_AddStringToObject(o, "name", name);
+    return o;
+}
+
 char *rotor_graph_to_json(const rotor_graph *g) {
     cJSON *root = cJSON_CreateObject();
     if (!root) return NULL;
@@ -552,22 +562,19 @@ char *rotor_graph_to_json(const rotor_graph *g) {
     cJSON *vals = cJSON_AddArrayToObject(root, "values");
     for (int i = 0; vals && i < g->nvalues; i++) {
         const rotor_value *v = &g->values[i];
-        cJSON *o = cJSON_CreateObject();
+        cJSON *o = named_entry(vals, v->name);
         if (!o) break;
-        cJSON_AddStringToObject(o, "name", v->name);
         cJSON_AddStringToObject(o, "dtype", rotor_dtype_name(v->dtype));
         cJSON_AddItemToObject(o, "shape", shape_json(v));
         cJSON_AddStringToObject(o, "role", rotor_role_name(v->role));
         cJSON_AddNumberToObject(o, "bytes", (double)v->bytes);
         if (v->is_output) cJSON_AddBoolToObject(o, "output", 1);
-        cJSON_AddItemToArray(vals, o);
     }
     cJSON *ops = cJSON_AddArrayToObject(root, "ops");
     for (int i = 0; ops && i < g->nops; i++) {
         const rotor_op *op = &g->ops[i];
-        cJSON *o = cJSON_CreateObject();
+        cJSON *o = named_entry(ops, op->name);
         if (!o) break;
-        cJSON_AddStringToObject(o, "name", op->name);
         cJSON_AddStringToObject(o, "type", op->type);
         if (op->vendor) {
             cJSON_AddNullToObject(o, "expr");
@@ -591,7 +598,6 @@ char *rotor_graph_to_json(const rotor_graph *g) {
             cJSON_AddStringToObject(o, "fused", op->fused);
             cJSON_AddNumberToObject(o, "nfused", op->nfused);
         }
-        cJSON_AddItemToArray(ops, o);
     }
     char *s = cJSON_PrintUnformatted(root);
     cJSON_Delete(root);
