@@ -529,3 +529,79 @@ Test(graph, json_writes_vendor_ops_with_a_null_expression) {
     free(s);
     rotor_graph_free(&g);
 }
+
+/* ---- rotor_graph_add_bound_op ------------------------------------------- */
+
+/* A pass copies an operator's bound expression into another graph: the copy
+ * is the expression rotor_graph_add_op would parse from its text, with the
+ * same FLOPs and the bytes of the new graph's values. */
+/* a (32x64) and w (64x16) into c (32 x cn): a MatMul's values. */
+static void mm_values(rotor_graph *g, const char *name, int64_t cn, int *a, int *w, int *c) {
+    rotor_graph_init(g, name);
+    *a = value(g, "a", ROTOR_ROLE_ACTIVATION, SHP(32, 64));
+    *w = value(g, "w", ROTOR_ROLE_WEIGHT, SHP(64, 16));
+    *c = value(g, "c", ROTOR_ROLE_ACTIVATION, SHP(32, cn));
+}
+
+Test(graph, a_bound_expression_copies_with_the_flops_and_bytes_add_op_gives) {
+    rotor_graph g, h;
+    int a, w, c, a2, w2, c2;
+    mm_values(&g, "from", 16, &a, &w, &c);
+    mm_values(&h, "to", 16, &a2, &w2, &c2);
+    int o = op_ok(&g, desc("mm", "MatMul", "C[m,n] += A[m,k] * B[k,n]", "m=32,k=64,n=16", IDX(a, w), IDX(c)));
+    rotor_op_desc d = desc("mm", "MatMul", "ignored", "ignored", IDX(a2, w2), IDX(c2));
+    rotor_error err = {{0}};
+    int i = -1;
+    cr_assert_eq(rotor_graph_add_bound_op(&h, &d, &g.ops[o].expr, &i, &err), ROTOR_OK, "%s", err.msg);
+    const rotor_op *x = &g.ops[o], *y = &h.ops[i];
+    cr_assert_str_eq(y->expr.text, "C[m,n] += A[m,k] * B[k,n]");
+    cr_assert_eq(y->expr.naxes, 3);
+    for (int k = 0; k < 3; k++) cr_assert_eq(y->expr.extent[k], x->expr.extent[k]);
+    cr_assert_eq(y->expr.ntensors, 3);
+    cr_assert(y->expr.bound && y->expr.accumulate);
+    cr_assert_eq(y->expr.op_class, ROTOR_OP_CONTRACTION);
+    for (int t = 0; t < 3; t++) cr_assert_eq(y->tensor_value[t], d.tensor_value[t]);
+    cr_assert_eq(y->flops, 2.0 * 32 * 64 * 16);
+    cr_assert_eq(y->bytes, x->bytes);
+    cr_assert_eq(y->weight_bytes, 64 * 16 * 2);
+    cr_assert_eq(h.values[c2].producer, i);
+    cr_assert_eq(h.values[a2].consumers, 1);
+    cr_assert_eq(rotor_graph_validate(&h, &err), ROTOR_OK, "%s", err.msg);
+    rotor_graph_free(&g);
+    rotor_graph_free(&h);
+}
+
+/* The copy is checked as add_op checks: tensors against their values, the
+ * expression bound with extents rotor_expr_bind accepts, byte counts in
+ * int64.  Each refusal names the operator. */
+Test(graph, a_bound_expression_is_checked_as_add_op_checks_one) {
+    rotor_graph g;
+    int a, w, c;
+    mm_values(&g, "checks", 8, &a, &w, &c);
+    rotor_expr e;
+    rotor_error err = {{0}};
+    cr_assert_eq(rotor_expr_make("C[m,n] += A[m,k] * B[k,n]", "m=32,k=64,n=16", &e, &err), ROTOR_OK);
+    rotor_op_desc d = desc("mm", "MatMul", NULL, NULL, IDX(a, w), IDX(c));
+    d.tensor_value[0] = c, d.tensor_value[1] = a, d.tensor_value[2] = w;
+    cr_assert_eq(rotor_graph_add_bound_op(&g, &d, &e, NULL, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "op 'mm' (MatMul): expression tensor C has 512 elements but value 'c' has 256");
+    rotor_expr unbound = e;
+    unbound.bound = false;
+    d.tensor_value[0] = -1;
+    cr_assert_eq(rotor_graph_add_bound_op(&g, &d, &unbound, NULL, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "op 'mm' (MatMul): expression 'C[m,n] += A[m,k] * B[k,n]' is not bound");
+    rotor_expr huge = e;
+    huge.extent[0] = ROTOR_EXTENT_MAX + 1;
+    cr_assert_eq(rotor_graph_add_bound_op(&g, &d, &huge, NULL, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "is not bound as rotor_expr_bind binds");
+    cr_assert_eq(g.nops, 0);
+    /* three values of 2^62 bytes: their sum is no int64 */
+    int p = value(&g, "p", ROTOR_ROLE_ACTIVATION, SHP((int64_t)1 << 31, (int64_t)1 << 30));
+    int q = value(&g, "q", ROTOR_ROLE_ACTIVATION, SHP((int64_t)1 << 31, (int64_t)1 << 30));
+    int r = value(&g, "r", ROTOR_ROLE_ACTIVATION, SHP((int64_t)1 << 31, (int64_t)1 << 30));
+    rotor_op_desc v = desc("big", "Add", NULL, NULL, IDX(p, q), IDX(r));
+    cr_assert_eq(rotor_graph_add_bound_op(&g, &v, NULL, NULL, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "op 'big' (Add): byte count overflows 64 bits");
+    cr_assert_eq(g.nops, 0);
+    rotor_graph_free(&g);
+}

@@ -241,16 +241,19 @@ static double vendor_flops(const rotor_graph *g, const char *type, const int *in
     return read + written;
 }
 
-#define OPFAIL(code, ...)                                                             \
-    do {                                                                              \
-        rotor_fail(err, code, __VA_ARGS__);                                           \
-        snprintf(prefix, sizeof prefix, "op '%s' (%s)", d->name, d->type);           \
-        rotor_error_prefix(err, prefix);                                              \
-        return code;                                                                  \
-    } while (0)
-
-rotor_status rotor_graph_add_op(rotor_graph *g, const rotor_op_desc *d, int *out, rotor_error *err) {
+/* Names the operator in front of the message rotor_fail just wrote:
+ * "op 'attn.qk' (MatMul): ...". */
+static rotor_status op_named(const rotor_op_desc *d, rotor_status code, rotor_error *err) {
     char prefix[160];
+    snprintf(prefix, sizeof prefix, "op '%s' (%s)", d->name, d->type);
+    rotor_error_prefix(err, prefix);
+    return code;
+}
+
+#define OPFAIL(code, ...) return op_named(d, rotor_fail(err, code, __VA_ARGS__), err)
+
+/* The checks on an operator's inputs and outputs, before its expression. */
+static rotor_status check_ends(const rotor_graph *g, const rotor_op_desc *d, rotor_error *err) {
     if (!d->name || !d->type) return rotor_fail(err, ROTOR_ERR_INPUT, "an operator needs a name and a type");
     if (strlen(d->type) >= ROTOR_OP_TYPE_MAX) OPFAIL(ROTOR_ERR_INPUT, "type name is too long");
     if (d->noutputs < 1) OPFAIL(ROTOR_ERR_INPUT, "an operator needs at least one output");
@@ -274,38 +277,38 @@ rotor_status rotor_graph_add_op(rotor_graph *g, const rotor_op_desc *d, int *out
         for (int j = 0; j < d->ninputs; j++)
             if (d->inputs[j] == v) OPFAIL(ROTOR_ERR_INPUT, "'%s' is both an input and an output", x->name);
     }
-    rotor_op op;
-    memset(&op, 0, sizeof op);
-    for (int t = 0; t < ROTOR_MAX_TENSORS; t++) op.tensor_value[t] = -1;
-    if (d->expr) {
-        rotor_error e2;
-        if (rotor_expr_make(d->expr, d->dims, &op.expr, &e2) != ROTOR_OK)
-            OPFAIL(ROTOR_ERR_INPUT, "expression '%s' (%s): %s", d->expr, d->dims ? d->dims : "", e2.msg);
-        for (int t = 0; t < op.expr.ntensors; t++) {
-            int v = d->tensor_value[t];
-            op.tensor_value[t] = v < 0 ? -1 : v;
-            if (v < 0) continue;
-            if (v >= g->nvalues) OPFAIL(ROTOR_ERR_INPUT, "expression tensor %d names no value", t);
-            char why[ROTOR_ERROR_MAX];
-            if (!tensor_matches(g, &op.expr, t, v, d->inputs, d->ninputs, d->outputs, d->noutputs, why,
-                                sizeof why))
-                OPFAIL(ROTOR_ERR_INPUT, "%s", why);
-            if (d->view && d->view[t].unknown && !d->view[t].set) op.view[t].unknown = true;
-            if (d->view && d->view[t].set) {
-                const rotor_view *w = &d->view[t];
-                for (int k = 0; k < op.expr.tensors[t].ndims; k++)
-                    if (w->dim[k] < 0 || w->dim[k] >= g->values[v].rank)
-                        OPFAIL(ROTOR_ERR_INPUT, "the view of tensor %s maps dimension %d to value dimension %d of "
-                               "'%s', which has rank %d", op.expr.tensors[t].name, k, w->dim[k], g->values[v].name,
-                               g->values[v].rank);
-                op.view[t] = *w;
-            }
+    return ROTOR_OK;
+}
+
+/* Names op's bound expression tensors after d (tensor_value, view), each
+ * checked against the value it names; then its FLOPs. */
+static rotor_status bind_tensors(const rotor_graph *g, const rotor_op_desc *d, rotor_op *op, rotor_error *err) {
+    for (int t = 0; t < op->expr.ntensors; t++) {
+        int v = d->tensor_value[t];
+        op->tensor_value[t] = v < 0 ? -1 : v;
+        if (v < 0) continue;
+        if (v >= g->nvalues) OPFAIL(ROTOR_ERR_INPUT, "expression tensor %d names no value", t);
+        char why[ROTOR_ERROR_MAX];
+        if (!tensor_matches(g, &op->expr, t, v, d->inputs, d->ninputs, d->outputs, d->noutputs, why, sizeof why))
+            OPFAIL(ROTOR_ERR_INPUT, "%s", why);
+        if (d->view && d->view[t].unknown && !d->view[t].set) op->view[t].unknown = true;
+        if (d->view && d->view[t].set) {
+            const rotor_view *w = &d->view[t];
+            for (int k = 0; k < op->expr.tensors[t].ndims; k++)
+                if (w->dim[k] < 0 || w->dim[k] >= g->values[v].rank)
+                    OPFAIL(ROTOR_ERR_INPUT, "the view of tensor %s maps dimension %d to value dimension %d of "
+                           "'%s', which has rank %d", op->expr.tensors[t].name, k, w->dim[k], g->values[v].name,
+                           g->values[v].rank);
+            op->view[t] = *w;
         }
-        op.flops = rotor_expr_flops(&op.expr);
-    } else {
-        op.vendor = true;
-        op.flops = vendor_flops(g, d->type, d->inputs, d->ninputs, d->outputs, d->noutputs);
     }
+    op->flops = rotor_expr_flops(&op->expr);
+    return ROTOR_OK;
+}
+
+/* Counts op's bytes, copies d's name and value lists into it and appends it
+ * (op's expression, tensors and FLOPs are set). */
+static rotor_status append_op(rotor_graph *g, const rotor_op_desc *d, rotor_op *op, int *out, rotor_error *err) {
     int64_t bytes = 0, wbytes = 0;
     for (int i = 0; i < d->ninputs; i++) {
         const rotor_value *x = &g->values[d->inputs[i]];
@@ -316,29 +319,86 @@ rotor_status rotor_graph_add_op(rotor_graph *g, const rotor_op_desc *d, int *out
     for (int i = 0; i < d->noutputs; i++)
         if (!rotor_add_i64(bytes, g->values[d->outputs[i]].bytes, &bytes))
             OPFAIL(ROTOR_ERR_INPUT, "byte count overflows 64 bits");
-    op.bytes = bytes;
-    op.weight_bytes = wbytes;
-    snprintf(op.type, sizeof op.type, "%s", d->type);
-    op.name = strdup(d->name);
-    op.inputs = malloc(sizeof(int) * (size_t)(d->ninputs ? d->ninputs : 1));
-    op.outputs = malloc(sizeof(int) * (size_t)d->noutputs);
-    if (!op.name || !op.inputs || !op.outputs ||
+    op->bytes = bytes;
+    op->weight_bytes = wbytes;
+    snprintf(op->type, sizeof op->type, "%s", d->type);
+    op->name = strdup(d->name);
+    op->inputs = malloc(sizeof(int) * (size_t)(d->ninputs ? d->ninputs : 1));
+    op->outputs = malloc(sizeof(int) * (size_t)d->noutputs);
+    if (!op->name || !op->inputs || !op->outputs ||
         !grow((void **)&g->ops, &g->ops_cap, g->nops + 1, sizeof *g->ops)) {
-        free(op.name);
-        free(op.inputs);
-        free(op.outputs);
+        free(op->name);
+        free(op->inputs);
+        free(op->outputs);
         return rotor_nomem(err);
     }
-    if (d->ninputs) memcpy(op.inputs, d->inputs, sizeof(int) * (size_t)d->ninputs);
-    memcpy(op.outputs, d->outputs, sizeof(int) * (size_t)d->noutputs);
-    op.ninputs = d->ninputs;
-    op.noutputs = d->noutputs;
+    if (d->ninputs) memcpy(op->inputs, d->inputs, sizeof(int) * (size_t)d->ninputs);
+    memcpy(op->outputs, d->outputs, sizeof(int) * (size_t)d->noutputs);
+    op->ninputs = d->ninputs;
+    op->noutputs = d->noutputs;
     for (int i = 0; i < d->ninputs; i++) g->values[d->inputs[i]].consumers++;
     for (int i = 0; i < d->noutputs; i++) g->values[d->outputs[i]].producer = g->nops;
-    g->ops[g->nops] = op;
+    g->ops[g->nops] = *op;
     if (out) *out = g->nops;
     g->nops++;
     return ROTOR_OK;
+}
+
+/* An operator with no expression tensors named yet. */
+static void op_blank(rotor_op *op) {
+    memset(op, 0, sizeof *op);
+    for (int t = 0; t < ROTOR_MAX_TENSORS; t++) op->tensor_value[t] = -1;
+}
+
+/* The vendor half of both constructors: the vendor rule's FLOPs, then the
+ * append. */
+static rotor_status append_vendor(rotor_graph *g, const rotor_op_desc *d, rotor_op *op, int *out,
+                                  rotor_error *err) {
+    op->vendor = true;
+    op->flops = vendor_flops(g, d->type, d->inputs, d->ninputs, d->outputs, d->noutputs);
+    return append_op(g, d, op, out, err);
+}
+
+rotor_status rotor_graph_add_op(rotor_graph *g, const rotor_op_desc *d, int *out, rotor_error *err) {
+    rotor_status st = check_ends(g, d, err);
+    if (st) return st;
+    rotor_op op;
+    op_blank(&op);
+    if (!d->expr) return append_vendor(g, d, &op, out, err);
+    rotor_error e2;
+    if (rotor_expr_make(d->expr, d->dims, &op.expr, &e2) != ROTOR_OK)
+        OPFAIL(ROTOR_ERR_INPUT, "expression '%s' (%s): %s", d->expr, d->dims ? d->dims : "", e2.msg);
+    if ((st = bind_tensors(g, d, &op, err))) return st;
+    return append_op(g, d, &op, out, err);
+}
+
+/* Whether e is what rotor_expr_make leaves: bound, its counts in range, every
+ * extent in 1..ROTOR_EXTENT_MAX and the iteration space countable in int64
+ * with rotor_expr_bind's headroom (a copy from another graph always is). */
+static bool bound_valid(const rotor_expr *e) {
+    if (!e->bound || e->naxes < 0 || e->naxes > ROTOR_MAX_AXES || e->ntensors < 1 || e->ntensors > ROTOR_MAX_TENSORS)
+        return false;
+    int64_t points = 1;
+    for (int a = 0; a < e->naxes; a++)
+        if (e->extent[a] < 1 || e->extent[a] > ROTOR_EXTENT_MAX || !rotor_mul_i64(points, e->extent[a], &points) ||
+            points > INT64_MAX / 64)
+            return false;
+    return true;
+}
+
+rotor_status rotor_graph_add_bound_op(rotor_graph *g, const rotor_op_desc *d, const rotor_expr *expr, int *out,
+                                      rotor_error *err) {
+    rotor_status st = check_ends(g, d, err);
+    if (st) return st;
+    rotor_op op;
+    op_blank(&op);
+    if (!expr) return append_vendor(g, d, &op, out, err);
+    if (!bound_valid(expr))
+        OPFAIL(ROTOR_ERR_INPUT, "expression '%.*s' is not bound as rotor_expr_bind binds (axes, tensors, extents)",
+               ROTOR_EXPR_TEXT_MAX - 1, expr->text);
+    op.expr = *expr;
+    if ((st = bind_tensors(g, d, &op, err))) return st;
+    return append_op(g, d, &op, out, err);
 }
 
 rotor_status rotor_graph_set_data(rotor_graph *g, int v, const double *data, rotor_error *err) {
@@ -471,6 +531,16 @@ static cJSON *names_json(const rotor_graph *g, const int *idx, int n) {
     return a;
 }
 
+/* A new object at the end of list, its first key "name" (a value's or an
+ * operator's); NULL when out of memory. */
+static cJSON *named_entry(cJSON *list, const char *name) {
+    cJSON *o = cJSON_CreateObject();
+    if (!o) return NULL;
+    cJSON_AddItemToArray(list, o);
+    cJSON_AddStringToObject(o, "name", name);
+    return o;
+}
+
 char *rotor_graph_to_json(const rotor_graph *g) {
     cJSON *root = cJSON_CreateObject();
     if (!root) return NULL;
@@ -492,22 +562,19 @@ char *rotor_graph_to_json(const rotor_graph *g) {
     cJSON *vals = cJSON_AddArrayToObject(root, "values");
     for (int i = 0; vals && i < g->nvalues; i++) {
         const rotor_value *v = &g->values[i];
-        cJSON *o = cJSON_CreateObject();
+        cJSON *o = named_entry(vals, v->name);
         if (!o) break;
-        cJSON_AddStringToObject(o, "name", v->name);
         cJSON_AddStringToObject(o, "dtype", rotor_dtype_name(v->dtype));
         cJSON_AddItemToObject(o, "shape", shape_json(v));
         cJSON_AddStringToObject(o, "role", rotor_role_name(v->role));
         cJSON_AddNumberToObject(o, "bytes", (double)v->bytes);
         if (v->is_output) cJSON_AddBoolToObject(o, "output", 1);
-        cJSON_AddItemToArray(vals, o);
     }
     cJSON *ops = cJSON_AddArrayToObject(root, "ops");
     for (int i = 0; ops && i < g->nops; i++) {
         const rotor_op *op = &g->ops[i];
-        cJSON *o = cJSON_CreateObject();
+        cJSON *o = named_entry(ops, op->name);
         if (!o) break;
-        cJSON_AddStringToObject(o, "name", op->name);
         cJSON_AddStringToObject(o, "type", op->type);
         if (op->vendor) {
             cJSON_AddNullToObject(o, "expr");
@@ -531,7 +598,6 @@ char *rotor_graph_to_json(const rotor_graph *g) {
             cJSON_AddStringToObject(o, "fused", op->fused);
             cJSON_AddNumberToObject(o, "nfused", op->nfused);
         }
-        cJSON_AddItemToArray(ops, o);
     }
     char *s = cJSON_PrintUnformatted(root);
     cJSON_Delete(root);

@@ -184,6 +184,15 @@ typedef struct rotor_op_desc {
  * "op 'attn.qk' (MatMul): ...". */
 rotor_status rotor_graph_add_op(rotor_graph *g, const rotor_op_desc *d, int *out, rotor_error *err);
 
+/* rotor_graph_add_op with the expression already bound, e.g. an operator's
+ * own from another graph (a pass such as rotor_group copying it): expr is
+ * copied as it is, not printed and re-parsed, and d->expr and d->dims are
+ * ignored; NULL makes a vendor op.  Every other check and count is
+ * rotor_graph_add_op's; expr must be bound with extents rotor_expr_bind
+ * accepts. */
+rotor_status rotor_graph_add_bound_op(rotor_graph *g, const rotor_op_desc *d, const rotor_expr *expr, int *out,
+                                      rotor_error *err);
+
 void rotor_graph_totals_of(const rotor_graph *g, rotor_graph_totals *out);
 
 /* Operators of type type. */
