@@ -802,7 +802,7 @@ Test(search, a_session_answers_every_cap_with_the_frontier_point_under_it, .time
  * its full cap, then one byte below each frontier point in turn, so that
  * every search after the first runs under a cap that no plan costed so far
  * fits.  Those searches start from the F_op of the archived plans just
- * above the cap (probe_archive) and seed all-ones plans during the walk;
+ * above the cap (search_probe_archive) and seed all-ones plans during the walk;
  * neither may change the answer: the brute force's frontier point with the
  * most memory under the cap (time and memory), or no plan below the
  * leanest.  Random small convolutions (plain, strided, 2-D) and MatMuls on

@@ -53,7 +53,7 @@ static void best_step(const rotor_preload_model *m, const sched *s, const dyn_ws
     }
 }
 
-void alloc_fit(const rotor_preload_model *m, sched *s, dyn_ws *w, alloc_window *a, counters *cnt) {
+void preload_alloc_fit(const rotor_preload_model *m, sched *s, dyn_ws *w, alloc_window *a, counters *cnt) {
     const int64_t S = m->chip.sram_bytes;
     const pl_op *o = &m->ops[a->i];
     while (a->pe->in.space_bytes + a->resid > S) {

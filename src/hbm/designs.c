@@ -27,13 +27,13 @@ typedef struct runner {
 } runner;
 
 static void runner_free(runner *r) {
-    sched_free(&r->cur);
-    sched_free(&r->best_s);
+    preload_sched_free(&r->cur);
+    preload_sched_free(&r->best_s);
     rotor_preload_result_free(&r->tmp_r);
     rotor_preload_result_free(&r->best_r);
     rotor_preload_result_free(&r->ideal_r);
     free(r->tmp);
-    dyn_ws_free(&r->w);
+    preload_dyn_ws_free(&r->w);
 }
 
 static bool runner_init(runner *r, const rotor_preload_model *m, const rotor_preload_options *opt, rotor_error *err) {
@@ -43,8 +43,8 @@ static bool runner_init(runner *r, const rotor_preload_model *m, const rotor_pre
     r->err = err;
     int n = m->n;
     r->tmp = malloc(sizeof(int64_t) * (6 * (size_t)n + 1));
-    if (r->tmp && sched_alloc(&r->cur, n) && sched_alloc(&r->best_s, n) && result_alloc(&r->tmp_r, n) &&
-        result_alloc(&r->best_r, n) && result_alloc(&r->ideal_r, n) && dyn_ws_alloc(&r->w, m))
+    if (r->tmp && preload_sched_alloc(&r->cur, n) && preload_sched_alloc(&r->best_s, n) && preload_result_alloc(&r->tmp_r, n) &&
+        preload_result_alloc(&r->best_r, n) && preload_result_alloc(&r->ideal_r, n) && preload_dyn_ws_alloc(&r->w, m))
         return true;
     runner_free(r);
     return false;
@@ -70,11 +70,11 @@ static rotor_status ideal_order(runner *r) {
         s->q[i] = q;
     }
     rotor_error e2;
-    rotor_status st = eval_sched(m, s, r->ideal_mach, &r->tmp_r, r->tmp, &e2);
+    rotor_status st = preload_eval_sched(m, s, r->ideal_mach, &r->tmp_r, r->tmp, &e2);
     if (st == ROTOR_ERR_INPUT) return ROTOR_ERR_NOFIT; /* the order does not fit the ideal machine */
     if (st) return st;
     if (!r->have_ideal || r->tmp_r.latency_ps < r->ideal_r.latency_ps) {
-        result_copy(&r->ideal_r, &r->tmp_r);
+        preload_result_copy(&r->ideal_r, &r->tmp_r);
         r->have_ideal = true;
     }
     return ROTOR_OK;
@@ -90,14 +90,14 @@ static rotor_status try_order(runner *r) {
     }
     if (!r->want_dyn) return ROTOR_OK;
     rotor_error e2;
-    rotor_status st = dyn_run(m, &r->cur, &r->w, &r->cnt, &e2);
+    rotor_status st = preload_dyn_run(m, &r->cur, &r->w, &r->cnt, &e2);
     if (st == ROTOR_ERR_NOFIT) return ROTOR_OK; /* this order cannot be scheduled */
     if (st) return st;
-    st = eval_sched(m, &r->cur, PL_CHIP, &r->tmp_r, r->tmp, r->err);
+    st = preload_eval_sched(m, &r->cur, PL_CHIP, &r->tmp_r, r->tmp, r->err);
     if (st) return st;
     if (!r->have_best || r->tmp_r.latency_ps < r->best_r.latency_ps) {
-        result_copy(&r->best_r, &r->tmp_r);
-        sched_copy(&r->best_s, &r->cur, m->n);
+        preload_result_copy(&r->best_r, &r->tmp_r);
+        preload_sched_copy(&r->best_s, &r->cur, m->n);
         r->have_best = true;
         r->replaced++;
     }
@@ -123,7 +123,7 @@ static bool visit_order(const int *order, int n, void *ctx) {
  *
  * The induction and the allocation decide with estimates (exec_len: a
  * preload's whole space charged to one execution, solo preload durations),
- * the reported time is the forward fluid (time_forward), and the two
+ * the reported time is the forward fluid (preload_time_forward), and the two
  * disagree where sharing the link matters: a link-bound preload stretched
  * by the traffic beside it, preloads issued so deep that they crowd an
  * execution's shifts.  So the induction's schedule is polished by
@@ -180,8 +180,8 @@ static rotor_status refine(runner *r) {
     refiner f = {.r = r};
     f.members = malloc(sizeof(int) * (size_t)n * 2);
     f.cls_start = malloc(sizeof(int) * ((size_t)n * 2 + 2));
-    if (!f.members || !f.cls_start || !sched_alloc(&f.cand, n)) {
-        free(f.members), free(f.cls_start), sched_free(&f.cand);
+    if (!f.members || !f.cls_start || !preload_sched_alloc(&f.cand, n)) {
+        free(f.members), free(f.cls_start), preload_sched_free(&f.cand);
         return rotor_nomem(r->err);
     }
     /* layer-wide classes, then one per operator */
@@ -209,32 +209,32 @@ static rotor_status refine(runner *r) {
             improved = false;
             for (int c = c0; c < c1 && !st; c++)
                 for (int mv = 0; mv < 6 && !st; mv++) {
-                    sched_copy(&f.cand, &r->best_s, n);
+                    preload_sched_copy(&f.cand, &r->best_s, n);
                     if (!refine_move(&f, c, mv)) continue;
                     r->schedules++;
-                    rotor_status es = eval_sched(m, &f.cand, PL_CHIP, &r->tmp_r, r->tmp, &e2);
+                    rotor_status es = preload_eval_sched(m, &f.cand, PL_CHIP, &r->tmp_r, r->tmp, &e2);
                     if (es == ROTOR_ERR_INPUT) continue; /* breaks a rule or overflows the SRAM */
                     if (es) {
                         st = rotor_fail(r->err, es, "%s", e2.msg);
                         break;
                     }
                     if (r->tmp_r.latency_ps < r->best_r.latency_ps) {
-                        result_copy(&r->best_r, &r->tmp_r);
-                        sched_copy(&r->best_s, &f.cand, n);
+                        preload_result_copy(&r->best_r, &r->tmp_r);
+                        preload_sched_copy(&r->best_s, &f.cand, n);
                         r->refine_moves++;
                         improved = true;
                     }
                 }
         }
     }
-    free(f.members), free(f.cls_start), sched_free(&f.cand);
+    free(f.members), free(f.cls_start), preload_sched_free(&f.cand);
     return st;
 }
 
 static rotor_status run_search(runner *r, bool reorder) {
     const rotor_preload_model *m = r->m;
     int n = m->n;
-    identity(&r->cur, n);
+    preload_identity(&r->cur, n);
     rotor_status st = try_order(r);
     if (st) return st;
     if (!r->have_best && r->want_dyn)
@@ -267,7 +267,7 @@ static rotor_status run_search(runner *r, bool reorder) {
  * execution, at its largest preload state that fits what is left, if any. */
 static void basic_sched(const rotor_preload_model *m, sched *s) {
     int n = m->n;
-    identity(s, n);
+    preload_identity(s, n);
     for (int i = 0; i < n; i++) {
         s->plan[i] = m->ops[i].pareto[0];
         s->state[i] = 0;
@@ -318,7 +318,7 @@ static rotor_status static_search(runner *r) {
     int64_t cap = r->opt && r->opt->max_splits > 0 ? r->opt->max_splits : DEFAULT_MAX_SPLITS;
     int64_t tries = (int64_t)u < cap ? (int64_t)u : cap;
     sched *s = &r->cur;
-    identity(s, n);
+    preload_identity(s, n);
     rotor_status st = ROTOR_OK;
     for (int64_t t = 0; t < tries && !st; t++) {
         size_t at = tries == (int64_t)u ? (size_t)t : (size_t)(t * (int64_t)(u - 1) / (tries - 1));
@@ -351,9 +351,9 @@ static rotor_status static_search(runner *r) {
                 s->q[i] = end;
             }
             r->schedules++;
-            st = eval_sched(m, s, PL_CHIP, &r->tmp_r, r->tmp, r->err);
+            st = preload_eval_sched(m, s, PL_CHIP, &r->tmp_r, r->tmp, r->err);
             if (!st && (!r->have_best || r->tmp_r.latency_ps < r->best_r.latency_ps)) {
-                result_copy(&r->best_r, &r->tmp_r);
+                preload_result_copy(&r->best_r, &r->tmp_r);
                 r->best_r.exec_cap_bytes = X;
                 r->have_best = true;
             }
@@ -392,7 +392,7 @@ static rotor_status keep_static_if_better(runner *r) {
         r->schedules += s.schedules;
         int64_t a = r->best_r.latency_ps, b = s.best_r.latency_ps;
         if (b < a || (b == a && rotor_preload_link_bytes(r->m, &s.best_r) < rotor_preload_link_bytes(r->m, &r->best_r))) {
-            result_copy(&r->best_r, &s.best_r);
+            preload_result_copy(&r->best_r, &s.best_r);
             r->best_r.exec_cap_bytes = 0;
             r->best_r.static_kept = true;
         }
@@ -418,7 +418,7 @@ rotor_status rotor_preload_schedule(const rotor_preload_model *m, rotor_preload_
     case ROTOR_PRELOAD_BASIC:
         basic_sched(m, &r.cur);
         r.schedules = 1;
-        st = eval_sched(m, &r.cur, PL_CHIP, &r.best_r, r.tmp, err);
+        st = preload_eval_sched(m, &r.cur, PL_CHIP, &r.best_r, r.tmp, err);
         break;
     case ROTOR_PRELOAD_STATIC:
         st = static_search(&r);
@@ -451,10 +451,10 @@ rotor_status rotor_preload_schedule(const rotor_preload_model *m, rotor_preload_
         break;
     }
     if (!st) {
-        if (!result_alloc(out, m->n)) {
+        if (!preload_result_alloc(out, m->n)) {
             st = rotor_nomem(err);
         } else {
-            result_copy(out, res);
+            preload_result_copy(out, res);
             out->design = design;
             out->alloc_calls = r.cnt.calls;
             out->alloc_steps = r.cnt.steps;

@@ -7,13 +7,13 @@
  * recomputed forwards from the final choices (timing.c). */
 #include "preloadint.h"
 
-void dyn_ws_free(dyn_ws *w) {
+void preload_dyn_ws_free(dyn_ws *w) {
     free(w->tse), free(w->tsp), free(w->lo), free(w->inM), free(w->mlist), free(w->mpos), free(w->steppers);
     free(w->log);
     memset(w, 0, sizeof *w);
 }
 
-bool dyn_ws_alloc(dyn_ws *w, const rotor_preload_model *m) {
+bool preload_dyn_ws_alloc(dyn_ws *w, const rotor_preload_model *m) {
     size_t n = (size_t)m->n;
     memset(w, 0, sizeof *w);
     w->tse = malloc(sizeof(int64_t) * (n + 1));
@@ -25,7 +25,7 @@ bool dyn_ws_alloc(dyn_ws *w, const rotor_preload_model *m) {
     w->steppers = malloc(sizeof(int) * n);
     w->log = malloc(sizeof(logent) * (size_t)m->log_cap);
     if (w->tse && w->tsp && w->lo && w->inM && w->mlist && w->mpos && w->steppers && w->log) return true;
-    dyn_ws_free(w);
+    preload_dyn_ws_free(w);
     return false;
 }
 
@@ -87,7 +87,7 @@ static void window_add(const rotor_preload_model *m, const sched *s, dyn_ws *w, 
     }
 }
 
-rotor_status dyn_run(const rotor_preload_model *m, sched *s, dyn_ws *w, counters *cnt, rotor_error *err) {
+rotor_status preload_dyn_run(const rotor_preload_model *m, sched *s, dyn_ws *w, counters *cnt, rotor_error *err) {
     const int n = m->n;
     const int64_t S = m->chip.sram_bytes;
     int mx = -1;
@@ -115,7 +115,7 @@ rotor_status dyn_run(const rotor_preload_model *m, sched *s, dyn_ws *w, counters
             if (qq > lo) window_add(m, s, w, &a, qq);
             if (o->espace_min + a.resid_min > S) break; /* and for every larger p */
             cnt->calls++;
-            alloc_fit(m, s, w, &a, cnt);
+            preload_alloc_fit(m, s, w, &a, cnt);
             if (a.pe->in.space_bytes + a.resid > S) break;
             /* Theorem 4.2: T_e-exe(i) = min(T_s-exe(i+1), T_s-pre(i+p+1)) */
             int64_t tee = min64(w->tse[i + 1], w->tsp[qq]);

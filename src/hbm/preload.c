@@ -13,7 +13,7 @@
  *    (§4.2: HBM roofline against interconnect); with HBM behind edge ports
  *    (a mesh, Elk §5) the chip measures each group size m:
  *    space x port_load(m) / link_bw.  The reported timing is a
- *    fluid on the core's link (time_forward): the running preload and the
+ *    fluid on the core's link (preload_time_forward): the running preload and the
  *    running execution share it max-min fairly (Elk is silent), and with
  *    blocking SRAM (footnote 2) the execution's compute runs only in its
  *    share.  The backward induction, before times are known, estimates an
@@ -95,7 +95,7 @@ static rotor_status check_chip(const rotor_preload_chip *c, rotor_error *err) {
  * core receives `space` in groups of m: the core's own link, or on a mesh
  * space x port_load(m) (docs/preload.md, "Edge ports").  Overflow gives
  * INT64_MAX, which xfer_checked refuses. */
-rotor_status intake_bytes(const rotor_preload_chip *c, int64_t space, int64_t m, int64_t *out,
+rotor_status preload_intake_bytes(const rotor_preload_chip *c, int64_t space, int64_t m, int64_t *out,
                           rotor_error *err) {
     *out = space;
     if (!c->port_load) return ROTOR_OK;
@@ -157,7 +157,7 @@ static rotor_status make_states(const rotor_preload_chip *c, int64_t W, int64_t 
         if (p->nstates > 0 && p->states[p->nstates - 1].space_bytes == s.space_bytes) continue;
         s.dist_bytes = d - s.space_bytes;
         int64_t link_ps;
-        rotor_status st = intake_bytes(c, s.space_bytes, P / chunks[k], &s.intake_bytes, err);
+        rotor_status st = preload_intake_bytes(c, s.space_bytes, P / chunks[k], &s.intake_bytes, err);
         if (!st) st = dist_intake(c, s.dist_bytes, P / chunks[k], chunks[k], &s.dist_intake_bytes, err);
         if (st) return st;
         if (!xfer_checked(s.dist_intake_bytes, c->link_bw, &s.dist_ps) || !xfer_checked(s.intake_bytes, c->link_bw, &link_ps))
@@ -252,7 +252,7 @@ static rotor_status check_op(const rotor_preload_chip *c, const rotor_preload_op
     }
     o->npareto = np;
     int64_t lb_in;
-    rotor_status st = intake_bytes(c, o->lb, 1, &lb_in, err);
+    rotor_status st = preload_intake_bytes(c, o->lb, 1, &lb_in, err);
     if (st) return st;
     if (!xfer_checked(lb_in, c->link_bw, &o->lb_pre_ps))
         return rotor_fail(err, ROTOR_ERR_INPUT, "%s: times overflow: %lld bytes over link_bw %lld", where,

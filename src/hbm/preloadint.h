@@ -98,7 +98,7 @@ static inline int64_t xfer(int64_t bytes, int64_t bw) {
 
 /* Link time, in bytes at link_bw, on the busiest path into a core when each
  * core receives `space` in groups of m (docs/preload.md, "Edge ports"). */
-rotor_status intake_bytes(const rotor_preload_chip *c, int64_t space, int64_t m, int64_t *out, rotor_error *err);
+rotor_status preload_intake_bytes(const rotor_preload_chip *c, int64_t space, int64_t m, int64_t *out, rotor_error *err);
 
 static inline const rotor_preload_state *st_of(const rotor_preload_model *m, int op, int plan, int state) {
     return &m->ops[op].plans[plan].states[state];
@@ -111,13 +111,13 @@ typedef struct sched {
     int *order, *pos, *plan, *state, *q;
 } sched;
 
-void sched_free(sched *s);
-bool sched_alloc(sched *s, int n);
-void sched_copy(sched *d, const sched *s, int n);
+void preload_sched_free(sched *s);
+bool preload_sched_alloc(sched *s, int n);
+void preload_sched_copy(sched *d, const sched *s, int n);
 /* The order 0, 1, ..., n - 1. */
-void identity(sched *s, int n);
-bool result_alloc(rotor_preload_result *r, int n);
-void result_copy(rotor_preload_result *d, const rotor_preload_result *s);
+void preload_identity(sched *s, int n);
+bool preload_result_alloc(rotor_preload_result *r, int n);
+void preload_result_copy(rotor_preload_result *d, const rotor_preload_result *s);
 /* The machine a schedule is timed on: the chip itself, Elk's Ideal (§6.1:
  * preload and execution each have their own interconnect and SRAM space,
  * distribution is free, but a blocking SRAM still pauses a core while the
@@ -127,11 +127,11 @@ typedef enum pl_machine { PL_CHIP, PL_IDEAL, PL_ROOFLINE } pl_machine;
 
 /* Forward timing of schedule s under the three rules into r (hbm_total:
  * the HBM busy time), on machine `mach`. */
-rotor_status time_forward(const rotor_preload_model *m, const sched *s, pl_machine mach, rotor_preload_result *r,
+rotor_status preload_time_forward(const rotor_preload_model *m, const sched *s, pl_machine mach, rotor_preload_result *r,
                           int64_t *hbm_total, rotor_error *err);
 /* Checks schedule s (plans fit, states exist, q valid, SRAM) and times it
  * forwards under the three rules.  `tmp` holds 6 n int64 of scratch. */
-rotor_status eval_sched(const rotor_preload_model *m, const sched *s, pl_machine mach, rotor_preload_result *r,
+rotor_status preload_eval_sched(const rotor_preload_model *m, const sched *s, pl_machine mach, rotor_preload_result *r,
                         int64_t *tmp, rotor_error *err);
 
 /* The backward estimate of an execution (docs/preload.md): own plan and
@@ -167,13 +167,13 @@ typedef struct counters {
     int64_t calls, steps;
 } counters;
 
-void dyn_ws_free(dyn_ws *w);
-bool dyn_ws_alloc(dyn_ws *w, const rotor_preload_model *m);
+void preload_dyn_ws_free(dyn_ws *w);
+bool preload_dyn_ws_alloc(dyn_ws *w, const rotor_preload_model *m);
 
 /* Runs the induction for the preload order in s->order / s->pos and fills
  * s->plan, s->state, s->q.  ROTOR_ERR_NOFIT if an operator cannot fit with
  * the ones the order forces on chip with it. */
-rotor_status dyn_run(const rotor_preload_model *m, sched *s, dyn_ws *w, counters *cnt, rotor_error *err);
+rotor_status preload_dyn_run(const rotor_preload_model *m, sched *s, dyn_ws *w, counters *cnt, rotor_error *err);
 
 /* The allocation window of operator i while the induction tries its
  * preload numbers. */
@@ -191,7 +191,7 @@ typedef struct alloc_window {
 
 /* §4.3: takes the most cost-effective step until window a fits the SRAM,
  * or nothing can shrink any more (the caller checks the fit). */
-void alloc_fit(const rotor_preload_model *m, sched *s, dyn_ws *w, alloc_window *a, counters *cnt);
+void preload_alloc_fit(const rotor_preload_model *m, sched *s, dyn_ws *w, alloc_window *a, counters *cnt);
 
 /* Preload space of op j's state k under plan[j], and its last state. */
 static inline int64_t psp(const rotor_preload_model *m, const int *plan, int j, int k) {

@@ -2,35 +2,35 @@
  * Elk's three rules (Elk §4.5; docs/preload.md, "Duration of an
  * execution"): the running preload and the running execution share the
  * core's link and the busiest link max-min fairly (Elk is silent), event to
- * event; eval_sched checks a schedule and times it. */
+ * event; preload_eval_sched checks a schedule and times it. */
 #include "preloadint.h"
 
-void sched_free(sched *s) {
+void preload_sched_free(sched *s) {
     free(s->order), free(s->pos), free(s->plan), free(s->state), free(s->q);
     memset(s, 0, sizeof *s);
 }
 
-bool sched_alloc(sched *s, int n) {
+bool preload_sched_alloc(sched *s, int n) {
     size_t b = sizeof(int) * (size_t)n;
     s->order = malloc(b), s->pos = malloc(b), s->plan = malloc(b), s->state = malloc(b), s->q = malloc(b);
     if (s->order && s->pos && s->plan && s->state && s->q) return true;
-    sched_free(s);
+    preload_sched_free(s);
     return false;
 }
 
-void sched_copy(sched *d, const sched *s, int n) {
+void preload_sched_copy(sched *d, const sched *s, int n) {
     size_t b = sizeof(int) * (size_t)n;
     memcpy(d->order, s->order, b), memcpy(d->pos, s->pos, b), memcpy(d->plan, s->plan, b);
     memcpy(d->state, s->state, b), memcpy(d->q, s->q, b);
 }
 
-void identity(sched *s, int n) {
+void preload_identity(sched *s, int n) {
     for (int i = 0; i < n; i++) s->order[i] = s->pos[i] = i;
 }
 
 
 
-bool result_alloc(rotor_preload_result *r, int n) {
+bool preload_result_alloc(rotor_preload_result *r, int n) {
     memset(r, 0, sizeof *r);
     r->nops = n;
     r->ops = calloc((size_t)n, sizeof *r->ops);
@@ -40,7 +40,7 @@ bool result_alloc(rotor_preload_result *r, int n) {
     return false;
 }
 
-void result_copy(rotor_preload_result *d, const rotor_preload_result *s) {
+void preload_result_copy(rotor_preload_result *d, const rotor_preload_result *s) {
     rotor_preload_op_result *ops = d->ops;
     int *order = d->order;
     memcpy(ops, s->ops, sizeof *ops * (size_t)s->nops);
@@ -93,7 +93,7 @@ static int64_t overlap_len(const int64_t *as, const int64_t *ae, int na, const i
  * (fc = lb / (link_bw duration)) while the execution computes (c = B), by
  * the same max-min rule; without blocking Ideal is the roofline.  Piecewise constant
  * rates, so the time advances event to event: O(n) events in all. */
-rotor_status time_forward(const rotor_preload_model *m, const sched *s, pl_machine mach,
+rotor_status preload_time_forward(const rotor_preload_model *m, const sched *s, pl_machine mach,
                           rotor_preload_result *r, int64_t *hbm_total, rotor_error *err) {
     const int n = m->n;
     const double link = (double)m->chip.link_bw;
@@ -138,7 +138,7 @@ rotor_status time_forward(const rotor_preload_model *m, const sched *s, pl_machi
             xr->exe_start_ps = llround(t);
             hbm_ps += m->ops[e].hbm_ps;
         }
-        if (!erun && !prun) /* cannot happen once eval_sched's checks pass */
+        if (!erun && !prun) /* cannot happen once preload_eval_sched's checks pass */
             return rotor_fail(err, ROTOR_ERR_INPUT, "op %d (%s): the schedule deadlocks at %.0f ps", e,
                               m->ops[e].name, t);
         /* rates, then the next event */
@@ -175,7 +175,7 @@ rotor_status time_forward(const rotor_preload_model *m, const sched *s, pl_machi
 
 /* Checks schedule s (plans fit, states exist, q valid, SRAM) and times it
  * forwards under the three rules.  `tmp` holds 6 n int64 of scratch. */
-rotor_status eval_sched(const rotor_preload_model *m, const sched *s, pl_machine mach, rotor_preload_result *r,
+rotor_status preload_eval_sched(const rotor_preload_model *m, const sched *s, pl_machine mach, rotor_preload_result *r,
                         int64_t *tmp, rotor_error *err) {
     int n = m->n;
     const bool ideal = mach != PL_CHIP;
@@ -234,7 +234,7 @@ rotor_status eval_sched(const rotor_preload_model *m, const sched *s, pl_machine
     }
     /* forwards, in program order */
     int64_t hbm_ps = 0;
-    rotor_status st = time_forward(m, s, mach, r, &hbm_ps, err);
+    rotor_status st = preload_time_forward(m, s, mach, r, &hbm_ps, err);
     if (st) return st;
     r->breakdown = (rotor_preload_breakdown){0};
     for (int i = 0; i < n; i++) r->order[i] = s->order[i];
@@ -277,7 +277,7 @@ rotor_status rotor_preload_evaluate(const rotor_preload_model *m, const rotor_pr
     memset(out, 0, sizeof *out);
     sched s;
     int64_t *tmp = malloc(sizeof(int64_t) * 6 * (size_t)n + sizeof(int64_t));
-    if (!tmp || !sched_alloc(&s, n) || !result_alloc(out, n)) {
+    if (!tmp || !preload_sched_alloc(&s, n) || !preload_result_alloc(out, n)) {
         free(tmp);
         return rotor_nomem(err);
     }
@@ -303,14 +303,14 @@ rotor_status rotor_preload_evaluate(const rotor_preload_model *m, const rotor_pr
         else
             s.q[i] = i + 1 + choices[i].preload_number;
     }
-    if (!st) st = eval_sched(m, &s, mach, out, tmp, err);
+    if (!st) st = preload_eval_sched(m, &s, mach, out, tmp, err);
     if (!st) {
         out->design = mach == PL_CHIP ? ROTOR_PRELOAD_DYN : machine;
         out->schedules = 1;
     } else {
         rotor_preload_result_free(out);
     }
-    sched_free(&s);
+    preload_sched_free(&s);
     free(tmp);
     return st;
 }

@@ -7,7 +7,7 @@
 /* A floor on memory for any plan with this F_op: each tensor's plain
  * dimensions hold at least prod ceil(E_a / F_a) / P_X elements (its f_t
  * multiply to at most P_X), its compound dimensions at least one. */
-int64_t tensor_weak_floor(const ctx *c, int t, const int64_t *fop) {
+int64_t search_tensor_weak_floor(const ctx *c, int t, const int64_t *fop) {
     const rotor_expr *e = c->e;
     int64_t mem = 0;
     {
@@ -28,9 +28,9 @@ int64_t tensor_weak_floor(const ctx *c, int t, const int64_t *fop) {
     return mem;
 }
 
-int64_t fop_mem_bound(const ctx *c, const int64_t *fop) {
+int64_t search_fop_mem_bound(const ctx *c, const int64_t *fop) {
     int64_t mem = 0;
-    for (int t = 0; t < c->e->ntensors; t++) mem += tensor_weak_floor(c, t, fop);
+    for (int t = 0; t < c->e->ntensors; t++) mem += search_tensor_weak_floor(c, t, fop);
     return mem;
 }
 
@@ -104,7 +104,7 @@ static int64_t fop_tensor_floor(const ctx *c, int t, const int64_t *fop, int64_t
         if (fw.x->has_axis[a]) fw.axes[fw.naxes++] = a;
     }
     int64_t div[MAX_DIVISORS];
-    divisors(share, div, &fw.ndiv);
+    search_divisors(share, div, &fw.ndiv);
     fw.div = div;
     floor_walk_visit(&fw, 0, share);
     double b = fw.best * (double)c->chip->element_bytes;
@@ -113,7 +113,7 @@ static int64_t fop_tensor_floor(const ctx *c, int t, const int64_t *fop, int64_t
 
 /* Memory per core of the F_op's all-ones plan (every f_t = 1, nothing
  * rotates, no shift buffer): every tensor's whole partition. */
-double all_ones_bytes_of(const ctx *c, const int64_t *fop, int t) {
+double search_all_ones_bytes_of(const ctx *c, const int64_t *fop, int t) {
     const rotor_expr *e = c->e;
     const rotor_tensor *x = &e->tensors[t];
     double elems = 1;
@@ -131,14 +131,14 @@ double all_ones_bytes_of(const ctx *c, const int64_t *fop, int t) {
 
 static double all_ones_bytes(const ctx *c, const int64_t *fop) {
     double bytes = 0;
-    for (int t = 0; t < c->e->ntensors; t++) bytes += all_ones_bytes_of(c, fop, t);
+    for (int t = 0; t < c->e->ntensors; t++) bytes += search_all_ones_bytes_of(c, fop, t);
     return bytes;
 }
 
-/* The weak memory floor (fop_mem_bound) and the all-ones bytes
+/* The weak memory floor (search_fop_mem_bound) and the all-ones bytes
  * (all_ones_bytes) of an F_op in one pass over its tensors: the walk of
  * pass 1 computes both for most F_op vectors. */
-void fop_cheap_mem(const ctx *c, const int64_t *fop, int64_t *mb, double *ones) {
+void search_fop_cheap_mem(const ctx *c, const int64_t *fop, int64_t *mb, double *ones) {
     const rotor_expr *e = c->e;
     int64_t l1[ROTOR_MAX_AXES];
     for (int a = 0; a < e->naxes; a++) l1[a] = (e->extent[a] + fop[a] - 1) / fop[a];
@@ -240,7 +240,7 @@ static const lattice *lattice_of(knap_scratch *ks, int64_t share) {
     lattice *l = &ks->lat[share % LAT_SLOTS];
     if (l->share == share) return l;
     int nd;
-    divisors(share, ks->div, &nd);
+    search_divisors(share, ks->div, &nd);
     if (nd > LAT_DIV) return NULL;
     int np = 0;
     for (int j = 0; j < nd; j++)
@@ -291,7 +291,7 @@ static int64_t tensor_options(const ctx *c, knap_scratch *ks, int t, const int64
         nd = lat->nd;
         memcpy(ks->div, lat->div, (size_t)nd * sizeof *ks->div);
     } else {
-        divisors(share, ks->div, &nd);
+        search_divisors(share, ks->div, &nd);
     }
     const int64_t *div = ks->div;
     for (int j = 0; j < nd; j++) ks->g[j] = j == 0 ? 1.0 : INFINITY;
@@ -424,7 +424,7 @@ static double knap_least_time(knap_scratch *ks, int nt, int64_t budget) {
  * each tensor's options in ks: *ready says so), plus the shift buffer when
  * the one plan that does not rotate (every f_t = 1, so every S_a = 1) does
  * not fit: then every plan of this F_op rotates. */
-int64_t fop_strong_floor(const ctx *c, knap_scratch *ks, const int64_t *fop, int64_t index,
+int64_t search_fop_strong_floor(const ctx *c, knap_scratch *ks, const int64_t *fop, int64_t index,
                          bool *ready) {
     const rotor_expr *e = c->e;
     int32_t *cached = c->floors && index >= 0 && index < c->nfloors ? &c->floors[index] : NULL;
@@ -450,7 +450,7 @@ int64_t fop_strong_floor(const ctx *c, knap_scratch *ks, const int64_t *fop, int
  * plan with this F_op that fits c->cap (see above): added to the compute
  * floor of any steps, it bounds the plans with those steps, so the step
  * search uses it too.  INFINITY: no plan fits. */
-double cap_time_floor(const ctx *c, knap_scratch *ks, const int64_t *fop, bool ready) {
+double search_cap_time_floor(const ctx *c, knap_scratch *ks, const int64_t *fop, bool ready) {
     const rotor_expr *e = c->e;
     int64_t share[ROTOR_MAX_TENSORS];
     for (int t = 0; t < e->ntensors; t++) {
@@ -465,7 +465,7 @@ double cap_time_floor(const ctx *c, knap_scratch *ks, const int64_t *fop, bool r
     if (ones <= (double)c->cap) {
         double t1 = 0;
         for (int t = 0; t < e->ntensors; t++) {
-            int64_t b = (int64_t)(all_ones_bytes_of(c, fop, t));
+            int64_t b = (int64_t)(search_all_ones_bytes_of(c, fop, t));
             t1 += c->m->tensor_bound(c->m, e, c->chip, t, b, 1, share[t]);
         }
         best = t1;

@@ -12,26 +12,26 @@
  * inequality).  Seeding as the walk goes, instead of costing every all-ones
  * plan before it, costs only the few that improve on the incumbent (for v1
  * the floor is the plan's time), and the walk prunes with each. */
-void seed_all_ones(worker *w, const int64_t *fop, double tb) {
+void search_seed_all_ones(worker *w, const int64_t *fop, double tb) {
     ctx *c = w->c;
     const rotor_expr *e = c->e;
-    if (prune(w, tb, 0)) return;
+    if (search_prune(w, tb, 0)) return;
     double t1 = tb;
     int64_t mem = 0;
     for (int t = 0; t < e->ntensors; t++) {
         int64_t share = 1;
         for (int a = 0; a < e->naxes; a++)
             if (!e->tensors[t].has_axis[a]) share *= fop[a];
-        int64_t b = (int64_t)all_ones_bytes_of(c, fop, t);
+        int64_t b = (int64_t)search_all_ones_bytes_of(c, fop, t);
         mem += b;
         t1 += c->m->tensor_bound(c->m, e, c->chip, t, b, 1, share);
     }
-    if (prune(w, t1, mem)) return;
+    if (search_prune(w, t1, mem)) return;
     rotor_plan_init(e, &w->plan);
     memcpy(w->plan.fop, fop, sizeof w->plan.fop);
     for (int a = 0; a < e->naxes; a++) w->steps[a] = 1;
     memset(w->bytes, 0, sizeof w->bytes);
-    leaf(w);
+    search_leaf(w);
 }
 
 static void pass1_consider(pass1 *p, int64_t index, double tb);
@@ -63,7 +63,7 @@ static void pass1_visit(pass1 *p) {
         }
         /* Only the cheap bounds here, and those cached by earlier searches
          * of a session; the floors that cost a divisor walk
-         * (fop_full_bounds) wait for pass 2, where the incumbent has
+         * (search_fop_full_bounds) wait for pass 2, where the incumbent has
          * tightened and most F_op never need them. */
         tb = c->m->step_bound(c->m, e, c->chip, p->fop, NULL, NULL);
         if (cache) {
@@ -85,28 +85,28 @@ static void pass1_consider(pass1 *p, int64_t index, double tb) {
     double compute = tb;
     /* the compute floor alone prunes most F_op once the incumbent is good:
      * their memory floors are not worth computing */
-    if (prune(w, tb, 0)) return;
+    if (search_prune(w, tb, 0)) return;
     int64_t mb;
     double ones;
     if (cache && c->weak[index] >= 0) {
         mb = c->weak[index];
         ones = (double)c->ones[index];
     } else {
-        fop_cheap_mem(c, p->fop, &mb, &ones);
+        search_fop_cheap_mem(c, p->fop, &mb, &ones);
         if (cache) {
             c->weak[index] = mb < INT32_MAX ? (int32_t)mb : INT32_MAX;
             c->ones[index] = ones < (double)INT32_MAX ? (int32_t)ones : INT32_MAX;
         }
     }
-    if (prune(w, tb, mb)) return;
+    if (search_prune(w, tb, mb)) return;
     if (c->floors && index < c->nfloors && c->floors[index] >= 0) {
         int64_t strong = c->floors[index];
         if (ones > (double)c->cap) strong += c->chip->shift_buffer_bytes;
         if (strong > mb) mb = strong;
     }
     if (c->lb && index < c->nfloors && c->lb_cap[index] >= c->cap && c->lb[index] > tb) tb = c->lb[index];
-    if (tb == INFINITY || prune(w, tb, mb)) return;
-    if (ones <= (double)c->cap) seed_all_ones(w, p->fop, tb);
+    if (tb == INFINITY || search_prune(w, tb, mb)) return;
+    if (ones <= (double)c->cap) search_seed_all_ones(w, p->fop, tb);
     for (int i = 0; i < p->nprobed; i++)
         if (memcmp(p->probed[i], p->fop, sizeof p->fop) == 0) return;
     fop_list *l = p->keep;
@@ -130,14 +130,14 @@ static void pass1_consider(pass1 *p, int64_t index, double tb) {
 
 /* The F_op's strong memory floor and its time floor under the cap (pass 2,
  * worker w): false when they prune it.  A session caches both. */
-bool fop_full_bounds(worker *w, fop_entry *f) {
+bool search_fop_full_bounds(worker *w, fop_entry *f) {
     ctx *c = w->c;
     bool ready;
     int64_t mb = f->mem_bound;
-    int64_t strong = fop_strong_floor(c, w->knap, f->fop, f->index, &ready);
+    int64_t strong = search_fop_strong_floor(c, w->knap, f->fop, f->index, &ready);
     if (strong > mb) mb = strong;
-    if (prune(w, f->bound, mb)) return false;
-    w->comm_floor = cap_time_floor(c, w->knap, f->fop, ready);
+    if (search_prune(w, f->bound, mb)) return false;
+    w->comm_floor = search_cap_time_floor(c, w->knap, f->fop, ready);
     double tb = f->compute + w->comm_floor;
     if (c->lb && f->index >= 0 && f->index < c->nfloors) {
         float r = (float)tb;
@@ -145,7 +145,7 @@ bool fop_full_bounds(worker *w, fop_entry *f) {
         c->lb[f->index] = r;
         c->lb_cap[f->index] = c->cap < INT32_MAX ? (int32_t)c->cap : INT32_MAX;
     }
-    return tb != INFINITY && !prune(w, tb, mb);
+    return tb != INFINITY && !search_prune(w, tb, mb);
 }
 
 /* Before the walk, the F_op of the plans archived by earlier searches that
@@ -157,7 +157,7 @@ bool fop_full_bounds(worker *w, fop_entry *f) {
  * divisor-walk floors of most F_op vectors while no plan is known.  It only
  * changes the order in which F_op are searched: each probed F_op is
  * searched exactly as pass 2 would, and the walk does not keep it again. */
-void probe_archive(ctx *c, worker *ws, int nthreads, pass1 *p) {
+void search_probe_archive(ctx *c, worker *ws, int nthreads, pass1 *p) {
     const rotor_expr *e = c->e;
     const archive *ar = c->spare;
     if (c->frontier || !ar) return;
@@ -173,19 +173,19 @@ void probe_archive(ctx *c, worker *ws, int nthreads, pass1 *p) {
         memset(f, 0, sizeof *f);
         memcpy(f->fop, fop, sizeof f->fop);
         f->compute = f->bound = c->m->step_bound(c->m, e, c->chip, f->fop, NULL, NULL);
-        f->mem_bound = fop_mem_bound(c, f->fop);
+        f->mem_bound = search_fop_mem_bound(c, f->fop);
         f->index = -1; /* not looked up in the caches */
         memcpy(p->probed[p->nprobed++], fop, sizeof p->probed[0]);
     }
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads)
     for (int i = 0; i < p->nprobed; i++) {
         worker *w = &ws[omp_get_thread_num()];
-        if (prune(w, fe[i].bound, fe[i].mem_bound) || !fop_full_bounds(w, &fe[i])) continue;
+        if (search_prune(w, fe[i].bound, fe[i].mem_bound) || !search_fop_full_bounds(w, &fe[i])) continue;
         search_fop(w, fe[i].fop);
     }
 }
 
-void pass1_walk(pass1 *p, int a, int64_t room) {
+void search_pass1_walk(pass1 *p, int a, int64_t room) {
     const rotor_expr *e = p->c->e;
     if (a == e->naxes) {
         pass1_visit(p);
@@ -194,15 +194,15 @@ void pass1_walk(pass1 *p, int a, int64_t room) {
     int64_t hi = e->extent[a] < room ? e->extent[a] : room;
     for (int64_t f = 1; f <= hi; f++) {
         p->fop[a] = f;
-        pass1_walk(p, a + 1, room / f);
+        search_pass1_walk(p, a + 1, room / f);
     }
     p->fop[a] = 1;
 }
 
-/* The number of F_op vectors pass1_walk visits from axis a with `room`
+/* The number of F_op vectors search_pass1_walk visits from axis a with `room`
  * cores left (the length of the floors cache).  With c->counts (a table by
  * axis and room, -1: not yet known) each count is computed once. */
-int64_t fop_count(ctx *c, int a, int64_t room) {
+int64_t search_fop_count(ctx *c, int a, int64_t room) {
     const rotor_expr *e = c->e;
     if (a == e->naxes) return 1;
     int64_t *memo = c->counts ? &c->counts[a * (c->cores + 1) + room] : NULL;
@@ -210,7 +210,7 @@ int64_t fop_count(ctx *c, int a, int64_t room) {
     int64_t hi = e->extent[a] < room ? e->extent[a] : room, n = 0;
     if (a + 1 == e->naxes) n = hi;
     else
-        for (int64_t f = 1; f <= hi; f++) n += fop_count(c, a + 1, room / f);
+        for (int64_t f = 1; f <= hi; f++) n += search_fop_count(c, a + 1, room / f);
     if (memo) *memo = n;
     return n;
 }
@@ -242,10 +242,10 @@ static void fop_decode(const ctx *c, int64_t index, int64_t *fop) {
 /* Pass 1 over a session's filled caches: every F_op's compute floor is in
  * c->cf, so a linear scan finds the few the incumbent does not prune and
  * decodes only those, instead of walking the lattice. */
-void pass1_scan(pass1 *p) {
+void search_pass1_scan(pass1 *p) {
     ctx *c = p->c;
     worker *w = p->w;
-    /* prune(w, t, 0) holds for every t above thr (sessions search for the
+    /* search_prune(w, t, 0) holds for every t above thr (sessions search for the
      * fastest plan, not a front): most F_op stop at one comparison.  Only
      * this thread moves the incumbent meanwhile, in pass1_consider. */
     double thr = fmin(c->time_cap * (1 + SLACK), incumbent(c) * (1 + SLACK));
@@ -270,7 +270,7 @@ void pass1_scan(pass1 *p) {
             }
             if (c->lb_cap[i] >= c->cap && c->lb[i] > tb) tb = c->lb[i];
         }
-        if (tb == INFINITY || prune(w, tb, mb)) {
+        if (tb == INFINITY || search_prune(w, tb, mb)) {
             w->st.fops++;
             continue;
         }

@@ -57,7 +57,7 @@
  *     that costs least time per byte saved until nothing splits, from the
  *     16 best F_op and from narrow descents under caps of 1/2, 1/4 and 1/8
  *     of the SRAM (those below the fastest plan's memory).  Every plan
- *     costed anywhere joins the front (pareto.c's front_add), so the
+ *     costed anywhere joins the front (pareto.c's search_front_add), so the
  *     frontier returned is the non-dominated set of all plans this solver
  *     costed; with --pareto the fastest plan is the front's first point.
  * The solver is sequential and deterministic: ties are broken by (time,
@@ -142,7 +142,7 @@ static bool cost_of(kapla *k, rotor_plan *p, rotor_candidate *c) {
         k->best = *c;
         k->have_best = true;
     }
-    if (k->want_front) front_add(k->e, &k->fr, c);
+    if (k->want_front) search_front_add(k->e, &k->fr, c);
     return true;
 }
 

@@ -4,7 +4,7 @@
  * of the single-pass search, and the epsilon-constraint walk. */
 #include "searchint.h"
 
-void archive_add(archive *ar, const rotor_candidate *cand) {
+void search_archive_add(archive *ar, const rotor_candidate *cand) {
     int64_t m = cand->info.memory;
     double t = cand->cost.total;
     /* the last entry with memory <= m dominates cand if it is no slower */
@@ -30,7 +30,7 @@ void archive_add(archive *ar, const rotor_candidate *cand) {
 
 
 
-void front_add(const rotor_expr *e, front *f, const rotor_candidate *cand) {
+void search_front_add(const rotor_expr *e, front *f, const rotor_candidate *cand) {
     int64_t m = cand->info.memory;
     double t = cand->cost.total;
     int lo = front_upto(f, m);
@@ -75,7 +75,7 @@ void front_add(const rotor_expr *e, front *f, const rotor_candidate *cand) {
  * with no more memory than the node's floor is faster than its time bound;
  * no frontier point is ever so dominated, and the front read from its fast
  * end is the same list.  pareto_single_pass picks between them. */
-rotor_status pareto_epsilon(ctx *c, int nthreads, rotor_search_result *out, rotor_search_stats *st,
+rotor_status search_pareto_epsilon(ctx *c, int nthreads, rotor_search_result *out, rotor_search_stats *st,
                             rotor_error *err) {
     int n = 0, capn = 16;
     /* from here on, searches keep what they cost to seed the next one */

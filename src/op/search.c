@@ -9,7 +9,7 @@
  *      (a valid plan whenever it fits) of those that might beat the
  *      incumbent so far, and keeps the F_op whose bounds survive, sorted by
  *      bound.  A session first searches the F_op of its archived plans
- *      nearest above the cap (probe_archive), so the walk prunes at once.
+ *      nearest above the cap (search_probe_archive), so the walk prunes at once.
  *   2. Steps S_a.  S_a is some tensor's f_t along a, and f_t^X divides P_X, so
  *      S_a ranges over the divisors of the P_X of the tensors carrying a.  The
  *      steps fix padding, L_a, s_a and so the whole compute time.
@@ -123,11 +123,11 @@ static bool worker_pool(ctx *c, int nthreads) {
  * that cannot be had is left NULL and its values recomputed. */
 static void ctx_caches(ctx *c) {
     if (c->nfops < 0) {
-        /* a session's table of subtree sizes, for pass1_scan's decoding */
+        /* a session's table of subtree sizes, for search_pass1_scan's decoding */
         if (c->session && c->cores <= COUNTS_MAX_CORES &&
             (c->counts = malloc((size_t)(c->e->naxes + 1) * (size_t)(c->cores + 1) * sizeof *c->counts)))
             for (int64_t i = 0; i < (int64_t)(c->e->naxes + 1) * (c->cores + 1); i++) c->counts[i] = -1;
-        c->nfops = fop_count(c, 0, c->cores);
+        c->nfops = search_fop_count(c, 0, c->cores);
     }
     /* 4 bytes per F_op vector (24 in a session); past 2^22 vectors
      * recompute instead.  A session keeps each F_op's compute floor from its
@@ -199,7 +199,7 @@ static bool workers_ready(ctx *c, worker *ws, int nthreads) {
 static bool keep_order(worker *seed, fop_list *keep, fop_key **order) {
     int64_t kept = 0;
     for (int64_t i = 0; i < keep->n; i++)
-        if (!prune(seed, keep->v[i].bound, keep->v[i].mem_bound)) keep->v[kept++] = keep->v[i];
+        if (!search_prune(seed, keep->v[i].bound, keep->v[i].mem_bound)) keep->v[kept++] = keep->v[i];
     keep->n = kept;
     *order = keep->n ? malloc((size_t)keep->n * sizeof **order) : NULL;
     if (keep->n && !*order) return false;
@@ -242,10 +242,10 @@ static bool merge_workers(ctx *c, worker *seed, worker *ws, int nthreads, rotor_
             *have = true;
         }
         if (w->seen)
-            for (int k = 0; k < w->seen->n; k++) archive_add(c->spare, &w->seen->v[k]);
+            for (int k = 0; k < w->seen->n; k++) search_archive_add(c->spare, &w->seen->v[k]);
         /* the fronts merge in thread order; the union's front does not
          * depend on which thread found what */
-        for (int k = 0; k < w->front.n; k++) front_add(c->e, &seed->front, &w->front.v[k]);
+        for (int k = 0; k < w->front.n; k++) search_front_add(c->e, &seed->front, &w->front.v[k]);
         oom |= w->front.oom;
         free(w->front.v);
         w->front.v = NULL;
@@ -264,8 +264,8 @@ bool search_once(ctx *c, int nthreads, rotor_candidate *best, bool *have, rotor_
 
     /* Pass 1: the walk over F_op keeps those whose bounds survive the
      * incumbent, best bound first, and seeds the incumbent with all-ones
-     * plans as it goes (seed_all_ones).  Before it, an archived plan that
-     * fits and the F_op of archived plans just above the cap (probe_archive)
+     * plans as it goes (search_seed_all_ones).  Before it, an archived plan that
+     * fits and the F_op of archived plans just above the cap (search_probe_archive)
      * give it an incumbent to start from. */
     if (!worker_pool(c, nthreads)) return false;
     worker *seed = &c->pool[0], *ws = &c->pool[1];
@@ -280,7 +280,7 @@ bool search_once(ctx *c, int nthreads, rotor_candidate *best, bool *have, rotor_
         /* the fastest plan an earlier search costed that fits this cap */
         for (int i = c->spare->n - 1; i >= 0; i--)
             if (c->spare->v[i].info.memory <= c->cap) {
-                offer(seed, &c->spare->v[i]);
+                search_offer(seed, &c->spare->v[i]);
                 break;
             }
         seed->seen = c->spare;
@@ -289,9 +289,9 @@ bool search_once(ctx *c, int nthreads, rotor_candidate *best, bool *have, rotor_
     fop_list keep = {0};
     bool oom = !workers_ready(c, ws, nthreads);
     pass1 p = {.c = c, .w = seed, .keep = &keep};
-    if (!oom) probe_archive(c, ws, nthreads, &p);
-    if (!oom && c->cf_filled && c->weak && c->counts) pass1_scan(&p);
-    else if (!oom) pass1_walk(&p, 0, c->cores);
+    if (!oom) search_probe_archive(c, ws, nthreads, &p);
+    if (!oom && c->cf_filled && c->weak && c->counts) search_pass1_scan(&p);
+    else if (!oom) search_pass1_walk(&p, 0, c->cores);
     /* a walk with every cache in place: later searches may scan them (the
      * first below the full cap walks, reading the compute floors the full
      * cap's walk left, since most of its F_op need their memory floors) */
@@ -309,7 +309,7 @@ bool search_once(ctx *c, int nthreads, rotor_candidate *best, bool *have, rotor_
     for (int64_t k = 0; k < keep.n; k++) {
         int64_t i = order[k].pos;
         worker *w = &ws[omp_get_thread_num()];
-        if (!prune(w, keep.v[i].bound, keep.v[i].mem_bound) && fop_full_bounds(w, &keep.v[i]))
+        if (!search_prune(w, keep.v[i].bound, keep.v[i].mem_bound) && search_fop_full_bounds(w, &keep.v[i]))
             search_fop(w, keep.v[i].fop);
         if (c->progress) {
 #pragma omp critical(search_progress)
@@ -395,7 +395,7 @@ static rotor_status search_run(ctx *c, const rotor_search_options *opt, double t
                           (long long)cap0);
     }
     if (opt && opt->pareto && !c->frontier) {
-        rotor_status rc = pareto_epsilon(c, nthreads, out, &st, err);
+        rotor_status rc = search_pareto_epsilon(c, nthreads, out, &st, err);
         if (rc) return rc;
     }
     st.threads = nthreads;

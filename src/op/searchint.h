@@ -87,7 +87,7 @@ typedef struct ctx {
     int32_t *floors; /* clamped to INT32_MAX: still floors */
     int64_t nfloors;
     /* A session's (rotor_search_session) time floors under the cap:
-     * lb[i] is cap_time_floor of the i-th F_op under cap lb_cap[i], still a
+     * lb[i] is search_cap_time_floor of the i-th F_op under cap lb_cap[i], still a
      * floor under any smaller cap (fewer plans fit).  NULL outside sessions. */
     float *lb;       /* rounded down: still floors */
     int32_t *lb_cap; /* clamped to INT32_MAX: still true */
@@ -98,8 +98,8 @@ typedef struct ctx {
     float *cf;
     int32_t *weak, *ones;
     int64_t nfops;  /* F_op vectors the walk of pass 1 visits (-1: not yet counted) */
-    int64_t *counts; /* a session's fop_count table by axis and room, or NULL */
-    bool cf_filled;  /* a walk has filled every cache: later searches scan them (pass1_scan) */
+    int64_t *counts; /* a session's search_fop_count table by axis and room, or NULL */
+    bool cf_filled;  /* a walk has filled every cache: later searches scan them (search_pass1_scan) */
     archive *spare; /* plans earlier searches costed, for the next seed; may be NULL */
     bool frontier;  /* single-pass frontier search: prune by dominance, keep a front */
     double time_cap; /* plans slower than this are not wanted (INFINITY: all) */
@@ -142,8 +142,8 @@ typedef struct worker {
     int64_t weak[ROTOR_MAX_TENSORS]; /* per-tensor memory floor of the F_op */
     int64_t smax[ROTOR_MAX_AXES];    /* largest S_a on offer */
     front front;                     /* the frontier search's plans */
-    struct knap_scratch *knap;       /* cap_time_floor's lists (pass 2) */
-    double comm_floor;               /* cap_time_floor of the F_op being searched */
+    struct knap_scratch *knap;       /* search_cap_time_floor's lists (pass 2) */
+    double comm_floor;               /* search_cap_time_floor of the F_op being searched */
     /* step_floor_upto(t, a) of the current steps prefix, by level a: a
      * tensor without axis a keeps the value of level a - 1 */
     int64_t sfl[ROTOR_MAX_AXES][ROTOR_MAX_TENSORS];
@@ -201,7 +201,7 @@ typedef struct pass1 {
     fop_list *keep;
     int64_t index;   /* F_op vectors visited so far (the floors cache key) */
     int64_t fop[ROTOR_MAX_AXES];
-    /* F_op searched in full before the walk (probe_archive): not kept */
+    /* F_op searched in full before the walk (search_probe_archive): not kept */
     int64_t probed[PROBE_MAX][ROTOR_MAX_AXES];
     int nprobed;
 } pass1;
@@ -247,12 +247,12 @@ static inline bool front_dominates(const front *f, double t, int64_t m) {
 
 /* Adds cand to the front unless an entry beats it; drops what it beats
  * (sets f->oom when out of memory). */
-void front_add(const rotor_expr *e, front *f, const rotor_candidate *cand);
+void search_front_add(const rotor_expr *e, front *f, const rotor_candidate *cand);
 /* Adds cand to the archive unless an entry is no slower with no more memory. */
-void archive_add(archive *ar, const rotor_candidate *cand);
+void search_archive_add(archive *ar, const rotor_candidate *cand);
 /* The frontier by the epsilon-constraint method into out->pareto, from
  * out->best. */
-rotor_status pareto_epsilon(ctx *c, int nthreads, rotor_search_result *out, rotor_search_stats *st,
+rotor_status search_pareto_epsilon(ctx *c, int nthreads, rotor_search_result *out, rotor_search_stats *st,
                             rotor_error *err);
 
 /* ---- the fast solver (kapla.c) ---- */
@@ -272,46 +272,46 @@ bool search_once(ctx *c, int nthreads, rotor_candidate *best, bool *have, rotor_
 /* ---- levels 2 and 3 (steps.c) ---- */
 
 /* Would a plan with time >= t and memory >= m be pruned? */
-bool prune(worker *w, double t, int64_t m);
+bool search_prune(worker *w, double t, int64_t m);
 /* A costed plan: the worker's best, the incumbent, the archive, the front. */
-void offer(worker *w, const rotor_candidate *cand);
+void search_offer(worker *w, const rotor_candidate *cand);
 /* The plan in w->plan, derived, costed and offered. */
-void leaf(worker *w);
+void search_leaf(worker *w);
 /* The divisors of n, ascending, into out (*count of them). */
-void divisors(int64_t n, int64_t *out, int *count);
+void search_divisors(int64_t n, int64_t *out, int *count);
 /* Every plan of one F_op: steps, then f_t per tensor, depth first. */
 void search_fop(worker *w, const int64_t *fop);
 
 /* ---- the bounds of an F_op (bound.c) ---- */
 
 /* A floor on tensor t's bytes under any plan with this F_op. */
-int64_t tensor_weak_floor(const ctx *c, int t, const int64_t *fop);
-/* The sum of tensor_weak_floor over the tensors. */
-int64_t fop_mem_bound(const ctx *c, const int64_t *fop);
+int64_t search_tensor_weak_floor(const ctx *c, int t, const int64_t *fop);
+/* The sum of search_tensor_weak_floor over the tensors. */
+int64_t search_fop_mem_bound(const ctx *c, const int64_t *fop);
 /* Bytes of tensor t in the all-ones plan of this F_op. */
-double all_ones_bytes_of(const ctx *c, const int64_t *fop, int t);
+double search_all_ones_bytes_of(const ctx *c, const int64_t *fop, int t);
 /* The cheap memory floor *mb and all-ones bytes *ones of an F_op. */
-void fop_cheap_mem(const ctx *c, const int64_t *fop, int64_t *mb, double *ones);
+void search_fop_cheap_mem(const ctx *c, const int64_t *fop, int64_t *mb, double *ones);
 /* The strong memory floor of the F_op at walk index `index` (cached); it
  * leaves each tensor's options in ks, and *ready says so. */
-int64_t fop_strong_floor(const ctx *c, knap_scratch *ks, const int64_t *fop, int64_t index, bool *ready);
+int64_t search_fop_strong_floor(const ctx *c, knap_scratch *ks, const int64_t *fop, int64_t index, bool *ready);
 /* The time floor of an F_op under the memory cap (the knapsack); ready:
  * the caller has filled ks for this F_op. */
-double cap_time_floor(const ctx *c, knap_scratch *ks, const int64_t *fop, bool ready);
+double search_cap_time_floor(const ctx *c, knap_scratch *ks, const int64_t *fop, bool ready);
 
 /* ---- pass 1 over F_op (fopwalk.c) ---- */
 
 /* The all-ones plan of an F_op, costed when it might beat the incumbent. */
-void seed_all_ones(worker *w, const int64_t *fop, double tb);
+void search_seed_all_ones(worker *w, const int64_t *fop, double tb);
 /* Whether F_op f survives its full bounds (time floor under the cap). */
-bool fop_full_bounds(worker *w, fop_entry *f);
+bool search_fop_full_bounds(worker *w, fop_entry *f);
 /* The F_op of archived plans just above the cap, searched in full first. */
-void probe_archive(ctx *c, worker *ws, int nthreads, pass1 *p);
+void search_probe_archive(ctx *c, worker *ws, int nthreads, pass1 *p);
 /* The walk over every F_op from axis a with `room` cores left. */
-void pass1_walk(pass1 *p, int a, int64_t room);
+void search_pass1_walk(pass1 *p, int a, int64_t room);
 /* F_op vectors of the walk from axis a with `room` cores left. */
-int64_t fop_count(ctx *c, int a, int64_t room);
+int64_t search_fop_count(ctx *c, int a, int64_t room);
 /* The walk over the caches a previous walk filled, instead of the F_op. */
-void pass1_scan(pass1 *p);
+void search_pass1_scan(pass1 *p);
 
 #endif

@@ -5,18 +5,18 @@
 #include "searchint.h"
 
 /* Would a plan with time >= t and memory >= m be pruned? */
-bool prune(worker *w, double t, int64_t m) {
+bool search_prune(worker *w, double t, int64_t m) {
     if (m > w->c->cap) return true;
     if (t > w->c->time_cap * (1 + SLACK)) return true;
     if (w->c->frontier) return front_dominates(&w->front, t, m);
     return t > incumbent(w->c) * (1 + SLACK);
 }
 
-void offer(worker *w, const rotor_candidate *cand) {
+void search_offer(worker *w, const rotor_candidate *cand) {
     const rotor_expr *e = w->c->e;
     if (cand->cost.total > w->c->time_cap) return;
     if (w->c->frontier) {
-        front_add(e, &w->front, cand);
+        search_front_add(e, &w->front, cand);
         return;
     }
     if (!w->have_best || rotor_candidate_compare(e, cand, &w->best) < 0) {
@@ -27,7 +27,7 @@ void offer(worker *w, const rotor_candidate *cand) {
 }
 
 /* Cost the complete plan in w->plan (f_t and F_op set) under its best order. */
-void leaf(worker *w) {
+void search_leaf(worker *w) {
     ctx *c = w->c;
     w->st.plans++;
     rotor_plan_best_order(c->e, w->steps, w->plan.ft, w->bytes, w->plan.order);
@@ -37,8 +37,8 @@ void leaf(worker *w) {
     if (rotor_cost_plan(c->m, c->e, c->chip, &cand.plan, &cand.info, &cand.cost, &err)) return;
     if (cand.info.memory > c->cap) return;
     if (c->cons.max_padding > 0 && cand.info.padding_ratio > c->cons.max_padding) return;
-    if (w->seen) archive_add(w->seen, &cand);
-    offer(w, &cand);
+    if (w->seen) search_archive_add(w->seen, &cand);
+    search_offer(w, &cand);
 }
 
 /* Depth-first over tensors t..nt-1, each choosing its f_t vector axis by axis.
@@ -56,7 +56,7 @@ static void dfs_tensor(worker *w, int t, double time_lb, int64_t mem_rest) {
             for (int u = 0; u < e->ntensors && !hit; u++) hit = w->plan.ft[u][a] == w->steps[a];
             if (!hit) return;
         }
-        leaf(w);
+        search_leaf(w);
         return;
     }
     dfs_axis(w, t, 0, 1, time_lb, mem_rest);
@@ -81,7 +81,7 @@ static void dfs_axis(worker *w, int t, int ai, int64_t q, double time_lb, int64_
         int64_t rings = w->share[t] / q;
         double tb = time_lb + c->m->tensor_bound(c->m, e, c->chip, t, bytes, q, rings);
         int64_t mr = mem_rest - w->min_bytes[t] + bytes;
-        if (prune(w, tb, mr)) {
+        if (search_prune(w, tb, mr)) {
             w->st.nodes_pruned++;
             return;
         }
@@ -115,7 +115,7 @@ static void dfs_axis(worker *w, int t, int ai, int64_t q, double time_lb, int64_
 }
 
 /* The divisors of n (n <= 2^31), ascending. */
-void divisors(int64_t n, int64_t *out, int *count) {
+void search_divisors(int64_t n, int64_t *out, int *count) {
     int k = 0, nb = 0;
     int64_t big[MAX_DIVISORS / 2 + 1];
     for (int64_t d = 1; d * d <= n; d++)
@@ -229,11 +229,11 @@ static void search_steps_leaf(worker *w) {
                                                                                  : step_floor(w, t);
         mem += w->min_bytes[t];
     }
-    if (prune(w, w->compute + w->comm_floor, mem)) {
+    if (search_prune(w, w->compute + w->comm_floor, mem)) {
         w->st.steps_pruned++;
         return;
     }
-    for (int a = 0; a < e->naxes; a++) divisors(w->steps[a], w->divs[a], &w->ndivs[a]);
+    for (int a = 0; a < e->naxes; a++) search_divisors(w->steps[a], w->divs[a], &w->ndivs[a]);
     dfs_tensor(w, 0, w->compute, mem);
 }
 
@@ -254,7 +254,7 @@ static bool steps_prefix_survives(worker *w, int64_t mem) {
     }
     if (c->cons.max_padding > 0 && pad > c->cons.max_padding * (1 + SLACK)) return false;
     double tb = c->m->step_bound(c->m, e, c->chip, w->plan.fop, w->steps, sub);
-    return !prune(w, tb + w->comm_floor, mem);
+    return !search_prune(w, tb + w->comm_floor, mem);
 }
 
 
@@ -319,7 +319,7 @@ void search_fop(worker *w, const int64_t *fop) {
             if (!e->tensors[t].has_axis[a]) continue;
             int64_t *d = w->scratch;
             int nd;
-            divisors(w->share[t], d, &nd);
+            search_divisors(w->share[t], d, &nd);
             for (int i = 0; i < nd; i++) {
                 bool dup = false;
                 for (int j = 0; j < n && !dup; j++) dup = sc->v[a][j] == d[i];
@@ -339,7 +339,7 @@ void search_fop(worker *w, const int64_t *fop) {
         sc->n[a] = n;
         w->smax[a] = sc->v[a][n - 1];
     }
-    for (int t = 0; t < e->ntensors; t++) w->weak[t] = tensor_weak_floor(c, t, fop);
+    for (int t = 0; t < e->ntensors; t++) w->weak[t] = search_tensor_weak_floor(c, t, fop);
     for (int a = 0; a < e->naxes; a++) {
         int64_t f = fop[a], smax = w->smax[a];
         w->len_any[a] = (e->extent[a] + f - 1) / f;
