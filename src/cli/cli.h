@@ -189,6 +189,11 @@ bool cli_is_dir(const char *path);
 /* A model argument's name for default file names: a zoo name, or an ONNX
  * file's base name without ".onnx". */
 void cli_model_base(const char *input, char *buf, size_t size);
+/* cli_output_open with the default name of model argument `input`: its
+ * cli_model_base followed by suffix ("-report.html"); path NULL: that
+ * name itself. */
+int cli_output_open_model(const char *cmd, const char *opt, const char *path, const char *input, const char *suffix,
+                          cli_output *o);
 
 /* SVG line plots (src/cli/svgplot.c): series of points on linear or log
  * axes, a legend, a tooltip per point.  Points with a non-finite y (or not

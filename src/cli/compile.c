@@ -343,12 +343,8 @@ int cmd_compile(int argc, char **argv) {
     rotor_chip chip;
     if ((st = cli_chip(a.sa.chip, a.sa.sets, a.sa.nsets, &chip, &err))) return cli_fail(cmd, st, &err);
     cli_output out = {0};
-    if (a.outfile) {
-        char name[300], base[256];
-        cli_model_base(a.model, base, sizeof base);
-        snprintf(name, sizeof name, "%s.rotor-program.json", base);
-        if ((rc = cli_output_open(cmd, "-o", a.outfile, name, &out))) return rc;
-    }
+    if (a.outfile && (rc = cli_output_open_model(cmd, "-o", a.outfile, a.model, ".rotor-program.json", &out)))
+        return rc;
 
     bool sweep = a.nb > 1;
     if (sweep && a.compare)

@@ -84,3 +84,11 @@ void cli_model_base(const char *input, char *buf, size_t size) {
     }
     snprintf(buf, size, "%.*s", (int)len, base);
 }
+
+int cli_output_open_model(const char *cmd, const char *opt, const char *path, const char *input, const char *suffix,
+                          cli_output *o) {
+    char name[300], base[256];
+    cli_model_base(input, base, sizeof base);
+    snprintf(name, sizeof name, "%s%s", base, suffix);
+    return cli_output_open(cmd, opt, path ? path : name, name, o);
+}

@@ -524,10 +524,7 @@ int cmd_report(int argc, char **argv) {
         rc = cli_usage_error(CMD, "--tp: expected 1..%lld (the chips of %s), got %lld", (long long)r->chip.chips,
                              r->chip.name, (long long)so.tensor_parallel);
     cli_output out = {0};
-    char name[300], base[256];
-    cli_model_base(a.input, base, sizeof base);
-    snprintf(name, sizeof name, "%s-report.html", base);
-    if (!rc) rc = cli_output_open(CMD, "-o", a.outfile ? a.outfile : name, name, &out);
+    if (!rc) rc = cli_output_open_model(CMD, "-o", a.outfile, a.input, "-report.html", &out);
     if (rc) {
         report_free(r);
         return rc;
