@@ -252,36 +252,29 @@ static int run_model(run_state *s, const char *model, const tensor_list *set, ro
         }
     rotor_status st = cli_chip(a->sa.chip, a->sa.sets, a->sa.nsets, &s->chip, err);
     if (st) return cli_fail(cmd, st, err);
+    /* the program, unless --direct or --program; a graph that folds to
+     * constants compiles to an empty one, and runs all the same */
+    po.t10 = po.program = po.allow_empty = !a->direct && !a->program;
+    po.compile.pipeline = a->pipeline;
+    po.compile.objective = a->objective;
+    cli_progress bar;
+    cli_progress_begin(&bar, cmd, "compiling: operator shapes searched", a->sa.quiet);
+    po.compile.progress = cli_progress_step;
+    po.compile.progress_ctx = &bar;
     /* integer inputs of the set are bound as values only when the import
      * needs them for its shapes: bound, they fold, and the run would check
      * the importer's folding rather than the operators */
     st = rotor_pipeline_run(&po, &s->chip, &s->p, err);
-    if (st && nv > po.onnx.nvalues) {
+    if (st && !s->p.loaded && nv > po.onnx.nvalues) {
         rotor_pipeline_free(&s->p);
         po.onnx.values = (const char *const *)vals;
         po.onnx.nvalues = nv;
         st = rotor_pipeline_run(&po, &s->chip, &s->p, err);
     }
+    cli_progress_end(&bar);
     if (st) return cli_fail(cmd, st, err);
-    /* compiled here rather than by the pipeline: a graph that folds to
-     * constants has no operator to compile, and runs all the same */
-    if (!a->direct && !a->program && s->p.graph.nops > 0) {
-        cli_progress bar;
-        cli_progress_begin(&bar, cmd, "compiling: operator shapes searched", a->sa.quiet);
-        po.compile.pipeline = a->pipeline;
-        po.compile.objective = a->objective;
-        po.compile.progress = cli_progress_step;
-        po.compile.progress_ctx = &bar;
-        st = rotor_compile(&s->p.graph, &s->chip, &po.compile, &s->p.t10, err);
-        cli_progress_end(&bar);
-        char *text = NULL;
-        if (!st) st = rotor_program_write(&s->p.graph, &s->chip, &s->p.t10, &text, err);
-        if (!st) st = rotor_program_parse(text, model, &s->chip, &s->p.program, err);
-        free(text);
-        if (st) return cli_fail(cmd, st, err);
-        s->prog = &s->p.program;
-    }
-    cli_progress bar;
+    /* an empty program has nothing planned: the direct run alone */
+    if (po.program && s->p.program.nops > 0) s->prog = &s->p.program;
     if (a->program) {
         if ((st = rotor_program_read(a->program, &s->chip, &s->file_program, err))) return cli_fail(cmd, st, err);
         s->prog = &s->file_program;
