@@ -137,6 +137,23 @@ int cli_parse_options(const char *cmd, int argc, char **argv, unsigned takes, cl
 int cli_shared_model(const char *cmd, const char *input, const cli_shared_args *a, bool batch_list,
                      rotor_pipeline_options *po);
 
+/* --pipeline and --objective O, which rotor compile, simulate and run take:
+ * as given (NULL, false: absent), and O parsed (latency unless given).
+ * CLI_PIPELINE_OPTS are their entries in a cli_opt table, for an args
+ * struct of type T holding a cli_pipeline_args M. */
+typedef struct cli_pipeline_args {
+    const char *objective_name;
+    bool pipeline;
+    rotor_pipeline_objective objective;
+} cli_pipeline_args;
+#define CLI_PIPELINE_OPTS(T, M)                                                                \
+    {"pipeline", 0, CLI_FLAG, offsetof(T, M.pipeline), 0, 0},                                  \
+        {"objective", 0, CLI_VALUE, offsetof(T, M.objective_name), 0, 0}
+
+/* Checks --objective into a->objective: a known objective, given with
+ * --pipeline.  Prints the error and returns EXIT_BADINPUT, else 0. */
+int cli_parse_objective(const char *cmd, cli_pipeline_args *a);
+
 /* The options `rotor schedule` and `rotor explore` add: HBM bandwidth, the
  * designs and the schedule's settings, as given (NULL: absent). */
 typedef struct cli_hbm_args {
@@ -181,6 +198,12 @@ typedef struct cli_output {
     FILE *f;          /* where to write; NULL once committed or aborted */
     bool is_stdout;
 } cli_output;
+
+/* A subcommand's --json result: root printed on standard output (as
+ * cJSON_Print, then a newline) and deleted.  0, or after "rotor CMD: out of
+ * memory" EXIT_NOMEM when there is no memory for the text. */
+struct cJSON;
+int cli_print_json(const char *cmd, struct cJSON *root);
 
 int cli_output_open(const char *cmd, const char *opt, const char *path, const char *default_name, cli_output *o);
 int cli_output_commit(const char *cmd, const char *opt, cli_output *o);
@@ -260,6 +283,10 @@ void cli_svg_heatmap(FILE *f, const cli_heatmap *h);
 /* The heat maps' shading: white to dark blue through the fraction u in
  * [0, 1], as "#rrggbb". */
 void cli_heat_colour(double u, char *buf, size_t size);
+/* Their colour scale at (x, y): ten steps of that shading, lo and hi below
+ * its ends, then the start of the unit's label after it (unit escaped; the
+ * caller adds the rest of the label and closes its <text>). */
+void cli_svg_colour_scale(FILE *f, double x, double y, double lo, double hi, const char *unit);
 
 /* A heat map of a value over two swept parameters (src/cli/svggrid.c,
  * rotor explore): nrows x ncols cells (row-major values, NAN: no value,
@@ -362,10 +389,21 @@ typedef struct cli_trace_filter {
     int64_t first[64];
 } cli_trace_filter;
 
-/* Parses the three options (each NULL when absent); prints the error and
- * returns EXIT_BADINPUT, else 0. */
-int cli_trace_filter_parse(const char *cmd, const char *ops, const char *window, const char *cores,
-                           cli_trace_filter *t);
+/* --trace FILE and its filter, as given (NULL: absent), in the args of
+ * rotor simulate and rotor schedule; CLI_TRACE_OPTS are their entries in a
+ * cli_opt table, for an args struct of type T holding a cli_trace_args M. */
+typedef struct cli_trace_args {
+    const char *file, *ops, *window, *cores;
+} cli_trace_args;
+#define CLI_TRACE_OPTS(T, M)                                                                   \
+    {"trace", 0, CLI_VALUE, offsetof(T, M.file), 0, 0},                                        \
+        {"trace-ops", 0, CLI_VALUE, offsetof(T, M.ops), 0, 0},                                 \
+        {"trace-window", 0, CLI_VALUE, offsetof(T, M.window), 0, 0},                           \
+        {"trace-cores", 0, CLI_VALUE, offsetof(T, M.cores), 0, 0}
+
+/* Parses the filter's three options of a; prints the error and returns
+ * EXIT_BADINPUT, else 0. */
+int cli_trace_filter_parse(const char *cmd, const cli_trace_args *a, cli_trace_filter *t);
 void cli_trace_filter_free(cli_trace_filter *t);
 /* Before the replay: with no filter and more than 400,000 tasks expected on
  * a chip of more than 64 cores, t->f keeps the first cores (the default):

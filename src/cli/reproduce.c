@@ -654,12 +654,7 @@ int cmd_reproduce(int argc, char **argv) {
     cli_progress_end(&prog);
     if (!rc) rc = write_outputs(dir, ms, nm);
     if (!rc && a.json) {
-        cJSON *root = json_results(ms, nm, &chip);
-        char *text = cJSON_Print(root);
-        cJSON_Delete(root);
-        if (text) puts(text);
-        else rc = cli_nomem(cmd);
-        free(text);
+        rc = cli_print_json(cmd, json_results(ms, nm, &chip));
     } else if (!rc) {
         print_tables(ms, nm, &chip);
         printf("\nfiles: %s/t10-fig12-13.csv, t10-fig14.csv, t10-fig19.csv, t10-fig20.csv, t10-fig12.svg, "

@@ -483,12 +483,7 @@ static int print_json(const elk_model *ms, int nm, const rotor_chip *chip) {
         for (int k = 0; k < ELK_BWS; k++) json_point(f19, ms[i].model, &ms[i].bw[k]);
         json_point(eb, ms[i].model, &ms[i].slow);
     }
-    char *text = cJSON_Print(root);
-    cJSON_Delete(root);
-    if (!text) return cli_nomem("reproduce");
-    puts(text);
-    free(text);
-    return 0;
+    return cli_print_json("reproduce", root);
 }
 
 int cli_reproduce_elk(const char *const *models, int nm, int64_t max_batch, const char *dir, bool json,

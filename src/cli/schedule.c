@@ -306,14 +306,7 @@ static int print_json(const rotor_graph *g, const rotor_schedule *s, const run *
     }
     cJSON *d = cJSON_AddArrayToObject(root, "designs");
     for (int i = 0; i < nruns; i++) cJSON_AddItemToArray(d, json_run(s, &runs[i], ideal, per_op, per));
-    char *text = cJSON_Print(root);
-    cJSON_Delete(root);
-    if (!text) {
-        return cli_nomem("schedule");
-    }
-    printf("%s\n", text);
-    free(text);
-    return 0;
+    return cli_print_json("schedule", root);
 }
 
 /* Chrome trace of one schedule: the HBM preloads on one track, the
@@ -430,7 +423,8 @@ static rotor_status simulate_designs(const rotor_schedule *s, const rotor_chip *
 /* What `rotor schedule` was asked. */
 typedef struct schedule_args {
     cli_hbm_args ha;
-    const char *input, *trace, *topology, *trace_ops, *trace_window, *trace_cores, *solver;
+    const char *input, *topology, *solver;
+    cli_trace_args tr;
     bool per_op, simulate, no_refine;
 } schedule_args;
 
@@ -452,10 +446,7 @@ static int parse_schedule(int argc, char **argv, schedule_args *a, schedule_job 
     static const cli_opt own[] = {
         CLI_HBM_OPTS(schedule_args, ha),
         {"per-op", 0, CLI_FLAG, offsetof(schedule_args, per_op), 0, 0},
-        {"trace", 0, CLI_VALUE, offsetof(schedule_args, trace), 0, 0},
-        {"trace-ops", 0, CLI_VALUE, offsetof(schedule_args, trace_ops), 0, 0},
-        {"trace-window", 0, CLI_VALUE, offsetof(schedule_args, trace_window), 0, 0},
-        {"trace-cores", 0, CLI_VALUE, offsetof(schedule_args, trace_cores), 0, 0},
+        CLI_TRACE_OPTS(schedule_args, tr),
         {"simulate", 0, CLI_FLAG, offsetof(schedule_args, simulate), 0, 0},
         {"topology", 0, CLI_VALUE, offsetof(schedule_args, topology), 0, 0},
         {"no-refine", 0, CLI_FLAG, offsetof(schedule_args, no_refine), 0, 0},
@@ -492,9 +483,9 @@ static int parse_schedule(int argc, char **argv, schedule_args *a, schedule_job 
     j->simchip.chips = 1;
     j->simchip.interchip_gbps = 0;
 
-    if (a->trace && !strcmp(a->trace, "-") && ha->json)
+    if (a->tr.file && !strcmp(a->tr.file, "-") && ha->json)
         return cli_usage_error(cmd, "--trace - and --json would both write standard output");
-    if ((a->trace_ops || a->trace_window || a->trace_cores) && !(a->trace && a->simulate))
+    if ((a->tr.ops || a->tr.window || a->tr.cores) && !(a->tr.file && a->simulate))
         return cli_usage_error(cmd, "--trace-ops, --trace-window and --trace-cores filter the simulator's trace: "
                                "give --simulate and --trace FILE");
     return -1;
@@ -518,11 +509,11 @@ static int report_designs(const schedule_args *a, const schedule_job *j, const r
     }
     bool quiet = a->ha.m.quiet;
     if (!st && a->simulate)
-        st = simulate_designs(s, &j->simchip, runs, shown, a->trace ? tr->f : NULL, filter, &traced, quiet, &err);
+        st = simulate_designs(s, &j->simchip, runs, shown, a->tr.file ? tr->f : NULL, filter, &traced, quiet, &err);
     if (st) rc = cli_fail(cmd, st, &err);
     else {
         /* the trace first: a file that cannot be written fails with nothing on stdout */
-        if (a->trace)
+        if (a->tr.file)
             rc = a->simulate && traced ? cli_trace_done(cmd, tr, filter, &traced->sim.trace, quiet)
                                        : write_trace(tr, s, &runs[shown - 1]);
         if (rc || tr->is_stdout) {
@@ -548,9 +539,9 @@ int cmd_schedule(int argc, char **argv) {
     int rc = parse_schedule(argc, argv, &a, &j);
     if (rc >= 0) return rc;
     cli_trace_filter filter;
-    if (cli_trace_filter_parse(cmd, a.trace_ops, a.trace_window, a.trace_cores, &filter)) return EXIT_BADINPUT;
+    if (cli_trace_filter_parse(cmd, &a.tr, &filter)) return EXIT_BADINPUT;
     cli_output tr = {0};
-    if (a.trace && (rc = cli_output_open_model(cmd, "--trace", a.trace, a.input, "-schedule-trace.json", &tr))) {
+    if (a.tr.file && (rc = cli_output_open_model(cmd, "--trace", a.tr.file, a.input, "-schedule-trace.json", &tr))) {
         cli_trace_filter_free(&filter);
         return rc;
     }
