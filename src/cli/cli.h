@@ -323,6 +323,8 @@ void cli_html_section_end(FILE *f);
  * does not apply (class "na"). */
 void cli_html_p(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cli_html_na(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* cli_html_na, then the section's end: a section that does not apply. */
+void cli_html_section_na(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* <figure class="chart" data-kind="KIND"> around one chart; the caption
  * (escaped) after it. */
 void cli_html_figure_begin(FILE *f, const char *kind);

@@ -17,17 +17,19 @@ typedef struct cli_command {
     const char *summary;
 } cli_command;
 
+/* One row a subcommand: its name is also its function's, cmd_NAME. */
+#define COMMAND(name, summary) {#name, cmd_##name, summary}
 static const cli_command commands[] = {
-    {"plan", cmd_plan, "find the fastest rTensor plan of one operator (and its Pareto frontier)"},
-    {"verify", cmd_verify, "run plans on emulated cores with real data and check the result"},
-    {"compile", cmd_compile, "compile a whole model (T10 idle/active plans), with the VGM baseline"},
-    {"model", cmd_model, "list a model's operators (zoo or ONNX file), FLOPs and weights"},
-    {"simulate", cmd_simulate, "replay a compiled program on the event-driven chip simulator"},
-    {"run", cmd_run, "execute a whole model on the emulated chip with its weights and check it"},
-    {"schedule", cmd_schedule, "schedule a model held in HBM (Elk preloads), with its baselines"},
-    {"explore", cmd_explore, "sweep a chip parameter (HBM, NoC, cores, FLOPS) over the schedules"},
-    {"reproduce", cmd_reproduce, "run a paper's evaluation and set it beside the paper's figures (t10)"},
-    {"report", cmd_report, "write one self-contained HTML report: frontiers, times, heat map, schedule"},
+    COMMAND(plan, "find the fastest rTensor plan of one operator (and its Pareto frontier)"),
+    COMMAND(verify, "run plans on emulated cores with real data and check the result"),
+    COMMAND(compile, "compile a whole model (T10 idle/active plans), with the VGM baseline"),
+    COMMAND(model, "list a model's operators (zoo or ONNX file), FLOPs and weights"),
+    COMMAND(simulate, "replay a compiled program on the event-driven chip simulator"),
+    COMMAND(run, "execute a whole model on the emulated chip with its weights and check it"),
+    COMMAND(schedule, "schedule a model held in HBM (Elk preloads), with its baselines"),
+    COMMAND(explore, "sweep a chip parameter (HBM, NoC, cores, FLOPS) over the schedules"),
+    COMMAND(reproduce, "run a paper's evaluation and set it beside the paper's figures (t10)"),
+    COMMAND(report, "write one self-contained HTML report: frontiers, times, heat map, schedule"),
 };
 #define NCOMMANDS ((int)(sizeof commands / sizeof commands[0]))
 
