@@ -280,14 +280,8 @@ static int section_op_times(FILE *f, const report *r) {
     char (*names)[96] = calloc((size_t)nrows, sizeof *names);
     const char **labels = calloc((size_t)nrows, sizeof *labels);
     int *group = calloc((size_t)nrows, sizeof *group);
-    if (!v || !names || !labels || !group) {
-        free(v);
-        free(names);
-        free(labels);
-        free(group);
-        return cli_nomem(CMD);
-    }
-    for (int o = 0; o < t->nops; o++) {
+    int rc = !v || !names || !labels || !group ? cli_nomem(CMD) : 0;
+    for (int o = 0; o < t->nops && !rc; o++) {
         const rotor_op_schedule *s = &t->ops[o];
         int row = o * per;
         snprintf(names[row], sizeof names[row], "%.70s T10", r->comp.graph.ops[o].name);
@@ -310,17 +304,19 @@ static int section_op_times(FILE *f, const report *r) {
         }
     }
     cli_bars b = {"Predicted time per operator", "time (us)", 6, cats, nrows, t->nops, labels, group, v};
-    cli_html_figure_begin(f, "op-times");
-    cli_svg_bars(f, &b);
-    cli_html_figure_end(f, "T10: the active plan's compute, shifts (communication) and reduction, and the setup "
-                           "that gathers it; VGM (Roller's tiles): compute, loads from and stores to the global "
-                           "memory slices.");
+    if (!rc) {
+        cli_html_figure_begin(f, "op-times");
+        cli_svg_bars(f, &b);
+        cli_html_figure_end(f, "T10: the active plan's compute, shifts (communication) and reduction, and the "
+                               "setup that gathers it; VGM (Roller's tiles): compute, loads from and stores to the "
+                               "global memory slices.");
+        cli_html_section_end(f);
+    }
     free(v);
     free(names);
     free(labels);
     free(group);
-    cli_html_section_end(f);
-    return 0;
+    return rc;
 }
 
 /* Each core's compute busy share, chips side by side. */
