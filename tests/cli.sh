@@ -114,4 +114,16 @@ for c in "--help" "plan --help"; do
     if "$ROTOR" $c | grep -q "usage: rotor"; then ok; else bad "$c"; fi
 done
 
+# The command table (src/cli/main.c): every command `rotor --help` lists
+# takes --help (exit 0, its usage on stdout), and a name it does not list is
+# refused with the closest one it does.
+cmds=$("$ROTOR" --help | sed -n '/^commands:$/,/^$/s/^  \([a-z][a-z]*\) .*/\1/p')
+if [ "$(echo $cmds)" = "plan verify compile model simulate run schedule explore reproduce report" ]; then ok
+else bad "rotor --help lists: $(echo $cmds)"; fi
+for c in $cmds; do
+    if "$ROTOR" "$c" --help >"$out" 2>"$err" && grep -q "^usage: rotor $c" "$out" && [ ! -s "$err" ]; then ok
+    else bad "$c --help: $(head -1 "$out") $(cat "$err")"; fi
+done
+expect_error did-you-mean-table 2 "^rotor: unknown command 'shedule' (did you mean 'schedule'?) (try 'rotor --help')$" -- shedule
+
 finish cli

@@ -139,3 +139,48 @@ Test(pipeline, schedule_stage_builds_the_hbm_schedule_of_the_grouped_graph) {
     rotor_graph_free(&raw);
     rotor_pipeline_free(&p);
 }
+
+/* An ONNX file whose one node (Shape) folds to a constant: a graph with no
+ * operators, which rotor run executes all the same. */
+#define EMPTY_ONNX "/usr/share/libonnx-testdata/data/node/test_shape/model.onnx"
+
+Test(pipeline, a_graph_with_no_operators_compiles_to_an_empty_program) {
+    rotor_chip chip = mk2();
+    rotor_error err = {{0}};
+    rotor_pipeline_options po = {.model = EMPTY_ONNX, .no_group = true, .t10 = true, .program = true,
+                                 .allow_empty = true, .compile = {.solver = ROTOR_SOLVER_FAST}};
+    rotor_pipeline p;
+    cr_assert_eq(rotor_pipeline_run(&po, &chip, &p, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert(p.loaded);
+    cr_assert_eq(p.graph.nops, 0);
+    cr_assert_gt(p.graph.nvalues, 0, "the folded constants are the graph");
+    /* the compile's result and the program: no operator, every total zero */
+    cr_assert_eq(p.t10.nops, 0);
+    cr_assert_null(p.t10.ops);
+    cr_assert_eq(p.t10.total_s, 0);
+    cr_assert_eq(p.t10.peak_bytes, 0);
+    cr_assert_eq(p.t10.solver, ROTOR_SOLVER_FAST);
+    cr_assert_eq(p.program.nops, 0);
+    cr_assert_null(p.program.ops);
+    cr_assert_eq(p.program.nsegments, 0);
+    cr_assert_eq(p.program.total_s, 0);
+    cr_assert_eq(p.program.idle_bytes, 0);
+    /* named as a compiled program would be */
+    cr_assert_str_eq(p.program.model, p.graph.name);
+    cr_assert_str_eq(p.program.chip, chip.name);
+    cr_assert_eq(p.program.cores, rotor_chip_cores(&chip));
+    cr_assert_eq(p.program.solver, ROTOR_SOLVER_FAST);
+    rotor_pipeline_free(&p);
+    /* without allow_empty the compile refuses it, after a good load */
+    po.allow_empty = false;
+    cr_assert_eq(rotor_pipeline_run(&po, &chip, &p, &err), ROTOR_ERR_INPUT);
+    cr_assert(strstr(err.msg, "has no operators"), "%s", err.msg);
+    cr_assert(p.loaded);
+    cr_assert_eq(p.program.nops, 0);
+    rotor_pipeline_free(&p);
+    /* a load that fails leaves loaded false */
+    po.model = "no-such-dir/none.onnx";
+    cr_assert_neq(rotor_pipeline_run(&po, &chip, &p, &err), ROTOR_OK);
+    cr_assert(!p.loaded);
+    rotor_pipeline_free(&p);
+}

@@ -137,6 +137,23 @@ int cli_parse_options(const char *cmd, int argc, char **argv, unsigned takes, cl
 int cli_shared_model(const char *cmd, const char *input, const cli_shared_args *a, bool batch_list,
                      rotor_pipeline_options *po);
 
+/* --pipeline and --objective O, which rotor compile, simulate and run take:
+ * as given (NULL, false: absent), and O parsed (latency unless given).
+ * CLI_PIPELINE_OPTS are their entries in a cli_opt table, for an args
+ * struct of type T holding a cli_pipeline_args M. */
+typedef struct cli_pipeline_args {
+    const char *objective_name;
+    bool pipeline;
+    rotor_pipeline_objective objective;
+} cli_pipeline_args;
+#define CLI_PIPELINE_OPTS(T, M)                                                                \
+    {"pipeline", 0, CLI_FLAG, offsetof(T, M.pipeline), 0, 0},                                  \
+        {"objective", 0, CLI_VALUE, offsetof(T, M.objective_name), 0, 0}
+
+/* Checks --objective into a->objective: a known objective, given with
+ * --pipeline.  Prints the error and returns EXIT_BADINPUT, else 0. */
+int cli_parse_objective(const char *cmd, cli_pipeline_args *a);
+
 /* The options `rotor schedule` and `rotor explore` add: HBM bandwidth, the
  * designs and the schedule's settings, as given (NULL: absent). */
 typedef struct cli_hbm_args {
@@ -182,6 +199,12 @@ typedef struct cli_output {
     bool is_stdout;
 } cli_output;
 
+/* A subcommand's --json result: root printed on standard output (as
+ * cJSON_Print, then a newline) and deleted.  0, or after "rotor CMD: out of
+ * memory" EXIT_NOMEM when there is no memory for the text. */
+struct cJSON;
+int cli_print_json(const char *cmd, struct cJSON *root);
+
 int cli_output_open(const char *cmd, const char *opt, const char *path, const char *default_name, cli_output *o);
 int cli_output_commit(const char *cmd, const char *opt, cli_output *o);
 void cli_output_abort(cli_output *o);
@@ -189,6 +212,11 @@ bool cli_is_dir(const char *path);
 /* A model argument's name for default file names: a zoo name, or an ONNX
  * file's base name without ".onnx". */
 void cli_model_base(const char *input, char *buf, size_t size);
+/* cli_output_open with the default name of model argument `input`: its
+ * cli_model_base followed by suffix ("-report.html"); path NULL: that
+ * name itself. */
+int cli_output_open_model(const char *cmd, const char *opt, const char *path, const char *input, const char *suffix,
+                          cli_output *o);
 
 /* SVG line plots (src/cli/svgplot.c): series of points on linear or log
  * axes, a legend, a tooltip per point.  Points with a non-finite y (or not
@@ -255,6 +283,10 @@ void cli_svg_heatmap(FILE *f, const cli_heatmap *h);
 /* The heat maps' shading: white to dark blue through the fraction u in
  * [0, 1], as "#rrggbb". */
 void cli_heat_colour(double u, char *buf, size_t size);
+/* Their colour scale at (x, y): ten steps of that shading, lo and hi below
+ * its ends, then the start of the unit's label after it (unit escaped; the
+ * caller adds the rest of the label and closes its <text>). */
+void cli_svg_colour_scale(FILE *f, double x, double y, double lo, double hi, const char *unit);
 
 /* A heat map of a value over two swept parameters (src/cli/svggrid.c,
  * rotor explore): nrows x ncols cells (row-major values, NAN: no value,
@@ -291,6 +323,8 @@ void cli_html_section_end(FILE *f);
  * does not apply (class "na"). */
 void cli_html_p(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cli_html_na(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* cli_html_na, then the section's end: a section that does not apply. */
+void cli_html_section_na(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* <figure class="chart" data-kind="KIND"> around one chart; the caption
  * (escaped) after it. */
 void cli_html_figure_begin(FILE *f, const char *kind);
@@ -357,10 +391,21 @@ typedef struct cli_trace_filter {
     int64_t first[64];
 } cli_trace_filter;
 
-/* Parses the three options (each NULL when absent); prints the error and
- * returns EXIT_BADINPUT, else 0. */
-int cli_trace_filter_parse(const char *cmd, const char *ops, const char *window, const char *cores,
-                           cli_trace_filter *t);
+/* --trace FILE and its filter, as given (NULL: absent), in the args of
+ * rotor simulate and rotor schedule; CLI_TRACE_OPTS are their entries in a
+ * cli_opt table, for an args struct of type T holding a cli_trace_args M. */
+typedef struct cli_trace_args {
+    const char *file, *ops, *window, *cores;
+} cli_trace_args;
+#define CLI_TRACE_OPTS(T, M)                                                                   \
+    {"trace", 0, CLI_VALUE, offsetof(T, M.file), 0, 0},                                        \
+        {"trace-ops", 0, CLI_VALUE, offsetof(T, M.ops), 0, 0},                                 \
+        {"trace-window", 0, CLI_VALUE, offsetof(T, M.window), 0, 0},                           \
+        {"trace-cores", 0, CLI_VALUE, offsetof(T, M.cores), 0, 0}
+
+/* Parses the filter's three options of a; prints the error and returns
+ * EXIT_BADINPUT, else 0. */
+int cli_trace_filter_parse(const char *cmd, const cli_trace_args *a, cli_trace_filter *t);
 void cli_trace_filter_free(cli_trace_filter *t);
 /* Before the replay: with no filter and more than 400,000 tasks expected on
  * a chip of more than 64 cores, t->f keeps the first cores (the default):

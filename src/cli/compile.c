@@ -147,9 +147,9 @@ static int parse_batches(const char *cmd, const char *batch, int64_t *batches, i
 /* What `rotor compile` was asked, parsed and checked. */
 typedef struct compile_args {
     cli_shared_args sa;
-    const char *model, *baseline, *outfile, *format, *solver_name, *objective_name;
-    bool compare, vgm_only, json, pipeline;
-    rotor_pipeline_objective objective;
+    const char *model, *baseline, *outfile, *format, *solver_name;
+    bool compare, vgm_only, json;
+    cli_pipeline_args pl;
     rotor_solver solver;
     rotor_vgm_kind kind; /* with vgm_only */
     int64_t batches[MAX_BATCHES];
@@ -167,23 +167,20 @@ static int parse_compile(int argc, char **argv, compile_args *a) {
         {"json", 0, CLI_FLAG, offsetof(compile_args, json), 0, 0},
         {NULL, 'o', CLI_VALUE, offsetof(compile_args, outfile), 0, 0},
         {"solver", 0, CLI_VALUE, offsetof(compile_args, solver_name), 0, 0},
-        {"pipeline", 0, CLI_FLAG, offsetof(compile_args, pipeline), 0, 0},
-        {"objective", 0, CLI_VALUE, offsetof(compile_args, objective_name), 0, 0},
+        CLI_PIPELINE_OPTS(compile_args, pl),
         {0}};
     int rc = cli_parse_options(cmd, argc, argv, CLI_TAKES_ALL, &a->sa, own, a, compile_usage, cli_list_zoo, &a->model,
                                "a model is required (try 'rotor compile --list')");
     if (rc >= 0) return rc;
     if (cli_parse_solver(cmd, a->solver_name, &a->solver)) return EXIT_BADINPUT;
-    if (a->objective_name && !rotor_pipeline_objective_find(a->objective_name, &a->objective))
-        return cli_usage_error(cmd, "--objective: expected latency or throughput, got '%s'", a->objective_name);
-    if (a->objective_name && !a->pipeline) return cli_usage_error(cmd, "--objective needs --pipeline");
+    if (cli_parse_objective(cmd, &a->pl)) return EXIT_BADINPUT;
     if (a->baseline) {
         if (!strcmp(a->baseline, "vgm")) a->kind = ROTOR_VGM_ROLLER;
         else if (!strcmp(a->baseline, "vgm-oracle")) a->kind = ROTOR_VGM_ORACLE;
         else return cli_usage_error(cmd, "--baseline: expected vgm or vgm-oracle, got '%s'", a->baseline);
         a->vgm_only = true;
     }
-    if (a->pipeline && a->baseline)
+    if (a->pl.pipeline && a->baseline)
         return cli_usage_error(cmd, "--pipeline conflicts with --baseline %s", a->baseline);
     if (a->vgm_only && a->compare)
         return cli_usage_error(cmd, "--baseline %s conflicts with --compare", rotor_vgm_kind_name(a->kind));
@@ -229,12 +226,7 @@ static int print_with_comparison(const char *text, const rotor_pipeline *p) {
     } else {
         cJSON_AddStringToObject(c, "vgm_oracle_error", p->oracle_err.msg);
     }
-    char *out = cJSON_Print(root);
-    cJSON_Delete(root);
-    if (!out) return cli_nomem("compile");
-    puts(out);
-    free(out);
-    return 0;
+    return cli_print_json("compile", root);
 }
 
 /* One compiled batch b, not in a sweep: the table (or the VGM summary), the
@@ -285,7 +277,7 @@ static int print_compiled(const compile_args *a, const rotor_pipeline *p, const 
                a->model, (long long)b, chip->name, (long long)rotor_chip_cores(chip), rotor_solver_name(a->solver),
                gs->ops_before, gs->ops_after, gs->fused, gs->folded);
         print_table(&p->graph, &p->t10, chip);
-        if (a->pipeline) print_segments(&p->graph, &p->t10);
+        if (a->pl.pipeline) print_segments(&p->graph, &p->t10);
         cli_energy_print("per inference", &en);
         /* the oracle first: the closing line compares with Roller */
         if (a->compare && !p->oracle_status) {
@@ -336,19 +328,15 @@ int cmd_compile(int argc, char **argv) {
     po.zoo.phase = ROTOR_PHASE_PREFILL;
     if (cli_shared_model(cmd, a.model, &a.sa, true, &po)) return EXIT_BADINPUT;
     po.compile.solver = a.solver;
-    po.compile.pipeline = a.pipeline;
-    po.compile.objective = a.objective;
+    po.compile.pipeline = a.pl.pipeline;
+    po.compile.objective = a.pl.objective;
     rotor_error err = {{0}};
     rotor_status st;
     rotor_chip chip;
     if ((st = cli_chip(a.sa.chip, a.sa.sets, a.sa.nsets, &chip, &err))) return cli_fail(cmd, st, &err);
     cli_output out = {0};
-    if (a.outfile) {
-        char name[300], base[256];
-        cli_model_base(a.model, base, sizeof base);
-        snprintf(name, sizeof name, "%s.rotor-program.json", base);
-        if ((rc = cli_output_open(cmd, "-o", a.outfile, name, &out))) return rc;
-    }
+    if (a.outfile && (rc = cli_output_open_model(cmd, "-o", a.outfile, a.model, ".rotor-program.json", &out)))
+        return rc;
 
     bool sweep = a.nb > 1;
     if (sweep && a.compare)

@@ -494,10 +494,5 @@ int ex_print_json(const ex_view *v, const rotor_chip *chip, const char *csv, con
         }
         cJSON_AddItemToArray(pa, po);
     }
-    char *text = cJSON_Print(root);
-    cJSON_Delete(root);
-    if (!text) return cli_nomem("explore");
-    printf("%s\n", text);
-    free(text);
-    return 0;
+    return cli_print_json("explore", root);
 }

@@ -65,6 +65,14 @@ void cli_html_na(FILE *f, const char *fmt, ...) {
     va_end(ap);
 }
 
+void cli_html_section_na(FILE *f, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    para(f, " class=\"na\"", fmt, ap);
+    va_end(ap);
+    cli_html_section_end(f);
+}
+
 void cli_html_figure_begin(FILE *f, const char *kind) {
     fprintf(f, "<figure class=\"chart\" data-kind=\"%s\">\n", kind);
 }

@@ -1,4 +1,6 @@
-/* rotor — command-line entry point: dispatches to one file per subcommand. */
+/* rotor — command-line entry point: one table of the subcommands (one file
+ * each), from which the dispatch, the command list of `rotor --help` and the
+ * "did you mean" of an unknown command all come. */
 #include <stdio.h>
 #include <string.h>
 
@@ -7,27 +9,43 @@
 
 #define ROTOR_VERSION "0.1.0"
 
+/* A subcommand: its name, its entry point (argv[0] is the name) and the
+ * line `rotor --help` gives it. */
+typedef struct cli_command {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *summary;
+} cli_command;
+
+/* One row a subcommand: its name is also its function's, cmd_NAME. */
+#define COMMAND(name, summary) {#name, cmd_##name, summary}
+static const cli_command commands[] = {
+    COMMAND(plan, "find the fastest rTensor plan of one operator (and its Pareto frontier)"),
+    COMMAND(verify, "run plans on emulated cores with real data and check the result"),
+    COMMAND(compile, "compile a whole model (T10 idle/active plans), with the VGM baseline"),
+    COMMAND(model, "list a model's operators (zoo or ONNX file), FLOPs and weights"),
+    COMMAND(simulate, "replay a compiled program on the event-driven chip simulator"),
+    COMMAND(run, "execute a whole model on the emulated chip with its weights and check it"),
+    COMMAND(schedule, "schedule a model held in HBM (Elk preloads), with its baselines"),
+    COMMAND(explore, "sweep a chip parameter (HBM, NoC, cores, FLOPS) over the schedules"),
+    COMMAND(reproduce, "run a paper's evaluation and set it beside the paper's figures (t10)"),
+    COMMAND(report, "write one self-contained HTML report: frontiers, times, heat map, schedule"),
+};
+#define NCOMMANDS ((int)(sizeof commands / sizeof commands[0]))
+
 static void usage(FILE *f) {
-    fprintf(f,
-            "usage: rotor <command> [options]\n"
-            "\n"
-            "rotor plans, predicts and checks how DNN operators run on inter-core connected\n"
-            "AI chips (Graphcore IPU and kin), after T10's compute-shift execution plans.\n"
-            "\n"
-            "commands:\n"
-            "  plan      find the fastest rTensor plan of one operator (and its Pareto frontier)\n"
-            "  verify    run plans on emulated cores with real data and check the result\n"
-            "  compile   compile a whole model (T10 idle/active plans), with the VGM baseline\n"
-            "  model     list a model's operators (zoo or ONNX file), FLOPs and weights\n"
-            "  simulate  replay a compiled program on the event-driven chip simulator\n"
-            "  run       execute a whole model on the emulated chip with its weights and check it\n"
-            "  schedule  schedule a model held in HBM (Elk preloads), with its baselines\n"
-            "  explore   sweep a chip parameter (HBM, NoC, cores, FLOPS) over the schedules\n"
-            "  reproduce run a paper's evaluation and set it beside the paper's figures (t10)\n"
-            "  report    write one self-contained HTML report: frontiers, times, heat map, schedule\n"
-            "\n"
-            "  rotor <command> --help   options of one command\n"
-            "  rotor --version          print the version\n");
+    fputs("usage: rotor <command> [options]\n"
+          "\n"
+          "rotor plans, predicts and checks how DNN operators run on inter-core connected\n"
+          "AI chips (Graphcore IPU and kin), after T10's compute-shift execution plans.\n"
+          "\n"
+          "commands:\n",
+          f);
+    for (int i = 0; i < NCOMMANDS; i++) fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
+    fputs("\n"
+          "  rotor <command> --help   options of one command\n"
+          "  rotor --version          print the version\n",
+          f);
 }
 
 int main(int argc, char **argv) {
@@ -44,20 +62,13 @@ int main(int argc, char **argv) {
         printf("rotor %s\n", ROTOR_VERSION);
         return 0;
     }
-    if (!strcmp(cmd, "plan")) return cmd_plan(argc - 1, argv + 1);
-    if (!strcmp(cmd, "verify")) return cmd_verify(argc - 1, argv + 1);
-    if (!strcmp(cmd, "compile")) return cmd_compile(argc - 1, argv + 1);
-    if (!strcmp(cmd, "model")) return cmd_model(argc - 1, argv + 1);
-    if (!strcmp(cmd, "simulate")) return cmd_simulate(argc - 1, argv + 1);
-    if (!strcmp(cmd, "run")) return cmd_run(argc - 1, argv + 1);
-    if (!strcmp(cmd, "schedule")) return cmd_schedule(argc - 1, argv + 1);
-    if (!strcmp(cmd, "explore")) return cmd_explore(argc - 1, argv + 1);
-    if (!strcmp(cmd, "reproduce")) return cmd_reproduce(argc - 1, argv + 1);
-    if (!strcmp(cmd, "report")) return cmd_report(argc - 1, argv + 1);
-    static const char *const cmds[] = {"plan", "verify", "compile", "model", "simulate", "run", "schedule", "explore",
-                                       "reproduce", "report"};
+    const char *names[NCOMMANDS];
+    for (int i = 0; i < NCOMMANDS; i++) {
+        if (!strcmp(cmd, commands[i].name)) return commands[i].fn(argc - 1, argv + 1);
+        names[i] = commands[i].name;
+    }
     char hint[96];
     fprintf(stderr, "rotor: unknown command '%s'%s (try 'rotor --help')\n", cmd,
-            rotor_suggest_phrase(cmd, cmds, (int)(sizeof cmds / sizeof cmds[0]), hint, sizeof hint));
+            rotor_suggest_phrase(cmd, names, NCOMMANDS, hint, sizeof hint));
     return EXIT_BADINPUT;
 }

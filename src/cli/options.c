@@ -203,6 +203,13 @@ int cli_parse_options(const char *cmd, int argc, char **argv, unsigned takes, cl
 }
 
 /* --solver: exact (the default) or fast (KAPLA §IV-C, docs/kapla.md). */
+int cli_parse_objective(const char *cmd, cli_pipeline_args *a) {
+    if (a->objective_name && !rotor_pipeline_objective_find(a->objective_name, &a->objective))
+        return cli_usage_error(cmd, "--objective: expected latency or throughput, got '%s'", a->objective_name);
+    if (a->objective_name && !a->pipeline) return cli_usage_error(cmd, "--objective needs --pipeline");
+    return 0;
+}
+
 int cli_parse_solver(const char *cmd, const char *text, rotor_solver *out) {
     *out = ROTOR_SOLVER_EXACT;
     if (!text || rotor_solver_find(text, out)) return 0;

@@ -6,13 +6,24 @@
  * renamed over it only when complete: a failed or interrupted run never
  * leaves a truncated file under the name asked for.  "-" is standard
  * output; a directory is written into, under the subcommand's default name. */
+#include <cjson/cJSON.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
+
+int cli_print_json(const char *cmd, cJSON *root) {
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (!text) return cli_nomem(cmd);
+    puts(text);
+    free(text);
+    return 0;
+}
 
 bool cli_is_dir(const char *path) {
     struct stat sb;
@@ -83,4 +94,12 @@ void cli_model_base(const char *input, char *buf, size_t size) {
         if (len > 5 && !strcmp(base + len - 5, ".onnx")) len -= 5;
     }
     snprintf(buf, size, "%.*s", (int)len, base);
+}
+
+int cli_output_open_model(const char *cmd, const char *opt, const char *path, const char *input, const char *suffix,
+                          cli_output *o) {
+    char name[300], base[256];
+    cli_model_base(input, base, sizeof base);
+    snprintf(name, sizeof name, "%s%s", base, suffix);
+    return cli_output_open(cmd, opt, path ? path : name, name, o);
 }

@@ -181,8 +181,8 @@ static void section_summary(FILE *f, const report *r) {
 static int section_frontiers(FILE *f, const report *r) {
     cli_html_section(f, "frontiers", "Pareto frontiers of the operators (T10 Figure 16)");
     if (r->comp_st) {
-        cli_html_na(f, "The model does not fit in the chip's SRAM, so it has no compiled plans: %s", r->comp_err.msg);
-        cli_html_section_end(f);
+        cli_html_section_na(f, "The model does not fit in the chip's SRAM, so it has no compiled plans: %s",
+                            r->comp_err.msg);
         return 0;
     }
     const rotor_compile_result *t = &r->comp.t10;
@@ -229,9 +229,8 @@ static int section_frontiers(FILE *f, const report *r) {
 static int section_algorithm1(FILE *f, const report *r) {
     cli_html_section(f, "algorithm1", "Algorithm 1: idle memory against end-to-end time (T10 Figure 19)");
     if (r->comp_st) {
-        cli_html_na(f, "The model does not fit in the chip's SRAM: Algorithm 1 found no assignment (%s).",
-                    r->comp_err.msg);
-        cli_html_section_end(f);
+        cli_html_section_na(f, "The model does not fit in the chip's SRAM: Algorithm 1 found no assignment (%s).",
+                            r->comp_err.msg);
         return 0;
     }
     const rotor_compile_result *t = &r->comp.t10;
@@ -267,8 +266,7 @@ static int section_algorithm1(FILE *f, const report *r) {
 static int section_op_times(FILE *f, const report *r) {
     cli_html_section(f, "op-times", "Per-operator time, T10 against VGM");
     if (r->comp_st) {
-        cli_html_na(f, "The model does not fit in the chip's SRAM under T10: %s", r->comp_err.msg);
-        cli_html_section_end(f);
+        cli_html_section_na(f, "The model does not fit in the chip's SRAM under T10: %s", r->comp_err.msg);
         return 0;
     }
     static const cli_bar_cat cats[] = {{"compute", "#1f77b4"},    {"shift", "#ff7f0e"},
@@ -282,14 +280,8 @@ static int section_op_times(FILE *f, const report *r) {
     char (*names)[96] = calloc((size_t)nrows, sizeof *names);
     const char **labels = calloc((size_t)nrows, sizeof *labels);
     int *group = calloc((size_t)nrows, sizeof *group);
-    if (!v || !names || !labels || !group) {
-        free(v);
-        free(names);
-        free(labels);
-        free(group);
-        return cli_nomem(CMD);
-    }
-    for (int o = 0; o < t->nops; o++) {
+    int rc = !v || !names || !labels || !group ? cli_nomem(CMD) : 0;
+    for (int o = 0; o < t->nops && !rc; o++) {
         const rotor_op_schedule *s = &t->ops[o];
         int row = o * per;
         snprintf(names[row], sizeof names[row], "%.70s T10", r->comp.graph.ops[o].name);
@@ -312,25 +304,27 @@ static int section_op_times(FILE *f, const report *r) {
         }
     }
     cli_bars b = {"Predicted time per operator", "time (us)", 6, cats, nrows, t->nops, labels, group, v};
-    cli_html_figure_begin(f, "op-times");
-    cli_svg_bars(f, &b);
-    cli_html_figure_end(f, "T10: the active plan's compute, shifts (communication) and reduction, and the setup "
-                           "that gathers it; VGM (Roller's tiles): compute, loads from and stores to the global "
-                           "memory slices.");
+    if (!rc) {
+        cli_html_figure_begin(f, "op-times");
+        cli_svg_bars(f, &b);
+        cli_html_figure_end(f, "T10: the active plan's compute, shifts (communication) and reduction, and the "
+                               "setup that gathers it; VGM (Roller's tiles): compute, loads from and stores to the "
+                               "global memory slices.");
+        cli_html_section_end(f);
+    }
     free(v);
     free(names);
     free(labels);
     free(group);
-    cli_html_section_end(f);
-    return 0;
+    return rc;
 }
 
 /* Each core's compute busy share, chips side by side. */
 static void section_heatmap(FILE *f, const report *r) {
     cli_html_section(f, "heatmap", "Core utilisation in the simulated run");
     if (!r->replayed) {
-        cli_html_na(f, "No program to replay: the model does not fit in the chip's SRAM (%s).", r->comp_err.msg);
-        cli_html_section_end(f);
+        cli_html_section_na(f, "No program to replay: the model does not fit in the chip's SRAM (%s).",
+                            r->comp_err.msg);
         return;
     }
     int64_t n = r->chip.cores_per_chip, w = n, h = 1;
@@ -369,8 +363,7 @@ static const char *no_hbm(const report *r) {
 static int section_timeline(FILE *f, const report *r) {
     cli_html_section(f, "timeline", "Schedule timeline: preloads, executions and stalls (Elk Figure 10 style)");
     if (!r->scheduled) {
-        cli_html_na(f, "%s%s", r->has_hbm ? "The HBM schedule does not fit: " : "", no_hbm(r));
-        cli_html_section_end(f);
+        cli_html_section_na(f, "%s%s", r->has_hbm ? "The HBM schedule does not fit: " : "", no_hbm(r));
         return 0;
     }
     int k = r->nruns - 1;
@@ -401,8 +394,7 @@ static int section_timeline(FILE *f, const report *r) {
 static void section_breakdown(FILE *f, const report *r) {
     cli_html_section(f, "breakdown", "Latency breakdown per design (Elk Figure 18)");
     if (!r->scheduled) {
-        cli_html_na(f, "%s%s", r->has_hbm ? "The HBM schedule does not fit: " : "", no_hbm(r));
-        cli_html_section_end(f);
+        cli_html_section_na(f, "%s%s", r->has_hbm ? "The HBM schedule does not fit: " : "", no_hbm(r));
         return;
     }
     static const cli_bar_cat cats[] = {{"preload only", "#ff7f0e"}, {"execute only", "#1f77b4"},
@@ -430,10 +422,9 @@ static void section_breakdown(FILE *f, const report *r) {
 
 static void section_sweeps(FILE *f, const report *r) {
     cli_html_section(f, "sweeps", "Design-space sweeps");
-    cli_html_na(f, "A sweep schedules the model at many chips; it has its own report: rotor explore %s --sweep "
-                   "hbm-bw=2,4,8,16 --report FILE.html (docs/explore.md).",
-                r->model);
-    cli_html_section_end(f);
+    cli_html_section_na(f, "A sweep schedules the model at many chips; it has its own report: rotor explore %s "
+                           "--sweep hbm-bw=2,4,8,16 --report FILE.html (docs/explore.md).",
+                        r->model);
 }
 
 static int write_page(FILE *f, const report *r) {
@@ -524,10 +515,7 @@ int cmd_report(int argc, char **argv) {
         rc = cli_usage_error(CMD, "--tp: expected 1..%lld (the chips of %s), got %lld", (long long)r->chip.chips,
                              r->chip.name, (long long)so.tensor_parallel);
     cli_output out = {0};
-    char name[300], base[256];
-    cli_model_base(a.input, base, sizeof base);
-    snprintf(name, sizeof name, "%s-report.html", base);
-    if (!rc) rc = cli_output_open(CMD, "-o", a.outfile ? a.outfile : name, name, &out);
+    if (!rc) rc = cli_output_open_model(CMD, "-o", a.outfile, a.input, "-report.html", &out);
     if (rc) {
         report_free(r);
         return rc;

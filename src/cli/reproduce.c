@@ -367,9 +367,9 @@ static void csv_cores(FILE *f, const void *data, int nm) {
         }
 }
 
-/* Figure 12 as lines: latency against batch, T10 solid, VGM dashed. */
-static void svg_grid(FILE *f, const void *data, int nm) {
-    const mresult *ms = data;
+/* Each model's points against batch, T10 solid and VGM dashed: the
+ * latency in us, or (move) the share of the time moving data in %. */
+static void svg_batch_lines(FILE *f, const mresult *ms, int nm, bool move, const cli_plot *p) {
     double x[MAX_MODELS][2][MAX_POINTS], y[MAX_MODELS][2][MAX_POINTS];
     cli_series s[2 * MAX_MODELS];
     char names[2 * MAX_MODELS][48];
@@ -381,100 +381,97 @@ static void svg_grid(FILE *f, const void *data, int nm) {
                 const gpoint *g = &ms[i].pts[j];
                 if (!g->fits || (v && !g->vgm_fits)) continue;
                 x[i][v][n] = (double)g->batch;
-                y[i][v][n++] = (v ? g->vgm_s : g->t10_s) * 1e6;
+                if (move) y[i][v][n++] = 100 * (v ? g->vgm_move_s / g->vgm_s : g->t10_move_s / g->t10_s);
+                else y[i][v][n++] = (v ? g->vgm_s : g->t10_s) * 1e6;
             }
             snprintf(names[ns], sizeof names[ns], "%s %s", ms[i].model, v ? "VGM" : "T10");
             s[ns] = (cli_series){names[ns], n, x[i][v], y[i][v], v == 1};
             ns++;
         }
+    cli_svg_lines(f, p, s, ns);
+}
+
+/* Figure 12 as lines: latency against batch. */
+static void svg_grid(FILE *f, const void *data, int nm) {
     cli_plot p = {"T10 Figure 12: latency per model and batch", "batch", "latency (us)", true, true};
-    cli_svg_lines(f, &p, s, ns);
+    svg_batch_lines(f, data, nm, false, &p);
+}
+
+/* Figure 13 as lines: the share of time moving data against batch. */
+static void svg_move(FILE *f, const void *data, int nm) {
+    cli_plot p = {"T10 Figure 13: time moving data", "batch", "share of the time (%)", true, false};
+    svg_batch_lines(f, data, nm, true, &p);
+}
+
+/* One line a model, each its own length (Figures 14 and 19): series_add
+ * makes room for the next one's n points, series_plot draws them all and
+ * frees them. */
+typedef struct series_set {
+    double *x[MAX_MODELS], *y[MAX_MODELS];
+    cli_series s[MAX_MODELS];
+    char names[MAX_MODELS][48];
+    int ns;
+} series_set;
+
+/* The next line, "MODEL batch B", of n points: its x and y to fill are
+ * ss->x and ss->y [ss->ns - 1].  False when out of memory. */
+static bool series_add(series_set *ss, int n, const char *model, int64_t batch) {
+    int k = ss->ns;
+    ss->x[k] = malloc(sizeof(double) * (size_t)(n ? n : 1));
+    ss->y[k] = malloc(sizeof(double) * (size_t)(n ? n : 1));
+    if (!ss->x[k] || !ss->y[k]) return false;
+    snprintf(ss->names[k], sizeof ss->names[k], "%s batch %lld", model, (long long)batch);
+    ss->s[k] = (cli_series){ss->names[k], n, ss->x[k], ss->y[k], false};
+    ss->ns++;
+    return true;
+}
+
+static void series_plot(FILE *f, series_set *ss, const cli_plot *p) {
+    cli_svg_lines(f, p, ss->s, ss->ns);
+    for (int i = 0; i < MAX_MODELS; i++) {
+        free(ss->x[i]);
+        free(ss->y[i]);
+    }
 }
 
 /* Figure 19 as lines: Algorithm 1's curve at each model's largest batch. */
 static void svg_curves(FILE *f, const void *data, int nm) {
     const mresult *ms = data;
-    double *x[MAX_MODELS] = {0}, *y[MAX_MODELS] = {0};
-    cli_series s[MAX_MODELS];
-    char names[MAX_MODELS][48];
-    int ns = 0;
+    series_set ss = {0};
     for (int i = 0; i < nm; i++) {
         int n = ms[i].ncurve[1];
-        x[ns] = malloc(sizeof(double) * (size_t)(n ? n : 1));
-        y[ns] = malloc(sizeof(double) * (size_t)(n ? n : 1));
-        if (!x[ns] || !y[ns]) break;
+        if (!series_add(&ss, n, ms[i].model, ms[i].dist[1].batch)) break;
+        double *x = ss.x[ss.ns - 1], *y = ss.y[ss.ns - 1];
         for (int c = 0; c < n; c++) {
-            x[ns][c] = (double)ms[i].curve[1][c].idle_bytes / 1024.0;
-            y[ns][c] = ms[i].curve[1][c].total_s * 1e6;
+            x[c] = (double)ms[i].curve[1][c].idle_bytes / 1024.0;
+            y[c] = ms[i].curve[1][c].total_s * 1e6;
         }
-        snprintf(names[ns], sizeof names[ns], "%s batch %lld", ms[i].model, (long long)ms[i].dist[1].batch);
-        s[ns] = (cli_series){names[ns], n, x[ns], y[ns], false};
-        ns++;
     }
     cli_plot p = {"T10 Figure 19: Algorithm 1's explored plans", "idle memory per core (KiB)", "end-to-end time (us)",
                   false, true};
-    cli_svg_lines(f, &p, s, ns);
-    for (int i = 0; i < MAX_MODELS; i++) {
-        free(x[i]);
-        free(y[i]);
-    }
-}
-
-/* Figure 13 as lines: the share of time moving data against batch. */
-static void svg_move(FILE *f, const void *data, int nm) {
-    const mresult *ms = data;
-    double x[MAX_MODELS][2][MAX_POINTS], y[MAX_MODELS][2][MAX_POINTS];
-    cli_series s[2 * MAX_MODELS];
-    char names[2 * MAX_MODELS][48];
-    int ns = 0;
-    for (int i = 0; i < nm; i++)
-        for (int v = 0; v < 2; v++) {
-            int n = 0;
-            for (int j = 0; j < ms[i].npts; j++) {
-                const gpoint *g = &ms[i].pts[j];
-                if (!g->fits || (v && !g->vgm_fits)) continue;
-                x[i][v][n] = (double)g->batch;
-                y[i][v][n++] = 100 * (v ? g->vgm_move_s / g->vgm_s : g->t10_move_s / g->t10_s);
-            }
-            snprintf(names[ns], sizeof names[ns], "%s %s", ms[i].model, v ? "VGM" : "T10");
-            s[ns] = (cli_series){names[ns], n, x[i][v], y[i][v], v == 1};
-            ns++;
-        }
-    cli_plot p = {"T10 Figure 13: time moving data", "batch", "share of the time (%)", true, false};
-    cli_svg_lines(f, &p, s, ns);
+    series_plot(f, &ss, &p);
 }
 
 /* Figure 14 as lines: each model's operators by speedup, at its largest batch. */
 static void svg_ops(FILE *f, const void *data, int nm) {
     const mresult *ms = data;
-    double *x[MAX_MODELS] = {0}, *y[MAX_MODELS] = {0};
-    cli_series s[MAX_MODELS];
-    char names[MAX_MODELS][48];
-    int ns = 0;
+    series_set ss = {0};
     for (int i = 0; i < nm; i++) {
         const opdist *d = &ms[i].dist[1];
-        x[ns] = malloc(sizeof(double) * (size_t)(d->ops ? d->ops : 1));
-        y[ns] = malloc(sizeof(double) * (size_t)(d->ops ? d->ops : 1));
-        if (!x[ns] || !y[ns]) break;
-        for (int o = 0; o < d->ops; o++) y[ns][o] = d->speedups[o];
+        if (!series_add(&ss, d->ops, ms[i].model, d->batch)) break;
+        double *x = ss.x[ss.ns - 1], *y = ss.y[ss.ns - 1];
+        for (int o = 0; o < d->ops; o++) y[o] = d->speedups[o];
         for (int a = 1; a < d->ops; a++) /* ascending: the curve of Figure 14 */
-            for (int b = a; b > 0 && y[ns][b - 1] > y[ns][b]; b--) {
-                double t = y[ns][b];
-                y[ns][b] = y[ns][b - 1];
-                y[ns][b - 1] = t;
+            for (int b = a; b > 0 && y[b - 1] > y[b]; b--) {
+                double t = y[b];
+                y[b] = y[b - 1];
+                y[b - 1] = t;
             }
-        for (int o = 0; o < d->ops; o++) x[ns][o] = d->ops > 1 ? 100.0 * o / (d->ops - 1) : 0;
-        snprintf(names[ns], sizeof names[ns], "%s batch %lld", ms[i].model, (long long)d->batch);
-        s[ns] = (cli_series){names[ns], d->ops, x[ns], y[ns], false};
-        ns++;
+        for (int o = 0; o < d->ops; o++) x[o] = d->ops > 1 ? 100.0 * o / (d->ops - 1) : 0;
     }
     cli_plot p = {"T10 Figure 14: operator speedup over VGM", "operators, slowest to fastest (%)",
                   "T10 over VGM", false, true};
-    cli_svg_lines(f, &p, s, ns);
-    for (int i = 0; i < MAX_MODELS; i++) {
-        free(x[i]);
-        free(y[i]);
-    }
+    series_plot(f, &ss, &p);
 }
 
 /* Figure 20 as lines: batch 1 latency against the core count. */
@@ -654,12 +651,7 @@ int cmd_reproduce(int argc, char **argv) {
     cli_progress_end(&prog);
     if (!rc) rc = write_outputs(dir, ms, nm);
     if (!rc && a.json) {
-        cJSON *root = json_results(ms, nm, &chip);
-        char *text = cJSON_Print(root);
-        cJSON_Delete(root);
-        if (text) puts(text);
-        else rc = cli_nomem(cmd);
-        free(text);
+        rc = cli_print_json(cmd, json_results(ms, nm, &chip));
     } else if (!rc) {
         print_tables(ms, nm, &chip);
         printf("\nfiles: %s/t10-fig12-13.csv, t10-fig14.csv, t10-fig19.csv, t10-fig20.csv, t10-fig12.svg, "

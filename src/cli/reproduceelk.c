@@ -217,7 +217,8 @@ static void fig18_means(const elk_model *ms, int nm, double *hbm, double *link, 
     }
 }
 
-static void print_tables(const elk_model *ms, int nm, const rotor_chip *chip) {
+/* Figure 17 and Figure 18's tables. */
+static void print_fig17_18(const elk_model *ms, int nm, const rotor_chip *chip) {
     printf("Elk evaluation (Elk §6) on %s: decode, KV cache %d; designs as `rotor schedule` (docs/preload.md)\n\n",
            chip->name, ELK_SEQ);
     printf("Figure 17: per-token latency (ms) at %.0f TB/s, and Full over Basic and Static\n", PAPER_TBPS);
@@ -257,7 +258,10 @@ static void print_tables(const elk_model *ms, int nm, const rotor_chip *chip) {
         printf(" %9.2f\n", tflops[d]);
     }
     printf("(paper: Full 81.06 TFLOP/s; Ideal's links are its own, so the paper gives no link figure for it)\n\n");
+}
 
+/* Figures 19 and 20: the latency against the HBM bandwidth. */
+static void print_fig19_20(const elk_model *ms, int nm) {
     printf("Figure 19: per-token latency (ms) against the total HBM bandwidth (TB/s), batch 32\n");
     print_header("TB/s");
     printf(" %8s\n", "ideal HBM");
@@ -280,12 +284,16 @@ static void print_tables(const elk_model *ms, int nm, const rotor_chip *chip) {
         printf("\n");
     }
     printf("(paper: the stall grows with the bandwidth for Basic, Static and Dyn, and Full's reordering removes it)\n");
+}
 
+/* The points of Figure 19 in the paper's regime, as run and with
+ * non-blocking SRAM writes; false when there is none. */
+static bool print_regime(const elk_model *ms, int nm) {
     elk_summary r = summarise_regime(ms, nm, false);
     printf("\nThe paper's regime (Ideal uses 55-75%% of HBM, Figure 18 (b): 64.38%%): ");
     if (!r.n) {
         printf("no point of Figure 19 is in it\n");
-        return;
+        return false;
     }
     printf("%d points\n", r.n);
     for (int i = 0; i < nm; i++)
@@ -316,7 +324,11 @@ static void print_tables(const elk_model *ms, int nm, const rotor_chip *chip) {
     printf("  mean: Full over Basic %.2fx (%.2fx at most), over Static %.2fx (%.2fx), %.2f%% of Ideal (paper: 1.87x, "
            "1.37x, 94.84%%)\n",
            q.basic_mean, q.basic_max, q.static_mean, q.static_max, q.ideal_mean);
+    return true;
+}
 
+/* The execution-bound points: the HBM fast, the cores slow. */
+static void print_slow(const elk_model *ms, int nm) {
     printf("\nExecution-bound: %.0f TB/s with matrix_tflops=%.0f per chip (Full reaches 81.06 TFLOP/s in the paper), "
            "latency (ms)\n",
            PAPER_TBPS, SLOW_MATRIX_TFLOPS);
@@ -337,6 +349,12 @@ static void print_tables(const elk_model *ms, int nm, const rotor_chip *chip) {
            e.basic_mean, e.static_mean, e.ideal_mean, nroof ? roof / nroof : 0.0);
     printf("  Ideal (Elk §6.1) removes interconnect and SRAM-space contention; a blocking SRAM still pauses a core "
            "while preloads write into it, and it bounds every design from below.  The roofline removes that too.\n");
+}
+
+static void print_tables(const elk_model *ms, int nm, const rotor_chip *chip) {
+    print_fig17_18(ms, nm, chip);
+    print_fig19_20(ms, nm);
+    if (print_regime(ms, nm)) print_slow(ms, nm);
 }
 
 /* ---- files ---- */
@@ -465,12 +483,7 @@ static int print_json(const elk_model *ms, int nm, const rotor_chip *chip) {
         for (int k = 0; k < ELK_BWS; k++) json_point(f19, ms[i].model, &ms[i].bw[k]);
         json_point(eb, ms[i].model, &ms[i].slow);
     }
-    char *text = cJSON_Print(root);
-    cJSON_Delete(root);
-    if (!text) return cli_nomem("reproduce");
-    puts(text);
-    free(text);
-    return 0;
+    return cli_print_json("reproduce", root);
 }
 
 int cli_reproduce_elk(const char *const *models, int nm, int64_t max_batch, const char *dir, bool json,

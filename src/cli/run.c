@@ -61,11 +61,11 @@ static void run_usage(FILE *f) {
 
 typedef struct run_args {
     cli_shared_args sa;
-    const char *input, *check, *out, *program, *objective_name;
+    const char *input, *check, *out, *program;
     char *data[RUN_MAX_DATA];
     int ndata;
-    bool direct, json, pipeline;
-    rotor_pipeline_objective objective;
+    bool direct, json;
+    cli_pipeline_args pl;
 } run_args;
 
 static int parse_run(int argc, char **argv, run_args *a) {
@@ -77,8 +77,7 @@ static int parse_run(int argc, char **argv, run_args *a) {
         {"program", 0, CLI_VALUE, offsetof(run_args, program), 0, 0},
         {"direct", 0, CLI_FLAG, offsetof(run_args, direct), 0, 0},
         {"json", 0, CLI_FLAG, offsetof(run_args, json), 0, 0},
-        {"pipeline", 0, CLI_FLAG, offsetof(run_args, pipeline), 0, 0},
-        {"objective", 0, CLI_VALUE, offsetof(run_args, objective_name), 0, 0},
+        CLI_PIPELINE_OPTS(run_args, pl),
         {0}};
     /* with --check the directory is the input: count the positionals first */
     bool has_check = false;
@@ -89,11 +88,9 @@ static int parse_run(int argc, char **argv, run_args *a) {
                                "a model file is required (try --help)");
     if (rc >= 0) return rc;
     if (a->program && a->direct) return cli_usage_error(cmd, "--program and --direct: a direct run has no program");
-    if (a->pipeline && (a->direct || a->program))
+    if (a->pl.pipeline && (a->direct || a->program))
         return cli_usage_error(cmd, "--pipeline and %s: --pipeline compiles the program", a->direct ? "--direct" : "--program");
-    if (a->objective_name && !rotor_pipeline_objective_find(a->objective_name, &a->objective))
-        return cli_usage_error(cmd, "--objective: expected latency or throughput, got '%s'", a->objective_name);
-    if (a->objective_name && !a->pipeline) return cli_usage_error(cmd, "--objective needs --pipeline");
+    if (cli_parse_objective(cmd, &a->pl)) return EXIT_BADINPUT;
     if (a->check && !cli_is_dir(a->check)) return cli_usage_error(cmd, "--check: %s: not a directory", a->check);
     if (a->out && !cli_is_dir(a->out)) return cli_usage_error(cmd, "-o: %s: not a directory", a->out);
     for (int i = 0; i < a->ndata; i++)
@@ -252,36 +249,29 @@ static int run_model(run_state *s, const char *model, const tensor_list *set, ro
         }
     rotor_status st = cli_chip(a->sa.chip, a->sa.sets, a->sa.nsets, &s->chip, err);
     if (st) return cli_fail(cmd, st, err);
+    /* the program, unless --direct or --program; a graph that folds to
+     * constants compiles to an empty one, and runs all the same */
+    po.t10 = po.program = po.allow_empty = !a->direct && !a->program;
+    po.compile.pipeline = a->pl.pipeline;
+    po.compile.objective = a->pl.objective;
+    cli_progress bar;
+    cli_progress_begin(&bar, cmd, "compiling: operator shapes searched", a->sa.quiet);
+    po.compile.progress = cli_progress_step;
+    po.compile.progress_ctx = &bar;
     /* integer inputs of the set are bound as values only when the import
      * needs them for its shapes: bound, they fold, and the run would check
      * the importer's folding rather than the operators */
     st = rotor_pipeline_run(&po, &s->chip, &s->p, err);
-    if (st && nv > po.onnx.nvalues) {
+    if (st && !s->p.loaded && nv > po.onnx.nvalues) {
         rotor_pipeline_free(&s->p);
         po.onnx.values = (const char *const *)vals;
         po.onnx.nvalues = nv;
         st = rotor_pipeline_run(&po, &s->chip, &s->p, err);
     }
+    cli_progress_end(&bar);
     if (st) return cli_fail(cmd, st, err);
-    /* compiled here rather than by the pipeline: a graph that folds to
-     * constants has no operator to compile, and runs all the same */
-    if (!a->direct && !a->program && s->p.graph.nops > 0) {
-        cli_progress bar;
-        cli_progress_begin(&bar, cmd, "compiling: operator shapes searched", a->sa.quiet);
-        po.compile.pipeline = a->pipeline;
-        po.compile.objective = a->objective;
-        po.compile.progress = cli_progress_step;
-        po.compile.progress_ctx = &bar;
-        st = rotor_compile(&s->p.graph, &s->chip, &po.compile, &s->p.t10, err);
-        cli_progress_end(&bar);
-        char *text = NULL;
-        if (!st) st = rotor_program_write(&s->p.graph, &s->chip, &s->p.t10, &text, err);
-        if (!st) st = rotor_program_parse(text, model, &s->chip, &s->p.program, err);
-        free(text);
-        if (st) return cli_fail(cmd, st, err);
-        s->prog = &s->p.program;
-    }
-    cli_progress bar;
+    /* an empty program has nothing planned: the direct run alone */
+    if (po.program && s->p.program.nops > 0) s->prog = &s->p.program;
     if (a->program) {
         if ((st = rotor_program_read(a->program, &s->chip, &s->file_program, err))) return cli_fail(cmd, st, err);
         s->prog = &s->file_program;

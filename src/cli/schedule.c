@@ -306,14 +306,7 @@ static int print_json(const rotor_graph *g, const rotor_schedule *s, const run *
     }
     cJSON *d = cJSON_AddArrayToObject(root, "designs");
     for (int i = 0; i < nruns; i++) cJSON_AddItemToArray(d, json_run(s, &runs[i], ideal, per_op, per));
-    char *text = cJSON_Print(root);
-    cJSON_Delete(root);
-    if (!text) {
-        return cli_nomem("schedule");
-    }
-    printf("%s\n", text);
-    free(text);
-    return 0;
+    return cli_print_json("schedule", root);
 }
 
 /* Chrome trace of one schedule: the HBM preloads on one track, the
@@ -430,125 +423,138 @@ static rotor_status simulate_designs(const rotor_schedule *s, const rotor_chip *
 /* What `rotor schedule` was asked. */
 typedef struct schedule_args {
     cli_hbm_args ha;
-    const char *trace, *topology, *trace_ops, *trace_window, *trace_cores, *solver;
+    const char *input, *topology, *solver;
+    cli_trace_args tr;
     bool per_op, simulate, no_refine;
 } schedule_args;
 
-int cmd_schedule(int argc, char **argv) {
+/* What the options make of it: the pipeline's and the schedule's options,
+ * the designs, the package and the one chip of it that --simulate replays. */
+typedef struct schedule_job {
+    rotor_pipeline_options po;
+    rotor_schedule_options so;
+    rotor_preload_design designs[ROTOR_PRELOAD_NDESIGNS];
+    int ndesigns;
+    const char *per; /* what one energy figure covers */
+    rotor_chip chip, simchip;
+} schedule_job;
+
+/* Parses argv into a and checks it into j; returns -1 to go on, else the
+ * exit status (0 after --help or --list). */
+static int parse_schedule(int argc, char **argv, schedule_args *a, schedule_job *j) {
     const char *cmd = "schedule";
-    schedule_args a = {0};
     static const cli_opt own[] = {
         CLI_HBM_OPTS(schedule_args, ha),
         {"per-op", 0, CLI_FLAG, offsetof(schedule_args, per_op), 0, 0},
-        {"trace", 0, CLI_VALUE, offsetof(schedule_args, trace), 0, 0},
-        {"trace-ops", 0, CLI_VALUE, offsetof(schedule_args, trace_ops), 0, 0},
-        {"trace-window", 0, CLI_VALUE, offsetof(schedule_args, trace_window), 0, 0},
-        {"trace-cores", 0, CLI_VALUE, offsetof(schedule_args, trace_cores), 0, 0},
+        CLI_TRACE_OPTS(schedule_args, tr),
         {"simulate", 0, CLI_FLAG, offsetof(schedule_args, simulate), 0, 0},
         {"topology", 0, CLI_VALUE, offsetof(schedule_args, topology), 0, 0},
         {"no-refine", 0, CLI_FLAG, offsetof(schedule_args, no_refine), 0, 0},
         {"solver", 0, CLI_VALUE, offsetof(schedule_args, solver), 0, 0},
         {0}};
-    const char *input = NULL;
-    int prc = cli_parse_options(cmd, argc, argv, CLI_TAKES_ALL, &a.ha.m, own, &a, schedule_usage, cli_list_zoo, &input,
-                                "a model is required (try --help)");
+    int prc = cli_parse_options(cmd, argc, argv, CLI_TAKES_ALL, &a->ha.m, own, a, schedule_usage, cli_list_zoo,
+                                &a->input, "a model is required (try --help)");
     if (prc >= 0) return prc;
-    const char *trace = a.trace, *topology = a.topology;
-    const cli_hbm_args ha = a.ha;
-    bool per_op = a.per_op, simulate = a.simulate, no_refine = a.no_refine;
-    rotor_pipeline_options po = {0};
-    rotor_schedule_options so = {0};
-    so.preload.no_refine = no_refine;
-    if (cli_hbm_workload(cmd, input, &ha, &po, &so)) return EXIT_BADINPUT;
+    const cli_hbm_args *ha = &a->ha;
+    j->so.preload.no_refine = a->no_refine;
+    if (cli_hbm_workload(cmd, a->input, ha, &j->po, &j->so)) return EXIT_BADINPUT;
     /* what one energy figure covers: a decode step is one token per sequence */
-    const char *per = po.zoo.phase == ROTOR_PHASE_DECODE ? "token" : "step";
-    if (cli_parse_solver(cmd, a.solver, &so.solver)) return EXIT_BADINPUT;
-    po.schedule = &so;
-    rotor_preload_design designs[ROTOR_PRELOAD_NDESIGNS];
-    int ndesigns = 0;
-    rotor_error err = {{0}};
-    rotor_status st;
-    int drc = cli_parse_designs(cmd, ha.design, designs, &ndesigns);
+    j->per = j->po.zoo.phase == ROTOR_PHASE_DECODE ? "token" : "step";
+    if (cli_parse_solver(cmd, a->solver, &j->so.solver)) return EXIT_BADINPUT;
+    j->po.schedule = &j->so;
+    int drc = cli_parse_designs(cmd, ha->design, j->designs, &j->ndesigns);
     if (drc) return drc;
 
-    rotor_chip chip;
-    if ((st = cli_chip(ha.m.chip ? ha.m.chip : "ipu-pod4", ha.m.sets, ha.m.nsets, &chip, &err))) return cli_fail(cmd, st, &err);
-    if (cli_apply_hbm_bw(cmd, ha.hbm, &chip)) return EXIT_BADINPUT;
-    if (so.tensor_parallel > chip.chips)
-        return cli_usage_error(cmd, "--tp: expected 1..%lld (the chips of %s), got %lld", (long long)chip.chips,
-                               chip.name, (long long)so.tensor_parallel);
+    rotor_error err = {{0}};
+    rotor_status st;
+    rotor_chip *chip = &j->chip;
+    if ((st = cli_chip(ha->m.chip ? ha->m.chip : "ipu-pod4", ha->m.sets, ha->m.nsets, chip, &err)))
+        return cli_fail(cmd, st, &err);
+    if (cli_apply_hbm_bw(cmd, ha->hbm, chip)) return EXIT_BADINPUT;
+    if (j->so.tensor_parallel > chip->chips)
+        return cli_usage_error(cmd, "--tp: expected 1..%lld (the chips of %s), got %lld", (long long)chip->chips,
+                               chip->name, (long long)j->so.tensor_parallel);
 
     /* the network: the schedule (HBM through a mesh's edge ports) and the
      * simulator see the same one */
-    if (topology && (st = cli_apply_topology(&chip, topology, &err))) return cli_fail(cmd, st, &err);
+    if (a->topology && (st = cli_apply_topology(chip, a->topology, &err))) return cli_fail(cmd, st, &err);
     /* the simulated chip: one chip of the package, as the schedule's */
-    rotor_chip simchip = chip;
-    simchip.chips = 1;
-    simchip.interchip_gbps = 0;
+    j->simchip = *chip;
+    j->simchip.chips = 1;
+    j->simchip.interchip_gbps = 0;
 
-    if (trace && !strcmp(trace, "-") && ha.json)
+    if (a->tr.file && !strcmp(a->tr.file, "-") && ha->json)
         return cli_usage_error(cmd, "--trace - and --json would both write standard output");
-    if ((a.trace_ops || a.trace_window || a.trace_cores) && !(trace && simulate))
+    if ((a->tr.ops || a->tr.window || a->tr.cores) && !(a->tr.file && a->simulate))
         return cli_usage_error(cmd, "--trace-ops, --trace-window and --trace-cores filter the simulator's trace: "
                                "give --simulate and --trace FILE");
-    cli_trace_filter filter;
-    if (cli_trace_filter_parse(cmd, a.trace_ops, a.trace_window, a.trace_cores, &filter)) return EXIT_BADINPUT;
-    cli_output tr = {0};
-    if (trace) {
-        char name[300], base[256];
-        cli_model_base(input, base, sizeof base);
-        snprintf(name, sizeof name, "%s-schedule-trace.json", base);
-        int orc = cli_output_open(cmd, "--trace", trace, name, &tr);
-        if (orc) {
-            cli_trace_filter_free(&filter);
-            return orc;
-        }
-    }
-    rotor_pipeline p;
-    cli_progress bar;
-    cli_progress_begin(&bar, cmd, "shard shapes searched", ha.m.quiet);
-    so.progress = cli_progress_step;
-    so.progress_ctx = &bar;
-    st = rotor_pipeline_run(&po, &chip, &p, &err);
-    cli_progress_end(&bar);
-    if (st) {
-        rotor_pipeline_free(&p);
-        cli_output_abort(&tr);
-        cli_trace_filter_free(&filter);
-        return cli_fail(cmd, st, &err);
-    }
-    const rotor_graph *g = &p.graph;
-    rotor_schedule *s = p.schedule;
+    return -1;
+}
 
+/* The scheduled model p: runs the designs (and --simulate replays them),
+ * then writes the trace tr and prints the report; the exit status. */
+static int report_designs(const schedule_args *a, const schedule_job *j, const rotor_pipeline *p, cli_output *tr,
+                          cli_trace_filter *filter) {
+    const char *cmd = "schedule";
+    const rotor_schedule *s = p->schedule;
+    rotor_error err = {{0}};
     run runs[ROTOR_PRELOAD_NDESIGNS + 2];
     memset(runs, 0, sizeof runs);
     int nruns = 0, shown = 0, rc = 0;
     const run *ideal = NULL, *basic = NULL, *traced = NULL;
-    st = run_designs(s, designs, ndesigns, runs, &nruns, &shown, &err);
+    rotor_status st = run_designs(s, j->designs, j->ndesigns, runs, &nruns, &shown, &err);
     for (int i = 0; i < nruns; i++) {
         if (runs[i].design == ROTOR_PRELOAD_IDEAL) ideal = &runs[i];
         if (runs[i].design == ROTOR_PRELOAD_BASIC) basic = &runs[i];
     }
-    if (!st && simulate) st = simulate_designs(s, &simchip, runs, shown, trace ? tr.f : NULL, &filter, &traced, ha.m.quiet, &err);
+    bool quiet = a->ha.m.quiet;
+    if (!st && a->simulate)
+        st = simulate_designs(s, &j->simchip, runs, shown, a->tr.file ? tr->f : NULL, filter, &traced, quiet, &err);
     if (st) rc = cli_fail(cmd, st, &err);
     else {
         /* the trace first: a file that cannot be written fails with nothing on stdout */
-        if (trace)
-            rc = simulate && traced ? cli_trace_done(cmd, &tr, &filter, &traced->sim.trace, ha.m.quiet)
-                                    : write_trace(&tr, s, &runs[shown - 1]);
-        if (rc || tr.is_stdout) {
+        if (a->tr.file)
+            rc = a->simulate && traced ? cli_trace_done(cmd, tr, filter, &traced->sim.trace, quiet)
+                                       : write_trace(tr, s, &runs[shown - 1]);
+        if (rc || tr->is_stdout) {
             /* --trace -: the trace alone on stdout */
-        } else if (ha.json) rc = print_json(g, s, runs, shown, ideal, per_op, simulate ? &simchip : NULL, per);
+        } else if (a->ha.json)
+            rc = print_json(&p->graph, s, runs, shown, ideal, a->per_op, a->simulate ? &j->simchip : NULL, j->per);
         else {
-            print_text(g, s, runs, shown, ideal, basic, per_op, per);
-            print_sim(&simchip, runs, shown, per);
+            print_text(&p->graph, s, runs, shown, ideal, basic, a->per_op, j->per);
+            print_sim(&j->simchip, runs, shown, j->per);
         }
     }
-    cli_output_abort(&tr); /* after a failure; a written trace was committed */
     for (int i = 0; i < nruns; i++) {
         rotor_schedule_report_free(&runs[i].rep);
         if (runs[i].simulated) rotor_schedule_replay_result_free(&runs[i].sim);
     }
+    return rc;
+}
+
+int cmd_schedule(int argc, char **argv) {
+    const char *cmd = "schedule";
+    schedule_args a = {0};
+    schedule_job j = {0};
+    int rc = parse_schedule(argc, argv, &a, &j);
+    if (rc >= 0) return rc;
+    cli_trace_filter filter;
+    if (cli_trace_filter_parse(cmd, &a.tr, &filter)) return EXIT_BADINPUT;
+    cli_output tr = {0};
+    if (a.tr.file && (rc = cli_output_open_model(cmd, "--trace", a.tr.file, a.input, "-schedule-trace.json", &tr))) {
+        cli_trace_filter_free(&filter);
+        return rc;
+    }
+    rotor_error err = {{0}};
+    rotor_pipeline p;
+    cli_progress bar;
+    cli_progress_begin(&bar, cmd, "shard shapes searched", a.ha.m.quiet);
+    j.so.progress = cli_progress_step;
+    j.so.progress_ctx = &bar;
+    rotor_status st = rotor_pipeline_run(&j.po, &j.chip, &p, &err);
+    cli_progress_end(&bar);
+    rc = st ? cli_fail(cmd, st, &err) : report_designs(&a, &j, &p, &tr, &filter);
+    cli_output_abort(&tr); /* after a failure; a written trace was committed */
     rotor_pipeline_free(&p);
     cli_trace_filter_free(&filter);
     return rc;

@@ -202,9 +202,10 @@ static cJSON *summary_json(const rotor_program *p, const rotor_chip *chip, const
 /* What `rotor simulate` was asked. */
 typedef struct simulate_args {
     cli_shared_args sa;
-    const char *input, *topo, *trace, *trace_ops, *trace_window, *trace_cores, *objective_name;
-    bool compare, json, from_program, pipeline;
-    rotor_pipeline_objective objective;
+    const char *input, *topo;
+    cli_trace_args tr;
+    bool compare, json, from_program;
+    cli_pipeline_args pl;
     cli_trace_filter filter;
 } simulate_args;
 
@@ -213,34 +214,28 @@ static int parse_simulate(int argc, char **argv, simulate_args *a) {
     const char *cmd = "simulate";
     static const cli_opt own[] = {
         {"topology", 0, CLI_VALUE, offsetof(simulate_args, topo), 0, 0},
-        {"trace", 0, CLI_VALUE, offsetof(simulate_args, trace), 0, 0},
-        {"trace-ops", 0, CLI_VALUE, offsetof(simulate_args, trace_ops), 0, 0},
-        {"trace-window", 0, CLI_VALUE, offsetof(simulate_args, trace_window), 0, 0},
-        {"trace-cores", 0, CLI_VALUE, offsetof(simulate_args, trace_cores), 0, 0},
+        CLI_TRACE_OPTS(simulate_args, tr),
         {"compare", 0, CLI_FLAG, offsetof(simulate_args, compare), 0, 0},
         {"json", 0, CLI_FLAG, offsetof(simulate_args, json), 0, 0},
-        {"pipeline", 0, CLI_FLAG, offsetof(simulate_args, pipeline), 0, 0},
-        {"objective", 0, CLI_VALUE, offsetof(simulate_args, objective_name), 0, 0},
+        CLI_PIPELINE_OPTS(simulate_args, pl),
         {0}};
     int rc = cli_parse_options(cmd, argc, argv, CLI_TAKES_ALL, &a->sa, own, a, simulate_usage, cli_list_zoo, &a->input,
                                "a program file or a model is required (try --help)");
     if (rc >= 0) return rc;
     a->from_program = is_program(a->input);
-    if (a->trace && !strcmp(a->trace, "-") && a->json)
+    if (a->tr.file && !strcmp(a->tr.file, "-") && a->json)
         return cli_usage_error(cmd, "--trace - and --json would both write standard output");
-    if (!a->trace && (a->trace_ops || a->trace_window || a->trace_cores))
+    if (!a->tr.file && (a->tr.ops || a->tr.window || a->tr.cores))
         return cli_usage_error(cmd, "--trace-ops, --trace-window and --trace-cores filter --trace FILE; give it");
-    if (a->objective_name && !rotor_pipeline_objective_find(a->objective_name, &a->objective))
-        return cli_usage_error(cmd, "--objective: expected latency or throughput, got '%s'", a->objective_name);
-    if (a->objective_name && !a->pipeline) return cli_usage_error(cmd, "--objective needs --pipeline");
-    if (a->from_program && a->pipeline)
+    if (cli_parse_objective(cmd, &a->pl)) return EXIT_BADINPUT;
+    if (a->from_program && a->pl.pipeline)
         return cli_usage_error(cmd, "--pipeline compiles a model; a program file carries its segments already");
     const cli_shared_args *m = &a->sa;
     if (a->from_program &&
         (m->batch || m->seq || m->layers || m->decode || m->prefill || m->dims || m->inputs || m->nvalues || m->threads))
         return cli_usage_error(cmd, "--batch, --seq, --layers, --decode, --prefill, --dim, --input, --value and "
                                "--threads shape a model; a program file is already compiled");
-    if (cli_trace_filter_parse(cmd, a->trace_ops, a->trace_window, a->trace_cores, &a->filter)) return EXIT_BADINPUT;
+    if (cli_trace_filter_parse(cmd, &a->tr, &a->filter)) return EXIT_BADINPUT;
     return -1;
 }
 
@@ -281,8 +276,8 @@ static int compile_program(const simulate_args *a, rotor_chip *chip, rotor_pipel
     cli_progress_begin(&bar, cmd, "compiling: operator shapes searched", a->sa.quiet);
     po.compile.progress = cli_progress_step;
     po.compile.progress_ctx = &bar;
-    po.compile.pipeline = a->pipeline;
-    po.compile.objective = a->objective;
+    po.compile.pipeline = a->pl.pipeline;
+    po.compile.objective = a->pl.objective;
     st = rotor_pipeline_run(&po, chip, p, &err);
     cli_progress_end(&bar);
     return st ? cli_fail(cmd, st, &err) : 0;
@@ -299,14 +294,14 @@ int cmd_simulate(int argc, char **argv) {
     rotor_chip chip;
     rotor_pipeline p = {0};
     cli_output trace = {0};
-    if (a.trace) {
+    if (a.tr.file) {
         char name[300], base[256];
         if (a.from_program) snprintf(base, sizeof base, "%s", a.input);
         else cli_model_base(a.input, base, sizeof base);
         char *slash = strrchr(base, '/'), *dot = strrchr(base, '.');
         if (a.from_program && dot && !strcmp(dot, ".json")) *dot = '\0';
         snprintf(name, sizeof name, "%s-trace.json", slash ? slash + 1 : base);
-        if ((rc = cli_output_open(cmd, "--trace", a.trace, name, &trace))) {
+        if ((rc = cli_output_open(cmd, "--trace", a.tr.file, name, &trace))) {
             cli_trace_filter_free(&a.filter);
             return rc;
         }
@@ -322,14 +317,14 @@ int cmd_simulate(int argc, char **argv) {
     cli_progress bar;
     cli_progress_begin(&bar, cmd, "replaying", a.sa.quiet);
     rotor_replay_options ro = {.progress = {cli_progress_sim, &bar}};
-    if (!rc && a.trace) { /* streamed with the replay; the default filter from the tasks expected */
+    if (!rc && a.tr.file) { /* streamed with the replay; the default filter from the tasks expected */
         cli_trace_prepare(&a.filter, rotor_replay_task_estimate(prog), prog->cores);
         ro.trace = trace.f;
         ro.trace_filter = &a.filter.f;
     }
     if (!rc && (st = rotor_replay(prog, &chip, &ro, &rr, NULL, &err))) rc = cli_fail(cmd, st, &err);
     cli_progress_end(&bar);
-    if (!rc && a.trace) rc = cli_trace_done(cmd, &trace, &a.filter, &rr.trace, a.sa.quiet);
+    if (!rc && a.tr.file) rc = cli_trace_done(cmd, &trace, &a.filter, &rr.trace, a.sa.quiet);
     cli_output_abort(&trace); /* after a failure; a written trace was committed */
     if (rc || trace.is_stdout) {
         /* --trace -: the trace alone on stdout */

@@ -52,6 +52,21 @@ static void x_axis(FILE *f, double L, double R, double T, double B, double top, 
     fputs("</text>\n", f);
 }
 
+void cli_svg_colour_scale(FILE *f, double x, double y, double lo, double hi, const char *unit) {
+    const double sw = 24; /* a step's width */
+    char col[16];
+    for (int k = 0; k < 10; k++) {
+        cli_heat_colour((k + 0.5) / 10, col, sizeof col);
+        fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"10\" fill=\"%s\" stroke=\"#999999\" "
+                   "stroke-width=\"0.3\"/>\n",
+                x + k * sw, y, sw, col);
+    }
+    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%.4g</text>\n", x, y + 24, lo);
+    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%.4g</text>\n", x + 10 * sw, y + 24, hi);
+    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">", x + 10 * sw + 16, y + 9);
+    cli_xml_text(f, unit);
+}
+
 /* A legend entry: a swatch (a filled square, or a marker) and its name. */
 static void legend_box(FILE *f, double x, double y, const char *colour, const char *name) {
     fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"10\" height=\"10\" fill=\"%s\"/>", x, y - 9, colour);
@@ -179,17 +194,7 @@ void cli_svg_heatmap(FILE *f, const cli_heatmap *h) {
         }
     }
     /* the colour scale: ten steps from 0 to vmax */
-    double sx = L, sy = B + 16, sw = 24;
-    for (int k = 0; k < 10; k++) {
-        cli_heat_colour((k + 0.5) / 10, col, sizeof col);
-        fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"10\" fill=\"%s\" stroke=\"#999999\" "
-                   "stroke-width=\"0.3\"/>\n",
-                sx + k * sw, sy, sw, col);
-    }
-    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">0</text>\n", sx, sy + 24);
-    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%.4g</text>\n", sx + 10 * sw, sy + 24, h->vmax);
-    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">", sx + 10 * sw + 16, sy + 9);
-    cli_xml_text(f, h->unit);
+    cli_svg_colour_scale(f, L, B + 16, 0, h->vmax, h->unit);
     fprintf(f, " per core (%lld x %lld cores per chip%s)</text>\n", (long long)w, (long long)rows,
             h->mesh ? ", the mesh" : ", laid out row by row");
     fputs("</svg>\n", f);

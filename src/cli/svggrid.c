@@ -71,16 +71,6 @@ void cli_svg_grid(FILE *f, const cli_grid_chart *c) {
     fputs(" \xe2\x86\x93", f); /* a downwards arrow: the rows' values below it */
     fputs("</text>\n", f);
     /* the colour scale: ten steps from the smallest value to the largest */
-    double sx = L, sy = B + 52, sw = 24;
-    for (int k = 0; k < 10; k++) {
-        cli_heat_colour((k + 0.5) / 10, col, sizeof col);
-        fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"10\" fill=\"%s\" stroke=\"#999999\" "
-                   "stroke-width=\"0.3\"/>\n",
-                sx + k * sw, sy, sw, col);
-    }
-    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%.4g</text>\n", sx, sy + 24, vmin);
-    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%.4g</text>\n", sx + 10 * sw, sy + 24, vmax);
-    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">", sx + 10 * sw + 16, sy + 9);
-    cli_xml_text(f, c->unit);
+    cli_svg_colour_scale(f, L, B + 52, vmin, vmax, c->unit);
     fprintf(f, "%s; hatched: does not fit</text>\n</svg>\n", logs ? ", log scale" : "");
 }

@@ -96,8 +96,8 @@ static int parse_cores(const char *cmd, const char *text, cli_trace_filter *t) {
     return 0;
 }
 
-int cli_trace_filter_parse(const char *cmd, const char *ops, const char *window, const char *cores,
-                           cli_trace_filter *t) {
+int cli_trace_filter_parse(const char *cmd, const cli_trace_args *a, cli_trace_filter *t) {
+    const char *ops = a->ops, *window = a->window, *cores = a->cores;
     memset(t, 0, sizeof *t);
     int rc = 0;
     if (ops) rc = parse_ops(cmd, ops, t);

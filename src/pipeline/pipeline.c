@@ -4,6 +4,7 @@
  * subcommand used to repeat by hand. */
 #include "rotor/pipeline/pipeline.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,6 +38,20 @@ static rotor_status program_stage(rotor_pipeline *p, const rotor_pipeline_option
     return st;
 }
 
+/* allow_empty on a graph with no operators: nothing to plan, so the T10
+ * result and the program hold no operator and every total is zero; they
+ * name the model, chip, solver and objective as a compiled one would. */
+static void empty_stages(rotor_pipeline *p, const rotor_pipeline_options *opt, const rotor_chip *chip) {
+    p->t10.solver = opt->compile.solver;
+    p->t10.objective = opt->compile.objective;
+    if (!opt->program) return;
+    snprintf(p->program.model, sizeof p->program.model, "%s", p->graph.name);
+    snprintf(p->program.chip, sizeof p->program.chip, "%s", chip->name);
+    p->program.cores = rotor_chip_cores(chip);
+    p->program.solver = p->t10.solver;
+    p->program.objective = p->t10.objective;
+}
+
 rotor_status rotor_pipeline_run(const rotor_pipeline_options *opt, const rotor_chip *chip, rotor_pipeline *out,
                                 rotor_error *err) {
     memset(out, 0, sizeof *out);
@@ -46,6 +61,7 @@ rotor_status rotor_pipeline_run(const rotor_pipeline_options *opt, const rotor_c
         return rotor_fail(err, ROTOR_ERR_INPUT, "pipeline: a program comes from the T10 compile");
     rotor_status st = rotor_model_load(opt->model, &opt->zoo, &opt->onnx, &out->graph, &out->onnx, err);
     if (st) return st;
+    out->loaded = true;
     if (!opt->no_group) {
         /* plan the operators that cost time: epilogues fused, layout folded */
         rotor_graph grouped;
@@ -54,12 +70,14 @@ rotor_status rotor_pipeline_run(const rotor_pipeline_options *opt, const rotor_c
         out->graph = grouped;
         if (st) return st;
     }
-    if (opt->t10) st = rotor_compile(&out->graph, chip, &opt->compile, &out->t10, err);
+    bool empty = opt->allow_empty && out->graph.nops == 0;
+    if (opt->t10 && empty) empty_stages(out, opt, chip);
+    else if (opt->t10) st = rotor_compile(&out->graph, chip, &opt->compile, &out->t10, err);
     if (opt->vgm && (!st || st == ROTOR_ERR_NOFIT))
         out->vgm_status = rotor_vgm_compile(&out->graph, chip, ROTOR_VGM_ROLLER, &out->vgm, &out->vgm_err);
     if (opt->vgm_oracle && (!st || st == ROTOR_ERR_NOFIT))
         out->oracle_status = rotor_vgm_compile(&out->graph, chip, ROTOR_VGM_ORACLE, &out->oracle, &out->oracle_err);
-    if (!st && opt->program) st = program_stage(out, opt, chip, err);
+    if (!st && opt->program && !empty) st = program_stage(out, opt, chip, err);
     if (!st && opt->schedule) st = rotor_schedule_build(&out->graph, chip, opt->schedule, &out->schedule, err);
     return st;
 }

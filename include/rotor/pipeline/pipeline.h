@@ -38,6 +38,11 @@ typedef struct rotor_pipeline_options {
     bool vgm;                 /* compile with the VGM baseline (Roller) too; its failure is kept apart */
     bool vgm_oracle;          /* and with the VGM oracle (exhaustive), likewise */
     bool program;             /* write the program and read it back (needs t10) */
+    /* A graph with no operators (an ONNX file whose every node folds to a
+     * constant) compiles to an empty T10 result and an empty program (no
+     * operators, every total zero), where the compile would refuse it: rotor
+     * run executes such a graph all the same. */
+    bool allow_empty;
     /* non-NULL: build the HBM schedule input of the grouped graph with these */
     const rotor_schedule_options *schedule;
     rotor_compile_options compile; /* threads, frontier ratio, progress of the T10 compile */
@@ -45,6 +50,7 @@ typedef struct rotor_pipeline_options {
 
 typedef struct rotor_pipeline {
     rotor_graph graph;           /* loaded; grouped unless no_group */
+    bool loaded;                 /* the load stage succeeded (a later stage failed when this is set) */
     rotor_onnx_stats onnx;       /* the import's statistics; zero for zoo models */
     rotor_group_stats group;     /* zero with no_group */
     rotor_compile_result t10;    /* with t10 */
