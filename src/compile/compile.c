@@ -159,7 +159,7 @@ static double setup_time(const compiler *cc, const op_state *s, const rotor_expr
 }
 
 double rotor_compile_setup_s(const rotor_chip *chip, int64_t bytes, int64_t rounds) {
-    return (double)bytes / rotor_chip_link_bw(chip) + (double)rounds * rotor_chip_link_latency(chip);
+    return rotor_cost_shift_s(chip, bytes, rounds);
 }
 
 /* ---- frontiers ---------------------------------------------------------- */

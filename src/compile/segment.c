@@ -326,13 +326,13 @@ static rotor_status stage_plan(plan_memo *pm, const compiler *cc, const rotor_co
     rotor_status st = stage_frontier(pm, cc, opt, e, g, &fr, err);
     *fits = false;
     if (st || !fr) return st;
-    double beta = rotor_chip_link_bw(cc->chip), best = INFINITY;
+    double best = INFINITY;
     for (int i = 0; i < fr->npareto; i++) {
         const rotor_candidate *c = &fr->pareto[i];
         if (c->info.memory > cap) continue;
         double t = c->cost.total;
         for (int x = 1; x < e->ntensors; x++)
-            if (moved >> x & 1) t += (double)c->info.bytes[x] / beta;
+            if (moved >> x & 1) t += rotor_cost_shift_s(cc->chip, c->info.bytes[x], 0); /* no latency: bytes / beta */
         if (t < best) { /* ties: the faster run, first in the frontier */
             best = t;
             *out = *c;

@@ -33,17 +33,21 @@ int64_t rotor_dim_extent(const rotor_dim *d, const int64_t *len) {
     return x;
 }
 
-int64_t rotor_tensor_elements(const rotor_expr *e, int t) {
+int64_t rotor_tensor_extents(const rotor_expr *e, int t, int64_t *dim_extent) {
     const rotor_tensor *x = &e->tensors[t];
     int64_t n = 1;
+    bool over = false;
     for (int d = 0; d < x->ndims; d++) {
         int64_t len[2];
         for (int k = 0; k < x->dims[d].nterms; k++) len[k] = e->extent[x->dims[d].axis[k]];
         int64_t ext = rotor_dim_extent(&x->dims[d], len);
-        if (!rotor_mul_i64(n, ext, &n)) return INT64_MAX;
+        if (dim_extent) dim_extent[d] = ext;
+        if (!over && !rotor_mul_i64(n, ext, &n)) over = true;
     }
-    return n;
+    return over ? INT64_MAX : n;
 }
+
+int64_t rotor_tensor_elements(const rotor_expr *e, int t) { return rotor_tensor_extents(e, t, NULL); }
 
 int64_t rotor_plan_shifts(const rotor_expr *e, const int64_t *steps, const int64_t *ft_x,
                           const int *order) {
