@@ -377,13 +377,8 @@ int rotor_segment_sole_axis(const rotor_expr *e, int t, int d) {
 
 rotor_status rotor_segment_micro_expr(const rotor_expr *e, int a, int64_t m, rotor_expr *out, rotor_error *err) {
     *out = *e;
-    if (a < 0 || m == 1) return ROTOR_OK;
-    char dims[ROTOR_EXPR_TEXT_MAX];
-    size_t n = 0;
-    for (int i = 0; i < e->naxes && n < sizeof dims; i++)
-        n += (size_t)snprintf(dims + n, sizeof dims - n, "%s%s=%lld", i ? "," : "", e->axis_name[i],
-                              (long long)(i == a ? e->extent[i] / m : e->extent[i]));
-    return rotor_expr_make(e->text, dims, out, err);
+    if (a < 0 || a >= e->naxes || m == 1) return ROTOR_OK;
+    return rotor_expr_with_extent(e, a, e->extent[a] / m, out, err);
 }
 
 typedef struct seg_ctx {
