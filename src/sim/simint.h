@@ -184,7 +184,6 @@ typedef struct sim_topology {
 struct rotor_sim {
     rotor_chip chip;
     const sim_topology *topo;
-    const rotor_topo *geo;   /* the topology's geometry (base/topology.h) */
     int64_t cores, cpc, nodes, ctrl_per_chip;
     int32_t *node_chip;      /* per node: its chip (a table: adding a task asks it several times) */
     int64_t latency_ps;
@@ -242,6 +241,7 @@ struct rotor_sim {
     rotor_sim_trace_summary trace_sum; /* what the streamed trace wrote, after rotor_sim_stream_end */
     rotor_sim_progress_fn progress; /* rotor_sim_set_progress */
     void *progress_ctx;
+    const rotor_topo *geo;          /* the topology's geometry (base/topology.h); last: the hot fields keep their places */
 };
 
 /* Nodes are the cores, then the HBM controllers. */
