@@ -24,6 +24,19 @@ static void split_k_plan(const rotor_chip *chip, rotor_expr *e, rotor_plan *p, r
     cr_assert_eq(info->total_steps, 1);
 }
 
+/* The groups of that plan after its last (only) step, in pairs[8]; *pl
+ * stays placed for the caller to read coordinates from. */
+static rotor_place *groups_of(const rotor_chip *chip, rotor_expr *e, rotor_plan *p, rotor_plan_info *info,
+                              int64_t *pairs) {
+    split_k_plan(chip, e, p, info);
+    rotor_place *pl;
+    rotor_error err = {{0}};
+    cr_assert_eq(rotor_place_make(e, p, info, &pl, &err), ROTOR_OK, "%s", err.msg);
+    int64_t i[ROTOR_MAX_AXES] = {0};
+    rotor_reduction_groups(pl, i, pairs);
+    return pl;
+}
+
 /* The 4 cores form 2 groups of R_Y = 2: the members of a group hold the same
  * m coordinate (the same rows of C) and differ in k. */
 Test(reduction, a_k_split_matmul_on_4_cores_forms_2_groups_of_2_cores_sharing_their_rows_of_c) {
@@ -31,12 +44,8 @@ Test(reduction, a_k_split_matmul_on_4_cores_forms_2_groups_of_2_cores_sharing_th
     rotor_expr e;
     rotor_plan p;
     rotor_plan_info info;
-    split_k_plan(&chip, &e, &p, &info);
-    rotor_place *pl;
-    rotor_error err = {{0}};
-    cr_assert_eq(rotor_place_make(&e, &p, &info, &pl, &err), ROTOR_OK, "%s", err.msg);
-    int64_t i[ROTOR_MAX_AXES] = {0}, pairs[8];
-    rotor_reduction_groups(pl, i, pairs);
+    int64_t pairs[8];
+    rotor_place *pl = groups_of(&chip, &e, &p, &info, pairs);
     for (int g = 0; g < 2; g++) {
         int64_t a = pairs[2 * (2 * g) + 1], b = pairs[2 * (2 * g + 1) + 1], ca[ROTOR_MAX_AXES], cb[ROTOR_MAX_AXES];
         cr_assert_eq(pairs[2 * (2 * g)], pairs[2 * (2 * g + 1)], "one key per group");
@@ -62,12 +71,9 @@ Test(reduction, the_energy_models_reduce_scatter_runs_over_the_groups) {
     rotor_expr e;
     rotor_plan p;
     rotor_plan_info info;
-    split_k_plan(&chip, &e, &p, &info);
+    int64_t pairs[8], want = 0;
+    rotor_place *pl = groups_of(&chip, &e, &p, &info, pairs);
     cr_assert_eq(info.bytes[0], 16);
-    rotor_place *pl;
-    cr_assert_eq(rotor_place_make(&e, &p, &info, &pl, &err), ROTOR_OK, "%s", err.msg);
-    int64_t i[ROTOR_MAX_AXES] = {0}, pairs[8], want = 0;
-    rotor_reduction_groups(pl, i, pairs);
     for (int g = 0; g < 4; g += 2) /* each member sends to the other */
         want += 2 * 8 * rotor_topo_hops(&chip, pairs[2 * g + 1], pairs[2 * (g + 1) + 1]);
     rotor_place_free(pl);
