@@ -159,7 +159,7 @@ static double setup_time(const compiler *cc, const op_state *s, const rotor_expr
 }
 
 double rotor_compile_setup_s(const rotor_chip *chip, int64_t bytes, int64_t rounds) {
-    return (double)bytes / rotor_chip_link_bw(chip) + (double)rounds * rotor_chip_link_latency(chip);
+    return rotor_cost_shift_s(chip, bytes, rounds);
 }
 
 /* ---- frontiers ---------------------------------------------------------- */
@@ -723,141 +723,186 @@ static rotor_status prepare(compiler *cc, const rotor_compile_options *opt, int 
     return ROTOR_OK;
 }
 
+/* The compiler's state for g on chip: one owner, compiler_new and
+ * compiler_free.  The frontiers found go to the result (rotor_compile),
+ * everything else is freed here. */
+static rotor_status compiler_new(compiler *cc, const rotor_graph *g, const rotor_chip *chip,
+                                 const rotor_compile_options *opt, rotor_error *err) {
+    *cc = (compiler){.g = g, .chip = chip};
+    cc->cores = rotor_chip_cores(chip);
+    cc->sram = chip->sram_bytes;
+    cc->elem = chip->element_bytes;
+    cc->solver = opt ? opt->solver : ROTOR_SOLVER_EXACT;
+    cc->st = calloc((size_t)g->nops, sizeof *cc->st);
+    if (!cc->st) return rotor_nomem(err);
+    if (!(opt && opt->even_layout) && !(cc->hc = handoff_cache_new(chip))) return rotor_nomem(err);
+    return ROTOR_OK;
+}
+
+static void compiler_free(compiler *cc) {
+    handoff_cache_free(cc->hc);
+    free(cc->st);
+    for (int i = 0; i < cc->nfr; i++) {
+        free(cc->keys[i]);
+        if (cc->cov) free(cc->cov[i]);
+        if (cc->sess) rotor_search_session_close(cc->sess[i]);
+    }
+    free(cc->sess);
+    free(cc->tcut);
+    free(cc->cov);
+    free(cc->none_upto);
+    free(cc->keys);
+    free(cc->fr_op);
+}
+
+/* Every operator's live activation bytes (rotor_compile_liveness). */
+static rotor_status compile_live(compiler *cc, rotor_error *err) {
+    const rotor_graph *g = cc->g;
+    int64_t *live = malloc(sizeof(int64_t) * (size_t)g->nops);
+    if (!live) return rotor_nomem(err);
+    rotor_status st = rotor_compile_liveness(g, cc->elem, cc->cores, live, NULL, err);
+    for (int o = 0; !st && o < g->nops; o++) cc->st[o].live = live[o];
+    free(live);
+    return st;
+}
+
+/* Appends (idle, t) to the result's memory-time curve (room for *cap). */
+static rotor_status curve_push(rotor_compile_result *out, int *cap, int64_t idle, double t, rotor_error *err) {
+    if (out->ncurve == *cap) {
+        rotor_curve_point *nc = realloc(out->curve, (size_t)*cap * 2 * sizeof *nc);
+        if (!nc) return rotor_nomem(err);
+        *cap *= 2;
+        out->curve = nc;
+    }
+    out->curve[out->ncurve].idle_bytes = idle;
+    out->curve[out->ncurve].total_s = t;
+    out->ncurve++;
+    return ROTOR_OK;
+}
+
+/* Where the greedy walk stands: the idle memory, the best schedule and its
+ * time, and the first point's misfit (the message when nothing fits). */
+typedef struct walk_state {
+    int64_t idle_total;
+    op_state *best;
+    double best_t;
+    int first_misfit;
+    int64_t first_cap;
+} walk_state;
+
+/* Algorithm 1: keep the best end-to-end time over the greedy walk, each
+ * step moving one operator's idle layout to its best trade. */
+static rotor_status compile_walk(compiler *cc, int threads, rotor_compile_result *out, walk_state *w,
+                                 rotor_error *err) {
+    int cap_curve = 64;
+    out->curve = malloc((size_t)cap_curve * sizeof *out->curve);
+    if (!out->curve) return rotor_nomem(err);
+    rotor_status st = ROTOR_OK;
+    while (!st) {
+        int misfit, need;
+        int64_t cap_of = 0;
+        double t = assign_active(cc, w->idle_total, &misfit, &need, &cap_of);
+        if (cc->hst) break;
+        if (need >= 0) {
+            /* the points found so far cannot tell: search under its cap */
+            st = frontier_learn(cc, cc->st[need].frontier, cap_of, threads, w->best, err);
+            out->searches++;
+            continue;
+        }
+        if (out->ncurve == 0) {
+            w->first_misfit = misfit;
+            w->first_cap = cap_of;
+        }
+        if ((st = curve_push(out, &cap_curve, w->idle_total, t, err))) break;
+        if (t < w->best_t) {
+            w->best_t = t;
+            memcpy(w->best, cc->st, (size_t)cc->g->nops * sizeof *w->best);
+        }
+        if (misfit >= 0) break; /* more idle memory leaves even less room */
+        int mo;
+        int64_t mk, mb;
+        if (!best_move(cc, w->idle_total, &mo, &mk, &mb) || cc->hst) break;
+        w->idle_total += mb - cc->st[mo].idle_bytes;
+        cc->st[mo].idle_bytes = mb;
+        cc->st[mo].idle_base = cc->st[mo].active;
+        cc->st[mo].idle_k = mk;
+    }
+    if (!st && cc->hst) {
+        if (err) *err = cc->herr;
+        st = cc->hst;
+    }
+    return st;
+}
+
+/* No point of the walk fits: the shortfall is against the first misfit's
+ * leanest plan, the end of its whole frontier, searched now point by point
+ * if need be. */
+static rotor_status compile_nofit(compiler *cc, int threads, rotor_compile_result *out, const walk_state *w,
+                                  rotor_error *err) {
+    rotor_status st = ROTOR_OK;
+    int fi = cc->st[w->first_misfit].frontier;
+    int64_t first_short = cc->st[w->first_misfit].vendor_bytes - w->first_cap;
+    while (fi >= 0 && !st) {
+        rotor_frontier *f = &cc->fr[fi];
+        int64_t below = f->v[f->n - 1].info.memory - 1;
+        if (below <= cc->none_upto[fi]) break;
+        st = frontier_learn(cc, fi, below, threads, NULL, err);
+        out->searches++;
+    }
+    if (st) return st;
+    if (fi >= 0) first_short = cc->fr[fi].v[cc->fr[fi].n - 1].info.memory - w->first_cap;
+    const rotor_op *op = &cc->g->ops[w->first_misfit];
+    return rotor_fail(err, ROTOR_ERR_NOFIT,
+                      "the model does not fit in %lld bytes of SRAM per core: op '%s' (%s) "
+                      "lacks %lld bytes per core for its leanest plan (idle %lld B of every "
+                      "operator, %lld B of live activations)",
+                      (long long)cc->sram, op->name, op->type, (long long)first_short,
+                      (long long)w->idle_total, (long long)cc->st[w->first_misfit].live);
+}
+
 rotor_status rotor_compile(const rotor_graph *g, const rotor_chip *chip,
                            const rotor_compile_options *opt, rotor_compile_result *out,
                            rotor_error *err) {
     memset(out, 0, sizeof *out);
-    compiler cc = {.g = g, .chip = chip};
-    cc.cores = rotor_chip_cores(chip);
-    cc.sram = chip->sram_bytes;
-    cc.elem = chip->element_bytes;
-    cc.solver = opt ? opt->solver : ROTOR_SOLVER_EXACT;
-    out->solver = cc.solver;
+    out->solver = opt ? opt->solver : ROTOR_SOLVER_EXACT;
     if (g->nops == 0) return rotor_fail(err, ROTOR_ERR_INPUT, "compile: the graph '%s' has no operators", g->name);
     if (opt && opt->pipeline) {
         rotor_status pst = compile_segments_check(chip, err);
         if (pst) return pst;
     }
-    cc.st = calloc((size_t)g->nops, sizeof *cc.st);
-    out->ops = calloc((size_t)g->nops, sizeof *out->ops);
-    rotor_status st = ROTOR_OK;
-    if (!cc.st || !out->ops) st = rotor_nomem(err);
-    if (!st && !(opt && opt->even_layout) && !(cc.hc = handoff_cache_new(chip))) st = rotor_nomem(err);
-    if (!st) st = prepare(&cc, opt, &out->searches, err);
-    int64_t *live = st ? NULL : malloc(sizeof(int64_t) * (size_t)g->nops);
-    if (!st && !live) st = rotor_nomem(err);
-    if (!st) st = rotor_compile_liveness(g, cc.elem, cc.cores, live, NULL, err);
-    for (int o = 0; !st && o < g->nops; o++) cc.st[o].live = live[o];
-    free(live);
-
-    int cap_curve = 64;
-    int64_t idle_total = 0;
-    if (!st) {
-        out->curve = malloc((size_t)cap_curve * sizeof *out->curve);
-        if (!out->curve) st = rotor_nomem(err);
-        for (int o = 0; o < g->nops; o++) idle_total += cc.st[o].idle_bytes;
-    }
-    /* Algorithm 1: keep the best end-to-end time over the greedy walk. */
-    op_state *best = st ? NULL : malloc((size_t)g->nops * sizeof *best);
-    if (!st && !best) st = rotor_nomem(err);
-    double best_t = INFINITY;
-    int first_misfit = -1;
-    int64_t first_cap = 0;
     int threads = opt ? opt->threads : 0;
-    while (!st) {
-        int misfit, need;
-        int64_t cap_of = 0;
-        double t = assign_active(&cc, idle_total, &misfit, &need, &cap_of);
-        if (cc.hst) break;
-        if (need >= 0) {
-            /* the points found so far cannot tell: search under its cap */
-            st = frontier_learn(&cc, cc.st[need].frontier, cap_of, threads, best, err);
-            out->searches++;
-            continue;
-        }
-        if (out->ncurve == 0) {
-            first_misfit = misfit;
-            first_cap = cap_of;
-        }
-        if (out->ncurve == cap_curve) {
-            cap_curve *= 2;
-            rotor_curve_point *nc = realloc(out->curve, (size_t)cap_curve * sizeof *nc);
-            if (!nc) {
-                st = rotor_nomem(err);
-                break;
-            }
-            out->curve = nc;
-        }
-        out->curve[out->ncurve].idle_bytes = idle_total;
-        out->curve[out->ncurve].total_s = t;
-        out->ncurve++;
-        if (t < best_t) {
-            best_t = t;
-            memcpy(best, cc.st, (size_t)g->nops * sizeof *best);
-        }
-        if (misfit >= 0) break; /* more idle memory leaves even less room */
-        int mo;
-        int64_t mk, mb;
-        if (!best_move(&cc, idle_total, &mo, &mk, &mb) || cc.hst) break;
-        idle_total += mb - cc.st[mo].idle_bytes;
-        cc.st[mo].idle_bytes = mb;
-        cc.st[mo].idle_base = cc.st[mo].active;
-        cc.st[mo].idle_k = mk;
+    compiler cc;
+    walk_state w = {.best_t = INFINITY, .first_misfit = -1};
+    rotor_status st = compiler_new(&cc, g, chip, opt, err);
+    if (st) goto done;
+    if (!(out->ops = calloc((size_t)g->nops, sizeof *out->ops))) {
+        st = rotor_nomem(err);
+        goto done;
     }
-    if (!st && cc.hst) {
+    if ((st = prepare(&cc, opt, &out->searches, err)) || (st = compile_live(&cc, err))) goto done;
+    for (int o = 0; o < g->nops; o++) w.idle_total += cc.st[o].idle_bytes;
+    if (!(w.best = malloc((size_t)g->nops * sizeof *w.best))) {
+        st = rotor_nomem(err);
+        goto done;
+    }
+    if ((st = compile_walk(&cc, threads, out, &w, err))) goto done;
+    if (!isfinite(w.best_t)) {
+        st = compile_nofit(&cc, threads, out, &w, err);
+        goto done;
+    }
+    memcpy(cc.st, w.best, (size_t)g->nops * sizeof *w.best);
+    out->nops = g->nops;
+    fill_schedule(&cc, out);
+    if (cc.hst) {
         if (err) *err = cc.herr;
         st = cc.hst;
     }
-    int64_t first_short = 0;
-    if (!st && !isfinite(best_t)) {
-        /* the shortfall is against the operator's leanest plan: the end of
-         * its whole frontier, searched now point by point if need be */
-        int fi = cc.st[first_misfit].frontier;
-        first_short = cc.st[first_misfit].vendor_bytes - first_cap;
-        while (fi >= 0 && !st) {
-            rotor_frontier *f = &cc.fr[fi];
-            int64_t below = f->v[f->n - 1].info.memory - 1;
-            if (below <= cc.none_upto[fi]) break;
-            st = frontier_learn(&cc, fi, below, threads, NULL, err);
-            out->searches++;
-        }
-        if (fi >= 0) first_short = cc.fr[fi].v[cc.fr[fi].n - 1].info.memory - first_cap;
-    }
-    if (!st && !isfinite(best_t)) {
-        const rotor_op *op = &g->ops[first_misfit];
-        st = rotor_fail(err, ROTOR_ERR_NOFIT,
-                        "the model does not fit in %lld bytes of SRAM per core: op '%s' (%s) "
-                        "lacks %lld bytes per core for its leanest plan (idle %lld B of every "
-                        "operator, %lld B of live activations)",
-                        (long long)cc.sram, op->name, op->type, (long long)first_short,
-                        (long long)idle_total, (long long)cc.st[first_misfit].live);
-    }
-    if (!st) {
-        memcpy(cc.st, best, (size_t)g->nops * sizeof *best);
-        out->nops = g->nops;
-        fill_schedule(&cc, out);
-        if (cc.hst) {
-            if (err) *err = cc.herr;
-            st = cc.hst;
-        }
-        if (!st && opt && opt->pipeline) st = compile_segments(&cc, opt, out, err);
-    }
-    handoff_cache_free(cc.hc);
-    free(best);
-    free(cc.st);
-    for (int i = 0; i < cc.nfr; i++) {
-        free(cc.keys[i]);
-        if (cc.cov) free(cc.cov[i]);
-        if (cc.sess) rotor_search_session_close(cc.sess[i]);
-    }
-    free(cc.sess);
-    free(cc.tcut);
-    free(cc.cov);
-    free(cc.none_upto);
-    free(cc.keys);
-    free(cc.fr_op);
-    out->frontiers = cc.fr;
+    if (!st && opt && opt->pipeline) st = compile_segments(&cc, opt, out, err);
+done:
+    free(w.best);
+    out->frontiers = cc.fr; /* the result's from here */
     out->nfrontiers = cc.nfr;
+    compiler_free(&cc);
     if (st) rotor_compile_result_free(out);
     return st;
 }

@@ -12,9 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rotor/base/topology.h"
 #include "rotor/compile/segment.h"
 #include "rotor/op/handoff.h"
 #include "rotor/op/place.h"
+#include "rotor/op/reduction.h"
 
 void rotor_energy_price(const rotor_chip *chip, const rotor_energy_counts *c, double seconds, rotor_energy *out) {
     const double pj = 1e-12;
@@ -60,19 +62,10 @@ static void add(counter *k, int64_t *sum, int64_t v) {
     if (!rotor_add_i64(*sum, v, sum)) k->overflow = true;
 }
 
-/* On-chip hops between cores a and b (see the header). */
-static int64_t hops(const counter *k, int64_t a, int64_t b) {
-    const rotor_chip *ch = k->chip;
-    if (ch->topology == ROTOR_TOPO_ALL_TO_ALL) return 1;
-    int64_t la = a % ch->cores_per_chip, lb = b % ch->cores_per_chip;
-    int64_t dx = la % ch->mesh_width - lb % ch->mesh_width, dy = la / ch->mesh_width - lb / ch->mesh_width;
-    return llabs(dx) + llabs(dy);
-}
-
 /* One transfer of `bytes` between cores (docs/energy.md, "Events"). */
 static void transfer(counter *k, int64_t src, int64_t dst, int64_t bytes) {
     int64_t bh;
-    if (!rotor_mul_i64(bytes, hops(k, src, dst), &bh)) k->overflow = true;
+    if (!rotor_mul_i64(bytes, rotor_topo_hops(k->chip, src, dst), &bh)) k->overflow = true;
     add(k, &k->c.byte_hops, bh);
     add(k, &k->c.sram_read_bytes, bytes);
     add(k, &k->c.sram_write_bytes, bytes);
@@ -108,37 +101,17 @@ static rotor_status count_setup(counter *k, const rotor_program *p, int op, roto
     return ROTOR_OK;
 }
 
-static int cmp_pair(const void *a, const void *b) {
-    const int64_t *x = a, *y = b;
-    if (x[0] != y[0]) return x[0] < y[0] ? -1 : 1;
-    return x[1] < y[1] ? -1 : x[1] > y[1];
-}
-
 /* The reduce-scatter's transfers: R_Y - 1 rounds in each group of the cores
  * holding one output partition, member u to u + 1 (replay_reduction); the
  * plan's core c is the chip's core0 + c. */
 static rotor_status count_reduction(counter *k, const rotor_place *pl, const int64_t *i, int64_t core0,
                                     rotor_error *err) {
-    const rotor_expr *e = rotor_place_expr(pl);
-    const rotor_plan *p = rotor_place_plan(pl);
     const rotor_plan_info *info = rotor_place_info(pl);
     int64_t R = info->rings[0], cores = info->cores;
     if (R <= 1) return ROTOR_OK;
     int64_t *pairs = malloc((size_t)cores * 2 * sizeof *pairs);
     if (!pairs) return rotor_nomem(err);
-    for (int64_t c = 0; c < cores; c++) {
-        int64_t coord[ROTOR_MAX_AXES], j[ROTOR_MAX_AXES], blk[ROTOR_MAX_AXES], key = 0;
-        rotor_place_coords(pl, c, coord);
-        rotor_place_subtask(pl, c, i, j);
-        rotor_place_block(pl, 0, j, blk);
-        for (int a = 0; a < e->naxes; a++) {
-            if (!e->tensors[0].has_axis[a]) continue;
-            key = (key * p->fop[a] + coord[a]) * p->ft[0][a] + blk[a];
-        }
-        pairs[2 * c] = key;
-        pairs[2 * c + 1] = c;
-    }
-    qsort(pairs, (size_t)cores, 2 * sizeof(int64_t), cmp_pair);
+    rotor_reduction_groups(pl, i, pairs);
     int64_t piece = (info->bytes[0] + R - 1) / R;
     for (int64_t g = 0; g + R <= cores; g += R)
         for (int64_t round = 1; round < R; round++)

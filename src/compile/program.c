@@ -434,6 +434,113 @@ static rotor_status mismatch(reader *rd, const char *field, double got, double w
     return bad(rd, field, msg);
 }
 
+/* Stage k's inputs (object `in`): where each comes from, whether it is
+ * streamed or changes per run, and its move's bytes and time. */
+static rotor_status read_stage_inputs(reader *rd, const cJSON *in, const rotor_chip *chip, rotor_segment *sg, int k) {
+    rotor_stage *sk = &sg->stages[k];
+    const rotor_expr *e = &sk->micro;
+    rotor_status st;
+    if (!cJSON_IsObject(in)) return bad(rd, "inputs", in ? "expected an object" : "missing");
+    for (int t = 0; t < ROTOR_MAX_TENSORS; t++) sk->from[t] = -1;
+    const cJSON *z;
+    cJSON_ArrayForEach(z, in) {
+        int t = 1;
+        while (t < e->ntensors && strcmp(e->tensors[t].name, z->string)) t++;
+        char f[96];
+        snprintf(f, sizeof f, "inputs.%s", z->string);
+        if (t == e->ntensors) return bad(rd, f, "is not an input of the operator");
+        const cJSON *fr = cJSON_GetObjectItemCaseSensitive(z, "from");
+        if (cJSON_IsString(fr) && !strcmp(fr->valuestring, "outside")) sk->from[t] = ROTOR_STAGE_OUTSIDE;
+        else if (cJSON_IsNumber(fr) && fr->valuedouble == floor(fr->valuedouble) && fr->valuedouble >= 0 &&
+                 fr->valuedouble < k)
+            sk->from[t] = (int)fr->valuedouble;
+        else return bad(rd, f, "from: expected an earlier stage's index or \"outside\"");
+        if (!get_bool(z, "streamed", &sk->streamed[t]) || !get_bool(z, "per_run", &sk->per_run[t]))
+            return bad(rd, f, "streamed and per_run: expected true or false");
+        if (sk->per_run[t] && (sk->runs < 2 || !e->tensors[t].has_axis[sk->axis]))
+            return bad(rd, f, "per_run: the tensor does not change from run to run");
+        if (sk->streamed[t] && (sk->from[t] < 0 || sk->runs != sg->micro ||
+                                sg->stages[sk->from[t]].runs != sg->micro ||
+                                rotor_segment_sole_axis(e, t, sg->dim) != sk->axis))
+            return bad(rd, f, "streamed: needs a streamed producer read along the stream axis");
+        double got;
+        if ((st = get_int(rd, z, "xfer_bytes", 0, &sk->xfer_bytes[t])) || (st = get_num(rd, z, "xfer_s", &got)))
+            return st;
+        sk->xfer_s[t] = rotor_compile_setup_s(chip, sk->xfer_bytes[t], 1);
+        if (!close_rel(got, sk->xfer_s[t])) return mismatch(rd, "xfer_s", got, sk->xfer_s[t]);
+    }
+    return ROTOR_OK;
+}
+
+/* Stage k's run expression (its operator's, its axis at extent / runs)
+ * and its plan, costed on its group of cores. */
+static rotor_status read_stage_plan(reader *rd, const cJSON *y, const rotor_chip *chip, const rotor_expr *e,
+                                    rotor_stage *sk) {
+    rotor_status st;
+    rotor_error e2;
+    if (rotor_segment_micro_expr(e, sk->axis, sk->runs, &sk->micro, &e2)) return bad(rd, "axis", e2.msg);
+    char where[256];
+    snprintf(where, sizeof where, "%s.plan", rd->where);
+    if ((st = rotor_json_read_plan(cJSON_GetObjectItemCaseSensitive(y, "plan"), &sk->micro, rd->label, where,
+                                   &sk->plan.plan, rd->err)))
+        return st;
+    rotor_chip gc = rotor_segment_group_chip(chip, sk->cores);
+    if (rotor_cost_plan(rotor_cost_model_default(), &sk->micro, &gc, &sk->plan.plan, &sk->plan.info,
+                        &sk->plan.cost, &e2))
+        return bad(rd, "plan", e2.msg);
+    sk->exec_s = sk->plan.cost.total;
+    double got;
+    int64_t mem;
+    if ((st = get_num(rd, y, "exec_s", &got))) return st;
+    if (!close_rel(got, sk->exec_s)) return mismatch(rd, "exec_s", got, sk->exec_s);
+    if ((st = get_int(rd, y, "memory_bytes", 1, &mem))) return st;
+    if (mem != sk->plan.info.memory) return bad(rd, "memory_bytes", "does not match the plan");
+    return ROTOR_OK;
+}
+
+/* Stage k (object y) of segment sg: its operator, its group of cores from
+ * *next_core on, its axis, runs, plan, setup and inputs. */
+static rotor_status read_stage(reader *rd, const cJSON *y, const rotor_chip *chip, const rotor_program *p,
+                               rotor_segment *sg, int k, int64_t *next_core) {
+    rotor_stage *sk = &sg->stages[k];
+    rotor_status st;
+    int64_t n = rotor_chip_cores(chip);
+    if (!cJSON_IsObject(y)) return bad(rd, "", "expected an object");
+    sk->op = op_named(rd, y, "op", p, &st);
+    if (st) return st;
+    if (sk->op != sg->first + k) return bad(rd, "op", "is not the segment's next operator");
+    const rotor_program_op *op = &p->ops[sk->op];
+    if (op->vendor) return bad(rd, "op", "a vendor operator cannot be a stage");
+    if ((st = get_int(rd, y, "first_core", 0, &sk->first_core)) || (st = get_int(rd, y, "cores", 1, &sk->cores)))
+        return st;
+    if (sk->first_core != *next_core) return bad(rd, "first_core", "groups must follow each other from core 0");
+    if (sk->cores > n - sk->first_core) return bad(rd, "cores", "the group runs past the chip's cores");
+    *next_core += sk->cores;
+    const rotor_expr *e = &op->expr;
+    const cJSON *ax = cJSON_GetObjectItemCaseSensitive(y, "axis");
+    sk->axis = -1;
+    if (cJSON_IsString(ax)) {
+        sk->axis = rotor_expr_axis(e, ax->valuestring);
+        if (sk->axis < 0 || rotor_segment_sole_axis(e, 0, sg->dim) != sk->axis)
+            return bad(rd, "axis", "is not the axis of the output's stream dimension");
+        if (e->extent[sk->axis] % sg->micro) return bad(rd, "axis", "its extent is not a multiple of micro");
+    } else if (!cJSON_IsNull(ax)) {
+        return bad(rd, "axis", "expected an axis name or null");
+    }
+    if ((st = get_int(rd, y, "runs", 1, &sk->runs))) return st;
+    if (sk->runs != (sk->axis >= 0 ? sg->micro : 1))
+        return bad(rd, "runs", "must be micro for a streamed stage, else 1");
+    if ((st = read_stage_plan(rd, y, chip, e, sk))) return st;
+    if ((st = get_int(rd, y, "weight_bytes", 0, &sk->weight_bytes)) ||
+        (st = get_int(rd, y, "setup_bytes", 0, &sk->setup_bytes)) ||
+        (st = get_int(rd, y, "setup_rounds", 0, &sk->setup_rounds)) || (st = get_num(rd, y, "setup_s", &sk->setup_s)))
+        return st;
+    double want = rotor_compile_setup_s(chip, sk->setup_bytes, sk->setup_rounds);
+    if (!close_rel(sk->setup_s, want)) return mismatch(rd, "setup_s", sk->setup_s, want);
+    if (sk->setup_s > sg->setup_s) sg->setup_s = sk->setup_s;
+    return read_stage_inputs(rd, cJSON_GetObjectItemCaseSensitive(y, "inputs"), chip, sg, k);
+}
+
 /* One segment, re-derived: each stage's run expression from its operator's
  * and its axis, its plan costed on its group, its setup and moves from their
  * bytes, and the segment's times by rotor_segment_times. */
@@ -470,90 +577,10 @@ static rotor_status read_segment(reader *rd, const cJSON *x, const rotor_chip *c
     if (!(sg->stages = calloc((size_t)S, sizeof *sg->stages))) return rotor_nomem(rd->err);
     char base[192];
     snprintf(base, sizeof base, "%s", rd->where);
-    int64_t next_core = 0, n = rotor_chip_cores(chip);
+    int64_t next_core = 0;
     for (int k = 0; k < S; k++) {
-        rotor_stage *sk = &sg->stages[k];
-        const cJSON *y = cJSON_GetArrayItem(stages, k);
         snprintf(rd->where, sizeof rd->where, "%.160s.stages[%d]", base, k);
-        if (!cJSON_IsObject(y)) return bad(rd, "", "expected an object");
-        sk->op = op_named(rd, y, "op", p, &st);
-        if (st) return st;
-        if (sk->op != sg->first + k) return bad(rd, "op", "is not the segment's next operator");
-        const rotor_program_op *op = &p->ops[sk->op];
-        if (op->vendor) return bad(rd, "op", "a vendor operator cannot be a stage");
-        if ((st = get_int(rd, y, "first_core", 0, &sk->first_core)) || (st = get_int(rd, y, "cores", 1, &sk->cores)))
-            return st;
-        if (sk->first_core != next_core) return bad(rd, "first_core", "groups must follow each other from core 0");
-        if (sk->cores > n - sk->first_core) return bad(rd, "cores", "the group runs past the chip's cores");
-        next_core += sk->cores;
-        const rotor_expr *e = &op->expr;
-        const cJSON *ax = cJSON_GetObjectItemCaseSensitive(y, "axis");
-        sk->axis = -1;
-        if (cJSON_IsString(ax)) {
-            sk->axis = rotor_expr_axis(e, ax->valuestring);
-            if (sk->axis < 0 || rotor_segment_sole_axis(e, 0, sg->dim) != sk->axis)
-                return bad(rd, "axis", "is not the axis of the output's stream dimension");
-            if (e->extent[sk->axis] % sg->micro) return bad(rd, "axis", "its extent is not a multiple of micro");
-        } else if (!cJSON_IsNull(ax)) {
-            return bad(rd, "axis", "expected an axis name or null");
-        }
-        if ((st = get_int(rd, y, "runs", 1, &sk->runs))) return st;
-        if (sk->runs != (sk->axis >= 0 ? sg->micro : 1))
-            return bad(rd, "runs", "must be micro for a streamed stage, else 1");
-        rotor_error e2;
-        if (rotor_segment_micro_expr(e, sk->axis, sk->runs, &sk->micro, &e2)) return bad(rd, "axis", e2.msg);
-        char where[256];
-        snprintf(where, sizeof where, "%s.plan", rd->where);
-        if ((st = rotor_json_read_plan(cJSON_GetObjectItemCaseSensitive(y, "plan"), &sk->micro, rd->label, where,
-                                       &sk->plan.plan, rd->err)))
-            return st;
-        rotor_chip gc = rotor_segment_group_chip(chip, sk->cores);
-        if (rotor_cost_plan(rotor_cost_model_default(), &sk->micro, &gc, &sk->plan.plan, &sk->plan.info,
-                            &sk->plan.cost, &e2))
-            return bad(rd, "plan", e2.msg);
-        sk->exec_s = sk->plan.cost.total;
-        double got;
-        int64_t mem;
-        if ((st = get_num(rd, y, "exec_s", &got))) return st;
-        if (!close_rel(got, sk->exec_s)) return mismatch(rd, "exec_s", got, sk->exec_s);
-        if ((st = get_int(rd, y, "memory_bytes", 1, &mem))) return st;
-        if (mem != sk->plan.info.memory) return bad(rd, "memory_bytes", "does not match the plan");
-        if ((st = get_int(rd, y, "weight_bytes", 0, &sk->weight_bytes)) ||
-            (st = get_int(rd, y, "setup_bytes", 0, &sk->setup_bytes)) ||
-            (st = get_int(rd, y, "setup_rounds", 0, &sk->setup_rounds)) || (st = get_num(rd, y, "setup_s", &sk->setup_s)))
-            return st;
-        double want = rotor_compile_setup_s(chip, sk->setup_bytes, sk->setup_rounds);
-        if (!close_rel(sk->setup_s, want)) return mismatch(rd, "setup_s", sk->setup_s, want);
-        if (sk->setup_s > sg->setup_s) sg->setup_s = sk->setup_s;
-        const cJSON *in = cJSON_GetObjectItemCaseSensitive(y, "inputs");
-        if (!cJSON_IsObject(in)) return bad(rd, "inputs", in ? "expected an object" : "missing");
-        for (int t = 0; t < ROTOR_MAX_TENSORS; t++) sk->from[t] = -1;
-        const cJSON *z;
-        cJSON_ArrayForEach(z, in) {
-            int t = 1;
-            while (t < e->ntensors && strcmp(e->tensors[t].name, z->string)) t++;
-            char f[96];
-            snprintf(f, sizeof f, "inputs.%s", z->string);
-            if (t == e->ntensors) return bad(rd, f, "is not an input of the operator");
-            const cJSON *fr = cJSON_GetObjectItemCaseSensitive(z, "from");
-            if (cJSON_IsString(fr) && !strcmp(fr->valuestring, "outside")) sk->from[t] = ROTOR_STAGE_OUTSIDE;
-            else if (cJSON_IsNumber(fr) && fr->valuedouble == floor(fr->valuedouble) && fr->valuedouble >= 0 &&
-                     fr->valuedouble < k)
-                sk->from[t] = (int)fr->valuedouble;
-            else return bad(rd, f, "from: expected an earlier stage's index or \"outside\"");
-            if (!get_bool(z, "streamed", &sk->streamed[t]) || !get_bool(z, "per_run", &sk->per_run[t]))
-                return bad(rd, f, "streamed and per_run: expected true or false");
-            if (sk->per_run[t] && (sk->runs < 2 || !e->tensors[t].has_axis[sk->axis]))
-                return bad(rd, f, "per_run: the tensor does not change from run to run");
-            if (sk->streamed[t] && (sk->from[t] < 0 || sk->runs != sg->micro ||
-                                    sg->stages[sk->from[t]].runs != sg->micro ||
-                                    rotor_segment_sole_axis(e, t, sg->dim) != sk->axis))
-                return bad(rd, f, "streamed: needs a streamed producer read along the stream axis");
-            if ((st = get_int(rd, z, "xfer_bytes", 0, &sk->xfer_bytes[t])) || (st = get_num(rd, z, "xfer_s", &got)))
-                return st;
-            sk->xfer_s[t] = rotor_compile_setup_s(chip, sk->xfer_bytes[t], 1);
-            if (!close_rel(got, sk->xfer_s[t])) return mismatch(rd, "xfer_s", got, sk->xfer_s[t]);
-        }
+        if ((st = read_stage(rd, cJSON_GetArrayItem(stages, k), chip, p, sg, k, &next_core))) return st;
     }
     snprintf(rd->where, sizeof rd->where, "%s", base);
     if ((st = rotor_segment_times(sg, NULL, NULL, &sg->run_s, rd->err))) return st;

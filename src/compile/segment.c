@@ -326,13 +326,13 @@ static rotor_status stage_plan(plan_memo *pm, const compiler *cc, const rotor_co
     rotor_status st = stage_frontier(pm, cc, opt, e, g, &fr, err);
     *fits = false;
     if (st || !fr) return st;
-    double beta = rotor_chip_link_bw(cc->chip), best = INFINITY;
+    double best = INFINITY;
     for (int i = 0; i < fr->npareto; i++) {
         const rotor_candidate *c = &fr->pareto[i];
         if (c->info.memory > cap) continue;
         double t = c->cost.total;
         for (int x = 1; x < e->ntensors; x++)
-            if (moved >> x & 1) t += (double)c->info.bytes[x] / beta;
+            if (moved >> x & 1) t += rotor_cost_shift_s(cc->chip, c->info.bytes[x], 0); /* no latency: bytes / beta */
         if (t < best) { /* ties: the faster run, first in the frontier */
             best = t;
             *out = *c;
@@ -377,13 +377,8 @@ int rotor_segment_sole_axis(const rotor_expr *e, int t, int d) {
 
 rotor_status rotor_segment_micro_expr(const rotor_expr *e, int a, int64_t m, rotor_expr *out, rotor_error *err) {
     *out = *e;
-    if (a < 0 || m == 1) return ROTOR_OK;
-    char dims[ROTOR_EXPR_TEXT_MAX];
-    size_t n = 0;
-    for (int i = 0; i < e->naxes && n < sizeof dims; i++)
-        n += (size_t)snprintf(dims + n, sizeof dims - n, "%s%s=%lld", i ? "," : "", e->axis_name[i],
-                              (long long)(i == a ? e->extent[i] / m : e->extent[i]));
-    return rotor_expr_make(e->text, dims, out, err);
+    if (a < 0 || a >= e->naxes || m == 1) return ROTOR_OK;
+    return rotor_expr_with_extent(e, a, e->extent[a] / m, out, err);
 }
 
 typedef struct seg_ctx {

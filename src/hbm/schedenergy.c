@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rotor/base/topology.h"
 #include "rotor/compile/energy.h"
 #include "rotor/hbm/schedule.h"
 #include "sim/replayer.h"
@@ -62,9 +63,9 @@ static void preload(walk *w, int64_t W, int64_t m) {
             continue;
         }
         replay_group_path(mw, lo, hi, false, w->path);
-        bool rev = replay_edge_hops(mw, n, w->path[hi - lo - 1]) < replay_edge_hops(mw, n, w->path[0]);
+        bool rev = rotor_topo_mesh_edge_hops(mw, n / mw, w->path[hi - lo - 1]) < rotor_topo_mesh_edge_hops(mw, n / mw, w->path[0]);
         if (rev) replay_group_path(mw, lo, hi, true, w->path);
-        land(w, bytes, 1 + replay_edge_hops(mw, n, w->path[0]));
+        land(w, bytes, 1 + rotor_topo_mesh_edge_hops(mw, n / mw, w->path[0]));
         for (int64_t k = 1; k < hi - lo; k++)
             rotor_energy_transfer(w->chip, w->path[k - 1], w->path[k], bytes, &w->c, &w->overflow);
     }

@@ -40,7 +40,11 @@ double rotor_cost_v1_subtask(const rotor_expr *e, const rotor_chip *chip, const 
     return (double)e->flops_per_point * points / rotor_chip_vector_rate(chip);
 }
 
-static double v1_reduction(const rotor_chip *chip, int64_t bytes, int64_t rings) {
+double rotor_cost_shift_s(const rotor_chip *chip, int64_t bytes, int64_t rounds) {
+    return (double)bytes / rotor_chip_link_bw(chip) + (double)rounds * rotor_chip_link_latency(chip);
+}
+
+double rotor_cost_reduction_s(const rotor_chip *chip, int64_t bytes, int64_t rings) {
     if (rings <= 1) return 0.0;
     double beta = rotor_chip_link_bw(chip), alpha = rotor_chip_link_latency(chip);
     return (double)(rings - 1) / (double)rings * (double)bytes / beta + (double)(rings - 1) * alpha;
@@ -50,13 +54,12 @@ static void v1_evaluate(const rotor_cost_model *m, const rotor_expr *e, const ro
                         const rotor_plan *p, const rotor_plan_info *info, rotor_cost *out) {
     (void)m;
     (void)p;
-    double beta = rotor_chip_link_bw(chip), alpha = rotor_chip_link_latency(chip);
     out->compute = (double)info->total_steps * rotor_cost_v1_subtask(e, chip, info->sub_task);
     int64_t moved = 0; /* sum_X shifts(X) * bytes(X); bounded by T * memory */
     for (int t = 0; t < e->ntensors; t++) moved += info->shifts[t] * info->bytes[t];
-    out->comm = (double)moved / beta + alpha * (double)(info->total_steps - 1);
+    out->comm = rotor_cost_shift_s(chip, moved, info->total_steps - 1);
     /* Only the output holds partial sums; replicas of inputs need no reduction. */
-    out->reduction = v1_reduction(chip, info->bytes[0], info->rings[0]);
+    out->reduction = rotor_cost_reduction_s(chip, info->bytes[0], info->rings[0]);
     out->total = out->compute + out->comm + out->reduction;
 }
 
@@ -84,7 +87,7 @@ static double v1_tensor_bound(const rotor_cost_model *m, const rotor_expr *e,
      * loop order shifts(X) >= Q - 1 (the sum telescopes to Q - 1 when its axes
      * are outermost and only grows otherwise). */
     double b = (double)((ring - 1) * bytes) / rotor_chip_link_bw(chip);
-    if (t == 0) b += v1_reduction(chip, bytes, rings);
+    if (t == 0) b += rotor_cost_reduction_s(chip, bytes, rings);
     (void)e;
     return b;
 }

@@ -15,22 +15,15 @@
  * contribute (for a reduction through exp() a padded zero would add 1). */
 #include "rotor/op/emu.h"
 
+#include "rotor/op/cost.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 int64_t rotor_emu_tensor_elems(const rotor_expr *e, int t, int64_t *dim_extent) {
-    const rotor_tensor *x = &e->tensors[t];
-    int64_t n = 1;
-    for (int d = 0; d < x->ndims; d++) {
-        int64_t len[2];
-        for (int k = 0; k < x->dims[d].nterms; k++) len[k] = e->extent[x->dims[d].axis[k]];
-        int64_t ext = rotor_dim_extent(&x->dims[d], len);
-        if (dim_extent) dim_extent[d] = ext;
-        n *= ext;
-    }
-    return n;
+    return rotor_tensor_extents(e, t, dim_extent); /* emulated tensors are small: never INT64_MAX */
 }
 
 /* Per-axis strides of a tensor stored row-major with the given dimension
@@ -600,12 +593,8 @@ rotor_status rotor_emu_run(const rotor_place *pl, const rotor_chip *chip,
         transfer(&m, 0, org, buf(&m, c, 0), out, m.e->accumulate ? ADD : STORE);
     }
 
-    double beta = rotor_chip_link_bw(chip), alpha = rotor_chip_link_latency(chip);
-    res->exchange_time = (double)res->exchange_bytes / beta + alpha * (double)res->transitions;
-    int64_t r = m.info->rings[0];
-    if (r > 1)
-        res->reduction_time = (double)(r - 1) / (double)r * (double)m.info->bytes[0] / beta +
-                              (double)(r - 1) * alpha;
+    res->exchange_time = rotor_cost_shift_s(chip, res->exchange_bytes, res->transitions);
+    if (m.info->rings[0] > 1) res->reduction_time = rotor_cost_reduction_s(chip, m.info->bytes[0], m.info->rings[0]);
     for (int t = 0; t < m.nt; t++) {
         res->shifts_min[t] = INT64_MAX;
         for (int64_t c = 0; c < m.cores; c++) {

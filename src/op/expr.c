@@ -546,6 +546,25 @@ rotor_status rotor_expr_bind(rotor_expr *e, const char *dims, rotor_error *err) 
     return ROTOR_OK;
 }
 
+rotor_status rotor_expr_with_extent(const rotor_expr *e, int a, int64_t extent, rotor_expr *out,
+                                    rotor_error *err) {
+    /* bind's messages, as it words them for "name=extent" */
+    if (extent > ROTOR_EXTENT_MAX)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "dims: %s=%lld: extent exceeds the limit %lld", e->axis_name[a],
+                          (long long)extent, (long long)ROTOR_EXTENT_MAX);
+    if (extent <= 0)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "dims: %s=%lld: extent must be at least 1", e->axis_name[a],
+                          (long long)extent);
+    int64_t points = 1;
+    for (int x = 0; x < e->naxes; x++)
+        if (!rotor_mul_i64(points, x == a ? extent : e->extent[x], &points) || points > INT64_MAX / 64)
+            return rotor_fail(err, ROTOR_ERR_INPUT,
+                              "dims: the iteration space (product of all extents) overflows 64 bits");
+    *out = *e;
+    out->extent[a] = extent;
+    return ROTOR_OK;
+}
+
 rotor_status rotor_expr_make(const char *text, const char *dims, rotor_expr *out, rotor_error *err) {
     rotor_status st = rotor_expr_parse(text, out, err);
     if (st) return st;

@@ -33,17 +33,21 @@ int64_t rotor_dim_extent(const rotor_dim *d, const int64_t *len) {
     return x;
 }
 
-int64_t rotor_tensor_elements(const rotor_expr *e, int t) {
+int64_t rotor_tensor_extents(const rotor_expr *e, int t, int64_t *dim_extent) {
     const rotor_tensor *x = &e->tensors[t];
     int64_t n = 1;
+    bool over = false;
     for (int d = 0; d < x->ndims; d++) {
         int64_t len[2];
         for (int k = 0; k < x->dims[d].nterms; k++) len[k] = e->extent[x->dims[d].axis[k]];
         int64_t ext = rotor_dim_extent(&x->dims[d], len);
-        if (!rotor_mul_i64(n, ext, &n)) return INT64_MAX;
+        if (dim_extent) dim_extent[d] = ext;
+        if (!over && !rotor_mul_i64(n, ext, &n)) over = true;
     }
-    return n;
+    return over ? INT64_MAX : n;
 }
+
+int64_t rotor_tensor_elements(const rotor_expr *e, int t) { return rotor_tensor_extents(e, t, NULL); }
 
 int64_t rotor_plan_shifts(const rotor_expr *e, const int64_t *steps, const int64_t *ft_x,
                           const int *order) {
@@ -109,14 +113,11 @@ static rotor_status overflow(rotor_error *err, const char *what) {
     return rotor_fail(err, ROTOR_ERR_INPUT, "plan: %s overflows 64 bits", what);
 }
 
-rotor_status rotor_plan_derive(const rotor_expr *e, const rotor_chip *chip, const rotor_plan *p,
-                               rotor_plan_info *info, rotor_error *err) {
-    memset(info, 0, sizeof *info);
-    const int na = e->naxes, nt = e->ntensors;
-
-    /* F_op: 1 <= F_op[a] <= E_a, and prod F_op <= N. */
+/* F_op: 1 <= F_op[a] <= E_a, and prod F_op <= N. */
+static rotor_status derive_cores(const rotor_expr *e, const rotor_chip *chip, const rotor_plan *p,
+                                 rotor_plan_info *info, rotor_error *err) {
     int64_t cores = 1;
-    for (int a = 0; a < na; a++) {
+    for (int a = 0; a < e->naxes; a++) {
         if (p->fop[a] < 1 || p->fop[a] > e->extent[a])
             return rotor_fail(err, ROTOR_ERR_INPUT, "F_op[%s] = %lld: expected 1 to E_%s = %lld",
                               e->axis_name[a], (long long)p->fop[a], e->axis_name[a],
@@ -128,12 +129,16 @@ rotor_status rotor_plan_derive(const rotor_expr *e, const rotor_chip *chip, cons
         return rotor_fail(err, ROTOR_ERR_INPUT, "F_op uses %lld cores; the chip has %lld",
                           (long long)cores, (long long)n);
     info->cores = cores;
+    return ROTOR_OK;
+}
 
-    /* f_t, sharing degree P_X and rings R_X = P_X / prod f_t^X. */
-    for (int t = 0; t < nt; t++) {
+/* f_t, sharing degree P_X and rings R_X = P_X / prod f_t^X. */
+static rotor_status derive_rings(const rotor_expr *e, const rotor_plan *p, rotor_plan_info *info,
+                                 rotor_error *err) {
+    for (int t = 0; t < e->ntensors; t++) {
         const rotor_tensor *x = &e->tensors[t];
         int64_t share = 1, q = 1;
-        for (int a = 0; a < na; a++) {
+        for (int a = 0; a < e->naxes; a++) {
             int64_t f = p->ft[t][a];
             if (f < 1)
                 return rotor_fail(err, ROTOR_ERR_INPUT, "f_t_%s_%s = %lld: expected at least 1",
@@ -157,9 +162,14 @@ rotor_status rotor_plan_derive(const rotor_expr *e, const rotor_chip *chip, cons
         info->ring_size[t] = q;
         info->rings[t] = share / q;
     }
+    return ROTOR_OK;
+}
 
-    /* Alignment: along each axis the factors of the tensors that carry it
-     * pairwise divide one another (T10 §4.2, "Alignment constraints"). */
+/* Alignment: along each axis the factors of the tensors that carry it
+ * pairwise divide one another (T10 §4.2, "Alignment constraints"); the loop
+ * order is a permutation of the axes. */
+static rotor_status check_aligned(const rotor_expr *e, const rotor_plan *p, rotor_error *err) {
+    const int na = e->naxes, nt = e->ntensors;
     for (int a = 0; a < na; a++)
         for (int t = 0; t < nt; t++) {
             if (!e->tensors[t].has_axis[a]) continue;
@@ -174,8 +184,6 @@ rotor_status rotor_plan_derive(const rotor_expr *e, const rotor_chip *chip, cons
                                       (long long)f, e->tensors[u].name, e->axis_name[a], (long long)g);
             }
         }
-
-    /* Loop order: a permutation of the axes. */
     bool seen[ROTOR_MAX_AXES] = {false};
     for (int l = 0; l < na; l++) {
         int a = p->order[l];
@@ -183,12 +191,16 @@ rotor_status rotor_plan_derive(const rotor_expr *e, const rotor_chip *chip, cons
             return rotor_fail(err, ROTOR_ERR_INPUT, "loop order is not a permutation of the %d axes", na);
         seen[a] = true;
     }
+    return ROTOR_OK;
+}
 
-    /* Steps and padding. */
+/* Steps and padding. */
+static rotor_status derive_steps(const rotor_expr *e, const rotor_plan *p, rotor_plan_info *info,
+                                 rotor_error *err) {
     rotor_plan_steps(e, p->ft, info->steps);
     int64_t total = 1;
     double ratio = 1.0;
-    for (int a = 0; a < na; a++) {
+    for (int a = 0; a < e->naxes; a++) {
         int64_t unit;
         if (!rotor_mul_i64(p->fop[a], info->steps[a], &unit)) return overflow(err, "F_op * S");
         int64_t blocks = (e->extent[a] + unit - 1) / unit;
@@ -201,11 +213,15 @@ rotor_status rotor_plan_derive(const rotor_expr *e, const rotor_chip *chip, cons
     }
     info->total_steps = total;
     info->padding_ratio = ratio;
+    return ROTOR_OK;
+}
 
-    /* Partitions and memory. */
+/* Partitions and memory per core. */
+static rotor_status derive_memory(const rotor_expr *e, const rotor_chip *chip, const rotor_plan *p,
+                                  rotor_plan_info *info, rotor_error *err) {
     int64_t mem = 0;
     int64_t eb = chip->element_bytes;
-    for (int t = 0; t < nt; t++) {
+    for (int t = 0; t < e->ntensors; t++) {
         const rotor_tensor *x = &e->tensors[t];
         int64_t bytes = eb;
         for (int d = 0; d < x->ndims; d++) {
@@ -225,8 +241,18 @@ rotor_status rotor_plan_derive(const rotor_expr *e, const rotor_chip *chip, cons
     if (mem > chip->sram_bytes)
         return rotor_fail(err, ROTOR_ERR_NOFIT, "needs %lld bytes per core; the chip has %lld",
                           (long long)mem, (long long)chip->sram_bytes);
+    return ROTOR_OK;
+}
 
-    for (int t = 0; t < nt; t++)
+rotor_status rotor_plan_derive(const rotor_expr *e, const rotor_chip *chip, const rotor_plan *p,
+                               rotor_plan_info *info, rotor_error *err) {
+    memset(info, 0, sizeof *info);
+    rotor_status st;
+    if ((st = derive_cores(e, chip, p, info, err)) || (st = derive_rings(e, p, info, err)) ||
+        (st = check_aligned(e, p, err)) || (st = derive_steps(e, p, info, err)) ||
+        (st = derive_memory(e, chip, p, info, err)))
+        return st;
+    for (int t = 0; t < e->ntensors; t++)
         info->shifts[t] = rotor_plan_shifts(e, info->steps, p->ft[t], p->order);
     return ROTOR_OK;
 }

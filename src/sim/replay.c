@@ -39,11 +39,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rotor/base/topology.h"
 #include "rotor/compile/energy.h"
 #include "rotor/compile/segment.h"
 #include "rotor/op/cost.h"
 #include "rotor/op/handoff.h"
 #include "rotor/op/place.h"
+#include "rotor/op/reduction.h"
 #include "sim/replayer.h"
 
 static int64_t to_ps(double s) { return (int64_t)llround(s * 1e12); }
@@ -213,35 +215,13 @@ static rotor_status emit_run(replayer *r, int op, const rotor_expr *e, const int
     return ROTOR_OK;
 }
 
-static int cmp_pair(const void *a, const void *b) {
-    const int64_t *x = a, *y = b;
-    if (x[0] != y[0]) return x[0] < y[0] ? -1 : 1;
-    return x[1] < y[1] ? -1 : x[1] > y[1];
-}
-
 /* Ring reduce-scatter of the output's partial sums (see the head comment). */
 static rotor_status replay_reduction(replayer *r, int op, const rotor_place *pl, const int64_t *i,
                                      rotor_error *err) {
-    const rotor_expr *e = rotor_place_expr(pl);
-    const rotor_plan *p = rotor_place_plan(pl);
     const rotor_plan_info *info = rotor_place_info(pl);
     int64_t R = info->rings[0], cores = info->cores;
     if (R <= 1) return ROTOR_OK;
-    /* cores holding the same output partition: same coordinate and block
-     * along every axis of Y */
-    for (int64_t c = 0; c < cores; c++) {
-        int64_t coord[ROTOR_MAX_AXES], j[ROTOR_MAX_AXES], blk[ROTOR_MAX_AXES], key = 0;
-        rotor_place_coords(pl, c, coord);
-        rotor_place_subtask(pl, c, i, j);
-        rotor_place_block(pl, 0, j, blk);
-        for (int a = 0; a < e->naxes; a++) {
-            if (!e->tensors[0].has_axis[a]) continue;
-            key = (key * p->fop[a] + coord[a]) * p->ft[0][a] + blk[a];
-        }
-        r->pairs[2 * c] = key;
-        r->pairs[2 * c + 1] = c;
-    }
-    qsort(r->pairs, (size_t)cores, 2 * sizeof(int64_t), cmp_pair);
+    rotor_reduction_groups(pl, i, r->pairs); /* cores holding the same output partition */
     int64_t piece = (info->bytes[0] + R - 1) / R;
     for (int64_t g = 0; g < cores; g += R) {
         const int64_t *m = r->pairs + 2 * g;
@@ -1003,13 +983,6 @@ void replay_group_path(int64_t w, int64_t lo, int64_t hi, bool rev, int64_t *out
     }
 }
 
-/* Hops from core c to the nearest edge of the grid (its nearest HBM port). */
-int64_t replay_edge_hops(int64_t w, int64_t n, int64_t c) {
-    int64_t h = n / w, x = c % w, y = c / w, d = x < w - 1 - x ? x : w - 1 - x;
-    if (y < d) d = y;
-    return h - 1 - y < d ? h - 1 - y : d;
-}
-
 /* A preload of W bytes as sim op `op`, issued after the barrier `after`
  * (-1: none); *join is the zero-time task that ends it.  The datum shared
  * by P cores is split into c chunks; each chunk goes to m = P / c
@@ -1042,7 +1015,7 @@ rotor_status replay_preload_groups(preload_replayer *sr, int64_t W, int64_t m, i
         for (int64_t g = 0; g < G; g++) {
             int64_t lo = g * m, hi = lo + m < n ? lo + m : n;
             replay_group_path(sr->w, lo, hi, false, sr->dsts);
-            sr->grev[g] = replay_edge_hops(sr->w, n, sr->dsts[hi - lo - 1]) < replay_edge_hops(sr->w, n, sr->dsts[0]);
+            sr->grev[g] = rotor_topo_mesh_edge_hops(sr->w, n / sr->w, sr->dsts[hi - lo - 1]) < rotor_topo_mesh_edge_hops(sr->w, n / sr->w, sr->dsts[0]);
             int64_t k = sr->gport[g] =
                 rotor_sim_hbm_port_nearest(sr->r.sim, sr->dsts[sr->grev[g] ? hi - lo - 1 : 0], &sr->gctrl[g]);
             if (++sr->sgroups[k] > (pace < 0 ? 0 : sr->sgroups[pace])) pace = k;

@@ -214,8 +214,7 @@ rotor_status replay_preload_groups(preload_replayer *sr, int64_t W, int64_t m, i
  * reversed when rev.  The schedule's energy model (hbm/schedenergy.c)
  * walks the same path. */
 void replay_group_path(int64_t w, int64_t lo, int64_t hi, bool rev, int64_t *out);
-/* Hops from core c of a w-wide mesh of n cores to the grid's nearest edge:
- * a group's path starts from its end nearer the edge. */
-int64_t replay_edge_hops(int64_t w, int64_t n, int64_t c);
+/* A group's path starts from its end nearer the grid's edge
+ * (rotor_topo_mesh_edge_hops, base/topology.h). */
 
 #endif

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "rotor/base/chip.h"
+#include "rotor/base/topology.h"
 #include "rotor/sim/sim.h"
 #include "simqueue.h"
 
@@ -155,15 +156,15 @@ typedef struct sim_route {
 } sim_route;
 
 /* A topology fills the per-core resources and routes between two nodes of
- * one chip (house style: one table row per topology, simnet.c). */
+ * one chip (house style: one table row per topology, simnet.c); its
+ * geometry (hops between cores, to the grid's edge) is base/topology.c's. */
 typedef struct sim_topology {
     rotor_topology id;
-    const char *name;
     int res_per_core;
     /* Nonzero: a route between two cores of one chip is the sender's
      * outbound port and the receiver's inbound one (sim_a2a_out,
-     * sim_a2a_in), and it pays this many hops (all-to-all: 1, one
-     * exchange, as its route function counts).  The loop takes such a route
+     * sim_a2a_in), and it pays this many hops (the geometry's pair_hops:
+     * all-to-all, one exchange, as its route function counts).  The loop takes such a route
      * without building it (sim_net_pair), and adding a transfer knows its
      * rate and hops without asking (sim_net_rate). */
     int pair_hops;
@@ -240,6 +241,7 @@ struct rotor_sim {
     rotor_sim_trace_summary trace_sum; /* what the streamed trace wrote, after rotor_sim_stream_end */
     rotor_sim_progress_fn progress; /* rotor_sim_set_progress */
     void *progress_ctx;
+    const rotor_topo *geo;          /* the topology's geometry (base/topology.h); last: the hot fields keep their places */
 };
 
 /* Nodes are the cores, then the HBM controllers. */

@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "rotor/base/error.h"
+#include "rotor/base/topology.h"
 #include "simint.h"
 
 /* The inter-chip pool, when src and dst sit on different chips. */
@@ -58,14 +59,15 @@ static void a2a_init(rotor_sim *s) {
 
 static void a2a_route(const rotor_sim *s, int64_t src, int64_t dst, int64_t via, sim_route *r) {
     (void)via; /* every core is one exchange away from a controller */
-    r->hops += 1; /* one exchange, whoever the endpoints are */
+    r->hops += ROTOR_TOPO_A2A_HOPS; /* one exchange, whoever the endpoints are */
     if (!sim_node_is_hbm(s, src)) sim_route_push(r, sim_a2a_out(src));
     push_interchip(s, src, dst, r);
     if (!sim_node_is_hbm(s, dst)) sim_route_push(r, sim_a2a_in(dst));
 }
 
 static int64_t a2a_hops(const rotor_sim *s, int64_t src, int64_t dst) {
-    return 1 + (sim_node_chip(s, src) != sim_node_chip(s, dst)); /* as a2a_route and push_interchip count */
+    /* as a2a_route and push_interchip count */
+    return ROTOR_TOPO_A2A_HOPS + (sim_node_chip(s, src) != sim_node_chip(s, dst));
 }
 
 /* Resource 2c + d is core c's port: out for d = 0, in for d = 1 (sim_a2a_out, sim_a2a_in). */
@@ -199,9 +201,13 @@ static void mesh_route(const rotor_sim *s, int64_t src, int64_t dst, int64_t via
     }
 }
 
-/* The mesh's hops: the route's (dimension order, ports and the inter-chip
- * hop included), so they are counted in one place. */
+/* The mesh's hops: between two cores, the geometry's (dimension order)
+ * and the inter-chip hop, as mesh_route and push_interchip count them; with
+ * a controller, the route's (its ports included). */
 static int64_t mesh_hops(const rotor_sim *s, int64_t src, int64_t dst) {
+    if (!sim_node_is_hbm(s, src) && !sim_node_is_hbm(s, dst))
+        return rotor_topo_mesh_hops(s->chip.mesh_width, mesh_local(s, src), mesh_local(s, dst)) +
+               (sim_node_chip(s, src) != sim_node_chip(s, dst));
     sim_route r;
     sim_net_route(s, src, dst, &r);
     return r.hops;
@@ -225,8 +231,8 @@ static void mesh_name(const rotor_sim *s, int64_t res, char *buf, size_t size) {
 }
 
 static const sim_topology TOPOLOGIES[] = {
-    {ROTOR_TOPO_ALL_TO_ALL, "all-to-all", 2, 1, a2a_init, a2a_route, a2a_hops, a2a_name},
-    {ROTOR_TOPO_MESH, "mesh", 4, 0, mesh_init, mesh_route, mesh_hops, mesh_name},
+    {ROTOR_TOPO_ALL_TO_ALL, 2, ROTOR_TOPO_A2A_HOPS, a2a_init, a2a_route, a2a_hops, a2a_name},
+    {ROTOR_TOPO_MESH, 4, 0, mesh_init, mesh_route, mesh_hops, mesh_name},
 };
 
 const sim_topology *sim_topology_find(rotor_topology id) {
@@ -288,9 +294,10 @@ void sim_net_reset(rotor_sim *s) {
 rotor_status sim_net_init(rotor_sim *s, rotor_error *err) {
     const rotor_chip *c = &s->chip;
     s->topo = sim_topology_find(c->topology);
-    if (!s->topo) return rotor_fail(err, ROTOR_ERR_INPUT, "sim: topology %d has no simulator", (int)c->topology);
+    s->geo = rotor_topo_find(c->topology);
+    if (!s->topo || !s->geo) return rotor_fail(err, ROTOR_ERR_INPUT, "sim: topology %d has no simulator", (int)c->topology);
     int64_t per_core = s->topo->res_per_core, ctrls = s->nodes - s->cores;
-    s->nports = c->topology == ROTOR_TOPO_MESH && ctrls > 0 ? 2 * (c->mesh_width + c->mesh_height) : 0;
+    s->nports = ctrls > 0 ? s->geo->edge_ports(c) : 0;
     s->nres = per_core * s->cores + (c->chips > 1) + ctrls + 2 * s->nports * c->chips;
     if (s->nres > INT32_MAX / 2)
         return rotor_fail(err, ROTOR_ERR_INPUT, "sim: %lld network resources do not fit int32 ids",
@@ -302,7 +309,7 @@ rotor_status sim_net_init(rotor_sim *s, rotor_error *err) {
     s->res = calloc((size_t)s->nres, sizeof *s->res);
     s->res_free = malloc(sizeof *s->res_free * (size_t)s->nres);
     s->res_busy = malloc(sizeof *s->res_busy * (size_t)s->nres);
-    s->route_cap = (c->topology == ROTOR_TOPO_MESH ? c->mesh_width + c->mesh_height : 0) + 4;
+    s->route_cap = s->geo->edge_ports(c) / 2 + 4; /* a mesh's XY route: at most W + H links */
     s->scratch = malloc(sizeof *s->scratch * (size_t)s->route_cap);
     if (!s->res || !s->res_free || !s->res_busy || !s->scratch) return rotor_nomem(err);
     for (int64_t i = 0; i < s->nres; i++) {

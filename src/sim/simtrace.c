@@ -418,7 +418,7 @@ rotor_status sim_tracer_end(sim_tracer *tr, const rotor_sim *s, rotor_sim_trace_
     put_str(out, s->chip.name);
     fprintf(out, ",\"topology\":\"%s\",\"cores\":%" PRId64 ",\"tasks\":%" PRId64 ",\"tasks_written\":%" PRId64
                  ",\"makespan_us\":",
-            s->topo->name, s->cores, s->ntasks, tr->kept);
+            s->geo->name, s->cores, s->ntasks, tr->kept);
     put_us(out, s->run.now);
     if (f->nops > 0 || f->to_ps > 0 || f->ncores > 0) {
         fputs(",\"filter\":{", out);

@@ -149,7 +149,8 @@ bool rotor_compile_handoff_view(const rotor_graph *g, int o, int t, rotor_view *
 bool rotor_compile_handoff_applies(const rotor_graph *g, int o, int t);
 
 /* Setup time of `bytes` received per core in `rounds` gather rounds: bytes /
- * beta + rounds * alpha (docs/cost-model.md, "Setup"). */
+ * beta + rounds * alpha (docs/cost-model.md, "Setup"), the shift formula
+ * (rotor_cost_shift_s). */
 double rotor_compile_setup_s(const rotor_chip *chip, int64_t bytes, int64_t rounds);
 
 /* Liveness (docs/compile.md): activations live from their producer to their

@@ -57,4 +57,16 @@ rotor_status rotor_cost_plan(const rotor_cost_model *m, const rotor_expr *e, con
  * model and its bounds.  sub[a] = s_a. */
 double rotor_cost_v1_subtask(const rotor_expr *e, const rotor_chip *chip, const int64_t *sub);
 
+/* The alpha-beta time of moving `bytes` over the links in `rounds`
+ * latencies: bytes / beta + rounds * alpha (cost-model-v1.md "Time",
+ * beta the link bandwidth, alpha its latency).  The one statement of the
+ * shift formula: the model's communication term, the emulator's exchange
+ * time, the compiler's setup and its stages' moves all call it. */
+double rotor_cost_shift_s(const rotor_chip *chip, int64_t bytes, int64_t rounds);
+
+/* The ring reduce-scatter of `bytes` over R = rings copies:
+ * (R - 1) / R * bytes / beta + (R - 1) * alpha; 0 when R <= 1
+ * (cost-model-v1.md "Reduction"). */
+double rotor_cost_reduction_s(const rotor_chip *chip, int64_t bytes, int64_t rings);
+
 #endif

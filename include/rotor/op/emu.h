@@ -65,7 +65,7 @@ typedef struct rotor_emu_result {
 } rotor_emu_result;
 
 /* Elements of tensor t's full (unpadded) array; dim_extent (nullable) gets
- * the extent of each dimension. */
+ * the extent of each dimension (rotor_tensor_extents counts them). */
 int64_t rotor_emu_tensor_elems(const rotor_expr *e, int t, int64_t *dim_extent);
 
 /* Runs the placed plan on chip.  in[t] for t >= 1 are the inputs (in[0] is

@@ -129,6 +129,12 @@ rotor_status rotor_expr_parse(const char *text, rotor_expr *out, rotor_error *er
  * whose element count overflows int64 are refused. */
 rotor_status rotor_expr_bind(rotor_expr *e, const char *dims, rotor_error *err);
 
+/* out = bound e with axis a (0 <= a < naxes) at `extent`, the rest as e:
+ * a structured copy, no text round trip.  An extent below 1 or above
+ * ROTOR_EXTENT_MAX is refused as rotor_expr_bind refuses it. */
+rotor_status rotor_expr_with_extent(const rotor_expr *e, int a, int64_t extent, rotor_expr *out,
+                                    rotor_error *err);
+
 /* Parse and bind in one call. */
 rotor_status rotor_expr_make(const char *text, const char *dims, rotor_expr *out,
                              rotor_error *err);

@@ -79,5 +79,9 @@ int64_t rotor_dim_extent(const rotor_dim *d, const int64_t *len);
 /* Elements of expression tensor t at full extents (a compound window spans
  * its whole window); INT64_MAX if that overflows. */
 int64_t rotor_tensor_elements(const rotor_expr *e, int t);
+/* The same count (the one rule for it), and dim_extent (nullable) gets the
+ * extent of each of the tensor's dimensions, all of them even when the
+ * count overflows. */
+int64_t rotor_tensor_extents(const rotor_expr *e, int t, int64_t *dim_extent);
 
 #endif
