@@ -69,7 +69,7 @@ static rotor_status emit_execute(preload_replayer *sr, const rotor_schedule *s, 
             rotor_sim_transfer t = {.src = src, .dst = core, .bytes = piece, .category = ROTOR_SIM_SETUP,
                                     .op = i, .deps = deps, .ndeps = 1};
             st = replay_add_transfer(r, &t, &id, err);
-            if (!st) st = idlist_push(&r->inbox[core], id, err);
+            if (!st) st = replay_idlist_push(&r->inbox[core], id, err);
         }
     if (st) return st;
     if (so->vendor) {
@@ -193,7 +193,7 @@ rotor_status rotor_schedule_replay(const rotor_schedule *s, const rotor_schedule
     if (st) return st;
     int n_ops = s->nops;
     preload_replayer sr;
-    if ((st = preload_replayer_init(&sr, &chip, s->pchip.sram_blocking, n_ops, err))) return st;
+    if ((st = replay_preload_init(&sr, &chip, s->pchip.sram_blocking, n_ops, err))) return st;
     out->ops = calloc((size_t)n_ops, sizeof *out->ops);
     id_stretch *str = malloc(sizeof *str * (size_t)(2 * n_ops + 1));
     if (!out->ops || !str) st = rotor_nomem(err);
@@ -273,12 +273,12 @@ rotor_status rotor_schedule_replay(const rotor_schedule *s, const rotor_schedule
     }
     free(str);
     if (st) {
-        preload_replayer_free(&sr, false);
+        replay_preload_free(&sr, false);
         free(out->ops);
         memset(out, 0, sizeof *out);
         return st;
     }
     if (keep_sim) out->sim = sr.r.sim;
-    preload_replayer_free(&sr, keep_sim);
+    replay_preload_free(&sr, keep_sim);
     return ROTOR_OK;
 }

@@ -51,7 +51,7 @@
 static int64_t to_ps(double s) { return (int64_t)llround(s * 1e12); }
 
 
-rotor_status idlist_push(idlist *l, int64_t id, rotor_error *err) {
+rotor_status replay_idlist_push(idlist *l, int64_t id, rotor_error *err) {
     if (l->n == l->cap) {
         int64_t cap = l->cap ? 2 * l->cap : 16;
         int64_t *v = realloc(l->v, (size_t)cap * sizeof *v);
@@ -115,7 +115,7 @@ void replay_inbox_clear(replayer *r, int64_t cores) {
 }
 
 /* A replayer on a new simulator of chip, its scratch sized for the cores. */
-rotor_status replayer_init(replayer *r, const rotor_chip *chip, int64_t packet, rotor_error *err) {
+rotor_status replay_init(replayer *r, const rotor_chip *chip, int64_t packet, rotor_error *err) {
     *r = (replayer){.barrier = -1, .packet = packet, .chip = *chip, .elem = chip->element_bytes};
     rotor_status st = rotor_sim_create(chip, &r->sim, err);
     if (st) return st;
@@ -130,7 +130,7 @@ rotor_status replayer_init(replayer *r, const rotor_chip *chip, int64_t packet, 
 }
 
 /* Frees the scratch; the simulator too unless keep_sim. */
-void replayer_free(replayer *r, bool keep_sim) {
+void replay_free(replayer *r, bool keep_sim) {
     for (int64_t c = 0; r->inbox && c < r->n; c++) free(r->inbox[c].v);
     free(r->inbox);
     exchange_cache_free(&r->xcache);
@@ -152,7 +152,7 @@ rotor_status replay_add_barrier(replayer *r, int op, int64_t cores, rotor_error 
     r->finals.n = 0;
     rotor_status st;
     for (int64_t c = 0; c < cores; c++)
-        if (r->last[c] >= 0 && (st = idlist_push(&r->finals, r->last[c], err))) return st;
+        if (r->last[c] >= 0 && (st = replay_idlist_push(&r->finals, r->last[c], err))) return st;
     rotor_sim_compute b = {.core = 0, .duration_ps = 0, .category = ROTOR_SIM_COMPUTE, .op = op,
                            .deps = r->finals.v, .ndeps = (int)r->finals.n};
     return rotor_sim_add_compute(r->sim, &b, &r->barrier, err);
@@ -179,7 +179,7 @@ static rotor_status replay_setup(replayer *r, int op, int64_t lo, int64_t cores,
              * ancestor: a run waiting for the inbox then waits for one task,
              * not one per round (up to 244 for DiT-XL on ipu-pod4) */
             if (r->inbox[c].n) r->inbox[c].v[r->inbox[c].n - 1] = id;
-            else if ((st = idlist_push(&r->inbox[c], id, err))) return st;
+            else if ((st = replay_idlist_push(&r->inbox[c], id, err))) return st;
         }
     }
     return ROTOR_OK;
@@ -254,7 +254,7 @@ static rotor_status replay_reduction(replayer *r, int op, const rotor_place *pl,
  * F_op, f_t, the loop order and the derived quantities, as words.  Names
  * and text are left out: they are all repeated layers differ in. */
 static void key_words(idlist *k, const int64_t *words, int64_t nwords, rotor_status *st, rotor_error *err) {
-    for (int64_t i = 0; i < nwords && !*st; i++) *st = idlist_push(k, words[i], err);
+    for (int64_t i = 0; i < nwords && !*st; i++) *st = replay_idlist_push(k, words[i], err);
 }
 
 static void key_put(idlist *k, int64_t w, rotor_status *st, rotor_error *err) { key_words(k, &w, 1, st, err); }
@@ -364,7 +364,7 @@ rotor_status replay_tiles(replayer *r, int op, const rotor_expr *e, const rotor_
                     rotor_sim_transfer x = {.src = r->core0 + from, .dst = r->core0 + c, .bytes = info->bytes[t],
                                             .category = ROTOR_SIM_COMM, .op = op, .deps = deps, .ndeps = 1};
                     st = replay_add_transfer(r, &x, &id, err);
-                    if (!st) st = idlist_push(&r->inbox[r->core0 + c], id, err);
+                    if (!st) st = replay_idlist_push(&r->inbox[r->core0 + c], id, err);
                 }
             }
         }
@@ -406,7 +406,7 @@ static rotor_status emit_packets(replayer *r, int op, const xschedule *x, rotor_
         last[c] = ids[i];
     }
     for (int64_t c = 0; c < r->n && !st; c++)
-        if (last[c] >= 0) st = idlist_push(&r->inbox[c], last[c], err);
+        if (last[c] >= 0) st = replay_idlist_push(&r->inbox[c], last[c], err);
     free(ids);
     free(last);
     return st;
@@ -488,14 +488,14 @@ static rotor_status replay_setup_sync(replayer *r, int op, int64_t cores, rotor_
     r->finals.n = 0;
     rotor_status st = ROTOR_OK;
     for (int64_t c = 0; c < cores && !st; c++)
-        if (r->inbox[c].n) st = idlist_push(&r->finals, r->inbox[c].v[r->inbox[c].n - 1], err);
+        if (r->inbox[c].n) st = replay_idlist_push(&r->finals, r->inbox[c].v[r->inbox[c].n - 1], err);
     if (st || !r->finals.n) return st;
     rotor_sim_compute b = {.core = 0, .duration_ps = 0, .category = ROTOR_SIM_COMPUTE, .op = op,
                            .deps = r->finals.v, .ndeps = (int)r->finals.n};
     int64_t sync;
     if ((st = rotor_sim_add_compute(r->sim, &b, &sync, err))) return st;
     replay_inbox_clear(r, cores);
-    for (int64_t c = 0; c < cores && !st; c++) st = idlist_push(&r->inbox[c], sync, err);
+    for (int64_t c = 0; c < cores && !st; c++) st = replay_idlist_push(&r->inbox[c], sync, err);
     return st;
 }
 
@@ -570,7 +570,7 @@ static rotor_status move_piece(void *ctx, int64_t src, int64_t dst, int64_t byte
                             .deps = deps, .ndeps = (int)nd};
     /* whole: in the move phase no plan's shifts share its ports (segment.h) */
     rotor_status st = replay_add_transfer(m->r, &x, &id, err);
-    if (!st) st = idlist_push(&m->r->inbox[dst], id, err);
+    if (!st) st = replay_idlist_push(&m->r->inbox[dst], id, err);
     m->chain[port] = id;
     return st;
 }
@@ -614,7 +614,7 @@ static rotor_status replay_segment(replayer *r, const rotor_segment *s, const ro
     }
     r->finals.n = 0;
     for (int64_t c = 0; c < r->n && !st; c++)
-        if (r->inbox[c].n) st = idlist_push(&r->finals, r->inbox[c].v[r->inbox[c].n - 1], err);
+        if (r->inbox[c].n) st = replay_idlist_push(&r->finals, r->inbox[c].v[r->inbox[c].n - 1], err);
     if (!st && r->finals.n) st = join_on(r, s->first, 0, &r->finals, &prev, err);
     replay_inbox_clear(r, r->n);
     ids[1] = rotor_sim_task_count(r->sim);
@@ -634,7 +634,7 @@ static rotor_status replay_segment(replayer *r, const rotor_segment *s, const ro
         }
         r->finals.n = 0;
         for (int64_t c = 0; c < r->n && !st; c++)
-            for (int64_t q = 0; q < r->inbox[c].n && !st; q++) st = idlist_push(&r->finals, r->inbox[c].v[q], err);
+            for (int64_t q = 0; q < r->inbox[c].n && !st; q++) st = replay_idlist_push(&r->finals, r->inbox[c].v[q], err);
         if (!st && r->finals.n) st = join_on(r, s->first, 0, &r->finals, &prev, err);
         replay_inbox_clear(r, r->n);
         /* the compute phase */
@@ -648,13 +648,13 @@ static rotor_status replay_segment(replayer *r, const rotor_segment *s, const ro
             r->core0 = lo;
             for (int64_t c = lo; c < lo + nc && !st; c++) {
                 r->last[c] = -1;
-                if (prev >= 0) st = idlist_push(&r->inbox[c], prev, err);
+                if (prev >= 0) st = replay_idlist_push(&r->inbox[c], prev, err);
             }
             int64_t tids[2];
             if (!st) st = replay_tiles(r, sg->op, &sg->micro, &sg->plan.plan, &sg->plan.info, &gc, tids, err);
             r->core0 = 0;
             for (int64_t c = lo; c < lo + nc && !st; c++)
-                if (r->last[c] >= 0) st = idlist_push(&done, r->last[c], err);
+                if (r->last[c] >= 0) st = replay_idlist_push(&done, r->last[c], err);
         }
         if (!st && done.n) st = join_on(r, s->first, 0, &done, &prev, err);
         free(done.v);
@@ -662,7 +662,7 @@ static rotor_status replay_segment(replayer *r, const rotor_segment *s, const ro
     }
     ids[2] = ids[3] = rotor_sim_task_count(r->sim);
     r->finals.n = 0;
-    if (!st && prev >= 0) st = idlist_push(&r->finals, prev, err);
+    if (!st && prev >= 0) st = replay_idlist_push(&r->finals, prev, err);
     if (!st) st = join_on(r, s->last, 0, &r->finals, &r->barrier, err);
     free(first);
     free(chain);
@@ -754,7 +754,7 @@ rotor_status rotor_replay(const rotor_program *p, const rotor_chip *chip, const 
                           chip->name, (long long)rotor_chip_cores(chip), (long long)p->cores);
     replayer r;
     bool stream = sim_out == NULL;
-    rotor_status st = replayer_init(&r, chip, 0, err);
+    rotor_status st = replay_init(&r, chip, 0, err);
     out->ops = calloc((size_t)(p->nops ? p->nops : 1), sizeof *out->ops);
     int64_t(*ids)[5] = malloc((size_t)(p->nops ? p->nops : 1) * sizeof *ids);
     if (!st && (!out->ops || !ids)) st = rotor_nomem(err);
@@ -801,11 +801,11 @@ rotor_status rotor_replay(const rotor_program *p, const rotor_chip *chip, const 
     free(ids);
     if (st) {
         rotor_replay_result_free(out);
-        replayer_free(&r, false);
+        replay_free(&r, false);
         return st;
     }
     if (sim_out) *sim_out = r.sim;
-    replayer_free(&r, sim_out != NULL);
+    replay_free(&r, sim_out != NULL);
     return ROTOR_OK;
 }
 
@@ -856,7 +856,7 @@ rotor_status rotor_replay_plan(const rotor_expr *e, const rotor_plan *p, const r
         return rotor_fail(err, ROTOR_ERR_INPUT, "the plan uses %lld cores; chip %s has %lld", (long long)info->cores,
                           chip->name, (long long)rotor_chip_cores(chip));
     replayer r;
-    rotor_status st = replayer_init(&r, chip, packet, err);
+    rotor_status st = replay_init(&r, chip, packet, err);
     int64_t ids[2];
     for (int64_t c = 0; !st && c < r.n; c++) r.last[c] = -1;
     if (!st) st = replay_tiles(&r, 0, e, p, info, chip, ids, err);
@@ -865,7 +865,7 @@ rotor_status rotor_replay_plan(const rotor_expr *e, const rotor_plan *p, const r
     if (!st) st = rotor_sim_run(r.sim, &stats, err);
     if (!st) *out_ps = stats.makespan_ps;
     if (!st && out_link_ps) *out_link_ps = llround(stats.link_util_peak * (double)stats.makespan_ps);
-    replayer_free(&r, false);
+    replay_free(&r, false);
     return st;
 }
 
@@ -898,7 +898,7 @@ void rotor_replay_explain(const rotor_replay_op *op, char *buf, size_t size) {
 /* Appends id to sr->deps unless it is negative or equal to the last one. */
 rotor_status replay_dep_add(preload_replayer *sr, int64_t id, rotor_error *err) {
     if (id < 0 || (sr->deps.n && sr->deps.v[sr->deps.n - 1] == id)) return ROTOR_OK;
-    return idlist_push(&sr->deps, id, err);
+    return replay_idlist_push(&sr->deps, id, err);
 }
 
 int64_t replay_zero_join(preload_replayer *sr, int op, rotor_status *st, rotor_error *err) {
@@ -909,13 +909,13 @@ int64_t replay_zero_join(preload_replayer *sr, int op, rotor_status *st, rotor_e
     return id;
 }
 
-rotor_status preload_replayer_init(preload_replayer *sr, const rotor_chip *chip, bool blocking, int n_ops,
+rotor_status replay_preload_init(preload_replayer *sr, const rotor_chip *chip, bool blocking, int n_ops,
                                         rotor_error *err) {
     memset(sr, 0, sizeof *sr);
     sr->prev_barrier = sr->last_pre_join = -1;
-    rotor_status st = replayer_init(&sr->r, chip, REPLAY_PIECE_BYTES, err);
+    rotor_status st = replay_init(&sr->r, chip, REPLAY_PIECE_BYTES, err);
     if (st) {
-        replayer_free(&sr->r, false);
+        replay_free(&sr->r, false);
         return st;
     }
     sr->n = sr->r.n;
@@ -938,7 +938,7 @@ rotor_status preload_replayer_init(preload_replayer *sr, const rotor_chip *chip,
     sr->exe_ids = calloc(no, sizeof *sr->exe_ids);
     if (!sr->stail || !sr->stail_seq || !sr->sgroups || !sr->sround || !sr->gport || !sr->gctrl || !sr->grev || !sr->dsts ||
         !sr->pre_join || !sr->pre_ids || !sr->exe_ids) {
-        preload_replayer_free(sr, false);
+        replay_preload_free(sr, false);
         return rotor_nomem(err);
     }
     for (int64_t k = 0; k < sr->nstreams; k++) sr->stail[k] = -1;
@@ -946,7 +946,7 @@ rotor_status preload_replayer_init(preload_replayer *sr, const rotor_chip *chip,
     return ROTOR_OK;
 }
 
-void preload_replayer_free(preload_replayer *sr, bool keep_sim) {
+void replay_preload_free(preload_replayer *sr, bool keep_sim) {
     free(sr->stail);
     free(sr->stail_seq);
     free(sr->sgroups);
@@ -959,7 +959,7 @@ void preload_replayer_free(preload_replayer *sr, bool keep_sim) {
     free(sr->pre_join);
     free(sr->pre_ids);
     free(sr->exe_ids);
-    replayer_free(&sr->r, keep_sim);
+    replay_free(&sr->r, keep_sim);
     memset(sr, 0, sizeof *sr);
 }
 
@@ -1071,7 +1071,7 @@ rotor_status rotor_replay_shift(const rotor_chip *chip, int64_t d, int64_t bytes
         return rotor_fail(err, ROTOR_ERR_INPUT, "shift distance: expected 1..%lld cores, got %lld", (long long)(n - 1),
                           (long long)d);
     replayer r;
-    rotor_status st = replayer_init(&r, chip, ROTOR_REPLAY_PACKET, err);
+    rotor_status st = replay_init(&r, chip, ROTOR_REPLAY_PACKET, err);
     for (int64_t c = 0; !st && c < r.n && bytes > 0; c++) {
         int64_t id;
         rotor_sim_transfer t = {.src = (c + d) % r.n, .dst = c, .bytes = bytes, .category = ROTOR_SIM_SETUP, .op = 0};
@@ -1080,7 +1080,7 @@ rotor_status rotor_replay_shift(const rotor_chip *chip, int64_t d, int64_t bytes
     rotor_sim_stats stats;
     if (!st) st = rotor_sim_run(r.sim, &stats, err);
     if (!st) *out_ps = stats.makespan_ps;
-    replayer_free(&r, false);
+    replay_free(&r, false);
     return st;
 }
 
@@ -1094,13 +1094,13 @@ rotor_status rotor_replay_preload(const rotor_chip *chip, int64_t bytes, int64_t
     if (chip->hbm_gbps <= 0)
         return rotor_fail(err, ROTOR_ERR_INPUT, "chip '%s' has no HBM (hbm_gbps is 0)", chip->name);
     preload_replayer sr;
-    rotor_status st = preload_replayer_init(&sr, chip, false, 1, err);
+    rotor_status st = replay_preload_init(&sr, chip, false, 1, err);
     if (st) return st;
     st = rotor_sim_set_op_name(sr.r.sim, 1, "preload", err);
     if (!st) st = replay_preload_groups(&sr, bytes, m, 1, -1, &sr.pre_join[0], err);
     rotor_sim_stats stats;
     if (!st) st = rotor_sim_run(sr.r.sim, &stats, err);
     if (!st) *out_ps = stats.makespan_ps;
-    preload_replayer_free(&sr, false);
+    replay_preload_free(&sr, false);
     return st;
 }

@@ -42,7 +42,7 @@ typedef struct idlist {
     int64_t n, cap;
 } idlist;
 
-rotor_status idlist_push(idlist *l, int64_t id, rotor_error *err);
+rotor_status replay_idlist_push(idlist *l, int64_t id, rotor_error *err);
 
 /* exchange.c: a hand-off exchange's packet schedule, cached by its pieces. */
 /* Hand-off pieces travel in packets.  The IPU's compiled exchange
@@ -141,9 +141,9 @@ typedef struct replayer {
 } replayer;
 
 /* A replayer on a new simulator of chip, its scratch sized for the cores. */
-rotor_status replayer_init(replayer *r, const rotor_chip *chip, int64_t packet, rotor_error *err);
+rotor_status replay_init(replayer *r, const rotor_chip *chip, int64_t packet, rotor_error *err);
 /* Frees the scratch; the simulator too unless keep_sim. */
-void replayer_free(replayer *r, bool keep_sim);
+void replay_free(replayer *r, bool keep_sim);
 /* A transfer of more than r->packet bytes, as a chain of packets. */
 rotor_status replay_add_packets(replayer *r, const rotor_sim_transfer *x, int64_t *id, rotor_error *err);
 /* One transfer of the replay; *id receives the task its receiver waits for.
@@ -195,11 +195,11 @@ typedef struct preload_replayer {
 } preload_replayer;
 
 /* The preload replay's scratch on `chip` (one chip) for n_ops operators;
- * preload_replayer_free releases it (keep_sim: the simulator stays, owned by
+ * replay_preload_free releases it (keep_sim: the simulator stays, owned by
  * the caller). */
-rotor_status preload_replayer_init(preload_replayer *sr, const rotor_chip *chip, bool blocking, int n_ops,
+rotor_status replay_preload_init(preload_replayer *sr, const rotor_chip *chip, bool blocking, int n_ops,
                                    rotor_error *err);
-void preload_replayer_free(preload_replayer *sr, bool keep_sim);
+void replay_preload_free(preload_replayer *sr, bool keep_sim);
 /* Appends id to sr->deps unless it is negative or equal to the last one. */
 rotor_status replay_dep_add(preload_replayer *sr, int64_t id, rotor_error *err);
 /* A zero-time task on core 0 after sr->deps; its id (status in *st). */
