@@ -11,7 +11,8 @@
  *   Softmax, LogSoftmax                                     sum of exp, normalise
  *   Reshape, Flatten, (Un)Squeeze, Transpose, Slice, Cast, Expand  copies
  * Everything else is a vendor op, T10's fallback, costed by docs/graph.md's
- * vendor rule.  Decisions where the papers are silent:
+ * vendor rule.  Which lowering a node takes is its registry row's (onnxops.c);
+ * the lw_ functions here are that column.  Decisions where the papers are silent:
  *  - Extent-1 dimensions are left out of expressions (the graph checks element
  *    counts, which they do not change); a tensor with none left reads a unit
  *    axis u, which the output and the full-shape inputs carry too.

@@ -1,10 +1,11 @@
 /* onnx.c — reading an ONNX model: decode (protobuf-c on Debian's onnx.proto),
  * bind symbolic dimensions, sort the nodes, infer every shape and fold every
- * node whose inputs are all constant (docs/onnx.md).  lower.c then turns the
- * nodes that are left into operators.  This file decodes and binds; the
- * other steps have files of their own: onnxsort.c (the order), onnxshape.c
- * (shape inference, dispatched by table to onnxelem.c, onnxnn.c and
- * onnxlayout.c), onnxfold.c (evaluating nodes whose inputs are constant).
+ * node whose inputs are all constant (docs/onnx.md): the import, which
+ * never lowers; onnxload.c runs it and then lower.c over the nodes that are
+ * left.  This file decodes and binds; the other steps have files of their
+ * own: onnxsort.c (the order), onnxshape.c (shape inference, each node's
+ * rule found in the operator registry, onnxops.c), onnxfold.c (evaluating
+ * nodes whose inputs are constant); onnxval.c holds what they all share.
  *
  * Decisions where ONNX leaves room (docs/onnx.md repeats them):
  *  - Nodes are sorted with Kahn's algorithm, taking the ready node that comes

@@ -2,7 +2,8 @@
  *
  * onnx.c decodes the protobuf, sorts the nodes, infers every shape and folds
  * constants into an ox_model; lower.c turns what is left into rotor_graph
- * operators.  Nothing here is public: the interface is include/rotor/onnx.h. */
+ * operators; onnxload.c runs the two in sequence.  Each node finds its
+ * operator's row in the registry (onnxops.h).  Nothing here is public: the interface is include/rotor/onnx.h. */
 #ifndef ROTOR_ONNXIR_H
 #define ROTOR_ONNXIR_H
 
