@@ -1005,15 +1005,88 @@ static rotor_status layernorm_gamma(lower_ctx *c, const ox_node *n, const ox_val
     return ROTOR_OK;
 }
 
-/* LayerNormalization's beta: Y = N + B[r] over the normalised value gnorm
- * (the element-wise builder needs an ONNX value, so it is built here). */
-static rotor_status layernorm_beta(lower_ctx *c, const ox_node *n, const ox_val *x, const bool *red, int beta,
-                                   int gnorm, int ov) {
-    ox_model *m = c->m;
+/* LayerNormalization's statistics over red[] dims of x (D elements each):
+ * mean M += X / D into gmean, variance V += square(X - M) / D into gvar. */
+static rotor_status layernorm_stats(lower_ctx *c, const ox_node *n, const ox_val *x, const bool *red, int64_t D,
+                                    int gx, int gmean, int gvar) {
     rotor_status st;
-    int gy, ny;
-    char name[200], mr[REF_MAX], yr[REF_MAX], yn[OX_MAX_RANK + 1][ROTOR_NAME_MAX];
+    char name[200], xr[REF_MAX], mr[REF_MAX], vr[REF_MAX];
     eb b;
+    /* mean */
+    eb_init(&b);
+    norm_refs(&b, x, red, "X", "M", xr, mr, NULL, NULL);
+    snprintf(b.text, sizeof b.text, "%s += %s / %lld", mr, xr, (long long)D);
+    b.tv[0] = gmean, b.tv[1] = gx;
+    snprintf(name, sizeof name, "%s.mean", n->name);
+    if ((st = emit(c, n, name, "ReduceMean", &b, &gx, 1, &gmean, 1))) return st;
+    /* variance */
+    eb_init(&b);
+    norm_refs(&b, x, red, "X", "M", xr, mr, NULL, NULL);
+    norm_refs(&b, x, red, "X", "V", xr, vr, NULL, NULL);
+    snprintf(b.text, sizeof b.text, "%s += square(%s - %s) / %lld", vr, xr, mr, (long long)D);
+    b.tv[0] = gvar, b.tv[1] = gx, b.tv[2] = gmean;
+    int in2[2] = {gx, gmean};
+    snprintf(name, sizeof name, "%s.var", n->name);
+    if ((st = emit(c, n, name, "ReduceMean", &b, in2, 2, &gvar, 1))) return st;
+    return ROTOR_OK;
+}
+
+/* LayerNormalization over dims >= axis of value xv, with gamma (may be -1)
+ * and beta (may be -1), into ONNX value ov:
+ *   mean  M[o] += X[o,r] / D
+ *   var   V[o] += square(X[o,r] - M[o]) / D
+ *   norm  Y[o,r] = (X[o,r] - M[o]) * rsqrt(V[o] + eps) * G[r]
+ *   beta  Y = N + B[r]                                      (when beta is given) */
+static rotor_status lower_layernorm(lower_ctx *c, const ox_node *n, int xv, int axis, int gamma, int beta,
+                                    double eps, int ov) {
+    ox_model *m = c->m;
+    const ox_val *x = &m->vals[ox_resolve(m, xv)], *o = &m->vals[ov];
+    bool red[OX_MAX_RANK];
+    int64_t D = 1;
+    for (int d = 0; d < x->rank; d++) {
+        red[d] = d >= axis;
+        if (red[d]) D *= x->shape[d];
+    }
+    int sr;
+    int64_t sshape[OX_MAX_RANK];
+    kept_shape(x, red, &sr, sshape);
+    int gx, gmean, gvar, gy;
+    rotor_status st;
+    if ((st = lw_gval(c, n, xv, &gx))) return st;
+    if ((st = lw_new_val(c, n, o->name, ".mean", x->dtype, sr, sshape, &gmean))) return st;
+    if ((st = lw_new_val(c, n, o->name, ".var", x->dtype, sr, sshape, &gvar))) return st;
+    if ((st = layernorm_stats(c, n, x, red, D, gx, gmean, gvar))) return st;
+    char name[200], xr[REF_MAX], mr[REF_MAX], vr[REF_MAX];
+    eb b;
+    /* normalise (and scale) */
+    eb_init(&b);
+    char yn[OX_MAX_RANK + 1][ROTOR_NAME_MAX], yr[REF_MAX], gr[REF_MAX] = "";
+    int ny;
+    norm_refs(&b, x, red, "X", "M", xr, mr, yn, &ny);
+    norm_refs(&b, x, red, "X", "V", xr, vr, NULL, NULL);
+    ref_of(yr, sizeof yr, "Y", ny, yn);
+    int ins[4] = {gx, gmean, gvar, -1}, nin = 3, gg = -1;
+    if (gamma >= 0 && (st = layernorm_gamma(c, n, x, gamma, gr, sizeof gr, ins, &nin, &gg))) return st;
+    char eps_s[32];
+    snprintf(eps_s, sizeof eps_s, "%.9g", eps > 0 && isfinite(eps) ? eps : 1e-5);
+    snprintf(b.text, sizeof b.text, "%s = (%s - %s) * rsqrt(%s + %s)%s", yr, xr, mr, vr, eps_s, gr);
+    bool has_beta = beta >= 0;
+    if (has_beta) {
+        const ox_val *bv = &m->vals[ox_resolve(m, beta)];
+        char lit[32];
+        if (bv->elems == 1 && literal_of(bv, lit, sizeof lit) && ox_get(bv, 0) == 0) has_beta = false;
+    }
+    if (has_beta) {
+        if ((st = lw_new_val(c, n, o->name, ".norm", o->dtype, o->rank, o->shape, &gy))) return st;
+    } else if ((st = lw_gval(c, n, ov, &gy))) {
+        return st;
+    }
+    b.tv[0] = gy, b.tv[1] = gx, b.tv[2] = gmean, b.tv[3] = gvar, b.tv[4] = gg;
+    if ((st = emit(c, n, n->name, "LayerNormalization", &b, ins, nin, &gy, 1))) return st;
+    if (!has_beta) return ROTOR_OK;
+    int gnorm = gy;
+    /* beta: the element-wise builder over the norm value needs an ONNX value;
+     * build it directly instead */
     const ox_val *bv = &m->vals[ox_resolve(m, beta)];
     eb_init(&b);
     char bn[OX_MAX_RANK][ROTOR_NAME_MAX], br[REF_MAX], nr[REF_MAX];
@@ -1049,77 +1122,6 @@ static rotor_status layernorm_beta(lower_ctx *c, const ox_node *n, const ox_val 
     b.tv[0] = gy, b.tv[1] = gnorm, b.tv[2] = gb;
     snprintf(name, sizeof name, "%s.beta", n->name);
     return emit(c, n, name, "Add", &b, in3, nin3, &gy, 1);
-}
-
-/* LayerNormalization over dims >= axis of value xv, with gamma (may be -1)
- * and beta (may be -1), into ONNX value ov:
- *   mean  M[o] += X[o,r] / D
- *   var   V[o] += square(X[o,r] - M[o]) / D
- *   norm  Y[o,r] = (X[o,r] - M[o]) * rsqrt(V[o] + eps) * G[r]
- *   beta  Y = N + B[r]                                      (when beta is given) */
-static rotor_status lower_layernorm(lower_ctx *c, const ox_node *n, int xv, int axis, int gamma, int beta,
-                                    double eps, int ov) {
-    ox_model *m = c->m;
-    const ox_val *x = &m->vals[ox_resolve(m, xv)], *o = &m->vals[ov];
-    bool red[OX_MAX_RANK];
-    int64_t D = 1;
-    for (int d = 0; d < x->rank; d++) {
-        red[d] = d >= axis;
-        if (red[d]) D *= x->shape[d];
-    }
-    int sr;
-    int64_t sshape[OX_MAX_RANK];
-    kept_shape(x, red, &sr, sshape);
-    int gx, gmean, gvar, gy;
-    rotor_status st;
-    if ((st = lw_gval(c, n, xv, &gx))) return st;
-    if ((st = lw_new_val(c, n, o->name, ".mean", x->dtype, sr, sshape, &gmean))) return st;
-    if ((st = lw_new_val(c, n, o->name, ".var", x->dtype, sr, sshape, &gvar))) return st;
-    char name[200], xr[REF_MAX], mr[REF_MAX], vr[REF_MAX];
-    eb b;
-    /* mean */
-    eb_init(&b);
-    norm_refs(&b, x, red, "X", "M", xr, mr, NULL, NULL);
-    snprintf(b.text, sizeof b.text, "%s += %s / %lld", mr, xr, (long long)D);
-    b.tv[0] = gmean, b.tv[1] = gx;
-    snprintf(name, sizeof name, "%s.mean", n->name);
-    if ((st = emit(c, n, name, "ReduceMean", &b, &gx, 1, &gmean, 1))) return st;
-    /* variance */
-    eb_init(&b);
-    norm_refs(&b, x, red, "X", "M", xr, mr, NULL, NULL);
-    norm_refs(&b, x, red, "X", "V", xr, vr, NULL, NULL);
-    snprintf(b.text, sizeof b.text, "%s += square(%s - %s) / %lld", vr, xr, mr, (long long)D);
-    b.tv[0] = gvar, b.tv[1] = gx, b.tv[2] = gmean;
-    int in2[2] = {gx, gmean};
-    snprintf(name, sizeof name, "%s.var", n->name);
-    if ((st = emit(c, n, name, "ReduceMean", &b, in2, 2, &gvar, 1))) return st;
-    /* normalise (and scale) */
-    eb_init(&b);
-    char yn[OX_MAX_RANK + 1][ROTOR_NAME_MAX], yr[REF_MAX], gr[REF_MAX] = "";
-    int ny;
-    norm_refs(&b, x, red, "X", "M", xr, mr, yn, &ny);
-    norm_refs(&b, x, red, "X", "V", xr, vr, NULL, NULL);
-    ref_of(yr, sizeof yr, "Y", ny, yn);
-    int ins[4] = {gx, gmean, gvar, -1}, nin = 3, gg = -1;
-    if (gamma >= 0 && (st = layernorm_gamma(c, n, x, gamma, gr, sizeof gr, ins, &nin, &gg))) return st;
-    char eps_s[32];
-    snprintf(eps_s, sizeof eps_s, "%.9g", eps > 0 && isfinite(eps) ? eps : 1e-5);
-    snprintf(b.text, sizeof b.text, "%s = (%s - %s) * rsqrt(%s + %s)%s", yr, xr, mr, vr, eps_s, gr);
-    bool has_beta = beta >= 0;
-    if (has_beta) {
-        const ox_val *bv = &m->vals[ox_resolve(m, beta)];
-        char lit[32];
-        if (bv->elems == 1 && literal_of(bv, lit, sizeof lit) && ox_get(bv, 0) == 0) has_beta = false;
-    }
-    if (has_beta) {
-        if ((st = lw_new_val(c, n, o->name, ".norm", o->dtype, o->rank, o->shape, &gy))) return st;
-    } else if ((st = lw_gval(c, n, ov, &gy))) {
-        return st;
-    }
-    b.tv[0] = gy, b.tv[1] = gx, b.tv[2] = gmean, b.tv[3] = gvar, b.tv[4] = gg;
-    if ((st = emit(c, n, n->name, "LayerNormalization", &b, ins, nin, &gy, 1))) return st;
-    if (!has_beta) return ROTOR_OK;
-    return layernorm_beta(c, n, x, red, beta, gy, ov);
 }
 
 rotor_status lw_softmax(lower_ctx *c, const ox_node *n) {

@@ -125,82 +125,11 @@ bool ox_shape_elems(int rank, const int64_t *shape, int64_t *out) {
     return true;
 }
 
-/* Element k of t (type, raw: from raw_data) as a double x, or as an integer
- * xi with *isint set; false for a type whose elements rotor does not read
- * (float8). */
-static bool decode_element(const Onnx__TensorProto *t, int type, bool raw, int64_t k, double *x, int64_t *xi,
-                           bool *isint) {
-    const uint8_t *r = t->raw_data.data;
-    switch (type) {
-    case T_FLOAT: {
-        float f;
-        if (raw) memcpy(&f, r + 4 * k, 4);
-        else f = t->float_data[k];
-        *x = f;
-        break;
-    }
-    case T_DOUBLE:
-        if (raw) memcpy(x, r + 8 * k, 8);
-        else *x = t->double_data[k];
-        break;
-    case T_FLOAT16: case T_BFLOAT16: {
-        uint16_t h;
-        if (raw) memcpy(&h, r + 2 * k, 2);
-        else h = (uint16_t)t->int32_data[k];
-        *x = type == T_FLOAT16 ? half_to_double(h) : bf16_to_double(h);
-        break;
-    }
-    case T_INT64:
-        *isint = true;
-        if (raw) memcpy(xi, r + 8 * k, 8);
-        else *xi = t->int64_data[k];
-        break;
-    case T_UINT64: case T_UINT32: {
-        *isint = true;
-        uint64_t u;
-        if (raw && type == T_UINT64) memcpy(&u, r + 8 * k, 8);
-        else if (raw) {
-            uint32_t u32;
-            memcpy(&u32, r + 4 * k, 4);
-            u = u32;
-        } else u = t->uint64_data[k];
-        *xi = u > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)u;
-        break;
-    }
-    case T_INT32: {
-        *isint = true;
-        int32_t i32;
-        if (raw) memcpy(&i32, r + 4 * k, 4);
-        else i32 = t->int32_data[k];
-        *xi = i32;
-        break;
-    }
-    case T_INT16: case T_UINT16: {
-        *isint = true;
-        if (raw) {
-            uint16_t u16;
-            memcpy(&u16, r + 2 * k, 2);
-            *xi = type == T_INT16 ? (int16_t)u16 : u16;
-        } else *xi = t->int32_data[k];
-        break;
-    }
-    case T_INT8: case T_UINT8: case T_BOOL: {
-        *isint = true;
-        if (raw) *xi = type == T_INT8 ? (int8_t)r[k] : r[k];
-        else *xi = t->int32_data[k];
-        if (type == T_BOOL) *xi = *xi != 0;
-        break;
-    }
-    default: /* float8 */
-        return false;
-    }
-    return true;
-}
-
-/* Fills v (shape, type and, if small, data) from a TensorProto.  what names it
- * in errors ("initializer 'w'", "attribute 'value'"). */
-rotor_status ox_decode_tensor(const ox_model *m, const Onnx__TensorProto *t, ox_val *v,
-                                  const char *what, rotor_error *err) {
+/* v's type and shape from t, and how many typed values t holds (*typed)
+ * and whether its data lies outside the file (*external); errors name it as
+ * what ("initializer 'w'", "attribute 'value'"). */
+static rotor_status decode_shape(const ox_model *m, const Onnx__TensorProto *t, ox_val *v, const char *what,
+                                 size_t *typed_out, bool *external_out, rotor_error *err) {
     if (t->n_dims > OX_MAX_RANK)
         return rotor_fail(err, ROTOR_ERR_INPUT, "%s: %s has rank %zu; rotor handles at most %d dimensions",
                           m->label, what, t->n_dims, OX_MAX_RANK);
@@ -241,15 +170,90 @@ rotor_status ox_decode_tensor(const ox_model *m, const Onnx__TensorProto *t, ox_
         return rotor_fail(err, ROTOR_ERR_INPUT, "%s: %s: %zu values for %lld elements", m->label, what, typed,
                           (long long)v->elems);
     }
+    *typed_out = typed;
+    *external_out = external;
+    return ROTOR_OK;
+}
+
+/* Fills v (shape, type and, if small, data) from a TensorProto.  what names it
+ * in errors ("initializer 'w'", "attribute 'value'"). */
+rotor_status ox_decode_tensor(const ox_model *m, const Onnx__TensorProto *t, ox_val *v,
+                                  const char *what, rotor_error *err) {
+    size_t typed = 0;
+    bool external = false;
+    rotor_status st = decode_shape(m, t, v, what, &typed, &external, err);
+    if (st) return st;
+    int type = v->onnx_type;
     bool raw = t->has_raw_data && t->raw_data.len > 0;
     if (external || v->elems > m->data_max || type == T_COMPLEX64 || type == T_COMPLEX128) return ROTOR_OK;
     if (!raw && typed == 0 && v->elems > 0) return ROTOR_OK; /* stripped: the shape suffices */
     if (!ox_alloc_data(v)) return rotor_nomem(err);
+    const uint8_t *r = t->raw_data.data;
     for (int64_t k = 0; k < v->elems; k++) {
         double x = 0;
         int64_t xi = 0;
         bool isint = false;
-        if (!decode_element(t, type, raw, k, &x, &xi, &isint)) { /* float8: keep the shape only */
+        switch (type) {
+        case T_FLOAT: {
+            float f;
+            if (raw) memcpy(&f, r + 4 * k, 4);
+            else f = t->float_data[k];
+            x = f;
+            break;
+        }
+        case T_DOUBLE:
+            if (raw) memcpy(&x, r + 8 * k, 8);
+            else x = t->double_data[k];
+            break;
+        case T_FLOAT16: case T_BFLOAT16: {
+            uint16_t h;
+            if (raw) memcpy(&h, r + 2 * k, 2);
+            else h = (uint16_t)t->int32_data[k];
+            x = type == T_FLOAT16 ? half_to_double(h) : bf16_to_double(h);
+            break;
+        }
+        case T_INT64:
+            isint = true;
+            if (raw) memcpy(&xi, r + 8 * k, 8);
+            else xi = t->int64_data[k];
+            break;
+        case T_UINT64: case T_UINT32: {
+            isint = true;
+            uint64_t u;
+            if (raw && type == T_UINT64) memcpy(&u, r + 8 * k, 8);
+            else if (raw) {
+                uint32_t u32;
+                memcpy(&u32, r + 4 * k, 4);
+                u = u32;
+            } else u = t->uint64_data[k];
+            xi = u > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)u;
+            break;
+        }
+        case T_INT32: {
+            isint = true;
+            int32_t i32;
+            if (raw) memcpy(&i32, r + 4 * k, 4);
+            else i32 = t->int32_data[k];
+            xi = i32;
+            break;
+        }
+        case T_INT16: case T_UINT16: {
+            isint = true;
+            if (raw) {
+                uint16_t u16;
+                memcpy(&u16, r + 2 * k, 2);
+                xi = type == T_INT16 ? (int16_t)u16 : u16;
+            } else xi = t->int32_data[k];
+            break;
+        }
+        case T_INT8: case T_UINT8: case T_BOOL: {
+            isint = true;
+            if (raw) xi = type == T_INT8 ? (int8_t)r[k] : r[k];
+            else xi = t->int32_data[k];
+            if (type == T_BOOL) xi = xi != 0;
+            break;
+        }
+        default: /* float8: keep the shape only */
             ox_free_data(v);
             return ROTOR_OK;
         }
