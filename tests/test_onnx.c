@@ -19,7 +19,10 @@
 #include "rotor/hbm/schedule.h"
 #include "rotor/model/group.h"
 #include "rotor/model/onnx.h"
+#include "rotor/run/run.h"
 #include "fixtures.h"
+#include "model/lowerint.h"
+#include "model/onnxops.h"
 
 #define SHARED "../shared/onnx"
 
@@ -1291,17 +1294,24 @@ Test(onnx, an_onnxruntime_optimised_bert_layer_imports_compiles_and_simulates, .
 }
 
 Test(onnx, other_domains_are_refused_and_unknown_com_microsoft_operators_named) {
-    mb b;
-    mb_init(&b, 13);
-    mb_input(&b, "x", DIMS(2, 3));
-    ms_node(&b, "FancyFusedThing", "ff", "x", "y");
-    mb_output(&b, "y");
-    rotor_graph g;
-    rotor_error err = {{0}};
-    cr_assert_eq(mb_load(&b, NULL, &g, NULL, &err), ROTOR_ERR_INPUT);
-    assert_msg_has(err, "node 'ff' (op FancyFusedThing, domain com.microsoft): operator is not supported by rotor's importer");
-    rotor_graph_free(&g);
-    mb_free(&b);
+    /* the same message in both domains the registry knows (onnxops.c) */
+    static const char *const msg[2] = {
+        "node 'ff' (op FancyFusedThing, domain com.microsoft): operator is not supported by rotor's importer",
+        "node 'ff' (op FancyFusedThing, domain ai.onnx): operator is not supported by rotor's importer"};
+    for (int d = 0; d < 2; d++) {
+        mb b;
+        mb_init(&b, 13);
+        mb_input(&b, "x", DIMS(2, 3));
+        if (d == 0) ms_node(&b, "FancyFusedThing", "ff", "x", "y");
+        else mb_node(&b, "FancyFusedThing", "ff", "x", "y");
+        mb_output(&b, "y");
+        rotor_graph g;
+        rotor_error err = {{0}};
+        cr_assert_eq(mb_load(&b, NULL, &g, NULL, &err), ROTOR_ERR_INPUT);
+        assert_msg_has(err, msg[d]);
+        rotor_graph_free(&g);
+        mb_free(&b);
+    }
 }
 
 Test(onnx, an_einsum_model_and_an_lstm_model_compile_and_simulate, .timeout = 120) {
@@ -1441,5 +1451,95 @@ Test(onnx, a_scan_and_a_loop_with_known_lengths_unroll) {
     cr_assert_eq(rotor_onnx_load(TESTDATA_NODE "/test_loop11/model.onnx", &o, &g, NULL, &err), ROTOR_OK, "%s",
                  err.msg);
     cr_assert_eq(rotor_graph_count_type(&g, "Add"), 5, "one body Add per iteration");
+    rotor_graph_free(&g);
+}
+
+/* ---- the operator registry (src/model/onnxops.c; docs/onnx.md, "The operator registry") ---- */
+
+Test(onnxops, every_row_has_a_name_a_known_domain_a_shape_rule_and_a_well_formed_opset_range) {
+    int n;
+    const ox_opdef *rows = ox_op_rows(&n);
+    cr_assert_gt(n, 150, "the registry holds every operator rotor imports");
+    for (int i = 0; i < n; i++) {
+        const ox_opdef *r = &rows[i];
+        cr_assert(r->name && *r->name, "row %d has no name", i);
+        cr_assert(r->domain && (!strcmp(r->domain, "ai.onnx") || !strcmp(r->domain, "com.microsoft")),
+                  "%s: domain", r->name);
+        cr_assert_not_null(r->infer, "%s has no shape rule", r->name);
+        cr_assert(r->since >= 0 && r->since <= r->until, "%s: opsets %lld..%lld", r->name, (long long)r->since,
+                  (long long)r->until);
+        cr_assert(!(r->fold1 && r->fold2), "%s folds as unary and binary", r->name);
+    }
+}
+
+Test(onnxops, a_name_has_one_row_per_domain_and_opset) {
+    int n;
+    const ox_opdef *rows = ox_op_rows(&n);
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < i; j++) {
+            const ox_opdef *a = &rows[i], *b = &rows[j];
+            if (strcmp(a->name, b->name) || strcmp(a->domain, b->domain)) continue;
+            cr_assert(a->until < b->since || b->until < a->since, "%s (%s): two rows cover one opset", a->name,
+                      a->domain);
+        }
+}
+
+Test(onnxops, every_kernel_kind_is_named_by_a_row_and_filled_in_runs_table) {
+    int n;
+    const ox_opdef *rows = ox_op_rows(&n);
+    for (int k = ROTOR_KERNEL_NONE + 1; k < ROTOR_KERNEL_COUNT; k++) {
+        bool named = false;
+        for (int i = 0; i < n; i++) named |= rows[i].kernel == (rotor_kernel)k;
+        cr_assert(named, "kernel kind %d is named by no row", k);
+        cr_assert(rotor_run_kernel_kind((rotor_kernel)k), "run has no kernel for kind %d", k);
+    }
+    cr_assert(!rotor_run_kernel_kind(ROTOR_KERNEL_NONE));
+    for (int i = 0; i < n; i++) {
+        const ox_opdef *r = &rows[i];
+        if (r->kernel == ROTOR_KERNEL_NONE) continue;
+        cr_assert(!strcmp(r->domain, "ai.onnx"), "%s: a kernel outside the default domain", r->name);
+        /* by type, as rotor run finds the kernel of an operator the lowering did not make */
+        cr_assert_eq(rotor_onnx_kernel(r->name), r->kernel, "%s", r->name);
+        cr_assert(rotor_run_has_kernel(r->name), "%s", r->name);
+    }
+    cr_assert_eq(rotor_onnx_kernel("Frobnicate"), ROTOR_KERNEL_NONE);
+    cr_assert_eq(rotor_onnx_kernel("MatMul"), ROTOR_KERNEL_NONE, "MatMul is an expression, not a vendor op");
+}
+
+Test(onnxops, lookups_take_the_domain_and_return_the_operators_row) {
+    const ox_opdef *mm = ox_op_find("ai.onnx", "MatMul", 13);
+    cr_assert(mm && !strcmp(mm->name, "MatMul") && mm->infer == ox_infer_matmul && mm->lower == lw_matmul);
+    const ox_opdef *at = ox_op_find("com.microsoft", "Attention", 13);
+    cr_assert(at && at->infer == ox_infer_attention && at->lower == lw_attention);
+    cr_assert_null(ox_op_find("ai.onnx", "Attention", 13), "Attention is com.microsoft's");
+    /* Gelu is in both domains, with different rules */
+    const ox_opdef *g1 = ox_op_find("ai.onnx", "Gelu", 20), *g2 = ox_op_find("com.microsoft", "Gelu", 20);
+    cr_assert(g1 && g2 && g1 != g2 && g1->infer == ox_infer_unary && g2->lower == lw_ms_gelu);
+    cr_assert_null(ox_op_find("ai.onnx", "Frobnicate", 13));
+    cr_assert_null(ox_op_find("ai.onnx", "matmul", 13), "names are case-sensitive, as in ONNX");
+    const ox_opdef *rm = ox_op_find("ai.onnx", "ReduceMax", 18);
+    cr_assert(rm && rm->kernel == ROTOR_KERNEL_REDUCE_MAX && rm->lower == lw_reduce);
+    cr_assert(ox_op_find("ai.onnx", "Abs", 1)->fold1 != NULL && ox_op_find("ai.onnx", "Mod", 13)->fold2 != NULL);
+    cr_assert(ox_op_find("ai.onnx", "RandomNormal", 1)->flags & OX_RANDOM);
+}
+
+Test(onnxops, a_vendor_op_carries_its_rows_kernel_and_an_expression_none) {
+    rotor_graph g;
+    rotor_error err = {{0}};
+    /* Scan unrolled: a Gather and a Concat (vendor ops) and the body's Adds (expressions) */
+    cr_assert_eq(rotor_onnx_load(TESTDATA_NODE "/test_scan9_sum/model.onnx", NULL, &g, NULL, &err), ROTOR_OK, "%s",
+                 err.msg);
+    int vendors = 0;
+    for (int o = 0; o < g.nops; o++) {
+        const rotor_op *op = &g.ops[o];
+        if (!op->vendor) {
+            cr_assert_eq(op->kernel, ROTOR_KERNEL_NONE, "%s", op->name);
+            continue;
+        }
+        vendors++;
+        cr_assert_eq(op->kernel, rotor_onnx_kernel(op->type), "%s (%s)", op->name, op->type);
+        cr_assert_neq(op->kernel, ROTOR_KERNEL_NONE, "%s (%s)", op->name, op->type);
+    }
+    cr_assert_geq(vendors, 4);
     rotor_graph_free(&g);
 }

@@ -11,7 +11,8 @@
  *   Softmax, LogSoftmax                                     sum of exp, normalise
  *   Reshape, Flatten, (Un)Squeeze, Transpose, Slice, Cast, Expand  copies
  * Everything else is a vendor op, T10's fallback, costed by docs/graph.md's
- * vendor rule.  Decisions where the papers are silent:
+ * vendor rule.  Which lowering a node takes is its registry row's (onnxops.c);
+ * the lw_ functions here are that column.  Decisions where the papers are silent:
  *  - Extent-1 dimensions are left out of expressions (the graph checks element
  *    counts, which they do not change); a tensor with none left reads a unit
  *    axis u, which the output and the full-shape inputs carry too.
@@ -22,6 +23,7 @@
  *    back); Gemm's alpha and beta scale for free and are not charged.
  *  - Graph inputs whose name contains "past" or "cache" are kv-cache values. */
 #include "lowerint.h"
+#include "onnxops.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -293,24 +295,9 @@ static rotor_status ew_operands(lower_ctx *c, const ox_node *n, eb *b, const ox_
     return ROTOR_OK;
 }
 
-/* The formula of an element-wise ONNX op over its operand references; NULL
- * when the op is not element-wise in rotor's sense. */
-static bool ew_formula(const char *op, int nops, char refs[][REF_MAX], const ox_node *n, const ox_model *m,
-                       char *out, size_t cap) {
-    static const struct {
-        const char *op, *fn;
-    } unary[] = {{"Relu", "relu"}, {"Gelu", "gelu"}, {"Erf", "erf"}, {"Tanh", "tanh"}, {"Sigmoid", "sigmoid"},
-                 {"Exp", "exp"}, {"Log", "log"}, {"Sqrt", "sqrt"}, {"Neg", "neg"}, {"Abs", "abs"},
-                 {"Reciprocal", "recip"}, {"Floor", "floor"}, {"Ceil", "ceil"}, {"Round", "round"},
-                 {"Sign", "sign"}, {"Sin", "sin"}, {"Cos", "cos"}, {"Tan", "tan"}, {"Asin", "asin"},
-                 {"Acos", "acos"}, {"Atan", "atan"}, {"Sinh", "sinh"}, {"Cosh", "cosh"}, {"Asinh", "asinh"},
-                 {"Acosh", "acosh"}, {"Atanh", "atanh"}, {"Not", "not"}, {"IsNaN", "isnan"},
-                 {"IsInf", "isinf"}, {"Softplus", "softplus"}, {"Softsign", "softsign"}, {"Elu", "elu"},
-                 {"Selu", "selu"}, {"LeakyRelu", "leakyrelu"}, {"ThresholdedRelu", "thresholdedrelu"},
-                 {"HardSigmoid", "hardsigmoid"}, {"HardSwish", "hardswish"}, {"Mish", "mish"},
-                 {"Celu", "celu"}, {"Shrink", "shrink"}, {"BitwiseNot", "bitwisenot"}};
-    /* activations with parameters: ONNX's attributes (or their defaults)
-     * become literal arguments after x, which the evaluator reads */
+/* Activations with ONNX parameters: the attributes (or their defaults)
+ * become literal arguments after x, which the evaluator reads. */
+static bool ew_param(const char *op, char refs[][REF_MAX], const ox_node *n, char *out, size_t cap) {
     static const struct {
         const char *op, *fn, *attr[2];
         double dflt[2];
@@ -332,6 +319,23 @@ static bool ew_formula(const char *op, int nops, char refs[][REF_MAX], const ox_
             if (k < cap) snprintf(out + k, cap - k, ")");
             return true;
         }
+    return false;
+}
+
+/* One-argument functions of the notation, f(x). */
+static bool ew_unary(const char *op, char refs[][REF_MAX], const ox_node *n, char *out, size_t cap) {
+    static const struct {
+        const char *op, *fn;
+    } unary[] = {{"Relu", "relu"}, {"Gelu", "gelu"}, {"Erf", "erf"}, {"Tanh", "tanh"}, {"Sigmoid", "sigmoid"},
+                 {"Exp", "exp"}, {"Log", "log"}, {"Sqrt", "sqrt"}, {"Neg", "neg"}, {"Abs", "abs"},
+                 {"Reciprocal", "recip"}, {"Floor", "floor"}, {"Ceil", "ceil"}, {"Round", "round"},
+                 {"Sign", "sign"}, {"Sin", "sin"}, {"Cos", "cos"}, {"Tan", "tan"}, {"Asin", "asin"},
+                 {"Acos", "acos"}, {"Atan", "atan"}, {"Sinh", "sinh"}, {"Cosh", "cosh"}, {"Asinh", "asinh"},
+                 {"Acosh", "acosh"}, {"Atanh", "atanh"}, {"Not", "not"}, {"IsNaN", "isnan"},
+                 {"IsInf", "isinf"}, {"Softplus", "softplus"}, {"Softsign", "softsign"}, {"Elu", "elu"},
+                 {"Selu", "selu"}, {"LeakyRelu", "leakyrelu"}, {"ThresholdedRelu", "thresholdedrelu"},
+                 {"HardSigmoid", "hardsigmoid"}, {"HardSwish", "hardswish"}, {"Mish", "mish"},
+                 {"Celu", "celu"}, {"Shrink", "shrink"}, {"BitwiseNot", "bitwisenot"}};
     for (size_t i = 0; i < sizeof unary / sizeof unary[0]; i++)
         if (!strcmp(op, unary[i].op)) {
             if (!strcmp(op, "Gelu") && ox_attr(n, "approximate")) {
@@ -344,6 +348,72 @@ static bool ew_formula(const char *op, int nops, char refs[][REF_MAX], const ox_
             snprintf(out, cap, "%s(%s)", unary[i].fn, refs[0]);
             return true;
         }
+    return false;
+}
+
+/* Sum, Mean, Max and Min of any number of operands. */
+static void ew_variadic(const char *op, int nops, char refs[][REF_MAX], char *out, size_t cap) {
+    size_t k = 0;
+    bool sum = op[1] == 'u' || op[1] == 'e';
+    if (!strcmp(op, "Mean")) k += (size_t)snprintf(out + k, cap - k, "(");
+    if (!sum)
+        for (int i = 1; i < nops; i++) k += (size_t)snprintf(out + k, cap - k, "%s(", op[1] == 'a' ? "max" : "min");
+    for (int i = 0; i < nops && k < cap; i++) {
+        if (sum) k += (size_t)snprintf(out + k, cap - k, "%s%s", i ? " + " : "", refs[i]);
+        else k += (size_t)snprintf(out + k, cap - k, i ? ", %s)" : "%s", refs[i]);
+    }
+    if (!strcmp(op, "Mean") && k < cap) snprintf(out + k, cap - k, ") / %d", nops);
+}
+
+/* Clip: its bounds are attributes (opset < 11) or optional inputs. */
+static void ew_clip(int nops, char refs[][REF_MAX], const ox_node *n, char *out, size_t cap) {
+    snprintf(out, cap, "%s", refs[0]);
+    char tmp[REF_MAX * 4];
+    /* opset < 11: min and max are attributes */
+    static const char *const bound[2] = {"min", "max"};
+    for (int i = 0; i < 2; i++) {
+        const Onnx__AttributeProto *a = ox_attr(n, bound[i]);
+        if (!a || !a->has_f) continue;
+        double v = a->f;
+        char lit[64];
+        if (v < 0) snprintf(lit, sizeof lit, "neg(%.9g)", -v);
+        else snprintf(lit, sizeof lit, "%.9g", v);
+        snprintf(tmp, sizeof tmp, "%s(%s, %s)", i == 0 ? "max" : "min", out, lit);
+        snprintf(out, cap, "%s", tmp);
+    }
+    /* refs holds the inputs present: an omitted min shifts max to refs[1] */
+    for (int i = 1, r = 1; i < 3 && i < n->nin && r < nops; i++) {
+        if (n->in[i] < 0) continue;
+        snprintf(tmp, sizeof tmp, "%s(%s, %s)", i == 1 ? "max" : "min", out, refs[r++]);
+        snprintf(out, cap, "%s", tmp);
+    }
+}
+
+/* Functions of the notation over every operand, f(x0, x1, ...). */
+static bool ew_named(const char *op, int nops, char refs[][REF_MAX], char *out, size_t cap) {
+    static const struct {
+        const char *op, *fn;
+    } named[] = {{"Mod", "mod"}, {"Equal", "equal"}, {"Less", "less"}, {"Greater", "greater"},
+                 {"LessOrEqual", "less_equal"}, {"GreaterOrEqual", "greater_equal"}, {"And", "and"},
+                 {"Or", "or"}, {"Xor", "xor"}, {"BitShift", "bitshift"}, {"BitwiseAnd", "bitwise_and"},
+                 {"BitwiseOr", "bitwise_or"}, {"BitwiseXor", "bitwise_xor"}, {"PRelu", "prelu"},
+                 {"Where", "where"}, {"QuantizeLinear", "quantize"}, {"DequantizeLinear", "dequantize"}};
+    for (size_t i = 0; i < sizeof named / sizeof named[0]; i++)
+        if (!strcmp(op, named[i].op)) {
+            size_t k = (size_t)snprintf(out, cap, "%s(", named[i].fn);
+            for (int j = 0; j < nops && k < cap; j++) k += (size_t)snprintf(out + k, cap - k, "%s%s", j ? ", " : "", refs[j]);
+            if (k < cap) snprintf(out + k, cap - k, ")");
+            return true;
+        }
+    return false;
+}
+
+
+/* The formula of an element-wise ONNX op over its operand references; false
+ * when the op is not element-wise in rotor's sense. */
+static bool ew_formula(const char *op, int nops, char refs[][REF_MAX], const ox_node *n, const ox_model *m,
+                       char *out, size_t cap) {
+    if (ew_param(op, refs, n, out, cap) || ew_unary(op, refs, n, out, cap)) return true;
     /* onnxruntime's fused activations (com.microsoft): FastGelu is the tanh
      * approximation; both take an optional bias, added first */
     if (!strcmp(op, "BiasGelu") || !strcmp(op, "FastGelu")) {
@@ -375,56 +445,14 @@ static bool ew_formula(const char *op, int nops, char refs[][REF_MAX], const ox_
         return true;
     }
     if (!strcmp(op, "Sum") || !strcmp(op, "Mean") || !strcmp(op, "Max") || !strcmp(op, "Min")) {
-        size_t k = 0;
-        bool sum = op[1] == 'u' || op[1] == 'e';
-        if (!strcmp(op, "Mean")) k += (size_t)snprintf(out + k, cap - k, "(");
-        if (!sum)
-            for (int i = 1; i < nops; i++) k += (size_t)snprintf(out + k, cap - k, "%s(", op[1] == 'a' ? "max" : "min");
-        for (int i = 0; i < nops && k < cap; i++) {
-            if (sum) k += (size_t)snprintf(out + k, cap - k, "%s%s", i ? " + " : "", refs[i]);
-            else k += (size_t)snprintf(out + k, cap - k, i ? ", %s)" : "%s", refs[i]);
-        }
-        if (!strcmp(op, "Mean") && k < cap) snprintf(out + k, cap - k, ") / %d", nops);
+        ew_variadic(op, nops, refs, out, cap);
         return true;
     }
     if (!strcmp(op, "Clip")) {
-        snprintf(out, cap, "%s", refs[0]);
-        char tmp[REF_MAX * 4];
-        /* opset < 11: min and max are attributes */
-        static const char *const bound[2] = {"min", "max"};
-        for (int i = 0; i < 2; i++) {
-            const Onnx__AttributeProto *a = ox_attr(n, bound[i]);
-            if (!a || !a->has_f) continue;
-            double v = a->f;
-            char lit[64];
-            if (v < 0) snprintf(lit, sizeof lit, "neg(%.9g)", -v);
-            else snprintf(lit, sizeof lit, "%.9g", v);
-            snprintf(tmp, sizeof tmp, "%s(%s, %s)", i == 0 ? "max" : "min", out, lit);
-            snprintf(out, cap, "%s", tmp);
-        }
-        /* refs holds the inputs present: an omitted min shifts max to refs[1] */
-        for (int i = 1, r = 1; i < 3 && i < n->nin && r < nops; i++) {
-            if (n->in[i] < 0) continue;
-            snprintf(tmp, sizeof tmp, "%s(%s, %s)", i == 1 ? "max" : "min", out, refs[r++]);
-            snprintf(out, cap, "%s", tmp);
-        }
+        ew_clip(nops, refs, n, out, cap);
         return true;
     }
-    static const struct {
-        const char *op, *fn;
-    } named[] = {{"Mod", "mod"}, {"Equal", "equal"}, {"Less", "less"}, {"Greater", "greater"},
-                 {"LessOrEqual", "less_equal"}, {"GreaterOrEqual", "greater_equal"}, {"And", "and"},
-                 {"Or", "or"}, {"Xor", "xor"}, {"BitShift", "bitshift"}, {"BitwiseAnd", "bitwise_and"},
-                 {"BitwiseOr", "bitwise_or"}, {"BitwiseXor", "bitwise_xor"}, {"PRelu", "prelu"},
-                 {"Where", "where"}, {"QuantizeLinear", "quantize"}, {"DequantizeLinear", "dequantize"}};
-    for (size_t i = 0; i < sizeof named / sizeof named[0]; i++)
-        if (!strcmp(op, named[i].op)) {
-            size_t k = (size_t)snprintf(out, cap, "%s(", named[i].fn);
-            for (int j = 0; j < nops && k < cap; j++) k += (size_t)snprintf(out + k, cap - k, "%s%s", j ? ", " : "", refs[j]);
-            if (k < cap) snprintf(out + k, cap - k, ")");
-            return true;
-        }
-    return false;
+    return ew_named(op, nops, refs, out, cap);
 }
 
 /* One element-wise operator: output value ov (ONNX), operands ops. */
@@ -469,7 +497,7 @@ static rotor_status lower_ew(lower_ctx *c, const ox_node *n, const char *name, c
 
 /* ---- vendor ops ------------------------------------------------------------------------------ */
 
-/* The node's attributes, the constant parameter inputs lower_vendor drops
+/* The node's attributes, the constant parameter inputs lw_vendor drops
  * ("@K") and the ONNX position of each graph input ("@in"), so that a
  * reference kernel can run the op (graph.h, rotor_attr). */
 static rotor_status vendor_attrs(lower_ctx *c, const ox_node *n, int op) {
@@ -531,7 +559,7 @@ static rotor_status vendor_attrs(lower_ctx *c, const ox_node *n, int op) {
     return st;
 }
 
-static rotor_status lower_vendor(lower_ctx *c, const ox_node *n) {
+rotor_status lw_vendor(lower_ctx *c, const ox_node *n) {
     ox_model *m = c->m;
     int *ins = malloc(sizeof(int) * (size_t)(n->nin + 1));
     int *outs = malloc(sizeof(int) * (size_t)(n->nout + 1));
@@ -555,6 +583,7 @@ static rotor_status lower_vendor(lower_ctx *c, const ox_node *n) {
         if (!(st = lw_gval(c, n, n->out[k], &gv))) outs[nout++] = gv;
     }
     if (!st) st = emit(c, n, n->name, n->p->op_type, NULL, ins, nin, outs, nout);
+    if (!st) c->g->ops[c->g->nops - 1].kernel = n->def->kernel; /* what rotor run dispatches on */
     if (!st) st = vendor_attrs(c, n, c->g->nops - 1);
     free(ins);
     free(outs);
@@ -622,7 +651,7 @@ static rotor_status pre_output(lower_ctx *c, const ox_node *n, int ov, bool bias
     return lw_new_val(c, n, o->name, ".pre", o->dtype, o->rank, o->shape, gy);
 }
 
-static rotor_status lower_matmul(lower_ctx *c, const ox_node *n) {
+rotor_status lw_matmul(lower_ctx *c, const ox_node *n) {
     ox_model *m = c->m;
     bool q = !strcmp(n->p->op_type, "QLinearMatMul");
     const ox_val *a = &m->vals[ox_resolve(m, n->in[0])], *bm = &m->vals[ox_resolve(m, n->in[q ? 3 : 1])];
@@ -686,7 +715,7 @@ static rotor_status lower_matmul(lower_ctx *c, const ox_node *n) {
     return emit(c, n, n->name, n->p->op_type, &b, ins, nin, &gy, 1);
 }
 
-static rotor_status lower_gemm(lower_ctx *c, const ox_node *n) {
+rotor_status lw_gemm(lower_ctx *c, const ox_node *n) {
     ox_model *m = c->m;
     bool ta = ox_attr_int(n, "transA", 0), tb = ox_attr_int(n, "transB", 0);
     const ox_val *a = &m->vals[ox_resolve(m, n->in[0])], *bm = &m->vals[ox_resolve(m, n->in[1])];
@@ -728,7 +757,7 @@ static int64_t attr_at(const ox_node *n, const char *name, int i, int count) {
     return a && (int)a->n_ints == count ? a->ints[i] : 1;
 }
 
-static rotor_status lower_conv(lower_ctx *c, const ox_node *n) {
+rotor_status lw_conv(lower_ctx *c, const ox_node *n) {
     ox_model *m = c->m;
     bool q = !strcmp(n->p->op_type, "QLinearConv");
     int iw = q ? 3 : 1;
@@ -839,7 +868,7 @@ static rotor_status lower_reduction(lower_ctx *c, const ox_node *n, const char *
     return emit(c, n, name, type, &b, &gx, 1, &gy, 1);
 }
 
-static rotor_status lower_reduce_node(lower_ctx *c, const ox_node *n) {
+rotor_status lw_reduce(lower_ctx *c, const ox_node *n) {
     ox_model *m = c->m;
     const char *op = n->p->op_type;
     const ox_val *x = &m->vals[ox_resolve(m, n->in[0])];
@@ -851,21 +880,21 @@ static rotor_status lower_reduce_node(lower_ctx *c, const ox_node *n) {
     if (!strcmp(op, "ReduceSumSquare"))
         return lower_reduction(c, n, n->name, op, n->in[0], red, "square", false, n->out[0]);
     if (!strcmp(op, "ReduceL1")) return lower_reduction(c, n, n->name, op, n->in[0], red, "abs", false, n->out[0]);
-    return lower_vendor(c, n);
+    return lw_vendor(c, n);
 }
 
-static rotor_status lower_global_avg(lower_ctx *c, const ox_node *n) {
+rotor_status lw_global_avg(lower_ctx *c, const ox_node *n) {
     const ox_val *x = &c->m->vals[ox_resolve(c->m, n->in[0])];
     bool red[OX_MAX_RANK];
     for (int d = 0; d < x->rank; d++) red[d] = d >= 2;
     return lower_reduction(c, n, n->name, n->p->op_type, n->in[0], red, NULL, true, n->out[0]);
 }
 
-static rotor_status lower_avgpool(lower_ctx *c, const ox_node *n) {
+rotor_status lw_avgpool(lower_ctx *c, const ox_node *n) {
     ox_model *m = c->m;
     const ox_val *x = &m->vals[ox_resolve(m, n->in[0])], *o = &m->vals[n->out[0]];
     int ns = x->rank - 2;
-    if (ns < 1 || ns > 3) return lower_vendor(c, n);
+    if (ns < 1 || ns > 3) return lw_vendor(c, n);
     const Onnx__AttributeProto *ks = ox_attr(n, "kernel_shape");
     eb b;
     eb_init(&b);
@@ -898,7 +927,7 @@ static rotor_status lower_avgpool(lower_ctx *c, const ox_node *n) {
         padded |= geo.pb[i] > 0 || geo.pe[i] > 0 || (o->shape[2 + i] - 1) * geo.s[i] + geo.k[i] > x->shape[2 + i];
     }
     /* keep_data (rotor run): the exact border windows need the vendor kernel */
-    if (padded && !ox_attr_int(n, "count_include_pad", 0) && m->keep_data) return lower_vendor(c, n);
+    if (padded && !ox_attr_int(n, "count_include_pad", 0) && m->keep_data) return lw_vendor(c, n);
     int gx, gy;
     if ((st = lw_gval(c, n, n->in[0], &gx)) || (st = lw_gval(c, n, n->out[0], &gy))) return st;
     b.tv[0] = gy, b.tv[1] = gx;
@@ -951,6 +980,57 @@ static void norm_refs(eb *b, const ox_val *x, const bool *red, const char *xname
     }
 }
 
+/* LayerNormalization's scale: " * G[r]" into gr (or " * 0.5" for a literal,
+ * "" without gamma), reading gamma as one more input when it is a tensor. */
+static rotor_status layernorm_gamma(lower_ctx *c, const ox_node *n, const ox_val *x, int gamma, char *gr,
+                                    size_t cap, int *ins, int *nin, int *gg) {
+    ox_model *m = c->m;
+    rotor_status st;
+    const ox_val *gv = &m->vals[ox_resolve(m, gamma)];
+    char gn[OX_MAX_RANK][ROTOR_NAME_MAX];
+    int ngn = 0;
+    for (int d = 0; d < gv->rank; d++) {
+        int od = x->rank - gv->rank + d;
+        if (gv->shape[d] > 1 && od >= 0) snprintf(gn[ngn++], ROTOR_NAME_MAX, "d%d", od);
+    }
+    if (ngn == 0 && literal_of(gv, gr + 3, cap - 3)) {
+        memcpy(gr, " * ", 3);
+    } else if (ngn > 0) {
+        char t[REF_MAX];
+        ref_of(t, sizeof t, "G", ngn, gn);
+        snprintf(gr, cap, " * %s", t);
+        if ((st = lw_gval(c, n, gamma, gg))) return st;
+        ins[(*nin)++] = *gg;
+    }
+    return ROTOR_OK;
+}
+
+/* LayerNormalization's statistics over red[] dims of x (D elements each):
+ * mean M += X / D into gmean, variance V += square(X - M) / D into gvar. */
+static rotor_status layernorm_stats(lower_ctx *c, const ox_node *n, const ox_val *x, const bool *red, int64_t D,
+                                    int gx, int gmean, int gvar) {
+    rotor_status st;
+    char name[200], xr[REF_MAX], mr[REF_MAX], vr[REF_MAX];
+    eb b;
+    /* mean */
+    eb_init(&b);
+    norm_refs(&b, x, red, "X", "M", xr, mr, NULL, NULL);
+    snprintf(b.text, sizeof b.text, "%s += %s / %lld", mr, xr, (long long)D);
+    b.tv[0] = gmean, b.tv[1] = gx;
+    snprintf(name, sizeof name, "%s.mean", n->name);
+    if ((st = emit(c, n, name, "ReduceMean", &b, &gx, 1, &gmean, 1))) return st;
+    /* variance */
+    eb_init(&b);
+    norm_refs(&b, x, red, "X", "M", xr, mr, NULL, NULL);
+    norm_refs(&b, x, red, "X", "V", xr, vr, NULL, NULL);
+    snprintf(b.text, sizeof b.text, "%s += square(%s - %s) / %lld", vr, xr, mr, (long long)D);
+    b.tv[0] = gvar, b.tv[1] = gx, b.tv[2] = gmean;
+    int in2[2] = {gx, gmean};
+    snprintf(name, sizeof name, "%s.var", n->name);
+    if ((st = emit(c, n, name, "ReduceMean", &b, in2, 2, &gvar, 1))) return st;
+    return ROTOR_OK;
+}
+
 /* LayerNormalization over dims >= axis of value xv, with gamma (may be -1)
  * and beta (may be -1), into ONNX value ov:
  *   mean  M[o] += X[o,r] / D
@@ -975,24 +1055,9 @@ static rotor_status lower_layernorm(lower_ctx *c, const ox_node *n, int xv, int 
     if ((st = lw_gval(c, n, xv, &gx))) return st;
     if ((st = lw_new_val(c, n, o->name, ".mean", x->dtype, sr, sshape, &gmean))) return st;
     if ((st = lw_new_val(c, n, o->name, ".var", x->dtype, sr, sshape, &gvar))) return st;
+    if ((st = layernorm_stats(c, n, x, red, D, gx, gmean, gvar))) return st;
     char name[200], xr[REF_MAX], mr[REF_MAX], vr[REF_MAX];
     eb b;
-    /* mean */
-    eb_init(&b);
-    norm_refs(&b, x, red, "X", "M", xr, mr, NULL, NULL);
-    snprintf(b.text, sizeof b.text, "%s += %s / %lld", mr, xr, (long long)D);
-    b.tv[0] = gmean, b.tv[1] = gx;
-    snprintf(name, sizeof name, "%s.mean", n->name);
-    if ((st = emit(c, n, name, "ReduceMean", &b, &gx, 1, &gmean, 1))) return st;
-    /* variance */
-    eb_init(&b);
-    norm_refs(&b, x, red, "X", "M", xr, mr, NULL, NULL);
-    norm_refs(&b, x, red, "X", "V", xr, vr, NULL, NULL);
-    snprintf(b.text, sizeof b.text, "%s += square(%s - %s) / %lld", vr, xr, mr, (long long)D);
-    b.tv[0] = gvar, b.tv[1] = gx, b.tv[2] = gmean;
-    int in2[2] = {gx, gmean};
-    snprintf(name, sizeof name, "%s.var", n->name);
-    if ((st = emit(c, n, name, "ReduceMean", &b, in2, 2, &gvar, 1))) return st;
     /* normalise (and scale) */
     eb_init(&b);
     char yn[OX_MAX_RANK + 1][ROTOR_NAME_MAX], yr[REF_MAX], gr[REF_MAX] = "";
@@ -1001,24 +1066,7 @@ static rotor_status lower_layernorm(lower_ctx *c, const ox_node *n, int xv, int 
     norm_refs(&b, x, red, "X", "V", xr, vr, NULL, NULL);
     ref_of(yr, sizeof yr, "Y", ny, yn);
     int ins[4] = {gx, gmean, gvar, -1}, nin = 3, gg = -1;
-    if (gamma >= 0) {
-        const ox_val *gv = &m->vals[ox_resolve(m, gamma)];
-        char gn[OX_MAX_RANK][ROTOR_NAME_MAX];
-        int ngn = 0;
-        for (int d = 0; d < gv->rank; d++) {
-            int od = x->rank - gv->rank + d;
-            if (gv->shape[d] > 1 && od >= 0) snprintf(gn[ngn++], ROTOR_NAME_MAX, "d%d", od);
-        }
-        if (ngn == 0 && literal_of(gv, gr + 3, sizeof gr - 3)) {
-            memcpy(gr, " * ", 3);
-        } else if (ngn > 0) {
-            char t[REF_MAX];
-            ref_of(t, sizeof t, "G", ngn, gn);
-            snprintf(gr, sizeof gr, " * %s", t);
-            if ((st = lw_gval(c, n, gamma, &gg))) return st;
-            ins[nin++] = gg;
-        }
-    }
+    if (gamma >= 0 && (st = layernorm_gamma(c, n, x, gamma, gr, sizeof gr, ins, &nin, &gg))) return st;
     char eps_s[32];
     snprintf(eps_s, sizeof eps_s, "%.9g", eps > 0 && isfinite(eps) ? eps : 1e-5);
     snprintf(b.text, sizeof b.text, "%s = (%s - %s) * rsqrt(%s + %s)%s", yr, xr, mr, vr, eps_s, gr);
@@ -1076,7 +1124,7 @@ static rotor_status lower_layernorm(lower_ctx *c, const ox_node *n, int xv, int 
     return emit(c, n, name, "Add", &b, in3, nin3, &gy, 1);
 }
 
-static rotor_status lower_softmax(lower_ctx *c, const ox_node *n) {
+rotor_status lw_softmax(lower_ctx *c, const ox_node *n) {
     ox_model *m = c->m;
     const ox_val *x = &m->vals[ox_resolve(m, n->in[0])], *o = &m->vals[n->out[0]];
     bool legacy = m->opset < 13;
@@ -1187,12 +1235,12 @@ done:
     return st;
 }
 
-static rotor_status lower_batchnorm(lower_ctx *c, const ox_node *n) {
+rotor_status lw_batchnorm(lower_ctx *c, const ox_node *n) {
     ox_model *m = c->m;
     /* training mode (its batch statistics are read): a vendor op; the
      * affine expression below is the inference form only */
     for (int k = 1; k < n->nout; k++)
-        if (n->out[k] >= 0 && m->vals[n->out[k]].live) return lower_vendor(c, n);
+        if (n->out[k] >= 0 && m->vals[n->out[k]].live) return lw_vendor(c, n);
     /* Inference BatchNormalization folds to a per-channel affine map,
      * y = x * a[c] + b[c] with a = scale / sqrt(var + eps) and b = bias - mean * a:
      * the expression names scale and bias; mean and var are read once too. */
@@ -1200,7 +1248,7 @@ static rotor_status lower_batchnorm(lower_ctx *c, const ox_node *n) {
     ops[1].map[0] = 1;
     ops[2].map[0] = 1;
     const ox_val *s = &m->vals[ox_resolve(m, n->in[1])];
-    if (s->rank != 1) return lower_vendor(c, n);
+    if (s->rank != 1) return lw_vendor(c, n);
     if (m->keep_data) return lower_batchnorm_folded(c, n);
     int stats[2] = {n->in[3], n->in[4]};
     return lower_ew(c, n, n->name, "BatchNormalization", n->out[0], ops, 3, "%0 * %1 + %2", stats, 2);
@@ -1209,7 +1257,7 @@ static rotor_status lower_batchnorm(lower_ctx *c, const ox_node *n) {
 /* ---- layout --------------------------------------------------------------------------------------- */
 
 /* Y[i] = X[i] over the flattened elements (Reshape, Flatten, Squeeze, Unsqueeze). */
-static rotor_status lower_reshape(lower_ctx *c, const ox_node *n) {
+rotor_status lw_reshape(lower_ctx *c, const ox_node *n) {
     ox_model *m = c->m;
     const ox_val *o = &m->vals[n->out[0]];
     eb b;
@@ -1223,7 +1271,7 @@ static rotor_status lower_reshape(lower_ctx *c, const ox_node *n) {
     return emit(c, n, n->name, n->p->op_type, &b, &gx, 1, &gy, 1);
 }
 
-static rotor_status lower_transpose(lower_ctx *c, const ox_node *n) {
+rotor_status lw_transpose(lower_ctx *c, const ox_node *n) {
     ox_model *m = c->m;
     const ox_val *x = &m->vals[ox_resolve(m, n->in[0])];
     const Onnx__AttributeProto *p = ox_attr(n, "perm");
@@ -1258,7 +1306,7 @@ static rotor_status lower_transpose(lower_ctx *c, const ox_node *n) {
 }
 
 /* Slice: Y = X over the output's extents (the input tensor is a slice of its value). */
-static rotor_status lower_slice(lower_ctx *c, const ox_node *n) {
+rotor_status lw_slice(lower_ctx *c, const ox_node *n) {
     ox_model *m = c->m;
     const ox_val *o = &m->vals[n->out[0]];
     if (o->elems == 0) return ox_node_fail(m, n, c->err, ROTOR_ERR_INPUT, "the slice is empty");
@@ -1417,26 +1465,20 @@ static rotor_status match_layernorm(lower_ctx *c, int r1, bool *matched) {
 
 /* ---- dispatch ---------------------------------------------------------------------------------------- */
 
-static bool in_list(const char *op, const char *const *list, size_t n) {
-    for (size_t i = 0; i < n; i++)
-        if (!strcmp(op, list[i])) return true;
-    return false;
-}
-
 /* Einsum as the tensor expression it is (docs/onnx.md, "Einsum"): labels
  * become axes, a label no output dimension keeps is summed ("+="), extent-1
  * dimensions fold away as everywhere else.  A term that repeats a label (a
  * diagonal or trace) has no expression form: it stays a vendor op. */
-static rotor_status lower_einsum(lower_ctx *c, const ox_node *n) {
+rotor_status lw_einsum(lower_ctx *c, const ox_node *n) {
     ox_model *m = c->m;
     ox_einsum es;
     rotor_status st = ox_einsum_parse(m, (ox_node *)n, &es, c->err);
     if (st) return st;
-    if (es.nin > 2) return lower_vendor(c, n);
+    if (es.nin > 2) return lw_vendor(c, n);
     for (int t = 0; t < es.nin; t++)
         for (int i = 0; i < es.rank[t]; i++)
             for (int j = 0; j < i; j++)
-                if (es.label[t][i] == es.label[t][j]) return lower_vendor(c, n);
+                if (es.label[t][i] == es.label[t][j]) return lw_vendor(c, n);
     eb b;
     eb_init(&b);
     char names[3][OX_MAX_RANK + 1][ROTOR_NAME_MAX];
@@ -1494,95 +1536,82 @@ static bool expand_broadcasts(const ox_model *m, const ox_node *n) {
     return false;
 }
 
+rotor_status lw_ms_gelu(lower_ctx *c, const ox_node *n) {
+    operand ops[2];
+    int k = 0;
+    for (int i = 0; i < n->nin && i < 2; i++)
+        if (n->in[i] >= 0) ops[k++] = (operand){.v = n->in[i]};
+    if (n->nout >= 1 && n->out[0] >= 0) return lower_ew(c, n, n->name, n->p->op_type, n->out[0], ops, k, NULL, NULL, 0);
+    return lw_vendor(c, n);
+}
+
+rotor_status lw_reduce_mean(lower_ctx *c, const ox_node *n) {
+    bool matched;
+    rotor_status st = match_layernorm(c, (int)(n - c->m->nodes), &matched);
+    if (st || matched) return st;
+    return lw_reduce(c, n);
+}
+
+rotor_status lw_expand(lower_ctx *c, const ox_node *n) {
+    return expand_broadcasts(c->m, n) ? lw_vendor(c, n) : lw_elementwise(c, n);
+}
+
+rotor_status lw_elementwise(lower_ctx *c, const ox_node *n) {
+    ox_model *m = c->m;
+    const char *op = n->p->op_type;
+    /* CastLike's second input and Expand's shape only carry a type or a shape */
+    int nops = !strcmp(op, "CastLike") || !strcmp(op, "Expand") ? 1 : n->nin;
+    if (!strcmp(op, "Clip")) nops = n->nin > 3 ? 3 : n->nin;
+    operand ops[8];
+    int k = 0;
+    for (int i = 0; i < nops && i < 8; i++) {
+        if (n->in[i] < 0) {
+            if (!strcmp(op, "Clip")) continue;
+            return ox_node_fail(m, n, c->err, ROTOR_ERR_INPUT, "input %d is missing", i);
+        }
+        ops[k] = (operand){.v = n->in[i]};
+        if (!strcmp(op, "PRelu") && i == 1 && ox_prelu_per_channel(m, n)) {
+            ops[k].mapped = true;
+            ops[k].map[0] = 1;
+        }
+        int legacy = i == 1 ? ox_legacy_axis(m, n) : -1;
+        if (legacy >= 0) { /* B's dimension d is the output's legacy + d */
+            ops[k].mapped = true;
+            for (int d = 0; d < m->vals[ox_resolve(m, n->in[1])].rank; d++) ops[k].map[d] = legacy + d;
+        }
+        k++;
+    }
+    if (k + 1 > ROTOR_MAX_TENSORS) return lw_vendor(c, n);
+    for (int i = 1; i < n->nout; i++)
+        if (n->out[i] >= 0 && m->vals[n->out[i]].live) return lw_vendor(c, n);
+    return lower_ew(c, n, n->name, op, n->out[0], ops, k, NULL, NULL, 0);
+}
+
+rotor_status lw_layernorm_node(lower_ctx *c, const ox_node *n) {
+    ox_model *m = c->m;
+    const ox_val *x = &m->vals[ox_resolve(m, n->in[0])];
+    int64_t a = ox_attr_int(n, "axis", -1);
+    if (a < 0) a += x->rank;
+    for (int k = 1; k < n->nout; k++)
+        if (n->out[k] >= 0 && m->vals[n->out[k]].live) return lw_vendor(c, n);
+    return lower_layernorm(c, n, n->in[0], (int)a, n->in[1], n->nin > 2 ? n->in[2] : -1,
+                           ox_attr_float(n, "epsilon", 1e-5), n->out[0]);
+}
+
+/* A node by its registry row's lowering (onnxops.c; none: a vendor op).
+ * Unless the row takes any output (recurrent and com.microsoft nodes), the
+ * node's first output must be present and not empty. */
 static rotor_status lower_node(lower_ctx *c, int nd) {
     ox_model *m = c->m;
     ox_node *n = &m->nodes[nd];
-    const char *op = n->p->op_type;
-    static const char *const ew[] = {
-        "Relu", "Gelu", "Erf", "Tanh", "Sigmoid", "Exp", "Log", "Sqrt", "Neg", "Abs", "Reciprocal", "Floor",
-        "Ceil", "Round", "Sign", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh",
-        "Acosh", "Atanh", "Not", "IsNaN", "IsInf", "Softplus", "Softsign", "Elu", "Selu", "LeakyRelu",
-        "ThresholdedRelu", "HardSigmoid", "HardSwish", "Mish", "Celu", "Shrink", "BitwiseNot", "Cast",
-        "CastLike", "Add", "Sub", "Mul", "Div", "Pow", "Mod", "Equal", "Less", "Greater", "LessOrEqual",
-        "GreaterOrEqual", "And", "Or", "Xor", "BitShift", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "PRelu",
-        "Where", "Sum", "Mean", "Max", "Min", "Clip", "Expand", "QuantizeLinear", "DequantizeLinear"};
-    if (!strcmp(n->domain, "com.microsoft")) {
-        if (!strcmp(op, "Attention") || !strcmp(op, "MultiHeadAttention") || !strcmp(op, "GroupQueryAttention"))
-            return lw_attention(c, n);
-        if (!strcmp(op, "BiasGelu") || !strcmp(op, "FastGelu") || !strcmp(op, "Gelu")) { /* as the zoo's GELU */
-            operand ops[2];
-            int k = 0;
-            for (int i = 0; i < n->nin && i < 2; i++)
-                if (n->in[i] >= 0) ops[k++] = (operand){.v = n->in[i]};
-            if (n->nout >= 1 && n->out[0] >= 0) return lower_ew(c, n, n->name, op, n->out[0], ops, k, NULL, NULL, 0);
-        }
-        return lower_vendor(c, n); /* the norms, as the zoo's, and the rest */
+    const ox_opdef *d = n->def;
+    if (!(d->flags & OX_ANY_OUTPUT)) {
+        if (n->nout < 1 || n->out[0] < 0) return ox_node_fail(m, n, c->err, ROTOR_ERR_INPUT, "has no output");
+        if (m->vals[n->out[0]].elems == 0)
+            return ox_node_fail(m, n, c->err, ROTOR_ERR_INPUT, "output '%s' is empty (a zero extent); rotor plans "
+                                "tensors of at least one element", m->vals[n->out[0]].name);
     }
-    /* a recurrent node may omit Y and give only Y_h */
-    if (!strcmp(op, "LSTM") || !strcmp(op, "GRU") || !strcmp(op, "RNN")) return lw_recurrent(c, n);
-    if (n->nout < 1 || n->out[0] < 0) return ox_node_fail(m, n, c->err, ROTOR_ERR_INPUT, "has no output");
-    if (m->vals[n->out[0]].elems == 0)
-        return ox_node_fail(m, n, c->err, ROTOR_ERR_INPUT, "output '%s' is empty (a zero extent); rotor plans "
-                            "tensors of at least one element", m->vals[n->out[0]].name);
-    if (!strcmp(op, "ReduceMean")) {
-        bool matched;
-        rotor_status st = match_layernorm(c, nd, &matched);
-        if (st || matched) return st;
-    }
-    if (!strcmp(op, "Expand") && expand_broadcasts(m, n)) return lower_vendor(c, n);
-    if (in_list(op, ew, sizeof ew / sizeof ew[0])) {
-        /* CastLike's second input and Expand's shape only carry a type or a shape */
-        int nops = !strcmp(op, "CastLike") || !strcmp(op, "Expand") ? 1 : n->nin;
-        if (!strcmp(op, "Clip")) nops = n->nin > 3 ? 3 : n->nin;
-        operand ops[8];
-        int k = 0;
-        for (int i = 0; i < nops && i < 8; i++) {
-            if (n->in[i] < 0) {
-                if (!strcmp(op, "Clip")) continue;
-                return ox_node_fail(m, n, c->err, ROTOR_ERR_INPUT, "input %d is missing", i);
-            }
-            ops[k] = (operand){.v = n->in[i]};
-            if (!strcmp(op, "PRelu") && i == 1 && ox_prelu_per_channel(m, n)) {
-                ops[k].mapped = true;
-                ops[k].map[0] = 1;
-            }
-            int legacy = i == 1 ? ox_legacy_axis(m, n) : -1;
-            if (legacy >= 0) { /* B's dimension d is the output's legacy + d */
-                ops[k].mapped = true;
-                for (int d = 0; d < m->vals[ox_resolve(m, n->in[1])].rank; d++) ops[k].map[d] = legacy + d;
-            }
-            k++;
-        }
-        if (k + 1 > ROTOR_MAX_TENSORS) return lower_vendor(c, n);
-        for (int i = 1; i < n->nout; i++)
-            if (n->out[i] >= 0 && m->vals[n->out[i]].live) return lower_vendor(c, n);
-        return lower_ew(c, n, n->name, op, n->out[0], ops, k, NULL, NULL, 0);
-    }
-    if (!strcmp(op, "Dropout")) return lower_vendor(c, n); /* its mask is read */
-    if (!strcmp(op, "MatMul") || !strcmp(op, "MatMulInteger") || !strcmp(op, "QLinearMatMul"))
-        return lower_matmul(c, n);
-    if (!strcmp(op, "Gemm")) return lower_gemm(c, n);
-    if (!strcmp(op, "Conv") || !strcmp(op, "ConvInteger") || !strcmp(op, "QLinearConv")) return lower_conv(c, n);
-    if (!strcmp(op, "AveragePool")) return lower_avgpool(c, n);
-    if (!strcmp(op, "GlobalAveragePool")) return lower_global_avg(c, n);
-    if (!strncmp(op, "Reduce", 6)) return lower_reduce_node(c, n);
-    if (!strcmp(op, "BatchNormalization")) return lower_batchnorm(c, n);
-    if (!strcmp(op, "LayerNormalization")) {
-        const ox_val *x = &m->vals[ox_resolve(m, n->in[0])];
-        int64_t a = ox_attr_int(n, "axis", -1);
-        if (a < 0) a += x->rank;
-        for (int k = 1; k < n->nout; k++)
-            if (n->out[k] >= 0 && m->vals[n->out[k]].live) return lower_vendor(c, n);
-        return lower_layernorm(c, n, n->in[0], (int)a, n->in[1], n->nin > 2 ? n->in[2] : -1,
-                               ox_attr_float(n, "epsilon", 1e-5), n->out[0]);
-    }
-    if (!strcmp(op, "Softmax") || !strcmp(op, "LogSoftmax")) return lower_softmax(c, n);
-    if (!strcmp(op, "Reshape") || !strcmp(op, "Flatten") || !strcmp(op, "Squeeze") || !strcmp(op, "Unsqueeze"))
-        return lower_reshape(c, n);
-    if (!strcmp(op, "Transpose")) return lower_transpose(c, n);
-    if (!strcmp(op, "Einsum")) return lower_einsum(c, n);
-    if (!strcmp(op, "Slice")) return lower_slice(c, n);
-    return lower_vendor(c, n);
+    return d->lower ? d->lower(c, n) : lw_vendor(c, n);
 }
 
 rotor_status ox_lower(ox_model *m, rotor_graph *g, rotor_error *err) {

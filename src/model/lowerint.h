@@ -36,6 +36,35 @@ rotor_status lw_op(lower_ctx *c, const ox_node *n, const char *name, const char 
 rotor_status lw_expr(lower_ctx *c, const ox_node *n, const char *suffix, const char *type, const char *text,
                      const char *dims, const int *tv, int ntv, int out);
 
+/* ---- the lowering column of the operator registry (onnxops.c): each lowers
+ * node n into one operator or a short chain ---- */
+
+/* A vendor op (T10 §4.2's fallback): the node as it is, with its attributes
+ * and the reference kernel of its registry row. */
+rotor_status lw_vendor(lower_ctx *c, const ox_node *n);
+/* Element-wise arithmetic, activations, casts, Clip, Where, (de)quantize. */
+rotor_status lw_elementwise(lower_ctx *c, const ox_node *n);
+/* Expand: element-wise, or a vendor op when it creates an axis. */
+rotor_status lw_expand(lower_ctx *c, const ox_node *n);
+/* com.microsoft BiasGelu, FastGelu and Gelu, as the zoo's GELU. */
+rotor_status lw_ms_gelu(lower_ctx *c, const ox_node *n);
+rotor_status lw_matmul(lower_ctx *c, const ox_node *n);
+rotor_status lw_gemm(lower_ctx *c, const ox_node *n);
+rotor_status lw_conv(lower_ctx *c, const ox_node *n);
+rotor_status lw_avgpool(lower_ctx *c, const ox_node *n);
+rotor_status lw_global_avg(lower_ctx *c, const ox_node *n);
+rotor_status lw_reduce(lower_ctx *c, const ox_node *n);
+/* ReduceMean: a spelled-out LayerNormalization starting here, or a reduction. */
+rotor_status lw_reduce_mean(lower_ctx *c, const ox_node *n);
+rotor_status lw_batchnorm(lower_ctx *c, const ox_node *n);
+rotor_status lw_layernorm_node(lower_ctx *c, const ox_node *n);
+rotor_status lw_softmax(lower_ctx *c, const ox_node *n);
+/* Reshape, Flatten, Squeeze, Unsqueeze: a copy. */
+rotor_status lw_reshape(lower_ctx *c, const ox_node *n);
+rotor_status lw_transpose(lower_ctx *c, const ox_node *n);
+rotor_status lw_einsum(lower_ctx *c, const ox_node *n);
+rotor_status lw_slice(lower_ctx *c, const ox_node *n);
+
 /* onnxruntime's Attention, MultiHeadAttention, GroupQueryAttention
  * (lowerattn.c). */
 rotor_status lw_attention(lower_ctx *c, const ox_node *n);

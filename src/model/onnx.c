@@ -1,10 +1,11 @@
 /* onnx.c — reading an ONNX model: decode (protobuf-c on Debian's onnx.proto),
  * bind symbolic dimensions, sort the nodes, infer every shape and fold every
- * node whose inputs are all constant (docs/onnx.md).  lower.c then turns the
- * nodes that are left into operators.  This file decodes and binds; the
- * other steps have files of their own: onnxsort.c (the order), onnxshape.c
- * (shape inference, dispatched by table to onnxelem.c, onnxnn.c and
- * onnxlayout.c), onnxfold.c (evaluating nodes whose inputs are constant).
+ * node whose inputs are all constant (docs/onnx.md): the import, which
+ * never lowers; onnxload.c runs it and then lower.c over the nodes that are
+ * left.  This file decodes and binds; the other steps have files of their
+ * own: onnxsort.c (the order), onnxshape.c (shape inference, each node's
+ * rule found in the operator registry, onnxops.c), onnxfold.c (evaluating
+ * nodes whose inputs are constant); onnxval.c holds what they all share.
  *
  * Decisions where ONNX leaves room (docs/onnx.md repeats them):
  *  - Nodes are sorted with Kahn's algorithm, taking the ready node that comes
@@ -30,25 +31,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- errors -------------------------------------------------------------- */
+/* ---- value table ---------------------------------------------------------- */
 
 static const char *node_domain(const Onnx__NodeProto *p) {
     return (!p->domain || !*p->domain) ? "ai.onnx" : p->domain;
 }
-
-rotor_status ox_node_fail(const ox_model *m, const ox_node *n, rotor_error *err, rotor_status code,
-                          const char *fmt, ...) {
-    char msg[ROTOR_ERROR_MAX];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    return rotor_fail(err, code, "%s: node '%s' (op %s, domain %s): %s", m->label, n->name,
-                      n->p->op_type ? n->p->op_type : "?", n->domain, msg);
-}
-
-
-/* ---- value table ---------------------------------------------------------- */
 
 static uint64_t hash_name(const char *s) {
     uint64_t h = 1469598103934665603ull;
@@ -109,260 +96,6 @@ static int intern(ox_model *m, const char *name) {
         m->index[i] = m->nvals;
     }
     return m->nvals - 1;
-}
-
-int ox_resolve(const ox_model *m, int v) {
-    while (v >= 0 && m->vals[v].alias >= 0) v = m->vals[v].alias;
-    return v;
-}
-
-/* ---- dtypes and data ------------------------------------------------------ */
-
-
-bool ox_map_dtype(int t, rotor_dtype *out) {
-    static const int map[] = {
-        [T_FLOAT] = ROTOR_DTYPE_F32,   [T_UINT8] = ROTOR_DTYPE_U8,     [T_INT8] = ROTOR_DTYPE_I8,
-        [T_UINT16] = ROTOR_DTYPE_U16,  [T_INT16] = ROTOR_DTYPE_I16,    [T_INT32] = ROTOR_DTYPE_I32,
-        [T_INT64] = ROTOR_DTYPE_I64,   [T_STRING] = -1,                [T_BOOL] = ROTOR_DTYPE_BOOL,
-        [T_FLOAT16] = ROTOR_DTYPE_F16, [T_DOUBLE] = ROTOR_DTYPE_F64,   [T_UINT32] = ROTOR_DTYPE_U32,
-        [T_UINT64] = ROTOR_DTYPE_U64,  [T_COMPLEX64] = ROTOR_DTYPE_C64, [T_COMPLEX128] = ROTOR_DTYPE_C128,
-        [T_BFLOAT16] = ROTOR_DTYPE_BF16, [T_F8_E4M3FN] = ROTOR_DTYPE_F8, [T_F8_E4M3FNUZ] = ROTOR_DTYPE_F8,
-        [T_F8_E5M2] = ROTOR_DTYPE_F8,  [T_F8_E5M2FNUZ] = ROTOR_DTYPE_F8,
-    };
-    if (t <= T_UNDEF || t > T_F8_E5M2FNUZ || map[t] < 0) return false;
-    *out = (rotor_dtype)map[t];
-    return true;
-}
-
-bool ox_is_float_type(int t) {
-    return t == T_FLOAT || t == T_FLOAT16 || t == T_DOUBLE || t == T_BFLOAT16 ||
-           (t >= T_F8_E4M3FN && t <= T_F8_E5M2FNUZ) || t == T_COMPLEX64 || t == T_COMPLEX128;
-}
-
-const char *ox_type_name(int t) {
-    static const char *const names[] = {"undefined", "float", "uint8", "int8", "uint16", "int16",
-                                        "int32", "int64", "string", "bool", "float16", "double",
-                                        "uint32", "uint64", "complex64", "complex128", "bfloat16",
-                                        "float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz"};
-    return t >= 0 && t <= T_F8_E5M2FNUZ ? names[t] : "unknown";
-}
-
-double ox_get(const ox_val *v, int64_t k) { return v->fv ? v->fv[k] : (double)v->iv[k]; }
-
-int64_t ox_get_i(const ox_val *v, int64_t k) {
-    if (v->iv) return v->iv[k];
-    double x = v->fv[k];
-    if (!(x == x)) return 0;
-    if (x >= 9.2e18) return INT64_MAX;
-    if (x <= -9.2e18) return INT64_MIN;
-    return (int64_t)x;
-}
-
-void ox_free_data(ox_val *v) {
-    free(v->iv);
-    free(v->fv);
-    v->iv = NULL;
-    v->fv = NULL;
-    v->has_data = false;
-}
-
-/* Storage for v's data (per its type), elems entries. */
-bool ox_alloc_data(ox_val *v) {
-    ox_free_data(v);
-    size_t n = (size_t)(v->elems > 0 ? v->elems : 1);
-    if (ox_is_float_type(v->onnx_type)) v->fv = calloc(n, sizeof(double));
-    else v->iv = calloc(n, sizeof(int64_t));
-    v->has_data = v->iv || v->fv;
-    return v->has_data;
-}
-
-/* Stores x into element k, rounding into an integer type (ONNX casts truncate). */
-void ox_put(ox_val *v, int64_t k, double x) {
-    if (v->fv) {
-        v->fv[k] = x;
-        return;
-    }
-    if (v->onnx_type == T_BOOL) v->iv[k] = x != 0;
-    else if (!(x == x)) v->iv[k] = 0;
-    else if (x >= 9.2e18) v->iv[k] = INT64_MAX;
-    else if (x <= -9.2e18) v->iv[k] = INT64_MIN;
-    else v->iv[k] = (int64_t)x;
-}
-
-static double half_to_double(uint16_t h) {
-    int s = h >> 15, e = (h >> 10) & 31, f = h & 1023;
-    double x = e == 0 ? ldexp(f, -24) : e == 31 ? (f ? NAN : INFINITY) : ldexp(f + 1024, e - 25);
-    return s ? -x : x;
-}
-
-static double bf16_to_double(uint16_t b) {
-    uint32_t u = (uint32_t)b << 16;
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
-/* Element count of a shape, checked. */
-bool ox_shape_elems(int rank, const int64_t *shape, int64_t *out) {
-    int64_t n = 1;
-    for (int i = 0; i < rank; i++) {
-        if (shape[i] < 0 || !rotor_mul_i64(n, shape[i], &n)) return false;
-    }
-    *out = n;
-    return true;
-}
-
-/* Fills v (shape, type and, if small, data) from a TensorProto.  what names it
- * in errors ("initializer 'w'", "attribute 'value'"). */
-rotor_status ox_decode_tensor(const ox_model *m, const Onnx__TensorProto *t, ox_val *v,
-                                  const char *what, rotor_error *err) {
-    if (t->n_dims > OX_MAX_RANK)
-        return rotor_fail(err, ROTOR_ERR_INPUT, "%s: %s has rank %zu; rotor handles at most %d dimensions",
-                          m->label, what, t->n_dims, OX_MAX_RANK);
-    int type = t->has_data_type ? t->data_type : T_UNDEF;
-    if (!ox_map_dtype(type, &v->dtype))
-        return rotor_fail(err, ROTOR_ERR_INPUT, "%s: %s has data type %s (%d), which rotor does not handle",
-                          m->label, what, ox_type_name(type), type);
-    v->onnx_type = type;
-    v->rank = (int)t->n_dims;
-    for (size_t i = 0; i < t->n_dims; i++) {
-        if (t->dims[i] < 0)
-            return rotor_fail(err, ROTOR_ERR_INPUT, "%s: %s has negative dimension %lld", m->label, what,
-                              (long long)t->dims[i]);
-        v->shape[i] = t->dims[i];
-    }
-    if (!ox_shape_elems(v->rank, v->shape, &v->elems))
-        return rotor_fail(err, ROTOR_ERR_INPUT, "%s: %s: element count overflows 64 bits", m->label, what);
-    int64_t esize = rotor_dtype_bytes(v->dtype), nbytes;
-    if (!rotor_mul_i64(v->elems, esize, &nbytes))
-        return rotor_fail(err, ROTOR_ERR_INPUT, "%s: %s: byte count overflows 64 bits", m->label, what);
-    bool external = (t->has_data_location && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) ||
-                    t->n_external_data > 0;
-    size_t typed = 0;
-    switch (type) {
-    case T_FLOAT: typed = t->n_float_data; break;
-    case T_COMPLEX64: typed = t->n_float_data / 2; break;
-    case T_INT64: typed = t->n_int64_data; break;
-    case T_DOUBLE: typed = t->n_double_data; break;
-    case T_COMPLEX128: typed = t->n_double_data / 2; break;
-    case T_UINT32: case T_UINT64: typed = t->n_uint64_data; break;
-    default: typed = t->n_int32_data; break;
-    }
-    if (t->has_raw_data && t->raw_data.len > 0) {
-        if ((int64_t)t->raw_data.len != nbytes)
-            return rotor_fail(err, ROTOR_ERR_INPUT, "%s: %s: raw_data holds %zu bytes, its shape needs %lld",
-                              m->label, what, t->raw_data.len, (long long)nbytes);
-    } else if (typed > 0 && (int64_t)typed != v->elems) {
-        return rotor_fail(err, ROTOR_ERR_INPUT, "%s: %s: %zu values for %lld elements", m->label, what, typed,
-                          (long long)v->elems);
-    }
-    bool raw = t->has_raw_data && t->raw_data.len > 0;
-    if (external || v->elems > m->data_max || type == T_COMPLEX64 || type == T_COMPLEX128) return ROTOR_OK;
-    if (!raw && typed == 0 && v->elems > 0) return ROTOR_OK; /* stripped: the shape suffices */
-    if (!ox_alloc_data(v)) return rotor_nomem(err);
-    const uint8_t *r = t->raw_data.data;
-    for (int64_t k = 0; k < v->elems; k++) {
-        double x = 0;
-        int64_t xi = 0;
-        bool isint = false;
-        switch (type) {
-        case T_FLOAT: {
-            float f;
-            if (raw) memcpy(&f, r + 4 * k, 4);
-            else f = t->float_data[k];
-            x = f;
-            break;
-        }
-        case T_DOUBLE:
-            if (raw) memcpy(&x, r + 8 * k, 8);
-            else x = t->double_data[k];
-            break;
-        case T_FLOAT16: case T_BFLOAT16: {
-            uint16_t h;
-            if (raw) memcpy(&h, r + 2 * k, 2);
-            else h = (uint16_t)t->int32_data[k];
-            x = type == T_FLOAT16 ? half_to_double(h) : bf16_to_double(h);
-            break;
-        }
-        case T_INT64:
-            isint = true;
-            if (raw) memcpy(&xi, r + 8 * k, 8);
-            else xi = t->int64_data[k];
-            break;
-        case T_UINT64: case T_UINT32: {
-            isint = true;
-            uint64_t u;
-            if (raw && type == T_UINT64) memcpy(&u, r + 8 * k, 8);
-            else if (raw) {
-                uint32_t u32;
-                memcpy(&u32, r + 4 * k, 4);
-                u = u32;
-            } else u = t->uint64_data[k];
-            xi = u > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)u;
-            break;
-        }
-        case T_INT32: {
-            isint = true;
-            int32_t i32;
-            if (raw) memcpy(&i32, r + 4 * k, 4);
-            else i32 = t->int32_data[k];
-            xi = i32;
-            break;
-        }
-        case T_INT16: case T_UINT16: {
-            isint = true;
-            if (raw) {
-                uint16_t u16;
-                memcpy(&u16, r + 2 * k, 2);
-                xi = type == T_INT16 ? (int16_t)u16 : u16;
-            } else xi = t->int32_data[k];
-            break;
-        }
-        case T_INT8: case T_UINT8: case T_BOOL: {
-            isint = true;
-            if (raw) xi = type == T_INT8 ? (int8_t)r[k] : r[k];
-            else xi = t->int32_data[k];
-            if (type == T_BOOL) xi = xi != 0;
-            break;
-        }
-        default: /* float8: keep the shape only */
-            ox_free_data(v);
-            return ROTOR_OK;
-        }
-        if (isint) {
-            if (v->iv) v->iv[k] = xi;
-            else v->fv[k] = (double)xi;
-        } else {
-            ox_put(v, k, x);
-        }
-    }
-    return ROTOR_OK;
-}
-
-/* ---- attributes ----------------------------------------------------------- */
-
-const Onnx__AttributeProto *ox_attr(const ox_node *n, const char *name) {
-    for (size_t i = 0; i < n->p->n_attribute; i++) {
-        const Onnx__AttributeProto *a = n->p->attribute[i];
-        if (a->name && strcmp(a->name, name) == 0) return a;
-    }
-    return NULL;
-}
-
-int64_t ox_attr_int(const ox_node *n, const char *name, int64_t dflt) {
-    const Onnx__AttributeProto *a = ox_attr(n, name);
-    return a && a->has_i ? a->i : dflt;
-}
-
-double ox_attr_float(const ox_node *n, const char *name, double dflt) {
-    const Onnx__AttributeProto *a = ox_attr(n, name);
-    return a && a->has_f ? a->f : dflt;
-}
-
-const int64_t *ox_attr_ints(const ox_node *n, const char *name, int *count) {
-    const Onnx__AttributeProto *a = ox_attr(n, name);
-    *count = a ? (int)a->n_ints : 0;
-    return a && a->n_ints ? a->ints : NULL;
 }
 
 /* ---- building the model ----------------------------------------------------------------- */
@@ -509,7 +242,7 @@ static rotor_status read_input(ox_model *m, const Onnx__ValueInfoProto *vi, ox_v
     return ROTOR_OK;
 }
 
-static void model_free(ox_model *m) {
+void ox_model_free(ox_model *m) {
     for (int v = 0; v < m->nvals; v++) ox_free_data(&m->vals[v]);
     for (int i = 0; i < m->nnodes; i++) {
         free(m->nodes[i].in);
@@ -554,48 +287,6 @@ static const Onnx__ValueInfoProto *graph_input(const Onnx__GraphProto *g, const 
     for (size_t i = 0; i < g->n_input; i++)
         if (g->input[i]->name && !strcmp(g->input[i]->name, name)) return g->input[i];
     return NULL;
-}
-
-/* The whole file at path into *buf (malloc'd, *len bytes), refusing one
- * over max bytes.  Errors name the path: "PATH: No such file or
- * directory", "PATH: larger than N bytes", "PATH: read error". */
-rotor_status ox_read_file(const char *path, size_t max, uint8_t **buf, size_t *len, rotor_error *err) {
-    *buf = NULL;
-    *len = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f) return rotor_fail(err, ROTOR_ERR_IO, "%s: %s", path, strerror(errno));
-    uint8_t *b = NULL;
-    size_t n = 0, cap = 0;
-    rotor_status st = ROTOR_OK;
-    for (;;) {
-        if (n == cap) {
-            if (cap > max) {
-                st = rotor_fail(err, ROTOR_ERR_INPUT, "%s: larger than %zu bytes", path, max);
-                break;
-            }
-            size_t ncap = cap ? 2 * cap : 1 << 16;
-            uint8_t *nb = realloc(b, ncap);
-            if (!nb) {
-                st = rotor_fail(err, ROTOR_ERR_NOMEM, "%s: out of memory", path);
-                break;
-            }
-            b = nb;
-            cap = ncap;
-        }
-        size_t got = fread(b + n, 1, cap - n, f);
-        n += got;
-        if (got == 0) break;
-    }
-    if (!st && ferror(f)) st = rotor_fail(err, ROTOR_ERR_IO, "%s: read error", path);
-    if (!st && n > max) st = rotor_fail(err, ROTOR_ERR_INPUT, "%s: larger than %zu bytes", path, max);
-    fclose(f);
-    if (st) {
-        free(b);
-        return st;
-    }
-    *buf = b;
-    *len = n;
-    return ROTOR_OK;
 }
 
 /* One --value: NAME=FILE.pb or NAME=1,2,3, into v (a constant with data). */
@@ -709,8 +400,9 @@ static rotor_status bind_values(ox_model *m, const rotor_onnx_options *opt, roto
     return ROTOR_OK;
 }
 
-/* Values, nodes and their links from the decoded graph. */
-static rotor_status build(ox_model *m, const rotor_onnx_options *opt, rotor_error *err) {
+/* The graph's values: initializers, --value bindings and inputs (with
+ * --dim and --input applied). */
+static rotor_status build_values(ox_model *m, const rotor_onnx_options *opt, rotor_error *err) {
     const Onnx__GraphProto *g = m->proto->graph;
     rotor_status st;
     dimbind binds[MAX_DIMBINDS];
@@ -752,6 +444,13 @@ static rotor_status build(ox_model *m, const rotor_onnx_options *opt, rotor_erro
         if (!binds[i].used)
             return rotor_fail(err, ROTOR_ERR_INPUT, "%s: --dim: '%s' is not a symbolic dimension of any input",
                               m->label, binds[i].name);
+    return ROTOR_OK;
+}
+
+/* One ox_node per node of the flattened graph, its links unset. */
+static rotor_status build_nodes(ox_model *m, rotor_error *err) {
+    const Onnx__GraphProto *g = m->proto->graph;
+    rotor_status st;
     if (g->n_node > (size_t)INT32_MAX / 4)
         return rotor_fail(err, ROTOR_ERR_INPUT, "%s: %zu nodes is absurd", m->label, g->n_node);
     if ((st = ox_flatten_control(m, err))) return st;
@@ -774,6 +473,11 @@ static rotor_status build(ox_model *m, const rotor_onnx_options *opt, rotor_erro
         for (int k = 0; k < n->nin; k++) n->in[k] = -1;
         for (int k = 0; k < n->nout; k++) n->out[k] = -1;
     }
+    return ROTOR_OK;
+}
+
+/* Each node's outputs and inputs bound to values. */
+static rotor_status link_nodes(ox_model *m, rotor_error *err) {
     /* outputs first, so that every input can be checked for a definition */
     for (int i = 0; i < m->nnodes; i++) {
         ox_node *n = &m->nodes[i];
@@ -815,6 +519,14 @@ static rotor_status build(ox_model *m, const rotor_onnx_options *opt, rotor_erro
             n->in[k] = v;
         }
     }
+    return ROTOR_OK;
+}
+
+/* Values, nodes and their links from the decoded graph. */
+static rotor_status build(ox_model *m, const rotor_onnx_options *opt, rotor_error *err) {
+    const Onnx__GraphProto *g = m->proto->graph;
+    rotor_status st;
+    if ((st = build_values(m, opt, err)) || (st = build_nodes(m, err)) || (st = link_nodes(m, err))) return st;
     for (size_t i = 0; i < g->n_output; i++) {
         const char *name = g->output[i]->name;
         int v = name ? find_val(m, name) : -1;
@@ -889,28 +601,14 @@ static rotor_status decode_and_infer(ox_model *m, const uint8_t *data, size_t le
     return st;
 }
 
-rotor_status rotor_onnx_load_buffer(const uint8_t *data, size_t len, const char *label,
-                                    const rotor_onnx_options *opt, rotor_graph *out,
-                                    rotor_onnx_stats *stats, rotor_error *err) {
-    const char *lb = label ? label : "<buffer>";
-    const char *base = strrchr(lb, '/');
-    base = base ? base + 1 : lb;
-    char gname[64];
-    snprintf(gname, sizeof gname, "%s", base);
-    char *dot = strrchr(gname, '.');
-    if (dot && !strcmp(dot, ".onnx")) *dot = '\0';
-    rotor_graph_init(out, gname);
-    if (stats) memset(stats, 0, sizeof *stats);
-    ox_model m;
-    rotor_status st = decode_and_infer(&m, data, len, label, opt, err);
-    if (!st) {
-        make_aliases(&m);
-        mark_live(&m);
-        st = ox_lower(&m, out, err);
-    }
-    if (stats) *stats = m.stats;
-    model_free(&m);
-    return st;
+/* The import: everything before lowering. */
+rotor_status ox_import(ox_model *m, const uint8_t *data, size_t len, const char *label,
+                       const rotor_onnx_options *opt, rotor_error *err) {
+    rotor_status st = decode_and_infer(m, data, len, label, opt, err);
+    if (st) return st;
+    make_aliases(m);
+    mark_live(m);
+    return ROTOR_OK;
 }
 
 void rotor_onnx_outputs_free(rotor_onnx_output *v, int n) {
@@ -948,20 +646,6 @@ rotor_status rotor_onnx_outputs(const uint8_t *data, size_t len, const char *lab
     } else {
         *out = v;
     }
-    model_free(&m);
-    return st;
-}
-
-rotor_status rotor_onnx_load(const char *path, const rotor_onnx_options *opt, rotor_graph *out,
-                             rotor_onnx_stats *stats, rotor_error *err) {
-    rotor_graph_init(out, "onnx");
-    if (stats) memset(stats, 0, sizeof *stats);
-    uint8_t *buf;
-    size_t len;
-    rotor_status rs = ox_read_file(path, SIZE_MAX, &buf, &len, err);
-    if (rs) return rs;
-    rotor_graph_free(out);
-    rotor_status st = rotor_onnx_load_buffer(buf, len, path, opt, out, stats, err);
-    free(buf);
+    ox_model_free(&m);
     return st;
 }

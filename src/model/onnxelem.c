@@ -1,7 +1,7 @@
 /* onnxelem.c — shape rules (onnxshape.c) of the element-wise operators
  * (unary and broadcasting n-ary), the constants and shape producers
  * (Constant, ConstantOfShape, Shape, Range) and the reductions. */
-#include "onnxir.h"
+#include "onnxops.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -28,9 +28,10 @@ rotor_status ox_infer_unary(ox_model *m, ox_node *n, rotor_error *err) {
         type = (int)ox_attr_int(n, "dtype", type); /* the output type, if given (ONNX Bernoulli) */
     }
     if ((st = ox_set_out(m, n, 0, type, x->rank, x->shape, err))) return st;
-    ox_val *o = ox_unary_has_eval(op) ? ox_fold_target(m, n, 0) : NULL;
+    ox_fold1_fn fold = n->def->fold1; /* the registry's fold column */
+    ox_val *o = fold ? ox_fold_target(m, n, 0) : NULL;
     if (o)
-        for (int64_t k = 0; k < o->elems; k++) ox_put(o, k, ox_unary_eval(op, ox_get(x, k)));
+        for (int64_t k = 0; k < o->elems; k++) ox_put(o, k, fold(ox_get(x, k)));
     /* Dropout's mask, LayerNormalization's statistics and the like: other
      * outputs of a same-shape operator get the input's shape. */
     for (int i = 1; i < n->nout; i++)
@@ -85,7 +86,8 @@ rotor_status ox_infer_nary(ox_model *m, ox_node *n, rotor_error *err) {
     int type = is_compare(op) ? T_BOOL : x0->onnx_type;
     if ((st = ox_set_out(m, n, 0, type, r, shape, err))) return st;
     ox_val *o = ox_fold_target(m, n, 0);
-    if (!o || !strcmp(op, "BitShift") || !strncmp(op, "Bitwise", 7) || !strcmp(op, "PRelu")) {
+    ox_fold2_fn fold = n->def->fold2; /* the registry's fold column; Mean folds as Add */
+    if (!o || (!where && !fold)) {
         if (o) ox_free_data(o);
         return ROTOR_OK;
     }
@@ -100,8 +102,7 @@ rotor_status ox_infer_nary(ox_model *m, ox_node *n, rotor_error *err) {
         } else {
             acc = ox_get(ox_in(m, n, 0), ox_bcast_offset(ox_in(m, n, 0), r, idx));
             for (int i = 1; i < nin; i++)
-                acc = ox_binary_eval(!strcmp(op, "Mean") ? "Add" : op, acc,
-                                  ox_get(ox_in(m, n, i), ox_bcast_offset(ox_in(m, n, i), r, idx)), isint, n);
+                acc = fold(acc, ox_get(ox_in(m, n, i), ox_bcast_offset(ox_in(m, n, i), r, idx)), isint, n);
             if (!strcmp(op, "Mean")) acc /= nin;
         }
         ox_put(o, k, acc);

@@ -2,7 +2,8 @@
  *
  * onnx.c decodes the protobuf, sorts the nodes, infers every shape and folds
  * constants into an ox_model; lower.c turns what is left into rotor_graph
- * operators.  Nothing here is public: the interface is include/rotor/onnx.h. */
+ * operators; onnxload.c runs the two in sequence.  Each node finds its
+ * operator's row in the registry (onnxops.h).  Nothing here is public: the interface is include/rotor/onnx.h. */
 #ifndef ROTOR_ONNXIR_H
 #define ROTOR_ONNXIR_H
 
@@ -48,8 +49,11 @@ typedef struct ox_val {
 } ox_val;
 
 /* One node after sorting and inference. */
+struct ox_opdef;
+
 typedef struct ox_node {
     Onnx__NodeProto *p;
+    const struct ox_opdef *def; /* its registry row (onnxops.h), once inference reached it */
     char name[128];        /* p->name, or "<op_type>_<index>" when empty */
     const char *domain;    /* "ai.onnx" for the default domain */
     int nin, nout;
@@ -140,7 +144,15 @@ rotor_status ox_slice_geom(ox_model *m, const ox_node *n, const ox_val *x, int64
  * name the path (onnx.c; the model, --value files, tensor files). */
 rotor_status ox_read_file(const char *path, size_t max, uint8_t **buf, size_t *len, rotor_error *err);
 
-/* Lowers the inferred model into g (lower.c). */
+/* The import (onnx.c): decodes the file into m, binds its dimensions and
+ * values, sorts the nodes, infers every shape and folds every constant node,
+ * then marks aliases and the nodes that reach an output.  m is freed with
+ * ox_model_free whatever the result. */
+rotor_status ox_import(ox_model *m, const uint8_t *data, size_t len, const char *label,
+                       const rotor_onnx_options *opt, rotor_error *err);
+void ox_model_free(ox_model *m);
+
+/* Lowers the imported model into g (lower.c). */
 rotor_status ox_lower(ox_model *m, rotor_graph *g, rotor_error *err);
 
 
@@ -161,7 +173,6 @@ bool ox_all_data(ox_model *m, const ox_node *n);
 bool ox_alloc_data(ox_val *v);
 const int64_t *ox_attr_ints(const ox_node *n, const char *name, int *count);
 int64_t ox_bcast_offset(const ox_val *x, int r, const int64_t *idx);
-double ox_binary_eval(const char *op, double a, double b, bool isint, const ox_node *n);
 rotor_status ox_broadcast_shape(ox_model *m, ox_node *n, int first, int count, int *rank, int64_t *shape, rotor_error *err);
 const char *ox_source_input(const ox_model *m, const ox_val *x);
 rotor_status ox_const_ints(ox_model *m, const ox_node *n, int i, const char *what, int64_t *out, int cap, int *count, rotor_error *err);
@@ -184,8 +195,6 @@ rotor_status ox_set_out(ox_model *m, ox_node *n, int i, int type, int rank, cons
 bool ox_shape_elems(int rank, const int64_t *shape, int64_t *out);
 rotor_status ox_sort_nodes(ox_model *m, rotor_error *err);
 const char *ox_type_name(int t);
-double ox_unary_eval(const char *op, double x);
-bool ox_unary_has_eval(const char *op);
 
 /* The shape rules (dispatched by onnxshape.c's table): each infers node n's
  * output shapes, and folds them when its inputs are constant. */
@@ -228,8 +237,11 @@ typedef struct ox_attention {
     bool packed;                       /* GroupQueryAttention: query holds q, k and v */
 } ox_attention;
 rotor_status ox_attention_shape(ox_model *m, ox_node *n, ox_attention *a, rotor_error *err);
-/* The shape rule of a com.microsoft operator, or NULL. */
-rotor_status (*ox_ms_infer(const char *op))(ox_model *, ox_node *, rotor_error *);
+/* com.microsoft shape rules (onnxms.c). */
+rotor_status ox_infer_attention(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_skipnorm(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_embednorm(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_ms_same(ox_model *m, ox_node *n, rotor_error *err);
 rotor_status ox_infer_recurrent(ox_model *m, ox_node *n, rotor_error *err);
 rotor_status ox_infer_tfidf(ox_model *m, ox_node *n, rotor_error *err);
 rotor_status ox_infer_compress(ox_model *m, ox_node *n, rotor_error *err);

@@ -17,7 +17,7 @@
 
 /* Same shape and type as input 0: Gelu, FastGelu, BiasGelu, QuickGelu,
  * RotaryEmbedding. */
-static rotor_status infer_same(ox_model *m, ox_node *n, rotor_error *err) {
+rotor_status ox_infer_ms_same(ox_model *m, ox_node *n, rotor_error *err) {
     rotor_status st;
     if ((st = ox_need(m, n, 1, err))) return st;
     ox_val *x = ox_in(m, n, 0);
@@ -27,7 +27,7 @@ static rotor_status infer_same(ox_model *m, ox_node *n, rotor_error *err) {
 /* SkipLayerNormalization (input, skip, gamma, beta?, bias?) and
  * SkipSimplifiedLayerNormalization: output like input; mean and inv_std_var
  * [.., 1]; input_skip_bias_sum like input. */
-static rotor_status infer_skipnorm(ox_model *m, ox_node *n, rotor_error *err) {
+rotor_status ox_infer_skipnorm(ox_model *m, ox_node *n, rotor_error *err) {
     rotor_status st;
     if ((st = ox_need(m, n, 3, err))) return st;
     ox_val *x = ox_in(m, n, 0), *s = ox_in(m, n, 1), *g = ox_in(m, n, 2);
@@ -47,7 +47,7 @@ static rotor_status infer_skipnorm(ox_model *m, ox_node *n, rotor_error *err) {
 /* EmbedLayerNormalization (input_ids [B, S], segment_ids?, word_embedding
  * [V, H], ...): [B, S, H] like the embedding, mask_index [B] int32,
  * embedding_sum [B, S, H]. */
-static rotor_status infer_embednorm(ox_model *m, ox_node *n, rotor_error *err) {
+rotor_status ox_infer_embednorm(ox_model *m, ox_node *n, rotor_error *err) {
     rotor_status st;
     if ((st = ox_need(m, n, 3, err))) return st;
     ox_val *ids = ox_in(m, n, 0), *w = ox_in(m, n, 2);
@@ -123,7 +123,7 @@ rotor_status ox_attention_shape(ox_model *m, ox_node *n, ox_attention *a, rotor_
 /* Attention, MultiHeadAttention, GroupQueryAttention: output [B, S, heads *
  * v head]; present (Attention: [2, B, heads, past + S, head]) or
  * present_key / present_value ([B, kv heads, past + kv sequence, head]). */
-static rotor_status infer_attention(ox_model *m, ox_node *n, rotor_error *err) {
+rotor_status ox_infer_attention(ox_model *m, ox_node *n, rotor_error *err) {
     ox_attention a;
     rotor_status st = ox_attention_shape(m, n, &a, err);
     if (st) return st;
@@ -140,22 +140,4 @@ static rotor_status infer_attention(ox_model *m, ox_node *n, rotor_error *err) {
     if (n->nout > 1 && (st = ox_set_out(m, n, 1, q->onnx_type, 4, pk, err))) return st;
     if (n->nout > 2 && (st = ox_set_out(m, n, 2, q->onnx_type, 4, pv, err))) return st;
     return ROTOR_OK;
-}
-
-static const struct {
-    const char *op;
-    rotor_status (*fn)(ox_model *, ox_node *, rotor_error *);
-} ms_table[] = {
-    {"Attention", infer_attention},          {"MultiHeadAttention", infer_attention},
-    {"GroupQueryAttention", infer_attention}, {"SkipLayerNormalization", infer_skipnorm},
-    {"SkipSimplifiedLayerNormalization", infer_skipnorm}, {"EmbedLayerNormalization", infer_embednorm},
-    {"BiasGelu", infer_same},                 {"FastGelu", infer_same},
-    {"Gelu", infer_same},                     {"QuickGelu", infer_same},
-    {"RotaryEmbedding", infer_same},
-};
-
-rotor_status (*ox_ms_infer(const char *op))(ox_model *, ox_node *, rotor_error *) {
-    for (size_t i = 0; i < sizeof ms_table / sizeof ms_table[0]; i++)
-        if (!strcmp(ms_table[i].op, op)) return ms_table[i].fn;
-    return NULL;
 }

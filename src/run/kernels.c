@@ -3,8 +3,9 @@
  * T10 §4.2 runs operators outside tensor expressions from the vendor
  * library; rotor run needs their values, so each type rotor can run has a
  * kernel here, written from the ONNX operator specification, in double on
- * row-major arrays.  One table maps a type to its kernel; a type missing
- * from it is refused naming the type.  Attributes come from the graph
+ * row-major arrays.  One table maps a kernel kind (rotor_kernel, named
+ * per operator by the importer's registry, src/model/onnxops.c) to its
+ * kernel; an op without one is refused naming its type.  Attributes come from the graph
  * (graph.h, rotor_attr): the node's own, "@K" for a constant parameter
  * input K the lowering dropped, "@in" for the ONNX position of each graph
  * input. */
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rotor/model/onnx.h"
 #include "rotor/run/run.h"
 #include "runint.h"
 
@@ -21,6 +23,7 @@ typedef struct kctx {
     const rotor_graph *g;
     int o;
     const rotor_op *op;
+    rotor_kernel kind;                     /* which semantics (several kinds share a kernel) */
     double *const *vals;
     rotor_error *err;
 } kctx;
@@ -115,7 +118,7 @@ static void split_at(const rotor_value *x, int axis, int64_t *outer, int64_t *in
 static rotor_status k_identity(const kctx *k) {
     int x = input_at(k, 0);
     if (x < 0) return kfail(k, "has no data input");
-    if (!strcmp(k->op->type, "Dropout")) { /* training_mode (input 2) draws a random mask */
+    if (k->kind == ROTOR_KERNEL_DROPOUT) { /* training_mode (input 2) draws a random mask */
         const rotor_attr *tm = rotor_op_attr(k->op, "@2");
         int tv = input_at(k, 2);
         if ((tm && tm->nints && tm->ints[0]) || (tv >= 0 && k->vals[tv] && k->vals[tv][0] != 0))
@@ -189,7 +192,7 @@ static rotor_status k_split(const kctx *k) {
 
 /* Gather (axis) and GatherElements. */
 static rotor_status k_gather(const kctx *k) {
-    bool elements = !strcmp(k->op->type, "GatherElements");
+    bool elements = k->kind == ROTOR_KERNEL_GATHER_ELEMENTS;
     int xv = input_at(k, 0);
     if (xv < 0) return kfail(k, "has no data input");
     const rotor_value *x = val(k, xv), *y = val(k, k->op->outputs[0]);
@@ -322,13 +325,14 @@ static rotor_status k_pad(const kctx *k) {
 typedef enum { R_MAX, R_MIN, R_SUM, R_MEAN, R_PROD, R_L1, R_L2, R_SUMSQ, R_LOGSUM, R_LOGSUMEXP } rkind;
 
 static rotor_status k_reduce(const kctx *k) {
-    static const struct { const char *type; rkind r; } kinds[] = {
-        {"ReduceMax", R_MAX}, {"ReduceMin", R_MIN}, {"ReduceSum", R_SUM}, {"ReduceMean", R_MEAN},
-        {"ReduceProd", R_PROD}, {"ReduceL1", R_L1}, {"ReduceL2", R_L2}, {"ReduceSumSquare", R_SUMSQ},
-        {"ReduceLogSum", R_LOGSUM}, {"ReduceLogSumExp", R_LOGSUMEXP}};
-    rkind r = R_SUM;
-    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
-        if (!strcmp(k->op->type, kinds[i].type)) r = kinds[i].r;
+    /* the reduction is the kind's: one kernel serves the Reduce family */
+    static const rkind kinds[ROTOR_KERNEL_COUNT] = {
+        [ROTOR_KERNEL_REDUCE_MAX] = R_MAX,         [ROTOR_KERNEL_REDUCE_MIN] = R_MIN,
+        [ROTOR_KERNEL_REDUCE_SUM] = R_SUM,         [ROTOR_KERNEL_REDUCE_MEAN] = R_MEAN,
+        [ROTOR_KERNEL_REDUCE_PROD] = R_PROD,       [ROTOR_KERNEL_REDUCE_L1] = R_L1,
+        [ROTOR_KERNEL_REDUCE_L2] = R_L2,           [ROTOR_KERNEL_REDUCE_SUM_SQUARE] = R_SUMSQ,
+        [ROTOR_KERNEL_REDUCE_LOG_SUM] = R_LOGSUM,  [ROTOR_KERNEL_REDUCE_LOG_SUM_EXP] = R_LOGSUMEXP};
+    rkind r = kinds[k->kind];
     int xv = input_at(k, 0);
     if (xv < 0) return kfail(k, "has no data input");
     const rotor_value *x = val(k, xv);
@@ -387,7 +391,7 @@ static rotor_status k_reduce(const kctx *k) {
 }
 
 static rotor_status k_argmax(const kctx *k) {
-    bool mx = !strcmp(k->op->type, "ArgMax");
+    bool mx = k->kind == ROTOR_KERNEL_ARGMAX;
     int xv = input_at(k, 0);
     if (xv < 0) return kfail(k, "has no data input");
     const rotor_value *x = val(k, xv);
@@ -414,13 +418,13 @@ static rotor_status k_argmax(const kctx *k) {
  * AveragePool (count_include_pad: divide by the kernel size, else by the
  * elements inside the input). */
 static rotor_status k_maxpool(const kctx *k) {
-    bool avg = !strcmp(k->op->type, "AveragePool"), incl = attr_int(k, "count_include_pad", 0) != 0;
+    bool avg = k->kind == ROTOR_KERNEL_AVERAGEPOOL, incl = attr_int(k, "count_include_pad", 0) != 0;
     int xv = input_at(k, 0);
     if (xv < 0) return kfail(k, "has no data input");
     const rotor_value *x = val(k, xv), *y = val(k, k->op->outputs[0]);
     int ns = x->rank - 2;
     if (ns < 1 || y->rank != x->rank) return kfail(k, "needs [N, C, spatial...] input and output");
-    bool global = !strcmp(k->op->type, "GlobalMaxPool");
+    bool global = k->kind == ROTOR_KERNEL_GLOBAL_MAXPOOL;
     int64_t ks[ROTOR_GRAPH_MAX_RANK], st[ROTOR_GRAPH_MAX_RANK], dl[ROTOR_GRAPH_MAX_RANK], pb[ROTOR_GRAPH_MAX_RANK];
     int64_t tmp[2 * ROTOR_GRAPH_MAX_RANK];
     int n;
@@ -586,7 +590,7 @@ static rotor_status k_depthspace(const kctx *k) {
     if (x->rank != 4) return kfail(k, "needs [N, C, H, W]");
     int64_t b = attr_int(k, "blocksize", 0);
     if (b < 1) return kfail(k, "blocksize is missing");
-    bool d2s = !strcmp(k->op->type, "DepthToSpace");
+    bool d2s = k->kind == ROTOR_KERNEL_DEPTH_TO_SPACE;
     const rotor_attr *ma = rotor_op_attr(k->op, "mode");
     bool crd = ma && ma->str && !strcmp(ma->str, "CRD");
     /* in the depth-to-space direction: Y[n, c, h*b+i, w*b+j] = X[n, ch, h, w] */
@@ -712,7 +716,7 @@ static rotor_status k_convtranspose(const kctx *k) {
  * SoftmaxCrossEntropyLoss takes x = log_softmax(scores) over axis 1 first
  * and writes it as its optional second output. */
 static rotor_status k_loss(const kctx *k) {
-    bool sce = !strcmp(k->op->type, "SoftmaxCrossEntropyLoss");
+    bool sce = k->kind == ROTOR_KERNEL_SCE_LOSS;
     int xv = input_at(k, 0), tv = input_at(k, 1);
     int64_t nw;
     const double *weight = input_data(k, 2, &nw);
@@ -772,35 +776,62 @@ static rotor_status k_loss(const kctx *k) {
 
 typedef rotor_status (*kernel_fn)(const kctx *k);
 
-static const struct {
-    const char *type;
-    kernel_fn fn;
-} kernels[] = {
-    {"Identity", k_identity},       {"Dropout", k_identity},        {"Expand", k_expand},
-    {"Concat", k_concat},           {"Split", k_split},             {"Gather", k_gather},
-    {"GatherElements", k_gather},   {"Tile", k_tile},               {"Pad", k_pad},
-    {"ReduceMax", k_reduce},        {"ReduceMin", k_reduce},        {"ReduceSum", k_reduce},
-    {"ReduceMean", k_reduce},       {"ReduceProd", k_reduce},       {"ReduceL1", k_reduce},
-    {"ReduceL2", k_reduce},         {"ReduceSumSquare", k_reduce},  {"ReduceLogSum", k_reduce},
-    {"ReduceLogSumExp", k_reduce},  {"ArgMax", k_argmax},           {"ArgMin", k_argmax},
-    {"MaxPool", k_maxpool},         {"GlobalMaxPool", k_maxpool},   {"AveragePool", k_maxpool},   {"LayerNormalization", k_layernorm},
-    {"InstanceNormalization", k_instancenorm}, {"Trilu", k_trilu}, {"CumSum", k_cumsum},
-    {"DepthToSpace", k_depthspace}, {"SpaceToDepth", k_depthspace},
-    {"NegativeLogLikelihoodLoss", k_loss}, {"SoftmaxCrossEntropyLoss", k_loss},
-    {"ConvTranspose", k_convtranspose},
+/* Indexed by the kind the ONNX importer's registry names (onnxops.c): a
+ * kernel that serves several kinds (Reduce*, ArgMax/ArgMin, the pools) reads
+ * which one from k->kind, never from the type string. */
+static const kernel_fn kernels[ROTOR_KERNEL_COUNT] = {
+    [ROTOR_KERNEL_IDENTITY] = k_identity,
+    [ROTOR_KERNEL_DROPOUT] = k_identity,
+    [ROTOR_KERNEL_EXPAND] = k_expand,
+    [ROTOR_KERNEL_CONCAT] = k_concat,
+    [ROTOR_KERNEL_SPLIT] = k_split,
+    [ROTOR_KERNEL_GATHER] = k_gather,
+    [ROTOR_KERNEL_GATHER_ELEMENTS] = k_gather,
+    [ROTOR_KERNEL_TILE] = k_tile,
+    [ROTOR_KERNEL_PAD] = k_pad,
+    [ROTOR_KERNEL_REDUCE_MAX] = k_reduce,
+    [ROTOR_KERNEL_REDUCE_MIN] = k_reduce,
+    [ROTOR_KERNEL_REDUCE_SUM] = k_reduce,
+    [ROTOR_KERNEL_REDUCE_MEAN] = k_reduce,
+    [ROTOR_KERNEL_REDUCE_PROD] = k_reduce,
+    [ROTOR_KERNEL_REDUCE_L1] = k_reduce,
+    [ROTOR_KERNEL_REDUCE_L2] = k_reduce,
+    [ROTOR_KERNEL_REDUCE_SUM_SQUARE] = k_reduce,
+    [ROTOR_KERNEL_REDUCE_LOG_SUM] = k_reduce,
+    [ROTOR_KERNEL_REDUCE_LOG_SUM_EXP] = k_reduce,
+    [ROTOR_KERNEL_ARGMAX] = k_argmax,
+    [ROTOR_KERNEL_ARGMIN] = k_argmax,
+    [ROTOR_KERNEL_MAXPOOL] = k_maxpool,
+    [ROTOR_KERNEL_GLOBAL_MAXPOOL] = k_maxpool,
+    [ROTOR_KERNEL_AVERAGEPOOL] = k_maxpool,
+    [ROTOR_KERNEL_LAYERNORM] = k_layernorm,
+    [ROTOR_KERNEL_INSTANCENORM] = k_instancenorm,
+    [ROTOR_KERNEL_TRILU] = k_trilu,
+    [ROTOR_KERNEL_CUMSUM] = k_cumsum,
+    [ROTOR_KERNEL_DEPTH_TO_SPACE] = k_depthspace,
+    [ROTOR_KERNEL_SPACE_TO_DEPTH] = k_depthspace,
+    [ROTOR_KERNEL_NLL_LOSS] = k_loss,
+    [ROTOR_KERNEL_SCE_LOSS] = k_loss,
+    [ROTOR_KERNEL_CONV_TRANSPOSE] = k_convtranspose,
 };
 
-static kernel_fn find_kernel(const char *type) {
-    for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++)
-        if (!strcmp(kernels[i].type, type)) return kernels[i].fn;
-    return NULL;
+/* The op's kind: the one its lowering stored, else its type's in the
+ * registry (an operator the ONNX lowering did not make: the zoo's, a
+ * hand-built graph's). */
+static rotor_kernel kind_of(const rotor_op *op) {
+    return op->kernel != ROTOR_KERNEL_NONE ? op->kernel : rotor_onnx_kernel(op->type);
 }
 
-bool rotor_run_has_kernel(const char *type) { return find_kernel(type) != NULL; }
+bool rotor_run_has_kernel(const char *type) { return kernels[rotor_onnx_kernel(type)] != NULL; }
+
+bool rotor_run_kernel_kind(rotor_kernel kind) {
+    return kind > ROTOR_KERNEL_NONE && kind < ROTOR_KERNEL_COUNT && kernels[kind] != NULL;
+}
 
 rotor_status rotor_run_kernel(const rotor_graph *g, int op, double *const *vals, rotor_error *err) {
     kctx k = {.g = g, .o = op, .op = &g->ops[op], .vals = vals, .err = err};
-    kernel_fn fn = find_kernel(k.op->type);
+    k.kind = kind_of(k.op);
+    kernel_fn fn = kernels[k.kind];
     if (!fn) return kfail(&k, "rotor has no reference kernel for this vendor op");
     return fn(&k);
 }

@@ -45,19 +45,6 @@
 
 #define OPFAIL(g, o, code, ...) op_fail(g, o, err, code, __VA_ARGS__)
 
-rotor_status run_op_vfail(const rotor_graph *g, int o, rotor_error *err, rotor_status code, const char *fmt,
-                          va_list ap) {
-    char msg[ROTOR_ERROR_MAX];
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    return rotor_fail(err, code, "op '%s' (%s): %s", g->ops[o].name, g->ops[o].type, msg);
-}
-
-void run_op_prefix(const rotor_graph *g, int o, rotor_error *err) {
-    char prefix[160];
-    snprintf(prefix, sizeof prefix, "op '%s' (%s)", g->ops[o].name, g->ops[o].type);
-    rotor_error_prefix(err, prefix);
-}
-
 static rotor_status op_fail(const rotor_graph *g, int o, rotor_error *err, rotor_status code, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 static rotor_status op_fail(const rotor_graph *g, int o, rotor_error *err, rotor_status code, const char *fmt, ...) {

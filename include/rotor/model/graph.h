@@ -90,6 +90,50 @@ typedef struct rotor_attr {
     char *str;                             /* NULL unless a string */
 } rotor_attr;
 
+/* The reference kernel that runs a vendor op (src/run/kernels.c, rotor run):
+ * the ONNX importer's operator registry (src/model/onnxops.c) names one per
+ * operator and the lowering stores it on the vendor op it makes, so the run
+ * stage dispatches by this kind, not by the type string.  A kind is one
+ * operator semantics; a kernel function may serve several (the Reduce
+ * family reads its reduction from the kind). */
+typedef enum rotor_kernel {
+    ROTOR_KERNEL_NONE = 0, /* no reference kernel (or not known at build time) */
+    ROTOR_KERNEL_IDENTITY,
+    ROTOR_KERNEL_DROPOUT,
+    ROTOR_KERNEL_EXPAND,
+    ROTOR_KERNEL_CONCAT,
+    ROTOR_KERNEL_SPLIT,
+    ROTOR_KERNEL_GATHER,
+    ROTOR_KERNEL_GATHER_ELEMENTS,
+    ROTOR_KERNEL_TILE,
+    ROTOR_KERNEL_PAD,
+    ROTOR_KERNEL_REDUCE_MAX,
+    ROTOR_KERNEL_REDUCE_MIN,
+    ROTOR_KERNEL_REDUCE_SUM,
+    ROTOR_KERNEL_REDUCE_MEAN,
+    ROTOR_KERNEL_REDUCE_PROD,
+    ROTOR_KERNEL_REDUCE_L1,
+    ROTOR_KERNEL_REDUCE_L2,
+    ROTOR_KERNEL_REDUCE_SUM_SQUARE,
+    ROTOR_KERNEL_REDUCE_LOG_SUM,
+    ROTOR_KERNEL_REDUCE_LOG_SUM_EXP,
+    ROTOR_KERNEL_ARGMAX,
+    ROTOR_KERNEL_ARGMIN,
+    ROTOR_KERNEL_MAXPOOL,
+    ROTOR_KERNEL_GLOBAL_MAXPOOL,
+    ROTOR_KERNEL_AVERAGEPOOL,
+    ROTOR_KERNEL_LAYERNORM,
+    ROTOR_KERNEL_INSTANCENORM,
+    ROTOR_KERNEL_TRILU,
+    ROTOR_KERNEL_CUMSUM,
+    ROTOR_KERNEL_DEPTH_TO_SPACE,
+    ROTOR_KERNEL_SPACE_TO_DEPTH,
+    ROTOR_KERNEL_NLL_LOSS,
+    ROTOR_KERNEL_SCE_LOSS,
+    ROTOR_KERNEL_CONV_TRANSPOSE,
+    ROTOR_KERNEL_COUNT
+} rotor_kernel;
+
 typedef struct rotor_op {
     char *name;
     char type[ROTOR_OP_TYPE_MAX];          /* ONNX spelling: "MatMul", "Conv", ... */
@@ -99,6 +143,9 @@ typedef struct rotor_op {
      * Gather (GatherElements, GatherND) reads from its data input only the
      * elements it writes, not the whole table. */
     bool vendor;
+    /* Vendor ops the ONNX lowering made: the reference kernel that runs it;
+     * ROTOR_KERNEL_NONE otherwise (rotor run then looks the type up). */
+    rotor_kernel kernel;
     rotor_expr expr;                       /* bound; unused when vendor */
     /* expr tensor t names graph value tensor_value[t] (-1: a tensor of the
      * expression that is not a graph value, e.g. a folded constant). */

@@ -105,4 +105,11 @@ void rotor_onnx_tensor_free(rotor_onnx_tensor *t);
  * float32, float64, int32, int64 and bool; others are refused. */
 rotor_status rotor_onnx_tensor_write(const char *path, const rotor_onnx_tensor *t, rotor_error *err);
 
+/* The reference kernel (rotor_kernel, graph.h) that runs a vendor op of
+ * default-domain ONNX type `type`, from the importer's operator registry;
+ * ROTOR_KERNEL_NONE when the type has none or is not an ONNX operator rotor
+ * imports.  rotor run uses it for operators the ONNX lowering did not make
+ * (the zoo's, hand-built graphs). */
+rotor_kernel rotor_onnx_kernel(const char *type);
+
 #endif

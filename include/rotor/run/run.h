@@ -72,7 +72,9 @@ void rotor_run_result_free(rotor_run_result *r);
  * needs is missing or out of range. */
 rotor_status rotor_run_kernel(const rotor_graph *g, int op, double *const *vals, rotor_error *err);
 
-/* Whether rotor has a reference kernel for vendor ops of this type. */
+/* Whether rotor has a reference kernel for vendor ops of this type (its
+ * kind in the ONNX importer's registry, rotor_onnx_kernel), or of this kind. */
 bool rotor_run_has_kernel(const char *type);
+bool rotor_run_kernel_kind(rotor_kernel kind);
 
 #endif

@@ -1,0 +1,53 @@
+/* onnxops.h — the ONNX operator registry (private to the model stage;
+ * docs/onnx.md, "The operator registry").
+ *
+ * One row per operator: its name and domain, the opsets it covers, its shape
+ * rule, its fold, its lowering and the run kernel of the vendor op it may
+ * become.  Shape inference (onnxshape.c) binds each node to its row; the
+ * fold and the lowering read the row through the node (ox_node.def), so no
+ * other file lists operator names.  Adding an operator is one row in
+ * onnxops.c and the functions it names. */
+#ifndef ROTOR_MODEL_ONNXOPS_H
+#define ROTOR_MODEL_ONNXOPS_H
+
+#include "onnxir.h"
+
+/* The last opset of a row that is still current. */
+#define OX_OPSET_OPEN INT64_MAX
+
+struct lower_ctx;
+
+/* Infers node n's output shapes, and folds them when its inputs are constant. */
+typedef rotor_status (*ox_infer_fn)(ox_model *m, ox_node *n, rotor_error *err);
+/* Element-wise folds: one element of a unary op, or of a binary op applied
+ * left to right over a variadic one's inputs (isint: integer operands). */
+typedef double (*ox_fold1_fn)(double x);
+typedef double (*ox_fold2_fn)(double a, double b, bool isint, const ox_node *n);
+/* Lowers node n into operators (lowerint.h). */
+typedef rotor_status (*ox_lower_fn)(struct lower_ctx *c, const ox_node *n);
+
+enum {
+    OX_RANDOM = 1 << 0,     /* a generator: never a constant, even with constant inputs */
+    OX_ANY_OUTPUT = 1 << 1  /* the lowering takes an omitted or empty first output itself */
+};
+
+typedef struct ox_opdef {
+    const char *name;       /* op_type, as ONNX spells it */
+    const char *domain;     /* "ai.onnx" (the default domain) or "com.microsoft" */
+    int64_t since, until;   /* the domain's opsets the row covers, inclusive */
+    ox_infer_fn infer;      /* never NULL */
+    ox_fold1_fn fold1;      /* the shape rule folds element by element with it, or NULL */
+    ox_fold2_fn fold2;
+    ox_lower_fn lower;      /* NULL: a vendor op (lw_vendor) */
+    rotor_kernel kernel;    /* what runs the vendor op (rotor run), or ROTOR_KERNEL_NONE */
+    unsigned flags;         /* OX_RANDOM, OX_ANY_OUTPUT */
+} ox_opdef;
+
+/* The row of operator name in domain at opset, or NULL: rotor does not
+ * import it. */
+const ox_opdef *ox_op_find(const char *domain, const char *name, int64_t opset);
+
+/* Every row, in table order (for the registry's tests). */
+const ox_opdef *ox_op_rows(int *count);
+
+#endif
