@@ -499,7 +499,7 @@ static rotor_status read_file(const char *path, char **out, size_t *out_len, rot
     char *buf = malloc(cap);
     if (!buf) {
         fclose(fp);
-        return rotor_fail(err, ROTOR_ERR_NOMEM, "%s: out of memory", path);
+        return rotor_nomem(err);
     }
     for (;;) {
         if (len + 1 == cap) {
@@ -514,7 +514,7 @@ static rotor_status read_file(const char *path, char **out, size_t *out_len, rot
             if (!grown) {
                 free(buf);
                 fclose(fp);
-                return rotor_fail(err, ROTOR_ERR_NOMEM, "%s: out of memory", path);
+                return rotor_nomem(err);
             }
             buf = grown;
             cap *= 2;

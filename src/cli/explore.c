@@ -257,7 +257,7 @@ static void run_point(const explore *ex, ex_point *p) {
     for (int d = 0; d < EX_ND; d++)
         if (ex->want[d]) rows[d].pct_ideal = rows[d].latency_us > 0 ? 100.0 * ideal / rows[d].latency_us : 0;
     if (!(p->csv = ex_csv_rows(&ex->g, p->vi, ex->designs, ex->nd, rows))) {
-        p->st = rotor_fail(&p->err, ROTOR_ERR_NOMEM, "out of memory");
+        p->st = rotor_nomem(&p->err);
         return;
     }
     ex_csv_read_back(p, ex->designs, ex->nd);

@@ -313,7 +313,7 @@ rotor_status ox_read_file(const char *path, size_t max, uint8_t **buf, size_t *l
             size_t ncap = cap ? 2 * cap : 1 << 16;
             uint8_t *nb = realloc(b, ncap);
             if (!nb) {
-                st = rotor_fail(err, ROTOR_ERR_NOMEM, "%s: out of memory", path);
+                st = rotor_nomem(err);
                 break;
             }
             b = nb;

@@ -424,8 +424,7 @@ static rotor_status emu_setup(emu *m, const rotor_place *pl, const rotor_chip *c
     if (!m->arena || !m->tag || !m->tag_tmp || !m->sent || !m->recv_count || !m->bytes_count ||
         !m->copy_count || !m->src) {
         emu_free(m);
-        return rotor_fail(err, ROTOR_ERR_NOMEM, "emulator: out of memory for %lld cores of %lld bytes",
-                          (long long)m->cores, (long long)(m->per_core * 4));
+        return rotor_nomem(err);
     }
     return ROTOR_OK;
 }

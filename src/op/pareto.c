@@ -83,7 +83,7 @@ rotor_status search_pareto_epsilon(ctx *c, int nthreads, rotor_search_result *ou
     rotor_candidate *v = malloc((size_t)capn * sizeof *v);
     if (!v || !c->spare) {
         free(v);
-        return rotor_fail(err, ROTOR_ERR_NOMEM, "search: out of memory");
+        return rotor_nomem(err);
     }
     v[n++] = out->best;
     for (;;) {
@@ -92,7 +92,7 @@ rotor_status search_pareto_epsilon(ctx *c, int nthreads, rotor_search_result *ou
         bool found = false;
         if (!search_once(c, nthreads, &next, &found, st, NULL)) {
             free(v);
-            return rotor_fail(err, ROTOR_ERR_NOMEM, "search: out of memory");
+            return rotor_nomem(err);
         }
         if (!found) break;
         if (n == capn) {
@@ -100,7 +100,7 @@ rotor_status search_pareto_epsilon(ctx *c, int nthreads, rotor_search_result *ou
             rotor_candidate *nv = realloc(v, (size_t)capn * sizeof *v);
             if (!nv) {
                 free(v);
-                return rotor_fail(err, ROTOR_ERR_NOMEM, "search: out of memory");
+                return rotor_nomem(err);
             }
             v = nv;
         }

@@ -507,7 +507,7 @@ static rotor_status choose_offsets(rotor_place *pl, rotor_error *err) {
     source src[ROTOR_MAX_TENSORS];
     int nsrc = list_sources(pl, share, src);
     int32_t *count = malloc((size_t)pl->cores * sizeof *count);
-    if (!count) return rotor_fail(err, ROTOR_ERR_NOMEM, "placement: out of memory");
+    if (!count) return rotor_nomem(err);
     int first_bad = -1;
     for (int64_t use = ((int64_t)1 << nsrc) - 1; use >= 0; use--) {
         build_offsets(pl, src, nsrc, (unsigned)use, share);
@@ -544,7 +544,7 @@ static rotor_status build_rings(rotor_place *pl, int t, rotor_error *err) {
     pl->member[t] = malloc((size_t)pl->cores * sizeof(int32_t));
     if (!count || !pl->ring[t] || !pl->pos[t] || !pl->member[t]) {
         free(count);
-        return rotor_fail(err, ROTOR_ERR_NOMEM, "placement: out of memory for the rings of %s", x->name);
+        return rotor_nomem(err);
     }
     for (int64_t c = 0; c < pl->cores; c++) {
         int64_t gid, pos;
@@ -574,7 +574,7 @@ rotor_status rotor_place_make(const rotor_expr *e, const rotor_plan *p, const ro
         return rotor_fail(err, ROTOR_ERR_INPUT, "placement: %lld cores exceed the placement's 2^31 limit",
                           (long long)info->cores);
     rotor_place *pl = calloc(1, sizeof *pl);
-    if (!pl) return rotor_fail(err, ROTOR_ERR_NOMEM, "placement: out of memory");
+    if (!pl) return rotor_nomem(err);
     pl->e = *e;
     pl->p = *p;
     pl->info = *info;
@@ -601,7 +601,7 @@ rotor_status rotor_place_make(const rotor_expr *e, const rotor_plan *p, const ro
     pl->off = calloc((size_t)(pl->cores * pl->na), sizeof *pl->off);
     if (!pl->off) {
         rotor_place_free(pl);
-        return rotor_fail(err, ROTOR_ERR_NOMEM, "placement: out of memory");
+        return rotor_nomem(err);
     }
     rotor_status st = choose_offsets(pl, err);
     for (int t = 0; st == ROTOR_OK && t < pl->nt; t++) st = build_rings(pl, t, err);

@@ -146,7 +146,7 @@ rotor_status rotor_json_read_text(const char *path, char **out, rotor_error *err
     }
     bool bad = ferror(f);
     fclose(f);
-    if (!buf) return rotor_fail(err, ROTOR_ERR_NOMEM, "%s: out of memory", path);
+    if (!buf) return rotor_nomem(err);
     if (bad) {
         free(buf);
         return rotor_fail(err, ROTOR_ERR_IO, "%s: read error", path);

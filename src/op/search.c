@@ -374,12 +374,12 @@ static rotor_status search_run(ctx *c, const rotor_search_options *opt, double t
         /* the epsilon loop below then prunes every capped search by time */
         if (ok && have && capped) c->time_cap = out->best.cost.total * opt->pareto_time_ratio;
     }
-    if (!ok) return rotor_fail(err, ROTOR_ERR_NOMEM, "search: out of memory");
+    if (!ok) return rotor_nomem(err);
     if (c->frontier && have) {
         out->pareto = malloc((size_t)fr.n * sizeof *out->pareto);
         if (!out->pareto) {
             free(fr.v);
-            return rotor_fail(err, ROTOR_ERR_NOMEM, "search: out of memory");
+            return rotor_nomem(err);
         }
         for (int i = 0; i < fr.n; i++) out->pareto[i] = fr.v[fr.n - 1 - i];
         out->npareto = fr.n;
@@ -497,14 +497,14 @@ rotor_status rotor_search_session_open(const rotor_expr *e, const rotor_chip *ch
                                        rotor_error *err) {
     *out = NULL;
     rotor_search_session *s = calloc(1, sizeof *s);
-    if (!s) return rotor_fail(err, ROTOR_ERR_NOMEM, "search: out of memory");
+    if (!s) return rotor_nomem(err);
     rotor_status rc = ctx_init(&s->c, e, chip, opt, err);
     if (!rc && opt && opt->pareto)
         rc = rotor_fail(err, ROTOR_ERR_INPUT, "search: a session finds single plans, not frontiers");
     if (!rc && opt && opt->solver != ROTOR_SOLVER_EXACT)
         rc = rotor_fail(err, ROTOR_ERR_INPUT, "search: a session runs the exact solver only");
     if (!rc && !(s->c.spare = calloc(1, sizeof *s->c.spare)))
-        rc = rotor_fail(err, ROTOR_ERR_NOMEM, "search: out of memory");
+        rc = rotor_nomem(err);
     if (rc) {
         ctx_free(&s->c);
         free(s);
@@ -528,7 +528,7 @@ rotor_status rotor_search_session_best(rotor_search_session *s, int64_t cap, int
     double t0 = omp_get_wtime();
     bool have = false;
     if (!search_once(c, nthreads, best, &have, &st, NULL))
-        return rotor_fail(err, ROTOR_ERR_NOMEM, "search: out of memory");
+        return rotor_nomem(err);
     st.threads = nthreads;
     st.wall_seconds = omp_get_wtime() - t0;
     if (stats) *stats = st;
