@@ -80,8 +80,8 @@ static void print_table(const rotor_graph *g, const rotor_compile_result *r, con
     printf("\n");
     printf("SRAM per core: idle %lld B, peak %lld B of %lld (%.1f%%); %d operators, %d %s searches, "
            "%d reconciliation steps\n",
-           (long long)r->idle_bytes, (long long)r->peak_bytes, (long long)chip->sram_bytes,
-           100.0 * (double)r->peak_bytes / (double)chip->sram_bytes, r->nops, r->searches,
+           (long long)r->idle_bytes, (long long)r->peak_bytes, (long long)rotor_chip_sram(chip),
+           100.0 * (double)r->peak_bytes / (double)rotor_chip_sram(chip), r->nops, r->searches,
            rotor_solver_name(r->solver), r->ncurve);
 }
 

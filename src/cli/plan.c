@@ -73,7 +73,7 @@ static void print_table(const rotor_expr *e, const rotor_chip *chip, const char 
     rotor_expr_dims_string(e, dims, sizeof dims);
     printf("operator      %s   (%s)\n", e->text, dims);
     printf("chip          %s: %lld cores, %lld B SRAM per core, cost model %s\n", chip->name,
-           (long long)rotor_chip_cores(chip), (long long)chip->sram_bytes, model);
+           (long long)rotor_chip_cores(chip), (long long)rotor_chip_sram(chip), model);
     printf("\nplan\n  F_op        ");
     print_axes(e, b->plan.fop);
     printf("   (%lld cores)\n  loop order  ", (long long)in->cores);
@@ -105,8 +105,8 @@ static void print_table(const rotor_expr *e, const rotor_chip *chip, const char 
                (long long)in->ring_size[t], (long long)in->rings[t], part, (long long)in->bytes[t],
                (long long)in->shifts[t]);
     }
-    printf("\n  memory/core %lld B of %lld (%.1f%%)%s\n", (long long)in->memory, (long long)chip->sram_bytes,
-           100.0 * (double)in->memory / (double)chip->sram_bytes,
+    printf("\n  memory/core %lld B of %lld (%.1f%%)%s\n", (long long)in->memory, (long long)rotor_chip_sram(chip),
+           100.0 * (double)in->memory / (double)rotor_chip_sram(chip),
            in->rotates ? ", shift buffer included" : "");
     printf("\npredicted time\n");
     printf("  compute        %12.6f us\n", b->cost.compute * 1e6);

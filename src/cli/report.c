@@ -145,7 +145,7 @@ static void section_summary(FILE *f, const report *r) {
     cli_xml_text(f, r->chip.name);
     fprintf(f, ": %lld chip%s x %lld cores, %s, %lld B SRAM per core</td></tr>\n", (long long)r->chip.chips,
             r->chip.chips > 1 ? "s" : "", (long long)r->chip.cores_per_chip,
-            cli_topology_text(&r->chip, topo, sizeof topo), (long long)r->chip.sram_bytes);
+            cli_topology_text(&r->chip, topo, sizeof topo), (long long)rotor_chip_sram(&r->chip));
     if (r->comp_st) {
         fputs("<tr><td>T10 compile</td><td>", f);
         cli_xml_text(f, r->comp_err.msg);

@@ -407,7 +407,7 @@ static void print_times(run_state *s) {
     bool sim = rotor_replay(s->prog, &s->chip, NULL, &rr, NULL, &err) == ROTOR_OK;
     printf("%s on %s: %d operators emulated, %d vendor ops; peak SRAM %.1f of %.1f KiB per core\n",
            s->p.graph.name, s->chip.name, s->planned.ops_emulated, s->planned.ops_vendor,
-           (double)s->planned.peak_bytes / 1024, (double)s->chip.sram_bytes / 1024);
+           (double)s->planned.peak_bytes / 1024, (double)rotor_chip_sram(&s->chip) / 1024);
     const rotor_program *p = s->prog;
     for (int k = 0; k < p->nsegments; k++) {
         const rotor_segment *sg = &p->segments[k];

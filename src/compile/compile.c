@@ -730,7 +730,7 @@ static rotor_status compiler_new(compiler *cc, const rotor_graph *g, const rotor
                                  const rotor_compile_options *opt, rotor_error *err) {
     *cc = (compiler){.g = g, .chip = chip};
     cc->cores = rotor_chip_cores(chip);
-    cc->sram = chip->sram_bytes;
+    cc->sram = rotor_chip_sram(chip);
     cc->elem = chip->element_bytes;
     cc->solver = opt ? opt->solver : ROTOR_SOLVER_EXACT;
     cc->st = calloc((size_t)g->nops, sizeof *cc->st);

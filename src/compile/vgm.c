@@ -58,13 +58,13 @@ rotor_status rotor_vgm_compile(const rotor_graph *g, const rotor_chip *chip, rot
             resident += vgm_ceil_div(g->values[v].elements * elem, cores);
     free(live);
     out->vgm_bytes = resident + peak_live;
-    out->local_bytes = chip->sram_bytes - out->vgm_bytes;
+    out->local_bytes = rotor_chip_sram(chip) - out->vgm_bytes;
     if (!st && out->local_bytes <= 0)
         st = rotor_fail(err, ROTOR_ERR_NOFIT,
                         "vgm: the model does not fit: the VGM slice needs %lld bytes per core "
                         "(%lld of weights, %lld of live activations), the SRAM has %lld",
                         (long long)out->vgm_bytes, (long long)resident, (long long)peak_live,
-                        (long long)chip->sram_bytes);
+                        (long long)rotor_chip_sram(chip));
     for (int o = 0; !st && o < g->nops; o++) {
         const rotor_op *op = &g->ops[o];
         rotor_vgm_op *r = &out->ops[o];

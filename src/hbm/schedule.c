@@ -547,7 +547,7 @@ rotor_status rotor_schedule_build(const rotor_graph *g, const rotor_chip *chip,
     s->solver = opt->solver;
     s->pchip = (rotor_preload_chip){
         .cores = chip->cores_per_chip,
-        .sram_bytes = chip->sram_bytes,
+        .sram_bytes = rotor_chip_sram(chip),
         .hbm_bw = (int64_t)llround(chip->hbm_gbps * 1e9),
         .link_bw = (int64_t)llround(rotor_chip_link_bw(chip)),
         .sram_blocking = !opt->sram_nonblocking,

@@ -395,7 +395,7 @@ static rotor_status emu_setup(emu *m, const rotor_place *pl, const rotor_chip *c
     m->toff[m->nt] = off;
     if (m->info->rotates) charged += chip->shift_buffer_bytes;
     m->per_core = off + m->chunk;
-    int64_t sram = opt && opt->sram_bytes > 0 ? opt->sram_bytes : chip->sram_bytes;
+    int64_t sram = opt && opt->sram_bytes > 0 ? opt->sram_bytes : rotor_chip_sram(chip);
     if (charged > sram) {
         char parts[256];
         int k = 0;

@@ -589,7 +589,7 @@ static rotor_status kapla_init(kapla *k, const rotor_expr *e, const rotor_chip *
     k->m = opt && opt->model ? opt->model : rotor_cost_model_default();
     if (opt) k->cons = opt->constraints;
     k->cores = rotor_chip_cores(chip);
-    k->cap0 = chip->sram_bytes;
+    k->cap0 = rotor_chip_sram(chip);
     if (k->cons.memory_cap > 0 && k->cons.memory_cap < k->cap0) k->cap0 = k->cons.memory_cap;
     k->cap = k->cap0;
     k->want_front = opt && opt->pareto;

@@ -238,9 +238,9 @@ static rotor_status derive_memory(const rotor_expr *e, const rotor_chip *chip, c
     }
     if (info->rotates) mem += chip->shift_buffer_bytes;
     info->memory = mem;
-    if (mem > chip->sram_bytes)
+    if (mem > rotor_chip_sram(chip))
         return rotor_fail(err, ROTOR_ERR_NOFIT, "needs %lld bytes per core; the chip has %lld",
-                          (long long)mem, (long long)chip->sram_bytes);
+                          (long long)mem, (long long)rotor_chip_sram(chip));
     return ROTOR_OK;
 }
 

@@ -418,7 +418,7 @@ static rotor_status ctx_init(ctx *c, const rotor_expr *e, const rotor_chip *chip
         c->progress_ctx = opt->progress_ctx;
     }
     c->cores = rotor_chip_cores(chip);
-    c->cap = chip->sram_bytes;
+    c->cap = rotor_chip_sram(chip);
     c->time_cap = INFINITY;
     c->nfops = -1;
     if (opt && opt->pareto_time_ratio != 0 && !(opt->pareto_time_ratio >= 1))

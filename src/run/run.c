@@ -228,11 +228,11 @@ static rotor_status run_stage(run_ctx *c, int o, const rotor_stage *s, float *co
     const rotor_program_op *po = &p->ops[o];
     rotor_chip gc = rotor_segment_group_chip(c->opt->chip, s->cores);
     int64_t others = stage_others(p, o, s);
-    rotor_emu_options eo = {.sram_bytes = c->opt->chip->sram_bytes - others};
+    rotor_emu_options eo = {.sram_bytes = rotor_chip_sram(c->opt->chip) - others};
     if (eo.sram_bytes <= 0)
         return OPFAIL(g, o, ROTOR_ERR_NOFIT, "as a stage: the other operators' idle layouts, the live activations "
                       "and the pipeline's buffers take %lld bytes per core, all of the %lld of SRAM",
-                      (long long)others, (long long)c->opt->chip->sram_bytes);
+                      (long long)others, (long long)rotor_chip_sram(c->opt->chip));
     rotor_place *pl = NULL;
     rotor_status st = rotor_place_make(&s->micro, &s->plan.plan, &s->plan.info, &pl, err);
     if (st) {
@@ -366,11 +366,11 @@ static rotor_status run_expression(run_ctx *c, int o, rotor_error *err) {
         const rotor_program_op *po = &p->ops[o];
         const rotor_chip *chip = c->opt->chip;
         int64_t others = p->idle_bytes - po->idle_bytes + po->live_bytes;
-        rotor_emu_options eo = {.sram_bytes = chip->sram_bytes - others};
+        rotor_emu_options eo = {.sram_bytes = rotor_chip_sram(chip) - others};
         rotor_emu_result er;
         if (eo.sram_bytes <= 0)
             st = OPFAIL(g, o, ROTOR_ERR_NOFIT, "the other operators' idle layouts and the live activations take "
-                        "%lld bytes per core, all of the %lld of SRAM", (long long)others, (long long)chip->sram_bytes);
+                        "%lld bytes per core, all of the %lld of SRAM", (long long)others, (long long)rotor_chip_sram(chip));
         if (!st) st = rotor_place_make(e, &po->active, &po->active_info, &pl, err);
         if (!st) {
             st = rotor_emu_run(pl, chip, &eo, (const float *const *)in, y, &er, err);

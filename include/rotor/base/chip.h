@@ -93,6 +93,14 @@ char *rotor_chip_to_json(const rotor_chip *chip);
 
 /* Derived quantities in the cost model's units (cost-model-v1.md "Chip"). */
 int64_t rotor_chip_cores(const rotor_chip *chip);          /* N = cores_per_chip * chips */
+/* S, the SRAM one core's operators may hold, in bytes (T10 §3: each core
+ * holds its sub-operators' tensors in its private SRAM).  The one owner of
+ * that rule: the search, the compiler, the emulator, the VGM baseline, the
+ * HBM schedule and the reports read it here, not from the raw field, so a
+ * hierarchy of local and cluster buffers (GraphTurbo) changes it in one
+ * place.  Today it is the flat private SRAM, sram_bytes; a chip file's and
+ * a program file's "sram_bytes" key is that field as written. */
+static inline int64_t rotor_chip_sram(const rotor_chip *chip) { return chip->sram_bytes; }
 double rotor_chip_link_bw(const rotor_chip *chip);         /* beta, bytes/s */
 double rotor_chip_link_latency(const rotor_chip *chip);    /* alpha, s */
 double rotor_chip_matrix_rate(const rotor_chip *chip);     /* R_mm, FLOP/s per core */
