@@ -37,10 +37,20 @@ else
 fi
 
 # Every operator-test model of libonnx-testdata imports (exit 0) or is refused
-# with one line naming the file (exit 2); nothing else is allowed.
+# with one line naming the file (exit 2); nothing else is allowed.  Under the
+# sanitizers one model in 8 (the counts are checked in the plain build): a
+# process there costs 0.1 s of ASan's start and exit whatever it does, and
+# the unit test onnxshape/every_imported_testdata_output_has_its_reference_
+# shape_and_type imports every one of them in one process under ASan already.
+case $ROTOR in
+*/san/*) stride=8 ;;
+*) stride=1 ;;
+esac
 if [ -d "$TESTDATA" ]; then
-    imported=0 refused=0 total=0
+    imported=0 refused=0 total=0 k=0
     for f in "$TESTDATA"/*/*/model.onnx; do
+        k=$((k + 1))
+        [ $((k % stride)) -eq 0 ] || [ "$stride" -eq 1 ] || continue
         total=$((total + 1))
         "$ROTOR" model "$f" >/dev/null 2>"$err"
         rc=$?
@@ -53,7 +63,8 @@ if [ -d "$TESTDATA" ]; then
         fi
     done
     echo "cli_onnx.sh: libonnx-testdata: $total models, $imported imported, $refused refused"
-    if [ "$total" -eq 1072 ] && [ "$imported" -eq 887 ]; then ok; else bad "testdata counts changed"; fi
+    if [ "$stride" -gt 1 ]; then [ "$total" -eq $((1072 / stride)) ] && ok || bad "testdata: $total models, want $((1072 / stride))"
+    elif [ "$total" -eq 1072 ] && [ "$imported" -eq 887 ]; then ok; else bad "testdata counts changed"; fi
     # ConvTranspose's output shapes as the ONNX tests give them (issue 20:
     # auto_pad SAME was ignored, 1x2x7x7 where the file says 1x2x6x6)
     for c in autopad_same:1x2x6x6 "":1x2x5x5 pads:1x2x7x3 output_shape:1x2x10x8 dilations:1x1x5x5 \
