@@ -404,13 +404,55 @@ static int axis_moves(const kapla *k, int a, int64_t f, int *cand) {
     return nc;
 }
 
-/* The local descent over F_op from `from`: each round costs every F_op one
- * or two blocked sizes away along one axis, or 1.5-4 times larger or smaller
- * (with `wide`: every blocked size of that axis, a line search), alone and
- * with another axis refilled to the cores left (grown or shrunk), and
- * moves to the best while it is better. */
-static void stacking_descent(kapla *k, const int64_t *from, bool wide, int64_t *end) {
-    const rotor_expr *e = k->e;
+/* A neighbourhood of the descent: every F_op it reaches from cur is offered
+ * to consider_refilled, which keeps the best in best/bs/have. */
+typedef void (*neighbourhood)(kapla *k, const int64_t *cur, bool wide, int64_t *best, score *bs, bool *have);
+
+/* One axis moved: one or two blocked sizes away, or 1.5-4 times larger or
+ * smaller (with `wide`: every blocked size of that axis, a line search). */
+static void one_axis_moves(kapla *k, const int64_t *cur, bool wide, int64_t *best, score *bs, bool *have) {
+    for (int a = 0; a < k->e->naxes; a++) {
+        int i = blocked_index(k, a, cur[a]);
+        int cand[12], nc = axis_moves(k, a, cur[a], cand);
+        if (wide) nc = k->nblocked[a];
+        for (int ci = 0; ci < nc; ci++) {
+            int j = wide ? ci : cand[ci];
+            if (j == i || j < 0 || j >= k->nblocked[a]) continue;
+            int64_t f[ROTOR_MAX_AXES];
+            memcpy(f, cur, sizeof f);
+            f[a] = k->blocked[a][j];
+            consider_refilled(k, f, a, -1, best, bs, have);
+        }
+    }
+}
+
+/* Two axes moved at once, each a narrow move (axis_moves): a plateau of
+ * padding often needs two axes to shrink while a third grows. */
+static void two_axis_moves(kapla *k, const int64_t *cur, bool wide, int64_t *best, score *bs, bool *have) {
+    (void)wide;
+    for (int a = 0; a < k->e->naxes; a++)
+        for (int b = a + 1; b < k->e->naxes; b++) {
+            int ia = blocked_index(k, a, cur[a]), ib = blocked_index(k, b, cur[b]);
+            int ca[12], cb[12], na = axis_moves(k, a, cur[a], ca), nb = axis_moves(k, b, cur[b], cb);
+            for (int x = 0; x < na; x++)
+                for (int y = 0; y < nb; y++) {
+                    if (ca[x] == ia || cb[y] == ib || ca[x] < 0 || ca[x] >= k->nblocked[a] || cb[y] < 0 ||
+                        cb[y] >= k->nblocked[b])
+                        continue;
+                    int64_t f[ROTOR_MAX_AXES];
+                    memcpy(f, cur, sizeof f);
+                    f[a] = k->blocked[a][ca[x]];
+                    f[b] = k->blocked[b][cb[y]];
+                    consider_refilled(k, f, a, b, best, bs, have);
+                }
+        }
+}
+
+/* The local descent over F_op from `from`: each round costs every F_op of
+ * the neighbourhood, alone and with another axis refilled to the cores
+ * left (grown or shrunk), and moves to the best while it is better.  The
+ * F_op it stops at goes to *end when end is not NULL. */
+static void descend(kapla *k, const int64_t *from, neighbourhood moves, bool wide, int64_t *end) {
     int64_t cur[ROTOR_MAX_AXES];
     memcpy(cur, from, sizeof cur);
     score cs = fop_score(k, cur);
@@ -418,19 +460,7 @@ static void stacking_descent(kapla *k, const int64_t *from, bool wide, int64_t *
         int64_t best[ROTOR_MAX_AXES];
         score bs;
         bool have = false;
-        for (int a = 0; a < e->naxes; a++) {
-            int i = blocked_index(k, a, cur[a]);
-            int cand[12], nc = axis_moves(k, a, cur[a], cand);
-            if (wide) nc = k->nblocked[a];
-            for (int ci = 0; ci < nc; ci++) {
-                int j = wide ? ci : cand[ci];
-                if (j == i || j < 0 || j >= k->nblocked[a]) continue;
-                int64_t f[ROTOR_MAX_AXES];
-                memcpy(f, cur, sizeof f);
-                f[a] = k->blocked[a][j];
-                consider_refilled(k, f, a, -1, best, &bs, &have);
-            }
-        }
+        moves(k, cur, wide, best, &bs, &have);
         if (!have || score_cmp(k, bs, best, cs, cur) >= 0) break;
         memcpy(cur, best, sizeof cur);
         cs = bs;
@@ -438,40 +468,8 @@ static void stacking_descent(kapla *k, const int64_t *from, bool wide, int64_t *
     if (end) memcpy(end, cur, sizeof cur);
 }
 
-/* The descent with two axes moved at once: each round costs every F_op
- * whose factors along two axes each make a narrow move (axis_moves), alone
- * and with a third axis refilled to the cores left, and moves to the best
- * while it is better (a plateau of padding often needs two axes to shrink
- * while a third grows). */
-static void stacking_pairs(kapla *k, const int64_t *from) {
-    const rotor_expr *e = k->e;
-    int64_t cur[ROTOR_MAX_AXES];
-    memcpy(cur, from, sizeof cur);
-    score cs = fop_score(k, cur);
-    for (int round = 0; round < REFINE_MAX; round++) {
-        int64_t best[ROTOR_MAX_AXES];
-        score bs;
-        bool have = false;
-        for (int a = 0; a < e->naxes; a++)
-            for (int b = a + 1; b < e->naxes; b++) {
-                int ia = blocked_index(k, a, cur[a]), ib = blocked_index(k, b, cur[b]);
-                int ca[12], cb[12], na = axis_moves(k, a, cur[a], ca), nb = axis_moves(k, b, cur[b], cb);
-                for (int x = 0; x < na; x++)
-                    for (int y = 0; y < nb; y++) {
-                        if (ca[x] == ia || cb[y] == ib || ca[x] < 0 || ca[x] >= k->nblocked[a] || cb[y] < 0 ||
-                            cb[y] >= k->nblocked[b])
-                            continue;
-                        int64_t f[ROTOR_MAX_AXES];
-                        memcpy(f, cur, sizeof f);
-                        f[a] = k->blocked[a][ca[x]];
-                        f[b] = k->blocked[b][cb[y]];
-                        consider_refilled(k, f, a, b, best, &bs, &have);
-                    }
-            }
-        if (!have || score_cmp(k, bs, best, cs, cur) >= 0) return;
-        memcpy(cur, best, sizeof cur);
-        cs = bs;
-    }
+static void stacking_descent(kapla *k, const int64_t *from, bool wide, int64_t *end) {
+    descend(k, from, one_axis_moves, wide, end);
 }
 
 /* Kicks out of the descent's local minimum (iterated local search; the
@@ -565,7 +563,7 @@ static void solve(kapla *k) {
     if (k->ntop) {
         int64_t best[ROTOR_MAX_AXES];
         memcpy(best, k->top[0].fop, sizeof best);
-        stacking_pairs(k, best);
+        descend(k, best, two_axis_moves, false, NULL);
     }
     top_entry top[POOL_K];
     int ntop = k->ntop < TOP_K ? k->ntop : TOP_K;
