@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "rotor/base/chip.h"
 #include "rotor/base/error.h"
@@ -218,6 +219,28 @@ FIXTURE void mlp_graph(rotor_graph *g, int *x) {
     cr_assert_eq(rotor_graph_set_output(g, h, &err), ROTOR_OK);
 }
 
+
+/* A stack of FFNs (ffn_stack: layers, tokens, hidden, ffn) in g, compiled on
+ * the IPU Mk2 with options o (NULL: defaults) into r; the library's status,
+ * with its message in err. */
+FIXTURE rotor_status compile_ffn(rotor_graph *g, int layers, int64_t tokens, int64_t hidden, int64_t ffn,
+                                 const rotor_compile_options *o, rotor_compile_result *r, rotor_error *err) {
+    ffn_stack(g, layers, tokens, hidden, ffn);
+    rotor_chip chip = mk2();
+    return rotor_compile(g, &chip, o, r, err);
+}
+
+/* The index of the operator called `name` among ops[0 .. n): a graph's or a
+ * program's operators, each with a `char *name`.  It must exist. */
+#define OP_NAMED(ops, n, name) op_index_named(&(ops)[0].name, sizeof *(ops), (n), (name))
+FIXTURE int op_index_named(char *const *first, size_t stride, int n, const char *name) {
+    for (int i = 0; i < n; i++) {
+        char *const *at = (char *const *)(const void *)((const char *)first + (size_t)i * stride);
+        if (!strcmp(*at, name)) return i;
+    }
+    cr_assert_fail("no operator %s", name);
+    return -1;
+}
 
 /* g compiled for chip with options o (NULL: defaults), written as a program
  * file and read back into p; the compile result goes to keep, or is freed

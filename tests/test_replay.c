@@ -470,12 +470,7 @@ static void small_bert_program(int layers, const rotor_chip *chip, rotor_program
 }
 
 /* The index of p's operator `name`, which must exist. */
-static int op_named(const rotor_program *p, const char *name) {
-    for (int o = 0; o < p->nops; o++)
-        if (!strcmp(p->ops[o].name, name)) return o;
-    cr_assert_fail("no operator %s", name);
-    return -1;
-}
+static int op_named(const rotor_program *p, const char *name) { return OP_NAMED(p->ops, p->nops, name); }
 
 Test(replay, a_hand_off_through_a_view_moves_the_named_bytes, .timeout = 60) {
     rotor_chip chip;
