@@ -230,13 +230,16 @@ FIXTURE rotor_status compile_ffn(rotor_graph *g, int layers, int64_t tokens, int
     return rotor_compile(g, &chip, o, r, err);
 }
 
-/* The index of the operator called `name` among ops[0 .. n): a graph's or a
- * program's operators, each with a `char *name`.  It must exist. */
-#define OP_NAMED(ops, n, name) op_index_named(&(ops)[0].name, sizeof *(ops), (n), (name))
-FIXTURE int op_index_named(char *const *first, size_t stride, int n, const char *name) {
+/* The index of the operator called `name` among ops[0 .. n): a graph's, a
+ * program's or a schedule's operators, each with a `name` that is a char
+ * pointer or a char array.  It must exist. */
+#define OP_NAMED(ops, n, name)                                                                     \
+    op_index_named((const char *)&(ops)[0].name, sizeof *(ops), (n), (name),                      \
+                   _Generic(&(ops)[0].name, char **: true, char *const *: true, default: false))
+FIXTURE int op_index_named(const char *first, size_t stride, int n, const char *name, bool pointer) {
     for (int i = 0; i < n; i++) {
-        char *const *at = (char *const *)(const void *)((const char *)first + (size_t)i * stride);
-        if (!strcmp(*at, name)) return i;
+        const char *at = first + (size_t)i * stride;
+        if (!strcmp(pointer ? *(char *const *)(const void *)at : at, name)) return i;
     }
     cr_assert_fail("no operator %s", name);
     return -1;
