@@ -245,6 +245,23 @@ FIXTURE int op_index_named(const char *first, size_t stride, int n, const char *
     return -1;
 }
 
+/* Leaves a time of ASSERT_TIMES unchecked. */
+#define ANY_PS INT64_MIN
+
+/* Operator result o (ops[i] of a preload result or of a schedule replay)
+ * preloads over [pre_start, pre_end] and executes over [exe_start,
+ * exe_end], in ps; ANY_PS leaves a time unchecked. */
+#define ASSERT_TIMES(o, pre_start, pre_end, exe_start, exe_end)                                     \
+    assert_times((const int64_t[]){(o).pre_start_ps, (o).pre_end_ps, (o).exe_start_ps, (o).exe_end_ps}, \
+                 (const int64_t[]){pre_start, pre_end, exe_start, exe_end}, #o)
+FIXTURE void assert_times(const int64_t *got, const int64_t *want, const char *what) {
+    static const char *const names[4] = {"pre_start_ps", "pre_end_ps", "exe_start_ps", "exe_end_ps"};
+    for (int i = 0; i < 4; i++)
+        if (want[i] != ANY_PS)
+            cr_assert_eq(got[i], want[i], "%s.%s: %lld, expected %lld", what, names[i], (long long)got[i],
+                         (long long)want[i]);
+}
+
 /* g compiled for chip with options o (NULL: defaults), written as a program
  * file and read back into p; the compile result goes to keep, or is freed
  * when keep is NULL. */
