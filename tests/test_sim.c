@@ -103,6 +103,15 @@ static int64_t route_text(const rotor_sim *s, int64_t src, int64_t dst, char *ou
     return hops;
 }
 
+/* The route from src to dst takes `hops` links or ports (-1: not checked)
+ * through the resources named in `want`, in order. */
+static void assert_route(const rotor_sim *s, int64_t src, int64_t dst, int64_t hops, const char *want) {
+    char text[512];
+    int64_t h = route_text(s, src, dst, text, sizeof text);
+    if (hops >= 0) cr_assert_eq(h, hops, "%lld -> %lld: %lld hops", (long long)src, (long long)dst, (long long)h);
+    cr_assert_str_eq(text, want, "%lld -> %lld", (long long)src, (long long)dst);
+}
+
 /* ---- all-to-all (Elk §2.1: IPU exchange) ------------------------------------ */
 
 /* A ring shift of 2 cores: each sends to the other.  Out and in ports are
@@ -135,9 +144,7 @@ Test(sim, transfer_time_is_one_latency_plus_bytes_over_beta_rounded_to_the_ps) {
     cr_assert_eq(ps, 1489455);
     cr_assert_eq(rotor_sim_transfer_ps(s, 3, 4, 0, &ps, &err), ROTOR_OK);
     cr_assert_eq(ps, 0);
-    char text[256];
-    cr_assert_eq(route_text(s, 0, 1471, text, sizeof text), 1);
-    cr_assert_str_eq(text, "out c0.0, in c0.1471");
+    assert_route(s, 0, 1471, 1, "out c0.0, in c0.1471");
     rotor_sim_free(s);
 }
 
@@ -198,11 +205,8 @@ Test(sim, two_flows_sharing_one_mesh_link_take_twice_as_long) {
     assert_span(s, a, 0, 300000);
     assert_span(s, b, 300000, 600000);
     cr_assert_eq(st.stall_ps, 300000);
-    char text[256];
-    route_text(s, 0, 2, text, sizeof text);
-    cr_assert_str_eq(text, "link c0 (0,0)->(1,0), link c0 (1,0)->(2,0)");
-    route_text(s, 1, 3, text, sizeof text);
-    cr_assert_str_eq(text, "link c0 (1,0)->(2,0), link c0 (2,0)->(3,0)");
+    assert_route(s, 0, 2, -1, "link c0 (0,0)->(1,0), link c0 (1,0)->(2,0)");
+    assert_route(s, 1, 3, -1, "link c0 (1,0)->(2,0), link c0 (2,0)->(3,0)");
     rotor_sim_free(s);
 }
 
@@ -238,15 +242,14 @@ Test(sim, a_mesh_core_talks_to_its_4_neighbours_at_once) {
 Test(sim, mesh_route_is_x_then_y_with_one_hop_per_link) {
     rotor_chip chip = mesh(3, 3, 50);
     rotor_sim *s = make(&chip);
-    char text[512];
-    cr_assert_eq(route_text(s, 0, 8, text, sizeof text), 4);
-    cr_assert_str_eq(text, "link c0 (0,0)->(1,0), link c0 (1,0)->(2,0), "
-                           "link c0 (2,0)->(2,1), link c0 (2,1)->(2,2)");
-    cr_assert_eq(route_text(s, 8, 0, text, sizeof text), 4);
-    cr_assert_str_eq(text, "link c0 (2,2)->(1,2), link c0 (1,2)->(0,2), "
-                           "link c0 (0,2)->(0,1), link c0 (0,1)->(0,0)");
-    cr_assert_eq(route_text(s, 6, 5, text, sizeof text), 3); /* (0,2) -> (2,1) */
-    cr_assert_str_eq(text, "link c0 (0,2)->(1,2), link c0 (1,2)->(2,2), link c0 (2,2)->(2,1)");
+    assert_route(s, 0, 8, 4,
+                 "link c0 (0,0)->(1,0), link c0 (1,0)->(2,0), "
+                 "link c0 (2,0)->(2,1), link c0 (2,1)->(2,2)");
+    assert_route(s, 8, 0, 4,
+                 "link c0 (2,2)->(1,2), link c0 (1,2)->(0,2), "
+                 "link c0 (0,2)->(0,1), link c0 (0,1)->(0,0)");
+    /* (0,2) -> (2,1) */
+    assert_route(s, 6, 5, 3, "link c0 (0,2)->(1,2), link c0 (1,2)->(2,2), link c0 (2,2)->(2,1)");
     int64_t ps;
     cr_assert_eq(rotor_sim_transfer_ps(s, 0, 8, B1100, &ps, NULL), ROTOR_OK);
     cr_assert_eq(ps, 4 * LAT + STREAM);
@@ -366,9 +369,7 @@ Test(sim, hbm_load_split_across_controllers_takes_bytes_over_hbm_bandwidth) {
     cr_assert_eq(st.hbm_bytes, 8800);
     cr_assert_float_eq(st.hbm_util, 1.0, 1e-12);
     cr_assert_eq(st.exposed_ps[ROTOR_SIM_HBM], 200000);
-    char text[128];
-    cr_assert_eq(route_text(s, 8, 3, text, sizeof text), 1);
-    cr_assert_str_eq(text, "hbm c0.0, in c0.3");
+    assert_route(s, 8, 3, 1, "hbm c0.0, in c0.3");
     rotor_sim_free(s);
 }
 
@@ -425,22 +426,16 @@ Test(sim, mesh_hbm_ports_are_the_edge_links_split_between_the_controllers) {
     rotor_sim *s = make(&chip);
     cr_assert_eq(rotor_sim_hbm_ports(s), 16);
     int64_t c0 = rotor_sim_hbm_node(s, 0, 0), c1 = rotor_sim_hbm_node(s, 0, 1);
-    char text[256];
     /* (1,2) from controller 0: north (1,0) and east (3,2) are both 2 hops
      * away; north comes first in ring order */
-    cr_assert_eq(route_text(s, c0, 9, text, sizeof text), 3);
-    cr_assert_str_eq(text, "hbm c0.0, port c0.0 (1,-1)->(1,0), link c0 (1,0)->(1,1), link c0 (1,1)->(1,2)");
+    assert_route(s, c0, 9, 3, "hbm c0.0, port c0.0 (1,-1)->(1,0), link c0 (1,0)->(1,1), link c0 (1,1)->(1,2)");
     /* from controller 1: south (1,3) and west (0,2) are 1 hop away: south */
-    cr_assert_eq(route_text(s, c1, 9, text, sizeof text), 2);
-    cr_assert_str_eq(text, "hbm c0.1, port c0.1 (1,4)->(1,3), link c0 (1,3)->(1,2)");
+    assert_route(s, c1, 9, 2, "hbm c0.1, port c0.1 (1,4)->(1,3), link c0 (1,3)->(1,2)");
     /* corner (0,0) has two ports: north (port 0, controller 0) and west (port 15, controller 1) */
-    cr_assert_eq(route_text(s, c0, 0, text, sizeof text), 1);
-    cr_assert_str_eq(text, "hbm c0.0, port c0.0 (0,-1)->(0,0)");
-    cr_assert_eq(route_text(s, c1, 0, text, sizeof text), 1);
-    cr_assert_str_eq(text, "hbm c0.1, port c0.1 (-1,0)->(0,0)");
+    assert_route(s, c0, 0, 1, "hbm c0.0, port c0.0 (0,-1)->(0,0)");
+    assert_route(s, c1, 0, 1, "hbm c0.1, port c0.1 (-1,0)->(0,0)");
     /* a store leaves through the port nearest the sender */
-    cr_assert_eq(route_text(s, 9, c0, text, sizeof text), 3);
-    cr_assert_str_eq(text, "link c0 (1,2)->(1,1), link c0 (1,1)->(1,0), port c0.0 (1,0)->(1,-1), hbm c0.0");
+    assert_route(s, 9, c0, 3, "link c0 (1,2)->(1,1), link c0 (1,1)->(1,0), port c0.0 (1,0)->(1,-1), hbm c0.0");
     /* the port nearest each core over both controllers: the edge cores their
      * own (a corner: the first of its two), the inner four one hop in */
     const int64_t want_port[16] = {0, 1, 2, 3, 14, 1, 2, 5, 13, 10, 6, 6, 11, 10, 9, 7};
@@ -565,9 +560,7 @@ Test(sim, interchip_flows_share_a_pool_capped_at_its_total_bandwidth) {
     assert_span(s, d, 0, 250000); /* on-chip: no pool */
     cr_assert_eq(st.interchip_bytes, 3 * B1100);
     cr_assert_float_eq(st.interchip_util, 900000.0 / (2 * 600000.0), 1e-15);
-    char text[128];
-    cr_assert_eq(route_text(s, 0, 4, text, sizeof text), 2);
-    cr_assert_str_eq(text, "out c0.0, inter-chip, in c1.0");
+    assert_route(s, 0, 4, 2, "out c0.0, inter-chip, in c1.0");
     rotor_sim_free(s);
 }
 
@@ -576,10 +569,8 @@ Test(sim, mesh_interchip_route_runs_on_the_source_chip_then_crosses) {
     chip.chips = 2;
     chip.interchip_gbps = 640;
     rotor_sim *s = make(&chip);
-    char text[256];
     /* chip 0 (0,0) -> chip 1 core 3 = (1,1) */
-    cr_assert_eq(route_text(s, 0, 7, text, sizeof text), 3);
-    cr_assert_str_eq(text, "link c0 (0,0)->(1,0), link c0 (1,0)->(1,1), inter-chip");
+    assert_route(s, 0, 7, 3, "link c0 (0,0)->(1,0), link c0 (1,0)->(1,1), inter-chip");
     rotor_sim_free(s);
 }
 
