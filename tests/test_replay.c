@@ -903,6 +903,31 @@ static rotor_schedule *llama_2_layers(void) {
     return s;
 }
 
+/* llama_2_layers() scheduled by `design`: the schedule in *s, its report in
+ * *rep. */
+static void llama_scheduled(rotor_preload_design design, rotor_schedule **s, rotor_schedule_report *rep) {
+    *s = llama_2_layers();
+    rotor_error err;
+    cr_assert_eq(rotor_schedule_run(*s, design, rep, &err), ROTOR_OK, "%s", err.msg);
+}
+
+/* The same, replayed on the schedule's own chip. */
+static rotor_schedule_replay_result llama_replayed(rotor_preload_design design, rotor_schedule **s,
+                                                   rotor_schedule_report *rep) {
+    llama_scheduled(design, s, rep);
+    return sched_replay(*s, rep, NULL);
+}
+
+/* The schedule's chip as a 32 x 46 mesh of its 1472 cores. */
+static rotor_chip mesh_of(const rotor_schedule *s) {
+    rotor_chip mesh = s->chip;
+    rotor_error err;
+    cr_assert_eq(rotor_chip_set(&mesh, "topology=mesh", &err), ROTOR_OK);
+    cr_assert_eq(rotor_chip_set(&mesh, "mesh_width=32", &err), ROTOR_OK);
+    cr_assert_eq(rotor_chip_set(&mesh, "mesh_height=46", &err), ROTOR_OK);
+    return mesh;
+}
+
 /* The schedule replay streamed (preloads in flight carried from one
  * operator to the next, finished tasks retired) equals the whole run to the
  * picosecond: every operator's preload and execution span and every
@@ -944,14 +969,11 @@ static void tick(void *ctx, int done, int total, int64_t now_ps, int64_t events)
 }
 
 Test(replay, a_schedule_streamed_equals_the_whole_replay_to_the_picosecond, .timeout = 120) {
-    rotor_schedule *s = llama_2_layers();
+    rotor_schedule *s;
     rotor_schedule_report rep;
     rotor_error err;
-    cr_assert_eq(rotor_schedule_run(s, ROTOR_PRELOAD_FULL, &rep, &err), ROTOR_OK, "%s", err.msg);
-    rotor_chip mesh = s->chip;
-    cr_assert_eq(rotor_chip_set(&mesh, "topology=mesh", &err), ROTOR_OK);
-    cr_assert_eq(rotor_chip_set(&mesh, "mesh_width=32", &err), ROTOR_OK);
-    cr_assert_eq(rotor_chip_set(&mesh, "mesh_height=46", &err), ROTOR_OK);
+    llama_scheduled(ROTOR_PRELOAD_FULL, &s, &rep);
+    rotor_chip mesh = mesh_of(s);
     const rotor_chip *chips[2] = {NULL, &mesh};
     int overlapped = 0;
     for (int c = 0; c < 2; c++) {
@@ -1017,11 +1039,9 @@ Test(replay, a_schedule_streamed_equals_the_whole_replay_to_the_picosecond, .tim
 }
 
 Test(replay, a_two_layer_llama2_13b_schedule_replays_within_3_percent, .timeout = 120) {
-    rotor_schedule *s = llama_2_layers();
+    rotor_schedule *s;
     rotor_schedule_report rep;
-    rotor_error err;
-    cr_assert_eq(rotor_schedule_run(s, ROTOR_PRELOAD_FULL, &rep, &err), ROTOR_OK, "%s", err.msg);
-    rotor_schedule_replay_result r = sched_replay(s, &rep, NULL);
+    rotor_schedule_replay_result r = llama_replayed(ROTOR_PRELOAD_FULL, &s, &rep);
     cr_assert_eq(r.stats.hbm_bytes, s->hbm_bytes, "HBM bytes conserved");
     cr_assert_eq(r.hbm_bytes, s->hbm_bytes);
     cr_assert_lt(fabs(r.error), 0.03, "full: simulated %.4f ms vs analytical %.4f ms", r.simulated_ps * 1e-9,
@@ -1033,6 +1053,7 @@ Test(replay, a_two_layer_llama2_13b_schedule_replays_within_3_percent, .timeout 
     }
     cr_assert_eq(r.ops[r.nops - 1].exe_end_ps, r.simulated_ps);
     cr_assert_gt(r.stats.hbm_util, 0.9);
+    rotor_error err;
     char *json = rotor_sim_trace_json(r.sim, &err);
     cr_assert(json && strstr(json, "\"operator\":\"preload l0.qkv\""));
     free(json);
@@ -1042,15 +1063,12 @@ Test(replay, a_two_layer_llama2_13b_schedule_replays_within_3_percent, .timeout 
 }
 
 Test(replay, a_schedule_on_a_mesh_is_slower_and_bad_input_names_the_operator, .timeout = 120) {
-    rotor_schedule *s = llama_2_layers();
     rotor_schedule_report rep;
-    rotor_error err;
-    cr_assert_eq(rotor_schedule_run(s, ROTOR_PRELOAD_BASIC, &rep, &err), ROTOR_OK, "%s", err.msg);
+    rotor_schedule *s;
+    llama_scheduled(ROTOR_PRELOAD_BASIC, &s, &rep);
     rotor_schedule_replay_result a = sched_replay(s, &rep, NULL);
-    rotor_chip mesh = s->chip;
-    cr_assert_eq(rotor_chip_set(&mesh, "topology=mesh", &err), ROTOR_OK);
-    cr_assert_eq(rotor_chip_set(&mesh, "mesh_width=32", &err), ROTOR_OK);
-    cr_assert_eq(rotor_chip_set(&mesh, "mesh_height=46", &err), ROTOR_OK);
+    rotor_chip mesh = mesh_of(s);
+    rotor_error err;
     rotor_schedule_replay_result m = sched_replay(s, &rep, &mesh);
     cr_assert_gt(m.simulated_ps, a.simulated_ps);
     cr_assert_eq(m.stats.hbm_bytes, a.stats.hbm_bytes);
@@ -1077,6 +1095,16 @@ Test(replay, a_schedule_on_a_mesh_is_slower_and_bad_input_names_the_operator, .t
     assert_msg_has(err, want);
     rotor_schedule_report_free(&rep);
     rotor_schedule_free(s);
+}
+
+/* Operator `name` replayed whole (a) and streamed (b) took the same time,
+ * phase by phase, in as many tasks. */
+static void assert_same_phases(const rotor_replay_op *a, const rotor_replay_op *b, const char *name) {
+    cr_assert_eq(a->simulated_s, b->simulated_s, "%s: %.12g vs %.12g s", name, a->simulated_s, b->simulated_s);
+    cr_assert_eq(a->simulated_setup_s, b->simulated_setup_s, "%s", name);
+    cr_assert_eq(a->simulated_main_s, b->simulated_main_s, "%s", name);
+    cr_assert_eq(a->wait_s, b->wait_s, "%s", name);
+    cr_assert_eq(a->tasks, b->tasks, "%s", name);
 }
 
 /* Streaming (docs/simulator.md, "Streaming"): rotor_replay without a
@@ -1135,13 +1163,8 @@ Test(replay, a_program_streamed_operator_by_operator_equals_the_whole_run_to_the
         double end = 0;
         for (int o = 0; o < p->nops; o++) {
             const rotor_replay_op *a = &whole.ops[o], *b = &streamed.ops[o];
-            cr_assert_eq(a->simulated_s, b->simulated_s, "%s: %.12g vs %.12g s", p->ops[o].name, a->simulated_s,
-                         b->simulated_s);
-            cr_assert_eq(a->simulated_setup_s, b->simulated_setup_s, "%s", p->ops[o].name);
-            cr_assert_eq(a->simulated_main_s, b->simulated_main_s, "%s", p->ops[o].name);
+            assert_same_phases(a, b, p->ops[o].name);
             cr_assert_eq(a->simulated_reduction_s, b->simulated_reduction_s, "%s", p->ops[o].name);
-            cr_assert_eq(a->wait_s, b->wait_s, "%s", p->ops[o].name);
-            cr_assert_eq(a->tasks, b->tasks, "%s", p->ops[o].name);
             /* the operator's span in the whole run ends where the streamed one does */
             int64_t s0, s1;
             rotor_sim_op_span(sim, o, &s0, &s1);
@@ -1277,15 +1300,13 @@ Test(replay, a_streamed_segment_replays_within_5_percent_of_its_model, .timeout 
     rotor_chip chip;
     rotor_graph g;
     rotor_program p;
-    rotor_error err = {{0}};
     mlp_pipelined(&chip, &g, NULL, &p);
     cr_assert_geq(p.nsegments, 1);
     bool streamed = false;
     for (int i = 0; i < p.nsegments; i++)
         for (int k = 0; k < p.segments[i].nstages; k++) streamed |= p.segments[i].stages[k].streamed[1];
     cr_assert(streamed, "some stage reads its producer run by run");
-    rotor_replay_result r;
-    cr_assert_eq(rotor_replay(&p, &chip, NULL, &r, NULL, &err), ROTOR_OK, "%s", err.msg);
+    rotor_replay_result r = replay(&p, &chip);
     for (int i = 0; i < p.nsegments; i++) {
         const rotor_replay_op *x = &r.ops[p.segments[i].first];
         cr_assert_eq(x->segment, i + 1);
@@ -1319,12 +1340,7 @@ Test(replay, a_pipelined_program_streamed_equals_the_whole_run_to_the_picosecond
     for (int o = 0; o < p->nops; o++) {
         const rotor_replay_op *a = &whole.ops[o], *b = &streamed.ops[o];
         cr_assert_eq(a->segment, b->segment, "%s", p->ops[o].name);
-        cr_assert_eq(a->simulated_s, b->simulated_s, "%s: %.12g vs %.12g s", p->ops[o].name, a->simulated_s,
-                     b->simulated_s);
-        cr_assert_eq(a->simulated_setup_s, b->simulated_setup_s, "%s", p->ops[o].name);
-        cr_assert_eq(a->simulated_main_s, b->simulated_main_s, "%s", p->ops[o].name);
-        cr_assert_eq(a->wait_s, b->wait_s, "%s", p->ops[o].name);
-        cr_assert_eq(a->tasks, b->tasks, "%s", p->ops[o].name);
+        assert_same_phases(a, b, p->ops[o].name);
         cr_assert_eq(a->predicted_s, b->predicted_s, "%s", p->ops[o].name);
     }
     cr_assert(memcmp(&whole.stats, &streamed.stats, sizeof whole.stats) == 0, "every statistic agrees");
