@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "rotor/base/chip.h"
 #include "rotor/base/error.h"
@@ -218,6 +219,48 @@ FIXTURE void mlp_graph(rotor_graph *g, int *x) {
     cr_assert_eq(rotor_graph_set_output(g, h, &err), ROTOR_OK);
 }
 
+
+/* A stack of FFNs (ffn_stack: layers, tokens, hidden, ffn) in g, compiled on
+ * the IPU Mk2 with options o (NULL: defaults) into r; the library's status,
+ * with its message in err. */
+FIXTURE rotor_status compile_ffn(rotor_graph *g, int layers, int64_t tokens, int64_t hidden, int64_t ffn,
+                                 const rotor_compile_options *o, rotor_compile_result *r, rotor_error *err) {
+    ffn_stack(g, layers, tokens, hidden, ffn);
+    rotor_chip chip = mk2();
+    return rotor_compile(g, &chip, o, r, err);
+}
+
+/* The index of the operator called `name` among ops[0 .. n): a graph's, a
+ * program's or a schedule's operators, each with a `name` that is a char
+ * pointer or a char array.  It must exist. */
+#define OP_NAMED(ops, n, name)                                                                     \
+    op_index_named((const char *)&(ops)[0].name, sizeof *(ops), (n), (name),                      \
+                   _Generic(&(ops)[0].name, char **: true, char *const *: true, default: false))
+FIXTURE int op_index_named(const char *first, size_t stride, int n, const char *name, bool pointer) {
+    for (int i = 0; i < n; i++) {
+        const char *at = first + (size_t)i * stride;
+        if (!strcmp(pointer ? *(char *const *)(const void *)at : at, name)) return i;
+    }
+    cr_assert_fail("no operator %s", name);
+    return -1;
+}
+
+/* Leaves a time of ASSERT_TIMES unchecked. */
+#define ANY_PS INT64_MIN
+
+/* Operator result o (ops[i] of a preload result or of a schedule replay)
+ * preloads over [pre_start, pre_end] and executes over [exe_start,
+ * exe_end], in ps; ANY_PS leaves a time unchecked. */
+#define ASSERT_TIMES(o, pre_start, pre_end, exe_start, exe_end)                                     \
+    assert_times((const int64_t[]){(o).pre_start_ps, (o).pre_end_ps, (o).exe_start_ps, (o).exe_end_ps}, \
+                 (const int64_t[]){pre_start, pre_end, exe_start, exe_end}, #o)
+FIXTURE void assert_times(const int64_t *got, const int64_t *want, const char *what) {
+    static const char *const names[4] = {"pre_start_ps", "pre_end_ps", "exe_start_ps", "exe_end_ps"};
+    for (int i = 0; i < 4; i++)
+        if (want[i] != ANY_PS)
+            cr_assert_eq(got[i], want[i], "%s.%s: %lld, expected %lld", what, names[i], (long long)got[i],
+                         (long long)want[i]);
+}
 
 /* g compiled for chip with options o (NULL: defaults), written as a program
  * file and read back into p; the compile result goes to keep, or is freed

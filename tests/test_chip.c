@@ -45,6 +45,32 @@ static rotor_status load_override(const char *override, rotor_chip *out, rotor_e
 #define assert_msg_has(err, s) \
     cr_assert(strstr((err).msg, (s)) != NULL, "message \"%s\" lacks \"%s\"", (err).msg, (s))
 
+/* A chip file of `text` is refused as bad input with a message that has
+ * msg (after the file's path). */
+static void text_refused(const char *text, const char *msg) {
+    rotor_chip c;
+    rotor_error err = {{0}};
+    char path[64];
+    cr_assert_eq(chip_load_text(text, &c, &err, path), ROTOR_ERR_INPUT, "%s", text);
+    assert_msg_has(err, msg);
+}
+
+/* Loading the chip file `path` fails with status `want` and exactly the
+ * message msg. */
+static void file_refused(const char *path, rotor_status want, const char *msg) {
+    rotor_chip c;
+    rotor_error err = {{0}};
+    cr_assert_eq(rotor_chip_load(path, &c, &err), want, "%s", path);
+    cr_assert_str_eq(err.msg, msg);
+}
+
+/* The same for an ipu-mk2-based file with `override` (load_override). */
+static void override_refused(const char *override, const char *msg) {
+    char text[1024];
+    snprintf(text, sizeof text, "{" MK2_BASE ", %s}\n", override);
+    text_refused(text, msg);
+}
+
 /* ---- presets ------------------------------------------------------------- */
 
 /* cost-model-v1.md "Chip": N = 1472, S = 624 KiB, beta = 5.5e9, alpha = 0,
@@ -54,24 +80,21 @@ Test(chip, ipu_mk2_preset_has_spec_constants) {
     rotor_error err = {{0}};
     cr_assert_eq(rotor_chip_preset("ipu-mk2", &c, &err), ROTOR_OK);
     cr_assert_str_eq(c.name, "ipu-mk2");
-    cr_assert_eq(c.cores_per_chip, 1472);
-    cr_assert_eq(c.chips, 1);
-    cr_assert_eq(c.sram_bytes, 638976);
-    cr_assert_eq(c.link_gbps, 5.5);
-    cr_assert_eq(c.link_latency_ns, 0.0);
-    cr_assert_eq(c.matrix_tflops, 250.0);
-    cr_assert_eq(c.vector_tflops, 62.5);
-    cr_assert_eq(c.systolic_rows, 16);
-    cr_assert_eq(c.systolic_cols, 16);
-    cr_assert_eq(c.shift_buffer_bytes, 8192);
-    cr_assert_eq(c.element_bytes, 2);
-    cr_assert_eq(c.topology, ROTOR_TOPO_ALL_TO_ALL);
-    cr_assert_eq(c.mesh_width, 0);
-    cr_assert_eq(c.mesh_height, 0);
-    cr_assert_eq(c.interchip_gbps, 0.0);
-    cr_assert_eq(c.hbm_bytes, 0);
-    cr_assert_eq(c.hbm_gbps, 0.0);
-    cr_assert_eq(c.hbm_controllers, 0);
+    /* every number, as a double (each holds its value exactly) */
+#define FIELD(f, v) {#f, (double)c.f, v}
+    const struct {
+        const char *name;
+        double got, want;
+    } spec[] = {
+        FIELD(cores_per_chip, 1472), FIELD(chips, 1), FIELD(sram_bytes, 638976), FIELD(link_gbps, 5.5),
+        FIELD(link_latency_ns, 0.0), FIELD(matrix_tflops, 250.0), FIELD(vector_tflops, 62.5),
+        FIELD(systolic_rows, 16), FIELD(systolic_cols, 16), FIELD(shift_buffer_bytes, 8192), FIELD(element_bytes, 2),
+        FIELD(topology, ROTOR_TOPO_ALL_TO_ALL), FIELD(mesh_width, 0), FIELD(mesh_height, 0),
+        FIELD(interchip_gbps, 0.0), FIELD(hbm_bytes, 0), FIELD(hbm_gbps, 0.0), FIELD(hbm_controllers, 0),
+    };
+#undef FIELD
+    for (size_t i = 0; i < sizeof spec / sizeof spec[0]; i++)
+        cr_assert_eq(spec[i].got, spec[i].want, "%s: %g, expected %g", spec[i].name, spec[i].got, spec[i].want);
 }
 
 Test(chip, ipu_mk2_derived_rates_match_spec_to_the_bit) {
@@ -197,24 +220,16 @@ Test(chip, bad_key_file_names_the_path_and_the_key) {
 }
 
 Test(chip, bad_type_file_says_expected_positive_number_got_the_string) {
-    rotor_chip c;
-    rotor_error err = {{0}};
-    cr_assert_eq(rotor_chip_load("chips/bad-type.json", &c, &err), ROTOR_ERR_INPUT);
-    cr_assert_str_eq(err.msg, "chips/bad-type.json: link_gbps: expected a positive number, got \"fast\"");
+    file_refused("chips/bad-type.json", ROTOR_ERR_INPUT,
+                 "chips/bad-type.json: link_gbps: expected a positive number, got \"fast\"");
 }
 
 Test(chip, missing_file_is_an_io_error_with_strerror) {
-    rotor_chip c;
-    rotor_error err = {{0}};
-    cr_assert_eq(rotor_chip_load("chips/no-such-chip.json", &c, &err), ROTOR_ERR_IO);
-    cr_assert_str_eq(err.msg, "chips/no-such-chip.json: cannot open: No such file or directory");
+    file_refused("chips/no-such-chip.json", ROTOR_ERR_IO, "chips/no-such-chip.json: cannot open: No such file or directory");
 }
 
 Test(chip, directory_is_an_io_error) {
-    rotor_chip c;
-    rotor_error err = {{0}};
-    cr_assert_eq(rotor_chip_load("chips/", &c, &err), ROTOR_ERR_IO);
-    cr_assert_str_eq(err.msg, "chips/: cannot read: Is a directory");
+    file_refused("chips/", ROTOR_ERR_IO, "chips/: cannot read: Is a directory");
 }
 
 Test(chip, invalid_json_reports_the_line) {
@@ -229,11 +244,7 @@ Test(chip, invalid_json_reports_the_line) {
 }
 
 Test(chip, trailing_garbage_after_the_object_is_invalid_json) {
-    rotor_chip c;
-    rotor_error err = {{0}};
-    char path[64];
-    cr_assert_eq(chip_load_text("{" MK2_BASE "}\n\nx\n", &c, &err, path), ROTOR_ERR_INPUT);
-    assert_msg_has(err, "not valid JSON near line 3, column 1");
+    text_refused("{" MK2_BASE "}\n\nx\n", "not valid JSON near line 3, column 1");
 }
 
 Test(chip, top_level_array_is_refused) {
@@ -246,27 +257,15 @@ Test(chip, top_level_array_is_refused) {
 }
 
 Test(chip, wrong_format_and_version_are_refused) {
-    rotor_chip c;
-    rotor_error err = {{0}};
-    char path[64];
-    cr_assert_eq(chip_load_text("{\"format\": \"rotor-plan\", \"version\": 1}", &c, &err, path),
-                 ROTOR_ERR_INPUT);
-    assert_msg_has(err, ": format: expected \"rotor-chip\", got \"rotor-plan\"");
-    cr_assert_eq(chip_load_text("{\"format\": \"rotor-chip\", \"version\": 2}", &c, &err, path),
-                 ROTOR_ERR_INPUT);
-    assert_msg_has(err, ": version: expected 1, got 2");
-    cr_assert_eq(chip_load_text("{\"version\": 1}", &c, &err, path), ROTOR_ERR_INPUT);
-    assert_msg_has(err, ": format: missing key");
+    text_refused("{\"format\": \"rotor-plan\", \"version\": 1}",
+                 ": format: expected \"rotor-chip\", got \"rotor-plan\"");
+    text_refused("{\"format\": \"rotor-chip\", \"version\": 2}", ": version: expected 1, got 2");
+    text_refused("{\"version\": 1}", ": format: missing key");
 }
 
 Test(chip, unknown_base_lists_the_presets) {
-    rotor_chip c;
-    rotor_error err = {{0}};
-    char path[64];
-    cr_assert_eq(chip_load_text("{\"format\": \"rotor-chip\", \"version\": 1, \"base\": \"tpu\"}",
-                                &c, &err, path),
-                 ROTOR_ERR_INPUT);
-    assert_msg_has(err, ": base: expected a preset name (ipu-mk2, ipu-pod4, ipu-pod16), got \"tpu\"");
+    text_refused("{\"format\": \"rotor-chip\", \"version\": 1, \"base\": \"tpu\"}",
+                 ": base: expected a preset name (ipu-mk2, ipu-pod4, ipu-pod16), got \"tpu\"");
 }
 
 Test(chip, base_file_overrides_fields_and_takes_its_name_from_the_file) {
@@ -286,42 +285,23 @@ Test(chip, base_file_overrides_fields_and_takes_its_name_from_the_file) {
 }
 
 Test(chip, file_without_base_must_give_every_required_key) {
-    rotor_chip c;
-    rotor_error err = {{0}};
-    char path[64];
-    cr_assert_eq(chip_load_text("{\"format\": \"rotor-chip\", \"version\": 1, \"cores_per_chip\": 4, "
-                                "\"chips\": 1, \"sram_bytes\": 1024}",
-                                &c, &err, path),
-                 ROTOR_ERR_INPUT);
-    assert_msg_has(err, ": link_gbps: missing key (expected a positive number;");
+    text_refused("{\"format\": \"rotor-chip\", \"version\": 1, \"cores_per_chip\": 4, "
+                 "\"chips\": 1, \"sram_bytes\": 1024}",
+                 ": link_gbps: missing key (expected a positive number;");
 }
 
 Test(chip, duplicate_key_is_refused) {
-    rotor_chip c;
-    rotor_error err = {{0}};
-    char path[64];
-    cr_assert_eq(load_override("\"chips\": 1, \"chips\": 2", &c, &err, path), ROTOR_ERR_INPUT);
-    assert_msg_has(err, ": chips: duplicate key");
+    override_refused("\"chips\": 1, \"chips\": 2", ": chips: duplicate key");
 }
 
 Test(chip, fractional_core_count_is_not_an_integer) {
-    rotor_chip c;
-    rotor_error err = {{0}};
-    char path[64];
-    cr_assert_eq(load_override("\"cores_per_chip\": 1.5", &c, &err, path), ROTOR_ERR_INPUT);
-    assert_msg_has(err, ": cores_per_chip: expected a positive integer, got 1.5");
+    override_refused("\"cores_per_chip\": 1.5", ": cores_per_chip: expected a positive integer, got 1.5");
 }
 
 Test(chip, zero_and_negative_values_are_refused_where_positive_is_required) {
-    rotor_chip c;
-    rotor_error err = {{0}};
-    char path[64];
-    cr_assert_eq(load_override("\"sram_bytes\": 0", &c, &err, path), ROTOR_ERR_INPUT);
-    assert_msg_has(err, ": sram_bytes: expected a positive integer, got 0");
-    cr_assert_eq(load_override("\"matrix_tflops\": -250", &c, &err, path), ROTOR_ERR_INPUT);
-    assert_msg_has(err, ": matrix_tflops: expected a positive number, got -250");
-    cr_assert_eq(load_override("\"link_latency_ns\": -1", &c, &err, path), ROTOR_ERR_INPUT);
-    assert_msg_has(err, ": link_latency_ns: expected a non-negative number, got -1");
+    override_refused("\"sram_bytes\": 0", ": sram_bytes: expected a positive integer, got 0");
+    override_refused("\"matrix_tflops\": -250", ": matrix_tflops: expected a positive number, got -250");
+    override_refused("\"link_latency_ns\": -1", ": link_latency_ns: expected a non-negative number, got -1");
 }
 
 Test(chip, zero_is_allowed_for_latency) {
@@ -333,44 +313,29 @@ Test(chip, zero_is_allowed_for_latency) {
 }
 
 Test(chip, absurd_values_are_refused_with_the_bound) {
-    rotor_chip c;
-    rotor_error err = {{0}};
-    char path[64];
-    cr_assert_eq(load_override("\"cores_per_chip\": 2000000", &c, &err, path), ROTOR_ERR_INPUT);
-    assert_msg_has(err, ": cores_per_chip: expected a positive integer at most 1048576, got 2000000");
-    cr_assert_eq(load_override("\"link_gbps\": 1e7", &c, &err, path), ROTOR_ERR_INPUT);
-    assert_msg_has(err, ": link_gbps: expected a positive number at most 1000000, got 10000000");
-    cr_assert_eq(load_override("\"chips\": 1e300", &c, &err, path), ROTOR_ERR_INPUT);
-    assert_msg_has(err, ": chips: expected a positive integer at most 1024, got 1e+300");
-    cr_assert_eq(load_override("\"element_bytes\": 3", &c, &err, path), ROTOR_ERR_INPUT);
-    assert_msg_has(err, ": element_bytes: expected 1, 2, 4 or 8, got 3");
-    cr_assert_eq(load_override("\"shift_buffer_bytes\": 1000000", &c, &err, path), ROTOR_ERR_INPUT);
-    assert_msg_has(err, ": shift_buffer_bytes: expected at most sram_bytes (638976), got 1000000");
+    override_refused("\"cores_per_chip\": 2000000",
+                     ": cores_per_chip: expected a positive integer at most 1048576, got 2000000");
+    override_refused("\"link_gbps\": 1e7", ": link_gbps: expected a positive number at most 1000000, got 10000000");
+    override_refused("\"chips\": 1e300", ": chips: expected a positive integer at most 1024, got 1e+300");
+    override_refused("\"element_bytes\": 3", ": element_bytes: expected 1, 2, 4 or 8, got 3");
+    override_refused("\"shift_buffer_bytes\": 1000000",
+                     ": shift_buffer_bytes: expected at most sram_bytes (638976), got 1000000");
 }
 
 Test(chip, wrong_json_types_are_named) {
-    rotor_chip c;
-    rotor_error err = {{0}};
-    char path[64];
-    cr_assert_eq(load_override("\"topology\": \"ring\"", &c, &err, path), ROTOR_ERR_INPUT);
-    assert_msg_has(err, ": topology: expected \"all-to-all\" or \"mesh\", got \"ring\"");
-    cr_assert_eq(load_override("\"chips\": \"4\"", &c, &err, path), ROTOR_ERR_INPUT);
-    assert_msg_has(err, ": chips: expected a positive integer, got \"4\"");
-    cr_assert_eq(load_override("\"name\": 7", &c, &err, path), ROTOR_ERR_INPUT);
-    assert_msg_has(err, ": name: expected a string of 1 to 63 bytes");
-    cr_assert_eq(load_override("\"hbm_gbps\": [1]", &c, &err, path), ROTOR_ERR_INPUT);
-    assert_msg_has(err, ": hbm_gbps: expected a non-negative number, got an array");
+    override_refused("\"topology\": \"ring\"", ": topology: expected \"all-to-all\" or \"mesh\", got \"ring\"");
+    override_refused("\"chips\": \"4\"", ": chips: expected a positive integer, got \"4\"");
+    override_refused("\"name\": 7", ": name: expected a string of 1 to 63 bytes");
+    override_refused("\"hbm_gbps\": [1]", ": hbm_gbps: expected a non-negative number, got an array");
 }
 
 Test(chip, mesh_shape_must_multiply_to_cores_per_chip) {
     rotor_chip c;
     rotor_error err = {{0}};
     char path[64];
-    cr_assert_eq(load_override("\"topology\": \"mesh\", \"mesh_width\": 32, \"mesh_height\": 32", &c,
-                               &err, path),
-                 ROTOR_ERR_INPUT);
-    assert_msg_has(err, ": mesh_width, mesh_height: expected mesh_width * mesh_height == "
-                        "cores_per_chip (1472) for topology \"mesh\", got 32 x 32");
+    override_refused("\"topology\": \"mesh\", \"mesh_width\": 32, \"mesh_height\": 32",
+                     ": mesh_width, mesh_height: expected mesh_width * mesh_height == "
+                     "cores_per_chip (1472) for topology \"mesh\", got 32 x 32");
     cr_assert_eq(load_override("\"topology\": \"mesh\", \"mesh_width\": 32, \"mesh_height\": 46", &c,
                                &err, path),
                  ROTOR_OK, "%s", err.msg);
@@ -378,28 +343,18 @@ Test(chip, mesh_shape_must_multiply_to_cores_per_chip) {
 }
 
 Test(chip, all_to_all_refuses_a_mesh_shape) {
-    rotor_chip c;
-    rotor_error err = {{0}};
-    char path[64];
-    cr_assert_eq(load_override("\"mesh_width\": 32", &c, &err, path), ROTOR_ERR_INPUT);
-    assert_msg_has(err, ": mesh_width: expected 0 for topology \"all-to-all\", got 32");
+    override_refused("\"mesh_width\": 32", ": mesh_width: expected 0 for topology \"all-to-all\", got 32");
 }
 
 Test(chip, several_chips_need_interchip_bandwidth) {
-    rotor_chip c;
-    rotor_error err = {{0}};
-    char path[64];
-    cr_assert_eq(load_override("\"chips\": 2", &c, &err, path), ROTOR_ERR_INPUT);
-    assert_msg_has(err, ": interchip_gbps: expected a positive number when chips > 1 (chips is 2), got 0");
+    override_refused("\"chips\": 2",
+                     ": interchip_gbps: expected a positive number when chips > 1 (chips is 2), got 0");
 }
 
 Test(chip, hbm_fields_are_all_zero_or_all_positive) {
-    rotor_chip c;
-    rotor_error err = {{0}};
-    char path[64];
-    cr_assert_eq(load_override("\"hbm_gbps\": 4000", &c, &err, path), ROTOR_ERR_INPUT);
-    assert_msg_has(err, ": hbm_bytes, hbm_gbps, hbm_controllers: expected all zero (no HBM) or all "
-                        "positive, got 0, 4000, 0");
+    override_refused("\"hbm_gbps\": 4000",
+                     ": hbm_bytes, hbm_gbps, hbm_controllers: expected all zero (no HBM) or all "
+                     "positive, got 0, 4000, 0");
 }
 
 Test(chip, load_failure_leaves_the_output_untouched) {

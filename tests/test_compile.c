@@ -36,11 +36,9 @@ static bool same_decision(const rotor_compile_result *a, const rotor_compile_res
 
 Test(compile, repeated_layers_search_each_shape_once) {
     rotor_graph g;
-    ffn_stack(&g, 4, 128, 1024, 4096);
-    rotor_chip chip = mk2();
     rotor_compile_result r;
     rotor_error err;
-    cr_assert_eq(rotor_compile(&g, &chip, NULL, &r, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(compile_ffn(&g, 4, 128, 1024, 4096, NULL, &r, &err), ROTOR_OK, "%s", err.msg);
     /* one search per distinct shape (up, down) for its frontier up to the
      * time ratio, then one for each frontier's tail: choosing each active
      * plan by execution + setup, the walk looks past the cut wherever the
@@ -97,6 +95,24 @@ Test(compile, frontiers_cut_at_a_time_ratio_compile_as_whole_frontiers) {
     rotor_graph_free(&g);
 }
 
+/* g compiled on the IPU Mk2 with `sram` bytes of SRAM per core twice: with
+ * whole frontiers into w (message in ew) and with cut ones, the default,
+ * into r (message in ec).  Both statuses must agree; the status. */
+static rotor_status compile_whole_and_cut(const rotor_graph *g, int64_t sram, rotor_compile_result *w,
+                                          rotor_compile_result *r, rotor_error *ew, rotor_error *ec) {
+    rotor_chip chip = mk2();
+    char set[48];
+    rotor_error err;
+    snprintf(set, sizeof set, "sram_bytes=%lld", (long long)sram);
+    cr_assert_eq(rotor_chip_set(&chip, set, &err), ROTOR_OK, "%s", err.msg);
+    rotor_compile_options whole = {.frontier_ratio = -1}, cut = {0};
+    *ew = *ec = (rotor_error){{0}};
+    rotor_status sw = rotor_compile(g, &chip, &whole, w, ew);
+    rotor_status sc = rotor_compile(g, &chip, &cut, r, ec);
+    cr_assert_eq(sc, sw, "SRAM %lld: status %d vs whole frontiers %d", (long long)sram, sc, sw);
+    return sw;
+}
+
 /* The same for convolutions, whose cut frontiers (the fastest plan alone)
  * grow one point at a time: a chain of 3x3 convolutions on a chip with so
  * little SRAM that the walk needs leaner plans.  Two sizes: 1024 bytes, where
@@ -135,17 +151,9 @@ Test(compile, convolution_frontiers_grown_point_by_point_compile_as_whole_fronti
     const int srams[] = {1024, 256};
     for (size_t si = 0; si < sizeof srams / sizeof srams[0]; si++) {
         int sram = srams[si];
-        rotor_chip chip = mk2();
-        char set[48];
-        snprintf(set, sizeof set, "sram_bytes=%d", sram);
-        cr_assert_eq(rotor_chip_set(&chip, set, &err), ROTOR_OK, "%s", err.msg);
-        rotor_compile_options whole = {.frontier_ratio = -1}, cut = {0};
         rotor_compile_result w, r;
-        rotor_error ew = {{0}}, ec = {{0}};
-        rotor_status sw = rotor_compile(&g, &chip, &whole, &w, &ew);
-        rotor_status sc = rotor_compile(&g, &chip, &cut, &r, &ec);
-        cr_assert_eq(sc, sw, "SRAM %d: status %d vs whole frontiers %d", sram, sc, sw);
-        if (sw) {
+        rotor_error ew, ec;
+        if (compile_whole_and_cut(&g, sram, &w, &r, &ew, &ec)) {
             /* the shortfall is against the whole frontier's leanest plan */
             cr_assert_str_eq(ec.msg, ew.msg, "SRAM %d", sram);
             misfits++;
@@ -165,11 +173,9 @@ Test(compile, convolution_frontiers_grown_point_by_point_compile_as_whole_fronti
 
 Test(compile, best_time_is_the_least_point_of_the_explored_curve) {
     rotor_graph g;
-    ffn_stack(&g, 3, 256, 1024, 4096);
-    rotor_chip chip = mk2();
     rotor_compile_result r;
     rotor_error err;
-    cr_assert_eq(rotor_compile(&g, &chip, NULL, &r, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(compile_ffn(&g, 3, 256, 1024, 4096, NULL, &r, &err), ROTOR_OK, "%s", err.msg);
     cr_assert_geq(r.ncurve, 2, "the greedy walk took no step");
     double least = INFINITY;
     for (int i = 0; i < r.ncurve; i++) {
@@ -188,11 +194,10 @@ Test(compile, best_time_is_the_least_point_of_the_explored_curve) {
 
 Test(compile, sram_is_never_exceeded_while_any_operator_runs) {
     rotor_graph g;
-    ffn_stack(&g, 6, 512, 1024, 4096);
-    rotor_chip chip = mk2();
     rotor_compile_result r;
     rotor_error err;
-    cr_assert_eq(rotor_compile(&g, &chip, NULL, &r, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(compile_ffn(&g, 6, 512, 1024, 4096, NULL, &r, &err), ROTOR_OK, "%s", err.msg);
+    rotor_chip chip = mk2();
     cr_assert_leq(r.peak_bytes, chip.sram_bytes);
     for (int o = 0; o < r.nops; o++) {
         const rotor_op_schedule *s = &r.ops[o];
@@ -237,12 +242,10 @@ static int64_t handoff_max(const rotor_graph *g, const rotor_compile_result *r, 
  * with even_layout, less the even share too. */
 static void check_setup(bool even_layout) {
     rotor_graph g;
-    ffn_stack(&g, 1, 128, 1024, 4096);
-    rotor_chip chip = mk2();
     rotor_compile_result r;
     rotor_error err;
     rotor_compile_options opt = {.even_layout = even_layout};
-    cr_assert_eq(rotor_compile(&g, &chip, &opt, &r, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(compile_ffn(&g, 1, 128, 1024, 4096, &opt, &r, &err), ROTOR_OK, "%s", err.msg);
     for (int o = 0; o < r.nops; o++) {
         const rotor_op_schedule *s = &r.ops[o];
         const rotor_candidate *c = &r.frontiers[s->frontier].v[s->active];
@@ -305,12 +308,10 @@ Test(compile, a_value_live_across_operators_is_counted_while_others_run) {
 
 Test(compile, a_model_too_big_for_sram_names_the_operator_and_shortfall) {
     rotor_graph g;
-    /* 48 layers of 8192 x 32768 fp16 weights: 48 GiB, far beyond 900 MB */
-    ffn_stack(&g, 48, 8, 8192, 32768);
-    rotor_chip chip = mk2();
     rotor_compile_result r;
     rotor_error err;
-    cr_assert_eq(rotor_compile(&g, &chip, NULL, &r, &err), ROTOR_ERR_NOFIT);
+    /* 48 layers of 8192 x 32768 fp16 weights: 48 GiB, far beyond 900 MB */
+    cr_assert_eq(compile_ffn(&g, 48, 8, 8192, 32768, NULL, &r, &err), ROTOR_ERR_NOFIT);
     assert_msg_has(err, "does not fit in 638976 bytes of SRAM per core");
     assert_msg_has(err, "(MatMul) lacks");
     cr_assert_null(r.ops);
@@ -328,18 +329,9 @@ Test(compile, a_misfit_names_the_same_shortfall_with_cut_frontiers) {
     const int64_t srams[] = {196608, 147456, 131072};
     for (size_t si = 0; si < sizeof srams / sizeof srams[0]; si++) {
         int64_t sram = srams[si];
-        rotor_chip chip = mk2();
-        char set[48];
-        rotor_error err;
-        snprintf(set, sizeof set, "sram_bytes=%lld", (long long)sram);
-        cr_assert_eq(rotor_chip_set(&chip, set, &err), ROTOR_OK, "%s", err.msg);
-        rotor_compile_options whole = {.frontier_ratio = -1}, cut = {0};
         rotor_compile_result w, r;
-        rotor_error ew = {{0}}, ec = {{0}};
-        rotor_status sw = rotor_compile(&g, &chip, &whole, &w, &ew);
-        rotor_status sc = rotor_compile(&g, &chip, &cut, &r, &ec);
-        cr_assert_eq(sc, sw, "SRAM %lld: status %d vs whole frontiers %d", (long long)sram, sc, sw);
-        if (sw == ROTOR_OK) {
+        rotor_error ew, ec;
+        if (compile_whole_and_cut(&g, sram, &w, &r, &ew, &ec) == ROTOR_OK) {
             rotor_compile_result_free(&w);
             rotor_compile_result_free(&r);
             continue;
@@ -421,10 +413,9 @@ Test(compile, every_active_plan_of_a_compiled_bert_layer_verifies_in_the_emulato
 Test(compile, active_plan_minimises_execution_plus_setup_not_execution_alone) {
     rotor_chip chip = mk2();
     rotor_graph g;
-    ffn_stack(&g, 1, 12288, 256, 256);
     rotor_compile_result r;
     rotor_error err = {{0}};
-    cr_assert_eq(rotor_compile(&g, &chip, NULL, &r, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(compile_ffn(&g, 1, 12288, 256, 256, NULL, &r, &err), ROTOR_OK, "%s", err.msg);
     const rotor_op_schedule *up = &r.ops[0];
     const rotor_candidate *fastest = &r.frontiers[up->frontier].v[0];
     const rotor_expr *e = &g.ops[0].expr;
@@ -443,12 +434,7 @@ Test(compile, active_plan_minimises_execution_plus_setup_not_execution_alone) {
     rotor_graph_free(&g);
 }
 
-static int op_named(const rotor_graph *g, const char *name) {
-    for (int o = 0; o < g->nops; o++)
-        if (!strcmp(g->ops[o].name, name)) return o;
-    cr_assert_fail("no op %s", name);
-    return -1;
-}
+static int op_named(const rotor_graph *g, const char *name) { return OP_NAMED(g->ops, g->nops, name); }
 
 /* The zoo records where attention's Q, K, V and a padded convolution's
  * input lie in their producers' outputs, so the hand-off reaches them

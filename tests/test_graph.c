@@ -67,6 +67,13 @@ static void lin_build(lin *l) {
     op_ok(&l->g, desc("relu", "Relu", "R[m,n] = relu(Z[m,n])", "m=4,n=16", IDX(l->z), IDX(l->r)));
 }
 
+/* The linear layer (lin_build) and one more activation "e" [4, 16] for the
+ * operator a test adds; e's index. */
+static int lin_and_e(lin *l) {
+    lin_build(l);
+    return value(&l->g, "e", ROTOR_ROLE_ACTIVATION, SHP(4, 16));
+}
+
 /* ---- values -------------------------------------------------------------- */
 
 Test(graph, value_counts_elements_and_bytes_of_its_dtype) {
@@ -234,8 +241,7 @@ Test(graph, writing_a_value_already_read_is_not_topological) {
 
 Test(graph, outputs_may_not_be_weights_repeated_or_inputs) {
     lin l;
-    lin_build(&l);
-    int e = value(&l.g, "e", ROTOR_ROLE_ACTIVATION, SHP(4, 16));
+    int e = lin_and_e(&l);
     int w2 = value(&l.g, "w2", ROTOR_ROLE_WEIGHT, SHP(4, 16));
     op_fails(&l.g, desc("w", "Relu", "W[m,n] = relu(R[m,n])", "m=4,n=16", IDX(l.r), IDX(w2)),
              "op 'w' (Relu): output 'w2' is a weight");
@@ -250,22 +256,24 @@ Test(graph, outputs_may_not_be_weights_repeated_or_inputs) {
 
 Test(graph, expression_errors_name_the_operator_and_the_text) {
     lin l;
-    lin_build(&l);
-    int e = value(&l.g, "e", ROTOR_ROLE_ACTIVATION, SHP(4, 16));
-    op_fails(&l.g, desc("bad", "Relu", "E[m,n] = relu(R[m,n]", "m=4,n=16", IDX(l.r), IDX(e)),
-             "op 'bad' (Relu): expression 'E[m,n] = relu(R[m,n]' (m=4,n=16): column 21: expected ')'");
-    op_fails(&l.g, desc("unbound", "Relu", "E[m,n] = relu(R[m,n])", "m=4", IDX(l.r), IDX(e)),
-             "axis 'n' has no extent");
-    op_fails(&l.g, desc("", "AVeryLongOperatorTypeNameOfThirtyTwo", NULL, NULL, IDX(l.r), IDX(e)),
-             "type name is too long");
+    int e = lin_and_e(&l);
+    static const struct {
+        const char *name, *type, *expr, *dims, *msg;
+    } bad[] = {
+        {"bad", "Relu", "E[m,n] = relu(R[m,n]", "m=4,n=16",
+         "op 'bad' (Relu): expression 'E[m,n] = relu(R[m,n]' (m=4,n=16): column 21: expected ')'"},
+        {"unbound", "Relu", "E[m,n] = relu(R[m,n])", "m=4", "axis 'n' has no extent"},
+        {"", "AVeryLongOperatorTypeNameOfThirtyTwo", NULL, NULL, "type name is too long"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        op_fails(&l.g, desc(bad[i].name, bad[i].type, bad[i].expr, bad[i].dims, IDX(l.r), IDX(e)), bad[i].msg);
     rotor_graph_free(&l.g);
 }
 
 /* The expression's tensors must describe the values they name (docs/graph.md). */
 Test(graph, expression_tensor_shapes_must_match_their_values) {
     lin l;
-    lin_build(&l);
-    int e = value(&l.g, "e", ROTOR_ROLE_ACTIVATION, SHP(4, 16));
+    int e = lin_and_e(&l);
     /* the output covers its value exactly: 4 x 8 is not 4 x 16 */
     op_fails(&l.g, desc("short", "Relu", "E[m,n] = relu(R[m,n])", "m=4,n=8", IDX(l.r), IDX(e)),
              "op 'short' (Relu): expression tensor E has 32 elements but value 'e' has 64");
@@ -283,8 +291,7 @@ Test(graph, expression_tensor_shapes_must_match_their_values) {
 
 Test(graph, expression_tensors_name_only_the_ops_own_values) {
     lin l;
-    lin_build(&l);
-    int e = value(&l.g, "e", ROTOR_ROLE_ACTIVATION, SHP(4, 16));
+    int e = lin_and_e(&l);
     rotor_op_desc d = desc("wrong", "Relu", "E[m,n] = relu(R[m,n])", "m=4,n=16", IDX(l.r), IDX(e));
     d.tensor_value[1] = l.z; /* z has the right shape but is not an input */
     op_fails(&l.g, d, "op 'wrong' (Relu): expression tensor R names 'z', which is not one of the op's inputs");
@@ -390,8 +397,7 @@ Test(graph, totals_count_each_weight_once) {
 
 Test(graph, histogram_sorts_by_count_then_name) {
     lin l;
-    lin_build(&l);
-    int e = value(&l.g, "e", ROTOR_ROLE_ACTIVATION, SHP(4, 16));
+    int e = lin_and_e(&l);
     int f = value(&l.g, "f", ROTOR_ROLE_ACTIVATION, SHP(4, 16));
     op_ok(&l.g, desc("relu2", "Relu", "E[m,n] = relu(R[m,n])", "m=4,n=16", IDX(l.r), IDX(e)));
     op_ok(&l.g, desc("add2", "Add", "F[m,n] = E[m,n] + R[m,n]", "m=4,n=16", IDX(e, l.r), IDX(f)));

@@ -168,6 +168,33 @@ Test(handoff, every_element_has_one_holder_and_receive_counts_match_brute_force)
     }
 }
 
+/* The chains' producer: the 12 x 8 by 8 x 9 MatMul under F_op = fop placed
+ * into p and run on emulated cores of chip with random inputs from `seed`
+ * (into pin; pin[1] and pin[2] allocated); its output C, 12 x 9, allocated. */
+static float *run_producer(const int64_t *fop, uint64_t seed, const rotor_chip *chip, placed *p, float *pin[3]) {
+    place_plan(p, MATMUL, "m=12,k=8,n=9", fop, NULL, chip);
+    pin[0] = NULL;
+    pin[1] = malloc(12 * 8 * sizeof(float));
+    pin[2] = malloc(8 * 9 * sizeof(float));
+    float *c = malloc(12 * 9 * sizeof(float));
+    rotor_emu_random_inputs(&p->e, seed, pin);
+    rotor_emu_result res;
+    rotor_error err = {{0}};
+    cr_assert_eq(rotor_emu_run(p->pl, chip, NULL, (const float *const *)pin, c, &res, &err), ROTOR_OK, "%s", err.msg);
+    return c;
+}
+
+/* Frees a chain: the producer's inputs pin and output c, its hand-off h and
+ * the placements p and q. */
+static void free_chain(float *pin[3], float *c, rotor_handoff *h, placed *p, placed *q) {
+    free(pin[1]);
+    free(pin[2]);
+    free(c);
+    rotor_handoff_free(h);
+    rotor_place_free(p->pl);
+    rotor_place_free(q->pl);
+}
+
 /* The emulator proves a transition on real data: the producer's plan runs,
  * each core keeps what the hand-off says it holds, every consumer core
  * assembles its step-0 partition from its own elements and the holders'
@@ -176,14 +203,10 @@ Test(handoff, every_element_has_one_holder_and_receive_counts_match_brute_force)
 Test(handoff, emulated_chain_moves_the_producer_partitions_into_the_consumer_partitions) {
     rotor_chip chip = mk2();
     placed p, q;
-    place_plan(&p, MATMUL, "m=12,k=8,n=9", (int64_t[]){2, 2, 3}, NULL, &chip);
+    float *pin[3], *c = run_producer((int64_t[]){2, 2, 3}, 11, &chip, &p, pin);
     place_plan(&q, "E[m,p] += C[m,n] * F[n,p]", "m=12,n=9,p=5", (int64_t[]){4, 1, 2}, NULL, &chip);
     rotor_error err = {{0}};
-    float *pin[3] = {NULL, malloc(12 * 8 * sizeof(float)), malloc(8 * 9 * sizeof(float))};
-    float *c = malloc(12 * 9 * sizeof(float));
-    rotor_emu_random_inputs(&p.e, 11, pin);
     rotor_emu_result res;
-    cr_assert_eq(rotor_emu_run(p.pl, &chip, NULL, (const float *const *)pin, c, &res, &err), ROTOR_OK, "%s", err.msg);
 
     /* what each producer core holds: a copy of the output masked to its elements */
     rotor_handoff *h = handoff_of(&p);
@@ -241,12 +264,7 @@ Test(handoff, emulated_chain_moves_the_producer_partitions_into_the_consumer_par
     free(qin[2]);
     free(held);
     free(has);
-    free(c);
-    free(pin[1]);
-    free(pin[2]);
-    rotor_handoff_free(h);
-    rotor_place_free(p.pl);
-    rotor_place_free(q.pl);
+    free_chain(pin, c, h, &p, &q);
 }
 
 /* A consumer reading the producer's output through a view: per core, the
@@ -353,15 +371,11 @@ Test(handoff, a_view_fits_where_its_steps_nest) {
 Test(handoff, emulated_chain_through_a_padded_window) {
     rotor_chip chip = mk2();
     placed p, q;
-    place_plan(&p, MATMUL, "m=12,k=8,n=9", (int64_t[]){3, 2, 2}, NULL, &chip);
+    float *pin[3], *c = run_producer((int64_t[]){3, 2, 2}, 21, &chip, &p, pin);
     place_plan(&q, "O[h,w] += I[h+kh,w+kw] * W[kh,kw]", "h=12,w=9,kh=3,kw=3", (int64_t[]){3, 2, 2, 1}, NULL, &chip);
     rotor_view view = {.set = true, .dim = {0, 1}, .step = {1, 1}, .offset = {-1, -1}};
     rotor_error err = {{0}};
-    float *pin[3] = {NULL, malloc(12 * 8 * sizeof(float)), malloc(8 * 9 * sizeof(float))};
-    float *c = malloc(108 * sizeof(float));
-    rotor_emu_random_inputs(&p.e, 21, pin);
     rotor_emu_result res;
-    cr_assert_eq(rotor_emu_run(p.pl, &chip, NULL, (const float *const *)pin, c, &res, &err), ROTOR_OK, "%s", err.msg);
     rotor_handoff *h = handoff_of(&p);
     cr_assert(rotor_handoff_matches(h, q.pl, 1, &view));
     /* the window tensor I [14, 11], assembled box by box */
@@ -404,10 +418,5 @@ Test(handoff, emulated_chain_through_a_padded_window) {
     cr_assert_eq(rotor_emu_reference(&q.e, rin, ref, mag, &err), ROTOR_OK, "%s", err.msg);
     cr_assert_leq(rotor_emu_max_error(&q.e, e, ref, mag), ROTOR_EMU_TOLERANCE);
     free(qin[2]);
-    free(c);
-    free(pin[1]);
-    free(pin[2]);
-    rotor_handoff_free(h);
-    rotor_place_free(p.pl);
-    rotor_place_free(q.pl);
+    free_chain(pin, c, h, &p, &q);
 }

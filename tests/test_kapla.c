@@ -76,32 +76,62 @@ static void assert_costs_what_the_model_says(const rotor_expr *e, const rotor_ch
     cr_assert_leq(info.memory, chip->sram_bytes, "%s", label);
 }
 
-Test(kapla, every_fast_plan_validates_and_costs_what_the_model_says, .timeout = 60) {
-    uint64_t seed = 2501;
+/* What a property test checks of one random operator e on chip: its fast
+ * result f and its exact one x (NULL where not asked for); label names the
+ * seed and the operator. */
+typedef void random_check(const rotor_expr *e, const rotor_chip *chip, const rotor_search_result *f,
+                          const rotor_search_result *x, const char *label);
+
+/* Runs check on `count` random operators (random_op, drawn from `seed`) on
+ * a 64-core ipu-mk2 with 64 KiB per core, solved fast and, when `exact`,
+ * exactly too; with frontiers when `pareto`. */
+static void each_random_op(uint64_t seed, int count, bool pareto, bool exact, random_check *check) {
     rotor_chip chip = shrunk(64, 65536);
-    for (int i = 0; i < 24; i++) {
-        char label[256];
-        rotor_expr e = random_op(&seed, label, sizeof label);
-        rotor_search_result r = solve(&e, &chip, ROTOR_SOLVER_FAST, true, 1);
-        assert_costs_what_the_model_says(&e, &chip, &r.best, label);
-        for (int k = 0; k < r.npareto; k++) assert_costs_what_the_model_says(&e, &chip, &r.pareto[k], label);
-        rotor_search_result_free(&r);
+    uint64_t s = seed;
+    for (int i = 0; i < count; i++) {
+        char op[256], label[300];
+        rotor_expr e = random_op(&s, op, sizeof op);
+        snprintf(label, sizeof label, "seed %llu, %s", (unsigned long long)seed, op);
+        rotor_search_result f = solve(&e, &chip, ROTOR_SOLVER_FAST, pareto, 1), x = {0};
+        if (exact) x = solve(&e, &chip, ROTOR_SOLVER_EXACT, pareto, 1);
+        check(&e, &chip, &f, exact ? &x : NULL, label);
+        rotor_search_result_free(&f);
+        if (exact) rotor_search_result_free(&x);
     }
 }
 
+static void validates_and_costs(const rotor_expr *e, const rotor_chip *chip, const rotor_search_result *f,
+                                const rotor_search_result *x, const char *label) {
+    (void)x;
+    assert_costs_what_the_model_says(e, chip, &f->best, label);
+    for (int k = 0; k < f->npareto; k++) assert_costs_what_the_model_says(e, chip, &f->pareto[k], label);
+}
+
+Test(kapla, every_fast_plan_validates_and_costs_what_the_model_says, .timeout = 60) {
+    each_random_op(2501, 24, true, false, validates_and_costs);
+}
+
+static void never_faster(const rotor_expr *e, const rotor_chip *chip, const rotor_search_result *f,
+                         const rotor_search_result *x, const char *label) {
+    (void)e, (void)chip;
+    cr_assert_geq(f->best.cost.total, x->best.cost.total, "%s: fast %.9g s beats the optimum %.9g s", label,
+                  f->best.cost.total, x->best.cost.total);
+}
+
 Test(kapla, fast_best_is_never_faster_than_the_exact_optimum, .timeout = 60) {
-    uint64_t seed = 2502;
-    rotor_chip chip = shrunk(64, 65536);
-    for (int i = 0; i < 24; i++) {
-        char label[256];
-        rotor_expr e = random_op(&seed, label, sizeof label);
-        rotor_search_result f = solve(&e, &chip, ROTOR_SOLVER_FAST, false, 1);
-        rotor_search_result x = solve(&e, &chip, ROTOR_SOLVER_EXACT, false, 1);
-        cr_assert_geq(f.best.cost.total, x.best.cost.total, "seed 2502, %s: fast %.9g s beats the optimum %.9g s",
-                      label, f.best.cost.total, x.best.cost.total);
-        rotor_search_result_free(&f);
-        rotor_search_result_free(&x);
-    }
+    each_random_op(2502, 24, false, true, never_faster);
+}
+
+/* The fast solver's best time for e (text, dims) on chip in *fast, the
+ * exact optimum in *exact. */
+static void fast_and_exact(const char *text, const char *dims, const rotor_chip *chip, double *fast, double *exact) {
+    rotor_expr e = make_expr(text, dims);
+    rotor_search_result f = solve(&e, chip, ROTOR_SOLVER_FAST, false, 1);
+    rotor_search_result x = solve(&e, chip, ROTOR_SOLVER_EXACT, false, 1);
+    *fast = f.best.cost.total;
+    *exact = x.best.cost.total;
+    rotor_search_result_free(&f);
+    rotor_search_result_free(&x);
 }
 
 /* Operators whose optimum the greedy descent reaches (checked against the
@@ -119,14 +149,10 @@ Test(kapla, fast_finds_the_optimum_of_small_operators) {
         {"O[b,f,h,w] += I[b,c,h+kh,w+kw] * W[f,c,kh,kw]", "b=1,f=32,c=16,h=8,w=8,kh=3,kw=3", 64, 65536},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        rotor_expr e = make_expr(cases[i].text, cases[i].dims);
         rotor_chip chip = shrunk(cases[i].cores, cases[i].sram);
-        rotor_search_result f = solve(&e, &chip, ROTOR_SOLVER_FAST, false, 1);
-        rotor_search_result x = solve(&e, &chip, ROTOR_SOLVER_EXACT, false, 1);
-        cr_assert_eq(f.best.cost.total, x.best.cost.total, "%s [%s]: fast %.9g s, optimum %.9g s", cases[i].text,
-                     cases[i].dims, f.best.cost.total, x.best.cost.total);
-        rotor_search_result_free(&f);
-        rotor_search_result_free(&x);
+        double fast, exact;
+        fast_and_exact(cases[i].text, cases[i].dims, &chip, &fast, &exact);
+        cr_assert_eq(fast, exact, "%s [%s]: fast %.9g s, optimum %.9g s", cases[i].text, cases[i].dims, fast, exact);
     }
 }
 
@@ -149,14 +175,11 @@ Test(kapla, fast_reaches_the_t10_benchmark_optimum_at_fop_2_3_244) {
  * sub-task's pixels (4 x 4) fill the systolic array's 16 rows; without
  * the seeded restarts the solver stopped 8.0% off, at c=9, h=2, w=3, f=27. */
 Test(kapla, restarts_reach_the_optimum_of_conv_c207_27x27_f397) {
-    rotor_expr e = make_expr("O[b,f,h,w] += I[b,c,h+kh,w+kw] * W[f,c,kh,kw]", "b=1,c=207,h=27,kh=3,w=27,kw=3,f=397");
     rotor_chip chip = mk2();
-    rotor_search_result f = solve(&e, &chip, ROTOR_SOLVER_FAST, false, 1);
-    rotor_search_result x = solve(&e, &chip, ROTOR_SOLVER_EXACT, false, 1);
-    cr_assert_eq(f.best.cost.total, x.best.cost.total, "fast %.9g s, optimum %.9g s", f.best.cost.total,
-                 x.best.cost.total);
-    rotor_search_result_free(&f);
-    rotor_search_result_free(&x);
+    double fast, exact;
+    fast_and_exact("O[b,f,h,w] += I[b,c,h+kh,w+kw] * W[f,c,kh,kw]", "b=1,c=207,h=27,kh=3,w=27,kw=3,f=397", &chip,
+                   &fast, &exact);
+    cr_assert_eq(fast, exact, "fast %.9g s, optimum %.9g s", fast, exact);
 }
 
 /* A named gap (docs/kapla.md's table, "opt-13b b1 l0.ffn_up"): the
@@ -165,50 +188,40 @@ Test(kapla, restarts_reach_the_optimum_of_conv_c207_27x27_f397) {
  * caching pass, one prime at a time by time per byte saved, reaches F_op
  * 5,10,29 with other splits, 2.3% slower. */
 Test(kapla, fast_is_2_percent_off_on_opt13b_ffn_up_prefill) {
-    rotor_expr e = make_expr("C[m,n] += A[m,k] * B[k,n]", "m=2048,k=5120,n=20480");
     rotor_chip chip = mk2();
-    rotor_search_result f = solve(&e, &chip, ROTOR_SOLVER_FAST, false, 1);
-    rotor_search_result x = solve(&e, &chip, ROTOR_SOLVER_EXACT, false, 1);
-    double gap = f.best.cost.total / x.best.cost.total - 1;
+    double fast, exact;
+    fast_and_exact("C[m,n] += A[m,k] * B[k,n]", "m=2048,k=5120,n=20480", &chip, &fast, &exact);
+    double gap = fast / exact - 1;
     cr_assert(gap > 0.02 && gap < 0.025, "gap %.4f", gap);
-    rotor_search_result_free(&f);
-    rotor_search_result_free(&x);
+}
+
+static void sorted_frontier(const rotor_expr *e, const rotor_chip *chip, const rotor_search_result *f,
+                            const rotor_search_result *x, const char *label) {
+    (void)e, (void)chip, (void)x;
+    cr_assert_geq(f->npareto, 1, "%s", label);
+    cr_assert_eq(f->pareto[0].cost.total, f->best.cost.total, "%s", label);
+    for (int k = 1; k < f->npareto; k++) {
+        /* by time ascending and memory descending, both strictly: no
+         * point is as fast with as little memory as another */
+        cr_assert_gt(f->pareto[k].cost.total, f->pareto[k - 1].cost.total, "%s, point %d", label, k);
+        cr_assert_lt(f->pareto[k].info.memory, f->pareto[k - 1].info.memory, "%s, point %d", label, k);
+    }
 }
 
 Test(kapla, frontier_is_sorted_mutually_non_dominated_and_starts_at_the_best, .timeout = 60) {
-    uint64_t seed = 2503;
-    rotor_chip chip = shrunk(64, 65536);
-    for (int i = 0; i < 16; i++) {
-        char label[256];
-        rotor_expr e = random_op(&seed, label, sizeof label);
-        rotor_search_result r = solve(&e, &chip, ROTOR_SOLVER_FAST, true, 1);
-        cr_assert_geq(r.npareto, 1, "%s", label);
-        cr_assert_eq(r.pareto[0].cost.total, r.best.cost.total, "%s", label);
-        for (int k = 1; k < r.npareto; k++) {
-            /* by time ascending and memory descending, both strictly: no
-             * point is as fast with as little memory as another */
-            cr_assert_gt(r.pareto[k].cost.total, r.pareto[k - 1].cost.total, "seed 2503, %s, point %d", label, k);
-            cr_assert_lt(r.pareto[k].info.memory, r.pareto[k - 1].info.memory, "seed 2503, %s, point %d", label, k);
-        }
-        rotor_search_result_free(&r);
-    }
+    each_random_op(2503, 16, true, false, sorted_frontier);
 }
 
 /* The exact frontier's leanest point is the least memory of any plan; the
  * fast frontier never claims less (its points are real plans). */
+static void never_leaner_than_any_plan(const rotor_expr *e, const rotor_chip *chip, const rotor_search_result *f,
+                                       const rotor_search_result *x, const char *label) {
+    (void)e, (void)chip;
+    cr_assert_geq(f->pareto[f->npareto - 1].info.memory, x->pareto[x->npareto - 1].info.memory, "%s", label);
+}
+
 Test(kapla, fast_frontier_never_goes_below_the_least_memory_of_any_plan, .timeout = 60) {
-    uint64_t seed = 2504;
-    rotor_chip chip = shrunk(64, 65536);
-    for (int i = 0; i < 8; i++) {
-        char label[256];
-        rotor_expr e = random_op(&seed, label, sizeof label);
-        rotor_search_result f = solve(&e, &chip, ROTOR_SOLVER_FAST, true, 1);
-        rotor_search_result x = solve(&e, &chip, ROTOR_SOLVER_EXACT, true, 1);
-        cr_assert_geq(f.pareto[f.npareto - 1].info.memory, x.pareto[x.npareto - 1].info.memory, "seed 2504, %s",
-                      label);
-        rotor_search_result_free(&f);
-        rotor_search_result_free(&x);
-    }
+    each_random_op(2504, 8, true, true, never_leaner_than_any_plan);
 }
 
 Test(kapla, results_do_not_depend_on_the_thread_count) {

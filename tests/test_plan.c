@@ -39,6 +39,22 @@ static void derive_fails(const rotor_expr *e, const rotor_plan *p, rotor_status 
     assert_msg_has(err, msg);
 }
 
+/* The three numbers v[0 .. 2] of `what` (by MatMul axis: m, k, n; or by
+ * tensor: C, A, B) are a, b and c. */
+static void assert_three(const int64_t *v, int64_t a, int64_t b, int64_t c, const char *what) {
+    cr_assert_eq(v[0], a, "%s[0]: %lld", what, (long long)v[0]);
+    cr_assert_eq(v[1], b, "%s[1]: %lld", what, (long long)v[1]);
+    cr_assert_eq(v[2], c, "%s[2]: %lld", what, (long long)v[2]);
+}
+
+/* The benchmark MatMul (m=32, k=5120, n=15360) under F_op = [fm, fk, fn]
+ * fails to derive with status `want` and a message that has msg. */
+static void benchmark_fails(int64_t fm, int64_t fk, int64_t fn, rotor_status want, const char *msg) {
+    rotor_expr e = make_expr(MATMUL, "m=32,k=5120,n=15360");
+    rotor_plan p = plan3(&e, fm, fk, fn);
+    derive_fails(&e, &p, want, msg);
+}
+
 /* ---- T10 Figure 6 (§4.1) ---------------------------------------------------- */
 
 /* Figure 6: a [6,8] tensor on 8 cores with f_s = [2,1] is shared by 4 cores.
@@ -140,12 +156,8 @@ Test(plan, aligned_ft_4_and_2_along_k_take_4_steps_A_shifts_3_B_shifts_1) {
     rotor_plan_info info = derive_ok(&e, &p);
     cr_assert_eq(info.steps[K_], 4);
     cr_assert_eq(info.total_steps, 4);
-    cr_assert_eq(info.sub_task[M_], 1);
-    cr_assert_eq(info.sub_task[K_], 1);
-    cr_assert_eq(info.sub_task[N_], 1);
-    cr_assert_eq(info.shifts[A_], 3);
-    cr_assert_eq(info.shifts[B_], 1);
-    cr_assert_eq(info.shifts[C_], 0);
+    assert_three(info.sub_task, 1, 1, 1, "sub_task");
+    assert_three(info.shifts, 0, 3, 1, "shifts"); /* C, A, B */
     /* partitions along k: A 4/4 = 1, B 4/2 = 2 */
     cr_assert_eq(info.part[A_][1], 1);
     cr_assert_eq(info.part[B_][0], 2);
@@ -174,18 +186,19 @@ Test(plan, t10_schedule_takes_5_shifts_in_either_loop_order) {
 /* ---- invalid plans ------------------------------------------------------------ */
 
 Test(plan, fop_outside_1_to_extent_is_refused) {
-    rotor_expr e = make_expr(MATMUL, "m=32,k=5120,n=15360");
-    rotor_plan p = plan3(&e, 0, 1, 1);
-    derive_fails(&e, &p, ROTOR_ERR_INPUT, "F_op[m] = 0: expected 1 to E_m = 32");
-    p = plan3(&e, 33, 1, 1);
-    derive_fails(&e, &p, ROTOR_ERR_INPUT, "F_op[m] = 33: expected 1 to E_m = 32");
+    benchmark_fails(0, 1, 1, ROTOR_ERR_INPUT, "F_op[m] = 0: expected 1 to E_m = 32");
+    benchmark_fails(33, 1, 1, ROTOR_ERR_INPUT, "F_op[m] = 33: expected 1 to E_m = 32");
 }
 
 /* cost-model-v1.md "A plan": prod F_op <= N = 1472. */
 Test(plan, fop_over_1472_cores_is_refused) {
-    rotor_expr e = make_expr(MATMUL, "m=32,k=5120,n=15360");
-    rotor_plan p = plan3(&e, 2, 1, 1472);
-    derive_fails(&e, &p, ROTOR_ERR_INPUT, "F_op uses 2944 cores; the chip has 1472");
+    benchmark_fails(2, 1, 1472, ROTOR_ERR_INPUT, "F_op uses 2944 cores; the chip has 1472");
+}
+
+/* The benchmark MatMul on one core holds 2 * (32*5120 + 5120*15360 + 32*15360)
+ * = 158,597,120 bytes; the chip has S = 638,976 (cost-model-v1.md "Inputs"). */
+Test(plan, benchmark_on_one_core_does_not_fit_624_kib) {
+    benchmark_fails(1, 1, 1, ROTOR_ERR_NOFIT, "needs 158597120 bytes per core; the chip has 638976");
 }
 
 Test(plan, ft_not_dividing_sharing_degree_is_refused) {
@@ -223,14 +236,6 @@ Test(plan, loop_order_that_is_no_permutation_is_refused) {
     derive_fails(&e, &p, ROTOR_ERR_INPUT, "loop order is not a permutation of the 3 axes");
 }
 
-/* The benchmark MatMul on one core holds 2 * (32*5120 + 5120*15360 + 32*15360)
- * = 158,597,120 bytes; the chip has S = 638,976 (cost-model-v1.md "Inputs"). */
-Test(plan, benchmark_on_one_core_does_not_fit_624_kib) {
-    rotor_expr e = make_expr(MATMUL, "m=32,k=5120,n=15360");
-    rotor_plan p = plan3(&e, 1, 1, 1);
-    derive_fails(&e, &p, ROTOR_ERR_NOFIT, "needs 158597120 bytes per core; the chip has 638976");
-}
-
 /* ---- padding and partitions -------------------------------------------------- */
 
 /* Spec "Worked numbers": F_op = [1,1,1472] pads n = 15360 to 16192
@@ -241,14 +246,10 @@ Test(plan, fop_n_1472_pads_15360_to_16192) {
     rotor_plan_info info = derive_ok(&e, &p);
     cr_assert_eq(info.padded[N_], 16192);
     cr_assert_eq(info.sub_op[N_], 11);
-    cr_assert_eq(info.sub_task[M_], 32);
-    cr_assert_eq(info.sub_task[K_], 5120);
-    cr_assert_eq(info.sub_task[N_], 11);
+    assert_three(info.sub_task, 32, 5120, 11, "sub_task");
     cr_assert_eq(info.padding_ratio, 16192.0 / 15360.0);
     /* A whole (327,680 B), B 5120 x 11 (112,640 B), C 32 x 11 (704 B); no shift buffer */
-    cr_assert_eq(info.bytes[A_], 327680);
-    cr_assert_eq(info.bytes[B_], 112640);
-    cr_assert_eq(info.bytes[C_], 704);
+    assert_three(info.bytes, 704, 327680, 112640, "bytes"); /* C, A, B */
     cr_assert_eq(info.memory, 441024);
     cr_assert(!info.rotates);
 }

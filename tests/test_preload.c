@@ -56,6 +56,12 @@ static rotor_preload_result eval(const rotor_preload_model *m, const rotor_prelo
     return r;
 }
 
+/* The first n operators of r have the preload numbers pn[0 .. n). */
+static void assert_preload_numbers(const rotor_preload_result *r, int n, const int *pn) {
+    for (int i = 0; i < n; i++)
+        cr_assert_eq(r->ops[i].preload_number, pn[i], "op %d: p = %d", i, r->ops[i].preload_number);
+}
+
 static int64_t bd_sum(const rotor_preload_breakdown *b) {
     return b->preload_ps + b->execute_ps + b->overlap_ps + b->stall_ps + b->idle_ps;
 }
@@ -207,19 +213,14 @@ Test(preload, fig10_op5_picks_preload_number_1) {
      *   so A picks p = 1 and the mid plan; plus A's own preload (10): 85 ps. */
     rotor_preload_model *m = fig10();
     rotor_preload_result r = run_elk(m, ROTOR_PRELOAD_DYN);
-    cr_assert_eq(r.ops[0].preload_number, 1);
     cr_assert_eq(r.ops[0].plan, 1);
-    cr_assert_eq(r.ops[1].preload_number, 1);
-    cr_assert_eq(r.ops[2].preload_number, 0);
+    assert_preload_numbers(&r, 3, (int[]){1, 1, 0});
     /* forwards: pre A [0,10], pre B [10,35], exe A [10,25], pre C [35,65]
      * (issued after exe A), exe B [35,75], exe C [75,95] */
     cr_assert_eq(r.latency_ps, 95);
-    cr_assert_eq(r.ops[0].exe_start_ps, 10);
-    cr_assert_eq(r.ops[0].exe_end_ps, 25);
-    cr_assert_eq(r.ops[2].pre_start_ps, 35);
-    cr_assert_eq(r.ops[2].pre_end_ps, 65);
-    cr_assert_eq(r.ops[1].exe_start_ps, 35);
-    cr_assert_eq(r.ops[2].exe_start_ps, 75);
+    ASSERT_TIMES(r.ops[0], ANY_PS, ANY_PS, 10, 25);
+    ASSERT_TIMES(r.ops[1], ANY_PS, ANY_PS, 35, ANY_PS);
+    ASSERT_TIMES(r.ops[2], 35, 65, 75, ANY_PS);
     /* one allocation per preload number: C 1, B 2 (p = 0, 1), A 3 (p = 0, 1, 2);
      * A steps once for p = 1 (fast -> mid) and once more for p = 2 (mid -> slow) */
     cr_assert_eq(r.alloc_calls, 6);
@@ -526,33 +527,33 @@ Test(preload, a_preload_state_with_more_chunks_halves_a_blocking_stall_and_frees
     int ns;
     const rotor_preload_state *st = rotor_preload_model_states(m, 1, 0, &ns);
     cr_assert_eq(ns, 2);
-    cr_assert_eq(st[0].chunks, 1);
-    cr_assert_eq(st[0].space_bytes, 100);
-    cr_assert_eq(st[1].chunks, 2);
-    cr_assert_eq(st[1].space_bytes, 50);
+    static const int chunks[2] = {1, 2};
+    static const int64_t space[2] = {100, 50};
+    for (int k = 0; k < 2; k++) {
+        cr_assert_eq(st[k].chunks, chunks[k]);
+        cr_assert_eq(st[k].space_bytes, space[k]);
+    }
     cr_assert_eq(st[1].dist_ps, 50);
-    rotor_preload_choice one[3] = {{0, 0, 1}, {0, 0, 1}, {0, 0, 0}};
-    rotor_preload_result a = eval(m, one, NULL);
-    cr_assert_eq(a.ops[0].exe_end_ps, 200);
-    cr_assert_eq(a.ops[0].stall_ps, 100);
-    cr_assert_eq(a.ops[2].pre_start_ps, 200);
-    cr_assert_eq(a.ops[1].exe_end_ps, 220);
-    cr_assert_eq(a.latency_ps, 610);
-    rotor_preload_choice two[3] = {{0, 0, 1}, {0, 1, 1}, {0, 0, 0}};
-    rotor_preload_result b = eval(m, two, NULL);
-    cr_assert_eq(b.ops[0].exe_end_ps, 150);
-    cr_assert_eq(b.ops[0].stall_ps, 50);
-    cr_assert_eq(b.ops[2].pre_start_ps, 150);
-    cr_assert_eq(b.ops[1].exe_end_ps, 270);
-    cr_assert_eq(b.latency_ps, 560);
+    /* Op1 in state 0 (one chunk), then 1 (two) */
+    static const struct {
+        int64_t exe0_end, stall0, pre2_start, exe1_end, latency;
+    } want[2] = {{200, 100, 200, 220, 610}, {150, 50, 150, 270, 560}};
+    for (int k = 0; k < 2; k++) {
+        rotor_preload_choice ch[3] = {{0, 0, 1}, {0, k, 1}, {0, 0, 0}};
+        rotor_preload_result r = eval(m, ch, NULL);
+        ASSERT_TIMES(r.ops[0], ANY_PS, ANY_PS, ANY_PS, want[k].exe0_end);
+        cr_assert_eq(r.ops[0].stall_ps, want[k].stall0, "state %d", k);
+        ASSERT_TIMES(r.ops[2], want[k].pre2_start, ANY_PS, ANY_PS, ANY_PS);
+        ASSERT_TIMES(r.ops[1], ANY_PS, ANY_PS, ANY_PS, want[k].exe1_end);
+        cr_assert_eq(r.latency_ps, want[k].latency, "state %d", k);
+        rotor_preload_result_free(&r);
+    }
     for (int d = ROTOR_PRELOAD_DYN; d <= ROTOR_PRELOAD_FULL; d++) {
         rotor_preload_result r = run(m, (rotor_preload_design)d);
         cr_assert_eq(r.ops[1].chunks, 2, "%s", rotor_preload_designs[d].name);
         cr_assert_eq(r.latency_ps, 560, "%s", rotor_preload_designs[d].name);
         rotor_preload_result_free(&r);
     }
-    rotor_preload_result_free(&a);
-    rotor_preload_result_free(&b);
     rotor_preload_model_free(m);
 }
 
@@ -653,7 +654,7 @@ Test(preload, distribution_precedes_local_execution) {
     rotor_preload_result r = eval(m, &ch, NULL);
     /* preload: max(200 ps of HBM, 100 bytes = 100 ps of link) = 200 */
     cr_assert_eq(r.ops[0].chunks, 2);
-    cr_assert_eq(r.ops[0].exe_start_ps, 200);
+    ASSERT_TIMES(r.ops[0], ANY_PS, ANY_PS, 200, ANY_PS);
     cr_assert_eq(r.latency_ps, 350);
     rotor_preload_result_free(&r);
     rotor_preload_model_free(m);
@@ -683,10 +684,9 @@ Test(preload, basic_preloads_only_the_next_operator_with_the_fastest_plans) {
      * [20,45], exe B [45,85], pre C [45,75], exe C [85,105]. */
     rotor_preload_model *m = fig10();
     rotor_preload_result r = run(m, ROTOR_PRELOAD_BASIC);
+    assert_preload_numbers(&r, 2, (int[]){0, 1});
     cr_assert_eq(r.ops[0].plan, 0);
-    cr_assert_eq(r.ops[0].preload_number, 0);
-    cr_assert_eq(r.ops[1].preload_number, 1);
-    cr_assert_eq(r.ops[2].pre_start_ps, 45);
+    ASSERT_TIMES(r.ops[2], 45, ANY_PS, ANY_PS, ANY_PS);
     cr_assert_eq(r.latency_ps, 105);
     rotor_preload_result_free(&r);
     rotor_preload_model_free(m);
@@ -1019,13 +1019,12 @@ Test(preload, refinement_undoes_a_preload_the_estimate_thought_free) {
     rotor_preload_model *m = make(&c, ops, 3);
     rotor_preload_result elk = run_elk(m, ROTOR_PRELOAD_DYN), dyn = run(m, ROTOR_PRELOAD_DYN);
     cr_assert_eq(elk.ops[0].preload_number, 2);
-    cr_assert_eq(elk.ops[0].exe_end_ps, 100);
-    cr_assert_eq(elk.ops[2].pre_end_ps, 100);
+    ASSERT_TIMES(elk.ops[0], ANY_PS, ANY_PS, ANY_PS, 100);
+    ASSERT_TIMES(elk.ops[2], ANY_PS, 100, ANY_PS, ANY_PS);
     cr_assert_eq(elk.latency_ps, 155);
     cr_assert_eq(dyn.ops[0].preload_number, 1);
-    cr_assert_eq(dyn.ops[0].exe_end_ps, 60);
-    cr_assert_eq(dyn.ops[2].pre_start_ps, 60);
-    cr_assert_eq(dyn.ops[2].pre_end_ps, 100);
+    ASSERT_TIMES(dyn.ops[0], ANY_PS, ANY_PS, ANY_PS, 60);
+    ASSERT_TIMES(dyn.ops[2], 60, 100, ANY_PS, ANY_PS);
     cr_assert_eq(dyn.latency_ps, 120);
     cr_assert_eq(dyn.refine_moves, 1);
     /* the reported time is the forward timing of the reported choices */

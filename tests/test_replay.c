@@ -111,22 +111,29 @@ static rotor_replay_result replay(const rotor_program *p, const rotor_chip *chip
     return r;
 }
 
+/* The replay of tiny_matmul (fop, ft, setup) on tiny(alpha_ns). */
+static rotor_replay_result replay_tiny(double alpha_ns, const char *fop, const char *ft, int64_t setup_bytes,
+                                       int64_t setup_rounds) {
+    rotor_chip chip = tiny(alpha_ns);
+    rotor_program p;
+    tiny_matmul(&p, &chip, fop, ft, setup_bytes, setup_rounds);
+    rotor_replay_result r = replay(&p, &chip);
+    rotor_program_free(&p);
+    return r;
+}
+
 /* 16x32x16 MatMul, F_op n=4: A (16x32) is shared by all 4 cores and rotates
  * in a ring of 4 along k (f_t^A[k] = 4), so T = 4 steps.  Sub-task m16 k8 n4:
  * 2 * 16 * pad16(8) * pad16(4) = 8192 FLOP = 8000 ps; an A partition is
  * 16 x 8 x 2 B = 256 B = 100000 ps.  4 * 8000 + 3 * 100000 = 332000 ps. */
 Test(replay, a_rotating_input_costs_t_subtasks_and_t_minus_1_shifts) {
-    rotor_chip chip = tiny(0);
-    rotor_program p;
-    tiny_matmul(&p, &chip, "n=4", "A.k=4", 0, 0);
-    rotor_replay_result r = replay(&p, &chip);
+    rotor_replay_result r = replay_tiny(0, "n=4", "A.k=4", 0, 0);
     cr_assert_eq(r.stats.makespan_ps, 332000);
     cr_assert_eq(r.stats.transfers, 3 * 4, "one shift per core per transition");
     cr_assert_eq(r.stats.bytes, 3 * 4 * 256);
     cr_assert_float_eq(r.ops[0].predicted_s, 332e-9, 1e-18);
     cr_assert_float_eq(r.ops[0].simulated_s, 332e-9, 1e-18);
     rotor_replay_result_free(&r);
-    rotor_program_free(&p);
 }
 
 /* rotor_replay_plan: the same plan alone, no program.  On the all-to-all
@@ -228,14 +235,10 @@ Test(replay, on_a_mesh_a_preload_or_a_distribution_round_loads_its_busiest_link)
 /* With alpha = 10 ns every shift pays one latency, as the model's
  * alpha * (T - 1): 332000 + 3 * 10000 ps. */
 Test(replay, link_latency_is_paid_once_per_transition) {
-    rotor_chip chip = tiny(10);
-    rotor_program p;
-    tiny_matmul(&p, &chip, "n=4", "A.k=4", 0, 0);
-    rotor_replay_result r = replay(&p, &chip);
+    rotor_replay_result r = replay_tiny(10, "n=4", "A.k=4", 0, 0);
     cr_assert_eq(r.stats.makespan_ps, 362000);
     cr_assert_float_eq(r.ops[0].predicted_s, 362e-9, 1e-18);
     rotor_replay_result_free(&r);
-    rotor_program_free(&p);
 }
 
 /* F_op k=4: each core holds a 16x16 partial sum of C (512 B), R_C = 4.  One
@@ -258,17 +261,13 @@ Test(replay, partial_sums_are_reduced_in_r_minus_1_ring_rounds) {
 /* Setup of 1024 B in 2 rounds: two 512 B transfers into every core, each
  * round a permutation, 2 * 200000 ps before the 8000 ps of compute. */
 Test(replay, setup_arrives_in_its_rounds_before_the_first_subtask) {
-    rotor_chip chip = tiny(0);
-    rotor_program p;
-    tiny_matmul(&p, &chip, "n=4", NULL, 1024, 2);
-    rotor_replay_result r = replay(&p, &chip);
+    rotor_replay_result r = replay_tiny(0, "n=4", NULL, 1024, 2);
     /* sub-task m16 k32 n4: 2 * 16 * 32 * 16 = 16384 FLOP = 16000 ps */
     cr_assert_eq(r.stats.makespan_ps, 400000 + 16000);
     cr_assert_eq(r.stats.exposed_ps[ROTOR_SIM_SETUP], 400000);
     cr_assert_float_eq(r.ops[0].simulated_setup_s, 400e-9, 1e-18);
     cr_assert_eq(r.stats.stall_ps, 0, "each round is a permutation and follows the last: no transfer waits");
     rotor_replay_result_free(&r);
-    rotor_program_free(&p);
 }
 
 /* The issue's acceptance: on contention-free cases (one operator on the
@@ -277,8 +276,7 @@ Test(replay, setup_arrives_in_its_rounds_before_the_first_subtask) {
  * IPU Mk2), with and without setup. */
 Test(replay, every_frontier_plan_of_the_t10_matmul_agrees_with_the_model_within_1_percent,
      .timeout = 120) {
-    rotor_chip chip;
-    cr_assert_eq(rotor_chip_preset("ipu-mk2", &chip, NULL), ROTOR_OK);
+    rotor_chip chip = mk2();
     const char *dims = "m=32,k=5120,n=15360";
     rotor_expr e;
     rotor_error err;
@@ -313,8 +311,7 @@ static void ffn_program(const rotor_chip *chip, rotor_program *p) {
  * form of cost-model-v1), the reduce-scatter's R_Y (R_Y - 1) pieces per
  * group, and setup_bytes. */
 Test(replay, the_simulator_moves_exactly_the_planned_bytes) {
-    rotor_chip chip;
-    cr_assert_eq(rotor_chip_preset("ipu-mk2", &chip, NULL), ROTOR_OK);
+    rotor_chip chip = mk2();
     rotor_program p;
     ffn_program(&chip, &p);
     int64_t want = 0;
@@ -414,8 +411,7 @@ static void check_handoff_bytes(const rotor_program *p, int o, int t, const roto
 }
 
 Test(replay, a_hand_off_moves_the_named_bytes_between_the_named_cores, .timeout = 60) {
-    rotor_chip chip;
-    cr_assert_eq(rotor_chip_preset("ipu-mk2", &chip, NULL), ROTOR_OK);
+    rotor_chip chip = mk2();
     rotor_graph g;
     rotor_graph_init(&g, "ffn2");
     int64_t shapes[5][2] = {{128, 1024}, {1024, 4096}, {128, 4096}, {4096, 1024}, {128, 1024}};
@@ -470,16 +466,10 @@ static void small_bert_program(int layers, const rotor_chip *chip, rotor_program
 }
 
 /* The index of p's operator `name`, which must exist. */
-static int op_named(const rotor_program *p, const char *name) {
-    for (int o = 0; o < p->nops; o++)
-        if (!strcmp(p->ops[o].name, name)) return o;
-    cr_assert_fail("no operator %s", name);
-    return -1;
-}
+static int op_named(const rotor_program *p, const char *name) { return OP_NAMED(p->ops, p->nops, name); }
 
 Test(replay, a_hand_off_through_a_view_moves_the_named_bytes, .timeout = 60) {
-    rotor_chip chip;
-    cr_assert_eq(rotor_chip_preset("ipu-mk2", &chip, NULL), ROTOR_OK);
+    rotor_chip chip = mk2();
     rotor_program p;
     small_bert_program(1, &chip, &p);
     int ctx = op_named(&p, "l0.context");
@@ -498,8 +488,7 @@ Test(replay, a_hand_off_through_a_view_moves_the_named_bytes, .timeout = 60) {
  * so does it with other setup bytes, which must not find the first layer's
  * schedule. */
 Test(replay, a_repeated_hand_off_moves_its_own_bytes, .timeout = 60) {
-    rotor_chip chip;
-    cr_assert_eq(rotor_chip_preset("ipu-mk2", &chip, NULL), ROTOR_OK);
+    rotor_chip chip = mk2();
     rotor_program p;
     small_bert_program(2, &chip, &p);
     int ctx[2] = {op_named(&p, "l0.context"), op_named(&p, "l1.context")};
@@ -516,8 +505,7 @@ Test(replay, a_repeated_hand_off_moves_its_own_bytes, .timeout = 60) {
 /* The whole compiled model on the all-to-all chip: every operator agrees
  * with its prediction within 1%, and the vendor op takes exactly exec_s. */
 Test(replay, a_compiled_model_replays_within_1_percent_per_operator) {
-    rotor_chip chip;
-    cr_assert_eq(rotor_chip_preset("ipu-mk2", &chip, NULL), ROTOR_OK);
+    rotor_chip chip = mk2();
     rotor_program p;
     ffn_program(&chip, &p);
     rotor_replay_result r = replay(&p, &chip);
@@ -696,31 +684,51 @@ static rotor_schedule_replay_result sched_replay(const rotor_schedule *s, const 
     return r;
 }
 
+/* A tiny schedule of n operators (tiny_schedule) on tiny_hbm(), its report
+ * for the given states and preload numbers (tiny_report), and its replay. */
+typedef struct tiny_run {
+    rotor_schedule *s;
+    rotor_schedule_report rep;
+    rotor_schedule_replay_result r;
+} tiny_run;
+
+static void tiny_replay(tiny_run *t, int n, const int *state, const int *pnum) {
+    rotor_chip chip = tiny_hbm();
+    t->s = tiny_schedule(&chip, n);
+    t->rep = tiny_report(t->s, state, pnum);
+    t->r = sched_replay(t->s, &t->rep, NULL);
+}
+
+/* One operator in preload state `state`: the model gives it `chunks`
+ * chunks and a latency of `ps`, and the replay simulates exactly `ps`. */
+static void tiny_exact(tiny_run *t, int state, int chunks, int64_t ps) {
+    tiny_replay(t, 1, (int[]){state}, (int[]){0});
+    cr_assert_eq(t->rep.result.ops[0].chunks, chunks);
+    cr_assert_eq(t->rep.result.latency_ps, ps);
+    cr_assert_eq(t->r.simulated_ps, ps);
+}
+
+static void tiny_free(tiny_run *t) {
+    rotor_schedule_replay_result_free(&t->r);
+    rotor_schedule_report_free(&t->rep);
+    rotor_schedule_free(t->s);
+}
+
 /* One chunk (c = 1): the 4,096 B datum goes to the group of all 4 cores as
  * one stream of 4 multicast pieces of 1,024 B, 400,000 ps each: 1.6 us,
  * HBM reading 4,096 B once (the model: max(4096 B / 10.24 GB/s,
  * 4096 B / 2.56 GB/s) = 1.6 us).  Then 64,000 ps of compute. */
 Test(replay, a_preload_broadcast_to_every_core_then_its_execution_in_exact_picoseconds) {
-    rotor_chip chip = tiny_hbm();
-    rotor_schedule *s = tiny_schedule(&chip, 1);
-    rotor_schedule_report rep = tiny_report(s, (int[]){0}, (int[]){0});
-    cr_assert_eq(rep.result.ops[0].chunks, 1);
-    cr_assert_eq(rep.result.latency_ps, 1664000);
-    rotor_schedule_replay_result r = sched_replay(s, &rep, NULL);
-    cr_assert_eq(r.simulated_ps, 1664000);
-    cr_assert_eq(r.analytical_ps, 1664000);
-    cr_assert_float_eq(r.error, 0, 1e-15);
-    cr_assert_eq(r.ops[0].pre_start_ps, 0);
-    cr_assert_eq(r.ops[0].pre_end_ps, 1600000);
-    cr_assert_eq(r.ops[0].exe_start_ps, 1600000);
-    cr_assert_eq(r.ops[0].exe_end_ps, 1664000);
-    cr_assert_eq(r.stats.hbm_bytes, 4096, "HBM reads the datum once");
-    cr_assert_eq(r.stats.bytes, 4096, "a multicast's bytes count once");
-    cr_assert_eq(r.stats.transfers, 4);
-    cr_assert_eq(r.stats.pause_ps, 4 * 4 * 400000, "every core paused while every piece lands");
-    rotor_schedule_replay_result_free(&r);
-    rotor_schedule_report_free(&rep);
-    rotor_schedule_free(s);
+    tiny_run t;
+    tiny_exact(&t, 0, 1, 1664000);
+    cr_assert_eq(t.r.analytical_ps, 1664000);
+    cr_assert_float_eq(t.r.error, 0, 1e-15);
+    ASSERT_TIMES(t.r.ops[0], 0, 1600000, 1600000, 1664000);
+    cr_assert_eq(t.r.stats.hbm_bytes, 4096, "HBM reads the datum once");
+    cr_assert_eq(t.r.stats.bytes, 4096, "a multicast's bytes count once");
+    cr_assert_eq(t.r.stats.transfers, 4);
+    cr_assert_eq(t.r.stats.pause_ps, 4 * 4 * 400000, "every core paused while every piece lands");
+    tiny_free(&t);
 }
 
 /* Four chunks (c = 4): each core receives its own 1,024 B (4 streams, one
@@ -729,21 +737,14 @@ Test(replay, a_preload_broadcast_to_every_core_then_its_execution_in_exact_picos
  * computes: 400,000 + 1,200,000 + 64,000 ps, the model's preload +
  * distribution + time. */
 Test(replay, chunks_trade_preload_time_for_distribution_in_exact_picoseconds) {
-    rotor_chip chip = tiny_hbm();
-    rotor_schedule *s = tiny_schedule(&chip, 1);
-    rotor_schedule_report rep = tiny_report(s, (int[]){2}, (int[]){0});
-    cr_assert_eq(rep.result.ops[0].chunks, 4);
-    cr_assert_eq(rep.result.latency_ps, 1664000);
-    rotor_schedule_replay_result r = sched_replay(s, &rep, NULL);
-    cr_assert_eq(r.simulated_ps, 1664000);
-    cr_assert_eq(r.ops[0].pre_end_ps, 400000);
-    cr_assert_eq(r.stats.hbm_bytes, 4096);
-    cr_assert_eq(r.stats.bytes, 4096 + 4 * 3072);
-    cr_assert_eq(r.stats.exposed_ps[ROTOR_SIM_SETUP], 1200000);
-    cr_assert_eq(r.stats.stall_ps, 0, "the streams take separate lanes; each round is a permutation");
-    rotor_schedule_replay_result_free(&r);
-    rotor_schedule_report_free(&rep);
-    rotor_schedule_free(s);
+    tiny_run t;
+    tiny_exact(&t, 2, 4, 1664000);
+    ASSERT_TIMES(t.r.ops[0], ANY_PS, 400000, ANY_PS, ANY_PS);
+    cr_assert_eq(t.r.stats.hbm_bytes, 4096);
+    cr_assert_eq(t.r.stats.bytes, 4096 + 4 * 3072);
+    cr_assert_eq(t.r.stats.exposed_ps[ROTOR_SIM_SETUP], 1200000);
+    cr_assert_eq(t.r.stats.stall_ps, 0, "the streams take separate lanes; each round is a permutation");
+    tiny_free(&t);
 }
 
 /* Two chunks (c = 2): two groups of 2 cores, 2,048 B each, two streams at
@@ -753,20 +754,13 @@ Test(replay, chunks_trade_preload_time_for_distribution_in_exact_picoseconds) {
  * at most a piece, so that pieces and shifts take turns on an in port):
  * 800,000 ps.  Compute: 64,000 ps.  The model's 1.664 us again. */
 Test(replay, a_transfer_larger_than_a_piece_moves_in_chained_packets_in_exact_picoseconds) {
-    rotor_chip chip = tiny_hbm();
-    rotor_schedule *s = tiny_schedule(&chip, 1);
-    rotor_schedule_report rep = tiny_report(s, (int[]){1}, (int[]){0});
-    cr_assert_eq(rep.result.ops[0].chunks, 2);
-    cr_assert_eq(rep.result.latency_ps, 1664000);
-    rotor_schedule_replay_result r = sched_replay(s, &rep, NULL);
-    cr_assert_eq(r.simulated_ps, 1664000);
-    cr_assert_eq(r.ops[0].pre_end_ps, 800000);
-    cr_assert_eq(r.stats.bytes, 4096 + 4 * 2048);
-    cr_assert_eq(r.stats.transfers, 2 * 2 + 4 * 2, "4 pieces, then 2 packets into each core");
-    cr_assert_eq(r.stats.exposed_ps[ROTOR_SIM_SETUP], 800000);
-    rotor_schedule_replay_result_free(&r);
-    rotor_schedule_report_free(&rep);
-    rotor_schedule_free(s);
+    tiny_run t;
+    tiny_exact(&t, 1, 2, 1664000);
+    cr_assert_eq(t.r.stats.bytes, 4096 + 4 * 2048);
+    ASSERT_TIMES(t.r.ops[0], ANY_PS, 800000, ANY_PS, ANY_PS);
+    cr_assert_eq(t.r.stats.transfers, 2 * 2 + 4 * 2, "4 pieces, then 2 packets into each core");
+    cr_assert_eq(t.r.stats.exposed_ps[ROTOR_SIM_SETUP], 800000);
+    tiny_free(&t);
 }
 
 /* Two operators, op 1 preloaded while op 0 executes (preload number 1).
@@ -779,24 +773,16 @@ Test(replay, a_transfer_larger_than_a_piece_moves_in_chained_packets_in_exact_pi
  * starts computing when the last pause ends, 3.264 us, and also ends at
  * 3.328 us: the pause time is conserved, only its place differs. */
 Test(replay, a_preload_overlapping_an_execution_pauses_it_as_the_fluid_model_does) {
-    rotor_chip chip = tiny_hbm();
-    rotor_schedule *s = tiny_schedule(&chip, 2);
-    rotor_schedule_report rep = tiny_report(s, (int[]){0, 0}, (int[]){1, 0});
-    cr_assert_eq(rep.result.ops[0].exe_end_ps, 1728000);
-    cr_assert_eq(rep.result.ops[1].pre_end_ps, 3264000);
-    cr_assert_eq(rep.result.latency_ps, 3328000);
-    rotor_schedule_replay_result r = sched_replay(s, &rep, NULL);
-    cr_assert_eq(r.simulated_ps, 3328000);
-    cr_assert_eq(r.ops[1].pre_start_ps, 1600000);
-    cr_assert_eq(r.ops[1].pre_end_ps, 3200000);
-    cr_assert_eq(r.ops[0].exe_start_ps, 1600000);
-    cr_assert_eq(r.ops[0].exe_end_ps, 2064000);
-    cr_assert_eq(r.ops[1].exe_start_ps, 3200000);
-    cr_assert_eq(r.ops[1].exe_end_ps, 3328000);
-    cr_assert_eq(r.stats.hbm_bytes, 2 * 4096);
-    rotor_schedule_replay_result_free(&r);
-    rotor_schedule_report_free(&rep);
-    rotor_schedule_free(s);
+    tiny_run t;
+    tiny_replay(&t, 2, (int[]){0, 0}, (int[]){1, 0});
+    ASSERT_TIMES(t.rep.result.ops[0], ANY_PS, ANY_PS, ANY_PS, 1728000);
+    ASSERT_TIMES(t.rep.result.ops[1], ANY_PS, 3264000, ANY_PS, ANY_PS);
+    cr_assert_eq(t.rep.result.latency_ps, 3328000);
+    cr_assert_eq(t.r.simulated_ps, 3328000);
+    ASSERT_TIMES(t.r.ops[0], ANY_PS, ANY_PS, 1600000, 2064000);
+    ASSERT_TIMES(t.r.ops[1], 1600000, 3200000, 3200000, 3328000);
+    cr_assert_eq(t.r.stats.hbm_bytes, 2 * 4096);
+    tiny_free(&t);
 }
 
 /* Without SRAM blocking the pieces only take the in ports: op 0 computes
@@ -917,6 +903,31 @@ static rotor_schedule *llama_2_layers(void) {
     return s;
 }
 
+/* llama_2_layers() scheduled by `design`: the schedule in *s, its report in
+ * *rep. */
+static void llama_scheduled(rotor_preload_design design, rotor_schedule **s, rotor_schedule_report *rep) {
+    *s = llama_2_layers();
+    rotor_error err;
+    cr_assert_eq(rotor_schedule_run(*s, design, rep, &err), ROTOR_OK, "%s", err.msg);
+}
+
+/* The same, replayed on the schedule's own chip. */
+static rotor_schedule_replay_result llama_replayed(rotor_preload_design design, rotor_schedule **s,
+                                                   rotor_schedule_report *rep) {
+    llama_scheduled(design, s, rep);
+    return sched_replay(*s, rep, NULL);
+}
+
+/* The schedule's chip as a 32 x 46 mesh of its 1472 cores. */
+static rotor_chip mesh_of(const rotor_schedule *s) {
+    rotor_chip mesh = s->chip;
+    rotor_error err;
+    cr_assert_eq(rotor_chip_set(&mesh, "topology=mesh", &err), ROTOR_OK);
+    cr_assert_eq(rotor_chip_set(&mesh, "mesh_width=32", &err), ROTOR_OK);
+    cr_assert_eq(rotor_chip_set(&mesh, "mesh_height=46", &err), ROTOR_OK);
+    return mesh;
+}
+
 /* The schedule replay streamed (preloads in flight carried from one
  * operator to the next, finished tasks retired) equals the whole run to the
  * picosecond: every operator's preload and execution span and every
@@ -958,14 +969,11 @@ static void tick(void *ctx, int done, int total, int64_t now_ps, int64_t events)
 }
 
 Test(replay, a_schedule_streamed_equals_the_whole_replay_to_the_picosecond, .timeout = 120) {
-    rotor_schedule *s = llama_2_layers();
+    rotor_schedule *s;
     rotor_schedule_report rep;
     rotor_error err;
-    cr_assert_eq(rotor_schedule_run(s, ROTOR_PRELOAD_FULL, &rep, &err), ROTOR_OK, "%s", err.msg);
-    rotor_chip mesh = s->chip;
-    cr_assert_eq(rotor_chip_set(&mesh, "topology=mesh", &err), ROTOR_OK);
-    cr_assert_eq(rotor_chip_set(&mesh, "mesh_width=32", &err), ROTOR_OK);
-    cr_assert_eq(rotor_chip_set(&mesh, "mesh_height=46", &err), ROTOR_OK);
+    llama_scheduled(ROTOR_PRELOAD_FULL, &s, &rep);
+    rotor_chip mesh = mesh_of(s);
     const rotor_chip *chips[2] = {NULL, &mesh};
     int overlapped = 0;
     for (int c = 0; c < 2; c++) {
@@ -1031,11 +1039,9 @@ Test(replay, a_schedule_streamed_equals_the_whole_replay_to_the_picosecond, .tim
 }
 
 Test(replay, a_two_layer_llama2_13b_schedule_replays_within_3_percent, .timeout = 120) {
-    rotor_schedule *s = llama_2_layers();
+    rotor_schedule *s;
     rotor_schedule_report rep;
-    rotor_error err;
-    cr_assert_eq(rotor_schedule_run(s, ROTOR_PRELOAD_FULL, &rep, &err), ROTOR_OK, "%s", err.msg);
-    rotor_schedule_replay_result r = sched_replay(s, &rep, NULL);
+    rotor_schedule_replay_result r = llama_replayed(ROTOR_PRELOAD_FULL, &s, &rep);
     cr_assert_eq(r.stats.hbm_bytes, s->hbm_bytes, "HBM bytes conserved");
     cr_assert_eq(r.hbm_bytes, s->hbm_bytes);
     cr_assert_lt(fabs(r.error), 0.03, "full: simulated %.4f ms vs analytical %.4f ms", r.simulated_ps * 1e-9,
@@ -1047,6 +1053,7 @@ Test(replay, a_two_layer_llama2_13b_schedule_replays_within_3_percent, .timeout 
     }
     cr_assert_eq(r.ops[r.nops - 1].exe_end_ps, r.simulated_ps);
     cr_assert_gt(r.stats.hbm_util, 0.9);
+    rotor_error err;
     char *json = rotor_sim_trace_json(r.sim, &err);
     cr_assert(json && strstr(json, "\"operator\":\"preload l0.qkv\""));
     free(json);
@@ -1056,15 +1063,12 @@ Test(replay, a_two_layer_llama2_13b_schedule_replays_within_3_percent, .timeout 
 }
 
 Test(replay, a_schedule_on_a_mesh_is_slower_and_bad_input_names_the_operator, .timeout = 120) {
-    rotor_schedule *s = llama_2_layers();
     rotor_schedule_report rep;
-    rotor_error err;
-    cr_assert_eq(rotor_schedule_run(s, ROTOR_PRELOAD_BASIC, &rep, &err), ROTOR_OK, "%s", err.msg);
+    rotor_schedule *s;
+    llama_scheduled(ROTOR_PRELOAD_BASIC, &s, &rep);
     rotor_schedule_replay_result a = sched_replay(s, &rep, NULL);
-    rotor_chip mesh = s->chip;
-    cr_assert_eq(rotor_chip_set(&mesh, "topology=mesh", &err), ROTOR_OK);
-    cr_assert_eq(rotor_chip_set(&mesh, "mesh_width=32", &err), ROTOR_OK);
-    cr_assert_eq(rotor_chip_set(&mesh, "mesh_height=46", &err), ROTOR_OK);
+    rotor_chip mesh = mesh_of(s);
+    rotor_error err;
     rotor_schedule_replay_result m = sched_replay(s, &rep, &mesh);
     cr_assert_gt(m.simulated_ps, a.simulated_ps);
     cr_assert_eq(m.stats.hbm_bytes, a.stats.hbm_bytes);
@@ -1091,6 +1095,16 @@ Test(replay, a_schedule_on_a_mesh_is_slower_and_bad_input_names_the_operator, .t
     assert_msg_has(err, want);
     rotor_schedule_report_free(&rep);
     rotor_schedule_free(s);
+}
+
+/* Operator `name` replayed whole (a) and streamed (b) took the same time,
+ * phase by phase, in as many tasks. */
+static void assert_same_phases(const rotor_replay_op *a, const rotor_replay_op *b, const char *name) {
+    cr_assert_eq(a->simulated_s, b->simulated_s, "%s: %.12g vs %.12g s", name, a->simulated_s, b->simulated_s);
+    cr_assert_eq(a->simulated_setup_s, b->simulated_setup_s, "%s", name);
+    cr_assert_eq(a->simulated_main_s, b->simulated_main_s, "%s", name);
+    cr_assert_eq(a->wait_s, b->wait_s, "%s", name);
+    cr_assert_eq(a->tasks, b->tasks, "%s", name);
 }
 
 /* Streaming (docs/simulator.md, "Streaming"): rotor_replay without a
@@ -1149,13 +1163,8 @@ Test(replay, a_program_streamed_operator_by_operator_equals_the_whole_run_to_the
         double end = 0;
         for (int o = 0; o < p->nops; o++) {
             const rotor_replay_op *a = &whole.ops[o], *b = &streamed.ops[o];
-            cr_assert_eq(a->simulated_s, b->simulated_s, "%s: %.12g vs %.12g s", p->ops[o].name, a->simulated_s,
-                         b->simulated_s);
-            cr_assert_eq(a->simulated_setup_s, b->simulated_setup_s, "%s", p->ops[o].name);
-            cr_assert_eq(a->simulated_main_s, b->simulated_main_s, "%s", p->ops[o].name);
+            assert_same_phases(a, b, p->ops[o].name);
             cr_assert_eq(a->simulated_reduction_s, b->simulated_reduction_s, "%s", p->ops[o].name);
-            cr_assert_eq(a->wait_s, b->wait_s, "%s", p->ops[o].name);
-            cr_assert_eq(a->tasks, b->tasks, "%s", p->ops[o].name);
             /* the operator's span in the whole run ends where the streamed one does */
             int64_t s0, s1;
             rotor_sim_op_span(sim, o, &s0, &s1);
@@ -1291,15 +1300,13 @@ Test(replay, a_streamed_segment_replays_within_5_percent_of_its_model, .timeout 
     rotor_chip chip;
     rotor_graph g;
     rotor_program p;
-    rotor_error err = {{0}};
     mlp_pipelined(&chip, &g, NULL, &p);
     cr_assert_geq(p.nsegments, 1);
     bool streamed = false;
     for (int i = 0; i < p.nsegments; i++)
         for (int k = 0; k < p.segments[i].nstages; k++) streamed |= p.segments[i].stages[k].streamed[1];
     cr_assert(streamed, "some stage reads its producer run by run");
-    rotor_replay_result r;
-    cr_assert_eq(rotor_replay(&p, &chip, NULL, &r, NULL, &err), ROTOR_OK, "%s", err.msg);
+    rotor_replay_result r = replay(&p, &chip);
     for (int i = 0; i < p.nsegments; i++) {
         const rotor_replay_op *x = &r.ops[p.segments[i].first];
         cr_assert_eq(x->segment, i + 1);
@@ -1333,12 +1340,7 @@ Test(replay, a_pipelined_program_streamed_equals_the_whole_run_to_the_picosecond
     for (int o = 0; o < p->nops; o++) {
         const rotor_replay_op *a = &whole.ops[o], *b = &streamed.ops[o];
         cr_assert_eq(a->segment, b->segment, "%s", p->ops[o].name);
-        cr_assert_eq(a->simulated_s, b->simulated_s, "%s: %.12g vs %.12g s", p->ops[o].name, a->simulated_s,
-                     b->simulated_s);
-        cr_assert_eq(a->simulated_setup_s, b->simulated_setup_s, "%s", p->ops[o].name);
-        cr_assert_eq(a->simulated_main_s, b->simulated_main_s, "%s", p->ops[o].name);
-        cr_assert_eq(a->wait_s, b->wait_s, "%s", p->ops[o].name);
-        cr_assert_eq(a->tasks, b->tasks, "%s", p->ops[o].name);
+        assert_same_phases(a, b, p->ops[o].name);
         cr_assert_eq(a->predicted_s, b->predicted_s, "%s", p->ops[o].name);
     }
     cr_assert(memcmp(&whole.stats, &streamed.stats, sizeof whole.stats) == 0, "every statistic agrees");

@@ -233,6 +233,67 @@ static rotor_chip random_chip(uint64_t *rng, int64_t tot, char *desc, size_t cap
     return c;
 }
 
+/* A property test over random operators `text`: `cases` cases drawn from
+ * `seed`, each drawing the extents of the comma-separated `axes` in order
+ * (axis a in lo[a] .. hi[a]), then a small chip's cores (cores[0] ..
+ * cores[1]) and SRAM (sram[0] .. sram[1] units of `unit` bytes) with a
+ * buf-byte shift buffer; an odd case replaces that chip with a random one
+ * for the operator's bytes (random_chip).  Each case's optimum, and its
+ * frontier (on every case, or on the even ones with even_frontiers), must
+ * equal the brute force's (check_case). */
+typedef struct random_property {
+    uint64_t seed;
+    int cases;
+    const char *text, *axes;
+    int64_t lo[4], hi[4], cores[2], sram[2], unit, buf;
+    bool even_frontiers;
+} random_property;
+
+static void random_property_holds(const random_property *t) {
+    uint64_t rng = t->seed;
+    for (int i = 0; i < t->cases; i++) {
+        char dims[96] = "", label[400], desc[128];
+        const char *name = t->axes;
+        for (int a = 0; *name; a++) {
+            size_t len = strcspn(name, ",");
+            size_t at = strlen(dims);
+            snprintf(dims + at, sizeof dims - at, "%s%.*s=%lld", a ? "," : "", (int)len, name,
+                     (long long)bf_rand_range(&rng, t->lo[a], t->hi[a]));
+            name += len + (name[len] == ',');
+        }
+        int64_t cores = bf_rand_range(&rng, t->cores[0], t->cores[1]);
+        int64_t sram = bf_rand_range(&rng, t->sram[0], t->sram[1]) * t->unit;
+        int n = snprintf(label, sizeof label, "seed %llu case %d: %s cores=%lld sram=%lld",
+                         (unsigned long long)t->seed, i, dims, (long long)cores, (long long)sram);
+        rotor_expr e = make_expr(t->text, dims);
+        rotor_chip chip = small_chip(cores, sram, t->buf);
+        if (i % 2) {
+            int64_t elems = 0; /* the operator's bytes: 2 per element of each tensor */
+            for (int k = 0; k < e.ntensors; k++) elems += rotor_tensor_elements(&e, k);
+            chip = random_chip(&rng, 2 * elems, desc, sizeof desc);
+            snprintf(label + n, sizeof label - (size_t)n, "; replaced by random chip %s", desc);
+        }
+        check_case(label, &e, &chip, NULL, !t->even_frontiers || i % 2 == 0);
+    }
+}
+
+/* The properties, in the order of random_property's fields: seed, cases,
+ * operator, axes, least and greatest extents, cores, SRAM in units, the
+ * unit, the buffer, whether only even cases check the frontier. */
+static const random_property BATCH_MATMUL = {99, 30, "C[b,m,n] += A[b,m,k] * B[b,k,n]", "b,m,k,n", {1, 1, 1, 1}, {6, 24, 24, 24}, {2, 12}, {2, 6}, 1024, 256, true};
+static const random_property CONV1D = {31337, 30, "O[f,h] += I[c,h+kh] * W[f,c,kh]", "f,c,h,kh", {1, 1, 1, 1}, {6, 6, 10, 4}, {2, 12}, {1, 3}, 256, 64, true};
+static const random_property ELEMENTWISE = {5, 30, "Y[s,d] = X[s,d] + Z[s,d]", "s,d", {1, 1}, {64, 64}, {1, 24}, {1, 8}, 512, 128, false};
+static const random_property REDUCTION = {11, 60, "Y[s] += X[s,d]", "s,d", {1, 1}, {300, 300}, {1, 24}, {1, 8}, 1024, 64, false};
+static const random_property PARETO_MATMUL = {424242, 120, "C[m,n] += A[m,k] * B[k,n]", "m,k,n", {1, 1, 1}, {40, 40, 40}, {1, 20}, {2, 8}, 1024, 256, false};
+
+/* Draws a MatMul's m, k and n in lo .. hi from rng and writes them into
+ * dims ("m=..,k=..,n=.."); the operator's bytes, 2 per element. */
+static int64_t random_matmul(uint64_t *rng, int64_t lo, int64_t hi, char *dims, size_t cap) {
+    int64_t m = bf_rand_range(rng, lo, hi), k = bf_rand_range(rng, lo, hi), n = bf_rand_range(rng, lo, hi);
+    snprintf(dims, cap, "m=%lld,k=%lld,n=%lld", (long long)m, (long long)k, (long long)n);
+    return 2 * (m * k + k * n + m * n);
+}
+
 /* Invariant: for random small MatMuls on small chips whose SRAM binds, the
  * search's best time equals the brute-force minimum over every plan and loop
  * order, and its plan is independent of the thread count.  The first half
@@ -241,10 +302,8 @@ Test(search, matmul_optimum_equals_brute_force_on_random_small_chips, .timeout =
     const uint64_t seed = 20240611;
     uint64_t rng = seed;
     for (int i = 0; i < 400; i++) {
-        int64_t m = bf_rand_range(&rng, 1, 40), k = bf_rand_range(&rng, 1, 40),
-                n = bf_rand_range(&rng, 1, 40);
         char dims[64], desc[128], label[256];
-        snprintf(dims, sizeof dims, "m=%lld,k=%lld,n=%lld", (long long)m, (long long)k, (long long)n);
+        int64_t bytes = random_matmul(&rng, 1, 40, dims, sizeof dims);
         rotor_chip chip;
         if (i < 100) {
             int64_t cores = bf_rand_range(&rng, 1, 24);
@@ -252,7 +311,7 @@ Test(search, matmul_optimum_equals_brute_force_on_random_small_chips, .timeout =
             chip = small_chip(cores, sram, 256);
             snprintf(desc, sizeof desc, "cores=%lld sram=%lld buf=256", (long long)cores, (long long)sram);
         } else {
-            chip = random_chip(&rng, 2 * (m * k + k * n + m * n), desc, sizeof desc);
+            chip = random_chip(&rng, bytes, desc, sizeof desc);
         }
         snprintf(label, sizeof label, "seed %llu case %d: %s %s", (unsigned long long)seed, i, dims, desc);
         rotor_expr e = make_expr("C[m,n] += A[m,k] * B[k,n]", dims);
@@ -266,15 +325,13 @@ Test(search, matmul_optimum_with_forced_rotation_equals_brute_force, .timeout = 
     const uint64_t seed = 7;
     uint64_t rng = seed;
     for (int i = 0; i < 12; i++) {
-        int64_t m = bf_rand_range(&rng, 16, 64), k = bf_rand_range(&rng, 16, 64),
-                n = bf_rand_range(&rng, 16, 64);
+        char dims[64], label[160];
+        int64_t bytes = random_matmul(&rng, 16, 64, dims, sizeof dims);
         int64_t cores = bf_rand_range(&rng, 8, 16);
         int64_t buf = 256;
         /* a quarter of the operator's bytes per core, at least 2 KiB */
-        int64_t sram = 2 * (m * k + k * n + m * n) / 4;
+        int64_t sram = bytes / 4;
         if (sram < 2048) sram = 2048;
-        char dims[64], label[160];
-        snprintf(dims, sizeof dims, "m=%lld,k=%lld,n=%lld", (long long)m, (long long)k, (long long)n);
         snprintf(label, sizeof label, "seed %llu case %d: %s cores=%lld sram=%lld", (unsigned long long)seed,
                  i, dims, (long long)cores, (long long)sram);
         rotor_expr e = make_expr("C[m,n] += A[m,k] * B[k,n]", dims);
@@ -283,58 +340,10 @@ Test(search, matmul_optimum_with_forced_rotation_equals_brute_force, .timeout = 
     }
 }
 
-Test(search, batch_matmul_optimum_equals_brute_force, .timeout = 120) {
-    const uint64_t seed = 99;
-    uint64_t rng = seed;
-    for (int i = 0; i < 30; i++) {
-        int64_t b = bf_rand_range(&rng, 1, 6), m = bf_rand_range(&rng, 1, 24),
-                k = bf_rand_range(&rng, 1, 24), n = bf_rand_range(&rng, 1, 24);
-        int64_t cores = bf_rand_range(&rng, 2, 12);
-        int64_t sram = bf_rand_range(&rng, 2, 6) * 1024;
-        char dims[80], label[200];
-        snprintf(dims, sizeof dims, "b=%lld,m=%lld,k=%lld,n=%lld", (long long)b, (long long)m,
-                 (long long)k, (long long)n);
-        snprintf(label, sizeof label, "seed %llu case %d: %s cores=%lld sram=%lld", (unsigned long long)seed,
-                 i, dims, (long long)cores, (long long)sram);
-        rotor_expr e = make_expr("C[b,m,n] += A[b,m,k] * B[b,k,n]", dims);
-        rotor_chip chip = small_chip(cores, sram, 256);
-        char desc[128], label2[400];
-        if (i % 2) {
-            chip = random_chip(&rng, 2 * b * (m * k + k * n + m * n), desc, sizeof desc);
-            snprintf(label2, sizeof label2, "%s; replaced by random chip %s", label, desc);
-        } else {
-            snprintf(label2, sizeof label2, "%s", label);
-        }
-        check_case(label2, &e, &chip, NULL, i % 2 == 0);
-    }
-}
+Test(search, batch_matmul_optimum_equals_brute_force, .timeout = 120) { random_property_holds(&BATCH_MATMUL); }
 
 /* Compound axes (cost-model-v1.md "Partition ... along a compound dimension"). */
-Test(search, conv1d_optimum_equals_brute_force, .timeout = 120) {
-    const uint64_t seed = 31337;
-    uint64_t rng = seed;
-    for (int i = 0; i < 30; i++) {
-        int64_t f = bf_rand_range(&rng, 1, 6), c = bf_rand_range(&rng, 1, 6),
-                h = bf_rand_range(&rng, 1, 10), kh = bf_rand_range(&rng, 1, 4);
-        int64_t cores = bf_rand_range(&rng, 2, 12);
-        int64_t sram = bf_rand_range(&rng, 1, 3) * 256;
-        char dims[80], label[200];
-        snprintf(dims, sizeof dims, "f=%lld,c=%lld,h=%lld,kh=%lld", (long long)f, (long long)c,
-                 (long long)h, (long long)kh);
-        snprintf(label, sizeof label, "seed %llu case %d: %s cores=%lld sram=%lld", (unsigned long long)seed,
-                 i, dims, (long long)cores, (long long)sram);
-        rotor_expr e = make_expr("O[f,h] += I[c,h+kh] * W[f,c,kh]", dims);
-        rotor_chip chip = small_chip(cores, sram, 64);
-        char desc[128], label2[400];
-        if (i % 2) {
-            chip = random_chip(&rng, 2 * (f * h + c * (h + kh - 1) + f * c * kh), desc, sizeof desc);
-            snprintf(label2, sizeof label2, "%s; replaced by random chip %s", label, desc);
-        } else {
-            snprintf(label2, sizeof label2, "%s", label);
-        }
-        check_case(label2, &e, &chip, NULL, i % 2 == 0);
-    }
-}
+Test(search, conv1d_optimum_equals_brute_force, .timeout = 120) { random_property_holds(&CONV1D); }
 
 /* Strided windows (2*h+kh): the partition extent is 2*(L_h/f_h - 1) + L_kh/f_kh,
  * and the search's memory floors must hold for it too.  With the frontier, so
@@ -402,55 +411,11 @@ Test(search, random_conv2d_frontiers_equal_brute_force, .timeout = 300) {
     cr_assert_geq(rich, 8, "too few frontiers worth the name: %d", rich);
 }
 
-Test(search, elementwise_optimum_equals_brute_force) {
-    const uint64_t seed = 5;
-    uint64_t rng = seed;
-    for (int i = 0; i < 30; i++) {
-        int64_t s = bf_rand_range(&rng, 1, 64), d = bf_rand_range(&rng, 1, 64);
-        int64_t cores = bf_rand_range(&rng, 1, 24);
-        int64_t sram = bf_rand_range(&rng, 1, 8) * 512;
-        char dims[64], label[160];
-        snprintf(dims, sizeof dims, "s=%lld,d=%lld", (long long)s, (long long)d);
-        snprintf(label, sizeof label, "seed %llu case %d: %s cores=%lld sram=%lld", (unsigned long long)seed,
-                 i, dims, (long long)cores, (long long)sram);
-        rotor_expr e = make_expr("Y[s,d] = X[s,d] + Z[s,d]", dims);
-        rotor_chip chip = small_chip(cores, sram, 128);
-        char desc[128], label2[400];
-        if (i % 2) {
-            chip = random_chip(&rng, 6 * s * d, desc, sizeof desc);
-            snprintf(label2, sizeof label2, "%s; replaced by random chip %s", label, desc);
-        } else {
-            snprintf(label2, sizeof label2, "%s", label);
-        }
-        check_case(label2, &e, &chip, NULL, true);
-    }
-}
+Test(search, elementwise_optimum_equals_brute_force) { random_property_holds(&ELEMENTWISE); }
 
 /* The output of a reduction is shared across F_d cores: rotation of Y and the
  * reduction term (R_Y - 1)/R_Y * bytes / beta compete. */
-Test(search, reduction_optimum_equals_brute_force) {
-    const uint64_t seed = 11;
-    uint64_t rng = seed;
-    for (int i = 0; i < 60; i++) {
-        int64_t s = bf_rand_range(&rng, 1, 300), d = bf_rand_range(&rng, 1, 300);
-        int64_t cores = bf_rand_range(&rng, 1, 24);
-        int64_t sram = bf_rand_range(&rng, 1, 8) * 1024;
-        char dims[64], label[160];
-        snprintf(dims, sizeof dims, "s=%lld,d=%lld", (long long)s, (long long)d);
-        snprintf(label, sizeof label, "seed %llu case %d: %s cores=%lld sram=%lld", (unsigned long long)seed,
-                 i, dims, (long long)cores, (long long)sram);
-        rotor_expr e = make_expr("Y[s] += X[s,d]", dims);
-        rotor_chip chip = small_chip(cores, sram, 64);
-        char desc[128], label2[400];
-        if (i % 2) {
-            chip = random_chip(&rng, 2 * (s + s * d), desc, sizeof desc);
-            snprintf(label2, sizeof label2, "%s; replaced by random chip %s", label, desc);
-        } else {
-            snprintf(label2, sizeof label2, "%s", label);
-        }
-        check_case(label2, &e, &chip, NULL, true);
-    }
-}
+Test(search, reduction_optimum_equals_brute_force) { random_property_holds(&REDUCTION); }
 
 /* ---- the Pareto frontier -------------------------------------------------- */
 
@@ -458,28 +423,7 @@ Test(search, reduction_optimum_equals_brute_force) {
  * time and memory; as a set of (time, memory) points it equals the brute
  * force's. */
 Test(search, pareto_frontier_equals_brute_force_frontier, .timeout = 120) {
-    const uint64_t seed = 424242;
-    uint64_t rng = seed;
-    for (int i = 0; i < 120; i++) {
-        int64_t m = bf_rand_range(&rng, 1, 40), k = bf_rand_range(&rng, 1, 40),
-                n = bf_rand_range(&rng, 1, 40);
-        int64_t cores = bf_rand_range(&rng, 1, 20);
-        int64_t sram = bf_rand_range(&rng, 2, 8) * 1024;
-        char dims[64], label[160];
-        snprintf(dims, sizeof dims, "m=%lld,k=%lld,n=%lld", (long long)m, (long long)k, (long long)n);
-        snprintf(label, sizeof label, "seed %llu case %d: %s cores=%lld sram=%lld", (unsigned long long)seed,
-                 i, dims, (long long)cores, (long long)sram);
-        rotor_expr e = make_expr("C[m,n] += A[m,k] * B[k,n]", dims);
-        rotor_chip chip = small_chip(cores, sram, 256);
-        char desc[128], label2[400];
-        if (i % 2) {
-            chip = random_chip(&rng, 2 * (m * k + k * n + m * n), desc, sizeof desc);
-            snprintf(label2, sizeof label2, "%s; replaced by random chip %s", label, desc);
-        } else {
-            snprintf(label2, sizeof label2, "%s", label);
-        }
-        check_case(label2, &e, &chip, NULL, true);
-    }
+    random_property_holds(&PARETO_MATMUL);
 }
 
 /* ---- constraints ------------------------------------------------------------ */
@@ -493,8 +437,8 @@ Test(search, constrained_optimum_equals_brute_force, .timeout = 120) {
     /* odd ratios, so that no padding ratio lands exactly on the limit */
     const double pads[] = {1.0, 1.0731, 1.2345, 1.6789};
     for (int i = 0; i < 100; i++) {
-        int64_t m = bf_rand_range(&rng, 1, 40), k = bf_rand_range(&rng, 1, 40),
-                n = bf_rand_range(&rng, 1, 40);
+        char dims[64], label[256];
+        random_matmul(&rng, 1, 40, dims, sizeof dims);
         int64_t cores = bf_rand_range(&rng, 2, 24);
         int64_t sram = bf_rand_range(&rng, 3, 8) * 1024;
         rotor_constraints cons = {0};
@@ -502,8 +446,6 @@ Test(search, constrained_optimum_equals_brute_force, .timeout = 120) {
         cons.max_padding = pads[bf_rand_range(&rng, 0, 3)];
         if (cons.max_padding == 1.0) cons.max_padding = 0; /* none */
         cons.memory_cap = bf_rand_range(&rng, 0, 1) ? bf_rand_range(&rng, 1, 6) * 512 : 0;
-        char dims[64], label[256];
-        snprintf(dims, sizeof dims, "m=%lld,k=%lld,n=%lld", (long long)m, (long long)k, (long long)n);
         snprintf(label, sizeof label,
                  "seed %llu case %d: %s cores=%lld sram=%lld min_cores=%lld max_padding=%g memory_cap=%lld",
                  (unsigned long long)seed, i, dims, (long long)cores, (long long)sram,
@@ -546,24 +488,24 @@ Test(search, operator_too_big_for_chip_is_nofit) {
     cr_assert(!br.found);
 }
 
-Test(search, memory_cap_below_any_plan_is_nofit) {
+/* The 8x8x8 MatMul on 4 cores of 4 KiB, searched on one thread under the
+ * constraints c: refused with status want and a message that has msg. */
+static void small_matmul_refused(rotor_constraints c, rotor_status want, const char *msg) {
     rotor_expr e = make_expr("C[m,n] += A[m,k] * B[k,n]", "m=8,k=8,n=8");
     rotor_chip chip = small_chip(4, 4096, 256);
-    rotor_search_options o = {.threads = 1, .constraints = {.memory_cap = 16}};
+    rotor_search_options o = {.threads = 1, .constraints = c};
     rotor_search_result r;
     rotor_error err = {{0}};
-    cr_assert_eq(rotor_search(&e, &chip, &o, &r, &err), ROTOR_ERR_NOFIT);
-    cr_assert(strstr(err.msg, "16 bytes") != NULL, "%s", err.msg);
+    cr_assert_eq(rotor_search(&e, &chip, &o, &r, &err), want);
+    cr_assert(strstr(err.msg, msg) != NULL, "%s", err.msg);
+}
+
+Test(search, memory_cap_below_any_plan_is_nofit) {
+    small_matmul_refused((rotor_constraints){.memory_cap = 16}, ROTOR_ERR_NOFIT, "16 bytes");
 }
 
 Test(search, min_cores_above_chip_is_input_error) {
-    rotor_expr e = make_expr("C[m,n] += A[m,k] * B[k,n]", "m=8,k=8,n=8");
-    rotor_chip chip = small_chip(4, 4096, 256);
-    rotor_search_options o = {.threads = 1, .constraints = {.min_cores = 5}};
-    rotor_search_result r;
-    rotor_error err = {{0}};
-    cr_assert_eq(rotor_search(&e, &chip, &o, &r, &err), ROTOR_ERR_INPUT);
-    cr_assert(strstr(err.msg, "min_cores=5 exceeds the chip's 4 cores") != NULL, "%s", err.msg);
+    small_matmul_refused((rotor_constraints){.min_cores = 5}, ROTOR_ERR_INPUT, "min_cores=5 exceeds the chip's 4 cores");
 }
 
 Test(search, constraints_parse_reads_each_key_and_refuses_unknown) {

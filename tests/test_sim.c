@@ -48,6 +48,17 @@ static rotor_sim *make(const rotor_chip *chip) {
     return s;
 }
 
+/* A simulator of a2a(cores, latency_ns) or of mesh(w, h, latency_ns). */
+static rotor_sim *a2a_sim(int64_t cores, double latency_ns) {
+    rotor_chip c = a2a(cores, latency_ns);
+    return make(&c);
+}
+
+static rotor_sim *mesh_sim(int64_t w, int64_t h, double latency_ns) {
+    rotor_chip c = mesh(w, h, latency_ns);
+    return make(&c);
+}
+
 static int64_t xfer(rotor_sim *s, int64_t src, int64_t dst, int64_t bytes, const int64_t *deps, int ndeps) {
     rotor_sim_transfer t = {.src = src, .dst = dst, .bytes = bytes, .category = ROTOR_SIM_COMM,
                             .op = 0, .deps = deps, .ndeps = ndeps};
@@ -103,13 +114,21 @@ static int64_t route_text(const rotor_sim *s, int64_t src, int64_t dst, char *ou
     return hops;
 }
 
+/* The route from src to dst takes `hops` links or ports (-1: not checked)
+ * through the resources named in `want`, in order. */
+static void assert_route(const rotor_sim *s, int64_t src, int64_t dst, int64_t hops, const char *want) {
+    char text[512];
+    int64_t h = route_text(s, src, dst, text, sizeof text);
+    if (hops >= 0) cr_assert_eq(h, hops, "%lld -> %lld: %lld hops", (long long)src, (long long)dst, (long long)h);
+    cr_assert_str_eq(text, want, "%lld -> %lld", (long long)src, (long long)dst);
+}
+
 /* ---- all-to-all (Elk §2.1: IPU exchange) ------------------------------------ */
 
 /* A ring shift of 2 cores: each sends to the other.  Out and in ports are
  * separate, so both take alpha + bytes / beta = 50 ns + 1100 B / 5.5 GB/s. */
 Test(sim, one_shift_between_2_cores_takes_latency_plus_bytes_over_link_bandwidth) {
-    rotor_chip chip = a2a(2, 50);
-    rotor_sim *s = make(&chip);
+    rotor_sim *s = a2a_sim(2, 50);
     int64_t a = xfer(s, 0, 1, B1100, NULL, 0), b = xfer(s, 1, 0, B1100, NULL, 0);
     rotor_sim_stats st = run(s);
     assert_span(s, a, 0, LAT + STREAM);
@@ -135,9 +154,7 @@ Test(sim, transfer_time_is_one_latency_plus_bytes_over_beta_rounded_to_the_ps) {
     cr_assert_eq(ps, 1489455);
     cr_assert_eq(rotor_sim_transfer_ps(s, 3, 4, 0, &ps, &err), ROTOR_OK);
     cr_assert_eq(ps, 0);
-    char text[256];
-    cr_assert_eq(route_text(s, 0, 1471, text, sizeof text), 1);
-    cr_assert_str_eq(text, "out c0.0, in c0.1471");
+    assert_route(s, 0, 1471, 1, "out c0.0, in c0.1471");
     rotor_sim_free(s);
 }
 
@@ -145,8 +162,7 @@ Test(sim, transfer_time_is_one_latency_plus_bytes_over_beta_rounded_to_the_ps) {
  * core, the interconnect sequentially serves each data transfer at full
  * bandwidth." */
 Test(sim, two_flows_into_one_receiver_take_twice_as_long) {
-    rotor_chip chip = a2a(3, 50);
-    rotor_sim *s = make(&chip);
+    rotor_sim *s = a2a_sim(3, 50);
     int64_t a = xfer(s, 0, 2, B1100, NULL, 0), b = xfer(s, 1, 2, B1100, NULL, 0);
     rotor_sim_stats st = run(s);
     assert_span(s, a, 0, 250000);
@@ -159,8 +175,7 @@ Test(sim, two_flows_into_one_receiver_take_twice_as_long) {
 }
 
 Test(sim, one_sender_to_two_receivers_is_served_one_after_the_other) {
-    rotor_chip chip = a2a(3, 50);
-    rotor_sim *s = make(&chip);
+    rotor_sim *s = a2a_sim(3, 50);
     int64_t a = xfer(s, 0, 1, B1100, NULL, 0), b = xfer(s, 0, 2, B1100, NULL, 0);
     run(s);
     assert_span(s, a, 0, 250000);
@@ -172,8 +187,7 @@ Test(sim, one_sender_to_two_receivers_is_served_one_after_the_other) {
  * 0 (ready at 100,000 behind a compute), and of two transfers ready at the
  * same instant the lower id goes first. */
 Test(sim, a_receiver_serves_senders_by_ready_time_then_task_id) {
-    rotor_chip chip = a2a(4, 50);
-    rotor_sim *s = make(&chip);
+    rotor_sim *s = a2a_sim(4, 50);
     int64_t c = compute(s, 0, 100000, NULL, 0);
     int64_t late = xfer(s, 0, 3, B1100, &c, 1);
     int64_t early = xfer(s, 1, 3, B1100, NULL, 0);
@@ -191,24 +205,19 @@ Test(sim, a_receiver_serves_senders_by_ready_time_then_task_id) {
 /* 4 x 1 mesh: 0 -> 2 and 1 -> 3 both cross link (1,0)->(2,0).  Each is 2 hops:
  * 2 * 50 ns + 200 ns = 300 ns, and the second waits for the first. */
 Test(sim, two_flows_sharing_one_mesh_link_take_twice_as_long) {
-    rotor_chip chip = mesh(4, 1, 50);
-    rotor_sim *s = make(&chip);
+    rotor_sim *s = mesh_sim(4, 1, 50);
     int64_t a = xfer(s, 0, 2, B1100, NULL, 0), b = xfer(s, 1, 3, B1100, NULL, 0);
     rotor_sim_stats st = run(s);
     assert_span(s, a, 0, 300000);
     assert_span(s, b, 300000, 600000);
     cr_assert_eq(st.stall_ps, 300000);
-    char text[256];
-    route_text(s, 0, 2, text, sizeof text);
-    cr_assert_str_eq(text, "link c0 (0,0)->(1,0), link c0 (1,0)->(2,0)");
-    route_text(s, 1, 3, text, sizeof text);
-    cr_assert_str_eq(text, "link c0 (1,0)->(2,0), link c0 (2,0)->(3,0)");
+    assert_route(s, 0, 2, -1, "link c0 (0,0)->(1,0), link c0 (1,0)->(2,0)");
+    assert_route(s, 1, 3, -1, "link c0 (1,0)->(2,0), link c0 (2,0)->(3,0)");
     rotor_sim_free(s);
 }
 
 Test(sim, mesh_flows_on_disjoint_links_overlap) {
-    rotor_chip chip = mesh(4, 1, 50);
-    rotor_sim *s = make(&chip);
+    rotor_sim *s = mesh_sim(4, 1, 50);
     int64_t a = xfer(s, 0, 1, B1100, NULL, 0), b = xfer(s, 2, 3, B1100, NULL, 0);
     int64_t c = xfer(s, 3, 2, B1100, NULL, 0); /* the opposite direction is another link */
     run(s);
@@ -221,8 +230,7 @@ Test(sim, mesh_flows_on_disjoint_links_overlap) {
 /* Elk §6 "Simulator setup": each core can communicate with all its
  * neighbours (up to 4 in a 2D mesh) at once. */
 Test(sim, a_mesh_core_talks_to_its_4_neighbours_at_once) {
-    rotor_chip chip = mesh(3, 3, 50);
-    rotor_sim *s = make(&chip);
+    rotor_sim *s = mesh_sim(3, 3, 50);
     int64_t to[4] = {1, 3, 5, 7};
     for (int i = 0; i < 4; i++) xfer(s, 4, to[i], B1100, NULL, 0);
     rotor_sim_stats st = run(s);
@@ -236,17 +244,15 @@ Test(sim, a_mesh_core_talks_to_its_4_neighbours_at_once) {
 
 /* Dimension-order routing: all of X first, then Y, one latency per link. */
 Test(sim, mesh_route_is_x_then_y_with_one_hop_per_link) {
-    rotor_chip chip = mesh(3, 3, 50);
-    rotor_sim *s = make(&chip);
-    char text[512];
-    cr_assert_eq(route_text(s, 0, 8, text, sizeof text), 4);
-    cr_assert_str_eq(text, "link c0 (0,0)->(1,0), link c0 (1,0)->(2,0), "
-                           "link c0 (2,0)->(2,1), link c0 (2,1)->(2,2)");
-    cr_assert_eq(route_text(s, 8, 0, text, sizeof text), 4);
-    cr_assert_str_eq(text, "link c0 (2,2)->(1,2), link c0 (1,2)->(0,2), "
-                           "link c0 (0,2)->(0,1), link c0 (0,1)->(0,0)");
-    cr_assert_eq(route_text(s, 6, 5, text, sizeof text), 3); /* (0,2) -> (2,1) */
-    cr_assert_str_eq(text, "link c0 (0,2)->(1,2), link c0 (1,2)->(2,2), link c0 (2,2)->(2,1)");
+    rotor_sim *s = mesh_sim(3, 3, 50);
+    assert_route(s, 0, 8, 4,
+                 "link c0 (0,0)->(1,0), link c0 (1,0)->(2,0), "
+                 "link c0 (2,0)->(2,1), link c0 (2,1)->(2,2)");
+    assert_route(s, 8, 0, 4,
+                 "link c0 (2,2)->(1,2), link c0 (1,2)->(0,2), "
+                 "link c0 (0,2)->(0,1), link c0 (0,1)->(0,0)");
+    /* (0,2) -> (2,1) */
+    assert_route(s, 6, 5, 3, "link c0 (0,2)->(1,2), link c0 (1,2)->(2,2), link c0 (2,2)->(2,1)");
     int64_t ps;
     cr_assert_eq(rotor_sim_transfer_ps(s, 0, 8, B1100, &ps, NULL), ROTOR_OK);
     cr_assert_eq(ps, 4 * LAT + STREAM);
@@ -254,8 +260,7 @@ Test(sim, mesh_route_is_x_then_y_with_one_hop_per_link) {
 }
 
 Test(sim, mesh_hop_count_is_the_manhattan_distance_for_every_pair) {
-    rotor_chip chip = mesh(5, 4, 10);
-    rotor_sim *s = make(&chip);
+    rotor_sim *s = mesh_sim(5, 4, 10);
     for (int64_t a = 0; a < 20; a++)
         for (int64_t b = 0; b < 20; b++) {
             if (a == b) continue;
@@ -366,9 +371,7 @@ Test(sim, hbm_load_split_across_controllers_takes_bytes_over_hbm_bandwidth) {
     cr_assert_eq(st.hbm_bytes, 8800);
     cr_assert_float_eq(st.hbm_util, 1.0, 1e-12);
     cr_assert_eq(st.exposed_ps[ROTOR_SIM_HBM], 200000);
-    char text[128];
-    cr_assert_eq(route_text(s, 8, 3, text, sizeof text), 1);
-    cr_assert_str_eq(text, "hbm c0.0, in c0.3");
+    assert_route(s, 8, 3, 1, "hbm c0.0, in c0.3");
     rotor_sim_free(s);
 }
 
@@ -425,22 +428,16 @@ Test(sim, mesh_hbm_ports_are_the_edge_links_split_between_the_controllers) {
     rotor_sim *s = make(&chip);
     cr_assert_eq(rotor_sim_hbm_ports(s), 16);
     int64_t c0 = rotor_sim_hbm_node(s, 0, 0), c1 = rotor_sim_hbm_node(s, 0, 1);
-    char text[256];
     /* (1,2) from controller 0: north (1,0) and east (3,2) are both 2 hops
      * away; north comes first in ring order */
-    cr_assert_eq(route_text(s, c0, 9, text, sizeof text), 3);
-    cr_assert_str_eq(text, "hbm c0.0, port c0.0 (1,-1)->(1,0), link c0 (1,0)->(1,1), link c0 (1,1)->(1,2)");
+    assert_route(s, c0, 9, 3, "hbm c0.0, port c0.0 (1,-1)->(1,0), link c0 (1,0)->(1,1), link c0 (1,1)->(1,2)");
     /* from controller 1: south (1,3) and west (0,2) are 1 hop away: south */
-    cr_assert_eq(route_text(s, c1, 9, text, sizeof text), 2);
-    cr_assert_str_eq(text, "hbm c0.1, port c0.1 (1,4)->(1,3), link c0 (1,3)->(1,2)");
+    assert_route(s, c1, 9, 2, "hbm c0.1, port c0.1 (1,4)->(1,3), link c0 (1,3)->(1,2)");
     /* corner (0,0) has two ports: north (port 0, controller 0) and west (port 15, controller 1) */
-    cr_assert_eq(route_text(s, c0, 0, text, sizeof text), 1);
-    cr_assert_str_eq(text, "hbm c0.0, port c0.0 (0,-1)->(0,0)");
-    cr_assert_eq(route_text(s, c1, 0, text, sizeof text), 1);
-    cr_assert_str_eq(text, "hbm c0.1, port c0.1 (-1,0)->(0,0)");
+    assert_route(s, c0, 0, 1, "hbm c0.0, port c0.0 (0,-1)->(0,0)");
+    assert_route(s, c1, 0, 1, "hbm c0.1, port c0.1 (-1,0)->(0,0)");
     /* a store leaves through the port nearest the sender */
-    cr_assert_eq(route_text(s, 9, c0, text, sizeof text), 3);
-    cr_assert_str_eq(text, "link c0 (1,2)->(1,1), link c0 (1,1)->(1,0), port c0.0 (1,0)->(1,-1), hbm c0.0");
+    assert_route(s, 9, c0, 3, "link c0 (1,2)->(1,1), link c0 (1,1)->(1,0), port c0.0 (1,0)->(1,-1), hbm c0.0");
     /* the port nearest each core over both controllers: the edge cores their
      * own (a corner: the first of its two), the inner four one hop in */
     const int64_t want_port[16] = {0, 1, 2, 3, 14, 1, 2, 5, 13, 10, 6, 6, 11, 10, 9, 7};
@@ -565,9 +562,7 @@ Test(sim, interchip_flows_share_a_pool_capped_at_its_total_bandwidth) {
     assert_span(s, d, 0, 250000); /* on-chip: no pool */
     cr_assert_eq(st.interchip_bytes, 3 * B1100);
     cr_assert_float_eq(st.interchip_util, 900000.0 / (2 * 600000.0), 1e-15);
-    char text[128];
-    cr_assert_eq(route_text(s, 0, 4, text, sizeof text), 2);
-    cr_assert_str_eq(text, "out c0.0, inter-chip, in c1.0");
+    assert_route(s, 0, 4, 2, "out c0.0, inter-chip, in c1.0");
     rotor_sim_free(s);
 }
 
@@ -576,10 +571,8 @@ Test(sim, mesh_interchip_route_runs_on_the_source_chip_then_crosses) {
     chip.chips = 2;
     chip.interchip_gbps = 640;
     rotor_sim *s = make(&chip);
-    char text[256];
     /* chip 0 (0,0) -> chip 1 core 3 = (1,1) */
-    cr_assert_eq(route_text(s, 0, 7, text, sizeof text), 3);
-    cr_assert_str_eq(text, "link c0 (0,0)->(1,0), link c0 (1,0)->(1,1), inter-chip");
+    assert_route(s, 0, 7, 3, "link c0 (0,0)->(1,0), link c0 (1,0)->(1,1), inter-chip");
     rotor_sim_free(s);
 }
 
@@ -588,16 +581,15 @@ Test(sim, mesh_interchip_route_runs_on_the_source_chip_then_crosses) {
 /* Core 0 computes 100 ns, sends 1,100 B to core 1 (250 ns), which computes
  * 300 ns: 0 - 100 - 350 - 650 ns. */
 Test(sim, compute_then_transfer_then_compute_chains_exactly) {
-    rotor_chip chip = a2a(2, 50);
-    rotor_sim *s = make(&chip);
+    rotor_sim *s = a2a_sim(2, 50);
     int64_t c0 = compute(s, 0, 100000, NULL, 0);
     int64_t x = xfer(s, 0, 1, B1100, &c0, 1);
     int64_t c1 = compute(s, 1, 300000, &x, 1);
     rotor_sim_stats st = run(s);
+    cr_assert_eq(st.makespan_ps, 650000);
     assert_span(s, c0, 0, 100000);
     assert_span(s, x, 100000, 350000);
     assert_span(s, c1, 350000, 650000);
-    cr_assert_eq(st.makespan_ps, 650000);
     cr_assert_eq(st.busy_ps[ROTOR_SIM_COMPUTE], 400000);
     cr_assert_eq(st.busy_ps[ROTOR_SIM_COMM], 250000);
     cr_assert_eq(st.exposed_ps[ROTOR_SIM_COMPUTE], 400000);
@@ -609,8 +601,7 @@ Test(sim, compute_then_transfer_then_compute_chains_exactly) {
 }
 
 Test(sim, compute_tasks_on_one_core_run_one_after_the_other) {
-    rotor_chip chip = a2a(2, 0);
-    rotor_sim *s = make(&chip);
+    rotor_sim *s = a2a_sim(2, 0);
     int64_t a = compute(s, 0, 70000, NULL, 0), b = compute(s, 0, 30000, NULL, 0);
     int64_t c = compute(s, 1, 30000, NULL, 0);
     rotor_sim_stats st = run(s);
@@ -625,8 +616,7 @@ Test(sim, compute_tasks_on_one_core_run_one_after_the_other) {
 /* A zero-time compute task is a synchronisation point: it does not queue
  * behind the work already booked on its core. */
 Test(sim, a_zero_time_compute_task_does_not_wait_for_its_core) {
-    rotor_chip chip = a2a(2, 0);
-    rotor_sim *s = make(&chip);
+    rotor_sim *s = a2a_sim(2, 0);
     int64_t a = compute(s, 0, 70000, NULL, 0), x = xfer(s, 1, 0, B1100, NULL, 0);
     int64_t join = compute(s, 0, 0, &x, 1), c = compute(s, 1, 1000, &join, 1);
     run(s);
@@ -709,8 +699,7 @@ Test(sim, a_multicast_to_one_core_is_a_transfer) {
  * the links (0,0)->(1,0) and (1,0)->(2,0), each held once; the longest route
  * has 2 hops.  A transfer (0,0) -> (1,0) waits for the shared link. */
 Test(sim, a_mesh_multicast_holds_the_union_of_its_routes_once) {
-    rotor_chip chip = mesh(3, 1, 50);
-    rotor_sim *s = make(&chip);
+    rotor_sim *s = mesh_sim(3, 1, 50);
     const int64_t to[2] = {1, 2};
     int64_t m = mcast(s, 0, to, 2, B1100, NULL, 0);
     int64_t x = xfer(s, 0, 1, B1100, NULL, 0), y = xfer(s, 2, 1, B1100, NULL, 0);
@@ -808,25 +797,22 @@ Test(sim, a_bad_multicast_is_refused_naming_the_receiver) {
     rotor_chip chip = hbm_chip();
     rotor_sim *s = make(&chip);
     rotor_error err;
-    const int64_t twice[3] = {1, 2, 1}, self[2] = {2, 3}, hbm[2] = {0, 9}, far[1] = {12};
-    rotor_sim_multicast m = {.src = 8, .dsts = twice, .ndsts = 3, .bytes = 10, .op = -1};
-    cr_assert_eq(rotor_sim_add_multicast(s, &m, NULL, &err), ROTOR_ERR_INPUT);
-    assert_msg_has(err, "sim: multicast 0: dsts[2]: node 1 is named twice");
-    m = (rotor_sim_multicast){.src = 3, .dsts = self, .ndsts = 2, .bytes = 10, .op = -1};
-    cr_assert_eq(rotor_sim_add_multicast(s, &m, NULL, &err), ROTOR_ERR_INPUT);
-    assert_msg_has(err, "dsts[1]: src and dst are both node 3");
-    m = (rotor_sim_multicast){.src = 8, .dsts = hbm, .ndsts = 2, .bytes = 10, .op = -1};
-    cr_assert_eq(rotor_sim_add_multicast(s, &m, NULL, &err), ROTOR_ERR_INPUT);
-    assert_msg_has(err, "dsts[1]: src 8 and dst 9 are both HBM controllers");
-    m = (rotor_sim_multicast){.src = 8, .dsts = far, .ndsts = 1, .bytes = 10, .op = -1};
-    cr_assert_eq(rotor_sim_add_multicast(s, &m, NULL, &err), ROTOR_ERR_INPUT);
-    assert_msg_has(err, "dsts[0]: dst: node 12 does not exist");
-    m = (rotor_sim_multicast){.src = 8, .dsts = far, .ndsts = 0, .bytes = 10, .op = -1};
-    cr_assert_eq(rotor_sim_add_multicast(s, &m, NULL, &err), ROTOR_ERR_INPUT);
-    assert_msg_has(err, "ndsts: expected at least 1 receiver, got 0");
-    m = (rotor_sim_multicast){.src = 8, .dsts = self, .ndsts = 2, .bytes = -1, .op = -1};
-    cr_assert_eq(rotor_sim_add_multicast(s, &m, NULL, &err), ROTOR_ERR_INPUT);
-    assert_msg_has(err, "bytes: expected 0..2^53, got -1");
+    static const int64_t twice[3] = {1, 2, 1}, self[2] = {2, 3}, hbm[2] = {0, 9}, far[1] = {12};
+    static const struct {
+        rotor_sim_multicast m;
+        const char *msg;
+    } bad[] = {
+        {{.src = 8, .dsts = twice, .ndsts = 3, .bytes = 10, .op = -1}, "sim: multicast 0: dsts[2]: node 1 is named twice"},
+        {{.src = 3, .dsts = self, .ndsts = 2, .bytes = 10, .op = -1}, "dsts[1]: src and dst are both node 3"},
+        {{.src = 8, .dsts = hbm, .ndsts = 2, .bytes = 10, .op = -1}, "dsts[1]: src 8 and dst 9 are both HBM controllers"},
+        {{.src = 8, .dsts = far, .ndsts = 1, .bytes = 10, .op = -1}, "dsts[0]: dst: node 12 does not exist"},
+        {{.src = 8, .dsts = far, .ndsts = 0, .bytes = 10, .op = -1}, "ndsts: expected at least 1 receiver, got 0"},
+        {{.src = 8, .dsts = self, .ndsts = 2, .bytes = -1, .op = -1}, "bytes: expected 0..2^53, got -1"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cr_assert_eq(rotor_sim_add_multicast(s, &bad[i].m, NULL, &err), ROTOR_ERR_INPUT, "%s", bad[i].msg);
+        assert_msg_has(err, bad[i].msg);
+    }
     cr_assert_eq(rotor_sim_task_count(s), 0);
     rotor_sim_free(s);
 }
@@ -834,8 +820,7 @@ Test(sim, a_bad_multicast_is_refused_naming_the_receiver) {
 /* Compute hides the communication that overlaps it: exposed time splits the
  * makespan by priority, active time counts each category on its own. */
 Test(sim, the_breakdown_splits_the_makespan_by_priority) {
-    rotor_chip chip = a2a(3, 50);
-    rotor_sim *s = make(&chip);
+    rotor_sim *s = a2a_sim(3, 50);
     compute(s, 2, 100000, NULL, 0);      /* 0 - 100 ns */
     xfer(s, 0, 1, B1100, NULL, 0);       /* 0 - 250 ns */
     rotor_sim_transfer setup = {.src = 1, .dst = 0, .bytes = 2 * B1100, .category = ROTOR_SIM_SETUP, .op = 1};
@@ -859,8 +844,7 @@ Test(sim, the_breakdown_splits_the_makespan_by_priority) {
 }
 
 Test(sim, forward_dependencies_added_later_are_respected) {
-    rotor_chip chip = a2a(2, 0);
-    rotor_sim *s = make(&chip);
+    rotor_sim *s = a2a_sim(2, 0);
     int64_t a = compute(s, 0, 10000, NULL, 0), b = compute(s, 1, 20000, NULL, 0);
     rotor_error err;
     cr_assert_eq(rotor_sim_add_dep(s, a, b, &err), ROTOR_OK, "%s", err.msg);
@@ -960,8 +944,7 @@ Test(sim, breakdown_sums_to_the_makespan_and_tasks_respect_dependencies) {
 /* ---- bad input -------------------------------------------------------------------- */
 
 Test(sim, an_unknown_node_is_refused_with_the_field_and_the_range) {
-    rotor_chip chip = a2a(8, 0);
-    rotor_sim *s = make(&chip);
+    rotor_sim *s = a2a_sim(8, 0);
     rotor_sim_transfer t = {.src = 0, .dst = 99, .bytes = 10, .op = -1};
     rotor_error err;
     cr_assert_eq(rotor_sim_add_transfer(s, &t, NULL, &err), ROTOR_ERR_INPUT);
@@ -980,8 +963,7 @@ Test(sim, an_unknown_node_is_refused_with_the_field_and_the_range) {
 }
 
 Test(sim, negative_bytes_and_durations_are_refused) {
-    rotor_chip chip = a2a(8, 0);
-    rotor_sim *s = make(&chip);
+    rotor_sim *s = a2a_sim(8, 0);
     rotor_sim_transfer t = {.src = 0, .dst = 1, .bytes = -5, .op = -1};
     rotor_error err;
     cr_assert_eq(rotor_sim_add_transfer(s, &t, NULL, &err), ROTOR_ERR_INPUT);
@@ -1010,8 +992,7 @@ Test(sim, transfers_between_two_hbm_controllers_are_refused) {
 }
 
 Test(sim, a_dependency_on_a_task_that_does_not_exist_is_refused) {
-    rotor_chip chip = a2a(2, 0);
-    rotor_sim *s = make(&chip);
+    rotor_sim *s = a2a_sim(2, 0);
     int64_t dep = 7;
     rotor_sim_compute c = {.core = 1, .duration_ps = 1, .op = -1, .deps = &dep, .ndeps = 1};
     rotor_error err;
@@ -1026,8 +1007,7 @@ Test(sim, a_dependency_on_a_task_that_does_not_exist_is_refused) {
 }
 
 Test(sim, a_dependency_cycle_is_reported_with_its_tasks) {
-    rotor_chip chip = a2a(2, 0);
-    rotor_sim *s = make(&chip);
+    rotor_sim *s = a2a_sim(2, 0);
     int64_t a = compute(s, 0, 1, NULL, 0), b = compute(s, 1, 1, &a, 1), c = compute(s, 0, 1, &b, 1);
     compute(s, 1, 1, &c, 1); /* waits behind the cycle, is not part of it */
     rotor_error err;
@@ -1043,8 +1023,7 @@ Test(sim, a_dependency_cycle_is_reported_with_its_tasks) {
 }
 
 Test(sim, a_task_depending_on_itself_is_a_cycle) {
-    rotor_chip chip = a2a(2, 0);
-    rotor_sim *s = make(&chip);
+    rotor_sim *s = a2a_sim(2, 0);
     compute(s, 0, 1, NULL, 0);
     cr_assert_eq(rotor_sim_add_dep(s, 0, 0, NULL), ROTOR_OK);
     rotor_sim_stats st;
@@ -1055,8 +1034,7 @@ Test(sim, a_task_depending_on_itself_is_a_cycle) {
 }
 
 Test(sim, simulated_time_past_2_to_the_50_ps_is_an_error_not_an_overflow) {
-    rotor_chip chip = a2a(2, 0);
-    rotor_sim *s = make(&chip);
+    rotor_sim *s = a2a_sim(2, 0);
     compute(s, 0, (int64_t)1 << 50, NULL, 0);
     compute(s, 0, 1, NULL, 0);
     rotor_sim_stats st;

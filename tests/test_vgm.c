@@ -19,13 +19,21 @@
 #define assert_msg_has(err, s) \
     cr_assert(strstr((err).msg, (s)) != NULL, "message \"%s\" lacks \"%s\"", (err).msg, (s))
 
+/* A stack of FFNs (ffn_stack: layers, tokens, hidden, ffn) in g and the VGM
+ * baseline `kind` of it on the IPU Mk2 into v; the library's status, with
+ * its message in err. */
+static rotor_status vgm_ffn(rotor_graph *g, int layers, int64_t tokens, int64_t hidden, int64_t ffn,
+                            rotor_vgm_kind kind, rotor_vgm_result *v, rotor_error *err) {
+    ffn_stack(g, layers, tokens, hidden, ffn);
+    rotor_chip chip = mk2();
+    return rotor_vgm_compile(g, &chip, kind, v, err);
+}
+
 Test(vgm, the_slice_holds_every_weight_and_the_peak_of_live_activations) {
     rotor_graph g;
-    ffn_stack(&g, 1, 128, 1024, 4096);
-    rotor_chip chip = mk2();
     rotor_vgm_result v;
     rotor_error err;
-    cr_assert_eq(rotor_vgm_compile(&g, &chip, ROTOR_VGM_ROLLER, &v, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(vgm_ffn(&g, 1, 128, 1024, 4096, ROTOR_VGM_ROLLER, &v, &err), ROTOR_OK, "%s", err.msg);
     /* weights: 2 x 1024 x 4096 x 2 B over 1472 cores, 11397 B each (rounded up) */
     int64_t w = 2 * ((1024 * 4096 * 2 + 1471) / 1472);
     /* live at op 0: x0 (128x1024) and h0 (128x4096); at op 1: h0 and x1 */
@@ -38,11 +46,10 @@ Test(vgm, the_slice_holds_every_weight_and_the_peak_of_live_activations) {
 
 Test(vgm, oracle_tiles_fit_and_every_core_receives_its_tiles_each_round) {
     rotor_graph g;
-    ffn_stack(&g, 2, 512, 1024, 4096);
-    rotor_chip chip = mk2();
     rotor_vgm_result v;
     rotor_error err;
-    cr_assert_eq(rotor_vgm_compile(&g, &chip, ROTOR_VGM_ORACLE, &v, &err), ROTOR_OK, "%s", err.msg);
+    rotor_chip chip = mk2();
+    cr_assert_eq(vgm_ffn(&g, 2, 512, 1024, 4096, ROTOR_VGM_ORACLE, &v, &err), ROTOR_OK, "%s", err.msg);
     double sum = 0;
     for (int o = 0; o < v.nops; o++) {
         const rotor_vgm_op *r = &v.ops[o];
@@ -72,12 +79,11 @@ Test(vgm, oracle_tiles_fit_and_every_core_receives_its_tiles_each_round) {
 
 Test(vgm, t10_beats_load_compute_store_on_an_ffn_stack) {
     rotor_graph g;
-    ffn_stack(&g, 3, 256, 1024, 4096);
-    rotor_chip chip = mk2();
     rotor_vgm_result v;
     rotor_compile_result t;
     rotor_error err;
-    cr_assert_eq(rotor_vgm_compile(&g, &chip, ROTOR_VGM_ROLLER, &v, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(vgm_ffn(&g, 3, 256, 1024, 4096, ROTOR_VGM_ROLLER, &v, &err), ROTOR_OK, "%s", err.msg);
+    rotor_chip chip = mk2();
     cr_assert_eq(rotor_compile(&g, &chip, NULL, &t, &err), ROTOR_OK, "%s", err.msg);
     cr_assert_lt(t.total_s, v.total_s, "T10 %.6g s vs VGM %.6g s", t.total_s, v.total_s);
     /* both compute the same sub-task model: VGM's extra time is transfers */
@@ -89,11 +95,9 @@ Test(vgm, t10_beats_load_compute_store_on_an_ffn_stack) {
 
 Test(vgm, weights_beyond_the_sram_are_refused_with_the_slice_size) {
     rotor_graph g;
-    ffn_stack(&g, 48, 8, 8192, 32768);
-    rotor_chip chip = mk2();
     rotor_vgm_result v;
     rotor_error err;
-    cr_assert_eq(rotor_vgm_compile(&g, &chip, ROTOR_VGM_ROLLER, &v, &err), ROTOR_ERR_NOFIT);
+    cr_assert_eq(vgm_ffn(&g, 48, 8, 8192, 32768, ROTOR_VGM_ROLLER, &v, &err), ROTOR_ERR_NOFIT);
     assert_msg_has(err, "vgm: the model does not fit: the VGM slice needs");
     cr_assert_null(v.ops);
     rotor_graph_free(&g);
@@ -122,21 +126,29 @@ Test(vgm, a_slice_that_leaves_no_room_for_a_systolic_tile_does_not_fit) {
     rotor_graph_free(&g);
 }
 
-/* One MatMul C[m,n] += A[m,k] * B[k,n], m = n = 64, k = 16, on ipu-mk2 cut
- * to 4 cores (link latency alpha_ns). */
-static void one_matmul(rotor_graph *g, rotor_chip *chip, double alpha_ns) {
-    rotor_graph_init(g, "one-matmul");
-    int a = add_value2d(g, "a", 64, 16, ROTOR_ROLE_ACTIVATION);
-    int b = add_value2d(g, "b", 16, 64, ROTOR_ROLE_WEIGHT);
-    int c = add_value2d(g, "c", 64, 64, ROTOR_ROLE_ACTIVATION);
-    add_matmul(g, "mm", a, b, c, 64, 16, 64);
+/* A graph `name` of one MatMul "mm", c[m,n] = a[m,k] * b[k,n]: b is the
+ * weight, c the output. */
+static void one_matmul(rotor_graph *g, const char *name, int64_t m, int64_t k, int64_t n) {
+    rotor_graph_init(g, name);
+    int a = add_value2d(g, "a", m, k, ROTOR_ROLE_ACTIVATION);
+    int b = add_value2d(g, "b", k, n, ROTOR_ROLE_WEIGHT);
+    int c = add_value2d(g, "c", m, n, ROTOR_ROLE_ACTIVATION);
+    add_matmul(g, "mm", a, b, c, m, k, n);
     g->values[c].is_output = true;
-    *chip = mk2();
+}
+
+/* One MatMul C[m,n] += A[m,k] * B[k,n], m = n = 64, k = 16, in g, and
+ * Roller's baseline of it into v on ipu-mk2 cut to 4 cores (link latency
+ * alpha_ns). */
+static void roller_one_matmul(rotor_graph *g, double alpha_ns, rotor_vgm_result *v) {
+    one_matmul(g, "one-matmul", 64, 16, 64);
+    rotor_chip chip = mk2();
     char set[64];
     rotor_error err;
-    cr_assert_eq(rotor_chip_set(chip, "cores_per_chip=4", &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_chip_set(&chip, "cores_per_chip=4", &err), ROTOR_OK, "%s", err.msg);
     snprintf(set, sizeof set, "link_latency_ns=%g", alpha_ns);
-    cr_assert_eq(rotor_chip_set(chip, set, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_chip_set(&chip, set, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_vgm_compile(g, &chip, ROTOR_VGM_ROLLER, v, &err), ROTOR_OK, "%s", err.msg);
 }
 
 /* Roller's construction, by hand.  The start tile spans one 16 x 16 quantum
@@ -151,11 +163,8 @@ static void one_matmul(rotor_graph *g, rotor_chip *chip, double alpha_ns) {
  * measurement agrees: (32, 16, 32) wins. */
 Test(vgm, roller_grows_the_tile_for_reuse_until_every_core_has_one) {
     rotor_graph g;
-    rotor_chip chip;
-    one_matmul(&g, &chip, 0);
     rotor_vgm_result v;
-    rotor_error err;
-    cr_assert_eq(rotor_vgm_compile(&g, &chip, ROTOR_VGM_ROLLER, &v, &err), ROTOR_OK, "%s", err.msg);
+    roller_one_matmul(&g, 0, &v);
     const rotor_vgm_op *r = &v.ops[0];
     /* the expression's axes: m, k, n */
     cr_assert_eq(r->tile[0], 32);
@@ -182,11 +191,8 @@ Test(vgm, roller_grows_the_tile_for_reuse_until_every_core_has_one) {
  * tile is half its own, and it sends the other 16 rows x 64 B = 1024 B. */
 Test(vgm, roller_is_timed_against_the_linear_layout_by_hand) {
     rotor_graph g;
-    rotor_chip chip;
-    one_matmul(&g, &chip, 0);
     rotor_vgm_result v;
-    rotor_error err;
-    cr_assert_eq(rotor_vgm_compile(&g, &chip, ROTOR_VGM_ROLLER, &v, &err), ROTOR_OK, "%s", err.msg);
+    roller_one_matmul(&g, 0, &v);
     double beta = 5.5e9;
     cr_assert_float_eq(v.ops[0].load_s, 1280 / beta, 1e-20);
     cr_assert_float_eq(v.ops[0].store_s, 1024 / beta, 1e-20);
@@ -198,11 +204,8 @@ Test(vgm, roller_is_timed_against_the_linear_layout_by_hand) {
 /* Every exchange round pays the link latency: one load round, one store. */
 Test(vgm, roller_pays_the_link_latency_on_every_round) {
     rotor_graph g;
-    rotor_chip chip;
-    one_matmul(&g, &chip, 1000);
     rotor_vgm_result v;
-    rotor_error err;
-    cr_assert_eq(rotor_vgm_compile(&g, &chip, ROTOR_VGM_ROLLER, &v, &err), ROTOR_OK, "%s", err.msg);
+    roller_one_matmul(&g, 1000, &v);
     cr_assert_eq(v.ops[0].tile[0], 32);
     cr_assert_eq(v.ops[0].tile[2], 32);
     cr_assert_float_eq(v.ops[0].load_s, 1280 / 5.5e9 + 1e-6, 1e-18);
@@ -217,12 +220,7 @@ Test(vgm, roller_pays_the_link_latency_on_every_round) {
  * sum; the grid keeps every core busy. */
 Test(vgm, roller_splits_the_reduction_when_the_output_has_too_few_tiles) {
     rotor_graph g;
-    rotor_graph_init(&g, "wide-k");
-    int a = add_value2d(&g, "a", 64, 4096, ROTOR_ROLE_ACTIVATION);
-    int b = add_value2d(&g, "b", 4096, 64, ROTOR_ROLE_WEIGHT);
-    int c = add_value2d(&g, "c", 64, 64, ROTOR_ROLE_ACTIVATION);
-    add_matmul(&g, "mm", a, b, c, 64, 4096, 64);
-    g.values[c].is_output = true;
+    one_matmul(&g, "wide-k", 64, 4096, 64);
     rotor_chip chip = mk2();
     rotor_vgm_result v;
     rotor_error err;
