@@ -365,11 +365,14 @@ Test(compile, an_empty_graph_is_refused) {
 
 /* Every active plan of a compiled model runs correctly on emulated cores:
  * the output matches the direct computation, every core shifts each tensor
- * as often as the model counts, and the exchange time is the model's. */
+ * as often as the model counts, and the exchange time is the model's.  A
+ * BERT-Base layer of 8 tokens: the same 16 operators, with reductions
+ * over up to 70 rings, as at 16 tokens of two sequences, at half the
+ * emulated work. */
 Test(compile, every_active_plan_of_a_compiled_bert_layer_verifies_in_the_emulator) {
     rotor_graph g;
     rotor_error err;
-    cr_assert_eq(rotor_zoo_build("bert-base", &(rotor_zoo_options){.layers = 1, .seq = 16, .batch = 2}, &g, &err),
+    cr_assert_eq(rotor_zoo_build("bert-base", &(rotor_zoo_options){.layers = 1, .seq = 8, .batch = 1}, &g, &err),
                  ROTOR_OK, "%s", err.msg);
     rotor_chip chip = mk2();
     rotor_compile_result r;
