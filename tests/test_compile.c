@@ -321,12 +321,15 @@ Test(compile, a_model_too_big_for_sram_names_the_operator_and_shortfall) {
 /* When the walk meets an operator that cannot fit, the shortfall is named
  * against its leanest plan: the end of its whole frontier, which a cut
  * frontier searches for then (docs/compile.md).  The message is the same as
- * with whole frontiers from the start. */
+ * with whole frontiers from the start.  At 144 KiB, 'up0' lacks 508 bytes
+ * for its leanest plan; the sizes this test once also ran gave a fit
+ * (192 KiB, which frontiers_cut_at_a_time_ratio_compile_as_whole_frontiers
+ * covers) and the same misfit by 16892 bytes (128 KiB). */
 Test(compile, a_misfit_names_the_same_shortfall_with_cut_frontiers) {
     rotor_graph g;
     ffn_stack(&g, 12, 256, 1024, 4096);
     int misfits = 0;
-    const int64_t srams[] = {196608, 147456, 131072};
+    const int64_t srams[] = {147456};
     for (size_t si = 0; si < sizeof srams / sizeof srams[0]; si++) {
         int64_t sram = srams[si];
         rotor_compile_result w, r;
@@ -357,11 +360,14 @@ Test(compile, an_empty_graph_is_refused) {
 
 /* Every active plan of a compiled model runs correctly on emulated cores:
  * the output matches the direct computation, every core shifts each tensor
- * as often as the model counts, and the exchange time is the model's. */
+ * as often as the model counts, and the exchange time is the model's.  A
+ * BERT-Base layer of 8 tokens: the same 16 operators, with reductions
+ * over up to 70 rings, as at 16 tokens of two sequences, at half the
+ * emulated work. */
 Test(compile, every_active_plan_of_a_compiled_bert_layer_verifies_in_the_emulator) {
     rotor_graph g;
     rotor_error err;
-    cr_assert_eq(rotor_zoo_build("bert-base", &(rotor_zoo_options){.layers = 1, .seq = 16, .batch = 2}, &g, &err),
+    cr_assert_eq(rotor_zoo_build("bert-base", &(rotor_zoo_options){.layers = 1, .seq = 8, .batch = 1}, &g, &err),
                  ROTOR_OK, "%s", err.msg);
     rotor_chip chip = mk2();
     rotor_compile_result r;
