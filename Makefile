@@ -158,13 +158,18 @@ check-layers:
 	@sh scripts/check-layers.sh
 
 # make test = make test-unit, then the CLI scripts (tests/cli*.sh) on build/rotor.
+# Both run two jobs at a time (CI has 2 cores), and a job's search runs
+# OpenMP threads: OMP_WAIT_POLICY=passive lets a thread that waits sleep
+# rather than spin on the core the other job needs (it cost the unit suite a
+# quarter of its CPU).  It changes no result: the search merges its threads'
+# results in thread order.
 # test-unit alone (the Criterion suite and the repository checks) needs neither
 # rotor nor onnxgen: CI runs it for clang's SAN build, whose UBSan adds
 # float-to-integer overflow to the library's checks, while the long end-to-end
 # CLI scripts run under the plain and the gcc SAN builds (.ci/run, README).
 test-unit: check-layers $(TESTS)
 	@[ -d ../shared/onnx ] || echo "make test: ../shared/onnx is absent (a clone without the project's shared files): the $$(grep -c "need(SHARED" tests/test_onnx.c) onnx tests of its real and bad files are skipped"
-	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp $(TESTS) --jobs 2
+	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp OMP_WAIT_POLICY=passive $(TESTS) --jobs 2
 	@sh tests/layers.sh
 	@sh tests/tree.sh
 	@TESTS=$(TESTS) sh tests/fresh.sh
@@ -183,7 +188,7 @@ else
 CLI_RUN := $(CLI_ALL)
 endif
 test: test-unit $(ROTOR) $(ONNXGEN)
-	@ROTOR=$(ROTOR) ONNXGEN=$(ONNXGEN) sh tests/run-cli.sh $(CLI_RUN)
+	@ROTOR=$(ROTOR) ONNXGEN=$(ONNXGEN) OMP_WAIT_POLICY=passive sh tests/run-cli.sh $(CLI_RUN)
 
 run: $(ROTOR)
 	$(ROTOR) plan --expr 'C[m,n] += A[m,k] * B[k,n]' --dim m=32,k=5120,n=15360 --chip ipu-mk2 --format t10
