@@ -12,6 +12,7 @@
 CC      ?= cc
 SAN     ?= 0
 OPT     ?= -O2
+DEBUG   ?= -g
 BUILD   := build
 ifeq ($(notdir $(CC)),clang)
 BUILD   := build/clang
@@ -19,14 +20,18 @@ endif
 ifeq ($(SAN),1)
 BUILD   := $(BUILD)/san
 OPT     := -O1
-SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+# line tables only: a sanitizer's report names file and line, and the build
+# takes a tenth less time than with full debug information
+DEBUG   := -g1
+# ASan and UBSan, with UBSan's float-to-integer overflow check (not part of
+# -fsanitize=undefined; issue 19: a plan file's 1e300 once reached a cast),
+# every finding fatal.
+SANFLAGS := -fsanitize=address,undefined,float-cast-overflow -fno-omit-frame-pointer -fno-sanitize-recover=all
 ifeq ($(notdir $(CC)),clang)
-# clang's UBSan also checks float-to-integer overflow; its instrumentation
-# keeps the emulator's `#pragma omp simd` loops from vectorising, which is
-# only a hint: not an error under the sanitizers.
-SANFLAGS += -fsanitize=float-cast-overflow -Wno-pass-failed
-# clang's run is there for what its UBSan adds (float-to-integer overflow);
-# leaks are checked by the gcc SAN run.  clang's LeakSanitizer here dies now
+# clang's instrumentation keeps the emulator's `#pragma omp simd` loops from
+# vectorising, which is only a hint: not an error under the sanitizers.
+SANFLAGS += -Wno-pass-failed
+# Leaks are checked by the gcc SAN run.  clang's LeakSanitizer here dies now
 # and then at exit beside libomp's threads ("Tracer caught signal 11"), which
 # would fail a clean run.
 export ASAN_OPTIONS := detect_leaks=0
@@ -41,12 +46,13 @@ CC      := clang
 export CC
 BUILD   := build/fuzz
 OPT     := -O1
+DEBUG   := -g1
 SANFLAGS := -fsanitize=fuzzer-no-link,address,undefined,float-cast-overflow -fno-sanitize-recover=undefined \
             -fno-omit-frame-pointer -Wno-pass-failed
 endif
 
 CFLAGS  := -std=c17 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
-           $(OPT) -g -fopenmp -Iinclude -Isrc -MMD -MP $(SANFLAGS) $(EXTRA_CFLAGS)
+           $(OPT) $(DEBUG) -fopenmp -Iinclude -Isrc -MMD -MP $(SANFLAGS) $(EXTRA_CFLAGS)
 LDFLAGS := -fopenmp $(SANFLAGS)
 LDLIBS  := -lcjson -lprotobuf-c -lm
 
@@ -175,13 +181,15 @@ test-unit: check-layers $(TESTS)
 	@TESTS=$(TESTS) sh tests/fresh.sh
 	@BUILD=$(BUILD) CC="$(CC)" sh tests/exports.sh
 
-# The CLI suites: every one in the plain build.  The sanitizer builds run a
-# representative subset, CLI_SAN, that still runs every subcommand and every
-# file reader and writer under ASan+UBSan (docs/build.md, "What CI runs",
-# says what each build runs and what is given up); CLI_SUITES=all runs them
-# all under SAN=1 too.
+# The CLI suites: every one in the plain build.  The sanitizer build runs a
+# representative subset, CLI_SAN: tests/cli.sh runs every subcommand, its
+# options and its one-line errors; the others are the file readers and
+# writers (ONNX models, TensorProto data, plan files, output files) and the
+# subcommands with code of their own below the library (run's kernels,
+# schedule, verify).  docs/build.md ("What CI runs") says what is given up;
+# CLI_SUITES=all runs them all under SAN=1 too.
 CLI_ALL := $(sort $(wildcard tests/cli*.sh))
-CLI_SAN := $(filter-out tests/cli_docs.sh,$(CLI_ALL))
+CLI_SAN := $(addprefix tests/,cli.sh cli_model.sh cli_onnx.sh cli_output.sh cli_run.sh cli_schedule.sh cli_verify.sh)
 ifeq ($(SAN)$(CLI_SUITES),1)
 CLI_RUN := $(CLI_SAN)
 else
@@ -214,8 +222,12 @@ fuzz:
 ONNX_SEEDS := $(wildcard /usr/share/libonnx-testdata/data/node ../shared/onnx/real ../shared/onnx/bad)
 FUZZ_NAMES := $(FUZZ_SRC:tests/fuzz/fuzz_%.c=%)
 .PHONY: $(FUZZ_NAMES:%=fuzz-%)
+# The build also compiles every file of src/cli/ with clang's -Werror (the
+# library it compiles anyway): CI's one clang build (docs/build.md).  The
+# objects come first (order-only), so no compile takes a core from a
+# harness's timed run.
 fuzz-run: $(FUZZ_NAMES:%=fuzz-%)
-$(FUZZ_NAMES:%=fuzz-%): fuzz-%: $(BUILD)/fuzz_%
+$(FUZZ_NAMES:%=fuzz-%): fuzz-%: $(BUILD)/fuzz_% | $(CLI_OBJ)
 	@n=$*; mkdir -p $(BUILD)/corpus/$$n; \
 	extra=""; [ "$$n" = onnx ] && extra="$(ONNX_SEEDS)"; \
 	if ! $< -max_total_time=$(FUZZ_S) -timeout=10 -rss_limit_mb=4096 -artifact_prefix=$(BUILD)/$$n- \
