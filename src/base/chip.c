@@ -12,6 +12,7 @@
  */
 #include "rotor/base/chip.h"
 #include "rotor/base/suggest.h"
+#include "rotor/base/topology.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -126,7 +127,7 @@ rotor_status rotor_chip_preset(const char *name, rotor_chip *out, rotor_error *e
 
 typedef enum field_kind {
     FK_NAME,     /* char[ROTOR_CHIP_NAME_MAX] */
-    FK_TOPOLOGY, /* rotor_topology, written "all-to-all" / "mesh" */
+    FK_TOPOLOGY, /* rotor_topology, by the names of base/topology.c's table */
     FK_INT,      /* int64_t */
     FK_NUM       /* double */
 } field_kind;
@@ -417,9 +418,9 @@ static rotor_status put_string(rotor_chip *c, const field_def *f, const char *s,
         memcpy(dst, s, len);
     } else if (f->kind == FK_TOPOLOGY) {
         rotor_topology *t = (rotor_topology *)(void *)((char *)c + f->offset);
-        if (len == 10 && memcmp(s, "all-to-all", 10) == 0) *t = ROTOR_TOPO_ALL_TO_ALL;
-        else if (len == 4 && memcmp(s, "mesh", 4) == 0) *t = ROTOR_TOPO_MESH;
-        else return bad_value(err, f, got);
+        const rotor_topo *row = rotor_topo_named(s, len);
+        if (!row) return bad_value(err, f, got);
+        *t = row->id;
     } else {
         return bad_value(err, f, got);
     }
@@ -706,8 +707,7 @@ char *rotor_chip_to_json(const rotor_chip *chip) {
             break;
         }
         case FK_TOPOLOGY:
-            ok = cJSON_AddStringToObject(o, f->key, chip->topology == ROTOR_TOPO_MESH ? "mesh"
-                                                                                      : "all-to-all") != NULL;
+            ok = cJSON_AddStringToObject(o, f->key, rotor_topo_find(chip->topology)->name) != NULL;
             break;
         /* Numbers are formatted here, not by cJSON: its printer accepts a
          * 15-digit text that reads back only approximately, and the chip's

@@ -3,6 +3,7 @@
 #include "rotor/base/topology.h"
 
 #include <stddef.h>
+#include <string.h>
 
 /* ---- all-to-all: one exchange between any two cores ---- */
 
@@ -41,6 +42,12 @@ static const rotor_topo TOPOLOGIES[] = {
 const rotor_topo *rotor_topo_find(rotor_topology id) {
     for (size_t i = 0; i < sizeof TOPOLOGIES / sizeof TOPOLOGIES[0]; i++)
         if (TOPOLOGIES[i].id == id) return &TOPOLOGIES[i];
+    return NULL;
+}
+
+const rotor_topo *rotor_topo_named(const char *s, size_t len) {
+    for (size_t i = 0; i < sizeof TOPOLOGIES / sizeof TOPOLOGIES[0]; i++)
+        if (strlen(TOPOLOGIES[i].name) == len && memcmp(TOPOLOGIES[i].name, s, len) == 0) return &TOPOLOGIES[i];
     return NULL;
 }
 

@@ -12,6 +12,7 @@
 #ifndef ROTOR_TOPOLOGY_H
 #define ROTOR_TOPOLOGY_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "rotor/base/chip.h"
@@ -40,6 +41,10 @@ typedef struct rotor_topo {
 
 /* The row of topology id, NULL for an unknown id. */
 const rotor_topo *rotor_topo_find(rotor_topology id);
+
+/* The row whose name is the len bytes at s (a chip file's "topology"),
+ * NULL for none: chip files read and write the names of this table. */
+const rotor_topo *rotor_topo_named(const char *s, size_t len);
 
 /* On-chip hops between cores a and b (global indices: the position within
  * each one's chip; a transfer across chips pays the inter-chip hop besides,
