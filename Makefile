@@ -5,7 +5,7 @@
 #   make run        the main demo: plan the T10 benchmark MatMul on ipu-mk2
 #   make bench      search and simulator benchmarks (figures go to docs/performance.md)
 #   make check-layers  a lower pipeline stage never includes a higher one (run by make test)
-#   make SAN=1 test the same under ASan+UBSan (objects in build/san/)
+#   make SAN=1 test the unit tests and CLI_SAN under ASan+UBSan (objects in build/san/)
 #   make CC=clang   any of the above with clang
 #   make fuzz       libFuzzer harnesses, FUZZ_S seconds each (default 60; docs/fuzzing.md)
 
@@ -170,9 +170,8 @@ check-layers:
 # quarter of its CPU).  It changes no result: the search merges its threads'
 # results in thread order.
 # test-unit alone (the Criterion suite and the repository checks) needs neither
-# rotor nor onnxgen: CI runs it for clang's SAN build, whose UBSan adds
-# float-to-integer overflow to the library's checks, while the long end-to-end
-# CLI scripts run under the plain and the gcc SAN builds (.ci/run, README).
+# rotor nor onnxgen (make CC=clang SAN=1 test-unit runs the suite under clang's
+# sanitizers; CI runs make test and make SAN=1 test, docs/build.md).
 test-unit: check-layers $(TESTS)
 	@[ -d ../shared/onnx ] || echo "make test: ../shared/onnx is absent (a clone without the project's shared files): the $$(grep -c "need(SHARED" tests/test_onnx.c) onnx tests of its real and bad files are skipped"
 	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp OMP_WAIT_POLICY=passive $(TESTS) --jobs 2
