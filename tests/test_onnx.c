@@ -21,6 +21,7 @@
 #include "rotor/model/onnx.h"
 #include "rotor/run/run.h"
 #include "fixtures.h"
+#include "onnxbuild.h"
 #include "model/lowerint.h"
 #include "model/onnxops.h"
 
@@ -244,176 +245,6 @@ Test(onnx, truncated_and_corrupted_files_are_refused_or_imported_never_crash) {
 }
 
 /* ---- small models built here ---------------------------------------------------------------- */
-
-/* A tiny model builder over protobuf-c's structs; every allocation goes to an
- * arena freed by mb_free. */
-typedef struct mb {
-    void *arena[4096];
-    int narena;
-    Onnx__ModelProto model;
-    Onnx__GraphProto graph;
-    Onnx__OperatorSetIdProto opset;
-    Onnx__OperatorSetIdProto *opsets[1];
-    Onnx__NodeProto *nodes[64];
-    Onnx__TensorProto *inits[64];
-    Onnx__ValueInfoProto *inputs[16], *outputs[16];
-} mb;
-
-static void *mb_alloc(mb *b, size_t n) {
-    void *p = calloc(1, n);
-    cr_assert(p && b->narena < 4096);
-    b->arena[b->narena++] = p;
-    return p;
-}
-
-static char *mb_str(mb *b, const char *s) {
-    char *p = mb_alloc(b, strlen(s) + 1);
-    strcpy(p, s);
-    return p;
-}
-
-static void mb_init(mb *b, int opset) {
-    memset(b, 0, sizeof *b);
-    onnx__model_proto__init(&b->model);
-    onnx__graph_proto__init(&b->graph);
-    onnx__operator_set_id_proto__init(&b->opset);
-    b->opset.has_version = 1;
-    b->opset.version = opset;
-    b->opsets[0] = &b->opset;
-    b->model.has_ir_version = 1;
-    b->model.ir_version = 8;
-    b->model.n_opset_import = 1;
-    b->model.opset_import = b->opsets;
-    b->model.graph = &b->graph;
-    b->graph.node = b->nodes;
-    b->graph.initializer = b->inits;
-    b->graph.input = b->inputs;
-    b->graph.output = b->outputs;
-}
-
-static void mb_free(mb *b) {
-    for (int i = 0; i < b->narena; i++) free(b->arena[i]);
-}
-
-/* A value info: dims as numbers; a negative number -k means the symbol "s<k>". */
-static Onnx__ValueInfoProto *mb_vi(mb *b, const char *name, int type, int rank, const int64_t *dims) {
-    Onnx__ValueInfoProto *v = mb_alloc(b, sizeof *v);
-    onnx__value_info_proto__init(v);
-    v->name = mb_str(b, name);
-    Onnx__TypeProto *t = mb_alloc(b, sizeof *t);
-    onnx__type_proto__init(t);
-    Onnx__TypeProto__Tensor *tt = mb_alloc(b, sizeof *tt);
-    onnx__type_proto__tensor__init(tt);
-    tt->has_elem_type = 1;
-    tt->elem_type = type;
-    Onnx__TensorShapeProto *sh = mb_alloc(b, sizeof *sh);
-    onnx__tensor_shape_proto__init(sh);
-    sh->n_dim = (size_t)rank;
-    sh->dim = mb_alloc(b, sizeof(void *) * (size_t)(rank ? rank : 1));
-    for (int d = 0; d < rank; d++) {
-        Onnx__TensorShapeProto__Dimension *dm = mb_alloc(b, sizeof *dm);
-        onnx__tensor_shape_proto__dimension__init(dm);
-        if (dims[d] >= 0) {
-            dm->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
-            dm->dim_value = dims[d];
-        } else {
-            char s[32];
-            snprintf(s, sizeof s, "s%lld", (long long)-dims[d]);
-            dm->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM;
-            dm->dim_param = mb_str(b, s);
-        }
-        sh->dim[d] = dm;
-    }
-    tt->shape = sh;
-    t->value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
-    t->tensor_type = tt;
-    v->type = t;
-    return v;
-}
-
-#define DIMS(...) (int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), (const int64_t[]){__VA_ARGS__}
-
-static void mb_input(mb *b, const char *name, int rank, const int64_t *dims) {
-    b->inputs[b->graph.n_input++] = mb_vi(b, name, 1, rank, dims);
-}
-
-static void mb_output(mb *b, const char *name) {
-    b->outputs[b->graph.n_output++] = mb_vi(b, name, 1, 0, NULL);
-}
-
-/* A float initializer of the given shape with no data (stripped), or int64
- * data when ivals is given. */
-static Onnx__TensorProto *mb_init_tensor(mb *b, const char *name, int type, int rank, const int64_t *dims,
-                                         const int64_t *ivals) {
-    Onnx__TensorProto *t = mb_alloc(b, sizeof *t);
-    onnx__tensor_proto__init(t);
-    t->name = mb_str(b, name);
-    t->has_data_type = 1;
-    t->data_type = type;
-    t->n_dims = (size_t)rank;
-    t->dims = mb_alloc(b, sizeof(int64_t) * (size_t)(rank ? rank : 1));
-    int64_t n = 1;
-    for (int d = 0; d < rank; d++) t->dims[d] = dims[d], n *= dims[d];
-    if (ivals) {
-        t->n_int64_data = (size_t)n;
-        t->int64_data = mb_alloc(b, sizeof(int64_t) * (size_t)n);
-        memcpy(t->int64_data, ivals, sizeof(int64_t) * (size_t)n);
-    }
-    b->inits[b->graph.n_initializer++] = t;
-    return t;
-}
-
-/* A node "op" named name with inputs/outputs given as space-separated names. */
-static Onnx__NodeProto *mb_node(mb *b, const char *op, const char *name, const char *ins, const char *outs) {
-    Onnx__NodeProto *n = mb_alloc(b, sizeof *n);
-    onnx__node_proto__init(n);
-    n->op_type = mb_str(b, op);
-    n->name = mb_str(b, name);
-    n->input = mb_alloc(b, sizeof(char *) * 8);
-    n->output = mb_alloc(b, sizeof(char *) * 8);
-    char tmp[256];
-    snprintf(tmp, sizeof tmp, "%s", ins);
-    for (char *t = strtok(tmp, " "); t; t = strtok(NULL, " ")) n->input[n->n_input++] = mb_str(b, strcmp(t, "-") ? t : "");
-    snprintf(tmp, sizeof tmp, "%s", outs);
-    for (char *t = strtok(tmp, " "); t; t = strtok(NULL, " ")) n->output[n->n_output++] = mb_str(b, t);
-    n->attribute = mb_alloc(b, sizeof(void *) * 8);
-    b->nodes[b->graph.n_node++] = n;
-    return n;
-}
-
-static void mb_attr_i(mb *b, Onnx__NodeProto *n, const char *name, int64_t v) {
-    Onnx__AttributeProto *a = mb_alloc(b, sizeof *a);
-    onnx__attribute_proto__init(a);
-    a->name = mb_str(b, name);
-    a->has_type = 1;
-    a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
-    a->has_i = 1;
-    a->i = v;
-    n->attribute[n->n_attribute++] = a;
-}
-
-static void mb_attr_ints(mb *b, Onnx__NodeProto *n, const char *name, int cnt, const int64_t *v) {
-    Onnx__AttributeProto *a = mb_alloc(b, sizeof *a);
-    onnx__attribute_proto__init(a);
-    a->name = mb_str(b, name);
-    a->has_type = 1;
-    a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
-    a->n_ints = (size_t)cnt;
-    a->ints = mb_alloc(b, sizeof(int64_t) * (size_t)cnt);
-    memcpy(a->ints, v, sizeof(int64_t) * (size_t)cnt);
-    n->attribute[n->n_attribute++] = a;
-}
-
-static rotor_status mb_load(mb *b, const rotor_onnx_options *o, rotor_graph *g, rotor_onnx_stats *st,
-                            rotor_error *err) {
-    size_t len = onnx__model_proto__get_packed_size(&b->model);
-    uint8_t *buf = malloc(len ? len : 1);
-    cr_assert(buf);
-    onnx__model_proto__pack(&b->model, buf);
-    rotor_status s = rotor_onnx_load_buffer(buf, len, "m.onnx", o, g, st, err);
-    free(buf);
-    return s;
-}
 
 static const rotor_op *find_op(const rotor_graph *g, const char *name) {
     for (int i = 0; i < g->nops; i++)
@@ -758,18 +589,6 @@ Test(onnx, identity_dropout_and_dead_nodes_cost_nothing) {
 }
 
 /* ---- Einsum, losses, GridSample, Resize-10 (issue 20) ------------------------- */
-
-static void mb_attr_s(mb *b, Onnx__NodeProto *n, const char *name, const char *s) {
-    Onnx__AttributeProto *a = mb_alloc(b, sizeof *a);
-    onnx__attribute_proto__init(a);
-    a->name = mb_str(b, name);
-    a->has_type = 1;
-    a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING;
-    a->has_s = 1;
-    a->s.data = (uint8_t *)mb_str(b, s);
-    a->s.len = strlen(s);
-    n->attribute[n->n_attribute++] = a;
-}
 
 /* One Einsum over inputs of the given shapes (x: r0 dims, y: r1 dims or none). */
 static rotor_status einsum(const char *eq, int r0, const int64_t *d0, int r1, const int64_t *d1, rotor_graph *g,
