@@ -83,6 +83,9 @@ static double ev_xor(double a, double b, bool isint, const ox_node *n) { (void)i
     {name, "ai.onnx", 0, OX_OPSET_OPEN, infer, fold1, fold2, lower, kernel, flags}
 #define MS(name, infer, lower) \
     {name, "com.microsoft", 0, OX_OPSET_OPEN, infer, NULL, NULL, lower, ROTOR_KERNEL_NONE, OX_ANY_OUTPUT}
+/* A com.microsoft row whose name no ONNX operator takes (OX_ALSO_DEFAULT). */
+#define MSD(name, infer, lower) \
+    {name, "com.microsoft", 0, OX_OPSET_OPEN, infer, NULL, NULL, lower, ROTOR_KERNEL_NONE, OX_ANY_OUTPUT | OX_ALSO_DEFAULT}
 
 static const ox_opdef OPS[] = {
     OP("Abs", ox_infer_unary, ev_abs, NULL, lw_elementwise, ROTOR_KERNEL_NONE, 0),
@@ -250,15 +253,15 @@ static const ox_opdef OPS[] = {
     OP("RandomNormal", ox_infer_random, NULL, NULL, NULL, ROTOR_KERNEL_NONE, OX_RANDOM),
     OP("RandomUniform", ox_infer_random, NULL, NULL, NULL, ROTOR_KERNEL_NONE, OX_RANDOM),
     MS("Attention", ox_infer_attention, lw_attention),
-    MS("MultiHeadAttention", ox_infer_attention, lw_attention),
-    MS("GroupQueryAttention", ox_infer_attention, lw_attention),
-    MS("SkipLayerNormalization", ox_infer_skipnorm, NULL),
-    MS("SkipSimplifiedLayerNormalization", ox_infer_skipnorm, NULL),
-    MS("EmbedLayerNormalization", ox_infer_embednorm, NULL),
-    MS("BiasGelu", ox_infer_ms_same, lw_ms_gelu),
-    MS("FastGelu", ox_infer_ms_same, lw_ms_gelu),
+    MSD("MultiHeadAttention", ox_infer_attention, lw_attention),
+    MSD("GroupQueryAttention", ox_infer_attention, lw_attention),
+    MSD("SkipLayerNormalization", ox_infer_skipnorm, NULL),
+    MSD("SkipSimplifiedLayerNormalization", ox_infer_skipnorm, NULL),
+    MSD("EmbedLayerNormalization", ox_infer_embednorm, NULL),
+    MSD("BiasGelu", ox_infer_ms_same, lw_ms_gelu),
+    MSD("FastGelu", ox_infer_ms_same, lw_ms_gelu),
     MS("Gelu", ox_infer_ms_same, lw_ms_gelu),
-    MS("QuickGelu", ox_infer_ms_same, NULL),
+    MSD("QuickGelu", ox_infer_ms_same, NULL),
     MS("RotaryEmbedding", ox_infer_ms_same, NULL),
 };
 
@@ -269,6 +272,9 @@ const ox_opdef *ox_op_find(const char *domain, const char *name, int64_t opset) 
         if (!strcmp(OPS[i].name, name) && !strcmp(OPS[i].domain, domain) && opset >= OPS[i].since &&
             opset <= OPS[i].until)
             return &OPS[i];
+    if (!strcmp(domain, "ai.onnx"))
+        for (int i = 0; i < NOPS; i++)
+            if ((OPS[i].flags & OX_ALSO_DEFAULT) && !strcmp(OPS[i].name, name)) return &OPS[i];
     return NULL;
 }
 

@@ -28,7 +28,15 @@ typedef rotor_status (*ox_lower_fn)(struct lower_ctx *c, const ox_node *n);
 
 enum {
     OX_RANDOM = 1 << 0,     /* a generator: never a constant, even with constant inputs */
-    OX_ANY_OUTPUT = 1 << 1  /* the lowering takes an omitted or empty first output itself */
+    OX_ANY_OUTPUT = 1 << 1, /* the lowering takes an omitted or empty first output itself */
+    /* a com.microsoft row that a node in the default domain may name too:
+     * the operator is not an ONNX one at any opset, so the name has one
+     * reading (MIGraphX's and some exporters' files put onnxruntime's
+     * contrib operators there, and onnxruntime registers a few of its own,
+     * SimplifiedLayerNormalization, in the ONNX domain).  Names ONNX
+     * defines too (Gelu at opset 20, Attention and RotaryEmbedding at 23)
+     * never carry it: there the default domain means ONNX's operator. */
+    OX_ALSO_DEFAULT = 1 << 2
 };
 
 typedef struct ox_opdef {
@@ -40,11 +48,12 @@ typedef struct ox_opdef {
     ox_fold2_fn fold2;
     ox_lower_fn lower;      /* NULL: a vendor op (lw_vendor) */
     rotor_kernel kernel;    /* what runs the vendor op (rotor run), or ROTOR_KERNEL_NONE */
-    unsigned flags;         /* OX_RANDOM, OX_ANY_OUTPUT */
+    unsigned flags;         /* OX_RANDOM, OX_ANY_OUTPUT, OX_ALSO_DEFAULT */
 } ox_opdef;
 
 /* The row of operator name in domain at opset, or NULL: rotor does not
- * import it. */
+ * import it.  In the default domain, a com.microsoft row flagged
+ * OX_ALSO_DEFAULT answers when no ONNX row does. */
 const ox_opdef *ox_op_find(const char *domain, const char *name, int64_t opset);
 
 /* Every row, in table order (for the registry's tests). */
