@@ -19,10 +19,19 @@ static const struct {
     [ROTOR_DTYPE_I32] = {"i32", 4},  [ROTOR_DTYPE_U32] = {"u32", 4},   [ROTOR_DTYPE_I64] = {"i64", 8},
     [ROTOR_DTYPE_U64] = {"u64", 8},  [ROTOR_DTYPE_BOOL] = {"bool", 1}, [ROTOR_DTYPE_C64] = {"c64", 8},
     [ROTOR_DTYPE_C128] = {"c128", 16},
+    [ROTOR_DTYPE_I4] = {"i4", 1},    [ROTOR_DTYPE_U4] = {"u4", 1},
 };
 
 int64_t rotor_dtype_bytes(rotor_dtype t) {
     return (unsigned)t < ROTOR_DTYPE_COUNT ? dtypes[t].bytes : 0;
+}
+
+bool rotor_dtype_storage(rotor_dtype t, int64_t elements, int64_t *bytes) {
+    if (t == ROTOR_DTYPE_I4 || t == ROTOR_DTYPE_U4) { /* two per byte (ONNX's packing), rounded up */
+        *bytes = elements / 2 + elements % 2;
+        return elements >= 0;
+    }
+    return rotor_mul_i64(elements, rotor_dtype_bytes(t), bytes);
 }
 
 const char *rotor_dtype_name(rotor_dtype t) {
@@ -151,7 +160,7 @@ rotor_status rotor_graph_add_value(rotor_graph *g, const char *name, rotor_dtype
     int64_t dims[ROTOR_GRAPH_MAX_RANK];
     for (int d = 0; d < rank; d++) dims[d] = shape[d];
     int64_t bytes;
-    if (!rotor_mul_i64(n, rotor_dtype_bytes(dtype), &bytes))
+    if (!rotor_dtype_storage(dtype, n, &bytes))
         return rotor_fail(err, ROTOR_ERR_INPUT, "value '%s': byte count overflows 64 bits", name);
     if (rotor_graph_find_value(g, name) >= 0)
         return rotor_fail(err, ROTOR_ERR_INPUT, "value '%s' is defined twice", name);
@@ -637,7 +646,8 @@ rotor_status rotor_graph_validate(const rotor_graph *g, rotor_error *err) {
             int64_t n = 1;
             bool ok = x->rank >= 0 && x->rank <= ROTOR_GRAPH_MAX_RANK;
             for (int d = 0; ok && d < x->rank; d++) ok = x->shape[d] >= 1 && rotor_mul_i64(n, x->shape[d], &n);
-            if (!ok || n != x->elements || x->bytes != n * rotor_dtype_bytes(x->dtype))
+            int64_t nb;
+            if (!ok || n != x->elements || !rotor_dtype_storage(x->dtype, n, &nb) || x->bytes != nb)
                 snprintf(why, sizeof why, "value '%s': shape, element and byte counts disagree", x->name);
         }
     }

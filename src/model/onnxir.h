@@ -160,7 +160,8 @@ rotor_status ox_lower(ox_model *m, rotor_graph *g, rotor_error *err);
 enum {
     T_UNDEF = 0, T_FLOAT = 1, T_UINT8, T_INT8, T_UINT16, T_INT16, T_INT32, T_INT64, T_STRING,
     T_BOOL, T_FLOAT16, T_DOUBLE, T_UINT32, T_UINT64, T_COMPLEX64, T_COMPLEX128, T_BFLOAT16,
-    T_F8_E4M3FN, T_F8_E4M3FNUZ, T_F8_E5M2, T_F8_E5M2FNUZ
+    T_F8_E4M3FN, T_F8_E4M3FNUZ, T_F8_E5M2, T_F8_E5M2FNUZ,
+    T_UINT4 = 21, T_INT4 = 22 /* two per byte, the first in the low nibble */
 };
 
 /* A node's failure: returns ox_node_fail(..., ROTOR_ERR_INPUT, ...) from the

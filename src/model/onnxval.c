@@ -41,8 +41,9 @@ bool ox_map_dtype(int t, rotor_dtype *out) {
         [T_UINT64] = ROTOR_DTYPE_U64,  [T_COMPLEX64] = ROTOR_DTYPE_C64, [T_COMPLEX128] = ROTOR_DTYPE_C128,
         [T_BFLOAT16] = ROTOR_DTYPE_BF16, [T_F8_E4M3FN] = ROTOR_DTYPE_F8, [T_F8_E4M3FNUZ] = ROTOR_DTYPE_F8,
         [T_F8_E5M2] = ROTOR_DTYPE_F8,  [T_F8_E5M2FNUZ] = ROTOR_DTYPE_F8,
+        [T_UINT4] = ROTOR_DTYPE_U4,    [T_INT4] = ROTOR_DTYPE_I4,
     };
-    if (t <= T_UNDEF || t > T_F8_E5M2FNUZ || map[t] < 0) return false;
+    if (t <= T_UNDEF || t > T_INT4 || map[t] < 0) return false;
     *out = (rotor_dtype)map[t];
     return true;
 }
@@ -56,8 +57,9 @@ const char *ox_type_name(int t) {
     static const char *const names[] = {"undefined", "float", "uint8", "int8", "uint16", "int16",
                                         "int32", "int64", "string", "bool", "float16", "double",
                                         "uint32", "uint64", "complex64", "complex128", "bfloat16",
-                                        "float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz"};
-    return t >= 0 && t <= T_F8_E5M2FNUZ ? names[t] : "unknown";
+                                        "float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz",
+                                        "uint4", "int4"};
+    return t >= 0 && t <= T_INT4 ? names[t] : "unknown";
 }
 
 double ox_get(const ox_val *v, int64_t k) { return v->fv ? v->fv[k] : (double)v->iv[k]; }
@@ -147,8 +149,8 @@ static rotor_status decode_shape(const ox_model *m, const Onnx__TensorProto *t, 
     }
     if (!ox_shape_elems(v->rank, v->shape, &v->elems))
         return rotor_fail(err, ROTOR_ERR_INPUT, "%s: %s: element count overflows 64 bits", m->label, what);
-    int64_t esize = rotor_dtype_bytes(v->dtype), nbytes;
-    if (!rotor_mul_i64(v->elems, esize, &nbytes))
+    int64_t nbytes;
+    if (!rotor_dtype_storage(v->dtype, v->elems, &nbytes))
         return rotor_fail(err, ROTOR_ERR_INPUT, "%s: %s: byte count overflows 64 bits", m->label, what);
     bool external = (t->has_data_location && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) ||
                     t->n_external_data > 0;
@@ -162,6 +164,8 @@ static rotor_status decode_shape(const ox_model *m, const Onnx__TensorProto *t, 
     case T_UINT32: case T_UINT64: typed = t->n_uint64_data; break;
     default: typed = t->n_int32_data; break;
     }
+    /* int4 and uint4 pack two elements per int32_data entry, as in raw_data */
+    if (typed > 0 && (type == T_INT4 || type == T_UINT4)) typed = 2 * typed - (size_t)(v->elems % 2);
     if (t->has_raw_data && t->raw_data.len > 0) {
         if ((int64_t)t->raw_data.len != nbytes)
             return rotor_fail(err, ROTOR_ERR_INPUT, "%s: %s: raw_data holds %zu bytes, its shape needs %lld",
@@ -251,6 +255,13 @@ rotor_status ox_decode_tensor(const ox_model *m, const Onnx__TensorProto *t, ox_
             if (raw) xi = type == T_INT8 ? (int8_t)r[k] : r[k];
             else xi = t->int32_data[k];
             if (type == T_BOOL) xi = xi != 0;
+            break;
+        }
+        case T_INT4: case T_UINT4: { /* element k: byte k/2, low nibble first (onnx.proto) */
+            isint = true;
+            unsigned byte = raw ? r[k / 2] : (unsigned)t->int32_data[k / 2];
+            xi = (byte >> (k % 2 ? 4 : 0)) & 15;
+            if (type == T_INT4 && xi > 7) xi -= 16;
             break;
         }
         default: /* float8: keep the shape only */
@@ -362,7 +373,7 @@ rotor_status ox_set_out(ox_model *m, ox_node *n, int i, int type, int rank, cons
     }
     if (!ox_shape_elems(rank, o->shape, &o->elems)) NFAIL("output '%s': element count overflows 64 bits", o->name);
     int64_t b;
-    if (!rotor_mul_i64(o->elems, rotor_dtype_bytes(o->dtype), &b))
+    if (!rotor_dtype_storage(o->dtype, o->elems, &b))
         NFAIL("output '%s': byte count overflows 64 bits", o->name);
     return ROTOR_OK;
 }

@@ -44,10 +44,16 @@ typedef enum rotor_dtype {
     ROTOR_DTYPE_BOOL,
     ROTOR_DTYPE_C64,
     ROTOR_DTYPE_C128,
+    ROTOR_DTYPE_I4,  /* ONNX INT4 (22): two per byte, see rotor_dtype_storage */
+    ROTOR_DTYPE_U4,  /* ONNX UINT4 (21) */
     ROTOR_DTYPE_COUNT
 } rotor_dtype;
 
-int64_t rotor_dtype_bytes(rotor_dtype t);   /* 4 for f32, 1 for bool, ... */
+int64_t rotor_dtype_bytes(rotor_dtype t);   /* 4 for f32, 1 for bool, ... (1 for i4: one alone takes a byte) */
+/* The bytes `elements` elements of type t occupy: elements x rotor_dtype_bytes,
+ * but ceil(elements / 2) for i4 and u4, packed two per byte as ONNX stores
+ * them; false when the count overflows int64. */
+bool rotor_dtype_storage(rotor_dtype t, int64_t elements, int64_t *bytes);
 const char *rotor_dtype_name(rotor_dtype t); /* "f32", "f16", "i64", ... */
 
 typedef enum rotor_role {
