@@ -20,6 +20,7 @@
  *    are one line each, and ONNX defines them (Div and Mod of integers
  *    truncate, Mod follows the divisor's sign unless fmod=1). */
 #include "lowerint.h"
+#include "onnxmsquant.h"
 #include "onnxops.h"
 
 #include <math.h>
@@ -86,6 +87,9 @@ static double ev_xor(double a, double b, bool isint, const ox_node *n) { (void)i
 /* A com.microsoft row whose name no ONNX operator takes (OX_ALSO_DEFAULT). */
 #define MSD(name, infer, lower) \
     {name, "com.microsoft", 0, OX_OPSET_OPEN, infer, NULL, NULL, lower, ROTOR_KERNEL_NONE, OX_ANY_OUTPUT | OX_ALSO_DEFAULT}
+/* ... and whose vendor op rotor run computes with kernel (the quantized ones). */
+#define MSDK(name, infer, lower, kernel) \
+    {name, "com.microsoft", 0, OX_OPSET_OPEN, infer, NULL, NULL, lower, kernel, OX_ANY_OUTPUT | OX_ALSO_DEFAULT}
 
 static const ox_opdef OPS[] = {
     OP("Abs", ox_infer_unary, ev_abs, NULL, lw_elementwise, ROTOR_KERNEL_NONE, 0),
@@ -263,6 +267,16 @@ static const ox_opdef OPS[] = {
     MS("Gelu", ox_infer_ms_same, lw_ms_gelu),
     MSD("QuickGelu", ox_infer_ms_same, NULL),
     MS("RotaryEmbedding", ox_infer_ms_same, NULL),
+    MSDK("MatMulIntegerToFloat", ox_infer_mm_to_float, lw_ms_qmatmul, ROTOR_KERNEL_MATMUL_INTEGER_TO_FLOAT),
+    MSDK("MatMulNBits", ox_infer_mm_nbits, lw_ms_qmatmul, ROTOR_KERNEL_MATMUL_NBITS),
+    MSDK("MatMulBnb4", ox_infer_mm_bnb4, lw_ms_qmatmul, ROTOR_KERNEL_MATMUL_BNB4),
+    MSDK("QLinearAdd", ox_infer_qlinear_binary, NULL, ROTOR_KERNEL_QLINEAR_ADD),
+    MSDK("QLinearMul", ox_infer_qlinear_binary, NULL, ROTOR_KERNEL_QLINEAR_MUL),
+    MSDK("QLinearSigmoid", ox_infer_qlinear_unary, NULL, ROTOR_KERNEL_QLINEAR_SIGMOID),
+    MSDK("QLinearLeakyRelu", ox_infer_qlinear_unary, NULL, ROTOR_KERNEL_QLINEAR_LEAKY_RELU),
+    MSDK("QLinearAveragePool", ox_infer_qlinear_pool, NULL, ROTOR_KERNEL_QLINEAR_AVERAGEPOOL),
+    MSDK("QLinearGlobalAveragePool", ox_infer_qlinear_pool, NULL, ROTOR_KERNEL_QLINEAR_GLOBAL_AVERAGEPOOL),
+    MSDK("QLinearConcat", ox_infer_qlinear_concat, NULL, ROTOR_KERNEL_QLINEAR_CONCAT),
 };
 
 #define NOPS ((int)(sizeof OPS / sizeof OPS[0]))
