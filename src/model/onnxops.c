@@ -298,7 +298,6 @@ const ox_opdef *ox_op_rows(int *count) {
 }
 
 rotor_kernel rotor_onnx_kernel(const char *type) {
-    for (int i = 0; i < NOPS; i++)
-        if (!strcmp(OPS[i].name, type) && !strcmp(OPS[i].domain, "ai.onnx")) return OPS[i].kernel;
-    return ROTOR_KERNEL_NONE;
+    const ox_opdef *d = ox_op_find("ai.onnx", type, OX_OPSET_OPEN); /* an OX_ALSO_DEFAULT row answers too */
+    return d ? d->kernel : ROTOR_KERNEL_NONE;
 }

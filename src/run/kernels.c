@@ -774,6 +774,13 @@ static rotor_status k_loss(const kctx *k) {
 
 /* ---- the table ----------------------------------------------------------------------------- */
 
+/* onnxruntime's quantized operators (kernmsquant.c), given their inputs by ONNX position. */
+static rotor_status k_msquant(const kctx *k) {
+    int at[RUN_MSQ_MAX_IN];
+    for (int p = 0; p < RUN_MSQ_MAX_IN; p++) at[p] = input_at(k, p);
+    return run_msquant_kernel(k->g, k->o, k->kind, at, k->vals, k->err);
+}
+
 typedef rotor_status (*kernel_fn)(const kctx *k);
 
 /* Indexed by the kind the ONNX importer's registry names (onnxops.c): a
@@ -813,6 +820,16 @@ static const kernel_fn kernels[ROTOR_KERNEL_COUNT] = {
     [ROTOR_KERNEL_NLL_LOSS] = k_loss,
     [ROTOR_KERNEL_SCE_LOSS] = k_loss,
     [ROTOR_KERNEL_CONV_TRANSPOSE] = k_convtranspose,
+    [ROTOR_KERNEL_MATMUL_INTEGER_TO_FLOAT] = k_msquant,
+    [ROTOR_KERNEL_MATMUL_NBITS] = k_msquant,
+    [ROTOR_KERNEL_MATMUL_BNB4] = k_msquant,
+    [ROTOR_KERNEL_QLINEAR_ADD] = k_msquant,
+    [ROTOR_KERNEL_QLINEAR_MUL] = k_msquant,
+    [ROTOR_KERNEL_QLINEAR_SIGMOID] = k_msquant,
+    [ROTOR_KERNEL_QLINEAR_LEAKY_RELU] = k_msquant,
+    [ROTOR_KERNEL_QLINEAR_AVERAGEPOOL] = k_msquant,
+    [ROTOR_KERNEL_QLINEAR_GLOBAL_AVERAGEPOOL] = k_msquant,
+    [ROTOR_KERNEL_QLINEAR_CONCAT] = k_msquant,
 };
 
 /* The op's kind: the one its lowering stored, else its type's in the
