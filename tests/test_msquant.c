@@ -280,30 +280,27 @@ static void refused(mb *b, const char *msg) {
     mb_free(b);
 }
 
-Test(msquant, matmulnbits_block_size_must_be_a_power_of_two_of_at_least_16) {
+/* MatMulNBits, K 16, N 4, A [2, 16], scales [4], with B and block_size given. */
+static void nbits_refused(int64_t block, int rank, const int64_t *bdims, const char *msg) {
     mb b;
     mb_init(&b, 19);
     input(&b, "a", FLOAT, DIMS(2, 16));
-    mb_init_tensor(&b, "b", UINT8, DIMS(4, 1, 8), NULL);
+    mb_init_tensor(&b, "b", UINT8, rank, bdims, NULL);
     mb_init_tensor(&b, "scales", FLOAT, DIMS(4), NULL);
     Onnx__NodeProto *n = ms_node(&b, "MatMulNBits", "a b scales", "y");
     mb_attr_i(&b, n, "K", 16);
     mb_attr_i(&b, n, "N", 4);
-    mb_attr_i(&b, n, "block_size", 20);
-    refused(&b, "block_size is 20; it must be a power of 2 of at least 16");
+    mb_attr_i(&b, n, "block_size", block);
+    refused(&b, msg);
+}
+
+Test(msquant, matmulnbits_block_size_must_be_a_power_of_two_of_at_least_16) {
+    nbits_refused(20, DIMS(4, 1, 8), "block_size is 20; it must be a power of 2 of at least 16");
+    nbits_refused(8, DIMS(4, 2, 4), "block_size is 8; it must be a power of 2 of at least 16");
 }
 
 Test(msquant, matmulnbits_b_must_be_n_by_blocks_by_blob) {
-    mb b;
-    mb_init(&b, 19);
-    input(&b, "a", FLOAT, DIMS(2, 16));
-    mb_init_tensor(&b, "b", UINT8, DIMS(4, 2, 8), NULL);
-    mb_init_tensor(&b, "scales", FLOAT, DIMS(4), NULL);
-    Onnx__NodeProto *n = ms_node(&b, "MatMulNBits", "a b scales", "y");
-    mb_attr_i(&b, n, "K", 16);
-    mb_attr_i(&b, n, "N", 4);
-    mb_attr_i(&b, n, "block_size", 16);
-    refused(&b, "B 'b' is uint8 [4, 2, 8]; expected uint8 [N, k_blocks, blob_size] = [4, 1, 8]");
+    nbits_refused(16, DIMS(4, 2, 8), "B 'b' is uint8 [4, 2, 8]; expected uint8 [N, k_blocks, blob_size] = [4, 1, 8]");
 }
 
 Test(msquant, matmulintegertofloat_scales_are_scalars_or_one_per_column) {

@@ -295,11 +295,13 @@ rotor_status ox_infer_qlinear_concat(ox_model *m, ox_node *n, rotor_error *err) 
         if ((st = scalar_param(m, n, i + 1, T_FLOAT, true, err)) ||
             (st = scalar_param(m, n, i + 2, x0->onnx_type, true, err)))
             return st;
-        if (x->rank != x0->rank) NFAIL("input '%s' has rank %d, '%s' has %d", x->name, x->rank, x0->name, x0->rank);
-        for (int d = 0; d < x->rank; d++)
-            if (d != axis && x->shape[d] != x0->shape[d])
-                NFAIL("input '%s' has extent %lld in dimension %d, '%s' has %lld", x->name, (long long)x->shape[d], d,
-                      x0->name, (long long)x0->shape[d]);
+        bool joins = x->rank == x0->rank;
+        for (int d = 0; joins && d < x->rank; d++) joins = d == axis || x->shape[d] == x0->shape[d];
+        if (!joins) {
+            char s0[96], s1[96];
+            shape_str(x0, s0, sizeof s0), shape_str(x, s1, sizeof s1);
+            NFAIL("input '%s' %s does not join '%s' %s along axis %d", x->name, s1, x0->name, s0, axis);
+        }
         shape[axis] += x->shape[axis];
     }
     return ox_set_out(m, n, 0, x0->onnx_type, x0->rank, shape, err);
