@@ -187,16 +187,25 @@ int cli_apply_hbm_bw(const char *cmd, const char *hbm, rotor_chip *chip);
 int cli_parse_designs(const char *cmd, const char *list, rotor_preload_design *out, int *n);
 
 /* An output file (src/cli/output.c; README, "Output files"): opened before
- * the work under a temporary name beside `path`, renamed over it by
- * cli_output_commit once complete, removed by cli_output_abort.  path "-"
- * is standard output; a directory is written into under default_name.
- * Errors print "rotor CMD: OPT: PATH: cannot write (reason)" and return
- * EXIT_BADINPUT; else 0. */
+ * the work.  path "-" is standard output; a directory is written into under
+ * default_name; a symbolic link is followed (the link stays); a device,
+ * FIFO or socket is written in place; a regular file or a new name is
+ * written under a temporary name beside it (TARGET.tmp.PID), under a lock
+ * file (TARGET.rotor-lock) that refuses a second run, and renamed over it
+ * by cli_output_commit once complete.  cli_output_abort closes it and
+ * removes the temporary; a signal that ends the run removes it too
+ * (cli_signals_install).  Errors print "rotor CMD: OPT: PATH: cannot write
+ * (reason)" or "... another rotor run (PID N) is writing it" and return
+ * EXIT_BADINPUT; else 0.  A zeroed cli_output may be aborted. */
 typedef struct cli_output {
-    char path[4096];  /* the final name, or "-" */
-    char tmp[4128];   /* the temporary one beside it */
-    FILE *f;          /* where to write; NULL once committed or aborted */
+    char path[4096];   /* the name as given (messages), or "-" */
+    char target[4096]; /* what it names, symbolic links followed */
+    char tmp[4128];    /* the temporary beside target; "" when none */
+    char lock[4128];   /* the lock file held (lock_fd); "" when none */
+    int lock_fd;
+    FILE *f;           /* where to write; NULL once committed or aborted */
     bool is_stdout;
+    bool in_place;     /* a device, FIFO or socket, written where it is */
 } cli_output;
 
 /* A subcommand's --json result: root printed on standard output (as
@@ -204,10 +213,35 @@ typedef struct cli_output {
  * memory" EXIT_NOMEM when there is no memory for the text. */
 struct cJSON;
 int cli_print_json(const char *cmd, struct cJSON *root);
+/* puts(text) on standard output, the reason of a failure kept for
+ * cli_finish's message (a stream keeps only that a write failed). */
+void cli_puts(const char *text);
 
 int cli_output_open(const char *cmd, const char *opt, const char *path, const char *default_name, cli_output *o);
 int cli_output_commit(const char *cmd, const char *opt, cli_output *o);
 void cli_output_abort(cli_output *o);
+/* A file beside an output this run holds (explore's checkpoint of its CSV,
+ * the .run record): the same rules under PATH.part.PID, without a lock of
+ * its own (the output's covers it) and without a message.  0 or errno;
+ * cli_side_commit flushes, syncs and renames (0 or errno, the temporary
+ * removed on failure); cli_output_abort drops it. */
+int cli_side_open(const char *path, cli_output *o);
+int cli_side_commit(cli_output *o);
+/* rotor run -o: tensor t written as a TensorProto file at path, an output
+ * as above.  0, or the exit status after the message. */
+struct rotor_onnx_tensor;
+int cli_output_tensor(const char *cmd, const char *opt, const char *path, const struct rotor_onnx_tensor *t);
+/* Installs the handler that removes the live temporaries and lock files on
+ * SIGHUP, SIGINT, SIGQUIT, SIGPIPE, SIGALRM, SIGTERM, SIGXCPU, SIGXFSZ,
+ * SIGUSR1, SIGUSR2 and ends the process of the same signal (not those
+ * ignored at start).  main calls it first. */
+void cli_signals_install(void);
+/* The end of every run (main): standard output flushed and closed, a
+ * failure said in one line "rotor CMD: standard output: cannot write
+ * (reason)" (cmd NULL: "rotor: ...") unless an output "-" said it already;
+ * returns rc, or EXIT_BADINPUT for such a failure of a run that had
+ * succeeded. */
+int cli_finish(const char *cmd, int rc);
 bool cli_is_dir(const char *path);
 /* A model argument's name for default file names: a zoo name, or an ONNX
  * file's base name without ".onnx". */
@@ -415,5 +449,9 @@ void cli_trace_prepare(cli_trace_filter *t, int64_t estimated_tasks, int64_t cor
  * commits out. */
 int cli_trace_done(const char *cmd, cli_output *out, const cli_trace_filter *t, const rotor_sim_trace_summary *sum,
                    bool quiet);
+/* A replay that failed (st, err): when it was the streamed trace that could
+ * not be written (out's stream has its error set), out's commit says so,
+ * naming the path and the system's reason; else cli_fail.  out may be NULL. */
+int cli_trace_fail(const char *cmd, cli_output *out, rotor_status st, const rotor_error *err);
 
 #endif

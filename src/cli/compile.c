@@ -264,12 +264,15 @@ static int print_compiled(const compile_args *a, const rotor_pipeline *p, const 
         /* a failed write sets the stream's error, which the commit reports */
         fputs(text, out->f);
         fputc('\n', out->f);
-        rc = cli_output_commit(cmd, "-o", out);
+        if ((rc = cli_output_commit(cmd, "-o", out))) { /* nothing printed after a failed output */
+            free(text);
+            return rc;
+        }
     }
     if (a->json && a->compare) {
         rc = print_with_comparison(text, p);
     } else if (a->json) {
-        puts(text);
+        cli_puts(text);
     } else {
         const rotor_group_stats *gs = &p->group;
         printf("%s, batch %lld, on %s (%lld cores), plans by the %s solver; %d operators grouped into %d "

@@ -329,22 +329,22 @@ static bool record_after(explore *ex) {
 }
 
 /* Rank 0: the CSV with every point done so far, under its final name (a
- * temporary beside it, renamed over it), so that a run that stops can be
- * resumed from it.  A checkpoint that cannot be written is not an error:
- * the final write will say why. */
+ * temporary beside it, renamed over it: cli_side_open), so that a run that
+ * stops can be resumed from it.  A checkpoint that cannot be written is
+ * not an error: the final write will say why.  A CSV written in place (a
+ * FIFO, a device) gets none: its rows go out once, at the end. */
 static void checkpoint(explore *ex) {
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.part.%ld", ex->csv.path, (long)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (!f) return;
-    ex_view v = {.g = &ex->g, .pts = ex->pts, .designs = ex->designs, .nd = ex->nd};
-    ex_write_csv(f, &v);
-    bool bad = ferror(f) != 0;
-    if (fclose(f) != 0 || bad) bad = true;
-    else record_before(ex);
-    if (bad || rename(tmp, ex->csv.path) != 0) remove(tmp);
-    else record_after(ex);
     ex->last_checkpoint = now_s();
+    cli_output part;
+    if (ex->csv.in_place || cli_side_open(ex->csv.path, &part)) return;
+    ex_view v = {.g = &ex->g, .pts = ex->pts, .designs = ex->designs, .nd = ex->nd};
+    ex_write_csv(part.f, &v);
+    if (fflush(part.f) != 0 || ferror(part.f)) {
+        cli_output_abort(&part);
+        return;
+    }
+    record_before(ex);
+    if (cli_side_commit(&part) == 0) record_after(ex);
 }
 
 /* Rank 0: the first point of todo[a..b) that failed other than by not

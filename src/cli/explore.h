@@ -159,8 +159,9 @@ int ex_run_check(const char *cmd, const char *csv, const char *want);
 bool ex_run_is(const char *csv, const char *text);
 /* Removes csv's record (before a CSV of other options replaces its rows). */
 void ex_run_forget(const char *csv);
-/* Writes text as csv's record (beside it, renamed into place); false
- * when it could not be written. */
+/* Writes text as csv's record (beside it, renamed into place:
+ * cli_side_open); false, with errno saying why, when it could not be
+ * written. */
 bool ex_run_write(const char *csv, const char *text);
 
 /* ---- mpisweep.c: the ranks of an mpirun (a build without MPI has one) ---- */

@@ -191,16 +191,14 @@ void ex_run_forget(const char *csv) {
 }
 
 bool ex_run_write(const char *csv, const char *text) {
-    char run[4200], tmp[4300];
+    char run[4200];
     snprintf(run, sizeof run, "%s.run", csv);
-    snprintf(tmp, sizeof tmp, "%s.part.%ld", run, (long)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (!f) return false;
-    fprintf(f, "%s\n", text);
-    bool bad = ferror(f) != 0;
-    if (fclose(f) != 0 || bad || rename(tmp, run) != 0) {
-        remove(tmp);
-        return false;
+    cli_output o;
+    int e = cli_side_open(run, &o);
+    if (!e) {
+        fprintf(o.f, "%s\n", text);
+        e = cli_side_commit(&o);
     }
-    return true;
+    errno = e;
+    return !e;
 }

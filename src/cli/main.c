@@ -48,27 +48,41 @@ static void usage(FILE *f) {
           f);
 }
 
-int main(int argc, char **argv) {
+/* The command's exit status (cmd: its name, NULL before one is known). */
+static int dispatch(int argc, char **argv, const char **cmd) {
+    *cmd = NULL;
     if (argc < 2) {
         usage(stderr);
         return EXIT_BADINPUT;
     }
-    const char *cmd = argv[1];
-    if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
+    const char *name = argv[1];
+    if (!strcmp(name, "-h") || !strcmp(name, "--help") || !strcmp(name, "help")) {
         usage(stdout);
         return 0;
     }
-    if (!strcmp(cmd, "--version")) {
+    if (!strcmp(name, "--version")) {
         printf("rotor %s\n", ROTOR_VERSION);
         return 0;
     }
     const char *names[NCOMMANDS];
     for (int i = 0; i < NCOMMANDS; i++) {
-        if (!strcmp(cmd, commands[i].name)) return commands[i].fn(argc - 1, argv + 1);
+        if (!strcmp(name, commands[i].name)) {
+            *cmd = name;
+            return commands[i].fn(argc - 1, argv + 1);
+        }
         names[i] = commands[i].name;
     }
     char hint[96];
-    fprintf(stderr, "rotor: unknown command '%s'%s (try 'rotor --help')\n", cmd,
-            rotor_suggest_phrase(cmd, names, NCOMMANDS, hint, sizeof hint));
+    fprintf(stderr, "rotor: unknown command '%s'%s (try 'rotor --help')\n", name,
+            rotor_suggest_phrase(name, names, NCOMMANDS, hint, sizeof hint));
     return EXIT_BADINPUT;
+}
+
+/* Every run ends in cli_finish: what was printed is checked to have been
+ * written (rotor model x > /dev/full exits 2, README "Exit status"). */
+int main(int argc, char **argv) {
+    cli_signals_install();
+    const char *cmd;
+    int rc = dispatch(argc, argv, &cmd);
+    return cli_finish(cmd, rc);
 }

@@ -68,7 +68,7 @@ int cmd_model(int argc, char **argv) {
         rc = cli_fail(cmd, st, &err);
     } else if (json) {
         char *text = rotor_graph_to_json(&p.graph);
-        if (text) puts(text);
+        if (text) cli_puts(text);
         else rc = cli_nomem(cmd);
         free(text);
     } else {

@@ -389,9 +389,8 @@ static int write_outputs(run_state *s) {
         rotor_onnx_tensor t = {.name = x->name, .onnx_type = types[x->dtype] ? types[x->dtype] : 1,
                                .dtype = x->dtype, .rank = x->rank, .elements = x->elements, .data = vals[v]};
         memcpy(t.shape, x->shape, sizeof t.shape);
-        rotor_error err = {{0}};
-        rotor_status st = rotor_onnx_tensor_write(path, &t, &err);
-        if (st) return cli_fail("run", st, &err);
+        int rc = cli_output_tensor("run", "-o", path, &t); /* an output file as any other (README) */
+        if (rc) return rc;
     }
     return 0;
 }

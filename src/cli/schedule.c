@@ -510,7 +510,7 @@ static int report_designs(const schedule_args *a, const schedule_job *j, const r
     bool quiet = a->ha.m.quiet;
     if (!st && a->simulate)
         st = simulate_designs(s, &j->simchip, runs, shown, a->tr.file ? tr->f : NULL, filter, &traced, quiet, &err);
-    if (st) rc = cli_fail(cmd, st, &err);
+    if (st) rc = cli_trace_fail(cmd, a->tr.file ? tr : NULL, st, &err);
     else {
         /* the trace first: a file that cannot be written fails with nothing on stdout */
         if (a->tr.file)

@@ -322,7 +322,7 @@ int cmd_simulate(int argc, char **argv) {
         ro.trace = trace.f;
         ro.trace_filter = &a.filter.f;
     }
-    if (!rc && (st = rotor_replay(prog, &chip, &ro, &rr, NULL, &err))) rc = cli_fail(cmd, st, &err);
+    if (!rc && (st = rotor_replay(prog, &chip, &ro, &rr, NULL, &err))) rc = cli_trace_fail(cmd, &trace, st, &err);
     cli_progress_end(&bar);
     if (!rc && a.tr.file) rc = cli_trace_done(cmd, &trace, &a.filter, &rr.trace, a.sa.quiet);
     cli_output_abort(&trace); /* after a failure; a written trace was committed */
@@ -331,7 +331,7 @@ int cmd_simulate(int argc, char **argv) {
     } else if (a.json) {
         cJSON *root = summary_json(prog, &chip, &rr);
         char *out = cJSON_Print(root);
-        if (out) puts(out);
+        if (out) cli_puts(out);
         free(out);
         cJSON_Delete(root);
     } else {

@@ -134,3 +134,10 @@ int cli_trace_done(const char *cmd, cli_output *out, const cli_trace_filter *t, 
                 (long long)sum->tasks);
     return cli_output_commit(cmd, "--trace", out);
 }
+
+int cli_trace_fail(const char *cmd, cli_output *out, rotor_status st, const rotor_error *err) {
+    /* the library knows only that its FILE failed ("the trace could not be
+     * written"); the commit's fflush gets the reason again */
+    if (st == ROTOR_ERR_IO && out && out->f && ferror(out->f)) return cli_output_commit(cmd, "--trace", out);
+    return cli_fail(cmd, st, err);
+}

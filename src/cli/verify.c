@@ -274,7 +274,7 @@ static int print_json(const rotor_expr *e, const rotor_chip *chip, const outcome
     char *text = cJSON_Print(root);
     cJSON_Delete(root);
     if (!text) return 1;
-    puts(text);
+    cli_puts(text);
     free(text);
     return 0;
 }
