@@ -11,11 +11,12 @@
  * caller validates the chip as a whole once all of them are applied.
  */
 #include "rotor/base/chip.h"
+#include "rotor/base/readfile.h"
+#include "jsontext.h"
 #include "rotor/base/suggest.h"
 #include "rotor/base/topology.h"
 
 #include <cjson/cJSON.h>
-#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdbool.h>
@@ -257,6 +258,8 @@ static void describe_json(const cJSON *v, char *buf, size_t size) {
     else snprintf(buf, size, "an invalid value");
 }
 
+void rotor_json_describe(const cJSON *v, char *buf, size_t size) { describe_json(v, buf, size); }
+
 /* What a field expects: "a positive integer", "1, 2, 4 or 8", ... */
 static const char *field_expects(const field_def *f) {
     switch (f->kind) {
@@ -490,52 +493,8 @@ rotor_status rotor_chip_set(rotor_chip *chip, const char *assignment, rotor_erro
 
 /* ---- the chip file ------------------------------------------------------- */
 
+/* 1 MiB: a chip file is a few dozen keys (docs/chip-format.md). */
 #define CHIP_FILE_MAX (1024 * 1024)
-
-/* Reads the whole file into a NUL-terminated malloc'd buffer. */
-static rotor_status read_file(const char *path, char **out, size_t *out_len, rotor_error *err) {
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return rotor_fail(err, ROTOR_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    size_t cap = 4096, len = 0;
-    char *buf = malloc(cap);
-    if (!buf) {
-        fclose(fp);
-        return rotor_nomem(err);
-    }
-    for (;;) {
-        if (len + 1 == cap) {
-            if (cap > CHIP_FILE_MAX) {
-                free(buf);
-                fclose(fp);
-                return rotor_fail(err, ROTOR_ERR_INPUT,
-                                  "%s: too large for a chip file (more than %d bytes)", path,
-                                  CHIP_FILE_MAX);
-            }
-            char *grown = realloc(buf, cap * 2);
-            if (!grown) {
-                free(buf);
-                fclose(fp);
-                return rotor_nomem(err);
-            }
-            buf = grown;
-            cap *= 2;
-        }
-        size_t n = fread(buf + len, 1, cap - 1 - len, fp);
-        len += n;
-        if (n == 0) break;
-    }
-    if (ferror(fp)) {
-        int e = errno;
-        free(buf);
-        fclose(fp);
-        return rotor_fail(err, ROTOR_ERR_IO, "%s: cannot read: %s", path, strerror(e));
-    }
-    fclose(fp);
-    buf[len] = '\0';
-    *out = buf;
-    *out_len = len;
-    return ROTOR_OK;
-}
 
 /* The file's basename without ".json": the default name. */
 static void default_name(const char *path, char *buf, size_t size) {
@@ -676,7 +635,7 @@ rotor_status rotor_chip_parse(const char *text, size_t len, const char *label, r
 rotor_status rotor_chip_load(const char *path, rotor_chip *out, rotor_error *err) {
     char *text = NULL;
     size_t len = 0;
-    rotor_status st = read_file(path, &text, &len, err);
+    rotor_status st = rotor_read_file(path, CHIP_FILE_MAX, &text, &len, err);
     if (st != ROTOR_OK) return st;
     st = rotor_chip_parse(text, len, path, out, err);
     free(text);
