@@ -146,7 +146,16 @@ typedef struct field_def {
 #define F(member, kind, max, zero_ok, optional, allowed) \
     {#member, kind, offsetof(rotor_chip, member), max, zero_ok, optional, allowed}
 
-/* Upper bounds are sanity limits, far above any real chip (docs/chip-format.md). */
+/* Upper bounds are sanity limits, far above any real chip, that catch a typo
+ * (a size in bits) and keep what later stages form from a chip inside
+ * int64_t (docs/chip-format.md, "Bounds"):
+ *  - cores_per_chip <= 2^20 (Cerebras's WSE-3, the largest, has 900,000
+ *    cores) and chips <= 1024, so N <= 2^30;
+ *  - sram_bytes <= 1 GiB per core (IPU Mk2: 624 KiB), so N * S <= 2^60, the
+ *    bound of a program's setup bytes (compile/program.c);
+ *  - hbm_bytes <= 1 PiB per chip, 2^60 over 1024 chips;
+ *  - the other counts (systolic array sides, HBM controllers) <= 1024.
+ * Every bound is below 2^53, so a JSON number holds it exactly. */
 static const field_def FIELDS[] = {
     F(name, FK_NAME, 0, false, true, 0),
     F(cores_per_chip, FK_INT, 1048576, false, false, 0),      /* 2^20 */
