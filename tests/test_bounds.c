@@ -225,7 +225,8 @@ Test(bounds, a_plans_f_op_is_at_most_its_axis_extent) {
     cr_assert_eq(plan_with(64, 1, 1, &err), ROTOR_OK, "%s", err.msg);
     cr_assert_eq(plan_with(65, 1, 1, &err), ROTOR_ERR_INPUT);
     cr_assert_str_eq(err.msg,
-                     "plan.json: plan.F_op.m: expected a positive integer at most 64 (E_m, the extent of axis m), got 65");
+                     "plan.json: plan.F_op.m: expected a positive integer at most 64 (E_m, the extent of axis m), "
+                     "got 65");
 }
 
 Test(bounds, a_plans_f_t_is_at_most_its_tensors_sharing_degree) {
@@ -380,4 +381,26 @@ Test(bounds, a_pipelined_stages_setup_is_one_gather) {
     free(t);
     rotor_compile_result_free(&r);
     rotor_graph_free(&mlp);
+}
+
+Test(bounds, an_operator_count_the_text_cannot_hold_is_refused_before_allocating) {
+    /* 1,000 empty objects in under 3,100 bytes: the shortest operator takes 88 */
+    char doc[4096];
+    int n = snprintf(doc, sizeof doc, "{\"format\": \"rotor-program\", \"version\": 1, \"model\": \"m\", "
+                                        "\"chip\": \"ipu-mk2\", \"cores\": 1472, \"sram_bytes\": 638976, \"totals\": "
+                                        "{\"total_s\": 0, \"setup_s\": 0, \"compute_s\": 0, \"communication_s\": 0, "
+                                        "\"reduction_s\": 0, \"vendor_s\": 0, \"idle_bytes\": 0, \"peak_bytes\": 0}, "
+                                        "\"operators\": [{}");
+    for (int i = 1; i < 1000; i++) n += snprintf(doc + n, sizeof doc - (size_t)n, ",{}");
+    snprintf(doc + n, sizeof doc - (size_t)n, "]}");
+    rotor_chip c = mk2();
+    rotor_program p;
+    rotor_error err = {{0}};
+    char want[160];
+    cr_assert_eq(rotor_program_parse(doc, "p.json", &c, &p, &err), ROTOR_ERR_INPUT);
+    snprintf(want, sizeof want,
+             "p.json: operators: 1000 entries, more than the text holds (one per 88 bytes, at most %zu)",
+             strlen(doc) / 88);
+    cr_assert_str_eq(err.msg, want);
+    cr_assert_null(p.ops);
 }

@@ -706,9 +706,10 @@ static rotor_status read_segment(reader *rd, const cJSON *x, const rotor_chip *c
     char base[192];
     snprintf(base, sizeof base, "%s", rd->where);
     int64_t next_core = 0;
-    for (int k = 0; k < S; k++) {
+    const cJSON *y = stages->child; /* walked: cJSON_GetArrayItem is linear */
+    for (int k = 0; k < S; k++, y = y->next) {
         snprintf(rd->where, sizeof rd->where, "%.160s.stages[%d]", base, k);
-        if ((st = read_stage(rd, cJSON_GetArrayItem(stages, k), chip, p, sg, k, &next_core))) return st;
+        if ((st = read_stage(rd, y, chip, p, sg, k, &next_core))) return st;
     }
     snprintf(rd->where, sizeof rd->where, "%s", base);
     if ((st = rotor_segment_times(sg, NULL, NULL, &sg->run_s, rd->err))) return st;
@@ -773,16 +774,27 @@ rotor_status rotor_program_parse(const char *text, const char *label, const roto
     const cJSON *ops = st ? NULL : cJSON_GetObjectItemCaseSensitive(root, "operators");
     if (!st && (!cJSON_IsArray(ops) || cJSON_GetArraySize(ops) < 1))
         st = bad(&rd, "operators", ops ? "expected a non-empty array" : "missing");
+    /* the operators are allocated before they are read: their count is
+     * bounded by the text, as the shortest operator object takes 88 bytes
+     * ({"name":"","type":"","vendor":true,"setup_s":0,"exec_s":0,
+     * "live_bytes":0,"idle_bytes":0}, a vendor op) */
+    int n = st ? 0 : cJSON_GetArraySize(ops);
+    if (!st && (size_t)n > strlen(text) / 88) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "%d entries, more than the text holds (one per 88 bytes, at most %zu)", n,
+                 strlen(text) / 88);
+        st = bad(&rd, "operators", msg);
+    }
     if (!st) {
-        int n = cJSON_GetArraySize(ops);
         out->ops = calloc((size_t)n, sizeof *out->ops);
         if (!out->ops) st = rotor_nomem(err);
         else out->nops = n;
         double sum = 0;
-        for (int i = 0; !st && i < n; i++) {
+        const cJSON *x = ops->child; /* walked, not indexed: cJSON_GetArrayItem is linear */
+        for (int i = 0; !st && i < n; i++, x = x->next) {
             snprintf(rd.where, sizeof rd.where, "operators[%d]", i);
-            st = read_op(&rd, cJSON_GetArrayItem(ops, i), chip, &out->ops[i]);
-            if (!st) st = read_handoff(&rd, cJSON_GetArrayItem(ops, i), out, i);
+            st = read_op(&rd, x, chip, &out->ops[i]);
+            if (!st) st = read_handoff(&rd, x, out, i);
             sum += out->ops[i].setup_s + out->ops[i].exec_s;
         }
         rd.where[0] = '\0';
@@ -794,7 +806,9 @@ rotor_status rotor_program_parse(const char *text, const char *label, const roto
             else if (!cJSON_IsString(obj) || !rotor_pipeline_objective_find(obj->valuestring, &out->objective))
                 st = bad(&rd, "objective", "expected \"latency\" or \"throughput\"");
             int ns = st ? 0 : cJSON_GetArraySize(segs);
-            if (ns && !(out->segments = calloc((size_t)ns, sizeof *out->segments))) st = rotor_nomem(err);
+            if (ns > n / 2) /* each holds two operators or more, and none overlaps the next */
+                st = bad(&rd, "segments", "more segments than half the operators");
+            if (!st && !(out->segments = calloc((size_t)ns, sizeof *out->segments))) st = rotor_nomem(err);
             for (int i = 0; !st && i < ns; i++) {
                 snprintf(rd.where, sizeof rd.where, "segments[%d]", i);
                 out->nsegments = i + 1;
