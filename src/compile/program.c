@@ -720,57 +720,56 @@ static rotor_status read_segment(reader *rd, const cJSON *x, const rotor_chip *c
     return ROTOR_OK;
 }
 
+/* The top level before the operators: format, version, model, chip, the
+ * chip's cores and SRAM, the solver and the totals. */
+static rotor_status read_head(reader *rd, const cJSON *root, const rotor_chip *chip, rotor_program *out) {
+    rotor_status st = ROTOR_OK;
+    const char *s;
+    int64_t ver = 0, cores = 0, sram = 0, S = rotor_chip_sram(chip);
+    const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(root, "format");
+    if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, PROGRAM_FORMAT) != 0)
+        return bad(rd, "format", "expected \"" PROGRAM_FORMAT "\"");
+    if ((st = get_int(rd, root, "version", 0, JSON_INT_MAX, "a JSON integer", &ver))) return st;
+    if (ver != ROTOR_PROGRAM_VERSION)
+        return rotor_fail(rd->err, ROTOR_ERR_INPUT, "%s: version: %lld is not %d, the version this rotor reads",
+                          rd->label, (long long)ver, ROTOR_PROGRAM_VERSION);
+    if ((st = get_str(rd, root, "model", &s))) return st;
+    snprintf(out->model, sizeof out->model, "%s", s);
+    if ((st = get_str(rd, root, "chip", &s))) return st;
+    snprintf(out->chip, sizeof out->chip, "%s", s);
+    if ((st = get_int(rd, root, "cores", 1, JSON_INT_MAX, "a JSON integer", &cores))) return st;
+    if (cores != rotor_chip_cores(chip))
+        return rotor_fail(rd->err, ROTOR_ERR_INPUT, "%s: cores: the program is for %lld cores, the chip has %lld",
+                          rd->label, (long long)cores, (long long)rotor_chip_cores(chip));
+    out->cores = cores;
+    /* every byte count of the program is per core, against this S */
+    if ((st = get_int(rd, root, "sram_bytes", S, S, "the chip's sram_bytes", &sram))) return st;
+    if (cJSON_GetObjectItemCaseSensitive(root, "solver") && !(st = get_str(rd, root, "solver", &s)) &&
+        !rotor_solver_find(s, &out->solver))
+        st = bad(rd, "solver", "expected \"exact\" or \"fast\"");
+    if (st) return st;
+    const cJSON *tot = cJSON_GetObjectItemCaseSensitive(root, "totals");
+    if (!cJSON_IsObject(tot)) return bad(rd, "totals", tot ? "expected an object" : "missing");
+    snprintf(rd->where, sizeof rd->where, "totals");
+    if ((st = get_num(rd, tot, "total_s", &out->total_s)) || (st = get_num(rd, tot, "setup_s", &out->setup_s)) ||
+        (st = get_num(rd, tot, "compute_s", &out->compute_s)) ||
+        (st = get_num(rd, tot, "communication_s", &out->comm_s)) ||
+        (st = get_num(rd, tot, "reduction_s", &out->reduction_s)) ||
+        (st = get_num(rd, tot, "vendor_s", &out->vendor_s)) ||
+        (st = get_int(rd, tot, "idle_bytes", 0, S, WHY_SRAM, &out->idle_bytes)) ||
+        (st = get_int(rd, tot, "peak_bytes", 0, S, WHY_SRAM, &out->peak_bytes)))
+        return st;
+    rd->where[0] = '\0';
+    return ROTOR_OK;
+}
+
 rotor_status rotor_program_parse(const char *text, const char *label, const rotor_chip *chip,
                                  rotor_program *out, rotor_error *err) {
     memset(out, 0, sizeof *out);
     cJSON *root = cJSON_Parse(text);
     if (!root) return rotor_fail(err, ROTOR_ERR_INPUT, "%s: not valid JSON", label);
     reader rd = {.label = label, .err = err};
-    rotor_status st = ROTOR_OK;
-    const char *s;
-    int64_t ver = 0, cores = 0;
-    const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(root, "format");
-    if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, PROGRAM_FORMAT) != 0)
-        st = bad(&rd, "format", "expected \"" PROGRAM_FORMAT "\"");
-    else if ((st = get_int(&rd, root, "version", 0, JSON_INT_MAX, "a JSON integer", &ver)))
-        ;
-    else if (ver != ROTOR_PROGRAM_VERSION)
-        st = rotor_fail(err, ROTOR_ERR_INPUT, "%s: version: %lld is not %d, the version this rotor reads",
-                        label, (long long)ver, ROTOR_PROGRAM_VERSION);
-    else if ((st = get_str(&rd, root, "model", &s)))
-        ;
-    else {
-        snprintf(out->model, sizeof out->model, "%s", s);
-        if (!(st = get_str(&rd, root, "chip", &s))) snprintf(out->chip, sizeof out->chip, "%s", s);
-    }
-    if (!st && !(st = get_int(&rd, root, "cores", 1, JSON_INT_MAX, "a JSON integer", &cores)) &&
-        cores != rotor_chip_cores(chip))
-        st = rotor_fail(err, ROTOR_ERR_INPUT, "%s: cores: the program is for %lld cores, the chip has %lld",
-                        label, (long long)cores, (long long)rotor_chip_cores(chip));
-    out->cores = cores;
-    /* every byte count below is per core, against this S */
-    int64_t sram = 0;
-    int64_t S = rotor_chip_sram(chip);
-    if (!st) st = get_int(&rd, root, "sram_bytes", S, S, "the chip's sram_bytes", &sram);
-    if (!st && cJSON_GetObjectItemCaseSensitive(root, "solver") && !(st = get_str(&rd, root, "solver", &s)) &&
-        !rotor_solver_find(s, &out->solver))
-        st = bad(&rd, "solver", "expected \"exact\" or \"fast\"");
-    const cJSON *tot = st ? NULL : cJSON_GetObjectItemCaseSensitive(root, "totals");
-    if (!st && !cJSON_IsObject(tot)) st = bad(&rd, "totals", tot ? "expected an object" : "missing");
-    if (!st) {
-        snprintf(rd.where, sizeof rd.where, "totals");
-        if ((st = get_num(&rd, tot, "total_s", &out->total_s)) ||
-            (st = get_num(&rd, tot, "setup_s", &out->setup_s)) ||
-            (st = get_num(&rd, tot, "compute_s", &out->compute_s)) ||
-            (st = get_num(&rd, tot, "communication_s", &out->comm_s)) ||
-            (st = get_num(&rd, tot, "reduction_s", &out->reduction_s)) ||
-            (st = get_num(&rd, tot, "vendor_s", &out->vendor_s)) ||
-            (st = get_int(&rd, tot, "idle_bytes", 0, sram, WHY_SRAM, &out->idle_bytes)) ||
-            (st = get_int(&rd, tot, "peak_bytes", 0, sram, WHY_SRAM, &out->peak_bytes))) {
-            /* st names the field */
-        }
-        rd.where[0] = '\0';
-    }
+    rotor_status st = read_head(&rd, root, chip, out);
     const cJSON *ops = st ? NULL : cJSON_GetObjectItemCaseSensitive(root, "operators");
     if (!st && (!cJSON_IsArray(ops) || cJSON_GetArraySize(ops) < 1))
         st = bad(&rd, "operators", ops ? "expected a non-empty array" : "missing");
