@@ -340,10 +340,26 @@ Test(bounds, byte_counts_of_one_core_are_at_most_its_sram, .init = setup_program
 }
 
 Test(bounds, an_idle_split_is_at_most_the_idle_plans_most_rings, .init = setup_program, .fini = teardown_program) {
+    /* the bound from up's idle plan, derived here as the reader derives it */
+    rotor_program p;
     rotor_error err = {{0}};
+    cr_assert_eq(rotor_program_parse(text, "p.json", &chip, &p, &err), ROTOR_OK, "%s", err.msg);
+    rotor_plan_info info;
+    cr_assert_eq(rotor_plan_derive(&p.ops[0].expr, &chip, &p.ops[0].idle_base, &info, &err), ROTOR_OK);
+    int64_t r = 1;
+    for (int t = 0; t < p.ops[0].expr.ntensors; t++)
+        if (info.rings[t] > r) r = info.rings[t];
+    cr_assert_leq(p.ops[0].idle_split, r, "the compiler's own split is within the bound");
+    rotor_program_free(&p);
+    char v[32], want[200];
+    snprintf(v, sizeof v, "%lld", (long long)r);
+    cr_assert_eq(edited(text, &chip, 0, "idle.split", v, &err), ROTOR_OK, "%s", err.msg);
     cr_assert_eq(edited(text, &chip, 0, "idle.split", "1e6", &err), ROTOR_ERR_INPUT);
-    assert_msg_has(err, "p.json: operators[0].idle.split: expected an integer from 1 to ");
-    assert_msg_has(err, " (the idle plan's most rings), got 1000000");
+    snprintf(want, sizeof want,
+             "p.json: operators[0].idle.split: expected an integer from 1 to %lld (the idle plan's most rings), "
+             "got 1000000",
+             (long long)r);
+    cr_assert_str_eq(err.msg, want);
 }
 
 Test(bounds, an_extent_is_at_most_what_dim_takes, .init = setup_program, .fini = teardown_program) {
