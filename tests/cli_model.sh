@@ -24,4 +24,48 @@ expect_error twice 2 "--batch given twice" -- model bert-base --batch 1 --batch 
 expect_error decode-encoder 2 "vit-base has no decode phase" -- model vit-base --decode
 expect_error too-long 2 "seq 1024 exceeds the 512 learned positions" -- model bert-base --seq 1024
 
+# Bounded work on hostile files (issue 47; docs/onnx.md, "Size limit";
+# docs/program-format.md, "Bounds").  expect_quick NAME STATUS PATTERN
+# SECONDS -- ARGS...: expect_error's checks, and done within SECONDS; timeout
+# only guards the script against a hang (its 124 is a failure like any
+# other status), it is not the pass criterion.
+expect_quick() {
+    name=$1 want=$2 pattern=$3 limit=$4
+    shift 5
+    t0=$(date +%s%N)
+    timeout 20 "$ROTOR" "$@" >"$out" 2>"$err"
+    got=$?
+    ms=$((($(date +%s%N) - t0) / 1000000))
+    if [ "$got" -ne "$want" ]; then bad "$name: exit $got, want $want ($(cat "$err"))"; return; fi
+    if [ "$(wc -l <"$err")" -ne 1 ]; then bad "$name: stderr is not one line: $(cat "$err")"; return; fi
+    if ! grep -q -- "$pattern" "$err"; then bad "$name: stderr '$(cat "$err")' lacks '$pattern'"; return; fi
+    if [ -s "$out" ]; then bad "$name: wrote to stdout"; return; fi
+    if [ "$ms" -ge $((limit * 1000)) ]; then bad "$name: took $ms ms, over $limit s"; return; fi
+    ok
+}
+
+TINY=examples/tiny-cnn.onnx # 3278 bytes
+expect_quick dev-zero 2 "^rotor model: /dev/zero: a character device, not a file: rotor reads a regular file or a pipe of at most 2147483648 bytes (--max-model-bytes)$" 1 -- model /dev/zero
+expect_quick dev-zero-compile 2 "/dev/zero: a character device, not a file" 1 -- compile /dev/zero
+expect_error max-model-bytes 2 "^rotor model: $TINY: 3278 bytes, over the limit of 3277 bytes (--max-model-bytes)$" -- model $TINY --max-model-bytes 3277
+expect_out max-model-bytes-fits "tiny-cnn: 7 operators" -- model $TINY --max-model-bytes 3278
+expect_error max-model-bytes-run 2 "$TINY: 3278 bytes, over the limit of 1000 bytes (--max-model-bytes)" -- run $TINY --max-model-bytes 1000
+expect_error max-model-bytes-zero 2 "--max-model-bytes: expected an integer from 1 to 9223372036854775807, got '0'" -- model $TINY --max-model-bytes 0
+# a pipe is read up to the limit and refused one byte past it
+cat $TINY | "$ROTOR" model /dev/stdin --max-model-bytes 3277 >"$out" 2>"$err"
+if [ $? -eq 2 ] && grep -q "^rotor model: /dev/stdin: a stream longer than the limit of 3277 bytes (--max-model-bytes)$" "$err"; then ok
+else bad "pipe over the limit: $(cat "$err")"; fi
+cat $TINY | "$ROTOR" model /dev/stdin --max-model-bytes 3278 >"$out" 2>"$err"
+if [ $? -eq 0 ] && grep -q "7 operators" "$out"; then ok; else bad "pipe at the limit: $(cat "$err")"; fi
+
+# a program's counts: setup_rounds 1e9 (ipu-mk2's alpha is 0, so setup_s
+# cannot tell), sram_bytes -1; and sram_bytes -1 in a chip file
+if "$ROTOR" compile $TINY -q -o "$tmpdir/p.json" >/dev/null 2>"$err"; then ok; else bad "compile -o: $(cat "$err")"; fi
+sed '0,/"setup_rounds":\t[0-9]*/s//"setup_rounds":\t1000000000/' "$tmpdir/p.json" >"$tmpdir/rounds.json"
+expect_quick setup-rounds-1e9 2 "rounds.json: operators\[0\].setup_rounds: expected an integer from 0 to 1471 (one round per other core), got 1000000000$" 1 -- simulate "$tmpdir/rounds.json"
+sed 's/"sram_bytes":\t638976/"sram_bytes":\t-1/' "$tmpdir/p.json" >"$tmpdir/sram.json"
+expect_error program-sram 2 "sram.json: sram_bytes: expected 638976 (the chip's sram_bytes), got -1$" -- simulate "$tmpdir/sram.json"
+printf '{"format": "rotor-chip", "version": 1, "base": "ipu-mk2", "sram_bytes": -1}\n' >"$tmpdir/neg.json"
+expect_error chip-sram 2 "neg.json: sram_bytes: expected a positive integer, got -1$" -- compile $TINY --chip "$tmpdir/neg.json"
+
 finish cli_model

@@ -11,11 +11,12 @@
  * caller validates the chip as a whole once all of them are applied.
  */
 #include "rotor/base/chip.h"
+#include "rotor/base/readfile.h"
+#include "jsontext.h"
 #include "rotor/base/suggest.h"
 #include "rotor/base/topology.h"
 
 #include <cjson/cJSON.h>
-#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdbool.h>
@@ -145,7 +146,16 @@ typedef struct field_def {
 #define F(member, kind, max, zero_ok, optional, allowed) \
     {#member, kind, offsetof(rotor_chip, member), max, zero_ok, optional, allowed}
 
-/* Upper bounds are sanity limits, far above any real chip (docs/chip-format.md). */
+/* Upper bounds are sanity limits, far above any real chip, that catch a typo
+ * (a size in bits) and keep what later stages form from a chip inside
+ * int64_t (docs/chip-format.md, "Bounds"):
+ *  - cores_per_chip <= 2^20 (Cerebras's WSE-3, the largest, has 900,000
+ *    cores) and chips <= 1024, so N <= 2^30;
+ *  - sram_bytes <= 1 GiB per core (IPU Mk2: 624 KiB), so N * S <= 2^60, the
+ *    bound of a program's setup bytes (compile/program.c);
+ *  - hbm_bytes <= 1 PiB per chip, 2^60 over 1024 chips;
+ *  - the other counts (systolic array sides, HBM controllers) <= 1024.
+ * Every bound is below 2^53, so a JSON number holds it exactly. */
 static const field_def FIELDS[] = {
     F(name, FK_NAME, 0, false, true, 0),
     F(cores_per_chip, FK_INT, 1048576, false, false, 0),      /* 2^20 */
@@ -256,6 +266,8 @@ static void describe_json(const cJSON *v, char *buf, size_t size) {
     else if (cJSON_IsObject(v)) snprintf(buf, size, "an object");
     else snprintf(buf, size, "an invalid value");
 }
+
+void rotor_json_describe(const cJSON *v, char *buf, size_t size) { describe_json(v, buf, size); }
 
 /* What a field expects: "a positive integer", "1, 2, 4 or 8", ... */
 static const char *field_expects(const field_def *f) {
@@ -490,52 +502,8 @@ rotor_status rotor_chip_set(rotor_chip *chip, const char *assignment, rotor_erro
 
 /* ---- the chip file ------------------------------------------------------- */
 
+/* 1 MiB: a chip file is a few dozen keys (docs/chip-format.md). */
 #define CHIP_FILE_MAX (1024 * 1024)
-
-/* Reads the whole file into a NUL-terminated malloc'd buffer. */
-static rotor_status read_file(const char *path, char **out, size_t *out_len, rotor_error *err) {
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return rotor_fail(err, ROTOR_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    size_t cap = 4096, len = 0;
-    char *buf = malloc(cap);
-    if (!buf) {
-        fclose(fp);
-        return rotor_nomem(err);
-    }
-    for (;;) {
-        if (len + 1 == cap) {
-            if (cap > CHIP_FILE_MAX) {
-                free(buf);
-                fclose(fp);
-                return rotor_fail(err, ROTOR_ERR_INPUT,
-                                  "%s: too large for a chip file (more than %d bytes)", path,
-                                  CHIP_FILE_MAX);
-            }
-            char *grown = realloc(buf, cap * 2);
-            if (!grown) {
-                free(buf);
-                fclose(fp);
-                return rotor_nomem(err);
-            }
-            buf = grown;
-            cap *= 2;
-        }
-        size_t n = fread(buf + len, 1, cap - 1 - len, fp);
-        len += n;
-        if (n == 0) break;
-    }
-    if (ferror(fp)) {
-        int e = errno;
-        free(buf);
-        fclose(fp);
-        return rotor_fail(err, ROTOR_ERR_IO, "%s: cannot read: %s", path, strerror(e));
-    }
-    fclose(fp);
-    buf[len] = '\0';
-    *out = buf;
-    *out_len = len;
-    return ROTOR_OK;
-}
 
 /* The file's basename without ".json": the default name. */
 static void default_name(const char *path, char *buf, size_t size) {
@@ -676,7 +644,7 @@ rotor_status rotor_chip_parse(const char *text, size_t len, const char *label, r
 rotor_status rotor_chip_load(const char *path, rotor_chip *out, rotor_error *err) {
     char *text = NULL;
     size_t len = 0;
-    rotor_status st = read_file(path, &text, &len, err);
+    rotor_status st = rotor_read_file(path, CHIP_FILE_MAX, &text, &len, err);
     if (st != ROTOR_OK) return st;
     st = rotor_chip_parse(text, len, path, out, err);
     free(text);

@@ -57,6 +57,7 @@ rotor_status cli_chip(const char *spec, char *const *sets, int nsets, rotor_chip
  * so each is parsed in one place. */
 typedef struct cli_shared_args {
     const char *chip, *batch, *seq, *layers, *dims, *inputs, *threads;
+    const char *max_model_bytes; /* --max-model-bytes N (CLI_TAKES_SHAPE) */
     char *sets[CLI_MAX_SETS];
     int nsets;
     char *values[CLI_MAX_SETS]; /* --value NAME=SPEC, repeatable */

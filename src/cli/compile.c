@@ -36,6 +36,7 @@ static void compile_usage(FILE *f) {
             "  --dim k=v,...       bind an ONNX file's symbolic dimensions (e.g. batch=8,seq=128)\n"
             "  --input NAME=AxB,.. replace an ONNX input's declared shape\n"
             "  --value NAME=SPEC   give a shape-deciding ONNX input its value: FILE.pb or 1,2,3 (repeatable)\n"
+            "  --max-model-bytes N refuse a model file over N bytes (default 2 GiB, docs/onnx.md)\n"
             "  --baseline KIND     compile with a virtual-global-memory baseline instead:\n"
             "                      vgm (tiles as Roller builds them, docs/vgm.md) or vgm-oracle\n"
             "                      (every split searched; a bound on any VGM compiler)\n"

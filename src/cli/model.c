@@ -21,6 +21,7 @@ static void model_usage(FILE *f) {
             "  --input NAME=AxB,.. replace an ONNX input's declared shape (e.g. input_1=1x3x8)\n"
             "  --value NAME=SPEC   give a shape-deciding ONNX input its value (a Reshape's shape, a Resize's\n"
             "                      scales...): SPEC is FILE.pb (a TensorProto) or 1,2,3; repeatable\n"
+            "  --max-model-bytes N refuse a model file over N bytes (default 2 GiB, docs/onnx.md)\n"
             "  --batch N           batch size (default 1)\n"
             "  --seq N             sequence length (default: the model's)\n"
             "  --layers N          layers (default: the model's)\n"

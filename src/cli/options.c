@@ -34,6 +34,7 @@ static const struct {
     {"dims", CLI_TAKES_SHAPE | CLI_TAKES_DIM, offsetof(cli_shared_args, dims), false, "dim"},
     {"input", CLI_TAKES_SHAPE, offsetof(cli_shared_args, inputs), false, NULL},
     {"value", CLI_TAKES_SHAPE, 0, false, NULL},
+    {"max-model-bytes", CLI_TAKES_SHAPE, offsetof(cli_shared_args, max_model_bytes), false, NULL},
     {"decode", CLI_TAKES_PHASE, offsetof(cli_shared_args, decode), true, NULL},
     {"prefill", CLI_TAKES_PHASE, offsetof(cli_shared_args, prefill), true, NULL},
     {"threads", CLI_TAKES_THREADS, offsetof(cli_shared_args, threads), false, NULL},
@@ -285,6 +286,10 @@ int cli_shared_model(const char *cmd, const char *input, const cli_shared_args *
     if (rotor_model_is_onnx(input) && (a->batch || a->seq || a->layers || a->decode || a->prefill))
         return cli_usage_error(cmd, "--batch, --seq, --layers, --decode and --prefill shape zoo models; bind an "
                                "ONNX file's dimensions with --dim (e.g. --dim batch=8)");
+    /* the model file's size limit (docs/onnx.md, "Size limit"); a zoo model reads no file */
+    if (a->max_model_bytes &&
+        cli_parse_i64(cmd, "--max-model-bytes", a->max_model_bytes, 1, INT64_MAX, &po->onnx.max_bytes))
+        return EXIT_BADINPUT;
     if (a->decode) po->zoo.phase = ROTOR_PHASE_DECODE;
     if (a->prefill) po->zoo.phase = ROTOR_PHASE_PREFILL;
     if ((a->batch && !batch_list && cli_parse_i64(cmd, "--batch", a->batch, 1, CLI_MAX_BATCH, &po->zoo.batch)) ||

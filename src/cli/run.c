@@ -48,6 +48,7 @@ static void run_usage(FILE *f) {
             "  --chip NAME|FILE    preset or chip file (default ipu-mk2); --set KEY=VALUE overrides\n"
             "  --dim k=v,..., --input NAME=AxB,.., --value NAME=SPEC\n"
             "                      shape the model, as in rotor compile\n"
+            "  --max-model-bytes N refuse a model file over N bytes (default 2 GiB, docs/onnx.md)\n"
             "  --json              print the result as JSON (rotor-run, version 1)\n"
             "  --threads N         search threads when compiling\n"
             "  -q, --quiet         no progress on stderr\n"

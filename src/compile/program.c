@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/jsontext.h"
 #include "op/planjson.h"
 #include "rotor/op/handoff.h"
 #include "rotor/op/place.h"
@@ -208,23 +209,86 @@ static rotor_status bad(reader *rd, const char *field, const char *what) {
                       *rd->where && *field ? "." : "", field, what);
 }
 
+/* "FIELD: WHAT, got V", V the value as a message shows it (base/jsontext.h). */
+static rotor_status bad_got(reader *rd, const char *field, const char *what, const cJSON *v) {
+    char got[96], msg[320];
+    rotor_json_describe(v, got, sizeof got);
+    snprintf(msg, sizeof msg, "%s, got %s", what, got);
+    return bad(rd, field, msg);
+}
+
 static rotor_status get_num(reader *rd, const cJSON *obj, const char *field, double *out) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, field);
     if (!v) return bad(rd, field, "missing");
     if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < 0)
-        return bad(rd, field, "expected a non-negative number");
+        return bad_got(rd, field, "expected a non-negative number", v);
     *out = v->valuedouble;
     return ROTOR_OK;
 }
 
-static rotor_status get_int(reader *rd, const cJSON *obj, const char *field, int64_t lo, int64_t *out) {
-    double d;
-    rotor_status st = get_num(rd, obj, field, &d);
-    if (st) return st;
-    if (d != floor(d) || d < (double)lo || d > 9e15) return bad(rd, field, "expected an integer in range");
+/* "FIELD: expected an integer from LO to HI (WHY), got V": every count and
+ * size the reader takes has a bound from the chip or the operator, and WHY
+ * says which (docs/program-format.md, "Bounds"). */
+static rotor_status out_of_range(reader *rd, const char *field, int64_t lo, int64_t hi, const char *why,
+                                 const char *got) {
+    char msg[400];
+    if (lo == hi) snprintf(msg, sizeof msg, "expected %lld (%s), got %s", (long long)lo, why, got);
+    else snprintf(msg, sizeof msg, "expected an integer from %lld to %lld (%s), got %s", (long long)lo, (long long)hi,
+                  why, got);
+    return bad(rd, field, msg);
+}
+
+/* Integer v (named field) in [lo, hi] into *out; why as out_of_range's.
+ * The range is checked on the double, before any conversion: a double
+ * beyond int64_t (1e300) cast to one is undefined behaviour.  Every hi
+ * here is below 2^62, so the cast of a value within it is exact enough. */
+static rotor_status int_of(reader *rd, const cJSON *v, const char *field, int64_t lo, int64_t hi, const char *why,
+                           int64_t *out) {
+    if (!v) return bad(rd, field, "missing");
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
+        return bad_got(rd, field, "expected a non-negative number", v);
+    double d = v->valuedouble;
+    if (d != floor(d) || d < (double)lo || d > (double)hi || d >= 0x1p62 || (int64_t)d > hi) {
+        char got[96];
+        rotor_json_describe(v, got, sizeof got);
+        return out_of_range(rd, field, lo, hi, why, got);
+    }
     *out = (int64_t)d;
     return ROTOR_OK;
 }
+
+static rotor_status get_int(reader *rd, const cJSON *obj, const char *field, int64_t lo, int64_t hi, const char *why,
+                            int64_t *out) {
+    return int_of(rd, cJSON_GetObjectItemCaseSensitive(obj, field), field, lo, hi, why, out);
+}
+
+/* The bounds from the chip (chip.c keeps N <= 2^30 and S <= 2^30, so N * S
+ * fits): its cores N, the SRAM per core S, and N * S, the most one port
+ * can carry in a setup (a core receives at most its active partitions,
+ * below S, and sends at most what the other N - 1 cores receive). */
+typedef struct chip_bounds {
+    int64_t n, s, ns;
+} chip_bounds;
+
+static chip_bounds bounds_of(const rotor_chip *chip) {
+    chip_bounds b = {rotor_chip_cores(chip), rotor_chip_sram(chip), 0};
+    b.ns = b.n * b.s;
+    return b;
+}
+
+/* The most rings R_X of any tensor of a derived plan (at least 1): a
+ * gather inside a ring group takes at most R_X - 1 rounds (compile.c,
+ * compile_setup_need), and an idle layout splits by a k that divides R_X
+ * (compile.c, best_move). */
+static int64_t most_rings(const rotor_expr *e, const rotor_plan_info *info) {
+    int64_t r = 1;
+    for (int t = 0; t < e->ntensors; t++)
+        if (info->rings[t] > r) r = info->rings[t];
+    return r;
+}
+
+#define JSON_INT_MAX ((int64_t)1 << 53) /* the largest integer a JSON (double) number holds exactly */
+#define WHY_SRAM "the chip's sram_bytes: one core holds them"
 
 static rotor_status get_str(reader *rd, const cJSON *obj, const char *field, const char **out) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, field);
@@ -236,9 +300,14 @@ static rotor_status get_str(reader *rd, const cJSON *obj, const char *field, con
 
 static bool close_rel(double a, double b) { return fabs(a - b) <= 1e-9 * fmax(fabs(a), fabs(b)) + 1e-18; }
 
-static rotor_status read_op(reader *rd, const cJSON *x, const rotor_chip *chip, rotor_program_op *op) {
+/* An operator's name, type, times and byte counts.  setup_rounds gets the
+ * chip's bound here, before setup_s is checked against it (on a chip with
+ * alpha = 0, as ipu-mk2, any count passes that check), and the active
+ * plan's bound once that plan is known (read_op_active). */
+static rotor_status read_op_counts(reader *rd, const cJSON *x, const rotor_chip *chip, rotor_program_op *op) {
     rotor_status st;
     const char *name, *type;
+    chip_bounds cb = bounds_of(chip);
     if (!cJSON_IsObject(x)) return bad(rd, "", "expected an object");
     if ((st = get_str(rd, x, "name", &name)) || (st = get_str(rd, x, "type", &type))) return st;
     if (strlen(type) >= sizeof op->type) return bad(rd, "type", "too long");
@@ -249,12 +318,13 @@ static rotor_status read_op(reader *rd, const cJSON *x, const rotor_chip *chip, 
     if (!cJSON_IsBool(vend)) return bad(rd, "vendor", vend ? "expected true or false" : "missing");
     op->vendor = cJSON_IsTrue(vend);
     if ((st = get_num(rd, x, "setup_s", &op->setup_s)) || (st = get_num(rd, x, "exec_s", &op->exec_s)) ||
-        (st = get_int(rd, x, "live_bytes", 0, &op->live_bytes)) ||
-        (st = get_int(rd, x, "idle_bytes", 0, &op->idle_bytes)))
+        (st = get_int(rd, x, "live_bytes", 0, cb.s, WHY_SRAM, &op->live_bytes)) ||
+        (st = get_int(rd, x, "idle_bytes", 0, cb.s, WHY_SRAM, &op->idle_bytes)))
         return st;
     if (op->vendor) return ROTOR_OK;
-    if ((st = get_int(rd, x, "setup_bytes", 0, &op->setup_bytes)) ||
-        (st = get_int(rd, x, "setup_rounds", 0, &op->setup_rounds)))
+    if ((st = get_int(rd, x, "setup_bytes", 0, cb.ns, "the chip's cores times sram_bytes", &op->setup_bytes)) ||
+        (st = get_int(rd, x, "setup_rounds", 0, cb.n > 2 ? cb.n - 1 : 1, "one round per other core",
+                      &op->setup_rounds)))
         return st;
     double want_setup = rotor_compile_setup_s(chip, op->setup_bytes, op->setup_rounds);
     if (!close_rel(op->setup_s, want_setup)) {
@@ -263,7 +333,13 @@ static rotor_status read_op(reader *rd, const cJSON *x, const rotor_chip *chip, 
                  op->setup_s, want_setup);
         return bad(rd, "setup_s", msg);
     }
+    return ROTOR_OK;
+}
 
+/* The operator's expression from "expr" and "dims", each extent at most
+ * ROTOR_EXTENT_MAX (what --dim and rotor_expr_make take). */
+static rotor_status read_op_expr(reader *rd, const cJSON *x, rotor_program_op *op) {
+    rotor_status st;
     const char *text;
     if ((st = get_str(rd, x, "expr", &text))) return st;
     const cJSON *dims = cJSON_GetObjectItemCaseSensitive(x, "dims");
@@ -273,17 +349,25 @@ static rotor_status read_op(reader *rd, const cJSON *x, const rotor_chip *chip, 
     dtext[0] = '\0';
     const cJSON *d;
     cJSON_ArrayForEach(d, dims) {
-        if (!cJSON_IsNumber(d) || d->valuedouble != floor(d->valuedouble) || d->valuedouble < 1 ||
-            d->valuedouble > 9e15)
-            return bad(rd, "dims", "expected positive integer extents");
-        n += (size_t)snprintf(dtext + n, sizeof dtext - n, "%s%s=%lld", n ? "," : "", d->string,
-                              (long long)d->valuedouble);
+        char field[96];
+        int64_t v;
+        snprintf(field, sizeof field, "dims.%.80s", d->string);
+        if ((st = int_of(rd, d, field, 1, ROTOR_EXTENT_MAX, "ROTOR_EXTENT_MAX, the largest extent --dim takes", &v)))
+            return st;
+        n += (size_t)snprintf(dtext + n, sizeof dtext - n, "%s%s=%lld", n ? "," : "", d->string, (long long)v);
         if (n >= sizeof dtext) return bad(rd, "dims", "too long");
     }
     rotor_error e2;
     if (rotor_expr_make(text, dtext, &op->expr, &e2)) return bad(rd, "expr", e2.msg);
-    const rotor_expr *e = &op->expr;
+    return ROTOR_OK;
+}
 
+/* The active plan, costed again, its memory, its placement summary, and
+ * setup_rounds against the plan's rings. */
+static rotor_status read_op_active(reader *rd, const cJSON *x, const rotor_chip *chip, rotor_program_op *op) {
+    rotor_status st;
+    rotor_error e2;
+    const rotor_expr *e = &op->expr;
     const cJSON *act = cJSON_GetObjectItemCaseSensitive(x, "active");
     if (!cJSON_IsObject(act)) return bad(rd, "active", act ? "expected an object" : "missing");
     char where[256];
@@ -300,8 +384,19 @@ static rotor_status read_op(reader *rd, const cJSON *x, const rotor_chip *chip, 
                  op->active_cost.total);
         return bad(rd, "exec_s", msg);
     }
+    /* a gather into the active layout takes at most R - 1 rounds, R the
+     * plan's most rings of a tensor, and at least 1 when anything moves
+     * (compile.c, compile_setup_need) */
+    int64_t rmax = most_rings(e, &op->active_info), rounds_max = rmax > 2 ? rmax - 1 : 1;
+    if (op->setup_rounds > rounds_max) {
+        char got[32];
+        snprintf(got, sizeof got, "%lld", (long long)op->setup_rounds);
+        return out_of_range(rd, "setup_rounds", 0, rounds_max, "the active plan's most rings less one, or 1", got);
+    }
     int64_t mem;
-    if ((st = get_int(rd, act, "memory_bytes", 1, &mem))) return st;
+    if ((st = int_of(rd, cJSON_GetObjectItemCaseSensitive(act, "memory_bytes"), "active.memory_bytes", 1,
+                     rotor_chip_sram(chip), WHY_SRAM, &mem)))
+        return st;
     if (mem != op->active_info.memory) return bad(rd, "active.memory_bytes", "does not match the plan");
 
     /* the placement summary must be what place.c derives from the plan */
@@ -325,20 +420,40 @@ static rotor_status read_op(reader *rd, const cJSON *x, const rotor_chip *chip, 
     }
     cJSON_Delete(want);
     if (!same) return bad(rd, "active.placement", "does not match the placement of the plan");
+    return ROTOR_OK;
+}
 
+/* The idle layout: the plan it refines and its split k, which divides the
+ * most rings of that plan's resident tensors (compile.c, best_move). */
+static rotor_status read_op_idle(reader *rd, const cJSON *x, const rotor_chip *chip, rotor_program_op *op) {
+    rotor_status st;
+    rotor_error e2;
+    const rotor_expr *e = &op->expr;
     const cJSON *idle = cJSON_GetObjectItemCaseSensitive(x, "idle");
     if (!cJSON_IsObject(idle)) return bad(rd, "idle", idle ? "expected an object" : "missing");
+    char where[256];
     snprintf(where, sizeof where, "%s.idle.plan", rd->where);
     if ((st = rotor_json_read_plan(cJSON_GetObjectItemCaseSensitive(idle, "plan"), e, rd->label, where,
                                    &op->idle_base, rd->err)))
         return st;
     rotor_plan_info info;
     if (rotor_plan_derive(e, chip, &op->idle_base, &info, &e2)) return bad(rd, "idle.plan", e2.msg);
-    if ((st = get_int(rd, idle, "split", 1, &op->idle_split))) return st;
     int64_t ib;
-    if ((st = get_int(rd, idle, "bytes", 0, &ib))) return st;
+    if ((st = int_of(rd, cJSON_GetObjectItemCaseSensitive(idle, "split"), "idle.split", 1, most_rings(e, &info),
+                     "the idle plan's most rings", &op->idle_split)) ||
+        (st = int_of(rd, cJSON_GetObjectItemCaseSensitive(idle, "bytes"), "idle.bytes", 0, rotor_chip_sram(chip),
+                     WHY_SRAM, &ib)))
+        return st;
     if (ib != op->idle_bytes) return bad(rd, "idle.bytes", "differs from idle_bytes");
     return ROTOR_OK;
+}
+
+static rotor_status read_op(reader *rd, const cJSON *x, const rotor_chip *chip, rotor_program_op *op) {
+    rotor_status st;
+    if ((st = read_op_counts(rd, x, chip, op)) || op->vendor || (st = read_op_expr(rd, x, op)) ||
+        (st = read_op_active(rd, x, chip, op)))
+        return st;
+    return read_op_idle(rd, x, chip, op);
 }
 
 /* n integers of field (an array) into out, each in [lo, hi]. */
@@ -357,8 +472,11 @@ static rotor_status read_ints(reader *rd, const cJSON *obj, const char *field, c
     int k = 0;
     cJSON_ArrayForEach(it, a) {
         if (!cJSON_IsNumber(it) || it->valuedouble != floor(it->valuedouble) || it->valuedouble < (double)lo ||
-            it->valuedouble > (double)hi)
-            return bad(rd, f, "expected integers in range");
+            it->valuedouble > (double)hi) {
+            char what[96];
+            snprintf(what, sizeof what, "expected integers in range %lld to %lld", (long long)lo, (long long)hi);
+            return bad_got(rd, f, what, it);
+        }
         out[k++] = (int64_t)it->valuedouble;
     }
     return ROTOR_OK;
@@ -464,7 +582,12 @@ static rotor_status read_stage_inputs(reader *rd, const cJSON *in, const rotor_c
                                 rotor_segment_sole_axis(e, t, sg->dim) != sk->axis))
             return bad(rd, f, "streamed: needs a streamed producer read along the stream axis");
         double got;
-        if ((st = get_int(rd, z, "xfer_bytes", 0, &sk->xfer_bytes[t])) || (st = get_num(rd, z, "xfer_s", &got)))
+        /* at worst the partition of every core of the plan through one port
+         * (segment.c: the larger of what a core receives and sends) */
+        int64_t most = sk->plan.info.bytes[t] * sk->plan.info.cores; /* <= S * N */
+        if ((st = get_int(rd, z, "xfer_bytes", 0, most, "the tensor's partition times the stage plan's cores",
+                          &sk->xfer_bytes[t])) ||
+            (st = get_num(rd, z, "xfer_s", &got)))
             return st;
         sk->xfer_s[t] = rotor_compile_setup_s(chip, sk->xfer_bytes[t], 1);
         if (!close_rel(got, sk->xfer_s[t])) return mismatch(rd, "xfer_s", got, sk->xfer_s[t]);
@@ -493,7 +616,7 @@ static rotor_status read_stage_plan(reader *rd, const cJSON *y, const rotor_chip
     int64_t mem;
     if ((st = get_num(rd, y, "exec_s", &got))) return st;
     if (!close_rel(got, sk->exec_s)) return mismatch(rd, "exec_s", got, sk->exec_s);
-    if ((st = get_int(rd, y, "memory_bytes", 1, &mem))) return st;
+    if ((st = get_int(rd, y, "memory_bytes", 1, rotor_chip_sram(chip), WHY_SRAM, &mem))) return st;
     if (mem != sk->plan.info.memory) return bad(rd, "memory_bytes", "does not match the plan");
     return ROTOR_OK;
 }
@@ -511,10 +634,10 @@ static rotor_status read_stage(reader *rd, const cJSON *y, const rotor_chip *chi
     if (sk->op != sg->first + k) return bad(rd, "op", "is not the segment's next operator");
     const rotor_program_op *op = &p->ops[sk->op];
     if (op->vendor) return bad(rd, "op", "a vendor operator cannot be a stage");
-    if ((st = get_int(rd, y, "first_core", 0, &sk->first_core)) || (st = get_int(rd, y, "cores", 1, &sk->cores)))
-        return st;
+    if ((st = get_int(rd, y, "first_core", 0, n - 1, "the chip's cores", &sk->first_core))) return st;
     if (sk->first_core != *next_core) return bad(rd, "first_core", "groups must follow each other from core 0");
-    if (sk->cores > n - sk->first_core) return bad(rd, "cores", "the group runs past the chip's cores");
+    if ((st = get_int(rd, y, "cores", 1, n - sk->first_core, "the chip's cores from first_core on", &sk->cores)))
+        return st;
     *next_core += sk->cores;
     const rotor_expr *e = &op->expr;
     const cJSON *ax = cJSON_GetObjectItemCaseSensitive(y, "axis");
@@ -527,13 +650,17 @@ static rotor_status read_stage(reader *rd, const cJSON *y, const rotor_chip *chi
     } else if (!cJSON_IsNull(ax)) {
         return bad(rd, "axis", "expected an axis name or null");
     }
-    if ((st = get_int(rd, y, "runs", 1, &sk->runs))) return st;
+    if ((st = get_int(rd, y, "runs", 1, sg->micro, "the segment's micro", &sk->runs))) return st;
     if (sk->runs != (sk->axis >= 0 ? sg->micro : 1))
         return bad(rd, "runs", "must be micro for a streamed stage, else 1");
     if ((st = read_stage_plan(rd, y, chip, e, sk))) return st;
-    if ((st = get_int(rd, y, "weight_bytes", 0, &sk->weight_bytes)) ||
-        (st = get_int(rd, y, "setup_bytes", 0, &sk->setup_bytes)) ||
-        (st = get_int(rd, y, "setup_rounds", 0, &sk->setup_rounds)) || (st = get_num(rd, y, "setup_s", &sk->setup_s)))
+    /* weights and what setup gathers are partitions of the stage's plan;
+     * its setup is one gather, or none (segment.c) */
+    int64_t mem = sk->plan.info.memory;
+    if ((st = get_int(rd, y, "weight_bytes", 0, mem, "the stage plan's memory_bytes", &sk->weight_bytes)) ||
+        (st = get_int(rd, y, "setup_bytes", 0, mem, "the stage plan's memory_bytes", &sk->setup_bytes)) ||
+        (st = get_int(rd, y, "setup_rounds", 0, 1, "a stage's setup is one gather", &sk->setup_rounds)) ||
+        (st = get_num(rd, y, "setup_s", &sk->setup_s)))
         return st;
     double want = rotor_compile_setup_s(chip, sk->setup_bytes, sk->setup_rounds);
     if (!close_rel(sk->setup_s, want)) return mismatch(rd, "setup_s", sk->setup_s, want);
@@ -555,16 +682,17 @@ static rotor_status read_segment(reader *rd, const cJSON *x, const rotor_chip *c
     if (st) return st;
     if (sg->first <= prev_last) return bad(rd, "first", "overlaps or precedes the previous segment");
     if (sg->last <= sg->first) return bad(rd, "last", "must come after first");
-    if ((st = get_int(rd, x, "dim", 0, &v))) return st;
-    if (v >= ROTOR_MAX_DIMS) return bad(rd, "dim", "out of range");
+    if ((st = get_int(rd, x, "dim", 0, ROTOR_MAX_DIMS - 1, "a tensor's dimensions", &v))) return st;
     sg->dim = (int)v;
-    if ((st = get_int(rd, x, "micro", 1, &sg->micro))) return st;
-    if (sg->micro > 4096) return bad(rd, "micro", "at most 4096");
+    /* the replay runs every stage micro times: the reader's cap (the
+     * compiler tries at most 16 unless told, compile.h max_micro) */
+    if ((st = get_int(rd, x, "micro", 1, 4096, "the reader's cap on micro-batches", &sg->micro))) return st;
     if (!get_bool(x, "weights_resident", &sg->weights_resident)) return bad(rd, "weights_resident", "expected true or false");
     double setup_s, run_s, total_s;
     if ((st = get_num(rd, x, "setup_s", &setup_s)) || (st = get_num(rd, x, "run_s", &run_s)) ||
         (st = get_num(rd, x, "total_s", &total_s)) || (st = get_num(rd, x, "interval_s", &sg->interval_s)) ||
-        (st = get_int(rd, x, "peak_bytes", 0, &sg->peak_bytes)) || (st = get_int(rd, x, "idle_added", 0, &sg->idle_added)))
+        (st = get_int(rd, x, "peak_bytes", 0, rotor_chip_sram(chip), WHY_SRAM, &sg->peak_bytes)) ||
+        (st = get_int(rd, x, "idle_added", 0, rotor_chip_sram(chip), WHY_SRAM, &sg->idle_added)))
         return st;
     const cJSON *stages = cJSON_GetObjectItemCaseSensitive(x, "stages");
     int S = sg->last - sg->first + 1;
@@ -578,9 +706,10 @@ static rotor_status read_segment(reader *rd, const cJSON *x, const rotor_chip *c
     char base[192];
     snprintf(base, sizeof base, "%s", rd->where);
     int64_t next_core = 0;
-    for (int k = 0; k < S; k++) {
+    const cJSON *y = stages->child; /* walked: cJSON_GetArrayItem is linear */
+    for (int k = 0; k < S; k++, y = y->next) {
         snprintf(rd->where, sizeof rd->where, "%.160s.stages[%d]", base, k);
-        if ((st = read_stage(rd, cJSON_GetArrayItem(stages, k), chip, p, sg, k, &next_core))) return st;
+        if ((st = read_stage(rd, y, chip, p, sg, k, &next_core))) return st;
     }
     snprintf(rd->where, sizeof rd->where, "%s", base);
     if ((st = rotor_segment_times(sg, NULL, NULL, &sg->run_s, rd->err))) return st;
@@ -591,65 +720,80 @@ static rotor_status read_segment(reader *rd, const cJSON *x, const rotor_chip *c
     return ROTOR_OK;
 }
 
+/* The top level before the operators: format, version, model, chip, the
+ * chip's cores and SRAM, the solver and the totals. */
+static rotor_status read_head(reader *rd, const cJSON *root, const rotor_chip *chip, rotor_program *out) {
+    rotor_status st = ROTOR_OK;
+    const char *s;
+    int64_t ver = 0, cores = 0, sram = 0, S = rotor_chip_sram(chip);
+    const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(root, "format");
+    if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, PROGRAM_FORMAT) != 0)
+        return bad(rd, "format", "expected \"" PROGRAM_FORMAT "\"");
+    if ((st = get_int(rd, root, "version", 0, JSON_INT_MAX, "a JSON integer", &ver))) return st;
+    if (ver != ROTOR_PROGRAM_VERSION)
+        return rotor_fail(rd->err, ROTOR_ERR_INPUT, "%s: version: %lld is not %d, the version this rotor reads",
+                          rd->label, (long long)ver, ROTOR_PROGRAM_VERSION);
+    if ((st = get_str(rd, root, "model", &s))) return st;
+    snprintf(out->model, sizeof out->model, "%s", s);
+    if ((st = get_str(rd, root, "chip", &s))) return st;
+    snprintf(out->chip, sizeof out->chip, "%s", s);
+    if ((st = get_int(rd, root, "cores", 1, JSON_INT_MAX, "a JSON integer", &cores))) return st;
+    if (cores != rotor_chip_cores(chip))
+        return rotor_fail(rd->err, ROTOR_ERR_INPUT, "%s: cores: the program is for %lld cores, the chip has %lld",
+                          rd->label, (long long)cores, (long long)rotor_chip_cores(chip));
+    out->cores = cores;
+    /* every byte count of the program is per core, against this S */
+    if ((st = get_int(rd, root, "sram_bytes", S, S, "the chip's sram_bytes", &sram))) return st;
+    if (cJSON_GetObjectItemCaseSensitive(root, "solver") && !(st = get_str(rd, root, "solver", &s)) &&
+        !rotor_solver_find(s, &out->solver))
+        st = bad(rd, "solver", "expected \"exact\" or \"fast\"");
+    if (st) return st;
+    const cJSON *tot = cJSON_GetObjectItemCaseSensitive(root, "totals");
+    if (!cJSON_IsObject(tot)) return bad(rd, "totals", tot ? "expected an object" : "missing");
+    snprintf(rd->where, sizeof rd->where, "totals");
+    if ((st = get_num(rd, tot, "total_s", &out->total_s)) || (st = get_num(rd, tot, "setup_s", &out->setup_s)) ||
+        (st = get_num(rd, tot, "compute_s", &out->compute_s)) ||
+        (st = get_num(rd, tot, "communication_s", &out->comm_s)) ||
+        (st = get_num(rd, tot, "reduction_s", &out->reduction_s)) ||
+        (st = get_num(rd, tot, "vendor_s", &out->vendor_s)) ||
+        (st = get_int(rd, tot, "idle_bytes", 0, S, WHY_SRAM, &out->idle_bytes)) ||
+        (st = get_int(rd, tot, "peak_bytes", 0, S, WHY_SRAM, &out->peak_bytes)))
+        return st;
+    rd->where[0] = '\0';
+    return ROTOR_OK;
+}
+
 rotor_status rotor_program_parse(const char *text, const char *label, const rotor_chip *chip,
                                  rotor_program *out, rotor_error *err) {
     memset(out, 0, sizeof *out);
     cJSON *root = cJSON_Parse(text);
     if (!root) return rotor_fail(err, ROTOR_ERR_INPUT, "%s: not valid JSON", label);
     reader rd = {.label = label, .err = err};
-    rotor_status st = ROTOR_OK;
-    const char *s;
-    int64_t ver = 0, cores = 0;
-    const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(root, "format");
-    if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, PROGRAM_FORMAT) != 0)
-        st = bad(&rd, "format", "expected \"" PROGRAM_FORMAT "\"");
-    else if ((st = get_int(&rd, root, "version", 0, &ver)))
-        ;
-    else if (ver != ROTOR_PROGRAM_VERSION)
-        st = rotor_fail(err, ROTOR_ERR_INPUT, "%s: version: %lld is not %d, the version this rotor reads",
-                        label, (long long)ver, ROTOR_PROGRAM_VERSION);
-    else if ((st = get_str(&rd, root, "model", &s)))
-        ;
-    else {
-        snprintf(out->model, sizeof out->model, "%s", s);
-        if (!(st = get_str(&rd, root, "chip", &s))) snprintf(out->chip, sizeof out->chip, "%s", s);
-    }
-    if (!st && !(st = get_int(&rd, root, "cores", 1, &cores)) && cores != rotor_chip_cores(chip))
-        st = rotor_fail(err, ROTOR_ERR_INPUT, "%s: cores: the program is for %lld cores, the chip has %lld",
-                        label, (long long)cores, (long long)rotor_chip_cores(chip));
-    out->cores = cores;
-    if (!st && cJSON_GetObjectItemCaseSensitive(root, "solver") && !(st = get_str(&rd, root, "solver", &s)) &&
-        !rotor_solver_find(s, &out->solver))
-        st = bad(&rd, "solver", "expected \"exact\" or \"fast\"");
-    const cJSON *tot = st ? NULL : cJSON_GetObjectItemCaseSensitive(root, "totals");
-    if (!st && !cJSON_IsObject(tot)) st = bad(&rd, "totals", tot ? "expected an object" : "missing");
-    if (!st) {
-        snprintf(rd.where, sizeof rd.where, "totals");
-        if ((st = get_num(&rd, tot, "total_s", &out->total_s)) ||
-            (st = get_num(&rd, tot, "setup_s", &out->setup_s)) ||
-            (st = get_num(&rd, tot, "compute_s", &out->compute_s)) ||
-            (st = get_num(&rd, tot, "communication_s", &out->comm_s)) ||
-            (st = get_num(&rd, tot, "reduction_s", &out->reduction_s)) ||
-            (st = get_num(&rd, tot, "vendor_s", &out->vendor_s)) ||
-            (st = get_int(&rd, tot, "idle_bytes", 0, &out->idle_bytes)) ||
-            (st = get_int(&rd, tot, "peak_bytes", 0, &out->peak_bytes))) {
-            /* st names the field */
-        }
-        rd.where[0] = '\0';
-    }
+    rotor_status st = read_head(&rd, root, chip, out);
     const cJSON *ops = st ? NULL : cJSON_GetObjectItemCaseSensitive(root, "operators");
     if (!st && (!cJSON_IsArray(ops) || cJSON_GetArraySize(ops) < 1))
         st = bad(&rd, "operators", ops ? "expected a non-empty array" : "missing");
+    /* the operators are allocated before they are read: their count is
+     * bounded by the text, as the shortest operator object takes 88 bytes
+     * ({"name":"","type":"","vendor":true,"setup_s":0,"exec_s":0,
+     * "live_bytes":0,"idle_bytes":0}, a vendor op) */
+    int n = st ? 0 : cJSON_GetArraySize(ops);
+    if (!st && (size_t)n > strlen(text) / 88) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "%d entries, more than the text holds (one per 88 bytes, at most %zu)", n,
+                 strlen(text) / 88);
+        st = bad(&rd, "operators", msg);
+    }
     if (!st) {
-        int n = cJSON_GetArraySize(ops);
         out->ops = calloc((size_t)n, sizeof *out->ops);
         if (!out->ops) st = rotor_nomem(err);
         else out->nops = n;
         double sum = 0;
-        for (int i = 0; !st && i < n; i++) {
+        const cJSON *x = ops->child; /* walked, not indexed: cJSON_GetArrayItem is linear */
+        for (int i = 0; !st && i < n; i++, x = x->next) {
             snprintf(rd.where, sizeof rd.where, "operators[%d]", i);
-            st = read_op(&rd, cJSON_GetArrayItem(ops, i), chip, &out->ops[i]);
-            if (!st) st = read_handoff(&rd, cJSON_GetArrayItem(ops, i), out, i);
+            st = read_op(&rd, x, chip, &out->ops[i]);
+            if (!st) st = read_handoff(&rd, x, out, i);
             sum += out->ops[i].setup_s + out->ops[i].exec_s;
         }
         rd.where[0] = '\0';
@@ -661,7 +805,9 @@ rotor_status rotor_program_parse(const char *text, const char *label, const roto
             else if (!cJSON_IsString(obj) || !rotor_pipeline_objective_find(obj->valuestring, &out->objective))
                 st = bad(&rd, "objective", "expected \"latency\" or \"throughput\"");
             int ns = st ? 0 : cJSON_GetArraySize(segs);
-            if (ns && !(out->segments = calloc((size_t)ns, sizeof *out->segments))) st = rotor_nomem(err);
+            if (ns > n / 2) /* each holds two operators or more, and none overlaps the next */
+                st = bad(&rd, "segments", "more segments than half the operators");
+            if (!st && !(out->segments = calloc((size_t)ns, sizeof *out->segments))) st = rotor_nomem(err);
             for (int i = 0; !st && i < ns; i++) {
                 snprintf(rd.where, sizeof rd.where, "segments[%d]", i);
                 out->nsegments = i + 1;

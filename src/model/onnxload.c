@@ -36,7 +36,12 @@ rotor_status rotor_onnx_load(const char *path, const rotor_onnx_options *opt, ro
     if (stats) memset(stats, 0, sizeof *stats);
     uint8_t *buf;
     size_t len;
-    rotor_status rs = ox_read_file(path, SIZE_MAX, &buf, &len, err);
+    int64_t max = opt && opt->max_bytes > 0 ? opt->max_bytes : ROTOR_ONNX_MAX_BYTES_DEFAULT;
+    rotor_status rs = ox_read_file(path, (size_t)max, &buf, &len, err);
+    if (rs == ROTOR_ERR_INPUT && err) { /* over the limit, or a device: name the option that sets it */
+        size_t n = strlen(err->msg);
+        snprintf(err->msg + n, sizeof err->msg - n, " (--max-model-bytes)");
+    }
     if (rs) return rs;
     rotor_graph_free(out);
     rotor_status st = rotor_onnx_load_buffer(buf, len, path, opt, out, stats, err);

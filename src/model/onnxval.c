@@ -4,13 +4,16 @@
  * onnx.c (import), the shape rules (onnxelem.c, onnxnn.c, onnxlayout.c, ...)
  * and the lowering (lower*.c) all stand on it without a cycle. */
 #include "onnxir.h"
+#include "rotor/base/readfile.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---- errors -------------------------------------------------------------- */
 
@@ -305,45 +308,20 @@ const int64_t *ox_attr_ints(const ox_node *n, const char *name, int *count) {
 }
 
 /* The whole file at path into *buf (malloc'd, *len bytes), refusing one
- * over max bytes.  Errors name the path: "PATH: No such file or
- * directory", "PATH: larger than N bytes", "PATH: read error". */
+ * over max bytes, read as base/readfile.h reads every file: by its size,
+ * a stream up to the limit, a device not at all.  Errors name the path:
+ * "PATH: No such file or directory", "PATH: 5000 bytes, over the limit of
+ * 1000 bytes", "PATH: cannot read: Is a directory". */
 rotor_status ox_read_file(const char *path, size_t max, uint8_t **buf, size_t *len, rotor_error *err) {
     *buf = NULL;
     *len = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f) return rotor_fail(err, ROTOR_ERR_IO, "%s: %s", path, strerror(errno));
-    uint8_t *b = NULL;
-    size_t n = 0, cap = 0;
-    rotor_status st = ROTOR_OK;
-    for (;;) {
-        if (n == cap) {
-            if (cap > max) {
-                st = rotor_fail(err, ROTOR_ERR_INPUT, "%s: larger than %zu bytes", path, max);
-                break;
-            }
-            size_t ncap = cap ? 2 * cap : 1 << 16;
-            uint8_t *nb = realloc(b, ncap);
-            if (!nb) {
-                st = rotor_nomem(err);
-                break;
-            }
-            b = nb;
-            cap = ncap;
-        }
-        size_t got = fread(b + n, 1, cap - n, f);
-        n += got;
-        if (got == 0) break;
-    }
-    if (!st && ferror(f)) st = rotor_fail(err, ROTOR_ERR_IO, "%s: read error", path);
-    if (!st && n > max) st = rotor_fail(err, ROTOR_ERR_INPUT, "%s: larger than %zu bytes", path, max);
-    fclose(f);
-    if (st) {
-        free(b);
-        return st;
-    }
-    *buf = b;
-    *len = n;
-    return ROTOR_OK;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return rotor_fail(err, ROTOR_ERR_IO, "%s: %s", path, strerror(errno));
+    char *text;
+    rotor_status st = rotor_read_fd(fd, path, max > (size_t)INT64_MAX ? INT64_MAX : (int64_t)max, &text, len, err);
+    close(fd);
+    *buf = (uint8_t *)text;
+    return st;
 }
 
 /* ---- outputs and shapes (every shape rule) --------------------------------- */

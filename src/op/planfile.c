@@ -2,9 +2,10 @@
 #include "rotor/op/planfile.h"
 
 #include "planjson.h"
+#include "base/jsontext.h"
+#include "rotor/base/readfile.h"
 
 #include <cjson/cJSON.h>
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 
 #define PLANFILE_FORMAT "rotor-plan"
 #define PLANFILE_VERSION 1
+#define PLAN_INT_MAX ((int64_t)1 << 53)
 
 /* Doubles are written with 17 significant digits so they read back exactly. */
 cJSON *rotor_json_num(double d) {
@@ -122,47 +124,30 @@ char *rotor_planfile_write(const rotor_expr *e, const rotor_chip *chip, const ch
     return text;
 }
 
+/* 64 MiB: a program takes about 1.3 KB per operator (resnet-50's 158
+ * operators, 203 KB), so this holds some 50,000 operators; a plan file is
+ * a few KB. */
+#define JSON_FILE_MAX ((int64_t)64 << 20)
+
 rotor_status rotor_json_read_text(const char *path, char **out, rotor_error *err) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return rotor_fail(err, ROTOR_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        n += fread(buf + n, 1, cap - n - 1, f);
-        if (n < cap - 1) break;
-        if (cap >= (size_t)64 << 20) {
-            free(buf);
-            fclose(f);
-            return rotor_fail(err, ROTOR_ERR_INPUT, "%s: larger than 64 MiB", path);
-        }
-        char *nb = realloc(buf, cap * 2);
-        if (!nb) {
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        buf = nb;
-        cap *= 2;
-    }
-    bool bad = ferror(f);
-    fclose(f);
-    if (!buf) return rotor_nomem(err);
-    if (bad) {
-        free(buf);
-        return rotor_fail(err, ROTOR_ERR_IO, "%s: read error", path);
-    }
-    buf[n] = '\0';
-    *out = buf;
-    return ROTOR_OK;
+    size_t len;
+    return rotor_read_file(path, JSON_FILE_MAX, out, &len, err);
 }
 
-static rotor_status read_int(const char *path, const char *key, const cJSON *v, int64_t *out,
-                             rotor_error *err) {
-    /* range first: casting a double beyond int64_t (1e300, NaN) to an integer
-     * is undefined behaviour */
-    if (!cJSON_IsNumber(v) || !(v->valuedouble >= 1 && v->valuedouble <= 1e15) ||
-        v->valuedouble != floor(v->valuedouble))
-        return rotor_fail(err, ROTOR_ERR_INPUT, "%s: %s: expected a positive integer", path, key);
+/* A positive integer of at most hi, why naming where hi comes from:
+ * "PATH: KEY: expected a positive integer at most 64 (E_m, the extent of
+ * axis m), got 1e+300".  The range is checked on the double first: casting
+ * one beyond int64_t (1e300, NaN) to an integer is undefined behaviour. */
+static rotor_status read_int(const char *path, const char *key, const cJSON *v, int64_t hi, const char *why,
+                             int64_t *out, rotor_error *err) {
+    if (!cJSON_IsNumber(v) || !(v->valuedouble >= 1 && v->valuedouble <= (double)hi) ||
+        v->valuedouble != floor(v->valuedouble)) {
+        char got[96];
+        if (v) rotor_json_describe(v, got, sizeof got);
+        else snprintf(got, sizeof got, "nothing");
+        return rotor_fail(err, ROTOR_ERR_INPUT, "%s: %s: expected a positive integer at most %lld (%s), got %s", path,
+                          key, (long long)hi, why, got);
+    }
     *out = (int64_t)v->valuedouble;
     return ROTOR_OK;
 }
@@ -179,16 +164,31 @@ rotor_status rotor_json_read_plan(const cJSON *plan, const rotor_expr *e, const 
     if (!cJSON_IsObject(fop) || !cJSON_IsObject(ft) || !cJSON_IsArray(order))
         st = rotor_fail(err, ROTOR_ERR_INPUT, "%s: %s: expected F_op, f_t objects and a loop_order array",
                         path, where);
+    /* F_op splits an axis among cores: at most its extent (T10 §4.2) */
     for (int a = 0; !st && a < e->naxes; a++) {
+        char why[64];
         snprintf(key, sizeof key, "%s.F_op.%s", where, e->axis_name[a]);
-        st = read_int(path, key, cJSON_GetObjectItemCaseSensitive(fop, e->axis_name[a]), &out->fop[a], err);
+        snprintf(why, sizeof why, "E_%s, the extent of axis %s", e->axis_name[a], e->axis_name[a]);
+        st = read_int(path, key, cJSON_GetObjectItemCaseSensitive(fop, e->axis_name[a]), e->extent[a], why,
+                      &out->fop[a], err);
     }
+    /* f_t of tensor X rotates X among the P_X cores that share one of its
+     * partitions, P_X the product of F_op over the axes X lacks: prod f_t
+     * divides P_X (plan.c, derive_rings), so each f_t is at most P_X */
     for (int t = 0; !st && t < e->ntensors; t++) {
         const cJSON *x = cJSON_GetObjectItemCaseSensitive(ft, e->tensors[t].name);
+        int64_t share = 1; /* capped at 2^53, the largest integer a JSON number holds exactly */
+        for (int a = 0; a < e->naxes; a++)
+            if (!e->tensors[t].has_axis[a] && (!rotor_mul_i64(share, out->fop[a], &share) || share > PLAN_INT_MAX))
+                share = PLAN_INT_MAX;
+        char why[96];
+        snprintf(why, sizeof why, "P_%s, the cores sharing one partition of %s", e->tensors[t].name,
+                 e->tensors[t].name);
         for (int a = 0; !st && a < e->naxes; a++) {
             if (!e->tensors[t].has_axis[a]) continue;
             snprintf(key, sizeof key, "%s.f_t.%s.%s", where, e->tensors[t].name, e->axis_name[a]);
-            st = read_int(path, key, cJSON_GetObjectItemCaseSensitive(x, e->axis_name[a]), &out->ft[t][a], err);
+            st = read_int(path, key, cJSON_GetObjectItemCaseSensitive(x, e->axis_name[a]), share, why,
+                          &out->ft[t][a], err);
         }
     }
     if (!st && cJSON_GetArraySize(order) != e->naxes)
@@ -267,7 +267,9 @@ rotor_status rotor_planfile_operator(const char *path, char *expr, size_t esize,
         int64_t v = 0;
         char key[160];
         snprintf(key, sizeof key, "dims.%.100s", d->string);
-        if ((st = read_int(path, key, d, &v, err))) break;
+        if ((st = read_int(path, key, d, ROTOR_EXTENT_MAX, "ROTOR_EXTENT_MAX, the largest extent --dim takes", &v,
+                           err)))
+            break;
         int w = snprintf(dims + n, dsize - n, "%s%s=%lld", n ? "," : "", d->string, (long long)v);
         if (w < 0 || (size_t)w >= dsize - n) {
             st = rotor_fail(err, ROTOR_ERR_INPUT, "%s: dims: longer than %zu characters", path, dsize);

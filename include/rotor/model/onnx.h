@@ -41,7 +41,17 @@ typedef struct rotor_onnx_options {
      * BatchNormalization to a scale and a shift), for rotor run.  Off, only
      * constants of up to 65,536 elements keep theirs, for shape arithmetic. */
     bool keep_data;
+    /* The largest model file read, in bytes (rotor's --max-model-bytes); 0:
+     * ROTOR_ONNX_MAX_BYTES_DEFAULT.  A regular file over it is refused
+     * before it is read, a pipe once it passes it, a device unread
+     * (base/readfile.h; docs/onnx.md, "Size limit"). */
+    int64_t max_bytes;
 } rotor_onnx_options;
+
+/* 2 GiB: protobuf's own limit on a serialized message (a ModelProto that
+ * carries its weights inside), so no valid single-file model is larger; a
+ * model over it keeps its weights as external data (docs/onnx.md). */
+#define ROTOR_ONNX_MAX_BYTES_DEFAULT ((int64_t)1 << 31)
 
 #define ROTOR_ONNX_DATA_MAX ((int64_t)1 << 28)
 
