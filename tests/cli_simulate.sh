@@ -51,7 +51,10 @@ if [ -n "$t_a" ] && [ -n "$t_m" ] && awk "BEGIN { exit !($t_m > $t_a) }"; then o
 # a hand-edited program is refused with the field named
 sed 's/"setup_rounds":	\([0-9]*\)/"setup_rounds":	"many"/' "$prog" >"$tmpdir/edited.json"
 expect_error edited 2 "edited.json: operators\[[0-9]*\].setup_rounds: expected a non-negative number" -- simulate "$tmpdir/edited.json"
-expect_error missing 2 "nope.json: cannot read" -- simulate "$tmpdir/nope.json"
+expect_error missing 2 "nope.json: cannot open: No such file or directory" -- simulate "$tmpdir/nope.json"
+# a program path that names a device is refused unread (issue 47: bounded work)
+ln -s /dev/zero "$tmpdir/zero.json"
+expect_error device 2 "zero.json: a character device, not a file" -- simulate "$tmpdir/zero.json"
 expect_error no-input 2 "a program file or a model is required" -- simulate
 expect_error bad-topology 2 "--topology: expected all-to-all or mesh:WxH, got 'ring'" -- simulate "$prog" --topology ring
 expect_error mesh-shape 2 "mesh_width \* mesh_height == cores_per_chip (1472)" -- simulate "$prog" --topology mesh:10x10

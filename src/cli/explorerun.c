@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "explore.h"
+#include "op/planjson.h"
 
 #define RUN_FORMAT "rotor-explore-run"
 #define RUN_VERSION 1
@@ -97,24 +98,12 @@ static void slot_text(const cJSON *options, int k, char *buf, size_t size) {
     }
 }
 
-/* Reads path whole into a malloc'd string; NULL with errno set. */
-static char *slurp(const char *path) {
-    FILE *f = fopen(path, "r");
-    if (!f) return NULL;
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *m = open_memstream(&buf, &len);
-    char chunk[4096];
-    size_t n;
-    while (m && (n = fread(chunk, 1, sizeof chunk, f)) > 0) fwrite(chunk, 1, n, m);
-    bool bad = ferror(f) != 0;
-    fclose(f);
-    if (!m || fclose(m) != 0 || bad) {
-        free(buf);
-        errno = bad ? EIO : ENOMEM;
-        return NULL;
-    }
-    return buf;
+/* Reads path whole into a malloc'd string, bounded like every JSON file
+ * rotor reads (rotor_json_read_text: a device or an endless pipe is
+ * refused, not read); NULL with the reason in *err. */
+static char *slurp(const char *path, rotor_error *err) {
+    char *text = NULL;
+    return rotor_json_read_text(path, &text, err) ? NULL : text;
 }
 
 /* Checks a parsed record: format, version, keys, options.  0 or the error printed. */
@@ -148,11 +137,12 @@ static int check_record(const char *cmd, const char *csv, const char *run, const
 int ex_run_check(const char *cmd, const char *csv, const char *want) {
     char run[4200];
     snprintf(run, sizeof run, "%s.run", csv);
-    char *text = slurp(run);
-    if (!text && errno == ENOENT)
+    if (access(run, F_OK) != 0 && errno == ENOENT)
         return cli_usage_error(cmd, "--resume %s: %s is missing, so rotor cannot tell the options the rows were run "
                                "with (it is written beside every CSV; copy it with the rows)", csv, run);
-    if (!text) return cli_usage_error(cmd, "--resume %s: %s: cannot read (%s)", csv, run, strerror(errno));
+    rotor_error rerr = {0};
+    char *text = slurp(run, &rerr);
+    if (!text) return cli_usage_error(cmd, "--resume %s: %s", csv, rerr.msg);
     cJSON *have = cJSON_Parse(text), *mine = cJSON_Parse(want);
     free(text);
     int rc = 0;
@@ -177,7 +167,8 @@ int ex_run_check(const char *cmd, const char *csv, const char *want) {
 bool ex_run_is(const char *csv, const char *text) {
     char run[4200];
     snprintf(run, sizeof run, "%s.run", csv);
-    char *have = slurp(run);
+    rotor_error rerr = {0};
+    char *have = slurp(run, &rerr);
     size_t n = strlen(text);
     bool same = have && strlen(have) == n + 1 && !strncmp(have, text, n) && have[n] == '\n'; /* ex_run_write's */
     free(have);

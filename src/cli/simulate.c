@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "op/planjson.h"
 #include "rotor/compile/program.h"
 #include "rotor/pipeline/pipeline.h"
 #include "rotor/sim/replay.h"
@@ -52,24 +53,6 @@ static void simulate_usage(FILE *f) {
 static bool is_program(const char *spec) {
     size_t n = strlen(spec);
     return n > 5 && !strcmp(spec + n - 5, ".json");
-}
-
-static char *slurp(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    for (size_t got; buf && (got = fread(buf + n, 1, cap - n - 1, f)) > 0;) {
-        n += got;
-        if (n + 1 == cap) {
-            char *b = realloc(buf, cap *= 2);
-            if (!b) free(buf);
-            buf = b;
-        }
-    }
-    fclose(f);
-    if (buf) buf[n] = '\0';
-    return buf;
 }
 
 /* The program's "chip" field, if the text is JSON with one. */
@@ -242,8 +225,9 @@ static int parse_simulate(int argc, char **argv, simulate_args *a) {
 
 /* The program of a program file, on --chip or else the chip it names. */
 static rotor_status read_program(const simulate_args *a, rotor_chip *chip, rotor_program *prog, rotor_error *err) {
-    char *text = slurp(a->input);
-    if (!text) return rotor_fail(err, ROTOR_ERR_IO, "%s: cannot read", a->input);
+    char *text = NULL;
+    rotor_status rst = rotor_json_read_text(a->input, &text, err); /* bounded: /dev/zero is refused */
+    if (rst) return rst;
     char pchip[ROTOR_CHIP_NAME_MAX];
     program_chip(text, pchip, sizeof pchip);
     /* A program names its chip; only a preset is taken from it.  A path in
