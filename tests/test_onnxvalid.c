@@ -1,8 +1,9 @@
 /* test_onnxvalid.c — the importer's validation (docs/onnx.md, "Validation"):
  * every default-domain node against its operator's ONNX schema at the
  * model's opset (src/model/onnxschema.c, its table written from ONNX's
- * changelog by scripts/onnxschema.py) and the channel and group rules of the
- * normalisations (onnxnn.c).  Each model is built here with
+ * changelog by scripts/onnxschema.py), the channel and group rules of the
+ * normalisations (onnxnn.c), and graph outputs kept under their own names
+ * (docs/graph.md, "Output aliases").  Each model is built here with
  * tests/onnxbuild.h; the cases are the ones MIGraphX's invalid-model tests
  * probe, and the schema facts cited are ONNX's (docs/Changelog.md). */
 #include <criterion/criterion.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 
 #include "onnx.pb-c.h"
+#include "rotor/model/group.h"
 #include "rotor/model/onnx.h"
 #include "onnxbuild.h"
 #include "model/onnxops.h"
@@ -381,4 +383,82 @@ Test(onnxvalid, einsum_ellipses_of_different_ranks_are_refused) {
     mb_attr_s(&b, mb_node(&b, "Einsum", "e", "p q", "y"), "equation", "...ii,...jj->...ij");
     mb_output(&b, "y");
     REFUSED_WITH(&b, "'...' stands for 1 dimension(s) in term 1 but 2 in term 2");
+}
+
+/* ---- outputs under their own names ------------------------------------------------------ */
+
+static int alias_of(const rotor_graph *g, const char *name) {
+    for (int i = 0; i < g->naliases; i++)
+        if (!strcmp(g->aliases[i].name, name)) return g->aliases[i].value;
+    return -1;
+}
+
+/* A graph whose outputs are an Identity of the input, an inference Dropout
+ * of it, and an Identity of a Relu. */
+static void aliasing_model(mb *b) {
+    mb_init(b, 13);
+    mb_input(b, "x", DIMS(2, 3));
+    mb_node(b, "Identity", "id", "x", "y_id");
+    mb_node(b, "Dropout", "dr", "x", "y_drop");
+    mb_node(b, "Relu", "r", "x", "r");
+    mb_node(b, "Identity", "id2", "r", "y_r");
+    mb_output(b, "y_id");
+    mb_output(b, "y_drop");
+    mb_output(b, "y_r");
+}
+
+Test(onnxvalid, outputs_an_identity_or_dropout_forwards_keep_their_names_as_aliases) {
+    mb b;
+    aliasing_model(&b);
+    rotor_graph g;
+    rotor_error err = {{0}};
+    cr_assert_eq(mb_load(&b, NULL, &g, NULL, &err), ROTOR_OK, "%s", err.msg);
+    mb_free(&b);
+    int x = rotor_graph_find_value(&g, "x"), r = rotor_graph_find_value(&g, "r");
+    cr_assert_eq(g.naliases, 3);
+    cr_assert_eq(alias_of(&g, "y_id"), x);
+    cr_assert_eq(alias_of(&g, "y_drop"), x);
+    cr_assert_eq(alias_of(&g, "y_r"), r);
+    cr_assert(g.values[x].is_output && g.values[r].is_output);
+    cr_assert_eq(rotor_graph_validate(&g, &err), ROTOR_OK, "%s", err.msg);
+    char *json = rotor_graph_to_json(&g);
+    cr_assert(strstr(json, "\"aliases\":[{\"name\":\"y_id\",\"value\":\"x\"},{\"name\":\"y_drop\",\"value\":\"x\"},"
+                           "{\"name\":\"y_r\",\"value\":\"r\"}]"),
+              "%s", json);
+    free(json);
+    rotor_graph grouped;
+    cr_assert_eq(rotor_group(&g, &grouped, NULL, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(grouped.naliases, 3, "grouping keeps the aliases");
+    rotor_graph_free(&grouped);
+    rotor_graph_free(&g);
+}
+
+Test(onnxvalid, a_graph_without_aliased_outputs_writes_no_aliases_key) {
+    mb b;
+    one_node(&b, 13, "Relu", "y", DIMS(2, 3));
+    rotor_graph g;
+    rotor_error err = {{0}};
+    cr_assert_eq(mb_load(&b, NULL, &g, NULL, &err), ROTOR_OK, "%s", err.msg);
+    mb_free(&b);
+    char *json = rotor_graph_to_json(&g);
+    cr_assert_null(strstr(json, "aliases"));
+    free(json);
+    rotor_graph_free(&g);
+}
+
+Test(onnxvalid, an_output_alias_may_not_take_a_values_name_or_be_given_twice) {
+    rotor_graph g;
+    rotor_graph_init(&g, "t");
+    rotor_error err = {{0}};
+    int v;
+    cr_assert_eq(rotor_graph_add_value(&g, "x", ROTOR_DTYPE_F32, 1, (const int64_t[]){4}, ROTOR_ROLE_ACTIVATION, &v,
+                                       &err), ROTOR_OK);
+    cr_assert_eq(rotor_graph_add_output_alias(&g, "x", v, &err), ROTOR_ERR_INPUT);
+    cr_assert(strstr(err.msg, "output alias 'x' is the name of a value"), "%s", err.msg);
+    cr_assert_eq(rotor_graph_add_output_alias(&g, "y", v, &err), ROTOR_OK);
+    cr_assert(g.values[v].is_output, "an alias makes its value an output");
+    cr_assert_eq(rotor_graph_add_output_alias(&g, "y", v, &err), ROTOR_ERR_INPUT);
+    cr_assert(strstr(err.msg, "given twice"), "%s", err.msg);
+    cr_assert_eq(rotor_graph_add_output_alias(&g, "z", 7, &err), ROTOR_ERR_INPUT);
+    rotor_graph_free(&g);
 }
