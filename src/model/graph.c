@@ -71,6 +71,8 @@ void rotor_graph_free(rotor_graph *g) {
         free(g->ops[i].inputs);
         free(g->ops[i].outputs);
     }
+    for (int i = 0; i < g->naliases; i++) free(g->aliases[i].name);
+    free(g->aliases);
     free(g->values);
     free(g->ops);
     free(g->index);
@@ -579,6 +581,14 @@ char *rotor_graph_to_json(const rotor_graph *g) {
         cJSON_AddNumberToObject(o, "bytes", (double)v->bytes);
         if (v->is_output) cJSON_AddBoolToObject(o, "output", 1);
     }
+    if (g->naliases) {
+        cJSON *al = cJSON_AddArrayToObject(root, "aliases");
+        for (int i = 0; al && i < g->naliases; i++) {
+            cJSON *o = named_entry(al, g->aliases[i].name);
+            if (!o) break;
+            cJSON_AddStringToObject(o, "value", g->values[g->aliases[i].value].name);
+        }
+    }
     cJSON *ops = cJSON_AddArrayToObject(root, "ops");
     for (int i = 0; ops && i < g->nops; i++) {
         const rotor_op *op = &g->ops[i];
@@ -617,6 +627,40 @@ rotor_status rotor_graph_set_output(rotor_graph *g, int v, rotor_error *err) {
     if (v < 0 || v >= g->nvalues) return rotor_fail(err, ROTOR_ERR_INPUT, "output %d names no value", v);
     g->values[v].is_output = true;
     return ROTOR_OK;
+}
+
+rotor_status rotor_graph_add_output_alias(rotor_graph *g, const char *name, int v, rotor_error *err) {
+    if (v < 0 || v >= g->nvalues) return rotor_fail(err, ROTOR_ERR_INPUT, "output alias '%s' names no value", name);
+    if (rotor_graph_find_value(g, name) >= 0)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "output alias '%s' is the name of a value", name);
+    for (int i = 0; i < g->naliases; i++)
+        if (!strcmp(g->aliases[i].name, name))
+            return rotor_fail(err, ROTOR_ERR_INPUT, "output alias '%s' is given twice", name);
+    if (g->naliases == g->aliases_cap) {
+        int cap = g->aliases_cap ? 2 * g->aliases_cap : 4;
+        rotor_output_alias *a = realloc(g->aliases, sizeof *a * (size_t)cap);
+        if (!a) return rotor_nomem(err);
+        g->aliases = a;
+        g->aliases_cap = cap;
+    }
+    char *copy = strdup(name);
+    if (!copy) return rotor_nomem(err);
+    g->aliases[g->naliases++] = (rotor_output_alias){copy, v};
+    g->values[v].is_output = true;
+    return ROTOR_OK;
+}
+
+/* Why g's output aliases are inconsistent, into why (left empty if not). */
+static void aliases_why(const rotor_graph *g, char *why, size_t cap) {
+    for (int i = 0; i < g->naliases && !why[0]; i++) {
+        const rotor_output_alias *a = &g->aliases[i];
+        if (!a->name || a->value < 0 || a->value >= g->nvalues || !g->values[a->value].is_output)
+            snprintf(why, cap, "output alias %d names no output value", i);
+        else if (rotor_graph_find_value(g, a->name) >= 0)
+            snprintf(why, cap, "output alias '%s' is the name of a value", a->name);
+        for (int j = 0; j < i && !why[0]; j++)
+            if (!strcmp(g->aliases[j].name, a->name)) snprintf(why, cap, "output alias '%s' is given twice", a->name);
+    }
 }
 
 #define VFAIL(...) return rotor_fail(err, ROTOR_ERR_INPUT, __VA_ARGS__)
@@ -701,6 +745,7 @@ rotor_status rotor_graph_validate(const rotor_graph *g, rotor_error *err) {
             snprintf(why, sizeof why, "value '%s': recorded %d consumers, counted %d", g->values[v].name,
                      g->values[v].consumers, consumers[v]);
     }
+    if (!why[0]) aliases_why(g, why, sizeof why);
     if (why[0]) st = rotor_fail(err, ROTOR_ERR_INPUT, "graph '%s': %s", g->name, why);
     free(consumers);
     free(producer);

@@ -1624,11 +1624,15 @@ rotor_status ox_lower(ox_model *m, rotor_graph *g, rotor_error *err) {
         if ((st = lower_node(&c, nd))) return st;
         n->done = true;
     }
+    /* An output an Identity or a Dropout forwards is the value it forwards,
+     * and keeps its own name as an output alias (docs/graph.md). */
     for (int v = 0; v < m->nvals; v++) {
         if (!m->vals[v].is_output) continue;
         int gv;
         if ((st = lw_gval(&c, NULL, v, &gv))) return st;
-        if ((st = rotor_graph_set_output(g, gv, err))) return st;
+        if (ox_resolve(m, v) == v) st = rotor_graph_set_output(g, gv, err);
+        else st = rotor_graph_add_output_alias(g, m->vals[v].name, gv, err);
+        if (st) return st;
     }
     return ROTOR_OK;
 }

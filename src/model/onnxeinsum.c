@@ -5,8 +5,10 @@
  *
  * Rules (ONNX Einsum, after numpy.einsum):
  *  - terms are separated by ',', one per input; "->" introduces the output;
- *  - a label is a letter; "..." stands for the broadcast dimensions, aligned
- *    to the right across inputs (extent 1 broadcasts against n);
+ *  - a label is a letter; "..." stands for the broadcast dimensions, as
+ *    many in every term (ONNX: "every occurrence of ellipsis in the
+ *    equation must represent the same number of dimensions", where numpy
+ *    would align them to the right), an extent 1 broadcasting against n;
  *  - a letter's extent is the same wherever it appears;
  *  - without "->", the output is the ellipsis dimensions, then the letters
  *    that appear exactly once, in ASCII order (upper case first). */
@@ -80,14 +82,19 @@ rotor_status ox_einsum_parse(ox_model *m, ox_node *n, ox_einsum *es, rotor_error
     for (int k = 0; k < n->nin; k++) nin += n->in[k] >= 0;
     if (es->nin != nin || nin != n->nin) NFAIL("equation '%s' has %d terms for %d inputs", eq, es->nin, n->nin);
     /* the ellipsis rank, then every term's labels with its dims resolved */
-    int ell = 0;
+    int ell = 0, ell_term = -1;
     for (int t = 0; t < es->nin; t++) {
         const ox_val *x = ox_in(m, n, t);
         int e = x->rank - nlab[t];
         if (e < 0 || (e > 0 && ell_at[t] < 0))
             NFAIL("equation '%s': term %d names %d dimensions, input '%s' has %d", eq, t + 1, nlab[t], x->name,
                   x->rank);
-        if (e > ell) ell = e;
+        if (ell_at[t] < 0) continue;
+        if (ell_term >= 0 && e != ell)
+            NFAIL("equation '%s': '...' stands for %d dimension(s) in term %d but %d in term %d; ONNX's Einsum "
+                  "needs the same number in every term", eq, ell, ell_term + 1, e, t + 1);
+        ell = e;
+        ell_term = t;
     }
     for (int l = 0; l < OX_EINSUM_LABELS; l++) es->extent[l] = -1;
     for (int t = 0; t < es->nin; t++) {

@@ -33,10 +33,11 @@ rotor_status ox_infer_unary(ox_model *m, ox_node *n, rotor_error *err) {
     if (o)
         for (int64_t k = 0; k < o->elems; k++) ox_put(o, k, fold(ox_get(x, k)));
     /* Dropout's mask, LayerNormalization's statistics and the like: other
-     * outputs of a same-shape operator get the input's shape. */
+     * outputs of a same-shape operator get the input's shape.  Dropout's
+     * mask is bool from opset 10, the data's type before (ONNX Dropout-7). */
+    int other = !strcmp(op, "Dropout") && m->opset >= 10 ? T_BOOL : type;
     for (int i = 1; i < n->nout; i++)
-        if ((st = ox_set_out(m, n, i, strcmp(op, "Dropout") == 0 ? T_BOOL : type, x->rank, x->shape, err)))
-            return st;
+        if ((st = ox_set_out(m, n, i, other, x->rank, x->shape, err))) return st;
     return ROTOR_OK;
 }
 

@@ -211,6 +211,9 @@ rotor_status ox_infer_flatten(ox_model *m, ox_node *n, rotor_error *err);
 rotor_status ox_infer_gather(ox_model *m, ox_node *n, rotor_error *err);
 rotor_status ox_infer_gemm(ox_model *m, ox_node *n, rotor_error *err);
 rotor_status ox_infer_layernorm(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_instancenorm(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_groupnorm(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_lpnorm(ox_model *m, ox_node *n, rotor_error *err);
 rotor_status ox_infer_loss(ox_model *m, ox_node *n, rotor_error *err);
 rotor_status ox_infer_gridsample(ox_model *m, ox_node *n, rotor_error *err);
 /* Einsum (onnxeinsum.c): labels 0-25 'a'-'z', 26-51 'A'-'Z', then the

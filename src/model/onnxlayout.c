@@ -190,6 +190,10 @@ rotor_status ox_infer_split(ox_model *m, ox_node *n, rotor_error *err) {
     int64_t sizes[64];
     int cnt = 0;
     if (n->nout > 64) NFAIL("%d outputs; at most 64 are supported", n->nout);
+    /* opset 18: num_outputs, or the split input, not both */
+    const Onnx__AttributeProto *no = ox_attr(n, "num_outputs");
+    if (no && ox_in(m, n, 1)) NFAIL("both the split input and num_outputs are given; ONNX takes one of them");
+    if (no && no->i != n->nout) NFAIL("num_outputs is %lld but the node has %d outputs", (long long)no->i, n->nout);
     if (ox_in(m, n, 1)) {
         if ((st = ox_const_ints(m, n, 1, "split", sizes, 64, &cnt, err))) return st;
     } else {

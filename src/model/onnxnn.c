@@ -231,35 +231,105 @@ rotor_status ox_infer_pool(ox_model *m, ox_node *n, rotor_error *err) {
     return ox_set_out(m, n, 1, T_INT64, x->rank, shape, err); /* MaxPool's indices */
 }
 
+/* Input i of a normalisation: one value per channel, a 1-D [C] (or
+ * [alt] when alt > 0), as ONNX's BatchNormalization, InstanceNormalization
+ * and GroupNormalization define their scale, bias and statistics. */
+static rotor_status per_channel(ox_model *m, ox_node *n, int i, const char *what, int64_t c, int64_t alt,
+                                rotor_error *err) {
+    const ox_val *p = ox_in(m, n, i);
+    if (p->rank == 1 && (p->shape[0] == c || (alt > 0 && p->shape[0] == alt))) return ROTOR_OK;
+    char also[48] = "";
+    if (alt > 0) snprintf(also, sizeof also, " or [%lld] (one per group)", (long long)alt);
+    if (p->rank != 1)
+        NFAIL("%s '%s' has rank %d; it must be [%lld] (one per channel)%s", what, p->name, p->rank, (long long)c, also);
+    NFAIL("%s '%s' has %lld elements; it must be [%lld] (one per channel)%s", what, p->name, (long long)p->shape[0],
+          (long long)c, also);
+}
+
+/* BatchNormalization: scale, B, mean and var are [C] (ONNX, from opset 9;
+ * before it, spatial=0 gave them [C, D1, ...], which rotor refuses). */
 rotor_status ox_infer_batchnorm(ox_model *m, ox_node *n, rotor_error *err) {
+    static const char *const what[] = {"", "scale", "B", "input_mean", "input_var"};
     rotor_status st;
     if ((st = ox_need(m, n, 5, err))) return st;
     ox_val *x = ox_in(m, n, 0);
     if (x->rank < 2) NFAIL("input '%s' has rank %d; BatchNormalization needs [N, C, ...]", x->name, x->rank);
-    for (int i = 1; i < 5; i++) {
-        ox_val *p = ox_in(m, n, i);
-        if (p->elems != x->shape[1])
-            NFAIL("'%s' has %lld elements; the input has %lld channels", p->name, (long long)p->elems,
-                  (long long)x->shape[1]);
-    }
+    if (m->opset < 9 && ox_attr_int(n, "spatial", 1) == 0)
+        NFAIL("spatial=0 (statistics per activation) is not supported");
+    for (int i = 1; i < 5; i++)
+        if ((st = per_channel(m, n, i, what[i], x->shape[1], 0, err))) return st;
     if ((st = ox_same_as(m, n, 0, x, err))) return st;
     for (int i = 1; i < n->nout; i++) /* training-mode statistics */
         if ((st = ox_set_out(m, n, i, x->onnx_type, 1, &x->shape[1], err))) return st;
     return ROTOR_OK;
 }
 
+/* InstanceNormalization and GroupNormalization (grouped): input [N, C,
+ * ...]; num_groups divides C; scale and bias are [C].  GroupNormalization's
+ * opset 18 made them [num_groups], which ONNX then found wrong (PyTorch's
+ * group norm scales per channel) and replaced by per channel at 21; at
+ * opsets 18 to 20 rotor takes either size, the only two a model can mean
+ * (MIGraphX's files use [C] there). */
+static rotor_status norm_by_channel(ox_model *m, ox_node *n, bool grouped, rotor_error *err) {
+    rotor_status st;
+    if ((st = ox_need(m, n, 3, err))) return st;
+    ox_val *x = ox_in(m, n, 0);
+    if (x->rank < 2) NFAIL("input '%s' has rank %d; %s needs [N, C, ...]", x->name, x->rank, n->p->op_type);
+    int64_t c = x->shape[1], g = grouped ? ox_attr_int(n, "num_groups", 0) : 0;
+    if (grouped && (g < 1 || c % g))
+        NFAIL("num_groups %lld does not divide the %lld channels of '%s'", (long long)g, (long long)c, x->name);
+    int64_t alt = grouped && m->opset < 21 ? g : 0;
+    if ((st = per_channel(m, n, 1, "scale", c, alt, err)) ||
+        (st = per_channel(m, n, 2, grouped ? "bias" : "B", c, alt, err)))
+        return st;
+    return ox_same_as(m, n, 0, x, err);
+}
+
+rotor_status ox_infer_instancenorm(ox_model *m, ox_node *n, rotor_error *err) {
+    return norm_by_channel(m, n, false, err);
+}
+
+rotor_status ox_infer_groupnorm(ox_model *m, ox_node *n, rotor_error *err) {
+    return norm_by_channel(m, n, true, err);
+}
+
+/* LayerNormalization: Scale and B broadcast to X unidirectionally (ONNX);
+ * Mean and InvStdDev keep X's leading dimensions before axis. */
 rotor_status ox_infer_layernorm(ox_model *m, ox_node *n, rotor_error *err) {
     rotor_status st;
     if ((st = ox_need(m, n, 2, err))) return st;
     ox_val *x = ox_in(m, n, 0);
     int axis;
     if (!ox_norm_axis(ox_attr_int(n, "axis", -1), x->rank, &axis)) NFAIL("axis is out of range for rank %d", x->rank);
+    for (int i = 1; i < 3; i++) {
+        const ox_val *p = ox_in(m, n, i);
+        if (!p) continue;
+        bool fits = p->rank <= x->rank;
+        for (int d = 0; fits && d < p->rank; d++) {
+            int64_t e = p->shape[d], xe = x->shape[x->rank - p->rank + d];
+            fits = e == xe || e == 1;
+        }
+        if (!fits) NFAIL("%s '%s' does not broadcast to the input '%s'", i == 1 ? "Scale" : "B", p->name, x->name);
+    }
     if ((st = ox_same_as(m, n, 0, x, err))) return st;
     int64_t shape[OX_MAX_RANK];
     for (int d = 0; d < x->rank; d++) shape[d] = d < axis ? x->shape[d] : 1;
     for (int i = 1; i < n->nout; i++)
         if ((st = ox_set_out(m, n, i, T_FLOAT, x->rank, shape, err))) return st;
     return ROTOR_OK;
+}
+
+/* LpNormalization: axis within the rank, p 1 or 2 (the only orders ONNX
+ * defines). */
+rotor_status ox_infer_lpnorm(ox_model *m, ox_node *n, rotor_error *err) {
+    rotor_status st;
+    if ((st = ox_need(m, n, 1, err))) return st;
+    ox_val *x = ox_in(m, n, 0);
+    int axis;
+    int64_t a = ox_attr_int(n, "axis", -1), p = ox_attr_int(n, "p", 2);
+    if (!ox_norm_axis(a, x->rank, &axis)) NFAIL("axis %lld is out of range for rank %d", (long long)a, x->rank);
+    if (p != 1 && p != 2) NFAIL("p %lld is not 1 or 2, the orders ONNX's LpNormalization defines", (long long)p);
+    return ox_same_as(m, n, 0, x, err);
 }
 
 /* NegativeLogLikelihoodLoss (input [N, C, d...], target [N, d...]) and
@@ -277,16 +347,9 @@ rotor_status ox_infer_loss(ox_model *m, ox_node *n, rotor_error *err) {
         if (t->shape[d] != x->shape[d ? d + 1 : 0])
             NFAIL("target dimension %d is %lld, the input's is %lld", d, (long long)t->shape[d],
                   (long long)x->shape[d ? d + 1 : 0]);
+    /* none, sum or mean: the schema check (onnxschema.c) refused any other */
     const Onnx__AttributeProto *a = ox_attr(n, "reduction");
-    bool none = false;
-    if (a && a->has_s) {
-        size_t len = a->s.len;
-        const char *s = (const char *)a->s.data;
-        none = len == 4 && !memcmp(s, "none", 4);
-        bool reduced = (len == 3 && !memcmp(s, "sum", 3)) || (len == 4 && !memcmp(s, "mean", 4));
-        if (!none && !reduced)
-            NFAIL("reduction '%.*s' is not none, sum or mean", (int)(len > 32 ? 32 : len), s);
-    }
+    bool none = a && a->has_s && a->s.len == 4 && !memcmp(a->s.data, "none", 4);
     if ((st = ox_set_out(m, n, 0, x->onnx_type, none ? t->rank : 0, t->shape, err))) return st;
     if (n->nout > 1 && (st = ox_set_out(m, n, 1, x->onnx_type, x->rank, x->shape, err))) return st;
     return ROTOR_OK;

@@ -56,6 +56,16 @@ typedef struct ox_opdef {
  * OX_ALSO_DEFAULT answers when no ONNX row does. */
 const ox_opdef *ox_op_find(const char *domain, const char *name, int64_t opset);
 
+/* Node n checked against its operator's ONNX schema at the model's opset
+ * (onnxschema.c; docs/onnx.md, "Validation"): its attributes, input and
+ * output counts and input element types before its shape rule runs, its
+ * output element types after.  Nodes bound to a com.microsoft row pass. */
+rotor_status ox_schema_check(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_schema_check_outputs(ox_model *m, ox_node *n, rotor_error *err);
+/* The opset at which the version of op in force at opset starts, or -1:
+ * no ONNX schema (none yet at that opset, or no such ONNX operator). */
+int ox_schema_since(const char *op, int64_t opset);
+
 /* Every row, in table order (for the registry's tests). */
 const ox_opdef *ox_op_rows(int *count);
 

@@ -49,7 +49,9 @@ rotor_status ox_infer_all(ox_model *m, rotor_error *err) {
             if (x && x->kind == OX_UNDEF)
                 return ox_node_fail(m, n, err, ROTOR_ERR_INPUT, "input '%s' has no known shape", x->name);
         }
-        rotor_status st = n->def->infer(m, n, err);
+        rotor_status st = ox_schema_check(m, n, err);
+        if (!st) st = n->def->infer(m, n, err);
+        if (!st) st = ox_schema_check_outputs(m, n, err);
         if (st) return st;
         bool allc = true;
         for (int k = 0; k < n->nin; k++) {

@@ -61,8 +61,8 @@ const char *ox_type_name(int t) {
                                         "int32", "int64", "string", "bool", "float16", "double",
                                         "uint32", "uint64", "complex64", "complex128", "bfloat16",
                                         "float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz",
-                                        "uint4", "int4"};
-    return t >= 0 && t <= T_INT4 ? names[t] : "unknown";
+                                        "uint4", "int4", "float4e2m1", "float8e8m0", "uint2", "int2"};
+    return t >= 0 && t < (int)(sizeof names / sizeof names[0]) ? names[t] : "unknown";
 }
 
 double ox_get(const ox_val *v, int64_t k) { return v->fv ? v->fv[k] : (double)v->iv[k]; }

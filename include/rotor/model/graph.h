@@ -182,10 +182,21 @@ typedef struct rotor_op {
     rotor_attr *attrs;
 } rotor_op;
 
+/* A model output known by a name that is not its value's: an ONNX graph
+ * output that an Identity or an inference-mode Dropout forwards (the
+ * importer folds them, so the output is the value they forward, which may
+ * be a graph input or a weight; docs/graph.md, "Output aliases"). */
+typedef struct rotor_output_alias {
+    char *name;
+    int value;                             /* the value it stands for, an output */
+} rotor_output_alias;
+
 typedef struct rotor_graph {
     char name[64];
     int nvalues, values_cap;
     rotor_value *values;
+    int naliases, aliases_cap;             /* owned by graph.c */
+    rotor_output_alias *aliases;
     int nops, ops_cap;
     rotor_op *ops;
     /* Open-addressing index of value names (value index + 1; 0 is empty),
@@ -285,6 +296,9 @@ const rotor_attr *rotor_op_attr(const rotor_op *op, const char *name);
 
 /* Marks value v as a model output (kept by passes, written by the model). */
 rotor_status rotor_graph_set_output(rotor_graph *g, int v, rotor_error *err);
+/* Marks value v as a model output, known also as name (an output alias):
+ * name must be no value's and no other alias's. */
+rotor_status rotor_graph_add_output_alias(rotor_graph *g, const char *name, int v, rotor_error *err);
 
 /* Re-checks every invariant add_value and add_op establish (indices, one
  * producer per value, topological order, consumer counts, roles, expression
