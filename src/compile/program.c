@@ -144,6 +144,11 @@ rotor_status rotor_program_write(const rotor_graph *g, const rotor_chip *chip,
         const rotor_candidate *c = &f->v[s->active];
         cJSON_AddStringToObject(x, "expr", e->text);
         cJSON_AddItemToObject(x, "dims", rotor_json_per_axis(e, e->extent));
+        rotor_op_elem oe = rotor_op_elem_of(g, s->op);
+        if (oe.bytes) { /* an operator over quantized integers (docs/program-format.md) */
+            cJSON_AddItemToObject(x, "element_bytes", rotor_json_int(oe.bytes));
+            cJSON_AddBoolToObject(x, "int8_rate", oe.int8);
+        }
         cJSON *act = cJSON_AddObjectToObject(x, "active");
         cJSON_AddItemToObject(act, "plan", rotor_json_plan(e, &c->plan));
         cJSON_AddItemToObject(act, "time", rotor_json_time(&c->cost));
@@ -236,6 +241,22 @@ static rotor_status get_str(reader *rd, const cJSON *obj, const char *field, con
 
 static bool close_rel(double a, double b) { return fabs(a - b) <= 1e-9 * fmax(fabs(a), fabs(b)) + 1e-18; }
 
+/* An operator's optional "element_bytes" (1, 2, 4 or 8) and "int8_rate"
+ * (true or false, only beside it): absent, the chip's. */
+static rotor_status read_elem(reader *rd, const cJSON *x, rotor_op_elem *d) {
+    const cJSON *i8 = cJSON_GetObjectItemCaseSensitive(x, "int8_rate");
+    *d = (rotor_op_elem){0, false};
+    if (!cJSON_GetObjectItemCaseSensitive(x, "element_bytes"))
+        return i8 ? bad(rd, "int8_rate", "given without element_bytes") : ROTOR_OK;
+    rotor_status st = get_int(rd, x, "element_bytes", 1, &d->bytes);
+    if (st) return st;
+    if (d->bytes != 1 && d->bytes != 2 && d->bytes != 4 && d->bytes != 8)
+        return bad(rd, "element_bytes", "expected 1, 2, 4 or 8");
+    if (i8 && !cJSON_IsBool(i8)) return bad(rd, "int8_rate", "expected true or false");
+    d->int8 = cJSON_IsTrue(i8);
+    return ROTOR_OK;
+}
+
 static rotor_status read_op(reader *rd, const cJSON *x, const rotor_chip *chip, rotor_program_op *op) {
     rotor_status st;
     const char *name, *type;
@@ -283,6 +304,8 @@ static rotor_status read_op(reader *rd, const cJSON *x, const rotor_chip *chip, 
     rotor_error e2;
     if (rotor_expr_make(text, dtext, &op->expr, &e2)) return bad(rd, "expr", e2.msg);
     const rotor_expr *e = &op->expr;
+    if ((st = read_elem(rd, x, &op->elem))) return st;
+    rotor_chip oc = rotor_chip_for_op(chip, op->elem); /* the chip its plans are costed on */
 
     const cJSON *act = cJSON_GetObjectItemCaseSensitive(x, "active");
     if (!cJSON_IsObject(act)) return bad(rd, "active", act ? "expected an object" : "missing");
@@ -291,7 +314,7 @@ static rotor_status read_op(reader *rd, const cJSON *x, const rotor_chip *chip, 
     if ((st = rotor_json_read_plan(cJSON_GetObjectItemCaseSensitive(act, "plan"), e, rd->label, where,
                                    &op->active, rd->err)))
         return st;
-    if (rotor_cost_plan(rotor_cost_model_default(), e, chip, &op->active, &op->active_info,
+    if (rotor_cost_plan(rotor_cost_model_default(), e, &oc, &op->active, &op->active_info,
                         &op->active_cost, &e2))
         return bad(rd, "active.plan", e2.msg);
     if (!close_rel(op->exec_s, op->active_cost.total)) {
@@ -333,7 +356,7 @@ static rotor_status read_op(reader *rd, const cJSON *x, const rotor_chip *chip, 
                                    &op->idle_base, rd->err)))
         return st;
     rotor_plan_info info;
-    if (rotor_plan_derive(e, chip, &op->idle_base, &info, &e2)) return bad(rd, "idle.plan", e2.msg);
+    if (rotor_plan_derive(e, &oc, &op->idle_base, &info, &e2)) return bad(rd, "idle.plan", e2.msg);
     if ((st = get_int(rd, idle, "split", 1, &op->idle_split))) return st;
     int64_t ib;
     if ((st = get_int(rd, idle, "bytes", 0, &ib))) return st;

@@ -377,7 +377,8 @@ static rotor_status run_expression(run_ctx *c, int o, rotor_error *err) {
                         "%lld bytes per core, all of the %lld of SRAM", (long long)others, (long long)rotor_chip_sram(chip));
         if (!st) st = rotor_place_make(e, &po->active, &po->active_info, &pl, err);
         if (!st) {
-            st = rotor_emu_run(pl, chip, &eo, (const float *const *)in, y, &er, err);
+            rotor_chip oc = rotor_chip_for_op(chip, po->elem); /* its element size and rate (opelem.h) */
+            st = rotor_emu_run(pl, &oc, &eo, (const float *const *)in, y, &er, err);
             if (st) {
                 run_op_prefix(g, o, err);
             } else {
