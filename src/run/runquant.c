@@ -136,6 +136,9 @@ static rotor_status shift_inputs(const rotor_graph *g, int o, double *const *val
         if (!(q->src[t] = malloc(sizeof(double) * (size_t)(x->elements ? x->elements : 1)))) return rotor_nomem(err);
         double most = 0;
         for (int64_t i = 0; i < x->elements; i++) {
+            if (vals[v][i] != floor(vals[v][i]))
+                return qfail(g, o, err, "element %lld of '%s' (%s) is %.17g, not an integer", (long long)i, x->name,
+                             rotor_dtype_name(x->dtype), vals[v][i]);
             double s = vals[v][i] - param_at(&zp, x, qa[2], i, 0);
             q->src[t][i] = s;
             if (fabs(s) > most) most = fabs(s);
