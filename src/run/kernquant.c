@@ -21,7 +21,6 @@
  *    has scale 0 there, and the body divides by it; rotor gives scale 0,
  *    zero point 0 and zeros. */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -40,14 +39,7 @@ typedef struct qk {
     rotor_error *err;
 } qk;
 
-static rotor_status qfail(const qk *k, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static rotor_status qfail(const qk *k, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    rotor_status st = run_op_vfail(k->g, k->o, k->err, ROTOR_ERR_INPUT, fmt, ap);
-    va_end(ap);
-    return st;
-}
+#define QFAIL(k, ...) run_op_fail((k)->g, (k)->o, (k)->err, __VA_ARGS__)
 
 static int64_t attr_int(const rotor_op *op, const char *name, int64_t dflt) {
     const rotor_attr *a = rotor_op_attr(op, name);
@@ -83,9 +75,11 @@ static int64_t at(const playout *l, const rotor_value *x, int64_t k) {
     return run_param_index(x->shape, x->rank, l->shape, l->rank, l->start, l->block, k);
 }
 
-/* The op's input x (ONNX position 0) and its scale and zero point. */
+/* The op's input x (ONNX position 0), its scale and zero point and how
+ * they run over it, and its output y. */
 typedef struct qin {
-    const rotor_value *x;
+    const rotor_value *x, *y;
+    playout l;
     const double *xd, *s, *z;
     int64_t ns, nz;
     double sbuf[PARAM_ATTR_MAX], zbuf[PARAM_ATTR_MAX];
@@ -97,11 +91,13 @@ static rotor_status read_inputs(const qk *k, qin *in) {
     in->xd = run_op_param(k->g, k->o, k->vals, 0, NULL, 0, &nx, &vx);
     in->s = run_op_param(k->g, k->o, k->vals, 1, in->sbuf, PARAM_ATTR_MAX, &in->ns, &vs);
     in->z = run_op_param(k->g, k->o, k->vals, 2, in->zbuf, PARAM_ATTR_MAX, &in->nz, &vz);
-    if (!in->xd || vx < 0) return qfail(k, "has no data input");
-    if (!in->s || in->ns < 1) return qfail(k, "its scale has no elements");
+    if (!in->xd || vx < 0) return QFAIL(k, "has no data input");
+    if (!in->s || in->ns < 1) return QFAIL(k, "its scale has no elements");
     in->x = &k->g->values[vx];
+    in->y = &k->g->values[k->op->outputs[0]];
+    in->l = layout_of(k->op, in->x, in->ns);
     if (in->z && in->nz != in->ns)
-        return qfail(k, "its zero point has %lld elements, its scale %lld", (long long)in->nz, (long long)in->ns);
+        return QFAIL(k, "its zero point has %lld elements, its scale %lld", (long long)in->nz, (long long)in->ns);
     return ROTOR_OK;
 }
 
@@ -109,19 +105,19 @@ static rotor_status k_quantize(const qk *k) {
     qin in;
     rotor_status st = read_inputs(k, &in);
     if (st) return st;
-    const rotor_value *y = &k->g->values[k->op->outputs[0]];
+    const rotor_value *y = in.y;
     double lo, hi;
     if (!rotor_onnx_quant_range(y->dtype, &lo, &hi))
-        return qfail(k, "output '%s' is %s; rotor run quantizes to int8, uint8, int16, uint16 and int32", y->name,
+        return QFAIL(k, "output '%s' is %s; rotor run quantizes to int8, uint8, int16, uint16 and int32", y->name,
                      rotor_dtype_name(y->dtype));
-    playout l = layout_of(k->op, in.x, in.ns);
+    const playout l = in.l;
     bool f32 = in.x->dtype == ROTOR_DTYPE_F32;
     double *out = k->vals[k->op->outputs[0]];
     for (int64_t e = 0; e < in.x->elements; e++) {
         int64_t p = at(&l, in.x, e);
         double q = f32 ? (double)((float)in.xd[e] / (float)in.s[p]) : in.xd[e] / in.s[p];
         if (isnan(q))
-            return qfail(k, "element %lld of '%s' is NaN (or its scale 0): ONNX does not say which integer it "
+            return QFAIL(k, "element %lld of '%s' is NaN (or its scale 0): ONNX does not say which integer it "
                          "quantizes to", (long long)e, in.x->name);
         out[e] = rotor_onnx_quantize(q, in.z ? in.z[p] : 0, y->dtype);
     }
@@ -132,9 +128,8 @@ static rotor_status k_dequantize(const qk *k) {
     qin in;
     rotor_status st = read_inputs(k, &in);
     if (st) return st;
-    const rotor_value *y = &k->g->values[k->op->outputs[0]];
-    playout l = layout_of(k->op, in.x, in.ns);
-    bool f32 = y->dtype == ROTOR_DTYPE_F32;
+    const playout l = in.l;
+    bool f32 = in.y->dtype == ROTOR_DTYPE_F32;
     double *out = k->vals[k->op->outputs[0]];
     for (int64_t e = 0; e < in.x->elements; e++) {
         int64_t p = at(&l, in.x, e);
@@ -150,10 +145,10 @@ static rotor_status k_dynamic_quantize(const qk *k) {
     int64_t n;
     int vx;
     const double *x = run_op_param(k->g, k->o, k->vals, 0, NULL, 0, &n, &vx);
-    if (!x) return qfail(k, "has no data input");
+    if (!x) return QFAIL(k, "has no data input");
     float lo = 0, hi = 0;
     for (int64_t e = 0; e < n; e++) {
-        if (isnan(x[e])) return qfail(k, "element %lld of its input is NaN", (long long)e);
+        if (isnan(x[e])) return QFAIL(k, "element %lld of its input is NaN", (long long)e);
         lo = fminf(lo, (float)x[e]);
         hi = fmaxf(hi, (float)x[e]);
     }
@@ -177,6 +172,6 @@ rotor_status run_kernel_quant(const rotor_graph *g, int o, rotor_kernel kind, do
     case ROTOR_KERNEL_QUANTIZE: return k_quantize(&k);
     case ROTOR_KERNEL_DEQUANTIZE: return k_dequantize(&k);
     case ROTOR_KERNEL_DYNAMIC_QUANTIZE: return k_dynamic_quantize(&k);
-    default: return qfail(&k, "is not a quantization operator");
+    default: return QFAIL(&k, "is not a quantization operator");
     }
 }

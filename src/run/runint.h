@@ -13,6 +13,10 @@
 rotor_status run_op_vfail(const rotor_graph *g, int o, rotor_error *err, rotor_status code, const char *fmt,
                           va_list ap) __attribute__((format(printf, 5, 0)));
 
+/* run_op_vfail's ROTOR_ERR_INPUT, with its arguments. */
+rotor_status run_op_fail(const rotor_graph *g, int o, rotor_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
 /* Puts "op 'NAME' (TYPE): " before the message already in err. */
 void run_op_prefix(const rotor_graph *g, int o, rotor_error *err);
 

@@ -16,6 +16,14 @@ rotor_status run_op_vfail(const rotor_graph *g, int o, rotor_error *err, rotor_s
     return rotor_fail(err, code, "op '%s' (%s): %s", g->ops[o].name, g->ops[o].type, msg);
 }
 
+rotor_status run_op_fail(const rotor_graph *g, int o, rotor_error *err, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    rotor_status st = run_op_vfail(g, o, err, ROTOR_ERR_INPUT, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
 void run_op_prefix(const rotor_graph *g, int o, rotor_error *err) {
     char prefix[160];
     snprintf(prefix, sizeof prefix, "op '%s' (%s)", g->ops[o].name, g->ops[o].type);

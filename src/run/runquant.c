@@ -41,7 +41,6 @@
  * which ONNX leaves undefined, or a NaN, is refused.  A boolean output is
  * x != 0. */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,16 +52,6 @@
 #define EXACT_F32 16777216.0 /* 2^24: float32 holds every integer up to it */
 #define EXACT_F64 9007199254740992.0 /* 2^53 */
 #define PARAM_ATTR_MAX 64
-
-static rotor_status qfail(const rotor_graph *g, int o, rotor_error *err, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static rotor_status qfail(const rotor_graph *g, int o, rotor_error *err, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    rotor_status st = run_op_vfail(g, o, err, ROTOR_ERR_INPUT, fmt, ap);
-    va_end(ap);
-    return st;
-}
 
 static bool is_int(rotor_dtype t) { return t >= ROTOR_DTYPE_I8 && t <= ROTOR_DTYPE_U64; }
 
@@ -129,7 +118,7 @@ static rotor_status shift_inputs(const rotor_graph *g, int o, double *const *val
     for (int t = 1; t <= 2; t++) {
         const int64_t *qa = attr4(op, t == 1 ? "rotor.quant.a" : "rotor.quant.b");
         int v = op->tensor_value[t];
-        if (!qa || v < 0) return qfail(g, o, err, "the lowering left no quantization of tensor %d", t);
+        if (!qa || v < 0) return run_op_fail(g, o, err, "the lowering left no quantization of tensor %d", t);
         const rotor_value *x = &g->values[v];
         qparam zp;
         param_read(g, o, vals, qa[1], &zp);
@@ -137,7 +126,7 @@ static rotor_status shift_inputs(const rotor_graph *g, int o, double *const *val
         double most = 0;
         for (int64_t i = 0; i < x->elements; i++) {
             if (vals[v][i] != floor(vals[v][i]))
-                return qfail(g, o, err, "element %lld of '%s' (%s) is %.17g, not an integer", (long long)i, x->name,
+                return run_op_fail(g, o, err, "element %lld of '%s' (%s) is %.17g, not an integer", (long long)i, x->name,
                              rotor_dtype_name(x->dtype), vals[v][i]);
             double s = vals[v][i] - param_at(&zp, x, qa[2], i, 0);
             q->src[t][i] = s;
@@ -170,7 +159,7 @@ static rotor_status requantize(const rotor_graph *g, int o, double *const *vals,
         m = m / (float)param_at(&sy, yv, 0, k, 1);
         double r = acc * (double)m;
         if (isnan(r))
-            return qfail(g, o, err, "output element %lld requantizes to NaN (a scale is 0, infinite or NaN)",
+            return run_op_fail(g, o, err, "output element %lld requantizes to NaN (a scale is 0, infinite or NaN)",
                          (long long)k);
         y[k] = rotor_onnx_quantize(r, param_at(&zy, yv, 0, k, 0), yv->dtype);
     }
@@ -187,7 +176,7 @@ static rotor_status copy_inputs(const rotor_graph *g, int o, double *const *vals
         if (v < 0 || !vals[v] || !is_int(g->values[v].dtype)) continue;
         for (int64_t k = 0; k < g->values[v].elements; k++)
             if (fabs(vals[v][k]) > EXACT_F32)
-                return qfail(g, o, err, "element %lld of '%s' is %.17g; the emulated cores copy integers in "
+                return run_op_fail(g, o, err, "element %lld of '%s' is %.17g; the emulated cores copy integers in "
                              "float32, exact only up to 2^24", (long long)k, g->values[v].name, vals[v][k]);
     }
     return ROTOR_OK;
@@ -214,7 +203,7 @@ static rotor_status cast_output(const rotor_graph *g, int o, double *y, rotor_er
     for (int64_t k = 0; k < yv->elements; k++) {
         double t = trunc(y[k]);
         if (!(t >= lo && t <= hi))
-            return qfail(g, o, err, "element %lld is %.17g, outside %s (ONNX does not define the cast)", (long long)k,
+            return run_op_fail(g, o, err, "element %lld is %.17g, outside %s (ONNX does not define the cast)", (long long)k,
                          y[k], rotor_dtype_name(yv->dtype));
         y[k] = t;
     }
@@ -257,7 +246,7 @@ rotor_status run_quant_check(const run_quant *q, const rotor_graph *g, int o, co
     most = 0;
     for (int64_t k = 0; k < n && !st; k++) most = fmax(most, mag[k]);
     if (!st && most > limit)
-        st = qfail(g, o, err, "the %s run cannot be exact: an output sums |a - a_zero_point| |b - b_zero_point| to "
+        st = run_op_fail(g, o, err, "the %s run cannot be exact: an output sums |a - a_zero_point| |b - b_zero_point| to "
                    "%.17g over its terms (K max|a'| max|b'| = %.17g), beyond 2^%d, where %s sums of integers stop "
                    "being exact", planned ? "planned" : "direct", most, q->bound, planned ? 24 : 53,
                    planned ? "float32" : "double");
