@@ -70,6 +70,16 @@ static rotor_status q_load(mb *b, rotor_graph *g, rotor_error *err) {
     return mb_load(b, &o, g, &st, err);
 }
 
+/* Ends b with node `op` named name (inputs ins, output Y) and loads it into
+ * g, which must import. */
+static void q_finish(mb *b, const char *op, const char *name, const char *ins, rotor_graph *g) {
+    mb_node(b, op, name, ins, "Y");
+    mb_output(b, "Y");
+    rotor_error err = {{0}};
+    cr_assert_eq(q_load(b, g, &err), ROTOR_OK, "%s", err.msg);
+    mb_free(b);
+}
+
 /* ---- the acceptance sets (libonnx-testdata) -------------------------------------------------------- */
 
 /* Runs set 0 of testdata model `name` planned (ipu-mk2) and directly through
@@ -181,12 +191,8 @@ static void matmul_integer(rotor_graph *g, int64_t k) {
     double *w = malloc(sizeof *w * (size_t)k);
     for (int64_t i = 0; i < k; i++) w[i] = 255;
     q_init(&b, "B", U8, DIMS(k, 1), w);
-    mb_node(&b, "MatMulInteger", "mmi", "A B", "Y");
-    mb_output(&b, "Y");
-    rotor_error err = {{0}};
-    cr_assert_eq(q_load(&b, g, &err), ROTOR_OK, "%s", err.msg);
+    q_finish(&b, "MatMulInteger", "mmi", "A B", g);
     free(w);
-    mb_free(&b);
 }
 
 /* matmul_integer(k) run on A all 255: planned (status *planned_st, its
@@ -239,6 +245,25 @@ Test(quant, a_contraction_beyond_2_pow_24_is_refused_planned_and_exact_direct) {
     cr_assert_eq(y, 19507500.0);
 }
 
+/* A zero point that is a graph input and not given is refused, never read
+ * as 0. */
+Test(quant, a_zero_point_input_without_data_is_refused_not_taken_as_zero) {
+    mb b;
+    mb_init(&b, 10);
+    q_input(&b, "A", U8, DIMS(2, 3));
+    q_input(&b, "az", U8, 0, NULL);
+    q_init(&b, "B", U8, DIMS(3, 2), (double[]){1, 2, 3, 4, 5, 6});
+    rotor_graph g;
+    q_finish(&b, "MatMulInteger", "mmi", "A B az", &g);
+    rotor_error err = {{0}};
+    double a[6] = {1, 2, 3, 4, 5, 6}, *in[8] = {NULL};
+    in[rotor_graph_find_value(&g, "A")] = a;
+    rotor_run_result r;
+    cr_assert_eq(rotor_run(&g, (const double *const *)in, NULL, &r, &err), ROTOR_ERR_INPUT);
+    cr_assert(strstr(err.msg, "op 'mmi' (MatMulInteger): 'az' has no data (an input not given)"), "%s", err.msg);
+    rotor_graph_free(&g);
+}
+
 /* QLinearMatMul's requantization, by hand: a = [2, 4] (zp 1), b = [3; 5]
  * (zp 2): acc = 1*1 + 3*3 = 10; M = 0.5 * 0.25 / 0.5 = 0.25; 10 * 0.25 =
  * 2.5 rounds to even, 2, plus y_zero_point 3: 5.  With y_zero_point 254 the
@@ -254,12 +279,9 @@ static double qlinear(int64_t yzp) {
     q_init(&b, "bz", U8, 0, NULL, (double[]){2});
     q_init(&b, "ys", F32, 0, NULL, (double[]){0.5});
     q_init(&b, "yz", U8, 0, NULL, (double[]){(double)yzp});
-    mb_node(&b, "QLinearMatMul", "qmm", "a as az b bs bz ys yz", "y");
-    mb_output(&b, "y");
     rotor_graph g;
+    q_finish(&b, "QLinearMatMul", "qmm", "a as az b bs bz ys yz", &g);
     rotor_error err = {{0}};
-    cr_assert_eq(q_load(&b, &g, &err), ROTOR_OK, "%s", err.msg);
-    mb_free(&b);
     rotor_chip chip = q_chip();
     rotor_program p;
     compiled_program(&g, &chip, NULL, NULL, &p);
@@ -268,7 +290,7 @@ static double qlinear(int64_t yzp) {
     rotor_run_options ro = {.program = &p, .chip = &chip};
     rotor_run_result r;
     cr_assert_eq(rotor_run(&g, (const double *const *)in, &ro, &r, &err), ROTOR_OK, "%s", err.msg);
-    double y = r.values[rotor_graph_find_value(&g, "y")][0];
+    double y = r.values[rotor_graph_find_value(&g, "Y")][0];
     rotor_run_result_free(&r);
     rotor_program_free(&p);
     rotor_graph_free(&g);

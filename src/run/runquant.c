@@ -84,11 +84,17 @@ typedef struct qparam {
     double buf[PARAM_ATTR_MAX];
 } qparam;
 
-static void param_read(const rotor_graph *g, int o, double *const *vals, int64_t pos, qparam *p) {
+/* Reads the parameter at ONNX position pos (absent: p->d NULL); a graph
+ * value without data (an input not given) is an error, never a zero. */
+static rotor_status param_read(const rotor_graph *g, int o, double *const *vals, int64_t pos, qparam *p,
+                               rotor_error *err) {
     int v;
     p->d = run_op_param(g, o, vals, (int)pos, p->buf, PARAM_ATTR_MAX, &p->n, &v);
+    if (v >= 0 && !vals[v])
+        return run_op_fail(g, o, err, "'%s' has no data (an input not given)", g->values[v].name);
     p->shape = v >= 0 && p->n > 1 ? g->values[v].shape : NULL;
     p->rank = p->shape ? g->values[v].rank : 0;
+    return ROTOR_OK;
 }
 
 /* p's element for element k of a tensor of value x, p's first dimension on
@@ -121,7 +127,8 @@ static rotor_status shift_inputs(const rotor_graph *g, int o, double *const *val
         if (!qa || v < 0) return run_op_fail(g, o, err, "the lowering left no quantization of tensor %d", t);
         const rotor_value *x = &g->values[v];
         qparam zp;
-        param_read(g, o, vals, qa[1], &zp);
+        rotor_status st = param_read(g, o, vals, qa[1], &zp, err);
+        if (st) return st;
         if (!(q->src[t] = malloc(sizeof(double) * (size_t)(x->elements ? x->elements : 1)))) return rotor_nomem(err);
         double most = 0;
         for (int64_t i = 0; i < x->elements; i++) {
@@ -144,11 +151,12 @@ static rotor_status requantize(const rotor_graph *g, int o, double *const *vals,
     const int64_t *qa = attr4(op, "rotor.quant.a"), *qb = attr4(op, "rotor.quant.b"), *qy = attr4(op, "rotor.quant.y");
     const rotor_value *yv = &g->values[op->tensor_value[0]];
     qparam sa, sb, sy, zy, bias;
-    param_read(g, o, vals, qa[0], &sa);
-    param_read(g, o, vals, qb[0], &sb);
-    param_read(g, o, vals, qy ? qy[0] : -1, &sy);
-    param_read(g, o, vals, qy ? qy[1] : -1, &zy);
-    param_read(g, o, vals, qy ? qy[2] : -1, &bias);
+    rotor_status st;
+    if ((st = param_read(g, o, vals, qa[0], &sa, err)) || (st = param_read(g, o, vals, qb[0], &sb, err)) ||
+        (st = param_read(g, o, vals, qy ? qy[0] : -1, &sy, err)) ||
+        (st = param_read(g, o, vals, qy ? qy[1] : -1, &zy, err)) ||
+        (st = param_read(g, o, vals, qy ? qy[2] : -1, &bias, err)))
+        return st;
     for (int64_t k = 0; k < yv->elements; k++) {
         double acc = y[k] + param_at(&bias, yv, qy ? qy[3] : 0, k, 0);
         if (!sy.d) { /* MatMulInteger, ConvInteger: int32, as it wraps */
