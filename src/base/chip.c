@@ -164,6 +164,7 @@ static const field_def FIELDS[] = {
     F(link_gbps, FK_NUM, 1e6, false, false, 0),
     F(link_latency_ns, FK_NUM, 1e9, true, true, 0),           /* 1 s */
     F(matrix_tflops, FK_NUM, 1e6, false, false, 0),
+    F(int8_tops, FK_NUM, 1e6, true, true, 0), /* optional: 0 costs int8 at matrix_tflops */
     F(vector_tflops, FK_NUM, 1e6, false, false, 0),
     F(systolic_rows, FK_INT, 1024, false, false, 0),
     F(systolic_cols, FK_INT, 1024, false, false, 0),

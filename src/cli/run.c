@@ -38,7 +38,8 @@ static void run_usage(FILE *f) {
             "  --check DIR         DIR holds model.onnx and test_data_set_*/{input,output}_<i>.pb\n"
             "                      (libonnx-testdata's layout): run each set, compare with its outputs\n"
             "  --data NAME=FILE.pb the elements of graph input NAME (repeatable); inputs not given\n"
-            "                      get deterministic pseudo-random values in [-1, 1)\n"
+            "                      get deterministic pseudo-random values in [-1, 1) (8- and\n"
+            "                      16-bit integer inputs: integers, 256 values around 0 or 128)\n"
             "  -o, --output DIR    write each graph output as DIR/<name>.pb (TensorProto)\n"
             "  --program FILE      run this compiled program (rotor compile -o) instead of compiling\n"
             "  --direct            no plans: only the direct execution in double\n"
@@ -209,11 +210,16 @@ static rotor_status bind_inputs(run_state *s, const tensor_list *set, rotor_erro
             if (!(s->inputs[v] = malloc(sizeof(double) * (size_t)x->elements))) return rotor_nomem(err);
             if (src) {
                 memcpy(s->inputs[v], src, sizeof(double) * (size_t)x->elements);
-            } else { /* deterministic: a fixed LCG per input, values in [-1, 1) */
+            } else { /* deterministic: a fixed LCG per input, values in [-1, 1); an
+                      * 8- or 16-bit integer input (quantized data) gets the integer
+                      * floor(128 x), + 128 when unsigned */
                 uint64_t r = 0x9E3779B97F4A7C15ull ^ (uint64_t)v;
+                bool q = x->dtype >= ROTOR_DTYPE_I8 && x->dtype <= ROTOR_DTYPE_U16;
+                bool u = x->dtype == ROTOR_DTYPE_U8 || x->dtype == ROTOR_DTYPE_U16;
                 for (int64_t k = 0; k < x->elements; k++) {
                     r = r * 6364136223846793005ull + 1442695040888963407ull;
-                    s->inputs[v][k] = (double)(r >> 11) / (double)(1ull << 52) - 1.0;
+                    double d = (double)(r >> 11) / (double)(1ull << 52) - 1.0;
+                    s->inputs[v][k] = q ? floor(128 * d) + (u ? 128 : 0) : d;
                 }
                 s->randomised = true;
             }

@@ -45,19 +45,23 @@
 
 #include "compile/compileint.h"
 #include "compile/handoffcache.h"
+#include "rotor/compile/opelem.h"
 #include "rotor/op/handoff.h"
 #include "rotor/op/plan.h"
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /* "text|m=32,k=5120,..." identifies an operator shape. */
-static char *shape_key(const rotor_expr *e) {
-    size_t cap = strlen(e->text) + 32 * (size_t)(e->naxes + 1);
+static char *shape_key(const rotor_expr *e, rotor_op_elem d) {
+    size_t cap = strlen(e->text) + 32 * (size_t)(e->naxes + 2);
     char *k = malloc(cap);
     if (!k) return NULL;
     size_t n = (size_t)snprintf(k, cap, "%s|", e->text);
     for (int a = 0; a < e->naxes && n < cap; a++)
         n += (size_t)snprintf(k + n, cap - n, "%s=%lld,", e->axis_name[a], (long long)e->extent[a]);
+    /* an operator over quantized integers is costed at its own element size
+     * and rate (opelem.h): another shape */
+    if (d.bytes && n < cap) snprintf(k + n, cap - n, "|e=%lld%s", (long long)d.bytes, d.int8 ? ",int8" : "");
     return k;
 }
 
@@ -143,7 +147,7 @@ void compile_setup_need(const compiler *cc, const op_state *s, const rotor_expr 
             return;
         }
         if (most > 0) {
-            recv += most * cc->elem;
+            recv += most * s->elem;
             if (rounds < 1) rounds = 1;
         }
     }
@@ -167,7 +171,8 @@ double rotor_compile_setup_s(const rotor_chip *chip, int64_t bytes, int64_t roun
 /* The frontier slot of op's shape, made empty (n = 0) if it is new; the
  * searches run later, all slots at once (frontiers_search). */
 static rotor_status frontier_slot(compiler *cc, int o, int *out, rotor_error *err) {
-    char *key = shape_key(&cc->g->ops[o].expr);
+    rotor_op_elem d = rotor_op_elem_of(cc->g, o);
+    char *key = shape_key(&cc->g->ops[o].expr, d);
     if (!key) return rotor_nomem(err);
     for (int i = 0; i < cc->nfr; i++)
         if (strcmp(cc->keys[i], key) == 0) {
@@ -181,13 +186,16 @@ static rotor_status frontier_slot(compiler *cc, int o, int *out, rotor_error *er
     if (nk) cc->keys = nk;
     int *no = nk ? realloc(cc->fr_op, (size_t)(cc->nfr + 1) * sizeof *no) : NULL;
     if (no) cc->fr_op = no;
-    if (!no) {
+    rotor_chip *nc = no ? realloc(cc->fchip, (size_t)(cc->nfr + 1) * sizeof *nc) : NULL;
+    if (nc) cc->fchip = nc;
+    if (!nc) {
         free(key);
         return rotor_nomem(err);
     }
     cc->fr[cc->nfr] = (rotor_frontier){0};
     cc->keys[cc->nfr] = key;
     cc->fr_op[cc->nfr] = o;
+    cc->fchip[cc->nfr] = rotor_chip_for_op(cc->chip, d);
     *out = cc->nfr++;
     return ROTOR_OK;
 }
@@ -219,7 +227,7 @@ static rotor_status frontier_search(compiler *cc, int i, double ratio, int threa
          * rest of this frontier (frontier_learn), so that the plans it
          * costs seed the capped searches to come */
         rotor_search_options so = {.threads = threads};
-        rotor_status st = rotor_search_session_open(&op->expr, cc->chip, &so, &cc->sess[i], err);
+        rotor_status st = rotor_search_session_open(&op->expr, &cc->fchip[i], &so, &cc->sess[i], err);
         rotor_candidate *v = st ? NULL : malloc(sizeof *v);
         if (!st && !v) st = rotor_nomem(err);
         if (!st) st = rotor_search_session_best(cc->sess[i], 0, threads, v, NULL, err);
@@ -240,7 +248,7 @@ static rotor_status frontier_search(compiler *cc, int i, double ratio, int threa
     }
     rotor_search_options so = {.pareto = true, .pareto_time_ratio = ratio, .threads = threads, .solver = cc->solver};
     rotor_search_result r;
-    rotor_status st = rotor_search(&op->expr, cc->chip, &so, &r, err);
+    rotor_status st = rotor_search(&op->expr, &cc->fchip[i], &so, &r, err);
     if (st) {
         char prefix[160];
         snprintf(prefix, sizeof prefix, "op '%s' (%s)", op->name, op->type);
@@ -340,7 +348,7 @@ static rotor_status frontier_tail(compiler *cc, int i, int threads, rotor_error 
     int64_t below = f->v[f->n - 1].info.memory - 1;
     rotor_search_options so = {.pareto = true, .threads = threads, .constraints = {.memory_cap = below}};
     rotor_search_result r = {0};
-    rotor_status st = below > 0 ? rotor_search(&op->expr, cc->chip, &so, &r, err) : ROTOR_ERR_NOFIT;
+    rotor_status st = below > 0 ? rotor_search(&op->expr, &cc->fchip[i], &so, &r, err) : ROTOR_ERR_NOFIT;
     if (st && st != ROTOR_ERR_NOFIT) {
         char prefix[160];
         snprintf(prefix, sizeof prefix, "op '%s' (%s)", op->name, op->type);
@@ -380,7 +388,7 @@ static rotor_status frontier_learn(compiler *cc, int i, int64_t cap, int threads
     rotor_status st = ROTOR_OK;
     if (!cc->sess[i]) {
         rotor_search_options so = {.threads = threads};
-        st = rotor_search_session_open(&op->expr, cc->chip, &so, &cc->sess[i], err);
+        st = rotor_search_session_open(&op->expr, &cc->fchip[i], &so, &cc->sess[i], err);
     }
     rotor_candidate found;
     if (!st) st = cap > 0 ? rotor_search_session_best(cc->sess[i], cap, threads, &found, NULL, err) : ROTOR_ERR_NOFIT;
@@ -488,7 +496,7 @@ rotor_status rotor_compile_liveness(const rotor_graph *g, int64_t elem, int64_t 
         if (x->role != ROTOR_ROLE_ACTIVATION) continue;
         int from = x->producer < 0 ? 0 : x->producer;
         int to = x->is_output ? n - 1 : (last[v] > from ? last[v] : from);
-        int64_t share = ceil_div(x->elements * elem, cores);
+        int64_t share = ceil_div(x->elements * rotor_value_elem_bytes(elem, x), cores);
         delta[from] += share;
         delta[to + 1] -= share;
     }
@@ -503,7 +511,7 @@ rotor_status rotor_compile_liveness(const rotor_graph *g, int64_t elem, int64_t 
             for (int j = 0; j < i && !dup; j++)
                 dup = (j < op->ninputs ? op->inputs[j] : op->outputs[j - op->ninputs]) == v;
             if (dup || g->values[v].role != ROTOR_ROLE_ACTIVATION) continue;
-            own += ceil_div(g->values[v].elements * elem, cores);
+            own += ceil_div(g->values[v].elements * rotor_value_elem_bytes(elem, &g->values[v]), cores);
         }
         if (live_other) live_other[o] = run - own;
         if (live_all) live_all[o] = run;
@@ -665,7 +673,8 @@ static rotor_status prepare(compiler *cc, const rotor_compile_options *opt, int 
             s->vendor_s = op->flops / ((double)cc->cores * rotor_chip_vector_rate(cc->chip));
             for (int i = 0; i < op->ninputs + op->noutputs; i++) {
                 int v = i < op->ninputs ? op->inputs[i] : op->outputs[i - op->ninputs];
-                int64_t share = ceil_div(g->values[v].elements * cc->elem, cc->cores);
+                int64_t share = ceil_div(g->values[v].elements * rotor_value_elem_bytes(cc->elem, &g->values[v]),
+                                         cc->cores);
                 if (g->values[v].role == ROTOR_ROLE_ACTIVATION) s->vendor_bytes += share;
                 else s->vendor_idle += share;
             }
@@ -673,6 +682,8 @@ static rotor_status prepare(compiler *cc, const rotor_compile_options *opt, int 
             continue;
         }
         const rotor_expr *e = &op->expr;
+        rotor_op_elem d = rotor_op_elem_of(g, o);
+        s->elem = d.bytes ? d.bytes : cc->elem;
         for (int t = 0; t < e->ntensors; t++) {
             int v = op->tensor_value[t];
             s->src[t] = t > 0 && rotor_compile_handoff_view(g, o, t, &s->view[t]) ? g->values[v].producer : -1;
@@ -681,7 +692,7 @@ static rotor_status prepare(compiler *cc, const rotor_compile_options *opt, int 
             else s->kind[t] = T_ACTIVATION;
             int64_t n = rotor_tensor_elements(e, t);
             int64_t bytes;
-            if (!rotor_mul_i64(n, cc->elem, &bytes))
+            if (!rotor_mul_i64(n, s->elem, &bytes))
                 return rotor_fail(err, ROTOR_ERR_INPUT, "op '%s' (%s): tensor %s overflows 64 bits",
                                   op->name, op->type, e->tensors[t].name);
             s->even[t] = ceil_div(bytes, cc->cores);
@@ -753,6 +764,7 @@ static void compiler_free(compiler *cc) {
     free(cc->none_upto);
     free(cc->keys);
     free(cc->fr_op);
+    free(cc->fchip);
 }
 
 /* Every operator's live activation bytes (rotor_compile_liveness). */

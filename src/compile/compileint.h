@@ -17,6 +17,7 @@ typedef struct op_state {
     int kind[ROTOR_MAX_TENSORS];
     int64_t even[ROTOR_MAX_TENSORS]; /* even share per core of each tensor */
     int src[ROTOR_MAX_TENSORS]; /* the planned producer it gathers from (hand-off), or -1 */
+    int64_t elem;              /* bytes per element of its tensors (opelem.h: e, or its own) */
     rotor_view view[ROTOR_MAX_TENSORS]; /* ... and through which view of its output */
     int64_t live;              /* other activations live while it runs */
     int64_t vendor_bytes;      /* vendor op: memory while running */
@@ -39,6 +40,7 @@ typedef struct compiler {
     int nfr;
     char **keys;
     int *fr_op;        /* per frontier: the first operator of its shape */
+    rotor_chip *fchip; /* per frontier: the chip its shape is costed on (opelem.h) */
     /* What is known of each frontier beyond its points (frontier_pick):
      * cov[i][j] is the largest cap under which point j is known to be the
      * fastest plan of all, none_upto[i] the largest cap known to admit no

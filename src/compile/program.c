@@ -145,6 +145,11 @@ rotor_status rotor_program_write(const rotor_graph *g, const rotor_chip *chip,
         const rotor_candidate *c = &f->v[s->active];
         cJSON_AddStringToObject(x, "expr", e->text);
         cJSON_AddItemToObject(x, "dims", rotor_json_per_axis(e, e->extent));
+        rotor_op_elem oe = rotor_op_elem_of(g, s->op);
+        if (oe.bytes) { /* an operator over quantized integers (docs/program-format.md) */
+            cJSON_AddItemToObject(x, "element_bytes", rotor_json_int(oe.bytes));
+            cJSON_AddBoolToObject(x, "int8_rate", oe.int8);
+        }
         cJSON *act = cJSON_AddObjectToObject(x, "active");
         cJSON_AddItemToObject(act, "plan", rotor_json_plan(e, &c->plan));
         cJSON_AddItemToObject(act, "time", rotor_json_time(&c->cost));
@@ -448,12 +453,30 @@ static rotor_status read_op_idle(reader *rd, const cJSON *x, const rotor_chip *c
     return ROTOR_OK;
 }
 
+/* An operator's optional "element_bytes" (1, 2, 4 or 8) and "int8_rate"
+ * (true or false, only beside it): absent, the chip's. */
+static rotor_status read_elem(reader *rd, const cJSON *x, rotor_op_elem *d) {
+    const cJSON *i8 = cJSON_GetObjectItemCaseSensitive(x, "int8_rate");
+    *d = (rotor_op_elem){0, false};
+    if (!cJSON_GetObjectItemCaseSensitive(x, "element_bytes"))
+        return i8 ? bad(rd, "int8_rate", "given without element_bytes") : ROTOR_OK;
+    rotor_status st = get_int(rd, x, "element_bytes", 1, 8, "the widest element type", &d->bytes);
+    if (st) return st;
+    if (d->bytes != 1 && d->bytes != 2 && d->bytes != 4 && d->bytes != 8)
+        return bad(rd, "element_bytes", "expected 1, 2, 4 or 8");
+    if (i8 && !cJSON_IsBool(i8)) return bad(rd, "int8_rate", "expected true or false");
+    d->int8 = cJSON_IsTrue(i8);
+    return ROTOR_OK;
+}
+
 static rotor_status read_op(reader *rd, const cJSON *x, const rotor_chip *chip, rotor_program_op *op) {
     rotor_status st;
     if ((st = read_op_counts(rd, x, chip, op)) || op->vendor || (st = read_op_expr(rd, x, op)) ||
-        (st = read_op_active(rd, x, chip, op)))
+        (st = read_elem(rd, x, &op->elem)))
         return st;
-    return read_op_idle(rd, x, chip, op);
+    rotor_chip oc = rotor_chip_for_op(chip, op->elem); /* the chip its plans are costed on */
+    if ((st = read_op_active(rd, x, &oc, op))) return st;
+    return read_op_idle(rd, x, &oc, op);
 }
 
 /* n integers of field (an array) into out, each in [lo, hi]. */

@@ -45,7 +45,7 @@ rotor_status rotor_setup_pieces_of(const rotor_program *p, int op, const rotor_c
     const rotor_program_op *po = &p->ops[op];
     int64_t cores = po->active_info.cores;
     rotor_place *lc = NULL;
-    collect cl = {.s = out, .elem = chip->element_bytes};
+    collect cl = {.s = out, .elem = rotor_chip_for_op(chip, po->elem).element_bytes}; /* the consumer's (opelem.h) */
     rotor_status st = ROTOR_OK;
     for (int t = 1; t < po->expr.ntensors && !st; t++) {
         int from = po->handoff[t] - 1;

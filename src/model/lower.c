@@ -397,7 +397,7 @@ static bool ew_named(const char *op, int nops, char refs[][REF_MAX], char *out, 
                  {"LessOrEqual", "less_equal"}, {"GreaterOrEqual", "greater_equal"}, {"And", "and"},
                  {"Or", "or"}, {"Xor", "xor"}, {"BitShift", "bitshift"}, {"BitwiseAnd", "bitwise_and"},
                  {"BitwiseOr", "bitwise_or"}, {"BitwiseXor", "bitwise_xor"}, {"PRelu", "prelu"},
-                 {"Where", "where"}, {"QuantizeLinear", "quantize"}, {"DequantizeLinear", "dequantize"}};
+                 {"Where", "where"}};
     for (size_t i = 0; i < sizeof named / sizeof named[0]; i++)
         if (!strcmp(op, named[i].op)) {
             size_t k = (size_t)snprintf(out, cap, "%s(", named[i].fn);
@@ -703,7 +703,7 @@ rotor_status lw_matmul(lower_ctx *c, const ox_node *n) {
     for (int k = 0; k < n->nin; k++) {
         if (n->in[k] < 0) continue;
         const ox_val *x = &m->vals[ox_resolve(m, n->in[k])];
-        if (k >= 2 && x->kind == OX_CONST && x->elems == 1) continue; /* scalar zero points, scales */
+        if (k != 0 && k != (q ? 3 : 1) && x->kind == OX_CONST && x->elems == 1) continue; /* scalar zero points, scales */
         int gv;
         if ((st = lw_gval(c, n, n->in[k], &gv))) return st;
         ins[nin++] = gv;
@@ -824,6 +824,94 @@ rotor_status lw_conv(lower_ctx *c, const ox_node *n) {
     b.tv[0] = gy;
     if ((st = emit(c, n, n->name, n->p->op_type, &b, ins, nin, &gy, 1))) return st;
     return bias ? lower_bias(c, n, gy, n->out[0], n->in[2], 1) : ROTOR_OK;
+}
+
+/* ---- quantized contractions --------------------------------------------------------------------- */
+
+/* Where one side of a quantized contraction keeps its scale and zero point
+ * (ONNX input positions, -1 when absent) and the tensor they quantize. */
+typedef struct qside {
+    int x, s, z;
+} qside;
+
+/* The first dimension of the quantized tensor's value (*on_x) and of the
+ * output's (*on_y) that parameter p's first dimension runs along: a
+ * MatMul's 1-D parameter indexes A's rows (its dim rank-2) or B's columns
+ * (rank-1), an N-D one aligns to the right as numpy broadcasts; a
+ * convolution's weight parameter indexes the output channel (W's dim 0,
+ * Y's dim 1).  A one-element parameter is per tensor (0, 0). */
+static void qparam_dims(const ox_val *p, const ox_val *x, const ox_val *y, bool conv, bool row, int64_t *on_x,
+                        int64_t *on_y) {
+    *on_x = *on_y = 0;
+    if (!p || p->elems == 1) return;
+    if (conv) *on_y = 1;
+    else if (p->rank == 1) *on_x = x->rank - (row ? 2 : 1), *on_y = y->rank - (row ? 2 : 1);
+    else *on_x = x->rank - p->rank, *on_y = y->rank - p->rank;
+}
+
+/* What rotor run needs to compute the quantized contraction just emitted
+ * (docs/run.md, "Quantized operators"): "@in", the ONNX position of each
+ * graph input; "@K", each scalar constant the lowering dropped (floats);
+ * "rotor.quant.a" and "rotor.quant.b", {scale, zero point, first dim on the
+ * input's value, first dim on the output's} of tensors A (1) and B (2);
+ * "rotor.quant.y", {scale, zero point, bias, the bias's first dim on the
+ * output}. */
+static rotor_status quant_attrs(lower_ctx *c, const ox_node *n, const qside *side, int ys, int yz, int bias,
+                                bool conv) {
+    ox_model *m = c->m;
+    int op = c->g->nops - 1;
+    const ox_val *y = &m->vals[n->out[0]];
+    int64_t pos[16];
+    int np = 0;
+    rotor_status st = ROTOR_OK;
+    for (int k = 0; k < n->nin && k < 16 && !st; k++) {
+        if (n->in[k] < 0) continue;
+        const ox_val *x = &m->vals[ox_resolve(m, n->in[k])];
+        if (k == side[0].x || k == side[1].x || x->kind != OX_CONST || x->elems != 1) {
+            pos[np++] = k; /* a graph input (lw_matmul, lw_conv) */
+        } else if (x->has_data) {
+            char name[16];
+            double v = ox_get(x, 0);
+            snprintf(name, sizeof name, "@%d", k);
+            st = rotor_graph_add_attr(c->g, op, name, NULL, 0, &v, 1, NULL, c->err);
+        }
+    }
+    if (!st) st = rotor_graph_add_attr(c->g, op, "@in", pos, np, NULL, 0, NULL, c->err);
+    for (int i = 0; i < 2 && !st; i++) {
+        const qside *q = &side[i];
+        const ox_val *x = &m->vals[ox_resolve(m, n->in[q->x])];
+        const ox_val *p = q->s >= 0 && q->s < n->nin && n->in[q->s] >= 0 ? &m->vals[ox_resolve(m, n->in[q->s])] : NULL;
+        if (!p && q->z < n->nin && n->in[q->z] >= 0) p = &m->vals[ox_resolve(m, n->in[q->z])];
+        int64_t v[4] = {q->s < n->nin ? q->s : -1, q->z < n->nin ? q->z : -1, 0, 0};
+        qparam_dims(p, x, y, conv && i == 1, i == 0, &v[2], &v[3]);
+        if (conv && i == 0) v[2] = v[3] = 0; /* the input's parameters are per tensor */
+        st = rotor_graph_add_attr(c->g, op, i ? "rotor.quant.b" : "rotor.quant.a", v, 4, NULL, 0, NULL, c->err);
+    }
+    int64_t yv[4] = {ys < n->nin ? ys : -1, yz < n->nin ? yz : -1, bias < n->nin ? bias : -1, 1};
+    if (!st) st = rotor_graph_add_attr(c->g, op, "rotor.quant.y", yv, 4, NULL, 0, NULL, c->err);
+    return st;
+}
+
+/* QLinearMatMul (a, a_scale, a_zero_point, b, b_scale, b_zero_point,
+ * y_scale, y_zero_point) and MatMulInteger (A, B, a_zero_point,
+ * b_zero_point): the contraction of the quantized values, as MatMul's
+ * (T10 §4.2); the zero points, scales and rounding are rotor run's
+ * (docs/run.md). */
+rotor_status lw_quant_matmul(lower_ctx *c, const ox_node *n) {
+    bool q = n->def->infer == ox_infer_qlinear_matmul;
+    qside side[2] = {{0, q ? 1 : -1, 2}, {q ? 3 : 1, q ? 4 : -1, q ? 5 : 3}};
+    rotor_status st = lw_matmul(c, n);
+    return st ? st : quant_attrs(c, n, side, q ? 6 : -1, q ? 7 : -1, -1, false);
+}
+
+/* QLinearConv (x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale,
+ * y_zero_point, B) and ConvInteger (x, w, x_zero_point, w_zero_point), as
+ * lw_quant_matmul does MatMul's. */
+rotor_status lw_quant_conv(lower_ctx *c, const ox_node *n) {
+    bool q = n->def->infer == ox_infer_qlinear_conv;
+    qside side[2] = {{0, q ? 1 : -1, 2}, {q ? 3 : 1, q ? 4 : -1, q ? 5 : 3}};
+    rotor_status st = lw_conv(c, n);
+    return st ? st : quant_attrs(c, n, side, q ? 6 : -1, q ? 7 : -1, q ? 8 : -1, true);
 }
 
 /* ---- reductions and pooling ------------------------------------------------------------------ */

@@ -42,7 +42,7 @@ rotor_status lw_expr(lower_ctx *c, const ox_node *n, const char *suffix, const c
 /* A vendor op (T10 §4.2's fallback): the node as it is, with its attributes
  * and the reference kernel of its registry row. */
 rotor_status lw_vendor(lower_ctx *c, const ox_node *n);
-/* Element-wise arithmetic, activations, casts, Clip, Where, (de)quantize. */
+/* Element-wise arithmetic, activations, casts, Clip, Where. */
 rotor_status lw_elementwise(lower_ctx *c, const ox_node *n);
 /* Expand: element-wise, or a vendor op when it creates an axis. */
 rotor_status lw_expand(lower_ctx *c, const ox_node *n);
@@ -51,6 +51,10 @@ rotor_status lw_ms_gelu(lower_ctx *c, const ox_node *n);
 rotor_status lw_matmul(lower_ctx *c, const ox_node *n);
 rotor_status lw_gemm(lower_ctx *c, const ox_node *n);
 rotor_status lw_conv(lower_ctx *c, const ox_node *n);
+/* QLinearMatMul and MatMulInteger; QLinearConv and ConvInteger (lower.c):
+ * the contraction, with what rotor run needs to quantize it exactly. */
+rotor_status lw_quant_matmul(lower_ctx *c, const ox_node *n);
+rotor_status lw_quant_conv(lower_ctx *c, const ox_node *n);
 rotor_status lw_avgpool(lower_ctx *c, const ox_node *n);
 rotor_status lw_global_avg(lower_ctx *c, const ox_node *n);
 rotor_status lw_reduce(lower_ctx *c, const ox_node *n);

@@ -276,4 +276,45 @@ rotor_status ox_infer_topk(ox_model *m, ox_node *n, rotor_error *err);
 rotor_status ox_infer_transpose(ox_model *m, ox_node *n, rotor_error *err);
 rotor_status ox_infer_unary(ox_model *m, ox_node *n, rotor_error *err);
 
+/* ---- Quantization (onnxquant.c; docs/onnx.md, "Quantized operators"): the
+ * shape rules of ONNX's quantized operators, and the checks any quantized
+ * operator may share.  Positions are ONNX input positions; a negative one
+ * is an input the operator does not have.  ONNX's rounding rule is public:
+ * rotor_onnx_quantize (onnx.h), as rotor run applies it too. ---- */
+
+/* int8, uint8, int16, uint16 or int32: the integers ONNX quantizes to. */
+bool ox_quant_int_type(int onnx_type);
+/* The zero point at input zi (absent: fine) has type qtype, that of its
+ * quantized tensor, named `tensor` in the message. */
+rotor_status ox_check_zero_point(ox_model *m, ox_node *n, int zi, const char *tensor, int qtype, rotor_error *err);
+/* The scale at si is float, float16 or bfloat16 (int32_ok: or int32,
+ * QuantizeLinear-21), and it and the zero point at zi have one shape. */
+rotor_status ox_check_scale(ox_model *m, ox_node *n, int si, int zi, bool int32_ok, rotor_error *err);
+/* Scale si and zero point zi of a tensor quantized per tensor: the zero
+ * point's type qtype, one element each. */
+rotor_status ox_check_tensor_qparam(ox_model *m, ox_node *n, int si, int zi, const char *tensor, int qtype,
+                                    rotor_error *err);
+/* The granularity of scale si over tensor x under the node's axis (default
+ * 1) and block_size (default 0): per tensor (one element), per axis (1-D of
+ * x's extent along the axis) or blocked (x's rank, ceil(extent /
+ * block_size) along the axis, x's extent elsewhere). */
+rotor_status ox_check_qaxis(ox_model *m, ox_node *n, const ox_val *x, int si, rotor_error *err);
+/* Scale si and zero point zi of matrix input xi of a quantized MatMul: the
+ * zero point x's type, and per tensor, or per row of A (row: 1-D of M, or
+ * [..., M, 1]) / per column of B (1-D of N, or [..., 1, N]). */
+rotor_status ox_check_matmul_qparam(ox_model *m, ox_node *n, int xi, int si, int zi, bool row, rotor_error *err);
+/* Scale si and zero point zi of convolution weight wi: the zero point the
+ * weight's type, per tensor or one per output channel (1-D of wi's dim 0). */
+rotor_status ox_check_channel_qparam(ox_model *m, ox_node *n, int wi, int si, int zi, rotor_error *err);
+/* The output shapes of MatMul (onnxnn.c) over inputs ia and ib, and of a
+ * convolution over input x at ix and weight w at iw, with element type type. */
+rotor_status ox_matmul_shape(ox_model *m, ox_node *n, int ia, int ib, int type, rotor_error *err);
+rotor_status ox_conv_shape(ox_model *m, ox_node *n, int ix, int iw, int type, rotor_error *err);
+/* The shape rules: QuantizeLinear, DequantizeLinear and DynamicQuantizeLinear
+ * are ox_infer_qdq (declared above). */
+rotor_status ox_infer_matmul_integer(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_qlinear_matmul(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_conv_integer(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_qlinear_conv(ox_model *m, ox_node *n, rotor_error *err);
+
 #endif

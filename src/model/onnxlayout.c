@@ -1,7 +1,7 @@
 /* onnxlayout.c — shape rules (onnxshape.c) of the layout operators:
  * Reshape, Flatten, Squeeze/Unsqueeze, Transpose, Concat, Split, Slice,
  * Gather, Expand, Tile, Pad, Resize, DepthToSpace/SpaceToDepth, and the
- * rest whose output shape follows from attributes (TopK, OneHot, Q/DQ,
+ * rest whose output shape follows from attributes (TopK, OneHot,
  * EyeLike, the random generators). */
 #include "onnxir.h"
 
@@ -517,25 +517,6 @@ rotor_status ox_infer_onehot(ox_model *m, ox_node *n, rotor_error *err) {
     int64_t shape[OX_MAX_RANK + 1];
     for (int d = 0, s = 0; d <= ix->rank; d++) shape[d] = d == axis ? dd : ix->shape[s++];
     return ox_set_out(m, n, 0, vals->onnx_type, ix->rank + 1, shape, err);
-}
-
-rotor_status ox_infer_qdq(ox_model *m, ox_node *n, rotor_error *err) {
-    rotor_status st;
-    if ((st = ox_need(m, n, 1, err))) return st;
-    ox_val *x = ox_in(m, n, 0);
-    const char *op = n->p->op_type;
-    if (!strcmp(op, "DequantizeLinear")) {
-        ox_val *s = ox_in(m, n, 1);
-        return ox_set_out(m, n, 0, s ? s->onnx_type : T_FLOAT, x->rank, x->shape, err);
-    }
-    if (!strcmp(op, "QuantizeLinear")) {
-        ox_val *z = ox_in(m, n, 2);
-        return ox_set_out(m, n, 0, z ? z->onnx_type : T_UINT8, x->rank, x->shape, err);
-    }
-    /* DynamicQuantizeLinear: y, y_scale, y_zero_point */
-    if ((st = ox_set_out(m, n, 0, T_UINT8, x->rank, x->shape, err))) return st;
-    if ((st = ox_set_out(m, n, 1, T_FLOAT, 0, NULL, err))) return st;
-    return ox_set_out(m, n, 2, T_UINT8, 0, NULL, err);
 }
 
 rotor_status ox_infer_eyelike(ox_model *m, ox_node *n, rotor_error *err) {

@@ -8,37 +8,18 @@
 #include <string.h>
 
 rotor_status ox_infer_matmul(ox_model *m, ox_node *n, rotor_error *err) {
-    const char *op = n->p->op_type;
-    bool q = !strcmp(op, "QLinearMatMul");
-    int ia = 0, ib = q ? 3 : 1;
     rotor_status st;
-    if ((st = ox_need(m, n, ib + 1, err))) return st;
-    ox_val *a = ox_in(m, n, ia), *b = ox_in(m, n, ib);
-    if (a->rank < 1 || b->rank < 1) NFAIL("inputs must have at least one dimension");
-    int type = a->onnx_type;
-    if (!strcmp(op, "MatMulInteger")) {
-        /* ONNX MatMulInteger: A and B are 8-bit, zero points match their tensor's type
-         * and are a scalar or one per row of A / column of B. */
-        for (int i = 0; i < 2; i++) {
-            ox_val *x = ox_in(m, n, i), *zp = ox_in(m, n, i + 2);
-            if (x->onnx_type != T_INT8 && x->onnx_type != T_UINT8)
-                NFAIL("input '%s' is %s; MatMulInteger takes int8 or uint8", x->name, ox_type_name(x->onnx_type));
-            if (zp && zp->onnx_type != x->onnx_type)
-                NFAIL("zero point '%s' is %s but its tensor '%s' is %s", zp->name, ox_type_name(zp->onnx_type),
-                      x->name, ox_type_name(x->onnx_type));
-            int64_t want = i == 0 ? (a->rank >= 2 ? a->shape[a->rank - 2] : 1) : b->shape[b->rank - 1];
-            if (zp && zp->elems != 1 && zp->elems != want)
-                NFAIL("zero point '%s' has %lld elements; expected 1 or %lld", zp->name, (long long)zp->elems,
-                      (long long)want);
-        }
-        type = T_INT32;
-    } else if (q) {
-        ox_val *yzp = ox_in(m, n, 7);
-        type = yzp ? yzp->onnx_type : T_UINT8;
-    } else if (a->onnx_type != b->onnx_type) {
+    if ((st = ox_need(m, n, 2, err))) return st;
+    ox_val *a = ox_in(m, n, 0), *b = ox_in(m, n, 1);
+    if (a->onnx_type != b->onnx_type)
         NFAIL("inputs '%s' (%s) and '%s' (%s) differ in type", a->name, ox_type_name(a->onnx_type), b->name,
               ox_type_name(b->onnx_type));
-    }
+    return ox_matmul_shape(m, n, 0, 1, a->onnx_type, err);
+}
+
+rotor_status ox_matmul_shape(ox_model *m, ox_node *n, int ia, int ib, int type, rotor_error *err) {
+    ox_val *a = ox_in(m, n, ia), *b = ox_in(m, n, ib);
+    if (a->rank < 1 || b->rank < 1) NFAIL("inputs must have at least one dimension");
     int64_t k1 = a->shape[a->rank - 1], k2 = b->rank >= 2 ? b->shape[b->rank - 2] : b->shape[0];
     if (k1 != k2) NFAIL("inner dimensions differ: '%s' has %lld, '%s' has %lld", a->name, (long long)k1, b->name,
                         (long long)k2);
@@ -130,11 +111,14 @@ rotor_status ox_conv_geom(ox_model *m, const ox_node *n, const ox_val *x, const 
 }
 
 rotor_status ox_infer_conv(ox_model *m, ox_node *n, rotor_error *err) {
-    const char *op = n->p->op_type;
-    bool q = !strcmp(op, "QLinearConv");
-    int ix = 0, iw = q ? 3 : 1;
     rotor_status st;
-    if ((st = ox_need(m, n, iw + 1, err))) return st;
+    if ((st = ox_need(m, n, 2, err))) return st;
+    return ox_conv_shape(m, n, 0, 1, ox_in(m, n, 0)->onnx_type, err);
+}
+
+rotor_status ox_conv_shape(ox_model *m, ox_node *n, int ix, int iw, int type, rotor_error *err) {
+    const char *op = n->p->op_type;
+    rotor_status st;
     ox_val *x = ox_in(m, n, ix), *w = ox_in(m, n, iw);
     if (x->rank < 3) NFAIL("input '%s' has rank %d; Conv needs [N, C, spatial...]", x->name, x->rank);
     if (w->rank != x->rank) NFAIL("weight '%s' has rank %d, input has %d", w->name, w->rank, x->rank);
@@ -201,11 +185,8 @@ rotor_status ox_infer_conv(ox_model *m, ox_node *n, rotor_error *err) {
             if (shape[2 + i] < 1) NFAIL("output extent %lld in dimension %d", (long long)shape[2 + i], i);
         }
     }
-    int type = x->onnx_type;
-    if (!strcmp(op, "ConvInteger")) type = T_INT32;
-    if (q) type = ox_in(m, n, 7) ? ox_in(m, n, 7)->onnx_type : T_UINT8;
-    ox_val *bias = transpose || q ? NULL : ox_in(m, n, 2);
-    if (bias && !strcmp(op, "Conv") && (bias->rank != 1 || bias->shape[0] != shape[1]))
+    ox_val *bias = strcmp(op, "Conv") ? NULL : ox_in(m, n, 2);
+    if (bias && (bias->rank != 1 || bias->shape[0] != shape[1]))
         NFAIL("bias '%s' must have %lld elements", bias->name, (long long)shape[1]);
     return ox_set_out(m, n, 0, type, x->rank, shape, err);
 }

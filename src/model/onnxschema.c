@@ -279,10 +279,10 @@ static rotor_status check_counts(ox_model *m, ox_node *n, const ox_schema *s, ro
     int nin = n->nin;
     while (nin > 0 && n->in[nin - 1] < 0) nin--; /* trailing omitted inputs */
     if (n->nin < s->in_min || (s->in_max >= 0 && nin > s->in_max))
-        NFAIL("%d inputs; %s at opset %lld takes %s", nin, s->op, (long long)m->opset,
+        NFAIL("%d input%s; %s at opset %lld takes %s", nin, nin == 1 ? "" : "s", s->op, (long long)m->opset,
               count_range(s->in_min, s->in_max, want, sizeof want));
     if (n->nout < s->out_min || (s->out_max >= 0 && n->nout > s->out_max))
-        NFAIL("%d outputs; %s at opset %lld gives %s", n->nout, s->op, (long long)m->opset,
+        NFAIL("%d output%s; %s at opset %lld gives %s", n->nout, n->nout == 1 ? "" : "s", s->op, (long long)m->opset,
               count_range(s->out_min, s->out_max, want, sizeof want));
     /* an empty name stands for an omitted optional input only (a variadic
      * formal's entries are not checked: ONNX's checker does not either) */

@@ -38,13 +38,7 @@ static rotor_status kfail(const kctx *k, const char *fmt, ...) {
 }
 
 /* The graph value at ONNX input position pos, or -1 (absent or folded). */
-static int input_at(const kctx *k, int pos) {
-    const rotor_attr *a = rotor_op_attr(k->op, "@in");
-    if (!a) return pos < k->op->ninputs ? k->op->inputs[pos] : -1;
-    for (int i = 0; i < a->nints && i < k->op->ninputs; i++)
-        if (a->ints[i] == pos) return k->op->inputs[i];
-    return -1;
-}
+static int input_at(const kctx *k, int pos) { return run_op_input(k->op, pos); }
 
 static const rotor_value *val(const kctx *k, int v) { return &k->g->values[v]; }
 
@@ -783,6 +777,9 @@ static rotor_status k_msquant(const kctx *k) {
 
 typedef rotor_status (*kernel_fn)(const kctx *k);
 
+/* The quantized operators' kernels (kernquant.c). */
+static rotor_status k_quant(const kctx *k) { return run_kernel_quant(k->g, k->o, k->kind, k->vals, k->err); }
+
 /* Indexed by the kind the ONNX importer's registry names (onnxops.c): a
  * kernel that serves several kinds (Reduce*, ArgMax/ArgMin, the pools) reads
  * which one from k->kind, never from the type string. */
@@ -830,6 +827,9 @@ static const kernel_fn kernels[ROTOR_KERNEL_COUNT] = {
     [ROTOR_KERNEL_QLINEAR_AVERAGEPOOL] = k_msquant,
     [ROTOR_KERNEL_QLINEAR_GLOBAL_AVERAGEPOOL] = k_msquant,
     [ROTOR_KERNEL_QLINEAR_CONCAT] = k_msquant,
+    [ROTOR_KERNEL_QUANTIZE] = k_quant,
+    [ROTOR_KERNEL_DEQUANTIZE] = k_quant,
+    [ROTOR_KERNEL_DYNAMIC_QUANTIZE] = k_quant,
 };
 
 /* The op's kind: the one its lowering stored, else its type's in the

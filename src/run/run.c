@@ -27,8 +27,10 @@
  *    bound is what the compiler left the operator less the pipeline's
  *    buffers (rotor_stage_buffer_bytes).
  *  - Expression operators compute float32 values (the emulator's type);
- *    an operator over another type is refused until rotor supports it.
- *    Vendor kernels compute in double on any type. */
+ *    an operator over another type is refused until rotor supports it,
+ *    except the quantized contractions and the copies of integers, which
+ *    runquant.c makes exact (docs/run.md, "Quantized operators").  Vendor
+ *    kernels compute in double on any type. */
 #include "rotor/run/run.h"
 
 #include <math.h>
@@ -328,14 +330,15 @@ static rotor_status run_expression(run_ctx *c, int o, rotor_error *err) {
     for (int t = 0; t < e->ntensors; t++) {
         int v = op->tensor_value[t];
         if (v < 0) return OPFAIL(g, o, ROTOR_ERR_INPUT, "tensor %s names no graph value", e->tensors[t].name);
-        if (g->values[v].dtype != ROTOR_DTYPE_F32)
+        if (g->values[v].dtype != ROTOR_DTYPE_F32 && !run_quant_takes(g, o))
             return OPFAIL(g, o, ROTOR_ERR_INPUT, "'%s' is %s; rotor run computes float32 operators",
                           g->values[v].name, rotor_dtype_name(g->values[v].dtype));
         if (t > 0 && !c->vals[v])
             return OPFAIL(g, o, ROTOR_ERR_INPUT, "'%s' has no data (a weight without elements, or an input not "
                           "given)", g->values[v].name);
     }
-    rotor_status st = ROTOR_OK;
+    run_quant q; /* integer values: shifted inputs, exactness, the output's conversion (runquant.c) */
+    rotor_status st = run_quant_begin(g, o, c->vals, &q, err);
     float *in[ROTOR_MAX_TENSORS] = {NULL};
     int64_t *maps[ROTOR_MAX_TENSORS] = {NULL}; /* kept for a stage's checks */
     int64_t *ymap = NULL, yn = 0;
@@ -351,9 +354,10 @@ static rotor_status run_expression(run_ctx *c, int o, rotor_error *err) {
             st = rotor_nomem(err);
             break;
         }
-        const double *src = c->vals[op->tensor_value[t]];
+        const double *src = q.src[t] ? q.src[t] : c->vals[op->tensor_value[t]];
         for (int64_t k = 0; k < n; k++) in[t][k] = (float)(map ? (map[k] < 0 ? 0.0 : src[map[k]]) : src[k]);
     }
+    if (!st) st = run_quant_check(&q, g, o, (const float *const *)in, p != NULL, err);
     if (!st) st = tensor_map(g, o, 0, &ymap, &yn, err);
     maps[0] = ymap;
     if (!st && !(y = malloc(sizeof *y * (size_t)(yn ? yn : 1)))) st = rotor_nomem(err);
@@ -373,7 +377,8 @@ static rotor_status run_expression(run_ctx *c, int o, rotor_error *err) {
                         "%lld bytes per core, all of the %lld of SRAM", (long long)others, (long long)rotor_chip_sram(chip));
         if (!st) st = rotor_place_make(e, &po->active, &po->active_info, &pl, err);
         if (!st) {
-            st = rotor_emu_run(pl, chip, &eo, (const float *const *)in, y, &er, err);
+            rotor_chip oc = rotor_chip_for_op(chip, po->elem); /* its element size and rate (opelem.h) */
+            st = rotor_emu_run(pl, &oc, &eo, (const float *const *)in, y, &er, err);
             if (st) {
                 run_op_prefix(g, o, err);
             } else {
@@ -396,7 +401,9 @@ static rotor_status run_expression(run_ctx *c, int o, rotor_error *err) {
             int64_t at = ymap ? ymap[k] : k;
             if (at >= 0) out[at] = v;
         }
+        st = run_quant_end(&q, g, o, c->vals, out, err);
     }
+    run_quant_free(&q);
     rotor_place_free(pl);
     for (int t = 0; t < ROTOR_MAX_TENSORS; t++) free(in[t]);
     for (int t = 1; t < ROTOR_MAX_TENSORS; t++) free(maps[t]);

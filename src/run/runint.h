@@ -1,5 +1,7 @@
 /* runint.h — what the run stage's files share (private): errors that name
- * the operator, "op 'n3' (MaxPool): ...". */
+ * the operator, "op 'n3' (MaxPool): ...", an operator's inputs by ONNX
+ * position (runop.c), the quantized operators' kernels (kernquant.c) and
+ * steps (runquant.c). */
 #ifndef ROTOR_RUN_RUNINT_H
 #define ROTOR_RUN_RUNINT_H
 
@@ -11,6 +13,10 @@
 rotor_status run_op_vfail(const rotor_graph *g, int o, rotor_error *err, rotor_status code, const char *fmt,
                           va_list ap) __attribute__((format(printf, 5, 0)));
 
+/* run_op_vfail's ROTOR_ERR_INPUT, with its arguments. */
+rotor_status run_op_fail(const rotor_graph *g, int o, rotor_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
 /* Puts "op 'NAME' (TYPE): " before the message already in err. */
 void run_op_prefix(const rotor_graph *g, int o, rotor_error *err);
 
@@ -20,5 +26,53 @@ void run_op_prefix(const rotor_graph *g, int o, rotor_error *err);
 #define RUN_MSQ_MAX_IN 64
 rotor_status run_msquant_kernel(const rotor_graph *g, int op, rotor_kernel kind, const int *at, double *const *vals,
                                 rotor_error *err);
+/* The graph value at ONNX input position pos of op ("@in"), or -1: absent,
+ * or a constant the lowering kept as attribute "@pos". */
+int run_op_input(const rotor_op *op, int pos);
+
+/* The elements of ONNX input pos of op o: its graph value's (vals; *value
+ * the value), else those of attribute "@pos" (floats as they are, ints
+ * copied into buf, at most cap; *value -1); NULL and *n 0 when absent. */
+const double *run_op_param(const rotor_graph *g, int o, double *const *vals, int pos, double *buf, int cap,
+                           int64_t *n, int *value);
+
+/* Element k (row-major) of a tensor of shape ts[0..tr) reads element
+ * run_param_index(...) of a parameter of shape ps[0..pr) whose dimension j
+ * runs along the tensor's dimension start + j: the coordinate where the
+ * extents agree, 0 where the parameter's is 1, the coordinate / block where
+ * it is smaller (blocked quantization).  Per tensor, per axis, per row or
+ * column and blocked scales and zero points are all this. */
+int64_t run_param_index(const int64_t *ts, int tr, const int64_t *ps, int pr, int start, int64_t block, int64_t k);
+
+/* ---- quantized operators (docs/run.md, "Quantized operators") ---- */
+
+/* QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear (kernquant.c),
+ * by kind; vals as rotor_run_kernel's. */
+rotor_status run_kernel_quant(const rotor_graph *g, int o, rotor_kernel kind, double *const *vals, rotor_error *err);
+
+/* An expression operator over integer values (runquant.c): what the run
+ * does around the emulator.  run_quant_takes says whether op o may name
+ * values other than float32: a quantized contraction (the lowering's
+ * "rotor.quant.a") or a copy of integers.  run_quant_begin checks its
+ * inputs' values (vals) and gives the sources the emulator reads in their
+ * place (src[t], NULL: the value itself): a quantized contraction's
+ * zero-point-shifted integers.  run_quant_check proves, on the emulator's
+ * inputs in[] (t >= 1), that float32 (planned) or double computes the
+ * contraction exactly, or refuses it.  run_quant_end turns the output
+ * value y (the accumulators, or a copy) into the operator's: the
+ * requantization, the int32 accumulator, or ONNX's Cast into an integer
+ * type.  run_quant_free frees it (also after an error). */
+typedef struct run_quant {
+    int kind;                          /* 0: none, 1: a quantized contraction, 2: a copy */
+    double *src[ROTOR_MAX_TENSORS];
+    double bound;                      /* K max|a'| max|b'| */
+} run_quant;
+bool run_quant_takes(const rotor_graph *g, int o);
+rotor_status run_quant_begin(const rotor_graph *g, int o, double *const *vals, run_quant *q, rotor_error *err);
+rotor_status run_quant_check(const run_quant *q, const rotor_graph *g, int o, const float *const *in, bool planned,
+                             rotor_error *err);
+rotor_status run_quant_end(const run_quant *q, const rotor_graph *g, int o, double *const *vals, double *y,
+                           rotor_error *err);
+void run_quant_free(run_quant *q);
 
 #endif

@@ -420,7 +420,7 @@ static rotor_status handoff_key(replayer *r, const rotor_program *p, int op, rot
     idlist *k = &r->key;
     rotor_status st = ROTOR_OK;
     k->n = 0;
-    int64_t head[4] = {r->n, r->elem, po->setup_bytes, po->setup_rounds};
+    int64_t head[4] = {r->n, rotor_chip_for_op(&r->chip, po->elem).element_bytes, po->setup_bytes, po->setup_rounds};
     key_words(k, head, 4, &st, err);
     key_plan(k, &po->expr, &po->active, &po->active_info, &st, err);
     for (int t = 1; t < po->expr.ntensors; t++) {

@@ -28,6 +28,7 @@ typedef struct rotor_chip {
     double link_gbps;            /* beta / 1e9: per-core outbound link bandwidth, GB/s */
     double link_latency_ns;      /* alpha * 1e9: per-shift latency, ns */
     double matrix_tflops;        /* whole-chip matrix (systolic) rate, TFLOP/s, one chip */
+    double int8_tops;            /* ... for 8-bit integer contractions, TOP/s (0: matrix_tflops) */
     double vector_tflops;        /* whole-chip vector rate, TFLOP/s, one chip */
     int64_t systolic_rows;       /* r of the r x c systolic array */
     int64_t systolic_cols;       /* c */

@@ -19,6 +19,7 @@
 
 #include "rotor/base/chip.h"
 #include "rotor/compile/compile.h"
+#include "rotor/compile/opelem.h"
 #include "rotor/op/cost.h"
 #include "rotor/base/error.h"
 #include "rotor/op/expr.h"
@@ -32,6 +33,9 @@ typedef struct rotor_program_op {
     char type[ROTOR_OP_TYPE_MAX];
     bool vendor;
     rotor_expr expr;               /* bound; unused for vendor ops */
+    /* "element_bytes", "int8_rate": the element size and rate its plans are
+     * costed at (opelem.h); {0}: the chip's */
+    rotor_op_elem elem;
     rotor_plan active;
     rotor_plan_info active_info;
     rotor_cost active_cost;

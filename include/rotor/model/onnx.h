@@ -122,4 +122,13 @@ rotor_status rotor_onnx_tensor_write(const char *path, const rotor_onnx_tensor *
  * (the zoo's, hand-built graphs). */
 rotor_kernel rotor_onnx_kernel(const char *type);
 
+/* ONNX's quantization rule (QuantizeLinear, and the QLinear operators'
+ * outputs): saturate(round(x) + zero_point), x already divided by the
+ * scale, rounded to nearest with ties to even, then clamped to t's range.
+ * rotor_onnx_quant_range gives that range for int8, uint8, int16, uint16
+ * and int32 (false for any other type, which rotor_onnx_quantize then does
+ * not clamp). */
+double rotor_onnx_quantize(double x, double zero_point, rotor_dtype t);
+bool rotor_onnx_quant_range(rotor_dtype t, double *lo, double *hi);
+
 #endif

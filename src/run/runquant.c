@@ -1,0 +1,277 @@
+/* runquant.c — expression operators over integer values (docs/run.md,
+ * "Quantized operators"): what the run does around the emulator so that
+ * their integer results are exact.  run.c calls it for every expression
+ * operator (runint.h: run_quant_takes, _begin, _end).
+ *
+ * The emulator computes in float32 (op/emu.c).  A quantized contraction
+ * (QLinearMatMul, MatMulInteger, QLinearConv, ConvInteger; the lowering
+ * marks it with "rotor.quant.a", model/lower.c) runs its plan there on its
+ * zero-point-shifted inputs a' = a - a_zero_point and b' = b - b_zero_point,
+ * integers of at most 9 bits for 8-bit data.  Every partial sum a plan
+ * forms, on one core or across a reduction ring, adds some of the products
+ * of one output element, so its magnitude is at most that element's
+ * sum of |a' b'|, itself at most K max|a'| max|b'| (K: the product of the
+ * reduced extents).  While the bound is at most 2^24, every float32
+ * product and sum on the way is an integer float32 holds exactly, in
+ * whatever order the plan adds them.  The run checks it per operator on
+ * the data before it emulates (run_quant_check): K max|a'| max|b'| first,
+ * and when that is over 2^24 the largest sum of |a' b'| (the reference's
+ * magnitude, in double).  It refuses the operator when that is over 2^24
+ * too, naming the bound: such a planned run cannot be exact, and the run
+ * says so rather than give a rounded integer.  The direct run evaluates in
+ * double, exact to 2^53.
+ *
+ * The output is then the operator's, by a reference step in double:
+ * MatMulInteger's and ConvInteger's int32 accumulator (wrapped as int32
+ * wraps: ONNX lets "accumulation overflow if and only if in 32 bits"), or
+ * for QLinearMatMul and QLinearConv the requantized accumulator
+ * y = saturate(round((acc + bias) * M) + y_zero_point) (rotor_onnx_quantize:
+ * ties to even), with M = a_scale * b_scale / y_scale formed in float32 and
+ * the product in double, as ONNX's reference implementation (numpy over
+ * float32 scales and an int32 accumulator) and onnxruntime form it.  ONNX's
+ * reference adds the zero point before it rounds, which differs from the
+ * operator specification's order only on an exact tie with an odd zero
+ * point; rotor follows the specification (QuantizeLinear's formula).
+ *
+ * A copy (an expression whose right side is one tensor: Identity, Reshape,
+ * Transpose, Slice, Expand, Cast, ...) over integer or boolean values is
+ * exact in float32 while every integer it reads is at most 2^24 in
+ * magnitude; a larger one is refused.  An integer output follows ONNX's
+ * Cast: truncation toward zero; a value outside the output type's range,
+ * which ONNX leaves undefined, or a NaN, is refused.  A boolean output is
+ * x != 0. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rotor/model/onnx.h"
+#include "rotor/op/emu.h"
+#include "runint.h"
+
+#define EXACT_F32 16777216.0 /* 2^24: float32 holds every integer up to it */
+#define EXACT_F64 9007199254740992.0 /* 2^53 */
+#define PARAM_ATTR_MAX 64
+
+static bool is_int(rotor_dtype t) { return t >= ROTOR_DTYPE_I8 && t <= ROTOR_DTYPE_U64; }
+
+/* The right-hand side is one tensor, read as it is. */
+static bool is_copy(const rotor_expr *e) {
+    return !e->accumulate && e->nnodes == 1 && e->rhs[0].op == ROTOR_NODE_TENSOR;
+}
+
+bool run_quant_takes(const rotor_graph *g, int o) {
+    const rotor_op *op = &g->ops[o];
+    if (rotor_op_attr(op, "rotor.quant.a")) return true;
+    if (!is_copy(&op->expr)) return false;
+    for (int t = 0; t < op->expr.ntensors; t++) {
+        int v = op->tensor_value[t];
+        rotor_dtype d = v >= 0 ? g->values[v].dtype : ROTOR_DTYPE_F32;
+        if (d != ROTOR_DTYPE_F32 && d != ROTOR_DTYPE_BOOL && !is_int(d)) return false;
+    }
+    return true;
+}
+
+/* ---- parameters ------------------------------------------------------------------------------- */
+
+/* One scale, zero point or bias: its elements and how they run over a
+ * tensor of the operator (run_param_index). */
+typedef struct qparam {
+    const double *d;
+    int64_t n;
+    const int64_t *shape; /* NULL: one element */
+    int rank;
+    double buf[PARAM_ATTR_MAX];
+} qparam;
+
+/* Reads the parameter at ONNX position pos (absent: p->d NULL); a graph
+ * value without data (an input not given) is an error, never a zero. */
+static rotor_status param_read(const rotor_graph *g, int o, double *const *vals, int64_t pos, qparam *p,
+                               rotor_error *err) {
+    int v;
+    p->d = run_op_param(g, o, vals, (int)pos, p->buf, PARAM_ATTR_MAX, &p->n, &v);
+    if (v >= 0 && !vals[v])
+        return run_op_fail(g, o, err, "'%s' has no data (an input not given)", g->values[v].name);
+    p->shape = v >= 0 && p->n > 1 ? g->values[v].shape : NULL;
+    p->rank = p->shape ? g->values[v].rank : 0;
+    return ROTOR_OK;
+}
+
+/* p's element for element k of a tensor of value x, p's first dimension on
+ * x's dimension start; 0 when p is absent (a zero point), 1 for a scale. */
+static double param_at(const qparam *p, const rotor_value *x, int64_t start, int64_t k, double absent) {
+    if (!p->d) return absent;
+    if (!p->shape) return p->d[0];
+    return p->d[run_param_index(x->shape, x->rank, p->shape, p->rank, (int)start, 0, k)];
+}
+
+static const int64_t *attr4(const rotor_op *op, const char *name) {
+    const rotor_attr *a = rotor_op_attr(op, name);
+    return a && a->nints == 4 ? a->ints : NULL;
+}
+
+/* ---- a quantized contraction -------------------------------------------------------------------- */
+
+/* src[t] = x - zero point for t = 1, 2; *bound = K max|a'| max|b'|. */
+static rotor_status shift_inputs(const rotor_graph *g, int o, double *const *vals, run_quant *q, double *bound,
+                                 rotor_error *err) {
+    const rotor_op *op = &g->ops[o];
+    const rotor_expr *e = &op->expr;
+    double k = 1;
+    for (int a = 0; a < e->naxes; a++)
+        if (rotor_expr_is_reduction_axis(e, a)) k *= (double)e->extent[a];
+    *bound = k;
+    for (int t = 1; t <= 2; t++) {
+        const int64_t *qa = attr4(op, t == 1 ? "rotor.quant.a" : "rotor.quant.b");
+        int v = op->tensor_value[t];
+        if (!qa || v < 0) return run_op_fail(g, o, err, "the lowering left no quantization of tensor %d", t);
+        const rotor_value *x = &g->values[v];
+        qparam zp;
+        rotor_status st = param_read(g, o, vals, qa[1], &zp, err);
+        if (st) return st;
+        if (!(q->src[t] = malloc(sizeof(double) * (size_t)(x->elements ? x->elements : 1)))) return rotor_nomem(err);
+        double most = 0;
+        for (int64_t i = 0; i < x->elements; i++) {
+            if (vals[v][i] != floor(vals[v][i]))
+                return run_op_fail(g, o, err, "element %lld of '%s' (%s) is %.17g, not an integer", (long long)i, x->name,
+                             rotor_dtype_name(x->dtype), vals[v][i]);
+            double s = vals[v][i] - param_at(&zp, x, qa[2], i, 0);
+            q->src[t][i] = s;
+            if (fabs(s) > most) most = fabs(s);
+        }
+        *bound *= most;
+    }
+    return ROTOR_OK;
+}
+
+/* The requantizing epilogue (QLinear*) or the int32 accumulator (*Integer)
+ * of output value y's elements. */
+static rotor_status requantize(const rotor_graph *g, int o, double *const *vals, double *y, rotor_error *err) {
+    const rotor_op *op = &g->ops[o];
+    const int64_t *qa = attr4(op, "rotor.quant.a"), *qb = attr4(op, "rotor.quant.b"), *qy = attr4(op, "rotor.quant.y");
+    const rotor_value *yv = &g->values[op->tensor_value[0]];
+    qparam sa, sb, sy, zy, bias;
+    rotor_status st;
+    if ((st = param_read(g, o, vals, qa[0], &sa, err)) || (st = param_read(g, o, vals, qb[0], &sb, err)) ||
+        (st = param_read(g, o, vals, qy ? qy[0] : -1, &sy, err)) ||
+        (st = param_read(g, o, vals, qy ? qy[1] : -1, &zy, err)) ||
+        (st = param_read(g, o, vals, qy ? qy[2] : -1, &bias, err)))
+        return st;
+    for (int64_t k = 0; k < yv->elements; k++) {
+        double acc = y[k] + param_at(&bias, yv, qy ? qy[3] : 0, k, 0);
+        if (!sy.d) { /* MatMulInteger, ConvInteger: int32, as it wraps */
+            y[k] = (double)(int32_t)(uint32_t)(int64_t)acc;
+            continue;
+        }
+        float m = (float)param_at(&sa, yv, qa[3], k, 1) * (float)param_at(&sb, yv, qb[3], k, 1);
+        m = m / (float)param_at(&sy, yv, 0, k, 1);
+        double r = acc * (double)m;
+        if (isnan(r))
+            return run_op_fail(g, o, err, "output element %lld requantizes to NaN (a scale is 0, infinite or NaN)",
+                         (long long)k);
+        y[k] = rotor_onnx_quantize(r, param_at(&zy, yv, 0, k, 0), yv->dtype);
+    }
+    return ROTOR_OK;
+}
+
+/* ---- a copy ------------------------------------------------------------------------------------ */
+
+/* The integer inputs of a copy are exact in float32. */
+static rotor_status copy_inputs(const rotor_graph *g, int o, double *const *vals, rotor_error *err) {
+    const rotor_op *op = &g->ops[o];
+    for (int t = 1; t < op->expr.ntensors; t++) {
+        int v = op->tensor_value[t];
+        if (v < 0 || !vals[v] || !is_int(g->values[v].dtype)) continue;
+        for (int64_t k = 0; k < g->values[v].elements; k++)
+            if (fabs(vals[v][k]) > EXACT_F32)
+                return run_op_fail(g, o, err, "element %lld of '%s' is %.17g; the emulated cores copy integers in "
+                             "float32, exact only up to 2^24", (long long)k, g->values[v].name, vals[v][k]);
+    }
+    return ROTOR_OK;
+}
+
+/* The range of integer type t (int64, uint64 and uint32 beside the
+ * quantized types). */
+static void int_range(rotor_dtype t, double *lo, double *hi) {
+    if (rotor_onnx_quant_range(t, lo, hi)) return;
+    *lo = t == ROTOR_DTYPE_I64 ? -9223372036854775808.0 : 0;
+    *hi = t == ROTOR_DTYPE_I64 ? 9223372036854775807.0 : t == ROTOR_DTYPE_U32 ? 4294967295.0 : 18446744073709551615.0;
+}
+
+/* ONNX Cast into the output's type: truncation toward zero, or x != 0. */
+static rotor_status cast_output(const rotor_graph *g, int o, double *y, rotor_error *err) {
+    const rotor_value *yv = &g->values[g->ops[o].tensor_value[0]];
+    if (yv->dtype == ROTOR_DTYPE_BOOL) {
+        for (int64_t k = 0; k < yv->elements; k++) y[k] = y[k] != 0;
+        return ROTOR_OK;
+    }
+    if (!is_int(yv->dtype)) return ROTOR_OK;
+    double lo, hi;
+    int_range(yv->dtype, &lo, &hi);
+    for (int64_t k = 0; k < yv->elements; k++) {
+        double t = trunc(y[k]);
+        if (!(t >= lo && t <= hi))
+            return run_op_fail(g, o, err, "element %lld is %.17g, outside %s (ONNX does not define the cast)", (long long)k,
+                         y[k], rotor_dtype_name(yv->dtype));
+        y[k] = t;
+    }
+    return ROTOR_OK;
+}
+
+/* ---- the steps --------------------------------------------------------------------------------- */
+
+rotor_status run_quant_begin(const rotor_graph *g, int o, double *const *vals, run_quant *q, rotor_error *err) {
+    memset(q, 0, sizeof *q);
+    const rotor_op *op = &g->ops[o];
+    bool any = false;
+    for (int t = 0; t < op->expr.ntensors; t++)
+        any = any || (op->tensor_value[t] >= 0 && g->values[op->tensor_value[t]].dtype != ROTOR_DTYPE_F32);
+    if (!rotor_op_attr(op, "rotor.quant.a")) {
+        q->kind = any ? 2 : 0;
+        return any ? copy_inputs(g, o, vals, err) : ROTOR_OK;
+    }
+    q->kind = 1;
+    return shift_inputs(g, o, vals, q, &q->bound, err);
+}
+
+rotor_status run_quant_check(const run_quant *q, const rotor_graph *g, int o, const float *const *in, bool planned,
+                             rotor_error *err) {
+    double limit = planned ? EXACT_F32 : EXACT_F64, most = q->bound;
+    if (q->kind != 1 || most <= limit) return ROTOR_OK;
+    /* the tighter bound: each output's sum of |a' b'| over its terms (the
+     * reference's magnitude), which bounds every partial sum of it */
+    const rotor_expr *e = &g->ops[o].expr;
+    int64_t n = rotor_emu_tensor_elems(e, 0, NULL);
+    double *ref = malloc(sizeof *ref * (size_t)(n ? n : 1)), *mag = malloc(sizeof *mag * (size_t)(n ? n : 1));
+    float *abs_in[ROTOR_MAX_TENSORS] = {NULL};
+    rotor_status st = ref && mag ? ROTOR_OK : rotor_nomem(err);
+    for (int t = 1; t < e->ntensors && !st; t++) {
+        int64_t m = rotor_emu_tensor_elems(e, t, NULL);
+        if (!(abs_in[t] = malloc(sizeof(float) * (size_t)(m ? m : 1)))) st = rotor_nomem(err);
+        for (int64_t k = 0; k < m && !st; k++) abs_in[t][k] = fabsf(in[t][k]);
+    }
+    if (!st) st = rotor_emu_reference(e, (const float *const *)abs_in, ref, mag, err);
+    most = 0;
+    for (int64_t k = 0; k < n && !st; k++) most = fmax(most, mag[k]);
+    if (!st && most > limit)
+        st = run_op_fail(g, o, err, "the %s run cannot be exact: an output sums |a - a_zero_point| |b - b_zero_point| to "
+                   "%.17g over its terms (K max|a'| max|b'| = %.17g), beyond 2^%d, where %s sums of integers stop "
+                   "being exact", planned ? "planned" : "direct", most, q->bound, planned ? 24 : 53,
+                   planned ? "float32" : "double");
+    for (int t = 0; t < ROTOR_MAX_TENSORS; t++) free(abs_in[t]);
+    free(ref);
+    free(mag);
+    return st;
+}
+
+rotor_status run_quant_end(const run_quant *q, const rotor_graph *g, int o, double *const *vals, double *y,
+                           rotor_error *err) {
+    if (q->kind == 1) return requantize(g, o, vals, y, err);
+    if (q->kind == 2) return cast_output(g, o, y, err);
+    return ROTOR_OK;
+}
+
+void run_quant_free(run_quant *q) {
+    for (int t = 0; t < ROTOR_MAX_TENSORS; t++) free(q->src[t]);
+    memset(q, 0, sizeof *q);
+}
