@@ -492,3 +492,84 @@ Test(onnxflow, an_if_on_a_shape_comparison_folds_without_values) {
     rotor_graph_free(&g);
     mb_free(&b);
 }
+
+/* ---- names (src/model/onnxname.c; docs/onnx.md, "Names") ------------------------------------ */
+
+/* The packed model with each '@' of its bytes made a NUL (protobuf-c packs
+ * C strings, which cannot hold one). */
+static rotor_status load_with_nul(mb *b, rotor_graph *g, rotor_error *err) {
+    size_t len = onnx__model_proto__get_packed_size(&b->model);
+    uint8_t *buf = malloc(len);
+    cr_assert(buf);
+    onnx__model_proto__pack(&b->model, buf);
+    for (size_t k = 0; k < len; k++)
+        if (buf[k] == '@') buf[k] = 0;
+    rotor_status st = rotor_onnx_load_buffer(buf, len, "m.onnx", NULL, g, NULL, err);
+    free(buf);
+    return st;
+}
+
+/* Two initializers "c\0x" and "c\0y": protobuf-c's C strings end at the
+ * NUL, and both were 'c', "defined twice"; now the name is refused where
+ * it is. */
+Test(onnxflow, a_nul_inside_a_name_is_refused_where_it_is) {
+    mb b;
+    mb_init(&b, 13);
+    mb_input(&b, "x", DIMS(2));
+    mb_init_tensor(&b, "c@x", 1, 1, (const int64_t[]){2}, NULL);
+    mb_init_tensor(&b, "c@y", 1, 1, (const int64_t[]){2}, NULL);
+    mb_node(&b, "Add", "add", "x x", "y");
+    mb_output(&b, "y");
+    rotor_graph g;
+    rotor_error err = {{0}};
+    cr_assert_eq(load_with_nul(&b, &g, &err), ROTOR_ERR_INPUT);
+    cr_assert_str_eq(err.msg, "m.onnx: the name of initializer 0 ('c\\x00x') contains a NUL byte at byte 1; ONNX "
+                              "names are C strings");
+    rotor_graph_free(&g);
+    /* in a node's output, and in a subgraph */
+    b.graph.n_initializer = 0;
+    b.nodes[0]->output[0] = "y@";
+    cr_assert_eq(load_with_nul(&b, &g, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "m.onnx: the name of node 0 > output 0 ('y\\x00') contains a NUL byte at byte 1");
+    rotor_graph_free(&g);
+    b.nodes[0]->output[0] = "y";
+    Onnx__NodeProto *n = mb_node(&b, "If", "if", "x", "z");
+    attr_g(&b, n, "then_branch", branch(&b, "Relu", "t@"));
+    cr_assert_eq(load_with_nul(&b, &g, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "the name of node 1 > attribute 0 > graph > node 0 > output 0 ('t\\x00') contains a NUL byte "
+                        "at byte 1");
+    rotor_graph_free(&g);
+    mb_free(&b);
+}
+
+/* A Latin-1 name (0xe9), a cut UTF-8 sequence and a control character are
+ * written with \xNN escapes in every name the graph holds, the same for
+ * every use of the name; valid UTF-8 ("é") is left as it is. */
+Test(onnxflow, names_that_are_not_utf8_are_escaped_once_at_import) {
+    mb b;
+    mb_init(&b, 13);
+    mb_input(&b, "caf\xe9", DIMS(2));
+    mb_node(&b, "Relu", "n\xc3", "caf\xe9", "r\x01");
+    mb_node(&b, "Sigmoid", "s", "r\x01", "\xc3\xa9t\xc3\xa9");
+    mb_output(&b, "\xc3\xa9t\xc3\xa9");
+    rotor_graph g;
+    rotor_error err = {{0}};
+    cr_assert_eq(mb_load(&b, NULL, &g, NULL, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_geq(rotor_graph_find_value(&g, "caf\\xe9"), 0);
+    cr_assert_geq(rotor_graph_find_value(&g, "r\\x01"), 0);
+    cr_assert_geq(rotor_graph_find_value(&g, "\xc3\xa9t\xc3\xa9"), 0, "valid UTF-8 is kept");
+    cr_assert_str_eq(g.ops[0].name, "n\\xc3");
+    rotor_graph_free(&g);
+    /* --input and --value take the escaped name */
+    rotor_onnx_options o = {.input_shapes = "caf\\xe9=3"};
+    cr_assert_eq(mb_load(&b, &o, &g, NULL, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(g.values[rotor_graph_find_value(&g, "caf\\xe9")].shape[0], 3);
+    rotor_graph_free(&g);
+    /* what an invalid name escapes to, already in the file, is refused */
+    mb_init_tensor(&b, "r\\x01", 1, 1, (const int64_t[]){2}, NULL);
+    cr_assert_eq(mb_load(&b, NULL, &g, NULL, &err), ROTOR_ERR_INPUT);
+    cr_assert_str_eq(err.msg, "m.onnx: the name 'r\\x01' is in the file, and is also what a name that is not UTF-8 "
+                              "is written as (its bytes escaped as \\xNN)");
+    rotor_graph_free(&g);
+    mb_free(&b);
+}

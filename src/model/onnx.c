@@ -601,6 +601,8 @@ static rotor_status decode_and_infer(ox_model *m, const uint8_t *data, size_t le
     if (!m->proto)
         return rotor_fail(err, ROTOR_ERR_INPUT, "%s: not a valid ONNX model (the protobuf does not decode)", m->label);
     if (!m->proto->graph) return rotor_fail(err, ROTOR_ERR_INPUT, "%s: the model has no graph", m->label);
+    rotor_status st = ox_check_names(m, data, len, err);
+    if (st) return st;
     m->stats.ir_version = m->proto->has_ir_version ? m->proto->ir_version : 0;
     m->opset = -1;
     for (size_t i = 0; i < m->proto->n_opset_import; i++) {
@@ -616,7 +618,7 @@ static rotor_status decode_and_infer(ox_model *m, const uint8_t *data, size_t le
      * import again, from the flattening on. */
     for (int pass = 1;; pass++) {
         m->refold = false;
-        rotor_status st = build(m, opt, err);
+        st = build(m, opt, err);
         if (!st) st = ox_infer_all(m, err);
         if (st || !m->refold) return st;
         if (pass == OX_MAX_PASSES)

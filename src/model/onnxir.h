@@ -127,6 +127,15 @@ void ox_flat_free(ox_model *m);
 rotor_status ox_flow_node(ox_model *m, ox_node *n, rotor_error *err);
 void ox_facts_free(ox_model *m);
 
+/* The names of the decoded file, decided once before anything reads them
+ * (onnxname.c): a name with a NUL byte in the file's bytes (data) is
+ * refused naming where it is; bytes of a name that are not printable UTF-8
+ * are rewritten as \xNN in m->proto. */
+rotor_status ox_check_names(ox_model *m, const uint8_t *data, size_t len, rotor_error *err);
+/* A malloc'd copy of s with the same escapes (a test data file's tensor
+ * name); NULL when out of memory. */
+char *ox_name_copy(const char *s);
+
 /* Value v with aliases resolved. */
 int ox_resolve(const ox_model *m, int v);
 
