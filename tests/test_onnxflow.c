@@ -94,6 +94,18 @@ static void assert_shape(const rotor_onnx_output *o, const char *name, int rank,
                      (long long)dims[d]);
 }
 
+/* The model is refused with want in a message naming its Scan or Loop. */
+static void refused(mb *b, const char *want) {
+    rotor_graph g;
+    rotor_error err = {{0}};
+    cr_assert_eq(mb_load(b, NULL, &g, NULL, &err), ROTOR_ERR_INPUT, "imported; want \"%s\"", want);
+    assert_msg_has(err, want);
+    cr_assert(strstr(err.msg, "m.onnx: node 'scan' (op Scan, domain ai.onnx): ") == err.msg ||
+                  strstr(err.msg, "m.onnx: node 'loop' (op Loop, domain ai.onnx): ") == err.msg,
+              "%s", err.msg);
+    rotor_graph_free(&g);
+}
+
 /* ---- Scan ----------------------------------------------------------------------------- */
 
 /* MIGraphX's scan_test3 form: state s [2, 2], scan inputs x and w; the body
@@ -231,19 +243,69 @@ Test(onnxflow, reversed_scan_inputs_and_outputs_run_in_onnx_order) {
     running_sum(1, 1, (const double[]){6, 5, 3});
 }
 
-/* Invalid Scans (MIGraphX's scan_invalid_* and *_mismatch files) are refused
- * with the attribute or input named, not unrolled. */
-static void refused(mb *b, const char *want) {
-    rotor_graph g;
+/* Opset 8's Scan carries a batch axis first: its first input is
+ * sequence_lens, its scan inputs are [batch, steps, ...], and each batch
+ * entry scans on its own.  Running sums over x [2, 3, 2] read backwards
+ * (directions [1]): onnx.shape_inference gives total [2, 2] and sums
+ * [2, 3, 2]; entry 0 sums x[0] = 1..6 from its last step (5,6), entry 1
+ * x[1] = 7..12 the same way. */
+Test(onnxflow, an_opset_8_scan_unrolls_per_batch_entry) {
+    mb b;
+    mb_init(&b, 8);
+    mb_input(&b, "s", DIMS(2, 2));
+    mb_input(&b, "x", DIMS(2, 3, 2));
+    Onnx__GraphProto *g = sub(&b);
+    sub_in(&b, g, "s_in", 1, DIMS(2));
+    sub_in(&b, g, "x_t", 1, DIMS(2));
+    sub_node(&b, g, "Add", "s_in x_t", "s_out");
+    sub_node(&b, g, "Identity", "s_out", "o");
+    sub_out(&b, g, "s_out");
+    sub_out(&b, g, "o");
+    Onnx__NodeProto *n = mb_node(&b, "Scan", "scan", "- s x", "total sums");
+    attr_g(&b, n, "body", g);
+    mb_attr_i(&b, n, "num_scan_inputs", 1);
+    mb_attr_ints(&b, n, "directions", DIMS(1));
+    mb_output(&b, "total");
+    mb_output(&b, "sums");
+    rotor_onnx_output *o;
+    int no;
     rotor_error err = {{0}};
-    cr_assert_eq(mb_load(b, NULL, &g, NULL, &err), ROTOR_ERR_INPUT, "imported; want \"%s\"", want);
-    assert_msg_has(err, want);
-    cr_assert(strstr(err.msg, "m.onnx: node 'scan' (op Scan, domain ai.onnx): ") == err.msg ||
-                  strstr(err.msg, "m.onnx: node 'loop' (op Loop, domain ai.onnx): ") == err.msg,
-              "%s", err.msg);
-    rotor_graph_free(&g);
+    cr_assert_eq(outputs(&b, NULL, &o, &no, &err), ROTOR_OK, "%s", err.msg);
+    assert_shape(&o[0], "total", DIMS(2, 2));
+    assert_shape(&o[1], "sums", DIMS(2, 3, 2));
+    rotor_onnx_outputs_free(o, no);
+    rotor_onnx_options opt = {.keep_data = true};
+    rotor_graph gr;
+    cr_assert_eq(mb_load(&b, &opt, &gr, NULL, &err), ROTOR_OK, "%s", err.msg);
+    double s0[4] = {0, 0, 100, 100}, x[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+    const double **in = calloc((size_t)gr.nvalues, sizeof *in);
+    in[rotor_graph_find_value(&gr, "s")] = s0;
+    in[rotor_graph_find_value(&gr, "x")] = x;
+    rotor_run_result r;
+    cr_assert_eq(rotor_run(&gr, in, NULL, &r, &err), ROTOR_OK, "%s", err.msg);
+    static const double total[4] = {9, 12, 127, 130};
+    static const double sums[12] = {5, 6, 8, 10, 9, 12, 111, 112, 120, 122, 127, 130};
+    const double *t = r.values[rotor_graph_find_value(&gr, "total")], *y = r.values[rotor_graph_find_value(&gr, "sums")];
+    for (int k = 0; k < 4; k++) cr_assert_float_eq(t[k], total[k], 1e-9, "total[%d] is %g", k, t[k]);
+    for (int k = 0; k < 12; k++) cr_assert_float_eq(y[k], sums[k], 1e-9, "sums[%d] is %g", k, y[k]);
+    rotor_run_result_free(&r);
+    free(in);
+    rotor_graph_free(&gr);
+    /* sequence_lens must be known to be every entry's steps */
+    n->input[0] = "lens";
+    input_typed(&b, "lens", 7, 1, (const int64_t[]){2});
+    refused(&b, "the Scan is not unrolled: its sequence_lens 'lens' is not known to be 3 for every batch entry");
+    static const char *const v3[1] = {"lens=3,3"}, *const v2[1] = {"lens=3,2"};
+    rotor_onnx_options o3 = {.values = v3, .nvalues = 1}, o2 = {.values = v2, .nvalues = 1};
+    cr_assert_eq(mb_load(&b, &o3, &gr, NULL, &err), ROTOR_OK, "%s", err.msg);
+    rotor_graph_free(&gr);
+    cr_assert_eq(mb_load(&b, &o2, &gr, NULL, &err), ROTOR_ERR_INPUT);
+    rotor_graph_free(&gr);
+    mb_free(&b);
 }
 
+/* Invalid Scans (MIGraphX's scan_invalid_* and *_mismatch files) are refused
+ * with the attribute or input named, not unrolled. */
 Test(onnxflow, invalid_scans_are_refused_naming_the_attribute) {
     mb b;
     Onnx__NodeProto *n = scan_model(&b, DIMS(3, 2, 2), DIMS(3, 1));

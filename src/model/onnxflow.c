@@ -12,7 +12,9 @@
  *    step to step by Identity, and each scan output is stacked with
  *    Unsqueeze and Concat along its axis (the last step first when
  *    reversed; a negative axis counts from the back of the stacked output,
- *    which is what Unsqueeze and Concat make of it too);
+ *    which is what Unsqueeze and Concat make of it too); opset 8's Scan,
+ *    whose inputs carry a batch axis first, is unrolled per batch entry
+ *    and step, and stacked over the batch;
  *  - a Loop with a known trip count, whose condition is known true and
  *    which its body passes through unchanged or sets to a constant true, is
  *    unrolled the same way: the iteration number is a Constant per step,
@@ -425,44 +427,54 @@ static rotor_status body_step(ox_model *m, const unroll *u, int t, int depth, ro
     return ROTOR_OK;
 }
 
-/* Stacks out#0 .. out#(T-1) along axis into dst (out#(T-1) first when
- * reversed): Unsqueeze each, Concat. */
-static rotor_status stack(ox_model *m, const unroll *u, const char *out, int64_t T, int64_t axis, bool reversed,
-                          const char *dst, rotor_error *err) {
-    const char **parts = own(m, sizeof(char *) * (size_t)T);
+/* Stacks src[0..n) along axis into dst (src[n-1] first when reversed):
+ * Unsqueeze each into base#(first + i)#u, then Concat. */
+static rotor_status concat_unsqueezed(ox_model *m, const char *const *src, int64_t n, int64_t axis, bool reversed,
+                                      const char *base, int64_t first, const char *dst, rotor_error *err) {
+    const char **parts = own(m, sizeof(char *) * (size_t)n);
     if (!parts) return rotor_nomem(err);
-    for (int t = 0; t < T; t++) {
+    for (int64_t i = 0; i < n; i++) {
         char buf[512];
-        const char *src = at_step(m, u, out, t);
-        snprintf(buf, sizeof buf, "%s#%d#u", out, t);
+        snprintf(buf, sizeof buf, "%s#%lld#u", base, (long long)(first + i));
         const char *un = own_str(m, buf);
-        if (!src || !un) return rotor_nomem(err);
+        if (!un) return rotor_nomem(err);
         Onnx__NodeProto *p;
         if (m->opset >= 13) { /* axes as an input */
-            snprintf(buf, sizeof buf, "%s#%d#ax", out, t);
+            snprintf(buf, sizeof buf, "%s#%lld#ax", base, (long long)(first + i));
             const char *ax = own_str(m, buf);
             if (!ax || !const_int(m, ax, axis, 1)) return rotor_nomem(err);
-            const char *ins[2] = {src, ax};
+            const char *ins[2] = {src[i], ax};
             p = make_node(m, "Unsqueeze", ins, 2, &un, 1);
         } else {
-            p = make_node(m, "Unsqueeze", &src, 1, &un, 1);
+            p = make_node(m, "Unsqueeze", &src[i], 1, &un, 1);
             if (p && !add_int_attr(m, p, "axes", axis, true)) p = NULL;
         }
         if (!p || !push(m, p)) return rotor_nomem(err);
-        parts[reversed ? T - 1 - t : t] = un;
+        parts[reversed ? n - 1 - i : i] = un;
     }
-    Onnx__NodeProto *c = make_node(m, "Concat", parts, (int)T, &dst, 1);
+    Onnx__NodeProto *c = make_node(m, "Concat", parts, (int)n, &dst, 1);
     if (!c || !add_int_attr(m, c, "axis", axis, false) || !push(m, c)) return rotor_nomem(err);
     return ROTOR_OK;
 }
 
-/* The carried state at step t: body input in0 + k gets the node's input
- * init[k] at step 0, then the body's output out0 + k of the step before. */
-static rotor_status pass_state(ox_model *m, const unroll *u, int t, int n, int in0, int out0, char *const *init,
-                               rotor_error *err) {
+/* Stacks body output out of steps first .. first+T-1 along axis into dst
+ * (the last step first when reversed). */
+static rotor_status stack(ox_model *m, const unroll *u, const char *out, int64_t first, int64_t T, int64_t axis,
+                          bool reversed, const char *dst, rotor_error *err) {
+    const char **src = own(m, sizeof(char *) * (size_t)T);
+    if (!src) return rotor_nomem(err);
+    for (int64_t t = 0; t < T; t++)
+        if (!(src[t] = at_step(m, u, out, (int)(first + t)))) return rotor_nomem(err);
+    return concat_unsqueezed(m, src, T, axis, reversed, out, first, dst, err);
+}
+
+/* The carried state at step t: body input in0 + k gets init[k] at step
+ * `first`, then the body's output out0 + k of the step before. */
+static rotor_status pass_state(ox_model *m, const unroll *u, int t, int first, int n, int in0, int out0,
+                               const char *const *init, rotor_error *err) {
     for (int k = 0; k < n; k++) {
         const char *dst = at_step(m, u, u->b->input[in0 + k]->name, t);
-        const char *src = t ? at_step(m, u, u->b->output[out0 + k]->name, t - 1) : init[k];
+        const char *src = t > first ? at_step(m, u, u->b->output[out0 + k]->name, t - 1) : init[k];
         if (!dst || !src || !identity(m, src, dst)) return rotor_nomem(err);
     }
     return ROTOR_OK;
@@ -481,7 +493,7 @@ static rotor_status finish(ox_model *m, const unroll *u, const Onnx__NodeProto *
             const char *src = at_step(m, u, body, (int)T - 1);
             if (!src || (strcmp(src, p->output[k]) && !identity(m, src, p->output[k]))) st = rotor_nomem(err);
         } else {
-            st = stack(m, u, body, T, axes ? axes[k - n] : 0, rev && rev[k - n], p->output[k], err);
+            st = stack(m, u, body, 0, T, axes ? axes[k - n] : 0, rev && rev[k - n], p->output[k], err);
         }
         if (st) return st;
     }
@@ -504,7 +516,7 @@ static rotor_status scan_list(ox_model *m, const Onnx__NodeProto *p, const char 
     const Onnx__AttributeProto *a = attr(p, name);
     if (a && (int)a->n_ints != count)
         return flow_fail(m, p, nm, err, "%s has %zu entries; the Scan has %d scan %s%s", name, a->n_ints, count,
-                         strstr(name, "input") ? "input" : "output", count == 1 ? "" : "s");
+                         strstr(name, "output") ? "output" : "input", count == 1 ? "" : "s");
     for (int k = 0; k < count; k++) {
         out[k] = a ? a->ints[k] : 0;
         if (direction && out[k] != 0 && out[k] != 1)
@@ -568,7 +580,7 @@ static rotor_status scan_read(ox_model *m, const Onnx__NodeProto *p, const Onnx_
                               scan_info *s, char *why, size_t cap, rotor_error *err) {
     why[0] = '\0';
     if (m->opset < 9) {
-        snprintf(why, cap, "opset 8's batched Scan (with sequence_lens) is not unrolled");
+        snprintf(why, cap, "opset 8's Scan is read by scan8_read");
         return ROTOR_OK;
     }
     rotor_status st = scan_form(m, p, b, nm, s, why, cap, err);
@@ -627,7 +639,7 @@ static rotor_status unroll_scan(ox_model *m, Onnx__NodeProto *p, const Onnx__Gra
     if ((st = unroll_begin(m, &u, b, s.T, err))) return st;
     final_names(&u, p, s.N, 0);
     for (int t = 0; t < s.T; t++) {
-        if ((st = pass_state(m, &u, t, s.N, 0, 0, p->input, err))) return st;
+        if ((st = pass_state(m, &u, t, 0, s.N, 0, 0, (const char *const *)p->input, err))) return st;
         for (int k = 0; k < s.M; k++) { /* the slices */
             char buf[512];
             snprintf(buf, sizeof buf, "%s#%d#i", b->input[s.N + k]->name, t);
@@ -642,6 +654,132 @@ static rotor_status unroll_scan(ox_model *m, Onnx__NodeProto *p, const Onnx__Gra
     bool rev[FLOW_MAX_SCAN];
     for (int k = 0; k < s.K; k++) rev[k] = s.out_dir[k] != 0;
     if ((st = finish(m, &u, p, s.T, s.N, 0, s.out_axis, rev, err))) return st;
+    *done = true;
+    return ROTOR_OK;
+}
+
+/* Opset 8's Scan: its first input is sequence_lens (optional), and every
+ * state and scan input has a batch axis first; a scan input's steps are its
+ * axis 1, its directions the attribute `directions`; the scan outputs are
+ * [batch, steps, ...].  Read and checked as scan_read reads opset 9's, into
+ * s (in_axis 1 for every scan input) and *B; sequence_lens, when given,
+ * must be known and all T (the steps of every batch entry). */
+static rotor_status scan8_read(ox_model *m, const Onnx__NodeProto *p, const Onnx__GraphProto *b, const char *nm,
+                               scan_info *s, int64_t *B, char *why, size_t cap, rotor_error *err) {
+    why[0] = '\0';
+    const Onnx__AttributeProto *ns = attr(p, "num_scan_inputs");
+    if (!ns || ns->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT)
+        return flow_fail(m, p, nm, err, "attribute num_scan_inputs is missing");
+    if (ns->i < 1 || ns->i > (int64_t)p->n_input - 1)
+        return flow_fail(m, p, nm, err, "num_scan_inputs is %lld; the Scan has %zu inputs after sequence_lens",
+                         (long long)ns->i, p->n_input ? p->n_input - 1 : 0);
+    s->M = (int)ns->i;
+    s->N = (int)p->n_input - 1 - s->M;
+    s->K = (int)p->n_output - s->N;
+    if ((int)b->n_input != s->N + s->M || b->n_output != p->n_output || s->K < 0)
+        return flow_fail(m, p, nm, err, "its body has %zu inputs and %zu outputs; %d states and %d scan inputs need "
+                         "%d, and its %zu outputs as many", b->n_input, b->n_output, s->N, s->M, s->N + s->M,
+                         p->n_output);
+    if (s->M > FLOW_MAX_SCAN || s->K > FLOW_MAX_SCAN || s->N > FLOW_MAX_SCAN) {
+        snprintf(why, cap, "it has more than %d states, scan inputs or scan outputs", FLOW_MAX_SCAN);
+        return ROTOR_OK;
+    }
+    rotor_status st = scan_list(m, p, nm, "directions", s->M, true, s->in_dir, err);
+    if (st) return st;
+    *B = s->T = -1;
+    for (int k = 0; k < s->N + s->M; k++) {
+        const char *in = p->input[1 + k];
+        int r;
+        int64_t shape[OX_MAX_RANK];
+        if (!in || !*in) return flow_fail(m, p, nm, err, "input %d has no name", 1 + k);
+        if (!known_shape(m, in, &r, shape)) {
+            snprintf(why, cap, "the shape of '%s' is not known at import", in);
+            return ROTOR_OK;
+        }
+        if (r < (k < s->N ? 1 : 2))
+            return flow_fail(m, p, nm, err, "'%s' has rank %d; opset 8's Scan reads a batch axis first%s", in, r,
+                             k < s->N ? "" : ", then the steps");
+        if (*B >= 0 && shape[0] != *B)
+            return flow_fail(m, p, nm, err, "'%s' has a batch of %lld, '%s' %lld", in, (long long)shape[0],
+                             p->input[1], (long long)*B);
+        *B = shape[0];
+        if (k >= s->N && s->T >= 0 && shape[1] != s->T)
+            return flow_fail(m, p, nm, err, "scan input '%s' has %lld steps, and '%s' %lld: scan inputs have one "
+                             "length", in, (long long)shape[1], p->input[1 + s->N], (long long)s->T);
+        if (k >= s->N) s->T = shape[1];
+        if (k >= s->N) s->in_axis[k - s->N] = 0; /* of the batch entry's slice */
+    }
+    const ox_val *len = p->input[0] && *p->input[0] ? val_named(m, p->input[0]) : NULL;
+    bool all = !len || (len->kind == OX_CONST && len->has_data && len->elems == *B);
+    for (int64_t i = 0; len && all && i < len->elems; i++) all = ox_get_i(len, i) == s->T;
+    if (!all) snprintf(why, cap, "its sequence_lens '%s' is not known to be %lld for every batch entry", p->input[0],
+                       (long long)s->T);
+    else if (s->T < 1 || *B < 1 || *B * s->T > FLOW_MAX_STEPS)
+        snprintf(why, cap, "a batch of %lld by %lld steps; rotor unrolls 1 to %d steps", (long long)*B,
+                 (long long)s->T, FLOW_MAX_STEPS);
+    else if (nested(b)) snprintf(why, cap, "its body holds control flow of its own");
+    return ROTOR_OK;
+}
+
+/* x's batch entry i (a Gather along axis 0) as x#b<i>. */
+static const char *batch_entry(ox_model *m, const char *x, int64_t i) {
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s#b%lld#i", x, (long long)i);
+    const char *ix = own_str(m, buf);
+    snprintf(buf, sizeof buf, "%s#b%lld", x, (long long)i);
+    const char *dst = own_str(m, buf), *ins[2] = {x, ix};
+    if (!ix || !dst || !const_int(m, ix, i, 0)) return NULL;
+    Onnx__NodeProto *g = make_node(m, "Gather", ins, 2, &dst, 1);
+    return g && add_int_attr(m, g, "axis", 0, false) && push(m, g) ? dst : NULL;
+}
+
+/* An opset 8 Scan, unrolled per batch entry and step (step i T + t of
+ * batch entry i), then stacked over the batch. */
+static rotor_status unroll_scan8(ox_model *m, Onnx__NodeProto *p, const Onnx__GraphProto *b, bool *done, int depth,
+                                 rotor_error *err) {
+    scan_info s;
+    int64_t B;
+    char nm[128], why[256];
+    flat_name(m, p, nm, sizeof nm);
+    rotor_status st = scan8_read(m, p, b, nm, &s, &B, why, sizeof why, err);
+    if (st || why[0]) return st;
+    unroll u;
+    if ((st = unroll_begin(m, &u, b, B * s.T, err))) return st;
+    u.last = -1; /* the final states are stacked over the batch: no step writes the node's names */
+    int n = (int)p->n_output;
+    const char **per = own(m, sizeof(char *) * (size_t)(n > 0 ? n * B : 1)); /* per[k * B + i] */
+    const char **init = own(m, sizeof(char *) * (size_t)(s.N + s.M + 1));
+    if (!per || !init) return rotor_nomem(err);
+    for (int64_t i = 0; i < B; i++) {
+        for (int k = 0; k < s.N + s.M; k++)
+            if (!(init[k] = batch_entry(m, p->input[1 + k], i))) return rotor_nomem(err);
+        for (int64_t t = 0; t < s.T; t++) {
+            int step = (int)(i * s.T + t);
+            if ((st = pass_state(m, &u, step, (int)(i * s.T), s.N, 0, 0, init, err))) return st;
+            for (int k = 0; k < s.M; k++) {
+                char buf[512];
+                snprintf(buf, sizeof buf, "%s#%d#i", b->input[s.N + k]->name, step);
+                const char *ix = own_str(m, buf), *dst = at_step(m, &u, b->input[s.N + k]->name, step);
+                const char *ins[2] = {init[s.N + k], ix};
+                if (!ix || !dst || !const_int(m, ix, s.in_dir[k] ? s.T - 1 - t : t, 0)) return rotor_nomem(err);
+                Onnx__NodeProto *g = make_node(m, "Gather", ins, 2, &dst, 1);
+                if (!g || !add_int_attr(m, g, "axis", 0, false) || !push(m, g)) return rotor_nomem(err);
+            }
+            if ((st = body_step(m, &u, step, depth, err))) return st;
+        }
+        for (int k = 0; k < n; k++) { /* this entry's final states and scan outputs */
+            char buf[512];
+            const char *out = b->output[k]->name;
+            snprintf(buf, sizeof buf, "%s#b%lld", out, (long long)i);
+            per[k * B + i] = k < s.N ? at_step(m, &u, out, (int)(i * s.T + s.T - 1)) : own_str(m, buf);
+            if (!per[k * B + i]) return rotor_nomem(err);
+            if (k >= s.N && (st = stack(m, &u, out, i * s.T, s.T, 0, false, per[k * B + i], err))) return st;
+        }
+    }
+    for (int k = 0; k < n; k++)
+        if (p->output[k] && *p->output[k] &&
+            (st = concat_unsqueezed(m, per + k * B, B, 0, false, p->output[k], 0, p->output[k], err)))
+            return st;
     *done = true;
     return ROTOR_OK;
 }
@@ -717,7 +855,8 @@ static rotor_status unroll_loop(ox_model *m, Onnx__NodeProto *p, const Onnx__Gra
         if (!it || !cd || !const_int(m, it, t, 0)) return rotor_nomem(err);
         /* the condition stays what it was: true */
         if (p->input[1] && *p->input[1] ? !identity(m, p->input[1], cd) : !const_int(m, cd, 1, 0)) return rotor_nomem(err);
-        if (!(st = pass_state(m, &u, t, N, 2, 1, p->input + 2, err))) st = body_step(m, &u, t, depth, err);
+        if (!(st = pass_state(m, &u, t, 0, N, 2, 1, (const char *const *)p->input + 2, err)))
+            st = body_step(m, &u, t, depth, err);
         if (st) return st;
     }
     if ((st = finish(m, &u, p, T, N, 1, NULL, NULL, err))) return st;
@@ -748,7 +887,7 @@ static rotor_status add_node(ox_model *m, Onnx__NodeProto *p, int depth, rotor_e
     const Onnx__AttributeProto *body = plain ? attr(p, "body") : NULL;
     if (plain && depth < FLOW_MAX_DEPTH && body && body->g && !strcmp(p->op_type, "Scan")) {
         bool done = false;
-        rotor_status st = unroll_scan(m, p, body->g, &done, depth, err);
+        rotor_status st = (m->opset < 9 ? unroll_scan8 : unroll_scan)(m, p, body->g, &done, depth, err);
         if (st || done) return st;
     }
     if (plain && depth < FLOW_MAX_DEPTH && body && body->g && !strcmp(p->op_type, "Loop")) {
@@ -847,13 +986,16 @@ static rotor_status flow_loop(ox_model *m, ox_node *n, const Onnx__GraphProto *b
 
 static rotor_status flow_scan(ox_model *m, ox_node *n, const Onnx__GraphProto *b, rotor_error *err) {
     scan_info s;
+    int64_t B;
     char why[256];
-    rotor_status st = scan_read(m, n->p, b, n->name, &s, why, sizeof why, err);
+    bool v8 = m->opset < 9;
+    rotor_status st = v8 ? scan8_read(m, n->p, b, n->name, &s, &B, why, sizeof why, err)
+                         : scan_read(m, n->p, b, n->name, &s, why, sizeof why, err);
     if (st) return st;
     if (why[0]) NFAIL("the Scan is not unrolled: %s", why);
     bool fresh = false;
-    for (int k = 0; k < s.M; k++)
-        if (!learn(m, ox_in(m, n, s.N + k), false, &fresh)) return rotor_nomem(err);
+    for (int k = v8 ? 0 : s.N; k < s.N + s.M; k++) /* opset 8 reads every input's batch */
+        if (!learn(m, ox_in(m, n, k + v8), false, &fresh)) return rotor_nomem(err);
     if (fresh) {
         m->refold = true;
         return ROTOR_OK;
