@@ -57,7 +57,7 @@ if [ -d "$TESTDATA" ]; then
     done <"$tmpdir/list"
     echo "cli_run.sh: libonnx-testdata: $total models: $passed passed, $failed failed, $cannot not run:"
     sort "$tmpdir/reasons" | uniq -c | sort -rn | head -25 | sed 's/^/    /'
-    want=686
+    want=688
     [ "$san" -eq 1 ] && want=32
     if [ "$failed" -eq 0 ] && [ "$passed" -eq "$want" ]; then ok; else bad "testdata: $passed passed (want $want)"; fi
     # -o writes each output as a TensorProto: here byte for byte the reference
@@ -192,6 +192,16 @@ PYEOF
     rm -rf "$tmpdir/relu_nan" "$tmpdir/relu_inf" "$tmpdir/nanw"
 else
     echo "cli_run.sh: skipping the NaN checks: $TESTDATA/node/test_relu or $PY's onnx is absent"
+fi
+
+# -o names a Loop's final state by its graph name (res_y.pb), not by the
+# unrolled body value it once aliased (y_out#4.pb)
+if [ -d "$TESTDATA/node/test_loop11" ]; then
+    mkdir "$tmpdir/loop11"
+    expect_out loop-names "^PASS  res_y  *1 " -- run --check "$TESTDATA/node/test_loop11" -q -o "$tmpdir/loop11"
+    if [ "$(ls "$tmpdir/loop11" | tr '\n' ' ')" = "res_scan.pb res_y.pb " ]; then ok
+    else bad "loop-names: -o wrote $(ls "$tmpdir/loop11" | tr '\n' ' ')"; fi
+    rm -rf "$tmpdir/loop11"
 fi
 
 finish cli_run
