@@ -135,11 +135,10 @@ else bad "onnxgen vgg: $(cat "$err")"; fi
 expect_fail() {
     name=$1 pattern=$2
     shift 3
-    "$ROTOR" "$@" >"$out" 2>"$err"
-    got=$?
-    if [ "$got" -ne 1 ]; then bad "$name: exit $got, want 1 ($(cat "$err"))"; return; fi
-    if ! grep -q -- "$pattern" "$out"; then bad "$name: stdout lacks '$pattern': $(tail -3 "$out")"; return; fi
-    ok
+    run_saved "$tmpdir/failed" -- "$@"
+    if [ "$(cat "$tmpdir/failed.rc")" -ne 1 ]; then bad "$name: exit $(cat "$tmpdir/failed.rc"), want 1"
+    elif grep -q -- "$pattern" "$tmpdir/failed"; then ok
+    else bad "$name: stdout lacks '$pattern': $(tail -3 "$tmpdir/failed")"; fi
 }
 PY=${PYTHON3:-/usr/bin/python3}
 if [ -d "$TESTDATA/node/test_relu" ] && "$PY" -c 'import onnx' 2>/dev/null; then

@@ -75,15 +75,37 @@ static void input_typed(mb *b, const char *name, int type, int rank, const int64
     b->inputs[b->graph.n_input++] = mb_vi(b, name, type, rank, dims);
 }
 
-/* The graph outputs as the importer infers them. */
-static rotor_status outputs(mb *b, const rotor_onnx_options *o, rotor_onnx_output **out, int *n, rotor_error *err) {
-    size_t len = onnx__model_proto__get_packed_size(&b->model);
-    uint8_t *buf = malloc(len ? len : 1);
+/* The model's bytes (malloc'd), each '@' made a NUL when nul is set
+ * (protobuf-c packs C strings, which cannot hold one). */
+static uint8_t *packed(mb *b, bool nul, size_t *len) {
+    *len = onnx__model_proto__get_packed_size(&b->model);
+    uint8_t *buf = malloc(*len ? *len : 1);
     cr_assert(buf);
     onnx__model_proto__pack(&b->model, buf);
+    for (size_t k = 0; nul && k < *len; k++)
+        if (buf[k] == '@') buf[k] = 0;
+    return buf;
+}
+
+/* The graph outputs as the importer infers them. */
+static rotor_status outputs(mb *b, const rotor_onnx_options *o, rotor_onnx_output **out, int *n, rotor_error *err) {
+    size_t len;
+    uint8_t *buf = packed(b, false, &len);
     rotor_status st = rotor_onnx_outputs(buf, len, "m.onnx", o, out, n, err);
     free(buf);
     return st;
+}
+
+/* Runs g directly (no plans) with inputs a and b given by name. */
+static void run_direct(const rotor_graph *g, const char *a, const double *av, const char *b, const double *bv,
+                       rotor_run_result *r) {
+    const double **in = calloc((size_t)g->nvalues, sizeof *in);
+    cr_assert(in);
+    in[rotor_graph_find_value(g, a)] = av;
+    in[rotor_graph_find_value(g, b)] = bv;
+    rotor_error err = {{0}};
+    cr_assert_eq(rotor_run(g, in, NULL, r, &err), ROTOR_OK, "%s", err.msg);
+    free(in);
 }
 
 static void assert_shape(const rotor_onnx_output *o, const char *name, int rank, const int64_t *dims) {
@@ -221,17 +243,13 @@ static void running_sum(int64_t in_dir, int64_t out_dir, const double *want) {
     for (int v = 0; v < gr.nvalues; v++)
         cr_assert(!gr.values[v].is_output || !strchr(gr.values[v].name, '#'), "output '%s'", gr.values[v].name);
     double s0[1] = {0}, x[3] = {1, 2, 3};
-    const double **in = calloc((size_t)gr.nvalues, sizeof *in);
-    in[rotor_graph_find_value(&gr, "s")] = s0;
-    in[rotor_graph_find_value(&gr, "x")] = x;
     rotor_run_result r;
-    cr_assert_eq(rotor_run(&gr, in, NULL, &r, &err), ROTOR_OK, "%s", err.msg);
+    run_direct(&gr, "s", s0, "x", x, &r);
     cr_assert_float_eq(r.values[total][0], 6.0, 1e-6);
     for (int k = 0; k < 3; k++)
         cr_assert_float_eq(r.values[sums][k], want[k], 1e-6, "in %lld out %lld: sums[%d] is %g, want %g",
                            (long long)in_dir, (long long)out_dir, k, r.values[sums][k], want[k]);
     rotor_run_result_free(&r);
-    free(in);
     rotor_graph_free(&gr);
     mb_free(&b);
 }
@@ -278,18 +296,14 @@ Test(onnxflow, an_opset_8_scan_unrolls_per_batch_entry) {
     rotor_graph gr;
     cr_assert_eq(mb_load(&b, &opt, &gr, NULL, &err), ROTOR_OK, "%s", err.msg);
     double s0[4] = {0, 0, 100, 100}, x[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
-    const double **in = calloc((size_t)gr.nvalues, sizeof *in);
-    in[rotor_graph_find_value(&gr, "s")] = s0;
-    in[rotor_graph_find_value(&gr, "x")] = x;
     rotor_run_result r;
-    cr_assert_eq(rotor_run(&gr, in, NULL, &r, &err), ROTOR_OK, "%s", err.msg);
+    run_direct(&gr, "s", s0, "x", x, &r);
     static const double total[4] = {9, 12, 127, 130};
     static const double sums[12] = {5, 6, 8, 10, 9, 12, 111, 112, 120, 122, 127, 130};
     const double *t = r.values[rotor_graph_find_value(&gr, "total")], *y = r.values[rotor_graph_find_value(&gr, "sums")];
     for (int k = 0; k < 4; k++) cr_assert_float_eq(t[k], total[k], 1e-9, "total[%d] is %g", k, t[k]);
     for (int k = 0; k < 12; k++) cr_assert_float_eq(y[k], sums[k], 1e-9, "sums[%d] is %g", k, y[k]);
     rotor_run_result_free(&r);
-    free(in);
     rotor_graph_free(&gr);
     /* sequence_lens must be known to be every entry's steps */
     n->input[0] = "lens";
@@ -557,15 +571,10 @@ Test(onnxflow, an_if_on_a_shape_comparison_folds_without_values) {
 
 /* ---- names (src/model/onnxname.c; docs/onnx.md, "Names") ------------------------------------ */
 
-/* The packed model with each '@' of its bytes made a NUL (protobuf-c packs
- * C strings, which cannot hold one). */
+/* The model loaded with each '@' of its bytes made a NUL. */
 static rotor_status load_with_nul(mb *b, rotor_graph *g, rotor_error *err) {
-    size_t len = onnx__model_proto__get_packed_size(&b->model);
-    uint8_t *buf = malloc(len);
-    cr_assert(buf);
-    onnx__model_proto__pack(&b->model, buf);
-    for (size_t k = 0; k < len; k++)
-        if (buf[k] == '@') buf[k] = 0;
+    size_t len;
+    uint8_t *buf = packed(b, true, &len);
     rotor_status st = rotor_onnx_load_buffer(buf, len, "m.onnx", NULL, g, NULL, err);
     free(buf);
     return st;

@@ -43,7 +43,6 @@
  * it is and is refused by ox_flow_node with its reason. */
 #include "onnxir.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -180,19 +179,17 @@ static void flat_name(const ox_model *m, const Onnx__NodeProto *p, char *buf, si
     else snprintf(buf, cap, "%s_%d", p->op_type, m->nflat);
 }
 
-/* A refusal of node p, called nm, in ox_node_fail's form. */
-static rotor_status flow_fail(const ox_model *m, const Onnx__NodeProto *p, const char *nm, rotor_error *err,
-                              const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-static rotor_status flow_fail(const ox_model *m, const Onnx__NodeProto *p, const char *nm, rotor_error *err,
-                              const char *fmt, ...) {
-    char msg[ROTOR_ERROR_MAX];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    return rotor_fail(err, ROTOR_ERR_INPUT, "%s: node '%s' (op %s, domain %s): %s", m->label, nm, p->op_type,
-                      p->domain && *p->domain ? p->domain : "ai.onnx", msg);
+/* Node p, called nm, as an ox_node in n (the node is not one yet while the
+ * graph is flattened), for ox_node_fail's words: FLOW_FAIL. */
+static const ox_node *as_node(const Onnx__NodeProto *p, const char *nm, ox_node *n) {
+    n->p = (Onnx__NodeProto *)p;
+    n->domain = p->domain && *p->domain ? p->domain : "ai.onnx";
+    snprintf(n->name, sizeof n->name, "%s", nm);
+    return n;
 }
+
+#define FLOW_FAIL(m, p, nm, err, ...) \
+    ox_node_fail((m), as_node((p), (nm), &(ox_node){0}), (err), ROTOR_ERR_INPUT, __VA_ARGS__)
 
 /* "[2x3]", "[]" for a scalar, "?" for an unknown extent. */
 static const char *dims_text(int rank, const int64_t *shape, char *buf, size_t cap) {
@@ -515,14 +512,14 @@ static rotor_status scan_list(ox_model *m, const Onnx__NodeProto *p, const char 
                               bool direction, int64_t *out, rotor_error *err) {
     const Onnx__AttributeProto *a = attr(p, name);
     if (a && (int)a->n_ints != count)
-        return flow_fail(m, p, nm, err, "%s has %zu entries; the Scan has %d scan %s%s", name, a->n_ints, count,
+        return FLOW_FAIL(m, p, nm, err, "%s has %zu entries; the Scan has %d scan %s%s", name, a->n_ints, count,
                          strstr(name, "output") ? "output" : "input", count == 1 ? "" : "s");
     for (int k = 0; k < count; k++) {
         out[k] = a ? a->ints[k] : 0;
         if (direction && out[k] != 0 && out[k] != 1)
-            return flow_fail(m, p, nm, err, "%s[%d] is %lld (0 forward, 1 reverse)", name, k, (long long)out[k]);
+            return FLOW_FAIL(m, p, nm, err, "%s[%d] is %lld (0 forward, 1 reverse)", name, k, (long long)out[k]);
         if (!direction && out[k] < 0 && m->opset < 11)
-            return flow_fail(m, p, nm, err, "%s[%d] is %lld; negative axes arrive with opset 11 (this is %lld)", name,
+            return FLOW_FAIL(m, p, nm, err, "%s[%d] is %lld; negative axes arrive with opset 11 (this is %lld)", name,
                              k, (long long)out[k], (long long)m->opset);
     }
     return ROTOR_OK;
@@ -534,17 +531,17 @@ static rotor_status scan_form(ox_model *m, const Onnx__NodeProto *p, const Onnx_
                               scan_info *s, char *why, size_t cap, rotor_error *err) {
     const Onnx__AttributeProto *ns = attr(p, "num_scan_inputs");
     if (!ns || ns->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT)
-        return flow_fail(m, p, nm, err, "attribute num_scan_inputs is missing");
+        return FLOW_FAIL(m, p, nm, err, "attribute num_scan_inputs is missing");
     if (ns->i < 1 || ns->i > (int64_t)p->n_input)
-        return flow_fail(m, p, nm, err, "num_scan_inputs is %lld; the Scan has %zu inputs", (long long)ns->i,
+        return FLOW_FAIL(m, p, nm, err, "num_scan_inputs is %lld; the Scan has %zu inputs", (long long)ns->i,
                          p->n_input);
     s->M = (int)ns->i;
     s->N = (int)p->n_input - s->M;
     if ((int)b->n_input != s->N + s->M)
-        return flow_fail(m, p, nm, err, "its body has %zu inputs; %d state%s and %d scan input%s need %d",
+        return FLOW_FAIL(m, p, nm, err, "its body has %zu inputs; %d state%s and %d scan input%s need %d",
                          b->n_input, s->N, s->N == 1 ? "" : "s", s->M, s->M == 1 ? "" : "s", s->N + s->M);
     if (b->n_output != p->n_output || (int)b->n_output < s->N)
-        return flow_fail(m, p, nm, err, "it has %zu outputs and its body %zu; both are its %d states, then its scan "
+        return FLOW_FAIL(m, p, nm, err, "it has %zu outputs and its body %zu; both are its %d states, then its scan "
                          "outputs", p->n_output, b->n_output, s->N);
     s->K = (int)p->n_output - s->N;
     if (s->M > FLOW_MAX_SCAN || s->K > FLOW_MAX_SCAN) {
@@ -564,7 +561,7 @@ static rotor_status scan_form(ox_model *m, const Onnx__NodeProto *p, const Onnx_
         int64_t shape[OX_MAX_RANK];
         int64_t a = s->out_axis[k];
         if (declared_shape(b->output[s->N + k], &r, shape) && (a < -(r + 1) || a > r))
-            return flow_fail(m, p, nm, err, "scan_output_axes[%d] is %lld; scan output '%s' has rank %d (accepted "
+            return FLOW_FAIL(m, p, nm, err, "scan_output_axes[%d] is %lld; scan output '%s' has rank %d (accepted "
                              "-%d to %d)", k, (long long)a, p->output[s->N + k] ? p->output[s->N + k] : "", r + 1,
                              r + 1, r);
     }
@@ -591,25 +588,25 @@ static rotor_status scan_read(ox_model *m, const Onnx__NodeProto *p, const Onnx_
         const char *in = p->input[s->N + k];
         int r, dr;
         int64_t shape[OX_MAX_RANK], slice[OX_MAX_RANK], declared[OX_MAX_RANK];
-        if (!in || !*in) return flow_fail(m, p, nm, err, "scan input %d has no name", k);
+        if (!in || !*in) return FLOW_FAIL(m, p, nm, err, "scan input %d has no name", k);
         if (!known_shape(m, in, &r, shape)) {
             snprintf(why, cap, "the length of scan input '%s' is not known at import", in);
             return ROTOR_OK;
         }
         int64_t a = s->in_axis[k];
         if (a < -r || a >= r)
-            return flow_fail(m, p, nm, err, "scan_input_axes[%d] is %lld; scan input '%s' has rank %d", k,
+            return FLOW_FAIL(m, p, nm, err, "scan_input_axes[%d] is %lld; scan input '%s' has rank %d", k,
                              (long long)a, in, r);
         s->in_axis[k] = a < 0 ? a + r : a;
         if (s->T >= 0 && shape[s->in_axis[k]] != s->T)
-            return flow_fail(m, p, nm, err, "scan input '%s' has %lld steps along axis %lld, and '%s' %lld: scan "
+            return FLOW_FAIL(m, p, nm, err, "scan input '%s' has %lld steps along axis %lld, and '%s' %lld: scan "
                              "inputs have one length", in, (long long)shape[s->in_axis[k]], (long long)s->in_axis[k],
                              p->input[s->N], (long long)s->T);
         s->T = shape[s->in_axis[k]];
         for (int d = 0, j = 0; d < r; d++)
             if (d != s->in_axis[k]) slice[j++] = shape[d];
         if (declared_shape(b->input[s->N + k], &dr, declared) && !agrees(r - 1, slice, dr, declared))
-            return flow_fail(m, p, nm, err, "scan input '%s' sliced along axis %lld is %s; the body declares '%s' %s",
+            return FLOW_FAIL(m, p, nm, err, "scan input '%s' sliced along axis %lld is %s; the body declares '%s' %s",
                              in, (long long)s->in_axis[k], dims_text(r - 1, slice, t1, sizeof t1),
                              b->input[s->N + k]->name, dims_text(dr, declared, t2, sizeof t2));
     }
@@ -618,7 +615,7 @@ static rotor_status scan_read(ox_model *m, const Onnx__NodeProto *p, const Onnx_
         int64_t shape[OX_MAX_RANK], declared[OX_MAX_RANK];
         if (p->input[k] && known_shape(m, p->input[k], &r, shape) && declared_shape(b->input[k], &dr, declared) &&
             !agrees(r, shape, dr, declared))
-            return flow_fail(m, p, nm, err, "initial state '%s' is %s; the body declares '%s' %s", p->input[k],
+            return FLOW_FAIL(m, p, nm, err, "initial state '%s' is %s; the body declares '%s' %s", p->input[k],
                              dims_text(r, shape, t1, sizeof t1), b->input[k]->name,
                              dims_text(dr, declared, t2, sizeof t2));
     }
@@ -669,15 +666,15 @@ static rotor_status scan8_read(ox_model *m, const Onnx__NodeProto *p, const Onnx
     why[0] = '\0';
     const Onnx__AttributeProto *ns = attr(p, "num_scan_inputs");
     if (!ns || ns->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT)
-        return flow_fail(m, p, nm, err, "attribute num_scan_inputs is missing");
+        return FLOW_FAIL(m, p, nm, err, "attribute num_scan_inputs is missing");
     if (ns->i < 1 || ns->i > (int64_t)p->n_input - 1)
-        return flow_fail(m, p, nm, err, "num_scan_inputs is %lld; the Scan has %zu inputs after sequence_lens",
+        return FLOW_FAIL(m, p, nm, err, "num_scan_inputs is %lld; the Scan has %zu inputs after sequence_lens",
                          (long long)ns->i, p->n_input ? p->n_input - 1 : 0);
     s->M = (int)ns->i;
     s->N = (int)p->n_input - 1 - s->M;
     s->K = (int)p->n_output - s->N;
     if ((int)b->n_input != s->N + s->M || b->n_output != p->n_output || s->K < 0)
-        return flow_fail(m, p, nm, err, "its body has %zu inputs and %zu outputs; %d states and %d scan inputs need "
+        return FLOW_FAIL(m, p, nm, err, "its body has %zu inputs and %zu outputs; %d states and %d scan inputs need "
                          "%d, and its %zu outputs as many", b->n_input, b->n_output, s->N, s->M, s->N + s->M,
                          p->n_output);
     if (s->M > FLOW_MAX_SCAN || s->K > FLOW_MAX_SCAN || s->N > FLOW_MAX_SCAN) {
@@ -691,20 +688,20 @@ static rotor_status scan8_read(ox_model *m, const Onnx__NodeProto *p, const Onnx
         const char *in = p->input[1 + k];
         int r;
         int64_t shape[OX_MAX_RANK];
-        if (!in || !*in) return flow_fail(m, p, nm, err, "input %d has no name", 1 + k);
+        if (!in || !*in) return FLOW_FAIL(m, p, nm, err, "input %d has no name", 1 + k);
         if (!known_shape(m, in, &r, shape)) {
             snprintf(why, cap, "the shape of '%s' is not known at import", in);
             return ROTOR_OK;
         }
         if (r < (k < s->N ? 1 : 2))
-            return flow_fail(m, p, nm, err, "'%s' has rank %d; opset 8's Scan reads a batch axis first%s", in, r,
+            return FLOW_FAIL(m, p, nm, err, "'%s' has rank %d; opset 8's Scan reads a batch axis first%s", in, r,
                              k < s->N ? "" : ", then the steps");
         if (*B >= 0 && shape[0] != *B)
-            return flow_fail(m, p, nm, err, "'%s' has a batch of %lld, '%s' %lld", in, (long long)shape[0],
+            return FLOW_FAIL(m, p, nm, err, "'%s' has a batch of %lld, '%s' %lld", in, (long long)shape[0],
                              p->input[1], (long long)*B);
         *B = shape[0];
         if (k >= s->N && s->T >= 0 && shape[1] != s->T)
-            return flow_fail(m, p, nm, err, "scan input '%s' has %lld steps, and '%s' %lld: scan inputs have one "
+            return FLOW_FAIL(m, p, nm, err, "scan input '%s' has %lld steps, and '%s' %lld: scan inputs have one "
                              "length", in, (long long)shape[1], p->input[1 + s->N], (long long)s->T);
         if (k >= s->N) s->T = shape[1];
         if (k >= s->N) s->in_axis[k - s->N] = 0; /* of the batch entry's slice */
@@ -809,14 +806,14 @@ static rotor_status loop_read(ox_model *m, const Onnx__NodeProto *p, const Onnx_
                               int64_t *T, char *why, size_t cap, rotor_error *err) {
     why[0] = '\0';
     if (p->n_input < 2)
-        return flow_fail(m, p, nm, err, "it has %zu inputs; a Loop has M and cond (either may be empty), then its "
+        return FLOW_FAIL(m, p, nm, err, "it has %zu inputs; a Loop has M and cond (either may be empty), then its "
                          "carried values", p->n_input);
     int N = (int)p->n_input - 2;
     if ((int)b->n_input != N + 2)
-        return flow_fail(m, p, nm, err, "its body has %zu inputs; the iteration number, the condition and %d carried "
+        return FLOW_FAIL(m, p, nm, err, "its body has %zu inputs; the iteration number, the condition and %d carried "
                          "values need %d", b->n_input, N, N + 2);
     if ((int)b->n_output < N + 1 || p->n_output + 1 != b->n_output)
-        return flow_fail(m, p, nm, err, "it has %zu outputs and its body %zu; the body has its condition, then one "
+        return FLOW_FAIL(m, p, nm, err, "it has %zu outputs and its body %zu; the body has its condition, then one "
                          "per output of the Loop", p->n_output, b->n_output);
     int64_t c = 1;
     const char *M = p->input[0], *cond = p->input[1];
@@ -902,7 +899,7 @@ static rotor_status add_node(ox_model *m, Onnx__NodeProto *p, int depth, rotor_e
     char why[256] = "", nm[128];
     if (if_blocker(p, c, why, sizeof why)) {
         flat_name(m, p, nm, sizeof nm);
-        return flow_fail(m, p, nm, err, "the If does not fold: %s", why);
+        return FLOW_FAIL(m, p, nm, err, "the If does not fold: %s", why);
     }
     const Onnx__GraphProto *branch = attr(p, c ? "then_branch" : "else_branch")->g;
     rotor_status st = add_graph(m, branch, depth + 1, err);
