@@ -57,7 +57,7 @@ if [ -d "$TESTDATA" ]; then
     done <"$tmpdir/list"
     echo "cli_run.sh: libonnx-testdata: $total models: $passed passed, $failed failed, $cannot not run:"
     sort "$tmpdir/reasons" | uniq -c | sort -rn | head -25 | sed 's/^/    /'
-    want=715
+    want=717
     [ "$san" -eq 1 ] && want=32
     if [ "$failed" -eq 0 ] && [ "$passed" -eq "$want" ]; then ok; else bad "testdata: $passed passed (want $want)"; fi
     # -o writes each output as a TensorProto: here byte for byte the reference
@@ -125,5 +125,82 @@ rm -rf "$tmpdir/mlp"
 if "$ONNXGEN" vgg "$tmpdir/x.onnx" 2>"$err"; then bad "onnxgen vgg: exit 0"
 elif grep -q "onnxgen: unknown model 'vgg' (known: resnet-18, tiny-cnn, mlp)" "$err"; then ok
 else bad "onnxgen vgg: $(cat "$err")"; fi
+
+# NaN and the infinities (docs/run.md, "Tolerance"): a NaN matches only NaN
+# and an infinity only itself, so a reference full of NaN fails (once it
+# passed: |x - NaN| > tol is false), and an output that is all NaN passes
+# only against a reference that says so.  The files are written with
+# Debian's python3-onnx.
+# expect_fail NAME PATTERN -- ARGS...: exits 1 (a failed check) and stdout has PATTERN.
+expect_fail() {
+    name=$1 pattern=$2
+    shift 3
+    run_saved "$tmpdir/failed" -- "$@"
+    if [ "$(cat "$tmpdir/failed.rc")" -ne 1 ]; then bad "$name: exit $(cat "$tmpdir/failed.rc"), want 1"
+    elif grep -q -- "$pattern" "$tmpdir/failed"; then ok
+    else bad "$name: stdout lacks '$pattern': $(tail -3 "$tmpdir/failed")"; fi
+}
+PY=${PYTHON3:-/usr/bin/python3}
+if [ -d "$TESTDATA/node/test_relu" ] && "$PY" -c 'import onnx' 2>/dev/null; then
+    for c in nan inf; do
+        cp -r "$TESTDATA/node/test_relu" "$tmpdir/relu_$c"
+        chmod -R u+w "$tmpdir/relu_$c"
+    done
+    # every reference element NaN; one reference element +inf
+    "$PY" - "$tmpdir" <<'PYEOF'
+import sys
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper, TensorProto
+d = sys.argv[1]
+def rewrite(path, change):
+    t = onnx.TensorProto()
+    t.ParseFromString(open(path, 'rb').read())
+    a = numpy_helper.to_array(t).copy()
+    change(a)
+    open(path, 'wb').write(numpy_helper.from_array(a, t.name).SerializeToString())
+def all_nan(a): a[...] = np.nan
+def one_inf(a): a.flat[7] = np.inf
+rewrite(d + '/relu_nan/test_data_set_0/output_0.pb', all_nan)
+rewrite(d + '/relu_inf/test_data_set_0/output_0.pb', one_inf)
+# y = x + w with every weight NaN, and a set whose reference is all NaN
+w = numpy_helper.from_array(np.full((2, 3), np.nan, np.float32), 'w')
+g = helper.make_graph([helper.make_node('Add', ['x', 'w'], ['y'], name='add')], 'nanw',
+                      [helper.make_tensor_value_info('x', TensorProto.FLOAT, [2, 3])],
+                      [helper.make_tensor_value_info('y', TensorProto.FLOAT, [2, 3])], [w])
+import os
+os.makedirs(d + '/nanw/test_data_set_0')
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid('', 13)]), d + '/nanw/model.onnx')
+x = numpy_helper.from_array(np.ones((2, 3), np.float32), 'x')
+y = numpy_helper.from_array(np.full((2, 3), np.nan, np.float32), 'y')
+open(d + '/nanw/test_data_set_0/input_0.pb', 'wb').write(x.SerializeToString())
+open(d + '/nanw/test_data_set_0/output_0.pb', 'wb').write(y.SerializeToString())
+PYEOF
+    expect_fail nan-reference "^FAIL  y  *3x4x5 .*vs reference 'y': max |err| inf (60 beyond, 60 of them NaN or infinity mismatches)$" -- \
+        run --check "$tmpdir/relu_nan" -q
+    expect_fail inf-reference "vs reference 'y': max |err| inf (1 beyond, 1 of them NaN or infinity mismatches)$" -- \
+        run --check "$tmpdir/relu_inf" -q
+    expect_fail nan-json '"nonfinite_mismatches_vs_reference":	60' -- run --check "$tmpdir/relu_nan" -q --json
+    # NaN weights: the planned and the direct run agree on NaN, which no
+    # reference confirms: a failure, said so
+    expect_fail nan-weights "^FAIL  y  *2x3 .*(0 beyond tolerance)  all NaN, which no reference confirms$" -- \
+        run "$tmpdir/nanw/model.onnx" -q
+    expect_fail nan-weights-json '"nonfinite":	"all NaN"' -- run "$tmpdir/nanw/model.onnx" -q --json
+    expect_out nan-confirmed "^PASS  y  *2x3 .*vs reference 'y': max |err| 0 (0 beyond)  all NaN$" -- \
+        run --check "$tmpdir/nanw" -q
+    rm -rf "$tmpdir/relu_nan" "$tmpdir/relu_inf" "$tmpdir/nanw"
+else
+    echo "cli_run.sh: skipping the NaN checks: $TESTDATA/node/test_relu or $PY's onnx is absent"
+fi
+
+# -o names a Loop's final state by its graph name (res_y.pb), not by the
+# unrolled body value it once aliased (y_out#4.pb)
+if [ -d "$TESTDATA/node/test_loop11" ]; then
+    mkdir "$tmpdir/loop11"
+    expect_out loop-names "^PASS  res_y  *1 " -- run --check "$TESTDATA/node/test_loop11" -q -o "$tmpdir/loop11"
+    if [ "$(ls "$tmpdir/loop11" | tr '\n' ' ')" = "res_scan.pb res_y.pb " ]; then ok
+    else bad "loop-names: -o wrote $(ls "$tmpdir/loop11" | tr '\n' ' ')"; fi
+    rm -rf "$tmpdir/loop11"
+fi
 
 finish cli_run

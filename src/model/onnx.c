@@ -242,7 +242,10 @@ static rotor_status read_input(ox_model *m, const Onnx__ValueInfoProto *vi, ox_v
     return ROTOR_OK;
 }
 
-void ox_model_free(ox_model *m) {
+/* Everything one pass of the import built (values, nodes, order,
+ * consumers, the flattened node list); the decoded file and the facts
+ * learned stay. */
+static void clear_pass(ox_model *m) {
     for (int v = 0; v < m->nvals; v++) ox_free_data(&m->vals[v]);
     for (int i = 0; i < m->nnodes; i++) {
         free(m->nodes[i].in);
@@ -255,6 +258,18 @@ void ox_model_free(ox_model *m) {
     free(m->cons_start);
     free(m->cons);
     ox_flat_free(m);
+    m->vals = NULL;
+    m->index = NULL;
+    m->nodes = NULL;
+    m->order = NULL;
+    m->cons_start = m->cons = NULL;
+    m->nvals = m->vals_cap = m->index_cap = m->nnodes = 0;
+    m->stats.folded = 0;
+}
+
+void ox_model_free(ox_model *m) {
+    clear_pass(m);
+    ox_facts_free(m);
     if (m->proto) onnx__model_proto__free_unpacked(m->proto, NULL);
 }
 
@@ -586,6 +601,8 @@ static rotor_status decode_and_infer(ox_model *m, const uint8_t *data, size_t le
     if (!m->proto)
         return rotor_fail(err, ROTOR_ERR_INPUT, "%s: not a valid ONNX model (the protobuf does not decode)", m->label);
     if (!m->proto->graph) return rotor_fail(err, ROTOR_ERR_INPUT, "%s: the model has no graph", m->label);
+    rotor_status st = ox_check_names(m, data, len, err);
+    if (st) return st;
     m->stats.ir_version = m->proto->has_ir_version ? m->proto->ir_version : 0;
     m->opset = -1;
     for (size_t i = 0; i < m->proto->n_opset_import; i++) {
@@ -596,9 +613,20 @@ static rotor_status decode_and_infer(ox_model *m, const uint8_t *data, size_t le
     if (m->opset < 0) m->opset = 0;
     m->stats.opset = m->opset;
     m->stats.nodes = (int)m->proto->graph->n_node;
-    rotor_status st = build(m, opt, err);
-    if (!st) st = ox_infer_all(m, err);
-    return st;
+    /* Control flow that folds only once shape inference has folded what
+     * decides it (onnxflow.c): each pass that learns something runs the
+     * import again, from the flattening on. */
+    for (int pass = 1;; pass++) {
+        m->refold = false;
+        st = build(m, opt, err);
+        if (!st) st = ox_infer_all(m, err);
+        if (st || !m->refold) return st;
+        if (pass == OX_MAX_PASSES)
+            return rotor_fail(err, ROTOR_ERR_INPUT, "%s: control flow needs more than %d import passes (each folds "
+                              "an If or unrolls a Loop or Scan whose condition, trip count or length folded in the "
+                              "one before)", m->label, OX_MAX_PASSES);
+        clear_pass(m);
+    }
 }
 
 /* The import: everything before lowering. */

@@ -19,6 +19,9 @@
 /* Constants with at most this many elements keep their data, so that shape
  * arithmetic can be folded; larger ones (weights) keep only their shape. */
 #define OX_DATA_MAX 65536
+/* The most passes of the import (onnx.c): a pass ends early when it learns
+ * what control flow needs (onnxflow.c), and the next one starts again. */
+#define OX_MAX_PASSES 64
 
 typedef enum ox_kind {
     OX_UNDEF = 0, /* named by a node but not defined yet */
@@ -47,6 +50,17 @@ typedef struct ox_val {
     bool live;             /* reaches a graph output */
     bool is_output;
 } ox_val;
+
+/* What one pass of the import learned that the flattening of control flow
+ * (onnxflow.c) could not know before folding: a value's scalar, or its
+ * shape.  The next pass flattens with it (docs/onnx.md, "Control flow"). */
+typedef struct ox_fact {
+    char *name;
+    bool has_value;
+    int64_t value;
+    int rank;              /* -1: no shape learned */
+    int64_t shape[OX_MAX_RANK];
+} ox_fact;
 
 /* One node after sorting and inference. */
 struct ox_opdef;
@@ -90,6 +104,11 @@ typedef struct ox_model {
      * or ROTOR_ONNX_DATA_MAX with rotor_onnx_options.keep_data */
     int64_t data_max;
     bool keep_data;
+    /* facts learned by the passes so far, kept from pass to pass; refold:
+     * this pass learned one, so the import runs again (onnx.c) */
+    ox_fact *facts;
+    int nfacts, facts_cap;
+    bool refold;
 } ox_model;
 
 /* The error prefix for a node: "PATH: node 'NAME' (op TYPE, domain DOMAIN): ". */
@@ -101,6 +120,21 @@ rotor_status ox_node_fail(const ox_model *m, const ox_node *n, rotor_error *err,
  * (onnxflow.c). */
 rotor_status ox_flatten_control(ox_model *m, rotor_error *err);
 void ox_flat_free(ox_model *m);
+/* A node with a subgraph that the flattening left (onnxflow.c), reached by
+ * shape inference with its inputs inferred: when what folded so far lets
+ * it fold or unroll, the facts it needs are learned and m->refold set (the
+ * import runs again); otherwise it is refused with the reason. */
+rotor_status ox_flow_node(ox_model *m, ox_node *n, rotor_error *err);
+void ox_facts_free(ox_model *m);
+
+/* The names of the decoded file, decided once before anything reads them
+ * (onnxname.c): a name with a NUL byte in the file's bytes (data) is
+ * refused naming where it is; bytes of a name that are not printable UTF-8
+ * are rewritten as \xNN in m->proto. */
+rotor_status ox_check_names(ox_model *m, const uint8_t *data, size_t len, rotor_error *err);
+/* A malloc'd copy of s with the same escapes (a test data file's tensor
+ * name); NULL when out of memory. */
+char *ox_name_copy(const char *s);
 
 /* Value v with aliases resolved. */
 int ox_resolve(const ox_model *m, int v);

@@ -27,21 +27,13 @@ rotor_status ox_infer_all(ox_model *m, rotor_error *err) {
         if (strcmp(n->domain, "ai.onnx") != 0 && !ms)
             return ox_node_fail(m, n, err, ROTOR_ERR_INPUT, "operators outside the default ONNX domain and "
                                 "com.microsoft are not supported");
-        if (!strcmp(n->p->op_type, "If") && n->nin == 1 && n->in[0] >= 0) {
-            const ox_val *c = &m->vals[n->in[0]];
-            const char *src = c->kind != OX_CONST ? ox_source_input(m, c) : NULL;
-            if (src)
-                return ox_node_fail(m, n, err, ROTOR_ERR_INPUT, "the condition '%s' comes from graph input '%s'; an "
-                                    "If folds only on a condition known at import (give it with --value %s=1 or 0)",
-                                    c->name, src, src);
-            return ox_node_fail(m, n, err, ROTOR_ERR_INPUT, "the condition '%s' is computed at run time; an If folds "
-                                "only on a condition known at import (an initializer, a Constant or a --value)",
-                                c->name);
+        /* control flow the flattening left: learned from, or refused (onnxflow.c) */
+        bool sub = !strcmp(n->p->op_type, "If");
+        for (size_t a = 0; a < n->p->n_attribute; a++) sub |= n->p->attribute[a]->g || n->p->attribute[a]->n_graphs;
+        if (sub) {
+            rotor_status st = ox_flow_node(m, n, err);
+            if (st || m->refold) return st;
         }
-        for (size_t a = 0; a < n->p->n_attribute; a++)
-            if (n->p->attribute[a]->g || n->p->attribute[a]->n_graphs)
-                return ox_node_fail(m, n, err, ROTOR_ERR_INPUT, "control flow (subgraph attribute '%s') is not "
-                                    "supported: plans need a static graph", n->p->attribute[a]->name);
         n->def = ox_op_find(n->domain, n->p->op_type, m->opset);
         if (!n->def) return ox_node_fail(m, n, err, ROTOR_ERR_INPUT, "operator is not supported by rotor's importer");
         for (int k = 0; k < n->nin; k++) {

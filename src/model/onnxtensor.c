@@ -32,7 +32,7 @@ rotor_status rotor_onnx_tensor_read(const char *path, rotor_onnx_tensor *out, ro
         st = rotor_fail(err, ROTOR_ERR_INPUT, "%s: the tensor carries no elements rotor can read (%s, external or "
                         "stripped data)", path, ox_type_name(v.onnx_type));
     if (!st) {
-        out->name = strdup(t->name ? t->name : "");
+        out->name = ox_name_copy(t->name); /* printable UTF-8, as the model's names (onnxname.c) */
         out->data = malloc(sizeof(double) * (size_t)(v.elems ? v.elems : 1));
         if (!out->name || !out->data) st = rotor_nomem(err);
     }

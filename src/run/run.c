@@ -492,6 +492,41 @@ rotor_status rotor_run(const rotor_graph *g, const double *const *inputs, const 
     return st;
 }
 
+/* ---- comparing outputs ------------------------------------------------------------------- */
+
+/* Decision (ONNX's test runner compares with numpy's assert_allclose, whose
+ * equal_nan is true): NaN equals NaN, and only NaN; an infinity equals the
+ * same infinity.  The tolerance applies to finite pairs alone: with a NaN
+ * or an infinity in it, `d > atol + rtol |r|` would be false whatever x
+ * is, and a reference full of NaN would pass anything. */
+rotor_run_cmp rotor_run_compare(const double *x, const double *ref, int64_t n, bool exact) {
+    rotor_run_cmp c = {0, 0, 0};
+    for (int64_t k = 0; k < n; k++) {
+        double a = x[k], r = ref[k], d;
+        bool beyond;
+        if (!isfinite(a) || !isfinite(r)) {
+            bool same = (isnan(a) && isnan(r)) || a == r;
+            d = same ? 0 : INFINITY;
+            beyond = !same;
+            c.nonfinite += beyond;
+        } else {
+            d = fabs(a - r); /* may overflow to infinity: then beyond any tolerance */
+            beyond = exact ? d != 0 : !(d <= ROTOR_RUN_ATOL + ROTOR_RUN_RTOL * fabs(r));
+        }
+        if (d > c.max_abs) c.max_abs = d;
+        c.bad += beyond;
+    }
+    return c;
+}
+
+void rotor_run_count_nonfinite(const double *x, int64_t n, int64_t *nan, int64_t *inf) {
+    *nan = *inf = 0;
+    for (int64_t k = 0; k < n; k++) {
+        *nan += isnan(x[k]) != 0;
+        *inf += isinf(x[k]) != 0;
+    }
+}
+
 void rotor_run_result_free(rotor_run_result *r) {
     if (!r) return;
     for (int v = 0; r->values && v < r->nvalues; v++) free(r->values[v]);

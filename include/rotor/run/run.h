@@ -72,6 +72,29 @@ void rotor_run_result_free(rotor_run_result *r);
  * needs is missing or out of range. */
 rotor_status rotor_run_kernel(const rotor_graph *g, int op, double *const *vals, rotor_error *err);
 
+/* The tolerance rotor run checks outputs with (docs/run.md, "Tolerance"):
+ * a float element x passes against its reference r when
+ * |x - r| <= ROTOR_RUN_ATOL + ROTOR_RUN_RTOL |r|. */
+#define ROTOR_RUN_RTOL 1e-3
+#define ROTOR_RUN_ATOL 1e-5
+
+/* How values x compare with a reference, element by element.  NaN and the
+ * infinities are compared before the tolerance, which neither can pass
+ * honestly (|x - NaN| > tol is false for every x): two NaNs are equal, a NaN
+ * against anything else differs, and an infinity must equal the other
+ * exactly (+inf against +inf).  A differing element counts in `bad` whatever
+ * the tolerance, and also in `nonfinite` when a NaN or an infinity made it
+ * differ. */
+typedef struct rotor_run_cmp {
+    double max_abs;    /* the largest |x - ref|; infinite where NaN or an infinity differs */
+    int64_t bad;       /* elements that differ beyond the tolerance (exact: at all) */
+    int64_t nonfinite; /* of those, the ones where x or ref is NaN or infinite */
+} rotor_run_cmp;
+rotor_run_cmp rotor_run_compare(const double *x, const double *ref, int64_t n, bool exact);
+
+/* The NaN and the infinite elements of x[0..n). */
+void rotor_run_count_nonfinite(const double *x, int64_t n, int64_t *nan, int64_t *inf);
+
 /* Whether rotor has a reference kernel for vendor ops of this type (its
  * kind in the ONNX importer's registry, rotor_onnx_kernel), or of this kind. */
 bool rotor_run_has_kernel(const char *type);
