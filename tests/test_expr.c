@@ -307,6 +307,25 @@ Test(expr, functions_numbers_and_division_evaluate) {
     cr_assert_float_eq(rotor_expr_eval(&e, x), 4.0 - 4.0 * 0.2689414213699951, 1e-14);
 }
 
+/* relu, max and min carry a NaN through, as ONNX's Relu, Max and Min do
+ * (numpy's maximum/minimum): a NaN weight must not come out as 0 or as the
+ * other operand, or rotor run --check would pass a NaN model (issue 47). */
+Test(expr, relu_max_and_min_of_nan_are_nan) {
+    rotor_expr r = parse_ok("Y[s] = relu(X[s])");
+    double xr[2] = {0, NAN};
+    cr_assert(isnan(rotor_expr_eval(&r, xr)));
+    float fr[2] = {0, NAN};
+    cr_assert(isnan(rotor_expr_eval_f(&r, fr)));
+    xr[1] = -2.0;
+    cr_assert_float_eq(rotor_expr_eval(&r, xr), 0.0, 0);
+    rotor_expr mx = parse_ok("Y[s] = max(X[s], Z[s])"), mn = parse_ok("Y[s] = min(X[s], Z[s])");
+    double a[3] = {0, NAN, 1.0}, b[3] = {0, 1.0, NAN}, c[3] = {0, 3.0, 1.0};
+    cr_assert(isnan(rotor_expr_eval(&mx, a)) && isnan(rotor_expr_eval(&mx, b)));
+    cr_assert(isnan(rotor_expr_eval(&mn, a)) && isnan(rotor_expr_eval(&mn, b)));
+    cr_assert_float_eq(rotor_expr_eval(&mx, c), 3.0, 0);
+    cr_assert_float_eq(rotor_expr_eval(&mn, c), 1.0, 0);
+}
+
 Test(expr, reduction_through_exp_accumulates_exp) {
     rotor_expr e = parse_ok("Y[s] += exp(X[s,d])");
     cr_assert_eq(e.op_class, ROTOR_OP_REDUCTION);

@@ -37,7 +37,7 @@ static double ev_floor(double x) { return floor(x); }
 static double ev_ceil(double x) { return ceil(x); }
 static double ev_round(double x) { return nearbyint(x); }
 static double ev_recip(double x) { return 1.0 / x; }
-static double ev_relu(double x) { return x > 0 ? x : 0; }
+static double ev_relu(double x) { return x < 0 ? 0 : x; } /* NaN stays NaN */
 static double ev_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
 static double ev_tanh(double x) { return tanh(x); }
 static double ev_erf(double x) { return erf(x); }

@@ -647,10 +647,10 @@ rotor_status rotor_expr_check_eval(const rotor_expr *e, rotor_error *err) {
                 case ROTOR_FN_TANH: v = TANH(v); break;                                          \
                 case ROTOR_FN_ERF: v = ERF(v); break;                                            \
                 case ROTOR_FN_GELU: v = (T)0.5 * v * ((T)1 + ERF(v * (T)0.70710678118654752440)); break; \
-                case ROTOR_FN_RELU: v = v > 0 ? v : (T)0; break;                                 \
+                case ROTOR_FN_RELU: v = v < 0 ? (T)0 : v; break; /* NaN stays NaN, as ONNX */   \
                 case ROTOR_FN_SIGMOID: v = (T)1 / ((T)1 + EXP(-v)); break;                       \
-                case ROTOR_FN_MAX: sp--; v = st[sp - 1] > st[sp] ? st[sp - 1] : st[sp]; break;   \
-                case ROTOR_FN_MIN: sp--; v = st[sp - 1] < st[sp] ? st[sp - 1] : st[sp]; break;   \
+                case ROTOR_FN_MAX: sp--; v = st[sp - 1] != st[sp - 1] || st[sp - 1] > st[sp] ? st[sp - 1] : st[sp]; break; \
+                case ROTOR_FN_MIN: sp--; v = st[sp - 1] != st[sp - 1] || st[sp - 1] < st[sp] ? st[sp - 1] : st[sp]; break; \
                 case ROTOR_FN_NEG: v = -v; break;                                                \
                 case ROTOR_FN_RECIP: v = (T)1 / v; break;                                        \
                 case ROTOR_FN_ABS: v = v < 0 ? -v : v; break;                                    \
