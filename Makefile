@@ -111,7 +111,7 @@ $(GEN_OBJ): $(GEN_SRC) $(GEN_HDR)
 	$(CC) $(CFLAGS) -I$(GEN) -c $(GEN_SRC) -o $@
 
 # The importer (the model stage) and its tests include the generated header.
-GEN_USERS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard src/model/onnx*.c src/model/lower*.c)) $(BUILD)/tests/test_onnx.o $(BUILD)/tests/test_onnxshape.o \
+GEN_USERS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard src/model/onnx*.c src/model/lower*.c)) $(patsubst %.c,$(BUILD)/%.o,$(wildcard tests/test_onnx*.c)) \
              $(BUILD)/tests/fuzz/fuzz_options.o
 $(GEN_USERS): $(GEN_HDR)
 $(GEN_USERS): CFLAGS += -I$(GEN)

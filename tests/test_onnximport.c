@@ -1,0 +1,257 @@
+/* test_onnximport.c — the importer's operators added for issue 47's import
+ * counts: the recurrent operators' clip, input_forget and masked sequence
+ * lengths (lowerrnn.c), onnxruntime's contrib operators (onnxms.c,
+ * lowerattn.c), the legacy operators and the training operators.  Each test
+ * builds the one node its rule needs (tests/onnxbuild.h) and checks the
+ * shapes, the expressions and FLOPs, or the refusal's one line. */
+#include <criterion/criterion.h>
+
+#include <string.h>
+
+#include "rotor/model/graph.h"
+#include "rotor/model/onnx.h"
+#include "onnxbuild.h"
+
+#define assert_msg_has(err, s) \
+    cr_assert(strstr((err).msg, (s)) != NULL, "message \"%s\" lacks \"%s\"", (err).msg, (s))
+
+/* ---- helpers the shared builder lacks -------------------------------------------------------- */
+
+static Onnx__AttributeProto *new_attr(mb *b, Onnx__NodeProto *n, const char *name, int type) {
+    Onnx__AttributeProto *a = mb_alloc(b, sizeof *a);
+    onnx__attribute_proto__init(a);
+    a->name = mb_str(b, name);
+    a->has_type = 1;
+    a->type = type;
+    n->attribute[n->n_attribute++] = a;
+    return a;
+}
+
+static void attr_f(mb *b, Onnx__NodeProto *n, const char *name, float v) {
+    Onnx__AttributeProto *a = new_attr(b, n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT);
+    a->has_f = 1;
+    a->f = v;
+}
+
+/* A STRINGS attribute from space-separated words. */
+static void attr_strs(mb *b, Onnx__NodeProto *n, const char *name, const char *words) {
+    Onnx__AttributeProto *a = new_attr(b, n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS);
+    a->strings = mb_alloc(b, sizeof *a->strings * 8);
+    char tmp[256];
+    snprintf(tmp, sizeof tmp, "%s", words);
+    for (char *t = strtok(tmp, " "); t && a->n_strings < 8; t = strtok(NULL, " ")) {
+        a->strings[a->n_strings].data = (uint8_t *)mb_str(b, t);
+        a->strings[a->n_strings++].len = strlen(t);
+    }
+}
+
+/* A graph input of element type `type` (TensorProto.DataType). */
+static void typed_input(mb *b, const char *name, int type, int rank, const int64_t *dims) {
+    b->inputs[b->graph.n_input++] = mb_vi(b, name, type, rank, dims);
+}
+
+static const rotor_op *op_named(const rotor_graph *g, const char *name) {
+    for (int i = 0; i < g->nops; i++)
+        if (!strcmp(g->ops[i].name, name)) return &g->ops[i];
+    return NULL;
+}
+
+static const rotor_op *need_op(const rotor_graph *g, const char *name) {
+    const rotor_op *o = op_named(g, name);
+    cr_assert(o, "no operator '%s'", name);
+    return o;
+}
+
+static void expect_text(const rotor_graph *g, const char *op, const char *text) {
+    const rotor_op *o = need_op(g, op);
+    cr_assert(!o->vendor, "%s is a vendor op", op);
+    cr_assert_str_eq(o->expr.text, text, "%s: %s", op, o->expr.text);
+}
+
+static int count_type(const rotor_graph *g, const char *type) {
+    int k = 0;
+    for (int i = 0; i < g->nops; i++) k += !strcmp(g->ops[i].type, type);
+    return k;
+}
+
+static const rotor_value *value_named(const rotor_graph *g, const char *name) {
+    for (int i = 0; i < g->nvalues; i++)
+        if (!strcmp(g->values[i].name, name)) return &g->values[i];
+    cr_assert_fail("no value '%s'", name);
+    return NULL;
+}
+
+static void load_ok(mb *b, rotor_graph *g) {
+    rotor_error err = {{0}};
+    cr_assert_eq(mb_load(b, NULL, g, NULL, &err), ROTOR_OK, "%s", err.msg);
+}
+
+static void load_refused(mb *b, const char *why) {
+    rotor_graph g;
+    rotor_error err = {{0}};
+    cr_assert_eq(mb_load(b, NULL, &g, NULL, &err), ROTOR_ERR_INPUT, "imported; expected \"%s\"", why);
+    assert_msg_has(err, why);
+    rotor_graph_free(&g);
+}
+
+/* ---- recurrent operators (lowerrnn.c) --------------------------------------------------------- */
+
+/* An LSTM of S=3 steps, B=2, I=4, H=5 with inputs "x w r" (+ extra). */
+static Onnx__NodeProto *lstm_model(mb *b, const char *extra_inputs, const char *outs) {
+    mb_init(b, 14);
+    mb_input(b, "x", DIMS(3, 2, 4));
+    mb_init_tensor(b, "w", 1, DIMS(1, 20, 4), NULL);
+    mb_init_tensor(b, "r", 1, DIMS(1, 20, 5), NULL);
+    char ins[128];
+    snprintf(ins, sizeof ins, "x w r%s%s", extra_inputs ? " " : "", extra_inputs ? extra_inputs : "");
+    Onnx__NodeProto *n = mb_node(b, "LSTM", "lstm", ins, outs);
+    mb_attr_i(b, n, "hidden_size", 5);
+    return n;
+}
+
+/* onnxruntime clamps each gate's pre-activation before f and g
+ * (clip_add_bias): the gate is one expression, sigmoid(min(max(pre, -c), c)),
+ * 5 FLOPs a point (+, max, neg, min, sigmoid) where the unclipped gate has 2;
+ * h(C) is not clipped. */
+Test(onnximport, lstm_clip_bounds_every_gate_pre_activation_inside_its_expression) {
+    mb b;
+    Onnx__NodeProto *n = lstm_model(&b, NULL, "- yh");
+    attr_f(&b, n, "clip", 3);
+    mb_output(&b, "yh");
+    rotor_graph g;
+    load_ok(&b, &g);
+    expect_text(&g, "lstm.d0.t1.i", "Y[b,h] = sigmoid(min(max(A[b,h] + Q[b,h], neg(3)), 3))");
+    expect_text(&g, "lstm.d0.t1.cand", "Y[b,h] = tanh(min(max(A[b,h] + Q[b,h], neg(3)), 3))");
+    expect_text(&g, "lstm.d0.t0.o", "Y[b,h] = sigmoid(min(max(A[b,h], neg(3)), 3))");
+    expect_text(&g, "lstm.d0.t2.h", "Y[b,h] = O[b,h] * tanh(C[b,h])");
+    cr_assert_eq(need_op(&g, "lstm.d0.t1.f")->flops, 5.0 * 2 * 5);
+    rotor_graph_free(&g);
+    mb_free(&b);
+}
+
+/* clip 0 (ONNX is silent; OpenVINO's "no clip", MIGraphX's test files) is
+ * no clipping; an int-typed clip is read as its number; a negative clip has
+ * no bounds and is refused. */
+Test(onnximport, rnn_clip_zero_is_no_clipping_and_a_negative_clip_is_refused) {
+    mb b;
+    mb_init(&b, 14);
+    mb_input(&b, "x", DIMS(2, 1, 3));
+    mb_init_tensor(&b, "w", 1, DIMS(1, 4, 3), NULL);
+    mb_init_tensor(&b, "r", 1, DIMS(1, 4, 4), NULL);
+    Onnx__NodeProto *n = mb_node(&b, "RNN", "rnn", "x w r", "- yh");
+    mb_attr_i(&b, n, "hidden_size", 4);
+    mb_attr_i(&b, n, "clip", 0);
+    attr_strs(&b, n, "activations", "tanh");
+    mb_output(&b, "yh");
+    rotor_graph g;
+    load_ok(&b, &g);
+    expect_text(&g, "rnn.d0.t1.h", "Y[b,h] = tanh(A[b,h] + Q[b,h])");
+    rotor_graph_free(&g);
+    n->attribute[1]->i = -2;
+    load_refused(&b, "node 'rnn' (op RNN, domain ai.onnx): clip is -2; the bounds [-clip, clip] need clip >= 0");
+    mb_free(&b);
+}
+
+/* input_forget couples the gates, f = 1 - i (onnxruntime's "pf = 1 - pi"):
+ * no forget gate is made and the cell reads the input gate twice. */
+Test(onnximport, lstm_input_forget_makes_the_forget_gate_one_minus_the_input_gate) {
+    mb b;
+    Onnx__NodeProto *n = lstm_model(&b, NULL, "- yh");
+    mb_attr_i(&b, n, "input_forget", 1);
+    mb_output(&b, "yh");
+    rotor_graph g;
+    load_ok(&b, &g);
+    cr_assert_null(op_named(&g, "lstm.d0.t1.f"));
+    expect_text(&g, "lstm.d0.t1.c", "Y[b,h] = (1 - F[b,h]) * C[b,h] + I[b,h] * G[b,h]");
+    cr_assert_eq(need_op(&g, "lstm.d0.t1.c")->flops, 4.0 * 2 * 5); /* -, *, +, * */
+    /* xw; step 0: i cand c o h; steps 1-2: q i cand c o h; y_h */
+    cr_assert_eq(g.nops, 1 + 5 + 2 * 6 + 1, "%d operators", g.nops);
+    rotor_graph_free(&g);
+    mb_free(&b);
+}
+
+/* A sequence_lens graph input masks the steps instead of being refused: a
+ * mask per step, min(max(L - t, 0), 1); Y's entry is the masked new state,
+ * the carried state is held after the end; Y keeps [S, D, B, H]. */
+Test(onnximport, rnn_sequence_lens_input_masks_the_steps_and_holds_the_state) {
+    mb b;
+    mb_init(&b, 14);
+    mb_input(&b, "x", DIMS(3, 2, 4));
+    typed_input(&b, "lens", 6, DIMS(2));
+    mb_init_tensor(&b, "w", 1, DIMS(1, 5, 4), NULL);
+    mb_init_tensor(&b, "r", 1, DIMS(1, 5, 5), NULL);
+    Onnx__NodeProto *n = mb_node(&b, "RNN", "rnn", "x w r - lens", "y yh");
+    mb_attr_i(&b, n, "hidden_size", 5);
+    mb_output(&b, "y");
+    mb_output(&b, "yh");
+    rotor_graph g;
+    load_ok(&b, &g);
+    expect_text(&g, "rnn.t0.mask", "Y[b] = min(max(L[b], 0), 1)");
+    expect_text(&g, "rnn.t2.mask", "Y[b] = min(max(L[b] - 2, 0), 1)");
+    expect_text(&g, "rnn.d0.t0.y", "Y[b,h] = M[b] * X[b,h]");
+    expect_text(&g, "rnn.d0.t1.hold", "Y[b,h] = M[b] * X[b,h] + (1 - K[b]) * V[b,h]");
+    cr_assert_null(op_named(&g, "rnn.d0.t0.hold")); /* no initial state: the held state is the masked one */
+    cr_assert_eq(count_type(&g, "RNN.mask"), 3 + 3);
+    cr_assert_eq(count_type(&g, "RNN.hold"), 2);
+    cr_assert_eq(need_op(&g, "rnn.d0.t1.hold")->flops, 4.0 * 2 * 5);
+    const rotor_value *y = value_named(&g, "y");
+    cr_assert(y->rank == 4 && y->shape[0] == 3 && y->shape[1] == 1 && y->shape[2] == 2 && y->shape[3] == 5);
+    rotor_graph_free(&g);
+    mb_free(&b);
+}
+
+/* With an initial state, a batch entry of length 0 gets zeros in Y_h (as
+ * onnxruntime writes it): Y_h is the last state masked by step 0's mask. */
+Test(onnximport, lstm_with_lens_and_initial_state_zeroes_y_h_of_an_empty_sequence) {
+    mb b;
+    Onnx__NodeProto *n = lstm_model(&b, "- lens h0", "- yh");
+    (void)n;
+    typed_input(&b, "lens", 6, DIMS(2));
+    mb_input(&b, "h0", DIMS(1, 2, 5));
+    mb_output(&b, "yh");
+    rotor_graph g;
+    load_ok(&b, &g);
+    expect_text(&g, "lstm.y_h", "Y[b,h] = M[b] * X[b,h]");
+    expect_text(&g, "lstm.d0.t0.chold", "Y[b,h] = M[b] * X[b,h]");
+    cr_assert_not_null(op_named(&g, "lstm.d0.t0.hold"));
+    rotor_graph_free(&g);
+    mb_free(&b);
+}
+
+/* Known lengths all equal to the sequence change nothing; one outside
+ * [0, S] is refused, as onnxruntime refuses it. */
+Test(onnximport, known_sequence_lens_outside_the_sequence_are_refused) {
+    mb b;
+    lstm_model(&b, "- lens", "- yh");
+    mb_init_tensor(&b, "lens", 7, DIMS(2), (const int64_t[]){3, 3});
+    mb_output(&b, "yh");
+    rotor_graph g;
+    load_ok(&b, &g);
+    cr_assert_eq(count_type(&g, "RNN.mask"), 0);
+    rotor_graph_free(&g);
+    b.inits[2]->int64_data[1] = 7;
+    load_refused(&b, "sequence_lens has 7 where the sequence has 3");
+    mb_free(&b);
+}
+
+/* Activation names are read without regard to case (onnxruntime lower-cases
+ * them); a list of the wrong length is refused. */
+Test(onnximport, gru_activations_are_case_insensitive_and_counted) {
+    mb b;
+    mb_init(&b, 14);
+    mb_input(&b, "x", DIMS(2, 1, 3));
+    mb_init_tensor(&b, "w", 1, DIMS(1, 12, 3), NULL);
+    mb_init_tensor(&b, "r", 1, DIMS(1, 12, 4), NULL);
+    Onnx__NodeProto *n = mb_node(&b, "GRU", "gru", "x w r", "- yh");
+    mb_attr_i(&b, n, "hidden_size", 4);
+    attr_strs(&b, n, "activations", "sigmoid RELU");
+    mb_output(&b, "yh");
+    rotor_graph g;
+    load_ok(&b, &g);
+    expect_text(&g, "gru.d0.t0.z", "Y[b,h] = sigmoid(A[b,h])");
+    expect_text(&g, "gru.d0.t0.cand", "Y[b,h] = relu(A[b,h])");
+    rotor_graph_free(&g);
+    n->attribute[1]->n_strings = 1;
+    load_refused(&b, "activations lists 1 functions; 1 directions of GRU need 2");
+    mb_free(&b);
+}
