@@ -255,3 +255,236 @@ Test(onnximport, gru_activations_are_case_insensitive_and_counted) {
     load_refused(&b, "activations lists 1 functions; 1 directions of GRU need 2");
     mb_free(&b);
 }
+
+/* ---- onnxruntime's contrib operators (onnxms.c, lowerattn.c, lower.c) ------------------------------- */
+
+static Onnx__NodeProto *ms_node(mb *b, const char *op, const char *name, const char *ins, const char *outs) {
+    Onnx__NodeProto *n = mb_node(b, op, name, ins, outs);
+    n->domain = mb_str(b, "com.microsoft");
+    return n;
+}
+
+/* SkipSimplifiedLayerNormalization's 32-character name fits an operator
+ * type (ROTOR_OP_TYPE_MAX); it imports as a vendor op shaped like its
+ * input, its inv_std_var [.., 1]. */
+Test(onnximport, skip_simplified_layer_normalization_is_a_vendor_op_of_its_full_name) {
+    mb b;
+    mb_init(&b, 17);
+    mb_input(&b, "x", DIMS(2, 3, 8));
+    mb_input(&b, "skip", DIMS(2, 3, 8));
+    mb_init_tensor(&b, "gamma", 1, DIMS(8), NULL);
+    ms_node(&b, "SkipSimplifiedLayerNormalization", "ssln", "x skip gamma", "y - isv");
+    mb_output(&b, "y");
+    mb_output(&b, "isv");
+    rotor_graph g;
+    load_ok(&b, &g);
+    const rotor_op *o = need_op(&g, "ssln");
+    cr_assert(o->vendor);
+    cr_assert_str_eq(o->type, "SkipSimplifiedLayerNormalization");
+    const rotor_value *isv = value_named(&g, "isv");
+    cr_assert(isv->rank == 3 && isv->shape[2] == 1 && isv->shape[1] == 3 && isv->dtype == ROTOR_DTYPE_F32);
+    rotor_graph_free(&g);
+    mb_free(&b);
+}
+
+/* SimplifiedLayerNormalization (onnxruntime registers it in the ONNX
+ * domain) takes X and scale only, scale broadcasting to X. */
+Test(onnximport, simplified_layer_normalization_takes_x_and_a_broadcasting_scale) {
+    mb b;
+    mb_init(&b, 17);
+    mb_input(&b, "x", DIMS(2, 3, 5, 7));
+    mb_init_tensor(&b, "scale", 1, DIMS(2, 1, 5, 7), NULL);
+    mb_node(&b, "SimplifiedLayerNormalization", "rms", "x scale", "y");
+    mb_output(&b, "y");
+    rotor_graph g;
+    load_ok(&b, &g);
+    cr_assert(need_op(&g, "rms")->vendor);
+    cr_assert_eq(value_named(&g, "y")->elements, 2 * 3 * 5 * 7);
+    rotor_graph_free(&g);
+    b.nodes[0]->input[b.nodes[0]->n_input++] = mb_str(&b, "scale");
+    load_refused(&b, "takes at most 2 inputs; input 2 'scale' is one too many");
+    mb_free(&b);
+}
+
+/* GroupNorm (contrib): groups and activation are required, groups divides
+ * the channels (the last dimension with channels_last, its default). */
+Test(onnximport, groupnorm_needs_its_attributes_and_groups_dividing_the_channels) {
+    mb b;
+    mb_init(&b, 17);
+    mb_input(&b, "x", DIMS(1, 3, 3, 4));
+    mb_init_tensor(&b, "gamma", 1, DIMS(4), NULL);
+    mb_init_tensor(&b, "beta", 1, DIMS(4), NULL);
+    Onnx__NodeProto *n = ms_node(&b, "GroupNorm", "gn", "x gamma beta", "y");
+    mb_attr_i(&b, n, "groups", 2);
+    mb_output(&b, "y");
+    load_refused(&b, "attribute 'activation' is required (0: none, 1: SiLU)");
+    mb_attr_i(&b, n, "activation", 1);
+    rotor_graph g;
+    load_ok(&b, &g);
+    cr_assert(need_op(&g, "gn")->vendor);
+    rotor_graph_free(&g);
+    n->attribute[0]->i = 3;
+    load_refused(&b, "node 'gn' (op GroupNorm, domain com.microsoft): groups 3 does not divide the 4 channels");
+    mb_free(&b);
+}
+
+/* BiasAdd: X + bias + skip, one element-wise operator of 2 FLOPs a point. */
+Test(onnximport, biasadd_is_one_element_wise_expression) {
+    mb b;
+    mb_init(&b, 17);
+    mb_input(&b, "x", DIMS(2, 3, 4));
+    mb_init_tensor(&b, "bias", 1, DIMS(4), NULL);
+    mb_input(&b, "skip", DIMS(2, 3, 4));
+    ms_node(&b, "BiasAdd", "ba", "x bias skip", "y");
+    mb_output(&b, "y");
+    rotor_graph g;
+    load_ok(&b, &g);
+    expect_text(&g, "ba", "Y[n,s,c] = X[n,s,c] + B[c] + S[n,s,c]");
+    cr_assert_eq(need_op(&g, "ba")->flops, 2.0 * 2 * 3 * 4);
+    rotor_graph_free(&g);
+    mb_free(&b);
+}
+
+/* BiasSplitGelu: [N, S, D] -> [N, S, D/2], the left half times gelu of the
+ * right, each with its half of the bias: 4 FLOPs a point; an odd D has no
+ * halves. */
+Test(onnximport, bias_split_gelu_halves_the_hidden_dimension) {
+    mb b;
+    mb_init(&b, 17);
+    mb_input(&b, "x", DIMS(2, 4, 6));
+    mb_init_tensor(&b, "bias", 1, DIMS(6), NULL);
+    ms_node(&b, "BiasSplitGelu", "bsg", "x bias", "y");
+    mb_output(&b, "y");
+    rotor_graph g;
+    load_ok(&b, &g);
+    expect_text(&g, "bsg", "Y[n,s,d] = (L[n,s,d] + BL[d]) * gelu(R[n,s,d] + BR[d])");
+    const rotor_op *o = need_op(&g, "bsg");
+    cr_assert_eq(o->flops, 4.0 * 2 * 4 * 3);
+    const rotor_value *y = value_named(&g, "y");
+    cr_assert(y->rank == 3 && y->shape[2] == 3);
+    rotor_graph_free(&g);
+    b.inputs[0] = mb_vi(&b, "x", 1, DIMS(2, 4, 5));
+    b.inits[0]->dims[0] = 5;
+    load_refused(&b, "hidden size 5 is odd; it splits into two halves");
+    mb_free(&b);
+}
+
+/* MultiHeadAttention's packed forms: QKV [B, S, heads, 3, head] with no key
+ * or value, and KV [B, L, heads, 2, head] with no value, read as views of
+ * their value; the scores and context are the zoo's contractions. */
+Test(onnximport, multihead_attention_takes_packed_qkv_and_packed_kv) {
+    mb b;
+    mb_init(&b, 20);
+    mb_input(&b, "qkv", DIMS(1, 5, 2, 3, 4));
+    Onnx__NodeProto *n = ms_node(&b, "MultiHeadAttention", "mha", "qkv", "out");
+    mb_attr_i(&b, n, "num_heads", 2);
+    mb_output(&b, "out");
+    rotor_graph g;
+    load_ok(&b, &g);
+    const rotor_value *out = value_named(&g, "out");
+    cr_assert(out->rank == 3 && out->shape[1] == 5 && out->shape[2] == 8);
+    /* 2 FLOPs per multiply-add: scores b=1,g=2,r=1,m=5,k=4,n=5, context the same */
+    cr_assert_eq(need_op(&g, "mha.scores")->flops, 2.0 * 2 * 5 * 4 * 5);
+    rotor_graph_free(&g);
+    mb_free(&b);
+
+    mb_init(&b, 20);
+    mb_input(&b, "q", DIMS(1, 5, 8));
+    mb_input(&b, "kv", DIMS(1, 7, 2, 2, 4));
+    n = ms_node(&b, "MultiHeadAttention", "mha", "q kv", "out");
+    mb_attr_i(&b, n, "num_heads", 2);
+    mb_output(&b, "out");
+    load_ok(&b, &g);
+    cr_assert_eq(need_op(&g, "mha.context")->flops, 2.0 * 2 * 5 * 4 * 7);
+    rotor_graph_free(&g);
+    mb_free(&b);
+}
+
+/* Key and value already split into heads ([B, heads, L, head], cross
+ * attention) import; a bias with them is refused (onnxruntime: "'bias'
+ * shall be empty when 'key' is 4D"). */
+Test(onnximport, multihead_attention_takes_keys_split_into_heads_without_a_bias) {
+    mb b;
+    mb_init(&b, 20);
+    mb_input(&b, "q", DIMS(1, 2, 4));
+    mb_input(&b, "k", DIMS(1, 2, 3, 2));
+    mb_input(&b, "v", DIMS(1, 2, 3, 2));
+    Onnx__NodeProto *n = ms_node(&b, "MultiHeadAttention", "mha", "q k v", "out");
+    mb_attr_i(&b, n, "num_heads", 2);
+    mb_output(&b, "out");
+    rotor_graph g;
+    load_ok(&b, &g);
+    cr_assert_eq(need_op(&g, "mha.scores")->flops, 2.0 * 2 * 2 * 2 * 3);
+    rotor_graph_free(&g);
+    mb_init_tensor(&b, "bias", 1, DIMS(12), NULL);
+    n->input[n->n_input++] = mb_str(&b, "bias");
+    load_refused(&b, "a bias with key and value already split into heads is not supported");
+    mb_free(&b);
+}
+
+/* onnxruntime's input checks (multihead_attention_helper.h): the bias is
+ * 1-D, the key padding mask and attention_bias have the listed shapes, the
+ * mask is int32. */
+Test(onnximport, multihead_attention_refuses_what_onnxruntime_refuses) {
+    static const struct {
+        const char *extra, *name;
+        int type, rank;
+        int64_t dims[4];
+        const char *why;
+    } cases[] = {
+        {"bias", "bias", 1, 2, {12, 2}, "bias 'bias' must be [12], got [12,2]"},
+        {"- mask", "mask", 6, 1, {9}, "key_padding_mask 'mask' is [9]; onnxruntime takes [batch]"},
+        {"- mask", "mask", 1, 1, {1}, "key_padding_mask 'mask' is float; onnxruntime's schema takes int32"},
+        {"- - ab", "ab", 1, 4, {1, 2, 2, 3}, "attention_bias 'ab' is [1,2,2,3]; it must be [batch or 1, heads or 1, "
+                                             "sequence, total sequence] = [1 or 1, 2 or 1, 2, 2]"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        mb b;
+        mb_init(&b, 20);
+        mb_input(&b, "q", DIMS(1, 2, 4));
+        mb_input(&b, "k", DIMS(1, 2, 4));
+        mb_input(&b, "v", DIMS(1, 2, 4));
+        typed_input(&b, cases[i].name, cases[i].type, cases[i].rank, cases[i].dims);
+        char ins[64];
+        snprintf(ins, sizeof ins, "q k v %s", cases[i].extra);
+        Onnx__NodeProto *n = ms_node(&b, "MultiHeadAttention", "mha", ins, "out");
+        mb_attr_i(&b, n, "num_heads", 2);
+        mb_output(&b, "out");
+        load_refused(&b, cases[i].why);
+        mb_free(&b);
+    }
+}
+
+/* GroupQueryAttention's present is max(total_sequence_length, past)
+ * (onnxruntime's present_sequence_length): a past buffer that holds the
+ * total is written in place (a vendor KVCacheUpdate), and the scores run
+ * over the total, not past + new. */
+Test(onnximport, group_query_attention_present_is_the_shared_buffer) {
+    mb b;
+    mb_init(&b, 19);
+    mb_input(&b, "q", DIMS(1, 1, 8));
+    mb_input(&b, "k", DIMS(1, 1, 8));
+    mb_input(&b, "v", DIMS(1, 1, 8));
+    mb_input(&b, "pk", DIMS(1, 2, 10, 4));
+    mb_input(&b, "pv", DIMS(1, 2, 10, 4));
+    typed_input(&b, "seqlens", 6, DIMS(1));
+    Onnx__TensorProto *t = mb_init_tensor(&b, "total", 6, 1, (const int64_t[]){1}, NULL);
+    t->n_int32_data = 1;
+    t->int32_data = mb_alloc(&b, sizeof(int32_t));
+    t->int32_data[0] = 6;
+    Onnx__NodeProto *n = ms_node(&b, "GroupQueryAttention", "gqa", "q k v pk pv seqlens total", "out pko pvo");
+    mb_attr_i(&b, n, "num_heads", 2);
+    mb_attr_i(&b, n, "kv_num_heads", 2);
+    mb_output(&b, "out");
+    mb_output(&b, "pko");
+    rotor_graph g;
+    load_ok(&b, &g);
+    const rotor_value *pk = value_named(&g, "pko");
+    cr_assert(pk->rank == 4 && pk->shape[2] == 10, "present rows %lld", (long long)pk->shape[2]);
+    cr_assert_str_eq(need_op(&g, "gqa.present1")->type, "KVCacheUpdate");
+    cr_assert_eq(need_op(&g, "gqa.scores")->flops, 2.0 * 2 * 1 * 4 * 6);
+    rotor_graph_free(&g);
+    t->int32_data[0] = 12;
+    load_refused(&b, "total_sequence_length 12 must be one value from the sequence 1 to past + sequence 11");
+    mb_free(&b);
+}

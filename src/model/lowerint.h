@@ -72,4 +72,8 @@ rotor_status lw_attention(lower_ctx *c, const ox_node *n);
 /* LSTM, GRU and RNN, unrolled over the sequence (lowerrnn.c). */
 rotor_status lw_recurrent(lower_ctx *c, const ox_node *n);
 
+/* com.microsoft BiasAdd and BiasSplitGelu: element-wise. */
+rotor_status lw_biasadd(lower_ctx *c, const ox_node *n);
+rotor_status lw_split_gelu(lower_ctx *c, const ox_node *n);
+
 #endif

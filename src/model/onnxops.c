@@ -263,6 +263,10 @@ static const ox_opdef OPS[] = {
     MS("Gelu", ox_infer_ms_same, lw_ms_gelu),
     MSD("QuickGelu", ox_infer_ms_same, NULL),
     MS("RotaryEmbedding", ox_infer_ms_same, NULL),
+    MSD("SimplifiedLayerNormalization", ox_infer_simplenorm, NULL),
+    MSD("GroupNorm", ox_infer_groupnorm, NULL),
+    MSD("BiasAdd", ox_infer_biasadd, lw_biasadd),
+    MSD("BiasSplitGelu", ox_infer_splitgelu, lw_split_gelu),
 };
 
 #define NOPS ((int)(sizeof OPS / sizeof OPS[0]))
