@@ -488,3 +488,142 @@ Test(onnximport, group_query_attention_present_is_the_shared_buffer) {
     load_refused(&b, "total_sequence_length 12 must be one value from the sequence 1 to past + sequence 11");
     mb_free(&b);
 }
+
+/* ---- legacy operators (onnxlegacy.c) -------------------------------------------------------------- */
+
+static void attr_fs(mb *b, Onnx__NodeProto *n, const char *name, int cnt, const float *v) {
+    Onnx__AttributeProto *a = new_attr(b, n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS);
+    a->n_floats = (size_t)cnt;
+    a->floats = mb_alloc(b, sizeof(float) * (size_t)cnt);
+    memcpy(a->floats, v, sizeof(float) * (size_t)cnt);
+}
+
+/* ImageScaler: scale * X + bias[c], the bias a weight of C values; a bias
+ * of the wrong length and a bfloat16 input (T is float16, float or double)
+ * are refused. */
+Test(onnximport, image_scaler_scales_and_adds_a_per_channel_bias) {
+    mb b;
+    mb_init(&b, 8);
+    mb_input(&b, "x", DIMS(1, 3, 4, 4));
+    Onnx__NodeProto *n = mb_node(&b, "ImageScaler", "is", "x", "y");
+    attr_fs(&b, n, "bias", 3, (const float[]){0.25f, 0.5f, 0.75f});
+    attr_f(&b, n, "scale", 0.5f);
+    mb_output(&b, "y");
+    rotor_onnx_options o = {.keep_data = true};
+    rotor_graph g;
+    rotor_error err = {{0}};
+    cr_assert_eq(mb_load(&b, &o, &g, NULL, &err), ROTOR_OK, "%s", err.msg);
+    expect_text(&g, "is", "Y[n,c,h,w] = 0.5 * X[n,c,h,w] + B[c]");
+    cr_assert_eq(need_op(&g, "is")->flops, 2.0 * 3 * 4 * 4);
+    const rotor_value *bias = value_named(&g, "is.bias");
+    cr_assert(bias->role == ROTOR_ROLE_WEIGHT && bias->elements == 3 && bias->data && bias->data[2] == 0.75);
+    rotor_graph_free(&g);
+    n->attribute[0]->n_floats = 2;
+    load_refused(&b, "bias has 2 values for 3 channels");
+    n->attribute[0]->n_floats = 3;
+    b.inputs[0] = mb_vi(&b, "x", 16, DIMS(1, 3, 4, 4));
+    load_refused(&b, "input 'x' is bfloat16; ImageScaler's T is float16, float or double");
+    mb_free(&b);
+}
+
+/* ConstantFill folds to a constant: the shape attribute, or the input's
+ * values with input_as_shape, filled with value. */
+Test(onnximport, constant_fill_folds_to_its_shape_and_value) {
+    mb b;
+    mb_init(&b, 8);
+    mb_input(&b, "x", DIMS(2, 3));
+    mb_init_tensor(&b, "shape", 7, DIMS(2), (const int64_t[]){2, 3});
+    Onnx__NodeProto *n = mb_node(&b, "ConstantFill", "cf", "shape", "c");
+    mb_attr_i(&b, n, "input_as_shape", 1);
+    attr_f(&b, n, "value", 1.5f);
+    mb_node(&b, "Add", "add", "x c", "y");
+    mb_output(&b, "y");
+    rotor_onnx_options o = {.keep_data = true};
+    rotor_graph g;
+    rotor_onnx_stats stats;
+    rotor_error err = {{0}};
+    cr_assert_eq(mb_load(&b, &o, &g, &stats, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(stats.folded, 1);
+    const rotor_value *c = value_named(&g, "c");
+    cr_assert(c->role == ROTOR_ROLE_WEIGHT && c->elements == 6 && c->data && c->data[5] == 1.5);
+    rotor_graph_free(&g);
+    n->input[n->n_input++] = mb_str(&b, "shape");
+    n->n_input = 1;
+    mb_attr_ints(&b, n, "shape", 2, (const int64_t[]){2, 3});
+    load_refused(&b, "takes the shape attribute or an input, not both");
+    mb_free(&b);
+}
+
+/* Multinomial: random values, a known shape [batch, sample_size] of dtype
+ * int32 (the default) or int64; another dtype is refused. */
+Test(onnximport, multinomial_is_a_generator_of_batch_by_sample_size) {
+    mb b;
+    mb_init(&b, 15);
+    mb_input(&b, "p", DIMS(3, 10));
+    Onnx__NodeProto *n = mb_node(&b, "Multinomial", "mn", "p", "y");
+    mb_attr_i(&b, n, "sample_size", 13);
+    mb_output(&b, "y");
+    rotor_graph g;
+    load_ok(&b, &g);
+    const rotor_value *y = value_named(&g, "y");
+    cr_assert(need_op(&g, "mn")->vendor);
+    cr_assert(y->rank == 2 && y->shape[0] == 3 && y->shape[1] == 13 && y->dtype == ROTOR_DTYPE_I32);
+    rotor_graph_free(&g);
+    mb_attr_i(&b, n, "dtype", 1);
+    load_refused(&b, "dtype 1 is neither int32 (6) nor int64 (7)");
+    mb_free(&b);
+}
+
+/* ---- sequences inside a graph (onnxseq.c) ----------------------------------------------------------- */
+
+/* SequenceConstruct then ConcatFromSequence: a vendor op over the elements,
+ * concatenated along axis, or stacked along a new one with new_axis. */
+Test(onnximport, concat_from_sequence_concatenates_or_stacks_the_elements) {
+    mb b;
+    mb_init(&b, 12);
+    mb_input(&b, "x", DIMS(2, 3, 4));
+    mb_input(&b, "y", DIMS(2, 5, 4));
+    mb_node(&b, "SequenceConstruct", "sc", "x y", "s");
+    Onnx__NodeProto *n = mb_node(&b, "ConcatFromSequence", "cfs", "s", "out");
+    mb_attr_i(&b, n, "axis", 1);
+    mb_output(&b, "out");
+    rotor_graph g;
+    load_ok(&b, &g);
+    const rotor_op *o = need_op(&g, "cfs");
+    cr_assert(o->vendor && o->ninputs == 2);
+    const rotor_value *out = value_named(&g, "out");
+    cr_assert(out->rank == 3 && out->shape[1] == 8);
+    rotor_graph_free(&g);
+    mb_attr_i(&b, n, "new_axis", 1);
+    load_refused(&b, "element 1 does not stack with element 0");
+    mb_free(&b);
+}
+
+/* SplitToSequence then SequenceLength: the count folds to a constant (4
+ * chunks of 1 along the last axis); a run-time SequenceAt over elements of
+ * one shape has that shape; a sequence a graph output is refused. */
+Test(onnximport, split_to_sequence_length_folds_and_at_takes_one_shape) {
+    mb b;
+    mb_init(&b, 12);
+    mb_input(&b, "x", DIMS(2, 3, 4));
+    typed_input(&b, "pos", 7, 0, NULL);
+    Onnx__NodeProto *n = mb_node(&b, "SplitToSequence", "sts", "x", "s");
+    mb_attr_i(&b, n, "axis", 0);
+    mb_attr_i(&b, n, "keepdims", 0);
+    mb_node(&b, "SequenceLength", "len", "s", "n");
+    mb_node(&b, "SequenceAt", "at", "s pos", "e");
+    mb_output(&b, "n");
+    mb_output(&b, "e");
+    rotor_graph g;
+    rotor_onnx_stats stats;
+    rotor_error err = {{0}};
+    cr_assert_eq(mb_load(&b, NULL, &g, &stats, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(stats.folded, 1);
+    const rotor_value *e = value_named(&g, "e");
+    cr_assert(e->rank == 2 && e->shape[0] == 3 && e->shape[1] == 4);
+    cr_assert(need_op(&g, "at")->vendor);
+    rotor_graph_free(&g);
+    mb_output(&b, "s");
+    load_refused(&b, "sequence 's' is a graph output; rotor's outputs are tensors");
+    mb_free(&b);
+}

@@ -1598,7 +1598,7 @@ rotor_status lw_layernorm_node(lower_ctx *c, const ox_node *n) {
                            ox_attr_float(n, "epsilon", 1e-5), n->out[0]);
 }
 
-/* ---- com.microsoft BiasAdd and BiasSplitGelu -------------------------------------------- */
+/* ---- com.microsoft BiasAdd and BiasSplitGelu, ImageScaler ------------------------------------ */
 
 /* BiasAdd: Y[n,s,c] = X[n,s,c] + B[c] + S[n,s,c] (onnxruntime's "add input
  * with bias, then add residual inputs"). */
@@ -1649,6 +1649,40 @@ rotor_status lw_split_gelu(lower_ctx *c, const ox_node *n) {
     b.tv[0] = y, b.tv[1] = gx, b.tv[2] = gb, b.tv[3] = gx, b.tv[4] = gb;
     int ins[2] = {gx, gb};
     return emit(c, n, n->name, "BiasSplitGelu", &b, ins, 2, &y, 1);
+}
+
+/* ImageScaler (ONNX's removed experimental operator; onnxruntime keeps it):
+ * Y[n,c,h,w] = scale * X[n,c,h,w] + B[c], the bias attribute a weight value
+ * <node>.bias of C elements. */
+rotor_status lw_image_scaler(lower_ctx *c, const ox_node *n) {
+    const ox_val *x = &c->m->vals[ox_resolve(c->m, n->in[0])];
+    const Onnx__AttributeProto *ba = ox_attr(n, "bias"); /* C floats: the rule checked */
+    int cnt = ba ? (int)ba->n_floats : 0;
+    int64_t cshape[1] = {x->shape[1]};
+    int gb, gx, y;
+    rotor_status st = lw_new_value(c, n, n->name, ".bias", x->dtype, 1, cshape, ROTOR_ROLE_WEIGHT, &gb);
+    if (st) return st;
+    if (c->m->keep_data) {
+        double *d = malloc(sizeof *d * (size_t)x->shape[1]);
+        if (!d) return rotor_nomem(c->err);
+        for (int k = 0; k < cnt && k < x->shape[1]; k++) d[k] = ba->floats[k];
+        st = rotor_graph_set_data(c->g, gb, d, c->err);
+        free(d);
+        if (st) return st;
+    }
+    eb b;
+    eb_init(&b);
+    static const char *const ax[4] = {"n", "c", "h", "w"};
+    for (int d = 0; d < 4; d++) eb_axis(&b, ax[d], x->shape[d]);
+    double scale = ox_attr_float(n, "scale", 1.0);
+    char lit[64];
+    if (scale < 0) snprintf(lit, sizeof lit, "neg(%.9g)", -scale);
+    else snprintf(lit, sizeof lit, "%.9g", scale);
+    snprintf(b.text, sizeof b.text, "Y[n,c,h,w] = %s * X[n,c,h,w] + B[c]", lit);
+    if ((st = lw_gval(c, n, n->in[0], &gx)) || (st = lw_gval(c, n, n->out[0], &y))) return st;
+    b.tv[0] = y, b.tv[1] = gx, b.tv[2] = gb;
+    int ins[2] = {gx, gb};
+    return emit(c, n, n->name, "ImageScaler", &b, ins, 2, &y, 1);
 }
 
 /* A node by its registry row's lowering (onnxops.c; none: a vendor op).

@@ -250,6 +250,16 @@ rotor_status ox_infer_simplenorm(ox_model *m, ox_node *n, rotor_error *err);
 rotor_status ox_infer_groupnorm(ox_model *m, ox_node *n, rotor_error *err);
 rotor_status ox_infer_biasadd(ox_model *m, ox_node *n, rotor_error *err);
 rotor_status ox_infer_splitgelu(ox_model *m, ox_node *n, rotor_error *err);
+/* Removed experimental ONNX operators (onnxlegacy.c), Multinomial (onnxrandom.c). */
+rotor_status ox_infer_image_scaler(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_constant_fill(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_multinomial(ox_model *m, ox_node *n, rotor_error *err);
+/* Sequences inside a graph (onnxseq.c). */
+rotor_status ox_infer_seq_construct(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_split_to_seq(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_concat_from_seq(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_seq_length(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_seq_at(ox_model *m, ox_node *n, rotor_error *err);
 rotor_status ox_infer_recurrent(ox_model *m, ox_node *n, rotor_error *err);
 rotor_status ox_infer_tfidf(ox_model *m, ox_node *n, rotor_error *err);
 rotor_status ox_infer_compress(ox_model *m, ox_node *n, rotor_error *err);
