@@ -554,6 +554,87 @@ Test(onnximport, constant_fill_folds_to_its_shape_and_value) {
     mb_free(&b);
 }
 
+/* ---- training optimizers (onnxtrain.c) ------------------------------------------------------------ */
+
+/* R, T and n tensors of X, G and H (Adagrad) or X, G, V (Momentum). */
+static Onnx__NodeProto *optimizer_model(mb *b, const char *op, const char *ins, const char *outs) {
+    mb_init(b, 17);
+    b->opset.domain = mb_str(b, "ai.onnx.preview.training");
+    b->opset.version = 1;
+    mb_input(b, "R", 0, NULL);
+    typed_input(b, "T", 7, 0, NULL);
+    mb_input(b, "X", DIMS(3));
+    mb_input(b, "G", DIMS(3));
+    mb_input(b, "S", DIMS(3));
+    Onnx__NodeProto *n = mb_node(b, op, "opt", ins, outs);
+    n->domain = mb_str(b, "ai.onnx.preview.training");
+    for (char *o = strtok(mb_str(b, outs), " "); o; o = strtok(NULL, " ")) mb_output(b, o);
+    return n;
+}
+
+/* Adagrad (ONNX training docs): r = R / (1 + T decay); g = c X + G;
+ * H' = H + g^2; X' = X - r g / (sqrt(H') + epsilon). */
+Test(onnximport, adagrad_is_the_onnx_update_as_expressions) {
+    mb b;
+    Onnx__NodeProto *n = optimizer_model(&b, "Adagrad", "R T X G S", "Xn Hn");
+    attr_f(&b, n, "decay_factor", 0.5f);
+    attr_f(&b, n, "norm_coefficient", 0.25f);
+    attr_f(&b, n, "epsilon", 0.125f);
+    rotor_graph g;
+    load_ok(&b, &g);
+    expect_text(&g, "opt.r", "Y[u] = R[u] / (1 + T[u] * 0.5)");
+    expect_text(&g, "opt.g0", "Y[d0] = 0.25 * X[d0] + G[d0]");
+    expect_text(&g, "opt.h0", "Y[d0] = H[d0] + square(Q[d0])");
+    expect_text(&g, "opt.x0", "Y[u,d0] = X[d0] - R[u] * Q[d0] / (sqrt(K[d0]) + 0.125)");
+    cr_assert_eq(need_op(&g, "opt.x0")->flops, 5.0 * 3);
+    cr_assert_eq(value_named(&g, "Xn")->elements, 3);
+    rotor_graph_free(&g);
+    mb_free(&b);
+}
+
+/* Momentum: V' = alpha V + beta_T g with beta_T = beta after the first
+ * update (T > 0) and 1 before, min(T, 1) of the count; the standard and
+ * Nesterov X'. */
+Test(onnximport, momentum_standard_and_nesterov_updates) {
+    mb b;
+    Onnx__NodeProto *n = optimizer_model(&b, "Momentum", "R T X G S", "Xn Vn");
+    attr_f(&b, n, "alpha", 0.75f);
+    attr_f(&b, n, "beta", 0.5f);
+    attr_f(&b, n, "norm_coefficient", 0);
+    mb_attr_s(&b, n, "mode", "nesterov");
+    rotor_graph g;
+    load_ok(&b, &g);
+    expect_text(&g, "opt.v0", "Y[u,d0] = 0.75 * V[d0] + (1 + neg(0.5) * min(T[u], 1)) * Q[d0]");
+    expect_text(&g, "opt.x0", "Y[u,d0] = X[d0] - R[u] * (Q[d0] + 0.75 * W[d0])");
+    rotor_graph_free(&g);
+    n->attribute[3]->s.data = (uint8_t *)mb_str(&b, "standard");
+    load_ok(&b, &g);
+    expect_text(&g, "opt.x0", "Y[u,d0] = X[d0] - R[u] * W[d0]");
+    rotor_graph_free(&g);
+    n->attribute[3]->s.data = (uint8_t *)mb_str(&b, "sideways");
+    load_refused(&b, "mode must be \"standard\" or \"nesterov\"");
+    mb_free(&b);
+}
+
+/* Adam: the bias-corrected rate R sqrt(1 - beta^T) / (1 - alpha^T) for
+ * T > 0, R at T = 0, and the schema's defaults (alpha 0.9, beta 0.999,
+ * epsilon 1e-6); the inputs must come in groups of four. */
+Test(onnximport, adam_corrects_its_rate_and_takes_the_schema_defaults) {
+    mb b;
+    Onnx__NodeProto *n = optimizer_model(&b, "Adam", "R T X G S S2", "Xn Vn Hn");
+    mb_input(&b, "S2", DIMS(3));
+    rotor_graph g;
+    load_ok(&b, &g);
+    expect_text(&g, "opt.f", "Y[u] = sqrt(1 - pow(0.999, max(T[u], 1))) / (1 - pow(0.9, max(K[u], 1)))");
+    expect_text(&g, "opt.r", "Y[u] = R[u] * (1 + min(T[u], 1) * (F[u] - 1))");
+    expect_text(&g, "opt.x0", "Y[u,d0] = X[d0] - R[u] * W[d0] / (sqrt(K[d0]) + 1e-06)");
+    expect_text(&g, "opt.h0", "Y[d0] = 0.999 * H[d0] + 0.001 * square(Q[d0])");
+    rotor_graph_free(&g);
+    n->n_input = 5;
+    load_refused(&b, "has 5 inputs; it takes R, T and 3 groups of n tensors (X, G, V, H)");
+    mb_free(&b);
+}
+
 /* Multinomial: random values, a known shape [batch, sample_size] of dtype
  * int32 (the default) or int64; another dtype is refused. */
 Test(onnximport, multinomial_is_a_generator_of_batch_by_sample_size) {
@@ -571,6 +652,41 @@ Test(onnximport, multinomial_is_a_generator_of_batch_by_sample_size) {
     rotor_graph_free(&g);
     mb_attr_i(&b, n, "dtype", 1);
     load_refused(&b, "dtype 1 is neither int32 (6) nor int64 (7)");
+    mb_free(&b);
+}
+
+/* Gradient: dy/dx shaped and typed as each x the xs attribute names (its
+ * inputs, in order); a vendor op. */
+Test(onnximport, gradient_outputs_are_shaped_as_the_xs) {
+    mb b;
+    mb_init(&b, 12);
+    Onnx__OperatorSetIdProto *tr = mb_alloc(&b, sizeof *tr);
+    onnx__operator_set_id_proto__init(tr);
+    tr->domain = mb_str(&b, "ai.onnx.preview.training");
+    tr->has_version = 1;
+    tr->version = 1;
+    Onnx__OperatorSetIdProto **ops = mb_alloc(&b, sizeof *ops * 2);
+    ops[0] = &b.opset, ops[1] = tr;
+    b.model.opset_import = ops;
+    b.model.n_opset_import = 2;
+    mb_input(&b, "a", DIMS(2, 3));
+    mb_input(&b, "b", DIMS(2, 3));
+    mb_node(&b, "Add", "add", "a b", "c");
+    Onnx__NodeProto *n = mb_node(&b, "Gradient", "grad", "a b", "da db");
+    n->domain = mb_str(&b, "ai.onnx.preview.training");
+    attr_strs(&b, n, "xs", "a b");
+    mb_attr_s(&b, n, "y", "c");
+    mb_output(&b, "c");
+    mb_output(&b, "da");
+    mb_output(&b, "db");
+    rotor_graph g;
+    load_ok(&b, &g);
+    cr_assert(need_op(&g, "grad")->vendor);
+    const rotor_value *db = value_named(&g, "db");
+    cr_assert(db->rank == 2 && db->shape[0] == 2 && db->shape[1] == 3);
+    rotor_graph_free(&g);
+    n->input[1] = mb_str(&b, "c");
+    load_refused(&b, "input 1 must be the tensor xs or zs names there ('b')");
     mb_free(&b);
 }
 

@@ -77,6 +77,9 @@ rotor_status lw_biasadd(lower_ctx *c, const ox_node *n);
 rotor_status lw_split_gelu(lower_ctx *c, const ox_node *n);
 rotor_status lw_image_scaler(lower_ctx *c, const ox_node *n);
 
+/* Adagrad, Momentum and Adam of ai.onnx.preview.training (onnxtrain.c). */
+rotor_status lw_optimizer(lower_ctx *c, const ox_node *n);
+
 /* Sequences inside a graph (onnxseq.c): their makers lower to nothing, the
  * readers to vendor ops over the elements. */
 rotor_status lw_seq_none(lower_ctx *c, const ox_node *n);

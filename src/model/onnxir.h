@@ -250,9 +250,13 @@ rotor_status ox_infer_simplenorm(ox_model *m, ox_node *n, rotor_error *err);
 rotor_status ox_infer_groupnorm(ox_model *m, ox_node *n, rotor_error *err);
 rotor_status ox_infer_biasadd(ox_model *m, ox_node *n, rotor_error *err);
 rotor_status ox_infer_splitgelu(ox_model *m, ox_node *n, rotor_error *err);
-/* Removed experimental ONNX operators (onnxlegacy.c), Multinomial (onnxrandom.c). */
+/* Removed experimental ONNX operators (onnxlegacy.c), the training
+ * operators of ai.onnx.preview.training (onnxtrain.c), Multinomial
+ * (onnxrandom.c). */
 rotor_status ox_infer_image_scaler(ox_model *m, ox_node *n, rotor_error *err);
 rotor_status ox_infer_constant_fill(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_optimizer(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_gradient(ox_model *m, ox_node *n, rotor_error *err);
 rotor_status ox_infer_multinomial(ox_model *m, ox_node *n, rotor_error *err);
 /* Sequences inside a graph (onnxseq.c). */
 rotor_status ox_infer_seq_construct(ox_model *m, ox_node *n, rotor_error *err);

@@ -275,6 +275,10 @@ static const ox_opdef OPS[] = {
     OP("ConcatFromSequence", ox_infer_concat_from_seq, NULL, NULL, lw_concat_from_seq, ROTOR_KERNEL_NONE, 0),
     OP("SequenceLength", ox_infer_seq_length, NULL, NULL, NULL, ROTOR_KERNEL_NONE, 0),
     OP("SequenceAt", ox_infer_seq_at, NULL, NULL, lw_seq_at, ROTOR_KERNEL_NONE, 0),
+    {"Adagrad", "ai.onnx.preview.training", 0, OX_OPSET_OPEN, ox_infer_optimizer, NULL, NULL, lw_optimizer, ROTOR_KERNEL_NONE, 0},
+    {"Momentum", "ai.onnx.preview.training", 0, OX_OPSET_OPEN, ox_infer_optimizer, NULL, NULL, lw_optimizer, ROTOR_KERNEL_NONE, 0},
+    {"Adam", "ai.onnx.preview.training", 0, OX_OPSET_OPEN, ox_infer_optimizer, NULL, NULL, lw_optimizer, ROTOR_KERNEL_NONE, 0},
+    {"Gradient", "ai.onnx.preview.training", 0, OX_OPSET_OPEN, ox_infer_gradient, NULL, NULL, NULL, ROTOR_KERNEL_NONE, 0},
 };
 
 #define NOPS ((int)(sizeof OPS / sizeof OPS[0]))

@@ -23,10 +23,10 @@ rotor_status ox_infer_all(ox_model *m, rotor_error *err) {
             n->folded = true;
             continue;
         }
-        bool ms = !strcmp(n->domain, "com.microsoft");
+        bool ms = !strcmp(n->domain, "com.microsoft") || !strcmp(n->domain, "ai.onnx.preview.training");
         if (strcmp(n->domain, "ai.onnx") != 0 && !ms)
-            return ox_node_fail(m, n, err, ROTOR_ERR_INPUT, "operators outside the default ONNX domain and "
-                                "com.microsoft are not supported");
+            return ox_node_fail(m, n, err, ROTOR_ERR_INPUT, "operators outside the default ONNX domain, "
+                                "com.microsoft and ai.onnx.preview.training are not supported");
         if (!strcmp(n->p->op_type, "If") && n->nin == 1 && n->in[0] >= 0) {
             const ox_val *c = &m->vals[n->in[0]];
             const char *src = c->kind != OX_CONST ? ox_source_input(m, c) : NULL;
