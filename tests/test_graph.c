@@ -263,7 +263,7 @@ Test(graph, expression_errors_name_the_operator_and_the_text) {
         {"bad", "Relu", "E[m,n] = relu(R[m,n]", "m=4,n=16",
          "op 'bad' (Relu): expression 'E[m,n] = relu(R[m,n]' (m=4,n=16): column 21: expected ')'"},
         {"unbound", "Relu", "E[m,n] = relu(R[m,n])", "m=4", "axis 'n' has no extent"},
-        {"", "AVeryLongOperatorTypeNameOfThirtyTwo", NULL, NULL, "type name is too long"},
+        {"", "AnOperatorTypeNameOfFortyEightCharactersIsTooLong", NULL, NULL, "type name is too long"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         op_fails(&l.g, desc(bad[i].name, bad[i].type, bad[i].expr, bad[i].dims, IDX(l.r), IDX(e)), bad[i].msg);

@@ -1686,6 +1686,93 @@ rotor_status lw_layernorm_node(lower_ctx *c, const ox_node *n) {
                            ox_attr_float(n, "epsilon", 1e-5), n->out[0]);
 }
 
+/* ---- com.microsoft BiasAdd and BiasSplitGelu, ImageScaler ------------------------------------ */
+
+/* BiasAdd: Y[n,s,c] = X[n,s,c] + B[c] + S[n,s,c] (onnxruntime's "add input
+ * with bias, then add residual inputs"). */
+rotor_status lw_biasadd(lower_ctx *c, const ox_node *n) {
+    const ox_val *x = &c->m->vals[ox_resolve(c->m, n->in[0])];
+    eb b;
+    eb_init(&b);
+    eb_axis(&b, "n", x->shape[0]);
+    eb_axis(&b, "s", x->shape[1]);
+    eb_axis(&b, "c", x->shape[2]);
+    snprintf(b.text, sizeof b.text, "Y[n,s,c] = X[n,s,c] + B[c] + S[n,s,c]");
+    int ins[3], y;
+    rotor_status st;
+    for (int i = 0; i < 3; i++)
+        if ((st = lw_gval(c, n, n->in[i], &ins[i]))) return st;
+    if ((st = lw_gval(c, n, n->out[0], &y))) return st;
+    b.tv[0] = y, b.tv[1] = ins[0], b.tv[2] = ins[1], b.tv[3] = ins[2];
+    return emit(c, n, n->name, "BiasAdd", &b, ins, 3, &y, 1);
+}
+
+/* BiasSplitGelu: (X + bias) split in halves along the hidden dimension,
+ * the left times gelu of the right (onnxruntime's diffusion kernel, from
+ * TensorRT's SplitGelu: erf's GELU):
+ *   Y[n,s,d] = (L[n,s,d] + BL[d]) * gelu(R[n,s,d] + BR[d])
+ * with L and R the two halves of X and BL and BR of the bias (element
+ * views at offsets 0 and D/2). */
+rotor_status lw_split_gelu(lower_ctx *c, const ox_node *n) {
+    const ox_val *x = &c->m->vals[ox_resolve(c->m, n->in[0])];
+    int64_t half = x->shape[2] / 2;
+    eb b;
+    eb_init(&b);
+    eb_axis(&b, "n", x->shape[0]);
+    eb_axis(&b, "s", x->shape[1]);
+    eb_axis(&b, "d", half);
+    snprintf(b.text, sizeof b.text, "Y[n,s,d] = (L[n,s,d] + BL[d]) * gelu(R[n,s,d] + BR[d])");
+    for (int t = 1; t <= 4; t++) {
+        rotor_view *v = &b.view[t];
+        bool bias = t == 2 || t == 4;
+        v->set = true;
+        for (int d = 0; d < (bias ? 1 : 3); d++) v->dim[d] = (int8_t)d, v->step[d] = 1;
+        v->offset[bias ? 0 : 2] = t <= 2 ? 0 : half;
+    }
+    int gx, gb, y;
+    rotor_status st;
+    if ((st = lw_gval(c, n, n->in[0], &gx)) || (st = lw_gval(c, n, n->in[1], &gb)) ||
+        (st = lw_gval(c, n, n->out[0], &y)))
+        return st;
+    b.tv[0] = y, b.tv[1] = gx, b.tv[2] = gb, b.tv[3] = gx, b.tv[4] = gb;
+    int ins[2] = {gx, gb};
+    return emit(c, n, n->name, "BiasSplitGelu", &b, ins, 2, &y, 1);
+}
+
+/* ImageScaler (ONNX's removed experimental operator; onnxruntime keeps it):
+ * Y[n,c,h,w] = scale * X[n,c,h,w] + B[c], the bias attribute a weight value
+ * <node>.bias of C elements. */
+rotor_status lw_image_scaler(lower_ctx *c, const ox_node *n) {
+    const ox_val *x = &c->m->vals[ox_resolve(c->m, n->in[0])];
+    const Onnx__AttributeProto *ba = ox_attr(n, "bias"); /* C floats: the rule checked */
+    int cnt = ba ? (int)ba->n_floats : 0;
+    int64_t cshape[1] = {x->shape[1]};
+    int gb, gx, y;
+    rotor_status st = lw_new_value(c, n, n->name, ".bias", x->dtype, 1, cshape, ROTOR_ROLE_WEIGHT, &gb);
+    if (st) return st;
+    if (c->m->keep_data) {
+        double *d = malloc(sizeof *d * (size_t)x->shape[1]);
+        if (!d) return rotor_nomem(c->err);
+        for (int k = 0; k < cnt && k < x->shape[1]; k++) d[k] = ba->floats[k];
+        st = rotor_graph_set_data(c->g, gb, d, c->err);
+        free(d);
+        if (st) return st;
+    }
+    eb b;
+    eb_init(&b);
+    static const char *const ax[4] = {"n", "c", "h", "w"};
+    for (int d = 0; d < 4; d++) eb_axis(&b, ax[d], x->shape[d]);
+    double scale = ox_attr_float(n, "scale", 1.0);
+    char lit[64];
+    if (scale < 0) snprintf(lit, sizeof lit, "neg(%.9g)", -scale);
+    else snprintf(lit, sizeof lit, "%.9g", scale);
+    snprintf(b.text, sizeof b.text, "Y[n,c,h,w] = %s * X[n,c,h,w] + B[c]", lit);
+    if ((st = lw_gval(c, n, n->in[0], &gx)) || (st = lw_gval(c, n, n->out[0], &y))) return st;
+    b.tv[0] = y, b.tv[1] = gx, b.tv[2] = gb;
+    int ins[2] = {gx, gb};
+    return emit(c, n, n->name, "ImageScaler", &b, ins, 2, &y, 1);
+}
+
 /* A node by its registry row's lowering (onnxops.c; none: a vendor op).
  * Unless the row takes any output (recurrent and com.microsoft nodes), the
  * node's first output must be present and not empty. */

@@ -9,9 +9,10 @@
  *   context  O[b,g,r,m,k] += P[b,g,r,m,n] * V[b,g,n,k].
  * As in the zoo, q, k and v are expression tensors reading a slice, or a
  * head-major view, of their value (the graph records element counts, not
- * which element is which).  Rotary embedding inside GroupQueryAttention
- * (do_rotary) is element-wise work on q and k that is not charged; the
- * attention's own scale is free. */
+ * which element is which): packed QKV, MultiHeadAttention's packed KV and
+ * its key and value already split into heads are such views.  Rotary
+ * embedding inside GroupQueryAttention (do_rotary) is element-wise work on q
+ * and k that is not charged; the attention's own scale is free. */
 #include "lowerint.h"
 
 #include <stdio.h>
@@ -47,8 +48,11 @@ static rotor_status add_bias(lower_ctx *c, const ox_node *n, const char *suffix,
 }
 
 /* The present key or value: past ++ new when a past is given, else a copy
- * of new; written to output k of the node when it is read. */
-static rotor_status present(lower_ctx *c, const ox_node *n, int past_in, int fresh, int out_k, int64_t kv_seq,
+ * of new; written to output k of the node when it is read.  A
+ * GroupQueryAttention whose present is not past + new (a shared buffer of
+ * max(total, past) rows, onnxruntime's present_sequence_length) writes the
+ * new rows into it: a vendor KVCacheUpdate of past and new. */
+static rotor_status present(lower_ctx *c, const ox_node *n, const ox_attention *a, int past_in, int fresh, int out_k,
                             int *src) {
     ox_model *m = c->m;
     bool live = n->nout > out_k && n->out[out_k] >= 0 && m->vals[n->out[out_k]].live;
@@ -61,7 +65,7 @@ static rotor_status present(lower_ctx *c, const ox_node *n, int past_in, int fre
         const ox_val *pst = &m->vals[ox_resolve(m, n->in[past_in])];
         int64_t shape[OX_MAX_RANK];
         memcpy(shape, pst->shape, sizeof shape);
-        shape[pst->rank - 2] += kv_seq;
+        shape[pst->rank - 2] = pst->rank == 5 ? a->past + a->kv_seq : a->present;
         st = value(c, n, ".present", pst->rank, shape, &pv);
     }
     if (!st && has_past) st = lw_gval(c, n, n->in[past_in], &ins[nin++]);
@@ -69,7 +73,8 @@ static rotor_status present(lower_ctx *c, const ox_node *n, int past_in, int fre
     ins[nin++] = fresh;
     char sfx[32];
     snprintf(sfx, sizeof sfx, ".present%d", out_k);
-    if ((st = vendor_op(c, n, sfx, "Concat", ins, nin, pv))) return st;
+    bool concat = a->present == a->past + a->kv_seq;
+    if ((st = vendor_op(c, n, sfx, concat ? "Concat" : "KVCacheUpdate", ins, nin, pv))) return st;
     *src = pv;
     return ROTOR_OK;
 }
@@ -102,12 +107,15 @@ rotor_status lw_attention(lower_ctx *c, const ox_node *n) {
             qkv = qb;
         }
         q = k = v = qkv;
-        if ((st = present(c, n, 4, qkv, 1, a.kv_seq, &k))) return st;
+        if ((st = present(c, n, &a, 4, qkv, 1, &k))) return st;
         v = k;
     } else {
         if ((st = lw_gval(c, n, n->in[0], &q))) return st;
         if (a.packed) {
             k = v = q;
+        } else if (a.kv_packed) { /* MultiHeadAttention's [B, L, heads, 2, head] */
+            if ((st = lw_gval(c, n, n->in[1], &k))) return st;
+            v = k;
         } else if ((st = lw_gval(c, n, n->in[1], &k)) || (st = lw_gval(c, n, n->in[2], &v))) {
             return st;
         }
@@ -119,12 +127,11 @@ rotor_status lw_attention(lower_ctx *c, const ox_node *n) {
                 (st = add_bias(c, n, ".v_bias", v, bias, a.batch, a.kv_seq, a.dv, &v)))
                 return st;
         }
-        if ((st = present(c, n, gqa ? 3 : 6, k, 1, a.kv_seq, &k)) ||
-            (st = present(c, n, gqa ? 4 : 7, v, 2, a.kv_seq, &v)))
+        if ((st = present(c, n, &a, gqa ? 3 : 6, k, 1, &k)) || (st = present(c, n, &a, gqa ? 4 : 7, v, 2, &v)))
             return st;
     }
     /* scores, softmax, context: the zoo's attention */
-    int64_t len = a.past + a.kv_seq, sc[3] = {a.batch * a.heads, a.seq, len};
+    int64_t len = a.total, sc[3] = {a.batch * a.heads, a.seq, len};
     int scores, probs, out;
     if ((st = value(c, n, ".scores", 3, sc, &scores)) || (st = value(c, n, ".probs", 3, sc, &probs))) return st;
     snprintf(dims, sizeof dims, "b=%lld,g=%lld,r=%lld,m=%lld,k=%lld,n=%lld", (long long)a.batch, (long long)a.kv_heads,

@@ -76,4 +76,18 @@ rotor_status lw_attention(lower_ctx *c, const ox_node *n);
 /* LSTM, GRU and RNN, unrolled over the sequence (lowerrnn.c). */
 rotor_status lw_recurrent(lower_ctx *c, const ox_node *n);
 
+/* com.microsoft BiasAdd and BiasSplitGelu, ImageScaler: element-wise. */
+rotor_status lw_biasadd(lower_ctx *c, const ox_node *n);
+rotor_status lw_split_gelu(lower_ctx *c, const ox_node *n);
+rotor_status lw_image_scaler(lower_ctx *c, const ox_node *n);
+
+/* Adagrad, Momentum and Adam of ai.onnx.preview.training (onnxtrain.c). */
+rotor_status lw_optimizer(lower_ctx *c, const ox_node *n);
+
+/* Sequences inside a graph (onnxseq.c): their makers lower to nothing, the
+ * readers to vendor ops over the elements. */
+rotor_status lw_seq_none(lower_ctx *c, const ox_node *n);
+rotor_status lw_concat_from_seq(lower_ctx *c, const ox_node *n);
+rotor_status lw_seq_at(lower_ctx *c, const ox_node *n);
+
 #endif

@@ -270,9 +270,13 @@ rotor_status ox_infer_einsum(ox_model *m, ox_node *n, rotor_error *err);
 /* onnxruntime's attention operators (onnxms.c): sizes read off a node. */
 typedef struct ox_attention {
     int64_t batch, seq, kv_seq, past;  /* past: past sequence (0: none) */
+    int64_t total, present;            /* keys attended; present rows (past + kv sequence but for
+                                          GroupQueryAttention's max(total_sequence_length, past)) */
     int64_t heads, kv_heads, head, vhead;
     int64_t dq, dk, dv;                /* hidden sizes of q, k, v */
-    bool packed;                       /* GroupQueryAttention: query holds q, k and v */
+    bool packed;                       /* query holds q, k and v (GroupQueryAttention, MultiHeadAttention) */
+    bool kv_packed;                    /* MultiHeadAttention: key holds k and v */
+    bool kv_split;                     /* MultiHeadAttention: key and value are [B, heads, L, head] */
 } ox_attention;
 rotor_status ox_attention_shape(ox_model *m, ox_node *n, ox_attention *a, rotor_error *err);
 /* com.microsoft shape rules (onnxms.c). */
@@ -280,6 +284,24 @@ rotor_status ox_infer_attention(ox_model *m, ox_node *n, rotor_error *err);
 rotor_status ox_infer_skipnorm(ox_model *m, ox_node *n, rotor_error *err);
 rotor_status ox_infer_embednorm(ox_model *m, ox_node *n, rotor_error *err);
 rotor_status ox_infer_ms_same(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_simplenorm(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_ms_groupnorm(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_biasadd(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_splitgelu(ox_model *m, ox_node *n, rotor_error *err);
+/* Removed experimental ONNX operators (onnxlegacy.c), the training
+ * operators of ai.onnx.preview.training (onnxtrain.c), Multinomial
+ * (onnxrandom.c). */
+rotor_status ox_infer_image_scaler(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_constant_fill(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_optimizer(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_gradient(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_multinomial(ox_model *m, ox_node *n, rotor_error *err);
+/* Sequences inside a graph (onnxseq.c). */
+rotor_status ox_infer_seq_construct(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_split_to_seq(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_concat_from_seq(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_seq_length(ox_model *m, ox_node *n, rotor_error *err);
+rotor_status ox_infer_seq_at(ox_model *m, ox_node *n, rotor_error *err);
 rotor_status ox_infer_recurrent(ox_model *m, ox_node *n, rotor_error *err);
 rotor_status ox_infer_tfidf(ox_model *m, ox_node *n, rotor_error *err);
 rotor_status ox_infer_compress(ox_model *m, ox_node *n, rotor_error *err);

@@ -277,6 +277,22 @@ static const ox_opdef OPS[] = {
     MSDK("QLinearAveragePool", ox_infer_qlinear_pool, NULL, ROTOR_KERNEL_QLINEAR_AVERAGEPOOL),
     MSDK("QLinearGlobalAveragePool", ox_infer_qlinear_pool, NULL, ROTOR_KERNEL_QLINEAR_GLOBAL_AVERAGEPOOL),
     MSDK("QLinearConcat", ox_infer_qlinear_concat, NULL, ROTOR_KERNEL_QLINEAR_CONCAT),
+    MSD("SimplifiedLayerNormalization", ox_infer_simplenorm, NULL),
+    MSD("GroupNorm", ox_infer_ms_groupnorm, NULL),
+    MSD("BiasAdd", ox_infer_biasadd, lw_biasadd),
+    MSD("BiasSplitGelu", ox_infer_splitgelu, lw_split_gelu),
+    OP("ImageScaler", ox_infer_image_scaler, NULL, NULL, lw_image_scaler, ROTOR_KERNEL_NONE, 0),
+    OP("ConstantFill", ox_infer_constant_fill, NULL, NULL, NULL, ROTOR_KERNEL_NONE, 0),
+    OP("Multinomial", ox_infer_multinomial, NULL, NULL, NULL, ROTOR_KERNEL_NONE, OX_RANDOM),
+    OP("SequenceConstruct", ox_infer_seq_construct, NULL, NULL, lw_seq_none, ROTOR_KERNEL_NONE, OX_ANY_OUTPUT),
+    OP("SplitToSequence", ox_infer_split_to_seq, NULL, NULL, lw_seq_none, ROTOR_KERNEL_NONE, OX_ANY_OUTPUT),
+    OP("ConcatFromSequence", ox_infer_concat_from_seq, NULL, NULL, lw_concat_from_seq, ROTOR_KERNEL_NONE, 0),
+    OP("SequenceLength", ox_infer_seq_length, NULL, NULL, NULL, ROTOR_KERNEL_NONE, 0),
+    OP("SequenceAt", ox_infer_seq_at, NULL, NULL, lw_seq_at, ROTOR_KERNEL_NONE, 0),
+    {"Adagrad", "ai.onnx.preview.training", 0, OX_OPSET_OPEN, ox_infer_optimizer, NULL, NULL, lw_optimizer, ROTOR_KERNEL_NONE, 0},
+    {"Momentum", "ai.onnx.preview.training", 0, OX_OPSET_OPEN, ox_infer_optimizer, NULL, NULL, lw_optimizer, ROTOR_KERNEL_NONE, 0},
+    {"Adam", "ai.onnx.preview.training", 0, OX_OPSET_OPEN, ox_infer_optimizer, NULL, NULL, lw_optimizer, ROTOR_KERNEL_NONE, 0},
+    {"Gradient", "ai.onnx.preview.training", 0, OX_OPSET_OPEN, ox_infer_gradient, NULL, NULL, NULL, ROTOR_KERNEL_NONE, 0},
 };
 
 #define NOPS ((int)(sizeof OPS / sizeof OPS[0]))

@@ -227,6 +227,23 @@ static rotor_status check_attrs(ox_model *m, ox_node *n, const ox_schema *s, rot
                 NFAIL("attribute '%s' is given twice", name);
         const ox_sattr *sa = find_attr(s, name);
         if (!sa) return absent_attr(m, n, s, name, err);
+        if (a->has_type && a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT &&
+            sa->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT && a->has_i && a->i >= -(INT64_C(1) << 24) &&
+            a->i <= (INT64_C(1) << 24)) {
+            /* Decision: a float attribute written as an integer (MIGraphX's
+             * RNN clip, a Random*Like seed) is read as that number.  The
+             * widening is exact (|i| <= 2^24 fits a float), so no reading
+             * differs from the writer's; ONNX's checker and onnxruntime
+             * refuse the type.  The node's attribute is rewritten once
+             * here, so that every reader downstream sees a float. */
+            Onnx__AttributeProto *w = n->p->attribute[i];
+            w->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT;
+            w->has_f = 1;
+            w->f = (float)w->i;
+            w->has_i = 0;
+            w->i = 0;
+            continue;
+        }
         if (a->has_type && (int)a->type != sa->type)
             NFAIL("attribute '%s' is %s; %s at opset %lld takes %s", name, attr_type_name((int)a->type), s->op,
                   (long long)m->opset, attr_type_name(sa->type));
@@ -325,6 +342,10 @@ static bool types_fit(ox_model *m, ox_node *n, const ox_schema *s, bool outs, ch
             if (!x || x->onnx_type <= 0) continue;
             if (!f) return false; /* a version without this input */
             if (!f->types) continue;
+            /* Decision: an int32 tensor where the formal takes int64 alone
+             * (pads, a shape, sequence_lens, axes: index inputs) is read
+             * as int64, an exact widening MIGraphX's files rely on. */
+            if (x->onnx_type == T_INT32 && f->types == (UINT32_C(1) << T_INT64)) continue;
             if (x->onnx_type > 31 || !(f->types & (UINT32_C(1) << x->onnx_type))) {
                 if (why)
                     snprintf(why, cap, "%s '%s' (%s) is %s; %s at opset %lld takes %s", what, x->name, f->name,

@@ -23,10 +23,10 @@ rotor_status ox_infer_all(ox_model *m, rotor_error *err) {
             n->folded = true;
             continue;
         }
-        bool ms = !strcmp(n->domain, "com.microsoft");
+        bool ms = !strcmp(n->domain, "com.microsoft") || !strcmp(n->domain, "ai.onnx.preview.training");
         if (strcmp(n->domain, "ai.onnx") != 0 && !ms)
-            return ox_node_fail(m, n, err, ROTOR_ERR_INPUT, "operators outside the default ONNX domain and "
-                                "com.microsoft are not supported");
+            return ox_node_fail(m, n, err, ROTOR_ERR_INPUT, "operators outside the default ONNX domain, "
+                                "com.microsoft and ai.onnx.preview.training are not supported");
         /* control flow the flattening left: learned from, or refused (onnxflow.c) */
         bool sub = !strcmp(n->p->op_type, "If");
         for (size_t a = 0; a < n->p->n_attribute; a++) sub |= n->p->attribute[a]->g || n->p->attribute[a]->n_graphs;

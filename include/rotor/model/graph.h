@@ -24,7 +24,7 @@
 #define ROTOR_GRAPH_MAX_RANK 8   /* dimensions of one graph tensor */
 /* a rotor_view (op/expr.h) offsets every value dimension */
 _Static_assert(ROTOR_GRAPH_MAX_RANK <= ROTOR_MAX_DIMS, "a view's offsets cover a value's rank");
-#define ROTOR_OP_TYPE_MAX 32     /* "MatMul", "LayerNormalization", ... */
+#define ROTOR_OP_TYPE_MAX 48     /* "MatMul", ...; "SkipSimplifiedLayerNormalization" is 32 */
 #define ROTOR_FUSED_MAX 96       /* "Add+Relu" epilogue list after grouping */
 
 typedef enum rotor_dtype {
