@@ -261,6 +261,52 @@ Test(onnxflow, reversed_scan_inputs_and_outputs_run_in_onnx_order) {
     running_sum(1, 1, (const double[]){6, 5, 3});
 }
 
+/* A body may keep its constants as initializers (ONNX allows it; converters
+ * write them): each step reads its own copy.  A running sum of x + k with
+ * k = 10 a body initializer over x = 1, 2, 3: total 36, sums 11, 23, 36.
+ * (The flattening once left k undefined: "input 'k' is not defined".) */
+Test(onnxflow, a_scan_body_reads_its_own_initializers) {
+    mb b;
+    mb_init(&b, 11);
+    mb_input(&b, "s", DIMS(1));
+    mb_input(&b, "x", DIMS(3, 1));
+    Onnx__GraphProto *g = sub(&b);
+    g->initializer = mb_alloc(&b, sizeof(void *));
+    Onnx__TensorProto *k = mb_init_tensor(&b, "k", 1, DIMS(1), NULL);
+    b.graph.n_initializer--; /* moved into the body */
+    k->n_float_data = 1;
+    k->float_data = mb_alloc(&b, sizeof(float));
+    k->float_data[0] = 10;
+    g->initializer[g->n_initializer++] = k;
+    sub_in(&b, g, "s_in", 1, DIMS(1));
+    sub_in(&b, g, "x_t", 1, DIMS(1));
+    sub_node(&b, g, "Add", "x_t k", "xk");
+    sub_node(&b, g, "Add", "s_in xk", "s_out");
+    sub_node(&b, g, "Identity", "s_out", "o");
+    sub_out(&b, g, "s_out");
+    sub_out(&b, g, "o");
+    Onnx__NodeProto *n = mb_node(&b, "Scan", "scan", "s x", "total sums");
+    attr_g(&b, n, "body", g);
+    mb_attr_i(&b, n, "num_scan_inputs", 1);
+    mb_output(&b, "total");
+    mb_output(&b, "sums");
+    rotor_onnx_options o = {.keep_data = true};
+    rotor_graph gr;
+    rotor_error err = {{0}};
+    cr_assert_eq(mb_load(&b, &o, &gr, NULL, &err), ROTOR_OK, "%s", err.msg);
+    int total = rotor_graph_find_value(&gr, "total"), sums = rotor_graph_find_value(&gr, "sums");
+    cr_assert(total >= 0 && sums >= 0);
+    double s0[1] = {0}, x[3] = {1, 2, 3};
+    rotor_run_result r;
+    run_direct(&gr, "s", s0, "x", x, &r);
+    cr_assert_float_eq(r.values[total][0], 36.0, 1e-6);
+    const double want[3] = {11, 23, 36};
+    for (int i = 0; i < 3; i++) cr_assert_float_eq(r.values[sums][i], want[i], 1e-6, "sums[%d]", i);
+    rotor_run_result_free(&r);
+    rotor_graph_free(&gr);
+    mb_free(&b);
+}
+
 /* Opset 8's Scan carries a batch axis first: its first input is
  * sequence_lens, its scan inputs are [batch, steps, ...], and each batch
  * entry scans on its own.  Running sums over x [2, 3, 2] read backwards

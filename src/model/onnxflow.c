@@ -92,6 +92,33 @@ static bool push(ox_model *m, Onnx__NodeProto *p) {
     return true;
 }
 
+/* A subgraph's initializer as a Constant node writing it under name: a
+ * body or branch may hold its constants as initializers (ONNX allows it,
+ * and converters write them), which the flattened graph would otherwise
+ * read as names nothing defines.  The tensor is shared, not copied. */
+static bool push_initializer(ox_model *m, Onnx__TensorProto *t, const char *name) {
+    Onnx__NodeProto *q = own(m, sizeof *q);
+    Onnx__AttributeProto *a = own(m, sizeof *a);
+    Onnx__AttributeProto **av = own(m, sizeof *av);
+    char **out = own(m, sizeof *out);
+    if (!q || !a || !av || !out) return false;
+    onnx__node_proto__init(q);
+    onnx__attribute_proto__init(a);
+    a->name = "value";
+    a->has_type = 1;
+    a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR;
+    a->t = t;
+    av[0] = a;
+    out[0] = (char *)name;
+    q->op_type = "Constant";
+    q->name = "";
+    q->n_output = 1;
+    q->output = out;
+    q->n_attribute = 1;
+    q->attribute = av;
+    return push(m, q);
+}
+
 /* A new node op(ins) -> outs, owned by m; NULL when out of memory. */
 static Onnx__NodeProto *make_node(ox_model *m, const char *op, const char *const *ins, int nin,
                                   const char *const *outs, int nout) {
@@ -367,12 +394,14 @@ static rotor_status unroll_begin(ox_model *m, unroll *u, const Onnx__GraphProto 
     memset(u, 0, sizeof *u);
     u->b = b;
     u->last = (int)T - 1;
-    int cap = (int)b->n_input;
+    int cap = (int)b->n_input + (int)b->n_initializer;
     for (size_t i = 0; i < b->n_node; i++) cap += (int)b->node[i]->n_output;
     u->loc = own(m, sizeof(char *) * (size_t)(cap ? cap : 1));
     if (!u->loc) return rotor_nomem(err);
     for (size_t i = 0; i < b->n_input; i++)
         if (b->input[i]->name) u->loc[u->nloc++] = b->input[i]->name;
+    for (size_t i = 0; i < b->n_initializer; i++)
+        if (b->initializer[i]->name && *b->initializer[i]->name) u->loc[u->nloc++] = b->initializer[i]->name;
     for (size_t i = 0; i < b->n_node; i++)
         for (size_t k = 0; k < b->node[i]->n_output; k++)
             if (b->node[i]->output[k] && *b->node[i]->output[k]) u->loc[u->nloc++] = b->node[i]->output[k];
@@ -404,6 +433,12 @@ static const char *at_step(ox_model *m, const unroll *u, const char *name, int t
 /* The body's nodes at step t, body-local names suffixed. */
 static rotor_status body_step(ox_model *m, const unroll *u, int t, int depth, rotor_error *err) {
     const Onnx__GraphProto *b = u->b;
+    for (size_t i = 0; i < b->n_initializer; i++) {
+        const char *nm = b->initializer[i]->name;
+        if (!nm || !*nm) continue;
+        const char *at = at_step(m, u, nm, t);
+        if (!at || !push_initializer(m, b->initializer[i], at)) return rotor_nomem(err);
+    }
     for (size_t i = 0; i < b->n_node; i++) {
         const Onnx__NodeProto *p = b->node[i];
         Onnx__NodeProto *q = own(m, sizeof *q);
@@ -910,6 +945,11 @@ static rotor_status add_node(ox_model *m, Onnx__NodeProto *p, int depth, rotor_e
 
 static rotor_status add_graph(ox_model *m, const Onnx__GraphProto *g, int depth, rotor_error *err) {
     rotor_status st = ROTOR_OK;
+    /* a taken If branch's initializers (the main graph's are values already) */
+    for (size_t i = 0; depth > 0 && i < g->n_initializer; i++)
+        if (g->initializer[i]->name && *g->initializer[i]->name &&
+            !push_initializer(m, g->initializer[i], g->initializer[i]->name))
+            return rotor_nomem(err);
     for (size_t i = 0; !st && i < g->n_node; i++) st = add_node(m, g->node[i], depth, err);
     return st;
 }
