@@ -313,6 +313,11 @@ Test(quant, the_rounding_rule_is_ties_to_even_then_the_zero_point_then_the_range
     cr_assert_eq(rotor_onnx_quantize(-300, 0, ROTOR_DTYPE_I8), -128.0);
     cr_assert_eq(rotor_onnx_quantize(-1, 0, ROTOR_DTYPE_U8), 0.0);
     cr_assert_eq(rotor_onnx_quantize(70000, 0, ROTOR_DTYPE_U16), 65535.0);
+    /* the 4-bit types saturate at their own range (int4 [-8, 7], uint4 [0, 15]) */
+    cr_assert_eq(rotor_onnx_quantize(100, 0, ROTOR_DTYPE_I4), 7.0);
+    cr_assert_eq(rotor_onnx_quantize(-100, 0, ROTOR_DTYPE_I4), -8.0);
+    cr_assert_eq(rotor_onnx_quantize(100, 0, ROTOR_DTYPE_U4), 15.0);
+    cr_assert_eq(rotor_onnx_quantize(-3, 0, ROTOR_DTYPE_U4), 0.0);
 }
 
 /* ---- validation ------------------------------------------------------------------------------------ */

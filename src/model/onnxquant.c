@@ -191,6 +191,8 @@ bool rotor_onnx_quant_range(rotor_dtype t, double *lo, double *hi) {
     case ROTOR_DTYPE_U8: *lo = 0, *hi = 255; return true;
     case ROTOR_DTYPE_I16: *lo = -32768, *hi = 32767; return true;
     case ROTOR_DTYPE_U16: *lo = 0, *hi = 65535; return true;
+    case ROTOR_DTYPE_I4: *lo = -8, *hi = 7; return true;
+    case ROTOR_DTYPE_U4: *lo = 0, *hi = 15; return true;
     case ROTOR_DTYPE_I32: *lo = -2147483648.0, *hi = 2147483647.0; return true;
     default: return false;
     }
