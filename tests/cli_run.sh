@@ -175,6 +175,12 @@ x = numpy_helper.from_array(np.ones((2, 3), np.float32), 'x')
 y = numpy_helper.from_array(np.full((2, 3), np.nan, np.float32), 'y')
 open(d + '/nanw/test_data_set_0/input_0.pb', 'wb').write(x.SerializeToString())
 open(d + '/nanw/test_data_set_0/output_0.pb', 'wb').write(y.SerializeToString())
+# y = Identity(x), z = Relu(x): output y is input x under its own name
+g = helper.make_graph([helper.make_node('Identity', ['x'], ['y']), helper.make_node('Relu', ['x'], ['z'])],
+                      'alias', [helper.make_tensor_value_info('x', TensorProto.FLOAT, [2, 3])],
+                      [helper.make_tensor_value_info('y', TensorProto.FLOAT, [2, 3]),
+                       helper.make_tensor_value_info('z', TensorProto.FLOAT, [2, 3])])
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid('', 13)]), d + '/alias.onnx')
 PYEOF
     expect_fail nan-reference "^FAIL  y  *3x4x5 .*vs reference 'y': max |err| inf (60 beyond, 60 of them NaN or infinity mismatches)$" -- \
         run --check "$tmpdir/relu_nan" -q
@@ -188,7 +194,13 @@ PYEOF
     expect_fail nan-weights-json '"nonfinite":	"all NaN"' -- run "$tmpdir/nanw/model.onnx" -q --json
     expect_out nan-confirmed "^PASS  y  *2x3 .*vs reference 'y': max |err| 0 (0 beyond)  all NaN$" -- \
         run --check "$tmpdir/nanw" -q
-    rm -rf "$tmpdir/relu_nan" "$tmpdir/relu_inf" "$tmpdir/nanw"
+    # every graph output under its own name, even one an Identity forwards
+    # from an input (issue 47): reported and written as y, never as x
+    mkdir "$tmpdir/aliasout"
+    expect_out alias-name "^PASS  y  *2x3 " -- run "$tmpdir/alias.onnx" -q -o "$tmpdir/aliasout"
+    if [ "$(cd "$tmpdir/aliasout" && ls | tr '\n' ' ')" = "y.pb z.pb " ]; then ok
+    else bad "alias -o wrote: $(ls "$tmpdir/aliasout")"; fi
+    rm -rf "$tmpdir/relu_nan" "$tmpdir/relu_inf" "$tmpdir/nanw" "$tmpdir/aliasout" "$tmpdir/alias.onnx"
 else
     echo "cli_run.sh: skipping the NaN checks: $TESTDATA/node/test_relu or $PY's onnx is absent"
 fi

@@ -307,7 +307,9 @@ static const char *contents_note(int64_t nan, int64_t inf, int64_t n, char *buf,
  * nothing shows it right, and it is almost always a broken weight or input
  * (the direct run computes the same NaN, so the comparison with it cannot
  * tell).  Returns whether it passed. */
-static bool report_output(run_state *s, int v, const tensor_list *ref, int ri, const char *label, cJSON *jouts) {
+static bool report_output(run_state *s, const rotor_named_output *no, const tensor_list *ref, int ri,
+                          const char *label, cJSON *jouts) {
+    int v = no->value;
     const rotor_value *x = &s->p.graph.values[v];
     const double *got = s->prog ? s->planned.values[v] : s->direct.values[v];
     char shape[96], note[96], dnote[96], rnote[96];
@@ -323,7 +325,7 @@ static bool report_output(run_state *s, int v, const tensor_list *ref, int ri, c
     contents_note(nan, inf, x->elements, note, sizeof note);
     if (jouts) {
         cJSON *j = cJSON_CreateObject();
-        cJSON_AddStringToObject(j, "name", x->name);
+        cJSON_AddStringToObject(j, "name", no->name);
         cJSON_AddStringToObject(j, "shape", shape);
         if (s->prog) cJSON_AddNumberToObject(j, "max_abs_vs_direct", vs_direct.max_abs);
         if (ri >= 0) cJSON_AddNumberToObject(j, "max_abs_vs_reference", vs_ref.max_abs);
@@ -338,7 +340,7 @@ static bool report_output(run_state *s, int v, const tensor_list *ref, int ri, c
         cJSON_AddItemToArray(jouts, j);
         return pass;
     }
-    printf("%s  %-32s %-16s", pass ? "PASS" : "FAIL", x->name, shape);
+    printf("%s  %-32s %-16s", pass ? "PASS" : "FAIL", no->name, shape);
     if (s->prog) printf("  vs direct: max |err| %.3g (%lld beyond tolerance%s)", vs_direct.max_abs,
                         (long long)vs_direct.bad, nonfinite_note(&vs_direct, dnote, sizeof dnote));
     if (ri >= 0) printf("  vs %s '%s': max |err| %.3g (%lld beyond%s)", label, ref->t[ri].name, vs_ref.max_abs,
@@ -356,38 +358,30 @@ static int report(run_state *s, const tensor_list *ref, const char *label, cJSON
     int failed = 0;
     cJSON *jouts = jset ? cJSON_AddArrayToObject(jset, "outputs") : NULL;
     /* Each graph output's reference: by name (an unrolled loop's outputs
-     * carry the lowering's "#N" suffix), else, for an output the file
-     * renames through an Identity, the next unclaimed reference of its size
-     * in file order. */
+     * carry the lowering's "#N" suffix), else the next unclaimed reference
+     * of its size in file order.  Outputs are listed by their model names
+     * (rotor_graph_outputs: an output an Identity forwards is its own). */
+    rotor_named_output outs[RUN_MAX_DATA * 4];
+    int nout = rotor_graph_outputs(g, outs, RUN_MAX_DATA * 4);
+    if (nout > RUN_MAX_DATA * 4) nout = RUN_MAX_DATA * 4;
     int refof[RUN_MAX_DATA * 4];
     bool claimed[RUN_MAX_DATA] = {false};
-    int nout = 0;
-    for (int v = 0; v < g->nvalues && nout < RUN_MAX_DATA * 4; v++) {
-        if (!g->values[v].is_output) continue;
-        const rotor_value *x = &g->values[v];
-        size_t base = strcspn(x->name, "#");
-        refof[nout] = -1;
-        for (int i = 0; ref && i < ref->n && refof[nout] < 0; i++)
+    for (int o = 0; o < nout; o++) {
+        const rotor_value *x = &g->values[outs[o].value];
+        const char *name = outs[o].name;
+        size_t base = strcspn(name, "#");
+        refof[o] = -1;
+        for (int i = 0; ref && i < ref->n && refof[o] < 0; i++)
             if (!claimed[i] && ref->t[i].elements == x->elements &&
-                (!strcmp(ref->t[i].name, x->name) ||
-                 (strlen(ref->t[i].name) == base && !strncmp(ref->t[i].name, x->name, base))))
-                refof[nout] = i, claimed[i] = true;
-        nout++;
+                (!strcmp(ref->t[i].name, name) ||
+                 (strlen(ref->t[i].name) == base && !strncmp(ref->t[i].name, name, base))))
+                refof[o] = i, claimed[i] = true;
     }
-    nout = 0;
-    for (int v = 0; v < g->nvalues && nout < RUN_MAX_DATA * 4; v++) {
-        if (!g->values[v].is_output) continue;
-        for (int i = 0; ref && i < ref->n && refof[nout] < 0; i++)
-            if (!claimed[i] && ref->t[i].elements == g->values[v].elements) refof[nout] = i, claimed[i] = true;
-        nout++;
-    }
-    nout = 0;
-    for (int v = 0; v < g->nvalues; v++) {
-        if (!g->values[v].is_output) continue;
-        int ri = nout < RUN_MAX_DATA * 4 ? refof[nout] : -1;
-        nout++;
-        failed += !report_output(s, v, ref, ri, label, jouts);
-    }
+    for (int o = 0; o < nout; o++)
+        for (int i = 0; ref && i < ref->n && refof[o] < 0; i++)
+            if (!claimed[i] && ref->t[i].elements == g->values[outs[o].value].elements)
+                refof[o] = i, claimed[i] = true;
+    for (int o = 0; o < nout; o++) failed += !report_output(s, &outs[o], ref, refof[o], label, jouts);
     return failed;
 }
 
@@ -395,18 +389,20 @@ static int report(run_state *s, const tensor_list *ref, const char *label, cJSON
 static int write_outputs(run_state *s) {
     const rotor_graph *g = &s->p.graph;
     double **vals = s->prog ? s->planned.values : s->direct.values;
-    for (int v = 0; v < g->nvalues; v++) {
+    rotor_named_output outs[RUN_MAX_DATA * 4];
+    int nout = rotor_graph_outputs(g, outs, RUN_MAX_DATA * 4);
+    for (int o = 0; o < nout && o < RUN_MAX_DATA * 4; o++) {
+        int v = outs[o].value;
         const rotor_value *x = &g->values[v];
-        if (!x->is_output) continue;
         char name[256], path[4400];
-        snprintf(name, sizeof name, "%s", x->name);
+        snprintf(name, sizeof name, "%s", outs[o].name);
         for (char *c = name; *c; c++)
             if (*c == '/' || *c == '\\') *c = '_';
         snprintf(path, sizeof path, "%s/%s.pb", s->a->out, name);
         static const int types[ROTOR_DTYPE_COUNT] = {[ROTOR_DTYPE_F32] = 1, [ROTOR_DTYPE_F64] = 11,
                                                      [ROTOR_DTYPE_I32] = 6, [ROTOR_DTYPE_I64] = 7,
                                                      [ROTOR_DTYPE_BOOL] = 9};
-        rotor_onnx_tensor t = {.name = x->name, .onnx_type = types[x->dtype] ? types[x->dtype] : 1,
+        rotor_onnx_tensor t = {.name = (char *)outs[o].name, .onnx_type = types[x->dtype] ? types[x->dtype] : 1,
                                .dtype = x->dtype, .rank = x->rank, .elements = x->elements, .data = vals[v]};
         memcpy(t.shape, x->shape, sizeof t.shape);
         int rc = cli_output_tensor("run", "-o", path, &t); /* an output file as any other (README) */

@@ -579,7 +579,7 @@ char *rotor_graph_to_json(const rotor_graph *g) {
         cJSON_AddItemToObject(o, "shape", shape_json(v));
         cJSON_AddStringToObject(o, "role", rotor_role_name(v->role));
         cJSON_AddNumberToObject(o, "bytes", (double)v->bytes);
-        if (v->is_output) cJSON_AddBoolToObject(o, "output", 1);
+        if (v->is_output && !v->alias_only) cJSON_AddBoolToObject(o, "output", 1);
     }
     if (g->naliases) {
         cJSON *al = cJSON_AddArrayToObject(root, "aliases");
@@ -626,6 +626,7 @@ char *rotor_graph_to_json(const rotor_graph *g) {
 rotor_status rotor_graph_set_output(rotor_graph *g, int v, rotor_error *err) {
     if (v < 0 || v >= g->nvalues) return rotor_fail(err, ROTOR_ERR_INPUT, "output %d names no value", v);
     g->values[v].is_output = true;
+    g->values[v].alias_only = false;
     return ROTOR_OK;
 }
 
@@ -646,8 +647,23 @@ rotor_status rotor_graph_add_output_alias(rotor_graph *g, const char *name, int 
     char *copy = strdup(name);
     if (!copy) return rotor_nomem(err);
     g->aliases[g->naliases++] = (rotor_output_alias){copy, v};
+    if (!g->values[v].is_output) g->values[v].alias_only = true;
     g->values[v].is_output = true;
     return ROTOR_OK;
+}
+
+int rotor_graph_outputs(const rotor_graph *g, rotor_named_output *out, int cap) {
+    int n = 0;
+    for (int v = 0; v < g->nvalues; v++)
+        if (g->values[v].is_output && !g->values[v].alias_only) {
+            if (n < cap) out[n] = (rotor_named_output){g->values[v].name, v};
+            n++;
+        }
+    for (int i = 0; i < g->naliases; i++) {
+        if (n < cap) out[n] = (rotor_named_output){g->aliases[i].name, g->aliases[i].value};
+        n++;
+    }
+    return n;
 }
 
 /* Why g's output aliases are inconsistent, into why (left empty if not). */

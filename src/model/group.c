@@ -153,7 +153,8 @@ static rotor_status keep_values(grouping *s, rotor_graph *out, rotor_error *err)
         if (rc) return rc;
     }
     for (int v = 0; v < g->nvalues; v++)
-        if (g->values[v].is_output && s->newv[s->alias[v]] >= 0) out->values[s->newv[s->alias[v]]].is_output = true;
+        if (g->values[v].is_output && !g->values[v].alias_only && s->newv[s->alias[v]] >= 0)
+            out->values[s->newv[s->alias[v]]].is_output = true;
     for (int i = 0; i < g->naliases; i++) { /* output aliases follow their value */
         int nv = s->newv[s->alias[g->aliases[i].value]];
         rotor_status rc = nv >= 0 ? rotor_graph_add_output_alias(out, g->aliases[i].name, nv, err) : ROTOR_OK;

@@ -75,6 +75,8 @@ typedef struct rotor_value {
     int producer;                          /* op index; -1 for inputs and weights */
     int consumers;                         /* ops that read it */
     bool is_output;                        /* a model output */
+    bool alias_only;                       /* an output only through output aliases: its own
+                                            * name is not a model output (rotor_graph_outputs) */
     /* The value's elements, row-major, when the importer was asked to keep
      * them (rotor_onnx_options.keep_data: initializers and folded
      * constants); NULL otherwise.  Owned by the graph (rotor_graph_set_data). */
@@ -302,6 +304,16 @@ rotor_status rotor_graph_set_output(rotor_graph *g, int v, rotor_error *err);
 /* Marks value v as a model output, known also as name (an output alias):
  * name must be no value's and no other alias's. */
 rotor_status rotor_graph_add_output_alias(rotor_graph *g, const char *name, int v, rotor_error *err);
+
+/* The model's outputs by name, in value order then alias order: each output
+ * value under its own name (unless it is one only through aliases), then
+ * each alias under its name.  Writes up to cap (name, value) pairs and
+ * returns how many there are (which may exceed cap). */
+typedef struct rotor_named_output {
+    const char *name;
+    int value;
+} rotor_named_output;
+int rotor_graph_outputs(const rotor_graph *g, rotor_named_output *out, int cap);
 
 /* Re-checks every invariant add_value and add_op establish (indices, one
  * producer per value, topological order, consumer counts, roles, expression
