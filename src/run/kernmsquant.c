@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rotor/model/onnx.h"
 #include "runint.h"
 
 typedef struct qk {
@@ -98,11 +99,10 @@ static int64_t attr_i(const qk *k, const char *name, int64_t dflt) {
     return a && a->nints == 1 ? a->ints[0] : dflt;
 }
 
-/* QuantizeLinear into the output's 8-bit type. */
+/* QuantizeLinear into the output's type, by ONNX's rounding rule
+ * (rotor_onnx_quantize: ties to even, the zero point, the type's range). */
 static double quant(const rotor_value *y, double x, double scale, double zp) {
-    double lo = y->dtype == ROTOR_DTYPE_I8 ? -128 : 0, hi = y->dtype == ROTOR_DTYPE_I8 ? 127 : 255;
-    double q = nearbyint(x / scale) + zp;
-    return q < lo ? lo : q > hi ? hi : q;
+    return rotor_onnx_quantize(x / scale, zp, y->dtype);
 }
 
 /* y[r, j] = sum_k a[r, k] w[k, j] (w [K, N]) or w[j, k] (wt: w [N, K]),

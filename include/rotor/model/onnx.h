@@ -125,8 +125,8 @@ rotor_kernel rotor_onnx_kernel(const char *type);
 /* ONNX's quantization rule (QuantizeLinear, and the QLinear operators'
  * outputs): saturate(round(x) + zero_point), x already divided by the
  * scale, rounded to nearest with ties to even, then clamped to t's range.
- * rotor_onnx_quant_range gives that range for int8, uint8, int16, uint16
- * and int32 (false for any other type, which rotor_onnx_quantize then does
+ * rotor_onnx_quant_range gives that range for int4, uint4, int8, uint8,
+ * int16, uint16 and int32 (false for any other type, which rotor_onnx_quantize then does
  * not clamp). */
 double rotor_onnx_quantize(double x, double zero_point, rotor_dtype t);
 bool rotor_onnx_quant_range(rotor_dtype t, double *lo, double *hi);
