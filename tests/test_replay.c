@@ -633,6 +633,8 @@ static rotor_schedule *hand_schedule(const rotor_chip *chip, int n, const char *
     s->ops = calloc((size_t)n, sizeof *s->ops);
     rotor_preload_op_desc *desc = calloc((size_t)n, sizeof *desc);
     rotor_error err;
+    rotor_chip flat = *chip;
+    flat.topology = ROTOR_TOPO_ALL_TO_ALL;
     for (int i = 0; i < n; i++) {
         rotor_schedule_op *o = &s->ops[i];
         snprintf(o->name, sizeof o->name, "mm%d", i);
@@ -643,7 +645,10 @@ static rotor_schedule *hand_schedule(const rotor_chip *chip, int n, const char *
         o->cands = calloc(1, sizeof *o->cands);
         o->plans = calloc(1, sizeof *o->plans);
         set_plan(&o->expr, &o->cands[0].plan, fop, NULL);
-        cr_assert_eq(rotor_cost_plan(rotor_cost_model_default(), &o->expr, chip, &o->cands[0].plan,
+        /* priced as on all-to-all: F_op m=9 has no layout on the 3 x 3 mesh of
+         * the paced-ports test, which is about the HBM ports, and the replay
+         * runs such a plan in row-major order (rotor_mesh_map_cores) */
+        cr_assert_eq(rotor_cost_plan(rotor_cost_model_default(), &o->expr, &flat, &o->cands[0].plan,
                                      &o->cands[0].info, &o->cands[0].cost, &err),
                      ROTOR_OK, "%s", err.msg);
         o->plans[0] = (rotor_preload_plan){.time_ps = (int64_t)llround(o->cands[0].cost.total * 1e12),

@@ -15,6 +15,7 @@
 #include "rotor/base/topology.h"
 #include "rotor/compile/segment.h"
 #include "rotor/op/handoff.h"
+#include "rotor/op/meshmap.h"
 #include "rotor/op/place.h"
 #include "rotor/op/reduction.h"
 
@@ -54,6 +55,7 @@ int64_t rotor_energy_vendor_flops(const rotor_chip *chip, double exec_s) {
 typedef struct counter {
     const rotor_chip *chip;
     int64_t n; /* cores */
+    const int64_t *phys; /* on a mesh: the current plan's layout (op/meshmap.h), as the replay lays it */
     rotor_energy_counts c;
     bool overflow;
 } counter;
@@ -82,10 +84,28 @@ static void transfer(counter *k, int64_t src, int64_t dst, int64_t bytes) {
 static void count_rounds(counter *k, int64_t core0, int64_t cores, int64_t bytes, int64_t rounds) {
     if (bytes <= 0 || rounds <= 0 || k->n < 2) return;
     for (int64_t r = 1; r <= rounds; r++)
-        for (int64_t c = core0; c < core0 + cores; c++) {
-            int64_t piece = bytes / rounds + (r <= bytes % rounds ? 1 : 0), s = (c + r) % k->n;
+        for (int64_t i = core0; i < core0 + cores; i++) {
+            /* on a mesh the nearest cores stand in for the sources (rotor_mesh_near) */
+            int64_t c = k->phys ? k->phys[i] : i, s = k->phys ? rotor_mesh_near(k->chip, c, r) : (i + r) % k->n;
+            int64_t piece = bytes / rounds + (r <= bytes % rounds ? 1 : 0);
             if (s != c) transfer(k, s, c, piece);
         }
+}
+
+/* The chip core of plan core c on cores core0 .. (replay_at). */
+static int64_t at(const counter *k, int64_t core0, int64_t c) { return core0 + (k->phys ? k->phys[c] : c); }
+
+/* Lays plan out as the replay does (replay_lay_out): k->phys, into buf of
+ * info->cores, on a mesh; nothing otherwise. */
+static rotor_status lay_out(counter *k, const rotor_expr *e, const rotor_plan *p, const rotor_plan_info *info,
+                            const rotor_chip *chip, int64_t **buf, rotor_error *err) {
+    k->phys = NULL;
+    if (chip->topology != ROTOR_TOPO_MESH) return ROTOR_OK;
+    free(*buf);
+    if (!(*buf = malloc((size_t)info->cores * sizeof **buf))) return rotor_nomem(err);
+    rotor_status st = rotor_mesh_map_cores(e, chip, p, info, *buf, err);
+    if (!st) k->phys = *buf;
+    return st;
 }
 
 static rotor_status count_setup(counter *k, const rotor_program *p, int op, rotor_error *err) {
@@ -116,7 +136,8 @@ static rotor_status count_reduction(counter *k, const rotor_place *pl, const int
     for (int64_t g = 0; g + R <= cores; g += R)
         for (int64_t round = 1; round < R; round++)
             for (int64_t u = 0; u < R; u++)
-                transfer(k, core0 + pairs[2 * (g + u) + 1], core0 + pairs[2 * (g + (u + 1) % R) + 1], piece);
+                transfer(k, at(k, core0, pairs[2 * (g + u) + 1]), at(k, core0, pairs[2 * (g + (u + 1) % R) + 1]),
+                         piece);
     free(pairs);
     return ROTOR_OK;
 }
@@ -148,7 +169,7 @@ static rotor_status count_tiles(counter *k, const rotor_expr *e, const rotor_pla
             if (!rotor_place_changes(pl, t, i_old, i_new)) continue;
             for (int64_t c = 0; c < cores; c++) {
                 int64_t from = rotor_place_sender(pl, t, c, i_old, i_new, false);
-                if (from != c) transfer(k, core0 + from, core0 + c, info->bytes[t]);
+                if (from != c) transfer(k, at(k, core0, from), at(k, core0, c), info->bytes[t]);
             }
         }
         memcpy(i_old, i_new, sizeof i_old);
@@ -194,6 +215,7 @@ rotor_status rotor_energy_program(const rotor_program *p, const rotor_chip *chip
         return rotor_fail(err, ROTOR_ERR_INPUT, "energy: chip %s has %lld cores; the program was compiled for %lld",
                           chip->name, (long long)k.n, (long long)p->cores);
     rotor_status st = ROTOR_OK;
+    int64_t *phys = NULL;
     for (int o = 0; o < p->nops && !st; o++) {
         const rotor_program_op *po = &p->ops[o];
         if (po->vendor) {
@@ -208,9 +230,13 @@ rotor_status rotor_energy_program(const rotor_program *p, const rotor_chip *chip
             o = sg->last;
             continue;
         }
-        st = count_setup(&k, p, o, err);
+        rotor_chip oc = rotor_chip_for_op(chip, po->elem); /* the layout the compiler priced */
+        st = lay_out(&k, &po->expr, &po->active, &po->active_info, &oc, &phys, err);
+        if (!st) st = count_setup(&k, p, o, err);
         if (!st) st = count_tiles(&k, &po->expr, &po->active, &po->active_info, 0, err);
+        k.phys = NULL;
     }
+    free(phys);
     if (!st && k.overflow) st = rotor_fail(err, ROTOR_ERR_INPUT, "energy: an event count leaves int64");
     if (!st) *out = k.c;
     return st;
@@ -219,7 +245,10 @@ rotor_status rotor_energy_program(const rotor_program *p, const rotor_chip *chip
 rotor_status rotor_energy_plan(const rotor_expr *e, const rotor_plan *p, const rotor_plan_info *info,
                                const rotor_chip *chip, rotor_energy_counts *acc, rotor_error *err) {
     counter k = {.chip = chip, .n = rotor_chip_cores(chip), .c = *acc};
-    rotor_status st = count_tiles(&k, e, p, info, 0, err);
+    int64_t *phys = NULL;
+    rotor_status st = lay_out(&k, e, p, info, chip, &phys, err);
+    if (!st) st = count_tiles(&k, e, p, info, 0, err);
+    free(phys);
     if (!st && k.overflow) st = rotor_fail(err, ROTOR_ERR_INPUT, "energy: an event count leaves int64");
     if (!st) *acc = k.c;
     return st;

@@ -89,10 +89,14 @@ static rotor_status emit_execute(preload_replayer *sr, const rotor_schedule *s, 
             return rotor_fail(err, ROTOR_ERR_INPUT, "plan %d: the operator has %d plans", x->plan, so->nplans);
         const rotor_candidate *cand = &so->cands[x->plan];
         int64_t ids[2];
-        st = replay_tiles(r, i, &so->expr, &cand->plan, &cand->info, &s->chip, ids, err);
-        /* cores outside the plan: their distribution still ends before the barrier */
-        for (int64_t core = cand->info.cores; core < n && !st; core++)
-            if (r->inbox[core].n) r->last[core] = r->inbox[core].v[r->inbox[core].n - 1];
+        /* on a mesh the plan lies as its price assumed (op/meshmap.h) */
+        st = replay_lay_out(r, &so->expr, &cand->plan, &cand->info, &s->chip, err);
+        if (!st) st = replay_tiles(r, i, &so->expr, &cand->plan, &cand->info, &s->chip, ids, err);
+        replay_lay_out_end(r);
+        /* cores outside the plan (no task of its own): their distribution
+         * still ends before the barrier */
+        for (int64_t core = 0; core < n && !st; core++)
+            if (r->last[core] < 0 && r->inbox[core].n) r->last[core] = r->inbox[core].v[r->inbox[core].n - 1];
         replay_inbox_clear(r, n);
     }
     if (!st && so->interchip_ps > 0) {

@@ -12,6 +12,8 @@
  */
 #include "rotor/op/cost.h"
 
+#include "rotor/op/meshmap.h"
+
 #include <string.h>
 
 static int64_t pad_to(int64_t x, int64_t q) { return (x + q - 1) / q * q; }
@@ -121,5 +123,14 @@ rotor_status rotor_cost_plan(const rotor_cost_model *m, const rotor_expr *e, con
     rotor_status st = rotor_plan_derive(e, chip, p, info, err);
     if (st) return st;
     m->evaluate(m, e, chip, p, info, out);
+    if (chip->topology == ROTOR_TOPO_MESH) {
+        /* the same terms with the mesh's routes counted (meshmap.h): never
+         * below the all-to-all figure, so the model's bounds still hold */
+        rotor_mesh_map mm;
+        if ((st = rotor_mesh_map_plan(e, chip, p, info, &mm, err))) return st;
+        out->comm = mm.comm;
+        out->reduction = mm.reduction;
+        out->total = out->compute + out->comm + out->reduction;
+    }
     return ROTOR_OK;
 }

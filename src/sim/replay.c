@@ -44,6 +44,7 @@
 #include "rotor/compile/segment.h"
 #include "rotor/op/cost.h"
 #include "rotor/op/handoff.h"
+#include "rotor/op/meshmap.h"
 #include "rotor/op/place.h"
 #include "rotor/op/reduction.h"
 #include "sim/replayer.h"
@@ -126,6 +127,8 @@ rotor_status replay_init(replayer *r, const rotor_chip *chip, int64_t packet, ro
     r->pairs = malloc((size_t)r->n * 2 * sizeof *r->pairs);
     r->places = malloc(REPLAY_PLACES * sizeof *r->places);
     if (!r->last || !r->cur || !r->inbox || !r->pairs || !r->places) return rotor_nomem(err);
+    if (chip->topology == ROTOR_TOPO_MESH && !(r->phys_buf = malloc((size_t)r->n * sizeof *r->phys_buf)))
+        return rotor_nomem(err);
     return ROTOR_OK;
 }
 
@@ -144,6 +147,7 @@ void replay_free(replayer *r, bool keep_sim) {
     free(r->last);
     free(r->cur);
     free(r->pairs);
+    free(r->phys_buf);
     if (!keep_sim) rotor_sim_free(r->sim);
     memset(r, 0, sizeof *r);
 }
@@ -151,11 +155,22 @@ void replay_free(replayer *r, bool keep_sim) {
 rotor_status replay_add_barrier(replayer *r, int op, int64_t cores, rotor_error *err) {
     r->finals.n = 0;
     rotor_status st;
-    for (int64_t c = 0; c < cores; c++)
+    for (int64_t i = 0; i < cores; i++) {
+        int64_t c = r->phys && cores < r->n ? replay_at(r, i) : i;
         if (r->last[c] >= 0 && (st = replay_idlist_push(&r->finals, r->last[c], err))) return st;
+    }
     rotor_sim_compute b = {.core = 0, .duration_ps = 0, .category = ROTOR_SIM_COMPUTE, .op = op,
                            .deps = r->finals.v, .ndeps = (int)r->finals.n};
     return rotor_sim_add_compute(r->sim, &b, &r->barrier, err);
+}
+
+rotor_status replay_lay_out(replayer *r, const rotor_expr *e, const rotor_plan *p, const rotor_plan_info *info,
+                            const rotor_chip *chip, rotor_error *err) {
+    r->phys = NULL;
+    if (!r->phys_buf || chip->topology != ROTOR_TOPO_MESH) return ROTOR_OK;
+    rotor_status st = rotor_mesh_map_cores(e, chip, p, info, r->phys_buf, err);
+    if (!st) r->phys = r->phys_buf;
+    return st;
 }
 
 /* Setup transfers into cores lo..lo+cores-1; the last round into a core
@@ -167,7 +182,9 @@ static rotor_status replay_setup(replayer *r, int op, int64_t lo, int64_t cores,
      * of steps); each round is a permutation, so no port is shared. */
     for (int64_t k = 1; k <= rounds; k++) {
         int64_t piece = bytes / rounds + (k <= bytes % rounds ? 1 : 0);
-        for (int64_t c = lo, src = (lo + k) % r->n; c < lo + cores; c++, src = src + 1 == r->n ? 0 : src + 1) {
+        for (int64_t i = lo; i < lo + cores; i++) {
+            /* on a mesh the nearest cores stand in for the sources (meshmap.h) */
+            int64_t c = r->phys ? replay_at(r, i) : i, src = r->phys ? rotor_mesh_near(&r->chip, c, k) : (i + k) % r->n;
             int64_t deps[1] = {r->inbox[c].n ? r->inbox[c].v[r->inbox[c].n - 1] : r->barrier};
             rotor_sim_transfer x = {.src = src, .dst = c, .bytes = piece, .category = ROTOR_SIM_SETUP, .op = op,
                                     .deps = deps, .ndeps = deps[0] >= 0};
@@ -197,7 +214,8 @@ static rotor_status emit_run(replayer *r, int op, const rotor_expr *e, const int
     if (e->op_class == ROTOR_OP_CONTRACTION) w.matrix_flops = fl;
     else w.vector_flops = fl;
     int64_t deps[1] = {r->barrier};
-    for (int64_t c = r->core0; c < r->core0 + cores; c++) {
+    for (int64_t i = 0; i < cores; i++) {
+        int64_t c = replay_at(r, i);
         rotor_sim_compute x = {.core = c, .duration_ps = dur, .flops = fl, .work = w,
                                .category = ROTOR_SIM_COMPUTE, .op = op};
         if (r->inbox[c].n) {
@@ -211,7 +229,7 @@ static rotor_status emit_run(replayer *r, int op, const rotor_expr *e, const int
         if (st) return st;
         r->last[c] = r->cur[c];
     }
-    for (int64_t c = r->core0; c < r->core0 + cores; c++) r->inbox[c].n = 0;
+    for (int64_t i = 0; i < cores; i++) r->inbox[replay_at(r, i)].n = 0;
     return ROTOR_OK;
 }
 
@@ -235,13 +253,13 @@ static rotor_status replay_reduction(replayer *r, int op, const rotor_place *pl,
             if (!ids) return rotor_nomem(err);
             rotor_status st = ROTOR_OK;
             for (int64_t u = 0; u < R && !st; u++) {
-                int64_t src = r->core0 + m[2 * u + 1], dst = r->core0 + m[2 * ((u + 1) % R) + 1];
+                int64_t src = replay_at(r, m[2 * u + 1]), dst = replay_at(r, m[2 * ((u + 1) % R) + 1]);
                 int64_t deps[1] = {r->last[src]};
                 rotor_sim_transfer x = {.src = src, .dst = dst, .bytes = piece, .category = ROTOR_SIM_COMM,
                                         .op = op, .deps = deps, .ndeps = 1};
                 st = replay_add_transfer(r, &x, &ids[u], err);
             }
-            for (int64_t u = 0; u < R && !st; u++) r->last[r->core0 + m[2 * ((u + 1) % R) + 1]] = ids[u];
+            for (int64_t u = 0; u < R && !st; u++) r->last[replay_at(r, m[2 * ((u + 1) % R) + 1])] = ids[u];
             if (ids != sent) free(ids);
             if (st) return st;
         }
@@ -360,11 +378,11 @@ rotor_status replay_tiles(replayer *r, int op, const rotor_expr *e, const rotor_
                 for (int64_t c = 0; c < cores && !st; c++) {
                     int64_t from = rotor_place_sender(pl, t, c, i_old, i_new, false);
                     if (from == c) continue;
-                    int64_t deps[1] = {r->cur[r->core0 + from]}, id;
-                    rotor_sim_transfer x = {.src = r->core0 + from, .dst = r->core0 + c, .bytes = info->bytes[t],
+                    int64_t deps[1] = {r->cur[replay_at(r, from)]}, id;
+                    rotor_sim_transfer x = {.src = replay_at(r, from), .dst = replay_at(r, c), .bytes = info->bytes[t],
                                             .category = ROTOR_SIM_COMM, .op = op, .deps = deps, .ndeps = 1};
                     st = replay_add_transfer(r, &x, &id, err);
-                    if (!st) st = replay_idlist_push(&r->inbox[r->core0 + c], id, err);
+                    if (!st) st = replay_idlist_push(&r->inbox[replay_at(r, c)], id, err);
                 }
             }
         }
@@ -462,7 +480,8 @@ static rotor_status replay_handoff(replayer *r, const rotor_program *p, int op, 
         st = rotor_setup_pieces_of(p, op, chip, r->n, &pc, err);
         if (!st && pc.handed) {
             *most = pc.most;
-            if (pc.n) st = exchange_schedule(&r->xcache, pc.v, pc.n, po->active_info.cores, r->n, &x, err);
+            if (pc.n) /* on a mesh the pieces name chip cores, receivers anywhere */
+                st = exchange_schedule(&r->xcache, pc.v, pc.n, r->phys ? r->n : po->active_info.cores, r->n, &x, err);
             if (!st && x) st = exchange_tag(&r->xcache, x, r->key.v, r->key.n, pc.most, err);
         }
         rotor_setup_pieces_free(&pc);
@@ -487,15 +506,17 @@ static rotor_status replay_handoff(replayer *r, const rotor_program *p, int op, 
 static rotor_status replay_setup_sync(replayer *r, int op, int64_t cores, rotor_error *err) {
     r->finals.n = 0;
     rotor_status st = ROTOR_OK;
-    for (int64_t c = 0; c < cores && !st; c++)
+    for (int64_t i = 0; i < cores && !st; i++) {
+        int64_t c = replay_at(r, i);
         if (r->inbox[c].n) st = replay_idlist_push(&r->finals, r->inbox[c].v[r->inbox[c].n - 1], err);
+    }
     if (st || !r->finals.n) return st;
     rotor_sim_compute b = {.core = 0, .duration_ps = 0, .category = ROTOR_SIM_COMPUTE, .op = op,
                            .deps = r->finals.v, .ndeps = (int)r->finals.n};
     int64_t sync;
     if ((st = rotor_sim_add_compute(r->sim, &b, &sync, err))) return st;
-    replay_inbox_clear(r, cores);
-    for (int64_t c = 0; c < cores && !st; c++) st = replay_idlist_push(&r->inbox[c], sync, err);
+    replay_inbox_clear(r, r->phys ? r->n : cores);
+    for (int64_t i = 0; i < cores && !st; i++) st = replay_idlist_push(&r->inbox[replay_at(r, i)], sync, err);
     return st;
 }
 
@@ -506,10 +527,13 @@ static rotor_status replay_op(replayer *r, const rotor_program *p, int op, const
     const rotor_program_op *po = &p->ops[op];
     int64_t cores = po->active_info.cores, hand = 0;
     bool exchanged = false;
-    for (int64_t c = 0; c < cores; c++) r->last[c] = -1;
-    replay_inbox_clear(r, cores);
+    rotor_chip oc = rotor_chip_for_op(chip, po->elem); /* the layout the compiler priced */
+    rotor_status st = replay_lay_out(r, &po->expr, &po->active, &po->active_info, &oc, err);
+    int64_t used = r->phys ? r->n : cores; /* on a mesh the plan's cores lie anywhere */
+    for (int64_t c = 0; c < used; c++) r->last[c] = -1;
+    replay_inbox_clear(r, used);
     ids[0] = rotor_sim_task_count(r->sim);
-    rotor_status st = replay_handoff(r, p, op, chip, &hand, &exchanged, err);
+    if (!st) st = replay_handoff(r, p, op, chip, &hand, &exchanged, err);
     /* the rest of the setup loads every core alike (weights, even-layout
      * gathers); with a hand-off it joined the hand-off's schedule, also
      * when every core already held its hand-off elements (hand = 0: then
@@ -521,6 +545,7 @@ static rotor_status replay_op(replayer *r, const rotor_program *p, int op, const
     else ids[1] = ids[2] = rotor_sim_task_count(r->sim);
     ids[3] = rotor_sim_task_count(r->sim);
     if (!st) st = replay_add_barrier(r, op, cores, err);
+    replay_lay_out_end(r);
     return st;
 }
 
@@ -859,6 +884,7 @@ rotor_status rotor_replay_plan(const rotor_expr *e, const rotor_plan *p, const r
     rotor_status st = replay_init(&r, chip, packet, err);
     int64_t ids[2];
     for (int64_t c = 0; !st && c < r.n; c++) r.last[c] = -1;
+    if (!st) st = replay_lay_out(&r, e, p, info, chip, err);
     if (!st) st = replay_tiles(&r, 0, e, p, info, chip, ids, err);
     if (!st) st = replay_add_barrier(&r, 0, info->cores, err);
     rotor_sim_stats stats;

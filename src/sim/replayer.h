@@ -138,7 +138,20 @@ typedef struct replayer {
     int64_t elem;        /* bytes per element */
     int64_t core0;       /* replay_tiles' plan runs on cores core0 .. core0 + cores - 1 (a
                             pipelined stage's group; 0 otherwise) */
+    int64_t *phys;       /* on a mesh, while an operator is laid out (replay_lay_out):
+                            the chip core of each of its plan cores; NULL: the identity */
+    int64_t *phys_buf;   /* a mesh's room for phys */
 } replayer;
+
+/* Lays the plan out on the mesh (op/meshmap.h) for what follows: r->phys
+ * holds its cores' chip cores until replay_lay_out_end.  Nothing on a chip
+ * that is not a mesh.  chip: the one the plan was chosen for. */
+rotor_status replay_lay_out(replayer *r, const rotor_expr *e, const rotor_plan *p, const rotor_plan_info *info,
+                            const rotor_chip *chip, rotor_error *err);
+static inline void replay_lay_out_end(replayer *r) { r->phys = NULL; }
+
+/* The chip core plan core c of the current operator runs on. */
+static inline int64_t replay_at(const replayer *r, int64_t c) { return r->core0 + (r->phys ? r->phys[c] : c); }
 
 /* A replayer on a new simulator of chip, its scratch sized for the cores. */
 rotor_status replay_init(replayer *r, const rotor_chip *chip, int64_t packet, rotor_error *err);

@@ -1,0 +1,81 @@
+/* rotor — a plan laid on a 2D mesh, and what its data movement costs there
+ * (issue 41; Elk §5: "maps each partitioned dimension to a mesh dimension";
+ * WaferLLM's interleaved ring embedding, every ring step at most 2 hops).
+ *
+ * The placement (op/place.h) numbers a plan's cores 0 .. prod F_op - 1 by
+ * their coordinates c_a.  On an all-to-all chip the number is the core.  On a
+ * mesh, rotor_mesh_map_plan chooses where each coordinate sits:
+ *   - every partitioned axis (F_op[a] > 1) goes whole to the mesh's X (along
+ *     a row) or Y (along a column); several axes in one dimension nest, the
+ *     axis that moves the most bytes innermost (stride 1), so its rings and
+ *     reductions travel the shortest links;
+ *   - along its dimension an axis's coordinates are folded in segments of
+ *     its ring's length: 0, 2, 4, ..., 5, 3, 1, so that a ring's neighbours,
+ *     wrap-around included, are at most 2 units apart and its sends in one
+ *     direction use each link once;
+ *   - of the 2^k ways to give the k partitioned axes a dimension, the one
+ *     whose shifts and reduction cost least (ties: the first, X before Y
+ *     bit by bit) is the plan's; the product of the X axes must fit the
+ *     mesh's width, of the Y axes its height (one chip's mesh).
+ * A plan with no such layout, a rotating tensor whose ring spans more than
+ * one axis, or an output reduced over more than one axis or over rings that
+ * also rotate, is not placed (ROTOR_ERR_INPUT naming the rule): the search
+ * skips it, as Elk's planner skips plans its mesh mapping cannot hold.
+ *
+ * The costs are cost-model v1's terms with the mesh's routes counted
+ * (docs/cost-model.md, "On a 2D mesh"):
+ *   comm      = sum_X shifts(X) * bytes(X) * load_X / beta + (T - 1) * hops * alpha
+ *   reduction = (R - 1) / R * bytes(Y) * load_R / beta + (R - 1) * hops_R * alpha
+ * where load is the most transfers one link carries in one round (XY routes,
+ * every core sending at once) and hops the longest route.  load >= 1 and
+ * hops >= 1, so a mesh never prices a plan below v1 on all-to-all: the
+ * search's v1 bounds still hold and the search stays exact. */
+#ifndef ROTOR_MESHMAP_H
+#define ROTOR_MESHMAP_H
+
+#include <stdint.h>
+
+#include "rotor/base/chip.h"
+#include "rotor/base/error.h"
+#include "rotor/op/expr.h"
+#include "rotor/op/plan.h"
+
+typedef struct rotor_mesh_map {
+    int naxes;
+    int64_t fop[ROTOR_MAX_AXES];
+    int dim[ROTOR_MAX_AXES];       /* 0: X, 1: Y; -1 where F_op[a] = 1 */
+    int64_t stride[ROTOR_MAX_AXES]; /* cores between neighbouring units of the axis */
+    int64_t fold[ROTOR_MAX_AXES];   /* segment length of the interleaved fold */
+    int64_t width, height;          /* the rectangle the plan occupies */
+    int64_t mesh_width;             /* the chip's */
+    /* the plan's mesh terms (seconds) and their geometry */
+    double comm, reduction;
+    int64_t hops, load;             /* over the rotating tensors */
+    int64_t red_hops, red_load;     /* the output's reduction ring */
+} rotor_mesh_map;
+
+/* Lays plan p (info from rotor_plan_derive) on chip's mesh and prices it.
+ * ROTOR_ERR_INPUT when the plan has no mesh layout (the message names the
+ * rule); the chip must be a mesh. */
+rotor_status rotor_mesh_map_plan(const rotor_expr *e, const rotor_chip *chip, const rotor_plan *p,
+                                 const rotor_plan_info *info, rotor_mesh_map *out, rotor_error *err);
+
+/* The core of the chip's mesh (row-major, y * mesh_width + x) that plan core
+ * `core` (placement numbering) occupies. */
+int64_t rotor_mesh_map_core(const rotor_mesh_map *m, int64_t core);
+
+/* The chip core of every plan core: phys[c] for c in 0 .. info->cores - 1.
+ * The identity on a chip that is not a mesh, and for a plan with no mesh
+ * layout (one chosen for another chip, replayed on a mesh: its cores in
+ * row-major order, as they were before plans knew the mesh).  Fails only
+ * for want of memory. */
+rotor_status rotor_mesh_map_cores(const rotor_expr *e, const rotor_chip *chip, const rotor_plan *p,
+                                  const rotor_plan_info *info, int64_t *phys, rotor_error *err);
+
+/* A core k hops from `core` (global index) along its mesh row (east, else
+ * west), else along its column: where a gather whose sources the program
+ * does not record takes its k-th round from on a mesh (sim/replay.c,
+ * compile/setuppieces.c).  On all-to-all, (core + k) mod cores. */
+int64_t rotor_mesh_near(const rotor_chip *chip, int64_t core, int64_t k);
+
+#endif

@@ -1,0 +1,322 @@
+/* meshmap.c — a plan laid on a 2D mesh and priced there (header:
+ * rotor/op/meshmap.h, which states the layout and the formulas).
+ *
+ * Decisions where Elk §5 and WaferLLM are silent (docs/cost-model.md, "On a
+ * 2D mesh", repeats them):
+ *  - A shift is every ring member sending its partition to the member the
+ *    placement names (op/place.c): position p receives from p + delta, delta
+ *    +1 on the digits of the axis whose loop counter moved (a carry adds 1 to
+ *    each digit it passes, mod its radix).  Each kind of shift a tensor makes
+ *    is routed; every shift of the tensor is priced at its worst kind (one
+ *    kind for a tensor rotating along one axis with one digit: exact).
+ *  - All cores shift at once: the interleaved lines of the inner axes of a
+ *    dimension cross the same links, so an axis at stride s carries s times
+ *    its own line's load, over s times its distance.
+ *  - The reduction is the replay's ring reduce-scatter along the reduced axis
+ *    in coordinate order (sim/replay.c), R - 1 rounds of bytes / R. */
+#include "rotor/op/meshmap.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Position of coordinate p in a folded segment of length f: 0, 2, 4, ...,
+ * then back down the odd positions, so ring neighbours are at most 2 apart. */
+static int64_t fold_pos(int64_t p, int64_t f) { return p < (f + 1) / 2 ? 2 * p : 2 * (f - 1 - p) + 1; }
+
+static int64_t unit_of(int64_t c, int64_t f) { return c / f * f + fold_pos(c % f, f); }
+
+/* The geometry of one line of transfers along an axis of extent n folded by
+ * f: the most transfers one unit link carries in one direction, and the
+ * longest route in units. */
+typedef struct line_geo {
+    int64_t load, dist;
+} line_geo;
+
+/* Routes the transfers src[i] -> dst[i] (coordinates) on the folded line;
+ * up/down are scratch of n + 1 counters. */
+static line_geo route_line(const int64_t *src, const int64_t *dst, int64_t m, int64_t n, int64_t f, int64_t *up,
+                           int64_t *down) {
+    memset(up, 0, (size_t)(n + 1) * sizeof *up);
+    memset(down, 0, (size_t)(n + 1) * sizeof *down);
+    line_geo g = {0, 0};
+    for (int64_t i = 0; i < m; i++) {
+        int64_t a = unit_of(src[i], f), b = unit_of(dst[i], f);
+        if (a == b) continue;
+        int64_t *d = a < b ? up : down, lo = a < b ? a : b, hi = a < b ? b : a;
+        d[lo]++; /* unit links lo .. hi - 1 */
+        d[hi]--;
+        if (hi - lo > g.dist) g.dist = hi - lo;
+    }
+    for (int64_t k = 0, u = 0, w = 0; k < n; k++) {
+        u += up[k];
+        w += down[k];
+        if (u > g.load) g.load = u;
+        if (w > g.load) g.load = w;
+    }
+    return g;
+}
+
+/* The digits tensor t sees along axis a (coarse first): the distinct f_t of
+ * the tensors carrying a, up to t's own (op/place.c builds the same chain). */
+static int tensor_digits(const rotor_expr *e, const rotor_plan *p, int t, int a, int64_t *radix) {
+    int64_t chain[ROTOR_MAX_TENSORS];
+    int n = 0;
+    for (int u = 0; u < e->ntensors; u++) {
+        int64_t f = p->ft[u][a];
+        if (!e->tensors[u].has_axis[a] || f == 1 || f > p->ft[t][a]) continue;
+        bool dup = false;
+        for (int k = 0; k < n; k++) dup |= chain[k] == f;
+        if (!dup) chain[n++] = f;
+    }
+    for (int x = 1; x < n; x++)
+        for (int y = x; y > 0 && chain[y - 1] > chain[y]; y--) {
+            int64_t tmp = chain[y];
+            chain[y] = chain[y - 1];
+            chain[y - 1] = tmp;
+        }
+    for (int u = 0, prev = 1; u < n; prev = (int)chain[u], u++) radix[u] = chain[u] / prev;
+    return n;
+}
+
+/* The one partitioned axis tensor t lacks (-1: none; -2: more than one). */
+static int lacked_axis(const rotor_expr *e, const rotor_plan *p, int t) {
+    int found = -1;
+    for (int a = 0; a < e->naxes; a++)
+        if (!e->tensors[t].has_axis[a] && p->fop[a] > 1) found = found == -1 ? a : -2;
+    return found;
+}
+
+/* Worst line geometry of tensor t's shifts along its lacked axis L (ring Q),
+ * the line folded by f: every kind of shift (module comment) routed. */
+static rotor_status shift_geo(const rotor_expr *e, const rotor_plan *p, int t, int L, int64_t Q, int64_t f,
+                              line_geo *out, rotor_error *err) {
+    int64_t n = p->fop[L];
+    int64_t *buf = malloc((size_t)(4 * n + 2) * sizeof *buf);
+    if (!buf) return rotor_nomem(err);
+    int64_t *src = buf, *dst = buf + n, *up = buf + 2 * n, *down = buf + 3 * n + 1;
+    /* t's position digits, most significant first: axis by axis, coarse first */
+    int64_t radix[ROTOR_MAX_AXES * ROTOR_MAX_TENSORS];
+    int first[ROTOR_MAX_AXES], count[ROTOR_MAX_AXES], nd = 0;
+    for (int a = 0; a < e->naxes; a++) {
+        first[a] = nd;
+        count[a] = e->tensors[t].has_axis[a] ? tensor_digits(e, p, t, a, radix + nd) : 0;
+        nd += count[a];
+    }
+    *out = (line_geo){0, 0};
+    for (int a = 0; a < e->naxes; a++)
+        for (int c = 0; c < count[a]; c++) { /* a move along a carrying through c digits */
+            for (int64_t r = 0; r < n; r++) {
+                int64_t base = r / Q * Q, pos = r % Q, digit[ROTOR_MAX_AXES * ROTOR_MAX_TENSORS];
+                for (int k = nd - 1; k >= 0; k--) {
+                    digit[k] = pos % radix[k];
+                    pos /= radix[k];
+                }
+                for (int k = first[a] + count[a] - 1 - c; k < first[a] + count[a]; k++)
+                    digit[k] = (digit[k] + 1) % radix[k];
+                int64_t s = 0;
+                for (int k = 0; k < nd; k++) s = s * radix[k] + digit[k];
+                src[r] = base + s;
+                dst[r] = r;
+            }
+            line_geo g = route_line(src, dst, n, n, f, up, down);
+            if (g.load > out->load) out->load = g.load;
+            if (g.dist > out->dist) out->dist = g.dist;
+        }
+    free(buf);
+    return ROTOR_OK;
+}
+
+/* The ring reduce-scatter along axis K of extent n (coordinate order), folded by f. */
+static rotor_status reduce_geo(int64_t n, int64_t f, line_geo *out, rotor_error *err) {
+    int64_t *buf = malloc((size_t)(4 * n + 2) * sizeof *buf);
+    if (!buf) return rotor_nomem(err);
+    for (int64_t r = 0; r < n; r++) {
+        buf[r] = r;
+        buf[n + r] = (r + 1) % n;
+    }
+    *out = route_line(buf, buf + n, n, n, f, buf + 2 * n, buf + 3 * n + 1);
+    free(buf);
+    return ROTOR_OK;
+}
+
+/* What every layout shares: per axis, the line geometry of the tensor
+ * ringing along it and of the reduction, and the bytes they move. */
+typedef struct mesh_terms {
+    int ring_tensor[ROTOR_MAX_AXES]; /* -1: none */
+    line_geo ring[ROTOR_MAX_AXES];
+    double ring_bytes[ROTOR_MAX_AXES]; /* sum of shifts * bytes of tensors along the axis */
+    line_geo shift_of[ROTOR_MAX_TENSORS];
+    int axis_of[ROTOR_MAX_TENSORS]; /* -1: the tensor does not rotate */
+    int red_axis;                   /* -1: no reduction */
+    line_geo red;
+} mesh_terms;
+
+static rotor_status mesh_terms_of(const rotor_expr *e, const rotor_plan *p, const rotor_plan_info *info,
+                                  rotor_mesh_map *m, mesh_terms *mt, rotor_error *err) {
+    for (int a = 0; a < e->naxes; a++) {
+        mt->ring_tensor[a] = -1;
+        mt->ring_bytes[a] = 0;
+        m->fold[a] = p->fop[a];
+    }
+    double best[ROTOR_MAX_AXES] = {0};
+    for (int t = 0; t < e->ntensors; t++) {
+        mt->axis_of[t] = -1;
+        if (info->ring_size[t] <= 1) continue;
+        int L = lacked_axis(e, p, t);
+        if (L < 0)
+            return rotor_fail(err, ROTOR_ERR_INPUT,
+                              "tensor %s rotates over more than one partitioned axis: its ring has no line on a mesh",
+                              e->tensors[t].name);
+        mt->axis_of[t] = L;
+        double traffic = (double)info->shifts[t] * (double)info->bytes[t];
+        mt->ring_bytes[L] += traffic;
+        if (mt->ring_tensor[L] < 0 || traffic > best[L]) {
+            mt->ring_tensor[L] = t;
+            best[L] = traffic;
+            m->fold[L] = info->ring_size[t];
+        }
+    }
+    mt->red_axis = -1;
+    if (info->rings[0] > 1) {
+        int K = lacked_axis(e, p, 0);
+        if (K < 0 || info->ring_size[0] > 1)
+            return rotor_fail(err, ROTOR_ERR_INPUT,
+                              "output %s is reduced over %s: its reduction ring has no line on a mesh",
+                              e->tensors[0].name, K < 0 ? "more than one partitioned axis" : "rotating rings");
+        mt->red_axis = K;
+        rotor_status st = reduce_geo(p->fop[K], m->fold[K], &mt->red, err);
+        if (st) return st;
+    }
+    for (int t = 0; t < e->ntensors; t++) {
+        if (mt->axis_of[t] < 0) continue;
+        int L = mt->axis_of[t];
+        rotor_status st = shift_geo(e, p, t, L, info->ring_size[t], m->fold[L], &mt->shift_of[t], err);
+        if (st) return st;
+    }
+    return ROTOR_OK;
+}
+
+/* Prices the layout in which axis a goes to dimension dim[a]; false if it
+ * does not fit the mesh. */
+static bool price_layout(const rotor_expr *e, const rotor_plan_info *info, const rotor_chip *chip,
+                         const mesh_terms *mt, rotor_mesh_map *m) {
+    double beta = rotor_chip_link_bw(chip), alpha = rotor_chip_link_latency(chip);
+    double weight[ROTOR_MAX_AXES];
+    for (int a = 0; a < e->naxes; a++) {
+        weight[a] = 0;
+        for (int t = 0; t < e->ntensors; t++)
+            if (mt->axis_of[t] == a)
+                weight[a] += (double)info->shifts[t] * (double)info->bytes[t] * (double)mt->shift_of[t].load;
+        if (mt->red_axis == a) weight[a] += (double)info->bytes[0] * (double)mt->red.load;
+    }
+    int64_t ext[2] = {1, 1};
+    for (int d = 0; d < 2; d++) {
+        /* innermost first: the heaviest axis, ties to the later axis */
+        bool done[ROTOR_MAX_AXES] = {false};
+        for (;;) {
+            int pick = -1;
+            for (int a = 0; a < e->naxes; a++)
+                if (m->dim[a] == d && !done[a] && (pick < 0 || weight[a] >= weight[pick])) pick = a;
+            if (pick < 0) break;
+            done[pick] = true;
+            m->stride[pick] = ext[d];
+            ext[d] *= m->fop[pick]; /* <= cores: no overflow */
+        }
+    }
+    if (ext[0] > chip->mesh_width || ext[1] > chip->mesh_height) return false;
+    m->width = ext[0];
+    m->height = ext[1];
+    m->comm = m->reduction = 0;
+    m->hops = m->load = m->red_hops = m->red_load = 0;
+    for (int t = 0; t < e->ntensors; t++) {
+        int L = mt->axis_of[t];
+        if (L < 0) continue;
+        int64_t load = mt->shift_of[t].load * m->stride[L], hops = mt->shift_of[t].dist * m->stride[L];
+        if (load < 1) load = 1;
+        if (hops < 1) hops = 1;
+        m->comm += (double)info->shifts[t] * (double)info->bytes[t] * (double)load / beta;
+        if (load > m->load) m->load = load;
+        if (hops > m->hops) m->hops = hops;
+    }
+    if (info->total_steps > 1) m->comm += (double)(info->total_steps - 1) * (double)(m->hops ? m->hops : 1) * alpha;
+    if (mt->red_axis >= 0) {
+        int64_t R = info->rings[0], s = m->stride[mt->red_axis];
+        m->red_load = mt->red.load * s > 0 ? mt->red.load * s : 1;
+        m->red_hops = mt->red.dist * s > 0 ? mt->red.dist * s : 1;
+        m->reduction = (double)(R - 1) / (double)R * (double)info->bytes[0] * (double)m->red_load / beta +
+                       (double)(R - 1) * (double)m->red_hops * alpha;
+    }
+    return true;
+}
+
+rotor_status rotor_mesh_map_plan(const rotor_expr *e, const rotor_chip *chip, const rotor_plan *p,
+                                 const rotor_plan_info *info, rotor_mesh_map *out, rotor_error *err) {
+    if (chip->topology != ROTOR_TOPO_MESH)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "chip %s is not a mesh", chip->name);
+    rotor_mesh_map m = {.naxes = e->naxes, .mesh_width = chip->mesh_width};
+    int ax[ROTOR_MAX_AXES], k = 0;
+    for (int a = 0; a < e->naxes; a++) {
+        m.fop[a] = p->fop[a];
+        m.dim[a] = -1;
+        m.stride[a] = 1;
+        if (p->fop[a] > 1) ax[k++] = a;
+    }
+    mesh_terms mt = {.red_axis = -1};
+    rotor_status st = mesh_terms_of(e, p, info, &m, &mt, err);
+    if (st) return st;
+    bool found = false;
+    for (unsigned mask = 0; mask < (1u << k); mask++) {
+        rotor_mesh_map c = m;
+        for (int i = 0; i < k; i++) c.dim[ax[i]] = (mask >> i) & 1;
+        if (!price_layout(e, info, chip, &mt, &c)) continue;
+        if (!found || c.comm + c.reduction < out->comm + out->reduction) *out = c;
+        found = true;
+    }
+    if (!found)
+        return rotor_fail(err, ROTOR_ERR_INPUT,
+                          "F_op (%lld cores) has no layout on the %lldx%lld mesh with each partitioned axis "
+                          "along one mesh dimension",
+                          (long long)info->cores, (long long)chip->mesh_width, (long long)chip->mesh_height);
+    return ROTOR_OK;
+}
+
+int64_t rotor_mesh_map_core(const rotor_mesh_map *m, int64_t core) {
+    int64_t xy[2] = {0, 0};
+    for (int a = m->naxes - 1; a >= 0; a--) { /* axis 0 most significant */
+        int64_t c = core % m->fop[a];
+        core /= m->fop[a];
+        if (m->dim[a] >= 0) xy[m->dim[a]] += unit_of(c, m->fold[a]) * m->stride[a];
+    }
+    return xy[1] * m->mesh_width + xy[0];
+}
+
+rotor_status rotor_mesh_map_cores(const rotor_expr *e, const rotor_chip *chip, const rotor_plan *p,
+                                  const rotor_plan_info *info, int64_t *phys, rotor_error *err) {
+    if (chip->topology != ROTOR_TOPO_MESH) {
+        for (int64_t c = 0; c < info->cores; c++) phys[c] = c;
+        return ROTOR_OK;
+    }
+    rotor_mesh_map m;
+    rotor_error why;
+    rotor_status st = rotor_mesh_map_plan(e, chip, p, info, &m, &why);
+    if (st == ROTOR_ERR_INPUT) { /* a plan chosen for another chip: row-major, as placed */
+        for (int64_t c = 0; c < info->cores; c++) phys[c] = c;
+        return ROTOR_OK;
+    }
+    if (st) return rotor_fail(err, st, "%s", why.msg);
+    for (int64_t c = 0; c < info->cores; c++) phys[c] = rotor_mesh_map_core(&m, c);
+    return ROTOR_OK;
+}
+
+int64_t rotor_mesh_near(const rotor_chip *chip, int64_t core, int64_t k) {
+    int64_t n = rotor_chip_cores(chip);
+    if (chip->topology != ROTOR_TOPO_MESH) return (core + k) % n;
+    int64_t w = chip->mesh_width, h = chip->mesh_height, cpc = chip->cores_per_chip;
+    int64_t base = core / cpc * cpc, local = core % cpc, x = local % w, y = local / w;
+    k %= w > h ? w : h;
+    if (x + k < w) return base + local + k;
+    if (x - k >= 0) return base + local - k;
+    if (y + k < h) return base + local + k * w;
+    if (y - k >= 0) return base + local - k * w;
+    return core; /* a mesh too small to be k away: nothing to fetch */
+}

@@ -1,0 +1,126 @@
+/* test_meshmap.c — plans laid on a 2D mesh and priced over its routes
+ * (src/op/meshmap.c; issue 41; Elk §5; WaferLLM's interleaved rings).
+ * The model is checked against the simulator replaying the same layout. */
+#include <criterion/criterion.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rotor/op/cost.h"
+#include "rotor/op/meshmap.h"
+#include "rotor/op/sample.h"
+#include "rotor/op/search.h"
+#include "rotor/sim/replay.h"
+#include "fixtures.h"
+
+/* ipu-mk2's cores, links and compute on a w x h mesh. */
+static rotor_chip mesh(int64_t w, int64_t h) {
+    rotor_chip c = mk2();
+    rotor_error err = {{0}};
+    char b[64];
+    snprintf(b, sizeof b, "cores_per_chip=%lld", (long long)(w * h));
+    cr_assert_eq(rotor_chip_set(&c, b, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_chip_set(&c, "topology=mesh", &err), ROTOR_OK, "%s", err.msg);
+    snprintf(b, sizeof b, "mesh_width=%lld", (long long)w);
+    cr_assert_eq(rotor_chip_set(&c, b, &err), ROTOR_OK, "%s", err.msg);
+    snprintf(b, sizeof b, "mesh_height=%lld", (long long)h);
+    cr_assert_eq(rotor_chip_set(&c, b, &err), ROTOR_OK, "%s", err.msg);
+    return c;
+}
+
+/* A rotates along n in a ring of 8 (f_t^A[k] = 8 = S_k): the ring is laid
+ * 0, 2, 4, 6, 7, 5, 3, 1 along the row, so every step, wrap-around included,
+ * is at most 2 hops and each link carries one send. */
+Test(meshmap, a_ring_of_eight_is_folded_so_every_shift_travels_at_most_two_hops) {
+    rotor_chip chip = mesh(8, 2);
+    rotor_expr e;
+    rotor_plan p;
+    matmul_plan("m=16,k=64,n=64", 1, 1, 8, &e, &p);
+    p.ft[1][1] = 8; /* A[m,k] along k: S_k = 8 */
+    rotor_plan_info info;
+    rotor_error err = {{0}};
+    cr_assert_eq(rotor_plan_derive(&e, &chip, &p, &info, &err), ROTOR_OK, "%s", err.msg);
+    rotor_mesh_map m;
+    cr_assert_eq(rotor_mesh_map_plan(&e, &chip, &p, &info, &m, &err), ROTOR_OK, "%s", err.msg);
+    const int64_t want[8] = {0, 2, 4, 6, 7, 5, 3, 1};
+    for (int64_t n = 0; n < 8; n++) cr_expect_eq(rotor_mesh_map_core(&m, n), want[n], "core %lld", (long long)n);
+    cr_expect_eq(m.dim[2], 0, "n lies along the row");
+    cr_expect_eq(m.hops, 2);
+    cr_expect_eq(m.load, 1);
+}
+
+/* Elk §5: every partitioned axis whole along one mesh dimension.  1472
+ * cores along one axis do not fit a 32 x 46 mesh: the plan is refused,
+ * naming the rule, and the search skips it. */
+Test(meshmap, a_plan_wider_than_the_mesh_has_no_layout) {
+    rotor_chip chip = mesh(32, 46);
+    rotor_expr e;
+    rotor_plan p;
+    matmul_plan("m=1472,k=64,n=64", 1472, 1, 1, &e, &p);
+    rotor_plan_info info;
+    rotor_error err = {{0}};
+    rotor_cost c;
+    cr_assert_eq(rotor_cost_plan(rotor_cost_model_default(), &e, &chip, &p, &info, &c, &err), ROTOR_ERR_INPUT);
+    cr_expect(strstr(err.msg, "has no layout on the 32x46 mesh") != NULL, "%s", err.msg);
+}
+
+/* The model's shifts and reduction on the mesh equal the simulator's
+ * replay of the same layout, for the optimal plans of a few MatMuls and a
+ * convolution on a 16 x 16 mesh (within 0.1 %: the replay rounds each
+ * transfer to the picosecond and pays ceil(bytes / R) per reduction round). */
+Test(meshmap, the_model_equals_the_simulated_replay_of_the_optimal_plan) {
+    rotor_chip chip = mesh(16, 16);
+    const char *ops[][2] = {
+        {"C[m,n] += A[m,k] * B[k,n]", "m=128,k=768,n=2304"},
+        {"C[m,n] += A[m,k] * B[k,n]", "m=1,k=4096,n=4096"},
+        {"C[m,n] += A[m,k] * B[k,n]", "m=2048,k=4096,n=2048"},
+        {"Y[n,co,h,w] += X[n,ci,h+kh,w+kw] * W[co,ci,kh,kw]", "n=8,co=256,ci=256,h=14,w=14,kh=3,kw=3"},
+    };
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
+        rotor_expr e = make_expr(ops[i][0], ops[i][1]);
+        rotor_search_options o = {.threads = 1};
+        rotor_search_result r;
+        rotor_error err = {{0}};
+        cr_assert_eq(rotor_search(&e, &chip, &o, &r, &err), ROTOR_OK, "%s", err.msg);
+        int64_t ps;
+        cr_assert_eq(rotor_replay_plan(&e, &r.best.plan, &r.best.info, &chip, 0, &ps, NULL, &err), ROTOR_OK, "%s",
+                     err.msg);
+        double sim = (double)ps * 1e-12, model = r.best.cost.total;
+        cr_expect(sim >= model * 0.999 && sim <= model * 1.001, "%s [%s]: model %.6g s, simulated %.6g s", ops[i][0],
+                  ops[i][1], model, sim);
+        rotor_search_result_free(&r);
+    }
+}
+
+/* The mesh never prices a plan below cost model v1 on all-to-all (load and
+ * hops are at least 1), so v1's bounds still bound the mesh's costs and the
+ * search stays exact: checked on random valid plans of the property
+ * operators. */
+Test(meshmap, a_mesh_never_prices_a_plan_below_all_to_all) {
+    rotor_chip chip = mesh(8, 8), flat = mk2();
+    rotor_error err = {{0}};
+    cr_assert_eq(rotor_chip_set(&flat, "cores_per_chip=64", &err), ROTOR_OK, "%s", err.msg);
+    const char *ops[] = {PROPERTY_OPS};
+    rotor_rng rng = {.state = 41};
+    int placed = 0;
+    for (int k = 0; k < 200; k++) {
+        rotor_expr e;
+        cr_assert_eq(rotor_expr_parse(ops[k % 5], &e, NULL), ROTOR_OK);
+        char dims[256];
+        if (bind_random(&rng, &e, 64, dims, sizeof dims)) continue;
+        rotor_plan p;
+        rotor_plan_info info;
+        if (rotor_sample_plan(&e, &chip, 0, &rng, &p, &info, NULL)) continue;
+        rotor_cost on_mesh, on_flat;
+        if (rotor_cost_plan(rotor_cost_model_default(), &e, &chip, &p, &info, &on_mesh, &err)) continue;
+        cr_assert_eq(rotor_cost_plan(rotor_cost_model_default(), &e, &flat, &p, &info, &on_flat, &err), ROTOR_OK,
+                     "%s", err.msg);
+        cr_expect(on_mesh.comm >= on_flat.comm && on_mesh.reduction >= on_flat.reduction,
+                  "%s [%s]: mesh %.6g + %.6g below all-to-all %.6g + %.6g", ops[k % 5], dims, on_mesh.comm,
+                  on_mesh.reduction, on_flat.comm, on_flat.reduction);
+        cr_expect_eq(on_mesh.compute, on_flat.compute);
+        placed++;
+    }
+    cr_expect(placed >= 80, "only %d of 200 random plans had a mesh layout", placed);
+}
