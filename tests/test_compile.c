@@ -535,7 +535,7 @@ Test(compile, a_hand_off_traffic_stays_put_while_the_memo_grows) {
     handoff_cache *hc = handoff_cache_new(&chip);
     rotor_error err;
     const handoff_traffic *first, *again, *other;
-    cr_assert_eq(handoff_cache_traffic(hc, 0, &ep, &pp, 0, &ec, &pc, 1, NULL, &first, &err), ROTOR_OK, "%s",
+    cr_assert_eq(handoff_cache_traffic(hc, 0, &ep, &pp, 0, &ec, &pc, 1, NULL, &chip, &chip, &first, &err), ROTOR_OK, "%s",
                  err.msg);
     cr_assert_eq(first->nrecv, 8);
     /* the producer's 4 cores hold bands of 16 rows, the consumer's 8 cores
@@ -544,12 +544,12 @@ Test(compile, a_hand_off_traffic_stays_put_while_the_memo_grows) {
     cr_assert_eq(first->max_recv, 512);
     cr_assert_eq(first->max_send, 7 * 16 * 8);
     for (int f = 1; f <= 300; f++)
-        cr_assert_eq(handoff_cache_traffic(hc, f, &ep, &pp, 0, &ec, &pc, 1, NULL, &other, &err), ROTOR_OK);
-    cr_assert_eq(handoff_cache_traffic(hc, 0, &ep, &pp, 0, &ec, &pc, 1, NULL, &again, &err), ROTOR_OK);
+        cr_assert_eq(handoff_cache_traffic(hc, f, &ep, &pp, 0, &ec, &pc, 1, NULL, &chip, &chip, &other, &err), ROTOR_OK);
+    cr_assert_eq(handoff_cache_traffic(hc, 0, &ep, &pp, 0, &ec, &pc, 1, NULL, &chip, &chip, &again, &err), ROTOR_OK);
     cr_assert_eq(again, first, "the first traffic is where it was");
     const handoff_traffic *both[2] = {first, other};
     int64_t most;
-    cr_assert_eq(handoff_cache_most(hc, both, 2, &most, &err), ROTOR_OK);
+    cr_assert_eq(handoff_cache_most(hc, both, 2, &most, NULL, NULL, &err), ROTOR_OK);
     cr_assert_eq(most, 2 * 7 * 16 * 8, "two alike inputs: twice the busiest port");
     handoff_cache_free(hc);
 }

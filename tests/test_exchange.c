@@ -55,14 +55,14 @@ Test(exchange, packets_carry_every_piece_and_chain_through_each_port) {
     exchange_cache_free(&cache);
 }
 
-/* The packet is a 1/EXCHANGE_GRAIN share of the busiest port, in whole
+/* The packet is a 1/ROTOR_EXCHANGE_GRAIN share of the busiest port, in whole
  * 64 B lines, and never under EXCHANGE_PACKET_MIN. */
 Test(exchange, the_packet_grows_with_the_busiest_port) {
     cr_assert_eq(exchange_packet(0), EXCHANGE_PACKET_MIN);
     cr_assert_eq(exchange_packet(12864), 256); /* BERT-Large b8's attention scores */
-    cr_assert_eq(exchange_packet(256 * EXCHANGE_GRAIN), 256);
-    cr_assert_eq(exchange_packet(256 * EXCHANGE_GRAIN + 1), 320);
-    cr_assert_eq(exchange_packet(1 << 20), (1 << 20) / EXCHANGE_GRAIN);
+    cr_assert_eq(exchange_packet(256 * ROTOR_EXCHANGE_GRAIN), 256);
+    cr_assert_eq(exchange_packet(256 * ROTOR_EXCHANGE_GRAIN + 1), 320);
+    cr_assert_eq(exchange_packet(1 << 20), (1 << 20) / ROTOR_EXCHANGE_GRAIN);
 }
 
 /* The schedule depends on the pieces alone: the same pieces in another

@@ -244,7 +244,6 @@ static int run_model(run_state *s, const char *model, const tensor_list *set, ro
     /* integer inputs of the set are bound as values only when the import
      * needs them for its shapes: bound, they fold, and the run would check
      * the importer's folding rather than the operators */
-    po.mesh_measured = true; /* rotor run executes; it predicts no time */
     st = rotor_pipeline_run(&po, &s->chip, &s->p, err);
     if (st && !s->p.loaded && nv > po.onnx.nvalues) {
         rotor_pipeline_free(&s->p);

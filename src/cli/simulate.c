@@ -108,9 +108,6 @@ static void print_table(const rotor_program *p, const rotor_chip *chip, const ro
            (long long)s->events);
     printf("simulated %.3f us, model %.3f us: %+.2f%%\n", r->simulated_s * 1e6, r->predicted_s * 1e6,
            pct(r->simulated_s - r->predicted_s, r->predicted_s));
-    if (chip->topology == ROTOR_TOPO_MESH) /* issue 41: no silent guess */
-        printf("note: on a mesh the model prices shifts and reductions over the routes, the setup exchange "
-               "as on all-to-all: its setup column is a lower bound\n");
     print_segments(p, r);
     double ms = (double)s->makespan_ps;
     printf("breakdown: compute %.3f us (%.1f%%), communication %.3f us (%.1f%%), setup %.3f us (%.1f%%), "
@@ -265,7 +262,6 @@ static int compile_program(const simulate_args *a, rotor_chip *chip, rotor_pipel
     po.compile.progress = cli_progress_step;
     po.compile.progress_ctx = &bar;
     po.compile.pipeline = a->pl.pipeline;
-    po.mesh_measured = true; /* the simulator measures what the model does not price on a mesh */
     po.compile.objective = a->pl.objective;
     st = rotor_pipeline_run(&po, chip, p, &err);
     cli_progress_end(&bar);

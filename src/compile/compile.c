@@ -46,7 +46,9 @@
 #include "compile/compileint.h"
 #include "compile/handoffcache.h"
 #include "rotor/compile/opelem.h"
+#include "rotor/compile/program.h"
 #include "rotor/op/handoff.h"
+#include "rotor/op/meshmap.h"
 #include "rotor/op/plan.h"
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -86,7 +88,7 @@ static int64_t idle_bytes_of(const op_state *s, const rotor_expr *e, const rotor
  * sends; the busier side bounds the exchange (the replay schedules it close
  * to that bound).  False on failure (cc->hst set). */
 static bool handoff_most(const compiler *cc, const op_state *s, const rotor_expr *e, const rotor_candidate *c,
-                         int64_t *most) {
+                         int64_t *most, int64_t *link, int64_t *hops) {
     compiler *m = (compiler *)cc; /* the cache and the error are the compiler's scratch */
     const handoff_traffic *tr[ROTOR_MAX_TENSORS];
     int nr = 0;
@@ -97,14 +99,15 @@ static bool handoff_most(const compiler *cc, const op_state *s, const rotor_expr
         if (p->active < 0) continue; /* producer does not fit: the total is INFINITY anyway */
         const rotor_candidate *pc = &cc->fr[p->frontier].v[p->active];
         rotor_status st = handoff_cache_traffic(m->hc, p->frontier, &cc->g->ops[s->src[t]].expr, &pc->plan,
-                                                s->frontier, e, &c->plan, t, &s->view[t], &tr[nr], &m->herr);
+                                                s->frontier, e, &c->plan, t, &s->view[t], &cc->fchip[p->frontier],
+                                                &cc->fchip[s->frontier], &tr[nr], &m->herr);
         if (st) {
             if (!m->hst) m->hst = st;
             return false;
         }
         nr++;
     }
-    rotor_status st = handoff_cache_most(m->hc, tr, nr, most, &m->herr);
+    rotor_status st = handoff_cache_most(m->hc, tr, nr, most, link, hops, &m->herr);
     if (st && !m->hst) m->hst = st;
     if (st) return false;
     return true;
@@ -117,6 +120,11 @@ static bool handoff_most(const compiler *cc, const op_state *s, const rotor_expr
  * simulator.md, "Replay").  *bytes is -1 after a hand-off failure. */
 void compile_setup_need(const compiler *cc, const op_state *s, const rotor_expr *e, const rotor_frontier *f, int j,
                         int base, int64_t k, int64_t *bytes, int64_t *nrounds) {
+    compile_setup_mesh(cc, s, e, f, j, base, k, bytes, nrounds, NULL, NULL);
+}
+
+void compile_setup_mesh(const compiler *cc, const op_state *s, const rotor_expr *e, const rotor_frontier *f, int j,
+                        int base, int64_t k, int64_t *bytes, int64_t *nrounds, int64_t *link_bytes, int64_t *hops) {
     const rotor_candidate *c = &f->v[j];
     int64_t recv = 0, rounds = 0;
     for (int t = 0; t < e->ntensors; t++) {
@@ -139,9 +147,9 @@ void compile_setup_need(const compiler *cc, const op_state *s, const rotor_expr 
             }
         }
     }
+    int64_t most = 0, link = 0, far = 0;
     if (cc->hc) {
-        int64_t most;
-        if (!handoff_most(cc, s, e, c, &most)) {
+        if (!handoff_most(cc, s, e, c, &most, &link, &far)) {
             *bytes = -1;
             *nrounds = 0;
             return;
@@ -153,11 +161,23 @@ void compile_setup_need(const compiler *cc, const op_state *s, const rotor_expr 
     }
     *bytes = recv;
     *nrounds = rounds;
+    if (!link_bytes) return;
+    /* a mesh (docs/cost-model.md, "On a 2D mesh", "Setup"): the hand-off's
+     * busiest link or port (the replay's exchange still takes turns at the
+     * ports), and the rest's gathers from the nearest cores, on top */
+    int64_t gather, ghops;
+    rotor_mesh_gather(&cc->fchip[s->frontier], recv - most * s->elem, rounds, &gather, &ghops);
+    *link_bytes = (link > most ? link : most) * s->elem + gather;
+    *hops = far > ghops ? far : ghops;
 }
 
 static double setup_time(const compiler *cc, const op_state *s, const rotor_expr *e,
                          const rotor_frontier *f, int j, int base, int64_t k) {
-    int64_t bytes, rounds;
+    int64_t bytes, rounds, link, hops;
+    if (cc->chip->topology == ROTOR_TOPO_MESH) {
+        compile_setup_mesh(cc, s, e, f, j, base, k, &bytes, &rounds, &link, &hops);
+        return bytes < 0 ? INFINITY : rotor_mesh_setup_s(cc->chip, link, rounds, hops);
+    }
     compile_setup_need(cc, s, e, f, j, base, k, &bytes, &rounds);
     return bytes < 0 ? INFINITY : rotor_compile_setup_s(cc->chip, bytes, rounds);
 }
@@ -647,9 +667,15 @@ static void fill_schedule(const compiler *cc, rotor_compile_result *out) {
             r->compute_s = c->cost.compute;
             r->comm_s = c->cost.comm;
             r->reduction_s = c->cost.reduction;
-            compile_setup_need(cc, s, &g->ops[o].expr, f, s->active, s->idle_base, s->idle_k, &r->setup_bytes,
-                       &r->setup_rounds);
-            r->setup_s = rotor_compile_setup_s(cc->chip, r->setup_bytes, r->setup_rounds);
+            if (cc->chip->topology == ROTOR_TOPO_MESH) {
+                compile_setup_mesh(cc, s, &g->ops[o].expr, f, s->active, s->idle_base, s->idle_k, &r->setup_bytes,
+                                   &r->setup_rounds, &r->setup_link_bytes, &r->setup_hops);
+                r->setup_s = rotor_mesh_setup_s(cc->chip, r->setup_link_bytes, r->setup_rounds, r->setup_hops);
+            } else {
+                compile_setup_need(cc, s, &g->ops[o].expr, f, s->active, s->idle_base, s->idle_k, &r->setup_bytes,
+                                   &r->setup_rounds);
+                r->setup_s = rotor_compile_setup_s(cc->chip, r->setup_bytes, r->setup_rounds);
+            }
             out->compute_s += r->compute_s;
             out->comm_s += r->comm_s;
             out->reduction_s += r->reduction_s;
@@ -659,6 +685,61 @@ static void fill_schedule(const compiler *cc, rotor_compile_result *out) {
         int64_t peak = out->idle_bytes - s->idle_bytes + s->live + r->active_bytes;
         if (peak > out->peak_bytes) out->peak_bytes = peak;
     }
+}
+
+/* On a mesh, each operator's setup is the exchange the replay will run
+ * (rotor_mesh_exchange over the pieces rotor_setup_pieces_make names): its
+ * makespan is the setup time reported, where the plans were chosen by the
+ * exchange's bound (the busiest link, rotor_mesh_setup_s).  The simulator
+ * holds a transfer's whole route at once, so a long shuffle takes a few
+ * times its busiest link's time (docs/cost-model.md, "On a 2D mesh"). */
+static rotor_status mesh_setups(const compiler *cc, rotor_compile_result *out, rotor_error *err) {
+    const rotor_graph *g = cc->g;
+    rotor_status st = ROTOR_OK;
+    for (int o = 0; o < g->nops && !st; o++) {
+        const op_state *s = &cc->st[o];
+        rotor_op_schedule *r = &out->ops[o];
+        if (r->vendor || r->setup_bytes <= 0) continue;
+        const rotor_candidate *c = &cc->fr[s->frontier].v[s->active];
+        rotor_setup_consumer con = {.expr = &g->ops[o].expr, .plan = &c->plan, .info = &c->info,
+                                    .chip = &cc->fchip[s->frontier], .setup_bytes = r->setup_bytes,
+                                    .setup_rounds = r->setup_rounds};
+        rotor_setup_input in[ROTOR_MAX_TENSORS];
+        int nin = 0;
+        for (int t = 1; t < g->ops[o].expr.ntensors; t++) {
+            if (!r->handoff[t]) continue;
+            const op_state *p = &cc->st[r->handoff[t] - 1];
+            const rotor_candidate *pc = &cc->fr[p->frontier].v[p->active];
+            in[nin++] = (rotor_setup_input){.expr = &g->ops[r->handoff[t] - 1].expr, .plan = &pc->plan,
+                                            .info = &pc->info, .chip = &cc->fchip[p->frontier],
+                                            .view = &r->handoff_view[t], .t = t};
+        }
+        rotor_setup_pieces pcs;
+        rotor_mesh_packet *pk = NULL;
+        int64_t np, span = 0;
+        st = rotor_setup_pieces_make(&con, in, nin, cc->chip, rotor_chip_cores(cc->chip), &pcs, err);
+        if (!st && pcs.handed)
+            st = rotor_mesh_exchange(cc->chip, (const int64_t(*)[3])pcs.v, pcs.n, rotor_exchange_packet(pcs.most), &pk,
+                                     &np, &span, err);
+        int64_t *links = !st ? calloc((size_t)(4 * cc->chip->cores_per_chip), sizeof *links) : NULL;
+        if (!st && !links) st = rotor_nomem(err);
+        r->setup_link_bytes = r->setup_hops = 0; /* what the pieces really load (the reader's bound) */
+        for (int64_t i = 0; !st && pcs.handed && i < pcs.n; i++) {
+            int64_t h = rotor_mesh_route(cc->chip, pcs.v[i][1], pcs.v[i][0], pcs.v[i][2], links);
+            if (h > r->setup_hops) r->setup_hops = h;
+        }
+        for (int64_t i = 0; links && i < 4 * cc->chip->cores_per_chip; i++)
+            if (links[i] > r->setup_link_bytes) r->setup_link_bytes = links[i];
+        free(links);
+        if (!st) rotor_setup_pieces_free(&pcs);
+        free(pk);
+        if (st) break;
+        double now = (double)span * 1e-12;
+        out->setup_s += now - r->setup_s;
+        out->total_s += now - r->setup_s;
+        r->setup_s = now;
+    }
+    return st;
 }
 
 static rotor_status prepare(compiler *cc, const rotor_compile_options *opt, int *searches,
@@ -905,6 +986,7 @@ rotor_status rotor_compile(const rotor_graph *g, const rotor_chip *chip,
     memcpy(cc.st, w.best, (size_t)g->nops * sizeof *w.best);
     out->nops = g->nops;
     fill_schedule(&cc, out);
+    if (!cc.hst && chip->topology == ROTOR_TOPO_MESH) st = mesh_setups(&cc, out, err);
     if (cc.hst) {
         if (err) *err = cc.herr;
         st = cc.hst;

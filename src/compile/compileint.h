@@ -62,6 +62,10 @@ typedef struct compiler {
  * s->src. */
 void compile_setup_need(const compiler *cc, const op_state *s, const rotor_expr *e, const rotor_frontier *f, int j,
                         int base, int64_t k, int64_t *bytes, int64_t *nrounds);
+/* The same, and on a mesh what its price reads (rotor_mesh_setup_s): the
+ * bytes through the busiest link and the longest route. */
+void compile_setup_mesh(const compiler *cc, const op_state *s, const rotor_expr *e, const rotor_frontier *f, int j,
+                        int base, int64_t k, int64_t *bytes, int64_t *nrounds, int64_t *link_bytes, int64_t *hops);
 
 /* Inter-operator pipelining (segment.c, docs/kapla.md): chooses segments
  * over cc's schedule `out` (filled) and records them in out; the check,

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "rotor/op/handoff.h"
+#include "rotor/op/meshmap.h"
 #include "rotor/op/place.h"
 
 typedef struct pair_key {
@@ -25,7 +26,7 @@ typedef struct entry {
 typedef struct most_entry {
     const int64_t *recv[ROTOR_MAX_TENSORS]; /* the traffics' arrays: stable while the cache lives */
     int n;
-    int64_t most;
+    int64_t most, link;
 } most_entry;
 
 struct handoff_cache {
@@ -33,6 +34,7 @@ struct handoff_cache {
     entry *v;
     size_t cap, n;
     most_entry *most; /* MOST_SLOTS, direct-mapped; NULL until first asked */
+    int64_t *sum;     /* a mesh's: scratch for the links of several hand-offs together */
 };
 
 handoff_cache *handoff_cache_new(const rotor_chip *chip) {
@@ -47,10 +49,12 @@ void handoff_cache_free(handoff_cache *hc) {
         if (!hc->v[i].tr) continue;
         free(hc->v[i].tr->recv);
         free(hc->v[i].tr->send);
+        free(hc->v[i].tr->links);
         free(hc->v[i].tr);
     }
     free(hc->v);
     free(hc->most);
+    free(hc->sum);
     free(hc);
 }
 
@@ -97,9 +101,76 @@ static bool grow(handoff_cache *hc) {
     return true;
 }
 
+/* rotor_handoff_sources' callback: a piece routed over the mesh. */
+typedef struct router {
+    const rotor_chip *chip;
+    const int64_t *pphys;
+    int64_t dst;
+    handoff_traffic *tr;
+    int64_t *recv, *send; /* per chip core: what the laid-out plans really move */
+} router;
+
+static rotor_status route_piece(void *ctx, int64_t src, int64_t elems) {
+    router *r = ctx;
+    int64_t s = r->pphys[src];
+    if (s == r->dst) return ROTOR_OK; /* already on the receiver's core */
+    r->recv[r->dst % r->chip->cores_per_chip] += elems;
+    r->send[s % r->chip->cores_per_chip] += elems;
+    int64_t h = rotor_mesh_route(r->chip, s, r->dst, elems, r->tr->links);
+    if (h > r->tr->hops) r->tr->hops = h;
+    return ROTOR_OK;
+}
+
+/* A mesh's link counts of the hand-off (h from the producer's placement lp
+ * to the consumer's lc), both laid out as the replay lays them
+ * (compile/setuppieces.c routes the same pieces).  The port counts become
+ * the chip cores': a producer's core and the consumer's core of the same
+ * number are not one core on a mesh, so what each holds is by layout. */
+static rotor_status count_links(const rotor_chip *chip_p, const rotor_chip *chip_c, const rotor_handoff *h,
+                                const rotor_place *lp, const rotor_place *lc, int t, const rotor_view *view,
+                                handoff_traffic *tr, rotor_error *err) {
+    const rotor_plan_info *ip = rotor_place_info(lp), *ic = rotor_place_info(lc);
+    int64_t n = chip_c->cores_per_chip;
+    int64_t *pphys = malloc((size_t)ip->cores * sizeof *pphys), *cphys = malloc((size_t)ic->cores * sizeof *cphys);
+    tr->links = calloc((size_t)(4 * n), sizeof *tr->links);
+    int64_t *recv = calloc((size_t)n, sizeof *recv), *send = calloc((size_t)n, sizeof *send);
+    rotor_status st = !pphys || !cphys || !tr->links || !recv || !send ? rotor_nomem(err) : ROTOR_OK;
+    if (!st) st = rotor_mesh_map_cores(rotor_place_expr(lp), chip_p, rotor_place_plan(lp), ip, pphys, err);
+    if (!st) st = rotor_mesh_map_cores(rotor_place_expr(lc), chip_c, rotor_place_plan(lc), ic, cphys, err);
+    router r = {.chip = chip_c, .pphys = pphys, .tr = tr, .recv = recv, .send = send};
+    for (int64_t c = 0; !st && c < ic->cores; c++) {
+        int64_t lo[ROTOR_MAX_DIMS], hi[ROTOR_MAX_DIMS];
+        if (!rotor_handoff_need(lc, t, c, lo, hi)) continue;
+        rotor_handoff_set set;
+        rotor_handoff_map(h, view, rotor_place_expr(lc)->tensors[t].ndims, lo, hi, &set);
+        r.dst = cphys[c];
+        if (rotor_handoff_sources(h, &set, route_piece, &r)) st = rotor_nomem(err);
+    }
+    for (int64_t i = 0; !st && i < 4 * n; i++)
+        if (tr->links[i] > tr->max_link) tr->max_link = tr->links[i];
+    if (!st) {
+        free(tr->recv);
+        free(tr->send);
+        tr->recv = recv;
+        tr->send = send;
+        tr->nrecv = tr->nsend = n;
+        tr->max_recv = tr->max_send = 0;
+        for (int64_t c = 0; c < n; c++) {
+            if (recv[c] > tr->max_recv) tr->max_recv = recv[c];
+            if (send[c] > tr->max_send) tr->max_send = send[c];
+        }
+    } else {
+        free(recv);
+        free(send);
+    }
+    free(pphys);
+    free(cphys);
+    return st;
+}
+
 static rotor_status count(const handoff_cache *hc, const rotor_expr *ep, const rotor_plan *pp,
-                          const rotor_expr *ec, const rotor_plan *pc, int t, const rotor_view *view, entry *out,
-                          rotor_error *err) {
+                          const rotor_expr *ec, const rotor_plan *pc, int t, const rotor_view *view,
+                          const rotor_chip *chip_p, const rotor_chip *chip_c, entry *out, rotor_error *err) {
     rotor_plan_info ip, ic;
     rotor_place *lp = NULL, *lc = NULL;
     rotor_handoff *h = NULL;
@@ -121,9 +192,12 @@ static rotor_status count(const handoff_cache *hc, const rotor_expr *ep, const r
             st = rotor_nomem(err);
         } else {
             st = rotor_handoff_traffic(h, lc, t, view, tr->recv, &tr->max_recv, tr->send, &tr->max_send);
+            if (!st && hc->chip->topology == ROTOR_TOPO_MESH)
+                st = count_links(chip_p, chip_c, h, lp, lc, t, view, tr, err);
             if (st) {
                 free(tr->recv);
                 free(tr->send);
+                free(tr->links);
             }
         }
     }
@@ -137,7 +211,8 @@ static rotor_status count(const handoff_cache *hc, const rotor_expr *ep, const r
 
 rotor_status handoff_cache_traffic(handoff_cache *hc, int fp, const rotor_expr *ep, const rotor_plan *pp, int fc,
                                    const rotor_expr *ec, const rotor_plan *pc, int t, const rotor_view *view,
-                                   const handoff_traffic **out, rotor_error *err) {
+                                   const rotor_chip *chip_p, const rotor_chip *chip_c, const handoff_traffic **out,
+                                   rotor_error *err) {
     pair_key k;
     memset(&k, 0, sizeof k);
     k.fp = fp;
@@ -161,7 +236,7 @@ rotor_status handoff_cache_traffic(handoff_cache *hc, int fp, const rotor_expr *
     }
     if ((hc->n + 1) * 2 > hc->cap && !grow(hc)) return rotor_nomem(err);
     entry e = {.used = true, .hash = h, .key = k};
-    rotor_status st = count(hc, ep, pp, ec, pc, t, view, &e, err);
+    rotor_status st = count(hc, ep, pp, ec, pc, t, view, chip_p, chip_c, &e, err);
     if (st) return st;
     size_t j = h & (hc->cap - 1);
     while (hc->v[j].used) j = (j + 1) & (hc->cap - 1);
@@ -172,9 +247,17 @@ rotor_status handoff_cache_traffic(handoff_cache *hc, int fp, const rotor_expr *
 }
 
 rotor_status handoff_cache_most(handoff_cache *hc, const handoff_traffic *const *tr, int n, int64_t *most,
-                                rotor_error *err) {
+                                int64_t *link, int64_t *hops, rotor_error *err) {
     *most = 0;
-    if (n == 1) *most = tr[0]->max_recv > tr[0]->max_send ? tr[0]->max_recv : tr[0]->max_send;
+    int64_t lk = 0, hp = 0;
+    for (int i = 0; i < n; i++)
+        if (tr[i]->hops > hp) hp = tr[i]->hops;
+    if (hops) *hops = hp;
+    if (link) *link = 0;
+    if (n == 1) {
+        *most = tr[0]->max_recv > tr[0]->max_send ? tr[0]->max_recv : tr[0]->max_send;
+        if (link) *link = tr[0]->max_link;
+    }
     if (n <= 1) return ROTOR_OK;
     if (!hc->most && !(hc->most = calloc(MOST_SLOTS, sizeof *hc->most))) return rotor_nomem(err);
     uint64_t h = 0x9e3779b97f4a7c15ull;
@@ -187,6 +270,7 @@ rotor_status handoff_cache_most(handoff_cache *hc, const handoff_traffic *const 
     for (int i = 0; hit && i < n; i++) hit = m->recv[i] == tr[i]->recv;
     if (hit) {
         *most = m->most;
+        if (link) *link = m->link;
         return ROTOR_OK;
     }
     int64_t cores = 0; /* per core, every input's traffic together, in and out */
@@ -203,8 +287,19 @@ rotor_status handoff_cache_most(handoff_cache *hc, const handoff_traffic *const 
         if (in > *most) *most = in;
         if (out > *most) *most = out;
     }
+    if (tr[0]->links) { /* a mesh: the links of every input together */
+        int64_t nl = 4 * hc->chip->cores_per_chip;
+        if (!hc->sum && !(hc->sum = malloc((size_t)nl * sizeof *hc->sum))) return rotor_nomem(err);
+        memcpy(hc->sum, tr[0]->links, (size_t)nl * sizeof *hc->sum);
+        for (int i = 1; i < n; i++)
+            for (int64_t q = 0; q < nl; q++) hc->sum[q] += tr[i]->links[q];
+        for (int64_t q = 0; q < nl; q++)
+            if (hc->sum[q] > lk) lk = hc->sum[q];
+    }
+    if (link) *link = lk;
     m->n = n;
     for (int i = 0; i < n; i++) m->recv[i] = tr[i]->recv;
     m->most = *most;
+    m->link = lk;
     return ROTOR_OK;
 }

@@ -25,22 +25,33 @@ typedef struct handoff_traffic {
     int64_t nrecv, nsend;       /* the consumer's and the producer's cores */
     int64_t *recv, *send;       /* elements per core */
     int64_t max_recv, max_send;
+    /* On a mesh (op/meshmap.h), both plans laid out: elements per directed
+     * link of the XY routes (4 per core of one chip, rotor_mesh_route's
+     * order), the busiest link's, and the longest route; NULL and 0
+     * elsewhere. */
+    int64_t *links;
+    int64_t max_link, hops;
 } handoff_traffic;
 
 /* The traffic when the producer's output, computed by plan pp of shape fp
  * (expression ep), feeds the consumer's tensor t (plan pc of shape fc)
- * through view (NULL or unset: element for element).  *out stays valid, at the same
+ * through view (NULL or unset: element for element); chip_p and chip_c are
+ * the chips each shape is costed on (opelem.h), whose layouts a mesh's link
+ * counts follow.  *out stays valid, at the same
  * address, while the cache lives (handoff_cache_most keeps several).
  * Errors: out of memory, or a plan that does not place. */
 rotor_status handoff_cache_traffic(handoff_cache *hc, int fp, const rotor_expr *ep, const rotor_plan *pp, int fc,
                                    const rotor_expr *ec, const rotor_plan *pc, int t, const rotor_view *view,
-                                   const handoff_traffic **out, rotor_error *err);
+                                   const rotor_chip *chip_p, const rotor_chip *chip_c, const handoff_traffic **out,
+                                   rotor_error *err);
 
 /* The elements through the busiest port, in or out, when the hand-offs
  * tr[0..n) run together (per core their traffic adds up), memoised by the
  * traffics' identities: Algorithm 1 asks for the same combinations again
- * and again, and the sum walks every core.  Errors: out of memory. */
+ * and again, and the sum walks every core.  On a mesh, *link gets the
+ * elements through the busiest link and *hops the longest route (both 0
+ * elsewhere; link and hops may be NULL).  Errors: out of memory. */
 rotor_status handoff_cache_most(handoff_cache *hc, const handoff_traffic *const *tr, int n, int64_t *most,
-                                rotor_error *err);
+                                int64_t *link, int64_t *hops, rotor_error *err);
 
 #endif

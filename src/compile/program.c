@@ -13,6 +13,7 @@
 #include "base/jsontext.h"
 #include "op/planjson.h"
 #include "rotor/op/handoff.h"
+#include "rotor/op/meshmap.h"
 #include "rotor/op/place.h"
 
 #define PROGRAM_FORMAT "rotor-program"
@@ -135,6 +136,10 @@ rotor_status rotor_program_write(const rotor_graph *g, const rotor_chip *chip,
         if (!s->vendor) {
             cJSON_AddItemToObject(x, "setup_bytes", rotor_json_int(s->setup_bytes));
             cJSON_AddItemToObject(x, "setup_rounds", rotor_json_int(s->setup_rounds));
+            if (chip->topology == ROTOR_TOPO_MESH) { /* what setup_s reads on a mesh */
+                cJSON_AddItemToObject(x, "setup_link_bytes", rotor_json_int(s->setup_link_bytes));
+                cJSON_AddItemToObject(x, "setup_hops", rotor_json_int(s->setup_hops));
+            }
         }
         cJSON_AddItemToObject(x, "live_bytes", rotor_json_int(s->live_bytes));
         cJSON_AddItemToObject(x, "idle_bytes", rotor_json_int(s->idle_bytes));
@@ -332,6 +337,26 @@ static rotor_status read_op_counts(reader *rd, const cJSON *x, const rotor_chip 
                       &op->setup_rounds)))
         return st;
     double want_setup = rotor_compile_setup_s(chip, op->setup_bytes, op->setup_rounds);
+    if (chip->topology == ROTOR_TOPO_MESH) { /* docs/cost-model.md, "On a 2D mesh", "Setup" */
+        int64_t span = chip->mesh_width + chip->mesh_height;
+        if ((st = get_int(rd, x, "setup_link_bytes", 0, cb.ns, "the chip's cores times sram_bytes",
+                          &op->setup_link_bytes)) ||
+            (st = get_int(rd, x, "setup_hops", 0, span, "the mesh's width plus height", &op->setup_hops)))
+            return st;
+        /* setup_s is the exchange's schedule (rotor_mesh_exchange), never
+         * below its busiest link's time nor its longest route's latency:
+         * those bounds are what is checked */
+        double bound = (double)op->setup_link_bytes / rotor_chip_link_bw(chip);
+        double far = (double)op->setup_hops * rotor_chip_link_latency(chip);
+        if (far > bound) bound = far;
+        if (op->setup_s < bound * (1 - 1e-4)) { /* each packet is rounded to the ps */
+            char msg[200];
+            snprintf(msg, sizeof msg, "%.6g s is below its busiest link's %.6g s (setup_link_bytes, setup_hops)",
+                     op->setup_s, bound);
+            return bad(rd, "setup_s", msg);
+        }
+        want_setup = op->setup_s;
+    }
     if (!close_rel(op->setup_s, want_setup)) {
         char msg[200];
         snprintf(msg, sizeof msg, "%.6g s does not match setup_bytes and setup_rounds (%.6g s)",

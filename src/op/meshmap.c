@@ -16,6 +16,8 @@
  *    in coordinate order (sim/replay.c), R - 1 rounds of bytes / R. */
 #include "rotor/op/meshmap.h"
 
+#include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -319,4 +321,129 @@ int64_t rotor_mesh_near(const rotor_chip *chip, int64_t core, int64_t k) {
     if (y + k < h) return base + local + k * w;
     if (y - k >= 0) return base + local - k * w;
     return core; /* a mesh too small to be k away: nothing to fetch */
+}
+
+int64_t rotor_mesh_route(const rotor_chip *chip, int64_t src, int64_t dst, int64_t amount, int64_t *links) {
+    int64_t w = chip->mesh_width, cpc = chip->cores_per_chip, a = src % cpc, b = dst % cpc;
+    int64_t x = a % w, y = a / w, tx = b % w, ty = b / w, hops = 0;
+    for (; x != tx; hops++) { /* X first, then Y: dimension order, as the simulator */
+        int d = tx > x ? 0 : 1;
+        if (links) links[4 * (y * w + x) + d] += amount;
+        x += d ? -1 : 1;
+    }
+    for (; y != ty; hops++) {
+        int d = ty > y ? 2 : 3;
+        if (links) links[4 * (y * w + x) + d] += amount;
+        y += d == 3 ? -1 : 1;
+    }
+    return hops;
+}
+
+double rotor_mesh_setup_s(const rotor_chip *chip, int64_t link_bytes, int64_t rounds, int64_t hops) {
+    if (link_bytes <= 0) return 0.0;
+    return (double)link_bytes / rotor_chip_link_bw(chip) +
+           (double)(rounds > 0 ? rounds : 1) * (double)(hops > 0 ? hops : 1) * rotor_chip_link_latency(chip);
+}
+
+void rotor_mesh_gather(const rotor_chip *chip, int64_t bytes, int64_t rounds, int64_t *link_bytes, int64_t *hops) {
+    *link_bytes = *hops = 0;
+    int64_t span = (chip->mesh_width > chip->mesh_height ? chip->mesh_width : chip->mesh_height) - 1;
+    for (int64_t k = 1; k <= rounds && bytes > 0; k++) {
+        int64_t piece = bytes / rounds + (k <= bytes % rounds ? 1 : 0), d = k % (span + 1);
+        if (d == 0) continue; /* rotor_mesh_near: no core that far, nothing fetched */
+        *link_bytes += d * piece;
+        if (d > *hops) *hops = d;
+    }
+}
+
+typedef struct piece_ref {
+    int64_t key, dst, src, i;
+} piece_ref;
+
+static int piece_cmp(const void *a, const void *b) {
+    const piece_ref *x = a, *y = b;
+    if (x->key != y->key) return x->key < y->key ? -1 : 1;
+    if (x->dst != y->dst) return x->dst < y->dst ? -1 : 1;
+    if (x->src != y->src) return x->src < y->src ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* The orders tried (rotor_mesh_exchange keeps the one that ends first):
+ * pieces by receiver in rounds of one packet each; by receiver, each piece
+ * whole; longest route first, whole; shortest first, whole. */
+enum { ORDER_ROUNDS, ORDER_WHOLE, ORDER_LONG, ORDER_SHORT, NORDERS };
+
+/* One order's greedy schedule into pk (total packets); its makespan. */
+static int64_t schedule_order(const rotor_chip *chip, const int64_t (*v)[3], int64_t n, int64_t packet, int order,
+                              piece_ref *ref, int64_t *free_at, rotor_mesh_packet *pk) {
+    int64_t cpc = chip->cores_per_chip, w = chip->mesh_width, rounds = 0, span = 0, np = 0;
+    int64_t lat = llround(chip->link_latency_ns * 1000.0);
+    for (int64_t i = 0; i < n; i++) {
+        int64_t hops = rotor_mesh_route(chip, v[i][1], v[i][0], 0, NULL), k = (v[i][2] + packet - 1) / packet;
+        ref[i] = (piece_ref){order == ORDER_LONG ? -hops : order == ORDER_SHORT ? hops : 0, v[i][0], v[i][1], i};
+        if (k > rounds) rounds = k;
+    }
+    qsort(ref, (size_t)n, sizeof *ref, piece_cmp);
+    memset(free_at, 0, (size_t)(4 * cpc) * sizeof *free_at);
+    bool by_round = order == ORDER_ROUNDS;
+    for (int64_t outer = 0; outer < (by_round ? rounds : n); outer++)
+        for (int64_t inner = 0; inner < (by_round ? n : rounds); inner++) {
+            int64_t q = by_round ? inner : outer, r = by_round ? outer : inner;
+            int64_t bytes = v[ref[q].i][2], k = (bytes + packet - 1) / packet;
+            if (r >= k) {
+                if (by_round) continue;
+                break;
+            }
+            int64_t b = bytes / k + (r < bytes % k), a = ref[q].src % cpc, d = ref[q].dst % cpc;
+            int64_t x = a % w, y = a / w, tx = d % w, ty = d / w, hops = llabs(tx - x) + llabs(ty - y);
+            int64_t start = 0, dur = hops * lat + llround((double)b * 1000.0 / chip->link_gbps);
+            for (int pass = 0; pass < 2; pass++) { /* the route's links, as rotor_mesh_route walks them */
+                int64_t cx = x, cy = y;
+                while (cx != tx || cy != ty) {
+                    int dir = cx != tx ? (tx > cx ? 0 : 1) : (ty > cy ? 2 : 3);
+                    int64_t *f = &free_at[4 * (cy * w + cx) + dir];
+                    if (pass == 0 && *f > start) start = *f;
+                    if (pass == 1) *f = start + dur;
+                    if (dir < 2) cx += dir ? -1 : 1;
+                    else cy += dir == 3 ? -1 : 1;
+                }
+            }
+            pk[np++] = (rotor_mesh_packet){ref[q].src, ref[q].dst, b, start + dur};
+            if (start + dur > span) span = start + dur;
+        }
+    return span;
+}
+
+rotor_status rotor_mesh_exchange(const rotor_chip *chip, const int64_t (*v)[3], int64_t n, int64_t packet,
+                                 rotor_mesh_packet **out, int64_t *npackets, int64_t *makespan_ps, rotor_error *err) {
+    *out = NULL;
+    *npackets = *makespan_ps = 0;
+    if (n <= 0) return ROTOR_OK;
+    int64_t cpc = chip->cores_per_chip, total = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (v[i][0] / cpc != v[i][1] / cpc)
+            return rotor_fail(err, ROTOR_ERR_INPUT, "mesh exchange: a piece from core %lld to core %lld crosses chips",
+                              (long long)v[i][1], (long long)v[i][0]);
+        total += (v[i][2] + packet - 1) / packet;
+    }
+    piece_ref *ref = malloc((size_t)n * sizeof *ref);
+    rotor_mesh_packet *pk = malloc((size_t)total * sizeof *pk), *best = malloc((size_t)total * sizeof *best);
+    int64_t *free_at = malloc((size_t)(4 * cpc) * sizeof *free_at);
+    if (!ref || !pk || !best || !free_at) {
+        free(ref), free(pk), free(best), free(free_at);
+        return rotor_nomem(err);
+    }
+    for (int order = 0; order < NORDERS; order++) {
+        int64_t span = schedule_order(chip, v, n, packet, order, ref, free_at, pk);
+        if (order == 0 || span < *makespan_ps) { /* ties: the earlier order */
+            *makespan_ps = span;
+            rotor_mesh_packet *t = best;
+            best = pk;
+            pk = t;
+        }
+    }
+    free(ref), free(pk), free(free_at);
+    *out = best;
+    *npackets = total;
+    return ROTOR_OK;
 }

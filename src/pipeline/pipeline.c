@@ -59,24 +59,15 @@ rotor_status rotor_pipeline_run(const rotor_pipeline_options *opt, const rotor_c
         return rotor_fail(err, ROTOR_ERR_INPUT, "pipeline: compiling or scheduling needs a chip");
     if (opt->program && !opt->t10)
         return rotor_fail(err, ROTOR_ERR_INPUT, "pipeline: a program comes from the T10 compile");
-    /* No silent guess (issue 41): on a mesh each operator's shifts and
-     * reduction are priced over the mesh's routes (op/meshmap.h), but the
-     * setup exchange between operators and the VGM baseline still as on
-     * all-to-all.  A caller that reports those times is
-     * refused before the work; the simulator (which measures them) and
-     * rotor run (which executes) say mesh_measured. */
-    if (chip && chip->topology == ROTOR_TOPO_MESH && (opt->t10 || opt->vgm || opt->vgm_oracle) &&
-        !opt->compile.pipeline) {
-        /* (pipelined segments refuse a mesh themselves: compile/segment.c) */
-        const char *what = opt->vgm || opt->vgm_oracle ? "the VGM baseline's loads and stores"
-                           : !opt->mesh_measured    ? "the setup exchange between operators (hand-offs)"
-                                                    : NULL;
-        if (what)
-            return rotor_fail(err, ROTOR_ERR_INPUT,
-                              "topology mesh: rotor does not price %s over a mesh's routes yet, so it would predict "
-                              "too little (rotor plan prices one operator on a mesh; rotor simulate measures a model)",
-                              what);
-    }
+    /* No silent guess (issue 41): on a mesh the T10 compile prices every
+     * data movement over the mesh's routes (op/meshmap.h), but the VGM
+     * baseline's loads and stores are still priced as on all-to-all: refused
+     * before the work.  (Pipelined segments refuse a mesh themselves,
+     * compile/segment.c.) */
+    if (chip && chip->topology == ROTOR_TOPO_MESH && (opt->vgm || opt->vgm_oracle))
+        return rotor_fail(err, ROTOR_ERR_INPUT,
+                          "topology mesh: rotor does not price the VGM baseline's loads and stores over a mesh's "
+                          "routes yet, so it would predict too little (drop --compare / --baseline on a mesh)");
     rotor_status st = rotor_model_load(opt->model, &opt->zoo, &opt->onnx, &out->graph, &out->onnx, err);
     if (st) return st;
     out->loaded = true;

@@ -467,11 +467,46 @@ static rotor_status handoff_key(replayer *r, const rotor_program *p, int op, rot
  * what order).  *most gets the bytes through the busiest port, in or out:
  * the part of setup_bytes this accounts for.  A hand-off seen before (by
  * its key) reuses its schedule without computing its pieces again. */
+/* A mesh's setup exchange (every setup is one there: hand-offs and
+ * gathers): the packets in rotor_mesh_exchange's order, all after the
+ * barrier, so the simulator runs the very schedule the compiler priced;
+ * each receiver's inbox gets its last packet to end. */
+static rotor_status replay_mesh_exchange(replayer *r, const rotor_program *p, int op, const rotor_chip *chip,
+                                         int64_t *most, bool *exchanged, rotor_error *err) {
+    rotor_setup_pieces pc;
+    rotor_status st = rotor_setup_pieces_of(p, op, chip, r->n, &pc, err);
+    rotor_mesh_packet *pk = NULL;
+    int64_t np = 0, span = 0;
+    if (!st && pc.handed) {
+        *most = pc.most;
+        st = rotor_mesh_exchange(chip, (const int64_t(*)[3])pc.v, pc.n, exchange_packet(pc.most), &pk, &np, &span, err);
+    }
+    int64_t *last = !st && np ? malloc((size_t)r->n * sizeof *last) : NULL, *end = last ? malloc((size_t)r->n * sizeof *end) : NULL;
+    if (!st && np && (!last || !end)) st = rotor_nomem(err);
+    for (int64_t c = 0; !st && np && c < r->n; c++) last[c] = -1, end[c] = -1;
+    for (int64_t i = 0; !st && i < np; i++) {
+        int64_t deps[1] = {r->barrier}, id;
+        rotor_sim_transfer t = {.src = pk[i].src, .dst = pk[i].dst, .bytes = pk[i].bytes, .category = ROTOR_SIM_SETUP,
+                                .op = op, .deps = deps, .ndeps = r->barrier >= 0};
+        st = rotor_sim_add_transfer(r->sim, &t, &id, err); /* whole: the packet is the schedule's */
+        if (!st && pk[i].end_ps > end[pk[i].dst]) end[pk[i].dst] = pk[i].end_ps, last[pk[i].dst] = id;
+    }
+    for (int64_t c = 0; !st && np && c < r->n; c++)
+        if (last[c] >= 0) st = replay_idlist_push(&r->inbox[c], last[c], err);
+    *exchanged = !st && pc.handed;
+    free(last);
+    free(end);
+    free(pk);
+    rotor_setup_pieces_free(&pc);
+    return st;
+}
+
 static rotor_status replay_handoff(replayer *r, const rotor_program *p, int op, const rotor_chip *chip,
                                    int64_t *most, bool *exchanged, rotor_error *err) {
     const rotor_program_op *po = &p->ops[op];
     *most = 0;
     *exchanged = false;
+    if (chip->topology == ROTOR_TOPO_MESH) return replay_mesh_exchange(r, p, op, chip, most, exchanged, err);
     rotor_status st = handoff_key(r, p, op, err);
     if (st) return st;
     const xschedule *x = exchange_find(&r->xcache, r->key.v, r->key.n, most);

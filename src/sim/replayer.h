@@ -12,6 +12,7 @@
 
 #include "rotor/base/chip.h"
 #include "rotor/base/error.h"
+#include "rotor/compile/program.h"
 #include "rotor/op/expr.h"
 #include "rotor/op/place.h"
 #include "rotor/op/plan.h"
@@ -56,14 +57,8 @@ rotor_status replay_idlist_push(idlist *l, int64_t id, rotor_error *err);
  * and K came by hand-off (13,904 against 12,864 B through the busiest
  * port), 256 B 2.3%; fixed 256 B packets made a DiT-XL b256 layer 11 M
  * packets, whose schedules no longer fitted the cache (165 s to replay). */
-#define EXCHANGE_PACKET_MIN 256
-#define EXCHANGE_GRAIN 128
-
-static inline int64_t exchange_packet(int64_t most) {
-    int64_t p = (most + EXCHANGE_GRAIN - 1) / EXCHANGE_GRAIN;
-    p = (p + 63) / 64 * 64;
-    return p < EXCHANGE_PACKET_MIN ? EXCHANGE_PACKET_MIN : p;
-}
+#define EXCHANGE_PACKET_MIN ROTOR_EXCHANGE_PACKET_MIN
+static inline int64_t exchange_packet(int64_t most) { return rotor_exchange_packet(most); } /* program.h */
 
 /* One packet: sender, receiver, bytes, and the packets it waits for through
  * the receiver's in port and the sender's out port (indices into the

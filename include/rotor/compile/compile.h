@@ -48,6 +48,8 @@ typedef struct rotor_op_schedule {
     double setup_s;         /* gather weights and inputs into the active layout */
     int64_t setup_bytes;    /* ... the bytes one core receives for it */
     int64_t setup_rounds;   /* ... and its gather rounds (one link latency each) */
+    int64_t setup_link_bytes; /* on a mesh: the bytes through the busiest link ... */
+    int64_t setup_hops;       /* ... and the longest route (rotor_mesh_setup_s); 0 elsewhere */
     double exec_s;          /* the active plan's predicted time */
     double compute_s, comm_s, reduction_s; /* exec_s split */
     /* per expression tensor: 1 + the index of the operator whose output it

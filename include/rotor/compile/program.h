@@ -46,6 +46,8 @@ typedef struct rotor_program_op {
     double setup_s;
     int64_t setup_bytes;           /* received per core during setup (not vendor ops) */
     int64_t setup_rounds;          /* its gather rounds */
+    int64_t setup_link_bytes;      /* on a mesh: its busiest link's bytes and longest route */
+    int64_t setup_hops;            /* (rotor_mesh_setup_s); 0 elsewhere */
     double exec_s;
     /* per expression tensor: 1 + the index of the earlier operator whose
      * output it gathers from where that operator's plan left it (the
@@ -103,6 +105,45 @@ typedef struct rotor_setup_pieces {
 
 rotor_status rotor_setup_pieces_of(const rotor_program *p, int op, const rotor_chip *chip, int64_t n,
                                    rotor_setup_pieces *out, rotor_error *err);
+
+/* The same from the plans themselves (what the program records), for the
+ * compiler, which prices the exchange before any program exists: the
+ * consumer's plan and setup, and each handed-off input's producer plan.
+ * Each side's chip is the one its plan was costed on (opelem.h); chip is
+ * the chip of n cores.  On a mesh every setup is an exchange of pieces,
+ * its gathers included (handed is then set whenever setup_bytes > 0). */
+typedef struct rotor_setup_consumer {
+    const rotor_expr *expr;
+    const rotor_plan *plan;
+    const rotor_plan_info *info;
+    const rotor_chip *chip;
+    int64_t setup_bytes, setup_rounds;
+} rotor_setup_consumer;
+
+typedef struct rotor_setup_input {
+    const rotor_expr *expr; /* the producer's */
+    const rotor_plan *plan;
+    const rotor_plan_info *info;
+    const rotor_chip *chip;
+    const rotor_view *view; /* the consumer tensor's view of the producer's output */
+    int t;                  /* the consumer's tensor */
+} rotor_setup_input;
+
+rotor_status rotor_setup_pieces_make(const rotor_setup_consumer *con, const rotor_setup_input *in, int nin,
+                                     const rotor_chip *chip, int64_t n, rotor_setup_pieces *out, rotor_error *err);
+
+/* Exchange packets (docs/simulator.md, "Packets"): 1/ROTOR_EXCHANGE_GRAIN of
+ * the busiest port's bytes, whole 64 B lines, at least
+ * ROTOR_EXCHANGE_PACKET_MIN.  The replay's port schedule (sim/exchange.c)
+ * and a mesh's link schedule (rotor_mesh_exchange, which the compiler
+ * prices) cut pieces by this one rule. */
+#define ROTOR_EXCHANGE_PACKET_MIN 256
+#define ROTOR_EXCHANGE_GRAIN 128
+static inline int64_t rotor_exchange_packet(int64_t most) {
+    int64_t p = (most + ROTOR_EXCHANGE_GRAIN - 1) / ROTOR_EXCHANGE_GRAIN;
+    p = (p + 63) / 64 * 64;
+    return p < ROTOR_EXCHANGE_PACKET_MIN ? ROTOR_EXCHANGE_PACKET_MIN : p;
+}
 void rotor_setup_pieces_free(rotor_setup_pieces *s);
 
 #endif

@@ -78,4 +78,41 @@ rotor_status rotor_mesh_map_cores(const rotor_expr *e, const rotor_chip *chip, c
  * compile/setuppieces.c).  On all-to-all, (core + k) mod cores. */
 int64_t rotor_mesh_near(const rotor_chip *chip, int64_t core, int64_t k);
 
+/* Adds `amount` to every link of the XY route from core src to core dst
+ * (global indices on one chip's mesh) in links[4 * local + d], d = 0 east,
+ * 1 west, 2 south (y + 1), 3 north, as sim/simnet.c routes a transfer, and
+ * returns the route's hops.  links may be NULL (hops only). */
+int64_t rotor_mesh_route(const rotor_chip *chip, int64_t src, int64_t dst, int64_t amount, int64_t *links);
+
+/* The setup exchange of an operator on a mesh (docs/cost-model.md, "On a 2D
+ * mesh", "Setup"): link_bytes through its busiest link (the hand-off's, and
+ * the gathers' from rotor_mesh_near), over the longest route of hops:
+ * link_bytes / beta + rounds * hops * alpha (0 when nothing moves). */
+double rotor_mesh_setup_s(const rotor_chip *chip, int64_t link_bytes, int64_t rounds, int64_t hops);
+
+/* The busiest link's bytes and the longest route of `rounds` gathers of
+ * `bytes` in equal pieces into every core, round k from rotor_mesh_near(k):
+ * round k crosses k links, each link carrying the pieces of the k receivers
+ * behind it. */
+void rotor_mesh_gather(const rotor_chip *chip, int64_t bytes, int64_t rounds, int64_t *link_bytes, int64_t *hops);
+
+/* One packet of a mesh's exchange: sender, receiver, bytes, and when it
+ * ends after the exchange starts (ps). */
+typedef struct rotor_mesh_packet {
+    int64_t src, dst, bytes, end_ps;
+} rotor_mesh_packet;
+
+/* The exchange of pieces v[0..n) (receiver, sender, bytes: chip cores of one
+ * chip's mesh) as the simulator runs it, and so as the compiler prices it
+ * (docs/cost-model.md, "On a 2D mesh", "Setup").  Each piece is cut into
+ * ceil(bytes / packet) equal packets; packets go out in rounds (round r:
+ * the r-th packet of every piece, pieces by receiver then sender), all
+ * ready at once; each takes its XY route from the first instant every link
+ * of it is free and holds them all for hops * alpha + bytes / beta
+ * (sim/simnet.c's cut-through), in that order.  *out (NULL when n is 0;
+ * free() it) gets the packets in that order; *makespan_ps the last end.
+ * ROTOR_ERR_INPUT for a piece that crosses chips. */
+rotor_status rotor_mesh_exchange(const rotor_chip *chip, const int64_t (*v)[3], int64_t n, int64_t packet,
+                                 rotor_mesh_packet **out, int64_t *npackets, int64_t *makespan_ps, rotor_error *err);
+
 #endif

@@ -43,11 +43,6 @@ typedef struct rotor_pipeline_options {
      * operators, every total zero), where the compile would refuse it: rotor
      * run executes such a graph all the same. */
     bool allow_empty;
-    /* The caller measures a mesh's times (rotor simulate) or executes
-     * (rotor run) rather than reporting the model's: it may compile on a
-     * mesh, whose setup exchange the model does not price yet.  Without it a
-     * T10 compile on a mesh is refused (ROTOR_ERR_INPUT, one line). */
-    bool mesh_measured;
     /* non-NULL: build the HBM schedule input of the grouped graph with these */
     const rotor_schedule_options *schedule;
     rotor_compile_options compile; /* threads, frontier ratio, progress of the T10 compile */
