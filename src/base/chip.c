@@ -41,23 +41,58 @@ typedef struct chip_preset {
  * cores, 624 KB, 5.5 GB/s; T10 Table 3: 250 TFLOPS FP16 per chip; T10 §5:
  * 8 KB shift buffer).  The spec does not fix R_vec: rotor uses the Mk2's
  * FP32 vector peak, 62.5 TFLOP/s per chip (a rotor decision, docs/chip-format.md). */
-#define IPU_MK2_CORE_FIELDS                                                        \
+#define IPU_MK2_TILE_FIELDS                                                        \
     .cores_per_chip = 1472, .sram_bytes = 624 * KIB, .link_gbps = 5.5,             \
     .link_latency_ns = 0.0, .matrix_tflops = 250.0, .vector_tflops = 62.5,         \
     .systolic_rows = 16, .systolic_cols = 16, .shift_buffer_bytes = 8 * KIB,       \
-    .element_bytes = 2, .topology = ROTOR_TOPO_ALL_TO_ALL, .mesh_width = 0,        \
-    .mesh_height = 0, IPU_MK2_ENERGY_FIELDS
+    .element_bytes = 2, IPU_MK2_ENERGY_FIELDS
 
-/* Energy coefficients of every preset.  Estimates, not measurements: neither
- * T10 nor Elk reports energy, and Graphcore publishes no per-operation
- * figures.  docs/chip-format.md ("Energy coefficients") derives each one:
- * Horowitz's 45 nm table (ISSCC 2014, "Computing's energy problem") scaled
- * by an assumed 1/4 for 7 nm, and round estimates for links, HBM,
- * inter-chip lanes and static power. */
-#define IPU_MK2_ENERGY_FIELDS                                                      \
+/* ... and its exchange: all-to-all. */
+#define IPU_MK2_CORE_FIELDS                                                        \
+    IPU_MK2_TILE_FIELDS, .topology = ROTOR_TOPO_ALL_TO_ALL, .mesh_width = 0,       \
+    .mesh_height = 0
+
+/* Energy coefficients.  Estimates, not measurements: neither T10 nor Elk
+ * reports energy, and Graphcore publishes no per-operation figures.
+ * docs/chip-format.md ("Energy coefficients") derives each one: Horowitz's
+ * 45 nm table (ISSCC 2014, "Computing's energy problem") scaled by an
+ * assumed 1/4 for 7 nm, and round estimates for links, HBM, inter-chip lanes
+ * and static power.  The per-event part is shared by every preset (the doc
+ * says why); HBM and static power are each chip's own. */
+#define EVENT_ENERGY_FIELDS                                                        \
     .mac_pj = 0.4, .vector_flop_pj = 0.6, .sram_read_pj = 0.3,                     \
-    .sram_write_pj = 0.3, .link_pj = 1.0, .hbm_pj = 31.2, .interchip_pj = 40.0,     \
-    .static_w = 25.0
+    .sram_write_pj = 0.3, .link_pj = 1.0, .interchip_pj = 40.0
+#define IPU_MK2_ENERGY_FIELDS EVENT_ENERGY_FIELDS, .hbm_pj = 31.2, .static_w = 25.0
+
+/* Tenstorrent Wormhole n150 (docs/chip-format.md, "wormhole-n150", cites
+ * each figure): 72 Tensix cores on an 8 x 9 grid (80 on 8 x 10, one row of 8
+ * fused off), 1464 KiB of L1 each, 1 GHz.  Matrix: MVMUL at 4 fidelity
+ * phases (FP16), 1.024 TFLOP/s a core, 72 x 1.024 = 73.728 (the spec sheet's
+ * 74).  Vector: the SFPU's FP32 SFPMAD, 0.064 TFLOP/s a core.  NoC: 32 B a
+ * cycle per router-to-router link, 9 cycles a hop.  12 GiB GDDR6 at 288 GB/s
+ * in 6 banks of 2 GiB.  Its two NoCs are opposite-flowing 2D tori; rotor
+ * models a mesh (the doc says where that errs each way). */
+#define WORMHOLE_N150_FIELDS                                                       \
+    .cores_per_chip = 72, .sram_bytes = 1464 * KIB, .link_gbps = 32.0,             \
+    .link_latency_ns = 9.0, .matrix_tflops = 73.728, .int8_tops = 0.0,             \
+    .vector_tflops = 4.608, .systolic_rows = 32, .systolic_cols = 32,              \
+    .shift_buffer_bytes = 8 * KIB, .element_bytes = 2, .topology = ROTOR_TOPO_MESH,\
+    .mesh_width = 8, .mesh_height = 9, .chips = 1, .interchip_gbps = 0.0,          \
+    .hbm_bytes = 12 * GIB, .hbm_gbps = 288.0, .hbm_controllers = 6
+
+/* Cerebras WSE-2 (docs/chip-format.md, "wse2"): the 750 x 994 grid a program
+ * may use on a CS-2 (fabric 757 x 996, less memcpy's 7 columns and 2 rows),
+ * 745,500 cores of 48 KiB at 1.1 GHz; 32-bit wavelets, one a cycle per link
+ * and direction (4.4 GB/s), about 1 ns a hop.  Assumed: 4 FP16 FMAC lanes a
+ * core (8.8 GFLOP/s), 4 FP16 lanes of vector work (4.4 GFLOP/s).  No HBM:
+ * weights stream from MemoryX, outside the wafer. */
+#define WSE2_FIELDS                                                                \
+    .cores_per_chip = 745500, .sram_bytes = 48 * KIB, .link_gbps = 4.4,            \
+    .link_latency_ns = 1.0, .matrix_tflops = 6560.4, .int8_tops = 0.0,             \
+    .vector_tflops = 3280.2, .systolic_rows = 1, .systolic_cols = 4,               \
+    .shift_buffer_bytes = 1 * KIB, .element_bytes = 2, .topology = ROTOR_TOPO_MESH,\
+    .mesh_width = 750, .mesh_height = 994, .chips = 1, .interchip_gbps = 0.0,      \
+    .hbm_bytes = 0, .hbm_gbps = 0.0, .hbm_controllers = 0
 
 static const chip_preset PRESETS[] = {
     {"ipu-mk2",
@@ -82,6 +117,24 @@ static const chip_preset PRESETS[] = {
     {"ipu-pod16",
      {.name = "ipu-pod16", IPU_MK2_CORE_FIELDS, .chips = 16, .interchip_gbps = 2560.0,
       .hbm_bytes = 4 * 24 * GIB, .hbm_gbps = 4000.0, .hbm_controllers = 4}},
+    /* ipu-mk2's cores, SRAM, compute and links on a 32 x 46 2D mesh (Elk §5
+     * compares the all-to-all and mesh chips), for side-by-side runs with
+     * ipu-mk2: exactly ipu-mk2 with --set topology=mesh --set mesh_width=32
+     * --set mesh_height=46, under its own name. */
+    {"ipu-mk2-mesh",
+     {.name = "ipu-mk2-mesh", IPU_MK2_TILE_FIELDS, .topology = ROTOR_TOPO_MESH,
+      .mesh_width = 32, .mesh_height = 46, .chips = 1, .interchip_gbps = 0.0,
+      .hbm_bytes = 0, .hbm_gbps = 0.0, .hbm_controllers = 0}},
+    /* Energy: the shared per-event estimates; GDDR6 (an estimate of 7.5 pJ a
+     * bit) and static power (20 % of the board's 160 W) its own. */
+    {"wormhole-n150",
+     {.name = "wormhole-n150", WORMHOLE_N150_FIELDS, EVENT_ENERGY_FIELDS, .hbm_pj = 60.0,
+      .static_w = 32.0}},
+    /* Energy: the shared per-event estimates (TSMC 7 nm, as the GC200);
+     * hbm_pj kept at the Mk2's for a chip file that adds memory; static
+     * power 20 % of the 15 kW the wafer draws. */
+    {"wse2",
+     {.name = "wse2", WSE2_FIELDS, EVENT_ENERGY_FIELDS, .hbm_pj = 31.2, .static_w = 3000.0}},
 };
 
 #define NPRESETS ((int)(sizeof PRESETS / sizeof PRESETS[0]))
