@@ -271,36 +271,43 @@ Test(meshbase, what_is_not_a_gemm_is_refused) {
             "gemv: needs m = 1 or n = 1 (a matrix times a vector), got 8 and 8");
 }
 
-/* 2,048 x 2,048 x 2,048 FP16 on 16 cores of 624 KiB: Cannon's blocks of
- * 512 x 512 need 1.5 MiB and the shift buffer, and no SUMMA grid fits
- * either; one core cannot hold 512 x 512 x 512's three matrices. */
-Test(meshbase, tiles_too_big_for_the_sram_are_refused_with_the_need) {
-    rotor_chip chip = mesh_chip(4, 4, 0);
-    refused(&chip, ROTOR_MESHBASE_CANNON, GEMM, "m=2048,k=2048,n=2048", (rotor_meshbase_grid){0}, ROTOR_ERR_NOFIT,
-            "cannon: no grid's tiles fit the SRAM: the smallest need 1581056 bytes per core; the chip has 638976");
-    refused(&chip, ROTOR_MESHBASE_SUMMA, GEMM, "m=2048,k=2048,n=2048", (rotor_meshbase_grid){0}, ROTOR_ERR_NOFIT,
-            "summa: no grid's tiles fit the SRAM");
-    refused(&chip, ROTOR_MESHBASE_SUMMA, GEMM, "m=512,k=512,n=512", (rotor_meshbase_grid){1, 1, 1, false},
-            ROTOR_ERR_NOFIT, "summa: the grid's tiles need 1572864 bytes per core; the chip has 638976");
-}
+/* Grids refused with one line, each row a case:
+ *  - SRAM: 2,048^3 FP16 on 16 cores of 624 KiB: Cannon's smallest blocks,
+ *    512 x 512, need 3 x 512 KiB and the 8 KiB shift buffer; no SUMMA grid
+ *    fits either; one core cannot hold 512^3's three matrices (exit 1);
+ *  - off the mesh (4 rows on a 2-row mesh; Cannon's grid not square), or a
+ *    core without work (m = 1 over 2 rows);
+ *  - over the task limit: Cannon on 256 x 256 is 256^3 computes, 2 * 255 *
+ *    256^2 rotations and 2 * 255 * 256 skew moves, 50,331,136 tasks, over
+ *    the 2^24 a baseline builds, refused before any simulator is made with
+ *    its prediction: a skew of 128 rounds of 128 ns, 256 computes of 100 ns
+ *    and 255 shifts of 128 ns, 74.624 us. */
+static const struct {
+    int64_t w, h;
+    rotor_meshbase_kind kind;
+    const char *dims;
+    rotor_meshbase_grid grid;
+    rotor_status st;
+    const char *msg;
+} REFUSALS[] = {
+    {4, 4, ROTOR_MESHBASE_CANNON, "m=2048,k=2048,n=2048", {0}, ROTOR_ERR_NOFIT,
+     "cannon: no grid's tiles fit the SRAM: the smallest need 1581056 bytes per core; the chip has 638976"},
+    {4, 4, ROTOR_MESHBASE_SUMMA, "m=2048,k=2048,n=2048", {0}, ROTOR_ERR_NOFIT, "summa: no grid's tiles fit the SRAM"},
+    {4, 4, ROTOR_MESHBASE_SUMMA, "m=512,k=512,n=512", {1, 1, 1, false}, ROTOR_ERR_NOFIT,
+     "summa: the grid's tiles need 1572864 bytes per core; the chip has 638976"},
+    {4, 2, ROTOR_MESHBASE_SUMMA, "m=64,k=64,n=64", {4, 4, 1, false}, ROTOR_ERR_INPUT,
+     "summa: grid 4x4 (pk 1) is not one of its grids on the 4x2 mesh"},
+    {4, 2, ROTOR_MESHBASE_CANNON, "m=64,k=64,n=64", {2, 4, 1, false}, ROTOR_ERR_INPUT,
+     "cannon: grid 2x4 (pk 1) is not one of its grids on the 4x2 mesh"},
+    {4, 2, ROTOR_MESHBASE_SUMMA, "m=1,k=64,n=64", {2, 4, 1, false}, ROTOR_ERR_INPUT,
+     "summa: grid 2x4 leaves a core without work"},
+    {256, 256, ROTOR_MESHBASE_CANNON, "m=4096,k=4096,n=4096", {256, 256, 1, false}, ROTOR_ERR_INPUT,
+     "cannon: grid 256x256 (predicted 74.624 us) makes 50331136 tasks, more than the 16777216 simulated"},
+};
 
-Test(meshbase, a_grid_off_the_mesh_or_without_work_for_a_core_is_refused) {
-    rotor_chip chip = mesh_chip(4, 2, 0);
-    refused(&chip, ROTOR_MESHBASE_SUMMA, GEMM, "m=64,k=64,n=64", (rotor_meshbase_grid){4, 4, 1, false},
-            ROTOR_ERR_INPUT, "summa: grid 4x4 (pk 1) is not one of its grids on the 4x2 mesh");
-    refused(&chip, ROTOR_MESHBASE_CANNON, GEMM, "m=64,k=64,n=64", (rotor_meshbase_grid){2, 4, 1, false},
-            ROTOR_ERR_INPUT, "not one of its grids");
-    refused(&chip, ROTOR_MESHBASE_SUMMA, GEMM, "m=1,k=64,n=64", (rotor_meshbase_grid){2, 4, 1, false},
-            ROTOR_ERR_INPUT, "summa: grid 2x4 leaves a core without work");
-}
-
-/* Cannon on a 256 x 256 grid is 256^3 computes, 2 * 255 * 256^2 rotations
- * and 2 * 255 * 256 skew moves, 50,331,136 tasks, over the 2^24 a baseline
- * builds: refused with its prediction, before any simulator is made. */
-Test(meshbase, a_graph_over_the_task_limit_is_refused_with_its_prediction) {
-    rotor_chip chip = mesh_chip(256, 256, 0);
-    refused(&chip, ROTOR_MESHBASE_CANNON, GEMM, "m=4096,k=4096,n=4096", (rotor_meshbase_grid){256, 256, 1, false},
-            ROTOR_ERR_INPUT, "cannon: grid 256x256 (predicted ");
-    refused(&chip, ROTOR_MESHBASE_CANNON, GEMM, "m=4096,k=4096,n=4096", (rotor_meshbase_grid){256, 256, 1, false},
-            ROTOR_ERR_INPUT, " makes 50331136 tasks, more than the 16777216 simulated");
+Test(meshbase, grids_too_big_off_the_mesh_idle_or_too_many_tasks_are_refused) {
+    for (size_t i = 0; i < sizeof REFUSALS / sizeof REFUSALS[0]; i++) {
+        rotor_chip chip = mesh_chip(REFUSALS[i].w, REFUSALS[i].h, 0);
+        refused(&chip, REFUSALS[i].kind, GEMM, REFUSALS[i].dims, REFUSALS[i].grid, REFUSALS[i].st, REFUSALS[i].msg);
+    }
 }
