@@ -1,6 +1,7 @@
 /* rotor simulate — replay a compiled program on the event-driven simulator
  * (docs/simulator.md): total time, breakdown, utilisations, per-operator
- * model-vs-simulation comparison, Chrome trace. */
+ * model-vs-simulation comparison, Chrome trace.  With --expr and --baseline,
+ * a mesh baseline of one GEMM instead (sim/meshbase.c, docs/mesh.md). */
 #include <cjson/cJSON.h>
 #include <getopt.h>
 #include <math.h>
@@ -10,17 +11,23 @@
 
 #include "cli.h"
 #include "op/planjson.h"
+#include "rotor/base/suggest.h"
 #include "rotor/compile/program.h"
 #include "rotor/pipeline/pipeline.h"
+#include "rotor/sim/meshbase.h"
 #include "rotor/sim/replay.h"
 
 static void simulate_usage(FILE *f) {
     fprintf(f,
             "usage: rotor simulate PROGRAM.json|MODEL|FILE.onnx [options]\n"
+            "       rotor simulate --expr EXPR --dim AXIS=N,... --baseline summa|cannon|gemv [--chip C] [--json]\n"
             "\n"
             "Replays a compiled program (rotor compile -o) event by event on the chip simulator:\n"
             "every sub-task, shift, reduction and setup transfer, with links served FIFO, so\n"
             "contention shows.  Given a model, compiles it first (as rotor compile does).\n"
+            "With --baseline, simulates a mesh baseline of one GEMM instead (docs/mesh.md): SUMMA\n"
+            "or Cannon, or a GEMV reduced along rows then columns (m=1 or n=1), on its best grid\n"
+            "of the mesh chip's cores, beside the algorithm's predicted time.\n"
             "\n"
             "  --chip NAME|FILE    preset or chip file; default: the program's chip, else ipu-mk2\n"
             "  --set KEY=VALUE     override one chip field (repeatable)\n"
@@ -41,13 +48,16 @@ static void simulate_usage(FILE *f) {
             "  --trace-window A:B  trace only tasks overlapping A..B microseconds\n"
             "  --trace-cores LIST  trace only these cores (0-63,100) and transfers to or from them;\n"
             "                      all: every task\n"
-            "  --json              print the summary as JSON (rotor-simulation, version 1)\n"
+            "  --expr EXPR         with --baseline: the GEMM, e.g. 'C[m,n] += A[m,k] * B[k,n]'\n"
+            "  --baseline B        with --expr: summa, cannon or gemv, on a mesh chip\n"
+            "  --json              print the summary as JSON (rotor-simulation, version 1; a\n"
+            "                      baseline: rotor-baseline, version 1)\n"
             "  --threads N         search threads when compiling a model\n"
             "  --list              list the zoo\n"
             "  -q, --quiet         no progress and no note on what a trace kept, on stderr\n"
             "  -h, --help          this help\n"
             "\n"
-            "exit status: 0 simulated, 1 the model does not fit, 2 bad input\n");
+            "exit status: 0 simulated, 1 the model (a baseline's tiles) does not fit, 2 bad input\n");
 }
 
 static bool is_program(const char *spec) {
@@ -268,8 +278,125 @@ static int compile_program(const simulate_args *a, rotor_chip *chip, rotor_pipel
     return st ? cli_fail(cmd, st, &err) : 0;
 }
 
+/* ---- --baseline: a mesh baseline of one GEMM (docs/mesh.md, "Baselines") ---- */
+
+typedef struct baseline_args {
+    cli_shared_args sa;
+    const char *expr, *baseline, *topo;
+    bool json;
+} baseline_args;
+
+/* argv asks for a baseline: --expr or --baseline before any "--".  Then the
+ * options are a baseline's, and there is no program or model. */
+static bool wants_baseline(int argc, char **argv) {
+    for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+        for (int k = 0; k < 2; k++) {
+            const char *name = k ? "--baseline" : "--expr";
+            size_t n = strlen(name);
+            if (!strncmp(argv[i], name, n) && (argv[i][n] == '\0' || argv[i][n] == '=')) return true;
+        }
+    return false;
+}
+
+static void print_baseline(const rotor_expr *e, const rotor_chip *chip, const rotor_meshbase_result *r) {
+    char topo[64], dims[256];
+    const rotor_meshbase_grid *g = &r->grid;
+    rotor_expr_dims_string(e, dims, sizeof dims);
+    printf("%s on %s (%s, %lld cores): %s, %s\n", rotor_meshbase_name(r->kind), chip->name,
+           cli_topology_text(chip, topo, sizeof topo), (long long)rotor_chip_cores(chip), e->text, dims);
+    printf("grid %lld x %lld (%lld cores)%s", (long long)g->p, (long long)g->q, (long long)(g->p * g->q),
+           g->transposed ? ", transposed" : "");
+    if (r->kind == ROTOR_MESHBASE_GEMV) printf(", reduction groups of %lld rows", (long long)g->pk);
+    printf(", tile m=%lld k=%lld n=%lld, %lld %s, %lld bytes of SRAM per core\n", (long long)r->tile[0],
+           (long long)r->tile[1], (long long)r->tile[2], (long long)r->steps,
+           r->kind == ROTOR_MESHBASE_SUMMA ? "k-panels" : "steps", (long long)r->sram_bytes);
+    printf("simulated %.3f us, predicted %.3f us: %+.2f%%; compute %.3f us\n", r->simulated_s * 1e6,
+           r->predicted_s * 1e6, pct(r->simulated_s - r->predicted_s, r->predicted_s), r->compute_s * 1e6);
+    printf("moved %lld bytes in %lld transfers: %lld broadcasts (%lld bytes), %lld shifts (%lld bytes), "
+           "%lld reduction transfers (%lld bytes, %lld hops); longest route %lld hops\n",
+           (long long)r->bytes, (long long)r->transfers, (long long)r->broadcasts, (long long)r->broadcast_bytes,
+           (long long)r->shifts, (long long)r->shift_bytes, (long long)r->reductions, (long long)r->reduction_bytes,
+           (long long)r->reduction_hops, (long long)r->max_hops);
+    printf("utilisation: FLOPS %.1f%%, cores busy %.1f%%, links mean %.1f%% peak %.1f%%\n",
+           100 * r->stats.flops_util, 100 * r->stats.compute_util, 100 * r->stats.link_util_mean,
+           100 * r->stats.link_util_peak);
+}
+
+static void baseline_json(const rotor_expr *e, const rotor_chip *chip, const rotor_meshbase_result *r) {
+    char topo[64], dims[256];
+    rotor_expr_dims_string(e, dims, sizeof dims);
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "format", "rotor-baseline");
+    cJSON_AddNumberToObject(root, "version", 1);
+    cJSON_AddStringToObject(root, "baseline", rotor_meshbase_name(r->kind));
+    cJSON_AddStringToObject(root, "chip", chip->name);
+    cJSON_AddStringToObject(root, "topology", cli_topology_text(chip, topo, sizeof topo));
+    cJSON_AddStringToObject(root, "expr", e->text);
+    cJSON_AddStringToObject(root, "dims", dims);
+    cJSON *g = cJSON_AddObjectToObject(root, "grid");
+    cJSON_AddNumberToObject(g, "rows", (double)r->grid.p);
+    cJSON_AddNumberToObject(g, "cols", (double)r->grid.q);
+    cJSON_AddNumberToObject(g, "group_rows", (double)r->grid.pk);
+    cJSON_AddBoolToObject(g, "transposed", r->grid.transposed);
+    cJSON *t = cJSON_AddObjectToObject(root, "tile");
+    static const char *const role[3] = {"m", "k", "n"};
+    for (int i = 0; i < 3; i++) cJSON_AddNumberToObject(t, role[i], (double)r->tile[i]);
+    const struct { const char *key; double v; } nums[] = {
+        {"steps", (double)r->steps}, {"sram_bytes", (double)r->sram_bytes}, {"simulated_s", r->simulated_s},
+        {"predicted_s", r->predicted_s}, {"compute_s", r->compute_s},
+        {"error", r->predicted_s > 0 ? r->simulated_s / r->predicted_s - 1 : 0}, {"tasks", (double)r->tasks},
+        {"bytes", (double)r->bytes}, {"transfers", (double)r->transfers}, {"broadcasts", (double)r->broadcasts},
+        {"broadcast_bytes", (double)r->broadcast_bytes}, {"shifts", (double)r->shifts},
+        {"shift_bytes", (double)r->shift_bytes}, {"reductions", (double)r->reductions},
+        {"reduction_bytes", (double)r->reduction_bytes}, {"reduction_hops", (double)r->reduction_hops},
+        {"max_hops", (double)r->max_hops}, {"links_peak", r->stats.link_util_peak}};
+    for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++) cJSON_AddNumberToObject(root, nums[i].key, nums[i].v);
+    char *out = cJSON_Print(root);
+    if (out) cli_puts(out);
+    free(out);
+    cJSON_Delete(root);
+}
+
+/* rotor simulate --expr E --dim ... --baseline B: parse, run the library's
+ * baseline, print. */
+static int cmd_baseline(int argc, char **argv) {
+    const char *cmd = "simulate";
+    baseline_args a = {0};
+    static const cli_opt own[] = {{"expr", 0, CLI_VALUE, offsetof(baseline_args, expr), 0, 0},
+                                  {"baseline", 0, CLI_VALUE, offsetof(baseline_args, baseline), 0, 0},
+                                  {"topology", 0, CLI_VALUE, offsetof(baseline_args, topo), 0, 0},
+                                  {"json", 0, CLI_FLAG, offsetof(baseline_args, json), 0, 0},
+                                  {0}};
+    int rc = cli_parse_options(cmd, argc, argv, CLI_TAKES_CHIP | CLI_TAKES_DIM, &a.sa, own, &a, simulate_usage, NULL,
+                               NULL, NULL);
+    if (rc >= 0) return rc;
+    if (!a.expr) return cli_usage_error(cmd, "--baseline needs --expr, the GEMM it runs");
+    if (!a.baseline) return cli_usage_error(cmd, "--expr needs --baseline summa, cannon or gemv");
+    rotor_meshbase_kind kind;
+    if (!rotor_meshbase_find(a.baseline, &kind)) {
+        const char *names[ROTOR_MESHBASE_NKINDS];
+        char hint[96];
+        for (int k = 0; k < ROTOR_MESHBASE_NKINDS; k++) names[k] = rotor_meshbase_name((rotor_meshbase_kind)k);
+        return cli_usage_error(cmd, "--baseline: expected summa, cannon or gemv, got '%s'%s", a.baseline,
+                               rotor_suggest_phrase(a.baseline, names, ROTOR_MESHBASE_NKINDS, hint, sizeof hint));
+    }
+    rotor_expr e;
+    if ((rc = cli_expr(cmd, a.expr, a.sa.dims, false, &e))) return rc;
+    rotor_error err = {{0}};
+    rotor_chip chip;
+    rotor_meshbase_result r;
+    rotor_status st = cli_chip(a.sa.chip, a.sa.sets, a.sa.nsets, &chip, &err);
+    if (!st && a.topo) st = cli_apply_topology(&chip, a.topo, &err);
+    if (!st) st = rotor_meshbase_run(&e, &chip, kind, NULL, &r, &err);
+    if (st) return cli_fail(cmd, st, &err);
+    if (a.json) baseline_json(&e, &chip, &r);
+    else print_baseline(&e, &chip, &r);
+    return 0;
+}
+
 int cmd_simulate(int argc, char **argv) {
     const char *cmd = "simulate";
+    if (wants_baseline(argc, argv)) return cmd_baseline(argc, argv);
     simulate_args a = {0};
     int rc = parse_simulate(argc, argv, &a);
     if (rc >= 0) return rc;
