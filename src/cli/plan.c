@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "rotor/op/cost.h"
 #include "rotor/op/expr.h"
+#include "rotor/op/meshmap.h"
 #include "rotor/op/planfile.h"
 #include "rotor/op/search.h"
 
@@ -66,6 +67,21 @@ static void print_tensor_sig(const rotor_expr *e, int t, char *buf, size_t cap) 
     if (n < cap) snprintf(buf + n, cap - n, "]");
 }
 
+/* On a mesh, where the plan lies (op/meshmap.h): each partitioned axis's
+ * dimension, stride and fold, and the routes its data takes. */
+static void print_mesh_layout(const rotor_expr *e, const rotor_chip *chip, const rotor_candidate *b) {
+    rotor_mesh_map m;
+    if (chip->topology != ROTOR_TOPO_MESH || rotor_mesh_map_plan(e, chip, &b->plan, &b->info, &m, NULL)) return;
+    printf("\n  mesh layout %lldx%lld of the %lldx%lld mesh:", (long long)m.width, (long long)m.height,
+           (long long)chip->mesh_width, (long long)chip->mesh_height);
+    for (int a = 0; a < e->naxes; a++)
+        if (m.dim[a] >= 0)
+            printf(" %s along %c (stride %lld, folded in %lld)", e->axis_name[a], m.dim[a] ? 'Y' : 'X',
+                   (long long)m.stride[a], (long long)m.fold[a]);
+    printf("\n  routes      shifts %lld hops, %lld sends on the busiest link; reduction %lld hops, %lld\n",
+           (long long)m.hops, (long long)m.load, (long long)m.red_hops, (long long)m.red_load);
+}
+
 static void print_table(const rotor_expr *e, const rotor_chip *chip, const char *model, rotor_solver solver,
                         const rotor_search_result *r) {
     const rotor_candidate *b = &r->best;
@@ -106,6 +122,7 @@ static void print_table(const rotor_expr *e, const rotor_chip *chip, const char 
                (long long)in->ring_size[t], (long long)in->rings[t], part, (long long)in->bytes[t],
                (long long)in->shifts[t]);
     }
+    print_mesh_layout(e, chip, b);
     printf("\n  memory/core %lld B of %lld (%.1f%%)%s\n", (long long)in->memory, (long long)rotor_chip_sram(chip),
            100.0 * (double)in->memory / (double)rotor_chip_sram(chip),
            in->rotates ? ", shift buffer included" : "");

@@ -90,6 +90,12 @@ static double v1_tensor_bound(const rotor_cost_model *m, const rotor_expr *e,
      * are outermost and only grows otherwise). */
     double b = (double)((ring - 1) * bytes) / rotor_chip_link_bw(chip);
     if (t == 0) b += rotor_cost_reduction_s(chip, bytes, rings);
+    /* On a mesh a reduction ring of three or more lies folded along one
+     * dimension (op/meshmap.h): every round crosses at least 2 hops, so its
+     * latency is at least twice all-to-all's (what meshmap charges, at the
+     * least stride).  A wafer's millions of plans prune on it. */
+    if (t == 0 && rings >= 3 && chip->topology == ROTOR_TOPO_MESH)
+        b += (double)(rings - 1) * rotor_chip_link_latency(chip);
     (void)e;
     return b;
 }

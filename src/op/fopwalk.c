@@ -4,6 +4,7 @@
  * of the caches a previous walk filled, and the F_op of archived plans
  * searched in full first. */
 #include "searchint.h"
+#include "rotor/op/meshmap.h"
 
 /* The all-ones plan of an F_op that fits the cap (every f_t = 1: valid
  * whenever it fits), costed when it might beat the incumbent: its time is at
@@ -46,6 +47,11 @@ static void pass1_visit(pass1 *p) {
     if (cache && c->cf[index] >= 0) {
         tb = c->cf[index];
     } else {
+        /* a mesh holds only the F_op it can lay out (op/meshmap.h) */
+        if (c->chip->topology == ROTOR_TOPO_MESH && !rotor_mesh_fits(c->chip, p->fop, e->naxes)) {
+            if (cache) c->cf[index] = -2;
+            return;
+        }
         if (c->cons.min_cores > 0 || c->cons.max_padding > 0) {
             int64_t cores = 1;
             double pad = 1.0;

@@ -90,12 +90,15 @@ static int lacked_axis(const rotor_expr *e, const rotor_plan *p, int t) {
 
 /* Worst line geometry of tensor t's shifts along its lacked axis L (ring Q),
  * the line folded by f: every kind of shift (module comment) routed. */
+/* A ring of q stepping by one, folded whole: neighbours 2 apart (1 for two
+ * members), every link used once per direction. */
+static line_geo ring_geo(int64_t q) { return q <= 1 ? (line_geo){0, 0} : (line_geo){1, q == 2 ? 1 : 2}; }
+
 static rotor_status shift_geo(const rotor_expr *e, const rotor_plan *p, int t, int L, int64_t Q, int64_t f,
                               line_geo *out, rotor_error *err) {
-    int64_t n = p->fop[L];
-    int64_t *buf = malloc((size_t)(4 * n + 2) * sizeof *buf);
-    if (!buf) return rotor_nomem(err);
-    int64_t *src = buf, *dst = buf + n, *up = buf + 2 * n, *down = buf + 3 * n + 1;
+    /* segments of Q folded by Q are alike and disjoint: one suffices (the
+     * search costs millions of plans on a wafer) */
+    int64_t n = f == Q ? Q : p->fop[L];
     /* t's position digits, most significant first: axis by axis, coarse first */
     int64_t radix[ROTOR_MAX_AXES * ROTOR_MAX_TENSORS];
     int first[ROTOR_MAX_AXES], count[ROTOR_MAX_AXES], nd = 0;
@@ -105,6 +108,13 @@ static rotor_status shift_geo(const rotor_expr *e, const rotor_plan *p, int t, i
         nd += count[a];
     }
     *out = (line_geo){0, 0};
+    if (nd == 1 && f == Q) { /* one digit: every shift steps the ring by one */
+        *out = ring_geo(Q);
+        return ROTOR_OK;
+    }
+    int64_t *buf = malloc((size_t)(4 * n + 2) * sizeof *buf);
+    if (!buf) return rotor_nomem(err);
+    int64_t *src = buf, *dst = buf + n, *up = buf + 2 * n, *down = buf + 3 * n + 1;
     for (int a = 0; a < e->naxes; a++)
         for (int c = 0; c < count[a]; c++) { /* a move along a carrying through c digits */
             for (int64_t r = 0; r < n; r++) {
@@ -130,6 +140,10 @@ static rotor_status shift_geo(const rotor_expr *e, const rotor_plan *p, int t, i
 
 /* The ring reduce-scatter along axis K of extent n (coordinate order), folded by f. */
 static rotor_status reduce_geo(int64_t n, int64_t f, line_geo *out, rotor_error *err) {
+    if (f == n) { /* the whole axis, folded whole */
+        *out = ring_geo(n);
+        return ROTOR_OK;
+    }
     int64_t *buf = malloc((size_t)(4 * n + 2) * sizeof *buf);
     if (!buf) return rotor_nomem(err);
     for (int64_t r = 0; r < n; r++) {
@@ -446,4 +460,22 @@ rotor_status rotor_mesh_exchange(const rotor_chip *chip, const int64_t (*v)[3], 
     *out = best;
     *npackets = total;
     return ROTOR_OK;
+}
+
+bool rotor_mesh_fits(const rotor_chip *chip, const int64_t *fop, int naxes) {
+    int64_t f[ROTOR_MAX_AXES], total = 1;
+    int k = 0;
+    for (int a = 0; a < naxes; a++)
+        if (fop[a] > 1) {
+            if (fop[a] > chip->mesh_width && fop[a] > chip->mesh_height) return false;
+            f[k++] = fop[a];
+            total *= fop[a]; /* <= cores: the plan fits the chip */
+        }
+    for (unsigned mask = 0; mask < (1u << k); mask++) {
+        int64_t x = 1;
+        for (int i = 0; i < k; i++)
+            if (mask >> i & 1) x *= f[i];
+        if (x <= chip->mesh_width && total / x <= chip->mesh_height) return true;
+    }
+    return false;
 }

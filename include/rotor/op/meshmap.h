@@ -33,6 +33,7 @@
 #ifndef ROTOR_MESHMAP_H
 #define ROTOR_MESHMAP_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "rotor/base/chip.h"
@@ -59,6 +60,12 @@ typedef struct rotor_mesh_map {
  * rule); the chip must be a mesh. */
 rotor_status rotor_mesh_map_plan(const rotor_expr *e, const rotor_chip *chip, const rotor_plan *p,
                                  const rotor_plan_info *info, rotor_mesh_map *out, rotor_error *err);
+
+/* Whether F_op (naxes factors) has a layout on chip's mesh: some split of
+ * its partitioned axes into X and Y whose products fit the width and the
+ * height (Elk §5's rule, as rotor_mesh_map_plan applies it).  The search
+ * skips the F_op that have none before searching them (op/fopwalk.c). */
+bool rotor_mesh_fits(const rotor_chip *chip, const int64_t *fop, int naxes);
 
 /* The core of the chip's mesh (row-major, y * mesh_width + x) that plan core
  * `core` (placement numbering) occupies. */
