@@ -311,3 +311,112 @@ Test(meshbase, grids_too_big_off_the_mesh_idle_or_too_many_tasks_are_refused) {
         refused(&chip, REFUSALS[i].kind, GEMM, REFUSALS[i].dims, REFUSALS[i].grid, REFUSALS[i].st, REFUSALS[i].msg);
     }
 }
+
+/* ---- rotor's plan beside the baselines (src/sim/meshcompare.c) ------------------ */
+
+/* rotor_meshbase_compare_run of `text` with `dims` on chip, one thread. */
+static rotor_meshbase_compare compare(const rotor_chip *chip, const char *text, const char *dims, bool with_setup) {
+    rotor_expr e = make_expr(text, dims);
+    rotor_meshbase_compare_options o = {.threads = 1, .with_setup = with_setup};
+    rotor_meshbase_compare c;
+    rotor_error err = {{0}};
+    cr_assert_eq(rotor_meshbase_compare_run(&e, chip, &o, &c, &err), ROTOR_OK, "%s", err.msg);
+    return c;
+}
+
+/* m = k = n = 64 on 4 x 4 at 10 ns a hop.  rotor's plan: F_op m=4 n=4,
+ * each core's 16 rows of A and 16 columns of B (16 x 64 each, replicated 4
+ * times) and its 16 x 16 of C, 4,608 bytes: one 16 x 64 x 16 sub-task of
+ * 4 tiles, 400 ns, nothing moves.  SUMMA 712 ns and Cannon 1,130 ns
+ * (predicted 1,150) as worked above; the GEMV does not apply.  Compiled
+ * with its inputs in the even layout, the program's plan is F_op m=2 k=2
+ * n=4: 400 ns of compute and the reduction over k, 1 KiB of C halved over
+ * one hop (128 + 10 ns), after a setup of 592 ns (the exchange's schedule,
+ * rotor_mesh_exchange): 1,130 ns, slower than SUMMA's 712. */
+Test(meshbase, compare_on_4x4_puts_rotors_plan_beside_summa_and_cannon) {
+    rotor_chip chip = mesh_chip(4, 4, 10);
+    rotor_meshbase_compare c = compare(&chip, GEMM, "m=64,k=64,n=64", true);
+    cr_assert_eq(c.rotor.plan.fop[0], 4);
+    cr_assert_eq(c.rotor.plan.fop[1], 1);
+    cr_assert_eq(c.rotor.plan.fop[2], 4);
+    cr_assert_eq(c.rotor.info.memory, 2 * (16 * 64 + 64 * 16 + 16 * 16));
+    cr_assert_eq(ps(c.predicted_s), 400000);
+    cr_assert_eq(ps(c.simulated_s), 400000);
+    cr_assert_eq(c.base[ROTOR_MESHBASE_SUMMA].status, ROTOR_OK);
+    cr_assert_eq(ps(c.base[ROTOR_MESHBASE_SUMMA].res.simulated_s), 712000);
+    cr_assert_eq(c.base[ROTOR_MESHBASE_SUMMA].res.grid.p, 4);
+    cr_assert_eq(ps(c.base[ROTOR_MESHBASE_CANNON].res.simulated_s), 1130000);
+    cr_assert_eq(ps(c.base[ROTOR_MESHBASE_CANNON].res.predicted_s), 1150000);
+    cr_assert_eq(c.base[ROTOR_MESHBASE_GEMV].status, ROTOR_ERR_INPUT);
+    cr_assert_str_eq(c.base[ROTOR_MESHBASE_GEMV].why, "gemv: needs m = 1 or n = 1 (a matrix times a vector), got 64 and 64");
+    cr_assert_eq(c.base[ROTOR_MESHBASE_GEMV].res.simulated_s, 0);
+    cr_assert_eq(c.applied, 2);
+    cr_assert_eq(c.faster, 0);
+    cr_assert_eq(c.compiled.plan.fop[0], 2);
+    cr_assert_eq(c.compiled.plan.fop[1], 2);
+    cr_assert_eq(c.compiled.plan.fop[2], 4);
+    cr_assert_eq(ps(c.compiled.setup_s), 592000);
+    cr_assert_eq(ps(c.compiled.simulated_s), 592000 + 400000 + 138000);
+    cr_assert_eq(ps(c.compiled.predicted_s), ps(c.compiled.simulated_s));
+    cr_assert_eq(c.faster_than_compiled, 1); /* SUMMA; Cannon's 1,130 ns is a tie, not faster */
+}
+
+/* The GEMV m = 1, k = n = 256 on 4 x 4, no latency.  rotor: F_op k=4 n=4,
+ * a 1 x 64 x 64 sub-task padded to 16 rows, 16 tiles, 1,600 ns, then C's
+ * 64 elements reduced over the 4 k-cores, 3/4 of 128 B, 24 ns: 1,624 ns.
+ * The GEMV baseline on 4 x 4: the vector's 128 B pieces down the columns
+ * (32 ns), the same 1,600 ns, 3 ring rounds of 32 B along the rows (24
+ * ns): 1,656 ns.  SUMMA cannot split m: 1 x 4, 4 panels of 1,600 ns after
+ * the first 128 B multicast, 6,432 ns; Cannon 1 x 1, one core's 256 tiles,
+ * 25,600 ns.  Compiled, the vector's 24 ns gather comes first: 1,648 ns. */
+Test(meshbase, compare_of_a_gemv_on_4x4_runs_all_three_and_rotor_is_fastest) {
+    rotor_chip chip = mesh_chip(4, 4, 0);
+    rotor_meshbase_compare c = compare(&chip, GEMM, "m=1,k=256,n=256", true);
+    cr_assert_eq(c.rotor.plan.fop[1], 4);
+    cr_assert_eq(c.rotor.plan.fop[2], 4);
+    cr_assert_eq(ps(c.rotor.cost.compute), 1600000);
+    cr_assert_eq(ps(c.rotor.cost.reduction), 24000);
+    cr_assert_eq(ps(c.simulated_s), 1624000);
+    cr_assert_eq(c.map.red_hops, 2); /* the folded ring of 4 along a row */
+    cr_assert_eq(ps(c.base[ROTOR_MESHBASE_GEMV].res.simulated_s), 1656000);
+    cr_assert_eq(ps(c.base[ROTOR_MESHBASE_SUMMA].res.simulated_s), 6432000);
+    cr_assert_eq(c.base[ROTOR_MESHBASE_SUMMA].res.grid.p, 1);
+    cr_assert_eq(ps(c.base[ROTOR_MESHBASE_CANNON].res.simulated_s), 25600000);
+    cr_assert_eq(c.applied, 3);
+    cr_assert_eq(c.faster, 0);
+    cr_assert_eq(ps(c.compiled.setup_s), 24000);
+    cr_assert_eq(ps(c.compiled.simulated_s), 1648000);
+    cr_assert_eq(c.faster_than_compiled, 0);
+}
+
+/* Where rotor loses (docs/mesh.md): 2048^3 on 16 x 16.  No plan fits
+ * without rotating: rotor's best is F_op m=2 k=8 n=16 at 98.7 % of the
+ * SRAM, 819.2 us of compute and 7 shifts of C's 32 KiB around the 8
+ * k-cores (8.192 us each), each after its step's compute (T10's
+ * compute-shift): 876.544 us.  SUMMA 16 x 16 does the same compute in 16
+ * panels and hides all but the first 32 KiB multicast behind it (double
+ * buffered): 819.2 + 8.192 = 827.392 us.  Counted in faster. */
+Test(meshbase, compare_counts_summa_faster_where_rotors_shifts_do_not_overlap_compute) {
+    rotor_chip chip = mesh_chip(16, 16, 0);
+    rotor_meshbase_compare c = compare(&chip, GEMM, "m=2048,k=2048,n=2048", false);
+    cr_assert_eq(ps(c.rotor.cost.compute), 819200000);
+    cr_assert_eq(ps(c.rotor.cost.comm), 7 * 8192000);
+    cr_assert_eq(ps(c.simulated_s), 819200000 + 7 * 8192000);
+    cr_assert_eq(ps(c.base[ROTOR_MESHBASE_SUMMA].res.simulated_s), 819200000 + 8192000);
+    cr_assert_eq(c.faster, 1);
+    cr_assert_eq(c.compiled.simulated_s, 0); /* without with_setup */
+    cr_assert_eq(c.faster_than_compiled, 0);
+}
+
+Test(meshbase, compare_refuses_an_all_to_all_chip_and_what_is_not_a_gemm) {
+    rotor_chip flat = mk2(), chip = mesh_chip(4, 4, 0);
+    rotor_expr e = make_expr(GEMM, "m=64,k=64,n=64"), b = make_expr("C[b,m,n] += A[b,m,k] * B[b,k,n]", "b=2,m=8,k=8,n=8");
+    rotor_meshbase_compare c;
+    rotor_error err = {{0}};
+    cr_assert_eq(rotor_meshbase_compare_run(&e, &flat, NULL, &c, &err), ROTOR_ERR_INPUT);
+    cr_assert_str_eq(err.msg, "baselines: chip ipu-mk2 is all-to-all; the mesh baselines need a 2D mesh (topology mesh)");
+    cr_assert_eq(rotor_meshbase_compare_run(&b, &chip, NULL, &c, &err), ROTOR_ERR_INPUT);
+    cr_assert_str_eq(err.msg, "baselines: not a GEMM: axis b is in C, A and B (a batch axis)");
+    cr_assert_eq(c.simulated_s, 0);
+    cr_assert_eq(c.applied, 0);
+}

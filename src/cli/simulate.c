@@ -20,14 +20,16 @@
 static void simulate_usage(FILE *f) {
     fprintf(f,
             "usage: rotor simulate PROGRAM.json|MODEL|FILE.onnx [options]\n"
-            "       rotor simulate --expr EXPR --dim AXIS=N,... --baseline summa|cannon|gemv [--chip C] [--json]\n"
+            "       rotor simulate --expr EXPR --dim AXIS=N,... --baseline summa|cannon|gemv|all [--chip C] [--json]\n"
             "\n"
             "Replays a compiled program (rotor compile -o) event by event on the chip simulator:\n"
             "every sub-task, shift, reduction and setup transfer, with links served FIFO, so\n"
             "contention shows.  Given a model, compiles it first (as rotor compile does).\n"
             "With --baseline, simulates a mesh baseline of one GEMM instead (docs/mesh.md): SUMMA\n"
             "or Cannon, or a GEMV reduced along rows then columns (m=1 or n=1), on its best grid\n"
-            "of the mesh chip's cores, beside the algorithm's predicted time.\n"
+            "of the mesh chip's cores, beside the algorithm's predicted time.  --baseline all: rotor's\n"
+            "own plan (the exact search, replayed; and the GEMM compiled, setup included) beside\n"
+            "every baseline that applies, in one table.\n"
             "\n"
             "  --chip NAME|FILE    preset or chip file; default: the program's chip, else ipu-mk2\n"
             "  --set KEY=VALUE     override one chip field (repeatable)\n"
@@ -49,10 +51,11 @@ static void simulate_usage(FILE *f) {
             "  --trace-cores LIST  trace only these cores (0-63,100) and transfers to or from them;\n"
             "                      all: every task\n"
             "  --expr EXPR         with --baseline: the GEMM, e.g. 'C[m,n] += A[m,k] * B[k,n]'\n"
-            "  --baseline B        with --expr: summa, cannon or gemv, on a mesh chip\n"
+            "  --baseline B        with --expr: summa, cannon, gemv or all, on a mesh chip\n"
             "  --json              print the summary as JSON (rotor-simulation, version 1; a\n"
-            "                      baseline: rotor-baseline, version 1)\n"
-            "  --threads N         search threads when compiling a model\n"
+            "                      baseline: rotor-baseline, version 1; all: rotor-baseline-table,\n"
+            "                      version 1)\n"
+            "  --threads N         search threads when compiling a model or with --baseline all\n"
             "  --list              list the zoo\n"
             "  -q, --quiet         no progress and no note on what a trace kept, on stderr\n"
             "  -h, --help          this help\n"
@@ -322,22 +325,35 @@ static void print_baseline(const rotor_expr *e, const rotor_chip *chip, const ro
            100 * r->stats.link_util_peak);
 }
 
-static void baseline_json(const rotor_expr *e, const rotor_chip *chip, const rotor_meshbase_result *r) {
+/* The head both baseline documents share: format, version 1, the baseline
+ * (unless NULL), chip, topology, expression and extents. */
+static cJSON *baseline_json_head(const char *format, const char *baseline, const rotor_expr *e,
+                                 const rotor_chip *chip) {
     char topo[64], dims[256];
     rotor_expr_dims_string(e, dims, sizeof dims);
     cJSON *root = cJSON_CreateObject();
-    cJSON_AddStringToObject(root, "format", "rotor-baseline");
+    cJSON_AddStringToObject(root, "format", format);
     cJSON_AddNumberToObject(root, "version", 1);
-    cJSON_AddStringToObject(root, "baseline", rotor_meshbase_name(r->kind));
+    if (baseline) cJSON_AddStringToObject(root, "baseline", baseline);
     cJSON_AddStringToObject(root, "chip", chip->name);
     cJSON_AddStringToObject(root, "topology", cli_topology_text(chip, topo, sizeof topo));
     cJSON_AddStringToObject(root, "expr", e->text);
     cJSON_AddStringToObject(root, "dims", dims);
-    cJSON *g = cJSON_AddObjectToObject(root, "grid");
-    cJSON_AddNumberToObject(g, "rows", (double)r->grid.p);
-    cJSON_AddNumberToObject(g, "cols", (double)r->grid.q);
-    cJSON_AddNumberToObject(g, "group_rows", (double)r->grid.pk);
-    cJSON_AddBoolToObject(g, "transposed", r->grid.transposed);
+    return root;
+}
+
+/* A baseline's grid as the object "grid" of parent. */
+static void json_grid(cJSON *parent, const rotor_meshbase_grid *gr) {
+    cJSON *g = cJSON_AddObjectToObject(parent, "grid");
+    cJSON_AddNumberToObject(g, "rows", (double)gr->p);
+    cJSON_AddNumberToObject(g, "cols", (double)gr->q);
+    cJSON_AddNumberToObject(g, "group_rows", (double)gr->pk);
+    cJSON_AddBoolToObject(g, "transposed", gr->transposed);
+}
+
+static void baseline_json(const rotor_expr *e, const rotor_chip *chip, const rotor_meshbase_result *r) {
+    cJSON *root = baseline_json_head("rotor-baseline", rotor_meshbase_name(r->kind), e, chip);
+    json_grid(root, &r->grid);
     cJSON *t = cJSON_AddObjectToObject(root, "tile");
     static const char *const role[3] = {"m", "k", "n"};
     for (int i = 0; i < 3; i++) cJSON_AddNumberToObject(t, role[i], (double)r->tile[i]);
@@ -357,8 +373,122 @@ static void baseline_json(const rotor_expr *e, const rotor_chip *chip, const rot
     cJSON_Delete(root);
 }
 
+/* ---- --baseline all: rotor's plan beside every baseline (docs/mesh.md) ---- */
+
+/* "32x32", "32x32 T" (transposed), "32x32 pk 4" (GEMV row groups). */
+static void grid_text(const rotor_meshbase_result *r, char *buf, size_t size) {
+    int n = snprintf(buf, size, "%lldx%lld", (long long)r->grid.p, (long long)r->grid.q);
+    if (n > 0 && (size_t)n < size && r->grid.transposed) n += snprintf(buf + n, size - (size_t)n, " T");
+    if (n > 0 && (size_t)n < size && r->kind == ROTOR_MESHBASE_GEMV)
+        snprintf(buf + n, size - (size_t)n, " pk %lld", (long long)r->grid.pk);
+}
+
+/* rotor's F_op, "m=32 k=1 n=32". */
+static void fop_text(const rotor_expr *e, const rotor_plan *p, char *buf, size_t size) {
+    size_t n = 0;
+    buf[0] = '\0';
+    for (int a = 0; a < e->naxes && n < size; a++) {
+        int k = snprintf(buf + n, size - n, "%s%s=%lld", a ? " " : "", e->axis_name[a], (long long)p->fop[a]);
+        if (k < 0) break;
+        n += (size_t)k;
+    }
+}
+
+static void print_compare(const rotor_expr *e, const rotor_chip *chip, const rotor_meshbase_compare *c) {
+    char topo[64], dims[256], g[96];
+    const rotor_candidate *rc = &c->rotor;
+    rotor_expr_dims_string(e, dims, sizeof dims);
+    printf("rotor against the mesh baselines on %s (%s, %lld cores): %s, %s\n", chip->name,
+           cli_topology_text(chip, topo, sizeof topo), (long long)rotor_chip_cores(chip), e->text, dims);
+    printf("%-11s %-22s %6s %12s %15s %15s %8s\n", "method", "grid / F_op", "cores", "SRAM/core", "predicted (us)",
+           "simulated (us)", "x rotor");
+    fop_text(e, &rc->plan, g, sizeof g);
+    printf("%-11s %-22s %6lld %12lld %15.3f %15.3f %8.3f\n", "rotor", g, (long long)rc->info.cores,
+           (long long)rc->info.memory, c->predicted_s * 1e6, c->simulated_s * 1e6, 1.0);
+    const rotor_meshbase_compiled *cp = &c->compiled;
+    fop_text(e, &cp->plan, g, sizeof g);
+    printf("%-11s %-22s %6lld %12lld %15.3f %15.3f %8.3f\n", "rotor+setup", g, (long long)cp->info.cores,
+           (long long)cp->info.memory, cp->predicted_s * 1e6, cp->simulated_s * 1e6, cp->simulated_s / c->simulated_s);
+    for (int k = 0; k < ROTOR_MESHBASE_NKINDS; k++) {
+        const rotor_meshbase_entry *x = &c->base[k];
+        const char *name = rotor_meshbase_name((rotor_meshbase_kind)k);
+        if (x->status) {
+            printf("%-11s does not apply: %s\n", name, x->why);
+            continue;
+        }
+        grid_text(&x->res, g, sizeof g);
+        printf("%-11s %-22s %6lld %12lld %15.3f %15.3f %8.3f\n", name, g, (long long)(x->res.grid.p * x->res.grid.q),
+               (long long)x->res.sram_bytes, x->res.predicted_s * 1e6, x->res.simulated_s * 1e6,
+               c->simulated_s > 0 ? x->res.simulated_s / c->simulated_s : 0.0);
+    }
+    printf("rotor's plan: compute %.3f us, shifts %.3f us, reduction %.3f us; longest ring hop %lld, "
+           "reduction hop %lld\n",
+           rc->cost.compute * 1e6, rc->cost.comm * 1e6, rc->cost.reduction * 1e6, (long long)c->map.hops,
+           (long long)c->map.red_hops);
+    printf("rotor+setup: the GEMM compiled with its inputs in the even layout; simulated setup %.3f us\n",
+           cp->setup_s * 1e6);
+    printf("rotor's plan is slower in simulation than %d of the %d baselines that apply; with its setup, "
+           "than %d\n", c->faster, c->applied, c->faster_than_compiled);
+}
+
+/* One row of the table's "methods": its figures, the ratio to rotor's plan. */
+static cJSON *json_row(cJSON *rows, const char *method, int64_t cores, int64_t sram, double predicted,
+                       double simulated, double rotor_s) {
+    cJSON *r = cJSON_CreateObject();
+    cJSON_AddStringToObject(r, "method", method);
+    cJSON_AddNumberToObject(r, "cores", (double)cores);
+    cJSON_AddNumberToObject(r, "sram_bytes", (double)sram);
+    cJSON_AddNumberToObject(r, "predicted_s", predicted);
+    cJSON_AddNumberToObject(r, "simulated_s", simulated);
+    cJSON_AddNumberToObject(r, "ratio", rotor_s > 0 ? simulated / rotor_s : 0);
+    cJSON_AddItemToArray(rows, r);
+    return r;
+}
+
+static void json_fop(cJSON *r, const rotor_expr *e, const rotor_plan *p) {
+    cJSON *f = cJSON_AddObjectToObject(r, "fop");
+    for (int a = 0; a < e->naxes; a++) cJSON_AddNumberToObject(f, e->axis_name[a], (double)p->fop[a]);
+}
+
+static void compare_json(const rotor_expr *e, const rotor_chip *chip, const rotor_meshbase_compare *c) {
+    cJSON *root = baseline_json_head("rotor-baseline-table", NULL, e, chip);
+    cJSON *rows = cJSON_AddArrayToObject(root, "methods");
+    double t = c->simulated_s;
+    cJSON *r = json_row(rows, "rotor", c->rotor.info.cores, c->rotor.info.memory, c->predicted_s, t, t);
+    json_fop(r, e, &c->rotor.plan);
+    cJSON_AddNumberToObject(r, "compute_s", c->rotor.cost.compute);
+    cJSON_AddNumberToObject(r, "shifts_s", c->rotor.cost.comm);
+    cJSON_AddNumberToObject(r, "reduction_s", c->rotor.cost.reduction);
+    const rotor_meshbase_compiled *cp = &c->compiled;
+    r = json_row(rows, "rotor+setup", cp->info.cores, cp->info.memory, cp->predicted_s, cp->simulated_s, t);
+    json_fop(r, e, &cp->plan);
+    cJSON_AddNumberToObject(r, "setup_s", cp->setup_s);
+    for (int k = 0; k < ROTOR_MESHBASE_NKINDS; k++) {
+        const rotor_meshbase_entry *x = &c->base[k];
+        const char *name = rotor_meshbase_name((rotor_meshbase_kind)k);
+        if (x->status) {
+            r = cJSON_CreateObject();
+            cJSON_AddStringToObject(r, "method", name);
+            cJSON_AddItemToArray(rows, r);
+        } else {
+            r = json_row(rows, name, x->res.grid.p * x->res.grid.q, x->res.sram_bytes, x->res.predicted_s,
+                         x->res.simulated_s, t);
+            json_grid(r, &x->res.grid);
+        }
+        cJSON_AddBoolToObject(r, "applies", x->status == ROTOR_OK);
+        if (x->status) cJSON_AddStringToObject(r, "why", x->why);
+    }
+    cJSON_AddNumberToObject(root, "applied", c->applied);
+    cJSON_AddNumberToObject(root, "faster", c->faster);
+    cJSON_AddNumberToObject(root, "faster_than_setup", c->faster_than_compiled);
+    char *out = cJSON_Print(root);
+    if (out) cli_puts(out);
+    free(out);
+    cJSON_Delete(root);
+}
+
 /* rotor simulate --expr E --dim ... --baseline B: parse, run the library's
- * baseline, print. */
+ * baseline (B all: rotor's plan and every baseline), print. */
 static int cmd_baseline(int argc, char **argv) {
     const char *cmd = "simulate";
     baseline_args a = {0};
@@ -367,28 +497,42 @@ static int cmd_baseline(int argc, char **argv) {
                                   {"topology", 0, CLI_VALUE, offsetof(baseline_args, topo), 0, 0},
                                   {"json", 0, CLI_FLAG, offsetof(baseline_args, json), 0, 0},
                                   {0}};
-    int rc = cli_parse_options(cmd, argc, argv, CLI_TAKES_CHIP | CLI_TAKES_DIM, &a.sa, own, &a, simulate_usage, NULL,
-                               NULL, NULL);
+    int rc = cli_parse_options(cmd, argc, argv, CLI_TAKES_CHIP | CLI_TAKES_DIM | CLI_TAKES_THREADS, &a.sa, own, &a,
+                               simulate_usage, NULL, NULL, NULL);
     if (rc >= 0) return rc;
     if (!a.expr) return cli_usage_error(cmd, "--baseline needs --expr, the GEMM it runs");
-    if (!a.baseline) return cli_usage_error(cmd, "--expr needs --baseline summa, cannon or gemv");
-    rotor_meshbase_kind kind;
-    if (!rotor_meshbase_find(a.baseline, &kind)) {
-        const char *names[ROTOR_MESHBASE_NKINDS];
+    if (!a.baseline) return cli_usage_error(cmd, "--expr needs --baseline summa, cannon, gemv or all");
+    bool all = !strcmp(a.baseline, "all");
+    rotor_meshbase_kind kind = ROTOR_MESHBASE_SUMMA;
+    if (!all && !rotor_meshbase_find(a.baseline, &kind)) {
+        const char *names[ROTOR_MESHBASE_NKINDS + 1] = {"all"};
         char hint[96];
-        for (int k = 0; k < ROTOR_MESHBASE_NKINDS; k++) names[k] = rotor_meshbase_name((rotor_meshbase_kind)k);
-        return cli_usage_error(cmd, "--baseline: expected summa, cannon or gemv, got '%s'%s", a.baseline,
-                               rotor_suggest_phrase(a.baseline, names, ROTOR_MESHBASE_NKINDS, hint, sizeof hint));
+        for (int k = 0; k < ROTOR_MESHBASE_NKINDS; k++) names[k + 1] = rotor_meshbase_name((rotor_meshbase_kind)k);
+        return cli_usage_error(cmd, "--baseline: expected summa, cannon, gemv or all, got '%s'%s", a.baseline,
+                               rotor_suggest_phrase(a.baseline, names, ROTOR_MESHBASE_NKINDS + 1, hint, sizeof hint));
     }
+    int threads = 0;
+    if (!all && a.sa.threads) return cli_usage_error(cmd, "--threads is for --baseline all (rotor's search)");
+    if ((rc = cli_shared_threads(cmd, &a.sa, &threads))) return rc;
     rotor_expr e;
     if ((rc = cli_expr(cmd, a.expr, a.sa.dims, false, &e))) return rc;
     rotor_error err = {{0}};
     rotor_chip chip;
-    rotor_meshbase_result r;
     rotor_status st = cli_chip(a.sa.chip, a.sa.sets, a.sa.nsets, &chip, &err);
     if (!st && a.topo) st = cli_apply_topology(&chip, a.topo, &err);
-    if (!st) st = rotor_meshbase_run(&e, &chip, kind, NULL, &r, &err);
     if (st) return cli_fail(cmd, st, &err);
+    if (all) {
+        rotor_meshbase_compare *c = malloc(sizeof *c);
+        if (!c) return cli_nomem(cmd);
+        rotor_meshbase_compare_options co = {.threads = threads, .with_setup = true};
+        if ((st = rotor_meshbase_compare_run(&e, &chip, &co, c, &err))) rc = cli_fail(cmd, st, &err);
+        else if (a.json) compare_json(&e, &chip, c);
+        else print_compare(&e, &chip, c);
+        free(c);
+        return rc;
+    }
+    rotor_meshbase_result r;
+    if ((st = rotor_meshbase_run(&e, &chip, kind, NULL, &r, &err))) return cli_fail(cmd, st, &err);
     if (a.json) baseline_json(&e, &chip, &r);
     else print_baseline(&e, &chip, &r);
     return 0;

@@ -169,6 +169,25 @@ static rotor_status classify(const rotor_expr *e, mb_gemm *g, rotor_error *err) 
     return ROTOR_OK;
 }
 
+/* The chip is a mesh and e a GEMM (its roles into *g), or why not, naming
+ * `who`. */
+static rotor_status mesh_gemm(const rotor_expr *e, const rotor_chip *chip, const char *who, mb_gemm *g,
+                              rotor_error *err) {
+    if (chip->topology != ROTOR_TOPO_MESH) {
+        const rotor_topo *t = rotor_topo_find(chip->topology);
+        return rotor_fail(err, ROTOR_ERR_INPUT, "%s: chip %s is %s; the mesh baselines need a 2D mesh (topology mesh)",
+                          who, chip->name, t ? t->name : "not a mesh");
+    }
+    rotor_status st = classify(e, g, err);
+    if (st) rotor_error_prefix(err, who);
+    return st;
+}
+
+rotor_status rotor_meshbase_check(const rotor_expr *e, const rotor_chip *chip, const char *who, rotor_error *err) {
+    mb_gemm g;
+    return mesh_gemm(e, chip, who, &g, err);
+}
+
 /* ---- counting and adding tasks ---------------------------------------------------- */
 
 static rotor_status tally(int64_t *sum, int64_t v, rotor_error *err) {
@@ -611,18 +630,10 @@ rotor_status rotor_meshbase_run(const rotor_expr *e, const rotor_chip *chip, rot
     if ((unsigned)kind >= ROTOR_MESHBASE_NKINDS)
         return rotor_fail(err, ROTOR_ERR_INPUT, "baseline: unknown kind %d", (int)kind);
     const mb_algo *a = &ALGOS[kind];
-    if (chip->topology != ROTOR_TOPO_MESH) {
-        const rotor_topo *t = rotor_topo_find(chip->topology);
-        return rotor_fail(err, ROTOR_ERR_INPUT, "%s: chip %s is %s; the mesh baselines need a 2D mesh (topology mesh)",
-                          a->name, chip->name, t ? t->name : "not a mesh");
-    }
     mb_ctx c = {.e = e, .chip = chip, .alpha = rotor_chip_link_latency(chip), .beta = rotor_chip_link_bw(chip),
                 .elem = chip->element_bytes, .res = out};
-    rotor_status st = classify(e, &c.gm, err);
-    if (st) {
-        rotor_error_prefix(err, a->name);
-        return st;
-    }
+    rotor_status st = mesh_gemm(e, chip, a->name, &c.gm, err);
+    if (st) return st;
     c.lrole = c.gm.ext[RN] == 1 ? RM : RN;
     if (kind == ROTOR_MESHBASE_GEMV && c.gm.ext[RM] > 1 && c.gm.ext[RN] > 1)
         return rotor_fail(err, ROTOR_ERR_INPUT, "gemv: needs %s = 1 or %s = 1 (a matrix times a vector), got %lld and %lld",

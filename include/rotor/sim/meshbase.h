@@ -23,6 +23,8 @@
 #include "rotor/base/chip.h"
 #include "rotor/base/error.h"
 #include "rotor/op/expr.h"
+#include "rotor/op/meshmap.h"
+#include "rotor/op/search.h"
 #include "rotor/sim/sim.h"
 
 typedef enum rotor_meshbase_kind {
@@ -102,5 +104,66 @@ typedef struct rotor_meshbase_result {
  * grid's) tiles fit the SRAM, naming the smallest need. */
 rotor_status rotor_meshbase_run(const rotor_expr *e, const rotor_chip *chip, rotor_meshbase_kind kind,
                                 const rotor_meshbase_options *opt, rotor_meshbase_result *out, rotor_error *err);
+
+/* The chip is a 2D mesh and e a GEMM (the rules above), or
+ * ROTOR_ERR_INPUT with the line rotor_meshbase_run would give, prefixed
+ * with `who`. */
+rotor_status rotor_meshbase_check(const rotor_expr *e, const rotor_chip *chip, const char *who, rotor_error *err);
+
+/* ---- rotor's own plan beside the baselines (src/sim/meshcompare.c;
+ * docs/mesh.md, "rotor against the baselines on 32 x 32") ---- */
+
+/* One baseline of a comparison: its run, or why it does not apply. */
+typedef struct rotor_meshbase_entry {
+    rotor_status status;        /* ROTOR_OK: res holds the run; else why holds the baseline's one line */
+    char why[ROTOR_ERROR_MAX];
+    rotor_meshbase_result res;  /* zero unless status is ROTOR_OK */
+} rotor_meshbase_entry;
+
+/* rotor's GEMM compiled as a one-operator program whose inputs start in the
+ * even layout (each element once, spread over every core, as the compiler
+ * keeps a value between operators), replayed with its setup. */
+typedef struct rotor_meshbase_compiled {
+    rotor_plan plan;            /* the program's active plan (Algorithm 1 weighs its setup) */
+    rotor_plan_info info;
+    double predicted_s;         /* the program's setup + execution */
+    double simulated_s;         /* rotor_replay's makespan of the program */
+    double setup_s;             /* ... of which the simulated setup */
+} rotor_meshbase_compiled;
+
+typedef struct rotor_meshbase_compare {
+    rotor_candidate rotor;      /* the exact search's fastest plan on the chip (its mesh layout priced) */
+    rotor_mesh_map map;         /* that plan laid on the mesh (op/meshmap.h), as the replay lays it */
+    double predicted_s;         /* the plan's cost-model time, rotor.cost.total */
+    double simulated_s;         /* rotor_replay_plan's makespan from the plan's step-0 layout, no setup,
+                                   transfers whole, as the baselines' */
+    int64_t link_busy_ps;       /* the replay's busiest link's busy time */
+    rotor_meshbase_compiled compiled; /* with options' with_setup; zero otherwise */
+    rotor_meshbase_entry base[ROTOR_MESHBASE_NKINDS]; /* by kind */
+    int applied;                /* baselines that ran */
+    int faster;                 /* ... and simulated faster than rotor's plan (simulated_s) */
+    int faster_than_compiled;   /* ... faster than the compiled program (with_setup only) */
+} rotor_meshbase_compare;
+
+typedef struct rotor_meshbase_compare_options {
+    int threads;                /* search threads; 0: OpenMP's default (the plans do not depend on it) */
+    bool with_setup;            /* also compile and replay the one-operator program (compiled) */
+} rotor_meshbase_compare_options;
+
+/* rotor's plan and every baseline of GEMM e on mesh chip `chip`, each
+ * simulated from idle: the exact search's best plan replayed by
+ * rotor_replay_plan from its step-0 layout, then rotor_meshbase_run of
+ * each kind on its best grid from its own layout; with opt->with_setup
+ * also the compiled program (rotor_meshbase_compiled).  opt may be NULL.
+ * A baseline that does not apply (the GEMV on m, n > 1, no grid's tiles fit
+ * the SRAM, a graph over ROTOR_MESHBASE_MAX_TASKS) is an entry with its
+ * status and line, not an error.
+ * Errors: ROTOR_ERR_INPUT for a chip that is not a mesh or an expression
+ * that is not a GEMM (rotor_meshbase_check); the search's or the
+ * compiler's ROTOR_ERR_NOFIT when rotor has no plan; ROTOR_ERR_NOMEM.
+ * After an error *out is zeroed. */
+rotor_status rotor_meshbase_compare_run(const rotor_expr *e, const rotor_chip *chip,
+                                        const rotor_meshbase_compare_options *opt, rotor_meshbase_compare *out,
+                                        rotor_error *err);
 
 #endif
