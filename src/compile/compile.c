@@ -721,16 +721,15 @@ static rotor_status mesh_setups(const compiler *cc, rotor_compile_result *out, r
         if (!st && pcs.handed)
             st = rotor_mesh_exchange(cc->chip, (const int64_t(*)[3])pcs.v, pcs.n, rotor_exchange_packet(pcs.most), &pk,
                                      &np, &span, err);
-        int64_t *links = !st ? calloc((size_t)(4 * cc->chip->cores_per_chip), sizeof *links) : NULL;
-        if (!st && !links) st = rotor_nomem(err);
+        rotor_mesh_load load = {0};
+        if (!st) st = rotor_mesh_load_init(&load, cc->chip, err);
         r->setup_link_bytes = r->setup_hops = 0; /* what the pieces really load (the reader's bound) */
         for (int64_t i = 0; !st && pcs.handed && i < pcs.n; i++) {
-            int64_t h = rotor_mesh_route(cc->chip, pcs.v[i][1], pcs.v[i][0], pcs.v[i][2], links);
+            int64_t h = rotor_mesh_load_add(&load, pcs.v[i][1], pcs.v[i][0], pcs.v[i][2]);
             if (h > r->setup_hops) r->setup_hops = h;
         }
-        for (int64_t i = 0; links && i < 4 * cc->chip->cores_per_chip; i++)
-            if (links[i] > r->setup_link_bytes) r->setup_link_bytes = links[i];
-        free(links);
+        if (!st) r->setup_link_bytes = rotor_mesh_load_max(&load);
+        rotor_mesh_load_free(&load);
         if (!st) rotor_setup_pieces_free(&pcs);
         free(pk);
         if (st) break;

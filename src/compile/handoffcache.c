@@ -34,7 +34,6 @@ struct handoff_cache {
     entry *v;
     size_t cap, n;
     most_entry *most; /* MOST_SLOTS, direct-mapped; NULL until first asked */
-    int64_t *sum;     /* a mesh's: scratch for the links of several hand-offs together */
 };
 
 handoff_cache *handoff_cache_new(const rotor_chip *chip) {
@@ -49,12 +48,10 @@ void handoff_cache_free(handoff_cache *hc) {
         if (!hc->v[i].tr) continue;
         free(hc->v[i].tr->recv);
         free(hc->v[i].tr->send);
-        free(hc->v[i].tr->links);
         free(hc->v[i].tr);
     }
     free(hc->v);
     free(hc->most);
-    free(hc->sum);
     free(hc);
 }
 
@@ -108,6 +105,7 @@ typedef struct router {
     int64_t dst;
     handoff_traffic *tr;
     int64_t *recv, *send; /* per chip core: what the laid-out plans really move */
+    rotor_mesh_load *load;
 } router;
 
 static rotor_status route_piece(void *ctx, int64_t src, int64_t elems) {
@@ -116,7 +114,7 @@ static rotor_status route_piece(void *ctx, int64_t src, int64_t elems) {
     if (s == r->dst) return ROTOR_OK; /* already on the receiver's core */
     r->recv[r->dst % r->chip->cores_per_chip] += elems;
     r->send[s % r->chip->cores_per_chip] += elems;
-    int64_t h = rotor_mesh_route(r->chip, s, r->dst, elems, r->tr->links);
+    int64_t h = rotor_mesh_load_add(r->load, s, r->dst, elems);
     if (h > r->tr->hops) r->tr->hops = h;
     return ROTOR_OK;
 }
@@ -132,12 +130,12 @@ static rotor_status count_links(const rotor_chip *chip_p, const rotor_chip *chip
     const rotor_plan_info *ip = rotor_place_info(lp), *ic = rotor_place_info(lc);
     int64_t n = chip_c->cores_per_chip;
     int64_t *pphys = malloc((size_t)ip->cores * sizeof *pphys), *cphys = malloc((size_t)ic->cores * sizeof *cphys);
-    tr->links = calloc((size_t)(4 * n), sizeof *tr->links);
     int64_t *recv = calloc((size_t)n, sizeof *recv), *send = calloc((size_t)n, sizeof *send);
-    rotor_status st = !pphys || !cphys || !tr->links || !recv || !send ? rotor_nomem(err) : ROTOR_OK;
+    rotor_mesh_load load = {0};
+    rotor_status st = !pphys || !cphys || !recv || !send ? rotor_nomem(err) : rotor_mesh_load_init(&load, chip_c, err);
     if (!st) st = rotor_mesh_map_cores(rotor_place_expr(lp), chip_p, rotor_place_plan(lp), ip, pphys, err);
     if (!st) st = rotor_mesh_map_cores(rotor_place_expr(lc), chip_c, rotor_place_plan(lc), ic, cphys, err);
-    router r = {.chip = chip_c, .pphys = pphys, .tr = tr, .recv = recv, .send = send};
+    router r = {.chip = chip_c, .pphys = pphys, .tr = tr, .recv = recv, .send = send, .load = &load};
     for (int64_t c = 0; !st && c < ic->cores; c++) {
         int64_t lo[ROTOR_MAX_DIMS], hi[ROTOR_MAX_DIMS];
         if (!rotor_handoff_need(lc, t, c, lo, hi)) continue;
@@ -146,8 +144,8 @@ static rotor_status count_links(const rotor_chip *chip_p, const rotor_chip *chip
         r.dst = cphys[c];
         if (rotor_handoff_sources(h, &set, route_piece, &r)) st = rotor_nomem(err);
     }
-    for (int64_t i = 0; !st && i < 4 * n; i++)
-        if (tr->links[i] > tr->max_link) tr->max_link = tr->links[i];
+    if (!st) tr->max_link = rotor_mesh_load_max(&load);
+    rotor_mesh_load_free(&load);
     if (!st) {
         free(tr->recv);
         free(tr->send);
@@ -197,7 +195,6 @@ static rotor_status count(const handoff_cache *hc, const rotor_expr *ep, const r
             if (st) {
                 free(tr->recv);
                 free(tr->send);
-                free(tr->links);
             }
         }
     }
@@ -287,15 +284,10 @@ rotor_status handoff_cache_most(handoff_cache *hc, const handoff_traffic *const 
         if (in > *most) *most = in;
         if (out > *most) *most = out;
     }
-    if (tr[0]->links) { /* a mesh: the links of every input together */
-        int64_t nl = 4 * hc->chip->cores_per_chip;
-        if (!hc->sum && !(hc->sum = malloc((size_t)nl * sizeof *hc->sum))) return rotor_nomem(err);
-        memcpy(hc->sum, tr[0]->links, (size_t)nl * sizeof *hc->sum);
-        for (int i = 1; i < n; i++)
-            for (int64_t q = 0; q < nl; q++) hc->sum[q] += tr[i]->links[q];
-        for (int64_t q = 0; q < nl; q++)
-            if (hc->sum[q] > lk) lk = hc->sum[q];
-    }
+    /* a mesh: each input's busiest link, added up (a bound of the busiest
+     * link of them all: the per-link counts are not kept, a wafer's are
+     * megabytes a pair) */
+    for (int i = 0; i < n; i++) lk += tr[i]->max_link;
     if (link) *link = lk;
     m->n = n;
     for (int i = 0; i < n; i++) m->recv[i] = tr[i]->recv;

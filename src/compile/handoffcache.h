@@ -25,11 +25,9 @@ typedef struct handoff_traffic {
     int64_t nrecv, nsend;       /* the consumer's and the producer's cores */
     int64_t *recv, *send;       /* elements per core */
     int64_t max_recv, max_send;
-    /* On a mesh (op/meshmap.h), both plans laid out: elements per directed
-     * link of the XY routes (4 per core of one chip, rotor_mesh_route's
-     * order), the busiest link's, and the longest route; NULL and 0
+    /* On a mesh (op/meshmap.h), both plans laid out: the elements through
+     * the busiest directed link of the XY routes, and the longest route; 0
      * elsewhere. */
-    int64_t *links;
     int64_t max_link, hops;
 } handoff_traffic;
 
@@ -49,8 +47,9 @@ rotor_status handoff_cache_traffic(handoff_cache *hc, int fp, const rotor_expr *
  * tr[0..n) run together (per core their traffic adds up), memoised by the
  * traffics' identities: Algorithm 1 asks for the same combinations again
  * and again, and the sum walks every core.  On a mesh, *link gets the
- * elements through the busiest link and *hops the longest route (both 0
- * elsewhere; link and hops may be NULL).  Errors: out of memory. */
+ * inputs' busiest links added up (a bound of the busiest link of them all)
+ * and *hops the longest route (both 0 elsewhere; link and hops may be
+ * NULL).  Errors: out of memory. */
 rotor_status handoff_cache_most(handoff_cache *hc, const handoff_traffic *const *tr, int n, int64_t *most,
                                 int64_t *link, int64_t *hops, rotor_error *err);
 

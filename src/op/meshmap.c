@@ -479,3 +479,50 @@ bool rotor_mesh_fits(const rotor_chip *chip, const int64_t *fop, int naxes) {
     }
     return false;
 }
+
+rotor_status rotor_mesh_load_init(rotor_mesh_load *l, const rotor_chip *chip, rotor_error *err) {
+    *l = (rotor_mesh_load){.w = chip->mesh_width, .h = chip->mesh_height};
+    size_t nr = (size_t)(l->h * (l->w + 1)), nc = (size_t)(l->w * (l->h + 1));
+    for (int d = 0; d < 2; d++) {
+        l->row[d] = calloc(nr, sizeof *l->row[d]);
+        l->col[d] = calloc(nc, sizeof *l->col[d]);
+        if (!l->row[d] || !l->col[d]) {
+            rotor_mesh_load_free(l);
+            return rotor_nomem(err);
+        }
+    }
+    return ROTOR_OK;
+}
+
+int64_t rotor_mesh_load_add(rotor_mesh_load *l, int64_t src, int64_t dst, int64_t amount) {
+    int64_t cpc = l->w * l->h, a = src % cpc, b = dst % cpc;
+    int64_t x = a % l->w, y = a / l->w, tx = b % l->w, ty = b / l->w;
+    /* east: the links leaving x .. tx - 1; west: those leaving x .. tx + 1
+     * (toward x - 1); likewise south and north along column tx */
+    if (tx > x) l->row[0][y * (l->w + 1) + x] += amount, l->row[0][y * (l->w + 1) + tx] -= amount;
+    if (tx < x) l->row[1][y * (l->w + 1) + tx + 1] += amount, l->row[1][y * (l->w + 1) + x + 1] -= amount;
+    if (ty > y) l->col[0][tx * (l->h + 1) + y] += amount, l->col[0][tx * (l->h + 1) + ty] -= amount;
+    if (ty < y) l->col[1][tx * (l->h + 1) + ty + 1] += amount, l->col[1][tx * (l->h + 1) + y + 1] -= amount;
+    return llabs(tx - x) + llabs(ty - y);
+}
+
+int64_t rotor_mesh_load_max(const rotor_mesh_load *l) {
+    int64_t most = 0;
+    for (int d = 0; d < 2; d++) {
+        for (int64_t y = 0; y < l->h; y++)
+            for (int64_t x = 0, run = 0; x < l->w; x++)
+                if ((run += l->row[d][y * (l->w + 1) + x]) > most) most = run;
+        for (int64_t x = 0; x < l->w; x++)
+            for (int64_t y = 0, run = 0; y < l->h; y++)
+                if ((run += l->col[d][x * (l->h + 1) + y]) > most) most = run;
+    }
+    return most;
+}
+
+void rotor_mesh_load_free(rotor_mesh_load *l) {
+    for (int d = 0; d < 2; d++) {
+        free(l->row[d]);
+        free(l->col[d]);
+    }
+    memset(l, 0, sizeof *l);
+}

@@ -91,6 +91,23 @@ int64_t rotor_mesh_near(const rotor_chip *chip, int64_t core, int64_t k);
  * returns the route's hops.  links may be NULL (hops only). */
 int64_t rotor_mesh_route(const rotor_chip *chip, int64_t src, int64_t dst, int64_t amount, int64_t *links);
 
+/* The load of many transfers on a mesh's links, counted in O(1) a
+ * transfer: an XY route is a run along a row and a run along a column, each
+ * added to a difference array of its line; rotor_mesh_load_max sums them
+ * up once.  (A wafer's hand-off has a million pieces of a thousand hops.) */
+typedef struct rotor_mesh_load {
+    int64_t w, h;
+    int64_t *row[2], *col[2]; /* per direction: h lines of w + 1, w lines of h + 1 */
+} rotor_mesh_load;
+
+rotor_status rotor_mesh_load_init(rotor_mesh_load *l, const rotor_chip *chip, rotor_error *err);
+/* Adds amount along the XY route from core src to core dst (one chip);
+ * returns its hops. */
+int64_t rotor_mesh_load_add(rotor_mesh_load *l, int64_t src, int64_t dst, int64_t amount);
+/* The most any one directed link carries. */
+int64_t rotor_mesh_load_max(const rotor_mesh_load *l);
+void rotor_mesh_load_free(rotor_mesh_load *l);
+
 /* The setup exchange of an operator on a mesh (docs/cost-model.md, "On a 2D
  * mesh", "Setup"): link_bytes through its busiest link (the hand-off's, and
  * the gathers' from rotor_mesh_near), over the longest route of hops:
