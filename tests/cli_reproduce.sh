@@ -38,7 +38,7 @@ expect_error batch 2 "--max-batch: expected an integer from 1" -- reproduce t10 
 : >"$tmpdir/file"
 expect_error outdir 2 "-o: $tmpdir/file/x: cannot create" -- reproduce t10 --models nerf-t10 --max-batch 1 -o "$tmpdir/file/x"
 
-# Elk (issue 22): one LLM at batch 1, the HBM sweep, the paper's regime
+# Elk (issue 22): one LLM at batch 1, the HBM sweep, the paper's regime, the mesh
 e=$tmpdir/elk
 "$ROTOR" reproduce elk --models llama2-7b --max-batch 1 -o "$e" >"$out" 2>"$err"
 if [ $? -eq 0 ]; then ok; else bad "elk: $(cat "$err")"; fi
@@ -56,7 +56,38 @@ if [ "$(wc -l <"$e/elk-fig17.csv")" -eq 7 ] && [ "$(wc -l <"$e/elk-fig19.csv")" 
     [ "$(wc -l <"$e/elk-execution-bound.csv")" -eq 7 ] &&
     head -n 1 "$e/elk-fig19.csv" | grep -q "^model,batch,hbm_tbps,design,latency_ms,hbm_util,link_util,tflops,"
 then ok; else bad "elk csv: $(head -n 3 "$e/elk-fig19.csv")"; fi
+# Figures 19 (mesh rows), 21 and 22 (issue 41): all-to-all against a 32 x 46 mesh per chip at
+# the same batch (here 1, --max-batch), the model's own Figure 22 (llama2-70b not listed)
+for pat in "^Figure 19, all-to-all against mesh: per-token latency (ms), batch 1, ipu-pod4 .* 32x46 mesh" \
+    "^llama2-7b *1 .*x " "the mesh is no faster at 8 of 8 points" "^Figure 21: interconnect use" \
+    "crossed 1.00 links on all-to-all" "^Figure 22: llama2-7b's per-token latency" "^ *32 *44.00 *259.1 "; do
+    if grep -q -- "$pat" "$out"; then ok; else bad "elk mesh tables lack '$pat': $(grep -A3 'against mesh' "$out")"; fi
+done
+for f in elk-fig19-21-mesh.csv elk-fig22.csv elk-fig19-mesh.svg elk-fig21.svg elk-fig22.svg; do
+    if [ -s "$e/$f" ]; then ok; else bad "$f missing"; fi
+done
+mh="model,batch,topology,hbm_tbps,link_gbps,interconnect_tbps,design,latency_ms,hbm_util,link_util,hop_util,tflops,preload_ms,execute_ms,overlap_ms,stall_ms"
+# 8 HBM bandwidths x 2 networks x 6 designs; 3 HBM x 6 link bandwidths x 2 x 6
+if [ "$(head -n 1 "$e/elk-fig19-21-mesh.csv")" = "$mh" ] && [ "$(wc -l <"$e/elk-fig19-21-mesh.csv")" -eq 97 ] &&
+    [ "$(head -n 1 "$e/elk-fig22.csv")" = "$mh" ] && [ "$(wc -l <"$e/elk-fig22.csv")" -eq 217 ]
+then ok; else bad "elk mesh csv: $(head -n 2 "$e/elk-fig19-21-mesh.csv"; head -n 2 "$e/elk-fig22.csv")"; fi
+# Elk §6.4: the mesh is no faster than all-to-all at the same point (model, HBM and link
+# bandwidths, design); prints the pairs compared, or the first that is faster on the mesh
+mesh_vs_a2a() {
+    awk -F, 'NR > 1 { k = $1 FS $4 FS $5 FS $7; if ($3 == "mesh") m[k] = $8; else a[k] = $8 }
+        END { n = 0; for (k in m) { if (!(k in a)) { print "unpaired " k; exit } n++
+              if (m[k] + 0 < a[k] + 0) { print "faster " k ": " m[k] " < " a[k]; exit } } print n }' "$1"
+}
+if [ "$(mesh_vs_a2a "$e/elk-fig19-21-mesh.csv")" = 48 ]; then ok
+else bad "fig19-21 mesh against all-to-all: $(mesh_vs_a2a "$e/elk-fig19-21-mesh.csv")"; fi
+if [ "$(mesh_vs_a2a "$e/elk-fig22.csv")" = 108 ]; then ok
+else bad "fig22 mesh against all-to-all: $(mesh_vs_a2a "$e/elk-fig22.csv")"; fi
+# each byte crosses one link on all-to-all (byte-hops = the bytes landing), several on the mesh
+if awk -F, 'NR > 1 && $7 == "full" { r = $11 / $10; if ($3 == "mesh") r *= 4; if (($3 == "mesh") != (r > 2) ||
+        ($3 != "mesh" && (r < 0.999 || r > 1.001))) bad = 1 } END { exit bad }' "$e/elk-fig19-21-mesh.csv"
+then ok; else bad "hop_util against link_util: $(grep ',full,' "$e/elk-fig19-21-mesh.csv" | head -n 4)"; fi
 expect_out elk-json '"format":	"rotor-reproduce-elk"' -- reproduce elk --models llama2-7b --max-batch 1 -o "$e" --json
+if grep -q '"mesh_no_faster":	8' "$out"; then ok; else bad "elk json lacks the mesh summary"; fi
 expect_error elk-no-hbm 2 "elk: chip 'ipu-mk2' has no HBM" -- reproduce elk --chip ipu-mk2 --models llama2-7b -o "$e"
 
 finish cli_reproduce

@@ -12,7 +12,10 @@
  *  - Figure 19: the same workload at 2 to 64 TB/s (finer above 16 TB/s,
  *    where the regime changes).  The paper's regime
  *    (Ideal leaves a third of HBM idle) is where rotor's Ideal uses 55-75% of
- *    the bandwidth; the operating-point table lists those points. */
+ *    the bandwidth; the operating-point table lists those points.
+ *  - Figures 19 (mesh rows), 21 and 22: all-to-all against the chip's mesh
+ *    twin at batch 8 (rotor_elkmesh_run, src/pipeline/elkmesh.c, which has
+ *    the grids and their reasons); this file prints and writes them. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,8 +25,7 @@
 
 #include "cli.h"
 #include "rotor/hbm/preload.h"
-#include "rotor/hbm/schedule.h"
-#include "rotor/pipeline/pipeline.h"
+#include "rotor/pipeline/elkmesh.h"
 
 #define ND ROTOR_PRELOAD_NDESIGNS
 #define ELK_BATCHES 6 /* 1, 2, 4, ..., 32 */
@@ -41,14 +43,7 @@ static const double SLOW_MATRIX_TFLOPS = 83;
 static const double PAPER_HBM[ND] = {34.7, 46.42, 51.97, 62.40, 64.38, NAN};
 static const double PAPER_LINK[ND] = {57.25, 76.33, 78.28, 89.52, NAN, NAN};
 
-/* One workload's five designs. */
-typedef struct elk_point {
-    bool fits;
-    int64_t batch;
-    double tbps;
-    double latency_s[ND], hbm[ND], link[ND], tflops[ND];
-    double preload_s[ND], execute_s[ND], overlap_s[ND], stall_s[ND]; /* Figure 18 (a)'s parts */
-} elk_point;
+typedef rotor_elk_point elk_point;
 
 typedef struct elk_model {
     const char *model;
@@ -64,34 +59,9 @@ typedef struct elk_model {
  * ROTOR_ERR_NOFIT leaves pt->fits false. */
 static rotor_status run_point(const char *model, int64_t b, const rotor_chip *chip, int threads, bool nonblocking,
                               elk_point *pt, rotor_error *err) {
-    memset(pt, 0, sizeof *pt);
-    pt->batch = b;
-    pt->tbps = chip->hbm_gbps * (double)chip->chips / 1000.0;
-    rotor_schedule_options so = {.threads = threads, .sram_nonblocking = nonblocking};
-    rotor_pipeline_options po = {.model = model,
-                                 .zoo = {.batch = b, .seq = ELK_SEQ, .phase = ROTOR_PHASE_DECODE},
-                                 .schedule = &so};
-    po.compile.threads = threads;
-    rotor_pipeline p;
-    rotor_status st = rotor_pipeline_run(&po, chip, &p, err);
-    for (int d = 0; d < ND && !st; d++) {
-        rotor_schedule_report r;
-        st = rotor_schedule_run(p.schedule, (rotor_preload_design)d, &r, err);
-        if (st) break;
-        pt->latency_s[d] = r.latency_s;
-        pt->hbm[d] = r.hbm_util;
-        pt->link[d] = r.link_util;
-        pt->tflops[d] = r.tflops;
-        const rotor_preload_breakdown *bd = &r.result.breakdown;
-        pt->preload_s[d] = (double)bd->preload_ps * 1e-12;
-        pt->execute_s[d] = (double)bd->execute_ps * 1e-12;
-        pt->overlap_s[d] = (double)bd->overlap_ps * 1e-12;
-        pt->stall_s[d] = (double)bd->stall_ps * 1e-12;
-        rotor_schedule_report_free(&r);
-    }
-    rotor_pipeline_free(&p);
-    pt->fits = st == ROTOR_OK;
-    return st == ROTOR_ERR_NOFIT ? ROTOR_OK : st;
+    rotor_elk_point_options o = {.model = model, .batch = b, .seq = ELK_SEQ, .sram_nonblocking = nonblocking,
+                                 .threads = threads};
+    return rotor_elk_point_run(&o, chip, pt, err);
 }
 
 static double over(const elk_point *p, rotor_preload_design a, rotor_preload_design b) {
@@ -451,7 +421,237 @@ static void json_summary(cJSON *root, const char *key, const elk_summary *s) {
     cJSON_AddNumberToObject(o, "full_percent_of_ideal", s->ideal_mean);
 }
 
-static int print_json(const elk_model *ms, int nm, const rotor_chip *chip) {
+/* ---- all-to-all against mesh: Figures 19 (mesh rows), 21 and 22 ---- */
+
+/* Elk §6.4's workload for these figures, at most ELK_MESH_BATCH (Figure 18's
+ * batch 32 takes 5-30 s of CPU per mesh schedule, batch 8 under 0.6 s:
+ * docs/reproduction.md), and Figure 22's model (Llama2-70B). */
+#define ELK_MESH_BATCH 8
+static const char *const FIG22_MODEL = "llama2-70b";
+
+static const char *topo_name(int t) { return t ? "mesh" : "all-to-all"; }
+
+/* Basic's, Full's and Ideal's latency (ms) of point p, x when it does not fit. */
+static void print_three(const rotor_elk_point *p) {
+    const rotor_preload_design shown[3] = {ROTOR_PRELOAD_BASIC, ROTOR_PRELOAD_FULL, ROTOR_PRELOAD_IDEAL};
+    for (int v = 0; v < 3; v++)
+        if (p->fits) printf(" %10.4f", p->latency_s[shown[v]] * 1e3);
+        else printf(" %10s", "x");
+}
+
+static void fig19_mesh_row(const rotor_elkmesh_result *r, int i, int k) {
+    const rotor_elk_point *a = rotor_elkmesh_hbm_at(r, i, k, 0), *m = rotor_elkmesh_hbm_at(r, i, k, 1);
+    printf("%-12s %6.0f", r->models[i], r->hbm_tbps[k]);
+    print_three(a);
+    print_three(m);
+    if (a->fits && m->fits)
+        printf(" %8.2fx %7.1f%%", m->latency_s[ROTOR_PRELOAD_FULL] / a->latency_s[ROTOR_PRELOAD_FULL],
+               100 * m->latency_s[ROTOR_PRELOAD_IDEAL] / m->latency_s[ROTOR_PRELOAD_FULL]);
+    printf("\n");
+}
+
+static void print_fig19_mesh(const rotor_elkmesh_result *r, const rotor_elkmesh_summary *s, int64_t batch) {
+    printf("\nFigure 19, all-to-all against mesh: per-token latency (ms), batch %lld, %s against the same chip "
+           "with a %lldx%lld mesh per chip\n",
+           (long long)batch, r->chip[0].name, (long long)r->chip[1].mesh_width, (long long)r->chip[1].mesh_height);
+    printf("%-12s %6s %10s %10s %10s %10s %10s %10s %9s %8s\n", "model", "TB/s", "a2a basic", "a2a full", "a2a ideal",
+           "mesh basic", "mesh full", "mesh ideal", "mesh/a2a", "% ideal");
+    for (int i = 0; i < r->nmodels; i++)
+        for (int k = 0; k < r->nhbm; k++) fig19_mesh_row(r, i, k);
+    printf("Mesh over all-to-all (Full): %.2fx to %.2fx, %.2fx on average; the mesh is no faster at %d of %d points "
+           "(paper: the mesh \"suffers higher interconnect contention\")\n",
+           s->mesh_over_min, s->mesh_over_max, s->mesh_over_mean, s->mesh_slower, s->points);
+    printf("Full is %.2f%% of Ideal on all-to-all, %.2f%% on the mesh (paper: \"harder for Elk-Full to match with "
+           "Ideal on mesh\")\n",
+           s->ideal_pct[0], s->ideal_pct[1]);
+    printf("Within 5%% of its latency at %.0f TB/s from (TB/s, all-to-all / mesh):", r->hbm_tbps[r->nhbm - 1]);
+    for (int i = 0; i < r->nmodels; i++)
+        printf("%s %s %.0f / %.0f", i ? "," : "", r->models[i], s->knee_tbps[i][0], s->knee_tbps[i][1]);
+    printf(" (paper: about 8 TB/s for Llama2-70B)\n");
+}
+
+static void print_fig21(const rotor_elkmesh_result *r, const rotor_elkmesh_summary *s) {
+    printf("\nFigure 21: interconnect use (%% of every link's time, byte-hops), batch %lld\n",
+           (long long)r->hbm[0].batch);
+    printf("%-12s %6s", "model", "TB/s");
+    for (int t = 0; t < ROTOR_ELKMESH_TOPOS; t++)
+        for (int d = 0; d < ROTOR_PRELOAD_IDEAL; d++)
+            printf(" %4s %-6s", t ? "mesh" : "a2a", rotor_preload_designs[d].name);
+    printf("\n");
+    for (int i = 0; i < r->nmodels; i++)
+        for (int k = 0; k < r->nhbm; k++) {
+            printf("%-12s %6.0f", r->models[i], r->hbm_tbps[k]);
+            for (int t = 0; t < ROTOR_ELKMESH_TOPOS; t++) {
+                const rotor_elk_point *p = rotor_elkmesh_hbm_at(r, i, k, t);
+                for (int d = 0; d < ROTOR_PRELOAD_IDEAL; d++)
+                    if (p->fits) printf(" %11.1f", 100 * p->hop[d]);
+                    else printf(" %11s", "x");
+            }
+            printf("\n");
+        }
+    printf("The mesh's links are busier than all-to-all's at %d of %d points (paper: always); Full is the busiest "
+           "design at %d (all-to-all) and %d (mesh) of them, at most %.1f%% and %.1f%% (paper: only Elk-Full almost "
+           "fully uses the interconnect)\n",
+           s->mesh_busier, s->points, s->full_busiest[0], s->full_busiest[1], 100 * s->full_hop_max[0],
+           100 * s->full_hop_max[1]);
+    printf("Each byte landing in a core crossed %.2f links on all-to-all, %.2f on the mesh (paper: \"mesh takes "
+           "multiple hops to deliver HBM data to cores\")\n",
+           s->hops_per_byte[0], s->hops_per_byte[1]);
+}
+
+static void print_fig22(const rotor_elkmesh_result *r, const rotor_elkmesh_summary *s) {
+    printf("\nFigure 22: %s's per-token latency (ms) against the link bandwidth, batch %lld\n", r->link_model,
+           (long long)r->link[0].batch);
+    printf("%6s %8s %9s %10s %10s %10s %10s %10s %10s\n", "TB/s", "link GB/s", "NoC TB/s", "a2a basic", "a2a full",
+           "a2a ideal", "mesh basic", "mesh full", "mesh ideal");
+    for (int h = 0; h < r->nlink_hbm; h++)
+        for (int k = 0; k < r->nlink; k++) {
+            printf("%6.0f %9.2f %9.1f", r->link_hbm_tbps[h], r->link_gbps[k],
+                   rotor_elkmesh_aggregate_tbps(&r->chip[0], r->link_gbps[k]));
+            for (int t = 0; t < ROTOR_ELKMESH_TOPOS; t++) print_three(rotor_elkmesh_link_at(r, h, k, t));
+            printf("\n");
+        }
+    printf("Full at the lowest link bandwidth over the highest (all-to-all / mesh):");
+    for (int h = 0; h < r->nlink_hbm; h++)
+        printf("%s %.0f TB/s %.2fx / %.2fx", h ? "," : "", r->link_hbm_tbps[h], s->link_gain[h][0], s->link_gain[h][1]);
+    printf(" (paper: the mesh is the more sensitive)\n");
+    printf("Within 5%% of Full's latency at the highest link bandwidth from (NoC TB/s, all-to-all / mesh):");
+    for (int h = 0; h < r->nlink_hbm; h++)
+        printf("%s %.0f TB/s of HBM %.1f / %.1f", h ? "," : "", r->link_hbm_tbps[h], s->link_knee_tbps[h][0],
+               s->link_knee_tbps[h][1]);
+    printf(" (paper: about 40 TB/s at 8 TB/s of HBM, more with more HBM)\n");
+}
+
+static void print_mesh(const rotor_elkmesh_result *r) {
+    rotor_elkmesh_summary s;
+    rotor_elkmesh_summarise(r, &s);
+    print_fig19_mesh(r, &s, r->hbm[0].batch);
+    print_fig21(r, &s);
+    if (r->link) print_fig22(r, &s);
+}
+
+#define MESH_HEADER "model,batch,topology,hbm_tbps,link_gbps,interconnect_tbps,design,latency_ms,hbm_util,link_util,hop_util,tflops,preload_ms,execute_ms,overlap_ms,stall_ms\n"
+
+static void csv_mesh_point(FILE *f, const rotor_elkmesh_result *r, const char *model, const rotor_elk_point *p) {
+    for (int d = 0; d < ND && p->fits; d++)
+        fprintf(f, "%s,%lld,%s,%.6g,%.6g,%.6g,%s,%.9f,%.6f,%.6f,%.6f,%.6f,%.9f,%.9f,%.9f,%.9f\n", model,
+                (long long)p->batch, topo_name(p->topology == ROTOR_TOPO_MESH), p->tbps, p->link_gbps,
+                rotor_elkmesh_aggregate_tbps(&r->chip[0], p->link_gbps), rotor_preload_designs[d].name,
+                p->latency_s[d] * 1e3, p->hbm[d], p->link[d], p->hop[d], p->tflops[d], p->preload_s[d] * 1e3,
+                p->execute_s[d] * 1e3, p->overlap_s[d] * 1e3, p->stall_s[d] * 1e3);
+}
+
+/* Figures 19 (mesh rows) and 21 (one file, as elk-fig19.csv holds Figure
+ * 20's too), or Figure 22 (link). */
+static void csv_mesh(FILE *f, const rotor_elkmesh_result *r, bool link) {
+    fputs(MESH_HEADER, f);
+    int groups = link ? r->nlink_hbm : r->nmodels, count = link ? r->nlink : r->nhbm;
+    for (int g = 0; g < groups; g++)
+        for (int k = 0; k < count; k++)
+            for (int t = 0; t < ROTOR_ELKMESH_TOPOS; t++)
+                csv_mesh_point(f, r, link ? r->link_model : r->models[g],
+                               link ? rotor_elkmesh_link_at(r, g, k, t) : rotor_elkmesh_hbm_at(r, g, k, t));
+}
+
+static void csv_fig19_21(FILE *f, const void *data, int n) { (void)n, csv_mesh(f, data, false); }
+static void csv_fig22(FILE *f, const void *data, int n) { (void)n, csv_mesh(f, data, true); }
+
+/* Full's latency (fig 0) or hop use (fig 1) against the HBM bandwidth, or
+ * (fig 2) its latency against the aggregate link bandwidth per HBM
+ * bandwidth; all-to-all solid, mesh dashed. */
+static void svg_mesh(FILE *f, const rotor_elkmesh_result *r, int fig) {
+    enum { MAXS = 2 * ROTOR_ELKMESH_MAX_GRID };
+    double x[MAXS][ROTOR_ELKMESH_MAX_GRID], y[MAXS][ROTOR_ELKMESH_MAX_GRID];
+    cli_series s[MAXS];
+    char names[MAXS][64];
+    int ns = 0, groups = fig == 2 ? r->nlink_hbm : r->nmodels, count = fig == 2 ? r->nlink : r->nhbm;
+    for (int g = 0; g < groups && ns + 1 < MAXS; g++)
+        for (int t = 0; t < ROTOR_ELKMESH_TOPOS; t++, ns++) {
+            int n = 0;
+            for (int k = 0; k < count; k++) {
+                const rotor_elk_point *p = fig == 2 ? rotor_elkmesh_link_at(r, g, k, t) : rotor_elkmesh_hbm_at(r, g, k, t);
+                if (!p->fits) continue;
+                x[ns][n] = fig == 2 ? rotor_elkmesh_aggregate_tbps(&r->chip[0], p->link_gbps) : p->tbps;
+                y[ns][n++] = fig == 1 ? 100 * p->hop[ROTOR_PRELOAD_FULL] : p->latency_s[ROTOR_PRELOAD_FULL] * 1e3;
+            }
+            if (fig == 2) snprintf(names[ns], sizeof names[ns], "%.0f TB/s HBM %s", r->link_hbm_tbps[g], topo_name(t));
+            else snprintf(names[ns], sizeof names[ns], "%s %s", r->models[g], topo_name(t));
+            s[ns] = (cli_series){names[ns], n, x[ns], y[ns], t == 1};
+        }
+    static const cli_plot plots[3] = {
+        {"Elk Figure 19: Full's per-token latency, all-to-all (solid) and mesh (dashed)",
+         "HBM bandwidth, all chips (TB/s)", "latency per token (ms)", true, true},
+        {"Elk Figure 21: Full's interconnect use, all-to-all (solid) and mesh (dashed)",
+         "HBM bandwidth, all chips (TB/s)", "links busy (% of link time, byte-hops)", true, false},
+        {"Elk Figure 22: Full's per-token latency against the interconnect bandwidth",
+         "interconnect, every core at link rate (TB/s)", "latency per token (ms)", true, true}};
+    cli_svg_lines(f, &plots[fig], s, ns);
+}
+
+static void svg_fig19_mesh(FILE *f, const void *data, int n) { (void)n, svg_mesh(f, data, 0); }
+static void svg_fig21(FILE *f, const void *data, int n) { (void)n, svg_mesh(f, data, 1); }
+static void svg_fig22(FILE *f, const void *data, int n) { (void)n, svg_mesh(f, data, 2); }
+
+/* The mesh's files. */
+static int write_mesh(const char *dir, const rotor_elkmesh_result *r) {
+    int rc = cli_reproduce_file(dir, "elk-fig19-21-mesh.csv", csv_fig19_21, r, 0);
+    if (!rc && r->link) rc = cli_reproduce_file(dir, "elk-fig22.csv", csv_fig22, r, 0);
+    if (!rc) rc = cli_reproduce_file(dir, "elk-fig19-mesh.svg", svg_fig19_mesh, r, 0);
+    if (!rc) rc = cli_reproduce_file(dir, "elk-fig21.svg", svg_fig21, r, 0);
+    if (!rc && r->link) rc = cli_reproduce_file(dir, "elk-fig22.svg", svg_fig22, r, 0);
+    return rc;
+}
+
+/* Runs Figures 19 (mesh rows), 21 and 22 for the models; Figure 22 for
+ * FIG22_MODEL when listed, else the last model. */
+static int run_mesh(const char *const *models, int nm, int64_t max_batch, const rotor_chip *chip, int threads,
+                    bool quiet, rotor_elkmesh_result *r) {
+    const char *link_model = models[nm - 1];
+    for (int i = 0; i < nm; i++)
+        if (!strcmp(models[i], FIG22_MODEL)) link_model = models[i];
+    rotor_elkmesh_options o = {.models = models, .nmodels = nm, .link_model = link_model,
+                               .batch = max_batch < ELK_MESH_BATCH ? max_batch : ELK_MESH_BATCH, .seq = ELK_SEQ,
+                               .threads = threads};
+    cli_progress prog;
+    cli_progress_begin(&prog, "reproduce", "mesh schedules", quiet);
+    o.progress = cli_progress_step;
+    o.progress_ctx = &prog;
+    rotor_error err = {{0}};
+    rotor_status st = rotor_elkmesh_run(&o, chip, r, &err);
+    cli_progress_end(&prog);
+    return st ? cli_fail("reproduce", st, &err) : 0;
+}
+
+static void json_mesh_point(cJSON *arr, const char *model, const rotor_elk_point *p) {
+    json_point(arr, model, p);
+    cJSON *o = cJSON_GetArrayItem(arr, cJSON_GetArraySize(arr) - 1);
+    cJSON_AddStringToObject(o, "topology", topo_name(p->topology == ROTOR_TOPO_MESH));
+    cJSON_AddNumberToObject(o, "link_gbps", p->link_gbps);
+    for (int d = 0; d < ND && p->fits; d++)
+        cJSON_AddNumberToObject(cJSON_GetObjectItem(o, rotor_preload_designs[d].name), "hop_util", p->hop[d]);
+}
+
+static void json_mesh(cJSON *root, const rotor_elkmesh_result *r) {
+    cJSON *o = cJSON_AddObjectToObject(root, "mesh");
+    cJSON_AddNumberToObject(o, "mesh_width", (double)r->chip[1].mesh_width);
+    cJSON_AddNumberToObject(o, "mesh_height", (double)r->chip[1].mesh_height);
+    rotor_elkmesh_summary s;
+    rotor_elkmesh_summarise(r, &s);
+    cJSON_AddNumberToObject(o, "points", s.points);
+    cJSON_AddNumberToObject(o, "mesh_no_faster", s.mesh_slower);
+    cJSON_AddNumberToObject(o, "mesh_over_all_to_all_mean", s.mesh_over_mean);
+    cJSON_AddNumberToObject(o, "mesh_links_busier", s.mesh_busier);
+    cJSON *f19 = cJSON_AddArrayToObject(o, "fig19_21"), *f22 = cJSON_AddArrayToObject(o, "fig22");
+    for (int i = 0; i < r->nmodels; i++)
+        for (int k = 0; k < r->nhbm; k++)
+            for (int t = 0; t < ROTOR_ELKMESH_TOPOS; t++) json_mesh_point(f19, r->models[i], rotor_elkmesh_hbm_at(r, i, k, t));
+    for (int h = 0; h < r->nlink_hbm; h++)
+        for (int k = 0; k < r->nlink; k++)
+            for (int t = 0; t < ROTOR_ELKMESH_TOPOS; t++)
+                json_mesh_point(f22, r->link_model, rotor_elkmesh_link_at(r, h, k, t));
+}
+
+static int print_json(const elk_model *ms, int nm, const rotor_chip *chip, const rotor_elkmesh_result *mesh) {
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "format", "rotor-reproduce-elk");
     cJSON_AddNumberToObject(root, "version", 1);
@@ -483,7 +683,62 @@ static int print_json(const elk_model *ms, int nm, const rotor_chip *chip) {
         for (int k = 0; k < ELK_BWS; k++) json_point(f19, ms[i].model, &ms[i].bw[k]);
         json_point(eb, ms[i].model, &ms[i].slow);
     }
+    json_mesh(root, mesh);
     return cli_print_json("reproduce", root);
+}
+
+/* Figures 17 to 20 and the execution-bound points, model by model; the
+ * exit status (EXIT_NOFIT, named, when a model does not fit at batch 1). */
+static int run_models(elk_model *ms, int nm, int64_t max_batch, const rotor_chip *chip, int threads, bool quiet) {
+    const char *cmd = "reproduce";
+    int total = 0, done = 0, rc = 0;
+    for (int i = 0; i < nm; i++) {
+        for (int64_t b = 1; b <= max_batch && b <= 32; b *= 2) total++;
+        total += ELK_BWS + 1;
+    }
+    cli_progress prog;
+    cli_progress_begin(&prog, cmd, "schedules", quiet);
+    rotor_error err = {{0}};
+    const char *nofit = NULL; /* a model that does not fit even at batch 1 */
+    for (int i = 0; i < nm && !rc && !nofit; i++) {
+        elk_model *m = &ms[i];
+        for (int64_t b = 1; b <= max_batch && b <= 32 && !rc; b *= 2) {
+            rotor_status st = run_point(m->model, b, chip, threads, false, &m->grid[m->nb], &err);
+            cli_progress_step(&prog, ++done, total);
+            if (st) rc = cli_fail(cmd, st, &err);
+            else if (m->grid[m->nb++].fits) m->fig18 = m->nb - 1;
+        }
+        if (!rc && (m->nb == 0 || !m->grid[0].fits)) {
+            nofit = m->model;
+            break;
+        }
+        int64_t b18 = m->fig18 >= 0 ? m->grid[m->fig18].batch : 1;
+        for (int k = 0; k < ELK_BWS && !rc; k++) {
+            rotor_chip c = *chip;
+            c.hbm_gbps = ELK_BW_TBPS[k] * 1000.0 / (double)c.chips;
+            rotor_status st = run_point(m->model, b18, &c, threads, false, &m->bw[k], &err);
+            cli_progress_step(&prog, ++done, total);
+            if (st) rc = cli_fail(cmd, st, &err);
+            /* the paper's regime again, inter-core writes not pausing the cores */
+            if (!rc && paper_regime(&m->bw[k], true)) {
+                st = run_point(m->model, b18, &c, threads, true, &m->nonblocking[k], &err);
+                if (st) rc = cli_fail(cmd, st, &err);
+            }
+        }
+        if (!rc) {
+            rotor_chip c = *chip;
+            c.matrix_tflops = SLOW_MATRIX_TFLOPS;
+            rotor_status st = run_point(m->model, b18, &c, threads, false, &m->slow, &err);
+            cli_progress_step(&prog, ++done, total);
+            if (st) rc = cli_fail(cmd, st, &err);
+        }
+    }
+    cli_progress_end(&prog);
+    if (nofit) {
+        fprintf(stderr, "rotor reproduce: %s does not fit on %s even at batch 1\n", nofit, chip->name);
+        rc = EXIT_NOFIT;
+    }
+    return rc;
 }
 
 int cli_reproduce_elk(const char *const *models, int nm, int64_t max_batch, const char *dir, bool json,
@@ -496,66 +751,28 @@ int cli_reproduce_elk(const char *const *models, int nm, int64_t max_batch, cons
     chip.hbm_gbps = PAPER_TBPS * 1000.0 / (double)chip.chips; /* Figures 17 and 18 */
     elk_model *ms = calloc((size_t)nm, sizeof *ms);
     if (!ms) return cli_nomem(cmd);
-    int total = 0, done = 0, rc = 0;
     for (int i = 0; i < nm; i++) {
         ms[i].model = models[i];
         ms[i].fig18 = -1;
-        for (int64_t b = 1; b <= max_batch && b <= 32; b *= 2) total++;
-        total += ELK_BWS + 1;
     }
-    cli_progress prog;
-    cli_progress_begin(&prog, cmd, "schedules", quiet);
-    rotor_error err = {{0}};
-    const char *nofit = NULL; /* a model that does not fit even at batch 1 */
-    for (int i = 0; i < nm && !rc && !nofit; i++) {
-        elk_model *m = &ms[i];
-        for (int64_t b = 1; b <= max_batch && b <= 32 && !rc; b *= 2) {
-            rotor_status st = run_point(m->model, b, &chip, threads, false, &m->grid[m->nb], &err);
-            cli_progress_step(&prog, ++done, total);
-            if (st) rc = cli_fail(cmd, st, &err);
-            else if (m->grid[m->nb++].fits) m->fig18 = m->nb - 1;
-        }
-        if (!rc && (m->nb == 0 || !m->grid[0].fits)) {
-            nofit = m->model;
-            break;
-        }
-        int64_t b18 = m->fig18 >= 0 ? m->grid[m->fig18].batch : 1;
-        for (int k = 0; k < ELK_BWS && !rc; k++) {
-            rotor_chip c = chip;
-            c.hbm_gbps = ELK_BW_TBPS[k] * 1000.0 / (double)c.chips;
-            rotor_status st = run_point(m->model, b18, &c, threads, false, &m->bw[k], &err);
-            cli_progress_step(&prog, ++done, total);
-            if (st) rc = cli_fail(cmd, st, &err);
-            /* the paper's regime again, inter-core writes not pausing the cores */
-            if (!rc && paper_regime(&m->bw[k], true)) {
-                st = run_point(m->model, b18, &c, threads, true, &m->nonblocking[k], &err);
-                if (st) rc = cli_fail(cmd, st, &err);
-            }
-        }
-        if (!rc) {
-            rotor_chip c = chip;
-            c.matrix_tflops = SLOW_MATRIX_TFLOPS;
-            rotor_status st = run_point(m->model, b18, &c, threads, false, &m->slow, &err);
-            cli_progress_step(&prog, ++done, total);
-            if (st) rc = cli_fail(cmd, st, &err);
-        }
-    }
-    cli_progress_end(&prog);
-    if (nofit) {
-        fprintf(stderr, "rotor reproduce: %s does not fit on %s even at batch 1\n", nofit, chip.name);
-        rc = EXIT_NOFIT;
-    }
+    rotor_elkmesh_result mesh = {0};
+    int rc = run_models(ms, nm, max_batch, &chip, threads, quiet);
+    if (!rc) rc = run_mesh(models, nm, max_batch, &chip, threads, quiet, &mesh);
     if (!rc) rc = cli_reproduce_file(dir, "elk-fig17.csv", csv_fig17, ms, nm);
     if (!rc) rc = cli_reproduce_file(dir, "elk-fig19.csv", csv_fig19, ms, nm);
     if (!rc) rc = cli_reproduce_file(dir, "elk-execution-bound.csv", csv_slow, ms, nm);
     if (!rc) rc = cli_reproduce_file(dir, "elk-fig17.svg", svg_fig17, ms, nm);
     if (!rc) rc = cli_reproduce_file(dir, "elk-fig19.svg", svg_fig19, ms, nm);
-    if (!rc && json) rc = print_json(ms, nm, &chip);
+    if (!rc) rc = write_mesh(dir, &mesh);
+    if (!rc && json) rc = print_json(ms, nm, &chip, &mesh);
     else if (!rc) {
         print_tables(ms, nm, &chip);
-        printf("\nfiles: %s/elk-fig17.csv, elk-fig19.csv, elk-execution-bound.csv, elk-fig17.svg, elk-fig19.svg\n",
+        print_mesh(&mesh);
+        printf("\nfiles: %s/elk-fig17.csv, elk-fig19.csv, elk-execution-bound.csv, elk-fig19-21-mesh.csv, "
+               "elk-fig22.csv, elk-fig17.svg, elk-fig19.svg, elk-fig19-mesh.svg, elk-fig21.svg, elk-fig22.svg\n",
                dir);
     }
+    rotor_elkmesh_free(&mesh);
     free(ms);
     return rc;
 }
