@@ -1,0 +1,28 @@
+#!/bin/sh
+# CLI tests of whole models on a 2D mesh (issue 41, docs/mesh.md): a program
+# compiled for a mesh is read back and simulates as predicted, its setup is
+# checked against its busiest link, rotor plan prints the layout, and what
+# the mesh does not price is refused in one line.
+# Run by `make test` as `ROTOR=build/rotor sh tests/cli_mesh.sh`.
+. "$(dirname "$0")/lib.sh"
+mesh="--set cores_per_chip=256 --set topology=mesh --set mesh_width=16 --set mesh_height=16"
+bert="bert-base --layers 1 --seq 32"
+p=$tmpdir/p.json
+
+"$ROTOR" compile $bert $mesh -o "$p" -q >"$out" 2>"$err" || bad "compile: $(cat "$err")"
+# every data movement is priced over the routes: the replay of the file agrees
+expect_out file-agrees "model [0-9.]* us: [+-]0.0[0-9]%" -- simulate "$p" $mesh -q
+if grep -q '"setup_link_bytes"' "$p" && grep -q '"setup_hops"' "$p"; then ok; else bad "no mesh setup fields in $p"; fi
+# a setup below what its busiest link must carry is refused, naming the field
+"${PYTHON3:-/usr/bin/python3}" - "$p" "$tmpdir/low.json" <<'PY' || bad "python could not rewrite the program"
+import json, sys
+d = json.load(open(sys.argv[1]))
+o = next(x for x in d["operators"] if x.get("setup_link_bytes", 0) > 0)
+o["setup_s"] = 1e-12
+json.dump(d, open(sys.argv[2], "w"))
+PY
+expect_error low-setup 2 "setup_s: 1e-12 s is below its busiest link's" -- simulate "$tmpdir/low.json" $mesh -q
+expect_out layout "mesh layout .* of the 16x16 mesh" -- plan --expr 'C[m,n] += A[m,k] * B[k,n]' --dim m=512,k=512,n=512 $mesh
+expect_error vgm 2 "topology mesh: rotor does not price the VGM baseline's loads and stores" -- compile $bert $mesh --baseline vgm
+expect_error pipeline 2 "is a mesh" -- compile $bert $mesh --pipeline
+finish cli_mesh
