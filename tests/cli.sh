@@ -70,7 +70,9 @@ for c in plan verify compile model simulate run schedule explore reproduce repor
     if "$ROTOR" $c --help | grep -q -- "--quiet"; then ok; else bad "$c --help lacks --quiet"; fi
 done
 # progress is drawn only on a terminal: a real run of each command, with and without
-# --quiet, leaves stderr empty when it is not one (no bar, no carriage return)
+# --quiet, leaves stderr empty when it is not one (no bar, no carriage return);
+# reproduce by its quick paper (elk's mesh figures take 13 s, and this suite
+# runs under the sanitizers too: cli_reproduce.sh runs elk's in full)
 q=$tmpdir/q
 mkdir -p "$q"
 for args in "plan --expr C[m,n]+=A[m,k]*B[k,n] --dim m=64,k=64,n=64" \
@@ -78,7 +80,7 @@ for args in "plan --expr C[m,n]+=A[m,k]*B[k,n] --dim m=64,k=64,n=64" \
     "compile examples/tiny-cnn.onnx" "model examples/tiny-cnn.onnx" "simulate examples/tiny-cnn.onnx" \
     "run examples/tiny-cnn.onnx" "schedule opt-1.3b --layers 1 --design full" \
     "explore opt-1.3b --layers 1 --design full --sweep hbm-bw=2,4 -o $q" \
-    "reproduce elk --models opt-1.3b --max-batch 1 -o $q/elk" "report bert-base --layers 1 -o $q/r.html"; do
+    "reproduce t10 --models nerf-t10 --max-batch 1 -o $q/t10" "report bert-base --layers 1 -o $q/r.html"; do
     for quiet in "" -q; do
         # shellcheck disable=SC2086
         if "$ROTOR" $args $quiet >"$out" 2>"$err" && [ ! -s "$err" ]; then ok
