@@ -71,28 +71,33 @@ typedef struct chip_preset {
  * 74).  Vector: the SFPU's FP32 SFPMAD, 0.064 TFLOP/s a core.  NoC: 32 B a
  * cycle per router-to-router link, 9 cycles a hop.  12 GiB GDDR6 at 288 GB/s
  * in 6 banks of 2 GiB.  Its two NoCs are opposite-flowing 2D tori; rotor
- * models a mesh (the doc says where that errs each way). */
+ * models a mesh (the doc says where that errs each way).  Compute overlaps
+ * the NoC: two of a Tensix's five RISC-V cores move data while the other
+ * three drive the matrix and vector units. */
 #define WORMHOLE_N150_FIELDS                                                       \
     .cores_per_chip = 72, .sram_bytes = 1464 * KIB, .link_gbps = 32.0,             \
     .link_latency_ns = 9.0, .matrix_tflops = 73.728, .int8_tops = 0.0,             \
     .vector_tflops = 4.608, .systolic_rows = 32, .systolic_cols = 32,              \
     .shift_buffer_bytes = 8 * KIB, .element_bytes = 2, .topology = ROTOR_TOPO_MESH,\
     .mesh_width = 8, .mesh_height = 9, .chips = 1, .interchip_gbps = 0.0,          \
-    .hbm_bytes = 12 * GIB, .hbm_gbps = 288.0, .hbm_controllers = 6
+    .hbm_bytes = 12 * GIB, .hbm_gbps = 288.0, .hbm_controllers = 6,                \
+    .compute_overlap = 1
 
 /* Cerebras WSE-2 (docs/chip-format.md, "wse2"): the 750 x 994 grid a program
  * may use on a CS-2 (fabric 757 x 996, less memcpy's 7 columns and 2 rows),
  * 745,500 cores of 48 KiB at 1.1 GHz; 32-bit wavelets, one a cycle per link
  * and direction (4.4 GB/s), about 1 ns a hop.  Assumed: 4 FP16 FMAC lanes a
  * core (8.8 GFLOP/s), 4 FP16 lanes of vector work (4.4 GFLOP/s).  No HBM:
- * weights stream from MemoryX, outside the wafer. */
+ * weights stream from MemoryX, outside the wafer.  Compute overlaps the
+ * fabric: each core's router forwards wavelets while its compute engine
+ * runs (dataflow tasks start on arriving data). */
 #define WSE2_FIELDS                                                                \
     .cores_per_chip = 745500, .sram_bytes = 48 * KIB, .link_gbps = 4.4,            \
     .link_latency_ns = 1.0, .matrix_tflops = 6560.4, .int8_tops = 0.0,             \
     .vector_tflops = 3280.2, .systolic_rows = 1, .systolic_cols = 4,               \
     .shift_buffer_bytes = 1 * KIB, .element_bytes = 2, .topology = ROTOR_TOPO_MESH,\
     .mesh_width = 750, .mesh_height = 994, .chips = 1, .interchip_gbps = 0.0,      \
-    .hbm_bytes = 0, .hbm_gbps = 0.0, .hbm_controllers = 0
+    .hbm_bytes = 0, .hbm_gbps = 0.0, .hbm_controllers = 0, .compute_overlap = 1
 
 static const chip_preset PRESETS[] = {
     {"ipu-mk2",
@@ -194,10 +199,14 @@ typedef struct field_def {
     bool zero_ok;        /* 0 allowed (otherwise the value must be positive) */
     bool optional;       /* a file without "base" may leave it out (default 0) */
     unsigned allowed;    /* FK_INT: if non-zero, a bit mask of the allowed values */
+    bool omit_zero;      /* the writer leaves it out at 0 (a key added later: files and
+                            programs of chips without it stay byte for byte as before) */
 } field_def;
 
 #define F(member, kind, max, zero_ok, optional, allowed) \
-    {#member, kind, offsetof(rotor_chip, member), max, zero_ok, optional, allowed}
+    {#member, kind, offsetof(rotor_chip, member), max, zero_ok, optional, allowed, false}
+/* an optional 0-or-1 key, written only when 1 */
+#define FLAG(member) {#member, FK_INT, offsetof(rotor_chip, member), 1, true, true, 0, true}
 
 /* Upper bounds are sanity limits, far above any real chip, that catch a typo
  * (a size in bits) and keep what later stages form from a chip inside
@@ -223,6 +232,7 @@ static const field_def FIELDS[] = {
     F(systolic_cols, FK_INT, 1024, false, false, 0),
     F(shift_buffer_bytes, FK_INT, (double)GIB, false, false, 0),
     F(element_bytes, FK_INT, 8, false, false, (1u << 1) | (1u << 2) | (1u << 4) | (1u << 8)),
+    FLAG(compute_overlap),
     F(topology, FK_TOPOLOGY, 0, false, false, 0),
     F(mesh_width, FK_INT, 1048576, true, true, 0),
     F(mesh_height, FK_INT, 1048576, true, true, 0),
@@ -243,6 +253,7 @@ static const field_def FIELDS[] = {
 };
 
 #undef F
+#undef FLAG
 
 #define NFIELDS ((int)(sizeof FIELDS / sizeof FIELDS[0]))
 
@@ -330,6 +341,7 @@ static const char *field_expects(const field_def *f) {
     case FK_TOPOLOGY: return "\"all-to-all\" or \"mesh\"";
     case FK_INT:
         if (f->allowed) return "1, 2, 4 or 8"; /* element_bytes, the only such field */
+        if (f->omit_zero) return "0 or 1";
         return f->zero_ok ? "a non-negative integer" : "a positive integer";
     case FK_NUM: return f->zero_ok ? "a non-negative number" : "a positive number";
     }
@@ -386,7 +398,7 @@ static rotor_status check_field(const rotor_chip *c, const field_def *f, rotor_e
         int64_t v = *cint_at(c, f);
         snprintf(got, sizeof got, "%" PRId64, v);
         if (v < 0 || (v == 0 && !f->zero_ok)) return bad_value(err, f, got);
-        if ((double)v > f->max) return f->allowed ? bad_value(err, f, got) : too_big(err, f, got);
+        if ((double)v > f->max) return f->allowed || f->omit_zero ? bad_value(err, f, got) : too_big(err, f, got);
         if (f->allowed && !(f->allowed & (1u << v))) return bad_value(err, f, got);
         return ROTOR_OK;
     }
@@ -464,7 +476,7 @@ static rotor_status put_number(rotor_chip *c, const field_def *f, double d, cons
         *num_at(c, f) = d;
     } else if (f->kind == FK_INT) {
         if (!isfinite(d) || d != floor(d) || d < 0) return bad_value(err, f, got);
-        if (d > f->max) return f->allowed ? bad_value(err, f, got) : too_big(err, f, got);
+        if (d > f->max) return f->allowed || f->omit_zero ? bad_value(err, f, got) : too_big(err, f, got);
         *int_at(c, f) = (int64_t)d; /* exact: 0 <= d <= max < 2^53 */
     } else {
         return bad_value(err, f, got);
@@ -720,6 +732,7 @@ char *rotor_chip_to_json(const rotor_chip *chip) {
               cJSON_AddNumberToObject(o, "version", 1);
     for (int i = 0; ok && i < NFIELDS; i++) {
         const field_def *f = &FIELDS[i];
+        if (f->omit_zero && *cint_at(chip, f) == 0) continue;
         switch (f->kind) {
         case FK_NAME: {
             char name[ROTOR_CHIP_NAME_MAX];

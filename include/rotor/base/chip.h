@@ -34,6 +34,12 @@ typedef struct rotor_chip {
     int64_t systolic_cols;       /* c */
     int64_t shift_buffer_bytes;  /* B_buf */
     int64_t element_bytes;       /* e: bytes per tensor element (FP16: 2) */
+    /* 1: a core's links move data while it computes (a dataflow chip: a
+     * Tensix's data-movement cores, the WSE's fabric routers), so a plan
+     * whose next partitions fit a second buffer shifts them during the
+     * current sub-task (docs/cost-model.md, "Overlap").  0: a core computes
+     * or exchanges, as the IPU's bulk-synchronous phases (T10 §2.1). */
+    int64_t compute_overlap;
     rotor_topology topology;
     int64_t mesh_width;          /* mesh only; 0 for all-to-all */
     int64_t mesh_height;
