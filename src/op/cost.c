@@ -52,6 +52,81 @@ double rotor_cost_reduction_s(const rotor_chip *chip, int64_t bytes, int64_t rin
     return (double)(rings - 1) / (double)rings * (double)bytes / beta + (double)(rings - 1) * alpha;
 }
 
+/* One level of the loop order.  Along its axis the rotating tensors change
+ * block every P_t = S / f_t steps, and the P_t form a chain (alignment,
+ * plan.c), so a boundary j's moving set is every tensor whose P_t divides
+ * the largest period dividing j.  per[k] ascending; shift[k] the time of
+ * the set with P_t <= per[k] (the latency, then per set of links the sum
+ * of its tensors, the busiest set counting); n[k] the boundaries of one
+ * sweep whose largest period is per[k]; none: those where nothing moves. */
+typedef struct level_shifts {
+    int k;
+    int64_t per[ROTOR_MAX_TENSORS], n[ROTOR_MAX_TENSORS], none;
+    double shift[ROTOR_MAX_TENSORS];
+} level_shifts;
+
+static void level_of(const rotor_expr *e, const rotor_plan *p, int64_t s, int a, const rotor_shift_step *ss,
+                     level_shifts *lv) {
+    lv->k = 0;
+    for (int t = 0; t < e->ntensors; t++) {
+        if (p->ft[t][a] <= 1) continue;
+        int64_t per = s / p->ft[t][a];
+        int i = 0;
+        while (i < lv->k && lv->per[i] < per) i++;
+        if (i == lv->k || lv->per[i] != per) {
+            memmove(lv->per + i + 1, lv->per + i, (size_t)(lv->k - i) * sizeof lv->per[0]);
+            lv->per[i] = per;
+            lv->k++;
+        }
+    }
+    for (int i = 0; i < lv->k; i++) {
+        double on[ROTOR_SHIFT_DIMS] = {0}, most = 0;
+        for (int t = 0; t < e->ntensors; t++)
+            if (p->ft[t][a] > 1 && s / p->ft[t][a] <= lv->per[i])
+                for (int d = 0; d < ROTOR_SHIFT_DIMS; d++)
+                    if (ss->dim[t] == d || ss->dim[t] == ROTOR_SHIFT_ALL) on[d] += ss->w[t];
+        for (int d = 0; d < ROTOR_SHIFT_DIMS; d++)
+            if (on[d] > most) most = on[d];
+        lv->shift[i] = ss->lat + most;
+        lv->n[i] = s / lv->per[i] - (i + 1 < lv->k ? s / lv->per[i + 1] : 1);
+    }
+    lv->none = lv->k ? s - s / lv->per[0] : s - 1;
+}
+
+static double over(double shift, double run) { return shift > run ? shift - run : 0.0; }
+
+void rotor_cost_shift_walk(const rotor_expr *e, const rotor_plan *p, const rotor_plan_info *info,
+                           const rotor_shift_step *ss, double sub_s, double *comm, double *exposed) {
+    /* Every step pays the latency (cost-model-v1.md's (T - 1) alpha); a
+     * boundary where something moves, its shift.  With overlap
+     * (docs/cost-model.md, "Overlap") a run of sub-tasks on the same
+     * partitions ends at a boundary where something moves, and the shift
+     * into it starts with the run before, so only its excess over that
+     * run's compute shows.  The boustrophedon walk makes every run the
+     * innermost level's least period p steps long, except the first run of
+     * an inner sweep after an outer boundary where nothing moved: 2p. */
+    int act[ROTOR_MAX_AXES], na = 0;
+    for (int l = 0; l < e->naxes; l++)
+        if (info->steps[p->order[l]] > 1) act[na++] = p->order[l];
+    *comm = *exposed = 0;
+    if (na == 0) return;
+    level_shifts in;
+    level_of(e, p, info->steps[act[na - 1]], act[na - 1], ss, &in);
+    double run = (double)in.per[0] * sub_s, sweeps = 1, still = 0;
+    for (int i = 0; i < na; i++) {
+        level_shifts lv;
+        level_of(e, p, info->steps[act[i]], act[i], ss, &lv);
+        for (int k = 0; k < lv.k; k++) {
+            *comm += sweeps * (double)lv.n[k] * lv.shift[k];
+            *exposed += sweeps * (double)lv.n[k] * over(lv.shift[k], run);
+        }
+        *comm += sweeps * (double)lv.none * ss->lat;
+        if (i + 1 < na) still += sweeps * (double)lv.none;
+        sweeps *= (double)info->steps[act[i]];
+    }
+    *exposed += still * (over(in.shift[0], 2 * run) - over(in.shift[0], run));
+}
+
 static void v1_evaluate(const rotor_cost_model *m, const rotor_expr *e, const rotor_chip *chip,
                         const rotor_plan *p, const rotor_plan_info *info, rotor_cost *out) {
     (void)m;
@@ -88,7 +163,14 @@ static double v1_tensor_bound(const rotor_cost_model *m, const rotor_expr *e,
     /* A tensor split into Q = prod f_t partitions visits all of them: under any
      * loop order shifts(X) >= Q - 1 (the sum telescopes to Q - 1 when its axes
      * are outermost and only grows otherwise). */
-    double b = (double)((ring - 1) * bytes) / rotor_chip_link_bw(chip);
+    /* Where plans may overlap (docs/cost-model.md, "Overlap") the shifts may
+     * all hide under compute: only the reduction, which follows the last
+     * sub-task, is the tensor's own. */
+    double b = chip->compute_overlap ? 0.0 : (double)((ring - 1) * bytes) / rotor_chip_link_bw(chip);
+    /* On a mesh the tensors ringing along X and along Y shift at once
+     * (rotor_cost_shift_walk): a step costs the busier of the two, at least
+     * half their sum. */
+    if (chip->topology == ROTOR_TOPO_MESH) b /= 2;
     if (t == 0) b += rotor_cost_reduction_s(chip, bytes, rings);
     /* On a mesh a reduction ring of three or more lies folded along one
      * dimension (op/meshmap.h): every round crosses at least 2 hops, so its
@@ -128,15 +210,26 @@ rotor_status rotor_cost_plan(const rotor_cost_model *m, const rotor_expr *e, con
                              rotor_error *err) {
     rotor_status st = rotor_plan_derive(e, chip, p, info, err);
     if (st) return st;
+    out->hidden = 0;
     m->evaluate(m, e, chip, p, info, out);
+    /* what one step's shift costs: a latency, and each tensor's bytes over
+     * its own link (all-to-all: one port a core, so they add up) */
+    rotor_shift_step ss = {.lat = rotor_chip_link_latency(chip)};
+    for (int t = 0; t < e->ntensors; t++) ss.w[t] = (double)info->bytes[t] / rotor_chip_link_bw(chip);
     if (chip->topology == ROTOR_TOPO_MESH) {
-        /* the same terms with the mesh's routes counted (meshmap.h): never
-         * below the all-to-all figure, so the model's bounds still hold */
+        /* the same terms with the mesh's routes counted (meshmap.h) */
         rotor_mesh_map mm;
         if ((st = rotor_mesh_map_plan(e, chip, p, info, &mm, err))) return st;
         out->comm = mm.comm;
         out->reduction = mm.reduction;
         out->total = out->compute + out->comm + out->reduction;
+        rotor_mesh_map_step(&mm, info, chip, &ss);
+    }
+    if (info->overlap) {
+        double all, exposed;
+        rotor_cost_shift_walk(e, p, info, &ss, rotor_cost_v1_subtask(e, chip, info->sub_task), &all, &exposed);
+        out->hidden = out->comm - exposed;
+        out->total = out->compute + exposed + out->reduction;
     }
     return ROTOR_OK;
 }

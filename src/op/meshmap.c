@@ -214,8 +214,8 @@ static rotor_status mesh_terms_of(const rotor_expr *e, const rotor_plan *p, cons
 
 /* Prices the layout in which axis a goes to dimension dim[a]; false if it
  * does not fit the mesh. */
-static bool price_layout(const rotor_expr *e, const rotor_plan_info *info, const rotor_chip *chip,
-                         const mesh_terms *mt, rotor_mesh_map *m) {
+static bool price_layout(const rotor_expr *e, const rotor_plan *p, const rotor_plan_info *info,
+                         const rotor_chip *chip, const mesh_terms *mt, rotor_mesh_map *m) {
     double beta = rotor_chip_link_bw(chip), alpha = rotor_chip_link_latency(chip);
     double weight[ROTOR_MAX_AXES];
     for (int a = 0; a < e->naxes; a++) {
@@ -244,17 +244,27 @@ static bool price_layout(const rotor_expr *e, const rotor_plan_info *info, const
     m->height = ext[1];
     m->comm = m->reduction = 0;
     m->hops = m->load = m->red_hops = m->red_load = 0;
+    memset(m->tload, 0, sizeof m->tload);
+    memset(m->tdim, 0, sizeof m->tdim);
     for (int t = 0; t < e->ntensors; t++) {
         int L = mt->axis_of[t];
         if (L < 0) continue;
         int64_t load = mt->shift_of[t].load * m->stride[L], hops = mt->shift_of[t].dist * m->stride[L];
         if (load < 1) load = 1;
         if (hops < 1) hops = 1;
-        m->comm += (double)info->shifts[t] * (double)info->bytes[t] * (double)load / beta;
+        m->tload[t] = load;
+        /* a ring of several digits steps by several strides: it is kept
+         * from running beside the other dimension's rings (measured: such
+         * shifts' busiest links exceed shift_geo's worst kind) */
+        m->tdim[t] = rotor_plan_one_digit(e, p, t) ? m->dim[L] : ROTOR_SHIFT_ALL;
         if (load > m->load) m->load = load;
         if (hops > m->hops) m->hops = hops;
     }
-    if (info->total_steps > 1) m->comm += (double)(info->total_steps - 1) * (double)(m->hops ? m->hops : 1) * alpha;
+    /* the steps' shifts: X's and Y's rings move at once (op/cost.h) */
+    rotor_shift_step ss;
+    double unused;
+    rotor_mesh_map_step(m, info, chip, &ss);
+    rotor_cost_shift_walk(e, p, info, &ss, 0, &m->comm, &unused);
     if (mt->red_axis >= 0) {
         int64_t R = info->rings[0], s = m->stride[mt->red_axis];
         m->red_load = mt->red.load * s > 0 ? mt->red.load * s : 1;
@@ -284,7 +294,7 @@ rotor_status rotor_mesh_map_plan(const rotor_expr *e, const rotor_chip *chip, co
     for (unsigned mask = 0; mask < (1u << k); mask++) {
         rotor_mesh_map c = m;
         for (int i = 0; i < k; i++) c.dim[ax[i]] = (mask >> i) & 1;
-        if (!price_layout(e, info, chip, &mt, &c)) continue;
+        if (!price_layout(e, p, info, chip, &mt, &c)) continue;
         if (!found || c.comm + c.reduction < out->comm + out->reduction) *out = c;
         found = true;
     }
@@ -294,6 +304,16 @@ rotor_status rotor_mesh_map_plan(const rotor_expr *e, const rotor_chip *chip, co
                           "along one mesh dimension",
                           (long long)info->cores, (long long)chip->mesh_width, (long long)chip->mesh_height);
     return ROTOR_OK;
+}
+
+void rotor_mesh_map_step(const rotor_mesh_map *m, const rotor_plan_info *info, const rotor_chip *chip,
+                         rotor_shift_step *out) {
+    memset(out, 0, sizeof *out);
+    out->lat = (double)(m->hops ? m->hops : 1) * rotor_chip_link_latency(chip);
+    for (int t = 0; t < ROTOR_MAX_TENSORS; t++) {
+        out->w[t] = (double)info->bytes[t] * (double)m->tload[t] / rotor_chip_link_bw(chip);
+        out->dim[t] = m->tdim[t];
+    }
 }
 
 int64_t rotor_mesh_map_core(const rotor_mesh_map *m, int64_t core) {

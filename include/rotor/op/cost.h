@@ -20,7 +20,8 @@ typedef struct rotor_cost {
     double compute;    /* s: T * t_sub */
     double comm;       /* s: shifts between sub-tasks */
     double reduction;  /* s: reducing partial sums across rings */
-    double total;      /* s: compute + comm + reduction */
+    double total;      /* s: compute + comm + reduction - hidden */
+    double hidden;     /* s: shift time hidden under compute (a plan with overlap; else 0) */
 } rotor_cost;
 
 typedef struct rotor_cost_model rotor_cost_model;
@@ -63,6 +64,25 @@ double rotor_cost_v1_subtask(const rotor_expr *e, const rotor_chip *chip, const 
  * shift formula: the model's communication term, the emulator's exchange
  * time, the compiler's setup and its stages' moves all call it. */
 double rotor_cost_shift_s(const rotor_chip *chip, int64_t bytes, int64_t rounds);
+
+/* What one step's shift costs (docs/cost-model.md, "Overlap", "On a 2D
+ * mesh"): lat, and w[t] for a shift of tensor t; tensors of one dim[t]
+ * share links and add up, tensors of different dims move at once (a mesh's
+ * X and Y links); ROTOR_SHIFT_ALL adds to every dim.  All-to-all: every dim
+ * 0. */
+#define ROTOR_SHIFT_DIMS 2
+#define ROTOR_SHIFT_ALL ROTOR_SHIFT_DIMS /* a dim[t] that loads every dim's links */
+typedef struct rotor_shift_step {
+    double lat;
+    double w[ROTOR_MAX_TENSORS];
+    int dim[ROTOR_MAX_TENSORS];
+} rotor_shift_step;
+
+/* The plan's steps walked level by level in closed form: *comm, every
+ * step's shift time (the latency on steps where nothing moves); *exposed,
+ * what a plan with overlap leaves of it with sub-tasks of sub_s each. */
+void rotor_cost_shift_walk(const rotor_expr *e, const rotor_plan *p, const rotor_plan_info *info,
+                           const rotor_shift_step *ss, double sub_s, double *comm, double *exposed);
 
 /* The ring reduce-scatter of `bytes` over R = rings copies:
  * (R - 1) / R * bytes / beta + (R - 1) * alpha; 0 when R <= 1

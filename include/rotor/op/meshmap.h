@@ -38,6 +38,7 @@
 
 #include "rotor/base/chip.h"
 #include "rotor/base/error.h"
+#include "rotor/op/cost.h"
 #include "rotor/op/expr.h"
 #include "rotor/op/plan.h"
 
@@ -52,6 +53,8 @@ typedef struct rotor_mesh_map {
     /* the plan's mesh terms (seconds) and their geometry */
     double comm, reduction;
     int64_t hops, load;             /* over the rotating tensors */
+    int64_t tload[ROTOR_MAX_TENSORS]; /* each rotating tensor's busiest link (0: it does not rotate) */
+    int tdim[ROTOR_MAX_TENSORS];      /* ... and the mesh dimension its ring lies along */
     int64_t red_hops, red_load;     /* the output's reduction ring */
 } rotor_mesh_map;
 
@@ -60,6 +63,12 @@ typedef struct rotor_mesh_map {
  * rule); the chip must be a mesh. */
 rotor_status rotor_mesh_map_plan(const rotor_expr *e, const rotor_chip *chip, const rotor_plan *p,
                                  const rotor_plan_info *info, rotor_mesh_map *out, rotor_error *err);
+
+/* One step's shift terms of the laid-out plan (op/cost.h): hops x alpha,
+ * each rotating tensor's bytes times its busiest link's sends over beta,
+ * along its mesh dimension. */
+void rotor_mesh_map_step(const rotor_mesh_map *m, const rotor_plan_info *info, const rotor_chip *chip,
+                         rotor_shift_step *out);
 
 /* Whether F_op (naxes factors) has a layout on chip's mesh: some split of
  * its partitioned axes into X and Y whose products fit the width and the
