@@ -106,6 +106,7 @@ int rotor_plan_compare(const rotor_expr *e, const rotor_plan *x, const rotor_pla
             if (x->ft[t][a] != y->ft[t][a]) return x->ft[t][a] < y->ft[t][a] ? -1 : 1;
     for (int l = 0; l < e->naxes; l++)
         if (x->order[l] != y->order[l]) return x->order[l] < y->order[l] ? -1 : 1;
+    if (x->overlap != y->overlap) return x->overlap ? 1 : -1;
     return 0;
 }
 
@@ -216,6 +217,58 @@ static rotor_status derive_steps(const rotor_expr *e, const rotor_plan *p, rotor
     return ROTOR_OK;
 }
 
+/* A plan overlaps only where the chip's cores compute while their links
+ * move data, only if it has something to shift, and only its inputs: a
+ * run writes the output's partition, so a rotating output could leave only
+ * after the run (docs/cost-model.md, "Overlap").  And only rings of one
+ * digit (every shift steps the ring by one): the replay of rings that
+ * step by several digits was measured up to 6 % slower than the closed
+ * form (docs/cost-model.md says where). */
+static rotor_status check_overlap(const rotor_expr *e, const rotor_chip *chip, const rotor_plan *p,
+                                  rotor_plan_info *info, rotor_error *err) {
+    info->overlap = p->overlap;
+    if (!p->overlap) return ROTOR_OK;
+    if (!chip->compute_overlap)
+        return rotor_fail(err, ROTOR_ERR_INPUT,
+                          "plan: overlap needs a chip whose cores compute while their links move data "
+                          "(compute_overlap = 1); %s has 0",
+                          chip->name);
+    if (!info->rotates)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "plan: overlap needs a rotating tensor (some f_t > 1)");
+    if (info->ring_size[0] > 1)
+        return rotor_fail(err, ROTOR_ERR_INPUT,
+                          "plan: overlap needs the output %s in place (it rotates: its partial sums move only "
+                          "once a run has written them)",
+                          e->tensors[0].name);
+    for (int t = 1; t < e->ntensors; t++)
+        if (!rotor_plan_one_digit(e, p, t))
+            return rotor_fail(err, ROTOR_ERR_INPUT,
+                              "plan: overlap needs every ring to step one way: %s rotates along more than one "
+                              "axis or inside another tensor's ring",
+                              e->tensors[t].name);
+    return ROTOR_OK;
+}
+
+bool rotor_plan_one_digit(const rotor_expr *e, const rotor_plan *p, int t) {
+    int axes = 0;
+    for (int a = 0; a < e->naxes; a++) {
+        int64_t f = p->ft[t][a];
+        if (f <= 1) continue;
+        axes++;
+        for (int u = 0; u < e->ntensors; u++)
+            if (e->tensors[u].has_axis[a] && p->ft[u][a] > 1 && p->ft[u][a] < f) return false;
+    }
+    return axes <= 1;
+}
+
+bool rotor_plan_may_overlap(const rotor_expr *e, const rotor_chip *chip, const rotor_plan *p,
+                            const rotor_plan_info *info) {
+    if (!chip->compute_overlap || !info->rotates || info->ring_size[0] > 1) return false;
+    for (int t = 1; t < e->ntensors; t++)
+        if (!rotor_plan_one_digit(e, p, t)) return false;
+    return true;
+}
+
 /* Partitions and memory per core. */
 static rotor_status derive_memory(const rotor_expr *e, const rotor_chip *chip, const rotor_plan *p,
                                   rotor_plan_info *info, rotor_error *err) {
@@ -236,7 +289,17 @@ static rotor_status derive_memory(const rotor_expr *e, const rotor_chip *chip, c
         info->bytes[t] = bytes;
         if (!rotor_add_i64(mem, bytes, &mem)) return overflow(err, "memory per core");
     }
-    if (info->rotates) mem += chip->shift_buffer_bytes;
+    if (info->rotates) {
+        /* Overlap (docs/cost-model.md): a receive buffer for every rotating
+         * tensor, in place of the staging buffer B_buf, and never less than
+         * it, so that the search's memory floors (which add B_buf) hold. */
+        int64_t buf = 0;
+        for (int t = 0; p->overlap && t < e->ntensors; t++)
+            if (info->ring_size[t] > 1 && !rotor_add_i64(buf, info->bytes[t], &buf))
+                return overflow(err, "double buffers");
+        if (buf < chip->shift_buffer_bytes) buf = chip->shift_buffer_bytes;
+        if (!rotor_add_i64(mem, buf, &mem)) return overflow(err, "memory per core");
+    }
     info->memory = mem;
     if (mem > rotor_chip_sram(chip))
         return rotor_fail(err, ROTOR_ERR_NOFIT, "needs %lld bytes per core; the chip has %lld",
@@ -250,7 +313,7 @@ rotor_status rotor_plan_derive(const rotor_expr *e, const rotor_chip *chip, cons
     rotor_status st;
     if ((st = derive_cores(e, chip, p, info, err)) || (st = derive_rings(e, p, info, err)) ||
         (st = check_aligned(e, p, err)) || (st = derive_steps(e, p, info, err)) ||
-        (st = derive_memory(e, chip, p, info, err)))
+        (st = check_overlap(e, chip, p, info, err)) || (st = derive_memory(e, chip, p, info, err)))
         return st;
     for (int t = 0; t < e->ntensors; t++)
         info->shifts[t] = rotor_plan_shifts(e, info->steps, p->ft[t], p->order);

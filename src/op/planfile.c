@@ -46,6 +46,8 @@ cJSON *rotor_json_plan(const rotor_expr *e, const rotor_plan *p) {
     cJSON *order = cJSON_AddArrayToObject(o, "loop_order");
     for (int l = 0; l < e->naxes; l++)
         cJSON_AddItemToArray(order, cJSON_CreateString(e->axis_name[p->order[l]]));
+    /* written only when set: plans without it read and print as before */
+    if (p->overlap) cJSON_AddBoolToObject(o, "overlap", true);
     return o;
 }
 
@@ -55,6 +57,7 @@ cJSON *rotor_json_time(const rotor_cost *c) {
     cJSON_AddItemToObject(o, "communication_s", rotor_json_num(c->comm));
     cJSON_AddItemToObject(o, "reduction_s", rotor_json_num(c->reduction));
     cJSON_AddItemToObject(o, "total_s", rotor_json_num(c->total));
+    if (c->hidden != 0) cJSON_AddItemToObject(o, "hidden_s", rotor_json_num(c->hidden));
     return o;
 }
 
@@ -199,6 +202,10 @@ rotor_status rotor_json_read_plan(const cJSON *plan, const rotor_expr *e, const 
         if (a < 0) st = rotor_fail(err, ROTOR_ERR_INPUT, "%s: %s.loop_order[%d]: expected an axis name", path, where, l);
         else out->order[l] = a;
     }
+    const cJSON *ov = cJSON_GetObjectItemCaseSensitive(plan, "overlap");
+    if (!st && ov && !cJSON_IsBool(ov))
+        st = rotor_fail(err, ROTOR_ERR_INPUT, "%s: %s.overlap: expected true or false", path, where);
+    if (!st) out->overlap = cJSON_IsTrue(ov);
     return st;
 }
 

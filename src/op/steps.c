@@ -31,14 +31,21 @@ void search_leaf(worker *w) {
     ctx *c = w->c;
     w->st.plans++;
     rotor_plan_best_order(c->e, w->steps, w->plan.ft, w->bytes, w->plan.order);
-    rotor_candidate cand;
-    cand.plan = w->plan;
-    rotor_error err;
-    if (rotor_cost_plan(c->m, c->e, c->chip, &cand.plan, &cand.info, &cand.cost, &err)) return;
-    if (cand.info.memory > c->cap) return;
-    if (c->cons.max_padding > 0 && cand.info.padding_ratio > c->cons.max_padding) return;
-    if (w->seen) search_archive_add(w->seen, &cand);
-    search_offer(w, &cand);
+    /* On a chip whose cores compute while their links move data, each
+     * rotating plan also comes with double buffers (overlap): faster, and
+     * larger, so both may lie on the frontier. */
+    for (int ov = 0; ov < 2; ov++) {
+        rotor_candidate cand;
+        cand.plan = w->plan;
+        cand.plan.overlap = ov;
+        rotor_error err;
+        if (rotor_cost_plan(c->m, c->e, c->chip, &cand.plan, &cand.info, &cand.cost, &err)) return;
+        if (cand.info.memory > c->cap) return;
+        if (c->cons.max_padding > 0 && cand.info.padding_ratio > c->cons.max_padding) return;
+        if (w->seen) search_archive_add(w->seen, &cand);
+        search_offer(w, &cand);
+        if (!rotor_plan_may_overlap(c->e, c->chip, &cand.plan, &cand.info)) return;
+    }
 }
 
 /* Depth-first over tensors t..nt-1, each choosing its f_t vector axis by axis.

@@ -20,6 +20,11 @@ typedef struct rotor_plan {
     int64_t fop[ROTOR_MAX_AXES];                    /* F_op[a] */
     int64_t ft[ROTOR_MAX_TENSORS][ROTOR_MAX_AXES];  /* f_t^X[a]; 1 where X lacks a */
     int order[ROTOR_MAX_AXES];                      /* loop order, outermost first */
+    /* Shifts overlap compute: every rotating tensor has a second buffer, so
+     * a core receives its next partitions during the sub-tasks before
+     * (docs/cost-model.md, "Overlap").  Only on a chip with compute_overlap
+     * = 1, and only when some tensor rotates. */
+    bool overlap;
 } rotor_plan;
 
 /* Everything cost-model-v1.md derives from a plan ("Derived quantities"). */
@@ -38,6 +43,7 @@ typedef struct rotor_plan_info {
     int64_t memory;                          /* M: bytes per core, shift buffer included */
     int64_t shifts[ROTOR_MAX_TENSORS];       /* shifts(X), closed form */
     bool rotates;                            /* some f_t > 1: the shift buffer is reserved */
+    bool overlap;                            /* the plan's overlap: double buffers in memory */
     double padding_ratio;                    /* prod P_a / prod E_a (>= 1) */
 } rotor_plan_info;
 
@@ -46,6 +52,19 @@ typedef struct rotor_plan_info {
  * "f_t of B (4) does not divide its sharing degree P_B = 2". */
 rotor_status rotor_plan_derive(const rotor_expr *e, const rotor_chip *chip, const rotor_plan *p,
                                rotor_plan_info *info, rotor_error *err);
+
+/* Whether tensor t's ring has one digit: it rotates along at most one
+ * axis, and no other tensor along that axis has a factor between 1 and its
+ * own (place.c builds a ring's digits from that chain), so every shift
+ * steps its ring by one. */
+bool rotor_plan_one_digit(const rotor_expr *e, const rotor_plan *p, int t);
+
+/* Whether plan p (info derived without overlap) may also run with overlap
+ * on chip: the chip's cores compute while their links move data, some
+ * tensor rotates, the output does not, and every input's ring has one
+ * digit. */
+bool rotor_plan_may_overlap(const rotor_expr *e, const rotor_chip *chip, const rotor_plan *p,
+                            const rotor_plan_info *info);
 
 /* A plan with F_op = fop, every f_t = 1 and the identity loop order. */
 void rotor_plan_init(const rotor_expr *e, rotor_plan *p);
