@@ -124,9 +124,11 @@ rotor_status replay_init(replayer *r, const rotor_chip *chip, int64_t packet, ro
     r->last = malloc((size_t)r->n * sizeof *r->last);
     r->cur = malloc((size_t)r->n * sizeof *r->cur);
     r->inbox = calloc((size_t)r->n, sizeof *r->inbox);
+    r->gate = calloc((size_t)r->n, sizeof *r->gate);
+    r->prev = malloc((size_t)r->n * sizeof *r->prev);
     r->pairs = malloc((size_t)r->n * 2 * sizeof *r->pairs);
     r->places = malloc(REPLAY_PLACES * sizeof *r->places);
-    if (!r->last || !r->cur || !r->inbox || !r->pairs || !r->places) return rotor_nomem(err);
+    if (!r->last || !r->cur || !r->inbox || !r->gate || !r->prev || !r->pairs || !r->places) return rotor_nomem(err);
     if (chip->topology == ROTOR_TOPO_MESH && !(r->phys_buf = malloc((size_t)r->n * sizeof *r->phys_buf)))
         return rotor_nomem(err);
     return ROTOR_OK;
@@ -136,6 +138,10 @@ rotor_status replay_init(replayer *r, const rotor_chip *chip, int64_t packet, ro
 void replay_free(replayer *r, bool keep_sim) {
     for (int64_t c = 0; r->inbox && c < r->n; c++) free(r->inbox[c].v);
     free(r->inbox);
+    for (int64_t c = 0; r->gate && c < r->n; c++) free(r->gate[c].v);
+    free(r->gate);
+    free(r->prev);
+    free(r->scratch.v);
     exchange_cache_free(&r->xcache);
     for (int i = 0; i < r->nplaces; i++) {
         free(r->places[i].key);
@@ -202,9 +208,11 @@ static rotor_status replay_setup(replayer *r, int op, int64_t lo, int64_t cores,
     return ROTOR_OK;
 }
 
-/* Compute tasks of one run of `steps` sub-tasks on every core. */
+/* Compute tasks of one run of `steps` sub-tasks on every core.  With
+ * overlap, each core's inbox becomes its gate and its compute task before
+ * (none on the first run) its prev (replayer.h). */
 static rotor_status emit_run(replayer *r, int op, const rotor_expr *e, const int64_t *sub, int64_t cores,
-                             int64_t steps, int64_t sub_ps, int64_t sub_flops, rotor_error *err) {
+                             int64_t steps, int64_t sub_ps, int64_t sub_flops, int overlap, rotor_error *err) {
     int64_t dur, fl;
     rotor_sim_work w = {0};
     if (!rotor_mul_i64(steps, sub_ps, &dur) || !rotor_mul_i64(steps, sub_flops, &fl) ||
@@ -225,9 +233,15 @@ static rotor_status emit_run(replayer *r, int op, const rotor_expr *e, const int
             x.deps = deps;
             x.ndeps = 1;
         }
+        if (overlap) r->prev[c] = overlap > 1 ? r->cur[c] : -1;
         rotor_status st = rotor_sim_add_compute(r->sim, &x, &r->cur[c], err);
         if (st) return st;
         r->last[c] = r->cur[c];
+        if (overlap) {
+            idlist g = r->gate[c];
+            r->gate[c] = r->inbox[c];
+            r->inbox[c] = g;
+        }
     }
     for (int64_t i = 0; i < cores; i++) r->inbox[replay_at(r, i)].n = 0;
     return ROTOR_OK;
@@ -347,6 +361,33 @@ static rotor_status place_of(replayer *r, const rotor_expr *e, const rotor_plan 
     return ROTOR_OK;
 }
 
+/* One shift of a partition from core `from` to core c (chip cores) at a
+ * transition.  Without overlap it leaves when the sender has computed its
+ * run on it.  With overlap (docs/simulator.md, "Overlap") it leaves as soon
+ * as the sender has it (the arrivals its run waited for; its run before if
+ * nothing arrived) and the receiver's second buffer is free (the receiver's
+ * run before the current one has ended). */
+static rotor_status replay_shift(replayer *r, int op, int64_t from, int64_t c, int64_t bytes, int ov,
+                                 rotor_error *err) {
+    idlist *d = &r->scratch;
+    d->n = 0;
+    rotor_status st = ROTOR_OK;
+    if (!ov) {
+        st = replay_idlist_push(d, r->cur[from], err);
+    } else {
+        for (int64_t k = 0; k < r->gate[from].n && !st; k++) st = replay_idlist_push(d, r->gate[from].v[k], err);
+        if (!st && !r->gate[from].n && r->prev[from] >= 0) st = replay_idlist_push(d, r->prev[from], err);
+        if (!st && r->prev[c] >= 0) st = replay_idlist_push(d, r->prev[c], err);
+        if (!st && !d->n && r->barrier >= 0) st = replay_idlist_push(d, r->barrier, err);
+    }
+    if (st) return st;
+    int64_t id;
+    rotor_sim_transfer x = {.src = from, .dst = c, .bytes = bytes, .category = ROTOR_SIM_COMM, .op = op,
+                            .deps = d->v, .ndeps = (int)d->n};
+    st = replay_add_transfer(r, &x, &id, err);
+    return st ? st : replay_idlist_push(&r->inbox[c], id, err);
+}
+
 /* Sub-tasks, shifts and the reduction of one plan (expression e, plan p,
  * info) on cores r->core0 .. r->core0 + info->cores - 1 (replayer.h).  The
  * first run of a core waits for its inbox, else for r->barrier; r->last
@@ -366,30 +407,27 @@ rotor_status replay_tiles(replayer *r, int op, const rotor_expr *e, const rotor_
     int64_t i_old[ROTOR_MAX_AXES], i_new[ROTOR_MAX_AXES];
     rotor_place_loop(pl, 0, i_old);
     int64_t run = 1;
+    int ov = info->overlap; /* 0: none; 1: before the first run; 2: after it */
     for (int64_t s = 1; s < info->total_steps && !st; s++) {
         rotor_place_loop(pl, s, i_new);
         bool any = false;
         for (int t = 0; t < e->ntensors && !any; t++) any = rotor_place_changes(pl, t, i_old, i_new);
         if (any) {
-            st = emit_run(r, op, e, info->sub_task, cores, run, sub_ps, sub_flops, err);
+            st = emit_run(r, op, e, info->sub_task, cores, run, sub_ps, sub_flops, ov, err);
             run = 0;
+            ov += ov == 1;
             for (int t = 0; t < e->ntensors && !st; t++) {
                 if (!rotor_place_changes(pl, t, i_old, i_new)) continue;
                 for (int64_t c = 0; c < cores && !st; c++) {
                     int64_t from = rotor_place_sender(pl, t, c, i_old, i_new, false);
-                    if (from == c) continue;
-                    int64_t deps[1] = {r->cur[replay_at(r, from)]}, id;
-                    rotor_sim_transfer x = {.src = replay_at(r, from), .dst = replay_at(r, c), .bytes = info->bytes[t],
-                                            .category = ROTOR_SIM_COMM, .op = op, .deps = deps, .ndeps = 1};
-                    st = replay_add_transfer(r, &x, &id, err);
-                    if (!st) st = replay_idlist_push(&r->inbox[replay_at(r, c)], id, err);
+                    if (from != c) st = replay_shift(r, op, replay_at(r, from), replay_at(r, c), info->bytes[t], ov, err);
                 }
             }
         }
         run++;
         memcpy(i_old, i_new, sizeof i_old);
     }
-    if (!st) st = emit_run(r, op, e, info->sub_task, cores, run, sub_ps, sub_flops, err);
+    if (!st) st = emit_run(r, op, e, info->sub_task, cores, run, sub_ps, sub_flops, ov, err);
     ids[1] = rotor_sim_task_count(r->sim);
     if (!st) st = replay_reduction(r, op, pl, i_old, err);
     return st;

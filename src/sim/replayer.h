@@ -121,6 +121,11 @@ typedef struct replayer {
     int64_t *last;       /* per core: its last task of the current operator */
     int64_t *cur;        /* per core: its compute task of the current run */
     idlist *inbox;       /* per core: transfers the next run waits for */
+    /* a plan with overlap (op/plan.h): per core, what its current run waited
+     * for (its partitions' arrivals) and its compute task of the run before */
+    idlist *gate;
+    int64_t *prev;
+    idlist scratch;      /* a transfer's dependencies */
     idlist finals;       /* the barrier's dependencies */
     int64_t *pairs;      /* reduction grouping: (key, core) pairs */
     int64_t packet;      /* > 0: transfers move in chained packets of at most this many bytes */
