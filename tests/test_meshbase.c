@@ -16,7 +16,10 @@
 
 /* A w x h mesh chip with round figures: links of 4 GB/s (250 ps a byte),
  * latency_ns per hop, FP16, and a matrix rate of 8.192e10 FLOP/s per core,
- * so that a 16 x 16 x 16 tile (8,192 FLOPs, cost model v1) takes 100 ns. */
+ * so that a 16 x 16 x 16 tile (8,192 FLOPs, cost model v1) takes 100 ns.
+ * Its cores compute or exchange, as ipu-mk2's (compute_overlap = 0);
+ * overlapping() is the same chip with cores that compute while their links
+ * move data. */
 static rotor_chip mesh_chip(int64_t w, int64_t h, double latency_ns) {
     rotor_chip c = mk2();
     c.cores_per_chip = w * h;
@@ -28,6 +31,12 @@ static rotor_chip mesh_chip(int64_t w, int64_t h, double latency_ns) {
     c.matrix_tflops = 8.192e10 * (double)(w * h) / 1e12;
     rotor_error err = {{0}};
     cr_assert_eq(rotor_chip_validate(&c, &err), ROTOR_OK, "%s", err.msg);
+    return c;
+}
+
+static rotor_chip overlapping(int64_t w, int64_t h, double latency_ns) {
+    rotor_chip c = mesh_chip(w, h, latency_ns);
+    c.compute_overlap = 1;
     return c;
 }
 
@@ -96,10 +105,11 @@ Test(meshbase, cannon_with_latency_lies_between_its_chain_and_the_prediction) {
 /* m = k = n = 64 on 4 x 4: 4 panels of 16, owned by column (row) t.  Panel
  * t's multicast along a row takes max(t, 3 - t) hops (3, 2, 2, 3) * 10 ns
  * plus 128 ns; a line's multicasts go one after another, panel t after
- * panel t - 2's compute (double buffering).  By hand: multicasts end at
- * 158, 306, 454, 612 ns; computes at 258, 406, 554, 712 ns. */
+ * panel t - 2's compute (double buffering, on a chip whose cores compute
+ * while their links move data).  By hand: multicasts end at 158, 306, 454,
+ * 612 ns; computes at 258, 406, 554, 712 ns. */
 Test(meshbase, summa_on_4x4_streams_4_panels_behind_their_multicasts) {
-    rotor_chip chip = mesh_chip(4, 4, 10);
+    rotor_chip chip = overlapping(4, 4, 10);
     rotor_meshbase_result r = run(&chip, ROTOR_MESHBASE_SUMMA, GEMM, "m=64,k=64,n=64", (rotor_meshbase_grid){4, 4, 1, false});
     cr_assert_eq(ps(r.simulated_s), 712000);
     cr_assert_eq(ps(r.predicted_s), 712000);
@@ -115,11 +125,23 @@ Test(meshbase, summa_on_4x4_streams_4_panels_behind_their_multicasts) {
     cr_assert_eq(r.sram_bytes, 7 * 512);
 }
 
+/* The same where cores compute or exchange: one panel buffer, and panel t's
+ * multicast after panel t - 1's compute.  By hand: multicasts end at 158,
+ * 406 (258 + 148), 654, 912 ns; computes at 258, 506, 754, 1,012 ns. */
+Test(meshbase, summa_without_overlap_sends_each_panel_after_the_last_compute) {
+    rotor_chip chip = mesh_chip(4, 4, 10);
+    rotor_meshbase_result r = run(&chip, ROTOR_MESHBASE_SUMMA, GEMM, "m=64,k=64,n=64", (rotor_meshbase_grid){4, 4, 1, false});
+    cr_assert_eq(ps(r.simulated_s), 1012000);
+    cr_assert_eq(ps(r.predicted_s), 1012000);
+    cr_assert_eq(r.broadcasts, 32);
+    cr_assert_eq(r.sram_bytes, 5 * 512);
+}
+
 /* A 2 x 4 grid splits K into 4 columns of A's blocks and 2 rows of B's:
  * the panels are where they meet, 4 of 16; rows' multicasts 4 cores wide,
  * columns' 2 tall. */
 Test(meshbase, summa_panels_are_where_a_column_block_meets_a_row_block) {
-    rotor_chip chip = mesh_chip(4, 4, 0);
+    rotor_chip chip = overlapping(4, 4, 0);
     rotor_meshbase_result r = run(&chip, ROTOR_MESHBASE_SUMMA, GEMM, "m=32,k=64,n=64", (rotor_meshbase_grid){2, 4, 1, false});
     cr_assert_eq(r.steps, 4);
     cr_assert_eq(r.tile[0], 16);
@@ -327,12 +349,13 @@ static rotor_meshbase_compare compare(const rotor_chip *chip, const char *text, 
 /* m = k = n = 64 on 4 x 4 at 10 ns a hop.  rotor's plan: F_op m=4 n=4,
  * each core's 16 rows of A and 16 columns of B (16 x 64 each, replicated 4
  * times) and its 16 x 16 of C, 4,608 bytes: one 16 x 64 x 16 sub-task of
- * 4 tiles, 400 ns, nothing moves.  SUMMA 712 ns and Cannon 1,130 ns
- * (predicted 1,150) as worked above; the GEMV does not apply.  Compiled
+ * 4 tiles, 400 ns, nothing moves.  SUMMA 1,012 ns (one panel buffer: this
+ * chip's cores compute or exchange) and Cannon 1,130 ns (predicted 1,150)
+ * as worked above; the GEMV does not apply.  Compiled
  * with its inputs in the even layout, the program's plan is F_op m=2 k=2
  * n=4: 400 ns of compute and the reduction over k, 1 KiB of C halved over
  * one hop (128 + 10 ns), after a setup of 592 ns (the exchange's schedule,
- * rotor_mesh_exchange): 1,130 ns, slower than SUMMA's 712. */
+ * rotor_mesh_exchange): 1,130 ns, slower than SUMMA's 1,012. */
 Test(meshbase, compare_on_4x4_puts_rotors_plan_beside_summa_and_cannon) {
     rotor_chip chip = mesh_chip(4, 4, 10);
     rotor_meshbase_compare c = compare(&chip, GEMM, "m=64,k=64,n=64", true);
@@ -343,7 +366,7 @@ Test(meshbase, compare_on_4x4_puts_rotors_plan_beside_summa_and_cannon) {
     cr_assert_eq(ps(c.predicted_s), 400000);
     cr_assert_eq(ps(c.simulated_s), 400000);
     cr_assert_eq(c.base[ROTOR_MESHBASE_SUMMA].status, ROTOR_OK);
-    cr_assert_eq(ps(c.base[ROTOR_MESHBASE_SUMMA].res.simulated_s), 712000);
+    cr_assert_eq(ps(c.base[ROTOR_MESHBASE_SUMMA].res.simulated_s), 1012000);
     cr_assert_eq(c.base[ROTOR_MESHBASE_SUMMA].res.grid.p, 4);
     cr_assert_eq(ps(c.base[ROTOR_MESHBASE_CANNON].res.simulated_s), 1130000);
     cr_assert_eq(ps(c.base[ROTOR_MESHBASE_CANNON].res.predicted_s), 1150000);
@@ -366,8 +389,9 @@ Test(meshbase, compare_on_4x4_puts_rotors_plan_beside_summa_and_cannon) {
  * 64 elements reduced over the 4 k-cores, 3/4 of 128 B, 24 ns: 1,624 ns.
  * The GEMV baseline on 4 x 4: the vector's 128 B pieces down the columns
  * (32 ns), the same 1,600 ns, 3 ring rounds of 32 B along the rows (24
- * ns): 1,656 ns.  SUMMA cannot split m: 1 x 4, 4 panels of 1,600 ns after
- * the first 128 B multicast, 6,432 ns; Cannon 1 x 1, one core's 256 tiles,
+ * ns): 1,656 ns.  SUMMA cannot split m: 1 x 4, 4 panels of 1,600 ns, each
+ * after its 128 B multicast (32 ns; one panel buffer), 6,528 ns; Cannon 1 x
+ * 1, one core's 256 tiles,
  * 25,600 ns.  Compiled, the vector's 24 ns gather comes first: 1,648 ns. */
 Test(meshbase, compare_of_a_gemv_on_4x4_runs_all_three_and_rotor_is_fastest) {
     rotor_chip chip = mesh_chip(4, 4, 0);
@@ -379,7 +403,7 @@ Test(meshbase, compare_of_a_gemv_on_4x4_runs_all_three_and_rotor_is_fastest) {
     cr_assert_eq(ps(c.simulated_s), 1624000);
     cr_assert_eq(c.map.red_hops, 2); /* the folded ring of 4 along a row */
     cr_assert_eq(ps(c.base[ROTOR_MESHBASE_GEMV].res.simulated_s), 1656000);
-    cr_assert_eq(ps(c.base[ROTOR_MESHBASE_SUMMA].res.simulated_s), 6432000);
+    cr_assert_eq(ps(c.base[ROTOR_MESHBASE_SUMMA].res.simulated_s), 6528000);
     cr_assert_eq(c.base[ROTOR_MESHBASE_SUMMA].res.grid.p, 1);
     cr_assert_eq(ps(c.base[ROTOR_MESHBASE_CANNON].res.simulated_s), 25600000);
     cr_assert_eq(c.applied, 3);
@@ -389,23 +413,32 @@ Test(meshbase, compare_of_a_gemv_on_4x4_runs_all_three_and_rotor_is_fastest) {
     cr_assert_eq(c.faster_than_compiled, 0);
 }
 
-/* Where rotor loses (docs/mesh.md): 2048^3 on 16 x 16.  No plan fits
- * without rotating: rotor's best is F_op m=2 k=8 n=16 at 98.7 % of the
- * SRAM, 819.2 us of compute and 7 shifts of C's 32 KiB around the 8
- * k-cores (8.192 us each), each after its step's compute (T10's
- * compute-shift): 876.544 us.  SUMMA 16 x 16 does the same compute in 16
- * panels and hides all but the first 32 KiB multicast behind it (double
- * buffered): 819.2 + 8.192 = 827.392 us.  Counted in faster. */
-Test(meshbase, compare_counts_summa_faster_where_rotors_shifts_do_not_overlap_compute) {
+/* 2048^3 on 16 x 16 (docs/mesh.md).  No plan fits without rotating.
+ * Where cores compute or exchange, rotor's best is F_op m=2 k=8 n=16 at
+ * 98.7 % of the SRAM: 819.2 us of compute and 7 shifts of C's 32 KiB around
+ * the 8 k-cores (8.192 us each), each after its step's compute (T10's
+ * compute-shift), 876.544 us; SUMMA 16 x 16 does the same compute in 16
+ * panels of 51.2 us, each after its 8.192 us multicast: 950.272 us.  Where
+ * cores compute while links move data, rotor's plan shifts during the step
+ * before (overlap: 102.4 us of compute hide each 8.192 us shift), 819.2 us,
+ * and SUMMA hides all but its first multicast, 827.392 us. */
+Test(meshbase, compare_of_2048_cubed_on_16x16_with_and_without_overlap, .timeout = 60) {
     rotor_chip chip = mesh_chip(16, 16, 0);
     rotor_meshbase_compare c = compare(&chip, GEMM, "m=2048,k=2048,n=2048", false);
     cr_assert_eq(ps(c.rotor.cost.compute), 819200000);
     cr_assert_eq(ps(c.rotor.cost.comm), 7 * 8192000);
     cr_assert_eq(ps(c.simulated_s), 819200000 + 7 * 8192000);
-    cr_assert_eq(ps(c.base[ROTOR_MESHBASE_SUMMA].res.simulated_s), 819200000 + 8192000);
-    cr_assert_eq(c.faster, 1);
+    cr_assert_eq(ps(c.base[ROTOR_MESHBASE_SUMMA].res.simulated_s), 16 * (51200000 + 8192000));
+    cr_assert_eq(c.faster, 0);
     cr_assert_eq(c.compiled.simulated_s, 0); /* without with_setup */
     cr_assert_eq(c.faster_than_compiled, 0);
+    chip = overlapping(16, 16, 0);
+    c = compare(&chip, GEMM, "m=2048,k=2048,n=2048", false);
+    cr_assert(c.rotor.plan.overlap);
+    cr_assert_eq(ps(c.rotor.cost.total), 819200000);
+    cr_assert_eq(ps(c.simulated_s), 819200000);
+    cr_assert_eq(ps(c.base[ROTOR_MESHBASE_SUMMA].res.simulated_s), 819200000 + 8192000);
+    cr_assert_eq(c.faster, 0);
 }
 
 Test(meshbase, compare_refuses_an_all_to_all_chip_and_what_is_not_a_gemm) {

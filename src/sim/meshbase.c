@@ -256,14 +256,17 @@ static int64_t panel_end(int64_t k0, int64_t bq, int64_t bp, int64_t K) {
 
 /* The recurrence of SUMMA's broadcast streams and computes (uniform over the
  * grid, so exact on an idle mesh): a line's multicast t waits for its
- * multicast t - 1 and for compute t - 2; compute t for compute t - 1 and
- * both of panel t's multicasts. */
+ * multicast t - 1 and for compute t - 2 (double-buffered, where cores
+ * compute while links move data: compute_overlap = 1), else for compute
+ * t - 1 into one panel buffer; compute t for compute t - 1 and both of
+ * panel t's multicasts. */
 static bool summa_plan(const mb_ctx *c, const rotor_meshbase_grid *g, double bound, mb_plan *o) {
     int64_t M = c->gm.ext[RM], K = c->gm.ext[RK], N = c->gm.ext[RN], p = g->p, q = g->q;
     if (g->pk != 1 || !all_busy(M, p) || !all_busy(N, q)) return false;
     int64_t tm = cdiv(M, p), tn = cdiv(N, q), bq = cdiv(K, q), bp = cdiv(K, p), w = min64(min64(bq, bp), K);
     *o = (mb_plan){.g = *g, .tile = {tm, w, tn}};
-    int64_t a[5] = {tm, bp, tm, q > 1 ? 2 * tm : 0, p > 1 ? 2 * w : 0}, b[5] = {bq, tn, tn, w, tn};
+    int64_t nbuf = c->chip->compute_overlap ? 2 : 1;
+    int64_t a[5] = {tm, bp, tm, q > 1 ? nbuf * tm : 0, p > 1 ? nbuf * w : 0}, b[5] = {bq, tn, tn, w, tn};
     o->sram = words_bytes(c->elem, 5, a, b);
     if (o->sram > rotor_chip_sram(c->chip) || tile_s(c, tm, K, tn) > bound) {
         o->predicted = INFINITY; /* over the SRAM, or its compute alone is no better */
@@ -274,8 +277,9 @@ static bool summa_plan(const mb_ctx *c, const rotor_meshbase_grid *g, double bou
         k1 = panel_end(k0, bq, bp, K);
         int64_t ca = k0 / bq, rb = k0 / bp;
         double ct = tile_s(c, tm, k1 - k0, tn), bytes = (double)(k1 - k0) * (double)c->elem;
-        if (q > 1) aend = fmax(aend, c2) + xfer_s(c, max64(ca, q - 1 - ca), bytes * (double)tm);
-        if (p > 1) bend = fmax(bend, c2) + xfer_s(c, max64(rb, p - 1 - rb), bytes * (double)tn);
+        double free_at = c->chip->compute_overlap ? c2 : c1; /* the panel buffer's last compute */
+        if (q > 1) aend = fmax(aend, free_at) + xfer_s(c, max64(ca, q - 1 - ca), bytes * (double)tm);
+        if (p > 1) bend = fmax(bend, free_at) + xfer_s(c, max64(rb, p - 1 - rb), bytes * (double)tn);
         c2 = c1;
         c1 = fmax(c1, fmax(aend, bend)) + ct;
         o->compute += ct;
@@ -287,7 +291,8 @@ static bool summa_plan(const mb_ctx *c, const rotor_meshbase_grid *g, double bou
 }
 
 /* Panel t's multicast along grid row `line` (col: along column `line`), after
- * the line's last multicast *last and the line's computes c2 (panel t - 2). */
+ * the line's last multicast *last and the line's computes c2 (the panel
+ * buffer's last use: panel t - 2, or t - 1 without overlap). */
 static rotor_status summa_line(mb_ctx *c, const mb_plan *pl, bool col, int64_t line, int64_t root, int64_t bytes,
                                const int64_t *c2, int64_t *last, rotor_error *err) {
     int64_t len = col ? pl->g.p : pl->g.q;
@@ -317,8 +322,9 @@ static rotor_status summa_build(mb_ctx *c, const mb_plan *pl, rotor_error *err) 
             st = rotor_fail(err, ROTOR_ERR_INPUT, "a panel's bytes leave int64");
             break;
         }
-        for (int64_t i = 0; i < p && q > 1 && !st; i++) st = summa_line(c, pl, false, i, k0 / bq, ba, c2, &lasta[i], err);
-        for (int64_t j = 0; j < q && p > 1 && !st; j++) st = summa_line(c, pl, true, j, k0 / bp, bb, c2, &lastb[j], err);
+        const int64_t *used = c->chip->compute_overlap ? c2 : c1;
+        for (int64_t i = 0; i < p && q > 1 && !st; i++) st = summa_line(c, pl, false, i, k0 / bq, ba, used, &lasta[i], err);
+        for (int64_t j = 0; j < q && p > 1 && !st; j++) st = summa_line(c, pl, true, j, k0 / bp, bb, used, &lastb[j], err);
         for (int64_t i = 0; i < p && !st; i++)
             for (int64_t j = 0; j < q && !st; j++) {
                 int nd = 0;
