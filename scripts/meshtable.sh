@@ -3,6 +3,8 @@
 # plan and the mesh baselines of ten GEMMs and GEMVs on ipu-mk2's numbers cut
 # to a 32 x 32 mesh, simulated, at each per-hop latency given (ns).
 # Usage: scripts/meshtable.sh [ROTOR [LATENCY...]]   (default build/rotor 0 1 9)
+# OVERLAP=1 in the environment sets compute_overlap=1 (docs/cost-model.md,
+# "Overlap"): cores compute while their links move data.
 # Prints one markdown table per latency; each cell is the simulated time in us
 # and the grid (rotor: F_op m,k,n).  Runs `rotor simulate --baseline all`.
 set -u
@@ -12,6 +14,7 @@ rotor=${1:-build/rotor}
 shapes="512,512,512 2048,2048,2048 4096,4096,4096 32,4096,4096 128,4096,4096 128,8192,1024
 1,4096,4096 1,8192,1024 1,1024,8192 4096,4096,1"
 mesh="--set cores_per_chip=1024 --set topology=mesh --set mesh_width=32 --set mesh_height=32"
+mesh="$mesh --set compute_overlap=${OVERLAP:-0}"
 for lat in "$@"; do
     echo "Per-hop latency $lat ns (\`--set link_latency_ns=$lat\`):"
     echo
