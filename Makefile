@@ -5,7 +5,8 @@
 #   make run        the main demo: plan the T10 benchmark MatMul on ipu-mk2
 #   make bench      search and simulator benchmarks (figures go to docs/performance.md)
 #   make check-layers  a lower pipeline stage never includes a higher one (run by make test)
-#   make SAN=1 test the unit tests and CLI_SAN under ASan+UBSan (objects in build/san/)
+#   make SAN=1 test the unit tests and CLI_SAN under ASan+UBSan (objects in build/san/; the
+#                   repository checks run in the plain build only)
 #   make CC=clang   any of the above with clang
 #   make fuzz       libFuzzer harnesses, FUZZ_S seconds each (default 60; docs/fuzzing.md)
 
@@ -27,6 +28,17 @@ DEBUG   := -g1
 # -fsanitize=undefined; issue 19: a plan file's 1e300 once reached a cast),
 # every finding fatal.
 SANFLAGS := -fsanitize=address,undefined,float-cast-overflow -fno-omit-frame-pointer -fno-sanitize-recover=all
+# The sanitizer binaries are linked position-dependent, with gcc's sanitizer
+# runtimes linked in (clang links its own so already).  Criterion starts
+# each test in a fresh exec of build/san/test_rotor, and the CLI suites run
+# build/san/rotor hundreds of times: a PIE would apply some 300,000
+# relocations at every start (the instrumented globals' descriptors) and the
+# shared runtime look up its interceptors, a fifth of a short test's CPU
+# (docs/performance.md, "CI").  The instrumentation is the same.
+SANLDFLAGS := -no-pie
+ifneq ($(notdir $(CC)),clang)
+SANLDFLAGS += -static-libasan -static-libubsan
+endif
 ifeq ($(notdir $(CC)),clang)
 # clang's instrumentation keeps the emulator's `#pragma omp simd` loops from
 # vectorising, which is only a hint: not an error under the sanitizers.
@@ -53,7 +65,7 @@ endif
 
 CFLAGS  := -std=c17 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
            $(OPT) $(DEBUG) -fopenmp -Iinclude -Isrc -MMD -MP $(SANFLAGS) $(EXTRA_CFLAGS)
-LDFLAGS := -fopenmp $(SANFLAGS)
+LDFLAGS := -fopenmp $(SANFLAGS) $(SANLDFLAGS)
 LDLIBS  := -lcjson -lprotobuf-c -lm
 
 # The ONNX schema Debian ships (libonnx-dev).  protoc-c turns it into C at build
@@ -68,7 +80,8 @@ GEN_OBJ  := $(GEN)/onnx.pb-c.o
 STAGES   := base op model compile sim hbm run pipeline
 LIB_SRC  := $(wildcard $(STAGES:%=src/%/*.c))
 CLI_SRC  := $(wildcard src/cli/*.c)
-TEST_SRC := $(wildcard tests/test_*.c)
+# tests/criterion_git.c defers Criterion's libgit2 to its first string diff
+TEST_SRC := $(wildcard tests/test_*.c) tests/criterion_git.c
 BENCH_SRC := $(wildcard bench/*.c)
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 
@@ -159,27 +172,48 @@ $(ONNXGEN): $(BUILD)/tools/onnxgen.o $(GEN_OBJ)
 $(BUILD)/tests/%.o: tests/%.c | deps-test
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
+ifeq ($(SAN),1)
+# Under the sanitizers the tests' own code is built at -O0 (the last -O
+# wins): it compiles in half the time of -O1 (40 s of CPU against 76 s for
+# tests/), and the suite's time is the library's, which stays at -O1.
+$(BUILD)/tests/%.o: CFLAGS += -O0
+endif
 
 # A lower pipeline stage never includes a higher one (docs/architecture.md).
 check-layers:
 	@sh scripts/check-layers.sh
 
-# make test = make test-unit, then the CLI scripts (tests/cli*.sh) on build/rotor.
-# Both run two jobs at a time (CI has 2 cores), and a job's search runs
-# OpenMP threads: OMP_WAIT_POLICY=passive lets a thread that waits sleep
-# rather than spin on the core the other job needs (it cost the unit suite a
+# make test = the Criterion suite, then the repository checks and the CLI
+# scripts (tests/cli*.sh) on build/rotor; make test-unit = the suite and the
+# repository checks.  Everything runs two jobs at a time (CI has 2 cores):
+# the suite's --jobs 2, then tests/run-cli.sh's two scripts at a time (the
+# repository checks are one process each and share the cores with the CLI
+# suites rather than run one after the other).  A job's search runs OpenMP
+# threads: OMP_WAIT_POLICY=passive lets a thread that waits sleep rather
+# than spin on the core the other job needs (it cost the unit suite a
 # quarter of its CPU).  It changes no result: the search merges its threads'
 # results in thread order.
-# test-unit alone (the Criterion suite and the repository checks) needs neither
-# rotor nor onnxgen (make CC=clang SAN=1 test-unit runs the suite under clang's
-# sanitizers; CI runs make test and make SAN=1 test, docs/build.md).
-test-unit: check-layers $(TESTS)
-	@[ -d ../shared/onnx ] || echo "make test: ../shared/onnx is absent (a clone without the project's shared files): the $$(grep -c "need(SHARED" tests/test_onnx.c) onnx tests of its real and bad files are skipped"
-	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp OMP_WAIT_POLICY=passive $(TESTS) --jobs 2
-	@sh tests/layers.sh
-	@sh tests/tree.sh
-	@TESTS=$(TESTS) sh tests/fresh.sh
-	@BUILD=$(BUILD) CC="$(CC)" sh tests/exports.sh
+# test-unit needs neither rotor nor onnxgen (make CC=clang SAN=1 test-unit
+# runs the suite under clang's sanitizers; CI runs make test and make SAN=1
+# test, docs/build.md).
+# The repository checks (check-layers and tests/layers.sh, tree.sh, fresh.sh,
+# exports.sh) read the source tree, the Makefile and the library's symbol
+# names, which a sanitizer build does not change: they run in the plain
+# build, and SAN=1 runs the suite and the CLI suites only.
+ifeq ($(SAN),1)
+REPO_CHECKS :=
+else
+REPO_CHECKS := tests/layers.sh tests/tree.sh tests/fresh.sh tests/exports.sh
+endif
+define UNIT_RUN
+@[ -d ../shared/onnx ] || echo "make test: ../shared/onnx is absent (a clone without the project's shared files): the $$(grep -c "need(SHARED" tests/test_onnx.c) onnx tests of its real and bad files are skipped"
+LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp OMP_WAIT_POLICY=passive $(TESTS) --jobs 2
+endef
+# what the repository checks read: the suite (fresh.sh), the objects (exports.sh)
+CHECK_ENV := TESTS=$(TESTS) BUILD=$(BUILD) CC="$(CC)"
+test-unit: $(if $(REPO_CHECKS),check-layers) $(TESTS)
+	$(UNIT_RUN)
+	$(if $(REPO_CHECKS),@$(CHECK_ENV) sh tests/run-cli.sh $(REPO_CHECKS))
 
 # The CLI suites: every one in the plain build.  The sanitizer build runs a
 # representative subset, CLI_SAN: tests/cli.sh runs every subcommand, its
@@ -195,8 +229,9 @@ CLI_RUN := $(CLI_SAN)
 else
 CLI_RUN := $(CLI_ALL)
 endif
-test: test-unit $(ROTOR) $(ONNXGEN)
-	@ROTOR=$(ROTOR) ONNXGEN=$(ONNXGEN) OMP_WAIT_POLICY=passive sh tests/run-cli.sh $(CLI_RUN)
+test: $(if $(REPO_CHECKS),check-layers) $(TESTS) $(ROTOR) $(ONNXGEN)
+	$(UNIT_RUN)
+	@ROTOR=$(ROTOR) ONNXGEN=$(ONNXGEN) $(CHECK_ENV) OMP_WAIT_POLICY=passive sh tests/run-cli.sh $(REPO_CHECKS) $(CLI_RUN)
 
 run: $(ROTOR)
 	$(ROTOR) plan --expr 'C[m,n] += A[m,k] * B[k,n]' --dim m=32,k=5120,n=15360 --chip ipu-mk2 --format t10

@@ -1,22 +1,27 @@
 #!/bin/sh
-# run-cli.sh SCRIPT...: runs the CLI test scripts for `make test`, CLI_JOBS
-# at a time (default 2, CI's cores), each into its own log.  As each script
+# run-cli.sh SCRIPT...: runs the CLI test scripts and the repository checks
+# (tests/layers.sh, ...) for `make test`, CLI_JOBS at a time (default 2,
+# CI's cores), each into its own log.  As each script
 # finishes, its log is printed whole, with the seconds it took, so a
 # person watching `make test` sees every suite's result line when it is
 # known (the logs of two scripts never interleave: one print at a time,
 # under flock).  Fails if any script failed, naming it again at the end.
 # The scripts are independent (each works in its own mktemp directory), and
 # most of their time is one process at a time, so two at once take about
-# half as long.  Needs ROTOR and ONNXGEN in the environment.
+# half as long.  The CLI scripts need ROTOR and ONNXGEN in the environment,
+# the repository checks TESTS, BUILD and CC (the Makefile sets them).
 set -u
 jobs=${CLI_JOBS:-2}
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-# The longest scripts start first (measured on CI's 2 cores: cli_docs,
-# cli_run and cli_compile in the plain build, cli_compile and cli_simulate
-# under ASan), so that no long one starts last and runs alone at the end;
-# the rest follow in the order given.
-first="cli_docs.sh cli_run.sh cli_compile.sh cli_simulate.sh cli_schedule_sim.sh cli_onnx.sh"
+# The longest scripts start first (CPU seconds measured on the 2-core
+# machine, 2026-11-29: cli_run 96, cli_docs 43, cli_report 30, cli_onnx 21,
+# then cli_schedule_sim, cli_simulate, cli_explore, cli_compile at 12-16 in
+# the plain build; under ASan cli_run 41, cli 34, cli_verify 25, cli_schedule
+# 21, cli_onnx 19), so that no long one starts last and runs alone at the
+# end; the rest follow in the order given.
+first="cli_run.sh cli_docs.sh cli_report.sh cli.sh cli_verify.sh cli_onnx.sh cli_schedule.sh cli_schedule_sim.sh
+       cli_simulate.sh cli_explore.sh cli_compile.sh"
 i=0
 for t in "$@"; do
     i=$((i + 1))
@@ -37,7 +42,7 @@ xargs -P "$jobs" -L 1 sh -c '
     rc=$?
     echo $rc >"$RUNCLI_DIR/$1.rc"
     e=$(date +%s)
-    flock "$RUNCLI_DIR/lock" sh -c "echo \"ROTOR=\$ROTOR sh $2\"; cat \"$RUNCLI_DIR/$1.log\"; \
+    flock "$RUNCLI_DIR/lock" sh -c "echo \"\${ROTOR:+ROTOR=\$ROTOR }sh $2\"; cat \"$RUNCLI_DIR/$1.log\"; \
         echo \"run-cli: $2: exit $rc, $((e - s)) s\""
 ' sh <"$dir/list"
 status=0
