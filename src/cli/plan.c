@@ -125,11 +125,12 @@ static void print_table(const rotor_expr *e, const rotor_chip *chip, const char 
     print_mesh_layout(e, chip, b);
     printf("\n  memory/core %lld B of %lld (%.1f%%)%s\n", (long long)in->memory, (long long)rotor_chip_sram(chip),
            100.0 * (double)in->memory / (double)rotor_chip_sram(chip),
-           in->rotates ? ", shift buffer included" : "");
+           in->overlap ? ", second buffers included (overlap)" : in->rotates ? ", shift buffer included" : "");
     printf("\npredicted time\n");
     printf("  compute        %12.6f us\n", b->cost.compute * 1e6);
     printf("  communication  %12.6f us\n", b->cost.comm * 1e6);
     printf("  reduction      %12.6f us\n", b->cost.reduction * 1e6);
+    if (b->plan.overlap) printf("  hidden         %12.6f us   (shifts under compute: overlap)\n", -b->cost.hidden * 1e6);
     printf("  total          %12.6f us\n", b->cost.total * 1e6);
     if (r->npareto > 0) {
         printf("\nPareto frontier (time vs memory per core), %d plans\n", r->npareto);

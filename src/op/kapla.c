@@ -127,22 +127,37 @@ typedef struct kapla {
 /* Plan p (F_op and f_t; its order is set here to the best one) checked and
  * costed by the model.  False when invalid.  A valid plan within cap0 and
  * the constraints joins the front and may become the best. */
-static bool cost_of(kapla *k, rotor_plan *p, rotor_candidate *c) {
-    rotor_error err;
-    k->st.plans++;
-    if (rotor_plan_derive(k->e, &k->roomy, p, &c->info, &err)) return false;
-    rotor_plan_best_order(k->e, c->info.steps, p->ft, c->info.bytes, p->order);
-    c->plan = *p;
-    if (rotor_cost_plan(k->m, k->e, &k->roomy, &c->plan, &c->info, &c->cost, &err)) return false;
+static bool offer(kapla *k, const rotor_candidate *c) {
     bool ok = c->info.memory <= k->cap0 &&
               !(k->cons.max_padding > 0 && c->info.padding_ratio > k->cons.max_padding) &&
               c->info.cores >= k->cons.min_cores;
-    if (!ok) return true;
+    if (!ok) return false;
     if (!k->have_best || rotor_candidate_compare(k->e, c, &k->best) < 0) {
         k->best = *c;
         k->have_best = true;
     }
     if (k->want_front) search_front_add(k->e, &k->fr, c);
+    return true;
+}
+
+/* ... and, on a chip that overlaps, the plan with overlap too
+ * (docs/cost-model.md, "Overlap"): c becomes it where it is faster and
+ * fits, so that the moves that follow start from it. */
+static bool cost_of(kapla *k, rotor_plan *p, rotor_candidate *c) {
+    rotor_error err;
+    k->st.plans++;
+    p->overlap = false; /* a move from a plan with overlap starts without */
+    if (rotor_plan_derive(k->e, &k->roomy, p, &c->info, &err)) return false;
+    rotor_plan_best_order(k->e, c->info.steps, p->ft, c->info.bytes, p->order);
+    c->plan = *p;
+    if (rotor_cost_plan(k->m, k->e, &k->roomy, &c->plan, &c->info, &c->cost, &err)) return false;
+    offer(k, c);
+    if (!rotor_plan_may_overlap(k->e, &k->roomy, &c->plan, &c->info)) return true;
+    rotor_candidate o = *c;
+    o.plan.overlap = true;
+    k->st.plans++;
+    if (rotor_cost_plan(k->m, k->e, &k->roomy, &o.plan, &o.info, &o.cost, &err)) return true;
+    if (offer(k, &o) && o.cost.total < c->cost.total) *c = o;
     return true;
 }
 
