@@ -98,32 +98,32 @@ static bool grow(handoff_cache *hc) {
     return true;
 }
 
-/* rotor_handoff_sources' callback: a piece routed over the mesh. */
+/* rotor_handoff_walk's callback: a piece routed over the mesh. */
 typedef struct router {
     const rotor_chip *chip;
-    const int64_t *pphys;
-    int64_t dst;
+    const int64_t *pphys, *cphys;
     handoff_traffic *tr;
     int64_t *recv, *send; /* per chip core: what the laid-out plans really move */
     rotor_mesh_load *load;
 } router;
 
-static rotor_status route_piece(void *ctx, int64_t src, int64_t elems) {
+static rotor_status route_piece(void *ctx, int64_t dst, int64_t src, int64_t elems) {
     router *r = ctx;
-    int64_t s = r->pphys[src];
-    if (s == r->dst) return ROTOR_OK; /* already on the receiver's core */
-    r->recv[r->dst % r->chip->cores_per_chip] += elems;
+    int64_t s = r->pphys[src], d = r->cphys[dst];
+    if (s == d) return ROTOR_OK; /* already on the receiver's core */
+    r->recv[d % r->chip->cores_per_chip] += elems;
     r->send[s % r->chip->cores_per_chip] += elems;
-    int64_t h = rotor_mesh_load_add(r->load, s, r->dst, elems);
+    int64_t h = rotor_mesh_load_add(r->load, s, d, elems);
     if (h > r->tr->hops) r->tr->hops = h;
     return ROTOR_OK;
 }
 
-/* A mesh's link counts of the hand-off (h from the producer's placement lp
+/* A mesh's traffic of the hand-off (h from the producer's placement lp
  * to the consumer's lc), both laid out as the replay lays them
- * (compile/setuppieces.c routes the same pieces).  The port counts become
- * the chip cores': a producer's core and the consumer's core of the same
- * number are not one core on a mesh, so what each holds is by layout. */
+ * (compile/setuppieces.c routes the same pieces): the port counts are the
+ * chip cores' (a producer's core and the consumer's core of the same
+ * number are not one core on a mesh, so what each holds is by layout), and
+ * the link counts. */
 static rotor_status count_links(const rotor_chip *chip_p, const rotor_chip *chip_c, const rotor_handoff *h,
                                 const rotor_place *lp, const rotor_place *lc, int t, const rotor_view *view,
                                 handoff_traffic *tr, rotor_error *err) {
@@ -135,20 +135,11 @@ static rotor_status count_links(const rotor_chip *chip_p, const rotor_chip *chip
     rotor_status st = !pphys || !cphys || !recv || !send ? rotor_nomem(err) : rotor_mesh_load_init(&load, chip_c, err);
     if (!st) st = rotor_mesh_map_cores(rotor_place_expr(lp), chip_p, rotor_place_plan(lp), ip, pphys, err);
     if (!st) st = rotor_mesh_map_cores(rotor_place_expr(lc), chip_c, rotor_place_plan(lc), ic, cphys, err);
-    router r = {.chip = chip_c, .pphys = pphys, .tr = tr, .recv = recv, .send = send, .load = &load};
-    for (int64_t c = 0; !st && c < ic->cores; c++) {
-        int64_t lo[ROTOR_MAX_DIMS], hi[ROTOR_MAX_DIMS];
-        if (!rotor_handoff_need(lc, t, c, lo, hi)) continue;
-        rotor_handoff_set set;
-        rotor_handoff_map(h, view, rotor_place_expr(lc)->tensors[t].ndims, lo, hi, &set);
-        r.dst = cphys[c];
-        if (rotor_handoff_sources(h, &set, route_piece, &r)) st = rotor_nomem(err);
-    }
+    router r = {.chip = chip_c, .pphys = pphys, .cphys = cphys, .tr = tr, .recv = recv, .send = send, .load = &load};
+    if (!st) st = rotor_handoff_walk(h, lc, t, view, route_piece, &r, err);
     if (!st) tr->max_link = rotor_mesh_load_max(&load);
     rotor_mesh_load_free(&load);
     if (!st) {
-        free(tr->recv);
-        free(tr->send);
         tr->recv = recv;
         tr->send = send;
         tr->nrecv = tr->nsend = n;
@@ -166,6 +157,24 @@ static rotor_status count_links(const rotor_chip *chip_p, const rotor_chip *chip
     return st;
 }
 
+/* The traffic by plan core, where a plan's core c is the chip's core c. */
+static rotor_status count_plain(const rotor_handoff *h, const rotor_place *lc, int t, const rotor_view *view,
+                                handoff_traffic *tr, rotor_error *err) {
+    tr->nrecv = rotor_place_info(lc)->cores;
+    tr->nsend = rotor_handoff_cores(h);
+    tr->recv = malloc((size_t)tr->nrecv * sizeof *tr->recv);
+    tr->send = malloc((size_t)tr->nsend * sizeof *tr->send);
+    rotor_status st = !tr->recv || !tr->send
+                          ? rotor_nomem(err)
+                          : rotor_handoff_traffic(h, lc, t, view, tr->recv, &tr->max_recv, tr->send, &tr->max_send);
+    if (st == ROTOR_ERR_NOMEM) st = rotor_nomem(err);
+    if (st) {
+        free(tr->recv);
+        free(tr->send);
+    }
+    return st;
+}
+
 static rotor_status count(const handoff_cache *hc, const rotor_expr *ep, const rotor_plan *pp,
                           const rotor_expr *ec, const rotor_plan *pc, int t, const rotor_view *view,
                           const rotor_chip *chip_p, const rotor_chip *chip_c, entry *out, rotor_error *err) {
@@ -179,25 +188,8 @@ static rotor_status count(const handoff_cache *hc, const rotor_expr *ep, const r
     if (!st) st = rotor_handoff_make(lp, &h, err);
     handoff_traffic *tr = st ? NULL : calloc(1, sizeof *tr);
     if (!st && !tr) st = rotor_nomem(err);
-    if (!st) {
-        tr->nrecv = ic.cores;
-        tr->nsend = ip.cores;
-        tr->recv = malloc((size_t)ic.cores * sizeof *tr->recv);
-        tr->send = malloc((size_t)ip.cores * sizeof *tr->send);
-        if (!tr->recv || !tr->send) {
-            free(tr->recv);
-            free(tr->send);
-            st = rotor_nomem(err);
-        } else {
-            st = rotor_handoff_traffic(h, lc, t, view, tr->recv, &tr->max_recv, tr->send, &tr->max_send);
-            if (!st && hc->chip->topology == ROTOR_TOPO_MESH)
-                st = count_links(chip_p, chip_c, h, lp, lc, t, view, tr, err);
-            if (st) {
-                free(tr->recv);
-                free(tr->send);
-            }
-        }
-    }
+    if (!st && hc->chip->topology == ROTOR_TOPO_MESH) st = count_links(chip_p, chip_c, h, lp, lc, t, view, tr, err);
+    else if (!st) st = count_plain(h, lc, t, view, tr, err);
     if (st) free(tr);
     else out->tr = tr;
     rotor_handoff_free(h);
