@@ -340,6 +340,7 @@ int64_t rotor_mesh_near(const rotor_chip *chip, int64_t core, int64_t k) {
 int64_t rotor_mesh_route(const rotor_chip *chip, int64_t src, int64_t dst, int64_t amount, int64_t *links) {
     int64_t w = chip->mesh_width, cpc = chip->cores_per_chip, a = src % cpc, b = dst % cpc;
     int64_t x = a % w, y = a / w, tx = b % w, ty = b / w, hops = 0;
+    if (!links) return llabs(tx - x) + llabs(ty - y);
     for (; x != tx; hops++) { /* X first, then Y: dimension order, as the simulator */
         int d = tx > x ? 0 : 1;
         if (links) links[4 * (y * w + x) + d] += amount;
@@ -387,10 +388,104 @@ static int piece_cmp(const void *a, const void *b) {
  * whole; longest route first, whole; shortest first, whole. */
 enum { ORDER_ROUNDS, ORDER_WHOLE, ORDER_LONG, ORDER_SHORT, NORDERS };
 
+/* The links' free times in rotor_mesh_exchange's schedule, line by line:
+ * a route is a run of links along its row and one along its column (X
+ * first), each a range of one line (a row or a column, one direction).  A
+ * packet starts at the latest free time of its links and holds them all to
+ * the same end, so every link of a range is set at once to a time no
+ * earlier than any of theirs.  Hence a link's time is the later of its own
+ * and its block's (the last range that covered the block whole), and each
+ * block keeps its latest time: a run costs O(LINK_BLOCK + run / LINK_BLOCK)
+ * instead of O(run), with the same times as setting link by link (a wafer's
+ * exchange has millions of pieces of hundreds of hops). */
+#define LINK_BLOCK 16
+typedef struct link_times {
+    int64_t w, h, bw, bh; /* the mesh; blocks per row line, per column line */
+    int64_t *t;           /* per link: the rows' lines (east, west; y), then the columns' (south, north; x) */
+    int64_t *tag, *most;  /* per block, laid out alike */
+} link_times;
+
+static bool link_times_init(link_times *l, int64_t w, int64_t h) {
+    *l = (link_times){.w = w, .h = h, .bw = (w + LINK_BLOCK - 1) / LINK_BLOCK, .bh = (h + LINK_BLOCK - 1) / LINK_BLOCK};
+    size_t links = (size_t)(4 * w * h), blocks = (size_t)(2 * h * l->bw + 2 * w * l->bh);
+    l->t = malloc(links * sizeof *l->t);
+    l->tag = malloc(blocks * sizeof *l->tag);
+    l->most = malloc(blocks * sizeof *l->most);
+    return l->t && l->tag && l->most;
+}
+
+static void link_times_clear(link_times *l) {
+    memset(l->t, 0, (size_t)(4 * l->w * l->h) * sizeof *l->t);
+    memset(l->tag, 0, (size_t)(2 * l->h * l->bw + 2 * l->w * l->bh) * sizeof *l->tag);
+    memset(l->most, 0, (size_t)(2 * l->h * l->bw + 2 * l->w * l->bh) * sizeof *l->most);
+}
+
+static void link_times_free(link_times *l) {
+    free(l->t);
+    free(l->tag);
+    free(l->most);
+}
+
+/* One run: positions [lo, hi) of the line whose links start at t[base] and
+ * blocks at tag[bbase]. */
+typedef struct link_run {
+    int64_t base, bbase, lo, hi;
+} link_run;
+
+/* The runs of the XY route from local core a to b (none where it does not
+ * move): the link leaving position p east is position p of the row's east
+ * line, the one leaving it west position p of its west line, alike along
+ * the column of the target x. */
+static int route_runs(const link_times *l, int64_t a, int64_t b, link_run *run) {
+    int64_t w = l->w, h = l->h, x = a % w, y = a / w, tx = b % w, ty = b / w;
+    int n = 0;
+    if (tx != x) {
+        int64_t line = (tx > x ? 0 : h) + y;
+        run[n++] = (link_run){line * w, line * l->bw, tx > x ? x : tx + 1, tx > x ? tx : x + 1};
+    }
+    if (ty != y) {
+        int64_t line = (ty > y ? 0 : w) + tx;
+        run[n++] = (link_run){2 * h * w + line * h, 2 * h * l->bw + line * l->bh, ty > y ? y : ty + 1,
+                              ty > y ? ty : y + 1};
+    }
+    return n;
+}
+
+/* The latest free time of the run's links. */
+static int64_t run_latest(const link_times *l, const link_run *r) {
+    int64_t m = 0;
+    for (int64_t p = r->lo; p < r->hi;) {
+        int64_t b = p / LINK_BLOCK, end = (b + 1) * LINK_BLOCK;
+        if (p % LINK_BLOCK == 0 && end <= r->hi) { /* the whole block */
+            if (l->most[r->bbase + b] > m) m = l->most[r->bbase + b];
+            p = end;
+            continue;
+        }
+        if (l->tag[r->bbase + b] > m) m = l->tag[r->bbase + b];
+        for (int64_t e = end < r->hi ? end : r->hi; p < e; p++)
+            if (l->t[r->base + p] > m) m = l->t[r->base + p];
+    }
+    return m;
+}
+
+/* Holds the run's links until v (no earlier than any of their times). */
+static void run_hold(link_times *l, const link_run *r, int64_t v) {
+    for (int64_t p = r->lo; p < r->hi;) {
+        int64_t b = p / LINK_BLOCK, end = (b + 1) * LINK_BLOCK;
+        if (p % LINK_BLOCK == 0 && end <= r->hi) {
+            l->tag[r->bbase + b] = l->most[r->bbase + b] = v;
+            p = end;
+            continue;
+        }
+        for (int64_t e = end < r->hi ? end : r->hi; p < e; p++) l->t[r->base + p] = v;
+        if (v > l->most[r->bbase + b]) l->most[r->bbase + b] = v;
+    }
+}
+
 /* One order's greedy schedule into pk (total packets); its makespan. */
 static int64_t schedule_order(const rotor_chip *chip, const int64_t (*v)[3], int64_t n, int64_t packet, int order,
-                              piece_ref *ref, int64_t *free_at, rotor_mesh_packet *pk) {
-    int64_t cpc = chip->cores_per_chip, w = chip->mesh_width, rounds = 0, span = 0, np = 0;
+                              piece_ref *ref, link_times *lt, rotor_mesh_packet *pk) {
+    int64_t cpc = chip->cores_per_chip, rounds = 0, span = 0, np = 0;
     int64_t lat = llround(chip->link_latency_ns * 1000.0);
     for (int64_t i = 0; i < n; i++) {
         int64_t hops = rotor_mesh_route(chip, v[i][1], v[i][0], 0, NULL), k = (v[i][2] + packet - 1) / packet;
@@ -398,7 +493,7 @@ static int64_t schedule_order(const rotor_chip *chip, const int64_t (*v)[3], int
         if (k > rounds) rounds = k;
     }
     qsort(ref, (size_t)n, sizeof *ref, piece_cmp);
-    memset(free_at, 0, (size_t)(4 * cpc) * sizeof *free_at);
+    link_times_clear(lt);
     bool by_round = order == ORDER_ROUNDS;
     for (int64_t outer = 0; outer < (by_round ? rounds : n); outer++)
         for (int64_t inner = 0; inner < (by_round ? n : rounds); inner++) {
@@ -408,20 +503,16 @@ static int64_t schedule_order(const rotor_chip *chip, const int64_t (*v)[3], int
                 if (by_round) continue;
                 break;
             }
-            int64_t b = bytes / k + (r < bytes % k), a = ref[q].src % cpc, d = ref[q].dst % cpc;
-            int64_t x = a % w, y = a / w, tx = d % w, ty = d / w, hops = llabs(tx - x) + llabs(ty - y);
-            int64_t start = 0, dur = hops * lat + llround((double)b * 1000.0 / chip->link_gbps);
-            for (int pass = 0; pass < 2; pass++) { /* the route's links, as rotor_mesh_route walks them */
-                int64_t cx = x, cy = y;
-                while (cx != tx || cy != ty) {
-                    int dir = cx != tx ? (tx > cx ? 0 : 1) : (ty > cy ? 2 : 3);
-                    int64_t *f = &free_at[4 * (cy * w + cx) + dir];
-                    if (pass == 0 && *f > start) start = *f;
-                    if (pass == 1) *f = start + dur;
-                    if (dir < 2) cx += dir ? -1 : 1;
-                    else cy += dir == 3 ? -1 : 1;
-                }
+            link_run run[2];
+            int nr = route_runs(lt, ref[q].src % cpc, ref[q].dst % cpc, run);
+            int64_t b = bytes / k + (r < bytes % k), hops = 0, start = 0;
+            for (int i = 0; i < nr; i++) {
+                int64_t m = run_latest(lt, &run[i]);
+                hops += run[i].hi - run[i].lo;
+                if (m > start) start = m;
             }
+            int64_t dur = hops * lat + llround((double)b * 1000.0 / chip->link_gbps);
+            for (int i = 0; i < nr; i++) run_hold(lt, &run[i], start + dur);
             pk[np++] = (rotor_mesh_packet){ref[q].src, ref[q].dst, b, start + dur};
             if (start + dur > span) span = start + dur;
         }
@@ -442,13 +533,14 @@ rotor_status rotor_mesh_exchange(const rotor_chip *chip, const int64_t (*v)[3], 
     }
     piece_ref *ref = malloc((size_t)n * sizeof *ref);
     rotor_mesh_packet *pk = malloc((size_t)total * sizeof *pk), *best = malloc((size_t)total * sizeof *best);
-    int64_t *free_at = malloc((size_t)(4 * cpc) * sizeof *free_at);
-    if (!ref || !pk || !best || !free_at) {
-        free(ref), free(pk), free(best), free(free_at);
+    link_times lt;
+    bool ok = link_times_init(&lt, chip->mesh_width, chip->mesh_height);
+    if (!ref || !pk || !best || !ok) {
+        free(ref), free(pk), free(best), link_times_free(&lt);
         return rotor_nomem(err);
     }
     for (int order = 0; order < NORDERS; order++) {
-        int64_t span = schedule_order(chip, v, n, packet, order, ref, free_at, pk);
+        int64_t span = schedule_order(chip, v, n, packet, order, ref, &lt, pk);
         if (order == 0 || span < *makespan_ps) { /* ties: the earlier order */
             *makespan_ps = span;
             rotor_mesh_packet *t = best;
@@ -456,7 +548,7 @@ rotor_status rotor_mesh_exchange(const rotor_chip *chip, const int64_t (*v)[3], 
             pk = t;
         }
     }
-    free(ref), free(pk), free(free_at);
+    free(ref), free(pk), link_times_free(&lt);
     *out = best;
     *npackets = total;
     return ROTOR_OK;
