@@ -372,12 +372,11 @@ void rotor_mesh_gather(const rotor_chip *chip, int64_t bytes, int64_t rounds, in
 }
 
 typedef struct piece_ref {
-    int64_t key, dst, src, i;
+    int64_t dst, src, i;
 } piece_ref;
 
 static int piece_cmp(const void *a, const void *b) {
     const piece_ref *x = a, *y = b;
-    if (x->key != y->key) return x->key < y->key ? -1 : 1;
     if (x->dst != y->dst) return x->dst < y->dst ? -1 : 1;
     if (x->src != y->src) return x->src < y->src ? -1 : 1;
     return x->i < y->i ? -1 : x->i > y->i;
@@ -385,8 +384,36 @@ static int piece_cmp(const void *a, const void *b) {
 
 /* The orders tried (rotor_mesh_exchange keeps the one that ends first):
  * pieces by receiver in rounds of one packet each; by receiver, each piece
- * whole; longest route first, whole; shortest first, whole. */
+ * whole; longest route first, whole; shortest first, whole.  Ties go by
+ * (receiver, sender, index): the route orders are the receiver order
+ * sorted stably by hops. */
 enum { ORDER_ROUNDS, ORDER_WHOLE, ORDER_LONG, ORDER_SHORT, NORDERS };
+
+/* The pieces of v by (receiver, sender, index) into base (n indices). */
+static bool receiver_order(const int64_t (*v)[3], int64_t n, int64_t *base) {
+    piece_ref *ref = malloc((size_t)n * sizeof *ref);
+    if (!ref) return false;
+    for (int64_t i = 0; i < n; i++) ref[i] = (piece_ref){v[i][0], v[i][1], i};
+    qsort(ref, (size_t)n, sizeof *ref, piece_cmp);
+    for (int64_t i = 0; i < n; i++) base[i] = ref[i].i;
+    free(ref);
+    return true;
+}
+
+/* base sorted stably by the pieces' hops, longest first (long) or shortest
+ * first, into ord: a counting sort over count (w + h slots, hops < w + h). */
+static void route_order(const rotor_chip *chip, const int64_t (*v)[3], int64_t n, const int64_t *base, bool longest,
+                        int64_t *count, int64_t *ord) {
+    int64_t slots = chip->mesh_width + chip->mesh_height;
+    memset(count, 0, (size_t)slots * sizeof *count);
+    for (int64_t i = 0; i < n; i++) count[rotor_mesh_route(chip, v[i][1], v[i][0], 0, NULL)]++;
+    for (int64_t k = 0, at = 0; k < slots; k++) { /* first position of each hop count */
+        int64_t h = longest ? slots - 1 - k : k, c = count[h];
+        count[h] = at;
+        at += c;
+    }
+    for (int64_t i = 0; i < n; i++) ord[count[rotor_mesh_route(chip, v[base[i]][1], v[base[i]][0], 0, NULL)]++] = base[i];
+}
 
 /* The links' free times in rotor_mesh_exchange's schedule, line by line:
  * a route is a run of links along its row and one along its column (X
@@ -482,29 +509,24 @@ static void run_hold(link_times *l, const link_run *r, int64_t v) {
     }
 }
 
-/* One order's greedy schedule into pk (total packets); its makespan. */
-static int64_t schedule_order(const rotor_chip *chip, const int64_t (*v)[3], int64_t n, int64_t packet, int order,
-                              piece_ref *ref, link_times *lt, rotor_mesh_packet *pk) {
-    int64_t cpc = chip->cores_per_chip, rounds = 0, span = 0, np = 0;
+/* The greedy schedule of the pieces in order ord into pk (total packets;
+ * rounds: the most packets of a piece); its makespan. */
+static int64_t schedule_order(const rotor_chip *chip, const int64_t (*v)[3], int64_t n, int64_t packet,
+                              int64_t rounds, bool by_round, const int64_t *ord, link_times *lt,
+                              rotor_mesh_packet *pk) {
+    int64_t cpc = chip->cores_per_chip, span = 0, np = 0;
     int64_t lat = llround(chip->link_latency_ns * 1000.0);
-    for (int64_t i = 0; i < n; i++) {
-        int64_t hops = rotor_mesh_route(chip, v[i][1], v[i][0], 0, NULL), k = (v[i][2] + packet - 1) / packet;
-        ref[i] = (piece_ref){order == ORDER_LONG ? -hops : order == ORDER_SHORT ? hops : 0, v[i][0], v[i][1], i};
-        if (k > rounds) rounds = k;
-    }
-    qsort(ref, (size_t)n, sizeof *ref, piece_cmp);
     link_times_clear(lt);
-    bool by_round = order == ORDER_ROUNDS;
     for (int64_t outer = 0; outer < (by_round ? rounds : n); outer++)
         for (int64_t inner = 0; inner < (by_round ? n : rounds); inner++) {
-            int64_t q = by_round ? inner : outer, r = by_round ? outer : inner;
-            int64_t bytes = v[ref[q].i][2], k = (bytes + packet - 1) / packet;
+            const int64_t *pc = v[ord[by_round ? inner : outer]];
+            int64_t r = by_round ? outer : inner, bytes = pc[2], k = (bytes + packet - 1) / packet;
             if (r >= k) {
                 if (by_round) continue;
                 break;
             }
             link_run run[2];
-            int nr = route_runs(lt, ref[q].src % cpc, ref[q].dst % cpc, run);
+            int nr = route_runs(lt, pc[1] % cpc, pc[0] % cpc, run);
             int64_t b = bytes / k + (r < bytes % k), hops = 0, start = 0;
             for (int i = 0; i < nr; i++) {
                 int64_t m = run_latest(lt, &run[i]);
@@ -513,7 +535,7 @@ static int64_t schedule_order(const rotor_chip *chip, const int64_t (*v)[3], int
             }
             int64_t dur = hops * lat + llround((double)b * 1000.0 / chip->link_gbps);
             for (int i = 0; i < nr; i++) run_hold(lt, &run[i], start + dur);
-            pk[np++] = (rotor_mesh_packet){ref[q].src, ref[q].dst, b, start + dur};
+            pk[np++] = (rotor_mesh_packet){pc[1], pc[0], b, start + dur};
             if (start + dur > span) span = start + dur;
         }
     return span;
@@ -531,16 +553,21 @@ rotor_status rotor_mesh_exchange(const rotor_chip *chip, const int64_t (*v)[3], 
                               (long long)v[i][1], (long long)v[i][0]);
         total += (v[i][2] + packet - 1) / packet;
     }
-    piece_ref *ref = malloc((size_t)n * sizeof *ref);
+    int64_t rounds = 0;
+    for (int64_t i = 0; i < n; i++)
+        if ((v[i][2] + packet - 1) / packet > rounds) rounds = (v[i][2] + packet - 1) / packet;
+    int64_t *base = malloc((size_t)n * sizeof *base), *ord = malloc((size_t)n * sizeof *ord);
+    int64_t *count = malloc((size_t)(chip->mesh_width + chip->mesh_height) * sizeof *count);
     rotor_mesh_packet *pk = malloc((size_t)total * sizeof *pk), *best = malloc((size_t)total * sizeof *best);
     link_times lt;
-    bool ok = link_times_init(&lt, chip->mesh_width, chip->mesh_height);
-    if (!ref || !pk || !best || !ok) {
-        free(ref), free(pk), free(best), link_times_free(&lt);
-        return rotor_nomem(err);
-    }
-    for (int order = 0; order < NORDERS; order++) {
-        int64_t span = schedule_order(chip, v, n, packet, order, ref, &lt, pk);
+    bool ok = link_times_init(&lt, chip->mesh_width, chip->mesh_height) && base && ord && count && pk && best &&
+              receiver_order(v, n, base);
+    for (int order = 0; ok && order < NORDERS; order++) {
+        /* one packet a piece: by rounds and whole are the same schedule */
+        if (order == ORDER_WHOLE && rounds <= 1) continue;
+        if (order == ORDER_LONG || order == ORDER_SHORT) route_order(chip, v, n, base, order == ORDER_LONG, count, ord);
+        int64_t span = schedule_order(chip, v, n, packet, rounds, order == ORDER_ROUNDS,
+                                      order == ORDER_ROUNDS || order == ORDER_WHOLE ? base : ord, &lt, pk);
         if (order == 0 || span < *makespan_ps) { /* ties: the earlier order */
             *makespan_ps = span;
             rotor_mesh_packet *t = best;
@@ -548,7 +575,12 @@ rotor_status rotor_mesh_exchange(const rotor_chip *chip, const int64_t (*v)[3], 
             pk = t;
         }
     }
-    free(ref), free(pk), link_times_free(&lt);
+    free(base), free(ord), free(count), free(pk), link_times_free(&lt);
+    if (!ok) {
+        free(best);
+        *makespan_ps = 0;
+        return rotor_nomem(err);
+    }
     *out = best;
     *npackets = total;
     return ROTOR_OK;
