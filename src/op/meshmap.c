@@ -607,10 +607,11 @@ bool rotor_mesh_fits(const rotor_chip *chip, const int64_t *fop, int naxes) {
 rotor_status rotor_mesh_load_init(rotor_mesh_load *l, const rotor_chip *chip, rotor_error *err) {
     *l = (rotor_mesh_load){.w = chip->mesh_width, .h = chip->mesh_height};
     size_t nr = (size_t)(l->h * (l->w + 1)), nc = (size_t)(l->w * (l->h + 1));
+    l->hit = calloc((size_t)(2 * (l->w + l->h)), 1);
     for (int d = 0; d < 2; d++) {
         l->row[d] = calloc(nr, sizeof *l->row[d]);
         l->col[d] = calloc(nc, sizeof *l->col[d]);
-        if (!l->row[d] || !l->col[d]) {
+        if (!l->row[d] || !l->col[d] || !l->hit) {
             rotor_mesh_load_free(l);
             return rotor_nomem(err);
         }
@@ -618,29 +619,50 @@ rotor_status rotor_mesh_load_init(rotor_mesh_load *l, const rotor_chip *chip, ro
     return ROTOR_OK;
 }
 
-int64_t rotor_mesh_load_add(rotor_mesh_load *l, int64_t src, int64_t dst, int64_t amount) {
-    int64_t cpc = l->w * l->h, a = src % cpc, b = dst % cpc;
-    int64_t x = a % l->w, y = a / l->w, tx = b % l->w, ty = b / l->w;
+int64_t rotor_mesh_load_add_at(rotor_mesh_load *l, int64_t x, int64_t y, int64_t tx, int64_t ty, int64_t amount) {
     /* east: the links leaving x .. tx - 1; west: those leaving x .. tx + 1
      * (toward x - 1); likewise south and north along column tx */
-    if (tx > x) l->row[0][y * (l->w + 1) + x] += amount, l->row[0][y * (l->w + 1) + tx] -= amount;
-    if (tx < x) l->row[1][y * (l->w + 1) + tx + 1] += amount, l->row[1][y * (l->w + 1) + x + 1] -= amount;
-    if (ty > y) l->col[0][tx * (l->h + 1) + y] += amount, l->col[0][tx * (l->h + 1) + ty] -= amount;
-    if (ty < y) l->col[1][tx * (l->h + 1) + ty + 1] += amount, l->col[1][tx * (l->h + 1) + y + 1] -= amount;
+    int64_t *east = l->row[0] + y * (l->w + 1), *west = l->row[1] + y * (l->w + 1);
+    int64_t *south = l->col[0] + tx * (l->h + 1), *north = l->col[1] + tx * (l->h + 1);
+    if (tx > x) east[x] += amount, east[tx] -= amount, l->hit[y] = 1;
+    if (tx < x) west[tx + 1] += amount, west[x + 1] -= amount, l->hit[l->h + y] = 1;
+    if (ty > y) south[y] += amount, south[ty] -= amount, l->hit[2 * l->h + tx] = 1;
+    if (ty < y) north[ty + 1] += amount, north[y + 1] -= amount, l->hit[2 * l->h + l->w + tx] = 1;
     return llabs(tx - x) + llabs(ty - y);
+}
+
+int64_t rotor_mesh_load_add(rotor_mesh_load *l, int64_t src, int64_t dst, int64_t amount) {
+    int64_t cpc = l->w * l->h, a = src % cpc, b = dst % cpc;
+    return rotor_mesh_load_add_at(l, a % l->w, a / l->w, b % l->w, b / l->w, amount);
+}
+
+/* Line k of the load (hit's numbering): its difference array and length. */
+static int64_t *load_line(const rotor_mesh_load *l, int64_t k, int64_t *len) {
+    int64_t h = l->h, w = l->w;
+    *len = k < 2 * h ? w : h;
+    if (k < 2 * h) return l->row[k / h] + k % h * (w + 1);
+    k -= 2 * h;
+    return l->col[k / w] + k % w * (h + 1);
 }
 
 int64_t rotor_mesh_load_max(const rotor_mesh_load *l) {
     int64_t most = 0;
-    for (int d = 0; d < 2; d++) {
-        for (int64_t y = 0; y < l->h; y++)
-            for (int64_t x = 0, run = 0; x < l->w; x++)
-                if ((run += l->row[d][y * (l->w + 1) + x]) > most) most = run;
-        for (int64_t x = 0; x < l->w; x++)
-            for (int64_t y = 0, run = 0; y < l->h; y++)
-                if ((run += l->col[d][x * (l->h + 1) + y]) > most) most = run;
+    for (int64_t k = 0; k < 2 * (l->w + l->h); k++) {
+        if (!l->hit[k]) continue; /* no route along it: all zero */
+        int64_t len, *v = load_line(l, k, &len);
+        for (int64_t i = 0, run = 0; i < len; i++)
+            if ((run += v[i]) > most) most = run;
     }
     return most;
+}
+
+void rotor_mesh_load_clear(rotor_mesh_load *l) {
+    for (int64_t k = 0; k < 2 * (l->w + l->h); k++) {
+        if (!l->hit[k]) continue;
+        int64_t len, *v = load_line(l, k, &len);
+        memset(v, 0, (size_t)(len + 1) * sizeof *v);
+        l->hit[k] = 0;
+    }
 }
 
 void rotor_mesh_load_free(rotor_mesh_load *l) {
@@ -648,5 +670,6 @@ void rotor_mesh_load_free(rotor_mesh_load *l) {
         free(l->row[d]);
         free(l->col[d]);
     }
+    free(l->hit);
     memset(l, 0, sizeof *l);
 }
