@@ -408,8 +408,9 @@ rotor_status rotor_handoff_traffic(const rotor_handoff *h, const rotor_place *co
 
 /* The sources of the boxes met so far: open addressing over each box's
  * 2 nd coordinates (lo, then hi); a slot's sources are a run of pair.  It
- * holds at most MEMO_PAIRS sources and then starts afresh, so a hand-off
- * whose every core needs its own box costs no more memory than that. */
+ * starts afresh when its table is half full (in a table twice as large) or
+ * holds MEMO_PAIRS sources, so a hand-off whose every core needs its own
+ * box costs no more memory than that. */
 #define MEMO_PAIRS ((int64_t)1 << 22)
 typedef struct box_memo {
     int nd;
@@ -427,13 +428,15 @@ static void memo_free(box_memo *m) {
     free(m->pair);
 }
 
-static uint64_t box_hash(const int64_t *box, int n) {
-    uint64_t x = 0x9e3779b97f4a7c15ull;
-    for (int i = 0; i < n; i++) {
-        x = (x ^ (uint64_t)box[i]) * 0xbf58476d1ce4e5b9ull;
-        x ^= x >> 31;
-    }
-    return x;
+/* Coordinates are small and often multiples of a partition's extent: the
+ * sum is mixed once at the end so that the low bits the table uses depend
+ * on every bit. */
+static size_t box_hash(const int64_t *box, int n) {
+    uint64_t x = 0;
+    for (int i = 0; i < n; i++) x = x * 0x100000001b3ull + (uint64_t)box[i];
+    x ^= x >> 29;
+    x *= 0x94d049bb133111ebull;
+    return (size_t)(x ^ x >> 32);
 }
 
 /* The slot of box, or of the empty slot where it belongs. */
@@ -462,19 +465,20 @@ static bool memo_reset(box_memo *m, size_t cap) {
     return true;
 }
 
+/* Room for twice the sources (256 at first). */
+static bool memo_grow(box_memo *m) {
+    int64_t cap = m->cappair ? 2 * m->cappair : 256;
+    int64_t(*pair)[2] = realloc(m->pair, (size_t)cap * sizeof *pair);
+    if (pair) m->pair = pair, m->cappair = cap;
+    return pair;
+}
+
 /* rotor_handoff_sources' callback: one more source of the box being found. */
 static rotor_status memo_add(void *ctx, int64_t src, int64_t elems) {
     box_memo *m = ctx;
-    if (m->npair == m->cappair) {
-        int64_t cap = m->cappair ? 2 * m->cappair : 256;
-        int64_t(*v)[2] = realloc(m->pair, (size_t)cap * sizeof *v);
-        if (!v) return ROTOR_ERR_NOMEM;
-        m->pair = v;
-        m->cappair = cap;
-    }
-    m->pair[m->npair][0] = src;
-    m->pair[m->npair][1] = elems;
-    m->npair++;
+    if (m->npair == m->cappair && !memo_grow(m)) return ROTOR_ERR_NOMEM;
+    int64_t *p = m->pair[m->npair++];
+    p[0] = src, p[1] = elems;
     return ROTOR_OK;
 }
 
@@ -487,25 +491,11 @@ static rotor_status memo_find(const rotor_handoff *h, const rotor_view *view, bo
         *count = m->count[j];
         return ROTOR_OK;
     }
-    bool full = m->npair >= MEMO_PAIRS;
-    if (!m->cap || full || (m->n + 1) * 2 > m->cap) {
-        size_t cap = !m->cap ? 64 : full ? m->cap : 2 * m->cap;
-        if (!full && m->cap) { /* keep what was found: rehash into the larger table */
-            box_memo g = *m;
-            g.key = NULL, g.first = NULL, g.count = NULL, g.cap = 0;
-            if (!memo_reset(&g, cap)) return rotor_nomem(err);
-            g.npair = m->npair;
-            size_t w = 2 * (size_t)m->nd;
-            for (size_t i = 0; i < m->cap; i++) {
-                if (m->count[i] < 0) continue;
-                size_t k = memo_slot(&g, m->key + i * w);
-                memcpy(g.key + k * w, m->key + i * w, w * sizeof *g.key);
-                g.first[k] = m->first[i], g.count[k] = m->count[i];
-                g.n++;
-            }
-            free(m->key), free(m->first), free(m->count);
-            *m = g;
-        } else if (!memo_reset(m, cap)) return rotor_nomem(err);
+    if (!m->cap || m->npair >= MEMO_PAIRS || (m->n + 1) * 2 > m->cap) {
+        /* afresh, twice as large when the table is half full: a box met
+         * again costs one more search */
+        size_t cap = !m->cap ? 64 : m->npair >= MEMO_PAIRS ? m->cap : 2 * m->cap;
+        if (!memo_reset(m, cap)) return rotor_nomem(err);
         j = memo_slot(m, box);
     }
     rotor_handoff_set s;
