@@ -74,6 +74,23 @@ static const consumer_case CONSUMERS[] = {
 #define PRODUCER "C[m,n] += A[m,k] * B[k,n]"
 #define PRODUCER_DIMS "m=12,k=6,n=10"
 
+/* A producer plan and a plan of consumer k drawn on chip, and the
+ * producer's hand-off. */
+static rotor_handoff *draw_pair(const rotor_chip *chip, rotor_rng *rng, int k, drawn *p, drawn *q) {
+    draw(p, PRODUCER, PRODUCER_DIMS, chip, rng);
+    draw(q, CONSUMERS[k].text, CONSUMERS[k].dims, chip, rng);
+    rotor_handoff *h;
+    rotor_error err = {{0}};
+    cr_assert_eq(rotor_handoff_make(p->pl, &h, &err), ROTOR_OK, "%s", err.msg);
+    return h;
+}
+
+static void free_pair(rotor_handoff *h, drawn *p, drawn *q) {
+    rotor_handoff_free(h);
+    rotor_place_free(p->pl);
+    rotor_place_free(q->pl);
+}
+
 /* (dst, src, elems) calls, in order. */
 typedef struct calls {
     int64_t n, dst;
@@ -207,11 +224,8 @@ Test(waferspeed, the_cached_mesh_traffic_is_every_piece_routed_alone) {
         rotor_rng rng = {.state = 7 + (uint64_t)ci};
         for (int round = 0; round < 16; round++) {
             drawn p, q;
-            draw(&p, PRODUCER, PRODUCER_DIMS, &chip, &rng);
-            draw(&q, CONSUMERS[0].text, CONSUMERS[0].dims, &chip, &rng);
-            rotor_handoff *h;
+            rotor_handoff *h = draw_pair(&chip, &rng, 0, &p, &q);
             rotor_error err = {{0}};
-            cr_assert_eq(rotor_handoff_make(p.pl, &h, &err), ROTOR_OK);
             const handoff_traffic *tr[2];
             for (int k = 0; k < 2; k++) /* the same pair under two frontier numbers: two traffics */
                 cr_assert_eq(handoff_cache_traffic(hc, 2 * round + k, &p.e, &p.p, 0, &q.e, &q.p, 1, NULL, &chip, &chip,
@@ -242,9 +256,7 @@ Test(waferspeed, the_cached_mesh_traffic_is_every_piece_routed_alone) {
             cr_assert_eq(link, 2 * tr[0]->max_link);
             cr_assert_eq(hops, want.hops);
             checked++;
-            rotor_handoff_free(h);
-            rotor_place_free(p.pl);
-            rotor_place_free(q.pl);
+            free_pair(h, &p, &q);
         }
         handoff_cache_free(hc);
     }
@@ -259,11 +271,8 @@ Test(waferspeed, the_cached_all_to_all_traffic_is_the_handoffs) {
     rotor_rng rng = {.state = 3};
     for (int round = 0; round < 16; round++) {
         drawn p, q;
-        draw(&p, PRODUCER, PRODUCER_DIMS, &chip, &rng);
-        draw(&q, CONSUMERS[2].text, CONSUMERS[2].dims, &chip, &rng);
-        rotor_handoff *h;
+        rotor_handoff *h = draw_pair(&chip, &rng, 2, &p, &q);
         rotor_error err = {{0}};
-        cr_assert_eq(rotor_handoff_make(p.pl, &h, &err), ROTOR_OK);
         const handoff_traffic *tr;
         cr_assert_eq(handoff_cache_traffic(hc, round, &p.e, &p.p, 0, &q.e, &q.p, 1, &CONSUMERS[2].view, &chip, &chip,
                                            &tr, &err),
@@ -278,9 +287,7 @@ Test(waferspeed, the_cached_all_to_all_traffic_is_the_handoffs) {
         cr_assert(!memcmp(got, send, (size_t)tr->nsend * sizeof *got), "round %d: sends", round);
         cr_assert_eq(tr->max_recv, mr);
         cr_assert_eq(tr->max_send, ms);
-        rotor_handoff_free(h);
-        rotor_place_free(p.pl);
-        rotor_place_free(q.pl);
+        free_pair(h, &p, &q);
     }
     handoff_cache_free(hc);
 }
@@ -334,7 +341,8 @@ static int64_t ref_order(const rotor_chip *chip, const int64_t (*v)[3], int64_t 
                 int64_t *f = ref_link(free_at, w, &x, &y, d % w, d / w);
                 if (*f > start) start = *f;
             }
-            for (int64_t x = a % w, y = a / w; x != d % w || y != d / w;) *ref_link(free_at, w, &x, &y, d % w, d / w) = start + dur;
+            for (int64_t x = a % w, y = a / w; x != d % w || y != d / w;)
+                *ref_link(free_at, w, &x, &y, d % w, d / w) = start + dur;
             pk[np++] = (rotor_mesh_packet){q->src, q->dst, b, start + dur};
             if (start + dur > span) span = start + dur;
         }
@@ -402,7 +410,8 @@ Test(waferspeed, a_cleared_link_load_counts_each_batch_afresh) {
         int64_t links[4 * 54] = {0}, n = 1 + rotor_rng_below(&rng, batch % 4 ? 6 : 60);
         for (int64_t i = 0; i < n; i++) {
             int64_t s = rotor_rng_below(&rng, 54), d = rotor_rng_below(&rng, 54), a = 1 + rotor_rng_below(&rng, 50);
-            int64_t hops = i % 2 ? rotor_mesh_load_add(&l, s, d, a) : rotor_mesh_load_add_at(&l, s % 9, s / 9, d % 9, d / 9, a);
+            int64_t hops = i % 2 ? rotor_mesh_load_add(&l, s, d, a)
+                                 : rotor_mesh_load_add_at(&l, s % 9, s / 9, d % 9, d / 9, a);
             cr_assert_eq(hops, rotor_mesh_route(&chip, s, d, a, links));
         }
         cr_assert_eq(rotor_mesh_load_max(&l), largest(links, 4 * 54), "batch %d", batch);
@@ -423,7 +432,8 @@ static rotor_energy_counts events_round_by_round(const drawn *d, const rotor_chi
     rotor_error err = {{0}};
     cr_assert_eq(rotor_mesh_map_cores(&d->e, chip, &d->p, &d->info, phys, &err), ROTOR_OK);
     for (int a = 0; a < d->e.naxes; a++) fl *= d->info.sub_task[a];
-    *(d->e.op_class == ROTOR_OP_CONTRACTION ? &c.matrix_flops : &c.vector_flops) = fl * d->info.total_steps * d->info.cores;
+    int64_t *flops = d->e.op_class == ROTOR_OP_CONTRACTION ? &c.matrix_flops : &c.vector_flops;
+    *flops = fl * d->info.total_steps * d->info.cores;
     cr_assert(rotor_energy_subtask_bytes(&d->e, d->info.sub_task, chip->element_bytes, d->info.total_steps, &rd, &wr));
     c.sram_read_bytes = rd * d->info.cores;
     c.sram_write_bytes = wr * d->info.cores;

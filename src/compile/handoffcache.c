@@ -210,8 +210,8 @@ static rotor_status count_links(handoff_cache *hc, const rotor_chip *chip_p, con
     }
     if (!st) st = lay_out(lp, chip_p, pphys, pxy, err);
     if (!st) st = lay_out(lc, chip_c, cphys, cxy, err);
-    router r = {.pphys = pphys, .cphys = cphys, .pxy = pxy, .cxy = cxy, .w = chip_c->mesh_width, .tr = tr, .recv = hc->in,
-                .send = hc->out, .load = &hc->load};
+    router r = {.pphys = pphys, .cphys = cphys, .pxy = pxy, .cxy = cxy, .w = chip_c->mesh_width, .tr = tr,
+                .recv = hc->in, .send = hc->out, .load = &hc->load};
     if (!st) st = rotor_handoff_walk(h, lc, t, view, route_piece, &r, err);
     if (!st) tr->max_link = rotor_mesh_load_max(&hc->load);
     if (hc->load.hit) rotor_mesh_load_clear(&hc->load);

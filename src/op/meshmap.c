@@ -412,7 +412,10 @@ static void route_order(const rotor_chip *chip, const int64_t (*v)[3], int64_t n
         count[h] = at;
         at += c;
     }
-    for (int64_t i = 0; i < n; i++) ord[count[rotor_mesh_route(chip, v[base[i]][1], v[base[i]][0], 0, NULL)]++] = base[i];
+    for (int64_t i = 0; i < n; i++) {
+        const int64_t *p = v[base[i]];
+        ord[count[rotor_mesh_route(chip, p[1], p[0], 0, NULL)]++] = base[i];
+    }
 }
 
 /* The links' free times in rotor_mesh_exchange's schedule, line by line:
