@@ -132,12 +132,14 @@ static rotor_status count_reduction(counter *k, const rotor_place *pl, const int
     int64_t *pairs = malloc((size_t)cores * 2 * sizeof *pairs);
     if (!pairs) return rotor_nomem(err);
     rotor_reduction_groups(pl, i, pairs);
-    int64_t piece = (info->bytes[0] + R - 1) / R;
-    for (int64_t g = 0; g + R <= cores; g += R)
-        for (int64_t round = 1; round < R; round++)
-            for (int64_t u = 0; u < R; u++)
-                transfer(k, at(k, core0, pairs[2 * (g + u) + 1]), at(k, core0, pairs[2 * (g + (u + 1) % R) + 1]),
-                         piece);
+    /* every round moves the same pieces between the same cores: one
+     * transfer of R - 1 pieces each (the counts are sums of non-negative
+     * terms, so they equal the round-by-round ones and leave int64 alike) */
+    int64_t piece = (info->bytes[0] + R - 1) / R, bytes;
+    if (!rotor_mul_i64(piece, R - 1, &bytes)) k->overflow = true;
+    for (int64_t g = 0; !k->overflow && g + R <= cores; g += R)
+        for (int64_t u = 0; u < R; u++)
+            transfer(k, at(k, core0, pairs[2 * (g + u) + 1]), at(k, core0, pairs[2 * (g + (u + 1) % R) + 1]), bytes);
     free(pairs);
     return ROTOR_OK;
 }

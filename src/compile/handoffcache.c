@@ -24,7 +24,7 @@ typedef struct entry {
 /* A combination of hand-offs that run together, and its busiest port. */
 #define MOST_SLOTS 1024
 typedef struct most_entry {
-    const int64_t *recv[ROTOR_MAX_TENSORS]; /* the traffics' arrays: stable while the cache lives */
+    const handoff_traffic *tr[ROTOR_MAX_TENSORS]; /* stable while the cache lives */
     int n;
     int64_t most, link;
 } most_entry;
@@ -33,7 +33,10 @@ struct handoff_cache {
     const rotor_chip *chip;
     entry *v;
     size_t cap, n;
-    most_entry *most; /* MOST_SLOTS, direct-mapped; NULL until first asked */
+    most_entry *most;     /* MOST_SLOTS, direct-mapped; NULL until first asked */
+    int64_t *in, *out;    /* scratch per core, all zero between uses: nscratch */
+    int64_t nscratch;
+    rotor_mesh_load load; /* a mesh's link counts, cleared between hand-offs */
 };
 
 handoff_cache *handoff_cache_new(const rotor_chip *chip) {
@@ -42,17 +45,70 @@ handoff_cache *handoff_cache_new(const rotor_chip *chip) {
     return hc;
 }
 
+static void counts_free(handoff_counts *c) {
+    free(c->core);
+    free(c->value);
+}
+
 void handoff_cache_free(handoff_cache *hc) {
     if (!hc) return;
     for (size_t i = 0; i < hc->cap; i++) {
         if (!hc->v[i].tr) continue;
-        free(hc->v[i].tr->recv);
-        free(hc->v[i].tr->send);
+        counts_free(&hc->v[i].tr->recv);
+        counts_free(&hc->v[i].tr->send);
         free(hc->v[i].tr);
     }
     free(hc->v);
     free(hc->most);
+    free(hc->in);
+    free(hc->out);
+    rotor_mesh_load_free(&hc->load);
     free(hc);
+}
+
+/* The zeroed scratch for n cores. */
+static bool scratch(handoff_cache *hc, int64_t n) {
+    if (n <= hc->nscratch) return true;
+    free(hc->in);
+    free(hc->out);
+    hc->in = calloc((size_t)n, sizeof *hc->in);
+    hc->out = calloc((size_t)n, sizeof *hc->out);
+    hc->nscratch = hc->in && hc->out ? n : 0;
+    return hc->nscratch;
+}
+
+/* v[0..n) kept as counts (sparse where at most half the cores move
+ * anything), *max its largest; v left zeroed. */
+static bool counts_keep(int64_t *v, int64_t n, handoff_counts *out, int64_t *max) {
+    int64_t nz = 0;
+    *max = 0;
+    for (int64_t c = 0; c < n; c++) {
+        nz += v[c] != 0;
+        if (v[c] > *max) *max = v[c];
+    }
+    *out = (handoff_counts){0};
+    bool sparse = 2 * nz <= n;
+    out->value = malloc((size_t)(sparse ? nz : n) * sizeof *out->value + 1);
+    out->core = sparse ? malloc((size_t)nz * sizeof *out->core + 1) : NULL;
+    if (!out->value || (sparse && !out->core)) {
+        counts_free(out);
+        memset(v, 0, (size_t)n * sizeof *v);
+        return false;
+    }
+    if (!sparse) memcpy(out->value, v, (size_t)n * sizeof *v);
+    for (int64_t c = 0; sparse && c < n; c++)
+        if (v[c]) out->core[out->nz] = c, out->value[out->nz++] = v[c];
+    if (!sparse) out->nz = n;
+    memset(v, 0, (size_t)n * sizeof *v);
+    return true;
+}
+
+/* Adds the counts (of n cores) into v. */
+static void counts_add(const handoff_counts *c, int64_t n, int64_t *v) {
+    if (!c->core)
+        for (int64_t q = 0; q < n; q++) v[q] += c->value[q];
+    else
+        for (int64_t i = 0; i < c->nz; i++) v[c->core[i]] += c->value[i];
 }
 
 /* The plan's meaningful entries into a zeroed key plan: entries past the
@@ -98,77 +154,107 @@ static bool grow(handoff_cache *hc) {
     return true;
 }
 
-/* rotor_handoff_sources' callback: a piece routed over the mesh. */
+/* rotor_handoff_walk's callback: a piece routed over the mesh. */
 typedef struct router {
-    const rotor_chip *chip;
-    const int64_t *pphys;
-    int64_t dst;
+    const int64_t *pphys, *cphys;       /* the plans' chip cores */
+    const int32_t (*pxy)[2], (*cxy)[2]; /* their positions on their chip's mesh */
+    int64_t w;                          /* the mesh's width */
     handoff_traffic *tr;
     int64_t *recv, *send; /* per chip core: what the laid-out plans really move */
     rotor_mesh_load *load;
 } router;
 
-static rotor_status route_piece(void *ctx, int64_t src, int64_t elems) {
+static rotor_status route_piece(void *ctx, int64_t dst, int64_t src, int64_t elems) {
     router *r = ctx;
-    int64_t s = r->pphys[src];
-    if (s == r->dst) return ROTOR_OK; /* already on the receiver's core */
-    r->recv[r->dst % r->chip->cores_per_chip] += elems;
-    r->send[s % r->chip->cores_per_chip] += elems;
-    int64_t h = rotor_mesh_load_add(r->load, s, r->dst, elems);
+    int64_t s = r->pphys[src], d = r->cphys[dst];
+    if (s == d) return ROTOR_OK; /* already on the receiver's core */
+    const int32_t *a = r->pxy[src], *b = r->cxy[dst];
+    r->recv[b[1] * r->w + b[0]] += elems;
+    r->send[a[1] * r->w + a[0]] += elems;
+    int64_t h = rotor_mesh_load_add_at(r->load, a[0], a[1], b[0], b[1], elems);
     if (h > r->tr->hops) r->tr->hops = h;
     return ROTOR_OK;
 }
 
-/* A mesh's link counts of the hand-off (h from the producer's placement lp
- * to the consumer's lc), both laid out as the replay lays them
- * (compile/setuppieces.c routes the same pieces).  The port counts become
- * the chip cores': a producer's core and the consumer's core of the same
- * number are not one core on a mesh, so what each holds is by layout. */
-static rotor_status count_links(const rotor_chip *chip_p, const rotor_chip *chip_c, const rotor_handoff *h,
-                                const rotor_place *lp, const rotor_place *lc, int t, const rotor_view *view,
-                                handoff_traffic *tr, rotor_error *err) {
-    const rotor_plan_info *ip = rotor_place_info(lp), *ic = rotor_place_info(lc);
-    int64_t n = chip_c->cores_per_chip;
-    int64_t *pphys = malloc((size_t)ip->cores * sizeof *pphys), *cphys = malloc((size_t)ic->cores * sizeof *cphys);
-    int64_t *recv = calloc((size_t)n, sizeof *recv), *send = calloc((size_t)n, sizeof *send);
-    rotor_mesh_load load = {0};
-    rotor_status st = !pphys || !cphys || !recv || !send ? rotor_nomem(err) : rotor_mesh_load_init(&load, chip_c, err);
-    if (!st) st = rotor_mesh_map_cores(rotor_place_expr(lp), chip_p, rotor_place_plan(lp), ip, pphys, err);
-    if (!st) st = rotor_mesh_map_cores(rotor_place_expr(lc), chip_c, rotor_place_plan(lc), ic, cphys, err);
-    router r = {.chip = chip_c, .pphys = pphys, .tr = tr, .recv = recv, .send = send, .load = &load};
-    for (int64_t c = 0; !st && c < ic->cores; c++) {
-        int64_t lo[ROTOR_MAX_DIMS], hi[ROTOR_MAX_DIMS];
-        if (!rotor_handoff_need(lc, t, c, lo, hi)) continue;
-        rotor_handoff_set set;
-        rotor_handoff_map(h, view, rotor_place_expr(lc)->tensors[t].ndims, lo, hi, &set);
-        r.dst = cphys[c];
-        if (rotor_handoff_sources(h, &set, route_piece, &r)) st = rotor_nomem(err);
+/* The chip cores of plan (rotor_mesh_map_cores) into phys, and their
+ * positions on their chip's mesh into xy (so that a piece divides
+ * nothing). */
+static rotor_status lay_out(const rotor_place *pl, const rotor_chip *chip, int64_t *phys, int32_t (*xy)[2],
+                            rotor_error *err) {
+    const rotor_plan_info *info = rotor_place_info(pl);
+    rotor_status st = rotor_mesh_map_cores(rotor_place_expr(pl), chip, rotor_place_plan(pl), info, phys, err);
+    for (int64_t c = 0; !st && c < info->cores; c++) {
+        int64_t local = phys[c] % chip->cores_per_chip;
+        xy[c][0] = (int32_t)(local % chip->mesh_width);
+        xy[c][1] = (int32_t)(local / chip->mesh_width);
     }
-    if (!st) tr->max_link = rotor_mesh_load_max(&load);
-    rotor_mesh_load_free(&load);
-    if (!st) {
-        free(tr->recv);
-        free(tr->send);
-        tr->recv = recv;
-        tr->send = send;
-        tr->nrecv = tr->nsend = n;
-        tr->max_recv = tr->max_send = 0;
-        for (int64_t c = 0; c < n; c++) {
-            if (recv[c] > tr->max_recv) tr->max_recv = recv[c];
-            if (send[c] > tr->max_send) tr->max_send = send[c];
-        }
-    } else {
-        free(recv);
-        free(send);
-    }
-    free(pphys);
-    free(cphys);
     return st;
 }
 
-static rotor_status count(const handoff_cache *hc, const rotor_expr *ep, const rotor_plan *pp,
-                          const rotor_expr *ec, const rotor_plan *pc, int t, const rotor_view *view,
-                          const rotor_chip *chip_p, const rotor_chip *chip_c, entry *out, rotor_error *err) {
+/* A mesh's traffic of the hand-off (h from the producer's placement lp
+ * to the consumer's lc), both laid out as the replay lays them
+ * (compile/setuppieces.c routes the same pieces): the port counts are the
+ * chip cores' (a producer's core and the consumer's core of the same
+ * number are not one core on a mesh, so what each holds is by layout), and
+ * the link counts. */
+static rotor_status count_links(handoff_cache *hc, const rotor_chip *chip_p, const rotor_chip *chip_c,
+                                const rotor_handoff *h, const rotor_place *lp, const rotor_place *lc, int t,
+                                const rotor_view *view, handoff_traffic *tr, rotor_error *err) {
+    int64_t np = rotor_place_info(lp)->cores, nc = rotor_place_info(lc)->cores, n = chip_c->cores_per_chip;
+    int64_t *pphys = malloc((size_t)np * sizeof *pphys), *cphys = malloc((size_t)nc * sizeof *cphys);
+    int32_t(*pxy)[2] = malloc((size_t)np * sizeof *pxy), (*cxy)[2] = malloc((size_t)nc * sizeof *cxy);
+    rotor_status st = !pphys || !cphys || !pxy || !cxy || !scratch(hc, n) ? rotor_nomem(err) : ROTOR_OK;
+    if (!st && (hc->load.w != chip_c->mesh_width || hc->load.h != chip_c->mesh_height)) {
+        rotor_mesh_load_free(&hc->load);
+        st = rotor_mesh_load_init(&hc->load, chip_c, err);
+    }
+    if (!st) st = lay_out(lp, chip_p, pphys, pxy, err);
+    if (!st) st = lay_out(lc, chip_c, cphys, cxy, err);
+    router r = {.pphys = pphys, .cphys = cphys, .pxy = pxy, .cxy = cxy, .w = chip_c->mesh_width, .tr = tr,
+                .recv = hc->in, .send = hc->out, .load = &hc->load};
+    if (!st) st = rotor_handoff_walk(h, lc, t, view, route_piece, &r, err);
+    if (!st) tr->max_link = rotor_mesh_load_max(&hc->load);
+    if (hc->load.hit) rotor_mesh_load_clear(&hc->load);
+    tr->nrecv = tr->nsend = n;
+    bool kept = !st && counts_keep(hc->in, n, &tr->recv, &tr->max_recv);
+    kept = !st && counts_keep(hc->out, n, &tr->send, &tr->max_send) && kept;
+    if (st && hc->nscratch >= n) { /* the scratch goes back zeroed */
+        memset(hc->in, 0, (size_t)n * sizeof *hc->in);
+        memset(hc->out, 0, (size_t)n * sizeof *hc->out);
+    }
+    if (!st && !kept) {
+        counts_free(&tr->recv);
+        counts_free(&tr->send);
+        st = rotor_nomem(err);
+    }
+    free(pphys), free(cphys), free(pxy), free(cxy);
+    return st;
+}
+
+/* The traffic by plan core, where a plan's core c is the chip's core c. */
+static rotor_status count_plain(const rotor_handoff *h, const rotor_place *lc, int t, const rotor_view *view,
+                                handoff_traffic *tr, rotor_error *err) {
+    tr->nrecv = rotor_place_info(lc)->cores;
+    tr->nsend = rotor_handoff_cores(h);
+    int64_t *recv = malloc((size_t)tr->nrecv * sizeof *recv), *send = malloc((size_t)tr->nsend * sizeof *send);
+    rotor_status st = !recv || !send ? rotor_nomem(err)
+                                     : rotor_handoff_traffic(h, lc, t, view, recv, &tr->max_recv, send, &tr->max_send);
+    if (st == ROTOR_ERR_NOMEM) st = rotor_nomem(err);
+    bool kept = !st && counts_keep(recv, tr->nrecv, &tr->recv, &tr->max_recv);
+    kept = !st && counts_keep(send, tr->nsend, &tr->send, &tr->max_send) && kept;
+    if (!st && !kept) {
+        counts_free(&tr->recv);
+        counts_free(&tr->send);
+        st = rotor_nomem(err);
+    }
+    free(recv);
+    free(send);
+    return st;
+}
+
+static rotor_status count(handoff_cache *hc, const rotor_expr *ep, const rotor_plan *pp, const rotor_expr *ec,
+                          const rotor_plan *pc, int t, const rotor_view *view, const rotor_chip *chip_p,
+                          const rotor_chip *chip_c, entry *out, rotor_error *err) {
     rotor_plan_info ip, ic;
     rotor_place *lp = NULL, *lc = NULL;
     rotor_handoff *h = NULL;
@@ -179,25 +265,9 @@ static rotor_status count(const handoff_cache *hc, const rotor_expr *ep, const r
     if (!st) st = rotor_handoff_make(lp, &h, err);
     handoff_traffic *tr = st ? NULL : calloc(1, sizeof *tr);
     if (!st && !tr) st = rotor_nomem(err);
-    if (!st) {
-        tr->nrecv = ic.cores;
-        tr->nsend = ip.cores;
-        tr->recv = malloc((size_t)ic.cores * sizeof *tr->recv);
-        tr->send = malloc((size_t)ip.cores * sizeof *tr->send);
-        if (!tr->recv || !tr->send) {
-            free(tr->recv);
-            free(tr->send);
-            st = rotor_nomem(err);
-        } else {
-            st = rotor_handoff_traffic(h, lc, t, view, tr->recv, &tr->max_recv, tr->send, &tr->max_send);
-            if (!st && hc->chip->topology == ROTOR_TOPO_MESH)
-                st = count_links(chip_p, chip_c, h, lp, lc, t, view, tr, err);
-            if (st) {
-                free(tr->recv);
-                free(tr->send);
-            }
-        }
-    }
+    if (!st && hc->chip->topology == ROTOR_TOPO_MESH)
+        st = count_links(hc, chip_p, chip_c, h, lp, lc, t, view, tr, err);
+    else if (!st) st = count_plain(h, lc, t, view, tr, err);
     if (st) free(tr);
     else out->tr = tr;
     rotor_handoff_free(h);
@@ -259,12 +329,12 @@ rotor_status handoff_cache_most(handoff_cache *hc, const handoff_traffic *const 
     if (!hc->most && !(hc->most = calloc(MOST_SLOTS, sizeof *hc->most))) return rotor_nomem(err);
     uint64_t h = 0x9e3779b97f4a7c15ull;
     for (int i = 0; i < n; i++) {
-        h = (h ^ (uint64_t)(uintptr_t)tr[i]->recv) * 0xbf58476d1ce4e5b9ull;
+        h = (h ^ (uint64_t)(uintptr_t)tr[i]) * 0xbf58476d1ce4e5b9ull;
         h ^= h >> 31;
     }
     most_entry *m = &hc->most[h % MOST_SLOTS];
     bool hit = m->n == n;
-    for (int i = 0; hit && i < n; i++) hit = m->recv[i] == tr[i]->recv;
+    for (int i = 0; hit && i < n; i++) hit = m->tr[i] == tr[i];
     if (hit) {
         *most = m->most;
         if (link) *link = m->link;
@@ -275,22 +345,24 @@ rotor_status handoff_cache_most(handoff_cache *hc, const handoff_traffic *const 
         if (tr[i]->nrecv > cores) cores = tr[i]->nrecv;
         if (tr[i]->nsend > cores) cores = tr[i]->nsend;
     }
-    for (int64_t q = 0; q < cores; q++) {
-        int64_t in = 0, out = 0;
-        for (int i = 0; i < n; i++) {
-            if (q < tr[i]->nrecv) in += tr[i]->recv[q];
-            if (q < tr[i]->nsend) out += tr[i]->send[q];
-        }
-        if (in > *most) *most = in;
-        if (out > *most) *most = out;
+    if (!scratch(hc, cores)) return rotor_nomem(err);
+    for (int i = 0; i < n; i++) {
+        counts_add(&tr[i]->recv, tr[i]->nrecv, hc->in);
+        counts_add(&tr[i]->send, tr[i]->nsend, hc->out);
     }
+    for (int64_t q = 0; q < cores; q++) {
+        if (hc->in[q] > *most) *most = hc->in[q];
+        if (hc->out[q] > *most) *most = hc->out[q];
+    }
+    memset(hc->in, 0, (size_t)cores * sizeof *hc->in);
+    memset(hc->out, 0, (size_t)cores * sizeof *hc->out);
     /* a mesh: each input's busiest link, added up (a bound of the busiest
      * link of them all: the per-link counts are not kept, a wafer's are
      * megabytes a pair) */
     for (int i = 0; i < n; i++) lk += tr[i]->max_link;
     if (link) *link = lk;
     m->n = n;
-    for (int i = 0; i < n; i++) m->recv[i] = tr[i]->recv;
+    for (int i = 0; i < n; i++) m->tr[i] = tr[i];
     m->most = *most;
     m->link = lk;
     return ROTOR_OK;

@@ -20,10 +20,20 @@ typedef struct handoff_cache handoff_cache;
 handoff_cache *handoff_cache_new(const rotor_chip *chip);
 void handoff_cache_free(handoff_cache *hc);
 
+/* Elements per core on one side of a hand-off: value[c] for each of the
+ * n cores (core NULL), or, where most cores move nothing, only the nz that
+ * do: value[i] on core[i], cores increasing (a wafer's producer sends from
+ * a few hundred of its 745,500 cores, and a compile keeps a hundred such
+ * traffics). */
+typedef struct handoff_counts {
+    int64_t nz;
+    int64_t *core, *value;
+} handoff_counts;
+
 /* The traffic of one hand-off (rotor_handoff_traffic), owned by the cache. */
 typedef struct handoff_traffic {
     int64_t nrecv, nsend;       /* the consumer's and the producer's cores */
-    int64_t *recv, *send;       /* elements per core */
+    handoff_counts recv, send;  /* elements per core */
     int64_t max_recv, max_send;
     /* On a mesh (op/meshmap.h), both plans laid out: the elements through
      * the busiest directed link of the XY routes, and the longest route; 0

@@ -24,18 +24,18 @@ static rotor_status add_piece(rotor_setup_pieces *s, int64_t dst, int64_t src, i
     return ROTOR_OK;
 }
 
-/* rotor_handoff_sources' callback: a piece into dst from every other holder. */
+/* rotor_handoff_walk's callback: a piece into dst from every other holder. */
 typedef struct collect {
     rotor_setup_pieces *s;
-    int64_t dst, elem;
+    int64_t elem;
     const int64_t *pphys, *cphys; /* on a mesh, the plans' layouts (op/meshmap.h); NULL: the identity */
 } collect;
 
 /* On a mesh the pieces name chip cores, and a producer's core c is not the
  * consumer's core c: what stays put is what lies on the same chip core. */
-static rotor_status collect_piece(void *ctx, int64_t src, int64_t elems) {
+static rotor_status collect_piece(void *ctx, int64_t dst, int64_t src, int64_t elems) {
     collect *c = ctx;
-    int64_t s = c->pphys ? c->pphys[src] : src, d = c->cphys ? c->cphys[c->dst] : c->dst;
+    int64_t s = c->pphys ? c->pphys[src] : src, d = c->cphys ? c->cphys[dst] : dst;
     return s == d ? ROTOR_OK : add_piece(c->s, d, s, elems * c->elem);
 }
 
@@ -71,14 +71,8 @@ rotor_status rotor_setup_pieces_make(const rotor_setup_consumer *con, const roto
             cl.pphys = pphys;
             cl.cphys = cphys;
         }
-        for (int64_t c = 0; c < cores && !st; c++) {
-            int64_t lo[ROTOR_MAX_DIMS], hi[ROTOR_MAX_DIMS];
-            if (!rotor_handoff_need(lc, src->t, c, lo, hi)) continue;
-            cl.dst = c;
-            rotor_handoff_set set;
-            rotor_handoff_map(h, src->view, con->expr->tensors[src->t].ndims, lo, hi, &set);
-            if (rotor_handoff_sources(h, &set, collect_piece, &cl)) st = rotor_nomem(err);
-        }
+        if (!st) st = rotor_handoff_walk(h, lc, src->t, src->view, collect_piece, &cl, err);
+        if (st == ROTOR_ERR_NOMEM) st = rotor_nomem(err); /* add_piece's */
         rotor_handoff_free(h);
         rotor_place_free(lp);
     }

@@ -384,14 +384,10 @@ void rotor_handoff_receive(const rotor_handoff *h, const rotor_place *consumer, 
 
 int64_t rotor_handoff_cores(const rotor_handoff *h) { return h->cores; }
 
-typedef struct traffic {
-    int64_t dst;
-    int64_t *send;
-} traffic;
-
-static rotor_status count_send(void *ctx, int64_t src, int64_t elems) {
-    traffic *t = ctx;
-    if (src != t->dst) t->send[src] += elems;
+/* rotor_handoff_walk's callback: what each holder sends to others. */
+static rotor_status count_send(void *ctx, int64_t dst, int64_t src, int64_t elems) {
+    int64_t *send = ctx;
+    if (src != dst) send[src] += elems;
     return ROTOR_OK;
 }
 
@@ -399,20 +395,131 @@ rotor_status rotor_handoff_traffic(const rotor_handoff *h, const rotor_place *co
                                    const rotor_view *view, int64_t *recv, int64_t *max_recv, int64_t *send,
                                    int64_t *max_send) {
     rotor_handoff_receive(h, consumer, t, view, recv, max_recv);
-    int nd = rotor_place_expr(consumer)->tensors[t].ndims;
     memset(send, 0, (size_t)h->cores * sizeof *send);
-    traffic tr = {.send = send};
-    const rotor_plan_info *info = rotor_place_info(consumer);
-    for (int64_t c = 0; c < info->cores; c++) {
-        int64_t lo[ROTOR_MAX_DIMS], hi[ROTOR_MAX_DIMS];
-        if (!rotor_handoff_need(consumer, t, c, lo, hi)) continue;
-        tr.dst = c;
-        rotor_handoff_set s;
-        rotor_handoff_map(h, view, nd, lo, hi, &s);
-        rotor_handoff_sources(h, &s, count_send, &tr);
-    }
+    rotor_error err;
+    rotor_status st = rotor_handoff_walk(h, consumer, t, view, count_send, send, &err);
     *max_send = 0;
     for (int64_t p = 0; p < h->cores; p++)
         if (send[p] > *max_send) *max_send = send[p];
+    return st;
+}
+
+/* ---- the walk: every consumer core's pieces ----------------------------- */
+
+/* The sources of the boxes met so far: open addressing over each box's
+ * 2 nd coordinates (lo, then hi); a slot's sources are a run of pair.  It
+ * starts afresh when its table is half full (in a table twice as large) or
+ * holds MEMO_PAIRS sources, so a hand-off whose every core needs its own
+ * box costs no more memory than that. */
+#define MEMO_PAIRS ((int64_t)1 << 22)
+typedef struct box_memo {
+    int nd;
+    size_t cap, n;          /* slots (a power of two), boxes held */
+    int64_t *key;           /* cap x 2 nd */
+    int64_t *first, *count; /* per slot: its run in pair; count < 0: empty */
+    int64_t (*pair)[2];     /* (src, elems) */
+    int64_t npair, cappair;
+} box_memo;
+
+static void memo_free(box_memo *m) {
+    free(m->key);
+    free(m->first);
+    free(m->count);
+    free(m->pair);
+}
+
+/* Coordinates are small and often multiples of a partition's extent: the
+ * sum is mixed once at the end so that the low bits the table uses depend
+ * on every bit. */
+static size_t box_hash(const int64_t *box, int n) {
+    uint64_t x = 0;
+    for (int i = 0; i < n; i++) x = x * 0x100000001b3ull + (uint64_t)box[i];
+    x ^= x >> 29;
+    x *= 0x94d049bb133111ebull;
+    return (size_t)(x ^ x >> 32);
+}
+
+/* The slot of box, or of the empty slot where it belongs. */
+static size_t memo_slot(const box_memo *m, const int64_t *box) {
+    size_t w = 2 * (size_t)m->nd, j = box_hash(box, 2 * m->nd) & (m->cap - 1);
+    while (m->count[j] >= 0 && memcmp(m->key + j * w, box, w * sizeof *box)) j = (j + 1) & (m->cap - 1);
+    return j;
+}
+
+/* Empties the memo into cap slots. */
+static bool memo_reset(box_memo *m, size_t cap) {
+    size_t w = 2 * (size_t)m->nd;
+    if (cap != m->cap) {
+        int64_t *key = malloc(cap * (w ? w : 1) * sizeof *key), *first = malloc(cap * sizeof *first);
+        int64_t *count = malloc(cap * sizeof *count);
+        if (!key || !first || !count) {
+            free(key), free(first), free(count);
+            return false;
+        }
+        free(m->key), free(m->first), free(m->count);
+        m->key = key, m->first = first, m->count = count, m->cap = cap;
+    }
+    for (size_t j = 0; j < cap; j++) m->count[j] = -1;
+    m->n = 0;
+    m->npair = 0;
+    return true;
+}
+
+/* Room for twice the sources (256 at first). */
+static bool memo_grow(box_memo *m) {
+    int64_t cap = m->cappair ? 2 * m->cappair : 256;
+    int64_t(*pair)[2] = realloc(m->pair, (size_t)cap * sizeof *pair);
+    if (pair) m->pair = pair, m->cappair = cap;
+    return pair;
+}
+
+/* rotor_handoff_sources' callback: one more source of the box being found. */
+static rotor_status memo_add(void *ctx, int64_t src, int64_t elems) {
+    box_memo *m = ctx;
+    if (m->npair == m->cappair && !memo_grow(m)) return ROTOR_ERR_NOMEM;
+    int64_t *p = m->pair[m->npair++];
+    p[0] = src, p[1] = elems;
     return ROTOR_OK;
+}
+
+/* The run of pair holding the sources of box (found now if new). */
+static rotor_status memo_find(const rotor_handoff *h, const rotor_view *view, box_memo *m, const int64_t *box,
+                              int64_t *first, int64_t *count, rotor_error *err) {
+    size_t j = m->cap ? memo_slot(m, box) : 0;
+    if (m->cap && m->count[j] >= 0) {
+        *first = m->first[j];
+        *count = m->count[j];
+        return ROTOR_OK;
+    }
+    if (!m->cap || m->npair >= MEMO_PAIRS || (m->n + 1) * 2 > m->cap) {
+        /* afresh, twice as large when the table is half full: a box met
+         * again costs one more search */
+        size_t cap = !m->cap ? 64 : m->npair >= MEMO_PAIRS ? m->cap : 2 * m->cap;
+        if (!memo_reset(m, cap)) return rotor_nomem(err);
+        j = memo_slot(m, box);
+    }
+    rotor_handoff_set s;
+    rotor_handoff_map(h, view, m->nd, box, box + m->nd, &s);
+    int64_t start = m->npair;
+    if (rotor_handoff_sources(h, &s, memo_add, m)) return rotor_nomem(err);
+    memcpy(m->key + j * 2 * (size_t)m->nd, box, 2 * (size_t)m->nd * sizeof *box);
+    m->first[j] = *first = start;
+    m->count[j] = *count = m->npair - start;
+    m->n++;
+    return ROTOR_OK;
+}
+
+rotor_status rotor_handoff_walk(const rotor_handoff *h, const rotor_place *consumer, int t, const rotor_view *view,
+                                rotor_handoff_piece_fn fn, void *ctx, rotor_error *err) {
+    const rotor_plan_info *info = rotor_place_info(consumer);
+    box_memo m = {.nd = rotor_place_expr(consumer)->tensors[t].ndims};
+    rotor_status st = ROTOR_OK;
+    for (int64_t c = 0; c < info->cores && !st; c++) {
+        int64_t box[2 * ROTOR_MAX_DIMS], first = 0, count = 0;
+        if (!rotor_handoff_need(consumer, t, c, box, box + m.nd)) continue;
+        st = memo_find(h, view, &m, box, &first, &count, err);
+        for (int64_t k = 0; !st && k < count; k++) st = fn(ctx, c, m.pair[first + k][0], m.pair[first + k][1]);
+    }
+    memo_free(&m);
+    return st;
 }

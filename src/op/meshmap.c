@@ -360,6 +360,7 @@ int64_t rotor_mesh_near(const rotor_chip *chip, int64_t core, int64_t k) {
 int64_t rotor_mesh_route(const rotor_chip *chip, int64_t src, int64_t dst, int64_t amount, int64_t *links) {
     int64_t w = chip->mesh_width, cpc = chip->cores_per_chip, a = src % cpc, b = dst % cpc;
     int64_t x = a % w, y = a / w, tx = b % w, ty = b / w, hops = 0;
+    if (!links) return llabs(tx - x) + llabs(ty - y);
     for (; x != tx; hops++) { /* X first, then Y: dimension order, as the simulator */
         int d = tx > x ? 0 : 1;
         if (links) links[4 * (y * w + x) + d] += amount;
@@ -391,12 +392,11 @@ void rotor_mesh_gather(const rotor_chip *chip, int64_t bytes, int64_t rounds, in
 }
 
 typedef struct piece_ref {
-    int64_t key, dst, src, i;
+    int64_t dst, src, i;
 } piece_ref;
 
 static int piece_cmp(const void *a, const void *b) {
     const piece_ref *x = a, *y = b;
-    if (x->key != y->key) return x->key < y->key ? -1 : 1;
     if (x->dst != y->dst) return x->dst < y->dst ? -1 : 1;
     if (x->src != y->src) return x->src < y->src ? -1 : 1;
     return x->i < y->i ? -1 : x->i > y->i;
@@ -404,45 +404,161 @@ static int piece_cmp(const void *a, const void *b) {
 
 /* The orders tried (rotor_mesh_exchange keeps the one that ends first):
  * pieces by receiver in rounds of one packet each; by receiver, each piece
- * whole; longest route first, whole; shortest first, whole. */
+ * whole; longest route first, whole; shortest first, whole.  Ties go by
+ * (receiver, sender, index): the route orders are the receiver order
+ * sorted stably by hops. */
 enum { ORDER_ROUNDS, ORDER_WHOLE, ORDER_LONG, ORDER_SHORT, NORDERS };
 
-/* One order's greedy schedule into pk (total packets); its makespan. */
-static int64_t schedule_order(const rotor_chip *chip, const int64_t (*v)[3], int64_t n, int64_t packet, int order,
-                              piece_ref *ref, int64_t *free_at, rotor_mesh_packet *pk) {
-    int64_t cpc = chip->cores_per_chip, w = chip->mesh_width, rounds = 0, span = 0, np = 0;
-    int64_t lat = llround(chip->link_latency_ns * 1000.0);
-    for (int64_t i = 0; i < n; i++) {
-        int64_t hops = rotor_mesh_route(chip, v[i][1], v[i][0], 0, NULL), k = (v[i][2] + packet - 1) / packet;
-        ref[i] = (piece_ref){order == ORDER_LONG ? -hops : order == ORDER_SHORT ? hops : 0, v[i][0], v[i][1], i};
-        if (k > rounds) rounds = k;
-    }
+/* The pieces of v by (receiver, sender, index) into base (n indices). */
+static bool receiver_order(const int64_t (*v)[3], int64_t n, int64_t *base) {
+    piece_ref *ref = malloc((size_t)n * sizeof *ref);
+    if (!ref) return false;
+    for (int64_t i = 0; i < n; i++) ref[i] = (piece_ref){v[i][0], v[i][1], i};
     qsort(ref, (size_t)n, sizeof *ref, piece_cmp);
-    memset(free_at, 0, (size_t)(4 * cpc) * sizeof *free_at);
-    bool by_round = order == ORDER_ROUNDS;
+    for (int64_t i = 0; i < n; i++) base[i] = ref[i].i;
+    free(ref);
+    return true;
+}
+
+/* base sorted stably by the pieces' hops, longest first (long) or shortest
+ * first, into ord: a counting sort over count (w + h slots, hops < w + h). */
+static void route_order(const rotor_chip *chip, const int64_t (*v)[3], int64_t n, const int64_t *base, bool longest,
+                        int64_t *count, int64_t *ord) {
+    int64_t slots = chip->mesh_width + chip->mesh_height;
+    memset(count, 0, (size_t)slots * sizeof *count);
+    for (int64_t i = 0; i < n; i++) count[rotor_mesh_route(chip, v[i][1], v[i][0], 0, NULL)]++;
+    for (int64_t k = 0, at = 0; k < slots; k++) { /* first position of each hop count */
+        int64_t h = longest ? slots - 1 - k : k, c = count[h];
+        count[h] = at;
+        at += c;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int64_t *p = v[base[i]];
+        ord[count[rotor_mesh_route(chip, p[1], p[0], 0, NULL)]++] = base[i];
+    }
+}
+
+/* The links' free times in rotor_mesh_exchange's schedule, line by line:
+ * a route is a run of links along its row and one along its column (X
+ * first), each a range of one line (a row or a column, one direction).  A
+ * packet starts at the latest free time of its links and holds them all to
+ * the same end, so every link of a range is set at once to a time no
+ * earlier than any of theirs.  Hence a link's time is the later of its own
+ * and its block's (the last range that covered the block whole), and each
+ * block keeps its latest time: a run costs O(LINK_BLOCK + run / LINK_BLOCK)
+ * instead of O(run), with the same times as setting link by link (a wafer's
+ * exchange has millions of pieces of hundreds of hops). */
+#define LINK_BLOCK 16
+typedef struct link_times {
+    int64_t w, h, bw, bh; /* the mesh; blocks per row line, per column line */
+    int64_t *t;           /* per link: the rows' lines (east, west; y), then the columns' (south, north; x) */
+    int64_t *tag, *most;  /* per block, laid out alike */
+} link_times;
+
+static bool link_times_init(link_times *l, int64_t w, int64_t h) {
+    *l = (link_times){.w = w, .h = h, .bw = (w + LINK_BLOCK - 1) / LINK_BLOCK, .bh = (h + LINK_BLOCK - 1) / LINK_BLOCK};
+    size_t links = (size_t)(4 * w * h), blocks = (size_t)(2 * h * l->bw + 2 * w * l->bh);
+    l->t = malloc(links * sizeof *l->t);
+    l->tag = malloc(blocks * sizeof *l->tag);
+    l->most = malloc(blocks * sizeof *l->most);
+    return l->t && l->tag && l->most;
+}
+
+static void link_times_clear(link_times *l) {
+    memset(l->t, 0, (size_t)(4 * l->w * l->h) * sizeof *l->t);
+    memset(l->tag, 0, (size_t)(2 * l->h * l->bw + 2 * l->w * l->bh) * sizeof *l->tag);
+    memset(l->most, 0, (size_t)(2 * l->h * l->bw + 2 * l->w * l->bh) * sizeof *l->most);
+}
+
+static void link_times_free(link_times *l) {
+    free(l->t);
+    free(l->tag);
+    free(l->most);
+}
+
+/* One run: positions [lo, hi) of the line whose links start at t[base] and
+ * blocks at tag[bbase]. */
+typedef struct link_run {
+    int64_t base, bbase, lo, hi;
+} link_run;
+
+/* The runs of the XY route from local core a to b (none where it does not
+ * move): the link leaving position p east is position p of the row's east
+ * line, the one leaving it west position p of its west line, alike along
+ * the column of the target x. */
+static int route_runs(const link_times *l, int64_t a, int64_t b, link_run *run) {
+    int64_t w = l->w, h = l->h, x = a % w, y = a / w, tx = b % w, ty = b / w;
+    int n = 0;
+    if (tx != x) {
+        int64_t line = (tx > x ? 0 : h) + y;
+        run[n++] = (link_run){line * w, line * l->bw, tx > x ? x : tx + 1, tx > x ? tx : x + 1};
+    }
+    if (ty != y) {
+        int64_t line = (ty > y ? 0 : w) + tx;
+        run[n++] = (link_run){2 * h * w + line * h, 2 * h * l->bw + line * l->bh, ty > y ? y : ty + 1,
+                              ty > y ? ty : y + 1};
+    }
+    return n;
+}
+
+/* The latest free time of the run's links. */
+static int64_t run_latest(const link_times *l, const link_run *r) {
+    int64_t m = 0;
+    for (int64_t p = r->lo; p < r->hi;) {
+        int64_t b = p / LINK_BLOCK, end = (b + 1) * LINK_BLOCK;
+        if (p % LINK_BLOCK == 0 && end <= r->hi) { /* the whole block */
+            if (l->most[r->bbase + b] > m) m = l->most[r->bbase + b];
+            p = end;
+            continue;
+        }
+        if (l->tag[r->bbase + b] > m) m = l->tag[r->bbase + b];
+        for (int64_t e = end < r->hi ? end : r->hi; p < e; p++)
+            if (l->t[r->base + p] > m) m = l->t[r->base + p];
+    }
+    return m;
+}
+
+/* Holds the run's links until v (no earlier than any of their times). */
+static void run_hold(link_times *l, const link_run *r, int64_t v) {
+    for (int64_t p = r->lo; p < r->hi;) {
+        int64_t b = p / LINK_BLOCK, end = (b + 1) * LINK_BLOCK;
+        if (p % LINK_BLOCK == 0 && end <= r->hi) {
+            l->tag[r->bbase + b] = l->most[r->bbase + b] = v;
+            p = end;
+            continue;
+        }
+        for (int64_t e = end < r->hi ? end : r->hi; p < e; p++) l->t[r->base + p] = v;
+        if (v > l->most[r->bbase + b]) l->most[r->bbase + b] = v;
+    }
+}
+
+/* The greedy schedule of the pieces in order ord into pk (total packets;
+ * rounds: the most packets of a piece); its makespan. */
+static int64_t schedule_order(const rotor_chip *chip, const int64_t (*v)[3], int64_t n, int64_t packet,
+                              int64_t rounds, bool by_round, const int64_t *ord, link_times *lt,
+                              rotor_mesh_packet *pk) {
+    int64_t cpc = chip->cores_per_chip, span = 0, np = 0;
+    int64_t lat = llround(chip->link_latency_ns * 1000.0);
+    link_times_clear(lt);
     for (int64_t outer = 0; outer < (by_round ? rounds : n); outer++)
         for (int64_t inner = 0; inner < (by_round ? n : rounds); inner++) {
-            int64_t q = by_round ? inner : outer, r = by_round ? outer : inner;
-            int64_t bytes = v[ref[q].i][2], k = (bytes + packet - 1) / packet;
+            const int64_t *pc = v[ord[by_round ? inner : outer]];
+            int64_t r = by_round ? outer : inner, bytes = pc[2], k = (bytes + packet - 1) / packet;
             if (r >= k) {
                 if (by_round) continue;
                 break;
             }
-            int64_t b = bytes / k + (r < bytes % k), a = ref[q].src % cpc, d = ref[q].dst % cpc;
-            int64_t x = a % w, y = a / w, tx = d % w, ty = d / w, hops = llabs(tx - x) + llabs(ty - y);
-            int64_t start = 0, dur = hops * lat + llround((double)b * 1000.0 / chip->link_gbps);
-            for (int pass = 0; pass < 2; pass++) { /* the route's links, as rotor_mesh_route walks them */
-                int64_t cx = x, cy = y;
-                while (cx != tx || cy != ty) {
-                    int dir = cx != tx ? (tx > cx ? 0 : 1) : (ty > cy ? 2 : 3);
-                    int64_t *f = &free_at[4 * (cy * w + cx) + dir];
-                    if (pass == 0 && *f > start) start = *f;
-                    if (pass == 1) *f = start + dur;
-                    if (dir < 2) cx += dir ? -1 : 1;
-                    else cy += dir == 3 ? -1 : 1;
-                }
+            link_run run[2];
+            int nr = route_runs(lt, pc[1] % cpc, pc[0] % cpc, run);
+            int64_t b = bytes / k + (r < bytes % k), hops = 0, start = 0;
+            for (int i = 0; i < nr; i++) {
+                int64_t m = run_latest(lt, &run[i]);
+                hops += run[i].hi - run[i].lo;
+                if (m > start) start = m;
             }
-            pk[np++] = (rotor_mesh_packet){ref[q].src, ref[q].dst, b, start + dur};
+            int64_t dur = hops * lat + llround((double)b * 1000.0 / chip->link_gbps);
+            for (int i = 0; i < nr; i++) run_hold(lt, &run[i], start + dur);
+            pk[np++] = (rotor_mesh_packet){pc[1], pc[0], b, start + dur};
             if (start + dur > span) span = start + dur;
         }
     return span;
@@ -460,15 +576,21 @@ rotor_status rotor_mesh_exchange(const rotor_chip *chip, const int64_t (*v)[3], 
                               (long long)v[i][1], (long long)v[i][0]);
         total += (v[i][2] + packet - 1) / packet;
     }
-    piece_ref *ref = malloc((size_t)n * sizeof *ref);
+    int64_t rounds = 0;
+    for (int64_t i = 0; i < n; i++)
+        if ((v[i][2] + packet - 1) / packet > rounds) rounds = (v[i][2] + packet - 1) / packet;
+    int64_t *base = malloc((size_t)n * sizeof *base), *ord = malloc((size_t)n * sizeof *ord);
+    int64_t *count = malloc((size_t)(chip->mesh_width + chip->mesh_height) * sizeof *count);
     rotor_mesh_packet *pk = malloc((size_t)total * sizeof *pk), *best = malloc((size_t)total * sizeof *best);
-    int64_t *free_at = malloc((size_t)(4 * cpc) * sizeof *free_at);
-    if (!ref || !pk || !best || !free_at) {
-        free(ref), free(pk), free(best), free(free_at);
-        return rotor_nomem(err);
-    }
-    for (int order = 0; order < NORDERS; order++) {
-        int64_t span = schedule_order(chip, v, n, packet, order, ref, free_at, pk);
+    link_times lt;
+    bool ok = link_times_init(&lt, chip->mesh_width, chip->mesh_height) && base && ord && count && pk && best &&
+              receiver_order(v, n, base);
+    for (int order = 0; ok && order < NORDERS; order++) {
+        /* one packet a piece: by rounds and whole are the same schedule */
+        if (order == ORDER_WHOLE && rounds <= 1) continue;
+        if (order == ORDER_LONG || order == ORDER_SHORT) route_order(chip, v, n, base, order == ORDER_LONG, count, ord);
+        int64_t span = schedule_order(chip, v, n, packet, rounds, order == ORDER_ROUNDS,
+                                      order == ORDER_ROUNDS || order == ORDER_WHOLE ? base : ord, &lt, pk);
         if (order == 0 || span < *makespan_ps) { /* ties: the earlier order */
             *makespan_ps = span;
             rotor_mesh_packet *t = best;
@@ -476,7 +598,12 @@ rotor_status rotor_mesh_exchange(const rotor_chip *chip, const int64_t (*v)[3], 
             pk = t;
         }
     }
-    free(ref), free(pk), free(free_at);
+    free(base), free(ord), free(count), free(pk), link_times_free(&lt);
+    if (!ok) {
+        free(best);
+        *makespan_ps = 0;
+        return rotor_nomem(err);
+    }
     *out = best;
     *npackets = total;
     return ROTOR_OK;
@@ -503,10 +630,11 @@ bool rotor_mesh_fits(const rotor_chip *chip, const int64_t *fop, int naxes) {
 rotor_status rotor_mesh_load_init(rotor_mesh_load *l, const rotor_chip *chip, rotor_error *err) {
     *l = (rotor_mesh_load){.w = chip->mesh_width, .h = chip->mesh_height};
     size_t nr = (size_t)(l->h * (l->w + 1)), nc = (size_t)(l->w * (l->h + 1));
+    l->hit = calloc((size_t)(2 * (l->w + l->h)), 1);
     for (int d = 0; d < 2; d++) {
         l->row[d] = calloc(nr, sizeof *l->row[d]);
         l->col[d] = calloc(nc, sizeof *l->col[d]);
-        if (!l->row[d] || !l->col[d]) {
+        if (!l->row[d] || !l->col[d] || !l->hit) {
             rotor_mesh_load_free(l);
             return rotor_nomem(err);
         }
@@ -514,29 +642,50 @@ rotor_status rotor_mesh_load_init(rotor_mesh_load *l, const rotor_chip *chip, ro
     return ROTOR_OK;
 }
 
-int64_t rotor_mesh_load_add(rotor_mesh_load *l, int64_t src, int64_t dst, int64_t amount) {
-    int64_t cpc = l->w * l->h, a = src % cpc, b = dst % cpc;
-    int64_t x = a % l->w, y = a / l->w, tx = b % l->w, ty = b / l->w;
+int64_t rotor_mesh_load_add_at(rotor_mesh_load *l, int64_t x, int64_t y, int64_t tx, int64_t ty, int64_t amount) {
     /* east: the links leaving x .. tx - 1; west: those leaving x .. tx + 1
      * (toward x - 1); likewise south and north along column tx */
-    if (tx > x) l->row[0][y * (l->w + 1) + x] += amount, l->row[0][y * (l->w + 1) + tx] -= amount;
-    if (tx < x) l->row[1][y * (l->w + 1) + tx + 1] += amount, l->row[1][y * (l->w + 1) + x + 1] -= amount;
-    if (ty > y) l->col[0][tx * (l->h + 1) + y] += amount, l->col[0][tx * (l->h + 1) + ty] -= amount;
-    if (ty < y) l->col[1][tx * (l->h + 1) + ty + 1] += amount, l->col[1][tx * (l->h + 1) + y + 1] -= amount;
+    int64_t *east = l->row[0] + y * (l->w + 1), *west = l->row[1] + y * (l->w + 1);
+    int64_t *south = l->col[0] + tx * (l->h + 1), *north = l->col[1] + tx * (l->h + 1);
+    if (tx > x) east[x] += amount, east[tx] -= amount, l->hit[y] = 1;
+    if (tx < x) west[tx + 1] += amount, west[x + 1] -= amount, l->hit[l->h + y] = 1;
+    if (ty > y) south[y] += amount, south[ty] -= amount, l->hit[2 * l->h + tx] = 1;
+    if (ty < y) north[ty + 1] += amount, north[y + 1] -= amount, l->hit[2 * l->h + l->w + tx] = 1;
     return llabs(tx - x) + llabs(ty - y);
+}
+
+int64_t rotor_mesh_load_add(rotor_mesh_load *l, int64_t src, int64_t dst, int64_t amount) {
+    int64_t cpc = l->w * l->h, a = src % cpc, b = dst % cpc;
+    return rotor_mesh_load_add_at(l, a % l->w, a / l->w, b % l->w, b / l->w, amount);
+}
+
+/* Line k of the load (hit's numbering): its difference array and length. */
+static int64_t *load_line(const rotor_mesh_load *l, int64_t k, int64_t *len) {
+    int64_t h = l->h, w = l->w;
+    *len = k < 2 * h ? w : h;
+    if (k < 2 * h) return l->row[k / h] + k % h * (w + 1);
+    k -= 2 * h;
+    return l->col[k / w] + k % w * (h + 1);
 }
 
 int64_t rotor_mesh_load_max(const rotor_mesh_load *l) {
     int64_t most = 0;
-    for (int d = 0; d < 2; d++) {
-        for (int64_t y = 0; y < l->h; y++)
-            for (int64_t x = 0, run = 0; x < l->w; x++)
-                if ((run += l->row[d][y * (l->w + 1) + x]) > most) most = run;
-        for (int64_t x = 0; x < l->w; x++)
-            for (int64_t y = 0, run = 0; y < l->h; y++)
-                if ((run += l->col[d][x * (l->h + 1) + y]) > most) most = run;
+    for (int64_t k = 0; k < 2 * (l->w + l->h); k++) {
+        if (!l->hit[k]) continue; /* no route along it: all zero */
+        int64_t len, *v = load_line(l, k, &len);
+        for (int64_t i = 0, run = 0; i < len; i++)
+            if ((run += v[i]) > most) most = run;
     }
     return most;
+}
+
+void rotor_mesh_load_clear(rotor_mesh_load *l) {
+    for (int64_t k = 0; k < 2 * (l->w + l->h); k++) {
+        if (!l->hit[k]) continue;
+        int64_t len, *v = load_line(l, k, &len);
+        memset(v, 0, (size_t)(len + 1) * sizeof *v);
+        l->hit[k] = 0;
+    }
 }
 
 void rotor_mesh_load_free(rotor_mesh_load *l) {
@@ -544,5 +693,6 @@ void rotor_mesh_load_free(rotor_mesh_load *l) {
         free(l->row[d]);
         free(l->col[d]);
     }
+    free(l->hit);
     memset(l, 0, sizeof *l);
 }

@@ -110,10 +110,24 @@ void rotor_handoff_receive(const rotor_handoff *h, const rotor_place *consumer, 
 
 /* The same and, for every core p of the producer's plan, send[p]: the
  * elements it sends to others (*max_send the largest).  Slower than
- * rotor_handoff_receive: it visits every (receiver, holder) pair. */
+ * rotor_handoff_receive: it visits every (receiver, holder) pair
+ * (rotor_handoff_walk).  ROTOR_ERR_NOMEM if the walk's memo cannot grow. */
 rotor_status rotor_handoff_traffic(const rotor_handoff *h, const rotor_place *consumer, int t,
                                    const rotor_view *view, int64_t *recv, int64_t *max_recv, int64_t *send,
                                    int64_t *max_send);
+
+/* Every piece of the hand-off into tensor t of the consumer's plan:
+ * fn(ctx, dst, src, elems) for every consumer core dst (in increasing
+ * order) that needs real elements (rotor_handoff_need), read through view,
+ * and every producer core src holding elems > 0 of them (src == dst
+ * included), in rotor_handoff_sources' order: the calls those three make
+ * core by core.  Cores that need the same box read the same sources, so
+ * each distinct box's sources are found once (a wafer's consumer has
+ * 745,500 cores and a few thousand boxes).  Stops at and returns fn's first
+ * error; ROTOR_ERR_NOMEM (err filled) if its memo cannot grow. */
+typedef rotor_status (*rotor_handoff_piece_fn)(void *ctx, int64_t dst, int64_t src, int64_t elems);
+rotor_status rotor_handoff_walk(const rotor_handoff *h, const rotor_place *consumer, int t, const rotor_view *view,
+                                rotor_handoff_piece_fn fn, void *ctx, rotor_error *err);
 
 /* The producer plan's cores (the length of send). */
 int64_t rotor_handoff_cores(const rotor_handoff *h);

@@ -103,18 +103,25 @@ int64_t rotor_mesh_route(const rotor_chip *chip, int64_t src, int64_t dst, int64
 /* The load of many transfers on a mesh's links, counted in O(1) a
  * transfer: an XY route is a run along a row and a run along a column, each
  * added to a difference array of its line; rotor_mesh_load_max sums them
- * up once.  (A wafer's hand-off has a million pieces of a thousand hops.) */
+ * up once, over the lines some route touched.  (A wafer's hand-off has a
+ * million pieces of a thousand hops, and the compiler counts a hundred
+ * hand-offs in one load, cleared between them.) */
 typedef struct rotor_mesh_load {
     int64_t w, h;
     int64_t *row[2], *col[2]; /* per direction: h lines of w + 1, w lines of h + 1 */
+    unsigned char *hit;       /* per line: rows east, west (h each), columns south, north (w each) */
 } rotor_mesh_load;
 
 rotor_status rotor_mesh_load_init(rotor_mesh_load *l, const rotor_chip *chip, rotor_error *err);
 /* Adds amount along the XY route from core src to core dst (one chip);
  * returns its hops. */
 int64_t rotor_mesh_load_add(rotor_mesh_load *l, int64_t src, int64_t dst, int64_t amount);
+/* The same from mesh position (x, y) to (tx, ty). */
+int64_t rotor_mesh_load_add_at(rotor_mesh_load *l, int64_t x, int64_t y, int64_t tx, int64_t ty, int64_t amount);
 /* The most any one directed link carries. */
 int64_t rotor_mesh_load_max(const rotor_mesh_load *l);
+/* Back to no transfers (the lines touched since the last clear). */
+void rotor_mesh_load_clear(rotor_mesh_load *l);
 void rotor_mesh_load_free(rotor_mesh_load *l);
 
 /* The setup exchange of an operator on a mesh (docs/cost-model.md, "On a 2D
