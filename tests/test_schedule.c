@@ -269,7 +269,9 @@ Test(schedule, on_a_mesh_hbm_enters_through_the_edge_ports) {
     cr_assert_eq(one->preload_ps, (int64_t)ceil((double)one->intake_bytes * 1e12 / 5.5e9 - 1e-6));
     /* docs/schedule.md, "On a mesh": every plan costs the slower of the cost
      * model and its replay alone on the mesh (1 KiB packets), plus the
-     * all-reduce; on Llama2-13B the replay is the slower for most plans */
+     * all-reduce; on this Llama2-13B layer the replay is the slower on 2 of
+     * the 13 plans (the model lays plans on the mesh, issue 41), so both
+     * sides of the max are taken */
     int slower = 0, plans = 0;
     for (int i = 0; i < s->nops; i++) {
         const rotor_schedule_op *so = &s->ops[i];
@@ -286,7 +288,7 @@ Test(schedule, on_a_mesh_hbm_enters_through_the_edge_ports) {
             slower += alone > model;
         }
     }
-    cr_assert_gt(slower * 2, plans, "%d of %d plans", slower, plans);
+    cr_assert(plans == 13 && slower == 2, "%d of %d plans", slower, plans);
     for (int i = 0; i < a2a->nops; i++)
         for (int k = 0; !a2a->ops[i].vendor && k < a2a->ops[i].nplans; k++)
             cr_assert(a2a->ops[i].plans[k].time_ps == llround(a2a->ops[i].cands[k].cost.total * 1e12) + a2a->ops[i].interchip_ps &&
