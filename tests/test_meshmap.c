@@ -95,11 +95,13 @@ Test(meshmap, the_model_equals_the_simulated_replay_of_the_optimal_plan) {
     }
 }
 
-/* The mesh never prices a plan below cost model v1 on all-to-all (load and
- * hops are at least 1), so v1's bounds still bound the mesh's costs and the
- * search stays exact: checked on random valid plans of the property
- * operators. */
-Test(meshmap, a_mesh_never_prices_a_plan_below_all_to_all) {
+/* The mesh never prices a plan's shifts below half cost model v1's on
+ * all-to-all (load and hops are at least 1; the rings along X and along Y
+ * shift at once, so a step costs at least half the sum), nor its reduction
+ * below v1's (whole pieces a round), so the mesh's bound (v1's with its
+ * shift term halved, op/cost.c) still bounds its costs and the search stays
+ * exact: checked on random valid plans of the property operators. */
+Test(meshmap, a_mesh_never_prices_a_plan_below_its_bound) {
     rotor_chip chip = mesh(8, 8), flat = mk2();
     rotor_error err = {{0}};
     cr_assert_eq(rotor_chip_set(&flat, "cores_per_chip=64", &err), ROTOR_OK, "%s", err.msg);
@@ -118,7 +120,7 @@ Test(meshmap, a_mesh_never_prices_a_plan_below_all_to_all) {
         if (rotor_cost_plan(rotor_cost_model_default(), &e, &chip, &p, &info, &on_mesh, &err)) continue;
         cr_assert_eq(rotor_cost_plan(rotor_cost_model_default(), &e, &flat, &p, &info, &on_flat, &err), ROTOR_OK,
                      "%s", err.msg);
-        cr_expect(on_mesh.comm >= on_flat.comm && on_mesh.reduction >= on_flat.reduction,
+        cr_expect(on_mesh.comm >= on_flat.comm / 2 && on_mesh.reduction >= on_flat.reduction,
                   "%s [%s]: mesh %.6g + %.6g below all-to-all %.6g + %.6g", ops[k % 5], dims, on_mesh.comm,
                   on_mesh.reduction, on_flat.comm, on_flat.reduction);
         cr_expect_eq(on_mesh.compute, on_flat.compute);

@@ -188,6 +188,17 @@ Test(overlap, the_closed_form_equals_the_schedule_walked_step_by_step) {
     cr_assert_gt(checked, 200, "%d plans", checked);
 }
 
+/* Cannon's layout as a T10 plan of 512^3 on 8 x 8: F_op m=8 n=8, A and B
+ * rotating along k in 8 steps. */
+static rotor_plan cannon8(const rotor_expr *g, bool overlap) {
+    rotor_plan q;
+    rotor_plan_init(g, &q);
+    q.fop[M_] = 8, q.fop[K_] = 1, q.fop[N_] = 8;
+    q.ft[A_][K_] = 8, q.ft[B_][K_] = 8;
+    q.overlap = overlap;
+    return q;
+}
+
 /* Model against replay on an idle chip: all-to-all and a mesh. */
 static void replay_agrees(const rotor_chip *chip, const char *dims, rotor_plan *p, double tol) {
     rotor_expr e = make_expr(MATMUL, dims);
@@ -212,10 +223,7 @@ static void replay_agrees(const rotor_chip *chip, const char *dims, rotor_plan *
 Test(overlap, a_meshs_x_and_y_rings_shift_at_once) {
     rotor_chip mesh = mesh_chip(8, 8, false);
     rotor_expr g = make_expr(MATMUL, "m=512,k=512,n=512");
-    rotor_plan q;
-    rotor_plan_init(&g, &q);
-    q.fop[M_] = 8, q.fop[K_] = 1, q.fop[N_] = 8;
-    q.ft[A_][K_] = 8, q.ft[B_][K_] = 8;
+    rotor_plan q = cannon8(&g, false);
     rotor_plan_info info;
     rotor_cost c;
     rotor_error err = {{0}};
@@ -239,11 +247,7 @@ Test(overlap, the_replay_overlaps_as_the_model_on_all_to_all_and_a_mesh) {
     /* 8 x 8: A and B both rotate along k, 8 steps */
     rotor_chip mesh = mesh_chip(8, 8, true);
     rotor_expr g = make_expr(MATMUL, "m=512,k=512,n=512");
-    rotor_plan q;
-    rotor_plan_init(&g, &q);
-    q.fop[M_] = 8, q.fop[K_] = 1, q.fop[N_] = 8;
-    q.ft[A_][K_] = 8, q.ft[B_][K_] = 8;
-    q.overlap = true;
+    rotor_plan q = cannon8(&g, true);
     replay_agrees(&mesh, "m=512,k=512,n=512", &q, 1e-3);
 }
 
