@@ -24,5 +24,6 @@ PY
 expect_error low-setup 2 "setup_s: 1e-12 s is below its busiest link's" -- simulate "$tmpdir/low.json" $mesh -q
 expect_out layout "mesh layout .* of the 16x16 mesh" -- plan --expr 'C[m,n] += A[m,k] * B[k,n]' --dim m=512,k=512,n=512 $mesh
 expect_error vgm 2 "topology mesh: rotor does not price the VGM baseline's loads and stores" -- compile $bert $mesh --baseline vgm
-expect_error pipeline 2 "is a mesh" -- compile $bert $mesh --pipeline
+# pipelined segments: bands of whole rows, moves over the mesh's routes (docs/kapla.md)
+expect_out pipeline "^segment 1 (sigma .. feature, 2 stages, 1 micro-batches): model [0-9.]* us, simulated [0-9.]* us: [+-]0\.0[0-9]%$" -- simulate nerf $mesh --pipeline
 finish cli_mesh

@@ -286,13 +286,7 @@ Test(segment, pipelining_refuses_chips_it_does_not_model) {
     cr_assert_str_eq(err.msg, "--pipeline: chip 'ipu-pod4' is several chips; pipelining over core groups needs one "
                               "chip with an all-to-all exchange (docs/kapla.md)");
     rotor_pipeline_free(&p);
-    chip = mk2();
-    cr_assert_eq(rotor_chip_set(&chip, "topology=mesh", &err), ROTOR_OK, "%s", err.msg);
-    cr_assert_eq(rotor_chip_set(&chip, "mesh_width=32", &err), ROTOR_OK, "%s", err.msg);
-    cr_assert_eq(rotor_chip_set(&chip, "mesh_height=46", &err), ROTOR_OK, "%s", err.msg);
-    cr_assert_eq(rotor_pipeline_run(&po, &chip, &p, &err), ROTOR_ERR_INPUT);
-    assert_msg_has(err, "is a mesh");
-    rotor_pipeline_free(&p);
+    /* a mesh pipelines in bands of rows: tests/test_segmesh.c */
 }
 
 /* ---- the program file's segments ------------------------------------------ */

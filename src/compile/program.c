@@ -637,7 +637,9 @@ static rotor_status read_stage_inputs(reader *rd, const cJSON *in, const rotor_c
                           &sk->xfer_bytes[t])) ||
             (st = get_num(rd, z, "xfer_s", &got)))
             return st;
-        sk->xfer_s[t] = rotor_compile_setup_s(chip, sk->xfer_bytes[t], 1);
+        if (chip->topology != ROTOR_TOPO_MESH) sk->xfer_s[t] = rotor_compile_setup_s(chip, sk->xfer_bytes[t], 1);
+        else if (sk->from[t] == ROTOR_STAGE_OUTSIDE && !sk->per_run[t]) sk->xfer_s[t] = 0; /* moved at setup */
+        else if ((st = rotor_segment_xfer(chip, sg, k, t, &most, &sk->xfer_s[t], NULL, NULL, rd->err))) return st;
         if (!close_rel(got, sk->xfer_s[t])) return mismatch(rd, "xfer_s", got, sk->xfer_s[t]);
     }
     return ROTOR_OK;
@@ -687,6 +689,8 @@ static rotor_status read_stage(reader *rd, const cJSON *y, const rotor_chip *chi
     if ((st = get_int(rd, y, "cores", 1, n - sk->first_core, "the chip's cores from first_core on", &sk->cores)))
         return st;
     *next_core += sk->cores;
+    if (chip->topology == ROTOR_TOPO_MESH && (sk->first_core % chip->mesh_width || sk->cores % chip->mesh_width))
+        return bad(rd, "cores", "a group on a mesh is a band of whole rows (docs/kapla.md)");
     const rotor_expr *e = &op->expr;
     const cJSON *ax = cJSON_GetObjectItemCaseSensitive(y, "axis");
     sk->axis = -1;
@@ -750,6 +754,7 @@ static rotor_status read_segment(reader *rd, const cJSON *x, const rotor_chip *c
         return bad(rd, "stages", msg);
     }
     sg->nstages = S;
+    sg->serial_moves = chip->topology == ROTOR_TOPO_MESH;
     if (!(sg->stages = calloc((size_t)S, sizeof *sg->stages))) return rotor_nomem(rd->err);
     char base[192];
     snprintf(base, sizeof base, "%s", rd->where);

@@ -73,7 +73,9 @@
 #include <string.h>
 
 #include "compile/compileint.h"
+#include "rotor/compile/program.h"
 #include "rotor/compile/segment.h"
+#include "rotor/op/meshmap.h"
 #include "rotor/op/plan.h"
 
 #define UNITS 64        /* group sizes are multiples of N / UNITS cores */
@@ -143,7 +145,7 @@ static double move_phase(const rotor_segment *s, const int64_t *first, int64_t s
         }
     }
     double phase = 0;
-    for (int k = 0; k < s->nstages; k++) phase = dmax(phase, dmax(in[k], out[k]));
+    for (int k = 0; k < s->nstages; k++) phase = s->serial_moves ? phase + in[k] : dmax(phase, dmax(in[k], out[k]));
     return phase;
 }
 
@@ -191,9 +193,12 @@ rotor_status rotor_segment_times(const rotor_segment *s, double *fin, double *xe
 /* Receivers dst0 .. dst0 + nc - 1 each take recv bytes; laid end to end,
  * the bytes are cut into one equal range per sender src0 .. src0 + np - 1,
  * and a piece is a receiver's range met with a sender's (a core's own
- * range it already holds: no piece). */
-static rotor_status cut_pieces(int64_t src0, int64_t np, int64_t dst0, int64_t nc, int64_t recv, int op,
-                               rotor_move_piece_fn fn, void *ctx, rotor_error *err) {
+ * range it already holds: no piece).  On a mesh sphys and dphys place the
+ * j-th sender and receiver at chip core src0 + sphys[j], dst0 + dphys[j]
+ * (NULL: the identity). */
+static rotor_status cut_pieces(int64_t src0, int64_t np, const int64_t *sphys, int64_t dst0, int64_t nc,
+                               const int64_t *dphys, int64_t recv, int op, rotor_move_piece_fn fn, void *ctx,
+                               rotor_error *err) {
     int64_t all;
     if (!rotor_mul_i64(recv, nc, &all))
         return rotor_fail(err, ROTOR_ERR_INPUT, "operator %d: a move of %lld bytes to %lld cores overflows", op,
@@ -204,7 +209,8 @@ static rotor_status cut_pieces(int64_t src0, int64_t np, int64_t dst0, int64_t n
     rotor_status st = ROTOR_OK;
     while (pos < all && !st) {
         int64_t end = jend < send ? jend : send;
-        if (src0 + sd != dst0 + j) st = fn(ctx, src0 + sd, dst0 + j, end - pos, by_recv ? j : sd, err);
+        int64_t src = src0 + (sphys ? sphys[sd] : sd), dst = dst0 + (dphys ? dphys[j] : j);
+        if (src != dst) st = fn(ctx, src, dst, end - pos, by_recv ? j : sd, err);
         pos = end;
         if (pos == jend) j++, jend += recv;
         if (pos == send) sd++, send += q + (sd < rem);
@@ -214,13 +220,108 @@ static rotor_status cut_pieces(int64_t src0, int64_t np, int64_t dst0, int64_t n
 
 rotor_status rotor_segment_move_pieces(const rotor_stage *ps, const rotor_stage *cs, int t, rotor_move_piece_fn fn,
                                        void *ctx, rotor_error *err) {
-    return cut_pieces(ps->first_core, ps->plan.info.cores, cs->first_core, cs->plan.info.cores, cs->plan.info.bytes[t],
-                      cs->op, fn, ctx, err);
+    return cut_pieces(ps->first_core, ps->plan.info.cores, NULL, cs->first_core, cs->plan.info.cores, NULL,
+                      cs->plan.info.bytes[t], cs->op, fn, ctx, err);
 }
 
 rotor_status rotor_segment_outside_pieces(const rotor_stage *cs, int t, int64_t n, rotor_move_piece_fn fn, void *ctx,
                                           rotor_error *err) {
-    return cut_pieces(0, n, cs->first_core, cs->plan.info.cores, cs->plan.info.bytes[t], cs->op, fn, ctx, err);
+    return cut_pieces(0, n, NULL, cs->first_core, cs->plan.info.cores, NULL, cs->plan.info.bytes[t], cs->op, fn, ctx,
+                      err);
+}
+
+/* ---- moves on a mesh ---------------------------------------------------- */
+
+/* The pieces of a mesh move, as rotor_mesh_exchange takes them (receiver,
+ * sender, bytes), and the links they load. */
+typedef struct mesh_pieces {
+    int64_t (*v)[3];
+    int64_t n, cap;
+    rotor_mesh_load load;
+} mesh_pieces;
+
+static rotor_status mesh_piece(void *ctx, int64_t src, int64_t dst, int64_t bytes, int64_t port, rotor_error *err) {
+    (void)port;
+    mesh_pieces *m = ctx;
+    if (m->n == m->cap) {
+        int64_t cap = m->cap ? 2 * m->cap : 64;
+        int64_t(*v)[3] = realloc(m->v, (size_t)cap * sizeof *v);
+        if (!v) return rotor_nomem(err);
+        m->v = v;
+        m->cap = cap;
+    }
+    m->v[m->n][0] = dst;
+    m->v[m->n][1] = src;
+    m->v[m->n][2] = bytes;
+    m->n++;
+    rotor_mesh_load_add(&m->load, src, dst, bytes);
+    return ROTOR_OK;
+}
+
+/* Where stage st's plan cores lie in its band (local row-major cores,
+ * rotor_mesh_map_cores on the band's chip); *out NULL when out of memory. */
+static rotor_status band_cores(const rotor_chip *chip, const rotor_stage *st, int64_t **out, rotor_error *err) {
+    rotor_chip gc = rotor_segment_group_chip(chip, st->cores);
+    *out = malloc((size_t)st->plan.info.cores * sizeof **out);
+    if (!*out) return rotor_nomem(err);
+    return rotor_mesh_map_cores(&st->micro, &gc, &st->plan.plan, &st->plan.info, *out, err);
+}
+
+/* The mesh move of rotor_segment_xfer: its pieces over the whole chip,
+ * their busiest link and their exchange. */
+static rotor_status mesh_move(const rotor_chip *chip, const rotor_segment *s, int k, int t, int64_t *bytes,
+                              double *xfer_s, rotor_mesh_packet **pk, int64_t *npk, rotor_error *err) {
+    const rotor_stage *cs = &s->stages[k], *ps = cs->from[t] >= 0 ? &s->stages[cs->from[t]] : NULL;
+    int64_t *dphys = NULL, *sphys = NULL, recv = cs->plan.info.bytes[t], np, span = 0, n, all;
+    mesh_pieces m = {0};
+    rotor_mesh_packet *got = NULL;
+    rotor_status st = rotor_mesh_load_init(&m.load, chip, err);
+    if (!st) st = band_cores(chip, cs, &dphys, err);
+    if (!st && ps) st = band_cores(chip, ps, &sphys, err);
+    if (!st && ps)
+        st = cut_pieces(ps->first_core, ps->plan.info.cores, sphys, cs->first_core, cs->plan.info.cores, dphys, recv,
+                        cs->op, mesh_piece, &m, err);
+    else if (!st) /* from the even layout: sender i is chip core i */
+        st = cut_pieces(0, rotor_chip_cores(chip), NULL, cs->first_core, cs->plan.info.cores, dphys, recv, cs->op,
+                        mesh_piece, &m, err);
+    /* packets as the setup exchange cuts them, by the busiest port (a
+     * receiver's partition, or a sender's share: the all-to-all figure) */
+    np = ps ? ps->plan.info.cores : rotor_chip_cores(chip);
+    if (!rotor_mul_i64(recv, cs->plan.info.cores, &all)) all = INT64_MAX;
+    int64_t most = recv > ceil_div(all, np) ? recv : ceil_div(all, np);
+    if (!st) st = rotor_mesh_exchange(chip, (const int64_t(*)[3])m.v, m.n, rotor_exchange_packet(most), &got, &n, &span, err);
+    *bytes = st ? 0 : rotor_mesh_load_max(&m.load);
+    *xfer_s = (double)span * 1e-12;
+    if (!st && pk) {
+        *pk = got;
+        *npk = n;
+        got = NULL;
+    }
+    free(got);
+    free(m.v);
+    free(dphys);
+    free(sphys);
+    rotor_mesh_load_free(&m.load);
+    return st;
+}
+
+rotor_status rotor_segment_xfer(const rotor_chip *chip, const rotor_segment *s, int k, int t, int64_t *bytes,
+                                double *xfer_s, rotor_mesh_packet **pk, int64_t *npk, rotor_error *err) {
+    if (pk) *pk = NULL, *npk = 0;
+    if (chip->topology == ROTOR_TOPO_MESH) return mesh_move(chip, s, k, t, bytes, xfer_s, pk, npk, err);
+    const rotor_stage *sg = &s->stages[k];
+    if (sg->from[t] == ROTOR_STAGE_OUTSIDE) {
+        /* from the even layout: every core sends a sliver, the receiver is the busier port */
+        *bytes = sg->plan.info.bytes[t];
+    } else {
+        const rotor_stage *ps = &s->stages[sg->from[t]];
+        int64_t recv = sg->plan.info.bytes[t], all, send;
+        if (!rotor_mul_i64(recv, sg->plan.info.cores, &all)) all = INT64_MAX;
+        send = ceil_div(all, ps->plan.info.cores);
+        *bytes = recv > send ? recv : send;
+    }
+    *xfer_s = rotor_compile_setup_s(chip, *bytes, 1);
+    return ROTOR_OK;
 }
 
 /* ---- stage plans ---------------------------------------------------------- */
@@ -229,6 +330,7 @@ rotor_chip rotor_segment_group_chip(const rotor_chip *chip, int64_t g) {
     rotor_chip c = *chip;
     double share = (double)g / (double)chip->cores_per_chip;
     c.cores_per_chip = g;
+    if (chip->topology == ROTOR_TOPO_MESH && chip->mesh_width > 0) c.mesh_height = g / chip->mesh_width;
     c.matrix_tflops = chip->matrix_tflops * share;
     c.vector_tflops = chip->vector_tflops * share;
     return c;
@@ -387,7 +489,7 @@ typedef struct seg_ctx {
     const rotor_compile_result *base;
     plan_memo memo;
     int64_t idle_total;
-    int64_t unit;
+    int64_t unit, units; /* group sizes: multiples of unit cores, units of them in all */
     int maxs;
 } seg_ctx;
 
@@ -398,7 +500,8 @@ static int producer_of(const rotor_graph *g, int o, int t) {
 }
 
 /* Group sizes for stages first..last by allocation kind (0: by time, 1: by
- * its square root, 2: equal), largest remainder over UNITS units. */
+ * its square root, 2: equal), largest remainder over sx->units units
+ * (at least one a stage: segment_best asks only for S <= units). */
 static void allocate(const seg_ctx *sx, int first, int last, int kind, int64_t *g) {
     int S = last - first + 1;
     double w[64], sum = 0;
@@ -408,10 +511,10 @@ static void allocate(const seg_ctx *sx, int first, int last, int kind, int64_t *
         w[k] = kind == 0 ? t : kind == 1 ? sqrt(t) : 1;
         sum += w[k];
     }
-    int64_t units[64], left = UNITS;
+    int64_t units[64], left = sx->units;
     double rem[64];
     for (int k = 0; k < S; k++) {
-        double share = (UNITS - S) * w[k] / sum; /* one unit each, the rest by weight */
+        double share = (double)(sx->units - S) * w[k] / sum; /* one unit each, the rest by weight */
         units[k] = 1 + (int64_t)floor(share);
         rem[k] = share - floor(share);
         left -= units[k];
@@ -429,7 +532,7 @@ static void allocate(const seg_ctx *sx, int first, int last, int kind, int64_t *
         g[k] = units[k] * sx->unit;
         used += g[k];
     }
-    g[S - 1] += n - used; /* the cores UNITS units leave over */
+    g[S - 1] += n - used; /* the cores the units leave over (none on a mesh) */
 }
 
 /* Builds and costs segment first..last streaming dimension d in m
@@ -450,6 +553,7 @@ static rotor_status segment_try(seg_ctx *sx, int first, int last, int d, int64_t
     out->micro = m;
     out->nstages = S;
     out->weights_resident = resident;
+    out->serial_moves = cc->chip->topology == ROTOR_TOPO_MESH;
     int64_t core0 = 0;
     rotor_status st = ROTOR_OK;
     for (int k = 0; k < S && !st; k++) {
@@ -515,20 +619,9 @@ static rotor_status segment_try(seg_ctx *sx, int first, int last, int d, int64_t
         sg->setup_s = rotor_compile_setup_s(cc->chip, sg->setup_bytes, sg->setup_rounds);
         if (sg->setup_s > out->setup_s) out->setup_s = sg->setup_s;
         /* transfers from the stages it reads */
-        for (int t = 1; t < e->ntensors; t++) {
+        for (int t = 1; t < e->ntensors && !st; t++) {
             if (sg->from[t] == -1 || (sg->from[t] == ROTOR_STAGE_OUTSIDE && !sg->per_run[t])) continue;
-            if (sg->from[t] == ROTOR_STAGE_OUTSIDE) {
-                /* from the even layout: every core sends a sliver, the receiver is the busier port */
-                sg->xfer_bytes[t] = sg->plan.info.bytes[t];
-                sg->xfer_s[t] = rotor_compile_setup_s(cc->chip, sg->xfer_bytes[t], 1);
-                continue;
-            }
-            const rotor_stage *ps = &out->stages[sg->from[t]];
-            int64_t recv = sg->plan.info.bytes[t], all, send;
-            if (!rotor_mul_i64(recv, sg->plan.info.cores, &all)) all = INT64_MAX;
-            send = ceil_div(all, ps->plan.info.cores);
-            sg->xfer_bytes[t] = recv > send ? recv : send;
-            sg->xfer_s[t] = rotor_compile_setup_s(cc->chip, sg->xfer_bytes[t], 1);
+            st = rotor_segment_xfer(cc->chip, out, k, t, &sg->xfer_bytes[t], &sg->xfer_s[t], NULL, NULL, err);
         }
     }
     if (st) return st;
@@ -554,12 +647,19 @@ static rotor_status segment_try(seg_ctx *sx, int first, int last, int d, int64_t
 }
 
 /* The setup operator o pays when the hand-offs from operators marked in
- * `gone` are lost (they gather from the even layout instead). */
-static double setup_without(const compiler *cc, int o, const bool *gone, int64_t *bytes, int64_t *rounds) {
+ * `gone` are lost (they gather from the even layout instead); on a mesh
+ * priced as compile.c chooses setups, by the exchange's bound (*link, *hops:
+ * its busiest link and longest route). */
+static double setup_without(const compiler *cc, int o, const bool *gone, int64_t *bytes, int64_t *rounds,
+                            int64_t *link, int64_t *hops) {
     op_state s = cc->st[o];
     const rotor_expr *e = &cc->g->ops[o].expr;
     for (int t = 1; t < e->ntensors; t++)
         if (s.src[t] >= 0 && gone[s.src[t]]) s.src[t] = -1;
+    if (cc->chip->topology == ROTOR_TOPO_MESH) {
+        compile_setup_mesh(cc, &s, e, &cc->fr[s.frontier], s.active, s.idle_base, s.idle_k, bytes, rounds, link, hops);
+        return *bytes < 0 ? INFINITY : rotor_mesh_setup_s(cc->chip, *link, *rounds, *hops);
+    }
     compile_setup_need(cc, &s, e, &cc->fr[s.frontier], s.active, s.idle_base, s.idle_k, bytes, rounds);
     return *bytes < 0 ? INFINITY : rotor_compile_setup_s(cc->chip, *bytes, *rounds);
 }
@@ -577,8 +677,8 @@ static double penalty(const seg_ctx *sx, int first, int last, bool *gone) {
         for (int t = 1; t < cc->g->ops[c].expr.ntensors; t++)
             if (s->src[t] >= first && s->src[t] <= last) hit = true;
         if (!hit) continue;
-        int64_t b, r;
-        add += setup_without(cc, c, gone, &b, &r) - sx->base->ops[c].setup_s;
+        int64_t b, r, l, h;
+        add += setup_without(cc, c, gone, &b, &r, &l, &h) - sx->base->ops[c].setup_s;
     }
     for (int o = first; o <= last; o++) gone[o] = false;
     return add;
@@ -632,6 +732,7 @@ static rotor_status segment_best(seg_ctx *sx, int first, int last, bool resident
         if (g->ops[o].expr.tensors[0].ndims > maxrank) maxrank = g->ops[o].expr.tensors[0].ndims;
     *ok = false;
     memset(best, 0, sizeof *best);
+    if (last - first + 1 > sx->units) return ROTOR_OK; /* a mesh of fewer rows than stages */
     for (int kind = 0; kind < NALLOC; kind++) {
         int64_t gs[64];
         allocate(sx, first, last, kind, gs);
@@ -744,11 +845,19 @@ static rotor_status choose(seg_ctx *sx, bool resident, rotor_segment **segs, int
 }
 
 rotor_status compile_segments_check(const rotor_chip *chip, rotor_error *err) {
-    if (chip->chips != 1 || chip->topology != ROTOR_TOPO_ALL_TO_ALL)
+    if (chip->chips != 1)
         return rotor_fail(err, ROTOR_ERR_INPUT,
-                          "--pipeline: chip '%s' is %s; pipelining over core groups needs one chip with an "
+                          "--pipeline: chip '%s' is several chips; pipelining over core groups needs one chip with an "
                           "all-to-all exchange (docs/kapla.md)",
-                          chip->name, chip->chips != 1 ? "several chips" : "a mesh");
+                          chip->name);
+    if (chip->topology == ROTOR_TOPO_MESH) {
+        if (chip->mesh_height < 2)
+            return rotor_fail(err, ROTOR_ERR_INPUT,
+                              "--pipeline: chip '%s' is a mesh of %lld row; groups are bands of whole rows and "
+                              "need at least 2",
+                              chip->name, (long long)chip->mesh_height);
+        return ROTOR_OK;
+    }
     if (rotor_chip_cores(chip) < UNITS)
         return rotor_fail(err, ROTOR_ERR_INPUT, "--pipeline: chip '%s' has %lld cores; groups need at least %d",
                           chip->name, (long long)rotor_chip_cores(chip), UNITS);
@@ -761,7 +870,11 @@ rotor_status compile_segments(compiler *cc, const rotor_compile_options *opt, ro
     int n = g->nops;
     out->objective = opt->objective;
     out->unpipelined_s = out->total_s;
-    seg_ctx sx = {.cc = cc, .opt = opt, .base = out, .unit = cc->cores / UNITS};
+    seg_ctx sx = {.cc = cc, .opt = opt, .base = out, .unit = cc->cores / UNITS, .units = UNITS};
+    if (cc->chip->topology == ROTOR_TOPO_MESH) { /* bands of whole rows */
+        sx.unit = cc->chip->mesh_width;
+        sx.units = cc->chip->mesh_height;
+    }
     sx.maxs = opt->max_stages > 0 ? opt->max_stages : DEFAULT_STAGES;
     if (sx.maxs > 64) sx.maxs = 64;
     for (int o = 0; o < n; o++) sx.idle_total += cc->st[o].idle_bytes;
@@ -801,7 +914,9 @@ rotor_status compile_segments(compiler *cc, const rotor_compile_options *opt, ro
                         hit = true;
                     }
                 if (hit) {
-                    r->setup_s = setup_without(cc, o, gone, &r->setup_bytes, &r->setup_rounds);
+                    int64_t l = 0, h = 0;
+                    r->setup_s = setup_without(cc, o, gone, &r->setup_bytes, &r->setup_rounds, &l, &h);
+                    if (cc->chip->topology == ROTOR_TOPO_MESH) r->setup_link_bytes = l, r->setup_hops = h;
                     if (r->setup_bytes < 0) {
                         st = cc->hst ? cc->hst : ROTOR_ERR_INPUT;
                         if (err) *err = cc->herr;

@@ -679,6 +679,28 @@ static rotor_status replay_move(replayer *r, int op, const rotor_stage *ps, cons
     return rotor_segment_move_pieces(ps, cs, t, move_piece, &m, err);
 }
 
+/* A move on a mesh (docs/simulator.md, "Segments"): the exchange schedule
+ * rotor_segment_xfer prices, its packets whole, in its order, after *after
+ * (the previous move: a step's moves follow each other there); *after
+ * becomes a join on core 0 of them all. */
+static rotor_status replay_mesh_move(replayer *r, const rotor_segment *s, int k, int t, int64_t *after,
+                                     rotor_error *err) {
+    rotor_mesh_packet *pk = NULL;
+    int64_t np = 0, bytes, id;
+    double xs;
+    rotor_status st = rotor_segment_xfer(&r->chip, s, k, t, &bytes, &xs, &pk, &np, err);
+    r->finals.n = 0;
+    for (int64_t i = 0; i < np && !st; i++) {
+        rotor_sim_transfer x = {.src = pk[i].src, .dst = pk[i].dst, .bytes = pk[i].bytes, .category = ROTOR_SIM_COMM,
+                                .op = s->stages[k].op, .deps = after, .ndeps = *after >= 0};
+        st = rotor_sim_add_transfer(r->sim, &x, &id, err);
+        if (!st) st = replay_idlist_push(&r->finals, id, err);
+    }
+    if (!st && r->finals.n) st = join_on(r, s->stages[k].op, 0, &r->finals, after, err);
+    free(pk);
+    return st;
+}
+
 /* A per-run input from before the segment: slivers from every core of the
  * chip (rotor_segment_outside_pieces), as replay_move's pieces. */
 static rotor_status replay_outside_move(replayer *r, int op, const rotor_stage *cs, int t, int64_t after,
@@ -708,7 +730,15 @@ static rotor_status replay_segment(replayer *r, const rotor_segment *s, const ro
     replay_inbox_clear(r, r->n);
     for (int k = 0; k < S && !st; k++) {
         const rotor_stage *sg = &s->stages[k];
-        st = replay_setup(r, sg->op, sg->first_core, sg->plan.info.cores, sg->setup_bytes, sg->setup_rounds, err);
+        rotor_chip gc = rotor_segment_group_chip(chip, sg->cores);
+        /* on a mesh the plan lies on its band, gathering from its neighbours (rotor_mesh_near) */
+        r->core0 = sg->first_core;
+        st = replay_lay_out(r, &sg->micro, &sg->plan.plan, &sg->plan.info, &gc, err);
+        if (!st)
+            st = replay_setup(r, sg->op, r->phys ? 0 : sg->first_core, sg->plan.info.cores, sg->setup_bytes,
+                              sg->setup_rounds, err);
+        replay_lay_out_end(r);
+        r->core0 = 0;
     }
     r->finals.n = 0;
     for (int64_t c = 0; c < r->n && !st; c++)
@@ -719,6 +749,7 @@ static rotor_status replay_segment(replayer *r, const rotor_segment *s, const ro
     int64_t steps = st ? 0 : rotor_segment_steps(s, first);
     for (int64_t step = 0; step < steps && !st; step++) {
         /* the move phase */
+        int64_t mv = prev;
         for (int k = 0; k < S && !st; k++) {
             const rotor_stage *sg = &s->stages[k];
             int64_t i = step - first[k];
@@ -726,11 +757,13 @@ static rotor_status replay_segment(replayer *r, const rotor_segment *s, const ro
             for (int t = 1; t < sg->micro.ntensors && !st; t++) {
                 if (!rotor_segment_moves(sg, t, i)) continue;
                 for (int64_t c = 0; c < r->n; c++) chain[c] = -1;
-                if (sg->from[t] == ROTOR_STAGE_OUTSIDE) st = replay_outside_move(r, sg->op, sg, t, prev, chain, err);
+                if (s->serial_moves) st = replay_mesh_move(r, s, k, t, &mv, err);
+                else if (sg->from[t] == ROTOR_STAGE_OUTSIDE) st = replay_outside_move(r, sg->op, sg, t, prev, chain, err);
                 else st = replay_move(r, sg->op, &s->stages[sg->from[t]], sg, t, prev, chain, err);
             }
         }
         r->finals.n = 0;
+        if (!st && mv != prev) st = replay_idlist_push(&r->finals, mv, err);
         for (int64_t c = 0; c < r->n && !st; c++)
             for (int64_t q = 0; q < r->inbox[c].n && !st; q++) st = replay_idlist_push(&r->finals, r->inbox[c].v[q], err);
         if (!st && r->finals.n) st = join_on(r, s->first, 0, &r->finals, &prev, err);
@@ -744,15 +777,17 @@ static rotor_status replay_segment(replayer *r, const rotor_segment *s, const ro
             int64_t lo = sg->first_core, nc = sg->plan.info.cores;
             rotor_chip gc = rotor_segment_group_chip(chip, sg->cores);
             r->core0 = lo;
-            for (int64_t c = lo; c < lo + nc && !st; c++) {
-                r->last[c] = -1;
-                if (prev >= 0) st = replay_idlist_push(&r->inbox[c], prev, err);
+            st = replay_lay_out(r, &sg->micro, &sg->plan.plan, &sg->plan.info, &gc, err); /* its band, on a mesh */
+            for (int64_t j = 0; j < nc && !st; j++) {
+                r->last[replay_at(r, j)] = -1;
+                if (prev >= 0) st = replay_idlist_push(&r->inbox[replay_at(r, j)], prev, err);
             }
             int64_t tids[2];
             if (!st) st = replay_tiles(r, sg->op, &sg->micro, &sg->plan.plan, &sg->plan.info, &gc, tids, err);
+            for (int64_t j = 0; j < nc && !st; j++)
+                if (r->last[replay_at(r, j)] >= 0) st = replay_idlist_push(&done, r->last[replay_at(r, j)], err);
+            replay_lay_out_end(r);
             r->core0 = 0;
-            for (int64_t c = lo; c < lo + nc && !st; c++)
-                if (r->last[c] >= 0) st = replay_idlist_push(&done, r->last[c], err);
         }
         if (!st && done.n) st = join_on(r, s->first, 0, &done, &prev, err);
         free(done.v);

@@ -31,6 +31,7 @@
 #include "rotor/base/chip.h"
 #include "rotor/base/error.h"
 #include "rotor/op/expr.h"
+#include "rotor/op/meshmap.h"
 #include "rotor/op/search.h"
 
 /* What the segment choice minimises. */
@@ -86,6 +87,8 @@ typedef struct rotor_segment {
     int64_t peak_bytes;  /* per core, the fullest group's, with every idle layout and live value */
     bool weights_resident; /* every stage keeps its weights in its group (see rotor_stage) */
     int64_t idle_added;  /* then: per core, at most, beyond the unpipelined idle layouts */
+    bool serial_moves;   /* a mesh's: the moves of a step one after another, each its own
+                            exchange (rotor_segment_xfer), the phase their sum */
 } rotor_segment;
 
 /* The segment's steps (bulk-synchronous, as the IPU runs: the header
@@ -140,9 +143,26 @@ rotor_status rotor_segment_move_pieces(const rotor_stage *ps, const rotor_stage 
 rotor_status rotor_segment_outside_pieces(const rotor_stage *cs, int t, int64_t n, rotor_move_piece_fn fn, void *ctx,
                                           rotor_error *err);
 
-/* A chip of g of chip's cores (one chip, all-to-all) at the same per-core
- * rates: the chip a stage's plan is searched, costed and replayed on. */
+/* A chip of g of chip's cores (one chip) at the same per-core rates: the
+ * chip a stage's plan is searched, costed and replayed on.  On a mesh g is
+ * whole rows (a multiple of mesh_width): the band is a mesh of mesh_width x
+ * g / mesh_width, and its core (x, y) is the chip's (x, y0 + y), chip core
+ * first_core + local (first_core = y0 * mesh_width). */
 rotor_chip rotor_segment_group_chip(const rotor_chip *chip, int64_t g);
+
+/* One move of stage k's input t (rotor_segment_moves) priced on chip:
+ * *bytes and *xfer_s, the figures rotor_stage.xfer_bytes and .xfer_s hold.
+ * All-to-all: the busier side's bytes through one port (a receiver's
+ * partition, or a sender's share) over the link rate plus one round.  A
+ * mesh (docs/kapla.md, "Pipelining"): the move's pieces (as
+ * rotor_segment_move_pieces or _outside_pieces cut them, each plan core at
+ * its place in its band, rotor_mesh_map_cores) are one exchange over the
+ * whole chip's mesh, rotor_mesh_exchange's schedule, which the replay
+ * sends as is: *xfer_s its makespan, *bytes its busiest link's bytes.
+ * When pk is not NULL it gets the schedule's packets (free()), *npk their
+ * number (a mesh's only; else NULL and 0). */
+rotor_status rotor_segment_xfer(const rotor_chip *chip, const rotor_segment *s, int k, int t, int64_t *bytes,
+                                double *xfer_s, rotor_mesh_packet **pk, int64_t *npk, rotor_error *err);
 
 /* e with axis at extent / runs (runs dividing it; axis -1 or runs 1: e
  * itself): the expression of one run of a stage. */
