@@ -638,7 +638,6 @@ static rotor_status read_stage_inputs(reader *rd, const cJSON *in, const rotor_c
             (st = get_num(rd, z, "xfer_s", &got)))
             return st;
         if (chip->topology != ROTOR_TOPO_MESH) sk->xfer_s[t] = rotor_compile_setup_s(chip, sk->xfer_bytes[t], 1);
-        else if (sk->from[t] == ROTOR_STAGE_OUTSIDE && !sk->per_run[t]) sk->xfer_s[t] = 0; /* moved at setup */
         else if ((st = rotor_segment_xfer(chip, sg, k, t, &most, &sk->xfer_s[t], NULL, NULL, rd->err))) return st;
         if (!close_rel(got, sk->xfer_s[t])) return mismatch(rd, "xfer_s", got, sk->xfer_s[t]);
     }
@@ -691,6 +690,7 @@ static rotor_status read_stage(reader *rd, const cJSON *y, const rotor_chip *chi
     *next_core += sk->cores;
     if (chip->topology == ROTOR_TOPO_MESH && (sk->first_core % chip->mesh_width || sk->cores % chip->mesh_width))
         return bad(rd, "cores", "a group on a mesh is a band of whole rows (docs/kapla.md)");
+    sk->outside_first = chip->topology == ROTOR_TOPO_MESH;
     const rotor_expr *e = &op->expr;
     const cJSON *ax = cJSON_GetObjectItemCaseSensitive(y, "axis");
     sk->axis = -1;

@@ -11,12 +11,55 @@
  *
  * Decisions where KAPLA is silent, or where rotor's machine differs
  * (docs/kapla.md, "Pipelining", repeats them):
- *  - One chip with an all-to-all exchange.  A group is a range of
- *    consecutive cores, and every core still reaches every other at the link
- *    rate, so a group is a chip of fewer cores with the same per-core rates.
- *    On a mesh a group would be a region whose links other groups cross;
- *    across chips the inter-chip links would carry the stream.  Neither is
- *    modelled, so compile refuses --pipeline there.
+ *  - One chip.  On all-to-all a group is a range of consecutive cores, and
+ *    every core still reaches every other at the link rate, so a group is a
+ *    chip of fewer cores with the same per-core rates.  Across chips the
+ *    inter-chip links would carry the stream; that is not modelled, so
+ *    compile refuses --pipeline there.
+ *  - On a 2D mesh (issue 41; docs/kapla.md, "Pipelining") a group is a band
+ *    of whole rows: mesh_width x h cores from row y0, chip cores y0 * W ..
+ *    (y0 + h) * W - 1, so that its plan's local core (x, y) (row-major on
+ *    the band's mesh, rotor_segment_group_chip) is the chip's (x, y0 + y),
+ *    first_core + local.  An XY route between two cores of a band stays in
+ *    its rows, so the band's plan, searched, priced and laid out on a W x h
+ *    mesh by op/meshmap.c, has its links to itself, as on a chip of its
+ *    own.  Group sizes go in rows (units of W, H of them; a mesh needs at
+ *    least 2 rows, and a segment no more stages than rows).
+ *  - A mesh's moves cross other bands' links.  Steps keep them apart from
+ *    the runs; within a move phase each move (stage k's input t) is one
+ *    exchange over the whole chip's mesh: its pieces as the all-to-all move
+ *    cuts them, each plan core at its place in its band
+ *    (rotor_mesh_map_cores), scheduled by rotor_mesh_exchange (the packets
+ *    all ready at once, each holding its XY route; docs/cost-model.md, "On
+ *    a 2D mesh", "Setup"), the replay sending that very schedule.  Chosen
+ *    over the bound (busiest link / beta + hops * alpha), which a packet
+ *    holding its whole route can exceed several times (the hand-offs'
+ *    ~5x), so that model and simulation agree to the picosecond: the
+ *    choice is by what the replay measures.  The moves of one step follow
+ *    each other (serial_moves: the phase is their sum): two moves into
+ *    neighbouring bands share the column links of the band between them,
+ *    and a sum is exact for the replay, where overlapping exchanges would
+ *    need their union scheduled per step.
+ *  - What a stage reads from before the segment comes from the even layout,
+ *    a sliver from every chip core (as run by run on all-to-all), and on a
+ *    mesh also when read once: then it moves before run 0, in the first
+ *    move phase (rotor_stage.outside_first), not at setup.  A setup gather
+ *    from the neighbours (rotor_mesh_near, an operator's convention when
+ *    the program does not say where the bytes are; docs/cost-model.md)
+ *    crosses one link a core, far below the exchange that brings a
+ *    producer's output from the whole chip into one band: with it, NeRF at
+ *    batch 8 on 32 x 46 "won" 1.30x, all of it from fc7 reading fc6's
+ *    output at 0.93 us where its hand-off takes 10.99 us.  All-to-all
+ *    prices both alike (the receiver's port), so nothing changes there.
+ *  - A mesh's setup gathers (weights not kept in the group) stay as on
+ *    all-to-all, one round of the stage's bytes per core, from the
+ *    neighbour along its row (rotor_mesh_near): one link per receiver,
+ *    bytes / beta + alpha, the all-to-all figure.
+ *  - An operator after the segment that loses a hand-off gathers from the
+ *    even layout, which compile.c prices from the neighbours on a mesh,
+ *    often below the hand-off's exchange.  The final schedule reports that
+ *    (the replay does the same), but the choice (penalty) takes no gain
+ *    from it on a mesh: a segment must win by itself.
  *  - The stream dimension d is one dimension of every stage's output,
  *    indexed by one axis alone (coefficient 1): rows of a MatMul, the batch
  *    or a spatial dimension of a convolution.  A stage whose output cannot be
@@ -56,9 +99,9 @@
  *    buffer is more than the move needs, as the next run's input lands
  *    once this run is done, but it leaves room for a schedule that
  *    overlaps them).
- *  - Group sizes (KAPLA allocates by workload): in units of N/64 cores,
- *    proportional to each operator's unpipelined time, to its square root,
- *    and equal; every stage gets at least one unit.
+ *  - Group sizes (KAPLA allocates by workload): in units of N/64 cores (on
+ *    a mesh, rows), proportional to each operator's unpipelined time, to its
+ *    square root, and equal; every stage gets at least one unit.
  *  - The dynamic program runs over the graph order (a chain; branches of a
  *    DAG may share a segment and then simply run side by side).  A
  *    segment's cost adds the setup it forces on later operators (lost
@@ -123,7 +166,8 @@ int64_t rotor_segment_steps(const rotor_segment *s, int64_t *first) {
 
 bool rotor_segment_moves(const rotor_stage *st, int t, int64_t i) {
     int p = st->from[t];
-    if (p == -1 || (p == ROTOR_STAGE_OUTSIDE && !st->per_run[t])) return false; /* a weight, or moved at setup */
+    if (p == -1) return false; /* a weight */
+    if (p == ROTOR_STAGE_OUTSIDE && !st->per_run[t]) return st->outside_first && i == 0; /* else at setup */
     return i == 0 || st->per_run[t];
 }
 
@@ -562,6 +606,7 @@ static rotor_status segment_try(seg_ctx *sx, int first, int last, int d, int64_t
         const rotor_expr *e = &gr->ops[o].expr;
         const op_state *os = &cc->st[o];
         sg->op = o;
+        sg->outside_first = out->serial_moves;
         sg->first_core = core0;
         sg->cores = g[k];
         core0 += g[k];
@@ -611,7 +656,7 @@ static rotor_status segment_try(seg_ctx *sx, int first, int last, int d, int64_t
             if (os->kind[t] == T_RESIDENT) {
                 sg->weight_bytes += b;
                 if (!resident) sg->setup_bytes += b;
-            } else if (sg->from[t] == ROTOR_STAGE_OUTSIDE && !sg->per_run[t]) {
+            } else if (sg->from[t] == ROTOR_STAGE_OUTSIDE && !sg->per_run[t] && !sg->outside_first) {
                 sg->setup_bytes += b;
             }
         }
@@ -620,7 +665,7 @@ static rotor_status segment_try(seg_ctx *sx, int first, int last, int d, int64_t
         if (sg->setup_s > out->setup_s) out->setup_s = sg->setup_s;
         /* transfers from the stages it reads */
         for (int t = 1; t < e->ntensors && !st; t++) {
-            if (sg->from[t] == -1 || (sg->from[t] == ROTOR_STAGE_OUTSIDE && !sg->per_run[t])) continue;
+            if (!rotor_segment_moves(sg, t, 0)) continue;
             st = rotor_segment_xfer(cc->chip, out, k, t, &sg->xfer_bytes[t], &sg->xfer_s[t], NULL, NULL, err);
         }
     }
@@ -678,7 +723,11 @@ static double penalty(const seg_ctx *sx, int first, int last, bool *gone) {
             if (s->src[t] >= first && s->src[t] <= last) hit = true;
         if (!hit) continue;
         int64_t b, r, l, h;
-        add += setup_without(cc, c, gone, &b, &r, &l, &h) - sx->base->ops[c].setup_s;
+        double more = setup_without(cc, c, gone, &b, &r, &l, &h) - sx->base->ops[c].setup_s;
+        /* on a mesh a gather from the even layout is priced from the
+         * neighbours (compile.c), below the hand-off's exchange: the choice
+         * takes no gain from losing one */
+        add += cc->chip->topology == ROTOR_TOPO_MESH && more < 0 ? 0 : more;
     }
     for (int o = first; o <= last; o++) gone[o] = false;
     return add;

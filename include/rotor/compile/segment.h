@@ -21,7 +21,12 @@
  * it reads (rotor_segment_steps).  So moves never share a port with a
  * plan's shifts: that sharing, in a first-come-first-served exchange, made
  * the runs of a freer schedule (moves overlapping runs) 46-127% slower than
- * a model that took the ports as free (docs/simulator.md, "Segments"). */
+ * a model that took the ports as free (docs/simulator.md, "Segments").
+ *
+ * On a 2D mesh (issue 41) a group is a band of whole rows, whose plan's
+ * routes stay in its rows; a move is one exchange over the whole mesh's XY
+ * routes (rotor_segment_xfer), and a step's moves follow each other
+ * (rotor_segment.serial_moves): segment.c's header states the decisions. */
 #ifndef ROTOR_SEGMENT_H
 #define ROTOR_SEGMENT_H
 
@@ -64,6 +69,9 @@ typedef struct rotor_stage {
     int64_t setup_bytes;       /* received by its busiest core before the first run */
     int64_t setup_rounds;
     double setup_s;
+    bool outside_first;        /* a mesh's: what it reads once from before the segment moves
+                                  before run 0, one exchange from the even layout (every chip
+                                  core a sender), not at setup (segment.c) */
     /* per expression tensor (inputs; [0] unused): */
     int from[ROTOR_MAX_TENSORS];        /* the stage of this segment producing it, or
                                            ROTOR_STAGE_OUTSIDE, or -1 (a weight) */
@@ -97,7 +105,7 @@ typedef struct rotor_segment {
 int64_t rotor_segment_steps(const rotor_segment *s, int64_t *first);
 
 /* Whether stage st's input t moves before its run i (from another stage,
- * or from outside run by run). */
+ * or from outside run by run, or once on a mesh: outside_first). */
 bool rotor_segment_moves(const rotor_stage *st, int t, int64_t i);
 
 /* The model of the header comment, from the end of setup: *run_s, and
