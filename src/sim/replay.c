@@ -701,6 +701,27 @@ static rotor_status replay_mesh_move(replayer *r, const rotor_segment *s, int k,
     return st;
 }
 
+/* Whether s runs in bands of whole rows of chip's mesh (a mesh's program on
+ * its mesh): each stage laid out on its band, each move an exchange.  A
+ * program for another chip (replayed on a mesh: its network only differs)
+ * is replayed as before, plan core c on chip core first_core + c. */
+static bool in_bands(const rotor_segment *s, const rotor_chip *chip) {
+    if (!s->serial_moves || chip->topology != ROTOR_TOPO_MESH) return false;
+    for (int k = 0; k < s->nstages; k++)
+        if (s->stages[k].first_core % chip->mesh_width || s->stages[k].cores % chip->mesh_width) return false;
+    return true;
+}
+
+/* On a mesh's bands, stage sg's plan laid out on its band (replay_lay_out:
+ * r->phys), r->core0 its first core; elsewhere r->phys NULL. */
+static rotor_status band_lay_out(replayer *r, bool band, const rotor_stage *sg, const rotor_chip *chip,
+                                 rotor_error *err) {
+    rotor_chip gc = rotor_segment_group_chip(chip, sg->cores);
+    r->core0 = sg->first_core;
+    r->phys = NULL;
+    return band ? replay_lay_out(r, &sg->micro, &sg->plan.plan, &sg->plan.info, &gc, err) : ROTOR_OK;
+}
+
 /* A per-run input from before the segment: slivers from every core of the
  * chip (rotor_segment_outside_pieces), as replay_move's pieces. */
 static rotor_status replay_outside_move(replayer *r, int op, const rotor_stage *cs, int t, int64_t after,
@@ -728,12 +749,11 @@ static rotor_status replay_segment(replayer *r, const rotor_segment *s, const ro
     ids[0] = rotor_sim_task_count(r->sim);
     /* setup: every group at once */
     replay_inbox_clear(r, r->n);
+    bool band = in_bands(s, chip);
     for (int k = 0; k < S && !st; k++) {
         const rotor_stage *sg = &s->stages[k];
-        rotor_chip gc = rotor_segment_group_chip(chip, sg->cores);
         /* on a mesh the plan lies on its band, gathering from its neighbours (rotor_mesh_near) */
-        r->core0 = sg->first_core;
-        st = replay_lay_out(r, &sg->micro, &sg->plan.plan, &sg->plan.info, &gc, err);
+        st = band_lay_out(r, band, sg, chip, err);
         if (!st)
             st = replay_setup(r, sg->op, r->phys ? 0 : sg->first_core, sg->plan.info.cores, sg->setup_bytes,
                               sg->setup_rounds, err);
@@ -757,7 +777,7 @@ static rotor_status replay_segment(replayer *r, const rotor_segment *s, const ro
             for (int t = 1; t < sg->micro.ntensors && !st; t++) {
                 if (!rotor_segment_moves(sg, t, i)) continue;
                 for (int64_t c = 0; c < r->n; c++) chain[c] = -1;
-                if (s->serial_moves) st = replay_mesh_move(r, s, k, t, &mv, err);
+                if (band) st = replay_mesh_move(r, s, k, t, &mv, err);
                 else if (sg->from[t] == ROTOR_STAGE_OUTSIDE) st = replay_outside_move(r, sg->op, sg, t, prev, chain, err);
                 else st = replay_move(r, sg->op, &s->stages[sg->from[t]], sg, t, prev, chain, err);
             }
@@ -774,10 +794,9 @@ static rotor_status replay_segment(replayer *r, const rotor_segment *s, const ro
             const rotor_stage *sg = &s->stages[k];
             int64_t i = step - first[k];
             if (i < 0 || i >= sg->runs) continue;
-            int64_t lo = sg->first_core, nc = sg->plan.info.cores;
+            int64_t nc = sg->plan.info.cores;
             rotor_chip gc = rotor_segment_group_chip(chip, sg->cores);
-            r->core0 = lo;
-            st = replay_lay_out(r, &sg->micro, &sg->plan.plan, &sg->plan.info, &gc, err); /* its band, on a mesh */
+            st = band_lay_out(r, band, sg, chip, err);
             for (int64_t j = 0; j < nc && !st; j++) {
                 r->last[replay_at(r, j)] = -1;
                 if (prev >= 0) st = replay_idlist_push(&r->inbox[replay_at(r, j)], prev, err);
