@@ -203,14 +203,16 @@ Test(sim, a_receiver_serves_senders_by_ready_time_then_task_id) {
 /* ---- 2D mesh ------------------------------------------------------------------- */
 
 /* 4 x 1 mesh: 0 -> 2 and 1 -> 3 both cross link (1,0)->(2,0).  Each is 2 hops:
- * 2 * 50 ns + 200 ns = 300 ns, and the second waits for the first. */
-Test(sim, two_flows_sharing_one_mesh_link_take_twice_as_long) {
+ * 2 * 50 ns + 200 ns = 300 ns.  The first's head reaches that link at 50 ns
+ * and its bytes hold it until 250 ns (pipelined links); the second's first
+ * link is that one, so it starts at 250 ns and ends at 550 ns. */
+Test(sim, two_flows_sharing_one_mesh_link_wait_for_its_bytes) {
     rotor_sim *s = mesh_sim(4, 1, 50);
     int64_t a = xfer(s, 0, 2, B1100, NULL, 0), b = xfer(s, 1, 3, B1100, NULL, 0);
     rotor_sim_stats st = run(s);
     assert_span(s, a, 0, 300000);
-    assert_span(s, b, 300000, 600000);
-    cr_assert_eq(st.stall_ps, 300000);
+    assert_span(s, b, 250000, 550000);
+    cr_assert_eq(st.stall_ps, 250000);
     assert_route(s, 0, 2, -1, "link c0 (0,0)->(1,0), link c0 (1,0)->(2,0)");
     assert_route(s, 1, 3, -1, "link c0 (1,0)->(2,0), link c0 (2,0)->(3,0)");
     rotor_sim_free(s);
@@ -236,9 +238,9 @@ Test(sim, a_mesh_core_talks_to_its_4_neighbours_at_once) {
     rotor_sim_stats st = run(s);
     cr_assert_eq(st.makespan_ps, 250000);
     cr_assert_eq(st.stall_ps, 0);
-    /* 3 x 3 mesh: 12 edges, 24 directed links; 4 busy the whole time */
-    cr_assert_float_eq(st.link_util_mean, 4.0 / 24.0, 1e-15);
-    cr_assert_eq(st.link_util_peak, 1.0);
+    /* 3 x 3 mesh: 12 edges, 24 directed links; 4 carry bytes 200 of the 250 ns */
+    cr_assert_float_eq(st.link_util_mean, 4.0 * 0.8 / 24.0, 1e-15);
+    cr_assert_float_eq(st.link_util_peak, 0.8, 1e-15);
     rotor_sim_free(s);
 }
 
@@ -469,11 +471,12 @@ Test(sim, mesh_hbm_ports_are_the_edge_links_split_between_the_controllers) {
  * load waiting for its port books its lane from the same later start).  The routes
  * from the ports are straight lines and share no link; only a port serving
  * two cores serializes them.  Edge cores: 1 hop, 250 ns.  Ports 1, 2, 6, 10
- * also serve an inner core, 2 hops, 300 ns, FIFO by task id: (1,0) [0,250]
- * then (1,1) [250,550]; (2,0) then (2,1) likewise; (2,2) [0,300] then (3,2)
- * [300,550]; (1,2) then (1,3) likewise.  The set ends at 550 ns = 2 x 200 +
- * 3 x 50: 17,600 B in 550 ns, 32 GB/s of the 176 the controllers could give
- * and of the 16 x 5.5 = 88 GB/s the ports could take in. */
+ * also serve an inner core, 2 hops, 300 ns, FIFO by task id; a port carries
+ * a load's bytes for 200 ns from its start (pipelined links): (1,0) [0,250]
+ * then (1,1) [200,500]; (2,0) then (2,1) likewise; (2,2) [0,300] then (3,2)
+ * [200,450]; (1,2) then (1,3) likewise.  The set ends at 500 ns = 2 x 200 +
+ * 2 x 50: 17,600 B in 500 ns, 35.2 GB/s of the 176 the controllers could
+ * give and of the 16 x 5.5 = 88 GB/s the ports could take in. */
 Test(sim, a_preload_piece_set_on_a_4x4_mesh_enters_through_the_nearest_edge_ports) {
     rotor_chip chip = mesh_hbm(4, 4, 2, 176);
     rotor_sim *s = make(&chip);
@@ -487,13 +490,13 @@ Test(sim, a_preload_piece_set_on_a_4x4_mesh_enters_through_the_nearest_edge_port
         cr_assert_eq(rotor_sim_add_transfer(s, &t, &id[c], NULL), ROTOR_OK);
     }
     rotor_sim_stats st = run(s);
-    const int64_t start[16] = {0, 0, 0, 0, 0, 250000, 250000, 0, 0, 0, 0, 300000, 0, 300000, 0, 0};
-    const int64_t end[16] = {250000, 250000, 250000, 250000, 250000, 550000, 550000, 250000,
-                             250000, 300000, 300000, 550000, 250000, 550000, 250000, 250000};
+    const int64_t start[16] = {0, 0, 0, 0, 0, 200000, 200000, 0, 0, 0, 0, 200000, 0, 200000, 0, 0};
+    const int64_t end[16] = {250000, 250000, 250000, 250000, 250000, 500000, 500000, 250000,
+                             250000, 300000, 300000, 450000, 250000, 450000, 250000, 250000};
     for (int64_t c = 0; c < 16; c++) assert_span(s, id[c], start[c], end[c]);
-    cr_assert_eq(st.makespan_ps, 2 * STREAM + 3 * LAT);
+    cr_assert_eq(st.makespan_ps, 2 * STREAM + 2 * LAT);
     cr_assert_eq(st.hbm_bytes, 16 * B1100);
-    cr_assert_eq(st.stall_ps, 250000 * 2 + 300000 * 2, "only the second core of a shared port waits");
+    cr_assert_eq(st.stall_ps, 200000 * 4, "only the second core of a shared port waits");
     rotor_sim_free(s);
 }
 
@@ -696,8 +699,9 @@ Test(sim, a_multicast_to_one_core_is_a_transfer) {
 }
 
 /* On a 3 x 1 mesh, (0,0) -> {(1,0), (2,0)}: the union of the two XY routes is
- * the links (0,0)->(1,0) and (1,0)->(2,0), each held once; the longest route
- * has 2 hops.  A transfer (0,0) -> (1,0) waits for the shared link. */
+ * the links (0,0)->(1,0) and (1,0)->(2,0), each held once, for the bytes'
+ * 200 ns from the head's arrival (0 and 50 ns); the longest route has 2
+ * hops.  A transfer (0,0) -> (1,0) waits for the shared link: 200 ns. */
 Test(sim, a_mesh_multicast_holds_the_union_of_its_routes_once) {
     rotor_sim *s = mesh_sim(3, 1, 50);
     const int64_t to[2] = {1, 2};
@@ -705,13 +709,14 @@ Test(sim, a_mesh_multicast_holds_the_union_of_its_routes_once) {
     int64_t x = xfer(s, 0, 1, B1100, NULL, 0), y = xfer(s, 2, 1, B1100, NULL, 0);
     rotor_sim_stats st = run(s);
     assert_span(s, m, 0, 2 * LAT + STREAM);
-    assert_span(s, x, 2 * LAT + STREAM, 3 * LAT + 2 * STREAM);
+    assert_span(s, x, STREAM, LAT + 2 * STREAM);
     assert_span(s, y, 0, LAT + STREAM); /* (2,0)->(1,0) is not on the multicast's route */
-    /* (0,0)->(1,0) carries the multicast and then x, back to back: busy all along */
-    cr_assert_eq(st.makespan_ps, 3 * LAT + 2 * STREAM);
-    cr_assert_float_eq(st.link_util_peak, 1.0, 1e-12);
-    /* 4 directed links: 2 x 300 ns (multicast, each link once) + 250 (x) + 250 (y) */
-    cr_assert_float_eq(st.link_util_mean, (2.0 * (2 * LAT + STREAM) + 2.0 * (LAT + STREAM)) / (4.0 * 550000), 1e-12);
+    /* (0,0)->(1,0) carries the multicast's bytes and then x's, back to back,
+     * 400 of the 450 ns */
+    cr_assert_eq(st.makespan_ps, LAT + 2 * STREAM);
+    cr_assert_float_eq(st.link_util_peak, 400.0 / 450.0, 1e-12);
+    /* 4 directed links: 2 x 200 ns (multicast, each link once) + 200 (x) + 200 (y) */
+    cr_assert_float_eq(st.link_util_mean, 4.0 * STREAM / (4.0 * 450000), 1e-12);
     char *json = rotor_sim_trace_json(s, NULL);
     cr_assert(json && strstr(json, "\"receivers\":2"));
     free(json);
@@ -722,8 +727,10 @@ Test(sim, a_mesh_multicast_holds_the_union_of_its_routes_once) {
  * (0,0) -> [(2,0), (2,1), (0,1)] holds (0,0)->(1,0)->(2,0), then (2,0)->(2,1),
  * then (2,1)->(1,1)->(0,1): 5 hops to the last receiver, 450 ns.  As a tree
  * the same receivers take (0,0)->(0,1) directly (3 hops at most, 350 ns).
- * So a shift (0,0)->(0,1) runs beside the path and waits for the tree, and
- * a shift (1,1)->(0,1) does the opposite. */
+ * So a shift (0,0)->(0,1) runs beside the path and waits for the tree's
+ * bytes on its first link (200 ns), and a shift (1,1)->(0,1) does the
+ * opposite: the path's head reaches (1,1)->(0,1) after 4 hops, 200 ns, and
+ * its bytes hold it until 400 ns. */
 Test(sim, a_path_multicast_reaches_each_receiver_through_the_one_before) {
     rotor_chip chip = mesh(3, 2, 50);
     const int64_t to[3] = {2, 5, 3};
@@ -736,10 +743,10 @@ Test(sim, a_path_multicast_reaches_each_receiver_through_the_one_before) {
         cr_assert_eq(rotor_sim_add_multicast(s, &mc, &m, &err), ROTOR_OK, "%s", err.msg);
         int64_t down = xfer(s, 0, 3, B1100, NULL, 0), west = xfer(s, 4, 3, B1100, NULL, 0);
         run(s);
-        int64_t end = (path ? 5 : 3) * LAT + STREAM;
+        int64_t end = (path ? 5 : 3) * LAT + STREAM, down0 = path ? 0 : STREAM, west0 = path ? 4 * LAT + STREAM : 0;
         assert_span(s, m, 0, end);
-        assert_span(s, down, path ? 0 : end, (path ? 0 : end) + LAT + STREAM);
-        assert_span(s, west, path ? end : 0, (path ? end : 0) + LAT + STREAM);
+        assert_span(s, down, down0, down0 + LAT + STREAM);
+        assert_span(s, west, west0, west0 + LAT + STREAM);
         rotor_sim_free(s);
     }
 }
@@ -747,8 +754,8 @@ Test(sim, a_path_multicast_reaches_each_receiver_through_the_one_before) {
 /* A multicast from a controller is one tree entering through ONE port, the
  * one nearest its first receiver: controller 1 to row 1 {(0,1) .. (3,1)}
  * enters at west (0,1) and runs east along the row: 1 + 3 hops, 400 ns.  A
- * load through that port waits for it; one through another port of the same
- * controller, west (0,2), does not. */
+ * load through that port waits for its bytes there (200 ns); one through
+ * another port of the same controller, west (0,2), does not. */
 Test(sim, a_mesh_multicast_from_hbm_enters_through_the_port_nearest_its_first_receiver) {
     rotor_chip chip = mesh_hbm(4, 4, 2, 88);
     rotor_sim *s = make(&chip);
@@ -758,7 +765,7 @@ Test(sim, a_mesh_multicast_from_hbm_enters_through_the_port_nearest_its_first_re
     int64_t same = xfer(s, c1, 4, B1100, NULL, 0), other = xfer(s, c1, 8, B1100, NULL, 0);
     run(s);
     assert_span(s, m, 0, 4 * LAT + STREAM);
-    assert_span(s, same, 4 * LAT + STREAM, 5 * LAT + 2 * STREAM);
+    assert_span(s, same, STREAM, LAT + 2 * STREAM);
     assert_span(s, other, 0, LAT + STREAM);
     rotor_sim_free(s);
 }

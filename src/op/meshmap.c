@@ -446,14 +446,21 @@ static void route_order(const rotor_chip *chip, const int64_t (*v)[3], int64_t n
 /* The links' free times in rotor_mesh_exchange's schedule, line by line:
  * a route is a run of links along its row and one along its column (X
  * first), each a range of one line (a row or a column, one direction).  A
- * packet starts at the latest free time of its links and holds them all to
- * the same end, so every link of a range is set at once to a time no
- * earlier than any of theirs.  Hence a link's time is the later of its own
- * and its block's (the last range that covered the block whole), and each
- * block keeps its latest time: a run costs O(LINK_BLOCK + run / LINK_BLOCK)
- * instead of O(run), with the same times as setting link by link (a wafer's
- * exchange has millions of pieces of hundreds of hops). */
+ * packet's head reaches its i-th link i latencies after it starts, and the
+ * link carries its bytes from then on (sim/sim.c, claim_all: pipelined
+ * links).  So the line keeps, per link at position p, its free time less
+ * p latencies on a line that runs toward higher positions (east, south)
+ * and plus p latencies on the others: the key.  A run's links are then all
+ * free in time for a start s exactly when s is at least the run's latest
+ * key less one constant, and after the packet every key of the run is the
+ * same value, no earlier than any of theirs.  Hence a link's key is the
+ * later of its own and its block's (the last range that covered the block
+ * whole), and each block keeps its latest key: a run costs O(LINK_BLOCK +
+ * run / LINK_BLOCK) instead of O(run), with the same times as setting link
+ * by link (a wafer's exchange has millions of pieces of hundreds of
+ * hops).  Keys start at LINK_FREE: every link free at time 0. */
 #define LINK_BLOCK 16
+#define LINK_FREE (-((int64_t)1 << 60))
 typedef struct link_times {
     int64_t w, h, bw, bh; /* the mesh; blocks per row line, per column line */
     int64_t *t;           /* per link: the rows' lines (east, west; y), then the columns' (south, north; x) */
@@ -470,9 +477,9 @@ static bool link_times_init(link_times *l, int64_t w, int64_t h) {
 }
 
 static void link_times_clear(link_times *l) {
-    memset(l->t, 0, (size_t)(4 * l->w * l->h) * sizeof *l->t);
-    memset(l->tag, 0, (size_t)(2 * l->h * l->bw + 2 * l->w * l->bh) * sizeof *l->tag);
-    memset(l->most, 0, (size_t)(2 * l->h * l->bw + 2 * l->w * l->bh) * sizeof *l->most);
+    size_t links = (size_t)(4 * l->w * l->h), blocks = (size_t)(2 * l->h * l->bw + 2 * l->w * l->bh);
+    for (size_t i = 0; i < links; i++) l->t[i] = LINK_FREE;
+    for (size_t i = 0; i < blocks; i++) l->tag[i] = l->most[i] = LINK_FREE;
 }
 
 static void link_times_free(link_times *l) {
@@ -485,6 +492,7 @@ static void link_times_free(link_times *l) {
  * blocks at tag[bbase]. */
 typedef struct link_run {
     int64_t base, bbase, lo, hi;
+    bool up; /* toward higher positions (east, south) */
 } link_run;
 
 /* The runs of the XY route from local core a to b (none where it does not
@@ -496,19 +504,19 @@ static int route_runs(const link_times *l, int64_t a, int64_t b, link_run *run) 
     int n = 0;
     if (tx != x) {
         int64_t line = (tx > x ? 0 : h) + y;
-        run[n++] = (link_run){line * w, line * l->bw, tx > x ? x : tx + 1, tx > x ? tx : x + 1};
+        run[n++] = (link_run){line * w, line * l->bw, tx > x ? x : tx + 1, tx > x ? tx : x + 1, tx > x};
     }
     if (ty != y) {
         int64_t line = (ty > y ? 0 : w) + tx;
         run[n++] = (link_run){2 * h * w + line * h, 2 * h * l->bw + line * l->bh, ty > y ? y : ty + 1,
-                              ty > y ? ty : y + 1};
+                              ty > y ? ty : y + 1, ty > y};
     }
     return n;
 }
 
-/* The latest free time of the run's links. */
+/* The latest key of the run's links. */
 static int64_t run_latest(const link_times *l, const link_run *r) {
-    int64_t m = 0;
+    int64_t m = LINK_FREE;
     for (int64_t p = r->lo; p < r->hi;) {
         int64_t b = p / LINK_BLOCK, end = (b + 1) * LINK_BLOCK;
         if (p % LINK_BLOCK == 0 && end <= r->hi) { /* the whole block */
@@ -523,7 +531,7 @@ static int64_t run_latest(const link_times *l, const link_run *r) {
     return m;
 }
 
-/* Holds the run's links until v (no earlier than any of their times). */
+/* Sets the run's keys to v (no earlier than any of theirs). */
 static void run_hold(link_times *l, const link_run *r, int64_t v) {
     for (int64_t p = r->lo; p < r->hi;) {
         int64_t b = p / LINK_BLOCK, end = (b + 1) * LINK_BLOCK;
@@ -555,14 +563,18 @@ static int64_t schedule_order(const rotor_chip *chip, const int64_t (*v)[3], int
             }
             link_run run[2];
             int nr = route_runs(lt, pc[1] % cpc, pc[0] % cpc, run);
-            int64_t b = bytes / k + (r < bytes % k), hops = 0, start = 0;
+            int64_t b = bytes / k + (r < bytes % k), hops = 0, start = 0, c[2];
             for (int i = 0; i < nr; i++) {
-                int64_t m = run_latest(lt, &run[i]);
+                /* link p of the run is the head's hop o0 + (p - lo) going
+                 * up, o0 + (hi - 1 - p) going down: key - c[i] is the
+                 * start it needs */
+                c[i] = (run[i].up ? hops - run[i].lo : hops + run[i].hi - 1) * lat;
+                int64_t m = run_latest(lt, &run[i]) - c[i];
                 hops += run[i].hi - run[i].lo;
                 if (m > start) start = m;
             }
-            int64_t dur = hops * lat + llround((double)b * 1000.0 / chip->link_gbps);
-            for (int i = 0; i < nr; i++) run_hold(lt, &run[i], start + dur);
+            int64_t bt = llround((double)b * 1000.0 / chip->link_gbps), dur = hops * lat + bt;
+            for (int i = 0; i < nr; i++) run_hold(lt, &run[i], start + c[i] + bt);
             pk[np++] = (rotor_mesh_packet){pc[1], pc[0], b, start + dur};
             if (start + dur > span) span = start + dur;
         }

@@ -95,10 +95,12 @@ void rotor_sim_free(rotor_sim *s) {
     free(s->res_busy);
     free(s->lanes);
     free(s->scratch);
+    free(s->scratch_at);
     free(s->tasks);
     free(s->edges);
     free(s->mcast);
     free(s->mres);
+    free(s->mat);
     free(s->mdst);
     free(s->mark);
     for (int64_t i = 0; i < s->nop_names; i++) free(s->op_names[i]);
@@ -478,10 +480,12 @@ static rotor_status mcast_route(rotor_sim *s, const rotor_sim_multicast *m, sim_
     for (int k = 0; k < m->ndsts; k++) {
         sim_route r;
         rotor_status st;
+        int64_t at0 = 0; /* the hops paid before this route's first resource */
         if (m->path && k > 0) { /* a path: receiver k through receiver k - 1 */
             sim_net_route(s, m->dsts[k - 1], m->dsts[k], &r);
             /* energy: receiver k - 1 reads what it forwards from its SRAM */
             if ((st = count_transfer(s, m->dsts[k - 1], m->dsts[k], m->bytes, r.hops, true, e, err))) return st;
+            at0 = chain;
             chain += r.hops;
             r.hops = chain;
         } else {
@@ -492,12 +496,15 @@ static rotor_status mcast_route(rotor_sim *s, const rotor_sim_multicast *m, sim_
             chain = r.hops;
         }
         if (r.hops > *hops) *hops = r.hops;
-        if (!grow((void **)&s->mres, &s->mres_cap, s->nmres, r.n, sizeof *s->mres))
+        if (!grow((void **)&s->mres, &s->mres_cap, s->nmres, r.n, sizeof *s->mres) ||
+            !grow((void **)&s->mat, &s->mat_cap, s->nmres, r.n, sizeof *s->mat))
             return rotor_nomem(err);
+
         for (int64_t i = 0; i < r.n; i++) {
             int32_t res = r.res[i];
             if (s->mark[res] == s->stamp) continue;
             s->mark[res] = s->stamp;
+            s->mat[s->nmres] = (int32_t)(at0 + r.at[i]);
             s->mres[s->nmres++] = res;
             mc->n++;
             if (s->res[res].gbps < *gbps) *gbps = s->res[res].gbps;
@@ -550,6 +557,7 @@ rotor_status rotor_sim_add_multicast(rotor_sim *s, const rotor_sim_multicast *m,
         return task_fail(s, "multicast", st, err);
     }
     mc.pause = m->pause_receivers ? llround((double)m->bytes * 1000.0 / s->chip.link_gbps) : 0;
+    mc.hops = (int32_t)hops;
     uint8_t flags = 0;
     for (int k = 0; k < m->ndsts; k++)
         if (sim_node_chip(s, m->src) != sim_node_chip(s, m->dsts[k])) flags |= SIM_F_INTERCHIP;
@@ -643,16 +651,21 @@ static int64_t claim_core(rotor_sim *s, sim_task *t, int64_t now) {
     return start;
 }
 
-/* A transfer claims every resource on its route, res[0 .. n), from the
- * first instant all are free (cut-through: it holds them all for its whole
- * duration).  Always inline: with the two ports of sim_net_pair, n is a
- * constant and the loops unroll. */
+/* A transfer claims every resource on its route, res[0 .. n).  With at
+ * NULL (all-to-all: a port pair) it holds them all from the first instant
+ * all are free for its whole duration.  On a mesh (at set) the head reaches
+ * resource i after at[i] hops and the body follows: resource i is held for
+ * `hold` (the bytes' time) from start + at[i] latencies, and the transfer
+ * starts at the first instant each is free by then (docs/simulator.md,
+ * "Pipelined links").  Always inline: with the two ports of sim_net_pair, n
+ * is a constant and the loops unroll. */
 static inline __attribute__((always_inline)) int64_t claim_all(rotor_sim *s, sim_task *t, const int32_t *res,
-                                                               int64_t n, int64_t now) {
+                                                               const int32_t *at, int64_t hold, int64_t n,
+                                                               int64_t now) {
     sim_run *r = &s->run;
-    int64_t start = now;
+    int64_t start = now, lat = s->latency_ps;
     for (int64_t i = 0; i < n; i++) {
-        int64_t f = sim_res_free_at(s, res[i]);
+        int64_t f = sim_res_free_at(s, res[i]) - (at ? at[i] * lat : 0);
         if (f > start) start = f;
     }
     /* the lane of the pool that names its trace track: the HBM controller's
@@ -660,7 +673,8 @@ static inline __attribute__((always_inline)) int64_t claim_all(rotor_sim *s, sim
     bool hbm = t->flags & SIM_F_HBM;
     t->lane = -1;
     for (int64_t i = 0; i < n; i++) {
-        int32_t lane = sim_res_take(s, res[i], start + t->dur, t->dur);
+        int64_t from = start + (at ? at[i] * lat : 0), d = at ? hold : t->dur;
+        int32_t lane = sim_res_take(s, res[i], from + d, d);
         if (lane >= 0 && (res[i] == s->res_interchip) != hbm) t->lane = lane;
     }
     rotor_sim_stats *st = &r->st;
@@ -669,17 +683,20 @@ static inline __attribute__((always_inline)) int64_t claim_all(rotor_sim *s, sim
     return start;
 }
 
-/* A transfer's route, then its claim. */
+/* A transfer's route, then its claim: pipelined over a mesh's links,
+ * whole over all-to-all's ports (the IPU exchange's one hop). */
 static int64_t claim_route(rotor_sim *s, sim_task *t, int64_t now) {
     int32_t pair[2];
+    bool mesh = s->topo->id == ROTOR_TOPO_MESH;
     if (t->mcast) {
         const sim_mcast *mc = &s->mcast[t->mcast - 1];
-        return claim_all(s, t, s->mres + mc->off, mc->n, now);
+        return claim_all(s, t, s->mres + mc->off, mesh ? s->mat + mc->off : NULL,
+                         t->dur - (int64_t)mc->hops * s->latency_ps, mc->n, now);
     }
-    if (sim_net_pair(s, t, pair)) return claim_all(s, t, pair, 2, now);
+    if (sim_net_pair(s, t, pair)) return claim_all(s, t, pair, NULL, 0, 2, now);
     sim_route route;
     sim_net_route(s, t->a, t->b, &route);
-    return claim_all(s, t, route.res, route.n, now);
+    return claim_all(s, t, route.res, mesh ? route.at : NULL, t->dur - route.hops * s->latency_ps, route.n, now);
 }
 
 /* A multicast with pause_receivers books each receiving core's pipeline as
@@ -1088,6 +1105,7 @@ rotor_status rotor_sim_retire(rotor_sim *s, int64_t below, rotor_error *err) {
             s->mcast[i].doff -= dst0;
         }
         memmove(s->mres, s->mres + res0, sizeof *s->mres * (size_t)(s->nmres - res0));
+        memmove(s->mat, s->mat + res0, sizeof *s->mat * (size_t)(s->nmres - res0));
         s->nmres -= res0;
         memmove(s->mdst, s->mdst + dst0, sizeof *s->mdst * (size_t)(s->nmdst - dst0));
         s->nmdst -= dst0;

@@ -55,6 +55,7 @@ typedef struct sim_mcast {
     int64_t pause;    /* ps each receiving core is paused (pause_receivers), else 0 */
     int32_t n;
     int32_t ndsts;
+    int32_t hops;     /* the longest receiver's route */
 } sim_mcast;
 
 /* A dependency: task waits for dep. */
@@ -151,6 +152,7 @@ typedef struct sim_res {
 /* The resources of one transfer; res points into the simulator's scratch. */
 typedef struct sim_route {
     int32_t *res;
+    int32_t *at;    /* per resource: the hops paid before the head reaches it */
     int64_t n;
     int64_t hops;   /* latencies paid */
 } sim_route;
@@ -201,6 +203,7 @@ struct rotor_sim {
     sim_lane *lanes;         /* per pool, a 4-ary min-heap of its lanes by (free time, lane) */
     int64_t nlanes;
     int32_t *scratch;        /* a route */
+    int32_t *scratch_at;     /* its resources' hop offsets (sim_route.at) */
     int64_t route_cap;
 
     sim_task *tasks;
@@ -219,6 +222,8 @@ struct rotor_sim {
     int64_t nmcast, mcast_cap;
     int32_t *mres;                  /* their resources, concatenated */
     int64_t nmres, mres_cap;
+    int32_t *mat;                   /* per resource of mres: its hop offset (sim_route.at) */
+    int64_t mat_cap;
     int32_t *mdst;                  /* their receivers, concatenated */
     int64_t nmdst, mdst_cap;
     uint32_t *mark;                 /* per resource: the stamp of the last union it joined */
@@ -314,7 +319,10 @@ static inline bool sim_net_pair(const rotor_sim *s, const sim_task *t, int32_t r
 }
 
 /* Appends resource res to route r. */
-static inline void sim_route_push(sim_route *r, int64_t res) { r->res[r->n++] = (int32_t)res; }
+static inline void sim_route_push(sim_route *r, int64_t res) {
+    r->at[r->n] = (int32_t)r->hops; /* the head reaches it after the hops paid so far */
+    r->res[r->n++] = (int32_t)res;
+}
 
 /* The route of a transfer (src, dst valid and distinct, not both HBM), a
  * load from a controller entering where it serves core `via` best (the
@@ -322,6 +330,7 @@ static inline void sim_route_push(sim_route *r, int64_t res) { r->res[r->n++] = 
  * loop asks it for every transfer it starts. */
 static inline void sim_net_route_via(const rotor_sim *s, int64_t src, int64_t dst, int64_t via, sim_route *r) {
     r->res = s->scratch; /* the simulator's scratch: routes are used one at a time */
+    r->at = s->scratch_at;
     r->n = 0;
     r->hops = 0;
     if (sim_node_is_hbm(s, src)) sim_route_push(r, sim_hbm_res(s, src));

@@ -8,9 +8,15 @@
  *    pool serves many transfers at once but never more than its total
  *    bandwidth (Elk §5: "track the in-flight inter-chip transfer events and
  *    cap their total bandwidth").
- *  - A transfer holds every resource on its route for its whole duration
- *    (cut-through: it streams through all hops at once) and runs at the rate
- *    of the slowest; it pays one link latency per hop.
+ *  - A transfer runs at the rate of its route's slowest resource and pays
+ *    one link latency per hop.  Over all-to-all's two ports (one hop) it
+ *    holds both for its whole duration.  On a mesh the links are pipelined
+ *    (virtual cut-through): the head reaches the route's i-th resource
+ *    after i latencies and the bytes hold it for bytes / rate from then, so
+ *    a link is busy only while the packet crosses it.  Holding every link
+ *    of a 1,000-hop route for the whole transfer, as the first model did,
+ *    made a wafer's setup exchange of tiny pieces ~1,000x slower than its
+ *    links' bytes allow (docs/simulator.md, "Pipelined links").
  *  - All-to-all (IPU exchange, Elk §2.1): route = the sender's out port and
  *    the receiver's in port, one hop.  HBM controllers are nodes on the
  *    exchange: the controller stands in for the port on its side.
@@ -311,7 +317,8 @@ rotor_status sim_net_init(rotor_sim *s, rotor_error *err) {
     s->res_busy = malloc(sizeof *s->res_busy * (size_t)s->nres);
     s->route_cap = s->geo->edge_ports(c) / 2 + 4; /* a mesh's XY route: at most W + H links */
     s->scratch = malloc(sizeof *s->scratch * (size_t)s->route_cap);
-    if (!s->res || !s->res_free || !s->res_busy || !s->scratch) return rotor_nomem(err);
+    s->scratch_at = malloc(sizeof *s->scratch_at * (size_t)s->route_cap);
+    if (!s->res || !s->res_free || !s->res_busy || !s->scratch || !s->scratch_at) return rotor_nomem(err);
     for (int64_t i = 0; i < s->nres; i++) {
         s->res[i].lane0 = -1;
         s->res[i].nlanes = 1;

@@ -147,9 +147,10 @@ typedef struct rotor_mesh_packet {
  * (docs/cost-model.md, "On a 2D mesh", "Setup").  Each piece is cut into
  * ceil(bytes / packet) equal packets; packets go out in rounds (round r:
  * the r-th packet of every piece, pieces by receiver then sender), all
- * ready at once; each takes its XY route from the first instant every link
- * of it is free and holds them all for hops * alpha + bytes / beta
- * (sim/simnet.c's cut-through), in that order.  *out (NULL when n is 0;
+ * ready at once; each starts at the first instant its route's i-th link is
+ * free i latencies later, for every i, and holds that link for bytes / beta
+ * from then (sim/simnet.c's pipelined links); it ends hops * alpha + bytes /
+ * beta after its start.  In that order.  *out (NULL when n is 0;
  * free() it) gets the packets in that order; *makespan_ps the last end.
  * ROTOR_ERR_INPUT for a piece that crosses chips. */
 rotor_status rotor_mesh_exchange(const rotor_chip *chip, const int64_t (*v)[3], int64_t n, int64_t packet,
