@@ -349,7 +349,10 @@ static rotor_status read_op_counts(reader *rd, const cJSON *x, const rotor_chip 
         double bound = (double)op->setup_link_bytes / rotor_chip_link_bw(chip);
         double far = (double)op->setup_hops * rotor_chip_link_latency(chip);
         if (far > bound) bound = far;
-        if (op->setup_s < bound * (1 - 1e-4)) { /* each packet is rounded to the ps */
+        /* each packet's time is rounded to the ps, and the busiest link
+         * carries at most one packet an element: half a ps each under */
+        int64_t elems = op->setup_link_bytes / (chip->element_bytes > 0 ? chip->element_bytes : 1);
+        if (op->setup_s < bound * (1 - 1e-9) - 0.5e-12 * (double)(elems + 1)) {
             char msg[200];
             snprintf(msg, sizeof msg, "%.6g s is below its busiest link's %.6g s (setup_link_bytes, setup_hops)",
                      op->setup_s, bound);
