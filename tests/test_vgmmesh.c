@@ -50,6 +50,24 @@ static void roller_matmul(const rotor_chip *chip, rotor_graph *g, rotor_vgm_resu
     cr_assert_eq(rotor_vgm_compile(g, chip, ROTOR_VGM_ROLLER, v, &err), ROTOR_OK, "%s", err.msg);
 }
 
+/* Roller's tile of that MatMul on a w x h mesh with link latency alpha:
+ * (32, 16, 32), one wave of one round, its load through a busiest link of
+ * load_bytes and a longest route of load_hops, its store likewise. */
+static void by_hand(int64_t w, int64_t h, double alpha, double load_bytes, int load_hops, double store_bytes,
+                    int store_hops) {
+    double beta = 5.5e9;
+    rotor_chip chip = mesh_chip(w, h, alpha * 1e9);
+    rotor_graph g;
+    rotor_vgm_result v;
+    roller_matmul(&chip, &g, &v);
+    const rotor_vgm_op *r = &v.ops[0];
+    cr_assert(r->tile[0] == 32 && r->tile[1] == 16 && r->tile[2] == 32 && r->rounds == 1 && r->waves == 1);
+    cr_assert_float_eq(r->load_s, load_bytes / beta + load_hops * alpha, 1e-20, "%g", r->load_s);
+    cr_assert_float_eq(r->store_s, store_bytes / beta + store_hops * alpha, 1e-20, "%g", r->store_s);
+    rotor_vgm_result_free(&v);
+    rotor_graph_free(&g);
+}
+
 /* test_vgm.c's tile (32, 16, 32) on a 2 x 2 mesh, by hand.  Core i runs
  * task (m, n) = (i / 2, i % 2) and sits at (i % 2, i / 2).
  *   A (64 x 16, 512 B a core): the m0 tile is on cores 0 and 1, read by
@@ -64,24 +82,8 @@ static void roller_matmul(const rotor_chip *chip, rotor_graph *g, rotor_vgm_resu
  *   C (64 x 64, 16 rows a core): each core keeps half its tile and sends
  *   1024 B to its row neighbour: 1024 B on each row link, 1 hop. */
 Test(vgmmesh, roller_tile_on_a_2x2_mesh_by_hand) {
-    double beta = 5.5e9;
-    for (int i = 0; i < 2; i++) {
-        double alpha = i ? 1e-6 : 0;
-        rotor_chip chip = mesh_chip(2, 2, alpha * 1e9);
-        rotor_graph g;
-        rotor_vgm_result v;
-        roller_matmul(&chip, &g, &v);
-        const rotor_vgm_op *r = &v.ops[0];
-        cr_assert_eq(r->tile[0], 32);
-        cr_assert_eq(r->tile[1], 16);
-        cr_assert_eq(r->tile[2], 32);
-        cr_assert_eq(r->rounds, 1);
-        cr_assert_eq(r->waves, 1);
-        cr_assert_float_eq(r->load_s, 768 / beta + 2 * alpha, 1e-20, "%g", r->load_s);
-        cr_assert_float_eq(r->store_s, 1024 / beta + alpha, 1e-20, "%g", r->store_s);
-        rotor_vgm_result_free(&v);
-        rotor_graph_free(&g);
-    }
+    by_hand(2, 2, 0, 768, 2, 1024, 1);
+    by_hand(2, 2, 1e-6, 768, 2, 1024, 1);
 }
 
 /* The same on a 4 x 1 mesh: core i at (i, 0).  A's m0 tile (cores 0, 1)
@@ -93,18 +95,7 @@ Test(vgmmesh, roller_tile_on_a_2x2_mesh_by_hand) {
  * 2->3, 512 (A) + 768 = 1280 B; longest route 3 hops (owner 3 to reader 0).
  * C: each core sends 1024 B to its neighbour, 1 hop. */
 Test(vgmmesh, roller_tile_on_a_4x1_mesh_by_hand) {
-    double beta = 5.5e9, alpha = 1e-6;
-    rotor_chip chip = mesh_chip(4, 1, 1000);
-    rotor_graph g;
-    rotor_vgm_result v;
-    roller_matmul(&chip, &g, &v);
-    const rotor_vgm_op *r = &v.ops[0];
-    cr_assert_eq(r->tile[0], 32);
-    cr_assert_eq(r->tile[2], 32);
-    cr_assert_float_eq(r->load_s, 1280 / beta + 3 * alpha, 1e-20, "%g", r->load_s);
-    cr_assert_float_eq(r->store_s, 1024 / beta + alpha, 1e-20, "%g", r->store_s);
-    rotor_vgm_result_free(&v);
-    rotor_graph_free(&g);
+    by_hand(4, 1, 1e-6, 1280, 3, 1024, 1);
 }
 
 /* ---- the factorised trees against a brute-force union of routes ---------- */
