@@ -15,6 +15,7 @@
 #include "rotor/compile/vgm.h"
 #include "rotor/model/group.h"
 #include "rotor/model/zoo.h"
+#include "rotor/pipeline/pipeline.h"
 
 static void set(rotor_chip *chip, const char *assignment) {
     rotor_error err;
@@ -265,4 +266,27 @@ Test(vgmmesh, bert_layer_on_the_32x46_mesh) {
     rotor_vgm_result_free(&r);
     rotor_vgm_result_free(&o);
     rotor_graph_free(&g);
+}
+
+/* The pipeline runs the VGM on a mesh (it refused before the mesh was
+ * priced): BERT-Base's layer at seq 32 on 16 x 16, as tests/cli_mesh.sh
+ * prints it; a mesh of two chips is still refused before any work. */
+Test(vgmmesh, the_pipeline_prices_the_vgm_on_one_mesh_and_refuses_two_chips) {
+    rotor_chip chip = mk2();
+    set(&chip, "cores_per_chip=256");
+    set(&chip, "topology=mesh");
+    set(&chip, "mesh_width=16");
+    set(&chip, "mesh_height=16");
+    rotor_pipeline_options po = {.model = "bert-base", .zoo = {.layers = 1, .seq = 32, .batch = 1}, .vgm = true};
+    rotor_pipeline pp;
+    rotor_error err = {{0}};
+    cr_assert_eq(rotor_pipeline_run(&po, &chip, &pp, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(pp.vgm_status, ROTOR_OK, "%s", pp.vgm_err.msg);
+    cr_assert_float_eq(pp.vgm.total_s, 177.500e-6, 0.0005e-6, "%.17g", pp.vgm.total_s);
+    rotor_pipeline_free(&pp);
+    set(&chip, "interchip_gbps=100");
+    set(&chip, "chips=2");
+    cr_assert_eq(rotor_pipeline_run(&po, &chip, &pp, &err), ROTOR_ERR_INPUT);
+    cr_assert(strstr(err.msg, "topology mesh: the VGM baseline prices one chip's mesh, not 2 chips"), "%s", err.msg);
+    rotor_pipeline_free(&pp);
 }
