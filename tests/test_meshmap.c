@@ -174,19 +174,6 @@ Test(meshmap, a_bert_layer_compiled_for_a_mesh_simulates_as_the_model_predicts, 
     rotor_pipeline_free(&pp);
 }
 
-/* No silent guess: the VGM baseline still prices its loads as on
- * all-to-all, so asking for it on a mesh is refused before any work. */
-Test(meshmap, the_vgm_baseline_is_refused_on_a_mesh) {
-    rotor_chip chip = mesh(16, 16);
-    rotor_pipeline_options po = {.model = "bert-base", .zoo = {.layers = 1, .seq = 32, .batch = 1}, .t10 = true,
-                                 .vgm = true};
-    rotor_pipeline pp;
-    rotor_error err = {{0}};
-    cr_assert_eq(rotor_pipeline_run(&po, &chip, &pp, &err), ROTOR_ERR_INPUT);
-    cr_expect(strstr(err.msg, "VGM baseline") != NULL, "%s", err.msg);
-    rotor_pipeline_free(&pp);
-}
-
 /* The difference-array link count equals the route walk, link for link at
  * its busiest, on random transfers of a 7 x 5 mesh. */
 Test(meshmap, the_counted_link_load_equals_the_walked_routes) {

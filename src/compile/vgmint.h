@@ -26,4 +26,25 @@ int64_t vgm_tile_bytes(const rotor_expr *e, int t, const int64_t *s, int64_t ele
 rotor_status vgm_roller_op(const vgm_target *t, const char *name, rotor_vgm_op *r, rotor_error *err);
 rotor_status vgm_oracle_op(const vgm_target *t, const char *name, rotor_vgm_op *r, rotor_error *err);
 
+/* The exchange rounds of the VGM on a 2D mesh (vgmmesh.c; docs/vgm.md, "On
+ * a 2D mesh"): the loads of one round's transfers on every directed link,
+ * priced as the busiest link's bytes / beta + the longest route's hops x
+ * alpha.  Owners are ranges o0..o1 of consecutive cores holding first (o0),
+ * mid (each core between) and last (o1) bytes. */
+typedef struct vgm_mesh vgm_mesh;
+
+/* ROTOR_ERR_INPUT unless chip is one chip's mesh. */
+rotor_status vgm_mesh_new(const rotor_chip *chip, vgm_mesh **out, rotor_error *err);
+void vgm_mesh_free(vgm_mesh *m);
+/* The readers of the next multicasts (a group reading one box). */
+void vgm_mesh_readers(vgm_mesh *m, const int64_t *readers, int64_t n);
+/* Owners o0..o1 send their bytes to every reader of the group once, over
+ * the union of their XY routes. */
+void vgm_mesh_multicast(vgm_mesh *m, int64_t o0, int64_t o1, double first, double mid, double last);
+/* Core src sends each owner o0..o1 its bytes, along its XY route. */
+void vgm_mesh_unicast(vgm_mesh *m, int64_t src, int64_t o0, int64_t o1, double first, double mid, double last);
+/* The round's time; its busiest link's bytes and longest route in
+ * *link_bytes and *hops (either may be NULL); the loads start again. */
+double vgm_mesh_round(vgm_mesh *m, double *link_bytes, int64_t *hops);
+
 #endif

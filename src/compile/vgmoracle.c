@@ -23,7 +23,20 @@
  *  - Stores of output partial sums (F_op splitting a reduction axis) go to
  *    the same owners, which accumulate them.
  *  - A contraction needs room for one systolic tile (r x c elements) of each
- *    of its tensors; with less the baseline does not fit. */
+ *    of its tensors; with less the baseline does not fit.
+ *  - On a 2D mesh (docs/vgm.md, "On a 2D mesh") a transfer also takes no
+ *    less than its share of the bisection: with readers and owners spread
+ *    evenly over the mesh, a byte lies on the other side of the middle cut
+ *    from a reader with probability 1/2, so of the bytes moved (a load's
+ *    distinct bytes, multicast; a store's partial sums, writers x tile) at
+ *    least a quarter cross the cut each way, over the min(W, H) links that
+ *    cross it one way (the cut across the longer side: the bisection).  A
+ *    load or store takes the larger of the port term above and
+ *    bytes / 4 / (min(W, H) beta).  The port term stays, as the T10 mesh
+ *    model keeps v1's terms and only adds (a mesh never prices below
+ *    all-to-all); spreading evenly, a quarter (the least, when every byte
+ *    has one reader) and no latency all favour the oracle, a bound a mesh
+ *    can approach but a VGM compiler cannot pass. */
 #include <math.h>
 #include <string.h>
 
@@ -34,6 +47,7 @@
 typedef struct oracle_search {
     const vgm_target *t;
     double beta;
+    double cut; /* on a mesh, beta x the links crossing the bisection one way; 0 on all-to-all */
     int64_t fop[ROTOR_MAX_AXES];
     bool have;
     rotor_vgm_op best;
@@ -46,7 +60,8 @@ static double load_time(const oracle_search *os, int t, int64_t tile, int64_t di
     int64_t owners = vgm_ceil_div(distinct, os->t->slice[t]);
     if (owners < 1) owners = 1;
     if (owners > os->t->cores) owners = os->t->cores;
-    return fmax((double)tile, (double)distinct / (double)owners) / os->beta;
+    double port = fmax((double)tile, (double)distinct / (double)owners) / os->beta;
+    return os->cut > 0 ? fmax(port, (double)distinct / 4 / os->cut) : port;
 }
 
 /* Time of one store: `writers` cores each send `tile` bytes to the owners
@@ -55,7 +70,8 @@ static double store_time(const oracle_search *os, int64_t tile, int64_t writers,
     int64_t owners = vgm_ceil_div(distinct, os->t->slice[0]);
     if (owners < 1) owners = 1;
     if (owners > os->t->cores) owners = os->t->cores;
-    return fmax((double)tile, (double)writers * (double)tile / (double)owners) / os->beta;
+    double port = fmax((double)tile, (double)writers * (double)tile / (double)owners) / os->beta;
+    return os->cut > 0 ? fmax(port, (double)writers * (double)tile / 4 / os->cut) : port;
 }
 
 static void try_fop(oracle_search *os) {
@@ -144,6 +160,9 @@ rotor_status vgm_oracle_op(const vgm_target *t, const char *name, rotor_vgm_op *
                           "the VGM leaves %lld",
                           name, (long long)need, (long long)t->local);
     oracle_search os = {.t = t, .beta = rotor_chip_link_bw(t->chip)};
+    if (t->chip->topology == ROTOR_TOPO_MESH)
+        os.cut = os.beta * (double)(t->chip->mesh_width < t->chip->mesh_height ? t->chip->mesh_width
+                                                                                  : t->chip->mesh_height);
     for (int a = 0; a < ROTOR_MAX_AXES; a++) os.fop[a] = 1;
     walk(&os, 0, t->cores);
     if (!os.have)

@@ -81,6 +81,7 @@ typedef struct roller {
     const vgm_target *t;
     const rotor_expr *e;
     double beta, alpha;
+    vgm_mesh *mesh; /* on a mesh, its links (vgmmesh.c); NULL on all-to-all */
     bool spatial[ROTOR_MAX_AXES]; /* an axis of the output: tiles are tasks */
     int64_t unit[ROTOR_MAX_AXES];  /* scale-up step: the start extent of an aligned axis, else 1 */
 } roller;
@@ -320,8 +321,10 @@ static void to_owners(layout *L, const segment *seg, int n, int64_t slice, doubl
     }
 }
 
-/* The busiest core's exchange, then clear the counters. */
+/* The busiest core's exchange, then clear the counters; on a mesh, the
+ * busiest link's and the longest route's (vgmmesh.c). */
 static double exchange(layout *L) {
+    if (L->r->mesh) return vgm_mesh_round(L->r->mesh, NULL, NULL);
     double most = 0, run = 0;
     for (int64_t c = 0; c < L->r->t->cores; c++) {
         run += L->ramp[c];
@@ -331,6 +334,64 @@ static double exchange(layout *L) {
         L->send[c] = L->recv[c] = L->ramp[c] = 0;
     }
     return most / L->r->beta + L->r->alpha;
+}
+
+/* Segment g's owners o0..o1 and their bytes: the first's, each between's,
+ * the last's (as to_owners counts them). */
+static void owner_range(const segment *g, int64_t slice, int64_t *o0, int64_t *o1, double *share) {
+    *o0 = g->lo / slice, *o1 = (g->hi - 1) / slice;
+    if (*o0 == *o1) {
+        share[0] = g->bytes, share[1] = share[2] = 0;
+        return;
+    }
+    double rho = g->bytes / (double)(g->hi - g->lo);
+    share[0] = rho * (double)((*o0 + 1) * slice - g->lo);
+    share[1] = rho * (double)slice;
+    share[2] = rho * (double)(g->hi - *o1 * slice);
+}
+
+/* One box (segments seg, `bytes` in all) served to its nr readers: each
+ * owner sends its part once; a reader receives what it does not hold; a
+ * box read only by one of its owners is not sent by that owner.  On a mesh
+ * the owners' parts go down the union of their routes to the readers. */
+static void serve(layout *L, const segment *seg, int ns, int64_t bytes, int64_t slice, const int64_t *readers,
+                  int64_t nr) {
+    if (L->r->mesh) {
+        vgm_mesh_readers(L->r->mesh, readers, nr);
+        for (int sg = 0; sg < ns; sg++) {
+            int64_t o0, o1;
+            double share[3];
+            owner_range(&seg[sg], slice, &o0, &o1, share);
+            vgm_mesh_multicast(L->r->mesh, o0, o1, share[0], share[1], share[2]);
+        }
+        return;
+    }
+    to_owners(L, seg, ns, slice, L->send);
+    for (int64_t i = 0; i < nr; i++) {
+        double own = 0;
+        for (int sg = 0; sg < ns; sg++) own += owned(&seg[sg], readers[i], slice);
+        L->recv[readers[i]] += (double)bytes - own;
+        if (nr == 1) L->send[readers[i]] -= own;
+    }
+}
+
+/* Core c stores its output box (segments seg, `bytes` in all) to the
+ * owners, keeping the part it owns; on a mesh each part along its route. */
+static void deliver(layout *L, int64_t c, const segment *seg, int ns, int64_t bytes, int64_t slice) {
+    if (L->r->mesh) {
+        for (int sg = 0; sg < ns; sg++) {
+            int64_t o0, o1;
+            double share[3];
+            owner_range(&seg[sg], slice, &o0, &o1, share);
+            vgm_mesh_unicast(L->r->mesh, c, o0, o1, share[0], share[1], share[2]);
+        }
+        return;
+    }
+    double own = 0;
+    for (int k = 0; k < ns; k++) own += owned(&seg[k], c, slice);
+    to_owners(L, seg, ns, slice, L->recv);
+    L->recv[c] -= own;
+    L->send[c] += (double)bytes - own;
 }
 
 typedef struct keyed {
@@ -442,16 +503,7 @@ static rotor_status layout_time(const roller *r, const int64_t *s, double *load,
                     box_of(&L, x, c, start, ext);
                     int64_t bytes, slice = r->t->slice[x];
                     int ns = segments_of(&L, x, start, ext, seg, &bytes);
-                    /* each owner sends its part once; a reader receives
-                     * what it does not hold; a box read only by one of its
-                     * owners is not sent by that owner */
-                    to_owners(&L, seg, ns, slice, L.send);
-                    for (int64_t i = 0; i < nr; i++) {
-                        double own = 0;
-                        for (int sg = 0; sg < ns; sg++) own += owned(&seg[sg], readers[i], slice);
-                        L.recv[readers[i]] += (double)bytes - own;
-                        if (nr == 1) L.send[readers[i]] -= own;
-                    }
+                    serve(&L, seg, ns, bytes, slice, readers, nr);
                 }
             }
             *load += ww * rweight * exchange(&L);
@@ -461,11 +513,7 @@ static rotor_status layout_time(const roller *r, const int64_t *s, double *load,
             box_of(&L, 0, coord[c], start, ext);
             int64_t bytes;
             int ns = segments_of(&L, 0, start, ext, seg, &bytes);
-            double own = 0;
-            for (int k = 0; k < ns; k++) own += owned(&seg[k], c, r->t->slice[0]);
-            to_owners(&L, seg, ns, r->t->slice[0], L.recv);
-            L.recv[c] -= own;
-            L.send[c] += (double)bytes - own;
+            deliver(&L, c, seg, ns, bytes, r->t->slice[0]);
         }
         *store += ww * exchange(&L);
     }
@@ -501,6 +549,10 @@ rotor_status vgm_roller_op(const vgm_target *t, const char *name, rotor_vgm_op *
                           "vgm: op %s needs %lld bytes per core for its smallest aligned tile; the VGM leaves %lld",
                           name, (long long)f, (long long)t->local);
     for (int a = 0; a < e->naxes; a++) r.unit[a] = s[a] > 1 && s[a] < e->extent[a] ? s[a] : 1;
+    if (t->chip->topology == ROTOR_TOPO_MESH) {
+        rotor_status st = vgm_mesh_new(t->chip, &r.mesh, err);
+        if (st) return st;
+    }
     /* Candidates, as Roller's top k: the path's last ROLLER_TOPK tiles, its
      * last ROLLER_TOPK whose grid still has a tile per core (a prefix of the
      * path: tiles only grow), and the ROLLER_TOPK its micro-model ranks
@@ -536,6 +588,7 @@ rotor_status vgm_roller_op(const vgm_target *t, const char *name, rotor_vgm_op *
     for (int i = 0; i < ntop; i++) memcpy(cand[ncand++], top[i], sizeof s);
     /* measure them, largest first: ties keep the larger tile */
     bool have = false;
+    rotor_status st = ROTOR_OK;
     int64_t seen[3 * ROLLER_TOPK][ROTOR_MAX_AXES];
     int nseen = 0;
     for (int i = 0; i < ncand; i++) {
@@ -551,10 +604,10 @@ rotor_status vgm_roller_op(const vgm_target *t, const char *name, rotor_vgm_op *
         double compute = (double)vgm_ceil_div(so.tasks, t->cores) * (double)so.rounds * rotor_cost_v1_subtask(e, t->chip, c);
         if (have && compute >= out->total_s) continue;
         rotor_vgm_op m;
-        rotor_status st = measure(&r, c, &m, err);
-        if (st) return st;
+        if ((st = measure(&r, c, &m, err))) break;
         if (!have || m.total_s < out->total_s) *out = m;
         have = true;
     }
-    return ROTOR_OK;
+    vgm_mesh_free(r.mesh);
+    return st;
 }

@@ -59,15 +59,15 @@ rotor_status rotor_pipeline_run(const rotor_pipeline_options *opt, const rotor_c
         return rotor_fail(err, ROTOR_ERR_INPUT, "pipeline: compiling or scheduling needs a chip");
     if (opt->program && !opt->t10)
         return rotor_fail(err, ROTOR_ERR_INPUT, "pipeline: a program comes from the T10 compile");
-    /* No silent guess (issue 41): on a mesh the T10 compile prices every
-     * data movement over the mesh's routes (op/meshmap.h), but the VGM
-     * baseline's loads and stores are still priced as on all-to-all: refused
-     * before the work.  (Pipelined segments refuse a mesh themselves,
-     * compile/segment.c.) */
-    if (chip && chip->topology == ROTOR_TOPO_MESH && (opt->vgm || opt->vgm_oracle))
+    /* No silent guess (issue 41): on a mesh the VGM baseline prices its
+     * loads and stores over one chip's routes (compile/vgmmesh.c); a mesh of
+     * several chips has no route between them there: refused before the
+     * work.  (Pipelined segments refuse a mesh themselves, compile/segment.c.) */
+    if (chip && chip->topology == ROTOR_TOPO_MESH && chip->chips != 1 && (opt->vgm || opt->vgm_oracle))
         return rotor_fail(err, ROTOR_ERR_INPUT,
-                          "topology mesh: rotor does not price the VGM baseline's loads and stores over a mesh's "
-                          "routes yet, so it would predict too little (drop --compare / --baseline on a mesh)");
+                          "topology mesh: the VGM baseline prices one chip's mesh, not %lld chips "
+                          "(drop --compare / --baseline, or set chips=1)",
+                          (long long)chip->chips);
     rotor_status st = rotor_model_load(opt->model, &opt->zoo, &opt->onnx, &out->graph, &out->onnx, err);
     if (st) return st;
     out->loaded = true;
