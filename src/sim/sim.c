@@ -798,6 +798,14 @@ static void run_events(rotor_sim *s, int64_t until) {
         case EV_READY: on_ready(s, id, e.t); break;
         case EV_START: on_start(s, id, e.t); break;
         default:
+            if ((uint64_t)(id - s->hold_lo) < s->hold_len) {
+                /* rotor_sim_advance_before: not this one yet.  Back where it
+                 * was (the least key of the instant, which the time has
+                 * reached: advance() over no events adds nothing), uncounted */
+                r->st.events--;
+                sim_queue_push(&r->q, e.t, e.key);
+                return;
+            }
             on_finish(s, id, e.t);
             if (id == until) {
                 done = true;
@@ -1023,6 +1031,30 @@ rotor_status rotor_sim_advance(rotor_sim *s, int64_t until, rotor_error *err) {
         return rotor_fail(err, ROTOR_ERR_INPUT, "sim: advance: task %lld never finished", (long long)until);
     s->unrun = s->ntasks;
     return ROTOR_OK;
+}
+
+rotor_status rotor_sim_advance_before(rotor_sim *s, int64_t lo, int64_t hi, rotor_error *err) {
+    if (!s->streaming || s->ran)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "sim: advance before: %s",
+                          s->ran ? "the stream has ended" : "not streaming");
+    if (lo < s->base || hi > s->ntasks || lo > hi)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "sim: advance before: tasks %lld..%lld are not kept (tasks %lld..%lld)",
+                          (long long)lo, (long long)hi - 1, (long long)s->base, (long long)s->ntasks - 1);
+    s->hold_lo = lo;
+    s->hold_len = (uint64_t)(hi - lo);
+    run_events(s, -1);
+    s->hold_len = 0;
+    if (s->run.q.nomem) return rotor_nomem(err);
+    if (s->run.overflow) return overflow_error(err);
+    s->unrun = s->ntasks;
+    return ROTOR_OK;
+}
+
+rotor_status rotor_sim_retire_finished(rotor_sim *s, rotor_error *err) {
+    if (!s->streaming) return rotor_fail(err, ROTOR_ERR_INPUT, "sim: retire: only a streamed run retires tasks");
+    int64_t id = s->base;
+    while (id < s->ntasks && s->tasks[id - s->base].pending < 0) id++;
+    return id - s->base >= s->ntasks - id && id > s->base ? rotor_sim_retire(s, id, err) : ROTOR_OK;
 }
 
 rotor_status rotor_sim_watch(rotor_sim *s, const int64_t *bounds, int n, rotor_error *err) {
