@@ -42,6 +42,7 @@ static void simulate_usage(FILE *f) {
             "  --pipeline          compiling a model: run chains of operators as pipelined\n"
             "                      segments, as rotor compile --pipeline does\n"
             "  --objective O       what --pipeline minimises: latency (default) or throughput\n"
+            "  --solver S          compiling a model: exact (default) or fast, as in rotor compile\n"
             "  --compare           per operator: predicted and simulated time, ratio, and where\n"
             "                      they differ\n"
             "  --trace FILE        write Chrome trace-event JSON (Perfetto, chrome://tracing); above\n"
@@ -199,11 +200,12 @@ static cJSON *summary_json(const rotor_program *p, const rotor_chip *chip, const
 /* What `rotor simulate` was asked. */
 typedef struct simulate_args {
     cli_shared_args sa;
-    const char *input, *topo;
+    const char *input, *topo, *solver_name;
     cli_trace_args tr;
     bool compare, json, from_program;
     cli_pipeline_args pl;
     cli_trace_filter filter;
+    rotor_solver solver;
 } simulate_args;
 
 /* Parses argv into a; returns -1 to go on, else the exit status (0 after --help). */
@@ -214,6 +216,7 @@ static int parse_simulate(int argc, char **argv, simulate_args *a) {
         CLI_TRACE_OPTS(simulate_args, tr),
         {"compare", 0, CLI_FLAG, offsetof(simulate_args, compare), 0, 0},
         {"json", 0, CLI_FLAG, offsetof(simulate_args, json), 0, 0},
+        {"solver", 0, CLI_VALUE, offsetof(simulate_args, solver_name), 0, 0},
         CLI_PIPELINE_OPTS(simulate_args, pl),
         {0}};
     int rc = cli_parse_options(cmd, argc, argv, CLI_TAKES_ALL, &a->sa, own, a, simulate_usage, cli_list_zoo, &a->input,
@@ -225,6 +228,9 @@ static int parse_simulate(int argc, char **argv, simulate_args *a) {
     if (!a->tr.file && (a->tr.ops || a->tr.window || a->tr.cores))
         return cli_usage_error(cmd, "--trace-ops, --trace-window and --trace-cores filter --trace FILE; give it");
     if (cli_parse_objective(cmd, &a->pl)) return EXIT_BADINPUT;
+    if (cli_parse_solver(cmd, a->solver_name, &a->solver)) return EXIT_BADINPUT;
+    if (a->from_program && a->solver_name)
+        return cli_usage_error(cmd, "--solver chooses a model's plans; a program file is already compiled");
     if (a->from_program && a->pl.pipeline)
         return cli_usage_error(cmd, "--pipeline compiles a model; a program file carries its segments already");
     const cli_shared_args *m = &a->sa;
@@ -276,6 +282,7 @@ static int compile_program(const simulate_args *a, rotor_chip *chip, rotor_pipel
     po.compile.progress_ctx = &bar;
     po.compile.pipeline = a->pl.pipeline;
     po.compile.objective = a->pl.objective;
+    po.compile.solver = a->solver;
     st = rotor_pipeline_run(&po, chip, p, &err);
     cli_progress_end(&bar);
     return st ? cli_fail(cmd, st, &err) : 0;

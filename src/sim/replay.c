@@ -247,6 +247,82 @@ static rotor_status emit_run(replayer *r, int op, const rotor_expr *e, const int
     return ROTOR_OK;
 }
 
+/* Whether no two of the reduction's groups (R members each, at r->pairs)
+ * share a resource of the network in their rings' routes: then the order in
+ * which the groups' transfers are added changes no claim, and so no time
+ * (docs/simulator.md, "Streaming a long reduction"). */
+static rotor_status rings_disjoint(replayer *r, int64_t R, int64_t cores, bool *out, rotor_error *err) {
+    int64_t nres = rotor_sim_resource_count(r->sim), cap = 64, n, hops;
+    int32_t *owner = calloc((size_t)nres, sizeof *owner); /* 1 + the group using it, 0: none */
+    int64_t *res = malloc((size_t)cap * sizeof *res);
+    rotor_status st = owner && res ? ROTOR_OK : rotor_nomem(err);
+    *out = true;
+    for (int64_t g = 0; g < cores && !st && *out; g += R) {
+        const int64_t *m = r->pairs + 2 * g;
+        for (int64_t u = 0; u < R && !st && *out; u++) {
+            int64_t src = replay_at(r, m[2 * u + 1]), dst = replay_at(r, m[2 * ((u + 1) % R) + 1]);
+            st = rotor_sim_route(r->sim, src, dst, res, cap, &n, &hops, err);
+            if (!st && n > cap) { /* a longer route than any before: room, and again */
+                int64_t *v = realloc(res, (size_t)n * sizeof *res);
+                if (!v) st = rotor_nomem(err);
+                else res = v, cap = n, st = rotor_sim_route(r->sim, src, dst, res, cap, &n, &hops, err);
+            }
+            for (int64_t i = 0; i < n && !st; i++) {
+                int32_t gi = (int32_t)(g / R + 1);
+                if (owner[res[i]] && owner[res[i]] != gi) *out = false;
+                owner[res[i]] = gi;
+            }
+        }
+    }
+    free(owner);
+    free(res);
+    return st;
+}
+
+/* One round of the reduction for groups [g0, g1) (rows of R at r->pairs):
+ * member u sends to u+1 what it holds after the round before. */
+static rotor_status reduction_round(replayer *r, int op, int64_t R, int64_t g0, int64_t g1, int64_t piece,
+                                    int64_t *ids, rotor_error *err) {
+    rotor_status st = ROTOR_OK;
+    for (int64_t g = g0; g < g1 && !st; g += R) {
+        const int64_t *m = r->pairs + 2 * g;
+        for (int64_t u = 0; u < R && !st; u++) {
+            int64_t src = replay_at(r, m[2 * u + 1]), dst = replay_at(r, m[2 * ((u + 1) % R) + 1]);
+            int64_t deps[1] = {r->last[src]};
+            rotor_sim_transfer x = {.src = src, .dst = dst, .bytes = piece, .category = ROTOR_SIM_COMM,
+                                    .op = op, .deps = deps, .ndeps = 1};
+            st = replay_add_transfer(r, &x, &ids[u], err);
+        }
+        for (int64_t u = 0; u < R && !st; u++) r->last[replay_at(r, m[2 * ((u + 1) % R) + 1])] = ids[u];
+    }
+    return st;
+}
+
+/* The reduction of a streamed replay, round by round over every group,
+ * each round run until the first of its transfers would finish before the
+ * next is added (its transfers wait for them: in time), and the finished
+ * tasks retired once they outnumber those kept.  Memory follows a round,
+ * not R - 1 of them: l0.ffn_down of Llama-2-7B's decode layer on wse2 is
+ * 626,994 cores in rings of 918, 575 M transfers.  The groups' rings share
+ * no resource (rings_disjoint), so the claims are the group-by-group
+ * order's; the operator's phases are watched from here, the barrier next. */
+static rotor_status reduction_by_rounds(replayer *r, int op, int64_t R, int64_t cores, int64_t piece,
+                                        int64_t *ids, rotor_error *err) {
+    int64_t *o = r->opids, red = cores / R * R * (R - 1);
+    int64_t b[5] = {o[0], o[1], o[2], o[2] + red, o[2] + red + 1};
+    rotor_status st = rotor_sim_watch(r->sim, b, 4, err);
+    memcpy(r->wb, b, sizeof b);
+    r->watched = !st;
+    for (int64_t round = 1; round < R && !st; round++) {
+        int64_t lo = rotor_sim_task_count(r->sim);
+        st = reduction_round(r, op, R, 0, cores, piece, ids, err);
+        int64_t hi = rotor_sim_task_count(r->sim);
+        if (!st && round + 1 < R) st = rotor_sim_advance_before(r->sim, lo, hi, err);
+        if (!st) st = rotor_sim_retire_finished(r->sim, err);
+    }
+    return st;
+}
+
 /* Ring reduce-scatter of the output's partial sums (see the head comment). */
 static rotor_status replay_reduction(replayer *r, int op, const rotor_place *pl, const int64_t *i,
                                      rotor_error *err) {
@@ -261,24 +337,18 @@ static rotor_status replay_reduction(replayer *r, int op, const rotor_place *pl,
             return rotor_fail(err, ROTOR_ERR_INPUT,
                               "operator %d: the output's copies do not form groups of R_Y = %lld cores", op,
                               (long long)R);
-        for (int64_t round = 1; round < R; round++) {
-            /* round k: member u sends to u+1 what it holds after round k-1 */
-            int64_t sent[64], *ids = R <= 64 ? sent : malloc((size_t)R * sizeof *ids);
-            if (!ids) return rotor_nomem(err);
-            rotor_status st = ROTOR_OK;
-            for (int64_t u = 0; u < R && !st; u++) {
-                int64_t src = replay_at(r, m[2 * u + 1]), dst = replay_at(r, m[2 * ((u + 1) % R) + 1]);
-                int64_t deps[1] = {r->last[src]};
-                rotor_sim_transfer x = {.src = src, .dst = dst, .bytes = piece, .category = ROTOR_SIM_COMM,
-                                        .op = op, .deps = deps, .ndeps = 1};
-                st = replay_add_transfer(r, &x, &ids[u], err);
-            }
-            for (int64_t u = 0; u < R && !st; u++) r->last[replay_at(r, m[2 * ((u + 1) % R) + 1])] = ids[u];
-            if (ids != sent) free(ids);
-            if (st) return st;
-        }
     }
-    return ROTOR_OK;
+    int64_t sent[64], *ids = R <= 64 ? sent : malloc((size_t)R * sizeof *ids);
+    if (!ids) return rotor_nomem(err);
+    bool apart = false;
+    rotor_status st = ROTOR_OK;
+    if (r->opids && r->packet <= 0 && cores / R * (R - 1) * R > r->hold) st = rings_disjoint(r, R, cores, &apart, err);
+    if (!st && apart) st = reduction_by_rounds(r, op, R, cores, piece, ids, err);
+    /* else group by group, every round of one before the next group's */
+    for (int64_t g = 0; g < cores && !st && !apart; g += R)
+        for (int64_t round = 1; round < R && !st; round++) st = reduction_round(r, op, R, g, g + R, piece, ids, err);
+    if (ids != sent) free(ids);
+    return st;
 }
 
 /* Keys of what a placement is made from (rotor_place_make, and through it
@@ -907,6 +977,7 @@ rotor_status rotor_replay(const rotor_program *p, const rotor_chip *chip, const 
     replayer r;
     bool stream = sim_out == NULL;
     rotor_status st = replay_init(&r, chip, 0, err);
+    r.hold = opt->reduction_hold > 0 ? opt->reduction_hold : ROTOR_REPLAY_REDUCTION_HOLD;
     out->ops = calloc((size_t)(p->nops ? p->nops : 1), sizeof *out->ops);
     int64_t(*ids)[5] = malloc((size_t)(p->nops ? p->nops : 1) * sizeof *ids);
     if (!st && (!out->ops || !ids)) st = rotor_nomem(err);
@@ -919,11 +990,18 @@ rotor_status rotor_replay(const rotor_program *p, const rotor_chip *chip, const 
         ticker.done = o;
         for (int q = o; q <= (sg ? sg->last : o) && !st; q++) st = rotor_sim_set_op_name(r.sim, q, p->ops[q].name, err);
         if (st) break;
+        r.opids = stream && !sg ? ids[o] : NULL;
+        r.watched = false;
         st = sg ? replay_segment(&r, sg, chip, ids[o], err)
                 : po->vendor ? replay_vendor(&r, o, po, ids[o], err) : replay_op(&r, p, o, chip, ids[o], err);
         ids[o][4] = rotor_sim_task_count(r.sim);
-        /* the phases are gathered as the tasks finish: no second pass over them */
-        if (!st && stream) st = rotor_sim_watch(r.sim, ids[o], 4, err);
+        /* the phases are gathered as the tasks finish: no second pass over
+         * them (a reduction streamed by rounds set the watch itself) */
+        if (!st && stream && !r.watched) st = rotor_sim_watch(r.sim, ids[o], 4, err);
+        if (!st && r.watched && memcmp(r.wb, ids[o], sizeof r.wb))
+            st = rotor_fail(err, ROTOR_ERR_INPUT, "internal: the reduction streamed by rounds watched tasks %lld..%lld, "
+                            "the operator's are %lld..%lld", (long long)r.wb[0], (long long)r.wb[4] - 1,
+                            (long long)ids[o][0], (long long)ids[o][4] - 1);
         if (!st && stream) st = rotor_sim_advance(r.sim, r.barrier, err);
         if (!st && stream) {
             op_phases ph = phases_watched(r.sim);

@@ -141,6 +141,16 @@ typedef struct replayer {
     int64_t *phys;       /* on a mesh, while an operator is laid out (replay_lay_out):
                             the chip core of each of its plan cores; NULL: the identity */
     int64_t *phys_buf;   /* a mesh's room for phys */
+    /* rotor_replay's stream (docs/simulator.md, "Streaming a long
+     * reduction"): the current operator's task bounds (setup, main phase,
+     * reduction, barrier, end: what it watches), NULL when the replay does
+     * not stream; a reduction of more than `hold` transfers whose rings
+     * share no resource is added and run round by round, and then watches
+     * the operator itself (watched; the bounds it set in wb) */
+    int64_t *opids;
+    int64_t hold;
+    bool watched;
+    int64_t wb[5];
 } replayer;
 
 /* Lays the plan out on the mesh (op/meshmap.h) for what follows: r->phys

@@ -792,8 +792,10 @@ static void on_finish(rotor_sim *s, int64_t id, int64_t now) {
 
 /* Processes events in order.  With until >= 0 it stops once task `until`
  * has finished and every event at that instant is done (the stream's
- * horizon, rotor_sim_advance); with until < 0, when no event is left. */
-static void run_events(rotor_sim *s, int64_t until) {
+ * horizon, rotor_sim_advance); with until < 0, when no event is left.  With
+ * hold, also before the finish of a task of s->hold_lo .. (rotor_sim_advance_before):
+ * a constant at each call, so the loop of every other run has no such test. */
+static inline __attribute__((always_inline)) void run_loop(rotor_sim *s, int64_t until, bool hold) {
     sim_run *r = &s->run;
     bool done = false;
     int64_t horizon = 0;
@@ -815,6 +817,14 @@ static void run_events(rotor_sim *s, int64_t until) {
         case EV_READY: on_ready(s, id, e.t); break;
         case EV_START: on_start(s, id, e.t); break;
         default:
+            if (hold && (uint64_t)(id - s->hold_lo) < s->hold_len) {
+                /* rotor_sim_advance_before: not this one yet.  Back where it
+                 * was (the least key of the instant, which the time has
+                 * reached: advance() over no events adds nothing), uncounted */
+                r->st.events--;
+                sim_queue_push(&r->q, e.t, e.key);
+                return;
+            }
             on_finish(s, id, e.t);
             if (id == until) {
                 done = true;
@@ -824,6 +834,10 @@ static void run_events(rotor_sim *s, int64_t until) {
         }
     }
 }
+
+static void run_events(rotor_sim *s, int64_t until) { run_loop(s, until, false); }
+
+static void run_events_held(rotor_sim *s) { run_loop(s, -1, true); }
 
 /* A fresh run over the whole graph: resources idle, successor lists built
  * from the edges, each task's in one contiguous stretch of the pool (as a
@@ -1040,6 +1054,30 @@ rotor_status rotor_sim_advance(rotor_sim *s, int64_t until, rotor_error *err) {
         return rotor_fail(err, ROTOR_ERR_INPUT, "sim: advance: task %lld never finished", (long long)until);
     s->unrun = s->ntasks;
     return ROTOR_OK;
+}
+
+rotor_status rotor_sim_advance_before(rotor_sim *s, int64_t lo, int64_t hi, rotor_error *err) {
+    if (!s->streaming || s->ran)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "sim: advance before: %s",
+                          s->ran ? "the stream has ended" : "not streaming");
+    if (lo < s->base || hi > s->ntasks || lo > hi)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "sim: advance before: tasks %lld..%lld are not kept (tasks %lld..%lld)",
+                          (long long)lo, (long long)hi - 1, (long long)s->base, (long long)s->ntasks - 1);
+    s->hold_lo = lo;
+    s->hold_len = (uint64_t)(hi - lo);
+    run_events_held(s);
+    s->hold_len = 0;
+    if (s->run.q.nomem) return rotor_nomem(err);
+    if (s->run.overflow) return overflow_error(err);
+    s->unrun = s->ntasks;
+    return ROTOR_OK;
+}
+
+rotor_status rotor_sim_retire_finished(rotor_sim *s, rotor_error *err) {
+    if (!s->streaming) return rotor_fail(err, ROTOR_ERR_INPUT, "sim: retire: only a streamed run retires tasks");
+    int64_t id = s->base;
+    while (id < s->ntasks && s->tasks[id - s->base].pending < 0) id++;
+    return id - s->base >= s->ntasks - id && id > s->base ? rotor_sim_retire(s, id, err) : ROTOR_OK;
 }
 
 rotor_status rotor_sim_watch(rotor_sim *s, const int64_t *bounds, int n, rotor_error *err) {

@@ -246,6 +246,8 @@ struct rotor_sim {
     rotor_sim_trace_summary trace_sum; /* what the streamed trace wrote, after rotor_sim_stream_end */
     rotor_sim_progress_fn progress; /* rotor_sim_set_progress */
     void *progress_ctx;
+    int64_t hold_lo;                /* rotor_sim_advance_before: the run stops before a finish of */
+    uint64_t hold_len;              /* a task of hold_lo .. hold_lo + hold_len - 1 (0: none) */
     const rotor_topo *geo;          /* the topology's geometry (base/topology.h); last: the hot fields keep their places */
 };
 

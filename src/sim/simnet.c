@@ -385,6 +385,8 @@ rotor_status sim_net_time(const rotor_sim *s, int64_t bytes, double gbps, int64_
     return ROTOR_OK;
 }
 
+int64_t rotor_sim_resource_count(const rotor_sim *s) { return s->nres; }
+
 void rotor_sim_resource_name(const rotor_sim *s, int64_t res, char *buf, size_t size) {
     if (res < 0 || res >= s->nres) snprintf(buf, size, "resource %lld?", (long long)res);
     else if (res == s->res_interchip) snprintf(buf, size, "inter-chip");

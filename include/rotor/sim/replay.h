@@ -68,7 +68,17 @@ typedef struct rotor_replay_options {
     const rotor_sim_trace_filter *trace_filter; /* NULL: every task */
     int64_t *core_busy_ps;                      /* non-NULL: receives each core's compute busy time
                                                    (rotor_sim_core_busy_ps), one entry per core */
+    int64_t reduction_hold;                     /* a streamed replay adds an operator's reduction
+                                                   round by round, running each before the next,
+                                                   when it has more transfers than this and its
+                                                   rings share no resource (docs/simulator.md,
+                                                   "Streaming a long reduction"); 0:
+                                                   ROTOR_REPLAY_REDUCTION_HOLD.  The result is
+                                                   the same either way */
 } rotor_replay_options;
+
+/* The default reduction_hold: 2^22 transfers, about 400 MB of the simulator's records. */
+#define ROTOR_REPLAY_REDUCTION_HOLD ((int64_t)1 << 22)
 
 /* Replays program p on chip (which may differ from the compile chip in its
  * network only: topology, mesh shape, latency; its core count must match).

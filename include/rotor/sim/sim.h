@@ -223,6 +223,17 @@ rotor_status rotor_sim_advance(rotor_sim *s, int64_t until, rotor_error *err);
 rotor_status rotor_sim_retire(rotor_sim *s, int64_t below, rotor_error *err);
 rotor_status rotor_sim_stream_end(rotor_sim *s, rotor_sim_stats *out, rotor_error *err);
 
+/* Streaming inside a long stretch of tasks (docs/simulator.md, "Streaming a
+ * long reduction"): rotor_sim_advance_before(lo, hi) processes events until
+ * the next one would finish a task of ids [lo, hi) (or none is left), and
+ * stops before it: every task of [lo, hi) not finished before is still
+ * unfinished after, so a task added then that waits for one of them is in
+ * time.  rotor_sim_retire_finished drops the kept tasks up to the first
+ * that has not finished, once they are at least as many as the tasks kept
+ * after them (so the copying stays linear in the tasks added). */
+rotor_status rotor_sim_advance_before(rotor_sim *s, int64_t lo, int64_t hi, rotor_error *err);
+rotor_status rotor_sim_retire_finished(rotor_sim *s, rotor_error *err);
+
 /* Timing of task `id` in the last run (streaming: a kept task that has
  * finished); ROTOR_ERR_INPUT before a run or for an
  * unknown id. */
@@ -281,6 +292,8 @@ rotor_status rotor_sim_route(const rotor_sim *s, int64_t src, int64_t dst, int64
 /* "out c0.3", "in c0.5", "link c0 (0,0)->(1,0)", "inter-chip", "hbm c1.2",
  * "port c0.1 (-1,5)->(0,5)" (an HBM port of chip 0, controller 1, inward). */
 void rotor_sim_resource_name(const rotor_sim *s, int64_t res, char *buf, size_t size);
+/* How many resources the network has (ids 0 .. count - 1, as rotor_sim_route names them). */
+int64_t rotor_sim_resource_count(const rotor_sim *s);
 
 /* What a trace keeps (docs/simulator.md, "Trace"); zero fields keep all.
  * A task is kept when it passes every filter given. */
