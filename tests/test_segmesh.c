@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "fixtures.h"
+#include "rotor/compile/energy.h"
 #include "rotor/compile/program.h"
 #include "rotor/compile/segment.h"
 #include "rotor/pipeline/pipeline.h"
@@ -203,6 +204,17 @@ Test(segmesh, segments_on_a_mesh_are_bands_and_replay_as_modelled) {
                            x->segment, x->simulated_s, x->predicted_s);
     }
     cr_assert_eq(seen, r.nsegments);
+    /* the energy model counts the bands' plans, setups and moves as the
+     * replay sends them: the simulator's event counts, byte-hops included */
+    rotor_energy_counts em, es = rotor_sim_energy_counts(&rr.stats);
+    cr_assert_eq(rotor_energy_program(&p, &chip, &em, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_gt(es.byte_hops, rr.stats.bytes, "the moves cross several links");
+    cr_assert_eq(em.byte_hops, es.byte_hops, "byte-hops: model %lld, simulator %lld", (long long)em.byte_hops,
+                 (long long)es.byte_hops);
+    cr_assert_eq(em.sram_read_bytes, es.sram_read_bytes);
+    cr_assert_eq(em.sram_write_bytes, es.sram_write_bytes);
+    cr_assert_eq(em.matrix_flops, es.matrix_flops);
+    cr_assert_eq(em.vector_flops, es.vector_flops);
     rotor_replay_result_free(&rr);
     rotor_program_free(&p);
     rotor_compile_result_free(&r);

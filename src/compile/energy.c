@@ -78,22 +78,22 @@ static void transfer(counter *k, int64_t src, int64_t dst, int64_t bytes) {
  * in one exchange, or, without a hand-off, setup_rounds gathers of
  * setup_bytes (replay_handoff, replay_setup).  The exchange cuts pieces
  * into packets; their bytes and endpoints are the pieces'. */
-/* A gather of `bytes` into each of cores core0 .. core0 + cores - 1 in
- * `rounds` rounds of equal pieces, round r into core c from (c + r) mod N,
- * as replay_setup sends it. */
+/* The chip core of plan core c on cores core0 .. (replay_at). */
+static int64_t at(const counter *k, int64_t core0, int64_t c) { return core0 + (k->phys ? k->phys[c] : c); }
+
+/* A gather of `bytes` into each of the plan's cores 0 .. cores - 1 on
+ * core0 .. (at) in `rounds` rounds of equal pieces, round r into chip core
+ * c from (c + r) mod N, as replay_setup sends it. */
 static void count_rounds(counter *k, int64_t core0, int64_t cores, int64_t bytes, int64_t rounds) {
     if (bytes <= 0 || rounds <= 0 || k->n < 2) return;
     for (int64_t r = 1; r <= rounds; r++)
-        for (int64_t i = core0; i < core0 + cores; i++) {
+        for (int64_t j = 0; j < cores; j++) {
             /* on a mesh the nearest cores stand in for the sources (rotor_mesh_near) */
-            int64_t c = k->phys ? k->phys[i] : i, s = k->phys ? rotor_mesh_near(k->chip, c, r) : (i + r) % k->n;
+            int64_t c = at(k, core0, j), s = k->phys ? rotor_mesh_near(k->chip, c, r) : (c + r) % k->n;
             int64_t piece = bytes / rounds + (r <= bytes % rounds ? 1 : 0);
             if (s != c) transfer(k, s, c, piece);
         }
 }
-
-/* The chip core of plan core c on cores core0 .. (replay_at). */
-static int64_t at(const counter *k, int64_t core0, int64_t c) { return core0 + (k->phys ? k->phys[c] : c); }
 
 /* Lays plan out as the replay does (replay_lay_out): k->phys, into buf of
  * info->cores, on a mesh; nothing otherwise. */
@@ -188,24 +188,47 @@ static rotor_status count_piece(void *ctx, int64_t src, int64_t dst, int64_t byt
     return ROTOR_OK;
 }
 
+/* A move on a mesh's bands: rotor_segment_xfer's packets, as
+ * replay_mesh_move sends them. */
+static rotor_status count_mesh_move(counter *k, const rotor_segment *s, int q, int t, rotor_error *err) {
+    rotor_mesh_packet *pk = NULL;
+    int64_t np = 0, bytes;
+    double xs;
+    rotor_status st = rotor_segment_xfer(k->chip, s, q, t, &bytes, &xs, &pk, &np, err);
+    for (int64_t i = 0; i < np && !st; i++) transfer(k, pk[i].src, pk[i].dst, pk[i].bytes);
+    free(pk);
+    return st;
+}
+
 /* A pipelined segment (replay_segment): every group's setup gathers, every
  * stage's runs, and the moves into each run (rotor_segment_move_pieces;
- * per-run inputs from before the segment, rotor_segment_outside_pieces). */
+ * per-run inputs from before the segment, rotor_segment_outside_pieces).
+ * On a mesh's bands (rotor_segment_in_bands) each stage's plan lies on its
+ * band and each move is its exchange's packets. */
 static rotor_status count_segment(counter *k, const rotor_segment *s, rotor_error *err) {
     rotor_status st = ROTOR_OK;
+    bool band = rotor_segment_in_bands(s, k->chip);
+    int64_t *phys = NULL;
     for (int q = 0; q < s->nstages && !st; q++) {
         const rotor_stage *sg = &s->stages[q];
         int64_t lo = sg->first_core;
-        count_rounds(k, lo, sg->plan.info.cores, sg->setup_bytes, sg->setup_rounds);
+        rotor_chip gc = rotor_segment_group_chip(k->chip, sg->cores);
+        k->phys = NULL;
+        if (band) st = lay_out(k, &sg->micro, &sg->plan.plan, &sg->plan.info, &gc, &phys, err);
+        if (!st) count_rounds(k, lo, sg->plan.info.cores, sg->setup_bytes, sg->setup_rounds);
         for (int64_t i = 0; i < sg->runs && !st; i++) {
             for (int t = 1; t < sg->micro.ntensors && !st; t++) {
                 if (!rotor_segment_moves(sg, t, i)) continue;
-                if (sg->from[t] >= 0) st = rotor_segment_move_pieces(&s->stages[sg->from[t]], sg, t, count_piece, k, err);
+                if (band) st = count_mesh_move(k, s, q, t, err);
+                else if (sg->from[t] >= 0)
+                    st = rotor_segment_move_pieces(&s->stages[sg->from[t]], sg, t, count_piece, k, err);
                 else st = rotor_segment_outside_pieces(sg, t, k->n, count_piece, k, err);
             }
             if (!st) st = count_tiles(k, &sg->micro, &sg->plan.plan, &sg->plan.info, lo, err);
         }
     }
+    k->phys = NULL;
+    free(phys);
     return st;
 }
 

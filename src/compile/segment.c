@@ -380,6 +380,13 @@ rotor_chip rotor_segment_group_chip(const rotor_chip *chip, int64_t g) {
     return c;
 }
 
+bool rotor_segment_in_bands(const rotor_segment *s, const rotor_chip *chip) {
+    if (!s->serial_moves || chip->topology != ROTOR_TOPO_MESH) return false;
+    for (int k = 0; k < s->nstages; k++)
+        if (s->stages[k].first_core % chip->mesh_width || s->stages[k].cores % chip->mesh_width) return false;
+    return true;
+}
+
 /* The searches of stage plans, memoised by (expression, extents, cores, cap). */
 /* The stage frontiers searched so far, by (expression, extents, cores): the
  * frontier does not depend on the budget or the moves, so each shape and

@@ -771,17 +771,6 @@ static rotor_status replay_mesh_move(replayer *r, const rotor_segment *s, int k,
     return st;
 }
 
-/* Whether s runs in bands of whole rows of chip's mesh (a mesh's program on
- * its mesh): each stage laid out on its band, each move an exchange.  A
- * program for another chip (replayed on a mesh: its network only differs)
- * is replayed as before, plan core c on chip core first_core + c. */
-static bool in_bands(const rotor_segment *s, const rotor_chip *chip) {
-    if (!s->serial_moves || chip->topology != ROTOR_TOPO_MESH) return false;
-    for (int k = 0; k < s->nstages; k++)
-        if (s->stages[k].first_core % chip->mesh_width || s->stages[k].cores % chip->mesh_width) return false;
-    return true;
-}
-
 /* On a mesh's bands, stage sg's plan laid out on its band (replay_lay_out:
  * r->phys), r->core0 its first core; elsewhere r->phys NULL. */
 static rotor_status band_lay_out(replayer *r, bool band, const rotor_stage *sg, const rotor_chip *chip,
@@ -819,7 +808,7 @@ static rotor_status replay_segment(replayer *r, const rotor_segment *s, const ro
     ids[0] = rotor_sim_task_count(r->sim);
     /* setup: every group at once */
     replay_inbox_clear(r, r->n);
-    bool band = in_bands(s, chip);
+    bool band = rotor_segment_in_bands(s, chip);
     for (int k = 0; k < S && !st; k++) {
         const rotor_stage *sg = &s->stages[k];
         /* on a mesh the plan lies on its band, gathering from its neighbours (rotor_mesh_near) */

@@ -158,6 +158,14 @@ rotor_status rotor_segment_outside_pieces(const rotor_stage *cs, int t, int64_t 
  * first_core + local (first_core = y0 * mesh_width). */
 rotor_chip rotor_segment_group_chip(const rotor_chip *chip, int64_t g);
 
+/* Whether s runs in bands of whole rows of chip's mesh (a mesh's program on
+ * its mesh): each stage laid out on its band (rotor_segment_group_chip),
+ * each move rotor_segment_xfer's exchange.  A program for another chip
+ * (replayed on a mesh: its network only differs) runs as on all-to-all,
+ * plan core c on chip core first_core + c.  The replay and the energy
+ * model ask it alike. */
+bool rotor_segment_in_bands(const rotor_segment *s, const rotor_chip *chip);
+
 /* One move of stage k's input t (rotor_segment_moves) priced on chip:
  * *bytes and *xfer_s, the figures rotor_stage.xfer_bytes and .xfer_s hold.
  * All-to-all: the busier side's bytes through one port (a receiver's
