@@ -30,4 +30,14 @@ expect_out vgm "VGM baseline (Roller): total 177.500 us: compute 2.852, load 125
 expect_error vgm-chips 2 "topology mesh: the VGM baseline prices one chip's mesh, not 2 chips" -- compile $bert $mesh --set chips=2 --set interchip_gbps=100 --baseline vgm
 # pipelined segments: bands of whole rows, moves over the mesh's routes (docs/kapla.md)
 expect_out pipeline "^pipelined segments (objective latency): [0-9]*, [0-9]* stage plans searched$" -- compile $bert $mesh --pipeline
+# the exact search on a wafer-sized chip: one line says it can take long, and
+# that --solver fast exists; --solver fast and -q say nothing (a tiny model:
+# its searches are quick even there)
+tiny="$(dirname "$0")/../examples/tiny-cnn.onnx"
+"$ROTOR" compile "$tiny" --chip wse2 >"$out" 2>"$err" || bad "wse2 exact: $(cat "$err")"
+if [ "$(wc -l <"$err")" -eq 1 ] && grep -q "^rotor compile: note: wse2 has 745500 cores; the exact search can run for tens of minutes" "$err"; then ok; else bad "wse2 exact: stderr '$(cat "$err")'"; fi
+"$ROTOR" compile "$tiny" --chip wse2 --solver fast >"$out" 2>"$err" || bad "wse2 fast: $(cat "$err")"
+if [ -s "$err" ]; then bad "wse2 fast: stderr '$(cat "$err")'"; else ok; fi
+"$ROTOR" compile "$tiny" --chip wse2 -q >"$out" 2>"$err" || bad "wse2 -q: $(cat "$err")"
+if [ -s "$err" ]; then bad "wse2 -q: stderr '$(cat "$err")'"; else ok; fi
 finish cli_mesh

@@ -378,6 +378,11 @@ typedef struct cli_progress {
 void cli_progress_begin(cli_progress *p, const char *cmd, const char *what, bool quiet);
 void cli_progress_step(void *p, int done, int total);
 void cli_progress_end(cli_progress *p);
+/* Before compiling with the exact solver on a chip of more than
+ * CLI_SOLVER_HINT_CORES cores, one line on stderr (unless quiet) that the
+ * search can take very long there and --solver fast exists. */
+#define CLI_SOLVER_HINT_CORES 65536
+void cli_solver_hint(const char *cmd, const rotor_chip *chip, rotor_solver solver, bool quiet);
 /* The same for a replay (rotor_replay_progress.fn): "WHAT operator 57/220,
  * 1234.5 us simulated, 8.1 M events/s, 3.2 s". */
 void cli_progress_sim(void *p, int done, int total, int64_t now_ps, int64_t events);

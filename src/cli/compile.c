@@ -343,6 +343,7 @@ int cmd_compile(int argc, char **argv) {
     if (a.outfile && (rc = cli_output_open_model(cmd, "-o", a.outfile, a.model, ".rotor-program.json", &out)))
         return rc;
 
+    if (!a.vgm_only) cli_solver_hint(cmd, &chip, a.solver, a.sa.quiet);
     bool sweep = a.nb > 1;
     if (sweep && a.compare)
         printf("%-8s %14s %14s %9s %14s %9s\n", "batch", "T10 (us)", "VGM (us)", "speedup", "oracle (us)", "speedup");

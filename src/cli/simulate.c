@@ -276,6 +276,7 @@ static int compile_program(const simulate_args *a, rotor_chip *chip, rotor_pipel
     rotor_error err = {{0}};
     rotor_status st = cli_chip(a->sa.chip, a->sa.sets, a->sa.nsets, chip, &err);
     if (st) return cli_fail(cmd, st, &err);
+    cli_solver_hint(cmd, chip, a->solver, a->sa.quiet);
     cli_progress bar;
     cli_progress_begin(&bar, cmd, "compiling: operator shapes searched", a->sa.quiet);
     po.compile.progress = cli_progress_step;

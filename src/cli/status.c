@@ -44,6 +44,20 @@ void cli_progress_begin(cli_progress *p, const char *cmd, const char *what, bool
     p->drawn = false;
 }
 
+/* Why a hint: the exact search grows with the F_op vectors a chip admits,
+ * and on wse2 (745,500 cores) the llama2-7b decode layer's ran 20 CPU
+ * minutes without finishing (2026-11-29), with no progress to show before
+ * its first operator shape is done, where the fast solver plans the layer
+ * in 16 s (docs/mesh.md, "The wafer").  The presets below the threshold
+ * (at most 23,552 cores) compile in seconds either way. */
+void cli_solver_hint(const char *cmd, const rotor_chip *chip, rotor_solver solver, bool quiet) {
+    if (quiet || solver != ROTOR_SOLVER_EXACT || rotor_chip_cores(chip) <= CLI_SOLVER_HINT_CORES) return;
+    fprintf(stderr,
+            "rotor %s: note: %s has %lld cores; the exact search can run for tens of minutes on a chip this size "
+            "(--solver fast plans a Llama-2-7B decode layer on wse2 in 16 s; docs/mesh.md)\n",
+            cmd, chip->name, (long long)rotor_chip_cores(chip));
+}
+
 void cli_progress_step(void *ctx, int done, int total) {
     cli_progress *p = ctx;
     if (!p->tty || total <= 0) return;
