@@ -1,0 +1,156 @@
+/* rotor — GraphTurbo's graph scheduler (GraphTurbo §3): sub-graphs grouped
+ * by their splitting information, split into instances that keep their
+ * intermediates in the cores' local buffers (LB), ordered, bound to cores,
+ * and given the buffer scope (LB, GB or DDR) of each output (docs/graphturbo.md).
+ *
+ *   rotor_gt_input_range  the range of an operator's input a range of its
+ *                       output needs, halos included
+ *   rotor_gt_analyse    Algorithm 1 (SplitInfo) and Eq. 1 (BestSplit) for a
+ *                       set of operators
+ *   rotor_gt_schedule   Algorithm 2 (straight, diamond and branch merges),
+ *                       §3.3 instances in the BFS and the Algorithm 3 order,
+ *                       §3.4 Algorithm 4 (core binding, buffer scopes) and
+ *                       §4.3 longest-liveness spilling
+ *
+ * The pass reads only the graph and a few numbers of the chip (the limits),
+ * so it lives in the model stage; the compile stage prices its schedule. */
+#ifndef ROTOR_GRAPHTURBO_H
+#define ROTOR_GRAPHTURBO_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "rotor/base/error.h"
+#include "rotor/model/graph.h"
+
+/* ---- ranges ------------------------------------------------------------------ */
+
+/* The range [lo, hi) of each axis of input k of operator op that the range
+ * [olo, ohi) of its output needs: a window widens it by its halo, a stride
+ * scales it, a padding view shifts it (lo may be negative, hi past the
+ * extent: the rows a padded window reads as zeros), and an axis the output
+ * does not carry (a reduced one) is whole.  Tensor expressions are read
+ * through their element views and merged dimensions; vendor ops follow a
+ * table by type; anything else needs the whole input (docs/graphturbo.md,
+ * "Ranges"). */
+void rotor_gt_input_range(const rotor_graph *g, int op, int k, const int64_t *olo, const int64_t *ohi, int64_t *lo,
+                          int64_t *hi);
+
+/* ---- Algorithm 1 and Eq. 1 -------------------------------------------------- */
+
+typedef struct rotor_gt_limits {
+    int64_t lb_bytes;        /* the LB one instance may fill: every core of the group */
+    int64_t gb_bytes;        /* the cluster's GB (0: none, as the IPU) */
+    int64_t cores;           /* cores one instance binds (Algorithm 4) */
+    /* The recomputation Algorithm 1 may accept (§3.1: "a simple cost model
+     * to prevent excessive recomputations that offset the benefits brought
+     * by fusion"; the paper gives none).  rotor's: the FLOPs an instance
+     * computes again (halos, operators the split cannot reach) must take
+     * no longer than moving the intermediates it keeps on core out to the
+     * GB and back would: extra FLOPs <= balance x 2 x their bytes, where
+     * balance is the FLOPs the cores do in the time the GB moves a byte
+     * (docs/graphturbo.md, "Recomputation"). */
+    double balance;
+} rotor_gt_limits;
+
+/* A split of a sub-graph's output into instances.  Algorithm 1 splits one
+ * axis d by f_d; when no single axis gives an instance that fits the LB,
+ * rotor splits the Eq. 1 axis whole and applies Algorithm 1 again inside
+ * it (docs/graphturbo.md, "Nested splits": one image of ResNet-50's first
+ * stage is 1.6 MB, three times the STCP920 cluster's L1).  factor[a] is
+ * the split of output axis a (1: not split); the instances are their
+ * product. */
+typedef struct rotor_gt_split {
+    int64_t factor[ROTOR_GRAPH_MAX_RANK];
+    int64_t instances;
+    int axis;                /* d of the last Eq. 1 tuple; -1: runs whole */
+    int nsplit;              /* n_d: operators the split reaches */
+    int64_t peak;            /* footprint of one instance, bytes */
+    double recompute;        /* FLOPs computed again, fraction of the sub-graph's */
+    double extra_flops;      /* ... the same in FLOPs, over all instances */
+    int64_t kept_bytes;      /* intermediates kept on core: the sub-graph's values but its output */
+    bool fits;               /* peak <= the LB */
+} rotor_gt_split;
+
+/* Algorithm 1 and Eq. 1 for the operators ops[0..n) (ascending indices,
+ * i.e. topological order) producing value out: the whole footprint in
+ * *peak (activations live at once: §2.2 streams weights through a small
+ * fixed LB buffer, so they are not in it) and the split in *best: the
+ * lexicographic maximum of (n_d, -f_d, -d) over the admissible tuples,
+ * nested when needed.  best->fits false: even the finest admissible split
+ * does not fit (the rules then treat its factor as infinite). */
+void rotor_gt_analyse(const rotor_graph *g, const int *ops, int n, int out, const rotor_gt_limits *lim,
+                      int64_t *peak, rotor_gt_split *best);
+
+/* ---- the schedule ---------------------------------------------------------------- */
+
+typedef enum rotor_gt_scope { ROTOR_GT_LB = 0, ROTOR_GT_GB, ROTOR_GT_DDR } rotor_gt_scope;
+const char *rotor_gt_scope_name(rotor_gt_scope s); /* "LB", "GB", "DDR" */
+
+typedef enum rotor_gt_order_kind { ROTOR_GT_BFS = 0, ROTOR_GT_DFS } rotor_gt_order_kind;
+
+typedef struct rotor_gt_subgraph {
+    int first, count;        /* its operators: members[first .. first + count), ascending */
+    int output;              /* the one value it gives the rest of the graph */
+    int64_t peak;            /* footprint of the whole sub-graph */
+    rotor_gt_split best;     /* BestSplit; factor 1 when it fits whole */
+    rotor_gt_scope scope;    /* where its output lives (Algorithm 4, then §4.3) */
+    int64_t bind[ROTOR_GRAPH_MAX_RANK]; /* cores along each output axis (Algorithm 4) */
+    int first_input, ninputs;           /* its rotor_gt_input entries in the schedule's inputs */
+    int64_t in_scope[3];                /* instances whose output went to the LB, GB, DDR */
+} rotor_gt_subgraph;
+
+/* What the schedule is for: GraphTurbo, or the per-operator kernels of the
+ * Fig. 15 ablation's first two steps (every operator one instance, its
+ * output kept in the GB, or in the LB, as long as they hold it). */
+typedef enum rotor_gt_mode {
+    ROTOR_GT_GROUPED = 0,    /* Algorithm 2, instances, order, Algorithm 4, §4.3 */
+    ROTOR_GT_PER_OP_GB,      /* one sub-graph per operator; outputs to the GB, else DDR */
+    ROTOR_GT_PER_OP_LB       /* one sub-graph per operator; outputs to the LB, else GB, else DDR */
+} rotor_gt_mode;
+
+/* One activation a sub-graph reads from outside: the bytes of it one
+ * instance reads (halos included; the largest over its instances). */
+typedef struct rotor_gt_input {
+    int value;
+    int64_t bytes;
+} rotor_gt_input;
+
+typedef struct rotor_gt_instance {
+    int sg;                  /* its sub-graph */
+    int64_t index;           /* 0 .. instances of that sub-graph - 1 */
+} rotor_gt_instance;
+
+typedef struct rotor_gt_schedule {
+    rotor_gt_mode mode;
+    int nops;                /* operators of the graph */
+    int *members;            /* operator indices, grouped by sub-graph */
+    int *sg_of;              /* operator -> its sub-graph */
+    int nsg;
+    rotor_gt_subgraph *sg;   /* in topological order */
+    int ninputs;
+    rotor_gt_input *inputs;  /* every sub-graph's, grouped by sub-graph */
+    int64_t ninst;
+    rotor_gt_instance *order; /* the chosen order of every instance */
+    rotor_gt_scope *scope;   /* per position of order: where that instance's output lives */
+    rotor_gt_order_kind kind; /* which search gave it */
+    int64_t live_peak[2];    /* peak bytes of live instance outputs: BFS, DFS */
+    int merges[3];           /* straight, diamond and branch merges made */
+    int tensors[3];          /* activation values per scope (Table 3): model inputs and
+                              * outputs in DDR, a sub-graph's intermediates in the LB, its
+                              * output where its instances' outputs went (the lowest level) */
+    int64_t spilled[2];      /* bytes of instance outputs spilled to the GB, to DDR (§4.3) */
+} rotor_gt_schedule;
+
+/* Algorithm 2 from one sub-graph per operator, then instances, order,
+ * binding, scopes and spills (mode ROTOR_GT_GROUPED), or the per-operator
+ * kernels of the ablation.  Free with rotor_gt_schedule_free (also after
+ * an error). */
+rotor_status rotor_gt_schedule_build(const rotor_graph *g, const rotor_gt_limits *lim, rotor_gt_mode mode,
+                                     rotor_gt_schedule *out, rotor_error *err);
+void rotor_gt_schedule_free(rotor_gt_schedule *s);
+
+/* Instances of sub-graph sg (its split factor, or 1). */
+int64_t rotor_gt_instances(const rotor_gt_schedule *s, int sg);
+
+#endif

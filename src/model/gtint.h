@@ -1,0 +1,55 @@
+/* gtint.h — what the GraphTurbo files of the model stage share: the
+ * propagation of an instance's output range back through its operators
+ * (gtsplit.c), which the split (rows), the footprint and the instance
+ * dependencies of the order (gtorder.c: ranges) all read. */
+#ifndef ROTOR_GTINT_H
+#define ROTOR_GTINT_H
+
+#include <stddef.h>
+
+#include "rotor/model/graphturbo.h"
+
+#define GT_R ROTOR_GRAPH_MAX_RANK
+
+/* An array length for malloc: at least 1, so that an empty graph allocates. */
+static inline size_t gt_len(int64_t n) { return n > 0 ? (size_t)n : 1; }
+
+/* The operators of one sub-graph and the per-value scratch one propagation
+ * writes (lo/hi: the range of each axis one instance needs, unclipped; set:
+ * the value was reached). */
+typedef struct gt_prop {
+    const rotor_graph *g;
+    const int *ops;
+    int n, out;
+    int64_t (*lo)[GT_R], (*hi)[GT_R];
+    uint8_t *set;
+    int *first, *last;   /* per value: first and last member position using it */
+    int64_t *diff;       /* n + 1 */
+} gt_prop;
+
+bool gt_prop_init(gt_prop *p, const rotor_graph *g, const int *ops, int n, int out);
+void gt_prop_free(gt_prop *p);
+/* Carries the output range [olo, ohi) back through the operators. */
+void gt_prop_run(gt_prop *p, const int64_t *olo, const int64_t *ohi);
+/* Rows of axis a of value v after a run (clipped to its extent). */
+int64_t gt_prop_rows(const gt_prop *p, int v, int a);
+
+/* The instances of a schedule as gtorder.c builds them: ids are breadth
+ * first (sub-graph by sub-graph), edges both ways, and the chosen order. */
+typedef struct gt_inst {
+    int64_t n;
+    const int64_t *base;           /* sub-graph -> its first id */
+    const int *isg;                /* id -> sub-graph */
+    const int64_t *pstart, *plist; /* producers' instances */
+    const int64_t *sstart, *slist; /* consumers' instances */
+    const int64_t *order;          /* position -> id */
+} gt_inst;
+
+/* Algorithm 4 and §4.3 (gtscope.c): bindings, scopes, spills, Table 3. */
+rotor_status gt_bind_and_scope(const rotor_graph *g, const rotor_gt_limits *lim, rotor_gt_schedule *s,
+                               const gt_inst *in, rotor_error *err);
+/* gtorder.c, for the driver */
+rotor_status gt_order_build(const rotor_graph *g, const rotor_gt_limits *lim, rotor_gt_schedule *s,
+                            rotor_error *err);
+
+#endif

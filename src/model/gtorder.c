@@ -1,0 +1,282 @@
+/* gtorder.c — GraphTurbo's sub-graph instances: their dependencies and order
+ * (§3.3, Algorithm 3), core binding and buffer scopes (§3.4, Algorithm 4)
+ * and the spilling of live outputs (§4.3).
+ *
+ * An instance of a sub-graph computes one block of its output (the split's
+ * factors cut each axis in equal blocks).  It depends on the instances of
+ * its producers whose blocks meet the range it reads, halos included: the
+ * "black edges" of Fig. 6, found by carrying its output range back through
+ * its operators (gtsplit.c).  Two orders are built, breadth first (every
+ * instance of a sub-graph before the next) and Algorithm 3's depth-first
+ * one, and the one whose live outputs peak lower is kept (§3.3: "the better
+ * one with respect to memory utilization"; a tie keeps breadth first).
+ * Decisions are in docs/graphturbo.md. */
+#include "gtint.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct ordctx {
+    const rotor_graph *g;
+    const rotor_gt_limits *lim;
+    rotor_gt_schedule *s;
+    int64_t n;             /* instances */
+    int64_t *base;         /* sub-graph -> its first instance id */
+    int *isg;              /* instance -> sub-graph */
+    int64_t *pstart, *plist; /* predecessors (CSR) */
+    int64_t *sstart, *slist; /* successors (CSR) */
+    int64_t *stamp;        /* dedupe marks, per instance */
+    int64_t np, npcap;
+} ordctx;
+
+/* Output range of instance idx of sub-graph sg. */
+static void inst_range(const ordctx *c, int sg, int64_t idx, int64_t *lo, int64_t *hi) {
+    const rotor_value *v = &c->g->values[c->s->sg[sg].output];
+    const int64_t *f = c->s->sg[sg].best.factor;
+    for (int a = v->rank - 1; a >= 0; a--) {
+        int64_t b = v->shape[a] / f[a], i = idx % f[a];
+        idx /= f[a];
+        lo[a] = i * b, hi[a] = lo[a] + b;
+    }
+}
+
+static bool add_pred(ordctx *c, int64_t id, int64_t pred) {
+    if (c->stamp[pred] == id) return true;
+    c->stamp[pred] = id;
+    if (c->np == c->npcap) {
+        int64_t cap = c->npcap ? 2 * c->npcap : 1024;
+        int64_t *p = realloc(c->plist, sizeof(int64_t) * (size_t)cap);
+        if (!p) return false;
+        c->plist = p, c->npcap = cap;
+    }
+    c->plist[c->np++] = pred;
+    return true;
+}
+
+/* The instances of sub-graph x whose output blocks meet [lo, hi) of its
+ * output (v is that output; another value of x means all of them). */
+static bool preds_of(ordctx *c, int64_t id, int x, int v, const int64_t *lo, const int64_t *hi) {
+    const rotor_gt_subgraph *sx = &c->s->sg[x];
+    const rotor_value *val = &c->g->values[v];
+    int64_t from[GT_R], to[GT_R], at[GT_R];
+    for (int a = 0; a < val->rank; a++) {
+        int64_t f = v == sx->output ? sx->best.factor[a] : 1, b = val->shape[a] / f;
+        int64_t l = lo[a] < 0 ? 0 : lo[a], h = hi[a] > val->shape[a] ? val->shape[a] : hi[a];
+        if (v != sx->output) l = 0, h = val->shape[a];
+        from[a] = l / b, to[a] = (h - 1) / b, at[a] = from[a];
+    }
+    if (v != sx->output) {
+        for (int64_t i = 0; i < sx->best.instances; i++)
+            if (!add_pred(c, id, c->base[x] + i)) return false;
+        return true;
+    }
+    for (;;) { /* every multi-index in [from, to] */
+        int64_t idx = 0;
+        for (int a = 0; a < val->rank; a++) idx = idx * sx->best.factor[a] + at[a];
+        if (!add_pred(c, id, c->base[x] + idx)) return false;
+        int a = val->rank - 1;
+        while (a >= 0 && at[a] == to[a]) at[a] = from[a], a--;
+        if (a < 0) return true;
+        at[a]++;
+    }
+}
+
+/* Records sub-graph y's outside inputs, and for each the largest piece one
+ * instance reads (after gt_prop_run of that instance). */
+static bool note_inputs(ordctx *c, int y, const gt_prop *p, bool first) {
+    rotor_gt_schedule *s = c->s;
+    rotor_gt_subgraph *sy = &s->sg[y];
+    if (first) sy->first_input = s->ninputs, sy->ninputs = 0;
+    for (int m = 0; m < sy->count; m++) {
+        const rotor_op *o = &c->g->ops[s->members[sy->first + m]];
+        for (int k = 0; k < o->ninputs; k++) {
+            int v = o->inputs[k], pr = c->g->values[v].producer;
+            const rotor_value *val = &c->g->values[v];
+            if (val->role == ROTOR_ROLE_WEIGHT || (pr >= 0 && s->sg_of[pr] == y) || !p->set[v]) continue;
+            double x = (double)val->bytes;
+            for (int a = 0; a < val->rank; a++) x *= (double)gt_prop_rows(p, v, a) / (double)val->shape[a];
+            int64_t b = (int64_t)(x + 0.5);
+            rotor_gt_input *in = NULL;
+            for (int i = 0; i < sy->ninputs && !in; i++)
+                if (s->inputs[sy->first_input + i].value == v) in = &s->inputs[sy->first_input + i];
+            if (in) {
+                if (b > in->bytes) in->bytes = b;
+                continue;
+            }
+            if (s->ninputs % 64 == 0) {
+                rotor_gt_input *q = realloc(s->inputs, sizeof *q * (size_t)(s->ninputs + 64));
+                if (!q) return false;
+                s->inputs = q;
+            }
+            s->inputs[s->ninputs++] = (rotor_gt_input){v, b};
+            sy->ninputs++;
+        }
+    }
+    return true;
+}
+
+static bool deps_build(ordctx *c) {
+    const rotor_gt_schedule *s = c->s;
+    c->pstart = malloc(sizeof(int64_t) * (size_t)(c->n + 1));
+    if (!c->pstart) return false;
+    for (int y = 0; y < s->nsg; y++) {
+        const rotor_gt_subgraph *sy = &s->sg[y];
+        gt_prop p;
+        if (!gt_prop_init(&p, c->g, s->members + sy->first, sy->count, sy->output)) {
+            gt_prop_free(&p);
+            return false;
+        }
+        for (int64_t i = 0; i < sy->best.instances; i++) {
+            int64_t id = c->base[y] + i, lo[GT_R], hi[GT_R];
+            c->pstart[id] = c->np;
+            inst_range(c, y, i, lo, hi);
+            gt_prop_run(&p, lo, hi);
+            if (!note_inputs(c, y, &p, i == 0)) {
+                gt_prop_free(&p);
+                return false;
+            }
+            for (int m = 0; m < sy->count; m++) {
+                const rotor_op *o = &c->g->ops[s->members[sy->first + m]];
+                for (int k = 0; k < o->ninputs; k++) {
+                    int v = o->inputs[k], pr = c->g->values[v].producer;
+                    if (pr < 0 || s->sg_of[pr] == y || !p.set[v]) continue;
+                    if (!preds_of(c, id, s->sg_of[pr], v, p.lo[v], p.hi[v])) {
+                        gt_prop_free(&p);
+                        return false;
+                    }
+                }
+            }
+        }
+        gt_prop_free(&p);
+    }
+    c->pstart[c->n] = c->np;
+    /* successors: the transpose */
+    c->sstart = calloc((size_t)c->n + 1, sizeof(int64_t));
+    c->slist = malloc(sizeof(int64_t) * gt_len(c->np));
+    int64_t *fill = calloc((size_t)c->n + 1, sizeof(int64_t));
+    if (!c->sstart || !c->slist || !fill) return free(fill), false;
+    for (int64_t e = 0; e < c->np; e++) c->sstart[c->plist[e] + 1]++;
+    for (int64_t i = 0; i < c->n; i++) c->sstart[i + 1] += c->sstart[i];
+    for (int64_t i = 0; i < c->n; i++)
+        for (int64_t e = c->pstart[i]; e < c->pstart[i + 1]; e++) {
+            int64_t p = c->plist[e];
+            c->slist[c->sstart[p] + fill[p]++] = i;
+        }
+    free(fill);
+    return true;
+}
+
+/* Algorithm 3: visit is the breadth-first order; ready a list from which
+ * the last instance without producers left runs next, and every consumer of
+ * the one that ran moves to ready's end (decision: one already in ready
+ * moves too, which is what makes the order go deep). */
+static bool dfs_order(ordctx *c, int64_t *order) {
+    int64_t n = c->n, *indeg = malloc(sizeof(int64_t) * gt_len(n));
+    int64_t *ready = malloc(sizeof(int64_t) * gt_len(n)), nr = 0, no = 0;
+    uint8_t *where = calloc(gt_len(n), 1); /* 0 visit, 1 ready, 2 ordered */
+    if (!indeg || !ready || !where) return free(indeg), free(ready), free(where), false;
+    for (int64_t i = 0; i < n; i++) indeg[i] = c->pstart[i + 1] - c->pstart[i];
+    for (int64_t i = 0; i < n; i++)
+        if (indeg[i] == 0) ready[nr++] = i, where[i] = 1;
+    while (nr > 0) {
+        int64_t p = nr - 1;
+        while (p >= 0 && indeg[ready[p]] != 0) p--;
+        if (p < 0) break; /* cannot happen in a DAG */
+        int64_t x = ready[p];
+        memmove(ready + p, ready + p + 1, sizeof(int64_t) * (size_t)(nr - p - 1));
+        nr--;
+        order[no++] = x, where[x] = 2;
+        for (int64_t e = c->sstart[x]; e < c->sstart[x + 1]; e++) {
+            int64_t y = c->slist[e];
+            indeg[y]--;
+            if (where[y] == 1) { /* to the end */
+                int64_t q = 0;
+                while (ready[q] != y) q++;
+                memmove(ready + q, ready + q + 1, sizeof(int64_t) * (size_t)(nr - q - 1));
+                nr--;
+            }
+            ready[nr++] = y, where[y] = 1;
+        }
+    }
+    free(indeg), free(ready), free(where);
+    return no == n;
+}
+
+/* Bytes of one instance's output block. */
+static int64_t block_bytes(const ordctx *c, int sg) {
+    return c->g->values[c->s->sg[sg].output].bytes / c->s->sg[sg].best.instances;
+}
+
+/* Peak of live output blocks plus the running instance's footprint. */
+static int64_t live_peak(const ordctx *c, const int64_t *order, int64_t *pos, int64_t *diff) {
+    int64_t n = c->n;
+    for (int64_t i = 0; i < n; i++) pos[order[i]] = i;
+    for (int64_t i = 0; i <= n; i++) diff[i] = 0;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t x = order[i], end = i;
+        for (int64_t e = c->sstart[x]; e < c->sstart[x + 1]; e++)
+            if (pos[c->slist[e]] > end) end = pos[c->slist[e]];
+        if (c->g->values[c->s->sg[c->isg[x]].output].is_output) end = n - 1;
+        int64_t b = block_bytes(c, c->isg[x]);
+        diff[i + 1] += b; /* live from the instance after it */
+        diff[end + 1] -= b;
+    }
+    int64_t live = 0, peak = 0;
+    for (int64_t i = 0; i < n; i++) {
+        live += diff[i];
+        int64_t at = live + c->s->sg[c->isg[order[i]]].best.peak;
+        if (at > peak) peak = at;
+    }
+    return peak;
+}
+
+
+static rotor_status order_and_scope(ordctx *c, rotor_error *err) {
+    int64_t n = c->n;
+    int64_t *bfs = malloc(sizeof(int64_t) * gt_len(n)), *dfs = malloc(sizeof(int64_t) * gt_len(n));
+    int64_t *pos = malloc(sizeof(int64_t) * gt_len(n)), *diff = malloc(sizeof(int64_t) * (size_t)(n + 1));
+    if (!bfs || !dfs || !pos || !diff) return free(bfs), free(dfs), free(pos), free(diff), rotor_nomem(err);
+    for (int64_t i = 0; i < n; i++) bfs[i] = i;
+    bool dfs_ok = dfs_order(c, dfs);
+    c->s->live_peak[0] = live_peak(c, bfs, pos, diff);
+    c->s->live_peak[1] = dfs_ok ? live_peak(c, dfs, pos, diff) : INT64_MAX;
+    c->s->kind = c->s->live_peak[1] < c->s->live_peak[0] ? ROTOR_GT_DFS : ROTOR_GT_BFS;
+    const int64_t *order = c->s->kind == ROTOR_GT_DFS ? dfs : bfs;
+    c->s->order = malloc(sizeof *c->s->order * gt_len(n));
+    rotor_status st = c->s->order ? ROTOR_OK : rotor_nomem(err);
+    for (int64_t i = 0; st == ROTOR_OK && i < n; i++)
+        c->s->order[i] = (rotor_gt_instance){c->isg[order[i]], order[i] - c->base[c->isg[order[i]]]};
+    gt_inst in = {.n = n, .base = c->base, .isg = c->isg, .pstart = c->pstart, .plist = c->plist,
+                  .sstart = c->sstart, .slist = c->slist, .order = order};
+    if (st == ROTOR_OK) st = gt_bind_and_scope(c->g, c->lim, c->s, &in, err);
+    free(bfs), free(dfs), free(pos), free(diff);
+    return st;
+}
+
+rotor_status gt_order_build(const rotor_graph *g, const rotor_gt_limits *lim, rotor_gt_schedule *s,
+                            rotor_error *err) {
+    ordctx c = {.g = g, .lim = lim, .s = s};
+    c.base = malloc(sizeof(int64_t) * (size_t)(s->nsg + 1));
+    if (!c.base) return rotor_nomem(err);
+    for (int i = 0; i < s->nsg; i++) {
+        c.base[i] = c.n;
+        if (s->sg[i].best.instances > ((int64_t)1 << 24) - c.n) {
+            free(c.base);
+            return rotor_fail(err, ROTOR_ERR_INPUT, "graphturbo: over 2^24 sub-graph instances");
+        }
+        c.n += s->sg[i].best.instances;
+    }
+    c.base[s->nsg] = c.n;
+    s->ninst = c.n;
+    c.isg = malloc(sizeof(int) * gt_len(c.n));
+    c.stamp = malloc(sizeof(int64_t) * gt_len(c.n));
+    rotor_status st = ROTOR_OK;
+    if (!c.isg || !c.stamp) st = rotor_nomem(err);
+    for (int i = 0; st == ROTOR_OK && i < s->nsg; i++)
+        for (int64_t j = c.base[i]; j < c.base[i + 1]; j++) c.isg[j] = i;
+    for (int64_t j = 0; st == ROTOR_OK && j < c.n; j++) c.stamp[j] = -1;
+    if (st == ROTOR_OK && !deps_build(&c)) st = rotor_nomem(err);
+    if (st == ROTOR_OK) st = order_and_scope(&c, err);
+    free(c.base), free(c.isg), free(c.pstart), free(c.plist), free(c.sstart), free(c.slist), free(c.stamp);
+    return st;
+}

@@ -1,0 +1,216 @@
+/* gtscope.c — GraphTurbo's core binding and buffer scopes (§3.4,
+ * Algorithm 4) and the spilling of live outputs by longest liveness (§4.3).
+ *
+ * Algorithm 4 walks the sub-graphs from the last to run to the first.  A
+ * sub-graph without a binding takes the plain one (cores along its
+ * instance's output axes, outermost first, in powers of two that divide the
+ * block: the paper's 8, 4, 2, 1) and tells each producer the binding its
+ * output must have; a producer already bound otherwise keeps its output in
+ * the GB, where a redistribution can reach it (§3.5, Fig. 9).
+ *
+ * §4.3 then walks the order: each instance needs its footprint in the LB
+ * beside the outputs still live there; when they do not fit, the live
+ * output with the longest liveness goes to the GB, or to DDR when the GB is
+ * full.  Decisions (docs/graphturbo.md): liveness is from the instance
+ * after the producer to the last consumer; model inputs and outputs live
+ * in DDR; an instance that does not fit alone spills everything live. */
+#include "gtint.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int64_t cores_of(const int64_t *b) {
+    int64_t x = 1;
+    for (int a = 0; a < GT_R; a++) x *= b[a];
+    return x;
+}
+
+static void plain_binding(const rotor_graph *g, const rotor_gt_subgraph *sg, int64_t cores, int64_t *bind) {
+    const rotor_value *v = &g->values[sg->output];
+    int64_t left = cores;
+    for (int a = 0; a < GT_R; a++) bind[a] = 1;
+    for (int a = 0; a < v->rank; a++) {
+        int64_t block = v->shape[a] / sg->best.factor[a], b = 1;
+        while (b * 2 <= left && block % (b * 2) == 0) b *= 2;
+        bind[a] = b, left /= b;
+    }
+}
+
+/* The binding y's binding asks of value v (x's output): an axis of v
+ * follows a bound axis of y's output when a core's share of that axis
+ * shrinks it.  false: invalid (two bound axes land on one). */
+static bool infer_binding(gt_prop *p, const rotor_gt_schedule *s, int y, int v, const int64_t *bind, int64_t *out) {
+    const rotor_graph *g = p->g;
+    const rotor_value *vo = &g->values[s->sg[y].output], *vi = &g->values[v];
+    int64_t lo[GT_R], hi[GT_R], full[GT_R];
+    for (int a = 0; a < GT_R; a++) out[a] = 1;
+    for (int a = 0; a < vo->rank; a++) lo[a] = 0, hi[a] = vo->shape[a] / s->sg[y].best.factor[a];
+    gt_prop_run(p, lo, hi);
+    if (!p->set[v]) return false;
+    for (int a = 0; a < vi->rank; a++) full[a] = gt_prop_rows(p, v, a);
+    for (int j = 0; j < vo->rank; j++) {
+        if (bind[j] == 1) continue;
+        int64_t h = hi[j];
+        hi[j] = (hi[j] - lo[j]) / bind[j];
+        gt_prop_run(p, lo, hi);
+        hi[j] = h;
+        for (int a = 0; a < vi->rank; a++) {
+            if (gt_prop_rows(p, v, a) >= full[a]) continue;
+            if (out[a] != 1) return false;
+            out[a] = bind[j];
+        }
+    }
+    return true;
+}
+
+/* Algorithm 4 over sub-graphs, visited from the last to run. */
+static rotor_status algorithm4(const rotor_graph *g, const rotor_gt_limits *lim, rotor_gt_schedule *s,
+                               const gt_inst *in, rotor_error *err) {
+    int nsg = s->nsg, *visit = malloc(sizeof(int) * gt_len(nsg)), nvisit = 0;
+    bool *seen = calloc(gt_len(nsg), 1), *bound = calloc(gt_len(nsg), 1);
+    if (!visit || !seen || !bound) return free(visit), free(seen), free(bound), rotor_nomem(err);
+    for (int64_t i = in->n - 1; i >= 0; i--) {
+        int y = in->isg[in->order[i]];
+        if (!seen[y]) seen[y] = true, visit[nvisit++] = y;
+    }
+    rotor_status st = ROTOR_OK;
+    for (int i = 0; i < nvisit && st == ROTOR_OK; i++) {
+        int y = visit[i];
+        rotor_gt_subgraph *sy = &s->sg[y];
+        int64_t plain[GT_R];
+        plain_binding(g, sy, lim->cores, plain);
+        if (bound[y] && sy->scope == ROTOR_GT_LB) { /* line 16 */
+            if (cores_of(plain) > cores_of(sy->bind)) memcpy(sy->bind, plain, sizeof plain);
+            continue;
+        }
+        memcpy(sy->bind, plain, sizeof plain), bound[y] = true;
+        gt_prop p;
+        if (!gt_prop_init(&p, g, s->members + sy->first, sy->count, sy->output)) {
+            gt_prop_free(&p);
+            st = rotor_nomem(err);
+            break;
+        }
+        for (int m = 0; m < sy->count; m++) {
+            const rotor_op *o = &g->ops[s->members[sy->first + m]];
+            for (int k = 0; k < o->ninputs; k++) {
+                int v = o->inputs[k], pr = g->values[v].producer, x;
+                int64_t inf[GT_R];
+                if (pr < 0 || (x = s->sg_of[pr]) == y || v != s->sg[x].output) continue;
+                if (!infer_binding(&p, s, y, v, sy->bind, inf)) continue;
+                if (!bound[x]) memcpy(s->sg[x].bind, inf, sizeof inf), bound[x] = true;
+                else if (memcmp(s->sg[x].bind, inf, sizeof inf) != 0) s->sg[x].scope = ROTOR_GT_GB;
+            }
+        }
+        gt_prop_free(&p);
+    }
+    free(visit), free(seen), free(bound);
+    return st;
+}
+
+typedef struct block {
+    int64_t bytes, start, end;
+    rotor_gt_scope where;
+} block;
+
+static int64_t block_bytes(const rotor_graph *g, const rotor_gt_schedule *s, int sg) {
+    return g->values[s->sg[sg].output].bytes / s->sg[sg].best.instances;
+}
+
+/* Frees the live blocks whose last reader was instance i - 1. */
+static void free_ended(block *bl, int64_t *live, int64_t *nlive, int64_t i, int64_t *lb, int64_t *gb) {
+    int64_t k = 0;
+    for (int64_t j = 0; j < *nlive; j++) {
+        block *b = &bl[live[j]];
+        if (b->end > i - 1) {
+            live[k++] = live[j];
+            continue;
+        }
+        if (b->where == ROTOR_GT_LB) *lb -= b->bytes;
+        else if (b->where == ROTOR_GT_GB) *gb -= b->bytes;
+    }
+    *nlive = k;
+}
+
+/* §4.3 along the order: where each instance's output block lives.  live
+ * holds the blocks still to be read (a handful at a time: the order keeps
+ * them few), so each step is linear in them. */
+static rotor_status spill(const rotor_graph *g, const rotor_gt_limits *lim, rotor_gt_schedule *s,
+                          const gt_inst *in, rotor_error *err) {
+    int64_t n = in->n, *pos = malloc(sizeof(int64_t) * gt_len(n)), nlive = 0;
+    int64_t *live = malloc(sizeof(int64_t) * gt_len(n));
+    block *bl = malloc(sizeof(block) * gt_len(n));
+    s->scope = malloc(sizeof(rotor_gt_scope) * gt_len(n));
+    if (!pos || !bl || !live || !s->scope) return free(pos), free(bl), free(live), rotor_nomem(err);
+    for (int64_t i = 0; i < n; i++) pos[in->order[i]] = i;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t x = in->order[i], end = i;
+        int sg = in->isg[x];
+        for (int64_t e = in->sstart[x]; e < in->sstart[x + 1]; e++)
+            if (pos[in->slist[e]] > end) end = pos[in->slist[e]];
+        bool out = g->values[s->sg[sg].output].is_output;
+        bl[i] = (block){block_bytes(g, s, sg), i, out ? n : end,
+                        out ? ROTOR_GT_DDR : s->sg[sg].scope == ROTOR_GT_GB || s->mode == ROTOR_GT_PER_OP_GB ? ROTOR_GT_GB : ROTOR_GT_LB};
+    }
+    int64_t lb = 0, gb = 0;
+    for (int64_t i = 0; i < n; i++) {
+        free_ended(bl, live, &nlive, i, &lb, &gb);
+        if (i > 0 && bl[i - 1].end > i - 1) { /* the previous output becomes live */
+            block *b = &bl[i - 1];
+            if (b->where == ROTOR_GT_GB && gb + b->bytes > lim->gb_bytes) b->where = ROTOR_GT_DDR;
+            if (b->where == ROTOR_GT_LB) lb += b->bytes;
+            else if (b->where == ROTOR_GT_GB) gb += b->bytes;
+            live[nlive++] = i - 1;
+        }
+        int64_t need = s->sg[in->isg[in->order[i]]].best.peak;
+        while (lb + need > lim->lb_bytes && lb > 0) { /* spill the longest-lived */
+            int64_t w = -1;
+            for (int64_t j = 0; j < nlive; j++) {
+                const block *b = &bl[live[j]];
+                if (b->where == ROTOR_GT_LB && (w < 0 || b->end - b->start > bl[w].end - bl[w].start)) w = live[j];
+            }
+            if (w < 0) break;
+            lb -= bl[w].bytes;
+            if (gb + bl[w].bytes <= lim->gb_bytes) bl[w].where = ROTOR_GT_GB, gb += bl[w].bytes, s->spilled[0] += bl[w].bytes;
+            else bl[w].where = ROTOR_GT_DDR, s->spilled[1] += bl[w].bytes;
+        }
+    }
+    for (int64_t i = 0; i < n; i++) s->scope[i] = bl[i].where;
+    free(pos), free(bl), free(live);
+    return ROTOR_OK;
+}
+
+/* Table 3: every activation value once, at the level it lives. */
+static void count_tensors(const rotor_graph *g, rotor_gt_schedule *s) {
+    for (int i = 0; i < s->nsg; i++) s->sg[i].scope = ROTOR_GT_LB;
+    for (int64_t i = 0; i < s->ninst; i++) {
+        rotor_gt_subgraph *sg = &s->sg[s->order[i].sg];
+        if (s->scope[i] > sg->scope) sg->scope = s->scope[i];
+        sg->in_scope[s->scope[i]]++;
+    }
+    memset(s->tensors, 0, sizeof s->tensors);
+    for (int v = 0; v < g->nvalues; v++) {
+        const rotor_value *val = &g->values[v];
+        if (val->role == ROTOR_ROLE_WEIGHT) continue;
+        if (val->producer < 0) { /* a model input; one no operator reads is not a tensor */
+            s->tensors[ROTOR_GT_DDR] += val->consumers > 0;
+            continue;
+        }
+        const rotor_gt_subgraph *sg = &s->sg[s->sg_of[val->producer]];
+        if (v == sg->output) s->tensors[sg->scope]++;
+        else s->tensors[sg->best.fits ? ROTOR_GT_LB : ROTOR_GT_GB]++;
+    }
+}
+
+rotor_status gt_bind_and_scope(const rotor_graph *g, const rotor_gt_limits *lim, rotor_gt_schedule *s,
+                               const gt_inst *in, rotor_error *err) {
+    for (int i = 0; i < s->nsg; i++) s->sg[i].scope = ROTOR_GT_LB;
+    rotor_status st = s->mode == ROTOR_GT_GROUPED ? algorithm4(g, lim, s, in, err) : ROTOR_OK;
+    if (st == ROTOR_OK) st = spill(g, lim, s, in, err);
+    if (st == ROTOR_OK) count_tensors(g, s);
+    return st;
+}
+
+const char *rotor_gt_scope_name(rotor_gt_scope s) {
+    static const char *const names[] = {"LB", "GB", "DDR"};
+    return (unsigned)s < 3 ? names[s] : "?";
+}

@@ -1,0 +1,255 @@
+/* gtsplit.c — GraphTurbo's splitting information (§3.1, Algorithm 1) and
+ * the best split (Eq. 1) of a set of operators.
+ *
+ * For each axis d of the output, outermost first, Algorithm 1 takes the
+ * smallest factor f_d of [1, 2, 4, 8, 9, ..., size_d] whose instance fits
+ * the LB, then counts the operators the split reaches (n_d).  rotor prices
+ * the instance exactly rather than as ceil(peak / v): the output range of
+ * one instance is carried back through every operator (rotor_gt_input_range),
+ * halos included, and an operator it cannot reach computes its whole
+ * output in every instance.  Decisions where the paper is silent
+ * (docs/graphturbo.md):
+ *  - f_d must divide size_d (line 10 asks it of the intermediates; equal
+ *    instances keep the cores balanced), so 9.. runs over divisors;
+ *  - the footprint is the largest sum of activations live at once while
+ *    the operators run in order (weights stream through a small fixed
+ *    buffer, §2.2);
+ *  - a split whose recomputation (halos, unreached operators) takes longer
+ *    than moving the intermediates it keeps on core through the GB is not
+ *    admissible (rotor_gt_limits.balance);
+ *  - nested splits: when no axis alone fits, the Eq. 1 axis is split whole
+ *    and Algorithm 1 runs again on the instance. */
+#include "gtint.h"
+
+#include <stdlib.h>
+
+static bool is_act(const rotor_value *v) { return v->role != ROTOR_ROLE_WEIGHT; }
+
+bool gt_prop_init(gt_prop *p, const rotor_graph *g, const int *ops, int n, int out) {
+    size_t nv = gt_len(g->nvalues);
+    *p = (gt_prop){.g = g, .ops = ops, .n = n, .out = out};
+    p->lo = malloc(sizeof *p->lo * nv);
+    p->hi = malloc(sizeof *p->hi * nv);
+    p->set = calloc(nv, 1);
+    p->first = malloc(sizeof(int) * nv);
+    p->last = malloc(sizeof(int) * nv);
+    p->diff = malloc(sizeof(int64_t) * (size_t)(n + 1));
+    if (!p->lo || !p->hi || !p->set || !p->first || !p->last || !p->diff) return false;
+    for (int i = 0; i < n; i++) {
+        const rotor_op *o = &g->ops[ops[i]];
+        for (int k = 0; k < o->ninputs + o->noutputs; k++) {
+            int v = k < o->ninputs ? o->inputs[k] : o->outputs[k - o->ninputs];
+            p->first[v] = n, p->last[v] = -1;
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        const rotor_op *o = &g->ops[ops[i]];
+        for (int k = 0; k < o->ninputs + o->noutputs; k++) {
+            int v = k < o->ninputs ? o->inputs[k] : o->outputs[k - o->ninputs];
+            if (i < p->first[v]) p->first[v] = i;
+            if (i > p->last[v]) p->last[v] = i;
+        }
+    }
+    p->last[out] = n - 1; /* the output lives to the end */
+    return true;
+}
+
+void gt_prop_free(gt_prop *p) {
+    free(p->lo), free(p->hi), free(p->set), free(p->first), free(p->last), free(p->diff);
+    *p = (gt_prop){0};
+}
+
+/* Value v needs [lo, hi) more: the union with what it already needs. */
+static void need(gt_prop *p, int v, const int64_t *lo, const int64_t *hi) {
+    int r = p->g->values[v].rank;
+    if (!p->set[v]) {
+        p->set[v] = 1;
+        for (int a = 0; a < r; a++) p->lo[v][a] = lo[a], p->hi[v][a] = hi[a];
+        return;
+    }
+    for (int a = 0; a < r; a++) {
+        if (lo[a] < p->lo[v][a]) p->lo[v][a] = lo[a];
+        if (hi[a] > p->hi[v][a]) p->hi[v][a] = hi[a];
+    }
+}
+
+static void need_all(gt_prop *p, int v) {
+    int64_t lo[GT_R] = {0}, hi[GT_R];
+    for (int a = 0; a < p->g->values[v].rank; a++) hi[a] = p->g->values[v].shape[a];
+    need(p, v, lo, hi);
+}
+
+/* Operator op's input k for the output range [wlo, whi). */
+static void need_input(gt_prop *p, int op, int k, const int64_t *wlo, const int64_t *whi) {
+    int64_t lo[GT_R], hi[GT_R];
+    rotor_gt_input_range(p->g, op, k, wlo, whi, lo, hi);
+    need(p, p->g->ops[op].inputs[k], lo, hi);
+}
+
+void gt_prop_run(gt_prop *p, const int64_t *olo, const int64_t *ohi) {
+    const rotor_graph *g = p->g;
+    for (int i = 0; i < p->n; i++) {
+        const rotor_op *o = &g->ops[p->ops[i]];
+        for (int k = 0; k < o->ninputs; k++) p->set[o->inputs[k]] = 0;
+        for (int k = 0; k < o->noutputs; k++) p->set[o->outputs[k]] = 0;
+    }
+    need(p, p->out, olo, ohi);
+    for (int i = p->n - 1; i >= 0; i--) {
+        int op = p->ops[i];
+        const rotor_op *o = &g->ops[op];
+        int w = o->outputs[0];
+        bool whole = o->noutputs != 1 || !p->set[w];
+        if (whole)
+            for (int k = 0; k < o->noutputs; k++) need_all(p, o->outputs[k]);
+        for (int k = 0; k < o->ninputs; k++) {
+            int v = o->inputs[k];
+            if (!is_act(&g->values[v])) continue;
+            if (whole) need_all(p, v);
+            else need_input(p, op, k, p->lo[w], p->hi[w]);
+        }
+    }
+}
+
+int64_t gt_prop_rows(const gt_prop *p, int v, int a) {
+    int64_t e = p->g->values[v].shape[a], r = p->hi[v][a] - p->lo[v][a];
+    return r < e ? r : e;
+}
+
+/* The bytes of v one instance holds. */
+static int64_t piece_bytes(const gt_prop *p, int v) {
+    const rotor_value *val = &p->g->values[v];
+    double x = (double)val->bytes;
+    for (int a = 0; a < val->rank; a++) x *= (double)gt_prop_rows(p, v, a) / (double)val->shape[a];
+    return (int64_t)(x + 0.5);
+}
+
+/* The largest sum of live activation pieces. */
+static int64_t footprint(gt_prop *p) {
+    const rotor_graph *g = p->g;
+    for (int i = 0; i <= p->n; i++) p->diff[i] = 0;
+    for (int i = 0; i < p->n; i++) {
+        const rotor_op *o = &g->ops[p->ops[i]];
+        for (int k = 0; k < o->ninputs + o->noutputs; k++) {
+            int v = k < o->ninputs ? o->inputs[k] : o->outputs[k - o->ninputs];
+            if (!is_act(&g->values[v]) || p->first[v] != i) continue;
+            bool seen = false; /* the same value twice in one operator counts once */
+            for (int j = 0; j < k; j++) seen |= (j < o->ninputs ? o->inputs[j] : o->outputs[j - o->ninputs]) == v;
+            if (seen) continue;
+            int64_t b = piece_bytes(p, v);
+            p->diff[i] += b;
+            p->diff[p->last[v] + 1] -= b;
+        }
+    }
+    int64_t live = 0, peak = 0;
+    for (int i = 0; i < p->n; i++) {
+        live += p->diff[i];
+        if (live > peak) peak = live;
+    }
+    return peak;
+}
+
+/* FLOPs computed again by `inst` instances (into *extra), as a fraction;
+ * the operators the split reaches in *nsplit. */
+static double recompute(const gt_prop *p, int64_t inst, int *nsplit, double *extra_out) {
+    double extra = 0, all = 0;
+    *nsplit = 0;
+    for (int i = 0; i < p->n; i++) {
+        const rotor_op *o = &p->g->ops[p->ops[i]];
+        all += o->flops;
+        double share = 1;
+        int w = o->outputs[0];
+        for (int a = 0; a < p->g->values[w].rank; a++)
+            share *= (double)gt_prop_rows(p, w, a) / (double)p->g->values[w].shape[a];
+        *nsplit += share < 1;
+        double x = (double)inst * share - 1;
+        if (x > 0) extra += o->flops * x;
+    }
+    *extra_out = extra;
+    return all > 0 ? extra / all : 0;
+}
+
+/* Prices the split f (factors per output axis) into s. */
+static void price(gt_prop *p, const int64_t *f, const rotor_gt_limits *lim, rotor_gt_split *s) {
+    const rotor_value *vo = &p->g->values[p->out];
+    int64_t lo[GT_R] = {0}, hi[GT_R], inst = 1;
+    for (int a = 0; a < vo->rank; a++) hi[a] = vo->shape[a] / f[a], inst *= f[a], s->factor[a] = f[a];
+    for (int a = vo->rank; a < GT_R; a++) s->factor[a] = 1;
+    gt_prop_run(p, lo, hi);
+    s->instances = inst;
+    s->peak = footprint(p);
+    s->recompute = 0, s->extra_flops = 0, s->kept_bytes = 0;
+    if (inst > 1) s->recompute = recompute(p, inst, &s->nsplit, &s->extra_flops);
+    else s->nsplit = p->n;
+    for (int i = 0; i < p->n; i++) {
+        int w = p->g->ops[p->ops[i]].outputs[0];
+        if (w != p->out) s->kept_bytes += p->g->values[w].bytes;
+    }
+    s->fits = s->peak <= lim->lb_bytes;
+}
+
+static bool admissible(const rotor_gt_split *s, const rotor_gt_limits *lim) {
+    return s->instances == 1 || s->extra_flops <= lim->balance * 2.0 * (double)s->kept_bytes;
+}
+
+static bool better(const rotor_gt_split *a, const rotor_gt_split *b) { /* Eq. 1 */
+    if (a->nsplit != b->nsplit) return a->nsplit > b->nsplit;
+    int64_t fa = a->factor[a->axis], fb = b->factor[b->axis];
+    if (fa != fb) return fa < fb;
+    return a->axis < b->axis;
+}
+
+/* Lines 4-6 for axis d on top of the split f: the smallest factor whose
+ * instance fits; false with *s the full split of d when none does. */
+static bool smallest_factor(gt_prop *p, int64_t *f, int d, const rotor_gt_limits *lim, rotor_gt_split *s) {
+    int64_t e = p->g->values[p->out].shape[d];
+    static const int64_t first[] = {2, 4, 8};
+    bool found = false;
+    for (int i = 0; i < 3 && !found && first[i] <= e; i++) {
+        if (e % first[i]) continue;
+        f[d] = first[i], price(p, f, lim, s);
+        found = s->fits;
+    }
+    for (int64_t v = 9; v <= e && !found; v++) {
+        if (e % v) continue;
+        f[d] = v, price(p, f, lim, s);
+        found = s->fits;
+    }
+    if (!found) f[d] = e, price(p, f, lim, s);
+    f[d] = 1;
+    s->axis = d;
+    return found;
+}
+
+void rotor_gt_analyse(const rotor_graph *g, const int *ops, int n, int out, const rotor_gt_limits *lim,
+                      int64_t *peak, rotor_gt_split *best) {
+    gt_prop p;
+    int64_t f[GT_R];
+    for (int a = 0; a < GT_R; a++) f[a] = 1;
+    *best = (rotor_gt_split){.axis = -1, .instances = 1};
+    for (int a = 0; a < GT_R; a++) best->factor[a] = 1;
+    *peak = 0;
+    if (!gt_prop_init(&p, g, ops, n, out)) { /* no memory: the caller runs it whole */
+        gt_prop_free(&p);
+        return;
+    }
+    const rotor_value *vo = &g->values[out];
+    price(&p, f, lim, best);
+    best->axis = -1;
+    *peak = best->peak;
+    /* each level: Algorithm 1 over the axes not split yet; none fits: split
+     * the Eq. 1 axis whole and go on inside it */
+    for (int level = 0; level < vo->rank && !best->fits; level++) {
+        rotor_gt_split fit = {.axis = -1}, whole = {.axis = -1}, s;
+        for (int d = 0; d < vo->rank; d++) {
+            if (f[d] != 1 || vo->shape[d] == 1) continue;
+            bool ok = smallest_factor(&p, f, d, lim, &s);
+            if (!admissible(&s, lim)) continue;
+            if (ok && (fit.axis < 0 || better(&s, &fit))) fit = s;
+            if (!ok && (whole.axis < 0 || better(&s, &whole))) whole = s;
+        }
+        if (fit.axis >= 0) *best = fit;
+        else if (whole.axis >= 0) *best = whole, f[whole.axis] = vo->shape[whole.axis];
+        else break;
+    }
+    gt_prop_free(&p);
+}

@@ -1,0 +1,360 @@
+/* test_graphturbo.c — GraphTurbo's graph scheduler (src/model/gt*.c,
+ * docs/graphturbo.md): ranges, Algorithm 1 and Eq. 1, the three merges of
+ * Algorithm 2, instances and their order, scopes. */
+#include <criterion/criterion.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "rotor/model/graphturbo.h"
+#include "rotor/model/group.h"
+#include "rotor/model/zoo.h"
+
+/* ---- a small graph builder ------------------------------------------------ */
+
+static int act(rotor_graph *g, const char *name, int64_t c, int64_t h) {
+    int v;
+    rotor_error err;
+    int64_t shape[4] = {1, c, h, h};
+    cr_assert_eq(rotor_graph_add_value(g, name, ROTOR_DTYPE_F32, 4, shape, ROTOR_ROLE_ACTIVATION, &v, &err), ROTOR_OK,
+                 "%s", err.msg);
+    return v;
+}
+
+/* A k x k convolution, stride s, padding (k-1)/2, c channels in and out,
+ * [1, c, h, h] -> [1, c, h/s, h/s]. */
+static int conv(rotor_graph *g, const char *name, int x, int64_t c, int64_t h, int64_t k, int64_t s) {
+    char wn[64], on[64], ex[96], dims[128];
+    snprintf(wn, sizeof wn, "%s.w", name), snprintf(on, sizeof on, "%s.out", name);
+    int64_t ws[4] = {c, c, k, k}, ho = h / s;
+    int w, y = act(g, on, c, ho);
+    rotor_error err;
+    cr_assert_eq(rotor_graph_add_value(g, wn, ROTOR_DTYPE_F32, 4, ws, ROTOR_ROLE_WEIGHT, &w, &err), ROTOR_OK);
+    if (s == 1) snprintf(ex, sizeof ex, "O[b,f,h,w] += I[b,c,h+kh,w+kw] * W[f,c,kh,kw]");
+    else snprintf(ex, sizeof ex, "O[b,f,h,w] += I[b,c,%lld*h+kh,%lld*w+kw] * W[f,c,kh,kw]", (long long)s, (long long)s);
+    snprintf(dims, sizeof dims, "b=1,f=%lld,c=%lld,h=%lld,w=%lld,kh=%lld,kw=%lld", (long long)c, (long long)c,
+             (long long)ho, (long long)ho, (long long)k, (long long)k);
+    rotor_view view[ROTOR_MAX_TENSORS] = {{0}};
+    int64_t pad = (k - 1) / 2;
+    view[1] = (rotor_view){.set = true, .dim = {0, 1, 2, 3}, .step = {1, 1, 1, 1}, .offset = {0, 0, -pad, -pad}};
+    int in[2] = {x, w};
+    rotor_op_desc d = {.name = name, .type = "Conv", .expr = ex, .dims = dims, .tensor_value = {y, x, w},
+                       .inputs = in, .ninputs = 2, .outputs = &y, .noutputs = 1, .view = view};
+    int op;
+    cr_assert_eq(rotor_graph_add_op(g, &d, &op, &err), ROTOR_OK, "%s", err.msg);
+    return y;
+}
+
+static int add(rotor_graph *g, const char *name, int a, int b, int64_t c, int64_t h) {
+    int y = act(g, name, c, h), in[2] = {a, b}, op;
+    char dims[96];
+    snprintf(dims, sizeof dims, "b=1,c=%lld,h=%lld,w=%lld", (long long)c, (long long)h, (long long)h);
+    rotor_op_desc d = {.name = name, .type = "Add", .expr = "Y[b,c,h,w] = X[b,c,h,w] + R[b,c,h,w]", .dims = dims,
+                       .tensor_value = {y, a, b}, .inputs = in, .ninputs = 2, .outputs = &y, .noutputs = 1};
+    rotor_error err;
+    cr_assert_eq(rotor_graph_add_op(g, &d, &op, &err), ROTOR_OK, "%s", err.msg);
+    return y;
+}
+
+static const int64_t FULL[4] = {0, 0, 0, 0};
+
+/* ---- ranges ------------------------------------------------------------------ */
+
+/* A 3x3 convolution padded by 1: output rows [4, 8) read input rows 3..8
+ * (the window's halo of one row each side), every channel (reduced), and
+ * the same batch and columns. */
+Test(graphturbo, a_padded_3x3_window_reads_one_row_of_halo_each_side) {
+    rotor_graph g;
+    rotor_graph_init(&g, "t");
+    int x = act(&g, "x", 4, 16);
+    conv(&g, "c", x, 4, 16, 3, 1);
+    int64_t olo[4] = {0, 1, 4, 0}, ohi[4] = {1, 2, 8, 16}, lo[4], hi[4];
+    rotor_gt_input_range(&g, 0, 0, olo, ohi, lo, hi);
+    int64_t elo[4] = {0, 0, 3, -1}, ehi[4] = {1, 4, 9, 17};
+    for (int a = 0; a < 4; a++) {
+        cr_assert_eq(lo[a], elo[a], "axis %d lo %lld", a, (long long)lo[a]);
+        cr_assert_eq(hi[a], ehi[a], "axis %d hi %lld", a, (long long)hi[a]);
+    }
+    rotor_graph_free(&g);
+    (void)FULL;
+}
+
+/* Stride 2: output rows [4, 8) start at input row 2*4 - 1 = 7 and end with
+ * row 2*7 + 2 - 1 = 15 (hi 16). */
+Test(graphturbo, a_stride_2_window_doubles_the_range) {
+    rotor_graph g;
+    rotor_graph_init(&g, "t");
+    int x = act(&g, "x", 4, 16);
+    conv(&g, "c", x, 4, 16, 3, 2);
+    int64_t olo[4] = {0, 0, 4, 0}, ohi[4] = {1, 4, 8, 8}, lo[4], hi[4];
+    rotor_gt_input_range(&g, 0, 0, olo, ohi, lo, hi);
+    cr_assert_eq(lo[2], 7);
+    cr_assert_eq(hi[2], 16);
+    rotor_graph_free(&g);
+}
+
+/* BERT's attention scores read one head of Q and K out of the QKV
+ * projection through views: the block of (batch 1, head 2) needs tokens
+ * 128..255 and, of the 2,304 columns, Q's head 2 [128, 192) and K's
+ * [768 + 128, 768 + 192): one value, so their bounding range [128, 960)
+ * (docs/graphturbo.md, "Ranges": a value two tensors read is one range). */
+Test(graphturbo, attention_reads_one_head_through_the_qkv_view) {
+    rotor_graph g, a;
+    rotor_error err;
+    cr_assert_eq(rotor_zoo_build("bert-base", &(rotor_zoo_options){.layers = 1, .batch = 2}, &g, &err), ROTOR_OK);
+    cr_assert_eq(rotor_group(&g, &a, NULL, &err), ROTOR_OK);
+    int op = -1;
+    for (int o = 0; o < a.nops; o++)
+        if (strcmp(a.ops[o].name, "l0.attn_scores") == 0) op = o;
+    cr_assert_geq(op, 0);
+    const rotor_value *out = &a.values[a.ops[op].outputs[0]];
+    cr_assert_eq(out->rank, 3);
+    cr_assert_eq(out->shape[0], 24, "batch x heads");
+    int64_t olo[3] = {12 + 2, 0, 0}, ohi[3] = {12 + 3, 128, 128}, lo[8], hi[8];
+    rotor_gt_input_range(&a, op, 0, olo, ohi, lo, hi);
+    cr_assert_eq(lo[0], 128);
+    cr_assert_eq(hi[0], 256);
+    cr_assert_eq(lo[1], 128);
+    cr_assert_eq(hi[1], 960);
+    rotor_graph_free(&g), rotor_graph_free(&a);
+}
+
+/* ---- Algorithm 1 and Eq. 1 --------------------------------------------------- */
+
+/* Two 3x3 convolutions on [1, 4, 16, 16] f32 (4,096 bytes a tensor).  Whole,
+ * x and y are live at once: 8,192 bytes.  Halved along h, z keeps 8 rows,
+ * y 10 (one of halo each side) and x 12: 3,072 + 2,560 = 5,632 bytes at the
+ * first convolution, 2,560 + 2,048 at the second.  With a 6,000-byte LB,
+ * f = 2 on axis 2 (h; w ties and loses on -d); channels cannot split (the
+ * second convolution reads every channel of y).  The first convolution
+ * computes 2 x 10 rows of 16: 25 % of its 73,728 FLOPs again. */
+Test(graphturbo, two_3x3_convolutions_halve_along_h_with_their_halos) {
+    rotor_graph g;
+    rotor_graph_init(&g, "t");
+    int x = act(&g, "x", 4, 16);
+    int y = conv(&g, "c1", x, 4, 16, 3, 1);
+    int z = conv(&g, "c2", y, 4, 16, 3, 1);
+    int ops[2] = {0, 1};
+    rotor_gt_limits lim = {.lb_bytes = 6000, .cores = 8, .balance = 4};
+    int64_t peak;
+    rotor_gt_split s;
+    rotor_gt_analyse(&g, ops, 2, z, &lim, &peak, &s);
+    cr_assert_eq(peak, 8192);
+    cr_assert(s.fits);
+    cr_assert_eq(s.axis, 2);
+    cr_assert_eq(s.factor[2], 2);
+    cr_assert_eq(s.instances, 2);
+    cr_assert_eq(s.nsplit, 2);
+    cr_assert_eq(s.peak, 5632);
+    cr_assert_float_eq(s.extra_flops, 0.25 * 73728, 1e-6);
+    cr_assert_eq(s.kept_bytes, 4096);
+    /* recomputing 18,432 FLOPs is worth it only if moving y's 8,192 bytes
+     * (out and back) costs more: balance 2 says it costs 16,384 FLOPs */
+    lim.balance = 2;
+    rotor_gt_analyse(&g, ops, 2, z, &lim, &peak, &s);
+    cr_assert_not(s.fits, "no admissible split fits");
+    cr_assert_eq(s.instances, 1);
+    rotor_graph_free(&g);
+}
+
+/* When no axis alone gives a fitting instance, the Eq. 1 axis is split whole
+ * and Algorithm 1 goes on inside it.  One 1x1 convolution on [1, 4, 16, 16]
+ * f32 with a 200-byte LB: no single axis fits (a row of x and y is 512
+ * bytes; a channel of y still reads all of x).  Split whole, channels (4)
+ * beat rows (16) on -f_d; inside a channel, rows split whole (x's row 256
+ * bytes, y's 64: 320); inside a row, w by 2 fits: 128 + 32 = 160 bytes,
+ * 4 x 16 x 2 = 128 instances. */
+Test(graphturbo, a_split_nests_when_one_axis_is_not_enough) {
+    rotor_graph g;
+    rotor_graph_init(&g, "t");
+    int x = act(&g, "x", 4, 16);
+    int y = conv(&g, "c", x, 4, 16, 1, 1);
+    int ops[1] = {0};
+    rotor_gt_limits lim = {.lb_bytes = 200, .cores = 8, .balance = 0};
+    int64_t peak;
+    rotor_gt_split s;
+    rotor_gt_analyse(&g, ops, 1, y, &lim, &peak, &s);
+    cr_assert_eq(peak, 8192);
+    cr_assert(s.fits);
+    cr_assert_eq(s.factor[1], 4);
+    cr_assert_eq(s.factor[2], 16);
+    cr_assert_eq(s.factor[3], 2);
+    cr_assert_eq(s.axis, 3);
+    cr_assert_eq(s.instances, 128);
+    cr_assert_eq(s.peak, 160);
+    rotor_graph_free(&g);
+}
+
+/* ---- Algorithm 2 ------------------------------------------------------------- */
+
+static void check_partition(const rotor_graph *g, const rotor_gt_schedule *s) {
+    int *seen = calloc((size_t)g->nops, sizeof(int));
+    for (int i = 0; i < s->nsg; i++)
+        for (int m = 0; m < s->sg[i].count; m++) {
+            int o = s->members[s->sg[i].first + m];
+            cr_assert_eq(seen[o], 0, "op %d in two sub-graphs", o);
+            seen[o] = 1;
+            cr_assert_eq(s->sg_of[o], i);
+            /* only a sub-graph's output leaves it */
+            int v = g->ops[o].outputs[0];
+            for (int r = 0; r < g->nops; r++)
+                for (int k = 0; k < g->ops[r].ninputs; k++)
+                    if (g->ops[r].inputs[k] == v && s->sg_of[r] != i)
+                        cr_assert_eq(v, s->sg[i].output, "value %s leaves sub-graph %d", g->values[v].name, i);
+        }
+    for (int o = 0; o < g->nops; o++) cr_assert_eq(seen[o], 1);
+    free(seen);
+}
+
+/* x -> a -> b and x -> c, b + c: a diamond whose entry is x's producer.
+ * With an LB that holds everything whole, every merge has f = 1: the
+ * straight pair (a, b) merges first, then the diamond {ab, c, add}.  x is
+ * also a model output, so it stays the entry (a straight merge would
+ * otherwise take it in next). */
+Test(graphturbo, a_diamond_merges_its_paths_and_exit) {
+    rotor_graph g;
+    rotor_graph_init(&g, "t");
+    int in = act(&g, "in", 4, 8);
+    int x = conv(&g, "x", in, 4, 8, 1, 1);
+    int a = conv(&g, "a", x, 4, 8, 3, 1);
+    int b = conv(&g, "b", a, 4, 8, 3, 1);
+    int c = conv(&g, "c", x, 4, 8, 1, 1);
+    int y = add(&g, "add", b, c, 4, 8);
+    rotor_error err;
+    cr_assert_eq(rotor_graph_set_output(&g, y, &err), ROTOR_OK);
+    cr_assert_eq(rotor_graph_set_output(&g, x, &err), ROTOR_OK);
+    rotor_gt_limits lim = {.lb_bytes = 1 << 20, .gb_bytes = 1 << 22, .cores = 8, .balance = 16};
+    rotor_gt_schedule s;
+    cr_assert_eq(rotor_gt_schedule_build(&g, &lim, ROTOR_GT_GROUPED, &s, &err), ROTOR_OK, "%s", err.msg);
+    check_partition(&g, &s);
+    cr_assert_eq(s.merges[0], 1, "a -> b");
+    cr_assert_eq(s.merges[1], 1, "the diamond");
+    cr_assert_eq(s.nsg, 2, "x, and the rest");
+    cr_assert_eq(s.sg[1].count, 4);
+    cr_assert_eq(s.sg[1].output, y);
+    cr_assert_eq(s.ninst, 2);
+    rotor_gt_schedule_free(&s);
+    rotor_graph_free(&g);
+}
+
+/* A residual block: x -> a -> b, and b + x.  x has two readers, so no
+ * diamond; the add's producers are x's and b's sub-graphs, and the branch
+ * merge takes {a b} into the add (x, a model output, stays apart). */
+Test(graphturbo, a_branch_merges_the_path_into_its_exit) {
+    rotor_graph g;
+    rotor_graph_init(&g, "t");
+    int in = act(&g, "in", 4, 8);
+    int x = conv(&g, "x", in, 4, 8, 1, 1);
+    int a = conv(&g, "a", x, 4, 8, 3, 1);
+    int b = conv(&g, "b", a, 4, 8, 3, 1);
+    int y = add(&g, "add", b, x, 4, 8);
+    rotor_error err;
+    cr_assert_eq(rotor_graph_set_output(&g, y, &err), ROTOR_OK);
+    cr_assert_eq(rotor_graph_set_output(&g, x, &err), ROTOR_OK);
+    rotor_gt_limits lim = {.lb_bytes = 1 << 20, .gb_bytes = 1 << 22, .cores = 8, .balance = 16};
+    rotor_gt_schedule s;
+    cr_assert_eq(rotor_gt_schedule_build(&g, &lim, ROTOR_GT_GROUPED, &s, &err), ROTOR_OK, "%s", err.msg);
+    check_partition(&g, &s);
+    cr_assert_eq(s.merges[2], 1, "the branch");
+    cr_assert_eq(s.nsg, 2);
+    cr_assert_eq(s.sg[1].count, 3, "a, b and the add");
+    rotor_gt_schedule_free(&s);
+    rotor_graph_free(&g);
+}
+
+/* Rule (i) stops a straight merge that would split the follower finer:
+ * with an LB that holds the second convolution whole but not both, the
+ * pair's f (2) exceeds the follower's (1). */
+Test(graphturbo, rule_one_keeps_a_follower_from_a_finer_split) {
+    rotor_graph g;
+    rotor_graph_init(&g, "t");
+    int x = act(&g, "x", 4, 16);
+    int y = conv(&g, "c1", x, 4, 16, 1, 1);
+    int z = conv(&g, "c2", y, 4, 16, 1, 1);
+    rotor_error err;
+    cr_assert_eq(rotor_graph_set_output(&g, z, &err), ROTOR_OK);
+    /* each alone: 8,192 bytes whole; together also 8,192 (x dies as z is
+     * born): fits whole, merges */
+    rotor_gt_limits lim = {.lb_bytes = 8192, .gb_bytes = 1 << 22, .cores = 8, .balance = 16};
+    rotor_gt_schedule s;
+    cr_assert_eq(rotor_gt_schedule_build(&g, &lim, ROTOR_GT_GROUPED, &s, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(s.nsg, 1);
+    rotor_gt_schedule_free(&s);
+    rotor_graph_free(&g);
+}
+
+/* ---- instances, order, scopes ------------------------------------------------ */
+
+/* Every instance runs after the instances it reads, in the chosen order,
+ * and a sub-graph that fits keeps its instance's footprint within the LB:
+ * ResNet-18 at batch 8 on a 512 KiB LB and an 8 MiB GB. */
+Test(graphturbo, resnet18_instances_respect_their_producers_and_the_lb) {
+    rotor_graph g, a;
+    rotor_error err;
+    cr_assert_eq(rotor_zoo_build("resnet-18", &(rotor_zoo_options){.batch = 8}, &g, &err), ROTOR_OK);
+    cr_assert_eq(rotor_group(&g, &a, NULL, &err), ROTOR_OK);
+    rotor_gt_limits lim = {.lb_bytes = 8 * 65536, .gb_bytes = 8 << 20, .cores = 8, .balance = 15.625};
+    rotor_gt_schedule s;
+    cr_assert_eq(rotor_gt_schedule_build(&a, &lim, ROTOR_GT_GROUPED, &s, &err), ROTOR_OK, "%s", err.msg);
+    check_partition(&a, &s);
+    int64_t total = 0;
+    for (int i = 0; i < s.nsg; i++) {
+        total += s.sg[i].best.instances;
+        if (s.sg[i].best.fits) cr_assert_leq(s.sg[i].best.peak, lim.lb_bytes);
+        int64_t cores = 1;
+        for (int d = 0; d < ROTOR_GRAPH_MAX_RANK; d++) cores *= s.sg[i].bind[d];
+        cr_assert_leq(cores, 8, "Algorithm 4 binds at most the cluster's cores");
+    }
+    cr_assert_eq(total, s.ninst);
+    /* each sub-graph's instances appear once, and a sub-graph's first
+     * instance after the first instance of every producer sub-graph */
+    int *first = malloc(sizeof(int) * (size_t)s.nsg);
+    for (int i = 0; i < s.nsg; i++) first[i] = -1;
+    for (int64_t p = 0; p < s.ninst; p++)
+        if (first[s.order[p].sg] < 0) first[s.order[p].sg] = (int)p;
+    for (int i = 0; i < s.nsg; i++) {
+        cr_assert_geq(first[i], 0);
+        for (int m = 0; m < s.sg[i].count; m++) {
+            const rotor_op *o = &a.ops[s.members[s.sg[i].first + m]];
+            for (int k = 0; k < o->ninputs; k++) {
+                int pr = a.values[o->inputs[k]].producer;
+                if (pr >= 0 && s.sg_of[pr] != i) cr_assert_lt(first[s.sg_of[pr]], first[i]);
+            }
+        }
+    }
+    /* the model's input and output are the only tensors DDR must hold when
+     * the GB is large enough for everything */
+    int in_values = 0;
+    for (int v = 0; v < a.nvalues; v++) in_values += a.values[v].role != ROTOR_ROLE_WEIGHT;
+    cr_assert_eq(s.tensors[0] + s.tensors[1] + s.tensors[2], in_values, "every activation counted once");
+    free(first);
+    rotor_gt_schedule_free(&s);
+    rotor_graph_free(&g), rotor_graph_free(&a);
+}
+
+/* The per-operator schedules of the ablation: with no GB every output but
+ * the model's goes... to DDR; with one, to the GB. */
+Test(graphturbo, per_operator_outputs_go_to_the_gb_or_ddr) {
+    rotor_graph g;
+    rotor_graph_init(&g, "t");
+    int x = act(&g, "x", 4, 16);
+    int y = conv(&g, "c1", x, 4, 16, 3, 1);
+    int z = conv(&g, "c2", y, 4, 16, 3, 1);
+    rotor_error err;
+    cr_assert_eq(rotor_graph_set_output(&g, z, &err), ROTOR_OK);
+    rotor_gt_limits lim = {.lb_bytes = 1 << 20, .gb_bytes = 0, .cores = 8, .balance = 16};
+    rotor_gt_schedule s;
+    cr_assert_eq(rotor_gt_schedule_build(&g, &lim, ROTOR_GT_PER_OP_GB, &s, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(s.nsg, 2);
+    cr_assert_eq(s.tensors[ROTOR_GT_DDR], 3, "x, y and z");
+    rotor_gt_schedule_free(&s);
+    lim.gb_bytes = 1 << 20;
+    cr_assert_eq(rotor_gt_schedule_build(&g, &lim, ROTOR_GT_PER_OP_GB, &s, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(s.tensors[ROTOR_GT_GB], 1, "y");
+    cr_assert_eq(s.tensors[ROTOR_GT_DDR], 2, "x and z");
+    rotor_gt_schedule_free(&s);
+    cr_assert_eq(rotor_gt_schedule_build(&g, &lim, ROTOR_GT_PER_OP_LB, &s, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(s.tensors[ROTOR_GT_LB], 1, "y");
+    rotor_gt_schedule_free(&s);
+    rotor_graph_free(&g);
+}
