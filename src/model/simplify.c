@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-const double *simp_data(const simp *s, int v) {
+const double *rotor_simplify_data(const simp *s, int v) {
     return s->data[v] ? s->data[v] : s->g->values[v].data;
 }
 
@@ -167,7 +167,7 @@ static rotor_status scale_weight(simp *s, const simp_bn *f, int wt, rotor_error 
         stride *= ext(e, y, j);
     }
     const rotor_value *wv = &g->values[f->w];
-    const double *src = simp_data(s, f->w), *sc = simp_data(s, f->s);
+    const double *src = rotor_simplify_data(s, f->w), *sc = rotor_simplify_data(s, f->s);
     double *dst = malloc(sizeof *dst * (size_t)wv->elements);
     if (!dst) return rotor_nomem(err);
     for (int64_t k = 0; k < wv->elements; k++) {
@@ -184,7 +184,7 @@ static rotor_status scale_weight(simp *s, const simp_bn *f, int wt, rotor_error 
 /* B' = B + S b0 into the shift's value (the old bias b0 is dropped). */
 static rotor_status combine_bias(simp *s, const simp_bn *f, rotor_error *err) {
     int64_t c = s->g->values[f->b].elements;
-    const double *b = simp_data(s, f->b), *sc = simp_data(s, f->s), *b0 = simp_data(s, f->b0);
+    const double *b = rotor_simplify_data(s, f->b), *sc = rotor_simplify_data(s, f->s), *b0 = rotor_simplify_data(s, f->b0);
     double *dst = malloc(sizeof *dst * (size_t)c);
     if (!dst) return rotor_nomem(err);
     for (int64_t k = 0; k < c; k++) dst[k] = b[k] + sc[k] * b0[k];
@@ -196,7 +196,7 @@ static rotor_status combine_bias(simp *s, const simp_bn *f, rotor_error *err) {
 /* How many of the values have data: 0, all (n), or some. */
 static int with_data(const simp *s, const int *v, int n) {
     int k = 0;
-    for (int i = 0; i < n; i++) k += v[i] >= 0 && simp_data(s, v[i]) != NULL;
+    for (int i = 0; i < n; i++) k += v[i] >= 0 && rotor_simplify_data(s, v[i]) != NULL;
     return k;
 }
 
@@ -233,7 +233,7 @@ static rotor_status fold_bns(simp *s, rotor_error *err) {
         int wt;
         if (!find_fold(s, o, &f, &wt)) continue;
         rotor_status st;
-        if (simp_data(s, f.w) && ((st = scale_weight(s, &f, wt, err)) || (f.b0 >= 0 && (st = combine_bias(s, &f, err)))))
+        if (rotor_simplify_data(s, f.w) && ((st = scale_weight(s, &f, wt, err)) || (f.b0 >= 0 && (st = combine_bias(s, &f, err)))))
             return st;
         s->bn_of[f.conv] = s->nbns;
         s->bns[s->nbns++] = f;
@@ -262,7 +262,7 @@ static rotor_status keep_values(simp *s, rotor_graph *out, rotor_error *err) {
         if (!keep) continue;
         rotor_role role = s->to_weight[v] ? ROTOR_ROLE_WEIGHT : x->role;
         st = rotor_graph_add_value(out, x->name, x->dtype, x->rank, x->shape, role, &s->newv[v], err);
-        if (!st && simp_data(s, v)) st = rotor_graph_set_data(out, s->newv[v], simp_data(s, v), err);
+        if (!st && rotor_simplify_data(s, v)) st = rotor_graph_set_data(out, s->newv[v], rotor_simplify_data(s, v), err);
     }
     free(reads);
     for (int v = 0; v < g->nvalues && !st; v++)
@@ -345,7 +345,7 @@ rotor_status rotor_simplify(const rotor_graph *g, rotor_graph *out, rotor_simpli
     for (size_t o = 0; !st && o < no; o++) s.bn_of[o] = -1;
     for (size_t v = 0; !st && v < nv; v++) s.newv[v] = -1;
     /* constants first: a weight computed from weights may be what a BN scales */
-    if (!st) st = simp_fold_constants(&s, err);
+    if (!st) st = rotor_simplify_constants(&s, err);
     if (!st) st = fold_bns(&s, err);
     if (!st) st = keep_values(&s, out, err);
     for (int o = 0; !st && o < g->nops; o++) {

@@ -57,7 +57,7 @@ static rotor_status evaluate(simp *s, int o, rotor_error *err) {
     rotor_status st = ref && mag ? ROTOR_OK : rotor_nomem(err);
     for (int t = 1; t < e->ntensors && !st; t++) {
         int v = op->tensor_value[t];
-        const double *src = simp_data(s, v);
+        const double *src = rotor_simplify_data(s, v);
         int64_t m = s->g->values[v].elements;
         if (!(in[t] = malloc(sizeof(float) * (size_t)m))) st = rotor_nomem(err);
         for (int64_t k = 0; k < m && !st; k++) in[t][k] = (float)src[k];
@@ -73,7 +73,7 @@ static rotor_status evaluate(simp *s, int o, rotor_error *err) {
     return ROTOR_OK;
 }
 
-rotor_status simp_fold_constants(simp *s, rotor_error *err) {
+rotor_status rotor_simplify_constants(simp *s, rotor_error *err) {
     const rotor_graph *g = s->g;
     for (int o = 0; o < g->nops; o++) {
         const rotor_op *op = &g->ops[o];
@@ -81,7 +81,7 @@ rotor_status simp_fold_constants(simp *s, rotor_error *err) {
         int have = 0, all = 1;
         for (int i = 0; i < op->ninputs && all; i++) {
             all = is_const(s, op->inputs[i]);
-            have += simp_data(s, op->inputs[i]) != NULL;
+            have += rotor_simplify_data(s, op->inputs[i]) != NULL;
         }
         if (!all || (have && (have != op->ninputs || !computable(g, op)))) continue;
         if (have) {

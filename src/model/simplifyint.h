@@ -32,10 +32,10 @@ typedef struct simp {
 } simp;
 
 /* The elements value v has in the simplified graph (new, old, or NULL). */
-const double *simp_data(const simp *s, int v);
+const double *rotor_simplify_data(const simp *s, int v);
 
 /* Folds the operators that read only weights (simplifyconst.c): marks them
  * dropped and their outputs weights, with data when computable. */
-rotor_status simp_fold_constants(simp *s, rotor_error *err);
+rotor_status rotor_simplify_constants(simp *s, rotor_error *err);
 
 #endif
