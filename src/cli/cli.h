@@ -63,6 +63,7 @@ typedef struct cli_shared_args {
     char *values[CLI_MAX_SETS]; /* --value NAME=SPEC, repeatable */
     int nvalues;
     bool decode, prefill; /* --decode, --prefill (CLI_TAKES_PHASE) */
+    bool simplify;        /* --simplify (CLI_TAKES_SHAPE): BN and constants folded, docs/simplify.md */
     bool quiet;           /* --quiet, -q: no progress, no notes (every subcommand) */
 } cli_shared_args;
 
@@ -95,7 +96,7 @@ typedef struct cli_opt {
 } cli_opt;
 
 /* The groups of shared options a subcommand takes: SHAPE is --batch, --seq,
- * --layers, --dim, --input and --value; DIM --dim alone (plan, verify);
+ * --layers, --dim, --input, --value and --simplify; DIM --dim alone (plan, verify);
  * PHASE --decode and --prefill.  Every subcommand takes --help and --quiet
  * (-q), and --list when it is given a list function. */
 enum {

@@ -38,6 +38,8 @@ static void compile_usage(FILE *f) {
             "  --input NAME=AxB,.. replace an ONNX input's declared shape\n"
             "  --value NAME=SPEC   give a shape-deciding ONNX input its value: FILE.pb or 1,2,3 (repeatable)\n"
             "  --max-model-bytes N refuse a model file over N bytes (default 2 GiB, docs/onnx.md)\n"
+            "  --simplify          fold BatchNormalization into its convolution and fold constants\n"
+            "                      before grouping (docs/simplify.md)\n"
             "  --baseline KIND     compile with a virtual-global-memory baseline instead:\n"
             "                      vgm (tiles as Roller builds them, docs/vgm.md) or vgm-oracle\n"
             "                      (every split searched; a bound on any VGM compiler)\n"

@@ -26,6 +26,8 @@ static void model_usage(FILE *f) {
             "  --seq N             sequence length (default: the model's)\n"
             "  --layers N          layers (default: the model's)\n"
             "  --decode            the LLMs' decode step (--prefill, the default: their prefill)\n"
+            "  --simplify          fold BatchNormalization into its convolution and fold constants\n"
+            "                      first (docs/simplify.md)\n"
             "  --group             fuse epilogues and fold layout ops first (docs/group.md)\n"
             "  --json              the graph as JSON (format rotor-graph, docs/graph.md)\n"
             "  --list              list the zoo\n"
@@ -37,7 +39,7 @@ static void model_usage(FILE *f) {
 
 /* The operator table and the totals of g (imported with os, grouped with gs
  * when grouped). */
-static void print_model(const rotor_graph *g, const rotor_onnx_stats *os, const rotor_group_stats *gs, bool grouped);
+static void print_model(const rotor_graph *g, const rotor_pipeline *p, bool simplified, bool grouped);
 
 /* What `rotor model` was asked. */
 typedef struct model_args {
@@ -73,13 +75,16 @@ int cmd_model(int argc, char **argv) {
         else rc = cli_nomem(cmd);
         free(text);
     } else {
-        print_model(&p.graph, &p.onnx, &p.group, group);
+        print_model(&p.graph, &p, po.simplify, group);
     }
     rotor_pipeline_free(&p);
     return rc;
 }
 
-static void print_model(const rotor_graph *g, const rotor_onnx_stats *os, const rotor_group_stats *gs, bool grouped) {
+static void print_model(const rotor_graph *g, const rotor_pipeline *p, bool simplified, bool grouped) {
+    const rotor_onnx_stats *os = &p->onnx;
+    const rotor_group_stats *gs = &p->group;
+    const rotor_simplify_stats *ss = &p->simplify;
     printf("%-26s %-18s %-14s %12s %12s  %s\n", "operator", "type", "output", "GFLOP", "weights (B)",
            "expression");
     for (int o = 0; o < g->nops; o++) {
@@ -100,6 +105,10 @@ static void print_model(const rotor_graph *g, const rotor_onnx_stats *os, const 
     if (os->nodes)
         printf("onnx: IR %lld, opset %lld, %d nodes: %d folded to constants, %d spelled-out LayerNorms matched\n",
                (long long)os->ir_version, (long long)os->opset, os->nodes, os->folded, os->layernorms_matched);
+    if (simplified)
+        printf("simplified: %d operators into %d (%d BatchNormalizations folded, %d bias adds made, %d constants "
+               "folded)\n",
+               ss->ops_before, ss->ops_after, ss->bn_folded, ss->bias_added, ss->const_folded);
     if (grouped)
         printf("grouped: %d operators into %d (%d epilogues fused, %d layout ops folded)\n", gs->ops_before,
                gs->ops_after, gs->fused, gs->folded);

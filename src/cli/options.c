@@ -37,6 +37,7 @@ static const struct {
     {"max-model-bytes", CLI_TAKES_SHAPE, offsetof(cli_shared_args, max_model_bytes), false, NULL},
     {"decode", CLI_TAKES_PHASE, offsetof(cli_shared_args, decode), true, NULL},
     {"prefill", CLI_TAKES_PHASE, offsetof(cli_shared_args, prefill), true, NULL},
+    {"simplify", CLI_TAKES_SHAPE, offsetof(cli_shared_args, simplify), true, NULL},
     {"threads", CLI_TAKES_THREADS, offsetof(cli_shared_args, threads), false, NULL},
 };
 #define NSHARED ((int)(sizeof SHARED / sizeof SHARED[0]))
@@ -282,6 +283,7 @@ int cli_shared_model(const char *cmd, const char *input, const cli_shared_args *
     po->onnx.input_shapes = a->inputs;
     po->onnx.values = (const char *const *)a->values;
     po->onnx.nvalues = a->nvalues;
+    po->simplify = a->simplify;
     if (a->decode && a->prefill) return cli_usage_error(cmd, "--decode and --prefill: give one");
     if (rotor_model_is_onnx(input) && (a->batch || a->seq || a->layers || a->decode || a->prefill))
         return cli_usage_error(cmd, "--batch, --seq, --layers, --decode and --prefill shape zoo models; bind an "

@@ -48,6 +48,8 @@ static void report_usage(FILE *f) {
             "  --batch N, --seq N, --layers N, --dim k=v,..., --input NAME=AxB,.., --value NAME=SPEC\n"
             "                      shape the model, as in rotor compile\n"
             "  --max-model-bytes N refuse a model file over N bytes (default 2 GiB, docs/onnx.md)\n"
+            "  --simplify          fold BatchNormalization into its convolution and fold constants\n"
+            "                      before grouping (docs/simplify.md)\n"
             "  --prefill           an LLM's prefill instead of its decode step (--decode, the default)\n"
             "  --hbm-bw BW         total HBM bandwidth of all chips (TB/s)\n"
             "  --design D,...      the schedule's designs (default all)\n"

@@ -38,6 +38,8 @@ static void run_usage(FILE *f) {
             "  -o, --output DIR    write each graph output as DIR/<name>.pb (TensorProto)\n"
             "  --program FILE      run this compiled program (rotor compile -o) instead of compiling\n"
             "  --direct            no plans: only the direct execution in double\n"
+            "  --simplify          fold BatchNormalization and constants first (docs/simplify.md), and\n"
+            "                      compare every output with the graph as imported, run directly\n"
             "  --pipeline          compile with pipelined segments (rotor compile --pipeline) and run\n"
             "                      each segment's stages micro-batch by micro-batch on their groups\n"
             "  --objective O       what --pipeline minimises: latency (default) or throughput\n"
@@ -141,6 +143,10 @@ typedef struct run_state {
     double **inputs;           /* per graph value */
     rotor_run_result planned, direct;
     bool randomised;
+    /* --simplify: the graph as imported, run directly: the simplified
+     * graph's outputs are checked against it (docs/simplify.md) */
+    rotor_graph unsimplified;
+    rotor_run_result reference;
 } run_state;
 
 /* Fills st->inputs for every graph input: from --data or set (by name,
@@ -212,6 +218,23 @@ static rotor_status bind_inputs(run_state *s, const tensor_list *set, rotor_erro
     return ROTOR_OK;
 }
 
+/* --simplify: the model loaded again as imported and run directly, its
+ * inputs the simplified graph's of the same names. */
+static rotor_status run_unsimplified(run_state *s, const rotor_pipeline_options *po, rotor_error *err) {
+    rotor_status st = rotor_model_load(po->model, &po->zoo, &po->onnx, &s->unsimplified, NULL, err);
+    if (st) return st;
+    const rotor_graph *u = &s->unsimplified;
+    double **in = calloc((size_t)(u->nvalues ? u->nvalues : 1), sizeof *in);
+    if (!in) return rotor_nomem(err);
+    for (int v = 0; v < u->nvalues; v++) {
+        int w = rotor_graph_find_value(&s->p.graph, u->values[v].name);
+        if (w >= 0 && u->values[v].producer < 0 && !u->values[v].data) in[v] = s->inputs[w];
+    }
+    st = rotor_run(u, (const double *const *)in, NULL, &s->reference, err);
+    free(in);
+    return st;
+}
+
 /* Loads and compiles the model (integer inputs of the set bound as values,
  * as shape inputs are), then runs it planned and directly. */
 static int run_model(run_state *s, const char *model, const tensor_list *set, rotor_error *err) {
@@ -268,6 +291,7 @@ static int run_model(run_state *s, const char *model, const tensor_list *set, ro
     ro.program = NULL;
     if (!st) st = rotor_run(&s->p.graph, (const double *const *)s->inputs, &ro, &s->direct, err);
     cli_progress_end(&bar);
+    if (!st && po.simplify) st = run_unsimplified(s, &po, err);
     if (st) return cli_fail(cmd, st, err);
     return 0;
 }
@@ -277,6 +301,8 @@ static void state_free(run_state *s) {
     free(s->inputs);
     rotor_run_result_free(&s->planned);
     rotor_run_result_free(&s->direct);
+    rotor_run_result_free(&s->reference);
+    rotor_graph_free(&s->unsimplified);
     rotor_program_free(&s->file_program);
     rotor_pipeline_free(&s->p);
     memset(s, 0, sizeof *s);
@@ -300,6 +326,15 @@ static const char *contents_note(int64_t nan, int64_t inf, int64_t n, char *buf,
     return buf;
 }
 
+/* The unsimplified graph's value of output `name` (--simplify), or -1. */
+static int unsimplified_value(const run_state *s, const char *name) {
+    rotor_named_output outs[RUN_MAX_DATA * 4];
+    int n = s->unsimplified.nvalues ? rotor_graph_outputs(&s->unsimplified, outs, RUN_MAX_DATA * 4) : 0;
+    for (int o = 0; o < n && o < RUN_MAX_DATA * 4; o++)
+        if (!strcmp(outs[o].name, name)) return s->reference.values ? outs[o].value : -1;
+    return -1;
+}
+
 /* Graph value v, an output, against the direct run (with a program) and
  * reference ri of ref (-1: none); prints its line or adds its JSON.
  * Decision (docs/run.md, "Tolerance"): an output that is all NaN or
@@ -314,14 +349,16 @@ static bool report_output(run_state *s, const rotor_named_output *no, const tens
     const double *got = s->prog ? s->planned.values[v] : s->direct.values[v];
     char shape[96], note[96], dnote[96], rnote[96];
     rotor_graph_shape_string(x, shape, sizeof shape);
-    rotor_run_cmp vs_direct = {0}, vs_ref = {0};
+    rotor_run_cmp vs_direct = {0}, vs_ref = {0}, vs_un = {0};
     if (s->prog) vs_direct = rotor_run_compare(got, s->direct.values[v], x->elements, false);
+    int uv = unsimplified_value(s, no->name);
+    if (uv >= 0) vs_un = rotor_run_compare(got, s->reference.values[uv], x->elements, !is_float(x->dtype));
     if (ri >= 0) vs_ref = rotor_run_compare(got, ref->t[ri].data, x->elements, !is_float(x->dtype));
     int64_t nan, inf;
     rotor_run_count_nonfinite(got, x->elements, &nan, &inf);
     bool all_nonfinite = x->elements > 0 && nan + inf == x->elements;
     bool unconfirmed = all_nonfinite && ri < 0;
-    bool pass = vs_direct.bad == 0 && vs_ref.bad == 0 && (!ref || ri >= 0) && !unconfirmed;
+    bool pass = vs_direct.bad == 0 && vs_ref.bad == 0 && vs_un.bad == 0 && (!ref || ri >= 0) && !unconfirmed;
     contents_note(nan, inf, x->elements, note, sizeof note);
     if (jouts) {
         cJSON *j = cJSON_CreateObject();
@@ -329,6 +366,7 @@ static bool report_output(run_state *s, const rotor_named_output *no, const tens
         cJSON_AddStringToObject(j, "shape", shape);
         if (s->prog) cJSON_AddNumberToObject(j, "max_abs_vs_direct", vs_direct.max_abs);
         if (ri >= 0) cJSON_AddNumberToObject(j, "max_abs_vs_reference", vs_ref.max_abs);
+        if (uv >= 0) cJSON_AddNumberToObject(j, "max_abs_vs_unsimplified", vs_un.max_abs);
         if (vs_direct.nonfinite) cJSON_AddNumberToObject(j, "nonfinite_mismatches_vs_direct", (double)vs_direct.nonfinite);
         if (vs_ref.nonfinite) cJSON_AddNumberToObject(j, "nonfinite_mismatches_vs_reference", (double)vs_ref.nonfinite);
         if (nan + inf) {
@@ -343,6 +381,7 @@ static bool report_output(run_state *s, const rotor_named_output *no, const tens
     printf("%s  %-32s %-16s", pass ? "PASS" : "FAIL", no->name, shape);
     if (s->prog) printf("  vs direct: max |err| %.3g (%lld beyond tolerance%s)", vs_direct.max_abs,
                         (long long)vs_direct.bad, nonfinite_note(&vs_direct, dnote, sizeof dnote));
+    if (uv >= 0) printf("  vs unsimplified: max |err| %.3g (%lld beyond)", vs_un.max_abs, (long long)vs_un.bad);
     if (ri >= 0) printf("  vs %s '%s': max |err| %.3g (%lld beyond%s)", label, ref->t[ri].name, vs_ref.max_abs,
                         (long long)vs_ref.bad, nonfinite_note(&vs_ref, rnote, sizeof rnote));
     else if (ref) printf("  no reference of its name or size");

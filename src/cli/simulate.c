@@ -39,6 +39,8 @@ static void simulate_usage(FILE *f) {
             "                      --value NAME=SPEC\n"
             "                      shape a model, as in rotor compile\n"
             "  --max-model-bytes N refuse a model file over N bytes (default 2 GiB, docs/onnx.md)\n"
+            "  --simplify          fold BatchNormalization into its convolution and fold constants\n"
+            "                      before grouping (docs/simplify.md)\n"
             "  --pipeline          compiling a model: run chains of operators as pipelined\n"
             "                      segments, as rotor compile --pipeline does\n"
             "  --objective O       what --pipeline minimises: latency (default) or throughput\n"

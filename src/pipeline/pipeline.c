@@ -1,4 +1,4 @@
-/* pipeline.c — load -> group -> compile -> program, or -> schedule, in one
+/* pipeline.c — load -> simplify -> group -> compile -> program, or -> schedule, in one
  * call (include/rotor/pipeline/pipeline.h).  It adds no decision of its own:
  * each stage is its module's entry point, called in the order every
  * subcommand used to repeat by hand. */
@@ -71,6 +71,14 @@ rotor_status rotor_pipeline_run(const rotor_pipeline_options *opt, const rotor_c
     rotor_status st = rotor_model_load(opt->model, &opt->zoo, &opt->onnx, &out->graph, &out->onnx, err);
     if (st) return st;
     out->loaded = true;
+    if (opt->simplify) {
+        /* the inference graph a deployment compiler plans: BN and constants folded */
+        rotor_graph simple;
+        st = rotor_simplify(&out->graph, &simple, &out->simplify, err);
+        rotor_graph_free(&out->graph);
+        out->graph = simple;
+        if (st) return st;
+    }
     if (!opt->no_group) {
         /* plan the operators that cost time: epilogues fused, layout folded */
         rotor_graph grouped;

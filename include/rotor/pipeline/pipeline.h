@@ -2,6 +2,8 @@
  * preprocess -> parse -> codegen:
  *
  *   load     a zoo model (model/zoo.c) or an ONNX file (model/onnx.c)
+ *   simplify BatchNormalization folded, constants folded (model/simplify.c),
+ *            when asked
  *   group    epilogues fused, layout operators folded (model/group.c)
  *   compile  T10's idle/active plans and Algorithm 1 (compile/compile.c),
  *            and/or the VGM baseline (compile/vgm.c)
@@ -27,12 +29,16 @@
 #include "rotor/model/graph.h"
 #include "rotor/model/group.h"
 #include "rotor/model/onnx.h"
+#include "rotor/model/simplify.h"
 #include "rotor/model/zoo.h"
 
 typedef struct rotor_pipeline_options {
     const char *model;        /* a zoo name, or an ONNX file (rotor_model_is_onnx) */
     rotor_zoo_options zoo;    /* zoo models: batch, seq, layers, phase */
     rotor_onnx_options onnx;  /* ONNX files: --dim, --input and --value (onnx.h); zero: none */
+    /* BatchNormalization folded into its convolution and constants folded
+     * (docs/simplify.md), after load and before group; off by default */
+    bool simplify;
     bool no_group;            /* the graph as imported, not grouped (rotor run executes it) */
     bool t10;                 /* compile after T10 */
     bool vgm;                 /* compile with the VGM baseline (Roller) too; its failure is kept apart */
@@ -52,6 +58,7 @@ typedef struct rotor_pipeline {
     rotor_graph graph;           /* loaded; grouped unless no_group */
     bool loaded;                 /* the load stage succeeded (a later stage failed when this is set) */
     rotor_onnx_stats onnx;       /* the import's statistics; zero for zoo models */
+    rotor_simplify_stats simplify; /* zero without simplify */
     rotor_group_stats group;     /* zero with no_group */
     rotor_compile_result t10;    /* with t10 */
     /* With vgm: the baseline's own status and message.  A baseline that does
