@@ -356,57 +356,97 @@ typedef struct conv_ctx {
     int n;   /* operators so far, for names */
 } conv_ctx;
 
-/* conv (no bias) + BatchNorm (gamma, beta) [+ ReLU] over [b, c, h, h]. */
-static int conv_bn(conv_ctx *cc, const char *name, int x, int64_t cin, int64_t cout, int64_t hin,
-                   int64_t k, int64_t stride, int64_t pad, bool relu, int64_t *hout) {
+/* A convolution's input [b, cin, h, w] and window; dw: depthwise (cout ==
+ * cin, one k x k filter per channel, W[c,kh,kw]). */
+typedef struct conv_shape {
+    int64_t cin, cout, h, w, k, stride, pad;
+    bool dw;
+} conv_shape;
+
+#define SQ(cin_, cout_, h_, k_, s_, p_) ((conv_shape){cin_, cout_, h_, h_, k_, s_, p_, false})
+#define DW(c_, h_, k_, s_, p_) ((conv_shape){c_, c_, h_, h_, k_, s_, p_, true})
+
+typedef enum { CA_NONE, CA_RELU, CA_RELU6 } conv_act;
+
+/* Element-wise y = f(x) (r < 0) or x op r over [b, c, h, w]. */
+static int ew4(conv_ctx *cc, const char *name, const char *type, const char *expr, int x, int r, int64_t c,
+               int64_t h, int64_t w) {
     zb *z = cc->z;
-    int64_t ho = (hin + 2 * pad - k) / stride + 1;
-    *hout = ho;
-    char nm[128], ex[128], dims[160];
-    int64_t ws[4] = {cout, cin, k, k}, os[4] = {cc->b, cout, ho, ho};
+    char dims[128];
+    int64_t os[4] = {cc->b, c, h, w};
+    snprintf(dims, sizeof dims, "b=%lld,c=%lld,h=%lld,w=%lld", (long long)cc->b, (long long)c, (long long)h,
+             (long long)w);
+    int y = val(z, ROTOR_ROLE_ACTIVATION, 4, os, "%s", name);
+    int in[2] = {x, r}, tv[3] = {y, x, r};
+    op(z, name, type, expr, dims, tv, r >= 0 ? 3 : 2, in, r >= 0 ? 2 : 1, y);
+    return y;
+}
+
+/* name.relu (ReLU) or name.relu6 (ReLU6, ONNX's Clip to [0, 6]) of x. */
+static int act4(conv_ctx *cc, const char *name, conv_act a, int x, int64_t c, int64_t h, int64_t w) {
+    char nm[128];
+    if (a == CA_NONE) return x;
+    snprintf(nm, sizeof nm, "%s.%s", name, a == CA_RELU ? "relu" : "relu6");
+    return a == CA_RELU ? ew4(cc, nm, "Relu", "Y[b,c,h,w] = relu(X[b,c,h,w])", x, -1, c, h, w)
+                        : ew4(cc, nm, "Clip", "Y[b,c,h,w] = min(relu(X[b,c,h,w]), 6)", x, -1, c, h, w);
+}
+
+/* A convolution without bias, its output name.out [b, cout, ho, wo]. */
+static int conv4(conv_ctx *cc, const char *name, int x, const conv_shape *s, int64_t *ho, int64_t *wo) {
+    zb *z = cc->z;
+    *ho = (s->h + 2 * s->pad - s->k) / s->stride + 1;
+    *wo = (s->w + 2 * s->pad - s->k) / s->stride + 1;
+    char ex[128], dims[160], win[64];
+    int64_t ws[4] = {s->cout, s->dw ? 1 : s->cin, s->k, s->k}, os[4] = {cc->b, s->cout, *ho, *wo};
     int w = val(z, ROTOR_ROLE_WEIGHT, 4, ws, "%s.weight", name);
     int y = val(z, ROTOR_ROLE_ACTIVATION, 4, os, "%s.out", name);
-    if (stride == 1) snprintf(ex, sizeof ex, "O[b,f,h,w] += I[b,c,h+kh,w+kw] * W[f,c,kh,kw]");
-    else
-        snprintf(ex, sizeof ex, "O[b,f,h,w] += I[b,c,%lld*h+kh,%lld*w+kw] * W[f,c,kh,kw]",
-                 (long long)stride, (long long)stride);
-    snprintf(dims, sizeof dims, "b=%lld,f=%lld,c=%lld,h=%lld,w=%lld,kh=%lld,kw=%lld", (long long)cc->b,
-             (long long)cout, (long long)cin, (long long)ho, (long long)ho, (long long)k, (long long)k);
+    if (s->stride == 1) snprintf(win, sizeof win, "h+kh,w+kw");
+    else snprintf(win, sizeof win, "%lld*h+kh,%lld*w+kw", (long long)s->stride, (long long)s->stride);
+    if (s->dw) { /* one filter per channel: the depthwise convolution */
+        snprintf(ex, sizeof ex, "O[b,c,h,w] += I[b,c,%s] * W[c,kh,kw]", win);
+        snprintf(dims, sizeof dims, "b=%lld,c=%lld,h=%lld,w=%lld,kh=%lld,kw=%lld", (long long)cc->b,
+                 (long long)s->cout, (long long)*ho, (long long)*wo, (long long)s->k, (long long)s->k);
+    } else {
+        snprintf(ex, sizeof ex, "O[b,f,h,w] += I[b,c,%s] * W[f,c,kh,kw]", win);
+        snprintf(dims, sizeof dims, "b=%lld,f=%lld,c=%lld,h=%lld,w=%lld,kh=%lld,kw=%lld", (long long)cc->b,
+                 (long long)s->cout, (long long)s->cin, (long long)*ho, (long long)*wo, (long long)s->k,
+                 (long long)s->k);
+    }
     int in[2] = {x, w}, tv[3] = {y, x, w};
     /* the window reads the input from -pad: outside it, zeros */
     rotor_view iv[3] = {{0}};
-    iv[1] = (rotor_view){.set = true, .dim = {0, 1, 2, 3}, .step = {1, 1, 1, 1}, .offset = {0, 0, -pad, -pad}};
+    iv[1] = (rotor_view){.set = true, .dim = {0, 1, 2, 3}, .step = {1, 1, 1, 1},
+                         .offset = {0, 0, -s->pad, -s->pad}};
     opv(z, name, "Conv", ex, dims, tv, 3, in, 2, y, iv);
-    snprintf(nm, sizeof nm, "%s.bn", name);
-    int64_t cs[1] = {cout};
-    int bin[3] = {y, val(z, ROTOR_ROLE_WEIGHT, 1, cs, "%s.gamma", nm), val(z, ROTOR_ROLE_WEIGHT, 1, cs, "%s.beta", nm)};
+    return y;
+}
+
+/* BatchNormalization (gamma, beta; the running statistics are buffers) of
+ * x [b, c, h, w], as the vendor op nm. */
+static int bn4(conv_ctx *cc, const char *nm, int x, int64_t c, int64_t h, int64_t w) {
+    zb *z = cc->z;
+    int64_t cs[1] = {c}, os[4] = {cc->b, c, h, w};
+    int bin[3] = {x, val(z, ROTOR_ROLE_WEIGHT, 1, cs, "%s.gamma", nm), val(z, ROTOR_ROLE_WEIGHT, 1, cs, "%s.beta", nm)};
     int bn = val(z, ROTOR_ROLE_ACTIVATION, 4, os, "%s", nm);
     op(z, nm, "BatchNormalization", NULL, NULL, NULL, 0, bin, 3, bn);
-    if (!relu) return bn;
-    snprintf(nm, sizeof nm, "%s.relu", name);
-    int r = val(z, ROTOR_ROLE_ACTIVATION, 4, os, "%s", nm);
-    snprintf(dims, sizeof dims, "b=%lld,c=%lld,h=%lld,w=%lld", (long long)cc->b, (long long)cout,
-             (long long)ho, (long long)ho);
-    int tv2[2] = {r, bn};
-    op(z, nm, "Relu", "Y[b,c,h,w] = relu(X[b,c,h,w])", dims, tv2, 2, &bn, 1, r);
-    return r;
+    return bn;
+}
+
+/* conv (no bias) + BatchNorm name.bn [+ ReLU or ReLU6] over a square input. */
+static int conv_bn(conv_ctx *cc, const char *name, int x, conv_shape s, conv_act a, int64_t *hout) {
+    int64_t wo;
+    int y = conv4(cc, name, x, &s, hout, &wo);
+    char nm[128];
+    snprintf(nm, sizeof nm, "%s.bn", name);
+    y = bn4(cc, nm, y, s.cout, *hout, wo);
+    return act4(cc, name, a, y, s.cout, *hout, wo);
 }
 
 static int add_relu(conv_ctx *cc, const char *name, int x, int r, int64_t c, int64_t h) {
-    zb *z = cc->z;
-    char nm[128], dims[128];
-    int64_t os[4] = {cc->b, c, h, h};
-    snprintf(dims, sizeof dims, "b=%lld,c=%lld,h=%lld,w=%lld", (long long)cc->b, (long long)c,
-             (long long)h, (long long)h);
+    char nm[128];
     snprintf(nm, sizeof nm, "%s.add", name);
-    int y = val(z, ROTOR_ROLE_ACTIVATION, 4, os, "%s", nm);
-    int in[2] = {x, r}, tv[3] = {y, x, r};
-    op(z, nm, "Add", "Y[b,c,h,w] = X[b,c,h,w] + R[b,c,h,w]", dims, tv, 3, in, 2, y);
-    snprintf(nm, sizeof nm, "%s.relu", name);
-    int o = val(z, ROTOR_ROLE_ACTIVATION, 4, os, "%s", nm);
-    int tv2[2] = {o, y};
-    op(z, nm, "Relu", "Y[b,c,h,w] = relu(X[b,c,h,w])", dims, tv2, 2, &y, 1, o);
-    return o;
+    int y = ew4(cc, nm, "Add", "Y[b,c,h,w] = X[b,c,h,w] + R[b,c,h,w]", x, r, c, h, h);
+    return act4(cc, name, CA_RELU, y, c, h, h);
 }
 
 /* ResNet v1.5 (He et al. 2016; torchvision): stride on the 3x3 conv. */
@@ -415,7 +455,7 @@ static void resnet_build(zb *z, bool bottleneck, const int *blocks, const rotor_
     int64_t img = o->seq ? o->seq : 224, h;
     int64_t is[4] = {cc.b, 3, img, img};
     int x = val(z, ROTOR_ROLE_ACTIVATION, 4, is, "image");
-    x = conv_bn(&cc, "conv1", x, 3, 64, img, 7, 2, 3, true, &h);
+    x = conv_bn(&cc, "conv1", x, SQ(3, 64, img, 7, 2, 3), CA_RELU, &h);
     int64_t hp = (h + 2 - 3) / 2 + 1;
     int64_t ps[4] = {cc.b, 64, hp, hp};
     int pooled = val(z, ROTOR_ROLE_ACTIVATION, 4, ps, "maxpool");
@@ -432,22 +472,22 @@ static void resnet_build(zb *z, bool bottleneck, const int *blocks, const rotor_
             int y;
             if (bottleneck) {
                 snprintf(nm, sizeof nm, "s%d.b%d.conv1", s, bk);
-                y = conv_bn(&cc, nm, x, cin, width, h, 1, 1, 0, true, &h1);
+                y = conv_bn(&cc, nm, x, SQ(cin, width, h, 1, 1, 0), CA_RELU, &h1);
                 snprintf(nm, sizeof nm, "s%d.b%d.conv2", s, bk);
-                y = conv_bn(&cc, nm, y, width, width, h1, 3, stride, 1, true, &h2);
+                y = conv_bn(&cc, nm, y, SQ(width, width, h1, 3, stride, 1), CA_RELU, &h2);
                 snprintf(nm, sizeof nm, "s%d.b%d.conv3", s, bk);
-                y = conv_bn(&cc, nm, y, width, cout, h2, 1, 1, 0, false, &h3);
+                y = conv_bn(&cc, nm, y, SQ(width, cout, h2, 1, 1, 0), CA_NONE, &h3);
             } else {
                 snprintf(nm, sizeof nm, "s%d.b%d.conv1", s, bk);
-                y = conv_bn(&cc, nm, x, cin, width, h, 3, stride, 1, true, &h1);
+                y = conv_bn(&cc, nm, x, SQ(cin, width, h, 3, stride, 1), CA_RELU, &h1);
                 snprintf(nm, sizeof nm, "s%d.b%d.conv2", s, bk);
-                y = conv_bn(&cc, nm, y, width, cout, h1, 3, 1, 1, false, &h3);
+                y = conv_bn(&cc, nm, y, SQ(width, cout, h1, 3, 1, 1), CA_NONE, &h3);
             }
             int skip = x;
             if (stride != 1 || cin != cout) {
                 int64_t hd;
                 snprintf(nm, sizeof nm, "s%d.b%d.downsample", s, bk);
-                skip = conv_bn(&cc, nm, x, cin, cout, h, 1, stride, 0, false, &hd);
+                skip = conv_bn(&cc, nm, x, SQ(cin, cout, h, 1, stride, 0), CA_NONE, &hd);
             }
             snprintf(nm, sizeof nm, "s%d.b%d", s, bk);
             x = add_relu(&cc, nm, y, skip, cout, h3);
