@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "rotor/model/zoo.h"
@@ -41,6 +42,11 @@ Test(zoo, every_model_matches_its_published_parameter_count_within_1_percent) {
         /* T10 Table 2's 24K NeRF at 4 x 64: fc0 63*64+64, fc1-3 3*(64*64+64),
          * sigma 64+1, feature 64*64+64, dir_fc 91*32+32, rgb 32*3+3 */
         {"nerf-t10", 4096 + 12480 + 65 + 4160 + 2944 + 99},
+        /* GraphTurbo Table 2: torchvision's counts; DLRM's tables (24,034,227,072)
+         * and MLPs 13-512-256-128 (171,392) and 479-1024-1024-512-256-1
+         * (2,197,505); Conformer-M with its LSTM decoder step (docs/zoo.md) */
+        {"mobilenet-v2", 3504872},    {"densenet-121", 7978856},
+        {"dlrm", 24034227072LL + 171392 + 2197505}, {"conformer-m", 30541312},
     };
     int n = (int)(sizeof want / sizeof want[0]);
     cr_assert_eq(rotor_zoo_count(), n, "the zoo has %d models, the test knows %d", rotor_zoo_count(), n);
@@ -173,4 +179,169 @@ Test(zoo, sizes_a_model_would_ignore_are_refused) {
     rotor_graph_free(&g);
     cr_assert_eq(rotor_zoo_build("resnet-18", &(rotor_zoo_options){.layers = 2}, &g, &err), ROTOR_OK, "%s", err.msg);
     rotor_graph_free(&g);
+}
+
+/* ---- GraphTurbo Table 2's models (docs/zoo.md) -------------------------- */
+
+/* The operators of type `type` whose names contain `part`. */
+static int count_ops(const rotor_graph *g, const char *type, const char *part) {
+    int n = 0;
+    for (int o = 0; o < g->nops; o++)
+        if ((!type || strcmp(g->ops[o].type, type) == 0) && strstr(g->ops[o].name, part)) n++;
+    return n;
+}
+
+/* The shape of value name, as "AxBxC". */
+static const char *shape_of(const rotor_graph *g, const char *name, char *buf, size_t size) {
+    int v = rotor_graph_find_value(g, name);
+    cr_assert_geq(v, 0, "no value %s", name);
+    size_t n = 0;
+    buf[0] = 0;
+    for (int d = 0; d < g->values[v].rank; d++)
+        n += (size_t)snprintf(buf + n, size - n, "%s%lld", d ? "x" : "", (long long)g->values[v].shape[d]);
+    return buf;
+}
+
+/* Builds name at o, checks the graph, its operator and vendor counts and
+ * its histogram, and that out is the model output of shape want. */
+static void built_as(const char *name, rotor_zoo_options o, rotor_graph *g, int ops, int vendor, const char *hist,
+                     const char *out, const char *want) {
+    rotor_error err;
+    rotor_graph_totals t = build(name, o, g);
+    cr_assert_eq(rotor_graph_validate(g, &err), ROTOR_OK, "%s: %s", name, err.msg);
+    cr_assert_eq(t.ops, ops, "%s: %d operators", name, t.ops);
+    cr_assert_eq(t.vendor_ops, vendor, "%s: %d vendor operators", name, t.vendor_ops);
+    char s[64], *h = rotor_graph_histogram(g);
+    cr_assert_not_null(h);
+    cr_assert_str_eq(h, hist, "%s", name);
+    free(h);
+    cr_assert(g->values[rotor_graph_find_value(g, out)].is_output, "%s: %s is no output", name, out);
+    cr_assert_str_eq(shape_of(g, out, s, sizeof s), want, "%s: %s", name, out);
+}
+
+/* 17 inverted-residual blocks (one depthwise 3x3 each), 10 with a residual
+ * add (stride 1, channels kept: 1 + 2 + 3 + 2 + 2 over the seven stages);
+ * 34 ReLU6 in the blocks (none after a projection) + stem + last conv. */
+Test(zoo, mobilenet_v2_has_17_inverted_residual_blocks_10_with_a_residual_add) {
+    rotor_graph g;
+    built_as("mobilenet-v2", (rotor_zoo_options){.batch = 2}, &g, 152, 53,
+             "BatchNormalization 52, Conv 52, Clip 35, Add 11, GlobalAveragePool 1, MatMul 1",
+             "classifier.biased", "2x1000");
+    int dw = 0;
+    for (int o = 0; o < g.nops; o++)
+        if (strstr(g.ops[o].name, ".dw") && !strchr(strstr(g.ops[o].name, ".dw") + 1, '.')) {
+            cr_assert_str_eq(g.ops[o].type, "Conv");
+            cr_assert(strstr(g.ops[o].expr.text, "* W[c,kh,kw]"), "%s is depthwise", g.ops[o].name);
+            dw++;
+        }
+    cr_assert_eq(dw, 17);
+    cr_assert_eq(count_ops(&g, "Add", ".add"), 10);
+    char s[64];
+    cr_assert_str_eq(shape_of(&g, "b16.project.bn", s, sizeof s), "2x320x7x7");
+    cr_assert_str_eq(shape_of(&g, "conv_last.relu6", s, sizeof s), "2x1280x7x7");
+    /* multiply-adds per image: the convolutions' 299,494,272 and the
+     * classifier's 1,280,000 (Sandler et al. Table 4: 300M) */
+    double macs = 0;
+    for (int o = 0; o < g.nops; o++)
+        if (strcmp(g.ops[o].type, "Conv") == 0 || strcmp(g.ops[o].type, "MatMul") == 0) macs += g.ops[o].flops / 4;
+    cr_assert_float_eq(macs, 299494272.0 + 1280000, 0.5, "%.0f multiply-adds per image", macs);
+    cr_assert_lt(fabs(macs / 300e6 - 1), 0.01);
+    rotor_graph_free(&g);
+}
+
+/* Dense blocks of 6, 12, 24, 16 layers, growth 32: 64 + 6*32 = 256 -> 128,
+ * + 12*32 = 512 -> 256, + 24*32 = 1024 -> 512, + 16*32 = 1024 channels. */
+Test(zoo, densenet_121_last_dense_block_ends_with_1024_channels) {
+    rotor_graph g;
+    built_as("densenet-121", (rotor_zoo_options){0}, &g, 427, 184,
+             "BatchNormalization 121, Relu 121, Conv 120, Concat 58, AveragePool 3, Add 1, GlobalAveragePool 1, "
+             "MatMul 1, MaxPool 1",
+             "classifier.biased", "1x1000");
+    char s[64];
+    cr_assert_str_eq(shape_of(&g, "db0.l5.concat", s, sizeof s), "1x256x56x56");
+    cr_assert_str_eq(shape_of(&g, "t0.pool", s, sizeof s), "1x128x28x28");
+    cr_assert_str_eq(shape_of(&g, "db2.l23.concat", s, sizeof s), "1x1024x14x14");
+    cr_assert_str_eq(shape_of(&g, "db3.l15.concat", s, sizeof s), "1x1024x7x7");
+    /* pre-activation: every convolution after conv0 reads a ReLU of a BatchNorm */
+    for (int o = 0; o < g.nops; o++) {
+        if (strcmp(g.ops[o].type, "Conv") != 0 || strcmp(g.ops[o].name, "conv0") == 0) continue;
+        const rotor_op *relu = &g.ops[g.values[g.ops[o].inputs[0]].producer];
+        cr_assert_str_eq(relu->type, "Relu", "%s", g.ops[o].name);
+        cr_assert_str_eq(g.ops[g.values[relu->inputs[0]].producer].type, "BatchNormalization", "%s", g.ops[o].name);
+    }
+    rotor_graph_free(&g);
+}
+
+/* The dot interaction of 27 vectors of 128: the 351 pairs below the
+ * diagonal and the 128 dense features make the top MLP's 479 inputs. */
+Test(zoo, dlrm_interaction_gives_479_features_from_26_tables) {
+    rotor_graph g;
+    built_as("dlrm", (rotor_zoo_options){.batch = 1024}, &g, 54, 29,
+             "Gather 27, MatMul 9, Add 8, Relu 7, Concat 2, Sigmoid 1", "top.sigmoid", "1024x1");
+    char s[64];
+    cr_assert_str_eq(shape_of(&g, "interact.dot", s, sizeof s), "1024x27x27");
+    cr_assert_str_eq(shape_of(&g, "interact.out", s, sizeof s), "1024x479");
+    cr_assert_str_eq(shape_of(&g, "emb0.table", s, sizeof s), "39884406x128");
+    cr_assert_str_eq(shape_of(&g, "emb25.table", s, sizeof s), "36x128");
+    cr_assert_eq(count_ops(&g, "Gather", "emb"), 26);
+    rotor_graph_free(&g);
+    /* seq caps every table's rows (DLRM's --max-ind-range): 8 tables exceed
+     * 400,000, and the others hold 121,165 rows */
+    rotor_graph_totals t = build("dlrm", (rotor_zoo_options){.seq = 400000}, &g);
+    cr_assert_eq(t.weight_params, (8LL * 400000 + 121165) * 128 + 171392 + 2197505);
+    rotor_graph_free(&g);
+    /* layers keeps the first sparse features: 3 of them, 4 * 3 / 2 + 128 */
+    build("dlrm", (rotor_zoo_options){.layers = 3}, &g);
+    cr_assert_str_eq(shape_of(&g, "interact.out", s, sizeof s), "1x134");
+    rotor_graph_free(&g);
+}
+
+/* Conformer-M: 16 blocks of 37 operators (FFN/2 7, MHSA 12, Conv 10, FFN/2
+ * 7, LayerNorm 1), the front end's 8 and the decoder step's 6; 1000 frames
+ * subsample to (1000 - 3) / 2 + 1 = 499, then 249. */
+Test(zoo, conformer_m_has_16_blocks_over_249_subsampled_frames) {
+    rotor_graph g, g2;
+    built_as("conformer-m", (rotor_zoo_options){.batch = 12}, &g, 16 * 37 + 8 + 6, 112,
+             "Add 213, MatMul 195, LayerNormalization 80, Sigmoid 48, Conv 18, Mul 18, BatchNormalization 16, "
+             "Softmax 16, Relu 2",
+             "l15.norm_out", "2988x256");
+    cr_assert_eq(count_ops(&g, "LayerNormalization", "norm_out"), 16);
+    cr_assert_eq(count_ops(&g, "Conv", "conv.dw"), 16);
+    char s[64];
+    cr_assert_str_eq(shape_of(&g, "sub.conv2.relu", s, sizeof s), "12x256x249x19");
+    cr_assert_str_eq(shape_of(&g, "l0.mhsa.scores", s, sizeof s), "48x249x249");
+    cr_assert_str_eq(shape_of(&g, "l0.conv.dw.weight", s, sizeof s), "256x1x32");
+    cr_assert_str_eq(shape_of(&g, "dec.h_next", s, sizeof s), "12x640");
+    /* a block's weights by hand: FFNs 2 x 526,080, MHSA 329,728 (with the
+     * relative-position projection and biases), Conv 206,592, LayerNorm 512 */
+    rotor_graph_totals t1 = build("conformer-m", (rotor_zoo_options){.layers = 1}, &g2);
+    cr_assert_eq(t1.weight_params, 30541312 - 15 * (2 * 526080 + 329728 + 206592 + 512));
+    rotor_graph_free(&g);
+    rotor_graph_free(&g2);
+}
+
+/* Table 2's BERT-128/256/384/512 are MLPerf's BERT-Large at those lengths:
+ * bert-large --seq N, the same weights, attention over N x N. */
+Test(zoo, bert_large_runs_at_graphturbo_s_four_sequence_lengths) {
+    static const int64_t seq[4] = {128, 256, 384, 512}, batch[4] = {32, 16, 8, 8};
+    for (int i = 0; i < 4; i++) {
+        rotor_graph g;
+        rotor_graph_totals t = build("bert-large", (rotor_zoo_options){.batch = batch[i], .seq = seq[i]}, &g);
+        cr_assert_eq(t.weight_params, 335141888);
+        int v = rotor_graph_find_value(&g, "l23.scores");
+        cr_assert_eq(g.values[v].shape[0], batch[i] * 16);
+        cr_assert_eq(g.values[v].shape[1], seq[i]);
+        cr_assert_eq(g.values[v].shape[2], seq[i]);
+        rotor_graph_free(&g);
+    }
+    refused("bert-large", (rotor_zoo_options){.seq = 513}, "seq 513 exceeds the 512 learned positions");
+}
+
+Test(zoo, graphturbo_models_refuse_sizes_they_would_ignore) {
+    refused("mobilenet-v2", (rotor_zoo_options){.layers = 8}, "mobilenet-v2: layers 8: it has 7 stages");
+    refused("densenet-121", (rotor_zoo_options){.layers = 5}, "densenet-121: layers 5: it has 4 dense blocks");
+    refused("dlrm", (rotor_zoo_options){.layers = 27}, "dlrm: layers 27: it has 26 sparse features");
+    refused("dlrm", (rotor_zoo_options){.seq = 40000001}, "at most 2^20, 40,000,000 rows, 1000");
+    refused("conformer-m", (rotor_zoo_options){.layers = 17}, "conformer-m: layers 17: it has 16 layers");
+    refused("conformer-m", (rotor_zoo_options){.seq = 6}, "conformer-m: seq 6: the subsampling needs at least 7 frames");
 }

@@ -356,57 +356,97 @@ typedef struct conv_ctx {
     int n;   /* operators so far, for names */
 } conv_ctx;
 
-/* conv (no bias) + BatchNorm (gamma, beta) [+ ReLU] over [b, c, h, h]. */
-static int conv_bn(conv_ctx *cc, const char *name, int x, int64_t cin, int64_t cout, int64_t hin,
-                   int64_t k, int64_t stride, int64_t pad, bool relu, int64_t *hout) {
+/* A convolution's input [b, cin, h, w] and window; dw: depthwise (cout ==
+ * cin, one k x k filter per channel, W[c,kh,kw]). */
+typedef struct conv_shape {
+    int64_t cin, cout, h, w, k, stride, pad;
+    bool dw;
+} conv_shape;
+
+#define SQ(cin_, cout_, h_, k_, s_, p_) ((conv_shape){cin_, cout_, h_, h_, k_, s_, p_, false})
+#define DW(c_, h_, k_, s_, p_) ((conv_shape){c_, c_, h_, h_, k_, s_, p_, true})
+
+typedef enum { CA_NONE, CA_RELU, CA_RELU6 } conv_act;
+
+/* Element-wise y = f(x) (r < 0) or x op r over [b, c, h, w]. */
+static int ew4(conv_ctx *cc, const char *name, const char *type, const char *expr, int x, int r, int64_t c,
+               int64_t h, int64_t w) {
     zb *z = cc->z;
-    int64_t ho = (hin + 2 * pad - k) / stride + 1;
-    *hout = ho;
-    char nm[128], ex[128], dims[160];
-    int64_t ws[4] = {cout, cin, k, k}, os[4] = {cc->b, cout, ho, ho};
+    char dims[128];
+    int64_t os[4] = {cc->b, c, h, w};
+    snprintf(dims, sizeof dims, "b=%lld,c=%lld,h=%lld,w=%lld", (long long)cc->b, (long long)c, (long long)h,
+             (long long)w);
+    int y = val(z, ROTOR_ROLE_ACTIVATION, 4, os, "%s", name);
+    int in[2] = {x, r}, tv[3] = {y, x, r};
+    op(z, name, type, expr, dims, tv, r >= 0 ? 3 : 2, in, r >= 0 ? 2 : 1, y);
+    return y;
+}
+
+/* name.relu (ReLU) or name.relu6 (ReLU6, ONNX's Clip to [0, 6]) of x. */
+static int act4(conv_ctx *cc, const char *name, conv_act a, int x, int64_t c, int64_t h, int64_t w) {
+    char nm[128];
+    if (a == CA_NONE) return x;
+    snprintf(nm, sizeof nm, "%s.%s", name, a == CA_RELU ? "relu" : "relu6");
+    return a == CA_RELU ? ew4(cc, nm, "Relu", "Y[b,c,h,w] = relu(X[b,c,h,w])", x, -1, c, h, w)
+                        : ew4(cc, nm, "Clip", "Y[b,c,h,w] = min(relu(X[b,c,h,w]), 6)", x, -1, c, h, w);
+}
+
+/* A convolution without bias, its output name.out [b, cout, ho, wo]. */
+static int conv4(conv_ctx *cc, const char *name, int x, const conv_shape *s, int64_t *ho, int64_t *wo) {
+    zb *z = cc->z;
+    *ho = (s->h + 2 * s->pad - s->k) / s->stride + 1;
+    *wo = (s->w + 2 * s->pad - s->k) / s->stride + 1;
+    char ex[128], dims[160], win[64];
+    int64_t ws[4] = {s->cout, s->dw ? 1 : s->cin, s->k, s->k}, os[4] = {cc->b, s->cout, *ho, *wo};
     int w = val(z, ROTOR_ROLE_WEIGHT, 4, ws, "%s.weight", name);
     int y = val(z, ROTOR_ROLE_ACTIVATION, 4, os, "%s.out", name);
-    if (stride == 1) snprintf(ex, sizeof ex, "O[b,f,h,w] += I[b,c,h+kh,w+kw] * W[f,c,kh,kw]");
-    else
-        snprintf(ex, sizeof ex, "O[b,f,h,w] += I[b,c,%lld*h+kh,%lld*w+kw] * W[f,c,kh,kw]",
-                 (long long)stride, (long long)stride);
-    snprintf(dims, sizeof dims, "b=%lld,f=%lld,c=%lld,h=%lld,w=%lld,kh=%lld,kw=%lld", (long long)cc->b,
-             (long long)cout, (long long)cin, (long long)ho, (long long)ho, (long long)k, (long long)k);
+    if (s->stride == 1) snprintf(win, sizeof win, "h+kh,w+kw");
+    else snprintf(win, sizeof win, "%lld*h+kh,%lld*w+kw", (long long)s->stride, (long long)s->stride);
+    if (s->dw) { /* one filter per channel: the depthwise convolution */
+        snprintf(ex, sizeof ex, "O[b,c,h,w] += I[b,c,%s] * W[c,kh,kw]", win);
+        snprintf(dims, sizeof dims, "b=%lld,c=%lld,h=%lld,w=%lld,kh=%lld,kw=%lld", (long long)cc->b,
+                 (long long)s->cout, (long long)*ho, (long long)*wo, (long long)s->k, (long long)s->k);
+    } else {
+        snprintf(ex, sizeof ex, "O[b,f,h,w] += I[b,c,%s] * W[f,c,kh,kw]", win);
+        snprintf(dims, sizeof dims, "b=%lld,f=%lld,c=%lld,h=%lld,w=%lld,kh=%lld,kw=%lld", (long long)cc->b,
+                 (long long)s->cout, (long long)s->cin, (long long)*ho, (long long)*wo, (long long)s->k,
+                 (long long)s->k);
+    }
     int in[2] = {x, w}, tv[3] = {y, x, w};
     /* the window reads the input from -pad: outside it, zeros */
     rotor_view iv[3] = {{0}};
-    iv[1] = (rotor_view){.set = true, .dim = {0, 1, 2, 3}, .step = {1, 1, 1, 1}, .offset = {0, 0, -pad, -pad}};
+    iv[1] = (rotor_view){.set = true, .dim = {0, 1, 2, 3}, .step = {1, 1, 1, 1},
+                         .offset = {0, 0, -s->pad, -s->pad}};
     opv(z, name, "Conv", ex, dims, tv, 3, in, 2, y, iv);
-    snprintf(nm, sizeof nm, "%s.bn", name);
-    int64_t cs[1] = {cout};
-    int bin[3] = {y, val(z, ROTOR_ROLE_WEIGHT, 1, cs, "%s.gamma", nm), val(z, ROTOR_ROLE_WEIGHT, 1, cs, "%s.beta", nm)};
+    return y;
+}
+
+/* BatchNormalization (gamma, beta; the running statistics are buffers) of
+ * x [b, c, h, w], as the vendor op nm. */
+static int bn4(conv_ctx *cc, const char *nm, int x, int64_t c, int64_t h, int64_t w) {
+    zb *z = cc->z;
+    int64_t cs[1] = {c}, os[4] = {cc->b, c, h, w};
+    int bin[3] = {x, val(z, ROTOR_ROLE_WEIGHT, 1, cs, "%s.gamma", nm), val(z, ROTOR_ROLE_WEIGHT, 1, cs, "%s.beta", nm)};
     int bn = val(z, ROTOR_ROLE_ACTIVATION, 4, os, "%s", nm);
     op(z, nm, "BatchNormalization", NULL, NULL, NULL, 0, bin, 3, bn);
-    if (!relu) return bn;
-    snprintf(nm, sizeof nm, "%s.relu", name);
-    int r = val(z, ROTOR_ROLE_ACTIVATION, 4, os, "%s", nm);
-    snprintf(dims, sizeof dims, "b=%lld,c=%lld,h=%lld,w=%lld", (long long)cc->b, (long long)cout,
-             (long long)ho, (long long)ho);
-    int tv2[2] = {r, bn};
-    op(z, nm, "Relu", "Y[b,c,h,w] = relu(X[b,c,h,w])", dims, tv2, 2, &bn, 1, r);
-    return r;
+    return bn;
+}
+
+/* conv (no bias) + BatchNorm name.bn [+ ReLU or ReLU6] over a square input. */
+static int conv_bn(conv_ctx *cc, const char *name, int x, conv_shape s, conv_act a, int64_t *hout) {
+    int64_t wo;
+    int y = conv4(cc, name, x, &s, hout, &wo);
+    char nm[128];
+    snprintf(nm, sizeof nm, "%s.bn", name);
+    y = bn4(cc, nm, y, s.cout, *hout, wo);
+    return act4(cc, name, a, y, s.cout, *hout, wo);
 }
 
 static int add_relu(conv_ctx *cc, const char *name, int x, int r, int64_t c, int64_t h) {
-    zb *z = cc->z;
-    char nm[128], dims[128];
-    int64_t os[4] = {cc->b, c, h, h};
-    snprintf(dims, sizeof dims, "b=%lld,c=%lld,h=%lld,w=%lld", (long long)cc->b, (long long)c,
-             (long long)h, (long long)h);
+    char nm[128];
     snprintf(nm, sizeof nm, "%s.add", name);
-    int y = val(z, ROTOR_ROLE_ACTIVATION, 4, os, "%s", nm);
-    int in[2] = {x, r}, tv[3] = {y, x, r};
-    op(z, nm, "Add", "Y[b,c,h,w] = X[b,c,h,w] + R[b,c,h,w]", dims, tv, 3, in, 2, y);
-    snprintf(nm, sizeof nm, "%s.relu", name);
-    int o = val(z, ROTOR_ROLE_ACTIVATION, 4, os, "%s", nm);
-    int tv2[2] = {o, y};
-    op(z, nm, "Relu", "Y[b,c,h,w] = relu(X[b,c,h,w])", dims, tv2, 2, &y, 1, o);
-    return o;
+    int y = ew4(cc, nm, "Add", "Y[b,c,h,w] = X[b,c,h,w] + R[b,c,h,w]", x, r, c, h, h);
+    return act4(cc, name, CA_RELU, y, c, h, h);
 }
 
 /* ResNet v1.5 (He et al. 2016; torchvision): stride on the 3x3 conv. */
@@ -415,7 +455,7 @@ static void resnet_build(zb *z, bool bottleneck, const int *blocks, const rotor_
     int64_t img = o->seq ? o->seq : 224, h;
     int64_t is[4] = {cc.b, 3, img, img};
     int x = val(z, ROTOR_ROLE_ACTIVATION, 4, is, "image");
-    x = conv_bn(&cc, "conv1", x, 3, 64, img, 7, 2, 3, true, &h);
+    x = conv_bn(&cc, "conv1", x, SQ(3, 64, img, 7, 2, 3), CA_RELU, &h);
     int64_t hp = (h + 2 - 3) / 2 + 1;
     int64_t ps[4] = {cc.b, 64, hp, hp};
     int pooled = val(z, ROTOR_ROLE_ACTIVATION, 4, ps, "maxpool");
@@ -432,22 +472,22 @@ static void resnet_build(zb *z, bool bottleneck, const int *blocks, const rotor_
             int y;
             if (bottleneck) {
                 snprintf(nm, sizeof nm, "s%d.b%d.conv1", s, bk);
-                y = conv_bn(&cc, nm, x, cin, width, h, 1, 1, 0, true, &h1);
+                y = conv_bn(&cc, nm, x, SQ(cin, width, h, 1, 1, 0), CA_RELU, &h1);
                 snprintf(nm, sizeof nm, "s%d.b%d.conv2", s, bk);
-                y = conv_bn(&cc, nm, y, width, width, h1, 3, stride, 1, true, &h2);
+                y = conv_bn(&cc, nm, y, SQ(width, width, h1, 3, stride, 1), CA_RELU, &h2);
                 snprintf(nm, sizeof nm, "s%d.b%d.conv3", s, bk);
-                y = conv_bn(&cc, nm, y, width, cout, h2, 1, 1, 0, false, &h3);
+                y = conv_bn(&cc, nm, y, SQ(width, cout, h2, 1, 1, 0), CA_NONE, &h3);
             } else {
                 snprintf(nm, sizeof nm, "s%d.b%d.conv1", s, bk);
-                y = conv_bn(&cc, nm, x, cin, width, h, 3, stride, 1, true, &h1);
+                y = conv_bn(&cc, nm, x, SQ(cin, width, h, 3, stride, 1), CA_RELU, &h1);
                 snprintf(nm, sizeof nm, "s%d.b%d.conv2", s, bk);
-                y = conv_bn(&cc, nm, y, width, cout, h1, 3, 1, 1, false, &h3);
+                y = conv_bn(&cc, nm, y, SQ(width, cout, h1, 3, 1, 1), CA_NONE, &h3);
             }
             int skip = x;
             if (stride != 1 || cin != cout) {
                 int64_t hd;
                 snprintf(nm, sizeof nm, "s%d.b%d.downsample", s, bk);
-                skip = conv_bn(&cc, nm, x, cin, cout, h, 1, stride, 0, false, &hd);
+                skip = conv_bn(&cc, nm, x, SQ(cin, cout, h, 1, stride, 0), CA_NONE, &hd);
             }
             snprintf(nm, sizeof nm, "s%d.b%d", s, bk);
             x = add_relu(&cc, nm, y, skip, cout, h3);
@@ -459,6 +499,125 @@ static void resnet_build(zb *z, bool bottleneck, const int *blocks, const rotor_
     op(z, "avgpool", "GlobalAveragePool", NULL, NULL, NULL, 0, &x, 1, gp);
     int out = linear(z, "fc", gp, cc.b, cin, 1000, true);
     if (!z->st) z->g->values[out].is_output = true;
+}
+
+/* A vendor op over [b, c, h, w] values (pools, concatenation). */
+static int vendor4(conv_ctx *cc, const char *name, const char *type, const int *in, int nin, int64_t c,
+                   int64_t h) {
+    int64_t os[4] = {cc->b, c, h, h};
+    int y = val(cc->z, ROTOR_ROLE_ACTIVATION, 4, os, "%s", name);
+    op(cc->z, name, type, NULL, NULL, NULL, 0, in, nin, y);
+    return y;
+}
+
+/* Global average pooling to [b, c], then the classifier of `classes`: the
+ * model's output. */
+static void classify(conv_ctx *cc, int x, int64_t c, int64_t classes) {
+    zb *z = cc->z;
+    int gp = val2(z, ROTOR_ROLE_ACTIVATION, cc->b, c, "avgpool");
+    op(z, "avgpool", "GlobalAveragePool", NULL, NULL, NULL, 0, &x, 1, gp);
+    int out = linear(z, "classifier", gp, cc->b, c, classes, true);
+    if (!z->st) z->g->values[out].is_output = true;
+}
+
+/* MobileNet-v2 (Sandler et al. 2018, Table 2; torchvision, width 1.0):
+ * inverted residual blocks (t, c, n, s): a 1x1 expansion to t x the input
+ * channels (none when t = 1), a depthwise 3x3 of stride s on the first of
+ * the n blocks, each with BatchNorm and ReLU6, then a linear 1x1 bottleneck
+ * with BatchNorm and no activation; a residual add where the stride is 1
+ * and the channels stay.  Layers count the seven (t, c, n, s) stages. */
+static void mobilenet_v2_build(zb *z, const rotor_zoo_options *o) {
+    static const struct { int64_t t, c, n, s; } cfg[7] = {
+        {1, 16, 1, 1}, {6, 24, 2, 2}, {6, 32, 3, 2}, {6, 64, 4, 2}, {6, 96, 3, 1}, {6, 160, 3, 2}, {6, 320, 1, 1},
+    };
+    conv_ctx cc = {.z = z, .b = o->batch};
+    int64_t img = o->seq ? o->seq : 224, h;
+    int64_t is[4] = {cc.b, 3, img, img};
+    int x = val(z, ROTOR_ROLE_ACTIVATION, 4, is, "image");
+    x = conv_bn(&cc, "conv0", x, SQ(3, 32, img, 3, 2, 1), CA_RELU6, &h);
+    int64_t cin = 32;
+    int stages = o->layers ? (int)o->layers : 7, blk = 0;
+    for (int s = 0; s < stages; s++)
+        for (int i = 0; i < cfg[s].n; i++, blk++) {
+            int64_t stride = i == 0 ? cfg[s].s : 1, hid = cin * cfg[s].t, c = cfg[s].c, h1 = h, h2, h3;
+            char nm[64];
+            int y = x;
+            if (cfg[s].t != 1) {
+                snprintf(nm, sizeof nm, "b%d.expand", blk);
+                y = conv_bn(&cc, nm, y, SQ(cin, hid, h, 1, 1, 0), CA_RELU6, &h1);
+            }
+            snprintf(nm, sizeof nm, "b%d.dw", blk);
+            y = conv_bn(&cc, nm, y, DW(hid, h1, 3, stride, 1), CA_RELU6, &h2);
+            snprintf(nm, sizeof nm, "b%d.project", blk);
+            y = conv_bn(&cc, nm, y, SQ(hid, c, h2, 1, 1, 0), CA_NONE, &h3);
+            if (stride == 1 && cin == c) {
+                snprintf(nm, sizeof nm, "b%d.add", blk);
+                y = ew4(&cc, nm, "Add", "Y[b,c,h,w] = X[b,c,h,w] + R[b,c,h,w]", y, x, c, h3, h3);
+            }
+            x = y, h = h3, cin = c;
+        }
+    x = conv_bn(&cc, "conv_last", x, SQ(cin, 1280, h, 1, 1, 0), CA_RELU6, &h);
+    classify(&cc, x, 1280, 1000); /* the dropout before it is the identity at inference */
+}
+
+/* DenseNet's pre-activation unit: BatchNorm name.norm, ReLU name.relu, then
+ * the convolution name.conv (no bias). */
+static int bn_relu_conv(conv_ctx *cc, const char *name, int x, conv_shape s, int64_t *hout) {
+    char nm[128];
+    snprintf(nm, sizeof nm, "%s.norm", name);
+    x = bn4(cc, nm, x, s.cin, s.h, s.w);
+    x = act4(cc, name, CA_RELU, x, s.cin, s.h, s.w);
+    snprintf(nm, sizeof nm, "%s.conv", name);
+    int64_t wo;
+    return conv4(cc, nm, x, &s, hout, &wo);
+}
+
+/* DenseNet-121 (Huang et al. 2017, Table 1; torchvision): a 7x7 stem with
+ * BatchNorm, ReLU and a 3x3 max pool, then dense blocks of 6, 12, 24 and 16
+ * layers of growth k = 32.  A layer is BN-ReLU-Conv 1x1 to 4k, BN-ReLU-Conv
+ * 3x3 to k, and the concatenation of its input with its k new channels (one
+ * Concat per layer: the running concatenation, which holds the same
+ * elements as concatenating all earlier outputs).  Between blocks a
+ * transition BN-ReLU-Conv 1x1 halves the channels (compression 0.5) and a
+ * 2x2 average pool of stride 2 halves the side; after the last block a
+ * BatchNorm and ReLU.  Layers count the dense blocks (4). */
+static void densenet121_build(zb *z, const rotor_zoo_options *o) {
+    static const int layers[4] = {6, 12, 24, 16};
+    const int64_t k = 32;
+    conv_ctx cc = {.z = z, .b = o->batch};
+    int64_t img = o->seq ? o->seq : 224, h;
+    int64_t is[4] = {cc.b, 3, img, img};
+    int x = val(z, ROTOR_ROLE_ACTIVATION, 4, is, "image");
+    x = conv_bn(&cc, "conv0", x, SQ(3, 64, img, 7, 2, 3), CA_RELU, &h);
+    h = (h + 2 - 3) / 2 + 1;
+    x = vendor4(&cc, "pool0", "MaxPool", &x, 1, 64, h);
+    int64_t c = 64;
+    int nblocks = o->layers ? (int)o->layers : 4;
+    for (int bk = 0; bk < nblocks; bk++) {
+        for (int l = 0; l < layers[bk]; l++) {
+            char nm[64];
+            int64_t hh;
+            snprintf(nm, sizeof nm, "db%d.l%d.a", bk, l);
+            int y = bn_relu_conv(&cc, nm, x, SQ(c, 4 * k, h, 1, 1, 0), &hh);
+            snprintf(nm, sizeof nm, "db%d.l%d.b", bk, l);
+            y = bn_relu_conv(&cc, nm, y, SQ(4 * k, k, h, 3, 1, 1), &hh);
+            snprintf(nm, sizeof nm, "db%d.l%d.concat", bk, l);
+            int in[2] = {x, y};
+            x = vendor4(&cc, nm, "Concat", in, 2, c + k, h);
+            c += k;
+        }
+        if (bk == nblocks - 1) break;
+        char nm[64];
+        int64_t hh;
+        snprintf(nm, sizeof nm, "t%d", bk);
+        x = bn_relu_conv(&cc, nm, x, SQ(c, c / 2, h, 1, 1, 0), &hh);
+        c /= 2, h /= 2;
+        snprintf(nm, sizeof nm, "t%d.pool", bk);
+        x = vendor4(&cc, nm, "AveragePool", &x, 1, c, h);
+    }
+    x = bn4(&cc, "norm5", x, c, h, h);
+    x = act4(&cc, "norm5", CA_RELU, x, c, h, h);
+    classify(&cc, x, c, 1000);
 }
 
 /* NeRF (Mildenhall et al. 2020, Figure 7): `depth` ReLU layers of `width` on
@@ -499,9 +658,310 @@ static void nerf_build(zb *z, const rotor_zoo_options *o, int64_t width, int dep
     if (!z->st) z->g->values[rgb].is_output = true;
 }
 
+/* ---- recommendation and speech --------------------------------------- */
+
+/* DLRM as MLPerf runs it (v2.0 inference, the Criteo Terabyte model:
+ * facebookresearch/dlrm, --max-ind-range=40000000): the rows of the 26
+ * embedding tables, after the 40M cap. */
+static const int64_t dlrm_rows[26] = {
+    39884406, 39043, 17289, 7420,     20263,    3,        7120,   1543,  63,  38532951, 2953546, 403346, 10,
+    2208,     11938, 155,   4,        976,      14,       39979771, 25641295, 39664984, 585935, 12972, 108, 36,
+};
+
+/* A ReLU MLP over [b, widths[0]]: layers name0, name1, ... (the last one
+ * without its ReLU when last_plain). */
+static int mlp(zb *z, const char *name, int x, int64_t b, const int64_t *widths, int n, bool last_plain) {
+    for (int i = 0; i + 1 < n; i++) {
+        char nm[64];
+        snprintf(nm, sizeof nm, "%s%d", name, i);
+        x = linear(z, nm, x, b, widths[i], widths[i + 1], true);
+        if (last_plain && i + 2 == n) break;
+        snprintf(nm, sizeof nm, "%s%d.relu", name, i);
+        x = eltwise(z, nm, "Relu", "Y[m,n] = relu(X[m,n])", x, -1, b, widths[i + 1]);
+    }
+    return x;
+}
+
+/* DLRM (Naumov et al. 2019) in MLPerf's Criteo Terabyte configuration: 13
+ * dense features through the bottom MLP 13-512-256-128; 26 sparse features,
+ * one index each, embedded to 128 by Gathers from their tables; the dot
+ * interaction of the 27 vectors (the pairs below the diagonal, 27*26/2 =
+ * 351, a Gather of Z's lower triangle) concatenated with the bottom MLP's
+ * output (479); the top MLP 479-1024-1024-512-256-1 and a sigmoid.  seq
+ * caps every table at that many rows (DLRM's --max-ind-range; default
+ * MLPerf's 40M), layers takes the first sparse features (26). */
+static void dlrm_build(zb *z, const rotor_zoo_options *o) {
+    static const int64_t bot[4] = {13, 512, 256, 128};
+    int64_t b = o->batch, cap = o->seq ? o->seq : 40000000, d = 128;
+    int ntab = o->layers ? (int)o->layers : 26, nf = ntab + 1;
+    int x = val2(z, ROTOR_ROLE_ACTIVATION, b, 13, "dense");
+    x = mlp(z, "bot", x, b, bot, 4, false);
+    int feats[27] = {x};
+    for (int t = 0; t < ntab; t++) {
+        char nm[64];
+        snprintf(nm, sizeof nm, "emb%d.table", t);
+        int in[2] = {val2(z, ROTOR_ROLE_WEIGHT, dlrm_rows[t] < cap ? dlrm_rows[t] : cap, d, nm), -1};
+        snprintf(nm, sizeof nm, "sparse%d", t);
+        in[1] = val2(z, ROTOR_ROLE_ACTIVATION, b, 1, nm);
+        snprintf(nm, sizeof nm, "emb%d", t);
+        feats[t + 1] = vendor(z, nm, "Gather", in, 2, b, d);
+    }
+    int cat = vendor(z, "interact.concat", "Concat", feats, nf, b, nf * d);
+    /* Z[b, i, j] = <T_i, T_j> over the 27 vectors T = [b, 27, 128] */
+    int64_t zs[3] = {b, nf, nf};
+    int zz = val(z, ROTOR_ROLE_ACTIVATION, 3, zs, "interact.dot");
+    char dims[96];
+    snprintf(dims, sizeof dims, "b=%lld,i=%d,j=%d,k=%lld", (long long)b, nf, nf, (long long)d);
+    int tv[3] = {zz, cat, cat};
+    op(z, "interact.dot", "MatMul", "Z[b,i,j] += A[b,i,k] * B[b,j,k]", dims, tv, 3, &cat, 1, zz);
+    int tri = vendor(z, "interact.tril", "Gather", &zz, 1, b, (int64_t)nf * (nf - 1) / 2);
+    int in[2] = {x, tri};
+    int top_in = vendor(z, "interact.out", "Concat", in, 2, b, d + (int64_t)nf * (nf - 1) / 2);
+    const int64_t top[6] = {d + (int64_t)nf * (nf - 1) / 2, 1024, 1024, 512, 256, 1};
+    x = mlp(z, "top", top_in, b, top, 6, true);
+    int out = eltwise(z, "top.sigmoid", "Sigmoid", "Y[m,n] = sigmoid(X[m,n])", x, -1, b, 1);
+    if (!z->st) z->g->values[out].is_output = true;
+}
+
+/* Conformer (Gulati et al. 2020): the encoder's sizes and the frames per
+ * sequence after the 4x subsampling (t); pos is the sinusoid table of t
+ * positions, an input (a fixed table, as DiT's frequencies). */
+typedef struct cf_ctx {
+    zb *z;
+    int64_t b, t, d, heads, ffn, kernel, dec;
+    int pos;
+} cf_ctx;
+
+/* Swish, x sigmoid(x), over a value of rank dimensions: the expression
+ * names x twice (X and S), as T10 plans each tensor once. */
+static int cf_swish(zb *z, const char *name, int x, int rank, const int64_t *shape, const char *expr,
+                    const char *dims) {
+    int y = val(z, ROTOR_ROLE_ACTIVATION, rank, shape, "%s", name);
+    int tv[3] = {y, x, x};
+    op(z, name, "Sigmoid", expr, dims, tv, 3, &x, 1, y);
+    return y;
+}
+
+/* A macaron half-step FFN: LN, d -> 4d, Swish, 4d -> d, x + FFN / 2. */
+static int cf_ffn(cf_ctx *c, int l, int which, int x) {
+    zb *z = c->z;
+    int64_t T = c->b * c->t;
+    char nm[96];
+    snprintf(nm, sizeof nm, "l%d.ffn%d.norm", l, which);
+    int y = norm(z, nm, x, T, c->d, false);
+    snprintf(nm, sizeof nm, "l%d.ffn%d.up", l, which);
+    y = linear(z, nm, y, T, c->d, c->ffn, true);
+    snprintf(nm, sizeof nm, "l%d.ffn%d.swish", l, which);
+    char dims[64];
+    snprintf(dims, sizeof dims, "m=%lld,n=%lld", (long long)T, (long long)c->ffn);
+    y = cf_swish(z, nm, y, 2, (int64_t[]){T, c->ffn}, "Y[m,n] = X[m,n] * sigmoid(S[m,n])", dims);
+    snprintf(nm, sizeof nm, "l%d.ffn%d.down", l, which);
+    y = linear(z, nm, y, T, c->ffn, c->d, true);
+    snprintf(nm, sizeof nm, "l%d.ffn%d.residual", l, which);
+    return eltwise(z, nm, "Add", "Y[m,n] = X[m,n] + 0.5 * R[m,n]", x, y, T, c->d);
+}
+
+/* Self-attention with Transformer-XL's relative positions (Conformer §2.1):
+ * scores (q + u) k^T + (q + v) p^T, p the layer's projection of the
+ * position table.  Q, K, V are column blocks of the fused QKV projection
+ * (as in tf_layer).  Decision: p has t rows, not the 2t - 1 relative
+ * distances, and no relative shift (a data move): the positional term has
+ * the content term's FLOPs and the layer its weights. */
+static int cf_mhsa(cf_ctx *c, int l, int x) {
+    zb *z = c->z;
+    int64_t t = c->t, T = c->b * t, d = c->d, h = c->heads, hd = d / h;
+    char nm[96], dims[128];
+    snprintf(nm, sizeof nm, "l%d.mhsa.norm", l);
+    int y = norm(z, nm, x, T, d, false);
+    snprintf(nm, sizeof nm, "l%d.mhsa.qkv", l);
+    int qkv = linear(z, nm, y, T, d, 3 * d, true);
+    snprintf(nm, sizeof nm, "l%d.mhsa.pos_proj", l);
+    int pp = linear(z, nm, c->pos, t, d, d, false);
+    snprintf(nm, sizeof nm, "l%d.mhsa.pos_bias_u", l);
+    int u = val2(z, ROTOR_ROLE_WEIGHT, d, 0, nm);
+    snprintf(nm, sizeof nm, "l%d.mhsa.pos_bias_v", l);
+    int v = val2(z, ROTOR_ROLE_WEIGHT, d, 0, nm);
+    int64_t sc[3] = {c->b * h, t, t};
+    snprintf(dims, sizeof dims, "b=%lld,h=%lld,m=%lld,k=%lld,n=%lld", (long long)c->b, (long long)h,
+             (long long)t, (long long)hd, (long long)t);
+    rotor_view qv = view2(4, (int8_t[]){0, 1, 0, 1}, (int64_t[]){t, hd, 1, 1}, 0, 0);
+    int s1 = val(z, ROTOR_ROLE_ACTIVATION, 3, sc, "l%d.mhsa.scores_content", l);
+    int in1[2] = {qkv, u}, tv1[4] = {s1, qkv, u, qkv};
+    rotor_view v1[4] = {{0}, qv, {0}, view2(4, (int8_t[]){0, 1, 1, 0}, (int64_t[]){t, hd, 1, 1}, 0, d)};
+    snprintf(nm, sizeof nm, "l%d.mhsa.scores_content", l);
+    opv(z, nm, "MatMul", "S[b,h,m,n] += (Q[b,h,m,k] + U[h,k]) * K[b,h,k,n]", dims, tv1, 4, in1, 2, s1, v1);
+    int s2 = val(z, ROTOR_ROLE_ACTIVATION, 3, sc, "l%d.mhsa.scores_pos", l);
+    int in2[3] = {qkv, v, pp}, tv2[4] = {s2, qkv, v, pp};
+    rotor_view v2[4] = {{0}, qv, {0}, view2(3, (int8_t[]){1, 1, 0}, (int64_t[]){hd, 1, 1}, 0, 0)};
+    snprintf(nm, sizeof nm, "l%d.mhsa.scores_pos", l);
+    opv(z, nm, "MatMul", "S[b,h,m,n] += (Q[b,h,m,k] + V[h,k]) * P[h,k,n]", dims, tv2, 4, in2, 3, s2, v2);
+    snprintf(nm, sizeof nm, "l%d.mhsa.scores", l);
+    int s = val(z, ROTOR_ROLE_ACTIVATION, 3, sc, "%s", nm);
+    char d3[96];
+    snprintf(d3, sizeof d3, "b=%lld,m=%lld,n=%lld", (long long)(c->b * h), (long long)t, (long long)t);
+    int in3[2] = {s1, s2}, tv3[3] = {s, s1, s2};
+    op(z, nm, "Add", "Y[b,m,n] = X[b,m,n] + R[b,m,n]", d3, tv3, 3, in3, 2, s);
+    snprintf(nm, sizeof nm, "l%d.mhsa.softmax", l);
+    int probs = val(z, ROTOR_ROLE_ACTIVATION, 3, sc, "%s", nm);
+    op(z, nm, "Softmax", NULL, NULL, NULL, 0, &s, 1, probs);
+    snprintf(nm, sizeof nm, "l%d.mhsa.context", l);
+    int ctx = val2(z, ROTOR_ROLE_ACTIVATION, T, d, nm);
+    int in4[2] = {probs, qkv}, tv4[3] = {ctx, probs, qkv};
+    rotor_view v4[3] = {qv, {0}, view2(4, (int8_t[]){0, 1, 0, 1}, (int64_t[]){t, hd, 1, 1}, 0, 2 * d)};
+    snprintf(dims, sizeof dims, "b=%lld,h=%lld,m=%lld,n=%lld,k=%lld", (long long)c->b, (long long)h,
+             (long long)t, (long long)t, (long long)hd);
+    opv(z, nm, "MatMul", "O[b,h,m,k] += P[b,h,m,n] * V[b,h,n,k]", dims, tv4, 3, in4, 2, ctx, v4);
+    snprintf(nm, sizeof nm, "l%d.mhsa.out", l);
+    y = linear(z, nm, ctx, T, d, d, true);
+    snprintf(nm, sizeof nm, "l%d.mhsa.residual", l);
+    return eltwise(z, nm, "Add", "Y[m,n] = X[m,n] + R[m,n]", x, y, T, d);
+}
+
+/* The convolution module (Conformer Fig. 2): LN, pointwise d -> 2d, GLU, a
+ * depthwise 1-D convolution over time (kernel 32, 'same': 15 frames before,
+ * 16 after; no bias, BatchNorm follows), BatchNorm, Swish, pointwise d -> d.
+ * The depthwise convolution reads the GLU's [b, t, d] and writes
+ * channels-first [b, d, t], so that BatchNorm's channels are dimension 1 as
+ * after every other convolution of the zoo. */
+static int cf_conv(cf_ctx *c, int l, int x) {
+    zb *z = c->z;
+    int64_t t = c->t, T = c->b * t, d = c->d, k = c->kernel;
+    char nm[96], dims[128];
+    snprintf(nm, sizeof nm, "l%d.conv.norm", l);
+    int y = norm(z, nm, x, T, d, false);
+    snprintf(nm, sizeof nm, "l%d.conv.pw1", l);
+    int pw = linear(z, nm, y, T, d, 2 * d, true);
+    int64_t btd[3] = {c->b, t, d}, bdt[3] = {c->b, d, t};
+    int glu = val(z, ROTOR_ROLE_ACTIVATION, 3, btd, "l%d.conv.glu", l);
+    snprintf(dims, sizeof dims, "m=%lld,n=%lld", (long long)T, (long long)d);
+    int tv[3] = {glu, pw, pw};
+    rotor_view gv[3] = {{0}, view2(2, (int8_t[]){0, 1}, (int64_t[]){1, 1}, 0, 0),
+                        view2(2, (int8_t[]){0, 1}, (int64_t[]){1, 1}, 0, d)};
+    snprintf(nm, sizeof nm, "l%d.conv.glu", l);
+    opv(z, nm, "Mul", "Y[m,n] = A[m,n] * sigmoid(G[m,n])", dims, tv, 3, &pw, 1, glu, gv);
+    int64_t ws[3] = {d, 1, k};
+    int w = val(z, ROTOR_ROLE_WEIGHT, 3, ws, "l%d.conv.dw.weight", l);
+    int dw = val(z, ROTOR_ROLE_ACTIVATION, 3, bdt, "l%d.conv.dw.out", l);
+    snprintf(dims, sizeof dims, "b=%lld,c=%lld,t=%lld,k=%lld", (long long)c->b, (long long)d, (long long)t,
+             (long long)k);
+    int in[2] = {glu, w}, tv2[3] = {dw, glu, w};
+    rotor_view dv[3] = {{0}, {.set = true, .dim = {0, 1, 2}, .step = {1, 1, 1}, .offset = {0, -(k - 1) / 2, 0}}};
+    snprintf(nm, sizeof nm, "l%d.conv.dw", l);
+    opv(z, nm, "Conv", "O[b,c,t] += I[b,t+k,c] * W[c,k]", dims, tv2, 3, in, 2, dw, dv);
+    int64_t cs[1] = {d};
+    snprintf(nm, sizeof nm, "l%d.conv.dw.bn", l);
+    int bin[3] = {dw, val(z, ROTOR_ROLE_WEIGHT, 1, cs, "%s.gamma", nm), -1};
+    bin[2] = val(z, ROTOR_ROLE_WEIGHT, 1, cs, "%s.beta", nm);
+    int bn = val(z, ROTOR_ROLE_ACTIVATION, 3, bdt, "%s", nm);
+    op(z, nm, "BatchNormalization", NULL, NULL, NULL, 0, bin, 3, bn);
+    snprintf(nm, sizeof nm, "l%d.conv.swish", l);
+    snprintf(dims, sizeof dims, "b=%lld,c=%lld,t=%lld", (long long)c->b, (long long)d, (long long)t);
+    int sw = cf_swish(z, nm, bn, 3, bdt, "Y[b,c,t] = X[b,c,t] * sigmoid(S[b,c,t])", dims);
+    int64_t w2s[2] = {d, d};
+    int w2 = val(z, ROTOR_ROLE_WEIGHT, 2, w2s, "l%d.conv.pw2.weight", l);
+    snprintf(nm, sizeof nm, "l%d.conv.pw2", l);
+    int p2 = val(z, ROTOR_ROLE_ACTIVATION, 2, (int64_t[]){T, d}, "%s.out", nm);
+    snprintf(dims, sizeof dims, "b=%lld,t=%lld,n=%lld,c=%lld", (long long)c->b, (long long)t, (long long)d,
+             (long long)d);
+    int in4[2] = {sw, w2}, tv4[3] = {p2, sw, w2};
+    op(z, nm, "MatMul", "C[b,t,n] += X[b,c,t] * W[c,n]", dims, tv4, 3, in4, 2, p2);
+    snprintf(nm, sizeof nm, "l%d.conv.pw2.bias", l);
+    int pb = val2(z, ROTOR_ROLE_WEIGHT, d, 0, nm);
+    snprintf(nm, sizeof nm, "l%d.conv.pw2.biased", l);
+    y = eltwise(z, nm, "Add", "Y[m,n] = X[m,n] + Bv[n]", p2, pb, T, d);
+    snprintf(nm, sizeof nm, "l%d.conv.residual", l);
+    return eltwise(z, nm, "Add", "Y[m,n] = X[m,n] + R[m,n]", x, y, T, d);
+}
+
+/* The subsampling front end: two 3x3 convolutions of stride 2 (with bias
+ * and ReLU; no padding, as ESPnet's and torchaudio's Conv2dSubsampling) on
+ * [b, 1, frames, mel] filterbanks, then a linear layer from the channels x
+ * remaining mel bins to d.  Sets c->t. */
+static int cf_subsample(cf_ctx *c, int64_t frames, int64_t mel) {
+    zb *z = c->z;
+    conv_ctx cc = {.z = z, .b = c->b};
+    int64_t fs[4] = {c->b, 1, frames, mel}, h = frames, w = mel, cin = 1;
+    int x = val(z, ROTOR_ROLE_ACTIVATION, 4, fs, "fbank");
+    for (int i = 1; i <= 2; i++) {
+        char nm[64], bn[80];
+        snprintf(nm, sizeof nm, "sub.conv%d", i);
+        x = conv4(&cc, nm, x, &(conv_shape){cin, c->d, h, w, 3, 2, 0, false}, &h, &w);
+        snprintf(bn, sizeof bn, "%s.bias", nm);
+        int bias = val2(z, ROTOR_ROLE_WEIGHT, c->d, 0, bn);
+        snprintf(bn, sizeof bn, "%s.biased", nm);
+        x = ew4(&cc, bn, "Add", "Y[b,c,h,w] = X[b,c,h,w] + Bv[c]", x, bias, c->d, h, w);
+        x = act4(&cc, nm, CA_RELU, x, c->d, h, w);
+        cin = c->d;
+    }
+    c->t = h;
+    int64_t ws[2] = {c->d * w, c->d};
+    int wt = val(z, ROTOR_ROLE_WEIGHT, 2, ws, "sub.linear.weight");
+    int y = val2(z, ROTOR_ROLE_ACTIVATION, c->b * h, c->d, "sub.linear.out");
+    char dims[128];
+    snprintf(dims, sizeof dims, "b=%lld,t=%lld,n=%lld,c=%lld,f=%lld", (long long)c->b, (long long)h,
+             (long long)c->d, (long long)c->d, (long long)w);
+    int in[2] = {x, wt}, tv[3] = {y, x, wt};
+    op(z, "sub.linear", "MatMul", "C[b,t,n] += X[b,c,t,f] * W[c,f,n]", dims, tv, 3, in, 2, y);
+    int bias = val2(z, ROTOR_ROLE_WEIGHT, c->d, 0, "sub.linear.bias");
+    return eltwise(z, "sub.linear.biased", "Add", "Y[m,n] = X[m,n] + Bv[n]", y, bias, c->b * h, c->d);
+}
+
+/* One step of the decoder, a single LSTM layer of dec units (Conformer
+ * Table 1): gates = x W_ih + b + h W_hh in PyTorch's order i, f, g, o (one
+ * bias, decision); c' = s(f) c + s(i) tanh(g), h' = s(o) tanh(c').  Its
+ * input x is the previous label's embedding (given: the paper gives no
+ * vocabulary), and the joint network is left out (unspecified). */
+static void cf_decoder(cf_ctx *c) {
+    zb *z = c->z;
+    int64_t b = c->b, n = c->dec;
+    int x = val2(z, ROTOR_ROLE_ACTIVATION, b, n, "dec.input");
+    int hp = val2(z, ROTOR_ROLE_ACTIVATION, b, n, "dec.h");
+    int cp = val2(z, ROTOR_ROLE_ACTIVATION, b, n, "dec.c");
+    int gx = linear(z, "dec.lstm.ih", x, b, n, 4 * n, true);
+    int gh = linear(z, "dec.lstm.hh", hp, b, n, 4 * n, false);
+    int g = eltwise(z, "dec.lstm.gates", "Add", "Y[m,n] = X[m,n] + R[m,n]", gx, gh, b, 4 * n);
+    char dims[64];
+    snprintf(dims, sizeof dims, "m=%lld,n=%lld", (long long)b, (long long)n);
+    int c2 = val2(z, ROTOR_ROLE_ACTIVATION, b, n, "dec.c_next");
+    int in[2] = {g, cp}, tv[5] = {c2, g, cp, g, g};
+    rotor_view cv[5] = {{0}, view2(2, (int8_t[]){0, 1}, (int64_t[]){1, 1}, 0, n), {0},
+                        view2(2, (int8_t[]){0, 1}, (int64_t[]){1, 1}, 0, 0),
+                        view2(2, (int8_t[]){0, 1}, (int64_t[]){1, 1}, 0, 2 * n)};
+    opv(z, "dec.c_next", "Mul", "C2[m,n] = sigmoid(F[m,n]) * C[m,n] + sigmoid(I[m,n]) * tanh(G[m,n])", dims, tv,
+        5, in, 2, c2, cv);
+    int h2 = val2(z, ROTOR_ROLE_ACTIVATION, b, n, "dec.h_next");
+    int in2[2] = {g, c2}, tv2[3] = {h2, g, c2};
+    rotor_view hv[3] = {{0}, view2(2, (int8_t[]){0, 1}, (int64_t[]){1, 1}, 0, 3 * n)};
+    opv(z, "dec.h_next", "Mul", "H2[m,n] = sigmoid(O[m,n]) * tanh(C[m,n])", dims, tv2, 3, in2, 2, h2, hv);
+    if (!z->st) z->g->values[h2].is_output = z->g->values[c2].is_output = true;
+}
+
+/* Conformer-M (Gulati et al. 2020, Table 1: 30.7M parameters): 16 blocks of
+ * d = 256, 4 heads, conv kernel 32, and a one-layer LSTM decoder of 640.  A
+ * block is FFN/2, MHSA, Conv, FFN/2, LayerNorm (§2.4).  seq counts 10 ms
+ * filterbank frames (80 mel bins; default 1000, 10 s of audio: decision);
+ * layers the blocks. */
+static void conformer_build(zb *z, const rotor_zoo_options *o) {
+    cf_ctx c = {.z = z, .b = o->batch, .d = 256, .heads = 4, .ffn = 1024, .kernel = 32, .dec = 640};
+    int x = cf_subsample(&c, o->seq ? o->seq : 1000, 80);
+    c.pos = val2(z, ROTOR_ROLE_ACTIVATION, c.t, c.d, "pos_enc");
+    int layers = o->layers ? (int)o->layers : 16;
+    for (int l = 0; l < layers && !z->st; l++) {
+        char nm[64];
+        x = cf_ffn(&c, l, 1, x);
+        x = cf_mhsa(&c, l, x);
+        x = cf_conv(&c, l, x);
+        x = cf_ffn(&c, l, 2, x);
+        snprintf(nm, sizeof nm, "l%d.norm_out", l);
+        x = norm(z, nm, x, c.b * c.t, c.d, false);
+    }
+    if (!z->st) z->g->values[x].is_output = true;
+    cf_decoder(&c);
+}
+
 /* ---- the table ---------------------------------------------------------- */
 
-typedef enum { K_TF, K_RESNET18, K_RESNET50, K_NERF, K_NERF_T10 } kind;
+typedef enum { K_TF, K_RESNET18, K_RESNET50, K_NERF, K_NERF_T10, K_MOBILENET_V2, K_DENSENET121, K_DLRM, K_CONFORMER } kind;
 
 typedef struct zoo_model {
     rotor_zoo_entry entry;
@@ -552,7 +1012,34 @@ static const zoo_model models[] = {
     /* DiT-XL/2 (Peebles & Xie 2023): 28 x 1152, latent 32 x 32 x 4, patch 2 */
     {{"dit-xl", "DiT-XL/2, 28 x 1152, 256 x 256 images (32 x 32 x 4 latents)", 675e6, false}, K_TF,
      {TF(1152, 28, 16, 16, 72, 4608, false, ACT_GELU, true, false, 2), FAM_DIT, 0, 0, false, 1000, 2, 32, 4, 256}},
+    /* GraphTurbo Table 2's models the rest of the zoo lacked (docs/zoo.md).
+     * MobileNet-v2: torchvision counts 3,504,872; DenseNet-121: 7,978,856 */
+    {{"mobilenet-v2", "MobileNet-v2 (width 1.0), 224 x 224 images", 3.50e6, false}, K_MOBILENET_V2, {.vocab = 0}},
+    {{"densenet-121", "DenseNet-121 (growth 32), 224 x 224 images", 7.98e6, false}, K_DENSENET121, {.vocab = 0}},
+    /* DLRM: no model card gives a count; 24,036,595,969 is MLPerf's
+     * configuration counted by hand (the tables hold 24.03B of it) */
+    {{"dlrm", "DLRM, MLPerf's Criteo Terabyte model (26 tables of 128; seq caps their rows, 40M)", 24.04e9, false},
+     K_DLRM, {.vocab = 0}},
+    /* Conformer-M: Gulati et al. 2020, Table 1 (30.7M with its decoder) */
+    {{"conformer-m", "Conformer-M, 16 x 256, seq = 10 ms filterbank frames (1000), one LSTM decoder step", 30.7e6,
+      false}, K_CONFORMER, {.vocab = 0}},
 };
+
+/* What layers counts in a non-transformer model, and how many it has:
+ * more would be cut silently (issue 19). */
+static int64_t layers_of(kind k, const char **noun) {
+    *noun = "layers";
+    switch (k) {
+    case K_TF: return 1000;
+    case K_NERF: return 8;
+    case K_NERF_T10: return 4;
+    case K_MOBILENET_V2: *noun = "stages"; return 7;
+    case K_DENSENET121: *noun = "dense blocks"; return 4;
+    case K_DLRM: *noun = "sparse features"; return 26;
+    case K_CONFORMER: return 16;
+    default: *noun = "stages"; return 4; /* the ResNets */
+    }
+}
 
 #define NMODELS ((int)(sizeof models / sizeof models[0]))
 
@@ -584,18 +1071,23 @@ rotor_status rotor_zoo_build(const char *name, const rotor_zoo_options *opt, rot
     if (o.batch < 0 || o.seq < 0 || o.layers < 0)
         return rotor_fail(err, ROTOR_ERR_INPUT, "%s: batch, seq and layers must be positive", name);
     if (o.batch == 0) o.batch = 1;
-    if (o.batch > (1 << 20) || o.seq > (1 << 24) || o.layers > 1000)
+    /* DLRM's seq caps its tables' rows: up to MLPerf's 40M */
+    int64_t most_seq = m->k == K_DLRM ? 40000000 : 1 << 24;
+    if (o.batch > (1 << 20) || o.seq > most_seq || o.layers > 1000)
         return rotor_fail(err, ROTOR_ERR_INPUT,
-                          "%s: batch %lld, seq %lld or layers %lld out of range (at most 2^20, 2^24, 1000)",
-                          name, (long long)o.batch, (long long)o.seq, (long long)o.layers);
+                          "%s: batch %lld, seq %lld or layers %lld out of range (at most 2^20, %s, 1000)",
+                          name, (long long)o.batch, (long long)o.seq, (long long)o.layers,
+                          m->k == K_DLRM ? "40,000,000 rows" : "2^24");
     if (o.phase == ROTOR_PHASE_DECODE && !m->entry.llm)
         return rotor_fail(err, ROTOR_ERR_INPUT, "%s has no decode phase (only the LLMs do)", name);
-    /* ResNets count stages (4), NeRF its layers (8): more would be cut silently */
-    bool nerf = m->k == K_NERF || m->k == K_NERF_T10;
-    int64_t most = m->k == K_NERF ? 8 : m->k == K_NERF_T10 ? 4 : m->k == K_TF ? 1000 : 4;
+    const char *noun;
+    int64_t most = layers_of(m->k, &noun);
     if (o.layers > most)
         return rotor_fail(err, ROTOR_ERR_INPUT, "%s: layers %lld: it has %lld %s", name, (long long)o.layers,
-                          (long long)most, nerf || m->k == K_TF ? "layers" : "stages");
+                          (long long)most, noun);
+    if (m->k == K_CONFORMER && o.seq && o.seq < 7) /* two 3x3 windows of stride 2 need 7 frames */
+        return rotor_fail(err, ROTOR_ERR_INPUT, "%s: seq %lld: the subsampling needs at least 7 frames", name,
+                          (long long)o.seq);
     zb z = {.g = out, .err = err};
     switch (m->k) {
     case K_TF: {
@@ -621,6 +1113,10 @@ rotor_status rotor_zoo_build(const char *name, const rotor_zoo_options *opt, rot
     case K_RESNET50: resnet_build(&z, true, (const int[]){3, 4, 6, 3}, &o); break;
     case K_NERF: nerf_build(&z, &o, 256, 8); break;
     case K_NERF_T10: nerf_build(&z, &o, 64, 4); break;
+    case K_MOBILENET_V2: mobilenet_v2_build(&z, &o); break;
+    case K_DENSENET121: densenet121_build(&z, &o); break;
+    case K_DLRM: dlrm_build(&z, &o); break;
+    case K_CONFORMER: conformer_build(&z, &o); break;
     }
     return z.st;
 }
