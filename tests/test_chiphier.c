@@ -294,11 +294,12 @@ static int64_t makespan(rotor_sim *s) {
 /* Two simultaneous 1,500-byte transfers in cluster 0, 0 -> 1 and 1 -> 0,
  * on disjoint ports (out 0 + in 1, out 1 + in 0).
  *  - Links alone: 1,500 B / 10 GB/s = 150 ns each, in parallel: 150 ns.
- *  - GB of 15 GB/s, a pool (docs/simulator.md, "Pools") of
- *    ceil(15 / 10) = 2 lanes of 7.5 GB/s: each transfer takes a lane and
- *    runs at min(10, 7.5) = 7.5 GB/s, 1,500 / 7.5 = 200 ns, both at once:
- *    200 ns, the GB's bound 3,000 B / 15 GB/s = 200 ns.
- *  - GB of 40 GB/s: 4 lanes of 10 GB/s, the links bound again: 150 ns. */
+ *  - GB of 15 GB/s: each side a pool (docs/simulator.md, "Pools") of
+ *    ceil(15 / 10) = 2 lanes of 7.5 GB/s; each transfer takes a lane of
+ *    the write side and one of the read side and runs at min(10, 7.5) =
+ *    7.5 GB/s, 1,500 / 7.5 = 200 ns, both at once: 200 ns, the GB's bound
+ *    3,000 B / 15 GB/s = 200 ns.
+ *  - GB of 40 GB/s: 4 lanes of 10 GB/s a side, the links bound: 150 ns. */
 Test(chiphier, the_gb_is_shared_by_its_clusters_cores) {
     rotor_sim *s = hier_sim(15);
     xfer(s, 0, 1, 1500);
@@ -312,14 +313,39 @@ Test(chiphier, the_gb_is_shared_by_its_clusters_cores) {
     rotor_sim_free(s);
 }
 
-/* With a GB of 15 GB/s (2 lanes of 7.5 GB/s a cluster):
- *  - 0 -> 1, 1 -> 0, 0 -> 1 again: 200 ns each; the third waits for core
- *    0's out port and a lane of cluster 0's GB, both free at 200 ns: 400 ns.
- *  - A transfer to the other cluster claims both GBs (its route: out 0,
- *    in 2, gb c0.0, gb c0.1).  0 -> 2, 1 -> 3 and 2 -> 0 are on disjoint
- *    ports, but each takes a lane of both GBs: the first two hold all four
- *    lanes for 200 ns and the third runs after them, 400 ns. */
-Test(chiphier, a_transfer_between_clusters_claims_both_gbs) {
+/* The routes: within a cluster, the GB's write side and read side; to the
+ * other cluster, the write side of the sender's GB and the read side of the
+ * receiver's.  No latency: the GB is not a hop. */
+Test(chiphier, a_transfer_writes_its_clusters_gb_and_reads_the_receivers) {
+    rotor_sim *s = hier_sim(15);
+    int64_t res[8], n, hops;
+    rotor_error err = {{0}};
+    char text[256] = "", name[64];
+    cr_assert_eq(rotor_sim_route(s, 0, 3, res, 8, &n, &hops, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(hops, 1);
+    for (int64_t i = 0; i < n; i++) {
+        rotor_sim_resource_name(s, res[i], name, sizeof name);
+        strcat(text, i ? ", " : "");
+        strcat(text, name);
+    }
+    cr_assert_str_eq(text, "out c0.0, in c0.3, gb c0.0 write, gb c0.1 read");
+    cr_assert_eq(rotor_sim_route(s, 1, 0, res, 8, &n, &hops, &err), ROTOR_OK, "%s", err.msg);
+    rotor_sim_resource_name(s, res[2], name, sizeof name);
+    cr_assert_str_eq(name, "gb c0.0 write");
+    rotor_sim_resource_name(s, res[3], name, sizeof name);
+    cr_assert_str_eq(name, "gb c0.0 read");
+    rotor_sim_free(s);
+}
+
+/* With a GB of 15 GB/s (each side 2 lanes of 7.5 GB/s):
+ *  - 0 -> 1, 1 -> 0, then 0 -> 1 again: 200 ns each; the third waits for
+ *    core 0's out port and a lane of each side, free at 200 ns: 400 ns.
+ *  - 0 -> 2, 1 -> 3, 2 -> 0, 3 -> 1 at once: each side of each GB serves
+ *    two of them (cluster 0 writes the first two and reads the last two),
+ *    its two lanes: all four in 200 ns.
+ *  - 0 -> 1, 1 -> 0 and 2 -> 3, 3 -> 2: the two clusters' GBs are separate,
+ *    200 ns. */
+Test(chiphier, each_side_of_a_gb_is_shared_by_its_clusters_cores) {
     rotor_sim *s = hier_sim(15);
     xfer(s, 0, 1, 1500);
     xfer(s, 1, 0, 1500);
@@ -327,23 +353,18 @@ Test(chiphier, a_transfer_between_clusters_claims_both_gbs) {
     cr_assert_eq(makespan(s), 400000);
     rotor_sim_free(s);
     s = hier_sim(15);
-    int64_t res[8], n, hops;
-    rotor_error err = {{0}};
-    cr_assert_eq(rotor_sim_route(s, 0, 2, res, 8, &n, &hops, &err), ROTOR_OK, "%s", err.msg);
-    cr_assert_eq(n, 4);
-    cr_assert_eq(hops, 1);
-    char name[64];
-    rotor_sim_resource_name(s, res[2], name, sizeof name);
-    cr_assert_str_eq(name, "gb c0.0");
-    rotor_sim_resource_name(s, res[3], name, sizeof name);
-    cr_assert_str_eq(name, "gb c0.1");
-    cr_assert_eq(rotor_sim_route(s, 0, 1, res, 8, &n, &hops, &err), ROTOR_OK, "%s", err.msg);
-    cr_assert_eq(n, 3); /* out 0, in 1, the one GB */
-    /* three transfers through cluster 0's two lanes: the third waits */
     xfer(s, 0, 2, 1500);
     xfer(s, 1, 3, 1500);
     xfer(s, 2, 0, 1500);
-    cr_assert_eq(makespan(s), 400000);
+    xfer(s, 3, 1, 1500);
+    cr_assert_eq(makespan(s), 200000);
+    rotor_sim_free(s);
+    s = hier_sim(15);
+    xfer(s, 0, 1, 1500);
+    xfer(s, 1, 0, 1500);
+    xfer(s, 2, 3, 1500);
+    xfer(s, 3, 2, 1500);
+    cr_assert_eq(makespan(s), 200000);
     rotor_sim_free(s);
 }
 

@@ -304,7 +304,7 @@ rotor_status sim_net_init(rotor_sim *s, rotor_error *err) {
     if (!s->topo || !s->geo) return rotor_fail(err, ROTOR_ERR_INPUT, "sim: topology %d has no simulator", (int)c->topology);
     int64_t per_core = s->topo->res_per_core, ctrls = s->nodes - s->cores;
     s->nports = ctrls > 0 ? s->geo->edge_ports(c) : 0;
-    int64_t gbs = c->gb_bytes > 0 ? c->clusters * c->chips : 0; /* one GB a cluster */
+    int64_t gbs = c->gb_bytes > 0 ? 2 * c->clusters * c->chips : 0; /* a GB a cluster: write and read sides */
     s->nres = per_core * s->cores + (c->chips > 1) + ctrls + gbs + 2 * s->nports * c->chips;
     if (s->nres > INT32_MAX / 2)
         return rotor_fail(err, ROTOR_ERR_INPUT, "sim: %lld network resources do not fit int32 ids",
@@ -398,8 +398,9 @@ void rotor_sim_resource_name(const rotor_sim *s, int64_t res, char *buf, size_t 
         int64_t k = res - s->res_hbm0;
         snprintf(buf, size, "hbm c%lld.%lld", (long long)(k / s->ctrl_per_chip),
                  (long long)(k % s->ctrl_per_chip));
-    } else if (s->res_gb0 >= 0 && res >= s->res_gb0 && res < s->res_gb0 + s->chip.clusters * s->chip.chips) {
-        int64_t k = res - s->res_gb0; /* "gb c0.3": chip 0's cluster 3 */
-        snprintf(buf, size, "gb c%lld.%lld", (long long)(k / s->chip.clusters), (long long)(k % s->chip.clusters));
+    } else if (s->res_gb0 >= 0 && res >= s->res_gb0 && res < s->res_gb0 + 2 * s->chip.clusters * s->chip.chips) {
+        int64_t k = (res - s->res_gb0) / 2; /* "gb c0.3 write": chip 0's cluster 3 */
+        snprintf(buf, size, "gb c%lld.%lld %s", (long long)(k / s->chip.clusters), (long long)(k % s->chip.clusters),
+                 (res - s->res_gb0) % 2 ? "read" : "write");
     } else s->topo->name_res(s, res, buf, size);
 }
