@@ -41,8 +41,14 @@ typedef struct chip_preset {
  * cores, 624 KB, 5.5 GB/s; T10 Table 3: 250 TFLOPS FP16 per chip; T10 §5:
  * 8 KB shift buffer).  The spec does not fix R_vec: rotor uses the Mk2's
  * FP32 vector peak, 62.5 TFLOP/s per chip (a rotor decision, docs/chip-format.md). */
+/* A chip that is one cluster of `cores` cores of one compute unit each, without
+ * a GB (GraphTurbo Fig. 1's IPU: a tile is a core and its LB). */
+#define FLAT_FIELDS(cores)                                                         \
+    .clusters = 1, .cores_per_cluster = (cores), .compute_units = 1, .gb_bytes = 0, \
+    .gb_gbps = 0.0, .offchip = ROTOR_OFFCHIP_HBM
+
 #define IPU_MK2_TILE_FIELDS                                                        \
-    .cores_per_chip = 1472, .sram_bytes = 624 * KIB, .link_gbps = 5.5,             \
+    FLAT_FIELDS(1472), .cores_per_chip = 1472, .sram_bytes = 624 * KIB, .link_gbps = 5.5,             \
     .link_latency_ns = 0.0, .matrix_tflops = 250.0, .vector_tflops = 62.5,         \
     .systolic_rows = 16, .systolic_cols = 16, .shift_buffer_bytes = 8 * KIB,       \
     .element_bytes = 2, IPU_MK2_ENERGY_FIELDS
@@ -75,7 +81,7 @@ typedef struct chip_preset {
  * the NoC: two of a Tensix's five RISC-V cores move data while the other
  * three drive the matrix and vector units. */
 #define WORMHOLE_N150_FIELDS                                                       \
-    .cores_per_chip = 72, .sram_bytes = 1464 * KIB, .link_gbps = 32.0,             \
+    FLAT_FIELDS(72), .cores_per_chip = 72, .sram_bytes = 1464 * KIB, .link_gbps = 32.0,             \
     .link_latency_ns = 9.0, .matrix_tflops = 73.728, .int8_tops = 0.0,             \
     .vector_tflops = 4.608, .systolic_rows = 32, .systolic_cols = 32,              \
     .shift_buffer_bytes = 8 * KIB, .element_bytes = 2, .topology = ROTOR_TOPO_MESH,\
@@ -92,12 +98,36 @@ typedef struct chip_preset {
  * fabric: each core's router forwards wavelets while its compute engine
  * runs (dataflow tasks start on arriving data). */
 #define WSE2_FIELDS                                                                \
-    .cores_per_chip = 745500, .sram_bytes = 48 * KIB, .link_gbps = 4.4,            \
+    FLAT_FIELDS(745500), .cores_per_chip = 745500, .sram_bytes = 48 * KIB, .link_gbps = 4.4,            \
     .link_latency_ns = 1.0, .matrix_tflops = 6560.4, .int8_tops = 0.0,             \
     .vector_tflops = 3280.2, .systolic_rows = 1, .systolic_cols = 4,               \
     .shift_buffer_bytes = 1 * KIB, .element_bytes = 2, .topology = ROTOR_TOPO_MESH,\
     .mesh_width = 750, .mesh_height = 994, .chips = 1, .interchip_gbps = 0.0,      \
     .hbm_bytes = 0, .hbm_gbps = 0.0, .hbm_controllers = 0, .compute_overlap = 1
+
+/* Stream Computing's STCP920, GraphTurbo's target (§5 Eq. 2; NeuralScale,
+ * CARRV 2021, the paper's [51]; docs/chip-format.md, "stcp920", gives each
+ * figure's source or says it is assumed).  From the paper: d = 4 clusters of
+ * c = 8 cores, u = 3 compute units a core (a vector core, the VME, the MME),
+ * 64 KiB of L1 a core as its LB, 8 MiB of LLB a cluster as its GB, DDR at
+ * 136 GB/s (§5.6).  From RISC-V International's NeuralScale post (July 2021):
+ * 32 cores, 128 TFLOP/s FP16 and 256 TOP/s INT8 at 1.0 GHz.  Assumed: the
+ * vector rate (1/8 of the matrix rate), a 32 x 64 MME, a 64 GB/s port from a
+ * core to its LLB (64 B a cycle) and the LLB's 8 ports (512 GB/s), 20 ns a
+ * shift, 32 GiB of DDR on 4 controllers, FP16 elements.  The cores exchange
+ * through their cluster's LLB: all-to-all at the port's rate, the LLB a
+ * shared resource in the simulator.  A DSA's DMA engines move data while
+ * its units compute (compute_overlap). */
+#define STCP920_FIELDS                                                             \
+    .cores_per_chip = 32, .clusters = 4, .cores_per_cluster = 8, .compute_units = 3, \
+    .sram_bytes = 64 * KIB, .gb_bytes = 8 * 1024 * KIB, .gb_gbps = 512.0,          \
+    .link_gbps = 64.0, .link_latency_ns = 20.0, .matrix_tflops = 128.0,            \
+    .int8_tops = 256.0, .vector_tflops = 16.0, .systolic_rows = 32,                \
+    .systolic_cols = 64, .shift_buffer_bytes = 8 * KIB, .element_bytes = 2,         \
+    .topology = ROTOR_TOPO_ALL_TO_ALL, .mesh_width = 0, .mesh_height = 0,          \
+    .chips = 1, .interchip_gbps = 0.0, .offchip = ROTOR_OFFCHIP_DDR,               \
+    .hbm_bytes = 32 * GIB, .hbm_gbps = 136.0, .hbm_controllers = 4,                \
+    .compute_overlap = 1
 
 static const chip_preset PRESETS[] = {
     {"ipu-mk2",
@@ -140,6 +170,11 @@ static const chip_preset PRESETS[] = {
      * power 20 % of the 15 kW the wafer draws. */
     {"wse2",
      {.name = "wse2", WSE2_FIELDS, EVENT_ENERGY_FIELDS, .hbm_pj = 31.2, .static_w = 3000.0}},
+    /* Energy: the shared per-event estimates (made for 7 nm; the P920 is
+     * TSMC 12 nm, so they are low); DDR at an estimated 5 pJ a bit (40 a
+     * byte); static power 20 % of an assumed 75 W card. */
+    {"stcp920",
+     {.name = "stcp920", STCP920_FIELDS, EVENT_ENERGY_FIELDS, .hbm_pj = 40.0, .static_w = 15.0}},
 };
 
 #define NPRESETS ((int)(sizeof PRESETS / sizeof PRESETS[0]))
@@ -188,8 +223,24 @@ typedef enum field_kind {
     FK_NAME,     /* char[ROTOR_CHIP_NAME_MAX] */
     FK_TOPOLOGY, /* rotor_topology, by the names of base/topology.c's table */
     FK_INT,      /* int64_t */
-    FK_NUM       /* double */
+    FK_NUM,      /* double */
+    FK_OFFCHIP   /* rotor_offchip, by the names in OFFCHIP_NAMES */
 } field_kind;
+
+/* When the writer leaves a field out: the keys added after version 1's
+ * first chips are written only when they say something, so that the chip
+ * files and the programs (which embed the chip) of chips without them stay
+ * byte for byte as before. */
+typedef enum field_default {
+    D_ALWAYS = 0, /* always written */
+    D_ZERO,       /* left out at 0 */
+    D_ONE,        /* left out at 1 */
+    D_FLAT        /* left out when clusters is 1 (cores_per_cluster: then the whole chip) */
+} field_default;
+
+/* The off-chip memory's kinds, by rotor_offchip code. */
+static const char *const OFFCHIP_NAMES[] = {"hbm", "ddr"};
+#define NOFFCHIP ((int)(sizeof OFFCHIP_NAMES / sizeof OFFCHIP_NAMES[0]))
 
 typedef struct field_def {
     const char *key;     /* JSON key and --set key: the struct member's name */
@@ -199,14 +250,17 @@ typedef struct field_def {
     bool zero_ok;        /* 0 allowed (otherwise the value must be positive) */
     bool optional;       /* a file without "base" may leave it out (default 0) */
     unsigned allowed;    /* FK_INT: if non-zero, a bit mask of the allowed values */
-    bool omit_zero;      /* the writer leaves it out at 0 (a key added later: files and
-                            programs of chips without it stay byte for byte as before) */
+    field_default dflt;  /* the value the writer leaves out (D_ALWAYS: none) */
 } field_def;
 
 #define F(member, kind, max, zero_ok, optional, allowed) \
-    {#member, kind, offsetof(rotor_chip, member), max, zero_ok, optional, allowed, false}
+    {#member, kind, offsetof(rotor_chip, member), max, zero_ok, optional, allowed, D_ALWAYS}
 /* an optional 0-or-1 key, written only when 1 */
-#define FLAG(member) {#member, FK_INT, offsetof(rotor_chip, member), 1, true, true, 0, true}
+#define FLAG(member) {#member, FK_INT, offsetof(rotor_chip, member), 1, true, true, 0, D_ZERO}
+/* an optional key added later, written only when not its default, so that
+ * files and programs of chips without it stay byte for byte as before */
+#define LATER(member, kind, max, zero_ok, dflt) \
+    {#member, kind, offsetof(rotor_chip, member), max, zero_ok, true, 0, dflt}
 
 /* Upper bounds are sanity limits, far above any real chip, that catch a typo
  * (a size in bits) and keep what later stages form from a chip inside
@@ -216,7 +270,10 @@ typedef struct field_def {
  *  - sram_bytes <= 1 GiB per core (IPU Mk2: 624 KiB), so N * S <= 2^60, the
  *    bound of a program's setup bytes (compile/program.c);
  *  - hbm_bytes <= 1 PiB per chip, 2^60 over 1024 chips;
- *  - the other counts (systolic array sides, HBM controllers) <= 1024.
+ *  - the other counts (systolic array sides, HBM controllers, compute
+ *    units) <= 1024;
+ *  - gb_bytes <= 4 GiB per cluster (STCP920's LLB: 8 MiB), so a chip's
+ *    clusters' GBs over 1024 chips stay under 2^62.
  * Every bound is below 2^53, so a JSON number holds it exactly. */
 static const field_def FIELDS[] = {
     F(name, FK_NAME, 0, false, true, 0),
@@ -250,10 +307,21 @@ static const field_def FIELDS[] = {
     F(hbm_pj, FK_NUM, 1e6, true, true, 0),
     F(interchip_pj, FK_NUM, 1e6, true, true, 0),
     F(static_w, FK_NUM, 1e6, true, true, 0),
+    /* The memory hierarchy (GraphTurbo §1, Fig. 1; docs/chip-format.md,
+     * "Clusters and the global buffer").  A file without them is one
+     * cluster of all its cores (chip_from_json derives cores_per_cluster),
+     * one compute unit a core, no GB, HBM. */
+    LATER(clusters, FK_INT, 1048576, false, D_ONE),
+    LATER(cores_per_cluster, FK_INT, 1048576, false, D_FLAT),
+    LATER(compute_units, FK_INT, 1024, false, D_ONE),
+    LATER(gb_bytes, FK_INT, (double)(4 * GIB), true, D_ZERO), /* 4 GiB a cluster */
+    LATER(gb_gbps, FK_NUM, 1e6, true, D_ZERO),
+    LATER(offchip, FK_OFFCHIP, 0, true, D_ZERO),
 };
 
 #undef F
 #undef FLAG
+#undef LATER
 
 #define NFIELDS ((int)(sizeof FIELDS / sizeof FIELDS[0]))
 
@@ -334,14 +402,23 @@ static void describe_json(const cJSON *v, char *buf, size_t size) {
 
 void rotor_json_describe(const cJSON *v, char *buf, size_t size) { describe_json(v, buf, size); }
 
+/* A field whose value is a string (in a file and after --set KEY=). */
+static bool is_text(const field_def *f) {
+    return f->kind == FK_NAME || f->kind == FK_TOPOLOGY || f->kind == FK_OFFCHIP;
+}
+
+/* A 0-or-1 field (compute_overlap). */
+static bool is_flag(const field_def *f) { return f->kind == FK_INT && f->max == 1; }
+
 /* What a field expects: "a positive integer", "1, 2, 4 or 8", ... */
 static const char *field_expects(const field_def *f) {
     switch (f->kind) {
     case FK_NAME: return "a string of 1 to 63 bytes without control characters";
     case FK_TOPOLOGY: return "\"all-to-all\" or \"mesh\"";
+    case FK_OFFCHIP: return "\"hbm\" or \"ddr\"";
     case FK_INT:
         if (f->allowed) return "1, 2, 4 or 8"; /* element_bytes, the only such field */
-        if (f->omit_zero) return "0 or 1";
+        if (is_flag(f)) return "0 or 1";
         return f->zero_ok ? "a non-negative integer" : "a positive integer";
     case FK_NUM: return f->zero_ok ? "a non-negative number" : "a positive number";
     }
@@ -394,11 +471,19 @@ static rotor_status check_field(const rotor_chip *c, const field_def *f, rotor_e
         }
         return ROTOR_OK;
     }
+    case FK_OFFCHIP: {
+        rotor_offchip k = *(const rotor_offchip *)(const void *)((const char *)c + f->offset);
+        if ((int)k < 0 || (int)k >= NOFFCHIP) {
+            snprintf(got, sizeof got, "off-chip memory code %d", (int)k);
+            return bad_value(err, f, got);
+        }
+        return ROTOR_OK;
+    }
     case FK_INT: {
         int64_t v = *cint_at(c, f);
         snprintf(got, sizeof got, "%" PRId64, v);
         if (v < 0 || (v == 0 && !f->zero_ok)) return bad_value(err, f, got);
-        if ((double)v > f->max) return f->allowed || f->omit_zero ? bad_value(err, f, got) : too_big(err, f, got);
+        if ((double)v > f->max) return f->allowed || is_flag(f) ? bad_value(err, f, got) : too_big(err, f, got);
         if (f->allowed && !(f->allowed & (1u << v))) return bad_value(err, f, got);
         return ROTOR_OK;
     }
@@ -411,6 +496,33 @@ static rotor_status check_field(const rotor_chip *c, const field_def *f, rotor_e
     }
     }
     return bad_value(err, f, "an unknown field kind");
+}
+
+/* The clusters and their GB (GraphTurbo §1).  clusters * cores_per_cluster
+ * == cores_per_chip, except that a one-cluster chip whose cluster is at
+ * least the chip is the whole chip (strict: false): code that cuts a core
+ * group out of a chip writes cores_per_chip alone (compile/segment.c,
+ * rotor_segment_group_chip; many tests), and the group is still one
+ * cluster (rotor_chip_cluster_cores).  A chip file says what it means, so
+ * the reader is strict. */
+static rotor_status check_hierarchy(const rotor_chip *c, bool strict, rotor_error *err) {
+    int64_t cores = 0;
+    bool whole = !strict && c->clusters == 1 && c->cores_per_cluster >= c->cores_per_chip;
+    if (!whole && (!rotor_mul_i64(c->clusters, c->cores_per_cluster, &cores) || cores != c->cores_per_chip))
+        return rotor_fail(err, ROTOR_ERR_INPUT,
+                          "clusters * cores_per_cluster (%" PRId64 " x %" PRId64 ") != cores_per_chip (%" PRId64 ")",
+                          c->clusters, c->cores_per_cluster, c->cores_per_chip);
+    if ((c->gb_bytes > 0) != (c->gb_gbps > 0)) {
+        char got[32];
+        fmt_num(c->gb_gbps, got, sizeof got);
+        if (c->gb_bytes > 0)
+            return rotor_fail(err, ROTOR_ERR_INPUT,
+                              "gb_gbps: expected a positive number when gb_bytes > 0 (gb_bytes is %" PRId64
+                              "), got %s",
+                              c->gb_bytes, got);
+        return rotor_fail(err, ROTOR_ERR_INPUT, "gb_gbps: expected 0 when gb_bytes is 0 (no GB), got %s", got);
+    }
+    return ROTOR_OK;
 }
 
 static rotor_status check_relations(const rotor_chip *c, rotor_error *err) {
@@ -445,6 +557,8 @@ static rotor_status check_relations(const rotor_chip *c, rotor_error *err) {
                           "), got %s",
                           c->chips, got);
     }
+    rotor_status st = check_hierarchy(c, false, err);
+    if (st != ROTOR_OK) return st;
     bool b = c->hbm_bytes > 0, g = c->hbm_gbps > 0, n = c->hbm_controllers > 0;
     if (b != g || g != n) {
         char got[32];
@@ -476,7 +590,7 @@ static rotor_status put_number(rotor_chip *c, const field_def *f, double d, cons
         *num_at(c, f) = d;
     } else if (f->kind == FK_INT) {
         if (!isfinite(d) || d != floor(d) || d < 0) return bad_value(err, f, got);
-        if (d > f->max) return f->allowed || f->omit_zero ? bad_value(err, f, got) : too_big(err, f, got);
+        if (d > f->max) return f->allowed || is_flag(f) ? bad_value(err, f, got) : too_big(err, f, got);
         *int_at(c, f) = (int64_t)d; /* exact: 0 <= d <= max < 2^53 */
     } else {
         return bad_value(err, f, got);
@@ -499,6 +613,11 @@ static rotor_status put_string(rotor_chip *c, const field_def *f, const char *s,
         const rotor_topo *row = rotor_topo_named(s, len);
         if (!row) return bad_value(err, f, got);
         *t = row->id;
+    } else if (f->kind == FK_OFFCHIP) {
+        int k = 0;
+        while (k < NOFFCHIP && !(strlen(OFFCHIP_NAMES[k]) == len && memcmp(OFFCHIP_NAMES[k], s, len) == 0)) k++;
+        if (k == NOFFCHIP) return bad_value(err, f, got);
+        *(rotor_offchip *)(void *)((char *)c + f->offset) = (rotor_offchip)k;
     } else {
         return bad_value(err, f, got);
     }
@@ -508,7 +627,7 @@ static rotor_status put_string(rotor_chip *c, const field_def *f, const char *s,
 static rotor_status put_json(rotor_chip *c, const field_def *f, const cJSON *v, rotor_error *err) {
     char got[96];
     describe_json(v, got, sizeof got);
-    bool text = f->kind == FK_NAME || f->kind == FK_TOPOLOGY;
+    bool text = is_text(f);
     if (text && cJSON_IsString(v)) return put_string(c, f, v->valuestring, strlen(v->valuestring), err);
     if (!text && cJSON_IsNumber(v)) return put_number(c, f, v->valuedouble, got, err);
     return bad_value(err, f, got);
@@ -543,14 +662,14 @@ rotor_status rotor_chip_set(rotor_chip *chip, const char *assignment, rotor_erro
     key[klen] = '\0';
     const field_def *f = (size_t)(eq - assignment) < sizeof key ? find_field(key) : NULL;
     if (!f) {
-        char keys[400];
+        char keys[640];
         key_list(keys, sizeof keys, false);
         return rotor_fail(err, ROTOR_ERR_INPUT, "--set: %s: unknown key (known keys: %s)", key, keys);
     }
     const char *value = eq + 1;
     rotor_chip copy = *chip;
     rotor_status st;
-    if (f->kind == FK_NAME || f->kind == FK_TOPOLOGY) {
+    if (is_text(f)) {
         st = put_string(&copy, f, value, strlen(value), err);
     } else {
         double d;
@@ -562,6 +681,14 @@ rotor_status rotor_chip_set(rotor_chip *chip, const char *assignment, rotor_erro
         rotor_error_prefix(err, "--set");
         return st;
     }
+    /* The clusters follow the chip's size: --set cores_per_chip=N keeps
+     * clusters and makes cores_per_cluster N / clusters (a one-cluster chip
+     * stays one cluster, as the chips and scripts before the hierarchy
+     * expect).  When clusters does not divide N the relation is left
+     * broken for rotor_chip_validate to name. */
+    if (f->offset == offsetof(rotor_chip, cores_per_chip) && copy.clusters > 0 &&
+        copy.cores_per_chip % copy.clusters == 0)
+        copy.cores_per_cluster = copy.cores_per_chip / copy.clusters;
     *chip = copy;
     return ROTOR_OK;
 }
@@ -580,6 +707,24 @@ static void default_name(const char *path, char *buf, size_t size) {
     if (len >= size) len = size - 1;
     memcpy(buf, base, len);
     buf[len] = '\0';
+}
+
+/* The keys of the hierarchy a file leaves out (docs/chip-format.md): without
+ * "base", one compute unit a core; the one of clusters and cores_per_cluster
+ * the file leaves out follows cores_per_chip (clusters stays, 1 without a
+ * base, when it gives neither).  A size that does not divide is left to the
+ * relation's message. */
+static void derive_hierarchy(rotor_chip *c, bool base, bool seen_clusters, bool seen_cpc) {
+    if (!base && c->compute_units == 0) c->compute_units = 1;
+    if (!base && !seen_clusters && !seen_cpc) c->clusters = 1;
+    if (seen_clusters && seen_cpc) return;
+    if (seen_cpc) {
+        int64_t d = c->cores_per_chip / c->cores_per_cluster;
+        c->clusters = d > 0 ? d : 1;
+    } else {
+        int64_t d = c->cores_per_chip / c->clusters;
+        c->cores_per_cluster = d > 0 ? d : 1;
+    }
 }
 
 /* Builds the chip from a parsed file; messages are without the path. */
@@ -637,7 +782,7 @@ static rotor_status chip_from_json(const cJSON *root, const char *path, rotor_ch
         if (special) continue;
         const field_def *f = find_field(key);
         if (!f) {
-            char keys[400];
+            char keys[640];
             key_list(keys, sizeof keys, true);
             return rotor_fail(err, ROTOR_ERR_INPUT, "%s: unknown key (known keys: %s)", key, keys);
         }
@@ -668,7 +813,10 @@ static rotor_status chip_from_json(const cJSON *root, const char *path, rotor_ch
         memcpy(c.name, name, strlen(name));
     }
 
+    derive_hierarchy(&c, base != NULL, seen[find_field("clusters") - FIELDS],
+                     seen[find_field("cores_per_cluster") - FIELDS]);
     rotor_status st = rotor_chip_validate(&c, err);
+    if (st == ROTOR_OK) st = check_hierarchy(&c, true, err);
     if (st != ROTOR_OK) return st;
     *out = c;
     return ROTOR_OK;
@@ -725,6 +873,20 @@ rotor_status rotor_chip_resolve(const char *spec, rotor_chip *out, rotor_error *
 
 /* ---- the writer ---------------------------------------------------------- */
 
+/* Whether the writer leaves field f of chip out (field_default). */
+static bool at_default(const rotor_chip *chip, const field_def *f) {
+    switch (f->dflt) {
+    case D_ALWAYS: return false;
+    case D_ZERO:
+        if (f->kind == FK_NUM) return *cnum_at(chip, f) == 0;
+        if (f->kind == FK_OFFCHIP) return chip->offchip == ROTOR_OFFCHIP_HBM;
+        return *cint_at(chip, f) == 0;
+    case D_ONE: return *cint_at(chip, f) == 1;
+    case D_FLAT: return chip->clusters == 1;
+    }
+    return false;
+}
+
 char *rotor_chip_to_json(const rotor_chip *chip) {
     cJSON *o = cJSON_CreateObject();
     if (!o) return NULL;
@@ -732,7 +894,7 @@ char *rotor_chip_to_json(const rotor_chip *chip) {
               cJSON_AddNumberToObject(o, "version", 1);
     for (int i = 0; ok && i < NFIELDS; i++) {
         const field_def *f = &FIELDS[i];
-        if (f->omit_zero && *cint_at(chip, f) == 0) continue;
+        if (at_default(chip, f)) continue;
         switch (f->kind) {
         case FK_NAME: {
             char name[ROTOR_CHIP_NAME_MAX];
@@ -743,6 +905,9 @@ char *rotor_chip_to_json(const rotor_chip *chip) {
         }
         case FK_TOPOLOGY:
             ok = cJSON_AddStringToObject(o, f->key, rotor_topo_find(chip->topology)->name) != NULL;
+            break;
+        case FK_OFFCHIP:
+            ok = cJSON_AddStringToObject(o, f->key, OFFCHIP_NAMES[chip->offchip]) != NULL;
             break;
         /* Numbers are formatted here, not by cJSON: its printer accepts a
          * 15-digit text that reads back only approximately, and the chip's

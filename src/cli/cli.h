@@ -384,6 +384,11 @@ void cli_progress_end(cli_progress *p);
  * search can take very long there and --solver fast exists. */
 #define CLI_SOLVER_HINT_CORES 65536
 void cli_solver_hint(const char *cmd, const rotor_chip *chip, rotor_solver solver, bool quiet);
+/* Before compiling on a chip whose GB serves less than its cluster's cores'
+ * links together (gb_gbps < cores_per_cluster * link_gbps), one line on
+ * stderr (unless quiet): the compiler's cost model does not price the GB's
+ * contention, the simulator does.  cli_solver_hint calls it. */
+void cli_gb_hint(const char *cmd, const rotor_chip *chip, bool quiet);
 /* The same for a replay (rotor_replay_progress.fn): "WHAT operator 57/220,
  * 1234.5 us simulated, 8.1 M events/s, 3.2 s". */
 void cli_progress_sim(void *p, int done, int total, int64_t now_ps, int64_t events);

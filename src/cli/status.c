@@ -44,6 +44,19 @@ void cli_progress_begin(cli_progress *p, const char *cmd, const char *what, bool
     p->drawn = false;
 }
 
+/* GraphTurbo's GB (issue 42): the cost model prices a transfer at its links'
+ * rate, so a GB slower than its cluster's links together is contention only
+ * the simulator sees (docs/chip-format.md, "Clusters and the global buffer"). */
+void cli_gb_hint(const char *cmd, const rotor_chip *chip, bool quiet) {
+    double ports = (double)rotor_chip_cluster_cores(chip) * chip->link_gbps;
+    if (quiet || chip->gb_bytes <= 0 || !(chip->gb_gbps < ports)) return;
+    fprintf(stderr,
+            "rotor %s: note: %s's GB serves %.15g GB/s, less than its %lld cores' links of a cluster (%.15g GB/s): "
+            "the compiler's cost model does not price the GB's contention, the simulator does "
+            "(docs/simulator.md, \"The global buffer\")\n",
+            cmd, chip->name, chip->gb_gbps, (long long)rotor_chip_cluster_cores(chip), ports);
+}
+
 /* Why a hint: the exact search grows with the F_op vectors a chip admits,
  * and on wse2 (745,500 cores) the llama2-7b decode layer's ran 20 CPU
  * minutes without finishing (2026-11-29), with no progress to show before
@@ -51,6 +64,7 @@ void cli_progress_begin(cli_progress *p, const char *cmd, const char *what, bool
  * in 16 s (docs/mesh.md, "The wafer").  The presets below the threshold
  * (at most 23,552 cores) compile in seconds either way. */
 void cli_solver_hint(const char *cmd, const rotor_chip *chip, rotor_solver solver, bool quiet) {
+    cli_gb_hint(cmd, chip, quiet); /* compile and simulate call this before they compile */
     if (quiet || solver != ROTOR_SOLVER_EXACT || rotor_chip_cores(chip) <= CLI_SOLVER_HINT_CORES) return;
     fprintf(stderr,
             "rotor %s: note: %s has %lld cores; the exact search can run for tens of minutes on a chip this size "

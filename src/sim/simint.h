@@ -117,7 +117,8 @@ typedef enum sim_res_kind {
     SIM_RES_LINK,      /* mesh: one directed link between neighbours */
     SIM_RES_INTERCHIP, /* the pool of chip-to-chip bandwidth */
     SIM_RES_HBM,       /* one HBM controller */
-    SIM_RES_PORT       /* mesh: one direction of an edge core's link to its HBM controller */
+    SIM_RES_PORT,      /* mesh: one direction of an edge core's link to its HBM controller */
+    SIM_RES_GB         /* one side (write or read) of a cluster's global buffer (GraphTurbo §1), a pool */
 } sim_res_kind;
 
 /* Lanes of one pool: enough for any pool a real chip has (the IPU-POD4
@@ -200,6 +201,8 @@ struct rotor_sim {
     int64_t nports;          /* mesh with HBM: edge ports per chip, 2 (W + H); else 0 */
     int64_t res_port0;       /* port p of chip q: in 2 (q nports + p), out + 1; -1 without */
     int32_t *port_ctrl;      /* per port of a chip: the controller it belongs to */
+    int64_t res_gb0;         /* cluster k of chip q's GB: written res_gb0 + 2 (q clusters + k), read + 1; -1 without */
+    int64_t gb_cluster;      /* cores a cluster (rotor_chip_cluster_cores), with a GB */
     sim_lane *lanes;         /* per pool, a 4-ary min-heap of its lanes by (free time, lane) */
     int64_t nlanes;
     int32_t *scratch;        /* a route */
@@ -305,7 +308,15 @@ static inline uint8_t sim_transfer_flags(const rotor_sim *s, int64_t src, int64_
  * ports: between two cores of one chip (neither flag) on a topology with
  * pair_hops. */
 static inline bool sim_net_paired(const rotor_sim *s, uint8_t flags) {
-    return s->topo->pair_hops && !(flags & (SIM_F_HBM | SIM_F_INTERCHIP));
+    return s->topo->pair_hops && !(flags & (SIM_F_HBM | SIM_F_INTERCHIP)) && s->res_gb0 < 0;
+}
+
+/* The GB of core `core`'s cluster (a chip with a GB): its write side
+ * (read = 0), which the cluster's senders share, or its read side, which
+ * its receivers share. */
+static inline int32_t sim_gb_res(const rotor_sim *s, int64_t core, bool read) {
+    int64_t chip = core / s->cpc, cluster = (core % s->cpc) / s->gb_cluster;
+    return (int32_t)(s->res_gb0 + 2 * (chip * s->chip.clusters + cluster) + read);
 }
 
 /* The route of plain transfer t (not a multicast) when the topology knows
@@ -338,6 +349,18 @@ static inline void sim_net_route_via(const rotor_sim *s, int64_t src, int64_t ds
     if (sim_node_is_hbm(s, src)) sim_route_push(r, sim_hbm_res(s, src));
     s->topo->route(s, src, dst, via, r);
     if (sim_node_is_hbm(s, dst)) sim_route_push(r, sim_hbm_res(s, dst));
+    /* Between two cores of a chip with a GB, the sender writes the bytes
+     * into its cluster's GB (when the head leaves, hop 0) and the receiver
+     * reads them from its own cluster's (when the head arrives): the write
+     * side of the one and the read side of the other, one GB's two sides
+     * within a cluster (docs/simulator.md, "The global buffer").  Last on
+     * the route, so that its first resource stays the topology's (the
+     * trace's mesh track). */
+    if (s->res_gb0 >= 0 && !sim_node_is_hbm(s, src) && !sim_node_is_hbm(s, dst)) {
+        r->at[r->n] = 0;
+        r->res[r->n++] = sim_gb_res(s, src, false);
+        sim_route_push(r, sim_gb_res(s, dst, true));
+    }
 }
 
 /* The route of a transfer to dst itself. */
@@ -361,6 +384,7 @@ static inline void sim_net_rate(const rotor_sim *s, int64_t src, int64_t dst, do
         g = s->res[s->res_interchip].gbps;
     if (sim_node_is_hbm(s, src) && s->res[sim_hbm_res(s, src)].gbps < g) g = s->res[sim_hbm_res(s, src)].gbps;
     if (sim_node_is_hbm(s, dst) && s->res[sim_hbm_res(s, dst)].gbps < g) g = s->res[sim_hbm_res(s, dst)].gbps;
+    if (s->res_gb0 >= 0 && !(flags & SIM_F_HBM) && s->res[s->res_gb0].gbps < g) g = s->res[s->res_gb0].gbps; /* every GB's lanes alike */
     *gbps = g;
     *hops = s->topo->hops(s, src, dst);
 }

@@ -304,7 +304,8 @@ rotor_status sim_net_init(rotor_sim *s, rotor_error *err) {
     if (!s->topo || !s->geo) return rotor_fail(err, ROTOR_ERR_INPUT, "sim: topology %d has no simulator", (int)c->topology);
     int64_t per_core = s->topo->res_per_core, ctrls = s->nodes - s->cores;
     s->nports = ctrls > 0 ? s->geo->edge_ports(c) : 0;
-    s->nres = per_core * s->cores + (c->chips > 1) + ctrls + 2 * s->nports * c->chips;
+    int64_t gbs = c->gb_bytes > 0 ? 2 * c->clusters * c->chips : 0; /* a GB a cluster: write and read sides */
+    s->nres = per_core * s->cores + (c->chips > 1) + ctrls + gbs + 2 * s->nports * c->chips;
     if (s->nres > INT32_MAX / 2)
         return rotor_fail(err, ROTOR_ERR_INPUT, "sim: %lld network resources do not fit int32 ids",
                           (long long)s->nres);
@@ -315,7 +316,7 @@ rotor_status sim_net_init(rotor_sim *s, rotor_error *err) {
     s->res = calloc((size_t)s->nres, sizeof *s->res);
     s->res_free = malloc(sizeof *s->res_free * (size_t)s->nres);
     s->res_busy = malloc(sizeof *s->res_busy * (size_t)s->nres);
-    s->route_cap = s->geo->edge_ports(c) / 2 + 4; /* a mesh's XY route: at most W + H links */
+    s->route_cap = s->geo->edge_ports(c) / 2 + 6; /* a mesh's XY route: at most W + H links; 2 GBs */
     s->scratch = malloc(sizeof *s->scratch * (size_t)s->route_cap);
     s->scratch_at = malloc(sizeof *s->scratch_at * (size_t)s->route_cap);
     if (!s->res || !s->res_free || !s->res_busy || !s->scratch || !s->scratch_at) return rotor_nomem(err);
@@ -325,15 +326,18 @@ rotor_status sim_net_init(rotor_sim *s, rotor_error *err) {
         s->res[i].gbps = c->link_gbps;
     }
     int64_t next = per_core * s->cores;
-    s->pool0 = next; /* the pools follow the cores' resources: inter-chip, then the controllers */
-    s->pool1 = next + (c->chips > 1) + ctrls;
+    s->pool0 = next; /* the pools follow the cores' resources: inter-chip, the controllers, the GBs */
+    s->pool1 = next + (c->chips > 1) + ctrls + gbs;
     s->res_interchip = c->chips > 1 ? next++ : -1;
     s->res_hbm0 = ctrls > 0 ? next : -1;
-    s->res_port0 = s->nports > 0 ? next + ctrls : -1;
+    s->res_gb0 = gbs > 0 ? next + ctrls : -1;
+    s->gb_cluster = rotor_chip_cluster_cores(c);
+    s->res_port0 = s->nports > 0 ? next + ctrls + gbs : -1;
     s->topo->init(s);
     if (s->res_interchip >= 0) pool_setup(s, s->res_interchip, SIM_RES_INTERCHIP, c->interchip_gbps);
     for (int64_t k = 0; k < ctrls; k++)
         pool_setup(s, s->res_hbm0 + k, SIM_RES_HBM, c->hbm_gbps / (double)c->hbm_controllers);
+    for (int64_t k = 0; k < gbs; k++) pool_setup(s, s->res_gb0 + k, SIM_RES_GB, c->gb_gbps);
     s->lanes = calloc((size_t)s->nlanes + 1, sizeof *s->lanes);
     if (!s->lanes) return rotor_nomem(err);
     sim_net_reset(s);
@@ -394,5 +398,9 @@ void rotor_sim_resource_name(const rotor_sim *s, int64_t res, char *buf, size_t 
         int64_t k = res - s->res_hbm0;
         snprintf(buf, size, "hbm c%lld.%lld", (long long)(k / s->ctrl_per_chip),
                  (long long)(k % s->ctrl_per_chip));
+    } else if (s->res_gb0 >= 0 && res >= s->res_gb0 && res < s->res_gb0 + 2 * s->chip.clusters * s->chip.chips) {
+        int64_t k = (res - s->res_gb0) / 2; /* "gb c0.3 write": chip 0's cluster 3 */
+        snprintf(buf, size, "gb c%lld.%lld %s", (long long)(k / s->chip.clusters), (long long)(k % s->chip.clusters),
+                 (res - s->res_gb0) % 2 ? "read" : "write");
     } else s->topo->name_res(s, res, buf, size);
 }

@@ -293,6 +293,12 @@ static void spread(sim_tracer *tr, int c, int64_t a, int64_t b, double rate) {
 }
 
 /* Every task, kept or not, feeds the counters (they describe the chip). */
+/* Whether resource res is a link or port (the links counter), not a pool. */
+static bool is_link(const rotor_sim *s, int64_t res) {
+    uint8_t k = s->res[res].kind;
+    return k != SIM_RES_INTERCHIP && k != SIM_RES_HBM && k != SIM_RES_GB;
+}
+
 static void count(sim_tracer *tr, const rotor_sim *s, const sim_task *t) {
     if (t->kind != SIM_KIND_TRANSFER || t->dur == 0) return;
     while (!tr->fixed && sim_task_end(t) > tr->t0 + tr->nb * tr->w) { /* merge pairs: the width doubles */
@@ -307,12 +313,12 @@ static void count(sim_tracer *tr, const rotor_sim *s, const sim_task *t) {
     if (t->mcast) {
         const sim_mcast *mc = &s->mcast[t->mcast - 1];
         for (int32_t k = 0; k < mc->n; k++)
-            links += s->res[s->mres[mc->off + k]].kind != SIM_RES_INTERCHIP && s->res[s->mres[mc->off + k]].kind != SIM_RES_HBM;
+            links += is_link(s, s->mres[mc->off + k]);
     } else {
         sim_route r;
         sim_net_route(s, t->a, t->b, &r);
         for (int64_t k = 0; k < r.n; k++)
-            links += s->res[r.res[k]].kind != SIM_RES_INTERCHIP && s->res[r.res[k]].kind != SIM_RES_HBM;
+            links += is_link(s, r.res[k]);
     }
     spread(tr, CTR_TRANSFERS, t->start, sim_task_end(t), 1.0);
     spread(tr, CTR_LINKS, t->start, sim_task_end(t), (double)links);

@@ -18,6 +18,14 @@ typedef enum rotor_topology {
     ROTOR_TOPO_MESH = 1        /* 2D mesh, mesh_width x mesh_height cores per chip */
 } rotor_topology;
 
+/* What the off-chip memory behind DMA is (GraphTurbo §1, Fig. 1: "DDR via
+ * DMA"; the IPU-PODs' and Elk's HBM).  The hbm_* fields describe it whatever
+ * its kind: the names and keys stay, as files and programs use them. */
+typedef enum rotor_offchip {
+    ROTOR_OFFCHIP_HBM = 0,
+    ROTOR_OFFCHIP_DDR = 1
+} rotor_offchip;
+
 #define ROTOR_CHIP_NAME_MAX 64
 
 typedef struct rotor_chip {
@@ -44,9 +52,10 @@ typedef struct rotor_chip {
     int64_t mesh_width;          /* mesh only; 0 for all-to-all */
     int64_t mesh_height;
     double interchip_gbps;       /* aggregate chip-to-chip bandwidth, GB/s (0 if chips == 1) */
-    int64_t hbm_bytes;           /* off-chip HBM capacity per chip (0: none) */
-    double hbm_gbps;             /* HBM bandwidth per chip, GB/s (0: none) */
-    int64_t hbm_controllers;     /* HBM controllers per chip (0: none) */
+    /* The off-chip memory behind DMA, HBM or DDR (offchip says which). */
+    int64_t hbm_bytes;           /* off-chip memory capacity per chip (0: none) */
+    double hbm_gbps;             /* its bandwidth per chip, GB/s (0: none) */
+    int64_t hbm_controllers;     /* its controllers per chip (0: none) */
     /* Energy coefficients (docs/energy.md; presets' sources in
      * docs/chip-format.md).  All >= 0; 0 leaves that event out of the energy. */
     double mac_pj;               /* one matrix multiply-accumulate (2 FLOP) */
@@ -57,6 +66,19 @@ typedef struct rotor_chip {
     double hbm_pj;               /* one byte to or from HBM */
     double interchip_pj;         /* one byte crossing from one chip to another */
     double static_w;             /* static (leakage and idle) power per chip, W */
+    /* The memory hierarchy of GraphTurbo's DSA abstraction (§1, Fig. 1;
+     * docs/chip-format.md, "Clusters and the global buffer"): d clusters of
+     * c cores of u compute units, a local buffer per core (sram_bytes) and a
+     * global buffer (GB) per cluster, shared by its cores.  Cores are
+     * numbered cluster by cluster: core i of a chip is in cluster
+     * i / cores_per_cluster.  A chip without the keys is one cluster of all
+     * its cores, one compute unit each, without a GB (the IPU). */
+    int64_t clusters;            /* d: clusters per chip */
+    int64_t cores_per_cluster;   /* c: clusters * cores_per_cluster == cores_per_chip */
+    int64_t compute_units;       /* u: compute units per core (STCP920: vector core, VME, MME) */
+    int64_t gb_bytes;            /* one cluster's GB (0: none, as the IPU) */
+    double gb_gbps;              /* one cluster's GB bandwidth over all its ports, GB/s (0 iff gb_bytes == 0) */
+    rotor_offchip offchip;       /* the kind of memory hbm_bytes/hbm_gbps/hbm_controllers describe */
 } rotor_chip;
 
 /* Built-in chips, by name ("ipu-mk2", "ipu-pod4").  Unknown name: ROTOR_ERR_INPUT
@@ -108,6 +130,16 @@ int64_t rotor_chip_cores(const rotor_chip *chip);          /* N = cores_per_chip
  * place.  Today it is the flat private SRAM, sram_bytes; a chip file's and
  * a program file's "sram_bytes" key is that field as written. */
 static inline int64_t rotor_chip_sram(const rotor_chip *chip) { return chip->sram_bytes; }
+/* The cores of one cluster (core i of a chip is in cluster i / this).  A
+ * chip of one cluster is the
+ * whole chip, whatever cores_per_cluster says: code that resizes a chip by
+ * writing cores_per_chip alone (compile/segment.c's core groups, tests)
+ * keeps a valid one-cluster chip (rotor_chip_validate; docs/chip-format.md). */
+static inline int64_t rotor_chip_cluster_cores(const rotor_chip *chip) {
+    return chip->clusters <= 1 ? chip->cores_per_chip : chip->cores_per_cluster;
+}
+/* Whether the chip has a global buffer per cluster. */
+static inline int rotor_chip_has_gb(const rotor_chip *chip) { return chip->gb_bytes > 0; }
 double rotor_chip_link_bw(const rotor_chip *chip);         /* beta, bytes/s */
 double rotor_chip_link_latency(const rotor_chip *chip);    /* alpha, s */
 double rotor_chip_matrix_rate(const rotor_chip *chip);     /* R_mm, FLOP/s per core */
