@@ -176,18 +176,18 @@ Test(chiphier, validation_names_the_key) {
     refused(FLAT32(", \"offchip\": 1"), "t.json: offchip: expected \"hbm\" or \"ddr\", got 1");
 }
 
-/* A one-cluster chip cut down by writing cores_per_chip alone (a core group,
- * compile/segment.c) stays valid: its cluster is the whole chip.  Grown past
- * its cluster, or with several clusters, it is not. */
-Test(chiphier, a_core_group_of_one_cluster_is_valid) {
+/* A one-cluster chip resized by writing cores_per_chip alone (a core group,
+ * compile/segment.c; a test's mesh) stays valid: its cluster is the whole
+ * chip.  With several clusters it is not. */
+Test(chiphier, a_resized_chip_of_one_cluster_is_valid) {
     rotor_chip c = preset("ipu-mk2");
     rotor_error err = {{0}};
     c.cores_per_chip = 64;
     cr_assert_eq(rotor_chip_validate(&c, &err), ROTOR_OK, "%s", err.msg);
     cr_assert_eq(rotor_chip_cluster_cores(&c), 64);
     c.cores_per_chip = 2048;
-    cr_assert_eq(rotor_chip_validate(&c, &err), ROTOR_ERR_INPUT);
-    cr_assert_str_eq(err.msg, "clusters * cores_per_cluster (1 x 1472) != cores_per_chip (2048)");
+    cr_assert_eq(rotor_chip_validate(&c, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_chip_cluster_cores(&c), 2048);
     c = preset("stcp920");
     c.cores_per_chip = 16;
     cr_assert_eq(rotor_chip_validate(&c, &err), ROTOR_ERR_INPUT);
@@ -201,8 +201,9 @@ Test(chiphier, set_takes_each_key) {
     rotor_error err = {{0}};
     set_ok(&c, "cores_per_chip=32");
     cr_assert_eq(c.cores_per_cluster, 32); /* one cluster follows the chip */
+    set_ok(&c, "cores_per_cluster=8"); /* splits the one cluster into 4 */
+    cr_assert_eq(c.clusters, 4);
     set_ok(&c, "clusters=4");
-    set_ok(&c, "cores_per_cluster=8");
     set_ok(&c, "compute_units=3");
     set_ok(&c, "gb_bytes=8388608");
     set_ok(&c, "gb_gbps=512");

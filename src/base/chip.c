@@ -499,15 +499,15 @@ static rotor_status check_field(const rotor_chip *c, const field_def *f, rotor_e
 }
 
 /* The clusters and their GB (GraphTurbo §1).  clusters * cores_per_cluster
- * == cores_per_chip, except that a one-cluster chip whose cluster is at
- * least the chip is the whole chip (strict: false): code that cuts a core
- * group out of a chip writes cores_per_chip alone (compile/segment.c,
- * rotor_segment_group_chip; many tests), and the group is still one
- * cluster (rotor_chip_cluster_cores).  A chip file says what it means, so
- * the reader is strict. */
+ * == cores_per_chip, except that a one-cluster chip is the whole chip
+ * whatever cores_per_cluster says (strict: false): code that resizes a chip
+ * writes cores_per_chip alone (compile/segment.c's core groups; tests that
+ * cut ipu-mk2 down to 16 cores or grow it to a 256 x 256 mesh), and the
+ * chip is still one cluster (rotor_chip_cluster_cores).  A chip file says
+ * what it means, so the reader is strict. */
 static rotor_status check_hierarchy(const rotor_chip *c, bool strict, rotor_error *err) {
     int64_t cores = 0;
-    bool whole = !strict && c->clusters == 1 && c->cores_per_cluster >= c->cores_per_chip;
+    bool whole = !strict && c->clusters == 1;
     if (!whole && (!rotor_mul_i64(c->clusters, c->cores_per_cluster, &cores) || cores != c->cores_per_chip))
         return rotor_fail(err, ROTOR_ERR_INPUT,
                           "clusters * cores_per_cluster (%" PRId64 " x %" PRId64 ") != cores_per_chip (%" PRId64 ")",
@@ -689,6 +689,12 @@ rotor_status rotor_chip_set(rotor_chip *chip, const char *assignment, rotor_erro
     if (f->offset == offsetof(rotor_chip, cores_per_chip) && copy.clusters > 0 &&
         copy.cores_per_chip % copy.clusters == 0)
         copy.cores_per_cluster = copy.cores_per_chip / copy.clusters;
+    /* ... and --set cores_per_cluster=C on a one-cluster chip splits it into
+     * clusters of C when C divides it (validate would take a one-cluster
+     * chip's cores_per_cluster as the whole chip, and ignore C). */
+    if (f->offset == offsetof(rotor_chip, cores_per_cluster) && copy.clusters == 1 &&
+        copy.cores_per_chip % copy.cores_per_cluster == 0)
+        copy.clusters = copy.cores_per_chip / copy.cores_per_cluster;
     *chip = copy;
     return ROTOR_OK;
 }
