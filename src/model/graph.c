@@ -232,23 +232,34 @@ static bool tensor_matches(const rotor_graph *g, const rotor_expr *e, int t, int
     return true;
 }
 
+bool rotor_op_type_is_gather(const char *type) {
+    return strcmp(type, "Gather") == 0 || strcmp(type, "GatherElements") == 0 || strcmp(type, "GatherND") == 0;
+}
+
+/* The elements input i of an operator of this type reads (see the header). */
+static int64_t read_elements(const rotor_graph *g, const char *type, const int *inputs, int i, const int *outputs,
+                             int noutputs) {
+    int64_t n = g->values[inputs[i]].elements;
+    if (i == 0 && noutputs > 0 && rotor_op_type_is_gather(type)) {
+        int64_t w0 = g->values[outputs[0]].elements;
+        return n < w0 ? n : w0;
+    }
+    return n;
+}
+
+int64_t rotor_op_read_elements(const rotor_graph *g, int op, int k) {
+    const rotor_op *o = &g->ops[op];
+    return read_elements(g, o->type, o->inputs, k, o->outputs, o->noutputs);
+}
+
 /* The vendor-op rule (docs/graph.md): one vector-rate FLOP per element read
  * or written.  A gather reads from its data input (input 0) only the elements
  * it writes, so an embedding lookup costs its rows, not the whole table. */
 static double vendor_flops(const rotor_graph *g, const char *type, const int *inputs, int ninputs,
                            const int *outputs, int noutputs) {
-    bool gather = strcmp(type, "Gather") == 0 || strcmp(type, "GatherElements") == 0 ||
-                  strcmp(type, "GatherND") == 0;
     double written = 0, read = 0;
     for (int i = 0; i < noutputs; i++) written += (double)g->values[outputs[i]].elements;
-    for (int i = 0; i < ninputs; i++) {
-        double n = (double)g->values[inputs[i]].elements;
-        if (gather && i == 0 && noutputs > 0) {
-            double w0 = (double)g->values[outputs[0]].elements;
-            n = n < w0 ? n : w0;
-        }
-        read += n;
-    }
+    for (int i = 0; i < ninputs; i++) read += (double)read_elements(g, type, inputs, i, outputs, noutputs);
     return read + written;
 }
 

@@ -296,6 +296,13 @@ rotor_status rotor_graph_set_data(rotor_graph *g, int v, const double *data, rot
 rotor_status rotor_graph_add_attr(rotor_graph *g, int op, const char *name, const int64_t *ints, int nints,
                                   const double *floats, int nfloats, const char *str, rotor_error *err);
 
+/* The elements operator op reads of its input k: the whole value, but for
+ * a gather (Gather, GatherElements, GatherND) of its data input (k = 0) only
+ * as many as it writes: an embedding lookup reads its rows, not the table.
+ * The one owner of that rule (vendor FLOPs, GraphTurbo's weight traffic). */
+int64_t rotor_op_read_elements(const rotor_graph *g, int op, int k);
+bool rotor_op_type_is_gather(const char *type);
+
 /* Operator op's attribute called name, or NULL. */
 const rotor_attr *rotor_op_attr(const rotor_op *op, const char *name);
 
