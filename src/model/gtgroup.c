@@ -137,6 +137,7 @@ static int rule_one(grouper *c, int a, int b) {
     rotor_gt_split s;
     analyse_union(c, ids, 2, b, &m, &peak, &s);
     if (!s.fits || fval(&s) > fval(&c->sg[b].best)) return 0;
+    if (s.cost > c->sg[a].best.cost + c->sg[b].best.cost) return 0; /* not worth it (docs/graphturbo.md, "Cost") */
     return commit(c, ids, 2, b, m, peak, &s) ? 1 : -1;
 }
 
@@ -180,7 +181,9 @@ static int diamond_pass(grouper *c) {
         int64_t peak;
         rotor_gt_split s;
         analyse_union(c, ids, np + 1, x, &m, &peak, &s);
-        if (!s.fits || fval(&s) > fmax) continue;
+        double apart = 0;
+        for (int i = 0; i <= np; i++) apart += c->sg[ids[i]].best.cost;
+        if (!s.fits || fval(&s) > fmax || s.cost > apart) continue;
         if (!commit(c, ids, np + 1, x, m, peak, &s)) return -1;
         made++;
     }
@@ -276,17 +279,15 @@ rotor_status rotor_gt_schedule_build(const rotor_graph *g, const rotor_gt_limits
         if (!w->alive || w->ops[w->n - 1] != o) continue;
         rotor_gt_subgraph *t = &out->sg[out->nsg];
         *t = (rotor_gt_subgraph){.first = m, .count = w->n, .output = w->out, .peak = w->peak, .best = w->best};
-        if (!instances || !w->best.fits) { /* runs whole: one instance */
-            for (int a = 0; a < GT_R; a++) t->best.factor[a] = 1;
-            t->best.instances = 1, t->best.axis = -1;
-        }
+        if (!instances) /* the per-operator kernels run whole: one instance */
+            rotor_gt_analyse_whole(g, w->ops, w->n, w->out, lim, &t->best);
         for (int i = 0; i < w->n; i++) out->members[m + i] = w->ops[i], out->sg_of[w->ops[i]] = out->nsg;
         m += w->n;
         out->nsg++;
     }
     memcpy(out->merges, c.merges, sizeof c.merges);
     grouper_free(&c);
-    return gt_order_build(g, lim, out, err);
+    return rotor_gt_order_build(g, lim, out, err);
 }
 
 int64_t rotor_gt_instances(const rotor_gt_schedule *s, int sg) { return s->sg[sg].best.instances; }

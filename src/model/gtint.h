@@ -27,12 +27,12 @@ typedef struct gt_prop {
     int64_t *diff;       /* n + 1 */
 } gt_prop;
 
-bool gt_prop_init(gt_prop *p, const rotor_graph *g, const int *ops, int n, int out);
-void gt_prop_free(gt_prop *p);
+bool rotor_gt_prop_init(gt_prop *p, const rotor_graph *g, const int *ops, int n, int out);
+void rotor_gt_prop_free(gt_prop *p);
 /* Carries the output range [olo, ohi) back through the operators. */
-void gt_prop_run(gt_prop *p, const int64_t *olo, const int64_t *ohi);
+void rotor_gt_prop_run(gt_prop *p, const int64_t *olo, const int64_t *ohi);
 /* Rows of axis a of value v after a run (clipped to its extent). */
-int64_t gt_prop_rows(const gt_prop *p, int v, int a);
+int64_t rotor_gt_prop_rows(const gt_prop *p, int v, int a);
 
 /* The instances of a schedule as gtorder.c builds them: ids are breadth
  * first (sub-graph by sub-graph), edges both ways, and the chosen order. */
@@ -46,10 +46,10 @@ typedef struct gt_inst {
 } gt_inst;
 
 /* Algorithm 4 and §4.3 (gtscope.c): bindings, scopes, spills, Table 3. */
-rotor_status gt_bind_and_scope(const rotor_graph *g, const rotor_gt_limits *lim, rotor_gt_schedule *s,
+rotor_status rotor_gt_bind_and_scope(const rotor_graph *g, const rotor_gt_limits *lim, rotor_gt_schedule *s,
                                const gt_inst *in, rotor_error *err);
 /* gtorder.c, for the driver */
-rotor_status gt_order_build(const rotor_graph *g, const rotor_gt_limits *lim, rotor_gt_schedule *s,
+rotor_status rotor_gt_order_build(const rotor_graph *g, const rotor_gt_limits *lim, rotor_gt_schedule *s,
                             rotor_error *err);
 
 #endif

@@ -82,7 +82,7 @@ static bool preds_of(ordctx *c, int64_t id, int x, int v, const int64_t *lo, con
 }
 
 /* Records sub-graph y's outside inputs, and for each the largest piece one
- * instance reads (after gt_prop_run of that instance). */
+ * instance reads (after rotor_gt_prop_run of that instance). */
 static bool note_inputs(ordctx *c, int y, const gt_prop *p, bool first) {
     rotor_gt_schedule *s = c->s;
     rotor_gt_subgraph *sy = &s->sg[y];
@@ -94,7 +94,7 @@ static bool note_inputs(ordctx *c, int y, const gt_prop *p, bool first) {
             const rotor_value *val = &c->g->values[v];
             if (val->role == ROTOR_ROLE_WEIGHT || (pr >= 0 && s->sg_of[pr] == y) || !p->set[v]) continue;
             double x = (double)val->bytes;
-            for (int a = 0; a < val->rank; a++) x *= (double)gt_prop_rows(p, v, a) / (double)val->shape[a];
+            for (int a = 0; a < val->rank; a++) x *= (double)rotor_gt_prop_rows(p, v, a) / (double)val->shape[a];
             int64_t b = (int64_t)(x + 0.5);
             rotor_gt_input *in = NULL;
             for (int i = 0; i < sy->ninputs && !in; i++)
@@ -122,17 +122,17 @@ static bool deps_build(ordctx *c) {
     for (int y = 0; y < s->nsg; y++) {
         const rotor_gt_subgraph *sy = &s->sg[y];
         gt_prop p;
-        if (!gt_prop_init(&p, c->g, s->members + sy->first, sy->count, sy->output)) {
-            gt_prop_free(&p);
+        if (!rotor_gt_prop_init(&p, c->g, s->members + sy->first, sy->count, sy->output)) {
+            rotor_gt_prop_free(&p);
             return false;
         }
         for (int64_t i = 0; i < sy->best.instances; i++) {
             int64_t id = c->base[y] + i, lo[GT_R], hi[GT_R];
             c->pstart[id] = c->np;
             inst_range(c, y, i, lo, hi);
-            gt_prop_run(&p, lo, hi);
+            rotor_gt_prop_run(&p, lo, hi);
             if (!note_inputs(c, y, &p, i == 0)) {
-                gt_prop_free(&p);
+                rotor_gt_prop_free(&p);
                 return false;
             }
             for (int m = 0; m < sy->count; m++) {
@@ -141,13 +141,13 @@ static bool deps_build(ordctx *c) {
                     int v = o->inputs[k], pr = c->g->values[v].producer;
                     if (pr < 0 || s->sg_of[pr] == y || !p.set[v]) continue;
                     if (!preds_of(c, id, s->sg_of[pr], v, p.lo[v], p.hi[v])) {
-                        gt_prop_free(&p);
+                        rotor_gt_prop_free(&p);
                         return false;
                     }
                 }
             }
         }
-        gt_prop_free(&p);
+        rotor_gt_prop_free(&p);
     }
     c->pstart[c->n] = c->np;
     /* successors: the transpose */
@@ -248,12 +248,12 @@ static rotor_status order_and_scope(ordctx *c, rotor_error *err) {
         c->s->order[i] = (rotor_gt_instance){c->isg[order[i]], order[i] - c->base[c->isg[order[i]]]};
     gt_inst in = {.n = n, .base = c->base, .isg = c->isg, .pstart = c->pstart, .plist = c->plist,
                   .sstart = c->sstart, .slist = c->slist, .order = order};
-    if (st == ROTOR_OK) st = gt_bind_and_scope(c->g, c->lim, c->s, &in, err);
+    if (st == ROTOR_OK) st = rotor_gt_bind_and_scope(c->g, c->lim, c->s, &in, err);
     free(bfs), free(dfs), free(pos), free(diff);
     return st;
 }
 
-rotor_status gt_order_build(const rotor_graph *g, const rotor_gt_limits *lim, rotor_gt_schedule *s,
+rotor_status rotor_gt_order_build(const rotor_graph *g, const rotor_gt_limits *lim, rotor_gt_schedule *s,
                             rotor_error *err) {
     ordctx c = {.g = g, .lim = lim, .s = s};
     c.base = malloc(sizeof(int64_t) * (size_t)(s->nsg + 1));

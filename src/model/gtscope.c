@@ -45,17 +45,17 @@ static bool infer_binding(gt_prop *p, const rotor_gt_schedule *s, int y, int v, 
     int64_t lo[GT_R], hi[GT_R], full[GT_R];
     for (int a = 0; a < GT_R; a++) out[a] = 1;
     for (int a = 0; a < vo->rank; a++) lo[a] = 0, hi[a] = vo->shape[a] / s->sg[y].best.factor[a];
-    gt_prop_run(p, lo, hi);
+    rotor_gt_prop_run(p, lo, hi);
     if (!p->set[v]) return false;
-    for (int a = 0; a < vi->rank; a++) full[a] = gt_prop_rows(p, v, a);
+    for (int a = 0; a < vi->rank; a++) full[a] = rotor_gt_prop_rows(p, v, a);
     for (int j = 0; j < vo->rank; j++) {
         if (bind[j] == 1) continue;
         int64_t h = hi[j];
         hi[j] = (hi[j] - lo[j]) / bind[j];
-        gt_prop_run(p, lo, hi);
+        rotor_gt_prop_run(p, lo, hi);
         hi[j] = h;
         for (int a = 0; a < vi->rank; a++) {
-            if (gt_prop_rows(p, v, a) >= full[a]) continue;
+            if (rotor_gt_prop_rows(p, v, a) >= full[a]) continue;
             if (out[a] != 1) return false;
             out[a] = bind[j];
         }
@@ -85,8 +85,8 @@ static rotor_status algorithm4(const rotor_graph *g, const rotor_gt_limits *lim,
         }
         memcpy(sy->bind, plain, sizeof plain), bound[y] = true;
         gt_prop p;
-        if (!gt_prop_init(&p, g, s->members + sy->first, sy->count, sy->output)) {
-            gt_prop_free(&p);
+        if (!rotor_gt_prop_init(&p, g, s->members + sy->first, sy->count, sy->output)) {
+            rotor_gt_prop_free(&p);
             st = rotor_nomem(err);
             break;
         }
@@ -101,7 +101,7 @@ static rotor_status algorithm4(const rotor_graph *g, const rotor_gt_limits *lim,
                 else if (memcmp(s->sg[x].bind, inf, sizeof inf) != 0) s->sg[x].scope = ROTOR_GT_GB;
             }
         }
-        gt_prop_free(&p);
+        rotor_gt_prop_free(&p);
     }
     free(visit), free(seen), free(bound);
     return st;
@@ -201,7 +201,7 @@ static void count_tensors(const rotor_graph *g, rotor_gt_schedule *s) {
     }
 }
 
-rotor_status gt_bind_and_scope(const rotor_graph *g, const rotor_gt_limits *lim, rotor_gt_schedule *s,
+rotor_status rotor_gt_bind_and_scope(const rotor_graph *g, const rotor_gt_limits *lim, rotor_gt_schedule *s,
                                const gt_inst *in, rotor_error *err) {
     for (int i = 0; i < s->nsg; i++) s->sg[i].scope = ROTOR_GT_LB;
     rotor_status st = s->mode == ROTOR_GT_GROUPED ? algorithm4(g, lim, s, in, err) : ROTOR_OK;

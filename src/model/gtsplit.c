@@ -14,18 +14,20 @@
  *  - the footprint is the largest sum of activations live at once while
  *    the operators run in order (weights stream through a small fixed
  *    buffer, §2.2);
- *  - a split whose recomputation (halos, unreached operators) takes longer
- *    than moving the intermediates it keeps on core through the GB is not
- *    admissible (rotor_gt_limits.balance);
+ *  - a split is admissible when its sub-graph costs no more than running
+ *    it whole (docs/graphturbo.md, "Cost": recomputation, weights streamed
+ *    again by every instance, halos read again, against the chunks and
+ *    spills of a sub-graph larger than the LB);
  *  - nested splits: when no axis alone fits, the Eq. 1 axis is split whole
  *    and Algorithm 1 runs again on the instance. */
 #include "gtint.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 static bool is_act(const rotor_value *v) { return v->role != ROTOR_ROLE_WEIGHT; }
 
-bool gt_prop_init(gt_prop *p, const rotor_graph *g, const int *ops, int n, int out) {
+bool rotor_gt_prop_init(gt_prop *p, const rotor_graph *g, const int *ops, int n, int out) {
     size_t nv = gt_len(g->nvalues);
     *p = (gt_prop){.g = g, .ops = ops, .n = n, .out = out};
     p->lo = malloc(sizeof *p->lo * nv);
@@ -54,7 +56,7 @@ bool gt_prop_init(gt_prop *p, const rotor_graph *g, const int *ops, int n, int o
     return true;
 }
 
-void gt_prop_free(gt_prop *p) {
+void rotor_gt_prop_free(gt_prop *p) {
     free(p->lo), free(p->hi), free(p->set), free(p->first), free(p->last), free(p->diff);
     *p = (gt_prop){0};
 }
@@ -86,7 +88,7 @@ static void need_input(gt_prop *p, int op, int k, const int64_t *wlo, const int6
     need(p, p->g->ops[op].inputs[k], lo, hi);
 }
 
-void gt_prop_run(gt_prop *p, const int64_t *olo, const int64_t *ohi) {
+void rotor_gt_prop_run(gt_prop *p, const int64_t *olo, const int64_t *ohi) {
     const rotor_graph *g = p->g;
     for (int i = 0; i < p->n; i++) {
         const rotor_op *o = &g->ops[p->ops[i]];
@@ -110,16 +112,28 @@ void gt_prop_run(gt_prop *p, const int64_t *olo, const int64_t *ohi) {
     }
 }
 
-int64_t gt_prop_rows(const gt_prop *p, int v, int a) {
+int64_t rotor_gt_prop_rows(const gt_prop *p, int v, int a) {
     int64_t e = p->g->values[v].shape[a], r = p->hi[v][a] - p->lo[v][a];
     return r < e ? r : e;
+}
+
+/* The bytes operator op reads of its input k (a gather reads its rows). */
+static double read_bytes(const rotor_graph *g, int op, int k) {
+    const rotor_value *v = &g->values[g->ops[op].inputs[k]];
+    return (double)v->bytes * (double)rotor_op_read_elements(g, op, k) / (double)v->elements;
+}
+
+static bool is_member(const gt_prop *p, int op) {
+    for (int i = 0; i < p->n; i++)
+        if (p->ops[i] == op) return true;
+    return false;
 }
 
 /* The bytes of v one instance holds. */
 static int64_t piece_bytes(const gt_prop *p, int v) {
     const rotor_value *val = &p->g->values[v];
     double x = (double)val->bytes;
-    for (int a = 0; a < val->rank; a++) x *= (double)gt_prop_rows(p, v, a) / (double)val->shape[a];
+    for (int a = 0; a < val->rank; a++) x *= (double)rotor_gt_prop_rows(p, v, a) / (double)val->shape[a];
     return (int64_t)(x + 0.5);
 }
 
@@ -159,7 +173,7 @@ static double recompute(const gt_prop *p, int64_t inst, int *nsplit, double *ext
         double share = 1;
         int w = o->outputs[0];
         for (int a = 0; a < p->g->values[w].rank; a++)
-            share *= (double)gt_prop_rows(p, w, a) / (double)p->g->values[w].shape[a];
+            share *= (double)rotor_gt_prop_rows(p, w, a) / (double)p->g->values[w].shape[a];
         *nsplit += share < 1;
         double x = (double)inst * share - 1;
         if (x > 0) extra += o->flops * x;
@@ -168,13 +182,87 @@ static double recompute(const gt_prop *p, int64_t inst, int *nsplit, double *ext
     return all > 0 ? extra / all : 0;
 }
 
+void rotor_gt_op_flops(const rotor_op *op, double *mm, double *vec) {
+    *mm = !op->vendor && op->expr.op_class == ROTOR_OP_CONTRACTION ? rotor_expr_flops(&op->expr) : 0;
+    *vec = op->flops - *mm;
+}
+
+/* The overflow of an instance larger than the LB: its share of every
+ * intermediate goes out and back, to the GB or DDR as the value's size
+ * says (boundary_bw's rule). */
+static double boundary_bw(const rotor_value *v, const rotor_gt_limits *lim);
+static void spill(const gt_prop *p, rotor_gt_split *s, const rotor_gt_limits *lim) {
+    s->spill_gb = s->spill_ddr = 0;
+    double n = (double)s->instances, mid = (double)s->kept_bytes / n, over = (double)(s->peak - lim->lb_bytes);
+    if (s->fits || mid <= 0) return;
+    double share = over < mid ? over / mid : 1;
+    for (int i = 0; i < p->n; i++) {
+        const rotor_value *w = &p->g->values[p->g->ops[p->ops[i]].outputs[0]];
+        if (p->g->ops[p->ops[i]].outputs[0] == p->out) continue;
+        double b = 2 * share * (double)w->bytes / n;
+        if (2 * w->bytes <= lim->gb_bytes) s->spill_gb += b;
+        else s->spill_ddr += b;
+    }
+}
+
+/* Where a value crossing a sub-graph's boundary waits: the GB when it fits
+ * half of it, else DDR. */
+static double boundary_bw(const rotor_value *v, const rotor_gt_limits *lim) {
+    return 2 * v->bytes <= lim->gb_bytes ? lim->gb_bw : lim->ddr_bw;
+}
+
+/* The cost model of rotor_gt_limits for the split s just propagated
+ * (docs/graphturbo.md, "Cost"): the units' time, recomputation included;
+ * the weights, streamed into the LB by every instance (every chunk of an
+ * instance larger than the LB), from the GB when they fit half of it
+ * (brought from DDR once), else from DDR each time; what crosses the
+ * sub-graph's boundary through the GB, or DDR when it is larger than half
+ * the GB; what an instance larger than the
+ * LB sends out of its intermediates and reads back. */
+static double cost(const gt_prop *p, rotor_gt_split *s, const rotor_gt_limits *lim) {
+    const rotor_graph *g = p->g;
+    double mm = 0, vec = 0, w = 0, in = 0, n = (double)s->instances; /* in: seconds to read them once */
+    for (int i = 0; i < p->n; i++) {
+        const rotor_op *o = &g->ops[p->ops[i]];
+        double a, b;
+        rotor_gt_op_flops(o, &a, &b);
+        mm += a, vec += b;
+        for (int k = 0; k < o->ninputs; k++) {
+            int v = o->inputs[k];
+            const rotor_value *val = &g->values[v];
+            if (p->first[v] != i) continue; /* each value once, at its first reader */
+            bool seen = false;
+            for (int j = 0; j < k; j++) seen |= o->inputs[j] == v;
+            if (seen) continue;
+            if (val->role == ROTOR_ROLE_WEIGHT) w += read_bytes(g, p->ops[i], k);
+            else if (val->producer < 0 || !is_member(p, val->producer))
+                in += lim->mm_rate > 0 ? (double)piece_bytes(p, v) / boundary_bw(val, lim) : (double)piece_bytes(p, v);
+        }
+    }
+    double lb = (double)lim->lb_bytes, chunks = s->fits ? 1 : ceil((double)s->peak / lb);
+    bool gb_w = 2 * w <= (double)lim->gb_bytes; /* the weights wait in the GB between loads */
+    double w_once = lim->mm_rate > 0 ? w * (gb_w ? 1 / lim->gb_bw : 1 / lim->ddr_bw + 1 / lim->gb_bw) : w;
+    s->w_loads = chunks, s->in_loads = 1;
+    if (!s->fits && p->n == 1 && w > 0) { /* weights outside, if cheaper */
+        double tiles = ceil(2 * w / lb);
+        if (w_once + in * tiles < w_once * chunks + in) s->w_loads = 1, s->in_loads = tiles;
+    }
+    if (lim->mm_rate <= 0) return 0;
+    double again = 1 + s->recompute;
+    double t = mm * again / lim->mm_rate + vec * again / (lim->vec_rate > 0 ? lim->vec_rate : lim->mm_rate);
+    t += (gb_w ? w / lim->ddr_bw : 0) + n * s->w_loads * w_once;
+    const rotor_value *out = &g->values[p->out];
+    t += n * s->in_loads * in + (double)out->bytes / boundary_bw(out, lim);
+    return t + n * (s->spill_gb / lim->gb_bw + s->spill_ddr / lim->ddr_bw);
+}
+
 /* Prices the split f (factors per output axis) into s. */
 static void price(gt_prop *p, const int64_t *f, const rotor_gt_limits *lim, rotor_gt_split *s) {
     const rotor_value *vo = &p->g->values[p->out];
     int64_t lo[GT_R] = {0}, hi[GT_R], inst = 1;
     for (int a = 0; a < vo->rank; a++) hi[a] = vo->shape[a] / f[a], inst *= f[a], s->factor[a] = f[a];
     for (int a = vo->rank; a < GT_R; a++) s->factor[a] = 1;
-    gt_prop_run(p, lo, hi);
+    rotor_gt_prop_run(p, lo, hi);
     s->instances = inst;
     s->peak = footprint(p);
     s->recompute = 0, s->extra_flops = 0, s->kept_bytes = 0;
@@ -185,10 +273,12 @@ static void price(gt_prop *p, const int64_t *f, const rotor_gt_limits *lim, roto
         if (w != p->out) s->kept_bytes += p->g->values[w].bytes;
     }
     s->fits = s->peak <= lim->lb_bytes;
+    spill(p, s, lim);
+    s->cost = cost(p, s, lim);
 }
 
-static bool admissible(const rotor_gt_split *s, const rotor_gt_limits *lim) {
-    return s->instances == 1 || s->extra_flops <= lim->balance * 2.0 * (double)s->kept_bytes;
+static bool admissible(const rotor_gt_split *s, const rotor_gt_split *whole, const rotor_gt_limits *lim) {
+    return lim->mm_rate <= 0 || s->cost <= whole->cost;
 }
 
 static bool better(const rotor_gt_split *a, const rotor_gt_split *b) { /* Eq. 1 */
@@ -214,7 +304,7 @@ static bool smallest_factor(gt_prop *p, int64_t *f, int d, const rotor_gt_limits
         f[d] = v, price(p, f, lim, s);
         found = s->fits;
     }
-    if (!found) f[d] = e, price(p, f, lim, s);
+    if (!found) f[d] = e, price(p, f, lim, s), found = s->fits; /* size_d ends the list */
     f[d] = 1;
     s->axis = d;
     return found;
@@ -228,14 +318,15 @@ void rotor_gt_analyse(const rotor_graph *g, const int *ops, int n, int out, cons
     *best = (rotor_gt_split){.axis = -1, .instances = 1};
     for (int a = 0; a < GT_R; a++) best->factor[a] = 1;
     *peak = 0;
-    if (!gt_prop_init(&p, g, ops, n, out)) { /* no memory: the caller runs it whole */
-        gt_prop_free(&p);
+    if (!rotor_gt_prop_init(&p, g, ops, n, out)) { /* no memory: the caller runs it whole */
+        rotor_gt_prop_free(&p);
         return;
     }
     const rotor_value *vo = &g->values[out];
     price(&p, f, lim, best);
     best->axis = -1;
     *peak = best->peak;
+    const rotor_gt_split run_whole = *best;
     /* each level: Algorithm 1 over the axes not split yet; none fits: split
      * the Eq. 1 axis whole and go on inside it */
     for (int level = 0; level < vo->rank && !best->fits; level++) {
@@ -243,13 +334,27 @@ void rotor_gt_analyse(const rotor_graph *g, const int *ops, int n, int out, cons
         for (int d = 0; d < vo->rank; d++) {
             if (f[d] != 1 || vo->shape[d] == 1) continue;
             bool ok = smallest_factor(&p, f, d, lim, &s);
-            if (!admissible(&s, lim)) continue;
-            if (ok && (fit.axis < 0 || better(&s, &fit))) fit = s;
+            /* a fitting split must pay for itself; a whole split is a step
+             * towards one, judged when the nesting ends */
+            if (ok && admissible(&s, &run_whole, lim) && (fit.axis < 0 || better(&s, &fit))) fit = s;
             if (!ok && (whole.axis < 0 || better(&s, &whole))) whole = s;
         }
         if (fit.axis >= 0) *best = fit;
         else if (whole.axis >= 0) *best = whole, f[whole.axis] = vo->shape[whole.axis];
         else break;
     }
-    gt_prop_free(&p);
+    /* nothing fits, or what fits does not pay: it runs whole, in chunks */
+    if (!best->fits || !admissible(best, &run_whole, lim)) *best = run_whole;
+    rotor_gt_prop_free(&p);
+}
+
+void rotor_gt_analyse_whole(const rotor_graph *g, const int *ops, int n, int out, const rotor_gt_limits *lim,
+                            rotor_gt_split *whole) {
+    gt_prop p;
+    int64_t f[GT_R];
+    for (int a = 0; a < GT_R; a++) f[a] = 1, whole->factor[a] = 1;
+    *whole = (rotor_gt_split){.axis = -1, .instances = 1, .w_loads = 1, .in_loads = 1};
+    for (int a = 0; a < GT_R; a++) whole->factor[a] = 1;
+    if (rotor_gt_prop_init(&p, g, ops, n, out)) price(&p, f, lim, whole), whole->axis = -1;
+    rotor_gt_prop_free(&p);
 }

@@ -36,21 +36,27 @@
 void rotor_gt_input_range(const rotor_graph *g, int op, int k, const int64_t *olo, const int64_t *ohi, int64_t *lo,
                           int64_t *hi);
 
+/* An operator's FLOPs on the matrix units (a tensor contraction's own) and
+ * on the vector units (everything else: fused epilogues, element-wise and
+ * reduction expressions, vendor ops). */
+void rotor_gt_op_flops(const rotor_op *op, double *mm, double *vec);
+
 /* ---- Algorithm 1 and Eq. 1 -------------------------------------------------- */
 
 typedef struct rotor_gt_limits {
     int64_t lb_bytes;        /* the LB one instance may fill: every core of the group */
     int64_t gb_bytes;        /* the cluster's GB (0: none, as the IPU) */
     int64_t cores;           /* cores one instance binds (Algorithm 4) */
-    /* The recomputation Algorithm 1 may accept (§3.1: "a simple cost model
+    /* The cluster's rates (FLOP/s, bytes/s) for the profitability of a
+     * split and of a merge, rotor's reading of §3.1's "simple cost model
      * to prevent excessive recomputations that offset the benefits brought
-     * by fusion"; the paper gives none).  rotor's: the FLOPs an instance
-     * computes again (halos, operators the split cannot reach) must take
-     * no longer than moving the intermediates it keeps on core out to the
-     * GB and back would: extra FLOPs <= balance x 2 x their bytes, where
-     * balance is the FLOPs the cores do in the time the GB moves a byte
-     * (docs/graphturbo.md, "Recomputation"). */
-    double balance;
+     * by fusion" (the paper gives none; docs/graphturbo.md, "Cost"): a
+     * split is taken only if its sub-graph costs no more than running it
+     * whole, a merge only if the merged sub-graph costs no more than the
+     * two apart.  mm_rate 0: no costs, every fitting split and every merge
+     * the rules allow is taken (the algorithms as the paper states them). */
+    double mm_rate, vec_rate;
+    double gb_bw, ddr_bw;
 } rotor_gt_limits;
 
 /* A split of a sub-graph's output into instances.  Algorithm 1 splits one
@@ -69,6 +75,19 @@ typedef struct rotor_gt_split {
     double recompute;        /* FLOPs computed again, fraction of the sub-graph's */
     double extra_flops;      /* ... the same in FLOPs, over all instances */
     int64_t kept_bytes;      /* intermediates kept on core: the sub-graph's values but its output */
+    double cost;             /* seconds by the cost model of rotor_gt_limits (0 without rates) */
+    /* An instance larger than the LB (fits false) sends what does not fit of
+     * its intermediates out and reads it back: these bytes (out and back)
+     * per instance, through the GB for the intermediates that fit half of
+     * it, else DDR (in proportion: the overflow's share of each). */
+    double spill_gb, spill_ddr;
+    /* How often one instance streams its weights and reads its inputs: 1
+     * and 1 when it fits the LB.  Larger, it runs in chunks, and the
+     * cheaper of two loop orders is taken (docs/graphturbo.md, "Cost"):
+     * rows outside (ceil(peak / LB) chunks, each streaming the weights), or,
+     * for a single operator, weights outside (tiles of half the LB, each
+     * reading the inputs again). */
+    double w_loads, in_loads;
     bool fits;               /* peak <= the LB */
 } rotor_gt_split;
 
@@ -81,6 +100,10 @@ typedef struct rotor_gt_split {
  * does not fit (the rules then treat its factor as infinite). */
 void rotor_gt_analyse(const rotor_graph *g, const int *ops, int n, int out, const rotor_gt_limits *lim,
                       int64_t *peak, rotor_gt_split *best);
+/* The same, with *whole the sub-graph run whole (one instance, in chunks
+ * when larger than the LB): what the per-operator kernels run. */
+void rotor_gt_analyse_whole(const rotor_graph *g, const int *ops, int n, int out, const rotor_gt_limits *lim,
+                            rotor_gt_split *whole);
 
 /* ---- the schedule ---------------------------------------------------------------- */
 
