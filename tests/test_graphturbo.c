@@ -135,7 +135,7 @@ Test(graphturbo, two_3x3_convolutions_halve_along_h_with_their_halos) {
     int y = conv(&g, "c1", x, 4, 16, 3, 1);
     int z = conv(&g, "c2", y, 4, 16, 3, 1);
     int ops[2] = {0, 1};
-    rotor_gt_limits lim = {.lb_bytes = 6000, .cores = 8, .balance = 4};
+    rotor_gt_limits lim = {.lb_bytes = 6000, .gb_bytes = 1 << 20, .cores = 8};
     int64_t peak;
     rotor_gt_split s;
     rotor_gt_analyse(&g, ops, 2, z, &lim, &peak, &s);
@@ -148,12 +148,22 @@ Test(graphturbo, two_3x3_convolutions_halve_along_h_with_their_halos) {
     cr_assert_eq(s.peak, 5632);
     cr_assert_float_eq(s.extra_flops, 0.25 * 73728, 1e-6);
     cr_assert_eq(s.kept_bytes, 4096);
-    /* recomputing 18,432 FLOPs is worth it only if moving y's 8,192 bytes
-     * (out and back) costs more: balance 2 says it costs 16,384 FLOPs */
-    lim.balance = 2;
+    /* With rates, the split must cost no more than running whole.  The split
+     * computes 18,432 FLOPs again, reads x's two 12-row pieces (6,144 bytes)
+     * and its weights twice; whole, the pair runs in ceil(8,192 / 6,000) = 2
+     * chunks (its weights twice too), reads x once (4,096) and sends 2,192
+     * bytes of y out and back (4,384).  Split minus whole: 18,432 / R -
+     * 2,336 / B_GB (the outputs, 4,096, and the weights' DDR read cancel):
+     * worth it when R / B_GB >= 7.89. */
+    lim.mm_rate = lim.vec_rate = 1e9, lim.ddr_bw = 1e8, lim.gb_bw = 1e8; /* 10 */
     rotor_gt_analyse(&g, ops, 2, z, &lim, &peak, &s);
-    cr_assert_not(s.fits, "no admissible split fits");
+    cr_assert(s.fits);
+    cr_assert_eq(s.instances, 2);
+    lim.gb_bw = 2e8; /* 5: recomputing costs more than the GB's round trip */
+    rotor_gt_analyse(&g, ops, 2, z, &lim, &peak, &s);
+    cr_assert_not(s.fits, "no admissible split fits: it runs whole");
     cr_assert_eq(s.instances, 1);
+    cr_assert_eq(s.peak, 8192);
     rotor_graph_free(&g);
 }
 
@@ -170,7 +180,7 @@ Test(graphturbo, a_split_nests_when_one_axis_is_not_enough) {
     int x = act(&g, "x", 4, 16);
     int y = conv(&g, "c", x, 4, 16, 1, 1);
     int ops[1] = {0};
-    rotor_gt_limits lim = {.lb_bytes = 200, .cores = 8, .balance = 0};
+    rotor_gt_limits lim = {.lb_bytes = 200, .cores = 8, .mm_rate = 0};
     int64_t peak;
     rotor_gt_split s;
     rotor_gt_analyse(&g, ops, 1, y, &lim, &peak, &s);
@@ -223,7 +233,7 @@ Test(graphturbo, a_diamond_merges_its_paths_and_exit) {
     rotor_error err;
     cr_assert_eq(rotor_graph_set_output(&g, y, &err), ROTOR_OK);
     cr_assert_eq(rotor_graph_set_output(&g, x, &err), ROTOR_OK);
-    rotor_gt_limits lim = {.lb_bytes = 1 << 20, .gb_bytes = 1 << 22, .cores = 8, .balance = 16};
+    rotor_gt_limits lim = {.lb_bytes = 1 << 20, .gb_bytes = 1 << 22, .cores = 8, .mm_rate = 0};
     rotor_gt_schedule s;
     cr_assert_eq(rotor_gt_schedule_build(&g, &lim, ROTOR_GT_GROUPED, &s, &err), ROTOR_OK, "%s", err.msg);
     check_partition(&g, &s);
@@ -251,7 +261,7 @@ Test(graphturbo, a_branch_merges_the_path_into_its_exit) {
     rotor_error err;
     cr_assert_eq(rotor_graph_set_output(&g, y, &err), ROTOR_OK);
     cr_assert_eq(rotor_graph_set_output(&g, x, &err), ROTOR_OK);
-    rotor_gt_limits lim = {.lb_bytes = 1 << 20, .gb_bytes = 1 << 22, .cores = 8, .balance = 16};
+    rotor_gt_limits lim = {.lb_bytes = 1 << 20, .gb_bytes = 1 << 22, .cores = 8, .mm_rate = 0};
     rotor_gt_schedule s;
     cr_assert_eq(rotor_gt_schedule_build(&g, &lim, ROTOR_GT_GROUPED, &s, &err), ROTOR_OK, "%s", err.msg);
     check_partition(&g, &s);
@@ -275,7 +285,7 @@ Test(graphturbo, rule_one_keeps_a_follower_from_a_finer_split) {
     cr_assert_eq(rotor_graph_set_output(&g, z, &err), ROTOR_OK);
     /* each alone: 8,192 bytes whole; together also 8,192 (x dies as z is
      * born): fits whole, merges */
-    rotor_gt_limits lim = {.lb_bytes = 8192, .gb_bytes = 1 << 22, .cores = 8, .balance = 16};
+    rotor_gt_limits lim = {.lb_bytes = 8192, .gb_bytes = 1 << 22, .cores = 8, .mm_rate = 0};
     rotor_gt_schedule s;
     cr_assert_eq(rotor_gt_schedule_build(&g, &lim, ROTOR_GT_GROUPED, &s, &err), ROTOR_OK, "%s", err.msg);
     cr_assert_eq(s.nsg, 1);
@@ -293,7 +303,7 @@ Test(graphturbo, resnet18_instances_respect_their_producers_and_the_lb) {
     rotor_error err;
     cr_assert_eq(rotor_zoo_build("resnet-18", &(rotor_zoo_options){.batch = 8}, &g, &err), ROTOR_OK);
     cr_assert_eq(rotor_group(&g, &a, NULL, &err), ROTOR_OK);
-    rotor_gt_limits lim = {.lb_bytes = 8 * 65536, .gb_bytes = 8 << 20, .cores = 8, .balance = 15.625};
+    rotor_gt_limits lim = {.lb_bytes = 8 * 65536, .gb_bytes = 8 << 20, .cores = 8, .mm_rate = 0};
     rotor_gt_schedule s;
     cr_assert_eq(rotor_gt_schedule_build(&a, &lim, ROTOR_GT_GROUPED, &s, &err), ROTOR_OK, "%s", err.msg);
     check_partition(&a, &s);
@@ -342,7 +352,7 @@ Test(graphturbo, per_operator_outputs_go_to_the_gb_or_ddr) {
     int z = conv(&g, "c2", y, 4, 16, 3, 1);
     rotor_error err;
     cr_assert_eq(rotor_graph_set_output(&g, z, &err), ROTOR_OK);
-    rotor_gt_limits lim = {.lb_bytes = 1 << 20, .gb_bytes = 0, .cores = 8, .balance = 16};
+    rotor_gt_limits lim = {.lb_bytes = 1 << 20, .gb_bytes = 0, .cores = 8, .mm_rate = 0};
     rotor_gt_schedule s;
     cr_assert_eq(rotor_gt_schedule_build(&g, &lim, ROTOR_GT_PER_OP_GB, &s, &err), ROTOR_OK, "%s", err.msg);
     cr_assert_eq(s.nsg, 2);
@@ -356,5 +366,78 @@ Test(graphturbo, per_operator_outputs_go_to_the_gb_or_ddr) {
     cr_assert_eq(rotor_gt_schedule_build(&g, &lim, ROTOR_GT_PER_OP_LB, &s, &err), ROTOR_OK, "%s", err.msg);
     cr_assert_eq(s.tensors[ROTOR_GT_LB], 1, "y");
     rotor_gt_schedule_free(&s);
+    rotor_graph_free(&g);
+}
+
+/* ---- the DSA time model (src/compile/dsa.c) ---------------------------------- */
+
+#include "rotor/compile/dsa.h"
+
+/* STCP920's cluster: a quarter of the chip's rates and DDR, eight cores' L1. */
+Test(graphturbo, stcp920_has_clusters_of_8_cores_and_the_ipu_none) {
+    rotor_chip chip;
+    rotor_error err;
+    rotor_dsa_cluster c;
+    cr_assert_eq(rotor_chip_preset("stcp920", &chip, &err), ROTOR_OK);
+    cr_assert_eq(rotor_dsa_cluster_of(&chip, &c, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(c.cores, 8);
+    cr_assert_eq(c.lb_bytes, 8 * 65536);
+    cr_assert_eq(c.gb_bytes, 8 << 20);
+    cr_assert_float_eq(c.gb_bw, 512e9, 1);
+    cr_assert_float_eq(c.ddr_bw, 34e9, 1);
+    cr_assert_float_eq(c.mm_rate, 32e12, 1);
+    cr_assert_float_eq(c.vec_rate, 4e12, 1);
+    cr_assert(c.units_overlap);
+    cr_assert_eq(rotor_chip_preset("ipu-mk2", &chip, &err), ROTOR_OK);
+    cr_assert_eq(rotor_dsa_cluster_of(&chip, &c, &err), ROTOR_ERR_INPUT);
+    cr_assert(strstr(err.msg, "has no global buffer") != NULL, "%s", err.msg);
+}
+
+/* x -> c1 -> y -> c2 -> z, 1x1 convolutions on [1, 4, 16, 16] f32: 4,096 bytes
+ * a tensor, 64 bytes of weights and 8,192 FLOPs an operator.  A cluster of
+ * 1 GFLOP/s, a 1 GB/s GB and 0.1 GB/s of DDR, with LB and GB of 1 MiB.
+ *  per-layer: each operator loads its weights (64 B from DDR and into the
+ *    LB through the GB: 0.64 + 0.064 us), then moves its input and output
+ *    through DDR (8,192 B: 81.92 us, longer than its 8.192 us of compute):
+ *    82.624 us each, 165.248 us;
+ *  graphturbo: one sub-graph (y stays in the LB), every resource at once:
+ *    DDR carries x, z and both weights (8,320 B: 83.2 us), compute 16.384. */
+Test(graphturbo, a_chain_keeps_its_intermediate_on_core) {
+    rotor_graph g;
+    rotor_graph_init(&g, "t");
+    int x = act(&g, "x", 4, 16);
+    int y = conv(&g, "c1", x, 4, 16, 1, 1);
+    int z = conv(&g, "c2", y, 4, 16, 1, 1);
+    rotor_error err;
+    cr_assert_eq(rotor_graph_set_output(&g, z, &err), ROTOR_OK);
+    rotor_dsa_cluster c = {.cores = 8, .lb_bytes = 1 << 20, .gb_bytes = 1 << 20, .gb_bw = 1e9, .ddr_bw = 1e8,
+                           .mm_rate = 1e9, .vec_rate = 1e9, .units_overlap = false};
+    rotor_dsa_result r;
+    cr_assert_eq(rotor_dsa_run(&g, &c, ROTOR_DSA_PER_LAYER, &r, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_float_eq(r.seconds, 165.248e-6, 1e-12);
+    cr_assert_eq(r.subgraphs, 2);
+    cr_assert_eq(r.tensors[ROTOR_GT_DDR], 3, "x, y and z");
+    cr_assert_eq(rotor_dsa_run(&g, &c, ROTOR_DSA_GRAPHTURBO, &r, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_float_eq(r.seconds, 83.2e-6, 1e-12);
+    cr_assert_eq(r.subgraphs, 1);
+    cr_assert_eq(r.tensors[ROTOR_GT_LB], 1, "y");
+    cr_assert_eq(r.tensors[ROTOR_GT_DDR], 2, "x and z");
+    cr_assert_float_eq(r.ddr_bytes, 8320, 1e-9);
+    rotor_graph_free(&g);
+}
+
+/* An embedding lookup reads the rows it gathers, not its table: DLRM's
+ * 24 billion parameters stay in DDR, and a batch of 256 reads 26 x 256
+ * rows of 128. */
+Test(graphturbo, a_gather_reads_its_rows_not_its_table) {
+    rotor_graph g;
+    rotor_error err;
+    cr_assert_eq(rotor_zoo_build("dlrm", &(rotor_zoo_options){.batch = 256}, &g, &err), ROTOR_OK, "%s", err.msg);
+    int op = -1;
+    for (int o = 0; o < g.nops && op < 0; o++)
+        if (!strcmp(g.ops[o].type, "Gather") && g.values[g.ops[o].inputs[0]].role == ROTOR_ROLE_WEIGHT) op = o;
+    cr_assert_geq(op, 0);
+    cr_assert_eq(rotor_op_read_elements(&g, op, 0), 256 * 128);
+    cr_assert_gt(g.values[g.ops[op].inputs[0]].elements, 256 * 128);
     rotor_graph_free(&g);
 }

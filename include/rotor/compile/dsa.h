@@ -1,0 +1,84 @@
+/* rotor — GraphTurbo's schedules timed on a DSA with a memory hierarchy
+ * (GraphTurbo §1 Fig. 1, §4, §5): d clusters of c cores, a local buffer (LB)
+ * per core, a global buffer (GB) per cluster, DDR or HBM behind DMA.
+ *
+ * One cluster runs its share of the batch (§2.1: data parallelism across
+ * clusters); the graph given is that share.  Five schedules, the per-layer
+ * baseline and the four steps of Fig. 15:
+ *
+ *   per-layer   every operator a kernel, its output to DDR (TVM, §5.2)
+ *   gb          outputs kept in the GB while it holds them (Fig. 15, 1st)
+ *   lb          outputs kept in the LB, else the GB, else DDR (2nd)
+ *   instances   + sub-graphs, instances and their order (§3; 3rd)
+ *   graphturbo  + cross-layer scheduling: weights prefetched DDR -> GB -> LB
+ *               while the previous instance computes, and the matrix and
+ *               vector units working at once (§4.4; 4th, all of GraphTurbo)
+ *
+ * The model (docs/graphturbo.md, "Time"): an instance's matrix FLOPs run at
+ * the cluster's matrix rate, the rest at its vector rate; it reads its
+ * inputs and writes its output at the bandwidth of the level each lives in
+ * (the LB costs nothing: the data is on core), promotes its weights from
+ * the GB (brought from DDR once per sub-graph), and moves what it cannot
+ * keep in the LB through the GB.  Without cross-layer scheduling an
+ * instance loads its weights, then overlaps its tiles' moves with compute
+ * (double buffering inside a kernel); with it, every resource works at
+ * once and the slowest sets the time. */
+#ifndef ROTOR_DSA_H
+#define ROTOR_DSA_H
+
+#include <stdint.h>
+
+#include "rotor/base/chip.h"
+#include "rotor/base/error.h"
+#include "rotor/model/graph.h"
+#include "rotor/model/graphturbo.h"
+
+typedef enum rotor_dsa_step {
+    ROTOR_DSA_PER_LAYER = 0,
+    ROTOR_DSA_GB,
+    ROTOR_DSA_LB,
+    ROTOR_DSA_INSTANCES,
+    ROTOR_DSA_GRAPHTURBO,
+    ROTOR_DSA_STEPS
+} rotor_dsa_step;
+
+/* "per-layer", "gb", "lb", "instances", "graphturbo". */
+const char *rotor_dsa_step_name(rotor_dsa_step s);
+
+/* One cluster of a chip, in SI units. */
+typedef struct rotor_dsa_cluster {
+    int64_t cores;           /* c */
+    int64_t lb_bytes;        /* every core's LB together */
+    int64_t gb_bytes;        /* the cluster's GB */
+    double gb_bw;            /* bytes/s */
+    double ddr_bw;           /* the cluster's share of the off-chip bandwidth, bytes/s */
+    double mm_rate;          /* matrix FLOP/s of the cluster */
+    double vec_rate;         /* vector FLOP/s of the cluster */
+    bool units_overlap;      /* u >= 2: matrix and vector units run at once */
+} rotor_dsa_cluster;
+
+/* The cluster of chip; refused (one line naming what is missing) when the
+ * chip has no GB or no off-chip memory: the model prices neither away. */
+rotor_status rotor_dsa_cluster_of(const rotor_chip *chip, rotor_dsa_cluster *out, rotor_error *err);
+
+/* What the graph scheduler needs of a cluster: the LB of its cores, its GB,
+ * and its rates for the cost of splits and merges (rotor_gt_limits). */
+void rotor_dsa_limits(const rotor_dsa_cluster *c, rotor_gt_limits *lim);
+
+typedef struct rotor_dsa_result {
+    rotor_dsa_step step;
+    double seconds;          /* the cluster's graph, once */
+    double mm_s, vec_s;      /* busy time of the matrix and vector units */
+    double ddr_s, gb_s;      /* ... of DDR and the GB */
+    double ddr_bytes, gb_bytes;
+    int subgraphs;
+    int64_t instances;
+    rotor_gt_order_kind order;
+    int tensors[3];          /* activation values in the LB, GB, DDR (Table 3) */
+} rotor_dsa_result;
+
+/* Schedules g (one cluster's share) as step says and times it. */
+rotor_status rotor_dsa_run(const rotor_graph *g, const rotor_dsa_cluster *c, rotor_dsa_step step,
+                           rotor_dsa_result *out, rotor_error *err);
+
+#endif

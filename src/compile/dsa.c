@@ -1,0 +1,159 @@
+/* dsa.c — GraphTurbo's schedules timed on a DSA's memory hierarchy
+ * (include/rotor/compile/dsa.h has the model; docs/graphturbo.md, "Time",
+ * its decisions). */
+#include "rotor/compile/dsa.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+static const char *const STEP_NAMES[ROTOR_DSA_STEPS] = {"per-layer", "gb", "lb", "instances", "graphturbo"};
+
+const char *rotor_dsa_step_name(rotor_dsa_step s) {
+    return (unsigned)s < ROTOR_DSA_STEPS ? STEP_NAMES[s] : "?";
+}
+
+rotor_status rotor_dsa_cluster_of(const rotor_chip *chip, rotor_dsa_cluster *out, rotor_error *err) {
+    *out = (rotor_dsa_cluster){0};
+    if (chip->gb_bytes <= 0)
+        return rotor_fail(err, ROTOR_ERR_INPUT,
+                          "chip '%s' has no global buffer (gb_bytes 0): GraphTurbo's DSA schedule needs one "
+                          "(stcp920 has one); sub-graph instances on an inter-core connected chip's core groups "
+                          "are not built yet (docs/graphturbo.md)", chip->name);
+    if (chip->hbm_gbps <= 0)
+        return rotor_fail(err, ROTOR_ERR_INPUT,
+                          "chip '%s' has no off-chip memory (hbm_gbps 0): GraphTurbo's schedule keeps "
+                          "weights and spills there", chip->name);
+    double d = (double)chip->clusters;
+    out->cores = rotor_chip_cluster_cores(chip);
+    out->lb_bytes = out->cores * rotor_chip_sram(chip);
+    out->gb_bytes = chip->gb_bytes;
+    out->gb_bw = chip->gb_gbps * 1e9;
+    out->ddr_bw = chip->hbm_gbps * 1e9 / d; /* the clusters share it (§2.1: each runs its share at once) */
+    out->mm_rate = chip->matrix_tflops * 1e12 / d;
+    out->vec_rate = chip->vector_tflops * 1e12 / d;
+    out->units_overlap = chip->compute_units >= 2;
+    return ROTOR_OK;
+}
+
+void rotor_dsa_limits(const rotor_dsa_cluster *c, rotor_gt_limits *lim) {
+    *lim = (rotor_gt_limits){.lb_bytes = c->lb_bytes, .gb_bytes = c->gb_bytes, .cores = c->cores,
+                             .mm_rate = c->mm_rate, .vec_rate = c->vec_rate, .gb_bw = c->gb_bw, .ddr_bw = c->ddr_bw};
+}
+
+/* What a sub-graph computes and holds, over all its instances. */
+typedef struct sg_cost {
+    double mm, vec;          /* FLOPs, recomputation included */
+    double weights;          /* weight bytes it reads, each value once */
+} sg_cost;
+
+static void sg_costs(const rotor_graph *g, const rotor_gt_schedule *s, sg_cost *sc) {
+    for (int i = 0; i < s->nsg; i++) {
+        const rotor_gt_subgraph *sg = &s->sg[i];
+        sg_cost c = {0};
+        for (int m = 0; m < sg->count; m++) {
+            const rotor_op *o = &g->ops[s->members[sg->first + m]];
+            double mm, vec;
+            rotor_gt_op_flops(o, &mm, &vec);
+            c.mm += mm, c.vec += vec;
+            for (int k = 0; k < o->ninputs; k++) {
+                int v = o->inputs[k];
+                bool seen = false; /* a weight two members read counts once */
+                for (int m2 = 0; m2 <= m && !seen; m2++) {
+                    const rotor_op *o2 = &g->ops[s->members[sg->first + m2]];
+                    for (int k2 = 0; k2 < (m2 < m ? o2->ninputs : k) && !seen; k2++) seen = o2->inputs[k2] == v;
+                }
+                if (!seen && g->values[v].role == ROTOR_ROLE_WEIGHT) /* a gather reads its rows */
+                    c.weights += (double)g->values[v].bytes * (double)rotor_op_read_elements(g, s->members[sg->first + m], k) /
+                                 (double)g->values[v].elements;
+            }
+        }
+        double again = 1 + sg->best.recompute;
+        c.mm *= again, c.vec *= again;
+        sc[i] = c;
+    }
+}
+
+/* The bytes one instance of sg moves to and from DDR and the GB for its
+ * activations (inputs where they live, its output where it goes, what it
+ * cannot hold in the LB through the GB). */
+static void activation_bytes(const rotor_graph *g, const rotor_gt_schedule *s, int64_t pos, double *ddr, double *gb) {
+    const rotor_gt_subgraph *sg = &s->sg[s->order[pos].sg];
+    double again = sg->best.in_loads; /* a chunked instance may read its inputs more than once */
+    for (int i = 0; i < sg->ninputs; i++) {
+        const rotor_gt_input *in = &s->inputs[sg->first_input + i];
+        int pr = g->values[in->value].producer;
+        if (pr < 0) { /* a model input waits in DDR */
+            *ddr += again * (double)in->bytes;
+            continue;
+        }
+        /* the producer's instances' outputs live in their scopes in these shares */
+        const rotor_gt_subgraph *px = &s->sg[s->sg_of[pr]];
+        double n = (double)px->best.instances;
+        *gb += again * (double)in->bytes * (double)px->in_scope[ROTOR_GT_GB] / n;
+        *ddr += again * (double)in->bytes * (double)px->in_scope[ROTOR_GT_DDR] / n;
+    }
+    double block = (double)g->values[sg->output].bytes / (double)sg->best.instances;
+    if (s->scope[pos] == ROTOR_GT_GB) *gb += block;
+    else if (s->scope[pos] == ROTOR_GT_DDR) *ddr += block;
+    /* an instance larger than the LB sends what does not fit of its
+     * intermediates out and back (its inputs and output are counted above) */
+    *gb += sg->best.spill_gb, *ddr += sg->best.spill_ddr;
+}
+
+static rotor_status time_schedule(const rotor_graph *g, const rotor_gt_schedule *s, const rotor_dsa_cluster *c,
+                                  rotor_dsa_step step, rotor_dsa_result *r, rotor_error *err) {
+    sg_cost *sc = malloc(sizeof *sc * (size_t)(s->nsg > 0 ? s->nsg : 1));
+    if (!sc) return rotor_nomem(err);
+    sg_costs(g, s, sc);
+    bool cross = step == ROTOR_DSA_GRAPHTURBO;
+    for (int64_t pos = 0; pos < s->ninst; pos++) {
+        int k = s->order[pos].sg;
+        double n = (double)s->sg[k].best.instances;
+        double mm = sc[k].mm / n / c->mm_rate, vec = sc[k].vec / n / c->vec_rate;
+        double ddr = 0, gb = 0;
+        activation_bytes(g, s, pos, &ddr, &gb);
+        /* weights (docs/graphturbo.md, "Time"): streamed into the LB w_loads
+         * times an instance (more than once when it runs in chunks); those
+         * that fit half the GB wait there, brought from DDR once per
+         * sub-graph, larger ones come from DDR through the GB every time */
+        const rotor_gt_subgraph *sg = &s->sg[k];
+        double w = sc[k].weights, w_gb = w * sg->best.w_loads;
+        double w_ddr = 2 * sc[k].weights <= (double)c->gb_bytes ? (s->order[pos].index == 0 ? w : 0) : w_gb;
+        double t_ddr = (ddr + w_ddr) / c->ddr_bw, t_gb = (gb + w_gb) / c->gb_bw;
+        double t;
+        if (cross) {
+            double comp = c->units_overlap ? (mm > vec ? mm : vec) : mm + vec;
+            t = comp;
+            if (t_ddr > t) t = t_ddr;
+            if (t_gb > t) t = t_gb;
+        } else {
+            double load = w_ddr / c->ddr_bw + w_gb / c->gb_bw, io = ddr / c->ddr_bw + gb / c->gb_bw;
+            t = load + (mm + vec > io ? mm + vec : io);
+        }
+        r->seconds += t;
+        r->mm_s += mm, r->vec_s += vec, r->ddr_s += t_ddr, r->gb_s += t_gb;
+        r->ddr_bytes += ddr + w_ddr, r->gb_bytes += gb + w_gb;
+    }
+    free(sc);
+    return ROTOR_OK;
+}
+
+rotor_status rotor_dsa_run(const rotor_graph *g, const rotor_dsa_cluster *c, rotor_dsa_step step,
+                           rotor_dsa_result *out, rotor_error *err) {
+    *out = (rotor_dsa_result){.step = step};
+    if ((unsigned)step >= ROTOR_DSA_STEPS) return rotor_fail(err, ROTOR_ERR_INPUT, "dsa: unknown step %d", (int)step);
+    rotor_gt_limits lim;
+    rotor_dsa_limits(c, &lim);
+    rotor_gt_mode mode = step == ROTOR_DSA_LB ? ROTOR_GT_PER_OP_LB
+                         : step <= ROTOR_DSA_GB ? ROTOR_GT_PER_OP_GB : ROTOR_GT_GROUPED;
+    if (step == ROTOR_DSA_PER_LAYER) lim.gb_bytes = 0; /* nothing stays on chip: every output to DDR */
+    rotor_gt_schedule s;
+    rotor_status st = rotor_gt_schedule_build(g, &lim, mode, &s, err);
+    if (st == ROTOR_OK) st = time_schedule(g, &s, c, step, out, err);
+    if (st == ROTOR_OK) {
+        out->subgraphs = s.nsg, out->instances = s.ninst, out->order = s.kind;
+        for (int i = 0; i < 3; i++) out->tensors[i] = s.tensors[i];
+    }
+    rotor_gt_schedule_free(&s);
+    return st;
+}
