@@ -384,6 +384,11 @@ void cli_progress_end(cli_progress *p);
  * search can take very long there and --solver fast exists. */
 #define CLI_SOLVER_HINT_CORES 65536
 void cli_solver_hint(const char *cmd, const rotor_chip *chip, rotor_solver solver, bool quiet);
+
+/* rotor compile --group graphturbo's table or JSON (compilegt.c). */
+struct rotor_pipeline;
+int cli_compile_graphturbo(const char *model, const rotor_chip *chip, int64_t batch, const struct rotor_pipeline *p,
+                           bool json);
 /* Before compiling on a chip whose GB serves less than its cluster's cores'
  * links together (gb_gbps < cores_per_cluster * link_gbps), one line on
  * stderr (unless quiet): the compiler's cost model does not price the GB's

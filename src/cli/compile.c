@@ -49,6 +49,11 @@ static void compile_usage(FILE *f) {
             "  --json              print the program on stdout instead of the table\n"
             "  --solver S          plan search: exact (default, the optimum) or fast (KAPLA's\n"
             "                      greedy solver, near-optimal and far faster; docs/kapla.md)\n"
+            "  --group G           how operators are grouped: fused (default: epilogues fused,\n"
+            "                      layout ops folded, docs/group.md) or graphturbo (GraphTurbo's\n"
+            "                      sub-graph instances on a chip with a global buffer, e.g. stcp920:\n"
+            "                      the per-layer baseline and the Fig. 15 steps timed; --batch is\n"
+            "                      then one cluster's share; implies --simplify; docs/graphturbo.md)\n"
             "  --pipeline          run chains of operators as pipelined segments, each operator\n"
             "                      on its own group of cores, where that is faster (KAPLA;\n"
             "                      one all-to-all chip; docs/kapla.md)\n"
@@ -151,8 +156,8 @@ static int parse_batches(const char *cmd, const char *batch, int64_t *batches, i
 /* What `rotor compile` was asked, parsed and checked. */
 typedef struct compile_args {
     cli_shared_args sa;
-    const char *model, *baseline, *outfile, *format, *solver_name;
-    bool compare, vgm_only, json;
+    const char *model, *baseline, *outfile, *format, *solver_name, *group;
+    bool compare, vgm_only, json, graphturbo;
     cli_pipeline_args pl;
     rotor_solver solver;
     rotor_vgm_kind kind; /* with vgm_only */
@@ -168,6 +173,7 @@ static int parse_compile(int argc, char **argv, compile_args *a) {
         {"baseline", 0, CLI_VALUE, offsetof(compile_args, baseline), 0, 0},
         {"compare", 0, CLI_FLAG, offsetof(compile_args, compare), 0, 0},
         {"format", 0, CLI_VALUE, offsetof(compile_args, format), 0, 0},
+        {"group", 0, CLI_VALUE, offsetof(compile_args, group), 0, 0},
         {"json", 0, CLI_FLAG, offsetof(compile_args, json), 0, 0},
         {NULL, 'o', CLI_VALUE, offsetof(compile_args, outfile), 0, 0},
         {"solver", 0, CLI_VALUE, offsetof(compile_args, solver_name), 0, 0},
@@ -184,6 +190,12 @@ static int parse_compile(int argc, char **argv, compile_args *a) {
         else return cli_usage_error(cmd, "--baseline: expected vgm or vgm-oracle, got '%s'", a->baseline);
         a->vgm_only = true;
     }
+    if (a->group && strcmp(a->group, "fused") != 0 && strcmp(a->group, "graphturbo") != 0)
+        return cli_usage_error(cmd, "--group: expected fused or graphturbo, got '%s'", a->group);
+    a->graphturbo = a->group && !strcmp(a->group, "graphturbo");
+    if (a->graphturbo && (a->baseline || a->compare || a->pl.pipeline || a->outfile))
+        return cli_usage_error(cmd, "--group graphturbo times GraphTurbo's schedules: it conflicts with %s",
+                               a->baseline ? "--baseline" : a->compare ? "--compare" : a->pl.pipeline ? "--pipeline" : "-o");
     if (a->pl.pipeline && a->baseline)
         return cli_usage_error(cmd, "--pipeline conflicts with --baseline %s", a->baseline);
     if (a->vgm_only && a->compare)
@@ -200,6 +212,7 @@ static int parse_compile(int argc, char **argv, compile_args *a) {
         return cli_usage_error(cmd, "--baseline %s writes no program (drop -o / --json)",
                                rotor_vgm_kind_name(a->kind));
     if (parse_batches(cmd, a->sa.batch, a->batches, &a->nb)) return EXIT_BADINPUT;
+    if (a->graphturbo && a->nb > 1) return cli_usage_error(cmd, "--group graphturbo takes one --batch");
     if (a->nb > 1 && (a->json || a->outfile))
         return cli_usage_error(cmd, "a --batch sweep writes no program (drop -o / --json)");
     if (a->outfile && !strcmp(a->outfile, "-")) {
@@ -334,6 +347,10 @@ int cmd_compile(int argc, char **argv) {
     po.program = !a.vgm_only && a.nb <= 1;
     po.zoo.phase = ROTOR_PHASE_PREFILL;
     if (cli_shared_model(cmd, a.model, &a.sa, true, &po)) return EXIT_BADINPUT;
+    if (a.graphturbo) { /* GraphTurbo plans the simplified graph (§2.2), no T10 program */
+        po.t10 = po.program = false;
+        po.graphturbo = po.simplify = true;
+    }
     po.compile.solver = a.solver;
     po.compile.pipeline = a.pl.pipeline;
     po.compile.objective = a.pl.objective;
@@ -345,7 +362,7 @@ int cmd_compile(int argc, char **argv) {
     if (a.outfile && (rc = cli_output_open_model(cmd, "-o", a.outfile, a.model, ".rotor-program.json", &out)))
         return rc;
 
-    if (!a.vgm_only) cli_solver_hint(cmd, &chip, a.solver, a.sa.quiet);
+    if (!a.vgm_only && !a.graphturbo) cli_solver_hint(cmd, &chip, a.solver, a.sa.quiet);
     bool sweep = a.nb > 1;
     if (sweep && a.compare)
         printf("%-8s %14s %14s %9s %14s %9s\n", "batch", "T10 (us)", "VGM (us)", "speedup", "oracle (us)", "speedup");
@@ -373,6 +390,7 @@ int cmd_compile(int argc, char **argv) {
         }
         if (st && st != ROTOR_ERR_NOFIT) rc = cli_fail(cmd, st, &err);
         else if (sweep) print_sweep_row(&a, &p, st, b);
+        else if (a.graphturbo) rc = st ? cli_fail(cmd, st, &err) : cli_compile_graphturbo(a.model, &chip, b, &p, a.json);
         else rc = st ? cli_fail(cmd, st, &err) : print_compiled(&a, &p, &chip, b, &out);
         if (sweep && st == ROTOR_ERR_NOFIT) {
             if (i == 0) rc = cli_fail(cmd, st, &err);

@@ -59,6 +59,12 @@ rotor_status rotor_pipeline_run(const rotor_pipeline_options *opt, const rotor_c
         return rotor_fail(err, ROTOR_ERR_INPUT, "pipeline: compiling or scheduling needs a chip");
     if (opt->program && !opt->t10)
         return rotor_fail(err, ROTOR_ERR_INPUT, "pipeline: a program comes from the T10 compile");
+    if (opt->graphturbo && !chip) return rotor_fail(err, ROTOR_ERR_INPUT, "pipeline: GraphTurbo's schedule needs a chip");
+    /* before the work: a chip without a GB is refused in one line */
+    if (opt->graphturbo) {
+        rotor_status cs = rotor_dsa_cluster_of(chip, &out->cluster, err);
+        if (cs) return cs;
+    }
     /* No silent guess (issue 41): on a mesh the VGM baseline prices its
      * loads and stores over one chip's routes (compile/vgmmesh.c); a mesh of
      * several chips has no route between them there: refused before the
@@ -96,6 +102,8 @@ rotor_status rotor_pipeline_run(const rotor_pipeline_options *opt, const rotor_c
         out->oracle_status = rotor_vgm_compile(&out->graph, chip, ROTOR_VGM_ORACLE, &out->oracle, &out->oracle_err);
     if (!st && opt->program && !empty) st = program_stage(out, opt, chip, err);
     if (!st && opt->schedule) st = rotor_schedule_build(&out->graph, chip, opt->schedule, &out->schedule, err);
+    for (int k = 0; !st && opt->graphturbo && k < ROTOR_DSA_STEPS; k++)
+        st = rotor_dsa_run(&out->graph, &out->cluster, (rotor_dsa_step)k, &out->dsa[k], err);
     return st;
 }
 

@@ -27,6 +27,7 @@
 #include "rotor/compile/vgm.h"
 #include "rotor/hbm/schedule.h"
 #include "rotor/model/graph.h"
+#include "rotor/compile/dsa.h"
 #include "rotor/model/group.h"
 #include "rotor/model/onnx.h"
 #include "rotor/model/simplify.h"
@@ -40,6 +41,11 @@ typedef struct rotor_pipeline_options {
      * (docs/simplify.md), after load and before group; off by default */
     bool simplify;
     bool no_group;            /* the graph as imported, not grouped (rotor run executes it) */
+    /* GraphTurbo's schedules on the chip's memory hierarchy, after grouping:
+     * the per-layer baseline and the four steps of its Fig. 15 ablation
+     * (compile/dsa.h, docs/graphturbo.md).  The graph is one cluster's
+     * share.  Needs a chip with a global buffer and off-chip memory. */
+    bool graphturbo;
     bool t10;                 /* compile after T10 */
     bool vgm;                 /* compile with the VGM baseline (Roller) too; its failure is kept apart */
     bool vgm_oracle;          /* and with the VGM oracle (exhaustive), likewise */
@@ -70,6 +76,8 @@ typedef struct rotor_pipeline {
     rotor_status oracle_status;
     rotor_error oracle_err;
     rotor_program program;       /* with program */
+    rotor_dsa_cluster cluster;   /* with graphturbo: the chip's cluster */
+    rotor_dsa_result dsa[ROTOR_DSA_STEPS]; /* with graphturbo: each step's schedule, timed */
     rotor_schedule *schedule;    /* with schedule */
 } rotor_pipeline;
 
