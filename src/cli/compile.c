@@ -27,7 +27,7 @@ static void compile_usage(FILE *f) {
             "'rotor compile --list' names the models.\n"
             "\n"
             "  --chip NAME|FILE    preset (ipu-mk2, ipu-pod4, ipu-pod16, ipu-mk2-mesh, wormhole-n150,\n"
-            "                      wse2) or chip file; default ipu-mk2\n"
+            "                      wse2, stcp920) or chip file; default ipu-mk2\n"
             "  --set KEY=VALUE     override one chip field (repeatable)\n"
             "  --batch N[,N...]    batch size; a list sweeps, doubling from the last until the\n"
             "                      model no longer fits (that one is marked x); default 1\n"

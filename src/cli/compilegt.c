@@ -51,22 +51,25 @@ static int print_json(const char *model, const rotor_chip *chip, int64_t batch, 
 int cli_compile_graphturbo(const char *model, const rotor_chip *chip, int64_t batch, const rotor_pipeline *p,
                            bool json) {
     if (json) return print_json(model, chip, batch, p);
-    printf("%s, batch %lld a cluster x %lld clusters on %s: GraphTurbo's schedules (docs/graphturbo.md); "
+    char share[64];
+    if (rotor_model_is_onnx(model)) snprintf(share, sizeof share, "the file's batch");
+    else snprintf(share, sizeof share, "batch %lld", (long long)batch);
+    printf("%s, %s a cluster x %lld clusters on %s: GraphTurbo's schedules (docs/graphturbo.md); "
            "%d operators simplified and grouped into %d (%d BatchNormalizations folded)\n\n",
-           model, (long long)batch, (long long)chip->clusters, chip->name, p->simplify.ops_before, p->graph.nops,
+           model, share, (long long)chip->clusters, chip->name, p->simplify.ops_before, p->graph.nops,
            p->simplify.bn_folded);
-    printf("%-11s %11s %8s %13s %10s %9s %6s %5s %5s %5s %10s %10s\n", "step", "time (ms)", "speedup", "throughput/s",
-           "sub-graphs", "instances", "order", "LB", "GB", "DDR", "DDR (MB)", "GB (MB)");
+    printf("%-11s %13s %8s %13s %10s %9s %6s %5s %5s %5s %10s %10s\n", "step", "time (us)", "speedup",
+           "throughput/s", "sub-graphs", "instances", "order", "LB", "GB", "DDR", "DDR (MB)", "GB (MB)");
     const rotor_dsa_result *base = &p->dsa[ROTOR_DSA_PER_LAYER];
     for (int k = 0; k < ROTOR_DSA_STEPS; k++) {
         const rotor_dsa_result *r = &p->dsa[k];
-        printf("%-11s %11.3f %7.2fx %13.1f %10d %9lld %6s %5d %5d %5d %10.1f %10.1f\n", rotor_dsa_step_name(r->step),
-               r->seconds * 1e3, base->seconds / r->seconds, (double)(batch * chip->clusters) / r->seconds,
+        printf("%-11s %13.3f %7.2fx %13.1f %10d %9lld %6s %5d %5d %5d %10.1f %10.1f\n", rotor_dsa_step_name(r->step),
+               r->seconds * 1e6, base->seconds / r->seconds, (double)(batch * chip->clusters) / r->seconds,
                r->subgraphs, (long long)r->instances, order_name(r->order), r->tensors[ROTOR_GT_LB],
                r->tensors[ROTOR_GT_GB], r->tensors[ROTOR_GT_DDR], r->ddr_bytes / 1e6, r->gb_bytes / 1e6);
     }
     const rotor_dsa_result *g = &p->dsa[ROTOR_DSA_GRAPHTURBO];
-    printf("\ngraphturbo: matrix units %.3f ms, vector units %.3f ms, DDR %.3f ms, GB %.3f ms busy of %.3f ms\n",
-           g->mm_s * 1e3, g->vec_s * 1e3, g->ddr_s * 1e3, g->gb_s * 1e3, g->seconds * 1e3);
+    printf("\ngraphturbo: busy matrix units %.3f us, vector units %.3f us, DDR %.3f us, GB %.3f us, of %.3f us\n",
+           g->mm_s * 1e6, g->vec_s * 1e6, g->ddr_s * 1e6, g->gb_s * 1e6, g->seconds * 1e6);
     return 0;
 }

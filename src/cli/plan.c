@@ -23,7 +23,7 @@ static void plan_usage(FILE *f) {
             "  --expr EXPR         tensor expression, e.g. 'C[m,n] += A[m,k] * B[k,n]'\n"
             "  --dim LIST          extents, e.g. m=32,k=5120,n=15360\n"
             "  --chip NAME|FILE    preset (ipu-mk2, ipu-pod4, ipu-pod16, ipu-mk2-mesh, wormhole-n150,\n"
-            "                      wse2) or chip file; default ipu-mk2\n"
+            "                      wse2, stcp920) or chip file; default ipu-mk2\n"
             "  --set KEY=VALUE     override one chip field (repeatable), e.g. --set cores_per_chip=64\n"
             "  --json              print the plan as JSON (rotor-plan, docs/plan-format.md)\n"
             "  --format FMT        table (default), or t10 (the T10 benchmark's format)\n"

@@ -39,7 +39,7 @@ static void verify_usage(FILE *f) {
             "  --expr EXPR         tensor expression, e.g. 'C[m,n] += A[m,k] * B[k,n]'\n"
             "  --dim LIST          extents, e.g. m=64,k=96,n=80\n"
             "  --chip NAME|FILE    preset (ipu-mk2, ipu-pod4, ipu-pod16, ipu-mk2-mesh, wormhole-n150,\n"
-            "                      wse2) or chip file; default ipu-mk2\n"
+            "                      wse2, stcp920) or chip file; default ipu-mk2\n"
             "  --set KEY=VALUE     override one chip field (repeatable)\n"
             "  --plan FILE         verify the plan of a plan file (rotor plan --json) for\n"
             "                      the operator, extents and chip the file names; --expr, --dim\n"

@@ -1,0 +1,57 @@
+#!/bin/sh
+# CLI tests of `rotor compile --group graphturbo` (issue 42; docs/graphturbo.md):
+# GraphTurbo's five schedules of one cluster's share on stcp920, the table and
+# its JSON, and the one-line refusals (a chip without a global buffer, an
+# unknown grouping, the options it cannot take).
+# Run by `make test` as `ROTOR=build/rotor sh tests/cli_graphturbo.sh`.
+. "$(dirname "$0")/lib.sh"
+tiny="$(dirname "$0")/../examples/tiny-cnn.onnx"
+
+# ResNet-18, 8 images a cluster: the schedules as docs/graphturbo.md's
+# table gives them (numbers of the model as implemented: a change to the
+# model changes them on purpose)
+run_saved "$tmpdir/r18" -- compile resnet-18 --batch 8 --chip stcp920 --group graphturbo -q
+expect_saved r18-head "resnet-18, batch 8 a cluster x 4 clusters on stcp920: GraphTurbo's schedules" "$tmpdir/r18"
+expect_saved r18-bn "69 operators simplified and grouped into 23 (20 BatchNormalizations folded)" "$tmpdir/r18"
+expect_saved r18-per-layer "^per-layer        4753.998    1.00x        6731.2         23        23    bfs     0     0    24" "$tmpdir/r18"
+expect_saved r18-graphturbo "^graphturbo       2004.589    2.37x       15963.4         22        66    bfs     1    20     3" "$tmpdir/r18"
+# every step at least as fast as the one before (Fig. 15's steps gain)
+if awk '/^(per-layer|gb|lb|instances|graphturbo) / { if (prev && $2 > prev + 1e-9) bad = 1; prev = $2 } END { exit bad }' "$tmpdir/r18"; then
+    ok
+else
+    bad "r18: a step slower than the one before: $(cat "$tmpdir/r18")"
+fi
+
+# JSON: the same numbers, machine-readable
+run_saved "$tmpdir/r18.json" -- compile resnet-18 --batch 8 --chip stcp920 --group graphturbo --json
+expect_saved json-format '"format":	"rotor-graphturbo"' "$tmpdir/r18.json"
+expect_saved json-steps '"step":	"instances"' "$tmpdir/r18.json"
+if /usr/bin/python3 - "$tmpdir/r18.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+steps = {s["step"]: s for s in d["steps"]}
+assert d["version"] == 1 and d["clusters"] == 4 and d["batch_per_cluster"] == 8
+assert [s["step"] for s in d["steps"]] == ["per-layer", "gb", "lb", "instances", "graphturbo"]
+g = steps["graphturbo"]
+assert abs(g["seconds"] * 1e6 - 2004.589) < 5e-4, g["seconds"]
+assert abs(g["speedup"] - steps["per-layer"]["seconds"] / g["seconds"]) < 1e-12
+assert abs(g["throughput"] - 32 / g["seconds"]) < 1e-6
+assert g["tensors"] == {"lb": 1, "gb": 20, "ddr": 3}
+PY
+then ok; else bad "json: the numbers differ from the table's"; fi
+
+# an ONNX file: the file's batch is one cluster's
+expect_out onnx "tiny-cnn.onnx, the file's batch a cluster x 4 clusters on stcp920" -- compile "$tiny" --chip stcp920 --group graphturbo -q
+
+# refusals, one line each, exit 2
+expect_error no-gb 2 "chip 'ipu-mk2' has no global buffer (gb_bytes 0)" -- compile resnet-18 --group graphturbo
+expect_error bad-group 2 "--group: expected fused or graphturbo, got 'turbo'" -- compile resnet-18 --chip stcp920 --group turbo
+expect_error with-compare 2 "--group graphturbo times GraphTurbo's schedules: it conflicts with --compare" -- compile resnet-18 --chip stcp920 --group graphturbo --compare
+expect_error with-pipeline 2 "it conflicts with --pipeline" -- compile resnet-18 --chip stcp920 --group graphturbo --pipeline
+expect_error with-o 2 "it conflicts with -o" -- compile resnet-18 --chip stcp920 --group graphturbo -o "$tmpdir/p.json"
+expect_error sweep 2 "--group graphturbo takes one --batch" -- compile resnet-18 --chip stcp920 --group graphturbo --batch 1,2
+expect_error no-ddr 2 "has no off-chip memory (hbm_gbps 0)" -- compile resnet-18 --chip stcp920 --set hbm_gbps=0 --set hbm_bytes=0 --set hbm_controllers=0 --group graphturbo
+# --group fused is today's grouping: the same table as without it
+"$ROTOR" compile "$tiny" -q >"$tmpdir/a" 2>&1 && "$ROTOR" compile "$tiny" --group fused -q >"$tmpdir/b" 2>&1 &&
+    cmp -s "$tmpdir/a" "$tmpdir/b" && ok || bad "--group fused differs from the default"
+finish cli_graphturbo
