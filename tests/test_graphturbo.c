@@ -58,6 +58,17 @@ static int add(rotor_graph *g, const char *name, int a, int b, int64_t c, int64_
 
 static const int64_t FULL[4] = {0, 0, 0, 0};
 
+/* x -> c1 -> y -> c2 -> z: two k x k convolutions on [1, 4, 16, 16] f32 in a
+ * fresh graph g; returns z (y in *y, x in *x when not NULL). */
+static int chain(rotor_graph *g, int64_t k, int *xo, int *yo) {
+    rotor_graph_init(g, "t");
+    int x = act(g, "x", 4, 16);
+    int y = conv(g, "c1", x, 4, 16, k, 1);
+    if (xo) *xo = x;
+    if (yo) *yo = y;
+    return conv(g, "c2", y, 4, 16, k, 1);
+}
+
 /* ---- ranges ------------------------------------------------------------------ */
 
 /* A 3x3 convolution padded by 1: output rows [4, 8) read input rows 3..8
@@ -130,10 +141,7 @@ Test(graphturbo, attention_reads_one_head_through_the_qkv_view) {
  * computes 2 x 10 rows of 16: 25 % of its 73,728 FLOPs again. */
 Test(graphturbo, two_3x3_convolutions_halve_along_h_with_their_halos) {
     rotor_graph g;
-    rotor_graph_init(&g, "t");
-    int x = act(&g, "x", 4, 16);
-    int y = conv(&g, "c1", x, 4, 16, 3, 1);
-    int z = conv(&g, "c2", y, 4, 16, 3, 1);
+    int y, z = chain(&g, 3, NULL, &y);
     int ops[2] = {0, 1};
     rotor_gt_limits lim = {.lb_bytes = 6000, .gb_bytes = 1 << 20, .cores = 8};
     int64_t peak;
@@ -216,27 +224,32 @@ static void check_partition(const rotor_graph *g, const rotor_gt_schedule *s) {
     free(seen);
 }
 
-/* x -> a -> b and x -> c, b + c: a diamond whose entry is x's producer.
- * With an LB that holds everything whole, every merge has f = 1: the
- * straight pair (a, b) merges first, then the diamond {ab, c, add}.  x is
- * also a model output, so it stays the entry (a straight merge would
- * otherwise take it in next). */
+/* in -> x -> a -> b (3x3 convolutions after a 1x1 x), and the add of b and,
+ * for a diamond, c = a 1x1 of x, else x itself (a residual block); x is
+ * also a model output, so it stays apart (a straight merge would take it
+ * in once the rest is one).  Grouped with an LB that holds everything
+ * whole: every merge has f = 1.  Returns the add's output. */
+static int block(rotor_graph *g, bool diamond, rotor_gt_schedule *s) {
+    rotor_graph_init(g, "t");
+    int in = act(g, "in", 4, 8);
+    int x = conv(g, "x", in, 4, 8, 1, 1);
+    int a = conv(g, "a", x, 4, 8, 3, 1);
+    int b = conv(g, "b", a, 4, 8, 3, 1);
+    int y = add(g, "add", b, diamond ? conv(g, "c", x, 4, 8, 1, 1) : x, 4, 8);
+    rotor_error err;
+    cr_assert_eq(rotor_graph_set_output(g, y, &err), ROTOR_OK);
+    cr_assert_eq(rotor_graph_set_output(g, x, &err), ROTOR_OK);
+    rotor_gt_limits lim = {.lb_bytes = 1 << 20, .gb_bytes = 1 << 22, .cores = 8, .mm_rate = 0};
+    cr_assert_eq(rotor_gt_schedule_build(g, &lim, ROTOR_GT_GROUPED, s, &err), ROTOR_OK, "%s", err.msg);
+    check_partition(g, s);
+    return y;
+}
+
+/* The diamond: the straight pair (a, b) merges first, then {ab, c, add}. */
 Test(graphturbo, a_diamond_merges_its_paths_and_exit) {
     rotor_graph g;
-    rotor_graph_init(&g, "t");
-    int in = act(&g, "in", 4, 8);
-    int x = conv(&g, "x", in, 4, 8, 1, 1);
-    int a = conv(&g, "a", x, 4, 8, 3, 1);
-    int b = conv(&g, "b", a, 4, 8, 3, 1);
-    int c = conv(&g, "c", x, 4, 8, 1, 1);
-    int y = add(&g, "add", b, c, 4, 8);
-    rotor_error err;
-    cr_assert_eq(rotor_graph_set_output(&g, y, &err), ROTOR_OK);
-    cr_assert_eq(rotor_graph_set_output(&g, x, &err), ROTOR_OK);
-    rotor_gt_limits lim = {.lb_bytes = 1 << 20, .gb_bytes = 1 << 22, .cores = 8, .mm_rate = 0};
     rotor_gt_schedule s;
-    cr_assert_eq(rotor_gt_schedule_build(&g, &lim, ROTOR_GT_GROUPED, &s, &err), ROTOR_OK, "%s", err.msg);
-    check_partition(&g, &s);
+    int y = block(&g, true, &s);
     cr_assert_eq(s.merges[0], 1, "a -> b");
     cr_assert_eq(s.merges[1], 1, "the diamond");
     cr_assert_eq(s.nsg, 2, "x, and the rest");
@@ -247,24 +260,12 @@ Test(graphturbo, a_diamond_merges_its_paths_and_exit) {
     rotor_graph_free(&g);
 }
 
-/* A residual block: x -> a -> b, and b + x.  x has two readers, so no
- * diamond; the add's producers are x's and b's sub-graphs, and the branch
- * merge takes {a b} into the add (x, a model output, stays apart). */
+/* The residual block: x has two readers, so no diamond; the add's producers
+ * are x's and b's sub-graphs, and the branch merge takes {a b} into the add. */
 Test(graphturbo, a_branch_merges_the_path_into_its_exit) {
     rotor_graph g;
-    rotor_graph_init(&g, "t");
-    int in = act(&g, "in", 4, 8);
-    int x = conv(&g, "x", in, 4, 8, 1, 1);
-    int a = conv(&g, "a", x, 4, 8, 3, 1);
-    int b = conv(&g, "b", a, 4, 8, 3, 1);
-    int y = add(&g, "add", b, x, 4, 8);
-    rotor_error err;
-    cr_assert_eq(rotor_graph_set_output(&g, y, &err), ROTOR_OK);
-    cr_assert_eq(rotor_graph_set_output(&g, x, &err), ROTOR_OK);
-    rotor_gt_limits lim = {.lb_bytes = 1 << 20, .gb_bytes = 1 << 22, .cores = 8, .mm_rate = 0};
     rotor_gt_schedule s;
-    cr_assert_eq(rotor_gt_schedule_build(&g, &lim, ROTOR_GT_GROUPED, &s, &err), ROTOR_OK, "%s", err.msg);
-    check_partition(&g, &s);
+    block(&g, false, &s);
     cr_assert_eq(s.merges[2], 1, "the branch");
     cr_assert_eq(s.nsg, 2);
     cr_assert_eq(s.sg[1].count, 3, "a, b and the add");
@@ -277,10 +278,7 @@ Test(graphturbo, a_branch_merges_the_path_into_its_exit) {
  * pair's f (2) exceeds the follower's (1). */
 Test(graphturbo, rule_one_keeps_a_follower_from_a_finer_split) {
     rotor_graph g;
-    rotor_graph_init(&g, "t");
-    int x = act(&g, "x", 4, 16);
-    int y = conv(&g, "c1", x, 4, 16, 1, 1);
-    int z = conv(&g, "c2", y, 4, 16, 1, 1);
+    int y, z = chain(&g, 1, NULL, &y);
     rotor_error err;
     cr_assert_eq(rotor_graph_set_output(&g, z, &err), ROTOR_OK);
     /* each alone: 8,192 bytes whole; together also 8,192 (x dies as z is
@@ -346,10 +344,7 @@ Test(graphturbo, resnet18_instances_respect_their_producers_and_the_lb) {
  * the model's goes... to DDR; with one, to the GB. */
 Test(graphturbo, per_operator_outputs_go_to_the_gb_or_ddr) {
     rotor_graph g;
-    rotor_graph_init(&g, "t");
-    int x = act(&g, "x", 4, 16);
-    int y = conv(&g, "c1", x, 4, 16, 3, 1);
-    int z = conv(&g, "c2", y, 4, 16, 3, 1);
+    int y, z = chain(&g, 3, NULL, &y);
     rotor_error err;
     cr_assert_eq(rotor_graph_set_output(&g, z, &err), ROTOR_OK);
     rotor_gt_limits lim = {.lb_bytes = 1 << 20, .gb_bytes = 0, .cores = 8, .mm_rate = 0};
@@ -404,10 +399,7 @@ Test(graphturbo, stcp920_has_clusters_of_8_cores_and_the_ipu_none) {
  *    DDR carries x, z and both weights (8,320 B: 83.2 us), compute 16.384. */
 Test(graphturbo, a_chain_keeps_its_intermediate_on_core) {
     rotor_graph g;
-    rotor_graph_init(&g, "t");
-    int x = act(&g, "x", 4, 16);
-    int y = conv(&g, "c1", x, 4, 16, 1, 1);
-    int z = conv(&g, "c2", y, 4, 16, 1, 1);
+    int y, z = chain(&g, 1, NULL, &y);
     rotor_error err;
     cr_assert_eq(rotor_graph_set_output(&g, z, &err), ROTOR_OK);
     rotor_dsa_cluster c = {.cores = 8, .lb_bytes = 1 << 20, .gb_bytes = 1 << 20, .gb_bw = 1e9, .ddr_bw = 1e8,
