@@ -140,14 +140,25 @@ static int64_t tile_ps(int64_t d, int t) {
 
 static int64_t ps_of(double s) { return llround(s * 1e12); }
 
-/* The weights of the instance at pos: DDR -> GB, GB -> LB; their ids in
- * *wd and *wg.  gate: what the loads wait for. */
+/* The weights of the instance at pos: the bytes it brings from DDR to the
+ * GB (all of a sub-graph's on its first instance when they fit half the GB,
+ * where they wait for the others; larger ones every instance) and from the
+ * GB to the LB, as dsa.c prices them. */
+static void weight_bytes(const gt_replay *r, int64_t pos, double *w_ddr, double *w_gb, bool *resident) {
+    const rotor_gt_instance *in = &r->s->order[pos];
+    double w = r->work[in->sg].weights;
+    *w_gb = w * r->s->sg[in->sg].best.w_loads;
+    *resident = 2 * w <= (double)r->c->gb_bytes;
+    *w_ddr = *resident ? (in->index == 0 ? w : 0) : *w_gb;
+}
+
+/* Without cross-layer scheduling: the instance's weights whole, DDR -> GB
+ * after gate, then GB -> LB (its id in *wg). */
 static rotor_status weights(gt_replay *r, int64_t pos, int64_t gate, int64_t *wg, rotor_error *err) {
     const rotor_gt_instance *in = &r->s->order[pos];
-    const rotor_gt_subgraph *sg = &r->s->sg[in->sg];
-    double w = r->work[in->sg].weights, w_gb = w * sg->best.w_loads;
-    bool resident = 2 * w <= (double)r->c->gb_bytes; /* waits in the GB, brought once per sub-graph */
-    double w_ddr = resident ? (in->index == 0 ? w : 0) : w_gb;
+    double w_ddr, w_gb;
+    bool resident;
+    weight_bytes(r, pos, &w_ddr, &w_gb, &resident);
     int64_t wd, d[2] = {gate, -1};
     rotor_status st = add(r, ROTOR_GTREPLAY_DDR, ps_of(w_ddr / r->c->ddr_bw), in->sg, d, 1, &wd, err);
     if (st) return st;
@@ -174,46 +185,77 @@ static rotor_status start_join(gt_replay *r, int64_t pos, int64_t first, int64_t
     return add(r, ROTOR_GTREPLAY_MATRIX, 0, r->s->order[pos].sg, r->deps, n, id, err);
 }
 
+/* One instance's work in ps: its compute, its reads and writes at DDR and
+ * the GB, and (streamed, with cross-layer scheduling) its weights. */
+typedef struct inst_ps {
+    int64_t mm, vec, rd[2], wr[2], w_ddr, w_gb;
+    int64_t w_after;         /* the DDR load of resident weights a later instance waits for (-1) */
+    bool keep_load;          /* the first instance of resident weights: remember its last DDR tile */
+} inst_ps;
+
+/* The instance's tiles after start (wg: its weights, -1 when they stream
+ * in the tiles); *comp receives its last compute task, *x and *y its last
+ * DDR and GB writes. */
+static rotor_status tiles(gt_replay *r, int op, const inst_ps *w, int64_t start, int64_t wg, int64_t *comp, int64_t *x,
+                          int64_t *y, rotor_error *err) {
+    int64_t a, b, m = -1, v = -1, done[2] = {-1, -1}, wd = -1;
+    rotor_status st = ROTOR_OK;
+    for (int t = 0; t < ROTOR_GTREPLAY_TILES && !st; t++) {
+        int64_t gate = t < 2 ? start : done[t % 2]; /* double buffering: tile t - 2 has computed */
+        int64_t d[4] = {gate};
+        if (r->cross) { /* weights stream with the tiles (§2.2's fixed LB buffer, §4.4) */
+            if ((st = add(r, ROTOR_GTREPLAY_DDR, tile_ps(w->w_ddr, t), op, d, 1, &wd, err))) break;
+            d[0] = wd, d[1] = w->w_after;
+            if ((st = add(r, ROTOR_GTREPLAY_GB, tile_ps(w->w_gb, t), op, d, 2, &wg, err))) break;
+            d[0] = gate;
+        }
+        if ((st = add(r, ROTOR_GTREPLAY_DDR, tile_ps(w->rd[0], t), op, d, 1, &a, err))) break;
+        d[0] = gate;
+        if ((st = add(r, ROTOR_GTREPLAY_GB, tile_ps(w->rd[1], t), op, d, 1, &b, err))) break;
+        /* in order on the matrix units; without cross-layer scheduling after
+         * the vector work of the tile before (one after the other) */
+        int64_t prev_m = t == 0 ? (r->cross ? r->last_mm : -1) : (r->cross ? m : v);
+        int64_t dm[4] = {a, b, r->cross || t == 0 ? wg : -1, prev_m};
+        if ((st = add(r, ROTOR_GTREPLAY_MATRIX, tile_ps(w->mm, t), op, dm, 4, &m, err))) break;
+        int64_t dv[2] = {m, t == 0 ? r->last_vec : v};
+        if ((st = add(r, ROTOR_GTREPLAY_VECTOR, tile_ps(w->vec, t), op, dv, 2, &v, err))) break;
+        d[0] = v;
+        if ((st = add(r, ROTOR_GTREPLAY_DDR, tile_ps(w->wr[0], t), op, d, 1, x, err))) break;
+        d[0] = v;
+        if ((st = add(r, ROTOR_GTREPLAY_GB, tile_ps(w->wr[1], t), op, d, 1, y, err))) break;
+        done[t % 2] = v;
+    }
+    if (w->keep_load) r->sg_wload[op] = wd;
+    r->last_mm = m, r->last_vec = v;
+    *comp = v;
+    return st;
+}
+
 /* The instance at pos: weights, a start join, its tiles, an end join. */
 static rotor_status instance(gt_replay *r, int64_t pos, rotor_error *err) {
     const rotor_gt_instance *in = &r->s->order[pos];
     const rotor_dsa_cluster *c = r->c;
-    double n = (double)r->s->sg[in->sg].best.instances, rd[2], wr[2];
+    double n = (double)r->s->sg[in->sg].best.instances, rd[2], wr[2], w_ddr, w_gb;
+    bool resident;
     moves(r->g, r->s, pos, rd, wr);
-    int64_t mm = ps_of(r->work[in->sg].mm / n / c->mm_rate), vec = ps_of(r->work[in->sg].vec / n / c->vec_rate);
-    int64_t rd_ps[2] = {ps_of(rd[0] / c->ddr_bw), ps_of(rd[1] / c->gb_bw)};
-    int64_t wr_ps[2] = {ps_of(wr[0] / c->ddr_bw), ps_of(wr[1] / c->gb_bw)};
-    /* no prefetch: after the previous instance's compute; a depth of one:
-     * after the compute of the one before it */
-    int64_t wg, start, a, b, m = -1, v = -1, x = -1, y = -1, comp[2] = {-1, -1};
-    rotor_status st = weights(r, pos, r->comp_end[r->cross ? 1 : 0], &wg, err);
+    weight_bytes(r, pos, &w_ddr, &w_gb, &resident);
+    inst_ps w = {.mm = ps_of(r->work[in->sg].mm / n / c->mm_rate), .vec = ps_of(r->work[in->sg].vec / n / c->vec_rate),
+                 .rd = {ps_of(rd[0] / c->ddr_bw), ps_of(rd[1] / c->gb_bw)},
+                 .wr = {ps_of(wr[0] / c->ddr_bw), ps_of(wr[1] / c->gb_bw)},
+                 .w_ddr = ps_of(w_ddr / c->ddr_bw), .w_gb = ps_of(w_gb / c->gb_bw),
+                 .w_after = resident && in->index > 0 ? r->sg_wload[in->sg] : -1,
+                 .keep_load = r->cross && resident && in->index == 0};
+    /* no prefetch: the weights after the previous instance's compute, the
+     * tiles after the weights; a depth of one: the weights and first tiles
+     * once the instance before the previous one has computed */
+    int64_t wg = -1, start, comp, x = -1, y = -1;
+    rotor_status st = r->cross ? ROTOR_OK : weights(r, pos, r->comp_end[0], &wg, err);
     if (!st) st = start_join(r, pos, r->cross ? r->comp_end[1] : wg, &start, err);
-    int op = in->sg;
-    for (int t = 0; t < ROTOR_GTREPLAY_TILES && !st; t++) {
-        int64_t gate = t < 2 ? start : comp[t % 2]; /* double buffering: tile t - 2 has computed */
-        int64_t d[4] = {gate};
-        if ((st = add(r, ROTOR_GTREPLAY_DDR, tile_ps(rd_ps[0], t), op, d, 1, &a, err))) break;
-        d[0] = gate;
-        if ((st = add(r, ROTOR_GTREPLAY_GB, tile_ps(rd_ps[1], t), op, d, 1, &b, err))) break;
-        /* in order on the matrix units; without cross-layer scheduling after
-         * the vector work of the tile before (one after the other) */
-        int64_t prev_m = t == 0 ? (r->cross ? r->last_mm : -1) : (r->cross ? m : v);
-        int64_t dm[4] = {a, b, t == 0 ? wg : -1, prev_m};
-        if ((st = add(r, ROTOR_GTREPLAY_MATRIX, tile_ps(mm, t), op, dm, 4, &m, err))) break;
-        int64_t dv[2] = {m, t == 0 ? r->last_vec : v};
-        if ((st = add(r, ROTOR_GTREPLAY_VECTOR, tile_ps(vec, t), op, dv, 2, &v, err))) break;
-        d[0] = v;
-        if ((st = add(r, ROTOR_GTREPLAY_DDR, tile_ps(wr_ps[0], t), op, d, 1, &x, err))) break;
-        d[0] = v;
-        if ((st = add(r, ROTOR_GTREPLAY_GB, tile_ps(wr_ps[1], t), op, d, 1, &y, err))) break;
-        comp[t % 2] = v;
-    }
+    if (!st) st = tiles(r, in->sg, &w, start, wg, &comp, &x, &y, err);
     if (st) return st;
-    int64_t d[4] = {x, y, v, r->sg_done[in->sg]};
-    st = add(r, ROTOR_GTREPLAY_MATRIX, 0, op, d, 4, &r->sg_done[in->sg], err);
-    r->comp_end[1] = r->comp_end[0], r->comp_end[0] = v;
-    r->last_mm = m, r->last_vec = v;
-    return st;
+    int64_t d[4] = {x, y, comp, r->sg_done[in->sg]};
+    r->comp_end[1] = r->comp_end[0], r->comp_end[0] = comp;
+    return add(r, ROTOR_GTREPLAY_MATRIX, 0, in->sg, d, 4, &r->sg_done[in->sg], err);
 }
 
 /* Four servers: a chip of four cores and nothing else. */
