@@ -601,14 +601,20 @@ static void gtsim_table(const char *model, const rotor_chip *chip, int64_t batch
     printf("%s, batch %lld a cluster x %lld clusters on %s: GraphTurbo's schedules replayed, %d tiles an instance "
            "(docs/simulator.md)\n\n",
            model, (long long)batch, (long long)chip->clusters, chip->name, ROTOR_GTREPLAY_TILES);
-    printf("%-11s %11s %15s %10s %9s %8s  %s\n", "step", "model (ms)", "simulated (ms)", "difference", "instances",
-           "tasks", "busy (ms): matrix, vector, DDR, GB");
-    for (int k = 0; k < ROTOR_DSA_STEPS; k++) {
-        const rotor_gtreplay_result *x = &r[k];
+    /* ms, as rotor compile --group graphturbo; us for a graph under 1 ms */
+    bool us = r[ROTOR_DSA_PER_LAYER].model_s < 1e-3;
+    double k = us ? 1e6 : 1e3;
+    const char *u = us ? "us" : "ms";
+    char hm[32], hs[32], hb[64];
+    snprintf(hm, sizeof hm, "model (%s)", u), snprintf(hs, sizeof hs, "simulated (%s)", u);
+    snprintf(hb, sizeof hb, "busy (%s): matrix, vector, DDR, GB", u);
+    printf("%-11s %11s %15s %10s %9s %8s  %s\n", "step", hm, hs, "difference", "instances", "tasks", hb);
+    for (int i = 0; i < ROTOR_DSA_STEPS; i++) {
+        const rotor_gtreplay_result *x = &r[i];
         printf("%-11s %11.3f %15.3f %+9.2f%% %9lld %8lld  %.3f, %.3f, %.3f, %.3f\n", rotor_dsa_step_name(x->step),
-               x->model_s * 1e3, x->simulated_s * 1e3, pct(x->simulated_s - x->model_s, x->model_s),
-               (long long)x->instances, (long long)x->tasks, x->busy_s[0] * 1e3, x->busy_s[1] * 1e3,
-               x->busy_s[2] * 1e3, x->busy_s[3] * 1e3);
+               x->model_s * k, x->simulated_s * k, pct(x->simulated_s - x->model_s, x->model_s),
+               (long long)x->instances, (long long)x->tasks, x->busy_s[0] * k, x->busy_s[1] * k, x->busy_s[2] * k,
+               x->busy_s[3] * k);
     }
 }
 
