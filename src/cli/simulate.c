@@ -14,6 +14,7 @@
 #include "rotor/base/suggest.h"
 #include "rotor/compile/program.h"
 #include "rotor/pipeline/pipeline.h"
+#include "rotor/sim/gtreplay.h"
 #include "rotor/sim/meshbase.h"
 #include "rotor/sim/replay.h"
 
@@ -45,6 +46,12 @@ static void simulate_usage(FILE *f) {
             "                      segments, as rotor compile --pipeline does\n"
             "  --objective O       what --pipeline minimises: latency (default) or throughput\n"
             "  --solver S          compiling a model: exact (default) or fast, as in rotor compile\n"
+            "  --group G           how a model's operators are grouped: fused (default, the T10\n"
+            "                      replay above) or graphturbo (GraphTurbo's schedules on a chip\n"
+            "                      with a global buffer, e.g. stcp920: each of the five steps'\n"
+            "                      sub-graph instances replayed on the cluster's matrix and vector\n"
+            "                      units, DDR and GB, beside the model; --batch is then one\n"
+            "                      cluster's share; implies --simplify; docs/simulator.md)\n"
             "  --compare           per operator: predicted and simulated time, ratio, and where\n"
             "                      they differ\n"
             "  --trace FILE        write Chrome trace-event JSON (Perfetto, chrome://tracing); above\n"
@@ -57,7 +64,7 @@ static void simulate_usage(FILE *f) {
             "  --baseline B        with --expr: summa, cannon, gemv or all, on a mesh chip\n"
             "  --json              print the summary as JSON (rotor-simulation, version 1; a\n"
             "                      baseline: rotor-baseline, version 1; all: rotor-baseline-table,\n"
-            "                      version 1)\n"
+            "                      version 1; --group graphturbo: rotor-graphturbo-sim, version 1)\n"
             "  --threads N         search threads when compiling a model or with --baseline all\n"
             "  --list              list the zoo\n"
             "  -q, --quiet         no progress and no note on what a trace kept, on stderr\n"
@@ -202,9 +209,9 @@ static cJSON *summary_json(const rotor_program *p, const rotor_chip *chip, const
 /* What `rotor simulate` was asked. */
 typedef struct simulate_args {
     cli_shared_args sa;
-    const char *input, *topo, *solver_name;
+    const char *input, *topo, *solver_name, *group;
     cli_trace_args tr;
-    bool compare, json, from_program;
+    bool compare, json, from_program, graphturbo;
     cli_pipeline_args pl;
     cli_trace_filter filter;
     rotor_solver solver;
@@ -219,12 +226,22 @@ static int parse_simulate(int argc, char **argv, simulate_args *a) {
         {"compare", 0, CLI_FLAG, offsetof(simulate_args, compare), 0, 0},
         {"json", 0, CLI_FLAG, offsetof(simulate_args, json), 0, 0},
         {"solver", 0, CLI_VALUE, offsetof(simulate_args, solver_name), 0, 0},
+        {"group", 0, CLI_VALUE, offsetof(simulate_args, group), 0, 0},
         CLI_PIPELINE_OPTS(simulate_args, pl),
         {0}};
     int rc = cli_parse_options(cmd, argc, argv, CLI_TAKES_ALL, &a->sa, own, a, simulate_usage, cli_list_zoo, &a->input,
                                "a program file or a model is required (try --help)");
     if (rc >= 0) return rc;
     a->from_program = is_program(a->input);
+    if (a->group && strcmp(a->group, "fused") != 0 && strcmp(a->group, "graphturbo") != 0)
+        return cli_usage_error(cmd, "--group: expected fused or graphturbo, got '%s'", a->group);
+    a->graphturbo = a->group && !strcmp(a->group, "graphturbo");
+    if (a->graphturbo && a->from_program)
+        return cli_usage_error(cmd, "--group graphturbo schedules a model; a program file is already compiled");
+    if (a->graphturbo && (a->tr.file || a->compare || a->pl.pipeline || a->solver_name || a->topo))
+        return cli_usage_error(cmd, "--group graphturbo replays GraphTurbo's schedules: it conflicts with %s",
+                               a->tr.file ? "--trace" : a->compare ? "--compare" : a->pl.pipeline ? "--pipeline"
+                               : a->solver_name ? "--solver" : "--topology");
     if (a->tr.file && !strcmp(a->tr.file, "-") && a->json)
         return cli_usage_error(cmd, "--trace - and --json would both write standard output");
     if (!a->tr.file && (a->tr.ops || a->tr.window || a->tr.cores))
@@ -548,12 +565,95 @@ static int cmd_baseline(int argc, char **argv) {
     return 0;
 }
 
+/* ---- --group graphturbo: GraphTurbo's schedules replayed (docs/simulator.md,
+ * "GraphTurbo's instances") ---- */
+
+static void gtsim_json(const char *model, const rotor_chip *chip, int64_t batch, const rotor_gtreplay_result *r) {
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "format", "rotor-graphturbo-sim");
+    cJSON_AddNumberToObject(root, "version", 1);
+    cJSON_AddStringToObject(root, "model", model);
+    cJSON_AddStringToObject(root, "chip", chip->name);
+    cJSON_AddNumberToObject(root, "batch", (double)batch);
+    cJSON_AddNumberToObject(root, "clusters", (double)chip->clusters);
+    cJSON_AddNumberToObject(root, "tiles", ROTOR_GTREPLAY_TILES);
+    cJSON *steps = cJSON_AddArrayToObject(root, "steps");
+    for (int k = 0; k < ROTOR_DSA_STEPS; k++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "step", rotor_dsa_step_name(r[k].step));
+        cJSON_AddNumberToObject(o, "model_s", r[k].model_s);
+        cJSON_AddNumberToObject(o, "simulated_s", r[k].simulated_s);
+        cJSON_AddNumberToObject(o, "difference", r[k].model_s > 0 ? r[k].simulated_s / r[k].model_s - 1 : 0);
+        cJSON_AddNumberToObject(o, "instances", (double)r[k].instances);
+        cJSON_AddNumberToObject(o, "tasks", (double)r[k].tasks);
+        cJSON *b = cJSON_AddObjectToObject(o, "busy_s");
+        for (int i = 0; i < ROTOR_GTREPLAY_NRES; i++)
+            cJSON_AddNumberToObject(b, rotor_gtreplay_res_name((rotor_gtreplay_res)i), r[k].busy_s[i]);
+        cJSON_AddItemToArray(steps, o);
+    }
+    char *out = cJSON_Print(root);
+    if (out) cli_puts(out);
+    free(out);
+    cJSON_Delete(root);
+}
+
+static void gtsim_table(const char *model, const rotor_chip *chip, int64_t batch, const rotor_gtreplay_result *r) {
+    printf("%s, batch %lld a cluster x %lld clusters on %s: GraphTurbo's schedules replayed, %d tiles an instance "
+           "(docs/simulator.md)\n\n",
+           model, (long long)batch, (long long)chip->clusters, chip->name, ROTOR_GTREPLAY_TILES);
+    /* ms, as rotor compile --group graphturbo; us for a graph under 1 ms */
+    bool us = r[ROTOR_DSA_PER_LAYER].model_s < 1e-3;
+    double k = us ? 1e6 : 1e3;
+    const char *u = us ? "us" : "ms";
+    char hm[32], hs[32], hb[64];
+    snprintf(hm, sizeof hm, "model (%s)", u), snprintf(hs, sizeof hs, "simulated (%s)", u);
+    snprintf(hb, sizeof hb, "busy (%s): matrix, vector, DDR, GB", u);
+    printf("%-11s %11s %15s %10s %9s %8s  %s\n", "step", hm, hs, "difference", "instances", "tasks", hb);
+    for (int i = 0; i < ROTOR_DSA_STEPS; i++) {
+        const rotor_gtreplay_result *x = &r[i];
+        printf("%-11s %11.3f %15.3f %+9.2f%% %9lld %8lld  %.3f, %.3f, %.3f, %.3f\n", rotor_dsa_step_name(x->step),
+               x->model_s * k, x->simulated_s * k, pct(x->simulated_s - x->model_s, x->model_s),
+               (long long)x->instances, (long long)x->tasks, x->busy_s[0] * k, x->busy_s[1] * k, x->busy_s[2] * k,
+               x->busy_s[3] * k);
+    }
+}
+
+/* The model's graph as rotor compile --group graphturbo schedules it (one
+ * cluster's share, simplified), each step replayed. */
+static int cmd_gtsim(const simulate_args *a) {
+    const char *cmd = "simulate";
+    rotor_pipeline_options po = {.zoo = {.batch = 1}};
+    po.zoo.phase = ROTOR_PHASE_PREFILL;
+    if (cli_shared_model(cmd, a->input, &a->sa, false, &po)) return EXIT_BADINPUT;
+    po.simplify = true; /* GraphTurbo plans the simplified graph (§2.2), as rotor compile --group graphturbo */
+    rotor_error err = {{0}};
+    rotor_chip chip;
+    rotor_dsa_cluster cl;
+    rotor_status st = cli_chip(a->sa.chip, a->sa.sets, a->sa.nsets, &chip, &err);
+    if (!st) st = rotor_dsa_cluster_of(&chip, &cl, &err); /* a chip without a GB, in one line, before the work */
+    if (st) return cli_fail(cmd, st, &err);
+    rotor_pipeline p;
+    st = rotor_pipeline_run(&po, &chip, &p, &err);
+    rotor_gtreplay_result r[ROTOR_DSA_STEPS];
+    for (int k = 0; !st && k < ROTOR_DSA_STEPS; k++) st = rotor_gtreplay_run(&p.graph, &cl, (rotor_dsa_step)k, &r[k], &err);
+    int rc = st ? cli_fail(cmd, st, &err) : 0;
+    if (!rc && a->json) gtsim_json(a->input, &chip, po.zoo.batch, r);
+    else if (!rc) gtsim_table(a->input, &chip, po.zoo.batch, r);
+    rotor_pipeline_free(&p);
+    return rc;
+}
+
 int cmd_simulate(int argc, char **argv) {
     const char *cmd = "simulate";
     if (wants_baseline(argc, argv)) return cmd_baseline(argc, argv);
     simulate_args a = {0};
     int rc = parse_simulate(argc, argv, &a);
     if (rc >= 0) return rc;
+    if (a.graphturbo) {
+        rc = cmd_gtsim(&a);
+        cli_trace_filter_free(&a.filter);
+        return rc;
+    }
     rc = 0;
     rotor_error err = {{0}};
     rotor_status st = ROTOR_OK;
