@@ -73,82 +73,100 @@ static void sg_costs(const rotor_graph *g, const rotor_gt_schedule *s, sg_cost *
     }
 }
 
-/* The bytes one instance of sg moves to and from DDR and the GB for its
- * activations (inputs where they live, its output where it goes, what it
- * cannot hold in the LB through the GB). */
-static void activation_bytes(const rotor_graph *g, const rotor_gt_schedule *s, int64_t pos, double *ddr, double *gb) {
+/* The activation bytes of the instance at pos (rotor_dsa_work.read, .write). */
+static void activation_bytes(const rotor_graph *g, const rotor_gt_schedule *s, int64_t pos, rotor_dsa_work *w) {
     const rotor_gt_subgraph *sg = &s->sg[s->order[pos].sg];
     double again = sg->best.in_loads; /* a chunked instance may read its inputs more than once */
     for (int i = 0; i < sg->ninputs; i++) {
         const rotor_gt_input *in = &s->inputs[sg->first_input + i];
         int pr = g->values[in->value].producer;
         if (pr < 0) { /* a model input waits in DDR */
-            *ddr += again * (double)in->bytes;
+            w->read[0] += again * (double)in->bytes;
             continue;
         }
         /* the producer's instances' outputs live in their scopes in these shares */
         const rotor_gt_subgraph *px = &s->sg[s->sg_of[pr]];
         double n = (double)px->best.instances;
-        *gb += again * (double)in->bytes * (double)px->in_scope[ROTOR_GT_GB] / n;
-        *ddr += again * (double)in->bytes * (double)px->in_scope[ROTOR_GT_DDR] / n;
+        w->read[1] += again * (double)in->bytes * (double)px->in_scope[ROTOR_GT_GB] / n;
+        w->read[0] += again * (double)in->bytes * (double)px->in_scope[ROTOR_GT_DDR] / n;
     }
     double block = (double)g->values[sg->output].bytes / (double)sg->best.instances;
-    if (s->scope[pos] == ROTOR_GT_GB) *gb += block;
-    else if (s->scope[pos] == ROTOR_GT_DDR) *ddr += block;
+    if (s->scope[pos] == ROTOR_GT_GB) w->write[1] += block;
+    else if (s->scope[pos] == ROTOR_GT_DDR) w->write[0] += block;
     /* an instance larger than the LB sends what does not fit of its
-     * intermediates out and back (its inputs and output are counted above) */
-    *gb += sg->best.spill_gb, *ddr += sg->best.spill_ddr;
+     * intermediates out and back */
+    w->read[1] += sg->best.spill_gb / 2, w->write[1] += sg->best.spill_gb / 2;
+    w->read[0] += sg->best.spill_ddr / 2, w->write[0] += sg->best.spill_ddr / 2;
 }
 
-static rotor_status time_schedule(const rotor_graph *g, const rotor_gt_schedule *s, const rotor_dsa_cluster *c,
-                                  rotor_dsa_step step, rotor_dsa_result *r, rotor_error *err) {
+rotor_status rotor_dsa_works(const rotor_graph *g, const rotor_gt_schedule *s, const rotor_dsa_cluster *c,
+                             rotor_dsa_work **out, rotor_error *err) {
+    *out = NULL;
     sg_cost *sc = malloc(sizeof *sc * (size_t)(s->nsg > 0 ? s->nsg : 1));
-    if (!sc) return rotor_nomem(err);
+    rotor_dsa_work *w = calloc((size_t)(s->ninst > 0 ? s->ninst : 1), sizeof *w);
+    if (!sc || !w) return free(sc), free(w), rotor_nomem(err);
     sg_costs(g, s, sc);
-    bool cross = step == ROTOR_DSA_GRAPHTURBO;
     for (int64_t pos = 0; pos < s->ninst; pos++) {
         int k = s->order[pos].sg;
-        double n = (double)s->sg[k].best.instances;
-        double mm = sc[k].mm / n / c->mm_rate, vec = sc[k].vec / n / c->vec_rate;
-        double ddr = 0, gb = 0;
-        activation_bytes(g, s, pos, &ddr, &gb);
+        const rotor_gt_subgraph *sg = &s->sg[k];
+        double n = (double)sg->best.instances;
+        w[pos].mm_s = sc[k].mm / n / c->mm_rate, w[pos].vec_s = sc[k].vec / n / c->vec_rate;
+        activation_bytes(g, s, pos, &w[pos]);
         /* weights (docs/graphturbo.md, "Time"): streamed into the LB w_loads
          * times an instance (more than once when it runs in chunks); those
          * that fit half the GB wait there, brought from DDR once per
          * sub-graph, larger ones come from DDR through the GB every time */
-        const rotor_gt_subgraph *sg = &s->sg[k];
-        double w = sc[k].weights, w_gb = w * sg->best.w_loads;
-        double w_ddr = 2 * sc[k].weights <= (double)c->gb_bytes ? (s->order[pos].index == 0 ? w : 0) : w_gb;
-        double t_ddr = (ddr + w_ddr) / c->ddr_bw, t_gb = (gb + w_gb) / c->gb_bw;
-        double t;
-        if (cross) {
-            double comp = c->units_overlap ? (mm > vec ? mm : vec) : mm + vec;
-            t = comp;
-            if (t_ddr > t) t = t_ddr;
-            if (t_gb > t) t = t_gb;
-        } else {
-            double load = w_ddr / c->ddr_bw + w_gb / c->gb_bw, io = ddr / c->ddr_bw + gb / c->gb_bw;
-            t = load + (mm + vec > io ? mm + vec : io);
-        }
-        r->seconds += t;
-        r->mm_s += mm, r->vec_s += vec, r->ddr_s += t_ddr, r->gb_s += t_gb;
-        r->ddr_bytes += ddr + w_ddr, r->gb_bytes += gb + w_gb;
+        w[pos].w_resident = 2 * sc[k].weights <= (double)c->gb_bytes;
+        w[pos].w_gb = sc[k].weights * sg->best.w_loads;
+        w[pos].w_ddr = w[pos].w_resident ? (s->order[pos].index == 0 ? sc[k].weights : 0) : w[pos].w_gb;
     }
     free(sc);
+    *out = w;
     return ROTOR_OK;
 }
 
-rotor_status rotor_dsa_run(const rotor_graph *g, const rotor_dsa_cluster *c, rotor_dsa_step step,
-                           rotor_dsa_result *out, rotor_error *err) {
-    *out = (rotor_dsa_result){.step = step};
+static rotor_status time_schedule(const rotor_graph *g, const rotor_gt_schedule *s, const rotor_dsa_cluster *c,
+                                  rotor_dsa_step step, rotor_dsa_result *r, rotor_error *err) {
+    rotor_dsa_work *works;
+    rotor_status st = rotor_dsa_works(g, s, c, &works, err);
+    if (st) return st;
+    bool cross = step == ROTOR_DSA_GRAPHTURBO;
+    for (int64_t pos = 0; pos < s->ninst; pos++) {
+        const rotor_dsa_work *w = &works[pos];
+        double ddr = w->read[0] + w->write[0], gb = w->read[1] + w->write[1];
+        double t_ddr = (ddr + w->w_ddr) / c->ddr_bw, t_gb = (gb + w->w_gb) / c->gb_bw, t;
+        if (cross) {
+            double comp = c->units_overlap ? (w->mm_s > w->vec_s ? w->mm_s : w->vec_s) : w->mm_s + w->vec_s;
+            t = fmax(comp, fmax(t_ddr, t_gb));
+        } else { /* the weights first, then the tiles' moves (DDR and the GB apart) under the compute */
+            double load = w->w_ddr / c->ddr_bw + w->w_gb / c->gb_bw;
+            t = load + fmax(w->mm_s + w->vec_s, fmax(ddr / c->ddr_bw, gb / c->gb_bw));
+        }
+        r->seconds += t;
+        r->mm_s += w->mm_s, r->vec_s += w->vec_s, r->ddr_s += t_ddr, r->gb_s += t_gb;
+        r->ddr_bytes += ddr + w->w_ddr, r->gb_bytes += gb + w->w_gb;
+    }
+    free(works);
+    return ROTOR_OK;
+}
+
+rotor_status rotor_dsa_schedule(const rotor_graph *g, const rotor_dsa_cluster *c, rotor_dsa_step step,
+                                rotor_gt_schedule *s, rotor_error *err) {
+    *s = (rotor_gt_schedule){0};
     if ((unsigned)step >= ROTOR_DSA_STEPS) return rotor_fail(err, ROTOR_ERR_INPUT, "dsa: unknown step %d", (int)step);
     rotor_gt_limits lim;
     rotor_dsa_limits(c, &lim);
     rotor_gt_mode mode = step == ROTOR_DSA_LB ? ROTOR_GT_PER_OP_LB
                          : step <= ROTOR_DSA_GB ? ROTOR_GT_PER_OP_GB : ROTOR_GT_GROUPED;
     if (step == ROTOR_DSA_PER_LAYER) lim.gb_bytes = 0; /* nothing stays on chip: every output to DDR */
+    return rotor_gt_schedule_build(g, &lim, mode, s, err);
+}
+
+rotor_status rotor_dsa_run(const rotor_graph *g, const rotor_dsa_cluster *c, rotor_dsa_step step,
+                           rotor_dsa_result *out, rotor_error *err) {
+    *out = (rotor_dsa_result){.step = step};
     rotor_gt_schedule s;
-    rotor_status st = rotor_gt_schedule_build(g, &lim, mode, &s, err);
+    rotor_status st = rotor_dsa_schedule(g, c, step, &s, err);
     if (st == ROTOR_OK) st = time_schedule(g, &s, c, step, out, err);
     if (st == ROTOR_OK) {
         out->subgraphs = s.nsg, out->instances = s.ninst, out->order = s.kind;

@@ -30,75 +30,6 @@ double rotor_gtreplay_busiest_s(const rotor_gtreplay_result *r) {
     return m;
 }
 
-/* ---- what an instance does (the quantities of src/compile/dsa.c) ---------- */
-
-/* A sub-graph's FLOPs (recomputation included) and weight bytes, each value
- * once.  The same as dsa.c's sg_costs, which is static there: recomputed
- * from the public schedule so that the replay and the model read the same
- * numbers (the lead may export one owner for both). */
-typedef struct sg_work {
-    double mm, vec, weights;
-} sg_work;
-
-static bool read_before(const rotor_graph *g, const rotor_gt_schedule *s, const rotor_gt_subgraph *sg, int m, int k) {
-    int v = g->ops[s->members[sg->first + m]].inputs[k];
-    for (int m2 = 0; m2 <= m; m2++) {
-        const rotor_op *o2 = &g->ops[s->members[sg->first + m2]];
-        for (int k2 = 0; k2 < (m2 < m ? o2->ninputs : k); k2++)
-            if (o2->inputs[k2] == v) return true;
-    }
-    return false;
-}
-
-static void sg_works(const rotor_graph *g, const rotor_gt_schedule *s, sg_work *out) {
-    for (int i = 0; i < s->nsg; i++) {
-        const rotor_gt_subgraph *sg = &s->sg[i];
-        sg_work w = {0};
-        for (int m = 0; m < sg->count; m++) {
-            int op = s->members[sg->first + m];
-            const rotor_op *o = &g->ops[op];
-            double mm, vec;
-            rotor_gt_op_flops(o, &mm, &vec);
-            w.mm += mm, w.vec += vec;
-            for (int k = 0; k < o->ninputs; k++) {
-                const rotor_value *v = &g->values[o->inputs[k]];
-                if (v->role != ROTOR_ROLE_WEIGHT || read_before(g, s, sg, m, k)) continue;
-                w.weights += (double)v->bytes * (double)rotor_op_read_elements(g, op, k) / (double)v->elements;
-            }
-        }
-        w.mm *= 1 + sg->best.recompute, w.vec *= 1 + sg->best.recompute;
-        out[i] = w;
-    }
-}
-
-/* The activation bytes one instance reads and writes at DDR ([0]) and the
- * GB ([1]): inputs where their producers' instances put them (in_scope
- * shares), a model input from DDR, its output block at its scope, and what
- * an instance larger than the LB spills, half out and half back (dsa.c's
- * activation_bytes, split into reads and writes). */
-static void moves(const rotor_graph *g, const rotor_gt_schedule *s, int64_t pos, double rd[2], double wr[2]) {
-    const rotor_gt_subgraph *sg = &s->sg[s->order[pos].sg];
-    double again = sg->best.in_loads;
-    rd[0] = rd[1] = wr[0] = wr[1] = 0;
-    for (int i = 0; i < sg->ninputs; i++) {
-        const rotor_gt_input *in = &s->inputs[sg->first_input + i];
-        int pr = g->values[in->value].producer;
-        if (pr < 0) {
-            rd[0] += again * (double)in->bytes;
-            continue;
-        }
-        const rotor_gt_subgraph *px = &s->sg[s->sg_of[pr]];
-        double n = (double)px->best.instances;
-        rd[1] += again * (double)in->bytes * (double)px->in_scope[ROTOR_GT_GB] / n;
-        rd[0] += again * (double)in->bytes * (double)px->in_scope[ROTOR_GT_DDR] / n;
-    }
-    double block = (double)g->values[sg->output].bytes / (double)sg->best.instances;
-    if (s->scope[pos] == ROTOR_GT_GB) wr[1] += block;
-    else if (s->scope[pos] == ROTOR_GT_DDR) wr[0] += block;
-    rd[1] += sg->best.spill_gb / 2, wr[1] += sg->best.spill_gb / 2;
-    rd[0] += sg->best.spill_ddr / 2, wr[0] += sg->best.spill_ddr / 2;
-}
-
 /* ---- the replay ------------------------------------------------------------- */
 
 typedef struct gt_replay {
@@ -106,7 +37,7 @@ typedef struct gt_replay {
     const rotor_graph *g;
     const rotor_gt_schedule *s;
     const rotor_dsa_cluster *c;
-    const sg_work *work;
+    const rotor_dsa_work *work; /* per position of the order: dsa.c's one owner */
     bool cross;
     int64_t node[ROTOR_GTREPLAY_NRES];
     int64_t busy_ps[ROTOR_GTREPLAY_NRES];
@@ -140,25 +71,13 @@ static int64_t tile_ps(int64_t d, int t) {
 
 static int64_t ps_of(double s) { return llround(s * 1e12); }
 
-/* The weights of the instance at pos: the bytes it brings from DDR to the
- * GB (all of a sub-graph's on its first instance when they fit half the GB,
- * where they wait for the others; larger ones every instance) and from the
- * GB to the LB, as dsa.c prices them. */
-static void weight_bytes(const gt_replay *r, int64_t pos, double *w_ddr, double *w_gb, bool *resident) {
-    const rotor_gt_instance *in = &r->s->order[pos];
-    double w = r->work[in->sg].weights;
-    *w_gb = w * r->s->sg[in->sg].best.w_loads;
-    *resident = 2 * w <= (double)r->c->gb_bytes;
-    *w_ddr = *resident ? (in->index == 0 ? w : 0) : *w_gb;
-}
-
 /* Without cross-layer scheduling: the instance's weights whole, DDR -> GB
  * after gate, then GB -> LB (its id in *wg). */
 static rotor_status weights(gt_replay *r, int64_t pos, int64_t gate, int64_t *wg, rotor_error *err) {
     const rotor_gt_instance *in = &r->s->order[pos];
-    double w_ddr, w_gb;
-    bool resident;
-    weight_bytes(r, pos, &w_ddr, &w_gb, &resident);
+    const rotor_dsa_work *w = &r->work[pos];
+    double w_ddr = w->w_ddr, w_gb = w->w_gb;
+    bool resident = w->w_resident;
     int64_t wd, d[2] = {gate, -1};
     rotor_status st = add(r, ROTOR_GTREPLAY_DDR, ps_of(w_ddr / r->c->ddr_bw), in->sg, d, 1, &wd, err);
     if (st) return st;
@@ -235,14 +154,12 @@ static rotor_status tiles(gt_replay *r, int op, const inst_ps *w, int64_t start,
 static rotor_status instance(gt_replay *r, int64_t pos, rotor_error *err) {
     const rotor_gt_instance *in = &r->s->order[pos];
     const rotor_dsa_cluster *c = r->c;
-    double n = (double)r->s->sg[in->sg].best.instances, rd[2], wr[2], w_ddr, w_gb;
-    bool resident;
-    moves(r->g, r->s, pos, rd, wr);
-    weight_bytes(r, pos, &w_ddr, &w_gb, &resident);
-    inst_ps w = {.mm = ps_of(r->work[in->sg].mm / n / c->mm_rate), .vec = ps_of(r->work[in->sg].vec / n / c->vec_rate),
-                 .rd = {ps_of(rd[0] / c->ddr_bw), ps_of(rd[1] / c->gb_bw)},
-                 .wr = {ps_of(wr[0] / c->ddr_bw), ps_of(wr[1] / c->gb_bw)},
-                 .w_ddr = ps_of(w_ddr / c->ddr_bw), .w_gb = ps_of(w_gb / c->gb_bw),
+    const rotor_dsa_work *k = &r->work[pos];
+    bool resident = k->w_resident;
+    inst_ps w = {.mm = ps_of(k->mm_s), .vec = ps_of(k->vec_s),
+                 .rd = {ps_of(k->read[0] / c->ddr_bw), ps_of(k->read[1] / c->gb_bw)},
+                 .wr = {ps_of(k->write[0] / c->ddr_bw), ps_of(k->write[1] / c->gb_bw)},
+                 .w_ddr = ps_of(k->w_ddr / c->ddr_bw), .w_gb = ps_of(k->w_gb / c->gb_bw),
                  .w_after = resident && in->index > 0 ? r->sg_wload[in->sg] : -1,
                  .keep_load = r->cross && resident && in->index == 0};
     /* no prefetch: the weights after the previous instance's compute, the
@@ -277,13 +194,14 @@ static rotor_status replay_schedule(const rotor_graph *g, const rotor_gt_schedul
     int maxin = 1;
     for (int i = 0; i < s->nsg; i++)
         if (s->sg[i].ninputs + 1 > maxin) maxin = s->sg[i].ninputs + 1;
-    sg_work *work = malloc(nsg * sizeof *work);
+    rotor_dsa_work *work = NULL;
+    rotor_status st = rotor_dsa_works(g, s, c, &work, err);
+    if (st) return st;
     r.sg_done = malloc(nsg * sizeof *r.sg_done);
     r.sg_wload = malloc(nsg * sizeof *r.sg_wload);
     r.deps = malloc((size_t)maxin * sizeof *r.deps);
-    rotor_status st = work && r.sg_done && r.sg_wload && r.deps ? ROTOR_OK : rotor_nomem(err);
+    st = r.sg_done && r.sg_wload && r.deps ? ROTOR_OK : rotor_nomem(err);
     if (!st) {
-        sg_works(g, s, work);
         r.work = work;
         for (size_t i = 0; i < nsg; i++) r.sg_done[i] = r.sg_wload[i] = -1;
         st = servers(c, &r, err);
@@ -309,14 +227,8 @@ rotor_status rotor_gtreplay_run(const rotor_graph *g, const rotor_dsa_cluster *c
     rotor_status st = rotor_dsa_run(g, c, step, &model, err);
     if (st) return st;
     out->model_s = model.seconds;
-    /* the schedule rotor_dsa_run builds (dsa.c: the step's mode and limits) */
-    rotor_gt_limits lim;
-    rotor_dsa_limits(c, &lim);
-    rotor_gt_mode mode = step == ROTOR_DSA_LB ? ROTOR_GT_PER_OP_LB
-                         : step <= ROTOR_DSA_GB ? ROTOR_GT_PER_OP_GB : ROTOR_GT_GROUPED;
-    if (step == ROTOR_DSA_PER_LAYER) lim.gb_bytes = 0;
-    rotor_gt_schedule s;
-    st = rotor_gt_schedule_build(g, &lim, mode, &s, err);
+    rotor_gt_schedule s; /* the schedule rotor_dsa_run times */
+    st = rotor_dsa_schedule(g, c, step, &s, err);
     if (!st) st = replay_schedule(g, &s, c, step == ROTOR_DSA_GRAPHTURBO, out, err);
     rotor_gt_schedule_free(&s);
     if (st) rotor_error_prefix(err, "graphturbo replay");

@@ -21,8 +21,9 @@
  * the GB (brought from DDR once per sub-graph), and moves what it cannot
  * keep in the LB through the GB.  Without cross-layer scheduling an
  * instance loads its weights, then overlaps its tiles' moves with compute
- * (double buffering inside a kernel); with it, every resource works at
- * once and the slowest sets the time. */
+ * (double buffering inside a kernel; DDR and the GB are separate
+ * channels); with it, every resource works at once and the slowest sets
+ * the time. */
 #ifndef ROTOR_DSA_H
 #define ROTOR_DSA_H
 
@@ -76,6 +77,27 @@ typedef struct rotor_dsa_result {
     rotor_gt_order_kind order;
     int tensors[3];          /* activation values in the LB, GB, DDR (Table 3) */
 } rotor_dsa_result;
+
+/* What one instance of a schedule does: the one owner of these quantities,
+ * which the time model (rotor_dsa_run) and the replay (sim/gtreplay.h)
+ * both read. */
+typedef struct rotor_dsa_work {
+    double mm_s, vec_s;          /* its matrix and vector units' time */
+    double read[2], write[2];    /* activation bytes it reads and writes at DDR [0] and the GB [1]:
+                                  * inputs where their producers' instances put them, its output
+                                  * block at its scope, an overflow half each way */
+    double w_ddr, w_gb;          /* weight bytes DDR -> GB and GB -> LB */
+    bool w_resident;             /* its sub-graph's weights wait in the GB (they fit half of it) */
+} rotor_dsa_work;
+
+/* The schedule step times (its mode and limits on c) into s; free it with
+ * rotor_gt_schedule_free, also after an error. */
+rotor_status rotor_dsa_schedule(const rotor_graph *g, const rotor_dsa_cluster *c, rotor_dsa_step step,
+                                rotor_gt_schedule *s, rotor_error *err);
+
+/* Every instance's work in s's order: *out gets s->ninst entries (free()). */
+rotor_status rotor_dsa_works(const rotor_graph *g, const rotor_gt_schedule *s, const rotor_dsa_cluster *c,
+                             rotor_dsa_work **out, rotor_error *err);
 
 /* Schedules g (one cluster's share) as step says and times it. */
 rotor_status rotor_dsa_run(const rotor_graph *g, const rotor_dsa_cluster *c, rotor_dsa_step step,
