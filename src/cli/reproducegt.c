@@ -96,16 +96,16 @@ static void print_fig15(const rotor_gtrepro_result *r) {
 static void print_table1(const rotor_gtrepro_result *r) {
     printf("Table 1: BERT-128 (bert-large, seq 128) over %lld clusters, sentences/s and latency (ms)\n",
            (long long)r->clusters);
-    printf("%5s %6s %11s %10s %11s %10s %5s %5s %5s | %11s %8s | %11s %8s %5s\n", "batch", "per cl", "graphturbo",
-           "latency", "per-layer", "latency", "LB", "GB", "DDR", "paper GT", "latency", "paper TVM", "latency",
-           "iter");
+    printf("%5s %6s %11s %10s %11s %10s %5s %5s %5s %9s | %11s %8s | %11s %8s %5s\n", "batch", "per cl", "graphturbo",
+           "latency", "per-layer", "latency", "LB", "GB", "DDR", "DDR (MB)", "paper GT", "latency", "paper TVM",
+           "latency", "iter");
     for (int k = 0; k < ROTOR_GTREPRO_T1; k++) {
         const rotor_gtrepro_t1 *t = &r->t1[k];
         const rotor_gtrepro_t1_row *p = &rotor_gtrepro_t1_paper[k];
-        printf("%5lld %6lld %11.1f %10.3f %11.1f %10.3f %5d %5d %5d | %11.0f %8.2f | %11.0f %8.2f %5lld\n",
+        printf("%5lld %6lld %11.1f %10.3f %11.1f %10.3f %5d %5d %5d %9.1f | %11.0f %8.2f | %11.0f %8.2f %5lld\n",
                (long long)t->batch, (long long)t->per_cluster, t->gt_throughput, t->gt_s * 1e3,
                t->per_layer_throughput, t->per_layer_s * 1e3, t->tensors[ROTOR_GT_LB], t->tensors[ROTOR_GT_GB],
-               t->tensors[ROTOR_GT_DDR], p->gt_throughput, p->gt_latency_ms, p->tvm_throughput, p->tvm_latency_ms,
+               t->tensors[ROTOR_GT_DDR], t->ddr_bytes / 1e6, p->gt_throughput, p->gt_latency_ms, p->tvm_throughput, p->tvm_latency_ms,
                (long long)p->tvm_iter);
     }
     printf("(paper: GraphTurbo's throughput rises to 4052 at 8 a cluster, then falls to 2716 at 16 as §4.3 spills;\n"
@@ -226,14 +226,14 @@ static void csv_table1(FILE *f, const void *data, int n) {
     const rotor_gtrepro_result *r = data;
     (void)n;
     fputs("batch,batch_per_cluster,graphturbo_ms,graphturbo_per_s,per_layer_ms,per_layer_per_s,lb_tensors,gb_tensors,"
-          "ddr_tensors,paper_graphturbo_per_s,paper_graphturbo_ms,paper_tvm_per_s,paper_tvm_ms\n", f);
+          "ddr_tensors,ddr_mb,paper_graphturbo_per_s,paper_graphturbo_ms,paper_tvm_per_s,paper_tvm_ms\n", f);
     for (int k = 0; k < ROTOR_GTREPRO_T1 && r->table1; k++) {
         const rotor_gtrepro_t1 *t = &r->t1[k];
         const rotor_gtrepro_t1_row *p = &rotor_gtrepro_t1_paper[k];
-        fprintf(f, "%lld,%lld,%.6f,%.3f,%.6f,%.3f,%d,%d,%d,%.0f,%.2f,%.0f,%.2f\n", (long long)t->batch,
+        fprintf(f, "%lld,%lld,%.6f,%.3f,%.6f,%.3f,%d,%d,%d,%.6f,%.0f,%.2f,%.0f,%.2f\n", (long long)t->batch,
                 (long long)t->per_cluster, t->gt_s * 1e3, t->gt_throughput, t->per_layer_s * 1e3,
                 t->per_layer_throughput, t->tensors[ROTOR_GT_LB], t->tensors[ROTOR_GT_GB], t->tensors[ROTOR_GT_DDR],
-                p->gt_throughput, p->gt_latency_ms, p->tvm_throughput, p->tvm_latency_ms);
+                t->ddr_bytes / 1e6, p->gt_throughput, p->gt_latency_ms, p->tvm_throughput, p->tvm_latency_ms);
     }
 }
 
@@ -458,6 +458,7 @@ static void json_table1(cJSON *root, const rotor_gtrepro_result *r) {
         cJSON_AddNumberToObject(o, "per_layer_s", t->per_layer_s);
         cJSON_AddNumberToObject(o, "per_layer_per_s", t->per_layer_throughput);
         json_tensors(o, "tensors", t->tensors);
+        cJSON_AddNumberToObject(o, "ddr_bytes", t->ddr_bytes);
         cJSON_AddNumberToObject(o, "paper_graphturbo_per_s", p->gt_throughput);
         cJSON_AddNumberToObject(o, "paper_graphturbo_ms", p->gt_latency_ms);
         cJSON_AddNumberToObject(o, "paper_tvm_per_s", p->tvm_throughput);
