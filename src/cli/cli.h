@@ -426,6 +426,11 @@ int cli_reproduce_file(const char *dir, const char *name, cli_figure_fn fn, cons
  * tables or JSON on stdout; the exit status. */
 int cli_reproduce_elk(const char *const *models, int nm, int64_t max_batch, const char *dir, bool json,
                       const rotor_chip *chip, int threads, bool quiet);
+/* `rotor reproduce graphturbo` (src/cli/reproducegt.c): models is --models
+ * (NULL: Table 2's every row); files in dir; the exit status. */
+int cli_reproduce_gt(const char *models, const char *dir, bool json, const rotor_chip *chip, bool quiet);
+/* dir, made if missing (src/cli/reproduce.c); EXIT_BADINPUT naming it when it cannot be. */
+int cli_reproduce_dir(const char *dir);
 int cmd_run(int argc, char **argv);
 
 /* The simulator trace's filter (src/cli/trace.c): --trace-ops NAME,...

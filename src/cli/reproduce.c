@@ -31,7 +31,7 @@ static const char *const ELK_MODELS = "llama2-13b,gemma2-27b,opt-30b,llama2-70b"
 
 static void reproduce_usage(FILE *f) {
     fprintf(f,
-            "usage: rotor reproduce t10|elk [options]\n"
+            "usage: rotor reproduce t10|elk|graphturbo [options]\n"
             "\n"
             "t10: T10's evaluation grid (T10 §6: each model from batch 1, doubling until it no\n"
             "longer fits) with T10, the VGM baseline as Roller tiles it and the VGM oracle;\n"
@@ -40,20 +40,26 @@ static void reproduce_usage(FILE *f) {
             "at 16 TB/s, and batch 32 at 2-64 TB/s) with Basic, Static, Dyn, Full and Ideal;\n"
             "Figures 17, 18 and 19, and the points in the paper's regime; at batch 8, all-to-all\n"
             "against a 2D mesh across HBM and link bandwidths (Figures 19, 21 and 22).\n"
-            "Both print the figures beside the paper's numbers where its text gives them, and\n"
-            "write CSV and SVG files to the output folder (docs/reproduction.md says what each\n"
+            "graphturbo: GraphTurbo's evaluation (GraphTurbo §5: Table 2's models on stcp920 at\n"
+            "its batches per cluster) with the per-layer baseline and the four Fig. 15 steps;\n"
+            "Figures 14 and 15, Tables 1, 3 and 4.\n"
+            "Each prints the figures beside the paper's numbers where its text gives them, and\n"
+            "writes CSV and SVG files to the output folder (docs/reproduction.md says what each\n"
             "holds).\n"
             "\n"
             "  --models LIST       zoo models (default t10: %s;\n"
-            "                      elk: %s)\n"
+            "                      elk: %s); graphturbo: Table 2's rows\n"
+            "                      (default all: resnet-50, bert-128, bert-256, bert-384,\n"
+            "                      bert-512, dlrm, mobilenet-v2, vit-large, densenet-121,\n"
+            "                      conformer-m)\n"
             "  --max-batch N       stop the doubling at N (default t10: until T10 no longer fits;\n"
-            "                      elk: 32)\n"
-            "  -o, --output DIR    output folder (default reproduce-t10 or reproduce-elk; created\n"
-            "                      if missing)\n"
-            "  --json              print the results as JSON (rotor-reproduce-t10 or\n"
-            "                      rotor-reproduce-elk, version 1)\n"
-            "  --chip NAME|FILE    chip (default t10: ipu-mk2, elk: ipu-pod4); --set KEY=VALUE\n"
-            "                      overrides a field\n"
+            "                      elk: 32; graphturbo: not taken)\n"
+            "  -o, --output DIR    output folder (default reproduce-t10, reproduce-elk or\n"
+            "                      reproduce-graphturbo; created if missing)\n"
+            "  --json              print the results as JSON (rotor-reproduce-t10,\n"
+            "                      rotor-reproduce-elk or rotor-reproduce-graphturbo, version 1)\n"
+            "  --chip NAME|FILE    chip (default t10: ipu-mk2, elk: ipu-pod4, graphturbo:\n"
+            "                      stcp920); --set KEY=VALUE overrides a field\n"
             "  --threads N         search threads\n"
             "  --list              list the zoo (the models --models takes)\n"
             "  -q, --quiet         no progress on stderr\n"
@@ -564,18 +570,19 @@ static int parse_reproduce(int argc, char **argv, repro_args *a) {
         {"json", 0, CLI_FLAG, offsetof(repro_args, json), 0, 0},
         {0}};
     int rc = cli_parse_options("reproduce", argc, argv, CLI_TAKES_CHIP | CLI_TAKES_THREADS, &a->sa, own, a,
-                               reproduce_usage, cli_list_zoo, &a->what, "which paper? (rotor reproduce t10, rotor reproduce elk)");
+                               reproduce_usage, cli_list_zoo, &a->what,
+                               "which paper? (rotor reproduce t10, rotor reproduce elk, rotor reproduce graphturbo)");
     if (rc >= 0) return rc;
-    static const char *const known[] = {"t10", "elk"};
+    static const char *const known[] = {"t10", "elk", "graphturbo"};
     char hint[96];
-    if (strcmp(a->what, "t10") != 0 && strcmp(a->what, "elk") != 0)
-        return cli_usage_error("reproduce", "unknown evaluation '%s'%s (known: t10, elk)", a->what,
-                               rotor_suggest_phrase(a->what, known, 2, hint, sizeof hint));
+    if (strcmp(a->what, "t10") != 0 && strcmp(a->what, "elk") != 0 && strcmp(a->what, "graphturbo") != 0)
+        return cli_usage_error("reproduce", "unknown evaluation '%s'%s (known: t10, elk, graphturbo)", a->what,
+                               rotor_suggest_phrase(a->what, known, 3, hint, sizeof hint));
     return -1;
 }
 
 /* The folder, made if missing. */
-static int make_dir(const char *dir) {
+int cli_reproduce_dir(const char *dir) {
     if (cli_is_dir(dir)) return 0;
     if (mkdir(dir, 0777) != 0) return cli_usage_error("reproduce", "-o: %s: cannot create (%s)", dir, strerror(errno));
     return 0;
@@ -619,6 +626,14 @@ int cmd_reproduce(int argc, char **argv) {
     repro_args a = {0};
     int rc = parse_reproduce(argc, argv, &a);
     if (rc >= 0) return rc;
+    if (!strcmp(a.what, "graphturbo")) { /* src/cli/reproducegt.c: Table 2's rows, its batches */
+        rotor_chip gt;
+        rotor_error gerr = {{0}};
+        rotor_status gst = cli_chip(a.sa.chip ? a.sa.chip : "stcp920", a.sa.sets, a.sa.nsets, &gt, &gerr);
+        if (a.max_batch) return cli_usage_error(cmd, "--max-batch: graphturbo runs Table 2's batches per cluster");
+        if (gst) return cli_fail(cmd, gst, &gerr);
+        return cli_reproduce_gt(a.models, a.outdir ? a.outdir : "reproduce-graphturbo", a.json, &gt, a.sa.quiet);
+    }
     int64_t max_batch = CLI_MAX_BATCH;
     int threads = 0;
     char buf[512];
@@ -636,7 +651,7 @@ int cmd_reproduce(int argc, char **argv) {
     rotor_status st = cli_chip(a.sa.chip ? a.sa.chip : elk ? "ipu-pod4" : NULL, a.sa.sets, a.sa.nsets, &chip, &err);
     if (st) return cli_fail(cmd, st, &err);
     const char *dir = a.outdir ? a.outdir : elk ? "reproduce-elk" : "reproduce-t10";
-    if ((rc = make_dir(dir))) return rc;
+    if ((rc = cli_reproduce_dir(dir))) return rc;
     if (elk) return cli_reproduce_elk(names, nm, max_batch, dir, a.json, &chip, threads, a.sa.quiet);
     mresult *ms = calloc((size_t)nm, sizeof *ms);
     if (!ms) return cli_nomem(cmd);
