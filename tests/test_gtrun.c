@@ -15,15 +15,13 @@
 #include "rotor/run/gtrun.h"
 #include "rotor/run/run.h"
 
-/* A float32 initializer of real, unrounded-looking values: sin of a
- * per-tensor phase, scaled. */
-static void weights(mb *b, const char *name, int rank, const int64_t *dims, double phase, double scale) {
+/* A float32 initializer of n elements of real, unrounded-looking values:
+ * sin of a per-tensor phase, scaled. */
+static void weights(mb *b, const char *name, int64_t n, int rank, const int64_t *dims, double phase, double scale) {
     Onnx__TensorProto *t = mb_init_tensor(b, name, 1, rank, dims, NULL);
-    int64_t n = 1;
-    for (int d = 0; d < rank; d++) n *= dims[d];
-    t->n_float_data = (size_t)n;
     t->float_data = mb_alloc(b, sizeof(float) * (size_t)n);
-    for (int64_t k = 0; k < n; k++) t->float_data[k] = (float)(scale * sin(phase + 1.7 * (double)k));
+    for (t->n_float_data = 0; t->n_float_data < (size_t)n; t->n_float_data++)
+        t->float_data[t->n_float_data] = (float)(scale * sin(phase + 1.7 * (double)t->n_float_data));
 }
 
 /* x [1,4,16,16] -> Conv 3x3 (pads 1, bias) -> h -> Conv 3x3 (pads 1, bias) -> y. */
@@ -32,10 +30,10 @@ static void two_convs(rotor_graph *g) {
     mb_init(&b, 13);
     mb_input(&b, "x", DIMS(1, 4, 16, 16));
     mb_output(&b, "y");
-    weights(&b, "w1", DIMS(4, 4, 3, 3), 0.1, 0.3);
-    weights(&b, "b1", DIMS(4), 0.2, 0.1);
-    weights(&b, "w2", DIMS(4, 4, 3, 3), 0.3, 0.3);
-    weights(&b, "b2", DIMS(4), 0.4, 0.1);
+    weights(&b, "w1", 144, DIMS(4, 4, 3, 3), 0.1, 0.3);
+    weights(&b, "b1", 4, DIMS(4), 0.2, 0.1);
+    weights(&b, "w2", 144, DIMS(4, 4, 3, 3), 0.3, 0.3);
+    weights(&b, "b2", 4, DIMS(4), 0.4, 0.1);
     Onnx__NodeProto *c1 = mb_node(&b, "Conv", "conv1", "x w1 b1", "h");
     mb_attr_ints(&b, c1, "pads", 4, (const int64_t[]){1, 1, 1, 1});
     mb_attr_ints(&b, c1, "kernel_shape", 2, (const int64_t[]){3, 3});
