@@ -182,7 +182,9 @@ static rotor_status eval_op(gtctx *c, int o, const piece *dst, const int64_t *bl
         const rotor_dim *dim = &y->x->dims[d];
         int j = y->plain ? d : y->w->dim[d];
         int64_t off = y->plain ? 0 : y->w->offset[j], step = y->plain ? 1 : y->w->step[d];
-        if (dim->nterms != 1 || dim->coef[0] != 1 || step != 1) continue;
+        int share = 0; /* tensor dimensions the view lays on value dimension j */
+        for (int k = 0; k < y->x->ndims; k++) share += y->plain ? k == j : y->w->dim[k] == j;
+        if (dim->nterms != 1 || dim->coef[0] != 1 || step != 1 || share != 1) continue;
         int a = dim->axis[0];
         if (blo[j] - off > alo[a]) alo[a] = blo[j] - off;
         if (bhi[j] - off < ahi[a]) ahi[a] = bhi[j] - off;
@@ -346,7 +348,7 @@ static rotor_status run_instance(gtctx *c, gt_prop *p, int sgi, int64_t idx, rot
         for (int a = 0; a < y->rank && in; a++) in = co[a] >= blo[a] && co[a] < bhi[a];
         if (!in || (at = piece_at(pc, co)) < 0) continue;
         c->res->values[sg->output][k] = pc->d[at];
-        c->written[sg->output][k] = 1;
+        if (c->written[sg->output]) c->written[sg->output][k] = 1;
     }
     for (int m = 0; m < sg->count; m++) {
         int w = g->ops[c->s->members[sg->first + m]].outputs[0];
