@@ -262,10 +262,17 @@ static rotor_status run_whole(gtctx *c, int sgi, rotor_error *err) {
         const rotor_op *op = &g->ops[o];
         rotor_status st = ROTOR_OK;
         if (op->vendor) {
-            for (int i = 0; i < op->ninputs && !st; i++)
-                if (!c->res->values[op->inputs[i]])
+            for (int i = 0; i < op->ninputs && !st; i++) {
+                int v = op->inputs[i];
+                if (!c->res->values[v])
                     st = run_op_fail(g, o, err, "'%s' has no data (a weight without elements, or an input not given)",
-                                     g->values[op->inputs[i]].name);
+                                     g->values[v].name);
+                /* the kernel reads the whole input: all of it written yet */
+                for (int64_t k = 0; !st && c->written[v] && k < g->values[v].elements; k++)
+                    if (!c->written[v][k])
+                        st = run_op_fail(g, o, err, "%s reads element %lld of '%s', which no instance before it in "
+                                         "the order wrote", c->where, (long long)k, g->values[v].name);
+            }
             if (!st) st = rotor_run_kernel(g, o, c->res->values, err);
         } else {
             int w = op->outputs[0];
