@@ -35,6 +35,7 @@ PYEOF
     expect_saved one-line "^graphturbo: 1 sub-graph, 4 instances along h (factor 1x1x4x1), halos recomputed: 2 rows$" "$tmpdir/r"
     # conv1 and its bias over 5 + 6 + 6 + 5 rows of 16: 89984 points, not 75776
     expect_saved points "^graphturbo: 4 instances run, 89984 points evaluated, 1.188x the ungrouped run's$" "$tmpdir/r"
+    expect_out json '"halo_rows":[[:space:]]*2' -- run "$m" --group graphturbo --chip stcp920 --set sram_bytes=512 --set shift_buffer_bytes=256 -q --json
     # the LB whole (64 KB per core): one instance, nothing recomputed
     expect_out whole "^graphturbo: 1 sub-graph, 1 instance$" -- run "$m" --group graphturbo --chip stcp920 -q
     expect_error no-gb 2 "has no global buffer" -- run "$m" --group graphturbo -q

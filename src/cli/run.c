@@ -556,6 +556,21 @@ static void print_graphturbo(const run_state *s) {
            (long long)r->instances, r->points, r->direct_points > 0 ? r->points / r->direct_points : 1.0);
 }
 
+/* --json: the schedule and its run, "graphturbo": {...}. */
+static void graphturbo_json(cJSON *parent, const run_state *s) {
+    const rotor_gtrun_result *r = &s->gtres;
+    cJSON *j = cJSON_AddObjectToObject(parent, "graphturbo");
+    if (!j) return;
+    cJSON_AddNumberToObject(j, "subgraphs", s->gts.nsg);
+    cJSON_AddNumberToObject(j, "instances", (double)s->gts.ninst);
+    cJSON_AddNumberToObject(j, "split", r->split);
+    cJSON_AddNumberToObject(j, "run_whole", r->whole);
+    cJSON_AddNumberToObject(j, "instances_run", (double)r->instances);
+    cJSON_AddNumberToObject(j, "halo_rows", (double)r->halo_rows);
+    cJSON_AddNumberToObject(j, "points", r->points);
+    cJSON_AddNumberToObject(j, "direct_points", r->direct_points);
+}
+
 static void print_times(run_state *s) {
     if (s->gt) {
         print_graphturbo(s);
@@ -651,6 +666,7 @@ int cmd_run(int argc, char **argv) {
                 }
                 failed += report(&s, out, "reference", j);
                 if (!root) print_times(&s);
+                else if (s.gt) graphturbo_json(j, &s);
                 if (a.out && !failed) rc = write_outputs(&s);
             }
             if (in) tensors_free(in);
@@ -667,6 +683,7 @@ int cmd_run(int argc, char **argv) {
                 printf("inputs without --data get deterministic pseudo-random values in [-1, 1)\n");
             failed = report(&s, NULL, NULL, root);
             if (!root) print_times(&s);
+            else if (s.gt) graphturbo_json(root, &s);
             if (a.out) rc = write_outputs(&s);
         }
         state_free(&s);
