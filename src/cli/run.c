@@ -397,7 +397,7 @@ static bool report_output(run_state *s, const rotor_named_output *no, const tens
     rotor_graph_shape_string(x, shape, sizeof shape);
     rotor_run_cmp vs_direct = {0}, vs_ref = {0}, vs_un = {0};
     if (vs) vs_direct = rotor_run_compare(got, s->direct.values[v], x->elements, false);
-    int64_t wk = vs_direct.bad ? rotor_gtrun_worst(got, s->direct.values[v], x->elements) : -1;
+    int64_t wk = s->gt && vs_direct.bad ? rotor_gtrun_worst(got, s->direct.values[v], x->elements) : -1;
     if (wk >= 0) worst_element(x, wk, got[wk], s->direct.values[v][wk], worst, sizeof worst);
     int uv = unsimplified_value(s, no->name);
     if (uv >= 0) vs_un = rotor_run_compare(got, s->reference.values[uv], x->elements, !is_float(x->dtype));
