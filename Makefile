@@ -126,7 +126,7 @@ $(GEN_OBJ): $(GEN_SRC) $(GEN_HDR)
 # The importer (the model stage) and its tests include the generated header.
 GEN_USERS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard src/model/onnx*.c src/model/lower*.c tests/test_onnx*.c)) \
              $(BUILD)/tests/fuzz/fuzz_options.o
-GEN_USERS += $(BUILD)/tests/test_msquant.o $(BUILD)/tests/test_quant.o $(BUILD)/tests/test_simplify.o
+GEN_USERS += $(BUILD)/tests/test_msquant.o $(BUILD)/tests/test_quant.o $(BUILD)/tests/test_simplify.o $(BUILD)/tests/test_gtrun.o
 $(GEN_USERS): $(GEN_HDR)
 $(GEN_USERS): CFLAGS += -I$(GEN)
 

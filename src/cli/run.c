@@ -11,9 +11,11 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "rotor/compile/dsa.h"
 #include "rotor/compile/program.h"
 #include "rotor/model/onnx.h"
 #include "rotor/pipeline/pipeline.h"
+#include "rotor/run/gtrun.h"
 #include "rotor/run/run.h"
 #include "rotor/sim/replay.h"
 
@@ -43,6 +45,10 @@ static void run_usage(FILE *f) {
             "  --pipeline          compile with pipelined segments (rotor compile --pipeline) and run\n"
             "                      each segment's stages micro-batch by micro-batch on their groups\n"
             "  --objective O       what --pipeline minimises: latency (default) or throughput\n"
+            "  --group graphturbo  schedule the graph as GraphTurbo does on the chip (a chip with a\n"
+            "                      global buffer, e.g. --chip stcp920), run every sub-graph instance by\n"
+            "                      instance, each computing only its range with its halos, and compare\n"
+            "                      with the direct execution (docs/run.md; no plans)\n"
             "  --chip NAME|FILE    preset or chip file (default ipu-mk2); --set KEY=VALUE overrides\n"
             "  --dim k=v,..., --input NAME=AxB,.., --value NAME=SPEC\n"
             "                      shape the model, as in rotor compile\n"
@@ -61,10 +67,10 @@ static void run_usage(FILE *f) {
 
 typedef struct run_args {
     cli_shared_args sa;
-    const char *input, *check, *out, *program;
+    const char *input, *check, *out, *program, *group;
     char *data[RUN_MAX_DATA];
     int ndata;
-    bool direct, json;
+    bool direct, json, graphturbo;
     cli_pipeline_args pl;
 } run_args;
 
@@ -77,6 +83,7 @@ static int parse_run(int argc, char **argv, run_args *a) {
         {"program", 0, CLI_VALUE, offsetof(run_args, program), 0, 0},
         {"direct", 0, CLI_FLAG, offsetof(run_args, direct), 0, 0},
         {"json", 0, CLI_FLAG, offsetof(run_args, json), 0, 0},
+        {"group", 0, CLI_VALUE, offsetof(run_args, group), 0, 0},
         CLI_PIPELINE_OPTS(run_args, pl),
         {0}};
     /* with --check the directory is the input: count the positionals first */
@@ -91,6 +98,12 @@ static int parse_run(int argc, char **argv, run_args *a) {
     if (a->pl.pipeline && (a->direct || a->program))
         return cli_usage_error(cmd, "--pipeline and %s: --pipeline compiles the program", a->direct ? "--direct" : "--program");
     if (cli_parse_objective(cmd, &a->pl)) return EXIT_BADINPUT;
+    if (a->group && strcmp(a->group, "graphturbo") != 0)
+        return cli_usage_error(cmd, "--group: rotor run takes graphturbo, got '%s'", a->group);
+    a->graphturbo = a->group != NULL;
+    if (a->graphturbo && (a->direct || a->program || a->pl.pipeline))
+        return cli_usage_error(cmd, "--group graphturbo runs GraphTurbo's instances, not a program: it conflicts with %s",
+                               a->direct ? "--direct" : a->program ? "--program" : "--pipeline");
     if (a->check && !cli_is_dir(a->check)) return cli_usage_error(cmd, "--check: %s: not a directory", a->check);
     if (a->out && !cli_is_dir(a->out)) return cli_usage_error(cmd, "-o: %s: not a directory", a->out);
     for (int i = 0; i < a->ndata; i++)
@@ -147,6 +160,10 @@ typedef struct run_state {
      * graph's outputs are checked against it (docs/simplify.md) */
     rotor_graph unsimplified;
     rotor_run_result reference;
+    /* --group graphturbo: the schedule and its instances' run */
+    bool gt;
+    rotor_gt_schedule gts;
+    rotor_gtrun_result gtres;
 } run_state;
 
 /* Fills st->inputs for every graph input: from --data or set (by name,
@@ -235,6 +252,20 @@ static rotor_status run_unsimplified(run_state *s, const rotor_pipeline_options 
     return st;
 }
 
+/* --group graphturbo: GraphTurbo's schedule of the graph with the limits
+ * of one cluster of the chip (compile/dsa.h), and its instances run on the
+ * inputs (run/gtrun.h). */
+static rotor_status run_graphturbo(run_state *s, rotor_error *err) {
+    rotor_dsa_cluster cl;
+    rotor_gt_limits lim;
+    rotor_status st = rotor_dsa_cluster_of(&s->chip, &cl, err);
+    if (st) return st;
+    rotor_dsa_limits(&cl, &lim);
+    s->gt = true;
+    if ((st = rotor_gt_schedule_build(&s->p.graph, &lim, ROTOR_GT_GROUPED, &s->gts, err))) return st;
+    return rotor_gtrun(&s->p.graph, &s->gts, (const double *const *)s->inputs, NULL, &s->gtres, err);
+}
+
 /* Loads and compiles the model (integer inputs of the set bound as values,
  * as shape inputs are), then runs it planned and directly. */
 static int run_model(run_state *s, const char *model, const tensor_list *set, rotor_error *err) {
@@ -257,7 +288,7 @@ static int run_model(run_state *s, const char *model, const tensor_list *set, ro
     if (st) return cli_fail(cmd, st, err);
     /* the program, unless --direct or --program; a graph that folds to
      * constants compiles to an empty one, and runs all the same */
-    po.t10 = po.program = po.allow_empty = !a->direct && !a->program;
+    po.t10 = po.program = po.allow_empty = !a->direct && !a->program && !a->graphturbo;
     po.compile.pipeline = a->pl.pipeline;
     po.compile.objective = a->pl.objective;
     cli_progress bar;
@@ -292,6 +323,7 @@ static int run_model(run_state *s, const char *model, const tensor_list *set, ro
     if (!st) st = rotor_run(&s->p.graph, (const double *const *)s->inputs, &ro, &s->direct, err);
     cli_progress_end(&bar);
     if (!st && po.simplify) st = run_unsimplified(s, &po, err);
+    if (!st && a->graphturbo) st = run_graphturbo(s, err);
     if (st) return cli_fail(cmd, st, err);
     return 0;
 }
@@ -303,6 +335,8 @@ static void state_free(run_state *s) {
     rotor_run_result_free(&s->direct);
     rotor_run_result_free(&s->reference);
     rotor_graph_free(&s->unsimplified);
+    if (s->gt) rotor_gt_schedule_free(&s->gts);
+    rotor_gtrun_result_free(&s->gtres);
     rotor_program_free(&s->file_program);
     rotor_pipeline_free(&s->p);
     memset(s, 0, sizeof *s);
@@ -335,6 +369,17 @@ static int unsimplified_value(const run_state *s, const char *name) {
     return -1;
 }
 
+/* ", worst at element 37 (0,1,2,5): 0.25 against 0.5" (the element of an
+ * output farthest from the direct run). */
+static void worst_element(const rotor_value *x, int64_t k, double got, double ref, char *buf, size_t cap) {
+    char co[120] = "";
+    int64_t c[ROTOR_GRAPH_MAX_RANK], r = k;
+    for (int a = x->rank - 1; a >= 0; a--) c[a] = r % x->shape[a], r /= x->shape[a];
+    for (int a = 0, n = 0; a < x->rank && n >= 0 && (size_t)n < sizeof co; a++)
+        n += snprintf(co + n, sizeof co - (size_t)n, "%s%lld", a ? "," : "(", (long long)c[a]);
+    snprintf(buf, cap, ", worst at element %lld %s%s: %.9g against %.9g", (long long)k, co, x->rank ? ")" : "", got, ref);
+}
+
 /* Graph value v, an output, against the direct run (with a program) and
  * reference ri of ref (-1: none); prints its line or adds its JSON.
  * Decision (docs/run.md, "Tolerance"): an output that is all NaN or
@@ -346,11 +391,14 @@ static bool report_output(run_state *s, const rotor_named_output *no, const tens
                           const char *label, cJSON *jouts) {
     int v = no->value;
     const rotor_value *x = &s->p.graph.values[v];
-    const double *got = s->prog ? s->planned.values[v] : s->direct.values[v];
-    char shape[96], note[96], dnote[96], rnote[96];
+    const double *got = s->gt ? s->gtres.values[v] : s->prog ? s->planned.values[v] : s->direct.values[v];
+    bool vs = s->prog || s->gt; /* compared with the direct run */
+    char shape[96], note[96], dnote[96], rnote[96], worst[160] = "";
     rotor_graph_shape_string(x, shape, sizeof shape);
     rotor_run_cmp vs_direct = {0}, vs_ref = {0}, vs_un = {0};
-    if (s->prog) vs_direct = rotor_run_compare(got, s->direct.values[v], x->elements, false);
+    if (vs) vs_direct = rotor_run_compare(got, s->direct.values[v], x->elements, false);
+    int64_t wk = s->gt && vs_direct.bad ? rotor_gtrun_worst(got, s->direct.values[v], x->elements) : -1;
+    if (wk >= 0) worst_element(x, wk, got[wk], s->direct.values[v][wk], worst, sizeof worst);
     int uv = unsimplified_value(s, no->name);
     if (uv >= 0) vs_un = rotor_run_compare(got, s->reference.values[uv], x->elements, !is_float(x->dtype));
     if (ri >= 0) vs_ref = rotor_run_compare(got, ref->t[ri].data, x->elements, !is_float(x->dtype));
@@ -364,7 +412,8 @@ static bool report_output(run_state *s, const rotor_named_output *no, const tens
         cJSON *j = cJSON_CreateObject();
         cJSON_AddStringToObject(j, "name", no->name);
         cJSON_AddStringToObject(j, "shape", shape);
-        if (s->prog) cJSON_AddNumberToObject(j, "max_abs_vs_direct", vs_direct.max_abs);
+        if (vs) cJSON_AddNumberToObject(j, "max_abs_vs_direct", vs_direct.max_abs);
+        if (wk >= 0) cJSON_AddNumberToObject(j, "worst_element_vs_direct", (double)wk);
         if (ri >= 0) cJSON_AddNumberToObject(j, "max_abs_vs_reference", vs_ref.max_abs);
         if (uv >= 0) cJSON_AddNumberToObject(j, "max_abs_vs_unsimplified", vs_un.max_abs);
         if (vs_direct.nonfinite) cJSON_AddNumberToObject(j, "nonfinite_mismatches_vs_direct", (double)vs_direct.nonfinite);
@@ -379,8 +428,8 @@ static bool report_output(run_state *s, const rotor_named_output *no, const tens
         return pass;
     }
     printf("%s  %-32s %-16s", pass ? "PASS" : "FAIL", no->name, shape);
-    if (s->prog) printf("  vs direct: max |err| %.3g (%lld beyond tolerance%s)", vs_direct.max_abs,
-                        (long long)vs_direct.bad, nonfinite_note(&vs_direct, dnote, sizeof dnote));
+    if (vs) printf("  vs direct: max |err| %.3g (%lld beyond tolerance%s)%s", vs_direct.max_abs,
+                   (long long)vs_direct.bad, nonfinite_note(&vs_direct, dnote, sizeof dnote), worst);
     if (uv >= 0) printf("  vs unsimplified: max |err| %.3g (%lld beyond)", vs_un.max_abs, (long long)vs_un.bad);
     if (ri >= 0) printf("  vs %s '%s': max |err| %.3g (%lld beyond%s)", label, ref->t[ri].name, vs_ref.max_abs,
                         (long long)vs_ref.bad, nonfinite_note(&vs_ref, rnote, sizeof rnote));
@@ -427,7 +476,7 @@ static int report(run_state *s, const tensor_list *ref, const char *label, cJSON
 /* -o DIR: every graph output as DIR/<name>.pb ('/' in names becomes '_'). */
 static int write_outputs(run_state *s) {
     const rotor_graph *g = &s->p.graph;
-    double **vals = s->prog ? s->planned.values : s->direct.values;
+    double **vals = s->gt ? s->gtres.values : s->prog ? s->planned.values : s->direct.values;
     rotor_named_output outs[RUN_MAX_DATA * 4];
     int nout = rotor_graph_outputs(g, outs, RUN_MAX_DATA * 4);
     for (int o = 0; o < nout && o < RUN_MAX_DATA * 4; o++) {
@@ -450,7 +499,83 @@ static int write_outputs(run_state *s) {
     return 0;
 }
 
+/* The name of output axis a of sub-graph sgi: the axis an expression of
+ * it writes there in a value of the output's shape, from its last operator
+ * back, other than the importer's d0, d1, ... of element-wise operators;
+ * else "axis a". */
+static void gt_axis_name(const run_state *s, int sgi, int a, char *buf, size_t cap) {
+    const rotor_graph *g = &s->p.graph;
+    const rotor_gt_subgraph *sg = &s->gts.sg[sgi];
+    snprintf(buf, cap, "axis %d", a);
+    for (int m = sg->count - 1; m >= 0; m--) {
+        const rotor_op *op = &g->ops[s->gts.members[sg->first + m]];
+        const rotor_value *w = &g->values[op->outputs[0]], *out = &g->values[sg->output];
+        bool same = w->rank == out->rank;
+        for (int k = 0; k < out->rank && same; k++) same = w->shape[k] == out->shape[k];
+        if (op->vendor || op->view[0].set || !same) continue;
+        const rotor_tensor *y = &op->expr.tensors[0];
+        if (y->ndims != out->rank || y->dims[a].nterms != 1) continue;
+        const char *n = op->expr.axis_name[y->dims[a].axis[0]];
+        if (n[0] == 'd' && n[1] >= '0' && n[1] <= '9') continue;
+        snprintf(buf, cap, "%s", n);
+        return;
+    }
+}
+
+/* One line: "graphturbo: 1 sub-graph, 4 instances along h (factor
+ * 1x1x4x1), halos recomputed: 2 rows", then the points evaluated. */
+static void print_graphturbo(const run_state *s) {
+    const rotor_gt_schedule *q = &s->gts;
+    const rotor_gtrun_result *r = &s->gtres;
+    int most = -1;
+    for (int i = 0; i < q->nsg; i++)
+        if (rotor_gt_instances(q, i) > 1 && (most < 0 || rotor_gt_instances(q, i) > rotor_gt_instances(q, most))) most = i;
+    printf("graphturbo: %d sub-graph%s, %lld instance%s", q->nsg, q->nsg == 1 ? "" : "s", (long long)q->ninst,
+           q->ninst == 1 ? "" : "s");
+    if (most >= 0) {
+        const rotor_value *y = &s->p.graph.values[q->sg[most].output];
+        if (q->nsg > 1)
+            printf(" (%d split; the most: %lld instances", r->split + r->whole, (long long)rotor_gt_instances(q, most));
+        const char *sep = " along ";
+        for (int a = 0; a < y->rank; a++) {
+            if (q->sg[most].best.factor[a] < 2) continue;
+            char name[ROTOR_NAME_MAX + 16];
+            gt_axis_name(s, most, a, name, sizeof name);
+            printf("%s%s", sep, name);
+            sep = " and ";
+        }
+        printf(" (factor ");
+        for (int a = 0; a < y->rank; a++) printf("%s%lld", a ? "x" : "", (long long)q->sg[most].best.factor[a]);
+        printf(")%s, halos recomputed: %lld row%s", q->nsg > 1 ? ")" : "", (long long)r->halo_rows,
+               r->halo_rows == 1 ? "" : "s");
+    }
+    if (r->whole) printf(", %d split sub-graph%s run whole (a vendor op or an intermediate read outside), in BFS order",
+                         r->whole, r->whole == 1 ? "" : "s");
+    printf("\n");
+    printf("graphturbo: %lld instances run, %.0f points evaluated, %.3fx the ungrouped run's\n",
+           (long long)r->instances, r->points, r->direct_points > 0 ? r->points / r->direct_points : 1.0);
+}
+
+/* --json: the schedule and its run, "graphturbo": {...}. */
+static void graphturbo_json(cJSON *parent, const run_state *s) {
+    const rotor_gtrun_result *r = &s->gtres;
+    cJSON *j = cJSON_AddObjectToObject(parent, "graphturbo");
+    if (!j) return;
+    cJSON_AddNumberToObject(j, "subgraphs", s->gts.nsg);
+    cJSON_AddNumberToObject(j, "instances", (double)s->gts.ninst);
+    cJSON_AddNumberToObject(j, "split", r->split);
+    cJSON_AddNumberToObject(j, "run_whole", r->whole);
+    cJSON_AddNumberToObject(j, "instances_run", (double)r->instances);
+    cJSON_AddNumberToObject(j, "halo_rows", (double)r->halo_rows);
+    cJSON_AddNumberToObject(j, "points", r->points);
+    cJSON_AddNumberToObject(j, "direct_points", r->direct_points);
+}
+
 static void print_times(run_state *s) {
+    if (s->gt) {
+        print_graphturbo(s);
+        return;
+    }
     if (!s->prog) {
         printf("direct execution: %d expression operators, %d vendor ops (no plans)\n", s->direct.ops_direct,
                s->direct.ops_vendor);
@@ -541,6 +666,7 @@ int cmd_run(int argc, char **argv) {
                 }
                 failed += report(&s, out, "reference", j);
                 if (!root) print_times(&s);
+                else if (s.gt) graphturbo_json(j, &s);
                 if (a.out && !failed) rc = write_outputs(&s);
             }
             if (in) tensors_free(in);
@@ -557,6 +683,7 @@ int cmd_run(int argc, char **argv) {
                 printf("inputs without --data get deterministic pseudo-random values in [-1, 1)\n");
             failed = report(&s, NULL, NULL, root);
             if (!root) print_times(&s);
+            else if (s.gt) graphturbo_json(root, &s);
             if (a.out) rc = write_outputs(&s);
         }
         state_free(&s);

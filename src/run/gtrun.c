@@ -1,0 +1,490 @@
+/* gtrun.c — GraphTurbo's instances on real data (docs/run.md, "GraphTurbo's
+ * instances on real data"; include/rotor/run/gtrun.h).
+ *
+ * Each instance of a split sub-graph carries its block of the sub-graph's
+ * output back through its operators (rotor_gt_prop_run, the ranges the
+ * split, the footprint and the order were computed with) and evaluates
+ * every operator over that range only, into buffers of its own.  Nothing an
+ * instance computes inside its sub-graph is seen by another: the halo rows
+ * are recomputed, so they must be right for the output to be.
+ *
+ * Decisions where the paper is silent or the run stage has no tool:
+ *  - The direct evaluator of the run stage (rotor_emu_reference) computes a
+ *    whole expression from whole float arrays; it takes no sub-range and no
+ *    element view.  The range loop is written here once: a point of the
+ *    expression's iteration space, inside the output range, reads each
+ *    input through its element view (a coordinate outside the value reads
+ *    0, the padding) from the instance's piece or the full tensor.  Inputs
+ *    are rounded to float32 as the direct run rounds them (run.c,
+ *    run_expression) and each output element's terms are added in the
+ *    reference's order (emu.c, pick_inner: the innermost axis last, the
+ *    others in axis order), so a right range gives the same bits.
+ *  - A vendor op's reference kernel (kernels.c) computes whole tensors from
+ *    the graph's shapes; a split sub-graph holding one runs whole (one
+ *    instance, full tensors), and so does one whose intermediate is read
+ *    outside it.  The order then becomes BFS (every instance of a
+ *    sub-graph before the next sub-graph's, §3.3's other order): a
+ *    sub-graph run whole has no blocks for a DFS order to interleave.
+ *  - The order is checked as it runs: an instance may read only elements
+ *    of another sub-graph's output that an earlier instance wrote. */
+#include "rotor/run/gtrun.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/gtint.h"
+#include "rotor/op/emu.h"
+#include "rotor/run/run.h"
+#include "runint.h"
+
+/* The box [lo, lo + n) of a value's coordinates, its elements row-major. */
+typedef struct piece {
+    double *d;
+    int rank;
+    int64_t lo[GT_R], n[GT_R];
+} piece;
+
+typedef struct gtctx {
+    const rotor_graph *g;
+    const rotor_gt_schedule *s;
+    bool no_halo;
+    rotor_gtrun_result *res;
+    uint8_t **written; /* per value an operator produces: each element written yet */
+    piece *local;      /* per value: the running instance's piece (d NULL: none) */
+    char where[96];    /* "instance 2 of sub-graph 0", for errors */
+} gtctx;
+
+static piece whole_piece(const rotor_value *x, double *d) {
+    piece p = {.d = d, .rank = x->rank};
+    for (int a = 0; a < x->rank; a++) p.lo[a] = 0, p.n[a] = x->shape[a];
+    return p;
+}
+
+/* Row-major offset of coordinates c in piece p, or -1 outside it. */
+static int64_t piece_at(const piece *p, const int64_t *c) {
+    int64_t k = 0;
+    for (int a = 0; a < p->rank; a++) {
+        int64_t i = c[a] - p->lo[a];
+        if (i < 0 || i >= p->n[a]) return -1;
+        k = k * p->n[a] + i;
+    }
+    return k;
+}
+
+static void coords_text(const int64_t *c, int r, char *buf, size_t cap) {
+    int n = snprintf(buf, cap, "(");
+    for (int a = 0; a < r && n > 0 && (size_t)n < cap; a++) n += snprintf(buf + n, cap - (size_t)n, a ? ",%lld" : "%lld", (long long)c[a]);
+    if (n > 0 && (size_t)n < cap) snprintf(buf + n, cap - (size_t)n, ")");
+}
+
+/* How one expression tensor reaches its value's coordinates. */
+typedef struct tmap {
+    const rotor_tensor *x;
+    const rotor_view *w;
+    const rotor_value *val;
+    int64_t ext[ROTOR_MAX_DIMS];
+    bool plain; /* no view and the tensor's dimensions are the value's */
+} tmap;
+
+/* The value coordinates of tensor m at the point idx[] of the iteration
+ * space; false when one lies outside the value (padding). */
+static bool tensor_coords(const tmap *m, const int64_t *idx, int64_t *c) {
+    const rotor_tensor *x = m->x;
+    int64_t di[ROTOR_MAX_DIMS];
+    for (int d = 0; d < x->ndims; d++) {
+        di[d] = 0;
+        for (int k = 0; k < x->dims[d].nterms; k++) di[d] += x->dims[d].coef[k] * idx[x->dims[d].axis[k]];
+    }
+    const rotor_value *v = m->val;
+    if (m->plain) {
+        for (int a = 0; a < v->rank; a++) c[a] = di[a];
+    } else if (m->w->set) {
+        for (int j = 0; j < v->rank; j++) c[j] = m->w->offset[j];
+        for (int d = 0; d < x->ndims; d++) c[m->w->dim[d]] += m->w->step[d] * di[d];
+    } else { /* a reshape: the same element, row-major, in the value's shape */
+        int64_t flat = 0;
+        for (int d = 0; d < x->ndims; d++) flat = flat * m->ext[d] + di[d];
+        for (int a = v->rank - 1; a >= 0; a--) c[a] = flat % v->shape[a], flat /= v->shape[a];
+    }
+    for (int a = 0; a < v->rank; a++)
+        if (c[a] < 0 || c[a] >= v->shape[a]) return false;
+    return true;
+}
+
+static rotor_status tmap_make(const gtctx *c, int o, int t, tmap *m, rotor_error *err) {
+    const rotor_op *op = &c->g->ops[o];
+    int v = op->tensor_value[t];
+    if (v < 0) return run_op_fail(c->g, o, err, "tensor %s names no graph value", op->expr.tensors[t].name);
+    *m = (tmap){.x = &op->expr.tensors[t], .w = &op->view[t], .val = &c->g->values[v]};
+    int64_t n = rotor_emu_tensor_elems(&op->expr, t, m->ext);
+    if (m->w->unknown)
+        return run_op_fail(c->g, o, err, "tensor %s reads '%s' in an order the graph does not record", m->x->name,
+                           m->val->name);
+    if (!m->w->set && n != m->val->elements)
+        return run_op_fail(c->g, o, err, "tensor %s reads %lld of the %lld elements of '%s' and the graph does not "
+                           "record which", m->x->name, (long long)n, (long long)m->val->elements, m->val->name);
+    if (m->val->dtype != ROTOR_DTYPE_F32)
+        return run_op_fail(c->g, o, err, "'%s' is %s; GraphTurbo's instances compute float32 expressions",
+                           m->val->name, rotor_dtype_name(m->val->dtype));
+    m->plain = !m->w->set && m->x->ndims == m->val->rank;
+    for (int d = 0; m->plain && d < m->x->ndims; d++) m->plain = m->ext[d] == m->val->shape[d];
+    return ROTOR_OK;
+}
+
+/* Input t's element at idx (0 in the padding), or an error when the
+ * instance lacks it: outside its piece, or not written yet. */
+static rotor_status read_input(const gtctx *c, int o, const tmap *m, const piece *src, const uint8_t *wr,
+                               const int64_t *idx, double *x, rotor_error *err) {
+    int64_t co[GT_R];
+    *x = 0;
+    if (!tensor_coords(m, idx, co)) return ROTOR_OK;
+    int64_t k = piece_at(src, co);
+    char at[96];
+    if (k < 0) {
+        coords_text(co, m->val->rank, at, sizeof at);
+        return run_op_fail(c->g, o, err, "%s reads element %s of '%s', outside the range it computed of it (the "
+                           "range propagation missed it)", c->where, at, m->val->name);
+    }
+    if (wr && !wr[k]) { /* wr goes with a whole tensor: k is the element's index */
+        coords_text(co, m->val->rank, at, sizeof at);
+        return run_op_fail(c->g, o, err, "%s reads element %s of '%s', which no instance before it in the order "
+                           "wrote", c->where, at, m->val->name);
+    }
+    *x = (double)(float)src->d[k]; /* the direct run's float32 inputs */
+    return ROTOR_OK;
+}
+
+/* The axis the direct reference runs innermost (emu.c, pick_inner). */
+static int inner_axis(const rotor_expr *e) {
+    const rotor_tensor *y = &e->tensors[e->op_class == ROTOR_OP_CONTRACTION ? 0 : 1];
+    return y->dims[y->ndims - 1].axis[0];
+}
+
+/* Evaluates expression op o at every point whose output lies in box
+ * [blo, bhi) of its value, into dst (a piece that holds the box).  src[t]
+ * (t >= 1) is where input t is read, wr[t] its written flags (NULL: all). */
+static rotor_status eval_op(gtctx *c, int o, const piece *dst, const int64_t *blo, const int64_t *bhi,
+                            const piece *const *src, uint8_t *const *wr, rotor_error *err) {
+    const rotor_expr *e = &c->g->ops[o].expr;
+    tmap m[ROTOR_MAX_TENSORS];
+    rotor_status st = ROTOR_OK;
+    for (int t = 0; t < e->ntensors && !st; t++) st = tmap_make(c, o, t, &m[t], err);
+    if (!st && e->op_class != ROTOR_OP_CONTRACTION && (st = rotor_expr_check_eval(e, err))) run_op_prefix(c->g, o, err);
+    if (st) return st;
+    /* each axis's range: whole, narrowed where an output dimension is the
+     * axis alone (the point filter below keeps any other case right) */
+    int64_t alo[ROTOR_MAX_AXES], ahi[ROTOR_MAX_AXES], idx[ROTOR_MAX_AXES];
+    for (int a = 0; a < e->naxes; a++) alo[a] = 0, ahi[a] = e->extent[a];
+    const tmap *y = &m[0];
+    for (int d = 0; d < y->x->ndims && (y->plain || y->w->set); d++) {
+        const rotor_dim *dim = &y->x->dims[d];
+        int j = y->plain ? d : y->w->dim[d];
+        int64_t off = y->plain ? 0 : y->w->offset[j], step = y->plain ? 1 : y->w->step[d];
+        int share = 0; /* tensor dimensions the view lays on value dimension j */
+        for (int k = 0; k < y->x->ndims; k++) share += y->plain ? k == j : y->w->dim[k] == j;
+        if (dim->nterms != 1 || dim->coef[0] != 1 || step != 1 || share != 1) continue;
+        int a = dim->axis[0];
+        if (blo[j] - off > alo[a]) alo[a] = blo[j] - off;
+        if (bhi[j] - off < ahi[a]) ahi[a] = bhi[j] - off;
+    }
+    int order[ROTOR_MAX_AXES], no = 0, in = inner_axis(e);
+    for (int a = 0; a < e->naxes; a++)
+        if (a != in) order[no++] = a;
+    order[no++] = in;
+    for (int a = 0; a < e->naxes; a++) {
+        if (alo[a] >= ahi[a]) return ROTOR_OK; /* nothing of the box */
+        idx[a] = alo[a];
+    }
+    double v[ROTOR_MAX_TENSORS] = {0}, points = 0;
+    for (;;) {
+        int64_t co[GT_R];
+        bool inside = tensor_coords(y, idx, co);
+        for (int a = 0; a < y->val->rank && inside; a++) inside = co[a] >= blo[a] && co[a] < bhi[a];
+        if (inside) {
+            for (int t = 1; t < e->ntensors && !st; t++) st = read_input(c, o, &m[t], src[t], wr[t], idx, &v[t], err);
+            if (st) return st;
+            double r = e->op_class == ROTOR_OP_CONTRACTION ? v[1] * v[2] : rotor_expr_eval(e, v);
+            double *yy = &dst->d[piece_at(dst, co)];
+            *yy = e->accumulate ? *yy + r : r;
+            points++;
+        }
+        int k = no - 1;
+        for (; k >= 0; k--) {
+            int a = order[k];
+            if (++idx[a] < ahi[a]) break;
+            idx[a] = alo[a];
+        }
+        if (k < 0) break;
+    }
+    c->res->points += points;
+    return ROTOR_OK;
+}
+
+/* Operator o over the box [blo, bhi) of its output into dst: its inputs
+ * from the instance's pieces, else the full tensors. */
+static rotor_status eval_member(gtctx *c, int o, const piece *dst, const int64_t *blo, const int64_t *bhi,
+                                rotor_error *err) {
+    const rotor_op *op = &c->g->ops[o];
+    piece full[ROTOR_MAX_TENSORS];
+    const piece *src[ROTOR_MAX_TENSORS] = {NULL};
+    uint8_t *wr[ROTOR_MAX_TENSORS] = {NULL};
+    for (int t = 1; t < op->expr.ntensors; t++) {
+        int v = op->tensor_value[t];
+        if (v < 0) return run_op_fail(c->g, o, err, "tensor %s names no graph value", op->expr.tensors[t].name);
+        if (c->local[v].d) {
+            src[t] = &c->local[v];
+            continue;
+        }
+        if (!c->res->values[v])
+            return run_op_fail(c->g, o, err, "'%s' has no data (a weight without elements, or an input not given)",
+                               c->g->values[v].name);
+        full[t] = whole_piece(&c->g->values[v], c->res->values[v]);
+        src[t] = &full[t];
+        wr[t] = c->written[v];
+    }
+    return eval_op(c, o, dst, blo, bhi, src, wr, err);
+}
+
+static void mark_written(gtctx *c, int v) {
+    if (c->written[v]) memset(c->written[v], 1, (size_t)c->g->values[v].elements);
+}
+
+/* ---- a sub-graph whole, or one instance of it ------------------------------------------------ */
+
+static rotor_status run_whole(gtctx *c, int sgi, rotor_error *err) {
+    const rotor_graph *g = c->g;
+    const rotor_gt_subgraph *sg = &c->s->sg[sgi];
+    snprintf(c->where, sizeof c->where, "sub-graph %d (whole)", sgi);
+    for (int m = 0; m < sg->count; m++) {
+        int o = c->s->members[sg->first + m];
+        const rotor_op *op = &g->ops[o];
+        rotor_status st = ROTOR_OK;
+        if (op->vendor) {
+            for (int i = 0; i < op->ninputs && !st; i++) {
+                int v = op->inputs[i];
+                if (!c->res->values[v])
+                    st = run_op_fail(g, o, err, "'%s' has no data (a weight without elements, or an input not given)",
+                                     g->values[v].name);
+                /* the kernel reads the whole input: all of it written yet */
+                for (int64_t k = 0; !st && c->written[v] && k < g->values[v].elements; k++)
+                    if (!c->written[v][k])
+                        st = run_op_fail(g, o, err, "%s reads element %lld of '%s', which no instance before it in "
+                                         "the order wrote", c->where, (long long)k, g->values[v].name);
+            }
+            if (!st) st = rotor_run_kernel(g, o, c->res->values, err);
+        } else {
+            int w = op->outputs[0];
+            piece dst = whole_piece(&g->values[w], c->res->values[w]);
+            int64_t hi[GT_R];
+            for (int a = 0; a < dst.rank; a++) hi[a] = dst.n[a];
+            st = eval_member(c, o, &dst, dst.lo, hi, err);
+        }
+        if (st) return st;
+        for (int k = 0; k < op->noutputs; k++) mark_written(c, op->outputs[k]);
+    }
+    return ROTOR_OK;
+}
+
+/* Instance idx's block of sub-graph sgi's output (gtorder.c's numbering:
+ * row-major over the factors). */
+static void block_of(const gtctx *c, int sgi, int64_t idx, int64_t *lo, int64_t *hi) {
+    const rotor_value *v = &c->g->values[c->s->sg[sgi].output];
+    const int64_t *f = c->s->sg[sgi].best.factor;
+    for (int a = v->rank - 1; a >= 0; a--) {
+        int64_t b = v->shape[a] / f[a], i = idx % f[a];
+        idx /= f[a];
+        lo[a] = i * b, hi[a] = lo[a] + b;
+    }
+}
+
+/* The piece of member output w the instance holds: the propagated range,
+ * clipped to the value; and the box it computes of it (the piece, or with
+ * no_halo the instance's own block where w has the output's extent). */
+static void member_box(gtctx *c, const gt_prop *p, int w, int out, const int64_t *blo, const int64_t *bhi, piece *pc,
+                       int64_t *clo, int64_t *chi) {
+    const rotor_value *x = &c->g->values[w], *y = &c->g->values[out];
+    pc->rank = x->rank;
+    for (int a = 0; a < x->rank; a++) {
+        int64_t l = p->lo[w][a] < 0 ? 0 : p->lo[w][a], h = p->hi[w][a] > x->shape[a] ? x->shape[a] : p->hi[w][a];
+        pc->lo[a] = l, pc->n[a] = h - l, clo[a] = l, chi[a] = h;
+        bool along = x->rank == y->rank && x->shape[a] == y->shape[a];
+        if (c->no_halo && w != out && along) {
+            if (blo[a] > clo[a]) clo[a] = blo[a];
+            if (bhi[a] < chi[a]) chi[a] = bhi[a];
+        }
+    }
+}
+
+/* The halo instance computes of intermediate w beyond its share. */
+static void note_halo(gtctx *c, const rotor_gt_subgraph *sg, int w, const piece *pc) {
+    const rotor_value *x = &c->g->values[w], *y = &c->g->values[sg->output];
+    for (int a = 0; a < x->rank && w != sg->output && x->rank == y->rank; a++) {
+        int64_t f = sg->best.factor[a];
+        if (f > 1 && x->shape[a] == y->shape[a] && pc->n[a] - x->shape[a] / f > c->res->halo_rows)
+            c->res->halo_rows = pc->n[a] - x->shape[a] / f;
+    }
+}
+
+static rotor_status run_instance(gtctx *c, gt_prop *p, int sgi, int64_t idx, rotor_error *err) {
+    const rotor_graph *g = c->g;
+    const rotor_gt_subgraph *sg = &c->s->sg[sgi];
+    int64_t blo[GT_R], bhi[GT_R];
+    block_of(c, sgi, idx, blo, bhi);
+    rotor_gt_prop_run(p, blo, bhi);
+    snprintf(c->where, sizeof c->where, "instance %lld of sub-graph %d", (long long)idx, sgi);
+    rotor_status st = ROTOR_OK;
+    for (int m = 0; m < sg->count && !st; m++) {
+        int o = c->s->members[sg->first + m], w = g->ops[o].outputs[0];
+        piece *pc = &c->local[w];
+        int64_t clo[GT_R], chi[GT_R], n = 1;
+        member_box(c, p, w, sg->output, blo, bhi, pc, clo, chi);
+        for (int a = 0; a < pc->rank; a++) n *= pc->n[a];
+        if (!(pc->d = calloc((size_t)(n > 0 ? n : 1), sizeof *pc->d))) st = rotor_nomem(err);
+        if (!st) st = eval_member(c, o, pc, clo, chi, err);
+        note_halo(c, sg, w, pc);
+    }
+    /* the instance's block into the sub-graph's output */
+    const piece *pc = &c->local[sg->output];
+    const rotor_value *y = &g->values[sg->output];
+    for (int64_t k = 0; !st && k < y->elements; k++) {
+        int64_t co[GT_R], r = k, at;
+        bool in = true;
+        for (int a = y->rank - 1; a >= 0; a--) co[a] = r % y->shape[a], r /= y->shape[a];
+        for (int a = 0; a < y->rank && in; a++) in = co[a] >= blo[a] && co[a] < bhi[a];
+        if (!in || (at = piece_at(pc, co)) < 0) continue;
+        c->res->values[sg->output][k] = pc->d[at];
+        if (c->written[sg->output]) c->written[sg->output][k] = 1;
+    }
+    for (int m = 0; m < sg->count; m++) {
+        int w = g->ops[c->s->members[sg->first + m]].outputs[0];
+        free(c->local[w].d);
+        c->local[w].d = NULL;
+    }
+    c->res->instances++;
+    return st;
+}
+
+/* A split sub-graph the instances cannot run: a vendor op (its kernel
+ * computes whole tensors), or an intermediate read outside the sub-graph. */
+static bool must_run_whole(const gtctx *c, int sgi) {
+    const rotor_graph *g = c->g;
+    const rotor_gt_subgraph *sg = &c->s->sg[sgi];
+    for (int m = 0; m < sg->count; m++) {
+        const rotor_op *op = &g->ops[c->s->members[sg->first + m]];
+        if (op->vendor || op->noutputs != 1) return true;
+        int w = op->outputs[0];
+        if (w == sg->output) continue;
+        if (g->values[w].is_output) return true;
+        for (int o = 0; o < g->nops; o++)
+            for (int k = 0; k < g->ops[o].ninputs; k++)
+                if (g->ops[o].inputs[k] == w && c->s->sg_of[o] != sgi) return true;
+    }
+    return false;
+}
+
+/* ---- the run ------------------------------------------------------------------------------ */
+
+/* Values' full tensors: data and inputs copied; the outputs of the
+ * operators of sub-graphs run whole, and every sub-graph's output, zeroed
+ * (with their written flags); a split sub-graph's intermediates none. */
+static rotor_status alloc_values(gtctx *c, const double *const *inputs, const bool *whole, rotor_error *err) {
+    const rotor_graph *g = c->g;
+    for (int v = 0; v < g->nvalues; v++) {
+        const rotor_value *x = &g->values[v];
+        const double *src = x->data ? x->data : (x->producer < 0 && inputs ? inputs[v] : NULL);
+        if (!src) continue;
+        if (!(c->res->values[v] = malloc(sizeof(double) * (size_t)x->elements))) return rotor_nomem(err);
+        memcpy(c->res->values[v], src, sizeof(double) * (size_t)x->elements);
+    }
+    for (int o = 0; o < g->nops; o++) {
+        const rotor_op *op = &g->ops[o];
+        const rotor_attr *approx = rotor_op_attr(op, "rotor.approximate");
+        if (approx && approx->str) return run_op_fail(g, o, err, "%s", approx->str);
+        int sgi = c->s->sg_of[o];
+        for (int k = 0; k < op->noutputs; k++) {
+            int v = op->outputs[k];
+            size_t n = (size_t)(g->values[v].elements ? g->values[v].elements : 1);
+            if (!whole[sgi] && v != c->s->sg[sgi].output) continue;
+            if (c->res->values[v]) continue; /* a folded constant the graph carries */
+            if (!(c->res->values[v] = calloc(n, sizeof(double))) || !(c->written[v] = calloc(n, 1)))
+                return rotor_nomem(err);
+        }
+    }
+    return ROTOR_OK;
+}
+
+/* Sub-graph sgi's instance idx, at its place in the order. */
+static rotor_status run_step(gtctx *c, const bool *whole, gt_prop *props, int sgi, int64_t idx, rotor_error *err) {
+    if (whole[sgi]) return idx == 0 ? run_whole(c, sgi, err) : ROTOR_OK;
+    const rotor_gt_subgraph *sg = &c->s->sg[sgi];
+    if (!props[sgi].lo && !rotor_gt_prop_init(&props[sgi], c->g, c->s->members + sg->first, sg->count, sg->output))
+        return rotor_nomem(err);
+    return run_instance(c, &props[sgi], sgi, idx, err);
+}
+
+rotor_status rotor_gtrun(const rotor_graph *g, const rotor_gt_schedule *s, const double *const *inputs,
+                         const rotor_gtrun_options *opt, rotor_gtrun_result *out, rotor_error *err) {
+    memset(out, 0, sizeof *out);
+    if (s->nops != g->nops) return rotor_fail(err, ROTOR_ERR_INPUT, "gtrun: the schedule has %d operators, the graph %d",
+                                              s->nops, g->nops);
+    gtctx c = {.g = g, .s = s, .no_halo = opt && opt->no_halo, .res = out};
+    size_t nv = gt_len(g->nvalues);
+    bool *whole = calloc(gt_len(s->nsg), sizeof *whole);
+    gt_prop *props = calloc(gt_len(s->nsg), sizeof *props);
+    out->nvalues = g->nvalues;
+    out->values = calloc(nv, sizeof *out->values);
+    c.written = calloc(nv, sizeof *c.written);
+    c.local = calloc(nv, sizeof *c.local);
+    rotor_status st = whole && props && out->values && c.written && c.local ? ROTOR_OK : rotor_nomem(err);
+    bool bfs = false; /* a split sub-graph run whole: the order becomes BFS */
+    for (int i = 0; !st && i < s->nsg; i++) {
+        bool split = rotor_gt_instances(s, i) > 1;
+        whole[i] = !split || must_run_whole(&c, i);
+        out->split += split && !whole[i];
+        out->whole += split && whole[i];
+        bfs |= split && whole[i];
+    }
+    for (int o = 0; o < g->nops; o++)
+        if (!g->ops[o].vendor) out->direct_points += rotor_expr_flops(&g->ops[o].expr) /
+                                                     (double)(g->ops[o].expr.flops_per_point ? g->ops[o].expr.flops_per_point : 1);
+    if (!st) st = alloc_values(&c, inputs, whole, err);
+    if (bfs) {
+        for (int i = 0; !st && i < s->nsg; i++)
+            for (int64_t k = 0; !st && k < rotor_gt_instances(s, i); k++) st = run_step(&c, whole, props, i, k, err);
+    } else {
+        for (int64_t k = 0; !st && k < s->ninst; k++)
+            st = run_step(&c, whole, props, s->order[k].sg, s->order[k].index, err);
+    }
+    for (int i = 0; i < s->nsg; i++) out->instances += whole && whole[i];
+    for (int v = 0; v < g->nvalues && !st; v++)
+        if (g->values[v].is_output && !out->values[v])
+            st = rotor_fail(err, ROTOR_ERR_INPUT, "output '%s' has no value (a constant whose elements the graph "
+                            "does not carry, or an input not given)", g->values[v].name);
+    for (int i = 0; props && i < s->nsg; i++)
+        if (props[i].lo) rotor_gt_prop_free(&props[i]);
+    for (int v = 0; c.written && v < g->nvalues; v++) free(c.written[v]);
+    for (int v = 0; c.local && v < g->nvalues; v++) free(c.local[v].d);
+    free(c.written), free(c.local), free(whole), free(props);
+    if (st) rotor_gtrun_result_free(out);
+    return st;
+}
+
+void rotor_gtrun_result_free(rotor_gtrun_result *r) {
+    if (!r) return;
+    for (int v = 0; r->values && v < r->nvalues; v++) free(r->values[v]);
+    free(r->values);
+    memset(r, 0, sizeof *r);
+}
+
+int64_t rotor_gtrun_worst(const double *x, const double *ref, int64_t n) {
+    int64_t at = n > 0 ? 0 : -1;
+    double worst = -1;
+    for (int64_t k = 0; k < n; k++) {
+        bool same = (isnan(x[k]) && isnan(ref[k])) || x[k] == ref[k];
+        double d = same ? 0 : isfinite(x[k]) && isfinite(ref[k]) ? fabs(x[k] - ref[k]) : INFINITY;
+        if (d > worst) worst = d, at = k;
+    }
+    return at;
+}

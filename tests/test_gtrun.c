@@ -1,0 +1,204 @@
+/* test_gtrun.c — GraphTurbo's instances on real data (src/run/gtrun.c;
+ * docs/run.md, "GraphTurbo's instances on real data"; issue 42 item 8):
+ * two 3x3 convolutions split into four instances along h, each recomputing
+ * its halo rows of the intermediate, compute the ungrouped outputs; a
+ * wrong halo does not. */
+#include <criterion/criterion.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/gtint.h"
+#include "onnxbuild.h"
+#include "rotor/model/graphturbo.h"
+#include "rotor/run/gtrun.h"
+#include "rotor/run/run.h"
+
+/* A float32 initializer of n elements of real, unrounded-looking values:
+ * sin of a per-tensor phase, scaled. */
+static void weights(mb *b, const char *name, int64_t n, int rank, const int64_t *dims, double phase, double scale) {
+    Onnx__TensorProto *t = mb_init_tensor(b, name, 1, rank, dims, NULL);
+    t->float_data = mb_alloc(b, sizeof(float) * (size_t)n);
+    for (t->n_float_data = 0; t->n_float_data < (size_t)n; t->n_float_data++)
+        t->float_data[t->n_float_data] = (float)(scale * sin(phase + 1.7 * (double)t->n_float_data));
+}
+
+/* x [1,4,16,16] -> Conv 3x3 (pads 1, bias) -> h -> Conv 3x3 (pads 1, bias) -> y. */
+static void two_convs(rotor_graph *g) {
+    mb b;
+    mb_init(&b, 13);
+    mb_input(&b, "x", DIMS(1, 4, 16, 16));
+    mb_output(&b, "y");
+    weights(&b, "w1", 144, DIMS(4, 4, 3, 3), 0.1, 0.3);
+    weights(&b, "b1", 4, DIMS(4), 0.2, 0.1);
+    weights(&b, "w2", 144, DIMS(4, 4, 3, 3), 0.3, 0.3);
+    weights(&b, "b2", 4, DIMS(4), 0.4, 0.1);
+    Onnx__NodeProto *c1 = mb_node(&b, "Conv", "conv1", "x w1 b1", "h");
+    mb_attr_ints(&b, c1, "pads", 4, (const int64_t[]){1, 1, 1, 1});
+    mb_attr_ints(&b, c1, "kernel_shape", 2, (const int64_t[]){3, 3});
+    Onnx__NodeProto *c2 = mb_node(&b, "Conv", "conv2", "h w2 b2", "y");
+    mb_attr_ints(&b, c2, "pads", 4, (const int64_t[]){1, 1, 1, 1});
+    mb_attr_ints(&b, c2, "kernel_shape", 2, (const int64_t[]){3, 3});
+    rotor_error err = {{0}};
+    rotor_onnx_options o = {.keep_data = true};
+    cr_assert_eq(mb_load(&b, &o, g, NULL, &err), ROTOR_OK, "%s", err.msg);
+    mb_free(&b);
+}
+
+/* STCP920's cluster shape (8 cores, 8 MB GB) with an LB of 8 x 448 bytes,
+ * and no cost model (mm_rate 0): the split is Algorithm 1's alone.  The
+ * pair's footprint is 8192 bytes whole; in halves an instance does not fit
+ * 3584, in quarters it does. */
+static const rotor_gt_limits LIMITS = {.lb_bytes = 3584, .gb_bytes = 8 << 20, .cores = 8};
+
+typedef struct fixture {
+    rotor_graph g;
+    rotor_gt_schedule s;
+    double **in;
+    int x, h, y;
+    rotor_run_result direct;
+} fixture;
+
+static void fixture_make(fixture *f) {
+    rotor_error err = {{0}};
+    two_convs(&f->g);
+    f->x = rotor_graph_find_value(&f->g, "x");
+    f->h = rotor_graph_find_value(&f->g, "h");
+    f->y = rotor_graph_find_value(&f->g, "y");
+    cr_assert(f->x >= 0 && f->h >= 0 && f->y >= 0);
+    f->in = calloc((size_t)f->g.nvalues, sizeof *f->in);
+    f->in[f->x] = malloc(sizeof(double) * 1024);
+    for (int k = 0; k < 1024; k++) f->in[f->x][k] = cos(0.37 * k) * (1 + 0.001 * k);
+    cr_assert_eq(rotor_gt_schedule_build(&f->g, &LIMITS, ROTOR_GT_GROUPED, &f->s, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_run(&f->g, (const double *const *)f->in, NULL, &f->direct, &err), ROTOR_OK, "%s", err.msg);
+}
+
+static void fixture_free(fixture *f) {
+    rotor_run_result_free(&f->direct);
+    rotor_gt_schedule_free(&f->s);
+    free(f->in[f->x]);
+    free(f->in);
+    rotor_graph_free(&f->g);
+}
+
+Test(gtrun, two_convolutions_group_into_one_sub_graph_of_four_instances_along_h) {
+    fixture f;
+    fixture_make(&f);
+    /* conv1, its bias, conv2, its bias: one sub-graph */
+    cr_assert_eq(f.g.nops, 4);
+    cr_assert_eq(f.s.nsg, 1);
+    cr_assert_eq(f.s.sg[0].count, 4);
+    cr_assert_eq(f.s.sg[0].output, f.y);
+    const int64_t *fac = f.s.sg[0].best.factor;
+    cr_assert(fac[0] == 1 && fac[1] == 1 && fac[2] == 4 && fac[3] == 1, "factor %lldx%lldx%lldx%lld",
+              (long long)fac[0], (long long)fac[1], (long long)fac[2], (long long)fac[3]);
+    cr_assert_eq(f.s.sg[0].best.axis, 2);
+    cr_assert_eq(f.s.ninst, 4);
+    /* the intermediate h each instance needs: its 4 rows and one halo row
+     * each side, clipped at the edges */
+    gt_prop p;
+    cr_assert(rotor_gt_prop_init(&p, &f.g, f.s.members, f.s.sg[0].count, f.y));
+    static const int64_t want_lo[4] = {-1, 3, 7, 11}, want_hi[4] = {5, 9, 13, 17};
+    for (int i = 0; i < 4; i++) {
+        int64_t lo[4] = {0, 0, 4 * i, 0}, hi[4] = {1, 4, 4 * i + 4, 16};
+        rotor_gt_prop_run(&p, lo, hi);
+        cr_assert_eq(p.lo[f.h][2], want_lo[i], "instance %d: h from row %lld", i, (long long)p.lo[f.h][2]);
+        cr_assert_eq(p.hi[f.h][2], want_hi[i], "instance %d: h to row %lld", i, (long long)p.hi[f.h][2]);
+        cr_assert_eq(rotor_gt_prop_rows(&p, f.h, 2), 6);
+        /* w is whole, with the padding columns its window reads (as zeros);
+         * every channel */
+        cr_assert(p.lo[f.h][3] == -1 && p.hi[f.h][3] == 17, "w [%lld, %lld)", (long long)p.lo[f.h][3],
+                  (long long)p.hi[f.h][3]);
+        cr_assert_eq(rotor_gt_prop_rows(&p, f.h, 3), 16);
+        cr_assert(p.lo[f.h][1] == 0 && p.hi[f.h][1] == 4);
+        /* x: two halo rows each side */
+        cr_assert_eq(p.lo[f.x][2], 4 * i - 2);
+        cr_assert_eq(p.hi[f.x][2], 4 * i + 6);
+    }
+    rotor_gt_prop_free(&p);
+    fixture_free(&f);
+}
+
+Test(gtrun, four_instances_with_their_halos_compute_the_ungrouped_outputs) {
+    fixture f;
+    fixture_make(&f);
+    rotor_error err = {{0}};
+    rotor_gtrun_result r;
+    cr_assert_eq(rotor_gtrun(&f.g, &f.s, (const double *const *)f.in, NULL, &r, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(r.instances, 4);
+    cr_assert_eq(r.split, 1);
+    cr_assert_eq(r.whole, 0);
+    cr_assert_eq(r.halo_rows, 2, "%lld", (long long)r.halo_rows);
+    /* conv1 and its bias computed over 5 + 6 + 6 + 5 = 22 rows of 16:
+     * 36864 x 22/16 + 1024 x 22/16 + 36864 + 1024 points */
+    cr_assert_float_eq(r.points, 89984.0, 0.5);
+    cr_assert_float_eq(r.direct_points, 75776.0, 0.5);
+    cr_assert_null(r.values[f.h], "the intermediate exists only in pieces");
+    const double *got = r.values[f.y], *ref = f.direct.values[f.y];
+    double worst = 0, size = 0;
+    for (int k = 0; k < 1024; k++) {
+        worst = fmax(worst, fabs(got[k] - ref[k]));
+        size = fmax(size, fabs(ref[k]));
+    }
+    cr_assert_leq(worst, 1e-9, "largest difference %g", worst);
+    cr_assert_gt(size, 0.1, "the outputs are not all ~0 (%g)", size);
+    rotor_run_cmp c = rotor_run_compare(got, ref, 1024, false);
+    cr_assert_eq(c.bad, 0);
+    rotor_gtrun_result_free(&r);
+    fixture_free(&f);
+}
+
+Test(gtrun, without_the_halo_rows_the_outputs_next_to_each_cut_are_wrong) {
+    fixture f;
+    fixture_make(&f);
+    rotor_error err = {{0}};
+    rotor_gtrun_result r;
+    rotor_gtrun_options o = {.no_halo = true};
+    cr_assert_eq(rotor_gtrun(&f.g, &f.s, (const double *const *)f.in, &o, &r, &err), ROTOR_OK, "%s", err.msg);
+    const double *got = r.values[f.y], *ref = f.direct.values[f.y];
+    rotor_run_cmp c = rotor_run_compare(got, ref, 1024, false);
+    cr_assert_gt(c.bad, 0, "a wrong halo must fail the comparison");
+    /* only the rows beside a cut read a missing halo row of h: 3, 4, 7, 8, 11, 12
+     * (rows 0 and 15 read the padding, which is 0 either way) */
+    bool wrong_row[16] = {false};
+    for (int k = 0; k < 1024; k++) {
+        int row = (k / 16) % 16;
+        bool cut = row == 3 || row == 4 || row == 7 || row == 8 || row == 11 || row == 12;
+        bool bad = !(fabs(got[k] - ref[k]) <= ROTOR_RUN_ATOL + ROTOR_RUN_RTOL * fabs(ref[k]));
+        cr_assert(cut || !bad, "element %d (row %d) is wrong", k, row);
+        wrong_row[row] |= bad;
+    }
+    for (int row = 3; row <= 12; row++)
+        cr_assert_eq(wrong_row[row], row % 4 == 3 || row % 4 == 0, "row %d", row);
+    int64_t w = rotor_gtrun_worst(got, ref, 1024);
+    int wrow = (int)(w / 16) % 16;
+    cr_assert(wrow == 3 || wrow == 4 || wrow == 7 || wrow == 8 || wrow == 11 || wrow == 12, "worst %lld", (long long)w);
+    rotor_gtrun_result_free(&r);
+    fixture_free(&f);
+}
+
+Test(gtrun, an_order_that_reads_an_output_before_it_is_written_is_refused) {
+    fixture f;
+    fixture_make(&f);
+    rotor_error err = {{0}};
+    /* two sub-graphs (an LB too small for both convolutions), and the
+     * consumer's first instance moved before every producer instance */
+    rotor_gt_schedule_free(&f.s);
+    rotor_gt_limits lim = LIMITS;
+    lim.lb_bytes = 3072;
+    cr_assert_eq(rotor_gt_schedule_build(&f.g, &lim, ROTOR_GT_GROUPED, &f.s, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_gt(f.s.nsg, 1, "%d sub-graphs", f.s.nsg);
+    int64_t late = -1;
+    for (int64_t k = 0; k < f.s.ninst && late < 0; k++)
+        if (f.s.order[k].sg == f.s.nsg - 1) late = k;
+    cr_assert_gt(late, 0);
+    rotor_gt_instance t = f.s.order[late];
+    memmove(&f.s.order[1], &f.s.order[0], sizeof t * (size_t)late);
+    f.s.order[0] = t;
+    rotor_gtrun_result r;
+    cr_assert_eq(rotor_gtrun(&f.g, &f.s, (const double *const *)f.in, NULL, &r, &err), ROTOR_ERR_INPUT);
+    cr_assert(strstr(err.msg, "which no instance before it in the order wrote"), "%s", err.msg);
+    cr_assert_null(r.values);
+    fixture_free(&f);
+}
