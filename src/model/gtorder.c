@@ -29,10 +29,10 @@ typedef struct ordctx {
     int64_t np, npcap;
 } ordctx;
 
-/* Output range of instance idx of sub-graph sg. */
-static void inst_range(const ordctx *c, int sg, int64_t idx, int64_t *lo, int64_t *hi) {
-    const rotor_value *v = &c->g->values[c->s->sg[sg].output];
-    const int64_t *f = c->s->sg[sg].best.factor;
+void rotor_gt_instance_block(const rotor_graph *g, const rotor_gt_schedule *s, int sg, int64_t idx, int64_t *lo,
+                             int64_t *hi) {
+    const rotor_value *v = &g->values[s->sg[sg].output];
+    const int64_t *f = s->sg[sg].best.factor;
     for (int a = v->rank - 1; a >= 0; a--) {
         int64_t b = v->shape[a] / f[a], i = idx % f[a];
         idx /= f[a];
@@ -129,7 +129,7 @@ static bool deps_build(ordctx *c) {
         for (int64_t i = 0; i < sy->best.instances; i++) {
             int64_t id = c->base[y] + i, lo[GT_R], hi[GT_R];
             c->pstart[id] = c->np;
-            inst_range(c, y, i, lo, hi);
+            rotor_gt_instance_block(c->g, c->s, y, i, lo, hi);
             rotor_gt_prop_run(&p, lo, hi);
             if (!note_inputs(c, y, &p, i == 0)) {
                 rotor_gt_prop_free(&p);

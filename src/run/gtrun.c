@@ -287,17 +287,6 @@ static rotor_status run_whole(gtctx *c, int sgi, rotor_error *err) {
     return ROTOR_OK;
 }
 
-/* Instance idx's block of sub-graph sgi's output (gtorder.c's numbering:
- * row-major over the factors). */
-static void block_of(const gtctx *c, int sgi, int64_t idx, int64_t *lo, int64_t *hi) {
-    const rotor_value *v = &c->g->values[c->s->sg[sgi].output];
-    const int64_t *f = c->s->sg[sgi].best.factor;
-    for (int a = v->rank - 1; a >= 0; a--) {
-        int64_t b = v->shape[a] / f[a], i = idx % f[a];
-        idx /= f[a];
-        lo[a] = i * b, hi[a] = lo[a] + b;
-    }
-}
 
 /* The piece of member output w the instance holds: the propagated range,
  * clipped to the value; and the box it computes of it (the piece, or with
@@ -331,7 +320,7 @@ static rotor_status run_instance(gtctx *c, gt_prop *p, int sgi, int64_t idx, rot
     const rotor_graph *g = c->g;
     const rotor_gt_subgraph *sg = &c->s->sg[sgi];
     int64_t blo[GT_R], bhi[GT_R];
-    block_of(c, sgi, idx, blo, bhi);
+    rotor_gt_instance_block(c->g, c->s, sgi, idx, blo, bhi);
     rotor_gt_prop_run(p, blo, bhi);
     snprintf(c->where, sizeof c->where, "instance %lld of sub-graph %d", (long long)idx, sgi);
     rotor_status st = ROTOR_OK;

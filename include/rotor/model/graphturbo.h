@@ -173,6 +173,11 @@ rotor_status rotor_gt_schedule_build(const rotor_graph *g, const rotor_gt_limits
                                      rotor_gt_schedule *out, rotor_error *err);
 void rotor_gt_schedule_free(rotor_gt_schedule *s);
 
+/* The block of sub-graph sg's output its instance idx computes, [lo, hi)
+ * per axis: the split's equal blocks, numbered row-major over the factors. */
+void rotor_gt_instance_block(const rotor_graph *g, const rotor_gt_schedule *s, int sg, int64_t idx, int64_t *lo,
+                             int64_t *hi);
+
 /* Instances of sub-graph sg (its split factor, or 1). */
 int64_t rotor_gt_instances(const rotor_gt_schedule *s, int sg);
 
