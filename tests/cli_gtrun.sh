@@ -4,42 +4,24 @@
 # bias, random weights) on [1, 4, 16, 16], scheduled on STCP920 with an LB
 # of 8 x 512 bytes, group into one sub-graph of four instances along h that
 # recompute their halo rows and give the ungrouped outputs.  The model is
-# built with Debian's python3-onnx (skipped with one line without it).
+# examples/twoconv.onnx, which scripts/twoconv.py writes.
 # Run as `ROTOR=build/rotor sh tests/cli_gtrun.sh`.
 . "$(dirname "$0")/lib.sh"
-PY=${PYTHON3:-/usr/bin/python3}
 
 expect_out help "--group graphturbo" -- run --help
 expect_error group-fused 2 "--group: rotor run takes graphturbo, got 'fused'" -- run x.onnx --group fused
 expect_error group-direct 2 "it conflicts with --direct" -- run x.onnx --group graphturbo --direct
 
-if "$PY" -c 'import onnx' 2>/dev/null; then
-    "$PY" - "$tmpdir" <<'PYEOF'
-import sys, numpy as np, onnx
-from onnx import helper, TensorProto, numpy_helper
-d = sys.argv[1]
-rng = np.random.default_rng(42)
-def t(name, shape, scale):
-    return numpy_helper.from_array((rng.standard_normal(shape) * scale).astype(np.float32), name)
-inits = [t('w1', (4, 4, 3, 3), 0.3), t('b1', (4,), 0.1), t('w2', (4, 4, 3, 3), 0.3), t('b2', (4,), 0.1)]
-nodes = [helper.make_node('Conv', ['x', 'w1', 'b1'], ['h'], name='conv1', kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
-         helper.make_node('Conv', ['h', 'w2', 'b2'], ['y'], name='conv2', kernel_shape=[3, 3], pads=[1, 1, 1, 1])]
-g = helper.make_graph(nodes, 'twoconv', [helper.make_tensor_value_info('x', TensorProto.FLOAT, [1, 4, 16, 16])],
-                      [helper.make_tensor_value_info('y', TensorProto.FLOAT, [1, 4, 16, 16])], inits)
-onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid('', 13)]), d + '/twoconv.onnx')
-PYEOF
-    m="$tmpdir/twoconv.onnx"
-    run_saved "$tmpdir/r" -- run "$m" --group graphturbo --chip stcp920 --set sram_bytes=512 --set shift_buffer_bytes=256 -q
-    expect_saved pass "^PASS$" "$tmpdir/r"
-    expect_saved y-pass "^PASS  y .* vs direct: max |err| 0 (0 beyond tolerance)" "$tmpdir/r"
-    expect_saved one-line "^graphturbo: 1 sub-graph, 4 instances along h (factor 1x1x4x1), halos recomputed: 2 rows$" "$tmpdir/r"
-    # conv1 and its bias over 5 + 6 + 6 + 5 rows of 16: 89984 points, not 75776
-    expect_saved points "^graphturbo: 4 instances run, 89984 points evaluated, 1.188x the ungrouped run's$" "$tmpdir/r"
-    expect_out json '"halo_rows":[[:space:]]*2' -- run "$m" --group graphturbo --chip stcp920 --set sram_bytes=512 --set shift_buffer_bytes=256 -q --json
-    # the LB whole (64 KB per core): one instance, nothing recomputed
-    expect_out whole "^graphturbo: 1 sub-graph, 1 instance$" -- run "$m" --group graphturbo --chip stcp920 -q
-    expect_error no-gb 2 "has no global buffer" -- run "$m" --group graphturbo -q
-else
-    echo "cli_gtrun: $PY has no onnx module: the rotor run --group graphturbo cases are skipped"
-fi
+# the model: examples/twoconv.onnx (scripts/twoconv.py writes it)
+m="$(dirname "$0")/../examples/twoconv.onnx"
+run_saved "$tmpdir/r" -- run "$m" --group graphturbo --chip stcp920 --set sram_bytes=512 --set shift_buffer_bytes=256 -q
+expect_saved pass "^PASS$" "$tmpdir/r"
+expect_saved y-pass "^PASS  y .* vs direct: max |err| 0 (0 beyond tolerance)" "$tmpdir/r"
+expect_saved one-line "^graphturbo: 1 sub-graph, 4 instances along h (factor 1x1x4x1), halos recomputed: 2 rows$" "$tmpdir/r"
+# conv1 and its bias over 5 + 6 + 6 + 5 rows of 16: 89984 points, not 75776
+expect_saved points "^graphturbo: 4 instances run, 89984 points evaluated, 1.188x the ungrouped run's$" "$tmpdir/r"
+expect_out json '"halo_rows":[[:space:]]*2' -- run "$m" --group graphturbo --chip stcp920 --set sram_bytes=512 --set shift_buffer_bytes=256 -q --json
+# the LB whole (64 KB per core): one instance, nothing recomputed
+expect_out whole "^graphturbo: 1 sub-graph, 1 instance$" -- run "$m" --group graphturbo --chip stcp920 -q
+expect_error no-gb 2 "has no global buffer" -- run "$m" --group graphturbo -q
 finish cli_gtrun
