@@ -83,7 +83,7 @@ static int parse_run(int argc, char **argv, run_args *a) {
     bool has_check = false;
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--check") || !strncmp(argv[i], "--check=", 8)) has_check = true;
-    int rc = cli_parse_options(cmd, argc, argv, CLI_TAKES_CHIP | CLI_TAKES_SHAPE | CLI_TAKES_THREADS, &a->sa, own,
+    int rc = cli_parse_options(cmd, argc, argv, CLI_TAKES_CHIP | CLI_TAKES_SHAPE | CLI_TAKES_THREADS | CLI_TAKES_CACHE, &a->sa, own,
                                a, run_usage, NULL, has_check ? NULL : &a->input,
                                "a model file is required (try --help)");
     if (rc >= 0) return rc;
@@ -276,6 +276,7 @@ static int run_model(run_state *s, const char *model, const tensor_list *set, ro
     }
     cli_progress_end(&bar);
     if (st) return cli_fail(cmd, st, err);
+    cli_cache_warn(cmd, &po.compile, &s->p.t10);
     /* an empty program has nothing planned: the direct run alone */
     if (po.program && s->p.program.nops > 0) s->prog = &s->p.program;
     if (a->program) {

@@ -229,7 +229,7 @@ static int parse_simulate(int argc, char **argv, simulate_args *a) {
         {"group", 0, CLI_VALUE, offsetof(simulate_args, group), 0, 0},
         CLI_PIPELINE_OPTS(simulate_args, pl),
         {0}};
-    int rc = cli_parse_options(cmd, argc, argv, CLI_TAKES_ALL, &a->sa, own, a, simulate_usage, cli_list_zoo, &a->input,
+    int rc = cli_parse_options(cmd, argc, argv, CLI_TAKES_ALL | CLI_TAKES_CACHE, &a->sa, own, a, simulate_usage, cli_list_zoo, &a->input,
                                "a program file or a model is required (try --help)");
     if (rc >= 0) return rc;
     a->from_program = is_program(a->input);
@@ -305,6 +305,7 @@ static int compile_program(const simulate_args *a, rotor_chip *chip, rotor_pipel
     po.compile.solver = a->solver;
     st = rotor_pipeline_run(&po, chip, p, &err);
     cli_progress_end(&bar);
+    if (!st) cli_cache_warn(cmd, &po.compile, &p->t10);
     return st ? cli_fail(cmd, st, &err) : 0;
 }
 
