@@ -80,6 +80,12 @@ typedef struct cli_shared_args {
  * path lives in a->cache_path.  Prints the error and returns EXIT_BADINPUT,
  * else 0.  Nothing when the subcommand does not take the options. */
 int cli_shared_cache(const char *cmd, cli_shared_args *a, rotor_compile_options *co);
+/* Their lines in a subcommand's --help. */
+#define CLI_CACHE_USAGE                                                                          \
+    "  --cache DIR         the plan cache's directory (default $XDG_CACHE_HOME/rotor, else\n"   \
+    "                      ~/.cache/rotor): searched frontiers kept between runs\n"             \
+    "  --no-cache          search every frontier, read and write no cache\n"                    \
+    "  --cache-size N      the cache's size limit, bytes or with K, M, G (default 256M)\n"
 /* The one-line warning after a compile that found damaged cache entries
  * (they were ignored and rewritten); nothing otherwise. */
 void cli_cache_warn(const char *cmd, const rotor_compile_options *co, const rotor_compile_result *r);

@@ -60,6 +60,7 @@ static void compile_usage(FILE *f) {
             "  --objective O       what --pipeline minimises: latency (default) or throughput\n"
             "                      (time per batch with batches back to back)\n"
             "  --threads N         search threads (default: all cores)\n"
+            CLI_CACHE_USAGE
             "  --list              list the zoo\n"
             "  -q, --quiet         no progress on stderr\n"
             "  -h, --help          this help\n"

@@ -55,6 +55,7 @@ static void report_usage(FILE *f) {
             "  --design D,...      the schedule's designs (default all)\n"
             "  --tp N              chips the model is split over in the schedule\n"
             "  --threads N         search threads\n"
+            CLI_CACHE_USAGE
             "  --list              list the zoo\n"
             "  -q, --quiet         no progress on stderr, and no 'wrote FILE' line on stdout\n"
             "  -h, --help          this help\n"

@@ -49,6 +49,7 @@ static void run_usage(FILE *f) {
             "  --max-model-bytes N refuse a model file over N bytes (default 2 GiB, docs/onnx.md)\n"
             "  --json              print the result as JSON (rotor-run, version 1)\n"
             "  --threads N         search threads when compiling\n"
+            CLI_CACHE_USAGE
             "  -q, --quiet         no progress on stderr\n"
             "  -h, --help          this help\n"
             "\n"

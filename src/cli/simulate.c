@@ -66,6 +66,7 @@ static void simulate_usage(FILE *f) {
             "                      baseline: rotor-baseline, version 1; all: rotor-baseline-table,\n"
             "                      version 1; --group graphturbo: rotor-graphturbo-sim, version 1)\n"
             "  --threads N         search threads when compiling a model or with --baseline all\n"
+            CLI_CACHE_USAGE
             "  --list              list the zoo\n"
             "  -q, --quiet         no progress and no note on what a trace kept, on stderr\n"
             "  -h, --help          this help\n"
