@@ -518,11 +518,13 @@ static rotor_status cache_load(compiler *cc, double ratio, rotor_error *err) {
     return ROTOR_OK;
 }
 
-/* Every entry that learned something, written back (best effort). */
+/* Every entry that learned something, written back, then the directory
+ * cut to its limit, oldest first (best effort). */
 static void cache_store(compiler *cc) {
+    bool wrote = false;
     for (int i = 0; cc->pce && i < cc->nfr; i++)
-        if (cc->pce[i].dirty && cc->pce[i].has_first)
-            rotor_plancache_store(cc->cache_dir, &cc->pce[i], cc->cache_limit);
+        if (cc->pce[i].dirty && cc->pce[i].has_first) wrote |= rotor_plancache_store(cc->cache_dir, &cc->pce[i]);
+    if (wrote) rotor_plancache_evict(cc->cache_dir, cc->cache_limit);
 }
 
 /* Every slot's frontier.  With at least as many distinct shapes as threads

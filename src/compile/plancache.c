@@ -11,7 +11,7 @@
  *    are chosen (docs/energy.md), and a name does not cost anything.  The
  *    rest is kept even where no cost reads it today (HBM, clusters): a
  *    field in the key by mistake costs a miss, one left out a wrong hit.
- *  - Eviction runs after each write, by modification time (a rewrite after
+ *  - Eviction runs after a compile's writes, by modification time (a rewrite after
  *    new answers refreshes it): least recently learned first.  A hit does
  *    not touch the file (a reader never writes). */
 #include "rotor/compile/plancache.h"
@@ -433,7 +433,7 @@ static void make_dirs(const char *dir) {
     free(p);
 }
 
-bool rotor_plancache_store(const char *dir, const rotor_plancache_entry *e, int64_t limit) {
+bool rotor_plancache_store(const char *dir, const rotor_plancache_entry *e) {
     size_t len;
     char *text = rotor_plancache_encode(e, &len);
     char *path = rotor_plancache_path(dir, e->key);
@@ -460,7 +460,6 @@ bool rotor_plancache_store(const char *dir, const rotor_plancache_entry *e, int6
     free(text);
     free(path);
     free(tmp);
-    if (ok) rotor_plancache_evict(dir, limit);
     return ok;
 }
 

@@ -118,13 +118,14 @@ rotor_status rotor_plancache_note_tail(rotor_plancache_entry *e, int64_t cap, co
                                        rotor_error *err);
 
 /* Writes e under dir (created if missing) through a temporary name renamed
- * into place, then evicts the oldest entries while the directory's entries
- * exceed limit bytes (0: ROTOR_PLANCACHE_DEFAULT_LIMIT).  Best effort: false
- * when it could not write (the compile goes on without). */
-bool rotor_plancache_store(const char *dir, const rotor_plancache_entry *e, int64_t limit);
+ * into place.  Best effort: false when it could not write (the compile goes
+ * on without).  The caller evicts after its writes (one directory listing
+ * for all of them). */
+bool rotor_plancache_store(const char *dir, const rotor_plancache_entry *e);
 
 /* Removes the oldest entries of dir (*.rpc, by modification time, then name)
- * while their sizes add up to more than limit; returns how many. */
+ * while their sizes add up to more than limit bytes (0:
+ * ROTOR_PLANCACHE_DEFAULT_LIMIT); returns how many. */
 int rotor_plancache_evict(const char *dir, int64_t limit);
 
 void rotor_plancache_entry_free(rotor_plancache_entry *e);
