@@ -231,7 +231,7 @@ CLI_RUN := $(CLI_ALL)
 endif
 test: $(if $(REPO_CHECKS),check-layers) $(TESTS) $(ROTOR) $(ONNXGEN)
 	$(UNIT_RUN)
-	@ROTOR=$(ROTOR) ONNXGEN=$(ONNXGEN) $(CHECK_ENV) OMP_WAIT_POLICY=passive sh tests/run-cli.sh $(REPO_CHECKS) $(CLI_RUN)
+	@ROTOR=$(ROTOR) ONNXGEN=$(ONNXGEN) $(CHECK_ENV) OMP_WAIT_POLICY=passive ROTOR_NO_CACHE=1 sh tests/run-cli.sh $(REPO_CHECKS) $(CLI_RUN)
 
 run: $(ROTOR)
 	$(ROTOR) plan --expr 'C[m,n] += A[m,k] * B[k,n]' --dim m=32,k=5120,n=15360 --chip ipu-mk2 --format t10

@@ -64,8 +64,31 @@ typedef struct cli_shared_args {
     int nvalues;
     bool decode, prefill; /* --decode, --prefill (CLI_TAKES_PHASE) */
     bool simplify;        /* --simplify (CLI_TAKES_SHAPE): BN and constants folded, docs/simplify.md */
+    /* the plan cache (CLI_TAKES_CACHE; docs/compile.md, "Plan cache"):
+     * --cache DIR, --no-cache, --cache-size N; takes_cache when the
+     * subcommand takes them, and cache_path the directory resolved */
+    const char *cache, *cache_size;
+    bool no_cache, takes_cache;
+    char cache_path[4096];
     bool quiet;           /* --quiet, -q: no progress, no notes (every subcommand) */
 } cli_shared_args;
+
+/* The plan cache's directory and limit into co (docs/compile.md, "Plan
+ * cache"): --cache DIR; none with --no-cache, or by default when the
+ * environment has ROTOR_NO_CACHE set (not empty, not 0: the test
+ * environment); else $XDG_CACHE_HOME/rotor, else $HOME/.cache/rotor.  The
+ * path lives in a->cache_path.  Prints the error and returns EXIT_BADINPUT,
+ * else 0.  Nothing when the subcommand does not take the options. */
+int cli_shared_cache(const char *cmd, cli_shared_args *a, rotor_compile_options *co);
+/* Their lines in a subcommand's --help. */
+#define CLI_CACHE_USAGE                                                                          \
+    "  --cache DIR         the plan cache's directory (default $XDG_CACHE_HOME/rotor, else\n"   \
+    "                      ~/.cache/rotor): searched frontiers kept between runs\n"             \
+    "  --no-cache          search every frontier, read and write no cache\n"                    \
+    "  --cache-size N      the cache's size limit, bytes or with K, M, G (default 256M)\n"
+/* The one-line warning after a compile that found damaged cache entries
+ * (they were ignored and rewritten); nothing otherwise. */
+void cli_cache_warn(const char *cmd, const rotor_compile_options *co, const rotor_compile_result *r);
 
 /* --threads as an integer 1..1024 into *threads (0 when absent).  Prints
  * the error and returns EXIT_BADINPUT, else 0. */
@@ -105,6 +128,7 @@ enum {
     CLI_TAKES_THREADS = 4,
     CLI_TAKES_PHASE = 8,
     CLI_TAKES_DIM = 16,
+    CLI_TAKES_CACHE = 32, /* --cache, --no-cache, --cache-size: the subcommands that compile */
     CLI_TAKES_ALL = 15
 };
 

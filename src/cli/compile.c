@@ -60,6 +60,7 @@ static void compile_usage(FILE *f) {
             "  --objective O       what --pipeline minimises: latency (default) or throughput\n"
             "                      (time per batch with batches back to back)\n"
             "  --threads N         search threads (default: all cores)\n"
+            CLI_CACHE_USAGE
             "  --list              list the zoo\n"
             "  -q, --quiet         no progress on stderr\n"
             "  -h, --help          this help\n"
@@ -179,7 +180,7 @@ static int parse_compile(int argc, char **argv, compile_args *a) {
         {"solver", 0, CLI_VALUE, offsetof(compile_args, solver_name), 0, 0},
         CLI_PIPELINE_OPTS(compile_args, pl),
         {0}};
-    int rc = cli_parse_options(cmd, argc, argv, CLI_TAKES_ALL, &a->sa, own, a, compile_usage, cli_list_zoo, &a->model,
+    int rc = cli_parse_options(cmd, argc, argv, CLI_TAKES_ALL | CLI_TAKES_CACHE, &a->sa, own, a, compile_usage, cli_list_zoo, &a->model,
                                "a model is required (try 'rotor compile --list')");
     if (rc >= 0) return rc;
     if (cli_parse_solver(cmd, a->solver_name, &a->solver)) return EXIT_BADINPUT;
@@ -384,6 +385,7 @@ int cmd_compile(int argc, char **argv) {
         rotor_pipeline p;
         st = rotor_pipeline_run(&po, &chip, &p, &err);
         cli_progress_end(&prog);
+        cli_cache_warn(cmd, &po.compile, &p.t10);
         if (!st && a.vgm_only) {
             st = a.kind == ROTOR_VGM_ORACLE ? p.oracle_status : p.vgm_status;
             err = a.kind == ROTOR_VGM_ORACLE ? p.oracle_err : p.vgm_err;

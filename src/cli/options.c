@@ -39,6 +39,9 @@ static const struct {
     {"prefill", CLI_TAKES_PHASE, offsetof(cli_shared_args, prefill), true, NULL},
     {"simplify", CLI_TAKES_SHAPE, offsetof(cli_shared_args, simplify), true, NULL},
     {"threads", CLI_TAKES_THREADS, offsetof(cli_shared_args, threads), false, NULL},
+    {"cache", CLI_TAKES_CACHE, offsetof(cli_shared_args, cache), false, NULL},
+    {"no-cache", CLI_TAKES_CACHE, offsetof(cli_shared_args, no_cache), true, NULL},
+    {"cache-size", CLI_TAKES_CACHE, offsetof(cli_shared_args, cache_size), false, NULL},
 };
 #define NSHARED ((int)(sizeof SHARED / sizeof SHARED[0]))
 #define MAX_OWN 32
@@ -154,6 +157,7 @@ int cli_parse_options(const char *cmd, int argc, char **argv, unsigned takes, cl
     opts[n++] = (struct option){"quiet", no_argument, 0, CODE_QUIET};
     if (list) opts[n++] = (struct option){"list", no_argument, 0, CODE_LIST};
     opts[n] = (struct option){0, 0, 0, 0};
+    sa->takes_cache = takes & CLI_TAKES_CACHE;
     optind = 1;
     opterr = 0;
     int ch, rc = 0;
@@ -298,7 +302,52 @@ int cli_shared_model(const char *cmd, const char *input, const cli_shared_args *
         (a->seq && cli_parse_i64(cmd, "--seq", a->seq, 1, 1 << 24, &po->zoo.seq)) ||
         (a->layers && cli_parse_i64(cmd, "--layers", a->layers, 1, 1000, &po->zoo.layers)))
         return EXIT_BADINPUT;
+    /* the resolved path is kept in the args, which every subcommand owns
+     * (never a const object: the cast drops only this parameter's promise) */
+    if (cli_shared_cache(cmd, (cli_shared_args *)a, &po->compile)) return EXIT_BADINPUT;
     return cli_shared_threads(cmd, a, &po->compile.threads);
+}
+
+/* "256M", "1G", "65536": bytes, with an optional K, M or G (powers of 1024). */
+static bool parse_size(const char *s, int64_t *out) {
+    char *end;
+    long long v = strtoll(s, &end, 10);
+    int shift = !*end ? 0 : !strcmp(end, "K") ? 10 : !strcmp(end, "M") ? 20 : !strcmp(end, "G") ? 30 : -1;
+    if (end == s || shift < 0 || v < 1 || v > (INT64_MAX >> shift)) return false;
+    *out = (int64_t)v << shift;
+    return true;
+}
+
+int cli_shared_cache(const char *cmd, cli_shared_args *a, rotor_compile_options *co) {
+    if (!a->takes_cache) return 0;
+    if (a->no_cache && (a->cache || a->cache_size))
+        return cli_usage_error(cmd, "--no-cache with --cache or --cache-size: give one");
+    if (a->cache_size && !parse_size(a->cache_size, &co->cache_limit))
+        return cli_usage_error(cmd, "--cache-size: expected a size in bytes, with K, M or G (256M), got '%s'",
+                               a->cache_size);
+    if (a->cache && !*a->cache) return cli_usage_error(cmd, "--cache: expected a directory, got ''");
+    const char *off = getenv("ROTOR_NO_CACHE");
+    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    int n = 0;
+    co->cache_dir = NULL;
+    if (a->no_cache) return 0;
+    /* an explicit --cache wins over the test environment's default */
+    if (a->cache) n = snprintf(a->cache_path, sizeof a->cache_path, "%s", a->cache);
+    else if (off && *off && strcmp(off, "0") != 0) return 0;
+    /* XDG: a relative XDG_CACHE_HOME is invalid and ignored */
+    else if (xdg && xdg[0] == '/') n = snprintf(a->cache_path, sizeof a->cache_path, "%s/rotor", xdg);
+    else if (home && home[0] == '/') n = snprintf(a->cache_path, sizeof a->cache_path, "%s/.cache/rotor", home);
+    else return 0;
+    if (n < 0 || (size_t)n >= sizeof a->cache_path)
+        return cli_usage_error(cmd, "--cache: the directory's path is over %zu bytes", sizeof a->cache_path - 1);
+    co->cache_dir = a->cache_path;
+    return 0;
+}
+
+void cli_cache_warn(const char *cmd, const rotor_compile_options *co, const rotor_compile_result *r) {
+    if (r->cache_damaged)
+        fprintf(stderr, "rotor %s: warning: plan cache %s: %d damaged %s ignored and rewritten\n", cmd,
+                co->cache_dir, r->cache_damaged, r->cache_damaged == 1 ? "entry" : "entries");
 }
 
 int cli_shared_threads(const char *cmd, const cli_shared_args *a, int *threads) {

@@ -55,6 +55,7 @@ static void report_usage(FILE *f) {
             "  --design D,...      the schedule's designs (default all)\n"
             "  --tp N              chips the model is split over in the schedule\n"
             "  --threads N         search threads\n"
+            CLI_CACHE_USAGE
             "  --list              list the zoo\n"
             "  -q, --quiet         no progress on stderr, and no 'wrote FILE' line on stdout\n"
             "  -h, --help          this help\n"
@@ -460,7 +461,7 @@ static int parse_report(int argc, char **argv, report_args *a) {
         {"design", 0, CLI_VALUE, offsetof(report_args, ha.design), 0, 0},
         {"tp", 0, CLI_VALUE, offsetof(report_args, ha.tp), 0, 0},
         {0}};
-    int rc = cli_parse_options(CMD, argc, argv, CLI_TAKES_ALL, &a->ha.m, own, a, report_usage, cli_list_zoo, &a->input,
+    int rc = cli_parse_options(CMD, argc, argv, CLI_TAKES_ALL | CLI_TAKES_CACHE, &a->ha.m, own, a, report_usage, cli_list_zoo, &a->input,
                                "a model is required (try --help)");
     return rc >= 0 ? rc : -1;
 }
@@ -485,6 +486,7 @@ static int compile_and_replay(report *r, const rotor_pipeline_options *base) {
     po.compile.progress_ctx = &bar;
     r->comp_st = rotor_pipeline_run(&po, &r->chip, &r->comp, &r->comp_err);
     cli_progress_end(&bar);
+    if (!r->comp_st) cli_cache_warn(CMD, &po.compile, &r->comp.t10);
     if (r->comp_st == ROTOR_ERR_NOFIT && r->has_hbm) return 0;
     if (r->comp_st) return cli_fail(CMD, r->comp_st, &r->comp_err);
     rotor_error err = {{0}};

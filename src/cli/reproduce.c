@@ -61,6 +61,7 @@ static void reproduce_usage(FILE *f) {
             "  --chip NAME|FILE    chip (default t10: ipu-mk2, elk: ipu-pod4, graphturbo:\n"
             "                      stcp920); --set KEY=VALUE overrides a field\n"
             "  --threads N         search threads\n"
+            CLI_CACHE_USAGE
             "  --list              list the zoo (the models --models takes)\n"
             "  -q, --quiet         no progress on stderr\n"
             "  -h, --help          this help\n"
@@ -107,11 +108,15 @@ typedef struct repro_args {
 static const int64_t CORES[CORES_STEPS] = {368, 736, 1472};
 
 /* One pipeline run: T10 and VGM of model at batch b on chip. */
-static rotor_status run_point(const char *model, int64_t b, const rotor_chip *chip, int threads, rotor_pipeline *p,
-                              rotor_error *err) {
+static rotor_status run_point(const char *model, int64_t b, const rotor_chip *chip, const rotor_compile_options *co,
+                              rotor_pipeline *p, rotor_error *err) {
     rotor_pipeline_options po = {.model = model, .zoo = {.batch = b}, .t10 = true, .vgm = true, .vgm_oracle = true};
-    po.compile.threads = threads;
-    return rotor_pipeline_run(&po, chip, p, err);
+    po.compile.threads = co->threads;
+    po.compile.cache_dir = co->cache_dir;
+    po.compile.cache_limit = co->cache_limit;
+    rotor_status st = rotor_pipeline_run(&po, chip, p, err);
+    if (!st) cli_cache_warn("reproduce", co, &p->t10);
+    return st;
 }
 
 /* Figure 14 of one compiled point: T10's time of each expression operator
@@ -159,12 +164,12 @@ static bool keep_extremes(mresult *m, const rotor_pipeline *p, int64_t b, int sl
 
 /* The model's batch sweep (Figures 12, 13, 14, 19).  Returns the exit status
  * (0, or after printing the error). */
-static int sweep_model(mresult *m, const rotor_chip *chip, int threads, int64_t max_batch, cli_progress *prog,
+static int sweep_model(mresult *m, const rotor_chip *chip, const rotor_compile_options *co, int64_t max_batch, cli_progress *prog,
                        int *done, int total) {
     for (int64_t b = 1; b <= max_batch && m->npts < MAX_POINTS; b *= 2) {
         rotor_pipeline p;
         rotor_error err = {{0}};
-        rotor_status st = run_point(m->model, b, chip, threads, &p, &err);
+        rotor_status st = run_point(m->model, b, chip, co, &p, &err);
         cli_progress_step(prog, ++*done, total);
         gpoint *g = &m->pts[m->npts];
         g->batch = b;
@@ -200,7 +205,7 @@ static int sweep_model(mresult *m, const rotor_chip *chip, int threads, int64_t 
 }
 
 /* Figure 20: the model at batch 1 on a quarter, a half and all of the cores. */
-static int scale_model(mresult *m, const rotor_chip *chip, int threads) {
+static int scale_model(mresult *m, const rotor_chip *chip, const rotor_compile_options *co) {
     for (int k = 0; k < CORES_STEPS; k++) {
         rotor_chip c = *chip;
         char set[64];
@@ -209,7 +214,7 @@ static int scale_model(mresult *m, const rotor_chip *chip, int threads) {
         m->cores_t10[k] = m->cores_vgm[k] = NAN;
         if (rotor_chip_set(&c, set, &err) || rotor_chip_validate(&c, &err)) return cli_fail("reproduce", ROTOR_ERR_INPUT, &err);
         rotor_pipeline p;
-        rotor_status st = run_point(m->model, 1, &c, threads, &p, &err);
+        rotor_status st = run_point(m->model, 1, &c, co, &p, &err);
         if (!st) m->cores_t10[k] = p.t10.total_s;
         if (!st && p.vgm_status == ROTOR_OK) m->cores_vgm[k] = p.vgm.total_s;
         rotor_pipeline_free(&p);
@@ -569,7 +574,7 @@ static int parse_reproduce(int argc, char **argv, repro_args *a) {
         {"output", 'o', CLI_VALUE, offsetof(repro_args, outdir), 0, 0},
         {"json", 0, CLI_FLAG, offsetof(repro_args, json), 0, 0},
         {0}};
-    int rc = cli_parse_options("reproduce", argc, argv, CLI_TAKES_CHIP | CLI_TAKES_THREADS, &a->sa, own, a,
+    int rc = cli_parse_options("reproduce", argc, argv, CLI_TAKES_CHIP | CLI_TAKES_THREADS | CLI_TAKES_CACHE, &a->sa, own, a,
                                reproduce_usage, cli_list_zoo, &a->what,
                                "which paper? (rotor reproduce t10, rotor reproduce elk, rotor reproduce graphturbo)");
     if (rc >= 0) return rc;
@@ -635,12 +640,12 @@ int cmd_reproduce(int argc, char **argv) {
         return cli_reproduce_gt(a.models, a.outdir ? a.outdir : "reproduce-graphturbo", a.json, &gt, a.sa.quiet);
     }
     int64_t max_batch = CLI_MAX_BATCH;
-    int threads = 0;
+    rotor_compile_options co = {0}; /* the sweep's threads and plan cache */
     char buf[512];
     const char *names[MAX_MODELS];
     int nm = 0;
     if ((a.max_batch && cli_parse_i64(cmd, "--max-batch", a.max_batch, 1, CLI_MAX_BATCH, &max_batch)) ||
-        cli_shared_threads(cmd, &a.sa, &threads) || split_models(a.models       ? a.models
+        cli_shared_threads(cmd, &a.sa, &co.threads) || cli_shared_cache(cmd, &a.sa, &co) || split_models(a.models       ? a.models
                                    : strcmp(a.what, "elk") ? DEFAULT_MODELS
                                                            : ELK_MODELS,
                                    buf, sizeof buf, names, &nm))
@@ -652,7 +657,7 @@ int cmd_reproduce(int argc, char **argv) {
     if (st) return cli_fail(cmd, st, &err);
     const char *dir = a.outdir ? a.outdir : elk ? "reproduce-elk" : "reproduce-t10";
     if ((rc = cli_reproduce_dir(dir))) return rc;
-    if (elk) return cli_reproduce_elk(names, nm, max_batch, dir, a.json, &chip, threads, a.sa.quiet);
+    if (elk) return cli_reproduce_elk(names, nm, max_batch, dir, a.json, &chip, co.threads, a.sa.quiet);
     mresult *ms = calloc((size_t)nm, sizeof *ms);
     if (!ms) return cli_nomem(cmd);
     int total = 0, done = 0;
@@ -662,8 +667,8 @@ int cmd_reproduce(int argc, char **argv) {
     }
     cli_progress prog;
     cli_progress_begin(&prog, cmd, "grid points (up to)", a.sa.quiet);
-    for (int i = 0; i < nm && !rc; i++) rc = sweep_model(&ms[i], &chip, threads, max_batch, &prog, &done, total);
-    for (int i = 0; i < nm && !rc; i++) rc = scale_model(&ms[i], &chip, threads);
+    for (int i = 0; i < nm && !rc; i++) rc = sweep_model(&ms[i], &chip, &co, max_batch, &prog, &done, total);
+    for (int i = 0; i < nm && !rc; i++) rc = scale_model(&ms[i], &chip, &co);
     cli_progress_end(&prog);
     if (!rc) rc = write_outputs(dir, ms, nm);
     if (!rc && a.json) {

@@ -55,6 +55,7 @@ static void run_usage(FILE *f) {
             "  --max-model-bytes N refuse a model file over N bytes (default 2 GiB, docs/onnx.md)\n"
             "  --json              print the result as JSON (rotor-run, version 1)\n"
             "  --threads N         search threads when compiling\n"
+            CLI_CACHE_USAGE
             "  -q, --quiet         no progress on stderr\n"
             "  -h, --help          this help\n"
             "\n"
@@ -90,7 +91,7 @@ static int parse_run(int argc, char **argv, run_args *a) {
     bool has_check = false;
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--check") || !strncmp(argv[i], "--check=", 8)) has_check = true;
-    int rc = cli_parse_options(cmd, argc, argv, CLI_TAKES_CHIP | CLI_TAKES_SHAPE | CLI_TAKES_THREADS, &a->sa, own,
+    int rc = cli_parse_options(cmd, argc, argv, CLI_TAKES_CHIP | CLI_TAKES_SHAPE | CLI_TAKES_THREADS | CLI_TAKES_CACHE, &a->sa, own,
                                a, run_usage, NULL, has_check ? NULL : &a->input,
                                "a model file is required (try --help)");
     if (rc >= 0) return rc;
@@ -307,6 +308,7 @@ static int run_model(run_state *s, const char *model, const tensor_list *set, ro
     }
     cli_progress_end(&bar);
     if (st) return cli_fail(cmd, st, err);
+    cli_cache_warn(cmd, &po.compile, &s->p.t10);
     /* an empty program has nothing planned: the direct run alone */
     if (po.program && s->p.program.nops > 0) s->prog = &s->p.program;
     if (a->program) {

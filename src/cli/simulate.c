@@ -66,6 +66,7 @@ static void simulate_usage(FILE *f) {
             "                      baseline: rotor-baseline, version 1; all: rotor-baseline-table,\n"
             "                      version 1; --group graphturbo: rotor-graphturbo-sim, version 1)\n"
             "  --threads N         search threads when compiling a model or with --baseline all\n"
+            CLI_CACHE_USAGE
             "  --list              list the zoo\n"
             "  -q, --quiet         no progress and no note on what a trace kept, on stderr\n"
             "  -h, --help          this help\n"
@@ -229,7 +230,7 @@ static int parse_simulate(int argc, char **argv, simulate_args *a) {
         {"group", 0, CLI_VALUE, offsetof(simulate_args, group), 0, 0},
         CLI_PIPELINE_OPTS(simulate_args, pl),
         {0}};
-    int rc = cli_parse_options(cmd, argc, argv, CLI_TAKES_ALL, &a->sa, own, a, simulate_usage, cli_list_zoo, &a->input,
+    int rc = cli_parse_options(cmd, argc, argv, CLI_TAKES_ALL | CLI_TAKES_CACHE, &a->sa, own, a, simulate_usage, cli_list_zoo, &a->input,
                                "a program file or a model is required (try --help)");
     if (rc >= 0) return rc;
     a->from_program = is_program(a->input);
@@ -305,6 +306,7 @@ static int compile_program(const simulate_args *a, rotor_chip *chip, rotor_pipel
     po.compile.solver = a->solver;
     st = rotor_pipeline_run(&po, chip, p, &err);
     cli_progress_end(&bar);
+    if (!st) cli_cache_warn(cmd, &po.compile, &p->t10);
     return st ? cli_fail(cmd, st, &err) : 0;
 }
 

@@ -236,12 +236,39 @@ static double default_ratio(const rotor_expr *e) {
 /* Searches frontier i: the plans within `ratio` of the fastest (0: the
  * default for its shape; negative: the whole frontier), with `threads`
  * search threads. */
-static rotor_status frontier_search(compiler *cc, int i, double ratio, int threads, rotor_error *err) {
-    const rotor_op *op = &cc->g->ops[cc->fr_op[i]];
-    ratio = ratio > 0 ? ratio : ratio == 0 ? default_ratio(&op->expr) : 0;
+static double first_ratio(const compiler *cc, int i, double ratio) {
+    ratio = ratio > 0 ? ratio : ratio == 0 ? default_ratio(&cc->g->ops[cc->fr_op[i]].expr) : 0;
     /* the fast solver's whole frontier costs a few of its solves: no
      * capped searches later (and it has no sessions) */
-    if (cc->solver == ROTOR_SOLVER_FAST) ratio = 0;
+    return cc->solver == ROTOR_SOLVER_FAST ? 0 : ratio;
+}
+
+/* Frontier i's first search as the plan cache recorded it. */
+static rotor_status frontier_cached(compiler *cc, int i, const rotor_plancache_entry *pe, rotor_error *err) {
+    rotor_candidate *v = malloc((size_t)(pe->nfirst ? pe->nfirst : 1) * sizeof *v);
+    if (!v) return rotor_nomem(err);
+    if (pe->nfirst) memcpy(v, pe->first, (size_t)pe->nfirst * sizeof *v);
+    free(cc->fr[i].v);
+    cc->fr[i] = (rotor_frontier){.n = pe->nfirst, .v = v, .truncated = pe->first_truncated};
+    cc->tcut[i] = pe->first_tcut;
+    return ROTOR_OK;
+}
+
+static rotor_status frontier_search_run(compiler *cc, int i, double ratio, int threads, rotor_error *err);
+
+/* The first search, from the plan cache when it has it (recorded there
+ * when it does not). */
+static rotor_status frontier_search(compiler *cc, int i, double ratio, int threads, rotor_error *err) {
+    rotor_plancache_entry *pe = cc->pce ? &cc->pce[i] : NULL;
+    if (pe && pe->has_first) return frontier_cached(cc, i, pe, err);
+    rotor_status st = frontier_search_run(cc, i, ratio, threads, err);
+    if (!st && pe) st = rotor_plancache_set_first(pe, cc->fr[i].v, cc->fr[i].n, cc->fr[i].truncated, cc->tcut[i], err);
+    return st;
+}
+
+static rotor_status frontier_search_run(compiler *cc, int i, double ratio, int threads, rotor_error *err) {
+    const rotor_op *op = &cc->g->ops[cc->fr_op[i]];
+    ratio = first_ratio(cc, i, ratio);
     if (ratio == 1.0 && default_ratio(&op->expr) == ROTOR_COMPILE_FRONTIER_RATIO_COMPOUND) {
         /* the fastest plan alone, from the session that will search the
          * rest of this frontier (frontier_learn), so that the plans it
@@ -368,14 +395,27 @@ static rotor_status frontier_tail(compiler *cc, int i, int threads, rotor_error 
     int64_t below = f->v[f->n - 1].info.memory - 1;
     rotor_search_options so = {.pareto = true, .threads = threads, .constraints = {.memory_cap = below}};
     rotor_search_result r = {0};
-    rotor_status st = below > 0 ? rotor_search(&op->expr, &cc->fchip[i], &so, &r, err) : ROTOR_ERR_NOFIT;
-    if (st && st != ROTOR_ERR_NOFIT) {
-        char prefix[160];
-        snprintf(prefix, sizeof prefix, "op '%s' (%s)", op->name, op->type);
-        rotor_error_prefix(err, prefix);
-        return st;
+    rotor_plancache_entry *pe = cc->pce ? &cc->pce[i] : NULL;
+    int n = 0;
+    if (pe && rotor_plancache_tail(pe, below, &r.pareto, &r.npareto)) {
+        cc->cache_hits++;
+        n = r.npareto;
+    } else if (pe && r.npareto < 0) {
+        return rotor_nomem(err);
+    } else {
+        rotor_status st = below > 0 ? rotor_search(&op->expr, &cc->fchip[i], &so, &r, err) : ROTOR_ERR_NOFIT;
+        if (st && st != ROTOR_ERR_NOFIT) {
+            char prefix[160];
+            snprintf(prefix, sizeof prefix, "op '%s' (%s)", op->name, op->type);
+            rotor_error_prefix(err, prefix);
+            return st;
+        }
+        n = st ? 0 : r.npareto;
+        if (pe && (st = rotor_plancache_note_tail(pe, below, r.pareto, n, err))) {
+            rotor_search_result_free(&r);
+            return st;
+        }
     }
-    int n = st ? 0 : r.npareto;
     rotor_candidate *v = realloc(f->v, (size_t)(f->n + n + 1) * sizeof *v);
     if (v) f->v = v;
     int64_t *cv = v ? realloc(cc->cov[i], (size_t)(f->n + n + 1) * sizeof *cv) : NULL;
@@ -406,12 +446,22 @@ static rotor_status frontier_learn(compiler *cc, int i, int64_t cap, int threads
     if (default_ratio(&op->expr) != ROTOR_COMPILE_FRONTIER_RATIO_COMPOUND)
         return frontier_tail(cc, i, threads, err);
     rotor_status st = ROTOR_OK;
-    if (!cc->sess[i]) {
-        rotor_search_options so = {.threads = threads};
-        st = rotor_search_session_open(&op->expr, &cc->fchip[i], &so, &cc->sess[i], err);
-    }
     rotor_candidate found;
-    if (!st) st = cap > 0 ? rotor_search_session_best(cc->sess[i], cap, threads, &found, NULL, err) : ROTOR_ERR_NOFIT;
+    rotor_plancache_entry *pe = cc->pce ? &cc->pce[i] : NULL;
+    int known = pe ? rotor_plancache_point(pe, cap, &found) : -1;
+    if (known >= 0) {
+        cc->cache_hits++;
+        st = known ? ROTOR_OK : ROTOR_ERR_NOFIT;
+    } else {
+        if (!cc->sess[i]) {
+            rotor_search_options so = {.threads = threads};
+            st = rotor_search_session_open(&op->expr, &cc->fchip[i], &so, &cc->sess[i], err);
+        }
+        if (!st) st = cap > 0 ? rotor_search_session_best(cc->sess[i], cap, threads, &found, NULL, err) : ROTOR_ERR_NOFIT;
+        rotor_status cst = ROTOR_OK;
+        if (pe && (!st || st == ROTOR_ERR_NOFIT)) cst = rotor_plancache_note_point(pe, cap, st ? NULL : &found, err);
+        if (cst) return cst;
+    }
     if (st == ROTOR_ERR_NOFIT) {
         if (cap > cc->none_upto[i]) cc->none_upto[i] = cap;
         return ROTOR_OK;
@@ -448,6 +498,33 @@ static rotor_status frontier_learn(compiler *cc, int i, int64_t cap, int threads
             if (s->idle_base >= at) s->idle_base++;
         }
     return ROTOR_OK;
+}
+
+/* Every slot's plan cache entry, before the first searches (docs/
+ * compile.md, "Plan cache"): a shape found there is not searched. */
+static rotor_status cache_load(compiler *cc, double ratio, rotor_error *err) {
+    if (!cc->cache_dir) return ROTOR_OK;
+    if (!(cc->pce = calloc((size_t)(cc->nfr ? cc->nfr : 1), sizeof *cc->pce))) return rotor_nomem(err);
+    for (int i = 0; i < cc->nfr; i++) {
+        char *key = rotor_plancache_key(cc->keys[i], &cc->fchip[i], cc->solver, first_ratio(cc, i, ratio));
+        if (!key) return rotor_nomem(err);
+        rotor_plancache_read how;
+        rotor_status st = rotor_plancache_load(cc->cache_dir, key, &cc->pce[i], &how, err);
+        free(key);
+        if (st) return st;
+        cc->cache_damaged += how == ROTOR_PLANCACHE_DAMAGED;
+        cc->cache_hits += cc->pce[i].has_first;
+    }
+    return ROTOR_OK;
+}
+
+/* Every entry that learned something, written back, then the directory
+ * cut to its limit, oldest first (best effort). */
+static void cache_store(compiler *cc) {
+    bool wrote = false;
+    for (int i = 0; cc->pce && i < cc->nfr; i++)
+        if (cc->pce[i].dirty && cc->pce[i].has_first) wrote |= rotor_plancache_store(cc->cache_dir, &cc->pce[i]);
+    if (wrote) rotor_plancache_evict(cc->cache_dir, cc->cache_limit);
 }
 
 /* Every slot's frontier.  With at least as many distinct shapes as threads
@@ -783,7 +860,8 @@ static rotor_status prepare(compiler *cc, const rotor_compile_options *opt, int 
     cc->sess = calloc((size_t)(cc->nfr ? cc->nfr : 1), sizeof *cc->sess);
     cc->tcut = malloc((size_t)(cc->nfr ? cc->nfr : 1) * sizeof *cc->tcut);
     if (!cc->sess || !cc->tcut) return rotor_nomem(err);
-    rotor_status st = frontiers_search(cc, opt, opt ? opt->frontier_ratio : 0, err);
+    rotor_status st = cache_load(cc, opt ? opt->frontier_ratio : 0, err);
+    if (!st) st = frontiers_search(cc, opt, opt ? opt->frontier_ratio : 0, err);
     if (st) return st;
     *searches = cc->nfr;
     cc->cov = calloc((size_t)(cc->nfr ? cc->nfr : 1), sizeof *cc->cov);
@@ -824,6 +902,8 @@ static rotor_status compiler_new(compiler *cc, const rotor_graph *g, const rotor
     cc->sram = rotor_chip_sram(chip);
     cc->elem = chip->element_bytes;
     cc->solver = opt ? opt->solver : ROTOR_SOLVER_EXACT;
+    cc->cache_dir = opt ? opt->cache_dir : NULL;
+    cc->cache_limit = opt ? opt->cache_limit : 0;
     cc->st = calloc((size_t)g->nops, sizeof *cc->st);
     if (!cc->st) return rotor_nomem(err);
     if (!(opt && opt->even_layout) && !(cc->hc = handoff_cache_new(chip))) return rotor_nomem(err);
@@ -837,7 +917,9 @@ static void compiler_free(compiler *cc) {
         free(cc->keys[i]);
         if (cc->cov) free(cc->cov[i]);
         if (cc->sess) rotor_search_session_close(cc->sess[i]);
+        if (cc->pce) rotor_plancache_entry_free(&cc->pce[i]);
     }
+    free(cc->pce);
     free(cc->sess);
     free(cc->tcut);
     free(cc->cov);
@@ -993,6 +1075,9 @@ rotor_status rotor_compile(const rotor_graph *g, const rotor_chip *chip,
     if (!st && opt && opt->pipeline) st = compile_segments(&cc, opt, out, err);
 done:
     free(w.best);
+    cache_store(&cc);
+    out->cache_hits = cc.cache_hits;
+    out->cache_damaged = cc.cache_damaged;
     out->frontiers = cc.fr; /* the result's from here */
     out->nfrontiers = cc.nfr;
     compiler_free(&cc);

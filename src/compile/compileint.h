@@ -8,6 +8,7 @@
 
 #include "compile/handoffcache.h"
 #include "rotor/compile/compile.h"
+#include "rotor/compile/plancache.h"
 
 /* An expression tensor's role in the schedule. */
 enum { T_OUTPUT, T_RESIDENT, T_ACTIVATION };
@@ -51,6 +52,12 @@ typedef struct compiler {
      * this (the time ratio of its first search; INFINITY once whole) */
     double *tcut;
     rotor_search_session **sess; /* per frontier, opened at its first capped search */
+    /* the plan cache (options.cache_dir; NULL: none): per frontier, its
+     * entry, read before the first search and written after the walk */
+    const char *cache_dir;
+    int64_t cache_limit;
+    rotor_plancache_entry *pce;
+    int cache_hits, cache_damaged;
     handoff_cache *hc;  /* NULL: every activation in the even layout (options.even_layout) */
     rotor_status hst;   /* the first hand-off failure (setup costs are INFINITY after it) */
     rotor_error herr;

@@ -101,6 +101,12 @@ typedef struct rotor_compile_options {
     rotor_pipeline_objective objective;
     int max_stages;         /* operators per segment at most; 0: 4 */
     int64_t max_micro;      /* micro-batches per segment at most; 0: 16 */
+    /* The persistent plan cache's directory (compile/plancache.h,
+     * docs/compile.md "Plan cache"); NULL: none.  The library never picks a
+     * default: the CLI does.  cache_limit: its size limit in bytes (0:
+     * ROTOR_PLANCACHE_DEFAULT_LIMIT). */
+    const char *cache_dir;
+    int64_t cache_limit;
 } rotor_compile_options;
 
 typedef struct rotor_compile_result {
@@ -114,7 +120,12 @@ typedef struct rotor_compile_result {
     double setup_s, compute_s, comm_s, reduction_s, vendor_s;
     int64_t idle_bytes;         /* per core, every operator idle */
     int64_t peak_bytes;         /* per core, the largest idle + live + active */
-    int searches;               /* exact searches run (distinct shapes) */
+    /* the frontier searches the compile needed (distinct shapes, then the
+     * capped ones), whether run or answered by the plan cache: the same with
+     * or without the cache, so that the table is */
+    int searches;
+    int cache_hits;             /* ... of them answered by the plan cache (searches run: the difference) */
+    int cache_damaged;          /* plan cache entries that did not read back: ignored, rewritten (the CLI warns) */
     rotor_solver solver;        /* the solver that found every plan */
     /* With options.pipeline: the segments chosen, by first operator, and
      * the same schedule's total without them.  total_s counts each segment's

@@ -16,6 +16,12 @@
 #include "rotor/op/expr.h"
 #include "rotor/op/plan.h"
 
+/* The cost model's version: raise it with any change to what a plan costs
+ * or which plans are valid (cost.c, plan.c, meshmap.c, the chip fields they
+ * read), so that a persistent plan cache (compile/plancache.h) keyed by it
+ * no longer answers from plans costed the old way. */
+#define ROTOR_COST_MODEL_VERSION 1
+
 typedef struct rotor_cost {
     double compute;    /* s: T * t_sub */
     double comm;       /* s: shifts between sub-tasks */

@@ -54,6 +54,11 @@ const char *rotor_solver_name(rotor_solver s);
 /* The solver called name; false when there is none. */
 bool rotor_solver_find(const char *name, rotor_solver *out);
 
+/* The solvers' version: raise it with any change to which plan or frontier
+ * they return (ties, the frontier's points, the fast solver's result), so
+ * that the persistent plan cache (compile/plancache.h) keyed by it misses. */
+#define ROTOR_SEARCH_VERSION 1
+
 typedef struct rotor_search_options {
     const rotor_cost_model *model; /* NULL: the default model */
     rotor_solver solver;           /* zero: exact */
