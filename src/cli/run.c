@@ -395,7 +395,7 @@ static bool report_output(run_state *s, const rotor_named_output *no, const tens
     const rotor_value *x = &s->p.graph.values[v];
     const double *got = s->gt ? s->gtres.values[v] : s->prog ? s->planned.values[v] : s->direct.values[v];
     bool vs = s->prog || s->gt; /* compared with the direct run */
-    char shape[96], note[96], dnote[96], rnote[96], worst[160] = "";
+    char shape[96], note[96], dnote[96], rnote[96], worst[256] = "";
     rotor_graph_shape_string(x, shape, sizeof shape);
     rotor_run_cmp vs_direct = {0}, vs_ref = {0}, vs_un = {0};
     if (vs) vs_direct = rotor_run_compare(got, s->direct.values[v], x->elements, false);
