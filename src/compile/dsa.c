@@ -49,24 +49,8 @@ typedef struct sg_cost {
 static void sg_costs(const rotor_graph *g, const rotor_gt_schedule *s, sg_cost *sc) {
     for (int i = 0; i < s->nsg; i++) {
         const rotor_gt_subgraph *sg = &s->sg[i];
-        sg_cost c = {0};
-        for (int m = 0; m < sg->count; m++) {
-            const rotor_op *o = &g->ops[s->members[sg->first + m]];
-            double mm, vec;
-            rotor_gt_op_flops(o, &mm, &vec);
-            c.mm += mm, c.vec += vec;
-            for (int k = 0; k < o->ninputs; k++) {
-                int v = o->inputs[k];
-                bool seen = false; /* a weight two members read counts once */
-                for (int m2 = 0; m2 <= m && !seen; m2++) {
-                    const rotor_op *o2 = &g->ops[s->members[sg->first + m2]];
-                    for (int k2 = 0; k2 < (m2 < m ? o2->ninputs : k) && !seen; k2++) seen = o2->inputs[k2] == v;
-                }
-                if (!seen && g->values[v].role == ROTOR_ROLE_WEIGHT) /* a gather reads its rows */
-                    c.weights += (double)g->values[v].bytes * (double)rotor_op_read_elements(g, s->members[sg->first + m], k) /
-                                 (double)g->values[v].elements;
-            }
-        }
+        sg_cost c;
+        rotor_gt_ops_work(g, s->members + sg->first, sg->count, &c.mm, &c.vec, &c.weights);
         double again = 1 + sg->best.recompute;
         c.mm *= again, c.vec *= again;
         sc[i] = c;
@@ -116,7 +100,7 @@ rotor_status rotor_dsa_works(const rotor_graph *g, const rotor_gt_schedule *s, c
          * times an instance (more than once when it runs in chunks); those
          * that fit half the GB wait there, brought from DDR once per
          * sub-graph, larger ones come from DDR through the GB every time */
-        w[pos].w_resident = 2 * sc[k].weights <= (double)c->gb_bytes;
+        w[pos].w_resident = rotor_gt_gb_holds(sc[k].weights, c->gb_bytes);
         w[pos].w_gb = sc[k].weights * sg->best.w_loads;
         w[pos].w_ddr = w[pos].w_resident ? (s->order[pos].index == 0 ? sc[k].weights : 0) : w[pos].w_gb;
     }

@@ -45,6 +45,22 @@ typedef struct gt_inst {
     const int64_t *order;          /* position -> id */
 } gt_inst;
 
+/* Bytes of one instance's output block of sub-graph sg (the blocks are equal). */
+static inline int64_t gt_block_bytes(const rotor_graph *g, const rotor_gt_schedule *s, int sg) {
+    return g->values[s->sg[sg].output].bytes / s->sg[sg].best.instances;
+}
+
+/* The position of the last instance that reads instance x, placed at i
+ * (i when none does): its block's liveness; pos maps id -> position.  The
+ * order's peak (gtorder.c) and the spills (gtscope.c) both read it. */
+static inline int64_t gt_last_read(const int64_t *sstart, const int64_t *slist, const int64_t *pos, int64_t x,
+                                   int64_t i) {
+    int64_t end = i;
+    for (int64_t e = sstart[x]; e < sstart[x + 1]; e++)
+        if (pos[slist[e]] > end) end = pos[slist[e]];
+    return end;
+}
+
 /* Algorithm 4 and §4.3 (gtscope.c): bindings, scopes, spills, Table 3. */
 rotor_status rotor_gt_bind_and_scope(const rotor_graph *g, const rotor_gt_limits *lim, rotor_gt_schedule *s,
                                const gt_inst *in, rotor_error *err);

@@ -202,22 +202,15 @@ static bool dfs_order(ordctx *c, int64_t *order) {
     return no == n;
 }
 
-/* Bytes of one instance's output block. */
-static int64_t block_bytes(const ordctx *c, int sg) {
-    return c->g->values[c->s->sg[sg].output].bytes / c->s->sg[sg].best.instances;
-}
-
 /* Peak of live output blocks plus the running instance's footprint. */
 static int64_t live_peak(const ordctx *c, const int64_t *order, int64_t *pos, int64_t *diff) {
     int64_t n = c->n;
     for (int64_t i = 0; i < n; i++) pos[order[i]] = i;
     for (int64_t i = 0; i <= n; i++) diff[i] = 0;
     for (int64_t i = 0; i < n; i++) {
-        int64_t x = order[i], end = i;
-        for (int64_t e = c->sstart[x]; e < c->sstart[x + 1]; e++)
-            if (pos[c->slist[e]] > end) end = pos[c->slist[e]];
+        int64_t x = order[i], end = gt_last_read(c->sstart, c->slist, pos, x, i);
         if (c->g->values[c->s->sg[c->isg[x]].output].is_output) end = n - 1;
-        int64_t b = block_bytes(c, c->isg[x]);
+        int64_t b = gt_block_bytes(c->g, c->s, c->isg[x]);
         diff[i + 1] += b; /* live from the instance after it */
         diff[end + 1] -= b;
     }

@@ -112,10 +112,6 @@ typedef struct block {
     rotor_gt_scope where;
 } block;
 
-static int64_t block_bytes(const rotor_graph *g, const rotor_gt_schedule *s, int sg) {
-    return g->values[s->sg[sg].output].bytes / s->sg[sg].best.instances;
-}
-
 /* Frees the live blocks whose last reader was instance i - 1. */
 static void free_ended(block *bl, int64_t *live, int64_t *nlive, int64_t i, int64_t *lb, int64_t *gb) {
     int64_t k = 0;
@@ -143,12 +139,10 @@ static rotor_status spill(const rotor_graph *g, const rotor_gt_limits *lim, roto
     if (!pos || !bl || !live || !s->scope) return free(pos), free(bl), free(live), rotor_nomem(err);
     for (int64_t i = 0; i < n; i++) pos[in->order[i]] = i;
     for (int64_t i = 0; i < n; i++) {
-        int64_t x = in->order[i], end = i;
+        int64_t x = in->order[i], end = gt_last_read(in->sstart, in->slist, pos, x, i);
         int sg = in->isg[x];
-        for (int64_t e = in->sstart[x]; e < in->sstart[x + 1]; e++)
-            if (pos[in->slist[e]] > end) end = pos[in->slist[e]];
         bool out = g->values[s->sg[sg].output].is_output;
-        bl[i] = (block){block_bytes(g, s, sg), i, out ? n : end,
+        bl[i] = (block){gt_block_bytes(g, s, sg), i, out ? n : end,
                         out ? ROTOR_GT_DDR : s->sg[sg].scope == ROTOR_GT_GB || s->mode == ROTOR_GT_PER_OP_GB ? ROTOR_GT_GB : ROTOR_GT_LB};
     }
     int64_t lb = 0, gb = 0;

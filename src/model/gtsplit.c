@@ -200,7 +200,7 @@ static void spill(const gt_prop *p, rotor_gt_split *s, const rotor_gt_limits *li
         const rotor_value *w = &p->g->values[p->g->ops[p->ops[i]].outputs[0]];
         if (p->g->ops[p->ops[i]].outputs[0] == p->out) continue;
         double b = 2 * share * (double)w->bytes / n;
-        if (2 * w->bytes <= lim->gb_bytes) s->spill_gb += b;
+        if (rotor_gt_gb_holds((double)w->bytes, lim->gb_bytes)) s->spill_gb += b;
         else s->spill_ddr += b;
     }
 }
@@ -208,7 +208,7 @@ static void spill(const gt_prop *p, rotor_gt_split *s, const rotor_gt_limits *li
 /* Where a value crossing a sub-graph's boundary waits: the GB when it fits
  * half of it, else DDR. */
 static double boundary_bw(const rotor_value *v, const rotor_gt_limits *lim) {
-    return 2 * v->bytes <= lim->gb_bytes ? lim->gb_bw : lim->ddr_bw;
+    return rotor_gt_gb_holds((double)v->bytes, lim->gb_bytes) ? lim->gb_bw : lim->ddr_bw;
 }
 
 /* The cost model of rotor_gt_limits for the split s just propagated
@@ -219,28 +219,43 @@ static double boundary_bw(const rotor_value *v, const rotor_gt_limits *lim) {
  * sub-graph's boundary through the GB, or DDR when it is larger than half
  * the GB; what an instance larger than the
  * LB sends out of its intermediates and reads back. */
-static double cost(const gt_prop *p, rotor_gt_split *s, const rotor_gt_limits *lim) {
-    const rotor_graph *g = p->g;
-    double mm = 0, vec = 0, w = 0, in = 0, n = (double)s->instances; /* in: seconds to read them once */
-    for (int i = 0; i < p->n; i++) {
-        const rotor_op *o = &g->ops[p->ops[i]];
+void rotor_gt_ops_work(const rotor_graph *g, const int *ops, int n, double *mm, double *vec, double *weights) {
+    *mm = *vec = *weights = 0;
+    for (int m = 0; m < n; m++) {
+        const rotor_op *o = &g->ops[ops[m]];
         double a, b;
         rotor_gt_op_flops(o, &a, &b);
-        mm += a, vec += b;
+        *mm += a, *vec += b;
+        for (int k = 0; k < o->ninputs; k++) {
+            int v = o->inputs[k];
+            bool seen = false; /* a weight two members read counts once */
+            for (int m2 = 0; m2 <= m && !seen; m2++) {
+                const rotor_op *o2 = &g->ops[ops[m2]];
+                for (int k2 = 0; k2 < (m2 < m ? o2->ninputs : k) && !seen; k2++) seen = o2->inputs[k2] == v;
+            }
+            if (!seen && g->values[v].role == ROTOR_ROLE_WEIGHT) *weights += read_bytes(g, ops[m], k);
+        }
+    }
+}
+
+static double cost(const gt_prop *p, rotor_gt_split *s, const rotor_gt_limits *lim) {
+    const rotor_graph *g = p->g;
+    double mm, vec, w, in = 0, n = (double)s->instances; /* in: seconds to read the inputs once */
+    rotor_gt_ops_work(g, p->ops, p->n, &mm, &vec, &w);
+    for (int i = 0; i < p->n; i++) {
+        const rotor_op *o = &g->ops[p->ops[i]];
         for (int k = 0; k < o->ninputs; k++) {
             int v = o->inputs[k];
             const rotor_value *val = &g->values[v];
-            if (p->first[v] != i) continue; /* each value once, at its first reader */
+            if (p->first[v] != i || val->role == ROTOR_ROLE_WEIGHT) continue; /* each value once */
             bool seen = false;
             for (int j = 0; j < k; j++) seen |= o->inputs[j] == v;
-            if (seen) continue;
-            if (val->role == ROTOR_ROLE_WEIGHT) w += read_bytes(g, p->ops[i], k);
-            else if (val->producer < 0 || !is_member(p, val->producer))
-                in += lim->mm_rate > 0 ? (double)piece_bytes(p, v) / boundary_bw(val, lim) : (double)piece_bytes(p, v);
+            if (seen || (val->producer >= 0 && is_member(p, val->producer))) continue;
+            in += lim->mm_rate > 0 ? (double)piece_bytes(p, v) / boundary_bw(val, lim) : (double)piece_bytes(p, v);
         }
     }
     double lb = (double)lim->lb_bytes, chunks = s->fits ? 1 : ceil((double)s->peak / lb);
-    bool gb_w = 2 * w <= (double)lim->gb_bytes; /* the weights wait in the GB between loads */
+    bool gb_w = rotor_gt_gb_holds(w, lim->gb_bytes); /* the weights wait in the GB between loads */
     double w_once = lim->mm_rate > 0 ? w * (gb_w ? 1 / lim->gb_bw : 1 / lim->ddr_bw + 1 / lim->gb_bw) : w;
     s->w_loads = chunks, s->in_loads = 1;
     if (!s->fits && p->n == 1 && w > 0) { /* weights outside, if cheaper */

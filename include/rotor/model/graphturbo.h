@@ -41,6 +41,19 @@ void rotor_gt_input_range(const rotor_graph *g, int op, int k, const int64_t *ol
  * reduction expressions, vendor ops). */
 void rotor_gt_op_flops(const rotor_op *op, double *mm, double *vec);
 
+/* What operators ops[0..n) compute and read, once each: their matrix and
+ * vector FLOPs (rotor_gt_op_flops) and the bytes of the weights they read,
+ * a weight two of them read counted once, a gather's by its rows
+ * (rotor_op_read_elements).  The one owner for the split's cost and the
+ * time model (compile/dsa.c). */
+void rotor_gt_ops_work(const rotor_graph *g, const int *ops, int n, double *mm, double *vec, double *weights);
+
+/* Whether bytes wait in a GB of gb_bytes between their uses: when they fit
+ * half of it, the other half left to what runs meanwhile (docs/graphturbo.md,
+ * "Cost"; a decision, the paper gives no rule).  Boundary values, spills and
+ * weights all follow it, in the split's cost and in the time model. */
+static inline bool rotor_gt_gb_holds(double bytes, int64_t gb_bytes) { return 2 * bytes <= (double)gb_bytes; }
+
 /* ---- Algorithm 1 and Eq. 1 -------------------------------------------------- */
 
 typedef struct rotor_gt_limits {
