@@ -134,6 +134,20 @@ $(LIB): $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
+# The library's objects are position-independent, so that one compile makes
+# both librotor.a and librotor.so (the Python package loads the shared one,
+# docs/python.md).  -fno-semantic-interposition keeps gcc inlining and calling
+# the library's own functions directly, as it does without -fPIC: nothing
+# outside the library may replace them.
+$(LIB_OBJ): CFLAGS += -fPIC -fno-semantic-interposition
+SO_MAJOR := 0
+SO_NAME  := librotor.so.$(SO_MAJOR)
+SO       := $(BUILD)/librotor.so
+$(BUILD)/$(SO_NAME): $(LIB_OBJ)
+	$(CC) -shared -Wl,-soname,$(SO_NAME) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(SO): $(BUILD)/$(SO_NAME)
+	ln -sf $(SO_NAME) $@
+
 # OpenMPI is optional: `rotor explore` under mpirun splits a grid over the
 # processes (src/cli/mpisweep.c, docs/explore.md).  Found by pkg-config
 # (ompi-c) or mpicc; MPI=0 builds without it.
