@@ -140,7 +140,7 @@ $(LIB): $(LIB_OBJ)
 # the library's own functions directly, as it does without -fPIC: nothing
 # outside the library may replace them.
 $(LIB_OBJ): CFLAGS += -fPIC -fno-semantic-interposition
-SO_MAJOR := 0
+SO_MAJOR := $(shell sed -n "s/^#define ROTOR_VERSION_MAJOR \([0-9]*\)$$/\1/p" include/rotor/base/version.h)
 SO_NAME  := librotor.so.$(SO_MAJOR)
 SO       := $(BUILD)/librotor.so
 $(BUILD)/$(SO_NAME): $(LIB_OBJ)

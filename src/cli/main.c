@@ -6,8 +6,8 @@
 
 #include "cli.h"
 #include "rotor/base/suggest.h"
+#include "rotor/base/version.h"
 
-#define ROTOR_VERSION "0.1.0"
 
 /* A subcommand: its name, its entry point (argv[0] is the name) and the
  * line `rotor --help` gives it. */
