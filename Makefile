@@ -150,22 +150,28 @@ $(SO): $(BUILD)/$(SO_NAME)
 
 # OpenMPI is optional: `rotor explore` under mpirun splits a grid over the
 # processes (src/cli/mpisweep.c, docs/explore.md).  Found by pkg-config
-# (ompi-c) or mpicc; MPI=0 builds without it.
+# (ompi-c) or mpicc; MPI=0 builds without it.  rotor does not link it: the
+# collectives are in a plugin, $(BUILD)/rotor-mpi.so (src/cli/mpi/), which
+# rotor loads only under mpirun.  Linked in, OpenMPI's libraries cost every
+# run a third of its start-up (docs/performance.md, "CI").  The plugin is
+# built without the sanitizers (OpenMPI's allocations are not rotor's to
+# check; tests/cli_explore_mpi.sh skips under SAN=1).
 ifeq ($(origin MPI),undefined)
 MPI := $(shell pkg-config --exists ompi-c 2>/dev/null && echo 1 || { command -v mpicc >/dev/null 2>&1 && echo 1; } || echo 0)
 endif
+MPI_PLUGIN := $(BUILD)/rotor-mpi.so
 ifeq ($(MPI),1)
 MPI_CFLAGS := $(patsubst -I%,-isystem %,$(shell pkg-config --cflags ompi-c 2>/dev/null || mpicc --showme:compile))
 MPI_LIBS   := $(shell pkg-config --libs ompi-c 2>/dev/null || mpicc --showme:link)
-$(BUILD)/src/cli/mpisweep.o: CFLAGS += -DROTOR_MPI $(MPI_CFLAGS)
+$(MPI_PLUGIN): src/cli/mpi/plugin.c src/cli/mpi/mpiops.h | deps
+	@mkdir -p $(dir $@)
+	$(CC) -std=c17 -Wall -Wextra -Werror -O2 -fPIC -shared $(MPI_CFLAGS) -o $@ $< $(MPI_LIBS)
+else
+MPI_PLUGIN :=
 endif
-# mpisweep.o is rebuilt when MPI changes (OpenMPI installed since the last build)
-$(BUILD)/src/cli/mpisweep.o: $(BUILD)/mpi-$(MPI).flag
-$(BUILD)/mpi-$(MPI).flag:
-	@mkdir -p $(BUILD) && rm -f $(BUILD)/mpi-*.flag && touch $@
 
-$(ROTOR): $(CLI_OBJ) $(LIB)
-	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIB) $(LDLIBS) $(MPI_LIBS)
+$(ROTOR): $(CLI_OBJ) $(LIB) $(MPI_PLUGIN)
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIB) $(LDLIBS)
 
 $(TESTS): $(TEST_OBJ) $(LIB) | deps-test
 	$(CC) $(LDFLAGS) -o $@ $(TEST_OBJ) $(LIB) -lcriterion $(LDLIBS)

@@ -166,9 +166,12 @@ bool ex_run_write(const char *csv, const char *text);
 
 /* ---- mpisweep.c: the ranks of an mpirun (a build without MPI has one) ---- */
 
+typedef struct rotor_mpi_ops rotor_mpi_ops;
 typedef struct ex_mpi {
     int rank, size;
-    bool active; /* MPI was started (under mpirun, built with ROTOR_MPI) */
+    bool active;              /* MPI was started (under mpirun, with the plugin) */
+    const rotor_mpi_ops *ops; /* the plugin's collectives (mpi/mpiops.h) */
+    void *handle;             /* its dlopen handle */
 } ex_mpi;
 
 /* Starts MPI when rotor runs under mpirun and was built with it; one
