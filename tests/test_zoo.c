@@ -47,6 +47,9 @@ Test(zoo, every_model_matches_its_published_parameter_count_within_1_percent) {
          * (2,197,505); Conformer-M with its LSTM decoder step (docs/zoo.md) */
         {"mobilenet-v2", 3504872},    {"densenet-121", 7978856},
         {"dlrm", 24034227072LL + 171392 + 2197505}, {"conformer-m", 30541312},
+        /* KAPLA's networks, without the convolutions' biases (docs/zoo.md) */
+        {"alexnet", 60963848},        {"vgg-16", 138353320},       {"googlenet", 6991272},
+        {"mobilenet-v1", 4231976},    {"mlp-l", 3184010},          {"lstm", 32016000},
     };
     int n = (int)(sizeof want / sizeof want[0]);
     cr_assert_eq(rotor_zoo_count(), n, "the zoo has %d models, the test knows %d", rotor_zoo_count(), n);
@@ -344,4 +347,43 @@ Test(zoo, graphturbo_models_refuse_sizes_they_would_ignore) {
     refused("dlrm", (rotor_zoo_options){.seq = 40000001}, "at most 2^20, 40,000,000 rows, 1000");
     refused("conformer-m", (rotor_zoo_options){.layers = 17}, "conformer-m: layers 17: it has 16 layers");
     refused("conformer-m", (rotor_zoo_options){.seq = 6}, "conformer-m: seq 6: the subsampling needs at least 7 frames");
+}
+
+/* AlexNet by hand (Krizhevsky et al. 2012, Figure 2), two towers:
+ * conv1 2*48*3*11*11 = 34,848; conv2 2*128*48*5*5 = 307,200; conv3 reads
+ * both towers, 2*192*256*3*3 = 884,736; conv4 2*192*192*9 = 663,552; conv5
+ * 2*128*192*9 = 442,368; fc6 256*6*6*4096 + 4096; fc7 4096*4096 + 4096; fc8
+ * 4096*1000 + 1000.  The 227 x 227 input gives 55, 27, 13 and 6 on a side,
+ * and fc6 is one contraction over the 256 x 6 x 6 map. */
+Test(zoo, alexnet_adds_up_by_hand_and_its_sides_are_figure_2s) {
+    rotor_graph g;
+    rotor_graph_totals t = build("alexnet", (rotor_zoo_options){.batch = 2}, &g);
+    long long conv = 34848 + 307200 + 884736 + 663552 + 442368;
+    long long fc = 9216LL * 4096 + 4096 + 4096LL * 4096 + 4096 + 4096LL * 1000 + 1000;
+    cr_assert_eq(t.weight_params, conv + fc);
+    int fc6 = -1, pool5 = -1;
+    for (int i = 0; i < g.nops; i++) {
+        if (!strcmp(g.ops[i].name, "fc6")) fc6 = i;
+        if (!strcmp(g.ops[i].name, "pool5_b")) pool5 = i;
+    }
+    cr_assert(fc6 >= 0 && pool5 >= 0);
+    /* C[b,n] += A[b,c,h,w] * W[n,c,h,w]: 2 x batch 2 x 9,216 x 4,096 */
+    cr_assert_eq(g.ops[fc6].expr.naxes, 5);
+    cr_assert_eq(g.ops[fc6].flops, 2.0 * 2 * 9216 * 4096);
+    const rotor_value *p = &g.values[g.ops[pool5].outputs[0]];
+    cr_assert_eq(p->rank, 4);
+    cr_assert(p->shape[0] == 2 && p->shape[1] == 128 && p->shape[2] == 6 && p->shape[3] == 6);
+    rotor_graph_free(&g);
+}
+
+/* The LSTM's 4 layers: each reads the layer below's h', and its weights are
+ * 4 gates x 1000 x (1000 + 1000) plus one bias of 4000; --layers cuts them,
+ * and a fifth is refused. */
+Test(zoo, lstm_layers_chain_and_a_fifth_is_refused) {
+    rotor_graph g;
+    rotor_graph_totals t = build("lstm", (rotor_zoo_options){.layers = 2}, &g);
+    cr_assert_eq(t.weight_params, 2 * (2LL * 1000 * 4000 + 4000));
+    rotor_graph_free(&g);
+    refused("lstm", (rotor_zoo_options){.layers = 5}, "lstm: layers 5: it has 4 layers");
+    refused("googlenet", (rotor_zoo_options){.layers = 10}, "googlenet: layers 10: it has 9 Inception modules");
 }

@@ -83,6 +83,20 @@ static int vendor(zb *z, const char *name, const char *type, const int *in, int 
     return y;
 }
 
+/* y + b, b [n] broadcast over the rows of y [t, n]: name.biased. */
+static int bias_add(zb *z, const char *name, int y, int64_t t, int64_t n) {
+    char nm[160], dims[96];
+    snprintf(nm, sizeof nm, "%s.bias", name);
+    int b = val2(z, ROTOR_ROLE_WEIGHT, n, 0, nm);
+    snprintf(nm, sizeof nm, "%s.biased", name);
+    int yb = val2(z, ROTOR_ROLE_ACTIVATION, t, n, nm);
+    snprintf(dims, sizeof dims, "m=%lld,n=%lld", (long long)t, (long long)n);
+    int in2[2] = {y, b}, tv2[3] = {yb, y, b};
+    snprintf(nm, sizeof nm, "%s.bias_add", name);
+    op(z, nm, "Add", "Y[m,n] = X[m,n] + Bv[n]", dims, tv2, 3, in2, 2, yb);
+    return yb;
+}
+
 /* y = x W (+ b): [t, k] x [k, n]. */
 static int linear(zb *z, const char *name, int x, int64_t t, int64_t k, int64_t n, bool bias) {
     char nm[160], dims[96];
@@ -93,16 +107,7 @@ static int linear(zb *z, const char *name, int x, int64_t t, int64_t k, int64_t 
     snprintf(dims, sizeof dims, "m=%lld,k=%lld,n=%lld", (long long)t, (long long)k, (long long)n);
     int in[2] = {x, w}, tv[3] = {y, x, w};
     op(z, name, "MatMul", "C[m,n] += A[m,k] * B[k,n]", dims, tv, 3, in, 2, y);
-    if (!bias) return y;
-    snprintf(nm, sizeof nm, "%s.bias", name);
-    int b = val2(z, ROTOR_ROLE_WEIGHT, n, 0, nm);
-    snprintf(nm, sizeof nm, "%s.biased", name);
-    int yb = val2(z, ROTOR_ROLE_ACTIVATION, t, n, nm);
-    snprintf(dims, sizeof dims, "m=%lld,n=%lld", (long long)t, (long long)n);
-    int in2[2] = {y, b}, tv2[3] = {yb, y, b};
-    snprintf(nm, sizeof nm, "%s.bias_add", name);
-    op(z, nm, "Add", "Y[m,n] = X[m,n] + Bv[n]", dims, tv2, 3, in2, 2, yb);
-    return yb;
+    return bias ? bias_add(z, name, y, t, n) : y;
 }
 
 /* Element-wise y = f(x) or x + r over [t, n]. */
@@ -906,33 +911,47 @@ static int cf_subsample(cf_ctx *c, int64_t frames, int64_t mel) {
     return eltwise(z, "sub.linear.biased", "Add", "Y[m,n] = X[m,n] + Bv[n]", y, bias, c->b * h, c->d);
 }
 
-/* One step of the decoder, a single LSTM layer of dec units (Conformer
- * Table 1): gates = x W_ih + b + h W_hh in PyTorch's order i, f, g, o (one
+/* One step of an LSTM layer of n units on x [b, nin], from the state hp, cp
+ * [b, n]: gates = x W_ih + b + h W_hh in PyTorch's order i, f, g, o (one
  * bias, decision); c' = s(f) c + s(i) tanh(g), h' = s(o) tanh(c').  Its
- * input x is the previous label's embedding (given: the paper gives no
- * vocabulary), and the joint network is left out (unspecified). */
+ * operators are pfx.lstm.ih, pfx.lstm.hh, pfx.lstm.gates, pfx.c_next and
+ * pfx.h_next; h' is returned, c' in *c2. */
+static int lstm_step(zb *z, const char *pfx, int x, int hp, int cp, int64_t b, int64_t nin, int64_t n, int *c2) {
+    char nm[96], dims[64];
+    snprintf(nm, sizeof nm, "%s.lstm.ih", pfx);
+    int gx = linear(z, nm, x, b, nin, 4 * n, true);
+    snprintf(nm, sizeof nm, "%s.lstm.hh", pfx);
+    int gh = linear(z, nm, hp, b, n, 4 * n, false);
+    snprintf(nm, sizeof nm, "%s.lstm.gates", pfx);
+    int g = eltwise(z, nm, "Add", "Y[m,n] = X[m,n] + R[m,n]", gx, gh, b, 4 * n);
+    snprintf(dims, sizeof dims, "m=%lld,n=%lld", (long long)b, (long long)n);
+    snprintf(nm, sizeof nm, "%s.c_next", pfx);
+    *c2 = val2(z, ROTOR_ROLE_ACTIVATION, b, n, nm);
+    int in[2] = {g, cp}, tv[5] = {*c2, g, cp, g, g};
+    rotor_view cv[5] = {{0}, view2(2, (int8_t[]){0, 1}, (int64_t[]){1, 1}, 0, n), {0},
+                        view2(2, (int8_t[]){0, 1}, (int64_t[]){1, 1}, 0, 0),
+                        view2(2, (int8_t[]){0, 1}, (int64_t[]){1, 1}, 0, 2 * n)};
+    opv(z, nm, "Mul", "C2[m,n] = sigmoid(F[m,n]) * C[m,n] + sigmoid(I[m,n]) * tanh(G[m,n])", dims, tv, 5, in, 2,
+        *c2, cv);
+    snprintf(nm, sizeof nm, "%s.h_next", pfx);
+    int h2 = val2(z, ROTOR_ROLE_ACTIVATION, b, n, nm);
+    int in2[2] = {g, *c2}, tv2[3] = {h2, g, *c2};
+    rotor_view hv[3] = {{0}, view2(2, (int8_t[]){0, 1}, (int64_t[]){1, 1}, 0, 3 * n)};
+    opv(z, nm, "Mul", "H2[m,n] = sigmoid(O[m,n]) * tanh(C[m,n])", dims, tv2, 3, in2, 2, h2, hv);
+    return h2;
+}
+
+/* One step of the decoder, a single LSTM layer of dec units (Conformer
+ * Table 1).  Its input x is the previous label's embedding (given: the
+ * paper gives no vocabulary), and the joint network is left out
+ * (unspecified). */
 static void cf_decoder(cf_ctx *c) {
     zb *z = c->z;
     int64_t b = c->b, n = c->dec;
     int x = val2(z, ROTOR_ROLE_ACTIVATION, b, n, "dec.input");
     int hp = val2(z, ROTOR_ROLE_ACTIVATION, b, n, "dec.h");
     int cp = val2(z, ROTOR_ROLE_ACTIVATION, b, n, "dec.c");
-    int gx = linear(z, "dec.lstm.ih", x, b, n, 4 * n, true);
-    int gh = linear(z, "dec.lstm.hh", hp, b, n, 4 * n, false);
-    int g = eltwise(z, "dec.lstm.gates", "Add", "Y[m,n] = X[m,n] + R[m,n]", gx, gh, b, 4 * n);
-    char dims[64];
-    snprintf(dims, sizeof dims, "m=%lld,n=%lld", (long long)b, (long long)n);
-    int c2 = val2(z, ROTOR_ROLE_ACTIVATION, b, n, "dec.c_next");
-    int in[2] = {g, cp}, tv[5] = {c2, g, cp, g, g};
-    rotor_view cv[5] = {{0}, view2(2, (int8_t[]){0, 1}, (int64_t[]){1, 1}, 0, n), {0},
-                        view2(2, (int8_t[]){0, 1}, (int64_t[]){1, 1}, 0, 0),
-                        view2(2, (int8_t[]){0, 1}, (int64_t[]){1, 1}, 0, 2 * n)};
-    opv(z, "dec.c_next", "Mul", "C2[m,n] = sigmoid(F[m,n]) * C[m,n] + sigmoid(I[m,n]) * tanh(G[m,n])", dims, tv,
-        5, in, 2, c2, cv);
-    int h2 = val2(z, ROTOR_ROLE_ACTIVATION, b, n, "dec.h_next");
-    int in2[2] = {g, c2}, tv2[3] = {h2, g, c2};
-    rotor_view hv[3] = {{0}, view2(2, (int8_t[]){0, 1}, (int64_t[]){1, 1}, 0, 3 * n)};
-    opv(z, "dec.h_next", "Mul", "H2[m,n] = sigmoid(O[m,n]) * tanh(C[m,n])", dims, tv2, 3, in2, 2, h2, hv);
+    int c2, h2 = lstm_step(z, "dec", x, hp, cp, b, n, n, &c2);
     if (!z->st) z->g->values[h2].is_output = z->g->values[c2].is_output = true;
 }
 
@@ -959,9 +978,268 @@ static void conformer_build(zb *z, const rotor_zoo_options *o) {
     cf_decoder(&c);
 }
 
+/* ---- KAPLA's networks (KAPLA §V, "Evaluated NNs") ----------------------- */
+
+/* KAPLA evaluates AlexNet, MobileNet, VGGNet, GoogLeNet, ResNet, an MLP and
+ * an LSTM, as nn_dataflow describes them: LRN and the auxiliary classifiers
+ * are left out, and so are the convolutions' biases (a few thousand weights,
+ * under 0.1% of each network; decision: the zoo's convolutions have none).
+ * The classifiers' fully connected layers keep theirs. */
+
+/* ReLU of a convolution's output: name.relu over [b, c, h, h]. */
+static int conv_relu(conv_ctx *cc, const char *name, int x, conv_shape s, int64_t *hout) {
+    int64_t wo;
+    int y = conv4(cc, name, x, &s, hout, &wo);
+    return act4(cc, name, CA_RELU, y, s.cout, *hout, wo);
+}
+
+/* The first fully connected layer on a [b, c, h, h] feature map, as one
+ * contraction over c, h and w (the flattening is the weight's layout, so no
+ * reshape operator appears), with its bias: name.biased [b, n]. */
+static int fc_map(conv_ctx *cc, const char *name, int x, int64_t c, int64_t h, int64_t n) {
+    zb *z = cc->z;
+    char nm[96], dims[128];
+    int64_t ws[4] = {n, c, h, h};
+    int w = val(z, ROTOR_ROLE_WEIGHT, 4, ws, "%s.weight", name);
+    snprintf(nm, sizeof nm, "%s.out", name);
+    int y = val2(z, ROTOR_ROLE_ACTIVATION, cc->b, n, nm);
+    snprintf(dims, sizeof dims, "b=%lld,n=%lld,c=%lld,h=%lld,w=%lld", (long long)cc->b, (long long)n, (long long)c,
+             (long long)h, (long long)h);
+    int in[2] = {x, w}, tv[3] = {y, x, w};
+    op(z, name, "Gemm", "C[b,n] += A[b,c,h,w] * W[n,c,h,w]", dims, tv, 3, in, 2, y);
+    return bias_add(z, name, y, cc->b, n);
+}
+
+/* Fully connected layers of widths[0] -> widths[1] -> ... on x [b, widths[0]],
+ * each with its bias and, but for the last, a ReLU (names pfx1, pfx2, ...,
+ * counting from first).  The last is the model's output. */
+static void fc_stack(conv_ctx *cc, const char *pfx, int first, int x, const int64_t *widths, int n) {
+    zb *z = cc->z;
+    for (int i = 0; i + 1 < n; i++) {
+        char nm[64];
+        snprintf(nm, sizeof nm, "%s%d", pfx, first + i);
+        x = linear(z, nm, x, cc->b, widths[i], widths[i + 1], true);
+        if (i + 2 < n) {
+            snprintf(nm, sizeof nm, "%s%d.relu", pfx, first + i);
+            x = eltwise(z, nm, "Relu", "Y[m,n] = relu(X[m,n])", x, -1, cc->b, widths[i + 1]);
+        }
+    }
+    if (!z->st) z->g->values[x].is_output = true;
+}
+
+/* AlexNet (Krizhevsky et al. 2012, Figure 2): the two-GPU network, each
+ * tower its own operators; conv3 and fc6 read both towers (a Concat).  The
+ * input is 227 x 227, the side that gives Figure 2's 55 x 55 (224 does not).
+ * Layers count the 5 convolutions and the 3 fully connected layers (8). */
+static void alexnet_build(zb *z, const rotor_zoo_options *o) {
+    static const struct { int64_t cout, k, pad; bool pool, cross; } cv[5] = {
+        {48, 11, 0, true, false}, {128, 5, 2, true, false}, {192, 3, 1, false, true},
+        {192, 3, 1, false, false}, {128, 3, 1, true, false},
+    };
+    conv_ctx cc = {.z = z, .b = o->batch};
+    int64_t img = o->seq ? o->seq : 227, h = img, cin = 3;
+    int64_t is[4] = {cc.b, 3, img, img};
+    int x = val(z, ROTOR_ROLE_ACTIVATION, 4, is, "image");
+    int tower[2] = {x, x};
+    int layers = o->layers ? (int)o->layers : 8;
+    for (int l = 0; l < 5 && l < layers; l++) {
+        int64_t ho = h;
+        if (cv[l].cross) { /* this layer reads both towers' channels */
+            int both = vendor4(&cc, l == 2 ? "concat3" : "concat", "Concat", tower, 2, 2 * cin, h);
+            tower[0] = tower[1] = both;
+            cin *= 2;
+        }
+        for (int t = 0; t < 2; t++) {
+            char nm[64];
+            snprintf(nm, sizeof nm, "conv%d_%c", l + 1, "ab"[t]);
+            tower[t] = conv_relu(&cc, nm, tower[t], SQ(cin, cv[l].cout, h, cv[l].k, l == 0 ? 4 : 1, cv[l].pad), &ho);
+            if (cv[l].pool) {
+                snprintf(nm, sizeof nm, "pool%d_%c", l + 1, "ab"[t]);
+                tower[t] = vendor4(&cc, nm, "MaxPool", &tower[t], 1, cv[l].cout, (ho - 3) / 2 + 1);
+            }
+        }
+        h = cv[l].pool ? (ho - 3) / 2 + 1 : ho;
+        cin = cv[l].cout;
+    }
+    if (layers <= 5) {
+        int both = vendor4(&cc, "concat", "Concat", tower, 2, 2 * cin, h);
+        if (!z->st) z->g->values[both].is_output = true;
+        return;
+    }
+    int both = vendor4(&cc, "concat6", "Concat", tower, 2, 2 * cin, h);
+    x = fc_map(&cc, "fc6", both, 2 * cin, h, 4096);
+    if (layers == 6) {
+        if (!z->st) z->g->values[x].is_output = true;
+        return;
+    }
+    x = eltwise(z, "fc6.relu", "Relu", "Y[m,n] = relu(X[m,n])", x, -1, cc.b, 4096);
+    fc_stack(&cc, "fc", 7, x, (const int64_t[]){4096, 4096, 1000}, layers == 7 ? 2 : 3);
+}
+
+/* VGG-16 (Simonyan and Zisserman 2015, Table 1, configuration D): 13 3x3
+ * convolutions with ReLU in 5 blocks, each block ending in a 2x2 max pool,
+ * then 4096, 4096 and 1000 fully connected.  Layers count the blocks (5). */
+static void vgg16_build(zb *z, const rotor_zoo_options *o) {
+    static const int64_t width[5] = {64, 128, 256, 512, 512};
+    static const int convs[5] = {2, 2, 3, 3, 3};
+    conv_ctx cc = {.z = z, .b = o->batch};
+    int64_t img = o->seq ? o->seq : 224, h = img, cin = 3;
+    int64_t is[4] = {cc.b, 3, img, img};
+    int x = val(z, ROTOR_ROLE_ACTIVATION, 4, is, "image");
+    int blocks = o->layers ? (int)o->layers : 5, n = 0;
+    for (int bk = 0; bk < blocks; bk++) {
+        char nm[64];
+        for (int i = 0; i < convs[bk]; i++) {
+            snprintf(nm, sizeof nm, "conv%d_%d", bk + 1, i + 1);
+            x = conv_relu(&cc, nm, x, SQ(cin, width[bk], h, 3, 1, 1), &h);
+            cin = width[bk], n++;
+        }
+        snprintf(nm, sizeof nm, "pool%d", bk + 1);
+        h /= 2;
+        x = vendor4(&cc, nm, "MaxPool", &x, 1, cin, h);
+    }
+    if (blocks < 5) {
+        if (!z->st) z->g->values[x].is_output = true;
+        return;
+    }
+    x = fc_map(&cc, "fc6", x, cin, h, 4096);
+    x = eltwise(z, "fc6.relu", "Relu", "Y[m,n] = relu(X[m,n])", x, -1, cc.b, 4096);
+    fc_stack(&cc, "fc", 7, x, (const int64_t[]){4096, 4096, 1000}, 3);
+}
+
+/* An Inception module (Szegedy et al. 2015, Figure 2b, Table 1's columns):
+ * 1x1; 1x1 reduce then 3x3; 1x1 reduce then 5x5; 3x3 max pool (stride 1)
+ * then a 1x1 projection; each convolution with ReLU; the four concatenated.
+ * Returns the concatenation, its channels in *cout. */
+static int inception(conv_ctx *cc, const char *id, int x, int64_t cin, int64_t h, const int64_t *c, int64_t *cout) {
+    char nm[96];
+    int64_t hh;
+    int br[4];
+    snprintf(nm, sizeof nm, "%s.1x1", id);
+    br[0] = conv_relu(cc, nm, x, SQ(cin, c[0], h, 1, 1, 0), &hh);
+    snprintf(nm, sizeof nm, "%s.3x3_reduce", id);
+    br[1] = conv_relu(cc, nm, x, SQ(cin, c[1], h, 1, 1, 0), &hh);
+    snprintf(nm, sizeof nm, "%s.3x3", id);
+    br[1] = conv_relu(cc, nm, br[1], SQ(c[1], c[2], h, 3, 1, 1), &hh);
+    snprintf(nm, sizeof nm, "%s.5x5_reduce", id);
+    br[2] = conv_relu(cc, nm, x, SQ(cin, c[3], h, 1, 1, 0), &hh);
+    snprintf(nm, sizeof nm, "%s.5x5", id);
+    br[2] = conv_relu(cc, nm, br[2], SQ(c[3], c[4], h, 5, 1, 2), &hh);
+    snprintf(nm, sizeof nm, "%s.pool", id);
+    br[3] = vendor4(cc, nm, "MaxPool", &x, 1, cin, h);
+    snprintf(nm, sizeof nm, "%s.pool_proj", id);
+    br[3] = conv_relu(cc, nm, br[3], SQ(cin, c[5], h, 1, 1, 0), &hh);
+    *cout = c[0] + c[2] + c[4] + c[5];
+    snprintf(nm, sizeof nm, "%s.concat", id);
+    return vendor4(cc, nm, "Concat", br, 4, *cout, h);
+}
+
+/* GoogLeNet (Szegedy et al. 2015, Table 1): the stem, Inception 3a-3b,
+ * 4a-4e and 5a-5b with max pools between, a 7x7 average pool and the 1000
+ * classifier.  Layers count the 9 Inception modules. */
+static void googlenet_build(zb *z, const rotor_zoo_options *o) {
+    static const struct { const char *id; int64_t c[6]; bool pool_after; } inc[9] = {
+        {"3a", {64, 96, 128, 16, 32, 32}, false},     {"3b", {128, 128, 192, 32, 96, 64}, true},
+        {"4a", {192, 96, 208, 16, 48, 64}, false},    {"4b", {160, 112, 224, 24, 64, 64}, false},
+        {"4c", {128, 128, 256, 24, 64, 64}, false},   {"4d", {112, 144, 288, 32, 64, 64}, false},
+        {"4e", {256, 160, 320, 32, 128, 128}, true},  {"5a", {256, 160, 320, 32, 128, 128}, false},
+        {"5b", {384, 192, 384, 48, 128, 128}, false},
+    };
+    conv_ctx cc = {.z = z, .b = o->batch};
+    int64_t img = o->seq ? o->seq : 224, h;
+    int64_t is[4] = {cc.b, 3, img, img};
+    int x = val(z, ROTOR_ROLE_ACTIVATION, 4, is, "image");
+    x = conv_relu(&cc, "conv1", x, SQ(3, 64, img, 7, 2, 3), &h);
+    h = (h + 1) / 2; /* 3x3 max pools of stride 2 round up (Caffe's ceil mode): 112 -> 56 */
+    x = vendor4(&cc, "pool1", "MaxPool", &x, 1, 64, h);
+    x = conv_relu(&cc, "conv2_reduce", x, SQ(64, 64, h, 1, 1, 0), &h);
+    x = conv_relu(&cc, "conv2", x, SQ(64, 192, h, 3, 1, 1), &h);
+    h = (h + 1) / 2;
+    x = vendor4(&cc, "pool2", "MaxPool", &x, 1, 192, h);
+    int64_t c = 192;
+    int n = o->layers ? (int)o->layers : 9;
+    for (int i = 0; i < n; i++) {
+        char nm[64];
+        snprintf(nm, sizeof nm, "inception_%s", inc[i].id);
+        x = inception(&cc, nm, x, c, h, inc[i].c, &c);
+        if (inc[i].pool_after && i + 1 < n) {
+            h = (h + 1) / 2;
+            snprintf(nm, sizeof nm, "pool_%s", inc[i].id);
+            x = vendor4(&cc, nm, "MaxPool", &x, 1, c, h);
+        }
+    }
+    classify(&cc, x, c, 1000); /* the 7x7 average pool is global at 224; dropout is the identity */
+}
+
+/* MobileNet (Howard et al. 2017, Table 1; width 1.0, 224): a 3x3 convolution
+ * of stride 2, then 13 depthwise separable blocks (a 3x3 depthwise and a 1x1
+ * pointwise convolution, each with BatchNorm and ReLU), the average pool and
+ * the classifier.  Table 1 gives the last depthwise stride 2 on a 7 x 7 map
+ * that stays 7 x 7: stride 1 (decision, as every implementation reads it).
+ * Layers count the 13 blocks. */
+static void mobilenet_v1_build(zb *z, const rotor_zoo_options *o) {
+    static const struct { int64_t c, s; } blk[13] = {
+        {64, 1}, {128, 2}, {128, 1}, {256, 2}, {256, 1}, {512, 2}, {512, 1},
+        {512, 1}, {512, 1}, {512, 1}, {512, 1}, {1024, 2}, {1024, 1},
+    };
+    conv_ctx cc = {.z = z, .b = o->batch};
+    int64_t img = o->seq ? o->seq : 224, h;
+    int64_t is[4] = {cc.b, 3, img, img};
+    int x = val(z, ROTOR_ROLE_ACTIVATION, 4, is, "image");
+    x = conv_bn(&cc, "conv0", x, SQ(3, 32, img, 3, 2, 1), CA_RELU, &h);
+    int64_t cin = 32;
+    int n = o->layers ? (int)o->layers : 13;
+    for (int i = 0; i < n; i++) {
+        char nm[64];
+        snprintf(nm, sizeof nm, "b%d.dw", i);
+        x = conv_bn(&cc, nm, x, DW(cin, h, 3, blk[i].s, 1), CA_RELU, &h);
+        snprintf(nm, sizeof nm, "b%d.pw", i);
+        x = conv_bn(&cc, nm, x, SQ(cin, blk[i].c, h, 1, 1, 0), CA_RELU, &h);
+        cin = blk[i].c;
+    }
+    classify(&cc, x, cin, 1000);
+}
+
+/* MLP-L (PRIME, Chi et al. 2016, as nn_dataflow gives it): 784 -> 1500 ->
+ * 1000 -> 500 -> 10, with biases and ReLU between (decision: the paper
+ * names the widths only).  Layers count the 4 fully connected layers. */
+static void mlp_build(zb *z, const rotor_zoo_options *o) {
+    static const int64_t widths[5] = {784, 1500, 1000, 500, 10};
+    conv_ctx cc = {.z = z, .b = o->batch};
+    int x = val2(z, ROTOR_ROLE_ACTIVATION, cc.b, 784, "input");
+    int n = o->layers ? (int)o->layers : 4;
+    fc_stack(&cc, "fc", 1, x, widths, n + 1);
+}
+
+/* The LSTM of sequence to sequence learning (Sutskever et al. 2014): 4
+ * layers of 1000 units, one time step of every layer (nn_dataflow's GNMT
+ * network); the word embeddings and the 80,000-word softmax are left out,
+ * as there.  Each layer's state (h, c) is an input.  Layers count the 4
+ * LSTM layers. */
+static void lstm_build(zb *z, const rotor_zoo_options *o) {
+    const int64_t n = 1000, b = o->batch;
+    int x = val2(z, ROTOR_ROLE_ACTIVATION, b, n, "embedding");
+    int layers = o->layers ? (int)o->layers : 4;
+    for (int l = 0; l < layers && !z->st; l++) {
+        char pfx[16], nm[32];
+        snprintf(pfx, sizeof pfx, "l%d", l);
+        snprintf(nm, sizeof nm, "l%d.h", l);
+        int hp = val2(z, ROTOR_ROLE_ACTIVATION, b, n, nm);
+        snprintf(nm, sizeof nm, "l%d.c", l);
+        int cp = val2(z, ROTOR_ROLE_ACTIVATION, b, n, nm);
+        int c2;
+        x = lstm_step(z, pfx, x, hp, cp, b, n, n, &c2);
+        if (!z->st) z->g->values[c2].is_output = true;
+    }
+    if (!z->st) z->g->values[x].is_output = true;
+}
+
 /* ---- the table ---------------------------------------------------------- */
 
-typedef enum { K_TF, K_RESNET18, K_RESNET50, K_NERF, K_NERF_T10, K_MOBILENET_V2, K_DENSENET121, K_DLRM, K_CONFORMER } kind;
+typedef enum {
+    K_TF, K_RESNET18, K_RESNET50, K_NERF, K_NERF_T10, K_MOBILENET_V2, K_DENSENET121, K_DLRM, K_CONFORMER,
+    K_ALEXNET, K_VGG16, K_GOOGLENET, K_MOBILENET_V1, K_MLP, K_LSTM
+} kind;
 
 typedef struct zoo_model {
     rotor_zoo_entry entry;
@@ -1023,6 +1301,17 @@ static const zoo_model models[] = {
     /* Conformer-M: Gulati et al. 2020, Table 1 (30.7M with its decoder) */
     {{"conformer-m", "Conformer-M, 16 x 256, seq = 10 ms filterbank frames (1000), one LSTM decoder step", 30.7e6,
       false}, K_CONFORMER, {.vocab = 0}},
+    /* KAPLA's networks (KAPLA §V).  AlexNet: Figure 2's layers with their
+     * biases, which the paper rounds to "60 million"; VGG-16: Table 2's 138M;
+     * GoogLeNet: Table 1's widths, 6,998K with the biases (its printed 6.8M
+     * undercounts its own columns: 3a is 163,328 by its widths, printed 159K); MobileNet: Table 2's 4.2M; MLP-L: its
+     * widths' count; LSTM: Sutskever §3.4, "32M for the encoder" LSTM. */
+    {{"alexnet", "AlexNet, two towers, 227 x 227 images", 60965224, false}, K_ALEXNET, {.vocab = 0}},
+    {{"vgg-16", "VGG-16 (configuration D), 224 x 224 images", 138e6, false}, K_VGG16, {.vocab = 0}},
+    {{"googlenet", "GoogLeNet (Inception v1), 224 x 224 images", 6.998e6, false}, K_GOOGLENET, {.vocab = 0}},
+    {{"mobilenet-v1", "MobileNet (v1, width 1.0), 224 x 224 images", 4.2e6, false}, K_MOBILENET_V1, {.vocab = 0}},
+    {{"mlp-l", "MLP-L (PRIME), 784-1500-1000-500-10", 3184010, false}, K_MLP, {.vocab = 0}},
+    {{"lstm", "seq2seq LSTM, 4 x 1000, one time step", 32e6, false}, K_LSTM, {.vocab = 0}},
 };
 
 /* What layers counts in a non-transformer model, and how many it has:
@@ -1037,6 +1326,12 @@ static int64_t layers_of(kind k, const char **noun) {
     case K_DENSENET121: *noun = "dense blocks"; return 4;
     case K_DLRM: *noun = "sparse features"; return 26;
     case K_CONFORMER: return 16;
+    case K_ALEXNET: return 8;
+    case K_VGG16: *noun = "blocks"; return 5;
+    case K_GOOGLENET: *noun = "Inception modules"; return 9;
+    case K_MOBILENET_V1: *noun = "blocks"; return 13;
+    case K_MLP: return 4;
+    case K_LSTM: return 4;
     default: *noun = "stages"; return 4; /* the ResNets */
     }
 }
@@ -1117,6 +1412,12 @@ rotor_status rotor_zoo_build(const char *name, const rotor_zoo_options *opt, rot
     case K_DENSENET121: densenet121_build(&z, &o); break;
     case K_DLRM: dlrm_build(&z, &o); break;
     case K_CONFORMER: conformer_build(&z, &o); break;
+    case K_ALEXNET: alexnet_build(&z, &o); break;
+    case K_VGG16: vgg16_build(&z, &o); break;
+    case K_GOOGLENET: googlenet_build(&z, &o); break;
+    case K_MOBILENET_V1: mobilenet_v1_build(&z, &o); break;
+    case K_MLP: mlp_build(&z, &o); break;
+    case K_LSTM: lstm_build(&z, &o); break;
     }
     return z.st;
 }
