@@ -50,6 +50,7 @@ Test(zoo, every_model_matches_its_published_parameter_count_within_1_percent) {
         /* KAPLA's networks, without the convolutions' biases (docs/zoo.md) */
         {"alexnet", 60963848},        {"vgg-16", 138353320},       {"googlenet", 6991272},
         {"mobilenet-v1", 4231976},    {"mlp-l", 3184010},          {"lstm", 32016000},
+        {"retnet-1.3b", 1311086592},
     };
     int n = (int)(sizeof want / sizeof want[0]);
     cr_assert_eq(rotor_zoo_count(), n, "the zoo has %d models, the test knows %d", rotor_zoo_count(), n);
@@ -386,4 +387,28 @@ Test(zoo, lstm_layers_chain_and_a_fifth_is_refused) {
     rotor_graph_free(&g);
     refused("lstm", (rotor_zoo_options){.layers = 5}, "lstm: layers 5: it has 4 layers");
     refused("googlenet", (rotor_zoo_options){.layers = 10}, "googlenet: layers 10: it has 9 Inception modules");
+}
+
+/* RetNet-1.3B by hand: 24 layers of 12 d^2 (Q, K: d x d; V, G: d x 2d; out
+ * 2d x d; FFN d x 2d and 2d x d) and two LayerNorms (4d), the tied table of
+ * 50,257 x d and the final norm (2d), d = 2048.  Decoding one token per
+ * sequence updates each layer's state [b, 8, 256, 512] (3 FLOPs an element)
+ * and reads it once: S' = gamma S + K^T V, O = Q S'. */
+Test(zoo, retnet_counts_by_hand_and_decodes_through_its_state) {
+    const long long d = 2048;
+    rotor_graph g;
+    rotor_graph_totals t = build("retnet-1.3b", (rotor_zoo_options){0}, &g);
+    cr_assert_eq(t.weight_params, 24 * (12 * d * d + 4 * d) + 50257 * d + 2 * d);
+    rotor_graph_free(&g);
+    t = build("retnet-1.3b", (rotor_zoo_options){.batch = 4, .layers = 1, .phase = ROTOR_PHASE_DECODE}, &g);
+    int upd = -1, ret = -1;
+    for (int i = 0; i < g.nops; i++) {
+        if (!strcmp(g.ops[i].name, "l0.state_next")) upd = i;
+        if (!strcmp(g.ops[i].name, "l0.retention")) ret = i;
+    }
+    cr_assert(upd >= 0 && ret >= 0);
+    cr_assert_eq(g.ops[upd].flops, 3.0 * 4 * 8 * 256 * 512);
+    cr_assert_eq(g.ops[ret].flops, 2.0 * 4 * 8 * 256 * 512);
+    cr_assert_eq(t.kv_bytes, 2LL * 4 * 8 * 256 * 512); /* the state, FP16 */
+    rotor_graph_free(&g);
 }

@@ -234,7 +234,96 @@ static int tf_layer(zb *z, const tf_spec *s, int l, int x, int64_t b, int64_t q,
     return eltwise(z, nm, "Add", "Y[m,n] = X[m,n] + R[m,n]", x, dn, t, d);
 }
 
-typedef enum { FAM_BERT, FAM_VIT, FAM_DECODER, FAM_DIT } family;
+/* One RetNet layer (Sun et al. 2023, §2.2-2.3) over x [t, d]; batch b, query
+ * length q, context c.  Multi-scale retention replaces attention: Q, K
+ * [d] and V, G [2d] come from one fused projection (no biases), each head
+ * h of dk = d/heads and dv = 2d/heads.  Prefill takes the parallel form,
+ *     O = ((Q K^T) .* D) V,   D[h,m,n] = gamma_h^(m-n) for m >= n, else 0,
+ * with D an input (a fixed table, like a causal mask); decode takes the
+ * recurrent form over the state S [b, heads, dk, dv] (role kv-cache),
+ *     S' = gamma_h S + K^T V,   O = Q S'.
+ * Then a GroupNorm per head (no affine, as torchscale's), the swish gate
+ * swish(G) .* O, the output projection 2d -> d and the residual; the FFN is
+ * GELU d -> 2d -> d without biases (§3.1's parameter allocation).  Decision:
+ * xPos's rotation of Q and K is left out, as RoPE is for Llama (an
+ * element-wise op of a few FLOPs per element), and so is the retention
+ * scores' row normalisation (folded into the GroupNorm's scale invariance,
+ * §2.3). */
+static int retnet_layer(zb *z, const tf_spec *s, int l, int x, int64_t b, int64_t q, int64_t c, int state,
+                        int decay) {
+    int64_t t = b * q, d = s->d, h = s->heads, dk = d / h, dv = 2 * d / h;
+    char nm[96], dims[160];
+    snprintf(nm, sizeof nm, "l%d.norm1", l);
+    int n1 = norm(z, nm, x, t, d, false);
+    snprintf(nm, sizeof nm, "l%d.qkvg", l);
+    int p = linear(z, nm, n1, t, d, 6 * d, false);
+    snprintf(nm, sizeof nm, "l%d.retention", l);
+    int ctx = val2(z, ROTOR_ROLE_ACTIVATION, t, 2 * d, nm);
+    if (state < 0) { /* the parallel form */
+        int64_t sc[3] = {b * h, q, c};
+        int scores = val(z, ROTOR_ROLE_ACTIVATION, 3, sc, "l%d.ret_scores", l);
+        snprintf(dims, sizeof dims, "b=%lld,h=%lld,m=%lld,k=%lld,n=%lld", (long long)b, (long long)h, (long long)q,
+                 (long long)dk, (long long)c);
+        snprintf(nm, sizeof nm, "l%d.ret_scores", l);
+        int in[2] = {p, p}, tv[3] = {scores, p, p};
+        rotor_view sv[3] = {{0}, view2(4, (int8_t[]){0, 1, 0, 1}, (int64_t[]){q, dk, 1, 1}, 0, 0),
+                            view2(4, (int8_t[]){0, 1, 1, 0}, (int64_t[]){c, dk, 1, 1}, 0, d)};
+        opv(z, nm, "MatMul", "S[b,h,m,n] += Q[b,h,m,k] * K[b,h,k,n]", dims, tv, 3, in, 1, scores, sv);
+        snprintf(nm, sizeof nm, "l%d.ret_decay", l);
+        int decayed = val(z, ROTOR_ROLE_ACTIVATION, 3, sc, "%s", nm);
+        snprintf(dims, sizeof dims, "b=%lld,h=%lld,m=%lld,n=%lld", (long long)b, (long long)h, (long long)q,
+                 (long long)c);
+        int in2[2] = {scores, decay}, tv2[3] = {decayed, scores, decay};
+        op(z, nm, "Mul", "Y[b,h,m,n] = S[b,h,m,n] * D[h,m,n]", dims, tv2, 3, in2, 2, decayed);
+        snprintf(dims, sizeof dims, "b=%lld,h=%lld,m=%lld,n=%lld,v=%lld", (long long)b, (long long)h, (long long)q,
+                 (long long)c, (long long)dv);
+        snprintf(nm, sizeof nm, "l%d.retention", l);
+        int in3[2] = {decayed, p}, tv3[3] = {ctx, decayed, p};
+        rotor_view cv[3] = {view2(4, (int8_t[]){0, 1, 0, 1}, (int64_t[]){q, dv, 1, 1}, 0, 0), {0},
+                            view2(4, (int8_t[]){0, 1, 0, 1}, (int64_t[]){c, dv, 1, 1}, 0, 2 * d)};
+        opv(z, nm, "MatMul", "O[b,h,m,v] += P[b,h,m,n] * V[b,h,n,v]", dims, tv3, 3, in3, 2, ctx, cv);
+    } else { /* the recurrent form: one token per sequence */
+        int64_t ss[4] = {b, h, dk, dv};
+        int next = val(z, ROTOR_ROLE_ACTIVATION, 4, ss, "l%d.state_next", l);
+        snprintf(dims, sizeof dims, "b=%lld,h=%lld,k=%lld,v=%lld", (long long)b, (long long)h, (long long)dk,
+                 (long long)dv);
+        snprintf(nm, sizeof nm, "l%d.state_next", l);
+        int in[3] = {state, decay, p}, tv[5] = {next, state, decay, p, p};
+        rotor_view uv[5] = {{0}, {0}, {0}, view2(3, (int8_t[]){0, 1, 1}, (int64_t[]){1, dk, 1}, 0, d),
+                            view2(3, (int8_t[]){0, 1, 1}, (int64_t[]){1, dv, 1}, 0, 2 * d)};
+        opv(z, nm, "Add", "S2[b,h,k,v] = S[b,h,k,v] * Gm[h] + K[b,h,k] * V[b,h,v]", dims, tv, 5, in, 3, next, uv);
+        if (!z->st) z->g->values[next].is_output = true;
+        snprintf(nm, sizeof nm, "l%d.retention", l);
+        int in2[2] = {p, next}, tv2[3] = {ctx, p, next};
+        rotor_view rv[3] = {view2(3, (int8_t[]){0, 1, 1}, (int64_t[]){1, dv, 1}, 0, 0),
+                            view2(3, (int8_t[]){0, 1, 1}, (int64_t[]){1, dk, 1}, 0, 0), {0}};
+        opv(z, nm, "MatMul", "O[b,h,v] += Q[b,h,k] * S[b,h,k,v]", dims, tv2, 3, in2, 2, ctx, rv);
+    }
+    snprintf(nm, sizeof nm, "l%d.group_norm", l);
+    int gn = vendor(z, nm, "GroupNormalization", &ctx, 1, t, 2 * d);
+    snprintf(nm, sizeof nm, "l%d.gate", l);
+    snprintf(dims, sizeof dims, "m=%lld,n=%lld", (long long)t, (long long)(2 * d));
+    int gated = val2(z, ROTOR_ROLE_ACTIVATION, t, 2 * d, nm);
+    int in4[2] = {p, gn}, tv4[3] = {gated, p, gn};
+    rotor_view gv[3] = {{0}, view2(2, (int8_t[]){0, 1}, (int64_t[]){1, 1}, 0, 4 * d)};
+    opv(z, nm, "Mul", "Y[m,n] = silu(G[m,n]) * O[m,n]", dims, tv4, 3, in4, 2, gated, gv);
+    snprintf(nm, sizeof nm, "l%d.ret_out", l);
+    int ro = linear(z, nm, gated, t, 2 * d, d, false);
+    snprintf(nm, sizeof nm, "l%d.residual1", l);
+    x = eltwise(z, nm, "Add", "Y[m,n] = X[m,n] + R[m,n]", x, ro, t, d);
+    snprintf(nm, sizeof nm, "l%d.norm2", l);
+    int n2 = norm(z, nm, x, t, d, false);
+    snprintf(nm, sizeof nm, "l%d.ffn_up", l);
+    int up = linear(z, nm, n2, t, d, s->ffn, false);
+    snprintf(nm, sizeof nm, "l%d.act", l);
+    int hm = eltwise(z, nm, "Gelu", "Y[m,n] = gelu(X[m,n])", up, -1, t, s->ffn);
+    snprintf(nm, sizeof nm, "l%d.ffn_down", l);
+    int dn = linear(z, nm, hm, t, s->ffn, d, false);
+    snprintf(nm, sizeof nm, "l%d.residual2", l);
+    return eltwise(z, nm, "Add", "Y[m,n] = X[m,n] + R[m,n]", x, dn, t, d);
+}
+
+typedef enum { FAM_BERT, FAM_VIT, FAM_DECODER, FAM_DIT, FAM_RETNET } family;
 
 typedef struct tf_model {
     tf_spec s;
@@ -303,7 +392,21 @@ static void tf_build(zb *z, const tf_model *m, const rotor_zoo_options *o) {
         x = vendor(z, "embed", "Gather", in, nin, t, d);
         if (m->fam == FAM_BERT) x = norm(z, "embed.norm", x, t, d, false);
     }
-    for (int l = 0; l < o->layers && !z->st; l++) {
+    int decay = -1; /* RetNet's decay: D [heads, q, c] (parallel) or gamma [heads] (recurrent) */
+    if (m->fam == FAM_RETNET) {
+        int64_t ds[3] = {s->heads, q, c};
+        decay = decode ? val2(z, ROTOR_ROLE_ACTIVATION, s->heads, 0, "decay.gamma")
+                       : val(z, ROTOR_ROLE_ACTIVATION, 3, ds, "decay.mask");
+    }
+    for (int l = 0; l < o->layers && !z->st && m->fam == FAM_RETNET; l++) {
+        int st = -1;
+        if (decode) {
+            int64_t ss[4] = {b, s->heads, d / s->heads, 2 * d / s->heads};
+            st = val(z, ROTOR_ROLE_KV_CACHE, 4, ss, "l%d.state", l);
+        }
+        x = retnet_layer(z, s, l, x, b, q, c, st, decay);
+    }
+    for (int l = 0; l < o->layers && !z->st && m->fam != FAM_RETNET; l++) {
         int kc = -1, vc = -1;
         if (decode) {
             int64_t cs[4] = {b, s->kv_heads, c, s->head_dim};
@@ -1270,6 +1373,13 @@ static const zoo_model models[] = {
     {{"nerf-t10", "NeRF MLP at T10 Table 2's size (24K), 4 x 64, batch = rays", 24000, false}, K_NERF_T10,
      {.vocab = 0}},
     /* OPT (Zhang et al. 2022): vocab 50272, 2050 learned positions, tied head, ReLU */
+    /* RetNet-1.3B (Sun et al. 2023, Table 7's 1.3B: 24 x 2048, 8 heads, FFN
+     * 2d): 12 d^2 per layer; the vocabulary is not given: GPT-2's 50,257,
+     * tied (decision; untied, the count would be 1.41B).  seq: its 2048
+     * training length. */
+    {{"retnet-1.3b", "RetNet-1.3B decoder, 24 x 2048, retention (parallel prefill, recurrent decode)", 1.3e9, true},
+     K_TF, {TF(2048, 24, 8, 8, 256, 4096, false, ACT_GELU, false, false, 2), FAM_RETNET, 50257, 0, true, 0, 0, 0, 0,
+            2048}},
     {{"opt-1.3b", "OPT-1.3B decoder, 24 x 2048", 1.3158e9, true}, K_TF,
      {TF(2048, 24, 32, 32, 64, 8192, false, ACT_RELU, true, false, 2), FAM_DECODER, 50272, 2050, true, 0, 0, 0, 0, 2048}},
     {{"opt-13b", "OPT-13B decoder, 40 x 5120", 12.85e9, true}, K_TF,
