@@ -45,6 +45,7 @@
 
 #include "compile/compileint.h"
 #include "compile/handoffcache.h"
+#include "rotor/base/clock.h"
 #include "rotor/compile/opelem.h"
 #include "rotor/compile/program.h"
 #include "rotor/op/handoff.h"
@@ -439,8 +440,8 @@ static rotor_status frontier_tail(compiler *cc, int i, int threads, rotor_error 
  * before under a smaller cap), or no plan fits under cap.  A point inserted
  * before others shifts their indices: the operators' choices in st and
  * snap (NULL: none) follow. */
-static rotor_status frontier_learn(compiler *cc, int i, int64_t cap, int threads, op_state *snap,
-                                   rotor_error *err) {
+static rotor_status frontier_learn_run(compiler *cc, int i, int64_t cap, int threads, op_state *snap,
+                                       rotor_error *err) {
     rotor_frontier *f = &cc->fr[i];
     const rotor_op *op = &cc->g->ops[cc->fr_op[i]];
     if (default_ratio(&op->expr) != ROTOR_COMPILE_FRONTIER_RATIO_COMPOUND)
@@ -498,6 +499,14 @@ static rotor_status frontier_learn(compiler *cc, int i, int64_t cap, int threads
             if (s->idle_base >= at) s->idle_base++;
         }
     return ROTOR_OK;
+}
+
+/* frontier_learn_run, its wall time counted as search (the profile). */
+static rotor_status frontier_learn(compiler *cc, int i, int64_t cap, int threads, op_state *snap, rotor_error *err) {
+    double t0 = rotor_clock_s();
+    rotor_status st = frontier_learn_run(cc, i, cap, threads, snap, err);
+    cc->search_s += rotor_clock_s() - t0;
+    return st;
 }
 
 /* Every slot's plan cache entry, before the first searches (docs/
@@ -860,8 +869,10 @@ static rotor_status prepare(compiler *cc, const rotor_compile_options *opt, int 
     cc->sess = calloc((size_t)(cc->nfr ? cc->nfr : 1), sizeof *cc->sess);
     cc->tcut = malloc((size_t)(cc->nfr ? cc->nfr : 1) * sizeof *cc->tcut);
     if (!cc->sess || !cc->tcut) return rotor_nomem(err);
+    double t0 = rotor_clock_s();
     rotor_status st = cache_load(cc, opt ? opt->frontier_ratio : 0, err);
     if (!st) st = frontiers_search(cc, opt, opt ? opt->frontier_ratio : 0, err);
+    cc->search_s += rotor_clock_s() - t0;
     if (st) return st;
     *searches = cc->nfr;
     cc->cov = calloc((size_t)(cc->nfr ? cc->nfr : 1), sizeof *cc->cov);
@@ -1045,6 +1056,7 @@ rotor_status rotor_compile(const rotor_graph *g, const rotor_chip *chip,
         if (pst) return pst;
     }
     int threads = opt ? opt->threads : 0;
+    double t_start = rotor_clock_s(), t_walk = 0, t_hand = 0, t_pipe = 0;
     compiler cc;
     walk_state w = {.best_t = INFINITY, .first_misfit = -1};
     rotor_status st = compiler_new(&cc, g, chip, opt, err);
@@ -1059,7 +1071,12 @@ rotor_status rotor_compile(const rotor_graph *g, const rotor_chip *chip,
         st = rotor_nomem(err);
         goto done;
     }
-    if ((st = compile_walk(&cc, threads, out, &w, err))) goto done;
+    t_walk = rotor_clock_s();
+    double search_before = cc.search_s;
+    st = compile_walk(&cc, threads, out, &w, err);
+    /* the walk less its own searches and the hand-offs it priced */
+    t_walk = rotor_clock_s() - t_walk - (cc.search_s - search_before) - handoff_cache_seconds(cc.hc);
+    if (st) goto done;
     if (!isfinite(w.best_t)) {
         st = compile_nofit(&cc, threads, out, &w, err);
         goto done;
@@ -1067,17 +1084,30 @@ rotor_status rotor_compile(const rotor_graph *g, const rotor_chip *chip,
     memcpy(cc.st, w.best, (size_t)g->nops * sizeof *w.best);
     out->nops = g->nops;
     fill_schedule(&cc, out);
+    t_hand = rotor_clock_s();
     if (!cc.hst && chip->topology == ROTOR_TOPO_MESH) st = mesh_setups(&cc, out, err);
+    t_hand = rotor_clock_s() - t_hand;
     if (cc.hst) {
         if (err) *err = cc.herr;
         st = cc.hst;
     }
+    t_pipe = rotor_clock_s();
+    double hand_before = handoff_cache_seconds(cc.hc);
     if (!st && opt && opt->pipeline) st = compile_segments(&cc, opt, out, err);
+    t_pipe = rotor_clock_s() - t_pipe;
+    t_hand -= handoff_cache_seconds(cc.hc) - hand_before; /* the segments' own, counted in t_pipe */
 done:
     free(w.best);
     cache_store(&cc);
     out->cache_hits = cc.cache_hits;
     out->cache_damaged = cc.cache_damaged;
+    out->profile = (rotor_compile_profile){
+        .search_s = cc.search_s,
+        .handoff_s = handoff_cache_seconds(cc.hc) + t_hand,
+        .reconcile_s = fmax(0, t_walk),
+        .pipeline_s = t_pipe,
+        .total_s = rotor_clock_s() - t_start,
+    };
     out->frontiers = cc.fr; /* the result's from here */
     out->nfrontiers = cc.nfr;
     compiler_free(&cc);

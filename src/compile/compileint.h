@@ -59,6 +59,7 @@ typedef struct compiler {
     rotor_plancache_entry *pce;
     int cache_hits, cache_damaged;
     handoff_cache *hc;  /* NULL: every activation in the even layout (options.even_layout) */
+    double search_s;    /* wall seconds in plan searches so far (the profile) */
     rotor_status hst;   /* the first hand-off failure (setup costs are INFINITY after it) */
     rotor_error herr;
 } compiler;

@@ -1,6 +1,8 @@
 /* handoffcache.c — see handoffcache.h. */
 #include "compile/handoffcache.h"
 
+#include "rotor/base/clock.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,6 +33,7 @@ typedef struct most_entry {
 
 struct handoff_cache {
     const rotor_chip *chip;
+    double count_s;       /* wall seconds in count(): handoff_cache_seconds */
     entry *v;
     size_t cap, n;
     most_entry *most;     /* MOST_SLOTS, direct-mapped; NULL until first asked */
@@ -49,6 +52,8 @@ static void counts_free(handoff_counts *c) {
     free(c->core);
     free(c->value);
 }
+
+double handoff_cache_seconds(const handoff_cache *hc) { return hc ? hc->count_s : 0; }
 
 void handoff_cache_free(handoff_cache *hc) {
     if (!hc) return;
@@ -303,7 +308,9 @@ rotor_status handoff_cache_traffic(handoff_cache *hc, int fp, const rotor_expr *
     }
     if ((hc->n + 1) * 2 > hc->cap && !grow(hc)) return rotor_nomem(err);
     entry e = {.used = true, .hash = h, .key = k};
+    double t0 = rotor_clock_s();
     rotor_status st = count(hc, ep, pp, ec, pc, t, view, chip_p, chip_c, &e, err);
+    hc->count_s += rotor_clock_s() - t0;
     if (st) return st;
     size_t j = h & (hc->cap - 1);
     while (hc->v[j].used) j = (j + 1) & (hc->cap - 1);

@@ -19,6 +19,8 @@ typedef struct handoff_cache handoff_cache;
 
 handoff_cache *handoff_cache_new(const rotor_chip *chip);
 void handoff_cache_free(handoff_cache *hc);
+/* The wall seconds spent pricing hand-offs the cache did not hold. */
+double handoff_cache_seconds(const handoff_cache *hc);
 
 /* Elements per core on one side of a hand-off: value[c] for each of the
  * n cores (core NULL), or, where most cores move nothing, only the nz that

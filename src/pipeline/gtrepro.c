@@ -9,11 +9,12 @@
  * rotor's. */
 #include "rotor/pipeline/gtrepro.h"
 
+#include "rotor/base/clock.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "rotor/pipeline/pipeline.h"
 
@@ -69,12 +70,6 @@ const rotor_gtrepro_entry *rotor_gtrepro_find(const char *name) {
     return NULL;
 }
 
-static double now_s(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 /* The pipeline of `rotor compile MODEL --group graphturbo --batch B
  * [--seq S]`: simplified, grouped, the five schedules.  *wall: its
  * seconds. */
@@ -84,9 +79,9 @@ static rotor_status run_pipeline(const char *model, int64_t seq, int64_t batch, 
     po.zoo.batch = batch;
     po.zoo.seq = seq;
     po.zoo.phase = ROTOR_PHASE_PREFILL; /* as rotor compile's */
-    double t0 = now_s();
+    double t0 = rotor_clock_s();
     rotor_status st = rotor_pipeline_run(&po, chip, p, err);
-    *wall = now_s() - t0;
+    *wall = rotor_clock_s() - t0;
     return st;
 }
 
@@ -113,9 +108,9 @@ static rotor_status run_model(const rotor_gtrepro_entry *e, const rotor_chip *ch
         m->throughput = (double)(e->batch * chip->clusters) / p.dsa[ROTOR_DSA_GRAPHTURBO].seconds;
         /* the schedule alone, on the graph the pipeline grouped */
         rotor_dsa_result again;
-        double t0 = now_s();
+        double t0 = rotor_clock_s();
         st = rotor_dsa_run(&p.graph, &p.cluster, ROTOR_DSA_GRAPHTURBO, &again, err);
-        m->schedule_s = now_s() - t0;
+        m->schedule_s = rotor_clock_s() - t0;
     }
     rotor_pipeline_free(&p);
     return named(st, e->name, err);

@@ -109,6 +109,20 @@ typedef struct rotor_compile_options {
     int64_t cache_limit;
 } rotor_compile_options;
 
+/* The wall seconds of a compile's phases (issue 45, `--profile`), measured
+ * always (a few clock reads per search and per hand-off priced):
+ *  - search: the plan searches, distinct shapes and capped ones (the plan
+ *    cache's reads included);
+ *  - handoff: pricing a producer's layout into a consumer's (each pair of
+ *    plans once: compile/handoffcache.c), and a mesh's routed setups;
+ *  - reconcile: Algorithm 1's walk without the two above;
+ *  - pipeline: the segments (options.pipeline), their searches included;
+ *  - total: the whole call, so that the rest (liveness, the schedule) is
+ *    total less the others. */
+typedef struct rotor_compile_profile {
+    double search_s, handoff_s, reconcile_s, pipeline_s, total_s;
+} rotor_compile_profile;
+
 typedef struct rotor_compile_result {
     int nops;
     rotor_op_schedule *ops;     /* in graph order */
@@ -136,6 +150,7 @@ typedef struct rotor_compile_result {
     double unpipelined_s, pipeline_s;
     rotor_pipeline_objective objective;
     int pipeline_searches;      /* plan searches for the stages (distinct shapes and groups) */
+    rotor_compile_profile profile; /* where the compile's wall time went (--profile) */
 } rotor_compile_result;
 
 /* Compiles g for chip.  ROTOR_ERR_NOFIT when no assignment fits, with the
