@@ -338,8 +338,8 @@ install: $(ROTOR) $(LIB) $(BUILD)/$(SO_NAME) install-share
 	install -m 755 $(BUILD)/$(SO_NAME) $(DESTDIR)$(LIBDIR)/$(SO_FILE)
 	ln -sf $(SO_FILE) $(DESTDIR)$(LIBDIR)/$(SO_NAME)
 	ln -sf $(SO_NAME) $(DESTDIR)$(LIBDIR)/librotor.so
-	@cd include && find rotor -name '*.h' | sort | while read -r h; do \
-	    install -d "$(DESTDIR)$(INCLUDEDIR)/$${h%/*}" && install -m 644 "$$h" "$(DESTDIR)$(INCLUDEDIR)/$$h" || exit 1; done
+	@cd include && for d in rotor/*/; do \
+	    install -d "$(DESTDIR)$(INCLUDEDIR)/$$d" && install -m 644 "$$d"*.h "$(DESTDIR)$(INCLUDEDIR)/$$d" || exit 1; done
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(call pc_path,$(LIBDIR))|' \
 	    -e 's|@INCLUDEDIR@|$(call pc_path,$(INCLUDEDIR))|' -e 's|@VERSION@|$(VERSION)|' \
 	    rotor.pc.in | grep -v '^#' >$(DESTDIR)$(LIBDIR)/pkgconfig/rotor.pc
