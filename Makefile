@@ -9,6 +9,7 @@
 #                   repository checks run in the plain build only)
 #   make CC=clang   any of the above with clang
 #   make fuzz       libFuzzer harnesses, FUZZ_S seconds each (default 60; docs/fuzzing.md)
+#   make install PREFIX=DIR [DESTDIR=STAGE], make uninstall  (docs/install.md)
 
 CC      ?= cc
 SAN     ?= 0

@@ -150,10 +150,13 @@ if command -v groff >/dev/null 2>&1; then
 fi
 # --- the completion: valid bash, completing a command and its options
 if command -v bash >/dev/null 2>&1; then
-    got=$(bash -c '. "$1"; COMP_WORDS=(rotor plan --pareto); COMP_CWORD=2; _rotor; echo "${COMPREPLY[*]}"
-                   COMP_WORDS=(rotor sched); COMP_CWORD=1; _rotor; echo "${COMPREPLY[*]}"' \
+    # c WORDS...: the completions of the last word, one line
+    # (model's --group is a flag: a model follows; compile's takes a value)
+    got=$(bash -c '. "$1"; c() { COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); COMPREPLY=(); _rotor; echo "${COMPREPLY[*]}"; }
+                   c rotor plan --pareto; c rotor sched; c rotor plan --chip ipu-pod1
+                   c rotor model x --group bert-l; c rotor compile x --group bert-l' \
         sh "$prefix/share/bash-completion/completions/rotor" 2>&1 | tr '\n' '/')
-    [ "$got" = "--pareto --pareto-within/schedule/" ] && ok || bad "completion: '$got'"
+    [ "$got" = "--pareto --pareto-within/schedule/ipu-pod16/bert-large//" ] && ok || bad "completion: '$got'"
 fi
 
 # --- uninstall leaves no file
