@@ -347,6 +347,8 @@ install: $(ROTOR) $(LIB) $(BUILD)/$(SO_NAME) install-share
 	install -m 644 $(SHARE)/man/man1/*.1 $(DESTDIR)$(MANDIR)/man1
 	install -m 644 $(SHARE)/rotor/chips/*.json $(DESTDIR)$(DATADIR)/rotor/chips
 	install -m 644 $(SHARE)/bash-completion/completions/rotor $(DESTDIR)$(DATADIR)/bash-completion/completions/rotor
+	@# the OpenMPI plugin, where the build has one: rotor looks for it in ../lib/rotor from its own folder
+	$(if $(MPI_PLUGIN),install -d $(DESTDIR)$(LIBDIR)/rotor && install -m 755 $(MPI_PLUGIN) $(DESTDIR)$(LIBDIR)/rotor/rotor-mpi.so)
 
 # What install wrote, and only that: the directories it shares with other
 # software (bin, lib, man1, ...) stay.
@@ -355,7 +357,7 @@ uninstall:
 	    $(DESTDIR)$(LIBDIR)/$(SO_NAME) $(DESTDIR)$(LIBDIR)/$(SO_FILE) $(DESTDIR)$(LIBDIR)/pkgconfig/rotor.pc \
 	    $(DESTDIR)$(MANDIR)/man1/rotor.1 $(DESTDIR)$(MANDIR)/man1/rotor-*.1 \
 	    $(DESTDIR)$(DATADIR)/bash-completion/completions/rotor
-	rm -rf $(DESTDIR)$(INCLUDEDIR)/rotor $(DESTDIR)$(DATADIR)/rotor
+	rm -rf $(DESTDIR)$(INCLUDEDIR)/rotor $(DESTDIR)$(DATADIR)/rotor $(DESTDIR)$(LIBDIR)/rotor
 
 clean:
 	rm -rf build

@@ -59,6 +59,9 @@ mv "$stage$prefix" "$prefix"
     echo share/man/man1/rotor.1
     "$ROTOR" --help | awk '/^commands:/ { c = 1; next } c && /^$/ { exit } c { print "share/man/man1/rotor-" $1 ".1" }'
     echo share/bash-completion/completions/rotor
+    # the OpenMPI plugin of rotor explore, where the build has one
+    case "$build" in /*) b=$build ;; *) b=$(pwd)/$build ;; esac
+    [ -f "$b/rotor-mpi.so" ] && echo lib/rotor/rotor-mpi.so
     "$ROTOR" plan --expr 'C[m] += A[m]' --dim m=4 --chip nosuch 2>&1 | sed 's/.*presets: \([^;]*\);.*/\1/' | tr -d ' ' | tr ',' '\n' |
         sed 's|.*|share/rotor/chips/&.json|'
 } | sort >"$tmpdir/want"
