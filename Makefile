@@ -9,6 +9,7 @@
 #                   repository checks run in the plain build only)
 #   make CC=clang   any of the above with clang
 #   make fuzz       libFuzzer harnesses, FUZZ_S seconds each (default 60; docs/fuzzing.md)
+#   make install PREFIX=DIR [DESTDIR=STAGE], make uninstall  (docs/install.md)
 
 CC      ?= cc
 SAN     ?= 0
@@ -292,6 +293,77 @@ $(FUZZ_NAMES:%=fuzz-%): fuzz-%: $(BUILD)/fuzz_% | $(CLI_OBJ)
 
 $(BUILD)/fuzz_%: $(BUILD)/tests/fuzz/fuzz_%.o $(CLI_LIB_OBJ) $(LIB)
 	$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
+
+# make install PREFIX=DIR [DESTDIR=STAGE], make uninstall (docs/install.md):
+# the program, the static and shared libraries (the shared one as
+# librotor.so.X.Y.Z with its soname link librotor.so.X and librotor.so), the
+# public headers include/rotor/**, rotor.pc, the man pages, the bash
+# completion and the chip presets.  The man pages, the completion and the
+# presets are generated here from the built program and library (rotor
+# --help, rotor_chip_to_json) by scripts/manpage.sh, scripts/completion.sh
+# and tools/chippresets.c, into $(BUILD)/share, so that what is installed
+# cannot drift from what the program says.  Nothing is compiled for install
+# that make all (and the shared library) did not already build but the
+# one-file preset writer (build/tools/chippresets.o, by the pattern rule).
+PREFIX     ?= /usr/local
+DESTDIR    ?=
+BINDIR     ?= $(PREFIX)/bin
+LIBDIR     ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+DATADIR    ?= $(PREFIX)/share
+MANDIR     ?= $(DATADIR)/man
+VERSION    := $(shell sed -n 's/^\#define ROTOR_VERSION "\(.*\)"$$/\1/p' include/rotor/base/version.h)
+SO_FILE    := librotor.so.$(VERSION)
+SHARE      := $(BUILD)/share
+CHIPPRESETS := $(BUILD)/chippresets
+# the pkg-config file's paths: under ${prefix} where they are, so that
+# pkg-config --define-prefix can move the tree
+pc_path = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
+
+.PHONY: install uninstall install-share
+$(CHIPPRESETS): $(BUILD)/tools/chippresets.o $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+# one stamp per generated set: each script writes a whole directory
+$(BUILD)/chips.stamp: $(CHIPPRESETS)
+	@rm -rf $(SHARE)/rotor/chips && mkdir -p $(SHARE)/rotor/chips
+	$(CHIPPRESETS) $(SHARE)/rotor/chips
+	@touch $@
+$(BUILD)/man.stamp: $(ROTOR) scripts/manpage.sh
+	@rm -rf $(SHARE)/man/man1
+	sh scripts/manpage.sh $(ROTOR) $(SHARE)/man/man1
+	@touch $@
+$(SHARE)/bash-completion/completions/rotor: $(ROTOR) scripts/completion.sh $(BUILD)/chips.stamp
+	@mkdir -p $(dir $@)
+	sh scripts/completion.sh $(ROTOR) $(SHARE)/rotor/chips >$@.tmp && mv $@.tmp $@
+install-share: $(BUILD)/chips.stamp $(BUILD)/man.stamp $(SHARE)/bash-completion/completions/rotor
+
+install: $(ROTOR) $(LIB) $(BUILD)/$(SO_NAME) install-share
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(MANDIR)/man1 \
+	    $(DESTDIR)$(DATADIR)/rotor/chips $(DESTDIR)$(DATADIR)/bash-completion/completions
+	install -m 755 $(ROTOR) $(DESTDIR)$(BINDIR)/rotor
+	install -m 644 $(LIB) $(DESTDIR)$(LIBDIR)/librotor.a
+	install -m 755 $(BUILD)/$(SO_NAME) $(DESTDIR)$(LIBDIR)/$(SO_FILE)
+	ln -sf $(SO_FILE) $(DESTDIR)$(LIBDIR)/$(SO_NAME)
+	ln -sf $(SO_NAME) $(DESTDIR)$(LIBDIR)/librotor.so
+	@cd include && for d in rotor/*/; do \
+	    install -d "$(DESTDIR)$(INCLUDEDIR)/$$d" && install -m 644 "$$d"*.h "$(DESTDIR)$(INCLUDEDIR)/$$d" || exit 1; done
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(call pc_path,$(LIBDIR))|' \
+	    -e 's|@INCLUDEDIR@|$(call pc_path,$(INCLUDEDIR))|' -e 's|@VERSION@|$(VERSION)|' \
+	    rotor.pc.in | grep -v '^#' >$(DESTDIR)$(LIBDIR)/pkgconfig/rotor.pc
+	install -m 644 $(SHARE)/man/man1/*.1 $(DESTDIR)$(MANDIR)/man1
+	install -m 644 $(SHARE)/rotor/chips/*.json $(DESTDIR)$(DATADIR)/rotor/chips
+	install -m 644 $(SHARE)/bash-completion/completions/rotor $(DESTDIR)$(DATADIR)/bash-completion/completions/rotor
+	@# the OpenMPI plugin, where the build has one: rotor looks for it in ../lib/rotor from its own folder
+	$(if $(MPI_PLUGIN),install -d $(DESTDIR)$(LIBDIR)/rotor && install -m 755 $(MPI_PLUGIN) $(DESTDIR)$(LIBDIR)/rotor/rotor-mpi.so)
+
+# What install wrote, and only that: the directories it shares with other
+# software (bin, lib, man1, ...) stay.
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/rotor $(DESTDIR)$(LIBDIR)/librotor.a $(DESTDIR)$(LIBDIR)/librotor.so \
+	    $(DESTDIR)$(LIBDIR)/$(SO_NAME) $(DESTDIR)$(LIBDIR)/$(SO_FILE) $(DESTDIR)$(LIBDIR)/pkgconfig/rotor.pc \
+	    $(DESTDIR)$(MANDIR)/man1/rotor.1 $(DESTDIR)$(MANDIR)/man1/rotor-*.1 \
+	    $(DESTDIR)$(DATADIR)/bash-completion/completions/rotor
+	rm -rf $(DESTDIR)$(INCLUDEDIR)/rotor $(DESTDIR)$(DATADIR)/rotor $(DESTDIR)$(LIBDIR)/rotor
 
 clean:
 	rm -rf build
