@@ -553,3 +553,25 @@ Test(compile, a_hand_off_traffic_stays_put_while_the_memo_grows) {
     cr_assert_eq(most, 2 * 7 * 16 * 8, "two alike inputs: twice the busiest port");
     handoff_cache_free(hc);
 }
+
+/* The profile (issue 45, --profile): every phase is a part of the whole
+ * call's wall time, so they are non-negative and add up to at most the
+ * total; a compile that searched spent time searching, and one that priced
+ * hand-offs spent time on them.  Timing never changes the result. */
+Test(compile, profile_phases_are_parts_of_the_whole) {
+    rotor_graph g;
+    rotor_compile_result r, r2;
+    rotor_error err;
+    cr_assert_eq(compile_ffn(&g, 2, 128, 1024, 4096, NULL, &r, &err), ROTOR_OK, "%s", err.msg);
+    const rotor_compile_profile *p = &r.profile;
+    cr_assert(p->search_s > 0 && p->handoff_s > 0, "search %g, hand-off %g", p->search_s, p->handoff_s);
+    cr_assert(p->reconcile_s >= 0 && p->pipeline_s == 0);
+    cr_assert_leq(p->search_s + p->handoff_s + p->reconcile_s + p->pipeline_s, p->total_s * (1 + 1e-9));
+    rotor_graph_free(&g);
+    cr_assert_eq(compile_ffn(&g, 2, 128, 1024, 4096, NULL, &r2, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(r.total_s, r2.total_s);
+    for (int o = 0; o < r.nops; o++) cr_assert(same_decision(&r, &r2, o));
+    rotor_compile_result_free(&r);
+    rotor_compile_result_free(&r2);
+    rotor_graph_free(&g);
+}

@@ -1091,11 +1091,13 @@ rotor_status rotor_compile(const rotor_graph *g, const rotor_chip *chip,
         if (err) *err = cc.herr;
         st = cc.hst;
     }
-    t_pipe = rotor_clock_s();
-    double hand_before = handoff_cache_seconds(cc.hc);
-    if (!st && opt && opt->pipeline) st = compile_segments(&cc, opt, out, err);
-    t_pipe = rotor_clock_s() - t_pipe;
-    t_hand -= handoff_cache_seconds(cc.hc) - hand_before; /* the segments' own, counted in t_pipe */
+    if (!st && opt && opt->pipeline) {
+        t_pipe = rotor_clock_s();
+        double hand_before = handoff_cache_seconds(cc.hc);
+        st = compile_segments(&cc, opt, out, err);
+        t_pipe = rotor_clock_s() - t_pipe;
+        t_hand -= handoff_cache_seconds(cc.hc) - hand_before; /* the segments' own, counted in t_pipe */
+    }
 done:
     free(w.best);
     cache_store(&cc);
