@@ -382,6 +382,9 @@ static void tf_build(zb *z, const tf_model *m, const rotor_zoo_options *o) {
             cond = eltwise(z, "cond", "Add", "Y[m,n] = X[m,n] + R[m,n]", temb, yemb, b, d);
             cond = eltwise(z, "cond.silu", "Sigmoid", "Y[m,n] = silu(X[m,n])", cond, -1, b, d);
         }
+    } else if (o->layers_only) { /* the layers alone: from the hidden state */
+        t = b * q;
+        x = val2(z, ROTOR_ROLE_ACTIVATION, t, d, "hidden");
     } else {
         t = b * q;
         int ids = val2(z, ROTOR_ROLE_ACTIVATION, b, q, "input_ids");
@@ -414,6 +417,10 @@ static void tf_build(zb *z, const tf_model *m, const rotor_zoo_options *o) {
             vc = val(z, ROTOR_ROLE_KV_CACHE, 4, cs, "l%d.v_cache", l);
         }
         x = tf_layer(z, s, l, x, b, q, c, kc, vc, cond);
+    }
+    if (o->layers_only) {
+        if (!z->st) z->g->values[x].is_output = true;
+        return;
     }
     int out;
     switch (m->fam) {
@@ -1456,6 +1463,15 @@ const rotor_zoo_entry *rotor_zoo_find(const char *name) {
     return NULL;
 }
 
+int64_t rotor_zoo_layers(const char *name) {
+    for (int i = 0; name && i < NMODELS; i++)
+        if (strcmp(models[i].entry.name, name) == 0) {
+            const char *noun;
+            return models[i].k == K_TF ? models[i].tf.s.layers : layers_of(models[i].k, &noun);
+        }
+    return 0;
+}
+
 rotor_status rotor_zoo_build(const char *name, const rotor_zoo_options *opt, rotor_graph *out,
                              rotor_error *err) {
     rotor_graph_init(out, name ? name : "");
@@ -1485,6 +1501,8 @@ rotor_status rotor_zoo_build(const char *name, const rotor_zoo_options *opt, rot
                           m->k == K_DLRM ? "40,000,000 rows" : "2^24");
     if (o.phase == ROTOR_PHASE_DECODE && !m->entry.llm)
         return rotor_fail(err, ROTOR_ERR_INPUT, "%s has no decode phase (only the LLMs do)", name);
+    if (o.layers_only && !m->entry.llm)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "%s: only the LLMs' decoder layers are built alone", name);
     const char *noun;
     int64_t most = layers_of(m->k, &noun);
     if (o.layers > most)

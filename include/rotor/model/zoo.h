@@ -22,6 +22,11 @@ typedef struct rotor_zoo_options {
     int64_t seq;       /* 0: the model's default (128 for BERT, 2048 for LLMs, ...) */
     int64_t layers;    /* 0: the model's own */
     rotor_phase phase;
+    /* The decoder layers alone (the LLMs): their input is the hidden state
+     * [batch x seq, d] and their output the last layer's, without the
+     * embedding, the final norm and the head.  T10 §6.7 runs such runs of
+     * layers on one chip (pipeline/llmfit.h). */
+    bool layers_only;
 } rotor_zoo_options;
 
 typedef struct rotor_zoo_entry {
@@ -34,6 +39,9 @@ typedef struct rotor_zoo_entry {
 int rotor_zoo_count(void);
 const rotor_zoo_entry *rotor_zoo_at(int i);
 const rotor_zoo_entry *rotor_zoo_find(const char *name);
+/* How many layers (or stages, blocks: what --layers counts) the named model
+ * has; 0 for an unknown name. */
+int64_t rotor_zoo_layers(const char *name);
 
 /* Builds the named model into out (initialised here; free it with
  * rotor_graph_free, also after an error).  Unknown names, decode for a
