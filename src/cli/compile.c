@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "gpucli.h"
 #include "rotor/compile/compile.h"
 #include "rotor/compile/program.h"
 #include "rotor/compile/vgm.h"
@@ -348,6 +349,12 @@ int cmd_compile(int argc, char **argv) {
     po.program = !a.vgm_only && a.nb <= 1;
     po.zoo.phase = ROTOR_PHASE_PREFILL;
     if (cli_shared_model(cmd, a.model, &a.sa, true, &po)) return EXIT_BADINPUT;
+    if (rotor_gpu_spec_is_gpu(a.sa.chip)) { /* a GPU chip: src/cli/compilegpu.c, docs/gpu.md */
+        po.zoo.batch = a.batches[0];
+        return cli_compile_gpu(&a.sa, a.model, &po, a.nb, a.json,
+                               a.baseline ? "--baseline" : a.compare ? "--compare" : a.pl.pipeline ? "--pipeline"
+                               : a.graphturbo ? "--group graphturbo" : a.outfile ? "-o" : NULL);
+    }
     if (a.graphturbo) { /* GraphTurbo plans the simplified graph (§2.2), no T10 program */
         po.t10 = po.program = false;
         po.graphturbo = po.simplify = true;

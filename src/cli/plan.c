@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "gpucli.h"
 #include "rotor/op/cost.h"
 #include "rotor/op/expr.h"
 #include "rotor/op/meshmap.h"
@@ -228,6 +229,10 @@ int cmd_plan(int argc, char **argv) {
     if (fmt == T10 && pareto)
         return cli_usage_error(cmd, "--pareto conflicts with --format t10, which prints exactly one plan");
 
+    if (rotor_gpu_spec_is_gpu(sa.chip)) /* a GPU chip: one kernel (src/cli/plangpu.c, docs/gpu.md) */
+        return cli_plan_gpu(&sa, expr, dims, fmt == JSON,
+                            pareto ? "--pareto" : fmt == T10 ? "--format t10" : cons ? "--constraints"
+                            : a.solver ? "--solver" : model_name ? "--cost-model" : NULL);
     rotor_search_options opt = {0};
     opt.pareto = pareto;
     opt.pareto_time_ratio = ratio;
