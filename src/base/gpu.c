@@ -30,7 +30,8 @@ typedef struct gpu_preset {
  *      https://images.nvidia.com/aem-dam/en-zz/Solutions/data-center/nvidia-ampere-architecture-whitepaper.pdf
  *      Table 1 (108 SMs, 1410 MHz boost; FP16/BF16 312, TF32 156, INT8 624
  *      dense tensor TFLOP/s; FP32 19.5), Table 3 (40 MB L2, 164 KB shared
- *      memory per SM, 256 KB = 65536 registers per SM), section "A100 L2
+ *      memory per SM, 256 KB = 65536 registers per SM), Figure 7 "GA100 Streaming
+ *      Multiprocessor" (16 SFUs an SM: 4 a partition), section "A100 L2
  *      cache" (5120 bytes a clock: 5120 x 1.41 GHz = 7219 GB/s).
  *  [B] NVIDIA A100 datasheet,
  *      https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf
@@ -41,7 +42,7 @@ typedef struct gpu_preset {
  *      https://resources.nvidia.com/en-us-tensor-core/nvidia-tensor-core-gpu-datasheet
  *      (SXM5: 132 SMs, 1980 MHz boost; dense FP16/BF16 989.4, TF32 494.7,
  *      INT8 1978.9; FP32 66.9; 50 MB L2; 228 KB shared memory per SM;
- *      80 GB HBM3 at 3350 GB/s).  Its L2 bandwidth is not published:
+ *      80 GB HBM3 at 3350 GB/s; 16 SFUs an SM, its Figure 7).  Its L2 bandwidth is not published:
  *      rotor assumes A100's 5120 bytes a clock, 5120 x 1.98 GHz = 10138 GB/s.
  * launch_us: a kernel's fixed cost is on no spec sheet.  5 us is the GPU
  * time of a one-block kernel on an A100-SXM4-40GB in an Nsight Systems
@@ -49,7 +50,8 @@ typedef struct gpu_preset {
  * same for every preset (docs/gpu.md says why). */
 #define A100_COMMON                                                                        \
     .sms = 108, .clock_mhz = 1410.0, .fp16_tflops = 312.0, .bf16_tflops = 312.0,           \
-    .tf32_tflops = 156.0, .int8_tops = 624.0, .fp32_tflops = 19.5, .l2_bytes = 40 * MIB,   \
+    .tf32_tflops = 156.0, .int8_tops = 624.0, .fp32_tflops = 19.5, .sfu_per_sm = 16,       \
+    .l2_bytes = 40 * MIB,                                                                  \
     .l2_gbps = 7219.2, .smem_bytes = 164 * KIB, .regs_per_sm = 65536, .launch_us = 5.0,    \
     .dtype = ROTOR_GPU_FP16, .fused_attention = 1
 
@@ -58,7 +60,7 @@ static const gpu_preset PRESETS[] = {
     {"a100-40gb", {.name = "a100-40gb", A100_COMMON, .hbm_bytes = 40 * GIB, .hbm_gbps = 1555.0}},
     {"h100-sxm",
      {.name = "h100-sxm", .sms = 132, .clock_mhz = 1980.0, .fp16_tflops = 989.4, .bf16_tflops = 989.4,
-      .tf32_tflops = 494.7, .int8_tops = 1978.9, .fp32_tflops = 66.9, .hbm_bytes = 80 * GIB,
+      .tf32_tflops = 494.7, .int8_tops = 1978.9, .fp32_tflops = 66.9, .sfu_per_sm = 16, .hbm_bytes = 80 * GIB,
       .hbm_gbps = 3350.0, .l2_bytes = 50 * MIB, .l2_gbps = 10137.6, .smem_bytes = 228 * KIB,
       .regs_per_sm = 65536, .launch_us = 5.0, .dtype = ROTOR_GPU_FP16, .fused_attention = 1}},
 };
@@ -118,6 +120,7 @@ static const gfield FIELDS[] = {
     G(tf32_tflops, K_NUM, 1e6, false),
     G(int8_tops, K_NUM, 1e6, false),
     G(fp32_tflops, K_NUM, 1e6, false),
+    G(sfu_per_sm, K_INT, 4096, false),
     G(hbm_bytes, K_INT, (double)(1LL << 50), false),
     G(hbm_gbps, K_NUM, 1e6, false),
     G(l2_bytes, K_INT, (double)(16 * GIB), false),
@@ -257,7 +260,7 @@ static rotor_status put_keys(const cJSON *root, rotor_gpu *g, bool *seen, rotor_
             return rotor_fail(err, ROTOR_ERR_INPUT,
                               "%s: unknown key of a GPU chip (known keys: format, version, kind, base, name, sms, "
                               "clock_mhz, fp16_tflops, bf16_tflops, tf32_tflops, int8_tops, fp32_tflops, "
-                              "hbm_bytes, hbm_gbps, l2_bytes, l2_gbps, smem_bytes, regs_per_sm, launch_us, dtype, "
+                              "sfu_per_sm, hbm_bytes, hbm_gbps, l2_bytes, l2_gbps, smem_bytes, regs_per_sm, launch_us, dtype, "
                               "fused_attention)",
                               key);
         int i = (int)(f - FIELDS);

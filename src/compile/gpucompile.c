@@ -13,6 +13,9 @@ const char *rotor_gpu_kernel_kind_name(rotor_gpu_kernel_kind k) {
 /* An op's bytes (every input and output; a Gather's rows) in the GPU's
  * precision: the graph's bytes scaled from its output's element size. */
 static double op_bytes(const rotor_graph *g, const rotor_op *op, const rotor_gpu *gpu) {
+    /* a Gather reads the rows it writes, not its whole table */
+    if (op->vendor && !strcmp(op->type, "Gather") && op->noutputs == 1)
+        return 2.0 * (double)g->values[op->outputs[0]].elements * (double)rotor_gpu_dtype_bytes(gpu->dtype);
     int64_t e = op->noutputs > 0 ? rotor_dtype_bytes(g->values[op->outputs[0]].dtype) : 0;
     if (e <= 0) e = 4;
     return (double)op->bytes * (double)rotor_gpu_dtype_bytes(gpu->dtype) / (double)e;
@@ -49,7 +52,10 @@ static int try_attention(const rotor_graph *g, int i, const rotor_gpu *gpu, roto
     for (int t = 0; t < qk->ninputs; t++) io += value_bytes(g, qk->inputs[t], gpu);
     for (int t = 0; t < pv->ninputs; t++)
         if (pv->inputs[t] != g->ops[j].outputs[0]) io += value_bytes(g, pv->inputs[t], gpu);
-    rotor_gpu_fused_attention(qk->flops, pv->flops, g->ops[j].flops, io, gpu, &r->ops[i].est);
+    /* one exponential a score; the softmax's other arithmetic is its
+     * vendor-op FLOPs (graph.h: one a score read or written) */
+    double scores = qk->noutputs ? (double)g->values[qk->outputs[0]].elements : 0;
+    rotor_gpu_fused_attention(qk->flops, pv->flops, g->ops[j].flops, scores, io, gpu, &r->ops[i].est);
     r->ops[i].kind = ROTOR_GPU_KERNEL_ATTENTION;
     r->ops[j].kind = r->ops[k].kind = ROTOR_GPU_KERNEL_FUSED;
     r->ops[j].fused_into = r->ops[k].fused_into = i;

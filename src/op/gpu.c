@@ -156,14 +156,17 @@ void rotor_gpu_memory_kernel(double bytes, double flops, const rotor_gpu *g, con
     finish(o, g);
 }
 
-void rotor_gpu_fused_attention(double flops_qk, double flops_pv, double softmax_flops, double io_bytes,
+void rotor_gpu_fused_attention(double flops_qk, double flops_pv, double softmax_flops, double exps, double io_bytes,
                                const rotor_gpu *g, rotor_gpu_estimate *o) {
     memset(o, 0, sizeof *o);
-    o->flops = flops_qk + flops_pv + softmax_flops;
-    /* the softmax's exponentials and rescaling run on the CUDA cores between
-     * the two tensor-core GEMMs of each block (FlashAttention-2, Dao 2023,
-     * §3.1): they add, they do not overlap */
-    o->compute_s = (flops_qk + flops_pv) / rotor_gpu_matrix_rate(g, g->dtype) + softmax_flops / (g->fp32_tflops * 1e12);
+    o->flops = flops_qk + flops_pv + softmax_flops + exps;
+    /* the softmax's exponentials (on the SFUs, one a clock each) and its
+     * max, subtract, sum and rescale (on the CUDA cores) run between the two
+     * tensor-core GEMMs of each block (FlashAttention-2, Dao 2023, §3.1):
+     * they add to the GEMMs' time, they do not overlap it */
+    double sfu_rate = (double)g->sms * (double)g->sfu_per_sm * g->clock_mhz * 1e6;
+    o->compute_s = (flops_qk + flops_pv) / rotor_gpu_matrix_rate(g, g->dtype) + softmax_flops / (g->fp32_tflops * 1e12) +
+                   exps / sfu_rate;
     o->hbm_bytes = io_bytes;
     o->l2_bytes = io_bytes;
     o->hbm_s = io_bytes / (g->hbm_gbps * 1e9 * ROTOR_GPU_HBM_EFFICIENCY);

@@ -39,6 +39,7 @@ typedef struct rotor_gpu {
     double tf32_tflops;
     double int8_tops;
     double fp32_tflops;      /* CUDA cores (non-tensor) FP32: element-wise work and fp32 GEMMs */
+    int64_t sfu_per_sm;      /* special-function units an SM (exp, rcp: one a clock each) */
     int64_t hbm_bytes;       /* HBM capacity */
     double hbm_gbps;         /* HBM bandwidth, GB/s */
     int64_t l2_bytes;        /* L2 capacity */

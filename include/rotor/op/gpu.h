@@ -75,10 +75,12 @@ void rotor_gpu_memory_kernel(double bytes, double flops, const rotor_gpu *gpu, c
                              rotor_gpu_estimate *out);
 
 /* Flash-style fused attention (one kernel): the score and context GEMMs
- * at the tensor rate, the softmax's flops on the CUDA cores after them, and
- * Q, K, V and O through HBM once.  flops_qk, flops_pv: the two contractions;
- * softmax_flops: the softmax's; io_bytes: Q, K, V and O. */
-void rotor_gpu_fused_attention(double flops_qk, double flops_pv, double softmax_flops, double io_bytes,
+ * at the tensor rate, the softmax's flops on the CUDA cores and its
+ * exponentials on the SFUs after them, and Q, K, V and O through HBM once.
+ * flops_qk, flops_pv: the two contractions; softmax_flops: the softmax's
+ * other arithmetic; exps: its exponentials (one a score); io_bytes: Q, K,
+ * V and O. */
+void rotor_gpu_fused_attention(double flops_qk, double flops_pv, double softmax_flops, double exps, double io_bytes,
                                const rotor_gpu *gpu, rotor_gpu_estimate *out);
 
 /* One operator of --expr: a contraction as a GEMM, anything else as a
