@@ -125,6 +125,13 @@ Test(gpu, file_and_validation_name_the_key) {
     cr_assert_eq(load_text("{\"format\":\"rotor-chip\",\"version\":1,\"kind\":\"gpu\",\"base\":\"a100-80gb\"}", &g,
                            &c, true, &err), ROTOR_ERR_INPUT);
     cr_assert(strstr(err.msg, "kind: a GPU chip: only rotor plan and rotor compile model a GPU"), "%s", err.msg);
+    /* "kind": "icca" is the ICCA default, and any other kind is named */
+    cr_assert_eq(load_text("{\"format\":\"rotor-chip\",\"version\":1,\"kind\":\"icca\",\"base\":\"ipu-mk2\"}", &g,
+                           &c, true, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(c.cores_per_chip, 1472);
+    cr_assert_eq(load_text("{\"format\":\"rotor-chip\",\"version\":1,\"kind\":\"tpu\",\"base\":\"ipu-mk2\"}", &g,
+                           &c, true, &err), ROTOR_ERR_INPUT);
+    cr_assert(strstr(err.msg, "kind: expected \"icca\" or \"gpu\", got \"tpu\""), "%s", err.msg);
     cr_assert_eq(rotor_chip_preset("h100-sxm", &c, &err), ROTOR_ERR_INPUT);
     cr_assert_str_eq(err.msg, "chip 'h100-sxm' is a GPU (kind gpu): only rotor plan and rotor compile model a GPU "
                               "(docs/gpu.md)");
