@@ -11,6 +11,7 @@
  * caller validates the chip as a whole once all of them are applied.
  */
 #include "rotor/base/chip.h"
+#include "rotor/base/gpu.h"
 #include "rotor/base/readfile.h"
 #include "jsontext.h"
 #include "rotor/base/suggest.h"
@@ -204,6 +205,9 @@ static const chip_preset *find_preset(const char *name) {
 
 rotor_status rotor_chip_preset(const char *name, rotor_chip *out, rotor_error *err) {
     const chip_preset *p = find_preset(name);
+    if (!p && rotor_gpu_spec_is_gpu(name)) /* docs/gpu.md: a GPU is its own chip kind */
+        return rotor_fail(err, ROTOR_ERR_INPUT, "chip '%s' is a GPU (kind gpu): only rotor plan and rotor compile "
+                          "model a GPU (docs/gpu.md)", name);
     if (!p) {
         char list[128], hint[96];
         const char *names[NPRESETS];
@@ -757,6 +761,15 @@ static rotor_status chip_from_json(const cJSON *root, const char *path, rotor_ch
         return rotor_fail(err, ROTOR_ERR_INPUT, "version: expected 1, got %s", got);
     }
 
+    /* "kind": "icca" (the default) or "gpu", a GPU's own file (docs/gpu.md) */
+    const cJSON *kind = cJSON_GetObjectItemCaseSensitive(root, "kind");
+    if (kind && (!cJSON_IsString(kind) || (strcmp(kind->valuestring, "icca") && strcmp(kind->valuestring, "gpu")))) {
+        describe_json(kind, got, sizeof got);
+        return rotor_fail(err, ROTOR_ERR_INPUT, "kind: expected \"icca\" or \"gpu\", got %s", got);
+    }
+    if (kind && !strcmp(kind->valuestring, "gpu"))
+        return rotor_fail(err, ROTOR_ERR_INPUT, "kind: a GPU chip: only rotor plan and rotor compile model a GPU "
+                          "(docs/gpu.md)");
     rotor_chip c;
     memset(&c, 0, sizeof c);
     const cJSON *base = cJSON_GetObjectItemCaseSensitive(root, "base");
@@ -773,12 +786,12 @@ static rotor_status chip_from_json(const cJSON *root, const char *path, rotor_ch
     }
 
     bool seen[NFIELDS] = {false};
-    int seen_special[3] = {0, 0, 0}; /* format, version, base */
+    int seen_special[4] = {0, 0, 0, 0}; /* format, version, base, kind */
     for (const cJSON *item = root->child; item; item = item->next) {
         const char *key = item->string;
-        const char *specials[3] = {"format", "version", "base"};
+        const char *specials[4] = {"format", "version", "base", "kind"};
         bool special = false;
-        for (int s = 0; s < 3; s++) {
+        for (int s = 0; s < 4; s++) {
             if (strcmp(key, specials[s]) == 0) {
                 special = true;
                 if (seen_special[s]++)

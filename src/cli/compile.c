@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "gpucli.h"
 #include "rotor/compile/compile.h"
 #include "rotor/compile/program.h"
 #include "rotor/compile/vgm.h"
@@ -27,7 +28,8 @@ static void compile_usage(FILE *f) {
             "'rotor compile --list' names the models.\n"
             "\n"
             "  --chip NAME|FILE    preset (ipu-mk2, ipu-pod4, ipu-pod16, ipu-mk2-mesh, wormhole-n150,\n"
-            "                      wse2, stcp920) or chip file; default ipu-mk2\n"
+            "                      wse2, stcp920) or chip file; default ipu-mk2; a GPU (a100-80gb,\n"
+            "                      a100-40gb, h100-sxm, or a file of kind gpu) times kernels (docs/gpu.md)\n"
             "  --set KEY=VALUE     override one chip field (repeatable)\n"
             "  --batch N[,N...]    batch size; a list sweeps, doubling from the last until the\n"
             "                      model no longer fits (that one is marked x); default 1\n"
@@ -348,6 +350,12 @@ int cmd_compile(int argc, char **argv) {
     po.program = !a.vgm_only && a.nb <= 1;
     po.zoo.phase = ROTOR_PHASE_PREFILL;
     if (cli_shared_model(cmd, a.model, &a.sa, true, &po)) return EXIT_BADINPUT;
+    if (rotor_gpu_spec_is_gpu(a.sa.chip)) { /* a GPU chip: src/cli/compilegpu.c, docs/gpu.md */
+        po.zoo.batch = a.batches[0];
+        return cli_compile_gpu(&a.sa, a.model, &po, a.nb, a.json,
+                               a.baseline ? "--baseline" : a.compare ? "--compare" : a.pl.pipeline ? "--pipeline"
+                               : a.graphturbo ? "--group graphturbo" : a.outfile ? "-o" : NULL);
+    }
     if (a.graphturbo) { /* GraphTurbo plans the simplified graph (§2.2), no T10 program */
         po.t10 = po.program = false;
         po.graphturbo = po.simplify = true;

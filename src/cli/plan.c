@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "gpucli.h"
 #include "rotor/op/cost.h"
 #include "rotor/op/expr.h"
 #include "rotor/op/meshmap.h"
@@ -23,7 +24,8 @@ static void plan_usage(FILE *f) {
             "  --expr EXPR         tensor expression, e.g. 'C[m,n] += A[m,k] * B[k,n]'\n"
             "  --dim LIST          extents, e.g. m=32,k=5120,n=15360\n"
             "  --chip NAME|FILE    preset (ipu-mk2, ipu-pod4, ipu-pod16, ipu-mk2-mesh, wormhole-n150,\n"
-            "                      wse2, stcp920) or chip file; default ipu-mk2\n"
+            "                      wse2, stcp920) or chip file; default ipu-mk2; a GPU (a100-80gb,\n"
+            "                      a100-40gb, h100-sxm, or a file of kind gpu) times kernels (docs/gpu.md)\n"
             "  --set KEY=VALUE     override one chip field (repeatable), e.g. --set cores_per_chip=64\n"
             "  --json              print the plan as JSON (rotor-plan, docs/plan-format.md)\n"
             "  --format FMT        table (default), or t10 (the T10 benchmark's format)\n"
@@ -228,6 +230,10 @@ int cmd_plan(int argc, char **argv) {
     if (fmt == T10 && pareto)
         return cli_usage_error(cmd, "--pareto conflicts with --format t10, which prints exactly one plan");
 
+    if (rotor_gpu_spec_is_gpu(sa.chip)) /* a GPU chip: one kernel (src/cli/plangpu.c, docs/gpu.md) */
+        return cli_plan_gpu(&sa, expr, dims, fmt == JSON,
+                            pareto ? "--pareto" : fmt == T10 ? "--format t10" : cons ? "--constraints"
+                            : a.solver ? "--solver" : model_name ? "--cost-model" : NULL);
     rotor_search_options opt = {0};
     opt.pareto = pareto;
     opt.pareto_time_ratio = ratio;
