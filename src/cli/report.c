@@ -26,6 +26,7 @@
  * its last path component (the page carries no paths, so the same input
  * gives the same bytes wherever it is written). */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,6 +156,17 @@ static int schedule(report *r, const rotor_pipeline_options *base, const rotor_s
 }
 
 /* ---- the page ------------------------------------------------------------ */
+
+/* A figure's end with its caption (printf-style), and its section's. */
+__attribute__((format(printf, 2, 3))) static void end_figure(FILE *f, const char *fmt, ...) {
+    char cap[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cap, sizeof cap, fmt, ap);
+    va_end(ap);
+    cli_html_figure_end(f, cap);
+    cli_html_section_end(f);
+}
 
 /* An argument as a POSIX shell reads it back: bare when it holds only
  * characters no shell treats specially, else in single quotes. */
@@ -455,13 +467,10 @@ static int section_op_times(FILE *f, const report *r) {
     if (!rc) {
         cli_html_figure_begin(f, "op-times");
         cli_svg_bars(f, &b);
-        char cap[400];
-        snprintf(cap, sizeof cap, "%d operators in %d shapes (xN: N operators of the shape, their times summed). "
-                                  "T10: the active plans' compute, shifts (communication) and reduction, and the "
-                                  "setup that gathers them; VGM (Roller's tiles): compute, loads from and stores to "
-                                  "the global memory slices.", t->nops, ng);
-        cli_html_figure_end(f, cap);
-        cli_html_section_end(f);
+        end_figure(f, "%d operators in %d shapes (xN: N operators of the shape, their times summed). T10: the active "
+                      "plans' compute, shifts (communication) and reduction, and the setup that gathers them; VGM "
+                      "(Roller's tiles): compute, loads from and stores to the global memory slices.",
+                   t->nops, ng);
     }
     free(v);
     free(names);
@@ -660,20 +669,16 @@ static int section_timeline(FILE *f, const report *r) {
     }
     if (!rc) {
         /* the title in the axis's unit (us), not ms (issue 46) */
+        cli_html_figure_begin(f, "timeline");
         char t[200];
         snprintf(t, sizeof t, "%s design, one chip of %lld (tensor parallel): %.1f us per %s",
                  rotor_preload_designs[r->designs[k]].name, (long long)s->tensor_parallel, r->runs[k].latency_s * 1e6,
                  r->decode ? "token" : "step");
-        cli_timeline tl = {t, res->nops, nlanes, rows, lane_of, lp};
-        cli_html_figure_begin(f, "timeline");
-        cli_svg_timeline(f, &tl);
-        char cap[400];
-        snprintf(cap, sizeof cap, "The analytical schedule (rotor schedule --per-op) of %d operators in %d rows, one "
-                                  "per layer (Elk's layer ids) and one per run of operators outside layers: each "
-                                  "operator's preload from HBM and its execution, with the stall inside the execution "
-                                  "drawn at its end.", res->nops, nlanes);
-        cli_html_figure_end(f, cap);
-        cli_html_section_end(f);
+        cli_svg_timeline(f, &(cli_timeline){t, res->nops, nlanes, rows, lane_of, lp});
+        end_figure(f, "The analytical schedule (rotor schedule --per-op) of %d operators in %d rows, one per layer "
+                      "(Elk's layer ids) and one per run of operators outside layers: each operator's preload from "
+                      "HBM and its execution, with the stall inside the execution drawn at its end.",
+                   res->nops, nlanes);
     }
     free(rows);
     free(lane_of);
