@@ -185,6 +185,11 @@ ex1=$tmpdir/ex1.html
 n=$(count "$ex1" 'class="coincide"')
 [ "$n" -ge 1 ] && ok || bad "explore: no design said to coincide"
 if grep -q 'class="coincide"[^>]*>dyn = static<' "$ex1"; then ok; else bad "explore: no 'dyn = static'"; fi
+# ... and the same plot as an SVG file is well-formed XML, its rings included
+n=$(${PYTHON3:-python3} -c 'import sys, xml.dom.minidom as m
+print(sum(c.getAttribute("fill") == "none" for c in m.parse(sys.argv[1]).getElementsByTagName("circle")))' \
+    "$tmpdir/e1-hbm-bw.svg" 2>&1)
+[ "$n" -ge 2 ] 2>/dev/null && ok || bad "explore: the SVG's rings: $n"
 
 # ---- the browser ----
 browser=$(command -v chromium || command -v chromium-browser || true)

@@ -260,7 +260,7 @@ static void lines_designs(FILE *f, const ex_view *v, const lines_frame *fr, cons
                 under++;
             }
         double rad = 3.5 + 2.0 * under;
-        char fill[32];
+        char fill[64];
         snprintf(fill, sizeof fill, under ? "none\" stroke=\"%s\" stroke-width=\"1.5" : "%s", col);
         fprintf(f, "<g class=\"design\" id=\"%s\">\n<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s points=\"",
                 name, col, dash);
