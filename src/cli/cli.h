@@ -300,14 +300,15 @@ void cli_xml_text(FILE *f, const char *s);
 /* The charts of the HTML report (src/cli/svgchart.c, docs/report.md):
  * inline SVG with width, height, viewBox, axes with units and a legend. */
 
-/* One operator's Pareto frontier of (memory per core, time), T10 Figure
- * 16: the plans as points on their staircase, the chosen one ringed
- * (class "chosen"); chosen -1: none. */
+/* One operator shape's Pareto frontier of (memory per core, time), T10
+ * Figure 16: the plans as points on their staircase, each plan some
+ * operator of the shape chose ringed (class "chosen"): chosen[i] operators
+ * chose plan i (NULL: none). */
 typedef struct cli_frontier_chart {
     const char *title;
     int n;
     const double *mem_kib, *time_us; /* by time ascending */
-    int chosen;
+    const int *chosen;
     bool truncated;
 } cli_frontier_chart;
 void cli_svg_frontier(FILE *f, const cli_frontier_chart *c);
@@ -331,12 +332,12 @@ void cli_svg_bars(FILE *f, const cli_bars *b);
 
 /* A heat map of the chip's cores: chips side by side, each width x height
  * cells in core order row by row (the mesh when mesh), value[core] shaded
- * from 0 to vmax, class "core" on each cell. */
+ * from the smallest value to the largest (rotor_report_scale_fit), class
+ * "core" on each cell. */
 typedef struct cli_heatmap {
     const char *title, *unit;
     const double *value;
     int64_t chips, cores_per_chip, width, height;
-    double vmax;
     bool mesh;
 } cli_heatmap;
 void cli_svg_heatmap(FILE *f, const cli_heatmap *h);
@@ -364,13 +365,22 @@ typedef struct cli_grid_chart {
 } cli_grid_chart;
 void cli_svg_grid(FILE *f, const cli_grid_chart *c);
 
-/* A schedule timeline (Elk Figure 10 style), one row per operator, in us
- * from the start: its preload, its execution and the stall at the end of it. */
+/* A schedule timeline (Elk Figure 10 style), in us from the start: each
+ * operator's preload, its execution and the stall at the end of it, drawn
+ * in its lane (lane_of[i], a layer: rotor_report_layer_rows), one lane per
+ * row (class "op"). */
 typedef struct cli_timeline_row {
     const char *name;
     double pre_start, pre_end, exe_start, exe_end, stall;
 } cli_timeline_row;
-void cli_svg_timeline(FILE *f, const char *title, const cli_timeline_row *rows, int n);
+typedef struct cli_timeline {
+    const char *title;
+    int n, nlanes;
+    const cli_timeline_row *rows;
+    const int *lane_of;
+    const char *const *lane_labels;
+} cli_timeline;
+void cli_svg_timeline(FILE *f, const cli_timeline *t);
 
 /* The HTML page around them (src/cli/htmlreport.c): self-contained, inline
  * CSS and SVG, a Content-Security-Policy that forbids every fetch. */

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "explore.h"
+#include "rotor/pipeline/report.h"
 
 #define NMETRICS 11
 static const char *const METRICS = "latency_us,percent_of_ideal,preload_us,execute_us,overlap_us,stall_us,"
@@ -212,13 +213,6 @@ void ex_write_csv(FILE *f, const ex_view *v) {
 
 /* ---- the line plot ------------------------------------------------------- */
 
-static double nice_step(double span) {
-    double raw = span / 5.0;
-    double p = pow(10.0, floor(log10(raw)));
-    double m = raw / p;
-    return (m <= 1 ? 1 : m <= 2 ? 2 : m <= 2.5 ? 2.5 : m <= 5 ? 5 : 10) * p;
-}
-
 static const char *const COLOURS[EX_ND] = {"#d62728", "#ff7f0e", "#2ca02c", "#1f77b4", "#555555", "#9467bd"};
 
 /* The x of value index i on axis 0 (a number, or its index for a topology). */
@@ -238,14 +232,36 @@ static double lx(const lines_frame *fr, double x) {
 
 static double ly(const lines_frame *fr, double ms) { return fr->B - ms / fr->ytop * (fr->B - fr->T); }
 
+/* Whether designs a and b draw the same line: every point within a
+ * thousandth of the y axis (a third of a pixel), so that one hides the
+ * other (issue 46: four designs overplotted into one line). */
+static bool coincide(const ex_view *v, const lines_frame *fr, const int *idx, int n, int a, int b) {
+    for (int i = 0; i < n; i++)
+        if (fabs(v->pts[idx[i]].rows[a].latency_us - v->pts[idx[i]].rows[b].latency_us) * 1e-3 > fr->ytop * 1e-3)
+            return false;
+    return true;
+}
+
 /* One polyline and its markers per design (the points idx[0..n), by x),
- * then the legend. */
+ * then the legend.  A design that coincides with an earlier one says so in
+ * the legend ("dyn = static", class "coincide") and draws its markers as
+ * a ring around the earlier ones', one size larger per design hidden
+ * there, so that every design stays visible. */
 static void lines_designs(FILE *f, const ex_view *v, const lines_frame *fr, const int *idx, int n) {
     const ex_axis *ax = &v->g->axes[0];
     for (int k = 0; k < v->nd; k++) {
         rotor_preload_design d = v->designs[k];
         const char *name = rotor_preload_designs[d].name, *col = COLOURS[d];
         const char *dash = d >= ROTOR_PRELOAD_IDEAL ? " stroke-dasharray=\"5 3\"" : "";
+        int same = -1, under = 0; /* the first earlier design it coincides with; how many lie under it */
+        for (int j = 0; j < k; j++)
+            if (coincide(v, fr, idx, n, v->designs[j], d)) {
+                if (same < 0) same = j;
+                under++;
+            }
+        double rad = 3.5 + 2.0 * under;
+        char fill[64];
+        snprintf(fill, sizeof fill, under ? "none\" stroke=\"%s\" stroke-width=\"1.5" : "%s", col);
         fprintf(f, "<g class=\"design\" id=\"%s\">\n<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s points=\"",
                 name, col, dash);
         for (int i = 0; i < n; i++)
@@ -255,16 +271,19 @@ static void lines_designs(FILE *f, const ex_view *v, const lines_frame *fr, cons
         for (int i = 0; i < n; i++) {
             const ex_point *p = &v->pts[idx[i]];
             char pname[512];
-            fprintf(f, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"3.5\" fill=\"%s\"><title>%s ", lx(fr, xval(ax, idx[i])),
-                    ly(fr, p->rows[d].latency_us * 1e-3), col, name);
+            fprintf(f, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"%.1f\" fill=\"%s\"><title>%s ", lx(fr, xval(ax, idx[i])),
+                    ly(fr, p->rows[d].latency_us * 1e-3), rad, fill, name);
             cli_xml_text(f, ex_point_name(v->g, p->vi, pname, sizeof pname));
             fprintf(f, ": %.4f ms</title></circle>\n", p->rows[d].latency_us * 1e-3);
         }
         double lyy = fr->T + 10 + 20 * k;
         fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\"%s/>\n",
                 fr->R + 20, lyy, fr->R + 50, lyy, col, dash);
-        fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"/>\n", fr->R + 35, lyy, col);
-        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">%s</text>\n</g>\n", fr->R + 58, lyy + 4, name);
+        fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%.1f\" fill=\"%s\"/>\n", fr->R + 35, lyy, fmin(rad, 7.5), fill);
+        if (same >= 0)
+            fprintf(f, "<text class=\"coincide\" x=\"%.1f\" y=\"%.1f\">%s = %s</text>\n</g>\n", fr->R + 58, lyy + 4,
+                    name, rotor_preload_designs[v->designs[same]].name);
+        else fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">%s</text>\n</g>\n", fr->R + 58, lyy + 4, name);
     }
 }
 
@@ -291,9 +310,11 @@ void ex_write_lines(FILE *f, const ex_view *v, bool inline_svg) {
     for (int i = 0; i < n; i++)
         for (int k = 0; k < v->nd; k++) ymax = fmax(ymax, pts[idx[i]].rows[v->designs[k]].latency_us * 1e-3);
     if (!(ymax > 0)) ymax = 1;
-    double ystep = nice_step(ymax * 1.05);
-    int yticks = (int)ceil(ymax * 1.05 / ystep - 1e-9);
-    fr.ytop = yticks * ystep;
+    rotor_report_axis ya;
+    rotor_report_axis_fit(0, ymax * 1.05, 5, &ya);
+    int yticks = ya.n - 1;
+    double ystep = ya.step;
+    fr.ytop = ya.hi;
     fr.u0 = fr.logx ? log2(xmin) : xmin;
     fr.u1 = fr.logx ? log2(xmax) : xmax;
     if (!inline_svg) fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");

@@ -18,7 +18,7 @@ static const char *const CSS =
     "div.grid{display:flex;flex-wrap:wrap;gap:.3em}div.grid figure.chart{margin:0}"
     "table{border-collapse:collapse;font-size:.9em}td,th{border:1px solid #ccc;padding:.2em .5em;text-align:right}"
     "th{background:#f0f0f0}td:first-child,th:first-child{text-align:left}"
-    "nav{margin-top:.8em}nav a{margin-right:1em}";
+    "nav{margin-top:.8em}nav a{margin-right:1em}table.run td{text-align:left}";
 
 void cli_html_begin(FILE *f, const char *title, const char *subtitle) {
     fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"

@@ -6,26 +6,37 @@
  *               (T10 Figure 16);
  *   algorithm1  the (idle memory, time) points Algorithm 1 explored (T10
  *               Figure 19);
- *   op-times    per-operator time split into compute, shift, reduction and
- *               setup, T10 against VGM's compute, load and store;
- *   heatmap     each core's busy share in the simulated run;
- *   timeline    the schedule's preloads, executions and stalls per operator
- *               (Elk Figure 10 style) and the Figure 18 breakdown per design;
+ *   op-times    time per operator shape (summed over its operators) split
+ *               into compute, shift, reduction and setup, T10 against
+ *               VGM's compute, load and store;
+ *   heatmap     each core's busy share in the simulated run, shaded from
+ *               the smallest share to the largest;
+ *   energy      the energy model's joules (docs/energy.md): the compiled
+ *               program's events, the simulator's, each design's;
+ *   timeline    the schedule's preloads, executions and stalls, one row
+ *               per layer (Elk Figure 10 style) and the Figure 18
+ *               breakdown per design;
  *   sweeps      where explore's sweeps are (rotor explore --report).
  * A section that does not apply (no HBM, no fit in SRAM) says why.
  * Decisions: a zoo LLM runs its decode step unless --prefill, in every
  * section, as rotor schedule does; the heat map lays an all-to-all chip's
  * cores out row by row in the squarest grid its core count divides into
  * (a mesh: the mesh); the timeline shows the Full design when it was run,
- * else the last one asked for. */
+ * else the last one asked for; the command line shows the output file by
+ * its last path component (the page carries no paths, so the same input
+ * gives the same bytes wherever it is written). */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "rotor/base/version.h"
+#include "rotor/compile/energy.h"
 #include "rotor/hbm/schedule.h"
 #include "rotor/pipeline/pipeline.h"
+#include "rotor/pipeline/report.h"
 #include "rotor/sim/replay.h"
 #include "rotor/sim/sim.h"
 
@@ -36,10 +47,12 @@ static void report_usage(FILE *f) {
             "usage: rotor report MODEL|FILE.onnx [-o FILE.html] [options]\n"
             "\n"
             "Writes one self-contained HTML file (inline SVG, no network fetches) of the model's\n"
-            "results: every operator's Pareto frontier with the chosen plan, Algorithm 1's curve,\n"
-            "per-operator time bars of T10 against VGM, a heat map of the cores' busy time in the\n"
-            "simulated run and, on a chip with HBM, the Elk schedule's timeline and its breakdown\n"
-            "per design (docs/report.md).  Sections that do not apply say why.\n"
+            "results: the run (model, batch, sequence, chip, command line, version), one Pareto\n"
+            "frontier per operator shape with its count and the chosen plans, Algorithm 1's curve,\n"
+            "time bars per operator shape of T10 against VGM, a heat map of the cores' busy time in\n"
+            "the simulated run, the energy by event and, on a chip with HBM, the Elk schedule's\n"
+            "timeline (one row per layer) and its breakdown per design (docs/report.md).  Sections\n"
+            "that do not apply say why.\n"
             "\n"
             "  -o, --output FILE   the HTML file (default MODEL-report.html; a directory: into it)\n"
             "  --chip NAME|FILE    preset or chip file; default ipu-mk2 (ipu-pod4 has HBM)\n"
@@ -71,6 +84,9 @@ typedef struct report_args {
 /* Everything the page is drawn from. */
 typedef struct report {
     const char *model;
+    int argc;                   /* the command line, from "report" on */
+    char **argv;
+    rotor_pipeline_options po;  /* the workload: batch, seq, phase, --dim */
     rotor_chip chip;
     rotor_pipeline comp;        /* t10, vgm, program */
     rotor_status comp_st;       /* ROTOR_OK, or NOFIT (with HBM: the schedule still runs) */
@@ -141,6 +157,96 @@ static int schedule(report *r, const rotor_pipeline_options *base, const rotor_s
 
 /* ---- the page ------------------------------------------------------------ */
 
+/* A figure's end with its caption (printf-style), and its section's. */
+__attribute__((format(printf, 2, 3))) static void end_figure(FILE *f, const char *fmt, ...) {
+    char cap[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cap, sizeof cap, fmt, ap);
+    va_end(ap);
+    cli_html_figure_end(f, cap);
+    cli_html_section_end(f);
+}
+
+/* An argument as a POSIX shell reads it back: bare when it holds only
+ * characters no shell treats specially, else in single quotes. */
+static void shell_word(FILE *f, const char *a) {
+    bool bare = *a != 0;
+    for (const char *q = a; *q; q++)
+        bare = bare && (strchr("_.,=:/+%@-", *q) || (*q >= '0' && *q <= '9') || ((*q | 32) >= 'a' && (*q | 32) <= 'z'));
+    if (bare) {
+        cli_xml_text(f, a);
+        return;
+    }
+    fputc('\'', f);
+    for (const char *q = a; *q; q++) {
+        char c[2] = {*q, 0};
+        cli_xml_text(f, *q == '\'' ? "'\\''" : c);
+    }
+    fputc('\'', f);
+}
+
+static const char *last_component(const char *path) {
+    const char *s = strrchr(path, '/');
+    return s && s[1] ? s + 1 : path;
+}
+
+/* The command line, the output file by its last path component. */
+static void command_line(FILE *f, const report *r) {
+    fputs("rotor", f);
+    for (int i = 0; i < r->argc; i++) {
+        const char *a = r->argv[i], *prev = i ? r->argv[i - 1] : "";
+        fputc(' ', f);
+        if (!strcmp(prev, "-o") || !strcmp(prev, "--output")) shell_word(f, last_component(a));
+        else if (!strncmp(a, "--output=", 9) || (!strncmp(a, "-o", 2) && a[2] && a[1] != '-')) {
+            size_t k = a[1] == '-' ? 9 : 2;
+            fprintf(f, "%.*s", (int)k, a);
+            shell_word(f, last_component(a + k));
+        } else shell_word(f, a);
+    }
+}
+
+static void run_row(FILE *f, const char *field, const char *value) {
+    fprintf(f, "<tr data-field=\"%s\"><td>%s</td><td>", field, field);
+    cli_xml_text(f, value);
+    fputs("</td></tr>\n", f);
+}
+
+/* What was run: the model as shaped, the chip, the command, the version. */
+static void section_run(FILE *f, const report *r) {
+    cli_html_section(f, "run", "Run");
+    const rotor_zoo_options *z = &r->po.zoo;
+    bool onnx = rotor_model_is_onnx(r->model);
+    const rotor_zoo_entry *ze = onnx ? NULL : rotor_zoo_find(r->model);
+    char v[512];
+    fputs("<table class=\"run\">\n", f);
+    run_row(f, "model", r->model);
+    if (onnx) {
+        snprintf(v, sizeof v, "as the file's dimensions are bound%s%s", r->po.onnx.dims ? ": --dim " : " (no --dim)",
+                 r->po.onnx.dims ? r->po.onnx.dims : "");
+        run_row(f, "batch", v);
+        run_row(f, "sequence", v);
+    } else {
+        snprintf(v, sizeof v, "%lld", (long long)(z->batch ? z->batch : 1));
+        run_row(f, "batch", v);
+        if (z->seq) snprintf(v, sizeof v, "%lld", (long long)z->seq);
+        else snprintf(v, sizeof v, "the model's default (%s)", ze ? ze->description : "docs/zoo.md");
+        run_row(f, "sequence", v);
+        if (ze && ze->llm) run_row(f, "phase", r->decode ? "decode (one token per sequence)" : "prefill");
+    }
+    char topo[64];
+    snprintf(v, sizeof v, "%s: %lld chip%s x %lld cores, %s", r->chip.name, (long long)r->chip.chips,
+             r->chip.chips > 1 ? "s" : "", (long long)r->chip.cores_per_chip,
+             cli_topology_text(&r->chip, topo, sizeof topo));
+    run_row(f, "chip", v);
+    fputs("<tr data-field=\"command\"><td>command</td><td><code>", f);
+    command_line(f, r);
+    fputs("</code></td></tr>\n", f);
+    run_row(f, "version", "rotor " ROTOR_VERSION);
+    fputs("</table>\n", f);
+    cli_html_section_end(f);
+}
+
 static void section_summary(FILE *f, const report *r) {
     cli_html_section(f, "summary", "Summary");
     char topo[64];
@@ -174,59 +280,95 @@ static void section_summary(FILE *f, const report *r) {
                 r->runs[i].latency_s * 1e3, r->decode ? "token (decode step)" : "step");
     fputs("</table>\n", f);
     fputs("<nav><a href=\"#frontiers\">frontiers</a><a href=\"#algorithm1\">Algorithm 1</a>"
-          "<a href=\"#op-times\">operator times</a><a href=\"#heatmap\">core heat map</a>"
+          "<a href=\"#op-times\">operator times</a><a href=\"#heatmap\">core heat map</a><a href=\"#energy\">energy</a>"
           "<a href=\"#timeline\">schedule timeline</a><a href=\"#breakdown\">Elk breakdown</a>"
           "<a href=\"#sweeps\">sweeps</a></nav>\n",
           f);
     cli_html_section_end(f);
 }
 
-/* T10 Figure 16, one chart per operator (vendor operators have no plans). */
+/* The vendor operators after the frontiers, one name per shape with its
+ * count, as the charts are. */
+static int vendor_list(FILE *f, const report *r, int vendor) {
+    rotor_report_group *g = NULL;
+    int n = 0;
+    rotor_error err = {{0}};
+    if (rotor_report_groups(&r->comp.graph, &r->comp.t10, true, &g, &n, NULL, &err)) return cli_nomem(CMD);
+    fprintf(f, "<p class=\"vendor\">%d vendor operators (no tensor expression, so no plans): ", vendor);
+    for (int k = 0, shown = 0; k < n; k++) {
+        const rotor_op *op = &r->comp.graph.ops[g[k].first];
+        if (!op->vendor) continue;
+        fputs(shown++ ? ", " : "", f);
+        cli_xml_text(f, op->name);
+        if (g[k].count > 1) fprintf(f, " x%d", g[k].count);
+    }
+    fputs("</p>\n", f);
+    free(g);
+    return 0;
+}
+
+/* One group's chart: its frontier, the plans its operators chose. */
+static void frontier_chart(FILE *f, const report *r, const rotor_report_group *g, const int *group_of, int k,
+                           double *buf, int *chosen, int most) {
+    const rotor_compile_result *t = &r->comp.t10;
+    const rotor_frontier *fr = &t->frontiers[t->ops[g->first].frontier];
+    for (int i = 0; i < fr->n; i++) {
+        buf[i] = (double)fr->v[i].info.memory / 1024.0;
+        buf[most + i] = fr->v[i].cost.total * 1e6;
+        chosen[i] = 0;
+    }
+    for (int o = 0; o < t->nops; o++)
+        if (group_of[o] == k && t->ops[o].active >= 0 && t->ops[o].active < fr->n) chosen[t->ops[o].active]++;
+    char title[160];
+    if (g->count > 1) snprintf(title, sizeof title, "%.60s x%d", r->comp.graph.ops[g->first].name, g->count);
+    else snprintf(title, sizeof title, "%.60s", r->comp.graph.ops[g->first].name);
+    cli_frontier_chart c = {title, fr->n, buf, buf + most, chosen, fr->truncated};
+    fprintf(f, "<figure class=\"chart\" data-kind=\"frontier\" data-count=\"%d\">\n", g->count);
+    cli_svg_frontier(f, &c);
+    cli_html_figure_end(f, NULL);
+}
+
+/* T10 Figure 16, one chart per distinct operator shape (vendor operators
+ * have no plans): a model's repeated layers share one chart, with their
+ * count. */
 static int section_frontiers(FILE *f, const report *r) {
-    cli_html_section(f, "frontiers", "Pareto frontiers of the operators (T10 Figure 16)");
+    cli_html_section(f, "frontiers", "Pareto frontiers of the operator shapes (T10 Figure 16)");
     if (r->comp_st) {
         cli_html_section_na(f, "The model does not fit in the chip's SRAM, so it has no compiled plans: %s",
                             r->comp_err.msg);
         return 0;
     }
     const rotor_compile_result *t = &r->comp.t10;
-    int vendor = 0;
+    rotor_report_group *groups = NULL;
+    int ng = 0, vendor = 0, most = 1;
+    int *group_of = malloc(sizeof *group_of * (size_t)(t->nops ? t->nops : 1));
+    rotor_error err = {{0}};
+    if (!group_of || rotor_report_groups(&r->comp.graph, t, false, &groups, &ng, group_of, &err)) {
+        free(group_of);
+        return cli_nomem(CMD);
+    }
     for (int o = 0; o < t->nops; o++) vendor += t->ops[o].vendor;
-    cli_html_p(f, "Each operator's frontier of (memory per core, predicted time) as the compile searched it, the "
-                  "active plan Algorithm 1 chose ringed in red: %d operators with plans.",
-               t->nops - vendor);
-    int most = 1;
     for (int i = 0; i < t->nfrontiers; i++) most = t->frontiers[i].n > most ? t->frontiers[i].n : most;
+    cli_html_p(f, "Each operator shape's frontier of (memory per core, predicted time) as the compile searched it, "
+                  "once per shape (expression and extents): %d operators with plans in %d shapes, the count after "
+                  "the name (x24: 24 operators of that shape). Ringed in red: the active plans Algorithm 1 chose "
+                  "for them.",
+               t->nops - vendor, ng);
     double *buf = malloc(sizeof(double) * 2 * (size_t)most);
-    if (!buf) return cli_nomem(CMD);
-    fputs("<div class=\"grid\">\n", f);
-    for (int o = 0; o < t->nops; o++) {
-        const rotor_op_schedule *s = &t->ops[o];
-        if (s->vendor) continue;
-        const rotor_frontier *fr = &t->frontiers[s->frontier];
-        for (int k = 0; k < fr->n; k++) {
-            buf[k] = (double)fr->v[k].info.memory / 1024.0;
-            buf[most + k] = fr->v[k].cost.total * 1e6;
-        }
-        cli_frontier_chart c = {r->comp.graph.ops[o].name, fr->n, buf, buf + most, s->active < fr->n ? s->active : -1,
-                                fr->truncated};
-        cli_html_figure_begin(f, "frontier");
-        cli_svg_frontier(f, &c);
-        cli_html_figure_end(f, NULL);
+    int *chosen = malloc(sizeof(int) * (size_t)most);
+    int rc = buf && chosen ? 0 : cli_nomem(CMD);
+    if (!rc) {
+        fputs("<div class=\"grid\">\n", f);
+        for (int k = 0; k < ng; k++) frontier_chart(f, r, &groups[k], group_of, k, buf, chosen, most);
+        fputs("</div>\n", f);
+        if (vendor) rc = vendor_list(f, r, vendor);
+        if (!rc) cli_html_section_end(f);
     }
     free(buf);
-    fputs("</div>\n", f);
-    if (vendor) {
-        fprintf(f, "<p class=\"vendor\">%d vendor operators (no tensor expression, so no plans): ", vendor);
-        for (int o = 0, k = 0; o < t->nops; o++)
-            if (t->ops[o].vendor) {
-                fputs(k++ ? ", " : "", f);
-                cli_xml_text(f, r->comp.graph.ops[o].name);
-            }
-        fputs("</p>\n", f);
-    }
-    cli_html_section_end(f);
-    return 0;
+    free(chosen);
+    free(groups);
+    free(group_of);
+    return rc;
 }
 
 /* T10 Figure 19: Algorithm 1's explored points, and the one it kept. */
@@ -265,10 +407,26 @@ static int section_algorithm1(FILE *f, const report *r) {
     return 0;
 }
 
+/* Adds operator o's times to its group's rows (T10, then VGM's). */
+static void add_op_times(const report *r, int o, double *d, bool vgm) {
+    const rotor_op_schedule *s = &r->comp.t10.ops[o];
+    d[0] += s->compute_s * 1e6;
+    d[1] += s->comm_s * 1e6;
+    d[2] += s->reduction_s * 1e6;
+    d[3] += s->setup_s * 1e6;
+    if (!vgm) return;
+    const rotor_vgm_op *g = &r->comp.vgm.ops[o];
+    d[6] += g->compute_s * 1e6;
+    d[10] += g->load_s * 1e6;
+    d[11] += g->store_s * 1e6;
+}
+
 /* Per-operator times: T10's compute, shift, reduction and setup against
- * VGM's compute, load and store, two bars per operator. */
+ * VGM's compute, load and store, two bars per operator shape (summed over
+ * its operators: what the shape adds to the end-to-end time), so that a
+ * model's repeated layers take one pair of bars, not one per layer. */
 static int section_op_times(FILE *f, const report *r) {
-    cli_html_section(f, "op-times", "Per-operator time, T10 against VGM");
+    cli_html_section(f, "op-times", "Time per operator shape, T10 against VGM");
     if (r->comp_st) {
         cli_html_section_na(f, "The model does not fit in the chip's SRAM under T10: %s", r->comp_err.msg);
         return 0;
@@ -279,47 +437,47 @@ static int section_op_times(FILE *f, const report *r) {
     const rotor_compile_result *t = &r->comp.t10;
     bool vgm = r->comp.vgm_status == ROTOR_OK;
     if (!vgm) cli_html_na(f, "The VGM baseline does not fit, so only T10's bars are drawn: %s", r->comp.vgm_err.msg);
-    int per = vgm ? 2 : 1, nrows = t->nops * per;
-    double *v = calloc((size_t)nrows * 6, sizeof *v);
-    char (*names)[96] = calloc((size_t)nrows, sizeof *names);
-    const char **labels = calloc((size_t)nrows, sizeof *labels);
-    int *group = calloc((size_t)nrows, sizeof *group);
-    int rc = !v || !names || !labels || !group ? cli_nomem(CMD) : 0;
-    for (int o = 0; o < t->nops && !rc; o++) {
-        const rotor_op_schedule *s = &t->ops[o];
-        int row = o * per;
-        snprintf(names[row], sizeof names[row], "%.70s T10", r->comp.graph.ops[o].name);
-        double *d = v + row * 6;
-        d[0] = s->compute_s * 1e6;
-        d[1] = s->comm_s * 1e6;
-        d[2] = s->reduction_s * 1e6;
-        d[3] = s->setup_s * 1e6;
+    rotor_report_group *groups = NULL;
+    int ng = 0, *group_of = malloc(sizeof(int) * (size_t)(t->nops ? t->nops : 1));
+    rotor_error err = {{0}};
+    int rc = !group_of || rotor_report_groups(&r->comp.graph, t, true, &groups, &ng, group_of, &err) ? cli_nomem(CMD)
+                                                                                                  : 0;
+    int per = vgm ? 2 : 1, nrows = ng * per;
+    double *v = rc ? NULL : calloc((size_t)(nrows ? nrows : 1) * 6, sizeof *v);
+    char (*names)[96] = rc ? NULL : calloc((size_t)(nrows ? nrows : 1), sizeof *names);
+    const char **labels = rc ? NULL : calloc((size_t)(nrows ? nrows : 1), sizeof *labels);
+    int *group = rc ? NULL : calloc((size_t)(nrows ? nrows : 1), sizeof *group);
+    if (!rc && (!v || !names || !labels || !group)) rc = cli_nomem(CMD);
+    for (int o = 0; o < t->nops && !rc; o++) add_op_times(r, o, v + group_of[o] * per * 6, vgm);
+    for (int k = 0; k < ng && !rc; k++) {
+        const rotor_report_group *g = &groups[k];
+        int row = k * per;
+        if (g->count > 1) snprintf(names[row], sizeof names[row], "%.60s x%d T10", r->comp.graph.ops[g->first].name, g->count);
+        else snprintf(names[row], sizeof names[row], "%.70s T10", r->comp.graph.ops[g->first].name);
         labels[row] = names[row];
-        group[row] = o;
+        group[row] = k;
         if (vgm) {
-            const rotor_vgm_op *g = &r->comp.vgm.ops[o];
             snprintf(names[row + 1], sizeof names[row + 1], "VGM");
-            d += 6;
-            d[0] = g->compute_s * 1e6;
-            d[4] = g->load_s * 1e6;
-            d[5] = g->store_s * 1e6;
             labels[row + 1] = names[row + 1];
-            group[row + 1] = o;
+            group[row + 1] = k;
         }
     }
-    cli_bars b = {"Predicted time per operator", "time (us)", 6, cats, nrows, t->nops, labels, group, v};
+    cli_bars b = {"Predicted time per operator shape, summed over its operators", "time (us)", 6, cats, nrows, ng,
+                  labels, group, v};
     if (!rc) {
         cli_html_figure_begin(f, "op-times");
         cli_svg_bars(f, &b);
-        cli_html_figure_end(f, "T10: the active plan's compute, shifts (communication) and reduction, and the "
-                               "setup that gathers it; VGM (Roller's tiles): compute, loads from and stores to the "
-                               "global memory slices.");
-        cli_html_section_end(f);
+        end_figure(f, "%d operators in %d shapes (xN: N operators of the shape, their times summed). T10: the active "
+                      "plans' compute, shifts (communication) and reduction, and the setup that gathers them; VGM "
+                      "(Roller's tiles): compute, loads from and stores to the global memory slices.",
+                   t->nops, ng);
     }
     free(v);
     free(names);
     free(labels);
     free(group);
+    free(groups);
+    free(group_of);
     return rc;
 }
 
@@ -346,7 +504,7 @@ static void section_heatmap(FILE *f, const report *r) {
         }
     }
     cli_heatmap hm = {"Compute busy time per core (share of the simulated makespan)", "% busy", r->busy, r->chip.chips,
-                      n, w, h, 100, mesh};
+                      n, w, h, mesh};
     cli_html_figure_begin(f, "heatmap");
     cli_svg_heatmap(f, &hm);
     char cap[256];
@@ -363,7 +521,124 @@ static const char *no_hbm(const report *r) {
                         "e.g. --chip ipu-pod4.";
 }
 
-/* Elk Figure 10 style: one row per operator of the timeline's design. */
+/* A timeline lane's label: "layer 3 (12 operators)", or the names of a
+ * run of operators outside layers. */
+static void lane_label(const rotor_schedule *s, const int *lane_of, int lane, int layer_no, char *buf, size_t size) {
+    int first = -1, last = -1;
+    for (int o = 0; o < s->nops; o++)
+        if (lane_of[o] == lane) {
+            if (first < 0) first = o;
+            last = o;
+        }
+    int n = last - first + 1;
+    if (s->ops[first].layer) snprintf(buf, size, "layer %d (%d operator%s)", layer_no, n, n > 1 ? "s" : "");
+    else if (n == 1) snprintf(buf, size, "%.40s", s->ops[first].name);
+    else snprintf(buf, size, "%.20s .. %.20s (%d)", s->ops[first].name, s->ops[last].name, n);
+}
+
+/* One row of the energy section: what was priced, per what, its joules. */
+typedef struct energy_row {
+    char what[96];
+    const char *per;
+    rotor_energy e;
+} energy_row;
+
+/* The energy model's numbers (docs/energy.md), as the subcommands print
+ * them: the compiled program's events over its predicted time (rotor
+ * compile --energy), the replay's events over the simulated time (rotor
+ * simulate), each design's events over its latency on the tensor-parallel
+ * chips (rotor schedule).  A row that cannot be counted is left out, its
+ * reason in *why. */
+static int energy_rows(const report *r, energy_row *rows, rotor_error *why) {
+    int n = 0;
+    const char *per = r->decode ? "token" : "inference";
+    rotor_energy_counts c;
+    if (!r->comp_st) {
+        rotor_error err = {{0}};
+        if (rotor_energy_program(&r->comp.program, &r->chip, &c, &err)) *why = err;
+        else {
+            rows[n] = (energy_row){.what = "T10 compile (model)", .per = per};
+            rotor_energy_price(&r->chip, &c, r->comp.t10.total_s, &rows[n++].e);
+        }
+    }
+    if (r->replayed) {
+        c = rotor_sim_energy_counts(&r->rr.stats);
+        rows[n] = (energy_row){.what = "simulated run", .per = per};
+        rotor_energy_price(&r->chip, &c, r->rr.simulated_s, &rows[n++].e);
+    }
+    for (int i = 0; i < r->nruns; i++) {
+        rotor_error err = {{0}};
+        if (rotor_schedule_energy(r->sched.schedule, &r->runs[i], &c, &err)) {
+            *why = err;
+            continue;
+        }
+        rotor_chip pkg = r->sched.schedule->chip;
+        pkg.chips = r->sched.schedule->tensor_parallel; /* static power of the chips the schedule runs on */
+        snprintf(rows[n].what, sizeof rows[n].what, "schedule %s", rotor_preload_designs[r->designs[i]].name);
+        rows[n].per = r->decode ? "token" : "step";
+        rotor_energy_price(&pkg, &c, r->runs[i].latency_s, &rows[n++].e);
+    }
+    return n;
+}
+
+/* Energy per inference or token, by event (docs/energy.md). */
+static void section_energy(FILE *f, const report *r) {
+    cli_html_section(f, "energy", "Energy (docs/energy.md)");
+    energy_row rows[2 + ROTOR_PRELOAD_NDESIGNS];
+    rotor_error why = {{0}};
+    int n = energy_rows(r, rows, &why);
+    if (why.msg[0]) cli_html_na(f, "Some energy could not be counted: %s", why.msg);
+    if (n == 0) {
+        cli_html_section_na(f, "Nothing ran to count: %s", r->comp_st ? r->comp_err.msg : no_hbm(r));
+        return;
+    }
+    cli_html_p(f, "The chip's energy coefficients (estimates: docs/chip-format.md) times the events counted: FLOPs, "
+                  "SRAM bytes, byte-hops, HBM and inter-chip bytes, plus static power times the time. Compare "
+                  "designs and plans priced alike, not as measured joules.");
+    fputs("<table class=\"energy\">\n<tr><th>what</th><th>per</th><th>total J</th><th>compute J</th><th>SRAM J</th>"
+          "<th>links J</th><th>HBM J</th><th>inter-chip J</th><th>static J</th><th>time s</th><th>EDP J s</th></tr>\n",
+          f);
+    double most = 0;
+    for (int i = 0; i < n; i++) {
+        const rotor_energy *e = &rows[i].e;
+        fputs("<tr><td>", f);
+        cli_xml_text(f, rows[i].what);
+        fprintf(f, "</td><td>%s</td><td>%.4g</td><td>%.4g</td><td>%.4g</td><td>%.4g</td><td>%.4g</td><td>%.4g</td>"
+                   "<td>%.4g</td><td>%.4g</td><td>%.4g</td></tr>\n",
+                rows[i].per, e->total_j, e->compute_j, e->sram_j, e->link_j, e->hbm_j, e->interchip_j, e->static_j,
+                e->seconds, e->edp);
+        most = fmax(most, e->total_j);
+    }
+    fputs("</table>\n", f);
+    /* the bars in mJ or uJ when the totals are under a joule */
+    double scale = most >= 1 ? 1 : most >= 1e-3 ? 1e3 : 1e6;
+    const char *unit = most >= 1 ? "energy (J)" : most >= 1e-3 ? "energy (mJ)" : "energy (uJ)";
+    static const cli_bar_cat cats[] = {{"compute", "#1f77b4"}, {"SRAM", "#ff7f0e"},      {"links", "#2ca02c"},
+                                       {"HBM", "#d62728"},     {"inter-chip", "#9467bd"}, {"static", "#7f7f7f"}};
+    double v[(2 + ROTOR_PRELOAD_NDESIGNS) * 6];
+    const char *labels[2 + ROTOR_PRELOAD_NDESIGNS];
+    for (int i = 0; i < n; i++) {
+        const rotor_energy *e = &rows[i].e;
+        double *d = v + i * 6;
+        d[0] = e->compute_j * scale;
+        d[1] = e->sram_j * scale;
+        d[2] = e->link_j * scale;
+        d[3] = e->hbm_j * scale;
+        d[4] = e->interchip_j * scale;
+        d[5] = e->static_j * scale;
+        labels[i] = rows[i].what;
+    }
+    cli_bars b = {"Energy by event", unit, 6, cats, n, 1, labels, NULL, v};
+    cli_html_figure_begin(f, "energy");
+    cli_svg_bars(f, &b);
+    cli_html_figure_end(f, "The compile's row prices the program's events over its predicted time (rotor compile "
+                           "--energy), the simulated run's the simulator's events over the simulated time (rotor "
+                           "simulate), a design's its schedule's events over its latency (rotor schedule).");
+    cli_html_section_end(f);
+}
+
+/* Elk Figure 10 style: one row per layer (rotor_report_layer_rows) of the
+ * timeline's design, each operator's bars in its layer's row. */
 static int section_timeline(FILE *f, const report *r) {
     cli_html_section(f, "timeline", "Schedule timeline: preloads, executions and stalls (Elk Figure 10 style)");
     if (!r->scheduled) {
@@ -375,23 +650,41 @@ static int section_timeline(FILE *f, const report *r) {
         if (r->designs[i] == ROTOR_PRELOAD_FULL) k = i;
     const rotor_schedule *s = r->sched.schedule;
     const rotor_preload_result *res = &r->runs[k].result;
-    cli_timeline_row *rows = calloc((size_t)(res->nops ? res->nops : 1), sizeof *rows);
-    if (!rows) return cli_nomem(CMD);
-    for (int o = 0; o < res->nops; o++) {
+    size_t n1 = (size_t)(res->nops ? res->nops : 1);
+    cli_timeline_row *rows = calloc(n1, sizeof *rows);
+    int *lane_of = calloc(n1, sizeof *lane_of);
+    char (*labels)[96] = calloc(n1, sizeof *labels);
+    const char **lp = calloc(n1, sizeof *lp);
+    int rc = rows && lane_of && labels && lp ? 0 : cli_nomem(CMD);
+    int nlanes = rc ? 0 : rotor_report_layer_rows(s, lane_of);
+    for (int o = 0, layer_no = 0, lane = -1; !rc && o < res->nops; o++) {
         const rotor_preload_op_result *x = &res->ops[o];
         rows[o] = (cli_timeline_row){s->ops[o].name, us(x->pre_start_ps), us(x->pre_end_ps), us(x->exe_start_ps),
                                      us(x->exe_end_ps), us(x->stall_ps)};
+        if (lane_of[o] == lane) continue;
+        lane = lane_of[o];
+        layer_no += s->ops[o].layer != 0;
+        lane_label(s, lane_of, lane, layer_no, labels[lane], sizeof labels[lane]);
+        lp[lane] = labels[lane];
     }
-    char t[160];
-    snprintf(t, sizeof t, "%s design, one chip of %lld (tensor parallel), %.4f ms", rotor_preload_designs[r->designs[k]].name,
-             (long long)s->tensor_parallel, r->runs[k].latency_s * 1e3);
-    cli_html_figure_begin(f, "timeline");
-    cli_svg_timeline(f, t, rows, res->nops);
-    cli_html_figure_end(f, "The analytical schedule (rotor schedule --per-op): each operator's preload from HBM "
-                           "and its execution, with the stall inside the execution drawn at its end.");
+    if (!rc) {
+        /* the title in the axis's unit (us), not ms (issue 46) */
+        cli_html_figure_begin(f, "timeline");
+        char t[200];
+        snprintf(t, sizeof t, "%s design, one chip of %lld (tensor parallel): %.1f us per %s",
+                 rotor_preload_designs[r->designs[k]].name, (long long)s->tensor_parallel, r->runs[k].latency_s * 1e6,
+                 r->decode ? "token" : "step");
+        cli_svg_timeline(f, &(cli_timeline){t, res->nops, nlanes, rows, lane_of, lp});
+        end_figure(f, "The analytical schedule (rotor schedule --per-op) of %d operators in %d rows, one per layer "
+                      "(Elk's layer ids) and one per run of operators outside layers: each operator's preload from "
+                      "HBM and its execution, with the stall inside the execution drawn at its end.",
+                   res->nops, nlanes);
+    }
     free(rows);
-    cli_html_section_end(f);
-    return 0;
+    free(lane_of);
+    free(labels);
+    free(lp);
+    return rc;
 }
 
 /* Elk Figure 18a: each design's latency split by what runs. */
@@ -439,11 +732,13 @@ static int write_page(FILE *f, const report *r) {
                               "deterministic for the same input.",
              r->has_hbm ? " and Elk's HBM schedule" : "");
     cli_html_begin(f, title, sub);
+    section_run(f, r);
     section_summary(f, r);
     int rc = section_frontiers(f, r);
     if (!rc) rc = section_algorithm1(f, r);
     if (!rc) rc = section_op_times(f, r);
     if (!rc) section_heatmap(f, r);
+    if (!rc) section_energy(f, r);
     if (!rc) rc = section_timeline(f, r);
     if (!rc) section_breakdown(f, r);
     if (!rc) section_sweeps(f, r);
@@ -494,10 +789,10 @@ static int compile_and_replay(report *r, const rotor_pipeline_options *base) {
     return st ? cli_fail(CMD, st, &err) : 0;
 }
 
-int cmd_report(int argc, char **argv) {
-    report_args a = {0};
-    int rc = parse_report(argc, argv, &a);
-    if (rc >= 0) return rc;
+/* The report of parsed arguments a; typed: the command line as typed. */
+static int report_main(int argc, char **typed, const report_args *pa) {
+    report_args a = *pa;
+    int rc;
     rotor_pipeline_options po = {0};
     rotor_schedule_options so = {0};
     if (cli_hbm_workload(CMD, a.input, &a.ha, &po, &so)) return EXIT_BADINPUT;
@@ -507,6 +802,9 @@ int cmd_report(int argc, char **argv) {
     report *r = calloc(1, sizeof *r);
     if (!r) return cli_nomem(CMD);
     r->model = a.input;
+    r->argc = argc;
+    r->argv = typed;
+    r->po = po;
     r->quiet = a.ha.m.quiet;
     r->decode = po.zoo.phase == ROTOR_PHASE_DECODE;
     rotor_error err = {{0}};
@@ -532,5 +830,21 @@ int cmd_report(int argc, char **argv) {
     cli_output_abort(&out);
     if (!rc && !out.is_stdout && !a.ha.m.quiet) printf("rotor report: wrote %s\n", out.path);
     report_free(r);
+    return rc;
+}
+
+int cmd_report(int argc, char **argv) {
+    report_args a = {0};
+    /* the command line as typed, for the page's header: getopt reorders argv */
+    char **typed = malloc(sizeof *typed * (size_t)(argc + 1));
+    if (!typed) return cli_nomem(CMD);
+    memcpy(typed, argv, sizeof *typed * (size_t)argc);
+    int rc = parse_report(argc, argv, &a);
+    if (rc >= 0) {
+        free(typed);
+        return rc;
+    }
+    rc = report_main(argc, typed, &a);
+    free(typed);
     return rc;
 }

@@ -8,21 +8,16 @@
 #include <stdio.h>
 
 #include "cli.h"
+#include "rotor/pipeline/report.h"
 
 #define FONT "font-family=\"sans-serif\" font-size=\"11\""
 
-/* A round tick step near span / 5: 1, 2, 2.5 or 5 times a power of ten. */
-static double nice_step(double span) {
-    if (!(span > 0)) return 1;
-    double raw = span / 5.0, p = pow(10.0, floor(log10(raw))), m = raw / p;
-    return (m <= 1 ? 1 : m <= 2 ? 2 : m <= 2.5 ? 2.5 : m <= 5 ? 5 : 10) * p;
-}
-
-/* The top of an axis from 0 holding vmax: a whole number of nice steps. */
-static double axis_top(double vmax, double *step) {
-    if (!(vmax > 0)) vmax = 1;
-    *step = nice_step(vmax);
-    return ceil(vmax / *step - 1e-9) * *step;
+/* The axis from 0 holding vmax, at round numbers (1-2-5 steps,
+ * rotor_report_axis_fit). */
+static rotor_report_axis axis_from_0(double vmax) {
+    rotor_report_axis a;
+    rotor_report_axis_fit(0, vmax > 0 ? vmax : 1, 5, &a);
+    return a;
 }
 
 static void svg_open(FILE *f, const char *cls, double w, double h) {
@@ -38,18 +33,29 @@ static void title(FILE *f, double x, double y, const char *s) {
     fputs("</text>\n", f);
 }
 
-/* Vertical grid lines and labels of a linear x axis [0, top] from L to R
- * at y = B, its label below. */
-static void x_axis(FILE *f, double L, double R, double T, double B, double top, double step, const char *label) {
-    for (double v = 0; v <= top * (1 + 1e-9); v += step) {
-        double x = L + v / top * (R - L);
+/* Vertical grid lines from T to B and the labels of a linear x axis a from
+ * L to R, below B (and, on a tall chart, above T too, so that a reader far
+ * down or up has the scale in view), its label below. */
+static void x_axis(FILE *f, double L, double R, double T, double B, const rotor_report_axis *a, const char *label,
+                   bool top) {
+    double span = a->hi - a->lo;
+    fputs("<g class=\"axis\">\n", f);
+    for (int i = 0; i < a->n; i++) {
+        double v = rotor_report_tick(a, i), x = L + (v - a->lo) / span * (R - L);
         fprintf(f, "<line x1=\"%.2f\" y1=\"%.1f\" x2=\"%.2f\" y2=\"%.1f\" stroke=\"#e0e0e0\"/>\n", x, T, x, B);
         fprintf(f, "<text x=\"%.2f\" y=\"%.1f\" text-anchor=\"middle\">%.4g</text>\n", x, B + 14, v);
     }
     fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\"/>\n", L, B, R, B);
     fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", (L + R) / 2, B + 30);
     cli_xml_text(f, label);
-    fputs("</text>\n", f);
+    fputs("</text>\n</g>\n", f);
+    if (!top) return;
+    fputs("<g class=\"axis\">\n", f);
+    for (int i = 0; i < a->n; i++) {
+        double v = rotor_report_tick(a, i), x = L + (v - a->lo) / span * (R - L);
+        fprintf(f, "<text x=\"%.2f\" y=\"%.1f\" text-anchor=\"middle\">%.4g</text>\n", x, T - 4, v);
+    }
+    fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\"/>\n</g>\n", L, T, R, T);
 }
 
 void cli_svg_colour_scale(FILE *f, double x, double y, double lo, double hi, const char *unit) {
@@ -82,16 +88,17 @@ void cli_svg_frontier(FILE *f, const cli_frontier_chart *c) {
         xmax = fmax(xmax, c->mem_kib[i]);
         ymax = fmax(ymax, c->time_us[i]);
     }
-    double xs, ys, xt = axis_top(xmax, &xs), yt = axis_top(ymax, &ys);
+    rotor_report_axis xa = axis_from_0(xmax), ya = axis_from_0(ymax);
+    double xt = xa.hi, yt = ya.hi;
     svg_open(f, "frontier", W, H);
     title(f, (L + R) / 2, 16, c->title);
-    for (double v = 0; v <= yt * (1 + 1e-9); v += ys) {
-        double y = B - v / yt * (B - T);
+    for (int i = 0; i < ya.n; i++) {
+        double v = rotor_report_tick(&ya, i), y = B - v / yt * (B - T);
         fprintf(f, "<line x1=\"%.1f\" y1=\"%.2f\" x2=\"%.1f\" y2=\"%.2f\" stroke=\"#e0e0e0\"/>\n", L, y, R, y);
         fprintf(f, "<text x=\"%.1f\" y=\"%.2f\" text-anchor=\"end\">%.4g</text>\n", L - 4, y + 4, v);
     }
     fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\"/>\n", L, T, L, B);
-    x_axis(f, L, R, T, B, xt, xs, "memory per core (KiB)");
+    x_axis(f, L, R, T, B, &xa, "memory per core (KiB)", false);
     fprintf(f, "<text transform=\"translate(14 %.1f) rotate(-90)\" text-anchor=\"middle\">time (us)</text>\n",
             (T + B) / 2);
 #define FX(v) (L + (v) / xt * (R - L))
@@ -108,11 +115,13 @@ void cli_svg_frontier(FILE *f, const cli_frontier_chart *c) {
                    "%.4g KiB per core</title></circle>\n",
                 FX(c->mem_kib[i]), FY(c->time_us[i]), i, c->time_us[i], c->mem_kib[i]);
     }
-    if (c->chosen >= 0 && c->chosen < c->n)
-        fprintf(f, "<circle class=\"chosen\" cx=\"%.2f\" cy=\"%.2f\" r=\"6\" fill=\"none\" stroke=\"#d62728\" "
-                   "stroke-width=\"2.5\"><title>chosen (active) plan %d: %.4g us, %.4g KiB per core</title></circle>\n",
-                FX(c->mem_kib[c->chosen]), FY(c->time_us[c->chosen]), c->chosen, c->time_us[c->chosen],
-                c->mem_kib[c->chosen]);
+    for (int i = 0; c->chosen && i < c->n; i++)
+        if (c->chosen[i] > 0)
+            fprintf(f, "<circle class=\"chosen\" cx=\"%.2f\" cy=\"%.2f\" r=\"6\" fill=\"none\" stroke=\"#d62728\" "
+                       "stroke-width=\"2.5\"><title>chosen (active) plan %d of %d operator%s: %.4g us, %.4g KiB per "
+                       "core</title></circle>\n",
+                    FX(c->mem_kib[i]), FY(c->time_us[i]), i, c->chosen[i], c->chosen[i] > 1 ? "s" : "", c->time_us[i],
+                    c->mem_kib[i]);
 #undef FX
 #undef FY
     double ly = H - 12;
@@ -124,20 +133,27 @@ void cli_svg_frontier(FILE *f, const cli_frontier_chart *c) {
     fputs("</svg>\n", f);
 }
 
+/* A chart taller than this has its axis at the top as well as the bottom,
+ * and its legend above the bars (issue 46: a 9,316 px chart had its axis
+ * only at the bottom). */
+#define TALL_PX 600
+
 void cli_svg_bars(FILE *f, const cli_bars *b) {
-    const double rowh = 14, gap = 4, L = 190, R = 700, T = 36, W = 900;
-    double B = T + b->nrows * (rowh + gap) + (b->ngroups > 1 ? (b->ngroups - 1) * 6 : 0);
-    double H = B + 46;
+    const double rowh = 14, gap = 4, L = 190, R = 700, W = 900;
+    double body = b->nrows * (rowh + gap) + (b->ngroups > 1 ? (b->ngroups - 1) * 6 : 0);
+    bool tall = body + 82 > TALL_PX;
+    double T = tall ? 56 : 36, B = T + body, H = B + 46;
     double vmax = 0;
     for (int r = 0; r < b->nrows; r++) {
         double s = 0;
         for (int k = 0; k < b->ncats; k++) s += b->values[r * b->ncats + k];
         vmax = fmax(vmax, s);
     }
-    double step, top = axis_top(vmax, &step);
+    rotor_report_axis xa = axis_from_0(vmax);
+    double top = xa.hi;
     svg_open(f, "bars", W, H);
     title(f, (L + R) / 2, 18, b->title);
-    x_axis(f, L, R, T - 4, B, top, step, b->unit);
+    x_axis(f, L, R, T - 4, B, &xa, b->unit, tall);
     double y = T;
     for (int r = 0; r < b->nrows; r++) {
         if (r > 0 && b->group && b->group[r] != b->group[r - 1]) y += 6;
@@ -161,7 +177,15 @@ void cli_svg_bars(FILE *f, const cli_bars *b) {
         fputs("</g>\n", f);
         y += rowh + gap;
     }
+    fputs("<g class=\"legend\">\n", f);
     for (int k = 0; k < b->ncats; k++) legend_box(f, R + 16, T + 10 + 18 * k, b->cats[k].colour, b->cats[k].name);
+    fputs("</g>\n", f);
+    if (tall) { /* the legend again at the bottom, beside the lower axis */
+        fputs("<g class=\"legend\">\n", f);
+        for (int k = 0; k < b->ncats; k++)
+            legend_box(f, R + 16, B - 18 * (b->ncats - 1 - k) - 4, b->cats[k].colour, b->cats[k].name);
+        fputs("</g>\n", f);
+    }
     fputs("</svg>\n", f);
 }
 
@@ -177,6 +201,10 @@ void cli_svg_heatmap(FILE *f, const cli_heatmap *h) {
     double L = 20, T = 40, chipw = (double)w * cell, chipgap = 2 * cell;
     double W = fmax(L + chips * chipw + (chips - 1) * chipgap + 20, 560), B = T + (double)rows * cell;
     double H = B + 70;
+    /* shaded from the smallest value to the largest (issue 46: on 0..100%
+     * cores 55-61% busy were one colour) */
+    rotor_report_scale sc;
+    rotor_report_scale_fit(h->value, chips * h->cores_per_chip, &sc);
     svg_open(f, "heatmap", W, H);
     title(f, W / 2, 18, h->title);
     char col[16];
@@ -186,55 +214,66 @@ void cli_svg_heatmap(FILE *f, const cli_heatmap *h) {
         for (int64_t i = 0; i < h->cores_per_chip; i++) {
             int64_t core = c * h->cores_per_chip + i;
             double v = h->value[core];
-            cli_heat_colour(v / h->vmax, col, sizeof col);
+            cli_heat_colour(rotor_report_scale_at(&sc, v), col, sizeof col);
             fprintf(f, "<rect class=\"core\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\">"
                        "<title>core %lld: %.4g %s</title></rect>\n",
                     x0 + (double)(i % w) * cell, T + (double)(i / w) * cell, cell, cell, col, (long long)core, v,
                     h->unit);
         }
     }
-    /* the colour scale: ten steps from 0 to vmax */
-    cli_svg_colour_scale(f, L, B + 16, 0, h->vmax, h->unit);
-    fprintf(f, " per core (%lld x %lld cores per chip%s)</text>\n", (long long)w, (long long)rows,
+    /* the colour scale: ten steps from the smallest value to the largest */
+    cli_svg_colour_scale(f, L, B + 16, sc.lo, sc.hi, h->unit);
+    fprintf(f, " per core, %s from the smallest to the largest (%lld x %lld cores per chip%s)</text>\n",
+            sc.log ? "log scale" : "linear", (long long)w, (long long)rows,
             h->mesh ? ", the mesh" : ", laid out row by row");
     fputs("</svg>\n", f);
 }
 
-void cli_svg_timeline(FILE *f, const char *name, const cli_timeline_row *rows, int n) {
+/* One bar of a timeline lane: class cls from t0 to t1 (us) at y, at least
+ * half a pixel wide so that a short one still shows. */
+static void span(FILE *f, const char *cls, const char *colour, double x0, double x1, double y, const char *name,
+                 const char *what, double t0, double t1) {
+    fprintf(f, "<rect class=\"%s\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"6\" fill=\"%s\"><title>", cls, x0, y,
+            fmax(0.5, x1 - x0), colour);
+    cli_xml_text(f, name);
+    fprintf(f, ": %s %.4f to %.4f us</title></rect>\n", what, t0, t1);
+}
+
+void cli_svg_timeline(FILE *f, const cli_timeline *t) {
     const double rowh = 16, L = 190, R = 760, T = 50, W = 900;
-    double B = T + n * rowh, H = B + 48, tmax = 0;
-    for (int i = 0; i < n; i++) tmax = fmax(tmax, fmax(rows[i].pre_end, rows[i].exe_end));
-    double step, top = axis_top(tmax, &step);
+    bool tall = t->nlanes * rowh + 98 > TALL_PX;
+    double B = T + t->nlanes * rowh, H = B + 48, tmax = 0;
+    for (int i = 0; i < t->n; i++) tmax = fmax(tmax, fmax(t->rows[i].pre_end, t->rows[i].exe_end));
+    rotor_report_axis xa = axis_from_0(tmax);
+    double top = xa.hi;
     static const char *const PRE = "#ff7f0e", *const EXE = "#1f77b4", *const STALL = "#d62728";
-    svg_open(f, "timeline", W, H);
-    title(f, (L + R) / 2, 18, name);
-    x_axis(f, L, R, T - 4, B, top, step, "time from the start of the step (us)");
-    legend_box(f, L, 38, PRE, "preload from HBM");
-    legend_box(f, L + 140, 38, EXE, "execution");
-    legend_box(f, L + 250, 38, STALL, "stall (contention inside the execution)");
+    svg_open(f, "timeline", W, H + (tall ? 20 : 0));
+    title(f, (L + R) / 2, 18, t->title);
+    x_axis(f, L, R, T - 4, B, &xa, "time from the start of the step (us)", tall);
+    double ly = tall ? H + 8 : 38; /* a tall one's legend below, clear of its top axis */
+    fputs("<g class=\"legend\">\n", f);
+    legend_box(f, L, ly, PRE, "preload from HBM");
+    legend_box(f, L + 140, ly, EXE, "execution");
+    legend_box(f, L + 250, ly, STALL, "stall (contention inside the execution)");
+    fputs("</g>\n", f);
 #define TX(v) (L + (v) / top * (R - L))
-    for (int i = 0; i < n; i++) {
-        const cli_timeline_row *r = &rows[i];
-        double y = T + i * rowh;
+    for (int k = 0; k < t->nlanes; k++) {
+        double y = T + k * rowh;
         fprintf(f, "<g class=\"op\"><text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", L - 6, y + rowh - 4);
-        cli_xml_text(f, r->name);
+        cli_xml_text(f, t->lane_labels[k]);
         fputs("</text>\n", f);
-        if (r->pre_end > r->pre_start) {
-            fprintf(f, "<rect class=\"preload\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"6\" fill=\"%s\"><title>",
-                    TX(r->pre_start), y + 2, fmax(0.5, TX(r->pre_end) - TX(r->pre_start)), PRE);
-            cli_xml_text(f, r->name);
-            fprintf(f, ": preload %.4f to %.4f us</title></rect>\n", r->pre_start, r->pre_end);
-        }
-        fprintf(f, "<rect class=\"exec\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"6\" fill=\"%s\"><title>",
-                TX(r->exe_start), y + 8, fmax(0.5, TX(r->exe_end) - TX(r->exe_start)), EXE);
-        cli_xml_text(f, r->name);
-        fprintf(f, ": execution %.4f to %.4f us</title></rect>\n", r->exe_start, r->exe_end);
-        if (r->stall > 0) {
-            double s0 = fmax(r->exe_start, r->exe_end - r->stall);
-            fprintf(f, "<rect class=\"stall\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"6\" fill=\"%s\"><title>",
-                    TX(s0), y + 8, fmax(0.5, TX(r->exe_end) - TX(s0)), STALL);
-            cli_xml_text(f, r->name);
-            fprintf(f, ": stall %.4f us</title></rect>\n", r->stall);
+        for (int i = 0; i < t->n; i++) {
+            const cli_timeline_row *r = &t->rows[i];
+            if (t->lane_of[i] != k) continue;
+            if (r->pre_end > r->pre_start)
+                span(f, "preload", PRE, TX(r->pre_start), TX(r->pre_end), y + 2, r->name, "preload", r->pre_start,
+                     r->pre_end);
+            span(f, "exec", EXE, TX(r->exe_start), TX(r->exe_end), y + 8, r->name, "execution", r->exe_start,
+                 r->exe_end);
+            if (r->stall > 0) {
+                double s0 = fmax(r->exe_start, r->exe_end - r->stall);
+                span(f, "stall", STALL, TX(s0), TX(r->exe_end), y + 8, r->name, "stall", s0, r->exe_end);
+            }
         }
         fputs("</g>\n", f);
     }

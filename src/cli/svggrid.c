@@ -8,18 +8,13 @@
 #include <stdio.h>
 
 #include "cli.h"
+#include "rotor/pipeline/report.h"
 
 void cli_svg_grid(FILE *f, const cli_grid_chart *c) {
-    double vmin = INFINITY, vmax = -INFINITY;
-    for (int i = 0; i < c->nrows * c->ncols; i++)
-        if (isfinite(c->values[i])) {
-            vmin = fmin(vmin, c->values[i]);
-            vmax = fmax(vmax, c->values[i]);
-        }
-    if (!isfinite(vmin)) vmin = vmax = 0;
-    /* a log shading when the values span more than 4x, so that the small
-     * ones do not all look alike */
-    bool logs = vmin > 0 && vmax / vmin > 4;
+    /* from the smallest value to the largest, a log shading when they span
+     * more than 4x, so that the small ones do not all look alike */
+    rotor_report_scale sc;
+    rotor_report_scale_fit(c->values, (int64_t)c->nrows * c->ncols, &sc);
     double cw = fmin(110, fmax(28, floor(640.0 / c->ncols))), ch = fmin(50, fmax(16, floor(420.0 / c->nrows)));
     double L = 130, T = 64, R = L + cw * c->ncols, B = T + ch * c->nrows;
     double W = fmax(R + 30, 600), H = B + 110;
@@ -41,7 +36,7 @@ void cli_svg_grid(FILE *f, const cli_grid_chart *c) {
         fputs("</text>\n", f);
         for (int k = 0; k < c->ncols; k++) {
             double v = c->values[r * c->ncols + k], x = L + k * cw;
-            double u = !(vmax > vmin) ? 0.5 : logs ? log(v / vmin) / log(vmax / vmin) : (v - vmin) / (vmax - vmin);
+            double u = rotor_report_scale_at(&sc, v);
             if (isfinite(v)) cli_heat_colour(u, col, sizeof col);
             fprintf(f, "<rect class=\"cell\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" "
                        "stroke=\"white\"><title>",
@@ -71,6 +66,6 @@ void cli_svg_grid(FILE *f, const cli_grid_chart *c) {
     fputs(" \xe2\x86\x93", f); /* a downwards arrow: the rows' values below it */
     fputs("</text>\n", f);
     /* the colour scale: ten steps from the smallest value to the largest */
-    cli_svg_colour_scale(f, L, B + 52, vmin, vmax, c->unit);
-    fprintf(f, "%s; hatched: does not fit</text>\n</svg>\n", logs ? ", log scale" : "");
+    cli_svg_colour_scale(f, L, B + 52, sc.lo, sc.hi, c->unit);
+    fprintf(f, "%s; hatched: does not fit</text>\n</svg>\n", sc.log ? ", log scale" : "");
 }

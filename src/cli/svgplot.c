@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "cli.h"
+#include "rotor/pipeline/report.h"
 
 static const char *const PALETTE[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
                                       "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"};
@@ -39,6 +40,7 @@ static void range(const cli_series *s, int ns, bool y, bool logscale, double *lo
 typedef struct frame {
     double L, R, T, B, x0, x1, y0, y1;
     bool logx, logy;
+    bool round; /* linear axes widened to round numbers, ticks at 1-2-5 steps (the report's plots) */
 } frame;
 
 static double px(const frame *fr, double v) {
@@ -53,7 +55,8 @@ static double py(const frame *fr, double v) {
 
 /* Ticks along an axis from lo to hi: on a log axis the powers of ten
  * between, or of two when fewer than two powers of ten fall there; else
- * five evenly spaced. */
+ * at round numbers (fr->round; lo and hi are then whole steps) or five
+ * evenly spaced (rotor reproduce's figures, as they were). */
 static void axis_ticks(FILE *f, const frame *fr, bool y, double lo, double hi, bool logscale) {
     double t[16];
     int n = 0;
@@ -62,7 +65,11 @@ static void axis_ticks(FILE *f, const frame *fr, bool y, double lo, double hi, b
         for (double p = pow(base, floor(log(lo) / log(base))); p <= hi * 1.0001 && n < 16; p *= base)
             if (p >= lo * 0.9999) t[n++] = p;
     }
-    if (n < 2) {
+    if (n < 2 && fr->round && !logscale) {
+        rotor_report_axis a;
+        rotor_report_axis_fit(lo, hi, 5, &a);
+        for (n = 0; n < a.n && n < 16; n++) t[n] = rotor_report_tick(&a, n);
+    } else if (n < 2) {
         n = 0;
         for (int i = 0; i <= 4; i++) t[n++] = lo + (hi - lo) * i / 4;
     }
@@ -81,9 +88,20 @@ static void axis_ticks(FILE *f, const frame *fr, bool y, double lo, double hi, b
 }
 
 static void lines(FILE *f, const cli_plot *p, const cli_series *s, int ns, bool inline_svg) {
-    frame fr = {.L = 80, .R = 570, .T = 50, .B = 370, .logx = p->logx, .logy = p->logy};
+    frame fr = {.L = 80, .R = 570, .T = 50, .B = 370, .logx = p->logx, .logy = p->logy, .round = inline_svg};
     range(s, ns, false, p->logx, &fr.x0, &fr.x1);
     range(s, ns, true, p->logy, &fr.y0, &fr.y1);
+    rotor_report_axis a;
+    if (fr.round && !fr.logx) {
+        rotor_report_axis_fit(fr.x0, fr.x1, 5, &a);
+        fr.x0 = a.lo;
+        fr.x1 = a.hi;
+    }
+    if (fr.round && !fr.logy) {
+        rotor_report_axis_fit(fr.y0, fr.y1, 5, &a);
+        fr.y0 = a.lo;
+        fr.y1 = a.hi;
+    }
     if (!inline_svg) fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" %swidth=\"760\" height=\"440\" viewBox=\"0 0 760 440\" "
                "font-family=\"sans-serif\" font-size=\"12\">\n", inline_svg ? "class=\"lines\" " : "");
