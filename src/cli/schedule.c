@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "pipeline/docint.h"
 #include "rotor/model/group.h"
 #include "rotor/hbm/schedreplay.h"
 #include "rotor/sim/replay.h"
@@ -228,7 +229,7 @@ static cJSON *json_run(const rotor_schedule *s, const run *x, const run *ideal, 
     rotor_energy_counts ec;
     rotor_energy en;
     rotor_error err = {{0}};
-    if (!run_energy(s, x, &ec, &en, &err)) cli_energy_json(o, per, &ec, &en);
+    if (!run_energy(s, x, &ec, &en, &err)) rotor_doc_energy_json(o, per, &ec, &en);
     if (x->simulated) {
         const rotor_schedule_replay_result *q = &x->sim;
         const rotor_sim_stats *t = &q->stats;
@@ -256,7 +257,7 @@ static cJSON *json_run(const rotor_schedule *s, const run *x, const run *ideal, 
         rotor_chip one = s->chip;
         one.chips = 1;
         rotor_energy_price(&one, &sc, us(q->simulated_ps) * 1e-6, &se);
-        cli_energy_json(m, per, &sc, &se);
+        rotor_doc_energy_json(m, per, &sc, &se);
     }
     if (per_op) {
         cJSON *ops = cJSON_AddArrayToObject(o, "ops");
