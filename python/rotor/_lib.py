@@ -16,6 +16,8 @@ class RotorError(Exception):
     (e.status: 1 input, 2 no plan fits, 3 out of memory, 4 I/O, as
     rotor_status in include/rotor/base/error.h)."""
 
+    __module__ = "rotor"  # raised as rotor.RotorError
+
     def __init__(self, message, status=1):
         super().__init__(message)
         self.status = status
