@@ -1,4 +1,4 @@
-"""rotor from Python: the documents `rotor plan|compile|simulate --json`
+"""rotor from Python: the documents `rotor plan|compile|simulate|schedule --json`
 prints, as dicts, computed by librotor.so through ctypes (standard library
 only; docs/python.md).
 
@@ -16,7 +16,7 @@ import json
 
 from ._lib import RotorError, doc
 
-__all__ = ["RotorError", "plan", "compile", "simulate", "document", "__version__"]
+__all__ = ["RotorError", "plan", "compile", "simulate", "schedule", "document", "__version__"]
 
 
 def document(command, **options):
@@ -40,6 +40,13 @@ def simulate(model, chip=None, batch=None, **options):
     """`rotor simulate MODEL --json`: the model's program replayed on the
     simulator ("rotor-simulation", docs/simulator.md)."""
     return json.loads(doc("simulate", dict(options, model=model, chip=chip, batch=batch)))
+
+
+def schedule(model, chip=None, batch=None, **options):
+    """`rotor schedule MODEL --json`: Elk's HBM preload schedule under each
+    design ("rotor-schedule", docs/schedule.md); design="full,ideal" picks
+    designs, hbm_bw the package's bandwidth in TB/s."""
+    return json.loads(doc("schedule", dict(options, model=model, chip=chip, batch=batch)))
 
 
 def _version():

@@ -15,7 +15,7 @@ import sys
 from . import RotorError, document
 from ._lib import version
 
-COMMANDS = ("plan", "compile", "simulate")
+COMMANDS = ("plan", "compile", "simulate", "schedule")
 USAGE = "usage: python3 -m rotor --version | {%s} [MODEL] [--option value ...]" % ",".join(COMMANDS)
 # rotor_status to the CLI's exit status (src/cli/cli.h): input 2, no fit 1, memory 3, I/O 2
 EXIT = {1: 2, 2: 1, 3: 3, 4: 2}

@@ -385,35 +385,9 @@ int cli_hbm_workload(const char *cmd, const char *input, const cli_hbm_args *a, 
 /* --design: a comma list of design names, or "all" (NULL too), into out
  * (room for ROTOR_PRELOAD_NDESIGNS); 0, or the exit status after the message. */
 int cli_parse_designs(const char *cmd, const char *list, rotor_preload_design *out, int *n) {
-    *n = 0;
-    if (!list || !strcmp(list, "all")) {
-        for (int d = 0; d < ROTOR_PRELOAD_NDESIGNS; d++) out[(*n)++] = (rotor_preload_design)d;
-        return 0;
-    }
-    const char *p = list;
-    for (;;) {
-        size_t len = strcspn(p, ",");
-        char name[32];
-        if (len == 0 || len >= sizeof name)
-            return cli_usage_error(cmd, "--design: expected names from basic, static, dyn, full, ideal, roofline, got '%s'",
-                                   list);
-        memcpy(name, p, len);
-        name[len] = '\0';
-        rotor_preload_design d;
-        rotor_error err = {{0}};
-        rotor_status st = rotor_preload_design_parse(name, &d, &err);
-        if (st) {
-            rotor_error_prefix(&err, "--design");
-            return cli_fail(cmd, st, &err);
-        }
-        for (int i = 0; i < *n; i++)
-            if (out[i] == d) return cli_usage_error(cmd, "--design: '%s' listed twice", name);
-        out[(*n)++] = d;
-        p += len;
-        if (!*p) break;
-        p++;
-    }
-    return 0;
+    rotor_error err = {{0}};
+    rotor_status st = rotor_doc_designs(list, out, n, &err); /* the library's reading (pipeline/doc.h) */
+    return st ? cli_fail(cmd, st, &err) : 0;
 }
 
 int cli_apply_hbm_bw(const char *cmd, const char *hbm, rotor_chip *chip) {

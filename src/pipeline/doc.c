@@ -12,8 +12,7 @@
 
 void rotor_free(void *p) { free(p); }
 
-/* cJSON's text of root, stamped with rotor's version, into *out; root freed. */
-static rotor_status print_doc(cJSON *root, char **out, rotor_error *err) {
+rotor_status rotor_doc_print(cJSON *root, char **out, rotor_error *err) {
     *out = root && rotor_json_stamp(root) ? cJSON_Print(root) : NULL;
     cJSON_Delete(root);
     return *out ? ROTOR_OK : rotor_nomem(err);
@@ -42,7 +41,7 @@ static rotor_status add_comparison(const rotor_pipeline *p, char **text, rotor_e
     } else {
         cJSON_AddStringToObject(c, "vgm_oracle_error", p->oracle_err.msg);
     }
-    return print_doc(root, text, err);
+    return rotor_doc_print(root, text, err);
 }
 
 rotor_status rotor_doc_compile(const rotor_pipeline *p, const rotor_chip *chip, bool compare, char **out,
@@ -122,5 +121,5 @@ static cJSON *simulation_json(const rotor_program *p, const rotor_chip *chip, co
 
 rotor_status rotor_doc_simulation(const rotor_program *p, const rotor_chip *chip, const rotor_replay_result *r,
                                   char **out, rotor_error *err) {
-    return print_doc(simulation_json(p, chip, r), out, err);
+    return rotor_doc_print(simulation_json(p, chip, r), out, err);
 }

@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "rotor/base/chip.h"
+#include "rotor/base/error.h"
 #include "rotor/compile/energy.h"
 
 /* The "energy" object (docs/energy.md, "In the CLI") added to parent: per
@@ -18,6 +19,10 @@ bool rotor_doc_energy_json(cJSON *parent, const char *per, const rotor_energy_co
  * as its last key, indented as the writer indents the root's keys; a
  * malloc'd string, NULL when out of memory. */
 char *rotor_doc_energy_splice(const char *text, const char *per, const rotor_energy_counts *c, const rotor_energy *e);
+
+/* cJSON's text of root (NULL: out of memory), stamped with rotor's version
+ * (base/jsontext.h), into *out; root freed. */
+rotor_status rotor_doc_print(cJSON *root, char **out, rotor_error *err);
 
 /* The chip's topology as documents and tables write it: "all-to-all" or
  * "mesh WxH", into buf; returns buf. */

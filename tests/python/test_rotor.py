@@ -61,6 +61,14 @@ class Documents(unittest.TestCase):
         self.assertEqual(got, want)
         self.assertEqual(got["format"], "rotor-simulation")
 
+    def test_schedule_equals_cli_byte_for_byte(self):
+        _, text = cli("schedule", "llama2-13b", "--layers", "1", "--design", "full,basic", "--per-op", "--tp", "2")
+        got = rotor.document("schedule", model="llama2-13b", layers=1, design="full,basic", per_op=True, tp=2)
+        self.assertEqual(got + "\n", text)
+        d = rotor.schedule("llama2-13b", layers=1, design="full", hbm_bw=8)
+        self.assertEqual([x["design"] for x in d["designs"]], ["full"])
+        self.assertEqual(d["hbm_gbps_per_chip"], 2000)  # 8 TB/s over ipu-pod4's 4 chips
+
 
 class Errors(unittest.TestCase):
     def test_error_is_the_cli_line(self):
@@ -79,6 +87,8 @@ class Errors(unittest.TestCase):
             rotor.compile("bert-large", batch=0)
         with self.assertRaisesRegex(rotor.RotorError, "bert-larg"):
             rotor.compile("bert-larg")
+        with self.assertRaisesRegex(rotor.RotorError, r"^--tp: expected 1\.\.4 \(the chips of ipu-pod4\), got 8$"):
+            rotor.schedule("llama2-13b", tp=8)
 
     def test_no_fit_status(self):
         with self.assertRaises(rotor.RotorError) as c:

@@ -18,7 +18,10 @@
 
 #include "rotor/base/chip.h"
 #include "rotor/base/error.h"
+#include "rotor/compile/energy.h"
 #include "rotor/compile/program.h"
+#include "rotor/hbm/schedreplay.h"
+#include "rotor/hbm/schedule.h"
 #include "rotor/op/expr.h"
 #include "rotor/pipeline/pipeline.h"
 #include "rotor/sim/replay.h"
@@ -38,13 +41,52 @@ rotor_status rotor_doc_compile(const rotor_pipeline *p, const rotor_chip *chip, 
 rotor_status rotor_doc_simulation(const rotor_program *p, const rotor_chip *chip, const rotor_replay_result *r,
                                   char **out, rotor_error *err);
 
+/* One design of an HBM schedule, run, and replayed when simulated is set
+ * (`rotor schedule --simulate`): its report, the seconds each took. */
+typedef struct rotor_doc_schedule_run {
+    rotor_preload_design design;
+    rotor_schedule_report rep;
+    double seconds;
+    bool simulated;
+    rotor_schedule_replay_result sim;
+    double sim_seconds;
+} rotor_doc_schedule_run;
+
+/* Runs designs[0 .. ndesigns) of s into runs[0 .. *shown), then Basic and
+ * Ideal when not among them (the percentage of Ideal and the speedup over
+ * Basic are part of every report); runs has room for
+ * ROTOR_PRELOAD_NDESIGNS + 2.  *nruns counts the runs that succeeded (runs
+ * [0 .. *nruns) hold reports to free with rotor_schedule_report_free). */
+rotor_status rotor_doc_schedule_designs(const rotor_schedule *s, const rotor_preload_design *designs, int ndesigns,
+                                        rotor_doc_schedule_run *runs, int *nruns, int *shown, rotor_error *err);
+
+/* --design: a comma list of design names, or "all" (NULL too), into out
+ * (room for ROTOR_PRELOAD_NDESIGNS), *n of them; a name unknown or given
+ * twice fails naming --design. */
+rotor_status rotor_doc_designs(const char *list, rotor_preload_design *out, int *n, rotor_error *err);
+
+/* One design's energy per token or step (docs/energy.md, "Schedules"):
+ * the schedule's events over its latency, on the tensor-parallel chips. */
+rotor_status rotor_doc_schedule_energy(const rotor_schedule *s, const rotor_doc_schedule_run *x, rotor_energy_counts *c,
+                                       rotor_energy *e, rotor_error *err);
+
+/* `rotor schedule --json` (format "rotor-schedule", docs/schedule.md):
+ * the model g's schedule s, the designs runs[0 .. nruns) with their
+ * percentage of ideal (NULL: none), each design's operators with per_op,
+ * and simchip, the chip replayed, when the runs were simulated (NULL:
+ * not); per is what one energy figure covers ("token", "step"). */
+rotor_status rotor_doc_schedule(const rotor_graph *g, const rotor_schedule *s, const rotor_doc_schedule_run *runs,
+                                int nruns, const rotor_doc_schedule_run *ideal, bool per_op, const rotor_chip *simchip,
+                                const char *per, char **out, rotor_error *err);
+
 /* A whole command as its --json prints it, for callers without the CLI.
- * command: "plan", "compile" or "simulate".  options: a JSON object whose
+ * command: "plan", "compile", "simulate" or "schedule".  options: a JSON object whose
  * keys are the command's long options with '-' or '_' ("dim", "chip",
  * "set", "batch", "pareto_within", ...; docs/python.md lists them), values
  * a string, a number, true for a flag, and a list of strings for a
  * repeatable option (set); the model of compile and simulate is "model",
- * and simulate reads no program file (compile the model instead).  Why a
+ * simulate reads no program file (compile the model instead), and
+ * schedule does not replay (no --simulate, --topology or --trace).  Why a
  * JSON object and not "key=value,...": an expression has commas
  * ("C[m,n]"), a value is typed, and every language that calls C has a
  * JSON writer.  An unknown key fails naming it.  No progress, no cache
