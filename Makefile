@@ -250,7 +250,7 @@ CLI_RUN := $(CLI_SAN)
 else
 CLI_RUN := $(CLI_ALL)
 endif
-test: $(if $(REPO_CHECKS),check-layers) $(TESTS) $(ROTOR) $(ONNXGEN)
+test: $(if $(REPO_CHECKS),check-layers) $(TESTS) $(ROTOR) $(ONNXGEN) $(SO)
 	$(UNIT_RUN)
 	@ROTOR=$(ROTOR) ONNXGEN=$(ONNXGEN) $(CHECK_ENV) OMP_WAIT_POLICY=passive ROTOR_NO_CACHE=1 sh tests/run-cli.sh $(REPO_CHECKS) $(CLI_RUN)
 

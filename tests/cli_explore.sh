@@ -201,7 +201,7 @@ expect_error resume-missing 2 "--resume $tmpdir/none.csv: cannot read (No such f
 # (resolved: the default chip, batch and phase), not the output, threads or resume
 if python3 -c 'import json, sys
 d = json.load(open(sys.argv[1]))
-assert d == {"format": "rotor-explore-run", "version": 1,
+assert d == {"format": "rotor-explore-run", "version": 1, "rotor_version": "0.1.0",
              "options": ["llama2-13b", "--chip ipu-pod4", "--batch 1", "--layers 2", "--decode"]}, d' "$gcsv.run" 2>"$err" && \
    cmp -s "$gcsv.run" "$tmpdir/r-hbm-bw-noc-bw-cores.csv.run" && cmp -s "$gcsv.run" "$tmpdir/k-hbm-bw-noc-bw-cores.csv.run"
 then ok; else bad "run record: $(cat "$err") $(cat "$gcsv.run")"; fi

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rotor/base/version.h"
 #include "rotor/model/graph.h"
 
 #define assert_msg_has(err, s) \
@@ -479,7 +480,7 @@ Test(graph, json_of_the_linear_layer_is_the_documented_text) {
     rotor_graph_set_output(&l.g, l.r, NULL);
     char *s = rotor_graph_to_json(&l.g);
     const char *want =
-        "{\"format\":\"rotor-graph\",\"version\":1,\"name\":\"linear\","
+        "{\"format\":\"rotor-graph\",\"version\":1,\"rotor_version\":\"" ROTOR_VERSION "\",\"name\":\"linear\","
         "\"totals\":{\"ops\":3,\"vendor_ops\":0,\"flops\":1152,\"weight_params\":144,\"weight_bytes\":288,"
         "\"kv_cache_bytes\":0,\"activation_bytes\":448},"
         "\"values\":[{\"name\":\"x\",\"dtype\":\"f16\",\"shape\":[4,8],\"role\":\"activation\",\"bytes\":64},"

@@ -433,15 +433,10 @@ void cli_gb_hint(const char *cmd, const rotor_chip *chip, bool quiet);
 void cli_progress_sim(void *p, int done, int total, int64_t now_ps, int64_t events);
 
 /* Energy (src/cli/energy.c, docs/energy.md): the table's line, "energy X J
- * <what> (...); EDP Y J s", and an "energy" object added to parent (false
- * when out of memory); per says what one figure covers ("inference",
- * "token"). */
+ * <what> (...); EDP Y J s".  The "energy" object of --json is the library's
+ * (rotor_doc_energy_json, pipeline/docint.h). */
 typedef struct cJSON cJSON;
 void cli_energy_print(const char *what, const rotor_energy *e);
-bool cli_energy_json(cJSON *parent, const char *per, const rotor_energy_counts *c, const rotor_energy *e);
-/* text (a JSON object, as a writer printed it) with the "energy" object as
- * its last key, the rest byte for byte; malloc'd, NULL when out of memory. */
-char *cli_energy_splice(const char *text, const char *per, const rotor_energy_counts *c, const rotor_energy *e);
 
 int cmd_plan(int argc, char **argv);
 int cmd_verify(int argc, char **argv);

@@ -1,6 +1,5 @@
 /* rotor compile — whole-model compilation of a zoo model (docs/compile.md),
  * the VGM baseline beside it (docs/vgm.md), batch sweeps, program files. */
-#include <cjson/cJSON.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -14,6 +13,7 @@
 #include "rotor/compile/program.h"
 #include "rotor/compile/vgm.h"
 #include "rotor/model/zoo.h"
+#include "rotor/pipeline/doc.h"
 #include "rotor/pipeline/pipeline.h"
 
 #define MAX_BATCHES 32
@@ -226,28 +226,6 @@ static int parse_compile(int argc, char **argv, compile_args *a) {
     return -1;
 }
 
-/* --json --compare: the program with a "comparison" object beside
- * its totals (docs/program-format.md; readers ignore it). */
-static int print_with_comparison(const char *text, const rotor_pipeline *p) {
-    cJSON *root = cJSON_Parse(text);
-    if (!root) return cli_nomem("compile");
-    cJSON *c = cJSON_AddObjectToObject(root, "comparison");
-    cJSON_AddStringToObject(c, "baseline", "vgm");
-    cJSON_AddNumberToObject(c, "t10_s", p->t10.total_s);
-    if (p->vgm_status == ROTOR_OK) {
-        cJSON_AddNumberToObject(c, "vgm_s", p->vgm.total_s);
-        cJSON_AddNumberToObject(c, "t10_over_vgm", p->vgm.total_s / p->t10.total_s);
-    } else {
-        cJSON_AddStringToObject(c, "vgm_error", p->vgm_err.msg);
-    }
-    if (p->oracle_status == ROTOR_OK) {
-        cJSON_AddNumberToObject(c, "vgm_oracle_s", p->oracle.total_s);
-        cJSON_AddNumberToObject(c, "t10_over_vgm_oracle", p->oracle.total_s / p->t10.total_s);
-    } else {
-        cJSON_AddStringToObject(c, "vgm_oracle_error", p->oracle_err.msg);
-    }
-    return cli_print_json("compile", root);
-}
 
 /* One compiled batch b, not in a sweep: the table (or the VGM summary), the
  * program to the -o output (opened before the work) and/or stdout, the
@@ -264,21 +242,10 @@ static int print_compiled(const compile_args *a, const rotor_pipeline *p, const 
     rotor_error err = {{0}};
     char *text = NULL;
     rotor_status st;
-    if ((a->json || out->f) && (st = rotor_program_write(&p->graph, chip, &p->t10, &text, &err)))
+    /* the document is the library's (pipeline/doc.h): the program, its
+     * energy, and with --compare on stdout the comparison */
+    if ((out->f || (a->json && !a->compare)) && (st = rotor_doc_compile(p, chip, false, &text, &err)))
         return cli_fail(cmd, st, &err);
-    /* energy per inference (docs/energy.md): the program's events over its time */
-    rotor_energy_counts ec;
-    rotor_energy en;
-    if ((st = rotor_energy_program(&p->program, chip, &ec, &err))) {
-        free(text);
-        return cli_fail(cmd, st, &err);
-    }
-    rotor_energy_price(chip, &ec, p->t10.total_s, &en);
-    if (text) {
-        char *with = cli_energy_splice(text, "inference", &ec, &en);
-        free(text);
-        if (!(text = with)) return cli_nomem(cmd);
-    }
     int rc = 0;
     if (out->f) {
         /* a failed write sets the stream's error, which the commit reports */
@@ -290,10 +257,21 @@ static int print_compiled(const compile_args *a, const rotor_pipeline *p, const 
         }
     }
     if (a->json && a->compare) {
-        rc = print_with_comparison(text, p);
+        char *with = NULL;
+        if ((st = rotor_doc_compile(p, chip, true, &with, &err))) rc = cli_fail(cmd, st, &err);
+        else cli_puts(with);
+        rotor_free(with);
     } else if (a->json) {
         cli_puts(text);
     } else {
+        /* energy per inference (docs/energy.md): the program's events over its time */
+        rotor_energy_counts ec;
+        rotor_energy en;
+        if ((st = rotor_energy_program(&p->program, chip, &ec, &err))) {
+            free(text);
+            return cli_fail(cmd, st, &err);
+        }
+        rotor_energy_price(chip, &ec, p->t10.total_s, &en);
         const rotor_group_stats *gs = &p->group;
         printf("%s, batch %lld, on %s (%lld cores), plans by the %s solver; %d operators grouped into %d "
                "(%d epilogues fused, %d layout ops folded)\n\n",
@@ -316,7 +294,7 @@ static int print_compiled(const compile_args *a, const rotor_pipeline *p, const 
             printf("VGM baseline (Roller): %s\n", p->vgm_err.msg);
         }
     }
-    free(text);
+    rotor_free(text);
     return rc;
 }
 

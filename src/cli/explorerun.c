@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/jsontext.h"
 #include "explore.h"
 #include "op/planjson.h"
 
@@ -80,7 +81,7 @@ char *ex_run_text(const char *input, const cli_hbm_args *ha, const rotor_pipelin
     if (ok && ha->tp) ok = push_int(arr, "--tp", so->tensor_parallel);
     if (ok && ha->orders) ok = push_int(arr, "--max-orders", so->preload.max_orders);
     if (ok && ha->nonblocking) ok = push(arr, "--sram-nonblocking", NULL);
-    char *text = ok ? cJSON_Print(root) : NULL;
+    char *text = ok && rotor_json_stamp(root) ? cJSON_Print(root) : NULL; /* with rotor's version */
     cJSON_Delete(root);
     return text;
 }
@@ -112,7 +113,8 @@ static int check_record(const char *cmd, const char *csv, const char *run, const
     if (!cJSON_IsObject(root)) return cli_usage_error(cmd, "%s %s: %s: expected a JSON object", pre, csv, run);
     const cJSON *it;
     cJSON_ArrayForEach(it, root) {
-        if (strcmp(it->string, "format") && strcmp(it->string, "version") && strcmp(it->string, "options"))
+        if (strcmp(it->string, "format") && strcmp(it->string, "version") && strcmp(it->string, "options") &&
+            strcmp(it->string, ROTOR_JSON_VERSION_KEY))
             return cli_usage_error(cmd, "%s %s: %s: unknown key '%s'", pre, csv, run, it->string);
     }
     const cJSON *f = cJSON_GetObjectItem(root, "format"), *v = cJSON_GetObjectItem(root, "version"),

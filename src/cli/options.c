@@ -11,6 +11,8 @@
 #include <strings.h>
 
 #include "cli.h"
+#include "pipeline/docint.h"
+#include "rotor/pipeline/doc.h"
 #include "rotor/base/suggest.h"
 
 /* The shared options: name, group, and the slot in cli_shared_args: a
@@ -251,11 +253,7 @@ rotor_status cli_apply_topology(rotor_chip *chip, const char *topo, rotor_error 
 }
 
 const char *cli_topology_text(const rotor_chip *chip, char *buf, size_t size) {
-    if (chip->topology == ROTOR_TOPO_MESH)
-        snprintf(buf, size, "mesh %lldx%lld", (long long)chip->mesh_width, (long long)chip->mesh_height);
-    else
-        snprintf(buf, size, "all-to-all");
-    return buf;
+    return rotor_doc_topology_text(chip, buf, size); /* the documents' spelling (pipeline/docint.h) */
 }
 
 bool cli_parse_bandwidth(const char *s, double *gbps) {
@@ -359,16 +357,8 @@ int cli_shared_threads(const char *cmd, const cli_shared_args *a, int *threads) 
 
 int cli_expr(const char *cmd, const char *expr, const char *dims, bool check_eval, rotor_expr *e) {
     rotor_error err = {{0}};
-    rotor_status st;
-    if ((st = rotor_expr_parse(expr, e, &err))) {
-        rotor_error_prefix(&err, "--expr");
-        return cli_fail(cmd, st, &err);
-    }
-    if ((st = rotor_expr_bind(e, dims, &err))) {
-        /* binding reports a column of the expression ("column 15: ...") or a dimension */
-        rotor_error_prefix(&err, err.msg[0] == 'c' ? "--expr" : "--dim");
-        return cli_fail(cmd, st, &err);
-    }
+    rotor_status st = rotor_doc_expr(expr, dims, e, &err); /* the library's reading (pipeline/doc.h) */
+    if (st) return cli_fail(cmd, st, &err);
     if (check_eval && e->op_class != ROTOR_OP_CONTRACTION && (st = rotor_expr_check_eval(e, &err))) {
         rotor_error_prefix(&err, "--expr");
         return cli_fail(cmd, st, &err);
@@ -395,35 +385,9 @@ int cli_hbm_workload(const char *cmd, const char *input, const cli_hbm_args *a, 
 /* --design: a comma list of design names, or "all" (NULL too), into out
  * (room for ROTOR_PRELOAD_NDESIGNS); 0, or the exit status after the message. */
 int cli_parse_designs(const char *cmd, const char *list, rotor_preload_design *out, int *n) {
-    *n = 0;
-    if (!list || !strcmp(list, "all")) {
-        for (int d = 0; d < ROTOR_PRELOAD_NDESIGNS; d++) out[(*n)++] = (rotor_preload_design)d;
-        return 0;
-    }
-    const char *p = list;
-    for (;;) {
-        size_t len = strcspn(p, ",");
-        char name[32];
-        if (len == 0 || len >= sizeof name)
-            return cli_usage_error(cmd, "--design: expected names from basic, static, dyn, full, ideal, roofline, got '%s'",
-                                   list);
-        memcpy(name, p, len);
-        name[len] = '\0';
-        rotor_preload_design d;
-        rotor_error err = {{0}};
-        rotor_status st = rotor_preload_design_parse(name, &d, &err);
-        if (st) {
-            rotor_error_prefix(&err, "--design");
-            return cli_fail(cmd, st, &err);
-        }
-        for (int i = 0; i < *n; i++)
-            if (out[i] == d) return cli_usage_error(cmd, "--design: '%s' listed twice", name);
-        out[(*n)++] = d;
-        p += len;
-        if (!*p) break;
-        p++;
-    }
-    return 0;
+    rotor_error err = {{0}};
+    rotor_status st = rotor_doc_designs(list, out, n, &err); /* the library's reading (pipeline/doc.h) */
+    return st ? cli_fail(cmd, st, &err) : 0;
 }
 
 int cli_apply_hbm_bw(const char *cmd, const char *hbm, rotor_chip *chip) {
@@ -440,10 +404,5 @@ int cli_apply_hbm_bw(const char *cmd, const char *hbm, rotor_chip *chip) {
 }
 
 rotor_status cli_chip(const char *spec, char *const *sets, int nsets, rotor_chip *out, rotor_error *err) {
-    rotor_status st = rotor_chip_resolve(spec ? spec : "ipu-mk2", out, err);
-    if (st) return st;
-    for (int i = 0; i < nsets; i++)
-        if ((st = rotor_chip_set(out, sets[i], err))) return st;
-    if ((st = rotor_chip_validate(out, err))) rotor_error_prefix(err, "chip after --set");
-    return st;
+    return rotor_doc_chip(spec, (const char *const *)sets, nsets, out, err); /* pipeline/doc.h */
 }

@@ -42,6 +42,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/jsontext.h"
 #include "cli.h"
 #include "rotor/model/onnx.h"
 
@@ -65,7 +66,7 @@ void cli_puts(const char *text) {
 }
 
 int cli_print_json(const char *cmd, cJSON *root) {
-    char *text = cJSON_Print(root);
+    char *text = rotor_json_stamp(root) ? cJSON_Print(root) : NULL; /* with rotor's version */
     cJSON_Delete(root);
     if (!text) return cli_nomem(cmd);
     cli_puts(text);

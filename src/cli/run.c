@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/jsontext.h"
 #include "cli.h"
 #include "rotor/compile/dsa.h"
 #include "rotor/compile/program.h"
@@ -692,7 +693,7 @@ int cmd_run(int argc, char **argv) {
     }
     if (root && !rc) {
         cJSON_AddBoolToObject(root, "pass", failed == 0);
-        char *text = cJSON_Print(root);
+        char *text = rotor_json_stamp(root) ? cJSON_Print(root) : NULL; /* with rotor's version */
         if (text) puts(text);
         free(text);
     }

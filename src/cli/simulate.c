@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "cli.h"
+#include "base/jsontext.h"
+#include "rotor/pipeline/doc.h"
 #include "op/planjson.h"
 #include "rotor/base/suggest.h"
 #include "rotor/compile/program.h"
@@ -152,59 +154,6 @@ static void print_table(const rotor_program *p, const rotor_chip *chip, const ro
     rotor_energy en;
     rotor_energy_price(chip, &ec, r->simulated_s, &en);
     cli_energy_print("per inference", &en);
-}
-
-static cJSON *summary_json(const rotor_program *p, const rotor_chip *chip, const rotor_replay_result *r) {
-    char topo[64];
-    const rotor_sim_stats *s = &r->stats;
-    cJSON *root = cJSON_CreateObject();
-    cJSON_AddStringToObject(root, "format", "rotor-simulation");
-    cJSON_AddNumberToObject(root, "version", 1);
-    cJSON_AddStringToObject(root, "model", p->model);
-    cJSON_AddStringToObject(root, "chip", chip->name);
-    cJSON_AddStringToObject(root, "topology", cli_topology_text(chip, topo, sizeof topo));
-    cJSON_AddNumberToObject(root, "cores", (double)p->cores);
-    cJSON_AddNumberToObject(root, "simulated_s", r->simulated_s);
-    cJSON_AddNumberToObject(root, "predicted_s", r->predicted_s);
-    cJSON_AddNumberToObject(root, "error", r->predicted_s > 0 ? r->simulated_s / r->predicted_s - 1 : 0);
-    cJSON_AddNumberToObject(root, "tasks", (double)s->tasks);
-    cJSON_AddNumberToObject(root, "events", (double)s->events);
-    cJSON *b = cJSON_AddObjectToObject(root, "breakdown_s");
-    for (int c = 0; c < ROTOR_SIM_NCATS; c++)
-        cJSON_AddNumberToObject(b, rotor_sim_category_name((rotor_sim_category)c), s->exposed_ps[c] * 1e-12);
-    cJSON_AddNumberToObject(b, "idle", s->idle_ps * 1e-12);
-    cJSON_AddNumberToObject(root, "contended_s", s->contended_ps * 1e-12);
-    cJSON_AddNumberToObject(root, "stall_s", s->stall_ps * 1e-12);
-    cJSON *u = cJSON_AddObjectToObject(root, "utilisation");
-    cJSON_AddNumberToObject(u, "flops", s->flops_util);
-    cJSON_AddNumberToObject(u, "cores", s->compute_util);
-    cJSON_AddNumberToObject(u, "links_mean", s->link_util_mean);
-    cJSON_AddNumberToObject(u, "links_peak", s->link_util_peak);
-    cJSON_AddNumberToObject(u, "interchip", s->interchip_util);
-    cJSON_AddNumberToObject(u, "hbm", s->hbm_util);
-    rotor_energy_counts ec = rotor_sim_energy_counts(s);
-    rotor_energy en;
-    rotor_energy_price(chip, &ec, r->simulated_s, &en);
-    cli_energy_json(root, "inference", &ec, &en);
-    cJSON *ops = cJSON_AddArrayToObject(root, "operators");
-    for (int o = 0; o < r->nops; o++) {
-        const rotor_replay_op *x = &r->ops[o];
-        char why[160];
-        rotor_replay_explain(x, why, sizeof why);
-        cJSON *j = cJSON_CreateObject();
-        cJSON_AddStringToObject(j, "name", p->ops[o].name);
-        cJSON_AddStringToObject(j, "type", p->ops[o].type);
-        cJSON_AddNumberToObject(j, "predicted_s", x->predicted_s);
-        cJSON_AddNumberToObject(j, "simulated_s", x->simulated_s);
-        cJSON_AddNumberToObject(j, "setup_s", x->simulated_setup_s);
-        cJSON_AddNumberToObject(j, "main_s", x->simulated_main_s);
-        cJSON_AddNumberToObject(j, "reduction_s", x->simulated_reduction_s);
-        cJSON_AddNumberToObject(j, "wait_s", x->wait_s);
-        cJSON_AddStringToObject(j, "where", why);
-        if (x->segment) cJSON_AddNumberToObject(j, "segment", x->segment);
-        cJSON_AddItemToArray(ops, j);
-    }
-    return root;
 }
 
 /* What `rotor simulate` was asked. */
@@ -396,7 +345,7 @@ static void baseline_json(const rotor_expr *e, const rotor_chip *chip, const rot
         {"reduction_bytes", (double)r->reduction_bytes}, {"reduction_hops", (double)r->reduction_hops},
         {"max_hops", (double)r->max_hops}, {"links_peak", r->stats.link_util_peak}};
     for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++) cJSON_AddNumberToObject(root, nums[i].key, nums[i].v);
-    char *out = cJSON_Print(root);
+    char *out = rotor_json_stamp(root) ? cJSON_Print(root) : NULL; /* with rotor's version */
     if (out) cli_puts(out);
     free(out);
     cJSON_Delete(root);
@@ -510,7 +459,7 @@ static void compare_json(const rotor_expr *e, const rotor_chip *chip, const roto
     cJSON_AddNumberToObject(root, "applied", c->applied);
     cJSON_AddNumberToObject(root, "faster", c->faster);
     cJSON_AddNumberToObject(root, "faster_than_setup", c->faster_than_compiled);
-    char *out = cJSON_Print(root);
+    char *out = rotor_json_stamp(root) ? cJSON_Print(root) : NULL; /* with rotor's version */
     if (out) cli_puts(out);
     free(out);
     cJSON_Delete(root);
@@ -593,7 +542,7 @@ static void gtsim_json(const char *model, const rotor_chip *chip, int64_t batch,
             cJSON_AddNumberToObject(b, rotor_gtreplay_res_name((rotor_gtreplay_res)i), r[k].busy_s[i]);
         cJSON_AddItemToArray(steps, o);
     }
-    char *out = cJSON_Print(root);
+    char *out = rotor_json_stamp(root) ? cJSON_Print(root) : NULL; /* with rotor's version */
     if (out) cli_puts(out);
     free(out);
     cJSON_Delete(root);
@@ -697,11 +646,10 @@ int cmd_simulate(int argc, char **argv) {
     if (rc || trace.is_stdout) {
         /* --trace -: the trace alone on stdout */
     } else if (a.json) {
-        cJSON *root = summary_json(prog, &chip, &rr);
-        char *out = cJSON_Print(root);
-        if (out) cli_puts(out);
-        free(out);
-        cJSON_Delete(root);
+        char *out = NULL;
+        if ((st = rotor_doc_simulation(prog, &chip, &rr, &out, &err))) rc = cli_fail(cmd, st, &err);
+        else cli_puts(out);
+        rotor_free(out);
     } else {
         print_table(prog, &chip, &rr, a.compare);
     }

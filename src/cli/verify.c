@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/jsontext.h"
 #include "cli.h"
 #include "rotor/op/cost.h"
 #include "rotor/op/emu.h"
@@ -272,7 +273,7 @@ static int print_json(const rotor_expr *e, const rotor_chip *chip, const outcome
     }
     cJSON_AddNumberToObject(root, "passed", (double)passed);
     cJSON_AddNumberToObject(root, "failed", (double)(nplans - passed));
-    char *text = cJSON_Print(root);
+    char *text = rotor_json_stamp(root) ? cJSON_Print(root) : NULL; /* with rotor's version */
     cJSON_Delete(root);
     if (!text) return 1;
     cli_puts(text);

@@ -201,7 +201,7 @@ rotor_status rotor_program_write(const rotor_graph *g, const rotor_chip *chip,
         cJSON *segs = cJSON_AddArrayToObject(root, "segments");
         for (int i = 0; i < r->nsegments; i++) cJSON_AddItemToArray(segs, segment_json(g, &r->segments[i]));
     }
-    *out = cJSON_Print(root);
+    *out = rotor_json_stamp(root) ? cJSON_Print(root) : NULL; /* with rotor's version (base/jsontext.h) */
     cJSON_Delete(root);
     return *out ? ROTOR_OK : rotor_nomem(err);
 }

@@ -3,6 +3,8 @@
  * is always a topological order and every expression matches its tensors. */
 #include "rotor/model/graph.h"
 
+#include "base/jsontext.h"
+
 #include <cjson/cJSON.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -629,7 +631,7 @@ char *rotor_graph_to_json(const rotor_graph *g) {
             cJSON_AddNumberToObject(o, "nfused", op->nfused);
         }
     }
-    char *s = cJSON_PrintUnformatted(root);
+    char *s = rotor_json_stamp(root) ? cJSON_PrintUnformatted(root) : NULL; /* base/jsontext.h */
     cJSON_Delete(root);
     return s;
 }

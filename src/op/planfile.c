@@ -122,7 +122,7 @@ char *rotor_planfile_write(const rotor_expr *e, const rotor_chip *chip, const ch
     cJSON_AddItemToObject(st, "partial_plans_pruned", rotor_json_int(s->nodes_pruned));
     cJSON_AddItemToObject(st, "threads", rotor_json_int(s->threads));
     cJSON_AddItemToObject(st, "wall_s", rotor_json_num(s->wall_seconds));
-    char *text = cJSON_Print(root);
+    char *text = rotor_json_stamp(root) ? cJSON_Print(root) : NULL; /* with rotor's version (base/jsontext.h) */
     cJSON_Delete(root);
     return text;
 }

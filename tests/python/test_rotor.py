@@ -1,0 +1,121 @@
+"""The Python package against the CLI (run by tests/cli_python.sh): each
+function's dict equals what `rotor COMMAND --json` prints, an error raises
+RotorError with the CLI's line, and `python3 -m rotor` works.  $ROTOR is the
+CLI, $ROTOR_LIB the library the package loads."""
+
+import json
+import os
+import subprocess
+import sys
+import unittest
+
+import rotor
+
+ROTOR = os.environ.get("ROTOR", "build/rotor")
+MM = "C[m,n] += A[m,k] * B[k,n]"
+ENV = dict(os.environ, ROTOR_NO_CACHE="1")
+
+
+def cli(*args):
+    """`rotor ARGS --json` parsed, and the exact text."""
+    r = subprocess.run([ROTOR, *args, "--json"], capture_output=True, text=True, env=ENV, check=True)
+    return json.loads(r.stdout), r.stdout
+
+
+def no_wall(d):
+    """The search's wall time, the one figure that varies between runs."""
+    d = json.loads(json.dumps(d))
+    d.get("search", {}).pop("wall_s", None)
+    return d
+
+
+class Documents(unittest.TestCase):
+    def test_plan_equals_cli(self):
+        want, _ = cli("plan", "--expr", MM, "--dim", "m=32,k=64,n=16", "--threads", "1", "--pareto")
+        got = rotor.plan(MM, dim="m=32,k=64,n=16", threads=1, pareto=True)
+        self.assertEqual(no_wall(got), no_wall(want))
+        self.assertEqual(got["format"], "rotor-plan")
+        self.assertEqual(got["rotor_version"], rotor.__version__)
+        self.assertGreater(len(got["pareto"]), 1)
+
+    def test_compile_takes_set_as_a_string(self):
+        d = rotor.compile("nerf-t10", set="cores_per_chip=64")
+        self.assertEqual((d["cores"], d["rotor_version"]), (64, rotor.__version__))
+
+    def test_plan_of_the_t10_benchmark(self):
+        # the acceptance line's figure: the T10 benchmark MatMul on one IPU
+        got = rotor.plan(MM, dim="m=32,k=5120,n=15360", chip="ipu-mk2")
+        self.assertAlmostEqual(got["time"]["total_s"], 2.0888727924363636e-05, delta=1e-18)
+
+    def test_compile_equals_cli_byte_for_byte(self):
+        _, text = cli("compile", "nerf-t10", "--batch", "2", "--compare", "--set", "cores_per_chip=736")
+        got = rotor.document("compile", model="nerf-t10", batch=2, compare=True, set=["cores_per_chip=736"])
+        self.assertEqual(got + "\n", text)
+        d = json.loads(got)
+        self.assertEqual(d["cores"], 736)
+        self.assertIn("comparison", d)
+
+    def test_simulate_equals_cli(self):
+        want, _ = cli("simulate", "nerf-t10", "--chip", "ipu-pod4")
+        got = rotor.simulate("nerf-t10", chip="ipu-pod4")
+        self.assertEqual(got, want)
+        self.assertEqual(got["format"], "rotor-simulation")
+
+    def test_schedule_equals_cli_byte_for_byte(self):
+        _, text = cli("schedule", "llama2-13b", "--layers", "1", "--design", "full,basic", "--per-op", "--tp", "2")
+        got = rotor.document("schedule", model="llama2-13b", layers=1, design="full,basic", per_op=True, tp=2)
+        self.assertEqual(got + "\n", text)
+        d = rotor.schedule("llama2-13b", layers=1, design="full", hbm_bw=8)
+        self.assertEqual([x["design"] for x in d["designs"]], ["full"])
+        self.assertEqual(d["hbm_gbps_per_chip"], 2000)  # 8 TB/s over ipu-pod4's 4 chips
+
+
+class Errors(unittest.TestCase):
+    def test_error_is_the_cli_line(self):
+        r = subprocess.run([ROTOR, "plan", "--expr", MM, "--dim", "m=32,k=64", "--json"], capture_output=True,
+                           text=True, env=ENV)
+        self.assertEqual(r.returncode, 2)
+        with self.assertRaises(rotor.RotorError) as c:
+            rotor.plan(MM, dim="m=32,k=64")
+        self.assertEqual("rotor plan: %s\n" % c.exception, r.stderr)
+        self.assertEqual(str(c.exception), "--expr: column 5: axis 'n' has no extent (add n=N to --dims)")
+
+    def test_unknown_option_and_model(self):
+        with self.assertRaisesRegex(rotor.RotorError, "^options: unknown option 'batchsize' for compile"):
+            rotor.compile("bert-large", batchsize=8)
+        with self.assertRaisesRegex(rotor.RotorError, "^--batch: expected an integer from 1 to 1048576, got 0$"):
+            rotor.compile("bert-large", batch=0)
+        with self.assertRaisesRegex(rotor.RotorError, "bert-larg"):
+            rotor.compile("bert-larg")
+        with self.assertRaisesRegex(rotor.RotorError, r"^--tp: expected 1\.\.4 \(the chips of ipu-pod4\), got 8$"):
+            rotor.schedule("llama2-13b", tp=8)
+
+    def test_no_fit_status(self):
+        with self.assertRaises(rotor.RotorError) as c:
+            rotor.plan(MM, dim="m=32,k=64,n=16", constraints="memory_cap=1")
+        self.assertEqual(c.exception.status, 2)  # ROTOR_ERR_NOFIT
+
+
+class Main(unittest.TestCase):
+    def run_main(self, *args):
+        return subprocess.run([sys.executable, "-m", "rotor", *args], capture_output=True, text=True, env=ENV)
+
+    def test_version(self):
+        r = self.run_main("--version")
+        want = subprocess.run([ROTOR, "--version"], capture_output=True, text=True).stdout
+        self.assertEqual((r.returncode, r.stdout), (0, want))
+
+    def test_plan_prints_the_document(self):
+        r = self.run_main("plan", "--expr", MM, "--dim", "m=32,k=64,n=16", "--threads", "1")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        want, _ = cli("plan", "--expr", MM, "--dim", "m=32,k=64,n=16", "--threads", "1")
+        self.assertEqual(no_wall(json.loads(r.stdout)), no_wall(want))
+
+    def test_error_exit(self):
+        r = self.run_main("compile", "bert-large", "--batch", "0")
+        self.assertEqual((r.returncode, r.stdout), (2, ""))
+        self.assertEqual(r.stderr, "rotor compile: --batch: expected an integer from 1 to 1048576, got 0\n")
+
+
+if __name__ == "__main__":
+    unittest.main()
