@@ -5,23 +5,32 @@
 . "$(dirname "$0")/lib.sh"
 d=$tmpdir/r
 
-expect_out help "Figures 12, 13, 14, 19 and 20" -- reproduce --help
-# the T10 grid for one model, batches 1 and 2: every figure's table
-"$ROTOR" reproduce t10 --models nerf-t10 --max-batch 2 -o "$d" >"$out" 2>"$err"
+expect_out help "Figures 12, 13, 14, 19 and 20; the same grid on a GPU, Figure 21" -- reproduce --help
+# the T10 grid for one model, batches 1 and 2: every figure's table; and
+# Figure 22 for one LLM (its fitted layers, prefill and decode)
+"$ROTOR" reproduce t10 --models nerf-t10,opt-1.3b --max-batch 2 -o "$d" >"$out" 2>"$err"
 if [ $? -eq 0 ]; then ok; else bad "small grid: $(cat "$err")"; fi
 for pat in "^nerf-t10 *1 " "^nerf-t10 *2 " "T10 over VGM: .* over 2 points (paper: 1.69x on average, 3.3x at most)" \
     "T10 over the VGM oracle: .* over 2 points" \
-    "Figure 14" "Figure 20" "paper 8%-43%"; do
+    "Figure 14" "Figure 20" "paper 8%-43%" "^Figure 21: ipu-mk2 (T10) against a100-80gb" \
+    "^Figure 22: LLM layers on ipu-mk2 (T10) against a100-80gb" \
+    "T10 over a100-80gb: .* over 6 points (paper: 3.10x on average, 16.38x at most)" \
+    "^opt-1.3b: [0-9]* of 24 layers fit at batch 16; one more: the model does not fit"; do
     if grep -q -- "$pat" "$out"; then ok; else bad "tables lack '$pat': $(head -n 12 "$out")"; fi
 done
 # the files, complete and named as the table says
 for f in t10-fig12-13.csv t10-fig14.csv t10-fig19.csv t10-fig20.csv t10-fig12.svg t10-fig13.svg t10-fig14.svg \
-    t10-fig19.svg t10-fig20.svg; do
+    t10-fig19.svg t10-fig20.svg t10-fig21.csv t10-fig21.svg t10-fig22.csv t10-fig22.svg; do
     if [ -s "$d/$f" ]; then ok; else bad "$f missing"; fi
 done
 if [ "$(head -n 1 "$d/t10-fig12-13.csv")" = "model,batch,t10_us,vgm_us,speedup,t10_move_share,vgm_move_share,vgm_oracle_us,speedup_oracle" ] &&
     [ "$(wc -l <"$d/t10-fig12-13.csv")" -eq 3 ]; then ok; else bad "fig12-13 csv: $(cat "$d/t10-fig12-13.csv")"; fi
 if [ "$(wc -l <"$d/t10-fig20.csv")" -eq 4 ]; then ok; else bad "fig20 csv: $(cat "$d/t10-fig20.csv")"; fi
+# Figure 21: each fitting point of the grid on the GPU; Figure 22: 2 phases x 3 batches
+if [ "$(wc -l <"$d/t10-fig21.csv")" -eq 3 ] && grep -q "^nerf-t10,2," "$d/t10-fig21.csv"; then ok
+else bad "fig21 csv: $(cat "$d/t10-fig21.csv")"; fi
+if [ "$(grep -c '^opt-1.3b,' "$d/t10-fig22.csv")" -eq 6 ] && grep -q "^opt-1.3b,[0-9]*,24,decode,16," "$d/t10-fig22.csv"
+then ok; else bad "fig22 csv: $(cat "$d/t10-fig22.csv")"; fi
 if tail -n 1 "$d/t10-fig12.svg" | grep -q "</svg>" && grep -q "nerf-t10 T10" "$d/t10-fig12.svg"; then ok
 else bad "fig12 svg"; fi
 if ls "$d" | grep -q '\.tmp\.'; then bad "a temporary is left: $(ls "$d")"; else ok; fi

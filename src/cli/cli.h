@@ -9,6 +9,7 @@
 
 #include "rotor/base/chip.h"
 #include "rotor/base/error.h"
+#include "rotor/base/gpu.h"
 #include "rotor/compile/energy.h"
 #include "rotor/hbm/schedule.h"
 #include "rotor/op/expr.h"
@@ -460,6 +461,12 @@ int cli_reproduce_elk(const char *const *models, int nm, int64_t max_batch, cons
 int cli_reproduce_gt(const char *models, const char *dir, bool json, const rotor_chip *chip, bool quiet);
 /* dir, made if missing (src/cli/reproduce.c); EXIT_BADINPUT naming it when it cannot be. */
 int cli_reproduce_dir(const char *dir);
+/* T10 Figure 22 (src/cli/reproducegpu.c): the LLMs' layers on chip
+ * against gpu, files t10-fig22.csv and .svg in dir; the table on stdout,
+ * or (json) the figure's array into *fig22.  The exit status. */
+int cli_reproduce_fig22(const char *const *llms, int nl, const rotor_chip *chip, const rotor_gpu *gpu,
+                        const rotor_compile_options *co, const char *dir, bool json, struct cJSON **fig22,
+                        bool quiet);
 int cmd_run(int argc, char **argv);
 
 /* The simulator trace's filter (src/cli/trace.c): --trace-ops NAME,...

@@ -20,6 +20,8 @@
 #include <cjson/cJSON.h>
 
 #include "cli.h"
+#include "rotor/op/gpu.h"
+#include "rotor/pipeline/t10gpu.h"
 #include "rotor/base/suggest.h"
 
 #define MAX_MODELS 8
@@ -28,6 +30,8 @@
 
 static const char *const DEFAULT_MODELS = "bert-large,vit-base,resnet-18,nerf-t10";
 static const char *const ELK_MODELS = "llama2-13b,gemma2-27b,opt-30b,llama2-70b"; /* Elk Table 2's LLMs */
+/* T10 §6.7's LLMs for Figure 22: OPT 1.3B to 13B, Llama 2 7B and 13B, RetNet-1.3B */
+static const char *const FIG22_MODELS = "opt-1.3b,opt-13b,llama2-7b,llama2-13b,retnet-1.3b";
 
 static void reproduce_usage(FILE *f) {
     fprintf(f,
@@ -35,7 +39,9 @@ static void reproduce_usage(FILE *f) {
             "\n"
             "t10: T10's evaluation grid (T10 §6: each model from batch 1, doubling until it no\n"
             "longer fits) with T10, the VGM baseline as Roller tiles it and the VGM oracle;\n"
-            "Figures 12, 13, 14, 19 and 20.\n"
+            "Figures 12, 13, 14, 19 and 20; the same grid on a GPU, Figure 21 (T10 §6.6); and\n"
+            "the LLMs' layers that fit one chip against the GPU, prefill and decode, Figure 22\n"
+            "(T10 §6.7: %s, or the LLMs --models names).\n"
             "elk: Elk's evaluation (Elk §6: each LLM's decode step, KV cache 2048, batch 1 to 32\n"
             "at 16 TB/s, and batch 32 at 2-64 TB/s) with Basic, Static, Dyn, Full and Ideal;\n"
             "Figures 17, 18 and 19, and the points in the paper's regime; at batch 8, all-to-all\n"
@@ -58,6 +64,8 @@ static void reproduce_usage(FILE *f) {
             "                      reproduce-graphturbo; created if missing)\n"
             "  --json              print the results as JSON (rotor-reproduce-t10,\n"
             "                      rotor-reproduce-elk or rotor-reproduce-graphturbo, version 1)\n"
+            "  --gpu NAME|FILE     t10's GPU for Figures 21 and 22 (default a100-80gb;\n"
+            "                      docs/gpu.md)\n"
             "  --chip NAME|FILE    chip (default t10: ipu-mk2, elk: ipu-pod4, graphturbo:\n"
             "                      stcp920); --set KEY=VALUE overrides a field\n"
             "  --threads N         search threads\n"
@@ -67,7 +75,7 @@ static void reproduce_usage(FILE *f) {
             "  -h, --help          this help\n"
             "\n"
             "exit status: 0 done, 1 a model does not fit even at batch 1, 2 bad input\n",
-            DEFAULT_MODELS, ELK_MODELS);
+            FIG22_MODELS, DEFAULT_MODELS, ELK_MODELS);
 }
 
 /* One (model, batch) of the grid. */
@@ -78,6 +86,7 @@ typedef struct gpoint {
     double t10_s, vgm_s, oracle_s; /* vgm: Roller; oracle: the exhaustive VGM bound */
     double t10_move_s;  /* T10: shifts, reductions and setup */
     double vgm_move_s;  /* VGM: loads and stores */
+    rotor_t10gpu_side gpu; /* Figure 21: the same graph on the GPU */
 } gpoint;
 
 /* Figure 14 at one batch: the operators faster, slower, and the extremes. */
@@ -101,7 +110,7 @@ typedef struct mresult {
 
 typedef struct repro_args {
     cli_shared_args sa;
-    const char *what, *models, *max_batch, *outdir;
+    const char *what, *models, *max_batch, *outdir, *gpu;
     bool json;
 } repro_args;
 
@@ -164,8 +173,8 @@ static bool keep_extremes(mresult *m, const rotor_pipeline *p, int64_t b, int sl
 
 /* The model's batch sweep (Figures 12, 13, 14, 19).  Returns the exit status
  * (0, or after printing the error). */
-static int sweep_model(mresult *m, const rotor_chip *chip, const rotor_compile_options *co, int64_t max_batch, cli_progress *prog,
-                       int *done, int total) {
+static int sweep_model(mresult *m, const rotor_chip *chip, const rotor_gpu *gpu, const rotor_compile_options *co,
+                       int64_t max_batch, cli_progress *prog, int *done, int total) {
     for (int64_t b = 1; b <= max_batch && m->npts < MAX_POINTS; b *= 2) {
         rotor_pipeline p;
         rotor_error err = {{0}};
@@ -192,6 +201,10 @@ static int sweep_model(mresult *m, const rotor_chip *chip, const rotor_compile_o
         }
         g->oracle_fits = p.oracle_status == ROTOR_OK;
         if (g->oracle_fits) g->oracle_s = p.oracle.total_s;
+        if ((st = rotor_t10gpu_price(&p.graph, gpu, &g->gpu, &err))) { /* Figure 21 */
+            rotor_pipeline_free(&p);
+            return cli_fail("reproduce", st, &err);
+        }
         bool ok = !g->vgm_fits || ((m->npts > 0 || keep_extremes(m, &p, b, 0)) && keep_extremes(m, &p, b, 1));
         rotor_pipeline_free(&p);
         m->npts++;
@@ -260,7 +273,38 @@ static summary summarise(const mresult *ms, int nm) {
     return s;
 }
 
-static void print_tables(const mresult *ms, int nm, const rotor_chip *chip) {
+/* Figure 21: the GPU's time over T10's at each point of Figure 12, with
+ * what rules the GPU's: its HBM bytes (the L2's misses), its FLOP and HBM
+ * bounds, and the share of its time in kernels bound by compute. */
+static void print_fig21(const mresult *ms, int nm, const rotor_chip *chip, const rotor_gpu *gpu) {
+    printf("\nFigure 21: %s (T10) against %s, the Figure 12 grid (us)\n", chip->name, gpu->name);
+    printf("%-12s %7s %13s %13s %8s %11s %11s %11s %9s\n", "model", "batch", "T10", gpu->name, "ratio",
+           "GPU HBM MB", "FLOP bound", "HBM bound", "compute");
+    double most = 0;
+    for (int i = 0; i < nm; i++)
+        for (int j = 0; j < ms[i].npts; j++) {
+            const gpoint *g = &ms[i].pts[j];
+            if (!g->fits) continue;
+            double r = g->gpu.total_s / g->t10_s;
+            most = fmax(most, r);
+            printf("%-12s %7lld %13.3f %13.3f %7.2fx %11.1f %11.3f %11.3f %8.0f%%\n", ms[i].model,
+                   (long long)g->batch, g->t10_s * 1e6, g->gpu.total_s * 1e6, r, g->gpu.hbm_bytes / 1e6,
+                   g->gpu.flop_bound_s * 1e6, g->gpu.hbm_bound_s * 1e6,
+                   100 * g->gpu.bound_s[ROTOR_GPU_BOUND_COMPUTE] / g->gpu.total_s);
+        }
+    printf("T10 over %s: %.2fx at most (paper: IPU up to 2.44x faster at small batch, the A100 faster at large "
+           "batch)\n", gpu->name, most);
+    for (int i = 0; i < nm; i++) {
+        const gpoint *last = NULL;
+        for (int j = 0; j < ms[i].npts; j++)
+            if (ms[i].pts[j].fits) last = &ms[i].pts[j];
+        if (last)
+            printf("%s at its largest batch (%lld): %s\n", ms[i].model, (long long)last->batch,
+                   last->gpu.total_s < last->t10_s ? "the GPU is faster (the crossover)" : "T10 is still faster");
+    }
+}
+
+static void print_tables(const mresult *ms, int nm, const rotor_chip *chip, const rotor_gpu *gpu) {
     printf("T10 evaluation (T10 §6) on %s: T10 against the VGM baseline as Roller tiles it, and against the\n"
            "VGM oracle, every split searched (docs/vgm.md)\n\n", chip->name);
     printf("Figure 12 and 13: latency, and the share of time moving data\n");
@@ -313,10 +357,27 @@ static void print_tables(const mresult *ms, int nm, const rotor_chip *chip) {
                 else printf(" %11.3f", t * 1e6);
             }
         printf("\n");
-    }
+    }    print_fig21(ms, nm, chip, gpu);
 }
 
 /* ---- files ---- */
+
+/* Figure 21: every point of Figure 12 on the GPU. */
+static void csv_fig21(FILE *f, const void *data, int nm) {
+    const mresult *ms = data;
+    fprintf(f, "model,batch,t10_us,gpu_us,ratio,gpu_hbm_bytes,gpu_flop_bound_us,gpu_hbm_bound_us,gpu_compute_us,"
+               "gpu_hbm_us,gpu_l2_us,gpu_launch_us\n");
+    for (int i = 0; i < nm; i++)
+        for (int j = 0; j < ms[i].npts; j++) {
+            const gpoint *g = &ms[i].pts[j];
+            if (!g->fits) continue;
+            fprintf(f, "%s,%lld,%.6f,%.6f,%.6f,%.0f,%.6f,%.6f", ms[i].model, (long long)g->batch, g->t10_s * 1e6,
+                    g->gpu.total_s * 1e6, g->gpu.total_s / g->t10_s, g->gpu.hbm_bytes, g->gpu.flop_bound_s * 1e6,
+                    g->gpu.hbm_bound_s * 1e6);
+            for (int b = 0; b < 4; b++) fprintf(f, ",%.6f", g->gpu.bound_s[b] * 1e6);
+            fprintf(f, "\n");
+        }
+}
 
 /* Figure 12/13 rows, Figure 14 speedups, Figure 19 curves, Figure 20. */
 static void csv_grid(FILE *f, const void *data, int nm) {
@@ -413,6 +474,24 @@ static void svg_grid(FILE *f, const void *data, int nm) {
 static void svg_move(FILE *f, const void *data, int nm) {
     cli_plot p = {"T10 Figure 13: time moving data", "batch", "share of the time (%)", true, false};
     svg_batch_lines(f, data, nm, true, &p);
+}
+
+/* Figure 21 as lines: the GPU's time over T10's against batch. */
+static void svg_fig21(FILE *f, const void *data, int nm) {
+    const mresult *ms = data;
+    double x[MAX_MODELS][MAX_POINTS], y[MAX_MODELS][MAX_POINTS];
+    cli_series s[MAX_MODELS];
+    for (int i = 0; i < nm; i++) {
+        int n = 0;
+        for (int j = 0; j < ms[i].npts; j++)
+            if (ms[i].pts[j].fits) {
+                x[i][n] = (double)ms[i].pts[j].batch;
+                y[i][n++] = ms[i].pts[j].gpu.total_s / ms[i].pts[j].t10_s;
+            }
+        s[i] = (cli_series){ms[i].model, n, x[i], y[i], false};
+    }
+    cli_plot p = {"T10 Figure 21: GPU time over T10's", "batch", "speedup of T10 (x)", true, true};
+    cli_svg_lines(f, &p, s, nm);
 }
 
 /* One line a model, each its own length (Figures 14 and 19): series_add
@@ -519,11 +598,12 @@ int cli_reproduce_file(const char *dir, const char *name, cli_figure_fn fn, cons
     return cli_output_commit("reproduce", "-o", &out);
 }
 
-static cJSON *json_results(const mresult *ms, int nm, const rotor_chip *chip) {
+static cJSON *json_results(const mresult *ms, int nm, const rotor_chip *chip, const rotor_gpu *gpu) {
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "format", "rotor-reproduce-t10");
     cJSON_AddNumberToObject(root, "version", 1);
     cJSON_AddStringToObject(root, "chip", chip->name);
+    cJSON_AddStringToObject(root, "gpu", gpu->name);
     summary s = summarise(ms, nm);
     cJSON *sum = cJSON_AddObjectToObject(root, "summary");
     cJSON_AddNumberToObject(sum, "points", s.n);
@@ -539,6 +619,9 @@ static cJSON *json_results(const mresult *ms, int nm, const rotor_chip *chip) {
     cJSON_AddNumberToObject(paper, "speedup_max", 3.3);
     cJSON_AddStringToObject(paper, "t10_move_share", "8%-43%");
     cJSON_AddStringToObject(paper, "roller_move_share", "50%-74%");
+    cJSON_AddNumberToObject(paper, "fig21_t10_over_gpu_max", 2.44);
+    cJSON_AddNumberToObject(paper, "fig22_t10_over_gpu_mean", 3.10);
+    cJSON_AddNumberToObject(paper, "fig22_t10_over_gpu_max", 16.38);
     cJSON *grid = cJSON_AddArrayToObject(root, "grid");
     for (int i = 0; i < nm; i++)
         for (int j = 0; j < ms[i].npts; j++) {
@@ -560,6 +643,13 @@ static cJSON *json_results(const mresult *ms, int nm, const rotor_chip *chip) {
                 cJSON_AddNumberToObject(o, "vgm_oracle_us", g->oracle_s * 1e6);
                 cJSON_AddNumberToObject(o, "speedup_oracle", g->oracle_s / g->t10_s);
             }
+            if (g->fits) { /* Figure 21 */
+                cJSON_AddNumberToObject(o, "gpu_us", g->gpu.total_s * 1e6);
+                cJSON_AddNumberToObject(o, "gpu_ratio", g->gpu.total_s / g->t10_s);
+                cJSON_AddNumberToObject(o, "gpu_hbm_bytes", g->gpu.hbm_bytes);
+                cJSON_AddNumberToObject(o, "gpu_flop_bound_us", g->gpu.flop_bound_s * 1e6);
+                cJSON_AddNumberToObject(o, "gpu_hbm_bound_us", g->gpu.hbm_bound_s * 1e6);
+            }
             cJSON_AddItemToArray(grid, o);
         }
     return root;
@@ -573,6 +663,7 @@ static int parse_reproduce(int argc, char **argv, repro_args *a) {
         {"max-batch", 0, CLI_VALUE, offsetof(repro_args, max_batch), 0, 0},
         {"output", 'o', CLI_VALUE, offsetof(repro_args, outdir), 0, 0},
         {"json", 0, CLI_FLAG, offsetof(repro_args, json), 0, 0},
+        {"gpu", 0, CLI_VALUE, offsetof(repro_args, gpu), 0, 0},
         {0}};
     int rc = cli_parse_options("reproduce", argc, argv, CLI_TAKES_CHIP | CLI_TAKES_THREADS | CLI_TAKES_CACHE, &a->sa, own, a,
                                reproduce_usage, cli_list_zoo, &a->what,
@@ -603,6 +694,8 @@ static int write_outputs(const char *dir, const mresult *ms, int nm) {
     if (!rc) rc = cli_reproduce_file(dir, "t10-fig14.svg", svg_ops, ms, nm);
     if (!rc) rc = cli_reproduce_file(dir, "t10-fig19.svg", svg_curves, ms, nm);
     if (!rc) rc = cli_reproduce_file(dir, "t10-fig20.svg", svg_cores, ms, nm);
+    if (!rc) rc = cli_reproduce_file(dir, "t10-fig21.csv", csv_fig21, ms, nm);
+    if (!rc) rc = cli_reproduce_file(dir, "t10-fig21.svg", svg_fig21, ms, nm);
     return rc;
 }
 
@@ -658,7 +751,20 @@ int cmd_reproduce(int argc, char **argv) {
     const char *dir = a.outdir ? a.outdir : elk ? "reproduce-elk" : "reproduce-t10";
     if ((rc = cli_reproduce_dir(dir))) return rc;
     if (elk) return cli_reproduce_elk(names, nm, max_batch, dir, a.json, &chip, co.threads, a.sa.quiet);
-    mresult *ms = calloc((size_t)nm, sizeof *ms);
+    /* Figure 22 takes the LLMs (its own default list without --models);
+     * Figures 12-21 the rest */
+    rotor_gpu gpu;
+    if ((st = rotor_gpu_resolve(a.gpu ? a.gpu : "a100-80gb", &gpu, &err))) return cli_fail(cmd, st, &err);
+    char lbuf[512];
+    const char *llms[MAX_MODELS];
+    int nl = 0;
+    if (!a.models && split_models(FIG22_MODELS, lbuf, sizeof lbuf, llms, &nl)) return EXIT_BADINPUT;
+    for (int i = 0, k = 0; i < nm; i++) {
+        if (a.models && rotor_zoo_find(names[i])->llm) llms[nl++] = names[i];
+        else names[k++] = names[i];
+        if (i == nm - 1) nm = k;
+    }
+    mresult *ms = calloc((size_t)(nm ? nm : 1), sizeof *ms);
     if (!ms) return cli_nomem(cmd);
     int total = 0, done = 0;
     for (int i = 0; i < nm; i++) {
@@ -667,16 +773,24 @@ int cmd_reproduce(int argc, char **argv) {
     }
     cli_progress prog;
     cli_progress_begin(&prog, cmd, "grid points (up to)", a.sa.quiet);
-    for (int i = 0; i < nm && !rc; i++) rc = sweep_model(&ms[i], &chip, &co, max_batch, &prog, &done, total);
+    for (int i = 0; i < nm && !rc; i++) rc = sweep_model(&ms[i], &chip, &gpu, &co, max_batch, &prog, &done, total);
     for (int i = 0; i < nm && !rc; i++) rc = scale_model(&ms[i], &chip, &co);
     cli_progress_end(&prog);
     if (!rc) rc = write_outputs(dir, ms, nm);
+    cJSON *root = NULL, *fig22 = NULL;
     if (!rc && a.json) {
-        rc = cli_print_json(cmd, json_results(ms, nm, &chip));
+        root = json_results(ms, nm, &chip, &gpu);
+        rc = cli_reproduce_fig22(llms, nl, &chip, &gpu, &co, dir, true, &fig22, a.sa.quiet);
+        if (fig22) cJSON_AddItemToObject(root, "fig22", fig22);
+        if (!rc) rc = cli_print_json(cmd, root);
+        else cJSON_Delete(root);
     } else if (!rc) {
-        print_tables(ms, nm, &chip);
-        printf("\nfiles: %s/t10-fig12-13.csv, t10-fig14.csv, t10-fig19.csv, t10-fig20.csv, t10-fig12.svg, "
-               "t10-fig13.svg, t10-fig14.svg, t10-fig19.svg, t10-fig20.svg\n", dir);
+        if (nm) print_tables(ms, nm, &chip, &gpu);
+        rc = cli_reproduce_fig22(llms, nl, &chip, &gpu, &co, dir, false, NULL, a.sa.quiet);
+        if (!rc)
+            printf("\nfiles: %s/t10-fig12-13.csv, t10-fig14.csv, t10-fig19.csv, t10-fig20.csv, t10-fig21.csv, "
+                   "t10-fig12.svg, t10-fig13.svg, t10-fig14.svg, t10-fig19.svg, t10-fig20.svg, t10-fig21.svg%s\n",
+                   dir, nl ? ", t10-fig22.csv, t10-fig22.svg" : "");
     }
     for (int i = 0; i < nm; i++)
         for (int k = 0; k < 2; k++) {

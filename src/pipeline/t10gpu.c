@@ -56,18 +56,25 @@ rotor_status rotor_t10gpu_llm_run(const char *model, int64_t seq, const int64_t 
     if (nbatches < 1 || nbatches > ROTOR_T10GPU_MAX_POINTS / 2)
         return rotor_fail(err, ROTOR_ERR_INPUT, "%s: %d batches (1 to %d)", model, nbatches,
                           ROTOR_T10GPU_MAX_POINTS / 2);
-    /* the layers: fitted at the largest batch at which any fits */
-    for (int i = nbatches - 1; i >= 0 && out->layers == 0; i--) {
-        rotor_llm_fit f;
-        rotor_zoo_options zo = {.batch = batches[i], .seq = seq, .phase = ROTOR_PHASE_PREFILL};
-        rotor_status st = rotor_llm_fit_run(model, &zo, chip, copt, &f, err);
-        if (st) return st;
-        out->layers = f.layers;
-        out->model_layers = f.model_layers;
-        out->fit_batch = batches[i];
-        out->why = f.why;
-        rotor_llm_fit_free(&f);
-    }
+    /* the layers: the fewer of prefill's and decode's (decode keeps its
+     * KV cache or state resident; prefill's activations are larger), at the
+     * largest batch at which any fits */
+    for (int i = nbatches - 1; i >= 0 && out->layers == 0; i--)
+        for (int ph = 0; ph < 2; ph++) {
+            rotor_llm_fit f;
+            rotor_zoo_options zo = {.batch = batches[i], .seq = seq,
+                                    .phase = ph ? ROTOR_PHASE_DECODE : ROTOR_PHASE_PREFILL};
+            rotor_status st = rotor_llm_fit_run(model, &zo, chip, copt, &f, err);
+            if (st) return st;
+            if (ph == 0 || f.layers < out->layers) {
+                out->layers = f.layers;
+                out->why = f.why;
+            }
+            out->model_layers = f.model_layers;
+            out->fit_batch = batches[i];
+            rotor_llm_fit_free(&f);
+            if (out->layers == 0) break;
+        }
     if (out->layers == 0)
         return rotor_fail(err, ROTOR_ERR_NOFIT, "%s: not one decoder layer fits %s at batch %lld: %s", model,
                           chip->name, (long long)batches[0], out->why.msg);

@@ -55,11 +55,12 @@ typedef struct rotor_t10gpu_llm {
     rotor_t10gpu_point points[ROTOR_T10GPU_MAX_POINTS];
 } rotor_t10gpu_llm;
 
-/* The decoder layers of the zoo LLM `model` that fit the ICCA chip at the
- * largest of the batches at which any fits (decision: so that every batch
- * runs the same layers; the paper does not say how it chose), then prefill
- * (seq tokens) and decode (one token over a context of seq) at each batch
- * on both chips.  nbatches at most ROTOR_T10GPU_MAX_POINTS / 2. */
+/* The decoder layers of the zoo LLM `model` that fit the ICCA chip, in
+ * prefill and in decode, at the largest of the batches at which any fits
+ * (decision: so that every batch and phase runs the same layers; the paper
+ * does not say how it chose), then prefill (seq tokens) and decode (one
+ * token over a context of seq) at each batch on both chips.  nbatches at
+ * most ROTOR_T10GPU_MAX_POINTS / 2. */
 rotor_status rotor_t10gpu_llm_run(const char *model, int64_t seq, const int64_t *batches, int nbatches,
                                   const rotor_chip *chip, const rotor_gpu *gpu, const rotor_compile_options *copt,
                                   rotor_t10gpu_llm *out, rotor_error *err);
