@@ -459,6 +459,15 @@ int cli_reproduce_elk(const char *const *models, int nm, int64_t max_batch, cons
 /* `rotor reproduce graphturbo` (src/cli/reproducegt.c): models is --models
  * (NULL: Table 2's every row); files in dir; the exit status. */
 int cli_reproduce_gt(const char *models, const char *dir, bool json, const rotor_chip *chip, bool quiet);
+/* `--profile` (src/cli/profile.c): the phases' wall seconds on stderr, from
+ * the pipeline run p, what the command timed itself (NULL: nothing), and
+ * the command's whole wall time. */
+typedef struct cli_profile_extra {
+    double designs_s;  /* schedule: its designs' ordering and allocation */
+    double replay_s;   /* the event-driven replay */
+} cli_profile_extra;
+void cli_profile_print(const char *cmd, const rotor_pipeline *p, const cli_profile_extra *x, double total_s);
+
 /* dir, made if missing (src/cli/reproduce.c); EXIT_BADINPUT naming it when it cannot be. */
 int cli_reproduce_dir(const char *dir);
 /* T10 Figure 22 (src/cli/reproducegpu.c): the LLMs' layers on chip

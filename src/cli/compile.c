@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "rotor/base/clock.h"
 #include "gpucli.h"
 #include "rotor/compile/compile.h"
 #include "rotor/compile/program.h"
@@ -64,6 +65,8 @@ static void compile_usage(FILE *f) {
             "  --threads N         search threads (default: all cores)\n"
             CLI_CACHE_USAGE
             "  --list              list the zoo\n"
+            "  --profile           the wall seconds of each phase on stderr: load, group, search,\n"
+            "                      hand-off, reconciliation, VGM, program (docs/performance.md)\n"
             "  -q, --quiet         no progress on stderr\n"
             "  -h, --help          this help\n"
             "\n"
@@ -160,7 +163,7 @@ static int parse_batches(const char *cmd, const char *batch, int64_t *batches, i
 typedef struct compile_args {
     cli_shared_args sa;
     const char *model, *baseline, *outfile, *format, *solver_name, *group;
-    bool compare, vgm_only, json, graphturbo;
+    bool compare, vgm_only, json, graphturbo, profile;
     cli_pipeline_args pl;
     rotor_solver solver;
     rotor_vgm_kind kind; /* with vgm_only */
@@ -180,6 +183,7 @@ static int parse_compile(int argc, char **argv, compile_args *a) {
         {"json", 0, CLI_FLAG, offsetof(compile_args, json), 0, 0},
         {NULL, 'o', CLI_VALUE, offsetof(compile_args, outfile), 0, 0},
         {"solver", 0, CLI_VALUE, offsetof(compile_args, solver_name), 0, 0},
+        {"profile", 0, CLI_FLAG, offsetof(compile_args, profile), 0, 0},
         CLI_PIPELINE_OPTS(compile_args, pl),
         {0}};
     int rc = cli_parse_options(cmd, argc, argv, CLI_TAKES_ALL | CLI_TAKES_CACHE, &a->sa, own, a, compile_usage, cli_list_zoo, &a->model,
@@ -369,9 +373,11 @@ int cmd_compile(int argc, char **argv) {
         po.compile.progress = cli_progress_step;
         po.compile.progress_ctx = &prog;
         rotor_pipeline p;
+        double t0 = rotor_clock_s();
         st = rotor_pipeline_run(&po, &chip, &p, &err);
         cli_progress_end(&prog);
         cli_cache_warn(cmd, &po.compile, &p.t10);
+        if (a.profile && (!st || p.loaded)) cli_profile_print(cmd, &p, NULL, rotor_clock_s() - t0);
         if (!st && a.vgm_only) {
             st = a.kind == ROTOR_VGM_ORACLE ? p.oracle_status : p.vgm_status;
             err = a.kind == ROTOR_VGM_ORACLE ? p.oracle_err : p.vgm_err;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "rotor/base/clock.h"
 #include "pipeline/docint.h"
 #include "rotor/pipeline/doc.h"
 #include "rotor/model/group.h"
@@ -47,6 +48,8 @@ static void schedule_usage(FILE *f) {
             "  --no-refine         dyn, full: Elk's induction alone, without the refinement\n"
             "                      against the forward timing (docs/preload.md)\n"
             "  --per-op            also list every operator of the last design\n"
+            "  --profile           the wall seconds of each phase on stderr: load, group, schedule\n"
+            "                      (its shard searches), designs, replay (docs/performance.md)\n"
             "  --json              print JSON (rotor-schedule, version 1)\n"
             "  --trace FILE        write the last design's schedule as Chrome trace-event JSON\n"
             "                      (with --simulate: the simulator's trace of the last design;\n"
@@ -280,7 +283,7 @@ typedef struct schedule_args {
     cli_hbm_args ha;
     const char *input, *topology, *solver;
     cli_trace_args tr;
-    bool per_op, simulate, no_refine;
+    bool per_op, simulate, no_refine, profile;
 } schedule_args;
 
 /* What the options make of it: the pipeline's and the schedule's options,
@@ -301,6 +304,7 @@ static int parse_schedule(int argc, char **argv, schedule_args *a, schedule_job 
     static const cli_opt own[] = {
         CLI_HBM_OPTS(schedule_args, ha),
         {"per-op", 0, CLI_FLAG, offsetof(schedule_args, per_op), 0, 0},
+        {"profile", 0, CLI_FLAG, offsetof(schedule_args, profile), 0, 0},
         CLI_TRACE_OPTS(schedule_args, tr),
         {"simulate", 0, CLI_FLAG, offsetof(schedule_args, simulate), 0, 0},
         {"topology", 0, CLI_VALUE, offsetof(schedule_args, topology), 0, 0},
@@ -360,7 +364,7 @@ static int print_json(const rotor_pipeline *p, const run *runs, int shown, const
 /* The scheduled model p: runs the designs (and --simulate replays them),
  * then writes the trace tr and prints the report; the exit status. */
 static int report_designs(const schedule_args *a, const schedule_job *j, const rotor_pipeline *p, cli_output *tr,
-                          cli_trace_filter *filter) {
+                          cli_trace_filter *filter, double t_start) {
     const char *cmd = "schedule";
     const rotor_schedule *s = p->schedule;
     rotor_error err = {{0}};
@@ -368,14 +372,21 @@ static int report_designs(const schedule_args *a, const schedule_job *j, const r
     memset(runs, 0, sizeof runs);
     int nruns = 0, shown = 0, rc = 0;
     const run *ideal = NULL, *basic = NULL, *traced = NULL;
+    double t_designs = rotor_clock_s();
     rotor_status st = rotor_doc_schedule_designs(s, j->designs, j->ndesigns, runs, &nruns, &shown, &err);
+    t_designs = rotor_clock_s() - t_designs;
     for (int i = 0; i < nruns; i++) {
         if (runs[i].design == ROTOR_PRELOAD_IDEAL) ideal = &runs[i];
         if (runs[i].design == ROTOR_PRELOAD_BASIC) basic = &runs[i];
     }
     bool quiet = a->ha.m.quiet;
+    double t_replay = rotor_clock_s();
     if (!st && a->simulate)
         st = simulate_designs(s, &j->simchip, runs, shown, a->tr.file ? tr->f : NULL, filter, &traced, quiet, &err);
+    t_replay = a->simulate ? rotor_clock_s() - t_replay : 0;
+    if (!st && a->profile)
+        cli_profile_print(cmd, p, &(cli_profile_extra){.designs_s = t_designs, .replay_s = t_replay},
+                          rotor_clock_s() - t_start);
     if (st) rc = cli_trace_fail(cmd, a->tr.file ? tr : NULL, st, &err);
     else {
         /* the trace first: a file that cannot be written fails with nothing on stdout */
@@ -417,9 +428,10 @@ int cmd_schedule(int argc, char **argv) {
     cli_progress_begin(&bar, cmd, "shard shapes searched", a.ha.m.quiet);
     j.so.progress = cli_progress_step;
     j.so.progress_ctx = &bar;
+    double t_start = rotor_clock_s();
     rotor_status st = rotor_pipeline_run(&j.po, &j.chip, &p, &err);
     cli_progress_end(&bar);
-    rc = st ? cli_fail(cmd, st, &err) : report_designs(&a, &j, &p, &tr, &filter);
+    rc = st ? cli_fail(cmd, st, &err) : report_designs(&a, &j, &p, &tr, &filter, t_start);
     cli_output_abort(&tr); /* after a failure; a written trace was committed */
     rotor_pipeline_free(&p);
     cli_trace_filter_free(&filter);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "rotor/base/clock.h"
 #include "base/jsontext.h"
 #include "rotor/pipeline/doc.h"
 #include "op/planjson.h"
@@ -70,6 +71,8 @@ static void simulate_usage(FILE *f) {
             "  --threads N         search threads when compiling a model or with --baseline all\n"
             CLI_CACHE_USAGE
             "  --list              list the zoo\n"
+            "  --profile           the wall seconds of each phase on stderr: load, group, search,\n"
+            "                      hand-off, reconciliation, program, replay (docs/performance.md)\n"
             "  -q, --quiet         no progress and no note on what a trace kept, on stderr\n"
             "  -h, --help          this help\n"
             "\n"
@@ -161,7 +164,7 @@ typedef struct simulate_args {
     cli_shared_args sa;
     const char *input, *topo, *solver_name, *group;
     cli_trace_args tr;
-    bool compare, json, from_program, graphturbo;
+    bool compare, json, from_program, graphturbo, profile;
     cli_pipeline_args pl;
     cli_trace_filter filter;
     rotor_solver solver;
@@ -175,6 +178,7 @@ static int parse_simulate(int argc, char **argv, simulate_args *a) {
         CLI_TRACE_OPTS(simulate_args, tr),
         {"compare", 0, CLI_FLAG, offsetof(simulate_args, compare), 0, 0},
         {"json", 0, CLI_FLAG, offsetof(simulate_args, json), 0, 0},
+        {"profile", 0, CLI_FLAG, offsetof(simulate_args, profile), 0, 0},
         {"solver", 0, CLI_VALUE, offsetof(simulate_args, solver_name), 0, 0},
         {"group", 0, CLI_VALUE, offsetof(simulate_args, group), 0, 0},
         CLI_PIPELINE_OPTS(simulate_args, pl),
@@ -600,6 +604,10 @@ int cmd_simulate(int argc, char **argv) {
     simulate_args a = {0};
     int rc = parse_simulate(argc, argv, &a);
     if (rc >= 0) return rc;
+    if (a.graphturbo && a.profile) {
+        cli_trace_filter_free(&a.filter);
+        return cli_usage_error(cmd, "--profile times T10's phases: it conflicts with --group graphturbo");
+    }
     if (a.graphturbo) {
         rc = cmd_gtsim(&a);
         cli_trace_filter_free(&a.filter);
@@ -624,6 +632,7 @@ int cmd_simulate(int argc, char **argv) {
         }
     }
     const rotor_program *prog = &p.program;
+    double t_start = rotor_clock_s(), t_replay = 0;
     if (a.from_program) {
         if ((st = read_program(&a, &chip, &p.program, &err))) rc = cli_fail(cmd, st, &err);
     } else {
@@ -639,8 +648,12 @@ int cmd_simulate(int argc, char **argv) {
         ro.trace = trace.f;
         ro.trace_filter = &a.filter.f;
     }
+    t_replay = rotor_clock_s();
     if (!rc && (st = rotor_replay(prog, &chip, &ro, &rr, NULL, &err))) rc = cli_trace_fail(cmd, &trace, st, &err);
+    t_replay = rotor_clock_s() - t_replay;
     cli_progress_end(&bar);
+    if (!rc && a.profile)
+        cli_profile_print(cmd, &p, &(cli_profile_extra){.replay_s = t_replay}, rotor_clock_s() - t_start);
     if (!rc && a.tr.file) rc = cli_trace_done(cmd, &trace, &a.filter, &rr.trace, a.sa.quiet);
     cli_output_abort(&trace); /* after a failure; a written trace was committed */
     if (rc || trace.is_stdout) {

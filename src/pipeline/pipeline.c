@@ -4,6 +4,8 @@
  * subcommand used to repeat by hand. */
 #include "rotor/pipeline/pipeline.h"
 
+#include "rotor/base/clock.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +38,13 @@ static rotor_status program_stage(rotor_pipeline *p, const rotor_pipeline_option
     if (!st) st = rotor_program_parse(text, opt->model, chip, &p->program, err);
     free(text);
     return st;
+}
+
+/* Seconds since *t, and *t moved to now: one stage's time. */
+static double lap(double *t) {
+    double now = rotor_clock_s(), d = now - *t;
+    *t = now;
+    return d;
 }
 
 /* allow_empty on a graph with no operators: nothing to plan, so the T10
@@ -74,7 +83,10 @@ rotor_status rotor_pipeline_run(const rotor_pipeline_options *opt, const rotor_c
                           "topology mesh: the VGM baseline prices one chip's mesh, not %lld chips "
                           "(drop --compare / --baseline, or set chips=1)",
                           (long long)chip->chips);
+    rotor_pipeline_times *tm = &out->times;
+    double t0 = rotor_clock_s(), t = t0;
     rotor_status st = rotor_model_load(opt->model, &opt->zoo, &opt->onnx, &out->graph, &out->onnx, err);
+    tm->load_s = lap(&t);
     if (st) return st;
     out->loaded = true;
     if (opt->simplify) {
@@ -83,6 +95,7 @@ rotor_status rotor_pipeline_run(const rotor_pipeline_options *opt, const rotor_c
         st = rotor_simplify(&out->graph, &simple, &out->simplify, err);
         rotor_graph_free(&out->graph);
         out->graph = simple;
+        tm->simplify_s = lap(&t);
         if (st) return st;
     }
     if (!opt->no_group) {
@@ -91,19 +104,32 @@ rotor_status rotor_pipeline_run(const rotor_pipeline_options *opt, const rotor_c
         st = rotor_group(&out->graph, &grouped, &out->group, err);
         rotor_graph_free(&out->graph);
         out->graph = grouped;
+        tm->group_s = lap(&t);
         if (st) return st;
     }
     bool empty = opt->allow_empty && out->graph.nops == 0;
     if (opt->t10 && empty) empty_stages(out, opt, chip);
     else if (opt->t10) st = rotor_compile(&out->graph, chip, &opt->compile, &out->t10, err);
+    tm->t10_s = lap(&t);
     if (opt->vgm && (!st || st == ROTOR_ERR_NOFIT))
         out->vgm_status = rotor_vgm_compile(&out->graph, chip, ROTOR_VGM_ROLLER, &out->vgm, &out->vgm_err);
     if (opt->vgm_oracle && (!st || st == ROTOR_ERR_NOFIT))
         out->oracle_status = rotor_vgm_compile(&out->graph, chip, ROTOR_VGM_ORACLE, &out->oracle, &out->oracle_err);
+    tm->vgm_s = lap(&t);
     if (!st && opt->program && !empty) st = program_stage(out, opt, chip, err);
+    tm->program_s = lap(&t);
     if (!st && opt->schedule) st = rotor_schedule_build(&out->graph, chip, opt->schedule, &out->schedule, err);
+    tm->schedule_s = lap(&t);
     for (int k = 0; !st && opt->graphturbo && k < ROTOR_DSA_STEPS; k++)
         st = rotor_dsa_run(&out->graph, &out->cluster, (rotor_dsa_step)k, &out->dsa[k], err);
+    tm->dsa_s = lap(&t);
+    tm->total_s = t - t0;
+    /* a stage that did not run took no time, however few nanoseconds passed */
+    if (!opt->t10) tm->t10_s = 0;
+    if (!opt->vgm && !opt->vgm_oracle) tm->vgm_s = 0;
+    if (!opt->program) tm->program_s = 0;
+    if (!opt->schedule) tm->schedule_s = 0;
+    if (!opt->graphturbo) tm->dsa_s = 0;
     return st;
 }
 

@@ -60,6 +60,17 @@ typedef struct rotor_pipeline_options {
     rotor_compile_options compile; /* threads, frontier ratio, progress of the T10 compile */
 } rotor_pipeline_options;
 
+/* The wall seconds of each stage that ran (issue 45, `--profile`); the T10
+ * compile's own phases are in t10.profile. */
+typedef struct rotor_pipeline_times {
+    double load_s;           /* the zoo build or the ONNX import */
+    double simplify_s, group_s;
+    double t10_s;            /* rotor_compile, whole */
+    double vgm_s;            /* the VGM baseline and its oracle */
+    double program_s, schedule_s, dsa_s;
+    double total_s;
+} rotor_pipeline_times;
+
 typedef struct rotor_pipeline {
     rotor_graph graph;           /* loaded; grouped unless no_group */
     bool loaded;                 /* the load stage succeeded (a later stage failed when this is set) */
@@ -79,6 +90,7 @@ typedef struct rotor_pipeline {
     rotor_dsa_cluster cluster;   /* with graphturbo: the chip's cluster */
     rotor_dsa_result dsa[ROTOR_DSA_STEPS]; /* with graphturbo: each step's schedule, timed */
     rotor_schedule *schedule;    /* with schedule */
+    rotor_pipeline_times times;  /* always */
 } rotor_pipeline;
 
 /* A model argument names an ONNX file when it contains '/' or ends in
