@@ -662,9 +662,12 @@ rotor_status rotor_chip_set(rotor_chip *chip, const char *assignment, rotor_erro
     key[klen] = '\0';
     const field_def *f = (size_t)(eq - assignment) < sizeof key ? find_field(key) : NULL;
     if (!f) {
-        char keys[640];
+        char keys[640], hint[96];
+        const char *names[NFIELDS];
+        for (int i = 0; i < NFIELDS; i++) names[i] = FIELDS[i].key;
         key_list(keys, sizeof keys, false);
-        return rotor_fail(err, ROTOR_ERR_INPUT, "--set: %s: unknown key (known keys: %s)", key, keys);
+        return rotor_fail(err, ROTOR_ERR_INPUT, "--set: %s: unknown key%s (known keys: %s)", key,
+                          rotor_suggest_phrase(key, names, NFIELDS, hint, sizeof hint), keys);
     }
     const char *value = eq + 1;
     rotor_chip copy = *chip;

@@ -69,6 +69,7 @@ static void simulate_usage(FILE *f) {
             CLI_CACHE_USAGE
             "  --list              list the zoo\n"
             "  -q, --quiet         no progress and no note on what a trace kept, on stderr\n"
+            "  --progress WHEN     auto (a bar on a terminal), always (also lines every 5 s in a log), never\n"
             "  -h, --help          this help\n"
             "\n"
             "exit status: 0 simulated, 1 the model (a baseline's tiles) does not fit, 2 bad input\n");
