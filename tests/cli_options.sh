@@ -50,10 +50,10 @@ if [ "$(cat "$err")" = "rotor schedule: --set hbm_gbps is deprecated, write --se
 then ok; else bad "hbm_gbps deprecation: $(cat "$err")"; fi
 run_hbm --set hbm_gbps=2000 -q >/dev/null
 if [ -s "$err" ]; then bad "hbm_gbps -q: $(cat "$err")"; else ok; fi
-# --set hbm-bw divides by the chips the command line gives, in any order
-got=$("$ROTOR" schedule llama2-13b --layers 1 --design full --set hbm-bw=8 --set chips=2 --tp 2 2>&1 | head -n 1)
-case "$got" in *"2 chips x 1472 cores, HBM 4000 GB/s per chip"*) ok ;; *) bad "hbm-bw then chips: $got" ;; esac
-expect_line hbm-set-bad 2 "rotor schedule: --set hbm-bw: expected a bandwidth of all chips in TB/s (16, 16TB/s, 8000GB/s; 0 for none), got 'fast'" \
+# --set applies in order: hbm-bw divides by the chips set before it
+got=$("$ROTOR" schedule llama2-13b --layers 1 --design full --set chips=2 --set hbm-bw=8 --tp 2 2>&1 | head -n 1)
+case "$got" in *"2 chips x 1472 cores, HBM 4000 GB/s per chip"*) ok ;; *) bad "chips then hbm-bw: $got" ;; esac
+expect_line hbm-set-bad 2 'rotor schedule: --set: hbm-bw: expected the bandwidth of all chips in TB/s (16, 16TB/s, 8000GB/s; 0 for none), got "fast"' \
     -- schedule llama2-13b --layers 1 --set hbm-bw=fast
 # the sweep takes units too: 8000GB/s is the point 8 (TB/s)
 "$ROTOR" explore llama2-13b --layers 1 --sweep hbm-bw=4000GB/s,8TB/s,16 --design full -o "$tmpdir/u" >"$out" 2>"$err"
@@ -97,10 +97,9 @@ expect_error chip-unknown 2 "^rotor chip: unknown chip 'nope' (presets: ipu-mk2,
 # ---- --progress: lines in a log (stderr not a terminal) with always ---------
 expect_line progress-bad 2 "rotor explore: --progress: expected auto, always or never, got 'alway' (did you mean 'always'?)" \
     -- explore llama2-13b --layers 1 --sweep hbm-bw=4 --progress=alway
-# auto and never draw nothing off a terminal; always writes whole lines, at
-# least the first after a second and the phase's end (a sweep of 5 points of
-# the full model takes over a second on any machine this runs on)
-sweep="llama2-13b --batch 32 --sweep hbm-bw=2,4,8,16,32 --design full"
+# auto and never draw nothing off a terminal; always writes whole lines: one
+# at the phase's first step, one every 5 s, and one at its end
+sweep="llama2-13b --layers 1 --sweep hbm-bw=2,4,8,16,32 --design full"
 # shellcheck disable=SC2086 # the words of the sweep
 "$ROTOR" explore $sweep -o "$tmpdir/a" >/dev/null 2>"$err"
 if [ -s "$err" ]; then bad "progress auto off a terminal: $(cat "$err")"; else ok; fi

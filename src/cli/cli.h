@@ -402,8 +402,9 @@ typedef struct cli_progress {
 } cli_progress;
 
 /* --progress (every subcommand): auto draws the bar on a terminal only,
- * always also writes one line per phase every CLI_PROGRESS_LOG_S seconds
- * off a terminal (a log), never draws nothing.  --quiet turns it off. */
+ * always also writes whole lines off a terminal (a log): one at a phase's
+ * first step, then one every CLI_PROGRESS_LOG_S seconds, and one when it
+ * ends; never draws nothing.  --quiet turns it off. */
 typedef enum { CLI_PROGRESS_AUTO, CLI_PROGRESS_ALWAYS, CLI_PROGRESS_NEVER } cli_progress_mode;
 #define CLI_PROGRESS_LOG_S 5.0
 /* The mode of this process, set once by cli_parse_options before any work. */

@@ -311,15 +311,7 @@ const char *cli_topology_text(const rotor_chip *chip, char *buf, size_t size) {
 }
 
 bool cli_parse_bandwidth(const char *s, double *gbps) {
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || !(v > 0) || v > 1e6) return false;
-    double scale;
-    if (!*end || !strcasecmp(end, "TB/s") || !strcasecmp(end, "TB") || !strcasecmp(end, "T")) scale = 1000.0;
-    else if (!strcasecmp(end, "GB/s") || !strcasecmp(end, "GB") || !strcasecmp(end, "G")) scale = 1.0;
-    else return false;
-    *gbps = v * scale;
-    return true;
+    return rotor_bandwidth_parse(s, gbps); /* the one reading, --set hbm-bw's too (base/chip.c) */
 }
 
 int cli_parse_i64(const char *cmd, const char *opt, const char *s, int64_t lo, int64_t hi, int64_t *out) {
@@ -491,28 +483,11 @@ int cli_apply_hbm_bw(const char *cmd, const char *hbm, rotor_chip *chip) {
     return 0;
 }
 
-/* --set hbm-bw=BW: HBM bandwidth in the command line's one convention
- * (issue 46: --hbm-bw, --sweep hbm-bw= and --set hbm-bw= alike), the total
- * of all chips in TB/s, or with its unit (16, 16TB/s, 8000GB/s), 0 for none;
- * stored as the chip file's per-chip hbm_gbps.  Applied after the other
- * --set, so that it divides by the chips the command line gives in any order. */
-static rotor_status set_hbm_bw(rotor_chip *chip, const char *value, rotor_error *err) {
-    double total = 0;
-    if (strcmp(value, "0") != 0 && !cli_parse_bandwidth(value, &total))
-        return rotor_fail(err, ROTOR_ERR_INPUT, "--set hbm-bw: expected a bandwidth of all chips in TB/s (16, "
-                          "16TB/s, 8000GB/s; 0 for none), got '%s'", value);
-    char a[64];
-    snprintf(a, sizeof a, "hbm_gbps=%.17g", total / (double)chip->chips);
-    return rotor_chip_set(chip, a, err);
-}
-
 rotor_status cli_chip(const char *spec, char *const *sets, int nsets, rotor_chip *out, rotor_error *err) {
     rotor_status st = rotor_chip_resolve(spec ? spec : "ipu-mk2", out, err);
     if (st) return st;
     for (int i = 0; i < nsets; i++)
-        if (strncmp(sets[i], "hbm-bw=", 7) != 0 && (st = rotor_chip_set(out, sets[i], err))) return st;
-    for (int i = 0; i < nsets; i++)
-        if (!strncmp(sets[i], "hbm-bw=", 7) && (st = set_hbm_bw(out, sets[i] + 7, err))) return st;
+        if ((st = rotor_chip_set(out, sets[i], err))) return st;
     if ((st = rotor_chip_validate(out, err))) rotor_error_prefix(err, "chip after --set");
     return st;
 }

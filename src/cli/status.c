@@ -56,12 +56,12 @@ void cli_progress_begin(cli_progress *p, const char *cmd, const char *what, bool
 }
 
 /* Whether to show progress t seconds in: the bar after the first second
- * (shorter work never flickers one), a log line then and every
- * CLI_PROGRESS_LOG_S after (a log of a minutes-long reproduce gets a line
- * per few seconds, not one per step). */
+ * (shorter work never flickers one); a log line at the phase's first step
+ * (a log says what each phase is, however short) and then every
+ * CLI_PROGRESS_LOG_S (a log of a minutes-long reproduce gets a line per
+ * few seconds, not one per step). */
 static bool progress_due(cli_progress *p, double t) {
-    if (t < 1.0) return false;
-    if (p->tty) return true;
+    if (p->tty) return t >= 1.0;
     if (!p->log || (p->logged >= 0 && t - p->logged < CLI_PROGRESS_LOG_S)) return false;
     p->logged = t;
     return true;
