@@ -254,7 +254,7 @@ test: $(if $(REPO_CHECKS),check-layers) $(TESTS) $(ROTOR) $(ONNXGEN) $(SO)
 	$(UNIT_RUN)
 	@ROTOR=$(ROTOR) ONNXGEN=$(ONNXGEN) $(CHECK_ENV) OMP_WAIT_POLICY=passive ROTOR_NO_CACHE=1 sh tests/run-cli.sh $(REPO_CHECKS) $(CLI_RUN)
 
-run: $(ROTOR)
+run: $(ROTOR) $(ONNXGEN) # build/onnxgen: README's `rotor run` example writes its model with it
 	$(ROTOR) plan --expr 'C[m,n] += A[m,k] * B[k,n]' --dim m=32,k=5120,n=15360 --chip ipu-mk2 --format t10
 	@# the whole model's summary: T10's total, SRAM, energy, then the VGM baselines
 	$(ROTOR) compile bert-large --batch 8 --chip ipu-mk2 --compare | sed -n '/^total /,$$p'

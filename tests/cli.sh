@@ -120,7 +120,7 @@ done
 # takes --help (exit 0, its usage on stdout), and a name it does not list is
 # refused with the closest one it does.
 cmds=$("$ROTOR" --help | sed -n '/^commands:$/,/^$/s/^  \([a-z][a-z]*\) .*/\1/p')
-if [ "$(echo $cmds)" = "plan verify compile model simulate run schedule explore reproduce report" ]; then ok
+if [ "$(echo $cmds)" = "plan verify compile model simulate run schedule explore reproduce report chip" ]; then ok
 else bad "rotor --help lists: $(echo $cmds)"; fi
 for c in $cmds; do
     if "$ROTOR" "$c" --help >"$out" 2>"$err" && grep -q "^usage: rotor $c" "$out" && [ ! -s "$err" ]; then ok

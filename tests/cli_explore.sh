@@ -228,7 +228,7 @@ if cmp -s "$gcsv" "$tmpdir/s-hbm-bw-noc-bw-cores.csv"; then ok; else bad "resume
 
 # bad input: one line, exit 2
 expect_error no-sweep 2 "--sweep KEY=V1,V2,... is required" -- explore $M
-expect_error unknown-key 2 "--sweep: unknown key 'dram' (keys: hbm-bw, noc-bw, cores, flops, sram, chips, topology, batch, seq)" -- \
+expect_error unknown-key 2 "--sweep: unknown key 'dram' (did you mean 'sram'?) (keys: hbm-bw, noc-bw, cores, flops, sram, chips, topology, batch, seq)" -- \
     explore $M --sweep dram=1,2
 expect_error no-equals 2 "--sweep: expected KEY=V1,V2,..." -- explore $M --sweep hbm-bw
 expect_error empty-list 2 "--sweep hbm-bw=: no values" -- explore $M --sweep hbm-bw=

@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* ---- presets ------------------------------------------------------------ */
 
@@ -652,6 +653,36 @@ static bool parse_number_text(const char *s, double *out) {
     return true;
 }
 
+bool rotor_bandwidth_parse(const char *s, double *gbps) {
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || !(v > 0) || v > 1e6) return false;
+    double scale;
+    if (!*end || !strcasecmp(end, "TB/s") || !strcasecmp(end, "TB") || !strcasecmp(end, "T")) scale = 1000.0;
+    else if (!strcasecmp(end, "GB/s") || !strcasecmp(end, "GB") || !strcasecmp(end, "G")) scale = 1.0;
+    else return false;
+    *gbps = v * scale;
+    return true;
+}
+
+/* "hbm-bw=BW": HBM bandwidth in the command line's one convention (issue
+ * 46: --hbm-bw, --sweep hbm-bw= and --set hbm-bw= alike), the total of all
+ * chips in TB/s or with its unit, 0 for none; stored as the chip file's
+ * per-chip hbm_gbps, so it divides by the chips set so far (--set chips=N
+ * first changes the count it divides by). */
+static rotor_status set_hbm_bw(rotor_chip *chip, const char *value, rotor_error *err) {
+    double total = 0;
+    if (strcmp(value, "0") != 0 && !rotor_bandwidth_parse(value, &total)) {
+        char got[96];
+        quote(value, strlen(value), got, sizeof got);
+        return rotor_fail(err, ROTOR_ERR_INPUT, "--set: hbm-bw: expected the bandwidth of all chips in TB/s (16, "
+                          "16TB/s, 8000GB/s; 0 for none), got %s", got);
+    }
+    char a[64];
+    snprintf(a, sizeof a, "hbm_gbps=%.17g", total / (double)chip->chips);
+    return rotor_chip_set(chip, a, err);
+}
+
 rotor_status rotor_chip_set(rotor_chip *chip, const char *assignment, rotor_error *err) {
     const char *eq = strchr(assignment, '=');
     char got[96];
@@ -664,11 +695,15 @@ rotor_status rotor_chip_set(rotor_chip *chip, const char *assignment, rotor_erro
     if (klen >= sizeof key) klen = sizeof key - 1; /* too long to be a key: unknown below */
     memcpy(key, assignment, klen);
     key[klen] = '\0';
+    if (!strcmp(key, "hbm-bw")) return set_hbm_bw(chip, eq + 1, err);
     const field_def *f = (size_t)(eq - assignment) < sizeof key ? find_field(key) : NULL;
     if (!f) {
-        char keys[640];
+        char keys[640], hint[96];
+        const char *names[NFIELDS];
+        for (int i = 0; i < NFIELDS; i++) names[i] = FIELDS[i].key;
         key_list(keys, sizeof keys, false);
-        return rotor_fail(err, ROTOR_ERR_INPUT, "--set: %s: unknown key (known keys: %s)", key, keys);
+        return rotor_fail(err, ROTOR_ERR_INPUT, "--set: %s: unknown key%s (known keys: %s)", key,
+                          rotor_suggest_phrase(key, names, NFIELDS, hint, sizeof hint), keys);
     }
     const char *value = eq + 1;
     rotor_chip copy = *chip;

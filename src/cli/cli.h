@@ -408,7 +408,18 @@ typedef struct cli_progress {
     const char *cmd, *what;
     double start;
     bool tty, drawn;
+    bool log;      /* --progress=always off a terminal: whole lines, every CLI_PROGRESS_LOG_S */
+    double logged; /* seconds after start of the last such line, -1 before the first */
 } cli_progress;
+
+/* --progress (every subcommand): auto draws the bar on a terminal only,
+ * always also writes whole lines off a terminal (a log): one at a phase's
+ * first step, then one every CLI_PROGRESS_LOG_S seconds, and one when it
+ * ends; never draws nothing.  --quiet turns it off. */
+typedef enum { CLI_PROGRESS_AUTO, CLI_PROGRESS_ALWAYS, CLI_PROGRESS_NEVER } cli_progress_mode;
+#define CLI_PROGRESS_LOG_S 5.0
+/* The mode of this process, set once by cli_parse_options before any work. */
+void cli_progress_set_mode(cli_progress_mode mode);
 
 /* quiet (--quiet): never drawn. */
 void cli_progress_begin(cli_progress *p, const char *cmd, const char *what, bool quiet);
@@ -448,6 +459,7 @@ int cmd_schedule(int argc, char **argv);
 int cmd_explore(int argc, char **argv);
 int cmd_reproduce(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_chip(int argc, char **argv);
 /* One figure file of `rotor reproduce`: dir/name written by fn(f, data, n)
  * (src/cli/reproduce.c); the exit status. */
 typedef void (*cli_figure_fn)(FILE *f, const void *data, int n);

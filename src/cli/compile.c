@@ -48,7 +48,7 @@ static void compile_usage(FILE *f) {
             "                      (every split searched; a bound on any VGM compiler)\n"
             "  --compare           also compile with both baselines; the closing line is the\n"
             "                      speedup over vgm (JSON: a \"comparison\" object)\n"
-            "  -o FILE             write the program (rotor-program JSON, docs/program-format.md)\n"
+            "  -o, --output FILE   write the program (rotor-program JSON, docs/program-format.md)\n"
             "  --json              print the program on stdout instead of the table\n"
             "  --solver S          plan search: exact (default, the optimum) or fast (KAPLA's\n"
             "                      greedy solver, near-optimal and far faster; docs/kapla.md)\n"
@@ -68,6 +68,7 @@ static void compile_usage(FILE *f) {
             "  --profile           the wall seconds of each phase on stderr: load, group, search,\n"
             "                      hand-off, reconciliation, VGM, program (docs/performance.md)\n"
             "  -q, --quiet         no progress on stderr\n"
+            "  --progress WHEN     auto (a bar on a terminal), always (also lines every 5 s in a log), never\n"
             "  -h, --help          this help\n"
             "\n"
             "exit status: 0 compiled, 1 the model does not fit, 2 bad input\n");
@@ -181,7 +182,7 @@ static int parse_compile(int argc, char **argv, compile_args *a) {
         {"format", 0, CLI_VALUE, offsetof(compile_args, format), 0, 0},
         {"group", 0, CLI_VALUE, offsetof(compile_args, group), 0, 0},
         {"json", 0, CLI_FLAG, offsetof(compile_args, json), 0, 0},
-        {NULL, 'o', CLI_VALUE, offsetof(compile_args, outfile), 0, 0},
+        {"output", 'o', CLI_VALUE, offsetof(compile_args, outfile), 0, 0},
         {"solver", 0, CLI_VALUE, offsetof(compile_args, solver_name), 0, 0},
         {"profile", 0, CLI_FLAG, offsetof(compile_args, profile), 0, 0},
         CLI_PIPELINE_OPTS(compile_args, pl),

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "explore.h"
+#include "rotor/base/suggest.h"
 
 #define MESH_MAX_ASPECT 4 /* cores on a mesh: the longer side at most 4x the shorter */
 
@@ -157,6 +158,32 @@ static bool parse_values(const char *list, ex_axis *ax, char *msg, size_t msize)
     return true;
 }
 
+/* hbm-bw's values in the command line's one convention (issue 46; as
+ * --hbm-bw): each number of the list or range may carry its unit, 8000GB/s
+ * or 8TB/s, and is rewritten as the TB/s it is ("8"), what the key's column
+ * and CSV show; a bare number is TB/s already. */
+static bool hbm_values(const char *list, char *out, size_t size, char *msg, size_t msize) {
+    size_t used = 0;
+    for (const char *p = list;;) {
+        size_t len = strcspn(p, ",:");
+        char item[64];
+        snprintf(item, sizeof item, "%.*s", (int)(len < sizeof item ? len : sizeof item - 1), p);
+        double gbps;
+        char text[64];
+        /* a range's step ("x2", "+4") and anything not a bandwidth stay for parse_values to judge */
+        if (strpbrk(item, "GgTt") && cli_parse_bandwidth(item, &gbps)) snprintf(text, sizeof text, "%.10g", gbps / 1000.0);
+        else snprintf(text, sizeof text, "%s", item);
+        int n = snprintf(out + used, size - used, "%s%c", text, p[len] ? p[len] : '\0');
+        if (n < 0 || (size_t)n >= size - used) {
+            snprintf(msg, msize, "the list is too long");
+            return false;
+        }
+        used += (size_t)n - (p[len] ? 0 : 1);
+        if (!p[len]) return true;
+        p += len + 1;
+    }
+}
+
 int ex_parse_sweep(const char *cmd, const char *spec, ex_axis *ax) {
     const char *eq = strchr(spec, '=');
     if (!eq || eq == spec)
@@ -165,12 +192,24 @@ int ex_parse_sweep(const char *cmd, const char *spec, ex_axis *ax) {
     while (k < EX_NKEYS &&
            (strlen(EX_KEYS[k].name) != (size_t)(eq - spec) || strncmp(EX_KEYS[k].name, spec, (size_t)(eq - spec))))
         k++;
-    if (k == EX_NKEYS)
-        return cli_usage_error(cmd, "--sweep: unknown key '%.*s' (keys: %s)", (int)(eq - spec), spec, KEY_LIST);
+    if (k == EX_NKEYS) {
+        const char *names[EX_NKEYS];
+        char word[64], hint[96];
+        for (int i = 0; i < EX_NKEYS; i++) names[i] = EX_KEYS[i].name;
+        snprintf(word, sizeof word, "%.*s", (int)(eq - spec), spec);
+        return cli_usage_error(cmd, "--sweep: unknown key '%s'%s (keys: %s)", word,
+                               rotor_suggest_phrase(word, names, EX_NKEYS, hint, sizeof hint), KEY_LIST);
+    }
     ax->key = (ex_key)k;
     ax->spec = spec;
-    char msg[256];
-    if (!parse_values(eq + 1, ax, msg, sizeof msg)) return cli_usage_error(cmd, "--sweep %s: %s", spec, msg);
+    char msg[256], values[512];
+    const char *list = eq + 1;
+    if (k == KEY_HBM_BW) {
+        if (!hbm_values(list, values, sizeof values, msg, sizeof msg))
+            return cli_usage_error(cmd, "--sweep %s: %s", spec, msg);
+        list = values;
+    }
+    if (!parse_values(list, ax, msg, sizeof msg)) return cli_usage_error(cmd, "--sweep %s: %s", spec, msg);
     return 0;
 }
 

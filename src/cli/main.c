@@ -30,6 +30,7 @@ static const cli_command commands[] = {
     COMMAND(explore, "sweep a chip parameter (HBM, NoC, cores, FLOPS) over the schedules"),
     COMMAND(reproduce, "run a paper's evaluation and set it beside the paper's figures (t10)"),
     COMMAND(report, "write one self-contained HTML report: frontiers, times, heat map, schedule"),
+    COMMAND(chip, "print a chip preset (or file, with --set) as a chip file: rotor chip show NAME"),
 };
 #define NCOMMANDS ((int)(sizeof commands / sizeof commands[0]))
 

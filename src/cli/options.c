@@ -48,7 +48,7 @@ static const struct {
 #define NSHARED ((int)(sizeof SHARED / sizeof SHARED[0]))
 #define MAX_OWN 32
 /* getopt codes: above any character, so no short option collides */
-enum { CODE_HELP = 'h', CODE_QUIET = 'q', CODE_LIST = 0x100, CODE_SHARED = 0x200, CODE_OWN = 0x300 };
+enum { CODE_HELP = 'h', CODE_QUIET = 'q', CODE_LIST = 0x100, CODE_PROGRESS = 0x101, CODE_SHARED = 0x200, CODE_OWN = 0x300 };
 
 int cli_list_zoo(void) {
     for (int i = 0; i < rotor_zoo_count(); i++) {
@@ -117,7 +117,7 @@ static int take_shared(const char *cmd, int k, char *arg, cli_shared_args *sa) {
 /* "unknown option '--jsn' (did you mean '--json'?)": the closest of the
  * long options the subcommand takes (old spellings left out). */
 static int unknown_option(const char *cmd, const char *arg, const struct option *opts, int n) {
-    const char *names[NSHARED + MAX_OWN + 4];
+    const char *names[NSHARED + MAX_OWN + 5];
     int nn = 0;
     /* the subcommand's own options first: a tie goes to them ("--bset": --best, not --set) */
     for (int pass = 0; pass < 2; pass++)
@@ -136,9 +136,50 @@ static int unknown_option(const char *cmd, const char *arg, const struct option 
     return cli_usage_error(cmd, "unknown option '%s'%s (try 'rotor %s --help')", arg, hint, cmd);
 }
 
+/* --progress=auto|always|never (cli.h, cli_progress_mode). */
+static int take_progress(const char *cmd, const char *arg) {
+    static const char *const names[] = {"auto", "always", "never"};
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(arg, names[i])) {
+            cli_progress_set_mode((cli_progress_mode)i);
+            return 0;
+        }
+    char hint[64];
+    return cli_usage_error(cmd, "--progress: expected auto, always or never, got '%s'%s", arg,
+                           rotor_suggest_phrase(arg, names, 3, hint, sizeof hint));
+}
+
+/* getopt_long takes any unambiguous prefix of a long option ("--lay" for
+ * --layers): a script that abbreviates would break, or change meaning, the
+ * day an option sharing the prefix is added, so rotor takes only whole
+ * names (issue 46) and refuses a prefix in one line naming the option it
+ * would have been.  The word after an option that takes a value is that
+ * value, not an option, and "--" ends the options. */
+static int refuse_abbreviation(const char *cmd, int argc, char **argv, const struct option *opts, int n) {
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--")) return 0;
+        if (a[0] != '-' || a[1] != '-') continue;
+        size_t len = strcspn(a + 2, "=");
+        int whole = -1, prefix = -1;
+        for (int k = 0; k < n; k++) {
+            if (strncmp(opts[k].name, a + 2, len) != 0) continue;
+            if (strlen(opts[k].name) == len) whole = k;
+            else if (prefix < 0) prefix = k;
+        }
+        if (whole >= 0) {
+            if (opts[whole].has_arg == required_argument && !a[2 + len]) i++;
+        } else if (prefix >= 0 && len > 0) {
+            return cli_usage_error(cmd, "unknown option '--%.*s' (did you mean '--%s'? options are not abbreviated)",
+                                   (int)len, a + 2, opts[prefix].name);
+        }
+    }
+    return 0;
+}
+
 int cli_parse_options(const char *cmd, int argc, char **argv, unsigned takes, cli_shared_args *sa, const cli_opt *own,
                       void *args, void (*usage)(FILE *), int (*list)(void), const char **input, const char *missing) {
-    struct option opts[NSHARED + MAX_OWN + 4];
+    struct option opts[NSHARED + MAX_OWN + 5];
     char shorts[2 * MAX_OWN + 8] = ":hq";
     int n = 0, ns = 3, nown = 0;
     for (int k = 0; k < NSHARED; k++)
@@ -157,9 +198,12 @@ int cli_parse_options(const char *cmd, int argc, char **argv, unsigned takes, cl
     shorts[ns] = '\0';
     opts[n++] = (struct option){"help", no_argument, 0, CODE_HELP};
     opts[n++] = (struct option){"quiet", no_argument, 0, CODE_QUIET};
+    opts[n++] = (struct option){"progress", required_argument, 0, CODE_PROGRESS};
     if (list) opts[n++] = (struct option){"list", no_argument, 0, CODE_LIST};
     opts[n] = (struct option){0, 0, 0, 0};
     sa->takes_cache = takes & CLI_TAKES_CACHE;
+    int arc = refuse_abbreviation(cmd, argc, argv, opts, n);
+    if (arc) return arc;
     optind = 1;
     opterr = 0;
     int ch, rc = 0;
@@ -175,6 +219,8 @@ int cli_parse_options(const char *cmd, int argc, char **argv, unsigned takes, cl
             rc = flag_once(cmd, "--quiet", &sa->quiet);
         } else if (ch == CODE_LIST) {
             listed = true;
+        } else if (ch == CODE_PROGRESS) {
+            rc = take_progress(cmd, optarg);
         } else if (ch >= CODE_OWN && ch < CODE_OWN + nown) {
             rc = take_own(cmd, &own[ch - CODE_OWN], optarg, args);
         } else if (ch >= CODE_SHARED && ch < CODE_SHARED + NSHARED) {
@@ -192,6 +238,12 @@ int cli_parse_options(const char *cmd, int argc, char **argv, unsigned takes, cl
         }
     }
     if (rc) return rc;
+    /* the chip file's per-chip field on the command line: the old spelling of hbm-bw */
+    for (int i = 0; i < sa->nsets; i++)
+        if (!strncmp(sa->sets[i], "hbm_gbps=", 9)) {
+            cli_deprecated(cmd, sa->quiet, "--set hbm_gbps", "--set hbm-bw=BW, the HBM of all chips in TB/s or GB/s");
+            break;
+        }
     for (int i = 0; i < nold; i++) {
         char was[48], now[48];
         snprintf(was, sizeof was, "--%s", old[i]);
@@ -257,15 +309,7 @@ const char *cli_topology_text(const rotor_chip *chip, char *buf, size_t size) {
 }
 
 bool cli_parse_bandwidth(const char *s, double *gbps) {
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || !(v > 0) || v > 1e6) return false;
-    double scale;
-    if (!*end || !strcasecmp(end, "TB/s") || !strcasecmp(end, "TB") || !strcasecmp(end, "T")) scale = 1000.0;
-    else if (!strcasecmp(end, "GB/s") || !strcasecmp(end, "GB") || !strcasecmp(end, "G")) scale = 1.0;
-    else return false;
-    *gbps = v * scale;
-    return true;
+    return rotor_bandwidth_parse(s, gbps); /* the one reading, --set hbm-bw's too (base/chip.c) */
 }
 
 int cli_parse_i64(const char *cmd, const char *opt, const char *s, int64_t lo, int64_t hi, int64_t *out) {

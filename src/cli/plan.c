@@ -38,6 +38,7 @@ static void plan_usage(FILE *f) {
             "                      valid plans, near-optimal, far faster; docs/kapla.md)\n"
             "  --threads N         search threads (default: all cores); results do not depend on it\n"
             "  -q, --quiet         no progress or deprecation notes on stderr\n"
+            "  --progress WHEN     auto (a bar on a terminal), always (also lines every 5 s in a log), never\n"
             "  -h, --help          this help\n"
             "\n"
             "exit status: 0 plan found, 1 no plan fits, 2 bad input\n");

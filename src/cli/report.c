@@ -71,6 +71,7 @@ static void report_usage(FILE *f) {
             CLI_CACHE_USAGE
             "  --list              list the zoo\n"
             "  -q, --quiet         no progress on stderr, and no 'wrote FILE' line on stdout\n"
+            "  --progress WHEN     auto (a bar on a terminal), always (also lines every 5 s in a log), never\n"
             "  -h, --help          this help\n"
             "\n"
             "exit status: 0 written, 1 the model fits neither in SRAM nor (no HBM) anywhere, 2 bad input\n");

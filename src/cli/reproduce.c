@@ -72,6 +72,7 @@ static void reproduce_usage(FILE *f) {
             CLI_CACHE_USAGE
             "  --list              list the zoo (the models --models takes)\n"
             "  -q, --quiet         no progress on stderr\n"
+            "  --progress WHEN     auto (a bar on a terminal), always (also lines every 5 s in a log), never\n"
             "  -h, --help          this help\n"
             "\n"
             "exit status: 0 done, 1 a model does not fit even at batch 1, 2 bad input\n",

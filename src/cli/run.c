@@ -58,6 +58,7 @@ static void run_usage(FILE *f) {
             "  --threads N         search threads when compiling\n"
             CLI_CACHE_USAGE
             "  -q, --quiet         no progress on stderr\n"
+            "  --progress WHEN     auto (a bar on a terminal), always (also lines every 5 s in a log), never\n"
             "  -h, --help          this help\n"
             "\n"
             "tolerance: float32 outputs pass when |x - ref| <= 1e-5 + 1e-3 |ref|; integer outputs must\n"

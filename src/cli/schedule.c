@@ -68,6 +68,7 @@ static void schedule_usage(FILE *f) {
             "  --threads N         plan-search threads (default: all cores)\n"
             "  --list              list the zoo\n"
             "  -q, --quiet         no progress and no note on what a trace kept, on stderr\n"
+            "  --progress WHEN     auto (a bar on a terminal), always (also lines every 5 s in a log), never\n"
             "  -h, --help          this help\n"
             "\n"
             "exit status: 0 scheduled, 1 an operator does not fit, 2 bad input\n");

@@ -74,6 +74,7 @@ static void simulate_usage(FILE *f) {
             "  --profile           the wall seconds of each phase on stderr: load, group, search,\n"
             "                      hand-off, reconciliation, program, replay (docs/performance.md)\n"
             "  -q, --quiet         no progress and no note on what a trace kept, on stderr\n"
+            "  --progress WHEN     auto (a bar on a terminal), always (also lines every 5 s in a log), never\n"
             "  -h, --help          this help\n"
             "\n"
             "exit status: 0 simulated, 1 the model (a baseline's tiles) does not fit, 2 bad input\n");

@@ -36,12 +36,35 @@ static double now_s(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* How this process shows progress (--progress).  A process-wide setting,
+ * like the signal handlers' state: set once from argv before any work and
+ * only read after, so the 18 places that show progress need not each carry
+ * it (the library never sees it; it reports through callbacks). */
+static cli_progress_mode progress_mode = CLI_PROGRESS_AUTO;
+
+void cli_progress_set_mode(cli_progress_mode mode) { progress_mode = mode; }
+
 void cli_progress_begin(cli_progress *p, const char *cmd, const char *what, bool quiet) {
     p->cmd = cmd;
     p->what = what;
     p->start = now_s();
-    p->tty = !quiet && isatty(2);
+    bool on = !quiet && progress_mode != CLI_PROGRESS_NEVER, tty = isatty(2);
+    p->tty = on && tty;
+    p->log = on && !tty && progress_mode == CLI_PROGRESS_ALWAYS;
+    p->logged = -1.0;
     p->drawn = false;
+}
+
+/* Whether to show progress t seconds in: the bar after the first second
+ * (shorter work never flickers one); a log line at the phase's first step
+ * (a log says what each phase is, however short) and then every
+ * CLI_PROGRESS_LOG_S (a log of a minutes-long reproduce gets a line per
+ * few seconds, not one per step). */
+static bool progress_due(cli_progress *p, double t) {
+    if (p->tty) return t >= 1.0;
+    if (!p->log || (p->logged >= 0 && t - p->logged < CLI_PROGRESS_LOG_S)) return false;
+    p->logged = t;
+    return true;
 }
 
 /* GraphTurbo's GB (issue 42): the cost model prices a transfer at its links'
@@ -74,9 +97,13 @@ void cli_solver_hint(const char *cmd, const rotor_chip *chip, rotor_solver solve
 
 void cli_progress_step(void *ctx, int done, int total) {
     cli_progress *p = ctx;
-    if (!p->tty || total <= 0) return;
+    if ((!p->tty && !p->log) || total <= 0) return;
     double t = now_s() - p->start;
-    if (t < 1.0) return;
+    if (!progress_due(p, t)) return;
+    if (p->log) {
+        fprintf(stderr, "rotor %s: %s %d/%d, %.1f s\n", p->cmd, p->what, done, total, t);
+        return;
+    }
     char bar[31];
     int fill = (int)(30L * done / total);
     for (int i = 0; i < 30; i++) bar[i] = i < fill ? '#' : '.';
@@ -88,16 +115,18 @@ void cli_progress_step(void *ctx, int done, int total) {
 
 void cli_progress_sim(void *ctx, int done, int total, int64_t now_ps, int64_t events) {
     cli_progress *p = ctx;
-    if (!p->tty) return;
     double t = now_s() - p->start;
-    if (t < 1.0) return;
-    fprintf(stderr, "\rrotor %s: %s operator %d/%d, %.1f us simulated, %.1f M events/s, %.1f s ", p->cmd, p->what,
-            done + 1, total, (double)now_ps * 1e-6, (double)events / t * 1e-6, t);
+    if (!progress_due(p, t)) return;
+    fprintf(stderr, "%srotor %s: %s operator %d/%d, %.1f us simulated, %.1f M events/s, %.1f s%s", p->log ? "" : "\r",
+            p->cmd, p->what, done + 1, total, (double)now_ps * 1e-6, (double)events / t * 1e-6, t, p->log ? "\n" : " ");
     fflush(stderr);
-    p->drawn = true;
+    p->drawn = p->tty;
 }
 
 void cli_progress_end(cli_progress *p) {
     if (p->drawn) fprintf(stderr, "\r%*s\r", 100, "");
+    /* a log that had lines says the phase ended (its last step may be long before) */
+    if (p->log && p->logged >= 0) fprintf(stderr, "rotor %s: %s: done, %.1f s\n", p->cmd, p->what, now_s() - p->start);
     p->drawn = false;
+    p->log = false;
 }

@@ -52,6 +52,7 @@ static void verify_usage(FILE *f) {
             "  --threads N         plans verified in parallel (default: all cores)\n"
             "  --json              print the verdicts as JSON (rotor-verify, version 1)\n"
             "  -q, --quiet         no progress on stderr\n"
+            "  --progress WHEN     auto (a bar on a terminal), always (also lines every 5 s in a log), never\n"
             "  -h, --help          this help\n"
             "\n"
             "prints one line per plan (OK or FAIL, the largest error, the plan) and\n"

@@ -9,6 +9,7 @@
 #define ROTOR_CHIP_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "rotor/base/error.h"
@@ -110,6 +111,12 @@ rotor_status rotor_chip_resolve(const char *spec, rotor_chip *out, rotor_error *
  * states: call rotor_chip_validate once all are applied.  Errors start with
  * "--set: "; on error the chip is unchanged. */
 rotor_status rotor_chip_set(rotor_chip *chip, const char *assignment, rotor_error *err);
+
+/* A bandwidth "16", "16TB/s" or "8000GB/s" (TB/s when bare; TB, T, GB, G
+ * too, any case) into GB/s: positive, at most 1e6 of its unit; false
+ * otherwise.  The key "hbm-bw" of rotor_chip_set reads it as the HBM of
+ * all chips (issue 46: the command line's one spelling). */
+bool rotor_bandwidth_parse(const char *s, double *gbps);
 
 /* Re-checks every field and the relations between them (mesh_width *
  * mesh_height == cores_per_chip for a mesh, and so on). */
