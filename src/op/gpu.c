@@ -5,14 +5,16 @@
  * Multiplication Background guide, "Typical Tile Dimensions in cuBLAS") and
  * split-K factor:
  *   compute = ceil(tiles / SMs) * 2 tm tn k_slice / (rate / SMs) / occupancy
- *   L2      = (A * N_tiles + B * M_tiles + C + split-K partials) / L2 bandwidth
- *   HBM     = (A + B' + C) / (HBM bandwidth * 0.9), B' = B when it fits half
+ *             + the C stores the main loops do not hide (exposed_epilogue_s)
+ *   L2      = (A * N_tiles + B * M_tiles + C + split-K partials)
+ *             / (L2 bandwidth * ROTOR_GPU_L2_EFFICIENCY)
+ *   HBM     = (A + B' + C) / (HBM bandwidth * ROTOR_GPU_HBM_EFFICIENCY), B' = B when it fits half
  *             the L2, else B once per wave of tile rows (the rows a wave of
  *             resident tiles covers in raster order; once per M tile when a
  *             tile row is wider than a wave)
  * and the kernel takes max(compute, L2, HBM) + one launch; the fastest
  * candidate, either operand as B, is the answer.  Everything else is a
- * memory-bound kernel: max(bytes / HBM, flops / CUDA cores) + launch. */
+ * memory-bound kernel: max(bytes / HBM, bytes / L2, operations / CUDA cores) + launch. */
 #include "rotor/op/gpu.h"
 
 #include <math.h>
