@@ -40,10 +40,10 @@ static rotor_gpu_estimate op(const char *expr, const char *dims, const rotor_gpu
  * (37.93: the last wave's tail, the wave quantisation; 19 waves of 216).  A
  * tile is 2*128*128*8192 = 268435456 FLOP at 312e12/108 = 2.8889e12 FLOP/s an
  * SM: 38 * 92.92 = 3530.96 us.  Its epilogue: with 2 CTAs an SM one CTA's
- * main loop hides the other's store but for the last wave's, 108 SMs x one
+ * main loop hides the other's store but for each SM's last, 108 SMs x one
  * 128x128x2 B tile = 3538944 B into the L2 at 0.75 x 7219.2 = 5414.4 GB/s =
  * 0.654 us: compute = 3531.61 us.  (256x128 ties on the main loop but has
- * 1 CTA an SM, so all 19 waves' stores show: 3530.96 + 19 x 1.307 us.)
+ * 1 CTA an SM, so all 2048 tiles' stores show: 2048 x 64 KiB = 24.8 us more.)
  * Traffic: A = B = C = 8192^2 * 2 = 134217728 B.  L2 to the SMs: A*64 + B*64
  * + C = 17314086912 B at 5414.4 GB/s = 3197.8 us.  HBM: B (128 MiB) is over
  * half the L2 (20 MiB); a wave of 216 resident tiles covers 216/64 = 3 tile

@@ -79,17 +79,15 @@ static int64_t ctas_per_sm(const rotor_gpu *g, int64_t tm, int64_t tn, int64_t k
 /* The time a wave's output tiles take to leave the SMs that the tensor
  * cores do not hide.  A non-persistent kernel (cuBLAS's and CUTLASS 2.x's
  * Ampere GEMMs) writes a tile's C after its main loop, and the SM's next tile
- * starts only when the CTA retires: with one CTA an SM every wave's store is
+ * starts only when the CTA retires: with one CTA an SM every tile's store is
  * exposed; with more, another CTA's main loop covers it but for the last
- * wave's (CUTLASS's efficient_gemm.md: overlapping one tile's epilogue with
+ * tile of each SM (CUTLASS's efficient_gemm.md: overlapping one tile's epilogue with
  * another's MMAs is what its persistent "ping-pong" schedule is for).  The
  * stores go to the L2 (write-back) at its sustained bandwidth.  A split-K
  * tile writes its fp32 partial. */
 static double exposed_epilogue_s(int64_t tiles, int64_t ctas, int64_t tile_bytes, const rotor_gpu *g) {
-    int64_t per_wave = g->sms * ctas < tiles ? g->sms * ctas : tiles;
-    int64_t exposed = ctas == 1 ? ceil_div(tiles, g->sms) : 1;
-    return (double)exposed * (double)per_wave / (double)ctas * (double)tile_bytes /
-           (g->l2_gbps * 1e9 * ROTOR_GPU_L2_EFFICIENCY);
+    int64_t exposed = ctas == 1 || tiles < g->sms ? tiles : g->sms; /* tiles whose store shows */
+    return (double)exposed * (double)tile_bytes / (g->l2_gbps * 1e9 * ROTOR_GPU_L2_EFFICIENCY);
 }
 
 /* One candidate: tile tm x tn, split s, with A (M x K) and B (K x N). */
