@@ -7,19 +7,23 @@
 . "$(dirname "$0")/lib.sh"
 mm='C[m,n] += A[m,k] * B[k,n]'
 
-# 8192^3 fp16: tests/test_gpu.c works its tile, waves and traffic by hand
+# 8192^3 fp16: tests/test_gpu.c works its tile, waves and traffic by hand (128x128,
+# 2 CTAs an SM, 38 tiles on the busiest SM + each SM's last, exposed store)
 run_saved "$tmpdir/p8k" -- plan --chip a100-80gb --expr "$mm" --dim m=8192,n=8192,k=8192
 expect_saved p8k-chip "^chip          a100-80gb: GPU, 108 SMs at 1410 MHz, fp16 312.0 TFLOP/s, HBM 2039 GB/s, L2 40 MiB, launch 5.0 us" "$tmpdir/p8k"
-expect_saved p8k-tile "^tile          256x128, k-slice 32, split-K 1: 2048 tiles, 1 CTA per SM, 19 waves" "$tmpdir/p8k"
-expect_saved p8k-compute "^  compute          3530.959 us" "$tmpdir/p8k"
-expect_saved p8k-total "^  total            3535.959 us   bound: compute" "$tmpdir/p8k"
+expect_saved p8k-tile "^tile          128x128, k-slice 32, split-K 1: 4096 tiles, 2 CTAs per SM, 19 waves" "$tmpdir/p8k"
+expect_saved p8k-compute "^  compute          3531.612 us" "$tmpdir/p8k"
+expect_saved p8k-total "^  total            3536.612 us   bound: compute" "$tmpdir/p8k"
 
-# a GEMV streams its weight from HBM; a tiny element-wise op is launch-bound
-expect_out gemv "^  total              78.157 us   bound: HBM" -- plan --chip a100-80gb --expr "$mm" --dim m=1,n=8192,k=8192
-expect_out add "^  total             224.418 us   bound: HBM" -- plan --chip a100-80gb --expr 'Y[m,n] = X[m,n] + R[m,n]' --dim m=8192,n=8192
+# a GEMV streams its weight from HBM (134250496 B at 1355/1555 x 2039 GB/s = 75.560 us
+# + 5); the add moves 402653184 B (226.624 us + 5); a tiny element-wise op is
+# launch-bound; H100's 4096^3 is L2-bound (256x128: A*32 + B*16 + C = 1644167168 B at
+# 0.75 x 10137.6 GB/s = 216.247 us + 5)
+expect_out gemv "^  total              80.560 us   bound: HBM" -- plan --chip a100-80gb --expr "$mm" --dim m=1,n=8192,k=8192
+expect_out add "^  total             231.624 us   bound: HBM" -- plan --chip a100-80gb --expr 'Y[m,n] = X[m,n] + R[m,n]' --dim m=8192,n=8192
 expect_out tiny "bound: launch" -- plan --chip a100-80gb --expr 'Y[m,n] = X[m,n] + R[m,n]' --dim m=32,n=32
-expect_out h100 "^  total             167.185 us   bound: L2" -- plan --chip h100-sxm --expr "$mm" --dim m=4096,n=4096,k=4096
-expect_out set "^  total             224.418 us" -- plan --chip a100-80gb --set launch_us=5 --expr 'Y[m,n] = X[m,n] + R[m,n]' --dim m=8192,n=8192
+expect_out h100 "^  total             221.247 us   bound: L2" -- plan --chip h100-sxm --expr "$mm" --dim m=4096,n=4096,k=4096
+expect_out set "^  total             231.624 us" -- plan --chip a100-80gb --set launch_us=5 --expr 'Y[m,n] = X[m,n] + R[m,n]' --dim m=8192,n=8192
 
 # JSON: the same numbers
 run_saved "$tmpdir/p.json" -- plan --chip a100-80gb --expr "$mm" --dim m=8192,n=8192,k=8192 --json
@@ -27,8 +31,8 @@ if /usr/bin/python3 - "$tmpdir/p.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["format"] == "rotor-gpu-plan" and d["version"] == 1 and d["kernel"] == "gemm"
-assert d["gemm"]["tile_m"] == 256 and d["gemm"]["tile_n"] == 128 and d["gemm"]["waves"] == 19
-assert abs(d["seconds"] * 1e6 - 3535.959) < 1e-3 and d["bound"] == "compute"
+assert d["gemm"]["tile_m"] == 128 and d["gemm"]["tile_n"] == 128 and d["gemm"]["waves"] == 19
+assert abs(d["seconds"] * 1e6 - 3536.612) < 1e-3 and d["bound"] == "compute"
 PY
 then ok; else bad "plan --json: $(cat "$tmpdir/p.json")"; fi
 
@@ -36,9 +40,9 @@ then ok; else bad "plan --json: $(cat "$tmpdir/p.json")"; fi
 run_saved "$tmpdir/bert" -- compile bert-base --chip a100-80gb -q
 expect_saved bert-head "^bert-base, batch 1, on a100-80gb (GPU, fp16; attention fused, flash-style): 112 operators, 88 kernels" "$tmpdir/bert"
 expect_saved bert-fused "^l0.softmax                   Softmax                        -                 in l0.attn_scores" "$tmpdir/bert"
-expect_saved bert-total "^total 570.374 us" "$tmpdir/bert"
+expect_saved bert-total "^total 603.902 us" "$tmpdir/bert"
 run_saved "$tmpdir/bert8" -- compile bert-large --chip a100-80gb --batch 8 -q
-expect_saved bert8-total "^total 3326.432 us: compute-bound 2694.593" "$tmpdir/bert8"
+expect_saved bert8-total "^total 3601.229 us: compute-bound 2599.268" "$tmpdir/bert8"
 run_saved "$tmpdir/unfused" -- compile bert-base --chip a100-80gb --set fused_attention=0 -q
 expect_saved unfused-head "attention unfused): 112 operators, 112 kernels" "$tmpdir/unfused"
 run_saved "$tmpdir/bert.json" -- compile bert-base --chip a100-80gb --json

@@ -32,63 +32,69 @@ static rotor_gpu_estimate op(const char *expr, const char *dims, const rotor_gpu
     return o;
 }
 
-/* 8192^3 fp16 on a100-80gb, by hand.  Tile 256x128 (the first of the tied
- * best): M tiles 8192/256 = 32, N tiles 8192/128 = 64, 2048 tiles; 108 SMs,
- * so the busiest SM runs ceil(2048/108) = 19 tiles (18.96: one wave's tail,
- * the wave quantisation), one CTA at a time (256 threads x (256*128/256 +
- * 64) = 192 registers = 49152 of 65536), 8 warps: full rate.  A tile is
- * 2*256*128*8192 = 536870912 FLOP at 312e12/108 = 2.8889e12 FLOP/s an SM:
- * compute = 19 * 536870912 / 2.8889e12 = 3530.96 us.  Traffic: A = B = C =
- * 8192^2 * 2 = 134217728 B.  L2 to the SMs: A*64 + B*32 + C = 13019119616 B
- * at 7219.2 GB/s = 1803.4 us.  HBM: B (128 MiB) is over half the L2 (20
- * MiB), and a wave of 108 resident tiles covers 108/64 = 1 tile row, so B
- * streams once per M tile: 32 * B + A + C = 4563402752 B at 0.9 * 2039 GB/s
- * = 2486.7 us.  Total = max(3530.96, 2486.7, 1803.4) + 5 us launch =
- * 3535.96 us, compute-bound.  (128x256 and 128x128 tie at 3530.96.) */
+/* 8192^3 fp16 on a100-80gb, by hand.  Tile 128x128 (the first of the tied
+ * best): 256 threads x (128*128/256 + 64) = 128 registers = 32768 of 65536,
+ * and 3 stages x (128+128) x 32 x 2 B = 48 KiB of 164 KiB shared memory, so
+ * 2 CTAs an SM (16 warps: full rate).  M tiles = N tiles = 8192/128 = 64,
+ * 4096 tiles; 108 SMs, so the busiest SM runs ceil(4096/108) = 38 tiles
+ * (37.93: the last wave's tail, the wave quantisation; 19 waves of 216).  A
+ * tile is 2*128*128*8192 = 268435456 FLOP at 312e12/108 = 2.8889e12 FLOP/s an
+ * SM: 38 * 92.92 = 3530.96 us.  Its epilogue: with 2 CTAs an SM one CTA's
+ * main loop hides the other's store but for each SM's last, 108 SMs x one
+ * 128x128x2 B tile = 3538944 B into the L2 at 0.75 x 7219.2 = 5414.4 GB/s =
+ * 0.654 us: compute = 3531.61 us.  (256x128 ties on the main loop but has
+ * 1 CTA an SM, so all 2048 tiles' stores show: 2048 x 64 KiB = 24.8 us more.)
+ * Traffic: A = B = C = 8192^2 * 2 = 134217728 B.  L2 to the SMs: A*64 + B*64
+ * + C = 17314086912 B at 5414.4 GB/s = 3197.8 us.  HBM: B (128 MiB) is over
+ * half the L2 (20 MiB); a wave of 216 resident tiles covers 216/64 = 3 tile
+ * rows, so B streams ceil(64/3) = 22 times: 22*B + A + C = 3221225472 B at
+ * 1355/1555 x 2039 = 1776.75 GB/s = 1812.99 us.  Total = max(3531.61,
+ * 1812.99, 3197.8) + 5 us launch = 3536.61 us, compute-bound. */
 Test(gpu, gemm_by_hand) {
     rotor_gpu g = preset("a100-80gb");
     rotor_gpu_estimate o = op("C[m,n] += A[m,k] * B[k,n]", "m=8192,n=8192,k=8192", &g);
-    cr_assert_eq(o.tile_m, 256);
+    cr_assert_eq(o.tile_m, 128);
     cr_assert_eq(o.tile_n, 128);
     cr_assert_eq(o.split_k, 1);
-    cr_assert_eq(o.tiles, 2048);
-    cr_assert_eq(o.ctas_per_sm, 1);
+    cr_assert_eq(o.tiles, 4096);
+    cr_assert_eq(o.ctas_per_sm, 2);
     cr_assert_eq(o.waves, 19);
-    cr_assert_float_eq(o.compute_s * 1e6, 3530.96, 0.01);
-    cr_assert_float_eq(o.l2_bytes, 13019119616.0, 0.5);
-    cr_assert_float_eq(o.hbm_bytes, 4563402752.0, 0.5);
-    cr_assert_float_eq(o.hbm_s * 1e6, 2486.7, 0.1);
-    cr_assert_float_eq(o.seconds * 1e6, 3535.96, 0.01);
+    cr_assert_float_eq(o.compute_s * 1e6, 3531.61, 0.01);
+    cr_assert_float_eq(o.l2_bytes, 17314086912.0, 0.5);
+    cr_assert_float_eq(o.l2_s * 1e6, 3197.8, 0.1);
+    cr_assert_float_eq(o.hbm_bytes, 3221225472.0, 0.5);
+    cr_assert_float_eq(o.hbm_s * 1e6, 1812.99, 0.01);
+    cr_assert_float_eq(o.seconds * 1e6, 3536.61, 0.01);
     cr_assert_eq(o.bound, ROTOR_GPU_BOUND_COMPUTE);
 }
 
 /* A GEMV (M = 1, K = N = 8192, fp16): the 128 MiB weight streams once from
- * HBM: (8192*8192 + 2*8192) * 2 B / (0.9 * 2039 GB/s) = 73.16 us + 5 us. */
+ * HBM: (8192*8192 + 2*8192) * 2 B / (1355/1555 * 2039 GB/s) = 75.56 us + 5 us. */
 Test(gpu, gemv_is_hbm_bound) {
     rotor_gpu g = preset("a100-80gb");
     rotor_gpu_estimate o = op("C[m,n] += A[m,k] * B[k,n]", "m=1,n=8192,k=8192", &g);
     cr_assert_eq(o.bound, ROTOR_GPU_BOUND_HBM);
     cr_assert_float_eq(o.hbm_bytes, 134250496.0, 0.5);
-    cr_assert_float_eq(o.seconds * 1e6, 73.157 + 5.0, 0.01);
+    cr_assert_float_eq(o.seconds * 1e6, 75.560 + 5.0, 0.01);
 }
 
 /* Element-wise add of two 8192x8192 fp16 tensors: 3 * 8192^2 * 2 =
- * 402653184 B / (0.9 * 2039 GB/s) = 219.42 us + 5 us, HBM-bound. */
+ * 402653184 B / (1355/1555 * 2039 GB/s) = 226.62 us + 5 us, HBM-bound. */
 Test(gpu, memory_bound_op) {
     rotor_gpu g = preset("a100-80gb");
     rotor_gpu_estimate o = op("Y[m,n] = X[m,n] + R[m,n]", "m=8192,n=8192", &g);
     cr_assert_eq(o.tile_m, 0);
     cr_assert_eq(o.bound, ROTOR_GPU_BOUND_HBM);
     cr_assert_float_eq(o.hbm_bytes, 402653184.0, 0.5);
-    cr_assert_float_eq(o.seconds * 1e6, 224.42, 0.01);
+    cr_assert_float_eq(o.seconds * 1e6, 231.62, 0.01);
 }
 
-/* 32x32: 6 KiB moved in 3.3 ns, under the 5 us launch: launch-bound. */
+/* 32x32: 6 KiB moved in 3.5 ns, under the 5 us launch: launch-bound. */
 Test(gpu, tiny_op_is_launch_bound) {
     rotor_gpu g = preset("a100-80gb");
     rotor_gpu_estimate o = op("Y[m,n] = X[m,n] + R[m,n]", "m=32,n=32", &g);
     cr_assert_eq(o.bound, ROTOR_GPU_BOUND_LAUNCH);
-    cr_assert_float_eq(o.seconds * 1e6, 5.0 + 6144.0 / (0.9 * 2039e9) * 1e6, 1e-6);
+    cr_assert_float_eq(o.seconds * 1e6, 5.0 + 6144.0 / (ROTOR_GPU_HBM_EFFICIENCY * 2039e9) * 1e6, 1e-6);
 }
 
 static rotor_status load_text(const char *text, rotor_gpu *g, rotor_chip *c, bool as_chip, rotor_error *err) {
@@ -245,9 +251,11 @@ Test(gpu, a100_measured_table) {
     fclose(f);
     printf("%d shapes: mean absolute error %.1f%%, worst %.1f%% (%s)\n", rows, 100 * sum / rows, 100 * worst,
            worst_name);
-    cr_assert_geq(rows, 28);
-    /* issue 43's acceptance is 15 % and 35 %; the bounds below are what the
-     * model reaches today (docs/gpu.md, "Validation", says where it misses) */
-    cr_assert_leq(sum / rows, 0.30, "mean absolute error %.1f%%", 100 * sum / rows);
-    cr_assert_leq(worst, 0.60, "worst %.1f%% (%s)", 100 * worst, worst_name);
+    cr_assert_geq(rows, 32);
+    /* issue 43's acceptance is 15 % and 35 %: the mean (15.7 %) and the worst
+     * (45.5 %, S1's cuBLAS at 2048^3) miss it; the bounds below are what the
+     * model reaches (docs/gpu.md, "Validation", says where it misses), so a
+     * change that makes it worse fails */
+    cr_assert_leq(sum / rows, 0.16, "mean absolute error %.1f%%", 100 * sum / rows);
+    cr_assert_leq(worst, 0.46, "worst %.1f%% (%s)", 100 * worst, worst_name);
 }

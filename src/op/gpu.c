@@ -5,14 +5,16 @@
  * Multiplication Background guide, "Typical Tile Dimensions in cuBLAS") and
  * split-K factor:
  *   compute = ceil(tiles / SMs) * 2 tm tn k_slice / (rate / SMs) / occupancy
- *   L2      = (A * N_tiles + B * M_tiles + C + split-K partials) / L2 bandwidth
- *   HBM     = (A + B' + C) / (HBM bandwidth * 0.9), B' = B when it fits half
+ *             + the C stores the main loops do not hide (exposed_epilogue_s)
+ *   L2      = (A * N_tiles + B * M_tiles + C + split-K partials)
+ *             / (L2 bandwidth * ROTOR_GPU_L2_EFFICIENCY)
+ *   HBM     = (A + B' + C) / (HBM bandwidth * ROTOR_GPU_HBM_EFFICIENCY), B' = B when it fits half
  *             the L2, else B once per wave of tile rows (the rows a wave of
  *             resident tiles covers in raster order; once per M tile when a
  *             tile row is wider than a wave)
  * and the kernel takes max(compute, L2, HBM) + one launch; the fastest
  * candidate, either operand as B, is the answer.  Everything else is a
- * memory-bound kernel: max(bytes / HBM, flops / CUDA cores) + launch. */
+ * memory-bound kernel: max(bytes / HBM, bytes / L2, operations / CUDA cores) + launch. */
 #include "rotor/op/gpu.h"
 
 #include <math.h>
@@ -52,6 +54,15 @@ static void finish(rotor_gpu_estimate *o, const rotor_gpu *g) {
     o->seconds = body + o->launch_s;
 }
 
+/* Element-wise and reduction work on the CUDA cores (an epilogue, a norm, a
+ * softmax's max, subtract, sum and rescale), in operations a second.  The
+ * spec's FP32 rate counts a fused multiply-add as two FLOPs (A100: 108 SMs x
+ * 64 lanes x 2 x 1.41 GHz = 19.5 TFLOP/s); a max, an add or a multiply is one
+ * result a lane a clock (CUDA C++ Programming Guide, "Arithmetic
+ * Instructions": 64 results a clock an SM for 32-bit floating-point add,
+ * multiply and multiply-add on compute capability 8.0), so half that rate. */
+static double cuda_core_ops(const rotor_gpu *g) { return g->fp32_tflops * 1e12 / 2.0; }
+
 /* Resident CTAs of one tile on an SM: by registers (fp32 accumulators
  * tm*tn/threads a thread, plus 64 for addresses and fragments) and by
  * shared memory (STAGES k-slices of both operands), at most 4. */
@@ -63,6 +74,20 @@ static int64_t ctas_per_sm(const rotor_gpu *g, int64_t tm, int64_t tn, int64_t k
     int64_t c = by_regs < by_smem ? by_regs : by_smem;
     *warps = threads / 32;
     return c < 1 ? 1 : c > 4 ? 4 : c;
+}
+
+/* The time a wave's output tiles take to leave the SMs that the tensor
+ * cores do not hide.  A non-persistent kernel (cuBLAS's and CUTLASS 2.x's
+ * Ampere GEMMs) writes a tile's C after its main loop, and the SM's next tile
+ * starts only when the CTA retires: with one CTA an SM every tile's store is
+ * exposed; with more, another CTA's main loop covers it but for the last
+ * tile of each SM (CUTLASS's efficient_gemm.md: overlapping one tile's epilogue with
+ * another's MMAs is what its persistent "ping-pong" schedule is for).  The
+ * stores go to the L2 (write-back) at its sustained bandwidth.  A split-K
+ * tile writes its fp32 partial. */
+static double exposed_epilogue_s(int64_t tiles, int64_t ctas, int64_t tile_bytes, const rotor_gpu *g) {
+    int64_t exposed = ctas == 1 || tiles < g->sms ? tiles : g->sms; /* tiles whose store shows */
+    return (double)exposed * (double)tile_bytes / (g->l2_gbps * 1e9 * ROTOR_GPU_L2_EFFICIENCY);
 }
 
 /* One candidate: tile tm x tn, split s, with A (M x K) and B (K x N). */
@@ -82,7 +107,8 @@ static void gemm_candidate(const rotor_gemm_shape *s, int64_t tm, int64_t tn, in
     o->gemm = *s;
     o->flops = 2.0 * (double)s->batch * (double)s->m * (double)s->n * (double)s->k;
     o->compute_s = (double)per_sm * 2.0 * (double)(tm * tn) * (double)kslice / (sm_rate * occupancy);
-    if (ctx) o->compute_s += ctx->epilogue_flops / (g->fp32_tflops * 1e12);
+    if (ctx) o->compute_s += ctx->epilogue_flops / cuda_core_ops(g);
+    o->compute_s += exposed_epilogue_s(tiles, ctas, tm * tn * (split > 1 ? 4 : elem), g);
     /* split-K: each split's fp32 partial tile is written to and read back
      * from a workspace (CUTLASS's serial split-K reduction) */
     double partial = split > 1 ? 2.0 * 4.0 * (double)s->batch * (double)s->m * (double)s->n * (double)(split - 1) : 0;
@@ -97,7 +123,7 @@ static void gemm_candidate(const rotor_gemm_shape *s, int64_t tm, int64_t tn, in
     if (ctx) a_hbm = fmax(0.0, a_hbm - (double)ctx->l2_resident_bytes);
     o->hbm_bytes = a_hbm + b_hbm + (double)s->c_bytes + (partial > half_l2 ? partial : 0) + epi;
     o->hbm_s = o->hbm_bytes / (g->hbm_gbps * 1e9 * ROTOR_GPU_HBM_EFFICIENCY);
-    o->l2_s = o->l2_bytes / (g->l2_gbps * 1e9);
+    o->l2_s = o->l2_bytes / (g->l2_gbps * 1e9 * ROTOR_GPU_L2_EFFICIENCY);
     o->kernels = 1;
     o->tile_m = tm;
     o->tile_n = tn;
@@ -149,9 +175,9 @@ void rotor_gpu_memory_kernel(double bytes, double flops, const rotor_gpu *g, con
     o->flops = flops;
     o->l2_bytes = bytes;
     o->hbm_bytes = bytes - resident;
-    o->compute_s = flops / (g->fp32_tflops * 1e12);
+    o->compute_s = flops / cuda_core_ops(g);
     o->hbm_s = o->hbm_bytes / (g->hbm_gbps * 1e9 * ROTOR_GPU_HBM_EFFICIENCY);
-    o->l2_s = bytes / (g->l2_gbps * 1e9);
+    o->l2_s = bytes / (g->l2_gbps * 1e9 * ROTOR_GPU_L2_EFFICIENCY);
     o->kernels = 1;
     finish(o, g);
 }
@@ -165,12 +191,12 @@ void rotor_gpu_fused_attention(double flops_qk, double flops_pv, double softmax_
      * tensor-core GEMMs of each block (FlashAttention-2, Dao 2023, §3.1):
      * they add to the GEMMs' time, they do not overlap it */
     double sfu_rate = (double)g->sms * (double)g->sfu_per_sm * g->clock_mhz * 1e6;
-    o->compute_s = (flops_qk + flops_pv) / rotor_gpu_matrix_rate(g, g->dtype) + softmax_flops / (g->fp32_tflops * 1e12) +
+    o->compute_s = (flops_qk + flops_pv) / rotor_gpu_matrix_rate(g, g->dtype) + softmax_flops / cuda_core_ops(g) +
                    exps / sfu_rate;
     o->hbm_bytes = io_bytes;
     o->l2_bytes = io_bytes;
     o->hbm_s = io_bytes / (g->hbm_gbps * 1e9 * ROTOR_GPU_HBM_EFFICIENCY);
-    o->l2_s = io_bytes / (g->l2_gbps * 1e9);
+    o->l2_s = io_bytes / (g->l2_gbps * 1e9 * ROTOR_GPU_L2_EFFICIENCY);
     o->kernels = 1;
     finish(o, g);
 }

@@ -27,9 +27,21 @@ typedef enum rotor_gpu_bound {
 const char *rotor_gpu_bound_name(rotor_gpu_bound b); /* "compute", "HBM", "L2", "launch" */
 
 /* The sustained fraction of HBM's pin bandwidth a streaming kernel reaches
- * (refresh, read/write turnaround): one constant for every GPU, an
- * assumption stated in docs/gpu.md, not fitted to the table. */
-#define ROTOR_GPU_HBM_EFFICIENCY 0.9
+ * (refresh, read/write turnaround): one constant for every GPU.  Measured,
+ * not fitted to docs/gpu.md's table: a device-to-device copy on an
+ * A100-SXM4-40GB moves 1355 of its 1555 GB/s (the reference bandwidth of
+ * github.com/PTsolvers/gpu-workshop-JuliaCon23, issue 7), and a read kernel
+ * on an A100-SXM4-80GB reaches 1.80 of 2.04 TB/s, 88 %, with Nsight Compute
+ * agreeing (forums.developer.nvidia.com/t/339083).  docs/gpu.md, "Constants". */
+#define ROTOR_GPU_HBM_EFFICIENCY (1355.0 / 1555.0)
+
+/* The sustained fraction of the L2's read bandwidth (the whitepaper's bytes a
+ * clock) that cp.async loads (the GEMM's path to shared memory) reach: Nsight
+ * Compute counts 1.5 sectors a cycle an L2 slice for cp.async.cg against the
+ * 2 a slice the peak assumes, 3840 of 5120 bytes a clock on an A100
+ * (github.com/smallscientist1/cuda_microbenchmark, analysis_A100.md).  One
+ * constant for every GPU; docs/gpu.md, "Constants". */
+#define ROTOR_GPU_L2_EFFICIENCY 0.75
 
 /* A contraction as a GEMM: batch x (M x K) . (K x N). */
 typedef struct rotor_gemm_shape {
