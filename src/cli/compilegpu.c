@@ -95,6 +95,7 @@ int cli_compile_gpu(const cli_shared_args *sa, const char *model, rotor_pipeline
     rotor_status st = cli_gpu_resolve(sa, &gpu, &err);
     if (st) return cli_fail(cmd, st, &err);
     po->t10 = po->program = po->vgm = po->vgm_oracle = po->graphturbo = false;
+    po->simplify = true; /* TensorRT folds BatchNormalization and constants (docs/gpu.md) */
     rotor_pipeline p;
     st = rotor_pipeline_run(po, NULL, &p, &err);
     rotor_gpu_compile_result r = {0};

@@ -202,7 +202,8 @@ static int sweep_model(mresult *m, const rotor_chip *chip, const rotor_gpu *gpu,
         }
         g->oracle_fits = p.oracle_status == ROTOR_OK;
         if (g->oracle_fits) g->oracle_s = p.oracle.total_s;
-        if ((st = rotor_t10gpu_price(&p.graph, gpu, &g->gpu, &err))) { /* Figure 21 */
+        if ((st = rotor_t10gpu_price_model(m->model, &(rotor_zoo_options){.batch = b}, gpu, &g->gpu, &err))) {
+            /* Figure 21: the same model as TensorRT builds it */
             rotor_pipeline_free(&p);
             return cli_fail("reproduce", st, &err);
         }

@@ -25,6 +25,17 @@ rotor_status rotor_t10gpu_price(const rotor_graph *g, const rotor_gpu *gpu, roto
     return ROTOR_OK;
 }
 
+rotor_status rotor_t10gpu_price_model(const char *model, const rotor_zoo_options *zo, const rotor_gpu *gpu,
+                                      rotor_t10gpu_side *out, rotor_error *err) {
+    rotor_pipeline_options po = {.model = model, .simplify = true};
+    if (zo) po.zoo = *zo;
+    rotor_pipeline p;
+    rotor_status st = rotor_pipeline_run(&po, NULL, &p, err);
+    if (!st) st = rotor_t10gpu_price(&p.graph, gpu, out, err);
+    rotor_pipeline_free(&p);
+    return st;
+}
+
 /* One (phase, batch) point of `layers` decoder layers on both chips. */
 static rotor_status llm_point(const char *model, rotor_zoo_options zo, const rotor_chip *chip,
                               const rotor_gpu *gpu, const rotor_compile_options *copt, rotor_t10gpu_point *pt,
@@ -44,9 +55,8 @@ static rotor_status llm_point(const char *model, rotor_zoo_options zo, const rot
     }
     pt->ipu_fits = st == ROTOR_OK;
     if (pt->ipu_fits) pt->ipu_s = p.t10.total_s;
-    st = rotor_t10gpu_price(&p.graph, gpu, &pt->gpu, err);
     rotor_pipeline_free(&p);
-    return st;
+    return rotor_t10gpu_price_model(model, &zo, gpu, &pt->gpu, err);
 }
 
 rotor_status rotor_t10gpu_llm_run(const char *model, int64_t seq, const int64_t *batches, int nbatches,

@@ -33,6 +33,11 @@ typedef struct rotor_t10gpu_side {
 /* Prices the (grouped) graph g on gpu. */
 rotor_status rotor_t10gpu_price(const rotor_graph *g, const rotor_gpu *gpu, rotor_t10gpu_side *out,
                                 rotor_error *err);
+/* Prices the zoo model (zo) on gpu as TensorRT builds it: simplified
+ * (BatchNormalization folded into its convolution, constants folded;
+ * docs/simplify.md), then grouped, as `rotor compile MODEL --chip GPU`. */
+rotor_status rotor_t10gpu_price_model(const char *model, const rotor_zoo_options *zo, const rotor_gpu *gpu,
+                                      rotor_t10gpu_side *out, rotor_error *err);
 
 /* One point of Figure 22: a model's layers at a batch and phase on both. */
 typedef struct rotor_t10gpu_point {
