@@ -263,6 +263,7 @@ bench: $(BENCH) $(ROTOR) $(ONNXGEN)
 	@set -e; for b in $(BENCH); do echo "$$b"; $$b; done
 	@sh bench/bench_run.sh $(ROTOR) $(ONNXGEN)
 	@sh bench/bench_simscale.sh $(ROTOR)
+	@sh bench/bench_profile.sh $(ROTOR)
 
 # Each harness runs FUZZ_S seconds from its seed corpus tests/fuzz/corpus/NAME
 # (read only; what it finds new goes to build/fuzz/corpus/NAME).  The ONNX
