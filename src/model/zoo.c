@@ -334,6 +334,38 @@ typedef struct tf_model {
     int64_t default_seq;
 } tf_model;
 
+/* The model's layers over x: RetNet's retention layers or the
+ * transformer's, with their KV caches (or states) when decoding. */
+static int tf_layers(zb *z, const tf_model *m, const tf_spec *s, const rotor_zoo_options *o, int x, int cond,
+                     int64_t b, int64_t q, int64_t c) {
+    bool decode = o->phase == ROTOR_PHASE_DECODE;
+    int64_t d = s->d;
+    int decay = -1; /* RetNet's decay: D [heads, q, c] (parallel) or gamma [heads] (recurrent) */
+    if (m->fam == FAM_RETNET) {
+        int64_t ds[3] = {s->heads, q, c};
+        decay = decode ? val2(z, ROTOR_ROLE_ACTIVATION, s->heads, 0, "decay.gamma")
+                       : val(z, ROTOR_ROLE_ACTIVATION, 3, ds, "decay.mask");
+    }
+    for (int l = 0; l < o->layers && !z->st && m->fam == FAM_RETNET; l++) {
+        int st = -1;
+        if (decode) {
+            int64_t ss[4] = {b, s->heads, d / s->heads, 2 * d / s->heads};
+            st = val(z, ROTOR_ROLE_KV_CACHE, 4, ss, "l%d.state", l);
+        }
+        x = retnet_layer(z, s, l, x, b, q, c, st, decay);
+    }
+    for (int l = 0; l < o->layers && !z->st && m->fam != FAM_RETNET; l++) {
+        int kc = -1, vc = -1;
+        if (decode) {
+            int64_t cs[4] = {b, s->kv_heads, c, s->head_dim};
+            kc = val(z, ROTOR_ROLE_KV_CACHE, 4, cs, "l%d.k_cache", l);
+            vc = val(z, ROTOR_ROLE_KV_CACHE, 4, cs, "l%d.v_cache", l);
+        }
+        x = tf_layer(z, s, l, x, b, q, c, kc, vc, cond);
+    }
+    return x;
+}
+
 static void tf_build(zb *z, const tf_model *m, const rotor_zoo_options *o) {
     tf_spec spec = m->s;
     spec.adaln = m->fam == FAM_DIT; /* DiT conditions every layer (adaLN-Zero) */
@@ -395,29 +427,7 @@ static void tf_build(zb *z, const tf_model *m, const rotor_zoo_options *o) {
         x = vendor(z, "embed", "Gather", in, nin, t, d);
         if (m->fam == FAM_BERT) x = norm(z, "embed.norm", x, t, d, false);
     }
-    int decay = -1; /* RetNet's decay: D [heads, q, c] (parallel) or gamma [heads] (recurrent) */
-    if (m->fam == FAM_RETNET) {
-        int64_t ds[3] = {s->heads, q, c};
-        decay = decode ? val2(z, ROTOR_ROLE_ACTIVATION, s->heads, 0, "decay.gamma")
-                       : val(z, ROTOR_ROLE_ACTIVATION, 3, ds, "decay.mask");
-    }
-    for (int l = 0; l < o->layers && !z->st && m->fam == FAM_RETNET; l++) {
-        int st = -1;
-        if (decode) {
-            int64_t ss[4] = {b, s->heads, d / s->heads, 2 * d / s->heads};
-            st = val(z, ROTOR_ROLE_KV_CACHE, 4, ss, "l%d.state", l);
-        }
-        x = retnet_layer(z, s, l, x, b, q, c, st, decay);
-    }
-    for (int l = 0; l < o->layers && !z->st && m->fam != FAM_RETNET; l++) {
-        int kc = -1, vc = -1;
-        if (decode) {
-            int64_t cs[4] = {b, s->kv_heads, c, s->head_dim};
-            kc = val(z, ROTOR_ROLE_KV_CACHE, 4, cs, "l%d.k_cache", l);
-            vc = val(z, ROTOR_ROLE_KV_CACHE, 4, cs, "l%d.v_cache", l);
-        }
-        x = tf_layer(z, s, l, x, b, q, c, kc, vc, cond);
-    }
+    x = tf_layers(z, m, s, o, x, cond, b, q, c);
     if (o->layers_only) {
         if (!z->st) z->g->values[x].is_output = true;
         return;
