@@ -821,12 +821,14 @@ static rotor_status chip_from_json(const cJSON *root, const char *path, rotor_ch
     }
 
     bool seen[NFIELDS] = {false};
-    int seen_special[4] = {0, 0, 0, 0}; /* format, version, base, kind */
+    int seen_special[5] = {0, 0, 0, 0, 0}; /* format, version, base, kind, rotor_version */
     for (const cJSON *item = root->child; item; item = item->next) {
         const char *key = item->string;
-        const char *specials[4] = {"format", "version", "base", "kind"};
+        /* rotor_version: the rotor that wrote the file (`rotor chip show`),
+         * for the reader's information only */
+        const char *specials[5] = {"format", "version", "base", "kind", "rotor_version"};
         bool special = false;
-        for (int s = 0; s < 4; s++) {
+        for (int s = 0; s < 5; s++) {
             if (strcmp(key, specials[s]) == 0) {
                 special = true;
                 if (seen_special[s]++)
@@ -982,7 +984,7 @@ char *rotor_chip_to_json(const rotor_chip *chip) {
         }
         }
     }
-    char *text = ok ? cJSON_Print(o) : NULL;
+    char *text = ok && rotor_json_stamp(o) ? cJSON_Print(o) : NULL; /* with rotor's version (jsontext.h) */
     cJSON_Delete(o);
     if (!text) return NULL;
     /* A file ends with a newline; hand back plain malloc'd memory. */
