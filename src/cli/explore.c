@@ -134,8 +134,6 @@ static double now_s(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static double us(int64_t ps) { return (double)ps * 1e-6; }
-
 /* ---- options --------------------------------------------------------------- */
 
 /* Parses argv into ex (the options, the designs, the grid); returns -1 to go
@@ -173,9 +171,10 @@ static int parse_explore(int argc, char **argv, explore *ex) {
     ex->want[ROTOR_PRELOAD_IDEAL] = true; /* percent_of_ideal in every row */
     ex->g.zip = ex->zip;
     ex->g.naxes = ex->nsw;
+    rotor_error err = {{0}};
     for (int w = 0; w < ex->nsw; w++)
-        if ((rc = ex_parse_sweep(CMD, ex->sweep_specs[w], &ex->g.axes[w]))) return rc;
-    if ((rc = ex_grid_finish(CMD, &ex->g))) return rc;
+        if (ex_parse_sweep(ex->sweep_specs[w], &ex->g.axes[w], &err)) return cli_usage_error(CMD, "%s", err.msg);
+    if (ex_grid_finish(&ex->g, &err)) return cli_usage_error(CMD, "%s", err.msg);
     for (int k = KEY_BATCH; k <= KEY_SEQ; k++) {
         if (ex->g.axis_of[k] < 0) continue;
         if (rotor_model_is_onnx(ex->input))
@@ -226,45 +225,9 @@ static int prepare(explore *ex) {
     return 0;
 }
 
-/* Schedules one point: every design in want (Ideal always among them), its
- * CSV rows written and read back. */
+/* Schedules one point (pipeline/explore.h, as rotor_doc("explore") does). */
 static void run_point(const explore *ex, ex_point *p) {
-    rotor_schedule_options so = ex->so;
-    so.threads = 1; /* the points are the parallel loop */
-    rotor_schedule *s = NULL;
-    ex_row rows[EX_ND] = {{0}};
-    p->st = rotor_schedule_build(&ex->pls[p->shape].graph, &p->chip, &so, &s, &p->err);
-    for (int d = 0; d < EX_ND && !p->st; d++) {
-        if (!ex->want[d]) continue;
-        rotor_schedule_report rep;
-        if ((p->st = rotor_schedule_run(s, (rotor_preload_design)d, &rep, &p->err))) break;
-        const rotor_preload_breakdown *b = &rep.result.breakdown;
-        rows[d] = (ex_row){.latency_us = us(rep.result.latency_ps), .preload_us = us(b->preload_ps),
-                           .execute_us = us(b->execute_ps), .overlap_us = us(b->overlap_ps),
-                           .stall_us = us(b->stall_ps), .hbm_util = rep.hbm_util, .link_util = rep.link_util,
-                           .tflops = rep.tflops};
-        /* energy per token or step, priced on the tensor-parallel chips (docs/energy.md) */
-        rotor_energy_counts ec;
-        rotor_energy en;
-        rotor_chip pkg = s->chip;
-        pkg.chips = s->tensor_parallel;
-        if (!(p->st = rotor_schedule_energy(s, &rep, &ec, &p->err))) {
-            rotor_energy_price(&pkg, &ec, rep.latency_s, &en);
-            rows[d].energy_j = en.total_j;
-            rows[d].edp_js = en.edp;
-        }
-        rotor_schedule_report_free(&rep);
-    }
-    rotor_schedule_free(s);
-    if (p->st) return;
-    double ideal = rows[ROTOR_PRELOAD_IDEAL].latency_us;
-    for (int d = 0; d < EX_ND; d++)
-        if (ex->want[d]) rows[d].pct_ideal = rows[d].latency_us > 0 ? 100.0 * ideal / rows[d].latency_us : 0;
-    if (!(p->csv = ex_csv_rows(&ex->g, p->vi, ex->designs, ex->nd, rows))) {
-        p->st = rotor_nomem(&p->err);
-        return;
-    }
-    ex_csv_read_back(p, ex->designs, ex->nd);
+    ex_point_run(&ex->g, &ex->pls[p->shape].graph, &ex->so, ex->want, ex->designs, ex->nd, p);
 }
 
 /* A round's results on the wire: per point its index, status, message and

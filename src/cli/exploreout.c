@@ -12,71 +12,8 @@
 #include "explore.h"
 #include "rotor/pipeline/report.h"
 
-#define NMETRICS 11
-static const char *const METRICS = "latency_us,percent_of_ideal,preload_us,execute_us,overlap_us,stall_us,"
-                                   "hbm_util,link_util,tflops,energy_j,edp_js";
 
 /* ---- the CSV ------------------------------------------------------------- */
-
-void ex_csv_header(const ex_grid *g, char *buf, size_t size) {
-    size_t used = 0;
-    for (int a = 0; a < g->naxes; a++) {
-        int w = snprintf(buf + used, size - used, "%s,", EX_KEYS[g->axes[a].key].name);
-        if (w > 0) used += (size_t)w;
-    }
-    snprintf(buf + used, size - used, "design,%s", METRICS);
-}
-
-char *ex_csv_rows(const ex_grid *g, const int *vi, const rotor_preload_design *designs, int nd, const ex_row *rows) {
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    if (!f) return NULL;
-    for (int k = 0; k < nd; k++) {
-        const ex_row *r = &rows[designs[k]];
-        for (int a = 0; a < g->naxes; a++) fprintf(f, "%s,", g->axes[a].text[vi[a]]);
-        fprintf(f, "%s,%.6f,%.4f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.4f,%.9g,%.9g\n", rotor_preload_designs[designs[k]].name,
-                r->latency_us, r->pct_ideal, r->preload_us, r->execute_us, r->overlap_us, r->stall_us, r->hbm_util,
-                r->link_util, r->tflops, r->energy_j, r->edp_js);
-    }
-    if (fclose(f) != 0) {
-        free(text);
-        return NULL;
-    }
-    return text;
-}
-
-/* The metrics of one CSV line after its key and design fields (skip of them). */
-static bool read_metrics(const char *line, int skip, ex_row *r) {
-    const char *p = line;
-    for (int i = 0; i < skip; i++) {
-        p = strchr(p, ',');
-        if (!p) return false;
-        p++;
-    }
-    double v[NMETRICS];
-    for (int m = 0; m < NMETRICS; m++) {
-        char *end;
-        errno = 0;
-        v[m] = strtod(p, &end);
-        if (end == p || errno || !isfinite(v[m]) || (*end != ',' && m < NMETRICS - 1)) return false;
-        p = end + 1;
-    }
-    *r = (ex_row){v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10]};
-    return true;
-}
-
-void ex_csv_read_back(ex_point *p, const rotor_preload_design *designs, int nd) {
-    const char *line = p->csv;
-    int skip = 0;
-    for (const char *c = line; *c && *c != '\n'; c++) skip += *c == ',';
-    skip -= NMETRICS - 1; /* the keys and the design */
-    for (int k = 0; k < nd && line && *line; k++) {
-        read_metrics(line, skip, &p->rows[designs[k]]); /* our own text: it reads */
-        line = strchr(line, '\n');
-        if (line) line++;
-    }
-}
 
 /* Splits s (modified) at commas into at most max fields; the count. */
 static int split(char *s, char **fields, int max) {
@@ -118,7 +55,7 @@ static int resume_row(const char *cmd, const char *path, int lineno, char *s, co
     char copy[1024];
     snprintf(copy, sizeof copy, "%s", s);
     char *fields[64];
-    int want = g->naxes + 1 + NMETRICS, n = split(s, fields, 64);
+    int want = g->naxes + 1 + EX_NMETRICS, n = split(s, fields, 64);
     if (n != want)
         return cli_usage_error(cmd, "--resume %s: line %d: expected %d fields, got %d", path, lineno, want, n);
     int vi[EX_NKEYS];
@@ -140,7 +77,7 @@ static int resume_row(const char *cmd, const char *path, int lineno, char *s, co
         return cli_usage_error(cmd, "--resume %s: line %d: design '%s' is not one of --design", path, lineno,
                                fields[g->naxes]);
     ex_row r;
-    if (!read_metrics(copy, g->naxes + 1, &r))
+    if (!ex_csv_read_metrics(copy, g->naxes + 1, &r))
         return cli_usage_error(cmd, "--resume %s: line %d: expected numbers after the design", path, lineno);
     char **slot = &lines[(size_t)i * (size_t)nd + (size_t)d];
     if (*slot) {
@@ -454,66 +391,12 @@ void ex_print_table(const ex_view *v) {
     }
 }
 
-static cJSON *json_value(const ex_axis *ax, int i) {
-    return EX_KEYS[ax->key].kind == EX_TOPOLOGY ? cJSON_CreateString(ax->text[i]) : cJSON_CreateNumber(ax->num[i]);
-}
-
 int ex_print_json(const ex_view *v, const rotor_chip *chip, const char *csv, const char *const *svgs, int nsvg) {
-    const ex_grid *g = v->g;
-    cJSON *root = cJSON_CreateObject();
-    cJSON_AddStringToObject(root, "format", "rotor-explore");
-    cJSON_AddNumberToObject(root, "version", 2);
-    cJSON_AddStringToObject(root, "model", v->model);
-    cJSON_AddStringToObject(root, "chip", chip->name);
-    cJSON_AddNumberToObject(root, "chips", (double)chip->chips);
-    cJSON *ds = cJSON_AddArrayToObject(root, "designs");
-    for (int k = 0; k < v->nd; k++) cJSON_AddItemToArray(ds, cJSON_CreateString(rotor_preload_designs[v->designs[k]].name));
-    cJSON_AddBoolToObject(root, "zip", g->zip);
-    cJSON *ka = cJSON_AddArrayToObject(root, "keys");
-    for (int a = 0; a < g->naxes; a++) {
-        const ex_axis *ax = &g->axes[a];
-        cJSON *ko = cJSON_CreateObject();
-        cJSON_AddStringToObject(ko, "key", EX_KEYS[ax->key].name);
-        cJSON_AddStringToObject(ko, "unit", EX_KEYS[ax->key].unit);
-        cJSON_AddStringToObject(ko, "sets", EX_KEYS[ax->key].field);
-        cJSON *va = cJSON_AddArrayToObject(ko, "values");
-        for (int i = 0; i < ax->n; i++) cJSON_AddItemToArray(va, json_value(ax, i));
-        cJSON_AddItemToArray(ka, ko);
-    }
-    cJSON_AddStringToObject(root, "csv", csv);
-    cJSON *sa = cJSON_AddArrayToObject(root, "svg");
-    for (int s = 0; s < nsvg; s++) cJSON_AddItemToArray(sa, cJSON_CreateString(svgs[s]));
-    cJSON *pa = cJSON_AddArrayToObject(root, "points");
-    for (int i = 0; i < g->npts; i++) {
-        const ex_point *p = &v->pts[i];
-        cJSON *po = cJSON_CreateObject();
-        cJSON *vo = cJSON_AddObjectToObject(po, "values");
-        for (int a = 0; a < g->naxes; a++)
-            cJSON_AddItemToObject(vo, EX_KEYS[g->axes[a].key].name, json_value(&g->axes[a], p->vi[a]));
-        cJSON_AddBoolToObject(po, "fits", p->st == ROTOR_OK);
-        if (p->st) {
-            cJSON_AddStringToObject(po, "error", p->err.msg);
-        } else {
-            cJSON *ra = cJSON_AddArrayToObject(po, "results");
-            for (int k = 0; k < v->nd; k++) {
-                const ex_row *r = &p->rows[v->designs[k]];
-                cJSON *ro = cJSON_CreateObject();
-                cJSON_AddStringToObject(ro, "design", rotor_preload_designs[v->designs[k]].name);
-                cJSON_AddNumberToObject(ro, "latency_us", r->latency_us);
-                cJSON_AddNumberToObject(ro, "percent_of_ideal", r->pct_ideal);
-                cJSON_AddNumberToObject(ro, "preload_us", r->preload_us);
-                cJSON_AddNumberToObject(ro, "execute_us", r->execute_us);
-                cJSON_AddNumberToObject(ro, "overlap_us", r->overlap_us);
-                cJSON_AddNumberToObject(ro, "stall_us", r->stall_us);
-                cJSON_AddNumberToObject(ro, "hbm_util", r->hbm_util);
-                cJSON_AddNumberToObject(ro, "link_util", r->link_util);
-                cJSON_AddNumberToObject(ro, "tflops", r->tflops);
-                cJSON_AddNumberToObject(ro, "energy_j", r->energy_j);
-                cJSON_AddNumberToObject(ro, "edp_js", r->edp_js);
-                cJSON_AddItemToArray(ra, ro);
-            }
-        }
-        cJSON_AddItemToArray(pa, po);
-    }
-    return cli_print_json("explore", root);
+    char *text = NULL;
+    rotor_error err = {{0}};
+    rotor_status st = ex_doc(v->g, v->pts, v->designs, v->nd, v->model, chip, csv, svgs, nsvg, &text, &err);
+    if (st) return cli_fail("explore", st, &err);
+    cli_puts(text);
+    free(text);
+    return 0;
 }

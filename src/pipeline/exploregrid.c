@@ -1,12 +1,14 @@
 /* rotor explore's grid (docs/explore.md, "Keys", "Values", "Grids"): the
  * swept keys and their value lists, the points of a full product or of a
- * --zip, and the chip and model shape at each point. */
+ * --zip, and the chip and model shape at each point.  Library code
+ * (pipeline/explore.h): `rotor explore` and rotor_doc("explore") read the
+ * same grid; errors are one line naming --sweep, which the CLI prints. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "explore.h"
+#include "rotor/pipeline/explore.h"
 #include "rotor/base/suggest.h"
 
 #define MESH_MAX_ASPECT 4 /* cores on a mesh: the longer side at most 4x the shorter */
@@ -19,7 +21,7 @@ const ex_key_info EX_KEYS[EX_NKEYS] = {
     {"sram", "bytes", "SRAM per core (bytes)", "sram_bytes", EX_INTEGER, false, 0},
     {"chips", "chips", "chips", "chips", EX_INTEGER, false, 0},
     {"topology", "", "on-chip network", "topology", EX_TOPOLOGY, false, 0},
-    {"batch", "", "batch size", "--batch", EX_INTEGER, true, CLI_MAX_BATCH},
+    {"batch", "", "batch size", "--batch", EX_INTEGER, true, 1 << 20}, /* --batch's range, the CLI's CLI_MAX_BATCH */
     {"seq", "tokens", "sequence length (tokens)", "--seq", EX_INTEGER, true, 1 << 24},
 };
 
@@ -171,7 +173,7 @@ static bool hbm_values(const char *list, char *out, size_t size, char *msg, size
         double gbps;
         char text[64];
         /* a range's step ("x2", "+4") and anything not a bandwidth stay for parse_values to judge */
-        if (strpbrk(item, "GgTt") && cli_parse_bandwidth(item, &gbps)) snprintf(text, sizeof text, "%.10g", gbps / 1000.0);
+        if (strpbrk(item, "GgTt") && rotor_bandwidth_parse(item, &gbps)) snprintf(text, sizeof text, "%.10g", gbps / 1000.0);
         else snprintf(text, sizeof text, "%s", item);
         int n = snprintf(out + used, size - used, "%s%c", text, p[len] ? p[len] : '\0');
         if (n < 0 || (size_t)n >= size - used) {
@@ -184,10 +186,10 @@ static bool hbm_values(const char *list, char *out, size_t size, char *msg, size
     }
 }
 
-int ex_parse_sweep(const char *cmd, const char *spec, ex_axis *ax) {
+rotor_status ex_parse_sweep(const char *spec, ex_axis *ax, rotor_error *err) {
     const char *eq = strchr(spec, '=');
     if (!eq || eq == spec)
-        return cli_usage_error(cmd, "--sweep: expected KEY=V1,V2,... (keys: %s), got '%s'", KEY_LIST, spec);
+        return rotor_fail(err, ROTOR_ERR_INPUT, "--sweep: expected KEY=V1,V2,... (keys: %s), got '%s'", KEY_LIST, spec);
     int k = 0;
     while (k < EX_NKEYS &&
            (strlen(EX_KEYS[k].name) != (size_t)(eq - spec) || strncmp(EX_KEYS[k].name, spec, (size_t)(eq - spec))))
@@ -197,7 +199,7 @@ int ex_parse_sweep(const char *cmd, const char *spec, ex_axis *ax) {
         char word[64], hint[96];
         for (int i = 0; i < EX_NKEYS; i++) names[i] = EX_KEYS[i].name;
         snprintf(word, sizeof word, "%.*s", (int)(eq - spec), spec);
-        return cli_usage_error(cmd, "--sweep: unknown key '%s'%s (keys: %s)", word,
+        return rotor_fail(err, ROTOR_ERR_INPUT, "--sweep: unknown key '%s'%s (keys: %s)", word,
                                rotor_suggest_phrase(word, names, EX_NKEYS, hint, sizeof hint), KEY_LIST);
     }
     ax->key = (ex_key)k;
@@ -206,14 +208,14 @@ int ex_parse_sweep(const char *cmd, const char *spec, ex_axis *ax) {
     const char *list = eq + 1;
     if (k == KEY_HBM_BW) {
         if (!hbm_values(list, values, sizeof values, msg, sizeof msg))
-            return cli_usage_error(cmd, "--sweep %s: %s", spec, msg);
+            return rotor_fail(err, ROTOR_ERR_INPUT, "--sweep %s: %s", spec, msg);
         list = values;
     }
-    if (!parse_values(list, ax, msg, sizeof msg)) return cli_usage_error(cmd, "--sweep %s: %s", spec, msg);
-    return 0;
+    if (!parse_values(list, ax, msg, sizeof msg)) return rotor_fail(err, ROTOR_ERR_INPUT, "--sweep %s: %s", spec, msg);
+    return ROTOR_OK;
 }
 
-int ex_grid_finish(const char *cmd, ex_grid *g) {
+rotor_status ex_grid_finish(ex_grid *g, rotor_error *err) {
     for (int k = 0; k < EX_NKEYS; k++) g->axis_of[k] = -1;
     int64_t n = 1;
     char sizes[256] = "";
@@ -221,10 +223,10 @@ int ex_grid_finish(const char *cmd, ex_grid *g) {
     for (int a = 0; a < g->naxes; a++) {
         const ex_axis *ax = &g->axes[a];
         if (g->axis_of[ax->key] >= 0)
-            return cli_usage_error(cmd, "--sweep %s given twice (one list per key)", EX_KEYS[ax->key].name);
+            return rotor_fail(err, ROTOR_ERR_INPUT, "--sweep %s given twice (one list per key)", EX_KEYS[ax->key].name);
         g->axis_of[ax->key] = a;
         if (g->zip && ax->n != g->axes[0].n)
-            return cli_usage_error(cmd, "--zip: --sweep %s has %d values and --sweep %s has %d; zipped lists "
+            return rotor_fail(err, ROTOR_ERR_INPUT, "--zip: --sweep %s has %d values and --sweep %s has %d; zipped lists "
                                    "pair their values, so their lengths must be equal",
                                    EX_KEYS[g->axes[0].key].name, g->axes[0].n, EX_KEYS[ax->key].name, ax->n);
         if (!g->zip) n *= ax->n; /* at most 64^9: no overflow */
@@ -233,11 +235,11 @@ int ex_grid_finish(const char *cmd, ex_grid *g) {
     }
     if (g->zip) n = g->axes[0].n;
     if (n > EX_MAX_POINTS)
-        return cli_usage_error(cmd, "--sweep: the grid has %lld points (%s), more than %d; sweep fewer values, or "
+        return rotor_fail(err, ROTOR_ERR_INPUT, "--sweep: the grid has %lld points (%s), more than %d; sweep fewer values, or "
                                "split the grid into several runs",
                                (long long)n, sizes, EX_MAX_POINTS);
     g->npts = (int)n;
-    return 0;
+    return ROTOR_OK;
 }
 
 void ex_grid_point(const ex_grid *g, int i, int *vi) {
