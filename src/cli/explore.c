@@ -114,7 +114,6 @@ typedef struct explore {
     rotor_chip chip;
     ex_point *pts;
     rotor_pipeline *pls; /* the model at each shape (ex_shape_index), loaded and grouped */
-    char *shape_used; /* per shape: 0 no point has it, 1 some point has it, 2 loaded */
     int nshapes;
     ex_mpi mpi;
     /* rank 0's outputs, opened before the work (cli_output) */
@@ -175,14 +174,8 @@ static int parse_explore(int argc, char **argv, explore *ex) {
     for (int w = 0; w < ex->nsw; w++)
         if (ex_parse_sweep(ex->sweep_specs[w], &ex->g.axes[w], &err)) return cli_usage_error(CMD, "%s", err.msg);
     if (ex_grid_finish(&ex->g, &err)) return cli_usage_error(CMD, "%s", err.msg);
-    for (int k = KEY_BATCH; k <= KEY_SEQ; k++) {
-        if (ex->g.axis_of[k] < 0) continue;
-        if (rotor_model_is_onnx(ex->input))
-            return cli_usage_error(CMD, "--sweep %s shapes zoo models; an ONNX file's dimensions are bound with --dim",
-                                   EX_KEYS[k].name);
-        if (k == KEY_BATCH ? ex->ha.m.batch != NULL : ex->ha.m.seq != NULL)
-            return cli_usage_error(CMD, "%s and --sweep %s: give one", EX_KEYS[k].field, EX_KEYS[k].name);
-    }
+    if (ex_grid_check_model(&ex->g, ex->input, ex->ha.m.batch != NULL, ex->ha.m.seq != NULL, &err))
+        return cli_usage_error(CMD, "%s", err.msg);
     return -1;
 }
 
@@ -201,27 +194,8 @@ static int prepare(explore *ex) {
     if (g->axis_of[KEY_CHIPS] < 0 && ex->so.tensor_parallel > ex->chip.chips)
         return cli_usage_error(CMD, "--tp: expected 1..%lld (the chips of %s), got %lld", (long long)ex->chip.chips,
                                ex->chip.name, (long long)ex->so.tensor_parallel);
-    ex->nshapes = ex_shape_count(g);
-    if (!(ex->pts = calloc((size_t)g->npts, sizeof *ex->pts)) ||
-        !(ex->pls = calloc((size_t)ex->nshapes, sizeof *ex->pls)) ||
-        !(ex->shape_used = calloc((size_t)ex->nshapes, sizeof *ex->shape_used)))
-        return cli_nomem(CMD);
-    for (int i = 0; i < g->npts; i++) {
-        ex_point *p = &ex->pts[i];
-        ex_grid_point(g, i, p->vi);
-        p->shape = ex_shape_index(g, p->vi);
-        ex->shape_used[p->shape] = 1;
-        if ((st = ex_point_chip(g, p->vi, &ex->chip, ex->so.tensor_parallel, &p->chip, &err)))
-            return cli_fail(CMD, st, &err);
-    }
-    for (int i = 0; i < g->npts; i++) { /* each shape once, from its first point */
-        const ex_point *p = &ex->pts[i];
-        if (ex->shape_used[p->shape] != 1) continue;
-        ex->shape_used[p->shape] = 2;
-        rotor_pipeline_options po = ex->po;
-        ex_point_shape(g, p->vi, &ex->po.zoo, &po.zoo);
-        if ((st = rotor_pipeline_run(&po, &ex->chip, &ex->pls[p->shape], &err))) return cli_fail(CMD, st, &err);
-    }
+    if ((st = ex_prepare(g, &ex->chip, &ex->po, ex->so.tensor_parallel, &ex->pts, &ex->pls, &ex->nshapes, &err)))
+        return cli_fail(CMD, st, &err);
     return 0;
 }
 
@@ -391,21 +365,10 @@ static int run_points(explore *ex) {
  * points skipped are noted in grid order. */
 static int check_fits(explore *ex) {
     const ex_grid *g = &ex->g;
-    int fits = 0;
-    for (int i = 0; i < g->npts; i++) fits += ex->pts[i].st == ROTOR_OK;
+    rotor_error err = {{0}};
+    rotor_status st = ex_check_fits(g, ex->pts, &err);
+    if (st) return cli_fail(CMD, st, &err);
     char name[512];
-    if (!fits) {
-        char keys[200] = "", pre[800];
-        size_t used = 0;
-        for (int a = 0; a < g->naxes; a++) {
-            int w = snprintf(keys + used, sizeof keys - used, "%s%s", a ? " x " : "", EX_KEYS[g->axes[a].key].name);
-            if (w > 0 && (size_t)w < sizeof keys - used) used += (size_t)w;
-        }
-        ex_point *p = &ex->pts[0];
-        snprintf(pre, sizeof pre, "--sweep %s: no point fits; at %s", keys, ex_point_name(g, p->vi, name, sizeof name));
-        rotor_error_prefix(&p->err, pre);
-        return cli_fail(CMD, p->st, &p->err);
-    }
     for (int i = 0; i < g->npts; i++)
         if (ex->pts[i].st)
             fprintf(stderr, "rotor explore: %s skipped: %s\n", ex_point_name(g, ex->pts[i].vi, name, sizeof name),
@@ -618,13 +581,7 @@ static void restore_ranks(int saved[2]) {
 }
 
 static void free_explore(explore *ex) {
-    if (ex->pls)
-        for (int s = 0; s < ex->nshapes; s++) rotor_pipeline_free(&ex->pls[s]);
-    if (ex->pts)
-        for (int i = 0; i < ex->g.npts; i++) free(ex->pts[i].csv);
-    free(ex->pls);
-    free(ex->shape_used);
-    free(ex->pts);
+    ex_points_free(ex->pts, ex->g.npts, ex->pls, ex->nshapes);
     free(ex->run_text);
     free(ex);
 }

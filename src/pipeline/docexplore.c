@@ -8,6 +8,7 @@
 
 #include "pipeline/docint.h"
 #include "rotor/compile/energy.h"
+#include "rotor/model/zoo.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -185,4 +186,69 @@ rotor_status ex_doc(const ex_grid *g, const ex_point *pts, const rotor_preload_d
         cJSON_AddItemToArray(pa, po);
     }
     return rotor_doc_print(root, out, err);
+}
+
+rotor_status ex_grid_check_model(const ex_grid *g, const char *model, bool batch_given, bool seq_given,
+                                 rotor_error *err) {
+    for (int k = KEY_BATCH; k <= KEY_SEQ; k++) {
+        if (g->axis_of[k] < 0) continue;
+        if (rotor_model_is_onnx(model))
+            return rotor_fail(err, ROTOR_ERR_INPUT,
+                              "--sweep %s shapes zoo models; an ONNX file's dimensions are bound with --dim",
+                              EX_KEYS[k].name);
+        if (k == KEY_BATCH ? batch_given : seq_given)
+            return rotor_fail(err, ROTOR_ERR_INPUT, "%s and --sweep %s: give one", EX_KEYS[k].field, EX_KEYS[k].name);
+    }
+    return ROTOR_OK;
+}
+
+rotor_status ex_prepare(const ex_grid *g, const rotor_chip *chip, const rotor_pipeline_options *po, int64_t tp,
+                        ex_point **pts, rotor_pipeline **pls, int *nshapes, rotor_error *err) {
+    *nshapes = ex_shape_count(g);
+    *pts = calloc((size_t)g->npts, sizeof **pts);
+    *pls = calloc((size_t)*nshapes, sizeof **pls);
+    char *loaded = calloc((size_t)*nshapes, 1); /* per shape: 0 no point has it, 1 some point has it, 2 loaded */
+    rotor_status st = *pts && *pls && loaded ? ROTOR_OK : rotor_nomem(err);
+    for (int i = 0; i < g->npts && !st; i++) {
+        ex_point *p = &(*pts)[i];
+        ex_grid_point(g, i, p->vi);
+        p->shape = ex_shape_index(g, p->vi);
+        loaded[p->shape] = 1;
+        st = ex_point_chip(g, p->vi, chip, tp, &p->chip, err);
+    }
+    for (int i = 0; i < g->npts && !st; i++) { /* each shape once, from its first point */
+        const ex_point *p = &(*pts)[i];
+        if (loaded[p->shape] != 1) continue;
+        loaded[p->shape] = 2;
+        rotor_pipeline_options at = *po;
+        ex_point_shape(g, p->vi, &po->zoo, &at.zoo);
+        st = rotor_pipeline_run(&at, chip, &(*pls)[p->shape], err);
+    }
+    free(loaded);
+    return st;
+}
+
+void ex_points_free(ex_point *pts, int npts, rotor_pipeline *pls, int nshapes) {
+    if (pls)
+        for (int s = 0; s < nshapes; s++) rotor_pipeline_free(&pls[s]);
+    if (pts)
+        for (int i = 0; i < npts; i++) free(pts[i].csv);
+    free(pls);
+    free(pts);
+}
+
+rotor_status ex_check_fits(const ex_grid *g, ex_point *pts, rotor_error *err) {
+    for (int i = 0; i < g->npts; i++)
+        if (pts[i].st == ROTOR_OK) return ROTOR_OK;
+    char keys[200] = "", pre[800], name[512];
+    size_t used = 0;
+    for (int a = 0; a < g->naxes; a++) {
+        int w = snprintf(keys + used, sizeof keys - used, "%s%s", a ? " x " : "", EX_KEYS[g->axes[a].key].name);
+        if (w > 0 && (size_t)w < sizeof keys - used) used += (size_t)w;
+    }
+    ex_point *p = &pts[0];
+    snprintf(pre, sizeof pre, "--sweep %s: no point fits; at %s", keys, ex_point_name(g, p->vi, name, sizeof name));
+    rotor_error_prefix(&p->err, pre);
+    *err = p->err;
+    return p->st;
 }

@@ -125,6 +125,20 @@ void ex_csv_read_back(ex_point *p, const rotor_preload_design *designs, int nd);
  * why it does not fit. */
 void ex_point_run(const ex_grid *g, const rotor_graph *graph, const rotor_schedule_options *so, const bool *want,
                   const rotor_preload_design *designs, int nd, ex_point *p);
+/* --sweep batch or seq with the model: zoo models only, and not beside
+ * --batch (batch_given) or --seq (seq_given). */
+rotor_status ex_grid_check_model(const ex_grid *g, const char *model, bool batch_given, bool seq_given,
+                                 rotor_error *err);
+/* Every point of g (*pts, g->npts of them) with its chip (checked before
+ * anything runs: ex_point_chip), and the model po at every shape the
+ * points use (*pls, *nshapes; each shape run once, from its first point,
+ * on chip).  *pts and *pls are set even on an error: ex_points_free. */
+rotor_status ex_prepare(const ex_grid *g, const rotor_chip *chip, const rotor_pipeline_options *po, int64_t tp,
+                        ex_point **pts, rotor_pipeline **pls, int *nshapes, rotor_error *err);
+void ex_points_free(ex_point *pts, int npts, rotor_pipeline *pls, int nshapes);
+/* A grid where no point fits is an error: the first point's, prefixed
+ * "--sweep KEYS: no point fits; at POINT" (pts[0].err is rewritten). */
+rotor_status ex_check_fits(const ex_grid *g, ex_point *pts, rotor_error *err);
 /* `rotor explore --json` (rotor-explore, version 2, docs/explore.md): the
  * grid g, its points pts, the designs asked for, on chip (the base chip);
  * csv and svgs[0 .. nsvg) the files the CLI wrote (csv NULL: no "csv" nor
