@@ -113,7 +113,7 @@ typedef struct explore {
     rotor_schedule_options so;
     rotor_chip chip;
     ex_point *pts;
-    rotor_pipeline *pls; /* the model at each shape (ex_shape_index), loaded and grouped */
+    rotor_pipeline *pls; /* the model at each shape (rotor_ex_shape_index), loaded and grouped */
     int nshapes;
     ex_mpi mpi;
     /* rank 0's outputs, opened before the work (cli_output) */
@@ -172,9 +172,9 @@ static int parse_explore(int argc, char **argv, explore *ex) {
     ex->g.naxes = ex->nsw;
     rotor_error err = {{0}};
     for (int w = 0; w < ex->nsw; w++)
-        if (ex_parse_sweep(ex->sweep_specs[w], &ex->g.axes[w], &err)) return cli_usage_error(CMD, "%s", err.msg);
-    if (ex_grid_finish(&ex->g, &err)) return cli_usage_error(CMD, "%s", err.msg);
-    if (ex_grid_check_model(&ex->g, ex->input, ex->ha.m.batch != NULL, ex->ha.m.seq != NULL, &err))
+        if (rotor_ex_parse_sweep(ex->sweep_specs[w], &ex->g.axes[w], &err)) return cli_usage_error(CMD, "%s", err.msg);
+    if (rotor_ex_grid_finish(&ex->g, &err)) return cli_usage_error(CMD, "%s", err.msg);
+    if (rotor_ex_grid_check_model(&ex->g, ex->input, ex->ha.m.batch != NULL, ex->ha.m.seq != NULL, &err))
         return cli_usage_error(CMD, "%s", err.msg);
     return -1;
 }
@@ -194,14 +194,14 @@ static int prepare(explore *ex) {
     if (g->axis_of[KEY_CHIPS] < 0 && ex->so.tensor_parallel > ex->chip.chips)
         return cli_usage_error(CMD, "--tp: expected 1..%lld (the chips of %s), got %lld", (long long)ex->chip.chips,
                                ex->chip.name, (long long)ex->so.tensor_parallel);
-    if ((st = ex_prepare(g, &ex->chip, &ex->po, ex->so.tensor_parallel, &ex->pts, &ex->pls, &ex->nshapes, &err)))
+    if ((st = rotor_ex_prepare(g, &ex->chip, &ex->po, ex->so.tensor_parallel, &ex->pts, &ex->pls, &ex->nshapes, &err)))
         return cli_fail(CMD, st, &err);
     return 0;
 }
 
 /* Schedules one point (pipeline/explore.h, as rotor_doc("explore") does). */
 static void run_point(const explore *ex, ex_point *p) {
-    ex_point_run(&ex->g, &ex->pls[p->shape].graph, &ex->so, ex->want, ex->designs, ex->nd, p);
+    rotor_ex_point_run(&ex->g, &ex->pls[p->shape].graph, &ex->so, ex->want, ex->designs, ex->nd, p);
 }
 
 /* A round's results on the wire: per point its index, status, message and
@@ -242,7 +242,7 @@ static int take_points(explore *ex, const char *buf, size_t n) {
             csv[cl] = '\0';
             free(pt->csv);
             pt->csv = csv;
-            ex_csv_read_back(pt, ex->designs, ex->nd);
+            rotor_ex_csv_read_back(pt, ex->designs, ex->nd);
         }
         p += cl;
     }
@@ -295,7 +295,7 @@ static int round_failure(explore *ex, const int *todo, int a, int b) {
         ex_point *p = &ex->pts[todo[j]];
         if (!p->st || p->st == ROTOR_ERR_NOFIT) continue;
         char name[512];
-        rotor_error_prefix(&p->err, ex_point_name(&ex->g, p->vi, name, sizeof name));
+        rotor_error_prefix(&p->err, rotor_ex_point_name(&ex->g, p->vi, name, sizeof name));
         return cli_fail(CMD, p->st, &p->err);
     }
     return 0;
@@ -366,12 +366,12 @@ static int run_points(explore *ex) {
 static int check_fits(explore *ex) {
     const ex_grid *g = &ex->g;
     rotor_error err = {{0}};
-    rotor_status st = ex_check_fits(g, ex->pts, &err);
+    rotor_status st = rotor_ex_check_fits(g, ex->pts, &err);
     if (st) return cli_fail(CMD, st, &err);
     char name[512];
     for (int i = 0; i < g->npts; i++)
         if (ex->pts[i].st)
-            fprintf(stderr, "rotor explore: %s skipped: %s\n", ex_point_name(g, ex->pts[i].vi, name, sizeof name),
+            fprintf(stderr, "rotor explore: %s skipped: %s\n", rotor_ex_point_name(g, ex->pts[i].vi, name, sizeof name),
                     ex->pts[i].err.msg);
     return 0;
 }
@@ -412,7 +412,7 @@ static int open_outputs(explore *ex) {
     char keys[200] = "", path[4400];
     size_t used = 0;
     for (int a = 0; a < g->naxes; a++) {
-        int w = snprintf(keys + used, sizeof keys - used, "-%s", EX_KEYS[g->axes[a].key].name);
+        int w = snprintf(keys + used, sizeof keys - used, "-%s", rotor_ex_keys[g->axes[a].key].name);
         if (w > 0 && (size_t)w < sizeof keys - used) used += (size_t)w;
     }
     snprintf(path, sizeof path, "%s%s.csv", prefix, keys);
@@ -432,8 +432,8 @@ static int open_outputs(explore *ex) {
                     ex->svg_a[ex->nsvg] = a;
                     ex->svg_b[ex->nsvg] = b;
                     ex->svg_energy[ex->nsvg] = e;
-                    snprintf(path, sizeof path, "%s-%s-%s%s.svg", prefix, EX_KEYS[g->axes[a].key].name,
-                             EX_KEYS[g->axes[b].key].name, e ? "-energy" : "");
+                    snprintf(path, sizeof path, "%s-%s-%s%s.svg", prefix, rotor_ex_keys[g->axes[a].key].name,
+                             rotor_ex_keys[g->axes[b].key].name, e ? "-energy" : "");
                     rc = cli_output_open(CMD, "-o", path, "", &ex->svg[ex->nsvg++]);
                 }
     }
@@ -491,13 +491,13 @@ static int write_html(explore *ex) {
         cli_html_figure_begin(f, ex->svg_a[s] < 0 ? "sweep" : "grid");
         rc = write_plot(ex, &v, s, f, true);
         char cap[300];
-        if (ex->svg_a[s] < 0) snprintf(cap, sizeof cap, "%s", EX_KEYS[g->axes[0].key].axis);
+        if (ex->svg_a[s] < 0) snprintf(cap, sizeof cap, "%s", rotor_ex_keys[g->axes[0].key].axis);
         else snprintf(cap, sizeof cap, "%s%s against %s", ex->svg_energy[s] ? "energy: " : "",
-                      EX_KEYS[g->axes[ex->svg_a[s]].key].axis, EX_KEYS[g->axes[ex->svg_b[s]].key].axis);
+                      rotor_ex_keys[g->axes[ex->svg_a[s]].key].axis, rotor_ex_keys[g->axes[ex->svg_b[s]].key].axis);
         cli_html_figure_end(f, cap);
     }
     fputs("<table>\n<tr>", f);
-    for (int a = 0; a < g->naxes; a++) fprintf(f, "<th>%s</th>", EX_KEYS[g->axes[a].key].name);
+    for (int a = 0; a < g->naxes; a++) fprintf(f, "<th>%s</th>", rotor_ex_keys[g->axes[a].key].name);
     fputs("<th>design</th><th>latency (ms)</th><th>% of ideal</th><th>preload (ms)</th><th>execute (ms)</th>"
           "<th>overlap (ms)</th><th>stall (ms)</th></tr>\n", f);
     for (int i = 0; i < g->npts; i++) {
@@ -542,7 +542,7 @@ static void print_report(const explore *ex) {
            chip->link_gbps, chip->matrix_tflops, ex->decode ? "decode step (latency per token)" : "one step");
     printf("sweep ");
     for (int a = 0; a < g->naxes; a++) {
-        const ex_key_info *k = &EX_KEYS[g->axes[a].key];
+        const ex_key_info *k = &rotor_ex_keys[g->axes[a].key];
         printf("%s%s", a ? (g->zip ? " with " : " x ") : "", k->name);
         if (*k->unit) printf(" (%s)", k->unit);
     }
@@ -581,7 +581,7 @@ static void restore_ranks(int saved[2]) {
 }
 
 static void free_explore(explore *ex) {
-    ex_points_free(ex->pts, ex->g.npts, ex->pls, ex->nshapes);
+    rotor_ex_points_free(ex->pts, ex->g.npts, ex->pls, ex->nshapes);
     free(ex->run_text);
     free(ex);
 }

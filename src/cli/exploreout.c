@@ -66,9 +66,9 @@ static int resume_row(const char *cmd, const char *path, int lineno, char *s, co
             if (!strcmp(ax->text[i], fields[a])) vi[a] = i;
         if (vi[a] < 0)
             return cli_usage_error(cmd, "--resume %s: line %d: %s=%s is not a value of this grid", path, lineno,
-                                   EX_KEYS[ax->key].name, fields[a]);
+                                   rotor_ex_keys[ax->key].name, fields[a]);
     }
-    int i = ex_grid_index(g, vi), d = -1;
+    int i = rotor_ex_grid_index(g, vi), d = -1;
     if (i < 0)
         return cli_usage_error(cmd, "--resume %s: line %d: its values are not paired so by --zip", path, lineno);
     for (int k = 0; k < nd && d < 0; k++)
@@ -77,13 +77,13 @@ static int resume_row(const char *cmd, const char *path, int lineno, char *s, co
         return cli_usage_error(cmd, "--resume %s: line %d: design '%s' is not one of --design", path, lineno,
                                fields[g->naxes]);
     ex_row r;
-    if (!ex_csv_read_metrics(copy, g->naxes + 1, &r))
+    if (!rotor_ex_csv_read_metrics(copy, g->naxes + 1, &r))
         return cli_usage_error(cmd, "--resume %s: line %d: expected numbers after the design", path, lineno);
     char **slot = &lines[(size_t)i * (size_t)nd + (size_t)d];
     if (*slot) {
         char name[512];
         return cli_usage_error(cmd, "--resume %s: line %d: a second row for %s, design %s", path, lineno,
-                               ex_point_name(g, vi, name, sizeof name), fields[g->naxes]);
+                               rotor_ex_point_name(g, vi, name, sizeof name), fields[g->naxes]);
     }
     if (!(*slot = strdup(copy))) return cli_nomem(cmd);
     return 0;
@@ -100,7 +100,7 @@ int ex_resume(const char *cmd, const char *path, const ex_grid *g, const rotor_p
     }
     char header[1024], *buf = NULL;
     size_t cap = 0;
-    ex_csv_header(g, header, sizeof header);
+    rotor_ex_csv_header(g, header, sizeof header);
     int rc = 0, lineno = 0;
     ssize_t len;
     while (!rc && (len = getline(&buf, &cap, f)) >= 0) {
@@ -133,7 +133,7 @@ int ex_resume(const char *cmd, const char *path, const ex_grid *g, const rotor_p
         pts[i].csv = csv;
         pts[i].resumed = true;
         pts[i].st = ROTOR_OK;
-        ex_csv_read_back(&pts[i], designs, nd);
+        rotor_ex_csv_read_back(&pts[i], designs, nd);
     }
     for (size_t i = 0; i < (size_t)g->npts * (size_t)nd; i++) free(lines[i]);
     free(lines);
@@ -142,7 +142,7 @@ int ex_resume(const char *cmd, const char *path, const ex_grid *g, const rotor_p
 
 void ex_write_csv(FILE *f, const ex_view *v) {
     char header[1024];
-    ex_csv_header(v->g, header, sizeof header);
+    rotor_ex_csv_header(v->g, header, sizeof header);
     fprintf(f, "%s\n", header);
     for (int i = 0; i < v->g->npts; i++)
         if (!v->pts[i].st && v->pts[i].csv) fputs(v->pts[i].csv, f);
@@ -153,7 +153,7 @@ void ex_write_csv(FILE *f, const ex_view *v) {
 static const char *const COLOURS[EX_ND] = {"#d62728", "#ff7f0e", "#2ca02c", "#1f77b4", "#555555", "#9467bd"};
 
 /* The x of value index i on axis 0 (a number, or its index for a topology). */
-static double xval(const ex_axis *ax, int i) { return EX_KEYS[ax->key].kind == EX_TOPOLOGY ? i : ax->num[i]; }
+static double xval(const ex_axis *ax, int i) { return rotor_ex_keys[ax->key].kind == EX_TOPOLOGY ? i : ax->num[i]; }
 
 /* A line plot's frame: the plot area, the x range (u0..u1, log2 when logx)
  * and the top of the y axis in ms. */
@@ -210,7 +210,7 @@ static void lines_designs(FILE *f, const ex_view *v, const lines_frame *fr, cons
             char pname[512];
             fprintf(f, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"%.1f\" fill=\"%s\"><title>%s ", lx(fr, xval(ax, idx[i])),
                     ly(fr, p->rows[d].latency_us * 1e-3), rad, fill, name);
-            cli_xml_text(f, ex_point_name(v->g, p->vi, pname, sizeof pname));
+            cli_xml_text(f, rotor_ex_point_name(v->g, p->vi, pname, sizeof pname));
             fprintf(f, ": %.4f ms</title></circle>\n", p->rows[d].latency_us * 1e-3);
         }
         double lyy = fr->T + 10 + 20 * k;
@@ -241,7 +241,7 @@ void ex_write_lines(FILE *f, const ex_view *v, bool inline_svg) {
             idx[b] = idx[b - 1];
             idx[b - 1] = t;
         }
-    bool cat = EX_KEYS[ax->key].kind == EX_TOPOLOGY;
+    bool cat = rotor_ex_keys[ax->key].kind == EX_TOPOLOGY;
     double xmin = cat ? 0 : xval(ax, idx[0]), xmax = cat ? ax->n - 1 : xval(ax, idx[n - 1]), ymax = 0;
     fr.logx = !cat && xmax / xmin > 8;
     for (int i = 0; i < n; i++)
@@ -262,8 +262,9 @@ void ex_write_lines(FILE *f, const ex_view *v, bool inline_svg) {
     cli_xml_text(f, v->model);
     fputs(" on ", f);
     cli_xml_text(f, v->chip_name);
-    fprintf(f, ": latency vs %s", EX_KEYS[ax->key].name);
-    for (int a = 1; a < g->naxes; a++) fprintf(f, "%s%s", a == 1 ? " (zipped with " : ", ", EX_KEYS[g->axes[a].key].name);
+    fprintf(f, ": latency vs %s", rotor_ex_keys[ax->key].name);
+    for (int a = 1; a < g->naxes; a++)
+        fprintf(f, "%s%s", a == 1 ? " (zipped with " : ", ", rotor_ex_keys[g->axes[a].key].name);
     fprintf(f, "%s</text>\n", g->naxes > 1 ? ")" : "");
     for (int t = 0; t <= yticks; t++) {
         double y = ly(&fr, t * ystep);
@@ -285,7 +286,7 @@ void ex_write_lines(FILE *f, const ex_view *v, bool inline_svg) {
     fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"black\"/>\n", L,
             T, R - L, B - T);
     fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s%s</text>\n", (L + R) / 2, B + 42,
-            EX_KEYS[ax->key].axis, fr.logx ? ", log scale" : "");
+            rotor_ex_keys[ax->key].axis, fr.logx ? ", log scale" : "");
     fprintf(f, "<text transform=\"translate(22 %.1f) rotate(-90)\" text-anchor=\"middle\">%s</text>\n", (T + B) / 2,
             v->ylabel);
     lines_designs(f, v, &fr, idx, n);
@@ -318,7 +319,7 @@ int ex_write_heat(FILE *f, const ex_view *v, int a, int b, bool energy, bool inl
     for (int o = 0; o < g->naxes; o++) {
         if (o == a || o == b) continue;
         int w = snprintf(others + used, sizeof others - used, "%s%s=%s", used ? ", " : "; ",
-                         EX_KEYS[g->axes[o].key].name, g->axes[o].text[0]);
+                         rotor_ex_keys[g->axes[o].key].name, g->axes[o].text[0]);
         if (w > 0 && (size_t)w < sizeof others - used) used += (size_t)w;
     }
     snprintf(title, sizeof title, "%s on %s: %s%s", v->model, v->chip_name, energy ? v->elabel : v->ylabel, others);
@@ -330,9 +331,9 @@ int ex_write_heat(FILE *f, const ex_view *v, int a, int b, bool energy, bool inl
                 cl[c] = cb->text[c];
                 vi[a] = r;
                 vi[b] = c;
-                const ex_point *p = &v->pts[ex_grid_index(g, vi)];
+                const ex_point *p = &v->pts[rotor_ex_grid_index(g, vi)];
                 char name[512], tip[1100];
-                ex_point_name(g, vi, name, sizeof name);
+                rotor_ex_point_name(g, vi, name, sizeof name);
                 if (p->st) {
                     vals[r * nc + c] = NAN;
                     snprintf(tip, sizeof tip, "%s: does not fit: %s", name, p->err.msg);
@@ -350,8 +351,8 @@ int ex_write_heat(FILE *f, const ex_view *v, int a, int b, bool energy, bool inl
             }
         }
         char xl[128], yl[128];
-        snprintf(xl, sizeof xl, "%s", EX_KEYS[cb->key].axis);
-        snprintf(yl, sizeof yl, "%s", EX_KEYS[ra->key].axis);
+        snprintf(xl, sizeof xl, "%s", rotor_ex_keys[cb->key].axis);
+        snprintf(yl, sizeof yl, "%s", rotor_ex_keys[ra->key].axis);
         cli_grid_chart ch = {.title = title, .xlabel = xl, .ylabel = yl, .unit = energy ? "J" : "ms", .nrows = nr,
                              .ncols = nc,
                              .row_labels = rl, .col_labels = cl, .values = vals,
@@ -370,7 +371,7 @@ int ex_write_heat(FILE *f, const ex_view *v, int a, int b, bool energy, bool inl
 
 void ex_print_table(const ex_view *v) {
     const ex_grid *g = v->g;
-    for (int a = 0; a < g->naxes; a++) printf("%10s ", EX_KEYS[g->axes[a].key].name);
+    for (int a = 0; a < g->naxes; a++) printf("%10s ", rotor_ex_keys[g->axes[a].key].name);
     printf("%-7s %11s %8s %10s %10s %10s %10s %6s %6s %8s\n", "design", "latency ms", "% ideal", "preload ms",
            "execute ms", "overlap ms", "stall ms", "HBM %", "link %", "TFLOPS");
     for (int i = 0; i < g->npts; i++) {
@@ -394,7 +395,7 @@ void ex_print_table(const ex_view *v) {
 int ex_print_json(const ex_view *v, const rotor_chip *chip, const char *csv, const char *const *svgs, int nsvg) {
     char *text = NULL;
     rotor_error err = {{0}};
-    rotor_status st = ex_doc(v->g, v->pts, v->designs, v->nd, v->model, chip, csv, svgs, nsvg, &text, &err);
+    rotor_status st = rotor_ex_doc(v->g, v->pts, v->designs, v->nd, v->model, chip, csv, svgs, nsvg, &text, &err);
     if (st) return cli_fail("explore", st, &err);
     cli_puts(text);
     free(text);

@@ -22,16 +22,17 @@ static const char *const METRICS = "latency_us,percent_of_ideal,preload_us,execu
 
 static double us(int64_t ps) { return (double)ps * 1e-6; }
 
-void ex_csv_header(const ex_grid *g, char *buf, size_t size) {
+void rotor_ex_csv_header(const ex_grid *g, char *buf, size_t size) {
     size_t used = 0;
     for (int a = 0; a < g->naxes; a++) {
-        int w = snprintf(buf + used, size - used, "%s,", EX_KEYS[g->axes[a].key].name);
+        int w = snprintf(buf + used, size - used, "%s,", rotor_ex_keys[g->axes[a].key].name);
         if (w > 0) used += (size_t)w;
     }
     snprintf(buf + used, size - used, "design,%s", METRICS);
 }
 
-char *ex_csv_rows(const ex_grid *g, const int *vi, const rotor_preload_design *designs, int nd, const ex_row *rows) {
+char *rotor_ex_csv_rows(const ex_grid *g, const int *vi, const rotor_preload_design *designs, int nd,
+                        const ex_row *rows) {
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
@@ -50,7 +51,7 @@ char *ex_csv_rows(const ex_grid *g, const int *vi, const rotor_preload_design *d
     return text;
 }
 
-bool ex_csv_read_metrics(const char *line, int skip, ex_row *r) {
+bool rotor_ex_csv_read_metrics(const char *line, int skip, ex_row *r) {
     const char *p = line;
     for (int i = 0; i < skip; i++) {
         p = strchr(p, ',');
@@ -69,20 +70,20 @@ bool ex_csv_read_metrics(const char *line, int skip, ex_row *r) {
     return true;
 }
 
-void ex_csv_read_back(ex_point *p, const rotor_preload_design *designs, int nd) {
+void rotor_ex_csv_read_back(ex_point *p, const rotor_preload_design *designs, int nd) {
     const char *line = p->csv;
     int skip = 0;
     for (const char *c = line; *c && *c != '\n'; c++) skip += *c == ',';
     skip -= EX_NMETRICS - 1; /* the keys and the design */
     for (int k = 0; k < nd && line && *line; k++) {
-        ex_csv_read_metrics(line, skip, &p->rows[designs[k]]); /* our own text: it reads */
+        rotor_ex_csv_read_metrics(line, skip, &p->rows[designs[k]]); /* our own text: it reads */
         line = strchr(line, '\n');
         if (line) line++;
     }
 }
 
-void ex_point_run(const ex_grid *g, const rotor_graph *graph, const rotor_schedule_options *base, const bool *want,
-                  const rotor_preload_design *designs, int nd, ex_point *p) {
+void rotor_ex_point_run(const ex_grid *g, const rotor_graph *graph, const rotor_schedule_options *base,
+                        const bool *want, const rotor_preload_design *designs, int nd, ex_point *p) {
     rotor_schedule_options so = *base;
     so.threads = 1; /* the points are the parallel loop */
     rotor_schedule *s = NULL;
@@ -114,18 +115,19 @@ void ex_point_run(const ex_grid *g, const rotor_graph *graph, const rotor_schedu
     double ideal = rows[ROTOR_PRELOAD_IDEAL].latency_us;
     for (int d = 0; d < EX_ND; d++)
         if (want[d]) rows[d].pct_ideal = rows[d].latency_us > 0 ? 100.0 * ideal / rows[d].latency_us : 0;
-    if (!(p->csv = ex_csv_rows(g, p->vi, designs, nd, rows))) {
+    if (!(p->csv = rotor_ex_csv_rows(g, p->vi, designs, nd, rows))) {
         p->st = rotor_nomem(&p->err);
         return;
     }
-    ex_csv_read_back(p, designs, nd);
+    rotor_ex_csv_read_back(p, designs, nd);
 }
 
 static cJSON *json_value(const ex_axis *ax, int i) {
-    return EX_KEYS[ax->key].kind == EX_TOPOLOGY ? cJSON_CreateString(ax->text[i]) : cJSON_CreateNumber(ax->num[i]);
+    if (rotor_ex_keys[ax->key].kind == EX_TOPOLOGY) return cJSON_CreateString(ax->text[i]);
+    return cJSON_CreateNumber(ax->num[i]);
 }
 
-rotor_status ex_doc(const ex_grid *g, const ex_point *pts, const rotor_preload_design *designs, int nd,
+rotor_status rotor_ex_doc(const ex_grid *g, const ex_point *pts, const rotor_preload_design *designs, int nd,
                     const char *model, const rotor_chip *chip, const char *csv, const char *const *svgs, int nsvg,
                     char **out, rotor_error *err) {
     cJSON *root = cJSON_CreateObject();
@@ -141,9 +143,9 @@ rotor_status ex_doc(const ex_grid *g, const ex_point *pts, const rotor_preload_d
     for (int a = 0; a < g->naxes; a++) {
         const ex_axis *ax = &g->axes[a];
         cJSON *ko = cJSON_CreateObject();
-        cJSON_AddStringToObject(ko, "key", EX_KEYS[ax->key].name);
-        cJSON_AddStringToObject(ko, "unit", EX_KEYS[ax->key].unit);
-        cJSON_AddStringToObject(ko, "sets", EX_KEYS[ax->key].field);
+        cJSON_AddStringToObject(ko, "key", rotor_ex_keys[ax->key].name);
+        cJSON_AddStringToObject(ko, "unit", rotor_ex_keys[ax->key].unit);
+        cJSON_AddStringToObject(ko, "sets", rotor_ex_keys[ax->key].field);
         cJSON *va = cJSON_AddArrayToObject(ko, "values");
         for (int i = 0; i < ax->n; i++) cJSON_AddItemToArray(va, json_value(ax, i));
         cJSON_AddItemToArray(ka, ko);
@@ -159,7 +161,7 @@ rotor_status ex_doc(const ex_grid *g, const ex_point *pts, const rotor_preload_d
         cJSON *po = cJSON_CreateObject();
         cJSON *vo = cJSON_AddObjectToObject(po, "values");
         for (int a = 0; a < g->naxes; a++)
-            cJSON_AddItemToObject(vo, EX_KEYS[g->axes[a].key].name, json_value(&g->axes[a], p->vi[a]));
+            cJSON_AddItemToObject(vo, rotor_ex_keys[g->axes[a].key].name, json_value(&g->axes[a], p->vi[a]));
         cJSON_AddBoolToObject(po, "fits", p->st == ROTOR_OK);
         if (p->st) {
             cJSON_AddStringToObject(po, "error", p->err.msg);
@@ -188,47 +190,48 @@ rotor_status ex_doc(const ex_grid *g, const ex_point *pts, const rotor_preload_d
     return rotor_doc_print(root, out, err);
 }
 
-rotor_status ex_grid_check_model(const ex_grid *g, const char *model, bool batch_given, bool seq_given,
+rotor_status rotor_ex_grid_check_model(const ex_grid *g, const char *model, bool batch_given, bool seq_given,
                                  rotor_error *err) {
     for (int k = KEY_BATCH; k <= KEY_SEQ; k++) {
         if (g->axis_of[k] < 0) continue;
         if (rotor_model_is_onnx(model))
             return rotor_fail(err, ROTOR_ERR_INPUT,
                               "--sweep %s shapes zoo models; an ONNX file's dimensions are bound with --dim",
-                              EX_KEYS[k].name);
+                              rotor_ex_keys[k].name);
         if (k == KEY_BATCH ? batch_given : seq_given)
-            return rotor_fail(err, ROTOR_ERR_INPUT, "%s and --sweep %s: give one", EX_KEYS[k].field, EX_KEYS[k].name);
+            return rotor_fail(err, ROTOR_ERR_INPUT, "%s and --sweep %s: give one", rotor_ex_keys[k].field,
+                              rotor_ex_keys[k].name);
     }
     return ROTOR_OK;
 }
 
-rotor_status ex_prepare(const ex_grid *g, const rotor_chip *chip, const rotor_pipeline_options *po, int64_t tp,
+rotor_status rotor_ex_prepare(const ex_grid *g, const rotor_chip *chip, const rotor_pipeline_options *po, int64_t tp,
                         ex_point **pts, rotor_pipeline **pls, int *nshapes, rotor_error *err) {
-    *nshapes = ex_shape_count(g);
+    *nshapes = rotor_ex_shape_count(g);
     *pts = calloc((size_t)g->npts, sizeof **pts);
     *pls = calloc((size_t)*nshapes, sizeof **pls);
     char *loaded = calloc((size_t)*nshapes, 1); /* per shape: 0 no point has it, 1 some point has it, 2 loaded */
     rotor_status st = *pts && *pls && loaded ? ROTOR_OK : rotor_nomem(err);
     for (int i = 0; i < g->npts && !st; i++) {
         ex_point *p = &(*pts)[i];
-        ex_grid_point(g, i, p->vi);
-        p->shape = ex_shape_index(g, p->vi);
+        rotor_ex_grid_point(g, i, p->vi);
+        p->shape = rotor_ex_shape_index(g, p->vi);
         loaded[p->shape] = 1;
-        st = ex_point_chip(g, p->vi, chip, tp, &p->chip, err);
+        st = rotor_ex_point_chip(g, p->vi, chip, tp, &p->chip, err);
     }
     for (int i = 0; i < g->npts && !st; i++) { /* each shape once, from its first point */
         const ex_point *p = &(*pts)[i];
         if (loaded[p->shape] != 1) continue;
         loaded[p->shape] = 2;
         rotor_pipeline_options at = *po;
-        ex_point_shape(g, p->vi, &po->zoo, &at.zoo);
+        rotor_ex_point_shape(g, p->vi, &po->zoo, &at.zoo);
         st = rotor_pipeline_run(&at, chip, &(*pls)[p->shape], err);
     }
     free(loaded);
     return st;
 }
 
-void ex_points_free(ex_point *pts, int npts, rotor_pipeline *pls, int nshapes) {
+void rotor_ex_points_free(ex_point *pts, int npts, rotor_pipeline *pls, int nshapes) {
     if (pls)
         for (int s = 0; s < nshapes; s++) rotor_pipeline_free(&pls[s]);
     if (pts)
@@ -237,17 +240,18 @@ void ex_points_free(ex_point *pts, int npts, rotor_pipeline *pls, int nshapes) {
     free(pts);
 }
 
-rotor_status ex_check_fits(const ex_grid *g, ex_point *pts, rotor_error *err) {
+rotor_status rotor_ex_check_fits(const ex_grid *g, ex_point *pts, rotor_error *err) {
     for (int i = 0; i < g->npts; i++)
         if (pts[i].st == ROTOR_OK) return ROTOR_OK;
     char keys[200] = "", pre[800], name[512];
     size_t used = 0;
     for (int a = 0; a < g->naxes; a++) {
-        int w = snprintf(keys + used, sizeof keys - used, "%s%s", a ? " x " : "", EX_KEYS[g->axes[a].key].name);
+        int w = snprintf(keys + used, sizeof keys - used, "%s%s", a ? " x " : "", rotor_ex_keys[g->axes[a].key].name);
         if (w > 0 && (size_t)w < sizeof keys - used) used += (size_t)w;
     }
     ex_point *p = &pts[0];
-    snprintf(pre, sizeof pre, "--sweep %s: no point fits; at %s", keys, ex_point_name(g, p->vi, name, sizeof name));
+    snprintf(pre, sizeof pre, "--sweep %s: no point fits; at %s", keys,
+             rotor_ex_point_name(g, p->vi, name, sizeof name));
     rotor_error_prefix(&p->err, pre);
     *err = p->err;
     return p->st;

@@ -321,9 +321,9 @@ static rotor_status explore_grid(const doc_opts *o, ex_grid *g, rotor_error *err
     g->zip = o->zip;
     g->naxes = o->nsweeps;
     rotor_status st = ROTOR_OK;
-    for (int w = 0; w < o->nsweeps && !st; w++) st = ex_parse_sweep(o->sweeps[w], &g->axes[w], err);
-    if (!st) st = ex_grid_finish(g, err);
-    return st ? st : ex_grid_check_model(g, o->model ? o->model : "", o->batch != 0, o->seq != 0, err);
+    for (int w = 0; w < o->nsweeps && !st; w++) st = rotor_ex_parse_sweep(o->sweeps[w], &g->axes[w], err);
+    if (!st) st = rotor_ex_grid_finish(g, err);
+    return st ? st : rotor_ex_grid_check_model(g, o->model ? o->model : "", o->batch != 0, o->seq != 0, err);
 }
 
 /* rotor explore MODEL --sweep ... --json: every point of the grid
@@ -348,16 +348,16 @@ static rotor_status doc_explore(const doc_opts *o, char **out, rotor_error *err)
     ex_point *pts = NULL;
     rotor_pipeline *pls = NULL;
     int nshapes = 0;
-    if (!st) st = ex_prepare(g, &chip, &po, so.tensor_parallel, &pts, &pls, &nshapes, err);
+    if (!st) st = rotor_ex_prepare(g, &chip, &po, so.tensor_parallel, &pts, &pls, &nshapes, err);
     if (!st) {
         int n = g->npts, threads = so.threads ? (int)so.threads : omp_get_max_threads();
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-        for (int i = 0; i < n; i++) ex_point_run(g, &pls[pts[i].shape].graph, &so, want, designs, nd, &pts[i]);
-        st = ex_check_fits(g, pts, err);
+        for (int i = 0; i < n; i++) rotor_ex_point_run(g, &pls[pts[i].shape].graph, &so, want, designs, nd, &pts[i]);
+        st = rotor_ex_check_fits(g, pts, err);
     }
     if (!st)
-        st = ex_doc(g, pts, designs, nd, pls[pts[0].shape].graph.name, &chip, NULL, NULL, 0, out, err);
-    ex_points_free(pts, g->npts, pls, nshapes);
+        st = rotor_ex_doc(g, pts, designs, nd, pls[pts[0].shape].graph.name, &chip, NULL, NULL, 0, out, err);
+    rotor_ex_points_free(pts, g->npts, pls, nshapes);
     free(g);
     return st;
 }
@@ -379,7 +379,8 @@ rotor_status rotor_doc(const char *command, const char *options, char **out, rot
     for (unsigned i = 0; i < 5; i++)
         if (command && !strcmp(command, names[i])) cmd = 1u << i;
     if (!cmd)
-        return rotor_fail(err, ROTOR_ERR_INPUT, "unknown command '%s' (rotor_doc runs plan, compile, simulate, schedule and explore)",
+        return rotor_fail(err, ROTOR_ERR_INPUT,
+                          "unknown command '%s' (rotor_doc runs plan, compile, simulate, schedule and explore)",
                           command ? command : "(null)");
     doc_opts o;
     cJSON *root;

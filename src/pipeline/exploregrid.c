@@ -13,7 +13,7 @@
 
 #define MESH_MAX_ASPECT 4 /* cores on a mesh: the longer side at most 4x the shorter */
 
-const ex_key_info EX_KEYS[EX_NKEYS] = {
+const ex_key_info rotor_ex_keys[EX_NKEYS] = {
     {"hbm-bw", "TB/s", "total HBM bandwidth of all chips (TB/s)", "hbm_gbps", EX_NUMBER, false, 0},
     {"noc-bw", "GB/s", "per-core link bandwidth (GB/s)", "link_gbps", EX_NUMBER, false, 0},
     {"cores", "cores", "cores per chip", "cores_per_chip", EX_INTEGER, false, 0},
@@ -113,7 +113,7 @@ static bool number_item(const char *p, size_t len, int item, ex_axis *ax, char *
 
 /* Parses VALUES into ax, or writes why not into msg. */
 static bool parse_values(const char *list, ex_axis *ax, char *msg, size_t msize) {
-    const ex_key_info *k = &EX_KEYS[ax->key];
+    const ex_key_info *k = &rotor_ex_keys[ax->key];
     ax->n = 0;
     if (!*list) {
         snprintf(msg, msize, k->kind == EX_TOPOLOGY ? "no values (expected all-to-all, mesh or mesh:WxH, comma "
@@ -186,18 +186,19 @@ static bool hbm_values(const char *list, char *out, size_t size, char *msg, size
     }
 }
 
-rotor_status ex_parse_sweep(const char *spec, ex_axis *ax, rotor_error *err) {
+rotor_status rotor_ex_parse_sweep(const char *spec, ex_axis *ax, rotor_error *err) {
     const char *eq = strchr(spec, '=');
     if (!eq || eq == spec)
         return rotor_fail(err, ROTOR_ERR_INPUT, "--sweep: expected KEY=V1,V2,... (keys: %s), got '%s'", KEY_LIST, spec);
     int k = 0;
     while (k < EX_NKEYS &&
-           (strlen(EX_KEYS[k].name) != (size_t)(eq - spec) || strncmp(EX_KEYS[k].name, spec, (size_t)(eq - spec))))
+           (strlen(rotor_ex_keys[k].name) != (size_t)(eq - spec) ||
+            strncmp(rotor_ex_keys[k].name, spec, (size_t)(eq - spec))))
         k++;
     if (k == EX_NKEYS) {
         const char *names[EX_NKEYS];
         char word[64], hint[96];
-        for (int i = 0; i < EX_NKEYS; i++) names[i] = EX_KEYS[i].name;
+        for (int i = 0; i < EX_NKEYS; i++) names[i] = rotor_ex_keys[i].name;
         snprintf(word, sizeof word, "%.*s", (int)(eq - spec), spec);
         return rotor_fail(err, ROTOR_ERR_INPUT, "--sweep: unknown key '%s'%s (keys: %s)", word,
                                rotor_suggest_phrase(word, names, EX_NKEYS, hint, sizeof hint), KEY_LIST);
@@ -215,7 +216,7 @@ rotor_status ex_parse_sweep(const char *spec, ex_axis *ax, rotor_error *err) {
     return ROTOR_OK;
 }
 
-rotor_status ex_grid_finish(ex_grid *g, rotor_error *err) {
+rotor_status rotor_ex_grid_finish(ex_grid *g, rotor_error *err) {
     for (int k = 0; k < EX_NKEYS; k++) g->axis_of[k] = -1;
     int64_t n = 1;
     char sizes[256] = "";
@@ -223,14 +224,16 @@ rotor_status ex_grid_finish(ex_grid *g, rotor_error *err) {
     for (int a = 0; a < g->naxes; a++) {
         const ex_axis *ax = &g->axes[a];
         if (g->axis_of[ax->key] >= 0)
-            return rotor_fail(err, ROTOR_ERR_INPUT, "--sweep %s given twice (one list per key)", EX_KEYS[ax->key].name);
+            return rotor_fail(err, ROTOR_ERR_INPUT, "--sweep %s given twice (one list per key)",
+                              rotor_ex_keys[ax->key].name);
         g->axis_of[ax->key] = a;
         if (g->zip && ax->n != g->axes[0].n)
             return rotor_fail(err, ROTOR_ERR_INPUT, "--zip: --sweep %s has %d values and --sweep %s has %d; zipped lists "
                                    "pair their values, so their lengths must be equal",
-                                   EX_KEYS[g->axes[0].key].name, g->axes[0].n, EX_KEYS[ax->key].name, ax->n);
+                                   rotor_ex_keys[g->axes[0].key].name, g->axes[0].n, rotor_ex_keys[ax->key].name, ax->n);
         if (!g->zip) n *= ax->n; /* at most 64^9: no overflow */
-        int w = snprintf(sizes + used, sizeof sizes - used, "%s%s %d", a ? " x " : "", EX_KEYS[ax->key].name, ax->n);
+        int w = snprintf(sizes + used, sizeof sizes - used, "%s%s %d", a ? " x " : "", rotor_ex_keys[ax->key].name,
+                         ax->n);
         if (w > 0 && (size_t)w < sizeof sizes - used) used += (size_t)w;
     }
     if (g->zip) n = g->axes[0].n;
@@ -242,7 +245,7 @@ rotor_status ex_grid_finish(ex_grid *g, rotor_error *err) {
     return ROTOR_OK;
 }
 
-void ex_grid_point(const ex_grid *g, int i, int *vi) {
+void rotor_ex_grid_point(const ex_grid *g, int i, int *vi) {
     for (int a = g->naxes - 1; a >= 0; a--) {
         if (g->zip) {
             vi[a] = i;
@@ -253,7 +256,7 @@ void ex_grid_point(const ex_grid *g, int i, int *vi) {
     }
 }
 
-int ex_grid_index(const ex_grid *g, const int *vi) {
+int rotor_ex_grid_index(const ex_grid *g, const int *vi) {
     if (g->zip) {
         for (int a = 1; a < g->naxes; a++)
             if (vi[a] != vi[0]) return -1;
@@ -264,11 +267,11 @@ int ex_grid_index(const ex_grid *g, const int *vi) {
     return i;
 }
 
-const char *ex_point_name(const ex_grid *g, const int *vi, char *buf, size_t size) {
+const char *rotor_ex_point_name(const ex_grid *g, const int *vi, char *buf, size_t size) {
     size_t used = 0;
     buf[0] = '\0';
     for (int a = 0; a < g->naxes; a++) {
-        int w = snprintf(buf + used, size - used, "%s%s=%s", a ? ", " : "", EX_KEYS[g->axes[a].key].name,
+        int w = snprintf(buf + used, size - used, "%s%s=%s", a ? ", " : "", rotor_ex_keys[g->axes[a].key].name,
                          g->axes[a].text[vi[a]]);
         if (w < 0 || (size_t)w >= size - used) break;
         used += (size_t)w;
@@ -353,7 +356,7 @@ static rotor_status apply_key(ex_key key, double v, const char *t, const rotor_c
     return st;
 }
 
-rotor_status ex_point_chip(const ex_grid *g, const int *vi, const rotor_chip *base, int64_t tp, rotor_chip *out,
+rotor_status rotor_ex_point_chip(const ex_grid *g, const int *vi, const rotor_chip *base, int64_t tp, rotor_chip *out,
                            rotor_error *err) {
     static const ex_key order[] = {KEY_CHIPS, KEY_CORES, KEY_TOPOLOGY, KEY_SRAM, KEY_NOC_BW, KEY_FLOPS, KEY_HBM_BW};
     rotor_chip c = *base;
@@ -364,13 +367,13 @@ rotor_status ex_point_chip(const ex_grid *g, const int *vi, const rotor_chip *ba
         rotor_status st = apply_key(ax->key, ax->num[vi[a]], ax->text[vi[a]], base, &c, err);
         if (st) {
             char pre[96];
-            snprintf(pre, sizeof pre, "--sweep %s=%s", EX_KEYS[ax->key].name, ax->text[vi[a]]);
+            snprintf(pre, sizeof pre, "--sweep %s=%s", rotor_ex_keys[ax->key].name, ax->text[vi[a]]);
             rotor_error_prefix(err, pre);
             return st;
         }
     }
     char name[512], pre[540];
-    snprintf(pre, sizeof pre, "--sweep %s", ex_point_name(g, vi, name, sizeof name));
+    snprintf(pre, sizeof pre, "--sweep %s", rotor_ex_point_name(g, vi, name, sizeof name));
     rotor_status st = rotor_chip_validate(&c, err);
     if (!st && tp > c.chips)
         st = rotor_fail(err, ROTOR_ERR_INPUT, "--tp %lld is more than the %lld chips", (long long)tp,
@@ -383,19 +386,19 @@ rotor_status ex_point_chip(const ex_grid *g, const int *vi, const rotor_chip *ba
     return ROTOR_OK;
 }
 
-void ex_point_shape(const ex_grid *g, const int *vi, const rotor_zoo_options *base, rotor_zoo_options *out) {
+void rotor_ex_point_shape(const ex_grid *g, const int *vi, const rotor_zoo_options *base, rotor_zoo_options *out) {
     *out = *base;
     int a = g->axis_of[KEY_BATCH], s = g->axis_of[KEY_SEQ];
     if (a >= 0) out->batch = (int64_t)g->axes[a].num[vi[a]];
     if (s >= 0) out->seq = (int64_t)g->axes[s].num[vi[s]];
 }
 
-int ex_shape_count(const ex_grid *g) {
+int rotor_ex_shape_count(const ex_grid *g) {
     int a = g->axis_of[KEY_BATCH], s = g->axis_of[KEY_SEQ];
     return (a >= 0 ? g->axes[a].n : 1) * (s >= 0 ? g->axes[s].n : 1);
 }
 
-int ex_shape_index(const ex_grid *g, const int *vi) {
+int rotor_ex_shape_index(const ex_grid *g, const int *vi) {
     int a = g->axis_of[KEY_BATCH], s = g->axis_of[KEY_SEQ];
     return (a >= 0 ? vi[a] : 0) * (s >= 0 ? g->axes[s].n : 1) + (s >= 0 ? vi[s] : 0);
 }
