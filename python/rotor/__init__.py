@@ -1,4 +1,4 @@
-"""rotor from Python: the documents `rotor plan|compile|simulate|schedule --json`
+"""rotor from Python: the documents `rotor plan|compile|simulate|schedule|explore --json`
 prints, as dicts, computed by librotor.so through ctypes (standard library
 only; docs/python.md).
 
@@ -16,7 +16,7 @@ import json
 
 from ._lib import RotorError, doc
 
-__all__ = ["RotorError", "plan", "compile", "simulate", "schedule", "document", "__version__"]
+__all__ = ["RotorError", "plan", "compile", "simulate", "schedule", "explore", "document", "__version__"]
 
 
 def document(command, **options):
@@ -47,6 +47,29 @@ def schedule(model, chip=None, batch=None, **options):
     design ("rotor-schedule", docs/schedule.md); design="full,ideal" picks
     designs, hbm_bw the package's bandwidth in TB/s."""
     return json.loads(doc("schedule", dict(options, model=model, chip=chip, batch=batch)))
+
+
+def _sweeps(sweep):
+    """--sweep as rotor_doc reads it: a list of "KEY=VALUES" strings, from
+    one such string, a list of them, or a dict {key: values} whose values
+    are a list (of numbers or strings) or a string ("4:32:x2")."""
+    if isinstance(sweep, str):
+        return [sweep]
+    if isinstance(sweep, dict):
+        return [
+            "%s=%s" % (k, v if isinstance(v, str) else ",".join(str(x) for x in v))
+            for k, v in sweep.items()
+        ]
+    return list(sweep)
+
+
+def explore(model, sweep, chip=None, **options):
+    """`rotor explore MODEL --sweep ... --json`: the model scheduled at every
+    point of a design-space grid ("rotor-explore", docs/explore.md).  sweep:
+    ["hbm-bw=4,8", "noc-bw=2.75,5.5"] or {"hbm-bw": [4, 8], "noc-bw": [2.75, 5.5]};
+    zip=True pairs the lists.  No file is written, so the document has no
+    "csv" nor "svg" key; everything else is the CLI's."""
+    return json.loads(doc("explore", dict(options, model=model, sweep=_sweeps(sweep), chip=chip)))
 
 
 def _version():

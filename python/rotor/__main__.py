@@ -3,10 +3,11 @@
     python3 -m rotor --version
     python3 -m rotor plan --expr 'C[m,n] += A[m,k] * B[k,n]' --dim m=32,k=64,n=16
     python3 -m rotor compile bert-large --batch 8 --set cores_per_chip=736
+    python3 -m rotor explore llama2-13b --layers 2 --sweep hbm-bw=4,8 --sweep noc-bw=2.75,5.5
 
 prints the command's document, the text `rotor COMMAND --json` prints.  The
 options are the command's long options (docs/python.md): `--name value`, a
-flag alone, --set repeated; an integer-looking value is passed as a number.
+flag alone, --set and --sweep repeated; an integer-looking value is passed as a number.
 Errors: "rotor COMMAND: message" on stderr, exit status as rotor's (2 bad
 input, 1 no plan fits, 3 out of memory)."""
 
@@ -15,7 +16,7 @@ import sys
 from . import RotorError, document
 from ._lib import version
 
-COMMANDS = ("plan", "compile", "simulate", "schedule")
+COMMANDS = ("plan", "compile", "simulate", "schedule", "explore")
 USAGE = "usage: python3 -m rotor --version | {%s} [MODEL] [--option value ...]" % ",".join(COMMANDS)
 # rotor_status to the CLI's exit status (src/cli/cli.h): input 2, no fit 1, memory 3, I/O 2
 EXIT = {1: 2, 2: 1, 3: 3, 4: 2}
@@ -48,8 +49,8 @@ def parse(args):
             v, i = _value(args[i + 1]), i + 2
         else:
             v, i = True, i + 1
-        if name == "set":
-            opts.setdefault("set", []).append(v)
+        if name in ("set", "sweep"):
+            opts.setdefault(name, []).append(v)
         elif name in opts:
             raise RotorError("--%s given twice" % name)
         else:

@@ -113,8 +113,7 @@ typedef struct explore {
     rotor_schedule_options so;
     rotor_chip chip;
     ex_point *pts;
-    rotor_pipeline *pls; /* the model at each shape (ex_shape_index), loaded and grouped */
-    char *shape_used; /* per shape: 0 no point has it, 1 some point has it, 2 loaded */
+    rotor_pipeline *pls; /* the model at each shape (rotor_ex_shape_index), loaded and grouped */
     int nshapes;
     ex_mpi mpi;
     /* rank 0's outputs, opened before the work (cli_output) */
@@ -133,8 +132,6 @@ static double now_s(void) {
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
-
-static double us(int64_t ps) { return (double)ps * 1e-6; }
 
 /* ---- options --------------------------------------------------------------- */
 
@@ -173,17 +170,12 @@ static int parse_explore(int argc, char **argv, explore *ex) {
     ex->want[ROTOR_PRELOAD_IDEAL] = true; /* percent_of_ideal in every row */
     ex->g.zip = ex->zip;
     ex->g.naxes = ex->nsw;
+    rotor_error err = {{0}};
     for (int w = 0; w < ex->nsw; w++)
-        if ((rc = ex_parse_sweep(CMD, ex->sweep_specs[w], &ex->g.axes[w]))) return rc;
-    if ((rc = ex_grid_finish(CMD, &ex->g))) return rc;
-    for (int k = KEY_BATCH; k <= KEY_SEQ; k++) {
-        if (ex->g.axis_of[k] < 0) continue;
-        if (rotor_model_is_onnx(ex->input))
-            return cli_usage_error(CMD, "--sweep %s shapes zoo models; an ONNX file's dimensions are bound with --dim",
-                                   EX_KEYS[k].name);
-        if (k == KEY_BATCH ? ex->ha.m.batch != NULL : ex->ha.m.seq != NULL)
-            return cli_usage_error(CMD, "%s and --sweep %s: give one", EX_KEYS[k].field, EX_KEYS[k].name);
-    }
+        if (rotor_ex_parse_sweep(ex->sweep_specs[w], &ex->g.axes[w], &err)) return cli_usage_error(CMD, "%s", err.msg);
+    if (rotor_ex_grid_finish(&ex->g, &err)) return cli_usage_error(CMD, "%s", err.msg);
+    if (rotor_ex_grid_check_model(&ex->g, ex->input, ex->ha.m.batch != NULL, ex->ha.m.seq != NULL, &err))
+        return cli_usage_error(CMD, "%s", err.msg);
     return -1;
 }
 
@@ -202,69 +194,14 @@ static int prepare(explore *ex) {
     if (g->axis_of[KEY_CHIPS] < 0 && ex->so.tensor_parallel > ex->chip.chips)
         return cli_usage_error(CMD, "--tp: expected 1..%lld (the chips of %s), got %lld", (long long)ex->chip.chips,
                                ex->chip.name, (long long)ex->so.tensor_parallel);
-    ex->nshapes = ex_shape_count(g);
-    if (!(ex->pts = calloc((size_t)g->npts, sizeof *ex->pts)) ||
-        !(ex->pls = calloc((size_t)ex->nshapes, sizeof *ex->pls)) ||
-        !(ex->shape_used = calloc((size_t)ex->nshapes, sizeof *ex->shape_used)))
-        return cli_nomem(CMD);
-    for (int i = 0; i < g->npts; i++) {
-        ex_point *p = &ex->pts[i];
-        ex_grid_point(g, i, p->vi);
-        p->shape = ex_shape_index(g, p->vi);
-        ex->shape_used[p->shape] = 1;
-        if ((st = ex_point_chip(g, p->vi, &ex->chip, ex->so.tensor_parallel, &p->chip, &err)))
-            return cli_fail(CMD, st, &err);
-    }
-    for (int i = 0; i < g->npts; i++) { /* each shape once, from its first point */
-        const ex_point *p = &ex->pts[i];
-        if (ex->shape_used[p->shape] != 1) continue;
-        ex->shape_used[p->shape] = 2;
-        rotor_pipeline_options po = ex->po;
-        ex_point_shape(g, p->vi, &ex->po.zoo, &po.zoo);
-        if ((st = rotor_pipeline_run(&po, &ex->chip, &ex->pls[p->shape], &err))) return cli_fail(CMD, st, &err);
-    }
+    if ((st = rotor_ex_prepare(g, &ex->chip, &ex->po, ex->so.tensor_parallel, &ex->pts, &ex->pls, &ex->nshapes, &err)))
+        return cli_fail(CMD, st, &err);
     return 0;
 }
 
-/* Schedules one point: every design in want (Ideal always among them), its
- * CSV rows written and read back. */
+/* Schedules one point (pipeline/explore.h, as rotor_doc("explore") does). */
 static void run_point(const explore *ex, ex_point *p) {
-    rotor_schedule_options so = ex->so;
-    so.threads = 1; /* the points are the parallel loop */
-    rotor_schedule *s = NULL;
-    ex_row rows[EX_ND] = {{0}};
-    p->st = rotor_schedule_build(&ex->pls[p->shape].graph, &p->chip, &so, &s, &p->err);
-    for (int d = 0; d < EX_ND && !p->st; d++) {
-        if (!ex->want[d]) continue;
-        rotor_schedule_report rep;
-        if ((p->st = rotor_schedule_run(s, (rotor_preload_design)d, &rep, &p->err))) break;
-        const rotor_preload_breakdown *b = &rep.result.breakdown;
-        rows[d] = (ex_row){.latency_us = us(rep.result.latency_ps), .preload_us = us(b->preload_ps),
-                           .execute_us = us(b->execute_ps), .overlap_us = us(b->overlap_ps),
-                           .stall_us = us(b->stall_ps), .hbm_util = rep.hbm_util, .link_util = rep.link_util,
-                           .tflops = rep.tflops};
-        /* energy per token or step, priced on the tensor-parallel chips (docs/energy.md) */
-        rotor_energy_counts ec;
-        rotor_energy en;
-        rotor_chip pkg = s->chip;
-        pkg.chips = s->tensor_parallel;
-        if (!(p->st = rotor_schedule_energy(s, &rep, &ec, &p->err))) {
-            rotor_energy_price(&pkg, &ec, rep.latency_s, &en);
-            rows[d].energy_j = en.total_j;
-            rows[d].edp_js = en.edp;
-        }
-        rotor_schedule_report_free(&rep);
-    }
-    rotor_schedule_free(s);
-    if (p->st) return;
-    double ideal = rows[ROTOR_PRELOAD_IDEAL].latency_us;
-    for (int d = 0; d < EX_ND; d++)
-        if (ex->want[d]) rows[d].pct_ideal = rows[d].latency_us > 0 ? 100.0 * ideal / rows[d].latency_us : 0;
-    if (!(p->csv = ex_csv_rows(&ex->g, p->vi, ex->designs, ex->nd, rows))) {
-        p->st = rotor_nomem(&p->err);
-        return;
-    }
-    ex_csv_read_back(p, ex->designs, ex->nd);
+    rotor_ex_point_run(&ex->g, &ex->pls[p->shape].graph, &ex->so, ex->want, ex->designs, ex->nd, p);
 }
 
 /* A round's results on the wire: per point its index, status, message and
@@ -305,7 +242,7 @@ static int take_points(explore *ex, const char *buf, size_t n) {
             csv[cl] = '\0';
             free(pt->csv);
             pt->csv = csv;
-            ex_csv_read_back(pt, ex->designs, ex->nd);
+            rotor_ex_csv_read_back(pt, ex->designs, ex->nd);
         }
         p += cl;
     }
@@ -358,7 +295,7 @@ static int round_failure(explore *ex, const int *todo, int a, int b) {
         ex_point *p = &ex->pts[todo[j]];
         if (!p->st || p->st == ROTOR_ERR_NOFIT) continue;
         char name[512];
-        rotor_error_prefix(&p->err, ex_point_name(&ex->g, p->vi, name, sizeof name));
+        rotor_error_prefix(&p->err, rotor_ex_point_name(&ex->g, p->vi, name, sizeof name));
         return cli_fail(CMD, p->st, &p->err);
     }
     return 0;
@@ -428,24 +365,13 @@ static int run_points(explore *ex) {
  * points skipped are noted in grid order. */
 static int check_fits(explore *ex) {
     const ex_grid *g = &ex->g;
-    int fits = 0;
-    for (int i = 0; i < g->npts; i++) fits += ex->pts[i].st == ROTOR_OK;
+    rotor_error err = {{0}};
+    rotor_status st = rotor_ex_check_fits(g, ex->pts, &err);
+    if (st) return cli_fail(CMD, st, &err);
     char name[512];
-    if (!fits) {
-        char keys[200] = "", pre[800];
-        size_t used = 0;
-        for (int a = 0; a < g->naxes; a++) {
-            int w = snprintf(keys + used, sizeof keys - used, "%s%s", a ? " x " : "", EX_KEYS[g->axes[a].key].name);
-            if (w > 0 && (size_t)w < sizeof keys - used) used += (size_t)w;
-        }
-        ex_point *p = &ex->pts[0];
-        snprintf(pre, sizeof pre, "--sweep %s: no point fits; at %s", keys, ex_point_name(g, p->vi, name, sizeof name));
-        rotor_error_prefix(&p->err, pre);
-        return cli_fail(CMD, p->st, &p->err);
-    }
     for (int i = 0; i < g->npts; i++)
         if (ex->pts[i].st)
-            fprintf(stderr, "rotor explore: %s skipped: %s\n", ex_point_name(g, ex->pts[i].vi, name, sizeof name),
+            fprintf(stderr, "rotor explore: %s skipped: %s\n", rotor_ex_point_name(g, ex->pts[i].vi, name, sizeof name),
                     ex->pts[i].err.msg);
     return 0;
 }
@@ -486,7 +412,7 @@ static int open_outputs(explore *ex) {
     char keys[200] = "", path[4400];
     size_t used = 0;
     for (int a = 0; a < g->naxes; a++) {
-        int w = snprintf(keys + used, sizeof keys - used, "-%s", EX_KEYS[g->axes[a].key].name);
+        int w = snprintf(keys + used, sizeof keys - used, "-%s", rotor_ex_keys[g->axes[a].key].name);
         if (w > 0 && (size_t)w < sizeof keys - used) used += (size_t)w;
     }
     snprintf(path, sizeof path, "%s%s.csv", prefix, keys);
@@ -506,8 +432,8 @@ static int open_outputs(explore *ex) {
                     ex->svg_a[ex->nsvg] = a;
                     ex->svg_b[ex->nsvg] = b;
                     ex->svg_energy[ex->nsvg] = e;
-                    snprintf(path, sizeof path, "%s-%s-%s%s.svg", prefix, EX_KEYS[g->axes[a].key].name,
-                             EX_KEYS[g->axes[b].key].name, e ? "-energy" : "");
+                    snprintf(path, sizeof path, "%s-%s-%s%s.svg", prefix, rotor_ex_keys[g->axes[a].key].name,
+                             rotor_ex_keys[g->axes[b].key].name, e ? "-energy" : "");
                     rc = cli_output_open(CMD, "-o", path, "", &ex->svg[ex->nsvg++]);
                 }
     }
@@ -565,13 +491,13 @@ static int write_html(explore *ex) {
         cli_html_figure_begin(f, ex->svg_a[s] < 0 ? "sweep" : "grid");
         rc = write_plot(ex, &v, s, f, true);
         char cap[300];
-        if (ex->svg_a[s] < 0) snprintf(cap, sizeof cap, "%s", EX_KEYS[g->axes[0].key].axis);
+        if (ex->svg_a[s] < 0) snprintf(cap, sizeof cap, "%s", rotor_ex_keys[g->axes[0].key].axis);
         else snprintf(cap, sizeof cap, "%s%s against %s", ex->svg_energy[s] ? "energy: " : "",
-                      EX_KEYS[g->axes[ex->svg_a[s]].key].axis, EX_KEYS[g->axes[ex->svg_b[s]].key].axis);
+                      rotor_ex_keys[g->axes[ex->svg_a[s]].key].axis, rotor_ex_keys[g->axes[ex->svg_b[s]].key].axis);
         cli_html_figure_end(f, cap);
     }
     fputs("<table>\n<tr>", f);
-    for (int a = 0; a < g->naxes; a++) fprintf(f, "<th>%s</th>", EX_KEYS[g->axes[a].key].name);
+    for (int a = 0; a < g->naxes; a++) fprintf(f, "<th>%s</th>", rotor_ex_keys[g->axes[a].key].name);
     fputs("<th>design</th><th>latency (ms)</th><th>% of ideal</th><th>preload (ms)</th><th>execute (ms)</th>"
           "<th>overlap (ms)</th><th>stall (ms)</th></tr>\n", f);
     for (int i = 0; i < g->npts; i++) {
@@ -616,7 +542,7 @@ static void print_report(const explore *ex) {
            chip->link_gbps, chip->matrix_tflops, ex->decode ? "decode step (latency per token)" : "one step");
     printf("sweep ");
     for (int a = 0; a < g->naxes; a++) {
-        const ex_key_info *k = &EX_KEYS[g->axes[a].key];
+        const ex_key_info *k = &rotor_ex_keys[g->axes[a].key];
         printf("%s%s", a ? (g->zip ? " with " : " x ") : "", k->name);
         if (*k->unit) printf(" (%s)", k->unit);
     }
@@ -655,13 +581,7 @@ static void restore_ranks(int saved[2]) {
 }
 
 static void free_explore(explore *ex) {
-    if (ex->pls)
-        for (int s = 0; s < ex->nshapes; s++) rotor_pipeline_free(&ex->pls[s]);
-    if (ex->pts)
-        for (int i = 0; i < ex->g.npts; i++) free(ex->pts[i].csv);
-    free(ex->pls);
-    free(ex->shape_used);
-    free(ex->pts);
+    rotor_ex_points_free(ex->pts, ex->g.npts, ex->pls, ex->nshapes);
     free(ex->run_text);
     free(ex);
 }

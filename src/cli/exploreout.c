@@ -12,71 +12,8 @@
 #include "explore.h"
 #include "rotor/pipeline/report.h"
 
-#define NMETRICS 11
-static const char *const METRICS = "latency_us,percent_of_ideal,preload_us,execute_us,overlap_us,stall_us,"
-                                   "hbm_util,link_util,tflops,energy_j,edp_js";
 
 /* ---- the CSV ------------------------------------------------------------- */
-
-void ex_csv_header(const ex_grid *g, char *buf, size_t size) {
-    size_t used = 0;
-    for (int a = 0; a < g->naxes; a++) {
-        int w = snprintf(buf + used, size - used, "%s,", EX_KEYS[g->axes[a].key].name);
-        if (w > 0) used += (size_t)w;
-    }
-    snprintf(buf + used, size - used, "design,%s", METRICS);
-}
-
-char *ex_csv_rows(const ex_grid *g, const int *vi, const rotor_preload_design *designs, int nd, const ex_row *rows) {
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    if (!f) return NULL;
-    for (int k = 0; k < nd; k++) {
-        const ex_row *r = &rows[designs[k]];
-        for (int a = 0; a < g->naxes; a++) fprintf(f, "%s,", g->axes[a].text[vi[a]]);
-        fprintf(f, "%s,%.6f,%.4f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.4f,%.9g,%.9g\n", rotor_preload_designs[designs[k]].name,
-                r->latency_us, r->pct_ideal, r->preload_us, r->execute_us, r->overlap_us, r->stall_us, r->hbm_util,
-                r->link_util, r->tflops, r->energy_j, r->edp_js);
-    }
-    if (fclose(f) != 0) {
-        free(text);
-        return NULL;
-    }
-    return text;
-}
-
-/* The metrics of one CSV line after its key and design fields (skip of them). */
-static bool read_metrics(const char *line, int skip, ex_row *r) {
-    const char *p = line;
-    for (int i = 0; i < skip; i++) {
-        p = strchr(p, ',');
-        if (!p) return false;
-        p++;
-    }
-    double v[NMETRICS];
-    for (int m = 0; m < NMETRICS; m++) {
-        char *end;
-        errno = 0;
-        v[m] = strtod(p, &end);
-        if (end == p || errno || !isfinite(v[m]) || (*end != ',' && m < NMETRICS - 1)) return false;
-        p = end + 1;
-    }
-    *r = (ex_row){v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10]};
-    return true;
-}
-
-void ex_csv_read_back(ex_point *p, const rotor_preload_design *designs, int nd) {
-    const char *line = p->csv;
-    int skip = 0;
-    for (const char *c = line; *c && *c != '\n'; c++) skip += *c == ',';
-    skip -= NMETRICS - 1; /* the keys and the design */
-    for (int k = 0; k < nd && line && *line; k++) {
-        read_metrics(line, skip, &p->rows[designs[k]]); /* our own text: it reads */
-        line = strchr(line, '\n');
-        if (line) line++;
-    }
-}
 
 /* Splits s (modified) at commas into at most max fields; the count. */
 static int split(char *s, char **fields, int max) {
@@ -118,7 +55,7 @@ static int resume_row(const char *cmd, const char *path, int lineno, char *s, co
     char copy[1024];
     snprintf(copy, sizeof copy, "%s", s);
     char *fields[64];
-    int want = g->naxes + 1 + NMETRICS, n = split(s, fields, 64);
+    int want = g->naxes + 1 + EX_NMETRICS, n = split(s, fields, 64);
     if (n != want)
         return cli_usage_error(cmd, "--resume %s: line %d: expected %d fields, got %d", path, lineno, want, n);
     int vi[EX_NKEYS];
@@ -129,9 +66,9 @@ static int resume_row(const char *cmd, const char *path, int lineno, char *s, co
             if (!strcmp(ax->text[i], fields[a])) vi[a] = i;
         if (vi[a] < 0)
             return cli_usage_error(cmd, "--resume %s: line %d: %s=%s is not a value of this grid", path, lineno,
-                                   EX_KEYS[ax->key].name, fields[a]);
+                                   rotor_ex_keys[ax->key].name, fields[a]);
     }
-    int i = ex_grid_index(g, vi), d = -1;
+    int i = rotor_ex_grid_index(g, vi), d = -1;
     if (i < 0)
         return cli_usage_error(cmd, "--resume %s: line %d: its values are not paired so by --zip", path, lineno);
     for (int k = 0; k < nd && d < 0; k++)
@@ -140,13 +77,13 @@ static int resume_row(const char *cmd, const char *path, int lineno, char *s, co
         return cli_usage_error(cmd, "--resume %s: line %d: design '%s' is not one of --design", path, lineno,
                                fields[g->naxes]);
     ex_row r;
-    if (!read_metrics(copy, g->naxes + 1, &r))
+    if (!rotor_ex_csv_read_metrics(copy, g->naxes + 1, &r))
         return cli_usage_error(cmd, "--resume %s: line %d: expected numbers after the design", path, lineno);
     char **slot = &lines[(size_t)i * (size_t)nd + (size_t)d];
     if (*slot) {
         char name[512];
         return cli_usage_error(cmd, "--resume %s: line %d: a second row for %s, design %s", path, lineno,
-                               ex_point_name(g, vi, name, sizeof name), fields[g->naxes]);
+                               rotor_ex_point_name(g, vi, name, sizeof name), fields[g->naxes]);
     }
     if (!(*slot = strdup(copy))) return cli_nomem(cmd);
     return 0;
@@ -163,7 +100,7 @@ int ex_resume(const char *cmd, const char *path, const ex_grid *g, const rotor_p
     }
     char header[1024], *buf = NULL;
     size_t cap = 0;
-    ex_csv_header(g, header, sizeof header);
+    rotor_ex_csv_header(g, header, sizeof header);
     int rc = 0, lineno = 0;
     ssize_t len;
     while (!rc && (len = getline(&buf, &cap, f)) >= 0) {
@@ -196,7 +133,7 @@ int ex_resume(const char *cmd, const char *path, const ex_grid *g, const rotor_p
         pts[i].csv = csv;
         pts[i].resumed = true;
         pts[i].st = ROTOR_OK;
-        ex_csv_read_back(&pts[i], designs, nd);
+        rotor_ex_csv_read_back(&pts[i], designs, nd);
     }
     for (size_t i = 0; i < (size_t)g->npts * (size_t)nd; i++) free(lines[i]);
     free(lines);
@@ -205,7 +142,7 @@ int ex_resume(const char *cmd, const char *path, const ex_grid *g, const rotor_p
 
 void ex_write_csv(FILE *f, const ex_view *v) {
     char header[1024];
-    ex_csv_header(v->g, header, sizeof header);
+    rotor_ex_csv_header(v->g, header, sizeof header);
     fprintf(f, "%s\n", header);
     for (int i = 0; i < v->g->npts; i++)
         if (!v->pts[i].st && v->pts[i].csv) fputs(v->pts[i].csv, f);
@@ -216,7 +153,7 @@ void ex_write_csv(FILE *f, const ex_view *v) {
 static const char *const COLOURS[EX_ND] = {"#d62728", "#ff7f0e", "#2ca02c", "#1f77b4", "#555555", "#9467bd"};
 
 /* The x of value index i on axis 0 (a number, or its index for a topology). */
-static double xval(const ex_axis *ax, int i) { return EX_KEYS[ax->key].kind == EX_TOPOLOGY ? i : ax->num[i]; }
+static double xval(const ex_axis *ax, int i) { return rotor_ex_keys[ax->key].kind == EX_TOPOLOGY ? i : ax->num[i]; }
 
 /* A line plot's frame: the plot area, the x range (u0..u1, log2 when logx)
  * and the top of the y axis in ms. */
@@ -273,7 +210,7 @@ static void lines_designs(FILE *f, const ex_view *v, const lines_frame *fr, cons
             char pname[512];
             fprintf(f, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"%.1f\" fill=\"%s\"><title>%s ", lx(fr, xval(ax, idx[i])),
                     ly(fr, p->rows[d].latency_us * 1e-3), rad, fill, name);
-            cli_xml_text(f, ex_point_name(v->g, p->vi, pname, sizeof pname));
+            cli_xml_text(f, rotor_ex_point_name(v->g, p->vi, pname, sizeof pname));
             fprintf(f, ": %.4f ms</title></circle>\n", p->rows[d].latency_us * 1e-3);
         }
         double lyy = fr->T + 10 + 20 * k;
@@ -304,7 +241,7 @@ void ex_write_lines(FILE *f, const ex_view *v, bool inline_svg) {
             idx[b] = idx[b - 1];
             idx[b - 1] = t;
         }
-    bool cat = EX_KEYS[ax->key].kind == EX_TOPOLOGY;
+    bool cat = rotor_ex_keys[ax->key].kind == EX_TOPOLOGY;
     double xmin = cat ? 0 : xval(ax, idx[0]), xmax = cat ? ax->n - 1 : xval(ax, idx[n - 1]), ymax = 0;
     fr.logx = !cat && xmax / xmin > 8;
     for (int i = 0; i < n; i++)
@@ -325,8 +262,9 @@ void ex_write_lines(FILE *f, const ex_view *v, bool inline_svg) {
     cli_xml_text(f, v->model);
     fputs(" on ", f);
     cli_xml_text(f, v->chip_name);
-    fprintf(f, ": latency vs %s", EX_KEYS[ax->key].name);
-    for (int a = 1; a < g->naxes; a++) fprintf(f, "%s%s", a == 1 ? " (zipped with " : ", ", EX_KEYS[g->axes[a].key].name);
+    fprintf(f, ": latency vs %s", rotor_ex_keys[ax->key].name);
+    for (int a = 1; a < g->naxes; a++)
+        fprintf(f, "%s%s", a == 1 ? " (zipped with " : ", ", rotor_ex_keys[g->axes[a].key].name);
     fprintf(f, "%s</text>\n", g->naxes > 1 ? ")" : "");
     for (int t = 0; t <= yticks; t++) {
         double y = ly(&fr, t * ystep);
@@ -348,7 +286,7 @@ void ex_write_lines(FILE *f, const ex_view *v, bool inline_svg) {
     fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"black\"/>\n", L,
             T, R - L, B - T);
     fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s%s</text>\n", (L + R) / 2, B + 42,
-            EX_KEYS[ax->key].axis, fr.logx ? ", log scale" : "");
+            rotor_ex_keys[ax->key].axis, fr.logx ? ", log scale" : "");
     fprintf(f, "<text transform=\"translate(22 %.1f) rotate(-90)\" text-anchor=\"middle\">%s</text>\n", (T + B) / 2,
             v->ylabel);
     lines_designs(f, v, &fr, idx, n);
@@ -381,7 +319,7 @@ int ex_write_heat(FILE *f, const ex_view *v, int a, int b, bool energy, bool inl
     for (int o = 0; o < g->naxes; o++) {
         if (o == a || o == b) continue;
         int w = snprintf(others + used, sizeof others - used, "%s%s=%s", used ? ", " : "; ",
-                         EX_KEYS[g->axes[o].key].name, g->axes[o].text[0]);
+                         rotor_ex_keys[g->axes[o].key].name, g->axes[o].text[0]);
         if (w > 0 && (size_t)w < sizeof others - used) used += (size_t)w;
     }
     snprintf(title, sizeof title, "%s on %s: %s%s", v->model, v->chip_name, energy ? v->elabel : v->ylabel, others);
@@ -393,9 +331,9 @@ int ex_write_heat(FILE *f, const ex_view *v, int a, int b, bool energy, bool inl
                 cl[c] = cb->text[c];
                 vi[a] = r;
                 vi[b] = c;
-                const ex_point *p = &v->pts[ex_grid_index(g, vi)];
+                const ex_point *p = &v->pts[rotor_ex_grid_index(g, vi)];
                 char name[512], tip[1100];
-                ex_point_name(g, vi, name, sizeof name);
+                rotor_ex_point_name(g, vi, name, sizeof name);
                 if (p->st) {
                     vals[r * nc + c] = NAN;
                     snprintf(tip, sizeof tip, "%s: does not fit: %s", name, p->err.msg);
@@ -413,8 +351,8 @@ int ex_write_heat(FILE *f, const ex_view *v, int a, int b, bool energy, bool inl
             }
         }
         char xl[128], yl[128];
-        snprintf(xl, sizeof xl, "%s", EX_KEYS[cb->key].axis);
-        snprintf(yl, sizeof yl, "%s", EX_KEYS[ra->key].axis);
+        snprintf(xl, sizeof xl, "%s", rotor_ex_keys[cb->key].axis);
+        snprintf(yl, sizeof yl, "%s", rotor_ex_keys[ra->key].axis);
         cli_grid_chart ch = {.title = title, .xlabel = xl, .ylabel = yl, .unit = energy ? "J" : "ms", .nrows = nr,
                              .ncols = nc,
                              .row_labels = rl, .col_labels = cl, .values = vals,
@@ -433,7 +371,7 @@ int ex_write_heat(FILE *f, const ex_view *v, int a, int b, bool energy, bool inl
 
 void ex_print_table(const ex_view *v) {
     const ex_grid *g = v->g;
-    for (int a = 0; a < g->naxes; a++) printf("%10s ", EX_KEYS[g->axes[a].key].name);
+    for (int a = 0; a < g->naxes; a++) printf("%10s ", rotor_ex_keys[g->axes[a].key].name);
     printf("%-7s %11s %8s %10s %10s %10s %10s %6s %6s %8s\n", "design", "latency ms", "% ideal", "preload ms",
            "execute ms", "overlap ms", "stall ms", "HBM %", "link %", "TFLOPS");
     for (int i = 0; i < g->npts; i++) {
@@ -454,66 +392,12 @@ void ex_print_table(const ex_view *v) {
     }
 }
 
-static cJSON *json_value(const ex_axis *ax, int i) {
-    return EX_KEYS[ax->key].kind == EX_TOPOLOGY ? cJSON_CreateString(ax->text[i]) : cJSON_CreateNumber(ax->num[i]);
-}
-
 int ex_print_json(const ex_view *v, const rotor_chip *chip, const char *csv, const char *const *svgs, int nsvg) {
-    const ex_grid *g = v->g;
-    cJSON *root = cJSON_CreateObject();
-    cJSON_AddStringToObject(root, "format", "rotor-explore");
-    cJSON_AddNumberToObject(root, "version", 2);
-    cJSON_AddStringToObject(root, "model", v->model);
-    cJSON_AddStringToObject(root, "chip", chip->name);
-    cJSON_AddNumberToObject(root, "chips", (double)chip->chips);
-    cJSON *ds = cJSON_AddArrayToObject(root, "designs");
-    for (int k = 0; k < v->nd; k++) cJSON_AddItemToArray(ds, cJSON_CreateString(rotor_preload_designs[v->designs[k]].name));
-    cJSON_AddBoolToObject(root, "zip", g->zip);
-    cJSON *ka = cJSON_AddArrayToObject(root, "keys");
-    for (int a = 0; a < g->naxes; a++) {
-        const ex_axis *ax = &g->axes[a];
-        cJSON *ko = cJSON_CreateObject();
-        cJSON_AddStringToObject(ko, "key", EX_KEYS[ax->key].name);
-        cJSON_AddStringToObject(ko, "unit", EX_KEYS[ax->key].unit);
-        cJSON_AddStringToObject(ko, "sets", EX_KEYS[ax->key].field);
-        cJSON *va = cJSON_AddArrayToObject(ko, "values");
-        for (int i = 0; i < ax->n; i++) cJSON_AddItemToArray(va, json_value(ax, i));
-        cJSON_AddItemToArray(ka, ko);
-    }
-    cJSON_AddStringToObject(root, "csv", csv);
-    cJSON *sa = cJSON_AddArrayToObject(root, "svg");
-    for (int s = 0; s < nsvg; s++) cJSON_AddItemToArray(sa, cJSON_CreateString(svgs[s]));
-    cJSON *pa = cJSON_AddArrayToObject(root, "points");
-    for (int i = 0; i < g->npts; i++) {
-        const ex_point *p = &v->pts[i];
-        cJSON *po = cJSON_CreateObject();
-        cJSON *vo = cJSON_AddObjectToObject(po, "values");
-        for (int a = 0; a < g->naxes; a++)
-            cJSON_AddItemToObject(vo, EX_KEYS[g->axes[a].key].name, json_value(&g->axes[a], p->vi[a]));
-        cJSON_AddBoolToObject(po, "fits", p->st == ROTOR_OK);
-        if (p->st) {
-            cJSON_AddStringToObject(po, "error", p->err.msg);
-        } else {
-            cJSON *ra = cJSON_AddArrayToObject(po, "results");
-            for (int k = 0; k < v->nd; k++) {
-                const ex_row *r = &p->rows[v->designs[k]];
-                cJSON *ro = cJSON_CreateObject();
-                cJSON_AddStringToObject(ro, "design", rotor_preload_designs[v->designs[k]].name);
-                cJSON_AddNumberToObject(ro, "latency_us", r->latency_us);
-                cJSON_AddNumberToObject(ro, "percent_of_ideal", r->pct_ideal);
-                cJSON_AddNumberToObject(ro, "preload_us", r->preload_us);
-                cJSON_AddNumberToObject(ro, "execute_us", r->execute_us);
-                cJSON_AddNumberToObject(ro, "overlap_us", r->overlap_us);
-                cJSON_AddNumberToObject(ro, "stall_us", r->stall_us);
-                cJSON_AddNumberToObject(ro, "hbm_util", r->hbm_util);
-                cJSON_AddNumberToObject(ro, "link_util", r->link_util);
-                cJSON_AddNumberToObject(ro, "tflops", r->tflops);
-                cJSON_AddNumberToObject(ro, "energy_j", r->energy_j);
-                cJSON_AddNumberToObject(ro, "edp_js", r->edp_js);
-                cJSON_AddItemToArray(ra, ro);
-            }
-        }
-        cJSON_AddItemToArray(pa, po);
-    }
-    return cli_print_json("explore", root);
+    char *text = NULL;
+    rotor_error err = {{0}};
+    rotor_status st = rotor_ex_doc(v->g, v->pts, v->designs, v->nd, v->model, chip, csv, svgs, nsvg, &text, &err);
+    if (st) return cli_fail("explore", st, &err);
+    cli_puts(text);
+    free(text);
+    return 0;
 }

@@ -4,6 +4,7 @@
  * CLI checks the option, and the messages name it the same way ("--batch:
  * ...").  The documents are doc.c's and op/planfile.c's, as the CLI's. */
 #include "rotor/pipeline/doc.h"
+#include "rotor/pipeline/explore.h"
 
 #include "base/jsontext.h"
 #include "rotor/op/cost.h"
@@ -14,6 +15,7 @@
 
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <omp.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,9 +28,11 @@ typedef struct doc_opts {
     const char *expr, *dim, *chip, *constraints, *cost_model, *solver, *model, *input, *design;
     const char *sets[DOC_MAX_SETS];
     int nsets;
+    const char *sweeps[DOC_MAX_SETS];
+    int nsweeps;
     int64_t batch, seq, layers, threads, tp, max_orders;
     double pareto_within, hbm_tbps;
-    bool pareto, compare, decode, prefill, sram_nonblocking, per_op, no_refine;
+    bool pareto, compare, decode, prefill, sram_nonblocking, per_op, no_refine, zip;
 } doc_opts;
 
 /* One option: its name with '-' (the CLI's), its kind, its slot, the
@@ -38,10 +42,12 @@ enum {
     DOC_COMPILE = 2,
     DOC_SIMULATE = 4,
     DOC_SCHEDULE = 8,
-    DOC_MODEL = DOC_COMPILE | DOC_SIMULATE | DOC_SCHEDULE,
-    DOC_ALL = 15
+    DOC_EXPLORE = 16,
+    DOC_HBM = DOC_SCHEDULE | DOC_EXPLORE,
+    DOC_MODEL = DOC_COMPILE | DOC_SIMULATE | DOC_HBM,
+    DOC_ALL = 31
 };
-typedef enum { K_STR, K_INT, K_RATIO, K_TBPS, K_FLAG, K_SETS } doc_kind;
+typedef enum { K_STR, K_INT, K_RATIO, K_TBPS, K_FLAG, K_SETS, K_SWEEPS } doc_kind;
 typedef struct doc_key {
     const char *name;
     doc_kind kind;
@@ -71,13 +77,15 @@ static const doc_key KEYS[] = {
     {"decode", K_FLAG, offsetof(doc_opts, decode), DOC_MODEL, 0, 0},
     {"prefill", K_FLAG, offsetof(doc_opts, prefill), DOC_MODEL, 0, 0},
     {"compare", K_FLAG, offsetof(doc_opts, compare), DOC_COMPILE, 0, 0},
-    {"hbm-bw", K_TBPS, offsetof(doc_opts, hbm_tbps), DOC_SCHEDULE, 0, 0},
-    {"design", K_STR, offsetof(doc_opts, design), DOC_SCHEDULE, 0, 0},
-    {"tp", K_INT, offsetof(doc_opts, tp), DOC_SCHEDULE, 1, 1024},
-    {"max-orders", K_INT, offsetof(doc_opts, max_orders), DOC_SCHEDULE, 1, 1 << 24},
-    {"sram-nonblocking", K_FLAG, offsetof(doc_opts, sram_nonblocking), DOC_SCHEDULE, 0, 0},
+    {"hbm-bw", K_TBPS, offsetof(doc_opts, hbm_tbps), DOC_HBM, 0, 0},
+    {"design", K_STR, offsetof(doc_opts, design), DOC_HBM, 0, 0},
+    {"tp", K_INT, offsetof(doc_opts, tp), DOC_HBM, 1, 1024},
+    {"max-orders", K_INT, offsetof(doc_opts, max_orders), DOC_HBM, 1, 1 << 24},
+    {"sram-nonblocking", K_FLAG, offsetof(doc_opts, sram_nonblocking), DOC_HBM, 0, 0},
     {"per-op", K_FLAG, offsetof(doc_opts, per_op), DOC_SCHEDULE, 0, 0},
     {"no-refine", K_FLAG, offsetof(doc_opts, no_refine), DOC_SCHEDULE, 0, 0},
+    {"sweep", K_SWEEPS, offsetof(doc_opts, sweeps), DOC_EXPLORE, 0, 0},
+    {"zip", K_FLAG, offsetof(doc_opts, zip), DOC_EXPLORE, 0, 0},
 };
 #define NKEYS (sizeof KEYS / sizeof KEYS[0])
 
@@ -125,15 +133,17 @@ static rotor_status read_value(const doc_key *k, const cJSON *v, doc_opts *o, ro
                               (long long)k->lo, (long long)k->hi, got);
         *(int64_t *)slot = (int64_t)v->valuedouble;
         return ROTOR_OK;
-    case K_SETS: { /* one "KEY=VALUE" or a list of them, as --set repeated */
+    case K_SETS:
+    case K_SWEEPS: { /* one "KEY=VALUE" or a list of them, as --set (--sweep) repeated */
         const cJSON *it = v;
         bool list = cJSON_IsArray(v);
+        int *n = k->kind == K_SETS ? &o->nsets : &o->nsweeps;
         if (list) it = v->child;
         for (; it; it = list ? it->next : NULL) {
-            if (!cJSON_IsString(it) || o->nsets == DOC_MAX_SETS)
-                return rotor_fail(err, ROTOR_ERR_INPUT, "--set: expected KEY=VALUE or a list of at most %d, got %s",
-                                  DOC_MAX_SETS, got);
-            o->sets[o->nsets++] = it->valuestring;
+            if (!cJSON_IsString(it) || *n == DOC_MAX_SETS)
+                return rotor_fail(err, ROTOR_ERR_INPUT, "--%s: expected KEY=VALUE or a list of at most %d, got %s",
+                                  k->name, DOC_MAX_SETS, got);
+            ((const char **)slot)[(*n)++] = it->valuestring;
         }
         return ROTOR_OK;
     }
@@ -237,36 +247,48 @@ static rotor_status doc_pipeline(const doc_opts *o, rotor_chip *chip, rotor_pipe
 }
 
 /* The chip of rotor schedule: ipu-pod4 unless given, --hbm-bw the whole
- * package's bandwidth, --tp at most its chips (src/cli/schedule.c). */
-static rotor_status schedule_chip(const doc_opts *o, rotor_chip *chip, rotor_error *err) {
+ * package's bandwidth, --tp at most its chips with check_tp (explore checks
+ * it at every point when chips are swept) (src/cli/schedule.c). */
+static rotor_status schedule_chip(const doc_opts *o, bool check_tp, rotor_chip *chip, rotor_error *err) {
     rotor_status st = rotor_doc_chip(o->chip ? o->chip : "ipu-pod4", o->sets, o->nsets, chip, err);
     if (st) return st;
     if (o->hbm_tbps > 0 && chip->hbm_controllers == 0)
         return rotor_fail(err, ROTOR_ERR_INPUT, "--hbm-bw: chip '%s' has no HBM (set hbm_bytes, hbm_gbps and "
                           "hbm_controllers, or use ipu-pod4)", chip->name);
     if (o->hbm_tbps > 0) chip->hbm_gbps = o->hbm_tbps * 1000.0 / (double)chip->chips;
-    if (o->tp > chip->chips)
+    if (check_tp && o->tp > chip->chips)
         return rotor_fail(err, ROTOR_ERR_INPUT, "--tp: expected 1..%lld (the chips of %s), got %lld",
                           (long long)chip->chips, chip->name, (long long)o->tp);
     return ROTOR_OK;
+}
+
+/* The model and schedule options of schedule and explore, as the CLI's
+ * cli_hbm_workload reads them: a zoo LLM runs its decode step unless
+ * --prefill. */
+static rotor_status hbm_workload(const doc_opts *o, rotor_pipeline_options *po, rotor_schedule_options *so,
+                                 rotor_error *err) {
+    const char *m = o->model ? o->model : "";
+    const rotor_zoo_entry *z = rotor_model_is_onnx(m) ? NULL : rotor_zoo_find(m);
+    rotor_status st = model_options(o, z && z->llm ? ROTOR_PHASE_DECODE : ROTOR_PHASE_PREFILL, po, err);
+    *so = (rotor_schedule_options){.tensor_parallel = o->tp, .sram_nonblocking = o->sram_nonblocking,
+                                   .threads = po->compile.threads, .solver = po->compile.solver};
+    so->preload.max_orders = o->max_orders;
+    so->preload.no_refine = o->no_refine;
+    return st;
 }
 
 /* rotor schedule MODEL --json: the designs asked for (all by default), as
  * the CLI runs them without --simulate (docs/schedule.md). */
 static rotor_status doc_schedule(const doc_opts *o, char **out, rotor_error *err) {
     rotor_pipeline_options po = {0};
-    const rotor_zoo_entry *z = rotor_model_is_onnx(o->model ? o->model : "") ? NULL : rotor_zoo_find(o->model ? o->model : "");
-    rotor_status st = model_options(o, z && z->llm ? ROTOR_PHASE_DECODE : ROTOR_PHASE_PREFILL, &po, err);
-    rotor_schedule_options so = {.tensor_parallel = o->tp, .sram_nonblocking = o->sram_nonblocking,
-                                 .threads = po.compile.threads, .solver = po.compile.solver};
-    so.preload.max_orders = o->max_orders;
-    so.preload.no_refine = o->no_refine;
+    rotor_schedule_options so;
+    rotor_status st = hbm_workload(o, &po, &so, err);
     po.schedule = &so;
     rotor_preload_design designs[ROTOR_PRELOAD_NDESIGNS];
     int ndesigns = 0;
     rotor_chip chip;
     if (!st) st = rotor_doc_designs(o->design, designs, &ndesigns, err);
-    if (!st) st = schedule_chip(o, &chip, err);
+    if (!st) st = schedule_chip(o, true, &chip, err);
     if (st) return st;
     rotor_pipeline p;
     rotor_doc_schedule_run runs[ROTOR_PRELOAD_NDESIGNS + 2];
@@ -285,6 +307,61 @@ static rotor_status doc_schedule(const doc_opts *o, char **out, rotor_error *err
     return st;
 }
 
+/* The grid of rotor explore's --sweep and --zip, checked as the CLI checks
+ * them (src/cli/explore.c), into g. */
+static rotor_status explore_grid(const doc_opts *o, ex_grid *g, rotor_error *err) {
+    if (o->nsweeps == 0)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "--sweep KEY=V1,V2,... is required (keys: hbm-bw, noc-bw, cores, "
+                          "flops, sram, chips, topology, batch, seq)");
+    if (o->nsweeps > EX_NKEYS)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "--sweep: at most %d keys, got %d", EX_NKEYS, o->nsweeps);
+    if (o->zip && o->nsweeps < 2)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "--zip pairs the lists of two or more --sweep keys");
+    memset(g, 0, sizeof *g);
+    g->zip = o->zip;
+    g->naxes = o->nsweeps;
+    rotor_status st = ROTOR_OK;
+    for (int w = 0; w < o->nsweeps && !st; w++) st = rotor_ex_parse_sweep(o->sweeps[w], &g->axes[w], err);
+    if (!st) st = rotor_ex_grid_finish(g, err);
+    return st ? st : rotor_ex_grid_check_model(g, o->model ? o->model : "", o->batch != 0, o->seq != 0, err);
+}
+
+/* rotor explore MODEL --sweep ... --json: every point of the grid
+ * scheduled (in parallel, as the CLI's one rank), no file written, so the
+ * document has no "csv" nor "svg" (docs/python.md). */
+static rotor_status doc_explore(const doc_opts *o, char **out, rotor_error *err) {
+    rotor_pipeline_options po = {0};
+    rotor_schedule_options so;
+    rotor_status st = hbm_workload(o, &po, &so, err);
+    so.solver = ROTOR_SOLVER_EXACT; /* as the CLI's explore, whose schedules ignore --solver (cli_hbm_workload) */
+    rotor_preload_design designs[EX_ND];
+    int nd = 0;
+    bool want[EX_ND] = {0};
+    ex_grid *g = malloc(sizeof *g); /* 9 axes of 64 values: too large for a stack frame */
+    if (!g) return rotor_nomem(err);
+    rotor_chip chip;
+    if (!st) st = rotor_doc_designs(o->design, designs, &nd, err);
+    if (!st) st = explore_grid(o, g, err);
+    if (!st) st = schedule_chip(o, g->axis_of[KEY_CHIPS] < 0, &chip, err);
+    for (int k = 0; k < nd; k++) want[designs[k]] = true;
+    want[ROTOR_PRELOAD_IDEAL] = true; /* percent_of_ideal in every row */
+    ex_point *pts = NULL;
+    rotor_pipeline *pls = NULL;
+    int nshapes = 0;
+    if (!st) st = rotor_ex_prepare(g, &chip, &po, so.tensor_parallel, &pts, &pls, &nshapes, err);
+    if (!st) {
+        int n = g->npts, threads = so.threads ? (int)so.threads : omp_get_max_threads();
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+        for (int i = 0; i < n; i++) rotor_ex_point_run(g, &pls[pts[i].shape].graph, &so, want, designs, nd, &pts[i]);
+        st = rotor_ex_check_fits(g, pts, err);
+    }
+    if (!st)
+        st = rotor_ex_doc(g, pts, designs, nd, pls[pts[0].shape].graph.name, &chip, NULL, NULL, 0, out, err);
+    rotor_ex_points_free(pts, g->npts, pls, nshapes);
+    free(g);
+    return st;
+}
+
 /* rotor simulate MODEL --json: the program replayed (docs/simulator.md). */
 static rotor_status doc_simulate(const rotor_pipeline *p, const rotor_chip *chip, char **out, rotor_error *err) {
     rotor_replay_options ro = {0};
@@ -297,18 +374,20 @@ static rotor_status doc_simulate(const rotor_pipeline *p, const rotor_chip *chip
 
 rotor_status rotor_doc(const char *command, const char *options, char **out, rotor_error *err) {
     *out = NULL;
-    static const char *const names[] = {"plan", "compile", "simulate", "schedule"};
+    static const char *const names[] = {"plan", "compile", "simulate", "schedule", "explore"};
     unsigned cmd = 0;
-    for (unsigned i = 0; i < 4; i++)
+    for (unsigned i = 0; i < 5; i++)
         if (command && !strcmp(command, names[i])) cmd = 1u << i;
     if (!cmd)
-        return rotor_fail(err, ROTOR_ERR_INPUT, "unknown command '%s' (rotor_doc runs plan, compile, simulate and schedule)",
+        return rotor_fail(err, ROTOR_ERR_INPUT,
+                          "unknown command '%s' (rotor_doc runs plan, compile, simulate, schedule and explore)",
                           command ? command : "(null)");
     doc_opts o;
     cJSON *root;
     rotor_status st = read_options(command, cmd, options, &o, &root, err);
     if (!st && cmd == DOC_PLAN) st = doc_plan(&o, out, err);
     if (!st && cmd == DOC_SCHEDULE) st = doc_schedule(&o, out, err);
+    if (!st && cmd == DOC_EXPLORE) st = doc_explore(&o, out, err);
     if (!st && (cmd == DOC_COMPILE || cmd == DOC_SIMULATE)) {
         rotor_chip chip;
         rotor_pipeline p;

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import unittest
 
 import rotor
@@ -69,6 +70,42 @@ class Documents(unittest.TestCase):
         self.assertEqual([x["design"] for x in d["designs"]], ["full"])
         self.assertEqual(d["hbm_gbps_per_chip"], 2000)  # 8 TB/s over ipu-pod4's 4 chips
 
+    def explore_cli(self, *args):
+        """`rotor explore ARGS --json` run in a scratch directory (it writes its
+        CSV and SVGs there); the document without "csv" and "svg", the files
+        it names, which rotor.explore does not write."""
+        with tempfile.TemporaryDirectory() as tmp:
+            r = subprocess.run([os.path.abspath(ROTOR), "explore", *args, "--json"], capture_output=True, text=True,
+                               env=ENV, cwd=tmp, check=True)
+        d = json.loads(r.stdout)
+        self.assertTrue(d.pop("csv").endswith(".csv"))
+        self.assertGreater(len(d.pop("svg")), 0)
+        return d
+
+    def test_explore_equals_cli(self):
+        # docs/explore.md's 2 x 2 grid, as a dict of lists
+        want = self.explore_cli("llama2-13b", "--layers", "2", "--sweep", "hbm-bw=4,8", "--sweep", "noc-bw=2.75,5.5")
+        got = rotor.explore("llama2-13b", {"hbm-bw": [4, 8], "noc-bw": [2.75, 5.5]}, layers=2)
+        self.assertEqual(got, want)
+        self.assertEqual((got["format"], got["rotor_version"]), ("rotor-explore", rotor.__version__))
+        self.assertEqual([p["values"] for p in got["points"]],
+                         [{"hbm-bw": 4, "noc-bw": 2.75}, {"hbm-bw": 4, "noc-bw": 5.5},
+                          {"hbm-bw": 8, "noc-bw": 2.75}, {"hbm-bw": 8, "noc-bw": 5.5}])
+        self.assertNotIn("csv", got)
+
+    def test_explore_zip_and_a_point_that_does_not_fit(self):
+        want = self.explore_cli("llama2-13b", "--layers", "2", "--sweep", "hbm-bw=4,8,16", "--sweep",
+                                "flops=125,250,500", "--zip", "--design", "full")
+        got = rotor.explore("llama2-13b", ["hbm-bw=4,8,16", "flops=125,250,500"], zip=True, design="full", layers=2)
+        self.assertEqual(got, want)
+        self.assertEqual(len(got["points"]), 3)
+        # cores=64 has too little SRAM for llama2-13b's layers: that point is skipped, with why
+        want = self.explore_cli("llama2-13b", "--layers", "2", "--sweep", "cores=64,1472")
+        got = rotor.explore("llama2-13b", "cores=64,1472", layers=2)
+        self.assertEqual(got, want)
+        self.assertEqual([p["fits"] for p in got["points"]], [False, True])
+        self.assertRegex(got["points"][0]["error"], "no valid plan fits")
+
 
 class Errors(unittest.TestCase):
     def test_error_is_the_cli_line(self):
@@ -90,6 +127,18 @@ class Errors(unittest.TestCase):
         with self.assertRaisesRegex(rotor.RotorError, r"^--tp: expected 1\.\.4 \(the chips of ipu-pod4\), got 8$"):
             rotor.schedule("llama2-13b", tp=8)
 
+    def test_explore_errors_are_the_cli_lines(self):
+        with self.assertRaisesRegex(rotor.RotorError, r"^--sweep: unknown key 'hbm-b' \(did you mean 'hbm-bw'\?\) \(keys: hbm-bw, "):
+            rotor.explore("llama2-13b", {"hbm-b": [4]})
+        with self.assertRaisesRegex(rotor.RotorError, r"^--sweep hbm-bw given twice \(one list per key\)$"):
+            rotor.explore("llama2-13b", ["hbm-bw=4", "hbm-bw=8"])
+        with self.assertRaisesRegex(rotor.RotorError, r"^--batch and --sweep batch: give one$"):
+            rotor.explore("llama2-13b", {"batch": [1, 2]}, batch=2)
+        with self.assertRaises(rotor.RotorError) as c:
+            rotor.explore("llama2-13b", {"cores": [64, 65]}, layers=2)
+        self.assertEqual(c.exception.status, 2)  # ROTOR_ERR_NOFIT: no point fits
+        self.assertRegex(str(c.exception), "^--sweep cores: no point fits; at cores=64: ")
+
     def test_no_fit_status(self):
         with self.assertRaises(rotor.RotorError) as c:
             rotor.plan(MM, dim="m=32,k=64,n=16", constraints="memory_cap=1")
@@ -110,6 +159,13 @@ class Main(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         want, _ = cli("plan", "--expr", MM, "--dim", "m=32,k=64,n=16", "--threads", "1")
         self.assertEqual(no_wall(json.loads(r.stdout)), no_wall(want))
+
+    def test_explore_prints_the_document(self):
+        r = self.run_main("explore", "llama2-13b", "--layers", "2", "--sweep", "cores=736,1472", "--design", "full")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        d = json.loads(r.stdout)
+        self.assertEqual([p["values"]["cores"] for p in d["points"]], [736, 1472])
+        self.assertEqual(d["designs"], ["full"])
 
     def test_error_exit(self):
         r = self.run_main("compile", "bert-large", "--batch", "0")

@@ -1,4 +1,4 @@
-/* rotor — documents: the JSON that `rotor plan|compile|simulate|schedule
+/* rotor — documents: the JSON that `rotor plan|compile|simulate|schedule|explore
  * --json` prints, built here and only here, so that the command line and
  * the Python package (python/rotor, over librotor.so with ctypes;
  * docs/python.md) get the same bytes by construction.  The library builds
@@ -80,13 +80,15 @@ rotor_status rotor_doc_schedule(const rotor_graph *g, const rotor_schedule *s, c
                                 const char *per, char **out, rotor_error *err);
 
 /* A whole command as its --json prints it, for callers without the CLI.
- * command: "plan", "compile", "simulate" or "schedule".  options: a JSON object whose
+ * command: "plan", "compile", "simulate", "schedule" or "explore".  options: a JSON object whose
  * keys are the command's long options with '-' or '_' ("dim", "chip",
  * "set", "batch", "pareto_within", ...; docs/python.md lists them), values
  * a string, a number, true for a flag, and a list of strings for a
- * repeatable option (set); the model of compile and simulate is "model",
+ * repeatable option (set, sweep); the model of every command is "model",
  * simulate reads no program file (compile the model instead), and
- * schedule does not replay (no --simulate, --topology or --trace).  Why a
+ * schedule does not replay (no --simulate, --topology or --trace);
+ * explore runs every point here (no MPI, no --resume) and writes no file,
+ * so its document has no "csv" nor "svg" (pipeline/explore.h).  Why a
  * JSON object and not "key=value,...": an expression has commas
  * ("C[m,n]"), a value is typed, and every language that calls C has a
  * JSON writer.  An unknown key fails naming it.  No progress, no cache

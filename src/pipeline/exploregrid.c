@@ -1,17 +1,19 @@
 /* rotor explore's grid (docs/explore.md, "Keys", "Values", "Grids"): the
  * swept keys and their value lists, the points of a full product or of a
- * --zip, and the chip and model shape at each point. */
+ * --zip, and the chip and model shape at each point.  Library code
+ * (pipeline/explore.h): `rotor explore` and rotor_doc("explore") read the
+ * same grid; errors are one line naming --sweep, which the CLI prints. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "explore.h"
+#include "rotor/pipeline/explore.h"
 #include "rotor/base/suggest.h"
 
 #define MESH_MAX_ASPECT 4 /* cores on a mesh: the longer side at most 4x the shorter */
 
-const ex_key_info EX_KEYS[EX_NKEYS] = {
+const ex_key_info rotor_ex_keys[EX_NKEYS] = {
     {"hbm-bw", "TB/s", "total HBM bandwidth of all chips (TB/s)", "hbm_gbps", EX_NUMBER, false, 0},
     {"noc-bw", "GB/s", "per-core link bandwidth (GB/s)", "link_gbps", EX_NUMBER, false, 0},
     {"cores", "cores", "cores per chip", "cores_per_chip", EX_INTEGER, false, 0},
@@ -19,7 +21,7 @@ const ex_key_info EX_KEYS[EX_NKEYS] = {
     {"sram", "bytes", "SRAM per core (bytes)", "sram_bytes", EX_INTEGER, false, 0},
     {"chips", "chips", "chips", "chips", EX_INTEGER, false, 0},
     {"topology", "", "on-chip network", "topology", EX_TOPOLOGY, false, 0},
-    {"batch", "", "batch size", "--batch", EX_INTEGER, true, CLI_MAX_BATCH},
+    {"batch", "", "batch size", "--batch", EX_INTEGER, true, 1 << 20}, /* --batch's range, the CLI's CLI_MAX_BATCH */
     {"seq", "tokens", "sequence length (tokens)", "--seq", EX_INTEGER, true, 1 << 24},
 };
 
@@ -111,7 +113,7 @@ static bool number_item(const char *p, size_t len, int item, ex_axis *ax, char *
 
 /* Parses VALUES into ax, or writes why not into msg. */
 static bool parse_values(const char *list, ex_axis *ax, char *msg, size_t msize) {
-    const ex_key_info *k = &EX_KEYS[ax->key];
+    const ex_key_info *k = &rotor_ex_keys[ax->key];
     ax->n = 0;
     if (!*list) {
         snprintf(msg, msize, k->kind == EX_TOPOLOGY ? "no values (expected all-to-all, mesh or mesh:WxH, comma "
@@ -171,7 +173,7 @@ static bool hbm_values(const char *list, char *out, size_t size, char *msg, size
         double gbps;
         char text[64];
         /* a range's step ("x2", "+4") and anything not a bandwidth stay for parse_values to judge */
-        if (strpbrk(item, "GgTt") && cli_parse_bandwidth(item, &gbps)) snprintf(text, sizeof text, "%.10g", gbps / 1000.0);
+        if (strpbrk(item, "GgTt") && rotor_bandwidth_parse(item, &gbps)) snprintf(text, sizeof text, "%.10g", gbps / 1000.0);
         else snprintf(text, sizeof text, "%s", item);
         int n = snprintf(out + used, size - used, "%s%c", text, p[len] ? p[len] : '\0');
         if (n < 0 || (size_t)n >= size - used) {
@@ -184,20 +186,21 @@ static bool hbm_values(const char *list, char *out, size_t size, char *msg, size
     }
 }
 
-int ex_parse_sweep(const char *cmd, const char *spec, ex_axis *ax) {
+rotor_status rotor_ex_parse_sweep(const char *spec, ex_axis *ax, rotor_error *err) {
     const char *eq = strchr(spec, '=');
     if (!eq || eq == spec)
-        return cli_usage_error(cmd, "--sweep: expected KEY=V1,V2,... (keys: %s), got '%s'", KEY_LIST, spec);
+        return rotor_fail(err, ROTOR_ERR_INPUT, "--sweep: expected KEY=V1,V2,... (keys: %s), got '%s'", KEY_LIST, spec);
     int k = 0;
     while (k < EX_NKEYS &&
-           (strlen(EX_KEYS[k].name) != (size_t)(eq - spec) || strncmp(EX_KEYS[k].name, spec, (size_t)(eq - spec))))
+           (strlen(rotor_ex_keys[k].name) != (size_t)(eq - spec) ||
+            strncmp(rotor_ex_keys[k].name, spec, (size_t)(eq - spec))))
         k++;
     if (k == EX_NKEYS) {
         const char *names[EX_NKEYS];
         char word[64], hint[96];
-        for (int i = 0; i < EX_NKEYS; i++) names[i] = EX_KEYS[i].name;
+        for (int i = 0; i < EX_NKEYS; i++) names[i] = rotor_ex_keys[i].name;
         snprintf(word, sizeof word, "%.*s", (int)(eq - spec), spec);
-        return cli_usage_error(cmd, "--sweep: unknown key '%s'%s (keys: %s)", word,
+        return rotor_fail(err, ROTOR_ERR_INPUT, "--sweep: unknown key '%s'%s (keys: %s)", word,
                                rotor_suggest_phrase(word, names, EX_NKEYS, hint, sizeof hint), KEY_LIST);
     }
     ax->key = (ex_key)k;
@@ -206,14 +209,14 @@ int ex_parse_sweep(const char *cmd, const char *spec, ex_axis *ax) {
     const char *list = eq + 1;
     if (k == KEY_HBM_BW) {
         if (!hbm_values(list, values, sizeof values, msg, sizeof msg))
-            return cli_usage_error(cmd, "--sweep %s: %s", spec, msg);
+            return rotor_fail(err, ROTOR_ERR_INPUT, "--sweep %s: %s", spec, msg);
         list = values;
     }
-    if (!parse_values(list, ax, msg, sizeof msg)) return cli_usage_error(cmd, "--sweep %s: %s", spec, msg);
-    return 0;
+    if (!parse_values(list, ax, msg, sizeof msg)) return rotor_fail(err, ROTOR_ERR_INPUT, "--sweep %s: %s", spec, msg);
+    return ROTOR_OK;
 }
 
-int ex_grid_finish(const char *cmd, ex_grid *g) {
+rotor_status rotor_ex_grid_finish(ex_grid *g, rotor_error *err) {
     for (int k = 0; k < EX_NKEYS; k++) g->axis_of[k] = -1;
     int64_t n = 1;
     char sizes[256] = "";
@@ -221,26 +224,28 @@ int ex_grid_finish(const char *cmd, ex_grid *g) {
     for (int a = 0; a < g->naxes; a++) {
         const ex_axis *ax = &g->axes[a];
         if (g->axis_of[ax->key] >= 0)
-            return cli_usage_error(cmd, "--sweep %s given twice (one list per key)", EX_KEYS[ax->key].name);
+            return rotor_fail(err, ROTOR_ERR_INPUT, "--sweep %s given twice (one list per key)",
+                              rotor_ex_keys[ax->key].name);
         g->axis_of[ax->key] = a;
         if (g->zip && ax->n != g->axes[0].n)
-            return cli_usage_error(cmd, "--zip: --sweep %s has %d values and --sweep %s has %d; zipped lists "
+            return rotor_fail(err, ROTOR_ERR_INPUT, "--zip: --sweep %s has %d values and --sweep %s has %d; zipped lists "
                                    "pair their values, so their lengths must be equal",
-                                   EX_KEYS[g->axes[0].key].name, g->axes[0].n, EX_KEYS[ax->key].name, ax->n);
+                                   rotor_ex_keys[g->axes[0].key].name, g->axes[0].n, rotor_ex_keys[ax->key].name, ax->n);
         if (!g->zip) n *= ax->n; /* at most 64^9: no overflow */
-        int w = snprintf(sizes + used, sizeof sizes - used, "%s%s %d", a ? " x " : "", EX_KEYS[ax->key].name, ax->n);
+        int w = snprintf(sizes + used, sizeof sizes - used, "%s%s %d", a ? " x " : "", rotor_ex_keys[ax->key].name,
+                         ax->n);
         if (w > 0 && (size_t)w < sizeof sizes - used) used += (size_t)w;
     }
     if (g->zip) n = g->axes[0].n;
     if (n > EX_MAX_POINTS)
-        return cli_usage_error(cmd, "--sweep: the grid has %lld points (%s), more than %d; sweep fewer values, or "
+        return rotor_fail(err, ROTOR_ERR_INPUT, "--sweep: the grid has %lld points (%s), more than %d; sweep fewer values, or "
                                "split the grid into several runs",
                                (long long)n, sizes, EX_MAX_POINTS);
     g->npts = (int)n;
-    return 0;
+    return ROTOR_OK;
 }
 
-void ex_grid_point(const ex_grid *g, int i, int *vi) {
+void rotor_ex_grid_point(const ex_grid *g, int i, int *vi) {
     for (int a = g->naxes - 1; a >= 0; a--) {
         if (g->zip) {
             vi[a] = i;
@@ -251,7 +256,7 @@ void ex_grid_point(const ex_grid *g, int i, int *vi) {
     }
 }
 
-int ex_grid_index(const ex_grid *g, const int *vi) {
+int rotor_ex_grid_index(const ex_grid *g, const int *vi) {
     if (g->zip) {
         for (int a = 1; a < g->naxes; a++)
             if (vi[a] != vi[0]) return -1;
@@ -262,11 +267,11 @@ int ex_grid_index(const ex_grid *g, const int *vi) {
     return i;
 }
 
-const char *ex_point_name(const ex_grid *g, const int *vi, char *buf, size_t size) {
+const char *rotor_ex_point_name(const ex_grid *g, const int *vi, char *buf, size_t size) {
     size_t used = 0;
     buf[0] = '\0';
     for (int a = 0; a < g->naxes; a++) {
-        int w = snprintf(buf + used, size - used, "%s%s=%s", a ? ", " : "", EX_KEYS[g->axes[a].key].name,
+        int w = snprintf(buf + used, size - used, "%s%s=%s", a ? ", " : "", rotor_ex_keys[g->axes[a].key].name,
                          g->axes[a].text[vi[a]]);
         if (w < 0 || (size_t)w >= size - used) break;
         used += (size_t)w;
@@ -351,7 +356,7 @@ static rotor_status apply_key(ex_key key, double v, const char *t, const rotor_c
     return st;
 }
 
-rotor_status ex_point_chip(const ex_grid *g, const int *vi, const rotor_chip *base, int64_t tp, rotor_chip *out,
+rotor_status rotor_ex_point_chip(const ex_grid *g, const int *vi, const rotor_chip *base, int64_t tp, rotor_chip *out,
                            rotor_error *err) {
     static const ex_key order[] = {KEY_CHIPS, KEY_CORES, KEY_TOPOLOGY, KEY_SRAM, KEY_NOC_BW, KEY_FLOPS, KEY_HBM_BW};
     rotor_chip c = *base;
@@ -362,13 +367,13 @@ rotor_status ex_point_chip(const ex_grid *g, const int *vi, const rotor_chip *ba
         rotor_status st = apply_key(ax->key, ax->num[vi[a]], ax->text[vi[a]], base, &c, err);
         if (st) {
             char pre[96];
-            snprintf(pre, sizeof pre, "--sweep %s=%s", EX_KEYS[ax->key].name, ax->text[vi[a]]);
+            snprintf(pre, sizeof pre, "--sweep %s=%s", rotor_ex_keys[ax->key].name, ax->text[vi[a]]);
             rotor_error_prefix(err, pre);
             return st;
         }
     }
     char name[512], pre[540];
-    snprintf(pre, sizeof pre, "--sweep %s", ex_point_name(g, vi, name, sizeof name));
+    snprintf(pre, sizeof pre, "--sweep %s", rotor_ex_point_name(g, vi, name, sizeof name));
     rotor_status st = rotor_chip_validate(&c, err);
     if (!st && tp > c.chips)
         st = rotor_fail(err, ROTOR_ERR_INPUT, "--tp %lld is more than the %lld chips", (long long)tp,
@@ -381,19 +386,19 @@ rotor_status ex_point_chip(const ex_grid *g, const int *vi, const rotor_chip *ba
     return ROTOR_OK;
 }
 
-void ex_point_shape(const ex_grid *g, const int *vi, const rotor_zoo_options *base, rotor_zoo_options *out) {
+void rotor_ex_point_shape(const ex_grid *g, const int *vi, const rotor_zoo_options *base, rotor_zoo_options *out) {
     *out = *base;
     int a = g->axis_of[KEY_BATCH], s = g->axis_of[KEY_SEQ];
     if (a >= 0) out->batch = (int64_t)g->axes[a].num[vi[a]];
     if (s >= 0) out->seq = (int64_t)g->axes[s].num[vi[s]];
 }
 
-int ex_shape_count(const ex_grid *g) {
+int rotor_ex_shape_count(const ex_grid *g) {
     int a = g->axis_of[KEY_BATCH], s = g->axis_of[KEY_SEQ];
     return (a >= 0 ? g->axes[a].n : 1) * (s >= 0 ? g->axes[s].n : 1);
 }
 
-int ex_shape_index(const ex_grid *g, const int *vi) {
+int rotor_ex_shape_index(const ex_grid *g, const int *vi) {
     int a = g->axis_of[KEY_BATCH], s = g->axis_of[KEY_SEQ];
     return (a >= 0 ? vi[a] : 0) * (s >= 0 ? g->axes[s].n : 1) + (s >= 0 ? vi[s] : 0);
 }
