@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "rotor/base/clock.h"
+#include "rotor/base/version.h"
 #include "pipeline/docint.h"
 #include "rotor/pipeline/doc.h"
 #include "rotor/model/group.h"
@@ -200,6 +201,8 @@ static void print_text(const rotor_graph *g, const rotor_schedule *s, const run 
 static int write_trace(cli_output *out, const rotor_schedule *s, const run *x) {
     cJSON *root = cJSON_CreateObject();
     cJSON *ev = cJSON_AddArrayToObject(root, "traceEvents");
+    /* the trace-event format's place for the writer's own keys */
+    cJSON_AddStringToObject(cJSON_AddObjectToObject(root, "otherData"), "rotor_version", rotor_version());
     const char *tracks[2] = {"hbm preload", "execute"};
     for (int t = 0; t < 2; t++) {
         cJSON *m = cJSON_CreateObject();

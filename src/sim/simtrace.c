@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rotor/base/version.h"
 #include "simint.h"
 
 #define CORES_PER_GROUP 64
@@ -420,7 +421,8 @@ rotor_status sim_tracer_end(sim_tracer *tr, const rotor_sim *s, rotor_sim_trace_
             }
     }
     const rotor_sim_trace_filter *f = &tr->f;
-    fputs("\n],\n\"displayTimeUnit\": \"ns\",\n\"otherData\": {\"format\":\"rotor-sim-trace\",\"version\":1,\"chip\":", out);
+    fputs("\n],\n\"displayTimeUnit\": \"ns\",\n\"otherData\": {\"format\":\"rotor-sim-trace\",\"version\":1,"
+          "\"rotor_version\":\"" ROTOR_VERSION "\",\"chip\":", out);
     put_str(out, s->chip.name);
     fprintf(out, ",\"topology\":\"%s\",\"cores\":%" PRId64 ",\"tasks\":%" PRId64 ",\"tasks_written\":%" PRId64
                  ",\"makespan_us\":",
