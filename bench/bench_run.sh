@@ -19,3 +19,16 @@ else
 fi
 t1=$(date +%s.%N)
 awk -v a="$t0" -v b="$t1" 'BEGIN { printf "wall %.1f s (compile, emulation, direct execution in double, simulation)\n", b - a }'
+
+# The largest real model the tests have (moved from tests/cli_run.sh: 41 s of
+# CPU): its own weights, every output against the direct execution.
+real=$(dirname "$0")/../../shared/onnx/real/light_resnet50.onnx
+if [ -f "$real" ]; then
+    echo "bench_run: rotor run $real"
+    t0=$(date +%s.%N)
+    "$ROTOR" run "$real" | tail -n 1
+    t1=$(date +%s.%N)
+    awk -v a="$t0" -v b="$t1" 'BEGIN { printf "wall %.1f s\n", b - a }'
+else
+    echo "bench_run: skipping light_resnet50: ../shared/onnx is absent"
+fi
