@@ -18,10 +18,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "explore.h"
+#include "rotor/base/clock.h"
 #include "rotor/hbm/schedule.h"
 #include "rotor/pipeline/pipeline.h"
 
@@ -126,12 +126,6 @@ typedef struct explore {
     char *run_text;   /* the run record (explorerun.c), written beside the CSV */
     bool run_written; /* the CSV's name has this run's record beside it */
 } explore;
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* ---- options --------------------------------------------------------------- */
 
@@ -275,7 +269,7 @@ static bool record_after(explore *ex) {
  * not an error: the final write will say why.  A CSV written in place (a
  * FIFO, a device) gets none: its rows go out once, at the end. */
 static void checkpoint(explore *ex) {
-    ex->last_checkpoint = now_s();
+    ex->last_checkpoint = rotor_clock_s();
     cli_output part;
     if (ex->csv.in_place || cli_side_open(ex->csv.path, &part)) return;
     ex_view v = {.g = &ex->g, .pts = ex->pts, .designs = ex->designs, .nd = ex->nd};
@@ -318,7 +312,7 @@ static int run_points(explore *ex) {
     ex_mpi_bcast(mpi, &per, sizeof per);
     cli_progress prog;
     cli_progress_begin(&prog, CMD, "grid points", ex->ha.m.quiet || mpi->rank > 0);
-    ex->last_checkpoint = now_s();
+    ex->last_checkpoint = rotor_clock_s();
     int rc = 0;
     for (int a = 0; a < ntodo && !rc; a += per) {
         int b = a + per < ntodo ? a + per : ntodo, nmine = 0, done = 0;
@@ -351,7 +345,7 @@ static int run_points(explore *ex) {
         if (!rc && mpi->rank == 0) rc = take_points(ex, all, alln);
         free(all);
         if (!rc && mpi->rank == 0) rc = round_failure(ex, todo, a, b);
-        if (!rc && mpi->rank == 0 && b < ntodo && now_s() - ex->last_checkpoint >= (double)ex->checkpoint_s)
+        if (!rc && mpi->rank == 0 && b < ntodo && rotor_clock_s() - ex->last_checkpoint >= (double)ex->checkpoint_s)
             checkpoint(ex);
         rc = ex_mpi_max(mpi, rc);
     }

@@ -3,10 +3,10 @@
  * and the progress bar of long work. */
 #include <stdarg.h>
 #include <stdio.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "rotor/base/clock.h"
 
 int cli_fail(const char *cmd, rotor_status st, const rotor_error *err) {
     fprintf(stderr, "rotor %s: %s\n", cmd, err->msg);
@@ -30,12 +30,6 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) {
     return EXIT_BADINPUT;
 }
 
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* How this process shows progress (--progress).  A process-wide setting,
  * like the signal handlers' state: set once from argv before any work and
  * only read after, so the 18 places that show progress need not each carry
@@ -47,7 +41,7 @@ void cli_progress_set_mode(cli_progress_mode mode) { progress_mode = mode; }
 void cli_progress_begin(cli_progress *p, const char *cmd, const char *what, bool quiet) {
     p->cmd = cmd;
     p->what = what;
-    p->start = now_s();
+    p->start = rotor_clock_s();
     bool on = !quiet && progress_mode != CLI_PROGRESS_NEVER, tty = isatty(2);
     p->tty = on && tty;
     p->log = on && !tty && progress_mode == CLI_PROGRESS_ALWAYS;
@@ -98,7 +92,7 @@ void cli_solver_hint(const char *cmd, const rotor_chip *chip, rotor_solver solve
 void cli_progress_step(void *ctx, int done, int total) {
     cli_progress *p = ctx;
     if ((!p->tty && !p->log) || total <= 0) return;
-    double t = now_s() - p->start;
+    double t = rotor_clock_s() - p->start;
     if (!progress_due(p, t)) return;
     if (p->log) {
         fprintf(stderr, "rotor %s: %s %d/%d, %.1f s\n", p->cmd, p->what, done, total, t);
@@ -115,7 +109,7 @@ void cli_progress_step(void *ctx, int done, int total) {
 
 void cli_progress_sim(void *ctx, int done, int total, int64_t now_ps, int64_t events) {
     cli_progress *p = ctx;
-    double t = now_s() - p->start;
+    double t = rotor_clock_s() - p->start;
     if (!progress_due(p, t)) return;
     fprintf(stderr, "%srotor %s: %s operator %d/%d, %.1f us simulated, %.1f M events/s, %.1f s%s", p->log ? "" : "\r",
             p->cmd, p->what, done + 1, total, (double)now_ps * 1e-6, (double)events / t * 1e-6, t, p->log ? "\n" : " ");
@@ -126,7 +120,7 @@ void cli_progress_sim(void *ctx, int done, int total, int64_t now_ps, int64_t ev
 void cli_progress_end(cli_progress *p) {
     if (p->drawn) fprintf(stderr, "\r%*s\r", 100, "");
     /* a log that had lines says the phase ended (its last step may be long before) */
-    if (p->log && p->logged >= 0) fprintf(stderr, "rotor %s: %s: done, %.1f s\n", p->cmd, p->what, now_s() - p->start);
+    if (p->log && p->logged >= 0) fprintf(stderr, "rotor %s: %s: done, %.1f s\n", p->cmd, p->what, rotor_clock_s() - p->start);
     p->drawn = false;
     p->log = false;
 }
