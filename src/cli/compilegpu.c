@@ -6,6 +6,7 @@
 
 #include "gpucli.h"
 #include "rotor/compile/gpucompile.h"
+#include "rotor/pipeline/t10gpu.h"
 
 static const char *what(const rotor_graph *g, const rotor_gpu_compile_result *r, int i, char *buf, size_t cap) {
     const rotor_gpu_op_time *t = &r->ops[i];
@@ -94,8 +95,7 @@ int cli_compile_gpu(const cli_shared_args *sa, const char *model, rotor_pipeline
     rotor_gpu gpu;
     rotor_status st = cli_gpu_resolve(sa, &gpu, &err);
     if (st) return cli_fail(cmd, st, &err);
-    po->t10 = po->program = po->vgm = po->vgm_oracle = po->graphturbo = false;
-    po->simplify = true; /* TensorRT folds BatchNormalization and constants (docs/gpu.md) */
+    rotor_t10gpu_options(po); /* the model as TensorRT builds it */
     rotor_pipeline p;
     st = rotor_pipeline_run(po, NULL, &p, &err);
     rotor_gpu_compile_result r = {0};

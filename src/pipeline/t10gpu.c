@@ -25,10 +25,17 @@ rotor_status rotor_t10gpu_price(const rotor_graph *g, const rotor_gpu *gpu, roto
     return ROTOR_OK;
 }
 
+void rotor_t10gpu_options(rotor_pipeline_options *po) {
+    po->t10 = po->program = po->vgm = po->vgm_oracle = po->graphturbo = false;
+    po->schedule = NULL;
+    po->simplify = true; /* TensorRT folds BatchNormalization and constants (docs/gpu.md) */
+}
+
 rotor_status rotor_t10gpu_price_model(const char *model, const rotor_zoo_options *zo, const rotor_gpu *gpu,
                                       rotor_t10gpu_side *out, rotor_error *err) {
-    rotor_pipeline_options po = {.model = model, .simplify = true};
+    rotor_pipeline_options po = {.model = model};
     if (zo) po.zoo = *zo;
+    rotor_t10gpu_options(&po);
     rotor_pipeline p;
     rotor_status st = rotor_pipeline_run(&po, NULL, &p, err);
     if (!st) st = rotor_t10gpu_price(&p.graph, gpu, out, err);

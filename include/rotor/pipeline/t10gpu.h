@@ -18,6 +18,7 @@
 #include "rotor/compile/compile.h"
 #include "rotor/model/graph.h"
 #include "rotor/model/zoo.h"
+#include "rotor/pipeline/pipeline.h"
 
 /* The GPU's side of one graph. */
 typedef struct rotor_t10gpu_side {
@@ -33,6 +34,12 @@ typedef struct rotor_t10gpu_side {
 /* Prices the (grouped) graph g on gpu. */
 rotor_status rotor_t10gpu_price(const rotor_graph *g, const rotor_gpu *gpu, rotor_t10gpu_side *out,
                                 rotor_error *err);
+/* po made the load of a model as TensorRT builds it: simplified
+ * (BatchNormalization folded into its convolution, constants folded;
+ * docs/simplify.md), then grouped, and no ICCA stage run.  The one owner
+ * of that rule: `rotor compile MODEL --chip GPU` and Figures 21-22. */
+void rotor_t10gpu_options(rotor_pipeline_options *po);
+
 /* Prices the zoo model (zo) on gpu as TensorRT builds it: simplified
  * (BatchNormalization folded into its convolution, constants folded;
  * docs/simplify.md), then grouped, as `rotor compile MODEL --chip GPU`. */
