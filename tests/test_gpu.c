@@ -251,11 +251,11 @@ Test(gpu, a100_measured_table) {
     fclose(f);
     printf("%d shapes: mean absolute error %.1f%%, worst %.1f%% (%s)\n", rows, 100 * sum / rows, 100 * worst,
            worst_name);
-    cr_assert_geq(rows, 32);
-    /* issue 43's acceptance is 15 % and 35 %: the mean (15.7 %) and the worst
-     * (45.5 %, S1's cuBLAS at 2048^3) miss it; the bounds below are what the
-     * model reaches (docs/gpu.md, "Validation", says where it misses), so a
-     * change that makes it worse fails */
-    cr_assert_leq(sum / rows, 0.16, "mean absolute error %.1f%%", 100 * sum / rows);
-    cr_assert_leq(worst, 0.46, "worst %.1f%% (%s)", 100 * worst, worst_name);
+    cr_assert_geq(rows, 42);
+    /* issue 43's acceptance is 15 % and 35 %: the mean (22.2 %) and the worst
+     * (49.3 %, S9's Triton softmax at 4096x12416) miss it; the bounds below
+     * are what the model reaches (docs/gpu.md, "Validation", says where it
+     * misses and why), so a change that makes it worse fails */
+    cr_assert_leq(sum / rows, 0.23, "mean absolute error %.1f%%", 100 * sum / rows);
+    cr_assert_leq(worst, 0.50, "worst %.1f%% (%s)", 100 * worst, worst_name);
 }
