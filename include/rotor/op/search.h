@@ -46,10 +46,18 @@ typedef enum rotor_pareto_method {
  * valid, but may be dominated by a plan it did not find. */
 typedef enum rotor_solver {
     ROTOR_SOLVER_EXACT = 0,
-    ROTOR_SOLVER_FAST
+    ROTOR_SOLVER_FAST,
+    /* KAPLA's baselines (KAPLA §V; kaplabase.c, docs/kapla.md "Baselines"):
+     * R, random sampling of the plan space at KAPLA's rate of 0.1 per level,
+     * and M, AutoTVM-style annealing guided by a learned surrogate.  Fastest
+     * plan only (no frontier); seeded by ROTOR_BASELINE_SEED. */
+    ROTOR_SOLVER_RANDOM,
+    ROTOR_SOLVER_ML
 } rotor_solver;
 
-/* "exact" or "fast". */
+#define ROTOR_BASELINE_SEED 44 /* the baselines' splitmix64 seed */
+
+/* "exact", "fast", "random" or "ml". */
 const char *rotor_solver_name(rotor_solver s);
 /* The solver called name; false when there is none. */
 bool rotor_solver_find(const char *name, rotor_solver *out);
