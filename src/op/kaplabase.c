@@ -48,7 +48,7 @@
 #include "rotor/op/sample.h"
 #include "searchint.h"
 
-#define R_RATE 0.1          /* KAPLA §V: R's probability per level (multi-node) */
+#define R_RATE 0.1          /* KAPLA §V: R's probability per level (multi-node), the default */
 #define R_MAX_FOPS 4096     /* level-1 F_op kept at most (see above) */
 #define R_MAX_FT_DRAWS 16   /* f_t draws per kept F_op at most */
 #define ML_ROUNDS 32        /* AutoTVM's iterations (KAPLA: 1024) */
@@ -67,6 +67,7 @@ typedef struct base {
     int64_t *blocked[ROTOR_MAX_AXES];
     int nblocked[ROTOR_MAX_AXES];
     rotor_rng rng;
+    double rate; /* R's probability per level */
     bool have;
     rotor_candidate best;
     bool want_front;
@@ -181,7 +182,7 @@ typedef struct r_walk {
 static void r_level2(base *b, r_walk *w) {
     double choices = 1;
     for (int t = 0; t < b->e->ntensors; t++) choices *= ndivisors(share_of(b, &w->p, t));
-    int64_t n = llround(R_RATE * choices);
+    int64_t n = llround(b->rate * choices);
     if (n < 1) n = 1;
     if (n > R_MAX_FT_DRAWS) n = R_MAX_FT_DRAWS;
     for (int64_t i = 0; i < n; i++) {
@@ -196,7 +197,7 @@ static void r_level2(base *b, r_walk *w) {
  * complete one kept with probability p. */
 static void r_level1(base *b, r_walk *w, int a, int64_t left) {
     if (a == b->e->naxes) {
-        if (uniform01(b) < R_RATE && w->kept < R_MAX_FOPS) {
+        if (uniform01(b) < b->rate && w->kept < R_MAX_FOPS) {
             w->kept++;
             r_level2(b, w);
         }
@@ -467,6 +468,8 @@ rotor_status kaplabase_search(const rotor_expr *e, const rotor_chip *chip, const
     if (b.cons.memory_cap > 0 && b.cons.memory_cap < b.cap) b.cap = b.cons.memory_cap;
     b.rng.state = ROTOR_BASELINE_SEED;
     b.want_front = opt->pareto;
+    b.rate = opt->baseline_rate > 0 ? opt->baseline_rate : R_RATE;
+    if (!(b.rate <= 1)) return rotor_fail(err, ROTOR_ERR_INPUT, "search: baseline_rate must be in (0, 1], got %g", b.rate);
     rotor_status rc = ROTOR_OK;
     for (int a = 0; a < e->naxes && !rc; a++)
         if (!blocked_sizes(&b, a)) rc = rotor_nomem(err);

@@ -79,6 +79,9 @@ typedef struct rotor_search_options {
      * is found first, then every search also prunes by the time cap). */
     double pareto_time_ratio;
     int threads;                   /* 0: OpenMP's default (the fast solver runs on one) */
+    /* ROTOR_SOLVER_RANDOM's probability per level (0: KAPLA's 0.1 for the
+     * multi-node chip; KAPLA's edge device needs 0.85) */
+    double baseline_rate;
     /* When set, called as each search's F_op vectors are done (its exact
      * pass, done of total); a Pareto search of a convolution runs several
      * searches, each counting from 0.  Calls come one at a time, from any
