@@ -97,8 +97,10 @@ typedef struct layer {
     int count;
 } layer;
 
-/* The distinct contraction layers of model at batch, in graph order. */
-static rotor_status layers_of(const char *model, int64_t batch, layer **out, int *n, rotor_error *err) {
+/* The contraction layers of model at batch, in graph order: the distinct
+ * ones (each with its count) when distinct, else every one. */
+static rotor_status layers_of(const char *model, int64_t batch, bool distinct, layer **out, int *n,
+                              rotor_error *err) {
     rotor_zoo_options zo = {.batch = batch};
     rotor_graph g;
     *out = NULL;
@@ -113,7 +115,7 @@ static rotor_status layers_of(const char *model, int64_t batch, layer **out, int
     for (int i = 0; i < g.nops; i++) {
         const rotor_expr *e = &g.ops[i].expr;
         if (g.ops[i].vendor || e->op_class != ROTOR_OP_CONTRACTION) continue;
-        int j = 0;
+        int j = distinct ? 0 : *n;
         while (j < *n && !(strcmp(v[j].e.text, e->text) == 0 && memcmp(v[j].e.extent, e->extent, sizeof e->extent) == 0))
             j++;
         if (j == *n) {
@@ -143,7 +145,7 @@ static rotor_status solve_point(const char *model, const rotor_chip *chip, int64
     layer *v;
     int n;
     memset(p, 0, sizeof *p);
-    rotor_status st = layers_of(model, batch, &v, &n, err);
+    rotor_status st = layers_of(model, batch, true, &v, &n, err);
     if (st) return st;
     n = thin(v, n, max);
     for (int i = 0; i < n && !st; i++) {
@@ -238,7 +240,11 @@ static bool estimate(const layer *v, int S, const rotor_chip *chip, scheme *s) {
         int64_t per_run = a >= 0 ? bytes / runs : bytes;
         if (per_run > g * rotor_chip_sram(chip)) return false;
         if (per_run / g > s->buffer) s->buffer = per_run / g;
-        double run = rotor_expr_flops(&v[k].e) / (double)runs / ((double)g * rotor_chip_matrix_rate(chip));
+        /* optimistic (KAPLA §IV-B): every core computing at the matrix
+         * rate, or taking in its share of the run's data once over its
+         * link, whichever is longer */
+        double run = fmax(rotor_expr_flops(&v[k].e) / (double)runs / ((double)g * rotor_chip_matrix_rate(chip)),
+                          (double)per_run / (double)g / rotor_chip_link_bw(chip));
         if (run > worst) worst = run;
         sum += run;
     }
@@ -299,7 +305,7 @@ static rotor_status run_segment(const char *model, const rotor_chip *chip, int64
     layer *v;
     int n;
     memset(g, 0, sizeof *g);
-    rotor_status st = layers_of(model, batch, &v, &n, err);
+    rotor_status st = layers_of(model, batch, false, &v, &n, err);
     if (st) return st;
     int S = n < ROTOR_KAPLAREPRO_STAGES ? n : ROTOR_KAPLAREPRO_STAGES, dmax = 0;
     g->stages = S;
