@@ -59,6 +59,9 @@ static void print_fig(const rotor_kaplarepro_result *r, bool edge) {
     const double *mean = edge ? r->edge_mean_over : r->mean_over, *worst = edge ? r->edge_worst_over : r->worst_over;
     printf("mean overhead: K %.1f%%, R %.1f%%, M %.1f%% (worst %.1f%%, %.1f%%, %.1f%%)\n", 100 * mean[1],
            100 * mean[2], 100 * mean[3], 100 * worst[1], 100 * worst[2], 100 * worst[3]);
+    if (!edge)
+        printf("per layer (mean over the layers compared): K %.2f%%, R %.1f%%, M %.1f%%\n", 100 * r->layer_mean[1],
+               100 * r->layer_mean[2], 100 * r->layer_mean[3]);
     if (edge)
         printf("paper (Fig. 10): K %.1f%% (worst 10%%, ResNet), R %.1f%%, M up to %.0f%%\n",
                100 * ROTOR_KAPLAREPRO_PAPER_K_EDGE, 100 * ROTOR_KAPLAREPRO_PAPER_R_EDGE,
@@ -276,6 +279,8 @@ static int print_json(const rotor_kaplarepro_result *r) {
         cJSON_AddNumberToObject(sum, k, r->edge_mean_over[s]);
         snprintf(k, sizeof k, "%s_s", rotor_kaplarepro_solver_name(s));
         cJSON_AddNumberToObject(sum, k, r->wall[s]);
+        snprintf(k, sizeof k, "%s_layer_mean_overhead", rotor_kaplarepro_solver_name(s));
+        cJSON_AddNumberToObject(sum, k, r->layer_mean[s]);
     }
     cJSON *t5 = cJSON_AddArrayToObject(sum, "table5");
     for (int c = 0; c < ROTOR_KAPLAREPRO_CONFIGS; c++) cJSON_AddItemToArray(t5, cJSON_CreateNumber(r->table5_over[c]));

@@ -168,8 +168,13 @@ static rotor_status solve_point(const char *model, const rotor_chip *chip, int64
             rotor_search_result_free(&r);
         }
         if (!st && have_b) p->layers++;
-        if (!st && have_b && ok)
-            for (int s = 0; s < ROTOR_KAPLAREPRO_SOLVERS; s++) p->cost[s] += t[s];
+        if (!st && have_b && ok) {
+            for (int s = 0; s < ROTOR_KAPLAREPRO_SOLVERS; s++) {
+                p->cost[s] += t[s];
+                if (mask & (1u << s)) p->layer_over[s] += t[s] / t[0] - 1;
+            }
+            p->compared++;
+        }
     }
     for (int s = 0; s < ROTOR_KAPLAREPRO_SOLVERS; s++) p->rel[s] = p->cost[0] > 0 ? p->cost[s] / p->cost[0] : 0;
     free(v);
@@ -355,6 +360,12 @@ static rotor_status run_segment(const char *model, const rotor_chip *chip, int64
 static void summarise(rotor_kaplarepro_result *r) {
     int n = r->nmodels;
     r->min_pruned = 1;
+    int layers = 0;
+    for (int m = 0; m < n; m++) {
+        layers += r->models[m].fig9.compared;
+        for (int s = 0; s < ROTOR_KAPLAREPRO_SOLVERS; s++) r->layer_mean[s] += r->models[m].fig9.layer_over[s];
+    }
+    for (int s = 0; s < ROTOR_KAPLAREPRO_SOLVERS && layers; s++) r->layer_mean[s] /= layers;
     for (int m = 0; m < n; m++) {
         const rotor_kaplarepro_model *x = &r->models[m];
         for (int s = 0; s < ROTOR_KAPLAREPRO_SOLVERS; s++) {

@@ -75,6 +75,8 @@ typedef struct rotor_kaplarepro_point {
     double cost[ROTOR_KAPLAREPRO_SOLVERS]; /* sum of count x time (s) over the layers all found */
     double wall[ROTOR_KAPLAREPRO_SOLVERS]; /* solver seconds */
     double rel[ROTOR_KAPLAREPRO_SOLVERS];  /* cost / B's cost */
+    double layer_over[ROTOR_KAPLAREPRO_SOLVERS]; /* sum over the layers all found of time / B's - 1 */
+    int compared;                          /* those layers */
 } rotor_kaplarepro_point;
 
 /* Table VI and Fig. 11 for one network's segment. */
@@ -113,6 +115,7 @@ typedef struct rotor_kaplarepro_result {
     double mean_over[ROTOR_KAPLAREPRO_SOLVERS], worst_over[ROTOR_KAPLAREPRO_SOLVERS];
     double edge_mean_over[ROTOR_KAPLAREPRO_SOLVERS], edge_worst_over[ROTOR_KAPLAREPRO_SOLVERS];
     double wall[ROTOR_KAPLAREPRO_SOLVERS];   /* Fig. 9's solver seconds, all networks */
+    double layer_mean[ROTOR_KAPLAREPRO_SOLVERS]; /* Fig. 9's mean over every layer of time / B's - 1 */
     double table5_over[ROTOR_KAPLAREPRO_CONFIGS];
     double k_cost[ROTOR_KAPLAREPRO_KS], k_wall[ROTOR_KAPLAREPRO_KS];
     double min_pruned;                       /* the least share pruned over the networks */
