@@ -111,6 +111,13 @@ static void print_table6(const rotor_kaplarepro_result *r) {
                x->net->paper_total, x->net->paper_pruned,
                100.0 * (1 - (double)x->net->paper_pruned / x->net->paper_total));
     }
+    printf("the segments:");
+    for (int i = 0; i < r->nmodels; i++) {
+        const rotor_kaplarepro_seg *g = &r->models[i].seg;
+        printf("%s %s", i ? ";" : "", r->models[i].net->paper_name);
+        for (int k = 0; k < g->stages; k++) printf("%s%s", k ? ", " : " ", g->layers[k]);
+    }
+    printf("\n");
     printf("least pruned: %.1f%% (acceptance: at least 85%% on every network); loss: the best Pareto scheme's\n"
            "cost over the best valid scheme's, as the fast solver costs them\n",
            100 * r->min_pruned);
@@ -266,6 +273,8 @@ static int print_json(const rotor_kaplarepro_result *r) {
         cJSON_AddNumberToObject(t6, "valid", x->seg.valid);
         cJSON_AddNumberToObject(t6, "pareto", x->seg.pareto);
         cJSON_AddNumberToObject(t6, "pareto_loss", x->seg.pareto_loss);
+        cJSON *segl = cJSON_AddArrayToObject(t6, "layers");
+        for (int k = 0; k < x->seg.stages; k++) cJSON_AddItemToArray(segl, cJSON_CreateString(x->seg.layers[k]));
         cJSON_AddNumberToObject(t6, "paper_total", x->net->paper_total);
         cJSON_AddNumberToObject(t6, "paper_after", x->net->paper_pruned);
         cJSON_AddItemToArray(models, o);

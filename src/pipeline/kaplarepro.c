@@ -239,10 +239,13 @@ static bool estimate(const layer *v, int S, const rotor_chip *chip, scheme *s) {
         int a = stream_axis(&v[k].e, s->d, s->m);
         int64_t runs = a >= 0 ? s->m : 1, g = s->units[k] * N / ALLOC_UNITS;
         streams = streams || a >= 0;
-        int64_t bytes = 0;
-        for (int t = 0; t < v[k].e.ntensors; t++) bytes += tensor_elems(&v[k].e, t) * chip->element_bytes;
-        /* weights (inputs without the stream axis) are whole in every run */
-        int64_t per_run = a >= 0 ? bytes / runs : bytes;
+        /* a tensor with the stream axis is sliced per run; weights (inputs
+         * without it) are whole in every run */
+        int64_t per_run = 0;
+        for (int t = 0; t < v[k].e.ntensors; t++) {
+            int64_t b = tensor_elems(&v[k].e, t) * chip->element_bytes;
+            per_run += a >= 0 && v[k].e.tensors[t].has_axis[a] ? b / runs : b;
+        }
         if (per_run > g * rotor_chip_sram(chip)) return false;
         if (per_run / g > s->buffer) s->buffer = per_run / g;
         /* optimistic (KAPLA §IV-B): every core computing at the matrix
