@@ -239,18 +239,21 @@ static int write_files(const char *dir, const rotor_kaplarepro_result *r) {
 
 /* ---- JSON ---- */
 
+/* o[SOLVER_suffix] = v, SOLVER being B, K, R or M. */
+static void add_solver(cJSON *o, int s, const char *suffix, double v) {
+    char k[48];
+    snprintf(k, sizeof k, "%s_%s", rotor_kaplarepro_solver_name(s), suffix);
+    cJSON_AddNumberToObject(o, k, v);
+}
+
 static void json_point(cJSON *o, const char *key, const rotor_kaplarepro_point *p) {
     cJSON *x = cJSON_AddObjectToObject(o, key);
     cJSON_AddNumberToObject(x, "layers", p->layers);
     cJSON_AddNumberToObject(x, "b_nofit", p->nofit);
     for (int s = 0; s < NS; s++) {
-        char k[32];
-        snprintf(k, sizeof k, "%s_rel", rotor_kaplarepro_solver_name(s));
-        cJSON_AddNumberToObject(x, k, p->rel[s]);
-        snprintf(k, sizeof k, "%s_s", rotor_kaplarepro_solver_name(s));
-        cJSON_AddNumberToObject(x, k, p->wall[s]);
-        snprintf(k, sizeof k, "%s_missed", rotor_kaplarepro_solver_name(s));
-        cJSON_AddNumberToObject(x, k, p->missed[s]);
+        add_solver(x, s, "rel", p->rel[s]);
+        add_solver(x, s, "s", p->wall[s]);
+        add_solver(x, s, "missed", p->missed[s]);
     }
 }
 
@@ -281,15 +284,10 @@ static int print_json(const rotor_kaplarepro_result *r) {
     }
     cJSON *sum = cJSON_AddObjectToObject(root, "summary");
     for (int s = 0; s < NS; s++) {
-        char k[32];
-        snprintf(k, sizeof k, "%s_mean_overhead", rotor_kaplarepro_solver_name(s));
-        cJSON_AddNumberToObject(sum, k, r->mean_over[s]);
-        snprintf(k, sizeof k, "%s_edge_mean_overhead", rotor_kaplarepro_solver_name(s));
-        cJSON_AddNumberToObject(sum, k, r->edge_mean_over[s]);
-        snprintf(k, sizeof k, "%s_s", rotor_kaplarepro_solver_name(s));
-        cJSON_AddNumberToObject(sum, k, r->wall[s]);
-        snprintf(k, sizeof k, "%s_layer_mean_overhead", rotor_kaplarepro_solver_name(s));
-        cJSON_AddNumberToObject(sum, k, r->layer_mean[s]);
+        add_solver(sum, s, "mean_overhead", r->mean_over[s]);
+        add_solver(sum, s, "edge_mean_overhead", r->edge_mean_over[s]);
+        add_solver(sum, s, "s", r->wall[s]);
+        add_solver(sum, s, "layer_mean_overhead", r->layer_mean[s]);
     }
     cJSON *t5 = cJSON_AddArrayToObject(sum, "table5");
     for (int c = 0; c < ROTOR_KAPLAREPRO_CONFIGS; c++) cJSON_AddItemToArray(t5, cJSON_CreateNumber(r->table5_over[c]));

@@ -449,7 +449,7 @@ static rotor_status frontier_out(base *b, double ratio, rotor_search_result *out
     return ROTOR_OK;
 }
 
-rotor_status kaplabase_search(const rotor_expr *e, const rotor_chip *chip, const rotor_search_options *opt,
+rotor_status kapla_base_search(const rotor_expr *e, const rotor_chip *chip, const rotor_search_options *opt,
                               rotor_search_result *out, rotor_error *err) {
     memset(out, 0, sizeof *out);
     if (!e->bound) return rotor_fail(err, ROTOR_ERR_INPUT, "search: the expression has no extents");

@@ -474,7 +474,7 @@ rotor_status rotor_search(const rotor_expr *e, const rotor_chip *chip,
                           rotor_error *err) {
     if (opt && opt->solver == ROTOR_SOLVER_FAST) return kapla_search(e, chip, opt, out, err);
     if (opt && (opt->solver == ROTOR_SOLVER_RANDOM || opt->solver == ROTOR_SOLVER_ML))
-        return kaplabase_search(e, chip, opt, out, err);
+        return kapla_base_search(e, chip, opt, out, err);
     memset(out, 0, sizeof *out);
     double t0 = omp_get_wtime();
     ctx c;

@@ -263,7 +263,7 @@ rotor_status kapla_search(const rotor_expr *e, const rotor_chip *chip, const rot
 
 /* rotor_search with opt->solver == ROTOR_SOLVER_RANDOM or ROTOR_SOLVER_ML
  * (kaplabase.c). */
-rotor_status kaplabase_search(const rotor_expr *e, const rotor_chip *chip, const rotor_search_options *opt,
+rotor_status kapla_base_search(const rotor_expr *e, const rotor_chip *chip, const rotor_search_options *opt,
                               rotor_search_result *out, rotor_error *err);
 
 /* ---- one search (search.c) ---- */
