@@ -147,7 +147,8 @@ Test(chip, presets_are_listed_and_valid) {
     cr_assert_str_eq(rotor_chip_preset_name(0), "ipu-mk2");
     cr_assert_str_eq(rotor_chip_preset_name(1), "ipu-pod4");
     cr_assert_str_eq(rotor_chip_preset_name(2), "ipu-pod16");
-    cr_assert_null(rotor_chip_preset_name(7));
+    cr_assert_str_eq(rotor_chip_preset_name(7), "kapla-edge");
+    cr_assert_null(rotor_chip_preset_name(8));
     cr_assert_null(rotor_chip_preset_name(-1));
     for (int i = 0; i < rotor_chip_preset_count(); i++) {
         rotor_chip c;

@@ -18,9 +18,14 @@
  *  - Table VI's segment is the network's first three contraction layers in
  *    graph order.  Its inter-layer schemes are compile/segment.c's
  *    candidate space (segment_best): three core allocations (proportional to
- *    each layer's FLOPs, to their square root, equal; in units of N / 64) x
- *    the output dimension streamed x the micro-batch counts 1, 2, 3, 4, 6,
- *    8, 12, 16.  KAPLA's two prunings (§IV-B) are applied as the paper
+ *    each layer's FLOPs, to their square root, equal; in units of N / 64;
+ *    segment.c weighs by each layer's unpipelined time, which needs a
+ *    compile; an allocation equal to an earlier one counted once) x the
+ *    output dimension streamed x the micro-batch counts 2, 3, 4, 6, 8, 12,
+ *    16, and one run (any dimension: counted once).  segment.c also asks
+ *    that a stream be handed from a producer in the segment to its
+ *    consumer; the layers here need not be adjacent, so validity only asks
+ *    that some layer stream.  KAPLA's two prunings (§IV-B) are applied as the paper
  *    states them: validity (with more than one micro-batch some layer must
  *    stream; each layer's data per run must fit its group's aggregate SRAM,
  *    ignoring fragmentation and replication: conservative), then Pareto
@@ -326,14 +331,23 @@ static rotor_status run_segment(const char *model, const rotor_chip *chip, int64
         free(v);
         return rotor_nomem(err);
     }
-    for (int kind = 0; kind < 3; kind++)
-        for (int d = 0; d < dmax; d++)
+    for (int kind = 0; kind < 3; kind++) {
+        int64_t units[ROTOR_KAPLAREPRO_STAGES], other[ROTOR_KAPLAREPRO_STAGES];
+        allocate(v, S, kind, units);
+        bool dup = false; /* the same sizes as an earlier allocation: as segment.c, once */
+        for (int k2 = 0; k2 < kind && !dup; k2++) {
+            allocate(v, S, k2, other);
+            dup = !memcmp(units, other, sizeof(int64_t) * (size_t)S);
+        }
+        for (int d = 0; d < dmax && !dup; d++)
             for (int i = 0; i < NMICRO; i++) {
+                if (MICRO[i] == 1 && d > 0) continue; /* one run: the dimension does not matter */
                 scheme s = {.kind = kind, .d = d, .m = MICRO[i]};
-                allocate(v, S, kind, s.units);
+                memcpy(s.units, units, sizeof units);
                 g->total++;
                 if (estimate(v, S, chip, &s)) sc[g->valid++] = s;
             }
+    }
     /* Fig. 11 ranks every valid scheme by the estimate (the DP's
      * prioritisation); Table VI's Pareto set is marked on the way, so that
      * what the pruning loses, if anything, is measured too */
