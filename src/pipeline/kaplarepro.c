@@ -25,10 +25,11 @@
  *    16, and one run (any dimension: counted once).  segment.c also asks
  *    that a stream be handed from a producer in the segment to its
  *    consumer; the layers here need not be adjacent, so validity only asks
- *    that some layer stream.  KAPLA's two prunings (§IV-B) are applied as the paper
- *    states them: validity (with more than one micro-batch some layer must
- *    stream; each layer's data per run must fit its group's aggregate SRAM,
- *    ignoring fragmentation and replication: conservative), then Pareto
+ *    that some layer stream.  KAPLA's two prunings (§IV-B) are applied as
+ *    the paper states them: validity (with more than one micro-batch some
+ *    layer must stream; each layer's data per run, its weights whole, must
+ *    fit its group's aggregate SRAM, ignoring fragmentation and
+ *    replication: conservative), then Pareto
  *    (a scheme whose estimate is no better on both the optimistic time,
  *    every core busy and the pipeline filled once, and the buffer per core,
  *    than another's is dropped).
