@@ -56,7 +56,7 @@ expect_error did-you-mean-own-first 2 "^rotor verify: unknown option '--bset' (d
 expect_error did-you-mean-model 2 "^rotor compile: unknown model 'resnet50' (did you mean 'resnet-50'?)" -- compile resnet50
 expect_error did-you-mean-chip 2 "^rotor plan: unknown chip 'ipu-mk3' (did you mean 'ipu-mk2'?)" -- plan --expr "$MM" --dim m=8,k=8,n=8 --chip ipu-mk3
 expect_error did-you-mean-design 2 "^rotor schedule: --design: unknown 'ful' (did you mean 'full'?)" -- schedule llama2-13b --design ful
-expect_error did-you-mean-paper 2 "^rotor reproduce: unknown evaluation 'elf' (did you mean 'elk'?) (known: t10, elk, graphturbo)$" -- reproduce elf
+expect_error did-you-mean-paper 2 "^rotor reproduce: unknown evaluation 'elf' (did you mean 'elk'?) (known: t10, elk, graphturbo, kapla)$" -- reproduce elf
 expect_error dim-prefix-once 2 "^rotor plan: --dim: m: expected a positive integer, got 'x'$" -- plan --expr 'Y[m] = X[m]' --dim m=x
 expect_error tp-in-users-words 2 "^rotor schedule: --tp: expected 1..4 (the chips of ipu-pod4), got 8$" -- schedule llama2-13b --tp 8
 expect_error phase-once 2 "^rotor compile: --decode and --prefill: give one$" -- compile opt-1.3b --decode --prefill

@@ -80,12 +80,12 @@ expect_saved solver-exact "plans by the exact solver" "$b1"
 if grep -q '"solver":	"fast"' "$tmpdir/fast.json"; then ok; else bad "the fast program lacks \"solver\": \"fast\""; fi
 expect_out solver-read "simulated [0-9.]* us" -- simulate "$tmpdir/fast.json"
 if grep -q '"solver":	"exact"' "$b1j"; then ok; else bad "the exact program lacks \"solver\": \"exact\""; fi
-expect_error solver-bogus 2 "--solver: expected exact or fast, got 'bogus'" -- compile bert-base --solver bogus
+expect_error solver-bogus 2 "--solver: expected exact, fast, random or ml, got 'bogus'" -- compile bert-base --solver bogus
 expect_error solver-near 2 "got 'fsat' (did you mean 'fast'?)" -- compile bert-base --solver fsat
 expect_out plan-fast "solver fast" -- plan --expr 'C[m,n] += A[m,k] * B[k,n]' --dim m=32,k=5120,n=15360 --solver fast
-expect_error plan-bogus 2 "--solver: expected exact or fast, got 'bogus'" -- plan --expr 'C[m,n] += A[m,k] * B[k,n]' --dim m=32,k=64,n=64 --solver bogus
+expect_error plan-bogus 2 "--solver: expected exact, fast, random or ml, got 'bogus'" -- plan --expr 'C[m,n] += A[m,k] * B[k,n]' --dim m=32,k=64,n=64 --solver bogus
 expect_out schedule-fast "shapes searched by the fast solver" -- schedule llama2-7b --layers 1 --solver fast
-expect_error schedule-bogus 2 "--solver: expected exact or fast, got 'bogus'" -- schedule llama2-7b --solver bogus
+expect_error schedule-bogus 2 "--solver: expected exact, fast, random or ml, got 'bogus'" -- schedule llama2-7b --solver bogus
 
 # energy (docs/energy.md): a table line per inference with EDP, and an
 # "energy" object as the program's last key, which the reader ignores

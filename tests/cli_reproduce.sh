@@ -40,8 +40,8 @@ cp "$d/t10-fig12-13.csv" "$tmpdir/first.csv"
 "$ROTOR" reproduce t10 --models nerf-t10 --max-batch 2 -o "$d" --threads 1 >/dev/null 2>&1
 if cmp -s "$d/t10-fig12-13.csv" "$tmpdir/first.csv"; then ok; else bad "a second run (1 thread) differs"; fi
 
-expect_error what 2 "unknown evaluation 'kapla' (known: t10, elk, graphturbo)" -- reproduce kapla
-expect_error none 2 "which paper? (rotor reproduce t10, rotor reproduce elk, rotor reproduce graphturbo)" -- reproduce
+expect_error what 2 "unknown evaluation 'kapa' (did you mean 'kapla'?) (known: t10, elk, graphturbo, kapla)" -- reproduce kapa
+expect_error none 2 "which paper? (rotor reproduce t10, rotor reproduce elk, rotor reproduce graphturbo, rotor reproduce kapla)" -- reproduce
 expect_error model 2 "--models: unknown model 'gpt2'" -- reproduce t10 --models gpt2
 expect_error batch 2 "--max-batch: expected an integer from 1" -- reproduce t10 --max-batch 0
 : >"$tmpdir/file"

@@ -143,11 +143,12 @@ Test(chip, ipu_pod16_is_sixteen_mk2_with_pod4s_bandwidth_per_chip) {
 }
 
 Test(chip, presets_are_listed_and_valid) {
-    cr_assert_eq(rotor_chip_preset_count(), 7); /* 3..5: the mesh presets, test_chippresets.c; 6: stcp920, test_chiphier.c */
+    cr_assert_eq(rotor_chip_preset_count(), 8); /* 3..5: the mesh presets, test_chippresets.c; 6: stcp920, test_chiphier.c; 7: kapla-edge, test_kaplabase.c */
     cr_assert_str_eq(rotor_chip_preset_name(0), "ipu-mk2");
     cr_assert_str_eq(rotor_chip_preset_name(1), "ipu-pod4");
     cr_assert_str_eq(rotor_chip_preset_name(2), "ipu-pod16");
-    cr_assert_null(rotor_chip_preset_name(7));
+    cr_assert_str_eq(rotor_chip_preset_name(7), "kapla-edge");
+    cr_assert_null(rotor_chip_preset_name(8));
     cr_assert_null(rotor_chip_preset_name(-1));
     for (int i = 0; i < rotor_chip_preset_count(); i++) {
         rotor_chip c;
@@ -162,7 +163,7 @@ Test(chip, unknown_preset_names_the_presets_and_the_file_option) {
     rotor_error err = {{0}};
     cr_assert_eq(rotor_chip_resolve("xyz", &c, &err), ROTOR_ERR_INPUT);
     cr_assert_str_eq(err.msg, "unknown chip 'xyz' (presets: ipu-mk2, ipu-pod4, ipu-pod16, ipu-mk2-mesh, "
-                              "wormhole-n150, wse2, stcp920; or give a path "
+                              "wormhole-n150, wse2, stcp920, kapla-edge; or give a path "
                               "to a .json chip file)");
 }
 
@@ -267,7 +268,7 @@ Test(chip, wrong_format_and_version_are_refused) {
 Test(chip, unknown_base_lists_the_presets) {
     text_refused("{\"format\": \"rotor-chip\", \"version\": 1, \"base\": \"tpu\"}",
                  ": base: expected a preset name (ipu-mk2, ipu-pod4, ipu-pod16, ipu-mk2-mesh, "
-                 "wormhole-n150, wse2, stcp920), got \"tpu\"");
+                 "wormhole-n150, wse2, stcp920, kapla-edge), got \"tpu\"");
 }
 
 Test(chip, base_file_overrides_fields_and_takes_its_name_from_the_file) {

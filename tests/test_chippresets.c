@@ -167,7 +167,7 @@ static const char *const MESH_PRESETS[] = {"ipu-mk2-mesh", "wormhole-n150", "wse
 
 /* Listed after the IPU presets, in this order, and each is a 2D mesh of one chip. */
 Test(chippresets, mesh_presets_are_listed_after_the_ipu_presets) {
-    cr_assert_eq(rotor_chip_preset_count(), 7); /* 6: stcp920, test_chiphier.c */
+    cr_assert_eq(rotor_chip_preset_count(), 8); /* 6: stcp920, test_chiphier.c; 7: kapla-edge, test_kaplabase.c */
     for (int i = 0; i < 3; i++) {
         cr_assert_str_eq(rotor_chip_preset_name(3 + i), MESH_PRESETS[i]);
         rotor_chip c = preset(MESH_PRESETS[i]);

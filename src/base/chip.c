@@ -131,6 +131,24 @@ typedef struct chip_preset {
     .hbm_bytes = 32 * GIB, .hbm_gbps = 136.0, .hbm_controllers = 4,                \
     .compute_overlap = 1
 
+/* KAPLA's edge inference device (KAPLA §V "Hardware architectures", Fig. 10:
+ * one node, a TPU-like systolic array [25] and a global buffer; its sizes
+ * are lost from the paper's text).  rotor's stand-in (docs/chip-format.md,
+ * "kapla-edge"; all assumed, after Google's Edge TPU: 4 TOP/s, 8 MiB of
+ * on-chip SRAM): the array as 16 cores of an 8 x 16 systolic block each
+ * (2,048 MACs at 1 GHz: 4.096 TFLOP/s FP16), the buffer as 512 KiB a core
+ * (8 MiB), 8 GB/s and 10 ns between cores, all-to-all (a core reaches any
+ * other through the buffer), FP16 (KAPLA's 16-bit MACs), no off-chip memory
+ * (as ipu-mk2: a layer must fit on chip).  Energy: the shared per-event
+ * estimates; static power 20 % of an assumed 2 W. */
+#define KAPLA_EDGE_FIELDS                                                          \
+    FLAT_FIELDS(16), .cores_per_chip = 16, .sram_bytes = 512 * KIB, .link_gbps = 8.0,            \
+    .link_latency_ns = 10.0, .matrix_tflops = 4.096, .int8_tops = 0.0,             \
+    .vector_tflops = 0.512, .systolic_rows = 8, .systolic_cols = 16,               \
+    .shift_buffer_bytes = 8 * KIB, .element_bytes = 2, .topology = ROTOR_TOPO_ALL_TO_ALL, \
+    .mesh_width = 0, .mesh_height = 0, .chips = 1, .interchip_gbps = 0.0,          \
+    .hbm_bytes = 0, .hbm_gbps = 0.0, .hbm_controllers = 0
+
 static const chip_preset PRESETS[] = {
     {"ipu-mk2",
      {.name = "ipu-mk2", IPU_MK2_CORE_FIELDS, .chips = 1, .interchip_gbps = 0.0,
@@ -177,6 +195,8 @@ static const chip_preset PRESETS[] = {
      * byte); static power 20 % of an assumed 75 W card. */
     {"stcp920",
      {.name = "stcp920", STCP920_FIELDS, EVENT_ENERGY_FIELDS, .hbm_pj = 40.0, .static_w = 15.0}},
+    {"kapla-edge",
+     {.name = "kapla-edge", KAPLA_EDGE_FIELDS, EVENT_ENERGY_FIELDS, .hbm_pj = 40.0, .static_w = 0.4}},
 };
 
 #define NPRESETS ((int)(sizeof PRESETS / sizeof PRESETS[0]))

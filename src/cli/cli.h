@@ -471,6 +471,11 @@ int cli_reproduce_elk(const char *const *models, int nm, int64_t max_batch, cons
 /* `rotor reproduce graphturbo` (src/cli/reproducegt.c): models is --models
  * (NULL: Table 2's every row); files in dir; the exit status. */
 int cli_reproduce_gt(const char *models, const char *dir, bool json, const rotor_chip *chip, bool quiet);
+/* `rotor reproduce kapla` (src/cli/reproducekapla.c): models is --models
+ * (NULL: KAPLA's seven networks), max_layers the distinct layers per network
+ * (0: the library's default); files in dir; the exit status. */
+int cli_reproduce_kapla(const char *models, int max_layers, const char *dir, bool json, const rotor_chip *chip,
+                        const rotor_chip *edge, int threads, bool quiet);
 /* `--profile` (src/cli/profile.c): the phases' wall seconds on stderr, from
  * the pipeline run p, what the command timed itself (NULL: nothing), and
  * the command's whole wall time. */

@@ -262,7 +262,7 @@ int cli_parse_options(const char *cmd, int argc, char **argv, unsigned takes, cl
     return -1;
 }
 
-/* --solver: exact (the default) or fast (KAPLA §IV-C, docs/kapla.md). */
+/* --solver: exact (the default), fast (KAPLA §IV-C), or KAPLA's baselines random and ml (docs/kapla.md). */
 int cli_parse_objective(const char *cmd, cli_pipeline_args *a) {
     if (a->objective_name && !rotor_pipeline_objective_find(a->objective_name, &a->objective))
         return cli_usage_error(cmd, "--objective: expected latency or throughput, got '%s'", a->objective_name);
@@ -273,11 +273,11 @@ int cli_parse_objective(const char *cmd, cli_pipeline_args *a) {
 int cli_parse_solver(const char *cmd, const char *text, rotor_solver *out) {
     *out = ROTOR_SOLVER_EXACT;
     if (!text || rotor_solver_find(text, out)) return 0;
-    static const char *const names[] = {"exact", "fast"};
-    const char *near = rotor_suggest(text, names, 2);
+    static const char *const names[] = {"exact", "fast", "random", "ml"};
+    const char *near = rotor_suggest(text, names, 4);
     char hint[48] = "";
     if (near) snprintf(hint, sizeof hint, " (did you mean '%s'?)", near);
-    return cli_usage_error(cmd, "--solver: expected exact or fast, got '%s'%s", text, hint);
+    return cli_usage_error(cmd, "--solver: expected exact, fast, random or ml, got '%s'%s", text, hint);
 }
 
 /* --topology: all-to-all or mesh:WxH, set on the chip and validated. */

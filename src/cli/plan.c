@@ -35,7 +35,8 @@ static void plan_usage(FILE *f) {
             "  --constraints LIST  min_cores=N, max_padding=RATIO, memory_cap=BYTES\n"
             "  --cost-model NAME   cost model (default v1)\n"
             "  --solver S          exact (default: the optimum) or fast (KAPLA's greedy solver,\n"
-            "                      valid plans, near-optimal, far faster; docs/kapla.md)\n"
+            "                      valid plans, near-optimal, far faster; docs/kapla.md); random\n"
+            "                      or ml: KAPLA's baselines R and M (docs/kapla.md)\n"
             "  --threads N         search threads (default: all cores); results do not depend on it\n"
             "  -q, --quiet         no progress or deprecation notes on stderr\n"
             "  --progress WHEN     auto (a bar on a terminal), always (also lines every 5 s in a log), never\n"
@@ -154,6 +155,13 @@ static void print_table(const rotor_expr *e, const rotor_chip *chip, const char 
         printf("\nsearch\n  solver fast (KAPLA stacking and caching, docs/kapla.md): not proven optimal\n"
                "  F_op vectors costed %lld, plans costed %lld, %d thread, %.3f s\n",
                (long long)s->fops, (long long)s->plans, s->threads, s->wall_seconds);
+        return;
+    }
+    if (solver != ROTOR_SOLVER_EXACT) {
+        printf("\nsearch\n  solver %s (KAPLA's baseline %s, docs/kapla.md \"Baselines\"): not proven optimal\n"
+               "  plans costed %lld, %d thread, %.3f s\n",
+               rotor_solver_name(solver), solver == ROTOR_SOLVER_RANDOM ? "R" : "M", (long long)s->plans, s->threads,
+               s->wall_seconds);
         return;
     }
     printf("\nsearch\n  F_op vectors %lld (%lld searched in depth), step vectors %lld (%lld pruned),\n"

@@ -35,7 +35,7 @@ static const char *const FIG22_MODELS = "opt-1.3b,opt-13b,llama2-7b,llama2-13b,r
 
 static void reproduce_usage(FILE *f) {
     fprintf(f,
-            "usage: rotor reproduce t10|elk|graphturbo [options]\n"
+            "usage: rotor reproduce t10|elk|graphturbo|kapla [options]\n"
             "\n"
             "t10: T10's evaluation grid (T10 §6: each model from batch 1, doubling until it no\n"
             "longer fits) with T10, the VGM baseline as Roller tiles it and the VGM oracle;\n"
@@ -49,6 +49,10 @@ static void reproduce_usage(FILE *f) {
             "graphturbo: GraphTurbo's evaluation (GraphTurbo §5: Table 2's models on stcp920 at\n"
             "its batches per cluster) with the per-layer baseline and the four Fig. 15 steps;\n"
             "Figures 14 and 15, Tables 1, 3 and 4.\n"
+            "kapla: KAPLA's inference evaluation (KAPLA §V-VI: AlexNet, MobileNet, VGG, GoogLeNet,\n"
+            "ResNet, MLP, LSTM at batch 64) with the exact search (B), the fast solver (K) and\n"
+            "the baselines random (R) and ml (M); Figures 9, 10 (the kapla-edge preset, batch 1)\n"
+            "and 11, Tables IV, V and VI.\n"
             "Each prints the figures beside the paper's numbers where its text gives them, and\n"
             "writes CSV and SVG files to the output folder (docs/reproduction.md says what each\n"
             "holds).\n"
@@ -57,7 +61,8 @@ static void reproduce_usage(FILE *f) {
             "                      elk: %s); graphturbo: Table 2's rows\n"
             "                      (default all: resnet-50, bert-128, bert-256, bert-384,\n"
             "                      bert-512, dlrm, mobilenet-v2, vit-large, densenet-121,\n"
-            "                      conformer-m)\n"
+            "                      conformer-m); kapla: alexnet, mobilenet, vgg, googlenet,\n"
+            "                      resnet, mlp, lstm (default all)\n"
             "  --max-batch N       stop the doubling at N (default t10: until T10 no longer fits;\n"
             "                      elk: 32; graphturbo: not taken)\n"
             "  -o, --output DIR    output folder (default reproduce-t10, reproduce-elk or\n"
@@ -669,13 +674,16 @@ static int parse_reproduce(int argc, char **argv, repro_args *a) {
         {0}};
     int rc = cli_parse_options("reproduce", argc, argv, CLI_TAKES_CHIP | CLI_TAKES_THREADS | CLI_TAKES_CACHE, &a->sa, own, a,
                                reproduce_usage, cli_list_zoo, &a->what,
-                               "which paper? (rotor reproduce t10, rotor reproduce elk, rotor reproduce graphturbo)");
+                               "which paper? (rotor reproduce t10, rotor reproduce elk, rotor reproduce graphturbo, "
+                               "rotor reproduce kapla)");
     if (rc >= 0) return rc;
-    static const char *const known[] = {"t10", "elk", "graphturbo"};
+    static const char *const known[] = {"t10", "elk", "graphturbo", "kapla"};
     char hint[96];
-    if (strcmp(a->what, "t10") != 0 && strcmp(a->what, "elk") != 0 && strcmp(a->what, "graphturbo") != 0)
-        return cli_usage_error("reproduce", "unknown evaluation '%s'%s (known: t10, elk, graphturbo)", a->what,
-                               rotor_suggest_phrase(a->what, known, 3, hint, sizeof hint));
+    bool found = false;
+    for (int i = 0; i < 4; i++) found = found || !strcmp(a->what, known[i]);
+    if (!found)
+        return cli_usage_error("reproduce", "unknown evaluation '%s'%s (known: t10, elk, graphturbo, kapla)", a->what,
+                               rotor_suggest_phrase(a->what, known, 4, hint, sizeof hint));
     return -1;
 }
 
@@ -721,6 +729,22 @@ static int split_models(const char *list, char *buf, size_t size, const char **n
     return 0;
 }
 
+/* src/cli/reproducekapla.c: the seven networks on the chip (default
+ * ipu-mk2) and the kapla-edge preset (Fig. 10). */
+static int reproduce_kapla(const repro_args *a) {
+    const char *cmd = "reproduce";
+    if (a->max_batch) return cli_usage_error(cmd, "--max-batch: kapla runs KAPLA's batches (64, and 1 on the edge)");
+    int threads = 0;
+    rotor_chip chip, edge;
+    rotor_error err = {{0}};
+    if (cli_shared_threads(cmd, &a->sa, &threads)) return EXIT_BADINPUT;
+    rotor_status st = cli_chip(a->sa.chip, a->sa.sets, a->sa.nsets, &chip, &err);
+    if (!st) st = rotor_chip_preset("kapla-edge", &edge, &err);
+    if (st) return cli_fail(cmd, st, &err);
+    return cli_reproduce_kapla(a->models, 0, a->outdir ? a->outdir : "reproduce-kapla", a->json, &chip, &edge, threads,
+                               a->sa.quiet);
+}
+
 int cmd_reproduce(int argc, char **argv) {
     const char *cmd = "reproduce";
     repro_args a = {0};
@@ -734,6 +758,7 @@ int cmd_reproduce(int argc, char **argv) {
         if (gst) return cli_fail(cmd, gst, &gerr);
         return cli_reproduce_gt(a.models, a.outdir ? a.outdir : "reproduce-graphturbo", a.json, &gt, a.sa.quiet);
     }
+    if (!strcmp(a.what, "kapla")) return reproduce_kapla(&a);
     int64_t max_batch = CLI_MAX_BATCH;
     rotor_compile_options co = {0}; /* the sweep's threads and plan cache */
     char buf[512];

@@ -240,8 +240,8 @@ static double default_ratio(const rotor_expr *e) {
 static double first_ratio(const compiler *cc, int i, double ratio) {
     ratio = ratio > 0 ? ratio : ratio == 0 ? default_ratio(&cc->g->ops[cc->fr_op[i]].expr) : 0;
     /* the fast solver's whole frontier costs a few of its solves: no
-     * capped searches later (and it has no sessions) */
-    return cc->solver == ROTOR_SOLVER_FAST ? 0 : ratio;
+     * capped searches later (and it has no sessions, nor have the baselines) */
+    return cc->solver != ROTOR_SOLVER_EXACT ? 0 : ratio;
 }
 
 /* Frontier i's first search as the plan cache recorded it. */

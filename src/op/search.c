@@ -456,11 +456,15 @@ static void ctx_free(ctx *c) {
     free(c->spare);
 }
 
-const char *rotor_solver_name(rotor_solver s) { return s == ROTOR_SOLVER_FAST ? "fast" : "exact"; }
+const char *rotor_solver_name(rotor_solver s) {
+    return s == ROTOR_SOLVER_FAST ? "fast" : s == ROTOR_SOLVER_RANDOM ? "random" : s == ROTOR_SOLVER_ML ? "ml" : "exact";
+}
 
 bool rotor_solver_find(const char *name, rotor_solver *out) {
     if (strcmp(name, "exact") == 0) *out = ROTOR_SOLVER_EXACT;
     else if (strcmp(name, "fast") == 0) *out = ROTOR_SOLVER_FAST;
+    else if (strcmp(name, "random") == 0) *out = ROTOR_SOLVER_RANDOM;
+    else if (strcmp(name, "ml") == 0) *out = ROTOR_SOLVER_ML;
     else return false;
     return true;
 }
@@ -469,6 +473,8 @@ rotor_status rotor_search(const rotor_expr *e, const rotor_chip *chip,
                           const rotor_search_options *opt, rotor_search_result *out,
                           rotor_error *err) {
     if (opt && opt->solver == ROTOR_SOLVER_FAST) return kapla_search(e, chip, opt, out, err);
+    if (opt && (opt->solver == ROTOR_SOLVER_RANDOM || opt->solver == ROTOR_SOLVER_ML))
+        return kapla_base_search(e, chip, opt, out, err);
     memset(out, 0, sizeof *out);
     double t0 = omp_get_wtime();
     ctx c;

@@ -261,6 +261,11 @@ rotor_status search_pareto_epsilon(ctx *c, int nthreads, rotor_search_result *ou
 rotor_status kapla_search(const rotor_expr *e, const rotor_chip *chip, const rotor_search_options *opt,
                           rotor_search_result *out, rotor_error *err);
 
+/* rotor_search with opt->solver == ROTOR_SOLVER_RANDOM or ROTOR_SOLVER_ML
+ * (kaplabase.c). */
+rotor_status kapla_base_search(const rotor_expr *e, const rotor_chip *chip, const rotor_search_options *opt,
+                              rotor_search_result *out, rotor_error *err);
+
 /* ---- one search (search.c) ---- */
 
 /* One exact branch and bound for the fastest plan under c->cap (the front

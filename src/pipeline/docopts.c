@@ -199,7 +199,7 @@ static rotor_status doc_plan(const doc_opts *o, char **out, rotor_error *err) {
     rotor_search_options opt = {.pareto = o->pareto || o->pareto_within > 0, .pareto_time_ratio = o->pareto_within,
                                 .threads = (int)o->threads, .model = rotor_cost_model_default()};
     if (o->solver && !rotor_solver_find(o->solver, &opt.solver))
-        return rotor_fail(err, ROTOR_ERR_INPUT, "--solver: expected exact or fast, got '%s'", o->solver);
+        return rotor_fail(err, ROTOR_ERR_INPUT, "--solver: expected exact, fast, random or ml, got '%s'", o->solver);
     if (o->cost_model && !(opt.model = rotor_cost_model_find(o->cost_model)))
         return rotor_fail(err, ROTOR_ERR_INPUT, "--cost-model: unknown model '%s' (known: v1)", o->cost_model);
     rotor_status st;
@@ -231,7 +231,7 @@ static rotor_status model_options(const doc_opts *o, rotor_phase phase, rotor_pi
     po->onnx.input_shapes = o->input;
     po->compile.threads = (int)o->threads;
     if (o->solver && !rotor_solver_find(o->solver, &po->compile.solver))
-        return rotor_fail(err, ROTOR_ERR_INPUT, "--solver: expected exact or fast, got '%s'", o->solver);
+        return rotor_fail(err, ROTOR_ERR_INPUT, "--solver: expected exact, fast, random or ml, got '%s'", o->solver);
     return ROTOR_OK;
 }
 

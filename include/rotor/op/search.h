@@ -46,10 +46,18 @@ typedef enum rotor_pareto_method {
  * valid, but may be dominated by a plan it did not find. */
 typedef enum rotor_solver {
     ROTOR_SOLVER_EXACT = 0,
-    ROTOR_SOLVER_FAST
+    ROTOR_SOLVER_FAST,
+    /* KAPLA's baselines (KAPLA §V; kaplabase.c, docs/kapla.md "Baselines"):
+     * R, random sampling of the plan space at KAPLA's rate of 0.1 per level,
+     * and M, AutoTVM-style annealing guided by a learned surrogate.  Fastest
+     * plan only (no frontier); seeded by ROTOR_BASELINE_SEED. */
+    ROTOR_SOLVER_RANDOM,
+    ROTOR_SOLVER_ML
 } rotor_solver;
 
-/* "exact" or "fast". */
+#define ROTOR_BASELINE_SEED 44 /* the baselines' splitmix64 seed */
+
+/* "exact", "fast", "random" or "ml". */
 const char *rotor_solver_name(rotor_solver s);
 /* The solver called name; false when there is none. */
 bool rotor_solver_find(const char *name, rotor_solver *out);
@@ -71,6 +79,9 @@ typedef struct rotor_search_options {
      * is found first, then every search also prunes by the time cap). */
     double pareto_time_ratio;
     int threads;                   /* 0: OpenMP's default (the fast solver runs on one) */
+    /* ROTOR_SOLVER_RANDOM's probability per level (0: KAPLA's 0.1 for the
+     * multi-node chip; KAPLA's edge device needs 0.85) */
+    double baseline_rate;
     /* When set, called as each search's F_op vectors are done (its exact
      * pass, done of total); a Pareto search of a convolution runs several
      * searches, each counting from 0.  Calls come one at a time, from any
