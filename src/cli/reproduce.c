@@ -112,7 +112,7 @@ typedef struct mresult {
 typedef struct repro_args {
     cli_shared_args sa;
     const char *what, *models, *max_batch, *outdir, *gpu;
-    bool json;
+    bool json, full_grid;
 } repro_args;
 
 static const int64_t CORES[CORES_STEPS] = {368, 736, 1472};
@@ -666,6 +666,7 @@ static int parse_reproduce(int argc, char **argv, repro_args *a) {
         {"output", 'o', CLI_VALUE, offsetof(repro_args, outdir), 0, 0},
         {"json", 0, CLI_FLAG, offsetof(repro_args, json), 0, 0},
         {"gpu", 0, CLI_VALUE, offsetof(repro_args, gpu), 0, 0},
+        {"full-grid", 0, CLI_FLAG, offsetof(repro_args, full_grid), 0, 0},
         {0}};
     int rc = cli_parse_options("reproduce", argc, argv, CLI_TAKES_CHIP | CLI_TAKES_THREADS | CLI_TAKES_CACHE, &a->sa, own, a,
                                reproduce_usage, cli_list_zoo, &a->what,
@@ -726,6 +727,7 @@ int cmd_reproduce(int argc, char **argv) {
     repro_args a = {0};
     int rc = parse_reproduce(argc, argv, &a);
     if (rc >= 0) return rc;
+    if (a.full_grid && strcmp(a.what, "elk")) return cli_usage_error(cmd, "--full-grid: only elk takes it");
     if (!strcmp(a.what, "graphturbo")) { /* src/cli/reproducegt.c: Table 2's rows, its batches */
         rotor_chip gt;
         rotor_error gerr = {{0}};
@@ -752,7 +754,7 @@ int cmd_reproduce(int argc, char **argv) {
     if (st) return cli_fail(cmd, st, &err);
     const char *dir = a.outdir ? a.outdir : elk ? "reproduce-elk" : "reproduce-t10";
     if ((rc = cli_reproduce_dir(dir))) return rc;
-    if (elk) return cli_reproduce_elk(names, nm, max_batch, dir, a.json, &chip, co.threads, a.sa.quiet);
+    if (elk) return cli_reproduce_elk(names, nm, max_batch, dir, a.json, &chip, co.threads, a.sa.quiet, a.full_grid);
     /* Figure 22 takes the LLMs (its own default list without --models);
      * Figures 12-21 the rest */
     rotor_gpu gpu;
