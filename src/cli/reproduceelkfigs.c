@@ -201,8 +201,9 @@ static void csv_fig23(FILE *o, const void *data, int n) {
         for (int k = 0; k < r->ncores; k++) {
             const rotor_elk_point *p = rotor_elkcores_at(r, i, k);
             char prefix[128];
-            snprintf(prefix, sizeof prefix, "%s,%d,%lld,%lld,%.6g,", r->models[i],
-                     r->has_dit && i == r->nmodels - 1 ? 1 : 0, (long long)r->cores[k], (long long)p->batch, p->tbps);
+            snprintf(prefix, sizeof prefix, "%s,%lld,%lld,%lld,%.6g,", r->models[i],
+                     r->has_dit && i == r->nmodels - 1 ? 1LL : (long long)r->chips, (long long)r->cores[k],
+                     (long long)p->batch, p->tbps);
             csv_designs(o, prefix, p);
         }
 }

@@ -127,6 +127,7 @@ static rotor_status cores_setup(const rotor_elkcores_options *opt, const rotor_c
         r->cores[k] = cores[k];
     }
     r->ncores = nc;
+    r->chips = chip->chips;
     r->hbm_gbps_per_core = opt->hbm_gbps_per_core > 0 ? opt->hbm_gbps_per_core : ELK_GBPS_PER_CORE;
     r->nmodels = opt->nmodels;
     for (int i = 0; i < opt->nmodels; i++) r->models[i] = opt->models[i];

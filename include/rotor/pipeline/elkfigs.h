@@ -59,6 +59,7 @@ typedef struct rotor_elkcores_result {
     const char *models[ROTOR_ELKFIGS_MAX_MODELS + 1];
     bool has_dit;
     int64_t cores[ROTOR_ELKFIGS_MAX_GRID];
+    int64_t chips;              /* the LLMs' (the chip's); the DiT row runs on 1 */
     double hbm_gbps_per_core;
     rotor_elk_point *pts;       /* rotor_elkcores_at */
 } rotor_elkcores_result;
