@@ -465,9 +465,10 @@ int cmd_chip(int argc, char **argv);
 typedef void (*cli_figure_fn)(FILE *f, const void *data, int n);
 int cli_reproduce_file(const char *dir, const char *name, cli_figure_fn fn, const void *data, int n);
 /* `rotor reproduce elk` (src/cli/reproduceelk.c): the grid, files in dir,
- * tables or JSON on stdout; the exit status. */
+ * tables or JSON on stdout; the exit status.  full_grid: Figures 23 and
+ * 24's finer grids (src/cli/reproduceelkfigs.c). */
 int cli_reproduce_elk(const char *const *models, int nm, int64_t max_batch, const char *dir, bool json,
-                      const rotor_chip *chip, int threads, bool quiet);
+                      const rotor_chip *chip, int threads, bool quiet, bool full_grid);
 /* `rotor reproduce graphturbo` (src/cli/reproducegt.c): models is --models
  * (NULL: Table 2's every row); files in dir; the exit status. */
 int cli_reproduce_gt(const char *models, const char *dir, bool json, const rotor_chip *chip, bool quiet);

@@ -45,7 +45,9 @@ static void reproduce_usage(FILE *f) {
             "elk: Elk's evaluation (Elk §6: each LLM's decode step, KV cache 2048, batch 1 to 32\n"
             "at 16 TB/s, and batch 32 at 2-64 TB/s) with Basic, Static, Dyn, Full and Ideal;\n"
             "Figures 17, 18 and 19, and the points in the paper's regime; at batch 8, all-to-all\n"
-            "against a 2D mesh across HBM and link bandwidths (Figures 19, 21 and 22).\n"
+            "against a 2D mesh across HBM and link bandwidths (Figures 19, 21 and 22); Table 2's\n"
+            "search factors, the cores at 2.7 GB/s of HBM each (Figure 23, with dit-xl on one\n"
+            "chip), Llama2-13B's training forward pass (Figure 24) and Figures 5, 7 and 8.\n"
             "graphturbo: GraphTurbo's evaluation (GraphTurbo §5: Table 2's models on stcp920 at\n"
             "its batches per cluster) with the per-layer baseline and the four Fig. 15 steps;\n"
             "Figures 14 and 15, Tables 1, 3 and 4.\n"
@@ -69,6 +71,8 @@ static void reproduce_usage(FILE *f) {
             "                      reproduce-graphturbo; created if missing)\n"
             "  --json              print the results as JSON (rotor-reproduce-t10,\n"
             "                      rotor-reproduce-elk or rotor-reproduce-graphturbo, version 1)\n"
+            "  --full-grid         elk: Figures 23 and 24 on their finer grids (184-2944 cores;\n"
+            "                      0.05-16 TB/s x 5 matrix rates)\n"
             "  --gpu NAME|FILE     t10's GPU for Figures 21 and 22 (default a100-80gb;\n"
             "                      docs/gpu.md)\n"
             "  --chip NAME|FILE    chip (default t10: ipu-mk2, elk: ipu-pod4, graphturbo:\n"
@@ -117,7 +121,7 @@ typedef struct mresult {
 typedef struct repro_args {
     cli_shared_args sa;
     const char *what, *models, *max_batch, *outdir, *gpu;
-    bool json;
+    bool json, full_grid;
 } repro_args;
 
 static const int64_t CORES[CORES_STEPS] = {368, 736, 1472};
@@ -671,6 +675,7 @@ static int parse_reproduce(int argc, char **argv, repro_args *a) {
         {"output", 'o', CLI_VALUE, offsetof(repro_args, outdir), 0, 0},
         {"json", 0, CLI_FLAG, offsetof(repro_args, json), 0, 0},
         {"gpu", 0, CLI_VALUE, offsetof(repro_args, gpu), 0, 0},
+        {"full-grid", 0, CLI_FLAG, offsetof(repro_args, full_grid), 0, 0},
         {0}};
     int rc = cli_parse_options("reproduce", argc, argv, CLI_TAKES_CHIP | CLI_TAKES_THREADS | CLI_TAKES_CACHE, &a->sa, own, a,
                                reproduce_usage, cli_list_zoo, &a->what,
@@ -750,6 +755,7 @@ int cmd_reproduce(int argc, char **argv) {
     repro_args a = {0};
     int rc = parse_reproduce(argc, argv, &a);
     if (rc >= 0) return rc;
+    if (a.full_grid && strcmp(a.what, "elk")) return cli_usage_error(cmd, "--full-grid: only elk takes it");
     if (!strcmp(a.what, "graphturbo")) { /* src/cli/reproducegt.c: Table 2's rows, its batches */
         rotor_chip gt;
         rotor_error gerr = {{0}};
@@ -777,7 +783,7 @@ int cmd_reproduce(int argc, char **argv) {
     if (st) return cli_fail(cmd, st, &err);
     const char *dir = a.outdir ? a.outdir : elk ? "reproduce-elk" : "reproduce-t10";
     if ((rc = cli_reproduce_dir(dir))) return rc;
-    if (elk) return cli_reproduce_elk(names, nm, max_batch, dir, a.json, &chip, co.threads, a.sa.quiet);
+    if (elk) return cli_reproduce_elk(names, nm, max_batch, dir, a.json, &chip, co.threads, a.sa.quiet, a.full_grid);
     /* Figure 22 takes the LLMs (its own default list without --models);
      * Figures 12-21 the rest */
     rotor_gpu gpu;

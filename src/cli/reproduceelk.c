@@ -26,6 +26,7 @@
 #include "cli.h"
 #include "rotor/hbm/preload.h"
 #include "rotor/pipeline/elkmesh.h"
+#include "reproduceelkfigs.h"
 
 #define ND ROTOR_PRELOAD_NDESIGNS
 #define ELK_BATCHES 6 /* 1, 2, 4, ..., 32 */
@@ -651,7 +652,8 @@ static void json_mesh(cJSON *root, const rotor_elkmesh_result *r) {
                 json_mesh_point(f22, r->link_model, rotor_elkmesh_link_at(r, h, k, t));
 }
 
-static int print_json(const elk_model *ms, int nm, const rotor_chip *chip, const rotor_elkmesh_result *mesh) {
+static int print_json(const elk_model *ms, int nm, const rotor_chip *chip, const rotor_elkmesh_result *mesh,
+                      const cli_elkfigs *figs) {
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "format", "rotor-reproduce-elk");
     cJSON_AddNumberToObject(root, "version", 1);
@@ -684,6 +686,7 @@ static int print_json(const elk_model *ms, int nm, const rotor_chip *chip, const
         json_point(eb, ms[i].model, &ms[i].slow);
     }
     json_mesh(root, mesh);
+    cli_elkfigs_json(root, figs);
     return cli_print_json("reproduce", root);
 }
 
@@ -741,8 +744,25 @@ static int run_models(elk_model *ms, int nm, int64_t max_batch, const rotor_chip
     return rc;
 }
 
+/* Table 2, Figures 23, 24 and 5-8 (reproduceelkfigs.c): Table 2's rows
+ * are each model's Figure 18 point. */
+static int run_figs(const elk_model *ms, int nm, const rotor_chip *chip, int threads, bool quiet, bool full_grid,
+                    cli_elkfigs *figs) {
+    cli_elk_t2 t2[ROTOR_ELKFIGS_MAX_MODELS];
+    int nt = 0;
+    int64_t batch = 1;
+    for (int i = 0; i < nm && nt < ROTOR_ELKFIGS_MAX_MODELS; i++) {
+        const elk_point *p = ms[i].fig18 >= 0 ? &ms[i].grid[ms[i].fig18] : NULL;
+        t2[nt++] = (cli_elk_t2){ms[i].model, p && p->fits, p ? p->batch : 0, p ? p->factors : (rotor_preload_factors){0}};
+        if (p && p->batch > batch) batch = p->batch;
+    }
+    const char *llms[ROTOR_ELKFIGS_MAX_MODELS];
+    for (int i = 0; i < nt; i++) llms[i] = ms[i].model;
+    return cli_elkfigs_run(llms, nt, batch, ELK_SEQ, chip, threads, quiet, full_grid, t2, nt, figs);
+}
+
 int cli_reproduce_elk(const char *const *models, int nm, int64_t max_batch, const char *dir, bool json,
-                      const rotor_chip *chip_in, int threads, bool quiet) {
+                      const rotor_chip *chip_in, int threads, bool quiet, bool full_grid) {
     const char *cmd = "reproduce";
     if (chip_in->hbm_controllers == 0 || chip_in->hbm_gbps <= 0)
         return cli_usage_error(cmd, "elk: chip '%s' has no HBM (use ipu-pod4, or set hbm_bytes, hbm_gbps and "
@@ -756,22 +776,28 @@ int cli_reproduce_elk(const char *const *models, int nm, int64_t max_batch, cons
         ms[i].fig18 = -1;
     }
     rotor_elkmesh_result mesh = {0};
+    cli_elkfigs figs = {0};
     int rc = run_models(ms, nm, max_batch, &chip, threads, quiet);
     if (!rc) rc = run_mesh(models, nm, max_batch, &chip, threads, quiet, &mesh);
+    if (!rc) rc = run_figs(ms, nm, &chip, threads, quiet, full_grid, &figs);
     if (!rc) rc = cli_reproduce_file(dir, "elk-fig17.csv", csv_fig17, ms, nm);
     if (!rc) rc = cli_reproduce_file(dir, "elk-fig19.csv", csv_fig19, ms, nm);
     if (!rc) rc = cli_reproduce_file(dir, "elk-execution-bound.csv", csv_slow, ms, nm);
     if (!rc) rc = cli_reproduce_file(dir, "elk-fig17.svg", svg_fig17, ms, nm);
     if (!rc) rc = cli_reproduce_file(dir, "elk-fig19.svg", svg_fig19, ms, nm);
     if (!rc) rc = write_mesh(dir, &mesh);
-    if (!rc && json) rc = print_json(ms, nm, &chip, &mesh);
+    if (!rc) rc = cli_elkfigs_write(dir, &figs);
+    if (!rc && json) rc = print_json(ms, nm, &chip, &mesh, &figs);
     else if (!rc) {
         print_tables(ms, nm, &chip);
         print_mesh(&mesh);
+        cli_elkfigs_print(&figs);
         printf("\nfiles: %s/elk-fig17.csv, elk-fig19.csv, elk-execution-bound.csv, elk-fig19-21-mesh.csv, "
-               "elk-fig22.csv, elk-fig17.svg, elk-fig19.svg, elk-fig19-mesh.svg, elk-fig21.svg, elk-fig22.svg\n",
+               "elk-fig22.csv, elk-fig17.svg, elk-fig19.svg, elk-fig19-mesh.svg, elk-fig21.svg, elk-fig22.svg, "
+               CLI_ELKFIGS_FILES "\n",
                dir);
     }
+    cli_elkfigs_free(&figs);
     rotor_elkmesh_free(&mesh);
     free(ms);
     return rc;

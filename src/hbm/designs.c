@@ -24,6 +24,7 @@ typedef struct runner {
     rotor_error *err;
     int64_t tried, limit;
     const int *base;
+    int64_t heavy_max, branch_max;  /* Table 2's H and C over the layer ids reordered */
 } runner;
 
 static void runner_free(runner *r) {
@@ -254,8 +255,11 @@ static rotor_status run_search(runner *r, bool reorder) {
         r->tried = 0;
         r->limit = r->opt && r->opt->max_orders > 0 ? r->opt->max_orders : DEFAULT_MAX_ORDERS;
         r->st = ROTOR_OK;
-        st = rotor_preload_orders(m, m->kinds[k].id, base, 0, visit_order, r, NULL, r->err);
+        int64_t branch = 0;
+        st = preload_orders_count(m, m->kinds[k].id, base, 0, visit_order, r, NULL, &branch, r->err);
         if (!st) st = r->st;
+        r->heavy_max = max64(r->heavy_max, m->kinds[k].nheavy);
+        r->branch_max = max64(r->branch_max, branch);
     }
     free(base);
     /* an order beat the polished schedule: polish the new best too */
@@ -460,6 +464,9 @@ rotor_status rotor_preload_schedule(const rotor_preload_model *m, rotor_preload_
             out->alloc_steps = r.cnt.steps;
             out->schedules = r.schedules;
             out->refine_moves = r.refine_moves;
+            out->factors = (rotor_preload_factors){.ops = m->n, .preload_numbers = r.cnt.pnum_max,
+                                                   .heavy = r.heavy_max, .heavy_fit = r.branch_max};
+            for (int i = 0; i < m->n; i++) out->factors.plans = max64(out->factors.plans, m->ops[i].npareto);
         }
     }
     runner_free(&r);

@@ -110,13 +110,14 @@ rotor_status preload_dyn_run(const rotor_preload_model *m, sched *s, dyn_ws *w, 
         alloc_window a = window_start(m, s, w, i);
         bool have = false;
         int best_q = lo, best_nlog = 0;
-        int64_t best_obj = 0, best_L = 0, best_tee = 0;
+        int64_t best_obj = 0, best_L = 0, best_tee = 0, tried = 0;
         for (int qq = lo; qq <= hi; qq++) {
             if (qq > lo) window_add(m, s, w, &a, qq);
             if (o->espace_min + a.resid_min > S) break; /* and for every larger p */
             cnt->calls++;
             preload_alloc_fit(m, s, w, &a, cnt);
             if (a.pe->in.space_bytes + a.resid > S) break;
+            if (++tried > cnt->pnum_max) cnt->pnum_max = tried; /* Table 2's K */
             /* Theorem 4.2: T_e-exe(i) = min(T_s-exe(i+1), T_s-pre(i+p+1)) */
             int64_t tee = min64(w->tse[i + 1], w->tsp[qq]);
             int64_t obj = a.L + a.ddist - tee; /* current-to-end, with the cost of shrunk states */

@@ -17,6 +17,7 @@ typedef struct enum_ctx {
     bool *inR;                      /* all: op not yet placed */
     int *order;
     int64_t count, limit;
+    int64_t branch_max;             /* most choices that fitted at one position (Table 2's C) */
     bool stop;
     rotor_preload_order_fn fn;
     void *ctx;
@@ -53,9 +54,11 @@ static void dfs(enum_ctx *c, int k, int64_t suf, int smin) {
         if (x < smin) smin = x;
         k--;
     }
+    int64_t branches = 0;
     if (c->all) {
         for (int x = 0; x < c->n && !c->stop; x++) {
             if (!c->inR[x] || !place_ok(c, x, suf, smin)) continue;
+            if (++branches > c->branch_max) c->branch_max = branches;
             c->inR[x] = false;
             c->order[k] = x;
             dfs(c, k - 1, suf + m->ops[x].lb, x < smin ? x : smin);
@@ -68,6 +71,7 @@ static void dfs(enum_ctx *c, int k, int64_t suf, int smin) {
         if (c->used[r]) continue;
         int x = c->rank_op[c->slot_inst[k] * c->H + r];
         if (!place_ok(c, x, suf, smin)) continue;
+        if (++branches > c->branch_max) c->branch_max = branches;
         c->used[r] = true;
         c->sigma[sr] = r;
         c->order[k] = x;
@@ -84,8 +88,15 @@ static int cmp_int_by_key(const void *a, const void *b, const int *key) {
 
 rotor_status rotor_preload_orders(const rotor_preload_model *m, int layer, const int *base, int64_t limit,
                                   rotor_preload_order_fn fn, void *ctx, int64_t *count, rotor_error *err) {
+    return preload_orders_count(m, layer, base, limit, fn, ctx, count, NULL, err);
+}
+
+rotor_status preload_orders_count(const rotor_preload_model *m, int layer, const int *base, int64_t limit,
+                                  rotor_preload_order_fn fn, void *ctx, int64_t *count, int64_t *branch_max,
+                                  rotor_error *err) {
     int n = m->n;
     if (count) *count = 0;
+    if (branch_max) *branch_max = 0;
     const pl_kind *kd = NULL;
     if (layer < 0) return rotor_fail(err, ROTOR_ERR_INPUT, "layer: expected 0 (every operator) or an id, got %d", layer);
     if (layer > 0) {
@@ -148,6 +159,7 @@ rotor_status rotor_preload_orders(const rotor_preload_model *m, int layer, const
     if (!st) {
         dfs(&c, n - 1, 0, n);
         if (count) *count = c.count;
+        if (branch_max) *branch_max = c.branch_max;
     }
     free(pos), free(own), free(c.order), free(c.inR), free(c.slot_inst), free(c.slot_rank), free(c.rank_op);
     free(c.sigma), free(c.used);

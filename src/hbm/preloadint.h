@@ -165,6 +165,7 @@ typedef struct dyn_ws {
 
 typedef struct counters {
     int64_t calls, steps;
+    int64_t pnum_max;               /* K: most preload numbers one operator tried (Table 2) */
 } counters;
 
 void preload_dyn_ws_free(dyn_ws *w);
@@ -174,6 +175,12 @@ bool preload_dyn_ws_alloc(dyn_ws *w, const rotor_preload_model *m);
  * s->plan, s->state, s->q.  ROTOR_ERR_NOFIT if an operator cannot fit with
  * the ones the order forces on chip with it. */
 rotor_status preload_dyn_run(const rotor_preload_model *m, sched *s, dyn_ws *w, counters *cnt, rotor_error *err);
+
+/* rotor_preload_orders, and the most choices the suffix tree had at one
+ * position (Elk Table 2's C) into *branch_max when not NULL. */
+rotor_status preload_orders_count(const rotor_preload_model *m, int layer, const int *base, int64_t limit,
+                                  rotor_preload_order_fn fn, void *ctx, int64_t *count, int64_t *branch_max,
+                                  rotor_error *err);
 
 /* The allocation window of operator i while the induction tries its
  * preload numbers. */

@@ -71,6 +71,7 @@ static rotor_status point_design(const rotor_schedule *s, int d, bool hops, roto
     pt->execute_s[d] = (double)bd->execute_ps * 1e-12;
     pt->overlap_s[d] = (double)bd->overlap_ps * 1e-12;
     pt->stall_s[d] = (double)bd->stall_ps * 1e-12;
+    if (d == ROTOR_PRELOAD_FULL) pt->factors = r.result.factors;
     if (hops && r.latency_s > 0) {
         rotor_energy_counts c;
         st = rotor_schedule_chip_energy(s, &r, &c, err);
@@ -92,7 +93,7 @@ rotor_status rotor_elk_point_run(const rotor_elk_point_options *opt, const rotor
     rotor_schedule_options so = {.threads = opt->threads, .sram_nonblocking = opt->sram_nonblocking};
     rotor_pipeline_options po = {.model = opt->model,
                                  .zoo = {.batch = opt->batch, .seq = opt->seq, .layers = opt->layers,
-                                         .phase = ROTOR_PHASE_DECODE},
+                                         .phase = opt->prefill ? ROTOR_PHASE_PREFILL : ROTOR_PHASE_DECODE},
                                  .schedule = &so};
     po.compile.threads = opt->threads;
     rotor_pipeline p;

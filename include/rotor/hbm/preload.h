@@ -163,6 +163,22 @@ typedef struct rotor_preload_breakdown {
     int64_t idle_ps;        /* nothing (never, under the three rules; kept as a check) */
 } rotor_preload_breakdown;
 
+/* The size of the search a design ran, in the factors of Elk Table 2
+ * (§4.3-§4.4: O(C^H P K^2 N)), each counted where the scheduler enumerates
+ * it (docs/reproduction.md, "Table 2").  N and P for every design; K 0
+ * where no induction runs (basic, static), H and C 0 where no order is
+ * permuted (basic, static, dyn). */
+typedef struct rotor_preload_factors {
+    int64_t ops;            /* N: operators scheduled */
+    int64_t plans;          /* P: most execute-state plans of one operator (its Pareto list
+                               that fits the SRAM, which the §4.3 allocation steps along) */
+    int64_t preload_numbers; /* K: most preload numbers the §4.2 induction tried for one
+                               operator (each one §4.3 allocation that fitted) */
+    int64_t heavy;          /* H: most HBM-heavy operators of one layer id permuted (§4.4) */
+    int64_t heavy_fit;      /* C: most heavy operators the suffix tree could place at one
+                               position (its branching, <= H) */
+} rotor_preload_factors;
+
 typedef struct rotor_preload_result {
     rotor_preload_design design;
     int nops;
@@ -179,6 +195,7 @@ typedef struct rotor_preload_result {
     int64_t refine_moves;           /* dyn, full: refinement moves kept (0 with no_refine) */
     bool static_kept;               /* dyn, full: the best static split's schedule was as fast
                                        with fewer link bytes, or faster, and is reported */
+    rotor_preload_factors factors;  /* Elk Table 2's factors of this design's search */
 } rotor_preload_result;
 
 /* Times a given schedule under the three rules of §4.5 (preloads in order,

@@ -39,6 +39,8 @@ typedef struct rotor_elk_point {
     /* With hops asked: the interconnect's use as Elk Figure 21 counts it, every
        link a byte crosses (rotor_elk_links); 0 otherwise. */
     double hop[ROTOR_ELK_ND];
+    /* Elk Table 2's factors of Full's search (preload.h) */
+    rotor_preload_factors factors;
 } rotor_elk_point;
 
 /* What one point is: the model's decode step with a KV cache of seq at
@@ -48,6 +50,7 @@ typedef struct rotor_elk_point_options {
     int64_t batch, seq;
     int64_t layers;             /* 0: the model's own */
     bool sram_nonblocking;      /* rotor schedule --sram-nonblocking */
+    bool prefill;               /* the whole sequence at once (rotor schedule --prefill), not a decode step */
     bool hops;                  /* fill hop[] (rotor_schedule_chip_energy per design) */
     int threads;                /* plan searches (0: OpenMP's default); results do not depend on it */
 } rotor_elk_point_options;
