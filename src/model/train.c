@@ -46,6 +46,8 @@ typedef struct tr {
     int seq;            /* a counter for unique names */
 } tr;
 
+static bool softmax_max(const rotor_graph *g, int o);
+
 /* ---- building blocks ------------------------------------------------------------------------ */
 
 static rotor_status new_value(tr *s, const char *name, const rotor_value *like, rotor_role role, int *out) {
@@ -312,6 +314,62 @@ static rotor_status temp_value(tr *s, const rotor_op *op, int t, const char *wha
     return rotor_graph_add_value(s->out, name, ROTOR_DTYPE_F32, n, shape, ROTOR_ROLE_ACTIVATION, out, s->err);
 }
 
+/* The forward tensors the derivative reads (occ[u] times each), as m[]
+ * entries after *nm, named in tn[]; each is kept for the backward pass. */
+static rotor_status forward_maps(tr *s, const rotor_op *op, const int *occ, tmap *m, int *nm, char (*tn)[24]) {
+    for (int u = 1; u < op->expr.ntensors; u++) {
+        if (!occ[u]) continue;
+        if (op->tensor_value[u] < 0)
+            return rotor_fail(s->err, ROTOR_ERR_INPUT, "op '%s' (%s): the gradient reads tensor %s, which is no value",
+                              op->name, op->type, op->expr.tensors[u].name);
+        for (int k = 0; k < occ[u] && *nm < 2 * ROTOR_MAX_TENSORS; k++) {
+            train_occurrence_name(u, k, tn[*nm], 24);
+            m[*nm] = (tmap){tn[*nm], op->tensor_value[u], op->view[u].set ? &op->view[u] : NULL};
+            (*nm)++;
+        }
+        s->kept[op->tensor_value[u]] = true;
+    }
+    return ROTOR_OK;
+}
+
+/* When dY and the derivative's tensors exceed T10's five (LayerNorm's
+ * gradient by its variance reads X, M, V and G), the derivative becomes a
+ * value of its own first, Q over the axes it reads, and the gradient reads
+ * DY * Q: deriv is rewritten "Q[...]", *q gets Q (else -1). */
+static rotor_status local_deriv(tr *s, int o, int t, char *deriv, size_t cap, int *occ, int *q) {
+    const rotor_op *op = &s->g->ops[o];
+    const rotor_expr *e = &op->expr;
+    int total = 0, qa[ROTOR_MAX_AXES], nq = 0;
+    unsigned rd = 0;
+    *q = -1;
+    for (int u = 1; u < ROTOR_MAX_TENSORS; u++) {
+        total += occ[u];
+        if (occ[u]) rd |= read_axes(e, false, 1u << u);
+    }
+    if (total + 2 <= ROTOR_MAX_TENSORS) return ROTOR_OK;
+    if (total + 1 > ROTOR_MAX_TENSORS)
+        return rotor_fail(s->err, ROTOR_ERR_INPUT, "op '%s' (%s): the gradient of tensor %s reads %d tensors", op->name,
+                          op->type, e->tensors[t].name, total);
+    for (int a = 0; a < e->naxes; a++)
+        if (rd & (1u << a)) qa[nq++] = a;
+    rotor_status st = temp_value(s, op, t, "local", qa, nq, q);
+    char lhs[ROTOR_EXPR_TEXT_MAX], text[3 * ROTOR_EXPR_TEXT_MAX], name[NAME_MAX_LEN], type[ROTOR_OP_TYPE_MAX];
+    char tn[2 * ROTOR_MAX_TENSORS][24];
+    tmap m[2 * ROTOR_MAX_TENSORS];
+    int nm = 0;
+    if (!st) st = forward_maps(s, op, occ, m, &nm, tn);
+    if (st) return st;
+    lhs_of(e, qa, nq, lhs, sizeof lhs);
+    snprintf(text, sizeof text, "%s = %s", lhs, deriv);
+    snprintf(name, sizeof name, "grad.%s.%d.local", op->name, t);
+    snprintf(type, sizeof type, "%.40sGrad", op->type);
+    if ((st = add_expr(s, name, type, text, e, 0, m, nm, *q, NULL))) return st;
+    s->info->backward_ops++;
+    snprintf(deriv, cap, "Q%s", lhs + 1);
+    memset(occ, 0, sizeof(int) * ROTOR_MAX_TENSORS);
+    return ROTOR_OK;
+}
+
 /* The contribution of op o's tensor t to its value's gradient; gy the
  * gradient of o's output.  Written element for element when the tensor
  * reads its value plainly, else per point of its axes and then the view's
@@ -323,19 +381,22 @@ static rotor_status expr_grad(tr *s, int o, int t, int gy) {
     const rotor_expr *e = &op->expr;
     char deriv[ROTOR_EXPR_TEXT_MAX], text[2 * ROTOR_EXPR_TEXT_MAX], lhs[ROTOR_EXPR_TEXT_MAX], dy[ROTOR_EXPR_TEXT_MAX];
     char name[NAME_MAX_LEN];
-    unsigned used;
-    int kind;
-    rotor_status st = train_diff(e, t, deriv, sizeof deriv, &used, &kind, s->err);
+    int occ[ROTOR_MAX_TENSORS], kind, q = -1;
+    unsigned used = 0;
+    rotor_status st = train_diff(e, t, deriv, sizeof deriv, occ, &kind, s->err);
     if (st) return op_prefix(s, op, st);
     if (kind == 0) return ROTOR_OK;
+    for (int u = 1; u < ROTOR_MAX_TENSORS; u++)
+        if (occ[u]) used |= 1u << u;
     int axes[ROTOR_MAX_AXES], np = tensor_axes(e, t, axes), ra[ROTOR_MAX_AXES], nr = 0;
     unsigned rd = read_axes(e, true, used), all = 0;
-    for (int q = 0; q < np; q++) {
-        all |= 1u << axes[q];
-        if (rd & (1u << axes[q])) ra[nr++] = axes[q];
+    for (int k = 0; k < np; k++) {
+        all |= 1u << axes[k];
+        if (rd & (1u << axes[k])) ra[nr++] = axes[k];
     }
     bool plain = reads_plainly(s->g, op, t), bcast = nr < np;
     int c, p = -1, ev = -1;
+    if ((st = local_deriv(s, o, t, deriv, sizeof deriv, occ, &q))) return st;
     if ((st = contrib_value(s, op->tensor_value[t], &c))) return st;
     if (!plain && (st = temp_value(s, op, t, "points", axes, np, &p))) return st;
     if (bcast && (st = temp_value(s, op, t, "reduced", ra, nr, &ev))) return st;
@@ -343,24 +404,17 @@ static rotor_status expr_grad(tr *s, int o, int t, int gy) {
     else lhs_of(e, bcast ? ra : axes, bcast ? nr : np, lhs, sizeof lhs);
     train_tensor_ref(e, 0, "DY", dy, sizeof dy);
     unsigned lhs_in = 0;
-    for (int q = 0; q < (bcast ? nr : np); q++) lhs_in |= 1u << (bcast ? ra[q] : axes[q]);
+    for (int k = 0; k < (bcast ? nr : np); k++) lhs_in |= 1u << (bcast ? ra[k] : axes[k]);
     grad_text(e, lhs, lhs_in, all, dy, deriv, kind, rd, text, sizeof text);
     if (strlen(text) >= ROTOR_EXPR_TEXT_MAX)
         return rotor_fail(s->err, ROTOR_ERR_INPUT, "op '%s' (%s): the gradient of tensor %s is too long an expression",
                           op->name, op->type, e->tensors[t].name);
-    tmap m[ROTOR_MAX_TENSORS + 1];
+    tmap m[2 * ROTOR_MAX_TENSORS];
     int nm = 0;
-    char tn[ROTOR_MAX_TENSORS][16];
+    char tn[2 * ROTOR_MAX_TENSORS][24];
     m[nm++] = (tmap){"DY", gy, op->view[0].set ? &op->view[0] : NULL};
-    for (int u = 1; u < e->ntensors; u++) {
-        if (!(used & (1u << u))) continue;
-        if (op->tensor_value[u] < 0)
-            return rotor_fail(s->err, ROTOR_ERR_INPUT, "op '%s' (%s): the gradient reads tensor %s, which is no value",
-                              op->name, op->type, e->tensors[u].name);
-        snprintf(tn[u], sizeof tn[u], "T%d", u);
-        m[nm++] = (tmap){tn[u], op->tensor_value[u], op->view[u].set ? &op->view[u] : NULL};
-        s->kept[op->tensor_value[u]] = true;
-    }
+    if (q >= 0) m[nm++] = (tmap){"Q", q, NULL};
+    if ((st = forward_maps(s, op, occ, m, &nm, tn))) return st;
     snprintf(name, sizeof name, "grad.%s.%d", op->name, t);
     char type[ROTOR_OP_TYPE_MAX];
     snprintf(type, sizeof type, "%.40sGrad", op->type);
@@ -647,6 +701,8 @@ static void mark_needs(tr *s) {
         const rotor_op *op = &g->ops[o];
         bool any = false;
         for (int i = 0; i < op->ninputs; i++) any |= s->needs[op->inputs[i]];
+        /* a softmax's stabiliser carries no gradient (softmax_max) */
+        if (op->vendor && !strcmp(op->type, "ReduceMax") && softmax_max(g, o)) any = false;
         for (int i = 0; i < op->noutputs; i++)
             s->needs[op->outputs[i]] = any && g->values[op->outputs[i]].dtype == ROTOR_DTYPE_F32;
     }

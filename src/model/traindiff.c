@@ -133,8 +133,12 @@ static int fn_prime(dtree *d, int k) {
     switch (d->n[k].fn) {
     case ROTOR_FN_EXP: return k;
     case ROTOR_FN_LOG: return call1(d, ROTOR_FN_RECIP, x);
-    case ROTOR_FN_SQRT: return bin(d, ROTOR_NODE_DIV, num(d, 0.5), k);
-    case ROTOR_FN_RSQRT: return bin(d, ROTOR_NODE_MUL, num(d, -0.5), bin(d, ROTOR_NODE_DIV, k, x));
+    case ROTOR_FN_SQRT: return bin(d, ROTOR_NODE_MUL, num(d, 0.5), call1(d, ROTOR_FN_RSQRT, x));
+    case ROTOR_FN_RSQRT: { /* -0.5 x^-1.5: x once (T10 reads each tensor once) */
+        int q = mk(d, ROTOR_NODE_CALL, x, num(d, -1.5));
+        d->n[q].fn = ROTOR_FN_POW;
+        return bin(d, ROTOR_NODE_MUL, num(d, -0.5), q);
+    }
     case ROTOR_FN_TANH: return bin(d, ROTOR_NODE_SUB, num(d, 1), call1(d, ROTOR_FN_SQUARE, k));
     case ROTOR_FN_ERF: /* 2/sqrt(pi) exp(-x^2) */
         return bin(d, ROTOR_NODE_MUL, num(d, 1.1283791670955126),
@@ -147,7 +151,10 @@ static int fn_prime(dtree *d, int k) {
         return bin(d, ROTOR_NODE_ADD, cdf, bin(d, ROTOR_NODE_MUL, x, pdf));
     }
     case ROTOR_FN_RELU: return call1(d, ROTOR_FN_SIGN, k);
-    case ROTOR_FN_SIGMOID: return bin(d, ROTOR_NODE_MUL, k, bin(d, ROTOR_NODE_SUB, num(d, 1), k));
+    case ROTOR_FN_SIGMOID: /* (1 - tanh(x/2)^2) / 4: x once */
+        return bin(d, ROTOR_NODE_MUL, num(d, 0.25),
+                   bin(d, ROTOR_NODE_SUB, num(d, 1),
+                       call1(d, ROTOR_FN_SQUARE, call1(d, ROTOR_FN_TANH, bin(d, ROTOR_NODE_MUL, x, num(d, 0.5))))));
     case ROTOR_FN_NEG: return num(d, -1);
     case ROTOR_FN_RECIP: return call1(d, ROTOR_FN_NEG, call1(d, ROTOR_FN_SQUARE, k));
     case ROTOR_FN_ABS: return call1(d, ROTOR_FN_SIGN, x);
@@ -236,7 +243,11 @@ void train_tensor_ref(const rotor_expr *e, int t, const char *name, char *out, s
     put(out, cap, &len, "]");
 }
 
-static bool print(const dtree *d, int k, char *out, size_t cap, size_t *len, unsigned *used) {
+/* A tensor the derivative reads more than once is printed as one more
+ * tensor each time after the first ("T1", "T1x2", ...; occ[] counts them),
+ * since T10 reads each expression tensor once: the caller names them all
+ * after the same value. */
+static bool print(const dtree *d, int k, char *out, size_t cap, size_t *len, int *occ) {
     const dnode *x = &d->n[k];
     char buf[ROTOR_EXPR_TEXT_MAX];
     switch (x->op) {
@@ -245,32 +256,35 @@ static bool print(const dtree *d, int k, char *out, size_t cap, size_t *len, uns
         else snprintf(buf, sizeof buf, "%.17g", x->num);
         return put(out, cap, len, buf);
     case ROTOR_NODE_TENSOR: {
-        char name[16];
-        snprintf(name, sizeof name, "T%d", x->tensor);
+        char name[24];
+        train_occurrence_name(x->tensor, occ[x->tensor]++, name, sizeof name);
         train_tensor_ref(d->e, x->tensor, name, buf, sizeof buf);
-        *used |= 1u << x->tensor;
         return put(out, cap, len, buf);
     }
     case ROTOR_NODE_CALL:
         if (!put(out, cap, len, rotor_expr_function_name(x->fn)) || !put(out, cap, len, "(")) return false;
         for (int a = 0; a < x->argc; a++)
-            if ((a && !put(out, cap, len, ", ")) || !print(d, x->kid[a], out, cap, len, used)) return false;
+            if ((a && !put(out, cap, len, ", ")) || !print(d, x->kid[a], out, cap, len, occ)) return false;
         return put(out, cap, len, ")");
     default: {
         const char *ops[] = {[ROTOR_NODE_ADD] = " + ", [ROTOR_NODE_SUB] = " - ", [ROTOR_NODE_MUL] = " * ",
                              [ROTOR_NODE_DIV] = " / "};
-        return put(out, cap, len, "(") && print(d, x->kid[0], out, cap, len, used) && put(out, cap, len, ops[x->op]) &&
-               print(d, x->kid[1], out, cap, len, used) && put(out, cap, len, ")");
+        return put(out, cap, len, "(") && print(d, x->kid[0], out, cap, len, occ) && put(out, cap, len, ops[x->op]) &&
+               print(d, x->kid[1], out, cap, len, occ) && put(out, cap, len, ")");
     }
     }
 }
 
-rotor_status train_diff(const rotor_expr *e, int t, char *out, size_t cap, unsigned *used, int *kind,
-                        rotor_error *err) {
+void train_occurrence_name(int t, int k, char *out, size_t cap) {
+    if (k == 0) snprintf(out, cap, "T%d", t);
+    else snprintf(out, cap, "T%dx%d", t, k + 1);
+}
+
+rotor_status train_diff(const rotor_expr *e, int t, char *out, size_t cap, int *occ, int *kind, rotor_error *err) {
     dtree *d = malloc(sizeof *d);
     if (!d) return rotor_nomem(err);
     d->count = 0, d->e = e, d->err = err, d->full = false;
-    *used = 0;
+    memset(occ, 0, sizeof(int) * ROTOR_MAX_TENSORS);
     out[0] = 0;
     rotor_status st = ROTOR_OK;
     int root = e->nnodes > 0 ? build(d) : -1;
@@ -287,7 +301,7 @@ rotor_status train_diff(const rotor_expr *e, int t, char *out, size_t cap, unsig
     else if (is_num(d, r, 1)) *kind = 1;
     else *kind = 2;
     size_t len = 0;
-    if (*kind == 2 && !print(d, r, out, cap, &len, used))
+    if (*kind == 2 && !print(d, r, out, cap, &len, occ))
         st = rotor_fail(err, ROTOR_ERR_INPUT, "the derivative is longer than %zu characters", cap - 1);
 done:
     free(d);

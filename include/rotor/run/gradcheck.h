@@ -21,7 +21,7 @@
 
 typedef struct rotor_gradcheck_options {
     int samples;     /* entries checked per parameter (evenly spread, all when fewer); 0: 8 */
-    double step;     /* h; 0: 1e-3 */
+    double step;     /* h; 0: 2e-2 */
     uint64_t seed;   /* the inputs' and targets' pseudo-random values */
 } rotor_gradcheck_options;
 
@@ -30,6 +30,9 @@ typedef struct rotor_gradcheck_param {
     int64_t elements;
     int checked;
     int kinks;               /* entries skipped: w +- h crosses a kink of the loss */
+    bool vanishing;          /* its gradient is 0 by symmetry (below 1e-6 of the model's largest) */
+    bool zero_ok;            /* vanishing, and every finite difference below 1e-4 of the model's largest */
+    double max_numeric;      /* the largest |finite difference| */
     double max_rel;          /* the largest relative error over its checked entries */
     double analytic, numeric; /* at that entry */
     int64_t worst;           /* that entry */
@@ -39,14 +42,15 @@ typedef struct rotor_gradcheck_result {
     double loss;
     int nparams;
     rotor_gradcheck_param *params;
-    double max_rel;          /* over every parameter */
+    double max_rel;          /* over every parameter but the vanishing ones */
+    int zero_bad;            /* vanishing parameters whose finite differences are not 0 */
     int evaluations;         /* loss-graph runs */
 } rotor_gradcheck_result;
 
 /* The relative error of analytic a against numeric n (docs/training.md):
- * |a - n| / max(|a|, |n|, floor), floor being 1e-3 times the largest
+ * |a - n| / max(|a|, |n|, floor), floor being 10 % of the largest
  * |analytic| entry of the parameter's gradient, so that an entry near 0
- * is judged by the gradient's scale, not by its own. */
+ * is judged by the gradient's scale, not by its own float32 noise. */
 double rotor_gradcheck_rel(double a, double n, double floor);
 
 /* Checks forward graph g (its weights' data kept): builds the training
