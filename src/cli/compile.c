@@ -282,6 +282,7 @@ static int print_compiled(const compile_args *a, const rotor_pipeline *p, const 
                "(%d epilogues fused, %d layout ops folded)\n\n",
                a->model, (long long)b, chip->name, (long long)rotor_chip_cores(chip), rotor_solver_name(a->solver),
                gs->ops_before, gs->ops_after, gs->fused, gs->folded);
+        if (p->train.forward_ops) cli_print_train(p); /* --train (docs/training.md) */
         print_table(&p->graph, &p->t10, chip);
         if (a->pl.pipeline) print_segments(&p->graph, &p->t10);
         cli_energy_print("per inference", &en);

@@ -51,7 +51,7 @@ static bool softmax_max(const rotor_graph *g, int o);
 /* ---- building blocks ------------------------------------------------------------------------ */
 
 static rotor_status new_value(tr *s, const char *name, const rotor_value *like, rotor_role role, int *out) {
-    return rotor_graph_add_value(s->out, name, ROTOR_DTYPE_F32, like->rank, like->shape, role, out, s->err);
+    return rotor_graph_add_value(s->out, name, like->dtype, like->rank, like->shape, role, out, s->err);
 }
 
 /* Extents of the axes of `text` as dims, read from the forward expression e
@@ -311,7 +311,8 @@ static rotor_status temp_value(tr *s, const rotor_op *op, int t, const char *wha
                           op->type, op->expr.tensors[t].name, n);
     for (int q = 0; q < n; q++) shape[q] = op->expr.extent[ax[q]];
     snprintf(name, sizeof name, "grad.%s.%d.%s", op->name, t, what);
-    return rotor_graph_add_value(s->out, name, ROTOR_DTYPE_F32, n, shape, ROTOR_ROLE_ACTIVATION, out, s->err);
+    return rotor_graph_add_value(s->out, name, s->g->values[op->tensor_value[t]].dtype, n, shape, ROTOR_ROLE_ACTIVATION,
+                                 out, s->err);
 }
 
 /* The forward tensors the derivative reads (occ[u] times each), as m[]
@@ -479,6 +480,46 @@ static rotor_status vendor_grad_op(tr *s, int o, const char *type, rotor_kernel 
     return st ? st : rotor_graph_add_attr(s->out, idx, "@in", pos, nin, NULL, 0, NULL, s->err);
 }
 
+/* Vendor ops whose gradient rotor costs but does not compute: the zoo's
+ * normalisations, softmax and pools (an ONNX file lowers them to
+ * expressions, differentiated exactly).  Their gradient is one vendor op
+ * "<Type>Grad" reading dY, the forward inputs and output, writing each
+ * input's gradient, with no kernel: rotor run refuses it naming it. */
+static const char *const COST_ONLY[] = {"LayerNormalization", "RMSNormalization", "SimplifiedLayerNormalization",
+                                        "Softmax", "LogSoftmax", "BatchNormalization", "GlobalAveragePool",
+                                        "AveragePool", "Add", "Mul", "Sub",
+                                        "Gather"}; /* the zoo's embedding: rows of three tables summed */
+
+static rotor_status cost_grad(tr *s, int o, int gy) {
+    const rotor_op *op = &s->g->ops[o];
+    bool known = false;
+    for (size_t k = 0; k < sizeof COST_ONLY / sizeof COST_ONLY[0]; k++) known |= !strcmp(op->type, COST_ONLY[k]);
+    if (!known || op->ninputs + 2 > 64)
+        return rotor_fail(s->err, ROTOR_ERR_INPUT, "op '%s' (%s): rotor has no gradient for this operator "
+                          "(docs/training.md lists the ones it has)", op->name, op->type);
+    int ins[64], outs[64], nin = 0, nout = 0;
+    rotor_status st = ROTOR_OK;
+    ins[nin++] = gy;
+    for (int i = 0; i < op->ninputs; i++) ins[nin++] = op->inputs[i];
+    ins[nin++] = op->outputs[0];
+    for (int i = 0; i < op->ninputs && !st; i++) {
+        s->kept[op->inputs[i]] = true;
+        bool dup = false;
+        for (int j = 0; j < i; j++) dup |= op->inputs[j] == op->inputs[i];
+        if (s->needs[op->inputs[i]] && !dup) st = contrib_value(s, op->inputs[i], &outs[nout++]);
+    }
+    s->kept[op->outputs[0]] = true;
+    if (st || nout == 0) return st;
+    char name[NAME_MAX_LEN], type[ROTOR_OP_TYPE_MAX];
+    snprintf(name, sizeof name, "grad.%s", op->name);
+    snprintf(type, sizeof type, "%.40sGrad", op->type);
+    rotor_op_desc d = {.name = name, .type = type, .inputs = ins, .ninputs = nin, .outputs = outs, .noutputs = nout};
+    for (int k = 0; k < ROTOR_MAX_TENSORS; k++) d.tensor_value[k] = -1;
+    if ((st = rotor_graph_add_op(s->out, &d, NULL, s->err))) return st;
+    s->info->backward_ops++;
+    return ROTOR_OK;
+}
+
 static rotor_status vendor_grad(tr *s, int o, int gy) {
     const rotor_op *op = &s->g->ops[o];
     rotor_kernel kind = op->kernel != ROTOR_KERNEL_NONE ? op->kernel : rotor_onnx_kernel(op->type);
@@ -512,8 +553,7 @@ static rotor_status vendor_grad(tr *s, int o, int gy) {
         return vendor_grad_op(s, o, "MaxPoolGrad", ROTOR_KERNEL_MAXPOOL_GRAD, ins, 2, c);
     }
     default:
-        return rotor_fail(s->err, ROTOR_ERR_INPUT, "op '%s' (%s): rotor has no gradient for this operator "
-                          "(docs/training.md lists the ones it has)", op->name, op->type);
+        return cost_grad(s, o, gy);
     }
 }
 
@@ -555,9 +595,13 @@ static rotor_status loss(tr *s) {
     int parts[ROTOR_MAX_TENSORS], nparts = 0;
     rotor_status st = ROTOR_OK;
     int64_t one = 1;
+    /* a graph that marks no output (the zoo's): the values no operator reads */
+    bool any_output = false;
+    for (int v = 0; v < g->nvalues; v++) any_output |= g->values[v].is_output && s->needs[v];
     for (int v = 0; v < g->nvalues && !st; v++) {
         const rotor_value *y = &g->values[v];
-        if (!y->is_output || !s->needs[v] || y->dtype != ROTOR_DTYPE_F32) continue;
+        bool sink = !any_output && y->producer >= 0 && y->consumers == 0;
+        if (!(y->is_output || sink) || !s->needs[v]) continue;
         if (nparts == 4) return rotor_fail(s->err, ROTOR_ERR_INPUT, "train: more than 4 outputs to take a loss of");
         char name[NAME_MAX_LEN], text[160];
         int t, l, c;
@@ -565,7 +609,7 @@ static rotor_status loss(tr *s) {
         if ((st = new_value(s, name, y, ROTOR_ROLE_ACTIVATION, &t))) break;
         s->info->target[s->info->ntargets++] = t;
         snprintf(name, sizeof name, "loss.%s", y->name);
-        if ((st = rotor_graph_add_value(s->out, name, ROTOR_DTYPE_F32, 1, &one, ROTOR_ROLE_ACTIVATION, &l, s->err))) break;
+        if ((st = rotor_graph_add_value(s->out, name, y->dtype, 1, &one, ROTOR_ROLE_ACTIVATION, &l, s->err))) break;
         tmap m[2] = {{"Y", v, NULL}, {"T", t, NULL}};
         snprintf(text, sizeof text, "L[u] += square(Y[u,i] - T[u,i]) / %lld", (long long)y->elements);
         if ((st = add_expr(s, name, "MSELoss", text, NULL, y->elements, m, 2, l, NULL))) break;
@@ -579,7 +623,7 @@ static rotor_status loss(tr *s) {
         s->kept[v] = true;
     }
     if (st) return st;
-    if (!nparts) return rotor_fail(s->err, ROTOR_ERR_INPUT, "train: no float32 output depends on a parameter");
+    if (!nparts) return rotor_fail(s->err, ROTOR_ERR_INPUT, "train: no floating-point output depends on a parameter");
     s->info->loss = parts[0];
     if (nparts == 1) return rotor_graph_set_output(s->out, parts[0], s->err);
     static const char *const names[4] = {"A", "B", "C", "D"};
@@ -590,8 +634,8 @@ static rotor_status loss(tr *s) {
         m[j] = (tmap){names[j], parts[j], NULL};
         len += (size_t)snprintf(text + len, sizeof text - len, "%s%s[u]", j ? " + " : "", names[j]);
     }
-    if ((st = rotor_graph_add_value(s->out, "loss", ROTOR_DTYPE_F32, 1, &one, ROTOR_ROLE_ACTIVATION, &s->info->loss,
-                                    s->err)) ||
+    if ((st = rotor_graph_add_value(s->out, "loss", s->out->values[parts[0]].dtype, 1, &one, ROTOR_ROLE_ACTIVATION,
+                                    &s->info->loss, s->err)) ||
         (st = add_expr(s, "loss", "Add", text, NULL, 1, m, nparts, s->info->loss, NULL)))
         return st;
     s->info->loss_ops++;
@@ -691,12 +735,16 @@ static rotor_status copy_forward(tr *s) {
     return st;
 }
 
-/* needs[v]: v is float32 and depends on a parameter (a float32 weight). */
+static bool is_real(rotor_dtype t) {
+    return t == ROTOR_DTYPE_F32 || t == ROTOR_DTYPE_F16 || t == ROTOR_DTYPE_BF16 || t == ROTOR_DTYPE_F64;
+}
+
+/* needs[v]: v is floating-point and depends on a parameter (a
+ * floating-point weight). */
 static void mark_needs(tr *s) {
     const rotor_graph *g = s->g;
     for (int v = 0; v < g->nvalues; v++)
-        s->needs[v] = g->values[v].role == ROTOR_ROLE_WEIGHT && g->values[v].dtype == ROTOR_DTYPE_F32 &&
-                      g->values[v].consumers > 0;
+        s->needs[v] = g->values[v].role == ROTOR_ROLE_WEIGHT && is_real(g->values[v].dtype) && g->values[v].consumers > 0;
     for (int o = 0; o < g->nops; o++) {
         const rotor_op *op = &g->ops[o];
         bool any = false;
@@ -704,7 +752,7 @@ static void mark_needs(tr *s) {
         /* a softmax's stabiliser carries no gradient (softmax_max) */
         if (op->vendor && !strcmp(op->type, "ReduceMax") && softmax_max(g, o)) any = false;
         for (int i = 0; i < op->noutputs; i++)
-            s->needs[op->outputs[i]] = any && g->values[op->outputs[i]].dtype == ROTOR_DTYPE_F32;
+            s->needs[op->outputs[i]] = any && is_real(g->values[op->outputs[i]].dtype);
     }
 }
 
@@ -757,6 +805,8 @@ rotor_status rotor_train(const rotor_graph *g, const rotor_train_options *opt, r
     for (size_t v = 0; !st && v < nv; v++) s.grad[v] = -1;
     info->loss = -1;
     info->forward_ops = g->nops;
+    info->optimizer = s.opt->optimizer;
+    info->no_update = s.opt->no_update || s.opt->loss_only;
     if (!st) {
         mark_needs(&s);
         st = copy_forward(&s);

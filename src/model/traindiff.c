@@ -28,6 +28,8 @@ typedef struct dnode {
     int kid[3];
     double num;  /* NUM */
     int tensor;  /* TENSOR */
+    int col, len; /* CALL of a function the evaluator does not know (fn < 0): its name in e->text */
+    bool prime;  /* such a call's derivative: printed "<name>_grad" */
 } dnode;
 
 typedef struct dtree {
@@ -109,7 +111,7 @@ static int build(dtree *d) {
         } else if (r->op == ROTOR_NODE_CALL) {
             if (sp < r->argc || r->argc > 3) return -1;
             k = mk(d, ROTOR_NODE_CALL, 0, 0);
-            d->n[k].fn = r->arg, d->n[k].argc = r->argc;
+            d->n[k].fn = r->arg, d->n[k].argc = r->argc, d->n[k].col = r->col, d->n[k].len = r->len;
             for (int a = r->argc - 1; a >= 0; a--) d->n[k].kid[a] = stack[--sp];
         } else {
             if (sp < 2) return -1;
@@ -166,7 +168,13 @@ static int fn_prime(dtree *d, int k) {
         d->n[q].fn = ROTOR_FN_POW;
         return bin(d, ROTOR_NODE_MUL, num(d, d->n[p].num), q);
     }
-    default: return fail_fn(d, d->n[k].fn);
+    default:
+        if (d->n[k].fn >= 0) return fail_fn(d, d->n[k].fn);
+        /* a function the evaluator does not know is costed, never run
+         * (op/expr.h): so is its derivative, "<name>_grad(x)" */
+        int q = call1(d, -1, x);
+        d->n[q].col = d->n[k].col, d->n[q].len = d->n[k].len, d->n[q].prime = true;
+        return q;
     }
 }
 
@@ -262,7 +270,9 @@ static bool print(const dtree *d, int k, char *out, size_t cap, size_t *len, int
         return put(out, cap, len, buf);
     }
     case ROTOR_NODE_CALL:
-        if (!put(out, cap, len, rotor_expr_function_name(x->fn)) || !put(out, cap, len, "(")) return false;
+        if (x->fn >= 0) snprintf(buf, sizeof buf, "%s", rotor_expr_function_name(x->fn));
+        else snprintf(buf, sizeof buf, "%.*s%s", x->len, d->e->text + x->col - 1, x->prime ? "_grad" : "");
+        if (!put(out, cap, len, buf) || !put(out, cap, len, "(")) return false;
         for (int a = 0; a < x->argc; a++)
             if ((a && !put(out, cap, len, ", ")) || !print(d, x->kid[a], out, cap, len, occ)) return false;
         return put(out, cap, len, ")");

@@ -46,6 +46,8 @@ typedef struct rotor_train_options {
 } rotor_train_options;
 
 typedef struct rotor_train_info {
+    rotor_optimizer optimizer; /* the update's (as asked) */
+    bool no_update;
     int forward_ops, loss_ops, backward_ops, update_ops;
     int nparams;               /* parameters with a gradient */
     int *param;                /* nparams: each parameter's value in the training graph */
