@@ -4,10 +4,11 @@
  *
  * The analytic gradients come from one direct run of the training graph
  * (forward, loss, backward; no update); each sampled parameter entry w is
- * then moved to w + h and w - h in the loss graph (forward and loss only)
- * and dL/dw ~ (L(w + h) - L(w - h)) / (step actually taken).  Expression
- * operators read float32 values and accumulate in double (run.h), so the
- * step is the difference of the two float32 values, not 2h.
+ * then moved to w +- h and w +- h/2 in the loss graph (forward and loss
+ * only), and dL/dw is Richardson's extrapolation of the two central
+ * differences.  Expression operators read float32 values and accumulate in
+ * double (run.h), so each step is the difference of the two float32
+ * values, not 2h.
  *
  * After an error, out is freed (nothing to free). */
 #ifndef ROTOR_GRADCHECK_H
@@ -48,9 +49,10 @@ typedef struct rotor_gradcheck_result {
 } rotor_gradcheck_result;
 
 /* The relative error of analytic a against numeric n (docs/training.md):
- * |a - n| / max(|a|, |n|, floor), floor being 10 % of the largest
- * |analytic| entry of the parameter's gradient, so that an entry near 0
- * is judged by the gradient's scale, not by its own float32 noise. */
+ * |a - n| / max(|a|, |n|, floor), floor being the larger of 10 % of the
+ * parameter's largest |analytic| entry and the float32 resolution of the
+ * difference (gradcheck.c), so that an entry near 0 is judged by the
+ * gradient's scale, not by its own float32 noise. */
 double rotor_gradcheck_rel(double a, double n, double floor);
 
 /* Checks forward graph g (its weights' data kept): builds the training
