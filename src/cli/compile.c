@@ -43,6 +43,8 @@ static void compile_usage(FILE *f) {
             "  --max-model-bytes N refuse a model file over N bytes (default 2 GiB, docs/onnx.md)\n"
             "  --simplify          fold BatchNormalization into its convolution and fold constants\n"
             "                      before grouping (docs/simplify.md)\n"
+            "  --train             the training step: loss, backward pass, optimizer update\n"
+            "                      (docs/training.md); --optimizer sgd (default) or adam\n"
             "  --baseline KIND     compile with a virtual-global-memory baseline instead:\n"
             "                      vgm (tiles as Roller builds them, docs/vgm.md) or vgm-oracle\n"
             "                      (every split searched; a bound on any VGM compiler)\n"
