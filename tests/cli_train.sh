@@ -14,9 +14,14 @@ PY=${PYTHON3:-/usr/bin/python3}
 for c in compile simulate schedule explore run; do
     expect_out "help-$c" "--train" -- "$c" --help
 done
-# ResNet-18: 69 operators, 62 parameters (convolutions, BN scales and shifts, fc)
-expect_out compile-r18 "training step (sgd): forward 69 ops, loss 1, backward 126, update 62; 62 parameters (22.30 MiB" \
-    -- compile resnet-18 --train -q
+# ResNet-18's 69 operators and 62 parameters (convolutions, BN scales and
+# shifts, fc): 20 convolutions' weight gradients and 19 input gradients (the
+# stem's input is no parameter's), each input gradient through its window's
+# adjoint; one SGD step per parameter (rotor model prints the graph: the
+# compile takes 14 s)
+expect_out model-r18 "resnet-18: 258 operators (63 vendor)" -- model resnet-18 --train
+expect_out model-r18-ops "histogram: SGD 62, ConvGrad 39, BatchNormalization 20, BatchNormalizationGrad 20, Conv 20, ViewGrad 19," \
+    -- model resnet-18 --train
 # Adam holds two moments per parameter: twice the parameters' 60.11 MiB
 expect_out compile-bert-adam "training step (adam): forward 22 ops, loss 1, backward 43, update 57; 19 parameters (60.11 MiB, their gradients as much), optimizer state 120.22 MiB" \
     -- compile bert-base --layers 1 --train --optimizer adam -q

@@ -487,7 +487,7 @@ static rotor_status vendor_grad_op(tr *s, int o, const char *type, rotor_kernel 
  * input's gradient, with no kernel: rotor run refuses it naming it. */
 static const char *const COST_ONLY[] = {"LayerNormalization", "RMSNormalization", "SimplifiedLayerNormalization",
                                         "Softmax", "LogSoftmax", "BatchNormalization", "GlobalAveragePool",
-                                        "AveragePool", "Add", "Mul", "Sub",
+                                        "AveragePool", "Add", "Mul", "Sub", "Concat", "Split",
                                         "Gather"}; /* the zoo's embedding: rows of three tables summed */
 
 static rotor_status cost_grad(tr *s, int o, int gy) {
