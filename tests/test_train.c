@@ -33,6 +33,15 @@ static void matmul_2x2(rotor_graph *g, int *x, int *w) {
     cr_assert_eq(rotor_graph_set_output(g, y, &err), 0);
 }
 
+/* The training step of matmul_2x2 with optimizer o. */
+static void train_2x2(rotor_optimizer opt, double lr, rotor_graph *g, rotor_graph *t, rotor_train_info *info, int *x,
+                      int *w) {
+    rotor_error err = {{0}};
+    matmul_2x2(g, x, w);
+    rotor_train_options o = {.optimizer = opt, .lr = lr};
+    cr_assert_eq(rotor_train(g, &o, t, info, &err), ROTOR_OK, "%s", err.msg);
+}
+
 /* L = sum (Y - 0)^2 / 4, so dY = Y / 2 = [[9.5, 11], [21.5, 25]] (Y = [[19, 22],
  * [43, 50]]) and dW = X^T dY = [[1*9.5 + 3*21.5, 1*11 + 3*25], [2*9.5 + 4*21.5,
  * 2*11 + 4*25]] = [[74, 86], [105, 122]]; SGD at lr 0.01: W - 0.01 dW. */
@@ -41,9 +50,7 @@ Test(train, matmul_2x2_gradient_and_sgd_step_worked_by_hand) {
     rotor_train_info info;
     rotor_error err = {{0}};
     int x, w;
-    matmul_2x2(&g, &x, &w);
-    rotor_train_options o = {.optimizer = ROTOR_OPTIM_SGD, .lr = 0.01};
-    cr_assert_eq(rotor_train(&g, &o, &t, &info, &err), ROTOR_OK, "%s", err.msg);
+    train_2x2(ROTOR_OPTIM_SGD, 0.01, &g, &t, &info, &x, &w);
     cr_assert_eq(info.nparams, 1);
     cr_assert_eq(info.param[0], w);
     cr_assert_eq(info.forward_ops, 1);
@@ -78,9 +85,7 @@ Test(train, adam_first_step_moves_each_weight_by_lr_and_keeps_two_moments) {
     rotor_train_info info;
     rotor_error err = {{0}};
     int x, w;
-    matmul_2x2(&g, &x, &w);
-    rotor_train_options o = {.optimizer = ROTOR_OPTIM_ADAM, .lr = 0.1};
-    cr_assert_eq(rotor_train(&g, &o, &t, &info, &err), ROTOR_OK, "%s", err.msg);
+    train_2x2(ROTOR_OPTIM_ADAM, 0.1, &g, &t, &info, &x, &w);
     cr_assert_eq(info.update_ops, 3);
     cr_assert_eq(info.state_bytes, 2 * 16);
     int m = rotor_graph_find_value(&t, "w.adam_m");

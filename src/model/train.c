@@ -115,6 +115,19 @@ static rotor_status add_expr(tr *s, const char *name, const char *type, const ch
     return rotor_graph_add_bound_op(s->out, &d, &x, idx, s->err);
 }
 
+/* A vendor op of the backward pass: name, type, kind (ROTOR_KERNEL_NONE:
+ * costed only), its values; *idx gets it. */
+static rotor_status vendor_op(tr *s, const char *name, const char *type, rotor_kernel kind, const int *ins, int nin,
+                              const int *outs, int nout, int *idx) {
+    rotor_op_desc d = {.name = name, .type = type, .inputs = ins, .ninputs = nin, .outputs = outs, .noutputs = nout};
+    for (int k = 0; k < ROTOR_MAX_TENSORS; k++) d.tensor_value[k] = -1;
+    rotor_status st = rotor_graph_add_op(s->out, &d, idx, s->err);
+    if (st) return st;
+    s->out->ops[*idx].kernel = kind;
+    s->info->backward_ops++;
+    return ROTOR_OK;
+}
+
 /* Records contribution c to the gradient of forward value v. */
 static rotor_status add_contrib(tr *s, int v, int c) {
     if (s->ncontrib[v] == s->capcontrib[v]) {
@@ -226,13 +239,9 @@ static rotor_status view_grad(tr *s, int o, int t, const int *axes, int np, int 
     }
     char name[NAME_MAX_LEN];
     snprintf(name, sizeof name, "grad.%s.%d.view", op->name, t);
-    rotor_op_desc d = {.name = name, .type = "ViewGrad", .inputs = &p, .ninputs = 1, .outputs = &c, .noutputs = 1};
-    for (int k = 0; k < ROTOR_MAX_TENSORS; k++) d.tensor_value[k] = -1;
     int idx;
-    rotor_status st = rotor_graph_add_op(s->out, &d, &idx, s->err);
+    rotor_status st = vendor_op(s, name, "ViewGrad", ROTOR_KERNEL_VIEW_GRAD, &p, 1, &c, 1, &idx);
     if (st) return st;
-    s->out->ops[idx].kernel = ROTOR_KERNEL_VIEW_GRAD;
-    s->info->backward_ops++;
     if ((st = rotor_graph_add_attr(s->out, idx, "shape", shape, rank, NULL, 0, NULL, s->err)) ||
         (st = rotor_graph_add_attr(s->out, idx, "offset", off, rank, NULL, 0, NULL, s->err)))
         return st;
@@ -281,13 +290,9 @@ static rotor_status broadcast(tr *s, const rotor_expr *x, const char *name, int 
         for (int j = 0; j < ne; j++)
             if (la[d] == ea[j]) coef[j * nl + d] = 1;
     }
-    rotor_op_desc d = {.name = name, .type = "Broadcast", .inputs = &ev, .ninputs = 1, .outputs = &target, .noutputs = 1};
-    for (int k = 0; k < ROTOR_MAX_TENSORS; k++) d.tensor_value[k] = -1;
     int idx;
-    rotor_status st = rotor_graph_add_op(s->out, &d, &idx, s->err);
+    rotor_status st = vendor_op(s, name, "Broadcast", ROTOR_KERNEL_BROADCAST, &ev, 1, &target, 1, &idx);
     if (st) return st;
-    s->out->ops[idx].kernel = ROTOR_KERNEL_BROADCAST;
-    s->info->backward_ops++;
     if ((st = rotor_graph_add_attr(s->out, idx, "shape", shape, ne, NULL, 0, NULL, s->err)) ||
         (st = rotor_graph_add_attr(s->out, idx, "outshape", outshape, nl, NULL, 0, NULL, s->err)))
         return st;
@@ -463,13 +468,9 @@ static rotor_status vendor_grad_op(tr *s, int o, const char *type, rotor_kernel 
     const rotor_op *op = &s->g->ops[o];
     char name[NAME_MAX_LEN];
     snprintf(name, sizeof name, "grad.%s", op->name);
-    rotor_op_desc d = {.name = name, .type = type, .inputs = ins, .ninputs = nin, .outputs = &c, .noutputs = 1};
-    for (int k = 0; k < ROTOR_MAX_TENSORS; k++) d.tensor_value[k] = -1;
     int idx;
-    rotor_status st = rotor_graph_add_op(s->out, &d, &idx, s->err);
+    rotor_status st = vendor_op(s, name, type, kind, ins, nin, &c, 1, &idx);
     if (st) return st;
-    s->out->ops[idx].kernel = kind;
-    s->info->backward_ops++;
     int64_t pos[2] = {0, 1};
     for (int a = 0; a < op->nattrs && !st; a++) {
         const rotor_attr *at = &op->attrs[a];
@@ -513,11 +514,8 @@ static rotor_status cost_grad(tr *s, int o, int gy) {
     char name[NAME_MAX_LEN], type[ROTOR_OP_TYPE_MAX];
     snprintf(name, sizeof name, "grad.%s", op->name);
     snprintf(type, sizeof type, "%.40sGrad", op->type);
-    rotor_op_desc d = {.name = name, .type = type, .inputs = ins, .ninputs = nin, .outputs = outs, .noutputs = nout};
-    for (int k = 0; k < ROTOR_MAX_TENSORS; k++) d.tensor_value[k] = -1;
-    if ((st = rotor_graph_add_op(s->out, &d, NULL, s->err))) return st;
-    s->info->backward_ops++;
-    return ROTOR_OK;
+    int idx;
+    return vendor_op(s, name, type, ROTOR_KERNEL_NONE, ins, nin, outs, nout, &idx);
 }
 
 static rotor_status vendor_grad(tr *s, int o, int gy) {
