@@ -81,11 +81,15 @@ nodes += [N('MatMul', ['q3', 'k3'], ['s0'], name='scores'), N('Mul', ['s0', 'sc'
           N('MatMul', ['f5', 'w2'], ['f6'], name='ffn2'), N('Add', ['f6', 'h1'], ['r2o'], name='residual2'),
           N('LayerNormalization', ['r2o', 'g2', 'e2'], ['y'], name='ln2')]
 save('transformer', nodes, [4, 8], ['y'], inits)
+# Concat, one input given twice: each part adds into its gradient
+save('concat', [N('MatMul', ['x', 'wa'], ['a'], name='m1'), N('Tanh', ['x'], ['b0'], name='th'),
+                N('MatMul', ['b0', 'wb'], ['b'], name='m2'), N('Concat', ['a', 'b', 'a'], ['c'], axis=1, name='cat'),
+                N('MatMul', ['c', 'wc'], ['y'], name='m3')], [4, 6], ['y'], [t('wa', (6, 3)), t('wb', (6, 2)), t('wc', (8, 5))])
 # an operator without a gradient: CumSum on the path
 save('cumsum', [N('MatMul', ['x', 'w'], ['m'], name='mm'), N('CumSum', ['m', 'ax'], ['y'], name='cs')], [4, 6], ['y'],
      [t('w', (6, 3)), numpy_helper.from_array(np.array(1, np.int64), 'ax')])
 PYEOF
-    for m in mlp cnn transformer; do
+    for m in mlp cnn transformer concat; do
         run_saved "$tmpdir/$m.out" -- run "$tmpdir/$m.onnx" --train -q
         expect_saved "run-$m" "(limit 1e-3): PASS$" "$tmpdir/$m.out"
     done

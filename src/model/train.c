@@ -518,9 +518,59 @@ static rotor_status cost_grad(tr *s, int o, int gy) {
     return vendor_op(s, name, type, ROTOR_KERNEL_NONE, ins, nin, outs, nout, &idx);
 }
 
+/* Concat's gradient: each input's part of dY, a Broadcast op reading dY at
+ * the input's offset along the axis (identity otherwise). */
+static rotor_status concat_grad(tr *s, int o, int gy) {
+    const rotor_op *op = &s->g->ops[o];
+    const rotor_value *y = &s->g->values[op->outputs[0]];
+    const rotor_attr *ax = rotor_op_attr(op, "axis");
+    int64_t axis = ax && ax->nints ? ax->ints[0] : 0, at = 0;
+    if (axis < 0) axis += y->rank;
+    rotor_status st = ROTOR_OK;
+    for (int i = 0; i < op->ninputs && !st; i++) {
+        int v = op->inputs[i], c, idx;
+        const rotor_value *x = &s->g->values[v];
+        int64_t ext = x->shape[axis], off[ROTOR_GRAPH_MAX_RANK] = {0}, coef[ROTOR_GRAPH_MAX_RANK * ROTOR_GRAPH_MAX_RANK] = {0};
+        if (s->needs[v]) { /* an input given twice gets both parts */
+            char name[NAME_MAX_LEN];
+            snprintf(name, sizeof name, "grad.%s.%d", op->name, i);
+            for (int d = 0; d < y->rank; d++) coef[d * y->rank + d] = 1;
+            off[axis] = at;
+            if ((st = contrib_value(s, v, &c)) ||
+                (st = vendor_op(s, name, "ConcatGrad", ROTOR_KERNEL_BROADCAST, &gy, 1, &c, 1, &idx)) ||
+                (st = rotor_graph_add_attr(s->out, idx, "shape", y->shape, y->rank, NULL, 0, NULL, s->err)) ||
+                (st = rotor_graph_add_attr(s->out, idx, "outshape", x->shape, x->rank, NULL, 0, NULL, s->err)) ||
+                (st = rotor_graph_add_attr(s->out, idx, "offset", off, y->rank, NULL, 0, NULL, s->err)))
+                break;
+            st = rotor_graph_add_attr(s->out, idx, "coef", coef, y->rank * y->rank, NULL, 0, NULL, s->err);
+        }
+        at += ext;
+    }
+    return st;
+}
+
+/* Whether op is a Concat the exact rule takes: every input a value of the
+ * output's rank (none kept as a constant attribute), its axis in range. */
+static bool plain_concat(const rotor_graph *g, const rotor_op *op) {
+    const rotor_value *y = &g->values[op->outputs[0]];
+    const rotor_attr *ax = rotor_op_attr(op, "axis");
+    int64_t axis = ax && ax->nints ? ax->ints[0] : 0;
+    if (axis < 0) axis += y->rank;
+    if (axis < 0 || axis >= y->rank || op->noutputs != 1) return false;
+    for (int a = 0; a < op->nattrs; a++)
+        if (op->attrs[a].name[0] == '@' && strcmp(op->attrs[a].name, "@in")) return false;
+    const rotor_attr *in = rotor_op_attr(op, "@in");
+    for (int i = 0; in && i < op->ninputs; i++)
+        if (in->nints != op->ninputs || in->ints[i] != i) return false;
+    for (int i = 0; i < op->ninputs; i++)
+        if (g->values[op->inputs[i]].rank != y->rank) return false;
+    return true;
+}
+
 static rotor_status vendor_grad(tr *s, int o, int gy) {
     const rotor_op *op = &s->g->ops[o];
     rotor_kernel kind = op->kernel != ROTOR_KERNEL_NONE ? op->kernel : rotor_onnx_kernel(op->type);
+    if (kind == ROTOR_KERNEL_CONCAT && plain_concat(s->g, op)) return concat_grad(s, o, gy);
     int x = input_at(op, 0), c;
     rotor_status st;
     if (kind == ROTOR_KERNEL_REDUCE_MAX && softmax_max(s->g, o)) return ROTOR_OK;

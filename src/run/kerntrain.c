@@ -76,12 +76,15 @@ rotor_status run_kernel_gather_grad(const rotor_graph *g, int o, double *const *
 }
 
 /* Broadcast: output element k (row-major over "outshape", rank n) reads
- * the input's element at coordinate j = sum_d coef[j][d] idx_d over the
- * input's "shape": a gradient copied along the axes it does not vary on. */
+ * the input's element at coordinate j = offset[j] + sum_d coef[j][d] idx_d
+ * over the input's "shape" ("offset" optional, 0): a gradient copied along
+ * the axes it does not vary on, or one input's part of a Concat's dY. */
 rotor_status run_kernel_broadcast(const rotor_graph *g, int o, double *const *vals, rotor_error *err) {
     const rotor_op *op = &g->ops[o];
     const rotor_attr *sh = rotor_op_attr(op, "shape"), *os = rotor_op_attr(op, "outshape"), *co = rotor_op_attr(op, "coef");
-    if (!sh || !os || !co || co->nints != sh->nints * os->nints || os->nints > ROTOR_MAX_AXES)
+    const rotor_attr *of = rotor_op_attr(op, "offset");
+    if (!sh || !os || !co || co->nints != sh->nints * os->nints || os->nints > ROTOR_MAX_AXES ||
+        (of && of->nints != sh->nints))
         return run_op_fail(g, o, err, "needs attributes shape, outshape and coef");
     int r = sh->nints, n = os->nints;
     int64_t total = 1, in_total = 1;
@@ -95,8 +98,9 @@ rotor_status run_kernel_broadcast(const rotor_graph *g, int o, double *const *va
     for (int64_t k = 0; k < total; k++) {
         int64_t flat = 0;
         for (int j = 0; j < r; j++) {
-            int64_t c = 0;
+            int64_t c = of ? of->ints[j] : 0;
             for (int d = 0; d < n; d++) c += co->ints[j * n + d] * idx[d];
+            if (c < 0 || c >= sh->ints[j]) return run_op_fail(g, o, err, "reads outside its input");
             flat = flat * sh->ints[j] + c;
         }
         out[k] = in[flat];
