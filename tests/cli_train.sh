@@ -85,11 +85,15 @@ save('transformer', nodes, [4, 8], ['y'], inits)
 save('concat', [N('MatMul', ['x', 'wa'], ['a'], name='m1'), N('Tanh', ['x'], ['b0'], name='th'),
                 N('MatMul', ['b0', 'wb'], ['b'], name='m2'), N('Concat', ['a', 'b', 'a'], ['c'], axis=1, name='cat'),
                 N('MatMul', ['c', 'wc'], ['y'], name='m3')], [4, 6], ['y'], [t('wa', (6, 3)), t('wb', (6, 2)), t('wc', (8, 5))])
+# Split into three, the third part unused: its slice of the gradient stays 0
+save('split', [N('MatMul', ['x', 'ws'], ['a'], name='m1'), N('Split', ['a', 'sp'], ['p', 'q', 'r'], axis=1, name='split'),
+               N('Mul', ['p', 'q'], ['pq'], name='mul'), N('Tanh', ['pq'], ['y'], name='th')], [4, 6], ['y'],
+     [t('ws', (6, 9)), numpy_helper.from_array(np.array([3, 3, 3], np.int64), 'sp')], 13)
 # an operator without a gradient: CumSum on the path
 save('cumsum', [N('MatMul', ['x', 'w'], ['m'], name='mm'), N('CumSum', ['m', 'ax'], ['y'], name='cs')], [4, 6], ['y'],
      [t('w', (6, 3)), numpy_helper.from_array(np.array(1, np.int64), 'ax')])
 PYEOF
-    for m in mlp cnn transformer concat; do
+    for m in mlp cnn transformer concat split; do
         run_saved "$tmpdir/$m.out" -- run "$tmpdir/$m.onnx" --train -q
         expect_saved "run-$m" "(limit 1e-3): PASS$" "$tmpdir/$m.out"
     done

@@ -607,11 +607,62 @@ static rotor_status vendor_grad(tr *s, int o, int gy) {
 
 /* ---- the passes --------------------------------------------------------------------------------- */
 
+/* Split's gradient: each output's dY added into its slice of the input
+ * (a ViewGrad at the output's offset along the axis, the extents of the
+ * outputs before it); an output without a gradient adds nothing. */
+static rotor_status split_grad(tr *s, int o) {
+    const rotor_op *op = &s->g->ops[o];
+    int xv = input_at(op, 0);
+    const rotor_value *x = &s->g->values[xv];
+    const rotor_attr *ax = rotor_op_attr(op, "axis");
+    int64_t axis = ax && ax->nints ? ax->ints[0] : 0, at = 0;
+    if (axis < 0) axis += x->rank;
+    rotor_status st = ROTOR_OK;
+    for (int k = 0; k < op->noutputs && !st; k++) {
+        int yk = op->outputs[k], c, idx;
+        const rotor_value *y = &s->g->values[yk];
+        if ((st = finalize(s, yk)) || y->rank != x->rank) break;
+        if (s->grad[yk] >= 0) {
+            int64_t off[ROTOR_GRAPH_MAX_RANK] = {0}, coef[ROTOR_GRAPH_MAX_RANK * ROTOR_GRAPH_MAX_RANK] = {0};
+            char name[NAME_MAX_LEN];
+            snprintf(name, sizeof name, "grad.%s.%d", op->name, k);
+            for (int d = 0; d < x->rank; d++) coef[d * x->rank + d] = 1;
+            off[axis] = at;
+            if ((st = contrib_value(s, xv, &c)) ||
+                (st = vendor_op(s, name, "SplitGrad", ROTOR_KERNEL_VIEW_GRAD, &s->grad[yk], 1, &c, 1, &idx)) ||
+                (st = rotor_graph_add_attr(s->out, idx, "shape", x->shape, x->rank, NULL, 0, NULL, s->err)) ||
+                (st = rotor_graph_add_attr(s->out, idx, "offset", off, x->rank, NULL, 0, NULL, s->err)))
+                break;
+            st = rotor_graph_add_attr(s->out, idx, "coef", coef, x->rank * x->rank, NULL, 0, NULL, s->err);
+        }
+        at += y->shape[axis];
+    }
+    return st;
+}
+
+/* Whether op is a Split the exact rule takes: one data input whose
+ * gradient is needed, every output of its rank, the axis in range. */
+static bool plain_split(const tr *s, const rotor_op *op) {
+    rotor_kernel kind = op->kernel != ROTOR_KERNEL_NONE ? op->kernel : rotor_onnx_kernel(op->type);
+    int xv = input_at(op, 0);
+    if (kind != ROTOR_KERNEL_SPLIT || !op->vendor || xv < 0 || !s->needs[xv]) return false;
+    const rotor_attr *ax = rotor_op_attr(op, "axis");
+    int64_t axis = ax && ax->nints ? ax->ints[0] : 0, r = s->g->values[xv].rank;
+    if (axis < 0) axis += r;
+    for (int k = 0; k < op->noutputs; k++)
+        if (s->g->values[op->outputs[k]].rank != r) return false;
+    return axis >= 0 && axis < r;
+}
+
 static rotor_status backward(tr *s) {
     const rotor_graph *g = s->g;
     rotor_status st = ROTOR_OK;
     for (int o = g->nops - 1; o >= 0 && !st; o--) {
         const rotor_op *op = &g->ops[o];
+        if (plain_split(s, op)) {
+            st = split_grad(s, o);
+            continue;
+        }
         int y = op->vendor ? op->outputs[0] : op->tensor_value[0];
         if (y < 0 || (st = finalize(s, y))) continue;
         for (int i = 1; i < op->noutputs && !st; i++)
