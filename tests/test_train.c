@@ -279,3 +279,38 @@ Test(train, transformer_layer_gradients_match_finite_differences) {
     check(&b, "transformer");
     mb_free(&b);
 }
+
+/* An embedding: ids [2, 0, 2, 4] gather rows of table[5,6] (row 2 twice, so
+ * its gradient adds two rows of dY), plus x, then MatMul and Tanh. */
+Test(train, embedding_gradients_match_finite_differences) {
+    mb b;
+    mb_init(&b, 13);
+    mb_input(&b, "x", DIMS(4, 6));
+    b.inputs[b.graph.n_input++] = mb_vi(&b, "ids", 7, DIMS(4));
+    init_f(&b, "table", DIMS(5, 6), 0, 0.5, 1);
+    init_f(&b, "w", DIMS(6, 3), 0, 0.5, 2);
+    mb_node(&b, "Gather", "embed", "table ids", "e");
+    mb_node(&b, "Add", "add", "e x", "h");
+    mb_node(&b, "MatMul", "mm", "h w", "m");
+    mb_node(&b, "Tanh", "th", "m", "y");
+    mb_output(&b, "y");
+    rotor_onnx_options oo = {.keep_data = true, .train = true};
+    rotor_graph g;
+    rotor_error err = {{0}};
+    cr_assert_eq(mb_load(&b, &oo, &g, NULL, &err), ROTOR_OK, "%s", err.msg);
+    const double **in = calloc((size_t)g.nvalues, sizeof *in);
+    double ids[4] = {2, 0, 2, 4};
+    in[rotor_graph_find_value(&g, "ids")] = ids;
+    rotor_gradcheck_options go = {.samples = 30, .seed = 3};
+    rotor_gradcheck_result r;
+    cr_assert_eq(rotor_gradcheck(&g, (const double *const *)in, &go, &r, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(r.nparams, 2);
+    cr_assert_str_eq(r.params[0].name, "table");
+    cr_assert_eq(r.params[0].checked, 30, "every entry of the table");
+    cr_assert_lt(r.max_rel, 1e-3, "%s: analytic %.9g numeric %.9g", r.params[0].name, r.params[0].analytic,
+                 r.params[0].numeric);
+    rotor_gradcheck_result_free(&r);
+    free(in);
+    rotor_graph_free(&g);
+    mb_free(&b);
+}
