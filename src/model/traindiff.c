@@ -29,7 +29,7 @@ typedef struct dnode {
     double num;  /* NUM */
     int tensor;  /* TENSOR */
     int col, len; /* CALL of a function the evaluator does not know (fn < 0): its name in e->text */
-    bool prime;  /* such a call's derivative: printed "<name>_grad" */
+    int prime;   /* such a call's derivative by argument prime - 1: "<name>_grad" (one argument), "<name>_grad<k>" */
 } dnode;
 
 typedef struct dtree {
@@ -169,13 +169,24 @@ static int fn_prime(dtree *d, int k) {
         return bin(d, ROTOR_NODE_MUL, num(d, d->n[p].num), q);
     }
     default:
-        if (d->n[k].fn >= 0) return fail_fn(d, d->n[k].fn);
-        /* a function the evaluator does not know is costed, never run
-         * (op/expr.h): so is its derivative, "<name>_grad(x)" */
-        int q = call1(d, -1, x);
-        d->n[q].col = d->n[k].col, d->n[q].len = d->n[k].len, d->n[q].prime = true;
-        return q;
+        return fail_fn(d, d->n[k].fn);
     }
+}
+
+/* A function the evaluator does not know (the ONNX lowering's where, the
+ * zoo's silu) is costed, never run (op/expr.h): so is its derivative,
+ * sum_a <name>_grad<a>(args) * d arg_a, each a call of the same arguments. */
+static int unknown_prime(dtree *d, int k, const int *da) {
+    dnode x = d->n[k];
+    int sum = num(d, 0);
+    for (int a = 0; a < x.argc; a++) {
+        if (is_num(d, da[a], 0)) continue;
+        int q = mk(d, ROTOR_NODE_CALL, x.kid[0], x.kid[1]);
+        d->n[q] = x;
+        d->n[q].prime = a + 1;
+        sum = bin(d, ROTOR_NODE_ADD, sum, bin(d, ROTOR_NODE_MUL, q, da[a]));
+    }
+    return sum;
 }
 
 /* d node / d tensor t, or -1 (err set). */
@@ -209,6 +220,12 @@ static int diff(dtree *d, int k, int t) {
         int wa = bin(d, ROTOR_NODE_MUL, num(d, 0.5), bin(d, x.fn == ROTOR_FN_MAX ? ROTOR_NODE_ADD : ROTOR_NODE_SUB, num(d, 1), sg));
         int wb = bin(d, ROTOR_NODE_SUB, num(d, 1), wa);
         return bin(d, ROTOR_NODE_ADD, bin(d, ROTOR_NODE_MUL, wa, da), bin(d, ROTOR_NODE_MUL, wb, db));
+    }
+    if (x.fn < 0) {
+        int da[3];
+        for (int a = 0; a < x.argc; a++)
+            if ((da[a] = diff(d, x.kid[a], t)) < 0) return -1;
+        return unknown_prime(d, k, da);
     }
     /* other arguments than the first are parameters (literals) */
     for (int a = 1; a < x.argc; a++) {
@@ -271,7 +288,9 @@ static bool print(const dtree *d, int k, char *out, size_t cap, size_t *len, int
     }
     case ROTOR_NODE_CALL:
         if (x->fn >= 0) snprintf(buf, sizeof buf, "%s", rotor_expr_function_name(x->fn));
-        else snprintf(buf, sizeof buf, "%.*s%s", x->len, d->e->text + x->col - 1, x->prime ? "_grad" : "");
+        else if (!x->prime || x->argc == 1)
+            snprintf(buf, sizeof buf, "%.*s%s", x->len, d->e->text + x->col - 1, x->prime ? "_grad" : "");
+        else snprintf(buf, sizeof buf, "%.*s_grad%d", x->len, d->e->text + x->col - 1, x->prime);
         if (!put(out, cap, len, buf) || !put(out, cap, len, "(")) return false;
         for (int a = 0; a < x->argc; a++)
             if ((a && !put(out, cap, len, ", ")) || !print(d, x->kid[a], out, cap, len, occ)) return false;
