@@ -10,7 +10,7 @@
 PREFIXES='
 base     rotor_
 op       rotor_ search_ kapla_
-model    rotor_ ox_ lw_
+model    rotor_ ox_ lw_ train_
 compile  rotor_ compile_ handoff_cache_ vgm_
 sim      rotor_ sim_ replay_ exchange_
 hbm      rotor_ preload_

@@ -65,6 +65,8 @@ typedef struct cli_shared_args {
     int nvalues;
     bool decode, prefill; /* --decode, --prefill (CLI_TAKES_PHASE) */
     bool simplify;        /* --simplify (CLI_TAKES_SHAPE): BN and constants folded, docs/simplify.md */
+    bool train;           /* --train (CLI_TAKES_SHAPE): the training step, docs/training.md */
+    const char *optimizer; /* --optimizer sgd|adam (CLI_TAKES_SHAPE), with --train */
     /* the plan cache (CLI_TAKES_CACHE; docs/compile.md, "Plan cache"):
      * --cache DIR, --no-cache, --cache-size N; takes_cache when the
      * subcommand takes them, and cache_path the directory resolved */
@@ -538,5 +540,12 @@ int cli_trace_done(const char *cmd, cli_output *out, const cli_trace_filter *t, 
  * not be written (out's stream has its error set), out's commit says so,
  * naming the path and the system's reason; else cli_fail.  out may be NULL. */
 int cli_trace_fail(const char *cmd, cli_output *out, rotor_status st, const rotor_error *err);
+
+/* --train (src/cli/train.c, docs/training.md): the training step's line
+ * (forward, loss, backward and update operators, parameters, optimizer
+ * state, kept activations), and rotor run --train's gradient check of
+ * model (PASS: exit 0; FAIL: 1). */
+void cli_print_train(const rotor_pipeline *p);
+int cli_run_train(const char *cmd, const cli_shared_args *sa, const char *model);
 
 #endif

@@ -43,6 +43,8 @@ static void compile_usage(FILE *f) {
             "  --max-model-bytes N refuse a model file over N bytes (default 2 GiB, docs/onnx.md)\n"
             "  --simplify          fold BatchNormalization into its convolution and fold constants\n"
             "                      before grouping (docs/simplify.md)\n"
+            "  --train             the training step: loss, backward pass, optimizer update\n"
+            "                      (docs/training.md); --optimizer sgd (default) or adam\n"
             "  --baseline KIND     compile with a virtual-global-memory baseline instead:\n"
             "                      vgm (tiles as Roller builds them, docs/vgm.md) or vgm-oracle\n"
             "                      (every split searched; a bound on any VGM compiler)\n"
@@ -283,6 +285,7 @@ static int print_compiled(const compile_args *a, const rotor_pipeline *p, const 
                "(%d epilogues fused, %d layout ops folded)\n\n",
                a->model, (long long)b, chip->name, (long long)rotor_chip_cores(chip), rotor_solver_name(a->solver),
                gs->ops_before, gs->ops_after, gs->fused, gs->folded);
+        if (p->train.forward_ops) cli_print_train(p); /* --train (docs/training.md) */
         print_table(&p->graph, &p->t10, chip);
         if (a->pl.pipeline) print_segments(&p->graph, &p->t10);
         cli_energy_print("per inference", &en);

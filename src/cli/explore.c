@@ -76,6 +76,8 @@ static void explore_usage(FILE *f) {
             "  --max-model-bytes N refuse a model file over N bytes (default 2 GiB, docs/onnx.md)\n"
             "  --simplify          fold BatchNormalization into its convolution and fold constants\n"
             "                      before grouping (docs/simplify.md)\n"
+            "  --train             the training step: loss, backward pass, optimizer update\n"
+            "                      (docs/training.md); --optimizer sgd (default) or adam\n"
             "  --tp N              chips the model is split over (default: all of them)\n"
             "  --sram-nonblocking  inter-core writes do not pause a core's SRAM accesses\n"
             "  --max-orders N      preload orders tried per layer (default 5040)\n"

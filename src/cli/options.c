@@ -40,6 +40,8 @@ static const struct {
     {"decode", CLI_TAKES_PHASE, offsetof(cli_shared_args, decode), true, NULL},
     {"prefill", CLI_TAKES_PHASE, offsetof(cli_shared_args, prefill), true, NULL},
     {"simplify", CLI_TAKES_SHAPE, offsetof(cli_shared_args, simplify), true, NULL},
+    {"train", CLI_TAKES_SHAPE, offsetof(cli_shared_args, train), true, NULL},
+    {"optimizer", CLI_TAKES_SHAPE, offsetof(cli_shared_args, optimizer), false, NULL},
     {"threads", CLI_TAKES_THREADS, offsetof(cli_shared_args, threads), false, NULL},
     {"cache", CLI_TAKES_CACHE, offsetof(cli_shared_args, cache), false, NULL},
     {"no-cache", CLI_TAKES_CACHE, offsetof(cli_shared_args, no_cache), true, NULL},
@@ -330,6 +332,12 @@ int cli_shared_model(const char *cmd, const char *input, const cli_shared_args *
     po->onnx.values = (const char *const *)a->values;
     po->onnx.nvalues = a->nvalues;
     po->simplify = a->simplify;
+    po->train = po->onnx.train = a->train;
+    if (a->optimizer && !a->train) return cli_usage_error(cmd, "--optimizer: only with --train");
+    if (a->optimizer && !rotor_optimizer_parse(a->optimizer, &po->train_opt.optimizer))
+        return cli_usage_error(cmd, "--optimizer: expected sgd or adam, got '%s'", a->optimizer);
+    if (a->train && a->simplify)
+        return cli_usage_error(cmd, "--train and --simplify: simplification folds the inference graph");
     if (a->decode && a->prefill) return cli_usage_error(cmd, "--decode and --prefill: give one");
     if (rotor_model_is_onnx(input) && (a->batch || a->seq || a->layers || a->decode || a->prefill))
         return cli_usage_error(cmd, "--batch, --seq, --layers, --decode and --prefill shape zoo models; bind an "

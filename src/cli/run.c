@@ -43,6 +43,9 @@ static void run_usage(FILE *f) {
             "  --direct            no plans: only the direct execution in double\n"
             "  --simplify          fold BatchNormalization and constants first (docs/simplify.md), and\n"
             "                      compare every output with the graph as imported, run directly\n"
+            "  --train             check the training step's gradients against central finite\n"
+            "                      differences on the file's weights (docs/training.md): PASS when\n"
+            "                      the largest relative error is at most 1e-3\n"
             "  --pipeline          compile with pipelined segments (rotor compile --pipeline) and run\n"
             "                      each segment's stages micro-batch by micro-batch on their groups\n"
             "  --objective O       what --pipeline minimises: latency (default) or throughput\n"
@@ -636,6 +639,7 @@ int cmd_run(int argc, char **argv) {
     run_args a = {0};
     int rc = parse_run(argc, argv, &a);
     if (rc >= 0) return rc;
+    if (a.sa.train) return cli_run_train(cmd, &a.sa, a.input); /* the gradient check (docs/training.md) */
     rc = 0;
     rotor_error err = {{0}};
     cJSON *root = a.json ? cJSON_CreateObject() : NULL;

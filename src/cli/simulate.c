@@ -45,6 +45,8 @@ static void simulate_usage(FILE *f) {
             "  --max-model-bytes N refuse a model file over N bytes (default 2 GiB, docs/onnx.md)\n"
             "  --simplify          fold BatchNormalization into its convolution and fold constants\n"
             "                      before grouping (docs/simplify.md)\n"
+            "  --train             the training step: loss, backward pass, optimizer update\n"
+            "                      (docs/training.md); --optimizer sgd (default) or adam\n"
             "  --pipeline          compiling a model: run chains of operators as pipelined\n"
             "                      segments, as rotor compile --pipeline does\n"
             "  --objective O       what --pipeline minimises: latency (default) or throughput\n"

@@ -1323,8 +1323,56 @@ done:
     return st;
 }
 
+/* Training-mode BatchNormalization (rotor_onnx_options.train): the
+ * statistics of the batch, over every dimension but the channel (1), as
+ * LayerNormalization's over its trailing ones (ONNX's training_mode, which
+ * the running mean and variance do not enter; their update is not lowered):
+ *   mean  M[c] += X[n,c,h,w] / D       var  V[c] += square(X - M[c]) / D
+ *   norm  N = (X - M[c]) * rsqrt(V[c] + eps) * S[c]      Y = N + B[c] */
+static rotor_status lower_batchnorm_train(lower_ctx *c, const ox_node *n) {
+    ox_model *m = c->m;
+    const ox_val *x = &m->vals[ox_resolve(m, n->in[0])], *o = &m->vals[n->out[0]];
+    bool red[OX_MAX_RANK];
+    int64_t D = 1;
+    for (int d = 0; d < x->rank; d++) {
+        red[d] = d != 1;
+        if (red[d]) D *= x->shape[d];
+    }
+    int sr, gx, gmean, gvar, gs, gb, gn, gy;
+    int64_t sshape[OX_MAX_RANK];
+    kept_shape(x, red, &sr, sshape);
+    rotor_status st;
+    if ((st = lw_gval(c, n, n->in[0], &gx)) || (st = lw_gval(c, n, n->in[1], &gs)) ||
+        (st = lw_gval(c, n, n->in[2], &gb)) || (st = lw_gval(c, n, n->out[0], &gy)))
+        return st;
+    if ((st = lw_new_val(c, n, o->name, ".mean", x->dtype, sr, sshape, &gmean)) ||
+        (st = lw_new_val(c, n, o->name, ".var", x->dtype, sr, sshape, &gvar)) ||
+        (st = lw_new_val(c, n, o->name, ".norm", o->dtype, o->rank, o->shape, &gn)))
+        return st;
+    if ((st = layernorm_stats(c, n, x, red, D, gx, gmean, gvar))) return st;
+    char xr[REF_MAX], mr[REF_MAX], vr[REF_MAX], name[200], eps_s[32];
+    double eps = ox_attr_float(n, "epsilon", 1e-5);
+    snprintf(eps_s, sizeof eps_s, "%.9g", eps > 0 && isfinite(eps) ? eps : 1e-5);
+    eb b;
+    eb_init(&b);
+    norm_refs(&b, x, red, "X", "M", xr, mr, NULL, NULL);
+    norm_refs(&b, x, red, "X", "V", xr, vr, NULL, NULL);
+    snprintf(b.text, sizeof b.text, "N%s = (%s - %s) * rsqrt(%s + %s) * S[d1]", xr + 1, xr, mr, vr, eps_s);
+    b.tv[0] = gn, b.tv[1] = gx, b.tv[2] = gmean, b.tv[3] = gvar, b.tv[4] = gs;
+    snprintf(name, sizeof name, "%s.norm", n->name);
+    if ((st = emit(c, n, name, "BatchNormalization", &b, (int[]){gx, gmean, gvar, gs}, 4, &gn, 1))) return st;
+    eb_init(&b);
+    norm_refs(&b, x, red, "X", "M", xr, mr, NULL, NULL);
+    snprintf(b.text, sizeof b.text, "Y%s = N%s + B[d1]", xr + 1, xr + 1);
+    b.tv[0] = gy, b.tv[1] = gn, b.tv[2] = gb;
+    return emit(c, n, n->name, "Add", &b, (int[]){gn, gb}, 2, &gy, 1);
+}
+
 rotor_status lw_batchnorm(lower_ctx *c, const ox_node *n) {
     ox_model *m = c->m;
+    const ox_val *bx = &m->vals[ox_resolve(m, n->in[0])];
+    if (m->train && bx->rank >= 2 && bx->shape[1] > 1 && m->vals[ox_resolve(m, n->in[1])].rank == 1)
+        return lower_batchnorm_train(c, n);
     /* training mode (its batch statistics are read): a vendor op; the
      * affine expression below is the inference form only */
     for (int k = 1; k < n->nout; k++)

@@ -596,6 +596,7 @@ static rotor_status decode_and_infer(ox_model *m, const uint8_t *data, size_t le
     memset(m, 0, sizeof *m);
     m->label = label ? label : "<buffer>";
     m->keep_data = opt && opt->keep_data;
+    m->train = opt && opt->train;
     m->data_max = m->keep_data ? ROTOR_ONNX_DATA_MAX : OX_DATA_MAX;
     m->proto = onnx__model_proto__unpack(NULL, len, data);
     if (!m->proto)

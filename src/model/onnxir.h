@@ -104,6 +104,7 @@ typedef struct ox_model {
      * or ROTOR_ONNX_DATA_MAX with rotor_onnx_options.keep_data */
     int64_t data_max;
     bool keep_data;
+    bool train;     /* rotor_onnx_options.train: BatchNormalization in training mode */
     /* facts learned by the passes so far, kept from pass to pass; refold:
      * this pass learned one, so the import runs again (onnx.c) */
     ox_fact *facts;

@@ -1,4 +1,4 @@
-/* pipeline.c — load -> simplify -> group -> compile -> program, or -> schedule, in one
+/* pipeline.c — load -> (train) -> simplify -> group -> compile -> program, or -> schedule, in one
  * call (include/rotor/pipeline/pipeline.h).  It adds no decision of its own:
  * each stage is its module's entry point, called in the order every
  * subcommand used to repeat by hand. */
@@ -89,6 +89,15 @@ rotor_status rotor_pipeline_run(const rotor_pipeline_options *opt, const rotor_c
     tm->load_s = lap(&t);
     if (st) return st;
     out->loaded = true;
+    if (opt->train) {
+        /* the training step: forward, loss, backward, the optimizer's update */
+        rotor_graph trained;
+        st = rotor_train(&out->graph, &opt->train_opt, &trained, &out->train, err);
+        rotor_graph_free(&out->graph);
+        out->graph = trained;
+        tm->train_s = lap(&t);
+        if (st) return st;
+    }
     if (opt->simplify) {
         /* the inference graph a deployment compiler plans: BN and constants folded */
         rotor_graph simple;
@@ -136,6 +145,7 @@ rotor_status rotor_pipeline_run(const rotor_pipeline_options *opt, const rotor_c
 void rotor_pipeline_free(rotor_pipeline *p) {
     if (!p) return;
     rotor_graph_free(&p->graph);
+    rotor_train_info_free(&p->train);
     rotor_compile_result_free(&p->t10);
     rotor_vgm_result_free(&p->vgm);
     rotor_vgm_result_free(&p->oracle);

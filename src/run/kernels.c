@@ -413,9 +413,12 @@ static rotor_status k_argmax(const kctx *k) {
  * elements inside the input). */
 static rotor_status k_maxpool(const kctx *k) {
     bool avg = k->kind == ROTOR_KERNEL_AVERAGEPOOL, incl = attr_int(k, "count_include_pad", 0) != 0;
-    int xv = input_at(k, 0);
-    if (xv < 0) return kfail(k, "has no data input");
-    const rotor_value *x = val(k, xv), *y = val(k, k->op->outputs[0]);
+    /* MaxPoolGrad (model/train.h): inputs dY and X, output dX; dY goes to
+     * the element the forward window picked */
+    bool grad = k->kind == ROTOR_KERNEL_MAXPOOL_GRAD;
+    int xv = input_at(k, grad ? 1 : 0), dyv = grad ? input_at(k, 0) : -1;
+    if (xv < 0 || (grad && dyv < 0)) return kfail(k, "has no data input");
+    const rotor_value *x = val(k, xv), *y = val(k, grad ? dyv : k->op->outputs[0]);
     int ns = x->rank - 2;
     if (ns < 1 || y->rank != x->rank) return kfail(k, "needs [N, C, spatial...] input and output");
     bool global = k->kind == ROTOR_KERNEL_GLOBAL_MAXPOOL;
@@ -445,7 +448,7 @@ static rotor_status k_maxpool(const kctx *k) {
         if (attr_int(k, "storage_order", 0)) return kfail(k, "storage_order 1 (column-major indices) has no kernel");
     }
     double *out = k->vals[k->op->outputs[0]];
-    double *ind = k->op->noutputs > 1 ? k->vals[k->op->outputs[1]] : NULL;
+    double *ind = k->op->noutputs > 1 && !grad ? k->vals[k->op->outputs[1]] : NULL;
     int64_t planes = x->shape[0] * x->shape[1], xin = 1, yin = 1;
     for (int i = 0; i < ns; i++) xin *= x->shape[2 + i], yin *= y->shape[2 + i];
     for (int64_t p = 0; p < planes; p++) {
@@ -466,7 +469,8 @@ static rotor_status k_maxpool(const kctx *k) {
                 if (in && (barg < 0 || k->vals[xv][p * xin + off] > best)) best = k->vals[xv][p * xin + off], barg = off;
                 for (int i = ns - 1; i >= 0 && ++ki[i] == ks[i]; i--) ki[i] = 0;
             }
-            out[p * yin + e] = !avg ? best : sum / (double)(incl ? kn : cnt ? cnt : 1);
+            if (grad && barg >= 0) out[p * xin + barg] += k->vals[dyv][p * yin + e];
+            else if (!grad) out[p * yin + e] = !avg ? best : sum / (double)(incl ? kn : cnt ? cnt : 1);
             if (ind) ind[p * yin + e] = (double)(p * xin + (barg < 0 ? 0 : barg));
             for (int i = ns - 1; i >= 0 && ++oi[i] == y->shape[2 + i]; i--) oi[i] = 0;
         }
@@ -780,6 +784,11 @@ typedef rotor_status (*kernel_fn)(const kctx *k);
 /* The quantized operators' kernels (kernquant.c). */
 static rotor_status k_quant(const kctx *k) { return run_kernel_quant(k->g, k->o, k->kind, k->vals, k->err); }
 
+/* The backward pass's (kerntrain.c). */
+static rotor_status k_view_grad(const kctx *k) { return run_kernel_view_grad(k->g, k->o, k->vals, k->err); }
+static rotor_status k_gather_grad(const kctx *k) { return run_kernel_gather_grad(k->g, k->o, k->vals, k->err); }
+static rotor_status k_broadcast(const kctx *k) { return run_kernel_broadcast(k->g, k->o, k->vals, k->err); }
+
 /* Indexed by the kind the ONNX importer's registry names (onnxops.c): a
  * kernel that serves several kinds (Reduce*, ArgMax/ArgMin, the pools) reads
  * which one from k->kind, never from the type string. */
@@ -830,6 +839,10 @@ static const kernel_fn kernels[ROTOR_KERNEL_COUNT] = {
     [ROTOR_KERNEL_QUANTIZE] = k_quant,
     [ROTOR_KERNEL_DEQUANTIZE] = k_quant,
     [ROTOR_KERNEL_DYNAMIC_QUANTIZE] = k_quant,
+    [ROTOR_KERNEL_VIEW_GRAD] = k_view_grad,
+    [ROTOR_KERNEL_GATHER_GRAD] = k_gather_grad,
+    [ROTOR_KERNEL_BROADCAST] = k_broadcast,
+    [ROTOR_KERNEL_MAXPOOL_GRAD] = k_maxpool,  /* the window's first maximum, as MaxPool's Indices */
 };
 
 /* The op's kind: the one its lowering stored, else its type's in the

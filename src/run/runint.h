@@ -44,6 +44,12 @@ const double *run_op_param(const rotor_graph *g, int o, double *const *vals, int
  * column and blocked scales and zero points are all this. */
 int64_t run_param_index(const int64_t *ts, int tr, const int64_t *ps, int pr, int start, int64_t block, int64_t k);
 
+/* The backward pass's vendor ops (kerntrain.c; model/train.h): ViewGrad,
+ * GatherGrad, Broadcast; vals as rotor_run_kernel's, outputs zeroed. */
+rotor_status run_kernel_view_grad(const rotor_graph *g, int o, double *const *vals, rotor_error *err);
+rotor_status run_kernel_gather_grad(const rotor_graph *g, int o, double *const *vals, rotor_error *err);
+rotor_status run_kernel_broadcast(const rotor_graph *g, int o, double *const *vals, rotor_error *err);
+
 /* ---- quantized operators (docs/run.md, "Quantized operators") ---- */
 
 /* QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear (kernquant.c),

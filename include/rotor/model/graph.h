@@ -152,8 +152,16 @@ typedef enum rotor_kernel {
     ROTOR_KERNEL_QUANTIZE,
     ROTOR_KERNEL_DEQUANTIZE,
     ROTOR_KERNEL_DYNAMIC_QUANTIZE,
+    /* The backward pass's vendor ops (model/train.h; src/run/kerntrain.c),
+     * which no ONNX operator names: from ROTOR_KERNEL_TRAIN_FIRST on. */
+    ROTOR_KERNEL_VIEW_GRAD,    /* the adjoint of an element view or window */
+    ROTOR_KERNEL_GATHER_GRAD,  /* an embedding's rows: dY added into the rows read */
+    ROTOR_KERNEL_MAXPOOL_GRAD, /* dY to each window's first maximum */
+    ROTOR_KERNEL_BROADCAST,    /* a value copied along the axes it lacks */
     ROTOR_KERNEL_COUNT
 } rotor_kernel;
+
+#define ROTOR_KERNEL_TRAIN_FIRST ROTOR_KERNEL_VIEW_GRAD
 
 typedef struct rotor_op {
     char *name;

@@ -41,6 +41,10 @@ typedef struct rotor_onnx_options {
      * BatchNormalization to a scale and a shift), for rotor run.  Off, only
      * constants of up to 65,536 elements keep theirs, for shape arithmetic. */
     bool keep_data;
+    /* A training graph will be built from it (model/train.h, --train):
+     * BatchNormalization normalises by its batch's statistics (training
+     * mode), as a training step runs it, rather than by its running ones. */
+    bool train;
     /* The largest model file read, in bytes (rotor's --max-model-bytes); 0:
      * ROTOR_ONNX_MAX_BYTES_DEFAULT.  A regular file over it is refused
      * before it is read, a pipe once it passes it, a device unread

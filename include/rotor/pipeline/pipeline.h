@@ -31,6 +31,7 @@
 #include "rotor/model/group.h"
 #include "rotor/model/onnx.h"
 #include "rotor/model/simplify.h"
+#include "rotor/model/train.h"
 #include "rotor/model/zoo.h"
 
 typedef struct rotor_pipeline_options {
@@ -41,6 +42,12 @@ typedef struct rotor_pipeline_options {
      * (docs/simplify.md), after load and before group; off by default */
     bool simplify;
     bool no_group;            /* the graph as imported, not grouped (rotor run executes it) */
+    /* the training step instead (model/train.h, docs/training.md): the loss,
+     * the backward pass and train_opt's optimizer, after load and before
+     * group; an ONNX file's BatchNormalization is lowered in training mode
+     * (set onnx.train too) */
+    bool train;
+    rotor_train_options train_opt;
     /* GraphTurbo's schedules on the chip's memory hierarchy, after grouping:
      * the per-layer baseline and the four steps of its Fig. 15 ablation
      * (compile/dsa.h, docs/graphturbo.md).  The graph is one cluster's
@@ -65,6 +72,7 @@ typedef struct rotor_pipeline_options {
 typedef struct rotor_pipeline_times {
     double load_s;           /* the zoo build or the ONNX import */
     double simplify_s, group_s;
+    double train_s;          /* the training step's construction (--train) */
     double t10_s;            /* rotor_compile, whole */
     double vgm_s;            /* the VGM baseline and its oracle */
     double program_s, schedule_s, dsa_s;
@@ -76,6 +84,7 @@ typedef struct rotor_pipeline {
     bool loaded;                 /* the load stage succeeded (a later stage failed when this is set) */
     rotor_onnx_stats onnx;       /* the import's statistics; zero for zoo models */
     rotor_simplify_stats simplify; /* zero without simplify */
+    rotor_train_info train;      /* with train: what the training step holds; zero without */
     rotor_group_stats group;     /* zero with no_group */
     rotor_compile_result t10;    /* with t10 */
     /* With vgm: the baseline's own status and message.  A baseline that does

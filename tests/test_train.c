@@ -1,0 +1,316 @@
+/* test_train.c — training graphs (src/model/train.c, traindiff.c) and the
+ * gradient check (src/run/gradcheck.c; docs/training.md): a 2x2 MatMul's
+ * gradient and SGD step worked by hand, an operator without a gradient
+ * refused naming it, and the finite-difference checks of issue 44's
+ * acceptance (max relative error 1e-3 in float32) on an MLP, a small CNN
+ * with BatchNormalization and one transformer layer, each built as ONNX. */
+#include <criterion/criterion.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnxbuild.h"
+#include "rotor/model/onnx.h"
+#include "rotor/model/train.h"
+#include "rotor/run/gradcheck.h"
+#include "rotor/run/run.h"
+
+/* Y = X @ W with X = [[1,2],[3,4]] an input and W = [[5,6],[7,8]] a weight. */
+static void matmul_2x2(rotor_graph *g, int *x, int *w) {
+    rotor_error err = {{0}};
+    int y;
+    rotor_graph_init(g, "mm");
+    cr_assert_eq(rotor_graph_add_value(g, "x", ROTOR_DTYPE_F32, 2, (int64_t[]){2, 2}, ROTOR_ROLE_ACTIVATION, x, &err), 0);
+    cr_assert_eq(rotor_graph_add_value(g, "w", ROTOR_DTYPE_F32, 2, (int64_t[]){2, 2}, ROTOR_ROLE_WEIGHT, w, &err), 0);
+    cr_assert_eq(rotor_graph_add_value(g, "y", ROTOR_DTYPE_F32, 2, (int64_t[]){2, 2}, ROTOR_ROLE_ACTIVATION, &y, &err), 0);
+    cr_assert_eq(rotor_graph_set_data(g, *w, (double[]){5, 6, 7, 8}, &err), 0);
+    rotor_op_desc mm = {.name = "mm", .type = "MatMul", .expr = "Y[m,n] += A[m,k] * B[k,n]", .dims = "m=2,k=2,n=2",
+                        .tensor_value = {y, *x, *w, -1, -1}, .inputs = (int[]){*x, *w}, .ninputs = 2, .outputs = &y,
+                        .noutputs = 1};
+    cr_assert_eq(rotor_graph_add_op(g, &mm, NULL, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_graph_set_output(g, y, &err), 0);
+}
+
+/* The training step of matmul_2x2 with optimizer o. */
+static void train_2x2(rotor_optimizer opt, double lr, rotor_graph *g, rotor_graph *t, rotor_train_info *info, int *x,
+                      int *w) {
+    rotor_error err = {{0}};
+    matmul_2x2(g, x, w);
+    rotor_train_options o = {.optimizer = opt, .lr = lr};
+    cr_assert_eq(rotor_train(g, &o, t, info, &err), ROTOR_OK, "%s", err.msg);
+}
+
+/* L = sum (Y - 0)^2 / 4, so dY = Y / 2 = [[9.5, 11], [21.5, 25]] (Y = [[19, 22],
+ * [43, 50]]) and dW = X^T dY = [[1*9.5 + 3*21.5, 1*11 + 3*25], [2*9.5 + 4*21.5,
+ * 2*11 + 4*25]] = [[74, 86], [105, 122]]; SGD at lr 0.01: W - 0.01 dW. */
+Test(train, matmul_2x2_gradient_and_sgd_step_worked_by_hand) {
+    rotor_graph g, t;
+    rotor_train_info info;
+    rotor_error err = {{0}};
+    int x, w;
+    train_2x2(ROTOR_OPTIM_SGD, 0.01, &g, &t, &info, &x, &w);
+    cr_assert_eq(info.nparams, 1);
+    cr_assert_eq(info.param[0], w);
+    cr_assert_eq(info.forward_ops, 1);
+    cr_assert_eq(info.loss_ops, 1);
+    cr_assert_eq(info.backward_ops, 2, "the loss's gradient and dW (X needs none): %d", info.backward_ops);
+    cr_assert_eq(info.update_ops, 1);
+    cr_assert_eq(info.kept_bytes, 2 * 16, "x (read by dW) and y (by the loss's gradient): %lld", (long long)info.kept_bytes);
+    double xd[4] = {1, 2, 3, 4}, zero[4] = {0};
+    const double **in = calloc((size_t)t.nvalues, sizeof *in);
+    in[x] = xd;
+    in[info.target[0]] = zero;
+    rotor_run_result r;
+    cr_assert_eq(rotor_run(&t, in, NULL, &r, &err), ROTOR_OK, "%s", err.msg);
+    const double dw[4] = {74, 86, 105, 122};
+    for (int k = 0; k < 4; k++) cr_assert_float_eq(r.values[info.grad[0]][k], dw[k], 1e-9, "dW[%d]", k);
+    cr_assert_float_eq(r.values[info.loss][0], (19.0 * 19 + 22 * 22 + 43 * 43 + 50 * 50) / 4, 1e-9);
+    int next = rotor_graph_find_value(&t, "w.next");
+    cr_assert_geq(next, 0);
+    const double wn[4] = {5 - 0.74, 6 - 0.86, 7 - 1.05, 8 - 1.22};
+    for (int k = 0; k < 4; k++) cr_assert_float_eq(r.values[next][k], wn[k], 1e-6, "W'[%d]", k);
+    rotor_run_result_free(&r);
+    free(in);
+    rotor_train_info_free(&info);
+    rotor_graph_free(&t);
+    rotor_graph_free(&g);
+}
+
+/* Adam's first step moves every entry by lr against its gradient's sign
+ * (m/(1-b1) = g, sqrt(v/(1-b2)) = |g|), and its two moments are weights. */
+Test(train, adam_first_step_moves_each_weight_by_lr_and_keeps_two_moments) {
+    rotor_graph g, t;
+    rotor_train_info info;
+    rotor_error err = {{0}};
+    int x, w;
+    train_2x2(ROTOR_OPTIM_ADAM, 0.1, &g, &t, &info, &x, &w);
+    cr_assert_eq(info.update_ops, 3);
+    cr_assert_eq(info.state_bytes, 2 * 16);
+    int m = rotor_graph_find_value(&t, "w.adam_m");
+    cr_assert_geq(m, 0);
+    cr_assert_eq(t.values[m].role, ROTOR_ROLE_WEIGHT);
+    double xd[4] = {1, 2, 3, 4}, zero[4] = {0};
+    const double **in = calloc((size_t)t.nvalues, sizeof *in);
+    in[x] = xd;
+    in[info.target[0]] = zero;
+    rotor_run_result r;
+    cr_assert_eq(rotor_run(&t, in, NULL, &r, &err), ROTOR_OK, "%s", err.msg);
+    int next = rotor_graph_find_value(&t, "w.next");
+    const double w0[4] = {5, 6, 7, 8};
+    for (int k = 0; k < 4; k++) cr_assert_float_eq(r.values[next][k], w0[k] - 0.1, 1e-6, "W'[%d]", k);
+    rotor_run_result_free(&r);
+    free(in);
+    rotor_train_info_free(&info);
+    rotor_graph_free(&t);
+    rotor_graph_free(&g);
+}
+
+Test(train, an_operator_without_a_gradient_is_refused_naming_it) {
+    rotor_graph g, t;
+    rotor_train_info info;
+    rotor_error err = {{0}};
+    int x, w, y, z;
+    matmul_2x2(&g, &x, &w);
+    y = rotor_graph_find_value(&g, "y");
+    cr_assert_eq(rotor_graph_add_value(&g, "z", ROTOR_DTYPE_F32, 2, (int64_t[]){2, 2}, ROTOR_ROLE_ACTIVATION, &z, &err), 0);
+    rotor_op_desc cs = {.name = "cum", .type = "CumSum", .tensor_value = {-1, -1, -1, -1, -1}, .inputs = &y,
+                        .ninputs = 1, .outputs = &z, .noutputs = 1};
+    cr_assert_eq(rotor_graph_add_op(&g, &cs, NULL, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_graph_set_output(&g, z, &err), 0);
+    cr_assert_eq(rotor_train(&g, NULL, &t, &info, &err), ROTOR_ERR_INPUT);
+    cr_assert_str_eq(err.msg, "op 'cum' (CumSum): rotor has no gradient for this operator (docs/training.md lists "
+                              "the ones it has)");
+    cr_assert_eq(t.nops, 0);
+    rotor_graph_free(&t);
+    rotor_graph_free(&g);
+}
+
+/* ---- finite differences on ONNX models ------------------------------------------------------ */
+
+/* A float initializer with pseudo-random data of scale `scale` (around
+ * `mean`), which onnxbuild.h's mb_init_tensor leaves empty. */
+static void init_f(mb *b, const char *name, int rank, const int64_t *dims, double mean, double scale, unsigned seed) {
+    Onnx__TensorProto *t = mb_init_tensor(b, name, 1, rank, dims, NULL);
+    int64_t n = 1;
+    for (int d = 0; d < rank; d++) n *= dims[d];
+    t->n_float_data = (size_t)n;
+    t->float_data = mb_alloc(b, sizeof(float) * (size_t)n);
+    for (int64_t k = 0; k < n; k++) t->float_data[k] = (float)(mean + scale * sin(1.7 * (double)(k + 1) + seed));
+}
+
+static double check(mb *b, const char *what) {
+    rotor_onnx_options oo = {.keep_data = true, .train = true};
+    rotor_graph g;
+    rotor_error err = {{0}};
+    cr_assert_eq(mb_load(b, &oo, &g, NULL, &err), ROTOR_OK, "%s: %s", what, err.msg);
+    rotor_gradcheck_options go = {.samples = 4, .seed = 7, };
+    rotor_gradcheck_result r;
+    cr_assert_eq(rotor_gradcheck(&g, NULL, &go, &r, &err), ROTOR_OK, "%s: %s", what, err.msg);
+    for (int k = 0; k < r.nparams; k++) {
+        const rotor_gradcheck_param *p = &r.params[k];
+        cr_assert_geq(p->checked, 2, "%s: %s: %d of %lld entries checked (%d at kinks)", what, p->name, p->checked,
+                      (long long)p->elements, p->kinks);
+        cr_assert(!p->vanishing || p->zero_ok, "%s: %s: a gradient 0 by symmetry, but a difference of %.3g", what,
+                  p->name, p->max_numeric);
+        cr_assert_lt(p->max_rel, 1e-3, "%s: %s entry %lld: analytic %.9g numeric %.9g (rel %.3g)", what, p->name,
+                     (long long)p->worst, p->analytic, p->numeric, p->max_rel);
+    }
+    cr_log_info("%s: %d parameters, max relative error %.3g", what, r.nparams, r.max_rel);
+    double worst = r.max_rel;
+    cr_assert_gt(r.nparams, 0);
+    rotor_gradcheck_result_free(&r);
+    rotor_graph_free(&g);
+    return worst;
+}
+
+/* X[4,6] -> Gemm(W1[6,8], b1) -> Relu -> MatMul(W2[8,3]) + b2 -> Y */
+Test(train, mlp_gradients_match_finite_differences) {
+    mb b;
+    mb_init(&b, 17);
+    mb_input(&b, "x", DIMS(4, 6));
+    init_f(&b, "w1", DIMS(6, 8), 0, 0.5, 1);
+    init_f(&b, "b1", DIMS(8), 0.1, 0.2, 2);
+    init_f(&b, "w2", DIMS(8, 3), 0, 0.5, 3);
+    init_f(&b, "b2", DIMS(3), 0, 0.2, 4);
+    mb_node(&b, "Gemm", "fc1", "x w1 b1", "h");
+    mb_node(&b, "Relu", "act", "h", "a");
+    mb_node(&b, "MatMul", "fc2", "a w2", "m");
+    mb_node(&b, "Add", "bias2", "m b2", "y");
+    mb_output(&b, "y");
+    check(&b, "mlp");
+    mb_free(&b);
+}
+
+/* X[2,2,6,6] -> Conv(W[3,2,3,3], pads 1) + b -> BatchNormalization (batch
+ * statistics) -> Relu -> MaxPool 2x2 -> Flatten -> Gemm(W2[27,4]) -> Y */
+Test(train, cnn_with_batchnorm_gradients_match_finite_differences) {
+    mb b;
+    mb_init(&b, 17);
+    mb_input(&b, "x", DIMS(2, 2, 6, 6));
+    init_f(&b, "w", DIMS(3, 2, 3, 3), 0, 0.4, 1);
+    init_f(&b, "cb", DIMS(3), 0, 0.1, 2);
+    init_f(&b, "gamma", DIMS(3), 1, 0.2, 3);
+    init_f(&b, "beta", DIMS(3), 0, 0.2, 4);
+    init_f(&b, "mean", DIMS(3), 0, 0, 5);
+    init_f(&b, "var", DIMS(3), 1, 0, 6);
+    init_f(&b, "w2", DIMS(27, 4), 0, 0.3, 7);
+    Onnx__NodeProto *c = mb_node(&b, "Conv", "conv", "x w cb", "c");
+    mb_attr_ints(&b, c, "kernel_shape", 2, (int64_t[]){3, 3});
+    mb_attr_ints(&b, c, "pads", 4, (int64_t[]){1, 1, 1, 1});
+    mb_node(&b, "BatchNormalization", "bn", "c gamma beta mean var", "n");
+    mb_node(&b, "Relu", "act", "n", "r");
+    Onnx__NodeProto *p = mb_node(&b, "MaxPool", "pool", "r", "p");
+    mb_attr_ints(&b, p, "kernel_shape", 2, (int64_t[]){2, 2});
+    mb_attr_ints(&b, p, "strides", 2, (int64_t[]){2, 2});
+    mb_node(&b, "Flatten", "flat", "p", "f");
+    mb_node(&b, "Gemm", "fc", "f w2", "y");
+    mb_output(&b, "y");
+    check(&b, "cnn");
+    mb_free(&b);
+}
+
+/* One post-norm transformer layer, as BERT's: X[4,8] (seq 4, model 8, 2
+ * heads of 4) -> Q, K, V (MatMul + Add) -> heads (Reshape, Transpose) ->
+ * softmax(Q K^T / 2) V -> merged -> output projection + residual ->
+ * LayerNormalization -> FFN (MatMul 8x16, Gelu, MatMul 16x8) + residual ->
+ * LayerNormalization -> Y. */
+static void transformer(mb *b) {
+    mb_input(b, "x", DIMS(4, 8));
+    const char *proj[3] = {"q", "k", "v"};
+    unsigned seed = 1;
+    for (int i = 0; i < 3; i++) {
+        char w[8], bias[8], mm[16], out[8], ins[32], outs[16], hd[16], sh[16];
+        snprintf(w, sizeof w, "w%s", proj[i]);
+        snprintf(bias, sizeof bias, "b%s", proj[i]);
+        init_f(b, w, DIMS(8, 8), 0, 0.4, seed++);
+        init_f(b, bias, DIMS(8), 0, 0.1, seed++);
+        snprintf(mm, sizeof mm, "%s.mm", proj[i]);
+        snprintf(ins, sizeof ins, "x %s", w);
+        snprintf(outs, sizeof outs, "%s0", proj[i]);
+        mb_node(b, "MatMul", mm, ins, outs);
+        snprintf(ins, sizeof ins, "%s0 %s", proj[i], bias);
+        snprintf(out, sizeof out, "%s1", proj[i]);
+        snprintf(mm, sizeof mm, "%s.add", proj[i]);
+        mb_node(b, "Add", mm, ins, out);
+        snprintf(ins, sizeof ins, "%s1 hshape", proj[i]);
+        snprintf(hd, sizeof hd, "%s2", proj[i]);
+        snprintf(mm, sizeof mm, "%s.split", proj[i]);
+        mb_node(b, "Reshape", mm, ins, hd);
+        snprintf(sh, sizeof sh, "%s3", proj[i]);
+        snprintf(mm, sizeof mm, "%s.heads", proj[i]);
+        Onnx__NodeProto *t = mb_node(b, "Transpose", mm, hd, sh);
+        /* [s, h, d] -> [h, s, d]; K -> [h, d, s] */
+        mb_attr_ints(b, t, "perm", 3, i == 1 ? (int64_t[]){1, 2, 0} : (int64_t[]){1, 0, 2});
+    }
+    mb_init_tensor(b, "hshape", 7, DIMS(3), (int64_t[]){4, 2, 4});
+    mb_init_tensor(b, "mshape", 7, DIMS(2), (int64_t[]){4, 8});
+    init_f(b, "scale", 0, NULL, 0.5, 0, 0);
+    mb_node(b, "MatMul", "scores", "q3 k3", "s0");
+    mb_node(b, "Mul", "scaled", "s0 scale", "s1");
+    mb_node(b, "Softmax", "softmax", "s1", "p");
+    mb_node(b, "MatMul", "context", "p v3", "c0");
+    Onnx__NodeProto *t = mb_node(b, "Transpose", "merge", "c0", "c1");
+    mb_attr_ints(b, t, "perm", 3, (int64_t[]){1, 0, 2});
+    mb_node(b, "Reshape", "merged", "c1 mshape", "c2");
+    init_f(b, "wo", DIMS(8, 8), 0, 0.4, seed++);
+    mb_node(b, "MatMul", "o.mm", "c2 wo", "o0");
+    mb_node(b, "Add", "residual1", "o0 x", "r1");
+    init_f(b, "g1", DIMS(8), 1, 0.1, seed++);
+    init_f(b, "be1", DIMS(8), 0, 0.1, seed++);
+    mb_node(b, "LayerNormalization", "ln1", "r1 g1 be1", "h1");
+    init_f(b, "w1", DIMS(8, 16), 0, 0.4, seed++);
+    init_f(b, "w2", DIMS(16, 8), 0, 0.3, seed++);
+    mb_node(b, "MatMul", "ffn1", "h1 w1", "f0");
+    mb_node(b, "Gelu", "gelu", "f0", "f1");
+    mb_node(b, "MatMul", "ffn2", "f1 w2", "f2");
+    mb_node(b, "Add", "residual2", "f2 h1", "r2");
+    init_f(b, "g2", DIMS(8), 1, 0.1, seed++);
+    init_f(b, "be2", DIMS(8), 0, 0.1, seed++);
+    mb_node(b, "LayerNormalization", "ln2", "r2 g2 be2", "y");
+    mb_output(b, "y");
+}
+
+Test(train, transformer_layer_gradients_match_finite_differences) {
+    mb b;
+    mb_init(&b, 20);
+    transformer(&b);
+    check(&b, "transformer");
+    mb_free(&b);
+}
+
+/* An embedding: ids [2, 0, 2, 4] gather rows of table[5,6] (row 2 twice, so
+ * its gradient adds two rows of dY), plus x, then MatMul and Tanh. */
+Test(train, embedding_gradients_match_finite_differences) {
+    mb b;
+    mb_init(&b, 13);
+    mb_input(&b, "x", DIMS(4, 6));
+    b.inputs[b.graph.n_input++] = mb_vi(&b, "ids", 7, DIMS(4));
+    init_f(&b, "table", DIMS(5, 6), 0, 0.5, 1);
+    init_f(&b, "w", DIMS(6, 3), 0, 0.5, 2);
+    mb_node(&b, "Gather", "embed", "table ids", "e");
+    mb_node(&b, "Add", "add", "e x", "h");
+    mb_node(&b, "MatMul", "mm", "h w", "m");
+    mb_node(&b, "Tanh", "th", "m", "y");
+    mb_output(&b, "y");
+    rotor_onnx_options oo = {.keep_data = true, .train = true};
+    rotor_graph g;
+    rotor_error err = {{0}};
+    cr_assert_eq(mb_load(&b, &oo, &g, NULL, &err), ROTOR_OK, "%s", err.msg);
+    const double **in = calloc((size_t)g.nvalues, sizeof *in);
+    double ids[4] = {2, 0, 2, 4};
+    in[rotor_graph_find_value(&g, "ids")] = ids;
+    rotor_gradcheck_options go = {.samples = 30, .seed = 3};
+    rotor_gradcheck_result r;
+    cr_assert_eq(rotor_gradcheck(&g, (const double *const *)in, &go, &r, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(r.nparams, 2);
+    cr_assert_str_eq(r.params[0].name, "table");
+    cr_assert_eq(r.params[0].checked, 30, "every entry of the table");
+    cr_assert_lt(r.max_rel, 1e-3, "%s: analytic %.9g numeric %.9g", r.params[0].name, r.params[0].analytic,
+                 r.params[0].numeric);
+    rotor_gradcheck_result_free(&r);
+    free(in);
+    rotor_graph_free(&g);
+    mb_free(&b);
+}
