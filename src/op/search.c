@@ -521,17 +521,33 @@ rotor_status rotor_search_session_open(const rotor_expr *e, const rotor_chip *ch
 rotor_status rotor_search_session_best(rotor_search_session *s, int64_t cap, int threads,
                                        rotor_candidate *best, rotor_search_stats *stats,
                                        rotor_error *err) {
+    return rotor_search_session_within(s, cap, INFINITY, threads, best, stats, err);
+}
+
+/* The time cap is the single pass's (ctx.time_cap): search_prune cuts
+ * every node whose time floor exceeds it and search_offer turns away every
+ * plan slower than it, so the fastest plan under the memory cap, when it
+ * runs in at most time_cap, is found with its ties exactly as without.
+ * What the session keeps does not depend on it: the floors and the lb
+ * cache are the cap's, the archive holds every plan costed. */
+rotor_status rotor_search_session_within(rotor_search_session *s, int64_t cap, double time_cap, int threads,
+                                         rotor_candidate *best, rotor_search_stats *stats, rotor_error *err) {
     ctx *c = &s->c;
     c->cap = cap > 0 && cap < s->cap0 ? cap : s->cap0;
+    c->time_cap = time_cap > 0 ? time_cap : INFINITY;
     int nthreads = threads > 0 ? threads : s->threads;
     rotor_search_stats st = {0};
     double t0 = omp_get_wtime();
     bool have = false;
-    if (!search_once(c, nthreads, best, &have, &st, NULL))
-        return rotor_nomem(err);
+    bool ok = search_once(c, nthreads, best, &have, &st, NULL);
+    c->time_cap = INFINITY;
+    if (!ok) return rotor_nomem(err);
     st.threads = nthreads;
     st.wall_seconds = omp_get_wtime() - t0;
     if (stats) *stats = st;
+    if (!have && time_cap < INFINITY)
+        return rotor_fail(err, ROTOR_ERR_NOFIT, "no plan within %lld bytes per core runs in %g s or less",
+                          (long long)c->cap, time_cap);
     if (!have)
         return rotor_fail(err, ROTOR_ERR_NOFIT,
                           "no valid plan fits: every plan of this operator needs more than %lld bytes "
