@@ -101,16 +101,22 @@ static void merge_stats(rotor_search_stats *to, const rotor_search_stats *from) 
 
 /* c->pool with room for the seed and nthreads workers (false: out of
  * memory).  Each search resets what it reads before writing; the rest is
- * scratch that search_fop and the step search fill before use. */
+ * scratch that search_fop and the step search fill before use.  So the
+ * pool is not cleared: a worker is most of a megabyte, and a compile opens
+ * a session per shape (clearing them was a tenth of a DenseNet compile,
+ * page faults included); only the ctx and the archive pointer are set. */
 static bool worker_pool(ctx *c, int nthreads) {
     if (c->npool >= nthreads + 1) return true;
     for (int i = 0; i < c->npool; i++) free(c->pool[i].own);
     free(c->pool);
     c->npool = 0;
-    c->pool = calloc((size_t)nthreads + 1, sizeof *c->pool);
+    c->pool = malloc(((size_t)nthreads + 1) * sizeof *c->pool);
     if (!c->pool) return false;
     c->npool = nthreads + 1;
-    for (int i = 0; i < c->npool; i++) c->pool[i].c = c;
+    for (int i = 0; i < c->npool; i++) {
+        c->pool[i].c = c;
+        c->pool[i].own = NULL;
+    }
     return true;
 }
 
@@ -503,8 +509,13 @@ rotor_status rotor_search_session_open(const rotor_expr *e, const rotor_chip *ch
         rc = rotor_fail(err, ROTOR_ERR_INPUT, "search: a session finds single plans, not frontiers");
     if (!rc && opt && opt->solver != ROTOR_SOLVER_EXACT)
         rc = rotor_fail(err, ROTOR_ERR_INPUT, "search: a session runs the exact solver only");
-    if (!rc && !(s->c.spare = calloc(1, sizeof *s->c.spare)))
+    /* an archive is read up to its n: not cleared (it is 370 KB) */
+    if (!rc && (s->c.spare = malloc(sizeof *s->c.spare))) {
+        s->c.spare->n = 0;
+        s->c.spare->dropped = false;
+    } else if (!rc) {
         rc = rotor_nomem(err);
+    }
     if (rc) {
         ctx_free(&s->c);
         free(s);
