@@ -1107,7 +1107,9 @@ rotor_status rotor_compile(const rotor_graph *g, const rotor_chip *chip,
     }
     if ((st = prepare(&cc, opt, &out->searches, err)) || (st = compile_live(&cc, err))) goto done;
     for (int o = 0; o < g->nops; o++) w.idle_total += cc.st[o].idle_bytes;
-    if (!(w.best = malloc((size_t)g->nops * sizeof *w.best))) {
+    /* cleared: frontier_learn shifts the snapshot's indices before the
+     * walk's first point fills it (valgrind saw those reads) */
+    if (!(w.best = calloc((size_t)g->nops, sizeof *w.best))) {
         st = rotor_nomem(err);
         goto done;
     }
