@@ -108,7 +108,7 @@ static void pass1_consider(pass1 *p, int64_t index, double tb) {
     if (search_prune(w, tb, 0)) return;
     int64_t mb;
     double ones;
-    if (cache && c->weak[index] >= 0) {
+    if (cache && c->weak[index] > 0) {
         mb = c->weak[index];
         ones = (double)c->ones[index];
     } else {
@@ -120,7 +120,7 @@ static void pass1_consider(pass1 *p, int64_t index, double tb) {
     }
     mb += rotating_buffer(c, ones);
     if (search_prune(w, tb, mb)) return;
-    if (c->floors && index < c->nfloors && c->floors[index] >= 0) {
+    if (c->floors && index < c->nfloors && c->floors[index] > 0) {
         int64_t strong = c->floors[index];
         if (ones > (double)c->cap) strong += c->chip->shift_buffer_bytes;
         if (strong > mb) mb = strong;
@@ -280,11 +280,11 @@ void search_pass1_scan(pass1 *p) {
         }
         double tb = v;
         int64_t mb = 0;
-        if (c->weak[i] >= 0) {
+        if (c->weak[i] > 0) {
             /* the cached floors, as pass1_consider reads them, before
              * paying for the decoding */
             mb = c->weak[i] + rotating_buffer(c, c->ones[i]); /* clamped down: still a floor */
-            if (c->floors[i] >= 0) {
+            if (c->floors[i] > 0) {
                 int64_t strong = c->floors[i];
                 if (c->ones[i] > c->cap) strong += c->chip->shift_buffer_bytes;
                 if (strong > mb) mb = strong;

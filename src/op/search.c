@@ -146,15 +146,18 @@ static void ctx_caches(ctx *c) {
     size_t nalloc = (size_t)(c->nfops ? c->nfops : 1);
     if (c->session && small && !c->cf && (c->cf = malloc(nalloc * sizeof *c->cf)))
         for (int64_t i = 0; i < c->nfops; i++) c->cf[i] = -1;
+    /* floors, lb_cap and weak start at 0, "not yet" (searchint.h): cleared
+     * by calloc, their pages are only touched where a search writes, which
+     * is a small part of them in most sessions (filling them with -1 was
+     * most of a compile's page faults) */
     if (c->floors || !small || (c->session && c->cap >= c->full_cap)) return;
-    c->floors = malloc(nalloc * sizeof *c->floors);
+    c->floors = calloc(nalloc, sizeof *c->floors);
     if (!c->floors) return;
     c->nfloors = c->nfops;
-    for (int64_t i = 0; i < c->nfops; i++) c->floors[i] = -1;
     if (!c->cf) return;
     c->lb = malloc(nalloc * sizeof *c->lb);
-    c->lb_cap = malloc(nalloc * sizeof *c->lb_cap);
-    c->weak = malloc(nalloc * sizeof *c->weak);
+    c->lb_cap = calloc(nalloc, sizeof *c->lb_cap);
+    c->weak = calloc(nalloc, sizeof *c->weak);
     c->ones = malloc(nalloc * sizeof *c->ones);
     if (!c->lb || !c->lb_cap || !c->weak || !c->ones) {
         free(c->lb);
@@ -164,11 +167,6 @@ static void ctx_caches(ctx *c) {
         c->lb = NULL;
         c->lb_cap = NULL;
         c->weak = c->ones = NULL;
-        return;
-    }
-    for (int64_t i = 0; i < c->nfops; i++) {
-        c->lb_cap[i] = -1;
-        c->weak[i] = -1;
     }
 }
 
