@@ -326,6 +326,22 @@ static rotor_status frontier_search_run(compiler *cc, int i, double ratio, int t
  * the same walk, the frontier searched lazily). */
 enum { PICK_NONE = -1, PICK_SEARCH = -2 };
 
+/* Is every plan under `cap` bytes known to execute slower than t?  (A
+ * fact for a larger cap holds for a smaller one, and for a smaller t.) */
+static bool slow_beyond(const slow_known *k, int64_t cap, double t) {
+    for (int x = 0; x < k->n; x++)
+        if (cap <= k->cap[x] && t <= k->t[x]) return true;
+    return false;
+}
+
+static void slow_note(slow_known *k, int64_t cap, double t) {
+    if (slow_beyond(k, cap, t)) return;
+    k->cap[k->next] = cap;
+    k->t[k->next] = t;
+    k->next = (k->next + 1) % SLOW_MAX;
+    if (k->n < SLOW_MAX) k->n++;
+}
+
 static int frontier_pick(const compiler *cc, int i, int64_t cap) {
     const rotor_frontier *f = &cc->fr[i];
     for (int j = 0; j < f->n; j++)
@@ -341,11 +357,14 @@ static int frontier_pick(const compiler *cc, int i, int64_t cap) {
  * execution alone is below the best sum found: setup is never negative, so
  * no later point can win.  Ties: the faster execution (the earlier point).
  * Returns the point, PICK_NONE, or PICK_SEARCH with *need_cap the cap whose
- * exact search (frontier_learn) the walk needs next. */
-static int pick_active(const compiler *cc, const op_state *s, const rotor_expr *e, int64_t cap, int64_t *need_cap) {
+ * exact search (frontier_learn) the walk needs next and *need_t the time
+ * above which its answer does not matter (INFINITY: it always does). */
+static int pick_active(const compiler *cc, const op_state *s, const rotor_expr *e, int64_t cap, int64_t *need_cap,
+                       double *need_t) {
     int i = s->frontier;
     const rotor_frontier *f = &cc->fr[i];
     int j = frontier_pick(cc, i, cap);
+    *need_t = INFINITY;
     if (j < 0) {
         *need_cap = cap;
         return j;
@@ -359,7 +378,11 @@ static int pick_active(const compiler *cc, const op_state *s, const rotor_expr *
         if (below <= cc->none_upto[i]) break; /* none leaner */
         if (j + 1 >= f->n || cc->cov[i][j + 1] < below) {
             if (best_sum <= cc->tcut[i]) break; /* every unknown point executes slower */
+            if (slow_beyond(&cc->slow[i], below, best_sum)) break; /* ... known so from a search */
+            /* the loop stops at the next point unless it executes faster
+             * than best_sum: a slower one need not be found */
             *need_cap = below;
+            *need_t = best_sum;
             return PICK_SEARCH;
         }
         j++;
@@ -439,8 +462,12 @@ static rotor_status frontier_tail(compiler *cc, int i, int threads, rotor_error 
  * frontier in memory order (or widens the cover of the same point, found
  * before under a smaller cap), or no plan fits under cap.  A point inserted
  * before others shifts their indices: the operators' choices in st and
- * snap (NULL: none) follow. */
-static rotor_status frontier_learn_run(compiler *cc, int i, int64_t cap, int threads, op_state *snap,
+ * snap (NULL: none) follow.  With tmax finite the caller wants the point
+ * only if it executes in at most tmax (pick_active): the search prunes by
+ * that time too, and when it finds nothing the frontier learns only that
+ * every plan under cap is slower than tmax (cc->slow), which is all the
+ * walk asked.  The point it finds, if any, is the same. */
+static rotor_status frontier_learn_run(compiler *cc, int i, int64_t cap, double tmax, int threads, op_state *snap,
                                        rotor_error *err) {
     rotor_frontier *f = &cc->fr[i];
     const rotor_op *op = &cc->g->ops[cc->fr_op[i]];
@@ -458,7 +485,13 @@ static rotor_status frontier_learn_run(compiler *cc, int i, int64_t cap, int thr
             rotor_search_options so = {.threads = threads};
             st = rotor_search_session_open(&op->expr, &cc->fchip[i], &so, &cc->sess[i], err);
         }
-        if (!st) st = cap > 0 ? rotor_search_session_best(cc->sess[i], cap, threads, &found, NULL, err) : ROTOR_ERR_NOFIT;
+        if (!st)
+            st = cap > 0 ? rotor_search_session_within(cc->sess[i], cap, tmax, threads, &found, NULL, err)
+                         : ROTOR_ERR_NOFIT;
+        if (st == ROTOR_ERR_NOFIT && cap > 0 && tmax < INFINITY) {
+            slow_note(&cc->slow[i], cap, tmax);
+            return ROTOR_OK;
+        }
         rotor_status cst = ROTOR_OK;
         if (pe && (!st || st == ROTOR_ERR_NOFIT)) cst = rotor_plancache_note_point(pe, cap, st ? NULL : &found, err);
         if (cst) return cst;
@@ -502,9 +535,10 @@ static rotor_status frontier_learn_run(compiler *cc, int i, int64_t cap, int thr
 }
 
 /* frontier_learn_run, its wall time counted as search (the profile). */
-static rotor_status frontier_learn(compiler *cc, int i, int64_t cap, int threads, op_state *snap, rotor_error *err) {
+static rotor_status frontier_learn(compiler *cc, int i, int64_t cap, double tmax, int threads, op_state *snap,
+                                   rotor_error *err) {
     double t0 = rotor_clock_s();
-    rotor_status st = frontier_learn_run(cc, i, cap, threads, snap, err);
+    rotor_status st = frontier_learn_run(cc, i, cap, tmax, threads, snap, err);
     cc->search_s += rotor_clock_s() - t0;
     return st;
 }
@@ -635,7 +669,8 @@ rotor_status rotor_compile_liveness(const rotor_graph *g, int64_t elem, int64_t 
  * found so far cannot tell an operator's fastest fitting plan, before any
  * misfit, it stops with *need naming the operator and *cap_of its cap: the
  * caller searches (frontier_learn) and asks again. */
-static double assign_active(compiler *cc, int64_t idle_total, int *misfit, int *need, int64_t *cap_of) {
+static double assign_active(compiler *cc, int64_t idle_total, int *misfit, int *need, int64_t *cap_of,
+                            double *t_of) {
     const rotor_graph *g = cc->g;
     double total = 0;
     *misfit = -1;
@@ -659,10 +694,12 @@ static double assign_active(compiler *cc, int64_t idle_total, int *misfit, int *
         }
         const rotor_frontier *f = &cc->fr[s->frontier];
         int64_t need_cap = cap;
-        s->active = pick_active(cc, s, &g->ops[o].expr, cap, &need_cap);
+        double need_t;
+        s->active = pick_active(cc, s, &g->ops[o].expr, cap, &need_cap, &need_t);
         if (s->active == PICK_SEARCH && *misfit < 0) {
             *need = o;
             *cap_of = need_cap;
+            *t_of = need_t;
             return INFINITY;
         }
         if (s->active < 0) {
@@ -868,7 +905,8 @@ static rotor_status prepare(compiler *cc, const rotor_compile_options *opt, int 
     }
     cc->sess = calloc((size_t)(cc->nfr ? cc->nfr : 1), sizeof *cc->sess);
     cc->tcut = malloc((size_t)(cc->nfr ? cc->nfr : 1) * sizeof *cc->tcut);
-    if (!cc->sess || !cc->tcut) return rotor_nomem(err);
+    cc->slow = calloc((size_t)(cc->nfr ? cc->nfr : 1), sizeof *cc->slow);
+    if (!cc->sess || !cc->tcut || !cc->slow) return rotor_nomem(err);
     double t0 = rotor_clock_s();
     rotor_status st = cache_load(cc, opt ? opt->frontier_ratio : 0, err);
     if (!st) st = frontiers_search(cc, opt, opt ? opt->frontier_ratio : 0, err);
@@ -933,6 +971,7 @@ static void compiler_free(compiler *cc) {
     free(cc->pce);
     free(cc->sess);
     free(cc->tcut);
+    free(cc->slow);
     free(cc->cov);
     free(cc->none_upto);
     free(cc->keys);
@@ -986,11 +1025,12 @@ static rotor_status compile_walk(compiler *cc, int threads, rotor_compile_result
     while (!st) {
         int misfit, need;
         int64_t cap_of = 0;
-        double t = assign_active(cc, w->idle_total, &misfit, &need, &cap_of);
+        double t_of = INFINITY;
+        double t = assign_active(cc, w->idle_total, &misfit, &need, &cap_of, &t_of);
         if (cc->hst) break;
         if (need >= 0) {
             /* the points found so far cannot tell: search under its cap */
-            st = frontier_learn(cc, cc->st[need].frontier, cap_of, threads, w->best, err);
+            st = frontier_learn(cc, cc->st[need].frontier, cap_of, t_of, threads, w->best, err);
             out->searches++;
             continue;
         }
@@ -1031,7 +1071,7 @@ static rotor_status compile_nofit(compiler *cc, int threads, rotor_compile_resul
         rotor_frontier *f = &cc->fr[fi];
         int64_t below = f->v[f->n - 1].info.memory - 1;
         if (below <= cc->none_upto[fi]) break;
-        st = frontier_learn(cc, fi, below, threads, NULL, err);
+        st = frontier_learn(cc, fi, below, INFINITY, threads, NULL, err);
         out->searches++;
     }
     if (st) return st;
@@ -1067,7 +1107,9 @@ rotor_status rotor_compile(const rotor_graph *g, const rotor_chip *chip,
     }
     if ((st = prepare(&cc, opt, &out->searches, err)) || (st = compile_live(&cc, err))) goto done;
     for (int o = 0; o < g->nops; o++) w.idle_total += cc.st[o].idle_bytes;
-    if (!(w.best = malloc((size_t)g->nops * sizeof *w.best))) {
+    /* cleared: frontier_learn shifts the snapshot's indices before the
+     * walk's first point fills it (valgrind saw those reads) */
+    if (!(w.best = calloc((size_t)g->nops, sizeof *w.best))) {
         st = rotor_nomem(err);
         goto done;
     }

@@ -31,6 +31,16 @@ typedef struct op_state {
     int64_t idle_bytes;
 } op_state;
 
+/* At most SLOW_MAX facts per frontier "every plan under cap[k] bytes is
+ * slower than t[k]" (compile.c, frontier_learn); one more replaces the
+ * oldest: a fact forgotten costs a search, never a plan. */
+#define SLOW_MAX 4
+typedef struct slow_known {
+    int n, next;
+    int64_t cap[SLOW_MAX];
+    double t[SLOW_MAX];
+} slow_known;
+
 typedef struct compiler {
     const rotor_graph *g;
     const rotor_chip *chip;
@@ -51,6 +61,9 @@ typedef struct compiler {
     /* tcut[i]: every point of frontier i not found yet executes slower than
      * this (the time ratio of its first search; INFINITY once whole) */
     double *tcut;
+    /* slow[i]: what frontier i's time-capped searches found (frontier_learn):
+     * every plan under slow[i].cap[k] bytes executes slower than slow[i].t[k] */
+    struct slow_known *slow;
     rotor_search_session **sess; /* per frontier, opened at its first capped search */
     /* the plan cache (options.cache_dir; NULL: none): per frontier, its
      * entry, read before the first search and written after the walk */

@@ -430,7 +430,7 @@ int64_t search_fop_strong_floor(const ctx *c, knap_scratch *ks, const int64_t *f
     int32_t *cached = c->floors && index >= 0 && index < c->nfloors ? &c->floors[index] : NULL;
     int64_t mem = 0;
     *ready = false;
-    if (cached && *cached >= 0) {
+    if (cached && *cached > 0) {
         mem = *cached;
     } else {
         for (int t = 0; t < e->ntensors; t++) {

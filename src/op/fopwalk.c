@@ -37,6 +37,20 @@ void search_seed_all_ones(worker *w, const int64_t *fop, double tb) {
 
 static void pass1_consider(pass1 *p, int64_t index, double tb);
 
+/* The shift buffer, when an F_op's all-ones plan (`ones` bytes) does not
+ * fit the cap: that plan is the only one without rotation (every f_t = 1
+ * makes every S_a = 1), so every plan of the F_op that could fit rotates
+ * and holds B_buf (docs/cost-model-v1.md, "Memory per core": M = sum_X
+ * bytes(X) + B_buf if any f_t > 1).  So it joins any memory floor of the
+ * F_op, the weak one included, as it joins the strong one
+ * (search_fop_strong_floor).  Under a cap below B_buf (the compiler's
+ * capped searches at a frontier's lean end) only the F_op whose all-ones
+ * plan fits survive it: those searches no longer compute the strong floors
+ * of every F_op to find that nothing fits. */
+static int64_t rotating_buffer(const ctx *c, double ones) {
+    return ones > (double)c->cap ? c->chip->shift_buffer_bytes : 0;
+}
+
 static void pass1_visit(pass1 *p) {
     ctx *c = p->c;
     const rotor_expr *e = c->e;
@@ -94,7 +108,7 @@ static void pass1_consider(pass1 *p, int64_t index, double tb) {
     if (search_prune(w, tb, 0)) return;
     int64_t mb;
     double ones;
-    if (cache && c->weak[index] >= 0) {
+    if (cache && c->weak[index] > 0) {
         mb = c->weak[index];
         ones = (double)c->ones[index];
     } else {
@@ -104,8 +118,9 @@ static void pass1_consider(pass1 *p, int64_t index, double tb) {
             c->ones[index] = ones < (double)INT32_MAX ? (int32_t)ones : INT32_MAX;
         }
     }
+    mb += rotating_buffer(c, ones);
     if (search_prune(w, tb, mb)) return;
-    if (c->floors && index < c->nfloors && c->floors[index] >= 0) {
+    if (c->floors && index < c->nfloors && c->floors[index] > 0) {
         int64_t strong = c->floors[index];
         if (ones > (double)c->cap) strong += c->chip->shift_buffer_bytes;
         if (strong > mb) mb = strong;
@@ -265,11 +280,11 @@ void search_pass1_scan(pass1 *p) {
         }
         double tb = v;
         int64_t mb = 0;
-        if (c->weak[i] >= 0) {
+        if (c->weak[i] > 0) {
             /* the cached floors, as pass1_consider reads them, before
              * paying for the decoding */
-            mb = c->weak[i];
-            if (c->floors[i] >= 0) {
+            mb = c->weak[i] + rotating_buffer(c, c->ones[i]); /* clamped down: still a floor */
+            if (c->floors[i] > 0) {
                 int64_t strong = c->floors[i];
                 if (c->ones[i] > c->cap) strong += c->chip->shift_buffer_bytes;
                 if (strong > mb) mb = strong;

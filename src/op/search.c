@@ -101,16 +101,22 @@ static void merge_stats(rotor_search_stats *to, const rotor_search_stats *from) 
 
 /* c->pool with room for the seed and nthreads workers (false: out of
  * memory).  Each search resets what it reads before writing; the rest is
- * scratch that search_fop and the step search fill before use. */
+ * scratch that search_fop and the step search fill before use.  So the
+ * pool is not cleared: a worker is most of a megabyte, and a compile opens
+ * a session per shape (clearing them was a tenth of a DenseNet compile,
+ * page faults included); only the ctx and the archive pointer are set. */
 static bool worker_pool(ctx *c, int nthreads) {
     if (c->npool >= nthreads + 1) return true;
     for (int i = 0; i < c->npool; i++) free(c->pool[i].own);
     free(c->pool);
     c->npool = 0;
-    c->pool = calloc((size_t)nthreads + 1, sizeof *c->pool);
+    c->pool = malloc(((size_t)nthreads + 1) * sizeof *c->pool);
     if (!c->pool) return false;
     c->npool = nthreads + 1;
-    for (int i = 0; i < c->npool; i++) c->pool[i].c = c;
+    for (int i = 0; i < c->npool; i++) {
+        c->pool[i].c = c;
+        c->pool[i].own = NULL;
+    }
     return true;
 }
 
@@ -140,15 +146,18 @@ static void ctx_caches(ctx *c) {
     size_t nalloc = (size_t)(c->nfops ? c->nfops : 1);
     if (c->session && small && !c->cf && (c->cf = malloc(nalloc * sizeof *c->cf)))
         for (int64_t i = 0; i < c->nfops; i++) c->cf[i] = -1;
+    /* floors, lb_cap and weak start at 0, "not yet" (searchint.h): cleared
+     * by calloc, their pages are only touched where a search writes, which
+     * is a small part of them in most sessions (filling them with -1 was
+     * most of a compile's page faults) */
     if (c->floors || !small || (c->session && c->cap >= c->full_cap)) return;
-    c->floors = malloc(nalloc * sizeof *c->floors);
+    c->floors = calloc(nalloc, sizeof *c->floors);
     if (!c->floors) return;
     c->nfloors = c->nfops;
-    for (int64_t i = 0; i < c->nfops; i++) c->floors[i] = -1;
     if (!c->cf) return;
     c->lb = malloc(nalloc * sizeof *c->lb);
-    c->lb_cap = malloc(nalloc * sizeof *c->lb_cap);
-    c->weak = malloc(nalloc * sizeof *c->weak);
+    c->lb_cap = calloc(nalloc, sizeof *c->lb_cap);
+    c->weak = calloc(nalloc, sizeof *c->weak);
     c->ones = malloc(nalloc * sizeof *c->ones);
     if (!c->lb || !c->lb_cap || !c->weak || !c->ones) {
         free(c->lb);
@@ -158,11 +167,6 @@ static void ctx_caches(ctx *c) {
         c->lb = NULL;
         c->lb_cap = NULL;
         c->weak = c->ones = NULL;
-        return;
-    }
-    for (int64_t i = 0; i < c->nfops; i++) {
-        c->lb_cap[i] = -1;
-        c->weak[i] = -1;
     }
 }
 
@@ -509,8 +513,13 @@ rotor_status rotor_search_session_open(const rotor_expr *e, const rotor_chip *ch
         rc = rotor_fail(err, ROTOR_ERR_INPUT, "search: a session finds single plans, not frontiers");
     if (!rc && opt && opt->solver != ROTOR_SOLVER_EXACT)
         rc = rotor_fail(err, ROTOR_ERR_INPUT, "search: a session runs the exact solver only");
-    if (!rc && !(s->c.spare = calloc(1, sizeof *s->c.spare)))
+    /* an archive is read up to its n: not cleared (it is 370 KB) */
+    if (!rc && (s->c.spare = malloc(sizeof *s->c.spare))) {
+        s->c.spare->n = 0;
+        s->c.spare->dropped = false;
+    } else if (!rc) {
         rc = rotor_nomem(err);
+    }
     if (rc) {
         ctx_free(&s->c);
         free(s);
@@ -527,17 +536,33 @@ rotor_status rotor_search_session_open(const rotor_expr *e, const rotor_chip *ch
 rotor_status rotor_search_session_best(rotor_search_session *s, int64_t cap, int threads,
                                        rotor_candidate *best, rotor_search_stats *stats,
                                        rotor_error *err) {
+    return rotor_search_session_within(s, cap, INFINITY, threads, best, stats, err);
+}
+
+/* The time cap is the single pass's (ctx.time_cap): search_prune cuts
+ * every node whose time floor exceeds it and search_offer turns away every
+ * plan slower than it, so the fastest plan under the memory cap, when it
+ * runs in at most time_cap, is found with its ties exactly as without.
+ * What the session keeps does not depend on it: the floors and the lb
+ * cache are the cap's, the archive holds every plan costed. */
+rotor_status rotor_search_session_within(rotor_search_session *s, int64_t cap, double time_cap, int threads,
+                                         rotor_candidate *best, rotor_search_stats *stats, rotor_error *err) {
     ctx *c = &s->c;
     c->cap = cap > 0 && cap < s->cap0 ? cap : s->cap0;
+    c->time_cap = time_cap > 0 ? time_cap : INFINITY;
     int nthreads = threads > 0 ? threads : s->threads;
     rotor_search_stats st = {0};
     double t0 = omp_get_wtime();
     bool have = false;
-    if (!search_once(c, nthreads, best, &have, &st, NULL))
-        return rotor_nomem(err);
+    bool ok = search_once(c, nthreads, best, &have, &st, NULL);
+    c->time_cap = INFINITY;
+    if (!ok) return rotor_nomem(err);
     st.threads = nthreads;
     st.wall_seconds = omp_get_wtime() - t0;
     if (stats) *stats = st;
+    if (!have && time_cap < INFINITY)
+        return rotor_fail(err, ROTOR_ERR_NOFIT, "no plan within %lld bytes per core runs in %g s or less",
+                          (long long)c->cap, time_cap);
     if (!have)
         return rotor_fail(err, ROTOR_ERR_NOFIT,
                           "no valid plan fits: every plan of this operator needs more than %lld bytes "

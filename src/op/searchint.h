@@ -82,19 +82,22 @@ typedef struct ctx {
     _Atomic uint64_t incumbent;      /* bits of the best time so far (positive doubles order as integers) */
     /* The tensor floors of each F_op do not depend on the cap, so the
      * Pareto loop's repeated searches compute each once: floors[i] is the
-     * sum for the i-th F_op of the walk in pass 1 (-1: not yet computed).
+     * sum for the i-th F_op of the walk in pass 1 (0: not yet computed; a
+     * floor is at least one element's bytes per tensor, never 0).
      * NULL when the walk is too long to keep (then they are recomputed). */
     int32_t *floors; /* clamped to INT32_MAX: still floors */
     int64_t nfloors;
     /* A session's (rotor_search_session) time floors under the cap:
      * lb[i] is search_cap_time_floor of the i-th F_op under cap lb_cap[i], still a
-     * floor under any smaller cap (fewer plans fit).  NULL outside sessions. */
+     * floor under any smaller cap (fewer plans fit; lb_cap[i] = 0, below any
+     * cap: not yet).  NULL outside sessions. */
     float *lb;       /* rounded down: still floors */
     int32_t *lb_cap; /* clamped to INT32_MAX: still true */
     /* ... and each F_op's cheap values, so that later searches skip their
      * arithmetic: compute floor (rounded down; -1: not yet, -2: broken
      * constraint; kept from a session's first search on, nfops long), weak
-     * memory floor (-1: not yet) and all-ones bytes (clamped down). */
+     * memory floor (0: not yet; it is at least one element's bytes per
+     * tensor) and all-ones bytes (clamped down). */
     float *cf;
     int32_t *weak, *ones;
     int64_t nfops;  /* F_op vectors the walk of pass 1 visits (-1: not yet counted) */

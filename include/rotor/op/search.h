@@ -144,6 +144,14 @@ rotor_status rotor_search_session_best(rotor_search_session *s, int64_t cap, int
                                        rotor_candidate *best, rotor_search_stats *stats,
                                        rotor_error *err);
 
+/* The same, for a caller that wants the plan only when it runs in at most
+ * time_cap seconds: that plan when it does (exactly the one above),
+ * ROTOR_ERR_NOFIT when every plan under the cap is slower than time_cap or
+ * none fits.  Plans slower than time_cap prune from the start, so the
+ * answer costs far less when it is "none" (INFINITY: as above). */
+rotor_status rotor_search_session_within(rotor_search_session *s, int64_t cap, double time_cap, int threads,
+                                         rotor_candidate *best, rotor_search_stats *stats, rotor_error *err);
+
 void rotor_search_session_close(rotor_search_session *s);
 
 /* (time, memory, plan order): negative when a is the better candidate. */
