@@ -59,9 +59,9 @@ typedef struct elk_model {
 /* Schedules model at batch b on chip and runs every design into pt.
  * ROTOR_ERR_NOFIT leaves pt->fits false. */
 static rotor_status run_point(const char *model, int64_t b, const rotor_chip *chip, int threads, bool nonblocking,
-                              elk_point *pt, rotor_error *err) {
+                              rotor_search_memo *memo, elk_point *pt, rotor_error *err) {
     rotor_elk_point_options o = {.model = model, .batch = b, .seq = ELK_SEQ, .sram_nonblocking = nonblocking,
-                                 .threads = threads};
+                                 .threads = threads, .memo = memo};
     return rotor_elk_point_run(&o, chip, pt, err);
 }
 
@@ -606,13 +606,13 @@ static int write_mesh(const char *dir, const rotor_elkmesh_result *r) {
 /* Runs Figures 19 (mesh rows), 21 and 22 for the models; Figure 22 for
  * FIG22_MODEL when listed, else the last model. */
 static int run_mesh(const char *const *models, int nm, int64_t max_batch, const rotor_chip *chip, int threads,
-                    bool quiet, rotor_elkmesh_result *r) {
+                    bool quiet, rotor_search_memo *memo, rotor_elkmesh_result *r) {
     const char *link_model = models[nm - 1];
     for (int i = 0; i < nm; i++)
         if (!strcmp(models[i], FIG22_MODEL)) link_model = models[i];
     rotor_elkmesh_options o = {.models = models, .nmodels = nm, .link_model = link_model,
                                .batch = max_batch < ELK_MESH_BATCH ? max_batch : ELK_MESH_BATCH, .seq = ELK_SEQ,
-                               .threads = threads};
+                               .threads = threads, .memo = memo};
     cli_progress prog;
     cli_progress_begin(&prog, "reproduce", "mesh schedules", quiet);
     o.progress = cli_progress_step;
@@ -692,7 +692,8 @@ static int print_json(const elk_model *ms, int nm, const rotor_chip *chip, const
 
 /* Figures 17 to 20 and the execution-bound points, model by model; the
  * exit status (EXIT_NOFIT, named, when a model does not fit at batch 1). */
-static int run_models(elk_model *ms, int nm, int64_t max_batch, const rotor_chip *chip, int threads, bool quiet) {
+static int run_models(elk_model *ms, int nm, int64_t max_batch, const rotor_chip *chip, int threads, bool quiet,
+                      rotor_search_memo *memo) {
     const char *cmd = "reproduce";
     int total = 0, done = 0, rc = 0;
     for (int i = 0; i < nm; i++) {
@@ -706,7 +707,7 @@ static int run_models(elk_model *ms, int nm, int64_t max_batch, const rotor_chip
     for (int i = 0; i < nm && !rc && !nofit; i++) {
         elk_model *m = &ms[i];
         for (int64_t b = 1; b <= max_batch && b <= 32 && !rc; b *= 2) {
-            rotor_status st = run_point(m->model, b, chip, threads, false, &m->grid[m->nb], &err);
+            rotor_status st = run_point(m->model, b, chip, threads, false, memo, &m->grid[m->nb], &err);
             cli_progress_step(&prog, ++done, total);
             if (st) rc = cli_fail(cmd, st, &err);
             else if (m->grid[m->nb++].fits) m->fig18 = m->nb - 1;
@@ -719,19 +720,19 @@ static int run_models(elk_model *ms, int nm, int64_t max_batch, const rotor_chip
         for (int k = 0; k < ELK_BWS && !rc; k++) {
             rotor_chip c = *chip;
             c.hbm_gbps = ELK_BW_TBPS[k] * 1000.0 / (double)c.chips;
-            rotor_status st = run_point(m->model, b18, &c, threads, false, &m->bw[k], &err);
+            rotor_status st = run_point(m->model, b18, &c, threads, false, memo, &m->bw[k], &err);
             cli_progress_step(&prog, ++done, total);
             if (st) rc = cli_fail(cmd, st, &err);
             /* the paper's regime again, inter-core writes not pausing the cores */
             if (!rc && paper_regime(&m->bw[k], true)) {
-                st = run_point(m->model, b18, &c, threads, true, &m->nonblocking[k], &err);
+                st = run_point(m->model, b18, &c, threads, true, memo, &m->nonblocking[k], &err);
                 if (st) rc = cli_fail(cmd, st, &err);
             }
         }
         if (!rc) {
             rotor_chip c = *chip;
             c.matrix_tflops = SLOW_MATRIX_TFLOPS;
-            rotor_status st = run_point(m->model, b18, &c, threads, false, &m->slow, &err);
+            rotor_status st = run_point(m->model, b18, &c, threads, false, memo, &m->slow, &err);
             cli_progress_step(&prog, ++done, total);
             if (st) rc = cli_fail(cmd, st, &err);
         }
@@ -747,7 +748,7 @@ static int run_models(elk_model *ms, int nm, int64_t max_batch, const rotor_chip
 /* Table 2, Figures 23, 24 and 5-8 (reproduceelkfigs.c): Table 2's rows
  * are each model's Figure 18 point. */
 static int run_figs(const elk_model *ms, int nm, const rotor_chip *chip, int threads, bool quiet, bool full_grid,
-                    cli_elkfigs *figs) {
+                    rotor_search_memo *memo, cli_elkfigs *figs) {
     cli_elk_t2 t2[ROTOR_ELKFIGS_MAX_MODELS];
     int nt = 0;
     int64_t batch = 1;
@@ -758,7 +759,7 @@ static int run_figs(const elk_model *ms, int nm, const rotor_chip *chip, int thr
     }
     const char *llms[ROTOR_ELKFIGS_MAX_MODELS];
     for (int i = 0; i < nt; i++) llms[i] = ms[i].model;
-    return cli_elkfigs_run(llms, nt, batch, ELK_SEQ, chip, threads, quiet, full_grid, t2, nt, figs);
+    return cli_elkfigs_run(llms, nt, batch, ELK_SEQ, chip, threads, quiet, full_grid, memo, t2, nt, figs);
 }
 
 int cli_reproduce_elk(const char *const *models, int nm, int64_t max_batch, const char *dir, bool json,
@@ -777,9 +778,13 @@ int cli_reproduce_elk(const char *const *models, int nm, int64_t max_batch, cons
     }
     rotor_elkmesh_result mesh = {0};
     cli_elkfigs figs = {0};
-    int rc = run_models(ms, nm, max_batch, &chip, threads, quiet);
-    if (!rc) rc = run_mesh(models, nm, max_batch, &chip, threads, quiet, &mesh);
-    if (!rc) rc = run_figs(ms, nm, &chip, threads, quiet, full_grid, &figs);
+    /* one memo of frontiers for every figure: their points differ mostly
+     * in HBM, which the plan search does not read (hbm/searchmemo.h) */
+    rotor_search_memo *memo = rotor_search_memo_new();
+    int rc = memo ? run_models(ms, nm, max_batch, &chip, threads, quiet, memo) : cli_nomem(cmd);
+    if (!rc) rc = run_mesh(models, nm, max_batch, &chip, threads, quiet, memo, &mesh);
+    if (!rc) rc = run_figs(ms, nm, &chip, threads, quiet, full_grid, memo, &figs);
+    rotor_search_memo_free(memo);
     if (!rc) rc = cli_reproduce_file(dir, "elk-fig17.csv", csv_fig17, ms, nm);
     if (!rc) rc = cli_reproduce_file(dir, "elk-fig19.csv", csv_fig19, ms, nm);
     if (!rc) rc = cli_reproduce_file(dir, "elk-execution-bound.csv", csv_slow, ms, nm);

@@ -25,7 +25,8 @@ static void progress_begin(cli_progress *p, const char *what, bool quiet) {
 }
 
 int cli_elkfigs_run(const char *const *llms, int nm, int64_t batch, int64_t seq, const rotor_chip *chip, int threads,
-                    bool quiet, bool full_grid, const cli_elk_t2 *t2, int nt2, cli_elkfigs *out) {
+                    bool quiet, bool full_grid, rotor_search_memo *memo, const cli_elk_t2 *t2, int nt2,
+                    cli_elkfigs *out) {
     memset(out, 0, sizeof *out);
     for (int i = 0; i < nt2 && i < ROTOR_ELKFIGS_MAX_MODELS; i++) out->t2[out->nt2++] = t2[i];
     const char *train = llms[0];
@@ -36,13 +37,15 @@ int cli_elkfigs_run(const char *const *llms, int nm, int64_t batch, int64_t seq,
     progress_begin(&prog, "Figure 23 schedules", quiet);
     rotor_elkcores_options co = {.models = llms, .nmodels = nm < ROTOR_ELKFIGS_MAX_MODELS ? nm : ROTOR_ELKFIGS_MAX_MODELS,
                                  .dit_model = DIT_MODEL, .full_grid = full_grid, .batch = batch, .seq = seq,
-                                 .threads = threads, .progress = cli_progress_step, .progress_ctx = &prog};
+                                 .threads = threads, .progress = cli_progress_step, .progress_ctx = &prog,
+                                 .memo = memo};
     rotor_status st = rotor_elkcores_run(&co, chip, &out->cores, &err);
     cli_progress_end(&prog);
     if (!st) {
         progress_begin(&prog, "Figure 24 schedules", quiet);
         rotor_elktrain_options to = {.model = train, .batch = TRAIN_BATCH, .seq = TRAIN_SEQ, .full_grid = full_grid,
-                                     .threads = threads, .progress = cli_progress_step, .progress_ctx = &prog};
+                                     .threads = threads, .progress = cli_progress_step, .progress_ctx = &prog,
+                                     .memo = memo};
         st = rotor_elktrain_run(&to, chip, &out->train, &err);
         cli_progress_end(&prog);
     }

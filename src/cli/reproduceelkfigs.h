@@ -32,7 +32,8 @@ typedef struct cli_elkfigs {
 /* Runs Figures 23, 24 and 5-8 for the LLMs at batch (the Figure 18 batch)
  * with Table 2's rows t2 (nt2 of them) copied in; 0 or the exit status. */
 int cli_elkfigs_run(const char *const *llms, int nm, int64_t batch, int64_t seq, const rotor_chip *chip, int threads,
-                    bool quiet, bool full_grid, const cli_elk_t2 *t2, int nt2, cli_elkfigs *out);
+                    bool quiet, bool full_grid, rotor_search_memo *memo, const cli_elk_t2 *t2, int nt2,
+                    cli_elkfigs *out);
 void cli_elkfigs_free(cli_elkfigs *f);
 void cli_elkfigs_print(const cli_elkfigs *f);
 int cli_elkfigs_write(const char *dir, const cli_elkfigs *f);

@@ -489,6 +489,24 @@ static rotor_status shard_ops(const rotor_graph *g, const rotor_chip *chip, int6
     return ROTOR_OK;
 }
 
+/* A shape's frontier: the sweep's memo's copy when it has one (a schedule
+ * of the same shapes on a chip with other HBM, searchmemo.h), else
+ * searched and then kept there. */
+static rotor_status memo_search(rotor_search_memo *memo, const char *shape_text, const rotor_expr *e,
+                                const rotor_chip *chip, const rotor_search_options *so, rotor_search_result *res,
+                                rotor_error *err) {
+    if (!memo) return rotor_search(e, chip, so, res, err);
+    char *key = rotor_search_memo_key(shape_text, chip, so->solver);
+    bool found = false;
+    rotor_status st = key ? rotor_search_memo_get(memo, key, res, &found, err) : rotor_nomem(err);
+    if (!st && !found) {
+        st = rotor_search(e, chip, so, res, err);
+        if (!st) st = rotor_search_memo_put(memo, key, res, err);
+    }
+    free(key);
+    return st;
+}
+
 /* The frontier of every distinct shape (T10 §4.3.1), in parallel across
  * shapes; each search is deterministic, so the order does not matter.  The
  * first failure in shape order is reported. */
@@ -499,7 +517,7 @@ static rotor_status search_shapes(const rotor_graph *g, rotor_schedule *s, shape
 #pragma omp parallel for schedule(dynamic) num_threads(threads > 0 ? threads : omp_get_max_threads())
     for (int k = 0; k < nshapes; k++) {
         shape *sh = &shapes[k];
-        sh->st = rotor_search(&s->ops[sh->first_op].expr, &s->chip, &so_opt, &sh->res, &sh->err);
+        sh->st = memo_search(opt->memo, sh->key, &s->ops[sh->first_op].expr, &s->chip, &so_opt, &sh->res, &sh->err);
         if (opt->progress) {
 #pragma omp critical(schedule_progress)
             opt->progress(opt->progress_ctx, ++done, nshapes);

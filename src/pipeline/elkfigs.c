@@ -78,14 +78,17 @@ typedef struct job {
 } job;
 
 /* Runs the n jobs, points in parallel and each schedule on one thread (as
- * elkmesh.c: every point is deterministic); the first error, prefixed with
- * its point. */
-static rotor_status run_jobs(job *jobs, int n, int threads, void (*progress)(void *, int, int), void *ctx,
-                             rotor_error *err) {
+ * elkmesh.c: every point is deterministic), sharing memo's frontiers (a
+ * memo of their own when NULL); the first error, prefixed with its point. */
+static rotor_status run_jobs(job *jobs, int n, int threads, rotor_search_memo *memo,
+                             void (*progress)(void *, int, int), void *ctx, rotor_error *err) {
+    rotor_search_memo *own = memo ? NULL : rotor_search_memo_new();
+    if (!memo && !own) return rotor_nomem(err);
     int done = 0;
 #pragma omp parallel for schedule(dynamic) num_threads(threads > 0 ? threads : omp_get_max_threads())
     for (int x = 0; x < n; x++) {
         jobs[x].po.threads = 1;
+        jobs[x].po.memo = memo ? memo : own;
         jobs[x].st = rotor_elk_point_run(&jobs[x].po, &jobs[x].chip, jobs[x].out, &jobs[x].err);
         if (progress) {
 #pragma omp critical(elkfigs_progress)
@@ -99,8 +102,10 @@ static rotor_status run_jobs(job *jobs, int n, int threads, void (*progress)(voi
             snprintf(prefix, sizeof prefix, "%s on %lld x %lld cores at %.6g GB/s per chip", jobs[x].po.model,
                      (long long)jobs[x].chip.chips, (long long)jobs[x].chip.cores_per_chip, jobs[x].chip.hbm_gbps);
             rotor_error_prefix(err, prefix);
+            rotor_search_memo_free(own);
             return jobs[x].st;
         }
+    rotor_search_memo_free(own);
     return ROTOR_OK;
 }
 
@@ -165,7 +170,7 @@ rotor_status rotor_elkcores_run(const rotor_elkcores_options *opt, const rotor_c
         }
         if (st) break;
     }
-    if (!st) st = run_jobs(jobs, n, opt->threads, opt->progress, opt->progress_ctx, err);
+    if (!st) st = run_jobs(jobs, n, opt->threads, opt->memo, opt->progress, opt->progress_ctx, err);
     free(jobs);
     return st;
 }
@@ -262,7 +267,7 @@ rotor_status rotor_elktrain_run(const rotor_elktrain_options *opt, const rotor_c
             j->po = (rotor_elk_point_options){.model = opt->model, .batch = opt->batch, .seq = opt->seq,
                                               .prefill = true};
         }
-    rotor_status st = run_jobs(jobs, n, opt->threads, opt->progress, opt->progress_ctx, err);
+    rotor_status st = run_jobs(jobs, n, opt->threads, opt->memo, opt->progress, opt->progress_ctx, err);
     free(jobs);
     for (int f = 0; f < out->nflops && !st; f++) out->need_tbps[f] = train_need(out, f);
     return st;

@@ -90,7 +90,7 @@ rotor_status rotor_elk_point_run(const rotor_elk_point_options *opt, const rotor
     pt->topology = chip->topology;
     pt->tbps = chip->hbm_gbps * (double)chip->chips / 1000.0;
     pt->link_gbps = chip->link_gbps;
-    rotor_schedule_options so = {.threads = opt->threads, .sram_nonblocking = opt->sram_nonblocking};
+    rotor_schedule_options so = {.threads = opt->threads, .sram_nonblocking = opt->sram_nonblocking, .memo = opt->memo};
     rotor_pipeline_options po = {.model = opt->model,
                                  .zoo = {.batch = opt->batch, .seq = opt->seq, .layers = opt->layers,
                                          .phase = opt->prefill ? ROTOR_PHASE_PREFILL : ROTOR_PHASE_DECODE},
@@ -226,14 +226,19 @@ rotor_status rotor_elkmesh_run(const rotor_elkmesh_options *opt, const rotor_chi
     if (st) return st;
     int n = 0, done = 0;
     job *jobs = make_jobs(out, &n);
-    if (!jobs) return rotor_nomem(err);
+    rotor_search_memo *own = opt->memo ? NULL : rotor_search_memo_new(), *memo = opt->memo ? opt->memo : own;
+    if (!jobs || !memo) {
+        free(jobs);
+        rotor_search_memo_free(own);
+        return rotor_nomem(err);
+    }
     /* Points in parallel, each schedule on one thread: a mesh schedule's
      * plan replays dominate and parallelise less well than whole points.
      * Every point is deterministic, so the order does not matter. */
 #pragma omp parallel for schedule(dynamic) num_threads(opt->threads > 0 ? opt->threads : omp_get_max_threads())
     for (int x = 0; x < n; x++) {
         rotor_elk_point_options po = {.model = jobs[x].model, .batch = opt->batch, .seq = opt->seq,
-                                      .layers = opt->layers, .hops = true, .threads = 1};
+                                      .layers = opt->layers, .hops = true, .threads = 1, .memo = memo};
         jobs[x].st = rotor_elk_point_run(&po, &jobs[x].chip, jobs[x].out, &jobs[x].err);
         if (opt->progress) {
 #pragma omp critical(elkmesh_progress)
@@ -251,6 +256,7 @@ rotor_status rotor_elkmesh_run(const rotor_elkmesh_options *opt, const rotor_chi
             st = jobs[x].st;
         }
     free(jobs);
+    rotor_search_memo_free(own);
     for (int h = 0; h < out->nlink_hbm && !st; h++)
         for (int k = 0; k < out->nlink; k++)
             for (int t = 0; t < ROTOR_ELKMESH_TOPOS; t++) {

@@ -25,6 +25,7 @@
 #include "rotor/compile/energy.h"
 #include "rotor/model/graph.h"
 #include "rotor/hbm/preload.h"
+#include "rotor/hbm/searchmemo.h"
 #include "rotor/op/search.h"
 
 /* How a shard divides its operator over the tensor-parallel chips. */
@@ -69,6 +70,9 @@ typedef struct rotor_schedule_options {
      * bar from this. */
     void (*progress)(void *ctx, int done, int total);
     void *progress_ctx;
+    /* A sweep's memo of frontiers (searchmemo.h), borrowed; NULL: none.
+     * The schedule is the same with or without it. */
+    rotor_search_memo *memo;
 } rotor_schedule_options;
 
 typedef struct rotor_schedule {

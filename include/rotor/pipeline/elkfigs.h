@@ -52,6 +52,7 @@ typedef struct rotor_elkcores_options {
     int threads;                /* points in parallel (0: OpenMP's default) */
     void (*progress)(void *ctx, int done, int total);
     void *progress_ctx;
+    rotor_search_memo *memo;    /* as rotor_elkmesh_options's (NULL: the run keeps its own) */
 } rotor_elkcores_options;
 
 typedef struct rotor_elkcores_result {
@@ -96,6 +97,7 @@ typedef struct rotor_elktrain_options {
     int threads;
     void (*progress)(void *ctx, int done, int total);
     void *progress_ctx;
+    rotor_search_memo *memo;    /* as rotor_elkmesh_options's (NULL: the run keeps its own) */
 } rotor_elktrain_options;
 
 typedef struct rotor_elktrain_result {

@@ -19,6 +19,7 @@
 #include "rotor/base/chip.h"
 #include "rotor/base/error.h"
 #include "rotor/hbm/preload.h"
+#include "rotor/hbm/searchmemo.h"
 
 #define ROTOR_ELK_ND ROTOR_PRELOAD_NDESIGNS
 
@@ -53,6 +54,7 @@ typedef struct rotor_elk_point_options {
     bool prefill;               /* the whole sequence at once (rotor schedule --prefill), not a decode step */
     bool hops;                  /* fill hop[] (rotor_schedule_chip_energy per design) */
     int threads;                /* plan searches (0: OpenMP's default); results do not depend on it */
+    rotor_search_memo *memo;    /* the sweep's frontiers (hbm/searchmemo.h), borrowed; NULL: none */
 } rotor_elk_point_options;
 
 /* Schedules the point and runs every design into *out.  A model with a shard
@@ -93,6 +95,9 @@ typedef struct rotor_elkmesh_options {
        their total, when set. */
     void (*progress)(void *ctx, int done, int total);
     void *progress_ctx;
+    /* The frontiers its points share (hbm/searchmemo.h), borrowed, e.g. a
+       command's across its figures; NULL: the run keeps its own. */
+    rotor_search_memo *memo;
 } rotor_elkmesh_options;
 
 typedef struct rotor_elkmesh_result {
