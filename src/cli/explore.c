@@ -192,6 +192,8 @@ static int prepare(explore *ex) {
                                ex->chip.name, (long long)ex->so.tensor_parallel);
     if ((st = rotor_ex_prepare(g, &ex->chip, &ex->po, ex->so.tensor_parallel, &ex->pts, &ex->pls, &ex->nshapes, &err)))
         return cli_fail(CMD, st, &err);
+    /* the points' frontiers, shared where they differ only in HBM (hbm/searchmemo.h) */
+    if (!(ex->so.memo = rotor_search_memo_new())) return cli_nomem(CMD);
     return 0;
 }
 
@@ -578,6 +580,7 @@ static void restore_ranks(int saved[2]) {
 
 static void free_explore(explore *ex) {
     rotor_ex_points_free(ex->pts, ex->g.npts, ex->pls, ex->nshapes);
+    rotor_search_memo_free(ex->so.memo);
     free(ex->run_text);
     free(ex);
 }

@@ -349,6 +349,9 @@ static rotor_status doc_explore(const doc_opts *o, char **out, rotor_error *err)
     rotor_pipeline *pls = NULL;
     int nshapes = 0;
     if (!st) st = rotor_ex_prepare(g, &chip, &po, so.tensor_parallel, &pts, &pls, &nshapes, err);
+    /* the points' frontiers, shared where they differ only in HBM (hbm/searchmemo.h) */
+    so.memo = st ? NULL : rotor_search_memo_new();
+    if (!st && !so.memo) st = rotor_nomem(err);
     if (!st) {
         int n = g->npts, threads = so.threads ? (int)so.threads : omp_get_max_threads();
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
@@ -358,6 +361,7 @@ static rotor_status doc_explore(const doc_opts *o, char **out, rotor_error *err)
     if (!st)
         st = rotor_ex_doc(g, pts, designs, nd, pls[pts[0].shape].graph.name, &chip, NULL, NULL, 0, out, err);
     rotor_ex_points_free(pts, g->npts, pls, nshapes);
+    rotor_search_memo_free(so.memo);
     free(g);
     return st;
 }
