@@ -174,7 +174,7 @@ static rotor_status layers_of(const char *model, int64_t batch, bool distinct, b
 /* At most max of the n layers, evenly spaced (in place). */
 static int thin(layer *v, int n, int max) {
     if (n <= max) return n;
-    for (int i = 0; i < max; i++) v[i] = v[(int64_t)i * (n - 1) / (max - 1)];
+    for (int i = 0; i < max && max > 1; i++) v[i] = v[(int64_t)i * (n - 1) / (max - 1)];
     return max;
 }
 
