@@ -1,4 +1,4 @@
-/* kaplarepro.c — KAPLA's evaluation (§V-VI, inference) on rotor's solvers
+/* kaplarepro.c — KAPLA's evaluation (§V-VI, training and inference) on rotor's solvers
  * (include/rotor/pipeline/kaplarepro.h; docs/reproduction.md, "KAPLA").
  *
  * KAPLA schedules whole networks under nn_dataflow's energy model; rotor's
@@ -13,6 +13,10 @@
  *    and are left out.  A layer B finds no plan for on a chip is left out
  *    (counted); one a baseline finds no plan for (R's "no valid scheme") is
  *    left out of every solver's sum for that network (counted per solver).
+ *  - Training (Fig. 7): the network's SGD training graph at batch 64
+ *    (KAPLA's default batch, training included), its forward and backward
+ *    contractions chosen as above; the update and the bias gradients are
+ *    element-wise or reductions (one plan), left out.
  *  - ResNet is ResNet-50, VGGNet VGG-16, MobileNet v1, MLP the PRIME MLP-L
  *    (784-1500-1000-500-10), LSTM the zoo's 4 x 1000 seq2seq step.
  *  - Table VI's segment is the network's first three contraction layers in

@@ -1,12 +1,17 @@
-/* rotor — KAPLA's evaluation (KAPLA §V-VI, inference) run on rotor's
+/* rotor — KAPLA's evaluation (KAPLA §V-VI, training and inference) on rotor's
  * solvers and cost model: what `rotor reproduce kapla` prints and writes,
  * with the paper's numbers beside them (docs/reproduction.md, "KAPLA").
  *
+ *   Fig. 7    per network, each solver's cost relative to B on the layers
+ *             of its SGD training graph (docs/training.md): forward, and
+ *             the gradient contractions dX and dW; Fig. 8 is the same
+ *             (rotor's cost is time, Fig. 8's metric)
  *   Fig. 9    per network, each solver's cost relative to B (the exact
  *             search): K (`--solver fast`), R (`random`), M (`ml`)
  *   Fig. 10   the same on an edge TPU-like array (the `kapla-edge` preset),
  *             batch 1, R at KAPLA's edge rate of 0.85
- *   Table IV  each solver's wall time, and B / K, M / K beside 518x, 265x
+ *   Table IV  each solver's wall time (inference and training), and B / K,
+ *             M / K beside 518x, 265x
  *   Table V   K's overhead over B on five hardware configurations
  *   Table VI  one segment per network: its inter-layer schemes before and
  *             after KAPLA's pruning (validity, then Pareto)
