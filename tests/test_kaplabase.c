@@ -3,7 +3,8 @@
  * surrogate) return valid plans costed by the model, the same plan for the
  * same operator (seeded), never a faster plan than the exact search, and R
  * stays off the optimum by its own margin; the kapla-edge preset; and
- * `rotor reproduce kapla`'s library on the LSTM (src/pipeline/kaplarepro.c). */
+ * `rotor reproduce kapla`'s library on the LSTM (src/pipeline/kaplarepro.c),
+ * inference and training (Fig. 7). */
 #include <criterion/criterion.h>
 
 #include <math.h>
@@ -137,6 +138,18 @@ Test(kaplabase, reproduce_lstm) {
     cr_assert_geq(m->fig9.rel[1], 1.0);
     cr_assert_geq(m->fig9.rel[2], 1.0);
     cr_assert_geq(m->fig9.rel[3], 1.0);
+    /* Fig. 7, its SGD step's layers: the forward MatMul (64 x 1000 x
+     * 4000), its input's gradient (reducing the 4000 gates) and its
+     * weight's (reducing the batch of 64); the update is element-wise */
+    cr_assert_eq(m->fig7.layers, 3);
+    cr_assert_eq(m->fig7.pass_layers[ROTOR_KAPLAREPRO_FORWARD], 1);
+    cr_assert_eq(m->fig7.pass_layers[ROTOR_KAPLAREPRO_BACKWARD], 2);
+    cr_assert_eq(m->fig7.pass_layers[ROTOR_KAPLAREPRO_UPDATE], 0);
+    cr_assert_float_eq(m->fig7.rel[0], 1.0, 1e-12);
+    for (int s = 1; s < ROTOR_KAPLAREPRO_SOLVERS; s++) cr_assert_geq(m->fig7.rel[s], 1.0);
+    cr_assert_gt(m->fig7.rel[2], 1.1); /* R: 16.4% off */
+    cr_assert_eq(r.train_layers, 3);
+    cr_assert_leq(r.train_layer_worst[1], 0.10); /* issue 44: K within 10% at worst */
     /* its first three MatMuls, all of one shape, so one allocation (the
      * three are equal): 2 output dimensions x 7 micro-batch counts, and one
      * run */

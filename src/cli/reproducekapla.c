@@ -1,8 +1,8 @@
-/* reproducekapla.c — `rotor reproduce kapla`: KAPLA's inference evaluation
+/* reproducekapla.c — `rotor reproduce kapla`: KAPLA's evaluation, training and inference
  * (KAPLA §V-VI) as rotor_kaplarepro_run computes it
  * (src/pipeline/kaplarepro.c), printed beside the paper's numbers, as JSON
  * (rotor-reproduce-kapla, version 1), and written as CSV and SVG files
- * (docs/reproduction.md, "KAPLA"): Figures 9, 10 and 11, Tables IV, V and
+ * (docs/reproduction.md, "KAPLA"): Figures 7, 9, 10 and 11, Tables IV, V and
  * VI.  This file only parses, prints and writes. */
 #include <math.h>
 #include <stdio.h>
@@ -71,8 +71,43 @@ static void print_fig(const rotor_kaplarepro_result *r, bool edge) {
                100 * ROTOR_KAPLAREPRO_PAPER_R_INF, 100 * ROTOR_KAPLAREPRO_PAPER_M_INF);
 }
 
+/* Fig. 7: Fig. 9 on the training graphs' layers, with the acceptance. */
+static void print_fig7(const rotor_kaplarepro_result *r) {
+    static const char *const pass[ROTOR_KAPLAREPRO_PASSES] = {"forward", "backward", "update"};
+    printf("\nFigure 7: cost relative to B (exact), training (SGD step: forward, backward dX/dW, update), %s, "
+           "batch %d, R at rate 0.1\n",
+           r->chip, (int)r->batch);
+    printf("%-10s %6s %8s %8s %8s %8s  %s\n", "network", "layers", "B", "K", "R", "M", "fwd/bwd; left out (B none; R, M none)");
+    for (int i = 0; i < r->nmodels; i++) {
+        const rotor_kaplarepro_point *p = &r->models[i].fig7;
+        printf("%-10s %6d", r->models[i].net->paper_name, p->layers);
+        for (int s = 0; s < NS; s++) printf(" %8.3f", p->rel[s]);
+        printf("  %d/%d; %d; %d, %d\n", p->pass_layers[0], p->pass_layers[1], p->nofit, p->missed[2], p->missed[3]);
+    }
+    const double *mean = r->train_mean_over, *worst = r->train_worst_over;
+    printf("mean overhead: K %.2f%%, R %.1f%%, M %.1f%% (worst %.2f%%, %.1f%%, %.1f%%)\n", 100 * mean[1],
+           100 * mean[2], 100 * mean[3], 100 * worst[1], 100 * worst[2], 100 * worst[3]);
+    printf("per layer (%d compared): K %.2f%% mean, %.2f%% worst; R %.1f%%, M %.1f%% mean\n", r->train_layers,
+           100 * r->train_layer_mean[1], 100 * r->train_layer_worst[1], 100 * r->train_layer_mean[2],
+           100 * r->train_layer_mean[3]);
+    printf("K by pass:");
+    for (int k = 0; k < ROTOR_KAPLAREPRO_PASSES; k++)
+        if (r->train_pass_layers[k] || k < ROTOR_KAPLAREPRO_UPDATE)
+            printf("%s %s %.2f%% (%d layers)", k ? "," : "", pass[k], 100 * r->train_pass_over[k],
+                   r->train_pass_layers[k]);
+    printf("; the update is element-wise, left out\n");
+    printf("paper (Fig. 7): K %.1f%% (worst %.0f%%, MLP), M %.1f%% (up to %.1fx), R up to %.1fx\n",
+           100 * ROTOR_KAPLAREPRO_PAPER_K_TRAIN, 100 * ROTOR_KAPLAREPRO_PAPER_K_TRAIN_WORST,
+           100 * ROTOR_KAPLAREPRO_PAPER_M_TRAIN, 1 + ROTOR_KAPLAREPRO_PAPER_M_TRAIN_WORST,
+           1 + ROTOR_KAPLAREPRO_PAPER_R_TRAIN_WORST);
+    printf("Figure 8 (the same schedules' performance) is this table: rotor's cost is time; Figure 7's energy\n"
+           "is not a solver objective in rotor (docs/reproduction.md, \"KAPLA\")\n");
+    bool met = mean[1] <= 0.03 && worst[1] <= 0.10;
+    printf("acceptance (K within 3%% of B on average, 10%% at worst): %s\n", met ? "met" : "MISSED");
+}
+
 static void print_table4(const rotor_kaplarepro_result *r) {
-    printf("\nTable IV: solver wall time, Figure 9's layers (s)\n%-10s", "network");
+    printf("\nTable IV: solver wall time, Figure 9's layers, then Figure 7's (s)\n%-10s", "network");
     for (int s = 0; s < NS; s++) printf(" %9s", rotor_kaplarepro_solver_name(s));
     printf("\n");
     for (int i = 0; i < r->nmodels; i++) {
@@ -82,9 +117,13 @@ static void print_table4(const rotor_kaplarepro_result *r) {
     }
     printf("%-10s", "total");
     for (int s = 0; s < NS; s++) printf(" %9.3f", r->wall[s]);
-    double k = r->wall[1] > 0 ? r->wall[1] : 1e-9;
-    printf("\nK's speed-up: over B %.2fx, over M %.2fx, over R %.2fx\n", r->wall[0] / k, r->wall[3] / k,
-           r->wall[2] / k);
+    double k = r->wall[1] > 0 ? r->wall[1] : 1e-9, kt = r->train_wall[1] > 0 ? r->train_wall[1] : 1e-9;
+    printf("\n%-10s", "training");
+    for (int s = 0; s < NS; s++) printf(" %9.3f", r->train_wall[s]);
+    printf("  (Figure 7's layers)\nK's speed-up, inference: over B %.2fx, over M %.2fx, over R %.2fx\n",
+           r->wall[0] / k, r->wall[3] / k, r->wall[2] / k);
+    printf("K's speed-up, training: over B %.2fx, over M %.2fx, over R %.2fx\n", r->train_wall[0] / kt,
+           r->train_wall[3] / kt, r->train_wall[2] / kt);
     printf("paper: training %.0fx over B, %.0fx over M (Table IV); inference %.0fx, %.0fx, %.1fx (§VI-A)\n",
            ROTOR_KAPLAREPRO_PAPER_B_SPEED, ROTOR_KAPLAREPRO_PAPER_M_SPEED, ROTOR_KAPLAREPRO_PAPER_B_SPEED_INF,
            ROTOR_KAPLAREPRO_PAPER_M_SPEED_INF, ROTOR_KAPLAREPRO_PAPER_R_SPEED_INF);
@@ -147,6 +186,22 @@ static void csv_fig(FILE *f, const rotor_kaplarepro_result *r, bool edge) {
     }
 }
 static void csv_fig9(FILE *f, const void *d, int n) { (void)n, csv_fig(f, d, false); }
+
+static void csv_fig7(FILE *f, const void *d, int n) {
+    const rotor_kaplarepro_result *r = d;
+    (void)n;
+    fprintf(f, "network,layers,forward,backward,b_nofit,r_missed,m_missed,b_rel,k_rel,r_rel,m_rel,k_layer_worst,b_s,k_s,"
+               "r_s,m_s\n");
+    for (int i = 0; i < r->nmodels; i++) {
+        const rotor_kaplarepro_point *p = &r->models[i].fig7;
+        fprintf(f, "%s,%d,%d,%d,%d,%d,%d", r->models[i].net->name, p->layers, p->pass_layers[0], p->pass_layers[1],
+                p->nofit, p->missed[2], p->missed[3]);
+        for (int s = 0; s < NS; s++) fprintf(f, ",%.6f", p->rel[s]);
+        fprintf(f, ",%.6f", p->layer_worst[1]);
+        for (int s = 0; s < NS; s++) fprintf(f, ",%.6f", p->wall[s]);
+        fprintf(f, "\n");
+    }
+}
 static void csv_fig10(FILE *f, const void *d, int n) { (void)n, csv_fig(f, d, true); }
 
 static void csv_table5(FILE *f, const void *d, int n) {
@@ -179,7 +234,12 @@ static void csv_fig11(FILE *f, const void *d, int n) {
         fprintf(f, "%d,%.6f,%.6f\n", rotor_kaplarepro_k(k), r->k_cost[k], r->k_wall[k]);
 }
 
-static void svg_fig(FILE *f, const rotor_kaplarepro_result *r, bool edge) {
+/* fig: 7, 9 or 10. */
+static const rotor_kaplarepro_point *fig_point(const rotor_kaplarepro_model *x, int fig) {
+    return fig == 7 ? &x->fig7 : fig == 10 ? &x->fig10 : &x->fig9;
+}
+
+static void svg_fig(FILE *f, const rotor_kaplarepro_result *r, int fig) {
     static const cli_bar_cat cats[NS - 1] = {{"K", "#1f77b4"}, {"R", "#d62728"}, {"M", "#2ca02c"}};
     int nrows = r->nmodels * (NS - 1);
     double *values = calloc((size_t)(nrows ? nrows : 1) * (NS - 1), sizeof *values);
@@ -190,15 +250,16 @@ static void svg_fig(FILE *f, const rotor_kaplarepro_result *r, bool edge) {
         for (int i = 0; i < r->nmodels; i++)
             for (int s = 1; s < NS; s++) {
                 int row = i * (NS - 1) + s - 1;
-                const rotor_kaplarepro_point *p = edge ? &r->models[i].fig10 : &r->models[i].fig9;
+                const rotor_kaplarepro_point *p = fig_point(&r->models[i], fig);
                 snprintf(names[row], sizeof names[row], "%s %s", r->models[i].net->paper_name,
                          rotor_kaplarepro_solver_name(s));
                 labels[row] = names[row];
                 group[row] = i;
                 values[row * (NS - 1) + s - 1] = p->rel[s];
             }
-        cli_bars b = {edge ? "KAPLA Figure 10: cost relative to B, edge array, batch 1"
-                           : "KAPLA Figure 9: cost relative to B, inference, batch 64",
+        cli_bars b = {fig == 10  ? "KAPLA Figure 10: cost relative to B, edge array, batch 1"
+                      : fig == 7 ? "KAPLA Figure 7: cost relative to B, training, batch 64"
+                                 : "KAPLA Figure 9: cost relative to B, inference, batch 64",
                       "time relative to B (exact)", NS - 1, cats, nrows, r->nmodels, labels, group, values};
         cli_svg_bars(f, &b);
     }
@@ -207,8 +268,9 @@ static void svg_fig(FILE *f, const rotor_kaplarepro_result *r, bool edge) {
     free(group);
     free(names);
 }
-static void svg_fig9(FILE *f, const void *d, int n) { (void)n, svg_fig(f, d, false); }
-static void svg_fig10(FILE *f, const void *d, int n) { (void)n, svg_fig(f, d, true); }
+static void svg_fig7(FILE *f, const void *d, int n) { (void)n, svg_fig(f, d, 7); }
+static void svg_fig9(FILE *f, const void *d, int n) { (void)n, svg_fig(f, d, 9); }
+static void svg_fig10(FILE *f, const void *d, int n) { (void)n, svg_fig(f, d, 10); }
 
 static void svg_fig11(FILE *f, const void *d, int n) {
     const rotor_kaplarepro_result *r = d;
@@ -226,7 +288,9 @@ static void svg_fig11(FILE *f, const void *d, int n) {
 }
 
 static int write_files(const char *dir, const rotor_kaplarepro_result *r) {
-    int rc = cli_reproduce_file(dir, "kapla-fig9.csv", csv_fig9, r, 0);
+    int rc = cli_reproduce_file(dir, "kapla-fig7.csv", csv_fig7, r, 0);
+    if (!rc) rc = cli_reproduce_file(dir, "kapla-fig7.svg", svg_fig7, r, 0);
+    if (!rc) rc = cli_reproduce_file(dir, "kapla-fig9.csv", csv_fig9, r, 0);
     if (!rc) rc = cli_reproduce_file(dir, "kapla-fig10.csv", csv_fig10, r, 0);
     if (!rc) rc = cli_reproduce_file(dir, "kapla-table5.csv", csv_table5, r, 0);
     if (!rc) rc = cli_reproduce_file(dir, "kapla-table6.csv", csv_table6, r, 0);
@@ -269,6 +333,7 @@ static int print_json(const rotor_kaplarepro_result *r) {
         const rotor_kaplarepro_model *x = &r->models[i];
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "name", x->net->name);
+        json_point(o, "fig7", &x->fig7);
         json_point(o, "fig9", &x->fig9);
         json_point(o, "fig10", &x->fig10);
         cJSON *t6 = cJSON_AddObjectToObject(o, "table6");
@@ -288,6 +353,10 @@ static int print_json(const rotor_kaplarepro_result *r) {
         add_solver(sum, s, "edge_mean_overhead", r->edge_mean_over[s]);
         add_solver(sum, s, "s", r->wall[s]);
         add_solver(sum, s, "layer_mean_overhead", r->layer_mean[s]);
+        add_solver(sum, s, "train_mean_overhead", r->train_mean_over[s]);
+        add_solver(sum, s, "train_worst_overhead", r->train_worst_over[s]);
+        add_solver(sum, s, "train_layer_worst_overhead", r->train_layer_worst[s]);
+        add_solver(sum, s, "train_s", r->train_wall[s]);
     }
     cJSON *t5 = cJSON_AddArrayToObject(sum, "table5");
     for (int c = 0; c < ROTOR_KAPLAREPRO_CONFIGS; c++) cJSON_AddItemToArray(t5, cJSON_CreateNumber(r->table5_over[c]));
@@ -322,14 +391,15 @@ int cli_reproduce_kapla(const char *models, int max_layers, const char *dir, boo
     rc = st ? cli_fail("reproduce", st, &err) : write_files(dir, &r);
     if (!rc && json) rc = print_json(&r);
     else if (!rc) {
+        print_fig7(&r);
         print_fig(&r, false);
         print_fig(&r, true);
         print_table4(&r);
         print_table5(&r);
         print_table6(&r);
         print_fig11(&r);
-        printf("\nfiles: %s/kapla-fig9.csv, kapla-fig10.csv, kapla-table5.csv, kapla-table6.csv, kapla-fig11.csv, "
-               "kapla-fig9.svg, kapla-fig10.svg, kapla-fig11.svg\n",
+        printf("\nfiles: %s/kapla-fig7.csv, kapla-fig9.csv, kapla-fig10.csv, kapla-table5.csv, kapla-table6.csv, kapla-fig11.csv, "
+               "kapla-fig7.svg, kapla-fig9.svg, kapla-fig10.svg, kapla-fig11.svg\n",
                dir);
     }
     rotor_kaplarepro_free(&r);

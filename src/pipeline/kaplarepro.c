@@ -1,4 +1,4 @@
-/* kaplarepro.c — KAPLA's evaluation (§V-VI, inference) on rotor's solvers
+/* kaplarepro.c — KAPLA's evaluation (§V-VI, training and inference) on rotor's solvers
  * (include/rotor/pipeline/kaplarepro.h; docs/reproduction.md, "KAPLA").
  *
  * KAPLA schedules whole networks under nn_dataflow's energy model; rotor's
@@ -13,6 +13,10 @@
  *    and are left out.  A layer B finds no plan for on a chip is left out
  *    (counted); one a baseline finds no plan for (R's "no valid scheme") is
  *    left out of every solver's sum for that network (counted per solver).
+ *  - Training (Fig. 7): the network's SGD training graph at batch 64
+ *    (KAPLA's default batch, training included), its forward and backward
+ *    contractions chosen as above; the update and the bias gradients are
+ *    element-wise or reductions (one plan), left out.
  *  - ResNet is ResNet-50, VGGNet VGG-16, MobileNet v1, MLP the PRIME MLP-L
  *    (784-1500-1000-500-10), LSTM the zoo's 4 x 1000 seq2seq step.
  *  - Table VI's segment is the network's first three contraction layers in
@@ -50,6 +54,7 @@
 
 #include "rotor/base/clock.h"
 #include "rotor/compile/segment.h"
+#include "rotor/model/train.h"
 #include "rotor/model/zoo.h"
 #include "rotor/op/search.h"
 
@@ -101,18 +106,50 @@ typedef struct layer {
     rotor_expr e;
     char name[64];
     int count;
+    int pass; /* ROTOR_KAPLAREPRO_FORWARD, _BACKWARD or _UPDATE */
 } layer;
 
-/* The contraction layers of model at batch, in graph order: the distinct
- * ones (each with its count) when distinct, else every one. */
-static rotor_status layers_of(const char *model, int64_t batch, bool distinct, layer **out, int *n,
+/* The training graph (docs/training.md) of *g in place: SGD, KAPLA's
+ * optimizer being unstated and SGD's update the smaller (Adam adds only
+ * element-wise operators, which are left out, and no contraction).  The
+ * loss is taken of the network's output alone, the output (or, where none
+ * is marked, the value no operator reads) that the last operator writes:
+ * the zoo's LSTM step marks every layer's cell state an output too, five
+ * in all, more than rotor_train's loss takes, and each cell state reaches
+ * the last hidden state through its layer's. */
+static rotor_status train_graph(rotor_graph *g, rotor_train_info *ti, rotor_error *err) {
+    rotor_train_options to = {.optimizer = ROTOR_OPTIM_SGD};
+    int last = -1;
+    for (int v = 0; v < g->nvalues; v++) {
+        const rotor_value *x = &g->values[v];
+        if (x->producer >= 0 && (x->is_output || x->consumers == 0) &&
+            (last < 0 || x->producer > g->values[last].producer))
+            last = v;
+        g->values[v].is_output = false;
+    }
+    if (last >= 0) g->values[last].is_output = true;
+    rotor_graph t;
+    rotor_status st = rotor_train(g, &to, &t, ti, err);
+    rotor_graph_free(g);
+    if (!st) *g = t;
+    return st;
+}
+
+/* The contraction layers of model at batch (of its training graph when
+ * train), in graph order: the distinct ones (each with its count) when
+ * distinct, else every one. */
+static rotor_status layers_of(const char *model, int64_t batch, bool distinct, bool train, layer **out, int *n,
                               rotor_error *err) {
     rotor_zoo_options zo = {.batch = batch};
     rotor_graph g;
+    rotor_train_info ti = {0};
     *out = NULL;
     *n = 0;
     rotor_status st = rotor_zoo_build(model, &zo, &g, err);
+    if (!st && train) st = train_graph(&g, &ti, err);
     if (st) return st;
+    int fwd_end = train ? ti.forward_ops + ti.loss_ops : g.nops, bwd_end = fwd_end + ti.backward_ops;
+    rotor_train_info_free(&ti);
     layer *v = calloc((size_t)(g.nops ? g.nops : 1), sizeof *v);
     if (!v) {
         rotor_graph_free(&g);
@@ -127,6 +164,8 @@ static rotor_status layers_of(const char *model, int64_t batch, bool distinct, l
         if (j == *n) {
             v[j].e = *e;
             snprintf(v[j].name, sizeof v[j].name, "%s", g.ops[i].name);
+            v[j].pass = i < fwd_end ? ROTOR_KAPLAREPRO_FORWARD : i < bwd_end ? ROTOR_KAPLAREPRO_BACKWARD
+                                                                               : ROTOR_KAPLAREPRO_UPDATE;
             (*n)++;
         }
         v[j].count++;
@@ -139,19 +178,19 @@ static rotor_status layers_of(const char *model, int64_t batch, bool distinct, l
 /* At most max of the n layers, evenly spaced (in place). */
 static int thin(layer *v, int n, int max) {
     if (n <= max) return n;
-    for (int i = 0; i < max; i++) v[i] = v[(int64_t)i * (n - 1) / (max - 1)];
+    for (int i = 0; i < max && max > 1; i++) v[i] = v[(int64_t)i * (n - 1) / (max - 1)];
     return max;
 }
 
 /* ---- Figures 9, 10 and Table V: every layer by each solver ---------------------- */
 
 /* One network on chip at batch with the solvers in mask (bit s). */
-static rotor_status solve_point(const char *model, const rotor_chip *chip, int64_t batch, int max, unsigned mask,
-                                double rate, int threads, rotor_kaplarepro_point *p, rotor_error *err) {
+static rotor_status solve_point(const char *model, const rotor_chip *chip, int64_t batch, bool train, int max,
+                                unsigned mask, double rate, int threads, rotor_kaplarepro_point *p, rotor_error *err) {
     layer *v;
     int n;
     memset(p, 0, sizeof *p);
-    rotor_status st = layers_of(model, batch, true, &v, &n, err);
+    rotor_status st = layers_of(model, batch, true, train, &v, &n, err);
     if (st) return st;
     n = thin(v, n, max);
     for (int i = 0; i < n && !st; i++) {
@@ -176,9 +215,14 @@ static rotor_status solve_point(const char *model, const rotor_chip *chip, int64
         if (!st && have_b) p->layers++;
         if (!st && have_b && ok) {
             for (int s = 0; s < ROTOR_KAPLAREPRO_SOLVERS; s++) {
+                double o = t[s] / t[0] - 1;
                 p->cost[s] += t[s];
-                if (mask & (1u << s)) p->layer_over[s] += t[s] / t[0] - 1;
+                if (!(mask & (1u << s))) continue;
+                p->layer_over[s] += o;
+                if (o > p->layer_worst[s]) p->layer_worst[s] = o;
             }
+            p->pass_layers[v[i].pass]++;
+            p->pass_over[v[i].pass] += t[1] / t[0] - 1;
             p->compared++;
         }
     }
@@ -319,7 +363,7 @@ static rotor_status run_segment(const char *model, const rotor_chip *chip, int64
     layer *v;
     int n;
     memset(g, 0, sizeof *g);
-    rotor_status st = layers_of(model, batch, false, &v, &n, err);
+    rotor_status st = layers_of(model, batch, false, false, &v, &n, err);
     if (st) return st;
     int S = n < ROTOR_KAPLAREPRO_STAGES ? n : ROTOR_KAPLAREPRO_STAGES, dmax = 0;
     g->stages = S;
@@ -375,8 +419,33 @@ static rotor_status run_segment(const char *model, const rotor_chip *chip, int64
 
 /* ---- the run ----------------------------------------------------------------- */
 
+/* Fig. 7's means, worsts and totals. */
+static void summarise_train(rotor_kaplarepro_result *r) {
+    int n = r->nmodels;
+    for (int m = 0; m < n; m++) {
+        const rotor_kaplarepro_point *p = &r->models[m].fig7;
+        r->train_layers += p->compared;
+        for (int k = 0; k < ROTOR_KAPLAREPRO_PASSES; k++) {
+            r->train_pass_layers[k] += p->pass_layers[k];
+            r->train_pass_over[k] += p->pass_over[k];
+        }
+        for (int s = 0; s < ROTOR_KAPLAREPRO_SOLVERS; s++) {
+            double o = p->rel[s] - 1;
+            r->train_mean_over[s] += o / n;
+            if (o > r->train_worst_over[s]) r->train_worst_over[s] = o;
+            r->train_wall[s] += p->wall[s];
+            r->train_layer_mean[s] += p->layer_over[s];
+            if (p->layer_worst[s] > r->train_layer_worst[s]) r->train_layer_worst[s] = p->layer_worst[s];
+        }
+    }
+    for (int s = 0; s < ROTOR_KAPLAREPRO_SOLVERS && r->train_layers; s++) r->train_layer_mean[s] /= r->train_layers;
+    for (int k = 0; k < ROTOR_KAPLAREPRO_PASSES; k++)
+        if (r->train_pass_layers[k]) r->train_pass_over[k] /= r->train_pass_layers[k];
+}
+
 static void summarise(rotor_kaplarepro_result *r) {
     int n = r->nmodels;
+    summarise_train(r);
     r->min_pruned = 1;
     int layers = 0;
     for (int m = 0; m < n; m++) {
@@ -416,12 +485,14 @@ static rotor_chip config_chip(const rotor_chip *chip, int c) {
 static rotor_status run_model(const rotor_kaplarepro_options *opt, const rotor_chip *chip, const rotor_chip *edge,
                               rotor_kaplarepro_model *x, rotor_error *err) {
     int max = opt->max_layers > 0 ? opt->max_layers : 10, t5 = opt->table5_layers > 0 ? opt->table5_layers : 4;
+    int tmax = opt->train_layers > 0 ? opt->train_layers : opt->max_layers > 0 ? opt->max_layers : 10;
     const char *model = x->net->model;
-    rotor_status st = solve_point(model, chip, 64, max, 0xF, 0, opt->threads, &x->fig9, err);
-    if (!st) st = solve_point(model, edge, 1, max, 0xF, EDGE_RATE, opt->threads, &x->fig10, err);
+    rotor_status st = solve_point(model, chip, 64, false, max, 0xF, 0, opt->threads, &x->fig9, err);
+    if (!st) st = solve_point(model, chip, 64, true, tmax, 0xF, 0, opt->threads, &x->fig7, err);
+    if (!st) st = solve_point(model, edge, 1, false, max, 0xF, EDGE_RATE, opt->threads, &x->fig10, err);
     for (int c = 0; c < ROTOR_KAPLAREPRO_CONFIGS && !st; c++) {
         rotor_chip cc = config_chip(chip, c);
-        st = solve_point(model, &cc, rotor_kaplarepro_configs[c].batch, t5, 0x3, 0, opt->threads, &x->table5[c], err);
+        st = solve_point(model, &cc, rotor_kaplarepro_configs[c].batch, false, t5, 0x3, 0, opt->threads, &x->table5[c], err);
     }
     if (!st) st = run_segment(model, chip, 64, &x->seg, err);
     return st;
