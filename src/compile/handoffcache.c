@@ -31,9 +31,27 @@ typedef struct most_entry {
     int64_t most, link;
 } most_entry;
 
+/* A placed plan of one shape, and, once it has produced, its hand-off.
+ * One plan meets several partners (a consumer's candidates against one
+ * producer, a residual's two inputs, a consumer that later produces), so
+ * count() places each plan once while it stays among the PLACED_SLOTS last
+ * used: a bound, because a wafer's placement is megabytes. */
+#define PLACED_SLOTS 32
+typedef struct placed {
+    int f;               /* the shape; -1: empty */
+    rotor_plan plan;     /* key_plan'd */
+    uint64_t hash, used; /* hash of plan; the use counter when last used */
+    rotor_place *pl;
+    rotor_handoff *h;    /* NULL until asked */
+} placed;
+
 struct handoff_cache {
     const rotor_chip *chip;
     double count_s;       /* wall seconds in count(): handoff_cache_seconds */
+    int64_t counted;      /* pairs counted (handoff_cache_counted) */
+    int64_t placed_n;     /* placements made (handoff_cache_placements) */
+    placed slot[PLACED_SLOTS];
+    uint64_t clock;       /* uses so far */
     entry *v;
     size_t cap, n;
     most_entry *most;     /* MOST_SLOTS, direct-mapped; NULL until first asked */
@@ -44,8 +62,20 @@ struct handoff_cache {
 
 handoff_cache *handoff_cache_new(const rotor_chip *chip) {
     handoff_cache *hc = calloc(1, sizeof *hc);
-    if (hc) hc->chip = chip;
+    if (!hc) return NULL;
+    hc->chip = chip;
+    for (int i = 0; i < PLACED_SLOTS; i++) hc->slot[i].f = -1;
     return hc;
+}
+
+int64_t handoff_cache_counted(const handoff_cache *hc) { return hc ? hc->counted : 0; }
+int64_t handoff_cache_placements(const handoff_cache *hc) { return hc ? hc->placed_n : 0; }
+
+static void placed_clear(placed *s) {
+    rotor_handoff_free(s->h); /* it reads the placement's expression: first */
+    rotor_place_free(s->pl);
+    memset(s, 0, sizeof *s);
+    s->f = -1;
 }
 
 static void counts_free(handoff_counts *c) {
@@ -64,6 +94,7 @@ void handoff_cache_free(handoff_cache *hc) {
         free(hc->v[i].tr);
     }
     free(hc->v);
+    for (int i = 0; i < PLACED_SLOTS; i++) placed_clear(&hc->slot[i]);
     free(hc->most);
     free(hc->in);
     free(hc->out);
@@ -257,27 +288,68 @@ static rotor_status count_plain(const rotor_handoff *h, const rotor_place *lc, i
     return st;
 }
 
-static rotor_status count(handoff_cache *hc, const rotor_expr *ep, const rotor_plan *pp, const rotor_expr *ec,
-                          const rotor_plan *pc, int t, const rotor_view *view, const rotor_chip *chip_p,
-                          const rotor_chip *chip_c, entry *out, rotor_error *err) {
-    rotor_plan_info ip, ic;
-    rotor_place *lp = NULL, *lc = NULL;
-    rotor_handoff *h = NULL;
-    rotor_status st = rotor_plan_derive(ep, hc->chip, pp, &ip, err);
-    if (!st) st = rotor_plan_derive(ec, hc->chip, pc, &ic, err);
-    if (!st) st = rotor_place_make(ep, pp, &ip, &lp, err);
-    if (!st) st = rotor_place_make(ec, pc, &ic, &lc, err);
-    if (!st) st = rotor_handoff_make(lp, &h, err);
+static uint64_t hash_plan(const rotor_plan *p) {
+    const unsigned char *b = (const unsigned char *)p;
+    uint64_t h = 0x9e3779b97f4a7c15ull;
+    for (size_t i = 0; i + sizeof(uint64_t) <= sizeof *p; i += sizeof(uint64_t)) {
+        uint64_t w;
+        memcpy(&w, b + i, sizeof w);
+        h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
+        h ^= h >> 31;
+    }
+    return h;
+}
+
+/* The placement of plan p of shape f (expression e), made now if it is not
+ * among the slots; with want_h, its hand-off too.  The slot used longest ago
+ * makes room, never the one this compile asked for just before (its use is
+ * the latest), so count()'s two placements are both live. */
+static rotor_status place_of(handoff_cache *hc, int f, const rotor_expr *e, const rotor_plan *p, bool want_h,
+                             placed **out, rotor_error *err) {
+    rotor_plan k;
+    memset(&k, 0, sizeof k);
+    key_plan(&k, e, p);
+    uint64_t h = hash_plan(&k);
+    placed *s = NULL, *old = &hc->slot[0];
+    for (int i = 0; i < PLACED_SLOTS && !s; i++) {
+        placed *x = &hc->slot[i];
+        if (x->f == f && x->hash == h && !memcmp(&x->plan, &k, sizeof k)) s = x;
+        else if (x->used < old->used) old = x;
+    }
+    if (!s) {
+        s = old;
+        placed_clear(s);
+        rotor_plan_info info;
+        rotor_status st = rotor_plan_derive(e, hc->chip, p, &info, err);
+        if (!st) st = rotor_place_make(e, p, &info, &s->pl, err);
+        if (st) return st;
+        s->f = f;
+        s->plan = k;
+        s->hash = h;
+        hc->placed_n++;
+    }
+    s->used = ++hc->clock;
+    if (want_h && !s->h) {
+        rotor_status st = rotor_handoff_make(s->pl, &s->h, err);
+        if (st) return st;
+    }
+    *out = s;
+    return ROTOR_OK;
+}
+
+static rotor_status count(handoff_cache *hc, int fp, const rotor_expr *ep, const rotor_plan *pp, int fc,
+                          const rotor_expr *ec, const rotor_plan *pc, int t, const rotor_view *view,
+                          const rotor_chip *chip_p, const rotor_chip *chip_c, entry *out, rotor_error *err) {
+    placed *sp = NULL, *sc = NULL;
+    rotor_status st = place_of(hc, fp, ep, pp, true, &sp, err);
+    if (!st) st = place_of(hc, fc, ec, pc, false, &sc, err);
     handoff_traffic *tr = st ? NULL : calloc(1, sizeof *tr);
     if (!st && !tr) st = rotor_nomem(err);
     if (!st && hc->chip->topology == ROTOR_TOPO_MESH)
-        st = count_links(hc, chip_p, chip_c, h, lp, lc, t, view, tr, err);
-    else if (!st) st = count_plain(h, lc, t, view, tr, err);
+        st = count_links(hc, chip_p, chip_c, sp->h, sp->pl, sc->pl, t, view, tr, err);
+    else if (!st) st = count_plain(sp->h, sc->pl, t, view, tr, err);
     if (st) free(tr);
-    else out->tr = tr;
-    rotor_handoff_free(h);
-    rotor_place_free(lp);
-    rotor_place_free(lc);
+    else out->tr = tr, hc->counted++;
     return st;
 }
 
@@ -309,7 +381,7 @@ rotor_status handoff_cache_traffic(handoff_cache *hc, int fp, const rotor_expr *
     if ((hc->n + 1) * 2 > hc->cap && !grow(hc)) return rotor_nomem(err);
     entry e = {.used = true, .hash = h, .key = k};
     double t0 = rotor_clock_s();
-    rotor_status st = count(hc, ep, pp, ec, pc, t, view, chip_p, chip_c, &e, err);
+    rotor_status st = count(hc, fp, ep, pp, fc, ec, pc, t, view, chip_p, chip_c, &e, err);
     hc->count_s += rotor_clock_s() - t0;
     if (st) return st;
     size_t j = h & (hc->cap - 1);

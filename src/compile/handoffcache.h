@@ -22,6 +22,11 @@ void handoff_cache_free(handoff_cache *hc);
 /* The wall seconds spent pricing hand-offs the cache did not hold. */
 double handoff_cache_seconds(const handoff_cache *hc);
 
+/* The hand-offs counted (pairs the cache did not hold) and the placements
+ * made for them (each plan placed once while among the last few used). */
+int64_t handoff_cache_counted(const handoff_cache *hc);
+int64_t handoff_cache_placements(const handoff_cache *hc);
+
 /* Elements per core on one side of a hand-off: value[c] for each of the
  * n cores (core NULL), or, where most cores move nothing, only the nz that
  * do: value[i] on core[i], cores increasing (a wafer's producer sends from

@@ -20,6 +20,14 @@ struct rotor_handoff {
     int64_t *sorted;                /* core ids by (origin, id): groups are runs */
     int64_t *rank;                  /* per core: rank in its group */
     int64_t *gsize;                 /* per core: its group's size */
+    /* The groups by cell: where every origin is a whole number of
+     * partitions from 0 (a plan's output partitions tile the output), the
+     * index in sorted of the first core at each cell of the grid
+     * ncell[0] x ... (row-major), -1 where none; NULL otherwise, and
+     * group_of searches sorted.  The walk asks group_of for every cell of
+     * every box it meets. */
+    int64_t *grid;
+    int64_t ncell[ROTOR_MAX_DIMS];
 };
 
 static int cmp_origin(const rotor_handoff *h, const int64_t *a, const int64_t *b) {
@@ -51,7 +59,31 @@ void rotor_handoff_free(rotor_handoff *h) {
     free(h->sorted);
     free(h->rank);
     free(h->gsize);
+    free(h->grid);
     free(h);
+}
+
+/* h->grid, when the origins allow it and it stays within a few times the
+ * cores (it is only a shortcut: without it group_of searches). */
+static void build_grid(rotor_handoff *h) {
+    int64_t total = 1;
+    for (int d = 0; d < h->nd; d++) h->ncell[d] = 1;
+    for (int64_t c = 0; c < h->cores; c++)
+        for (int d = 0; d < h->nd; d++) {
+            int64_t o = h->origin[c * h->nd + d];
+            if (o < 0 || o % h->pdim[d]) return;
+            if (o / h->pdim[d] >= h->ncell[d]) h->ncell[d] = o / h->pdim[d] + 1;
+        }
+    for (int d = 0; d < h->nd; d++)
+        if (h->ncell[d] > 4 * h->cores + 16 || (total *= h->ncell[d]) > 4 * h->cores + 16) return;
+    if (!(h->grid = malloc((size_t)total * sizeof *h->grid))) return;
+    for (int64_t i = 0; i < total; i++) h->grid[i] = -1;
+    for (int64_t k = h->cores - 1; k >= 0; k--) { /* the first of each group last */
+        const int64_t *o = h->origin + h->sorted[k] * h->nd;
+        int64_t i = 0;
+        for (int d = 0; d < h->nd; d++) i = i * h->ncell[d] + o[d] / h->pdim[d];
+        h->grid[i] = k;
+    }
 }
 
 rotor_status rotor_handoff_make(const rotor_place *producer, rotor_handoff **out, rotor_error *err) {
@@ -101,6 +133,7 @@ rotor_status rotor_handoff_make(const rotor_place *producer, rotor_handoff **out
         }
         s = r;
     }
+    build_grid(h);
     *out = h;
     return ROTOR_OK;
 }
@@ -289,6 +322,14 @@ int64_t rotor_handoff_held_box(const rotor_handoff *h, int64_t core, const int64
 /* The index in sorted of the first core whose partition starts at cell, or
  * -1 when none does. */
 static int64_t group_of(const rotor_handoff *h, const int64_t *cell) {
+    if (h->grid) {
+        int64_t i = 0;
+        for (int d = 0; d < h->nd; d++) {
+            if (cell[d] < 0 || cell[d] % h->pdim[d] || cell[d] / h->pdim[d] >= h->ncell[d]) return -1;
+            i = i * h->ncell[d] + cell[d] / h->pdim[d];
+        }
+        return h->grid[i];
+    }
     int64_t lo = 0, hi = h->cores;
     while (lo < hi) {
         int64_t mid = lo + (hi - lo) / 2;

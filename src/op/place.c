@@ -100,11 +100,25 @@ int64_t rotor_place_block_id(const rotor_place *pl, int t, const int64_t *block)
     return id;
 }
 
+/* The sub-task core computes at step 0.  The loop counter is then 0, so
+ * every digit is the core's offset digit, which is below its radix (both
+ * build_offsets and atom_offsets write digits mod the radix): the sub-task
+ * is the encoded offset itself.  The hand-off asks this of every core of
+ * every pair of plans it prices, and placement of every core of every
+ * tensor, so it skips rotor_place_subtask's divisions. */
+static void subtask_at_0(const rotor_place *pl, int64_t core, int64_t *j) {
+    const int32_t *o = pl->off + core * pl->na;
+    for (int a = 0; a < pl->na; a++) j[a] = o[a];
+}
+
 void rotor_place_partition(const rotor_place *pl, int t, int64_t core, int64_t step, int64_t *origin) {
-    int64_t i[ROTOR_MAX_AXES], j[ROTOR_MAX_AXES], blk[ROTOR_MAX_AXES], coord[ROTOR_MAX_AXES], org[ROTOR_MAX_AXES];
-    rotor_place_loop(pl, step, i);
+    int64_t i[ROTOR_MAX_AXES], j[ROTOR_MAX_AXES] = {0}, blk[ROTOR_MAX_AXES], coord[ROTOR_MAX_AXES], org[ROTOR_MAX_AXES];
     rotor_place_coords(pl, core, coord);
-    rotor_place_subtask(pl, core, i, j);
+    if (step == 0) subtask_at_0(pl, core, j);
+    else {
+        rotor_place_loop(pl, step, i);
+        rotor_place_subtask(pl, core, i, j);
+    }
     rotor_place_block(pl, t, j, blk);
     for (int a = 0; a < pl->na; a++) {
         int64_t L = pl->info.sub_op[a];
@@ -349,17 +363,35 @@ static void build_offsets(rotor_place *pl, const source *src, int nsrc, unsigned
     }
 }
 
-/* The group of cores sharing tensor t's sub-tensor that core c belongs to,
- * and the block c holds at step 0. */
-static void group_and_position(const rotor_place *pl, int t, int64_t c, int64_t *gid, int64_t *pos) {
-    int64_t coord[ROTOR_MAX_AXES], j[ROTOR_MAX_AXES], blk[ROTOR_MAX_AXES], i0[ROTOR_MAX_AXES] = {0};
-    rotor_place_coords(pl, c, coord);
+/* The group of cores sharing tensor t's sub-tensor that core c (at coord)
+ * belongs to, and the block c holds at step 0.  Placement asks this of
+ * every core for every tensor, so the walk over cores keeps the
+ * coordinates (next_coord) and the block widths (block_widths) instead of
+ * dividing them out again. */
+static void group_and_position(const rotor_place *pl, int t, int64_t c, const int64_t *coord, const int64_t *width,
+                               int64_t *gid, int64_t *pos) {
+    const int32_t *o = pl->off + c * pl->na; /* the sub-task at step 0 (subtask_at_0) */
     *gid = 0;
-    for (int a = 0; a < pl->na; a++)
-        if (pl->e.tensors[t].has_axis[a]) *gid = *gid * pl->p.fop[a] + coord[a];
-    rotor_place_subtask(pl, c, i0, j);
-    rotor_place_block(pl, t, j, blk);
-    *pos = rotor_place_block_id(pl, t, blk);
+    *pos = 0;
+    for (int a = 0; a < pl->na; a++) {
+        if (!pl->e.tensors[t].has_axis[a]) continue;
+        *gid = *gid * pl->p.fop[a] + coord[a];
+        *pos += o[a] / width[a] * pl->bstride[t][a]; /* rotor_place_block(_id) */
+    }
+}
+
+/* S_a / f_t[a]: the sub-tasks of one block of tensor t along each axis. */
+static void block_widths(const rotor_place *pl, int t, int64_t *width) {
+    for (int a = 0; a < pl->na; a++) width[a] = pl->e.tensors[t].has_axis[a] ? pl->info.steps[a] / pl->p.ft[t][a] : 1;
+}
+
+/* The coordinates of the next core (rotor_place_coords of core + 1): the
+ * last axis is the least significant. */
+static void next_coord(const rotor_place *pl, int64_t *coord) {
+    for (int a = pl->na - 1; a >= 0; a--) {
+        if (++coord[a] < pl->p.fop[a]) return;
+        coord[a] = 0;
+    }
 }
 
 /* Balanced: in every group of every tensor each block occurs R_t times, so
@@ -370,9 +402,11 @@ static int unbalanced_tensor(const rotor_place *pl, int32_t *count) {
         int64_t q = pl->info.ring_size[t], r = pl->info.rings[t];
         if (q == 1) continue;
         memset(count, 0, (size_t)pl->cores * sizeof *count); /* groups * q == cores / R */
-        for (int64_t c = 0; c < pl->cores; c++) {
+        int64_t coord[ROTOR_MAX_AXES] = {0}, width[ROTOR_MAX_AXES];
+        block_widths(pl, t, width);
+        for (int64_t c = 0; c < pl->cores; c++, next_coord(pl, coord)) {
             int64_t gid, pos;
-            group_and_position(pl, t, c, &gid, &pos);
+            group_and_position(pl, t, c, coord, width, &gid, &pos);
             if (++count[gid * q + pos] > r) return t;
         }
     }
@@ -546,9 +580,11 @@ static rotor_status build_rings(rotor_place *pl, int t, rotor_error *err) {
         free(count);
         return rotor_nomem(err);
     }
-    for (int64_t c = 0; c < pl->cores; c++) {
+    int64_t coord[ROTOR_MAX_AXES] = {0}, width[ROTOR_MAX_AXES];
+    block_widths(pl, t, width);
+    for (int64_t c = 0; c < pl->cores; c++, next_coord(pl, coord)) {
         int64_t gid, pos;
-        group_and_position(pl, t, c, &gid, &pos);
+        group_and_position(pl, t, c, coord, width, &gid, &pos);
         int32_t k = count[gid * q + pos]++;
         if (k >= r) {
             free(count);
