@@ -270,7 +270,8 @@ static const lattice *lattice_of(knap_scratch *ks, int64_t share) {
  * (g[Q] = least elements of the dimensions so far with product Q).  A
  * tensor naming an axis in two dimensions gets one option, its
  * fop_tensor_floor with time 0 (still a floor, just weaker). */
-static int64_t tensor_options(const ctx *c, knap_scratch *ks, int t, const int64_t *fop, int64_t share) {
+static int64_t tensor_options_run(const ctx *c, knap_scratch *ks, int t, const int64_t *fop, int64_t share,
+                                  int64_t cap) {
     const rotor_expr *e = c->e;
     const rotor_tensor *x = &e->tensors[t];
     int uses[ROTOR_MAX_AXES] = {0};
@@ -282,7 +283,7 @@ static int64_t tensor_options(const ctx *c, knap_scratch *ks, int t, const int64
         int64_t floor = fop_tensor_floor(c, t, fop, share);
         ks->opt[t][0].bytes = floor;
         ks->opt[t][0].time = 0;
-        ks->nopt[t] = floor <= c->cap;
+        ks->nopt[t] = floor <= cap;
         return floor;
     }
     int nd;
@@ -362,7 +363,7 @@ static int64_t tensor_options(const ctx *c, knap_scratch *ks, int t, const int64
     for (int j = 0; j < nd; j++) {
         double b = ks->g[j] * (double)c->chip->element_bytes;
         if (b < least) least = b;
-        if (!(b <= (double)c->cap)) continue;
+        if (!(b <= (double)cap)) continue;
         int64_t bytes = (int64_t)b;
         ks->opt[t][n].bytes = bytes;
         ks->opt[t][n].time = c->m->tensor_bound(c->m, e, c->chip, t, bytes, div[j], share / div[j]);
@@ -370,6 +371,58 @@ static int64_t tensor_options(const ctx *c, knap_scratch *ks, int t, const int64
     }
     ks->nopt[t] = knap_front(ks->opt[t], n);
     return least > 9e15 ? (int64_t)9e15 : (int64_t)least;
+}
+
+/* The memo slot of (t, the factors of t's axes, share); *key gets those
+ * factors (0 on the axes t lacks). */
+static opt_memo *memo_slot(const ctx *c, knap_scratch *ks, int t, const int64_t *fop, int64_t share,
+                           int64_t *key) {
+    uint64_t h = (uint64_t)t * 0x9e3779b97f4a7c15u ^ (uint64_t)share * 0xff51afd7ed558ccdu;
+    for (int a = 0; a < ROTOR_MAX_AXES; a++) {
+        key[a] = a < c->e->naxes && c->e->tensors[t].has_axis[a] ? fop[a] : 0;
+        h = (h ^ (uint64_t)key[a]) * 0x100000001b3u;
+    }
+    return &ks->memo[(h ^ h >> 29) % MEMO_SLOTS];
+}
+
+/* tensor_options_run under c->cap through the worker's memo.  Exact: the
+ * options are a function of (t, t's factors, share) within one ctx (one
+ * expression, chip and model; tensor_options_run reads nothing else), and
+ * the cap enters only as the filter bytes <= cap before knap_front, whose
+ * scan by bytes ascending keeps an entry or not by the entries before it
+ * alone: the front under cap is the prefix of the uncapped front with
+ * bytes <= cap (every b is an integer below 2^53, so the double and
+ * integer comparisons agree).  The uncapped front is run with cap =
+ * MEMO_BYTES_MAX, far above any core's SRAM, and used only when c->cap is
+ * below it; `least` does not depend on the cap.  A front longer than
+ * MEMO_OPTS, a tensor naming an axis twice, or a test's no_memo: computed
+ * afresh.  docs/cost-model.md, "The exact search" (T10 §4.3's bound is
+ * unchanged, only not recomputed). */
+static int64_t tensor_options(const ctx *c, knap_scratch *ks, int t, const int64_t *fop, int64_t share) {
+    if (ks->no_memo || c->cap > MEMO_BYTES_MAX) return tensor_options_run(c, ks, t, fop, share, c->cap);
+    int64_t key[ROTOR_MAX_AXES];
+    opt_memo *m = memo_slot(c, ks, t, fop, share, key);
+    if (!(m->t == t && m->share == share && memcmp(m->fop, key, sizeof key) == 0)) {
+        int64_t least = tensor_options_run(c, ks, t, fop, share, MEMO_BYTES_MAX);
+        if (ks->nopt[t] > MEMO_OPTS) {
+            int n = 0;
+            while (n < ks->nopt[t] && ks->opt[t][n].bytes <= c->cap) n++;
+            ks->nopt[t] = n;
+            return least;
+        }
+        m->t = t;
+        m->share = share;
+        memcpy(m->fop, key, sizeof key);
+        m->least = least;
+        m->n = ks->nopt[t];
+        memcpy(ks->memo_opt[m - ks->memo], ks->opt[t], (size_t)m->n * sizeof *ks->opt[t]);
+    }
+    const knap_opt *o = ks->memo_opt[m - ks->memo];
+    int n = 0;
+    while (n < m->n && o[n].bytes <= c->cap) n++;
+    memcpy(ks->opt[t], o, (size_t)n * sizeof *o);
+    ks->nopt[t] = n;
+    return m->least;
 }
 
 /* The least sum over tensors of an option's time, the options' bytes

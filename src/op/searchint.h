@@ -185,9 +185,29 @@ typedef struct lattice {
     uint16_t pj[LAT_PAIRS], pi[LAT_PAIRS], pk[LAT_PAIRS];
 } lattice;
 
+/* Tensor t's options do not depend on the whole F_op: only on the factors
+ * of t's own axes and on the product `share` of the others (tensor_options
+ * reads nothing else), and on the cap only through the filter bytes <= cap,
+ * which keeps a prefix of the front by bytes.  Each worker keeps the
+ * uncapped fronts it computed in a direct-mapped memo (bound.c,
+ * "opt_memo"), so the F_op that share them, and the later capped searches
+ * of a session, copy a prefix instead of rerunning the dynamic program. */
+#define MEMO_SLOTS 8192
+#define MEMO_OPTS 16
+#define MEMO_BYTES_MAX ((int64_t)1 << 40) /* options above it are never kept */
+typedef struct opt_memo {
+    int t; /* -1: empty */
+    int n;
+    int64_t share, least;
+    int64_t fop[ROTOR_MAX_AXES]; /* t's axes' factors, 0 on the others */
+} opt_memo;
+
 #define KNAP_MAX 8192
 typedef struct knap_scratch {
     lattice lat[LAT_SLOTS];
+    opt_memo memo[MEMO_SLOTS];
+    knap_opt memo_opt[MEMO_SLOTS][MEMO_OPTS];
+    bool no_memo; /* tests: every tensor's options computed afresh */
     knap_opt opt[ROTOR_MAX_TENSORS][MAX_DIVISORS]; /* per tensor, by bytes, time falling */
     int nopt[ROTOR_MAX_TENSORS];
     knap_opt cur[KNAP_MAX], next[KNAP_MAX];
