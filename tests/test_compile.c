@@ -95,14 +95,19 @@ Test(compile, frontiers_cut_at_a_time_ratio_compile_as_whole_frontiers) {
     rotor_graph_free(&g);
 }
 
-/* g compiled on the IPU Mk2 with `sram` bytes of SRAM per core twice: with
- * whole frontiers into w (message in ew) and with cut ones, the default,
- * into r (message in ec).  Both statuses must agree; the status. */
-static rotor_status compile_whole_and_cut(const rotor_graph *g, int64_t sram, rotor_compile_result *w,
+/* g compiled on the IPU Mk2 (of `cores` cores when positive) with `sram`
+ * bytes of SRAM per core twice: with whole frontiers into w (message in ew)
+ * and with cut ones, the default, into r (message in ec).  Both statuses
+ * must agree; the status. */
+static rotor_status compile_whole_and_cut(const rotor_graph *g, int64_t cores, int64_t sram, rotor_compile_result *w,
                                           rotor_compile_result *r, rotor_error *ew, rotor_error *ec) {
     rotor_chip chip = mk2();
     char set[48];
     rotor_error err;
+    if (cores > 0) {
+        snprintf(set, sizeof set, "cores_per_chip=%lld", (long long)cores);
+        cr_assert_eq(rotor_chip_set(&chip, set, &err), ROTOR_OK, "%s", err.msg);
+    }
     snprintf(set, sizeof set, "sram_bytes=%lld", (long long)sram);
     cr_assert_eq(rotor_chip_set(&chip, set, &err), ROTOR_OK, "%s", err.msg);
     rotor_compile_options whole = {.frontier_ratio = -1}, cut = {0};
@@ -115,13 +120,14 @@ static rotor_status compile_whole_and_cut(const rotor_graph *g, int64_t sram, ro
 
 /* The same for convolutions, whose cut frontiers (the fastest plan alone)
  * grow one point at a time: a chain of 3x3 convolutions on a chip with so
- * little SRAM that the walk needs leaner plans.  Two sizes: 1024 bytes, where
- * the walk grows the frontiers, and 256, where the first convolution cannot
- * fit.  Each size compiles twice from scratch (whole
- * and cut frontiers, about 2 s, 4 s under ASan); the sizes this test once
- * also ran (4096 down to 1536 bytes, and 192 and 128) gave the same walk as
- * 1024 (15 searches, 8 curve points, 528 idle bytes, the same total) and the
- * same refusal as 256. */
+ * little SRAM that the walk needs leaner plans.  The chip is a sixteenth of
+ * the Mk2 (92 cores, its rates): the whole chip's searches cost 3.5 s (about
+ * 20 s under ASan on a loaded machine) for the same walk.  Two sizes: 4096
+ * bytes, where the walk grows the frontiers (19 searches for 3 shapes, 7
+ * curve points), and 2048, where the first convolution cannot fit.  Each
+ * size compiles twice from scratch (whole and cut frontiers).  On the whole
+ * Mk2 this test ran 1024 bytes (15 searches, 8 curve points) and 256 (the
+ * same refusal); 3072 bytes on 92 cores grows too (11 searches, 3 points). */
 Test(compile, convolution_frontiers_grown_point_by_point_compile_as_whole_frontiers, .timeout = 120) {
     rotor_graph g;
     rotor_graph_init(&g, "convs");
@@ -148,12 +154,12 @@ Test(compile, convolution_frontiers_grown_point_by_point_compile_as_whole_fronti
     }
     g.values[x].is_output = true;
     int grown = 0, misfits = 0;
-    const int srams[] = {1024, 256};
+    const int srams[] = {4096, 2048};
     for (size_t si = 0; si < sizeof srams / sizeof srams[0]; si++) {
         int sram = srams[si];
         rotor_compile_result w, r;
         rotor_error ew, ec;
-        if (compile_whole_and_cut(&g, sram, &w, &r, &ew, &ec)) {
+        if (compile_whole_and_cut(&g, 92, sram, &w, &r, &ew, &ec)) {
             /* the shortfall is against the whole frontier's leanest plan */
             cr_assert_str_eq(ec.msg, ew.msg, "SRAM %d", sram);
             misfits++;
@@ -334,7 +340,7 @@ Test(compile, a_misfit_names_the_same_shortfall_with_cut_frontiers) {
         int64_t sram = srams[si];
         rotor_compile_result w, r;
         rotor_error ew, ec;
-        if (compile_whole_and_cut(&g, sram, &w, &r, &ew, &ec) == ROTOR_OK) {
+        if (compile_whole_and_cut(&g, 0, sram, &w, &r, &ew, &ec) == ROTOR_OK) {
             rotor_compile_result_free(&w);
             rotor_compile_result_free(&r);
             continue;
