@@ -130,29 +130,7 @@ static rotor_status compile_whole_and_cut(const rotor_graph *g, int64_t cores, i
  * same refusal); 3072 bytes on 92 cores grows too (11 searches, 3 points). */
 Test(compile, convolution_frontiers_grown_point_by_point_compile_as_whole_frontiers, .timeout = 120) {
     rotor_graph g;
-    rotor_graph_init(&g, "convs");
-    rotor_error err;
-    int64_t ishape[4] = {1, 16, 30, 30}, wshape[4] = {16, 16, 3, 3};
-    int x;
-    cr_assert_eq(rotor_graph_add_value(&g, "x0", ROTOR_DTYPE_F16, 4, ishape, ROTOR_ROLE_ACTIVATION, &x, &err),
-                 ROTOR_OK, "%s", err.msg);
-    for (int l = 0; l < 3; l++) {
-        char n[32];
-        int w, y;
-        int64_t oshape[4] = {1, 16, 28 - 2 * l, 28 - 2 * l};
-        snprintf(n, sizeof n, "w%d", l);
-        cr_assert_eq(rotor_graph_add_value(&g, n, ROTOR_DTYPE_F16, 4, wshape, ROTOR_ROLE_WEIGHT, &w, &err),
-                     ROTOR_OK, "%s", err.msg);
-        snprintf(n, sizeof n, "x%d", l + 1);
-        cr_assert_eq(rotor_graph_add_value(&g, n, ROTOR_DTYPE_F16, 4, oshape, ROTOR_ROLE_ACTIVATION, &y, &err),
-                     ROTOR_OK, "%s", err.msg);
-        char dims[96];
-        snprintf(dims, sizeof dims, "b=1,c=16,h=%d,kh=3,w=%d,kw=3,f=16", 28 - 2 * l, 28 - 2 * l);
-        snprintf(n, sizeof n, "conv%d", l);
-        mlp_op(&g, n, "Conv", "O[b,f,h,w] += I[b,c,h+kh,w+kw] * W[f,c,kh,kw]", dims, y, x, w);
-        x = y;
-    }
-    g.values[x].is_output = true;
+    conv3_chain(&g);
     int grown = 0, misfits = 0;
     const int srams[] = {4096, 2048};
     for (size_t si = 0; si < sizeof srams / sizeof srams[0]; si++) {

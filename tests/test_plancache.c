@@ -312,3 +312,70 @@ Test(plancache, a_warm_compile_searches_nothing_and_decides_the_same) {
     rotor_graph_free(&g);
     rm_dir(d);
 }
+
+/* The walk's time-capped searches (issue 45): one that finds every plan
+ * under its cap slower than the time the walk needs is kept as a slow
+ * answer, so a warm compile searches nothing there either.  Three 3x3
+ * convolutions on 92 cores of the Mk2 with 4096 bytes of SRAM, where the
+ * walk grows the cut frontiers point by point (test_compile). */
+Test(plancache, a_time_capped_search_that_finds_nothing_is_kept_and_answers_warm) {
+    char *d = tmp_dir();
+    rotor_graph g;
+    conv3_chain(&g);
+    rotor_chip chip = mk2();
+    rotor_error err = {{0}};
+    cr_assert_eq(rotor_chip_set(&chip, "cores_per_chip=92", &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_chip_set(&chip, "sram_bytes=4096", &err), ROTOR_OK, "%s", err.msg);
+    rotor_compile_options o = {.cache_dir = d};
+    rotor_compile_result none, cold, warm;
+    cr_assert_eq(rotor_compile(&g, &chip, NULL, &none, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_compile(&g, &chip, &o, &cold, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_compile(&g, &chip, &o, &warm, &err), ROTOR_OK, "%s", err.msg);
+    /* some entry holds a slow answer ("a 3 CAP TMAX 0") */
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "grep -q '^a 3 ' '%s'/*.rpc", d);
+    cr_assert_eq(system(cmd), 0, "no time-capped search found nothing: the test proves nothing");
+    cr_assert_eq(warm.cache_hits, warm.searches, "warm: %d of %d searches from the cache", warm.cache_hits,
+                 warm.searches);
+    assert_same_compile(&none, &cold);
+    assert_same_compile(&cold, &warm);
+    rotor_compile_result_free(&none);
+    rotor_compile_result_free(&cold);
+    rotor_compile_result_free(&warm);
+    rotor_graph_free(&g);
+    rm_dir(d);
+}
+
+Test(plancache, a_slow_answer_covers_smaller_caps_and_shorter_times_only) {
+    rotor_plancache_entry e = {0};
+    rotor_error err;
+    cr_assert(!rotor_plancache_slow(&e, 1000, 1e-6));
+    cr_assert_eq(rotor_plancache_note_slow(&e, 1000, 2e-6, &err), ROTOR_OK);
+    cr_assert(rotor_plancache_slow(&e, 1000, 2e-6));
+    cr_assert(rotor_plancache_slow(&e, 512, 1e-6));
+    cr_assert(!rotor_plancache_slow(&e, 1001, 1e-6), "a larger cap may hold a faster plan");
+    cr_assert(!rotor_plancache_slow(&e, 512, 3e-6), "a longer time may admit a plan");
+    /* it reads back bit for bit, in an entry with a first search (a file
+     * that could hold no answer would be damage: counts are checked against
+     * the file's size) */
+    e.key = strdup("k");
+    rotor_candidate c0;
+    memset(&c0, 0, sizeof c0);
+    c0.cost.total = 1e-6;
+    cr_assert_eq(rotor_plancache_set_first(&e, &c0, 1, false, 0, &err), ROTOR_OK);
+    size_t len;
+    char *text = rotor_plancache_encode(&e, &len);
+    cr_assert_not_null(text);
+    cr_assert_not_null(strstr(text, "\na 3 1000 "));
+    rotor_plancache_entry back = {0};
+    rotor_plancache_read how;
+    cr_assert_eq(rotor_plancache_decode(text, len, "k", &back, &how, &err), ROTOR_OK);
+    cr_assert_eq(how, ROTOR_PLANCACHE_HIT);
+    cr_assert_eq(back.nanswers, 1);
+    cr_assert_eq(back.answers[0].kind, ROTOR_PLANCACHE_SLOW);
+    cr_assert_eq(back.answers[0].cap, 1000);
+    cr_assert_eq(back.answers[0].tmax, 2e-6);
+    free(text);
+    rotor_plancache_entry_free(&back);
+    rotor_plancache_entry_free(&e);
+}

@@ -477,6 +477,11 @@ static rotor_status frontier_learn_run(compiler *cc, int i, int64_t cap, double 
     rotor_candidate found;
     rotor_plancache_entry *pe = cc->pce ? &cc->pce[i] : NULL;
     int known = pe ? rotor_plancache_point(pe, cap, &found) : -1;
+    if (known < 0 && pe && cap > 0 && tmax < INFINITY && rotor_plancache_slow(pe, cap, tmax)) {
+        cc->cache_hits++; /* a time-capped search's answer, recorded: as below */
+        slow_note(&cc->slow[i], cap, tmax);
+        return ROTOR_OK;
+    }
     if (known >= 0) {
         cc->cache_hits++;
         st = known ? ROTOR_OK : ROTOR_ERR_NOFIT;
@@ -490,7 +495,7 @@ static rotor_status frontier_learn_run(compiler *cc, int i, int64_t cap, double 
                          : ROTOR_ERR_NOFIT;
         if (st == ROTOR_ERR_NOFIT && cap > 0 && tmax < INFINITY) {
             slow_note(&cc->slow[i], cap, tmax);
-            return ROTOR_OK;
+            return pe ? rotor_plancache_note_slow(pe, cap, tmax, err) : ROTOR_OK;
         }
         rotor_status cst = ROTOR_OK;
         if (pe && (!st || st == ROTOR_ERR_NOFIT)) cst = rotor_plancache_note_point(pe, cap, st ? NULL : &found, err);

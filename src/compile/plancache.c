@@ -225,9 +225,10 @@ static void c_body(codec *c, rotor_plancache_entry *e, size_t len) {
         rotor_plancache_answer *a = &e->answers[i];
         int kind = (int)a->kind;
         c_word(c, "a");
-        c_int(c, &kind, ROTOR_PLANCACHE_POINT, ROTOR_PLANCACHE_TAIL);
+        c_int(c, &kind, ROTOR_PLANCACHE_POINT, ROTOR_PLANCACHE_SLOW);
         a->kind = (rotor_plancache_kind)kind;
         c_i64(c, &a->cap);
+        if (a->kind == ROTOR_PLANCACHE_SLOW) c_f64(c, &a->tmax);
         c_int(c, &a->n, 0, lim);
         if (!c->out && !c->bad && a->kind != ROTOR_PLANCACHE_TAIL && a->n != (a->kind == ROTOR_PLANCACHE_POINT))
             c->bad = true;
@@ -392,6 +393,21 @@ rotor_status rotor_plancache_note_point(rotor_plancache_entry *e, int64_t cap, c
     rotor_candidate known;
     if (rotor_plancache_point(e, cap, &known) >= 0) return ROTOR_OK;
     return answer_add(e, found ? ROTOR_PLANCACHE_POINT : ROTOR_PLANCACHE_NONE, cap, found, found ? 1 : 0, err);
+}
+
+bool rotor_plancache_slow(const rotor_plancache_entry *e, int64_t cap, double tmax) {
+    for (int i = 0; i < e->nanswers; i++) {
+        const rotor_plancache_answer *a = &e->answers[i];
+        if (a->kind == ROTOR_PLANCACHE_SLOW && cap <= a->cap && tmax <= a->tmax) return true;
+    }
+    return false;
+}
+
+rotor_status rotor_plancache_note_slow(rotor_plancache_entry *e, int64_t cap, double tmax, rotor_error *err) {
+    if (rotor_plancache_slow(e, cap, tmax)) return ROTOR_OK;
+    rotor_status st = answer_add(e, ROTOR_PLANCACHE_SLOW, cap, NULL, 0, err);
+    if (!st) e->answers[e->nanswers - 1].tmax = tmax;
+    return st;
 }
 
 bool rotor_plancache_tail(const rotor_plancache_entry *e, int64_t cap, rotor_candidate **v, int *n) {

@@ -36,7 +36,8 @@
 #include "rotor/op/search.h"
 
 #define ROTOR_PLANCACHE_FORMAT "rotor-plancache"
-#define ROTOR_PLANCACHE_VERSION 1
+/* 2: the SLOW answers of the time-capped searches (issue 45) */
+#define ROTOR_PLANCACHE_VERSION 2
 /* the directory's size limit when none is given: 256 MiB */
 #define ROTOR_PLANCACHE_DEFAULT_LIMIT ((int64_t)256 << 20)
 
@@ -44,12 +45,14 @@
 typedef enum rotor_plancache_kind {
     ROTOR_PLANCACHE_POINT = 0, /* the fastest plan under cap: v[0] */
     ROTOR_PLANCACHE_NONE,      /* no plan fits under cap */
-    ROTOR_PLANCACHE_TAIL       /* the frontier's points under cap: v[0..n) (n may be 0) */
+    ROTOR_PLANCACHE_TAIL,      /* the frontier's points under cap: v[0..n) (n may be 0) */
+    ROTOR_PLANCACHE_SLOW       /* every plan under cap executes slower than tmax (n is 0) */
 } rotor_plancache_kind;
 
 typedef struct rotor_plancache_answer {
     rotor_plancache_kind kind;
     int64_t cap;
+    double tmax;               /* SLOW's time, s; 0 for the others */
     int n;
     rotor_candidate *v;
 } rotor_plancache_answer;
@@ -108,6 +111,14 @@ int rotor_plancache_point(const rotor_plancache_entry *e, int64_t cap, rotor_can
 /* Records the search's answer under cap (found NULL: none fits). */
 rotor_status rotor_plancache_note_point(rotor_plancache_entry *e, int64_t cap, const rotor_candidate *found,
                                         rotor_error *err);
+
+/* Whether a recorded answer tells that every plan under cap executes
+ * slower than tmax: a SLOW answer (c, t) with cap <= c and tmax <= t (every
+ * plan under c is slower than t >= tmax, and the plans under cap are among
+ * them).  The compile's time-capped searches (rotor_search_session_within)
+ * record what they found so, which a warm compile then need not search. */
+bool rotor_plancache_slow(const rotor_plancache_entry *e, int64_t cap, double tmax);
+rotor_status rotor_plancache_note_slow(rotor_plancache_entry *e, int64_t cap, double tmax, rotor_error *err);
 
 /* The frontier's points under cap, when a tail recorded under a cap at least
  * as large tells (the frontier under a cap is the whole frontier's points
