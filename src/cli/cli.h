@@ -466,6 +466,12 @@ int cmd_chip(int argc, char **argv);
  * (src/cli/reproduce.c); the exit status. */
 typedef void (*cli_figure_fn)(FILE *f, const void *data, int n);
 int cli_reproduce_file(const char *dir, const char *name, cli_figure_fn fn, const void *data, int n);
+/* A reproduction's files as a table, written in order until one fails. */
+typedef struct cli_figure_file {
+    const char *name;
+    cli_figure_fn fn;
+} cli_figure_file;
+int cli_reproduce_files(const char *dir, const cli_figure_file *files, size_t nfiles, const void *data, int n);
 /* `rotor reproduce elk` (src/cli/reproduceelk.c): the grid, files in dir,
  * tables or JSON on stdout; the exit status.  full_grid: Figures 23 and
  * 24's finer grids (src/cli/reproduceelkfigs.c). */

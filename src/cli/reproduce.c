@@ -609,6 +609,12 @@ int cli_reproduce_file(const char *dir, const char *name, cli_figure_fn fn, cons
     return cli_output_commit("reproduce", "-o", &out);
 }
 
+int cli_reproduce_files(const char *dir, const cli_figure_file *files, size_t nfiles, const void *data, int n) {
+    int rc = 0;
+    for (size_t i = 0; i < nfiles && !rc; i++) rc = cli_reproduce_file(dir, files[i].name, files[i].fn, data, n);
+    return rc;
+}
+
 static cJSON *json_results(const mresult *ms, int nm, const rotor_chip *chip, const rotor_gpu *gpu) {
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "format", "rotor-reproduce-t10");

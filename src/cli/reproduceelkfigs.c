@@ -333,18 +333,12 @@ static void svg_fig78(FILE *o, const void *data, int n) {
 }
 
 /* The files, in the order CLI_ELKFIGS_FILES names them. */
-static const struct {
-    const char *name;
-    cli_figure_fn fn;
-} FILES[] = {{"elk-table2.csv", csv_t2}, {"elk-fig23.csv", csv_fig23}, {"elk-fig23.svg", svg_fig23},
+static const cli_figure_file FILES[] = {{"elk-table2.csv", csv_t2}, {"elk-fig23.csv", csv_fig23}, {"elk-fig23.svg", svg_fig23},
              {"elk-fig24.csv", csv_fig24}, {"elk-fig24.svg", svg_fig24}, {"elk-fig5.csv", csv_fig5},
              {"elk-fig5.svg", svg_fig5}, {"elk-fig7-8.csv", csv_fig78}, {"elk-fig7-8.svg", svg_fig78}};
 
 int cli_elkfigs_write(const char *dir, const cli_elkfigs *f) {
-    int rc = 0;
-    for (size_t i = 0; i < sizeof FILES / sizeof FILES[0] && !rc; i++)
-        rc = cli_reproduce_file(dir, FILES[i].name, FILES[i].fn, f, 0);
-    return rc;
+    return cli_reproduce_files(dir, FILES, sizeof FILES / sizeof FILES[0], f, 0);
 }
 
 /* ---- JSON ---- */

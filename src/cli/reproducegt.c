@@ -377,17 +377,20 @@ static void svg_table4(FILE *f, const void *data, int n) {
     free(labels);
 }
 
+static const cli_figure_file FILES[] = {
+    {"graphturbo-fig14-15.csv", csv_fig14_15},
+    {"graphturbo-table1.csv", csv_table1},
+    {"graphturbo-table3.csv", csv_table3},
+    {"graphturbo-table4.csv", csv_table4},
+    {"graphturbo-fig14.svg", svg_fig14},
+    {"graphturbo-fig15.svg", svg_fig15},
+    {"graphturbo-table1.svg", svg_table1},
+    {"graphturbo-table3.svg", svg_table3},
+    {"graphturbo-table4.svg", svg_table4},
+};
+
 static int write_files(const char *dir, const rotor_gtrepro_result *r) {
-    int rc = cli_reproduce_file(dir, "graphturbo-fig14-15.csv", csv_fig14_15, r, 0);
-    if (!rc) rc = cli_reproduce_file(dir, "graphturbo-table1.csv", csv_table1, r, 0);
-    if (!rc) rc = cli_reproduce_file(dir, "graphturbo-table3.csv", csv_table3, r, 0);
-    if (!rc) rc = cli_reproduce_file(dir, "graphturbo-table4.csv", csv_table4, r, 0);
-    if (!rc) rc = cli_reproduce_file(dir, "graphturbo-fig14.svg", svg_fig14, r, 0);
-    if (!rc) rc = cli_reproduce_file(dir, "graphturbo-fig15.svg", svg_fig15, r, 0);
-    if (!rc) rc = cli_reproduce_file(dir, "graphturbo-table1.svg", svg_table1, r, 0);
-    if (!rc) rc = cli_reproduce_file(dir, "graphturbo-table3.svg", svg_table3, r, 0);
-    if (!rc) rc = cli_reproduce_file(dir, "graphturbo-table4.svg", svg_table4, r, 0);
-    return rc;
+    return cli_reproduce_files(dir, FILES, sizeof FILES / sizeof FILES[0], r, 0);
 }
 
 /* ---- JSON ---- */

@@ -287,18 +287,21 @@ static void svg_fig11(FILE *f, const void *d, int n) {
     cli_svg_lines(f, &p, s, 2);
 }
 
+static const cli_figure_file FILES[] = {
+    {"kapla-fig7.csv", csv_fig7},
+    {"kapla-fig7.svg", svg_fig7},
+    {"kapla-fig9.csv", csv_fig9},
+    {"kapla-fig10.csv", csv_fig10},
+    {"kapla-table5.csv", csv_table5},
+    {"kapla-table6.csv", csv_table6},
+    {"kapla-fig11.csv", csv_fig11},
+    {"kapla-fig9.svg", svg_fig9},
+    {"kapla-fig10.svg", svg_fig10},
+    {"kapla-fig11.svg", svg_fig11},
+};
+
 static int write_files(const char *dir, const rotor_kaplarepro_result *r) {
-    int rc = cli_reproduce_file(dir, "kapla-fig7.csv", csv_fig7, r, 0);
-    if (!rc) rc = cli_reproduce_file(dir, "kapla-fig7.svg", svg_fig7, r, 0);
-    if (!rc) rc = cli_reproduce_file(dir, "kapla-fig9.csv", csv_fig9, r, 0);
-    if (!rc) rc = cli_reproduce_file(dir, "kapla-fig10.csv", csv_fig10, r, 0);
-    if (!rc) rc = cli_reproduce_file(dir, "kapla-table5.csv", csv_table5, r, 0);
-    if (!rc) rc = cli_reproduce_file(dir, "kapla-table6.csv", csv_table6, r, 0);
-    if (!rc) rc = cli_reproduce_file(dir, "kapla-fig11.csv", csv_fig11, r, 0);
-    if (!rc) rc = cli_reproduce_file(dir, "kapla-fig9.svg", svg_fig9, r, 0);
-    if (!rc) rc = cli_reproduce_file(dir, "kapla-fig10.svg", svg_fig10, r, 0);
-    if (!rc) rc = cli_reproduce_file(dir, "kapla-fig11.svg", svg_fig11, r, 0);
-    return rc;
+    return cli_reproduce_files(dir, FILES, sizeof FILES / sizeof FILES[0], r, 0);
 }
 
 /* ---- JSON ---- */
