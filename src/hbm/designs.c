@@ -295,6 +295,73 @@ static int cmp_i64_desc(const void *a, const void *b) {
     return (x < y) - (x > y);
 }
 
+/* Static's schedules at one execution space X (every operator's fastest
+ * plan within X; some plan of each fits): as many next ops preloaded as fit
+ * in SRAM - X, all at the largest or all at the smallest preload state, each
+ * timed; the faster kept in best_r when it beats it. */
+static rotor_status static_split(runner *r, int64_t X) {
+    const rotor_preload_model *m = r->m;
+    int n = m->n;
+    int64_t R = m->chip.sram_bytes - X;
+    sched *s = &r->cur;
+    for (int i = 0; i < n; i++) {
+        const pl_op *o = &m->ops[i];
+        int a = 0, b = o->npareto - 1; /* first pareto plan with space <= X */
+        while (a < b) {
+            int mid = (a + b) / 2;
+            if (o->plans[o->pareto[mid]].in.space_bytes <= X) b = mid;
+            else a = mid + 1;
+        }
+        s->plan[i] = o->pareto[a];
+    }
+    rotor_status st = ROTOR_OK;
+    for (int variant = 0; variant < 2 && !st; variant++) {
+        for (int i = 0; i < n; i++) s->state[i] = variant ? m->ops[i].plans[s->plan[i]].nstates - 1 : 0;
+        int end = 0;
+        int64_t sum = 0;
+        for (int i = 0; i < n; i++) {
+            if (end <= i) {
+                end = i + 1;
+                sum = 0;
+            } else {
+                sum -= st_of(m, i, s->plan[i], s->state[i])->space_bytes; /* op i leaves the window */
+            }
+            while (end < n && sum + st_of(m, end, s->plan[end], s->state[end])->space_bytes <= R) {
+                sum += st_of(m, end, s->plan[end], s->state[end])->space_bytes;
+                end++;
+            }
+            s->q[i] = end;
+        }
+        r->schedules++;
+        st = preload_eval_sched(m, s, PL_CHIP, &r->tmp_r, r->tmp, r->err);
+        if (!st && (!r->have_best || r->tmp_r.latency_ps < r->best_r.latency_ps)) {
+            preload_result_copy(&r->best_r, &r->tmp_r);
+            r->best_r.exec_cap_bytes = X;
+            r->have_best = true;
+        }
+    }
+    return st;
+}
+
+/* Static with its split forced (rotor_preload_options.fixed_preload_space;
+ * Elk Figure 6 sweeps it): the execution space is what the preload space
+ * leaves, and every operator needs a plan within it. */
+static rotor_status static_fixed(runner *r, int64_t space) {
+    const rotor_preload_model *m = r->m;
+    if (space < 0 || space > m->chip.sram_bytes)
+        return rotor_fail(r->err, ROTOR_ERR_INPUT, "preload_space_bytes: expected 0..%lld (the SRAM per core), got %lld",
+                          (long long)m->chip.sram_bytes, (long long)space);
+    int64_t X = m->chip.sram_bytes - space;
+    for (int i = 0; i < m->n; i++)
+        if (m->ops[i].espace_min > X)
+            return rotor_fail(r->err, ROTOR_ERR_NOFIT,
+                              "static: op %d (%s) needs %lld bytes of execution space per core, the preload space "
+                              "of %lld leaves %lld",
+                              i, m->ops[i].name, (long long)m->ops[i].espace_min, (long long)space, (long long)X);
+    preload_identity(&r->cur, m->n);
+    return static_split(r, X);
+}
+
 /* Static (§6.1): for each execution space X (a plan's space), every op runs
  * its fastest plan within X and preloads as many next ops as fit in
  * SRAM - X, all at the largest or all at the smallest preload state. */
@@ -321,47 +388,11 @@ static rotor_status static_search(runner *r) {
         if (u == 0 || vals[u - 1] != vals[k]) vals[u++] = vals[k];
     int64_t cap = r->opt && r->opt->max_splits > 0 ? r->opt->max_splits : DEFAULT_MAX_SPLITS;
     int64_t tries = (int64_t)u < cap ? (int64_t)u : cap;
-    sched *s = &r->cur;
-    preload_identity(s, n);
+    preload_identity(&r->cur, n);
     rotor_status st = ROTOR_OK;
     for (int64_t t = 0; t < tries && !st; t++) {
         size_t at = tries == (int64_t)u ? (size_t)t : (size_t)(t * (int64_t)(u - 1) / (tries - 1));
-        int64_t X = vals[at], R = m->chip.sram_bytes - X;
-        for (int i = 0; i < n; i++) {
-            const pl_op *o = &m->ops[i];
-            int a = 0, b = o->npareto - 1; /* first pareto plan with space <= X */
-            while (a < b) {
-                int mid = (a + b) / 2;
-                if (o->plans[o->pareto[mid]].in.space_bytes <= X) b = mid;
-                else a = mid + 1;
-            }
-            s->plan[i] = o->pareto[a];
-        }
-        for (int variant = 0; variant < 2 && !st; variant++) {
-            for (int i = 0; i < n; i++) s->state[i] = variant ? m->ops[i].plans[s->plan[i]].nstates - 1 : 0;
-            int end = 0;
-            int64_t sum = 0;
-            for (int i = 0; i < n; i++) {
-                if (end <= i) {
-                    end = i + 1;
-                    sum = 0;
-                } else {
-                    sum -= st_of(m, i, s->plan[i], s->state[i])->space_bytes; /* op i leaves the window */
-                }
-                while (end < n && sum + st_of(m, end, s->plan[end], s->state[end])->space_bytes <= R) {
-                    sum += st_of(m, end, s->plan[end], s->state[end])->space_bytes;
-                    end++;
-                }
-                s->q[i] = end;
-            }
-            r->schedules++;
-            st = preload_eval_sched(m, s, PL_CHIP, &r->tmp_r, r->tmp, r->err);
-            if (!st && (!r->have_best || r->tmp_r.latency_ps < r->best_r.latency_ps)) {
-                preload_result_copy(&r->best_r, &r->tmp_r);
-                r->best_r.exec_cap_bytes = X;
-                r->have_best = true;
-            }
-        }
+        st = static_split(r, vals[at]);
     }
     free(vals);
     if (!st && !r->have_best)
@@ -413,6 +444,9 @@ rotor_status rotor_preload_schedule(const rotor_preload_model *m, rotor_preload_
     memset(out, 0, sizeof *out);
     if ((int)design < 0 || design >= ROTOR_PRELOAD_NDESIGNS)
         return rotor_fail(err, ROTOR_ERR_INPUT, "design: unknown design %d", (int)design);
+    if (opt && opt->fixed_preload_space && design != ROTOR_PRELOAD_STATIC)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "fixed_preload_space: only static takes a fixed split, not %s",
+                          rotor_preload_designs[design].name);
     runner r;
     if (!runner_init(&r, m, opt, err)) return rotor_nomem(err);
     r.refine = !(opt && opt->no_refine);
@@ -425,7 +459,7 @@ rotor_status rotor_preload_schedule(const rotor_preload_model *m, rotor_preload_
         st = preload_eval_sched(m, &r.cur, PL_CHIP, &r.best_r, r.tmp, err);
         break;
     case ROTOR_PRELOAD_STATIC:
-        st = static_search(&r);
+        st = opt && opt->fixed_preload_space ? static_fixed(&r, opt->preload_space_bytes) : static_search(&r);
         break;
     case ROTOR_PRELOAD_DYN:
         r.want_dyn = true;

@@ -132,6 +132,13 @@ typedef struct rotor_preload_options {
     bool no_refine;         /* dyn, full: keep the induction's schedule as it is (Elk alone),
                                without the refinement against the forward timing and
                                without the static split as a candidate */
+    /* static only: force the split instead of searching it (Elk Figure 6's "per-core preload
+       space"): preload space preload_space_bytes per core (0..sram_bytes), execution space the
+       rest; each operator runs its fastest plan within it (ROTOR_ERR_NOFIT naming the first
+       that has none) and as many next operators are preloaded as fit the preload space, both
+       state variants timed as in the search.  Any other design refuses it (ROTOR_ERR_INPUT). */
+    bool fixed_preload_space;
+    int64_t preload_space_bytes;
 } rotor_preload_options;
 
 /* ---- schedules and their timing (§4.5) -------------------------------------- */
