@@ -139,6 +139,12 @@ if [ "$(head -n 1 "$e/elk-fig7-8.csv")" = "model,index,op,hbm_mb,exec_us,interco
     [ "$(wc -l <"$e/elk-fig7-8.csv")" -eq 11 ] &&
     awk -F, 'NR > 1 && $6 < $7 { bad = 1 } END { exit bad }' "$e/elk-fig7-8.csv"
 then ok; else bad "fig7-8 csv (MinPreload below MaxPreload?): $(cat "$e/elk-fig7-8.csv")"; fi
+# Figure 6: a demand column per preload space (0-512 KB), every row complete, the JSON key
+f6h="time_us,demand_gbps_0kb,demand_gbps_32kb,demand_gbps_64kb,demand_gbps_128kb,demand_gbps_256kb,demand_gbps_384kb,demand_gbps_512kb"
+if [ "$(head -n 1 "$e/elk-fig6.csv")" = "$f6h" ] && [ "$(wc -l <"$e/elk-fig6.csv")" -gt 10 ] &&
+    awk -F, 'NF != 8 { bad = 1 } END { exit bad }' "$e/elk-fig6.csv" && tail -n 1 "$e/elk-fig6.svg" | grep -q "</svg>" &&
+    grep -q '"fig6":' "$out"
+then ok; else bad "fig6: $(head -n 3 "$e/elk-fig6.csv")"; fi
 if ls "$e" | grep -q '\.tmp\.'; then bad "a temporary is left: $(ls "$e")"; else ok; fi
 expect_out help "the cores at 2.7 GB/s of HBM each (Figure 23" -- reproduce --help
 expect_error full-grid 2 "--full-grid: only elk takes it" -- reproduce t10 --full-grid --models nerf-t10

@@ -1,10 +1,12 @@
 /* reproduceelkfigs.c — `rotor reproduce elk`'s Table 2, Figures 23, 24
- * and 5-8 (Elk §4.4, §6.4, §3): runs src/pipeline/elkfigs.c, prints the
+ * and 5-8 (Elk §4.4, §6.4, §3): runs src/pipeline/elkfigs.c and
+ * elkfig6.c, prints the
  * tables beside the paper's numbers, writes the CSV and SVG files and the
  * JSON keys (docs/reproduction.md, "Elk"). */
 #include "reproduceelkfigs.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +52,10 @@ int cli_elkfigs_run(const char *const *llms, int nm, int64_t batch, int64_t seq,
         cli_progress_end(&prog);
     }
     if (!st) st = rotor_elkmotiv_run(train, batch, seq, chip, threads, &out->motiv, &err);
+    if (!st) {
+        rotor_elkfig6_options fo = {.model = train, .batch = batch, .seq = seq, .threads = threads, .memo = memo};
+        st = rotor_elkfig6_run(&fo, chip, &out->fig6, &err);
+    }
     /* Table 2's DiT-XL row: Figure 23's point on one whole chip */
     for (int k = 0; !st && k < out->cores.ncores; k++) {
         const rotor_elk_point *p = rotor_elkcores_at(&out->cores, out->cores.nmodels - 1, k);
@@ -63,6 +69,7 @@ void cli_elkfigs_free(cli_elkfigs *f) {
     rotor_elkcores_free(&f->cores);
     rotor_elktrain_free(&f->train);
     rotor_elkmotiv_free(&f->motiv);
+    rotor_elkfig6_free(&f->fig6);
 }
 
 /* ---- printing ---- */
@@ -160,7 +167,45 @@ static void print_motiv(const rotor_elkmotiv_result *r) {
                o->intercore_max_gbps, o->total_min_gbps, o->total_max_gbps);
     }
     printf("(paper Figure 5: faster plans need more space; Figure 7: MaxPreload cuts the inter-core demand; "
-           "Figure 8: preloads spread it.  Figure 6, HBM demand over time, is not drawn: docs/reproduction.md)\n");
+           "Figure 8: preloads spread it)\n");
+}
+
+/* Whether v[0..n) over the sizes that fit falls (non-increasing). */
+static bool falls(const rotor_elkfig6_result *r, size_t off) {
+    double last = INFINITY;
+    for (int k = 0; k < r->n; k++) {
+        if (!r->s[k].fits) continue;
+        double v = *(const double *)((const char *)&r->s[k] + off);
+        if (v > last) return false;
+        last = v;
+    }
+    return true;
+}
+
+static void print_fig6(const rotor_elkfig6_result *r) {
+    printf("\nFigure 6: %s's decode step (batch %lld, KV cache %lld), Static with the preload space forced: the "
+           "HBM bandwidth demand of one chip (GB/s) across the step\n",
+           r->model, (long long)r->batch, (long long)r->seq);
+    printf("%9s %9s %11s %8s %5s %10s %10s %10s %7s\n", "preload", "exec", "latency us", "serial", "gaps", "peak",
+           "mean", "peak/mean", "CoV");
+    for (int k = 0; k < r->n; k++) {
+        const rotor_elkfig6_series *s = &r->s[k];
+        printf("%6lld KB %6lld KB", (long long)(s->space_bytes / 1024),
+               (long long)((r->sram_bytes - s->space_bytes) / 1024));
+        if (!s->fits) {
+            printf(" %11s  (%s)\n", "x", s->nofit);
+            continue;
+        }
+        printf(" %11.2f %7.2f%% %5d %10.1f %10.1f %10.2f %7.3f\n", s->latency_us,
+               s->hbm_bytes ? 100.0 * (double)s->serial_bytes / (double)s->hbm_bytes : 0.0, s->serial_preloads,
+               s->peak_gbps, s->mean_gbps, s->peak_over_mean, s->cov);
+    }
+    printf("(per-core preload and execution space; serial: the bytes of preloads no bandwidth hides, in gaps of "
+           "their own at their preload times.  Peak falls as the space grows: %s; CoV falls: %s.  Paper: with small "
+           "preload space the demand fluctuates drastically, larger preload space smooths it out; "
+           "docs/reproduction.md, \"Figure 6\")\n",
+           falls(r, offsetof(rotor_elkfig6_series, peak_gbps)) ? "yes" : "no",
+           falls(r, offsetof(rotor_elkfig6_series, cov)) ? "yes" : "no");
 }
 
 void cli_elkfigs_print(const cli_elkfigs *f) {
@@ -168,6 +213,7 @@ void cli_elkfigs_print(const cli_elkfigs *f) {
     print_fig23(&f->cores);
     print_fig24(&f->train);
     print_motiv(&f->motiv);
+    print_fig6(&f->fig6);
 }
 
 /* ---- files ---- */
@@ -242,6 +288,31 @@ static void csv_fig78(FILE *o, const void *data, int n) {
         const rotor_elkmotiv_op *x = &r->ops[i];
         fprintf(o, "%s,%d,%s,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f\n", r->model, i, x->name, x->hbm_mb, x->exec_us,
                 x->intercore_min_gbps, x->intercore_max_gbps, x->total_min_gbps, x->total_max_gbps);
+    }
+}
+
+/* Figure 6: a row at every segment boundary of any size, each size's
+ * demand from there (blank past its end or when it does not fit). */
+static void csv_fig6(FILE *o, const void *data, int n) {
+    const rotor_elkfig6_result *r = &((const cli_elkfigs *)data)->fig6;
+    (void)n;
+    fputs("time_us", o);
+    for (int k = 0; k < r->n; k++) fprintf(o, ",demand_gbps_%lldkb", (long long)(r->s[k].space_bytes / 1024));
+    fputc('\n', o);
+    int at[ROTOR_ELKFIG6_MAX_SIZES] = {0};
+    for (;;) {
+        double t = INFINITY;
+        for (int k = 0; k < r->n; k++)
+            if (r->s[k].fits && at[k] <= r->s[k].nseg) t = fmin(t, r->s[k].t_us[at[k]]);
+        if (isinf(t)) break;
+        fprintf(o, "%.6f", t);
+        for (int k = 0; k < r->n; k++) {
+            const rotor_elkfig6_series *s = &r->s[k];
+            if (s->fits && at[k] <= s->nseg && s->t_us[at[k]] == t) at[k]++;
+            if (s->fits && at[k] >= 1 && at[k] <= s->nseg) fprintf(o, ",%.6f", s->gbps[at[k] - 1]);
+            else fputc(',', o);
+        }
+        fputc('\n', o);
     }
 }
 
@@ -332,10 +403,44 @@ static void svg_fig78(FILE *o, const void *data, int n) {
     cli_svg_lines(o, &p, s, 4);
 }
 
+/* Figure 6: each size's demand as steps over time, the first twentieth of
+ * the longest step (a point per step corner: the whole step is thousands;
+ * the CSV has it all). */
+#define FIG6_SVG_SHARE 20
+static void svg_fig6(FILE *o, const void *data, int n) {
+    const rotor_elkfig6_result *r = &((const cli_elkfigs *)data)->fig6;
+    (void)n;
+    cli_series s[ROTOR_ELKFIG6_MAX_SIZES] = {{0}};
+    double *xy[ROTOR_ELKFIG6_MAX_SIZES] = {0}, end = 0;
+    char names[ROTOR_ELKFIG6_MAX_SIZES][32];
+    int ns = 0;
+    for (int k = 0; k < r->n; k++)
+        if (r->s[k].fits) end = fmax(end, r->s[k].t_us[r->s[k].nseg] / FIG6_SVG_SHARE);
+    for (int k = 0; k < r->n; k++) {
+        const rotor_elkfig6_series *v = &r->s[k];
+        if (!v->fits || !(xy[ns] = malloc(sizeof(double) * 4 * ((size_t)v->nseg + 1)))) continue;
+        double *x = xy[ns], *y = x + 2 * ((size_t)v->nseg + 1);
+        int c = 0;
+        for (int j = 0; j < v->nseg && v->t_us[j] < end; j++, c += 2) {
+            x[c] = v->t_us[j], x[c + 1] = fmin(v->t_us[j + 1], end);
+            y[c] = y[c + 1] = v->gbps[j];
+        }
+        snprintf(names[ns], sizeof names[ns], "%lld KB", (long long)(v->space_bytes / 1024));
+        s[ns] = (cli_series){names[ns], c, x, y, false};
+        ns++;
+    }
+    char title[128];
+    snprintf(title, sizeof title, "Elk Figure 6: HBM demand across the first %.0f us, per-core preload space", end);
+    cli_plot p = {title, "time (us)", "HBM demand, one chip (GB/s)", false, false};
+    cli_svg_lines(o, &p, s, ns);
+    for (int k = 0; k < ns; k++) free(xy[k]);
+}
+
 /* The files, in the order CLI_ELKFIGS_FILES names them. */
 static const cli_figure_file FILES[] = {{"elk-table2.csv", csv_t2}, {"elk-fig23.csv", csv_fig23}, {"elk-fig23.svg", svg_fig23},
              {"elk-fig24.csv", csv_fig24}, {"elk-fig24.svg", svg_fig24}, {"elk-fig5.csv", csv_fig5},
-             {"elk-fig5.svg", svg_fig5}, {"elk-fig7-8.csv", csv_fig78}, {"elk-fig7-8.svg", svg_fig78}};
+             {"elk-fig5.svg", svg_fig5}, {"elk-fig7-8.csv", csv_fig78}, {"elk-fig7-8.svg", svg_fig78},
+             {"elk-fig6.csv", csv_fig6}, {"elk-fig6.svg", svg_fig6}};
 
 int cli_elkfigs_write(const char *dir, const cli_elkfigs *f) {
     return cli_reproduce_files(dir, FILES, sizeof FILES / sizeof FILES[0], f, 0);
@@ -403,6 +508,34 @@ static void json_fig24(cJSON *root, const rotor_elktrain_result *r) {
     }
 }
 
+static void json_fig6(cJSON *root, const rotor_elkfig6_result *r) {
+    cJSON *o = cJSON_AddObjectToObject(root, "fig6");
+    cJSON_AddStringToObject(o, "model", r->model);
+    cJSON_AddNumberToObject(o, "batch", (double)r->batch);
+    cJSON_AddNumberToObject(o, "seq", (double)r->seq);
+    cJSON *arr = cJSON_AddArrayToObject(o, "series");
+    for (int k = 0; k < r->n; k++) {
+        const rotor_elkfig6_series *s = &r->s[k];
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddNumberToObject(x, "preload_kb", (double)(s->space_bytes / 1024));
+        cJSON_AddBoolToObject(x, "fits", s->fits);
+        if (s->fits) {
+            cJSON_AddNumberToObject(x, "latency_us", s->latency_us);
+            cJSON_AddNumberToObject(x, "hbm_bytes", (double)s->hbm_bytes);
+            cJSON_AddNumberToObject(x, "serial_bytes", (double)s->serial_bytes);
+            cJSON_AddNumberToObject(x, "peak_gbps", s->peak_gbps);
+            cJSON_AddNumberToObject(x, "mean_gbps", s->mean_gbps);
+            cJSON_AddNumberToObject(x, "cov", s->cov);
+            cJSON *t = cJSON_AddArrayToObject(x, "time_us"), *g = cJSON_AddArrayToObject(x, "demand_gbps");
+            for (int j = 0; j < s->nseg; j++) {
+                cJSON_AddItemToArray(t, cJSON_CreateNumber(s->t_us[j]));
+                cJSON_AddItemToArray(g, cJSON_CreateNumber(s->gbps[j]));
+            }
+        }
+        cJSON_AddItemToArray(arr, x);
+    }
+}
+
 void cli_elkfigs_json(cJSON *root, const cli_elkfigs *f) {
     cJSON *t2 = cJSON_AddArrayToObject(root, "table2");
     for (int i = 0; i < f->nt2; i++) {
@@ -429,4 +562,5 @@ void cli_elkfigs_json(cJSON *root, const cli_elkfigs *f) {
         cJSON_AddNumberToObject(o, "total_max_gbps", x->total_max_gbps);
         cJSON_AddItemToArray(m, o);
     }
+    json_fig6(root, &f->fig6);
 }

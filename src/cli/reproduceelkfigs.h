@@ -1,5 +1,6 @@
 /* reproduceelkfigs.h — the rest of `rotor reproduce elk` (Elk Table 2,
- * Figures 23, 24 and 5-8), computed by src/pipeline/elkfigs.c; this
+ * Figures 23, 24, 5-8 and 6), computed by src/pipeline/elkfigs.c and
+ * elkfig6.c; this
  * file's functions only run, print and write them (reproduceelk.c calls
  * them). */
 #ifndef ROTOR_CLI_REPRODUCEELKFIGS_H
@@ -8,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "rotor/pipeline/elkfig6.h"
 #include "rotor/pipeline/elkfigs.h"
 
 struct cJSON;
@@ -27,9 +29,10 @@ typedef struct cli_elkfigs {
     rotor_elkcores_result cores;  /* Figure 23 */
     rotor_elktrain_result train;  /* Figure 24 */
     rotor_elkmotiv_result motiv;  /* Figures 5, 7, 8 */
+    rotor_elkfig6_result fig6;    /* Figure 6 */
 } cli_elkfigs;
 
-/* Runs Figures 23, 24 and 5-8 for the LLMs at batch (the Figure 18 batch)
+/* Runs Figures 23, 24, 5-8 and 6 for the LLMs at batch (the Figure 18 batch)
  * with Table 2's rows t2 (nt2 of them) copied in; 0 or the exit status. */
 int cli_elkfigs_run(const char *const *llms, int nm, int64_t batch, int64_t seq, const rotor_chip *chip, int threads,
                     bool quiet, bool full_grid, rotor_search_memo *memo, const cli_elk_t2 *t2, int nt2,
@@ -42,6 +45,6 @@ void cli_elkfigs_json(struct cJSON *root, const cli_elkfigs *f);
 /* The files it writes, for the closing line. */
 #define CLI_ELKFIGS_FILES                                                                                        \
     "elk-table2.csv, elk-fig23.csv, elk-fig23.svg, elk-fig24.csv, elk-fig24.svg, elk-fig5.csv, elk-fig5.svg, " \
-    "elk-fig7-8.csv, elk-fig7-8.svg"
+    "elk-fig7-8.csv, elk-fig7-8.svg, elk-fig6.csv, elk-fig6.svg"
 
 #endif
