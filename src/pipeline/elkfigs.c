@@ -25,8 +25,8 @@
  *    demand with its largest preload state (MaxPreload: no distribution)
  *    and its smallest (MinPreload: everything but a 1/P share fetched from
  *    peers), over its execution time, and the HBM-to-core bytes over the
- *    state's preload time.  Figure 6 (HBM demand over time) is not drawn:
- *    the docs say why. */
+ *    state's preload time.  Figure 6 (HBM demand over time) is
+ *    src/pipeline/elkfig6.c's. */
 #include "rotor/pipeline/elkfigs.h"
 
 #include <math.h>
