@@ -100,6 +100,10 @@ static void push(rotor_elkfig6_series *s, double *t_ps, double len_ps, double ra
 rotor_status rotor_elkfig6_trace(const rotor_preload_model *m, const rotor_preload_op_desc *ops,
                                  const rotor_preload_result *r, rotor_elkfig6_series *out, rotor_error *err) {
     int n = r->nops;
+    rotor_elkfig6_series_free(out);
+    out->hbm_bytes = out->serial_bytes = 0;
+    out->serial_preloads = 0;
+    out->exec_us = out->peak_gbps = out->mean_gbps = out->cov = out->peak_over_mean = 0;
     if (n != rotor_preload_model_nops(m))
         return rotor_fail(err, ROTOR_ERR_INPUT, "result: %d operators, the model has %d", n, rotor_preload_model_nops(m));
     int64_t *exec = malloc(sizeof(int64_t) * ((size_t)n + 1));

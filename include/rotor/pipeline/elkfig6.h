@@ -61,7 +61,8 @@ typedef struct rotor_elkfig6_series {
 
 /* The demand trace of result r of model m, whose operators were described
  * by ops (the descriptions m was created from: plan times and HBM bytes).
- * Fills out's trace and statistics (not space_bytes, fits, latency_us). */
+ * Fills out's trace and statistics (not space_bytes, fits, latency_us),
+ * replacing a trace it holds: out's arrays must be NULL or its own. */
 rotor_status rotor_elkfig6_trace(const rotor_preload_model *m, const rotor_preload_op_desc *ops,
                                  const rotor_preload_result *r, rotor_elkfig6_series *out, rotor_error *err);
 void rotor_elkfig6_series_free(rotor_elkfig6_series *s);
