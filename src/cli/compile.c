@@ -358,6 +358,13 @@ int cmd_compile(int argc, char **argv) {
     if (a.outfile && (rc = cli_output_open_model(cmd, "-o", a.outfile, a.model, ".rotor-program.json", &out)))
         return rc;
 
+    /* On an ICCA chip (no GB) GraphTurbo's instances run on core groups
+     * after T10's schedule (compile/gticca.h), not on DSA clusters */
+    bool icca = a.graphturbo && !rotor_chip_has_gb(&chip);
+    if (icca) {
+        po.graphturbo = false;
+        po.t10 = po.compile.graphturbo = true;
+    }
     if (!a.vgm_only && !a.graphturbo) cli_solver_hint(cmd, &chip, a.solver, a.sa.quiet);
     bool sweep = a.nb > 1;
     if (sweep && a.compare)
@@ -389,7 +396,7 @@ int cmd_compile(int argc, char **argv) {
         }
         if (st && st != ROTOR_ERR_NOFIT) rc = cli_fail(cmd, st, &err);
         else if (sweep) print_sweep_row(&a, &p, st, b);
-        else if (a.graphturbo) rc = st ? cli_fail(cmd, st, &err) : cli_compile_graphturbo(a.model, &chip, b, &p, a.json);
+        else if (a.graphturbo) rc = st ? cli_fail(cmd, st, &err) : (icca ? cli_compile_gticca : cli_compile_graphturbo)(a.model, &chip, b, &p, a.json);
         else rc = st ? cli_fail(cmd, st, &err) : print_compiled(&a, &p, &chip, b, &out);
         if (sweep && st == ROTOR_ERR_NOFIT) {
             if (i == 0) rc = cli_fail(cmd, st, &err);
