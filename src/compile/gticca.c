@@ -59,8 +59,9 @@
 
 #include "compile/compileint.h"
 #include "rotor/compile/gticca.h"
+#include "rotor/compile/segment.h"
 
-#define MAX_OPS 4      /* operators per sub-graph at most */
+#define MAX_OPS 3      /* operators per sub-graph at most (a residual block) */
 #define MAX_INST 16    /* instances per sub-graph at most */
 #define MIN_GROUP_FRAC 64 /* a group has at least N / 64 cores */
 
@@ -127,7 +128,7 @@ static rotor_status add_value(const rotor_graph *g, int v, int64_t n, rotor_grap
  * batch B/n (rotor_segment_micro_expr, the segments' micro-batch), their
  * values sliced alike, last's output the graph's output.  *ok false when
  * some operator does not split. */
-static rotor_status instance_graph(const rotor_graph *g, int first, int last, int64_t n, rotor_graph *ig, bool *ok,
+rotor_status rotor_gticca_instance(const rotor_graph *g, int first, int last, int64_t n, rotor_graph *ig, bool *ok,
                                    rotor_error *err) {
     *ok = false;
     rotor_graph_init(ig, g->name);
@@ -231,7 +232,7 @@ static rotor_status instance_cost(compiler *cc, const rotor_compile_options *opt
     rotor_graph ig;
     bool ok;
     *out = (inst_cost){.s = INFINITY};
-    rotor_status st = instance_graph(cc->g, first, last, n, &ig, &ok, err);
+    rotor_status st = rotor_gticca_instance(cc->g, first, last, n, &ig, &ok, err);
     if (!st && ok) {
         rotor_chip gc = rotor_segment_group_chip(cc->chip, cc->cores / n);
         rotor_compile_options so = *opt;

@@ -18,6 +18,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "rotor/base/error.h"
+#include "rotor/model/graph.h"
+
 /* One sub-graph that runs as instances. */
 typedef struct rotor_gticca_sg {
     int first, last;        /* graph operators first..last */
@@ -43,5 +46,14 @@ typedef struct rotor_gticca_result {
 } rotor_gticca_result;
 
 void rotor_gticca_result_free(rotor_gticca_result *r);
+
+/* The graph one instance of operators first..last of g runs when the batch
+ * is split n ways: their expressions at batch B/n, activations sliced
+ * alike, weights whole, last's output the graph's output; rotor_compile
+ * plans it on rotor_segment_group_chip(chip, N / n).  *ok false when
+ * some operator's batch does not split n ways.  Free *ig with
+ * rotor_graph_free, also after an error. */
+rotor_status rotor_gticca_instance(const rotor_graph *g, int first, int last, int64_t n, rotor_graph *ig, bool *ok,
+                                   rotor_error *err);
 
 #endif
