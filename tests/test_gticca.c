@@ -37,8 +37,8 @@ static int value4(rotor_graph *g, const char *name, int64_t a, int64_t b, int64_
 
 static void conv(rotor_graph *g, const char *name, int x, int w, int y, int64_t b, int64_t ch, int64_t hw) {
     char dims[128];
-    snprintf(dims, sizeof dims, "b=%lld,c=%lld,f=%lld,h=%lld,w=%lld,kh=3,kw=3", (long long)b, (long long)ch, (long long)ch, (long long)hw,
-             (long long)hw);
+    snprintf(dims, sizeof dims, "b=%lld,c=%lld,f=%lld,h=%lld,w=%lld,kh=3,kw=3", (long long)b, (long long)ch,
+             (long long)ch, (long long)hw, (long long)hw);
     int in[2] = {x, w};
     rotor_op_desc d = {.name = name, .type = "Conv", .expr = CONV, .dims = dims, .inputs = in, .ninputs = 2,
                        .outputs = &y, .noutputs = 1};

@@ -396,7 +396,8 @@ int cmd_compile(int argc, char **argv) {
         }
         if (st && st != ROTOR_ERR_NOFIT) rc = cli_fail(cmd, st, &err);
         else if (sweep) print_sweep_row(&a, &p, st, b);
-        else if (a.graphturbo) rc = st ? cli_fail(cmd, st, &err) : (icca ? cli_compile_gticca : cli_compile_graphturbo)(a.model, &chip, b, &p, a.json);
+        else if (a.graphturbo && st) rc = cli_fail(cmd, st, &err);
+        else if (a.graphturbo) rc = (icca ? cli_compile_gticca : cli_compile_graphturbo)(a.model, &chip, b, &p, a.json);
         else rc = st ? cli_fail(cmd, st, &err) : print_compiled(&a, &p, &chip, b, &out);
         if (sweep && st == ROTOR_ERR_NOFIT) {
             if (i == 0) rc = cli_fail(cmd, st, &err);

@@ -115,10 +115,13 @@ static int print_icca_json(const char *model, const rotor_chip *chip, int64_t ba
 int cli_compile_gticca(const char *model, const rotor_chip *chip, int64_t batch, const rotor_pipeline *p, bool json) {
     if (json) return print_icca_json(model, chip, batch, p);
     const rotor_gticca_result *r = &p->t10.gticca;
-    printf("%s, batch %lld, on %s (%lld cores): GraphTurbo's sub-graph instances on core groups "
+    char share[64];
+    if (rotor_model_is_onnx(model)) snprintf(share, sizeof share, "the file's batch");
+    else snprintf(share, sizeof share, "batch %lld", (long long)batch);
+    printf("%s, %s, on %s (%lld cores): GraphTurbo's sub-graph instances on core groups "
            "(docs/graphturbo.md, \"On an ICCA chip\"); %d operators simplified and grouped into %d "
            "(%d BatchNormalizations folded)\n\n",
-           model, (long long)batch, chip->name, (long long)rotor_chip_cores(chip), p->simplify.ops_before,
+           model, share, chip->name, (long long)rotor_chip_cores(chip), p->simplify.ops_before,
            p->graph.nops, p->simplify.bn_folded);
     printf("%-40s %4s %9s %6s %10s %12s %12s %12s %13s %10s\n", "sub-graph", "ops", "instances", "group",
            "T10 (us)", "compute (us)", "grouped (us)", "compute (us)", "lost h-o (us)", "peak (B)");

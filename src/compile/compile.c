@@ -1100,6 +1100,10 @@ rotor_status rotor_compile(const rotor_graph *g, const rotor_chip *chip,
         rotor_status pst = compile_segments_check(chip, err);
         if (pst) return pst;
     }
+    if (opt && opt->graphturbo) {
+        rotor_status gst = compile_gticca_check(chip, err);
+        if (gst) return gst;
+    }
     int threads = opt ? opt->threads : 0;
     double t_start = rotor_clock_s(), t_walk = 0, t_hand = 0, t_pipe = 0;
     compiler cc;

@@ -102,6 +102,7 @@ rotor_status compile_segments(compiler *cc, const rotor_compile_options *opt, ro
  * groups (gticca.c, options.graphturbo) run after Algorithm 1 as segments do. */
 double compile_handoffs_lost(compiler *cc, const rotor_compile_result *base, int first, int last, bool *gone);
 double compile_setup_lost(const compiler *cc, int o, const bool *gone, int64_t *bytes, int64_t *rounds);
+rotor_status compile_gticca_check(const rotor_chip *chip, rotor_error *err);
 rotor_status compile_gticca(compiler *cc, const rotor_compile_options *opt, rotor_compile_result *out,
                             rotor_error *err);
 

@@ -24,14 +24,16 @@
  *  - n, the instances of a sub-graph, is 2, 4, 8 or 16, dividing the batch,
  *    with at least 64 cores a group (the segments' unit, N/64); the n
  *    instances run at once on n groups of N/n cores, one each.
- *  - A sub-graph is a range of 2 to MAX_OPS consecutive planned operators
+ *  - A sub-graph is a range of 2 to MAX_OPS (3: a residual block with its
+ *    downsample) consecutive planned operators
  *    (no vendor op: vendor ops keep every core, as in segments) whose
  *    values only its last operator's output leaves, read by anything after
  *    (GraphTurbo §3.6: a sub-graph has one output).  Each operator's
  *    output, and every activation it reads, must carry the batch as its
  *    first dimension, and a view (a padded window) must map it straight
- *    (dimension 0 to value dimension 0, step 1, offset 0), so that an instance's slice is the same
- *    expression at batch B/n; otherwise the range is not a candidate.
+ *    (dimension 0 to value dimension 0, step 1, offset 0), so that an
+ *    instance's slice is the same expression at batch B/n; otherwise the
+ *    range is not a candidate.
  *  - What a group's SRAM holds: the instance's own schedule (its operators'
  *    weights, replicated in every group, as idle layouts over the group;
  *    its activations), beside every other operator's idle layout of the
@@ -39,7 +41,8 @@
  *    the sub-graph's operators (an over-estimate: those include the
  *    sub-graph's own).  A candidate over the SRAM is not taken.
  *  - Boundary: the instance compile gathers its inputs from the even
- *    layout (crossing the chip once, each core receiving its partition);
+ *    layout (crossing the chip once, each core receiving its partition),
+ *    at no less than T10's hand-off into the same operator (entry_cost);
  *    its output waits in the even layout; an operator after it that took
  *    that output by hand-off gathers it there, at the cost segment.c
  *    prices for a segment (compile_handoffs_lost), never less than the
@@ -345,17 +348,20 @@ static double final_total(const compiler *cc, const rotor_compile_result *out, c
     return total;
 }
 
-rotor_status compile_gticca(compiler *cc, const rotor_compile_options *opt, rotor_compile_result *out,
-                            rotor_error *err) {
-    const rotor_graph *g = cc->g;
-    const rotor_chip *chip = cc->chip;
-    rotor_gticca_result *res = &out->gticca;
-    memset(res, 0, sizeof *res);
+rotor_status compile_gticca_check(const rotor_chip *chip, rotor_error *err) {
     if (chip->chips != 1 || chip->topology == ROTOR_TOPO_MESH || rotor_chip_has_gb(chip))
         return rotor_fail(err, ROTOR_ERR_INPUT,
                           "--group graphturbo: chip '%s' is not one all-to-all chip without a global buffer; "
                           "instances on core groups need one (docs/graphturbo.md, \"On an ICCA chip\")",
                           chip->name);
+    return ROTOR_OK;
+}
+
+rotor_status compile_gticca(compiler *cc, const rotor_compile_options *opt, rotor_compile_result *out,
+                            rotor_error *err) {
+    const rotor_graph *g = cc->g;
+    rotor_gticca_result *res = &out->gticca;
+    memset(res, 0, sizeof *res);
     int n = g->nops;
     int64_t idle_total = 0;
     for (int o = 0; o < n; o++) idle_total += cc->st[o].idle_bytes;
