@@ -11,13 +11,21 @@
 
 static const char *order_name(rotor_gt_order_kind k) { return k == ROTOR_GT_DFS ? "dfs" : "bfs"; }
 
-static int print_json(const char *model, const rotor_chip *chip, int64_t batch, const rotor_pipeline *p) {
+/* A document's root: its format (version 1), the model and the chip; NULL
+ * when out of memory. */
+static cJSON *json_root(const char *format, const char *model, const rotor_chip *chip) {
     cJSON *root = cJSON_CreateObject();
-    if (!root) return cli_nomem("compile");
-    cJSON_AddStringToObject(root, "format", "rotor-graphturbo");
+    if (!root) return NULL;
+    cJSON_AddStringToObject(root, "format", format);
     cJSON_AddNumberToObject(root, "version", 1);
     cJSON_AddStringToObject(root, "model", model);
     cJSON_AddStringToObject(root, "chip", chip->name);
+    return root;
+}
+
+static int print_json(const char *model, const rotor_chip *chip, int64_t batch, const rotor_pipeline *p) {
+    cJSON *root = json_root("rotor-graphturbo", model, chip);
+    if (!root) return cli_nomem("compile");
     cJSON_AddNumberToObject(root, "batch_per_cluster", (double)batch);
     cJSON_AddNumberToObject(root, "clusters", (double)chip->clusters);
     cJSON_AddNumberToObject(root, "operators", p->graph.nops);
@@ -78,12 +86,8 @@ int cli_compile_graphturbo(const char *model, const rotor_chip *chip, int64_t ba
 
 static int print_icca_json(const char *model, const rotor_chip *chip, int64_t batch, const rotor_pipeline *p) {
     const rotor_gticca_result *r = &p->t10.gticca;
-    cJSON *root = cJSON_CreateObject();
+    cJSON *root = json_root("rotor-graphturbo-icca", model, chip);
     if (!root) return cli_nomem("compile");
-    cJSON_AddStringToObject(root, "format", "rotor-graphturbo-icca");
-    cJSON_AddNumberToObject(root, "version", 1);
-    cJSON_AddStringToObject(root, "model", model);
-    cJSON_AddStringToObject(root, "chip", chip->name);
     cJSON_AddNumberToObject(root, "batch", (double)batch);
     cJSON_AddNumberToObject(root, "cores", (double)rotor_chip_cores(chip));
     cJSON_AddNumberToObject(root, "operators", p->graph.nops);
