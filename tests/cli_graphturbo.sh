@@ -44,7 +44,7 @@ then ok; else bad "json: the numbers differ from the table's"; fi
 expect_out onnx "tiny-cnn.onnx, the file's batch a cluster x 4 clusters on stcp920" -- compile "$tiny" --chip stcp920 --group graphturbo -q
 
 # refusals, one line each, exit 2
-expect_error no-gb 2 "chip 'ipu-mk2' has no global buffer (gb_bytes 0)" -- compile resnet-18 --group graphturbo
+# (a chip without a GB: instances on core groups, tests/cli_gticca.sh)
 expect_error bad-group 2 "--group: expected fused or graphturbo, got 'turbo'" -- compile resnet-18 --chip stcp920 --group turbo
 expect_error with-compare 2 "--group graphturbo times GraphTurbo's schedules: it conflicts with --compare" -- compile resnet-18 --chip stcp920 --group graphturbo --compare
 expect_error with-pipeline 2 "it conflicts with --pipeline" -- compile resnet-18 --chip stcp920 --group graphturbo --pipeline

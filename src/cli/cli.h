@@ -437,6 +437,10 @@ void cli_solver_hint(const char *cmd, const rotor_chip *chip, rotor_solver solve
 struct rotor_pipeline;
 int cli_compile_graphturbo(const char *model, const rotor_chip *chip, int64_t batch, const struct rotor_pipeline *p,
                            bool json);
+/* The same on an ICCA chip (no GB): the sub-graphs run as instances on core
+ * groups and the total against T10 alone (compile/gticca.h). */
+int cli_compile_gticca(const char *model, const rotor_chip *chip, int64_t batch, const struct rotor_pipeline *p,
+                       bool json);
 /* Before compiling on a chip whose GB serves less than its cluster's cores'
  * links together (gb_gbps < cores_per_cluster * link_gbps), one line on
  * stderr (unless quiet): the compiler's cost model does not price the GB's

@@ -59,7 +59,9 @@ static void compile_usage(FILE *f) {
             "                      layout ops folded, docs/group.md) or graphturbo (GraphTurbo's\n"
             "                      sub-graph instances on a chip with a global buffer, e.g. stcp920:\n"
             "                      the per-layer baseline and the Fig. 15 steps timed; --batch is\n"
-            "                      then one cluster's share; implies --simplify; docs/graphturbo.md)\n"
+            "                      then one cluster's share; without a global buffer, e.g. ipu-mk2,\n"
+            "                      instances on core groups against T10 alone; implies --simplify;\n"
+            "                      docs/graphturbo.md)\n"
             "  --pipeline          run chains of operators as pipelined segments, each operator\n"
             "                      on its own group of cores, where that is faster (KAPLA;\n"
             "                      one all-to-all chip; docs/kapla.md)\n"
@@ -358,6 +360,13 @@ int cmd_compile(int argc, char **argv) {
     if (a.outfile && (rc = cli_output_open_model(cmd, "-o", a.outfile, a.model, ".rotor-program.json", &out)))
         return rc;
 
+    /* On an ICCA chip (no GB) GraphTurbo's instances run on core groups
+     * after T10's schedule (compile/gticca.h), not on DSA clusters */
+    bool icca = a.graphturbo && !rotor_chip_has_gb(&chip);
+    if (icca) {
+        po.graphturbo = false;
+        po.t10 = po.compile.graphturbo = true;
+    }
     if (!a.vgm_only && !a.graphturbo) cli_solver_hint(cmd, &chip, a.solver, a.sa.quiet);
     bool sweep = a.nb > 1;
     if (sweep && a.compare)
@@ -389,7 +398,8 @@ int cmd_compile(int argc, char **argv) {
         }
         if (st && st != ROTOR_ERR_NOFIT) rc = cli_fail(cmd, st, &err);
         else if (sweep) print_sweep_row(&a, &p, st, b);
-        else if (a.graphturbo) rc = st ? cli_fail(cmd, st, &err) : cli_compile_graphturbo(a.model, &chip, b, &p, a.json);
+        else if (a.graphturbo && st) rc = cli_fail(cmd, st, &err);
+        else if (a.graphturbo) rc = (icca ? cli_compile_gticca : cli_compile_graphturbo)(a.model, &chip, b, &p, a.json);
         else rc = st ? cli_fail(cmd, st, &err) : print_compiled(&a, &p, &chip, b, &out);
         if (sweep && st == ROTOR_ERR_NOFIT) {
             if (i == 0) rc = cli_fail(cmd, st, &err);

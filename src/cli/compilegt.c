@@ -11,13 +11,21 @@
 
 static const char *order_name(rotor_gt_order_kind k) { return k == ROTOR_GT_DFS ? "dfs" : "bfs"; }
 
-static int print_json(const char *model, const rotor_chip *chip, int64_t batch, const rotor_pipeline *p) {
+/* A document's root: its format (version 1), the model and the chip; NULL
+ * when out of memory. */
+static cJSON *json_root(const char *format, const char *model, const rotor_chip *chip) {
     cJSON *root = cJSON_CreateObject();
-    if (!root) return cli_nomem("compile");
-    cJSON_AddStringToObject(root, "format", "rotor-graphturbo");
+    if (!root) return NULL;
+    cJSON_AddStringToObject(root, "format", format);
     cJSON_AddNumberToObject(root, "version", 1);
     cJSON_AddStringToObject(root, "model", model);
     cJSON_AddStringToObject(root, "chip", chip->name);
+    return root;
+}
+
+static int print_json(const char *model, const rotor_chip *chip, int64_t batch, const rotor_pipeline *p) {
+    cJSON *root = json_root("rotor-graphturbo", model, chip);
+    if (!root) return cli_nomem("compile");
     cJSON_AddNumberToObject(root, "batch_per_cluster", (double)batch);
     cJSON_AddNumberToObject(root, "clusters", (double)chip->clusters);
     cJSON_AddNumberToObject(root, "operators", p->graph.nops);
@@ -71,5 +79,68 @@ int cli_compile_graphturbo(const char *model, const rotor_chip *chip, int64_t ba
     const rotor_dsa_result *g = &p->dsa[ROTOR_DSA_GRAPHTURBO];
     printf("\ngraphturbo: busy matrix units %.3f us, vector units %.3f us, DDR %.3f us, GB %.3f us, of %.3f us\n",
            g->mm_s * 1e6, g->vec_s * 1e6, g->ddr_s * 1e6, g->gb_s * 1e6, g->seconds * 1e6);
+    return 0;
+}
+
+/* ---- on an ICCA chip: sub-graph instances on core groups (gticca.h) ---- */
+
+static int print_icca_json(const char *model, const rotor_chip *chip, int64_t batch, const rotor_pipeline *p) {
+    const rotor_gticca_result *r = &p->t10.gticca;
+    cJSON *root = json_root("rotor-graphturbo-icca", model, chip);
+    if (!root) return cli_nomem("compile");
+    cJSON_AddNumberToObject(root, "batch", (double)batch);
+    cJSON_AddNumberToObject(root, "cores", (double)rotor_chip_cores(chip));
+    cJSON_AddNumberToObject(root, "operators", p->graph.nops);
+    cJSON_AddNumberToObject(root, "t10_s", r->t10_s);
+    cJSON_AddNumberToObject(root, "total_s", r->total_s);
+    cJSON_AddNumberToObject(root, "compute_s", p->t10.compute_s);
+    cJSON_AddNumberToObject(root, "candidates", r->candidates);
+    cJSON_AddNumberToObject(root, "compiles", r->compiles);
+    cJSON *sgs = cJSON_AddArrayToObject(root, "subgraphs");
+    for (int k = 0; k < r->nsg; k++) {
+        const rotor_gticca_sg *s = &r->sg[k];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddItemToArray(sgs, o);
+        cJSON_AddStringToObject(o, "first", p->graph.ops[s->first].name);
+        cJSON_AddStringToObject(o, "last", p->graph.ops[s->last].name);
+        cJSON_AddNumberToObject(o, "operators", s->last - s->first + 1);
+        cJSON_AddNumberToObject(o, "instances", (double)s->instances);
+        cJSON_AddNumberToObject(o, "group_cores", (double)s->group_cores);
+        cJSON_AddNumberToObject(o, "t10_s", s->t10_s);
+        cJSON_AddNumberToObject(o, "grouped_s", s->grouped_s);
+        cJSON_AddNumberToObject(o, "penalty_s", s->penalty_s);
+        cJSON_AddNumberToObject(o, "t10_compute_s", s->t10_compute_s);
+        cJSON_AddNumberToObject(o, "compute_s", s->compute_s);
+        cJSON_AddNumberToObject(o, "peak_bytes", (double)s->peak_bytes);
+    }
+    return cli_print_json("compile", root);
+}
+
+int cli_compile_gticca(const char *model, const rotor_chip *chip, int64_t batch, const rotor_pipeline *p, bool json) {
+    if (json) return print_icca_json(model, chip, batch, p);
+    const rotor_gticca_result *r = &p->t10.gticca;
+    char share[64];
+    if (rotor_model_is_onnx(model)) snprintf(share, sizeof share, "the file's batch");
+    else snprintf(share, sizeof share, "batch %lld", (long long)batch);
+    printf("%s, %s, on %s (%lld cores): GraphTurbo's sub-graph instances on core groups "
+           "(docs/graphturbo.md, \"On an ICCA chip\"); %d operators simplified and grouped into %d "
+           "(%d BatchNormalizations folded)\n\n",
+           model, share, chip->name, (long long)rotor_chip_cores(chip), p->simplify.ops_before,
+           p->graph.nops, p->simplify.bn_folded);
+    printf("%-40s %4s %9s %6s %10s %12s %12s %12s %13s %10s\n", "sub-graph", "ops", "instances", "group",
+           "T10 (us)", "compute (us)", "grouped (us)", "compute (us)", "lost h-o (us)", "peak (B)");
+    for (int k = 0; k < r->nsg; k++) {
+        const rotor_gticca_sg *s = &r->sg[k];
+        char name[96];
+        snprintf(name, sizeof name, "%.46s..%.46s", p->graph.ops[s->first].name, p->graph.ops[s->last].name);
+        printf("%-40s %4d %9lld %6lld %10.3f %12.3f %12.3f %12.3f %13.3f %10lld\n", name, s->last - s->first + 1,
+               (long long)s->instances, (long long)s->group_cores, s->t10_s * 1e6, s->t10_compute_s * 1e6,
+               s->grouped_s * 1e6, s->compute_s * 1e6, s->penalty_s * 1e6, (long long)s->peak_bytes);
+    }
+    if (!r->nsg) printf("(none: no sub-graph runs faster as instances)\n");
+    printf("\nT10 alone %.3f us (compute %.3f); graphturbo %.3f us, %.3fx; %d sub-graphs as instances, "
+           "%d candidates, %d instance compiles\n",
+           r->t10_s * 1e6, p->t10.compute_s * 1e6, r->total_s * 1e6, r->t10_s / r->total_s, r->nsg, r->candidates,
+           r->compiles);
     return 0;
 }

@@ -1100,6 +1100,10 @@ rotor_status rotor_compile(const rotor_graph *g, const rotor_chip *chip,
         rotor_status pst = compile_segments_check(chip, err);
         if (pst) return pst;
     }
+    if (opt && opt->graphturbo) {
+        rotor_status gst = compile_gticca_check(chip, err);
+        if (gst) return gst;
+    }
     int threads = opt ? opt->threads : 0;
     double t_start = rotor_clock_s(), t_walk = 0, t_hand = 0, t_pipe = 0;
     compiler cc;
@@ -1145,6 +1149,7 @@ rotor_status rotor_compile(const rotor_graph *g, const rotor_chip *chip,
         t_pipe = rotor_clock_s() - t_pipe;
         t_hand -= handoff_cache_seconds(cc.hc) - hand_before; /* the segments' own, counted in t_pipe */
     }
+    if (!st && opt && opt->graphturbo) st = compile_gticca(&cc, opt, out, err);
 done:
     free(w.best);
     cache_store(&cc);
@@ -1172,5 +1177,6 @@ void rotor_compile_result_free(rotor_compile_result *r) {
     free(r->curve);
     for (int i = 0; i < r->nsegments; i++) rotor_segment_free(&r->segments[i]);
     free(r->segments);
+    rotor_gticca_result_free(&r->gticca);
     memset(r, 0, sizeof *r);
 }

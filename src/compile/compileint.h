@@ -95,4 +95,15 @@ rotor_status compile_segments_check(const rotor_chip *chip, rotor_error *err);
 rotor_status compile_segments(compiler *cc, const rotor_compile_options *opt, rotor_compile_result *out,
                               rotor_error *err);
 
+/* Hand-offs lost to core groups (segment.c): what operators after
+ * first..last pay when those take their outputs from the even layout
+ * (gone: scratch, all false), and operator o's setup with every hand-off
+ * from an operator marked in gone lost.  GraphTurbo's instances on core
+ * groups (gticca.c, options.graphturbo) run after Algorithm 1 as segments do. */
+double compile_handoffs_lost(compiler *cc, const rotor_compile_result *base, int first, int last, bool *gone);
+double compile_setup_lost(const compiler *cc, int o, const bool *gone, int64_t *bytes, int64_t *rounds);
+rotor_status compile_gticca_check(const rotor_chip *chip, rotor_error *err);
+rotor_status compile_gticca(compiler *cc, const rotor_compile_options *opt, rotor_compile_result *out,
+                            rotor_error *err);
+
 #endif

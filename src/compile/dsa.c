@@ -17,8 +17,8 @@ rotor_status rotor_dsa_cluster_of(const rotor_chip *chip, rotor_dsa_cluster *out
     if (chip->gb_bytes <= 0)
         return rotor_fail(err, ROTOR_ERR_INPUT,
                           "chip '%s' has no global buffer (gb_bytes 0): GraphTurbo's DSA schedule needs one "
-                          "(stcp920 has one); sub-graph instances on an inter-core connected chip's core groups "
-                          "are not built yet (docs/graphturbo.md)", chip->name);
+                          "(stcp920 has one); on an inter-core connected chip `rotor compile --group graphturbo` "
+                          "runs sub-graph instances on core groups (docs/graphturbo.md)", chip->name);
     if (chip->hbm_gbps <= 0)
         return rotor_fail(err, ROTOR_ERR_INPUT,
                           "chip '%s' has no off-chip memory (hbm_gbps 0): GraphTurbo's schedule keeps "

@@ -740,6 +740,19 @@ static double penalty(const seg_ctx *sx, int first, int last, bool *gone) {
     return add;
 }
 
+/* Exported for GraphTurbo's instances (gticca.c), which lose hand-offs
+ * the way a segment does: one segment's penalty, and one operator's setup
+ * with the hand-offs from `gone` lost. */
+double compile_handoffs_lost(compiler *cc, const rotor_compile_result *base, int first, int last, bool *gone) {
+    seg_ctx sx = {.cc = cc, .base = base};
+    return penalty(&sx, first, last, gone);
+}
+
+double compile_setup_lost(const compiler *cc, int o, const bool *gone, int64_t *bytes, int64_t *rounds) {
+    int64_t link, hops;
+    return setup_without(cc, o, gone, bytes, rounds, &link, &hops);
+}
+
 static double seg_cost(const seg_ctx *sx, const rotor_segment *s) {
     return sx->opt->objective == ROTOR_OBJECTIVE_THROUGHPUT ? s->interval_s : s->total_s;
 }

@@ -21,6 +21,7 @@
 #include "rotor/base/chip.h"
 #include "rotor/base/error.h"
 #include "rotor/model/graph.h"
+#include "rotor/compile/gticca.h"
 #include "rotor/compile/segment.h"
 #include "rotor/op/search.h"
 
@@ -101,6 +102,11 @@ typedef struct rotor_compile_options {
     rotor_pipeline_objective objective;
     int max_stages;         /* operators per segment at most; 0: 4 */
     int64_t max_micro;      /* micro-batches per segment at most; 0: 16 */
+    /* GraphTurbo's sub-graph instances on core groups (gticca.h,
+     * docs/graphturbo.md "On an ICCA chip"): after Algorithm 1, the
+     * sub-graphs that run faster as instances on groups of cores, priced
+     * into the result's gticca (the T10 schedule itself is unchanged). */
+    bool graphturbo;
     /* The persistent plan cache's directory (compile/plancache.h,
      * docs/compile.md "Plan cache"); NULL: none.  The library never picks a
      * default: the CLI does.  cache_limit: its size limit in bytes (0:
@@ -150,6 +156,7 @@ typedef struct rotor_compile_result {
     double unpipelined_s, pipeline_s;
     rotor_pipeline_objective objective;
     int pipeline_searches;      /* plan searches for the stages (distinct shapes and groups) */
+    rotor_gticca_result gticca; /* with options.graphturbo */
     rotor_compile_profile profile; /* where the compile's wall time went (--profile) */
 } rotor_compile_result;
 

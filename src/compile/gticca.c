@@ -1,0 +1,415 @@
+/* gticca.c — GraphTurbo's sub-graph instances on an inter-core connected
+ * chip's core groups (GraphTurbo §3.3-§3.4 on the IPU; issue 42 item 7).
+ * include/rotor/compile/gticca.h has the model; docs/graphturbo.md, "On an
+ * ICCA chip", the measurements.
+ *
+ * GraphTurbo splits a sub-graph into instances that run on core groups and
+ * keep their intermediates in the cores' local buffers.  On the IPU every
+ * core's SRAM is its local buffer and there is no global buffer, so an
+ * instance is a group of cores running the sub-graph's operators one after
+ * another on its share of the batch, its intermediates moving only inside
+ * the group.  That is the KAPLA segments' group (segment.c): a range of
+ * consecutive cores at the chip's per-core rates, a chip of its own
+ * (rotor_segment_group_chip).  One mechanism: the instance is T10's own
+ * compile of the sub-graph on that chip, so each operator is planned by the
+ * exact search on its group and each move between them is the hand-off
+ * priced on the group.
+ *
+ * Decisions where the paper is silent (docs/graphturbo.md repeats them):
+ *  - Instances split the batch only.  A batch split needs no halo; a
+ *    spatial split of a 3x3 convolution chain on the IPU would recompute
+ *    halos on cores that are already the bottleneck (compute is 71 % of
+ *    ResNet-18's T10 time at batch 8), and its partial rows would break the
+ *    T10 plans' even partitions.  So batch 1 never groups.
+ *  - n, the instances of a sub-graph, is 2, 4, 8 or 16, dividing the batch,
+ *    with at least 64 cores a group (the segments' unit, N/64); the n
+ *    instances run at once on n groups of N/n cores, one each.
+ *  - A sub-graph is a range of 2 to MAX_OPS (3: a residual block with its
+ *    downsample) consecutive planned operators
+ *    (no vendor op: vendor ops keep every core, as in segments) whose
+ *    values only its last operator's output leaves, read by anything after
+ *    (GraphTurbo §3.6: a sub-graph has one output).  Each operator's
+ *    output, and every activation it reads, must carry the batch as its
+ *    first dimension, and a view (a padded window) must map it straight
+ *    (dimension 0 to value dimension 0, step 1, offset 0), so that an
+ *    instance's slice is the same expression at batch B/n; otherwise the
+ *    range is not a candidate.
+ *  - What a group's SRAM holds: the instance's own schedule (its operators'
+ *    weights, replicated in every group, as idle layouts over the group;
+ *    its activations), beside every other operator's idle layout of the
+ *    T10 schedule and the largest live activations T10 has around any of
+ *    the sub-graph's operators (an over-estimate: those include the
+ *    sub-graph's own).  A candidate over the SRAM is not taken.
+ *  - Boundary: the instance compile gathers its inputs from the even
+ *    layout (crossing the chip once, each core receiving its partition),
+ *    at no less than T10's hand-off into the same operator (entry_cost);
+ *    its output waits in the even layout; an operator after it that took
+ *    that output by hand-off gathers it there, at the cost segment.c
+ *    prices for a segment (compile_handoffs_lost), never less than the
+ *    hand-off it replaces: the model prices some gathers from the even
+ *    layout below the hand-off (up to 0.8 us on ResNet-18's stage 0 at
+ *    batch 8), and a sub-graph must win by its instances alone.
+ *  - Choice: a dynamic program over the graph order, as the segments'
+ *    (KAPLA §IV-B): each operator under T10 alone, or the last of a
+ *    sub-graph run as instances, whichever costs less.  The lost hand-offs
+ *    are priced per sub-graph, then the final schedule is priced with all
+ *    of them lost at once; should that exceed T10 alone, nothing is grouped.
+ *    So the result is never slower than T10 alone on the same graph. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile/compileint.h"
+#include "rotor/compile/gticca.h"
+#include "rotor/compile/segment.h"
+
+#define MAX_OPS 3      /* operators per sub-graph at most (a residual block) */
+#define MAX_INST 16    /* instances per sub-graph at most */
+#define MIN_GROUP_FRAC 64 /* a group has at least N / 64 cores */
+
+void rotor_gticca_result_free(rotor_gticca_result *r) {
+    if (!r) return;
+    free(r->sg);
+    memset(r, 0, sizeof *r);
+}
+
+/* Operators first..last form a closed range of planned operators: only
+ * last's outputs are read after it, and none of the others is a model
+ * output. */
+static bool closed_range(const compiler *cc, int first, int last) {
+    const rotor_graph *g = cc->g;
+    for (int o = first; o <= last; o++)
+        if (g->ops[o].vendor || cc->st[o].frontier < 0) return false;
+    for (int o = first; o < last; o++)
+        for (int k = 0; k < g->ops[o].noutputs; k++) {
+            int v = g->ops[o].outputs[k];
+            if (g->values[v].is_output) return false;
+            for (int c = last + 1; c < g->nops; c++)
+                for (int i = 0; i < g->ops[c].ninputs; i++)
+                    if (g->ops[c].inputs[i] == v) return false;
+        }
+    return true;
+}
+
+/* Whether op o's batch (its output's first dimension, axis *a) splits n
+ * ways: every activation it names carries that axis as its first
+ * dimension, value for value, with no view; no weight has it. */
+static bool batch_splits(const rotor_graph *g, int o, int64_t n, int *a) {
+    const rotor_op *op = &g->ops[o];
+    const rotor_expr *e = &op->expr;
+    *a = rotor_segment_sole_axis(e, 0, 0);
+    if (*a < 0 || e->extent[*a] % n) return false;
+    for (int t = 0; t < e->ntensors; t++) {
+        int v = op->tensor_value[t];
+        bool act = v >= 0 && g->values[v].role == ROTOR_ROLE_ACTIVATION;
+        if (!act) {
+            if (e->tensors[t].has_axis[*a]) return false;
+            continue;
+        }
+        const rotor_view *w = &op->view[t];
+        bool plain = !w->set ? !w->unknown : w->dim[0] == 0 && w->step[0] == 1 && w->offset[0] == 0;
+        if (!plain || rotor_segment_sole_axis(e, t, 0) != *a || g->values[v].rank < 1 ||
+            g->values[v].shape[0] != e->extent[*a])
+            return false;
+    }
+    return true;
+}
+
+/* Adds value v of g to the instance graph ig (activations with their first
+ * dimension divided by n), once: map[v] is its index there, -1 before. */
+static rotor_status add_value(const rotor_graph *g, int v, int64_t n, rotor_graph *ig, int *map, rotor_error *err) {
+    if (map[v] >= 0) return ROTOR_OK;
+    const rotor_value *x = &g->values[v];
+    int64_t shape[ROTOR_GRAPH_MAX_RANK];
+    memcpy(shape, x->shape, sizeof shape);
+    if (x->role == ROTOR_ROLE_ACTIVATION && x->rank >= 1 && shape[0] % n == 0) shape[0] /= n;
+    return rotor_graph_add_value(ig, x->name, x->dtype, x->rank, shape, x->role, &map[v], err);
+}
+
+/* One instance of first..last split n ways: the operators' expressions at
+ * batch B/n (rotor_segment_micro_expr, the segments' micro-batch), their
+ * values sliced alike, last's output the graph's output.  *ok false when
+ * some operator does not split. */
+rotor_status rotor_gticca_instance(const rotor_graph *g, int first, int last, int64_t n, rotor_graph *ig, bool *ok,
+                                   rotor_error *err) {
+    *ok = false;
+    rotor_graph_init(ig, g->name);
+    int *map = malloc((size_t)g->nvalues * sizeof *map);
+    if (!map) return rotor_nomem(err);
+    for (int v = 0; v < g->nvalues; v++) map[v] = -1;
+    rotor_status st = ROTOR_OK;
+    bool fine = true;
+    for (int o = first; o <= last && !st && fine; o++) {
+        const rotor_op *op = &g->ops[o];
+        int a, in[64], outv[8];
+        rotor_expr me;
+        if (!(fine = batch_splits(g, o, n, &a) && op->ninputs <= 64 && op->noutputs <= 8)) break;
+        if ((st = rotor_segment_micro_expr(&op->expr, a, n, &me, err))) break;
+        for (int i = 0; i < op->ninputs && !st; i++) st = add_value(g, op->inputs[i], n, ig, map, err);
+        for (int i = 0; i < op->noutputs && !st; i++) st = add_value(g, op->outputs[i], n, ig, map, err);
+        if (st) break;
+        for (int i = 0; i < op->ninputs; i++) in[i] = map[op->inputs[i]];
+        for (int i = 0; i < op->noutputs; i++) outv[i] = map[op->outputs[i]];
+        rotor_op_desc d = {.name = op->name, .type = op->type, .inputs = in, .ninputs = op->ninputs,
+                           .outputs = outv, .noutputs = op->noutputs, .view = op->view};
+        for (int t = 0; t < ROTOR_MAX_TENSORS; t++)
+            d.tensor_value[t] = t < op->expr.ntensors && op->tensor_value[t] >= 0 ? map[op->tensor_value[t]] : -1;
+        int at;
+        if ((st = rotor_graph_add_bound_op(ig, &d, &me, &at, err))) break;
+        memcpy(ig->ops[at].fused, op->fused, sizeof op->fused);
+        ig->ops[at].nfused = op->nfused;
+    }
+    if (!st && fine) st = rotor_graph_set_output(ig, map[g->ops[last].outputs[0]], err);
+    *ok = !st && fine;
+    free(map);
+    return st;
+}
+
+/* One instance compile: its total (INFINITY: it does not split or fit),
+ * compute, SRAM peak, and each operator's setup. */
+typedef struct inst_cost {
+    double s, compute;
+    int64_t peak;
+    double setup[MAX_OPS];
+} inst_cost;
+
+/* The instance compiles run so far, by shape (a ResNet's repeated blocks
+ * compile once). */
+typedef struct inst_memo {
+    char **key;
+    inst_cost *c;
+    int n, cap;
+} inst_memo;
+
+static void inst_memo_free(inst_memo *m) {
+    for (int i = 0; i < m->n; i++) free(m->key[i]);
+    free(m->key);
+    free(m->c);
+}
+
+/* The key of first..last split n ways: every expression with its extents
+ * and where each tensor comes from inside the range. */
+static char *inst_key(const rotor_graph *g, int first, int last, int64_t n) {
+    size_t len = 64, used = 0;
+    for (int o = first; o <= last; o++) len += strlen(g->ops[o].expr.text) + 24 * (size_t)(g->ops[o].expr.naxes + 8);
+    char *k = malloc(len);
+    if (!k) return NULL;
+    used += (size_t)snprintf(k, len, "%lld", (long long)n);
+    for (int o = first; o <= last && used < len; o++) {
+        const rotor_expr *e = &g->ops[o].expr;
+        used += (size_t)snprintf(k + used, len - used, "|%s:", e->text);
+        for (int a = 0; a < e->naxes && used < len; a++)
+            used += (size_t)snprintf(k + used, len - used, "%lld,", (long long)e->extent[a]);
+        for (int t = 1; t < e->ntensors && used < len; t++) {
+            int v = g->ops[o].tensor_value[t], p = v < 0 ? -1 : g->values[v].producer;
+            used += (size_t)snprintf(k + used, len - used, "<%d", p >= first ? p - first : -1);
+        }
+    }
+    return k;
+}
+
+/* One instance of first..last on N/n cores, compiled (memoised). */
+static rotor_status instance_cost(compiler *cc, const rotor_compile_options *opt, inst_memo *m, int first,
+                                  int last, int64_t n, inst_cost *out, int *compiles, rotor_error *err) {
+    char *key = inst_key(cc->g, first, last, n);
+    if (!key) return rotor_nomem(err);
+    for (int i = 0; i < m->n; i++)
+        if (!strcmp(m->key[i], key)) {
+            free(key);
+            *out = m->c[i];
+            return ROTOR_OK;
+        }
+    if (m->n == m->cap) {
+        int nc = m->cap ? 2 * m->cap : 32;
+        char **k2 = realloc(m->key, (size_t)nc * sizeof *k2);
+        if (k2) m->key = k2;
+        inst_cost *c2 = k2 ? realloc(m->c, (size_t)nc * sizeof *c2) : NULL;
+        if (!c2) {
+            free(key);
+            return rotor_nomem(err);
+        }
+        m->c = c2;
+        m->cap = nc;
+    }
+    rotor_graph ig;
+    bool ok;
+    *out = (inst_cost){.s = INFINITY};
+    rotor_status st = rotor_gticca_instance(cc->g, first, last, n, &ig, &ok, err);
+    if (!st && ok) {
+        rotor_chip gc = rotor_segment_group_chip(cc->chip, cc->cores / n);
+        rotor_compile_options so = *opt;
+        so.graphturbo = so.pipeline = false;
+        so.progress = NULL;
+        rotor_compile_result r;
+        rotor_error ierr;
+        rotor_status cs = rotor_compile(&ig, &gc, &so, &r, &ierr);
+        (*compiles)++;
+        if (cs == ROTOR_ERR_NOMEM) st = rotor_nomem(err);
+        if (!cs) {
+            out->s = r.total_s, out->compute = r.compute_s, out->peak = r.peak_bytes;
+            for (int k = 0; k < r.nops && k < MAX_OPS; k++) out->setup[k] = r.ops[k].setup_s;
+            rotor_compile_result_free(&r);
+        }
+    }
+    rotor_graph_free(&ig);
+    if (st) {
+        free(key);
+        return st;
+    }
+    m->key[m->n] = key;
+    m->c[m->n] = *out;
+    m->n++;
+    return ROTOR_OK;
+}
+
+/* What entering first..last costs beyond the instance's own gathers: an
+ * operator that reads an activation from before the sub-graph pays at
+ * least the setup T10 gave it (the hand-off from its producer's layout).
+ * The instance gathers such an input from the even layout, which the model
+ * prices below the hand-off at times (up to 2.6 us on ResNet-18's s1.b0 at
+ * batch 8), but the producer's output is in its own layout, not the even
+ * one: the tensor still crosses the chip once, at the hand-off's price. */
+static double entry_cost(const compiler *cc, const rotor_compile_result *out, int first, int last,
+                         const inst_cost *c) {
+    double add = 0;
+    for (int o = first; o <= last; o++) {
+        bool entry = false;
+        for (int t = 1; t < cc->g->ops[o].expr.ntensors; t++) {
+            int v = cc->g->ops[o].tensor_value[t], p = v < 0 ? -1 : cc->g->values[v].producer;
+            if (cc->st[o].kind[t] == T_ACTIVATION && (p < first || p > last)) entry = true;
+        }
+        if (entry) add += fmax(0, out->ops[o].setup_s - c->setup[o - first]);
+    }
+    return add;
+}
+
+/* What the dynamic program knows of operators 0..j-1. */
+typedef struct dp_row {
+    double cost;        /* the best schedule of operators 0..j-1 */
+    int from;           /* its last sub-graph starts here (j - 1: operator j-1 under T10) */
+    rotor_gticca_sg sg; /* that sub-graph */
+} dp_row;
+
+/* The best instance count for first..last, into *best (instances 0: none
+ * fits or splits). */
+static rotor_status best_instances(compiler *cc, const rotor_compile_options *opt, const rotor_compile_result *out,
+                                   inst_memo *m, int first, int last, int64_t idle_total, bool *gone,
+                                   rotor_gticca_result *res, rotor_gticca_sg *best, rotor_error *err) {
+    memset(best, 0, sizeof *best);
+    int64_t idle_rest = idle_total, live = 0;
+    double t10 = 0, t10c = 0;
+    for (int o = first; o <= last; o++) {
+        idle_rest -= cc->st[o].idle_bytes;
+        if (cc->st[o].live > live) live = cc->st[o].live;
+        t10 += out->ops[o].setup_s + out->ops[o].exec_s;
+        t10c += out->ops[o].compute_s;
+    }
+    /* a sub-graph must win by itself: no gain from a lost hand-off (a
+     * gather from the even layout priced below the hand-off it replaces) */
+    double pen = fmax(0, compile_handoffs_lost(cc, out, first, last, gone));
+    for (int64_t n = 2; n <= MAX_INST && n <= MIN_GROUP_FRAC; n *= 2) {
+        inst_cost c;
+        res->candidates++;
+        rotor_status st = instance_cost(cc, opt, m, first, last, n, &c, &res->compiles, err);
+        if (st) return st;
+        int64_t used = c.peak + idle_rest + live;
+        if (!isfinite(c.s) || used > cc->sram) continue;
+        double s = c.s + entry_cost(cc, out, first, last, &c);
+        if (!(s + pen < t10 * (1 - 1e-9))) continue; /* a tie keeps T10 alone */
+        if (!best->instances || s + pen < best->grouped_s + best->penalty_s)
+            *best = (rotor_gticca_sg){.first = first, .last = last, .instances = n, .group_cores = cc->cores / n,
+                                      .t10_s = t10, .grouped_s = s, .penalty_s = pen, .t10_compute_s = t10c,
+                                      .compute_s = c.compute, .peak_bytes = used};
+    }
+    return ROTOR_OK;
+}
+
+/* The final schedule with the chosen sub-graphs (marked in gone), priced
+ * with every hand-off they take away lost at once. */
+static double final_total(const compiler *cc, const rotor_compile_result *out, const rotor_gticca_sg *sg, int nsg,
+                          const bool *gone) {
+    const rotor_graph *g = cc->g;
+    double total = 0;
+    for (int k = 0; k < nsg; k++) total += sg[k].grouped_s;
+    for (int o = 0; o < g->nops; o++) {
+        if (gone[o]) continue;
+        const rotor_op_schedule *r = &out->ops[o];
+        double setup = r->setup_s;
+        bool hit = false;
+        for (int t = 1; !r->vendor && t < g->ops[o].expr.ntensors; t++)
+            if (r->handoff[t] && gone[r->handoff[t] - 1]) hit = true;
+        if (hit) {
+            int64_t b, rounds;
+            setup = fmax(setup, compile_setup_lost(cc, o, gone, &b, &rounds));
+        }
+        total += setup + r->exec_s;
+    }
+    return total;
+}
+
+rotor_status compile_gticca_check(const rotor_chip *chip, rotor_error *err) {
+    if (chip->chips != 1 || chip->topology == ROTOR_TOPO_MESH || rotor_chip_has_gb(chip))
+        return rotor_fail(err, ROTOR_ERR_INPUT,
+                          "--group graphturbo: chip '%s' is not one all-to-all chip without a global buffer; "
+                          "instances on core groups need one (docs/graphturbo.md, \"On an ICCA chip\")",
+                          chip->name);
+    return ROTOR_OK;
+}
+
+rotor_status compile_gticca(compiler *cc, const rotor_compile_options *opt, rotor_compile_result *out,
+                            rotor_error *err) {
+    const rotor_graph *g = cc->g;
+    rotor_gticca_result *res = &out->gticca;
+    memset(res, 0, sizeof *res);
+    int n = g->nops;
+    int64_t idle_total = 0;
+    for (int o = 0; o < n; o++) idle_total += cc->st[o].idle_bytes;
+    dp_row *dp = calloc((size_t)n + 1, sizeof *dp);
+    bool *gone = calloc((size_t)n + 1, sizeof *gone);
+    inst_memo m = {0};
+    rotor_status st = dp && gone ? ROTOR_OK : rotor_nomem(err);
+    for (int j = 1; !st && j <= n; j++) {
+        int o = j - 1;
+        dp[j].cost = dp[j - 1].cost + out->ops[o].setup_s + out->ops[o].exec_s;
+        dp[j].from = o;
+        for (int len = 2; !st && len <= MAX_OPS && len <= j; len++) {
+            int first = j - len;
+            if (!closed_range(cc, first, o)) continue;
+            rotor_gticca_sg c;
+            st = best_instances(cc, opt, out, &m, first, o, idle_total, gone, res, &c, err);
+            if (!st && c.instances && dp[first].cost + c.grouped_s + c.penalty_s < dp[j].cost) {
+                dp[j].cost = dp[first].cost + c.grouped_s + c.penalty_s;
+                dp[j].from = first;
+                dp[j].sg = c;
+            }
+        }
+    }
+    int nsg = 0;
+    for (int j = n; !st && j > 0; j = dp[j].from)
+        if (dp[j].from < j - 1) nsg++;
+    if (!st && nsg && !(res->sg = calloc((size_t)nsg, sizeof *res->sg))) st = rotor_nomem(err);
+    if (!st) {
+        int k = nsg;
+        for (int j = n; j > 0; j = dp[j].from)
+            if (dp[j].from < j - 1) {
+                res->sg[--k] = dp[j].sg;
+                for (int o = dp[j].from; o < j; o++) gone[o] = true;
+            }
+        res->nsg = nsg;
+        res->t10_s = out->total_s;
+        res->total_s = final_total(cc, out, res->sg, nsg, gone);
+        if (cc->hst || !(res->total_s <= res->t10_s)) { /* never slower than T10 alone */
+            free(res->sg);
+            res->sg = NULL;
+            res->nsg = 0;
+            res->total_s = res->t10_s;
+            cc->hst = ROTOR_OK;
+        }
+        res->done = true;
+    }
+    inst_memo_free(&m);
+    free(dp);
+    free(gone);
+    return st;
+}

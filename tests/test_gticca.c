@@ -1,0 +1,199 @@
+/* test_gticca.c — GraphTurbo's sub-graph instances on an ICCA chip's core
+ * groups (src/compile/gticca.c, docs/graphturbo.md "On an ICCA chip"): a
+ * two-convolution chain on a 256-core IPU, its instances compiled on groups
+ * of NC / n cores, the choice the cheaper of T10 alone and the best
+ * instance count, SRAM kept, and the refusals. */
+#include <criterion/criterion.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "fixtures.h"
+#include "rotor/compile/compile.h"
+#include "rotor/compile/segment.h"
+#include "rotor/pipeline/pipeline.h"
+
+#define CONV "O[b,f,h,w] += I[b,c,h+kh,w+kw] * W[f,c,kh,kw]"
+
+#define NC 256 /* the small chip's cores */
+#define CH 16  /* the chain's channels */
+#define HW 30  /* its output's height and width */
+
+/* ipu-mk2 cut to 256 cores at its per-core rates: a small ICCA chip (no GB). */
+static rotor_chip small_ipu(void) {
+    rotor_chip c = mk2();
+    return rotor_segment_group_chip(&c, NC);
+}
+
+static int value4(rotor_graph *g, const char *name, int64_t a, int64_t b, int64_t c, int64_t d, rotor_role role) {
+    int64_t shape[4] = {a, b, c, d};
+    int v;
+    rotor_error err = {{0}};
+    cr_assert_eq(rotor_graph_add_value(g, name, ROTOR_DTYPE_F16, 4, shape, role, &v, &err), ROTOR_OK, "%s",
+                 err.msg);
+    return v;
+}
+
+static void conv(rotor_graph *g, const char *name, int x, int w, int y, int64_t b, int64_t ch, int64_t hw) {
+    char dims[128];
+    snprintf(dims, sizeof dims, "b=%lld,c=%lld,f=%lld,h=%lld,w=%lld,kh=3,kw=3", (long long)b, (long long)ch,
+             (long long)ch, (long long)hw, (long long)hw);
+    int in[2] = {x, w};
+    rotor_op_desc d = {.name = name, .type = "Conv", .expr = CONV, .dims = dims, .inputs = in, .ninputs = 2,
+                       .outputs = &y, .noutputs = 1};
+    for (int t = 0; t < ROTOR_MAX_TENSORS; t++) d.tensor_value[t] = -1;
+    d.tensor_value[0] = y, d.tensor_value[1] = x, d.tensor_value[2] = w;
+    rotor_error err = {{0}};
+    int o;
+    cr_assert_eq(rotor_graph_add_op(g, &d, &o, &err), ROTOR_OK, "%s", err.msg);
+}
+
+/* x[b,C,H+4,H+4] -> 3x3 conv -> y1[b,C,H+2,H+2] -> 3x3 conv -> y2[b,C,H,H]
+ * (valid windows: no padding view). */
+static void chain(rotor_graph *g, int64_t b) {
+    rotor_graph_init(g, "two-conv");
+    int x = value4(g, "x", b, CH, HW + 4, HW + 4, ROTOR_ROLE_ACTIVATION);
+    int w1 = value4(g, "w1", CH, CH, 3, 3, ROTOR_ROLE_WEIGHT);
+    int y1 = value4(g, "y1", b, CH, HW + 2, HW + 2, ROTOR_ROLE_ACTIVATION);
+    int w2 = value4(g, "w2", CH, CH, 3, 3, ROTOR_ROLE_WEIGHT);
+    int y2 = value4(g, "y2", b, CH, HW, HW, ROTOR_ROLE_ACTIVATION);
+    conv(g, "conv1", x, w1, y1, b, CH, HW + 2);
+    conv(g, "conv2", y1, w2, y2, b, CH, HW);
+    rotor_error err = {{0}};
+    cr_assert_eq(rotor_graph_set_output(g, y2, &err), ROTOR_OK, "%s", err.msg);
+}
+
+static rotor_status compile_chain(int64_t b, const rotor_chip *chip, bool gt, rotor_compile_result *r,
+                                  rotor_error *err) {
+    rotor_graph g;
+    chain(&g, b);
+    rotor_compile_options o = {.graphturbo = gt, .threads = 1};
+    rotor_status st = rotor_compile(&g, chip, &o, r, err);
+    rotor_graph_free(&g);
+    return st;
+}
+
+Test(gticca, the_chain_runs_as_the_cheaper_of_t10_alone_and_its_best_instances) {
+    rotor_chip chip = small_ipu();
+    rotor_error err = {{0}};
+    rotor_compile_result r, plain;
+    cr_assert_eq(compile_chain(8, &chip, true, &r, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(compile_chain(8, &chip, false, &plain, &err), ROTOR_OK, "%s", err.msg);
+    const rotor_gticca_result *gt = &r.gticca;
+    cr_assert(gt->done);
+    /* the T10 schedule itself is untouched: T10 alone is the plain compile's */
+    cr_assert_eq(r.total_s, plain.total_s);
+    cr_assert_eq(gt->t10_s, plain.total_s);
+    cr_assert_not(plain.gticca.done);
+    /* each instance count by hand: the chain at batch 8 / n compiled on a
+     * group of NC / n cores, the chip's per-core rates */
+    double best = plain.total_s;
+    int64_t best_n = 0;
+    for (int64_t n = 2; n <= 8; n *= 2) {
+        rotor_chip gc = rotor_segment_group_chip(&chip, NC / n);
+        cr_assert_eq(gc.cores_per_chip, NC / n);
+        rotor_compile_result ri;
+        cr_assert_eq(compile_chain(8 / n, &gc, false, &ri, &err), ROTOR_OK, "%s", err.msg);
+        cr_assert_leq(ri.peak_bytes, rotor_chip_sram(&chip));
+        if (ri.total_s < best) best = ri.total_s, best_n = n;
+        rotor_compile_result_free(&ri);
+    }
+    /* the choice equals the best of the two; never slower than T10 alone */
+    cr_assert_eq(gt->total_s, best, "graphturbo %.9g, the best by hand %.9g", gt->total_s, best);
+    cr_assert_leq(gt->total_s, gt->t10_s);
+    cr_assert_eq(gt->nsg, best_n ? 1 : 0);
+    /* alone, this chain is faster under T10 on all 256 cores than split in
+     * 2, 4 or 8 (instances win on ResNet-18's blocks, below) */
+    cr_assert_eq(best_n, 0);
+    if (best_n) {
+        const rotor_gticca_sg *s = &gt->sg[0];
+        cr_assert_eq(s->first, 0);
+        cr_assert_eq(s->last, 1);
+        cr_assert_eq(s->instances, best_n);
+        cr_assert_eq(s->group_cores, NC / best_n);
+        cr_assert_eq(s->grouped_s, best);
+        cr_assert_eq(s->penalty_s, 0); /* nothing reads the chain's output after it */
+        cr_assert_eq(s->t10_s, plain.total_s);
+        /* SRAM per core: the instance beside nothing else (a two-operator graph) */
+        cr_assert_leq(s->peak_bytes, rotor_chip_sram(&chip));
+    }
+    rotor_compile_result_free(&r);
+    rotor_compile_result_free(&plain);
+}
+
+Test(gticca, one_image_does_not_split) {
+    rotor_chip chip = small_ipu();
+    rotor_error err = {{0}};
+    rotor_compile_result r;
+    cr_assert_eq(compile_chain(1, &chip, true, &r, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert(r.gticca.done);
+    cr_assert_eq(r.gticca.nsg, 0);
+    cr_assert_eq(r.gticca.compiles, 0); /* no instance count divides a batch of 1 */
+    cr_assert_eq(r.gticca.candidates, 4); /* the one range, n = 2, 4, 8, 16 */
+    cr_assert_eq(r.gticca.total_s, r.total_s);
+    rotor_compile_result_free(&r);
+}
+
+Test(gticca, a_chip_with_a_global_buffer_or_several_chips_is_refused) {
+    const char *names[] = {"stcp920", "ipu-pod4"};
+    for (int i = 0; i < 2; i++) {
+        rotor_chip chip;
+        rotor_error err = {{0}};
+        cr_assert_eq(rotor_chip_preset(names[i], &chip, &err), ROTOR_OK, "%s", err.msg);
+        rotor_compile_result r;
+        cr_assert_eq(compile_chain(8, &chip, true, &r, &err), ROTOR_ERR_INPUT);
+        cr_assert(strstr(err.msg, "is not one all-to-all chip without a global buffer") != NULL, "%s", err.msg);
+        cr_assert(strstr(err.msg, names[i]) != NULL, "%s", err.msg);
+    }
+}
+
+/* ResNet-18 at batch 2 on ipu-mk2 (batch 8 is docs/graphturbo.md's table,
+ * cli_gticca.sh): stage 2's first block runs as 2 instances of one image
+ * on 736 cores each, its operators planned as T10 plans them on a 736-core
+ * chip at batch 1. */
+Test(gticca, resnet18_at_batch_2_runs_a_stage_2_block_as_two_one_image_instances) {
+    rotor_chip chip = mk2();
+    rotor_error err = {{0}};
+    rotor_pipeline p;
+    rotor_pipeline_options po = {.model = "resnet-18", .zoo = {.batch = 2}, .t10 = true, .simplify = true};
+    po.compile.graphturbo = true;
+    cr_assert_eq(rotor_pipeline_run(&po, &chip, &p, &err), ROTOR_OK, "%s", err.msg);
+    const rotor_gticca_result *gt = &p.t10.gticca;
+    cr_assert_eq(gt->nsg, 1);
+    cr_assert_float_eq(gt->t10_s * 1e6, 55.606, 5e-4);
+    cr_assert_float_eq(gt->total_s * 1e6, 55.281, 5e-4);
+    const rotor_gticca_sg *s = &gt->sg[0];
+    cr_assert_str_eq(p.graph.ops[s->first].name, "s2.b0.conv1");
+    cr_assert_str_eq(p.graph.ops[s->last].name, "s2.b0.downsample");
+    cr_assert_eq(s->instances, 2);
+    cr_assert_eq(s->group_cores, 736);
+    cr_assert_leq(s->peak_bytes, rotor_chip_sram(&chip));
+    cr_assert_lt(s->grouped_s + s->penalty_s, s->t10_s);
+    /* the final schedule, every lost hand-off priced at once, is no dearer
+     * than the choice's sum */
+    cr_assert_leq(gt->total_s, gt->t10_s - (s->t10_s - s->grouped_s - s->penalty_s) + 1e-15);
+    /* the instance is T10's compile of the block at batch 1 on a 736-core
+     * group; its entry pays at least T10's hand-offs into it */
+    rotor_graph ig;
+    bool ok;
+    cr_assert_eq(rotor_gticca_instance(&p.graph, s->first, s->last, 2, &ig, &ok, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert(ok);
+    cr_assert_eq(ig.nops, 3);
+    cr_assert_eq(ig.ops[0].expr.extent[0], 1); /* b: one image */
+    rotor_chip group = rotor_segment_group_chip(&chip, 736);
+    rotor_compile_options o = {0};
+    rotor_compile_result one;
+    cr_assert_eq(rotor_compile(&ig, &group, &o, &one, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(s->compute_s, one.compute_s);
+    cr_assert_geq(s->grouped_s, one.total_s);
+    cr_assert_float_eq(s->grouped_s * 1e6, 6.166, 5e-4);
+    /* a batch of 2 does not split 4 ways */
+    rotor_graph none;
+    cr_assert_eq(rotor_gticca_instance(&p.graph, s->first, s->last, 4, &none, &ok, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_not(ok);
+    rotor_graph_free(&none);
+    rotor_graph_free(&ig);
+    rotor_compile_result_free(&one);
+    rotor_pipeline_free(&p);
+}
