@@ -545,7 +545,13 @@ static rotor_status frontier_learn(compiler *cc, int i, int64_t cap, double tmax
 /* Every slot's plan cache entry, before the first searches (docs/
  * compile.md, "Plan cache"): a shape found there is not searched. */
 static rotor_status cache_load(compiler *cc, double ratio, rotor_error *err) {
-    if (!cc->cache_dir) return ROTOR_OK;
+    /* the hand-offs' prices (compile/handoffstore.c), memoised by content
+     * and, with a cache, kept in its directory */
+    int damaged = 0;
+    rotor_status hst =
+        cc->hc ? handoff_cache_persist(cc->hc, cc->cache_dir, cc->nfr, cc->keys, cc->fchip, &damaged, err) : ROTOR_OK;
+    cc->cache_damaged += damaged;
+    if (hst || !cc->cache_dir) return hst;
     if (!(cc->pce = calloc((size_t)(cc->nfr ? cc->nfr : 1), sizeof *cc->pce))) return rotor_nomem(err);
     for (int i = 0; i < cc->nfr; i++) {
         char *key = rotor_plancache_key(cc->keys[i], &cc->fchip[i], cc->solver, first_ratio(cc, i, ratio));
@@ -557,12 +563,7 @@ static rotor_status cache_load(compiler *cc, double ratio, rotor_error *err) {
         cc->cache_damaged += how == ROTOR_PLANCACHE_DAMAGED;
         cc->cache_hits += cc->pce[i].has_first;
     }
-    /* the hand-offs' prices too (compile/handoffstore.c) */
-    int damaged = 0;
-    rotor_status st = cc->hc ? handoff_cache_persist(cc->hc, cc->cache_dir, cc->nfr, cc->keys, cc->fchip, &damaged, err)
-                             : ROTOR_OK;
-    cc->cache_damaged += damaged;
-    return st;
+    return ROTOR_OK;
 }
 
 /* Every entry that learned something, written back, then the directory

@@ -92,11 +92,12 @@ rotor_status handoff_cache_setup(handoff_cache *hc, const handoff_input *in, int
                                  const rotor_plan *pc, const rotor_chip *chip_c, int64_t *most, int64_t *link,
                                  int64_t *hops, rotor_error *err);
 
-/* Keeps handoff_cache_setup's answers under dir, next to the plan cache's
- * entries (one .rho file per consumer shape): shape[0..nshapes) are the
- * compile's shape keys (the frontier indices handoff_cache_setup takes)
- * and fchip their chips.  Reads every shape's file now; *damaged counts
- * those that did not read back (ignored, to be rewritten). */
+/* Memoises handoff_cache_setup's answers by content, and keeps them under
+ * dir (NULL: in memory only), next to the plan cache's entries (one .rho
+ * file per consumer shape): shape[0..nshapes) are the compile's shape keys
+ * (the frontier indices handoff_cache_setup takes) and fchip their chips.
+ * Reads every shape's file now; *damaged counts those that did not read
+ * back (ignored, to be rewritten). */
 rotor_status handoff_cache_persist(handoff_cache *hc, const char *dir, int nshapes, char *const *shape,
                                    const rotor_chip *fchip, int *damaged, rotor_error *err);
 /* Writes the files that learned something (best effort); true when one

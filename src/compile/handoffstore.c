@@ -323,7 +323,7 @@ rotor_status handoff_store_open(const char *dir, int nshapes, char *const *shape
     *damaged = 0;
     handoff_store *hs = calloc(1, sizeof *hs);
     char *base = rotor_plancache_chip_text(chip);
-    bool ok = hs && base && (hs->dir = strdup(dir));
+    bool ok = hs && base && (!dir || (hs->dir = strdup(dir)));
     if (ok) {
         hs->nshapes = nshapes;
         hs->id = calloc((size_t)(nshapes ? nshapes : 1), sizeof *hs->id);
@@ -338,7 +338,7 @@ rotor_status handoff_store_open(const char *dir, int nshapes, char *const *shape
         if (!ok) s->key = NULL;
         if (ok) ok = (s->pmap = malloc((size_t)(nshapes ? nshapes : 1) * sizeof *s->pmap));
         for (int j = 0; ok && j < nshapes; j++) s->pmap[j] = -1;
-        if (ok) *damaged += !load(s, dir);
+        if (ok && dir) *damaged += !load(s, dir);
     }
     free(base);
     if (!ok) {
@@ -380,7 +380,7 @@ rotor_status handoff_store_add(handoff_store *hs, int fc, const int64_t *v, int 
 
 bool handoff_store_save(handoff_store *hs) {
     bool wrote = false;
-    for (int i = 0; hs && i < hs->nshapes; i++)
+    for (int i = 0; hs && hs->dir && i < hs->nshapes; i++)
         if (hs->s[i].dirty && hs->s[i].nrec) wrote |= save(&hs->s[i], hs->dir);
     return wrote;
 }
