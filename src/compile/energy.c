@@ -254,25 +254,20 @@ typedef struct op_memo {
     rotor_energy_counts c;
 } op_memo;
 
-/* A growing byte key. */
+/* An operator's key, in a buffer made once per program: at most five
+ * operators' texts and integers (itself and up to four producers),
+ * OP_KEY_MAX bytes; a key that would not fit is not memoised (ok false). */
+#define OP_KEY_MAX (ROTOR_MAX_TENSORS * (ROTOR_EXPR_TEXT_MAX + 2048))
 typedef struct keybuf {
     char *p;
-    size_t n, cap;
+    size_t n;
     bool ok;
 } keybuf;
 
 static void kb_put(keybuf *b, const void *v, size_t n) {
-    if (!b->ok) return;
-    if (b->n + n > b->cap) {
-        size_t cap = b->cap ? 2 * b->cap : 1024;
-        while (cap < b->n + n) cap *= 2;
-        char *np = realloc(b->p, cap);
-        if (!np) {
-            b->ok = false;
-            return;
-        }
-        b->p = np;
-        b->cap = cap;
+    if (!b->ok || b->n + n > OP_KEY_MAX) {
+        b->ok = false;
+        return;
     }
     memcpy(b->p + b->n, v, n);
     b->n += n;
@@ -302,6 +297,7 @@ static void kb_op(keybuf *b, const rotor_program_op *po) {
 static void op_key(keybuf *b, const rotor_program *p, int o) {
     const rotor_program_op *po = &p->ops[o];
     b->n = 0;
+    b->ok = true;
     kb_op(b, po);
     kb_i64(b, po->setup_bytes);
     kb_i64(b, po->setup_rounds);
@@ -343,10 +339,9 @@ static rotor_status count_op(counter *k, const rotor_program *p, int o, op_memo 
                              int64_t **phys, rotor_error *err) {
     const rotor_program_op *po = &p->ops[o];
     op_key(kb, p, o);
-    if (!kb->ok) return rotor_nomem(err);
-    uint64_t h = kb_hash(kb);
+    uint64_t h = kb->ok ? kb_hash(kb) : 0;
     size_t j = h & (nmemo - 1);
-    for (; memo[j].key; j = (j + 1) & (nmemo - 1))
+    for (; kb->ok && memo[j].key; j = (j + 1) & (nmemo - 1))
         if (memo[j].h == h && memo[j].len == kb->n && !memcmp(memo[j].key, kb->p, kb->n)) {
             counts_add(k, &memo[j].c);
             return ROTOR_OK;
@@ -359,6 +354,7 @@ static rotor_status count_op(counter *k, const rotor_program *p, int o, op_memo 
     if (st) return st;
     if (one.overflow) k->overflow = true;
     counts_add(k, &one.c);
+    if (!kb->ok) return ROTOR_OK; /* counted, not kept */
     if (!(memo[j].key = malloc(kb->n))) return rotor_nomem(err);
     memcpy(memo[j].key, kb->p, kb->n);
     memo[j].len = kb->n;
@@ -377,8 +373,8 @@ rotor_status rotor_energy_program(const rotor_program *p, const rotor_chip *chip
     size_t nmemo = 16;
     while (nmemo < 2 * (size_t)p->nops + 2) nmemo *= 2;
     op_memo *memo = calloc(nmemo, sizeof *memo);
-    keybuf kb = {.ok = true};
-    rotor_status st = memo ? ROTOR_OK : rotor_nomem(err);
+    keybuf kb = {.p = malloc(OP_KEY_MAX)};
+    rotor_status st = memo && kb.p ? ROTOR_OK : rotor_nomem(err);
     int64_t *phys = NULL;
     for (int o = 0; o < p->nops && !st; o++) {
         const rotor_program_op *po = &p->ops[o];
