@@ -100,7 +100,7 @@ void handoff_cache_free(handoff_cache *hc) {
     free(hc->in);
     free(hc->out);
     rotor_mesh_load_free(&hc->load);
-    handoff_store_free(hc->store);
+    handoff_cache_store_free(hc->store);
     free(hc);
 }
 
@@ -453,12 +453,12 @@ rotor_status handoff_cache_most(handoff_cache *hc, const handoff_traffic *const 
 
 rotor_status handoff_cache_persist(handoff_cache *hc, const char *dir, int nshapes, char *const *shape,
                                    const rotor_chip *fchip, int *damaged, rotor_error *err) {
-    handoff_store_free(hc->store);
+    handoff_cache_store_free(hc->store);
     hc->store = NULL;
-    return handoff_store_open(dir, nshapes, shape, fchip, hc->chip, &hc->store, damaged, err);
+    return handoff_cache_store_open(dir, nshapes, shape, fchip, hc->chip, &hc->store, damaged, err);
 }
 
-bool handoff_cache_save(handoff_cache *hc) { return hc && handoff_store_save(hc->store); }
+bool handoff_cache_save(handoff_cache *hc) { return hc && handoff_cache_store_save(hc->store); }
 
 /* The plan's meaningful entries (key_plan's) appended to v at *n. */
 static void vec_plan(int64_t *v, int *n, const rotor_expr *e, const rotor_plan *p) {
@@ -477,7 +477,7 @@ static bool vec_setup(handoff_cache *hc, const handoff_input *in, int n, int fc,
     int k = 0;
     v[k++] = n;
     for (int i = 0; i < n; i++) {
-        int pi = handoff_store_producer(hc->store, fc, in[i].f, add);
+        int pi = handoff_cache_store_producer(hc->store, fc, in[i].f, add);
         if (pi < 0) return false;
         v[k++] = pi;
         v[k++] = in[i].t;
@@ -499,7 +499,7 @@ rotor_status handoff_cache_setup(handoff_cache *hc, const handoff_input *in, int
     int64_t v[HANDOFF_KEY_MAX], r[3];
     int len = 0;
     bool keyed = hc->store && n > 0 && vec_setup(hc, in, n, fc, ec, pc, false, v, &len);
-    if (keyed && handoff_store_find(hc->store, fc, v, len, r)) {
+    if (keyed && handoff_cache_store_find(hc->store, fc, v, len, r)) {
         *most = r[0];
         if (link) *link = r[1];
         if (hops) *hops = r[2];
@@ -517,6 +517,6 @@ rotor_status handoff_cache_setup(handoff_cache *hc, const handoff_input *in, int
     if (link) *link = r[1];
     if (hops) *hops = r[2];
     if (hc->store && n > 0 && (keyed || vec_setup(hc, in, n, fc, ec, pc, true, v, &len)))
-        st = handoff_store_add(hc->store, fc, v, len, r, err);
+        st = handoff_cache_store_add(hc->store, fc, v, len, r, err);
     return st;
 }

@@ -108,15 +108,15 @@ bool handoff_cache_save(handoff_cache *hc);
  * integer vectors (at most HANDOFF_KEY_MAX) to three integers. */
 #define HANDOFF_KEY_MAX 512
 typedef struct handoff_store handoff_store;
-rotor_status handoff_store_open(const char *dir, int nshapes, char *const *shape, const rotor_chip *fchip,
+rotor_status handoff_cache_store_open(const char *dir, int nshapes, char *const *shape, const rotor_chip *fchip,
                                 const rotor_chip *chip, handoff_store **out, int *damaged, rotor_error *err);
 /* Producer shape fp's index in consumer fc's file (added when add; -1:
  * not there, or out of memory). */
-int handoff_store_producer(handoff_store *hs, int fc, int fp, bool add);
-bool handoff_store_find(const handoff_store *hs, int fc, const int64_t *v, int n, int64_t out[3]);
-rotor_status handoff_store_add(handoff_store *hs, int fc, const int64_t *v, int n, const int64_t r[3],
+int handoff_cache_store_producer(handoff_store *hs, int fc, int fp, bool add);
+bool handoff_cache_store_find(const handoff_store *hs, int fc, const int64_t *v, int n, int64_t out[3]);
+rotor_status handoff_cache_store_add(handoff_store *hs, int fc, const int64_t *v, int n, const int64_t r[3],
                                rotor_error *err);
-bool handoff_store_save(handoff_store *hs);
-void handoff_store_free(handoff_store *hs);
+bool handoff_cache_store_save(handoff_store *hs);
+void handoff_cache_store_free(handoff_store *hs);
 
 #endif

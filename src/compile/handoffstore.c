@@ -138,7 +138,7 @@ static void shape_clear(shape_store *s) {
     s->cap = s->nrec = 0;
 }
 
-void handoff_store_free(handoff_store *hs) {
+void handoff_cache_store_free(handoff_store *hs) {
     if (!hs) return;
     for (int i = 0; i < hs->nshapes; i++) {
         if (hs->id) free(hs->id[i]);
@@ -317,7 +317,7 @@ static char *identity(const char *shape, const rotor_chip *chip) {
     return id;
 }
 
-rotor_status handoff_store_open(const char *dir, int nshapes, char *const *shape, const rotor_chip *fchip,
+rotor_status handoff_cache_store_open(const char *dir, int nshapes, char *const *shape, const rotor_chip *fchip,
                                 const rotor_chip *chip, handoff_store **out, int *damaged, rotor_error *err) {
     *out = NULL;
     *damaged = 0;
@@ -342,14 +342,14 @@ rotor_status handoff_store_open(const char *dir, int nshapes, char *const *shape
     }
     free(base);
     if (!ok) {
-        handoff_store_free(hs);
+        handoff_cache_store_free(hs);
         return rotor_nomem(err);
     }
     *out = hs;
     return ROTOR_OK;
 }
 
-int handoff_store_producer(handoff_store *hs, int fc, int fp, bool add) {
+int handoff_cache_store_producer(handoff_store *hs, int fc, int fp, bool add) {
     shape_store *s = &hs->s[fc];
     if (s->pmap[fp] >= 0) return s->pmap[fp];
     for (int i = 0; i < s->np; i++)
@@ -363,13 +363,13 @@ int handoff_store_producer(handoff_store *hs, int fc, int fp, bool add) {
     return s->pmap[fp] = s->np++;
 }
 
-bool handoff_store_find(const handoff_store *hs, int fc, const int64_t *v, int n, int64_t out[3]) {
+bool handoff_cache_store_find(const handoff_store *hs, int fc, const int64_t *v, int n, int64_t out[3]) {
     const rec *x = tab_find(&hs->s[fc], v, n);
     if (x) memcpy(out, x->r, sizeof x->r);
     return x;
 }
 
-rotor_status handoff_store_add(handoff_store *hs, int fc, const int64_t *v, int n, const int64_t r[3],
+rotor_status handoff_cache_store_add(handoff_store *hs, int fc, const int64_t *v, int n, const int64_t r[3],
                                rotor_error *err) {
     shape_store *s = &hs->s[fc];
     if (tab_find(s, v, n)) return ROTOR_OK;
@@ -378,7 +378,7 @@ rotor_status handoff_store_add(handoff_store *hs, int fc, const int64_t *v, int 
     return ROTOR_OK;
 }
 
-bool handoff_store_save(handoff_store *hs) {
+bool handoff_cache_store_save(handoff_store *hs) {
     bool wrote = false;
     for (int i = 0; hs && hs->dir && i < hs->nshapes; i++)
         if (hs->s[i].dirty && hs->s[i].nrec) wrote |= save(&hs->s[i], hs->dir);
