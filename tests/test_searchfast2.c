@@ -47,8 +47,8 @@ static void compare_fop(walk *w) {
         cr_assert_eq(w->memo->nopt[t], w->fresh->nopt[t], "cap %lld tensor %d: %d options, afresh %d",
                      (long long)c->cap, t, w->memo->nopt[t], w->fresh->nopt[t]);
         for (int j = 0; j < w->memo->nopt[t]; j++) {
-            cr_assert_eq(w->memo->opt[t][j].bytes, w->fresh->opt[t][j].bytes);
-            cr_assert_eq(w->memo->opt[t][j].time, w->fresh->opt[t][j].time);
+            cr_assert_eq(w->memo->po[t][j].bytes, w->fresh->po[t][j].bytes);
+            cr_assert_eq(w->memo->po[t][j].time, w->fresh->po[t][j].time);
         }
         w->options += w->memo->nopt[t];
     }

@@ -91,27 +91,21 @@ static int64_t idle_bytes_of(const op_state *s, const rotor_expr *e, const rotor
 static bool handoff_most(const compiler *cc, const op_state *s, const rotor_expr *e, const rotor_candidate *c,
                          int64_t *most, int64_t *link, int64_t *hops) {
     compiler *m = (compiler *)cc; /* the cache and the error are the compiler's scratch */
-    const handoff_traffic *tr[ROTOR_MAX_TENSORS];
+    handoff_input in[ROTOR_MAX_TENSORS];
     int nr = 0;
     *most = 0;
     for (int t = 1; t < e->ntensors; t++) {
         if (s->src[t] < 0) continue;
         const op_state *p = &cc->st[s->src[t]];
         if (p->active < 0) continue; /* producer does not fit: the total is INFINITY anyway */
-        const rotor_candidate *pc = &cc->fr[p->frontier].v[p->active];
-        rotor_status st = handoff_cache_traffic(m->hc, p->frontier, &cc->g->ops[s->src[t]].expr, &pc->plan,
-                                                s->frontier, e, &c->plan, t, &s->view[t], &cc->fchip[p->frontier],
-                                                &cc->fchip[s->frontier], &tr[nr], &m->herr);
-        if (st) {
-            if (!m->hst) m->hst = st;
-            return false;
-        }
-        nr++;
+        in[nr++] = (handoff_input){.f = p->frontier, .e = &cc->g->ops[s->src[t]].expr,
+                                   .p = &cc->fr[p->frontier].v[p->active].plan, .t = t, .view = &s->view[t],
+                                   .chip = &cc->fchip[p->frontier]};
     }
-    rotor_status st = handoff_cache_most(m->hc, tr, nr, most, link, hops, &m->herr);
+    rotor_status st = handoff_cache_setup(m->hc, in, nr, s->frontier, e, &c->plan, &cc->fchip[s->frontier], most,
+                                          link, hops, &m->herr);
     if (st && !m->hst) m->hst = st;
-    if (st) return false;
-    return true;
+    return !st;
 }
 
 /* Setup of operator o into frontier plan j from idle layout (base, k): the
@@ -551,7 +545,13 @@ static rotor_status frontier_learn(compiler *cc, int i, int64_t cap, double tmax
 /* Every slot's plan cache entry, before the first searches (docs/
  * compile.md, "Plan cache"): a shape found there is not searched. */
 static rotor_status cache_load(compiler *cc, double ratio, rotor_error *err) {
-    if (!cc->cache_dir) return ROTOR_OK;
+    /* the hand-offs' prices (compile/handoffstore.c), memoised by content
+     * and, with a cache, kept in its directory */
+    int damaged = 0;
+    rotor_status hst =
+        cc->hc ? handoff_cache_persist(cc->hc, cc->cache_dir, cc->nfr, cc->keys, cc->fchip, &damaged, err) : ROTOR_OK;
+    cc->cache_damaged += damaged;
+    if (hst || !cc->cache_dir) return hst;
     if (!(cc->pce = calloc((size_t)(cc->nfr ? cc->nfr : 1), sizeof *cc->pce))) return rotor_nomem(err);
     for (int i = 0; i < cc->nfr; i++) {
         char *key = rotor_plancache_key(cc->keys[i], &cc->fchip[i], cc->solver, first_ratio(cc, i, ratio));
@@ -572,6 +572,7 @@ static void cache_store(compiler *cc) {
     bool wrote = false;
     for (int i = 0; cc->pce && i < cc->nfr; i++)
         if (cc->pce[i].dirty && cc->pce[i].has_first) wrote |= rotor_plancache_store(cc->cache_dir, &cc->pce[i]);
+    wrote |= handoff_cache_save(cc->hc);
     if (wrote) rotor_plancache_evict(cc->cache_dir, cc->cache_limit);
 }
 

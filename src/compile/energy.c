@@ -108,15 +108,18 @@ static rotor_status lay_out(counter *k, const rotor_expr *e, const rotor_plan *p
     return st;
 }
 
+static rotor_status count_setup_piece(void *ctx, int64_t dst, int64_t src, int64_t bytes) {
+    transfer(ctx, src, dst, bytes);
+    return ROTOR_OK;
+}
+
+/* The pieces are counted as they come (rotor_setup_pieces_visit_of), not
+ * listed first: the list's growth was a tenth of a warm compile. */
 static rotor_status count_setup(counter *k, const rotor_program *p, int op, rotor_error *err) {
     const rotor_program_op *po = &p->ops[op];
-    int64_t cores = po->active_info.cores, rounds = po->setup_rounds;
-    rotor_setup_pieces pc;
-    rotor_status st = rotor_setup_pieces_of(p, op, k->chip, k->n, &pc, err);
-    bool exchanged = !st && pc.handed && pc.n > 0;
-    for (int64_t i = 0; exchanged && i < pc.n; i++) transfer(k, pc.v[i][1], pc.v[i][0], pc.v[i][2]);
-    rotor_setup_pieces_free(&pc);
-    if (st || exchanged) return st;
+    int64_t cores = po->active_info.cores, rounds = po->setup_rounds, n = 0;
+    rotor_status st = rotor_setup_pieces_visit_of(p, op, k->chip, k->n, count_setup_piece, k, &n, err);
+    if (st || n > 0) return st;
     count_rounds(k, 0, cores, po->setup_bytes, rounds);
     return ROTOR_OK;
 }
@@ -232,6 +235,134 @@ static rotor_status count_segment(counter *k, const rotor_segment *s, rotor_erro
     return st;
 }
 
+/* ---- the events of repeated operators, counted once ----------------------
+ *
+ * An expression operator's setup and tiles (count_setup, count_tiles) are a
+ * function of what the program says of it and of the operators it gathers
+ * from: expressions, element sizes, active plans, setup bytes and rounds,
+ * hand-off tensors and views (every core is named from core 0, a mesh's
+ * layout from the plan).  Repeated layers repeat all of it, so the counts
+ * are kept per operator content and added again (issue 45: the setup
+ * pieces were a fifth of a warm compile).  The counts are sums of
+ * nonnegative terms, so adding an operator's own sum gives the same
+ * totals, and the same overflow, as adding its terms. */
+
+typedef struct op_memo {
+    uint64_t h;
+    char *key; /* NULL: empty */
+    size_t len;
+    rotor_energy_counts c;
+} op_memo;
+
+/* An operator's key, in a buffer made once per program: at most five
+ * operators' texts and integers (itself and up to four producers),
+ * OP_KEY_MAX bytes; a key that would not fit is not memoised (ok false). */
+#define OP_KEY_MAX (ROTOR_MAX_TENSORS * (ROTOR_EXPR_TEXT_MAX + 2048))
+typedef struct keybuf {
+    char *p;
+    size_t n;
+    bool ok;
+} keybuf;
+
+static void kb_put(keybuf *b, const void *v, size_t n) {
+    if (!b->ok || b->n + n > OP_KEY_MAX) {
+        b->ok = false;
+        return;
+    }
+    memcpy(b->p + b->n, v, n);
+    b->n += n;
+}
+
+static void kb_i64(keybuf *b, int64_t v) { kb_put(b, &v, sizeof v); }
+
+/* An operator's expression (text and extents), element size and active
+ * plan's meaningful entries. */
+static void kb_op(keybuf *b, const rotor_program_op *po) {
+    const rotor_expr *e = &po->expr;
+    kb_put(b, e->text, strlen(e->text) + 1);
+    kb_i64(b, po->elem.bytes);
+    kb_i64(b, po->elem.int8);
+    kb_i64(b, e->naxes);
+    for (int a = 0; a < e->naxes; a++) {
+        kb_i64(b, e->extent[a]);
+        kb_i64(b, po->active.fop[a]);
+        kb_i64(b, po->active.order[a]);
+        for (int t = 0; t < e->ntensors; t++) kb_i64(b, po->active.ft[t][a]);
+    }
+    kb_i64(b, po->active.overlap);
+}
+
+/* Operator o's key: itself, its setup, and each hand-off's tensor, view
+ * and producer (rotor_setup_pieces_of's inputs). */
+static void op_key(keybuf *b, const rotor_program *p, int o) {
+    const rotor_program_op *po = &p->ops[o];
+    b->n = 0;
+    b->ok = true;
+    kb_op(b, po);
+    kb_i64(b, po->setup_bytes);
+    kb_i64(b, po->setup_rounds);
+    for (int t = 1; t < po->expr.ntensors; t++) {
+        int from = po->handoff[t] - 1;
+        if (from < 0 || from >= o) continue;
+        const rotor_view *v = &po->handoff_view[t];
+        kb_i64(b, t);
+        kb_i64(b, v->set);
+        kb_i64(b, v->unknown);
+        for (int d = 0; v->set && d < ROTOR_MAX_DIMS; d++) {
+            kb_i64(b, v->dim[d]);
+            kb_i64(b, v->step[d]);
+            kb_i64(b, v->offset[d]);
+        }
+        kb_op(b, &p->ops[from]);
+    }
+}
+
+static uint64_t kb_hash(const keybuf *b) {
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < b->n; i++) h = (h ^ (unsigned char)b->p[i]) * 0x100000001b3ull;
+    return h;
+}
+
+static void counts_add(counter *k, const rotor_energy_counts *c) {
+    add(k, &k->c.matrix_flops, c->matrix_flops);
+    add(k, &k->c.vector_flops, c->vector_flops);
+    add(k, &k->c.sram_read_bytes, c->sram_read_bytes);
+    add(k, &k->c.sram_write_bytes, c->sram_write_bytes);
+    add(k, &k->c.byte_hops, c->byte_hops);
+    add(k, &k->c.hbm_bytes, c->hbm_bytes);
+    add(k, &k->c.interchip_bytes, c->interchip_bytes);
+}
+
+/* The events of expression operator o into k, from memo (nmemo slots, a
+ * power of two, never full: one per operator at most, half empty). */
+static rotor_status count_op(counter *k, const rotor_program *p, int o, op_memo *memo, size_t nmemo, keybuf *kb,
+                             int64_t **phys, rotor_error *err) {
+    const rotor_program_op *po = &p->ops[o];
+    op_key(kb, p, o);
+    uint64_t h = kb->ok ? kb_hash(kb) : 0;
+    size_t j = h & (nmemo - 1);
+    for (; kb->ok && memo[j].key; j = (j + 1) & (nmemo - 1))
+        if (memo[j].h == h && memo[j].len == kb->n && !memcmp(memo[j].key, kb->p, kb->n)) {
+            counts_add(k, &memo[j].c);
+            return ROTOR_OK;
+        }
+    counter one = {.chip = k->chip, .n = k->n};
+    rotor_chip oc = rotor_chip_for_op(k->chip, po->elem); /* the layout the compiler priced */
+    rotor_status st = lay_out(&one, &po->expr, &po->active, &po->active_info, &oc, phys, err);
+    if (!st) st = count_setup(&one, p, o, err);
+    if (!st) st = count_tiles(&one, &po->expr, &po->active, &po->active_info, 0, err);
+    if (st) return st;
+    if (one.overflow) k->overflow = true;
+    counts_add(k, &one.c);
+    if (!kb->ok) return ROTOR_OK; /* counted, not kept */
+    if (!(memo[j].key = malloc(kb->n))) return rotor_nomem(err);
+    memcpy(memo[j].key, kb->p, kb->n);
+    memo[j].len = kb->n;
+    memo[j].h = h;
+    memo[j].c = one.c;
+    return ROTOR_OK;
+}
+
 rotor_status rotor_energy_program(const rotor_program *p, const rotor_chip *chip, rotor_energy_counts *out,
                                   rotor_error *err) {
     memset(out, 0, sizeof *out);
@@ -239,7 +370,11 @@ rotor_status rotor_energy_program(const rotor_program *p, const rotor_chip *chip
     if (k.n != p->cores)
         return rotor_fail(err, ROTOR_ERR_INPUT, "energy: chip %s has %lld cores; the program was compiled for %lld",
                           chip->name, (long long)k.n, (long long)p->cores);
-    rotor_status st = ROTOR_OK;
+    size_t nmemo = 16;
+    while (nmemo < 2 * (size_t)p->nops + 2) nmemo *= 2;
+    op_memo *memo = calloc(nmemo, sizeof *memo);
+    keybuf kb = {.p = malloc(OP_KEY_MAX)};
+    rotor_status st = memo && kb.p ? ROTOR_OK : rotor_nomem(err);
     int64_t *phys = NULL;
     for (int o = 0; o < p->nops && !st; o++) {
         const rotor_program_op *po = &p->ops[o];
@@ -255,12 +390,12 @@ rotor_status rotor_energy_program(const rotor_program *p, const rotor_chip *chip
             o = sg->last;
             continue;
         }
-        rotor_chip oc = rotor_chip_for_op(chip, po->elem); /* the layout the compiler priced */
-        st = lay_out(&k, &po->expr, &po->active, &po->active_info, &oc, &phys, err);
-        if (!st) st = count_setup(&k, p, o, err);
-        if (!st) st = count_tiles(&k, &po->expr, &po->active, &po->active_info, 0, err);
+        st = count_op(&k, p, o, memo, nmemo, &kb, &phys, err);
         k.phys = NULL;
     }
+    for (size_t i = 0; memo && i < nmemo; i++) free(memo[i].key);
+    free(memo);
+    free(kb.p);
     free(phys);
     if (!st && k.overflow) st = rotor_fail(err, ROTOR_ERR_INPUT, "energy: an event count leaves int64");
     if (!st) *out = k.c;

@@ -58,6 +58,7 @@ struct handoff_cache {
     int64_t *in, *out;    /* scratch per core, all zero between uses: nscratch */
     int64_t nscratch;
     rotor_mesh_load load; /* a mesh's link counts, cleared between hand-offs */
+    handoff_store *store; /* handoff_cache_persist's; NULL: none */
 };
 
 handoff_cache *handoff_cache_new(const rotor_chip *chip) {
@@ -99,6 +100,7 @@ void handoff_cache_free(handoff_cache *hc) {
     free(hc->in);
     free(hc->out);
     rotor_mesh_load_free(&hc->load);
+    handoff_cache_store_free(hc->store);
     free(hc);
 }
 
@@ -445,4 +447,76 @@ rotor_status handoff_cache_most(handoff_cache *hc, const handoff_traffic *const 
     m->most = *most;
     m->link = lk;
     return ROTOR_OK;
+}
+
+/* ---- the persistent memo --------------------------------------------------- */
+
+rotor_status handoff_cache_persist(handoff_cache *hc, const char *dir, int nshapes, char *const *shape,
+                                   const rotor_chip *fchip, int *damaged, rotor_error *err) {
+    handoff_cache_store_free(hc->store);
+    hc->store = NULL;
+    return handoff_cache_store_open(dir, nshapes, shape, fchip, hc->chip, &hc->store, damaged, err);
+}
+
+bool handoff_cache_save(handoff_cache *hc) { return hc && handoff_cache_store_save(hc->store); }
+
+/* The plan's meaningful entries (key_plan's) appended to v at *n. */
+static void vec_plan(int64_t *v, int *n, const rotor_expr *e, const rotor_plan *p) {
+    for (int a = 0; a < e->naxes; a++) {
+        v[(*n)++] = p->fop[a];
+        v[(*n)++] = p->order[a];
+        for (int t = 0; t < e->ntensors; t++) v[(*n)++] = p->ft[t][a];
+    }
+}
+
+/* A setup's record key: the inputs (producer index, tensor, plan, view as
+ * handoff_cache_traffic keys it), then the consumer's plan.  False when a
+ * producer is not in the file (and add is false, or out of memory). */
+static bool vec_setup(handoff_cache *hc, const handoff_input *in, int n, int fc, const rotor_expr *ec,
+                      const rotor_plan *pc, bool add, int64_t *v, int *len) {
+    int k = 0;
+    v[k++] = n;
+    for (int i = 0; i < n; i++) {
+        int pi = handoff_cache_store_producer(hc->store, fc, in[i].f, add);
+        if (pi < 0) return false;
+        v[k++] = pi;
+        v[k++] = in[i].t;
+        vec_plan(v, &k, in[i].e, in[i].p);
+        bool set = in[i].view && in[i].view->set;
+        v[k++] = set;
+        int nd = ec->tensors[in[i].t].ndims, ny = in[i].e->tensors[0].ndims;
+        for (int d = 0; set && d < nd; d++) v[k++] = in[i].view->dim[d], v[k++] = in[i].view->step[d];
+        for (int j = 0; set && j < ny; j++) v[k++] = in[i].view->offset[j];
+    }
+    vec_plan(v, &k, ec, pc);
+    *len = k;
+    return true;
+}
+
+rotor_status handoff_cache_setup(handoff_cache *hc, const handoff_input *in, int n, int fc, const rotor_expr *ec,
+                                 const rotor_plan *pc, const rotor_chip *chip_c, int64_t *most, int64_t *link,
+                                 int64_t *hops, rotor_error *err) {
+    int64_t v[HANDOFF_KEY_MAX], r[3];
+    int len = 0;
+    bool keyed = hc->store && n > 0 && vec_setup(hc, in, n, fc, ec, pc, false, v, &len);
+    if (keyed && handoff_cache_store_find(hc->store, fc, v, len, r)) {
+        *most = r[0];
+        if (link) *link = r[1];
+        if (hops) *hops = r[2];
+        return ROTOR_OK;
+    }
+    const handoff_traffic *tr[ROTOR_MAX_TENSORS];
+    for (int i = 0; i < n; i++) {
+        rotor_status st = handoff_cache_traffic(hc, in[i].f, in[i].e, in[i].p, fc, ec, pc, in[i].t, in[i].view,
+                                                in[i].chip, chip_c, &tr[i], err);
+        if (st) return st;
+    }
+    rotor_status st = handoff_cache_most(hc, tr, n, &r[0], &r[1], &r[2], err);
+    if (st) return st;
+    *most = r[0];
+    if (link) *link = r[1];
+    if (hops) *hops = r[2];
+    if (hc->store && n > 0 && (keyed || vec_setup(hc, in, n, fc, ec, pc, true, v, &len)))
+        st = handoff_cache_store_add(hc->store, fc, v, len, r, err);
+    return st;
 }

@@ -70,4 +70,53 @@ rotor_status handoff_cache_traffic(handoff_cache *hc, int fp, const rotor_expr *
 rotor_status handoff_cache_most(handoff_cache *hc, const handoff_traffic *const *tr, int n, int64_t *most,
                                 int64_t *link, int64_t *hops, rotor_error *err);
 
+/* ---- the persistent memo (compile/handoffstore.c; issue 45) ------------- */
+
+/* One hand-off input of a consumer: the producer's shape f (expression e,
+ * plan p, costed on chip), feeding the consumer's tensor t through view. */
+typedef struct handoff_input {
+    int f;
+    const rotor_expr *e;
+    const rotor_plan *p;
+    int t;
+    const rotor_view *view;
+    const rotor_chip *chip;
+} handoff_input;
+
+/* The setup price of a consumer (shape fc, expression ec, plan pc, costed
+ * on chip_c) fed by the hand-offs in[0..n): handoff_cache_traffic of each,
+ * then handoff_cache_most of them together.  With a store attached
+ * (handoff_cache_persist), the answer is looked up there first and
+ * recorded after it is computed. */
+rotor_status handoff_cache_setup(handoff_cache *hc, const handoff_input *in, int n, int fc, const rotor_expr *ec,
+                                 const rotor_plan *pc, const rotor_chip *chip_c, int64_t *most, int64_t *link,
+                                 int64_t *hops, rotor_error *err);
+
+/* Memoises handoff_cache_setup's answers by content, and keeps them under
+ * dir (NULL: in memory only), next to the plan cache's entries (one .rho
+ * file per consumer shape): shape[0..nshapes) are the compile's shape keys
+ * (the frontier indices handoff_cache_setup takes) and fchip their chips.
+ * Reads every shape's file now; *damaged counts those that did not read
+ * back (ignored, to be rewritten). */
+rotor_status handoff_cache_persist(handoff_cache *hc, const char *dir, int nshapes, char *const *shape,
+                                   const rotor_chip *fchip, int *damaged, rotor_error *err);
+/* Writes the files that learned something (best effort); true when one
+ * was written (the caller then evicts, rotor_plancache_evict). */
+bool handoff_cache_save(handoff_cache *hc);
+
+/* The store itself (handoffstore.c): per consumer shape, records of
+ * integer vectors (at most HANDOFF_KEY_MAX) to three integers. */
+#define HANDOFF_KEY_MAX 512
+typedef struct handoff_store handoff_store;
+rotor_status handoff_cache_store_open(const char *dir, int nshapes, char *const *shape, const rotor_chip *fchip,
+                                const rotor_chip *chip, handoff_store **out, int *damaged, rotor_error *err);
+/* Producer shape fp's index in consumer fc's file (added when add; -1:
+ * not there, or out of memory). */
+int handoff_cache_store_producer(handoff_store *hs, int fc, int fp, bool add);
+bool handoff_cache_store_find(const handoff_store *hs, int fc, const int64_t *v, int n, int64_t out[3]);
+rotor_status handoff_cache_store_add(handoff_store *hs, int fc, const int64_t *v, int n, const int64_t r[3],
+                               rotor_error *err);
+bool handoff_cache_store_save(handoff_store *hs);
+void handoff_cache_store_free(handoff_store *hs);
+
 #endif

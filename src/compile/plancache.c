@@ -72,34 +72,50 @@ static void sb_printf(sbuf *b, const char *fmt, ...) {
     }
 }
 
+/* Every chip field the costs read, on one line (the module comment). */
+static void chip_line(sbuf *b, const rotor_chip *c) {
+    sb_printf(b, "chip cores_per_chip=%lld chips=%lld sram_bytes=%lld link_gbps=%a link_latency_ns=%a",
+              (long long)c->cores_per_chip, (long long)c->chips, (long long)c->sram_bytes, c->link_gbps,
+              c->link_latency_ns);
+    sb_printf(b, " matrix_tflops=%a int8_tops=%a vector_tflops=%a systolic_rows=%lld systolic_cols=%lld",
+              c->matrix_tflops, c->int8_tops, c->vector_tflops, (long long)c->systolic_rows,
+              (long long)c->systolic_cols);
+    sb_printf(b, " shift_buffer_bytes=%lld element_bytes=%lld compute_overlap=%lld topology=%d mesh=%lldx%lld",
+              (long long)c->shift_buffer_bytes, (long long)c->element_bytes, (long long)c->compute_overlap,
+              (int)c->topology, (long long)c->mesh_width, (long long)c->mesh_height);
+    sb_printf(b, " interchip_gbps=%a hbm_bytes=%lld hbm_gbps=%a hbm_controllers=%lld offchip=%d",
+              c->interchip_gbps, (long long)c->hbm_bytes, c->hbm_gbps, (long long)c->hbm_controllers,
+              (int)c->offchip);
+    sb_printf(b, " clusters=%lld cores_per_cluster=%lld compute_units=%lld gb_bytes=%lld gb_gbps=%a\n",
+              (long long)c->clusters, (long long)c->cores_per_cluster, (long long)c->compute_units,
+              (long long)c->gb_bytes, c->gb_gbps);
+}
+
+char *rotor_plancache_chip_text(const rotor_chip *c) {
+    sbuf b = {.ok = true};
+    chip_line(&b, c);
+    if (!b.ok) free(b.p);
+    return b.ok ? b.p : NULL;
+}
+
 char *rotor_plancache_key(const char *shape, const rotor_chip *c, rotor_solver solver, double ratio) {
     sbuf b = {.ok = true};
     sb_printf(&b, "%s %d\ncost-model %d\nsearch %d\nsolver %s\nratio %a\nshape %s\n", ROTOR_PLANCACHE_FORMAT,
               ROTOR_PLANCACHE_VERSION, ROTOR_COST_MODEL_VERSION, ROTOR_SEARCH_VERSION, rotor_solver_name(solver),
               ratio, shape);
-    sb_printf(&b, "chip cores_per_chip=%lld chips=%lld sram_bytes=%lld link_gbps=%a link_latency_ns=%a",
-              (long long)c->cores_per_chip, (long long)c->chips, (long long)c->sram_bytes, c->link_gbps,
-              c->link_latency_ns);
-    sb_printf(&b, " matrix_tflops=%a int8_tops=%a vector_tflops=%a systolic_rows=%lld systolic_cols=%lld",
-              c->matrix_tflops, c->int8_tops, c->vector_tflops, (long long)c->systolic_rows,
-              (long long)c->systolic_cols);
-    sb_printf(&b, " shift_buffer_bytes=%lld element_bytes=%lld compute_overlap=%lld topology=%d mesh=%lldx%lld",
-              (long long)c->shift_buffer_bytes, (long long)c->element_bytes, (long long)c->compute_overlap,
-              (int)c->topology, (long long)c->mesh_width, (long long)c->mesh_height);
-    sb_printf(&b, " interchip_gbps=%a hbm_bytes=%lld hbm_gbps=%a hbm_controllers=%lld offchip=%d",
-              c->interchip_gbps, (long long)c->hbm_bytes, c->hbm_gbps, (long long)c->hbm_controllers,
-              (int)c->offchip);
-    sb_printf(&b, " clusters=%lld cores_per_cluster=%lld compute_units=%lld gb_bytes=%lld gb_gbps=%a\n",
-              (long long)c->clusters, (long long)c->cores_per_cluster, (long long)c->compute_units,
-              (long long)c->gb_bytes, c->gb_gbps);
+    chip_line(&b, c);
     if (!b.ok) free(b.p);
     return b.ok ? b.p : NULL;
 }
 
-char *rotor_plancache_path(const char *dir, const char *key) {
-    size_t n = strlen(dir) + 32;
+uint64_t rotor_plancache_hash(const char *s, size_t n) { return fnv1a(s, n); }
+
+char *rotor_plancache_path(const char *dir, const char *key) { return rotor_plancache_path_ext(dir, key, "rpc"); }
+
+char *rotor_plancache_path_ext(const char *dir, const char *key, const char *ext) {
+    size_t n = strlen(dir) + strlen(ext) + 24;
     char *p = malloc(n);
-    if (p) snprintf(p, n, "%s/%016llx.rpc", dir, (unsigned long long)fnv1a(key, strlen(key)));
+    if (p) snprintf(p, n, "%s/%016llx.%s", dir, (unsigned long long)fnv1a(key, strlen(key)), ext);
     return p;
 }
 
@@ -453,9 +469,16 @@ bool rotor_plancache_store(const char *dir, const rotor_plancache_entry *e) {
     size_t len;
     char *text = rotor_plancache_encode(e, &len);
     char *path = rotor_plancache_path(dir, e->key);
+    bool ok = text && path && rotor_plancache_write(dir, path, text, len);
+    free(text);
+    free(path);
+    return ok;
+}
+
+bool rotor_plancache_write(const char *dir, const char *path, const char *text, size_t len) {
     size_t tn = strlen(dir) + 32;
     char *tmp = malloc(tn);
-    bool ok = text && path && tmp;
+    bool ok = tmp;
     int fd = -1;
     if (ok) {
         make_dirs(dir);
@@ -473,8 +496,6 @@ bool rotor_plancache_store(const char *dir, const rotor_plancache_entry *e) {
     if (fd >= 0 && close(fd) != 0) ok = false;
     if (ok) ok = rename(tmp, path) == 0;
     if (!ok && fd >= 0) unlink(tmp);
-    free(text);
-    free(path);
     free(tmp);
     return ok;
 }
@@ -492,7 +513,15 @@ static int by_age(const void *pa, const void *pb) {
     return strcmp(a->name, b->name);
 }
 
-/* dir's entries (*.rpc) with their sizes and times; *total their sum.
+/* Whether a directory entry is the cache's: a plan cache entry (.rpc) or a
+ * hand-off memo (.rho, compile/handoffcache.c); both count against the
+ * limit and age alike. */
+static bool ours(const char *name) {
+    size_t len = strlen(name);
+    return len >= 5 && (strcmp(name + len - 4, ".rpc") == 0 || strcmp(name + len - 4, ".rho") == 0);
+}
+
+/* dir's entries (ours) with their sizes and times; *total their sum.
  * NULL with *n 0 when the directory does not list (or out of memory). */
 static cache_file *list_entries(const char *dir, int *n, int64_t *total) {
     *n = 0;
@@ -504,7 +533,7 @@ static cache_file *list_entries(const char *dir, int *n, int64_t *total) {
     struct dirent *de;
     while ((de = readdir(d))) {
         size_t len = strlen(de->d_name);
-        if (len < 5 || strcmp(de->d_name + len - 4, ".rpc") != 0) continue;
+        if (!ours(de->d_name)) continue;
         size_t pn = strlen(dir) + len + 2;
         char *path = malloc(pn);
         struct stat sb;

@@ -283,6 +283,7 @@ static int64_t tensor_options_run(const ctx *c, knap_scratch *ks, int t, const i
         int64_t floor = fop_tensor_floor(c, t, fop, share);
         ks->opt[t][0].bytes = floor;
         ks->opt[t][0].time = 0;
+        ks->po[t] = ks->opt[t];
         ks->nopt[t] = floor <= cap;
         return floor;
     }
@@ -370,6 +371,7 @@ static int64_t tensor_options_run(const ctx *c, knap_scratch *ks, int t, const i
         n++;
     }
     ks->nopt[t] = knap_front(ks->opt[t], n);
+    ks->po[t] = ks->opt[t];
     return least > 9e15 ? (int64_t)9e15 : (int64_t)least;
 }
 
@@ -402,7 +404,15 @@ static int64_t tensor_options(const ctx *c, knap_scratch *ks, int t, const int64
     if (ks->no_memo || c->cap > MEMO_BYTES_MAX) return tensor_options_run(c, ks, t, fop, share, c->cap);
     int64_t key[ROTOR_MAX_AXES];
     opt_memo *m = memo_slot(c, ks, t, fop, share, key);
-    if (!(m->t == t && m->share == share && memcmp(m->fop, key, sizeof key) == 0)) {
+    knap_opt *o = ks->memo_opt[m - ks->memo];
+    uint8_t *on = &ks->memo_on[m - ks->memo];
+    if (!(*on && m->t == t && m->share == share && memcmp(m->fop, key, sizeof key) == 0)) {
+        /* another tensor reading this slot in place keeps its options */
+        for (int u = 0; u < c->e->ntensors; u++)
+            if (u != t && ks->po[u] == o) {
+                memcpy(ks->opt[u], o, (size_t)ks->nopt[u] * sizeof *o);
+                ks->po[u] = ks->opt[u];
+            }
         int64_t least = tensor_options_run(c, ks, t, fop, share, MEMO_BYTES_MAX);
         if (ks->nopt[t] > MEMO_OPTS) {
             int n = 0;
@@ -410,17 +420,17 @@ static int64_t tensor_options(const ctx *c, knap_scratch *ks, int t, const int64
             ks->nopt[t] = n;
             return least;
         }
+        *on = 1;
         m->t = t;
         m->share = share;
         memcpy(m->fop, key, sizeof key);
         m->least = least;
         m->n = ks->nopt[t];
-        memcpy(ks->memo_opt[m - ks->memo], ks->opt[t], (size_t)m->n * sizeof *ks->opt[t]);
+        memcpy(o, ks->opt[t], (size_t)m->n * sizeof *ks->opt[t]);
     }
-    const knap_opt *o = ks->memo_opt[m - ks->memo];
     int n = 0;
     while (n < m->n && o[n].bytes <= c->cap) n++;
-    memcpy(ks->opt[t], o, (size_t)n * sizeof *o);
+    ks->po[t] = o; /* read in place: a prefix of the memo's front */
     ks->nopt[t] = n;
     return m->least;
 }
@@ -435,7 +445,7 @@ static double knap_least_time(knap_scratch *ks, int nt, int64_t budget) {
     rest[nt] = 0;
     for (int t = nt - 1; t >= 0; t--) {
         if (ks->nopt[t] == 0) return INFINITY;
-        rest[t] = rest[t + 1] + ks->opt[t][0].bytes;
+        rest[t] = rest[t + 1] + ks->po[t][0].bytes;
     }
     if (rest[0] > budget) return INFINITY;
     int ncur = 1;
@@ -445,17 +455,17 @@ static double knap_least_time(knap_scratch *ks, int nt, int64_t budget) {
         int n = 0;
         for (int i = 0; i < ncur; i++)
             for (int j = 0; j < ks->nopt[t]; j++) {
-                int64_t b = ks->cur[i].bytes + ks->opt[t][j].bytes;
+                int64_t b = ks->cur[i].bytes + ks->po[t][j].bytes;
                 if (b + rest[t + 1] > budget) break; /* options by bytes ascending */
                 if (n == KNAP_MAX) return 0;
                 ks->next[n].bytes = b;
-                ks->next[n].time = ks->cur[i].time + ks->opt[t][j].time;
+                ks->next[n].time = ks->cur[i].time + ks->po[t][j].time;
                 n++;
             }
         ncur = knap_front(ks->next, n);
         memcpy(ks->cur, ks->next, (size_t)ncur * sizeof *ks->cur);
     }
-    const knap_opt *last = ks->opt[nt - 1];
+    const knap_opt *last = ks->po[nt - 1];
     int nlast = ks->nopt[nt - 1];
     double best = INFINITY;
     for (int i = 0; i < ncur; i++) {

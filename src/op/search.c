@@ -186,7 +186,7 @@ static bool workers_ready(ctx *c, worker *ws, int nthreads) {
             if (nk) c->knaps = nk;
             if (nk && (nk[i] = malloc(sizeof *nk[i]))) {
                 for (int k = 0; k < LAT_SLOTS; k++) nk[i]->lat[k].share = 0;
-                for (int k = 0; k < MEMO_SLOTS; k++) nk[i]->memo[k].t = -1;
+                memset(nk[i]->memo_on, 0, sizeof nk[i]->memo_on); /* every memo slot empty */
                 nk[i]->no_memo = false;
                 c->nknaps = i + 1;
             }

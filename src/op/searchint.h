@@ -196,7 +196,7 @@ typedef struct lattice {
 #define MEMO_OPTS 16
 #define MEMO_BYTES_MAX ((int64_t)1 << 40) /* options above it are never kept */
 typedef struct opt_memo {
-    int t; /* -1: empty */
+    int t; /* valid only where knap_scratch.memo_on says so */
     int n;
     int64_t share, least;
     int64_t fop[ROTOR_MAX_AXES]; /* t's axes' factors, 0 on the others */
@@ -205,10 +205,18 @@ typedef struct opt_memo {
 #define KNAP_MAX 8192
 typedef struct knap_scratch {
     lattice lat[LAT_SLOTS];
+    /* memo_on[k]: slot k holds a front (8 KB set to 0 when the scratch is
+     * made: the 3 MB of slots are then touched only where the search writes,
+     * not faulted in for each of the sessions a compile opens) */
+    uint8_t memo_on[MEMO_SLOTS];
     opt_memo memo[MEMO_SLOTS];
     knap_opt memo_opt[MEMO_SLOTS][MEMO_OPTS];
     bool no_memo; /* tests: every tensor's options computed afresh */
     knap_opt opt[ROTOR_MAX_TENSORS][MAX_DIVISORS]; /* per tensor, by bytes, time falling */
+    /* per tensor, its options: opt[t] or, from the memo, a prefix of its
+     * memo_opt slot read in place (tensor_options; a slot rewritten while
+     * another tensor reads it is copied to that tensor's opt first) */
+    const knap_opt *po[ROTOR_MAX_TENSORS];
     int nopt[ROTOR_MAX_TENSORS];
     knap_opt cur[KNAP_MAX], next[KNAP_MAX];
     int64_t div[MAX_DIVISORS];

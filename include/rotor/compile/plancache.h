@@ -83,8 +83,15 @@ typedef enum rotor_plancache_read {
 char *rotor_plancache_key(const char *shape, const rotor_chip *chip, rotor_solver solver, double ratio);
 
 /* The entry's file name under dir: DIR/HHHHHHHHHHHHHHHH.rpc (malloc'd; NULL:
- * out of memory). */
+ * out of memory); _ext with another extension (the hand-off memo's .rho). */
 char *rotor_plancache_path(const char *dir, const char *key);
+char *rotor_plancache_path_ext(const char *dir, const char *key, const char *ext);
+
+/* The key's chip line (every field the costs read, "chip ...\n"; malloc'd,
+ * NULL: out of memory), and the FNV-1a 64 hash the names and checksums use:
+ * shared with the hand-off memo (compile/handoffcache.c). */
+char *rotor_plancache_chip_text(const rotor_chip *chip);
+uint64_t rotor_plancache_hash(const char *s, size_t n);
 
 /* dir's entry for key into *e, which gets its own copy of key whatever the
  * outcome (a miss or damage leaves it otherwise empty).  *how says which;
@@ -133,8 +140,11 @@ rotor_status rotor_plancache_note_tail(rotor_plancache_entry *e, int64_t cap, co
  * on without).  The caller evicts after its writes (one directory listing
  * for all of them). */
 bool rotor_plancache_store(const char *dir, const rotor_plancache_entry *e);
+/* The same for any text: len bytes to path (under dir) through a temporary
+ * name in dir, renamed into place; false when it could not. */
+bool rotor_plancache_write(const char *dir, const char *path, const char *text, size_t len);
 
-/* Removes the oldest entries of dir (*.rpc, by modification time, then name)
+/* Removes the oldest entries of dir (*.rpc and *.rho, by modification time, then name)
  * while their sizes add up to more than limit bytes (0:
  * ROTOR_PLANCACHE_DEFAULT_LIMIT); returns how many. */
 int rotor_plancache_evict(const char *dir, int64_t limit);

@@ -105,6 +105,11 @@ typedef struct rotor_setup_pieces {
 
 rotor_status rotor_setup_pieces_of(const rotor_program *p, int op, const rotor_chip *chip, int64_t n,
                                    rotor_setup_pieces *out, rotor_error *err);
+/* The same pieces visited (rotor_setup_pieces_visit); *count 0 when the
+ * setup is not an exchange (handed false). */
+typedef rotor_status (*rotor_setup_visit)(void *ctx, int64_t dst, int64_t src, int64_t bytes);
+rotor_status rotor_setup_pieces_visit_of(const rotor_program *p, int op, const rotor_chip *chip, int64_t n,
+                                         rotor_setup_visit visit, void *ctx, int64_t *count, rotor_error *err);
 
 /* The same from the plans themselves (what the program records), for the
  * compiler, which prices the exchange before any program exists: the
@@ -131,6 +136,15 @@ typedef struct rotor_setup_input {
 
 rotor_status rotor_setup_pieces_make(const rotor_setup_consumer *con, const rotor_setup_input *in, int nin,
                                      const rotor_chip *chip, int64_t n, rotor_setup_pieces *out, rotor_error *err);
+
+/* The same pieces handed to visit one by one, in the same order, kept
+ * nowhere (the energy model counts them as they come, issue 45): *handed
+ * and *most as rotor_setup_pieces_make sets them, *count the pieces.  A
+ * visitor's error stops the walk and is returned (ROTOR_ERR_NOMEM with
+ * err filled). */
+rotor_status rotor_setup_pieces_visit(const rotor_setup_consumer *con, const rotor_setup_input *in, int nin,
+                                      const rotor_chip *chip, int64_t n, rotor_setup_visit visit, void *ctx,
+                                      bool *handed, int64_t *most, int64_t *count, rotor_error *err);
 
 /* Exchange packets (docs/simulator.md, "Packets"): 1/ROTOR_EXCHANGE_GRAIN of
  * the busiest port's bytes, whole 64 B lines, at least

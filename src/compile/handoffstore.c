@@ -1,0 +1,386 @@
+/* handoffstore.c — the hand-off memo kept in the plan cache's directory
+ * (compile/handoffcache.h, handoff_cache_persist; issue 45; docs/compile.md,
+ * "Plan cache").
+ *
+ * A warm compile answers every search from the plan cache, and then spent
+ * most of its time pricing hand-offs again: placing plans and walking which
+ * core holds what, for the same (producer plans, consumer plan) pairs as
+ * the run before.  The price a setup reads is three integers (the busiest
+ * port's elements, on a mesh the busiest link's and the longest route), a
+ * function of the plans, the views, the shapes and the chips alone, so it
+ * is kept as it was computed: a hit gives the same integers, and the
+ * compile the same bytes.
+ *
+ * Decisions:
+ *  - One file per consumer shape (expression, extents, element size, the
+ *    chip it is costed on, the compile's chip and the versions of this
+ *    format, the cost model and the solvers), named as plan cache entries
+ *    are (FNV-1a 64 of the key) with the extension .rho.  The file holds
+ *    its whole key: a collision reads as a miss.
+ *  - The producers a record names are listed once in the file, each by its
+ *    whole identity (shape and chip), and a record names them by index: a
+ *    record is the hand-off's integers (inputs, tensors, plans' meaningful
+ *    entries, views) and its three answers, one line of decimal integers.
+ *  - The same safety as plan cache entries: text with a checksum, written
+ *    to a temporary name and renamed (rotor_plancache_write); a file that
+ *    does not read back is counted damaged (the CLI warns once), ignored,
+ *    and rewritten with what this compile learns; the directory's size
+ *    limit counts these files too (rotor_plancache_evict). */
+#include "compile/handoffcache.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rotor/base/readfile.h"
+#include "rotor/compile/plancache.h"
+#include "rotor/op/cost.h"
+
+#define STORE_FORMAT "rotor-handoffcache"
+#define STORE_VERSION 1
+#define CHECKSUM_LINE 26 /* "checksum " + 16 hex digits + "\n" */
+
+typedef struct rec {
+    uint64_t h;
+    int n;
+    int64_t *k;   /* NULL: an empty slot */
+    int64_t r[3]; /* most, link, hops */
+} rec;
+
+typedef struct shape_store {
+    char *key;      /* the file's key */
+    char **pid;     /* the producers' identities, in file order */
+    int np;
+    int *pmap;      /* per frontier: its index in pid; -1 not looked up */
+    rec *tab;       /* open addressing, cap a power of two */
+    size_t cap, nrec;
+    bool dirty;
+} shape_store;
+
+struct handoff_store {
+    char *dir;
+    int nshapes;
+    char **id; /* per frontier: "shape ...\nchip ...\n" */
+    shape_store *s;
+};
+
+/* Four independent multiply-xorshift lanes, folded at the end: a record's
+ * key is hundreds of words, and one chain's multiply latency per word was
+ * most of a warm DenseNet-121's lookups. */
+static uint64_t hash_vec(const int64_t *v, int n) {
+    const uint64_t m = 0xbf58476d1ce4e5b9ull;
+    uint64_t a = 0x9e3779b97f4a7c15ull, b = 0xc2b2ae3d27d4eb4full, c = 0x165667b19e3779f9ull,
+             d = 0x27d4eb2f165667c5ull;
+    int i = 0;
+    for (; i + 4 <= n; i += 4) {
+        a = (a ^ (uint64_t)v[i]) * m;
+        b = (b ^ (uint64_t)v[i + 1]) * m;
+        c = (c ^ (uint64_t)v[i + 2]) * m;
+        d = (d ^ (uint64_t)v[i + 3]) * m;
+    }
+    for (; i < n; i++) a = (a ^ (uint64_t)v[i]) * m;
+    uint64_t x = (uint64_t)n, lane[4] = {a, b, c, d};
+    for (int l = 0; l < 4; l++) {
+        x = (x ^ lane[l] ^ (lane[l] >> 31)) * 0x94d049bb133111ebull;
+        x ^= x >> 29;
+    }
+    return x;
+}
+
+static bool tab_grow(shape_store *s) {
+    size_t cap = s->cap ? 2 * s->cap : 64;
+    rec *t = calloc(cap, sizeof *t);
+    if (!t) return false;
+    for (size_t i = 0; i < s->cap; i++) {
+        if (!s->tab[i].k) continue;
+        size_t j = s->tab[i].h & (cap - 1);
+        while (t[j].k) j = (j + 1) & (cap - 1);
+        t[j] = s->tab[i];
+    }
+    free(s->tab);
+    s->tab = t;
+    s->cap = cap;
+    return true;
+}
+
+/* Adds (v, r) to s (v not there yet; copied); false when out of memory. */
+static bool tab_add(shape_store *s, const int64_t *v, int n, const int64_t r[3]) {
+    if ((s->nrec + 1) * 2 > s->cap && !tab_grow(s)) return false;
+    int64_t *k = malloc((size_t)n * sizeof *k + 1);
+    if (!k) return false;
+    memcpy(k, v, (size_t)n * sizeof *k);
+    uint64_t h = hash_vec(v, n);
+    size_t j = h & (s->cap - 1);
+    while (s->tab[j].k) j = (j + 1) & (s->cap - 1);
+    s->tab[j] = (rec){.h = h, .n = n, .k = k, .r = {r[0], r[1], r[2]}};
+    s->nrec++;
+    return true;
+}
+
+static const rec *tab_find(const shape_store *s, const int64_t *v, int n) {
+    if (!s->cap) return NULL;
+    uint64_t h = hash_vec(v, n);
+    for (size_t j = h & (s->cap - 1); s->tab[j].k; j = (j + 1) & (s->cap - 1))
+        if (s->tab[j].h == h && s->tab[j].n == n && !memcmp(s->tab[j].k, v, (size_t)n * sizeof *v))
+            return &s->tab[j];
+    return NULL;
+}
+
+static void shape_clear(shape_store *s) {
+    for (int i = 0; i < s->np; i++) free(s->pid[i]);
+    free(s->pid);
+    for (size_t i = 0; i < s->cap; i++) free(s->tab[i].k);
+    free(s->tab);
+    s->pid = NULL;
+    s->np = 0;
+    s->tab = NULL;
+    s->cap = s->nrec = 0;
+}
+
+void handoff_cache_store_free(handoff_store *hs) {
+    if (!hs) return;
+    for (int i = 0; i < hs->nshapes; i++) {
+        if (hs->id) free(hs->id[i]);
+        if (!hs->s) continue;
+        shape_clear(&hs->s[i]);
+        free(hs->s[i].key);
+        free(hs->s[i].pmap);
+    }
+    free(hs->id);
+    free(hs->s);
+    free(hs->dir);
+    free(hs);
+}
+
+/* ---- the file ------------------------------------------------------------ */
+
+/* A reader over NUL-terminated text. */
+typedef struct reader {
+    const char *p;
+    bool bad;
+} reader;
+
+static int64_t r_i64(reader *r) {
+    if (r->bad) return 0;
+    char *end;
+    errno = 0;
+    long long x = strtoll(r->p, &end, 10);
+    if (end == r->p || errno) r->bad = true;
+    else r->p = end;
+    return x;
+}
+
+static void r_word(reader *r, const char *w) {
+    while (*r->p == ' ' || *r->p == '\n') r->p++;
+    size_t n = strlen(w);
+    if (r->bad || strncmp(r->p, w, n) != 0) r->bad = true;
+    else r->p += n;
+}
+
+/* A length-prefixed text: "LEN\n" and LEN bytes (malloc'd copy). */
+static char *r_text(reader *r, const char *end) {
+    int64_t n = r_i64(r);
+    if (r->bad || *r->p != '\n' || n < 0 || n > end - r->p - 1) {
+        r->bad = true;
+        return NULL;
+    }
+    char *t = malloc((size_t)n + 1);
+    if (!t) {
+        r->bad = true;
+        return NULL;
+    }
+    memcpy(t, r->p + 1, (size_t)n);
+    t[n] = '\0';
+    r->p += 1 + n;
+    return t;
+}
+
+/* Parses body[0..len) (NUL-terminated there) into s: false when damaged. */
+static bool parse_body(shape_store *s, const char *body, size_t len) {
+    reader r = {.p = body};
+    const char *end = body + len;
+    int64_t lim = (int64_t)len / 2 + 1; /* no count above what the text could hold */
+    r_word(&r, "producers");
+    int64_t np = r_i64(&r);
+    if (r.bad || np < 0 || np > lim) return false;
+    if (np && !(s->pid = calloc((size_t)np, sizeof *s->pid))) return false;
+    for (int64_t i = 0; i < np && !r.bad; i++)
+        if ((s->pid[i] = r_text(&r, end))) s->np++;
+    r_word(&r, "records");
+    int64_t nrec = r_i64(&r);
+    if (r.bad || nrec < 0 || nrec > lim) return false;
+    int64_t v[HANDOFF_KEY_MAX];
+    for (int64_t i = 0; i < nrec && !r.bad; i++) {
+        r_word(&r, "r");
+        int64_t n = r_i64(&r);
+        if (n < 1 || n > HANDOFF_KEY_MAX) r.bad = true;
+        for (int64_t j = 0; j < n && !r.bad; j++) v[j] = r_i64(&r);
+        int64_t out[3];
+        for (int j = 0; j < 3; j++) out[j] = r_i64(&r);
+        /* a record starts with its input count (a record naming a producer
+         * the file does not list is never asked for: lookups name listed
+         * ones) */
+        if (!r.bad && (v[0] < 1 || v[0] >= ROTOR_MAX_TENSORS)) r.bad = true;
+        if (!r.bad && !tab_find(s, v, (int)n) && !tab_add(s, v, (int)n, out)) r.bad = true;
+    }
+    while (!r.bad && (*r.p == '\n' || *r.p == ' ')) r.p++;
+    return !r.bad && !*r.p;
+}
+
+/* Reads s's file under dir: 1 read (or none there), 0 damaged (s emptied,
+ * to be rewritten). */
+static int load(shape_store *s, const char *dir) {
+    char *path = rotor_plancache_path_ext(dir, s->key, "rho");
+    char *text = NULL;
+    size_t len = 0;
+    rotor_error rerr = {{0}};
+    rotor_status st = path ? rotor_read_file(path, ROTOR_PLANCACHE_DEFAULT_LIMIT, &text, &len, &rerr) : ROTOR_ERR_IO;
+    free(path);
+    if (st) return 1; /* not there: a miss */
+    char head[64];
+    int hn = snprintf(head, sizeof head, "%s %d\nkey %zu\n", STORE_FORMAT, STORE_VERSION, strlen(s->key));
+    size_t klen = strlen(s->key);
+    bool ok = len >= (size_t)hn + klen + CHECKSUM_LINE && !memcmp(text, head, (size_t)hn);
+    if (ok && memcmp(text + hn, s->key, klen) != 0) { /* another key's file: the hash collided */
+        free(text);
+        return 1;
+    }
+    const char *sum = text + len - CHECKSUM_LINE;
+    char want[CHECKSUM_LINE + 1];
+    if (ok) {
+        snprintf(want, sizeof want, "checksum %016llx\n",
+                 (unsigned long long)rotor_plancache_hash(text, (size_t)(sum - text)));
+        ok = memcmp(sum, want, CHECKSUM_LINE) == 0;
+    }
+    if (ok) {
+        /* the body is parsed from a copy ending where the checksum starts */
+        const char *body = text + hn + klen;
+        size_t blen = (size_t)(sum - body);
+        char *copy = malloc(blen + 1);
+        ok = copy;
+        if (copy) {
+            memcpy(copy, body, blen);
+            copy[blen] = '\0';
+            ok = parse_body(s, copy, blen);
+            free(copy);
+        }
+    }
+    free(text);
+    if (ok) return 1;
+    shape_clear(s);
+    s->dirty = true;
+    return 0;
+}
+
+static bool save(const shape_store *s, const char *dir) {
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) return false;
+    fprintf(f, "%s %d\nkey %zu\n%s", STORE_FORMAT, STORE_VERSION, strlen(s->key), s->key);
+    fprintf(f, "producers %d\n", s->np);
+    for (int i = 0; i < s->np; i++) fprintf(f, "%zu\n%s\n", strlen(s->pid[i]), s->pid[i]);
+    fprintf(f, "records %zu\n", s->nrec);
+    for (size_t i = 0; i < s->cap; i++) {
+        const rec *x = &s->tab[i];
+        if (!x->k) continue;
+        fprintf(f, "r %d", x->n);
+        for (int j = 0; j < x->n; j++) fprintf(f, " %lld", (long long)x->k[j]);
+        fprintf(f, " %lld %lld %lld\n", (long long)x->r[0], (long long)x->r[1], (long long)x->r[2]);
+    }
+    bool ok = !ferror(f);
+    if (fclose(f) != 0) ok = false;
+    char *path = ok ? rotor_plancache_path_ext(dir, s->key, "rho") : NULL;
+    char sum[CHECKSUM_LINE + 1];
+    char *all = ok && path ? malloc(len + CHECKSUM_LINE + 1) : NULL;
+    ok = all;
+    if (ok) {
+        snprintf(sum, sizeof sum, "checksum %016llx\n", (unsigned long long)rotor_plancache_hash(text, len));
+        memcpy(all, text, len);
+        memcpy(all + len, sum, CHECKSUM_LINE);
+        ok = rotor_plancache_write(dir, path, all, len + CHECKSUM_LINE);
+    }
+    free(all);
+    free(path);
+    free(text);
+    return ok;
+}
+
+/* ---- the memo ------------------------------------------------------------ */
+
+/* "shape S\n" and the chip line: who a shape is, for keys and producers. */
+static char *identity(const char *shape, const rotor_chip *chip) {
+    char *c = rotor_plancache_chip_text(chip), *id = NULL;
+    if (c && asprintf(&id, "shape %s\n%s", shape, c) < 0) id = NULL;
+    free(c);
+    return id;
+}
+
+rotor_status handoff_cache_store_open(const char *dir, int nshapes, char *const *shape, const rotor_chip *fchip,
+                                const rotor_chip *chip, handoff_store **out, int *damaged, rotor_error *err) {
+    *out = NULL;
+    *damaged = 0;
+    handoff_store *hs = calloc(1, sizeof *hs);
+    char *base = rotor_plancache_chip_text(chip);
+    bool ok = hs && base && (!dir || (hs->dir = strdup(dir)));
+    if (ok) {
+        hs->nshapes = nshapes;
+        hs->id = calloc((size_t)(nshapes ? nshapes : 1), sizeof *hs->id);
+        hs->s = calloc((size_t)(nshapes ? nshapes : 1), sizeof *hs->s);
+        ok = hs->id && hs->s;
+    }
+    for (int i = 0; ok && i < nshapes; i++) ok = (hs->id[i] = identity(shape[i], &fchip[i]));
+    for (int i = 0; ok && i < nshapes; i++) {
+        shape_store *s = &hs->s[i];
+        ok = asprintf(&s->key, "%s %d\ncost-model %d\nsearch %d\nbase %s%s", STORE_FORMAT, STORE_VERSION,
+                      ROTOR_COST_MODEL_VERSION, ROTOR_SEARCH_VERSION, base, hs->id[i]) >= 0;
+        if (!ok) s->key = NULL;
+        if (ok) ok = (s->pmap = malloc((size_t)(nshapes ? nshapes : 1) * sizeof *s->pmap));
+        for (int j = 0; ok && j < nshapes; j++) s->pmap[j] = -1;
+        if (ok && dir) *damaged += !load(s, dir);
+    }
+    free(base);
+    if (!ok) {
+        handoff_cache_store_free(hs);
+        return rotor_nomem(err);
+    }
+    *out = hs;
+    return ROTOR_OK;
+}
+
+int handoff_cache_store_producer(handoff_store *hs, int fc, int fp, bool add) {
+    shape_store *s = &hs->s[fc];
+    if (s->pmap[fp] >= 0) return s->pmap[fp];
+    for (int i = 0; i < s->np; i++)
+        if (!strcmp(s->pid[i], hs->id[fp])) return s->pmap[fp] = i;
+    if (!add) return -1;
+    char **np = realloc(s->pid, (size_t)(s->np + 1) * sizeof *np);
+    if (!np) return -1;
+    s->pid = np;
+    if (!(s->pid[s->np] = strdup(hs->id[fp]))) return -1;
+    s->dirty = true;
+    return s->pmap[fp] = s->np++;
+}
+
+bool handoff_cache_store_find(const handoff_store *hs, int fc, const int64_t *v, int n, int64_t out[3]) {
+    const rec *x = tab_find(&hs->s[fc], v, n);
+    if (x) memcpy(out, x->r, sizeof x->r);
+    return x;
+}
+
+rotor_status handoff_cache_store_add(handoff_store *hs, int fc, const int64_t *v, int n, const int64_t r[3],
+                               rotor_error *err) {
+    shape_store *s = &hs->s[fc];
+    if (tab_find(s, v, n)) return ROTOR_OK;
+    if (!tab_add(s, v, n, r)) return rotor_nomem(err);
+    s->dirty = true;
+    return ROTOR_OK;
+}
+
+bool handoff_cache_store_save(handoff_store *hs) {
+    bool wrote = false;
+    for (int i = 0; hs && hs->dir && i < hs->nshapes; i++)
+        if (hs->s[i].dirty && hs->s[i].nrec) wrote |= save(&hs->s[i], hs->dir);
+    return wrote;
+}
