@@ -101,6 +101,10 @@ typedef struct rotor_compile_options {
     rotor_pipeline_objective objective;
     int max_stages;         /* operators per segment at most; 0: 4 */
     int64_t max_micro;      /* micro-batches per segment at most; 0: 16 */
+    /* Search every candidate segment's stages, without the lower bound that
+     * skips those that cannot win (segment.c, "Pruning"): the same choice,
+     * slower; for the test that shows it. */
+    bool pipeline_no_prune;
     /* The persistent plan cache's directory (compile/plancache.h,
      * docs/compile.md "Plan cache"); NULL: none.  The library never picks a
      * default: the CLI does.  cache_limit: its size limit in bytes (0:
