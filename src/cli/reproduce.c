@@ -279,14 +279,25 @@ static void scale_model(mresult *m, const rotor_chip *chip, const rotor_compile_
     }
 }
 
-/* Figures 12-21's grid: every model's sweep then its scaling, the models
- * at once on the search threads (each compile on one thread, as `rotor
- * explore` runs its points: every point is deterministic, so the results
- * are those of one model after another); the first failure in model
- * order, sweeps before scalings, as when they ran in turn. */
-static int run_grid(mresult *ms, int nm, const rotor_chip *chip, const rotor_gpu *gpu,
+/* The LLMs of Figure 22 (reproducegpu.c's first half): rs, st, errs. */
+typedef struct fig22_run {
+    const char *const *llms;
+    int nl;
+    rotor_t10gpu_llm *rs;
+    rotor_status *st;
+    rotor_error *errs;
+} fig22_run;
+
+/* Figures 12-22's work: every model's sweep then its scaling, and every
+ * LLM of Figure 22, at once on the search threads (each compile on one
+ * thread, as `rotor explore` runs its points: every point is
+ * deterministic, so the results are those of one after another).  The
+ * first failure of the grid in model order, sweeps before scalings, as
+ * when they ran in turn; Figure 22's are reported by its second half. */
+static int run_grid(mresult *ms, int nm, fig22_run *f22, const rotor_chip *chip, const rotor_gpu *gpu,
                     const rotor_compile_options *co, int64_t max_batch, cli_progress *prog, int total) {
-    unit_fail *sweep = calloc((size_t)nm, sizeof *sweep), *scale = calloc((size_t)nm, sizeof *scale);
+    size_t n = (size_t)(nm ? nm : 1);
+    unit_fail *sweep = calloc(n, sizeof *sweep), *scale = calloc(n, sizeof *scale);
     if (!sweep || !scale) {
         free(sweep);
         free(scale);
@@ -296,9 +307,16 @@ static int run_grid(mresult *ms, int nm, const rotor_chip *chip, const rotor_gpu
     one.threads = 1;
     int done = 0;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(co->threads > 0 ? co->threads : omp_get_max_threads())
-    for (int i = 0; i < nm; i++) {
-        sweep_model(&ms[i], chip, gpu, &one, max_batch, prog, &done, total, &sweep[i]);
-        if (!sweep[i].kind) scale_model(&ms[i], chip, &one, &scale[i]);
+    for (int u = 0; u < nm + f22->nl; u++) {
+        if (u < nm) {
+            sweep_model(&ms[u], chip, gpu, &one, max_batch, prog, &done, total, &sweep[u]);
+            if (!sweep[u].kind) scale_model(&ms[u], chip, &one, &scale[u]);
+            continue;
+        }
+        int i = u - nm;
+        f22->st[i] = cli_fig22_llm(f22->llms[i], chip, gpu, &one, &f22->rs[i], &f22->errs[i]);
+#pragma omp critical(reproduce_progress)
+        cli_progress_step(prog, ++done, total);
     }
     int rc = 0;
     for (int i = 0; i < nm && !rc; i++) rc = report_fail(&sweep[i], &ms[i], chip);
@@ -865,32 +883,44 @@ int cmd_reproduce(int argc, char **argv) {
         if (i == nm - 1) nm = k;
     }
     mresult *ms = calloc((size_t)(nm ? nm : 1), sizeof *ms);
-    if (!ms) return cli_nomem(cmd);
-    int total = 0;
+    size_t nlm = (size_t)(nl ? nl : 1);
+    fig22_run f22 = {.llms = llms, .nl = nl, .rs = calloc(nlm, sizeof *f22.rs), .st = calloc(nlm, sizeof *f22.st),
+                     .errs = calloc(nlm, sizeof *f22.errs)};
+    if (!ms || !f22.rs || !f22.st || !f22.errs) {
+        free(ms);
+        free(f22.rs);
+        free(f22.st);
+        free(f22.errs);
+        return cli_nomem(cmd);
+    }
+    int total = nl;
     for (int i = 0; i < nm; i++) {
         ms[i].model = names[i];
         for (int64_t b = 1; b <= max_batch; b *= 2) total++;
     }
     cli_progress prog;
-    cli_progress_begin(&prog, cmd, "grid points (up to)", a.sa.quiet);
-    if (nm) rc = run_grid(ms, nm, &chip, &gpu, &co, max_batch, &prog, total);
+    cli_progress_begin(&prog, cmd, "grid points and LLMs (up to)", a.sa.quiet);
+    rc = run_grid(ms, nm, &f22, &chip, &gpu, &co, max_batch, &prog, total);
     cli_progress_end(&prog);
     if (!rc) rc = write_outputs(dir, ms, nm);
     cJSON *root = NULL, *fig22 = NULL;
     if (!rc && a.json) {
         root = json_results(ms, nm, &chip, &gpu);
-        rc = cli_reproduce_fig22(llms, nl, &chip, &gpu, &co, dir, true, &fig22, a.sa.quiet);
+        rc = cli_reproduce_fig22(llms, nl, f22.rs, f22.st, f22.errs, &chip, &gpu, dir, true, &fig22);
         if (fig22) cJSON_AddItemToObject(root, "fig22", fig22);
         if (!rc) rc = cli_print_json(cmd, root);
         else cJSON_Delete(root);
     } else if (!rc) {
         if (nm) print_tables(ms, nm, &chip, &gpu);
-        rc = cli_reproduce_fig22(llms, nl, &chip, &gpu, &co, dir, false, NULL, a.sa.quiet);
+        rc = cli_reproduce_fig22(llms, nl, f22.rs, f22.st, f22.errs, &chip, &gpu, dir, false, NULL);
         if (!rc)
             printf("\nfiles: %s/t10-fig12-13.csv, t10-fig14.csv, t10-fig19.csv, t10-fig20.csv, t10-fig21.csv, "
                    "t10-fig12.svg, t10-fig13.svg, t10-fig14.svg, t10-fig19.svg, t10-fig20.svg, t10-fig21.svg%s\n",
                    dir, nl ? ", t10-fig22.csv, t10-fig22.svg" : "");
     }
+    free(f22.rs);
+    free(f22.st);
+    free(f22.errs);
     for (int i = 0; i < nm; i++)
         for (int k = 0; k < 2; k++) {
             free(ms[i].dist[k].speedups);

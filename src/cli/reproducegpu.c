@@ -7,7 +7,6 @@
 #include <stdlib.h>
 
 #include <cjson/cJSON.h>
-#include <omp.h>
 
 #include "cli.h"
 #include "rotor/op/gpu.h"
@@ -133,40 +132,24 @@ static cJSON *json_fig22(const fig22 *fs, int n) {
     return arr;
 }
 
-int cli_reproduce_fig22(const char *const *llms, int nl, const rotor_chip *chip, const rotor_gpu *gpu,
-                        const rotor_compile_options *co, const char *dir, bool json, cJSON **fig22out,
-                        bool quiet) {
-    if (nl == 0) return 0;
+rotor_status cli_fig22_llm(const char *llm, const rotor_chip *chip, const rotor_gpu *gpu,
+                           const rotor_compile_options *co, rotor_t10gpu_llm *out, rotor_error *err) {
+    return rotor_t10gpu_llm_run(llm, FIG22_SEQ, FIG22_BATCHES, 3, chip, gpu, co, out, err);
+}
+
+int cli_reproduce_fig22(const char *const *llms, int nl, const rotor_t10gpu_llm *rs, const rotor_status *st,
+                        const rotor_error *errs, const rotor_chip *chip, const rotor_gpu *gpu, const char *dir,
+                        bool json, cJSON **fig22out) {
+    if (nl <= 0) return 0;
+    for (int i = 0; i < nl; i++)
+        if (st[i]) return cli_fail("reproduce", st[i], &errs[i]);
     fig22 *fs = calloc((size_t)nl, sizeof *fs);
     if (!fs) return cli_nomem("reproduce");
-    cli_progress prog;
-    cli_progress_begin(&prog, "reproduce", "Figure 22 LLMs", quiet);
-    /* the LLMs at once, each compile on one thread (as reproduce.c's
-     * grid); the first failure in the list's order is the one reported */
-    rotor_status *st = calloc((size_t)nl, sizeof *st);
-    rotor_error *errs = calloc((size_t)nl, sizeof *errs);
-    if (!st || !errs) {
-        free(st);
-        free(errs);
-        free(fs);
-        return cli_nomem("reproduce");
-    }
-    rotor_compile_options one = *co;
-    one.threads = 1;
-    int rc = 0, done = 0;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(co->threads > 0 ? co->threads : omp_get_max_threads())
     for (int i = 0; i < nl; i++) {
         fs[i].model = llms[i];
-        st[i] = rotor_t10gpu_llm_run(llms[i], FIG22_SEQ, FIG22_BATCHES, 3, chip, gpu, &one, &fs[i].r, &errs[i]);
-#pragma omp critical(reproduce_progress)
-        cli_progress_step(&prog, ++done, nl);
+        fs[i].r = rs[i];
     }
-    cli_progress_end(&prog);
-    for (int i = 0; i < nl && !rc; i++)
-        if (st[i]) rc = cli_fail("reproduce", st[i], &errs[i]);
-    free(st);
-    free(errs);
-    if (!rc) rc = cli_reproduce_file(dir, "t10-fig22.csv", csv_fig22, fs, nl);
+    int rc = cli_reproduce_file(dir, "t10-fig22.csv", csv_fig22, fs, nl);
     if (!rc) rc = cli_reproduce_file(dir, "t10-fig22.svg", svg_fig22, fs, nl);
     if (!rc && json) {
         if (!(*fig22out = json_fig22(fs, nl))) rc = cli_nomem("reproduce");
