@@ -500,12 +500,18 @@ void cli_profile_print(const char *cmd, const rotor_pipeline *p, const cli_profi
 
 /* dir, made if missing (src/cli/reproduce.c); EXIT_BADINPUT naming it when it cannot be. */
 int cli_reproduce_dir(const char *dir);
-/* T10 Figure 22 (src/cli/reproducegpu.c): the LLMs' layers on chip
- * against gpu, files t10-fig22.csv and .svg in dir; the table on stdout,
- * or (json) the figure's array into *fig22.  The exit status. */
-int cli_reproduce_fig22(const char *const *llms, int nl, const rotor_chip *chip, const rotor_gpu *gpu,
-                        const rotor_compile_options *co, const char *dir, bool json, struct cJSON **fig22,
-                        bool quiet);
+/* T10 Figure 22 (src/cli/reproducegpu.c), in two halves so that
+ * reproduce.c runs the LLMs beside its grid: cli_fig22_llm, one LLM's
+ * layers on chip against gpu (any thread); cli_reproduce_fig22, the first
+ * failure of st[] / errs[] in the list's order, or files t10-fig22.csv and
+ * .svg in dir and the table on stdout, or (json) the figure's array into
+ * *fig22.  The exit status. */
+struct rotor_t10gpu_llm;
+rotor_status cli_fig22_llm(const char *llm, const rotor_chip *chip, const rotor_gpu *gpu,
+                           const rotor_compile_options *co, struct rotor_t10gpu_llm *out, rotor_error *err);
+int cli_reproduce_fig22(const char *const *llms, int nl, const struct rotor_t10gpu_llm *rs, const rotor_status *st,
+                        const rotor_error *errs, const rotor_chip *chip, const rotor_gpu *gpu, const char *dir,
+                        bool json, struct cJSON **fig22);
 int cmd_run(int argc, char **argv);
 
 /* The simulator trace's filter (src/cli/trace.c): --trace-ops NAME,...

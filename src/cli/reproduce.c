@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 
 #include <cjson/cJSON.h>
+#include <omp.h>
 
 #include "cli.h"
 #include "rotor/op/gpu.h"
@@ -181,20 +182,45 @@ static bool keep_extremes(mresult *m, const rotor_pipeline *p, int64_t b, int sl
     return true;
 }
 
-/* The model's batch sweep (Figures 12, 13, 14, 19).  Returns the exit status
- * (0, or after printing the error). */
-static int sweep_model(mresult *m, const rotor_chip *chip, const rotor_gpu *gpu, const rotor_compile_options *co,
-                       int64_t max_batch, cli_progress *prog, int *done, int total) {
+/* What stopped one model's sweep or scaling: recorded by the worker that
+ * ran it, printed by the caller in model order (report_fail), so that the
+ * models can run at once and the first failure is still the one shown. */
+typedef struct unit_fail {
+    int kind; /* 0: none; 1: st and err; 2: out of memory; 3: T10 does not fit even at batch 1 */
+    rotor_status st;
+    rotor_error err;
+} unit_fail;
+
+static int report_fail(const unit_fail *f, const mresult *m, const rotor_chip *chip) {
+    if (f->kind == 1) return cli_fail("reproduce", f->st, &f->err);
+    if (f->kind == 2) return cli_nomem("reproduce");
+    if (f->kind == 3) {
+        fprintf(stderr, "rotor reproduce: %s does not fit on %s even at batch 1\n", m->model, chip->name);
+        return EXIT_NOFIT;
+    }
+    return 0;
+}
+
+static void fail_with(unit_fail *f, rotor_status st, const rotor_error *err) {
+    f->kind = 1;
+    f->st = st;
+    f->err = *err;
+}
+
+/* The model's batch sweep (Figures 12, 13, 14, 19); *f: what stopped it. */
+static void sweep_model(mresult *m, const rotor_chip *chip, const rotor_gpu *gpu, const rotor_compile_options *co,
+                        int64_t max_batch, cli_progress *prog, int *done, int total, unit_fail *f) {
     for (int64_t b = 1; b <= max_batch && m->npts < MAX_POINTS; b *= 2) {
         rotor_pipeline p;
         rotor_error err = {{0}};
         rotor_status st = run_point(m->model, b, chip, co, &p, &err);
+#pragma omp critical(reproduce_progress)
         cli_progress_step(prog, ++*done, total);
         gpoint *g = &m->pts[m->npts];
         g->batch = b;
         if (st && st != ROTOR_ERR_NOFIT) {
             rotor_pipeline_free(&p);
-            return cli_fail("reproduce", st, &err);
+            return fail_with(f, st, &err);
         }
         if (st) { /* T10 no longer fits: the sweep ends here, marked x */
             m->npts++;
@@ -214,37 +240,90 @@ static int sweep_model(mresult *m, const rotor_chip *chip, const rotor_gpu *gpu,
         if ((st = rotor_t10gpu_price_model(m->model, &(rotor_zoo_options){.batch = b}, gpu, &g->gpu, &err))) {
             /* Figure 21: the same model as TensorRT builds it */
             rotor_pipeline_free(&p);
-            return cli_fail("reproduce", st, &err);
+            return fail_with(f, st, &err);
         }
         bool ok = !g->vgm_fits || ((m->npts > 0 || keep_extremes(m, &p, b, 0)) && keep_extremes(m, &p, b, 1));
         rotor_pipeline_free(&p);
         m->npts++;
-        if (!ok) return cli_nomem("reproduce");
+        if (!ok) {
+            f->kind = 2;
+            return;
+        }
     }
-    if (m->npts == 0 || !m->pts[0].fits) {
-        fprintf(stderr, "rotor reproduce: %s does not fit on %s even at batch 1\n", m->model, chip->name);
-        return EXIT_NOFIT;
-    }
-    return 0;
+    if (m->npts == 0 || !m->pts[0].fits) f->kind = 3;
 }
 
-/* Figure 20: the model at batch 1 on a quarter, a half and all of the cores. */
-static int scale_model(mresult *m, const rotor_chip *chip, const rotor_compile_options *co) {
+/* Figure 20: the model at batch 1 on a quarter, a half and all of the
+ * cores.  All of them is the sweep's batch 1 (the same chip and
+ * compile), taken from it rather than compiled again. */
+static void scale_model(mresult *m, const rotor_chip *chip, const rotor_compile_options *co, unit_fail *f) {
     for (int k = 0; k < CORES_STEPS; k++) {
         rotor_chip c = *chip;
         char set[64];
-        snprintf(set, sizeof set, "cores_per_chip=%lld", (long long)(CORES[k] * chip->cores_per_chip / 1472));
+        int64_t cores = CORES[k] * chip->cores_per_chip / 1472;
+        snprintf(set, sizeof set, "cores_per_chip=%lld", (long long)cores);
         rotor_error err = {{0}};
         m->cores_t10[k] = m->cores_vgm[k] = NAN;
-        if (rotor_chip_set(&c, set, &err) || rotor_chip_validate(&c, &err)) return cli_fail("reproduce", ROTOR_ERR_INPUT, &err);
+        if (rotor_chip_set(&c, set, &err) || rotor_chip_validate(&c, &err)) return fail_with(f, ROTOR_ERR_INPUT, &err);
+        if (cores == chip->cores_per_chip) { /* the sweep's batch 1, which fits (else no scaling) */
+            m->cores_t10[k] = m->pts[0].t10_s;
+            if (m->pts[0].vgm_fits) m->cores_vgm[k] = m->pts[0].vgm_s;
+            continue;
+        }
         rotor_pipeline p;
         rotor_status st = run_point(m->model, 1, &c, co, &p, &err);
         if (!st) m->cores_t10[k] = p.t10.total_s;
         if (!st && p.vgm_status == ROTOR_OK) m->cores_vgm[k] = p.vgm.total_s;
         rotor_pipeline_free(&p);
-        if (st && st != ROTOR_ERR_NOFIT) return cli_fail("reproduce", st, &err);
+        if (st && st != ROTOR_ERR_NOFIT) return fail_with(f, st, &err);
     }
-    return 0;
+}
+
+/* The LLMs of Figure 22 (reproducegpu.c's first half): rs, st, errs. */
+typedef struct fig22_run {
+    const char *const *llms;
+    int nl;
+    rotor_t10gpu_llm *rs;
+    rotor_status *st;
+    rotor_error *errs;
+} fig22_run;
+
+/* Figures 12-22's work: every model's sweep then its scaling, and every
+ * LLM of Figure 22, at once on the search threads (each compile on one
+ * thread, as `rotor explore` runs its points: every point is
+ * deterministic, so the results are those of one after another).  The
+ * first failure of the grid in model order, sweeps before scalings, as
+ * when they ran in turn; Figure 22's are reported by its second half. */
+static int run_grid(mresult *ms, int nm, fig22_run *f22, const rotor_chip *chip, const rotor_gpu *gpu,
+                    const rotor_compile_options *co, int64_t max_batch, cli_progress *prog, int total) {
+    size_t n = (size_t)(nm ? nm : 1);
+    unit_fail *sweep = calloc(n, sizeof *sweep), *scale = calloc(n, sizeof *scale);
+    if (!sweep || !scale) {
+        free(sweep);
+        free(scale);
+        return cli_nomem("reproduce");
+    }
+    rotor_compile_options one = *co;
+    one.threads = 1;
+    int done = 0;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(co->threads > 0 ? co->threads : omp_get_max_threads())
+    for (int u = 0; u < nm + f22->nl; u++) {
+        if (u < nm) {
+            sweep_model(&ms[u], chip, gpu, &one, max_batch, prog, &done, total, &sweep[u]);
+            if (!sweep[u].kind) scale_model(&ms[u], chip, &one, &scale[u]);
+            continue;
+        }
+        int i = u - nm;
+        f22->st[i] = cli_fig22_llm(f22->llms[i], chip, gpu, &one, &f22->rs[i], &f22->errs[i]);
+#pragma omp critical(reproduce_progress)
+        cli_progress_step(prog, ++done, total);
+    }
+    int rc = 0;
+    for (int i = 0; i < nm && !rc; i++) rc = report_fail(&sweep[i], &ms[i], chip);
+    for (int i = 0; i < nm && !rc; i++) rc = report_fail(&scale[i], &ms[i], chip);
+    free(sweep);
+    free(scale);
+    return rc;
 }
 
 /* The statistics of Figures 12 and 13 over every point where both fit. */
@@ -804,33 +883,44 @@ int cmd_reproduce(int argc, char **argv) {
         if (i == nm - 1) nm = k;
     }
     mresult *ms = calloc((size_t)(nm ? nm : 1), sizeof *ms);
-    if (!ms) return cli_nomem(cmd);
-    int total = 0, done = 0;
+    size_t nlm = (size_t)(nl ? nl : 1);
+    fig22_run f22 = {.llms = llms, .nl = nl, .rs = calloc(nlm, sizeof *f22.rs), .st = calloc(nlm, sizeof *f22.st),
+                     .errs = calloc(nlm, sizeof *f22.errs)};
+    if (!ms || !f22.rs || !f22.st || !f22.errs) {
+        free(ms);
+        free(f22.rs);
+        free(f22.st);
+        free(f22.errs);
+        return cli_nomem(cmd);
+    }
+    int total = nl;
     for (int i = 0; i < nm; i++) {
         ms[i].model = names[i];
         for (int64_t b = 1; b <= max_batch; b *= 2) total++;
     }
     cli_progress prog;
-    cli_progress_begin(&prog, cmd, "grid points (up to)", a.sa.quiet);
-    for (int i = 0; i < nm && !rc; i++) rc = sweep_model(&ms[i], &chip, &gpu, &co, max_batch, &prog, &done, total);
-    for (int i = 0; i < nm && !rc; i++) rc = scale_model(&ms[i], &chip, &co);
+    cli_progress_begin(&prog, cmd, "grid points and LLMs (up to)", a.sa.quiet);
+    rc = run_grid(ms, nm, &f22, &chip, &gpu, &co, max_batch, &prog, total);
     cli_progress_end(&prog);
     if (!rc) rc = write_outputs(dir, ms, nm);
     cJSON *root = NULL, *fig22 = NULL;
     if (!rc && a.json) {
         root = json_results(ms, nm, &chip, &gpu);
-        rc = cli_reproduce_fig22(llms, nl, &chip, &gpu, &co, dir, true, &fig22, a.sa.quiet);
+        rc = cli_reproduce_fig22(llms, nl, f22.rs, f22.st, f22.errs, &chip, &gpu, dir, true, &fig22);
         if (fig22) cJSON_AddItemToObject(root, "fig22", fig22);
         if (!rc) rc = cli_print_json(cmd, root);
         else cJSON_Delete(root);
     } else if (!rc) {
         if (nm) print_tables(ms, nm, &chip, &gpu);
-        rc = cli_reproduce_fig22(llms, nl, &chip, &gpu, &co, dir, false, NULL, a.sa.quiet);
+        rc = cli_reproduce_fig22(llms, nl, f22.rs, f22.st, f22.errs, &chip, &gpu, dir, false, NULL);
         if (!rc)
             printf("\nfiles: %s/t10-fig12-13.csv, t10-fig14.csv, t10-fig19.csv, t10-fig20.csv, t10-fig21.csv, "
                    "t10-fig12.svg, t10-fig13.svg, t10-fig14.svg, t10-fig19.svg, t10-fig20.svg, t10-fig21.svg%s\n",
                    dir, nl ? ", t10-fig22.csv, t10-fig22.svg" : "");
     }
+    free(f22.rs);
+    free(f22.st);
+    free(f22.errs);
     for (int i = 0; i < nm; i++)
         for (int k = 0; k < 2; k++) {
             free(ms[i].dist[k].speedups);

@@ -132,24 +132,24 @@ static cJSON *json_fig22(const fig22 *fs, int n) {
     return arr;
 }
 
-int cli_reproduce_fig22(const char *const *llms, int nl, const rotor_chip *chip, const rotor_gpu *gpu,
-                        const rotor_compile_options *co, const char *dir, bool json, cJSON **fig22out,
-                        bool quiet) {
-    if (nl == 0) return 0;
+rotor_status cli_fig22_llm(const char *llm, const rotor_chip *chip, const rotor_gpu *gpu,
+                           const rotor_compile_options *co, rotor_t10gpu_llm *out, rotor_error *err) {
+    return rotor_t10gpu_llm_run(llm, FIG22_SEQ, FIG22_BATCHES, 3, chip, gpu, co, out, err);
+}
+
+int cli_reproduce_fig22(const char *const *llms, int nl, const rotor_t10gpu_llm *rs, const rotor_status *st,
+                        const rotor_error *errs, const rotor_chip *chip, const rotor_gpu *gpu, const char *dir,
+                        bool json, cJSON **fig22out) {
+    if (nl <= 0) return 0;
+    for (int i = 0; i < nl; i++)
+        if (st[i]) return cli_fail("reproduce", st[i], &errs[i]);
     fig22 *fs = calloc((size_t)nl, sizeof *fs);
     if (!fs) return cli_nomem("reproduce");
-    cli_progress prog;
-    cli_progress_begin(&prog, "reproduce", "Figure 22 LLMs", quiet);
-    int rc = 0;
-    for (int i = 0; i < nl && !rc; i++) {
-        rotor_error err = {{0}};
+    for (int i = 0; i < nl; i++) {
         fs[i].model = llms[i];
-        rotor_status st = rotor_t10gpu_llm_run(llms[i], FIG22_SEQ, FIG22_BATCHES, 3, chip, gpu, co, &fs[i].r, &err);
-        cli_progress_step(&prog, i + 1, nl);
-        if (st) rc = cli_fail("reproduce", st, &err);
+        fs[i].r = rs[i];
     }
-    cli_progress_end(&prog);
-    if (!rc) rc = cli_reproduce_file(dir, "t10-fig22.csv", csv_fig22, fs, nl);
+    int rc = cli_reproduce_file(dir, "t10-fig22.csv", csv_fig22, fs, nl);
     if (!rc) rc = cli_reproduce_file(dir, "t10-fig22.svg", svg_fig22, fs, nl);
     if (!rc && json) {
         if (!(*fig22out = json_fig22(fs, nl))) rc = cli_nomem("reproduce");

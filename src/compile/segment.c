@@ -586,13 +586,230 @@ static void allocate(const seg_ctx *sx, int first, int last, int kind, int64_t *
     g[S - 1] += n - used; /* the cores the units leave over (none on a mesh) */
 }
 
+/* Lays out stage k of *out before any search: its group (cores core0 ..
+ * core0 + g[k] - 1), stream axis, runs and micro-batch expression, and
+ * where each input comes from. */
+static rotor_status stage_layout(const seg_ctx *sx, rotor_segment *out, int k, int64_t core0, const int64_t *g,
+                                 rotor_error *err) {
+    const rotor_graph *gr = sx->cc->g;
+    rotor_stage *sg = &out->stages[k];
+    int o = out->first + k, d = out->dim;
+    int64_t m = out->micro;
+    const rotor_expr *e = &gr->ops[o].expr;
+    const op_state *os = &sx->cc->st[o];
+    sg->op = o;
+    sg->outside_first = out->serial_moves;
+    sg->first_core = core0;
+    sg->cores = g[k];
+    int a = rotor_segment_sole_axis(e, 0, d);
+    sg->axis = m > 1 && a >= 0 && e->extent[a] % m == 0 ? a : -1;
+    sg->runs = sg->axis >= 0 ? m : 1;
+    rotor_status st = rotor_segment_micro_expr(e, sg->axis, m, &sg->micro, err);
+    if (st) return st;
+    for (int t = 1; t < e->ntensors; t++) {
+        sg->from[t] = -1;
+        int p = producer_of(gr, o, t);
+        if (os->kind[t] != T_ACTIVATION) continue;
+        sg->per_run[t] = sg->runs > 1 && e->tensors[t].has_axis[sg->axis];
+        if (p < out->first || p > out->last) {
+            sg->from[t] = ROTOR_STAGE_OUTSIDE;
+            continue;
+        }
+        sg->from[t] = p - out->first;
+        const rotor_stage *ps = &out->stages[p - out->first];
+        rotor_view view;
+        bool plain = rotor_compile_handoff_view(gr, o, t, &view) && !view.set;
+        sg->streamed[t] = plain && ps->axis >= 0 && sg->axis >= 0 && rotor_segment_sole_axis(e, t, d) == sg->axis;
+    }
+    return ROTOR_OK;
+}
+
+/* Stage k's plan (within the budget the unpipelined schedule leaves its
+ * operator, less the pipeline's buffers), its memory and its setup; *fits
+ * false when no plan fits. */
+static rotor_status stage_fill(seg_ctx *sx, rotor_segment *out, int k, bool resident, bool *fits, rotor_error *err) {
+    compiler *cc = sx->cc;
+    rotor_stage *sg = &out->stages[k];
+    const rotor_expr *e = &cc->g->ops[sg->op].expr;
+    const op_state *os = &cc->st[sg->op];
+    *fits = false;
+    /* the budget the unpipelined schedule leaves this operator */
+    int64_t cap = cc->sram - (sx->idle_total - os->idle_bytes) - os->live;
+    if (cap <= 0) return ROTOR_OK;
+    /* a first search within the budget, then the pipeline's buffers */
+    unsigned moved = 0;
+    for (int t = 1; t < e->ntensors; t++)
+        if (os->kind[t] == T_ACTIVATION || !resident) moved |= 1u << t;
+    rotor_status st = stage_plan(&sx->memo, cc, sx->opt, &sg->micro, sg->cores, cap, moved, &sg->plan, fits, err);
+    if (st || !*fits) return st;
+    int64_t extra = rotor_stage_buffer_bytes(sg);
+    if (sg->plan.info.memory + extra > cap) {
+        st = stage_plan(&sx->memo, cc, sx->opt, &sg->micro, sg->cores, cap - extra, moved, &sg->plan, fits, err);
+        if (st || !*fits) return st;
+        extra = rotor_stage_buffer_bytes(sg); /* the leaner plan's own buffers */
+        if (sg->plan.info.memory + extra > cap) {
+            *fits = false;
+            return ROTOR_OK;
+        }
+    }
+    int64_t used = cc->sram - cap + sg->plan.info.memory + extra;
+    if (used > out->peak_bytes) out->peak_bytes = used;
+    sg->exec_s = sg->plan.cost.total;
+    /* setup: weights unless resident, and what it reads once from before the segment */
+    for (int t = 1; t < e->ntensors; t++) {
+        int64_t b = sg->plan.info.bytes[t];
+        if (os->kind[t] == T_RESIDENT) {
+            sg->weight_bytes += b;
+            if (!resident) sg->setup_bytes += b;
+        } else if (sg->from[t] == ROTOR_STAGE_OUTSIDE && !sg->per_run[t] && !sg->outside_first) {
+            sg->setup_bytes += b;
+        }
+    }
+    sg->setup_rounds = sg->setup_bytes > 0;
+    sg->setup_s = rotor_compile_setup_s(cc->chip, sg->setup_bytes, sg->setup_rounds);
+    if (sg->setup_s > out->setup_s) out->setup_s = sg->setup_s;
+    return ROTOR_OK;
+}
+
+/* ---- pruning ----------------------------------------------------------------
+ *
+ * Issue 45: --pipeline spent nearly all its time searching the stage
+ * frontiers of candidates that then lost.  A candidate (dimension, count,
+ * allocation) wins only below a threshold: the budget segment_best is
+ * given (the DP's unpipelined cost of the span) and, once one candidate
+ * is kept, that candidate's cost (a later one must be strictly cheaper).
+ * So a candidate whose cost is proven >= a floor above the threshold
+ * cannot change the choice, and its stages need no search.
+ *
+ * The floor (proof sketch).  Under cost model v1 (the one stage searches
+ * use) every plan's time is compute + communication (or its exposed part)
+ * + reduction >= compute = T * t_sub(sub_task), and T * prod sub_task =
+ * prod padded / prod F_op >= prod E / g on a group of g cores; t_sub pads
+ * each group of axes up, so t_sub(s) >= 2 prod s / R_mm for a contraction
+ * and flops_per_point * prod s / R_vec otherwise (op/cost.c).  Hence a
+ * stage's run takes at least W / g, W its micro-batch's work at one core's
+ * rate (stage_floor).  The segment's times (rotor_segment_times and the
+ * interval) only add and take maxima of stage run times, move times and
+ * setups, all >= 0: they are monotone in each, so the same model with
+ * every unsearched stage's run, moves and setup at their floors is a floor
+ * of the segment (segment_floor).  A move or a setup carries a plan's
+ * partition, at least the elements the operator reads over the group's
+ * cores (part_floor); on a mesh a move is an exchange whose makespan this
+ * does not bound, and it is taken as 0 there.  Floating point rounds
+ * monotonically, and the floors are taken 1e-9 below the exact quotient,
+ * so the floor stays below the cost as computed.  A candidate is dropped only when its floor
+ * is strictly above the threshold: ties still go to the earlier candidate,
+ * as without pruning.  The floor is checked before any search and again
+ * after each stage's plan, with that stage at its real times. */
+
+/* The compute floor of one run of stage sg on its group (above). */
+static double stage_floor(const rotor_chip *chip, const rotor_stage *sg) {
+    const rotor_expr *e = &sg->micro;
+    double points = 1;
+    for (int a = 0; a < e->naxes; a++) points *= (double)e->extent[a];
+    double rate = e->op_class == ROTOR_OP_CONTRACTION ? rotor_chip_matrix_rate(chip) : rotor_chip_vector_rate(chip);
+    double per = e->op_class == ROTOR_OP_CONTRACTION ? 2.0 : (double)e->flops_per_point;
+    return per * points / ((double)sg->cores * rate) * (1 - 1e-9);
+}
+
+/* The distinct values dimension d takes over e's iteration space, or a
+ * floor of them: a plain axis, its extent; a window c * a + b (b's
+ * coefficient 1), contiguous when c <= b's extent: c * (E_a - 1) + E_b;
+ * else at least its longer term's extent (the values along one term are
+ * distinct). */
+static double dim_values(const rotor_expr *e, const rotor_dim *d) {
+    double most = 1;
+    for (int k = 0; k < d->nterms; k++)
+        if (d->coef[k] > 0 && (double)e->extent[d->axis[k]] > most) most = (double)e->extent[d->axis[k]];
+    if (d->nterms != 2 || d->axis[0] == d->axis[1]) return most;
+    for (int k = 0; k < 2; k++) {
+        int64_t c = d->coef[1 - k], ea = e->extent[d->axis[1 - k]], eb = e->extent[d->axis[k]];
+        if (d->coef[k] == 1 && c > 0 && c <= eb) most = dmax(most, (double)c * (double)(ea - 1) + (double)eb);
+    }
+    return most;
+}
+
+/* A floor of the bytes of any plan's partition of tensor t of stage sg on
+ * one core of a group of `cores`: the elements the iteration space reads
+ * (when no axis indexes two of its dimensions, the product of dim_values)
+ * over the cores.  Every element read is read by some point, whose core's
+ * partition holds it (a rotating tensor's ring holds its block between
+ * them), and every core of a plan holds a partition of the same bytes, so
+ * partition * plan cores >= the elements read, plan cores <= cores.  0 when
+ * an axis repeats. */
+static int64_t part_floor(const rotor_chip *chip, const rotor_stage *sg, int t, int64_t cores) {
+    const rotor_expr *e = &sg->micro;
+    const rotor_tensor *x = &e->tensors[t];
+    double bytes = (double)chip->element_bytes;
+    bool seen[ROTOR_MAX_AXES] = {false};
+    for (int d = 0; d < x->ndims; d++) {
+        for (int k = 0; k < x->dims[d].nterms; k++) {
+            int a = x->dims[d].axis[k];
+            if (seen[a] && (k == 0 || a != x->dims[d].axis[0])) return 0;
+            seen[a] = true;
+        }
+        bytes *= dim_values(e, &x->dims[d]);
+    }
+    double per = floor(bytes / (double)cores * (1 - 1e-9));
+    return per < 9e18 ? (int64_t)per : INT64_MAX;
+}
+
+/* Stage k's floors in place of its times (above): its run at the compute
+ * floor; on all-to-all each move at rotor_segment_xfer's formula with the
+ * receiver's partition and the sender's share at their floors (a sum of
+ * partitions over at most g cores is at least the tensor); its setup, the
+ * bytes stage_fill counts at their floors.  Returns the setup floor. */
+static double stage_floors(const seg_ctx *sx, rotor_segment *s, int k, bool resident) {
+    const rotor_chip *chip = sx->cc->chip;
+    rotor_stage *sg = &s->stages[k];
+    const op_state *os = &sx->cc->st[sg->op];
+    sg->exec_s = stage_floor(chip, sg);
+    int64_t setup = 0;
+    for (int t = 1; t < sg->micro.ntensors; t++) {
+        int64_t recv = part_floor(chip, sg, t, sg->cores);
+        if (os->kind[t] == T_RESIDENT ? !resident
+                                      : sg->from[t] == ROTOR_STAGE_OUTSIDE && !sg->per_run[t] && !sg->outside_first)
+            setup = setup > INT64_MAX - recv ? INT64_MAX : setup + recv;
+        if (chip->topology == ROTOR_TOPO_MESH || !rotor_segment_moves(sg, t, 0)) continue;
+        int64_t b = recv;
+        if (sg->from[t] >= 0) {
+            int64_t send = part_floor(chip, sg, t, s->stages[sg->from[t]].cores);
+            if (send > b) b = send;
+        }
+        sg->xfer_s[t] = rotor_compile_setup_s(chip, b, 1);
+    }
+    return setup > 0 ? rotor_compile_setup_s(chip, setup, 1) : 0;
+}
+
+/* A floor of s's cost by the objective while stages done.. have no plan:
+ * theirs at their floors (stage_floors), the rest as planned. */
+static rotor_status segment_floor(const seg_ctx *sx, rotor_segment *s, int done, double *floor_s, rotor_error *err) {
+    double setup = s->setup_s;
+    for (int k = done; k < s->nstages; k++) setup = dmax(setup, stage_floors(sx, s, k, s->weights_resident));
+    rotor_status st = ROTOR_OK;
+    if (sx->opt->objective == ROTOR_OBJECTIVE_THROUGHPUT) {
+        double slowest = 0, in[64], outw[64];
+        for (int k = 0; k < s->nstages; k++) slowest = dmax(slowest, s->stages[k].exec_s);
+        *floor_s = (double)s->micro * (slowest + move_phase(s, NULL, 0, in, outw));
+    } else {
+        double run = 0;
+        st = rotor_segment_times(s, NULL, NULL, &run, err);
+        *floor_s = setup + run;
+    }
+    for (int k = done; k < s->nstages; k++) {
+        s->stages[k].exec_s = 0;
+        memset(s->stages[k].xfer_s, 0, sizeof s->stages[k].xfer_s);
+    }
+    return st;
+}
+
 /* Builds and costs segment first..last streaming dimension d in m
  * micro-batches with group sizes g.  *ok false when some stage does not
- * fit. */
+ * fit, or when the segment's floor is above `threshold` (it cannot win:
+ * "Pruning" above; INFINITY: never). */
 static rotor_status segment_try(seg_ctx *sx, int first, int last, int d, int64_t m, const int64_t *g,
-                                bool resident, rotor_segment *out, bool *ok, rotor_error *err) {
+                                bool resident, double threshold, rotor_segment *out, bool *ok, rotor_error *err) {
     compiler *cc = sx->cc;
-    const rotor_graph *gr = cc->g;
     int S = last - first + 1;
     *ok = false;
     memset(out, 0, sizeof *out);
@@ -605,75 +822,31 @@ static rotor_status segment_try(seg_ctx *sx, int first, int last, int d, int64_t
     out->nstages = S;
     out->weights_resident = resident;
     out->serial_moves = cc->chip->topology == ROTOR_TOPO_MESH;
+    /* every stage laid out first: a stage that cannot be (an error) is
+     * reported where the stages' loop reaches it, as before pruning */
+    int laid = 0;
     int64_t core0 = 0;
+    rotor_error lerr = {{0}};
+    rotor_status lst = ROTOR_OK;
+    for (; laid < S && !lst; laid++, core0 += g[laid - 1]) lst = stage_layout(sx, out, laid, core0, g, &lerr);
+    if (lst) laid--;
+    bool prune = !sx->opt->pipeline_no_prune && threshold < INFINITY && !lst;
     rotor_status st = ROTOR_OK;
     for (int k = 0; k < S && !st; k++) {
-        rotor_stage *sg = &out->stages[k];
-        int o = first + k;
-        const rotor_expr *e = &gr->ops[o].expr;
-        const op_state *os = &cc->st[o];
-        sg->op = o;
-        sg->outside_first = out->serial_moves;
-        sg->first_core = core0;
-        sg->cores = g[k];
-        core0 += g[k];
-        int a = rotor_segment_sole_axis(e, 0, d);
-        sg->axis = m > 1 && a >= 0 && e->extent[a] % m == 0 ? a : -1;
-        sg->runs = sg->axis >= 0 ? m : 1;
-        if ((st = rotor_segment_micro_expr(e, sg->axis, m, &sg->micro, err))) break;
-        for (int t = 1; t < e->ntensors; t++) {
-            sg->from[t] = -1;
-            int p = producer_of(gr, o, t);
-            if (os->kind[t] != T_ACTIVATION) continue;
-            sg->per_run[t] = sg->runs > 1 && e->tensors[t].has_axis[sg->axis];
-            if (p < first || p > last) {
-                sg->from[t] = ROTOR_STAGE_OUTSIDE;
-                continue;
-            }
-            sg->from[t] = p - first;
-            const rotor_stage *ps = &out->stages[p - first];
-            rotor_view view;
-            bool plain = rotor_compile_handoff_view(gr, o, t, &view) && !view.set;
-            sg->streamed[t] = plain && ps->axis >= 0 && sg->axis >= 0 && rotor_segment_sole_axis(e, t, d) == sg->axis;
+        double floor_s = 0;
+        if (prune && (st = segment_floor(sx, out, k, &floor_s, err))) break;
+        if (prune && floor_s > threshold) return ROTOR_OK;
+        if (k == laid) {
+            if (err) *err = lerr;
+            return lst;
         }
-        /* the budget the unpipelined schedule leaves this operator */
-        int64_t cap = cc->sram - (sx->idle_total - os->idle_bytes) - os->live;
-        if (cap <= 0) return ROTOR_OK;
-        /* a first search within the budget, then the pipeline's buffers */
         bool fits;
-        unsigned moved = 0;
-        for (int t = 1; t < e->ntensors; t++)
-            if (os->kind[t] == T_ACTIVATION || !resident) moved |= 1u << t;
-        if ((st = stage_plan(&sx->memo, cc, sx->opt, &sg->micro, g[k], cap, moved, &sg->plan, &fits, err))) break;
-        if (!fits) return ROTOR_OK;
-        int64_t extra = rotor_stage_buffer_bytes(sg);
-        if (sg->plan.info.memory + extra > cap) {
-            if ((st = stage_plan(&sx->memo, cc, sx->opt, &sg->micro, g[k], cap - extra, moved, &sg->plan, &fits, err)))
-                break;
-            if (!fits) return ROTOR_OK;
-            extra = rotor_stage_buffer_bytes(sg); /* the leaner plan's own buffers */
-            if (sg->plan.info.memory + extra > cap) return ROTOR_OK;
-        }
-        int64_t used = sx->cc->sram - cap + sg->plan.info.memory + extra;
-        if (used > out->peak_bytes) out->peak_bytes = used;
-        sg->exec_s = sg->plan.cost.total;
-        /* setup: weights unless resident, and what it reads once from before the segment */
-        for (int t = 1; t < e->ntensors; t++) {
-            int64_t b = sg->plan.info.bytes[t];
-            if (os->kind[t] == T_RESIDENT) {
-                sg->weight_bytes += b;
-                if (!resident) sg->setup_bytes += b;
-            } else if (sg->from[t] == ROTOR_STAGE_OUTSIDE && !sg->per_run[t] && !sg->outside_first) {
-                sg->setup_bytes += b;
-            }
-        }
-        sg->setup_rounds = sg->setup_bytes > 0;
-        sg->setup_s = rotor_compile_setup_s(cc->chip, sg->setup_bytes, sg->setup_rounds);
-        if (sg->setup_s > out->setup_s) out->setup_s = sg->setup_s;
+        if ((st = stage_fill(sx, out, k, resident, &fits, err)) || !fits) return st;
         /* transfers from the stages it reads */
-        for (int t = 1; t < e->ntensors && !st; t++) {
-            if (!rotor_segment_moves(sg, t, 0)) continue;
-            st = rotor_segment_xfer(cc->chip, out, k, t, &sg->xfer_bytes[t], &sg->xfer_s[t], NULL, NULL, err);
+        for (int t = 1; t < out->stages[k].micro.ntensors && !st; t++) {
+            if (!rotor_segment_moves(&out->stages[k], t, 0)) continue;
+            st = rotor_segment_xfer(cc->chip, out, k, t, &out->stages[k].xfer_bytes[t], &out->stages[k].xfer_s[t],
+                                    NULL, NULL, err);
         }
     }
     if (st) return st;
@@ -688,7 +861,6 @@ static rotor_status segment_try(seg_ctx *sx, int first, int last, int d, int64_t
     }
     if ((st = rotor_segment_times(out, NULL, NULL, &out->run_s, err))) return st;
     out->total_s = out->setup_s + out->run_s;
-    /* batches back to back: the busiest group, or the busiest moved tensor */
     /* batches back to back: once the pipeline is full every step runs every
      * stage and every per-run move, and a batch takes `micro` of them */
     double slowest = 0, in[64], outw[64];
@@ -833,7 +1005,8 @@ static rotor_status segment_best(seg_ctx *sx, int first, int last, bool resident
                 if (!streams) continue;
                 rotor_segment s;
                 bool fits;
-                rotor_status st = segment_try(sx, first, last, d, m, gs, resident, &s, &fits, err);
+                double threshold = *ok ? seg_cost(sx, best) : budget; /* what s must beat */
+                rotor_status st = segment_try(sx, first, last, d, m, gs, resident, threshold, &s, &fits, err);
                 if (st) {
                     rotor_segment_free(&s);
                     rotor_segment_free(best);

@@ -107,6 +107,10 @@ typedef struct rotor_compile_options {
      * sub-graphs that run faster as instances on groups of cores, priced
      * into the result's gticca (the T10 schedule itself is unchanged). */
     bool graphturbo;
+    /* Search every candidate segment's stages, without the lower bound that
+     * skips those that cannot win (segment.c, "Pruning"): the same choice,
+     * slower; for the test that shows it. */
+    bool pipeline_no_prune;
     /* The persistent plan cache's directory (compile/plancache.h,
      * docs/compile.md "Plan cache"); NULL: none.  The library never picks a
      * default: the CLI does.  cache_limit: its size limit in bytes (0:

@@ -1,0 +1,99 @@
+/* test_segprune.c — the pruning of --pipeline's candidate segments
+ * (src/compile/segment.c, "Pruning"; issue 45): a candidate whose floor is
+ * above what it must beat is dropped before its stages are searched.  The
+ * choice must be the one without pruning (rotor_compile_options
+ * .pipeline_no_prune), field for field, with fewer stage searches. */
+#include <criterion/criterion.h>
+
+#include <string.h>
+
+#include "fixtures.h"
+#include "rotor/pipeline/pipeline.h"
+
+/* model at batch with pipelining (at most max_stages a segment, 0: the
+ * default), pruned or not, on chip. */
+static void compile_pipelined(const char *model, int64_t batch, int64_t layers, int max_stages,
+                              rotor_pipeline_objective objective, bool no_prune, const rotor_chip *chip,
+                              rotor_pipeline *p) {
+    rotor_error err = {{0}};
+    rotor_pipeline_options po = {.model = model, .zoo = {.batch = batch, .layers = layers}, .t10 = true};
+    po.compile.pipeline = true;
+    po.compile.max_stages = max_stages;
+    po.compile.objective = objective;
+    po.compile.pipeline_no_prune = no_prune;
+    cr_assert_eq(rotor_pipeline_run(&po, chip, p, &err), ROTOR_OK, "%s", err.msg);
+}
+
+/* The two schedules are the same: every operator's, every segment's and
+ * every stage's figures, to the bit. */
+static void assert_same_choice(const rotor_compile_result *a, const rotor_compile_result *b) {
+    cr_assert_eq(a->total_s, b->total_s, "total %.17g against %.17g", a->total_s, b->total_s);
+    cr_assert_eq(a->peak_bytes, b->peak_bytes);
+    cr_assert_eq(a->idle_bytes, b->idle_bytes);
+    cr_assert_eq(a->nops, b->nops);
+    for (int o = 0; o < a->nops; o++) {
+        cr_assert_eq(a->ops[o].segment, b->ops[o].segment, "operator %d", o);
+        cr_assert_eq(a->ops[o].setup_s, b->ops[o].setup_s, "operator %d", o);
+    }
+    cr_assert_eq(a->nsegments, b->nsegments);
+    for (int s = 0; s < a->nsegments; s++) {
+        const rotor_segment *x = &a->segments[s], *y = &b->segments[s];
+        cr_assert_eq(x->first, y->first);
+        cr_assert_eq(x->last, y->last);
+        cr_assert_eq(x->dim, y->dim);
+        cr_assert_eq(x->micro, y->micro);
+        cr_assert_eq(x->total_s, y->total_s);
+        cr_assert_eq(x->interval_s, y->interval_s);
+        cr_assert_eq(x->peak_bytes, y->peak_bytes);
+        for (int k = 0; k < x->nstages; k++) {
+            cr_assert_eq(x->stages[k].first_core, y->stages[k].first_core);
+            cr_assert_eq(x->stages[k].cores, y->stages[k].cores);
+            cr_assert_eq(x->stages[k].exec_s, y->stages[k].exec_s);
+            cr_assert(!memcmp(&x->stages[k].plan.plan, &y->stages[k].plan.plan, sizeof x->stages[k].plan.plan),
+                      "segment %d stage %d: another plan", s, k);
+        }
+    }
+}
+
+/* Pruned and unpruned compiles of one model: the same choice, nseg
+ * segments, and the stage searches each made. */
+static void check_model(const char *model, int64_t batch, int64_t layers, int max_stages,
+                        rotor_pipeline_objective objective, const rotor_chip *chip, int nseg, int searched,
+                        int searched_all) {
+    rotor_pipeline pruned, all;
+    compile_pipelined(model, batch, layers, max_stages, objective, false, chip, &pruned);
+    compile_pipelined(model, batch, layers, max_stages, objective, true, chip, &all);
+    assert_same_choice(&pruned.t10, &all.t10);
+    cr_assert_eq(pruned.t10.nsegments, nseg, "%s: %d segments", model, pruned.t10.nsegments);
+    cr_assert_eq(pruned.t10.pipeline_searches, searched, "%s: %d stage searches pruned", model,
+                 pruned.t10.pipeline_searches);
+    cr_assert_eq(all.t10.pipeline_searches, searched_all, "%s: %d stage searches unpruned", model,
+                 all.t10.pipeline_searches);
+    rotor_pipeline_free(&pruned);
+    rotor_pipeline_free(&all);
+}
+
+Test(segprune, nerf_at_batch_8_keeps_its_segment_with_fewer_searches) {
+    rotor_chip chip = mk2();
+    check_model("nerf", 8, 0, 2, ROTOR_OBJECTIVE_LATENCY, &chip, 1, 106, 176);
+}
+
+Test(segprune, the_throughput_objective_prunes_by_the_interval) {
+    /* by throughput NeRF at batch 8 runs five segments */
+    rotor_chip chip = mk2();
+    check_model("nerf", 8, 0, 2, ROTOR_OBJECTIVE_THROUGHPUT, &chip, 5, 114, 176);
+}
+
+Test(segprune, bert_keeps_its_two_segments) {
+    rotor_chip chip = mk2();
+    check_model("bert-base", 1, 2, 0, ROTOR_OBJECTIVE_LATENCY, &chip, 2, 49, 71);
+}
+
+Test(segprune, a_mesh_prunes_without_the_move_floors) {
+    /* on a mesh a move is an exchange over the whole mesh (no floor is
+     * taken for it), the run and setup floors still hold */
+    rotor_chip chip;
+    rotor_error err = {{0}};
+    cr_assert_eq(rotor_chip_preset("ipu-mk2-mesh", &chip, &err), ROTOR_OK, "%s", err.msg);
+    check_model("bert-base", 1, 1, 0, ROTOR_OBJECTIVE_LATENCY, &chip, 0, 44, 61);
+}
