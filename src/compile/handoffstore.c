@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rotor/base/hash.h"
 #include "rotor/base/readfile.h"
 #include "rotor/compile/plancache.h"
 #include "rotor/op/cost.h"
@@ -250,7 +251,7 @@ static int load(shape_store *s, const char *dir) {
     char want[CHECKSUM_LINE + 1];
     if (ok) {
         snprintf(want, sizeof want, "checksum %016llx\n",
-                 (unsigned long long)rotor_plancache_hash(text, (size_t)(sum - text)));
+                 (unsigned long long)rotor_fnv1a_bytes(ROTOR_FNV1A_SEED, text, (size_t)(sum - text)));
         ok = memcmp(sum, want, CHECKSUM_LINE) == 0;
     }
     if (ok) {
@@ -296,7 +297,7 @@ static bool save(const shape_store *s, const char *dir) {
     char *all = ok && path ? malloc(len + CHECKSUM_LINE + 1) : NULL;
     ok = all;
     if (ok) {
-        snprintf(sum, sizeof sum, "checksum %016llx\n", (unsigned long long)rotor_plancache_hash(text, len));
+        snprintf(sum, sizeof sum, "checksum %016llx\n", (unsigned long long)rotor_fnv1a_bytes(ROTOR_FNV1A_SEED, text, len));
         memcpy(all, text, len);
         memcpy(all + len, sum, CHECKSUM_LINE);
         ok = rotor_plancache_write(dir, path, all, len + CHECKSUM_LINE);

@@ -25,18 +25,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "rotor/base/hash.h"
 #include "rotor/base/readfile.h"
 
 /* ---- key ----------------------------------------------------------------- */
 
-static uint64_t fnv1a(const char *s, size_t n) {
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < n; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 0x100000001b3ull;
-    }
-    return h;
-}
+static uint64_t fnv1a(const char *s, size_t n) { return rotor_fnv1a_bytes(ROTOR_FNV1A_SEED, s, n); }
 
 /* A growing text buffer; on out of memory it stays failed (ok false). */
 typedef struct sbuf {
@@ -107,8 +101,6 @@ char *rotor_plancache_key(const char *shape, const rotor_chip *c, rotor_solver s
     if (!b.ok) free(b.p);
     return b.ok ? b.p : NULL;
 }
-
-uint64_t rotor_plancache_hash(const char *s, size_t n) { return fnv1a(s, n); }
 
 char *rotor_plancache_path(const char *dir, const char *key) { return rotor_plancache_path_ext(dir, key, "rpc"); }
 

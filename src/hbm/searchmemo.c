@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rotor/base/hash.h"
 #include "rotor/compile/plancache.h"
 
 typedef struct memo_entry {
@@ -54,12 +55,6 @@ char *rotor_search_memo_key(const char *shape, const rotor_chip *chip, rotor_sol
     return rotor_plancache_key(shape, &c, solver, 0);
 }
 
-static uint64_t fnv1a(const char *s) {
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-    return h;
-}
-
 /* The entry of key, or NULL; under the lock. */
 static memo_entry *find(rotor_search_memo *m, const char *key, uint64_t h) {
     for (int i = 0; i < m->n; i++)
@@ -80,7 +75,7 @@ static bool copy_result(const rotor_search_result *r, rotor_search_result *out) 
 
 rotor_status rotor_search_memo_get(rotor_search_memo *m, const char *key, rotor_search_result *out, bool *found,
                                    rotor_error *err) {
-    uint64_t h = fnv1a(key);
+    uint64_t h = rotor_fnv1a_str(key);
     bool ok = true;
     omp_set_lock(&m->lock);
     memo_entry *e = find(m, key, h);
@@ -96,7 +91,7 @@ rotor_status rotor_search_memo_get(rotor_search_memo *m, const char *key, rotor_
 
 rotor_status rotor_search_memo_put(rotor_search_memo *m, const char *key, const rotor_search_result *r,
                                    rotor_error *err) {
-    uint64_t h = fnv1a(key);
+    uint64_t h = rotor_fnv1a_str(key);
     rotor_status st = ROTOR_OK;
     omp_set_lock(&m->lock);
     if (!find(m, key, h)) {

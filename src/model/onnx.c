@@ -31,22 +31,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rotor/base/hash.h"
+
 /* ---- value table ---------------------------------------------------------- */
 
 static const char *node_domain(const Onnx__NodeProto *p) {
     return (!p->domain || !*p->domain) ? "ai.onnx" : p->domain;
 }
 
-static uint64_t hash_name(const char *s) {
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++) h = (h ^ (uint8_t)*s) * 1099511628211ull;
-    return h;
-}
-
 static int find_val(const ox_model *m, const char *name) {
     if (!m->index_cap) return -1;
     size_t mask = (size_t)m->index_cap - 1;
-    for (size_t i = hash_name(name) & mask;; i = (i + 1) & mask) {
+    for (size_t i = rotor_fnv1a_str(name) & mask;; i = (i + 1) & mask) {
         int e = m->index[i];
         if (!e) return -1;
         if (strcmp(m->vals[e - 1].name, name) == 0) return e - 1;
@@ -62,7 +58,7 @@ static bool index_grow(ox_model *m) {
     m->index_cap = cap;
     size_t mask = (size_t)cap - 1;
     for (int v = 0; v < m->nvals; v++) {
-        size_t i = hash_name(m->vals[v].name) & mask;
+        size_t i = rotor_fnv1a_str(m->vals[v].name) & mask;
         while (ix[i]) i = (i + 1) & mask;
         ix[i] = v + 1;
     }
@@ -91,7 +87,7 @@ static int intern(ox_model *m, const char *name) {
         if (!index_grow(m)) return -1;
     } else {
         size_t mask = (size_t)m->index_cap - 1;
-        size_t i = hash_name(name) & mask;
+        size_t i = rotor_fnv1a_str(name) & mask;
         while (m->index[i]) i = (i + 1) & mask;
         m->index[i] = m->nvals;
     }

@@ -28,6 +28,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rotor/base/hash.h"
+
 #define NAME_MAX_DEPTH 64 /* subgraphs within subgraphs that are read */
 
 /* ---- UTF-8 ---------------------------------------------------------------------------- */
@@ -191,16 +193,10 @@ typedef struct names {
     bool nomem;
 } names;
 
-static uint64_t fnv(const char *s) {
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++) h = (h ^ (uint8_t)*s) * 1099511628211ull;
-    return h;
-}
-
 /* The slot of s in the set: where it is, or the empty one it would take. */
 static char **slot(const names *x, const char *s) {
     size_t mask = x->cap - 1;
-    for (size_t i = fnv(s) & mask;; i = (i + 1) & mask)
+    for (size_t i = rotor_fnv1a_str(s) & mask;; i = (i + 1) & mask)
         if (!x->set[i] || !strcmp(x->set[i], s)) return &x->set[i];
 }
 

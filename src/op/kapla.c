@@ -62,6 +62,7 @@
  *     costed; with --pareto the fastest plan is the front's first point.
  * The solver is sequential and deterministic: ties are broken by (time,
  * memory, plan order), whatever the thread count asked for. */
+#include "rotor/base/hash.h"
 #include "searchint.h"
 
 #define TOP_K 6   /* F_op given the full caching pass */
@@ -287,8 +288,8 @@ static void top_add(kapla *k, const int64_t *fop, score s) {
 /* An F_op's score under the current cap (the fit phase of caching),
  * remembered for the rest of this cap's solve. */
 static score fop_score(kapla *k, const int64_t *fop) {
-    uint64_t h = 1469598103934665603ull;
-    for (int a = 0; a < k->e->naxes; a++) h = (h ^ (uint64_t)fop[a]) * 1099511628211ull;
+    uint64_t h = ROTOR_FNV1A_SEED;
+    for (int a = 0; a < k->e->naxes; a++) h = rotor_fnv1a_word(h, (uint64_t)fop[a]);
     memo_entry *slot = NULL;
     if (k->memo)
         for (int probe = 0; probe < 8; probe++) {

@@ -45,6 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rotor/base/hash.h"
 #include "rotor/op/sample.h"
 #include "searchint.h"
 
@@ -241,9 +242,7 @@ static void conf_plan(const base *b, const ml_conf *c, rotor_plan *p) {
 }
 
 static uint64_t conf_hash(const ml_conf *c) {
-    const unsigned char *s = (const unsigned char *)c;
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < sizeof *c; i++) h = (h ^ s[i]) * 1099511628211ull;
+    uint64_t h = rotor_fnv1a_bytes(ROTOR_FNV1A_SEED, c, sizeof *c);
     return h ? h : 1;
 }
 

@@ -88,10 +88,10 @@ char *rotor_plancache_path(const char *dir, const char *key);
 char *rotor_plancache_path_ext(const char *dir, const char *key, const char *ext);
 
 /* The key's chip line (every field the costs read, "chip ...\n"; malloc'd,
- * NULL: out of memory), and the FNV-1a 64 hash the names and checksums use:
- * shared with the hand-off memo (compile/handoffcache.c). */
+ * NULL: out of memory): shared with the hand-off memo
+ * (compile/handoffcache.c).  Names and checksums hash with FNV-1a
+ * (base/hash.h). */
 char *rotor_plancache_chip_text(const rotor_chip *chip);
-uint64_t rotor_plancache_hash(const char *s, size_t n);
 
 /* dir's entry for key into *e, which gets its own copy of key whatever the
  * outcome (a miss or damage leaves it otherwise empty).  *how says which;
