@@ -583,7 +583,7 @@ static void gtsim_table(const char *model, const rotor_chip *chip, int64_t batch
 /* ---- --group graphturbo on an ICCA chip (no GB): the instances on core
  * groups replayed (sim/gticcareplay.h) ---- */
 
-static void gticcasim_json(const simulate_args *a, const rotor_chip *chip, int64_t batch, const rotor_graph *g,
+static int gticcasim_json(const simulate_args *a, const rotor_chip *chip, int64_t batch, const rotor_graph *g,
                            const rotor_gticca_replay_result *r) {
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "format", "rotor-graphturbo-icca-sim");
@@ -604,23 +604,17 @@ static void gticcasim_json(const simulate_args *a, const rotor_chip *chip, int64
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "first", g->ops[s->first].name);
         cJSON_AddStringToObject(o, "last", g->ops[s->last].name);
-        cJSON_AddNumberToObject(o, "instances", (double)s->instances);
-        cJSON_AddNumberToObject(o, "group_cores", (double)s->group_cores);
-        cJSON_AddNumberToObject(o, "model_s", s->model_s);
-        cJSON_AddNumberToObject(o, "simulated_s", s->simulated_s);
-        cJSON_AddNumberToObject(o, "difference", s->model_s > 0 ? s->simulated_s / s->model_s - 1 : 0);
-        cJSON_AddNumberToObject(o, "model_instance_s", s->model_instance_s);
-        cJSON_AddNumberToObject(o, "simulated_instance_s", s->simulated_instance_s);
-        cJSON_AddNumberToObject(o, "model_entry_s", s->model_entry_s);
-        cJSON_AddNumberToObject(o, "simulated_entry_s", s->simulated_entry_s);
-        cJSON_AddNumberToObject(o, "model_lost_s", s->model_lost_s);
-        cJSON_AddNumberToObject(o, "simulated_lost_s", s->simulated_lost_s);
+        const struct { const char *key; double v; } f[] = {
+            {"instances", (double)s->instances}, {"group_cores", (double)s->group_cores},
+            {"model_s", s->model_s}, {"simulated_s", s->simulated_s},
+            {"difference", s->model_s > 0 ? s->simulated_s / s->model_s - 1 : 0},
+            {"model_instance_s", s->model_instance_s}, {"simulated_instance_s", s->simulated_instance_s},
+            {"model_entry_s", s->model_entry_s}, {"simulated_entry_s", s->simulated_entry_s},
+            {"model_lost_s", s->model_lost_s}, {"simulated_lost_s", s->simulated_lost_s}};
+        for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) cJSON_AddNumberToObject(o, f[i].key, f[i].v);
         cJSON_AddItemToArray(sgs, o);
     }
-    char *out = rotor_json_stamp(root) ? cJSON_Print(root) : NULL; /* with rotor's version */
-    if (out) cli_puts(out);
-    free(out);
-    cJSON_Delete(root);
+    return cli_print_json("simulate", root);
 }
 
 static void gticcasim_table(const simulate_args *a, const rotor_chip *chip, int64_t batch, const rotor_graph *g,
@@ -666,7 +660,7 @@ static int cmd_gticcasim(const simulate_args *a, const rotor_chip *chip, rotor_p
     rotor_gticca_replay_result r = {0};
     if (!st) st = rotor_gticca_replay(&p.graph, chip, &p.program, &p.t10, &po->compile, &r, &err);
     int rc = st ? cli_fail(cmd, st, &err) : 0;
-    if (!rc && a->json) gticcasim_json(a, chip, po->zoo.batch, &p.graph, &r);
+    if (!rc && a->json) rc = gticcasim_json(a, chip, po->zoo.batch, &p.graph, &r);
     else if (!rc) gticcasim_table(a, chip, po->zoo.batch, &p.graph, &r);
     rotor_gticca_replay_result_free(&r);
     rotor_pipeline_free(&p);
