@@ -71,6 +71,12 @@ Test(gticcasim, resnet18_at_batch_2_replays_its_two_instances_within_5_percent, 
                  s->simulated_s * 1e6, s->model_s * 1e6);
     cr_assert_lt(fabs(r.simulated_s / r.model_s - 1), 0.05, "replay %.3f us, model %.3f us", r.simulated_s * 1e6,
                  r.model_s * 1e6);
+    /* the numbers of the replay as implemented (docs/graphturbo.md, "The replay") */
+    cr_assert_float_eq(s->simulated_instance_s * 1e6, 6.111, 5e-4);
+    cr_assert_float_eq(s->simulated_entry_s * 1e6, 0.153, 5e-4);
+    cr_assert_float_eq(s->simulated_s * 1e6, 6.264, 5e-4);
+    cr_assert_float_eq(r.t10_simulated_s * 1e6, 56.365, 5e-4);
+    cr_assert_float_eq(r.simulated_s * 1e6, 56.034, 5e-4);
     /* the grouped plan replays faster than T10 alone replays, as modelled */
     cr_assert_lt(r.simulated_s, r.t10_simulated_s);
     rotor_gticca_replay_result_free(&r);
