@@ -36,6 +36,22 @@ assert [s["first"] for s in d["subgraphs"]] == ["s2.b0.conv1"]
 PY
 then ok; else bad "json: $(head -c 300 "$tmpdir/r18.json")"; fi
 
+# the replay (sim/gticcareplay.c): the instance program replayed on its
+# group, beside the model, within 5 % (the same cache: no search again)
+run_saved "$tmpdir/sim" -- simulate resnet-18 --batch 2 --group graphturbo --cache "$c" -q
+expect_saved sim-row "^s2.b0.conv1..s2.b0.downsample                    2    736       6.166       6.264     +1.59%" "$tmpdir/sim"
+expect_saved sim-total "^graphturbo: model 55.281 us, simulated 56.034 us: +1.36%" "$tmpdir/sim"
+run_saved "$tmpdir/sim.json" -- simulate resnet-18 --batch 2 --group graphturbo --cache "$c" -q --json
+if /usr/bin/python3 - "$tmpdir/sim.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["format"] == "rotor-graphturbo-icca-sim" and d["version"] == 1 and d["cores"] == 1472
+assert abs(d["difference"]) < 0.05 and abs(d["model_s"] * 1e6 - 55.281) < 5e-4
+assert [s["first"] for s in d["subgraphs"]] == ["s2.b0.conv1"]
+assert all(abs(s["difference"]) < 0.05 for s in d["subgraphs"])
+PY
+then ok; else bad "sim json: $(head -c 300 "$tmpdir/sim.json")"; fi
+
 # a file of one image: nothing splits, T10 alone
 expect_out tiny "graphturbo 0.098 us, 1.000x; 0 sub-graphs as instances" -- compile "$tiny" --group graphturbo -q
 # several chips: refused in one line

@@ -25,7 +25,8 @@ if grep -q '"format":	"rotor-graphturbo-sim"' "$j" && grep -q '"version":	1' "$j
    [ "$(grep -c '"simulated_s":' "$j")" -eq 5 ] && [ "$(grep -c '"model_s":' "$j")" -eq 5 ] &&
    grep -q '"step":	"graphturbo"' "$j" && grep -q '"DDR":' "$j"; then ok; else bad "json: $(head -20 "$j")"; fi
 
-expect_error no-gb 2 "has no global buffer" -- simulate resnet-18 --chip ipu-mk2 --group graphturbo
+# a chip without a GB: the instances on core groups (cli_gticca.sh); several chips: refused in one line
+expect_error no-gb 2 "chip 'ipu-pod4' is not one all-to-all chip without a global buffer" -- simulate resnet-18 --chip ipu-pod4 --group graphturbo
 expect_error bad-group 2 "expected fused or graphturbo, got 'turbo'" -- simulate resnet-18 --group turbo
 expect_error trace 2 "it conflicts with --trace" -- simulate resnet-18 --chip stcp920 --group graphturbo --trace x.json
 expect_error program 2 "a program file is already compiled" -- simulate prog.json --group graphturbo

@@ -17,6 +17,7 @@
 #include "rotor/base/suggest.h"
 #include "rotor/compile/program.h"
 #include "rotor/pipeline/pipeline.h"
+#include "rotor/sim/gticcareplay.h"
 #include "rotor/sim/gtreplay.h"
 #include "rotor/sim/meshbase.h"
 #include "rotor/sim/replay.h"
@@ -56,7 +57,9 @@ static void simulate_usage(FILE *f) {
             "                      with a global buffer, e.g. stcp920: each of the five steps'\n"
             "                      sub-graph instances replayed on the cluster's matrix and vector\n"
             "                      units, DDR and GB, beside the model; --batch is then one\n"
-            "                      cluster's share; implies --simplify; docs/simulator.md)\n"
+            "                      cluster's share; implies --simplify; docs/simulator.md; on a\n"
+            "                      chip without a GB, e.g. ipu-mk2: the sub-graphs' instances on\n"
+            "                      core groups replayed beside the model, docs/graphturbo.md)\n"
             "  --compare           per operator: predicted and simulated time, ratio, and where\n"
             "                      they differ\n"
             "  --trace FILE        write Chrome trace-event JSON (Perfetto, chrome://tracing); above\n"
@@ -69,7 +72,8 @@ static void simulate_usage(FILE *f) {
             "  --baseline B        with --expr: summa, cannon, gemv or all, on a mesh chip\n"
             "  --json              print the summary as JSON (rotor-simulation, version 1; a\n"
             "                      baseline: rotor-baseline, version 1; all: rotor-baseline-table,\n"
-            "                      version 1; --group graphturbo: rotor-graphturbo-sim, version 1)\n"
+            "                      version 1; --group graphturbo: rotor-graphturbo-sim, or without a GB\n"
+            "                      rotor-graphturbo-icca-sim, version 1)\n"
             "  --threads N         search threads when compiling a model or with --baseline all\n"
             CLI_CACHE_USAGE
             "  --list              list the zoo\n"
@@ -576,6 +580,93 @@ static void gtsim_table(const char *model, const rotor_chip *chip, int64_t batch
     }
 }
 
+/* ---- --group graphturbo on an ICCA chip (no GB): the instances on core
+ * groups replayed (sim/gticcareplay.h) ---- */
+
+static int gticcasim_json(const simulate_args *a, const rotor_chip *chip, int64_t batch, const rotor_graph *g,
+                           const rotor_gticca_replay_result *r) {
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "format", "rotor-graphturbo-icca-sim");
+    cJSON_AddNumberToObject(root, "version", 1);
+    cJSON_AddStringToObject(root, "model", a->input);
+    cJSON_AddStringToObject(root, "chip", chip->name);
+    cJSON_AddNumberToObject(root, "batch", (double)batch);
+    cJSON_AddNumberToObject(root, "cores", (double)rotor_chip_cores(chip));
+    cJSON_AddNumberToObject(root, "t10_model_s", r->t10_model_s);
+    cJSON_AddNumberToObject(root, "t10_simulated_s", r->t10_simulated_s);
+    cJSON_AddNumberToObject(root, "model_s", r->model_s);
+    cJSON_AddNumberToObject(root, "simulated_s", r->simulated_s);
+    cJSON_AddNumberToObject(root, "difference", r->model_s > 0 ? r->simulated_s / r->model_s - 1 : 0);
+    cJSON_AddNumberToObject(root, "tasks", (double)r->tasks);
+    cJSON *sgs = cJSON_AddArrayToObject(root, "subgraphs");
+    for (int k = 0; k < r->nsg; k++) {
+        const rotor_gticca_replay_sg *s = &r->sg[k];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "first", g->ops[s->first].name);
+        cJSON_AddStringToObject(o, "last", g->ops[s->last].name);
+        const struct { const char *key; double v; } f[] = {
+            {"instances", (double)s->instances}, {"group_cores", (double)s->group_cores},
+            {"model_s", s->model_s}, {"simulated_s", s->simulated_s},
+            {"difference", s->model_s > 0 ? s->simulated_s / s->model_s - 1 : 0},
+            {"model_instance_s", s->model_instance_s}, {"simulated_instance_s", s->simulated_instance_s},
+            {"model_entry_s", s->model_entry_s}, {"simulated_entry_s", s->simulated_entry_s},
+            {"model_lost_s", s->model_lost_s}, {"simulated_lost_s", s->simulated_lost_s}};
+        for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) cJSON_AddNumberToObject(o, f[i].key, f[i].v);
+        cJSON_AddItemToArray(sgs, o);
+    }
+    return cli_print_json("simulate", root);
+}
+
+static void gticcasim_table(const simulate_args *a, const rotor_chip *chip, int64_t batch, const rotor_graph *g,
+                            const rotor_gticca_replay_result *r) {
+    printf("%s, batch %lld, on %s (%lld cores): GraphTurbo's instances on core groups replayed "
+           "(docs/graphturbo.md, \"On an ICCA chip\")\n\n",
+           a->input, (long long)batch, chip->name, (long long)rotor_chip_cores(chip));
+    printf("%-40s %9s %6s %11s %11s %10s  %s\n", "sub-graph", "instances", "group", "model (us)", "sim (us)",
+           "difference", "model / sim (us): instance, entry, lost hand-offs");
+    for (int k = 0; k < r->nsg; k++) {
+        const rotor_gticca_replay_sg *s = &r->sg[k];
+        char name[96];
+        snprintf(name, sizeof name, "%.46s..%.46s", g->ops[s->first].name, g->ops[s->last].name);
+        printf("%-40s %9lld %6lld %11.3f %11.3f %+9.2f%%  %.3f / %.3f, %.3f / %.3f, %.3f / %.3f\n", name,
+               (long long)s->instances, (long long)s->group_cores, s->model_s * 1e6, s->simulated_s * 1e6,
+               pct(s->simulated_s - s->model_s, s->model_s), s->model_instance_s * 1e6,
+               s->simulated_instance_s * 1e6, s->model_entry_s * 1e6, s->simulated_entry_s * 1e6,
+               s->model_lost_s * 1e6, s->simulated_lost_s * 1e6);
+    }
+    if (!r->nsg) printf("(none: no sub-graph runs faster as instances)\n");
+    printf("\nT10 alone: model %.3f us, simulated %.3f us: %+.2f%%\n", r->t10_model_s * 1e6,
+           r->t10_simulated_s * 1e6, pct(r->t10_simulated_s - r->t10_model_s, r->t10_model_s));
+    printf("graphturbo: model %.3f us, simulated %.3f us: %+.2f%%; %lld tasks\n", r->model_s * 1e6,
+           r->simulated_s * 1e6, pct(r->simulated_s - r->model_s, r->model_s), (long long)r->tasks);
+}
+
+/* The model compiled as rotor compile --group graphturbo does on a chip
+ * without a GB (T10's schedule of the simplified graph, the instances
+ * priced), its program kept, then the plan replayed. */
+static int cmd_gticcasim(const simulate_args *a, const rotor_chip *chip, rotor_pipeline_options *po) {
+    const char *cmd = "simulate";
+    po->t10 = po->program = po->compile.graphturbo = true;
+    cli_progress bar;
+    cli_progress_begin(&bar, cmd, "compiling: operator shapes searched", a->sa.quiet);
+    po->compile.progress = cli_progress_step;
+    po->compile.progress_ctx = &bar;
+    rotor_error err = {{0}};
+    rotor_pipeline p;
+    rotor_status st = rotor_pipeline_run(po, chip, &p, &err);
+    cli_progress_end(&bar);
+    if (!st) cli_cache_warn(cmd, &po->compile, &p.t10);
+    po->compile.progress = NULL;
+    rotor_gticca_replay_result r = {0};
+    if (!st) st = rotor_gticca_replay(&p.graph, chip, &p.program, &p.t10, &po->compile, &r, &err);
+    int rc = st ? cli_fail(cmd, st, &err) : 0;
+    if (!rc && a->json) rc = gticcasim_json(a, chip, po->zoo.batch, &p.graph, &r);
+    else if (!rc) gticcasim_table(a, chip, po->zoo.batch, &p.graph, &r);
+    rotor_gticca_replay_result_free(&r);
+    rotor_pipeline_free(&p);
+    return rc;
+}
+
 /* The model's graph as rotor compile --group graphturbo schedules it (one
  * cluster's share, simplified), each step replayed. */
 static int cmd_gtsim(const simulate_args *a) {
@@ -588,6 +679,7 @@ static int cmd_gtsim(const simulate_args *a) {
     rotor_chip chip;
     rotor_dsa_cluster cl;
     rotor_status st = cli_chip(a->sa.chip, a->sa.sets, a->sa.nsets, &chip, &err);
+    if (!st && !rotor_chip_has_gb(&chip)) return cmd_gticcasim(a, &chip, &po); /* an ICCA chip: core groups */
     if (!st) st = rotor_dsa_cluster_of(&chip, &cl, &err); /* a chip without a GB, in one line, before the work */
     if (st) return cli_fail(cmd, st, &err);
     rotor_pipeline p;

@@ -71,6 +71,8 @@
 void rotor_gticca_result_free(rotor_gticca_result *r) {
     if (!r) return;
     free(r->sg);
+    free(r->lost_bytes);
+    free(r->lost_rounds);
     memset(r, 0, sizeof *r);
 }
 
@@ -326,9 +328,10 @@ static rotor_status best_instances(compiler *cc, const rotor_compile_options *op
 }
 
 /* The final schedule with the chosen sub-graphs (marked in gone), priced
- * with every hand-off they take away lost at once. */
+ * with every hand-off they take away lost at once; the gathers charged
+ * instead into lost_bytes and lost_rounds (per operator, zeroed). */
 static double final_total(const compiler *cc, const rotor_compile_result *out, const rotor_gticca_sg *sg, int nsg,
-                          const bool *gone) {
+                          const bool *gone, int64_t *lost_bytes, int64_t *lost_rounds) {
     const rotor_graph *g = cc->g;
     double total = 0;
     for (int k = 0; k < nsg; k++) total += sg[k].grouped_s;
@@ -341,7 +344,8 @@ static double final_total(const compiler *cc, const rotor_compile_result *out, c
             if (r->handoff[t] && gone[r->handoff[t] - 1]) hit = true;
         if (hit) {
             int64_t b, rounds;
-            setup = fmax(setup, compile_setup_lost(cc, o, gone, &b, &rounds));
+            double lost = compile_setup_lost(cc, o, gone, &b, &rounds);
+            if (lost > setup) setup = lost, lost_bytes[o] = b, lost_rounds[o] = rounds;
         }
         total += setup + r->exec_s;
     }
@@ -388,7 +392,11 @@ rotor_status compile_gticca(compiler *cc, const rotor_compile_options *opt, roto
     int nsg = 0;
     for (int j = n; !st && j > 0; j = dp[j].from)
         if (dp[j].from < j - 1) nsg++;
-    if (!st && nsg && !(res->sg = calloc((size_t)nsg, sizeof *res->sg))) st = rotor_nomem(err);
+    if (!st && nsg &&
+        (!(res->sg = calloc((size_t)nsg, sizeof *res->sg)) ||
+         !(res->lost_bytes = calloc((size_t)n, sizeof *res->lost_bytes)) ||
+         !(res->lost_rounds = calloc((size_t)n, sizeof *res->lost_rounds))))
+        st = rotor_nomem(err);
     if (!st) {
         int k = nsg;
         for (int j = n; j > 0; j = dp[j].from)
@@ -398,11 +406,15 @@ rotor_status compile_gticca(compiler *cc, const rotor_compile_options *opt, roto
             }
         res->nsg = nsg;
         res->t10_s = out->total_s;
-        res->total_s = final_total(cc, out, res->sg, nsg, gone);
+        res->nops = nsg ? n : 0;
+        res->total_s = final_total(cc, out, res->sg, nsg, gone, res->lost_bytes, res->lost_rounds);
         if (cc->hst || !(res->total_s <= res->t10_s)) { /* never slower than T10 alone */
             free(res->sg);
+            free(res->lost_bytes);
+            free(res->lost_rounds);
             res->sg = NULL;
-            res->nsg = 0;
+            res->lost_bytes = res->lost_rounds = NULL;
+            res->nsg = res->nops = 0;
             res->total_s = res->t10_s;
             cc->hst = ROTOR_OK;
         }

@@ -43,6 +43,12 @@ typedef struct rotor_gticca_result {
     double total_s;         /* with the sub-graphs chosen (<= t10_s) */
     int candidates;         /* (sub-graph, n) pairs priced */
     int compiles;           /* instance compiles run (distinct shapes) */
+    /* What the replay needs (sim/gticcareplay.c): per graph operator (nops of
+     * them, NULL when nsg is 0), the setup an operator after a sub-graph
+     * gathers instead of a hand-off it lost, when the model charged it (its
+     * time above the hand-off's): bytes per core and rounds; 0 elsewhere. */
+    int nops;
+    int64_t *lost_bytes, *lost_rounds;
 } rotor_gticca_result;
 
 void rotor_gticca_result_free(rotor_gticca_result *r);
