@@ -68,7 +68,7 @@ bool rotor_solver_find(const char *name, rotor_solver *out);
 #define ROTOR_SEARCH_VERSION 1
 
 /* The per-search-thread buffers of exact searches (workers, the
- * knapsack's scratch with its tensor-options memo: about 6 MB per thread),
+ * knapsack's scratch with its tensor-options memo: about 5 MB per thread),
  * shared by every search and session given it, one search at a time per
  * set, so that a compile allocates and faults them in once rather than per
  * session.  Thread-safe (searches in parallel each take their own set).  A
