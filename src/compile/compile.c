@@ -268,7 +268,7 @@ static rotor_status frontier_search_run(compiler *cc, int i, double ratio, int t
         /* the fastest plan alone, from the session that will search the
          * rest of this frontier (frontier_learn), so that the plans it
          * costs seed the capped searches to come */
-        rotor_search_options so = {.threads = threads};
+        rotor_search_options so = {.threads = threads, .pool = cc->spool};
         rotor_status st = rotor_search_session_open(&op->expr, &cc->fchip[i], &so, &cc->sess[i], err);
         rotor_candidate *v = st ? NULL : malloc(sizeof *v);
         if (!st && !v) st = rotor_nomem(err);
@@ -288,7 +288,8 @@ static rotor_status frontier_search_run(compiler *cc, int i, double ratio, int t
         cc->tcut[i] = v->cost.total;
         return ROTOR_OK;
     }
-    rotor_search_options so = {.pareto = true, .pareto_time_ratio = ratio, .threads = threads, .solver = cc->solver};
+    rotor_search_options so = {
+        .pareto = true, .pareto_time_ratio = ratio, .threads = threads, .solver = cc->solver, .pool = cc->spool};
     rotor_search_result r;
     rotor_status st = rotor_search(&op->expr, &cc->fchip[i], &so, &r, err);
     if (st) {
@@ -411,7 +412,8 @@ static rotor_status frontier_tail(compiler *cc, int i, int threads, rotor_error 
     rotor_frontier *f = &cc->fr[i];
     const rotor_op *op = &cc->g->ops[cc->fr_op[i]];
     int64_t below = f->v[f->n - 1].info.memory - 1;
-    rotor_search_options so = {.pareto = true, .threads = threads, .constraints = {.memory_cap = below}};
+    rotor_search_options so = {
+        .pareto = true, .threads = threads, .constraints = {.memory_cap = below}, .pool = cc->spool};
     rotor_search_result r = {0};
     rotor_plancache_entry *pe = cc->pce ? &cc->pce[i] : NULL;
     int n = 0;
@@ -481,7 +483,7 @@ static rotor_status frontier_learn_run(compiler *cc, int i, int64_t cap, double 
         st = known ? ROTOR_OK : ROTOR_ERR_NOFIT;
     } else {
         if (!cc->sess[i]) {
-            rotor_search_options so = {.threads = threads};
+            rotor_search_options so = {.threads = threads, .pool = cc->spool};
             st = rotor_search_session_open(&op->expr, &cc->fchip[i], &so, &cc->sess[i], err);
         }
         if (!st)
@@ -962,6 +964,7 @@ static rotor_status compiler_new(compiler *cc, const rotor_graph *g, const rotor
     cc->st = calloc((size_t)g->nops, sizeof *cc->st);
     if (!cc->st) return rotor_nomem(err);
     if (!(opt && opt->even_layout) && !(cc->hc = handoff_cache_new(chip))) return rotor_nomem(err);
+    if (!(cc->spool = rotor_search_pool_new())) return rotor_nomem(err);
     return ROTOR_OK;
 }
 
@@ -976,6 +979,7 @@ static void compiler_free(compiler *cc) {
     }
     free(cc->pce);
     free(cc->sess);
+    rotor_search_pool_free(cc->spool); /* after the sessions that borrow from it */
     free(cc->tcut);
     free(cc->slow);
     free(cc->cov);

@@ -65,6 +65,7 @@ typedef struct compiler {
      * every plan under slow[i].cap[k] bytes executes slower than slow[i].t[k] */
     struct slow_known *slow;
     rotor_search_session **sess; /* per frontier, opened at its first capped search */
+    rotor_search_pool *spool;    /* the searches' per-thread buffers, shared by them all */
     /* the plan cache (options.cache_dir; NULL: none): per frontier, its
      * entry, read before the first search and written after the walk */
     const char *cache_dir;

@@ -106,17 +106,18 @@ static void merge_stats(rotor_search_stats *to, const rotor_search_stats *from) 
  * a session per shape (clearing them was a tenth of a DenseNet compile,
  * page faults included); only the ctx and the archive pointer are set. */
 static bool worker_pool(ctx *c, int nthreads) {
-    if (c->npool >= nthreads + 1) return true;
-    for (int i = 0; i < c->npool; i++) free(c->pool[i].own);
-    free(c->pool);
-    c->npool = 0;
-    c->pool = malloc(((size_t)nthreads + 1) * sizeof *c->pool);
-    if (!c->pool) return false;
-    c->npool = nthreads + 1;
-    for (int i = 0; i < c->npool; i++) {
-        c->pool[i].c = c;
-        c->pool[i].own = NULL;
+    search_bufs *b = c->bufs;
+    if (b->npool < nthreads + 1) {
+        for (int i = 0; i < b->npool; i++) free(b->pool[i].own);
+        free(b->pool);
+        b->npool = 0;
+        b->pool = malloc(((size_t)nthreads + 1) * sizeof *b->pool);
+        if (!b->pool) return false;
+        b->npool = nthreads + 1;
+        for (int i = 0; i < b->npool; i++) b->pool[i].own = NULL;
     }
+    /* a pool's set may come from another ctx */
+    for (int i = 0; i < b->npool; i++) b->pool[i].c = c;
     return true;
 }
 
@@ -170,6 +171,14 @@ static void ctx_caches(ctx *c) {
     }
 }
 
+/* A knapsack scratch as made: no lattice cached, every memo slot empty
+ * (the rest is scratch each use fills first). */
+static void knap_reset(knap_scratch *ks) {
+    for (int k = 0; k < LAT_SLOTS; k++) ks->lat[k].share = 0;
+    memset(ks->memo_on, 0, sizeof ks->memo_on);
+    ks->no_memo = false;
+}
+
 /* Each search worker's archive (Pareto loop only) and knapsack scratch
  * (kept in the ctx across its searches: the lattices they cache stay true).
  * False when out of memory. */
@@ -181,18 +190,17 @@ static bool workers_ready(ctx *c, worker *ws, int nthreads) {
             ws[i].own->dropped = false;
             ws[i].seen = ws[i].own;
         }
-        if (i >= c->nknaps) {
-            struct knap_scratch **nk = realloc(c->knaps, (size_t)(i + 1) * sizeof *nk);
-            if (nk) c->knaps = nk;
+        search_bufs *b = c->bufs;
+        if (i >= b->nknaps) {
+            struct knap_scratch **nk = realloc(b->knaps, (size_t)(i + 1) * sizeof *nk);
+            if (nk) b->knaps = nk;
             if (nk && (nk[i] = malloc(sizeof *nk[i]))) {
-                for (int k = 0; k < LAT_SLOTS; k++) nk[i]->lat[k].share = 0;
-                memset(nk[i]->memo_on, 0, sizeof nk[i]->memo_on); /* every memo slot empty */
-                nk[i]->no_memo = false;
-                c->nknaps = i + 1;
+                knap_reset(nk[i]);
+                b->nknaps = i + 1;
             }
         }
-        if (i >= c->nknaps) return false;
-        ws[i].knap = c->knaps[i];
+        if (i >= b->nknaps) return false;
+        ws[i].knap = b->knaps[i];
     }
     return true;
 }
@@ -259,10 +267,94 @@ static bool merge_workers(ctx *c, worker *seed, worker *ws, int nthreads, rotor_
     return !(oom || seed->front.oom);
 }
 
-/* One exact branch and bound for the fastest plan under c->cap.  Returns
- * false when out of memory; *have says whether any plan fits. */
-bool search_once(ctx *c, int nthreads, rotor_candidate *best, bool *have, rotor_search_stats *st,
-                 front *out_front) {
+/* ---- the buffers' pool ---------------------------------------------------- */
+
+/* The sets of buffers no search holds now, and the ids handed to the ctx
+ * that use it (from 1: a set's owner 0 is nobody).  A lock, since a
+ * compile's shapes search in parallel (compile.c, frontiers_search). */
+struct rotor_search_pool {
+    omp_lock_t lock;
+    search_bufs *idle;
+    int nidle, cap;
+    uint64_t next_id;
+};
+
+static void bufs_free(search_bufs *b) {
+    for (int i = 0; i < b->npool; i++) free(b->pool[i].own);
+    free(b->pool);
+    for (int i = 0; i < b->nknaps; i++) free(b->knaps[i]);
+    free(b->knaps);
+    *b = (search_bufs){0};
+}
+
+rotor_search_pool *rotor_search_pool_new(void) {
+    rotor_search_pool *p = calloc(1, sizeof *p);
+    if (p) omp_init_lock(&p->lock);
+    return p;
+}
+
+void rotor_search_pool_free(rotor_search_pool *p) {
+    if (!p) return;
+    for (int i = 0; i < p->nidle; i++) bufs_free(&p->idle[i]);
+    free(p->idle);
+    omp_destroy_lock(&p->lock);
+    free(p);
+}
+
+static uint64_t pool_id(rotor_search_pool *p) {
+    omp_set_lock(&p->lock);
+    uint64_t id = ++p->next_id;
+    omp_unset_lock(&p->lock);
+    return id;
+}
+
+/* c->bufs for one search: an idle set of the pool (the one c used last if
+ * still idle, its memo then still c's), else an empty one that the search
+ * fills.  A set last used by another ctx is reset as a fresh one. */
+static void bufs_borrow(ctx *c) {
+    rotor_search_pool *p = c->shared;
+    c->own = (search_bufs){0};
+    omp_set_lock(&p->lock);
+    int k = p->nidle - 1;
+    for (int i = 0; i < p->nidle; i++)
+        if (p->idle[i].owner == c->id) k = i;
+    if (k >= 0) {
+        c->own = p->idle[k];
+        p->idle[k] = p->idle[--p->nidle];
+    }
+    omp_unset_lock(&p->lock);
+    if (c->own.owner != c->id)
+        for (int i = 0; i < c->own.nknaps; i++) knap_reset(c->own.knaps[i]);
+    c->own.owner = c->id;
+}
+
+/* ... and back to the pool after it (freed if the pool cannot grow). */
+static void bufs_return(ctx *c) {
+    rotor_search_pool *p = c->shared;
+    omp_set_lock(&p->lock);
+    bool kept = false;
+    if (p->nidle == p->cap) {
+        int ncap = p->cap ? 2 * p->cap : 4;
+        search_bufs *n = realloc(p->idle, (size_t)ncap * sizeof *n);
+        if (n) {
+            p->idle = n;
+            p->cap = ncap;
+        }
+    }
+    if (p->nidle < p->cap) {
+        p->idle[p->nidle++] = c->own;
+        kept = true;
+    }
+    omp_unset_lock(&p->lock);
+    if (!kept) bufs_free(&c->own);
+    c->own = (search_bufs){0};
+}
+
+/* One exact branch and bound for the fastest plan under c->cap, with the
+ * buffers in c->bufs.  Returns false when out of memory; *have says
+ * whether any plan fits. */
+static bool search_once_run(ctx *c, int nthreads, rotor_candidate *best, bool *have, rotor_search_stats *st,
+                            front *out_front) {
     double inf = INFINITY;
     uint64_t infbits;
     memcpy(&infbits, &inf, sizeof infbits);
@@ -274,9 +366,9 @@ bool search_once(ctx *c, int nthreads, rotor_candidate *best, bool *have, rotor_
      * fits and the F_op of archived plans just above the cap (search_probe_archive)
      * give it an incumbent to start from. */
     if (!worker_pool(c, nthreads)) return false;
-    worker *seed = &c->pool[0], *ws = &c->pool[1];
+    worker *seed = &c->bufs->pool[0], *ws = &c->bufs->pool[1];
     for (int i = 0; i <= nthreads; i++) {
-        worker *w = &c->pool[i];
+        worker *w = &c->bufs->pool[i];
         w->have_best = false;
         memset(&w->st, 0, sizeof w->st);
         memset(&w->front, 0, sizeof w->front);
@@ -338,6 +430,17 @@ bool search_once(ctx *c, int nthreads, rotor_candidate *best, bool *have, rotor_
     free(keep.v);
     free(order);
     return !oom;
+}
+
+/* One exact search (search_once_run), with c's own buffers or a set
+ * borrowed from its pool for the search's length. */
+bool search_once(ctx *c, int nthreads, rotor_candidate *best, bool *have, rotor_search_stats *st,
+                 front *out_front) {
+    if (!c->shared) return search_once_run(c, nthreads, best, have, st, out_front);
+    bufs_borrow(c);
+    bool ok = search_once_run(c, nthreads, best, have, st, out_front);
+    bufs_return(c);
+    return ok;
 }
 
 /* Measured (docs/performance.md): on plain contractions the single pass is
@@ -427,6 +530,11 @@ static rotor_status ctx_init(ctx *c, const rotor_expr *e, const rotor_chip *chip
     c->cap = rotor_chip_sram(chip);
     c->time_cap = INFINITY;
     c->nfops = -1;
+    c->bufs = &c->own;
+    if (opt && opt->pool) {
+        c->shared = opt->pool;
+        c->id = pool_id(opt->pool);
+    }
     if (opt && opt->pareto_time_ratio != 0 && !(opt->pareto_time_ratio >= 1))
         return rotor_fail(err, ROTOR_ERR_INPUT, "search: pareto_time_ratio must be 0 or at least 1, got %g",
                           opt->pareto_time_ratio);
@@ -448,11 +556,8 @@ static rotor_status ctx_init(ctx *c, const rotor_expr *e, const rotor_chip *chip
 }
 
 static void ctx_free(ctx *c) {
-    for (int i = 0; i < c->npool; i++) free(c->pool[i].own);
-    free(c->pool);
+    bufs_free(&c->own);
     free(c->counts);
-    for (int i = 0; i < c->nknaps; i++) free(c->knaps[i]);
-    free(c->knaps);
     free(c->floors);
     free(c->lb);
     free(c->lb_cap);

@@ -16,8 +16,9 @@
  * to its end.  Its caches are allocated on first use by search_once
  * (ctx_caches, workers_ready, worker_pool) and freed together by ctx_free:
  * floors, lb, lb_cap, cf, weak, ones and counts (per F_op of the walk),
- * knaps (per search thread), pool (the workers, each with its archive
- * `own`) and spare (the Pareto loop's archive).  Functions returning bool
+ * and spare (the Pareto loop's archive); the per-thread buffers (bufs:
+ * the knaps and the workers, each with its archive `own`) are the ctx's own
+ * or borrowed from a pool for each search (search_bufs).  Functions returning bool
  * return false when out of memory. */
 #ifndef ROTOR_OP_SEARCHINT_H
 #define ROTOR_OP_SEARCHINT_H
@@ -68,6 +69,25 @@ typedef struct front {
     rotor_candidate *v;
 } front;
 
+/* The per-search-thread buffers of a search: the seed worker and one per
+ * search thread (a worker's scratch is most of a megabyte, not worth
+ * clearing each time: each search resets what it reads), and each search
+ * thread's knapsack scratch (about 4 MB, with the tensor-options memo and
+ * the lattices).  A ctx keeps its own set across its searches; with a pool
+ * (rotor_search_pool, search.c) the ctx of a compile borrow sets from it
+ * for each search, so that their pages are allocated and faulted in once
+ * per compile, not once per session.  The memo's and lattices' contents
+ * are a ctx's (one expression, chip and model): a set handed to another
+ * ctx than `owner` is first reset to exactly a fresh set's state
+ * (search_bufs_reset), so that no answer depends on what it held. */
+typedef struct search_bufs {
+    struct worker *pool;
+    int npool;
+    struct knap_scratch **knaps;
+    int nknaps;
+    uint64_t owner; /* the ctx (ctx.id) whose memo the knaps hold; 0: none */
+} search_bufs;
+
 typedef struct ctx {
     const rotor_expr *e;
     const rotor_chip *chip;
@@ -107,12 +127,13 @@ typedef struct ctx {
     bool frontier;  /* single-pass frontier search: prune by dominance, keep a front */
     double time_cap; /* plans slower than this are not wanted (INFINITY: all) */
     bool session;    /* a rotor_search_session's: keeps lb */
-    struct knap_scratch **knaps; /* per search thread, kept across searches */
-    int nknaps;
-    /* the seed worker and one per search thread, kept across searches: a
-     * worker's scratch is most of a megabyte, not worth clearing each time */
-    struct worker *pool;
-    int npool;
+    /* the per-thread buffers of its searches: its own (kept across its
+     * searches), or with a pool (rotor_search_options.pool) borrowed from
+     * it for each search (search_bufs) */
+    search_bufs *bufs;
+    search_bufs own;
+    rotor_search_pool *shared; /* NULL: no pool */
+    uint64_t id;               /* in the pool: whose memo a set holds (search_bufs.owner) */
     int64_t full_cap; /* a session's cap without a memory_cap: no arrays until below it */
 } ctx;
 

@@ -67,6 +67,18 @@ bool rotor_solver_find(const char *name, rotor_solver *out);
  * that the persistent plan cache (compile/plancache.h) keyed by it misses. */
 #define ROTOR_SEARCH_VERSION 1
 
+/* The per-search-thread buffers of exact searches (workers, the
+ * knapsack's scratch with its tensor-options memo: about 5 MB per thread),
+ * shared by every search and session given it, one search at a time per
+ * set, so that a compile allocates and faults them in once rather than per
+ * session.  Thread-safe (searches in parallel each take their own set).  A
+ * set handed to another search is reset as a fresh one: no answer depends
+ * on the pool.  Free it after every session using it is closed. */
+typedef struct rotor_search_pool rotor_search_pool;
+
+rotor_search_pool *rotor_search_pool_new(void); /* NULL: out of memory */
+void rotor_search_pool_free(rotor_search_pool *p);
+
 typedef struct rotor_search_options {
     const rotor_cost_model *model; /* NULL: the default model */
     rotor_solver solver;           /* zero: exact */
@@ -89,6 +101,7 @@ typedef struct rotor_search_options {
      * depend on it. */
     void (*progress)(void *ctx, int done, int total);
     void *progress_ctx;
+    rotor_search_pool *pool; /* NULL: each search or session its own buffers */
 } rotor_search_options;
 
 typedef struct rotor_candidate {
