@@ -387,14 +387,17 @@ bool rotor_segment_in_bands(const rotor_segment *s, const rotor_chip *chip) {
     return true;
 }
 
-/* The searches of stage plans, memoised by (expression, extents, cores, cap). */
 /* The stage frontiers searched so far, by (expression, extents, cores): the
  * frontier does not depend on the budget or the moves, so each shape and
- * group size is searched once, and each stage picks from it. */
+ * group size is searched once, and each stage picks from it.  An entry not
+ * yet searched records that no plan of its shape runs in `slower` seconds
+ * or less ("Time caps" below). */
 typedef struct plan_memo {
     char **key;
     rotor_search_result *fr;
     bool *found;       /* false: no plan covers the shape on these cores */
+    bool *searched;    /* false: only slower is known */
+    double *slower;
     int n, cap;
     int searches;
 } plan_memo;
@@ -407,6 +410,48 @@ static void plan_memo_free(plan_memo *pm) {
     free(pm->key);
     free(pm->fr);
     free(pm->found);
+    free(pm->searched);
+    free(pm->slower);
+}
+
+/* Room for one more entry. */
+static rotor_status plan_memo_grow(plan_memo *pm, rotor_error *err) {
+    if (pm->n < pm->cap) return ROTOR_OK;
+    int nc = pm->cap ? 2 * pm->cap : 64;
+    char **k2 = realloc(pm->key, (size_t)nc * sizeof *k2);
+    if (k2) pm->key = k2;
+    rotor_search_result *f2 = k2 ? realloc(pm->fr, (size_t)nc * sizeof *f2) : NULL;
+    if (f2) pm->fr = f2;
+    bool *b2 = f2 ? realloc(pm->found, (size_t)nc * sizeof *b2) : NULL;
+    if (b2) pm->found = b2;
+    bool *s2 = b2 ? realloc(pm->searched, (size_t)nc * sizeof *s2) : NULL;
+    if (s2) pm->searched = s2;
+    double *d2 = s2 ? realloc(pm->slower, (size_t)nc * sizeof *d2) : NULL;
+    if (!d2) return rotor_nomem(err);
+    pm->slower = d2;
+    pm->cap = nc;
+    return ROTOR_OK;
+}
+
+/* Whether some plan of e on gc (within its SRAM) runs in time_cap seconds
+ * or less: *faster false when none does (rotor_search_session_within's
+ * NOFIT; its answer is exact, the search only prunes sooner).  Any other
+ * failure but out of memory leaves *faster true: the frontier's search
+ * then meets it as before. */
+static rotor_status fastest_within(const rotor_expr *e, const rotor_chip *gc, const rotor_compile_options *opt,
+                                   double time_cap, bool *faster, rotor_error *err) {
+    rotor_search_options so = {.threads = opt ? opt->threads : 0};
+    rotor_search_session *ss = NULL;
+    rotor_error serr;
+    rotor_candidate c;
+    *faster = true;
+    rotor_status st = rotor_search_session_open(e, gc, &so, &ss, &serr);
+    if (!st) st = rotor_search_session_within(ss, 0, time_cap, 0, &c, NULL, &serr);
+    rotor_search_session_close(ss);
+    if (st == ROTOR_ERR_NOMEM && err) *err = serr;
+    if (st == ROTOR_ERR_NOMEM) return st;
+    *faster = st != ROTOR_ERR_NOFIT;
+    return ROTOR_OK;
 }
 
 static char *memo_key(const rotor_expr *e, int64_t g) {
@@ -420,49 +465,62 @@ static char *memo_key(const rotor_expr *e, int64_t g) {
 }
 
 /* The frontier of e on g cores (up to STAGE_RATIO times the fastest run),
- * memoised; *fr NULL when no plan covers it. */
+ * memoised; *fr NULL when no plan covers it.  With time_cap finite (and the
+ * exact solver), *slow true and no frontier when no plan runs in time_cap
+ * seconds or less ("Time caps" below). */
 #define STAGE_RATIO 2.0
 static rotor_status stage_frontier(plan_memo *pm, const compiler *cc, const rotor_compile_options *opt,
-                                   const rotor_expr *e, int64_t g, const rotor_search_result **fr,
-                                   rotor_error *err) {
+                                   const rotor_expr *e, int64_t g, double time_cap,
+                                   const rotor_search_result **fr, bool *slow, rotor_error *err) {
+    *slow = false;
+    *fr = NULL;
     char *key = memo_key(e, g);
     if (!key) return rotor_nomem(err);
-    for (int i = 0; i < pm->n; i++)
-        if (!strcmp(pm->key[i], key)) {
-            free(key);
-            *fr = pm->found[i] ? &pm->fr[i] : NULL;
-            return ROTOR_OK;
-        }
-    if (pm->n == pm->cap) {
-        int nc = pm->cap ? 2 * pm->cap : 64;
-        char **k2 = realloc(pm->key, (size_t)nc * sizeof *k2);
-        if (k2) pm->key = k2;
-        rotor_search_result *f2 = k2 ? realloc(pm->fr, (size_t)nc * sizeof *f2) : NULL;
-        if (f2) pm->fr = f2;
-        bool *b2 = f2 ? realloc(pm->found, (size_t)nc * sizeof *b2) : NULL;
-        if (!b2) {
-            free(key);
-            return rotor_nomem(err);
-        }
-        pm->found = b2;
-        pm->cap = nc;
+    int at = 0;
+    while (at < pm->n && strcmp(pm->key[at], key)) at++;
+    if (at < pm->n) free(key);
+    if (at < pm->n && pm->searched[at]) {
+        *fr = pm->found[at] ? &pm->fr[at] : NULL;
+        return ROTOR_OK;
+    }
+    rotor_status st = at < pm->n ? ROTOR_OK : plan_memo_grow(pm, err);
+    if (st) {
+        free(key);
+        return st;
+    }
+    if (at == pm->n) {
+        pm->key[at] = key;
+        pm->found[at] = pm->searched[at] = false;
+        pm->slower[at] = 0;
+        pm->n++;
     }
     rotor_chip gc = rotor_segment_group_chip(cc->chip, g);
+    if (time_cap <= pm->slower[at]) {
+        *slow = true;
+        return ROTOR_OK;
+    }
+    if (time_cap < INFINITY && cc->solver == ROTOR_SOLVER_EXACT) {
+        bool faster;
+        if ((st = fastest_within(e, &gc, opt, time_cap, &faster, err))) return st;
+        if (!faster) {
+            pm->slower[at] = time_cap;
+            *slow = true;
+            return ROTOR_OK;
+        }
+    }
     rotor_search_options so = {.solver = cc->solver, .threads = opt ? opt->threads : 0};
     so.pareto = true;
     so.pareto_time_ratio = STAGE_RATIO;
     rotor_error serr;
-    rotor_status st = rotor_search(e, &gc, &so, &pm->fr[pm->n], &serr);
+    st = rotor_search(e, &gc, &so, &pm->fr[at], &serr);
     pm->searches++;
     if (st == ROTOR_ERR_NOMEM) {
-        free(key);
         if (err) *err = serr;
         return st;
     }
-    pm->key[pm->n] = key;
-    pm->found[pm->n] = st == ROTOR_OK; /* else NOFIT, or INPUT for a shape no plan covers on g cores */
-    *fr = pm->found[pm->n] ? &pm->fr[pm->n] : NULL;
-    pm->n++;
+    pm->searched[at] = true;
+    pm->found[at] = st == ROTOR_OK; /* else NOFIT, or INPUT for a shape no plan covers on g cores */
+    *fr = pm->found[at] ? &pm->fr[at] : NULL;
     return ROTOR_OK;
 }
 
@@ -471,12 +529,14 @@ static rotor_status stage_frontier(plan_memo *pm, const compiler *cc, const roto
  * each cost their step-0 partition over the link rate.  The fastest plan
  * alone would often replicate an input on every core, which the stream then
  * has to carry.  Chosen from the frontier; when no point of it fits, the
- * fastest plan under cap by a capped search.  *fits false when none fits. */
+ * fastest plan under cap by a capped search.  *fits false when none fits,
+ * or when no plan runs in time_cap (stage_frontier). */
 static rotor_status stage_plan(plan_memo *pm, const compiler *cc, const rotor_compile_options *opt,
-                               const rotor_expr *e, int64_t g, int64_t cap, unsigned moved, rotor_candidate *out,
-                               bool *fits, rotor_error *err) {
+                               const rotor_expr *e, int64_t g, int64_t cap, double time_cap, unsigned moved,
+                               rotor_candidate *out, bool *fits, rotor_error *err) {
     const rotor_search_result *fr = NULL;
-    rotor_status st = stage_frontier(pm, cc, opt, e, g, &fr, err);
+    bool slow; /* then fr is NULL: no plan is chosen */
+    rotor_status st = stage_frontier(pm, cc, opt, e, g, time_cap, &fr, &slow, err);
     *fits = false;
     if (st || !fr) return st;
     double best = INFINITY;
@@ -626,8 +686,9 @@ static rotor_status stage_layout(const seg_ctx *sx, rotor_segment *out, int k, i
 
 /* Stage k's plan (within the budget the unpipelined schedule leaves its
  * operator, less the pipeline's buffers), its memory and its setup; *fits
- * false when no plan fits. */
-static rotor_status stage_fill(seg_ctx *sx, rotor_segment *out, int k, bool resident, bool *fits, rotor_error *err) {
+ * false when no plan fits, or when none runs in time_cap (stage_plan). */
+static rotor_status stage_fill(seg_ctx *sx, rotor_segment *out, int k, bool resident, double time_cap, bool *fits,
+                               rotor_error *err) {
     compiler *cc = sx->cc;
     rotor_stage *sg = &out->stages[k];
     const rotor_expr *e = &cc->g->ops[sg->op].expr;
@@ -640,11 +701,13 @@ static rotor_status stage_fill(seg_ctx *sx, rotor_segment *out, int k, bool resi
     unsigned moved = 0;
     for (int t = 1; t < e->ntensors; t++)
         if (os->kind[t] == T_ACTIVATION || !resident) moved |= 1u << t;
-    rotor_status st = stage_plan(&sx->memo, cc, sx->opt, &sg->micro, sg->cores, cap, moved, &sg->plan, fits, err);
+    rotor_status st =
+        stage_plan(&sx->memo, cc, sx->opt, &sg->micro, sg->cores, cap, time_cap, moved, &sg->plan, fits, err);
     if (st || !*fits) return st;
     int64_t extra = rotor_stage_buffer_bytes(sg);
     if (sg->plan.info.memory + extra > cap) {
-        st = stage_plan(&sx->memo, cc, sx->opt, &sg->micro, sg->cores, cap - extra, moved, &sg->plan, fits, err);
+        st = stage_plan(&sx->memo, cc, sx->opt, &sg->micro, sg->cores, cap - extra, time_cap, moved, &sg->plan, fits,
+                        err);
         if (st || !*fits) return st;
         extra = rotor_stage_buffer_bytes(sg); /* the leaner plan's own buffers */
         if (sg->plan.info.memory + extra > cap) {
@@ -782,10 +845,13 @@ static double stage_floors(const seg_ctx *sx, rotor_segment *s, int k, bool resi
 }
 
 /* A floor of s's cost by the objective while stages done.. have no plan:
- * theirs at their floors (stage_floors), the rest as planned. */
-static rotor_status segment_floor(const seg_ctx *sx, rotor_segment *s, int done, double *floor_s, rotor_error *err) {
+ * theirs at their floors (stage_floors), the rest as planned; with
+ * run_at >= 0, stage done's run takes run_at seconds instead. */
+static rotor_status segment_floor(const seg_ctx *sx, rotor_segment *s, int done, double run_at, double *floor_s,
+                                  rotor_error *err) {
     double setup = s->setup_s;
     for (int k = done; k < s->nstages; k++) setup = dmax(setup, stage_floors(sx, s, k, s->weights_resident));
+    if (run_at >= 0 && done < s->nstages) s->stages[done].exec_s = run_at;
     rotor_status st = ROTOR_OK;
     if (sx->opt->objective == ROTOR_OBJECTIVE_THROUGHPUT) {
         double slowest = 0, in[64], outw[64];
@@ -801,6 +867,55 @@ static rotor_status segment_floor(const seg_ctx *sx, rotor_segment *s, int done,
         memset(s->stages[k].xfer_s, 0, sizeof s->stages[k].xfer_s);
     }
     return st;
+}
+
+/* ---- time caps ---------------------------------------------------------------
+ *
+ * Issue 45: the floor above cannot drop the candidates close to the winner,
+ * and each of their stages searched a whole frontier.  A stage's search only
+ * matters when its run can let the candidate win: when stage k's run takes
+ * x, the candidate costs at least L(x), segment_floor with stages < k as
+ * planned, stage k's run at x and its moves and setup at their floors, the
+ * later stages at their floors.  L is nondecreasing in x (the times only add
+ * and take maxima, and rounding is monotone).  stage_time_cap finds, by
+ * bisection, an x_cap with L(x_cap) > threshold; if no plan of stage k (any
+ * memory within the SRAM, which bounds every budget stage_fill gives) runs
+ * in x_cap or less, then whatever plan stage_fill would choose runs in
+ * x > x_cap, the candidate costs at least L(x) >= L(x_cap) > threshold, and
+ * it cannot be kept: segment_best keeps only a cost strictly below the
+ * threshold.  rotor_search_session_within answers "no plan in x_cap" exactly
+ * (its time cap only prunes) and far faster than a frontier.  Otherwise the
+ * frontier is searched as without the cap, so every candidate that is not
+ * dropped gets the very plans it got before: the choice, and every output
+ * byte, are those of pipeline_no_prune.  A shape found slower than x_cap
+ * is remembered (plan_memo.slower) for later candidates with a smaller cap. */
+
+/* x_cap for stage k of s (above), or INFINITY when the bisection cannot
+ * start (a threshold <= 0). */
+static rotor_status stage_time_cap(const seg_ctx *sx, rotor_segment *s, int k, double threshold, double *cap,
+                                   rotor_error *err) {
+    double lo = 0, hi = 2 * threshold, at;
+    *cap = INFINITY;
+    if (!(threshold > 0)) return ROTOR_OK;
+    /* L(x) >= x: a step runs stage k, and the interval is m steps or more */
+    rotor_status st = segment_floor(sx, s, k, hi, &at, err);
+    if (st || !(at > threshold)) return st;
+    for (int i = 0; i < 40 && !st; i++) {
+        double mid = 0.5 * (lo + hi);
+        if (!(st = segment_floor(sx, s, k, mid, &at, err))) *(at > threshold ? &hi : &lo) = mid;
+    }
+    if (!st) *cap = hi;
+    return st;
+}
+
+/* *hit: whether the frontier of stage sg has been searched (plan_memo). */
+static rotor_status stage_searched(const plan_memo *pm, const rotor_stage *sg, bool *hit, rotor_error *err) {
+    char *key = memo_key(&sg->micro, sg->cores);
+    if (!key) return rotor_nomem(err);
+    *hit = false;
+    for (int i = 0; i < pm->n && !*hit; i++) *hit = pm->searched[i] && !strcmp(pm->key[i], key);
+    free(key);
+    return ROTOR_OK;
 }
 
 /* Builds and costs segment first..last streaming dimension d in m
@@ -833,15 +948,17 @@ static rotor_status segment_try(seg_ctx *sx, int first, int last, int d, int64_t
     bool prune = !sx->opt->pipeline_no_prune && threshold < INFINITY && !lst;
     rotor_status st = ROTOR_OK;
     for (int k = 0; k < S && !st; k++) {
-        double floor_s = 0;
-        if (prune && (st = segment_floor(sx, out, k, &floor_s, err))) break;
+        double floor_s = 0, time_cap = INFINITY;
+        if (prune && (st = segment_floor(sx, out, k, -1, &floor_s, err))) break;
         if (prune && floor_s > threshold) return ROTOR_OK;
         if (k == laid) {
             if (err) *err = lerr;
             return lst;
         }
-        bool fits;
-        if ((st = stage_fill(sx, out, k, resident, &fits, err)) || !fits) return st;
+        bool searched = true, fits;
+        if (prune && (st = stage_searched(&sx->memo, &out->stages[k], &searched, err))) return st;
+        if (!searched && (st = stage_time_cap(sx, out, k, threshold, &time_cap, err))) return st;
+        if ((st = stage_fill(sx, out, k, resident, time_cap, &fits, err)) || !fits) return st;
         /* transfers from the stages it reads */
         for (int t = 1; t < out->stages[k].micro.ntensors && !st; t++) {
             if (!rotor_segment_moves(&out->stages[k], t, 0)) continue;
