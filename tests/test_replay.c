@@ -1321,60 +1321,10 @@ Test(replay, a_hand_off_with_nothing_to_move_sends_the_rest_of_the_setup_once, .
 
 /* ---- pipelined segments (docs/simulator.md, "Replay", "Segments") ---------- */
 
-static void compile_pipelined(const char *model, int64_t batch, const rotor_chip *chip, rotor_pipeline *pp) {
-    rotor_error err = {{0}};
-    rotor_pipeline_options po = {.model = model, .zoo = {.batch = batch}, .t10 = true, .program = true};
-    po.compile.pipeline = true;
-    po.compile.max_stages = 2; /* NeRF's choice with the default four too, at a fraction of the searches */
-    cr_assert_eq(rotor_pipeline_run(&po, chip, pp, &err), ROTOR_OK, "%s", err.msg);
-}
-
-/* NeRF at batch 1 pipelines sigma and feature side by side (one segment of
- * one micro-batch): nothing moves between the groups and every group's
- * setup is a permutation of whole-partition transfers, so no port is shared
- * and the segment takes exactly the slowest group's setup (one transfer of
- * its setup bytes) plus the slowest stage's plan replayed alone on its
- * group, to the picosecond; and that is the model's total within 1 %. */
-Test(replay, side_by_side_stages_take_the_slowest_setup_and_the_slowest_stage_exactly, .timeout = 120) {
-    rotor_chip chip;
-    cr_assert_eq(rotor_chip_preset("ipu-mk2", &chip, NULL), ROTOR_OK);
-    rotor_error err = {{0}};
-    rotor_pipeline pp;
-    compile_pipelined("nerf", 1, &chip, &pp);
-    const rotor_program *p = &pp.program;
-    cr_assert_eq(p->nsegments, 1);
-    const rotor_segment *s = &p->segments[0];
-    cr_assert_eq(s->micro, 1);
-    cr_assert_eq(s->nstages, 2);
-    for (int k = 0; k < s->nstages; k++)
-        for (int t = 1; t < s->stages[k].micro.ntensors; t++)
-            cr_assert(s->stages[k].from[t] < 0, "stage %d reads nothing from the other", k);
-    int64_t setup_ps = 0, run_ps = 0;
-    for (int k = 0; k < s->nstages; k++) {
-        const rotor_stage *sg = &s->stages[k];
-        int64_t x = 0, y = 0;
-        if (sg->setup_bytes > 0) cr_assert_eq(rotor_replay_shift(&chip, 1, sg->setup_bytes, &x, &err), ROTOR_OK);
-        rotor_chip gc = rotor_segment_group_chip(&chip, sg->cores);
-        cr_assert_eq(rotor_replay_plan(&sg->micro, &sg->plan.plan, &sg->plan.info, &gc, 0, &y, NULL, &err), ROTOR_OK,
-                     "%s", err.msg);
-        if (x > setup_ps) setup_ps = x;
-        if (y > run_ps) run_ps = y;
-    }
-    rotor_replay_result r;
-    cr_assert_eq(rotor_replay(p, &chip, NULL, &r, NULL, &err), ROTOR_OK, "%s", err.msg);
-    const rotor_replay_op *x = &r.ops[s->first];
-    cr_assert_eq(x->segment, 1);
-    cr_assert_eq(r.ops[s->last].segment, 1);
-    cr_assert_eq(r.ops[s->last].simulated_s, 0, "the segment is reported once, on its first operator");
-    cr_assert_eq(llround(x->simulated_s * 1e12), setup_ps + run_ps, "simulated %.12g s, setup %lld + run %lld ps",
-                 x->simulated_s, (long long)setup_ps, (long long)run_ps);
-    cr_assert_eq(llround(x->simulated_setup_s * 1e12), setup_ps);
-    cr_assert_eq(x->predicted_s, s->total_s);
-    cr_assert(fabs(x->simulated_s / x->predicted_s - 1) < 0.01, "simulated %.6g, model %.6g s", x->simulated_s,
-              x->predicted_s);
-    rotor_replay_result_free(&r);
-    rotor_pipeline_free(&pp);
-}
+/* NeRF at batch 1's side-by-side segment replays to the picosecond: its
+ * test is tests/test_segment.c's nerf_at_batch_1_runs_sigma_and_feature_side_by_side,
+ * which checks the segment the compiler picks and replays that one compile
+ * (the compile is the cost: it was done twice, here and there). */
 
 /* A streamed segment replays step by step as its model (segment.h): moves
  * and runs in separate phases, so no port is shared with a plan's shifts.

@@ -1,8 +1,9 @@
 /* test_segment.c — inter-operator pipelining over core groups
  * (src/compile/segment.c, docs/kapla.md "Pipelining"): the segment model's
  * recursion by hand, the segments the compiler picks for NeRF, their
- * invariants (disjoint groups, SRAM, totals), and the program file's
- * segments read back and refused when edited. */
+ * invariants (disjoint groups, SRAM, totals), NeRF's side-by-side segment
+ * replayed, and the program file's segments read back and refused when
+ * edited. */
 #include <criterion/criterion.h>
 
 #include <cjson/cJSON.h>
@@ -12,7 +13,9 @@
 
 #include "fixtures.h"
 #include "rotor/compile/program.h"
+#include "rotor/compile/segment.h"
 #include "rotor/pipeline/pipeline.h"
+#include "rotor/sim/replay.h"
 
 #define assert_msg_has(err, s) \
     cr_assert(strstr((err).msg, (s)) != NULL, "message \"%s\" lacks \"%s\"", (err).msg, (s))
@@ -198,7 +201,53 @@ Test(segment, the_mlp_streams_a_matmul_into_its_bias_add) {
     rotor_graph_free(&g);
 }
 
-Test(segment, nerf_at_batch_1_runs_sigma_and_feature_side_by_side) {
+/* NeRF at batch 1's segment (one micro-batch, sigma and feature side by
+ * side) replayed: nothing moves between the groups and every group's setup
+ * is a permutation of whole-partition transfers, so no port is shared and
+ * the segment takes exactly the slowest group's setup (one transfer of its
+ * setup bytes) plus the slowest stage's plan replayed alone on its group,
+ * to the picosecond; and that is the model's total within 1 %
+ * (docs/simulator.md, "Replay", "Segments"). */
+static void side_by_side_replays_exactly(const rotor_program *p, const rotor_chip *chip) {
+    rotor_error err = {{0}};
+    cr_assert_eq(p->nsegments, 1);
+    const rotor_segment *s = &p->segments[0];
+    cr_assert_eq(s->micro, 1);
+    cr_assert_eq(s->nstages, 2);
+    for (int k = 0; k < s->nstages; k++)
+        for (int t = 1; t < s->stages[k].micro.ntensors; t++)
+            cr_assert(s->stages[k].from[t] < 0, "stage %d reads nothing from the other", k);
+    int64_t setup_ps = 0, run_ps = 0;
+    for (int k = 0; k < s->nstages; k++) {
+        const rotor_stage *sg = &s->stages[k];
+        int64_t x = 0, y = 0;
+        if (sg->setup_bytes > 0) cr_assert_eq(rotor_replay_shift(chip, 1, sg->setup_bytes, &x, &err), ROTOR_OK);
+        rotor_chip gc = rotor_segment_group_chip(chip, sg->cores);
+        cr_assert_eq(rotor_replay_plan(&sg->micro, &sg->plan.plan, &sg->plan.info, &gc, 0, &y, NULL, &err), ROTOR_OK,
+                     "%s", err.msg);
+        if (x > setup_ps) setup_ps = x;
+        if (y > run_ps) run_ps = y;
+    }
+    rotor_replay_result r;
+    cr_assert_eq(rotor_replay(p, chip, NULL, &r, NULL, &err), ROTOR_OK, "%s", err.msg);
+    const rotor_replay_op *x = &r.ops[s->first];
+    cr_assert_eq(x->segment, 1);
+    cr_assert_eq(r.ops[s->last].segment, 1);
+    cr_assert_eq(r.ops[s->last].simulated_s, 0, "the segment is reported once, on its first operator");
+    cr_assert_eq(llround(x->simulated_s * 1e12), setup_ps + run_ps, "simulated %.12g s, setup %lld + run %lld ps",
+                 x->simulated_s, (long long)setup_ps, (long long)run_ps);
+    cr_assert_eq(llround(x->simulated_setup_s * 1e12), setup_ps);
+    cr_assert_eq(x->predicted_s, s->total_s);
+    cr_assert(fabs(x->simulated_s / x->predicted_s - 1) < 0.01, "simulated %.6g, model %.6g s", x->simulated_s,
+              x->predicted_s);
+    rotor_replay_result_free(&r);
+}
+
+/* One compile, two checks: the segment the compiler picks, and its replay
+ * (side_by_side_replays_exactly: it was tests/test_replay.c's own test,
+ * which compiled the same NeRF with the same options again, some 10 s of
+ * CPU under ASan). */
+Test(segment, nerf_at_batch_1_runs_sigma_and_feature_side_by_side, .timeout = 120) {
     /* At batch 1 every layer is too small to gain from micro-batches (a
      * run's padding to the systolic array costs more than the overlap);
      * only the two heads that both read fc7 run at once, on two groups. */
@@ -214,6 +263,7 @@ Test(segment, nerf_at_batch_1_runs_sigma_and_feature_side_by_side) {
     cr_assert_eq(sg->micro, 1);
     cr_assert_eq(sg->stages[1].from[1], ROTOR_STAGE_OUTSIDE, "feature reads fc7, outside the segment");
     cr_assert_lt(r->total_s, r->unpipelined_s);
+    side_by_side_replays_exactly(&p.program, &chip);
     rotor_pipeline_free(&p);
 }
 
@@ -255,25 +305,33 @@ static rotor_pipeline_options nerf_pipelined(int64_t batch) {
     return po;
 }
 
+/* NeRF at batch 4 (batch 8 before: half again the searches, and every one
+ * of its segments ran one micro-batch, so a group's work was one run): the
+ * throughput objective picks five segments where latency picks one, two of
+ * them in two micro-batches, so a group's work is its runs times a run. */
 Test(segment, the_throughput_objective_prices_a_segment_by_its_interval) {
     rotor_chip chip = mk2();
     rotor_error err = {{0}};
-    rotor_pipeline_options po = nerf_pipelined(8);
+    rotor_pipeline_options po = nerf_pipelined(4);
     po.compile.max_stages = 2;
     po.compile.objective = ROTOR_OBJECTIVE_THROUGHPUT;
     rotor_pipeline p;
     cr_assert_eq(rotor_pipeline_run(&po, &chip, &p, &err), ROTOR_OK, "%s", err.msg);
     cr_assert_eq(p.t10.objective, ROTOR_OBJECTIVE_THROUGHPUT);
     cr_assert_gt(p.t10.nsegments, 0);
+    bool several_runs = false;
     for (int s = 0; s < p.t10.nsegments; s++) {
         const rotor_segment *sg = &p.t10.segments[s];
         /* the interval is the busiest group's work or moves, never more than the latency */
         double busiest = 0;
-        for (int k = 0; k < sg->nstages; k++)
+        for (int k = 0; k < sg->nstages; k++) {
             busiest = fmax(busiest, (double)sg->stages[k].runs * sg->stages[k].exec_s);
+            several_runs |= sg->stages[k].runs > 1;
+        }
         cr_assert_geq(sg->interval_s, busiest);
         cr_assert_leq(sg->interval_s, sg->run_s);
     }
+    cr_assert(several_runs, "some group runs its stage more than once (else busiest is one run)");
     rotor_pipeline_free(&p);
 }
 
