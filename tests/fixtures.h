@@ -23,6 +23,7 @@
 #include "rotor/op/expr.h"
 #include "rotor/op/plan.h"
 #include "rotor/op/sample.h"
+#include "rotor/op/search.h"
 
 #define FIXTURE static __attribute__((unused))
 
@@ -322,6 +323,18 @@ FIXTURE void conv3_chain(rotor_graph *g) {
         x = y;
     }
     g->values[x].is_output = true;
+}
+
+/* The exact Pareto frontier of e on chip, one thread, asserted to hold
+ * several plans (temporal factors, rings and reductions on a GEMM or a
+ * convolution of the mk2): what the hand-off and cache tests price. */
+FIXTURE rotor_search_result pareto_frontier(const rotor_expr *e, const rotor_chip *chip) {
+    rotor_search_options opt = {.pareto = true, .threads = 1};
+    rotor_search_result r;
+    rotor_error err;
+    cr_assert_eq(rotor_search(e, chip, &opt, &r, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_geq(r.npareto, 3, "a frontier of several plans");
+    return r;
 }
 
 #endif

@@ -63,14 +63,6 @@ static int files_of(const char *d, const char *ext, char *path, size_t size) {
     return n;
 }
 
-static rotor_search_result frontier(const rotor_expr *e, const rotor_chip *chip) {
-    rotor_search_options opt = {.pareto = true, .threads = 1};
-    rotor_search_result r;
-    rotor_error err;
-    cr_assert_eq(rotor_search(e, chip, &opt, &r, &err), ROTOR_OK, "%s", err.msg);
-    cr_assert_geq(r.npareto, 3, "a frontier of several plans");
-    return r;
-}
 
 typedef struct setup_case {
     rotor_chip chip;
@@ -85,8 +77,8 @@ static void setup_case_init(setup_case *s) {
     s->chip = mk2();
     s->ep = make_expr("C[m,n] += A[m,k] * B[k,n]", "m=256,k=512,n=512");
     s->ec = make_expr("C[m,n] += A[m,k] * B[k,n]", "m=256,k=512,n=256");
-    s->rp = frontier(&s->ep, &s->chip);
-    s->rc = frontier(&s->ec, &s->chip);
+    s->rp = pareto_frontier(&s->ep, &s->chip);
+    s->rc = pareto_frontier(&s->ec, &s->chip);
     s->keys[0] = "C[m,n] += A[m,k] * B[k,n]|m=256,k=512,n=512,";
     s->keys[1] = "C[m,n] += A[m,k] * B[k,n]|m=256,k=512,n=256,";
     s->fchip[0] = s->fchip[1] = s->chip;

@@ -20,17 +20,6 @@
 #include "compile/handoffcache.h"
 #include "fixtures.h"
 
-/* The frontier of a GEMM on the mk2: plans with temporal factors, rings
- * and reductions. */
-static rotor_search_result frontier(const rotor_expr *e, const rotor_chip *chip) {
-    rotor_search_options opt = {.pareto = true, .threads = 1};
-    rotor_search_result r;
-    rotor_error err;
-    cr_assert_eq(rotor_search(e, chip, &opt, &r, &err), ROTOR_OK, "%s", err.msg);
-    cr_assert_geq(r.npareto, 3, "a frontier of several plans");
-    return r;
-}
-
 /* The traffic of one hand-off placed afresh, as the memo computed it
  * before it kept placements. */
 static void fresh(const rotor_expr *ep, const rotor_plan *pp, const rotor_expr *ec, const rotor_plan *pc,
@@ -64,7 +53,7 @@ Test(warm, the_memo_places_a_producer_once_and_counts_as_afresh) {
     rotor_chip chip = mk2();
     rotor_expr ep = make_expr("C[m,n] += A[m,k] * B[k,n]", "m=256,k=512,n=512");
     rotor_expr ec = make_expr("C[m,n] += A[m,k] * B[k,n]", "m=256,k=512,n=256");
-    rotor_search_result rp = frontier(&ep, &chip), rc = frontier(&ec, &chip);
+    rotor_search_result rp = pareto_frontier(&ep, &chip), rc = pareto_frontier(&ec, &chip);
     int nc = rc.npareto < 6 ? rc.npareto : 6;
     handoff_cache *hc = handoff_cache_new(&chip);
     rotor_error err;
@@ -145,7 +134,7 @@ Test(warm, the_memo_forgets_placements_beyond_its_bound_and_stays_exact) {
 Test(warm, step_0_partitions_are_the_loops) {
     rotor_chip chip = mk2();
     rotor_expr e = make_expr("C[m,n] += A[m,k] * B[k,n]", "m=256,k=512,n=512");
-    rotor_search_result r = frontier(&e, &chip);
+    rotor_search_result r = pareto_frontier(&e, &chip);
     rotor_error err;
     int checked = 0;
     for (int k = 0; k < r.npareto; k++) {
@@ -183,7 +172,7 @@ Test(warm, step_0_partitions_are_the_loops) {
 Test(warm, every_output_element_has_one_holder_by_cell) {
     rotor_chip chip = mk2();
     rotor_expr e = make_expr("C[m,n] += A[m,k] * B[k,n]", "m=48,k=512,n=40");
-    rotor_search_result r = frontier(&e, &chip);
+    rotor_search_result r = pareto_frontier(&e, &chip);
     rotor_error err;
     for (int k = 0; k < r.npareto; k++) {
         rotor_place *pl;
