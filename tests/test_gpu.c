@@ -68,6 +68,28 @@ Test(gpu, gemm_by_hand) {
     cr_assert_eq(o.bound, ROTOR_GPU_BOUND_COMPUTE);
 }
 
+/* 16384^3 bf16 on a100-40gb takes 256x128 tiles, one CTA an SM (256 threads
+ * x 192 registers = 49152 of 65536): 8192 tiles, ceil(8192/108) = 76 on the
+ * busiest SM.  Main loop 76 x 2*256*128*16384 / (312e12/108) = 28247.67 us;
+ * every tile's store shows, 8192 x 64 KiB / 5414.4 GB/s = 99.16 us; and every
+ * tile's pipeline fill after the SM's first, 75 x 388 cycles at 1.41 GHz =
+ * 20.64 us: compute = 28367.46 us, + 5 us launch. */
+Test(gpu, one_cta_gemm_exposes_prologues) {
+    rotor_gpu g = preset("a100-40gb");
+    rotor_error err = {{0}};
+    cr_assert_eq(rotor_gpu_set(&g, "dtype=bf16", &err), ROTOR_OK, "%s", err.msg);
+    rotor_gpu_estimate o = op("C[m,n] += A[m,k] * B[k,n]", "m=16384,n=16384,k=16384", &g);
+    cr_assert_eq(o.tile_m, 256);
+    cr_assert_eq(o.tile_n, 128);
+    cr_assert_eq(o.ctas_per_sm, 1);
+    cr_assert_eq(o.tiles, 8192);
+    double prologues = 75.0 * ROTOR_GPU_L2_LATENCY_CYCLES / 1410e6;
+    cr_assert_float_eq(prologues * 1e6, 20.64, 0.01);
+    cr_assert_float_eq(o.compute_s * 1e6, 28247.67 + 99.16 + 20.64, 0.02);
+    cr_assert_float_eq(o.seconds * 1e6, 28372.46, 0.02);
+    cr_assert_eq(o.bound, ROTOR_GPU_BOUND_COMPUTE);
+}
+
 /* A GEMV (M = 1, K = N = 8192, fp16): the 128 MiB weight streams once from
  * HBM: (8192*8192 + 2*8192) * 2 B / (1355/1555 * 2039 GB/s) = 75.56 us + 5 us. */
 Test(gpu, gemv_is_hbm_bound) {
@@ -255,7 +277,8 @@ Test(gpu, a100_measured_table) {
     /* issue 43's acceptance is 15 % and 35 %: the mean (22.2 %) and the worst
      * (49.3 %, S9's Triton softmax at 4096x12416) miss it; the bounds below
      * are what the model reaches (docs/gpu.md, "Validation", says where it
-     * misses and why), so a change that makes it worse fails */
-    cr_assert_leq(sum / rows, 0.23, "mean absolute error %.1f%%", 100 * sum / rows);
-    cr_assert_leq(worst, 0.50, "worst %.1f%% (%s)", 100 * worst, worst_name);
+     * misses and why, and why no physical term closes it), so a change that
+     * makes it worse fails */
+    cr_assert_leq(sum / rows, 0.2225, "mean absolute error %.2f%%", 100 * sum / rows);
+    cr_assert_leq(worst, 0.4935, "worst %.2f%% (%s)", 100 * worst, worst_name);
 }

@@ -6,6 +6,7 @@
  * split-K factor:
  *   compute = ceil(tiles / SMs) * 2 tm tn k_slice / (rate / SMs) / occupancy
  *             + the C stores the main loops do not hide (exposed_epilogue_s)
+ *             + the pipeline fills they do not hide (exposed_prologue_s)
  *   L2      = (A * N_tiles + B * M_tiles + C + split-K partials)
  *             / (L2 bandwidth * ROTOR_GPU_L2_EFFICIENCY)
  *   HBM     = (A + B' + C) / (HBM bandwidth * ROTOR_GPU_HBM_EFFICIENCY), B' = B when it fits half
@@ -63,6 +64,21 @@ static void finish(rotor_gpu_estimate *o, const rotor_gpu *g) {
  * multiply and multiply-add on compute capability 8.0), so half that rate. */
 static double cuda_core_ops(const rotor_gpu *g) { return g->fp32_tflops * 1e12 / 2.0; }
 
+/* The pipeline fills of a GEMM's tiles that no main loop hides.  A
+ * CUTLASS/cuBLAS multistage main loop issues its first k-slices' loads
+ * (cp.async) and waits for the first before its first MMA.  The SM's first
+ * tile's wait is part of the launch (launch_us is a whole one-block kernel's
+ * measured duration, its first loads included), and with more CTAs an SM a
+ * co-resident CTA's main loop covers the later ones; with one CTA an SM every
+ * later tile's fill shows, as its epilogue does (the next CTA starts when the
+ * last retires).  Its operands are panels earlier tiles read, in L2, and a
+ * k-slice's sectors are spread over both L2 partitions, so it waits the far
+ * partition's latency (ROTOR_GPU_L2_LATENCY_CYCLES), at the SM clock. */
+static double exposed_prologue_s(int64_t per_sm, int64_t ctas, const rotor_gpu *g) {
+    double later = ctas == 1 && per_sm > 1 ? (double)(per_sm - 1) : 0.0;
+    return later * ROTOR_GPU_L2_LATENCY_CYCLES / (g->clock_mhz * 1e6);
+}
+
 /* Resident CTAs of one tile on an SM: by registers (fp32 accumulators
  * tm*tn/threads a thread, plus 64 for addresses and fragments) and by
  * shared memory (STAGES k-slices of both operands), at most 4. */
@@ -109,6 +125,7 @@ static void gemm_candidate(const rotor_gemm_shape *s, int64_t tm, int64_t tn, in
     o->compute_s = (double)per_sm * 2.0 * (double)(tm * tn) * (double)kslice / (sm_rate * occupancy);
     if (ctx) o->compute_s += ctx->epilogue_flops / cuda_core_ops(g);
     o->compute_s += exposed_epilogue_s(tiles, ctas, tm * tn * (split > 1 ? 4 : elem), g);
+    o->compute_s += exposed_prologue_s(per_sm, ctas, g);
     /* split-K: each split's fp32 partial tile is written to and read back
      * from a workspace (CUTLASS's serial split-K reduction) */
     double partial = split > 1 ? 2.0 * 4.0 * (double)s->batch * (double)s->m * (double)s->n * (double)(split - 1) : 0;

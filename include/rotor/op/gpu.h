@@ -43,6 +43,16 @@ const char *rotor_gpu_bound_name(rotor_gpu_bound b); /* "compute", "HBM", "L2", 
  * constant for every GPU; docs/gpu.md, "Constants". */
 #define ROTOR_GPU_L2_EFFICIENCY 0.75
 
+/* The load-to-use latency, in SM clock cycles, of data in the far L2
+ * partition, which a GEMM tile's pipeline fill waits before its first MMA
+ * (op/gpu.c, exposed_prologue_s): a pointer chase of one warp on an
+ * A100-SXM4-80GB at 1410 MHz takes 388 cycles a load for a buffer that spills
+ * into the far partition (27-36 MB; 205 in the near one, 552 from DRAM)
+ * (github.com/RRZE-HPC/gpu-benches, gpu-latency/a100_80.txt, the benchmark
+ * "gpu-latency" of its README).  The same cycles for every GPU, at its clock
+ * (0.28 us on an A100); docs/gpu.md, "Constants". */
+#define ROTOR_GPU_L2_LATENCY_CYCLES 388.0
+
 /* A contraction as a GEMM: batch x (M x K) . (K x N). */
 typedef struct rotor_gemm_shape {
     int64_t batch, m, n, k;
