@@ -643,14 +643,14 @@ static rotor_status setup_price(handoff_cache *hc, const handoff_input *in, int 
 rotor_status handoff_cache_setup(handoff_cache *hc, const handoff_input *in, int n, int fc, const rotor_expr *ec,
                                  const rotor_plan *pc, const rotor_chip *chip_c, int64_t *most, int64_t *link,
                                  int64_t *hops, rotor_error *err) {
-    int64_t r[3] = {0, 0, 0};
+    int64_t r[3] = {0, 0, 0}; /* no hand-off input: nothing through any port (handoff_cache_most's) */
     uint64_t h = n > 0 ? front_hash(in, n, fc, pc) : 0;
     const front_entry *fe = n > 0 ? front_find(hc, h, in, n, fc, ec, pc) : NULL;
     if (fe) memcpy(r, fe->r, sizeof r);
-    else {
+    else if (n > 0) {
         rotor_status st = setup_price(hc, in, n, fc, ec, pc, chip_c, r, err);
         if (st) return st;
-        if (n > 0) front_add(hc, h, in, n, fc, ec, pc, r);
+        front_add(hc, h, in, n, fc, ec, pc, r);
     }
     *most = r[0];
     if (link) *link = r[1];
