@@ -9,7 +9,9 @@
  *  - a hand-off's holders by cell (src/op/handoff.c's grid) are the ones
  *    the origins say;
  *  - a setup asked again where the caller keeps its plans is answered by
- *    what is there now (handoffcache.c's front memo). */
+ *    what is there now (handoffcache.c's front memo);
+ *  - a placement's summary (rotor_place_summarize, what a program records)
+ *    is the whole placement's chains and ring counts. */
 #include <criterion/criterion.h>
 
 #include <stdlib.h>
@@ -246,4 +248,40 @@ Test(warm, the_setup_memo_answers_by_the_plans_content) {
     cr_assert_eq(handoff_cache_counted(hc), 2);
     handoff_cache_free(hc);
     handoff_cache_free(afresh);
+}
+
+/* The program's placement summary without the rings: every frontier plan
+ * of a GEMM, a batched attention product and a convolution gives the chains
+ * and ring counts of the whole placement. */
+Test(warm, a_placement_summary_is_the_placements_chains_and_rings) {
+    rotor_chip chip = mk2();
+    const char *ex[][2] = {
+        {"C[m,n] += A[m,k] * B[k,n]", "m=256,k=512,n=512"},
+        {"S[b,i,j] += Q[b,i,d] * K[b,j,d]", "b=16,i=128,j=128,d=64"},
+        {"Y[n,o,y,x] += X[n,c,y+r,x+s] * W[o,c,r,s]", "n=1,o=64,c=64,y=28,x=28,r=3,s=3"},
+    };
+    rotor_error err;
+    int checked = 0;
+    for (size_t x = 0; x < sizeof ex / sizeof ex[0]; x++) {
+        rotor_expr e = make_expr(ex[x][0], ex[x][1]);
+        rotor_search_result r = pareto_frontier(&e, &chip);
+        for (int k = 0; k < r.npareto; k++) {
+            rotor_place *pl;
+            rotor_place_summary ps;
+            cr_assert_eq(rotor_place_make(&e, &r.pareto[k].plan, &r.pareto[k].info, &pl, &err), ROTOR_OK, "%s",
+                         err.msg);
+            cr_assert_eq(rotor_place_summarize(&e, &r.pareto[k].plan, &r.pareto[k].info, &ps, &err), ROTOR_OK);
+            for (int a = 0; a < e.naxes; a++) {
+                int64_t radix[ROTOR_MAX_TENSORS + 1];
+                int q = rotor_place_digits(pl, a, radix);
+                cr_assert_eq(ps.ndigits[a], q, "%s plan %d axis %d", ex[x][0], k, a);
+                cr_assert_arr_eq(ps.radix[a], radix, (size_t)q * sizeof *radix);
+            }
+            for (int t = 0; t < e.ntensors; t++) cr_assert_eq(ps.rings[t], rotor_place_ring_count(pl, t));
+            rotor_place_free(pl);
+            checked++;
+        }
+        rotor_search_result_free(&r);
+    }
+    cr_assert_gt(checked, 10);
 }

@@ -24,22 +24,19 @@
 
 static rotor_status placement_json(const rotor_expr *e, const rotor_plan *p,
                                    const rotor_plan_info *info, cJSON **out, rotor_error *err) {
-    rotor_place *pl;
-    rotor_status st = rotor_place_make(e, p, info, &pl, err);
+    rotor_place_summary ps; /* the placement's chains and ring counts, its errors, not its rings */
+    rotor_status st = rotor_place_summarize(e, p, info, &ps, err);
     if (st) return st;
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "algorithm", PLACEMENT_ALGORITHM);
     cJSON *chains = cJSON_AddObjectToObject(o, "chains");
     for (int a = 0; a < e->naxes; a++) {
-        int64_t radix[64];
-        int q = rotor_place_digits(pl, a, radix);
         cJSON *arr = cJSON_AddArrayToObject(chains, e->axis_name[a]);
-        for (int i = 0; i < q; i++) cJSON_AddItemToArray(arr, rotor_json_int(radix[i]));
+        for (int i = 0; i < ps.ndigits[a]; i++) cJSON_AddItemToArray(arr, rotor_json_int(ps.radix[a][i]));
     }
     cJSON *rings = cJSON_AddObjectToObject(o, "rings");
     for (int t = 0; t < e->ntensors; t++)
-        cJSON_AddItemToObject(rings, e->tensors[t].name, rotor_json_int(rotor_place_ring_count(pl, t)));
-    rotor_place_free(pl);
+        cJSON_AddItemToObject(rings, e->tensors[t].name, rotor_json_int(ps.rings[t]));
     *out = o;
     return ROTOR_OK;
 }
