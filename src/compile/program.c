@@ -44,7 +44,7 @@ static rotor_status placement_json(const rotor_expr *e, const rotor_plan *p,
 /* ---- placements, once per (shape, plan) ------------------------------------
  *
  * The writer and the reader each give every active plan's placement summary
- * (placement_json: the whole core map made, rings dealt, and freed), and
+ * (placement_json: every core's offsets chosen and checked balanced), and
  * repeated layers repeat their (shape, plan): a warm Conformer-M placed 247
  * plans twice over, 18 distinct, and its program stage was a third of the
  * warm compile (issue 45).  The summary is a function of the expression (its
