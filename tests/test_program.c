@@ -261,3 +261,50 @@ Test(program, a_mesh_setup_a_few_picoseconds_under_its_bound_is_read) {
     rotor_program_free(&p);
     rotor_graph_free(&mlp);
 }
+
+/* Repeated layers (program.c's placement memo, issue 45): two FFN layers of
+ * the same shapes get the same plans, so the second layer's placements come
+ * from the memo.  They are written as the first layer's, and a hand-edited
+ * one is still refused: the reader compares each operator's own summary. */
+static char *stack_text;
+static void stack_chain(cJSON *r) {
+    cJSON *pl = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(op_at(r, 2), "active"),
+                                                 "placement");
+    cJSON_ReplaceItemInObject(cJSON_GetObjectItemCaseSensitive(pl, "rings"), "A", cJSON_CreateNumber(3));
+}
+
+Test(program, a_repeated_layers_placements_are_written_alike_and_checked_each) {
+    rotor_graph sg;
+    rotor_compile_result sr;
+    rotor_error err;
+    ffn_stack(&sg, 2, 128, 256, 512);
+    cr_assert_eq(rotor_compile(&sg, &chip, NULL, &sr, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_program_write(&sg, &chip, &sr, &stack_text, &err), ROTOR_OK, "%s", err.msg);
+    cJSON *root = cJSON_Parse(stack_text);
+    cr_assert_not_null(root);
+    for (int i = 0; i < 2; i++) { /* up0 and up1, down0 and down1 */
+        const cJSON *a = cJSON_GetObjectItemCaseSensitive(op_at(root, i), "active");
+        const cJSON *b = cJSON_GetObjectItemCaseSensitive(op_at(root, i + 2), "active");
+        char *pa = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(a, "plan"));
+        char *pb = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(b, "plan"));
+        cr_assert_str_eq(pa, pb, "layer 1's plan is layer 0's (the test's premise)");
+        free(pa), free(pb);
+        pa = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(a, "placement"));
+        pb = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(b, "placement"));
+        cr_assert_str_eq(pa, pb);
+        free(pa), free(pb);
+    }
+    rotor_program p;
+    cr_assert_eq(rotor_program_parse(stack_text, "p.json", &chip, &p, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(p.nops, 4);
+    rotor_program_free(&p);
+    stack_chain(root);
+    char *edited = cJSON_Print(root);
+    cr_assert_eq(rotor_program_parse(edited, "p.json", &chip, &p, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "operators[2].active.placement: does not match the placement of the plan");
+    free(edited);
+    cJSON_Delete(root);
+    free(stack_text);
+    rotor_compile_result_free(&sr);
+    rotor_graph_free(&sg);
+}

@@ -7,7 +7,11 @@
  *  - a placement's step-0 partitions (src/op/place.c) are the loop's,
  *    without walking it;
  *  - a hand-off's holders by cell (src/op/handoff.c's grid) are the ones
- *    the origins say. */
+ *    the origins say;
+ *  - a setup asked again where the caller keeps its plans is answered by
+ *    what is there now (handoffcache.c's front memo);
+ *  - a placement's summary (rotor_place_summarize, what a program records)
+ *    is the whole placement's chains and ring counts. */
 #include <criterion/criterion.h>
 
 #include <stdlib.h>
@@ -199,4 +203,85 @@ Test(warm, every_output_element_has_one_holder_by_cell) {
         rotor_place_free(pl);
     }
     rotor_search_result_free(&r);
+}
+
+/* The setup memo finds a setup by where the caller keeps its plans, and
+ * answers by what is there: a plan overwritten in place (a frontier that
+ * gained points) is priced afresh, and the same content at another address
+ * is the same setup.  The matmul's 4 cores hold bands of 16 rows of a 64 x
+ * 64 output; the relu's 8 cores by columns need bands of 8 columns: each
+ * receives 8 x 64 less its own core's share. */
+Test(warm, the_setup_memo_answers_by_the_plans_content) {
+    rotor_chip chip = mk2();
+    rotor_expr ep = make_expr("C[m,n] += A[m,k] * B[k,n]", "m=64,k=32,n=64");
+    rotor_expr ec = make_expr("Y[m,n] = relu(X[m,n])", "m=64,n=64");
+    rotor_plan pp, pc, by_rows, copy;
+    rotor_plan_init(&ep, &pp);
+    rotor_plan_init(&ec, &pc);
+    pp.fop[0] = 4;
+    pc.fop[1] = 8;
+    by_rows = pc;
+    by_rows.fop[1] = 1;
+    by_rows.fop[0] = 8;
+    handoff_cache *hc = handoff_cache_new(&chip), *afresh = handoff_cache_new(&chip);
+    rotor_error err;
+    handoff_input in = {.f = 0, .e = &ep, .p = &pp, .t = 1, .view = NULL, .chip = &chip};
+    int64_t most, rows_most;
+    cr_assert_eq(handoff_cache_setup(hc, &in, 1, 1, &ec, &pc, &chip, &most, NULL, NULL, &err), ROTOR_OK, "%s",
+                 err.msg);
+    cr_assert_eq(most, 7 * 16 * 8, "the busiest port sends 16 rows to 7 other cores' columns");
+    cr_assert_eq(handoff_cache_counted(hc), 1);
+    cr_assert_eq(handoff_cache_setup(afresh, &in, 1, 1, &ec, &by_rows, &chip, &rows_most, NULL, NULL, &err),
+                 ROTOR_OK);
+    cr_assert_neq(rows_most, most, "the two plans must differ for the test to tell");
+    rotor_plan kept = pc;
+    pc = by_rows; /* overwritten where it was */
+    cr_assert_eq(handoff_cache_setup(hc, &in, 1, 1, &ec, &pc, &chip, &most, NULL, NULL, &err), ROTOR_OK);
+    cr_assert_eq(most, rows_most);
+    cr_assert_eq(handoff_cache_counted(hc), 2, "the new plan's hand-off counted");
+    pc = kept;
+    copy = kept; /* the first plan again, in place and elsewhere: memoised */
+    cr_assert_eq(handoff_cache_setup(hc, &in, 1, 1, &ec, &pc, &chip, &most, NULL, NULL, &err), ROTOR_OK);
+    cr_assert_eq(most, 7 * 16 * 8);
+    cr_assert_eq(handoff_cache_setup(hc, &in, 1, 1, &ec, &copy, &chip, &most, NULL, NULL, &err), ROTOR_OK);
+    cr_assert_eq(most, 7 * 16 * 8);
+    cr_assert_eq(handoff_cache_counted(hc), 2);
+    handoff_cache_free(hc);
+    handoff_cache_free(afresh);
+}
+
+/* The program's placement summary without the rings: every frontier plan
+ * of a GEMM, a batched attention product and a convolution gives the chains
+ * and ring counts of the whole placement. */
+Test(warm, a_placement_summary_is_the_placements_chains_and_rings) {
+    rotor_chip chip = mk2();
+    const char *ex[][2] = {
+        {"C[m,n] += A[m,k] * B[k,n]", "m=256,k=512,n=512"},
+        {"S[b,i,j] += Q[b,i,d] * K[b,j,d]", "b=16,i=128,j=128,d=64"},
+        {"Y[n,o,y,x] += X[n,c,y+r,x+s] * W[o,c,r,s]", "n=1,o=64,c=64,y=28,x=28,r=3,s=3"},
+    };
+    rotor_error err;
+    int checked = 0;
+    for (size_t x = 0; x < sizeof ex / sizeof ex[0]; x++) {
+        rotor_expr e = make_expr(ex[x][0], ex[x][1]);
+        rotor_search_result r = pareto_frontier(&e, &chip);
+        for (int k = 0; k < r.npareto; k++) {
+            rotor_place *pl;
+            rotor_place_summary ps;
+            cr_assert_eq(rotor_place_make(&e, &r.pareto[k].plan, &r.pareto[k].info, &pl, &err), ROTOR_OK, "%s",
+                         err.msg);
+            cr_assert_eq(rotor_place_summarize(&e, &r.pareto[k].plan, &r.pareto[k].info, &ps, &err), ROTOR_OK);
+            for (int a = 0; a < e.naxes; a++) {
+                int64_t radix[ROTOR_MAX_TENSORS + 1];
+                int q = rotor_place_digits(pl, a, radix);
+                cr_assert_eq(ps.ndigits[a], q, "%s plan %d axis %d", ex[x][0], k, a);
+                cr_assert_arr_eq(ps.radix[a], radix, (size_t)q * sizeof *radix);
+            }
+            for (int t = 0; t < e.ntensors; t++) cr_assert_eq(ps.rings[t], rotor_place_ring_count(pl, t));
+            rotor_place_free(pl);
+            checked++;
+        }
+        rotor_search_result_free(&r);
+    }
+    cr_assert_gt(checked, 10);
 }

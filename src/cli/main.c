@@ -3,6 +3,9 @@
  * "did you mean" of an unknown command all come. */
 #include <stdio.h>
 #include <string.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "cli.h"
 #include "rotor/base/suggest.h"
@@ -81,7 +84,26 @@ static int dispatch(int argc, char **argv, const char **cmd) {
 
 /* Every run ends in cli_finish: what was printed is checked to have been
  * written (rotor model x > /dev/full exits 2, README "Exit status"). */
+/* glibc's allocator maps every block above its mmap threshold (128 KB at
+ * first, raised as such blocks are freed) and returns it at free, so the
+ * next one faults its pages in again, and it trims the heap's top above
+ * 128 KB free: a warm compile's graphs (a 5 KB operator each), program and
+ * JSON trees are megabytes made and freed in turn, and a quarter of a warm
+ * Conformer-M's 3,050 page faults were pages it had touched before (issue
+ * 45; docs/performance.md, "2026-11-30 (h-warm, issue 45)").  Blocks up to
+ * 32 MB come from the heap, and it is trimmed above 128 MB free: a process
+ * keeps at most that much it no longer uses.  Only the command line sets
+ * this (the library sets no process state); nothing an output holds
+ * depends on it. */
+static void cli_malloc_tune(void) {
+#ifdef __GLIBC__
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    mallopt(M_TRIM_THRESHOLD, 128 << 20);
+#endif
+}
+
 int main(int argc, char **argv) {
+    cli_malloc_tune();
     cli_signals_install();
     const char *cmd;
     int rc = dispatch(argc, argv, &cmd);

@@ -3,6 +3,7 @@
 
 #include "rotor/base/clock.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,8 +46,40 @@ typedef struct placed {
     rotor_handoff *h;    /* NULL until asked */
 } placed;
 
+/* A setup asked before (handoff_cache_setup's front memo): its inputs'
+ * shapes, tensors, plans and views as the caller held them, and its price.
+ * The walk asks each setup again at every step and for every split it
+ * tries (a warm Conformer-M: 1.2 million asks, 63 distinct setups), and
+ * building and hashing the content key (vec_setup) was half its
+ * instructions.  The front memo is found by where the caller keeps the
+ * plans, which is cheap to hash, and holds only when the content there is
+ * still the same: a frontier that gains points moves them, and a moved plan
+ * is a miss here, answered from the content-keyed memo behind it. */
+typedef struct front_in {
+    int f, t;
+    const rotor_plan *p; /* where the caller kept it: the hash's, never read */
+    rotor_plan plan;     /* the content, compared up to PLAN_BYTES */
+    bool vset;
+    int8_t dim[ROTOR_MAX_DIMS];
+    int64_t step[ROTOR_MAX_DIMS], offset[ROTOR_MAX_DIMS];
+} front_in;
+
+typedef struct front_entry {
+    uint64_t h;
+    int fc, n;
+    const rotor_plan *pc;
+    rotor_plan plan; /* the consumer's */
+    int64_t r[3];
+    front_in in[]; /* n */
+} front_entry;
+
+/* A plan's bytes up to its last member: no padding inside, any after. */
+#define PLAN_BYTES (offsetof(rotor_plan, overlap) + sizeof(bool))
+
 struct handoff_cache {
     const rotor_chip *chip;
+    front_entry **front;  /* open addressing, a power of two, at most half full */
+    size_t fcap, fn;
     double count_s;       /* wall seconds in count(): handoff_cache_seconds */
     int64_t counted;      /* pairs counted (handoff_cache_counted) */
     int64_t placed_n;     /* placements made (handoff_cache_placements) */
@@ -101,6 +134,8 @@ void handoff_cache_free(handoff_cache *hc) {
     free(hc->out);
     rotor_mesh_load_free(&hc->load);
     handoff_cache_store_free(hc->store);
+    for (size_t i = 0; i < hc->fcap; i++) free(hc->front[i]);
+    free(hc->front);
     free(hc);
 }
 
@@ -493,30 +528,132 @@ static bool vec_setup(handoff_cache *hc, const handoff_input *in, int n, int fc,
     return true;
 }
 
-rotor_status handoff_cache_setup(handoff_cache *hc, const handoff_input *in, int n, int fc, const rotor_expr *ec,
-                                 const rotor_plan *pc, const rotor_chip *chip_c, int64_t *most, int64_t *link,
-                                 int64_t *hops, rotor_error *err) {
-    int64_t v[HANDOFF_KEY_MAX], r[3];
+/* ---- the front memo (front_entry) ------------------------------------------ */
+
+static uint64_t front_hash(const handoff_input *in, int n, int fc, const rotor_plan *pc) {
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ (uint64_t)fc ^ ((uint64_t)n << 32);
+    uint64_t w[3 * ROTOR_MAX_TENSORS + 1];
+    int k = 0;
+    w[k++] = (uint64_t)(uintptr_t)pc;
+    for (int i = 0; i < n; i++) {
+        w[k++] = (uint64_t)(uintptr_t)in[i].p;
+        w[k++] = (uint64_t)in[i].f << 8 | (uint64_t)in[i].t;
+    }
+    for (int i = 0; i < k; i++) {
+        h = (h ^ w[i]) * 0xbf58476d1ce4e5b9ull;
+        h ^= h >> 31;
+    }
+    return h;
+}
+
+/* Whether input i's view is set, as vec_setup reads it. */
+static bool view_set(const handoff_input *x) { return x->view && x->view->set; }
+
+static bool front_same(const front_entry *e, uint64_t h, const handoff_input *in, int n, int fc,
+                       const rotor_expr *ec, const rotor_plan *pc) {
+    if (e->h != h || e->fc != fc || e->n != n || memcmp(&e->plan, pc, PLAN_BYTES)) return false;
+    for (int i = 0; i < n; i++) {
+        const front_in *x = &e->in[i];
+        if (x->f != in[i].f || x->t != in[i].t || x->vset != view_set(&in[i]) || memcmp(&x->plan, in[i].p, PLAN_BYTES))
+            return false;
+        if (!x->vset) continue;
+        const rotor_view *v = in[i].view;
+        int nd = ec->tensors[x->t].ndims, ny = in[i].e->tensors[0].ndims;
+        if (memcmp(x->dim, v->dim, (size_t)nd * sizeof *v->dim) || memcmp(x->step, v->step, (size_t)nd * sizeof *v->step) ||
+            memcmp(x->offset, v->offset, (size_t)ny * sizeof *v->offset))
+            return false;
+    }
+    return true;
+}
+
+static const front_entry *front_find(const handoff_cache *hc, uint64_t h, const handoff_input *in, int n, int fc,
+                                     const rotor_expr *ec, const rotor_plan *pc) {
+    if (!hc->fcap) return NULL;
+    for (size_t j = h & (hc->fcap - 1); hc->front[j]; j = (j + 1) & (hc->fcap - 1))
+        if (front_same(hc->front[j], h, in, n, fc, ec, pc)) return hc->front[j];
+    return NULL;
+}
+
+/* Keeps (in, pc) -> r; false when out of memory (the memo is then only
+ * slower: nothing is lost). */
+static bool front_add(handoff_cache *hc, uint64_t h, const handoff_input *in, int n, int fc, const rotor_expr *ec,
+                      const rotor_plan *pc, const int64_t r[3]) {
+    if ((hc->fn + 1) * 2 > hc->fcap) {
+        size_t cap = hc->fcap ? 2 * hc->fcap : 256;
+        front_entry **v = calloc(cap, sizeof *v);
+        if (!v) return false;
+        for (size_t i = 0; i < hc->fcap; i++) {
+            if (!hc->front[i]) continue;
+            size_t j = hc->front[i]->h & (cap - 1);
+            while (v[j]) j = (j + 1) & (cap - 1);
+            v[j] = hc->front[i];
+        }
+        free(hc->front);
+        hc->front = v;
+        hc->fcap = cap;
+    }
+    front_entry *e = calloc(1, sizeof *e + (size_t)n * sizeof *e->in);
+    if (!e) return false;
+    e->h = h;
+    e->fc = fc;
+    e->n = n;
+    e->pc = pc;
+    memcpy(&e->plan, pc, PLAN_BYTES);
+    memcpy(e->r, r, sizeof e->r);
+    for (int i = 0; i < n; i++) {
+        front_in *x = &e->in[i];
+        x->f = in[i].f;
+        x->t = in[i].t;
+        x->p = in[i].p;
+        memcpy(&x->plan, in[i].p, PLAN_BYTES);
+        x->vset = view_set(&in[i]);
+        if (!x->vset) continue;
+        int nd = ec->tensors[x->t].ndims, ny = in[i].e->tensors[0].ndims;
+        memcpy(x->dim, in[i].view->dim, (size_t)nd * sizeof *x->dim);
+        memcpy(x->step, in[i].view->step, (size_t)nd * sizeof *x->step);
+        memcpy(x->offset, in[i].view->offset, (size_t)ny * sizeof *x->offset);
+    }
+    size_t j = h & (hc->fcap - 1);
+    while (hc->front[j]) j = (j + 1) & (hc->fcap - 1);
+    hc->front[j] = e;
+    hc->fn++;
+    return true;
+}
+
+/* The price of the setup, from the content-keyed memo (the store) or
+ * computed (handoff_cache_traffic, handoff_cache_most) and recorded there. */
+static rotor_status setup_price(handoff_cache *hc, const handoff_input *in, int n, int fc, const rotor_expr *ec,
+                                const rotor_plan *pc, const rotor_chip *chip_c, int64_t r[3], rotor_error *err) {
+    int64_t v[HANDOFF_KEY_MAX];
     int len = 0;
     bool keyed = hc->store && n > 0 && vec_setup(hc, in, n, fc, ec, pc, false, v, &len);
-    if (keyed && handoff_cache_store_find(hc->store, fc, v, len, r)) {
-        *most = r[0];
-        if (link) *link = r[1];
-        if (hops) *hops = r[2];
-        return ROTOR_OK;
-    }
-    const handoff_traffic *tr[ROTOR_MAX_TENSORS];
+    if (keyed && handoff_cache_store_find(hc->store, fc, v, len, r)) return ROTOR_OK;
+    const handoff_traffic *tr[ROTOR_MAX_TENSORS] = {0};
     for (int i = 0; i < n; i++) {
         rotor_status st = handoff_cache_traffic(hc, in[i].f, in[i].e, in[i].p, fc, ec, pc, in[i].t, in[i].view,
                                                 in[i].chip, chip_c, &tr[i], err);
         if (st) return st;
     }
     rotor_status st = handoff_cache_most(hc, tr, n, &r[0], &r[1], &r[2], err);
-    if (st) return st;
+    if (!st && hc->store && n > 0 && (keyed || vec_setup(hc, in, n, fc, ec, pc, true, v, &len)))
+        st = handoff_cache_store_add(hc->store, fc, v, len, r, err);
+    return st;
+}
+
+rotor_status handoff_cache_setup(handoff_cache *hc, const handoff_input *in, int n, int fc, const rotor_expr *ec,
+                                 const rotor_plan *pc, const rotor_chip *chip_c, int64_t *most, int64_t *link,
+                                 int64_t *hops, rotor_error *err) {
+    int64_t r[3] = {0, 0, 0}; /* no hand-off input: nothing through any port (handoff_cache_most's) */
+    uint64_t h = n > 0 ? front_hash(in, n, fc, pc) : 0;
+    const front_entry *fe = n > 0 ? front_find(hc, h, in, n, fc, ec, pc) : NULL;
+    if (fe) memcpy(r, fe->r, sizeof r);
+    else if (n > 0) {
+        rotor_status st = setup_price(hc, in, n, fc, ec, pc, chip_c, r, err);
+        if (st) return st;
+        front_add(hc, h, in, n, fc, ec, pc, r);
+    }
     *most = r[0];
     if (link) *link = r[1];
     if (hops) *hops = r[2];
-    if (hc->store && n > 0 && (keyed || vec_setup(hc, in, n, fc, ec, pc, true, v, &len)))
-        st = handoff_cache_store_add(hc->store, fc, v, len, r, err);
-    return st;
+    return ROTOR_OK;
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "base/jsontext.h"
+#include "rotor/base/hash.h"
 #include "op/planjson.h"
 #include "rotor/op/handoff.h"
 #include "rotor/op/meshmap.h"
@@ -23,23 +24,129 @@
 
 static rotor_status placement_json(const rotor_expr *e, const rotor_plan *p,
                                    const rotor_plan_info *info, cJSON **out, rotor_error *err) {
-    rotor_place *pl;
-    rotor_status st = rotor_place_make(e, p, info, &pl, err);
+    rotor_place_summary ps; /* the placement's chains and ring counts, its errors, not its rings */
+    rotor_status st = rotor_place_summarize(e, p, info, &ps, err);
     if (st) return st;
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "algorithm", PLACEMENT_ALGORITHM);
     cJSON *chains = cJSON_AddObjectToObject(o, "chains");
     for (int a = 0; a < e->naxes; a++) {
-        int64_t radix[64];
-        int q = rotor_place_digits(pl, a, radix);
         cJSON *arr = cJSON_AddArrayToObject(chains, e->axis_name[a]);
-        for (int i = 0; i < q; i++) cJSON_AddItemToArray(arr, rotor_json_int(radix[i]));
+        for (int i = 0; i < ps.ndigits[a]; i++) cJSON_AddItemToArray(arr, rotor_json_int(ps.radix[a][i]));
     }
     cJSON *rings = cJSON_AddObjectToObject(o, "rings");
     for (int t = 0; t < e->ntensors; t++)
-        cJSON_AddItemToObject(rings, e->tensors[t].name, rotor_json_int(rotor_place_ring_count(pl, t)));
-    rotor_place_free(pl);
+        cJSON_AddItemToObject(rings, e->tensors[t].name, rotor_json_int(ps.rings[t]));
     *out = o;
+    return ROTOR_OK;
+}
+
+/* ---- placements, once per (shape, plan) ------------------------------------
+ *
+ * The writer and the reader each give every active plan's placement summary
+ * (placement_json: every core's offsets chosen and checked balanced), and
+ * repeated layers repeat their (shape, plan): a warm Conformer-M placed 247
+ * plans twice over, 18 distinct, and its program stage was a third of the
+ * warm compile (issue 45).  The summary is a function of the expression (its
+ * text and extents), the element size (the chip its plan is costed on, which
+ * gives the plan's info) and the plan's meaningful entries, so one call's
+ * memo keeps it per that key; a plan that cannot be placed fails the call
+ * at once, so failures are never kept. */
+typedef struct pm_entry {
+    uint64_t h;
+    unsigned char *key; /* NULL: empty */
+    size_t len;
+    cJSON *obj;   /* placement_json's object */
+    char *txt[2]; /* its "chains" and "rings", unformatted; NULL until the reader asks */
+} pm_entry;
+
+#define PM_KEY_MAX (ROTOR_EXPR_TEXT_MAX + 8 * (5 + ROTOR_MAX_AXES * (3 + ROTOR_MAX_TENSORS)))
+typedef struct place_memo {
+    pm_entry *v;
+    size_t cap, n; /* cap a power of two, at most half full */
+    unsigned char kb[PM_KEY_MAX];
+    size_t kn;
+} place_memo;
+
+static void pm_i64(place_memo *m, int64_t x) {
+    memcpy(m->kb + m->kn, &x, sizeof x);
+    m->kn += sizeof x;
+}
+
+/* The key of (e, d, p) into m->kb: the text, then fixed-size integers. */
+static void pm_key(place_memo *m, const rotor_expr *e, rotor_op_elem d, const rotor_plan *p) {
+    size_t tl = strnlen(e->text, ROTOR_EXPR_TEXT_MAX - 1);
+    memcpy(m->kb, e->text, tl);
+    m->kb[tl] = '\0';
+    m->kn = tl + 1;
+    pm_i64(m, d.bytes);
+    pm_i64(m, d.int8);
+    pm_i64(m, e->naxes);
+    pm_i64(m, e->ntensors);
+    pm_i64(m, p->overlap);
+    for (int a = 0; a < e->naxes; a++) {
+        pm_i64(m, e->extent[a]);
+        pm_i64(m, p->fop[a]);
+        pm_i64(m, p->order[a]);
+        for (int t = 0; t < e->ntensors; t++) pm_i64(m, p->ft[t][a]);
+    }
+}
+
+static void pm_free(place_memo *m) {
+    for (size_t i = 0; m->v && i < m->cap; i++) {
+        free(m->v[i].key);
+        cJSON_Delete(m->v[i].obj);
+        free(m->v[i].txt[0]);
+        free(m->v[i].txt[1]);
+    }
+    free(m->v);
+    m->v = NULL;
+    m->cap = m->n = 0;
+}
+
+static bool pm_grow(place_memo *m) {
+    size_t cap = m->cap ? 2 * m->cap : 64;
+    pm_entry *v = calloc(cap, sizeof *v);
+    if (!v) return false;
+    for (size_t i = 0; i < m->cap; i++) {
+        if (!m->v[i].key) continue;
+        size_t j = m->v[i].h & (cap - 1);
+        while (v[j].key) j = (j + 1) & (cap - 1);
+        v[j] = m->v[i];
+    }
+    free(m->v);
+    m->v = v;
+    m->cap = cap;
+    return true;
+}
+
+/* The placement summary of plan p of e (info derived on the chip of
+ * element d), from the memo or made now (placement_json's errors). */
+static rotor_status pm_place(place_memo *m, const rotor_expr *e, rotor_op_elem d, const rotor_plan *p,
+                             const rotor_plan_info *info, pm_entry **out, rotor_error *err) {
+    pm_key(m, e, d, p);
+    uint64_t h = rotor_fnv1a_bytes(ROTOR_FNV1A_SEED, m->kb, m->kn);
+    size_t j = 0;
+    if (m->cap)
+        for (j = h & (m->cap - 1); m->v[j].key; j = (j + 1) & (m->cap - 1))
+            if (m->v[j].h == h && m->v[j].len == m->kn && !memcmp(m->v[j].key, m->kb, m->kn)) {
+                *out = &m->v[j];
+                return ROTOR_OK;
+            }
+    cJSON *obj = NULL;
+    rotor_status st = placement_json(e, p, info, &obj, err);
+    if (st) return st;
+    unsigned char *key = malloc(m->kn);
+    if (!key || ((m->n + 1) * 2 > m->cap && !pm_grow(m))) {
+        free(key);
+        cJSON_Delete(obj);
+        return rotor_nomem(err);
+    }
+    memcpy(key, m->kb, m->kn);
+    for (j = h & (m->cap - 1); m->v[j].key; j = (j + 1) & (m->cap - 1)) continue;
+    m->v[j] = (pm_entry){.h = h, .key = key, .len = m->kn, .obj = obj};
+    m->n++;
+    *out = &m->v[j];
     return ROTOR_OK;
 }
 
@@ -123,6 +230,11 @@ rotor_status rotor_program_write(const rotor_graph *g, const rotor_chip *chip,
         cJSON_AddItemToArray(curve, pt);
     }
     cJSON *ops = cJSON_AddArrayToObject(root, "operators");
+    place_memo *pm = calloc(1, sizeof *pm);
+    if (!pm) {
+        cJSON_Delete(root);
+        return rotor_nomem(err);
+    }
     for (int o = 0; o < r->nops; o++) {
         const rotor_op_schedule *s = &r->ops[o];
         const rotor_op *op = &g->ops[s->op];
@@ -159,13 +271,17 @@ rotor_status rotor_program_write(const rotor_graph *g, const rotor_chip *chip,
         cJSON_AddItemToObject(act, "plan", rotor_json_plan(e, &c->plan));
         cJSON_AddItemToObject(act, "time", rotor_json_time(&c->cost));
         cJSON_AddItemToObject(act, "memory_bytes", rotor_json_int(c->info.memory));
-        cJSON *place = NULL;
-        rotor_status st = placement_json(e, &c->plan, &c->info, &place, err);
+        pm_entry *pe = NULL;
+        rotor_status st = pm_place(pm, e, oe, &c->plan, &c->info, &pe, err);
+        cJSON *place = st ? NULL : cJSON_Duplicate(pe->obj, true);
+        if (!st && !place) st = rotor_nomem(err);
         if (st) {
             char prefix[160];
             snprintf(prefix, sizeof prefix, "op '%s'", op->name);
             rotor_error_prefix(err, prefix);
             cJSON_Delete(root);
+            pm_free(pm);
+            free(pm);
             return st;
         }
         cJSON_AddItemToObject(act, "placement", place);
@@ -195,6 +311,8 @@ rotor_status rotor_program_write(const rotor_graph *g, const rotor_chip *chip,
         cJSON_AddItemToObject(idle, "split", rotor_json_int(s->idle_split));
         cJSON_AddItemToObject(idle, "bytes", rotor_json_int(s->idle_bytes));
     }
+    pm_free(pm);
+    free(pm);
     if (r->nsegments) {
         cJSON_AddStringToObject(root, "objective", rotor_pipeline_objective_name(r->objective));
         cJSON_AddItemToObject(root, "unpipelined_s", rotor_json_num(r->unpipelined_s));
@@ -212,6 +330,7 @@ typedef struct reader {
     const char *label;
     char where[192];
     rotor_error *err;
+    place_memo *pm; /* the active plans' placements (pm_place) */
 } reader;
 
 static rotor_status bad(reader *rd, const char *field, const char *what) {
@@ -438,20 +557,18 @@ static rotor_status read_op_active(reader *rd, const cJSON *x, const rotor_chip 
     const cJSON *alg = cJSON_GetObjectItemCaseSensitive(pj, "algorithm");
     if (!cJSON_IsString(alg) || strcmp(alg->valuestring, PLACEMENT_ALGORITHM) != 0)
         return bad(rd, "active.placement.algorithm", "expected \"" PLACEMENT_ALGORITHM "\"");
-    cJSON *want = NULL;
-    if (placement_json(e, &op->active, &op->active_info, &want, &e2))
-        return bad(rd, "active.plan", e2.msg);
+    pm_entry *want = NULL;
+    rotor_status pst = pm_place(rd->pm, e, op->elem, &op->active, &op->active_info, &want, &e2);
+    if (pst) return bad(rd, "active.plan", e2.msg);
     /* compared as text: the writer's integers are raw items, parsed ones numbers */
     bool same = true;
     for (int i = 0; i < 2 && same; i++) {
         const char *key = i ? "rings" : "chains";
         char *a = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(pj, key));
-        char *b = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(want, key));
-        same = a && b && strcmp(a, b) == 0;
+        if (!want->txt[i]) want->txt[i] = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(want->obj, key));
+        same = a && want->txt[i] && strcmp(a, want->txt[i]) == 0;
         free(a);
-        free(b);
     }
-    cJSON_Delete(want);
     if (!same) return bad(rd, "active.placement", "does not match the placement of the plan");
     return ROTOR_OK;
 }
@@ -824,8 +941,8 @@ rotor_status rotor_program_parse(const char *text, const char *label, const roto
     memset(out, 0, sizeof *out);
     cJSON *root = cJSON_Parse(text);
     if (!root) return rotor_fail(err, ROTOR_ERR_INPUT, "%s: not valid JSON", label);
-    reader rd = {.label = label, .err = err};
-    rotor_status st = read_head(&rd, root, chip, out);
+    reader rd = {.label = label, .err = err, .pm = calloc(1, sizeof *rd.pm)};
+    rotor_status st = rd.pm ? read_head(&rd, root, chip, out) : rotor_nomem(err);
     const cJSON *ops = st ? NULL : cJSON_GetObjectItemCaseSensitive(root, "operators");
     if (!st && (!cJSON_IsArray(ops) || cJSON_GetArraySize(ops) < 1))
         st = bad(&rd, "operators", ops ? "expected a non-empty array" : "missing");
@@ -883,6 +1000,8 @@ rotor_status rotor_program_parse(const char *text, const char *label, const roto
                                     : "is not the sum of the operators' setup and exec times");
     }
     cJSON_Delete(root);
+    if (rd.pm) pm_free(rd.pm);
+    free(rd.pm);
     if (st) rotor_program_free(out);
     return st;
 }

@@ -72,13 +72,16 @@ static rotor_status walk_inputs(const rotor_setup_consumer *con, const rotor_set
                                 collect *cl, rotor_place **lc, rotor_error *err) {
     int64_t *pphys = NULL;
     rotor_status st = ROTOR_OK;
+    const rotor_place *c = con->place;
     for (int i = 0; i < nin && !st; i++) {
         const rotor_setup_input *src = &in[i];
         rotor_place *lp = NULL;
         rotor_handoff *h = NULL;
-        if (!*lc) st = rotor_place_make(con->expr, con->plan, con->info, lc, err);
-        if (!st) st = rotor_place_make(src->expr, src->plan, src->info, &lp, err);
-        if (!st) st = rotor_handoff_make(lp, &h, err);
+        const rotor_handoff *hh = src->handoff;
+        if (!c && !(st = rotor_place_make(con->expr, con->plan, con->info, lc, err))) c = *lc;
+        if (!st && !hh && !src->place) st = rotor_place_make(src->expr, src->plan, src->info, &lp, err);
+        if (!st && !hh) st = rotor_handoff_make(src->place ? src->place : lp, &h, err);
+        if (!st && !hh) hh = h;
         if (!st && mesh) { /* plan cores to chip cores */
             free(pphys);
             pphys = malloc((size_t)src->info->cores * sizeof *pphys);
@@ -86,7 +89,7 @@ static rotor_status walk_inputs(const rotor_setup_consumer *con, const rotor_set
                        : rotor_nomem(err);
             cl->pphys = pphys;
         }
-        if (!st) st = rotor_handoff_walk(h, *lc, src->t, src->view, collect_piece, cl, err);
+        if (!st) st = rotor_handoff_walk(hh, c, src->t, src->view, collect_piece, cl, err);
         if (st == ROTOR_ERR_NOMEM) st = rotor_nomem(err); /* the visitor's */
         rotor_handoff_free(h);
         rotor_place_free(lp);
@@ -149,9 +152,13 @@ rotor_status rotor_setup_pieces_visit(const rotor_setup_consumer *con, const rot
 }
 
 /* Operator op's consumer and inputs, as the program records them: the
- * chips into cchip and pchip (kept by the caller while con and in are). */
-static int program_setup(const rotor_program *p, int op, const rotor_chip *chip, rotor_chip *cchip,
-                         rotor_chip *pchip, rotor_setup_consumer *con, rotor_setup_input *in) {
+ * chips into cchip and pchip (kept by the caller while con and in are);
+ * with a placer, their placements and the inputs' hand-offs (the consumer
+ * first, as walk_inputs makes them; *st the placer's error). */
+static int program_setup(const rotor_program *p, int op, const rotor_chip *chip, rotor_setup_placer placer,
+                         void *pctx, rotor_chip *cchip, rotor_chip *pchip, rotor_setup_consumer *con,
+                         rotor_setup_input *in, rotor_status *st, rotor_error *err) {
+    *st = ROTOR_OK;
     const rotor_program_op *po = &p->ops[op];
     *cchip = rotor_chip_for_op(chip, po->elem);
     *con = (rotor_setup_consumer){.expr = &po->expr, .plan = &po->active, .info = &po->active_info, .chip = cchip,
@@ -164,6 +171,8 @@ static int program_setup(const rotor_program *p, int op, const rotor_chip *chip,
         pchip[nin] = rotor_chip_for_op(chip, src->elem);
         in[nin] = (rotor_setup_input){.expr = &src->expr, .plan = &src->active, .info = &src->active_info,
                                       .chip = &pchip[nin], .view = &po->handoff_view[t], .t = t};
+        if (placer && !nin && (*st = placer(pctx, op, &con->place, NULL, err))) return 0;
+        if (placer && (*st = placer(pctx, from, &in[nin].place, &in[nin].handoff, err))) return 0;
         nin++;
     }
     return nin;
@@ -174,19 +183,24 @@ rotor_status rotor_setup_pieces_of(const rotor_program *p, int op, const rotor_c
     rotor_chip cchip, pchip[ROTOR_MAX_TENSORS];
     rotor_setup_consumer con;
     rotor_setup_input in[ROTOR_MAX_TENSORS];
-    int nin = program_setup(p, op, chip, &cchip, pchip, &con, in);
+    rotor_status st;
+    int nin = program_setup(p, op, chip, NULL, NULL, &cchip, pchip, &con, in, &st, err);
     return rotor_setup_pieces_make(&con, in, nin, chip, n, out, err);
 }
 
 rotor_status rotor_setup_pieces_visit_of(const rotor_program *p, int op, const rotor_chip *chip, int64_t n,
-                                         rotor_setup_visit visit, void *ctx, int64_t *count, rotor_error *err) {
+                                         rotor_setup_placer placer, void *pctx, rotor_setup_visit visit, void *ctx,
+                                         int64_t *count, rotor_error *err) {
     rotor_chip cchip, pchip[ROTOR_MAX_TENSORS];
     rotor_setup_consumer con;
     rotor_setup_input in[ROTOR_MAX_TENSORS];
-    int nin = program_setup(p, op, chip, &cchip, pchip, &con, in);
+    *count = 0;
+    rotor_status st;
+    int nin = program_setup(p, op, chip, placer, pctx, &cchip, pchip, &con, in, &st, err);
+    if (st) return st;
     bool handed;
     int64_t most;
-    rotor_status st = rotor_setup_pieces_visit(&con, in, nin, chip, n, visit, ctx, &handed, &most, count, err);
+    st = rotor_setup_pieces_visit(&con, in, nin, chip, n, visit, ctx, &handed, &most, count, err);
     if (!handed) *count = 0;
     return st;
 }

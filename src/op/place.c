@@ -570,8 +570,7 @@ static rotor_status choose_offsets(rotor_place *pl, rotor_error *err) {
 static rotor_status build_rings(rotor_place *pl, int t, rotor_error *err) {
     const rotor_tensor *x = &pl->e.tensors[t];
     int64_t q = pl->info.ring_size[t], r = pl->info.rings[t];
-    int64_t groups = pl->cores / pl->info.sharing[t];
-    pl->nrings[t] = groups * r;
+    int64_t groups = pl->cores / pl->info.sharing[t]; /* pl->nrings[t] is groups * r (place_offsets) */
     int32_t *count = calloc((size_t)(groups * q), sizeof *count);
     pl->ring[t] = malloc((size_t)pl->cores * sizeof(int32_t));
     pl->pos[t] = malloc((size_t)pl->cores * sizeof(int32_t));
@@ -603,8 +602,14 @@ static rotor_status build_rings(rotor_place *pl, int t, rotor_error *err) {
     return ROTOR_OK;
 }
 
-rotor_status rotor_place_make(const rotor_expr *e, const rotor_plan *p, const rotor_plan_info *info,
-                              rotor_place **out, rotor_error *err) {
+/* Everything of a placement but its rings: the strides, the digits, the
+ * ring counts and the offsets, which choose_offsets has checked balanced
+ * for every tensor whose ring size is above 1 (a ring of size 1 holds its
+ * group's one block on each of its members).  Dealing the cores out to
+ * rings (build_rings) then cannot find a block more often than there are
+ * rings, so the summary (rotor_place_summarize) stops here. */
+static rotor_status place_offsets(const rotor_expr *e, const rotor_plan *p, const rotor_plan_info *info,
+                                  rotor_place **out, rotor_error *err) {
     *out = NULL;
     if (info->cores > INT32_MAX)
         return rotor_fail(err, ROTOR_ERR_INPUT, "placement: %lld cores exceed the placement's 2^31 limit",
@@ -634,17 +639,45 @@ rotor_status rotor_place_make(const rotor_expr *e, const rotor_plan *p, const ro
         }
     }
     build_digits(pl);
+    for (int t = 0; t < pl->nt; t++) pl->nrings[t] = pl->cores / info->sharing[t] * info->rings[t];
     pl->off = calloc((size_t)(pl->cores * pl->na), sizeof *pl->off);
     if (!pl->off) {
         rotor_place_free(pl);
         return rotor_nomem(err);
     }
     rotor_status st = choose_offsets(pl, err);
+    if (st) {
+        rotor_place_free(pl);
+        return st;
+    }
+    *out = pl;
+    return ROTOR_OK;
+}
+
+rotor_status rotor_place_make(const rotor_expr *e, const rotor_plan *p, const rotor_plan_info *info,
+                              rotor_place **out, rotor_error *err) {
+    rotor_place *pl;
+    rotor_status st = place_offsets(e, p, info, &pl, err);
     for (int t = 0; st == ROTOR_OK && t < pl->nt; t++) st = build_rings(pl, t, err);
     if (st) {
         rotor_place_free(pl);
         return st;
     }
     *out = pl;
+    return ROTOR_OK;
+}
+
+rotor_status rotor_place_summarize(const rotor_expr *e, const rotor_plan *p, const rotor_plan_info *info,
+                                   rotor_place_summary *out, rotor_error *err) {
+    memset(out, 0, sizeof *out);
+    rotor_place *pl;
+    rotor_status st = place_offsets(e, p, info, &pl, err);
+    if (st) return st;
+    for (int a = 0; a < pl->na; a++) {
+        out->ndigits[a] = pl->nd[a];
+        for (int u = 0; u < pl->nd[a]; u++) out->radix[a][u] = pl->radix[a][u];
+    }
+    for (int t = 0; t < pl->nt; t++) out->rings[t] = pl->nrings[t];
+    rotor_place_free(pl);
     return ROTOR_OK;
 }

@@ -26,6 +26,9 @@
 #include "rotor/model/graph.h"
 #include "rotor/op/plan.h"
 
+struct rotor_place;   /* rotor/op/place.h */
+struct rotor_handoff; /* rotor/op/handoff.h */
+
 #define ROTOR_PROGRAM_VERSION 1
 
 typedef struct rotor_program_op {
@@ -108,8 +111,16 @@ rotor_status rotor_setup_pieces_of(const rotor_program *p, int op, const rotor_c
 /* The same pieces visited (rotor_setup_pieces_visit); *count 0 when the
  * setup is not an exchange (handed false). */
 typedef rotor_status (*rotor_setup_visit)(void *ctx, int64_t dst, int64_t src, int64_t bytes);
+/* A source of ready placements (the energy model keeps its last ones, issue
+ * 45): program operator op's active plan placed (rotor_place_make), and with
+ * h non-NULL its hand-off (rotor_handoff_make); both the placer's, alive
+ * while the visit runs. */
+typedef rotor_status (*rotor_setup_placer)(void *ctx, int op, const struct rotor_place **pl,
+                                           const struct rotor_handoff **h, rotor_error *err);
+/* placer NULL: each placement made and freed here. */
 rotor_status rotor_setup_pieces_visit_of(const rotor_program *p, int op, const rotor_chip *chip, int64_t n,
-                                         rotor_setup_visit visit, void *ctx, int64_t *count, rotor_error *err);
+                                         rotor_setup_placer placer, void *pctx, rotor_setup_visit visit, void *ctx,
+                                         int64_t *count, rotor_error *err);
 
 /* The same from the plans themselves (what the program records), for the
  * compiler, which prices the exchange before any program exists: the
@@ -123,6 +134,7 @@ typedef struct rotor_setup_consumer {
     const rotor_plan_info *info;
     const rotor_chip *chip;
     int64_t setup_bytes, setup_rounds;
+    const struct rotor_place *place; /* the plan placed, the caller's; NULL: made here */
 } rotor_setup_consumer;
 
 typedef struct rotor_setup_input {
@@ -132,6 +144,9 @@ typedef struct rotor_setup_input {
     const rotor_chip *chip;
     const rotor_view *view; /* the consumer tensor's view of the producer's output */
     int t;                  /* the consumer's tensor */
+    /* the plan placed and its hand-off, the caller's; NULL: made here */
+    const struct rotor_place *place;
+    const struct rotor_handoff *handoff;
 } rotor_setup_input;
 
 rotor_status rotor_setup_pieces_make(const rotor_setup_consumer *con, const rotor_setup_input *in, int nin,

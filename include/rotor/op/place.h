@@ -45,6 +45,19 @@ rotor_status rotor_place_make(const rotor_expr *e, const rotor_plan *p, const ro
                               rotor_place **out, rotor_error *err);
 void rotor_place_free(rotor_place *pl);
 
+/* What a program file records of a placement (docs/program-format.md,
+ * "placement"): each axis's factor chain (rotor_place_digits) and each
+ * tensor's ring count (rotor_place_ring_count), as rotor_place_make would
+ * give them, with its errors, but without dealing the cores out to rings
+ * (two thirds of a placement's work; issue 45). */
+typedef struct rotor_place_summary {
+    int ndigits[ROTOR_MAX_AXES];
+    int64_t radix[ROTOR_MAX_AXES][ROTOR_MAX_TENSORS + 1];
+    int64_t rings[ROTOR_MAX_TENSORS];
+} rotor_place_summary;
+rotor_status rotor_place_summarize(const rotor_expr *e, const rotor_plan *p, const rotor_plan_info *info,
+                                   rotor_place_summary *out, rotor_error *err);
+
 const rotor_expr *rotor_place_expr(const rotor_place *pl);
 const rotor_plan *rotor_place_plan(const rotor_place *pl);
 const rotor_plan_info *rotor_place_info(const rotor_place *pl);
