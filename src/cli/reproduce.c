@@ -21,6 +21,7 @@
 #include <omp.h>
 
 #include "cli.h"
+#include "rotor/compile/planstore.h"
 #include "rotor/op/gpu.h"
 #include "rotor/pipeline/t10gpu.h"
 #include "rotor/base/suggest.h"
@@ -134,6 +135,7 @@ static rotor_status run_point(const char *model, int64_t b, const rotor_chip *ch
     po.compile.threads = co->threads;
     po.compile.cache_dir = co->cache_dir;
     po.compile.cache_limit = co->cache_limit;
+    po.compile.plan_store = co->plan_store;
     rotor_status st = rotor_pipeline_run(&po, chip, p, err);
     if (!st) cli_cache_warn("reproduce", co, &p->t10);
     return st;
@@ -900,7 +902,12 @@ int cmd_reproduce(int argc, char **argv) {
     }
     cli_progress prog;
     cli_progress_begin(&prog, cmd, "grid points and LLMs (up to)", a.sa.quiet);
+    /* the grid's compiles share their searches within the run (planstore.h;
+     * with or without the disk cache): out of memory, each searches alone */
+    co.plan_store = rotor_plan_store_new();
     rc = run_grid(ms, nm, &f22, &chip, &gpu, &co, max_batch, &prog, total);
+    rotor_plan_store_free(co.plan_store);
+    co.plan_store = NULL;
     cli_progress_end(&prog);
     if (!rc) rc = write_outputs(dir, ms, nm);
     cJSON *root = NULL, *fig22 = NULL;

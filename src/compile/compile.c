@@ -45,6 +45,7 @@
 
 #include "compile/compileint.h"
 #include "compile/handoffcache.h"
+#include "rotor/compile/planstore.h"
 #include "rotor/base/clock.h"
 #include "rotor/compile/opelem.h"
 #include "rotor/compile/program.h"
@@ -553,13 +554,19 @@ static rotor_status cache_load(compiler *cc, double ratio, rotor_error *err) {
     rotor_status hst =
         cc->hc ? handoff_cache_persist(cc->hc, cc->cache_dir, cc->nfr, cc->keys, cc->fchip, &damaged, err) : ROTOR_OK;
     cc->cache_damaged += damaged;
-    if (hst || !cc->cache_dir) return hst;
+    if (hst || (!cc->cache_dir && !cc->store)) return hst;
     if (!(cc->pce = calloc((size_t)(cc->nfr ? cc->nfr : 1), sizeof *cc->pce))) return rotor_nomem(err);
     for (int i = 0; i < cc->nfr; i++) {
         char *key = rotor_plancache_key(cc->keys[i], &cc->fchip[i], cc->solver, first_ratio(cc, i, ratio));
         if (!key) return rotor_nomem(err);
-        rotor_plancache_read how;
-        rotor_status st = rotor_plancache_load(cc->cache_dir, key, &cc->pce[i], &how, err);
+        /* the run's store first (planstore.h), then the disk */
+        bool in_store = false;
+        rotor_plancache_read how = ROTOR_PLANCACHE_MISS;
+        rotor_status st = cc->store ? rotor_plan_store_get(cc->store, key, &cc->pce[i], &in_store, err) : ROTOR_OK;
+        if (!st && !in_store && cc->cache_dir) {
+            rotor_plancache_entry_free(&cc->pce[i]);
+            st = rotor_plancache_load(cc->cache_dir, key, &cc->pce[i], &how, err);
+        }
         free(key);
         if (st) return st;
         cc->cache_damaged += how == ROTOR_PLANCACHE_DAMAGED;
@@ -572,8 +579,12 @@ static rotor_status cache_load(compiler *cc, double ratio, rotor_error *err) {
  * cut to its limit, oldest first (best effort). */
 static void cache_store(compiler *cc) {
     bool wrote = false;
-    for (int i = 0; cc->pce && i < cc->nfr; i++)
-        if (cc->pce[i].dirty && cc->pce[i].has_first) wrote |= rotor_plancache_store(cc->cache_dir, &cc->pce[i]);
+    rotor_error serr; /* the store is best effort too: an answer it misses is searched again */
+    for (int i = 0; cc->pce && i < cc->nfr; i++) {
+        if (cc->store && cc->pce[i].has_first) (void)rotor_plan_store_put(cc->store, &cc->pce[i], &serr);
+        if (cc->cache_dir && cc->pce[i].dirty && cc->pce[i].has_first)
+            wrote |= rotor_plancache_store(cc->cache_dir, &cc->pce[i]);
+    }
     wrote |= handoff_cache_save(cc->hc);
     if (wrote) rotor_plancache_evict(cc->cache_dir, cc->cache_limit);
 }
@@ -961,6 +972,7 @@ static rotor_status compiler_new(compiler *cc, const rotor_graph *g, const rotor
     cc->solver = opt ? opt->solver : ROTOR_SOLVER_EXACT;
     cc->cache_dir = opt ? opt->cache_dir : NULL;
     cc->cache_limit = opt ? opt->cache_limit : 0;
+    cc->store = opt ? opt->plan_store : NULL;
     cc->st = calloc((size_t)g->nops, sizeof *cc->st);
     if (!cc->st) return rotor_nomem(err);
     if (!(opt && opt->even_layout) && !(cc->hc = handoff_cache_new(chip))) return rotor_nomem(err);

@@ -71,6 +71,7 @@ typedef struct compiler {
     const char *cache_dir;
     int64_t cache_limit;
     rotor_plancache_entry *pce;
+    struct rotor_plan_store *store; /* options.plan_store: read before the disk, written with it */
     int cache_hits, cache_damaged;
     handoff_cache *hc;  /* NULL: every activation in the even layout (options.even_layout) */
     double search_s;    /* wall seconds in plan searches so far (the profile) */

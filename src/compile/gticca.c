@@ -62,6 +62,7 @@
 
 #include "compile/compileint.h"
 #include "rotor/compile/gticca.h"
+#include "rotor/compile/planstore.h"
 #include "rotor/compile/segment.h"
 
 #define MAX_OPS 3      /* operators per sub-graph at most (a residual block) */
@@ -372,7 +373,15 @@ rotor_status compile_gticca(compiler *cc, const rotor_compile_options *opt, roto
     dp_row *dp = calloc((size_t)n + 1, sizeof *dp);
     bool *gone = calloc((size_t)n + 1, sizeof *gone);
     inst_memo m = {0};
-    rotor_status st = dp && gone ? ROTOR_OK : rotor_nomem(err);
+    /* The instance compiles share one plan store (planstore.h): the caller's,
+     * or one of their own.  Ranges that overlap hold the same operators at
+     * the same group sizes, and each instance compile would otherwise search
+     * them again (docs/graphturbo.md, "On an ICCA chip"; a hit gives the
+     * bytes a search gives, so the instances' costs do not change). */
+    rotor_compile_options io = *opt;
+    rotor_plan_store *own = io.plan_store ? NULL : rotor_plan_store_new();
+    if (!io.plan_store) io.plan_store = own;
+    rotor_status st = dp && gone && io.plan_store ? ROTOR_OK : rotor_nomem(err);
     for (int j = 1; !st && j <= n; j++) {
         int o = j - 1;
         dp[j].cost = dp[j - 1].cost + out->ops[o].setup_s + out->ops[o].exec_s;
@@ -381,7 +390,7 @@ rotor_status compile_gticca(compiler *cc, const rotor_compile_options *opt, roto
             int first = j - len;
             if (!closed_range(cc, first, o)) continue;
             rotor_gticca_sg c;
-            st = best_instances(cc, opt, out, &m, first, o, idle_total, gone, res, &c, err);
+            st = best_instances(cc, &io, out, &m, first, o, idle_total, gone, res, &c, err);
             if (!st && c.instances && dp[first].cost + c.grouped_s + c.penalty_s < dp[j].cost) {
                 dp[j].cost = dp[first].cost + c.grouped_s + c.penalty_s;
                 dp[j].from = first;
@@ -421,6 +430,7 @@ rotor_status compile_gticca(compiler *cc, const rotor_compile_options *opt, roto
         res->done = true;
     }
     inst_memo_free(&m);
+    rotor_plan_store_free(own);
     free(dp);
     free(gone);
     return st;

@@ -117,6 +117,12 @@ typedef struct rotor_compile_options {
      * ROTOR_PLANCACHE_DEFAULT_LIMIT). */
     const char *cache_dir;
     int64_t cache_limit;
+    /* An in-memory plan store (planstore.h, docs/compile.md "Plan store")
+     * shared by the compiles of one run, read before the disk and written
+     * with it; NULL: none.  Owned by the caller, which may share it among
+     * threads.  Works with or without cache_dir.  GraphTurbo's instance
+     * compiles (gticca.c) use this one, or their own when NULL. */
+    struct rotor_plan_store *plan_store;
 } rotor_compile_options;
 
 /* The wall seconds of a compile's phases (issue 45, `--profile`), measured
