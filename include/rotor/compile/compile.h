@@ -117,6 +117,10 @@ typedef struct rotor_compile_options {
      * ROTOR_PLANCACHE_DEFAULT_LIMIT). */
     const char *cache_dir;
     int64_t cache_limit;
+    /* Algorithm 1's walk searches one need at a time, as before its
+     * searches were batched (compile.c, walk_more): the same schedule, for
+     * the test that shows it. */
+    bool serial_walk;
 } rotor_compile_options;
 
 /* The wall seconds of a compile's phases (issue 45, `--profile`), measured
