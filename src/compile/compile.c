@@ -694,6 +694,7 @@ typedef struct walk_batch {
     rotor_status *st;       /* [nfr], per need */
     rotor_error *err;       /* [nfr] */
     int *hits;              /* [nfr] */
+    int *search;            /* [nfr]: the needs learn_batch searches */
 } walk_batch;
 
 /* The searches the serial walk (one search, then assign_active again) is
@@ -1094,18 +1095,50 @@ static rotor_status curve_push(rotor_compile_result *out, int *cap, int64_t idle
     return ROTOR_OK;
 }
 
+/* Is need nd answered without a search: by the plan cache (as
+ * frontier_learn_run and frontier_tail ask it), or under a cap nothing
+ * fits? */
+static bool need_answered(const compiler *cc, const walk_need *nd) {
+    const rotor_plancache_entry *pe = cc->pce ? &cc->pce[nd->fr] : NULL;
+    if (default_ratio(&cc->g->ops[cc->fr_op[nd->fr]].expr) != ROTOR_COMPILE_FRONTIER_RATIO_COMPOUND) {
+        const rotor_frontier *f = &cc->fr[nd->fr];
+        int64_t below = f->v[f->n - 1].info.memory - 1;
+        for (int a = 0; pe && a < pe->nanswers; a++)
+            if (pe->answers[a].kind == ROTOR_PLANCACHE_TAIL && below <= pe->answers[a].cap) return true;
+        return below <= 0;
+    }
+    rotor_candidate known;
+    return nd->cap <= 0 ||
+           (pe && (rotor_plancache_point(pe, nd->cap, &known) >= 0 ||
+                   (nd->t < INFINITY && rotor_plancache_slow(pe, nd->cap, nd->t))));
+}
+
 /* The searches of b, each frontier's own (its points, covers, facts,
  * session and cache entry; a point inserted shifts only its operators'
  * indices), so they run in parallel, one search thread each; the results
  * do not depend on the order, the first failure in b's order is reported.
- * The pool of buffers takes a lock (op/search.c). */
+ * The pool of buffers takes a lock (op/search.c).  The needs the plan
+ * cache answers are read first, in the calling thread: a warm compile's
+ * batches then wake no thread (on a loaded machine a woken thread waits
+ * for a time slice, milliseconds per batch). */
 static rotor_status learn_batch(compiler *cc, walk_batch *b, int threads, op_state *snap, rotor_error *err) {
     if (b->n == 1) return frontier_learn(cc, b->need[0].fr, b->need[0].cap, b->need[0].t, threads, snap, err);
     int nthreads = threads > 0 ? threads : omp_get_max_threads();
     double t0 = rotor_clock_s();
-#pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads < b->n ? nthreads : b->n)
+    int nsearch = 0;
     for (int k = 0; k < b->n; k++) {
+        const walk_need *nd = &b->need[k];
         b->hits[k] = 0;
+        b->st[k] = ROTOR_OK;
+        if (need_answered(cc, nd))
+            b->st[k] = frontier_learn_run(cc, nd->fr, nd->cap, nd->t, threads, 1, snap, &b->hits[k], &b->err[k]);
+        else
+            b->search[nsearch++] = k;
+    }
+    int team = nthreads < nsearch ? nthreads : nsearch > 1 ? nsearch : 1;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(team) if (team > 1)
+    for (int x = 0; x < nsearch; x++) {
+        int k = b->search[x];
         const walk_need *nd = &b->need[k];
         b->st[k] = frontier_learn_run(cc, nd->fr, nd->cap, nd->t, threads, 1, snap, &b->hits[k], &b->err[k]);
     }
@@ -1129,6 +1162,7 @@ static void walk_batch_free(walk_batch *b) {
     free(b->st);
     free(b->err);
     free(b->hits);
+    free(b->search);
 }
 
 static rotor_status walk_batch_new(const compiler *cc, bool serial, walk_batch *b, rotor_error *err) {
@@ -1141,7 +1175,8 @@ static rotor_status walk_batch_new(const compiler *cc, bool serial, walk_batch *
     b->st = malloc(nf * sizeof *b->st);
     b->err = malloc(nf * sizeof *b->err);
     b->hits = malloc(nf * sizeof *b->hits);
-    if (b->need && b->unknown && b->claimed && b->saved && b->st && b->err && b->hits) return ROTOR_OK;
+    b->search = malloc(nf * sizeof *b->search);
+    if (b->need && b->unknown && b->claimed && b->saved && b->st && b->err && b->hits && b->search) return ROTOR_OK;
     walk_batch_free(b);
     return rotor_nomem(err);
 }
