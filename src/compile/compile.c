@@ -409,7 +409,7 @@ static rotor_status frontier_know_init(compiler *cc, int i, rotor_error *err) {
  * leaner than its leanest point, which is the whole frontier's tail (a
  * frontier restricted to a memory cap is the whole frontier's points under
  * it).  The frontier is then whole. */
-static rotor_status frontier_tail(compiler *cc, int i, int threads, rotor_error *err) {
+static rotor_status frontier_tail(compiler *cc, int i, int threads, int *hits, rotor_error *err) {
     rotor_frontier *f = &cc->fr[i];
     const rotor_op *op = &cc->g->ops[cc->fr_op[i]];
     int64_t below = f->v[f->n - 1].info.memory - 1;
@@ -419,7 +419,7 @@ static rotor_status frontier_tail(compiler *cc, int i, int threads, rotor_error 
     rotor_plancache_entry *pe = cc->pce ? &cc->pce[i] : NULL;
     int n = 0;
     if (pe && rotor_plancache_tail(pe, below, &r.pareto, &r.npareto)) {
-        cc->cache_hits++;
+        (*hits)++;
         n = r.npareto;
     } else if (pe && r.npareto < 0) {
         return rotor_nomem(err);
@@ -463,24 +463,27 @@ static rotor_status frontier_tail(compiler *cc, int i, int threads, rotor_error 
  * only if it executes in at most tmax (pick_active): the search prunes by
  * that time too, and when it finds nothing the frontier learns only that
  * every plan under cap is slower than tmax (cc->slow), which is all the
- * walk asked.  The point it finds, if any, is the same. */
-static rotor_status frontier_learn_run(compiler *cc, int i, int64_t cap, double tmax, int threads, op_state *snap,
-                                       rotor_error *err) {
+ * walk asked.  The point it finds, if any, is the same.  It searches with
+ * run_threads threads (a session opens with the walk's `threads`, so
+ * that one opened in a batch, learn_batch, keeps them); *hits counts the
+ * answers the plan cache gave. */
+static rotor_status frontier_learn_run(compiler *cc, int i, int64_t cap, double tmax, int threads, int run_threads,
+                                       op_state *snap, int *hits, rotor_error *err) {
     rotor_frontier *f = &cc->fr[i];
     const rotor_op *op = &cc->g->ops[cc->fr_op[i]];
     if (default_ratio(&op->expr) != ROTOR_COMPILE_FRONTIER_RATIO_COMPOUND)
-        return frontier_tail(cc, i, threads, err);
+        return frontier_tail(cc, i, run_threads, hits, err);
     rotor_status st = ROTOR_OK;
     rotor_candidate found;
     rotor_plancache_entry *pe = cc->pce ? &cc->pce[i] : NULL;
     int known = pe ? rotor_plancache_point(pe, cap, &found) : -1;
     if (known < 0 && pe && cap > 0 && tmax < INFINITY && rotor_plancache_slow(pe, cap, tmax)) {
-        cc->cache_hits++; /* a time-capped search's answer, recorded: as below */
+        (*hits)++; /* a time-capped search's answer, recorded: as below */
         slow_note(&cc->slow[i], cap, tmax);
         return ROTOR_OK;
     }
     if (known >= 0) {
-        cc->cache_hits++;
+        (*hits)++;
         st = known ? ROTOR_OK : ROTOR_ERR_NOFIT;
     } else {
         if (!cc->sess[i]) {
@@ -488,7 +491,7 @@ static rotor_status frontier_learn_run(compiler *cc, int i, int64_t cap, double 
             st = rotor_search_session_open(&op->expr, &cc->fchip[i], &so, &cc->sess[i], err);
         }
         if (!st)
-            st = cap > 0 ? rotor_search_session_within(cc->sess[i], cap, tmax, threads, &found, NULL, err)
+            st = cap > 0 ? rotor_search_session_within(cc->sess[i], cap, tmax, run_threads, &found, NULL, err)
                          : ROTOR_ERR_NOFIT;
         if (st == ROTOR_ERR_NOFIT && cap > 0 && tmax < INFINITY) {
             slow_note(&cc->slow[i], cap, tmax);
@@ -540,7 +543,7 @@ static rotor_status frontier_learn_run(compiler *cc, int i, int64_t cap, double 
 static rotor_status frontier_learn(compiler *cc, int i, int64_t cap, double tmax, int threads, op_state *snap,
                                    rotor_error *err) {
     double t0 = rotor_clock_s();
-    rotor_status st = frontier_learn_run(cc, i, cap, tmax, threads, snap, err);
+    rotor_status st = frontier_learn_run(cc, i, cap, tmax, threads, threads, snap, &cc->cache_hits, err);
     cc->search_s += rotor_clock_s() - t0;
     return st;
 }
@@ -682,18 +685,97 @@ rotor_status rotor_compile_liveness(const rotor_graph *g, int64_t elem, int64_t 
 
 /* ---- Algorithm 1 -------------------------------------------------------- */
 
+/* A search the walk needs (assign_active): frontier fr under cap, its
+ * answer wanted only up to time t (pick_active), for operator op. */
+typedef struct walk_need {
+    int op, fr;
+    int64_t cap;
+    double t;
+} walk_need;
+
+/* The searches one pass of the walk needs, run together (walk_more,
+ * learn_batch), and the scratch that finds them.  max 1: the serial walk
+ * (options.serial_walk). */
+typedef struct walk_batch {
+    int max, n;
+    walk_need *need;        /* [nfr] */
+    unsigned char *unknown; /* [nops]: its choice waits on a search */
+    unsigned char *claimed; /* [nfr]: a search of it may come first */
+    int *saved;             /* [nops]: the choices walk_more overwrote */
+    rotor_status *st;       /* [nfr], per need */
+    rotor_error *err;       /* [nfr] */
+    int *hits;              /* [nfr] */
+    int *search;            /* [nfr]: the needs learn_batch searches */
+} walk_batch;
+
+/* The searches the serial walk (one search, then assign_active again) is
+ * sure to make next, beyond the first need (operator first, under
+ * first_cap): a frontier's search answers only operators of that
+ * frontier, so an operator's need is the serial walk's next search of its
+ * frontier when no operator before it waits on a search of its frontier
+ * (claimed) or feeds it a hand-off still unknown (its setup would differ),
+ * and when no operator before it may turn out not to fit (the serial walk
+ * searches nothing past the first misfit).  One that waits on a search
+ * fits if a point known fits its cap (frontier_pick; points are only
+ * added).  Every choice here is the one the serial walk makes (resolved
+ * choices do not depend on points found later: a search's answer is the
+ * least by (time, memory, plan order), docs/compile.md), and the choices
+ * of the operators after first are put back as assign_active left them. */
+static void walk_more(compiler *cc, int64_t idle_total, int first, int64_t first_cap, walk_batch *b) {
+    const rotor_graph *g = cc->g;
+    if (frontier_pick(cc, cc->st[first].frontier, first_cap) < 0) return;
+    memset(b->unknown, 0, (size_t)g->nops);
+    memset(b->claimed, 0, (size_t)cc->nfr);
+    b->unknown[first] = 1;
+    b->claimed[cc->st[first].frontier] = 1;
+    int last = first; /* the last operator looked at */
+    rotor_status hst = cc->hst;
+    for (int o = first + 1; o < g->nops && b->n < b->max && !cc->hst; o++) {
+        op_state *s = &cc->st[o];
+        b->saved[o] = s->active;
+        last = o;
+        int64_t cap = cc->sram - (idle_total - s->idle_bytes) - s->live;
+        if (s->frontier < 0) {
+            if (s->vendor_bytes > cap) break; /* the serial walk's misfit */
+            s->active = 0;
+            continue;
+        }
+        int i = s->frontier;
+        bool sure = !b->claimed[i];
+        for (int t = 1; sure && t < g->ops[o].expr.ntensors; t++)
+            sure = s->src[t] < 0 || (s->src[t] < o && !b->unknown[s->src[t]]);
+        int64_t need_cap = cap;
+        double need_t = INFINITY;
+        int a = sure ? pick_active(cc, s, &g->ops[o].expr, cap, &need_cap, &need_t) : PICK_SEARCH;
+        if (a == PICK_SEARCH) {
+            if (sure) b->need[b->n++] = (walk_need){.op = o, .fr = i, .cap = need_cap, .t = need_t};
+            b->unknown[o] = 1;
+            b->claimed[i] = 1;
+            if (frontier_pick(cc, i, cap) < 0) break; /* it may not fit */
+            continue;
+        }
+        if (a < 0) break; /* the serial walk's misfit */
+        s->active = a;
+    }
+    for (int k = first + 1; k <= last; k++) cc->st[k].active = b->saved[k];
+    if (cc->hst && !hst) { /* a hand-off failed here: the serial walk reports it when it gets there */
+        cc->hst = ROTOR_OK;
+        b->n = 1;
+    }
+}
+
 /* Chooses every operator's active plan for the current idle layouts and
  * returns the end-to-end time (INFINITY if one does not fit; *misfit then
  * names the first in graph order and *cap_of its cap).  When the points
  * found so far cannot tell an operator's fastest fitting plan, before any
- * misfit, it stops with *need naming the operator and *cap_of its cap: the
- * caller searches (frontier_learn) and asks again. */
-static double assign_active(compiler *cc, int64_t idle_total, int *misfit, int *need, int64_t *cap_of,
-                            double *t_of) {
+ * misfit, it stops with b->need[0] naming the operator, its cap and time,
+ * and with the other searches the serial walk would make next (walk_more)
+ * unless b->max is 1: the caller searches (learn_batch) and asks again. */
+static double assign_active(compiler *cc, int64_t idle_total, int *misfit, int64_t *cap_of, walk_batch *b) {
     const rotor_graph *g = cc->g;
     double total = 0;
     *misfit = -1;
-    *need = -1;
+    b->n = 0;
     for (int o = 0; o < g->nops; o++) {
         op_state *s = &cc->st[o];
         int64_t cap = cc->sram - (idle_total - s->idle_bytes) - s->live;
@@ -716,9 +798,8 @@ static double assign_active(compiler *cc, int64_t idle_total, int *misfit, int *
         double need_t;
         s->active = pick_active(cc, s, &g->ops[o].expr, cap, &need_cap, &need_t);
         if (s->active == PICK_SEARCH && *misfit < 0) {
-            *need = o;
-            *cap_of = need_cap;
-            *t_of = need_t;
+            b->need[b->n++] = (walk_need){.op = o, .fr = s->frontier, .cap = need_cap, .t = need_t};
+            if (b->max > 1) walk_more(cc, idle_total, o, cap, b);
             return INFINITY;
         }
         if (s->active < 0) {
@@ -1026,6 +1107,92 @@ static rotor_status curve_push(rotor_compile_result *out, int *cap, int64_t idle
     return ROTOR_OK;
 }
 
+/* Is need nd answered without a search: by the plan cache (as
+ * frontier_learn_run and frontier_tail ask it), or under a cap nothing
+ * fits? */
+static bool need_answered(const compiler *cc, const walk_need *nd) {
+    const rotor_plancache_entry *pe = cc->pce ? &cc->pce[nd->fr] : NULL;
+    if (default_ratio(&cc->g->ops[cc->fr_op[nd->fr]].expr) != ROTOR_COMPILE_FRONTIER_RATIO_COMPOUND) {
+        const rotor_frontier *f = &cc->fr[nd->fr];
+        int64_t below = f->v[f->n - 1].info.memory - 1;
+        for (int a = 0; pe && a < pe->nanswers; a++)
+            if (pe->answers[a].kind == ROTOR_PLANCACHE_TAIL && below <= pe->answers[a].cap) return true;
+        return below <= 0;
+    }
+    rotor_candidate known;
+    return nd->cap <= 0 ||
+           (pe && (rotor_plancache_point(pe, nd->cap, &known) >= 0 ||
+                   (nd->t < INFINITY && rotor_plancache_slow(pe, nd->cap, nd->t))));
+}
+
+/* The searches of b, each frontier's own (its points, covers, facts,
+ * session and cache entry; a point inserted shifts only its operators'
+ * indices), so they run in parallel, one search thread each; the results
+ * do not depend on the order, the first failure in b's order is reported.
+ * The pool of buffers takes a lock (op/search.c).  The needs the plan
+ * cache answers are read first, in the calling thread: a warm compile's
+ * batches then wake no thread (on a loaded machine a woken thread waits
+ * for a time slice, milliseconds per batch). */
+static rotor_status learn_batch(compiler *cc, walk_batch *b, int threads, op_state *snap, rotor_error *err) {
+    if (b->n == 1) return frontier_learn(cc, b->need[0].fr, b->need[0].cap, b->need[0].t, threads, snap, err);
+    int nthreads = threads > 0 ? threads : omp_get_max_threads();
+    double t0 = rotor_clock_s();
+    int nsearch = 0;
+    for (int k = 0; k < b->n; k++) {
+        const walk_need *nd = &b->need[k];
+        b->hits[k] = 0;
+        b->st[k] = ROTOR_OK;
+        if (need_answered(cc, nd))
+            b->st[k] = frontier_learn_run(cc, nd->fr, nd->cap, nd->t, threads, 1, snap, &b->hits[k], &b->err[k]);
+        else
+            b->search[nsearch++] = k;
+    }
+    int team = nthreads < nsearch ? nthreads : nsearch > 1 ? nsearch : 1;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(team) if (team > 1)
+    for (int x = 0; x < nsearch; x++) {
+        int k = b->search[x];
+        const walk_need *nd = &b->need[k];
+        b->st[k] = frontier_learn_run(cc, nd->fr, nd->cap, nd->t, threads, 1, snap, &b->hits[k], &b->err[k]);
+    }
+    cc->search_s += rotor_clock_s() - t0;
+    rotor_status st = ROTOR_OK;
+    for (int k = 0; k < b->n; k++) {
+        cc->cache_hits += b->hits[k];
+        if (!st && b->st[k]) {
+            st = b->st[k];
+            if (err) *err = b->err[k];
+        }
+    }
+    return st;
+}
+
+static void walk_batch_free(walk_batch *b) {
+    free(b->need);
+    free(b->unknown);
+    free(b->claimed);
+    free(b->saved);
+    free(b->st);
+    free(b->err);
+    free(b->hits);
+    free(b->search);
+}
+
+static rotor_status walk_batch_new(const compiler *cc, bool serial, walk_batch *b, rotor_error *err) {
+    size_t nf = (size_t)(cc->nfr ? cc->nfr : 1), no = (size_t)cc->g->nops;
+    *b = (walk_batch){.max = serial ? 1 : (int)nf};
+    b->need = malloc(nf * sizeof *b->need);
+    b->unknown = malloc(no);
+    b->claimed = malloc(nf);
+    b->saved = malloc(no * sizeof *b->saved);
+    b->st = malloc(nf * sizeof *b->st);
+    b->err = malloc(nf * sizeof *b->err);
+    b->hits = malloc(nf * sizeof *b->hits);
+    b->search = malloc(nf * sizeof *b->search);
+    if (b->need && b->unknown && b->claimed && b->saved && b->st && b->err && b->hits && b->search) return ROTOR_OK;
+    walk_batch_free(b);
+    return rotor_nomem(err);
+}
+
 /* Where the greedy walk stands: the idle memory, the best schedule and its
  * time, and the first point's misfit (the message when nothing fits). */
 typedef struct walk_state {
@@ -1038,22 +1205,21 @@ typedef struct walk_state {
 
 /* Algorithm 1: keep the best end-to-end time over the greedy walk, each
  * step moving one operator's idle layout to its best trade. */
-static rotor_status compile_walk(compiler *cc, int threads, rotor_compile_result *out, walk_state *w,
-                                 rotor_error *err) {
+static rotor_status compile_walk(compiler *cc, int threads, walk_batch *b, rotor_compile_result *out,
+                                 walk_state *w, rotor_error *err) {
     int cap_curve = 64;
     out->curve = malloc((size_t)cap_curve * sizeof *out->curve);
     if (!out->curve) return rotor_nomem(err);
     rotor_status st = ROTOR_OK;
     while (!st) {
-        int misfit, need;
+        int misfit;
         int64_t cap_of = 0;
-        double t_of = INFINITY;
-        double t = assign_active(cc, w->idle_total, &misfit, &need, &cap_of, &t_of);
+        double t = assign_active(cc, w->idle_total, &misfit, &cap_of, b);
         if (cc->hst) break;
-        if (need >= 0) {
-            /* the points found so far cannot tell: search under its cap */
-            st = frontier_learn(cc, cc->st[need].frontier, cap_of, t_of, threads, w->best, err);
-            out->searches++;
+        if (b->n > 0) {
+            /* the points found so far cannot tell: search under the caps */
+            st = learn_batch(cc, b, threads, w->best, err);
+            out->searches += b->n;
             continue;
         }
         if (out->ncurve == 0) {
@@ -1139,9 +1305,12 @@ rotor_status rotor_compile(const rotor_graph *g, const rotor_chip *chip,
         st = rotor_nomem(err);
         goto done;
     }
+    walk_batch batch;
+    if ((st = walk_batch_new(&cc, opt && opt->serial_walk, &batch, err))) goto done;
     t_walk = rotor_clock_s();
     double search_before = cc.search_s;
-    st = compile_walk(&cc, threads, out, &w, err);
+    st = compile_walk(&cc, threads, &batch, out, &w, err);
+    walk_batch_free(&batch);
     /* the walk less its own searches and the hand-offs it priced */
     t_walk = rotor_clock_s() - t_walk - (cc.search_s - search_before) - handoff_cache_seconds(cc.hc);
     if (st) goto done;

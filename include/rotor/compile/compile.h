@@ -123,6 +123,10 @@ typedef struct rotor_compile_options {
      * threads.  Works with or without cache_dir.  GraphTurbo's instance
      * compiles (gticca.c) use this one, or their own when NULL. */
     struct rotor_plan_store *plan_store;
+    /* Algorithm 1's walk searches one need at a time, as before its
+     * searches were batched (compile.c, walk_more): the same schedule, for
+     * the test that shows it. */
+    bool serial_walk;
 } rotor_compile_options;
 
 /* The wall seconds of a compile's phases (issue 45, `--profile`), measured
