@@ -230,6 +230,14 @@ static void search_steps_leaf(worker *w) {
         return;
     }
     w->compute = c->m->step_bound(c->m, e, c->chip, w->plan.fop, w->steps, w->sub);
+    /* search_prune never prunes less with more memory (the cap, and the
+     * front's entries up to m grow with m), so a time that is pruned with no
+     * memory at all is pruned with the floors: most step vectors of a
+     * frontier search fail its time cap, and skip the floors' arithmetic */
+    if (search_prune(w, w->compute + w->comm_floor, 0)) {
+        w->st.steps_pruned++;
+        return;
+    }
     int64_t mem = rot ? c->chip->shift_buffer_bytes : 0;
     for (int t = 0; t < e->ntensors; t++) {
         w->min_bytes[t] = e->naxes > 1 && !e->tensors[t].has_axis[e->naxes - 1] ? w->sfl[e->naxes - 2][t]
@@ -247,8 +255,10 @@ static void search_steps_leaf(worker *w) {
 
 /* A prefix of the steps, the rest still 1: raising any S_b never lowers the
  * compute time nor the padding (docs/cost-model.md, "Bounds"), so the prefix's
- * compute with the remaining S_b = 1 bounds every completion. */
-static bool steps_prefix_survives(worker *w, int64_t mem) {
+ * compute with the remaining S_b = 1 bounds every completion.  Its time
+ * floor (compute and the F_op's communication floor) into *tb; false when
+ * the padding alone prunes it. */
+static bool steps_prefix_time(worker *w, double *tb) {
     ctx *c = w->c;
     const rotor_expr *e = c->e;
     int64_t sub[ROTOR_MAX_AXES];
@@ -260,8 +270,8 @@ static bool steps_prefix_survives(worker *w, int64_t mem) {
         pad *= (double)padded / (double)e->extent[b];
     }
     if (c->cons.max_padding > 0 && pad > c->cons.max_padding * (1 + SLACK)) return false;
-    double tb = c->m->step_bound(c->m, e, c->chip, w->plan.fop, w->steps, sub);
-    return !search_prune(w, tb + w->comm_floor, mem);
+    *tb = c->m->step_bound(c->m, e, c->chip, w->plan.fop, w->steps, sub) + w->comm_floor;
+    return true;
 }
 
 
@@ -297,8 +307,19 @@ static void search_steps(worker *w, const step_choices *sc, int a, bool rot) {
             int64_t unit = w->plan.fop[a] * sa;
             w->len[a] = (e->extent[a] + unit - 1) / unit * sa;
             w->sub[a] = w->len[a] / sa;
+            /* the time first: pruned with no memory, it is pruned with the
+             * prefix's floors too (search_prune is monotone in memory), and
+             * those cost a step_floor_upto per tensor.  With S_a = 1 the time
+             * is the shorter prefix's, but the memory floor has risen (the
+             * axis's sub-task is no longer bounded by Smax_a) and the
+             * incumbent or the front may have moved: both are asked again. */
+            double tb;
+            if (!steps_prefix_time(w, &tb) || search_prune(w, tb, 0)) {
+                w->st.steps_pruned++;
+                continue;
+            }
             int64_t mem = steps_prefix_mem(w, a, rot || sa > 1);
-            if (mem > c->cap || (sa > 1 && !steps_prefix_survives(w, mem))) {
+            if (mem > c->cap || search_prune(w, tb, mem)) {
                 w->st.steps_pruned++;
                 continue;
             }
