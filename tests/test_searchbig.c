@@ -230,3 +230,92 @@ Test(searchbig, time_ratio_frontiers_equal_the_brute_force, .timeout = 300) {
         }
     }
 }
+
+/* ---- 3. multiples of a step whose time alone is cut ------------------------ */
+
+/* The property cost model v1 claims (rotor_cost_model.step_bound_multiples):
+ * multiplying one S_a by an integer never lowers step_bound, on MatMuls,
+ * strided convolutions and a vector op, over random F_op and steps. */
+Test(searchbig, v1_step_bound_never_falls_on_a_multiple_of_a_step) {
+    const rotor_cost_model *m = rotor_cost_model_default();
+    cr_assert(m->step_bound_multiples);
+    rotor_chip chip = mk2();
+    struct { const char *text, *dims; } ops[] = {
+        {"C[m,n] += A[m,k] * B[k,n]", "m=249,k=200,n=77"},
+        {"O[b,f,h,w] += I[b,c,2*h+kh,2*w+kw] * W[f,c,kh,kw]", "b=3,c=19,h=28,kh=3,w=27,kw=3,f=40"},
+        {"Y[s,d] = X[s,d] + Z[s,d]", "s=333,d=97"},
+    };
+    uint64_t rng = 45;
+    int64_t checked = 0;
+    for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++) {
+        rotor_expr e = make_expr(ops[o].text, ops[o].dims);
+        for (int trial = 0; trial < 3000; trial++) {
+            int64_t fop[ROTOR_MAX_AXES], steps[ROTOR_MAX_AXES], sub[ROTOR_MAX_AXES], sub2[ROTOR_MAX_AXES];
+            for (int a = 0; a < e.naxes; a++) {
+                fop[a] = bf_rand_range(&rng, 1, e.extent[a] < 8 ? e.extent[a] : 8);
+                steps[a] = bf_rand_range(&rng, 1, 12);
+            }
+            for (int a = 0; a < e.naxes; a++) {
+                int64_t unit = fop[a] * steps[a];
+                sub[a] = (e.extent[a] + unit - 1) / unit;
+            }
+            double t = m->step_bound(m, &e, &chip, fop, steps, sub);
+            int a = (int)bf_rand_range(&rng, 0, e.naxes - 1);
+            int64_t k = bf_rand_range(&rng, 2, 9);
+            int64_t steps2[ROTOR_MAX_AXES];
+            memcpy(steps2, steps, sizeof steps2);
+            memcpy(sub2, sub, sizeof sub2);
+            steps2[a] *= k;
+            sub2[a] = (e.extent[a] + fop[a] * steps2[a] - 1) / (fop[a] * steps2[a]);
+            double t2 = m->step_bound(m, &e, &chip, fop, steps2, sub2);
+            cr_assert_geq(t2, t * (1 - 1e-15), "%s: axis %d x%lld: %.17g < %.17g", ops[o].text, a, (long long)k,
+                          t2, t);
+            checked++;
+        }
+    }
+    cr_assert_eq(checked, 9000);
+}
+
+/* The skipping search against the same search that skips nothing (a copy of
+ * v1 that does not claim the property): every frontier, cut by a time
+ * ratio as the compiler's first searches are, and every capped optimum
+ * are the same plans, on shapes of the zoo's kind at a few hundred cores. */
+Test(searchbig, skipping_multiples_changes_no_frontier, .timeout = 300) {
+    rotor_cost_model plain = *rotor_cost_model_default();
+    plain.step_bound_multiples = false;
+    rotor_chip chip = mk2();
+    chip.cores_per_chip = 96;
+    struct { const char *text, *dims; } ops[] = {
+        {"C[b,t,n] += X[b,c,t,f] * W[c,f,n]", "b=2,c=32,t=63,f=5,n=48"},
+        {"S[b,h,m,n] += (Q[b,h,m,k] + U[h,k]) * K[b,h,k,n]", "b=2,h=4,m=63,k=16,n=63"},
+        {"O[b,f,h,w] += I[b,c,h+kh,w+kw] * W[f,c,kh,kw]", "b=4,c=16,h=14,kh=3,w=14,kw=3,f=32"},
+    };
+    int points = 0, fewer = 0;
+    for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++) {
+        rotor_expr e = make_expr(ops[o].text, ops[o].dims);
+        for (int method = ROTOR_PARETO_EPSILON; method <= ROTOR_PARETO_SINGLE_PASS; method++) {
+            rotor_search_options skip = {.pareto = true, .pareto_time_ratio = 2, .threads = 1,
+                                         .pareto_method = (rotor_pareto_method)method};
+            rotor_search_options all = skip;
+            all.model = &plain;
+            rotor_search_result a, b;
+            rotor_error err;
+            cr_assert_eq(rotor_search(&e, &chip, &skip, &a, &err), ROTOR_OK, "%s", err.msg);
+            cr_assert_eq(rotor_search(&e, &chip, &all, &b, &err), ROTOR_OK, "%s", err.msg);
+            points += a.npareto;
+            cr_assert_eq(a.npareto, b.npareto, "%s, method %d: %d points, %d without skipping", ops[o].dims, method,
+                         a.npareto, b.npareto);
+            for (int i = 0; i < a.npareto; i++)
+                cr_assert_eq(memcmp(&a.pareto[i].plan, &b.pareto[i].plan, sizeof a.pareto[i].plan), 0,
+                             "%s, method %d: point %d differs", ops[o].dims, method, i);
+            cr_assert_eq(memcmp(&a.best.plan, &b.best.plan, sizeof a.best.plan), 0);
+            cr_assert_leq(a.stats.step_vectors, b.stats.step_vectors);
+            fewer += a.stats.step_vectors < b.stats.step_vectors;
+            rotor_search_result_free(&a);
+            rotor_search_result_free(&b);
+        }
+    }
+    cr_log_info("%d frontier points; %d of 6 searches skipped step vectors", points, fewer);
+    cr_assert_geq(points, 12, "frontiers worth the name: %d points", points);
+    cr_assert_geq(fewer, 3, "the rule should skip something: %d of 6 searches did", fewer);
+}
