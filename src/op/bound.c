@@ -5,27 +5,38 @@
 #include "searchint.h"
 
 /* A floor on memory for any plan with this F_op: each tensor's plain
- * dimensions hold at least prod ceil(E_a / F_a) / P_X elements (its f_t
- * multiply to at most P_X), its compound dimensions at least one. */
+ * dimensions and the longer term of each compound one hold at least
+ * prod ceil(E_a / F_a) / P_X elements (its f_t multiply to at most P_X).
+ * A compound extent c (L_a / f_a - 1) + L_b / f_b (every coefficient >= 1,
+ * every L / f >= 1) is at least either term's L / f, so it counts as its
+ * longer term's, as the step floor's windows do (steps.c): the factors of
+ * the axes so counted (a tensor names an axis once, which the parser
+ * checks) multiply to a divisor of prod f_t^X, so to at most P_X.  Before,
+ * a window counted one element: AlexNet's first layer at batch 1,024 (stride
+ * 4, an 11-wide kernel) kept 581,555 F_op for its divisor-walk floors in a
+ * capped search that no plan fits, now 286,997.  l1[a] = ceil(E_a / F_a). */
+static double weak_elems(const rotor_tensor *x, const int64_t *l1) {
+    double elems = 1;
+    for (int d = 0; d < x->ndims; d++) {
+        const rotor_dim *dim = &x->dims[d];
+        int64_t most = l1[dim->axis[0]];
+        if (dim->nterms > 1 && l1[dim->axis[1]] > most) most = l1[dim->axis[1]];
+        elems *= (double)most;
+    }
+    return elems;
+}
+
 int64_t search_tensor_weak_floor(const ctx *c, int t, const int64_t *fop) {
     const rotor_expr *e = c->e;
-    int64_t mem = 0;
-    {
-        const rotor_tensor *x = &e->tensors[t];
-        int64_t share = 1;
-        for (int a = 0; a < e->naxes; a++)
-            if (!x->has_axis[a]) share *= fop[a];
-        double elems = 1;
-        for (int d = 0; d < x->ndims; d++)
-            if (x->dims[d].nterms == 1) {
-                int a = x->dims[d].axis[0];
-                elems *= (double)((e->extent[a] + fop[a] - 1) / fop[a]);
-            }
-        double q = ceil(elems / (double)share);
-        if (q > 1e15) q = 1e15;
-        mem += (int64_t)q * c->chip->element_bytes;
+    const rotor_tensor *x = &e->tensors[t];
+    int64_t share = 1, l1[ROTOR_MAX_AXES];
+    for (int a = 0; a < e->naxes; a++) {
+        if (!x->has_axis[a]) share *= fop[a];
+        l1[a] = (e->extent[a] + fop[a] - 1) / fop[a];
     }
-    return mem;
+    double q = ceil(weak_elems(x, l1) / (double)share);
+    if (q > 1e15) q = 1e15;
+    return (int64_t)q * c->chip->element_bytes;
 }
 
 int64_t search_fop_mem_bound(const ctx *c, const int64_t *fop) {
@@ -149,18 +160,14 @@ void search_fop_cheap_mem(const ctx *c, const int64_t *fop, int64_t *mb, double 
         int64_t share = 1;
         for (int a = 0; a < e->naxes; a++)
             if (!x->has_axis[a]) share *= fop[a];
-        double plain = 1, elems = 1;
+        double elems = 1;
         for (int d = 0; d < x->ndims; d++) {
             const rotor_dim *dim = &x->dims[d];
-            if (dim->nterms == 1) {
-                double l = (double)l1[dim->axis[0]];
-                plain *= l;
-                elems *= (double)rotor_dim_extent(dim, &l1[dim->axis[0]]);
-            } else {
-                int64_t l[2] = {l1[dim->axis[0]], l1[dim->axis[1]]};
-                elems *= (double)rotor_dim_extent(dim, l);
-            }
+            int64_t l[2];
+            for (int k = 0; k < dim->nterms; k++) l[k] = l1[dim->axis[k]];
+            elems *= (double)rotor_dim_extent(dim, l);
         }
+        double plain = weak_elems(x, l1);
         double q = ceil(plain / (double)share);
         if (q > 1e15) q = 1e15;
         weak += (int64_t)q * c->chip->element_bytes;

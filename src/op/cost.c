@@ -189,6 +189,11 @@ static const rotor_cost_model v1_model = {
     .evaluate = v1_evaluate,
     .step_bound = v1_step_bound,
     .tensor_bound = v1_tensor_bound,
+    /* S_a -> k S_a: s_a -> ceil(s_a / k), so k s_a' >= s_a and each group's
+     * product g' has k g' >= g; k pad(g') is a multiple of the rows (or
+     * columns) at least g, so at least pad(g); the batch group and the
+     * vector ops' points likewise: T' t_sub' = k T t_sub' >= T t_sub. */
+    .step_bound_multiples = true,
 };
 
 /* The registry: adding a model is one file and one row here. */

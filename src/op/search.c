@@ -79,11 +79,6 @@ int rotor_candidate_compare(const rotor_expr *e, const rotor_candidate *a, const
     return rotor_plan_compare(e, &a->plan, &b->plan);
 }
 
-typedef struct fop_key {
-    double bound;
-    int64_t pos; /* in the keep list */
-} fop_key;
-
 static int fop_key_cmp(const void *x, const void *y) {
     const fop_key *a = x, *b = y;
     if (a->bound != b->bound) return a->bound < b->bound ? -1 : 1;
@@ -210,13 +205,18 @@ static bool workers_ready(ctx *c, worker *ws, int nthreads) {
  * is in walk order, which is F_op order, so (bound, position) keys order it
  * the same way and sort faster than the entries themselves.  False when out
  * of memory. */
-static bool keep_order(worker *seed, fop_list *keep, fop_key **order) {
+static bool keep_order(search_bufs *b, worker *seed, fop_list *keep, fop_key **order) {
     int64_t kept = 0;
     for (int64_t i = 0; i < keep->n; i++)
         if (!search_prune(seed, keep->v[i].bound, keep->v[i].mem_bound)) keep->v[kept++] = keep->v[i];
     keep->n = kept;
-    *order = keep->n ? malloc((size_t)keep->n * sizeof **order) : NULL;
-    if (keep->n && !*order) return false;
+    if (keep->n > b->order_cap) {
+        free(b->order);
+        b->order_cap = 0;
+        if (!(b->order = malloc((size_t)keep->n * sizeof *b->order))) return false;
+        b->order_cap = keep->n;
+    }
+    *order = b->order;
     for (int64_t i = 0; i < keep->n; i++) {
         (*order)[i].bound = keep->v[i].bound;
         (*order)[i].pos = i;
@@ -280,6 +280,8 @@ struct rotor_search_pool {
 };
 
 static void bufs_free(search_bufs *b) {
+    free(b->keep);
+    free(b->order);
     for (int i = 0; i < b->npool; i++) free(b->pool[i].own);
     free(b->pool);
     for (int i = 0; i < b->nknaps; i++) free(b->knaps[i]);
@@ -384,7 +386,7 @@ static bool search_once_run(ctx *c, int nthreads, rotor_candidate *best, bool *h
         seed->seen = c->spare;
     }
     ctx_caches(c);
-    fop_list keep = {0};
+    fop_list keep = {.v = c->bufs->keep, .cap = c->bufs->keep_cap};
     bool oom = !workers_ready(c, ws, nthreads);
     pass1 p = {.c = c, .w = seed, .keep = &keep};
     if (!oom) search_probe_archive(c, ws, nthreads, &p);
@@ -396,7 +398,11 @@ static bool search_once_run(ctx *c, int nthreads, rotor_candidate *best, bool *h
     if (!oom && c->weak) c->cf_filled = true;
     oom |= keep.oom;
     fop_key *order = NULL;
-    if (!oom) oom = !keep_order(seed, &keep, &order) || !fronts_seed(c, seed, ws, nthreads);
+    /* the list as pass1_consider left it (grown, or failed to grow), the
+     * buffers' again */
+    c->bufs->keep = keep.v;
+    c->bufs->keep_cap = keep.cap;
+    if (!oom) oom = !keep_order(c->bufs, seed, &keep, &order) || !fronts_seed(c, seed, ws, nthreads);
     if (oom) keep.n = 0;
 
     /* Pass 2: the surviving F_op in parallel.  Threads share only the
@@ -427,8 +433,6 @@ static bool search_once_run(ctx *c, int nthreads, rotor_candidate *best, bool *h
         free(seed->front.v);
         seed->front.v = NULL;
     }
-    free(keep.v);
-    free(order);
     return !oom;
 }
 

@@ -37,6 +37,12 @@
 #define MAX_DIVISORS 1536
 #define MAX_STEP_CHOICES (MAX_DIVISORS * ROTOR_MAX_TENSORS)
 
+/* pass 2's order: a kept F_op's bound and its place in the keep list */
+typedef struct fop_key {
+    double bound;
+    int64_t pos; /* in the keep list */
+} fop_key;
+
 typedef struct fop_entry {
     int64_t fop[ROTOR_MAX_AXES];
     double bound;
@@ -83,6 +89,14 @@ typedef struct front {
 typedef struct search_bufs {
     struct worker *pool;
     int npool;
+    /* pass 1's keep list and pass 2's order over it, kept at their largest
+     * for the next search (a capped search that no plan fits keeps hundreds
+     * of thousands of F_op: growing them afresh each time was most of a
+     * large-batch compile's page faults) */
+    struct fop_entry *keep;
+    int64_t keep_cap;
+    struct fop_key *order;
+    int64_t order_cap;
     struct knap_scratch **knaps;
     int nknaps;
     uint64_t owner; /* the ctx (ctx.id) whose memo the knaps hold; 0: none */

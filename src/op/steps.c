@@ -105,6 +105,9 @@ static void dfs_axis(worker *w, int t, int ai, int64_t q, double time_lb, int64_
     }
     for (int i = 0; i < w->ndivs[a]; i++) {
         int64_t f = w->divs[a][i];
+        /* the divisors ascend: past P_X none divides it (and the modulo
+         * below was a fifth of the step search's time) */
+        if (q * f > w->share[t]) break;
         if (must_cover && f != s) continue;
         if (w->share[t] % (q * f) != 0) continue;
         /* chain: pairwise divisibility with earlier tensors on this axis */
@@ -210,8 +213,19 @@ static int64_t step_floor(const worker *w, int t) {
     return step_floor_upto(w, t, last, step_ring_gcd(w, t, last));
 }
 
-/* With F_op and the steps S fixed: padding, compute, floors, then f_t. */
-static void search_steps_leaf(worker *w) {
+/* A time that search_prune cuts with no memory, by a margin that covers
+ * the rounding of step_bound: with a model whose step_bound never falls
+ * when one S_a is multiplied by an integer (rotor_cost_model.
+ * step_bound_multiples), every multiple of this S_a at the same level,
+ * the other steps as they are, is cut too (search_prune is monotone in
+ * time, and the incumbent and the front only tighten). */
+static bool steps_dead(worker *w, double tb) {
+    return w->c->m->step_bound_multiples && search_prune(w, tb * (1 - 1e-12), 0);
+}
+
+/* With F_op and the steps S fixed: padding, compute, floors, then f_t.
+ * True when its time alone cut it (steps_dead). */
+static bool search_steps_leaf(worker *w) {
     ctx *c = w->c;
     const rotor_expr *e = c->e;
     w->st.step_vectors++;
@@ -227,9 +241,17 @@ static void search_steps_leaf(worker *w) {
     }
     if (c->cons.max_padding > 0 && pad > c->cons.max_padding * (1 + SLACK)) {
         w->st.steps_pruned++;
-        return;
+        return false;
     }
     w->compute = c->m->step_bound(c->m, e, c->chip, w->plan.fop, w->steps, w->sub);
+    /* search_prune never prunes less with more memory (the cap, and the
+     * front's entries up to m grow with m), so a time that is pruned with no
+     * memory at all is pruned with the floors: most step vectors of a
+     * frontier search fail its time cap, and skip the floors' arithmetic */
+    if (search_prune(w, w->compute + w->comm_floor, 0)) {
+        w->st.steps_pruned++;
+        return steps_dead(w, w->compute + w->comm_floor);
+    }
     int64_t mem = rot ? c->chip->shift_buffer_bytes : 0;
     for (int t = 0; t < e->ntensors; t++) {
         w->min_bytes[t] = e->naxes > 1 && !e->tensors[t].has_axis[e->naxes - 1] ? w->sfl[e->naxes - 2][t]
@@ -238,17 +260,20 @@ static void search_steps_leaf(worker *w) {
     }
     if (search_prune(w, w->compute + w->comm_floor, mem)) {
         w->st.steps_pruned++;
-        return;
+        return false;
     }
     for (int a = 0; a < e->naxes; a++) search_divisors(w->steps[a], w->divs[a], &w->ndivs[a]);
     dfs_tensor(w, 0, w->compute, mem);
+    return false;
 }
 
 
 /* A prefix of the steps, the rest still 1: raising any S_b never lowers the
  * compute time nor the padding (docs/cost-model.md, "Bounds"), so the prefix's
- * compute with the remaining S_b = 1 bounds every completion. */
-static bool steps_prefix_survives(worker *w, int64_t mem) {
+ * compute with the remaining S_b = 1 bounds every completion.  Its time
+ * floor (compute and the F_op's communication floor) into *tb; false when
+ * the padding alone prunes it. */
+static bool steps_prefix_time(worker *w, double *tb) {
     ctx *c = w->c;
     const rotor_expr *e = c->e;
     int64_t sub[ROTOR_MAX_AXES];
@@ -260,8 +285,8 @@ static bool steps_prefix_survives(worker *w, int64_t mem) {
         pad *= (double)padded / (double)e->extent[b];
     }
     if (c->cons.max_padding > 0 && pad > c->cons.max_padding * (1 + SLACK)) return false;
-    double tb = c->m->step_bound(c->m, e, c->chip, w->plan.fop, w->steps, sub);
-    return !search_prune(w, tb + w->comm_floor, mem);
+    *tb = c->m->step_bound(c->m, e, c->chip, w->plan.fop, w->steps, sub) + w->comm_floor;
+    return true;
 }
 
 
@@ -283,6 +308,9 @@ static int64_t steps_prefix_mem(worker *w, int a, bool rot) {
     return mem;
 }
 
+/* Level a of the steps.  A value whose time alone is cut (steps_dead)
+ * cuts its multiples at this level: they are skipped unasked. */
+#define DEAD_MAX 32
 static void search_steps(worker *w, const step_choices *sc, int a, bool rot) {
     ctx *c = w->c;
     const rotor_expr *e = c->e;
@@ -290,18 +318,44 @@ static void search_steps(worker *w, const step_choices *sc, int a, bool rot) {
         search_steps_leaf(w);
         return;
     }
+    int64_t dead[DEAD_MAX];
+    int ndead = 0;
     for (int i = 0; i < sc->n[a]; i++) {
         int64_t sa = sc->v[a][i];
+        bool skip = false;
+        for (int j = 0; j < ndead && !skip; j++) skip = sa % dead[j] == 0;
+        if (skip) {
+            w->st.steps_pruned++;
+            continue;
+        }
         w->steps[a] = sa;
-        if (a + 1 < e->naxes) {
-            int64_t unit = w->plan.fop[a] * sa;
-            w->len[a] = (e->extent[a] + unit - 1) / unit * sa;
-            w->sub[a] = w->len[a] / sa;
-            int64_t mem = steps_prefix_mem(w, a, rot || sa > 1);
-            if (mem > c->cap || (sa > 1 && !steps_prefix_survives(w, mem))) {
-                w->st.steps_pruned++;
-                continue;
-            }
+        if (a + 1 == e->naxes) {
+            if (search_steps_leaf(w) && ndead < DEAD_MAX) dead[ndead++] = sa;
+            continue;
+        }
+        int64_t unit = w->plan.fop[a] * sa;
+        w->len[a] = (e->extent[a] + unit - 1) / unit * sa;
+        w->sub[a] = w->len[a] / sa;
+        /* the time first: pruned with no memory, it is pruned with the
+         * prefix's floors too (search_prune is monotone in memory), and
+         * those cost a step_floor_upto per tensor.  With S_a = 1 the time
+         * is the shorter prefix's, but the memory floor has risen (the
+         * axis's sub-task is no longer bounded by Smax_a) and the
+         * incumbent or the front may have moved: both are asked again. */
+        double tb;
+        if (!steps_prefix_time(w, &tb)) {
+            w->st.steps_pruned++;
+            continue;
+        }
+        if (search_prune(w, tb, 0)) {
+            w->st.steps_pruned++;
+            if (steps_dead(w, tb) && ndead < DEAD_MAX) dead[ndead++] = sa;
+            continue;
+        }
+        int64_t mem = steps_prefix_mem(w, a, rot || sa > 1);
+        if (mem > c->cap || search_prune(w, tb, mem)) {
+            w->st.steps_pruned++;
+            continue;
         }
         search_steps(w, sc, a + 1, rot || sa > 1);
     }

@@ -46,6 +46,11 @@ struct rotor_cost_model {
      * its factors: bytes = bytes(X), ring = prod f_t^X, rings = R_X. */
     double (*tensor_bound)(const rotor_cost_model *m, const rotor_expr *e, const rotor_chip *chip,
                            int t, int64_t bytes, int64_t ring, int64_t rings);
+    /* True when step_bound (with steps) never falls as one S_a is
+     * multiplied by an integer, the other steps fixed: the step search then
+     * skips the multiples of a step whose time alone is pruned (op/steps.c,
+     * steps_dead).  False (a model that does not say): nothing skipped. */
+    bool step_bound_multiples;
 };
 
 /* The registered models: count, by index, by name (NULL if unknown). */

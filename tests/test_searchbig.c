@@ -1,0 +1,321 @@
+/* test_searchbig.c — issue 45, the large batches (h-big): the two prunings
+ * that round added to the exact search, each against an answer that does
+ * not use it.
+ *
+ * 1. The weak memory floor of an F_op counts each compound (window)
+ *    dimension as its longer term's partition (op/bound.c, weak_elems), as
+ *    the step floor's windows do.  It must stay a floor: for every F_op of
+ *    small strided convolutions, no tensor of any plan (any steps S_a, any
+ *    f_t dividing them with a product dividing P_X) holds fewer bytes, found
+ *    here by enumeration.  The walk's one-pass copy (search_fop_cheap_mem)
+ *    must agree with it, and the rule must matter: on some F_op it exceeds
+ *    the old floor (windows counted as one element).
+ * 2. The step search tries a step vector's time before its memory floors
+ *    (op/steps.c): search_prune is monotone in memory, so a time pruned
+ *    with no memory is pruned with any.  Every frontier cut by a time ratio
+ *    (the compiler's first searches) must equal the brute force's frontier
+ *    points under that ratio, on small MatMuls and strided convolutions. */
+#include <criterion/criterion.h>
+
+#include <math.h>
+#include <string.h>
+
+#include "brute.h"
+#include "fixtures.h"
+#include "op/searchint.h"
+
+static rotor_chip tiny_chip(int64_t cores, int64_t sram, int64_t buf) {
+    rotor_chip c;
+    cr_assert_eq(rotor_chip_preset("ipu-mk2", &c, NULL), ROTOR_OK);
+    c.cores_per_chip = cores;
+    c.chips = 1;
+    c.sram_bytes = sram;
+    c.shift_buffer_bytes = buf;
+    return c;
+}
+
+/* ---- 1. the weak floor ---------------------------------------------------- */
+
+typedef struct least {
+    const rotor_expr *e;
+    const rotor_tensor *x;
+    const int64_t *fop;
+    int64_t share;
+    int axes[ROTOR_MAX_AXES], naxes;
+    int64_t part[ROTOR_MAX_AXES]; /* partition extent L_a / f_a */
+    int64_t best;                 /* least elements over every plan */
+} least;
+
+/* Every S_a in 1..E_a (larger steps only pad more) and f_a | S_a with the
+ * product of the f_a dividing P_X, axis by axis. */
+static void least_visit(least *l, int i, int64_t q) {
+    if (i == l->naxes) {
+        int64_t elems = 1;
+        for (int d = 0; d < l->x->ndims; d++) {
+            const rotor_dim *dim = &l->x->dims[d];
+            int64_t len[2];
+            for (int k = 0; k < dim->nterms; k++) len[k] = l->part[dim->axis[k]];
+            elems *= rotor_dim_extent(dim, len);
+        }
+        if (elems < l->best) l->best = elems;
+        return;
+    }
+    int a = l->axes[i];
+    int64_t ext = l->e->extent[a], fa = l->fop[a];
+    for (int64_t s = 1; s <= ext; s++) {
+        int64_t len = (ext + fa * s - 1) / (fa * s) * s; /* L_a */
+        for (int64_t f = 1; f <= s; f++) {
+            if (s % f || l->share % (q * f)) continue;
+            l->part[a] = len / f;
+            least_visit(l, i + 1, q * f);
+        }
+    }
+}
+
+static int64_t least_bytes(const ctx *c, int t, const int64_t *fop) {
+    least l = {.e = c->e, .x = &c->e->tensors[t], .fop = fop, .share = 1, .best = INT64_MAX};
+    for (int a = 0; a < c->e->naxes; a++) {
+        if (!l.x->has_axis[a]) l.share *= fop[a];
+        else l.axes[l.naxes++] = a;
+    }
+    least_visit(&l, 0, 1);
+    return l.best * c->chip->element_bytes;
+}
+
+/* The floor before this round: compound dimensions at one element. */
+static int64_t old_weak(const ctx *c, int t, const int64_t *fop) {
+    const rotor_expr *e = c->e;
+    const rotor_tensor *x = &e->tensors[t];
+    int64_t share = 1;
+    for (int a = 0; a < e->naxes; a++)
+        if (!x->has_axis[a]) share *= fop[a];
+    double elems = 1;
+    for (int d = 0; d < x->ndims; d++)
+        if (x->dims[d].nterms == 1) {
+            int a = x->dims[d].axis[0];
+            elems *= (double)((e->extent[a] + fop[a] - 1) / fop[a]);
+        }
+    return (int64_t)ceil(elems / (double)share) * c->chip->element_bytes;
+}
+
+typedef struct fop_walk {
+    ctx *c;
+    int64_t fop[ROTOR_MAX_AXES];
+    int64_t fops, stronger; /* F_op checked; tensors whose floor rose */
+} fop_walk;
+
+static void check_fop(fop_walk *w) {
+    const ctx *c = w->c;
+    int64_t sum = 0;
+    for (int t = 0; t < c->e->ntensors; t++) {
+        int64_t weak = search_tensor_weak_floor(c, t, w->fop), least_b = least_bytes(c, t, w->fop);
+        cr_assert_leq(weak, least_b, "%s: tensor %d, F_op %lld,%lld,%lld,%lld...: floor %lld above a plan's %lld",
+                      c->e->text, t, (long long)w->fop[0], (long long)w->fop[1], (long long)w->fop[2],
+                      (long long)w->fop[3], (long long)weak, (long long)least_b);
+        cr_assert_geq(weak, old_weak(c, t, w->fop), "%s: the floor fell below the old one", c->e->text);
+        if (weak > old_weak(c, t, w->fop)) w->stronger++;
+        sum += weak;
+    }
+    int64_t mb;
+    double ones;
+    search_fop_cheap_mem(c, w->fop, &mb, &ones);
+    cr_assert_eq(mb, sum, "%s: the walk's weak floor %lld, the per-tensor sum %lld", c->e->text, (long long)mb,
+                 (long long)sum);
+    cr_assert_eq(search_fop_mem_bound(c, w->fop), sum);
+    w->fops++;
+}
+
+static void walk_fops(fop_walk *w, int a, int64_t room) {
+    const rotor_expr *e = w->c->e;
+    if (a == e->naxes) {
+        check_fop(w);
+        return;
+    }
+    for (int64_t f = 1; f <= e->extent[a] && f <= room; f++) {
+        w->fop[a] = f;
+        walk_fops(w, a + 1, room / f);
+    }
+    w->fop[a] = 1;
+}
+
+static void weak_floor_holds(const char *text, const char *dims, int64_t cores, int64_t *stronger) {
+    rotor_expr e = make_expr(text, dims);
+    rotor_chip chip = tiny_chip(cores, 1 << 20, 32);
+    ctx c;
+    memset(&c, 0, sizeof c);
+    c.e = &e;
+    c.chip = &chip;
+    c.cores = cores;
+    fop_walk w = {.c = &c};
+    walk_fops(&w, 0, cores);
+    cr_assert_gt(w.fops, 0);
+    *stronger += w.stronger;
+}
+
+Test(searchbig, the_window_weak_floor_is_at_most_every_plans_bytes, .timeout = 240) {
+    int64_t stronger = 0;
+    /* strides 1 to 4 and kernels as long as the output (AlexNet's first
+     * layer is stride 4, kernel 11) */
+    weak_floor_holds("O[f,h] += I[c,4*h+kh] * W[f,c,kh]", "f=3,c=2,h=7,kh=5", 12, &stronger);
+    weak_floor_holds("O[f,h] += I[c,2*h+kh] * W[f,c,kh]", "f=2,c=3,h=6,kh=6", 12, &stronger);
+    weak_floor_holds("O[f,h] += I[c,h+kh] * W[f,c,kh]", "f=4,c=2,h=5,kh=3", 8, &stronger);
+    weak_floor_holds("O[b,f,h,w] += I[b,c,2*h+kh,2*w+kw] * W[f,c,kh,kw]", "b=2,f=2,c=1,h=4,w=3,kh=3,kw=2", 8,
+                     &stronger);
+    cr_log_info("%lld tensor floors above the old ones", (long long)stronger);
+    cr_assert_gt(stronger, 100, "the window rule should raise many floors, raised %lld", (long long)stronger);
+}
+
+/* ---- 2. the step search's time first -------------------------------------- */
+
+static bool close_rel(double x, double y) { return fabs(x - y) <= 1e-9 * fmax(fabs(x), fabs(y)); }
+
+static void ratio_frontier_equals_brute(const char *label, const rotor_expr *e, const rotor_chip *chip,
+                                        double ratio) {
+    static bf_result r;
+    bf_search(e, chip, NULL, &r);
+    cr_assert(!r.front_overflow, "%s", label);
+    rotor_search_options o = {.pareto = true, .pareto_time_ratio = ratio, .threads = 1,
+                              .pareto_method = ROTOR_PARETO_SINGLE_PASS};
+    rotor_search_result s;
+    rotor_error err;
+    rotor_status st = rotor_search(e, chip, &o, &s, &err);
+    if (!r.found) {
+        cr_assert_eq(st, ROTOR_ERR_NOFIT, "%s", label);
+        return;
+    }
+    cr_assert_eq(st, ROTOR_OK, "%s: %s", label, err.msg);
+    int want = 0;
+    for (int j = 0; j < r.nfront; j++)
+        if (r.front[j].total <= ratio * r.best_total * (1 + 1e-12)) want++;
+    cr_assert_eq(s.npareto, want, "%s, ratio %g: %d points, the brute force %d", label, ratio, s.npareto, want);
+    for (int i = 0; i < s.npareto; i++) {
+        bool hit = false;
+        for (int j = 0; j < r.nfront && !hit; j++)
+            hit = s.pareto[i].info.memory == r.front[j].memory && close_rel(s.pareto[i].cost.total, r.front[j].total);
+        cr_assert(hit, "%s, ratio %g: point %d (%.17g, %lld) not the brute force's", label, ratio, i,
+                  s.pareto[i].cost.total, (long long)s.pareto[i].info.memory);
+    }
+    rotor_search_result_free(&s);
+}
+
+Test(searchbig, time_ratio_frontiers_equal_the_brute_force, .timeout = 300) {
+    const uint64_t seed = 4545;
+    uint64_t rng = seed;
+    double ratios[] = {1.0, 1.3, 2.0};
+    for (int i = 0; i < 16; i++) {
+        char dims[96], label[256];
+        const char *text;
+        int64_t tot;
+        if (i % 2 == 0) {
+            int64_t m = bf_rand_range(&rng, 2, 12), k = bf_rand_range(&rng, 2, 12), n = bf_rand_range(&rng, 2, 12);
+            snprintf(dims, sizeof dims, "m=%lld,k=%lld,n=%lld", (long long)m, (long long)k, (long long)n);
+            text = "C[m,n] += A[m,k] * B[k,n]";
+            tot = 2 * (m * n + m * k + k * n);
+        } else {
+            int64_t f = bf_rand_range(&rng, 1, 4), c = bf_rand_range(&rng, 1, 4), h = bf_rand_range(&rng, 2, 7),
+                    kh = bf_rand_range(&rng, 1, 3);
+            snprintf(dims, sizeof dims, "f=%lld,c=%lld,h=%lld,kh=%lld", (long long)f, (long long)c, (long long)h,
+                     (long long)kh);
+            text = "O[f,h] += I[c,2*h+kh] * W[f,c,kh]";
+            tot = 2 * (f * h + c * (2 * h + kh) + f * c * kh);
+        }
+        int64_t cores = bf_rand_range(&rng, 2, 8), buf = 16;
+        int64_t sram = tot * bf_rand_range(&rng, 3, 10) / (4 * cores) + buf;
+        rotor_chip chip = tiny_chip(cores, sram, buf);
+        rotor_expr e = make_expr(text, dims);
+        for (size_t k = 0; k < sizeof ratios / sizeof ratios[0]; k++) {
+            snprintf(label, sizeof label, "seed %llu case %d: %s [%s] cores=%lld sram=%lld",
+                     (unsigned long long)seed, i, text, dims, (long long)cores, (long long)sram);
+            ratio_frontier_equals_brute(label, &e, &chip, ratios[k]);
+        }
+    }
+}
+
+/* ---- 3. multiples of a step whose time alone is cut ------------------------ */
+
+/* The property cost model v1 claims (rotor_cost_model.step_bound_multiples):
+ * multiplying one S_a by an integer never lowers step_bound, on MatMuls,
+ * strided convolutions and a vector op, over random F_op and steps. */
+Test(searchbig, v1_step_bound_never_falls_on_a_multiple_of_a_step) {
+    const rotor_cost_model *m = rotor_cost_model_default();
+    cr_assert(m->step_bound_multiples);
+    rotor_chip chip = mk2();
+    struct { const char *text, *dims; } ops[] = {
+        {"C[m,n] += A[m,k] * B[k,n]", "m=249,k=200,n=77"},
+        {"O[b,f,h,w] += I[b,c,2*h+kh,2*w+kw] * W[f,c,kh,kw]", "b=3,c=19,h=28,kh=3,w=27,kw=3,f=40"},
+        {"Y[s,d] = X[s,d] + Z[s,d]", "s=333,d=97"},
+    };
+    uint64_t rng = 45;
+    int64_t checked = 0;
+    for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++) {
+        rotor_expr e = make_expr(ops[o].text, ops[o].dims);
+        for (int trial = 0; trial < 3000; trial++) {
+            int64_t fop[ROTOR_MAX_AXES], steps[ROTOR_MAX_AXES], sub[ROTOR_MAX_AXES], sub2[ROTOR_MAX_AXES];
+            for (int a = 0; a < e.naxes; a++) {
+                fop[a] = bf_rand_range(&rng, 1, e.extent[a] < 8 ? e.extent[a] : 8);
+                steps[a] = bf_rand_range(&rng, 1, 12);
+            }
+            for (int a = 0; a < e.naxes; a++) {
+                int64_t unit = fop[a] * steps[a];
+                sub[a] = (e.extent[a] + unit - 1) / unit;
+            }
+            double t = m->step_bound(m, &e, &chip, fop, steps, sub);
+            int a = (int)bf_rand_range(&rng, 0, e.naxes - 1);
+            int64_t k = bf_rand_range(&rng, 2, 9);
+            int64_t steps2[ROTOR_MAX_AXES];
+            memcpy(steps2, steps, sizeof steps2);
+            memcpy(sub2, sub, sizeof sub2);
+            steps2[a] *= k;
+            sub2[a] = (e.extent[a] + fop[a] * steps2[a] - 1) / (fop[a] * steps2[a]);
+            double t2 = m->step_bound(m, &e, &chip, fop, steps2, sub2);
+            cr_assert_geq(t2, t * (1 - 1e-15), "%s: axis %d x%lld: %.17g < %.17g", ops[o].text, a, (long long)k,
+                          t2, t);
+            checked++;
+        }
+    }
+    cr_assert_eq(checked, 9000);
+}
+
+/* The skipping search against the same search that skips nothing (a copy of
+ * v1 that does not claim the property): every frontier, cut by a time
+ * ratio as the compiler's first searches are, and every capped optimum
+ * are the same plans, on shapes of the zoo's kind at a few hundred cores. */
+Test(searchbig, skipping_multiples_changes_no_frontier, .timeout = 300) {
+    rotor_cost_model plain = *rotor_cost_model_default();
+    plain.step_bound_multiples = false;
+    rotor_chip chip = mk2();
+    chip.cores_per_chip = 96;
+    struct { const char *text, *dims; } ops[] = {
+        {"C[b,t,n] += X[b,c,t,f] * W[c,f,n]", "b=2,c=32,t=63,f=5,n=48"},
+        {"S[b,h,m,n] += (Q[b,h,m,k] + U[h,k]) * K[b,h,k,n]", "b=2,h=4,m=63,k=16,n=63"},
+        {"O[b,f,h,w] += I[b,c,h+kh,w+kw] * W[f,c,kh,kw]", "b=4,c=16,h=14,kh=3,w=14,kw=3,f=32"},
+    };
+    int points = 0, fewer = 0;
+    for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++) {
+        rotor_expr e = make_expr(ops[o].text, ops[o].dims);
+        for (int method = ROTOR_PARETO_EPSILON; method <= ROTOR_PARETO_SINGLE_PASS; method++) {
+            rotor_search_options skip = {.pareto = true, .pareto_time_ratio = 2, .threads = 1,
+                                         .pareto_method = (rotor_pareto_method)method};
+            rotor_search_options all = skip;
+            all.model = &plain;
+            rotor_search_result a, b;
+            rotor_error err;
+            cr_assert_eq(rotor_search(&e, &chip, &skip, &a, &err), ROTOR_OK, "%s", err.msg);
+            cr_assert_eq(rotor_search(&e, &chip, &all, &b, &err), ROTOR_OK, "%s", err.msg);
+            points += a.npareto;
+            cr_assert_eq(a.npareto, b.npareto, "%s, method %d: %d points, %d without skipping", ops[o].dims, method,
+                         a.npareto, b.npareto);
+            for (int i = 0; i < a.npareto; i++)
+                cr_assert_eq(memcmp(&a.pareto[i].plan, &b.pareto[i].plan, sizeof a.pareto[i].plan), 0,
+                             "%s, method %d: point %d differs", ops[o].dims, method, i);
+            cr_assert_eq(memcmp(&a.best.plan, &b.best.plan, sizeof a.best.plan), 0);
+            cr_assert_leq(a.stats.step_vectors, b.stats.step_vectors);
+            fewer += a.stats.step_vectors < b.stats.step_vectors;
+            rotor_search_result_free(&a);
+            rotor_search_result_free(&b);
+        }
+    }
+    cr_log_info("%d frontier points; %d of 6 searches skipped step vectors", points, fewer);
+    cr_assert_geq(points, 12, "frontiers worth the name: %d points", points);
+    cr_assert_geq(fewer, 3, "the rule should skip something: %d of 6 searches did", fewer);
+}
