@@ -171,6 +171,11 @@ static void ctx_caches(ctx *c) {
 static void knap_reset(knap_scratch *ks) {
     for (int k = 0; k < LAT_SLOTS; k++) ks->lat[k].share = 0;
     memset(ks->memo_on, 0, sizeof ks->memo_on);
+    /* tensor_options compares every tensor's options pointer with the slot
+     * it rewrites: none may be read before it is set (valgrind found a
+     * fresh scratch's garbage compared; an equal garbage value would have
+     * copied a garbage count of options) */
+    memset(ks->po, 0, sizeof ks->po);
     ks->no_memo = false;
 }
 
