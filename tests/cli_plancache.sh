@@ -64,6 +64,22 @@ printf 'not an entry\n' >"$f"
 "$ROTOR" compile nerf -q --cache "$cn" >/dev/null 2>"$tmpdir/err"
 if grep -q "1 damaged entry" "$tmpdir/err"; then ok; else bad "garbage: stderr '$(cat "$tmpdir/err")'"; fi
 
+# the energy model's counts (.ren, one per model and chip): truncated, the
+# same one-line warning, the same output, the file rewritten whole
+f=$(ls "$cn"/*.ren)
+if [ "$(echo "$f" | wc -l)" -eq 1 ]; then ok; else bad "ren: '$f' in $cn"; fi
+size=$(wc -c <"$f")
+head -c $((size / 2)) "$f" >"$tmpdir/half" && cat "$tmpdir/half" >"$f"
+"$ROTOR" compile nerf -q --cache "$cn" >"$tmpdir/nerf.fixed" 2>"$tmpdir/err"
+same ren-truncated-output "$tmpdir/nerf.none" "$tmpdir/nerf.fixed"
+lines=$(wc -l <"$tmpdir/err")
+if [ "$lines" -eq 1 ] && grep -q "warning: plan cache $cn: 1 damaged entry ignored and rewritten" "$tmpdir/err"; then ok
+else bad "ren truncated: stderr '$(cat "$tmpdir/err")'"; fi
+if [ "$(wc -c <"$f")" -eq "$size" ]; then ok; else bad "ren truncated: $f not rewritten whole"; fi
+"$ROTOR" compile nerf -q --cache "$cn" -o "$tmpdir/nerf.ren.json" >/dev/null 2>"$tmpdir/err"
+no_stderr ren-rewritten-reads "$tmpdir/err"
+same ren-warm-program "$tmpdir/nerf.none.json" "$tmpdir/nerf.ren.json"
+
 # two compiles at once on one fresh directory
 c2=$tmpdir/cache2
 "$ROTOR" compile nerf -q --cache "$c2" >"$tmpdir/p1" 2>"$tmpdir/e1" &
@@ -73,7 +89,7 @@ p2=$!
 wait $p1 && wait $p2 || bad "concurrent: a compile failed ($(cat "$tmpdir/e1" "$tmpdir/e2"))"
 same concurrent-1 "$tmpdir/nerf.none" "$tmpdir/p1"
 same concurrent-2 "$tmpdir/nerf.none" "$tmpdir/p2"
-if [ "$(entries "$c2")" -eq 6 ] && [ -z "$(ls -A "$c2" | grep -v '\.rpc$' | grep -v '\.rho$')" ]; then ok
+if [ "$(entries "$c2")" -eq 6 ] && [ -z "$(ls -A "$c2" | grep -v '\.rpc$' | grep -v '\.rho$' | grep -v '\.ren$')" ]; then ok
 else bad "concurrent: left $(ls -A "$c2")"; fi
 "$ROTOR" compile nerf -q --cache "$c2" >"$tmpdir/p3" 2>"$tmpdir/err"
 no_stderr concurrent-valid "$tmpdir/err"

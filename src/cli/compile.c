@@ -277,7 +277,8 @@ static int print_compiled(const compile_args *a, const rotor_pipeline *p, const 
         /* energy per inference (docs/energy.md): the program's events over its time */
         rotor_energy_counts ec;
         rotor_energy en;
-        if ((st = rotor_energy_program(&p->program, chip, &ec, &err))) {
+        if (p->has_energy) ec = p->energy; /* the pipeline's (po.energy) */
+        else if ((st = rotor_energy_program(&p->program, chip, &ec, &err))) {
             free(text);
             return cli_fail(cmd, st, &err);
         }
@@ -337,6 +338,7 @@ int cmd_compile(int argc, char **argv) {
                                  .vgm_oracle = (a.vgm_only && a.kind == ROTOR_VGM_ORACLE) || a.compare};
     /* the placed program, for its energy (one batch, not the VGM alone) */
     po.program = !a.vgm_only && a.nb <= 1;
+    po.energy = true; /* with the program: counted once, kept in the plan cache (issue 45) */
     po.zoo.phase = ROTOR_PHASE_PREFILL;
     if (cli_shared_model(cmd, a.model, &a.sa, true, &po)) return EXIT_BADINPUT;
     if (rotor_gpu_spec_is_gpu(a.sa.chip)) { /* a GPU chip: src/cli/compilegpu.c, docs/gpu.md */

@@ -13,6 +13,8 @@
 #include <string.h>
 
 #include "rotor/base/topology.h"
+#include "compile/energystore.h"
+#include "rotor/compile/plancache.h"
 #include "rotor/compile/segment.h"
 #include "rotor/op/handoff.h"
 #include "rotor/op/meshmap.h"
@@ -409,10 +411,23 @@ static void counts_add(counter *k, const rotor_energy_counts *c) {
     add(k, &k->c.interchip_bytes, c->interchip_bytes);
 }
 
+/* Keeps kb's counts c in memo slot j (empty). */
+static rotor_status memo_put(op_memo *m, const keybuf *kb, uint64_t h, const rotor_energy_counts *c,
+                             rotor_error *err) {
+    if (!(m->key = malloc(kb->n))) return rotor_nomem(err);
+    memcpy(m->key, kb->p, kb->n);
+    m->len = kb->n;
+    m->h = h;
+    m->c = *c;
+    return ROTOR_OK;
+}
+
 /* The events of expression operator o into k, from memo (nmemo slots, a
- * power of two, never full: one per operator at most, half empty). */
+ * power of two, never full: one per operator at most, half empty), else
+ * from the store es (the plan cache directory's, energystore.c; NULL:
+ * none), else counted and kept in both. */
 static rotor_status count_op(counter *k, const rotor_program *p, int o, op_memo *memo, size_t nmemo, keybuf *kb,
-                             placer *pr, int64_t **phys, rotor_error *err) {
+                             energy_store *es, placer *pr, int64_t **phys, rotor_error *err) {
     const rotor_program_op *po = &p->ops[o];
     op_key(kb, p, o);
     uint64_t h = kb->ok ? kb_hash(kb) : 0;
@@ -423,6 +438,10 @@ static rotor_status count_op(counter *k, const rotor_program *p, int o, op_memo 
             return ROTOR_OK;
         }
     counter one = {.chip = k->chip, .n = k->n};
+    if (es && kb->ok && compile_energy_store_find(es, kb->p, kb->n, &one.c)) { /* counted by an earlier compile */
+        counts_add(k, &one.c);
+        return memo_put(&memo[j], kb, h, &one.c, err);
+    }
     rotor_chip oc = rotor_chip_for_op(k->chip, po->elem); /* the layout the compiler priced */
     rotor_status st = lay_out(&one, &po->expr, &po->active, &po->active_info, &oc, phys, err);
     if (!st) st = count_setup(&one, p, o, pr, err);
@@ -433,17 +452,23 @@ static rotor_status count_op(counter *k, const rotor_program *p, int o, op_memo 
     if (one.overflow) k->overflow = true;
     counts_add(k, &one.c);
     if (!kb->ok) return ROTOR_OK; /* counted, not kept */
-    if (!(memo[j].key = malloc(kb->n))) return rotor_nomem(err);
-    memcpy(memo[j].key, kb->p, kb->n);
-    memo[j].len = kb->n;
-    memo[j].h = h;
-    memo[j].c = one.c;
-    return ROTOR_OK;
+    /* an operator's own sum that left int64 is not kept: the next count
+     * must overflow as this one did */
+    if (es && !one.overflow && !compile_energy_store_add(es, kb->p, kb->n, &one.c)) return rotor_nomem(err);
+    return memo_put(&memo[j], kb, h, &one.c, err);
 }
 
 rotor_status rotor_energy_program(const rotor_program *p, const rotor_chip *chip, rotor_energy_counts *out,
                                   rotor_error *err) {
+    int damaged;
+    return rotor_energy_program_cached(p, chip, NULL, 0, &damaged, out, err);
+}
+
+rotor_status rotor_energy_program_cached(const rotor_program *p, const rotor_chip *chip, const char *cache_dir,
+                                         int64_t cache_limit, int *damaged, rotor_energy_counts *out,
+                                         rotor_error *err) {
     memset(out, 0, sizeof *out);
+    *damaged = 0;
     counter k = {.chip = chip, .n = rotor_chip_cores(chip)};
     if (k.n != p->cores)
         return rotor_fail(err, ROTOR_ERR_INPUT, "energy: chip %s has %lld cores; the program was compiled for %lld",
@@ -453,6 +478,8 @@ rotor_status rotor_energy_program(const rotor_program *p, const rotor_chip *chip
     op_memo *memo = calloc(nmemo, sizeof *memo);
     keybuf kb = {.p = malloc(OP_KEY_MAX)};
     rotor_status st = memo && kb.p ? ROTOR_OK : rotor_nomem(err);
+    energy_store *es = NULL;
+    if (!st && cache_dir) st = compile_energy_store_open(cache_dir, p->model, chip, &es, damaged, err);
     int64_t *phys = NULL;
     placer pr = {.p = p, .n = placer_slots(k.n)};
     for (int o = 0; o < p->nops && !st; o++) {
@@ -469,9 +496,13 @@ rotor_status rotor_energy_program(const rotor_program *p, const rotor_chip *chip
             o = sg->last;
             continue;
         }
-        st = count_op(&k, p, o, memo, nmemo, &kb, &pr, &phys, err);
+        st = count_op(&k, p, o, memo, nmemo, &kb, es, &pr, &phys, err);
         k.phys = NULL;
     }
+    /* what this count learnt, kept for the next compile (only after a
+     * whole count: an error leaves the file as it was) */
+    if (!st && compile_energy_store_save(es)) rotor_plancache_evict(cache_dir, cache_limit);
+    compile_energy_store_free(es);
     placer_free(&pr);
     for (size_t i = 0; memo && i < nmemo; i++) free(memo[i].key);
     free(memo);

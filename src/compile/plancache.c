@@ -505,12 +505,14 @@ static int by_age(const void *pa, const void *pb) {
     return strcmp(a->name, b->name);
 }
 
-/* Whether a directory entry is the cache's: a plan cache entry (.rpc) or a
- * hand-off memo (.rho, compile/handoffcache.c); both count against the
- * limit and age alike. */
+/* Whether a directory entry is the cache's: a plan cache entry (.rpc), a
+ * hand-off memo (.rho, compile/handoffcache.c) or the energy model's counts
+ * (.ren, compile/energystore.c); all count against the limit and age
+ * alike. */
 static bool ours(const char *name) {
     size_t len = strlen(name);
-    return len >= 5 && (strcmp(name + len - 4, ".rpc") == 0 || strcmp(name + len - 4, ".rho") == 0);
+    const char *x = name + len - 4;
+    return len >= 5 && (strcmp(x, ".rpc") == 0 || strcmp(x, ".rho") == 0 || strcmp(x, ".ren") == 0);
 }
 
 /* dir's entries (ours) with their sizes and times; *total their sum.

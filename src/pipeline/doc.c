@@ -53,7 +53,8 @@ rotor_status rotor_doc_compile(const rotor_pipeline *p, const rotor_chip *chip, 
     /* energy per inference (docs/energy.md): the program's events over its time */
     rotor_energy_counts ec;
     rotor_energy en;
-    if ((st = rotor_energy_program(&p->program, chip, &ec, err))) {
+    if (p->has_energy) ec = p->energy; /* counted by the pipeline (options.energy) */
+    else if ((st = rotor_energy_program(&p->program, chip, &ec, err))) {
         free(text);
         return st;
     }

@@ -37,6 +37,13 @@ static rotor_status program_stage(rotor_pipeline *p, const rotor_pipeline_option
     rotor_status st = rotor_program_write(&p->graph, chip, &p->t10, &text, err);
     if (!st) st = rotor_program_parse(text, opt->model, chip, &p->program, err);
     free(text);
+    if (!st && opt->energy) { /* the energy model's counts, from the plan cache when warm (issue 45) */
+        int damaged = 0;
+        st = rotor_energy_program_cached(&p->program, chip, opt->compile.cache_dir, opt->compile.cache_limit,
+                                         &damaged, &p->energy, err);
+        p->t10.cache_damaged += damaged;
+        p->has_energy = !st;
+    }
     return st;
 }
 

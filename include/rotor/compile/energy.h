@@ -71,6 +71,19 @@ int64_t rotor_energy_vendor_flops(const rotor_chip *chip, double exec_s);
 rotor_status rotor_energy_program(const rotor_program *p, const rotor_chip *chip, rotor_energy_counts *out,
                                   rotor_error *err);
 
+/* The same, with the plan cache's directory keeping each distinct
+ * operator's counts between compiles (issue 45; docs/compile.md, "Plan
+ * cache", the .ren files): a warm count reads them instead of walking the
+ * hand-offs again, and gives the same counts.  cache_dir NULL: none, as
+ * rotor_energy_program; cache_limit: the directory's size limit
+ * (rotor_plancache_evict; 0: the default).  *damaged: 1 when the store's
+ * file did not read back (ignored and rewritten; the caller warns), else
+ * 0.  A store that cannot be written costs the next count its time, never
+ * its result. */
+rotor_status rotor_energy_program_cached(const rotor_program *p, const rotor_chip *chip, const char *cache_dir,
+                                         int64_t cache_limit, int *damaged, rotor_energy_counts *out,
+                                         rotor_error *err);
+
 /* Adds to *acc the events of one plan of expression e on chip, as
  * replay_tiles emits them: its sub-tasks on info->cores cores (the FLOPs of
  * the sub-task's extents, padding included: what the cores execute, and

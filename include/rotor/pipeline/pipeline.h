@@ -23,6 +23,7 @@
 #include "rotor/base/chip.h"
 #include "rotor/base/error.h"
 #include "rotor/compile/compile.h"
+#include "rotor/compile/energy.h"
 #include "rotor/compile/program.h"
 #include "rotor/compile/vgm.h"
 #include "rotor/hbm/schedule.h"
@@ -57,6 +58,10 @@ typedef struct rotor_pipeline_options {
     bool vgm;                 /* compile with the VGM baseline (Roller) too; its failure is kept apart */
     bool vgm_oracle;          /* and with the VGM oracle (exhaustive), likewise */
     bool program;             /* write the program and read it back (needs t10) */
+    /* with program: count its energy events into the result's energy
+     * (rotor_energy_program_cached, compile.cache_dir keeping each
+     * operator's counts; a damaged store file adds to t10.cache_damaged) */
+    bool energy;
     /* A graph with no operators (an ONNX file whose every node folds to a
      * constant) compiles to an empty T10 result and an empty program (no
      * operators, every total zero), where the compile would refuse it: rotor
@@ -96,6 +101,8 @@ typedef struct rotor_pipeline {
     rotor_status oracle_status;
     rotor_error oracle_err;
     rotor_program program;       /* with program */
+    rotor_energy_counts energy;  /* with energy: the program's events */
+    bool has_energy;
     rotor_dsa_cluster cluster;   /* with graphturbo: the chip's cluster */
     rotor_dsa_result dsa[ROTOR_DSA_STEPS]; /* with graphturbo: each step's schedule, timed */
     rotor_schedule *schedule;    /* with schedule */

@@ -1,0 +1,297 @@
+/* energystore.c — the energy model's per-operator counts kept in the plan
+ * cache's directory (compile/energystore.h; issue 45; docs/compile.md,
+ * "Plan cache").
+ *
+ * A warm compile answers every search and hand-off price from the cache,
+ * and then spent most of its time in the energy model (GoogLeNet 544 M of
+ * 696 M instructions), walking the hand-offs of the distinct operators
+ * again (rotor_handoff_walk through rotor_setup_pieces_visit_of).  An
+ * operator's counts are a function of its key (energy.c, op_key) and the
+ * chip alone, so they are kept as they were counted: a hit gives the same
+ * integers, and the document the same bytes.
+ *
+ * Decisions (the design of the hand-off memo's .rho files, handoffstore.c):
+ *  - One file per (model name, chip), named as plan cache entries are
+ *    (FNV-1a 64 of the key) with the extension .ren.  The key holds this
+ *    format's version, the cost model's and the search's versions and the
+ *    chip's line (rotor_plancache_chip_text); the file holds its whole key,
+ *    so a collision reads as a miss.  The model name only groups records:
+ *    a record's own key decides a hit, so sharing a file between batch
+ *    sizes of one model is safe.
+ *  - A record is one line: "r", the op key's length in bytes, the key in
+ *    hexadecimal (it holds binary integers), and the seven counts in
+ *    rotor_energy_counts order.  Changing what the model counts must bump
+ *    STORE_VERSION, so that old files read as another key's.
+ *  - The same safety as plan cache entries: text with a checksum, written
+ *    to a temporary name and renamed (rotor_plancache_write); a file that
+ *    does not read back is counted damaged (the CLI warns in one line),
+ *    ignored, and rewritten with what this count learns; the directory's
+ *    size limit counts these files too (rotor_plancache_evict). */
+#include "compile/energystore.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rotor/base/hash.h"
+#include "rotor/base/readfile.h"
+#include "rotor/compile/plancache.h"
+#include "rotor/op/cost.h"
+
+#define STORE_FORMAT "rotor-energycache"
+#define STORE_VERSION 1
+#define CHECKSUM_LINE 26     /* "checksum " + 16 hex digits + "\n" */
+#define KEY_BYTES_MAX (1 << 20) /* no op key is longer (energy.c's OP_KEY_MAX is far below) */
+
+typedef struct rec {
+    uint64_t h;
+    size_t n;
+    unsigned char *k; /* NULL: an empty slot */
+    rotor_energy_counts c;
+} rec;
+
+struct energy_store {
+    char *dir, *key;
+    rec *tab; /* open addressing, cap a power of two, at most half full */
+    size_t cap, nrec;
+    bool dirty;
+};
+
+static bool tab_grow(energy_store *s) {
+    size_t cap = s->cap ? 2 * s->cap : 64;
+    rec *t = calloc(cap, sizeof *t);
+    if (!t) return false;
+    for (size_t i = 0; i < s->cap; i++) {
+        if (!s->tab[i].k) continue;
+        size_t j = s->tab[i].h & (cap - 1);
+        while (t[j].k) j = (j + 1) & (cap - 1);
+        t[j] = s->tab[i];
+    }
+    free(s->tab);
+    s->tab = t;
+    s->cap = cap;
+    return true;
+}
+
+static const rec *tab_find(const energy_store *s, const void *key, size_t n) {
+    if (!s->cap) return NULL;
+    uint64_t h = rotor_fnv1a_bytes(ROTOR_FNV1A_SEED, key, n);
+    for (size_t j = h & (s->cap - 1); s->tab[j].k; j = (j + 1) & (s->cap - 1))
+        if (s->tab[j].h == h && s->tab[j].n == n && !memcmp(s->tab[j].k, key, n)) return &s->tab[j];
+    return NULL;
+}
+
+/* Adds (key, c), key not there yet (copied); false when out of memory. */
+static bool tab_add(energy_store *s, const void *key, size_t n, const rotor_energy_counts *c) {
+    if ((s->nrec + 1) * 2 > s->cap && !tab_grow(s)) return false;
+    unsigned char *k = malloc(n + 1);
+    if (!k) return false;
+    memcpy(k, key, n);
+    uint64_t h = rotor_fnv1a_bytes(ROTOR_FNV1A_SEED, key, n);
+    size_t j = h & (s->cap - 1);
+    while (s->tab[j].k) j = (j + 1) & (s->cap - 1);
+    s->tab[j] = (rec){.h = h, .n = n, .k = k, .c = *c};
+    s->nrec++;
+    return true;
+}
+
+static void tab_clear(energy_store *s) {
+    for (size_t i = 0; i < s->cap; i++) free(s->tab[i].k);
+    free(s->tab);
+    s->tab = NULL;
+    s->cap = s->nrec = 0;
+}
+
+void compile_energy_store_free(energy_store *s) {
+    if (!s) return;
+    tab_clear(s);
+    free(s->dir);
+    free(s->key);
+    free(s);
+}
+
+/* ---- the file ------------------------------------------------------------ */
+
+typedef struct reader {
+    const char *p;
+    bool bad;
+} reader;
+
+static int64_t r_i64(reader *r) {
+    if (r->bad) return 0;
+    char *end;
+    errno = 0;
+    long long x = strtoll(r->p, &end, 10);
+    if (end == r->p || errno) r->bad = true;
+    else r->p = end;
+    return x;
+}
+
+static void r_word(reader *r, const char *w) {
+    while (*r->p == ' ' || *r->p == '\n') r->p++;
+    size_t n = strlen(w);
+    if (r->bad || strncmp(r->p, w, n) != 0) r->bad = true;
+    else r->p += n;
+}
+
+static int hexval(char c) {
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* " HEX" of n bytes into k. */
+static void r_hex(reader *r, unsigned char *k, size_t n) {
+    if (r->bad || *r->p != ' ') {
+        r->bad = true;
+        return;
+    }
+    r->p++;
+    for (size_t i = 0; i < n && !r->bad; i++) {
+        int hi = hexval(r->p[0]), lo = hi < 0 ? -1 : hexval(r->p[1]);
+        if (lo < 0) r->bad = true;
+        else {
+            k[i] = (unsigned char)(hi << 4 | lo);
+            r->p += 2;
+        }
+    }
+}
+
+/* Parses body (NUL-terminated, len bytes) into s: false when damaged. */
+static bool parse_body(energy_store *s, const char *body, size_t len) {
+    reader r = {.p = body};
+    r_word(&r, "records");
+    int64_t nrec = r_i64(&r);
+    if (r.bad || nrec < 0 || nrec > (int64_t)len / 2 + 1) return false;
+    unsigned char *k = NULL;
+    for (int64_t i = 0; i < nrec && !r.bad; i++) {
+        r_word(&r, "r");
+        int64_t n = r_i64(&r);
+        /* the hex alone takes 2n characters of the body */
+        if (n < 1 || n > KEY_BYTES_MAX || n > (int64_t)len / 2) r.bad = true;
+        unsigned char *nk = r.bad ? NULL : realloc(k, (size_t)n);
+        if (nk) k = nk;
+        else r.bad = true;
+        r_hex(&r, k, (size_t)n);
+        int64_t v[7];
+        for (int j = 0; j < 7; j++) {
+            v[j] = r_i64(&r);
+            if (v[j] < 0) r.bad = true; /* every count is a sum of nonnegative terms */
+        }
+        rotor_energy_counts c = {v[0], v[1], v[2], v[3], v[4], v[5], v[6]};
+        if (!r.bad && !tab_find(s, k, (size_t)n) && !tab_add(s, k, (size_t)n, &c)) r.bad = true;
+    }
+    free(k);
+    while (!r.bad && (*r.p == '\n' || *r.p == ' ')) r.p++;
+    return !r.bad && !*r.p;
+}
+
+/* Reads s's file: 1 read (or none there), 0 damaged (s emptied, to be
+ * rewritten). */
+static int load(energy_store *s) {
+    char *path = rotor_plancache_path_ext(s->dir, s->key, "ren");
+    char *text = NULL;
+    size_t len = 0;
+    rotor_error rerr = {{0}};
+    rotor_status st = path ? rotor_read_file(path, ROTOR_PLANCACHE_DEFAULT_LIMIT, &text, &len, &rerr) : ROTOR_ERR_IO;
+    free(path);
+    if (st) return 1; /* not there: a miss */
+    char head[64];
+    size_t klen = strlen(s->key);
+    int hn = snprintf(head, sizeof head, "%s %d\nkey %zu\n", STORE_FORMAT, STORE_VERSION, klen);
+    bool ok = len >= (size_t)hn + klen + CHECKSUM_LINE && !memcmp(text, head, (size_t)hn);
+    if (ok && memcmp(text + hn, s->key, klen) != 0) { /* another key's file: the hash collided */
+        free(text);
+        return 1;
+    }
+    const char *sum = text + len - CHECKSUM_LINE;
+    if (ok) {
+        char want[CHECKSUM_LINE + 1];
+        snprintf(want, sizeof want, "checksum %016llx\n",
+                 (unsigned long long)rotor_fnv1a_bytes(ROTOR_FNV1A_SEED, text, (size_t)(sum - text)));
+        ok = memcmp(sum, want, CHECKSUM_LINE) == 0;
+    }
+    if (ok) { /* the body, parsed in place: the checksum's first byte becomes its end */
+        text[sum - text] = '\0';
+        ok = parse_body(s, text + hn + klen, (size_t)(sum - text) - (size_t)hn - klen);
+    }
+    free(text);
+    if (ok) return 1;
+    tab_clear(s);
+    s->dirty = true;
+    return 0;
+}
+
+bool compile_energy_store_save(energy_store *s) {
+    if (!s || !s->dirty || !s->nrec) return false;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) return false;
+    fprintf(f, "%s %d\nkey %zu\n%s", STORE_FORMAT, STORE_VERSION, strlen(s->key), s->key);
+    fprintf(f, "records %zu\n", s->nrec);
+    for (size_t i = 0; i < s->cap; i++) {
+        const rec *x = &s->tab[i];
+        if (!x->k) continue;
+        const rotor_energy_counts *c = &x->c;
+        fprintf(f, "r %zu ", x->n);
+        for (size_t j = 0; j < x->n; j++) fprintf(f, "%02x", x->k[j]);
+        fprintf(f, " %lld %lld %lld %lld %lld %lld %lld\n", (long long)c->matrix_flops, (long long)c->vector_flops,
+                (long long)c->sram_read_bytes, (long long)c->sram_write_bytes, (long long)c->byte_hops,
+                (long long)c->hbm_bytes, (long long)c->interchip_bytes);
+    }
+    bool ok = !ferror(f);
+    if (fclose(f) != 0) ok = false;
+    char *path = ok ? rotor_plancache_path_ext(s->dir, s->key, "ren") : NULL;
+    char *all = path ? malloc(len + CHECKSUM_LINE + 1) : NULL;
+    ok = all;
+    if (ok) {
+        char sum[CHECKSUM_LINE + 1];
+        snprintf(sum, sizeof sum, "checksum %016llx\n",
+                 (unsigned long long)rotor_fnv1a_bytes(ROTOR_FNV1A_SEED, text, len));
+        memcpy(all, text, len);
+        memcpy(all + len, sum, CHECKSUM_LINE);
+        ok = rotor_plancache_write(s->dir, path, all, len + CHECKSUM_LINE);
+    }
+    if (ok) s->dirty = false;
+    free(all);
+    free(path);
+    free(text);
+    return ok;
+}
+
+/* ---- the store ----------------------------------------------------------- */
+
+rotor_status compile_energy_store_open(const char *dir, const char *model, const rotor_chip *chip, energy_store **out,
+                               int *damaged, rotor_error *err) {
+    *out = NULL;
+    *damaged = 0;
+    energy_store *s = calloc(1, sizeof *s);
+    char *c = rotor_plancache_chip_text(chip);
+    bool ok = s && c && (s->dir = strdup(dir));
+    if (ok)
+        ok = asprintf(&s->key, "%s %d\ncost-model %d\nsearch %d\nmodel %s\n%s", STORE_FORMAT, STORE_VERSION,
+                      ROTOR_COST_MODEL_VERSION, ROTOR_SEARCH_VERSION, model, c) >= 0;
+    if (s && !ok) s->key = NULL;
+    free(c);
+    if (!ok) {
+        compile_energy_store_free(s);
+        return rotor_nomem(err);
+    }
+    *damaged = !load(s);
+    *out = s;
+    return ROTOR_OK;
+}
+
+bool compile_energy_store_find(const energy_store *s, const void *key, size_t n, rotor_energy_counts *c) {
+    const rec *x = tab_find(s, key, n);
+    if (x) *c = x->c;
+    return x;
+}
+
+bool compile_energy_store_add(energy_store *s, const void *key, size_t n, const rotor_energy_counts *c) {
+    if (tab_find(s, key, n)) return true;
+    if (!tab_add(s, key, n, c)) return false;
+    s->dirty = true;
+    return true;
+}
