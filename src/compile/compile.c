@@ -109,18 +109,25 @@ static bool handoff_most(const compiler *cc, const op_state *s, const rotor_expr
     return !st;
 }
 
-/* Setup of operator o into frontier plan j from idle layout (base, k): the
- * bytes the busiest core receives and the gather rounds (alphas) it pays.
- * Resident data and even-layout gathers load every core alike; hand-off
- * gathers differ per core.  The simulator's replay emits these (docs/
- * simulator.md, "Replay").  *bytes is -1 after a hand-off failure. */
-void compile_setup_need(const compiler *cc, const op_state *s, const rotor_expr *e, const rotor_frontier *f, int j,
-                        int base, int64_t k, int64_t *bytes, int64_t *nrounds) {
-    compile_setup_mesh(cc, s, e, f, j, base, k, bytes, nrounds, NULL, NULL);
+/* The hand-off part of a setup (handoff_most) into one plan: it depends on
+ * neither the idle base nor the split k, so best_move prices it once per
+ * operator for all its splits (issue 45). */
+typedef struct handoff_part {
+    bool ok; /* false: a hand-off failed (cc->hst set) */
+    int64_t most, link, far;
+} handoff_part;
+
+static handoff_part handoff_part_of(const compiler *cc, const op_state *s, const rotor_expr *e,
+                                    const rotor_candidate *c) {
+    handoff_part h = {.ok = true};
+    if (cc->hc) h.ok = handoff_most(cc, s, e, c, &h.most, &h.link, &h.far);
+    return h;
 }
 
-void compile_setup_mesh(const compiler *cc, const op_state *s, const rotor_expr *e, const rotor_frontier *f, int j,
-                        int base, int64_t k, int64_t *bytes, int64_t *nrounds, int64_t *link_bytes, int64_t *hops) {
+/* compile_setup_mesh with the hand-off part h of plan j already priced. */
+static void setup_with(const compiler *cc, const op_state *s, const rotor_expr *e, const rotor_frontier *f, int j,
+                       int base, int64_t k, const handoff_part *h, int64_t *bytes, int64_t *nrounds,
+                       int64_t *link_bytes, int64_t *hops) {
     const rotor_candidate *c = &f->v[j];
     int64_t recv = 0, rounds = 0;
     for (int t = 0; t < e->ntensors; t++) {
@@ -143,17 +150,15 @@ void compile_setup_mesh(const compiler *cc, const op_state *s, const rotor_expr 
             }
         }
     }
-    int64_t most = 0, link = 0, far = 0;
-    if (cc->hc) {
-        if (!handoff_most(cc, s, e, c, &most, &link, &far)) {
-            *bytes = -1;
-            *nrounds = 0;
-            return;
-        }
-        if (most > 0) {
-            recv += most * s->elem;
-            if (rounds < 1) rounds = 1;
-        }
+    if (!h->ok) {
+        *bytes = -1;
+        *nrounds = 0;
+        return;
+    }
+    int64_t most = h->most;
+    if (most > 0) {
+        recv += most * s->elem;
+        if (rounds < 1) rounds = 1;
     }
     *bytes = recv;
     *nrounds = rounds;
@@ -163,19 +168,46 @@ void compile_setup_mesh(const compiler *cc, const op_state *s, const rotor_expr 
      * ports), and the rest's gathers from the nearest cores, on top */
     int64_t gather, ghops;
     rotor_mesh_gather(&cc->fchip[s->frontier], recv - most * s->elem, rounds, &gather, &ghops);
-    *link_bytes = (link > most ? link : most) * s->elem + gather;
-    *hops = far > ghops ? far : ghops;
+    *link_bytes = (h->link > most ? h->link : most) * s->elem + gather;
+    *hops = h->far > ghops ? h->far : ghops;
+}
+
+/* Setup of operator o into frontier plan j from idle layout (base, k): the
+ * bytes the busiest core receives and the gather rounds (alphas) it pays.
+ * Resident data and even-layout gathers load every core alike; hand-off
+ * gathers differ per core.  The simulator's replay emits these (docs/
+ * simulator.md, "Replay").  *bytes is -1 after a hand-off failure. */
+void compile_setup_need(const compiler *cc, const op_state *s, const rotor_expr *e, const rotor_frontier *f, int j,
+                        int base, int64_t k, int64_t *bytes, int64_t *nrounds) {
+    compile_setup_mesh(cc, s, e, f, j, base, k, bytes, nrounds, NULL, NULL);
+}
+
+void compile_setup_mesh(const compiler *cc, const op_state *s, const rotor_expr *e, const rotor_frontier *f, int j,
+                        int base, int64_t k, int64_t *bytes, int64_t *nrounds, int64_t *link_bytes, int64_t *hops) {
+    handoff_part h = handoff_part_of(cc, s, e, &f->v[j]);
+    setup_with(cc, s, e, f, j, base, k, &h, bytes, nrounds, link_bytes, hops);
+}
+
+/* The setup's seconds, its hand-off part h priced (NULL: priced here). */
+static double setup_time_with(const compiler *cc, const op_state *s, const rotor_expr *e, const rotor_frontier *f,
+                              int j, int base, int64_t k, const handoff_part *h) {
+    handoff_part own;
+    if (!h) {
+        own = handoff_part_of(cc, s, e, &f->v[j]);
+        h = &own;
+    }
+    int64_t bytes, rounds, link, hops;
+    if (cc->chip->topology == ROTOR_TOPO_MESH) {
+        setup_with(cc, s, e, f, j, base, k, h, &bytes, &rounds, &link, &hops);
+        return bytes < 0 ? INFINITY : rotor_mesh_setup_s(cc->chip, link, rounds, hops);
+    }
+    setup_with(cc, s, e, f, j, base, k, h, &bytes, &rounds, NULL, NULL);
+    return bytes < 0 ? INFINITY : rotor_compile_setup_s(cc->chip, bytes, rounds);
 }
 
 static double setup_time(const compiler *cc, const op_state *s, const rotor_expr *e,
                          const rotor_frontier *f, int j, int base, int64_t k) {
-    int64_t bytes, rounds, link, hops;
-    if (cc->chip->topology == ROTOR_TOPO_MESH) {
-        compile_setup_mesh(cc, s, e, f, j, base, k, &bytes, &rounds, &link, &hops);
-        return bytes < 0 ? INFINITY : rotor_mesh_setup_s(cc->chip, link, rounds, hops);
-    }
-    compile_setup_need(cc, s, e, f, j, base, k, &bytes, &rounds);
-    return bytes < 0 ? INFINITY : rotor_compile_setup_s(cc->chip, bytes, rounds);
+    return setup_time_with(cc, s, e, f, j, base, k, NULL);
 }
 
 double rotor_compile_setup_s(const rotor_chip *chip, int64_t bytes, int64_t rounds) {
@@ -455,6 +487,15 @@ static rotor_status frontier_tail(compiler *cc, int i, int threads, int *hits, r
     return ROTOR_OK;
 }
 
+/* An operator's choice in the walk's best schedule (walk_state.best): the
+ * only fields of op_state the walk changes (compile_walk, assign_active),
+ * so a step that improves copies these, not the whole state with its views
+ * (issue 45: the whole copy was 14% of a warm Conformer-M compile). */
+typedef struct walk_pick {
+    int active, idle_base;
+    int64_t idle_k, idle_bytes;
+} walk_pick;
+
 /* One exact search of frontier i under `cap`: the point it finds joins the
  * frontier in memory order (or widens the cover of the same point, found
  * before under a smaller cap), or no plan fits under cap.  A point inserted
@@ -468,7 +509,7 @@ static rotor_status frontier_tail(compiler *cc, int i, int threads, int *hits, r
  * that one opened in a batch, learn_batch, keeps them); *hits counts the
  * answers the plan cache gave. */
 static rotor_status frontier_learn_run(compiler *cc, int i, int64_t cap, double tmax, int threads, int run_threads,
-                                       op_state *snap, int *hits, rotor_error *err) {
+                                       walk_pick *snap, int *hits, rotor_error *err) {
     rotor_frontier *f = &cc->fr[i];
     const rotor_op *op = &cc->g->ops[cc->fr_op[i]];
     if (default_ratio(&op->expr) != ROTOR_COMPILE_FRONTIER_RATIO_COMPOUND)
@@ -529,18 +570,19 @@ static rotor_status frontier_learn_run(compiler *cc, int i, int64_t cap, double 
     cv[at] = cap;
     f->n++;
     f->truncated = true;
-    for (int copy = 0; copy < (snap ? 2 : 1); copy++)
-        for (int o = 0; o < cc->g->nops; o++) {
-            op_state *s = copy ? &snap[o] : &cc->st[o];
-            if (s->frontier != i) continue;
-            if (s->active >= at) s->active++;
-            if (s->idle_base >= at) s->idle_base++;
-        }
+    for (int o = 0; o < cc->g->nops; o++) {
+        op_state *s = &cc->st[o];
+        if (s->frontier != i) continue; /* fixed before the walk: the snapshot's too */
+        if (s->active >= at) s->active++;
+        if (s->idle_base >= at) s->idle_base++;
+        if (snap && snap[o].active >= at) snap[o].active++;
+        if (snap && snap[o].idle_base >= at) snap[o].idle_base++;
+    }
     return ROTOR_OK;
 }
 
 /* frontier_learn_run, its wall time counted as search (the profile). */
-static rotor_status frontier_learn(compiler *cc, int i, int64_t cap, double tmax, int threads, op_state *snap,
+static rotor_status frontier_learn(compiler *cc, int i, int64_t cap, double tmax, int threads, walk_pick *snap,
                                    rotor_error *err) {
     double t0 = rotor_clock_s();
     rotor_status st = frontier_learn_run(cc, i, cap, tmax, threads, threads, snap, &cc->cache_hits, err);
@@ -830,7 +872,9 @@ static bool best_move(compiler *cc, int64_t idle_total, int *mo, int64_t *mk, in
         const rotor_frontier *f = &cc->fr[s->frontier];
         const rotor_expr *e = &g->ops[o].expr;
         const rotor_candidate *c = &f->v[s->active];
-        double now = setup_time(cc, s, e, f, s->active, s->idle_base, s->idle_k);
+        /* the hand-off part is the same for every split (issue 45) */
+        handoff_part h = handoff_part_of(cc, s, e, c);
+        double now = setup_time_with(cc, s, e, f, s->active, s->idle_base, s->idle_k, &h);
         int64_t rmax = 1;
         for (int t = 0; t < e->ntensors; t++)
             if (s->kind[t] == T_RESIDENT && c->info.rings[t] > rmax) rmax = c->info.rings[t];
@@ -839,7 +883,7 @@ static bool best_move(compiler *cc, int64_t idle_total, int *mo, int64_t *mk, in
             int64_t b = idle_bytes_of(s, e, c, k);
             int64_t dm = b - s->idle_bytes;
             if (dm <= 0 || idle_total + dm > cc->sram) continue;
-            double dt = now - setup_time(cc, s, e, f, s->active, s->active, k);
+            double dt = now - setup_time_with(cc, s, e, f, s->active, s->active, k, &h);
             if (dt <= 0) continue;
             double ratio = dt / (double)dm;
             if (!found || ratio > best) {
@@ -1133,7 +1177,7 @@ static bool need_answered(const compiler *cc, const walk_need *nd) {
  * cache answers are read first, in the calling thread: a warm compile's
  * batches then wake no thread (on a loaded machine a woken thread waits
  * for a time slice, milliseconds per batch). */
-static rotor_status learn_batch(compiler *cc, walk_batch *b, int threads, op_state *snap, rotor_error *err) {
+static rotor_status learn_batch(compiler *cc, walk_batch *b, int threads, walk_pick *snap, rotor_error *err) {
     if (b->n == 1) return frontier_learn(cc, b->need[0].fr, b->need[0].cap, b->need[0].t, threads, snap, err);
     int nthreads = threads > 0 ? threads : omp_get_max_threads();
     double t0 = rotor_clock_s();
@@ -1197,7 +1241,7 @@ static rotor_status walk_batch_new(const compiler *cc, bool serial, walk_batch *
  * time, and the first point's misfit (the message when nothing fits). */
 typedef struct walk_state {
     int64_t idle_total;
-    op_state *best;
+    walk_pick *best;
     double best_t;
     int first_misfit;
     int64_t first_cap;
@@ -1229,7 +1273,10 @@ static rotor_status compile_walk(compiler *cc, int threads, walk_batch *b, rotor
         if ((st = curve_push(out, &cap_curve, w->idle_total, t, err))) break;
         if (t < w->best_t) {
             w->best_t = t;
-            memcpy(w->best, cc->st, (size_t)cc->g->nops * sizeof *w->best);
+            for (int o = 0; o < cc->g->nops; o++) {
+                const op_state *s = &cc->st[o];
+                w->best[o] = (walk_pick){s->active, s->idle_base, s->idle_k, s->idle_bytes};
+            }
         }
         if (misfit >= 0) break; /* more idle memory leaves even less room */
         int mo;
@@ -1318,7 +1365,12 @@ rotor_status rotor_compile(const rotor_graph *g, const rotor_chip *chip,
         st = compile_nofit(&cc, threads, out, &w, err);
         goto done;
     }
-    memcpy(cc.st, w.best, (size_t)g->nops * sizeof *w.best);
+    for (int o = 0; o < g->nops; o++) {
+        cc.st[o].active = w.best[o].active;
+        cc.st[o].idle_base = w.best[o].idle_base;
+        cc.st[o].idle_k = w.best[o].idle_k;
+        cc.st[o].idle_bytes = w.best[o].idle_bytes;
+    }
     out->nops = g->nops;
     fill_schedule(&cc, out);
     t_hand = rotor_clock_s();
