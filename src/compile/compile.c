@@ -124,6 +124,88 @@ static handoff_part handoff_part_of(const compiler *cc, const op_state *s, const
     return h;
 }
 
+/* One operator's setups, per point j of its frontier, while the key holds:
+ * its frontier's points unchanged (gen) and each hand-off producer's active
+ * plan (index and its frontier's gen) as when they were priced.  known[j]
+ * bit 1: h[j], the hand-off part, is known; bit 2: t[j], the seconds from
+ * the idle layout (base, k) too.  The walk moves one operator's idle layout
+ * a step and re-prices every operator's candidates (pick_active), whose
+ * setups mostly stand (issue 45).  A failed hand-off is not kept: the walk
+ * reports the failure where the serial walk meets it (walk_more). */
+typedef struct setup_memo {
+    int n, gen, base;
+    int64_t k;
+    int key_active[ROTOR_MAX_TENSORS], key_gen[ROTOR_MAX_TENSORS];
+    handoff_part *h;
+    double *t;
+    unsigned char *known;
+} setup_memo;
+
+static void setup_memo_clear(setup_memo *m) {
+    free(m->h);
+    free(m->t);
+    free(m->known);
+    *m = (setup_memo){0};
+}
+
+/* Operator o's memo, emptied if its key no longer holds; NULL: none (no
+ * hand-offs priced, outside the walk, or out of memory). */
+static setup_memo *setup_memo_of(const compiler *cc, int o) {
+    if (!cc->hc || !cc->memo) return NULL;
+    const op_state *s = &cc->st[o];
+    const rotor_expr *e = &cc->g->ops[o].expr;
+    const rotor_frontier *f = &cc->fr[s->frontier];
+    setup_memo *m = &cc->memo[o]; /* the memo is the compiler's scratch, as the hand-off cache */
+    bool valid = m->h && m->n == f->n && m->gen == cc->fr_gen[s->frontier];
+    for (int t = 1; t < e->ntensors; t++) {
+        if (s->src[t] < 0) continue;
+        const op_state *p = &cc->st[s->src[t]];
+        int ka = p->active, kg = p->frontier >= 0 ? cc->fr_gen[p->frontier] : 0;
+        if (m->key_active[t] != ka || m->key_gen[t] != kg) valid = false;
+        m->key_active[t] = ka;
+        m->key_gen[t] = kg;
+    }
+    if (valid) return m;
+    if (m->n != f->n || !m->h) {
+        free(m->h);
+        free(m->t);
+        free(m->known);
+        size_t n = (size_t)(f->n ? f->n : 1);
+        m->h = malloc(n * sizeof *m->h);
+        m->t = malloc(n * sizeof *m->t);
+        m->known = malloc(n);
+        if (!m->h || !m->t || !m->known) {
+            setup_memo_clear(m);
+            return NULL;
+        }
+        m->n = f->n;
+    }
+    memset(m->known, 0, (size_t)m->n);
+    m->gen = cc->fr_gen[s->frontier];
+    return m;
+}
+
+/* The hand-off part of operator o's setup into its frontier's point j,
+ * from its memo m (NULL: none) when known (*scratch: when it is not kept). */
+static const handoff_part *handoff_memo(const compiler *cc, setup_memo *m, int o, int j, handoff_part *scratch) {
+    if (m && (m->known[j] & 1)) return &m->h[j];
+    const op_state *s = &cc->st[o];
+    *scratch = handoff_part_of(cc, s, &cc->g->ops[o].expr, &cc->fr[s->frontier].v[j]);
+    if (m && scratch->ok) {
+        m->h[j] = *scratch;
+        m->known[j] |= 1;
+    }
+    return scratch;
+}
+
+static void setup_memo_free(compiler *cc) {
+    for (int o = 0; cc->memo && o < cc->g->nops; o++) setup_memo_clear(&cc->memo[o]);
+    free(cc->memo);
+    free(cc->fr_gen);
+    cc->memo = NULL;
+    cc->fr_gen = NULL;
+}
+
 /* compile_setup_mesh with the hand-off part h of plan j already priced. */
 static void setup_with(const compiler *cc, const op_state *s, const rotor_expr *e, const rotor_frontier *f, int j,
                        int base, int64_t k, const handoff_part *h, int64_t *bytes, int64_t *nrounds,
@@ -205,9 +287,35 @@ static double setup_time_with(const compiler *cc, const op_state *s, const rotor
     return bytes < 0 ? INFINITY : rotor_compile_setup_s(cc->chip, bytes, rounds);
 }
 
-static double setup_time(const compiler *cc, const op_state *s, const rotor_expr *e,
-                         const rotor_frontier *f, int j, int base, int64_t k) {
-    return setup_time_with(cc, s, e, f, j, base, k, NULL);
+/* Operator o's memo (setup_memo_of) for setups from its idle layout. */
+static setup_memo *setup_memo_idle(const compiler *cc, int o) {
+    setup_memo *m = setup_memo_of(cc, o);
+    const op_state *s = &cc->st[o];
+    if (m && (m->base != s->idle_base || m->k != s->idle_k)) { /* another idle layout: its seconds */
+        for (int x = 0; x < m->n; x++) m->known[x] &= 1;
+        m->base = s->idle_base;
+        m->k = s->idle_k;
+    }
+    return m;
+}
+
+/* Operator s's setup seconds into point j from its idle layout, in the
+ * walk: s is cc->st's, m its memo from setup_memo_idle with nothing
+ * changed since (NULL: none). */
+static double setup_time(const compiler *cc, setup_memo *m, const op_state *s, const rotor_expr *e,
+                         const rotor_frontier *f, int j) {
+    int o = (int)(s - cc->st);
+    int base = s->idle_base;
+    int64_t k = s->idle_k;
+    if (m && (m->known[j] & 2)) return m->t[j];
+    handoff_part scratch;
+    const handoff_part *h = handoff_memo(cc, m, o, j, &scratch);
+    double t = setup_time_with(cc, s, e, f, j, base, k, h);
+    if (m && h->ok) {
+        m->t[j] = t;
+        m->known[j] |= 2;
+    }
+    return t;
 }
 
 double rotor_compile_setup_s(const rotor_chip *chip, int64_t bytes, int64_t rounds) {
@@ -398,7 +506,8 @@ static int pick_active(const compiler *cc, const op_state *s, const rotor_expr *
         return j;
     }
     int best = j;
-    double best_sum = f->v[j].cost.total + setup_time(cc, s, e, f, j, s->idle_base, s->idle_k);
+    setup_memo *m = setup_memo_idle(cc, (int)(s - cc->st));
+    double best_sum = f->v[j].cost.total + setup_time(cc, m, s, e, f, j);
     for (;;) {
         /* the next leaner frontier point: the fastest plan under v[j]'s
          * memory - 1, known when its cover reaches that cap */
@@ -415,7 +524,7 @@ static int pick_active(const compiler *cc, const op_state *s, const rotor_expr *
         }
         j++;
         if (f->v[j].cost.total >= best_sum) break;
-        double sum = f->v[j].cost.total + setup_time(cc, s, e, f, j, s->idle_base, s->idle_k);
+        double sum = f->v[j].cost.total + setup_time(cc, m, s, e, f, j);
         if (sum < best_sum) {
             best = j;
             best_sum = sum;
@@ -484,6 +593,7 @@ static rotor_status frontier_tail(compiler *cc, int i, int threads, int *hits, r
     rotor_search_result_free(&r);
     cc->none_upto[i] = f->v[f->n - 1].info.memory - 1;
     f->truncated = false;
+    if (cc->fr_gen) cc->fr_gen[i]++; /* new points (handoff_memo) */
     return ROTOR_OK;
 }
 
@@ -570,6 +680,7 @@ static rotor_status frontier_learn_run(compiler *cc, int i, int64_t cap, double 
     cv[at] = cap;
     f->n++;
     f->truncated = true;
+    if (cc->fr_gen) cc->fr_gen[i]++; /* the memo's indices shifted (handoff_memo) */
     for (int o = 0; o < cc->g->nops; o++) {
         op_state *s = &cc->st[o];
         if (s->frontier != i) continue; /* fixed before the walk: the snapshot's too */
@@ -854,7 +965,7 @@ static double assign_active(compiler *cc, int64_t idle_total, int *misfit, int64
             continue;
         }
         total += f->v[s->active].cost.total +
-                 setup_time(cc, s, &g->ops[o].expr, f, s->active, s->idle_base, s->idle_k);
+                 setup_time(cc, setup_memo_idle(cc, o), s, &g->ops[o].expr, f, s->active);
     }
     return total;
 }
@@ -873,8 +984,9 @@ static bool best_move(compiler *cc, int64_t idle_total, int *mo, int64_t *mk, in
         const rotor_expr *e = &g->ops[o].expr;
         const rotor_candidate *c = &f->v[s->active];
         /* the hand-off part is the same for every split (issue 45) */
-        handoff_part h = handoff_part_of(cc, s, e, c);
-        double now = setup_time_with(cc, s, e, f, s->active, s->idle_base, s->idle_k, &h);
+        handoff_part scratch;
+        const handoff_part *h = handoff_memo(cc, setup_memo_of(cc, o), o, s->active, &scratch);
+        double now = setup_time_with(cc, s, e, f, s->active, s->idle_base, s->idle_k, h);
         int64_t rmax = 1;
         for (int t = 0; t < e->ntensors; t++)
             if (s->kind[t] == T_RESIDENT && c->info.rings[t] > rmax) rmax = c->info.rings[t];
@@ -883,7 +995,7 @@ static bool best_move(compiler *cc, int64_t idle_total, int *mo, int64_t *mk, in
             int64_t b = idle_bytes_of(s, e, c, k);
             int64_t dm = b - s->idle_bytes;
             if (dm <= 0 || idle_total + dm > cc->sram) continue;
-            double dt = now - setup_time_with(cc, s, e, f, s->active, s->active, k, &h);
+            double dt = now - setup_time_with(cc, s, e, f, s->active, s->active, k, h);
             if (dt <= 0) continue;
             double ratio = dt / (double)dm;
             if (!found || ratio > best) {
@@ -1106,6 +1218,7 @@ static rotor_status compiler_new(compiler *cc, const rotor_graph *g, const rotor
 }
 
 static void compiler_free(compiler *cc) {
+    setup_memo_free(cc);
     handoff_cache_free(cc->hc);
     free(cc->st);
     for (int i = 0; i < cc->nfr; i++) {
@@ -1353,11 +1466,17 @@ rotor_status rotor_compile(const rotor_graph *g, const rotor_chip *chip,
         goto done;
     }
     walk_batch batch;
+    if (!(cc.memo = calloc((size_t)g->nops, sizeof *cc.memo)) ||
+        !(cc.fr_gen = calloc((size_t)(cc.nfr ? cc.nfr : 1), sizeof *cc.fr_gen))) {
+        st = rotor_nomem(err);
+        goto done;
+    }
     if ((st = walk_batch_new(&cc, opt && opt->serial_walk, &batch, err))) goto done;
     t_walk = rotor_clock_s();
     double search_before = cc.search_s;
     st = compile_walk(&cc, threads, &batch, out, &w, err);
     walk_batch_free(&batch);
+    setup_memo_free(&cc); /* the walk's: segments and GraphTurbo price setups of copies of the states */
     /* the walk less its own searches and the hand-offs it priced */
     t_walk = rotor_clock_s() - t_walk - (cc.search_s - search_before) - handoff_cache_seconds(cc.hc);
     if (st) goto done;
