@@ -109,18 +109,107 @@ static bool handoff_most(const compiler *cc, const op_state *s, const rotor_expr
     return !st;
 }
 
-/* Setup of operator o into frontier plan j from idle layout (base, k): the
- * bytes the busiest core receives and the gather rounds (alphas) it pays.
- * Resident data and even-layout gathers load every core alike; hand-off
- * gathers differ per core.  The simulator's replay emits these (docs/
- * simulator.md, "Replay").  *bytes is -1 after a hand-off failure. */
-void compile_setup_need(const compiler *cc, const op_state *s, const rotor_expr *e, const rotor_frontier *f, int j,
-                        int base, int64_t k, int64_t *bytes, int64_t *nrounds) {
-    compile_setup_mesh(cc, s, e, f, j, base, k, bytes, nrounds, NULL, NULL);
+/* The hand-off part of a setup (handoff_most) into one plan: it depends on
+ * neither the idle base nor the split k, so best_move prices it once per
+ * operator for all its splits (issue 45). */
+typedef struct handoff_part {
+    bool ok; /* false: a hand-off failed (cc->hst set) */
+    int64_t most, link, far;
+} handoff_part;
+
+static handoff_part handoff_part_of(const compiler *cc, const op_state *s, const rotor_expr *e,
+                                    const rotor_candidate *c) {
+    handoff_part h = {.ok = true};
+    if (cc->hc) h.ok = handoff_most(cc, s, e, c, &h.most, &h.link, &h.far);
+    return h;
 }
 
-void compile_setup_mesh(const compiler *cc, const op_state *s, const rotor_expr *e, const rotor_frontier *f, int j,
-                        int base, int64_t k, int64_t *bytes, int64_t *nrounds, int64_t *link_bytes, int64_t *hops) {
+/* One operator's setups, per point j of its frontier, while the key holds:
+ * its frontier's points unchanged (gen) and each hand-off producer's active
+ * plan (index and its frontier's gen) as when they were priced.  known[j]
+ * bit 1: h[j], the hand-off part, is known; bit 2: t[j], the seconds from
+ * the idle layout (base, k) too.  The walk moves one operator's idle layout
+ * a step and re-prices every operator's candidates (pick_active), whose
+ * setups mostly stand (issue 45).  A failed hand-off is not kept: the walk
+ * reports the failure where the serial walk meets it (walk_more). */
+typedef struct setup_memo {
+    int n, gen, base;
+    int64_t k;
+    int key_active[ROTOR_MAX_TENSORS], key_gen[ROTOR_MAX_TENSORS];
+    handoff_part *h;
+    double *t;
+    unsigned char *known;
+} setup_memo;
+
+static void setup_memo_clear(setup_memo *m) {
+    free(m->h);
+    free(m->t);
+    free(m->known);
+    *m = (setup_memo){0};
+}
+
+/* Operator o's memo, emptied if its key no longer holds; NULL: none (no
+ * hand-offs priced, outside the walk, or out of memory). */
+static setup_memo *setup_memo_of(const compiler *cc, int o) {
+    if (!cc->hc || !cc->memo) return NULL;
+    const op_state *s = &cc->st[o];
+    const rotor_expr *e = &cc->g->ops[o].expr;
+    const rotor_frontier *f = &cc->fr[s->frontier];
+    setup_memo *m = &cc->memo[o]; /* the memo is the compiler's scratch, as the hand-off cache */
+    bool valid = m->h && m->n == f->n && m->gen == cc->fr_gen[s->frontier];
+    for (int t = 1; t < e->ntensors; t++) {
+        if (s->src[t] < 0) continue;
+        const op_state *p = &cc->st[s->src[t]];
+        int ka = p->active, kg = p->frontier >= 0 ? cc->fr_gen[p->frontier] : 0;
+        if (m->key_active[t] != ka || m->key_gen[t] != kg) valid = false;
+        m->key_active[t] = ka;
+        m->key_gen[t] = kg;
+    }
+    if (valid) return m;
+    if (m->n != f->n || !m->h) {
+        free(m->h);
+        free(m->t);
+        free(m->known);
+        size_t n = (size_t)(f->n ? f->n : 1);
+        m->h = malloc(n * sizeof *m->h);
+        m->t = malloc(n * sizeof *m->t);
+        m->known = malloc(n);
+        if (!m->h || !m->t || !m->known) {
+            setup_memo_clear(m);
+            return NULL;
+        }
+        m->n = f->n;
+    }
+    memset(m->known, 0, (size_t)m->n);
+    m->gen = cc->fr_gen[s->frontier];
+    return m;
+}
+
+/* The hand-off part of operator o's setup into its frontier's point j,
+ * from its memo m (NULL: none) when known (*scratch: when it is not kept). */
+static const handoff_part *handoff_memo(const compiler *cc, setup_memo *m, int o, int j, handoff_part *scratch) {
+    if (m && (m->known[j] & 1)) return &m->h[j];
+    const op_state *s = &cc->st[o];
+    *scratch = handoff_part_of(cc, s, &cc->g->ops[o].expr, &cc->fr[s->frontier].v[j]);
+    if (m && scratch->ok) {
+        m->h[j] = *scratch;
+        m->known[j] |= 1;
+    }
+    return scratch;
+}
+
+static void setup_memo_free(compiler *cc) {
+    for (int o = 0; cc->memo && o < cc->g->nops; o++) setup_memo_clear(&cc->memo[o]);
+    free(cc->memo);
+    free(cc->fr_gen);
+    cc->memo = NULL;
+    cc->fr_gen = NULL;
+}
+
+/* compile_setup_mesh with the hand-off part h of plan j already priced. */
+static void setup_with(const compiler *cc, const op_state *s, const rotor_expr *e, const rotor_frontier *f, int j,
+                       int base, int64_t k, const handoff_part *h, int64_t *bytes, int64_t *nrounds,
+                       int64_t *link_bytes, int64_t *hops) {
     const rotor_candidate *c = &f->v[j];
     int64_t recv = 0, rounds = 0;
     for (int t = 0; t < e->ntensors; t++) {
@@ -143,17 +232,15 @@ void compile_setup_mesh(const compiler *cc, const op_state *s, const rotor_expr 
             }
         }
     }
-    int64_t most = 0, link = 0, far = 0;
-    if (cc->hc) {
-        if (!handoff_most(cc, s, e, c, &most, &link, &far)) {
-            *bytes = -1;
-            *nrounds = 0;
-            return;
-        }
-        if (most > 0) {
-            recv += most * s->elem;
-            if (rounds < 1) rounds = 1;
-        }
+    if (!h->ok) {
+        *bytes = -1;
+        *nrounds = 0;
+        return;
+    }
+    int64_t most = h->most;
+    if (most > 0) {
+        recv += most * s->elem;
+        if (rounds < 1) rounds = 1;
     }
     *bytes = recv;
     *nrounds = rounds;
@@ -163,19 +250,72 @@ void compile_setup_mesh(const compiler *cc, const op_state *s, const rotor_expr 
      * ports), and the rest's gathers from the nearest cores, on top */
     int64_t gather, ghops;
     rotor_mesh_gather(&cc->fchip[s->frontier], recv - most * s->elem, rounds, &gather, &ghops);
-    *link_bytes = (link > most ? link : most) * s->elem + gather;
-    *hops = far > ghops ? far : ghops;
+    *link_bytes = (h->link > most ? h->link : most) * s->elem + gather;
+    *hops = h->far > ghops ? h->far : ghops;
 }
 
-static double setup_time(const compiler *cc, const op_state *s, const rotor_expr *e,
-                         const rotor_frontier *f, int j, int base, int64_t k) {
+/* Setup of operator o into frontier plan j from idle layout (base, k): the
+ * bytes the busiest core receives and the gather rounds (alphas) it pays.
+ * Resident data and even-layout gathers load every core alike; hand-off
+ * gathers differ per core.  The simulator's replay emits these (docs/
+ * simulator.md, "Replay").  *bytes is -1 after a hand-off failure. */
+void compile_setup_need(const compiler *cc, const op_state *s, const rotor_expr *e, const rotor_frontier *f, int j,
+                        int base, int64_t k, int64_t *bytes, int64_t *nrounds) {
+    compile_setup_mesh(cc, s, e, f, j, base, k, bytes, nrounds, NULL, NULL);
+}
+
+void compile_setup_mesh(const compiler *cc, const op_state *s, const rotor_expr *e, const rotor_frontier *f, int j,
+                        int base, int64_t k, int64_t *bytes, int64_t *nrounds, int64_t *link_bytes, int64_t *hops) {
+    handoff_part h = handoff_part_of(cc, s, e, &f->v[j]);
+    setup_with(cc, s, e, f, j, base, k, &h, bytes, nrounds, link_bytes, hops);
+}
+
+/* The setup's seconds, its hand-off part h priced (NULL: priced here). */
+static double setup_time_with(const compiler *cc, const op_state *s, const rotor_expr *e, const rotor_frontier *f,
+                              int j, int base, int64_t k, const handoff_part *h) {
+    handoff_part own;
+    if (!h) {
+        own = handoff_part_of(cc, s, e, &f->v[j]);
+        h = &own;
+    }
     int64_t bytes, rounds, link, hops;
     if (cc->chip->topology == ROTOR_TOPO_MESH) {
-        compile_setup_mesh(cc, s, e, f, j, base, k, &bytes, &rounds, &link, &hops);
+        setup_with(cc, s, e, f, j, base, k, h, &bytes, &rounds, &link, &hops);
         return bytes < 0 ? INFINITY : rotor_mesh_setup_s(cc->chip, link, rounds, hops);
     }
-    compile_setup_need(cc, s, e, f, j, base, k, &bytes, &rounds);
+    setup_with(cc, s, e, f, j, base, k, h, &bytes, &rounds, NULL, NULL);
     return bytes < 0 ? INFINITY : rotor_compile_setup_s(cc->chip, bytes, rounds);
+}
+
+/* Operator o's memo (setup_memo_of) for setups from its idle layout. */
+static setup_memo *setup_memo_idle(const compiler *cc, int o) {
+    setup_memo *m = setup_memo_of(cc, o);
+    const op_state *s = &cc->st[o];
+    if (m && (m->base != s->idle_base || m->k != s->idle_k)) { /* another idle layout: its seconds */
+        for (int x = 0; x < m->n; x++) m->known[x] &= 1;
+        m->base = s->idle_base;
+        m->k = s->idle_k;
+    }
+    return m;
+}
+
+/* Operator s's setup seconds into point j from its idle layout, in the
+ * walk: s is cc->st's, m its memo from setup_memo_idle with nothing
+ * changed since (NULL: none). */
+static double setup_time(const compiler *cc, setup_memo *m, const op_state *s, const rotor_expr *e,
+                         const rotor_frontier *f, int j) {
+    int o = (int)(s - cc->st);
+    int base = s->idle_base;
+    int64_t k = s->idle_k;
+    if (m && (m->known[j] & 2)) return m->t[j];
+    handoff_part scratch;
+    const handoff_part *h = handoff_memo(cc, m, o, j, &scratch);
+    double t = setup_time_with(cc, s, e, f, j, base, k, h);
+    if (m && h->ok) {
+        m->t[j] = t;
+        m->known[j] |= 2;
+    }
+    return t;
 }
 
 double rotor_compile_setup_s(const rotor_chip *chip, int64_t bytes, int64_t rounds) {
@@ -366,7 +506,8 @@ static int pick_active(const compiler *cc, const op_state *s, const rotor_expr *
         return j;
     }
     int best = j;
-    double best_sum = f->v[j].cost.total + setup_time(cc, s, e, f, j, s->idle_base, s->idle_k);
+    setup_memo *m = setup_memo_idle(cc, (int)(s - cc->st));
+    double best_sum = f->v[j].cost.total + setup_time(cc, m, s, e, f, j);
     for (;;) {
         /* the next leaner frontier point: the fastest plan under v[j]'s
          * memory - 1, known when its cover reaches that cap */
@@ -383,7 +524,7 @@ static int pick_active(const compiler *cc, const op_state *s, const rotor_expr *
         }
         j++;
         if (f->v[j].cost.total >= best_sum) break;
-        double sum = f->v[j].cost.total + setup_time(cc, s, e, f, j, s->idle_base, s->idle_k);
+        double sum = f->v[j].cost.total + setup_time(cc, m, s, e, f, j);
         if (sum < best_sum) {
             best = j;
             best_sum = sum;
@@ -452,8 +593,18 @@ static rotor_status frontier_tail(compiler *cc, int i, int threads, int *hits, r
     rotor_search_result_free(&r);
     cc->none_upto[i] = f->v[f->n - 1].info.memory - 1;
     f->truncated = false;
+    if (cc->fr_gen) cc->fr_gen[i]++; /* new points (handoff_memo) */
     return ROTOR_OK;
 }
+
+/* An operator's choice in the walk's best schedule (walk_state.best): the
+ * only fields of op_state the walk changes (compile_walk, assign_active),
+ * so a step that improves copies these, not the whole state with its views
+ * (issue 45: the whole copy was 14% of a warm Conformer-M compile). */
+typedef struct walk_pick {
+    int active, idle_base;
+    int64_t idle_k, idle_bytes;
+} walk_pick;
 
 /* One exact search of frontier i under `cap`: the point it finds joins the
  * frontier in memory order (or widens the cover of the same point, found
@@ -468,7 +619,7 @@ static rotor_status frontier_tail(compiler *cc, int i, int threads, int *hits, r
  * that one opened in a batch, learn_batch, keeps them); *hits counts the
  * answers the plan cache gave. */
 static rotor_status frontier_learn_run(compiler *cc, int i, int64_t cap, double tmax, int threads, int run_threads,
-                                       op_state *snap, int *hits, rotor_error *err) {
+                                       walk_pick *snap, int *hits, rotor_error *err) {
     rotor_frontier *f = &cc->fr[i];
     const rotor_op *op = &cc->g->ops[cc->fr_op[i]];
     if (default_ratio(&op->expr) != ROTOR_COMPILE_FRONTIER_RATIO_COMPOUND)
@@ -529,18 +680,20 @@ static rotor_status frontier_learn_run(compiler *cc, int i, int64_t cap, double 
     cv[at] = cap;
     f->n++;
     f->truncated = true;
-    for (int copy = 0; copy < (snap ? 2 : 1); copy++)
-        for (int o = 0; o < cc->g->nops; o++) {
-            op_state *s = copy ? &snap[o] : &cc->st[o];
-            if (s->frontier != i) continue;
-            if (s->active >= at) s->active++;
-            if (s->idle_base >= at) s->idle_base++;
-        }
+    if (cc->fr_gen) cc->fr_gen[i]++; /* the memo's indices shifted (handoff_memo) */
+    for (int o = 0; o < cc->g->nops; o++) {
+        op_state *s = &cc->st[o];
+        if (s->frontier != i) continue; /* fixed before the walk: the snapshot's too */
+        if (s->active >= at) s->active++;
+        if (s->idle_base >= at) s->idle_base++;
+        if (snap && snap[o].active >= at) snap[o].active++;
+        if (snap && snap[o].idle_base >= at) snap[o].idle_base++;
+    }
     return ROTOR_OK;
 }
 
 /* frontier_learn_run, its wall time counted as search (the profile). */
-static rotor_status frontier_learn(compiler *cc, int i, int64_t cap, double tmax, int threads, op_state *snap,
+static rotor_status frontier_learn(compiler *cc, int i, int64_t cap, double tmax, int threads, walk_pick *snap,
                                    rotor_error *err) {
     double t0 = rotor_clock_s();
     rotor_status st = frontier_learn_run(cc, i, cap, tmax, threads, threads, snap, &cc->cache_hits, err);
@@ -812,7 +965,7 @@ static double assign_active(compiler *cc, int64_t idle_total, int *misfit, int64
             continue;
         }
         total += f->v[s->active].cost.total +
-                 setup_time(cc, s, &g->ops[o].expr, f, s->active, s->idle_base, s->idle_k);
+                 setup_time(cc, setup_memo_idle(cc, o), s, &g->ops[o].expr, f, s->active);
     }
     return total;
 }
@@ -830,7 +983,10 @@ static bool best_move(compiler *cc, int64_t idle_total, int *mo, int64_t *mk, in
         const rotor_frontier *f = &cc->fr[s->frontier];
         const rotor_expr *e = &g->ops[o].expr;
         const rotor_candidate *c = &f->v[s->active];
-        double now = setup_time(cc, s, e, f, s->active, s->idle_base, s->idle_k);
+        /* the hand-off part is the same for every split (issue 45) */
+        handoff_part scratch;
+        const handoff_part *h = handoff_memo(cc, setup_memo_of(cc, o), o, s->active, &scratch);
+        double now = setup_time_with(cc, s, e, f, s->active, s->idle_base, s->idle_k, h);
         int64_t rmax = 1;
         for (int t = 0; t < e->ntensors; t++)
             if (s->kind[t] == T_RESIDENT && c->info.rings[t] > rmax) rmax = c->info.rings[t];
@@ -839,7 +995,7 @@ static bool best_move(compiler *cc, int64_t idle_total, int *mo, int64_t *mk, in
             int64_t b = idle_bytes_of(s, e, c, k);
             int64_t dm = b - s->idle_bytes;
             if (dm <= 0 || idle_total + dm > cc->sram) continue;
-            double dt = now - setup_time(cc, s, e, f, s->active, s->active, k);
+            double dt = now - setup_time_with(cc, s, e, f, s->active, s->active, k, h);
             if (dt <= 0) continue;
             double ratio = dt / (double)dm;
             if (!found || ratio > best) {
@@ -1062,6 +1218,7 @@ static rotor_status compiler_new(compiler *cc, const rotor_graph *g, const rotor
 }
 
 static void compiler_free(compiler *cc) {
+    setup_memo_free(cc);
     handoff_cache_free(cc->hc);
     free(cc->st);
     for (int i = 0; i < cc->nfr; i++) {
@@ -1133,7 +1290,7 @@ static bool need_answered(const compiler *cc, const walk_need *nd) {
  * cache answers are read first, in the calling thread: a warm compile's
  * batches then wake no thread (on a loaded machine a woken thread waits
  * for a time slice, milliseconds per batch). */
-static rotor_status learn_batch(compiler *cc, walk_batch *b, int threads, op_state *snap, rotor_error *err) {
+static rotor_status learn_batch(compiler *cc, walk_batch *b, int threads, walk_pick *snap, rotor_error *err) {
     if (b->n == 1) return frontier_learn(cc, b->need[0].fr, b->need[0].cap, b->need[0].t, threads, snap, err);
     int nthreads = threads > 0 ? threads : omp_get_max_threads();
     double t0 = rotor_clock_s();
@@ -1197,7 +1354,7 @@ static rotor_status walk_batch_new(const compiler *cc, bool serial, walk_batch *
  * time, and the first point's misfit (the message when nothing fits). */
 typedef struct walk_state {
     int64_t idle_total;
-    op_state *best;
+    walk_pick *best;
     double best_t;
     int first_misfit;
     int64_t first_cap;
@@ -1229,7 +1386,10 @@ static rotor_status compile_walk(compiler *cc, int threads, walk_batch *b, rotor
         if ((st = curve_push(out, &cap_curve, w->idle_total, t, err))) break;
         if (t < w->best_t) {
             w->best_t = t;
-            memcpy(w->best, cc->st, (size_t)cc->g->nops * sizeof *w->best);
+            for (int o = 0; o < cc->g->nops; o++) {
+                const op_state *s = &cc->st[o];
+                w->best[o] = (walk_pick){s->active, s->idle_base, s->idle_k, s->idle_bytes};
+            }
         }
         if (misfit >= 0) break; /* more idle memory leaves even less room */
         int mo;
@@ -1306,11 +1466,17 @@ rotor_status rotor_compile(const rotor_graph *g, const rotor_chip *chip,
         goto done;
     }
     walk_batch batch;
+    if (!(cc.memo = calloc((size_t)g->nops, sizeof *cc.memo)) ||
+        !(cc.fr_gen = calloc((size_t)(cc.nfr ? cc.nfr : 1), sizeof *cc.fr_gen))) {
+        st = rotor_nomem(err);
+        goto done;
+    }
     if ((st = walk_batch_new(&cc, opt && opt->serial_walk, &batch, err))) goto done;
     t_walk = rotor_clock_s();
     double search_before = cc.search_s;
     st = compile_walk(&cc, threads, &batch, out, &w, err);
     walk_batch_free(&batch);
+    setup_memo_free(&cc); /* the walk's: segments and GraphTurbo price setups of copies of the states */
     /* the walk less its own searches and the hand-offs it priced */
     t_walk = rotor_clock_s() - t_walk - (cc.search_s - search_before) - handoff_cache_seconds(cc.hc);
     if (st) goto done;
@@ -1318,7 +1484,12 @@ rotor_status rotor_compile(const rotor_graph *g, const rotor_chip *chip,
         st = compile_nofit(&cc, threads, out, &w, err);
         goto done;
     }
-    memcpy(cc.st, w.best, (size_t)g->nops * sizeof *w.best);
+    for (int o = 0; o < g->nops; o++) {
+        cc.st[o].active = w.best[o].active;
+        cc.st[o].idle_base = w.best[o].idle_base;
+        cc.st[o].idle_k = w.best[o].idle_k;
+        cc.st[o].idle_bytes = w.best[o].idle_bytes;
+    }
     out->nops = g->nops;
     fill_schedule(&cc, out);
     t_hand = rotor_clock_s();

@@ -77,6 +77,12 @@ typedef struct compiler {
     double search_s;    /* wall seconds in plan searches so far (the profile) */
     rotor_status hst;   /* the first hand-off failure (setup costs are INFINITY after it) */
     rotor_error herr;
+    /* The walk's memo of hand-off parts of setups (compile.c, handoff_memo;
+     * issue 45), per operator, and per frontier a count of the changes to
+     * its points (an inserted point shifts the indices the memo holds).
+     * NULL outside the walk. */
+    struct setup_memo *memo;
+    int *fr_gen;
 } compiler;
 
 /* Setup of operator o (state s) into frontier plan j from idle layout
