@@ -272,6 +272,8 @@ bench: $(BENCH) $(ROTOR) $(ONNXGEN)
 	@sh bench/bench_run.sh $(ROTOR) $(ONNXGEN)
 	@sh bench/bench_simscale.sh $(ROTOR)
 	@sh bench/bench_profile.sh $(ROTOR)
+	@sh bench/bench_warm.sh $(ROTOR)
+	@sh bench/bench_largest.sh $(ROTOR)
 
 # Each harness runs FUZZ_S seconds from its seed corpus tests/fuzz/corpus/NAME
 # (read only; what it finds new goes to build/fuzz/corpus/NAME).  The ONNX
