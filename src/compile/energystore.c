@@ -29,20 +29,18 @@
  *    size limit counts these files too (rotor_plancache_evict). */
 #include "compile/energystore.h"
 
-#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "compile/sealed.h"
 #include "rotor/base/hash.h"
-#include "rotor/base/readfile.h"
 #include "rotor/compile/plancache.h"
 #include "rotor/op/cost.h"
 
 #define STORE_FORMAT "rotor-energycache"
 #define STORE_VERSION 1
-#define CHECKSUM_LINE 26     /* "checksum " + 16 hex digits + "\n" */
 #define KEY_BYTES_MAX (1 << 20) /* no op key is longer (energy.c's OP_KEY_MAX is far below) */
 
 typedef struct rec {
@@ -114,34 +112,12 @@ void compile_energy_store_free(energy_store *s) {
 
 /* ---- the file ------------------------------------------------------------ */
 
-typedef struct reader {
-    const char *p;
-    bool bad;
-} reader;
-
-static int64_t r_i64(reader *r) {
-    if (r->bad) return 0;
-    char *end;
-    errno = 0;
-    long long x = strtoll(r->p, &end, 10);
-    if (end == r->p || errno) r->bad = true;
-    else r->p = end;
-    return x;
-}
-
-static void r_word(reader *r, const char *w) {
-    while (*r->p == ' ' || *r->p == '\n') r->p++;
-    size_t n = strlen(w);
-    if (r->bad || strncmp(r->p, w, n) != 0) r->bad = true;
-    else r->p += n;
-}
-
 static int hexval(char c) {
     return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 }
 
 /* " HEX" of n bytes into k. */
-static void r_hex(reader *r, unsigned char *k, size_t n) {
+static void r_hex(compile_reader *r, unsigned char *k, size_t n) {
     if (r->bad || *r->p != ' ') {
         r->bad = true;
         return;
@@ -159,14 +135,14 @@ static void r_hex(reader *r, unsigned char *k, size_t n) {
 
 /* Parses body (NUL-terminated, len bytes) into s: false when damaged. */
 static bool parse_body(energy_store *s, const char *body, size_t len) {
-    reader r = {.p = body};
-    r_word(&r, "records");
-    int64_t nrec = r_i64(&r);
+    compile_reader r = {.p = body};
+    compile_reader_word(&r, "records");
+    int64_t nrec = compile_reader_i64(&r);
     if (r.bad || nrec < 0 || nrec > (int64_t)len / 2 + 1) return false;
     unsigned char *k = NULL;
     for (int64_t i = 0; i < nrec && !r.bad; i++) {
-        r_word(&r, "r");
-        int64_t n = r_i64(&r);
+        compile_reader_word(&r, "r");
+        int64_t n = compile_reader_i64(&r);
         /* the hex alone takes 2n characters of the body */
         if (n < 1 || n > KEY_BYTES_MAX || n > (int64_t)len / 2) r.bad = true;
         unsigned char *nk = r.bad ? NULL : realloc(k, (size_t)n);
@@ -175,7 +151,7 @@ static bool parse_body(energy_store *s, const char *body, size_t len) {
         r_hex(&r, k, (size_t)n);
         int64_t v[7];
         for (int j = 0; j < 7; j++) {
-            v[j] = r_i64(&r);
+            v[j] = compile_reader_i64(&r);
             if (v[j] < 0) r.bad = true; /* every count is a sum of nonnegative terms */
         }
         rotor_energy_counts c = {v[0], v[1], v[2], v[3], v[4], v[5], v[6]};
@@ -189,33 +165,11 @@ static bool parse_body(energy_store *s, const char *body, size_t len) {
 /* Reads s's file: 1 read (or none there), 0 damaged (s emptied, to be
  * rewritten). */
 static int load(energy_store *s) {
-    char *path = rotor_plancache_path_ext(s->dir, s->key, "ren");
-    char *text = NULL;
+    char *body = NULL;
     size_t len = 0;
-    rotor_error rerr = {{0}};
-    rotor_status st = path ? rotor_read_file(path, ROTOR_PLANCACHE_DEFAULT_LIMIT, &text, &len, &rerr) : ROTOR_ERR_IO;
-    free(path);
-    if (st) return 1; /* not there: a miss */
-    char head[64];
-    size_t klen = strlen(s->key);
-    int hn = snprintf(head, sizeof head, "%s %d\nkey %zu\n", STORE_FORMAT, STORE_VERSION, klen);
-    bool ok = len >= (size_t)hn + klen + CHECKSUM_LINE && !memcmp(text, head, (size_t)hn);
-    if (ok && memcmp(text + hn, s->key, klen) != 0) { /* another key's file: the hash collided */
-        free(text);
-        return 1;
-    }
-    const char *sum = text + len - CHECKSUM_LINE;
-    if (ok) {
-        char want[CHECKSUM_LINE + 1];
-        snprintf(want, sizeof want, "checksum %016llx\n",
-                 (unsigned long long)rotor_fnv1a_bytes(ROTOR_FNV1A_SEED, text, (size_t)(sum - text)));
-        ok = memcmp(sum, want, CHECKSUM_LINE) == 0;
-    }
-    if (ok) { /* the body, parsed in place: the checksum's first byte becomes its end */
-        text[sum - text] = '\0';
-        ok = parse_body(s, text + hn + klen, (size_t)(sum - text) - (size_t)hn - klen);
-    }
-    free(text);
+    int got = compile_sealed_read(s->dir, "ren", STORE_FORMAT, STORE_VERSION, s->key, &body, &len);
+    bool ok = got >= 0 && (got == 0 || parse_body(s, body, len));
+    free(body);
     if (ok) return 1;
     tab_clear(s);
     s->dirty = true;
@@ -228,7 +182,6 @@ bool compile_energy_store_save(energy_store *s) {
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
     if (!f) return false;
-    fprintf(f, "%s %d\nkey %zu\n%s", STORE_FORMAT, STORE_VERSION, strlen(s->key), s->key);
     fprintf(f, "records %zu\n", s->nrec);
     for (size_t i = 0; i < s->cap; i++) {
         const rec *x = &s->tab[i];
@@ -242,20 +195,8 @@ bool compile_energy_store_save(energy_store *s) {
     }
     bool ok = !ferror(f);
     if (fclose(f) != 0) ok = false;
-    char *path = ok ? rotor_plancache_path_ext(s->dir, s->key, "ren") : NULL;
-    char *all = path ? malloc(len + CHECKSUM_LINE + 1) : NULL;
-    ok = all;
-    if (ok) {
-        char sum[CHECKSUM_LINE + 1];
-        snprintf(sum, sizeof sum, "checksum %016llx\n",
-                 (unsigned long long)rotor_fnv1a_bytes(ROTOR_FNV1A_SEED, text, len));
-        memcpy(all, text, len);
-        memcpy(all + len, sum, CHECKSUM_LINE);
-        ok = rotor_plancache_write(s->dir, path, all, len + CHECKSUM_LINE);
-    }
+    ok = ok && compile_sealed_write(s->dir, "ren", STORE_FORMAT, STORE_VERSION, s->key, text, len);
     if (ok) s->dirty = false;
-    free(all);
-    free(path);
     free(text);
     return ok;
 }

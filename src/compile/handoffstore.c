@@ -28,19 +28,16 @@
  *    limit counts these files too (rotor_plancache_evict). */
 #include "compile/handoffcache.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "rotor/base/hash.h"
-#include "rotor/base/readfile.h"
+#include "compile/sealed.h"
 #include "rotor/compile/plancache.h"
 #include "rotor/op/cost.h"
 
 #define STORE_FORMAT "rotor-handoffcache"
 #define STORE_VERSION 1
-#define CHECKSUM_LINE 26 /* "checksum " + 16 hex digits + "\n" */
 
 typedef struct rec {
     uint64_t h;
@@ -156,32 +153,9 @@ void handoff_cache_store_free(handoff_store *hs) {
 
 /* ---- the file ------------------------------------------------------------ */
 
-/* A reader over NUL-terminated text. */
-typedef struct reader {
-    const char *p;
-    bool bad;
-} reader;
-
-static int64_t r_i64(reader *r) {
-    if (r->bad) return 0;
-    char *end;
-    errno = 0;
-    long long x = strtoll(r->p, &end, 10);
-    if (end == r->p || errno) r->bad = true;
-    else r->p = end;
-    return x;
-}
-
-static void r_word(reader *r, const char *w) {
-    while (*r->p == ' ' || *r->p == '\n') r->p++;
-    size_t n = strlen(w);
-    if (r->bad || strncmp(r->p, w, n) != 0) r->bad = true;
-    else r->p += n;
-}
-
 /* A length-prefixed text: "LEN\n" and LEN bytes (malloc'd copy). */
-static char *r_text(reader *r, const char *end) {
-    int64_t n = r_i64(r);
+static char *r_text(compile_reader *r, const char *end) {
+    int64_t n = compile_reader_i64(r);
     if (r->bad || *r->p != '\n' || n < 0 || n > end - r->p - 1) {
         r->bad = true;
         return NULL;
@@ -199,26 +173,26 @@ static char *r_text(reader *r, const char *end) {
 
 /* Parses body[0..len) (NUL-terminated there) into s: false when damaged. */
 static bool parse_body(shape_store *s, const char *body, size_t len) {
-    reader r = {.p = body};
+    compile_reader r = {.p = body};
     const char *end = body + len;
     int64_t lim = (int64_t)len / 2 + 1; /* no count above what the text could hold */
-    r_word(&r, "producers");
-    int64_t np = r_i64(&r);
+    compile_reader_word(&r, "producers");
+    int64_t np = compile_reader_i64(&r);
     if (r.bad || np < 0 || np > lim) return false;
     if (np && !(s->pid = calloc((size_t)np, sizeof *s->pid))) return false;
     for (int64_t i = 0; i < np && !r.bad; i++)
         if ((s->pid[i] = r_text(&r, end))) s->np++;
-    r_word(&r, "records");
-    int64_t nrec = r_i64(&r);
+    compile_reader_word(&r, "records");
+    int64_t nrec = compile_reader_i64(&r);
     if (r.bad || nrec < 0 || nrec > lim) return false;
     int64_t v[HANDOFF_KEY_MAX];
     for (int64_t i = 0; i < nrec && !r.bad; i++) {
-        r_word(&r, "r");
-        int64_t n = r_i64(&r);
+        compile_reader_word(&r, "r");
+        int64_t n = compile_reader_i64(&r);
         if (n < 1 || n > HANDOFF_KEY_MAX) r.bad = true;
-        for (int64_t j = 0; j < n && !r.bad; j++) v[j] = r_i64(&r);
+        for (int64_t j = 0; j < n && !r.bad; j++) v[j] = compile_reader_i64(&r);
         int64_t out[3];
-        for (int j = 0; j < 3; j++) out[j] = r_i64(&r);
+        for (int j = 0; j < 3; j++) out[j] = compile_reader_i64(&r);
         /* a record starts with its input count (a record naming a producer
          * the file does not list is never asked for: lookups name listed
          * ones) */
@@ -232,42 +206,11 @@ static bool parse_body(shape_store *s, const char *body, size_t len) {
 /* Reads s's file under dir: 1 read (or none there), 0 damaged (s emptied,
  * to be rewritten). */
 static int load(shape_store *s, const char *dir) {
-    char *path = rotor_plancache_path_ext(dir, s->key, "rho");
-    char *text = NULL;
+    char *body = NULL;
     size_t len = 0;
-    rotor_error rerr = {{0}};
-    rotor_status st = path ? rotor_read_file(path, ROTOR_PLANCACHE_DEFAULT_LIMIT, &text, &len, &rerr) : ROTOR_ERR_IO;
-    free(path);
-    if (st) return 1; /* not there: a miss */
-    char head[64];
-    int hn = snprintf(head, sizeof head, "%s %d\nkey %zu\n", STORE_FORMAT, STORE_VERSION, strlen(s->key));
-    size_t klen = strlen(s->key);
-    bool ok = len >= (size_t)hn + klen + CHECKSUM_LINE && !memcmp(text, head, (size_t)hn);
-    if (ok && memcmp(text + hn, s->key, klen) != 0) { /* another key's file: the hash collided */
-        free(text);
-        return 1;
-    }
-    const char *sum = text + len - CHECKSUM_LINE;
-    char want[CHECKSUM_LINE + 1];
-    if (ok) {
-        snprintf(want, sizeof want, "checksum %016llx\n",
-                 (unsigned long long)rotor_fnv1a_bytes(ROTOR_FNV1A_SEED, text, (size_t)(sum - text)));
-        ok = memcmp(sum, want, CHECKSUM_LINE) == 0;
-    }
-    if (ok) {
-        /* the body is parsed from a copy ending where the checksum starts */
-        const char *body = text + hn + klen;
-        size_t blen = (size_t)(sum - body);
-        char *copy = malloc(blen + 1);
-        ok = copy;
-        if (copy) {
-            memcpy(copy, body, blen);
-            copy[blen] = '\0';
-            ok = parse_body(s, copy, blen);
-            free(copy);
-        }
-    }
-    free(text);
+    int got = compile_sealed_read(dir, "rho", STORE_FORMAT, STORE_VERSION, s->key, &body, &len);
+    bool ok = got >= 0 && (got == 0 || parse_body(s, body, len));
+    free(body);
     if (ok) return 1;
     shape_clear(s);
     s->dirty = true;
@@ -279,7 +222,6 @@ static bool save(const shape_store *s, const char *dir) {
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
     if (!f) return false;
-    fprintf(f, "%s %d\nkey %zu\n%s", STORE_FORMAT, STORE_VERSION, strlen(s->key), s->key);
     fprintf(f, "producers %d\n", s->np);
     for (int i = 0; i < s->np; i++) fprintf(f, "%zu\n%s\n", strlen(s->pid[i]), s->pid[i]);
     fprintf(f, "records %zu\n", s->nrec);
@@ -292,18 +234,7 @@ static bool save(const shape_store *s, const char *dir) {
     }
     bool ok = !ferror(f);
     if (fclose(f) != 0) ok = false;
-    char *path = ok ? rotor_plancache_path_ext(dir, s->key, "rho") : NULL;
-    char sum[CHECKSUM_LINE + 1];
-    char *all = ok && path ? malloc(len + CHECKSUM_LINE + 1) : NULL;
-    ok = all;
-    if (ok) {
-        snprintf(sum, sizeof sum, "checksum %016llx\n", (unsigned long long)rotor_fnv1a_bytes(ROTOR_FNV1A_SEED, text, len));
-        memcpy(all, text, len);
-        memcpy(all + len, sum, CHECKSUM_LINE);
-        ok = rotor_plancache_write(dir, path, all, len + CHECKSUM_LINE);
-    }
-    free(all);
-    free(path);
+    ok = ok && compile_sealed_write(dir, "rho", STORE_FORMAT, STORE_VERSION, s->key, text, len);
     free(text);
     return ok;
 }
