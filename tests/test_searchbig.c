@@ -319,3 +319,72 @@ Test(searchbig, skipping_multiples_changes_no_frontier, .timeout = 300) {
     cr_assert_geq(points, 12, "frontiers worth the name: %d points", points);
     cr_assert_geq(fewer, 3, "the rule should skip something: %d of 6 searches did", fewer);
 }
+
+/* 3. A session's scan decodes the F_op it does not prune by index
+ *    (op/fopwalk.c, search_fop_decode), resuming from its previous decode.
+ *    Every index of the lattice, visited in order and with random gaps as
+ *    the scan skips pruned F_op, must give the walk's vector at that index,
+ *    the same as a fresh decode. */
+typedef struct order_walk {
+    const rotor_expr *e;
+    int64_t (*v)[ROTOR_MAX_AXES];
+    int64_t n, cap, fop[ROTOR_MAX_AXES];
+} order_walk;
+
+static void order_all(order_walk *o, int a, int64_t room) {
+    if (a == o->e->naxes) {
+        cr_assert_lt(o->n, o->cap);
+        memcpy(o->v[o->n++], o->fop, sizeof o->fop);
+        return;
+    }
+    int64_t hi = o->e->extent[a] < room ? o->e->extent[a] : room;
+    for (int64_t f = 1; f <= hi; f++) {
+        o->fop[a] = f;
+        order_all(o, a + 1, room / f);
+    }
+    o->fop[a] = 1;
+}
+
+static void decode_matches_walk(const char *text, const char *dims, int64_t cores) {
+    rotor_expr e = make_expr(text, dims);
+    ctx c;
+    memset(&c, 0, sizeof c);
+    c.e = &e;
+    c.cores = cores;
+    c.counts = malloc((size_t)(e.naxes + 1) * (size_t)(cores + 1) * sizeof *c.counts);
+    cr_assert_not_null(c.counts);
+    for (int64_t i = 0; i < (int64_t)(e.naxes + 1) * (cores + 1); i++) c.counts[i] = -1;
+    int64_t n = search_fop_count(&c, 0, cores);
+    order_walk o = {.e = &e, .cap = n};
+    o.v = malloc((size_t)n * sizeof *o.v);
+    cr_assert_not_null(o.v);
+    order_all(&o, 0, cores);
+    cr_assert_eq(o.n, n);
+    uint64_t seed = 12345;
+    for (int gaps = 0; gaps < 4; gaps++) {
+        fop_cursor cur = {.n = 0};
+        for (int64_t i = 0; i < n;) {
+            int64_t fop[ROTOR_MAX_AXES] = {0}, fresh[ROTOR_MAX_AXES] = {0};
+            fop_cursor none = {.n = 0};
+            search_fop_decode(&c, &cur, i, fop);
+            search_fop_decode(&c, &none, i, fresh);
+            for (int a = 0; a < e.naxes; a++) {
+                cr_assert_eq(fop[a], o.v[i][a], "index %lld axis %d: %lld %lld", (long long)i, a, (long long)fop[a], (long long)o.v[i][a]);
+                cr_assert_eq(fresh[a], o.v[i][a], "index %lld axis %d (fresh)", (long long)i, a);
+            }
+            /* gaps 0: every index; then random skips up to 2, 50, 5000 */
+            int64_t span = gaps == 0 ? 1 : gaps == 1 ? 2 : gaps == 2 ? 50 : 5000;
+            seed = seed * 6364136223846793005u + 1442695040888963407u;
+            i += 1 + (int64_t)((seed >> 33) % (uint64_t)span);
+        }
+    }
+    free(o.v);
+    free(c.counts);
+}
+
+Test(searchbig, the_scans_resumed_decode_is_the_walks_order) {
+    decode_matches_walk("C[m,n] += A[m,k] * B[k,n]", "m=37,n=12,k=29", 64);
+    decode_matches_walk("O[b,f,h,w] += I[b,c,h+kh,w+kw] * W[f,c,kh,kw]", "b=8,f=16,c=6,h=14,w=14,kh=3,kw=3", 128);
+    decode_matches_walk("Y[i] += X[i]", "i=50", 40);
+    decode_matches_walk("C[b,t,n] += X[b,c,t,f] * W[c,f,n]", "b=8,c=256,t=249,f=19,n=256", 96);
+}

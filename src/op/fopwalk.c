@@ -237,27 +237,49 @@ int64_t search_fop_count(ctx *c, int a, int64_t room) {
 }
 
 /* The index-th F_op vector of the walk into fop (c->counts is set): at
- * each axis, skip the subtrees of the smaller factors. */
-static void fop_decode(const ctx *c, int64_t index, int64_t *fop) {
+ * each axis, skip the subtrees of the smaller factors.  d holds the
+ * previous decode of this scan (d->n = 0: none); its indices only grow, so
+ * the axes whose subtree still holds index keep their factors and the first
+ * that does not resumes from its previous factor instead of from 1 (the
+ * subtrees of the smaller factors lie wholly before the previous index).
+ * The same vector as decoding from scratch, which tests/test_searchbig.c
+ * checks on every index of several lattices. */
+void search_fop_decode(const ctx *c, fop_cursor *d, int64_t index, int64_t *fop) {
     const rotor_expr *e = c->e;
-    int64_t room = c->cores;
-    for (int a = 0; a < e->naxes; a++) {
-        int64_t hi = e->extent[a] < room ? e->extent[a] : room;
-        int64_t f = 1;
-        if (a + 1 == e->naxes) {
-            f = index + 1; /* each subtree of the last axis is one vector */
+    int last = e->naxes - 1, a = 0;
+    while (a < d->n && index >= d->base[a] && index < d->base[a] + d->size[a]) a++;
+    if (a > last) a = last; /* the last axis is set directly below */
+    for (int k = 0; k < a; k++) fop[k] = d->fop[k];
+    int64_t room = d->n ? d->room[a] : c->cores;
+    int64_t start = a ? d->base[a - 1] : 0, f = 1;
+    if (a < last && a < d->n && index >= d->base[a]) {
+        f = d->fop[a]; /* resume: every smaller factor's subtree lies before base[a] */
+        start = d->base[a];
+    }
+    for (; a <= last; a++) {
+        int64_t n = 1;
+        if (a == last) {
+            f = index - start + 1; /* each subtree of the last axis is one vector */
+            start = index;
         } else {
             /* counting the whole lattice filled every entry read here */
+            int64_t hi = e->extent[a] < room ? e->extent[a] : room;
             const int64_t *next = &c->counts[(a + 1) * (c->cores + 1)];
             for (; f < hi; f++) {
-                int64_t n = next[room / f];
-                if (index < n) break;
-                index -= n;
+                n = next[room / f];
+                if (index - start < n) break;
+                start += n;
             }
+            if (f == hi) n = next[room / f];
         }
-        fop[a] = f;
+        fop[a] = d->fop[a] = f;
+        d->room[a] = room;
+        d->base[a] = start;
+        d->size[a] = n;
         room /= f;
+        f = 1;
     }
+    d->n = e->naxes;
 }
 
 /* Pass 1 over a session's filled caches: every F_op's compute floor is in
@@ -271,6 +293,7 @@ void search_pass1_scan(pass1 *p) {
      * this thread moves the incumbent meanwhile, in pass1_consider. */
     double thr = fmin(c->time_cap * (1 + SLACK), incumbent(c) * (1 + SLACK));
     int64_t skipped = 0;
+    fop_cursor cur = {.n = 0};
     for (int64_t i = 0; i < c->nfloors; i++) {
         float v = c->cf[i];
         if (v < 0) continue; /* breaks a constraint */
@@ -295,7 +318,7 @@ void search_pass1_scan(pass1 *p) {
             w->st.fops++;
             continue;
         }
-        fop_decode(c, i, p->fop);
+        search_fop_decode(c, &cur, i, p->fop);
         pass1_consider(p, i, v);
         thr = fmin(c->time_cap * (1 + SLACK), incumbent(c) * (1 + SLACK));
     }

@@ -382,6 +382,13 @@ void search_probe_archive(ctx *c, worker *ws, int nthreads, pass1 *p);
 void search_pass1_walk(pass1 *p, int a, int64_t room);
 /* F_op vectors of the walk from axis a with `room` cores left. */
 int64_t search_fop_count(ctx *c, int a, int64_t room);
+/* A scan's last decoded F_op (search_fop_decode): per axis its factor, the
+ * room before it, and the first index and size of its prefix's subtree. */
+typedef struct fop_cursor {
+    int n; /* axes decoded; 0: none yet */
+    int64_t fop[ROTOR_MAX_AXES], room[ROTOR_MAX_AXES], base[ROTOR_MAX_AXES], size[ROTOR_MAX_AXES];
+} fop_cursor;
+void search_fop_decode(const ctx *c, fop_cursor *d, int64_t index, int64_t *fop);
 /* The walk over the caches a previous walk filled, instead of the F_op. */
 void search_pass1_scan(pass1 *p);
 
