@@ -92,12 +92,17 @@ struct handoff_cache {
     int64_t nscratch;
     rotor_mesh_load load; /* a mesh's link counts, cleared between hand-offs */
     handoff_store *store; /* handoff_cache_persist's; NULL: none */
+    rotor_handoff_memo *memo; /* the walks' box memo, reused (rotor_handoff_walk_in) */
 };
 
 handoff_cache *handoff_cache_new(const rotor_chip *chip) {
     handoff_cache *hc = calloc(1, sizeof *hc);
     if (!hc) return NULL;
     hc->chip = chip;
+    if (!(hc->memo = rotor_handoff_memo_new())) {
+        free(hc);
+        return NULL;
+    }
     for (int i = 0; i < PLACED_SLOTS; i++) hc->slot[i].f = -1;
     return hc;
 }
@@ -134,6 +139,7 @@ void handoff_cache_free(handoff_cache *hc) {
     free(hc->out);
     rotor_mesh_load_free(&hc->load);
     handoff_cache_store_free(hc->store);
+    rotor_handoff_memo_free(hc->memo);
     for (size_t i = 0; i < hc->fcap; i++) free(hc->front[i]);
     free(hc->front);
     free(hc);
@@ -285,7 +291,7 @@ static rotor_status count_links(handoff_cache *hc, const rotor_chip *chip_p, con
     if (!st) st = lay_out(lc, chip_c, cphys, cxy, err);
     router r = {.pphys = pphys, .cphys = cphys, .pxy = pxy, .cxy = cxy, .w = chip_c->mesh_width, .tr = tr,
                 .recv = hc->in, .send = hc->out, .load = &hc->load};
-    if (!st) st = rotor_handoff_walk(h, lc, t, view, route_piece, &r, err);
+    if (!st) st = rotor_handoff_walk_in(h, lc, t, view, hc->memo, route_piece, &r, err);
     if (!st) tr->max_link = rotor_mesh_load_max(&hc->load);
     if (hc->load.hit) rotor_mesh_load_clear(&hc->load);
     tr->nrecv = tr->nsend = n;
@@ -305,13 +311,14 @@ static rotor_status count_links(handoff_cache *hc, const rotor_chip *chip_p, con
 }
 
 /* The traffic by plan core, where a plan's core c is the chip's core c. */
-static rotor_status count_plain(const rotor_handoff *h, const rotor_place *lc, int t, const rotor_view *view,
-                                handoff_traffic *tr, rotor_error *err) {
+static rotor_status count_plain(handoff_cache *hc, const rotor_handoff *h, const rotor_place *lc, int t,
+                                const rotor_view *view, handoff_traffic *tr, rotor_error *err) {
     tr->nrecv = rotor_place_info(lc)->cores;
     tr->nsend = rotor_handoff_cores(h);
     int64_t *recv = malloc((size_t)tr->nrecv * sizeof *recv), *send = malloc((size_t)tr->nsend * sizeof *send);
     rotor_status st = !recv || !send ? rotor_nomem(err)
-                                     : rotor_handoff_traffic(h, lc, t, view, recv, &tr->max_recv, send, &tr->max_send);
+                                     : rotor_handoff_traffic_in(h, lc, t, view, hc->memo, recv, &tr->max_recv, send,
+                                                                &tr->max_send);
     if (st == ROTOR_ERR_NOMEM) st = rotor_nomem(err);
     bool kept = !st && counts_keep(recv, tr->nrecv, &tr->recv, &tr->max_recv);
     kept = !st && counts_keep(send, tr->nsend, &tr->send, &tr->max_send) && kept;
@@ -384,7 +391,7 @@ static rotor_status count(handoff_cache *hc, int fp, const rotor_expr *ep, const
     if (!st && !tr) st = rotor_nomem(err);
     if (!st && hc->chip->topology == ROTOR_TOPO_MESH)
         st = count_links(hc, chip_p, chip_c, sp->h, sp->pl, sc->pl, t, view, tr, err);
-    else if (!st) st = count_plain(sp->h, sc->pl, t, view, tr, err);
+    else if (!st) st = count_plain(hc, sp->h, sc->pl, t, view, tr, err);
     if (st) free(tr);
     else out->tr = tr, hc->counted++;
     return st;
