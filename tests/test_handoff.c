@@ -509,3 +509,39 @@ Test(handoff, fused_traffic_equals_receive_and_sends_core_by_core) {
     cr_assert_gt(pairs, 100, "only %d pairs moved anything", pairs);
     rotor_handoff_memo_free(memo);
 }
+
+/* rotor_handoff_make's order (a counting sort by cell where the origins lie
+ * on the partition grid, a merge sort otherwise): the cores holding copies
+ * of one partition keep its row-major chunks in increasing id order, so
+ * along each partition's elements the holders never decrease, every
+ * element has exactly one holder, and rotor_handoff_held_box agrees with
+ * rotor_handoff_holder (producers with F_op k = 1, 2, 3, 4, 6). */
+Test(handoff, reduction_groups_keep_their_chunks_in_id_order) {
+    rotor_chip chip = mk2();
+    static const int64_t prod_fop[][3] = {{2, 1, 3}, {2, 2, 2}, {3, 4, 1}, {1, 6, 2}, {4, 3, 1}, {12, 1, 12}};
+    for (size_t i = 0; i < sizeof prod_fop / sizeof prod_fop[0]; i++) {
+        placed p;
+        place_plan(&p, MATMUL, "m=12,k=6,n=12", prod_fop[i], NULL, &chip);
+        rotor_handoff *h = handoff_of(&p);
+        int64_t pm = p.info.part[0][0], pn = p.info.part[0][1], groups = 0;
+        for (int64_t cm = 0; cm < 12; cm += pm)
+            for (int64_t cn = 0; cn < 12; cn += pn) {
+                int64_t last = -1, distinct = 0;
+                for (int64_t y0 = cm; y0 < cm + pm; y0++)
+                    for (int64_t y1 = cn; y1 < cn + pn; y1++) {
+                        int64_t y[2] = {y0, y1}, one[2] = {y0 + 1, y1 + 1}, src = rotor_handoff_holder(h, y), n = 0;
+                        cr_assert_geq(src, last, "producer %zu element %lld,%lld", i, (long long)y0, (long long)y1);
+                        distinct += src != last;
+                        last = src;
+                        for (int64_t c = 0; c < p.info.cores; c++) n += rotor_handoff_held_box(h, c, y, one);
+                        cr_assert_eq(n, 1);
+                        cr_assert_eq(rotor_handoff_held_box(h, src, y, one), 1);
+                    }
+                cr_assert_eq(distinct, prod_fop[i][1] < pm * pn ? prod_fop[i][1] : pm * pn, "producer %zu", i);
+                groups++;
+            }
+        cr_assert_eq(groups * prod_fop[i][1], p.info.cores);
+        rotor_handoff_free(h);
+        rotor_place_free(p.pl);
+    }
+}

@@ -63,27 +63,51 @@ void rotor_handoff_free(rotor_handoff *h) {
     free(h);
 }
 
-/* h->grid, when the origins allow it and it stays within a few times the
- * cores (it is only a shortcut: without it group_of searches). */
-static void build_grid(rotor_handoff *h) {
-    int64_t total = 1;
+/* The cells of the origins into ncell and their count into *total, when
+ * every origin is a whole number of partitions from 0 and the grid stays
+ * within a few times the cores (the grid is only a shortcut: without it
+ * group_of searches and the cores are merge-sorted). */
+static bool grid_shape(rotor_handoff *h, int64_t *total) {
+    *total = 1;
     for (int d = 0; d < h->nd; d++) h->ncell[d] = 1;
     for (int64_t c = 0; c < h->cores; c++)
         for (int d = 0; d < h->nd; d++) {
             int64_t o = h->origin[c * h->nd + d];
-            if (o < 0 || o % h->pdim[d]) return;
+            if (o < 0 || o % h->pdim[d]) return false;
             if (o / h->pdim[d] >= h->ncell[d]) h->ncell[d] = o / h->pdim[d] + 1;
         }
     for (int d = 0; d < h->nd; d++)
-        if (h->ncell[d] > 4 * h->cores + 16 || (total *= h->ncell[d]) > 4 * h->cores + 16) return;
-    if (!(h->grid = malloc((size_t)total * sizeof *h->grid))) return;
-    for (int64_t i = 0; i < total; i++) h->grid[i] = -1;
-    for (int64_t k = h->cores - 1; k >= 0; k--) { /* the first of each group last */
-        const int64_t *o = h->origin + h->sorted[k] * h->nd;
+        if (h->ncell[d] > 4 * h->cores + 16 || (*total *= h->ncell[d]) > 4 * h->cores + 16) return false;
+    return true;
+}
+
+/* sorted, rank, gsize and grid by the cells: a counting sort, stable in the
+ * core ids, gives merge_sort's order (origins on the grid compare as their
+ * cells' row-major indices).  cell: scratch for the cores' cells.  False
+ * when out of memory (then grid is NULL). */
+static bool sort_by_grid(rotor_handoff *h, int64_t total, int64_t *cell) {
+    if (!(h->grid = calloc((size_t)total, sizeof *h->grid))) return false;
+    for (int64_t c = 0; c < h->cores; c++) {
+        const int64_t *o = h->origin + c * h->nd;
         int64_t i = 0;
         for (int d = 0; d < h->nd; d++) i = i * h->ncell[d] + o[d] / h->pdim[d];
-        h->grid[i] = k;
+        cell[c] = i;
+        h->grid[i]++; /* the cells' sizes */
     }
+    for (int64_t i = 0, at = 0; i < total; i++) h->grid[i] = at += h->grid[i]; /* their ends */
+    for (int64_t c = h->cores - 1; c >= 0; c--) h->sorted[--h->grid[cell[c]]] = c; /* now their starts */
+    for (int64_t i = 0; i < total; i++)
+        if (h->grid[i] >= h->cores || cell[h->sorted[h->grid[i]]] != i) h->grid[i] = -1;
+    for (int64_t s = 0; s < h->cores;) {
+        int64_t r = s + 1;
+        while (r < h->cores && cell[h->sorted[r]] == cell[h->sorted[s]]) r++;
+        for (int64_t k = s; k < r; k++) {
+            h->rank[h->sorted[k]] = k - s;
+            h->gsize[h->sorted[k]] = r - s;
+        }
+        s = r;
+    }
+    return true;
 }
 
 rotor_status rotor_handoff_make(const rotor_place *producer, rotor_handoff **out, rotor_error *err) {
@@ -118,22 +142,24 @@ rotor_status rotor_handoff_make(const rotor_place *producer, rotor_handoff **out
         rotor_handoff_free(h);
         return rotor_nomem(err);
     }
-    for (int64_t c = 0; c < h->cores; c++) {
+    for (int64_t c = 0; c < h->cores; c++)
         rotor_place_partition(producer, 0, c, info->total_steps - 1, h->origin + c * h->nd);
-        h->sorted[c] = c;
-    }
-    merge_sort(h, h->sorted, tmp, h->cores);
-    free(tmp);
-    for (int64_t s = 0; s < h->cores;) {
-        int64_t r = s + 1;
-        while (r < h->cores && !cmp_origin(h, h->origin + h->sorted[s] * h->nd, h->origin + h->sorted[r] * h->nd)) r++;
-        for (int64_t k = s; k < r; k++) {
-            h->rank[h->sorted[k]] = k - s;
-            h->gsize[h->sorted[k]] = r - s;
+    int64_t total;
+    if (!grid_shape(h, &total) || !sort_by_grid(h, total, tmp)) {
+        for (int64_t c = 0; c < h->cores; c++) h->sorted[c] = c;
+        merge_sort(h, h->sorted, tmp, h->cores);
+        for (int64_t s = 0; s < h->cores;) {
+            int64_t r = s + 1;
+            while (r < h->cores && !cmp_origin(h, h->origin + h->sorted[s] * h->nd, h->origin + h->sorted[r] * h->nd))
+                r++;
+            for (int64_t k = s; k < r; k++) {
+                h->rank[h->sorted[k]] = k - s;
+                h->gsize[h->sorted[k]] = r - s;
+            }
+            s = r;
         }
-        s = r;
     }
-    build_grid(h);
+    free(tmp);
     *out = h;
     return ROTOR_OK;
 }
