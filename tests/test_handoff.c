@@ -420,3 +420,128 @@ Test(handoff, emulated_chain_through_a_padded_window) {
     free(qin[2]);
     free_chain(pin, c, h, &p, &q);
 }
+
+/* The old computation of rotor_handoff_traffic (before issue 45's fused
+ * pass): recv from rotor_handoff_receive, and each producer core's sends
+ * core by core through rotor_handoff_need, _map and _sources. */
+static void traffic_by_hand(const rotor_handoff *h, const placed *q, const rotor_view *view, int64_t *recv,
+                            int64_t *max_recv, int64_t *send, int64_t *max_send) {
+    rotor_handoff_receive(h, q->pl, 1, view, recv, max_recv);
+    int64_t np = rotor_handoff_cores(h);
+    memset(send, 0, (size_t)np * sizeof *send);
+    int nd = q->e.tensors[1].ndims;
+    for (int64_t c = 0; c < q->info.cores; c++) {
+        int64_t lo[ROTOR_MAX_DIMS], hi[ROTOR_MAX_DIMS], from[1472] = {0};
+        if (!rotor_handoff_need(q->pl, 1, c, lo, hi)) continue;
+        rotor_handoff_set s;
+        rotor_handoff_map(h, view, nd, lo, hi, &s);
+        cr_assert_eq(rotor_handoff_sources(h, &s, tally, from), ROTOR_OK);
+        for (int64_t p = 0; p < np; p++)
+            if (p != c) send[p] += from[p];
+    }
+    *max_send = 0;
+    for (int64_t p = 0; p < np; p++)
+        if (send[p] > *max_send) *max_send = send[p];
+}
+
+/* rotor_handoff_traffic_in with one memo reused across every pair (and
+ * across consumer tensors of 2 and 4 dimensions, so the memo changes its
+ * key's width), and rotor_handoff_traffic with a memo of its own, give
+ * the old computation's recv, send and maxima on every pair: producers
+ * with and without reduction groups (F_op k = 1, 2, 4), consumers through
+ * the views above and element for element under 24 plans each. */
+Test(handoff, fused_traffic_equals_receive_and_sends_core_by_core) {
+    rotor_chip chip = mk2();
+    static const int64_t prod_fop[][3] = {{2, 1, 3}, {2, 2, 2}, {3, 4, 1}, {12, 1, 12}, {4, 3, 6}, {1, 6, 1}};
+    static const int64_t rm[] = {1, 2, 3, 4, 6, 12}, rn[] = {1, 2, 3, 12};
+    static const rotor_view views[] = {
+        {.set = true, .dim = {0, 1}, .step = {-1, 1}, .offset = {11, 0}},
+        {.set = true, .dim = {0, 1}, .step = {2, 2}, .offset = {1, 1}},
+        {.set = true, .dim = {0, 1, 0, 1}, .step = {6, 3, 1, 1}, .offset = {0, 3}},
+    };
+    rotor_handoff_memo *memo = rotor_handoff_memo_new();
+    cr_assert(memo);
+    int pairs = 0;
+    for (size_t i = 0; i < sizeof prod_fop / sizeof prod_fop[0]; i++) {
+        placed p;
+        place_plan(&p, MATMUL, "m=12,k=6,n=12", prod_fop[i], NULL, &chip);
+        rotor_handoff *h = handoff_of(&p);
+        for (int v = -1; v < 3; v++)
+            for (size_t a = 0; a < 6; a++)
+                for (size_t b = 0; b < 4; b++) {
+                    placed q;
+                    const rotor_view *view = v < 0 ? NULL : &views[v];
+                    if (v == 2) { /* the heads of a fused projection: four dimensions */
+                        int64_t f[5] = {rm[a] % 2 ? 1 : 2, b % 2 ? 2 : 1, rm[a] <= 6 ? rm[a] : 6, 1, rn[b] <= 4 ? rn[b] : 4};
+                        place_plan(&q, "S[b,g,i,p] += Q[b,g,i,j] * F[j,p]", "b=2,g=2,i=6,p=4,j=3", f, NULL, &chip);
+                    } else if (v < 0) {
+                        int64_t f[2] = {rm[a], rn[b]};
+                        place_plan(&q, "Y[m,n] = relu(X[m,n])", "m=12,n=12", f, NULL, &chip);
+                    } else {
+                        int64_t f[3] = {v && rm[a] > 6 ? 6 : rm[a], rn[b] <= 5 ? rn[b] : 5, 1};
+                        place_plan(&q, "E[m,p] += X[m,n] * F[n,p]", v ? "m=6,p=5,n=6" : "m=12,p=5,n=12", f, NULL,
+                                   &chip);
+                    }
+                    if (!rotor_handoff_matches(h, q.pl, 1, view)) {
+                        rotor_place_free(q.pl);
+                        continue;
+                    }
+                    int64_t nc = q.info.cores, np = rotor_handoff_cores(h);
+                    int64_t *r0 = calloc((size_t)nc, sizeof *r0), *r1 = calloc((size_t)nc, sizeof *r1);
+                    int64_t *r2 = calloc((size_t)nc, sizeof *r2), *s0 = calloc((size_t)np, sizeof *s0);
+                    int64_t *s1 = calloc((size_t)np, sizeof *s1), *s2 = calloc((size_t)np, sizeof *s2);
+                    int64_t mr0, ms0, mr1, ms1, mr2, ms2;
+                    traffic_by_hand(h, &q, view, r0, &mr0, s0, &ms0);
+                    cr_assert_eq(rotor_handoff_traffic_in(h, q.pl, 1, view, memo, r1, &mr1, s1, &ms1), ROTOR_OK);
+                    cr_assert_eq(rotor_handoff_traffic(h, q.pl, 1, view, r2, &mr2, s2, &ms2), ROTOR_OK);
+                    cr_assert(!memcmp(r0, r1, (size_t)nc * sizeof *r0) && !memcmp(r0, r2, (size_t)nc * sizeof *r0),
+                              "producer %zu view %d plan %zu,%zu: recv", i, v, a, b);
+                    cr_assert(!memcmp(s0, s1, (size_t)np * sizeof *s0) && !memcmp(s0, s2, (size_t)np * sizeof *s0),
+                              "producer %zu view %d plan %zu,%zu: send", i, v, a, b);
+                    cr_assert(mr0 == mr1 && mr0 == mr2 && ms0 == ms1 && ms0 == ms2);
+                    pairs += mr0 > 0;
+                    free(r0), free(r1), free(r2), free(s0), free(s1), free(s2);
+                    rotor_place_free(q.pl);
+                }
+        rotor_handoff_free(h);
+        rotor_place_free(p.pl);
+    }
+    cr_assert_gt(pairs, 100, "only %d pairs moved anything", pairs);
+    rotor_handoff_memo_free(memo);
+}
+
+/* rotor_handoff_make's order (a counting sort by cell where the origins lie
+ * on the partition grid, a merge sort otherwise): the cores holding copies
+ * of one partition keep its row-major chunks in increasing id order, so
+ * along each partition's elements the holders never decrease, every
+ * element has exactly one holder, and rotor_handoff_held_box agrees with
+ * rotor_handoff_holder (producers with F_op k = 1, 2, 3, 4, 6). */
+Test(handoff, reduction_groups_keep_their_chunks_in_id_order) {
+    rotor_chip chip = mk2();
+    static const int64_t prod_fop[][3] = {{2, 1, 3}, {2, 2, 2}, {3, 4, 1}, {1, 6, 2}, {4, 3, 1}, {12, 1, 12}};
+    for (size_t i = 0; i < sizeof prod_fop / sizeof prod_fop[0]; i++) {
+        placed p;
+        place_plan(&p, MATMUL, "m=12,k=6,n=12", prod_fop[i], NULL, &chip);
+        rotor_handoff *h = handoff_of(&p);
+        int64_t pm = p.info.part[0][0], pn = p.info.part[0][1], groups = 0;
+        for (int64_t cm = 0; cm < 12; cm += pm)
+            for (int64_t cn = 0; cn < 12; cn += pn) {
+                int64_t last = -1, distinct = 0;
+                for (int64_t y0 = cm; y0 < cm + pm; y0++)
+                    for (int64_t y1 = cn; y1 < cn + pn; y1++) {
+                        int64_t y[2] = {y0, y1}, one[2] = {y0 + 1, y1 + 1}, src = rotor_handoff_holder(h, y), n = 0;
+                        cr_assert_geq(src, last, "producer %zu element %lld,%lld", i, (long long)y0, (long long)y1);
+                        distinct += src != last;
+                        last = src;
+                        for (int64_t c = 0; c < p.info.cores; c++) n += rotor_handoff_held_box(h, c, y, one);
+                        cr_assert_eq(n, 1);
+                        cr_assert_eq(rotor_handoff_held_box(h, src, y, one), 1);
+                    }
+                cr_assert_eq(distinct, prod_fop[i][1] < pm * pn ? prod_fop[i][1] : pm * pn, "producer %zu", i);
+                groups++;
+            }
+        cr_assert_eq(groups * prod_fop[i][1], p.info.cores);
+        rotor_handoff_free(h);
+        rotor_place_free(p.pl);
+    }
+}

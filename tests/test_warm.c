@@ -100,9 +100,10 @@ Test(warm, the_memo_places_a_producer_once_and_counts_as_afresh) {
     rotor_search_result_free(&rc);
 }
 
-/* The memo keeps a bounded number of placements: 40 distinct consumer
- * shapes push the producer's out, and its traffic is still right when it
- * comes back (placed again). */
+/* The memo keeps a bounded number of placements (128 of an IPU's small
+ * plans, handoffcache.c's PLACED_SLOTS): 200 distinct consumer shapes push
+ * the producer's out, and its traffic is still right when it comes back
+ * (placed again). */
 Test(warm, the_memo_forgets_placements_beyond_its_bound_and_stays_exact) {
     rotor_chip chip = mk2();
     rotor_expr ep = make_expr("C[m,n] += A[m,k] * B[k,n]", "m=64,k=32,n=64");
@@ -119,12 +120,13 @@ Test(warm, the_memo_forgets_placements_beyond_its_bound_and_stays_exact) {
         cr_assert_eq(handoff_cache_traffic(hc, 0, &ep, &pp, f, &ec, &pc, 1, NULL, &chip, &chip, &tr, &err), ROTOR_OK,
                      "%s", err.msg);
     cr_assert_eq(handoff_cache_placements(hc), 41, "one producer, 40 consumer shapes");
-    for (int f = 41; f <= 80; f++) /* another producer shape: shape 0's placement goes */
+    for (int f = 41; f <= 200; f++) /* another producer shape: shape 0's placement goes */
         cr_assert_eq(handoff_cache_traffic(hc, 100, &ep, &pp, f, &ec, &pc, 1, NULL, &chip, &chip, &tr, &err),
                      ROTOR_OK);
     int64_t before = handoff_cache_placements(hc);
-    cr_assert_eq(handoff_cache_traffic(hc, 0, &ep, &pp, 81, &ec, &pc, 1, NULL, &chip, &chip, &tr, &err), ROTOR_OK);
-    cr_assert_eq(handoff_cache_placements(hc), before + 2, "shape 0's plan placed again, and shape 81's");
+    cr_assert_eq(before, 41 + 1 + 160, "nothing placed twice yet");
+    cr_assert_eq(handoff_cache_traffic(hc, 0, &ep, &pp, 201, &ec, &pc, 1, NULL, &chip, &chip, &tr, &err), ROTOR_OK);
+    cr_assert_eq(handoff_cache_placements(hc), before + 2, "shape 0's plan placed again, and shape 201's");
     /* the producer's 4 cores hold bands of 16 rows, the consumer's 8 cores
      * need bands of 8 columns (test_compile's numbers) */
     cr_assert_eq(tr->max_recv, 512);

@@ -35,15 +35,22 @@ typedef struct most_entry {
 /* A placed plan of one shape, and, once it has produced, its hand-off.
  * One plan meets several partners (a consumer's candidates against one
  * producer, a residual's two inputs, a consumer that later produces), so
- * count() places each plan once while it stays among the PLACED_SLOTS last
- * used: a bound, because a wafer's placement is megabytes. */
-#define PLACED_SLOTS 32
+ * count() places each plan once while it stays among the last used: up to
+ * PLACED_SLOTS, but past PLACED_MIN only while the slots hold at most
+ * PLACED_CORES cores in all (a wafer's placement is megabytes: on a wafer
+ * the bound stays PLACED_MIN, as before issue 45).  DenseNet-121 asks 337
+ * pairs of some 400 distinct plans: 32 slots placed 654 times, 128 place
+ * each plan once. */
+#define PLACED_SLOTS 128
+#define PLACED_MIN 32
+#define PLACED_CORES ((int64_t)1 << 18)
 typedef struct placed {
     int f;               /* the shape; -1: empty */
     rotor_plan plan;     /* key_plan'd */
     uint64_t hash, used; /* hash of plan; the use counter when last used */
     rotor_place *pl;
     rotor_handoff *h;    /* NULL until asked */
+    int64_t cores;       /* the plan's */
 } placed;
 
 /* A setup asked before (handoff_cache_setup's front memo): its inputs'
@@ -84,6 +91,8 @@ struct handoff_cache {
     int64_t counted;      /* pairs counted (handoff_cache_counted) */
     int64_t placed_n;     /* placements made (handoff_cache_placements) */
     placed slot[PLACED_SLOTS];
+    int nplaced;          /* slots in use */
+    int64_t placed_cores; /* their plans' cores */
     uint64_t clock;       /* uses so far */
     entry *v;
     size_t cap, n;
@@ -92,12 +101,17 @@ struct handoff_cache {
     int64_t nscratch;
     rotor_mesh_load load; /* a mesh's link counts, cleared between hand-offs */
     handoff_store *store; /* handoff_cache_persist's; NULL: none */
+    rotor_handoff_memo *memo; /* the walks' box memo, reused (rotor_handoff_walk_in) */
 };
 
 handoff_cache *handoff_cache_new(const rotor_chip *chip) {
     handoff_cache *hc = calloc(1, sizeof *hc);
     if (!hc) return NULL;
     hc->chip = chip;
+    if (!(hc->memo = rotor_handoff_memo_new())) {
+        free(hc);
+        return NULL;
+    }
     for (int i = 0; i < PLACED_SLOTS; i++) hc->slot[i].f = -1;
     return hc;
 }
@@ -134,6 +148,7 @@ void handoff_cache_free(handoff_cache *hc) {
     free(hc->out);
     rotor_mesh_load_free(&hc->load);
     handoff_cache_store_free(hc->store);
+    rotor_handoff_memo_free(hc->memo);
     for (size_t i = 0; i < hc->fcap; i++) free(hc->front[i]);
     free(hc->front);
     free(hc);
@@ -285,7 +300,7 @@ static rotor_status count_links(handoff_cache *hc, const rotor_chip *chip_p, con
     if (!st) st = lay_out(lc, chip_c, cphys, cxy, err);
     router r = {.pphys = pphys, .cphys = cphys, .pxy = pxy, .cxy = cxy, .w = chip_c->mesh_width, .tr = tr,
                 .recv = hc->in, .send = hc->out, .load = &hc->load};
-    if (!st) st = rotor_handoff_walk(h, lc, t, view, route_piece, &r, err);
+    if (!st) st = rotor_handoff_walk_in(h, lc, t, view, hc->memo, route_piece, &r, err);
     if (!st) tr->max_link = rotor_mesh_load_max(&hc->load);
     if (hc->load.hit) rotor_mesh_load_clear(&hc->load);
     tr->nrecv = tr->nsend = n;
@@ -305,13 +320,14 @@ static rotor_status count_links(handoff_cache *hc, const rotor_chip *chip_p, con
 }
 
 /* The traffic by plan core, where a plan's core c is the chip's core c. */
-static rotor_status count_plain(const rotor_handoff *h, const rotor_place *lc, int t, const rotor_view *view,
-                                handoff_traffic *tr, rotor_error *err) {
+static rotor_status count_plain(handoff_cache *hc, const rotor_handoff *h, const rotor_place *lc, int t,
+                                const rotor_view *view, handoff_traffic *tr, rotor_error *err) {
     tr->nrecv = rotor_place_info(lc)->cores;
     tr->nsend = rotor_handoff_cores(h);
     int64_t *recv = malloc((size_t)tr->nrecv * sizeof *recv), *send = malloc((size_t)tr->nsend * sizeof *send);
     rotor_status st = !recv || !send ? rotor_nomem(err)
-                                     : rotor_handoff_traffic(h, lc, t, view, recv, &tr->max_recv, send, &tr->max_send);
+                                     : rotor_handoff_traffic_in(h, lc, t, view, hc->memo, recv, &tr->max_recv, send,
+                                                                &tr->max_send);
     if (st == ROTOR_ERR_NOMEM) st = rotor_nomem(err);
     bool kept = !st && counts_keep(recv, tr->nrecv, &tr->recv, &tr->max_recv);
     kept = !st && counts_keep(send, tr->nsend, &tr->send, &tr->max_send) && kept;
@@ -337,32 +353,55 @@ static uint64_t hash_plan(const rotor_plan *p) {
     return h;
 }
 
+/* Empties slot s (placed_clear) and its share of the totals. */
+static void slot_drop(handoff_cache *hc, placed *s) {
+    if (s->f >= 0) hc->nplaced--, hc->placed_cores -= s->cores;
+    placed_clear(s);
+}
+
+/* The slot for a new placement of cores cores: an empty one while the
+ * bounds allow (PLACED_MIN, PLACED_CORES), else the one used longest ago
+ * (never the one this compile asked for just before: its use is the
+ * latest, so count()'s two placements are both live). */
+static placed *slot_for(handoff_cache *hc, int64_t cores) {
+    placed *empty = NULL, *old = NULL;
+    for (int i = 0; i < PLACED_SLOTS; i++) {
+        placed *x = &hc->slot[i];
+        if (x->f < 0) {
+            if (!empty) empty = x;
+        } else if (!old || x->used < old->used)
+            old = x;
+    }
+    if (empty && (hc->nplaced < PLACED_MIN || hc->placed_cores + cores <= PLACED_CORES)) return empty;
+    slot_drop(hc, old);
+    return old;
+}
+
 /* The placement of plan p of shape f (expression e), made now if it is not
- * among the slots; with want_h, its hand-off too.  The slot used longest ago
- * makes room, never the one this compile asked for just before (its use is
- * the latest), so count()'s two placements are both live. */
+ * among the slots (slot_for makes room); with want_h, its hand-off too. */
 static rotor_status place_of(handoff_cache *hc, int f, const rotor_expr *e, const rotor_plan *p, bool want_h,
                              placed **out, rotor_error *err) {
     rotor_plan k;
     memset(&k, 0, sizeof k);
     key_plan(&k, e, p);
     uint64_t h = hash_plan(&k);
-    placed *s = NULL, *old = &hc->slot[0];
+    placed *s = NULL;
     for (int i = 0; i < PLACED_SLOTS && !s; i++) {
         placed *x = &hc->slot[i];
         if (x->f == f && x->hash == h && !memcmp(&x->plan, &k, sizeof k)) s = x;
-        else if (x->used < old->used) old = x;
     }
     if (!s) {
-        s = old;
-        placed_clear(s);
         rotor_plan_info info;
         rotor_status st = rotor_plan_derive(e, hc->chip, p, &info, err);
-        if (!st) st = rotor_place_make(e, p, &info, &s->pl, err);
         if (st) return st;
+        s = slot_for(hc, info.cores);
+        if ((st = rotor_place_make(e, p, &info, &s->pl, err))) return st;
         s->f = f;
         s->plan = k;
         s->hash = h;
+        s->cores = info.cores;
+        hc->nplaced++;
+        hc->placed_cores += info.cores;
         hc->placed_n++;
     }
     s->used = ++hc->clock;
@@ -384,7 +423,7 @@ static rotor_status count(handoff_cache *hc, int fp, const rotor_expr *ep, const
     if (!st && !tr) st = rotor_nomem(err);
     if (!st && hc->chip->topology == ROTOR_TOPO_MESH)
         st = count_links(hc, chip_p, chip_c, sp->h, sp->pl, sc->pl, t, view, tr, err);
-    else if (!st) st = count_plain(sp->h, sc->pl, t, view, tr, err);
+    else if (!st) st = count_plain(hc, sp->h, sc->pl, t, view, tr, err);
     if (st) free(tr);
     else out->tr = tr, hc->counted++;
     return st;

@@ -63,27 +63,51 @@ void rotor_handoff_free(rotor_handoff *h) {
     free(h);
 }
 
-/* h->grid, when the origins allow it and it stays within a few times the
- * cores (it is only a shortcut: without it group_of searches). */
-static void build_grid(rotor_handoff *h) {
-    int64_t total = 1;
+/* The cells of the origins into ncell and their count into *total, when
+ * every origin is a whole number of partitions from 0 and the grid stays
+ * within a few times the cores (the grid is only a shortcut: without it
+ * group_of searches and the cores are merge-sorted). */
+static bool grid_shape(rotor_handoff *h, int64_t *total) {
+    *total = 1;
     for (int d = 0; d < h->nd; d++) h->ncell[d] = 1;
     for (int64_t c = 0; c < h->cores; c++)
         for (int d = 0; d < h->nd; d++) {
             int64_t o = h->origin[c * h->nd + d];
-            if (o < 0 || o % h->pdim[d]) return;
+            if (o < 0 || o % h->pdim[d]) return false;
             if (o / h->pdim[d] >= h->ncell[d]) h->ncell[d] = o / h->pdim[d] + 1;
         }
     for (int d = 0; d < h->nd; d++)
-        if (h->ncell[d] > 4 * h->cores + 16 || (total *= h->ncell[d]) > 4 * h->cores + 16) return;
-    if (!(h->grid = malloc((size_t)total * sizeof *h->grid))) return;
-    for (int64_t i = 0; i < total; i++) h->grid[i] = -1;
-    for (int64_t k = h->cores - 1; k >= 0; k--) { /* the first of each group last */
-        const int64_t *o = h->origin + h->sorted[k] * h->nd;
+        if (h->ncell[d] > 4 * h->cores + 16 || (*total *= h->ncell[d]) > 4 * h->cores + 16) return false;
+    return true;
+}
+
+/* sorted, rank, gsize and grid by the cells: a counting sort, stable in the
+ * core ids, gives merge_sort's order (origins on the grid compare as their
+ * cells' row-major indices).  cell: scratch for the cores' cells.  False
+ * when out of memory (then grid is NULL). */
+static bool sort_by_grid(rotor_handoff *h, int64_t total, int64_t *cell) {
+    if (!(h->grid = calloc((size_t)total, sizeof *h->grid))) return false;
+    for (int64_t c = 0; c < h->cores; c++) {
+        const int64_t *o = h->origin + c * h->nd;
         int64_t i = 0;
         for (int d = 0; d < h->nd; d++) i = i * h->ncell[d] + o[d] / h->pdim[d];
-        h->grid[i] = k;
+        cell[c] = i;
+        h->grid[i]++; /* the cells' sizes */
     }
+    for (int64_t i = 0, at = 0; i < total; i++) h->grid[i] = at += h->grid[i]; /* their ends */
+    for (int64_t c = h->cores - 1; c >= 0; c--) h->sorted[--h->grid[cell[c]]] = c; /* now their starts */
+    for (int64_t i = 0; i < total; i++)
+        if (h->grid[i] >= h->cores || cell[h->sorted[h->grid[i]]] != i) h->grid[i] = -1;
+    for (int64_t s = 0; s < h->cores;) {
+        int64_t r = s + 1;
+        while (r < h->cores && cell[h->sorted[r]] == cell[h->sorted[s]]) r++;
+        for (int64_t k = s; k < r; k++) {
+            h->rank[h->sorted[k]] = k - s;
+            h->gsize[h->sorted[k]] = r - s;
+        }
+        s = r;
+    }
+    return true;
 }
 
 rotor_status rotor_handoff_make(const rotor_place *producer, rotor_handoff **out, rotor_error *err) {
@@ -118,22 +142,24 @@ rotor_status rotor_handoff_make(const rotor_place *producer, rotor_handoff **out
         rotor_handoff_free(h);
         return rotor_nomem(err);
     }
-    for (int64_t c = 0; c < h->cores; c++) {
+    for (int64_t c = 0; c < h->cores; c++)
         rotor_place_partition(producer, 0, c, info->total_steps - 1, h->origin + c * h->nd);
-        h->sorted[c] = c;
-    }
-    merge_sort(h, h->sorted, tmp, h->cores);
-    free(tmp);
-    for (int64_t s = 0; s < h->cores;) {
-        int64_t r = s + 1;
-        while (r < h->cores && !cmp_origin(h, h->origin + h->sorted[s] * h->nd, h->origin + h->sorted[r] * h->nd)) r++;
-        for (int64_t k = s; k < r; k++) {
-            h->rank[h->sorted[k]] = k - s;
-            h->gsize[h->sorted[k]] = r - s;
+    int64_t total;
+    if (!grid_shape(h, &total) || !sort_by_grid(h, total, tmp)) {
+        for (int64_t c = 0; c < h->cores; c++) h->sorted[c] = c;
+        merge_sort(h, h->sorted, tmp, h->cores);
+        for (int64_t s = 0; s < h->cores;) {
+            int64_t r = s + 1;
+            while (r < h->cores && !cmp_origin(h, h->origin + h->sorted[s] * h->nd, h->origin + h->sorted[r] * h->nd))
+                r++;
+            for (int64_t k = s; k < r; k++) {
+                h->rank[h->sorted[k]] = k - s;
+                h->gsize[h->sorted[k]] = r - s;
+            }
+            s = r;
         }
-        s = r;
     }
-    build_grid(h);
+    free(tmp);
     *out = h;
     return ROTOR_OK;
 }
@@ -391,12 +417,13 @@ rotor_status rotor_handoff_sources_box(const rotor_handoff *h, const int64_t *lo
     return rotor_handoff_sources(h, &s, fn, ctx);
 }
 
-bool rotor_handoff_need(const rotor_place *consumer, int t, int64_t core, int64_t *lo, int64_t *hi) {
+/* rotor_handoff_need with the tensor's real extents g given (the walks ask
+ * it for every core: the extents once). */
+static bool need_in(const rotor_place *consumer, int t, int64_t core, const int64_t *g, int64_t *lo, int64_t *hi) {
     const rotor_expr *e = rotor_place_expr(consumer);
     const rotor_plan_info *info = rotor_place_info(consumer);
-    int64_t org[ROTOR_MAX_DIMS], g[ROTOR_MAX_DIMS];
+    int64_t org[ROTOR_MAX_DIMS];
     rotor_place_partition(consumer, t, core, 0, org);
-    rotor_emu_tensor_elems(e, t, g);
     bool any = true;
     for (int d = 0; d < e->tensors[t].ndims; d++) {
         lo[d] = org[d] < 0 ? 0 : org[d];
@@ -404,6 +431,12 @@ bool rotor_handoff_need(const rotor_place *consumer, int t, int64_t core, int64_
         if (hi[d] <= lo[d]) any = false;
     }
     return any;
+}
+
+bool rotor_handoff_need(const rotor_place *consumer, int t, int64_t core, int64_t *lo, int64_t *hi) {
+    int64_t g[ROTOR_MAX_DIMS];
+    rotor_emu_tensor_elems(rotor_place_expr(consumer), t, g);
+    return need_in(consumer, t, core, g, lo, hi);
 }
 
 void rotor_handoff_receive(const rotor_handoff *h, const rotor_place *consumer, int t, const rotor_view *view,
@@ -425,26 +458,6 @@ void rotor_handoff_receive(const rotor_handoff *h, const rotor_place *consumer, 
 
 int64_t rotor_handoff_cores(const rotor_handoff *h) { return h->cores; }
 
-/* rotor_handoff_walk's callback: what each holder sends to others. */
-static rotor_status count_send(void *ctx, int64_t dst, int64_t src, int64_t elems) {
-    int64_t *send = ctx;
-    if (src != dst) send[src] += elems;
-    return ROTOR_OK;
-}
-
-rotor_status rotor_handoff_traffic(const rotor_handoff *h, const rotor_place *consumer, int t,
-                                   const rotor_view *view, int64_t *recv, int64_t *max_recv, int64_t *send,
-                                   int64_t *max_send) {
-    rotor_handoff_receive(h, consumer, t, view, recv, max_recv);
-    memset(send, 0, (size_t)h->cores * sizeof *send);
-    rotor_error err;
-    rotor_status st = rotor_handoff_walk(h, consumer, t, view, count_send, send, &err);
-    *max_send = 0;
-    for (int64_t p = 0; p < h->cores; p++)
-        if (send[p] > *max_send) *max_send = send[p];
-    return st;
-}
-
 /* ---- the walk: every consumer core's pieces ----------------------------- */
 
 /* The sources of the boxes met so far: open addressing over each box's
@@ -453,20 +466,45 @@ rotor_status rotor_handoff_traffic(const rotor_handoff *h, const rotor_place *co
  * holds MEMO_PAIRS sources, so a hand-off whose every core needs its own
  * box costs no more memory than that. */
 #define MEMO_PAIRS ((int64_t)1 << 22)
-typedef struct box_memo {
+struct rotor_handoff_memo {
     int nd;
     size_t cap, n;          /* slots (a power of two), boxes held */
     int64_t *key;           /* cap x 2 nd */
     int64_t *first, *count; /* per slot: its run in pair; count < 0: empty */
+    int64_t *elems;         /* per slot: the box's real elements (rotor_handoff_set_elems) */
     int64_t (*pair)[2];     /* (src, elems) */
     int64_t npair, cappair;
-} box_memo;
+};
+typedef struct rotor_handoff_memo box_memo;
 
 static void memo_free(box_memo *m) {
     free(m->key);
     free(m->first);
     free(m->count);
+    free(m->elems);
     free(m->pair);
+}
+
+rotor_handoff_memo *rotor_handoff_memo_new(void) { return calloc(1, sizeof(rotor_handoff_memo)); }
+
+void rotor_handoff_memo_free(rotor_handoff_memo *m) {
+    if (!m) return;
+    memo_free(m);
+    free(m);
+}
+
+/* Readies m for a walk over boxes of nd dimensions: empty, its arrays kept
+ * (a reused memo allocates nothing) unless the key's width changes. */
+static void memo_begin(box_memo *m, int nd) {
+    if (m->nd != nd) {
+        free(m->key), free(m->first), free(m->count), free(m->elems);
+        m->key = m->first = m->count = m->elems = NULL;
+        m->cap = 0;
+        m->nd = nd;
+    }
+    for (size_t j = 0; j < m->cap; j++) m->count[j] = -1;
+    m->n = 0;
+    m->npair = 0;
 }
 
 /* Coordinates are small and often multiples of a partition's extent: the
@@ -492,13 +530,13 @@ static bool memo_reset(box_memo *m, size_t cap) {
     size_t w = 2 * (size_t)m->nd;
     if (cap != m->cap) {
         int64_t *key = malloc(cap * (w ? w : 1) * sizeof *key), *first = malloc(cap * sizeof *first);
-        int64_t *count = malloc(cap * sizeof *count);
-        if (!key || !first || !count) {
-            free(key), free(first), free(count);
+        int64_t *count = malloc(cap * sizeof *count), *elems = malloc(cap * sizeof *elems);
+        if (!key || !first || !count || !elems) {
+            free(key), free(first), free(count), free(elems);
             return false;
         }
-        free(m->key), free(m->first), free(m->count);
-        m->key = key, m->first = first, m->count = count, m->cap = cap;
+        free(m->key), free(m->first), free(m->count), free(m->elems);
+        m->key = key, m->first = first, m->count = count, m->elems = elems, m->cap = cap;
     }
     for (size_t j = 0; j < cap; j++) m->count[j] = -1;
     m->n = 0;
@@ -525,11 +563,12 @@ static rotor_status memo_add(void *ctx, int64_t src, int64_t elems) {
 
 /* The run of pair holding the sources of box (found now if new). */
 static rotor_status memo_find(const rotor_handoff *h, const rotor_view *view, box_memo *m, const int64_t *box,
-                              int64_t *first, int64_t *count, rotor_error *err) {
+                              int64_t *first, int64_t *count, int64_t *elems, rotor_error *err) {
     size_t j = m->cap ? memo_slot(m, box) : 0;
     if (m->cap && m->count[j] >= 0) {
         *first = m->first[j];
         *count = m->count[j];
+        *elems = m->elems[j];
         return ROTOR_OK;
     }
     if (!m->cap || m->npair >= MEMO_PAIRS || (m->n + 1) * 2 > m->cap) {
@@ -546,21 +585,74 @@ static rotor_status memo_find(const rotor_handoff *h, const rotor_view *view, bo
     memcpy(m->key + j * 2 * (size_t)m->nd, box, 2 * (size_t)m->nd * sizeof *box);
     m->first[j] = *first = start;
     m->count[j] = *count = m->npair - start;
+    m->elems[j] = *elems = rotor_handoff_set_elems(h, &s);
     m->n++;
     return ROTOR_OK;
 }
 
-rotor_status rotor_handoff_walk(const rotor_handoff *h, const rotor_place *consumer, int t, const rotor_view *view,
-                                rotor_handoff_piece_fn fn, void *ctx, rotor_error *err) {
+rotor_status rotor_handoff_walk_in(const rotor_handoff *h, const rotor_place *consumer, int t,
+                                   const rotor_view *view, rotor_handoff_memo *memo, rotor_handoff_piece_fn fn,
+                                   void *ctx, rotor_error *err) {
     const rotor_plan_info *info = rotor_place_info(consumer);
-    box_memo m = {.nd = rotor_place_expr(consumer)->tensors[t].ndims};
+    box_memo own = {0}, *m = memo ? memo : &own;
+    int64_t g[ROTOR_MAX_DIMS];
+    rotor_emu_tensor_elems(rotor_place_expr(consumer), t, g);
+    memo_begin(m, rotor_place_expr(consumer)->tensors[t].ndims);
     rotor_status st = ROTOR_OK;
     for (int64_t c = 0; c < info->cores && !st; c++) {
-        int64_t box[2 * ROTOR_MAX_DIMS], first = 0, count = 0;
-        if (!rotor_handoff_need(consumer, t, c, box, box + m.nd)) continue;
-        st = memo_find(h, view, &m, box, &first, &count, err);
-        for (int64_t k = 0; !st && k < count; k++) st = fn(ctx, c, m.pair[first + k][0], m.pair[first + k][1]);
+        int64_t box[2 * ROTOR_MAX_DIMS], first = 0, count = 0, elems;
+        if (!need_in(consumer, t, c, g, box, box + m->nd)) continue;
+        st = memo_find(h, view, m, box, &first, &count, &elems, err);
+        for (int64_t k = 0; !st && k < count; k++) st = fn(ctx, c, m->pair[first + k][0], m->pair[first + k][1]);
     }
-    memo_free(&m);
+    if (!memo) memo_free(&own);
     return st;
+}
+
+rotor_status rotor_handoff_walk(const rotor_handoff *h, const rotor_place *consumer, int t, const rotor_view *view,
+                                rotor_handoff_piece_fn fn, void *ctx, rotor_error *err) {
+    return rotor_handoff_walk_in(h, consumer, t, view, NULL, fn, ctx, err);
+}
+
+/* rotor_handoff_receive and the sends of rotor_handoff_walk in one pass over
+ * the consumer's cores: each core's box is found once (rotor_handoff_need),
+ * the box's real elements and sources once per distinct box (the memo), and
+ * recv[c] is those elements less what core c itself holds
+ * (rotor_handoff_held), as rotor_handoff_receive counts it. */
+rotor_status rotor_handoff_traffic_in(const rotor_handoff *h, const rotor_place *consumer, int t,
+                                      const rotor_view *view, rotor_handoff_memo *memo, int64_t *recv,
+                                      int64_t *max_recv, int64_t *send, int64_t *max_send) {
+    const rotor_plan_info *info = rotor_place_info(consumer);
+    box_memo own = {0}, *m = memo ? memo : &own;
+    int64_t g[ROTOR_MAX_DIMS];
+    rotor_emu_tensor_elems(rotor_place_expr(consumer), t, g);
+    memo_begin(m, rotor_place_expr(consumer)->tensors[t].ndims);
+    memset(send, 0, (size_t)h->cores * sizeof *send);
+    rotor_error err;
+    rotor_status st = ROTOR_OK;
+    *max_recv = 0;
+    for (int64_t c = 0; c < info->cores; c++) {
+        int64_t box[2 * ROTOR_MAX_DIMS], first = 0, count = 0, elems = 0;
+        recv[c] = 0;
+        if (st || !need_in(consumer, t, c, g, box, box + m->nd)) continue;
+        st = memo_find(h, view, m, box, &first, &count, &elems, &err);
+        if (st) continue;
+        rotor_handoff_set s;
+        rotor_handoff_map(h, view, m->nd, box, box + m->nd, &s);
+        recv[c] = elems - rotor_handoff_held(h, c, &s);
+        if (recv[c] > *max_recv) *max_recv = recv[c];
+        for (int64_t k = first; k < first + count; k++)
+            if (m->pair[k][0] != c) send[m->pair[k][0]] += m->pair[k][1];
+    }
+    if (!memo) memo_free(&own);
+    *max_send = 0;
+    for (int64_t p = 0; p < h->cores; p++)
+        if (send[p] > *max_send) *max_send = send[p];
+    return st;
+}
+
+rotor_status rotor_handoff_traffic(const rotor_handoff *h, const rotor_place *consumer, int t,
+                                   const rotor_view *view, int64_t *recv, int64_t *max_recv, int64_t *send,
+                                   int64_t *max_send) {
+    return rotor_handoff_traffic_in(h, consumer, t, view, NULL, recv, max_recv, send, max_send);
 }

@@ -111,7 +111,7 @@ void rotor_handoff_receive(const rotor_handoff *h, const rotor_place *consumer, 
 /* The same and, for every core p of the producer's plan, send[p]: the
  * elements it sends to others (*max_send the largest).  Slower than
  * rotor_handoff_receive: it visits every (receiver, holder) pair
- * (rotor_handoff_walk).  ROTOR_ERR_NOMEM if the walk's memo cannot grow. */
+ * (rotor_handoff_walk), but asks each core's box once for both.  ROTOR_ERR_NOMEM if the walk's memo cannot grow. */
 rotor_status rotor_handoff_traffic(const rotor_handoff *h, const rotor_place *consumer, int t,
                                    const rotor_view *view, int64_t *recv, int64_t *max_recv, int64_t *send,
                                    int64_t *max_send);
@@ -128,6 +128,25 @@ rotor_status rotor_handoff_traffic(const rotor_handoff *h, const rotor_place *co
 typedef rotor_status (*rotor_handoff_piece_fn)(void *ctx, int64_t dst, int64_t src, int64_t elems);
 rotor_status rotor_handoff_walk(const rotor_handoff *h, const rotor_place *consumer, int t, const rotor_view *view,
                                 rotor_handoff_piece_fn fn, void *ctx, rotor_error *err);
+
+/* A memo of the walks' boxes (which sources each distinct box reads), kept
+ * by a caller that walks many hand-offs so that each walk allocates
+ * nothing: it is emptied at the start of every walk, so any hand-off may
+ * use it after any other; one walk at a time.  NULL from _new: no memory. */
+typedef struct rotor_handoff_memo rotor_handoff_memo;
+rotor_handoff_memo *rotor_handoff_memo_new(void);
+void rotor_handoff_memo_free(rotor_handoff_memo *m);
+
+/* rotor_handoff_walk and rotor_handoff_traffic with the caller's memo
+ * (NULL: a memo of their own).  The same calls and counts; _traffic_in
+ * finds each core's box once for both recv and send (rotor_handoff_traffic
+ * is it with NULL). */
+rotor_status rotor_handoff_walk_in(const rotor_handoff *h, const rotor_place *consumer, int t,
+                                   const rotor_view *view, rotor_handoff_memo *memo, rotor_handoff_piece_fn fn,
+                                   void *ctx, rotor_error *err);
+rotor_status rotor_handoff_traffic_in(const rotor_handoff *h, const rotor_place *consumer, int t,
+                                      const rotor_view *view, rotor_handoff_memo *memo, int64_t *recv,
+                                      int64_t *max_recv, int64_t *send, int64_t *max_send);
 
 /* The producer plan's cores (the length of send). */
 int64_t rotor_handoff_cores(const rotor_handoff *h);
