@@ -846,12 +846,12 @@ static double stage_floors(const seg_ctx *sx, rotor_segment *s, int k, bool resi
 
 /* A floor of s's cost by the objective while stages done.. have no plan:
  * theirs at their floors (stage_floors), the rest as planned; with
- * run_at >= 0, the run of stage `at` (>= done) takes run_at seconds instead. */
-static rotor_status segment_floor_at(const seg_ctx *sx, rotor_segment *s, int done, int at, double run_at,
-                                     double *floor_s, rotor_error *err) {
+ * run_at >= 0, stage done's run takes run_at seconds instead. */
+static rotor_status segment_floor(const seg_ctx *sx, rotor_segment *s, int done, double run_at, double *floor_s,
+                                  rotor_error *err) {
     double setup = s->setup_s;
     for (int k = done; k < s->nstages; k++) setup = dmax(setup, stage_floors(sx, s, k, s->weights_resident));
-    if (run_at >= 0 && at < s->nstages) s->stages[at].exec_s = run_at;
+    if (run_at >= 0 && done < s->nstages) s->stages[done].exec_s = run_at;
     rotor_status st = ROTOR_OK;
     if (sx->opt->objective == ROTOR_OBJECTIVE_THROUGHPUT) {
         double slowest = 0, in[64], outw[64];
@@ -867,11 +867,6 @@ static rotor_status segment_floor_at(const seg_ctx *sx, rotor_segment *s, int do
         memset(s->stages[k].xfer_s, 0, sizeof s->stages[k].xfer_s);
     }
     return st;
-}
-
-static rotor_status segment_floor(const seg_ctx *sx, rotor_segment *s, int done, double run_at, double *floor_s,
-                                  rotor_error *err) {
-    return segment_floor_at(sx, s, done, done, run_at, floor_s, err);
 }
 
 /* ---- time caps ---------------------------------------------------------------
@@ -897,17 +892,17 @@ static rotor_status segment_floor(const seg_ctx *sx, rotor_segment *s, int done,
 
 /* x_cap for stage k of s (above), or INFINITY when the bisection cannot
  * start (a threshold <= 0). */
-static rotor_status stage_time_cap(const seg_ctx *sx, rotor_segment *s, int done, int k, double threshold,
-                                   double *cap, rotor_error *err) {
+static rotor_status stage_time_cap(const seg_ctx *sx, rotor_segment *s, int k, double threshold, double *cap,
+                                   rotor_error *err) {
     double lo = 0, hi = 2 * threshold, at;
     *cap = INFINITY;
     if (!(threshold > 0)) return ROTOR_OK;
     /* L(x) >= x: a step runs stage k, and the interval is m steps or more */
-    rotor_status st = segment_floor_at(sx, s, done, k, hi, &at, err);
+    rotor_status st = segment_floor(sx, s, k, hi, &at, err);
     if (st || !(at > threshold)) return st;
     for (int i = 0; i < 40 && !st; i++) {
         double mid = 0.5 * (lo + hi);
-        if (!(st = segment_floor_at(sx, s, done, k, mid, &at, err))) *(at > threshold ? &hi : &lo) = mid;
+        if (!(st = segment_floor(sx, s, k, mid, &at, err))) *(at > threshold ? &hi : &lo) = mid;
     }
     if (!st) *cap = hi;
     return st;
@@ -920,76 +915,6 @@ static rotor_status stage_searched(const plan_memo *pm, const rotor_stage *sg, b
     *hit = false;
     for (int i = 0; i < pm->n && !*hit; i++) *hit = pm->searched[i] && !strcmp(pm->key[i], key);
     free(key);
-    return ROTOR_OK;
-}
-
-/* Looking ahead (issue 45, h-pipe).  The time cap above is taken for
- * stage k just before its frontier; a later stage j is capped only once
- * stages < j are planned, so a candidate that loses by stage j's run still
- * searched the frontiers of stages k..j-1 first (GoogLeNet at batch 8: the
- * large groups of the proportional allocation, most of the frontier time).
- * So before stage k's frontier is searched, every later stage j is capped
- * the same way with stages < k as planned and every other stage from k on
- * at its floor: L_j(x), segment_floor_at(done = k, at = j), is a floor of
- * the candidate's cost when stage j's run takes x, by the argument of
- * "Time caps" (the floors of stages k..S-1 other than j are below their
- * times whatever plans they get; L_j is nondecreasing in x).  If no plan
- * of stage j runs within x_cap_j, where L_j(x_cap_j) > threshold, the
- * candidate cannot be kept, and it is dropped before any search.  The
- * check is the exact capped search (fastest_within) and the memo's
- * `slower`, as for stage k; a candidate not dropped goes on exactly as
- * before, so the choice and every program byte are unchanged (only the
- * count of frontier searches printed with the segments falls). */
-static rotor_status later_too_slow(seg_ctx *sx, rotor_segment *out, int k, int laid, double threshold, bool *slow,
-                                   rotor_error *err) {
-    compiler *cc = sx->cc;
-    plan_memo *pm = &sx->memo;
-    *slow = false;
-    if (cc->solver != ROTOR_SOLVER_EXACT) return ROTOR_OK;
-    for (int j = k + 1; j < laid && !*slow; j++) {
-        const rotor_stage *sg = &out->stages[j];
-        double cap;
-        rotor_status st = stage_time_cap(sx, out, k, j, threshold, &cap, err);
-        if (st) return st;
-        if (!(cap < INFINITY)) continue;
-        char *key = memo_key(&sg->micro, sg->cores);
-        if (!key) return rotor_nomem(err);
-        int at = 0;
-        while (at < pm->n && strcmp(pm->key[at], key)) at++;
-        if (at < pm->n && pm->searched[at]) { /* its plans are known: stage j's own cap decides later */
-            free(key);
-            continue;
-        }
-        if (at < pm->n && cap <= pm->slower[at]) {
-            free(key);
-            *slow = true;
-            break;
-        }
-        rotor_chip gc = rotor_segment_group_chip(cc->chip, sg->cores);
-        bool faster;
-        if ((st = fastest_within(&sg->micro, &gc, sx->opt, cap, &faster, err))) {
-            free(key);
-            return st;
-        }
-        if (faster) {
-            free(key);
-            continue;
-        }
-        *slow = true;
-        if (at == pm->n && (st = plan_memo_grow(pm, err))) {
-            free(key);
-            return st;
-        }
-        if (at == pm->n) {
-            pm->key[at] = key;
-            pm->found[at] = pm->searched[at] = false;
-            pm->slower[at] = 0;
-            pm->n++;
-        } else {
-            free(key);
-        }
-        pm->slower[at] = cap;
-    }
     return ROTOR_OK;
 }
 
@@ -1032,10 +957,7 @@ static rotor_status segment_try(seg_ctx *sx, int first, int last, int d, int64_t
         }
         bool searched = true, fits;
         if (prune && (st = stage_searched(&sx->memo, &out->stages[k], &searched, err))) return st;
-        if (!searched && (st = stage_time_cap(sx, out, k, k, threshold, &time_cap, err))) return st;
-        bool slow = false; /* "Looking ahead" */
-        if (!searched && (st = later_too_slow(sx, out, k, laid, threshold, &slow, err))) return st;
-        if (slow) return ROTOR_OK;
+        if (!searched && (st = stage_time_cap(sx, out, k, threshold, &time_cap, err))) return st;
         if ((st = stage_fill(sx, out, k, resident, time_cap, &fits, err)) || !fits) return st;
         /* transfers from the stages it reads */
         for (int t = 1; t < out->stages[k].micro.ntensors && !st; t++) {
