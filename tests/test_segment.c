@@ -297,6 +297,25 @@ Test(segment, bert_pipelines_each_layers_qkv_with_its_scores) {
     rotor_pipeline_free(&p);
 }
 
+Test(segment, weights_kept_must_fit_beside_the_highest_segment_peak, .timeout = 120) {
+    /* BERT-Base's twelve layers at batch 1: keeping every stage's weights
+     * fits beside the unpipelined peak but not beside the segments' own
+     * peaks (3,772 B a core over the SRAM), which the program's reader
+     * refused; the weights are then gathered at setup, no segment gains,
+     * and the schedule is the unpipelined one, within the SRAM */
+    rotor_chip chip = mk2();
+    rotor_error err = {{0}};
+    rotor_pipeline_options po = {.model = "bert-base", .zoo = {.batch = 1}, .t10 = true, .program = true};
+    po.compile.pipeline = true;
+    rotor_pipeline p;
+    cr_assert_eq(rotor_pipeline_run(&po, &chip, &p, &err), ROTOR_OK, "%s", err.msg);
+    check_invariants(&p.t10, &chip);
+    cr_assert_leq(p.t10.peak_bytes, rotor_chip_sram(&chip));
+    cr_assert_eq(p.t10.nsegments, 0);
+    cr_assert_float_eq(p.t10.total_s, p.t10.unpipelined_s, 1e-12 * p.t10.total_s);
+    rotor_pipeline_free(&p);
+}
+
 /* The NeRF MLP of the zoo at batch `batch`, compiled with pipelining and as
  * T10 alone. */
 static rotor_pipeline_options nerf_pipelined(int64_t batch) {
