@@ -154,7 +154,7 @@ expect_fail() {
     else bad "$name: stdout lacks '$pattern': $(tail -3 "$tmpdir/failed")"; fi
 }
 PY=${PYTHON3:-/usr/bin/python3}
-if [ -d "$TESTDATA/node/test_relu" ] && "$PY" -c 'import onnx' 2>/dev/null; then
+if [ -d "$TESTDATA/node/test_relu" ] && "$PY" -c 'import numpy, onnx.helper, onnx.numpy_helper' 2>/dev/null; then
     for c in nan inf; do
         cp -r "$TESTDATA/node/test_relu" "$tmpdir/relu_$c"
         chmod -R u+w "$tmpdir/relu_$c"

@@ -16,7 +16,7 @@ expect_out model-counts "simplified: 175 operators into 175 (53 BatchNormalizati
 expect_out model-grouped "grouped: 175 operators into 56 " -- model resnet-50 --simplify --group
 expect_out compile-r18 "23 operators" -- compile resnet-18 --simplify -q
 
-if "$PY" -c 'import onnx' 2>/dev/null; then
+if "$PY" -c 'import numpy, onnx.helper, onnx.numpy_helper' 2>/dev/null; then
     "$PY" - "$tmpdir" <<'PYEOF'
 import sys, numpy as np, onnx
 from onnx import helper, TensorProto, numpy_helper

@@ -32,7 +32,7 @@ expect_error optimizer-alone 2 "--optimizer: only with --train" -- compile resne
 expect_error train-simplify 2 "--train and --simplify" -- compile resnet-18 --train --simplify
 expect_error train-twice 2 "--train given twice" -- compile resnet-18 --train --train
 
-if "$PY" -c 'import onnx' 2>/dev/null; then
+if "$PY" -c 'import numpy, onnx.helper, onnx.numpy_helper' 2>/dev/null; then
     "$PY" - "$tmpdir" <<'PYEOF'
 import sys, numpy as np, onnx
 from onnx import helper, TensorProto, numpy_helper
