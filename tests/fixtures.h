@@ -337,4 +337,20 @@ FIXTURE rotor_search_result pareto_frontier(const rotor_expr *e, const rotor_chi
     return r;
 }
 
+/* A fresh directory /tmp/rotor-NAME-XXXXXX (malloc'd), removed with
+ * everything in it by fixture_rm_dir: the plan cache's and its stores'
+ * tests each write into their own. */
+FIXTURE char *fixture_tmp_dir(const char *name) {
+    char *d = NULL;
+    cr_assert(asprintf(&d, "/tmp/rotor-%s-XXXXXX", name) > 0 && mkdtemp(d), "a temporary directory");
+    return d;
+}
+
+FIXTURE void fixture_rm_dir(char *d) {
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", d);
+    cr_assert_eq(system(cmd), 0);
+    free(d);
+}
+
 #endif

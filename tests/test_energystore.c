@@ -23,19 +23,6 @@
 #include "rotor/compile/plancache.h"
 #include "rotor/pipeline/pipeline.h"
 
-static char *tmp_dir(void) {
-    char *d = strdup("/tmp/rotor-energystore-XXXXXX");
-    cr_assert(d && mkdtemp(d));
-    return d;
-}
-
-static void rm_dir(char *d) {
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", d);
-    cr_assert_eq(system(cmd), 0);
-    free(d);
-}
-
 /* The one .ren file under dir (malloc'd path); fails when not one. */
 static char *ren_file(const char *dir) {
     DIR *d = opendir(dir);
@@ -107,7 +94,7 @@ Test(energystore, a_warm_count_from_the_file_is_the_count_without_a_cache, .time
     cr_assert_eq(rotor_energy_program(&pp.program, &chip, &none, &err), ROTOR_OK, "%s", err.msg);
     cr_assert_gt(none.matrix_flops, 0);
     cr_assert_gt(none.byte_hops, 0);
-    char *d = tmp_dir();
+    char *d = fixture_tmp_dir("energystore");
     count(&pp.program, &chip, d, 0, &cold);
     same_counts(&cold, &none, "cold");
     char *path = ren_file(d);
@@ -123,7 +110,7 @@ Test(energystore, a_warm_count_from_the_file_is_the_count_without_a_cache, .time
     free(t2);
     free(t);
     free(path);
-    rm_dir(d);
+    fixture_rm_dir(d);
     rotor_pipeline_free(&pp);
 }
 
@@ -135,7 +122,7 @@ Test(energystore, a_warm_count_walks_no_operator_again, .timeout = 120) {
     rotor_pipeline pp;
     compile_bert_layer(&chip, &pp);
     rotor_energy_counts cold, warm;
-    char *d = tmp_dir();
+    char *d = fixture_tmp_dir("energystore");
     count(&pp.program, &chip, d, 0, &cold);
     cr_assert_gt(cold.matrix_flops, 0);
     char *path = ren_file(d);
@@ -174,7 +161,7 @@ Test(energystore, a_warm_count_walks_no_operator_again, .timeout = 120) {
     free(out);
     free(t);
     free(path);
-    rm_dir(d);
+    fixture_rm_dir(d);
     rotor_pipeline_free(&pp);
 }
 
@@ -185,7 +172,7 @@ Test(energystore, a_truncated_file_is_ignored_and_rewritten, .timeout = 120) {
     rotor_pipeline pp;
     compile_bert_layer(&chip, &pp);
     rotor_energy_counts cold, again, warm;
-    char *d = tmp_dir();
+    char *d = fixture_tmp_dir("energystore");
     count(&pp.program, &chip, d, 0, &cold);
     char *path = ren_file(d);
     size_t len;
@@ -201,17 +188,17 @@ Test(energystore, a_truncated_file_is_ignored_and_rewritten, .timeout = 120) {
     free(t2);
     free(t);
     free(path);
-    rm_dir(d);
+    fixture_rm_dir(d);
     rotor_pipeline_free(&pp);
 }
 
 /* The size limit counts the .ren files and evicts them like entries. */
 Test(energystore, the_size_limit_counts_the_energy_files) {
-    char *d = tmp_dir(), *p = NULL;
+    char *d = fixture_tmp_dir("energystore"), *p = NULL;
     cr_assert(asprintf(&p, "%s/0123456789abcdef.ren", d) > 0);
     spit(p, "x\n", 2);
     cr_assert_eq(rotor_plancache_evict(d, 1), 1);
     cr_assert_eq(access(p, F_OK), -1);
     free(p);
-    rm_dir(d);
+    fixture_rm_dir(d);
 }

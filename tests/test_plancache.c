@@ -18,20 +18,6 @@
 #include "rotor/op/search.h"
 #include "fixtures.h"
 
-/* A fresh directory under /tmp, removed by rm_dir. */
-static char *tmp_dir(void) {
-    char *d = strdup("/tmp/rotor-plancache-XXXXXX");
-    cr_assert(d && mkdtemp(d));
-    return d;
-}
-
-static void rm_dir(char *d) {
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", d);
-    cr_assert_eq(system(cmd), 0);
-    free(d);
-}
-
 static const char *SHAPE = "C[m,n] += A[m,k] * B[k,n]|m=128,k=512,n=512,";
 
 /* Every field of two candidates, doubles bit for bit (memcmp of the whole
@@ -191,7 +177,7 @@ static void put_file(const char *path, size_t n, time_t t) {
 }
 
 Test(plancache, eviction_keeps_the_directory_under_its_limit_oldest_first) {
-    char *d = tmp_dir();
+    char *d = fixture_tmp_dir("plancache");
     char p[256];
     for (int i = 0; i < 10; i++) {
         snprintf(p, sizeof p, "%s/%016d.rpc", d, i);
@@ -212,7 +198,7 @@ Test(plancache, eviction_keeps_the_directory_under_its_limit_oldest_first) {
     snprintf(p, sizeof p, "%s/other.txt", d);
     cr_assert_eq(access(p, F_OK), 0);
     cr_assert_eq(rotor_plancache_evict(d, 4500), 0);
-    rm_dir(d);
+    fixture_rm_dir(d);
 }
 
 /* A compile with cache_dir d: the result, and each frontier's plans. */
@@ -256,7 +242,7 @@ static void first_entry(const char *d, char *path, size_t size) {
  * entry in a file's place: the same compile every time; warm, every
  * search is answered by the cache. */
 Test(plancache, a_warm_compile_searches_nothing_and_decides_the_same) {
-    char *d = tmp_dir();
+    char *d = fixture_tmp_dir("plancache");
     rotor_graph g;
     ffn_stack(&g, 2, 128, 1024, 4096);
     rotor_compile_result none, cold, warm, fixed;
@@ -310,7 +296,7 @@ Test(plancache, a_warm_compile_searches_nothing_and_decides_the_same) {
     rotor_compile_result_free(&warm);
     rotor_compile_result_free(&fixed);
     rotor_graph_free(&g);
-    rm_dir(d);
+    fixture_rm_dir(d);
 }
 
 /* The walk's time-capped searches (issue 45): one that finds every plan
@@ -319,7 +305,7 @@ Test(plancache, a_warm_compile_searches_nothing_and_decides_the_same) {
  * convolutions on 92 cores of the Mk2 with 4096 bytes of SRAM, where the
  * walk grows the cut frontiers point by point (test_compile). */
 Test(plancache, a_time_capped_search_that_finds_nothing_is_kept_and_answers_warm) {
-    char *d = tmp_dir();
+    char *d = fixture_tmp_dir("plancache");
     rotor_graph g;
     conv3_chain(&g);
     rotor_chip chip = mk2();
@@ -343,7 +329,7 @@ Test(plancache, a_time_capped_search_that_finds_nothing_is_kept_and_answers_warm
     rotor_compile_result_free(&cold);
     rotor_compile_result_free(&warm);
     rotor_graph_free(&g);
-    rm_dir(d);
+    fixture_rm_dir(d);
 }
 
 Test(plancache, a_slow_answer_covers_smaller_caps_and_shorter_times_only) {
