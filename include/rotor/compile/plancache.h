@@ -144,7 +144,7 @@ bool rotor_plancache_store(const char *dir, const rotor_plancache_entry *e);
  * name in dir, renamed into place; false when it could not. */
 bool rotor_plancache_write(const char *dir, const char *path, const char *text, size_t len);
 
-/* Removes the oldest entries of dir (*.rpc and *.rho, by modification time, then name)
+/* Removes the oldest entries of dir (*.rpc, *.rho and *.ren, by modification time, then name)
  * while their sizes add up to more than limit bytes (0:
  * ROTOR_PLANCACHE_DEFAULT_LIMIT); returns how many. */
 int rotor_plancache_evict(const char *dir, int64_t limit);
