@@ -43,6 +43,18 @@ FIXTURE rotor_chip pod4(void) {
     return c;
 }
 
+/* The IPU Mk2's rates on a one-chip mesh of `cores` cores with `sram` bytes
+ * of SRAM and `buf` bytes of shift buffer each: the small chips the search's
+ * brute-force property tests can enumerate. */
+FIXTURE rotor_chip mk2_small(int64_t cores, int64_t sram, int64_t buf) {
+    rotor_chip c = mk2();
+    c.cores_per_chip = cores;
+    c.chips = 1;
+    c.sram_bytes = sram;
+    c.shift_buffer_bytes = buf;
+    return c;
+}
+
 /* The operator `text` with the extents `dims` ("m=32,k=64"), parsed and bound. */
 FIXTURE rotor_expr make_expr(const char *text, const char *dims) {
     rotor_expr e;

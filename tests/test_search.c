@@ -25,16 +25,6 @@ static bool close_rel(double x, double y) {
 /* An ipu-mk2 shrunk to `cores` cores with `sram` bytes per core and a shift
  * buffer of `buf` bytes.  cores_per_chip changes with the core count, so the
  * per-core matrix rate becomes matrix_tflops * 1e12 / cores (250e12 / cores). */
-static rotor_chip small_chip(int64_t cores, int64_t sram, int64_t buf) {
-    rotor_chip c;
-    cr_assert_eq(rotor_chip_preset("ipu-mk2", &c, NULL), ROTOR_OK);
-    c.cores_per_chip = cores;
-    c.chips = 1;
-    c.sram_bytes = sram;
-    c.shift_buffer_bytes = buf;
-    return c;
-}
-
 static void plan_string(const rotor_expr *e, const rotor_plan *p, char *buf, size_t cap) {
     size_t n = 0;
     n += (size_t)snprintf(buf + n, cap - n, "F_op=");
@@ -223,7 +213,7 @@ static rotor_chip random_chip(uint64_t *rng, int64_t tot, char *desc, size_t cap
     int64_t cores = bf_rand_range(rng, 1, 24);
     int64_t buf = 16 * bf_rand_range(rng, 1, 4);
     int64_t sram = tot * bf_rand_range(rng, 2, 12) / (4 * cores) + buf;
-    rotor_chip c = small_chip(cores, sram, buf);
+    rotor_chip c = mk2_small(cores, sram, buf);
     const double tflops[] = {250.0, 2.5, 0.025}, gbps[] = {5.5, 55.0}, ns[] = {0.0, 50.0};
     c.matrix_tflops = tflops[bf_rand_range(rng, 0, 2)];
     c.vector_tflops = c.matrix_tflops / 4;
@@ -267,7 +257,7 @@ static void random_property_holds(const random_property *t) {
         int n = snprintf(label, sizeof label, "seed %llu case %d: %s cores=%lld sram=%lld",
                          (unsigned long long)t->seed, i, dims, (long long)cores, (long long)sram);
         rotor_expr e = make_expr(t->text, dims);
-        rotor_chip chip = small_chip(cores, sram, t->buf);
+        rotor_chip chip = mk2_small(cores, sram, t->buf);
         if (i % 2) {
             int64_t elems = 0; /* the operator's bytes: 2 per element of each tensor */
             for (int k = 0; k < e.ntensors; k++) elems += rotor_tensor_elements(&e, k);
@@ -315,7 +305,7 @@ Test(search, matmul_optimum_equals_brute_force_on_random_small_chips, .timeout =
         if (i < cases / 4) {
             int64_t cores = bf_rand_range(&rng, 1, 24);
             int64_t sram = bf_rand_range(&rng, 2, 8) * 1024;
-            chip = small_chip(cores, sram, 256);
+            chip = mk2_small(cores, sram, 256);
             snprintf(desc, sizeof desc, "cores=%lld sram=%lld buf=256", (long long)cores, (long long)sram);
         } else {
             chip = random_chip(&rng, bytes, desc, sizeof desc);
@@ -342,7 +332,7 @@ Test(search, matmul_optimum_with_forced_rotation_equals_brute_force, .timeout = 
         snprintf(label, sizeof label, "seed %llu case %d: %s cores=%lld sram=%lld", (unsigned long long)seed,
                  i, dims, (long long)cores, (long long)sram);
         rotor_expr e = make_expr("C[m,n] += A[m,k] * B[k,n]", dims);
-        rotor_chip chip = small_chip(cores, sram, buf);
+        rotor_chip chip = mk2_small(cores, sram, buf);
         check_case(label, &e, &chip, NULL, i % 3 == 0);
     }
 }
@@ -374,7 +364,7 @@ Test(search, strided_conv1d_frontier_equals_brute_force, .timeout = 120) {
 Test(search, conv2d_optimum_equals_brute_force, .timeout = 120) {
     rotor_expr e = make_expr("O[b,f,h,w] += I[b,c,h+kh,w+kw] * W[f,c,kh,kw]",
                              "b=1,f=2,c=2,h=3,w=3,kh=2,kw=2");
-    rotor_chip chip = small_chip(8, 160, 32);
+    rotor_chip chip = mk2_small(8, 160, 32);
     check_case("conv2d b=1,f=2,c=2,h=3,w=3,kh=2,kw=2 cores=8 sram=160", &e, &chip, NULL, true);
 }
 
@@ -400,7 +390,7 @@ Test(search, random_conv2d_frontiers_equal_brute_force, .timeout = 300) {
         int64_t cores = bf_rand_range(&rng, 2, 8), buf = 16 * bf_rand_range(&rng, 1, 2);
         int64_t tot = 2 * (f * h * w + c * (stride * h + kh) * (stride * w + kw) + f * c * kh * kw);
         int64_t sram = tot * bf_rand_range(&rng, 3, 10) / (4 * cores) + buf;
-        rotor_chip chip = small_chip(cores, sram, buf);
+        rotor_chip chip = mk2_small(cores, sram, buf);
         snprintf(desc, sizeof desc, "cores=%lld sram=%lld buf=%lld", (long long)cores, (long long)sram,
                  (long long)buf);
         snprintf(label, sizeof label, "seed %llu case %d: %s [%s] chip %s", (unsigned long long)seed, i, text,
@@ -461,7 +451,7 @@ Test(search, constrained_optimum_equals_brute_force, .timeout = 120) {
                  (unsigned long long)seed, i, dims, (long long)cores, (long long)sram,
                  (long long)cons.min_cores, cons.max_padding, (long long)cons.memory_cap);
         rotor_expr e = make_expr("C[m,n] += A[m,k] * B[k,n]", dims);
-        rotor_chip chip = small_chip(cores, sram, 256);
+        rotor_chip chip = mk2_small(cores, sram, 256);
         check_case(label, &e, &chip, &cons, i % 2 == 1);
     }
 }
@@ -469,7 +459,7 @@ Test(search, constrained_optimum_equals_brute_force, .timeout = 120) {
 /* max_padding = 1 allows no padding: every F_op * S_a divides E_a. */
 Test(search, max_padding_one_forbids_padding) {
     rotor_expr e = make_expr("C[m,n] += A[m,k] * B[k,n]", "m=7,k=9,n=13");
-    rotor_chip chip = small_chip(16, 4096, 256);
+    rotor_chip chip = mk2_small(16, 4096, 256);
     rotor_constraints cons = {.max_padding = 1.0};
     rotor_search_options o = {.constraints = cons, .threads = 1};
     rotor_search_result r;
@@ -487,7 +477,7 @@ Test(search, max_padding_one_forbids_padding) {
  * it even fully rotated, so nothing fits. */
 Test(search, operator_too_big_for_chip_is_nofit) {
     rotor_expr e = make_expr("C[m,n] += A[m,k] * B[k,n]", "m=64,k=64,n=64");
-    rotor_chip chip = small_chip(4, 1024, 256);
+    rotor_chip chip = mk2_small(4, 1024, 256);
     rotor_search_options o = {.threads = 1};
     rotor_search_result r;
     rotor_error err = {{0}};
@@ -502,7 +492,7 @@ Test(search, operator_too_big_for_chip_is_nofit) {
  * constraints c: refused with status want and a message that has msg. */
 static void small_matmul_refused(rotor_constraints c, rotor_status want, const char *msg) {
     rotor_expr e = make_expr("C[m,n] += A[m,k] * B[k,n]", "m=8,k=8,n=8");
-    rotor_chip chip = small_chip(4, 4096, 256);
+    rotor_chip chip = mk2_small(4, 4096, 256);
     rotor_search_options o = {.threads = 1, .constraints = c};
     rotor_search_result r;
     rotor_error err = {{0}};

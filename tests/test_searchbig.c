@@ -24,16 +24,6 @@
 #include "fixtures.h"
 #include "op/searchint.h"
 
-static rotor_chip tiny_chip(int64_t cores, int64_t sram, int64_t buf) {
-    rotor_chip c;
-    cr_assert_eq(rotor_chip_preset("ipu-mk2", &c, NULL), ROTOR_OK);
-    c.cores_per_chip = cores;
-    c.chips = 1;
-    c.sram_bytes = sram;
-    c.shift_buffer_bytes = buf;
-    return c;
-}
-
 /* ---- 1. the weak floor ---------------------------------------------------- */
 
 typedef struct least {
@@ -140,7 +130,7 @@ static void walk_fops(fop_walk *w, int a, int64_t room) {
 
 static void weak_floor_holds(const char *text, const char *dims, int64_t cores, int64_t *stronger) {
     rotor_expr e = make_expr(text, dims);
-    rotor_chip chip = tiny_chip(cores, 1 << 20, 32);
+    rotor_chip chip = mk2_small(cores, 1 << 20, 32);
     ctx c;
     memset(&c, 0, sizeof c);
     c.e = &e;
@@ -221,7 +211,7 @@ Test(searchbig, time_ratio_frontiers_equal_the_brute_force, .timeout = 300) {
         }
         int64_t cores = bf_rand_range(&rng, 2, 8), buf = 16;
         int64_t sram = tot * bf_rand_range(&rng, 3, 10) / (4 * cores) + buf;
-        rotor_chip chip = tiny_chip(cores, sram, buf);
+        rotor_chip chip = mk2_small(cores, sram, buf);
         rotor_expr e = make_expr(text, dims);
         for (size_t k = 0; k < sizeof ratios / sizeof ratios[0]; k++) {
             snprintf(label, sizeof label, "seed %llu case %d: %s [%s] cores=%lld sram=%lld",
