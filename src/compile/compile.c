@@ -47,6 +47,7 @@
 #include "compile/handoffcache.h"
 #include "rotor/compile/planstore.h"
 #include "rotor/base/clock.h"
+#include "rotor/base/divisors.h"
 #include "rotor/compile/opelem.h"
 #include "rotor/compile/program.h"
 #include "rotor/op/handoff.h"
@@ -990,8 +991,13 @@ static bool best_move(compiler *cc, int64_t idle_total, int *mo, int64_t *mk, in
         int64_t rmax = 1;
         for (int t = 0; t < e->ntensors; t++)
             if (s->kind[t] == T_RESIDENT && c->info.rings[t] > rmax) rmax = c->info.rings[t];
-        for (int64_t k = 1; k <= rmax; k++) {
-            if (rmax % k) continue;
+        /* the splits k | rmax, ascending (the first of equal ratios wins);
+         * rings <= N <= 2^30 (the chip's limits), and ROTOR_MAX_DIVISORS holds
+         * the divisors of any n <= 2^32 */
+        int64_t div[ROTOR_MAX_DIVISORS];
+        int ndiv = rotor_divisors(rmax, div, ROTOR_MAX_DIVISORS);
+        for (int i = 0; i < ndiv; i++) {
+            int64_t k = div[i];
             int64_t b = idle_bytes_of(s, e, c, k);
             int64_t dm = b - s->idle_bytes;
             if (dm <= 0 || idle_total + dm > cc->sram) continue;
