@@ -243,11 +243,24 @@ static unsigned lacked_mask(const rotor_place *pl, int t) {
  * read first (least significant); a source whose lo digits another source of
  * the same mask already adds leaves them out (skip_lo), so that a coordinate
  * shared by two tensors is not counted twice. */
+/* Digit u of axis a's offset, and whether a source adds to it. */
+typedef struct digit_ref {
+    int a, u;
+    bool add;
+} digit_ref;
+
 typedef struct source {
     unsigned mask;
     int r[ROTOR_MAX_AXES];
     int lo[ROTOR_MAX_AXES];
     bool skip_lo;
+    /* the same for every core, so set once (order_source): the axes of
+     * mask, least significant first, Q, and the digits p is read into, in
+     * add_position's order (each with whether it is added) */
+    int ax[ROTOR_MAX_AXES], nax;
+    int64_t q;
+    int ndig;
+    digit_ref dig[ROTOR_MAX_AXES * MAX_DIGITS];
 } source;
 
 /* Adds to the core's offset digits the digits of p = g mod Q, where g is the
@@ -257,13 +270,29 @@ typedef struct source {
  * position is drawn from its private axes first and clashes with other
  * tensors' positions only when it must. */
 static void add_position(const rotor_place *pl, const int64_t *coord, const source *sc,
-                         const int *share, int64_t digits[][MAX_DIGITS]) {
-    const unsigned mask = sc->mask;
-    const int *r = sc->r, *lo = sc->lo;
-    int ax[ROTOR_MAX_AXES], n = 0;
+                         int64_t digits[][MAX_DIGITS]) {
+    int64_t g = 0, w = 1;
+    for (int k = 0; k < sc->nax; k++) {
+        g += coord[sc->ax[k]] * w;
+        w *= pl->p.fop[sc->ax[k]];
+    }
+    int64_t p = g % sc->q;
+    /* once p is 0 the remaining digits add 0 */
+    for (int i = 0; i < sc->ndig && p > 0; i++) {
+        int a = sc->dig[i].a, u = sc->dig[i].u;
+        int64_t rad = pl->radix[a][u], d = p % rad;
+        p /= rad;
+        if (sc->dig[i].add) digits[a][u] = (digits[a][u] + d) % rad;
+    }
+}
+
+/* The per-core constants of add_position: mask's axes ordered least
+ * significant first (fewest sharers, then the last axis) and Q. */
+static void order_source(const rotor_place *pl, const int *share, source *sc) {
+    int *ax = sc->ax, n = 0;
     for (int a = 0; a < pl->na; a++)
-        if (mask & (1u << a)) ax[n++] = a;
-    for (int x = 1; x < n; x++) /* least significant first: fewest sharers, then last axis */
+        if (sc->mask & (1u << a)) ax[n++] = a;
+    for (int x = 1; x < n; x++)
         for (int y = x; y > 0; y--) {
             int p0 = ax[y - 1], p1 = ax[y];
             bool swap = share[p1] < share[p0] || (share[p1] == share[p0] && p1 > p0);
@@ -271,24 +300,19 @@ static void add_position(const rotor_place *pl, const int64_t *coord, const sour
             ax[y - 1] = p1;
             ax[y] = p0;
         }
-    int64_t g = 0, w = 1;
-    for (int k = 0; k < n; k++) {
-        g += coord[ax[k]] * w;
-        w *= pl->p.fop[ax[k]];
-    }
-    int64_t q = 1;
+    sc->nax = n;
+    sc->q = 1;
     for (int a = 0; a < pl->na; a++)
-        for (int u = 0; u < r[a]; u++) q *= pl->radix[a][u];
-    int64_t p = g % q;
+        for (int u = 0; u < sc->r[a]; u++) sc->q *= pl->radix[a][u];
+    /* p's digits, least significant first: the digits below lo (shared by
+     * the sources of one joint position, added by the first only), then
+     * the rest, each pass from the last axis and the finest digit */
+    sc->ndig = 0;
     for (int pass = 0; pass < 2; pass++)
         for (int a = pl->na - 1; a >= 0; a--)
-            for (int u = (pass ? r[a] : lo[a]) - 1; u >= (pass ? lo[a] : 0); u--) {
-                int64_t rad = pl->radix[a][u];
-                if (!(pass == 0 && sc->skip_lo)) digits[a][u] = (digits[a][u] + p % rad) % rad;
-                p /= rad;
-            }
+            for (int u = (pass ? sc->r[a] : sc->lo[a]) - 1; u >= (pass ? sc->lo[a] : 0); u--)
+                sc->dig[sc->ndig++] = (digit_ref){a, u, !(pass == 0 && sc->skip_lo)};
 }
-
 
 static int list_sources(const rotor_place *pl, int *share, source *src) {
     const int na = pl->na, nt = pl->nt;
@@ -342,19 +366,29 @@ static int list_sources(const rotor_place *pl, int *share, source *src) {
             }
         }
     }
+    for (int k = 0; k < nsrc; k++) order_source(pl, share, &src[k]);
     return nsrc;
 }
 
+/* The coordinates of the next core (rotor_place_coords of core + 1): the
+ * last axis is the least significant. */
+static void next_coord(const rotor_place *pl, int64_t *coord) {
+    for (int a = pl->na - 1; a >= 0; a--) {
+        if (++coord[a] < pl->p.fop[a]) return;
+        coord[a] = 0;
+    }
+}
+
 /* Offsets = the sum (digit by digit, mod the radix) of the sources in use. */
-static void build_offsets(rotor_place *pl, const source *src, int nsrc, unsigned use,
-                          const int *share) {
+static void build_offsets(rotor_place *pl, const source *src, int nsrc, unsigned use) {
     const int na = pl->na;
-    for (int64_t c = 0; c < pl->cores; c++) {
-        int64_t coord[ROTOR_MAX_AXES];
-        rotor_place_coords(pl, c, coord);
-        int64_t digits[ROTOR_MAX_AXES][MAX_DIGITS] = {{0}};
+    int64_t coord[ROTOR_MAX_AXES] = {0};
+    for (int64_t c = 0; c < pl->cores; c++, next_coord(pl, coord)) {
+        int64_t digits[ROTOR_MAX_AXES][MAX_DIGITS];
+        for (int a = 0; a < na; a++)
+            for (int u = 0; u < pl->nd[a]; u++) digits[a][u] = 0;
         for (int k = 0; k < nsrc; k++)
-            if (use & (1u << k)) add_position(pl, coord, &src[k], share, digits);
+            if (use & (1u << k)) add_position(pl, coord, &src[k], digits);
         for (int a = 0; a < na; a++) {
             int64_t v = 0;
             for (int u = 0; u < pl->nd[a]; u++) v += digits[a][u] * pl->pv[a][u];
@@ -383,15 +417,6 @@ static void group_and_position(const rotor_place *pl, int t, int64_t c, const in
 /* S_a / f_t[a]: the sub-tasks of one block of tensor t along each axis. */
 static void block_widths(const rotor_place *pl, int t, int64_t *width) {
     for (int a = 0; a < pl->na; a++) width[a] = pl->e.tensors[t].has_axis[a] ? pl->info.steps[a] / pl->p.ft[t][a] : 1;
-}
-
-/* The coordinates of the next core (rotor_place_coords of core + 1): the
- * last axis is the least significant. */
-static void next_coord(const rotor_place *pl, int64_t *coord) {
-    for (int a = pl->na - 1; a >= 0; a--) {
-        if (++coord[a] < pl->p.fop[a]) return;
-        coord[a] = 0;
-    }
 }
 
 /* Balanced: in every group of every tensor each block occurs R_t times, so
@@ -544,7 +569,7 @@ static rotor_status choose_offsets(rotor_place *pl, rotor_error *err) {
     if (!count) return rotor_nomem(err);
     int first_bad = -1;
     for (int64_t use = ((int64_t)1 << nsrc) - 1; use >= 0; use--) {
-        build_offsets(pl, src, nsrc, (unsigned)use, share);
+        build_offsets(pl, src, nsrc, (unsigned)use);
         int bad = unbalanced_tensor(pl, count);
         if (bad < 0) {
             free(count);
