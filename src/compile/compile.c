@@ -140,12 +140,28 @@ typedef struct setup_memo {
     handoff_part *h;
     double *t;
     unsigned char *known;
+    unsigned epoch; /* counts the times the key changed (best_move's cache) */
+    /* best_move's splits of the active plan's idle layout while the key,
+     * the active plan and the idle layout stand: each k with the bytes b
+     * it holds and the setup seconds dt it saves (dm = b - idle_bytes > 0
+     * and dt > 0 only), ascending in k; valid when moves_epoch == epoch */
+    struct split_move *moves;
+    int nmoves, moves_active, moves_base;
+    int64_t moves_k, moves_bytes;
+    unsigned moves_epoch;
+    bool moves_valid;
 } setup_memo;
+
+typedef struct split_move {
+    int64_t k, b;
+    double dt;
+} split_move;
 
 static void setup_memo_clear(setup_memo *m) {
     free(m->h);
     free(m->t);
     free(m->known);
+    free(m->moves);
     *m = (setup_memo){0};
 }
 
@@ -167,6 +183,7 @@ static setup_memo *setup_memo_of(const compiler *cc, int o) {
         m->key_gen[t] = kg;
     }
     if (valid) return m;
+    m->epoch++;
     if (m->n != f->n || !m->h) {
         free(m->h);
         free(m->t);
@@ -971,6 +988,57 @@ static double assign_active(compiler *cc, int64_t idle_total, int *misfit, int64
     return total;
 }
 
+/* Operator o's splits of its active plan's idle layout that hold more
+ * bytes and save setup seconds (best_move), listed in *v (*n of them,
+ * ascending in k); from the memo m while its key, the active plan and the
+ * idle layout stand (NULL: none).  Returns false on no memory. */
+static bool split_moves(compiler *cc, setup_memo *m, int o, split_move **v, int *n, split_move *scratch) {
+    const op_state *s = &cc->st[o];
+    if (m && m->moves_valid && m->moves_epoch == m->epoch && m->moves_active == s->active &&
+        m->moves_base == s->idle_base && m->moves_k == s->idle_k && m->moves_bytes == s->idle_bytes) {
+        *v = m->moves;
+        *n = m->nmoves;
+        return true;
+    }
+    const rotor_frontier *f = &cc->fr[s->frontier];
+    const rotor_expr *e = &cc->g->ops[o].expr;
+    const rotor_candidate *c = &f->v[s->active];
+    /* the hand-off part is the same for every split (issue 45) */
+    handoff_part hs;
+    const handoff_part *h = handoff_memo(cc, m, o, s->active, &hs);
+    double now = setup_time_with(cc, s, e, f, s->active, s->idle_base, s->idle_k, h);
+    int64_t rmax = 1;
+    for (int t = 0; t < e->ntensors; t++)
+        if (s->kind[t] == T_RESIDENT && c->info.rings[t] > rmax) rmax = c->info.rings[t];
+    /* the splits k | rmax, ascending (the first of equal ratios wins);
+     * rings <= N <= 2^30 (the chip's limits), and ROTOR_MAX_DIVISORS holds
+     * the divisors of any n <= 2^32 */
+    int64_t div[ROTOR_MAX_DIVISORS];
+    int ndiv = rotor_divisors(rmax, div, ROTOR_MAX_DIVISORS), k = 0;
+    for (int i = 0; i < ndiv; i++) {
+        int64_t b = idle_bytes_of(s, e, c, div[i]);
+        if (b - s->idle_bytes <= 0) continue;
+        double dt = now - setup_time_with(cc, s, e, f, s->active, s->active, div[i], h);
+        if (dt <= 0) continue;
+        scratch[k++] = (split_move){div[i], b, dt};
+    }
+    *v = scratch;
+    *n = k;
+    if (!m || !h->ok) return true; /* a failed hand-off is not kept (setup_memo) */
+    split_move *keep = realloc(m->moves, (size_t)(k ? k : 1) * sizeof *keep);
+    if (!keep) return false;
+    memcpy(keep, scratch, (size_t)k * sizeof *keep);
+    m->moves = keep;
+    m->nmoves = k;
+    m->moves_active = s->active;
+    m->moves_base = s->idle_base;
+    m->moves_k = s->idle_k;
+    m->moves_bytes = s->idle_bytes;
+    m->moves_epoch = m->epoch;
+    m->moves_valid = true;
+    return true;
+}
+
 /* The move with the highest -dT_S / dM_I: some operator's idle layout
  * refining its current active plan with a smaller split.  Returns false
  * when none reduces setup within the SRAM. */
@@ -978,38 +1046,28 @@ static bool best_move(compiler *cc, int64_t idle_total, int *mo, int64_t *mk, in
     const rotor_graph *g = cc->g;
     double best = 0;
     bool found = false;
+    split_move scratch[ROTOR_MAX_DIVISORS];
     for (int o = 0; o < g->nops; o++) {
         op_state *s = &cc->st[o];
         if (s->frontier < 0 || s->active < 0) continue;
-        const rotor_frontier *f = &cc->fr[s->frontier];
-        const rotor_expr *e = &g->ops[o].expr;
-        const rotor_candidate *c = &f->v[s->active];
-        /* the hand-off part is the same for every split (issue 45) */
-        handoff_part scratch;
-        const handoff_part *h = handoff_memo(cc, setup_memo_of(cc, o), o, s->active, &scratch);
-        double now = setup_time_with(cc, s, e, f, s->active, s->idle_base, s->idle_k, h);
-        int64_t rmax = 1;
-        for (int t = 0; t < e->ntensors; t++)
-            if (s->kind[t] == T_RESIDENT && c->info.rings[t] > rmax) rmax = c->info.rings[t];
-        /* the splits k | rmax, ascending (the first of equal ratios wins);
-         * rings <= N <= 2^30 (the chip's limits), and ROTOR_MAX_DIVISORS holds
-         * the divisors of any n <= 2^32 */
-        int64_t div[ROTOR_MAX_DIVISORS];
-        int ndiv = rotor_divisors(rmax, div, ROTOR_MAX_DIVISORS);
-        for (int i = 0; i < ndiv; i++) {
-            int64_t k = div[i];
-            int64_t b = idle_bytes_of(s, e, c, k);
-            int64_t dm = b - s->idle_bytes;
-            if (dm <= 0 || idle_total + dm > cc->sram) continue;
-            double dt = now - setup_time_with(cc, s, e, f, s->active, s->active, k, h);
-            if (dt <= 0) continue;
-            double ratio = dt / (double)dm;
+        split_move *v;
+        int n;
+        if (!split_moves(cc, setup_memo_of(cc, o), o, &v, &n, scratch)) {
+            /* out of memory keeping them: this operator's splits unpriced
+             * would change the walk, so it stops like a failed hand-off */
+            if (!cc->hst) cc->hst = rotor_nomem(&cc->herr);
+            return false;
+        }
+        for (int i = 0; i < n; i++) {
+            int64_t dm = v[i].b - s->idle_bytes;
+            if (idle_total + dm > cc->sram) continue;
+            double ratio = v[i].dt / (double)dm;
             if (!found || ratio > best) {
                 best = ratio;
                 found = true;
                 *mo = o;
-                *mk = k;
-                *mbytes = b;
+                *mk = v[i].k;
+                *mbytes = v[i].b;
             }
         }
     }
@@ -1472,7 +1530,8 @@ rotor_status rotor_compile(const rotor_graph *g, const rotor_chip *chip,
         goto done;
     }
     walk_batch batch;
-    if (!(cc.memo = calloc((size_t)g->nops, sizeof *cc.memo)) ||
+    bool memo = !(opt && opt->walk_unmemoised);
+    if ((memo && !(cc.memo = calloc((size_t)g->nops, sizeof *cc.memo))) ||
         !(cc.fr_gen = calloc((size_t)(cc.nfr ? cc.nfr : 1), sizeof *cc.fr_gen))) {
         st = rotor_nomem(err);
         goto done;

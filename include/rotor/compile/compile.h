@@ -127,6 +127,10 @@ typedef struct rotor_compile_options {
      * searches were batched (compile.c, walk_more): the same schedule, for
      * the test that shows it. */
     bool serial_walk;
+    /* The walk prices every setup afresh, with no per-operator memo of
+     * hand-off parts, setup seconds and idle-layout splits (compile.c,
+     * setup_memo): the same schedule, for the test that shows it. */
+    bool walk_unmemoised;
 } rotor_compile_options;
 
 /* The wall seconds of a compile's phases (issue 45, `--profile`), measured
