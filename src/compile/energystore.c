@@ -35,7 +35,7 @@
 #include <string.h>
 
 #include "compile/sealed.h"
-#include "rotor/base/hash.h"
+#include "rotor/base/hashtab.h"
 #include "rotor/compile/plancache.h"
 #include "rotor/op/cost.h"
 
@@ -43,68 +43,15 @@
 #define STORE_VERSION 1
 #define KEY_BYTES_MAX (1 << 20) /* no op key is longer (energy.c's OP_KEY_MAX is far below) */
 
-typedef struct rec {
-    uint64_t h;
-    size_t n;
-    unsigned char *k; /* NULL: an empty slot */
-    rotor_energy_counts c;
-} rec;
-
 struct energy_store {
     char *dir, *key;
-    rec *tab; /* open addressing, cap a power of two, at most half full */
-    size_t cap, nrec;
+    rotor_hashtab *tab; /* op key -> rotor_energy_counts (base/hashtab.c) */
     bool dirty;
 };
 
-static bool tab_grow(energy_store *s) {
-    size_t cap = s->cap ? 2 * s->cap : 64;
-    rec *t = calloc(cap, sizeof *t);
-    if (!t) return false;
-    for (size_t i = 0; i < s->cap; i++) {
-        if (!s->tab[i].k) continue;
-        size_t j = s->tab[i].h & (cap - 1);
-        while (t[j].k) j = (j + 1) & (cap - 1);
-        t[j] = s->tab[i];
-    }
-    free(s->tab);
-    s->tab = t;
-    s->cap = cap;
-    return true;
-}
-
-static const rec *tab_find(const energy_store *s, const void *key, size_t n) {
-    if (!s->cap) return NULL;
-    uint64_t h = rotor_fnv1a_bytes(ROTOR_FNV1A_SEED, key, n);
-    for (size_t j = h & (s->cap - 1); s->tab[j].k; j = (j + 1) & (s->cap - 1))
-        if (s->tab[j].h == h && s->tab[j].n == n && !memcmp(s->tab[j].k, key, n)) return &s->tab[j];
-    return NULL;
-}
-
-/* Adds (key, c), key not there yet (copied); false when out of memory. */
-static bool tab_add(energy_store *s, const void *key, size_t n, const rotor_energy_counts *c) {
-    if ((s->nrec + 1) * 2 > s->cap && !tab_grow(s)) return false;
-    unsigned char *k = malloc(n + 1);
-    if (!k) return false;
-    memcpy(k, key, n);
-    uint64_t h = rotor_fnv1a_bytes(ROTOR_FNV1A_SEED, key, n);
-    size_t j = h & (s->cap - 1);
-    while (s->tab[j].k) j = (j + 1) & (s->cap - 1);
-    s->tab[j] = (rec){.h = h, .n = n, .k = k, .c = *c};
-    s->nrec++;
-    return true;
-}
-
-static void tab_clear(energy_store *s) {
-    for (size_t i = 0; i < s->cap; i++) free(s->tab[i].k);
-    free(s->tab);
-    s->tab = NULL;
-    s->cap = s->nrec = 0;
-}
-
 void compile_energy_store_free(energy_store *s) {
     if (!s) return;
-    tab_clear(s);
+    rotor_hashtab_free(s->tab);
     free(s->dir);
     free(s->key);
     free(s);
@@ -155,7 +102,7 @@ static bool parse_body(energy_store *s, const char *body, size_t len) {
             if (v[j] < 0) r.bad = true; /* every count is a sum of nonnegative terms */
         }
         rotor_energy_counts c = {v[0], v[1], v[2], v[3], v[4], v[5], v[6]};
-        if (!r.bad && !tab_find(s, k, (size_t)n) && !tab_add(s, k, (size_t)n, &c)) r.bad = true;
+        if (!r.bad && rotor_hashtab_add(s->tab, k, n, &c, NULL, NULL, NULL)) r.bad = true;
     }
     free(k);
     while (!r.bad && (*r.p == '\n' || *r.p == ' ')) r.p++;
@@ -171,24 +118,26 @@ static int load(energy_store *s) {
     bool ok = got >= 0 && (got == 0 || parse_body(s, body, len));
     free(body);
     if (ok) return 1;
-    tab_clear(s);
+    rotor_hashtab_clear(s->tab);
     s->dirty = true;
     return 0;
 }
 
 bool compile_energy_store_save(energy_store *s) {
-    if (!s || !s->dirty || !s->nrec) return false;
+    if (!s || !s->dirty || !rotor_hashtab_count(s->tab)) return false;
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
     if (!f) return false;
-    fprintf(f, "records %zu\n", s->nrec);
-    for (size_t i = 0; i < s->cap; i++) {
-        const rec *x = &s->tab[i];
-        if (!x->k) continue;
-        const rotor_energy_counts *c = &x->c;
-        fprintf(f, "r %zu ", x->n);
-        for (size_t j = 0; j < x->n; j++) fprintf(f, "%02x", x->k[j]);
+    fprintf(f, "records %lld\n", (long long)rotor_hashtab_count(s->tab));
+    const void *key;
+    int64_t n, pos = 0;
+    void *v;
+    while (rotor_hashtab_next(s->tab, &pos, &key, &n, &v)) { /* slot order: the file as the table holds it */
+        const unsigned char *k = key;
+        const rotor_energy_counts *c = v;
+        fprintf(f, "r %lld ", (long long)n);
+        for (int64_t j = 0; j < n; j++) fprintf(f, "%02x", k[j]);
         fprintf(f, " %lld %lld %lld %lld %lld %lld %lld\n", (long long)c->matrix_flops, (long long)c->vector_flops,
                 (long long)c->sram_read_bytes, (long long)c->sram_write_bytes, (long long)c->byte_hops,
                 (long long)c->hbm_bytes, (long long)c->interchip_bytes);
@@ -209,7 +158,9 @@ rotor_status compile_energy_store_open(const char *dir, const char *model, const
     *damaged = 0;
     energy_store *s = calloc(1, sizeof *s);
     char *c = rotor_plancache_chip_text(chip);
-    bool ok = s && c && (s->dir = strdup(dir));
+    /* 64 slots at the first record, FNV-1a 64 of the key's bytes */
+    bool ok = s && c && (s->dir = strdup(dir)) &&
+              !rotor_hashtab_new(sizeof(rotor_energy_counts), 64, NULL, &s->tab, NULL);
     if (ok)
         ok = asprintf(&s->key, "%s %d\ncost-model %d\nsearch %d\nmodel %s\n%s", STORE_FORMAT, STORE_VERSION,
                       ROTOR_COST_MODEL_VERSION, ROTOR_SEARCH_VERSION, model, c) >= 0;
@@ -225,14 +176,14 @@ rotor_status compile_energy_store_open(const char *dir, const char *model, const
 }
 
 bool compile_energy_store_find(const energy_store *s, const void *key, size_t n, rotor_energy_counts *c) {
-    const rec *x = tab_find(s, key, n);
-    if (x) *c = x->c;
+    const rotor_energy_counts *x = rotor_hashtab_find(s->tab, key, (int64_t)n);
+    if (x) *c = *x;
     return x;
 }
 
 bool compile_energy_store_add(energy_store *s, const void *key, size_t n, const rotor_energy_counts *c) {
-    if (tab_find(s, key, n)) return true;
-    if (!tab_add(s, key, n, c)) return false;
-    s->dirty = true;
+    bool added;
+    if (rotor_hashtab_add(s->tab, key, (int64_t)n, c, NULL, &added, NULL)) return false;
+    s->dirty |= added;
     return true;
 }

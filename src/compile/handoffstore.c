@@ -33,26 +33,19 @@
 #include <string.h>
 
 #include "compile/sealed.h"
+#include "rotor/base/hashtab.h"
 #include "rotor/compile/plancache.h"
 #include "rotor/op/cost.h"
 
 #define STORE_FORMAT "rotor-handoffcache"
 #define STORE_VERSION 1
 
-typedef struct rec {
-    uint64_t h;
-    int n;
-    int64_t *k;   /* NULL: an empty slot */
-    int64_t r[3]; /* most, link, hops */
-} rec;
-
 typedef struct shape_store {
     char *key;      /* the file's key */
     char **pid;     /* the producers' identities, in file order */
     int np;
     int *pmap;      /* per frontier: its index in pid; -1 not looked up */
-    rec *tab;       /* open addressing, cap a power of two */
-    size_t cap, nrec;
+    rotor_hashtab *tab; /* record key (int64_t words) -> int64_t[3]: most, link, hops */
     bool dirty;
 } shape_store;
 
@@ -86,54 +79,17 @@ static uint64_t hash_vec(const int64_t *v, int n) {
     return x;
 }
 
-static bool tab_grow(shape_store *s) {
-    size_t cap = s->cap ? 2 * s->cap : 64;
-    rec *t = calloc(cap, sizeof *t);
-    if (!t) return false;
-    for (size_t i = 0; i < s->cap; i++) {
-        if (!s->tab[i].k) continue;
-        size_t j = s->tab[i].h & (cap - 1);
-        while (t[j].k) j = (j + 1) & (cap - 1);
-        t[j] = s->tab[i];
-    }
-    free(s->tab);
-    s->tab = t;
-    s->cap = cap;
-    return true;
-}
-
-/* Adds (v, r) to s (v not there yet; copied); false when out of memory. */
-static bool tab_add(shape_store *s, const int64_t *v, int n, const int64_t r[3]) {
-    if ((s->nrec + 1) * 2 > s->cap && !tab_grow(s)) return false;
-    int64_t *k = malloc((size_t)n * sizeof *k + 1);
-    if (!k) return false;
-    memcpy(k, v, (size_t)n * sizeof *k);
-    uint64_t h = hash_vec(v, n);
-    size_t j = h & (s->cap - 1);
-    while (s->tab[j].k) j = (j + 1) & (s->cap - 1);
-    s->tab[j] = (rec){.h = h, .n = n, .k = k, .r = {r[0], r[1], r[2]}};
-    s->nrec++;
-    return true;
-}
-
-static const rec *tab_find(const shape_store *s, const int64_t *v, int n) {
-    if (!s->cap) return NULL;
-    uint64_t h = hash_vec(v, n);
-    for (size_t j = h & (s->cap - 1); s->tab[j].k; j = (j + 1) & (s->cap - 1))
-        if (s->tab[j].h == h && s->tab[j].n == n && !memcmp(s->tab[j].k, v, (size_t)n * sizeof *v))
-            return &s->tab[j];
-    return NULL;
+/* The table's hash of a key of len bytes: hash_vec of its words. */
+static uint64_t hash_key(const void *key, int64_t len) {
+    return hash_vec(key, (int)(len / (int64_t)sizeof(int64_t)));
 }
 
 static void shape_clear(shape_store *s) {
     for (int i = 0; i < s->np; i++) free(s->pid[i]);
     free(s->pid);
-    for (size_t i = 0; i < s->cap; i++) free(s->tab[i].k);
-    free(s->tab);
+    if (s->tab) rotor_hashtab_clear(s->tab);
     s->pid = NULL;
     s->np = 0;
-    s->tab = NULL;
-    s->cap = s->nrec = 0;
 }
 
 void handoff_cache_store_free(handoff_store *hs) {
@@ -142,6 +98,7 @@ void handoff_cache_store_free(handoff_store *hs) {
         if (hs->id) free(hs->id[i]);
         if (!hs->s) continue;
         shape_clear(&hs->s[i]);
+        rotor_hashtab_free(hs->s[i].tab);
         free(hs->s[i].key);
         free(hs->s[i].pmap);
     }
@@ -197,7 +154,7 @@ static bool parse_body(shape_store *s, const char *body, size_t len) {
          * the file does not list is never asked for: lookups name listed
          * ones) */
         if (!r.bad && (v[0] < 1 || v[0] >= ROTOR_MAX_TENSORS)) r.bad = true;
-        if (!r.bad && !tab_find(s, v, (int)n) && !tab_add(s, v, (int)n, out)) r.bad = true;
+        if (!r.bad && rotor_hashtab_add(s->tab, v, n * (int64_t)sizeof *v, out, NULL, NULL, NULL)) r.bad = true;
     }
     while (!r.bad && (*r.p == '\n' || *r.p == ' ')) r.p++;
     return !r.bad && !*r.p;
@@ -224,13 +181,16 @@ static bool save(const shape_store *s, const char *dir) {
     if (!f) return false;
     fprintf(f, "producers %d\n", s->np);
     for (int i = 0; i < s->np; i++) fprintf(f, "%zu\n%s\n", strlen(s->pid[i]), s->pid[i]);
-    fprintf(f, "records %zu\n", s->nrec);
-    for (size_t i = 0; i < s->cap; i++) {
-        const rec *x = &s->tab[i];
-        if (!x->k) continue;
-        fprintf(f, "r %d", x->n);
-        for (int j = 0; j < x->n; j++) fprintf(f, " %lld", (long long)x->k[j]);
-        fprintf(f, " %lld %lld %lld\n", (long long)x->r[0], (long long)x->r[1], (long long)x->r[2]);
+    fprintf(f, "records %lld\n", (long long)rotor_hashtab_count(s->tab));
+    const void *key;
+    int64_t bytes, pos = 0;
+    void *val;
+    while (rotor_hashtab_next(s->tab, &pos, &key, &bytes, &val)) { /* slot order: the file as the table holds it */
+        const int64_t *k = key, *r = val;
+        int64_t n = bytes / (int64_t)sizeof *k;
+        fprintf(f, "r %lld", (long long)n);
+        for (int64_t j = 0; j < n; j++) fprintf(f, " %lld", (long long)k[j]);
+        fprintf(f, " %lld %lld %lld\n", (long long)r[0], (long long)r[1], (long long)r[2]);
     }
     bool ok = !ferror(f);
     if (fclose(f) != 0) ok = false;
@@ -269,6 +229,8 @@ rotor_status handoff_cache_store_open(const char *dir, int nshapes, char *const 
                       ROTOR_COST_MODEL_VERSION, ROTOR_SEARCH_VERSION, base, hs->id[i]) >= 0;
         if (!ok) s->key = NULL;
         if (ok) ok = (s->pmap = malloc((size_t)(nshapes ? nshapes : 1) * sizeof *s->pmap));
+        /* 64 slots at the first record */
+        if (ok) ok = !rotor_hashtab_new(3 * sizeof(int64_t), 64, hash_key, &s->tab, NULL);
         for (int j = 0; ok && j < nshapes; j++) s->pmap[j] = -1;
         if (ok && dir) *damaged += !load(s, dir);
     }
@@ -296,23 +258,23 @@ int handoff_cache_store_producer(handoff_store *hs, int fc, int fp, bool add) {
 }
 
 bool handoff_cache_store_find(const handoff_store *hs, int fc, const int64_t *v, int n, int64_t out[3]) {
-    const rec *x = tab_find(&hs->s[fc], v, n);
-    if (x) memcpy(out, x->r, sizeof x->r);
+    const int64_t *x = rotor_hashtab_find(hs->s[fc].tab, v, (int64_t)n * (int64_t)sizeof *v);
+    if (x) memcpy(out, x, 3 * sizeof *x);
     return x;
 }
 
 rotor_status handoff_cache_store_add(handoff_store *hs, int fc, const int64_t *v, int n, const int64_t r[3],
                                rotor_error *err) {
     shape_store *s = &hs->s[fc];
-    if (tab_find(s, v, n)) return ROTOR_OK;
-    if (!tab_add(s, v, n, r)) return rotor_nomem(err);
-    s->dirty = true;
-    return ROTOR_OK;
+    bool added;
+    rotor_status st = rotor_hashtab_add(s->tab, v, (int64_t)n * (int64_t)sizeof *v, r, NULL, &added, err);
+    s->dirty |= added;
+    return st;
 }
 
 bool handoff_cache_store_save(handoff_store *hs) {
     bool wrote = false;
     for (int i = 0; hs && hs->dir && i < hs->nshapes; i++)
-        if (hs->s[i].dirty && hs->s[i].nrec) wrote |= save(&hs->s[i], hs->dir);
+        if (hs->s[i].dirty && rotor_hashtab_count(hs->s[i].tab)) wrote |= save(&hs->s[i], hs->dir);
     return wrote;
 }

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "base/jsontext.h"
-#include "rotor/base/hash.h"
+#include "rotor/base/hashtab.h"
 #include "op/planjson.h"
 #include "rotor/op/handoff.h"
 #include "rotor/op/meshmap.h"
@@ -53,17 +53,13 @@ static rotor_status placement_json(const rotor_expr *e, const rotor_plan *p,
  * memo keeps it per that key; a plan that cannot be placed fails the call
  * at once, so failures are never kept. */
 typedef struct pm_entry {
-    uint64_t h;
-    unsigned char *key; /* NULL: empty */
-    size_t len;
     cJSON *obj;   /* placement_json's object */
     char *txt[2]; /* its "chains" and "rings", unformatted; NULL until the reader asks */
 } pm_entry;
 
 #define PM_KEY_MAX (ROTOR_EXPR_TEXT_MAX + 8 * (5 + ROTOR_MAX_AXES * (3 + ROTOR_MAX_TENSORS)))
 typedef struct place_memo {
-    pm_entry *v;
-    size_t cap, n; /* cap a power of two, at most half full */
+    rotor_hashtab *tab; /* key (pm_key) -> pm_entry, FNV-1a 64 of the key's bytes (base/hashtab.c) */
     unsigned char kb[PM_KEY_MAX];
     size_t kn;
 } place_memo;
@@ -92,61 +88,46 @@ static void pm_key(place_memo *m, const rotor_expr *e, rotor_op_elem d, const ro
     }
 }
 
-static void pm_free(place_memo *m) {
-    for (size_t i = 0; m->v && i < m->cap; i++) {
-        free(m->v[i].key);
-        cJSON_Delete(m->v[i].obj);
-        free(m->v[i].txt[0]);
-        free(m->v[i].txt[1]);
+/* A new empty memo (NULL when out of memory). */
+static place_memo *pm_new(void) {
+    place_memo *m = calloc(1, sizeof *m);
+    if (m && rotor_hashtab_new(sizeof(pm_entry), 64, NULL, &m->tab, NULL)) {
+        free(m);
+        m = NULL;
     }
-    free(m->v);
-    m->v = NULL;
-    m->cap = m->n = 0;
+    return m;
 }
 
-static bool pm_grow(place_memo *m) {
-    size_t cap = m->cap ? 2 * m->cap : 64;
-    pm_entry *v = calloc(cap, sizeof *v);
-    if (!v) return false;
-    for (size_t i = 0; i < m->cap; i++) {
-        if (!m->v[i].key) continue;
-        size_t j = m->v[i].h & (cap - 1);
-        while (v[j].key) j = (j + 1) & (cap - 1);
-        v[j] = m->v[i];
+static void pm_free(place_memo *m) {
+    if (!m) return;
+    int64_t pos = 0;
+    void *v;
+    while (rotor_hashtab_next(m->tab, &pos, NULL, NULL, &v)) {
+        pm_entry *x = v;
+        cJSON_Delete(x->obj);
+        free(x->txt[0]);
+        free(x->txt[1]);
     }
-    free(m->v);
-    m->v = v;
-    m->cap = cap;
-    return true;
+    rotor_hashtab_free(m->tab);
+    free(m);
 }
 
 /* The placement summary of plan p of e (info derived on the chip of
- * element d), from the memo or made now (placement_json's errors). */
+ * element d), from the memo or made now (placement_json's errors).  *out
+ * stays valid until the next call. */
 static rotor_status pm_place(place_memo *m, const rotor_expr *e, rotor_op_elem d, const rotor_plan *p,
                              const rotor_plan_info *info, pm_entry **out, rotor_error *err) {
     pm_key(m, e, d, p);
-    uint64_t h = rotor_fnv1a_bytes(ROTOR_FNV1A_SEED, m->kb, m->kn);
-    size_t j = 0;
-    if (m->cap)
-        for (j = h & (m->cap - 1); m->v[j].key; j = (j + 1) & (m->cap - 1))
-            if (m->v[j].h == h && m->v[j].len == m->kn && !memcmp(m->v[j].key, m->kb, m->kn)) {
-                *out = &m->v[j];
-                return ROTOR_OK;
-            }
-    cJSON *obj = NULL;
-    rotor_status st = placement_json(e, p, info, &obj, err);
+    if ((*out = rotor_hashtab_find(m->tab, m->kb, (int64_t)m->kn))) return ROTOR_OK;
+    pm_entry x = {0};
+    rotor_status st = placement_json(e, p, info, &x.obj, err);
     if (st) return st;
-    unsigned char *key = malloc(m->kn);
-    if (!key || ((m->n + 1) * 2 > m->cap && !pm_grow(m))) {
-        free(key);
-        cJSON_Delete(obj);
-        return rotor_nomem(err);
+    void *at;
+    if ((st = rotor_hashtab_add(m->tab, m->kb, (int64_t)m->kn, &x, &at, NULL, err))) {
+        cJSON_Delete(x.obj);
+        return st;
     }
-    memcpy(key, m->kb, m->kn);
-    for (j = h & (m->cap - 1); m->v[j].key; j = (j + 1) & (m->cap - 1)) continue;
-    m->v[j] = (pm_entry){.h = h, .key = key, .len = m->kn, .obj = obj};
-    m->n++;
-    *out = &m->v[j];
+    *out = at;
     return ROTOR_OK;
 }
 
@@ -230,7 +211,7 @@ rotor_status rotor_program_write(const rotor_graph *g, const rotor_chip *chip,
         cJSON_AddItemToArray(curve, pt);
     }
     cJSON *ops = cJSON_AddArrayToObject(root, "operators");
-    place_memo *pm = calloc(1, sizeof *pm);
+    place_memo *pm = pm_new();
     if (!pm) {
         cJSON_Delete(root);
         return rotor_nomem(err);
@@ -281,7 +262,6 @@ rotor_status rotor_program_write(const rotor_graph *g, const rotor_chip *chip,
             rotor_error_prefix(err, prefix);
             cJSON_Delete(root);
             pm_free(pm);
-            free(pm);
             return st;
         }
         cJSON_AddItemToObject(act, "placement", place);
@@ -312,7 +292,6 @@ rotor_status rotor_program_write(const rotor_graph *g, const rotor_chip *chip,
         cJSON_AddItemToObject(idle, "bytes", rotor_json_int(s->idle_bytes));
     }
     pm_free(pm);
-    free(pm);
     if (r->nsegments) {
         cJSON_AddStringToObject(root, "objective", rotor_pipeline_objective_name(r->objective));
         cJSON_AddItemToObject(root, "unpipelined_s", rotor_json_num(r->unpipelined_s));
@@ -941,7 +920,7 @@ rotor_status rotor_program_parse(const char *text, const char *label, const roto
     memset(out, 0, sizeof *out);
     cJSON *root = cJSON_Parse(text);
     if (!root) return rotor_fail(err, ROTOR_ERR_INPUT, "%s: not valid JSON", label);
-    reader rd = {.label = label, .err = err, .pm = calloc(1, sizeof *rd.pm)};
+    reader rd = {.label = label, .err = err, .pm = pm_new()};
     rotor_status st = rd.pm ? read_head(&rd, root, chip, out) : rotor_nomem(err);
     const cJSON *ops = st ? NULL : cJSON_GetObjectItemCaseSensitive(root, "operators");
     if (!st && (!cJSON_IsArray(ops) || cJSON_GetArraySize(ops) < 1))
@@ -1000,8 +979,7 @@ rotor_status rotor_program_parse(const char *text, const char *label, const roto
                                     : "is not the sum of the operators' setup and exec times");
     }
     cJSON_Delete(root);
-    if (rd.pm) pm_free(rd.pm);
-    free(rd.pm);
+    pm_free(rd.pm);
     if (st) rotor_program_free(out);
     return st;
 }
