@@ -5,6 +5,7 @@
 #include <criterion/criterion.h>
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "compile/sealed.h"
 #include "rotor/compile/compile.h"
 #include "rotor/compile/plancache.h"
 #include "rotor/op/search.h"
@@ -364,4 +366,30 @@ Test(plancache, a_slow_answer_covers_smaller_caps_and_shorter_times_only) {
     free(text);
     rotor_plancache_entry_free(&back);
     rotor_plancache_entry_free(&e);
+}
+
+/* compile_parse_i64, the caches' decimal reader: what strtoll reads in the
+ * C locale, to the character, and false where strtoll reads no digits or
+ * overflows. */
+Test(plancache, the_decimal_reader_reads_what_strtoll_reads) {
+    const char *cases[] = {"0", " 42 x", "\n\t-17,", "+5", "-", "+", "", "x1", " -0", "007",
+                           "9223372036854775807", "9223372036854775808", "-9223372036854775808",
+                           "-9223372036854775809", "99999999999999999999", " 12 34", "1e3", "-x"};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const char *p = cases[i];
+        int64_t v = -1;
+        bool ok = compile_parse_i64(&p, &v);
+        char *end;
+        errno = 0;
+        long long want = strtoll(cases[i], &end, 10);
+        bool want_ok = end != cases[i] && errno == 0;
+        cr_assert_eq(ok, want_ok, "\"%s\": %d, strtoll %d", cases[i], ok, want_ok);
+        if (ok) {
+            cr_assert_eq(v, want, "\"%s\"", cases[i]);
+            cr_assert_eq(p, end, "\"%s\": stopped at %td, strtoll at %td", cases[i], p - cases[i], end - cases[i]);
+        } else {
+            cr_assert_eq(p, cases[i], "\"%s\": moved on failure", cases[i]);
+            cr_assert_eq(v, -1);
+        }
+    }
 }

@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "compile/sealed.h"
 #include "rotor/base/hash.h"
 #include "rotor/base/readfile.h"
 
@@ -125,11 +126,7 @@ static void c_i64(codec *c, int64_t *v) {
         return;
     }
     if (c->bad) return;
-    char *end;
-    errno = 0;
-    long long x = strtoll(c->p, &end, 10);
-    if (end == c->p || errno) c->bad = true;
-    else *v = x, c->p = end;
+    if (!compile_parse_i64(&c->p, v)) c->bad = true;
 }
 
 static void c_int(codec *c, int *v, int lo, int hi) {

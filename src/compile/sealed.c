@@ -88,13 +88,26 @@ bool compile_sealed_write(const char *dir, const char *ext, const char *format, 
     return ok;
 }
 
+bool compile_parse_i64(const char **pp, int64_t *v) {
+    const unsigned char *p = (const unsigned char *)*pp;
+    while (*p == ' ' || (*p >= '\t' && *p <= '\r')) p++; /* isspace in the C locale */
+    bool neg = *p == '-';
+    if (*p == '-' || *p == '+') p++;
+    if (*p < '0' || *p > '9') return false;
+    uint64_t x = 0, lim = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        unsigned d = (unsigned)(*p - '0');
+        if (x > (lim - d) / 10) return false;
+        x = x * 10 + d;
+    }
+    *v = !neg ? (int64_t)x : x == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)x;
+    *pp = (const char *)p;
+    return true;
+}
+
 int64_t compile_reader_i64(compile_reader *r) {
-    if (r->bad) return 0;
-    char *end;
-    errno = 0;
-    long long x = strtoll(r->p, &end, 10);
-    if (end == r->p || errno) r->bad = true;
-    else r->p = end;
+    int64_t x = 0;
+    if (!r->bad && !compile_parse_i64(&r->p, &x)) r->bad = true;
     return x;
 }
 

@@ -32,6 +32,13 @@ typedef struct compile_reader {
 /* A decimal integer. */
 int64_t compile_reader_i64(compile_reader *r);
 
+/* The decimal integer at *p after any white space, with an optional sign,
+ * as strtoll reads it in the C locale, *p moved past it; false (and *p
+ * unmoved) when there are no digits or it overflows int64_t.  The caches'
+ * readers parse hundreds of thousands of these on a warm compile, and
+ * strtoll's locale and base handling cost several times the digits. */
+bool compile_parse_i64(const char **p, int64_t *v);
+
 /* The word w, after any blanks and newlines. */
 void compile_reader_word(compile_reader *r, const char *w);
 
