@@ -71,6 +71,32 @@ Test(program, writing_twice_gives_the_same_text) {
     free(again);
 }
 
+/* rotor_program_roundtrip (one placement memo for the writer and the
+ * reader) reads what rotor_program_parse reads of rotor_program_write's
+ * text. */
+Test(program, the_round_trip_in_one_call_reads_what_parse_reads_of_write) {
+    rotor_program a, b;
+    rotor_error err;
+    cr_assert_eq(rotor_program_parse(text, "p.json", &chip, &a, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_program_roundtrip(&g, &chip, &res, "p.json", &b, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(a.nops, b.nops);
+    cr_assert_eq(a.total_s, b.total_s);
+    cr_assert_eq(a.setup_s, b.setup_s);
+    for (int o = 0; o < a.nops; o++) {
+        const rotor_program_op *x = &a.ops[o], *y = &b.ops[o];
+        cr_assert_str_eq(x->name, y->name);
+        cr_assert_eq(x->vendor, y->vendor);
+        cr_assert_eq(x->exec_s, y->exec_s);
+        cr_assert_eq(x->setup_s, y->setup_s);
+        if (x->vendor) continue;
+        cr_assert_eq(rotor_plan_compare(&x->expr, &x->active, &y->active), 0, "op %d", o);
+        cr_assert_eq(memcmp(&x->active_info, &y->active_info, sizeof x->active_info), 0, "op %d", o);
+        cr_assert_eq(rotor_plan_compare(&x->expr, &x->idle_base, &y->idle_base), 0, "op %d", o);
+    }
+    rotor_program_free(&a);
+    rotor_program_free(&b);
+}
+
 /* The program's text edited with f (the caller frees it). */
 static char *edited_with(void (*f)(cJSON *)) {
     cJSON *root = cJSON_Parse(text);

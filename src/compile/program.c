@@ -181,8 +181,9 @@ static cJSON *segment_json(const rotor_graph *g, const rotor_segment *sg) {
     return x;
 }
 
-rotor_status rotor_program_write(const rotor_graph *g, const rotor_chip *chip,
-                                 const rotor_compile_result *r, char **out, rotor_error *err) {
+/* rotor_program_write with the placements from (and into) the memo pm. */
+static rotor_status write_with(const rotor_graph *g, const rotor_chip *chip, const rotor_compile_result *r,
+                               place_memo *pm, char **out, rotor_error *err) {
     *out = NULL;
     cJSON *root = cJSON_CreateObject();
     if (!root) return rotor_nomem(err);
@@ -211,11 +212,6 @@ rotor_status rotor_program_write(const rotor_graph *g, const rotor_chip *chip,
         cJSON_AddItemToArray(curve, pt);
     }
     cJSON *ops = cJSON_AddArrayToObject(root, "operators");
-    place_memo *pm = pm_new();
-    if (!pm) {
-        cJSON_Delete(root);
-        return rotor_nomem(err);
-    }
     for (int o = 0; o < r->nops; o++) {
         const rotor_op_schedule *s = &r->ops[o];
         const rotor_op *op = &g->ops[s->op];
@@ -261,7 +257,6 @@ rotor_status rotor_program_write(const rotor_graph *g, const rotor_chip *chip,
             snprintf(prefix, sizeof prefix, "op '%s'", op->name);
             rotor_error_prefix(err, prefix);
             cJSON_Delete(root);
-            pm_free(pm);
             return st;
         }
         cJSON_AddItemToObject(act, "placement", place);
@@ -291,7 +286,6 @@ rotor_status rotor_program_write(const rotor_graph *g, const rotor_chip *chip,
         cJSON_AddItemToObject(idle, "split", rotor_json_int(s->idle_split));
         cJSON_AddItemToObject(idle, "bytes", rotor_json_int(s->idle_bytes));
     }
-    pm_free(pm);
     if (r->nsegments) {
         cJSON_AddStringToObject(root, "objective", rotor_pipeline_objective_name(r->objective));
         cJSON_AddItemToObject(root, "unpipelined_s", rotor_json_num(r->unpipelined_s));
@@ -301,6 +295,16 @@ rotor_status rotor_program_write(const rotor_graph *g, const rotor_chip *chip,
     *out = rotor_json_stamp(root) ? cJSON_Print(root) : NULL; /* with rotor's version (base/jsontext.h) */
     cJSON_Delete(root);
     return *out ? ROTOR_OK : rotor_nomem(err);
+}
+
+rotor_status rotor_program_write(const rotor_graph *g, const rotor_chip *chip,
+                                 const rotor_compile_result *r, char **out, rotor_error *err) {
+    *out = NULL;
+    place_memo *pm = pm_new();
+    if (!pm) return rotor_nomem(err);
+    rotor_status st = write_with(g, chip, r, pm, out, err);
+    pm_free(pm);
+    return st;
 }
 
 /* ---- reading ------------------------------------------------------------ */
@@ -915,13 +919,15 @@ static rotor_status read_head(reader *rd, const cJSON *root, const rotor_chip *c
     return ROTOR_OK;
 }
 
-rotor_status rotor_program_parse(const char *text, const char *label, const rotor_chip *chip,
-                                 rotor_program *out, rotor_error *err) {
+/* rotor_program_parse with the placements it checks from (and into) the
+ * memo pm. */
+static rotor_status parse_with(const char *text, const char *label, const rotor_chip *chip, place_memo *pm,
+                               rotor_program *out, rotor_error *err) {
     memset(out, 0, sizeof *out);
     cJSON *root = cJSON_Parse(text);
     if (!root) return rotor_fail(err, ROTOR_ERR_INPUT, "%s: not valid JSON", label);
-    reader rd = {.label = label, .err = err, .pm = pm_new()};
-    rotor_status st = rd.pm ? read_head(&rd, root, chip, out) : rotor_nomem(err);
+    reader rd = {.label = label, .err = err, .pm = pm};
+    rotor_status st = read_head(&rd, root, chip, out);
     const cJSON *ops = st ? NULL : cJSON_GetObjectItemCaseSensitive(root, "operators");
     if (!st && (!cJSON_IsArray(ops) || cJSON_GetArraySize(ops) < 1))
         st = bad(&rd, "operators", ops ? "expected a non-empty array" : "missing");
@@ -979,8 +985,33 @@ rotor_status rotor_program_parse(const char *text, const char *label, const roto
                                     : "is not the sum of the operators' setup and exec times");
     }
     cJSON_Delete(root);
-    pm_free(rd.pm);
     if (st) rotor_program_free(out);
+    return st;
+}
+
+rotor_status rotor_program_parse(const char *text, const char *label, const rotor_chip *chip,
+                                 rotor_program *out, rotor_error *err) {
+    memset(out, 0, sizeof *out);
+    place_memo *pm = pm_new();
+    if (!pm) return rotor_nomem(err);
+    rotor_status st = parse_with(text, label, chip, pm, out, err);
+    pm_free(pm);
+    return st;
+}
+
+/* One memo for both: the reader checks each placement the file holds
+ * against the summary of the same (shape, plan), which the writer has just
+ * made from the same key; a file from disk gets its own (rotor_program_read). */
+rotor_status rotor_program_roundtrip(const rotor_graph *g, const rotor_chip *chip, const rotor_compile_result *r,
+                                     const char *label, rotor_program *out, rotor_error *err) {
+    memset(out, 0, sizeof *out);
+    place_memo *pm = pm_new();
+    if (!pm) return rotor_nomem(err);
+    char *text = NULL;
+    rotor_status st = write_with(g, chip, r, pm, &text, err);
+    if (!st) st = parse_with(text, label, chip, pm, out, err);
+    free(text);
+    pm_free(pm);
     return st;
 }
 

@@ -33,10 +33,7 @@ rotor_status rotor_model_load(const char *spec, const rotor_zoo_options *zo, con
  * that what runs next is exactly what `rotor simulate FILE` would run. */
 static rotor_status program_stage(rotor_pipeline *p, const rotor_pipeline_options *opt, const rotor_chip *chip,
                                   rotor_error *err) {
-    char *text = NULL;
-    rotor_status st = rotor_program_write(&p->graph, chip, &p->t10, &text, err);
-    if (!st) st = rotor_program_parse(text, opt->model, chip, &p->program, err);
-    free(text);
+    rotor_status st = rotor_program_roundtrip(&p->graph, chip, &p->t10, opt->model, &p->program, err);
     if (!st && opt->energy) { /* the energy model's counts, from the plan cache when warm (issue 45) */
         int damaged = 0;
         st = rotor_energy_program_cached(&p->program, chip, opt->compile.cache_dir, opt->compile.cache_limit,

@@ -72,14 +72,11 @@ static rotor_status replay_instance(const rotor_graph *g, const rotor_chip *chip
     rotor_compile_result cr;
     bool compiled = false;
     if (!st) compiled = !(st = rotor_compile(&ig, &gc, &so, &cr, err));
-    char *text = NULL;
     rotor_program ip = {0};
-    if (!st) st = rotor_program_write(&ig, &gc, &cr, &text, err);
-    if (!st) st = rotor_program_parse(text, ig.name, &gc, &ip, err);
+    if (!st) st = rotor_program_roundtrip(&ig, &gc, &cr, ig.name, &ip, err);
     if (!st) *model_s = cr.total_s;
     if (!st) st = rotor_replay(&ip, &gc, NULL, rr, NULL, err);
     rotor_program_free(&ip);
-    free(text);
     if (compiled) rotor_compile_result_free(&cr);
     rotor_graph_free(&ig);
     if (st) rotor_error_prefix(err, "gticca replay: an instance");

@@ -59,11 +59,9 @@ static rotor_status compiled_run(const rotor_expr *e, const rotor_chip *chip, in
     rotor_compile_result cr = {0};
     rotor_program prog = {0};
     rotor_replay_result rr = {0};
-    char *text = NULL;
     rotor_status st = one_op_graph(e, &g, err);
     if (!st) st = rotor_compile(&g, chip, &co, &cr, err);
-    if (!st) st = rotor_program_write(&g, chip, &cr, &text, err);
-    if (!st) st = rotor_program_parse(text, "the GEMM's program", chip, &prog, err);
+    if (!st) st = rotor_program_roundtrip(&g, chip, &cr, "the GEMM's program", &prog, err);
     if (!st) st = rotor_replay(&prog, chip, NULL, &rr, NULL, err);
     if (!st) {
         *out = (rotor_meshbase_compiled){.plan = prog.ops[0].active, .info = prog.ops[0].active_info,
@@ -74,7 +72,6 @@ static rotor_status compiled_run(const rotor_expr *e, const rotor_chip *chip, in
     }
     rotor_replay_result_free(&rr);
     rotor_program_free(&prog);
-    free(text);
     rotor_compile_result_free(&cr);
     rotor_graph_free(&g);
     return st;

@@ -89,6 +89,12 @@ rotor_status rotor_program_parse(const char *text, const char *label, const roto
                                  rotor_program *out, rotor_error *err);
 rotor_status rotor_program_read(const char *path, const rotor_chip *chip, rotor_program *out,
                                 rotor_error *err);
+
+/* rotor_program_write, then rotor_program_parse of its text (label names it
+ * in errors): what runs next is exactly what `rotor simulate FILE` would
+ * run.  Each (shape, plan)'s placement is summarised once for both. */
+rotor_status rotor_program_roundtrip(const rotor_graph *g, const rotor_chip *chip, const rotor_compile_result *r,
+                                     const char *label, rotor_program *out, rotor_error *err);
 void rotor_program_free(rotor_program *p);
 
 /* An operator's setup exchange when some input is handed off
