@@ -2,10 +2,13 @@
  * cost-model-v1.md "A plan" and "Derived quantities"). */
 #include <criterion/criterion.h>
 
+#include <cjson/cJSON.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "brute.h"
+#include "op/planjson.h"
 #include "rotor/op/plan.h"
 #include "fixtures.h"
 
@@ -423,4 +426,18 @@ Test(plan, compare_orders_fop_then_ft_then_loop_order) {
     y = x;
     y.order[0] = 1, y.order[1] = 0;
     cr_assert_lt(rotor_plan_compare(&e, &x, &y), 0);
+}
+
+/* rotor_json_int writes what "%lld" writes, the extremes included. */
+Test(plan, json_integers_are_printed_as_lld_prints_them) {
+    const int64_t v[] = {0, 7, -7, 10, -10, 99, 100, 1472, -1234567890123, 9007199254740993, INT64_MAX,
+                         INT64_MIN, INT64_MIN + 1};
+    for (size_t i = 0; i < sizeof v / sizeof *v; i++) {
+        char want[32];
+        snprintf(want, sizeof want, "%lld", (long long)v[i]);
+        cJSON *x = rotor_json_int(v[i]);
+        cr_assert(cJSON_IsRaw(x));
+        cr_assert_str_eq(x->valuestring, want);
+        cJSON_Delete(x);
+    }
 }

@@ -21,10 +21,19 @@ cJSON *rotor_json_num(double d) {
     snprintf(buf, sizeof buf, "%.17g", d);
     return cJSON_CreateRaw(buf);
 }
+/* "%lld" by hand: a program holds hundreds of thousands of integers (every
+ * placement's chains and rings), and snprintf's format parsing cost several
+ * times the digits (issue 45). */
 cJSON *rotor_json_int(int64_t v) {
-    char buf[32];
-    snprintf(buf, sizeof buf, "%lld", (long long)v);
-    return cJSON_CreateRaw(buf);
+    char buf[24], *p = buf + sizeof buf;
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v; /* INT64_MIN too */
+    *--p = '\0';
+    do {
+        *--p = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0) *--p = '-';
+    return cJSON_CreateRaw(p);
 }
 
 /* {axis: value} over the operator's axes, in axis order. */
