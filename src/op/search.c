@@ -396,7 +396,10 @@ static bool search_once_run(ctx *c, int nthreads, rotor_candidate *best, bool *h
     pass1 p = {.c = c, .w = seed, .keep = &keep};
     if (!oom) search_probe_archive(c, ws, nthreads, &p);
     if (!oom && c->cf_filled && c->weak && c->counts) search_pass1_scan(&p);
-    else if (!oom) search_pass1_walk(&p, 0, c->cores);
+    else if (!oom) {
+        search_pass1_seed(&p);
+        search_pass1_walk(&p, 0, c->cores);
+    }
     /* a walk with every cache in place: later searches may scan them (the
      * first below the full cap walks, reading the compute floors the full
      * cap's walk left, since most of its F_op need their memory floors) */

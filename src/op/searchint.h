@@ -196,8 +196,10 @@ typedef struct worker {
 typedef struct fop_list {
     fop_entry *v;
     int64_t n, cap;
+    int64_t soft; /* compacted when n reaches it (fopwalk.c, search_keep_push) */
     bool oom;
 } fop_list;
+#define KEEP_SOFT_MIN 1024
 
 typedef struct knap_opt {
     int64_t bytes;
@@ -380,6 +382,8 @@ bool search_fop_full_bounds(worker *w, fop_entry *f);
 void search_probe_archive(ctx *c, worker *ws, int nthreads, pass1 *p);
 /* The walk over every F_op from axis a with `room` cores left. */
 void search_pass1_walk(pass1 *p, int a, int64_t room);
+void search_pass1_seed(pass1 *p);
+bool search_keep_push(worker *w, fop_list *l, const fop_entry *f);
 /* F_op vectors of the walk from axis a with `room` cores left. */
 int64_t search_fop_count(ctx *c, int a, int64_t room);
 /* A scan's last decoded F_op (search_fop_decode): per axis its factor, the
