@@ -54,7 +54,7 @@ static int64_t rotating_buffer(const ctx *c, double ones) {
 /* An F_op that no plan may use: a mesh holds only the F_op it can lay out
  * (op/meshmap.h); the constraints min_cores and max_padding (S_a > 1 only
  * pads more, so the all-ones padding bounds the F_op's). */
-static bool fop_refused(const ctx *c, const int64_t *fop) {
+static inline bool fop_refused(const ctx *c, const int64_t *fop) {
     const rotor_expr *e = c->e;
     if (c->chip->topology == ROTOR_TOPO_MESH && !rotor_mesh_fits(c->chip, fop, e->naxes)) return true;
     if (c->cons.min_cores <= 0 && c->cons.max_padding <= 0) return false;
