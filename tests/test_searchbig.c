@@ -378,3 +378,74 @@ Test(searchbig, the_scans_resumed_decode_is_the_walks_order) {
     decode_matches_walk("Y[i] += X[i]", "i=50", 40);
     decode_matches_walk("C[b,t,n] += X[b,c,t,f] * W[c,f,n]", "b=8,c=256,t=249,f=19,n=256", 96);
 }
+
+/* ---- 4. the keep list compacted as the walk goes -------------------------- */
+
+/* search_keep_push (op/fopwalk.c) drops, whenever the list reaches its soft
+ * length, the entries the incumbent prunes at that moment.  keep_order
+ * filters the list once more against the walk's final incumbent, so the
+ * compacted list, filtered at the end, must be exactly the list of every
+ * pushed entry filtered at the end: the same entries in the same order.
+ * Here 200,000 entries with random time and memory floors (some over the
+ * cap) are offered while the incumbent falls in steps from infinity, and an
+ * entry is pushed only when the incumbent does not prune it then, as
+ * pass1_consider does.  A compaction that dropped a survivor (a wrong
+ * prune: one with its floors raised by 1% fails), kept order badly or lost
+ * an entry would fail here; the list must also stay shorter than
+ * everything pushed (it compacted). */
+Test(searchbig, the_compacted_keep_list_is_the_walks_list_filtered_at_its_end) {
+    rotor_expr e = make_expr("C[m,n] += A[m,k] * B[k,n]", "m=8,k=8,n=8");
+    rotor_chip chip = tiny_chip(16, 4096, 64);
+    ctx c;
+    memset(&c, 0, sizeof c);
+    c.e = &e;
+    c.chip = &chip;
+    c.cap = 3000;
+    c.time_cap = INFINITY;
+    double inf = INFINITY;
+    uint64_t bits;
+    memcpy(&bits, &inf, sizeof bits);
+    atomic_store(&c.incumbent, bits);
+    static worker w;
+    memset(&w, 0, sizeof w);
+    w.c = &c;
+    fop_list l = {0};
+    const int64_t total = 200000;
+    fop_entry *all = malloc((size_t)total * sizeof *all);
+    cr_assert_not_null(all);
+    int64_t nall = 0, longest = 0;
+    uint64_t rng = 777;
+    for (int64_t i = 0; i < total; i++) {
+        /* the incumbent: none for the first 2,000 entries, then falling
+         * every 1,000 from 1e6 as (1 - i / total)^2 to 5,000 */
+        double left = 1 - (double)i / (double)total;
+        if (i >= 2000 && i % 1000 == 0) offer_incumbent(&c, 1e6 * left * left + 5000);
+        fop_entry f = {.index = i};
+        f.bound = (double)bf_rand_range(&rng, 1, 2000000) / 2;
+        f.compute = f.bound;
+        f.mem_bound = bf_rand_range(&rng, 1, 3200);
+        f.fop[0] = i;
+        if (search_prune(&w, f.bound, f.mem_bound)) continue;
+        all[nall++] = f;
+        cr_assert(search_keep_push(&w, &l, &f));
+        if (l.n > longest) longest = l.n;
+    }
+    int64_t a = 0, b = 0, survivors = 0;
+    for (;; a++, b++) {
+        while (a < l.n && search_prune(&w, l.v[a].bound, l.v[a].mem_bound)) a++;
+        while (b < nall && search_prune(&w, all[b].bound, all[b].mem_bound)) b++;
+        if (a == l.n || b == nall) break;
+        cr_assert_eq(l.v[a].index, all[b].index, "survivor %lld: entry %lld, want %lld", (long long)survivors,
+                     (long long)l.v[a].index, (long long)all[b].index);
+        cr_assert_eq(memcmp(&l.v[a], &all[b], sizeof all[b]), 0);
+        survivors++;
+    }
+    cr_assert(a == l.n && b == nall, "one list has survivors the other lacks (%lld of %lld, %lld of %lld)",
+              (long long)a, (long long)l.n, (long long)b, (long long)nall);
+    cr_log_info("%lld pushed, %lld survive, the list at most %lld long", (long long)nall, (long long)survivors,
+                (long long)longest);
+    cr_assert_gt(survivors, 10, "a test worth the name: %lld survivors", (long long)survivors);
+    cr_assert_lt(longest, nall, "the list compacted: at most %lld of %lld", (long long)longest, (long long)nall);
+    free(l.v);
+    free(all);
+}

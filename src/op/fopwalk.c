@@ -51,6 +51,61 @@ static int64_t rotating_buffer(const ctx *c, double ones) {
     return ones > (double)c->cap ? c->chip->shift_buffer_bytes : 0;
 }
 
+/* An F_op that no plan may use: a mesh holds only the F_op it can lay out
+ * (op/meshmap.h); the constraints min_cores and max_padding (S_a > 1 only
+ * pads more, so the all-ones padding bounds the F_op's). */
+static inline bool fop_refused(const ctx *c, const int64_t *fop) {
+    const rotor_expr *e = c->e;
+    if (c->chip->topology == ROTOR_TOPO_MESH && !rotor_mesh_fits(c->chip, fop, e->naxes)) return true;
+    if (c->cons.min_cores <= 0 && c->cons.max_padding <= 0) return false;
+    int64_t cores = 1;
+    double pad = 1.0;
+    for (int a = 0; a < e->naxes; a++) {
+        cores *= fop[a];
+        int64_t padded = (e->extent[a] + fop[a] - 1) / fop[a] * fop[a];
+        pad *= (double)padded / (double)e->extent[a];
+    }
+    return cores < c->cons.min_cores || (c->cons.max_padding > 0 && pad > c->cons.max_padding * (1 + SLACK));
+}
+
+/* Appends f to the keep list l (false when out of memory).  When the list
+ * reaches its soft length it first drops, in place and in order, the
+ * entries that the seed w's incumbent (or front) prunes now.  keep_order
+ * (search.c) drops exactly these after the walk with the same test against
+ * the incumbent the walk ends with, and search_prune only prunes more as
+ * the walk goes (the incumbent falls, the front only gains, the caps are
+ * fixed): so keep_order returns the same list in the same order, and pass
+ * 2 runs the same.  The early entries, kept while the incumbent was still
+ * poor, are most of a walk's list: AlexNet's conv1 at batch 1,024 kept
+ * 424,726 F_op of which 84 survive the walk, and grew the list to 512 Ki
+ * entries (57 MB copied by realloc and faulted in).  The soft length is
+ * kept apart from the allocation (a pooled list stays at its largest) and
+ * doubles when compaction frees less than half of it, so each entry is
+ * tested O(1) times on average.  tests/test_searchbig.c checks the list
+ * against one filtered once at the end. */
+bool search_keep_push(worker *w, fop_list *l, const fop_entry *f) {
+    if (l->soft < KEEP_SOFT_MIN) l->soft = KEEP_SOFT_MIN;
+    if (l->n >= l->soft) {
+        int64_t kept = 0;
+        for (int64_t i = 0; i < l->n; i++)
+            if (!search_prune(w, l->v[i].bound, l->v[i].mem_bound)) l->v[kept++] = l->v[i];
+        l->n = kept;
+        if (kept * 2 > l->soft) l->soft *= 2;
+    }
+    if (l->n == l->cap) {
+        int64_t ncap = l->cap ? 2 * l->cap : 1024;
+        fop_entry *nv = realloc(l->v, (size_t)ncap * sizeof *nv);
+        if (!nv) {
+            l->oom = true;
+            return false;
+        }
+        l->v = nv;
+        l->cap = ncap;
+    }
+    l->v[l->n++] = *f;
+    return true;
+}
+
 static void pass1_visit(pass1 *p) {
     ctx *c = p->c;
     const rotor_expr *e = c->e;
@@ -61,25 +116,9 @@ static void pass1_visit(pass1 *p) {
     if (cache && c->cf[index] >= 0) {
         tb = c->cf[index];
     } else {
-        /* a mesh holds only the F_op it can lay out (op/meshmap.h) */
-        if (c->chip->topology == ROTOR_TOPO_MESH && !rotor_mesh_fits(c->chip, p->fop, e->naxes)) {
+        if (fop_refused(c, p->fop)) {
             if (cache) c->cf[index] = -2;
             return;
-        }
-        if (c->cons.min_cores > 0 || c->cons.max_padding > 0) {
-            int64_t cores = 1;
-            double pad = 1.0;
-            for (int a = 0; a < e->naxes; a++) {
-                cores *= p->fop[a];
-                int64_t padded = (e->extent[a] + p->fop[a] - 1) / p->fop[a] * p->fop[a];
-                pad *= (double)padded / (double)e->extent[a];
-            }
-            /* S_a > 1 only pads more, so the all-ones padding bounds the F_op's */
-            if (cores < c->cons.min_cores ||
-                (c->cons.max_padding > 0 && pad > c->cons.max_padding * (1 + SLACK))) {
-                if (cache) c->cf[index] = -2;
-                return;
-            }
         }
         /* Only the cheap bounds here, and those cached by earlier searches
          * of a session; the floors that cost a divisor walk
@@ -130,23 +169,9 @@ static void pass1_consider(pass1 *p, int64_t index, double tb) {
     if (ones <= (double)c->cap) search_seed_all_ones(w, p->fop, tb);
     for (int i = 0; i < p->nprobed; i++)
         if (memcmp(p->probed[i], p->fop, sizeof p->fop) == 0) return;
-    fop_list *l = p->keep;
-    if (l->n == l->cap) {
-        int64_t ncap = l->cap ? 2 * l->cap : 1024;
-        fop_entry *nv = realloc(l->v, (size_t)ncap * sizeof *nv);
-        if (!nv) {
-            l->oom = true;
-            return;
-        }
-        l->v = nv;
-        l->cap = ncap;
-    }
-    fop_entry *f = &l->v[l->n++];
-    memcpy(f->fop, p->fop, sizeof f->fop);
-    f->bound = tb;
-    f->compute = compute;
-    f->mem_bound = mb;
-    f->index = index;
+    fop_entry f = {.bound = tb, .compute = compute, .mem_bound = mb, .index = index};
+    memcpy(f.fop, p->fop, sizeof f.fop);
+    search_keep_push(w, p->keep, &f);
 }
 
 /* The F_op's strong memory floor and its time floor under the cap (pass 2,
@@ -204,6 +229,47 @@ void search_probe_archive(ctx *c, worker *ws, int nthreads, pass1 *p) {
         if (search_prune(w, fe[i].bound, fe[i].mem_bound) || !search_fop_full_bounds(w, &fe[i])) continue;
         search_fop(w, fe[i].fop);
     }
+}
+
+/* Before a walk that starts with no incumbent: the all-ones plans of the
+ * F_op whose factors are powers of two or the whole extent, largest
+ * first.  The walk's own seeding (pass1_consider) meets its F_op in
+ * lexicographic order, from F_op[0] = 1 up, and on a large batch the first
+ * axis's small factors leave every tensor too large for the cap: AlexNet's
+ * conv1 at batch 1,024 kept 424,726 of its 1,064,191 F_op (84 survive the
+ * walk's final incumbent), each with its memory floors computed, before an
+ * all-ones plan fit.  A sparse lattice (15,513 vectors there) costs little
+ * and gives the walk a good incumbent from its start.  Every plan so
+ * costed is a plan of the search space (the walk visits each of these
+ * F_op and would cost it the same way), so the optimum and its ties are
+ * the same: pruning stays strict and the winner is the least by the total
+ * order among the plans reached (docs/cost-model.md, "Bounds"). */
+static void pass1_seed_sparse(pass1 *p, int a, int64_t room) {
+    ctx *c = p->c;
+    const rotor_expr *e = c->e;
+    if (a == e->naxes) {
+        if (fop_refused(c, p->fop)) return;
+        double tb = c->m->step_bound(c->m, e, c->chip, p->fop, NULL, NULL);
+        search_seed_all_ones(p->w, p->fop, tb);
+        return;
+    }
+    int64_t hi = e->extent[a] < room ? e->extent[a] : room;
+    int64_t f = 1;
+    while (f * 2 <= hi) f *= 2;
+    if (hi == e->extent[a] && hi != f) {
+        p->fop[a] = hi;
+        pass1_seed_sparse(p, a + 1, room / hi);
+    }
+    for (; f >= 1; f /= 2) {
+        p->fop[a] = f;
+        pass1_seed_sparse(p, a + 1, room / f);
+    }
+    p->fop[a] = 1;
+}
+
+void search_pass1_seed(pass1 *p) {
+    if (p->c->frontier || isfinite(incumbent(p->c))) return;
+    pass1_seed_sparse(p, 0, p->c->cores);
 }
 
 void search_pass1_walk(pass1 *p, int a, int64_t room) {

@@ -30,15 +30,15 @@ void search_archive_add(archive *ar, const rotor_candidate *cand) {
 
 
 
-void search_front_add(const rotor_expr *e, front *f, const rotor_candidate *cand) {
+bool search_front_add(const rotor_expr *e, front *f, const rotor_candidate *cand) {
     int64_t m = cand->info.memory;
     double t = cand->cost.total;
     int lo = front_upto(f, m);
     if (lo > 0) {
         const rotor_candidate *x = &f->v[lo - 1];
-        if (x->cost.total < t) return;
+        if (x->cost.total < t) return false;
         if (x->cost.total == t &&
-            (x->info.memory < m || rotor_candidate_compare(e, x, cand) <= 0)) return;
+            (x->info.memory < m || rotor_candidate_compare(e, x, cand) <= 0)) return false;
     }
     /* cand stays: drop what it beats (memory >= m and time >= t) */
     int at = lo > 0 && f->v[lo - 1].info.memory == m ? lo - 1 : lo;
@@ -50,7 +50,7 @@ void search_front_add(const rotor_expr *e, front *f, const rotor_candidate *cand
             rotor_candidate *nv = realloc(f->v, (size_t)ncap * sizeof *nv);
             if (!nv) {
                 f->oom = true;
-                return;
+                return false;
             }
             f->v = nv;
             f->cap = ncap;
@@ -62,6 +62,73 @@ void search_front_add(const rotor_expr *e, front *f, const rotor_candidate *cand
         f->n -= end - at - 1;
     }
     f->v[at] = *cand;
+    return true;
+}
+
+/* ---- The shared log ------------------------------------------------------
+ *
+ * Pass 2 of a single-pass frontier search runs its F_op on several threads,
+ * each pruning by its own front (search_prune: a node goes when a front
+ * entry with no more memory than its memory floor is faster than its time
+ * floor, with the slack).  Before, each thread's front held only the plans
+ * it found itself, so two threads each searched what the other's plans
+ * would have cut.  Now every plan that joins a worker's front is also
+ * appended to the search's log, and each worker, before each F_op, adds to
+ * its own front the plans the others logged since it last looked.
+ *
+ * The frontier does not change.  A node is pruned only when a plan that
+ * exists (some thread costed it) beats every plan below the node strictly
+ * in time with no more memory: none of them can be on the frontier, nor tie
+ * a frontier point.  The plan that cut it, or one that beats it, reaches
+ * the merged front (merge_workers adds every worker's front to the seed's),
+ * and search_front_add keeps exactly the plans that no other plan beats,
+ * ties in (time, memory) going to the first in plan order, whatever the
+ * order they arrive in.  So the merged front is the frontier of all plans,
+ * as it was when each thread pruned alone; only how much each thread
+ * searches depends on the timing.  tests/test_search.c compares 2-thread
+ * frontiers with the brute force's. */
+
+bool search_front_log_init(front_log *g) {
+    memset(g, 0, sizeof *g);
+    omp_init_lock(&g->lock);
+    return true;
+}
+
+void search_front_log_free(front_log *g) {
+    omp_destroy_lock(&g->lock);
+    free(g->v);
+    free(g->who);
+    g->v = NULL;
+    g->who = NULL;
+}
+
+/* cand joined w's front: the other workers may prune by it. */
+void search_front_log_push(worker *w, const rotor_candidate *cand) {
+    front_log *g = w->c->flog;
+    omp_set_lock(&g->lock);
+    if (g->n == g->cap) {
+        int64_t ncap = g->cap ? 2 * g->cap : 256;
+        rotor_candidate *nv = realloc(g->v, (size_t)ncap * sizeof *nv);
+        if (nv) g->v = nv;
+        int *nw = nv ? realloc(g->who, (size_t)ncap * sizeof *nw) : NULL;
+        if (nw) g->who = nw;
+        if (nv && nw) g->cap = ncap;
+    }
+    /* a log that cannot grow only prunes less: every front keeps its own */
+    if (g->n < g->cap) {
+        g->v[g->n] = *cand;
+        g->who[g->n++] = w->tid;
+    }
+    omp_unset_lock(&g->lock);
+}
+
+/* The plans the other workers logged since w last looked, into w's front. */
+void search_front_log_pull(worker *w) {
+    front_log *g = w->c->flog;
+    omp_set_lock(&g->lock);
+    for (; w->log_seen < g->n; w->log_seen++)
+        if (g->who[w->log_seen] != w->tid) search_front_add(w->c->e, &w->front, &g->v[w->log_seen]);
+    omp_unset_lock(&g->lock);
 }
 
 /* The frontier by the epsilon-constraint method: the fastest plan (ties:

@@ -396,7 +396,10 @@ static bool search_once_run(ctx *c, int nthreads, rotor_candidate *best, bool *h
     pass1 p = {.c = c, .w = seed, .keep = &keep};
     if (!oom) search_probe_archive(c, ws, nthreads, &p);
     if (!oom && c->cf_filled && c->weak && c->counts) search_pass1_scan(&p);
-    else if (!oom) search_pass1_walk(&p, 0, c->cores);
+    else if (!oom) {
+        search_pass1_seed(&p);
+        search_pass1_walk(&p, 0, c->cores);
+    }
     /* a walk with every cache in place: later searches may scan them (the
      * first below the full cap walks, reading the compute floors the full
      * cap's walk left, since most of its F_op need their memory floors) */
@@ -414,10 +417,21 @@ static bool search_once_run(ctx *c, int nthreads, rotor_candidate *best, bool *h
      * incumbent time; each keeps its own best, merged below in thread order
      * under a total order, so the result does not depend on the schedule. */
     int done = 0, total = keep.n < INT32_MAX ? (int)keep.n : INT32_MAX;
+    /* a frontier search's workers prune by each other's plans too
+     * (pareto.c, "The shared log") */
+    front_log flog;
+    if (c->frontier && nthreads > 1 && keep.n > 1 && search_front_log_init(&flog)) {
+        c->flog = &flog;
+        for (int i = 0; i < nthreads; i++) {
+            ws[i].tid = i;
+            ws[i].log_seen = 0;
+        }
+    }
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads)
     for (int64_t k = 0; k < keep.n; k++) {
         int64_t i = order[k].pos;
         worker *w = &ws[omp_get_thread_num()];
+        if (c->flog) search_front_log_pull(w);
         if (!search_prune(w, keep.v[i].bound, keep.v[i].mem_bound) && search_fop_full_bounds(w, &keep.v[i]))
             search_fop(w, keep.v[i].fop);
         if (c->progress) {
@@ -426,6 +440,10 @@ static bool search_once_run(ctx *c, int nthreads, rotor_candidate *best, bool *h
         }
     }
 
+    if (c->flog) {
+        search_front_log_free(c->flog);
+        c->flog = NULL;
+    }
     st->fops_searched += keep.n;
     oom |= !merge_workers(c, seed, ws, nthreads, best, have, st);
     if (c->frontier && !oom) {

@@ -75,6 +75,17 @@ typedef struct front {
     rotor_candidate *v;
 } front;
 
+/* The shared log of a single-pass frontier search's pass 2 (pareto.c):
+ * every plan that joined some worker's front, in the order they joined,
+ * with the worker that found it, behind a lock. */
+typedef struct front_log {
+    omp_lock_t lock;
+    rotor_candidate *v;
+    int *who;
+    int64_t n, cap;
+    bool oom;
+} front_log;
+
 /* The per-search-thread buffers of a search: the seed worker and one per
  * search thread (a worker's scratch is most of a megabyte, not worth
  * clearing each time: each search resets what it reads), and each search
@@ -149,6 +160,7 @@ typedef struct ctx {
     rotor_search_pool *shared; /* NULL: no pool */
     uint64_t id;               /* in the pool: whose memo a set holds (search_bufs.owner) */
     int64_t full_cap; /* a session's cap without a memory_cap: no arrays until below it */
+    front_log *flog;  /* a single-pass frontier search's pass 2 with 2+ threads, else NULL */
 } ctx;
 
 /* Candidate steps per axis: divisors of the P_X of tensors carrying the axis. */
@@ -191,13 +203,17 @@ typedef struct worker {
      * Smax_b of X's axes b after a prefix (growing only while below P_X) */
     int64_t len_any[ROTOR_MAX_AXES], sub_any[ROTOR_MAX_AXES];
     int64_t rest[ROTOR_MAX_TENSORS][ROTOR_MAX_AXES + 1];
+    int tid;          /* its place among pass 2's workers (front_log.who) */
+    int64_t log_seen; /* entries of the ctx's front_log it has read */
 } worker;
 
 typedef struct fop_list {
     fop_entry *v;
     int64_t n, cap;
+    int64_t soft; /* compacted when n reaches it (fopwalk.c, search_keep_push) */
     bool oom;
 } fop_list;
+#define KEEP_SOFT_MIN 1024
 
 typedef struct knap_opt {
     int64_t bytes;
@@ -312,8 +328,14 @@ static inline bool front_dominates(const front *f, double t, int64_t m) {
 }
 
 /* Adds cand to the front unless an entry beats it; drops what it beats
- * (sets f->oom when out of memory). */
-void search_front_add(const rotor_expr *e, front *f, const rotor_candidate *cand);
+ * (sets f->oom when out of memory).  True when cand joined the front. */
+bool search_front_add(const rotor_expr *e, front *f, const rotor_candidate *cand);
+/* The plans that joined a pass-2 worker's front, shared with the other
+ * workers of a single-pass frontier search (pareto.c, "The shared log"). */
+bool search_front_log_init(front_log *g);
+void search_front_log_free(front_log *g);
+void search_front_log_push(worker *w, const rotor_candidate *cand);
+void search_front_log_pull(worker *w);
 /* Adds cand to the archive unless an entry is no slower with no more memory. */
 void search_archive_add(archive *ar, const rotor_candidate *cand);
 /* The frontier by the epsilon-constraint method into out->pareto, from
@@ -380,6 +402,8 @@ bool search_fop_full_bounds(worker *w, fop_entry *f);
 void search_probe_archive(ctx *c, worker *ws, int nthreads, pass1 *p);
 /* The walk over every F_op from axis a with `room` cores left. */
 void search_pass1_walk(pass1 *p, int a, int64_t room);
+void search_pass1_seed(pass1 *p);
+bool search_keep_push(worker *w, fop_list *l, const fop_entry *f);
 /* F_op vectors of the walk from axis a with `room` cores left. */
 int64_t search_fop_count(ctx *c, int a, int64_t room);
 /* A scan's last decoded F_op (search_fop_decode): per axis its factor, the

@@ -16,7 +16,7 @@ void search_offer(worker *w, const rotor_candidate *cand) {
     const rotor_expr *e = w->c->e;
     if (cand->cost.total > w->c->time_cap) return;
     if (w->c->frontier) {
-        search_front_add(e, &w->front, cand);
+        if (search_front_add(e, &w->front, cand) && w->c->flog) search_front_log_push(w, cand);
         return;
     }
     if (!w->have_best || rotor_candidate_compare(e, cand, &w->best) < 0) {
