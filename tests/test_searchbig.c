@@ -395,7 +395,7 @@ Test(searchbig, the_scans_resumed_decode_is_the_walks_order) {
  * everything pushed (it compacted). */
 Test(searchbig, the_compacted_keep_list_is_the_walks_list_filtered_at_its_end) {
     rotor_expr e = make_expr("C[m,n] += A[m,k] * B[k,n]", "m=8,k=8,n=8");
-    rotor_chip chip = tiny_chip(16, 4096, 64);
+    rotor_chip chip = mk2_small(16, 4096, 64);
     ctx c;
     memset(&c, 0, sizeof c);
     c.e = &e;
