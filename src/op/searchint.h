@@ -23,6 +23,7 @@
 #ifndef ROTOR_OP_SEARCHINT_H
 #define ROTOR_OP_SEARCHINT_H
 
+#include "rotor/base/divisors.h"
 #include <math.h>
 #include <omp.h>
 #include <stdatomic.h>
@@ -34,7 +35,7 @@
 
 #define SLACK 1e-9
 /* Most divisors of any n < 2^31 (1,344 for 2,095,133,040); N <= 2^30. */
-#define MAX_DIVISORS 1536
+#define MAX_DIVISORS ROTOR_MAX_DIVISORS /* base/divisors.h: any n <= 2^32 */
 #define MAX_STEP_CHOICES (MAX_DIVISORS * ROTOR_MAX_TENSORS)
 
 /* pass 2's order: a kept F_op's bound and its place in the keep list */

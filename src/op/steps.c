@@ -124,17 +124,11 @@ static void dfs_axis(worker *w, int t, int ai, int64_t q, double time_lb, int64_
     w->plan.ft[t][a] = 1;
 }
 
-/* The divisors of n (n <= 2^31), ascending. */
+/* The divisors of n, ascending: n is an S_a (<= an extent <= 2^32) or a
+ * P_X (<= N <= 2^30), so MAX_DIVISORS holds them all (base/divisors.h). */
 void search_divisors(int64_t n, int64_t *out, int *count) {
-    int k = 0, nb = 0;
-    int64_t big[MAX_DIVISORS / 2 + 1];
-    for (int64_t d = 1; d * d <= n; d++)
-        if (n % d == 0) {
-            out[k++] = d;
-            if (d != n / d) big[nb++] = n / d;
-        }
-    for (int i = nb - 1; i >= 0; i--) out[k++] = big[i];
-    *count = k;
+    int k = rotor_divisors(n, out, MAX_DIVISORS);
+    *count = k < 0 ? 0 : k;
 }
 
 static int64_t gcd64(int64_t a, int64_t b) {
