@@ -146,9 +146,12 @@ typedef struct setup_memo {
      * it holds and the setup seconds dt it saves (dm = b - idle_bytes > 0
      * and dt > 0 only), ascending in k; valid when moves_epoch == epoch */
     struct split_move *moves;
-    int nmoves, moves_active, moves_base;
-    int64_t moves_k, moves_bytes;
-    unsigned moves_epoch;
+    int nmoves;
+    struct split_key {
+        unsigned epoch;
+        int active, base;
+        int64_t k, bytes;
+    } moves_key;
     bool moves_valid;
 } setup_memo;
 
@@ -994,8 +997,11 @@ static double assign_active(compiler *cc, int64_t idle_total, int *misfit, int64
  * idle layout stand (NULL: none).  Returns false on no memory. */
 static bool split_moves(compiler *cc, setup_memo *m, int o, split_move **v, int *n, split_move *scratch) {
     const op_state *s = &cc->st[o];
-    if (m && m->moves_valid && m->moves_epoch == m->epoch && m->moves_active == s->active &&
-        m->moves_base == s->idle_base && m->moves_k == s->idle_k && m->moves_bytes == s->idle_bytes) {
+    struct split_key key = {.active = s->active, .base = s->idle_base, .k = s->idle_k, .bytes = s->idle_bytes};
+    if (m) key.epoch = m->epoch;
+    const struct split_key *was = m ? &m->moves_key : NULL;
+    if (m && m->moves_valid && was->epoch == key.epoch && was->active == key.active && was->base == key.base &&
+        was->k == key.k && was->bytes == key.bytes) {
         *v = m->moves;
         *n = m->nmoves;
         return true;
@@ -1030,11 +1036,7 @@ static bool split_moves(compiler *cc, setup_memo *m, int o, split_move **v, int 
     memcpy(keep, scratch, (size_t)k * sizeof *keep);
     m->moves = keep;
     m->nmoves = k;
-    m->moves_active = s->active;
-    m->moves_base = s->idle_base;
-    m->moves_k = s->idle_k;
-    m->moves_bytes = s->idle_bytes;
-    m->moves_epoch = m->epoch;
+    m->moves_key = key;
     m->moves_valid = true;
     return true;
 }
