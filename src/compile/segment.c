@@ -437,10 +437,12 @@ static rotor_status plan_memo_grow(plan_memo *pm, rotor_error *err) {
  * or less: *faster false when none does (rotor_search_session_within's
  * NOFIT; its answer is exact, the search only prunes sooner).  Any other
  * failure but out of memory leaves *faster true: the frontier's search
- * then meets it as before. */
+ * then meets it as before.  pool: the compile's search buffers (cc->spool),
+ * as every stage search takes them: no answer depends on the pool, and
+ * each search no longer allocates and faults in its own. */
 static rotor_status fastest_within(const rotor_expr *e, const rotor_chip *gc, const rotor_compile_options *opt,
-                                   double time_cap, bool *faster, rotor_error *err) {
-    rotor_search_options so = {.threads = opt ? opt->threads : 0};
+                                   rotor_search_pool *pool, double time_cap, bool *faster, rotor_error *err) {
+    rotor_search_options so = {.threads = opt ? opt->threads : 0, .pool = pool};
     rotor_search_session *ss = NULL;
     rotor_error serr;
     rotor_candidate c;
@@ -501,14 +503,14 @@ static rotor_status stage_frontier(plan_memo *pm, const compiler *cc, const roto
     }
     if (time_cap < INFINITY && cc->solver == ROTOR_SOLVER_EXACT) {
         bool faster;
-        if ((st = fastest_within(e, &gc, opt, time_cap, &faster, err))) return st;
+        if ((st = fastest_within(e, &gc, opt, cc->spool, time_cap, &faster, err))) return st;
         if (!faster) {
             pm->slower[at] = time_cap;
             *slow = true;
             return ROTOR_OK;
         }
     }
-    rotor_search_options so = {.solver = cc->solver, .threads = opt ? opt->threads : 0};
+    rotor_search_options so = {.solver = cc->solver, .threads = opt ? opt->threads : 0, .pool = cc->spool};
     so.pareto = true;
     so.pareto_time_ratio = STAGE_RATIO;
     rotor_error serr;
@@ -555,7 +557,7 @@ static rotor_status stage_plan(plan_memo *pm, const compiler *cc, const rotor_co
     if (*fits) return ROTOR_OK;
     /* below the frontier's leanest point within the ratio */
     rotor_chip gc = rotor_segment_group_chip(cc->chip, g);
-    rotor_search_options so = {.solver = cc->solver, .threads = opt ? opt->threads : 0};
+    rotor_search_options so = {.solver = cc->solver, .threads = opt ? opt->threads : 0, .pool = cc->spool};
     so.constraints.memory_cap = cap;
     rotor_search_result r;
     rotor_error serr;
