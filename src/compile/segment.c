@@ -398,6 +398,9 @@ typedef struct plan_memo {
     bool *found;       /* false: no plan covers the shape on these cores */
     bool *searched;    /* false: only slower is known */
     double *slower;
+    double *ratio;     /* searched: the frontier up to ratio x the fastest run */
+    bool *has_fast;    /* the fastest plan is known (a capped check, or a frontier) */
+    rotor_candidate *fast;
     int n, cap;
     int searches;
 } plan_memo;
@@ -412,6 +415,9 @@ static void plan_memo_free(plan_memo *pm) {
     free(pm->found);
     free(pm->searched);
     free(pm->slower);
+    free(pm->ratio);
+    free(pm->has_fast);
+    free(pm->fast);
 }
 
 /* Room for one more entry. */
@@ -427,8 +433,14 @@ static rotor_status plan_memo_grow(plan_memo *pm, rotor_error *err) {
     bool *s2 = b2 ? realloc(pm->searched, (size_t)nc * sizeof *s2) : NULL;
     if (s2) pm->searched = s2;
     double *d2 = s2 ? realloc(pm->slower, (size_t)nc * sizeof *d2) : NULL;
-    if (!d2) return rotor_nomem(err);
-    pm->slower = d2;
+    if (d2) pm->slower = d2;
+    double *r2 = d2 ? realloc(pm->ratio, (size_t)nc * sizeof *r2) : NULL;
+    if (r2) pm->ratio = r2;
+    bool *h2 = r2 ? realloc(pm->has_fast, (size_t)nc * sizeof *h2) : NULL;
+    if (h2) pm->has_fast = h2;
+    rotor_candidate *c2 = h2 ? realloc(pm->fast, (size_t)nc * sizeof *c2) : NULL;
+    if (!c2) return rotor_nomem(err);
+    pm->fast = c2;
     pm->cap = nc;
     return ROTOR_OK;
 }
@@ -437,21 +449,40 @@ static rotor_status plan_memo_grow(plan_memo *pm, rotor_error *err) {
  * or less: *faster false when none does (rotor_search_session_within's
  * NOFIT; its answer is exact, the search only prunes sooner).  Any other
  * failure but out of memory leaves *faster true: the frontier's search
- * then meets it as before. */
+ * then meets it as before.  pool: the compile's search buffers (cc->spool),
+ * as every stage search takes them: no answer depends on the pool, and
+ * each search no longer allocates and faults in its own. */
 static rotor_status fastest_within(const rotor_expr *e, const rotor_chip *gc, const rotor_compile_options *opt,
-                                   double time_cap, bool *faster, rotor_error *err) {
-    rotor_search_options so = {.threads = opt ? opt->threads : 0};
+                                   rotor_search_pool *pool, double time_cap, bool *faster, rotor_candidate *c,
+                                   bool *has_c, rotor_error *err) {
+    rotor_search_options so = {.threads = opt ? opt->threads : 0, .pool = pool};
     rotor_search_session *ss = NULL;
     rotor_error serr;
-    rotor_candidate c;
     *faster = true;
+    *has_c = false;
     rotor_status st = rotor_search_session_open(e, gc, &so, &ss, &serr);
-    if (!st) st = rotor_search_session_within(ss, 0, time_cap, 0, &c, NULL, &serr);
+    if (!st) st = rotor_search_session_within(ss, 0, time_cap, 0, c, NULL, &serr);
     rotor_search_session_close(ss);
     if (st == ROTOR_ERR_NOMEM && err) *err = serr;
     if (st == ROTOR_ERR_NOMEM) return st;
     *faster = st != ROTOR_ERR_NOFIT;
+    *has_c = st == ROTOR_OK;
     return ROTOR_OK;
+}
+
+/* How far along a frontier whose fastest plan is `fast` stage_plan must
+ * look, as a ratio to that plan's run ("Frontier cuts" below): its run plus
+ * its moves (stage_plan's objective), when it fits in cap bytes a core;
+ * else the whole STAGE_RATIO. */
+#define STAGE_RATIO 2.0
+static double front_ratio(const rotor_chip *chip, const rotor_expr *e, const rotor_candidate *fast, int64_t cap,
+                          unsigned moved) {
+    if (fast->info.memory > cap || !(fast->cost.total > 0)) return STAGE_RATIO;
+    double t = fast->cost.total;
+    for (int x = 1; x < e->ntensors; x++)
+        if (moved >> x & 1) t += rotor_cost_shift_s(chip, fast->info.bytes[x], 0);
+    double r = t / fast->cost.total * (1 + 1e-9); /* above t / run despite rounding */
+    return r < STAGE_RATIO ? r : STAGE_RATIO;
 }
 
 static char *memo_key(const rotor_expr *e, int64_t g) {
@@ -464,13 +495,14 @@ static char *memo_key(const rotor_expr *e, int64_t g) {
     return k;
 }
 
-/* The frontier of e on g cores (up to STAGE_RATIO times the fastest run),
- * memoised; *fr NULL when no plan covers it.  With time_cap finite (and the
+/* The frontier of e on g cores, memoised, at least as far as stage_plan
+ * needs it for a budget of cap bytes and the tensors in `moved`
+ * (front_ratio; searched again further when an earlier search stopped
+ * short); *fr NULL when no plan covers it.  With time_cap finite (and the
  * exact solver), *slow true and no frontier when no plan runs in time_cap
  * seconds or less ("Time caps" below). */
-#define STAGE_RATIO 2.0
 static rotor_status stage_frontier(plan_memo *pm, const compiler *cc, const rotor_compile_options *opt,
-                                   const rotor_expr *e, int64_t g, double time_cap,
+                                   const rotor_expr *e, int64_t g, double time_cap, int64_t cap, unsigned moved,
                                    const rotor_search_result **fr, bool *slow, rotor_error *err) {
     *slow = false;
     *fr = NULL;
@@ -479,10 +511,6 @@ static rotor_status stage_frontier(plan_memo *pm, const compiler *cc, const roto
     int at = 0;
     while (at < pm->n && strcmp(pm->key[at], key)) at++;
     if (at < pm->n) free(key);
-    if (at < pm->n && pm->searched[at]) {
-        *fr = pm->found[at] ? &pm->fr[at] : NULL;
-        return ROTOR_OK;
-    }
     rotor_status st = at < pm->n ? ROTOR_OK : plan_memo_grow(pm, err);
     if (st) {
         free(key);
@@ -490,37 +518,54 @@ static rotor_status stage_frontier(plan_memo *pm, const compiler *cc, const roto
     }
     if (at == pm->n) {
         pm->key[at] = key;
-        pm->found[at] = pm->searched[at] = false;
-        pm->slower[at] = 0;
+        pm->found[at] = pm->searched[at] = pm->has_fast[at] = false;
+        pm->slower[at] = pm->ratio[at] = 0;
         pm->n++;
     }
+    if (pm->searched[at] && !pm->found[at]) return ROTOR_OK;
     rotor_chip gc = rotor_segment_group_chip(cc->chip, g);
-    if (time_cap <= pm->slower[at]) {
+    if (!pm->searched[at] && time_cap <= pm->slower[at]) {
         *slow = true;
         return ROTOR_OK;
     }
-    if (time_cap < INFINITY && cc->solver == ROTOR_SOLVER_EXACT) {
-        bool faster;
-        if ((st = fastest_within(e, &gc, opt, time_cap, &faster, err))) return st;
+    if (!pm->searched[at] && time_cap < INFINITY && cc->solver == ROTOR_SOLVER_EXACT) {
+        bool faster = true, has_c = pm->has_fast[at];
+        if (has_c) /* the fastest plan is known: the capped search's answer */
+            faster = pm->fast[at].cost.total <= time_cap;
+        else if ((st = fastest_within(e, &gc, opt, cc->spool, time_cap, &faster, &pm->fast[at], &has_c, err)))
+            return st;
+        pm->has_fast[at] = has_c;
         if (!faster) {
             pm->slower[at] = time_cap;
             *slow = true;
             return ROTOR_OK;
         }
     }
-    rotor_search_options so = {.solver = cc->solver, .threads = opt ? opt->threads : 0};
-    so.pareto = true;
-    so.pareto_time_ratio = STAGE_RATIO;
-    rotor_error serr;
-    st = rotor_search(e, &gc, &so, &pm->fr[at], &serr);
-    pm->searches++;
-    if (st == ROTOR_ERR_NOMEM) {
-        if (err) *err = serr;
-        return st;
+    double need = pm->has_fast[at] ? front_ratio(cc->chip, e, &pm->fast[at], cap, moved) : STAGE_RATIO;
+    while (!(pm->searched[at] && pm->ratio[at] >= need)) {
+        if (pm->searched[at]) rotor_search_result_free(&pm->fr[at]); /* it stopped short: further */
+        pm->searched[at] = pm->found[at] = false;
+        rotor_search_options so = {.solver = cc->solver, .threads = opt ? opt->threads : 0, .pool = cc->spool};
+        so.pareto = true;
+        so.pareto_time_ratio = need;
+        rotor_error serr;
+        st = rotor_search(e, &gc, &so, &pm->fr[at], &serr);
+        pm->searches++;
+        if (st == ROTOR_ERR_NOMEM) {
+            if (err) *err = serr;
+            return st;
+        }
+        pm->searched[at] = true;
+        pm->ratio[at] = need;
+        pm->found[at] = st == ROTOR_OK; /* else NOFIT, or INPUT for a shape no plan covers on g cores */
+        if (!pm->found[at]) return ROTOR_OK;
+        /* the cut by the frontier's own fastest point (the capped search's
+         * plan, by the same ties): searched again if it needs more */
+        pm->fast[at] = pm->fr[at].pareto[0];
+        pm->has_fast[at] = true;
+        need = front_ratio(cc->chip, e, &pm->fast[at], cap, moved);
     }
-    pm->searched[at] = true;
-    pm->found[at] = st == ROTOR_OK; /* else NOFIT, or INPUT for a shape no plan covers on g cores */
-    *fr = pm->found[at] ? &pm->fr[at] : NULL;
+    *fr = &pm->fr[at];
     return ROTOR_OK;
 }
 
@@ -536,7 +581,7 @@ static rotor_status stage_plan(plan_memo *pm, const compiler *cc, const rotor_co
                                rotor_candidate *out, bool *fits, rotor_error *err) {
     const rotor_search_result *fr = NULL;
     bool slow; /* then fr is NULL: no plan is chosen */
-    rotor_status st = stage_frontier(pm, cc, opt, e, g, time_cap, &fr, &slow, err);
+    rotor_status st = stage_frontier(pm, cc, opt, e, g, time_cap, cap, moved, &fr, &slow, err);
     *fits = false;
     if (st || !fr) return st;
     double best = INFINITY;
@@ -555,7 +600,7 @@ static rotor_status stage_plan(plan_memo *pm, const compiler *cc, const rotor_co
     if (*fits) return ROTOR_OK;
     /* below the frontier's leanest point within the ratio */
     rotor_chip gc = rotor_segment_group_chip(cc->chip, g);
-    rotor_search_options so = {.solver = cc->solver, .threads = opt ? opt->threads : 0};
+    rotor_search_options so = {.solver = cc->solver, .threads = opt ? opt->threads : 0, .pool = cc->spool};
     so.constraints.memory_cap = cap;
     rotor_search_result r;
     rotor_error serr;
@@ -889,6 +934,31 @@ static rotor_status segment_floor(const seg_ctx *sx, rotor_segment *s, int done,
  * dropped gets the very plans it got before: the choice, and every output
  * byte, are those of pipeline_no_prune.  A shape found slower than x_cap
  * is remembered (plan_memo.slower) for later candidates with a smaller cap. */
+
+/* ---- frontier cuts -------------------------------------------------------------
+ *
+ * Issue 45: the frontier searches of the stages (each up to STAGE_RATIO
+ * times the fastest run: one capped search per point for a convolution)
+ * were 85% of --pipeline's time, and most of their points cannot be
+ * chosen.  stage_plan picks the point p (memory within its budget) that
+ * minimises J(p) = run(p) + the moved tensors' partitions over the link
+ * rate, ties to the faster point.  Every term of J is >= 0, so J(p) >=
+ * run(p).  When the fastest plan f fits the budget, J(f) bounds the
+ * choice: a point that runs longer than J(f) has J above J(f) and is not
+ * chosen.  So the frontier is searched only up to J(f) / run(f) times the
+ * fastest run (front_ratio; rotor_search's pareto_time_ratio keeps exactly
+ * the whole frontier's points below that time, docs/cost-model.md), taken
+ * 1e-9 above so that rounding cannot drop the point J(f) itself.  f is
+ * the time cap's capped search's plan (rotor_search_session_within: the
+ * fastest plan, ties as the frontier's first point), or the frontier's
+ * first point; after each search the cut is taken again from that first
+ * point, and the frontier is searched further if it needs more.  An entry
+ * searched for one budget and set of moved tensors is searched again,
+ * further, when another needs more (the whole STAGE_RATIO when f does not
+ * fit its budget, as before).  The point chosen is the whole frontier's,
+ * to the bit (tests/test_segprune.c compares with pipeline_no_prune, which
+ * searches whole frontiers).  GoogLeNet at batch 8: the same 46
+ * searches, 3.1 s of CPU instead of 5.4 (docs/performance.md). */
 
 /* x_cap for stage k of s (above), or INFINITY when the bisection cannot
  * start (a threshold <= 0). */
