@@ -395,7 +395,7 @@ static rotor_status place_of(handoff_cache *hc, int f, const rotor_expr *e, cons
         rotor_status st = rotor_plan_derive(e, hc->chip, p, &info, err);
         if (st) return st;
         s = slot_for(hc, info.cores);
-        if ((st = rotor_place_make(e, p, &info, &s->pl, err))) return st;
+        if ((st = rotor_place_make_partitions(e, p, &info, &s->pl, err))) return st;
         s->f = f;
         s->plan = k;
         s->hash = h;
