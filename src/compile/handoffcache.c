@@ -40,7 +40,9 @@ typedef struct most_entry {
  * PLACED_CORES cores in all (a wafer's placement is megabytes: on a wafer
  * the bound stays PLACED_MIN, as before issue 45).  DenseNet-121 asks 337
  * pairs of some 400 distinct plans: 32 slots placed 654 times, 128 place
- * each plan once. */
+ * each plan once.  A hand-off reads only partitions, so the plans are
+ * placed without their rings (rotor_place_make_partitions: half of a
+ * placement's work, the same partitions and errors). */
 #define PLACED_SLOTS 128
 #define PLACED_MIN 32
 #define PLACED_CORES ((int64_t)1 << 18)
