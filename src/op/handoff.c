@@ -633,22 +633,22 @@ static rotor_status memo_find(const rotor_handoff *h, const rotor_view *view, bo
     return ROTOR_OK;
 }
 
-/* rotor_handoff_held(h, c, the set of box through view), read from the
- * box's run of holders in the memo (first, count) where it can be: when
- * every final partition starts on the partition grid (h->grid), core c's
- * starts at a cell, and rotor_handoff_sources visits every core at every
- * cell of the set's range, so c holds what the run says, or nothing if it
- * is not in the run (its cell is outside the range, where no element of
- * the set lies).  A long run, or partitions off the grid: held directly. */
+/* Whether rotor_handoff_held(h, c, the set of a box) is what the box's run
+ * of holders in the memo (count long) says of core c, or 0 when c is not
+ * in it: when every final partition starts on the partition grid
+ * (h->grid), core c's starts at a cell, and rotor_handoff_sources visits
+ * every core at every cell of the set's range, so c holds what the run
+ * says, or nothing (its cell lies outside the range, where no element of
+ * the set is).  A long run (searching it would cost more), or partitions
+ * off the grid: held directly (held_of). */
 #define HELD_RUN_MAX 64
+static bool held_by_run(const rotor_handoff *h, int64_t count) {
+    return h->grid && count <= HELD_RUN_MAX && h->nd > 0;
+}
+
+/* rotor_handoff_held(h, c, the set of box through view). */
 static int64_t held_of(const rotor_handoff *h, const rotor_view *view, const box_memo *m, const int64_t *box,
-                       int64_t c, int64_t first, int64_t count) {
-    if (h->grid && count <= HELD_RUN_MAX && h->nd > 0) {
-        if (c >= h->cores) return 0;
-        for (int64_t k = first; k < first + count; k++)
-            if (m->pair[k][0] == c) return m->pair[k][1];
-        return 0;
-    }
+                       int64_t c) {
     rotor_handoff_set s;
     rotor_handoff_map(h, view, m->nd, box, box + m->nd, &s);
     return rotor_handoff_held(h, c, &s);
@@ -725,10 +725,12 @@ rotor_status rotor_handoff_traffic_in(const rotor_handoff *h, const rotor_place 
         if (st || !need_of(consumer, t, org, c, g, box, box + m->nd)) continue;
         st = memo_find(h, view, m, box, &first, &count, &elems, &err);
         if (st) continue;
-        recv[c] = elems - held_of(h, view, m, box, c, first, count);
-        if (recv[c] > *max_recv) *max_recv = recv[c];
+        int64_t mine = 0; /* what c holds, if it is in the run (held_of) */
         for (int64_t k = first; k < first + count; k++)
             if (m->pair[k][0] != c) send[m->pair[k][0]] += m->pair[k][1];
+            else mine = m->pair[k][1];
+        recv[c] = elems - (held_by_run(h, count) ? mine : held_of(h, view, m, box, c));
+        if (recv[c] > *max_recv) *max_recv = recv[c];
     }
     if (!memo) memo_free(&own);
     *max_send = 0;
