@@ -502,7 +502,7 @@ int64_t rotor_handoff_cores(const rotor_handoff *h) { return h->cores; }
  * 2 nd coordinates (lo, then hi); a slot's sources are a run of pair,
  * every core rotor_handoff_sources visits for the box with what it holds,
  * 0 included (those are skipped as pieces, and let the traffic read a
- * receiver's own holding from the run: held_of).  It
+ * receiver's own holding from the run: held_by_run).  It
  * starts afresh when its table is half full (in a table twice as large) or
  * holds MEMO_PAIRS sources, so a hand-off whose every core needs its own
  * box costs no more memory than that. */
@@ -725,7 +725,7 @@ rotor_status rotor_handoff_traffic_in(const rotor_handoff *h, const rotor_place 
         if (st || !need_of(consumer, t, org, c, g, box, box + m->nd)) continue;
         st = memo_find(h, view, m, box, &first, &count, &elems, &err);
         if (st) continue;
-        int64_t mine = 0; /* what c holds, if it is in the run (held_of) */
+        int64_t mine = 0; /* what c holds, if it is in the run (held_by_run) */
         for (int64_t k = first; k < first + count; k++)
             if (m->pair[k][0] != c) send[m->pair[k][0]] += m->pair[k][1];
             else mine = m->pair[k][1];
