@@ -313,3 +313,60 @@ Test(place, shared_digit_with_shared_lacked_axis_is_still_balanced) {
         }
     rotor_place_free(pl);
 }
+
+/* rotor_place_make_partitions (the hand-off cache's placements, without
+ * rings) gives rotor_place_make's partitions of every tensor on every core
+ * at every step, and its sub-tasks, and rotor_place_partitions_at_0 every
+ * core's step-0 partition as rotor_place_partition does, on random
+ * operators and random valid plans. */
+Test(place, partitions_only_placement_places_every_partition_as_the_full_one) {
+    rotor_rng r = {20261130};
+    rotor_chip chip = mk2();
+    int compared = 0;
+    for (int trial = 0; trial < 200; trial++) {
+        rotor_expr e;
+        random_operator(&r, &e);
+        rotor_plan p;
+        rotor_plan_info info;
+        rotor_error err = {{0}};
+        cr_assert_eq(rotor_sample_plan(&e, &chip, 48, &r, &p, &info, &err), ROTOR_OK, "%s", err.msg);
+        rotor_place *full, *part;
+        cr_assert_eq(rotor_place_make(&e, &p, &info, &full, &err), ROTOR_OK, "%s", err.msg);
+        cr_assert_eq(rotor_place_make_partitions(&e, &p, &info, &part, &err), ROTOR_OK, "%s", err.msg);
+        for (int64_t s = 0; s < info.total_steps; s++) {
+            int64_t i[ROTOR_MAX_AXES];
+            rotor_place_loop(full, s, i);
+            for (int64_t c = 0; c < info.cores; c++) {
+                int64_t j0[ROTOR_MAX_AXES], j1[ROTOR_MAX_AXES];
+                rotor_place_subtask(full, c, i, j0);
+                rotor_place_subtask(part, c, i, j1);
+                cr_assert(!memcmp(j0, j1, (size_t)e.naxes * sizeof *j0), "trial %d core %lld step %lld", trial,
+                          (long long)c, (long long)s);
+                for (int t = 0; t < e.ntensors; t++) {
+                    int64_t o0[ROTOR_MAX_DIMS], o1[ROTOR_MAX_DIMS];
+                    rotor_place_partition(full, t, c, s, o0);
+                    rotor_place_partition(part, t, c, s, o1);
+                    cr_assert(!memcmp(o0, o1, (size_t)e.tensors[t].ndims * sizeof *o0),
+                              "trial %d %s: tensor %d core %lld step %lld", trial, e.text, t, (long long)c,
+                              (long long)s);
+                    compared++;
+                }
+            }
+        }
+        for (int t = 0; t < e.ntensors; t++) { /* every core's step 0 at once */
+            int nd = e.tensors[t].ndims;
+            int64_t *all = malloc((size_t)(info.cores * nd + 1) * sizeof *all);
+            rotor_place_partitions_at_0(part, t, all);
+            for (int64_t c = 0; c < info.cores; c++) {
+                int64_t o[ROTOR_MAX_DIMS];
+                rotor_place_partition(full, t, c, 0, o);
+                cr_assert(!memcmp(o, all + c * nd, (size_t)nd * sizeof *o), "trial %d %s: tensor %d core %lld",
+                          trial, e.text, t, (long long)c);
+            }
+            free(all);
+        }
+        rotor_place_free(full);
+        rotor_place_free(part);
+    }
+    cr_assert_gt(compared, 10000);
+}

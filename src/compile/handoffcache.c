@@ -40,7 +40,9 @@ typedef struct most_entry {
  * PLACED_CORES cores in all (a wafer's placement is megabytes: on a wafer
  * the bound stays PLACED_MIN, as before issue 45).  DenseNet-121 asks 337
  * pairs of some 400 distinct plans: 32 slots placed 654 times, 128 place
- * each plan once. */
+ * each plan once.  A hand-off reads only partitions, so the plans are
+ * placed without their rings (rotor_place_make_partitions: half of a
+ * placement's work, the same partitions and errors). */
 #define PLACED_SLOTS 128
 #define PLACED_MIN 32
 #define PLACED_CORES ((int64_t)1 << 18)
@@ -395,7 +397,7 @@ static rotor_status place_of(handoff_cache *hc, int f, const rotor_expr *e, cons
         rotor_status st = rotor_plan_derive(e, hc->chip, p, &info, err);
         if (st) return st;
         s = slot_for(hc, info.cores);
-        if ((st = rotor_place_make(e, p, &info, &s->pl, err))) return st;
+        if ((st = rotor_place_make_partitions(e, p, &info, &s->pl, err))) return st;
         s->f = f;
         s->plan = k;
         s->hash = h;

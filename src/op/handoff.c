@@ -378,25 +378,53 @@ int64_t rotor_handoff_holder(const rotor_handoff *h, const int64_t *coord) {
     return h->sorted[g + f / chunk];
 }
 
-rotor_status rotor_handoff_sources(const rotor_handoff *h, const rotor_handoff_set *s, rotor_handoff_fn fn,
-                                   void *ctx) {
+/* The cells' counts a box's sources share: up to SEP_CELLS cells in all
+ * dimensions (more: every holder by rotor_handoff_held). */
+#define SEP_CELLS 256
+
+/* rotor_handoff_sources, and with zeros, also every core it visits that
+ * holds none of the set: the cores whose final partition starts at a cell
+ * of the set's range (the memo's holders, memo_find). */
+static rotor_status sources_in(const rotor_handoff *h, const rotor_handoff_set *s, bool zeros, rotor_handoff_fn fn,
+                               void *ctx) {
     int64_t first[ROTOR_MAX_DIMS], last[ROTOR_MAX_DIMS], cell[ROTOR_MAX_DIMS];
+    /* A holder alone in its group holds, of the set, the product over the
+     * dimensions of the span's elements inside its partition's window
+     * (rotor_handoff_held's inner[0]), and every holder at one cell has the
+     * same window: in[d][i], the span's elements in the window of cell
+     * first[d] + i, found once per box, not once per holder (issue 45). */
+    int64_t in[SEP_CELLS], *row[ROTOR_MAX_DIMS], used = 0;
     for (int d = 0; d < h->nd; d++) {
         int64_t a, b;
         if (!span_range(&s->span[d], h->gdim[d], &a, &b)) return ROTOR_OK;
         first[d] = a / h->pdim[d];
         last[d] = b / h->pdim[d];
         cell[d] = first[d];
+        used += last[d] - first[d] + 1;
+    }
+    bool sep = h->nd > 0 && used <= SEP_CELLS;
+    for (int d = 0, at = 0; sep && d < h->nd; d++) {
+        row[d] = in + at;
+        for (int64_t i = first[d]; i <= last[d]; i++) {
+            int64_t wl = i * h->pdim[d], wh = wl + h->pdim[d] < h->gdim[d] ? wl + h->pdim[d] : h->gdim[d];
+            row[d][i - first[d]] = span_in(&s->span[d], wl, wh);
+        }
+        at += (int)(last[d] - first[d] + 1);
     }
     for (;;) {
-        int64_t org[ROTOR_MAX_DIMS] = {0};
-        for (int d = 0; d < h->nd; d++) org[d] = cell[d] * h->pdim[d];
-        int64_t g = group_of(h, org);
-        for (int64_t k = g; g >= 0 && k < h->cores; k++) {
+        int64_t org[ROTOR_MAX_DIMS] = {0}, alone = 1, g = 0;
+        for (int d = 0; d < h->nd; d++) {
+            org[d] = cell[d] * h->pdim[d];
+            if (sep) alone *= row[d][cell[d] - first[d]];
+            /* group_of's grid index: the cell is on the grid (cell >= 0) */
+            if (h->grid) g = g < 0 || cell[d] >= h->ncell[d] ? -1 : g * h->ncell[d] + cell[d];
+        }
+        g = !h->grid ? group_of(h, org) : g < 0 ? -1 : h->grid[g];
+        /* the group is a run of sorted, gsize long (rotor_handoff_make) */
+        for (int64_t k = g, end = g < 0 ? 0 : g + h->gsize[h->sorted[g]]; k < end; k++) {
             int64_t src = h->sorted[k];
-            if (k > g && cmp_origin(h, h->origin + src * h->nd, org)) break;
-            int64_t n = rotor_handoff_held(h, src, s);
-            rotor_status st = n > 0 ? fn(ctx, src, n) : ROTOR_OK;
+            int64_t n = sep && h->gsize[src] == 1 ? alone : rotor_handoff_held(h, src, s);
+            rotor_status st = n > 0 || zeros ? fn(ctx, src, n) : ROTOR_OK;
             if (st) return st;
         }
         int d = h->nd - 1;
@@ -406,6 +434,11 @@ rotor_status rotor_handoff_sources(const rotor_handoff *h, const rotor_handoff_s
         }
         if (d < 0) return ROTOR_OK;
     }
+}
+
+rotor_status rotor_handoff_sources(const rotor_handoff *h, const rotor_handoff_set *s, rotor_handoff_fn fn,
+                                   void *ctx) {
+    return sources_in(h, s, false, fn, ctx);
 }
 
 rotor_status rotor_handoff_sources_box(const rotor_handoff *h, const int64_t *lo, const int64_t *hi,
@@ -419,11 +452,10 @@ rotor_status rotor_handoff_sources_box(const rotor_handoff *h, const int64_t *lo
 
 /* rotor_handoff_need with the tensor's real extents g given (the walks ask
  * it for every core: the extents once). */
-static bool need_in(const rotor_place *consumer, int t, int64_t core, const int64_t *g, int64_t *lo, int64_t *hi) {
+static bool need_at(const rotor_place *consumer, int t, const int64_t *org, const int64_t *g, int64_t *lo,
+                    int64_t *hi) {
     const rotor_expr *e = rotor_place_expr(consumer);
     const rotor_plan_info *info = rotor_place_info(consumer);
-    int64_t org[ROTOR_MAX_DIMS];
-    rotor_place_partition(consumer, t, core, 0, org);
     bool any = true;
     for (int d = 0; d < e->tensors[t].ndims; d++) {
         lo[d] = org[d] < 0 ? 0 : org[d];
@@ -431,6 +463,12 @@ static bool need_in(const rotor_place *consumer, int t, int64_t core, const int6
         if (hi[d] <= lo[d]) any = false;
     }
     return any;
+}
+
+static bool need_in(const rotor_place *consumer, int t, int64_t core, const int64_t *g, int64_t *lo, int64_t *hi) {
+    int64_t org[ROTOR_MAX_DIMS];
+    rotor_place_partition(consumer, t, core, 0, org);
+    return need_at(consumer, t, org, g, lo, hi);
 }
 
 bool rotor_handoff_need(const rotor_place *consumer, int t, int64_t core, int64_t *lo, int64_t *hi) {
@@ -461,7 +499,10 @@ int64_t rotor_handoff_cores(const rotor_handoff *h) { return h->cores; }
 /* ---- the walk: every consumer core's pieces ----------------------------- */
 
 /* The sources of the boxes met so far: open addressing over each box's
- * 2 nd coordinates (lo, then hi); a slot's sources are a run of pair.  It
+ * 2 nd coordinates (lo, then hi); a slot's sources are a run of pair,
+ * every core rotor_handoff_sources visits for the box with what it holds,
+ * 0 included (those are skipped as pieces, and let the traffic read a
+ * receiver's own holding from the run: held_by_run).  It
  * starts afresh when its table is half full (in a table twice as large) or
  * holds MEMO_PAIRS sources, so a hand-off whose every core needs its own
  * box costs no more memory than that. */
@@ -473,11 +514,13 @@ struct rotor_handoff_memo {
     int64_t *first, *count; /* per slot: its run in pair; count < 0: empty */
     int64_t *elems;         /* per slot: the box's real elements (rotor_handoff_set_elems) */
     int64_t (*pair)[2];     /* (src, elems) */
+    int64_t *org, norg;     /* the walk's consumer cores' step-0 origins (org_begin) */
     int64_t npair, cappair;
 };
 typedef struct rotor_handoff_memo box_memo;
 
 static void memo_free(box_memo *m) {
+    free(m->org);
     free(m->key);
     free(m->first);
     free(m->count);
@@ -581,13 +624,55 @@ static rotor_status memo_find(const rotor_handoff *h, const rotor_view *view, bo
     rotor_handoff_set s;
     rotor_handoff_map(h, view, m->nd, box, box + m->nd, &s);
     int64_t start = m->npair;
-    if (rotor_handoff_sources(h, &s, memo_add, m)) return rotor_nomem(err);
+    if (sources_in(h, &s, true, memo_add, m)) return rotor_nomem(err);
     memcpy(m->key + j * 2 * (size_t)m->nd, box, 2 * (size_t)m->nd * sizeof *box);
     m->first[j] = *first = start;
     m->count[j] = *count = m->npair - start;
     m->elems[j] = *elems = rotor_handoff_set_elems(h, &s);
     m->n++;
     return ROTOR_OK;
+}
+
+/* Whether rotor_handoff_held(h, c, the set of a box) is what the box's run
+ * of holders in the memo (count long) says of core c, or 0 when c is not
+ * in it: when every final partition starts on the partition grid
+ * (h->grid), core c's starts at a cell, and rotor_handoff_sources visits
+ * every core at every cell of the set's range, so c holds what the run
+ * says, or nothing (its cell lies outside the range, where no element of
+ * the set is).  A long run (searching it would cost more), or partitions
+ * off the grid: held directly (held_of). */
+#define HELD_RUN_MAX 64
+static bool held_by_run(const rotor_handoff *h, int64_t count) {
+    return h->grid && count <= HELD_RUN_MAX && h->nd > 0;
+}
+
+/* rotor_handoff_held(h, c, the set of box through view). */
+static int64_t held_of(const rotor_handoff *h, const rotor_view *view, const box_memo *m, const int64_t *box,
+                       int64_t c) {
+    rotor_handoff_set s;
+    rotor_handoff_map(h, view, m->nd, box, box + m->nd, &s);
+    return rotor_handoff_held(h, c, &s);
+}
+
+/* Every consumer core's step-0 origin of tensor t into m->org
+ * (rotor_place_partitions_at_0); NULL when out of memory, and then the
+ * walk asks rotor_place_partition core by core (need_of). */
+static const int64_t *org_begin(box_memo *m, const rotor_place *consumer, int t) {
+    int64_t n = rotor_place_info(consumer)->cores * rotor_place_expr(consumer)->tensors[t].ndims;
+    if (n > m->norg) {
+        free(m->org);
+        m->norg = (m->org = malloc((size_t)(n ? n : 1) * sizeof *m->org)) ? n : 0;
+        if (!m->org) return NULL;
+    }
+    rotor_place_partitions_at_0(consumer, t, m->org);
+    return m->org;
+}
+
+/* need_in of core c, from the origins org_begin found (org: NULL, none). */
+static bool need_of(const rotor_place *consumer, int t, const int64_t *org, int64_t c, const int64_t *g, int64_t *lo,
+                    int64_t *hi) {
+    int nd = rotor_place_expr(consumer)->tensors[t].ndims;
+    return org ? need_at(consumer, t, org + c * nd, g, lo, hi) : need_in(consumer, t, c, g, lo, hi);
 }
 
 rotor_status rotor_handoff_walk_in(const rotor_handoff *h, const rotor_place *consumer, int t,
@@ -599,11 +684,13 @@ rotor_status rotor_handoff_walk_in(const rotor_handoff *h, const rotor_place *co
     rotor_emu_tensor_elems(rotor_place_expr(consumer), t, g);
     memo_begin(m, rotor_place_expr(consumer)->tensors[t].ndims);
     rotor_status st = ROTOR_OK;
+    const int64_t *org = org_begin(m, consumer, t);
     for (int64_t c = 0; c < info->cores && !st; c++) {
         int64_t box[2 * ROTOR_MAX_DIMS], first = 0, count = 0, elems;
-        if (!need_in(consumer, t, c, g, box, box + m->nd)) continue;
+        if (!need_of(consumer, t, org, c, g, box, box + m->nd)) continue;
         st = memo_find(h, view, m, box, &first, &count, &elems, err);
-        for (int64_t k = 0; !st && k < count; k++) st = fn(ctx, c, m->pair[first + k][0], m->pair[first + k][1]);
+        for (int64_t k = 0; !st && k < count; k++)
+            if (m->pair[first + k][1] > 0) st = fn(ctx, c, m->pair[first + k][0], m->pair[first + k][1]);
     }
     if (!memo) memo_free(&own);
     return st;
@@ -631,18 +718,19 @@ rotor_status rotor_handoff_traffic_in(const rotor_handoff *h, const rotor_place 
     rotor_error err;
     rotor_status st = ROTOR_OK;
     *max_recv = 0;
+    const int64_t *org = org_begin(m, consumer, t);
     for (int64_t c = 0; c < info->cores; c++) {
         int64_t box[2 * ROTOR_MAX_DIMS], first = 0, count = 0, elems = 0;
         recv[c] = 0;
-        if (st || !need_in(consumer, t, c, g, box, box + m->nd)) continue;
+        if (st || !need_of(consumer, t, org, c, g, box, box + m->nd)) continue;
         st = memo_find(h, view, m, box, &first, &count, &elems, &err);
         if (st) continue;
-        rotor_handoff_set s;
-        rotor_handoff_map(h, view, m->nd, box, box + m->nd, &s);
-        recv[c] = elems - rotor_handoff_held(h, c, &s);
-        if (recv[c] > *max_recv) *max_recv = recv[c];
+        int64_t mine = 0; /* what c holds, if it is in the run (held_by_run) */
         for (int64_t k = first; k < first + count; k++)
             if (m->pair[k][0] != c) send[m->pair[k][0]] += m->pair[k][1];
+            else mine = m->pair[k][1];
+        recv[c] = elems - (held_by_run(h, count) ? mine : held_of(h, view, m, box, c));
+        if (recv[c] > *max_recv) *max_recv = recv[c];
     }
     if (!memo) memo_free(&own);
     *max_send = 0;

@@ -131,6 +131,29 @@ void rotor_place_partition(const rotor_place *pl, int t, int64_t core, int64_t s
     }
 }
 
+void rotor_place_partitions_at_0(const rotor_place *pl, int t, int64_t *origin) {
+    const rotor_tensor *x = &pl->e.tensors[t];
+    int64_t coord[ROTOR_MAX_AXES] = {0}, width[ROTOR_MAX_AXES], part[ROTOR_MAX_AXES];
+    for (int a = 0; a < pl->na; a++) {
+        width[a] = x->has_axis[a] ? pl->info.steps[a] / pl->p.ft[t][a] : 1;
+        part[a] = x->has_axis[a] ? pl->info.sub_op[a] / pl->p.ft[t][a] : 0;
+    }
+    for (int64_t c = 0; c < pl->cores; c++, origin += x->ndims) {
+        const int32_t *o = pl->off + c * pl->na; /* the sub-task at step 0 (subtask_at_0) */
+        int64_t org[ROTOR_MAX_AXES];
+        for (int a = 0; a < pl->na; a++)
+            org[a] = coord[a] * pl->info.sub_op[a] + (x->has_axis[a] ? o[a] / width[a] * part[a] : 0);
+        for (int d = 0; d < x->ndims; d++) {
+            origin[d] = 0;
+            for (int k = 0; k < x->dims[d].nterms; k++) origin[d] += x->dims[d].coef[k] * org[x->dims[d].axis[k]];
+        }
+        for (int a = pl->na - 1; a >= 0; a--) { /* the next core's coordinates */
+            if (++coord[a] < pl->p.fop[a]) break;
+            coord[a] = 0;
+        }
+    }
+}
+
 bool rotor_place_changes(const rotor_place *pl, int t, const int64_t *i_old, const int64_t *i_new) {
     for (int a = 0; a < pl->na; a++) {
         if (!pl->e.tensors[t].has_axis[a] || pl->p.ft[t][a] == 1) continue;
@@ -690,6 +713,11 @@ rotor_status rotor_place_make(const rotor_expr *e, const rotor_plan *p, const ro
     }
     *out = pl;
     return ROTOR_OK;
+}
+
+rotor_status rotor_place_make_partitions(const rotor_expr *e, const rotor_plan *p, const rotor_plan_info *info,
+                                         rotor_place **out, rotor_error *err) {
+    return place_offsets(e, p, info, out, err);
 }
 
 rotor_status rotor_place_summarize(const rotor_expr *e, const rotor_plan *p, const rotor_plan_info *info,

@@ -45,6 +45,17 @@ rotor_status rotor_place_make(const rotor_expr *e, const rotor_plan *p, const ro
                               rotor_place **out, rotor_error *err);
 void rotor_place_free(rotor_place *pl);
 
+/* rotor_place_make without dealing the cores out to rings: the same
+ * offsets, so the same partitions and sub-tasks at every step
+ * (rotor_place_partition, rotor_place_subtask, rotor_place_loop), and the
+ * same errors (the offsets are checked balanced before the rings are
+ * dealt), but no ring queries: rotor_place_ring_of, rotor_place_ring_member
+ * and rotor_place_sender must not be asked of it.  A hand-off reads only
+ * partitions, and the rings were half of each placement the compiler's
+ * hand-off cache made (issue 45). */
+rotor_status rotor_place_make_partitions(const rotor_expr *e, const rotor_plan *p, const rotor_plan_info *info,
+                                         rotor_place **out, rotor_error *err);
+
 /* What a program file records of a placement (docs/program-format.md,
  * "placement"): each axis's factor chain (rotor_place_digits) and each
  * tensor's ring count (rotor_place_ring_count), as rotor_place_make would
@@ -85,6 +96,12 @@ int64_t rotor_place_block_id(const rotor_place *pl, int t, const int64_t *block)
  * info.part[t][d] from there (padding beyond the real extent included).
  * The emulator loads and stores exactly these regions. */
 void rotor_place_partition(const rotor_place *pl, int t, int64_t core, int64_t step, int64_t *origin);
+
+/* rotor_place_partition of every core at step 0, core by core: origin gets
+ * cores x (tensor t's dimensions).  The hand-off reads every consumer
+ * core's step-0 partition; this finds the cores' coordinates by counting,
+ * not by dividing (issue 45). */
+void rotor_place_partitions_at_0(const rotor_place *pl, int t, int64_t *origin);
 
 /* Whether tensor t's block changes between loop counters i_old and i_new
  * (the same answer for every core: the placement runs in lockstep). */
