@@ -14,13 +14,31 @@
  * checks) multiply to a divisor of prod f_t^X, so to at most P_X.  Before,
  * a window counted one element: AlexNet's first layer at batch 1,024 (stride
  * 4, an 11-wide kernel) kept 581,555 F_op for its divisor-walk floors in a
- * capped search that no plan fits, now 286,997.  l1[a] = ceil(E_a / F_a). */
-static double weak_elems(const rotor_tensor *x, const int64_t *l1) {
+ * capped search that no plan fits, now 286,997.  l1[a] = ceil(E_a / F_a).
+ *
+ * A term's stride c counts too (2026-11-30).  Write the product of the
+ * dimensions' extents as prod_d (phi_d ext_d) / prod_d phi_d, phi_d the
+ * f_t of the axis counted in dimension d: prod_d phi_d <= P_X, so the
+ * floor is prod_d H_d / P_X with H_d any lower bound of phi_d ext_d.  With
+ * l = ceil(E_a / F_a) and f = f_t[a] <= P_X, L_a / f >= ceil(l / f), so
+ *   f ext >= f (1 + c (ceil(l / f) - 1)) >= f + c (l - f) = c l - (c-1) f
+ * while f <= l, at least c l - (c-1) min(P_X, l); and f ext >= f > l when
+ * f > l (possible only when P_X > l).  Both are at least
+ *   H = l + (c - 1) max(0, l - P_X),
+ * which for c = 1 is the plain term's l.  The longer of the terms' H is
+ * kept.  For AlexNet's first layer (4*h+kh) it counts the input rows a
+ * partition of h reads at their stride whenever the input is shared by
+ * fewer cores than the partition has rows. */
+static double weak_elems(const rotor_tensor *x, const int64_t *l1, int64_t share) {
     double elems = 1;
     for (int d = 0; d < x->ndims; d++) {
         const rotor_dim *dim = &x->dims[d];
-        int64_t most = l1[dim->axis[0]];
-        if (dim->nterms > 1 && l1[dim->axis[1]] > most) most = l1[dim->axis[1]];
+        int64_t most = 1;
+        for (int k = 0; k < dim->nterms; k++) {
+            int64_t l = l1[dim->axis[k]], h = l;
+            if (dim->coef[k] > 1 && l > share) h += (dim->coef[k] - 1) * (l - share);
+            if (h > most) most = h;
+        }
         elems *= (double)most;
     }
     return elems;
@@ -34,7 +52,7 @@ int64_t search_tensor_weak_floor(const ctx *c, int t, const int64_t *fop) {
         if (!x->has_axis[a]) share *= fop[a];
         l1[a] = (e->extent[a] + fop[a] - 1) / fop[a];
     }
-    double q = ceil(weak_elems(x, l1) / (double)share);
+    double q = ceil(weak_elems(x, l1, share) / (double)share);
     if (q > 1e15) q = 1e15;
     return (int64_t)q * c->chip->element_bytes;
 }
@@ -167,7 +185,7 @@ void search_fop_cheap_mem(const ctx *c, const int64_t *fop, int64_t *mb, double 
             for (int k = 0; k < dim->nterms; k++) l[k] = l1[dim->axis[k]];
             elems *= (double)rotor_dim_extent(dim, l);
         }
-        double plain = weak_elems(x, l1);
+        double plain = weak_elems(x, l1, share);
         double q = ceil(plain / (double)share);
         if (q > 1e15) q = 1e15;
         weak += (int64_t)q * c->chip->element_bytes;
