@@ -198,6 +198,9 @@ static void stride_check(stride_walk *w) {
     double ones;
     search_fop_cheap_mem(c, w->fop, &mb, &ones);
     cr_assert_eq(mb, search_fop_mem_bound(c, w->fop), "%s: the walk's weak floor differs", c->e->text);
+    double all = 0;
+    for (int t = 0; t < c->e->ntensors; t++) all += search_all_ones_bytes_of(c, w->fop, t);
+    cr_assert_eq(ones, all, "%s: the walk's all-ones bytes differ", c->e->text);
     w->fops++;
 }
 

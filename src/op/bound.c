@@ -178,14 +178,21 @@ void search_fop_cheap_mem(const ctx *c, const int64_t *fop, int64_t *mb, double 
         int64_t share = 1;
         for (int a = 0; a < e->naxes; a++)
             if (!x->has_axis[a]) share *= fop[a];
-        double elems = 1;
+        /* One loop over the terms for both: the extent is rotor_dim_extent's
+         * 1 + sum c (l - 1) (a plain axis's l), the floor's term weak_elems'. */
+        double elems = 1, plain = 1;
         for (int d = 0; d < x->ndims; d++) {
             const rotor_dim *dim = &x->dims[d];
-            int64_t l[2];
-            for (int k = 0; k < dim->nterms; k++) l[k] = l1[dim->axis[k]];
-            elems *= (double)rotor_dim_extent(dim, l);
+            int64_t ext = 1, most = 1;
+            for (int k = 0; k < dim->nterms; k++) {
+                int64_t l = l1[dim->axis[k]], cf = dim->coef[k], h = l;
+                ext += cf * (l - 1);
+                if (cf > 1 && l > share) h += (cf - 1) * (l - share);
+                if (h > most) most = h;
+            }
+            elems *= (double)ext;
+            plain *= (double)most;
         }
-        double plain = weak_elems(x, l1, share);
         double q = ceil(plain / (double)share);
         if (q > 1e15) q = 1e15;
         weak += (int64_t)q * c->chip->element_bytes;
