@@ -25,22 +25,35 @@
  * while f <= l, at least c l - (c-1) min(P_X, l); and f ext >= f > l when
  * f > l (possible only when P_X > l).  Both are at least
  *   H = l + (c - 1) max(0, l - P_X),
- * which for c = 1 is the plain term's l.  The longer of the terms' H is
- * kept.  For AlexNet's first layer (4*h+kh) it counts the input rows a
+ * which for c = 1 is the plain term's l.  A window keeps the larger of
+ * its two terms' H, each plus the other term's share (dim_weak).  For AlexNet's first layer (4*h+kh) it counts the input rows a
  * partition of h reads at their stride whenever the input is shared by
  * fewer cores than the partition has rows. */
+static inline int64_t term_weak(int64_t l, int64_t cf, int64_t share) {
+    return cf > 1 && l > share ? l + (cf - 1) * (l - share) : l;
+}
+
+/* A dimension's H (above) and its all-ones extent 1 + sum c (l - 1) (what
+ * rotor_dim_extent gives for these l).  In a window the other term j adds
+ * c_j (ceil(l_j / P_X) - 1): its partition is at least ceil(l_j / f_j) with
+ * f_j <= P_X, and phi_d >= 1 multiplies it, so the bounds above grow by it. */
+static inline int64_t dim_weak(const rotor_dim *dim, const int64_t *l1, int64_t share, int64_t *ext) {
+    int64_t l0 = l1[dim->axis[0]], c0 = dim->coef[0];
+    if (dim->nterms == 1) {
+        *ext = 1 + c0 * (l0 - 1);
+        return term_weak(l0, c0, share);
+    }
+    int64_t l1b = l1[dim->axis[1]], c1 = dim->coef[1];
+    *ext = 1 + c0 * (l0 - 1) + c1 * (l1b - 1);
+    int64_t r0 = c0 * ((l0 + share - 1) / share - 1), r1 = c1 * ((l1b + share - 1) / share - 1);
+    int64_t h0 = term_weak(l0, c0, share) + r1, h1 = term_weak(l1b, c1, share) + r0;
+    return h0 > h1 ? h0 : h1;
+}
+
 static double weak_elems(const rotor_tensor *x, const int64_t *l1, int64_t share) {
     double elems = 1;
-    for (int d = 0; d < x->ndims; d++) {
-        const rotor_dim *dim = &x->dims[d];
-        int64_t most = 1;
-        for (int k = 0; k < dim->nterms; k++) {
-            int64_t l = l1[dim->axis[k]], h = l;
-            if (dim->coef[k] > 1 && l > share) h += (dim->coef[k] - 1) * (l - share);
-            if (h > most) most = h;
-        }
-        elems *= (double)most;
-    }
+    int64_t ext;
+    for (int d = 0; d < x->ndims; d++) elems *= (double)dim_weak(&x->dims[d], l1, share, &ext);
     return elems;
 }
 
@@ -183,13 +196,7 @@ void search_fop_cheap_mem(const ctx *c, const int64_t *fop, int64_t *mb, double 
         double elems = 1, plain = 1;
         for (int d = 0; d < x->ndims; d++) {
             const rotor_dim *dim = &x->dims[d];
-            int64_t ext = 1, most = 1;
-            for (int k = 0; k < dim->nterms; k++) {
-                int64_t l = l1[dim->axis[k]], cf = dim->coef[k], h = l;
-                ext += cf * (l - 1);
-                if (cf > 1 && l > share) h += (cf - 1) * (l - share);
-                if (h > most) most = h;
-            }
+            int64_t ext, most = dim_weak(dim, l1, share, &ext);
             elems *= (double)ext;
             plain *= (double)most;
         }
