@@ -234,7 +234,8 @@ static void stride_floor_holds(const char *text, const char *dims, int64_t cores
     sum->tight += w.tight;
 }
 
-/* The weak floor counts a term's stride c as l + (c - 1) max(0, l - P_X)
+/* The weak floor counts a term's stride c as l + (c - 1) max(0, l - P_X), a
+ * window's other term adding c_j (ceil(l_j / P_X) - 1)
  * (op/bound.c, weak_elems).  Against every plan's bytes, enumerated, on
  * convolutions of strides 2 and 4 and windows 3, 7 and 11 (AlexNet's first
  * layer: stride 4, window 11).  A floor raised by the stride and equal to
