@@ -155,6 +155,105 @@ Test(searchbig, the_window_weak_floor_is_at_most_every_plans_bytes, .timeout = 2
     cr_assert_gt(stronger, 100, "the window rule should raise many floors, raised %lld", (long long)stronger);
 }
 
+/* The floor before the strides counted (2026-11-30): each compound
+ * dimension at its longer term's ceil(E_a / F_a). */
+static int64_t window_weak(const ctx *c, int t, const int64_t *fop) {
+    const rotor_expr *e = c->e;
+    const rotor_tensor *x = &e->tensors[t];
+    int64_t share = 1;
+    for (int a = 0; a < e->naxes; a++)
+        if (!x->has_axis[a]) share *= fop[a];
+    double elems = 1;
+    for (int d = 0; d < x->ndims; d++) {
+        int64_t most = 1;
+        for (int k = 0; k < x->dims[d].nterms; k++) {
+            int a = x->dims[d].axis[k];
+            int64_t l = (e->extent[a] + fop[a] - 1) / fop[a];
+            if (l > most) most = l;
+        }
+        elems *= (double)most;
+    }
+    return (int64_t)ceil(elems / (double)share) * c->chip->element_bytes;
+}
+
+typedef struct stride_walk {
+    ctx *c;
+    int64_t fop[ROTOR_MAX_AXES];
+    int64_t fops, raised, tight; /* tensor floors above the window floor; equal to the least plan */
+} stride_walk;
+
+static void stride_check(stride_walk *w) {
+    const ctx *c = w->c;
+    for (int t = 0; t < c->e->ntensors; t++) {
+        int64_t weak = search_tensor_weak_floor(c, t, w->fop), least_b = least_bytes(c, t, w->fop);
+        cr_assert_leq(weak, least_b, "%s: tensor %d, F_op %lld,%lld,%lld,%lld: floor %lld above a plan's %lld",
+                      c->e->text, t, (long long)w->fop[0], (long long)w->fop[1], (long long)w->fop[2],
+                      (long long)w->fop[3], (long long)weak, (long long)least_b);
+        int64_t before = window_weak(c, t, w->fop);
+        cr_assert_geq(weak, before, "%s: the floor fell below the window floor", c->e->text);
+        w->raised += weak > before;
+        w->tight += weak == least_b && weak > before;
+    }
+    int64_t mb;
+    double ones;
+    search_fop_cheap_mem(c, w->fop, &mb, &ones);
+    cr_assert_eq(mb, search_fop_mem_bound(c, w->fop), "%s: the walk's weak floor differs", c->e->text);
+    double all = 0;
+    for (int t = 0; t < c->e->ntensors; t++) all += search_all_ones_bytes_of(c, w->fop, t);
+    cr_assert_eq(ones, all, "%s: the walk's all-ones bytes differ", c->e->text);
+    w->fops++;
+}
+
+static void stride_fops(stride_walk *w, int a, int64_t room) {
+    const rotor_expr *e = w->c->e;
+    if (a == e->naxes) {
+        stride_check(w);
+        return;
+    }
+    for (int64_t f = 1; f <= e->extent[a] && f <= room; f++) {
+        w->fop[a] = f;
+        stride_fops(w, a + 1, room / f);
+    }
+    w->fop[a] = 1;
+}
+
+static void stride_floor_holds(const char *text, const char *dims, int64_t cores, stride_walk *sum) {
+    rotor_expr e = make_expr(text, dims);
+    rotor_chip chip = mk2_small(cores, 1 << 20, 32);
+    ctx c;
+    memset(&c, 0, sizeof c);
+    c.e = &e;
+    c.chip = &chip;
+    c.cores = cores;
+    stride_walk w = {.c = &c};
+    stride_fops(&w, 0, cores);
+    cr_assert_gt(w.fops, 0);
+    cr_assert_gt(w.raised, 0, "%s: the stride raised no floor", text);
+    sum->fops += w.fops;
+    sum->raised += w.raised;
+    sum->tight += w.tight;
+}
+
+/* The weak floor counts a term's stride c as l + (c - 1) max(0, l - P_X), a
+ * window's other term adding c_j (ceil(l_j / P_X) - 1)
+ * (op/bound.c, weak_elems).  Against every plan's bytes, enumerated, on
+ * convolutions of strides 2 and 4 and windows 3, 7 and 11 (AlexNet's first
+ * layer: stride 4, window 11).  A floor raised by the stride and equal to
+ * the least plan's bytes must occur (a 1-wide-partition window term, the
+ * input not shared): a floor inflated by even one element fails there. */
+Test(searchbig, the_strided_weak_floor_is_at_most_every_plans_bytes, .timeout = 240) {
+    stride_walk sum = {0};
+    stride_floor_holds("O[f,h] += I[c,4*h+kh] * W[f,c,kh]", "f=2,c=2,h=9,kh=11", 12, &sum);
+    stride_floor_holds("O[f,h] += I[c,4*h+kh] * W[f,c,kh]", "f=3,c=1,h=8,kh=3", 12, &sum);
+    stride_floor_holds("O[f,h] += I[c,2*h+kh] * W[f,c,kh]", "f=2,c=2,h=10,kh=7", 12, &sum);
+    stride_floor_holds("O[f,h] += I[c,2*h+kh] * W[f,c,kh]", "f=4,c=2,h=7,kh=3", 8, &sum);
+    stride_floor_holds("O[b,f,h,w] += I[b,c,4*h+kh,2*w+kw] * W[f,c,kh,kw]", "b=2,f=2,c=1,h=5,w=4,kh=3,kw=7", 8,
+                       &sum);
+    cr_log_info("%lld F_op, %lld tensor floors raised by the stride, %lld of them tight", (long long)sum.fops,
+                (long long)sum.raised, (long long)sum.tight);
+    cr_assert_gt(sum.tight, 0, "no floor raised by the stride meets the least plan's bytes");
+}
+
 /* ---- 2. the step search's time first -------------------------------------- */
 
 static bool close_rel(double x, double y) { return fabs(x - y) <= 1e-9 * fmax(fabs(x), fabs(y)); }

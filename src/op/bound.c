@@ -14,15 +14,46 @@
  * checks) multiply to a divisor of prod f_t^X, so to at most P_X.  Before,
  * a window counted one element: AlexNet's first layer at batch 1,024 (stride
  * 4, an 11-wide kernel) kept 581,555 F_op for its divisor-walk floors in a
- * capped search that no plan fits, now 286,997.  l1[a] = ceil(E_a / F_a). */
-static double weak_elems(const rotor_tensor *x, const int64_t *l1) {
-    double elems = 1;
-    for (int d = 0; d < x->ndims; d++) {
-        const rotor_dim *dim = &x->dims[d];
-        int64_t most = l1[dim->axis[0]];
-        if (dim->nterms > 1 && l1[dim->axis[1]] > most) most = l1[dim->axis[1]];
-        elems *= (double)most;
+ * capped search that no plan fits, now 286,997.  l1[a] = ceil(E_a / F_a).
+ *
+ * A term's stride c counts too (2026-11-30).  Write the product of the
+ * dimensions' extents as prod_d (phi_d ext_d) / prod_d phi_d, phi_d the
+ * f_t of the axis counted in dimension d: prod_d phi_d <= P_X, so the
+ * floor is prod_d H_d / P_X with H_d any lower bound of phi_d ext_d.  With
+ * l = ceil(E_a / F_a) and f = f_t[a] <= P_X, L_a / f >= ceil(l / f), so
+ *   f ext >= f (1 + c (ceil(l / f) - 1)) >= f + c (l - f) = c l - (c-1) f
+ * while f <= l, at least c l - (c-1) min(P_X, l); and f ext >= f > l when
+ * f > l (possible only when P_X > l).  Both are at least
+ *   H = l + (c - 1) max(0, l - P_X),
+ * which for c = 1 is the plain term's l.  A window keeps the larger of
+ * its two terms' H, each plus the other term's share (dim_weak).  For AlexNet's first layer (4*h+kh) it counts the input rows a
+ * partition of h reads at their stride whenever the input is shared by
+ * fewer cores than the partition has rows. */
+static inline int64_t term_weak(int64_t l, int64_t cf, int64_t share) {
+    return cf > 1 && l > share ? l + (cf - 1) * (l - share) : l;
+}
+
+/* A dimension's H (above) and its all-ones extent 1 + sum c (l - 1) (what
+ * rotor_dim_extent gives for these l).  In a window the other term j adds
+ * c_j (ceil(l_j / P_X) - 1): its partition is at least ceil(l_j / f_j) with
+ * f_j <= P_X, and phi_d >= 1 multiplies it, so the bounds above grow by it. */
+static inline int64_t dim_weak(const rotor_dim *dim, const int64_t *l1, int64_t share, int64_t *ext) {
+    int64_t l0 = l1[dim->axis[0]], c0 = dim->coef[0];
+    if (dim->nterms == 1) {
+        *ext = 1 + c0 * (l0 - 1);
+        return term_weak(l0, c0, share);
     }
+    int64_t l1b = l1[dim->axis[1]], c1 = dim->coef[1];
+    *ext = 1 + c0 * (l0 - 1) + c1 * (l1b - 1);
+    int64_t r0 = c0 * ((l0 + share - 1) / share - 1), r1 = c1 * ((l1b + share - 1) / share - 1);
+    int64_t h0 = term_weak(l0, c0, share) + r1, h1 = term_weak(l1b, c1, share) + r0;
+    return h0 > h1 ? h0 : h1;
+}
+
+static double weak_elems(const rotor_tensor *x, const int64_t *l1, int64_t share) {
+    double elems = 1;
+    int64_t ext;
+    for (int d = 0; d < x->ndims; d++) elems *= (double)dim_weak(&x->dims[d], l1, share, &ext);
     return elems;
 }
 
@@ -34,7 +65,7 @@ int64_t search_tensor_weak_floor(const ctx *c, int t, const int64_t *fop) {
         if (!x->has_axis[a]) share *= fop[a];
         l1[a] = (e->extent[a] + fop[a] - 1) / fop[a];
     }
-    double q = ceil(weak_elems(x, l1) / (double)share);
+    double q = ceil(weak_elems(x, l1, share) / (double)share);
     if (q > 1e15) q = 1e15;
     return (int64_t)q * c->chip->element_bytes;
 }
@@ -160,14 +191,15 @@ void search_fop_cheap_mem(const ctx *c, const int64_t *fop, int64_t *mb, double 
         int64_t share = 1;
         for (int a = 0; a < e->naxes; a++)
             if (!x->has_axis[a]) share *= fop[a];
-        double elems = 1;
+        /* One loop over the terms for both: the extent is rotor_dim_extent's
+         * 1 + sum c (l - 1) (a plain axis's l), the floor's term weak_elems'. */
+        double elems = 1, plain = 1;
         for (int d = 0; d < x->ndims; d++) {
             const rotor_dim *dim = &x->dims[d];
-            int64_t l[2];
-            for (int k = 0; k < dim->nterms; k++) l[k] = l1[dim->axis[k]];
-            elems *= (double)rotor_dim_extent(dim, l);
+            int64_t ext, most = dim_weak(dim, l1, share, &ext);
+            elems *= (double)ext;
+            plain *= (double)most;
         }
-        double plain = weak_elems(x, l1);
         double q = ceil(plain / (double)share);
         if (q > 1e15) q = 1e15;
         weak += (int64_t)q * c->chip->element_bytes;
