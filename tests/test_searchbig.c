@@ -548,3 +548,71 @@ Test(searchbig, the_compacted_keep_list_is_the_walks_list_filtered_at_its_end) {
     free(l.v);
     free(all);
 }
+
+/* ---- 5. the walk's carried v1 floor ----------------------------------------- */
+
+/* search_pass1_walk carries v1's compute floor from axis to axis
+ * (op/searchint.h, v1_floor) instead of calling the model's step_bound at
+ * every F_op.  Walked here in the same order with the same carrying, every
+ * F_op's carried floor must be the model's own double, bit for bit: on
+ * MatMuls, stride-1 and strided convolutions (the batch, Mg, Ng and Kg
+ * groups and the window's axes), a vector op and a one-axis contraction,
+ * on chips of several sizes.  A floor off by one ulp fails. */
+typedef struct floor_walk {
+    const rotor_cost_model *m;
+    const rotor_expr *e;
+    const rotor_chip *chip;
+    v1_floor v;
+    int64_t fop[ROTOR_MAX_AXES];
+    int64_t n, bad;
+} floor_walk;
+
+static void floor_walk_at(floor_walk *w, int a, int64_t room) {
+    if (a == w->e->naxes) {
+        double fast = v1_floor_leaf(&w->v, w->fop[w->e->naxes - 1]);
+        double ref = w->m->step_bound(w->m, w->e, w->chip, w->fop, NULL, NULL);
+        if (memcmp(&fast, &ref, sizeof fast) != 0 && w->bad++ < 3)
+            cr_log_error("F_op %lld %lld %lld ...: %.17g != %.17g", (long long)w->fop[0],
+                         (long long)w->fop[1 % w->e->naxes], (long long)w->fop[2 % w->e->naxes], fast, ref);
+        w->n++;
+        return;
+    }
+    int64_t hi = w->e->extent[a] < room ? w->e->extent[a] : room;
+    for (int64_t f = 1; f <= hi; f++) {
+        w->fop[a] = f;
+        if (a < w->v.last) v1_floor_axis(&w->v, a, f);
+        floor_walk_at(w, a + 1, room / f);
+    }
+}
+
+static int64_t floor_walk_check(const char *text, const char *dims, const rotor_chip *chip, int64_t cores) {
+    rotor_expr e = make_expr(text, dims);
+    floor_walk w = {.m = rotor_cost_model_default(), .e = &e, .chip = chip};
+    search_v1_floor_init(&w.v, w.m, &e, chip);
+    cr_assert(w.v.on, "%s: the v1 floor applies", text);
+    floor_walk_at(&w, 0, cores);
+    cr_assert_eq(w.bad, 0, "%s [%s]: %lld of %lld F_op differ", text, dims, (long long)w.bad, (long long)w.n);
+    return w.n;
+}
+
+Test(searchbig, the_walks_carried_v1_floor_is_the_models_bit_for_bit, .timeout = 240) {
+    rotor_chip big = mk2(), small = mk2_small(64, 1 << 20, 64);
+    int64_t n = 0;
+    n += floor_walk_check("C[m,n] += A[m,k] * B[k,n]", "m=249,k=200,n=77", &big, big.cores_per_chip);
+    n += floor_walk_check("C[m,n] += A[m,k] * B[k,n]", "m=37,k=29,n=12", &small, 64);
+    n += floor_walk_check("O[b,f,h,w] += I[b,c,h+kh,w+kw] * W[f,c,kh,kw]", "b=256,f=64,c=64,h=56,w=56,kh=3,kw=3",
+                          &big, 512);
+    n += floor_walk_check("O[b,f,h,w] += I[b,c,2*h+kh,2*w+kw] * W[f,c,kh,kw]", "b=3,c=19,h=28,kh=7,w=27,kw=7,f=40",
+                          &big, big.cores_per_chip);
+    n += floor_walk_check("O[f,h] += I[c,2*h+kh] * W[f,c,kh]", "f=5,c=3,h=100,kh=3", &small, 64);
+    n += floor_walk_check("C[b,t,n] += X[b,c,t,f] * W[c,f,n]", "b=8,c=256,t=249,f=19,n=256", &big, 256);
+    n += floor_walk_check("Y[s,d] = X[s,d] + Z[s,d]", "s=333,d=97", &big, big.cores_per_chip);
+    n += floor_walk_check("Y[i] += X[i]", "i=5000", &big, big.cores_per_chip);
+    cr_assert_eq(n, 852980, "%lld F_op checked", (long long)n);
+    /* any other model keeps its own step_bound */
+    rotor_cost_model other = *rotor_cost_model_default();
+    rotor_expr e = make_expr("C[m,n] += A[m,k] * B[k,n]", "m=8,k=8,n=8");
+    v1_floor v;
+    search_v1_floor_init(&v, &other, &e, &big);
+    cr_assert(!v.on);
+}

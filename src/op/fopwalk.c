@@ -124,7 +124,8 @@ static void pass1_visit(pass1 *p) {
          * of a session; the floors that cost a divisor walk
          * (search_fop_full_bounds) wait for pass 2, where the incumbent has
          * tightened and most F_op never need them. */
-        tb = c->m->step_bound(c->m, e, c->chip, p->fop, NULL, NULL);
+        tb = p->sb.on ? v1_floor_leaf(&p->sb, p->fop[e->naxes - 1])
+                      : c->m->step_bound(c->m, e, c->chip, p->fop, NULL, NULL);
         if (cache) {
             float f = (float)tb;
             if ((double)f > tb) f = nextafterf(f, -INFINITY);
@@ -272,15 +273,47 @@ void search_pass1_seed(pass1 *p) {
     pass1_seed_sparse(p, 0, p->c->cores);
 }
 
+/* The v1 floor's constants, from the model's own functions and in its
+ * classification of the axes (cost.c, rotor_cost_v1_subtask): off for any
+ * other model, whose step_bound the walk calls as before. */
+void search_v1_floor_init(v1_floor *v, const rotor_cost_model *m, const rotor_expr *e, const rotor_chip *chip) {
+    memset(v, 0, sizeof *v);
+    v->on = m == rotor_cost_model_find("v1") && e->naxes >= 1 && e->naxes <= ROTOR_MAX_AXES;
+    if (!v->on) return;
+    v->contraction = e->op_class == ROTOR_OP_CONTRACTION;
+    v->last = e->naxes - 1;
+    v->rows = chip->systolic_rows;
+    v->cols = chip->systolic_cols;
+    v->rate = v->contraction ? rotor_chip_matrix_rate(chip) : rotor_chip_vector_rate(chip);
+    v->fpp = (double)e->flops_per_point;
+    for (int a = 0; a < e->naxes; a++) {
+        v->ext[a] = e->extent[a];
+        if (!v->contraction) continue;
+        const rotor_tensor *y = &e->tensors[0], *x1 = &e->tensors[1], *x2 = &e->tensors[2];
+        if (!y->has_axis[a]) v->group[a] = 3;
+        else if (x1->has_axis[a] && x2->has_axis[a]) v->group[a] = 0;
+        else if (x1->has_axis[a]) v->group[a] = 1;
+        else v->group[a] = 2;
+    }
+    for (int k = 0; k < 4; k++) v->g[0][k] = 1;
+    if (v->last == 0 && v->contraction) v1_floor_pads(v);
+}
+
+/* Pass 1's walk (from a = 0): every F_op vector in lexicographic order,
+ * the product of its factors at most the cores; the v1 floor's group
+ * products carried from each axis to the next. */
 void search_pass1_walk(pass1 *p, int a, int64_t room) {
     const rotor_expr *e = p->c->e;
+    if (a == 0) search_v1_floor_init(&p->sb, p->c->m, e, p->c->chip);
     if (a == e->naxes) {
         pass1_visit(p);
         return;
     }
     int64_t hi = e->extent[a] < room ? e->extent[a] : room;
+    bool carry = p->sb.on && a < p->sb.last;
     for (int64_t f = 1; f <= hi; f++) {
         p->fop[a] = f;
+        if (carry) v1_floor_axis(&p->sb, a, f);
         search_pass1_walk(p, a + 1, room / f);
     }
     p->fop[a] = 1;

@@ -275,6 +275,58 @@ typedef struct knap_scratch {
     double g[MAX_DIVISORS], ng[MAX_DIVISORS], ext[MAX_DIVISORS];
 } knap_scratch;
 
+/* Cost model v1's compute floor (cost.c, v1_step_bound with no steps: the
+ * sub-task of s_a = ceil(E_a / F_a) priced by rotor_cost_v1_subtask),
+ * carried down pass 1's walk: g[a] holds the group products (batch, Mg, Ng,
+ * Kg; a vector op's points in g[a][0]) over axes 0..a-1, multiplied in axis
+ * order as rotor_cost_v1_subtask multiplies them, so each leaf repeats only
+ * the last axis's factor and the one pad it changes.  The same doubles by
+ * the same operations in the same order: the walk's floor is bit-identical
+ * to the model's (tests/test_searchbig.c checks every F_op of several
+ * lattices).  Used only when the search's model is v1 itself. */
+typedef struct v1_floor {
+    bool on;          /* the model is v1 and the expression has an axis */
+    bool contraction; /* the matrix class (else points * flops_per_point) */
+    int last;         /* naxes - 1 */
+    int8_t group[ROTOR_MAX_AXES];
+    int64_t ext[ROTOR_MAX_AXES], rows, cols;
+    double rate, fpp;
+    double g[ROTOR_MAX_AXES][4];
+    double pad[4]; /* g[last]'s batch product and padded Mg, Ng, Kg */
+} v1_floor;
+void search_v1_floor_init(v1_floor *v, const rotor_cost_model *m, const rotor_expr *e, const rotor_chip *chip);
+
+static inline int64_t v1_floor_pad_to(int64_t x, int64_t q) { return (x + q - 1) / q * q; }
+
+/* g[last]'s padded groups, as rotor_cost_v1_subtask pads them */
+static inline void v1_floor_pads(v1_floor *v) {
+    const double *g = v->g[v->last];
+    v->pad[0] = g[0];
+    v->pad[1] = (double)v1_floor_pad_to((int64_t)g[1], v->rows);
+    v->pad[2] = (double)v1_floor_pad_to((int64_t)g[2], v->cols);
+    v->pad[3] = (double)v1_floor_pad_to((int64_t)g[3], v->rows);
+}
+
+/* Axis a (< last) takes factor f: g[a + 1] from g[a]. */
+static inline void v1_floor_axis(v1_floor *v, int a, int64_t f) {
+    memcpy(v->g[a + 1], v->g[a], sizeof v->g[a]);
+    v->g[a + 1][v->group[a]] *= (double)((v->ext[a] + f - 1) / f);
+    if (a + 1 == v->last && v->contraction) v1_floor_pads(v);
+}
+
+/* The floor of the F_op whose axes before the last are as carried and whose
+ * last axis takes factor f. */
+static inline double v1_floor_leaf(const v1_floor *v, int64_t f) {
+    int last = v->last, gr = v->group[last];
+    double x = v->g[last][gr] * (double)((v->ext[last] + f - 1) / f);
+    if (!v->contraction) return v->fpp * x / v->rate;
+    double p[4] = {v->pad[0], v->pad[1], v->pad[2], v->pad[3]};
+    if (gr == 0) p[0] = x;
+    else p[gr] = (double)v1_floor_pad_to((int64_t)x, gr == 2 ? v->cols : v->rows);
+    double flops = 2.0 * p[0] * p[1] * p[3] * p[2];
+    return flops / v->rate;
+}
+
 #define PROBE_MAX 4
 /* sessions on chips up to this many cores keep a table of subtree sizes */
 #define COUNTS_MAX_CORES 16384
@@ -287,6 +339,7 @@ typedef struct pass1 {
     /* F_op searched in full before the walk (search_probe_archive): not kept */
     int64_t probed[PROBE_MAX][ROTOR_MAX_AXES];
     int nprobed;
+    v1_floor sb; /* the walk's compute floor, carried by axis (search_pass1_walk) */
 } pass1;
 
 /* ---- the incumbent, shared by the threads of one search ---- */
