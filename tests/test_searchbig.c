@@ -578,11 +578,14 @@ static void floor_walk_at(floor_walk *w, int a, int64_t room) {
         return;
     }
     int64_t hi = w->e->extent[a] < room ? w->e->extent[a] : room;
+    bool carry = a < w->v.last;
+    double base = carry ? v1_floor_base(&w->v, a) : 0;
     for (int64_t f = 1; f <= hi; f++) {
         w->fop[a] = f;
-        if (a < w->v.last) v1_floor_axis(&w->v, a, f);
+        if (carry) v1_floor_axis(&w->v, a, f, base);
         floor_walk_at(w, a + 1, room / f);
     }
+    if (carry) v1_floor_restore(&w->v, a, base);
 }
 
 static int64_t floor_walk_check(const char *text, const char *dims, const rotor_chip *chip, int64_t cores) {

@@ -151,6 +151,11 @@ static double v1_step_bound(const rotor_cost_model *m, const rotor_expr *e, cons
     /* Any steps: S_a * pad(ceil(E_a / (F_a S_a))) >= pad(ceil(E_a / F_a)) for
      * every group (docs/cost-model.md, "Bounds"), so the plan with all S_a = 1
      * has the least compute of its F_op. */
+    /* Pass 1's walk carries this value from axis to axis (op/searchint.h,
+     * v1_floor) with the same operations in the same order: a change here or
+     * in rotor_cost_v1_subtask changes it too (tests/test_searchbig.c,
+     * the_walks_carried_v1_floor_is_the_models_bit_for_bit, fails until it
+     * does). */
     int64_t one[ROTOR_MAX_AXES];
     for (int a = 0; a < e->naxes; a++) one[a] = (e->extent[a] + fop[a] - 1) / fop[a];
     return rotor_cost_v1_subtask(e, chip, one);

@@ -295,7 +295,7 @@ void search_v1_floor_init(v1_floor *v, const rotor_cost_model *m, const rotor_ex
         else if (x1->has_axis[a]) v->group[a] = 1;
         else v->group[a] = 2;
     }
-    for (int k = 0; k < 4; k++) v->g[0][k] = 1;
+    for (int k = 0; k < 4; k++) v->cur[k] = 1;
     if (v->last == 0 && v->contraction) v1_floor_pads(v);
 }
 
@@ -311,11 +311,13 @@ void search_pass1_walk(pass1 *p, int a, int64_t room) {
     }
     int64_t hi = e->extent[a] < room ? e->extent[a] : room;
     bool carry = p->sb.on && a < p->sb.last;
+    double base = carry ? v1_floor_base(&p->sb, a) : 0;
     for (int64_t f = 1; f <= hi; f++) {
         p->fop[a] = f;
-        if (carry) v1_floor_axis(&p->sb, a, f);
+        if (carry) v1_floor_axis(&p->sb, a, f, base);
         search_pass1_walk(p, a + 1, room / f);
     }
+    if (carry) v1_floor_restore(&p->sb, a, base);
     p->fop[a] = 1;
 }
 

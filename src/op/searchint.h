@@ -277,9 +277,10 @@ typedef struct knap_scratch {
 
 /* Cost model v1's compute floor (cost.c, v1_step_bound with no steps: the
  * sub-task of s_a = ceil(E_a / F_a) priced by rotor_cost_v1_subtask),
- * carried down pass 1's walk: g[a] holds the group products (batch, Mg, Ng,
- * Kg; a vector op's points in g[a][0]) over axes 0..a-1, multiplied in axis
- * order as rotor_cost_v1_subtask multiplies them, so each leaf repeats only
+ * carried down pass 1's walk: at axis a, cur holds the group products
+ * (batch, Mg, Ng, Kg; a vector op's points in cur[0]) over axes 0..a-1,
+ * multiplied in axis order as rotor_cost_v1_subtask multiplies them, so
+ * each node multiplies in its own axis's s_a only and each leaf repeats
  * the last axis's factor and the one pad it changes.  The same doubles by
  * the same operations in the same order: the walk's floor is bit-identical
  * to the model's (tests/test_searchbig.c checks every F_op of several
@@ -291,34 +292,36 @@ typedef struct v1_floor {
     int8_t group[ROTOR_MAX_AXES];
     int64_t ext[ROTOR_MAX_AXES], rows, cols;
     double rate, fpp;
-    double g[ROTOR_MAX_AXES][4];
-    double pad[4]; /* g[last]'s batch product and padded Mg, Ng, Kg */
+    double cur[4];
+    double pad[4]; /* at the last axis: cur's batch product and padded Mg, Ng, Kg */
 } v1_floor;
 void search_v1_floor_init(v1_floor *v, const rotor_cost_model *m, const rotor_expr *e, const rotor_chip *chip);
 
 static inline int64_t v1_floor_pad_to(int64_t x, int64_t q) { return (x + q - 1) / q * q; }
 
-/* g[last]'s padded groups, as rotor_cost_v1_subtask pads them */
+/* cur's padded groups, as rotor_cost_v1_subtask pads them */
 static inline void v1_floor_pads(v1_floor *v) {
-    const double *g = v->g[v->last];
-    v->pad[0] = g[0];
-    v->pad[1] = (double)v1_floor_pad_to((int64_t)g[1], v->rows);
-    v->pad[2] = (double)v1_floor_pad_to((int64_t)g[2], v->cols);
-    v->pad[3] = (double)v1_floor_pad_to((int64_t)g[3], v->rows);
+    v->pad[0] = v->cur[0];
+    v->pad[1] = (double)v1_floor_pad_to((int64_t)v->cur[1], v->rows);
+    v->pad[2] = (double)v1_floor_pad_to((int64_t)v->cur[2], v->cols);
+    v->pad[3] = (double)v1_floor_pad_to((int64_t)v->cur[3], v->rows);
 }
 
-/* Axis a (< last) takes factor f: g[a + 1] from g[a]. */
-static inline void v1_floor_axis(v1_floor *v, int a, int64_t f) {
-    memcpy(v->g[a + 1], v->g[a], sizeof v->g[a]);
-    v->g[a + 1][v->group[a]] *= (double)((v->ext[a] + f - 1) / f);
+/* Axis a (< last) takes factor f; base is its group's product over the
+ * axes before a (v1_floor_base before the axis's loop, restored after it
+ * by v1_floor_restore). */
+static inline double v1_floor_base(const v1_floor *v, int a) { return v->cur[v->group[a]]; }
+static inline void v1_floor_axis(v1_floor *v, int a, int64_t f, double base) {
+    v->cur[v->group[a]] = base * (double)((v->ext[a] + f - 1) / f);
     if (a + 1 == v->last && v->contraction) v1_floor_pads(v);
 }
+static inline void v1_floor_restore(v1_floor *v, int a, double base) { v->cur[v->group[a]] = base; }
 
 /* The floor of the F_op whose axes before the last are as carried and whose
  * last axis takes factor f. */
 static inline double v1_floor_leaf(const v1_floor *v, int64_t f) {
     int last = v->last, gr = v->group[last];
-    double x = v->g[last][gr] * (double)((v->ext[last] + f - 1) / f);
+    double x = v->cur[gr] * (double)((v->ext[last] + f - 1) / f);
     if (!v->contraction) return v->fpp * x / v->rate;
     double p[4] = {v->pad[0], v->pad[1], v->pad[2], v->pad[3]};
     if (gr == 0) p[0] = x;
