@@ -382,6 +382,48 @@ int64_t rotor_handoff_holder(const rotor_handoff *h, const int64_t *coord) {
  * dimensions (more: every holder by rotor_handoff_held). */
 #define SEP_CELLS 256
 
+/* sources_in's walk over the cells [first, last] where the groups are
+ * found by their grid index (h->grid): the same cells in the same
+ * row-major order, the same holders in the same order and the same
+ * counts, but the grid index and the cell's product of row counts kept
+ * per level of the odometer and recomputed only from the level that
+ * moved (a box at batch 256 visits some 13 cells, each in one group:
+ * recomputing every level for every cell was most of the walk, issue 45).
+ * Cells past the grid's extent hold no group: the walk stops at them. */
+static rotor_status sources_grid(const rotor_handoff *h, const rotor_handoff_set *s, bool zeros, bool sep,
+                                 int64_t *const *row, const int64_t *first, const int64_t *last,
+                                 rotor_handoff_fn fn, void *ctx) {
+    int nd = h->nd;
+    int64_t top[ROTOR_MAX_DIMS], cell[ROTOR_MAX_DIMS], gi[ROTOR_MAX_DIMS + 1], al[ROTOR_MAX_DIMS + 1];
+    for (int d = 0; d < nd; d++) {
+        top[d] = last[d] < h->ncell[d] - 1 ? last[d] : h->ncell[d] - 1;
+        if (top[d] < first[d]) return ROTOR_OK; /* every cell off the grid in d */
+        cell[d] = first[d];
+    }
+    gi[0] = 0, al[0] = 1;
+    for (int lv = 0;;) {
+        for (int d = lv; d < nd; d++) {
+            gi[d + 1] = gi[d] * h->ncell[d] + cell[d];
+            al[d + 1] = sep ? al[d] * row[d][cell[d] - first[d]] : 1;
+        }
+        int64_t g = h->grid[gi[nd]];
+        /* the group is a run of sorted, gsize long (rotor_handoff_make) */
+        for (int64_t k = g, end = g < 0 ? 0 : g + h->gsize[h->sorted[g]]; k < end; k++) {
+            int64_t src = h->sorted[k];
+            int64_t n = sep && h->gsize[src] == 1 ? al[nd] : rotor_handoff_held(h, src, s);
+            rotor_status st = n > 0 || zeros ? fn(ctx, src, n) : ROTOR_OK;
+            if (st) return st;
+        }
+        int d = nd - 1;
+        while (d >= 0 && ++cell[d] > top[d]) {
+            cell[d] = first[d];
+            d--;
+        }
+        if (d < 0) return ROTOR_OK;
+        lv = d;
+    }
+}
+
 /* rotor_handoff_sources, and with zeros, also every core it visits that
  * holds none of the set: the cores whose final partition starts at a cell
  * of the set's range (the memo's holders, memo_find). */
@@ -411,15 +453,14 @@ static rotor_status sources_in(const rotor_handoff *h, const rotor_handoff_set *
         }
         at += (int)(last[d] - first[d] + 1);
     }
+    if (h->grid) return sources_grid(h, s, zeros, sep, row, first, last, fn, ctx);
     for (;;) {
-        int64_t org[ROTOR_MAX_DIMS] = {0}, alone = 1, g = 0;
+        int64_t org[ROTOR_MAX_DIMS] = {0}, alone = 1;
         for (int d = 0; d < h->nd; d++) {
             org[d] = cell[d] * h->pdim[d];
             if (sep) alone *= row[d][cell[d] - first[d]];
-            /* group_of's grid index: the cell is on the grid (cell >= 0) */
-            if (h->grid) g = g < 0 || cell[d] >= h->ncell[d] ? -1 : g * h->ncell[d] + cell[d];
         }
-        g = !h->grid ? group_of(h, org) : g < 0 ? -1 : h->grid[g];
+        int64_t g = group_of(h, org);
         /* the group is a run of sorted, gsize long (rotor_handoff_make) */
         for (int64_t k = g, end = g < 0 ? 0 : g + h->gsize[h->sorted[g]]; k < end; k++) {
             int64_t src = h->sorted[k];
