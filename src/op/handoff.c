@@ -557,10 +557,21 @@ struct rotor_handoff_memo {
     int64_t (*pair)[2];     /* (src, elems) */
     int64_t *org, norg;     /* the walk's consumer cores' step-0 origins (org_begin) */
     int64_t npair, cappair;
+    /* What the boxes were found for (memo_begin keeps them for the same):
+     * the hand-off's defining content (its partitions' extents and every
+     * core's final origin: the groups, ranks and grid follow from them) and
+     * the view's meaningful entries; known false: none recorded. */
+    bool known;
+    int hnd;
+    int64_t hcores, hg[ROTOR_MAX_DIMS], hp[ROTOR_MAX_DIMS], *horg, caphorg;
+    bool vset;
+    int vdim[ROTOR_MAX_DIMS];
+    int64_t vstep[ROTOR_MAX_DIMS], voff[ROTOR_MAX_DIMS];
 };
 typedef struct rotor_handoff_memo box_memo;
 
 static void memo_free(box_memo *m) {
+    free(m->horg);
     free(m->org);
     free(m->key);
     free(m->first);
@@ -577,9 +588,48 @@ void rotor_handoff_memo_free(rotor_handoff_memo *m) {
     free(m);
 }
 
-/* Readies m for a walk over boxes of nd dimensions: empty, its arrays kept
- * (a reused memo allocates nothing) unless the key's width changes. */
-static void memo_begin(box_memo *m, int nd) {
+/* Whether m's boxes were found for the same hand-off content and view as
+ * h and view (consumer boxes of nd dimensions): every run of sources and
+ * every box's elements depend only on them and the box. */
+static bool memo_same(const box_memo *m, const rotor_handoff *h, const rotor_view *view, int nd) {
+    bool vset = view && view->set;
+    if (!m->known || m->nd != nd || m->hnd != h->nd || m->hcores != h->cores || m->vset != vset) return false;
+    for (int d = 0; d < h->nd; d++)
+        if (m->hg[d] != h->gdim[d] || m->hp[d] != h->pdim[d] || (vset && m->voff[d] != view->offset[d])) return false;
+    for (int d = 0; vset && d < nd; d++)
+        if (m->vdim[d] != view->dim[d] || m->vstep[d] != view->step[d]) return false;
+    return !memcmp(m->horg, h->origin, (size_t)(h->cores * h->nd) * sizeof *h->origin);
+}
+
+/* Records h's content and view as what m's boxes are found for (not
+ * known when out of memory: the next walk starts afresh). */
+static void memo_note(box_memo *m, const rotor_handoff *h, const rotor_view *view, int nd) {
+    int64_t n = h->cores * h->nd;
+    m->known = false;
+    if (n > m->caphorg) {
+        free(m->horg);
+        m->caphorg = (m->horg = malloc((size_t)n * sizeof *m->horg)) ? n : 0;
+        if (!m->horg) return;
+    }
+    if (n) memcpy(m->horg, h->origin, (size_t)n * sizeof *h->origin);
+    m->hnd = h->nd, m->hcores = h->cores;
+    m->vset = view && view->set;
+    for (int d = 0; d < h->nd; d++) {
+        m->hg[d] = h->gdim[d], m->hp[d] = h->pdim[d];
+        m->voff[d] = m->vset ? view->offset[d] : 0;
+    }
+    for (int d = 0; d < nd; d++) m->vdim[d] = m->vset ? view->dim[d] : 0, m->vstep[d] = m->vset ? view->step[d] : 0;
+    m->known = true;
+}
+
+/* Readies m for a walk over boxes of nd dimensions from h through view:
+ * the boxes already found are kept when they were found for the same
+ * hand-off content and view (memo_same: a consumer's candidate plans read
+ * one producer's output through boxes of the same partitions, issue 45),
+ * else m is emptied, its arrays kept (a reused memo allocates nothing)
+ * unless the key's width changes. */
+static void memo_begin(box_memo *m, const rotor_handoff *h, const rotor_view *view, int nd) {
+    if (memo_same(m, h, view, nd)) return;
     if (m->nd != nd) {
         free(m->key), free(m->first), free(m->count), free(m->elems);
         m->key = m->first = m->count = m->elems = NULL;
@@ -589,6 +639,7 @@ static void memo_begin(box_memo *m, int nd) {
     for (size_t j = 0; j < m->cap; j++) m->count[j] = -1;
     m->n = 0;
     m->npair = 0;
+    memo_note(m, h, view, nd);
 }
 
 /* Coordinates are small and often multiples of a partition's extent: the
@@ -723,7 +774,7 @@ rotor_status rotor_handoff_walk_in(const rotor_handoff *h, const rotor_place *co
     box_memo own = {0}, *m = memo ? memo : &own;
     int64_t g[ROTOR_MAX_DIMS];
     rotor_emu_tensor_elems(rotor_place_expr(consumer), t, g);
-    memo_begin(m, rotor_place_expr(consumer)->tensors[t].ndims);
+    memo_begin(m, h, view, rotor_place_expr(consumer)->tensors[t].ndims);
     rotor_status st = ROTOR_OK;
     const int64_t *org = org_begin(m, consumer, t);
     for (int64_t c = 0; c < info->cores && !st; c++) {
@@ -754,7 +805,7 @@ rotor_status rotor_handoff_traffic_in(const rotor_handoff *h, const rotor_place 
     box_memo own = {0}, *m = memo ? memo : &own;
     int64_t g[ROTOR_MAX_DIMS];
     rotor_emu_tensor_elems(rotor_place_expr(consumer), t, g);
-    memo_begin(m, rotor_place_expr(consumer)->tensors[t].ndims);
+    memo_begin(m, h, view, rotor_place_expr(consumer)->tensors[t].ndims);
     memset(send, 0, (size_t)h->cores * sizeof *send);
     rotor_error err;
     rotor_status st = ROTOR_OK;
