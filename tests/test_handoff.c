@@ -605,3 +605,133 @@ Test(handoff, sources_report_what_held_counts_core_by_core) {
     cr_assert_gt(checked, 1000);
     cr_assert_gt(moved, 1000);
 }
+
+/* The sources of four-dimensional producers (a 1x1 convolution's output,
+ * as the zoo's CNNs hand off at large batches), with and without reduction
+ * groups and with padded partitions (5 and 7 split in 2 and 3): for boxes
+ * over a coarse grid in every dimension, every producer core is reported
+ * with exactly what rotor_handoff_held counts (the walk over the grid keeps
+ * its index and the cell's counts per level of the odometer and clips at
+ * the grid's edge, issue 45: this is the direct computation it must
+ * equal), and the reports add up to the box's elements. */
+Test(handoff, four_dimensional_sources_report_what_held_counts) {
+    rotor_chip chip = mk2();
+    /* F_op over the axes b, k, h, w, c (their order in the expression) */
+    static const int64_t fops[][5] = {{2, 1, 2, 3, 3}, {4, 2, 1, 1, 2}, {1, 1, 5, 7, 1}, {2, 4, 1, 3, 6}, {3, 1, 2, 2, 1}};
+    static const int64_t cut[4][4] = {{0, 1, 3, 4}, {0, 2, 5, 6}, {0, 1, 3, 5}, {0, 2, 4, 7}};
+    int checked = 0, moved = 0;
+    for (size_t i = 0; i < sizeof fops / sizeof fops[0]; i++) {
+        placed p;
+        place_plan(&p, "Y[b,c,h,w] += X[b,k,h,w] * W[k,c]", "b=4,c=6,h=5,w=7,k=4", fops[i], NULL, &chip);
+        rotor_handoff *h = handoff_of(&p);
+        int64_t np = rotor_handoff_cores(h);
+        int64_t *from = calloc((size_t)np, sizeof *from);
+        for (int m = 0; m < 6 * 6 * 6 * 6; m++) {
+            static const int pa[6] = {0, 0, 0, 1, 1, 2}, pb[6] = {1, 2, 3, 2, 3, 3};
+            int64_t lo[4], hi[4];
+            for (int d = 0, x = m; d < 4; d++, x /= 6) lo[d] = cut[d][pa[x % 6]], hi[d] = cut[d][pb[x % 6]];
+            rotor_handoff_set s;
+            rotor_handoff_map(h, NULL, 4, lo, hi, &s);
+            memset(from, 0, (size_t)np * sizeof *from);
+            cr_assert_eq(rotor_handoff_sources(h, &s, tally, from), ROTOR_OK);
+            int64_t sum = 0;
+            for (int64_t c = 0; c < np; c++) {
+                cr_assert_eq(from[c], rotor_handoff_held(h, c, &s), "producer %zu box %d core %lld", i, m,
+                             (long long)c);
+                sum += from[c];
+            }
+            cr_assert_eq(sum, rotor_handoff_set_elems(h, &s), "producer %zu box %d", i, m);
+            checked++;
+            moved += sum > 0;
+        }
+        free(from);
+        rotor_handoff_free(h);
+        rotor_place_free(p.pl);
+    }
+    cr_assert_gt(checked, 500);
+    cr_assert_gt(moved, 500);
+}
+
+/* A memo reused across hand-offs keeps its boxes only for the same
+ * hand-off content and view (issue 45: a consumer's candidate plans read
+ * one producer through the same boxes): producers whose partitions have
+ * the same extents and cores but lie on other cores (the transposed
+ * input orders the cores' digits the other way), asked one after the
+ * other through one memo, each give what a memo of their own gives, on
+ * every consumer plan, without and through a view. */
+Test(handoff, a_reused_memo_keeps_boxes_only_for_the_same_holders) {
+    rotor_chip chip = mk2();
+    static const char *const text[] = {RELU, "Y[m,n] = relu(X[n,m])", RELU, "Y[m,n] = relu(X[n,m])"};
+    static const int64_t fops[][2] = {{2, 3}, {3, 2}, {4, 3}, {3, 4}};
+    enum { NP = 4 };
+    placed p[NP];
+    rotor_handoff *h[NP];
+    for (int i = 0; i < NP; i++) {
+        place_plan(&p[i], text[i], "m=12,n=12", fops[i], NULL, &chip);
+        h[i] = handoff_of(&p[i]);
+    }
+    static const rotor_view flip = {.set = true, .dim = {0, 1}, .step = {-1, 1}, .offset = {11, 0}};
+    rotor_handoff_memo *memo = rotor_handoff_memo_new();
+    cr_assert(memo);
+    static const int64_t rm[] = {1, 2, 3, 4, 6, 12}, rn[] = {1, 2, 3, 12};
+    int moved_apart = 0;
+    for (int i = 0; i < NP; i++)
+        for (int j = 0; j < NP; j++) {
+            bool apart = false; /* some element held by another core */
+            for (int64_t y0 = 0; y0 < 12; y0++)
+                for (int64_t y1 = 0; y1 < 12; y1++) {
+                    int64_t y[2] = {y0, y1};
+                    apart |= rotor_handoff_holder(h[i], y) != rotor_handoff_holder(h[j], y);
+                }
+            moved_apart += apart && rotor_handoff_cores(h[i]) == rotor_handoff_cores(h[j]);
+            for (int v = 0; v < 4; v++)
+                for (size_t a = 0; a < 6; a++)
+                    for (size_t b = 0; b < 4; b++) {
+                        placed q;
+                        int64_t f[2] = {rm[a], rn[b]};
+                        const rotor_view *vi = v & 1 ? &flip : NULL, *vj = v & 2 ? &flip : NULL;
+                        place_plan(&q, RELU, "m=12,n=12", f, NULL, &chip);
+                        int64_t nc = q.info.cores, np = rotor_handoff_cores(h[j]), mr0, ms0, mr1, ms1;
+                        int64_t *r0 = calloc((size_t)nc, sizeof *r0), *r1 = calloc((size_t)nc, sizeof *r1);
+                        int64_t *s0 = calloc((size_t)np + 64, sizeof *s0), *s1 = calloc((size_t)np, sizeof *s1);
+                        cr_assert_eq(rotor_handoff_traffic_in(h[i], q.pl, 1, vi, memo, r0, &mr0, s0, &ms0), ROTOR_OK);
+                        cr_assert_eq(rotor_handoff_traffic_in(h[j], q.pl, 1, vj, memo, r1, &mr1, s1, &ms1), ROTOR_OK);
+                        cr_assert_eq(rotor_handoff_traffic(h[j], q.pl, 1, vj, r0, &mr0, s0, &ms0), ROTOR_OK);
+                        cr_assert(!memcmp(r0, r1, (size_t)nc * sizeof *r0) && !memcmp(s0, s1, (size_t)np * sizeof *s0),
+                                  "producers %d then %d, views %d, plan %zu,%zu", i, j, v, a, b);
+                        cr_assert(mr0 == mr1 && ms0 == ms1);
+                        free(r0), free(r1), free(s0), free(s1);
+                        rotor_place_free(q.pl);
+                    }
+        }
+    cr_assert_gt(moved_apart, 0, "no two producers of equal cores hold apart");
+    /* strided views that differ only in their offsets or only in their
+     * steps, read by a 6x6 consumer after one another (from partitions 3
+     * rows high, where odd and even rows fall apart) */
+    static const rotor_view sv[3] = {{.set = true, .dim = {0, 1}, .step = {2, 2}, .offset = {1, 1}},
+                                     {.set = true, .dim = {0, 1}, .step = {2, 2}, .offset = {0, 1}},
+                                     {.set = true, .dim = {0, 1}, .step = {1, 2}, .offset = {1, 1}}};
+    static const int64_t r6[] = {1, 2, 3, 6};
+    for (int v = 0; v < 9; v++)
+        for (size_t a = 0; a < 4; a++)
+            for (size_t b = 0; b < 4; b++) {
+                placed q;
+                int64_t f[2] = {r6[a], r6[b]}, mr0, ms0, mr1, ms1;
+                place_plan(&q, RELU, "m=6,n=6", f, NULL, &chip);
+                int64_t nc = q.info.cores, np = rotor_handoff_cores(h[2]);
+                int64_t *r0 = calloc((size_t)nc, sizeof *r0), *r1 = calloc((size_t)nc, sizeof *r1);
+                int64_t *s0 = calloc((size_t)np, sizeof *s0), *s1 = calloc((size_t)np, sizeof *s1);
+                cr_assert_eq(rotor_handoff_traffic_in(h[2], q.pl, 1, &sv[v % 3], memo, r0, &mr0, s0, &ms0), ROTOR_OK);
+                cr_assert_eq(rotor_handoff_traffic_in(h[2], q.pl, 1, &sv[v / 3], memo, r1, &mr1, s1, &ms1), ROTOR_OK);
+                cr_assert_eq(rotor_handoff_traffic(h[2], q.pl, 1, &sv[v / 3], r0, &mr0, s0, &ms0), ROTOR_OK);
+                cr_assert(!memcmp(r0, r1, (size_t)nc * sizeof *r0) && !memcmp(s0, s1, (size_t)np * sizeof *s0),
+                          "views %d then %d, plan %zu,%zu", v % 3, v / 3, a, b);
+                free(r0), free(r1), free(s0), free(s1);
+                rotor_place_free(q.pl);
+            }
+    rotor_handoff_memo_free(memo);
+    for (int i = 0; i < NP; i++) {
+        rotor_handoff_free(h[i]);
+        rotor_place_free(p[i].pl);
+    }
+}

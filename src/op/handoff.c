@@ -382,6 +382,88 @@ int64_t rotor_handoff_holder(const rotor_handoff *h, const int64_t *coord) {
  * dimensions (more: every holder by rotor_handoff_held). */
 #define SEP_CELLS 256
 
+/* The sources of the reduction group at sorted[g..] (gsize > 1, nd > 0):
+ * rotor_handoff_held's count of each member, telescoped.  The members
+ * share the partition's origin, hence its window and the set's counts in
+ * it (once, not once per member), and member r holds the row-major chunk
+ * [r chunk, min((r + 1) chunk, pelems)): its count is below(its end) less
+ * below(its start), and its start's below is the previous member's end's
+ * (equal offsets, or both at least pelems, where set_below counts the
+ * whole window): gsize + 1 calls of set_below, not 2 gsize (issue 45:
+ * GoogLeNet's reduction groups at batch 256 were three quarters of the
+ * hand-off phase). */
+static rotor_status group_sources(const rotor_handoff *h, const rotor_handoff_set *s, int64_t g, bool zeros,
+                                  rotor_handoff_fn fn, void *ctx) {
+    int64_t gs = h->gsize[h->sorted[g]];
+    const int64_t *o = h->origin + h->sorted[g] * h->nd;
+    int64_t wl[ROTOR_MAX_DIMS], wh[ROTOR_MAX_DIMS], inner[ROTOR_MAX_DIMS + 1];
+    bool none = false; /* rotor_handoff_held's early 0: an empty window or no element of s in it */
+    for (int d = 0; d < h->nd; d++) {
+        wl[d] = o[d] < 0 ? 0 : o[d];
+        wh[d] = o[d] + h->pdim[d] < h->gdim[d] ? o[d] + h->pdim[d] : h->gdim[d];
+        none |= wh[d] <= wl[d];
+    }
+    inner[h->nd] = 1;
+    for (int d = h->nd - 1; d >= 0 && !none; d--) {
+        inner[d] = inner[d + 1] * span_in(&s->span[d], wl[d], wh[d]);
+        none = !inner[d];
+    }
+    int64_t chunk = (h->pelems + gs - 1) / gs, prev = none ? 0 : set_below(h, s, o, wl, wh, inner, 0, 0);
+    for (int64_t r = 0; r < gs; r++) {
+        int64_t s1 = r * chunk + chunk > h->pelems ? h->pelems : r * chunk + chunk;
+        int64_t cur = none ? 0 : set_below(h, s, o, wl, wh, inner, 0, s1), n = cur - prev;
+        prev = cur;
+        rotor_status st = n > 0 || zeros ? fn(ctx, h->sorted[g + r], n) : ROTOR_OK;
+        if (st) return st;
+    }
+    return ROTOR_OK;
+}
+
+/* sources_in's walk over the cells [first, last] where the groups are
+ * found by their grid index (h->grid): the same cells in the same
+ * row-major order, the same holders in the same order and the same
+ * counts, but the grid index and the cell's product of row counts kept
+ * per level of the odometer and recomputed only from the level that
+ * moved (a box at batch 256 visits some 13 cells, each in one group:
+ * recomputing every level for every cell was most of the walk, issue 45).
+ * Cells past the grid's extent hold no group: the walk stops at them. */
+static rotor_status sources_grid(const rotor_handoff *h, const rotor_handoff_set *s, bool zeros, bool sep,
+                                 int64_t *const *row, const int64_t *first, const int64_t *last,
+                                 rotor_handoff_fn fn, void *ctx) {
+    int nd = h->nd;
+    int64_t top[ROTOR_MAX_DIMS], cell[ROTOR_MAX_DIMS], gi[ROTOR_MAX_DIMS + 1], al[ROTOR_MAX_DIMS + 1];
+    for (int d = 0; d < nd; d++) {
+        top[d] = last[d] < h->ncell[d] - 1 ? last[d] : h->ncell[d] - 1;
+        if (top[d] < first[d]) return ROTOR_OK; /* every cell off the grid in d */
+        cell[d] = first[d];
+    }
+    gi[0] = 0, al[0] = 1;
+    for (int lv = 0;;) {
+        for (int d = lv; d < nd; d++) {
+            gi[d + 1] = gi[d] * h->ncell[d] + cell[d];
+            al[d + 1] = sep ? al[d] * row[d][cell[d] - first[d]] : 1;
+        }
+        int64_t g = h->grid[gi[nd]];
+        /* the group is a run of sorted, gsize long (rotor_handoff_make) */
+        int64_t gs = g < 0 ? 0 : h->gsize[h->sorted[g]];
+        rotor_status st = nd > 0 && gs > 1 ? group_sources(h, s, g, zeros, fn, ctx) : ROTOR_OK;
+        if (st) return st;
+        for (int64_t k = g, end = nd > 0 && gs > 1 ? g : g + gs; k < end; k++) { /* the rest: one each */
+            int64_t src = h->sorted[k];
+            int64_t n = sep ? al[nd] : rotor_handoff_held(h, src, s);
+            st = n > 0 || zeros ? fn(ctx, src, n) : ROTOR_OK;
+            if (st) return st;
+        }
+        int d = nd - 1;
+        while (d >= 0 && ++cell[d] > top[d]) {
+            cell[d] = first[d];
+            d--;
+        }
+        if (d < 0) return ROTOR_OK;
+        lv = d;
+    }
+}
+
 /* rotor_handoff_sources, and with zeros, also every core it visits that
  * holds none of the set: the cores whose final partition starts at a cell
  * of the set's range (the memo's holders, memo_find). */
@@ -411,15 +493,14 @@ static rotor_status sources_in(const rotor_handoff *h, const rotor_handoff_set *
         }
         at += (int)(last[d] - first[d] + 1);
     }
+    if (h->grid) return sources_grid(h, s, zeros, sep, row, first, last, fn, ctx);
     for (;;) {
-        int64_t org[ROTOR_MAX_DIMS] = {0}, alone = 1, g = 0;
+        int64_t org[ROTOR_MAX_DIMS] = {0}, alone = 1;
         for (int d = 0; d < h->nd; d++) {
             org[d] = cell[d] * h->pdim[d];
             if (sep) alone *= row[d][cell[d] - first[d]];
-            /* group_of's grid index: the cell is on the grid (cell >= 0) */
-            if (h->grid) g = g < 0 || cell[d] >= h->ncell[d] ? -1 : g * h->ncell[d] + cell[d];
         }
-        g = !h->grid ? group_of(h, org) : g < 0 ? -1 : h->grid[g];
+        int64_t g = group_of(h, org);
         /* the group is a run of sorted, gsize long (rotor_handoff_make) */
         for (int64_t k = g, end = g < 0 ? 0 : g + h->gsize[h->sorted[g]]; k < end; k++) {
             int64_t src = h->sorted[k];
@@ -516,10 +597,21 @@ struct rotor_handoff_memo {
     int64_t (*pair)[2];     /* (src, elems) */
     int64_t *org, norg;     /* the walk's consumer cores' step-0 origins (org_begin) */
     int64_t npair, cappair;
+    /* What the boxes were found for (memo_begin keeps them for the same):
+     * the hand-off's defining content (its partitions' extents and every
+     * core's final origin: the groups, ranks and grid follow from them) and
+     * the view's meaningful entries; known false: none recorded. */
+    bool known;
+    int hnd;
+    int64_t hcores, hg[ROTOR_MAX_DIMS], hp[ROTOR_MAX_DIMS], *horg, caphorg;
+    bool vset;
+    int vdim[ROTOR_MAX_DIMS];
+    int64_t vstep[ROTOR_MAX_DIMS], voff[ROTOR_MAX_DIMS];
 };
 typedef struct rotor_handoff_memo box_memo;
 
 static void memo_free(box_memo *m) {
+    free(m->horg);
     free(m->org);
     free(m->key);
     free(m->first);
@@ -536,9 +628,48 @@ void rotor_handoff_memo_free(rotor_handoff_memo *m) {
     free(m);
 }
 
-/* Readies m for a walk over boxes of nd dimensions: empty, its arrays kept
- * (a reused memo allocates nothing) unless the key's width changes. */
-static void memo_begin(box_memo *m, int nd) {
+/* Whether m's boxes were found for the same hand-off content and view as
+ * h and view (consumer boxes of nd dimensions): every run of sources and
+ * every box's elements depend only on them and the box. */
+static bool memo_same(const box_memo *m, const rotor_handoff *h, const rotor_view *view, int nd) {
+    bool vset = view && view->set;
+    if (!m->known || m->nd != nd || m->hnd != h->nd || m->hcores != h->cores || m->vset != vset) return false;
+    for (int d = 0; d < h->nd; d++)
+        if (m->hg[d] != h->gdim[d] || m->hp[d] != h->pdim[d] || (vset && m->voff[d] != view->offset[d])) return false;
+    for (int d = 0; vset && d < nd; d++)
+        if (m->vdim[d] != view->dim[d] || m->vstep[d] != view->step[d]) return false;
+    return !memcmp(m->horg, h->origin, (size_t)(h->cores * h->nd) * sizeof *h->origin);
+}
+
+/* Records h's content and view as what m's boxes are found for (not
+ * known when out of memory: the next walk starts afresh). */
+static void memo_note(box_memo *m, const rotor_handoff *h, const rotor_view *view, int nd) {
+    int64_t n = h->cores * h->nd;
+    m->known = false;
+    if (n > m->caphorg) {
+        free(m->horg);
+        m->caphorg = (m->horg = malloc((size_t)n * sizeof *m->horg)) ? n : 0;
+        if (!m->horg) return;
+    }
+    if (n) memcpy(m->horg, h->origin, (size_t)n * sizeof *h->origin);
+    m->hnd = h->nd, m->hcores = h->cores;
+    m->vset = view && view->set;
+    for (int d = 0; d < h->nd; d++) {
+        m->hg[d] = h->gdim[d], m->hp[d] = h->pdim[d];
+        m->voff[d] = m->vset ? view->offset[d] : 0;
+    }
+    for (int d = 0; d < nd; d++) m->vdim[d] = m->vset ? view->dim[d] : 0, m->vstep[d] = m->vset ? view->step[d] : 0;
+    m->known = true;
+}
+
+/* Readies m for a walk over boxes of nd dimensions from h through view:
+ * the boxes already found are kept when they were found for the same
+ * hand-off content and view (memo_same: a consumer's candidate plans read
+ * one producer's output through boxes of the same partitions, issue 45),
+ * else m is emptied, its arrays kept (a reused memo allocates nothing)
+ * unless the key's width changes. */
+static void memo_begin(box_memo *m, const rotor_handoff *h, const rotor_view *view, int nd) {
+    if (memo_same(m, h, view, nd)) return;
     if (m->nd != nd) {
         free(m->key), free(m->first), free(m->count), free(m->elems);
         m->key = m->first = m->count = m->elems = NULL;
@@ -548,6 +679,7 @@ static void memo_begin(box_memo *m, int nd) {
     for (size_t j = 0; j < m->cap; j++) m->count[j] = -1;
     m->n = 0;
     m->npair = 0;
+    memo_note(m, h, view, nd);
 }
 
 /* Coordinates are small and often multiples of a partition's extent: the
@@ -682,7 +814,7 @@ rotor_status rotor_handoff_walk_in(const rotor_handoff *h, const rotor_place *co
     box_memo own = {0}, *m = memo ? memo : &own;
     int64_t g[ROTOR_MAX_DIMS];
     rotor_emu_tensor_elems(rotor_place_expr(consumer), t, g);
-    memo_begin(m, rotor_place_expr(consumer)->tensors[t].ndims);
+    memo_begin(m, h, view, rotor_place_expr(consumer)->tensors[t].ndims);
     rotor_status st = ROTOR_OK;
     const int64_t *org = org_begin(m, consumer, t);
     for (int64_t c = 0; c < info->cores && !st; c++) {
@@ -713,7 +845,7 @@ rotor_status rotor_handoff_traffic_in(const rotor_handoff *h, const rotor_place 
     box_memo own = {0}, *m = memo ? memo : &own;
     int64_t g[ROTOR_MAX_DIMS];
     rotor_emu_tensor_elems(rotor_place_expr(consumer), t, g);
-    memo_begin(m, rotor_place_expr(consumer)->tensors[t].ndims);
+    memo_begin(m, h, view, rotor_place_expr(consumer)->tensors[t].ndims);
     memset(send, 0, (size_t)h->cores * sizeof *send);
     rotor_error err;
     rotor_status st = ROTOR_OK;
