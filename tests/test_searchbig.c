@@ -88,6 +88,33 @@ static int64_t old_weak(const ctx *c, int t, const int64_t *fop) {
     return (int64_t)ceil(elems / (double)share) * c->chip->element_bytes;
 }
 
+/* Every F_op vector of c's operator with at most `room` cores, each given
+ * to visit(arg) in fop[] (the search's lattice: F_a in 1..E_a, their
+ * product within the cores). */
+static void each_fop(const ctx *c, int64_t *fop, int a, int64_t room, void (*visit)(void *), void *arg) {
+    if (a == c->e->naxes) {
+        visit(arg);
+        return;
+    }
+    for (int64_t f = 1; f <= c->e->extent[a] && f <= room; f++) {
+        fop[a] = f;
+        each_fop(c, fop, a + 1, room / f, visit, arg);
+    }
+    fop[a] = 1;
+}
+
+/* A search context of `text` over `dims` on mk2_small(cores, 1 MiB, 32 B)
+ * into *c, *e and *chip (the caller's storage). */
+static void small_ctx(ctx *c, rotor_expr *e, rotor_chip *chip, const char *text, const char *dims,
+                      int64_t cores) {
+    *e = make_expr(text, dims);
+    *chip = mk2_small(cores, 1 << 20, 32);
+    memset(c, 0, sizeof *c);
+    c->e = e;
+    c->chip = chip;
+    c->cores = cores;
+}
+
 typedef struct fop_walk {
     ctx *c;
     int64_t fop[ROTOR_MAX_AXES];
@@ -115,29 +142,15 @@ static void check_fop(fop_walk *w) {
     w->fops++;
 }
 
-static void walk_fops(fop_walk *w, int a, int64_t room) {
-    const rotor_expr *e = w->c->e;
-    if (a == e->naxes) {
-        check_fop(w);
-        return;
-    }
-    for (int64_t f = 1; f <= e->extent[a] && f <= room; f++) {
-        w->fop[a] = f;
-        walk_fops(w, a + 1, room / f);
-    }
-    w->fop[a] = 1;
-}
+static void visit_fop(void *w) { check_fop(w); }
 
 static void weak_floor_holds(const char *text, const char *dims, int64_t cores, int64_t *stronger) {
-    rotor_expr e = make_expr(text, dims);
-    rotor_chip chip = mk2_small(cores, 1 << 20, 32);
+    rotor_expr e;
+    rotor_chip chip;
     ctx c;
-    memset(&c, 0, sizeof c);
-    c.e = &e;
-    c.chip = &chip;
-    c.cores = cores;
+    small_ctx(&c, &e, &chip, text, dims, cores);
     fop_walk w = {.c = &c};
-    walk_fops(&w, 0, cores);
+    each_fop(&c, w.fop, 0, cores, visit_fop, &w);
     cr_assert_gt(w.fops, 0);
     *stronger += w.stronger;
 }
@@ -204,29 +217,15 @@ static void stride_check(stride_walk *w) {
     w->fops++;
 }
 
-static void stride_fops(stride_walk *w, int a, int64_t room) {
-    const rotor_expr *e = w->c->e;
-    if (a == e->naxes) {
-        stride_check(w);
-        return;
-    }
-    for (int64_t f = 1; f <= e->extent[a] && f <= room; f++) {
-        w->fop[a] = f;
-        stride_fops(w, a + 1, room / f);
-    }
-    w->fop[a] = 1;
-}
+static void visit_stride(void *w) { stride_check(w); }
 
 static void stride_floor_holds(const char *text, const char *dims, int64_t cores, stride_walk *sum) {
-    rotor_expr e = make_expr(text, dims);
-    rotor_chip chip = mk2_small(cores, 1 << 20, 32);
+    rotor_expr e;
+    rotor_chip chip;
     ctx c;
-    memset(&c, 0, sizeof c);
-    c.e = &e;
-    c.chip = &chip;
-    c.cores = cores;
+    small_ctx(&c, &e, &chip, text, dims, cores);
     stride_walk w = {.c = &c};
-    stride_fops(&w, 0, cores);
+    each_fop(&c, w.fop, 0, cores, visit_stride, &w);
     cr_assert_gt(w.fops, 0);
     cr_assert_gt(w.raised, 0, "%s: the stride raised no floor", text);
     sum->fops += w.fops;
