@@ -392,55 +392,38 @@ bool rotor_segment_in_bands(const rotor_segment *s, const rotor_chip *chip) {
  * group size is searched once, and each stage picks from it.  An entry not
  * yet searched records that no plan of its shape runs in `slower` seconds
  * or less ("Time caps" below). */
+typedef struct plan_entry {
+    char *key;
+    rotor_search_result fr;
+    bool found;    /* false: no plan covers the shape on these cores */
+    bool searched; /* false: only slower is known */
+    double slower;
+    double ratio;  /* searched: the frontier up to ratio x the fastest run */
+    bool has_fast; /* the fastest plan is known (a capped check, or a frontier) */
+    rotor_candidate fast;
+} plan_entry;
+
 typedef struct plan_memo {
-    char **key;
-    rotor_search_result *fr;
-    bool *found;       /* false: no plan covers the shape on these cores */
-    bool *searched;    /* false: only slower is known */
-    double *slower;
-    double *ratio;     /* searched: the frontier up to ratio x the fastest run */
-    bool *has_fast;    /* the fastest plan is known (a capped check, or a frontier) */
-    rotor_candidate *fast;
+    plan_entry *e;
     int n, cap;
     int searches;
 } plan_memo;
 
 static void plan_memo_free(plan_memo *pm) {
     for (int i = 0; i < pm->n; i++) {
-        free(pm->key[i]);
-        if (pm->found[i]) rotor_search_result_free(&pm->fr[i]);
+        free(pm->e[i].key);
+        if (pm->e[i].found) rotor_search_result_free(&pm->e[i].fr);
     }
-    free(pm->key);
-    free(pm->fr);
-    free(pm->found);
-    free(pm->searched);
-    free(pm->slower);
-    free(pm->ratio);
-    free(pm->has_fast);
-    free(pm->fast);
+    free(pm->e);
 }
 
 /* Room for one more entry. */
 static rotor_status plan_memo_grow(plan_memo *pm, rotor_error *err) {
     if (pm->n < pm->cap) return ROTOR_OK;
     int nc = pm->cap ? 2 * pm->cap : 64;
-    char **k2 = realloc(pm->key, (size_t)nc * sizeof *k2);
-    if (k2) pm->key = k2;
-    rotor_search_result *f2 = k2 ? realloc(pm->fr, (size_t)nc * sizeof *f2) : NULL;
-    if (f2) pm->fr = f2;
-    bool *b2 = f2 ? realloc(pm->found, (size_t)nc * sizeof *b2) : NULL;
-    if (b2) pm->found = b2;
-    bool *s2 = b2 ? realloc(pm->searched, (size_t)nc * sizeof *s2) : NULL;
-    if (s2) pm->searched = s2;
-    double *d2 = s2 ? realloc(pm->slower, (size_t)nc * sizeof *d2) : NULL;
-    if (d2) pm->slower = d2;
-    double *r2 = d2 ? realloc(pm->ratio, (size_t)nc * sizeof *r2) : NULL;
-    if (r2) pm->ratio = r2;
-    bool *h2 = r2 ? realloc(pm->has_fast, (size_t)nc * sizeof *h2) : NULL;
-    if (h2) pm->has_fast = h2;
-    rotor_candidate *c2 = h2 ? realloc(pm->fast, (size_t)nc * sizeof *c2) : NULL;
-    if (!c2) return rotor_nomem(err);
-    pm->fast = c2;
+    plan_entry *e2 = realloc(pm->e, (size_t)nc * sizeof *e2);
+    if (!e2) return rotor_nomem(err);
+    pm->e = e2;
     pm->cap = nc;
     return ROTOR_OK;
 }
@@ -509,7 +492,7 @@ static rotor_status stage_frontier(plan_memo *pm, const compiler *cc, const roto
     char *key = memo_key(e, g);
     if (!key) return rotor_nomem(err);
     int at = 0;
-    while (at < pm->n && strcmp(pm->key[at], key)) at++;
+    while (at < pm->n && strcmp(pm->e[at].key, key)) at++;
     if (at < pm->n) free(key);
     rotor_status st = at < pm->n ? ROTOR_OK : plan_memo_grow(pm, err);
     if (st) {
@@ -517,55 +500,55 @@ static rotor_status stage_frontier(plan_memo *pm, const compiler *cc, const roto
         return st;
     }
     if (at == pm->n) {
-        pm->key[at] = key;
-        pm->found[at] = pm->searched[at] = pm->has_fast[at] = false;
-        pm->slower[at] = pm->ratio[at] = 0;
+        pm->e[at].key = key;
+        pm->e[at].found = pm->e[at].searched = pm->e[at].has_fast = false;
+        pm->e[at].slower = pm->e[at].ratio = 0;
         pm->n++;
     }
-    if (pm->searched[at] && !pm->found[at]) return ROTOR_OK;
+    if (pm->e[at].searched && !pm->e[at].found) return ROTOR_OK;
     rotor_chip gc = rotor_segment_group_chip(cc->chip, g);
-    if (!pm->searched[at] && time_cap <= pm->slower[at]) {
+    if (!pm->e[at].searched && time_cap <= pm->e[at].slower) {
         *slow = true;
         return ROTOR_OK;
     }
-    if (!pm->searched[at] && time_cap < INFINITY && cc->solver == ROTOR_SOLVER_EXACT) {
-        bool faster = true, has_c = pm->has_fast[at];
+    if (!pm->e[at].searched && time_cap < INFINITY && cc->solver == ROTOR_SOLVER_EXACT) {
+        bool faster = true, has_c = pm->e[at].has_fast;
         if (has_c) /* the fastest plan is known: the capped search's answer */
-            faster = pm->fast[at].cost.total <= time_cap;
-        else if ((st = fastest_within(e, &gc, opt, cc->spool, time_cap, &faster, &pm->fast[at], &has_c, err)))
+            faster = pm->e[at].fast.cost.total <= time_cap;
+        else if ((st = fastest_within(e, &gc, opt, cc->spool, time_cap, &faster, &pm->e[at].fast, &has_c, err)))
             return st;
-        pm->has_fast[at] = has_c;
+        pm->e[at].has_fast = has_c;
         if (!faster) {
-            pm->slower[at] = time_cap;
+            pm->e[at].slower = time_cap;
             *slow = true;
             return ROTOR_OK;
         }
     }
-    double need = pm->has_fast[at] ? front_ratio(cc->chip, e, &pm->fast[at], cap, moved) : STAGE_RATIO;
-    while (!(pm->searched[at] && pm->ratio[at] >= need)) {
-        if (pm->searched[at]) rotor_search_result_free(&pm->fr[at]); /* it stopped short: further */
-        pm->searched[at] = pm->found[at] = false;
+    double need = pm->e[at].has_fast ? front_ratio(cc->chip, e, &pm->e[at].fast, cap, moved) : STAGE_RATIO;
+    while (!(pm->e[at].searched && pm->e[at].ratio >= need)) {
+        if (pm->e[at].searched) rotor_search_result_free(&pm->e[at].fr); /* it stopped short: further */
+        pm->e[at].searched = pm->e[at].found = false;
         rotor_search_options so = {.solver = cc->solver, .threads = opt ? opt->threads : 0, .pool = cc->spool};
         so.pareto = true;
         so.pareto_time_ratio = need;
         rotor_error serr;
-        st = rotor_search(e, &gc, &so, &pm->fr[at], &serr);
+        st = rotor_search(e, &gc, &so, &pm->e[at].fr, &serr);
         pm->searches++;
         if (st == ROTOR_ERR_NOMEM) {
             if (err) *err = serr;
             return st;
         }
-        pm->searched[at] = true;
-        pm->ratio[at] = need;
-        pm->found[at] = st == ROTOR_OK; /* else NOFIT, or INPUT for a shape no plan covers on g cores */
-        if (!pm->found[at]) return ROTOR_OK;
+        pm->e[at].searched = true;
+        pm->e[at].ratio = need;
+        pm->e[at].found = st == ROTOR_OK; /* else NOFIT, or INPUT for a shape no plan covers on g cores */
+        if (!pm->e[at].found) return ROTOR_OK;
         /* the cut by the frontier's own fastest point (the capped search's
          * plan, by the same ties): searched again if it needs more */
-        pm->fast[at] = pm->fr[at].pareto[0];
-        pm->has_fast[at] = true;
-        need = front_ratio(cc->chip, e, &pm->fast[at], cap, moved);
+        pm->e[at].fast = pm->e[at].fr.pareto[0];
+        pm->e[at].has_fast = true;
+        need = front_ratio(cc->chip, e, &pm->e[at].fast, cap, moved);
     }
-    *fr = &pm->fr[at];
+    *fr = &pm->e[at].fr;
     return ROTOR_OK;
 }
 
@@ -983,7 +966,7 @@ static rotor_status stage_searched(const plan_memo *pm, const rotor_stage *sg, b
     char *key = memo_key(&sg->micro, sg->cores);
     if (!key) return rotor_nomem(err);
     *hit = false;
-    for (int i = 0; i < pm->n && !*hit; i++) *hit = pm->searched[i] && !strcmp(pm->key[i], key);
+    for (int i = 0; i < pm->n && !*hit; i++) *hit = pm->e[i].searched && !strcmp(pm->e[i].key, key);
     free(key);
     return ROTOR_OK;
 }
