@@ -9,31 +9,34 @@
 #include "rotor/model/graphturbo.h"
 #include "rotor/model/group.h"
 #include "rotor/model/zoo.h"
+#include "rotor/pipeline/pipeline.h"
 
 /* ---- a small graph builder ------------------------------------------------ */
 
-static int act(rotor_graph *g, const char *name, int64_t c, int64_t h) {
+static int act_b(rotor_graph *g, const char *name, int64_t b, int64_t c, int64_t h) {
     int v;
     rotor_error err;
-    int64_t shape[4] = {1, c, h, h};
+    int64_t shape[4] = {b, c, h, h};
     cr_assert_eq(rotor_graph_add_value(g, name, ROTOR_DTYPE_F32, 4, shape, ROTOR_ROLE_ACTIVATION, &v, &err), ROTOR_OK,
                  "%s", err.msg);
     return v;
 }
 
+static int act(rotor_graph *g, const char *name, int64_t c, int64_t h) { return act_b(g, name, 1, c, h); }
+
 /* A k x k convolution, stride s, padding (k-1)/2, c channels in and out,
- * [1, c, h, h] -> [1, c, h/s, h/s]. */
-static int conv(rotor_graph *g, const char *name, int x, int64_t c, int64_t h, int64_t k, int64_t s) {
+ * [b, c, h, h] -> [b, c, h/s, h/s]. */
+static int conv_b(rotor_graph *g, const char *name, int x, int64_t b, int64_t c, int64_t h, int64_t k, int64_t s) {
     char wn[64], on[64], ex[96], dims[128];
     snprintf(wn, sizeof wn, "%s.w", name), snprintf(on, sizeof on, "%s.out", name);
     int64_t ws[4] = {c, c, k, k}, ho = h / s;
-    int w, y = act(g, on, c, ho);
+    int w, y = act_b(g, on, b, c, ho);
     rotor_error err;
     cr_assert_eq(rotor_graph_add_value(g, wn, ROTOR_DTYPE_F32, 4, ws, ROTOR_ROLE_WEIGHT, &w, &err), ROTOR_OK);
     if (s == 1) snprintf(ex, sizeof ex, "O[b,f,h,w] += I[b,c,h+kh,w+kw] * W[f,c,kh,kw]");
     else snprintf(ex, sizeof ex, "O[b,f,h,w] += I[b,c,%lld*h+kh,%lld*w+kw] * W[f,c,kh,kw]", (long long)s, (long long)s);
-    snprintf(dims, sizeof dims, "b=1,f=%lld,c=%lld,h=%lld,w=%lld,kh=%lld,kw=%lld", (long long)c, (long long)c,
-             (long long)ho, (long long)ho, (long long)k, (long long)k);
+    snprintf(dims, sizeof dims, "b=%lld,f=%lld,c=%lld,h=%lld,w=%lld,kh=%lld,kw=%lld", (long long)b, (long long)c,
+             (long long)c, (long long)ho, (long long)ho, (long long)k, (long long)k);
     rotor_view view[ROTOR_MAX_TENSORS] = {{0}};
     int64_t pad = (k - 1) / 2;
     view[1] = (rotor_view){.set = true, .dim = {0, 1, 2, 3}, .step = {1, 1, 1, 1}, .offset = {0, 0, -pad, -pad}};
@@ -43,6 +46,10 @@ static int conv(rotor_graph *g, const char *name, int x, int64_t c, int64_t h, i
     int op;
     cr_assert_eq(rotor_graph_add_op(g, &d, &op, &err), ROTOR_OK, "%s", err.msg);
     return y;
+}
+
+static int conv(rotor_graph *g, const char *name, int x, int64_t c, int64_t h, int64_t k, int64_t s) {
+    return conv_b(g, name, x, 1, c, h, k, s);
 }
 
 static int add(rotor_graph *g, const char *name, int a, int b, int64_t c, int64_t h) {
@@ -432,4 +439,92 @@ Test(graphturbo, a_gather_reads_its_rows_not_its_table) {
     cr_assert_eq(rotor_op_read_elements(&g, op, 0), 256 * 128);
     cr_assert_gt(g.values[g.ops[op].inputs[0]].elements, 256 * 128);
     rotor_graph_free(&g);
+}
+
+/* ---- the batch and liveness per instance (docs/graphturbo.md, "The batch first") ---- */
+
+/* x -> c1 -> y -> c2 -> z -> c3 -> u, 3x3 convolutions of 64 channels on
+ * [16, 64, 56, 56] f32 on STCP920's cluster: every value is 12.8 MB, more
+ * than the 8 MiB GB, one image's 0.8 MB less than half of it.  c1 runs
+ * alone and c2-c3 together (z stays on core), both cut the batch first
+ * (one image an instance, 4 row blocks inside: one image's input and
+ * output do not fit the 512 KiB LB).  Breadth first, all of y waits
+ * (12.8 MB + the running instance: 13,332,480 B); depth first, about one
+ * image of it (1,089,536 B), so Algorithm 3's order is kept and y's blocks
+ * wait in the GB: only the model's input and output are in DDR.  (Priced
+ * by the whole value, y's boundary went to DDR; and with the model
+ * output's blocks counted live to the end, both orders peaked at 13.5 MB
+ * and breadth first was kept.) */
+Test(graphturbo, a_batch_split_chain_keeps_its_boundaries_out_of_ddr) {
+    rotor_graph g;
+    rotor_error err;
+    rotor_graph_init(&g, "t");
+    int x = act_b(&g, "x", 16, 64, 56);
+    int y = conv_b(&g, "c1", x, 16, 64, 56, 3, 1);
+    int z = conv_b(&g, "c2", y, 16, 64, 56, 3, 1);
+    int u = conv_b(&g, "c3", z, 16, 64, 56, 3, 1);
+    cr_assert_eq(rotor_graph_set_output(&g, u, &err), ROTOR_OK);
+    rotor_chip chip;
+    rotor_dsa_cluster c;
+    cr_assert_eq(rotor_chip_preset("stcp920", &chip, &err), ROTOR_OK);
+    cr_assert_eq(rotor_dsa_cluster_of(&chip, &c, &err), ROTOR_OK, "%s", err.msg);
+    rotor_gt_schedule s;
+    cr_assert_eq(rotor_dsa_schedule(&g, &c, ROTOR_DSA_GRAPHTURBO, &s, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(s.nsg, 2);
+    cr_assert_eq(s.sg[0].count, 1);
+    cr_assert_eq(s.sg[1].count, 2);
+    for (int i = 0; i < 2; i++) {
+        cr_assert_eq(s.sg[i].best.factor[0], 16, "one image an instance");
+        cr_assert_eq(s.sg[i].best.factor[2], 4);
+        cr_assert_eq(s.sg[i].best.instances, 64);
+    }
+    cr_assert_eq(s.live_peak[0], 13332480);
+    cr_assert_eq(s.live_peak[1], 1089536);
+    cr_assert_eq(s.kind, ROTOR_GT_DFS);
+    cr_assert_eq(s.sg[0].scope, ROTOR_GT_GB, "y");
+    cr_assert_eq(s.spilled[1], 0, "nothing spilled to DDR");
+    cr_assert_eq(s.tensors[ROTOR_GT_DDR], 2, "x and u");
+    cr_assert_eq(s.tensors[ROTOR_GT_GB], 1, "y");
+    cr_assert_eq(s.tensors[ROTOR_GT_LB], 1, "z");
+    rotor_gt_schedule_free(&s);
+    rotor_graph_free(&g);
+}
+
+/* ResNet-50 at 16 images a cluster on STCP920 (issue 42), the graph
+ * `rotor compile --group graphturbo` plans: maxpool cuts the batch first
+ * (4 channel blocks of each image: a channel split of all 16 images, which
+ * Eq. 1 ranks first, would make every block of the stage wait for all of
+ * conv1's 25.7 MB), the 3x3 convolution of s1.b1 is split by image though
+ * it costs 2.4 us more than running whole (its weights streamed 16 times
+ * from the GB) because running whole it would make s1.b0's 12.8 MB output
+ * wait for s1.b1's residual add, to DDR and back (755 us), and the
+ * depth-first order is kept: 5.0 MB of instance outputs go to DDR (the
+ * per-layer schedule moves 1.16 GB), and 6 values live there, the model's
+ * input and output among them. */
+Test(graphturbo, resnet50_at_16_images_keeps_its_blocks_per_image) {
+    rotor_chip chip;
+    rotor_error err;
+    cr_assert_eq(rotor_chip_preset("stcp920", &chip, &err), ROTOR_OK);
+    rotor_pipeline_options o = {.model = "resnet-50", .simplify = true, .zoo = {.batch = 16}};
+    rotor_pipeline p;
+    cr_assert_eq(rotor_pipeline_run(&o, &chip, &p, &err), ROTOR_OK, "%s", err.msg);
+    rotor_dsa_cluster c;
+    cr_assert_eq(rotor_dsa_cluster_of(&chip, &c, &err), ROTOR_OK, "%s", err.msg);
+    rotor_gt_schedule s;
+    cr_assert_eq(rotor_dsa_schedule(&p.graph, &c, ROTOR_DSA_GRAPHTURBO, &s, &err), ROTOR_OK, "%s", err.msg);
+    const rotor_gt_subgraph *mp = NULL, *conv2 = NULL;
+    for (int i = 0; i < s.nsg; i++) {
+        const char *name = p.graph.ops[s.members[s.sg[i].first + s.sg[i].count - 1]].name;
+        if (!strcmp(name, "maxpool")) mp = &s.sg[i];
+        if (!strcmp(name, "s1.b1.conv2")) conv2 = &s.sg[i];
+    }
+    cr_assert(mp && conv2);
+    cr_assert_eq(mp->best.factor[0], 16);
+    cr_assert_eq(mp->best.factor[1], 4);
+    cr_assert_eq(conv2->best.factor[0], 16);
+    cr_assert_eq(s.kind, ROTOR_GT_DFS);
+    cr_assert_eq(s.tensors[ROTOR_GT_DDR], 6);
+    cr_assert_lt(s.spilled[1], 5 << 20);
+    rotor_gt_schedule_free(&s);
+    rotor_pipeline_free(&p);
 }

@@ -37,6 +37,7 @@ typedef struct grouper {
     int *sg_of;            /* op -> sub-graph */
     int *rstart, *rlist;   /* readers of each value (CSR over ops) */
     int *buf, *buf2;       /* scratch: sub-graph ids, merged operator lists */
+    uint8_t *cut;          /* per value: its sub-graph's split cuts the outermost axis */
     int merges[3];
 } grouper;
 
@@ -107,7 +108,7 @@ static void analyse_union(grouper *c, const int *ids, int n, int x, int *nops, i
         for (int j = 0; j < c->sg[ids[i]].n; j++) c->buf2[m++] = c->sg[ids[i]].ops[j];
     qsort(c->buf2, (size_t)m, sizeof(int), cmp_int);
     *nops = m;
-    rotor_gt_analyse(c->g, c->buf2, m, c->sg[x].out, c->lim, peak, s);
+    rotor_gt_analyse_cut(c->g, c->buf2, m, c->sg[x].out, c->lim, c->cut, peak, s);
 }
 
 /* Merges ids[0..n) (x among them) into x.  false: out of memory. */
@@ -120,6 +121,7 @@ static bool commit(grouper *c, const int *ids, int n, int x, int nops, int64_t p
     }
     memcpy(t->ops, c->buf2, sizeof(int) * (size_t)nops);
     t->n = nops, t->peak = peak, t->best = *s;
+    c->cut[t->out] = s->factor[0] > 1;
     for (int i = 0; i < n; i++) {
         if (ids[i] == x) continue;
         c->sg[ids[i]].alive = false;
@@ -217,8 +219,8 @@ static bool grouper_init(grouper *c, const rotor_graph *g, const rotor_gt_limits
     c->sg_of = malloc(sizeof(int) * no);
     c->buf = malloc(sizeof(int) * (2 * no + 2));
     c->buf2 = malloc(sizeof(int) * no);
-    (void)nv;
-    if (!c->sg || !c->sg_of || !c->buf || !c->buf2 || !readers_init(c)) return false;
+    c->cut = calloc(nv, 1);
+    if (!c->sg || !c->sg_of || !c->buf || !c->buf2 || !c->cut || !readers_init(c)) return false;
     for (int o = 0; o < g->nops; o++) {
         wsg *s = &c->sg[o];
         s->ops = malloc(sizeof(int));
@@ -227,14 +229,15 @@ static bool grouper_init(grouper *c, const rotor_graph *g, const rotor_gt_limits
         s->out = g->ops[o].outputs[0];
         s->alone = g->ops[o].noutputs != 1;
         c->sg_of[o] = o;
-        rotor_gt_analyse(g, s->ops, 1, s->out, lim, &s->peak, &s->best);
+        rotor_gt_analyse_cut(g, s->ops, 1, s->out, lim, c->cut, &s->peak, &s->best);
+        c->cut[s->out] = s->best.factor[0] > 1;
     }
     return true;
 }
 
 static void grouper_free(grouper *c) {
     for (int i = 0; c->sg && i < c->nsg; i++) free(c->sg[i].ops);
-    free(c->sg), free(c->sg_of), free(c->rstart), free(c->rlist), free(c->buf), free(c->buf2);
+    free(c->sg), free(c->sg_of), free(c->rstart), free(c->rlist), free(c->buf), free(c->buf2), free(c->cut);
 }
 
 /* Algorithm 2, lines 5-15. */
@@ -251,6 +254,50 @@ static bool group_all(grouper *c) {
     }
 }
 
+/* The bytes of the activations produced before sub-graph x and read after
+ * it (by operator index, a topological order), x's own boundary aside: what
+ * waits while x runs. */
+static double waiting_across(const grouper *c, int x) {
+    const wsg *s = &c->sg[x];
+    int lo = s->ops[0], hi = s->ops[s->n - 1];
+    double bytes = 0;
+    for (int v = 0; v < c->g->nvalues; v++) {
+        const rotor_value *val = &c->g->values[v];
+        if (val->role == ROTOR_ROLE_WEIGHT || val->producer < 0 || val->producer >= lo || c->sg_of[val->producer] == x)
+            continue;
+        bool after = false, inside = false;
+        for (int r = c->rstart[v]; r < c->rstart[v + 1]; r++) {
+            after |= c->rlist[r] > hi && c->sg_of[c->rlist[r]] != x;
+            inside |= c->sg_of[c->rlist[r]] == x;
+        }
+        if (after && !inside) bytes += (double)val->bytes;
+    }
+    return bytes;
+}
+
+/* A sub-graph whose split keeps the batch whole is a barrier in the
+ * instance order (§3.3): its first instance waits for every image of its
+ * inputs, so everything produced before it and read after it waits whole
+ * too, where its producers and consumers cutting the batch would keep one
+ * image's worth live (docs/graphturbo.md, "The batch first").  Its own cost
+ * cannot see those values; here, after grouping, they are weighed: when
+ * they do not wait in the GB (rotor_gt_gb_holds) they go to DDR and back,
+ * and the batch-first split is taken if it costs less than the barrier
+ * with that round trip. */
+static void unbar(grouper *c) {
+    const rotor_gt_limits *lim = c->lim;
+    if (lim->mm_rate <= 0) return;
+    for (int x = 0; x < c->nsg; x++) {
+        wsg *s = &c->sg[x];
+        if (!s->alive || s->best.factor[0] > 1 || s->alone) continue;
+        double across = waiting_across(c, x);
+        if (rotor_gt_gb_holds(across, lim->gb_bytes)) continue;
+        rotor_gt_split alt;
+        rotor_gt_analyse_batch(c->g, s->ops, s->n, s->out, lim, c->cut, &alt);
+        if (alt.fits && alt.cost < s->best.cost + 2 * across / lim->ddr_bw) s->best = alt, c->cut[s->out] = 1;
+    }
+}
+
 rotor_status rotor_gt_schedule_build(const rotor_graph *g, const rotor_gt_limits *lim, rotor_gt_mode mode,
                                      rotor_gt_schedule *out, rotor_error *err) {
     *out = (rotor_gt_schedule){.mode = mode};
@@ -262,6 +309,7 @@ rotor_status rotor_gt_schedule_build(const rotor_graph *g, const rotor_gt_limits
         grouper_free(&c);
         return rotor_nomem(err);
     }
+    if (instances) unbar(&c);
     /* the sub-graphs that survive, in the order of their last operator: a
      * sub-graph's output is its last operator's, read only by later ones,
      * so this order is topological (the first operator's need not be) */

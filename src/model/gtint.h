@@ -25,6 +25,7 @@ typedef struct gt_prop {
     uint8_t *set;
     int *first, *last;   /* per value: first and last member position using it */
     int64_t *diff;       /* n + 1 */
+    const uint8_t *cut;  /* per value, or NULL: its producer's split cuts the outermost axis */
 } gt_prop;
 
 bool rotor_gt_prop_init(gt_prop *p, const rotor_graph *g, const int *ops, int n, int out);
@@ -60,6 +61,18 @@ static inline int64_t gt_last_read(const int64_t *sstart, const int64_t *slist, 
         if (pos[slist[e]] > end) end = pos[slist[e]];
     return end;
 }
+
+/* The split that cuts the output's outermost axis (the batch) first, its
+ * smallest fitting factor or that axis whole and Algorithm 1 inside it,
+ * without the whole run's cost as a bar (gtgroup.c weighs it against the
+ * values a batch-whole sub-graph makes wait; fits false: none fits). */
+void rotor_gt_analyse_batch(const rotor_graph *g, const int *ops, int n, int out, const rotor_gt_limits *lim,
+                            const uint8_t *cut, rotor_gt_split *alt);
+/* rotor_gt_analyse knowing which values' producers cut the outermost axis
+ * (cut, per value; NULL: none): an input so produced waits one batch block
+ * at a time in the cost (docs/graphturbo.md, "Cost"). */
+void rotor_gt_analyse_cut(const rotor_graph *g, const int *ops, int n, int out, const rotor_gt_limits *lim,
+                          const uint8_t *cut, int64_t *peak, rotor_gt_split *best);
 
 /* Algorithm 4 and §4.3 (gtscope.c): bindings, scopes, spills, Table 3. */
 rotor_status rotor_gt_bind_and_scope(const rotor_graph *g, const rotor_gt_limits *lim, rotor_gt_schedule *s,

@@ -202,14 +202,17 @@ static bool dfs_order(ordctx *c, int64_t *order) {
     return no == n;
 }
 
-/* Peak of live output blocks plus the running instance's footprint. */
+/* Peak of live output blocks plus the running instance's footprint.  A
+ * model output's blocks go to DDR as they are made (§4.3's scopes), so
+ * they hold no buffer: counted live to the end, the last sub-graph's whole
+ * output would be every order's peak and the orders would always tie. */
 static int64_t live_peak(const ordctx *c, const int64_t *order, int64_t *pos, int64_t *diff) {
     int64_t n = c->n;
     for (int64_t i = 0; i < n; i++) pos[order[i]] = i;
     for (int64_t i = 0; i <= n; i++) diff[i] = 0;
     for (int64_t i = 0; i < n; i++) {
         int64_t x = order[i], end = gt_last_read(c->sstart, c->slist, pos, x, i);
-        if (c->g->values[c->s->sg[c->isg[x]].output].is_output) end = n - 1;
+        if (c->g->values[c->s->sg[c->isg[x]].output].is_output) continue;
         int64_t b = gt_block_bytes(c->g, c->s, c->isg[x]);
         diff[i + 1] += b; /* live from the instance after it */
         diff[end + 1] -= b;

@@ -189,8 +189,7 @@ void rotor_gt_op_flops(const rotor_op *op, double *mm, double *vec) {
 
 /* The overflow of an instance larger than the LB: its share of every
  * intermediate goes out and back, to the GB or DDR as the value's size
- * says (boundary_bw's rule). */
-static double boundary_bw(const rotor_value *v, const rotor_gt_limits *lim);
+ * says (rotor_gt_gb_holds). */
 static void spill(const gt_prop *p, rotor_gt_split *s, const rotor_gt_limits *lim) {
     s->spill_gb = s->spill_ddr = 0;
     double n = (double)s->instances, mid = (double)s->kept_bytes / n, over = (double)(s->peak - lim->lb_bytes);
@@ -205,10 +204,26 @@ static void spill(const gt_prop *p, rotor_gt_split *s, const rotor_gt_limits *li
     }
 }
 
-/* Where a value crossing a sub-graph's boundary waits: the GB when it fits
- * half of it, else DDR. */
-static double boundary_bw(const rotor_value *v, const rotor_gt_limits *lim) {
-    return rotor_gt_gb_holds((double)v->bytes, lim->gb_bytes) ? lim->gb_bw : lim->ddr_bw;
+/* Where value v crossing the boundary of the split s just propagated,
+ * the GB when what of it is live at once fits half
+ * of it, else DDR (docs/graphturbo.md, "Cost"): model inputs
+ * and outputs live in DDR (§4.3's scopes); a split that cuts the outermost
+ * axis (the batch, or batch x sequence, in Table 2's models) runs its
+ * instances depth-first with consumers that cut it alike (§3.3, Fig. 7), so
+ * only the batch block an instance covers waits between them, not the
+ * whole value.  An input waits so only when its producer's split cuts the
+ * batch too (p->cut; a producer run whole leaves all of it, in DDR when it
+ * is larger than half the GB).  Decision: the cost of one sub-graph cannot
+ * see its consumers' splits and assumes them aligned; §4.3's spills then
+ * place what actually is live, and the time model prices that. */
+static double live_bw(const gt_prop *p, const rotor_gt_split *s, int v, const rotor_gt_limits *lim) {
+    const rotor_value *val = &p->g->values[v];
+    if (val->producer < 0 || val->is_output) return lim->ddr_bw;
+    double held = (double)val->bytes;
+    bool aligned = v == p->out || (p->cut && p->cut[v]); /* an input: only if its producer cuts the batch too */
+    if (s->factor[0] > 1 && aligned && val->rank > 0 && val->shape[0] > 0)
+        held *= (double)rotor_gt_prop_rows(p, v, 0) / (double)val->shape[0];
+    return rotor_gt_gb_holds(held, lim->gb_bytes) ? lim->gb_bw : lim->ddr_bw;
 }
 
 /* The cost model of rotor_gt_limits for the split s just propagated
@@ -251,7 +266,7 @@ static double cost(const gt_prop *p, rotor_gt_split *s, const rotor_gt_limits *l
             bool seen = false;
             for (int j = 0; j < k; j++) seen |= o->inputs[j] == v;
             if (seen || (val->producer >= 0 && is_member(p, val->producer))) continue;
-            in += lim->mm_rate > 0 ? (double)piece_bytes(p, v) / boundary_bw(val, lim) : (double)piece_bytes(p, v);
+            in += lim->mm_rate > 0 ? (double)piece_bytes(p, v) / live_bw(p, s, v, lim) : (double)piece_bytes(p, v);
         }
     }
     double lb = (double)lim->lb_bytes, chunks = s->fits ? 1 : ceil((double)s->peak / lb);
@@ -266,8 +281,7 @@ static double cost(const gt_prop *p, rotor_gt_split *s, const rotor_gt_limits *l
     double again = 1 + s->recompute;
     double t = mm * again / lim->mm_rate + vec * again / (lim->vec_rate > 0 ? lim->vec_rate : lim->mm_rate);
     t += (gb_w ? w / lim->ddr_bw : 0) + n * s->w_loads * w_once;
-    const rotor_value *out = &g->values[p->out];
-    t += n * s->in_loads * in + (double)out->bytes / boundary_bw(out, lim);
+    t += n * s->in_loads * in + (double)g->values[p->out].bytes / live_bw(p, s, p->out, lim);
     return t + n * (s->spill_gb / lim->gb_bw + s->spill_ddr / lim->ddr_bw);
 }
 
@@ -325,8 +339,47 @@ static bool smallest_factor(gt_prop *p, int64_t *f, int d, const rotor_gt_limits
     return found;
 }
 
+/* The nesting from the split f on: each level runs Algorithm 1 over the
+ * axes not split yet; when none fits, the Eq. 1 axis is split whole and the
+ * next level goes on inside it.  *best starts as the split f (fits false). */
+static void nest(gt_prop *p, int64_t *f, const rotor_gt_limits *lim, const rotor_gt_split *run_whole,
+                 rotor_gt_split *best) {
+    const rotor_value *vo = &p->g->values[p->out];
+    for (int level = 0; level < vo->rank && !best->fits; level++) {
+        rotor_gt_split fit = {.axis = -1}, whole = {.axis = -1}, s;
+        for (int d = 0; d < vo->rank; d++) {
+            if (f[d] != 1 || vo->shape[d] == 1) continue;
+            bool ok = smallest_factor(p, f, d, lim, &s);
+            /* a fitting split must pay for itself; a whole split is a step
+             * towards one, judged when the nesting ends */
+            if (ok && admissible(&s, run_whole, lim) && (fit.axis < 0 || better(&s, &fit))) fit = s;
+            if (!ok && (whole.axis < 0 || better(&s, &whole))) whole = s;
+        }
+        if (fit.axis >= 0) *best = fit;
+        else if (whole.axis >= 0) *best = whole, f[whole.axis] = vo->shape[whole.axis];
+        else break;
+    }
+}
+
+/* The split that cuts the outermost axis (the batch) first: its smallest
+ * factor that fits, or, when none does, that axis split whole and the
+ * nesting inside it (docs/graphturbo.md, "The batch first"). */
+static void batch_first(gt_prop *p, const rotor_gt_limits *lim, const rotor_gt_split *run_whole,
+                        rotor_gt_split *alt) {
+    int64_t f[GT_R];
+    for (int a = 0; a < GT_R; a++) f[a] = 1;
+    if (smallest_factor(p, f, 0, lim, alt)) return;
+    f[0] = p->g->values[p->out].shape[0];
+    nest(p, f, lim, run_whole, alt);
+}
+
 void rotor_gt_analyse(const rotor_graph *g, const int *ops, int n, int out, const rotor_gt_limits *lim,
                       int64_t *peak, rotor_gt_split *best) {
+    rotor_gt_analyse_cut(g, ops, n, out, lim, NULL, peak, best);
+}
+
+void rotor_gt_analyse_cut(const rotor_graph *g, const int *ops, int n, int out, const rotor_gt_limits *lim,
+                          const uint8_t *cut, int64_t *peak, rotor_gt_split *best) {
     gt_prop p;
     int64_t f[GT_R];
     for (int a = 0; a < GT_R; a++) f[a] = 1;
@@ -337,29 +390,42 @@ void rotor_gt_analyse(const rotor_graph *g, const int *ops, int n, int out, cons
         rotor_gt_prop_free(&p);
         return;
     }
+    p.cut = cut;
     const rotor_value *vo = &g->values[out];
     price(&p, f, lim, best);
     best->axis = -1;
     *peak = best->peak;
     const rotor_gt_split run_whole = *best;
-    /* each level: Algorithm 1 over the axes not split yet; none fits: split
-     * the Eq. 1 axis whole and go on inside it */
-    for (int level = 0; level < vo->rank && !best->fits; level++) {
-        rotor_gt_split fit = {.axis = -1}, whole = {.axis = -1}, s;
-        for (int d = 0; d < vo->rank; d++) {
-            if (f[d] != 1 || vo->shape[d] == 1) continue;
-            bool ok = smallest_factor(&p, f, d, lim, &s);
-            /* a fitting split must pay for itself; a whole split is a step
-             * towards one, judged when the nesting ends */
-            if (ok && admissible(&s, &run_whole, lim) && (fit.axis < 0 || better(&s, &fit))) fit = s;
-            if (!ok && (whole.axis < 0 || better(&s, &whole))) whole = s;
-        }
-        if (fit.axis >= 0) *best = fit;
-        else if (whole.axis >= 0) *best = whole, f[whole.axis] = vo->shape[whole.axis];
-        else break;
+    nest(&p, f, lim, &run_whole, best);
+    /* a split that keeps the batch whole makes every instance of its
+     * consumers wait for all of it (§3.3's edges): when cutting the batch
+     * first fits too and costs less, it is taken instead (a decision; Eq. 1
+     * ranks one axis at a time) */
+    if (lim->mm_rate > 0 && best->fits && best->instances > 1 && best->factor[0] == 1 && vo->rank > 1 &&
+        vo->shape[0] > 1) {
+        rotor_gt_split alt = run_whole;
+        batch_first(&p, lim, &run_whole, &alt);
+        if (alt.fits && admissible(&alt, &run_whole, lim) && alt.cost < best->cost) *best = alt;
     }
     /* nothing fits, or what fits does not pay: it runs whole, in chunks */
     if (!best->fits || !admissible(best, &run_whole, lim)) *best = run_whole;
+    rotor_gt_prop_free(&p);
+}
+
+void rotor_gt_analyse_batch(const rotor_graph *g, const int *ops, int n, int out, const rotor_gt_limits *lim,
+                            const uint8_t *cut, rotor_gt_split *alt) {
+    gt_prop p = {0};
+    int64_t f[GT_R];
+    for (int a = 0; a < GT_R; a++) f[a] = 1;
+    *alt = (rotor_gt_split){.axis = -1, .instances = 1, .w_loads = 1, .in_loads = 1};
+    for (int a = 0; a < GT_R; a++) alt->factor[a] = 1;
+    if (g->values[out].rank > 1 && g->values[out].shape[0] > 1 && rotor_gt_prop_init(&p, g, ops, n, out)) {
+        p.cut = cut;
+        price(&p, f, lim, alt);
+        rotor_gt_split any = *alt; /* the caller judges the cost: every fitting split is a candidate */
+        any.cost = HUGE_VAL;
+        batch_first(&p, lim, &any, alt);
+    }
     rotor_gt_prop_free(&p);
 }
 
