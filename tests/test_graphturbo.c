@@ -528,3 +528,39 @@ Test(graphturbo, resnet50_at_16_images_keeps_its_blocks_per_image) {
     rotor_gt_schedule_free(&s);
     rotor_pipeline_free(&p);
 }
+
+/* §4.3 with a full GB: x -> c1 -> a -> c2 -> b -> c3 -> c, and a + c at the
+ * end, 1x1 convolutions on [1, 4, 16, 16] f32 (4,096 B a value), an LB of 4
+ * bytes (no instance fits: every output leaves the LB) and a GB of 6,000 B
+ * (one value).  a waits in the GB from c1 to the add; when b must leave the
+ * LB, a is read later (by the add, b by c3) and moves on to DDR, where it
+ * costs what b would (written once, read once): the longest liveness
+ * leaves first at the GB as at the LB.  b and then c wait in the GB, and
+ * DDR holds 4,096 B of instance outputs.  (Before, b and c went to DDR:
+ * 8,192 B.) */
+Test(graphturbo, a_full_gb_sends_its_longest_lived_block_on_to_ddr) {
+    rotor_graph g;
+    rotor_error err;
+    rotor_graph_init(&g, "t");
+    int x = act(&g, "x", 4, 16);
+    int a = conv(&g, "c1", x, 4, 16, 1, 1);
+    int b = conv(&g, "c2", a, 4, 16, 1, 1);
+    int c3 = conv(&g, "c3", b, 4, 16, 1, 1);
+    int y = add(&g, "sum", c3, a, 4, 16);
+    cr_assert_eq(rotor_graph_set_output(&g, y, &err), ROTOR_OK);
+    rotor_gt_limits lim = {.lb_bytes = 4, .gb_bytes = 6000, .cores = 8, .mm_rate = 0};
+    rotor_gt_schedule s;
+    cr_assert_eq(rotor_gt_schedule_build(&g, &lim, ROTOR_GT_GROUPED, &s, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(s.nsg, 4);
+    cr_assert_eq(s.sg[0].output, a);
+    cr_assert_eq(s.sg[0].scope, ROTOR_GT_DDR, "a, moved on");
+    cr_assert_eq(s.sg[1].output, b);
+    cr_assert_eq(s.sg[1].scope, ROTOR_GT_GB);
+    cr_assert_eq(s.sg[2].output, c3);
+    cr_assert_eq(s.sg[2].scope, ROTOR_GT_GB);
+    cr_assert_eq(s.spilled[1], 4096);
+    cr_assert_eq(s.tensors[ROTOR_GT_DDR], 3, "x, a and the sum");
+    cr_assert_eq(s.tensors[ROTOR_GT_GB], 2, "b and c");
+    rotor_gt_schedule_free(&s);
+    rotor_graph_free(&g);
+}

@@ -110,7 +110,6 @@ static rotor_status algorithm4(const rotor_graph *g, const rotor_gt_limits *lim,
 typedef struct block {
     int64_t bytes, start, end;
     rotor_gt_scope where;
-    int64_t traffic;         /* bytes x (1 + reading instances): what DDR would move for it */
 } block;
 
 /* Frees the live blocks whose last reader was instance i - 1. */
@@ -128,28 +127,37 @@ static void free_ended(block *bl, int64_t *live, int64_t *nlive, int64_t i, int6
     *nlive = k;
 }
 
-/* Room in the GB for block b: while it does not fit, the GB block read
- * last of all goes on to DDR if it is read later than b (§4.3: the longest
- * liveness leaves first, the GB's as the LB's; a decision, the paper says
- * only "first GB and next DDR"), as long as what DDR then moves (their
- * bytes written once and read by each reading instance) is no more than
- * what it would move for b.  false: no room, b goes to DDR (blocks already
- * moved stay there: no more traffic than b's). */
-static bool gb_room(block *bl, const int64_t *live, int64_t nlive, int64_t *gb, const block *b, int64_t cap,
-                    rotor_gt_schedule *s) {
-    int64_t moved = 0;
-    while (*gb + b->bytes > cap) {
-        int64_t w = -1;
+/* What DDR moves for the block at position k if it goes there before the
+ * instance at position i runs: its bytes written once and read by each
+ * instance from i on that reads it. */
+static int64_t ddr_traffic(const block *bl, const gt_inst *in, const int64_t *pos, int64_t k, int64_t i) {
+    int64_t x = in->order[k], reads = 0;
+    for (int64_t e = in->sstart[x]; e < in->sstart[x + 1]; e++) reads += pos[in->slist[e]] >= i;
+    return bl[k].bytes * (1 + reads);
+}
+
+/* Room in the GB for the block at position w, spilled before the instance
+ * at position i: while it does not fit, the GB block read last of all goes
+ * on to DDR if it is read later than w's (§4.3: the longest liveness leaves
+ * first, the GB's as the LB's; a decision, the paper says only "first GB
+ * and next DDR"), as long as what DDR then moves for the blocks moved on
+ * (ddr_traffic) is no more than it would move for w's.  false: no room, w's
+ * block goes to DDR (blocks already moved stay there: no more traffic). */
+static bool gb_room(block *bl, const int64_t *live, int64_t nlive, int64_t *gb, int64_t w, int64_t i, int64_t cap,
+                    rotor_gt_schedule *s, const gt_inst *in, const int64_t *pos) {
+    int64_t moved = 0, budget = ddr_traffic(bl, in, pos, w, i);
+    while (*gb + bl[w].bytes > cap) {
+        int64_t v = -1, vt = 0;
         for (int64_t j = 0; j < nlive; j++) {
             const block *o = &bl[live[j]];
-            if (o->where == ROTOR_GT_GB && o->end > b->end && moved + o->traffic <= b->traffic &&
-                (w < 0 || o->end > bl[w].end))
-                w = live[j];
+            if (o->where != ROTOR_GT_GB || o->end <= bl[w].end || (v >= 0 && o->end <= bl[v].end)) continue;
+            int64_t t = ddr_traffic(bl, in, pos, live[j], i);
+            if (moved + t <= budget) v = live[j], vt = t;
         }
-        if (w < 0) return false;
-        moved += bl[w].traffic;
-        bl[w].where = ROTOR_GT_DDR, *gb -= bl[w].bytes;
-        s->spilled[1] += bl[w].bytes; /* on from the GB: counted in both */
+        if (v < 0) return false;
+        moved += vt;
+        bl[v].where = ROTOR_GT_DDR, *gb -= bl[v].bytes;
+        s->spilled[1] += bl[v].bytes; /* on from the GB: counted in both */
     }
     return true;
 }
@@ -170,8 +178,7 @@ static rotor_status spill(const rotor_graph *g, const rotor_gt_limits *lim, roto
         int sg = in->isg[x];
         bool out = g->values[s->sg[sg].output].is_output;
         bl[i] = (block){gt_block_bytes(g, s, sg), i, out ? n : end,
-                        out ? ROTOR_GT_DDR : s->sg[sg].scope == ROTOR_GT_GB || s->mode == ROTOR_GT_PER_OP_GB ? ROTOR_GT_GB : ROTOR_GT_LB,
-                        gt_block_bytes(g, s, sg) * (1 + in->sstart[x + 1] - in->sstart[x])};
+                        out ? ROTOR_GT_DDR : s->sg[sg].scope == ROTOR_GT_GB || s->mode == ROTOR_GT_PER_OP_GB ? ROTOR_GT_GB : ROTOR_GT_LB};
     }
     int64_t lb = 0, gb = 0;
     for (int64_t i = 0; i < n; i++) {
@@ -192,7 +199,7 @@ static rotor_status spill(const rotor_graph *g, const rotor_gt_limits *lim, roto
             }
             if (w < 0) break;
             lb -= bl[w].bytes;
-            if (s->mode == ROTOR_GT_GROUPED ? gb_room(bl, live, nlive, &gb, &bl[w], lim->gb_bytes, s)
+            if (s->mode == ROTOR_GT_GROUPED ? gb_room(bl, live, nlive, &gb, w, i, lim->gb_bytes, s, in, pos)
                                             : gb + bl[w].bytes <= lim->gb_bytes)
                 bl[w].where = ROTOR_GT_GB, gb += bl[w].bytes, s->spilled[0] += bl[w].bytes;
             else bl[w].where = ROTOR_GT_DDR, s->spilled[1] += bl[w].bytes;
