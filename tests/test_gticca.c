@@ -148,6 +148,30 @@ Test(gticca, a_chip_with_a_global_buffer_or_several_chips_is_refused) {
     }
 }
 
+/* The instance compiles run side by side (gticca.c, instances_precompile)
+ * when the compile has two threads or more, one after another with one:
+ * the schedule must not depend on it (a compile's cost kept under another
+ * candidate would change the choice or its figures). */
+static void same_as_one_thread(rotor_pipeline_options po, const rotor_chip *chip, const rotor_gticca_result *b) {
+    rotor_error err = {{0}};
+    rotor_pipeline p1;
+    po.compile.threads = 1;
+    cr_assert_eq(rotor_pipeline_run(&po, chip, &p1, &err), ROTOR_OK, "%s", err.msg);
+    const rotor_gticca_result *a = &p1.t10.gticca;
+    cr_assert_eq(a->nsg, b->nsg);
+    cr_assert_eq(a->candidates, b->candidates);
+    cr_assert_eq(a->compiles, b->compiles);
+    cr_assert_eq(a->total_s, b->total_s);
+    for (int s = 0; s < a->nsg; s++) {
+        cr_assert_eq(a->sg[s].first, b->sg[s].first);
+        cr_assert_eq(a->sg[s].instances, b->sg[s].instances);
+        cr_assert_eq(a->sg[s].grouped_s, b->sg[s].grouped_s);
+        cr_assert_eq(a->sg[s].peak_bytes, b->sg[s].peak_bytes);
+    }
+    for (int o = 0; o < a->nops; o++) cr_assert_eq(a->lost_bytes[o], b->lost_bytes[o]);
+    rotor_pipeline_free(&p1);
+}
+
 /* ResNet-18 at batch 2 on ipu-mk2 (batch 8 is docs/graphturbo.md's table,
  * cli_gticca.sh): stage 2's first block runs as 2 instances of one image
  * on 736 cores each, its operators planned as T10 plans them on a 736-core
@@ -158,9 +182,13 @@ Test(gticca, resnet18_at_batch_2_runs_a_stage_2_block_as_two_one_image_instances
     rotor_pipeline p;
     rotor_pipeline_options po = {.model = "resnet-18", .zoo = {.batch = 2}, .t10 = true, .simplify = true};
     po.compile.graphturbo = true;
+    po.compile.threads = 2;
     cr_assert_eq(rotor_pipeline_run(&po, &chip, &p, &err), ROTOR_OK, "%s", err.msg);
     const rotor_gticca_result *gt = &p.t10.gticca;
     cr_assert_eq(gt->nsg, 1);
+    cr_assert_eq(gt->candidates, 72);
+    cr_assert_eq(gt->compiles, 17);
+    same_as_one_thread(po, &chip, gt);
     cr_assert_float_eq(gt->t10_s * 1e6, 55.606, 5e-4);
     cr_assert_float_eq(gt->total_s * 1e6, 55.281, 5e-4);
     const rotor_gticca_sg *s = &gt->sg[0];
@@ -197,3 +225,4 @@ Test(gticca, resnet18_at_batch_2_runs_a_stage_2_block_as_two_one_image_instances
     rotor_compile_result_free(&one);
     rotor_pipeline_free(&p);
 }
+

@@ -56,6 +56,7 @@
  *    of them lost at once; should that exceed T10 alone, nothing is grouped.
  *    So the result is never slower than T10 alone on the same graph. */
 #include <math.h>
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -212,17 +213,46 @@ static char *inst_key(const rotor_graph *g, int first, int last, int64_t n) {
     return k;
 }
 
-/* One instance of first..last on N/n cores, compiled (memoised). */
-static rotor_status instance_cost(compiler *cc, const rotor_compile_options *opt, inst_memo *m, int first,
-                                  int last, int64_t n, inst_cost *out, int *compiles, rotor_error *err) {
-    char *key = inst_key(cc->g, first, last, n);
-    if (!key) return rotor_nomem(err);
-    for (int i = 0; i < m->n; i++)
-        if (!strcmp(m->key[i], key)) {
-            free(key);
-            *out = m->c[i];
-            return ROTOR_OK;
+/* One instance of first..last on N/n cores, compiled with `threads`
+ * search threads: its cost (s INFINITY when it does not split or fit);
+ * *compiled says whether a compile ran. */
+static rotor_status instance_compile(const compiler *cc, const rotor_compile_options *opt, int first, int last,
+                                     int64_t n, int threads, inst_cost *out, bool *compiled, rotor_error *err) {
+    rotor_graph ig;
+    bool ok;
+    *out = (inst_cost){.s = INFINITY};
+    *compiled = false;
+    rotor_status st = rotor_gticca_instance(cc->g, first, last, n, &ig, &ok, err);
+    if (!st && ok) {
+        rotor_chip gc = rotor_segment_group_chip(cc->chip, cc->cores / n);
+        rotor_compile_options so = *opt;
+        so.graphturbo = so.pipeline = false;
+        so.progress = NULL;
+        so.threads = threads;
+        rotor_compile_result r;
+        rotor_error ierr;
+        rotor_status cs = rotor_compile(&ig, &gc, &so, &r, &ierr);
+        *compiled = true;
+        if (cs == ROTOR_ERR_NOMEM) st = rotor_nomem(err);
+        if (!cs) {
+            out->s = r.total_s, out->compute = r.compute_s, out->peak = r.peak_bytes;
+            for (int k = 0; k < r.nops && k < MAX_OPS; k++) out->setup[k] = r.ops[k].setup_s;
+            rotor_compile_result_free(&r);
         }
+    }
+    rotor_graph_free(&ig);
+    return st;
+}
+
+/* The memo's entry for key, or -1. */
+static int inst_memo_find(const inst_memo *m, const char *key) {
+    for (int i = 0; i < m->n; i++)
+        if (!strcmp(m->key[i], key)) return i;
+    return -1;
+}
+
+/* Adds key (taken over) with its cost to the memo. */
+static rotor_status inst_memo_add(inst_memo *m, char *key, const inst_cost *c, rotor_error *err) {
     if (m->n == m->cap) {
         int nc = m->cap ? 2 * m->cap : 32;
         char **k2 = realloc(m->key, (size_t)nc * sizeof *k2);
@@ -235,35 +265,114 @@ static rotor_status instance_cost(compiler *cc, const rotor_compile_options *opt
         m->c = c2;
         m->cap = nc;
     }
-    rotor_graph ig;
-    bool ok;
-    *out = (inst_cost){.s = INFINITY};
-    rotor_status st = rotor_gticca_instance(cc->g, first, last, n, &ig, &ok, err);
-    if (!st && ok) {
-        rotor_chip gc = rotor_segment_group_chip(cc->chip, cc->cores / n);
-        rotor_compile_options so = *opt;
-        so.graphturbo = so.pipeline = false;
-        so.progress = NULL;
-        rotor_compile_result r;
-        rotor_error ierr;
-        rotor_status cs = rotor_compile(&ig, &gc, &so, &r, &ierr);
-        (*compiles)++;
-        if (cs == ROTOR_ERR_NOMEM) st = rotor_nomem(err);
-        if (!cs) {
-            out->s = r.total_s, out->compute = r.compute_s, out->peak = r.peak_bytes;
-            for (int k = 0; k < r.nops && k < MAX_OPS; k++) out->setup[k] = r.ops[k].setup_s;
-            rotor_compile_result_free(&r);
-        }
+    m->key[m->n] = key;
+    m->c[m->n] = *c;
+    m->n++;
+    return ROTOR_OK;
+}
+
+/* One instance of first..last on N/n cores, from the memo or compiled into it. */
+static rotor_status instance_cost(compiler *cc, const rotor_compile_options *opt, inst_memo *m, int first,
+                                  int last, int64_t n, inst_cost *out, int *compiles, rotor_error *err) {
+    char *key = inst_key(cc->g, first, last, n);
+    if (!key) return rotor_nomem(err);
+    int at = inst_memo_find(m, key);
+    if (at >= 0) {
+        free(key);
+        *out = m->c[at];
+        return ROTOR_OK;
     }
-    rotor_graph_free(&ig);
+    bool compiled;
+    rotor_status st = instance_compile(cc, opt, first, last, n, opt->threads, out, &compiled, err);
+    *compiles += compiled;
     if (st) {
         free(key);
         return st;
     }
-    m->key[m->n] = key;
-    m->c[m->n] = *out;
-    m->n++;
-    return ROTOR_OK;
+    return inst_memo_add(m, key, out, err);
+}
+
+/* A candidate of the dynamic program: first..last split n ways. */
+typedef struct inst_job {
+    int first, last;
+    int64_t n;
+    char *key;
+    inst_cost c;
+    bool compiled;
+    rotor_status st;
+    rotor_error err;
+} inst_job;
+
+/* Every instance the dynamic program below will ask for (each closed range
+ * of 2..MAX_OPS operators at each instance count), compiled once each into
+ * the memo before it starts: the compiles are independent (each its own
+ * rotor_compile of a two- or three-operator graph on its group chip), so
+ * they run side by side, one search thread each, rather than one after
+ * another, each mostly single-threaded (its walk and hand-off phases).
+ * Each compile's result does not depend on its thread count, nor on what
+ * the shared plan store holds when it runs (a hit gives the bytes a search
+ * gives), so the memo, and the schedule, are those of the plain loop.  The
+ * first failure in the loop's order is reported. */
+static rotor_status instances_precompile(compiler *cc, const rotor_compile_options *opt, inst_memo *m, int *compiles,
+                                         rotor_error *err) {
+    int threads = opt->threads > 0 ? opt->threads : omp_get_max_threads();
+    int nj = 0, cap = 0;
+    inst_job *jobs = NULL;
+    rotor_status st = ROTOR_OK;
+    for (int j = 2; !st && j <= cc->g->nops; j++)
+        for (int len = 2; !st && len <= MAX_OPS && len <= j; len++) {
+            int first = j - len;
+            if (!closed_range(cc, first, j - 1)) continue;
+            for (int64_t n = 2; !st && n <= MAX_INST && n <= MIN_GROUP_FRAC; n *= 2) {
+                char *key = inst_key(cc->g, first, j - 1, n);
+                if (!key) {
+                    st = rotor_nomem(err);
+                    break;
+                }
+                bool seen = inst_memo_find(m, key) >= 0;
+                for (int k = 0; k < nj && !seen; k++) seen = !strcmp(jobs[k].key, key);
+                if (seen) {
+                    free(key);
+                    continue;
+                }
+                if (nj == cap) {
+                    int nc = cap ? 2 * cap : 32;
+                    inst_job *j2 = realloc(jobs, (size_t)nc * sizeof *j2);
+                    if (!j2) {
+                        free(key);
+                        st = rotor_nomem(err);
+                        break;
+                    }
+                    jobs = j2;
+                    cap = nc;
+                }
+                jobs[nj++] = (inst_job){.first = first, .last = j - 1, .n = n, .key = key};
+            }
+        }
+    if (!st && nj >= 2 && threads >= 2) {
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+        for (int k = 0; k < nj; k++)
+            jobs[k].st = instance_compile(cc, opt, jobs[k].first, jobs[k].last, jobs[k].n, 1, &jobs[k].c,
+                                          &jobs[k].compiled, &jobs[k].err);
+    } else {
+        for (int k = 0; !st && k < nj; k++)
+            jobs[k].st = instance_compile(cc, opt, jobs[k].first, jobs[k].last, jobs[k].n, opt->threads, &jobs[k].c,
+                                          &jobs[k].compiled, &jobs[k].err);
+    }
+    for (int k = 0; k < nj; k++) {
+        if (!st && jobs[k].st) {
+            st = jobs[k].st;
+            *err = jobs[k].err;
+        }
+        *compiles += jobs[k].compiled;
+        if (!st) {
+            st = inst_memo_add(m, jobs[k].key, &jobs[k].c, err);
+            jobs[k].key = NULL;
+        }
+        free(jobs[k].key);
+    }
+    free(jobs);
+    return st;
 }
 
 /* What entering first..last costs beyond the instance's own gathers: an
@@ -382,6 +491,7 @@ rotor_status compile_gticca(compiler *cc, const rotor_compile_options *opt, roto
     rotor_plan_store *own = io.plan_store ? NULL : rotor_plan_store_new();
     if (!io.plan_store) io.plan_store = own;
     rotor_status st = dp && gone && io.plan_store ? ROTOR_OK : rotor_nomem(err);
+    if (!st) st = instances_precompile(cc, &io, &m, &res->compiles, err);
     for (int j = 1; !st && j <= n; j++) {
         int o = j - 1;
         dp[j].cost = dp[j - 1].cost + out->ops[o].setup_s + out->ops[o].exec_s;
