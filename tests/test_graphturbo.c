@@ -564,3 +564,82 @@ Test(graphturbo, a_full_gb_sends_its_longest_lived_block_on_to_ddr) {
     rotor_gt_schedule_free(&s);
     rotor_graph_free(&g);
 }
+
+/* The GB's capacity (docs/graphturbo.md, "The GB's capacity"), on the graph
+ * of the test above with a GB of 4,100 B: each 1x1 convolution's weights
+ * are 64 B (4 x 4 f32), resident in the GB while it runs (they fit half of
+ * it).  Under the half-GB rules b waits in the GB (4,096 B) while c3 runs
+ * with its 64 B of weights there too: 4,160 B, over the 4,100 B GB.  With
+ * the capacity accounted, a block has 4,100 - 64 = 4,036 B beside a
+ * running convolution's weights: a and b go to DDR; c waits in the GB for
+ * the add, which has no weights (4,096 B, the GB's fullest).  No weights
+ * were revoked (one build). */
+Test(graphturbo, the_gb_holds_its_blocks_beside_the_resident_weights) {
+    rotor_graph g;
+    rotor_error err;
+    rotor_graph_init(&g, "t");
+    int x = act(&g, "x", 4, 16);
+    int a = conv(&g, "c1", x, 4, 16, 1, 1);
+    int b = conv(&g, "c2", a, 4, 16, 1, 1);
+    int c3 = conv(&g, "c3", b, 4, 16, 1, 1);
+    int y = add(&g, "sum", c3, a, 4, 16);
+    cr_assert_eq(rotor_graph_set_output(&g, y, &err), ROTOR_OK);
+    rotor_gt_limits lim = {.lb_bytes = 4, .gb_bytes = 4100, .cores = 8, .mm_rate = 0};
+    rotor_gt_schedule s;
+    cr_assert_eq(rotor_gt_schedule_build(&g, &lim, ROTOR_GT_GROUPED, &s, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(s.nsg, 4);
+    cr_assert(s.sg[0].best.w_resident && s.sg[2].best.w_resident);
+    cr_assert_eq(s.sg[1].scope, ROTOR_GT_GB, "b, under the half-GB rules");
+    cr_assert_eq(s.gb_peak, 4160, "over the GB's 4,100 B");
+    rotor_gt_schedule_free(&s);
+    lim.gb_capacity = true;
+    cr_assert_eq(rotor_gt_schedule_build(&g, &lim, ROTOR_GT_GROUPED, &s, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(s.capacity_rounds, 1);
+    for (int i = 0; i < 3; i++) cr_assert(s.sg[i].best.w_resident && !s.sg[i].w_revoked);
+    cr_assert_eq(s.sg[0].scope, ROTOR_GT_DDR, "a");
+    cr_assert_eq(s.sg[1].scope, ROTOR_GT_DDR, "b: 4,096 B do not fit beside c3's 64 B of weights");
+    cr_assert_eq(s.sg[2].scope, ROTOR_GT_GB, "c: the add has no weights");
+    cr_assert_eq(s.gb_peak, 4096);
+    cr_assert_eq(s.tensors[ROTOR_GT_DDR], 4, "x, a, b and the sum");
+    rotor_gt_schedule_free(&s);
+    rotor_graph_free(&g);
+}
+
+/* ResNet-50 at 16 images a cluster on STCP920: s3.b0's four convolutions
+ * hold 12,068,864 B of FP16 weights (biases folded in: 1.05 + 4.72 + 2.10
+ * + 4.20 MB), more than the 8 MiB GB, so run image by image with their
+ * instances interleaved they cannot all wait there.  Under the half-GB
+ * rules the GB holds, at the fullest point of the depth-first order, more
+ * than three times its size (output blocks beside the resident weights of
+ * every sub-graph whose instances span that point); with the capacity
+ * accounted it never holds more than its 8 MiB, after a second build in
+ * which the weights that found no room stream from DDR. */
+Test(graphturbo, resnet50_at_16_images_keeps_the_gb_within_its_size) {
+    rotor_chip chip;
+    rotor_error err;
+    cr_assert_eq(rotor_chip_preset("stcp920", &chip, &err), ROTOR_OK);
+    rotor_pipeline_options o = {.model = "resnet-50", .simplify = true, .zoo = {.batch = 16}};
+    rotor_pipeline p;
+    cr_assert_eq(rotor_pipeline_run(&o, &chip, &p, &err), ROTOR_OK, "%s", err.msg);
+    rotor_dsa_cluster c;
+    cr_assert_eq(rotor_dsa_cluster_of(&chip, &c, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert(!c.gb_capacity, "off by default");
+    rotor_gt_schedule s;
+    cr_assert_eq(rotor_dsa_schedule(&p.graph, &c, ROTOR_DSA_GRAPHTURBO, &s, &err), ROTOR_OK, "%s", err.msg);
+    double block = 0;
+    for (int i = 0; i < s.nsg; i++) {
+        const char *name = p.graph.ops[s.members[s.sg[i].first]].name;
+        double mm, vec, w;
+        rotor_gt_ops_work(&p.graph, s.members + s.sg[i].first, s.sg[i].count, &mm, &vec, &w);
+        if (!strncmp(name, "s3.b0.", 6)) block += w;
+    }
+    cr_assert_eq((int64_t)block, 12068864);
+    cr_assert_gt(s.gb_peak, 3 * c.gb_bytes, "%lld", (long long)s.gb_peak);
+    rotor_gt_schedule_free(&s);
+    c.gb_capacity = true;
+    cr_assert_eq(rotor_dsa_schedule(&p.graph, &c, ROTOR_DSA_GRAPHTURBO, &s, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_leq(s.gb_peak, c.gb_bytes, "%lld", (long long)s.gb_peak);
+    cr_assert_eq(s.capacity_rounds, 2);
+    rotor_gt_schedule_free(&s);
+    rotor_pipeline_free(&p);
+}

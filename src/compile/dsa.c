@@ -37,7 +37,8 @@ rotor_status rotor_dsa_cluster_of(const rotor_chip *chip, rotor_dsa_cluster *out
 
 void rotor_dsa_limits(const rotor_dsa_cluster *c, rotor_gt_limits *lim) {
     *lim = (rotor_gt_limits){.lb_bytes = c->lb_bytes, .gb_bytes = c->gb_bytes, .cores = c->cores,
-                             .mm_rate = c->mm_rate, .vec_rate = c->vec_rate, .gb_bw = c->gb_bw, .ddr_bw = c->ddr_bw};
+                             .mm_rate = c->mm_rate, .vec_rate = c->vec_rate, .gb_bw = c->gb_bw, .ddr_bw = c->ddr_bw,
+                             .gb_capacity = c->gb_capacity};
 }
 
 /* What a sub-graph computes and holds, over all its instances. */
@@ -98,9 +99,13 @@ rotor_status rotor_dsa_works(const rotor_graph *g, const rotor_gt_schedule *s, c
         activation_bytes(g, s, pos, &w[pos]);
         /* weights (docs/graphturbo.md, "Time"): streamed into the LB w_loads
          * times an instance (more than once when it runs in chunks); those
-         * that fit half the GB wait there, brought from DDR once per
-         * sub-graph, larger ones come from DDR through the GB every time */
-        w[pos].w_resident = rotor_gt_gb_holds(sc[k].weights, c->gb_bytes);
+         * that wait in the GB are brought from DDR once per sub-graph, the
+         * others come from DDR through the GB every time */
+        /* grouped steps: as the cost and §4.3's scope pass decided it
+         * (docs/graphturbo.md, "The GB's capacity"); the per-operator steps
+         * keep the half-GB rule (one kernel at a time; a decision) */
+        w[pos].w_resident = s->mode == ROTOR_GT_GROUPED ? sg->best.w_resident
+                                                        : rotor_gt_gb_holds(sc[k].weights, c->gb_bytes);
         w[pos].w_gb = sc[k].weights * sg->best.w_loads;
         w[pos].w_ddr = w[pos].w_resident ? (s->order[pos].index == 0 ? sc[k].weights : 0) : w[pos].w_gb;
     }
@@ -155,6 +160,7 @@ rotor_status rotor_dsa_run(const rotor_graph *g, const rotor_dsa_cluster *c, rot
     if (st == ROTOR_OK) {
         out->subgraphs = s.nsg, out->instances = s.ninst, out->order = s.kind;
         for (int i = 0; i < 3; i++) out->tensors[i] = s.tensors[i];
+        out->gb_peak = s.gb_peak;
     }
     rotor_gt_schedule_free(&s);
     return st;

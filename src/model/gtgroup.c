@@ -298,8 +298,8 @@ static void unbar(grouper *c) {
     }
 }
 
-rotor_status rotor_gt_schedule_build(const rotor_graph *g, const rotor_gt_limits *lim, rotor_gt_mode mode,
-                                     rotor_gt_schedule *out, rotor_error *err) {
+static rotor_status build_once(const rotor_graph *g, const rotor_gt_limits *lim, rotor_gt_mode mode,
+                               rotor_gt_schedule *out, rotor_error *err) {
     *out = (rotor_gt_schedule){.mode = mode};
     bool instances = mode == ROTOR_GT_GROUPED;
     if (lim->lb_bytes <= 0 || lim->cores <= 0)
@@ -336,6 +336,47 @@ rotor_status rotor_gt_schedule_build(const rotor_graph *g, const rotor_gt_limits
     memcpy(out->merges, c.merges, sizeof c.merges);
     grouper_free(&c);
     return rotor_gt_order_build(g, lim, out, err);
+}
+
+/* The GB's capacity (docs/graphturbo.md, "The GB's capacity"): the cost
+ * keeps a sub-graph's weights in the GB when they fit beside its own
+ * boundary blocks, but the order interleaves sub-graphs (Algorithm 3 goes
+ * deep), and §4.3's scope pass finds where the weights of every sub-graph
+ * spanning a point of the order, with the blocks waiting there, would not
+ * fit: those stream from DDR.  The splits and merges were priced otherwise,
+ * so the grouped schedule is built again with their operators' weights
+ * streamed (w_stream), until no sub-graph's residency is revoked (a
+ * decision: the paper does not say how §3's choices see §4.4's weights).
+ * The marks only grow, so this ends; at most GT_CAPACITY_ROUNDS builds,
+ * the last one kept as the scope pass placed it. */
+#define GT_CAPACITY_ROUNDS 8
+
+rotor_status rotor_gt_schedule_build(const rotor_graph *g, const rotor_gt_limits *lim, rotor_gt_mode mode,
+                                     rotor_gt_schedule *out, rotor_error *err) {
+    rotor_gt_limits l = *lim;
+    l.gb_capacity = lim->gb_capacity && mode == ROTOR_GT_GROUPED, l.w_stream = NULL;
+    if (!l.gb_capacity) return build_once(g, &l, mode, out, err);
+    uint8_t *mark = calloc(gt_len(g->nops), 1);
+    if (!mark) return rotor_nomem(err);
+    l.w_stream = mark;
+    rotor_status st = ROTOR_OK;
+    for (int round = 0; round < GT_CAPACITY_ROUNDS; round++) {
+        st = build_once(g, &l, mode, out, err);
+        if (st != ROTOR_OK) break;
+        bool more = false;
+        for (int k = 0; k < out->nsg; k++) {
+            if (!out->sg[k].w_revoked) continue;
+            for (int i = 0; i < out->sg[k].count; i++) {
+                int op = out->members[out->sg[k].first + i];
+                more |= !mark[op], mark[op] = 1;
+            }
+        }
+        out->capacity_rounds = round + 1;
+        if (!more || round + 1 == GT_CAPACITY_ROUNDS) break;
+        rotor_gt_schedule_free(out);
+    }
+    free(mark);
+    return st;
 }
 
 int64_t rotor_gt_instances(const rotor_gt_schedule *s, int sg) { return s->sg[sg].best.instances; }

@@ -16,6 +16,8 @@
  * in DDR; an instance that does not fit alone spills everything live. */
 #include "gtint.h"
 
+#include <math.h>
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -162,16 +164,70 @@ static bool gb_room(block *bl, const int64_t *live, int64_t nlive, int64_t *gb, 
     return true;
 }
 
+/* The GB's capacity (docs/graphturbo.md, "The GB's capacity"): weights a
+ * sub-graph keeps in the GB between its loads stay there from its first
+ * instance in the order to its last, across every instance interleaved
+ * with them (Algorithm 3 goes deep: a block's sub-graphs interleave image
+ * by image).  reserved[i]: the resident weights at position i.  Under
+ * lim->gb_capacity, walking the sub-graphs by their first instance, one
+ * whose weights would not fit beside those already reserved over its span
+ * streams them from DDR instead (w_resident false, w_revoked; a decision,
+ * the paper says only that weights are prefetched DDR -> GB -> LB, §4.4);
+ * without it every resident weight is counted (gb_peak measures what the
+ * half-GB rules let the GB hold). */
+static bool reserve_weights(const rotor_graph *g, const rotor_gt_limits *lim, rotor_gt_schedule *s,
+                            const gt_inst *in, int64_t *reserved) {
+    int64_t n = in->n, *first = malloc(sizeof(int64_t) * gt_len(s->nsg)), *last = malloc(sizeof(int64_t) * gt_len(s->nsg));
+    if (!first || !last) return free(first), free(last), false;
+    for (int k = 0; k < s->nsg; k++) first[k] = -1, last[k] = -1;
+    for (int64_t i = 0; i < n; i++) {
+        int k = in->isg[in->order[i]];
+        if (first[k] < 0) first[k] = i;
+        last[k] = i, reserved[i] = 0;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        int k = in->isg[in->order[i]];
+        rotor_gt_split *b = &s->sg[k].best;
+        if (first[k] != i || !b->w_resident) continue;
+        double mm, vec, w;
+        rotor_gt_ops_work(g, s->members + s->sg[k].first, s->sg[k].count, &mm, &vec, &w);
+        int64_t wb = (int64_t)ceil(w), most = 0;
+        for (int64_t j = first[k]; j <= last[k]; j++) most = reserved[j] > most ? reserved[j] : most;
+        if (lim->gb_capacity && most + wb > lim->gb_bytes) {
+            b->w_resident = false, s->sg[k].w_revoked = true;
+            continue;
+        }
+        for (int64_t j = first[k]; j <= last[k]; j++) reserved[j] += wb;
+    }
+    free(first), free(last);
+    return true;
+}
+
+/* The GB's room shrank (resident weights arrive at position i): its blocks
+ * read last go on to DDR until the rest fit (the longest liveness leaves
+ * first, §4.3). */
+static void gb_shrink(block *bl, const int64_t *live, int64_t nlive, int64_t *gb, int64_t cap, rotor_gt_schedule *s) {
+    while (*gb > cap) {
+        int64_t v = -1;
+        for (int64_t j = 0; j < nlive; j++)
+            if (bl[live[j]].where == ROTOR_GT_GB && (v < 0 || bl[live[j]].end > bl[v].end)) v = live[j];
+        if (v < 0) return;
+        bl[v].where = ROTOR_GT_DDR, *gb -= bl[v].bytes, s->spilled[1] += bl[v].bytes;
+    }
+}
+
 /* §4.3 along the order: where each instance's output block lives.  live
  * holds the blocks still to be read (a handful at a time: the order keeps
  * them few), so each step is linear in them. */
 static rotor_status spill(const rotor_graph *g, const rotor_gt_limits *lim, rotor_gt_schedule *s,
                           const gt_inst *in, rotor_error *err) {
     int64_t n = in->n, *pos = malloc(sizeof(int64_t) * gt_len(n)), nlive = 0;
-    int64_t *live = malloc(sizeof(int64_t) * gt_len(n));
+    int64_t *live = malloc(sizeof(int64_t) * gt_len(n)), *reserved = calloc(gt_len(n), sizeof(int64_t));
     block *bl = malloc(sizeof(block) * gt_len(n));
     s->scope = malloc(sizeof(rotor_gt_scope) * gt_len(n));
-    if (!pos || !bl || !live || !s->scope) return free(pos), free(bl), free(live), rotor_nomem(err);
+    if (!pos || !bl || !live || !reserved || !s->scope ||
+        (s->mode == ROTOR_GT_GROUPED && !reserve_weights(g, lim, s, in, reserved)))
+        return free(pos), free(bl), free(live), free(reserved), rotor_nomem(err);
     for (int64_t i = 0; i < n; i++) pos[in->order[i]] = i;
     for (int64_t i = 0; i < n; i++) {
         int64_t x = in->order[i], end = gt_last_read(in->sstart, in->slist, pos, x, i);
@@ -181,11 +237,15 @@ static rotor_status spill(const rotor_graph *g, const rotor_gt_limits *lim, roto
                         out ? ROTOR_GT_DDR : s->sg[sg].scope == ROTOR_GT_GB || s->mode == ROTOR_GT_PER_OP_GB ? ROTOR_GT_GB : ROTOR_GT_LB};
     }
     int64_t lb = 0, gb = 0;
+    s->gb_peak = 0;
     for (int64_t i = 0; i < n; i++) {
         free_ended(bl, live, &nlive, i, &lb, &gb);
+        /* the GB beside the weights resident here (or all of it, the half-GB rules) */
+        int64_t cap = lim->gb_bytes - (lim->gb_capacity ? reserved[i] : 0);
+        gb_shrink(bl, live, nlive, &gb, cap, s);
         if (i > 0 && bl[i - 1].end > i - 1) { /* the previous output becomes live */
             block *b = &bl[i - 1];
-            if (b->where == ROTOR_GT_GB && gb + b->bytes > lim->gb_bytes) b->where = ROTOR_GT_DDR;
+            if (b->where == ROTOR_GT_GB && gb + b->bytes > cap) b->where = ROTOR_GT_DDR;
             if (b->where == ROTOR_GT_LB) lb += b->bytes;
             else if (b->where == ROTOR_GT_GB) gb += b->bytes;
             live[nlive++] = i - 1;
@@ -199,14 +259,15 @@ static rotor_status spill(const rotor_graph *g, const rotor_gt_limits *lim, roto
             }
             if (w < 0) break;
             lb -= bl[w].bytes;
-            if (s->mode == ROTOR_GT_GROUPED ? gb_room(bl, live, nlive, &gb, w, i, lim->gb_bytes, s, in, pos)
-                                            : gb + bl[w].bytes <= lim->gb_bytes)
+            if (s->mode == ROTOR_GT_GROUPED ? gb_room(bl, live, nlive, &gb, w, i, cap, s, in, pos)
+                                            : gb + bl[w].bytes <= cap)
                 bl[w].where = ROTOR_GT_GB, gb += bl[w].bytes, s->spilled[0] += bl[w].bytes;
             else bl[w].where = ROTOR_GT_DDR, s->spilled[1] += bl[w].bytes;
         }
+        if (gb + reserved[i] > s->gb_peak) s->gb_peak = gb + reserved[i];
     }
     for (int64_t i = 0; i < n; i++) s->scope[i] = bl[i].where;
-    free(pos), free(bl), free(live);
+    free(pos), free(bl), free(live), free(reserved);
     return ROTOR_OK;
 }
 

@@ -56,6 +56,12 @@ typedef struct rotor_dsa_cluster {
     double mm_rate;          /* matrix FLOP/s of the cluster */
     double vec_rate;         /* vector FLOP/s of the cluster */
     bool units_overlap;      /* u >= 2: matrix and vector units run at once */
+    /* The grouped steps keep what waits in the GB within its bytes at every
+     * point of the order, resident weights included (rotor_gt_limits
+     * .gb_capacity; docs/graphturbo.md, "The GB's capacity").  false, as
+     * rotor_dsa_cluster_of leaves it: the half-GB rules, which let the GB
+     * over-fill where the order interleaves sub-graphs. */
+    bool gb_capacity;
 } rotor_dsa_cluster;
 
 /* The cluster of chip; refused (one line naming what is missing) when the
@@ -76,6 +82,7 @@ typedef struct rotor_dsa_result {
     int64_t instances;
     rotor_gt_order_kind order;
     int tensors[3];          /* activation values in the LB, GB, DDR (Table 3) */
+    int64_t gb_peak;         /* the most the GB holds at a point of the order (rotor_gt_schedule.gb_peak) */
 } rotor_dsa_result;
 
 /* What one instance of a schedule does: the one owner of these quantities,
@@ -87,7 +94,7 @@ typedef struct rotor_dsa_work {
                                   * inputs where their producers' instances put them, its output
                                   * block at its scope, an overflow half each way */
     double w_ddr, w_gb;          /* weight bytes DDR -> GB and GB -> LB */
-    bool w_resident;             /* its sub-graph's weights wait in the GB (they fit half of it) */
+    bool w_resident;             /* its sub-graph's weights wait in the GB (rotor_gt_split.w_resident) */
 } rotor_dsa_work;
 
 /* The schedule step times (its mode and limits on c) into s; free it with

@@ -70,6 +70,18 @@ typedef struct rotor_gt_limits {
      * the rules allow is taken (the algorithms as the paper states them). */
     double mm_rate, vec_rate;
     double gb_bw, ddr_bw;
+    /* Where a sub-graph's weights wait between its loads (docs/graphturbo.md,
+     * "The GB's capacity").  gb_capacity false (the default, and always for
+     * the per-operator steps): in the GB when they fit half of it, as until
+     * 2026-11-30, and the output blocks may fill the whole GB beside them.
+     * true (grouped schedules only): when they fit the GB beside the
+     * boundary blocks waiting there at once, §4.3's scope pass reserves
+     * them over their sub-graph's span of the order and revokes what does
+     * not fit, and the schedule is built again with the revoked operators'
+     * weights streamed (w_stream, per operator; rotor_gt_schedule_build
+     * owns it: callers leave it NULL). */
+    bool gb_capacity;
+    const uint8_t *w_stream;
 } rotor_gt_limits;
 
 /* A split of a sub-graph's output into instances.  Algorithm 1 splits one
@@ -102,6 +114,12 @@ typedef struct rotor_gt_split {
      * reading the inputs again). */
     double w_loads, in_loads;
     bool fits;               /* peak <= the LB */
+    /* The weights wait in the GB between loads (brought from DDR once): the
+     * cost takes it when they fit the GB beside the boundary blocks that
+     * wait there at once; §4.3's scope pass (gtscope.c) revokes it where
+     * the sub-graphs whose instances interleave in the order would hold
+     * more than the GB (docs/graphturbo.md, "The GB's capacity"). */
+    bool w_resident;
 } rotor_gt_split;
 
 /* Algorithm 1 and Eq. 1 for the operators ops[0..n) (ascending indices,
@@ -134,6 +152,7 @@ typedef struct rotor_gt_subgraph {
     int64_t bind[ROTOR_GRAPH_MAX_RANK]; /* cores along each output axis (Algorithm 4) */
     int first_input, ninputs;           /* its rotor_gt_input entries in the schedule's inputs */
     int64_t in_scope[3];                /* instances whose output went to the LB, GB, DDR */
+    bool w_revoked;          /* the cost kept its weights in the GB; the scope pass found no room */
 } rotor_gt_subgraph;
 
 /* What the schedule is for: GraphTurbo, or the per-operator kernels of the
@@ -176,6 +195,11 @@ typedef struct rotor_gt_schedule {
                               * outputs in DDR, a sub-graph's intermediates in the LB, its
                               * output where its instances' outputs went (the lowest level) */
     int64_t spilled[2];      /* bytes of instance outputs spilled to the GB, to DDR (§4.3) */
+    /* The most the GB holds at any point of the order (grouped schedules):
+     * the output blocks waiting there and the resident weights of every
+     * sub-graph whose instances span that point; never above gb_bytes. */
+    int64_t gb_peak;
+    int capacity_rounds;     /* builds until no weights' residency was revoked (rotor_gt_schedule_build) */
 } rotor_gt_schedule;
 
 /* Algorithm 2 from one sub-graph per operator, then instances, order,
