@@ -2,7 +2,9 @@
 # CLI tests of `rotor run --group graphturbo` (docs/run.md, "GraphTurbo's
 # instances on real data"; issue 42 item 8): two 3x3 convolutions (pads 1,
 # bias, random weights) on [1, 4, 16, 16], scheduled on STCP920 with an LB
-# of 8 x 512 bytes, group into one sub-graph of four instances along h that
+# of 8 x 512 bytes and a DDR a hundred times faster (so that re-reading the
+# model input's halo rows costs less than the intermediate's GB round trip:
+# docs/run.md), group into one sub-graph of four instances along h that
 # recompute their halo rows and give the ungrouped outputs.  The model is
 # examples/twoconv.onnx, which scripts/twoconv.py writes.
 # Run as `ROTOR=build/rotor sh tests/cli_gtrun.sh`.
@@ -14,13 +16,13 @@ expect_error group-direct 2 "it conflicts with --direct" -- run x.onnx --group g
 
 # the model: examples/twoconv.onnx (scripts/twoconv.py writes it)
 m="$(dirname "$0")/../examples/twoconv.onnx"
-run_saved "$tmpdir/r" -- run "$m" --group graphturbo --chip stcp920 --set sram_bytes=512 --set shift_buffer_bytes=256 -q
+run_saved "$tmpdir/r" -- run "$m" --group graphturbo --chip stcp920 --set sram_bytes=512 --set shift_buffer_bytes=256 --set hbm-bw=13.6TB/s -q
 expect_saved pass "^PASS$" "$tmpdir/r"
 expect_saved y-pass "^PASS  y .* vs direct: max |err| 0 (0 beyond tolerance)" "$tmpdir/r"
 expect_saved one-line "^graphturbo: 1 sub-graph, 4 instances along h (factor 1x1x4x1), halos recomputed: 2 rows$" "$tmpdir/r"
 # conv1 and its bias over 5 + 6 + 6 + 5 rows of 16: 89984 points, not 75776
 expect_saved points "^graphturbo: 4 instances run, 89984 points evaluated, 1.188x the ungrouped run's$" "$tmpdir/r"
-expect_out json '"halo_rows":[[:space:]]*2' -- run "$m" --group graphturbo --chip stcp920 --set sram_bytes=512 --set shift_buffer_bytes=256 -q --json
+expect_out json '"halo_rows":[[:space:]]*2' -- run "$m" --group graphturbo --chip stcp920 --set sram_bytes=512 --set shift_buffer_bytes=256 --set hbm-bw=13.6TB/s -q --json
 # the LB whole (64 KB per core): one instance, nothing recomputed
 expect_out whole "^graphturbo: 1 sub-graph, 1 instance$" -- run "$m" --group graphturbo --chip stcp920 -q
 expect_error no-gb 2 "has no global buffer" -- run "$m" --group graphturbo -q

@@ -32,6 +32,10 @@ rotor_status rotor_dsa_cluster_of(const rotor_chip *chip, rotor_dsa_cluster *out
     out->mm_rate = chip->matrix_tflops * 1e12 / d;
     out->vec_rate = chip->vector_tflops * 1e12 / d;
     out->units_overlap = chip->compute_units >= 2;
+    /* the GB never holds more than its bytes (docs/graphturbo.md, "The GB's
+     * capacity"): the half-GB rules alone let ResNet-50's order fill it to
+     * 26.5 MB, a schedule no STCP920 can run */
+    out->gb_capacity = true;
     return ROTOR_OK;
 }
 

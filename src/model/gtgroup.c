@@ -355,6 +355,7 @@ rotor_status rotor_gt_schedule_build(const rotor_graph *g, const rotor_gt_limits
                                      rotor_gt_schedule *out, rotor_error *err) {
     rotor_gt_limits l = *lim;
     l.gb_capacity = lim->gb_capacity && mode == ROTOR_GT_GROUPED, l.w_stream = NULL;
+    l.count_weights = lim->gb_capacity && mode != ROTOR_GT_GROUPED;
     if (!l.gb_capacity) return build_once(g, &l, mode, out, err);
     uint8_t *mark = calloc(gt_len(g->nops), 1);
     if (!mark) return rotor_nomem(err);

@@ -226,7 +226,7 @@ static rotor_status spill(const rotor_graph *g, const rotor_gt_limits *lim, roto
     block *bl = malloc(sizeof(block) * gt_len(n));
     s->scope = malloc(sizeof(rotor_gt_scope) * gt_len(n));
     if (!pos || !bl || !live || !reserved || !s->scope ||
-        (s->mode == ROTOR_GT_GROUPED && !reserve_weights(g, lim, s, in, reserved)))
+        ((s->mode == ROTOR_GT_GROUPED || lim->count_weights) && !reserve_weights(g, lim, s, in, reserved)))
         return free(pos), free(bl), free(live), free(reserved), rotor_nomem(err);
     for (int64_t i = 0; i < n; i++) pos[in->order[i]] = i;
     for (int64_t i = 0; i < n; i++) {
@@ -241,7 +241,7 @@ static rotor_status spill(const rotor_graph *g, const rotor_gt_limits *lim, roto
     for (int64_t i = 0; i < n; i++) {
         free_ended(bl, live, &nlive, i, &lb, &gb);
         /* the GB beside the weights resident here (or all of it, the half-GB rules) */
-        int64_t cap = lim->gb_bytes - (lim->gb_capacity ? reserved[i] : 0);
+        int64_t cap = lim->gb_bytes - (lim->gb_capacity || lim->count_weights ? reserved[i] : 0);
         gb_shrink(bl, live, nlive, &gb, cap, s);
         if (i > 0 && bl[i - 1].end > i - 1) { /* the previous output becomes live */
             block *b = &bl[i - 1];

@@ -216,17 +216,14 @@ static void spill(const gt_prop *p, rotor_gt_split *s, const rotor_gt_limits *li
  * is larger than half the GB).  Decision: the cost of one sub-graph cannot
  * see its consumers' splits and assumes them aligned; §4.3's spills then
  * place what actually is live, and the time model prices that. */
-static double live_bw(const gt_prop *p, const rotor_gt_split *s, int v, const rotor_gt_limits *lim,
-                      double *held_gb) {
+static double live_bw(const gt_prop *p, const rotor_gt_split *s, int v, const rotor_gt_limits *lim) {
     const rotor_value *val = &p->g->values[v];
     if (val->producer < 0 || val->is_output) return lim->ddr_bw;
     double held = (double)val->bytes;
     bool aligned = v == p->out || (p->cut && p->cut[v]); /* an input: only if its producer cuts the batch too */
     if (s->factor[0] > 1 && aligned && val->rank > 0 && val->shape[0] > 0)
         held *= (double)rotor_gt_prop_rows(p, v, 0) / (double)val->shape[0];
-    if (!rotor_gt_gb_holds(held, lim->gb_bytes)) return lim->ddr_bw;
-    *held_gb += held;
-    return lim->gb_bw;
+    return rotor_gt_gb_holds(held, lim->gb_bytes) ? lim->gb_bw : lim->ddr_bw;
 }
 
 /* The cost model of rotor_gt_limits for the split s just propagated
@@ -267,7 +264,7 @@ static bool streamed(const gt_prop *p, const rotor_gt_limits *lim) {
 
 static double cost(const gt_prop *p, rotor_gt_split *s, const rotor_gt_limits *lim) {
     const rotor_graph *g = p->g;
-    double mm, vec, w, in = 0, held = 0, n = (double)s->instances; /* in: seconds to read the inputs once */
+    double mm, vec, w, in = 0, n = (double)s->instances; /* in: seconds to read the inputs once */
     rotor_gt_ops_work(g, p->ops, p->n, &mm, &vec, &w);
     for (int i = 0; i < p->n; i++) {
         const rotor_op *o = &g->ops[p->ops[i]];
@@ -278,20 +275,21 @@ static double cost(const gt_prop *p, rotor_gt_split *s, const rotor_gt_limits *l
             bool seen = false;
             for (int j = 0; j < k; j++) seen |= o->inputs[j] == v;
             if (seen || (val->producer >= 0 && is_member(p, val->producer))) continue;
-            double bw = live_bw(p, s, v, lim, &held);
+            double bw = live_bw(p, s, v, lim);
             in += lim->mm_rate > 0 ? (double)piece_bytes(p, v) / bw : (double)piece_bytes(p, v);
         }
     }
-    double out_bw = live_bw(p, s, p->out, lim, &held);
+    double out_bw = live_bw(p, s, p->out, lim);
     double lb = (double)lim->lb_bytes, chunks = s->fits ? 1 : ceil((double)s->peak / lb);
-    /* the weights wait in the GB between loads when they fit half of it
-     * (the default), or, with gb_capacity, when they fit it beside the
-     * boundary blocks waiting there at once (held) and found room in an
-     * earlier build (docs/graphturbo.md, "The GB's capacity").  Decision:
-     * what else waits across the sub-graph is not seen here; §4.3's scope
-     * pass (gtscope.c) revokes residency where the GB would overflow. */
-    bool gb_w = lim->gb_capacity ? lim->gb_bytes > 0 && w + held <= (double)lim->gb_bytes && !streamed(p, lim)
-                                 : rotor_gt_gb_holds(w, lim->gb_bytes);
+    /* the weights wait in the GB between loads when they fit half of it,
+     * unless, under gb_capacity, they found no room in an earlier build
+     * (docs/graphturbo.md, "The GB's capacity").  Decision: what else
+     * waits across the sub-graph is not seen here; §4.3's scope pass
+     * (gtscope.c) revokes residency where the GB would overflow.  (Taking
+     * them resident whenever they fit beside the sub-graph's own boundary
+     * blocks was measured: ViT-Large's instance step fell to 0.98x of the
+     * lb step's and the two-convolution proof stopped fusing.) */
+    bool gb_w = rotor_gt_gb_holds(w, lim->gb_bytes) && !(lim->gb_capacity && streamed(p, lim));
     s->w_resident = gb_w;
     double w_once = lim->mm_rate > 0 ? w * (gb_w ? 1 / lim->gb_bw : 1 / lim->ddr_bw + 1 / lim->gb_bw) : w;
     s->w_loads = chunks, s->in_loads = 1;

@@ -71,16 +71,23 @@ typedef struct rotor_gt_limits {
     double mm_rate, vec_rate;
     double gb_bw, ddr_bw;
     /* Where a sub-graph's weights wait between its loads (docs/graphturbo.md,
-     * "The GB's capacity").  gb_capacity false (the default, and always for
-     * the per-operator steps): in the GB when they fit half of it, as until
-     * 2026-11-30, and the output blocks may fill the whole GB beside them.
-     * true (grouped schedules only): when they fit the GB beside the
-     * boundary blocks waiting there at once, §4.3's scope pass reserves
-     * them over their sub-graph's span of the order and revokes what does
-     * not fit, and the schedule is built again with the revoked operators'
-     * weights streamed (w_stream, per operator; rotor_gt_schedule_build
-     * owns it: callers leave it NULL). */
+     * "The GB's capacity"): in the GB when they fit half of it.  gb_capacity
+     * false: the output blocks may fill the whole GB beside them (the rules
+     * until 2026-11-30, kept to measure the over-fill).  true (what
+     * rotor_dsa_cluster_of sets): in grouped schedules §4.3's scope pass
+     * reserves them over their sub-graph's span of the order and revokes
+     * what does not fit beside the weights already reserved, the blocks
+     * going on to DDR where the rest would not fit, and the schedule is
+     * built again with the revoked operators' weights streamed (w_stream,
+     * per operator; rotor_gt_schedule_build owns it: callers leave it
+     * NULL); the per-operator steps count each kernel's (count_weights). */
     bool gb_capacity;
+    /* The per-operator steps under gb_capacity (set by rotor_gt_schedule_build,
+     * callers leave it false): each kernel's weights that wait in the GB (the
+     * half-GB rule, one kernel at a time) take their room there while it
+     * runs, the output blocks around them going on to DDR when the rest
+     * would not fit; nothing is revoked. */
+    bool count_weights;
     const uint8_t *w_stream;
 } rotor_gt_limits;
 
@@ -115,8 +122,7 @@ typedef struct rotor_gt_split {
     double w_loads, in_loads;
     bool fits;               /* peak <= the LB */
     /* The weights wait in the GB between loads (brought from DDR once): the
-     * cost takes it when they fit the GB beside the boundary blocks that
-     * wait there at once; §4.3's scope pass (gtscope.c) revokes it where
+     * cost takes it when they fit half the GB; §4.3's scope pass (gtscope.c) revokes it where
      * the sub-graphs whose instances interleave in the order would hold
      * more than the GB (docs/graphturbo.md, "The GB's capacity"). */
     bool w_resident;
