@@ -388,7 +388,7 @@ int64_t rotor_handoff_holder(const rotor_handoff *h, const int64_t *coord) {
  * dimensions (more: every holder by rotor_handoff_held). */
 #define SEP_CELLS 256
 
-static rotor_status memo_add(void *ctx, int64_t src, int64_t elems);
+static inline rotor_status memo_add(void *ctx, int64_t src, int64_t elems);
 
 /* fn(ctx, src, n), calling the memo's own callback directly (the walks'
  * every source goes through it: the call inlined, issue 45). */
@@ -409,18 +409,21 @@ static bool set_is_box(const rotor_handoff *h, const rotor_handoff_set *s) {
  * extent positive): the same rows below x's row per dimension, and the
  * partial row taken only while x's coordinate lies in the box, without
  * the calls and clamps of span_in (issue 45: the reduction groups'
- * chunk counts were most of GoogLeNet's hand-off phase). */
-static int64_t box_below(const rotor_handoff *h, const int64_t *a, const int64_t *b, const int64_t *inner,
+ * chunk counts were most of GoogLeNet's hand-off phase).  The dimensions
+ * after cut span the whole partition: there the box's elements below x
+ * are the positions of [a[cut] pstride, b[cut] pstride) below x. */
+static int64_t box_below(const rotor_handoff *h, const int64_t *a, const int64_t *b, const int64_t *inner, int cut,
                          int64_t x) {
     int64_t n = 0;
-    for (int d = 0; d < h->nd; d++) {
+    for (int d = 0; d < cut; d++) {
         int64_t q = x / h->pstride[d];
         int64_t m = (q < b[d] ? q : b[d]) - a[d];
         if (m > 0) n += m * inner[d + 1];
         if (q < a[d] || q >= b[d]) return n;
         x -= q * h->pstride[d];
     }
-    return n; /* x is 0 here: the last dimension's stride is 1 */
+    int64_t lo = a[cut] * h->pstride[cut], hi = b[cut] * h->pstride[cut];
+    return n + (x < lo ? 0 : x < hi ? x - lo : hi - lo);
 }
 
 /* group_sources where the set is a box (set_is_box): the members' counts
@@ -443,10 +446,12 @@ static rotor_status group_sources_box(const rotor_handoff *h, const rotor_handof
     }
     inner[h->nd] = 1;
     for (int d = h->nd - 1; d >= 0 && !none; d--) inner[d] = inner[d + 1] * (b[d] - a[d]);
+    int cut = h->nd - 1; /* the dimensions after it span the partition */
+    while (cut > 0 && a[cut] == 0 && b[cut] == h->pdim[cut]) cut--;
     int64_t chunk = (h->pelems + gs - 1) / gs, prev = 0;
     for (int64_t r = 0; r < gs; r++) {
         int64_t s1 = r * chunk + chunk > h->pelems ? h->pelems : r * chunk + chunk;
-        int64_t cur = none ? 0 : whole ? s1 : box_below(h, a, b, inner, s1), n = cur - prev;
+        int64_t cur = none ? 0 : whole ? s1 : box_below(h, a, b, inner, cut, s1), n = cur - prev;
         prev = cur;
         rotor_status st = n > 0 || zeros ? emit(fn, ctx, h->sorted[g + r], n) : ROTOR_OK;
         if (st) return st;
@@ -808,15 +813,16 @@ static bool memo_reset(box_memo *m, size_t cap) {
 }
 
 /* Room for twice the sources (256 at first). */
-static bool memo_grow(box_memo *m) {
+static __attribute__((noinline)) bool memo_grow(box_memo *m) {
     int64_t cap = m->cappair ? 2 * m->cappair : 256;
     int64_t(*pair)[2] = realloc(m->pair, (size_t)cap * sizeof *pair);
     if (pair) m->pair = pair, m->cappair = cap;
     return pair;
 }
 
-/* rotor_handoff_sources' callback: one more source of the box being found. */
-static rotor_status memo_add(void *ctx, int64_t src, int64_t elems) {
+/* rotor_handoff_sources' callback: one more source of the box being found
+ * (inlined where emit calls it: every source of every box goes through it). */
+static inline __attribute__((always_inline)) rotor_status memo_add(void *ctx, int64_t src, int64_t elems) {
     box_memo *m = ctx;
     if (m->npair == m->cappair && !memo_grow(m)) return ROTOR_ERR_NOMEM;
     int64_t *p = m->pair[m->npair++];
