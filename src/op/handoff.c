@@ -426,11 +426,25 @@ static int64_t box_below(const rotor_handoff *h, const int64_t *a, const int64_t
     return n + (x < lo ? 0 : x < hi ? x - lo : hi - lo);
 }
 
+/* The members' counts of the last group group_sources_box priced in one
+ * walk (gs 0: none): the groups at the cells along one face of a box read
+ * the same box of their partitions (the same a and b), so their members'
+ * counts repeat, and they depend on nothing else of the group (its
+ * partition's extents and chunks are the hand-off's).  Groups of at most
+ * GROUP_MEMO members are kept. */
+#define GROUP_MEMO 64
+typedef struct group_memo {
+    int64_t gs;
+    int64_t a[ROTOR_MAX_DIMS], b[ROTOR_MAX_DIMS];
+    int64_t n[GROUP_MEMO];
+} group_memo;
+
 /* group_sources where the set is a box (set_is_box): the members' counts
  * from box_below, or, where the set covers the whole partition inside the
- * output, the chunks' own lengths.  The same counts in the same order. */
+ * output, the chunks' own lengths, or those of the walk's last group when
+ * it read the same box (gm).  The same counts in the same order. */
 static rotor_status group_sources_box(const rotor_handoff *h, const rotor_handoff_set *s, int64_t g, bool zeros,
-                                      rotor_handoff_fn fn, void *ctx) {
+                                      rotor_handoff_fn fn, void *ctx, group_memo *gm) {
     int64_t gs = h->gsize[h->sorted[g]];
     const int64_t *o = h->origin + h->sorted[g] * h->nd;
     int64_t a[ROTOR_MAX_DIMS], b[ROTOR_MAX_DIMS], inner[ROTOR_MAX_DIMS + 1];
@@ -444,6 +458,21 @@ static rotor_status group_sources_box(const rotor_handoff *h, const rotor_handof
         none |= b[d] <= a[d];
         whole &= a[d] == 0 && b[d] == h->pdim[d];
     }
+    bool keep = !none && !whole && gs <= GROUP_MEMO;
+    bool same = keep && gm->gs == gs && !memcmp(gm->a, a, (size_t)h->nd * sizeof *a) &&
+                !memcmp(gm->b, b, (size_t)h->nd * sizeof *b);
+    if (same) {
+        for (int64_t r = 0; r < gs; r++) {
+            rotor_status st = gm->n[r] > 0 || zeros ? emit(fn, ctx, h->sorted[g + r], gm->n[r]) : ROTOR_OK;
+            if (st) return st;
+        }
+        return ROTOR_OK;
+    }
+    if (keep) {
+        gm->gs = gs;
+        memcpy(gm->a, a, (size_t)h->nd * sizeof *a);
+        memcpy(gm->b, b, (size_t)h->nd * sizeof *b);
+    }
     inner[h->nd] = 1;
     for (int d = h->nd - 1; d >= 0 && !none; d--) inner[d] = inner[d + 1] * (b[d] - a[d]);
     int cut = h->nd - 1; /* the dimensions after it span the partition */
@@ -453,8 +482,12 @@ static rotor_status group_sources_box(const rotor_handoff *h, const rotor_handof
         int64_t s1 = r * chunk + chunk > h->pelems ? h->pelems : r * chunk + chunk;
         int64_t cur = none ? 0 : whole ? s1 : box_below(h, a, b, inner, cut, s1), n = cur - prev;
         prev = cur;
+        if (keep) gm->n[r] = n;
         rotor_status st = n > 0 || zeros ? emit(fn, ctx, h->sorted[g + r], n) : ROTOR_OK;
-        if (st) return st;
+        if (st) {
+            gm->gs = 0; /* its counts not all found */
+            return st;
+        }
     }
     return ROTOR_OK;
 }
@@ -470,7 +503,8 @@ static rotor_status group_sources_box(const rotor_handoff *h, const rotor_handof
  * GoogLeNet's reduction groups at batch 256 were three quarters of the
  * hand-off phase). */
 static rotor_status group_sources(const rotor_handoff *h, const rotor_handoff_set *s, int64_t g, bool zeros,
-                                  rotor_handoff_fn fn, void *ctx) {
+                                  rotor_handoff_fn fn, void *ctx, group_memo *gm) {
+    (void)gm; /* the set is not a box: nothing to share */
     int64_t gs = h->gsize[h->sorted[g]];
     const int64_t *o = h->origin + h->sorted[g] * h->nd;
     int64_t wl[ROTOR_MAX_DIMS], wh[ROTOR_MAX_DIMS], inner[ROTOR_MAX_DIMS + 1];
@@ -517,8 +551,10 @@ static rotor_status sources_grid(const rotor_handoff *h, const rotor_handoff_set
         if (top[d] < first[d]) return ROTOR_OK; /* every cell off the grid in d */
         cell[d] = first[d];
     }
-    rotor_status (*group)(const rotor_handoff *, const rotor_handoff_set *, int64_t, bool, rotor_handoff_fn, void *) =
-        set_is_box(h, s) ? group_sources_box : group_sources;
+    rotor_status (*group)(const rotor_handoff *, const rotor_handoff_set *, int64_t, bool, rotor_handoff_fn, void *,
+                          group_memo *) = set_is_box(h, s) ? group_sources_box : group_sources;
+    group_memo gm;
+    gm.gs = 0;
     int in = nd - 1; /* the tight loop's dimension */
     while (in > 0 && top[in] == first[in]) in--;
     int64_t stride = 1, tail_gi = 0, tail_al = 1; /* the dimensions after it: their grid index and counts */
@@ -540,7 +576,7 @@ static rotor_status sources_grid(const rotor_handoff *h, const rotor_handoff_set
             /* the group is a run of sorted, gsize long (rotor_handoff_make) */
             int64_t src = h->sorted[g];
             rotor_status st;
-            if (h->gsize[src] > 1) st = group(h, s, g, zeros, fn, ctx);
+            if (h->gsize[src] > 1) st = group(h, s, g, zeros, fn, ctx, &gm);
             else {
                 int64_t n = sep ? part * row[in][i - first[in]] : rotor_handoff_held(h, src, s);
                 st = n > 0 || zeros ? emit(fn, ctx, src, n) : ROTOR_OK;
