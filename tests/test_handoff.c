@@ -735,3 +735,64 @@ Test(handoff, a_reused_memo_keeps_boxes_only_for_the_same_holders) {
         rotor_place_free(p[i].pl);
     }
 }
+
+/* A reduction group's members priced from the set's box in the partition
+ * (group_sources_box, issue 45): where the set covers the whole partition,
+ * the chunks' own lengths; where it covers the inner dimensions whole,
+ * the positions of the outer rows below each chunk's end; else row by row.
+ * On four-dimensional producers whose partitions hold groups of 2, 3 and
+ * 4 members (chunks that do and do not divide the partition, padded
+ * partitions), for boxes that are whole partitions, cut only in the outer
+ * dimensions, only in the inner ones, or in all, every producer core is
+ * reported with what rotor_handoff_held counts (the direct computation),
+ * and the reports add up to the box's elements. */
+Test(handoff, reduction_groups_priced_from_the_box_match_held) {
+    rotor_chip chip = mk2();
+    /* F_op over the axes b, k, h, w, c; k > 1: groups of k members */
+    static const int64_t fops[][5] = {{2, 3, 1, 1, 2}, {1, 2, 1, 2, 3}, {2, 4, 2, 1, 1}, {4, 3, 1, 3, 1}};
+    /* per dimension (b, c, h, w of 4, 6, 5, 7): the ranges a box takes */
+    static const int64_t rng[4][5][2] = {{{0, 4}, {0, 2}, {2, 4}, {1, 3}, {3, 4}},
+                                         {{0, 6}, {0, 3}, {3, 6}, {1, 5}, {2, 3}},
+                                         {{0, 5}, {0, 3}, {1, 4}, {4, 5}, {0, 1}},
+                                         {{0, 7}, {0, 4}, {2, 7}, {1, 6}, {3, 4}}};
+    int checked = 0, grouped = 0;
+    for (size_t i = 0; i < sizeof fops / sizeof fops[0]; i++) {
+        placed p;
+        place_plan(&p, "Y[b,c,h,w] += X[b,k,h,w] * W[k,c]", "b=4,c=6,h=5,w=7,k=12", fops[i], NULL, &chip);
+        rotor_handoff *h = handoff_of(&p);
+        int64_t np = rotor_handoff_cores(h);
+        int64_t *from = calloc((size_t)np, sizeof *from);
+        for (int m = 0; m < 5 * 5 * 5 * 5; m++) {
+            int64_t lo[4], hi[4];
+            for (int d = 0, x = m; d < 4; d++, x /= 5) lo[d] = rng[d][x % 5][0], hi[d] = rng[d][x % 5][1];
+            rotor_handoff_set s;
+            rotor_handoff_map(h, NULL, 4, lo, hi, &s);
+            memset(from, 0, (size_t)np * sizeof *from);
+            cr_assert_eq(rotor_handoff_sources(h, &s, tally, from), ROTOR_OK);
+            int64_t sum = 0;
+            for (int64_t c = 0; c < np; c++) {
+                cr_assert_eq(from[c], rotor_handoff_held(h, c, &s), "producer %zu box %d core %lld", i, m,
+                             (long long)c);
+                sum += from[c];
+            }
+            cr_assert_eq(sum, rotor_handoff_set_elems(h, &s), "producer %zu box %d", i, m);
+            if (m == 0) { /* the whole output: every core holds one chunk of its partition, no more */
+                int64_t pelems = 1, most = 0;
+                for (int d = 0; d < 4; d++) pelems *= p.info.part[0][d];
+                for (int64_t c = 0; c < np; c++) {
+                    cr_assert_gt(from[c], 0, "producer %zu core %lld", i, (long long)c);
+                    most = from[c] > most ? from[c] : most;
+                }
+                cr_assert(most < pelems && most * fops[i][1] >= pelems, "producer %zu: chunks of %lld", i,
+                          (long long)most);
+                grouped++;
+            }
+            checked++;
+        }
+        free(from);
+        rotor_handoff_free(h);
+        rotor_place_free(p.pl);
+    }
+    cr_assert_eq(checked, 4 * 625);
+    cr_assert_eq(grouped, 4);
+}

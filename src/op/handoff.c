@@ -268,14 +268,20 @@ static int64_t span_below(const rotor_handoff_span *s, int k, int64_t x) {
     return n;
 }
 
-/* Elements of the span in [a, b). */
-static int64_t span_in(const rotor_handoff_span *s, int64_t a, int64_t b) {
+/* span_in off its run path (not inlined: the recursion's calls). */
+static __attribute__((noinline)) int64_t span_in_terms(const rotor_handoff_span *s, int64_t a, int64_t b) {
+    return span_below(s, 0, b - s->base) - span_below(s, 0, a - s->base);
+}
+
+/* Elements of the span in [a, b).  Inlined: the walks ask it of every
+ * cell's window of every box (issue 45). */
+static inline __attribute__((always_inline)) int64_t span_in(const rotor_handoff_span *s, int64_t a, int64_t b) {
     if (b <= a) return 0;
     if (s->nterms == 1 && s->step[0] == 1) { /* a run: the usual case, and the compiler's hot path */
         int64_t lo = a > s->base ? a : s->base, hi = b < s->base + s->count[0] ? b : s->base + s->count[0];
         return hi > lo ? hi - lo : 0;
     }
-    return span_below(s, 0, b - s->base) - span_below(s, 0, a - s->base);
+    return span_in_terms(s, a, b);
 }
 
 /* The span's first and last coordinates inside [0, g), as a range
@@ -382,6 +388,110 @@ int64_t rotor_handoff_holder(const rotor_handoff *h, const int64_t *coord) {
  * dimensions (more: every holder by rotor_handoff_held). */
 #define SEP_CELLS 256
 
+static inline rotor_status memo_add(void *ctx, int64_t src, int64_t elems);
+
+/* fn(ctx, src, n), calling the memo's own callback directly (the walks'
+ * every source goes through it: the call inlined, issue 45). */
+static inline rotor_status emit(rotor_handoff_fn fn, void *ctx, int64_t src, int64_t n) {
+    return fn == memo_add ? memo_add(ctx, src, n) : fn(ctx, src, n);
+}
+
+/* Whether every span of s is a run of step 1 or a single coordinate: the
+ * set is a box, and its part in a window is a box too (box_below). */
+static bool set_is_box(const rotor_handoff *h, const rotor_handoff_set *s) {
+    for (int d = 0; d < h->nd; d++)
+        if (s->span[d].nterms > 1 || (s->span[d].nterms == 1 && s->span[d].step[0] != 1)) return false;
+    return true;
+}
+
+/* set_below(h, s, o, wl, wh, inner, 0, x) where the set's part in the
+ * window is the box [a[d], b[d]) of partition-local coordinates (every
+ * extent positive): the same rows below x's row per dimension, and the
+ * partial row taken only while x's coordinate lies in the box, without
+ * the calls and clamps of span_in (issue 45: the reduction groups'
+ * chunk counts were most of GoogLeNet's hand-off phase).  The dimensions
+ * after cut span the whole partition: there the box's elements below x
+ * are the positions of [a[cut] pstride, b[cut] pstride) below x. */
+static int64_t box_below(const rotor_handoff *h, const int64_t *a, const int64_t *b, const int64_t *inner, int cut,
+                         int64_t x) {
+    int64_t n = 0;
+    for (int d = 0; d < cut; d++) {
+        int64_t q = x / h->pstride[d];
+        int64_t m = (q < b[d] ? q : b[d]) - a[d];
+        if (m > 0) n += m * inner[d + 1];
+        if (q < a[d] || q >= b[d]) return n;
+        x -= q * h->pstride[d];
+    }
+    int64_t lo = a[cut] * h->pstride[cut], hi = b[cut] * h->pstride[cut];
+    return n + (x < lo ? 0 : x < hi ? x - lo : hi - lo);
+}
+
+/* The members' counts of the last group group_sources_box priced in one
+ * walk (gs 0: none): the groups at the cells along one face of a box read
+ * the same box of their partitions (the same a and b), so their members'
+ * counts repeat, and they depend on nothing else of the group (its
+ * partition's extents and chunks are the hand-off's).  Groups of at most
+ * GROUP_MEMO members are kept. */
+#define GROUP_MEMO 64
+typedef struct group_memo {
+    int64_t gs;
+    int64_t a[ROTOR_MAX_DIMS], b[ROTOR_MAX_DIMS];
+    int64_t n[GROUP_MEMO];
+} group_memo;
+
+/* group_sources where the set is a box (set_is_box): the members' counts
+ * from box_below, or, where the set covers the whole partition inside the
+ * output, the chunks' own lengths, or those of the walk's last group when
+ * it read the same box (gm).  The same counts in the same order. */
+static rotor_status group_sources_box(const rotor_handoff *h, const rotor_handoff_set *s, int64_t g, bool zeros,
+                                      rotor_handoff_fn fn, void *ctx, group_memo *gm) {
+    int64_t gs = h->gsize[h->sorted[g]];
+    const int64_t *o = h->origin + h->sorted[g] * h->nd;
+    int64_t a[ROTOR_MAX_DIMS], b[ROTOR_MAX_DIMS], inner[ROTOR_MAX_DIMS + 1];
+    bool none = false, whole = true;
+    for (int d = 0; d < h->nd; d++) {
+        const rotor_handoff_span *sp = &s->span[d];
+        int64_t lo = sp->base, hi = sp->base + (sp->nterms ? sp->count[0] : 1);
+        int64_t wl = o[d] < 0 ? 0 : o[d], wh = o[d] + h->pdim[d] < h->gdim[d] ? o[d] + h->pdim[d] : h->gdim[d];
+        a[d] = (lo > wl ? lo : wl) - o[d];
+        b[d] = (hi < wh ? hi : wh) - o[d];
+        none |= b[d] <= a[d];
+        whole &= a[d] == 0 && b[d] == h->pdim[d];
+    }
+    bool keep = !none && !whole && gs <= GROUP_MEMO;
+    bool same = keep && gm->gs == gs && !memcmp(gm->a, a, (size_t)h->nd * sizeof *a) &&
+                !memcmp(gm->b, b, (size_t)h->nd * sizeof *b);
+    if (same) {
+        for (int64_t r = 0; r < gs; r++) {
+            rotor_status st = gm->n[r] > 0 || zeros ? emit(fn, ctx, h->sorted[g + r], gm->n[r]) : ROTOR_OK;
+            if (st) return st;
+        }
+        return ROTOR_OK;
+    }
+    if (keep) {
+        gm->gs = gs;
+        memcpy(gm->a, a, (size_t)h->nd * sizeof *a);
+        memcpy(gm->b, b, (size_t)h->nd * sizeof *b);
+    }
+    inner[h->nd] = 1;
+    for (int d = h->nd - 1; d >= 0 && !none; d--) inner[d] = inner[d + 1] * (b[d] - a[d]);
+    int cut = h->nd - 1; /* the dimensions after it span the partition */
+    while (cut > 0 && a[cut] == 0 && b[cut] == h->pdim[cut]) cut--;
+    int64_t chunk = (h->pelems + gs - 1) / gs, prev = 0;
+    for (int64_t r = 0; r < gs; r++) {
+        int64_t s1 = r * chunk + chunk > h->pelems ? h->pelems : r * chunk + chunk;
+        int64_t cur = none ? 0 : whole ? s1 : box_below(h, a, b, inner, cut, s1), n = cur - prev;
+        prev = cur;
+        if (keep) gm->n[r] = n;
+        rotor_status st = n > 0 || zeros ? emit(fn, ctx, h->sorted[g + r], n) : ROTOR_OK;
+        if (st) {
+            gm->gs = 0; /* its counts not all found */
+            return st;
+        }
+    }
+    return ROTOR_OK;
+}
+
 /* The sources of the reduction group at sorted[g..] (gsize > 1, nd > 0):
  * rotor_handoff_held's count of each member, telescoped.  The members
  * share the partition's origin, hence its window and the set's counts in
@@ -393,7 +503,8 @@ int64_t rotor_handoff_holder(const rotor_handoff *h, const int64_t *coord) {
  * GoogLeNet's reduction groups at batch 256 were three quarters of the
  * hand-off phase). */
 static rotor_status group_sources(const rotor_handoff *h, const rotor_handoff_set *s, int64_t g, bool zeros,
-                                  rotor_handoff_fn fn, void *ctx) {
+                                  rotor_handoff_fn fn, void *ctx, group_memo *gm) {
+    (void)gm; /* the set is not a box: nothing to share */
     int64_t gs = h->gsize[h->sorted[g]];
     const int64_t *o = h->origin + h->sorted[g] * h->nd;
     int64_t wl[ROTOR_MAX_DIMS], wh[ROTOR_MAX_DIMS], inner[ROTOR_MAX_DIMS + 1];
@@ -413,19 +524,22 @@ static rotor_status group_sources(const rotor_handoff *h, const rotor_handoff_se
         int64_t s1 = r * chunk + chunk > h->pelems ? h->pelems : r * chunk + chunk;
         int64_t cur = none ? 0 : set_below(h, s, o, wl, wh, inner, 0, s1), n = cur - prev;
         prev = cur;
-        rotor_status st = n > 0 || zeros ? fn(ctx, h->sorted[g + r], n) : ROTOR_OK;
+        rotor_status st = n > 0 || zeros ? emit(fn, ctx, h->sorted[g + r], n) : ROTOR_OK;
         if (st) return st;
     }
     return ROTOR_OK;
 }
 
 /* sources_in's walk over the cells [first, last] where the groups are
- * found by their grid index (h->grid): the same cells in the same
+ * found by their grid index (h->grid, nd > 0): the same cells in the same
  * row-major order, the same holders in the same order and the same
  * counts, but the grid index and the cell's product of row counts kept
  * per level of the odometer and recomputed only from the level that
- * moved (a box at batch 256 visits some 13 cells, each in one group:
- * recomputing every level for every cell was most of the walk, issue 45).
+ * moved, and the innermost dimension whose range holds more than one cell
+ * walked in a tight loop (the dimensions after it hold one cell each, so
+ * the grid index steps by a constant: a box of a 4-d output at batch 128
+ * often spans many cells of one dimension and one cell of the last,
+ * where the odometer recomputed two levels for every cell, issue 45).
  * Cells past the grid's extent hold no group: the walk stops at them. */
 static rotor_status sources_grid(const rotor_handoff *h, const rotor_handoff_set *s, bool zeros, bool sep,
                                  int64_t *const *row, const int64_t *first, const int64_t *last,
@@ -437,24 +551,39 @@ static rotor_status sources_grid(const rotor_handoff *h, const rotor_handoff_set
         if (top[d] < first[d]) return ROTOR_OK; /* every cell off the grid in d */
         cell[d] = first[d];
     }
+    rotor_status (*group)(const rotor_handoff *, const rotor_handoff_set *, int64_t, bool, rotor_handoff_fn, void *,
+                          group_memo *) = set_is_box(h, s) ? group_sources_box : group_sources;
+    group_memo gm;
+    gm.gs = 0;
+    int in = nd - 1; /* the tight loop's dimension */
+    while (in > 0 && top[in] == first[in]) in--;
+    int64_t stride = 1, tail_gi = 0, tail_al = 1; /* the dimensions after it: their grid index and counts */
+    for (int d = nd - 1; d > in; d--) {
+        tail_gi += first[d] * stride;
+        stride *= h->ncell[d];
+        if (sep) tail_al *= row[d][0];
+    }
     gi[0] = 0, al[0] = 1;
     for (int lv = 0;;) {
-        for (int d = lv; d < nd; d++) {
+        for (int d = lv; d < in; d++) {
             gi[d + 1] = gi[d] * h->ncell[d] + cell[d];
             al[d + 1] = sep ? al[d] * row[d][cell[d] - first[d]] : 1;
         }
-        int64_t g = h->grid[gi[nd]];
-        /* the group is a run of sorted, gsize long (rotor_handoff_make) */
-        int64_t gs = g < 0 ? 0 : h->gsize[h->sorted[g]];
-        rotor_status st = nd > 0 && gs > 1 ? group_sources(h, s, g, zeros, fn, ctx) : ROTOR_OK;
-        if (st) return st;
-        for (int64_t k = g, end = nd > 0 && gs > 1 ? g : g + gs; k < end; k++) { /* the rest: one each */
-            int64_t src = h->sorted[k];
-            int64_t n = sep ? al[nd] : rotor_handoff_held(h, src, s);
-            st = n > 0 || zeros ? fn(ctx, src, n) : ROTOR_OK;
+        int64_t at = (gi[in] * h->ncell[in] + first[in]) * stride + tail_gi, part = al[in] * tail_al;
+        for (int64_t i = first[in]; i <= top[in]; i++, at += stride) {
+            int64_t g = h->grid[at];
+            if (g < 0) continue;
+            /* the group is a run of sorted, gsize long (rotor_handoff_make) */
+            int64_t src = h->sorted[g];
+            rotor_status st;
+            if (h->gsize[src] > 1) st = group(h, s, g, zeros, fn, ctx, &gm);
+            else {
+                int64_t n = sep ? part * row[in][i - first[in]] : rotor_handoff_held(h, src, s);
+                st = n > 0 || zeros ? emit(fn, ctx, src, n) : ROTOR_OK;
+            }
             if (st) return st;
         }
-        int d = nd - 1;
+        int d = in - 1;
         while (d >= 0 && ++cell[d] > top[d]) {
             cell[d] = first[d];
             d--;
@@ -493,7 +622,7 @@ static rotor_status sources_in(const rotor_handoff *h, const rotor_handoff_set *
         }
         at += (int)(last[d] - first[d] + 1);
     }
-    if (h->grid) return sources_grid(h, s, zeros, sep, row, first, last, fn, ctx);
+    if (h->grid && h->nd > 0) return sources_grid(h, s, zeros, sep, row, first, last, fn, ctx);
     for (;;) {
         int64_t org[ROTOR_MAX_DIMS] = {0}, alone = 1;
         for (int d = 0; d < h->nd; d++) {
@@ -720,15 +849,16 @@ static bool memo_reset(box_memo *m, size_t cap) {
 }
 
 /* Room for twice the sources (256 at first). */
-static bool memo_grow(box_memo *m) {
+static __attribute__((noinline)) bool memo_grow(box_memo *m) {
     int64_t cap = m->cappair ? 2 * m->cappair : 256;
     int64_t(*pair)[2] = realloc(m->pair, (size_t)cap * sizeof *pair);
     if (pair) m->pair = pair, m->cappair = cap;
     return pair;
 }
 
-/* rotor_handoff_sources' callback: one more source of the box being found. */
-static rotor_status memo_add(void *ctx, int64_t src, int64_t elems) {
+/* rotor_handoff_sources' callback: one more source of the box being found
+ * (inlined where emit calls it: every source of every box goes through it). */
+static inline __attribute__((always_inline)) rotor_status memo_add(void *ctx, int64_t src, int64_t elems) {
     box_memo *m = ctx;
     if (m->npair == m->cappair && !memo_grow(m)) return ROTOR_ERR_NOMEM;
     int64_t *p = m->pair[m->npair++];
