@@ -204,6 +204,12 @@ typedef struct worker {
      * Smax_b of X's axes b after a prefix (growing only while below P_X) */
     int64_t len_any[ROTOR_MAX_AXES], sub_any[ROTOR_MAX_AXES];
     int64_t rest[ROTOR_MAX_TENSORS][ROTOR_MAX_AXES + 1];
+    /* the joint floor of a frontier search (steps.c, "The joint floor"):
+     * on for this F_op, its price of a byte, the divisors of each P_X */
+    bool joint;
+    double lam;
+    int64_t pdiv[ROTOR_MAX_TENSORS][MAX_DIVISORS];
+    int npdiv[ROTOR_MAX_TENSORS];
     int tid;          /* its place among pass 2's workers (front_log.who) */
     int64_t log_seen; /* entries of the ctx's front_log it has read */
 } worker;
@@ -383,6 +389,11 @@ static inline bool front_dominates(const front *f, double t, int64_t m) {
     int k = front_upto(f, m);
     return k > 0 && f->v[k - 1].cost.total * (1 + SLACK) < t;
 }
+
+/* Is every plan of a region beaten by an entry of w's front, or over the
+ * time cap?  The region: memory M in [m, cap], time at least t and at least
+ * k - lam M (steps.c, "The joint floor"). */
+bool search_front_dominates_joint(const struct worker *w, double t, int64_t m, double lam, double k);
 
 /* Adds cand to the front unless an entry beats it; drops what it beats
  * (sets f->oom when out of memory).  True when cand joined the front. */
