@@ -210,6 +210,8 @@ typedef struct worker {
     double lam;
     int64_t pdiv[ROTOR_MAX_TENSORS][MAX_DIVISORS];
     int npdiv[ROTOR_MAX_TENSORS];
+    int64_t pdiv_fop[ROTOR_MAX_AXES]; /* the F_op whose shares and pdiv are set */
+    bool pdiv_set;
     int tid;          /* its place among pass 2's workers (front_log.who) */
     int64_t log_seen; /* entries of the ctx's front_log it has read */
 } worker;
@@ -440,6 +442,9 @@ void search_offer(worker *w, const rotor_candidate *cand);
 void search_leaf(worker *w);
 /* The divisors of n, ascending, into out (*count of them). */
 void search_divisors(int64_t n, int64_t *out, int *count);
+/* The F_op's joint floor (steps.c) before its full bounds: true when the
+ * front covers every plan of the F_op (a frontier search only). */
+bool search_fop_joint_cut(worker *w, const int64_t *fop, double t, double compute, int64_t m);
 /* Every plan of one F_op: steps, then f_t per tensor, depth first. */
 void search_fop(worker *w, const int64_t *fop);
 

@@ -440,11 +440,27 @@ static void search_steps(worker *w, const step_choices *sc, int a, bool rot) {
     w->steps[a] = 1;
 }
 
-/* Sets up the joint floor for the F_op in w (search_fop, after the
- * shares): on in a frontier search whose tensors are all plain, on a chip
- * whose shifts do not overlap compute.  lam = 1 / beta (1 / (2 beta) on a
- * mesh, as tensor_bound halves the shifts there). */
-static bool joint_ready(worker *w) {
+/* The shares P_X of an F_op and their divisors into w (the step choices
+ * and the joint floor read them), kept for the next call with the same
+ * F_op (search_fop_joint_cut, then search_fop). */
+static void fop_shares(worker *w, const int64_t *fop) {
+    const rotor_expr *e = w->c->e;
+    if (w->pdiv_set && memcmp(w->pdiv_fop, fop, (size_t)e->naxes * sizeof *fop) == 0) return;
+    for (int t = 0; t < e->ntensors; t++) {
+        w->share[t] = 1;
+        for (int a = 0; a < e->naxes; a++)
+            if (!e->tensors[t].has_axis[a]) w->share[t] *= fop[a];
+        search_divisors(w->share[t], w->pdiv[t], &w->npdiv[t]);
+    }
+    memcpy(w->pdiv_fop, fop, (size_t)e->naxes * sizeof *fop);
+    w->pdiv_set = true;
+}
+
+/* Sets up the joint floor for the F_op in w (after fop_shares): on in a
+ * frontier search whose tensors are all plain, on a chip whose shifts do
+ * not overlap compute.  lam = 1 / beta (1 / (2 beta) on a mesh, as
+ * tensor_bound halves the shifts there). */
+static bool joint_ready(worker *w, const int64_t *fop) {
     const ctx *c = w->c;
     const rotor_expr *e = c->e;
     w->joint = c->frontier && !c->chip->compute_overlap;
@@ -454,8 +470,29 @@ static bool joint_ready(worker *w) {
     if (!w->joint) return false;
     w->lam = 1.0 / rotor_chip_link_bw(c->chip);
     if (c->chip->topology == ROTOR_TOPO_MESH) w->lam /= 2;
-    for (int t = 0; t < e->ntensors; t++) search_divisors(w->share[t], w->pdiv[t], &w->npdiv[t]);
+    for (int a = 0; a < e->naxes; a++) w->len_any[a] = (e->extent[a] + fop[a] - 1) / fop[a];
     return true;
+}
+
+/* The F_op's joint floor before its full bounds (search_fop_full_bounds):
+ * t and compute its time and compute floors, m its memory floor without
+ * the shift buffer (the all-ones plan has none).  True when the front
+ * covers every plan of the F_op. */
+bool search_fop_joint_cut(worker *w, const int64_t *fop, double t, double compute, int64_t m) {
+    fop_shares(w, fop);
+    return joint_ready(w, fop) && joint_pruned(w, t, m, compute, -1, NULL, false);
+}
+
+/* The union of the ascending lists a (na) and b (nb), ascending, into out. */
+static int merge_divisors(const int64_t *a, int na, const int64_t *b, int nb, int64_t *out) {
+    int i = 0, j = 0, n = 0;
+    while (i < na || j < nb) {
+        int64_t x = j == nb || (i < na && a[i] <= b[j]) ? a[i] : b[j];
+        if (i < na && a[i] == x) i++;
+        if (j < nb && b[j] == x) j++;
+        out[n++] = x;
+    }
+    return n;
 }
 
 void search_fop(worker *w, const int64_t *fop) {
@@ -464,34 +501,16 @@ void search_fop(worker *w, const int64_t *fop) {
     rotor_plan_init(e, &w->plan);
     memcpy(w->plan.fop, fop, sizeof w->plan.fop);
     for (int a = 0; a < e->naxes; a++) w->steps[a] = 1;
-    for (int t = 0; t < e->ntensors; t++) {
-        w->share[t] = 1;
-        for (int a = 0; a < e->naxes; a++)
-            if (!e->tensors[t].has_axis[a]) w->share[t] *= fop[a];
-    }
+    fop_shares(w, fop);
     step_choices *sc = &w->sc;
     for (int a = 0; a < e->naxes; a++) {
+        /* the divisors of the P_X of the tensors carrying a, each once,
+         * ascending (so cheap steps come first) */
         int n = 0;
         for (int t = 0; t < e->ntensors; t++) {
             if (!e->tensors[t].has_axis[a]) continue;
-            int64_t *d = w->scratch;
-            int nd;
-            search_divisors(w->share[t], d, &nd);
-            for (int i = 0; i < nd; i++) {
-                bool dup = false;
-                for (int j = 0; j < n && !dup; j++) dup = sc->v[a][j] == d[i];
-                if (!dup) sc->v[a][n++] = d[i];
-            }
-        }
-        /* ascending, so cheap steps come first */
-        for (int i = 1; i < n; i++) {
-            int64_t v = sc->v[a][i];
-            int j = i;
-            while (j > 0 && sc->v[a][j - 1] > v) {
-                sc->v[a][j] = sc->v[a][j - 1];
-                j--;
-            }
-            sc->v[a][j] = v;
+            memcpy(w->scratch, sc->v[a], (size_t)n * sizeof *w->scratch);
+            n = merge_divisors(w->scratch, n, w->pdiv[t], w->npdiv[t], sc->v[a]);
         }
         sc->n[a] = n;
         w->smax[a] = sc->v[a][n - 1];
@@ -510,9 +529,10 @@ void search_fop(worker *w, const int64_t *fop) {
                 if (e->tensors[t].has_axis[a] && rest < w->share[t]) rest *= w->smax[a];
             w->rest[t][from] = rest;
         }
-    if (joint_ready(w)) {
-        /* the F_op before any step: its compute floor, and its memory floor
-         * without the shift buffer (the all-ones plan has none) */
+    if (joint_ready(w, fop)) {
+        /* the F_op before any step, with its full bounds: the time floor
+         * under the cap, the weak memory floors (no shift buffer: the
+         * all-ones plan has none) */
         double compute = c->m->step_bound(c->m, e, c->chip, fop, NULL, NULL);
         int64_t mem = 0;
         for (int t = 0; t < e->ntensors; t++) mem += w->weak[t];
