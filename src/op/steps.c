@@ -483,6 +483,36 @@ bool search_fop_joint_cut(worker *w, const int64_t *fop, double t, double comput
     return joint_ready(w, fop) && joint_pruned(w, t, m, compute, -1, NULL, false);
 }
 
+/* The joint floor's k as the step search computes it (tests/
+ * test_searchjoint.c checks it against every plan): the F_op fop with
+ * steps[0..upto] chosen and the rest not yet (upto = -1: the F_op before
+ * any step, upto = naxes - 1: a whole step vector, whose rings are bounded
+ * by their gcd g_X).  NAN when the joint floor is off. */
+double search_joint_floor(worker *w, const int64_t *fop, const int64_t *steps, int upto) {
+    const ctx *c = w->c;
+    const rotor_expr *e = c->e;
+    w->pdiv_set = false;
+    fop_shares(w, fop);
+    if (!joint_ready(w, fop)) return NAN;
+    memcpy(w->plan.fop, fop, sizeof w->plan.fop);
+    bool rot = false;
+    for (int a = 0; a < e->naxes; a++) {
+        w->steps[a] = a <= upto ? steps[a] : 1;
+        rot |= w->steps[a] > 1;
+        int64_t unit = fop[a] * w->steps[a];
+        w->len[a] = (e->extent[a] + unit - 1) / unit * w->steps[a];
+        w->sub[a] = w->len[a] / w->steps[a];
+    }
+    double compute = c->m->step_bound(c->m, e, c->chip, fop, upto < 0 ? NULL : w->steps, w->sub);
+    int64_t g[ROTOR_MAX_TENSORS];
+    for (int t = 0; t < e->ntensors; t++) {
+        g[t] = 1;
+        for (int a = 0; a < e->naxes; a++)
+            if (e->tensors[t].has_axis[a]) g[t] = gcd64(w->share[t], g[t] * w->steps[a]);
+    }
+    return joint_k(w, compute, upto, upto == e->naxes - 1 ? g : NULL, upto >= 0 && rot);
+}
+
 /* The union of the ascending lists a (na) and b (nb), ascending, into out. */
 static int merge_divisors(const int64_t *a, int na, const int64_t *b, int nb, int64_t *out) {
     int i = 0, j = 0, n = 0;
