@@ -210,6 +210,8 @@ typedef struct worker {
     double lam;
     int64_t pdiv[ROTOR_MAX_TENSORS][MAX_DIVISORS];
     int npdiv[ROTOR_MAX_TENSORS];
+    int64_t jmemo_u[ROTOR_MAX_TENSORS], jmemo_g[ROTOR_MAX_TENSORS]; /* joint_tensor's last (u, g) ... */
+    double jmemo_h[ROTOR_MAX_TENSORS];                              /* ... and h_X (u = 0: none) */
     int64_t pdiv_fop[ROTOR_MAX_AXES]; /* the F_op whose shares and pdiv are set */
     bool pdiv_set;
     int tid;          /* its place among pass 2's workers (front_log.who) */

@@ -242,9 +242,13 @@ static int64_t step_floor(const worker *w, int t) {
  * whether the front covers every (T, M) the floors allow.  Used only when
  * every tensor is plain (a frontier search's operators). */
 
-/* h_X with U_X = u bytes, Q over the divisors of P_X up to and dividing g. */
-static double joint_tensor(const worker *w, int t, int64_t u, int64_t g) {
+/* h_X with U_X = u bytes, Q over the divisors of P_X up to and dividing g.
+ * A function of (t, u, g) within one F_op (P_X fixed): the last value of
+ * each tensor is kept (jmemo), since the step search's inner loops change
+ * one axis at a time and the tensors without it ask again the same. */
+static double joint_tensor(worker *w, int t, int64_t u, int64_t g) {
     const ctx *c = w->c;
+    if (w->jmemo_u[t] == u && w->jmemo_g[t] == g) return w->jmemo_h[t];
     double best = INFINITY;
     for (int i = 0; i < w->npdiv[t]; i++) {
         int64_t q = w->pdiv[t][i];
@@ -254,6 +258,9 @@ static double joint_tensor(const worker *w, int t, int64_t u, int64_t g) {
         double v = c->m->tensor_bound(c->m, c->e, c->chip, t, b, q, w->share[t] / q) + w->lam * (double)b;
         if (v < best) best = v;
     }
+    w->jmemo_u[t] = u;
+    w->jmemo_g[t] = g;
+    w->jmemo_h[t] = best;
     return best;
 }
 
@@ -261,7 +268,7 @@ static double joint_tensor(const worker *w, int t, int64_t u, int64_t g) {
  * `compute`, the steps' L_a chosen up to axis `upto` (the rest at their
  * floors), g[t] the rings' bound of each tensor, and the shift buffer when
  * the chosen steps rotate. */
-static double joint_k(const worker *w, double compute, int upto, const int64_t *g, bool rot) {
+static double joint_k(worker *w, double compute, int upto, const int64_t *g, bool rot) {
     const ctx *c = w->c;
     const rotor_expr *e = c->e;
     double k = compute + (rot ? w->lam * (double)c->chip->shift_buffer_bytes : 0);
@@ -470,6 +477,7 @@ static bool joint_ready(worker *w, const int64_t *fop) {
     if (!w->joint) return false;
     w->lam = 1.0 / rotor_chip_link_bw(c->chip);
     if (c->chip->topology == ROTOR_TOPO_MESH) w->lam /= 2;
+    for (int t = 0; t < e->ntensors; t++) w->jmemo_u[t] = 0; /* U_X >= 1 element: none kept */
     for (int a = 0; a < e->naxes; a++) w->len_any[a] = (e->extent[a] + fop[a] - 1) / fop[a];
     return true;
 }
