@@ -179,6 +179,9 @@ static void pass1_consider(pass1 *p, int64_t index, double tb) {
  * worker w): false when they prune it.  A session caches both. */
 bool search_fop_full_bounds(worker *w, fop_entry *f) {
     ctx *c = w->c;
+    /* a frontier search first asks the joint floor (steps.c), which needs
+     * no divisor walk of the F_op's lattices */
+    if (c->frontier && search_fop_joint_cut(w, f->fop, f->bound, f->compute, f->mem_bound)) return false;
     bool ready;
     int64_t mb = f->mem_bound;
     int64_t strong = search_fop_strong_floor(c, w->knap, f->fop, f->index, &ready);

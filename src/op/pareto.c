@@ -65,6 +65,42 @@ bool search_front_add(const rotor_expr *e, front *f, const rotor_candidate *cand
     return true;
 }
 
+/* The region of a node of the step search under its joint floor (steps.c,
+ * "The joint floor"): every plan below it has memory M <= cap, M >= m, and
+ * time T >= t and T >= k - lam M, so T >= tmin(M) = max(t, k - lam M),
+ * which does not rise as M grows.  The front read by memory ascending is a
+ * staircase: entry j (memory m_j, time t_j) beats, strictly in time with no
+ * more memory, every plan with M in [m_j, m_{j+1}) and T > t_j (1 + SLACK);
+ * in that interval tmin is least at its last integer M = m_{j+1} - 1 (memory
+ * is an integer).  So the region is covered, interval by interval from the
+ * one holding m up to the cap, when each interval's least tmin exceeds its
+ * entry's time with the slack, or exceeds the time cap with the slack (no
+ * such plan is offered: search_offer turns away every plan slower than the
+ * cap).  An interval below the front's first entry has no entry: only the
+ * time cap covers it.  The slack also covers the rounding of k (a sum of a
+ * few doubles, each rounded once, relative error far below 1e-9): a plan so
+ * cut is slower than the entry, or than the cap, whatever the rounding, so
+ * no frontier point and no tie of one is lost. */
+bool search_front_dominates_joint(const worker *w, double t, int64_t m, double lam, double k) {
+    const front *f = &w->front;
+    const ctx *c = w->c;
+    double over = c->time_cap * (1 + SLACK);
+    int j = front_upto(f, m) - 1;
+    int64_t lo = m;
+    for (;;) {
+        int64_t hi = j + 1 < f->n && f->v[j + 1].info.memory <= c->cap ? f->v[j + 1].info.memory : c->cap + 1;
+        if (lo < hi) {
+            double tmin = k - lam * (double)(hi - 1);
+            if (tmin < t) tmin = t;
+            bool beaten = j >= 0 && f->v[j].cost.total * (1 + SLACK) < tmin;
+            if (!beaten && !(tmin > over)) return false;
+        }
+        if (hi > c->cap) return true;
+        lo = hi;
+        j++;
+    }
+}
+
 /* ---- The shared log ------------------------------------------------------
  *
  * Pass 2 of a single-pass frontier search runs its F_op on several threads,

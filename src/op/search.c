@@ -380,6 +380,7 @@ static bool search_once_run(ctx *c, int nthreads, rotor_candidate *best, bool *h
         memset(&w->st, 0, sizeof w->st);
         memset(&w->front, 0, sizeof w->front);
         w->seen = NULL;
+        w->pdiv_set = false; /* a pooled worker may hold another ctx's F_op */
     }
     if (c->spare) {
         /* the fastest plan an earlier search costed that fits this cap */

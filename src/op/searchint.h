@@ -204,6 +204,16 @@ typedef struct worker {
      * Smax_b of X's axes b after a prefix (growing only while below P_X) */
     int64_t len_any[ROTOR_MAX_AXES], sub_any[ROTOR_MAX_AXES];
     int64_t rest[ROTOR_MAX_TENSORS][ROTOR_MAX_AXES + 1];
+    /* the joint floor of a frontier search (steps.c, "The joint floor"):
+     * on for this F_op, its price of a byte, the divisors of each P_X */
+    bool joint;
+    double lam;
+    int64_t pdiv[ROTOR_MAX_TENSORS][MAX_DIVISORS];
+    int npdiv[ROTOR_MAX_TENSORS];
+    int64_t jmemo_u[ROTOR_MAX_TENSORS], jmemo_g[ROTOR_MAX_TENSORS]; /* joint_tensor's last (u, g) ... */
+    double jmemo_h[ROTOR_MAX_TENSORS];                              /* ... and h_X (u = 0: none) */
+    int64_t pdiv_fop[ROTOR_MAX_AXES]; /* the F_op whose shares and pdiv are set */
+    bool pdiv_set;
     int tid;          /* its place among pass 2's workers (front_log.who) */
     int64_t log_seen; /* entries of the ctx's front_log it has read */
 } worker;
@@ -384,6 +394,11 @@ static inline bool front_dominates(const front *f, double t, int64_t m) {
     return k > 0 && f->v[k - 1].cost.total * (1 + SLACK) < t;
 }
 
+/* Is every plan of a region beaten by an entry of w's front, or over the
+ * time cap?  The region: memory M in [m, cap], time at least t and at least
+ * k - lam M (steps.c, "The joint floor"). */
+bool search_front_dominates_joint(const struct worker *w, double t, int64_t m, double lam, double k);
+
 /* Adds cand to the front unless an entry beats it; drops what it beats
  * (sets f->oom when out of memory).  True when cand joined the front. */
 bool search_front_add(const rotor_expr *e, front *f, const rotor_candidate *cand);
@@ -429,6 +444,11 @@ void search_offer(worker *w, const rotor_candidate *cand);
 void search_leaf(worker *w);
 /* The divisors of n, ascending, into out (*count of them). */
 void search_divisors(int64_t n, int64_t *out, int *count);
+/* The F_op's joint floor (steps.c) before its full bounds: true when the
+ * front covers every plan of the F_op (a frontier search only). */
+bool search_fop_joint_cut(worker *w, const int64_t *fop, double t, double compute, int64_t m);
+/* The joint floor's k of an F_op with steps[0..upto] chosen (tests). */
+double search_joint_floor(worker *w, const int64_t *fop, const int64_t *steps, int upto);
 /* Every plan of one F_op: steps, then f_t per tensor, depth first. */
 void search_fop(worker *w, const int64_t *fop);
 

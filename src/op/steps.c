@@ -207,6 +207,87 @@ static int64_t step_floor(const worker *w, int t) {
     return step_floor_upto(w, t, last, step_ring_gcd(w, t, last));
 }
 
+/* ---- The joint floor ------------------------------------------------------
+ *
+ * A frontier search prunes a node when one front entry beats both its time
+ * floor and its memory floor.  Most nodes of a contraction with several
+ * reduction axes are not so beaten while every plan below them is: the
+ * time floor is reached only by plans that keep their tensors whole (large
+ * memory), the memory floor only by plans that rotate them (the shifts cost
+ * time), and the front beats each such end by a different entry.  The joint
+ * floor couples the two.
+ *
+ * With the steps S fixed, a tensor X whose dimensions are each one axis
+ * with coefficient 1 has partitions L_a / f_a, so with ring Q = prod f_t^X
+ * its bytes are exactly U_X / Q, U_X = element bytes * prod_a L_a (f_a
+ * divides S_a, which divides L_a; Q divides g_X = gcd(P_X, prod S_a)).  The
+ * model's bound inequality (op/cost.h) gives
+ *   T >= step_bound(S) + sum_X tensor_bound(X, U_X / Q_X, Q_X, P_X / Q_X),
+ *   M  = sum_X U_X / Q_X + B_buf [S != 1],
+ * so for any lam >= 0
+ *   T + lam M >= step_bound(S) + lam B_buf [S != 1] + sum_X h_X,
+ *   h_X = min over Q | g_X of tensor_bound(X, U_X / Q, Q, P_X / Q) + lam U_X / Q,
+ * the minimum over a superset of the rings a plan may take.  A prefix of
+ * the steps (S_b = 1 past it) bounds the same way with each unchosen L_b
+ * at its floor ceil(E_b / F_b), Q over every divisor of P_X and bytes
+ * rounded down (tensor_bound does not fall with bytes, op/cost.h; step_bound
+ * of the prefix bounds every completion, steps_prefix_time), and likewise
+ * the F_op before any step.  With v1 on an all-to-all chip, tensor_bound is
+ * (Q - 1) bytes / beta (plus the output's reduction), and lam = 1 / beta
+ * makes each input's h_X exactly U_X / beta for every Q: the floor is the
+ * line that every plan of the steps lies on or above, whatever its rings.
+ * (Any lam >= 0 gives a true floor; a mesh halves the shifts' bound, and a
+ * chip that overlaps shifts with compute bounds them by nothing, so there
+ * the floor is not used.)  search_front_dominates_joint (pareto.c) asks
+ * whether the front covers every (T, M) the floors allow.  Used only when
+ * every tensor is plain (a frontier search's operators). */
+
+/* h_X with U_X = u bytes, Q over the divisors of P_X up to and dividing g.
+ * A function of (t, u, g) within one F_op (P_X fixed): the last value of
+ * each tensor is kept (jmemo), since the step search's inner loops change
+ * one axis at a time and the tensors without it ask again the same. */
+static double joint_tensor(worker *w, int t, int64_t u, int64_t g) {
+    const ctx *c = w->c;
+    if (w->jmemo_u[t] == u && w->jmemo_g[t] == g) return w->jmemo_h[t];
+    double best = INFINITY;
+    for (int i = 0; i < w->npdiv[t]; i++) {
+        int64_t q = w->pdiv[t][i];
+        if (q > g) break;
+        if (g % q) continue;
+        int64_t b = u / q;
+        double v = c->m->tensor_bound(c->m, c->e, c->chip, t, b, q, w->share[t] / q) + w->lam * (double)b;
+        if (v < best) best = v;
+    }
+    w->jmemo_u[t] = u;
+    w->jmemo_g[t] = g;
+    w->jmemo_h[t] = best;
+    return best;
+}
+
+/* The constant k of the joint floor T + lam M >= k, for compute floor
+ * `compute`, the steps' L_a chosen up to axis `upto` (the rest at their
+ * floors), g[t] the rings' bound of each tensor, and the shift buffer when
+ * the chosen steps rotate. */
+static double joint_k(worker *w, double compute, int upto, const int64_t *g, bool rot) {
+    const ctx *c = w->c;
+    const rotor_expr *e = c->e;
+    double k = compute + (rot ? w->lam * (double)c->chip->shift_buffer_bytes : 0);
+    for (int t = 0; t < e->ntensors; t++) {
+        int64_t u = c->chip->element_bytes;
+        for (int a = 0; a < e->naxes; a++)
+            if (e->tensors[t].has_axis[a]) u *= a <= upto ? w->len[a] : w->len_any[a];
+        k += joint_tensor(w, t, u, g ? g[t] : w->share[t]);
+    }
+    return k;
+}
+
+/* A node with time floor t and memory floor m, its steps as in joint_k:
+ * does the front cover every plan below it? */
+static bool joint_pruned(worker *w, double t, int64_t m, double compute, int upto, const int64_t *g, bool rot) {
+    if (!w->joint) return false;
+    return search_front_dominates_joint(w, t, m, w->lam, joint_k(w, compute, upto, g, rot));
+}
+
 /* A time that search_prune cuts with no memory, by a margin that covers
  * the rounding of step_bound: with a model whose step_bound never falls
  * when one S_a is multiplied by an integer (rotor_cost_model.
@@ -256,6 +337,14 @@ static bool search_steps_leaf(worker *w) {
         w->st.steps_pruned++;
         return false;
     }
+    if (w->joint) {
+        int64_t g[ROTOR_MAX_TENSORS];
+        for (int t = 0; t < e->ntensors; t++) g[t] = step_ring_gcd(w, t, e->naxes - 1);
+        if (joint_pruned(w, w->compute + w->comm_floor, mem, w->compute, e->naxes - 1, g, rot)) {
+            w->st.steps_pruned++;
+            return false;
+        }
+    }
     for (int a = 0; a < e->naxes; a++) search_divisors(w->steps[a], w->divs[a], &w->ndivs[a]);
     dfs_tensor(w, 0, w->compute, mem);
     return false;
@@ -267,7 +356,7 @@ static bool search_steps_leaf(worker *w) {
  * compute with the remaining S_b = 1 bounds every completion.  Its time
  * floor (compute and the F_op's communication floor) into *tb; false when
  * the padding alone prunes it. */
-static bool steps_prefix_time(worker *w, double *tb) {
+static bool steps_prefix_time(worker *w, double *tb, double *compute) {
     ctx *c = w->c;
     const rotor_expr *e = c->e;
     int64_t sub[ROTOR_MAX_AXES];
@@ -279,7 +368,8 @@ static bool steps_prefix_time(worker *w, double *tb) {
         pad *= (double)padded / (double)e->extent[b];
     }
     if (c->cons.max_padding > 0 && pad > c->cons.max_padding * (1 + SLACK)) return false;
-    *tb = c->m->step_bound(c->m, e, c->chip, w->plan.fop, w->steps, sub) + w->comm_floor;
+    *compute = c->m->step_bound(c->m, e, c->chip, w->plan.fop, w->steps, sub);
+    *tb = *compute + w->comm_floor;
     return true;
 }
 
@@ -336,8 +426,8 @@ static void search_steps(worker *w, const step_choices *sc, int a, bool rot) {
          * is the shorter prefix's, but the memory floor has risen (the
          * axis's sub-task is no longer bounded by Smax_a) and the
          * incumbent or the front may have moved: both are asked again. */
-        double tb;
-        if (!steps_prefix_time(w, &tb)) {
+        double tb, compute;
+        if (!steps_prefix_time(w, &tb, &compute)) {
             w->st.steps_pruned++;
             continue;
         }
@@ -347,7 +437,8 @@ static void search_steps(worker *w, const step_choices *sc, int a, bool rot) {
             continue;
         }
         int64_t mem = steps_prefix_mem(w, a, rot || sa > 1);
-        if (mem > c->cap || search_prune(w, tb, mem)) {
+        if (mem > c->cap || search_prune(w, tb, mem) ||
+            joint_pruned(w, tb, mem, compute, a, NULL, rot || sa > 1)) {
             w->st.steps_pruned++;
             continue;
         }
@@ -356,40 +447,108 @@ static void search_steps(worker *w, const step_choices *sc, int a, bool rot) {
     w->steps[a] = 1;
 }
 
+/* The shares P_X of an F_op and their divisors into w (the step choices
+ * and the joint floor read them), kept for the next call with the same
+ * F_op (search_fop_joint_cut, then search_fop). */
+static void fop_shares(worker *w, const int64_t *fop) {
+    const rotor_expr *e = w->c->e;
+    if (w->pdiv_set && memcmp(w->pdiv_fop, fop, (size_t)e->naxes * sizeof *fop) == 0) return;
+    for (int t = 0; t < e->ntensors; t++) {
+        w->share[t] = 1;
+        for (int a = 0; a < e->naxes; a++)
+            if (!e->tensors[t].has_axis[a]) w->share[t] *= fop[a];
+        search_divisors(w->share[t], w->pdiv[t], &w->npdiv[t]);
+    }
+    memcpy(w->pdiv_fop, fop, (size_t)e->naxes * sizeof *fop);
+    w->pdiv_set = true;
+}
+
+/* Sets up the joint floor for the F_op in w (after fop_shares): on in a
+ * frontier search whose tensors are all plain, on a chip whose shifts do
+ * not overlap compute.  lam = 1 / beta (1 / (2 beta) on a mesh, as
+ * tensor_bound halves the shifts there). */
+static bool joint_ready(worker *w, const int64_t *fop) {
+    const ctx *c = w->c;
+    const rotor_expr *e = c->e;
+    w->joint = c->frontier && !c->chip->compute_overlap;
+    for (int t = 0; t < e->ntensors && w->joint; t++)
+        for (int d = 0; d < e->tensors[t].ndims; d++)
+            if (e->tensors[t].dims[d].nterms != 1 || e->tensors[t].dims[d].coef[0] != 1) w->joint = false;
+    if (!w->joint) return false;
+    w->lam = 1.0 / rotor_chip_link_bw(c->chip);
+    if (c->chip->topology == ROTOR_TOPO_MESH) w->lam /= 2;
+    for (int t = 0; t < e->ntensors; t++) w->jmemo_u[t] = 0; /* U_X >= 1 element: none kept */
+    for (int a = 0; a < e->naxes; a++) w->len_any[a] = (e->extent[a] + fop[a] - 1) / fop[a];
+    return true;
+}
+
+/* The F_op's joint floor before its full bounds (search_fop_full_bounds):
+ * t and compute its time and compute floors, m its memory floor without
+ * the shift buffer (the all-ones plan has none).  True when the front
+ * covers every plan of the F_op. */
+bool search_fop_joint_cut(worker *w, const int64_t *fop, double t, double compute, int64_t m) {
+    fop_shares(w, fop);
+    return joint_ready(w, fop) && joint_pruned(w, t, m, compute, -1, NULL, false);
+}
+
+/* The joint floor's k as the step search computes it (tests/
+ * test_searchjoint.c checks it against every plan): the F_op fop with
+ * steps[0..upto] chosen and the rest not yet (upto = -1: the F_op before
+ * any step, upto = naxes - 1: a whole step vector, whose rings are bounded
+ * by their gcd g_X).  NAN when the joint floor is off. */
+double search_joint_floor(worker *w, const int64_t *fop, const int64_t *steps, int upto) {
+    const ctx *c = w->c;
+    const rotor_expr *e = c->e;
+    w->pdiv_set = false;
+    fop_shares(w, fop);
+    if (!joint_ready(w, fop)) return NAN;
+    memcpy(w->plan.fop, fop, sizeof w->plan.fop);
+    bool rot = false;
+    for (int a = 0; a < e->naxes; a++) {
+        w->steps[a] = a <= upto ? steps[a] : 1;
+        rot |= w->steps[a] > 1;
+        int64_t unit = fop[a] * w->steps[a];
+        w->len[a] = (e->extent[a] + unit - 1) / unit * w->steps[a];
+        w->sub[a] = w->len[a] / w->steps[a];
+    }
+    double compute = c->m->step_bound(c->m, e, c->chip, fop, upto < 0 ? NULL : w->steps, w->sub);
+    int64_t g[ROTOR_MAX_TENSORS];
+    for (int t = 0; t < e->ntensors; t++) {
+        g[t] = 1;
+        for (int a = 0; a < e->naxes; a++)
+            if (e->tensors[t].has_axis[a]) g[t] = gcd64(w->share[t], g[t] * w->steps[a]);
+    }
+    return joint_k(w, compute, upto, upto == e->naxes - 1 ? g : NULL, upto >= 0 && rot);
+}
+
+/* The union of the ascending lists a (na) and b (nb), ascending, into out. */
+static int merge_divisors(const int64_t *a, int na, const int64_t *b, int nb, int64_t *out) {
+    int i = 0, j = 0, n = 0;
+    while (i < na || j < nb) {
+        int64_t x = j == nb || (i < na && a[i] <= b[j]) ? a[i] : b[j];
+        if (i < na && a[i] == x) i++;
+        if (j < nb && b[j] == x) j++;
+        out[n++] = x;
+    }
+    return n;
+}
+
 void search_fop(worker *w, const int64_t *fop) {
     ctx *c = w->c;
     const rotor_expr *e = c->e;
     rotor_plan_init(e, &w->plan);
     memcpy(w->plan.fop, fop, sizeof w->plan.fop);
     for (int a = 0; a < e->naxes; a++) w->steps[a] = 1;
-    for (int t = 0; t < e->ntensors; t++) {
-        w->share[t] = 1;
-        for (int a = 0; a < e->naxes; a++)
-            if (!e->tensors[t].has_axis[a]) w->share[t] *= fop[a];
-    }
+    fop_shares(w, fop);
     step_choices *sc = &w->sc;
     for (int a = 0; a < e->naxes; a++) {
+        /* the divisors of the P_X of the tensors carrying a, each once,
+         * ascending (so cheap steps come first) */
         int n = 0;
         for (int t = 0; t < e->ntensors; t++) {
             if (!e->tensors[t].has_axis[a]) continue;
-            int64_t *d = w->scratch;
-            int nd;
-            search_divisors(w->share[t], d, &nd);
-            for (int i = 0; i < nd; i++) {
-                bool dup = false;
-                for (int j = 0; j < n && !dup; j++) dup = sc->v[a][j] == d[i];
-                if (!dup) sc->v[a][n++] = d[i];
-            }
-        }
-        /* ascending, so cheap steps come first */
-        for (int i = 1; i < n; i++) {
-            int64_t v = sc->v[a][i];
-            int j = i;
-            while (j > 0 && sc->v[a][j - 1] > v) {
-                sc->v[a][j] = sc->v[a][j - 1];
-                j--;
-            }
-            sc->v[a][j] = v;
+            memcpy(w->scratch, sc->v[a], (size_t)n * sizeof *w->scratch);
+            n = merge_divisors(w->scratch, n, w->pdiv[t], w->npdiv[t], sc->v[a]);
         }
         sc->n[a] = n;
         w->smax[a] = sc->v[a][n - 1];
@@ -408,5 +567,17 @@ void search_fop(worker *w, const int64_t *fop) {
                 if (e->tensors[t].has_axis[a] && rest < w->share[t]) rest *= w->smax[a];
             w->rest[t][from] = rest;
         }
+    if (joint_ready(w, fop)) {
+        /* the F_op before any step, with its full bounds: the time floor
+         * under the cap, the weak memory floors (no shift buffer: the
+         * all-ones plan has none) */
+        double compute = c->m->step_bound(c->m, e, c->chip, fop, NULL, NULL);
+        int64_t mem = 0;
+        for (int t = 0; t < e->ntensors; t++) mem += w->weak[t];
+        if (joint_pruned(w, compute + w->comm_floor, mem, compute, -1, NULL, false)) {
+            w->st.steps_pruned++;
+            return;
+        }
+    }
     search_steps(w, sc, 0, false);
 }
