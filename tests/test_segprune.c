@@ -108,3 +108,16 @@ Test(segprune, the_time_caps_keep_nerfs_three_stage_choice) {
     rotor_chip chip = mk2();
     check_model("nerf", 8, 0, 3, ROTOR_OBJECTIVE_LATENCY, &chip, 1, 120, 272);
 }
+
+Test(segprune, walks_in_a_tight_budget_choose_as_the_frontier) {
+    /* MLP-L at batch 64 on an IPU of 20,000 B a core: the stages' budgets
+     * are tight, the fastest plan of a stage often does not fit, and 8
+     * stages fit no frontier point (the fallback's capped search).  Pruned,
+     * the stages walk the frontier's chain from the budget down ("Walks" in
+     * segment.c); unpruned, they search whole frontiers: the same plans,
+     * and the count the searching path makes (53, main's binary printed
+     * the same before walks) */
+    rotor_chip chip = mk2();
+    chip.sram_bytes = 20000;
+    check_model("mlp-l", 64, 0, 0, ROTOR_OBJECTIVE_LATENCY, &chip, 1, 53, 198);
+}

@@ -401,6 +401,10 @@ typedef struct plan_entry {
     double ratio;  /* searched: the frontier up to ratio x the fastest run */
     bool has_fast; /* the fastest plan is known (a capped check, or a frontier) */
     rotor_candidate fast;
+    bool has_fr;        /* fr holds a frontier (the searching path) */
+    bool told_fast;     /* the walk: the frontier's search would know fast ("Walks" below) */
+    struct walk_answer *wa; /* the walk: its session's answers so far */
+    int nwa, cwa;
 } plan_entry;
 
 typedef struct plan_memo {
@@ -412,7 +416,8 @@ typedef struct plan_memo {
 static void plan_memo_free(plan_memo *pm) {
     for (int i = 0; i < pm->n; i++) {
         free(pm->e[i].key);
-        if (pm->e[i].found) rotor_search_result_free(&pm->e[i].fr);
+        if (pm->e[i].has_fr) rotor_search_result_free(&pm->e[i].fr);
+        free(pm->e[i].wa);
     }
     free(pm->e);
 }
@@ -478,6 +483,26 @@ static char *memo_key(const rotor_expr *e, int64_t g) {
     return k;
 }
 
+/* The entry of e on g cores in *at, a new one (nothing known) if none. */
+static rotor_status memo_find(plan_memo *pm, const rotor_expr *e, int64_t g, int *at, rotor_error *err) {
+    char *key = memo_key(e, g);
+    if (!key) return rotor_nomem(err);
+    for (*at = 0; *at < pm->n; ++*at)
+        if (!strcmp(pm->e[*at].key, key)) {
+            free(key);
+            return ROTOR_OK;
+        }
+    rotor_status st = plan_memo_grow(pm, err);
+    if (st) {
+        free(key);
+        return st;
+    }
+    memset(&pm->e[*at], 0, sizeof pm->e[*at]);
+    pm->e[*at].key = key;
+    pm->n++;
+    return ROTOR_OK;
+}
+
 /* The frontier of e on g cores, memoised, at least as far as stage_plan
  * needs it for a budget of cap bytes and the tensors in `moved`
  * (front_ratio; searched again further when an earlier search stopped
@@ -489,22 +514,9 @@ static rotor_status stage_frontier(plan_memo *pm, const compiler *cc, const roto
                                    const rotor_search_result **fr, bool *slow, rotor_error *err) {
     *slow = false;
     *fr = NULL;
-    char *key = memo_key(e, g);
-    if (!key) return rotor_nomem(err);
-    int at = 0;
-    while (at < pm->n && strcmp(pm->e[at].key, key)) at++;
-    if (at < pm->n) free(key);
-    rotor_status st = at < pm->n ? ROTOR_OK : plan_memo_grow(pm, err);
-    if (st) {
-        free(key);
-        return st;
-    }
-    if (at == pm->n) {
-        pm->e[at].key = key;
-        pm->e[at].found = pm->e[at].searched = pm->e[at].has_fast = false;
-        pm->e[at].slower = pm->e[at].ratio = 0;
-        pm->n++;
-    }
+    int at;
+    rotor_status st = memo_find(pm, e, g, &at, err);
+    if (st) return st;
     if (pm->e[at].searched && !pm->e[at].found) return ROTOR_OK;
     rotor_chip gc = rotor_segment_group_chip(cc->chip, g);
     if (!pm->e[at].searched && time_cap <= pm->e[at].slower) {
@@ -526,8 +538,8 @@ static rotor_status stage_frontier(plan_memo *pm, const compiler *cc, const roto
     }
     double need = pm->e[at].has_fast ? front_ratio(cc->chip, e, &pm->e[at].fast, cap, moved) : STAGE_RATIO;
     while (!(pm->e[at].searched && pm->e[at].ratio >= need)) {
-        if (pm->e[at].searched) rotor_search_result_free(&pm->e[at].fr); /* it stopped short: further */
-        pm->e[at].searched = pm->e[at].found = false;
+        if (pm->e[at].has_fr) rotor_search_result_free(&pm->e[at].fr); /* it stopped short: further */
+        pm->e[at].searched = pm->e[at].found = pm->e[at].has_fr = false;
         rotor_search_options so = {.solver = cc->solver, .threads = opt ? opt->threads : 0, .pool = cc->spool};
         so.pareto = true;
         so.pareto_time_ratio = need;
@@ -540,7 +552,7 @@ static rotor_status stage_frontier(plan_memo *pm, const compiler *cc, const roto
         }
         pm->e[at].searched = true;
         pm->e[at].ratio = need;
-        pm->e[at].found = st == ROTOR_OK; /* else NOFIT, or INPUT for a shape no plan covers on g cores */
+        pm->e[at].found = pm->e[at].has_fr = st == ROTOR_OK; /* else NOFIT, or INPUT for a shape no plan covers on g cores */
         if (!pm->e[at].found) return ROTOR_OK;
         /* the cut by the frontier's own fastest point (the capped search's
          * plan, by the same ties): searched again if it needs more */
@@ -550,6 +562,179 @@ static rotor_status stage_frontier(plan_memo *pm, const compiler *cc, const roto
     }
     *fr = &pm->e[at].fr;
     return ROTOR_OK;
+}
+
+/* ---- walks -------------------------------------------------------------------
+ *
+ * Issue 45: at large batches the budget stage_fill gives a stage is tight
+ * (GoogLeNet at 64 peaks at 98% of the SRAM), the fastest plan rarely fits
+ * it, and the frontier cut ("Frontier cuts" below) falls back to the whole
+ * STAGE_RATIO: 34 frontiers of 8-22 points, 4.3 of its 5.7 s of pipelining.
+ * But stage_plan reads only the frontier's points within the budget, and of
+ * those only the ones that run faster than the best run plus moves seen so
+ * far.  With the exact solver the frontier is the epsilon-constraint chain
+ * (op/pareto.c): each point the fastest plan with strictly less memory than
+ * the last, ties to the least memory, then plan order.  So its first point
+ * within cap is the fastest plan within cap (that plan is in the smaller
+ * set, and the chain's point before it does not fit), and every later point
+ * is the fastest plan below the last one's memory: a session's capped
+ * searches (rotor_search_session_within), which answer each exactly as
+ * rotor_search with that memory cap would, walk that very chain from cap
+ * down.  The walk stops at the first point that runs at or above the best
+ * J = run + moves so far (J >= run, and the chain only gets slower, so no
+ * later point is strictly better), or above the frontier's own end, STAGE_RATIO
+ * x the fastest run (a capped search keeps a plan of time <= its cap, as the
+ * frontier's search does); each step is capped at that time, so a step past
+ * the end costs little.  When the chain's first point runs above the end,
+ * no frontier point fits and stage_plan's fallback (rotor_search under the
+ * cap) would take that very plan.  The point chosen is the one the frontier
+ * gives, to the bit: tests/test_segprune.c compares with pipeline_no_prune,
+ * which searches frontiers as before.
+ *
+ * One answer of a session answers others: the fastest plan r within cap_q
+ * is also the fastest within any cap between r's memory and cap_q; "none
+ * within cap_q in tcap_q" holds for any smaller cap and time.  The answers
+ * are kept per shape (plan_entry.wa) for the other stages and budgets.
+ *
+ * The printed count of stage searches (plan_memo.searches) stays the count
+ * of frontier and fallback searches the searching path makes: the walk
+ * counts a frontier search where that path would search one (its reach,
+ * front_ratio, from what it would know: told_fast) and a fallback where it
+ * would fall back. */
+typedef struct walk_answer {
+    int64_t cap;
+    double tcap;
+    bool found; /* else none within cap runs in tcap or less */
+    rotor_candidate c;
+} walk_answer;
+
+/* The fastest plan of pe's shape within cap bytes a core when it runs in
+ * tcap seconds or less (*found), from pe's answers or a capped search of
+ * *ss (opened on first use). */
+static rotor_status walk_query(plan_entry *pe, const rotor_expr *e, const rotor_chip *gc, const compiler *cc,
+                               const rotor_compile_options *opt, rotor_search_session **ss, int64_t cap,
+                               double tcap, bool *found, rotor_candidate *c, rotor_error *err) {
+    for (int i = 0; i < pe->nwa; i++) {
+        const walk_answer *a = &pe->wa[i];
+        if (a->found && a->c.info.memory <= cap && cap <= a->cap) {
+            *found = a->c.cost.total <= tcap;
+            *c = a->c;
+            return ROTOR_OK;
+        }
+        if (!a->found && cap <= a->cap && tcap <= a->tcap) {
+            *found = false;
+            return ROTOR_OK;
+        }
+    }
+    if (pe->nwa == pe->cwa) {
+        int n = pe->cwa ? 2 * pe->cwa : 8;
+        walk_answer *v = realloc(pe->wa, (size_t)n * sizeof *v);
+        if (!v) return rotor_nomem(err);
+        pe->wa = v;
+        pe->cwa = n;
+    }
+    walk_answer *a = &pe->wa[pe->nwa];
+    rotor_error serr;
+    rotor_status st = ROTOR_OK;
+    if (!*ss) {
+        rotor_search_options so = {.threads = opt ? opt->threads : 0, .pool = cc->spool};
+        st = rotor_search_session_open(e, gc, &so, ss, &serr);
+    }
+    if (!st) st = rotor_search_session_within(*ss, cap, tcap, 0, &a->c, NULL, &serr);
+    if (st == ROTOR_ERR_NOMEM) {
+        if (err) *err = serr;
+        return st;
+    }
+    /* NOFIT, or INPUT for a shape no plan covers on these cores: none */
+    a->cap = st == ROTOR_OK || *ss ? cap : INT64_MAX;
+    a->tcap = *ss ? tcap : INFINITY;
+    a->found = *found = st == ROTOR_OK;
+    *c = a->c;
+    pe->nwa++;
+    return ROTOR_OK;
+}
+
+static double stage_j(const rotor_chip *chip, const rotor_expr *e, const rotor_candidate *c, unsigned moved) {
+    double t = c->cost.total;
+    for (int x = 1; x < e->ntensors; x++)
+        if (moved >> x & 1) t += rotor_cost_shift_s(chip, c->info.bytes[x], 0); /* no latency: bytes / beta */
+    return t;
+}
+
+/* The chain from cap down (above) for the entry pe knowing its fastest
+ * plan: stage_plan's choice in *out, *fits. */
+static rotor_status walk_chain(plan_memo *pm, plan_entry *pe, const compiler *cc, const rotor_compile_options *opt,
+                               const rotor_expr *e, const rotor_chip *gc, rotor_search_session **ss, int64_t cap,
+                               unsigned moved, rotor_candidate *out, bool *fits, rotor_error *err) {
+    double end = pe->fast.cost.total * STAGE_RATIO; /* as rotor_search computes its time cap */
+    rotor_candidate p;
+    bool found;
+    rotor_status st = walk_query(pe, e, gc, cc, opt, ss, cap, INFINITY, &found, &p, err);
+    if (st) return st;
+    if (!found || p.cost.total > end) { /* no frontier point fits: the fallback's search */
+        pm->searches++;
+        *fits = found;
+        if (found) *out = p;
+        return ROTOR_OK;
+    }
+    double best = INFINITY;
+    while (found) {
+        double t = stage_j(cc->chip, e, &p, moved);
+        if (t < best) { /* ties: the faster run, first in the frontier */
+            best = t;
+            *out = p;
+            *fits = true;
+        }
+        if (p.info.memory <= 1) break;
+        if ((st = walk_query(pe, e, gc, cc, opt, ss, p.info.memory - 1, best < end ? best : end, &found, &p, err)))
+            return st;
+    }
+    return ROTOR_OK;
+}
+
+/* stage_plan by walks (exact solver, pruning on): the same bookkeeping as
+ * stage_frontier (the time cap's check, the memo's `slower`, the count). */
+static rotor_status stage_walk(plan_memo *pm, const compiler *cc, const rotor_compile_options *opt,
+                               const rotor_expr *e, int64_t g, int64_t cap, double time_cap, unsigned moved,
+                               rotor_candidate *out, bool *fits, rotor_error *err) {
+    int at;
+    *fits = false;
+    rotor_status st = memo_find(pm, e, g, &at, err);
+    if (st) return st;
+    plan_entry *pe = &pm->e[at];
+    if (pe->searched && !pe->found) return ROTOR_OK;
+    if (!pe->searched && time_cap <= pe->slower) return ROTOR_OK;
+    rotor_chip gc = rotor_segment_group_chip(cc->chip, g);
+    if (!pe->searched && time_cap < INFINITY) {
+        bool faster = true, has_c = pe->has_fast;
+        if (has_c) /* the fastest plan is known: the capped search's answer */
+            faster = pe->fast.cost.total <= time_cap, has_c = faster;
+        else if ((st = fastest_within(e, &gc, opt, cc->spool, time_cap, &faster, &pe->fast, &has_c, err)))
+            return st;
+        pe->has_fast = pe->has_fast || has_c;
+        pe->told_fast = pe->told_fast || has_c;
+        if (!faster) {
+            pe->slower = time_cap;
+            return ROTOR_OK;
+        }
+    }
+    rotor_search_session *ss = NULL;
+    bool found = pe->has_fast;
+    if (!found) st = walk_query(pe, e, &gc, cc, opt, &ss, rotor_chip_sram(&gc), INFINITY, &found, &pe->fast, err);
+    if (!st) {
+        pe->has_fast = found;
+        /* where the searching path would search the frontier (to its reach) */
+        double need = pe->told_fast ? front_ratio(cc->chip, e, &pe->fast, cap, moved) : STAGE_RATIO;
+        if (!(pe->searched && pe->ratio >= need)) {
+            pm->searches++;
+            pe->searched = true;
+            pe->ratio = need;
+        }
+        pe->found = pe->told_fast = found;
+    }
+    if (!st && found) st = walk_chain(pm, pe, cc, opt, e, &gc, &ss, cap, moved, out, fits, err);
+    rotor_search_session_close(ss);
+    return st;
 }
 
 /* The plan of e on g cores within cap bytes per core that minimises its
@@ -562,6 +747,8 @@ static rotor_status stage_frontier(plan_memo *pm, const compiler *cc, const roto
 static rotor_status stage_plan(plan_memo *pm, const compiler *cc, const rotor_compile_options *opt,
                                const rotor_expr *e, int64_t g, int64_t cap, double time_cap, unsigned moved,
                                rotor_candidate *out, bool *fits, rotor_error *err) {
+    if (cc->solver == ROTOR_SOLVER_EXACT && !(opt && opt->pipeline_no_prune))
+        return stage_walk(pm, cc, opt, e, g, cap, time_cap, moved, out, fits, err);
     const rotor_search_result *fr = NULL;
     bool slow; /* then fr is NULL: no plan is chosen */
     rotor_status st = stage_frontier(pm, cc, opt, e, g, time_cap, cap, moved, &fr, &slow, err);
