@@ -56,10 +56,18 @@
  *    neighbour along its row (rotor_mesh_near): one link per receiver,
  *    bytes / beta + alpha, the all-to-all figure.
  *  - An operator after the segment that loses a hand-off gathers from the
- *    even layout, which compile.c prices from the neighbours on a mesh,
- *    often below the hand-off's exchange.  The final schedule reports that
- *    (the replay does the same), but the choice (penalty) takes no gain
- *    from it on a mesh: a segment must win by itself.
+ *    even layout, which compile.c prices below the hand-off's exchange at
+ *    times: on a mesh from the neighbours, on all-to-all by the receiver's
+ *    share alone (the even model counts moving a value into the even layout
+ *    as free, docs/compile.md).  The segment's output lies in its last
+ *    stage's layout on its group, not in the even layout, so such a price
+ *    is a discount nothing earns: the choice (penalty) and the final
+ *    schedule charge each such operator at least the hand-off it loses, and
+ *    where that is the dearer the program keeps the hand-off (GraphTurbo's
+ *    instances on an ICCA chip do the same, gticca.c).  A segment must win
+ *    by itself: BERT-Base at batch 1 (two layers) "won" 1.01x from the
+ *    gathers after its qkv..attn_scores segments alone, each segment being
+ *    slower than its operators unpipelined (5.521 against 5.475 us).
  *  - The stream dimension d is one dimension of every stage's output,
  *    indexed by one axis alone (coefficient 1): rows of a MatMul, the batch
  *    or a spatial dimension of a convolution.  A stage whose output cannot be
@@ -90,7 +98,8 @@
  *  - Outputs read after the segment wait in the even layout, as any value
  *    the hand-off does not reach (docs/compile.md): an operator outside the
  *    segment that would take a stage's output by hand-off gathers it from
- *    the even layout instead, and pays for it in its setup.
+ *    the even layout instead, and pays for it in its setup (never less
+ *    than the hand-off it loses, above).
  *  - SRAM: a stage's plan must fit in what the unpipelined schedule leaves
  *    it (the SRAM less every operator's idle layout and the activations
  *    live around it), less the buffers the pipeline adds: one run's
@@ -1260,10 +1269,8 @@ static double penalty(const seg_ctx *sx, int first, int last, bool *gone) {
         if (!hit) continue;
         int64_t b, r, l, h;
         double more = setup_without(cc, c, gone, &b, &r, &l, &h) - sx->base->ops[c].setup_s;
-        /* on a mesh a gather from the even layout is priced from the
-         * neighbours (compile.c), below the hand-off's exchange: the choice
-         * takes no gain from losing one */
-        add += cc->chip->topology == ROTOR_TOPO_MESH && more < 0 ? 0 : more;
+        /* never below the hand-off it loses (the final schedule's rule, below) */
+        add += more < 0 ? 0 : more;
     }
     for (int o = first; o <= last; o++) gone[o] = false;
     return add;
@@ -1515,20 +1522,32 @@ rotor_status compile_segments(compiler *cc, const rotor_compile_options *opt, ro
             if (r->segment) continue;
             if (!r->vendor) {
                 bool hit = false;
-                for (int t = 1; t < g->ops[o].expr.ntensors; t++)
-                    if (r->handoff[t] && gone[r->handoff[t] - 1]) {
-                        r->handoff[t] = 0;
-                        memset(&r->handoff_view[t], 0, sizeof r->handoff_view[t]);
-                        hit = true;
-                    }
+                for (int t = 1; t < g->ops[o].expr.ntensors; t++) hit |= r->handoff[t] && gone[r->handoff[t] - 1];
                 if (hit) {
-                    int64_t l = 0, h = 0;
-                    r->setup_s = setup_without(cc, o, gone, &r->setup_bytes, &r->setup_rounds, &l, &h);
-                    if (cc->chip->topology == ROTOR_TOPO_MESH) r->setup_link_bytes = l, r->setup_hops = h;
-                    if (r->setup_bytes < 0) {
+                    int64_t l = 0, h = 0, bytes, rounds;
+                    double lost = setup_without(cc, o, gone, &bytes, &rounds, &l, &h);
+                    if (bytes < 0) {
                         st = cc->hst ? cc->hst : ROTOR_ERR_INPUT;
                         if (err) *err = cc->herr;
                         break;
+                    }
+                    /* a lost hand-off is never priced below the hand-off:
+                     * the segment's output lies in its last stage's layout
+                     * on its group, not in the even layout the gather's
+                     * price assumes (docs/compile.md: the even model counts
+                     * moving a value into it as free), so where that price
+                     * is the lower, the tensor still crosses the chip once,
+                     * at the hand-off's price, and the program keeps the
+                     * hand-off (GraphTurbo's instances do the same,
+                     * gticca.c) */
+                    if (lost >= r->setup_s) {
+                        for (int t = 1; t < g->ops[o].expr.ntensors; t++)
+                            if (r->handoff[t] && gone[r->handoff[t] - 1]) {
+                                r->handoff[t] = 0;
+                                memset(&r->handoff_view[t], 0, sizeof r->handoff_view[t]);
+                            }
+                        r->setup_s = lost, r->setup_bytes = bytes, r->setup_rounds = rounds;
+                        if (cc->chip->topology == ROTOR_TOPO_MESH) r->setup_link_bytes = l, r->setup_hops = h;
                     }
                 }
                 compute += r->compute_s;
