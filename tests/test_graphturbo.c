@@ -532,6 +532,19 @@ Test(graphturbo, resnet50_at_16_images_keeps_its_blocks_per_image) {
     rotor_pipeline_free(&p);
 }
 
+/* x -> c1 -> a -> c2 -> b -> c3 -> c, and a + c at the end: 1x1
+ * convolutions on [1, 4, 16, 16] f32 (the two tests below). */
+static void residual_chain(rotor_graph *g, int *a, int *b, int *c3) {
+    rotor_error err;
+    rotor_graph_init(g, "t");
+    int x = act(g, "x", 4, 16);
+    *a = conv(g, "c1", x, 4, 16, 1, 1);
+    *b = conv(g, "c2", *a, 4, 16, 1, 1);
+    *c3 = conv(g, "c3", *b, 4, 16, 1, 1);
+    int y = add(g, "sum", *c3, *a, 4, 16);
+    cr_assert_eq(rotor_graph_set_output(g, y, &err), ROTOR_OK);
+}
+
 /* §4.3 with a full GB: x -> c1 -> a -> c2 -> b -> c3 -> c, and a + c at the
  * end, 1x1 convolutions on [1, 4, 16, 16] f32 (4,096 B a value), an LB of 4
  * bytes (no instance fits: every output leaves the LB) and a GB of 6,000 B
@@ -544,13 +557,8 @@ Test(graphturbo, resnet50_at_16_images_keeps_its_blocks_per_image) {
 Test(graphturbo, a_full_gb_sends_its_longest_lived_block_on_to_ddr) {
     rotor_graph g;
     rotor_error err;
-    rotor_graph_init(&g, "t");
-    int x = act(&g, "x", 4, 16);
-    int a = conv(&g, "c1", x, 4, 16, 1, 1);
-    int b = conv(&g, "c2", a, 4, 16, 1, 1);
-    int c3 = conv(&g, "c3", b, 4, 16, 1, 1);
-    int y = add(&g, "sum", c3, a, 4, 16);
-    cr_assert_eq(rotor_graph_set_output(&g, y, &err), ROTOR_OK);
+    int a, b, c3;
+    residual_chain(&g, &a, &b, &c3);
     rotor_gt_limits lim = {.lb_bytes = 4, .gb_bytes = 6000, .cores = 8, .mm_rate = 0};
     rotor_gt_schedule s;
     cr_assert_eq(rotor_gt_schedule_build(&g, &lim, ROTOR_GT_GROUPED, &s, &err), ROTOR_OK, "%s", err.msg);
@@ -580,13 +588,8 @@ Test(graphturbo, a_full_gb_sends_its_longest_lived_block_on_to_ddr) {
 Test(graphturbo, the_gb_holds_its_blocks_beside_the_resident_weights) {
     rotor_graph g;
     rotor_error err;
-    rotor_graph_init(&g, "t");
-    int x = act(&g, "x", 4, 16);
-    int a = conv(&g, "c1", x, 4, 16, 1, 1);
-    int b = conv(&g, "c2", a, 4, 16, 1, 1);
-    int c3 = conv(&g, "c3", b, 4, 16, 1, 1);
-    int y = add(&g, "sum", c3, a, 4, 16);
-    cr_assert_eq(rotor_graph_set_output(&g, y, &err), ROTOR_OK);
+    int a, b, c3;
+    residual_chain(&g, &a, &b, &c3);
     rotor_gt_limits lim = {.lb_bytes = 4, .gb_bytes = 4100, .cores = 8, .mm_rate = 0};
     rotor_gt_schedule s;
     cr_assert_eq(rotor_gt_schedule_build(&g, &lim, ROTOR_GT_GROUPED, &s, &err), ROTOR_OK, "%s", err.msg);
