@@ -16,6 +16,24 @@ static rotor_status tally(void *ctx, int64_t src, int64_t elems) {
     return ROTOR_OK;
 }
 
+/* The sources of the box [lo, hi) of a 4-d output, counted per producer
+ * core into from (np of them), each equal to what rotor_handoff_held says
+ * the core holds; their sum, every element of the box once.  *s is the
+ * box's set. */
+static int64_t box_sources_held(rotor_handoff *h, const int64_t *lo, const int64_t *hi, int64_t *from,
+                                rotor_handoff_set *s, size_t i, int m) {
+    int64_t np = rotor_handoff_cores(h), sum = 0;
+    rotor_handoff_map(h, NULL, 4, lo, hi, s);
+    memset(from, 0, (size_t)np * sizeof *from);
+    cr_assert_eq(rotor_handoff_sources(h, s, tally, from), ROTOR_OK);
+    for (int64_t c = 0; c < np; c++) {
+        cr_assert_eq(from[c], rotor_handoff_held(h, c, s), "producer %zu box %d core %lld", i, m, (long long)c);
+        sum += from[c];
+    }
+    cr_assert_eq(sum, rotor_handoff_set_elems(h, s), "producer %zu box %d", i, m);
+    return sum;
+}
+
 typedef struct placed {
     rotor_expr e;
     rotor_plan p;
@@ -631,16 +649,7 @@ Test(handoff, four_dimensional_sources_report_what_held_counts) {
             int64_t lo[4], hi[4];
             for (int d = 0, x = m; d < 4; d++, x /= 6) lo[d] = cut[d][pa[x % 6]], hi[d] = cut[d][pb[x % 6]];
             rotor_handoff_set s;
-            rotor_handoff_map(h, NULL, 4, lo, hi, &s);
-            memset(from, 0, (size_t)np * sizeof *from);
-            cr_assert_eq(rotor_handoff_sources(h, &s, tally, from), ROTOR_OK);
-            int64_t sum = 0;
-            for (int64_t c = 0; c < np; c++) {
-                cr_assert_eq(from[c], rotor_handoff_held(h, c, &s), "producer %zu box %d core %lld", i, m,
-                             (long long)c);
-                sum += from[c];
-            }
-            cr_assert_eq(sum, rotor_handoff_set_elems(h, &s), "producer %zu box %d", i, m);
+            int64_t sum = box_sources_held(h, lo, hi, from, &s, i, m);
             checked++;
             moved += sum > 0;
         }
@@ -766,16 +775,7 @@ Test(handoff, reduction_groups_priced_from_the_box_match_held) {
             int64_t lo[4], hi[4];
             for (int d = 0, x = m; d < 4; d++, x /= 5) lo[d] = rng[d][x % 5][0], hi[d] = rng[d][x % 5][1];
             rotor_handoff_set s;
-            rotor_handoff_map(h, NULL, 4, lo, hi, &s);
-            memset(from, 0, (size_t)np * sizeof *from);
-            cr_assert_eq(rotor_handoff_sources(h, &s, tally, from), ROTOR_OK);
-            int64_t sum = 0;
-            for (int64_t c = 0; c < np; c++) {
-                cr_assert_eq(from[c], rotor_handoff_held(h, c, &s), "producer %zu box %d core %lld", i, m,
-                             (long long)c);
-                sum += from[c];
-            }
-            cr_assert_eq(sum, rotor_handoff_set_elems(h, &s), "producer %zu box %d", i, m);
+            (void)box_sources_held(h, lo, hi, from, &s, i, m);
             if (m == 0) { /* the whole output: every core holds one chunk of its partition, no more */
                 int64_t pelems = 1, most = 0;
                 for (int d = 0; d < 4; d++) pelems *= p.info.part[0][d];
