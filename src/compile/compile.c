@@ -106,7 +106,20 @@ static bool handoff_most(const compiler *cc, const op_state *s, const rotor_expr
     }
     rotor_status st = handoff_cache_setup(m->hc, in, nr, s->frontier, e, &c->plan, &cc->fchip[s->frontier], most,
                                           link, hops, &m->herr);
-    if (st && !m->hst) m->hst = st;
+    if (st) {
+        /* name the consumer (the message is the placement's or the count's:
+         * conformer-m at batch 16 met a frontier plan of an attention
+         * operator that op/place.c cannot lay out) */
+        for (int o = 0; o < cc->g->nops; o++)
+            if (&cc->g->ops[o].expr == e) {
+                char prefix[200];
+                snprintf(prefix, sizeof prefix, "op '%s' (%s), pricing the hand-off into one of its plans",
+                         cc->g->ops[o].name, cc->g->ops[o].type);
+                rotor_error_prefix(&m->herr, prefix);
+                break;
+            }
+        if (!m->hst) m->hst = st;
+    }
     return !st;
 }
 
