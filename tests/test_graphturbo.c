@@ -490,6 +490,18 @@ Test(graphturbo, a_batch_split_chain_keeps_its_boundaries_out_of_ddr) {
     rotor_graph_free(&g);
 }
 
+/* ResNet-50 at 16 images a cluster, simplified as `rotor compile --chip
+ * stcp920 --group graphturbo` plans it, and STCP920's cluster (the two
+ * tests below). */
+static void resnet50_at_16(rotor_pipeline *p, rotor_dsa_cluster *c) {
+    rotor_chip chip;
+    rotor_error err;
+    cr_assert_eq(rotor_chip_preset("stcp920", &chip, &err), ROTOR_OK);
+    rotor_pipeline_options o = {.model = "resnet-50", .simplify = true, .zoo = {.batch = 16}};
+    cr_assert_eq(rotor_pipeline_run(&o, &chip, p, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_dsa_cluster_of(&chip, c, &err), ROTOR_OK, "%s", err.msg);
+}
+
 /* ResNet-50 at 16 images a cluster on STCP920 (issue 42), the graph
  * `rotor compile --group graphturbo` plans: maxpool cuts the batch first
  * (4 channel blocks of each image: a channel split of all 16 images, which
@@ -502,14 +514,10 @@ Test(graphturbo, a_batch_split_chain_keeps_its_boundaries_out_of_ddr) {
  * per-layer schedule moves 1.16 GB), and 6 values live there, the model's
  * input and output among them. */
 Test(graphturbo, resnet50_at_16_images_keeps_its_blocks_per_image) {
-    rotor_chip chip;
     rotor_error err;
-    cr_assert_eq(rotor_chip_preset("stcp920", &chip, &err), ROTOR_OK);
-    rotor_pipeline_options o = {.model = "resnet-50", .simplify = true, .zoo = {.batch = 16}};
     rotor_pipeline p;
-    cr_assert_eq(rotor_pipeline_run(&o, &chip, &p, &err), ROTOR_OK, "%s", err.msg);
     rotor_dsa_cluster c;
-    cr_assert_eq(rotor_dsa_cluster_of(&chip, &c, &err), ROTOR_OK, "%s", err.msg);
+    resnet50_at_16(&p, &c);
     /* the splits as the batch-first rules choose them, before the GB's
      * capacity streams the weights that find no room (the next test) */
     c.gb_capacity = false;
@@ -621,14 +629,10 @@ Test(graphturbo, the_gb_holds_its_blocks_beside_the_resident_weights) {
  * accounted it never holds more than its 8 MiB, after a second build in
  * which the weights that found no room stream from DDR. */
 Test(graphturbo, resnet50_at_16_images_keeps_the_gb_within_its_size) {
-    rotor_chip chip;
     rotor_error err;
-    cr_assert_eq(rotor_chip_preset("stcp920", &chip, &err), ROTOR_OK);
-    rotor_pipeline_options o = {.model = "resnet-50", .simplify = true, .zoo = {.batch = 16}};
     rotor_pipeline p;
-    cr_assert_eq(rotor_pipeline_run(&o, &chip, &p, &err), ROTOR_OK, "%s", err.msg);
     rotor_dsa_cluster c;
-    cr_assert_eq(rotor_dsa_cluster_of(&chip, &c, &err), ROTOR_OK, "%s", err.msg);
+    resnet50_at_16(&p, &c);
     cr_assert(c.gb_capacity, "on by default");
     c.gb_capacity = false; /* the half-GB rules alone */
     rotor_gt_schedule s;

@@ -181,6 +181,14 @@ static void random_operator(rotor_rng *r, rotor_expr *e) {
     cr_assert_eq(bind_random(r, e, 13, dims, sizeof dims), ROTOR_OK, "%s %s", text, dims);
 }
 
+/* A random operator (random_operator) and a random valid plan of it on
+ * chip (rotor_sample_plan, 48 tries). */
+static void random_plan(rotor_rng *r, const rotor_chip *chip, rotor_expr *e, rotor_plan *p, rotor_plan_info *info) {
+    rotor_error err = {{0}};
+    random_operator(r, e);
+    cr_assert_eq(rotor_sample_plan(e, chip, 48, r, p, info, &err), ROTOR_OK, "%s", err.msg);
+}
+
 /* Invariants of the placement, step by step: every core computes each of its
  * T sub-tasks once; at every step each ring holds each of its partitions
  * exactly once; at every transition the sender holds what the receiver needs;
@@ -192,11 +200,10 @@ Test(place, random_plans_keep_rings_whole_and_shift_exactly_as_counted) {
     int placed = 0, rotating = 0;
     for (int trial = 0; trial < 400; trial++) {
         rotor_expr e;
-        random_operator(&r, &e);
         rotor_plan p;
         rotor_plan_info info;
         rotor_error err = {{0}};
-        cr_assert_eq(rotor_sample_plan(&e, &chip, 48, &r, &p, &info, &err), ROTOR_OK, "%s", err.msg);
+        random_plan(&r, &chip, &e, &p, &info);
         rotor_place *pl;
         cr_assert_eq(rotor_place_make(&e, &p, &info, &pl, &err), ROTOR_OK,
                      "seed %llu trial %d %s: %s", (unsigned long long)seed, trial, e.text, err.msg);
@@ -325,11 +332,10 @@ Test(place, partitions_only_placement_places_every_partition_as_the_full_one) {
     int compared = 0;
     for (int trial = 0; trial < 200; trial++) {
         rotor_expr e;
-        random_operator(&r, &e);
         rotor_plan p;
         rotor_plan_info info;
         rotor_error err = {{0}};
-        cr_assert_eq(rotor_sample_plan(&e, &chip, 48, &r, &p, &info, &err), ROTOR_OK, "%s", err.msg);
+        random_plan(&r, &chip, &e, &p, &info);
         rotor_place *full, *part;
         cr_assert_eq(rotor_place_make(&e, &p, &info, &full, &err), ROTOR_OK, "%s", err.msg);
         cr_assert_eq(rotor_place_make_partitions(&e, &p, &info, &part, &err), ROTOR_OK, "%s", err.msg);
