@@ -529,7 +529,8 @@ static double knap_least_time(knap_scratch *ks, int nt, int64_t budget) {
 int64_t search_fop_strong_floor(const ctx *c, knap_scratch *ks, const int64_t *fop, int64_t index,
                          bool *ready) {
     const rotor_expr *e = c->e;
-    int32_t *cached = c->floors && index >= 0 && index < c->nfloors ? &c->floors[index] : NULL;
+    fop_rec *r = fop_rec_at(&c->fc, index); /* made before pass 2 (search.c) */
+    int32_t *cached = r ? &r->floor : NULL;
     int64_t mem = 0;
     *ready = false;
     if (cached && *cached > 0) {

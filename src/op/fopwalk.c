@@ -140,32 +140,35 @@ static void pass1_visit(pass1 *p) {
 static void pass1_consider(pass1 *p, int64_t index, double tb) {
     ctx *c = p->c;
     worker *w = p->w;
-    bool cache = c->weak && index < c->nfloors;
     w->st.fops++;
     double compute = tb;
     /* the compute floor alone prunes most F_op once the incumbent is good:
      * their memory floors are not worth computing */
     if (search_prune(w, tb, 0)) return;
+    /* a session keeps the cheap values of each F_op met here (its record
+     * made now: pass 1 is serial); any other record was made by an earlier
+     * search for its pass 2 (search.c, search_once_run) */
+    fop_rec *r = c->fc.full ? search_fop_rec_make(&c->fc, index) : fop_rec_at(&c->fc, index);
     int64_t mb;
     double ones;
-    if (cache && c->weak[index] > 0) {
-        mb = c->weak[index];
-        ones = (double)c->ones[index];
+    if (r && r->weak > 0) {
+        mb = r->weak;
+        ones = (double)r->ones;
     } else {
         search_fop_cheap_mem(c, p->fop, &mb, &ones);
-        if (cache) {
-            c->weak[index] = mb < INT32_MAX ? (int32_t)mb : INT32_MAX;
-            c->ones[index] = ones < (double)INT32_MAX ? (int32_t)ones : INT32_MAX;
+        if (r && c->fc.full) {
+            r->weak = mb < INT32_MAX ? (int32_t)mb : INT32_MAX;
+            r->ones = ones < (double)INT32_MAX ? (int32_t)ones : INT32_MAX;
         }
     }
     mb += rotating_buffer(c, ones);
     if (search_prune(w, tb, mb)) return;
-    if (c->floors && index < c->nfloors && c->floors[index] > 0) {
-        int64_t strong = c->floors[index];
+    if (r && r->floor > 0) {
+        int64_t strong = r->floor;
         if (ones > (double)c->cap) strong += c->chip->shift_buffer_bytes;
         if (strong > mb) mb = strong;
     }
-    if (c->lb && index < c->nfloors && c->lb_cap[index] >= c->cap && c->lb[index] > tb) tb = c->lb[index];
+    if (r && r->lb_cap >= c->cap && r->lb > tb) tb = r->lb;
     if (tb == INFINITY || search_prune(w, tb, mb)) return;
     if (ones <= (double)c->cap) search_seed_all_ones(w, p->fop, tb);
     for (int i = 0; i < p->nprobed; i++)
@@ -189,11 +192,12 @@ bool search_fop_full_bounds(worker *w, fop_entry *f) {
     if (search_prune(w, f->bound, mb)) return false;
     w->comm_floor = search_cap_time_floor(c, w->knap, f->fop, ready);
     double tb = f->compute + w->comm_floor;
-    if (c->lb && f->index >= 0 && f->index < c->nfloors) {
-        float r = (float)tb;
-        if ((double)r > tb) r = nextafterf(r, -INFINITY);
-        c->lb[f->index] = r;
-        c->lb_cap[f->index] = c->cap < INT32_MAX ? (int32_t)c->cap : INT32_MAX;
+    fop_rec *r = c->fc.full ? fop_rec_at(&c->fc, f->index) : NULL;
+    if (r) {
+        float lb = (float)tb;
+        if ((double)lb > tb) lb = nextafterf(lb, -INFINITY);
+        r->lb = lb;
+        r->lb_cap = c->cap < INT32_MAX ? (int32_t)c->cap : INT32_MAX;
     }
     return tb != INFINITY && !search_prune(w, tb, mb);
 }
@@ -398,7 +402,7 @@ void search_pass1_scan(pass1 *p) {
     double thr = fmin(c->time_cap * (1 + SLACK), incumbent(c) * (1 + SLACK));
     int64_t skipped = 0;
     fop_cursor cur = {.n = 0};
-    for (int64_t i = 0; i < c->nfloors; i++) {
+    for (int64_t i = 0; i < c->fc.n; i++) {
         float v = c->cf[i];
         if (v < 0) continue; /* breaks a constraint */
         if (v > thr) {
@@ -407,16 +411,17 @@ void search_pass1_scan(pass1 *p) {
         }
         double tb = v;
         int64_t mb = 0;
-        if (c->weak[i] > 0) {
+        const fop_rec *r = fop_rec_at(&c->fc, i);
+        if (r && r->weak > 0) {
             /* the cached floors, as pass1_consider reads them, before
              * paying for the decoding */
-            mb = c->weak[i] + rotating_buffer(c, c->ones[i]); /* clamped down: still a floor */
-            if (c->floors[i] > 0) {
-                int64_t strong = c->floors[i];
-                if (c->ones[i] > c->cap) strong += c->chip->shift_buffer_bytes;
+            mb = r->weak + rotating_buffer(c, r->ones); /* clamped down: still a floor */
+            if (r->floor > 0) {
+                int64_t strong = r->floor;
+                if (r->ones > c->cap) strong += c->chip->shift_buffer_bytes;
                 if (strong > mb) mb = strong;
             }
-            if (c->lb_cap[i] >= c->cap && c->lb[i] > tb) tb = c->lb[i];
+            if (r->lb_cap >= c->cap && r->lb > tb) tb = r->lb;
         }
         if (tb == INFINITY || search_prune(w, tb, mb)) {
             w->st.fops++;
@@ -427,5 +432,5 @@ void search_pass1_scan(pass1 *p) {
         thr = fmin(c->time_cap * (1 + SLACK), incumbent(c) * (1 + SLACK));
     }
     w->st.fops += skipped;
-    p->index = c->nfloors;
+    p->index = c->fc.n;
 }

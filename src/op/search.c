@@ -120,9 +120,8 @@ static bool worker_pool(ctx *c, int nthreads) {
  * the ctx's searches (ctx_free frees them all; see ctx in searchint.h): the
  * session's subtree-size table (counts), then, while the walk is short
  * enough to keep (2^22 F_op vectors), the compute floors (cf, sessions
- * only), the tensor floors (floors), and with both the session's time
- * floors and cheap values (lb, lb_cap, weak, ones, all or none).  A cache
- * that cannot be had is left NULL and its values recomputed. */
+ * only) and the other values (fc; full in a session, with cf).  A cache
+ * that cannot be had is left off and its values recomputed. */
 static void ctx_caches(ctx *c) {
     if (c->nfops < 0) {
         /* a session's table of subtree sizes, for search_pass1_scan's decoding */
@@ -131,39 +130,55 @@ static void ctx_caches(ctx *c) {
             for (int64_t i = 0; i < (int64_t)(c->e->naxes + 1) * (c->cores + 1); i++) c->counts[i] = -1;
         c->nfops = search_fop_count(c, 0, c->cores);
     }
-    /* 4 bytes per F_op vector (24 in a session); past 2^22 vectors
-     * recompute instead.  A session keeps each F_op's compute floor from its
-     * first search on, so that its first capped search scans them instead
-     * of walking again (the floor costs the model's op_bound per F_op), and
-     * the rest only from its first search below its full cap (the
-     * compiler's first search, for the fastest plan, is the only one of
-     * most sessions). */
+    /* 4 bytes per F_op vector, and fc's records where the walks write;
+     * past 2^22 vectors recompute instead.  A session keeps each F_op's
+     * compute floor from its first search on, so that its first capped
+     * search scans them instead of walking again (the floor costs the
+     * model's op_bound per F_op), and the rest only from its first search
+     * below its full cap (the compiler's first search, for the fastest
+     * plan, is the only one of most sessions). */
     bool small = c->nfops <= ((int64_t)1 << 22);
     size_t nalloc = (size_t)(c->nfops ? c->nfops : 1);
     if (c->session && small && !c->cf && (c->cf = malloc(nalloc * sizeof *c->cf)))
         for (int64_t i = 0; i < c->nfops; i++) c->cf[i] = -1;
-    /* floors, lb_cap and weak start at 0, "not yet" (searchint.h): cleared
-     * by calloc, their pages are only touched where a search writes, which
-     * is a small part of them in most sessions (filling them with -1 was
-     * most of a compile's page faults) */
-    if (c->floors || !small || (c->session && c->cap >= c->full_cap)) return;
-    c->floors = calloc(nalloc, sizeof *c->floors);
-    if (!c->floors) return;
-    c->nfloors = c->nfops;
-    if (!c->cf) return;
-    c->lb = malloc(nalloc * sizeof *c->lb);
-    c->lb_cap = calloc(nalloc, sizeof *c->lb_cap);
-    c->weak = calloc(nalloc, sizeof *c->weak);
-    c->ones = malloc(nalloc * sizeof *c->ones);
-    if (!c->lb || !c->lb_cap || !c->weak || !c->ones) {
-        free(c->lb);
-        free(c->lb_cap);
-        free(c->weak);
-        free(c->ones);
-        c->lb = NULL;
-        c->lb_cap = NULL;
-        c->weak = c->ones = NULL;
+    if (c->fc.dir || !small || (c->session && c->cap >= c->full_cap)) return;
+    /* a directory entry per block, cleared (no block yet), and room for
+     * every chunk's pointer */
+    size_t nblocks = ((size_t)nalloc + FOPC_B - 1) / FOPC_B;
+    c->fc.dir = calloc(nblocks, sizeof *c->fc.dir);
+    c->fc.chunks = calloc((nblocks + FOPC_CHUNK - 1) / FOPC_CHUNK, sizeof *c->fc.chunks);
+    if (!c->fc.dir || !c->fc.chunks) {
+        free(c->fc.dir);
+        free(c->fc.chunks);
+        c->fc = (fop_cache){0};
+        return;
     }
+    c->fc.n = c->nfops;
+    c->fc.full = c->cf != NULL;
+}
+
+fop_rec *search_fop_rec_make(fop_cache *fc, int64_t index) {
+    if (index < 0 || index >= fc->n) return NULL;
+    uint32_t *d = &fc->dir[index >> FOPC_SHIFT];
+    if (!*d) {
+        int64_t b = fc->nblocks, k = b >> FOPC_CHUNK_SHIFT;
+        if (!fc->chunks[k] && !(fc->chunks[k] = malloc(sizeof(fop_rec) * FOPC_B * FOPC_CHUNK))) return NULL;
+        /* the block's values are "not yet" (0); its chunk's other blocks
+         * are not touched until made */
+        memset(&fc->chunks[k][(b & (FOPC_CHUNK - 1)) << FOPC_SHIFT], 0, sizeof(fop_rec) * FOPC_B);
+        fc->nblocks = b + 1;
+        *d = (uint32_t)(b + 1);
+    }
+    return fop_rec_at(fc, index);
+}
+
+static void fop_cache_free(fop_cache *fc) {
+    int64_t nchunks = ((fc->n + FOPC_B - 1) / FOPC_B + FOPC_CHUNK - 1) / FOPC_CHUNK;
+    if (fc->chunks)
+        for (int64_t k = 0; k < nchunks; k++) free(fc->chunks[k]);
+    free(fc->chunks);
+    free(fc->dir);
+    *fc = (fop_cache){0};
 }
 
 /* A knapsack scratch as made: no lattice cached, every memo slot empty
@@ -396,7 +411,7 @@ static bool search_once_run(ctx *c, int nthreads, rotor_candidate *best, bool *h
     bool oom = !workers_ready(c, ws, nthreads);
     pass1 p = {.c = c, .w = seed, .keep = &keep};
     if (!oom) search_probe_archive(c, ws, nthreads, &p);
-    if (!oom && c->cf_filled && c->weak && c->counts) search_pass1_scan(&p);
+    if (!oom && c->cf_filled && c->fc.full && c->counts) search_pass1_scan(&p);
     else if (!oom) {
         search_pass1_seed(&p);
         search_pass1_walk(&p, 0, c->cores);
@@ -404,7 +419,7 @@ static bool search_once_run(ctx *c, int nthreads, rotor_candidate *best, bool *h
     /* a walk with every cache in place: later searches may scan them (the
      * first below the full cap walks, reading the compute floors the full
      * cap's walk left, since most of its F_op need their memory floors) */
-    if (!oom && c->weak) c->cf_filled = true;
+    if (!oom && c->fc.full) c->cf_filled = true;
     oom |= keep.oom;
     fop_key *order = NULL;
     /* the list as pass1_consider left it (grown, or failed to grow), the
@@ -413,6 +428,9 @@ static bool search_once_run(ctx *c, int nthreads, rotor_candidate *best, bool *h
     c->bufs->keep_cap = keep.cap;
     if (!oom) oom = !keep_order(c->bufs, seed, &keep, &order) || !fronts_seed(c, seed, ws, nthreads);
     if (oom) keep.n = 0;
+    /* the records pass 2 writes its floors to (pass1_consider made a
+     * session's already): made here, serially, for the F_op it searches */
+    for (int64_t k = 0; k < keep.n; k++) search_fop_rec_make(&c->fc, keep.v[k].index);
 
     /* Pass 2: the surviving F_op in parallel.  Threads share only the
      * incumbent time; each keeps its own best, merged below in thread order
@@ -586,12 +604,8 @@ static rotor_status ctx_init(ctx *c, const rotor_expr *e, const rotor_chip *chip
 static void ctx_free(ctx *c) {
     bufs_free(&c->own);
     free(c->counts);
-    free(c->floors);
-    free(c->lb);
-    free(c->lb_cap);
+    fop_cache_free(&c->fc);
     free(c->cf);
-    free(c->weak);
-    free(c->ones);
     free(c->spare);
 }
 

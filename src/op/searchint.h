@@ -15,8 +15,8 @@
  * The search context (ctx) lives from rotor_search's or a session's start
  * to its end.  Its caches are allocated on first use by search_once
  * (ctx_caches, workers_ready, worker_pool) and freed together by ctx_free:
- * floors, lb, lb_cap, cf, weak, ones and counts (per F_op of the walk),
- * and spare (the Pareto loop's archive); the per-thread buffers (bufs:
+ * cf, fc (fop_cache: floors, lb, weak, ones) and counts (per F_op of the
+ * walk), and spare (the Pareto loop's archive); the per-thread buffers (bufs:
  * the knaps and the workers, each with its archive `own`) are the ctx's own
  * or borrowed from a pool for each search (search_bufs).  Functions returning bool
  * return false when out of memory. */
@@ -87,6 +87,59 @@ typedef struct front_log {
     bool oom;
 } front_log;
 
+/* The values a search keeps per F_op of its walk (ctx.fc), by the F_op's
+ * index in pass 1's walk: the strong memory floor (the tensor floors'
+ * sum), and in a session (full) also the weak memory floor, the all-ones
+ * bytes and the time floor under the last cap it was computed for.  Each
+ * is a floor, clamped or rounded down (still a floor), or 0: not yet.
+ *   floor   search_fop_strong_floor without the shift buffer (cap-free)
+ *   weak    the weak memory floor (at least one element's bytes per tensor)
+ *   ones    the all-ones plan's bytes
+ *   lb      search_cap_time_floor under cap lb_cap: a floor under any
+ *           smaller cap too (fewer plans fit; lb_cap = 0, below any cap:
+ *           not yet)
+ * A walk writes these for the F_op that pass its compute floor, a tenth of
+ * a convolution's lattice, scattered over it: as five arrays as long as the
+ * walk, a few entries in every page faulted whole pages in, about 20 bytes
+ * per F_op of the lattice per session, held for the compile (the sessions
+ * of DenseNet-121 at batch 128 kept 290 MB, two thirds of its peak; docs/
+ * performance.md, "compile memory").  So they are kept sparse: records in
+ * blocks of FOPC_B consecutive F_op, made on first write in chunks of
+ * FOPC_CHUNK blocks, and a directory of 4 bytes per block.  Only pass 1,
+ * which is serial, makes records (the scan or walk for a session's cheap
+ * values, and after the walk one for each F_op kept for pass 2); pass 2's
+ * threads only write the records of their own F_op. */
+typedef struct fop_rec {
+    int32_t weak, ones, floor, lb_cap; /* clamped to INT32_MAX: still floors (true for lb_cap) */
+    float lb;                          /* rounded down: still a floor */
+} fop_rec;
+
+#define FOPC_SHIFT 3 /* FOPC_B = 8 F_op per block */
+#define FOPC_B (1 << FOPC_SHIFT)
+#define FOPC_CHUNK_SHIFT 10 /* FOPC_CHUNK = 1,024 blocks (160 KB) per chunk */
+#define FOPC_CHUNK (1 << FOPC_CHUNK_SHIFT)
+typedef struct fop_cache {
+    int64_t n;         /* F_op indices it may hold, [0, n); 0: off */
+    bool full;         /* a session's: weak, ones and lb kept too */
+    uint32_t *dir;     /* per block of FOPC_B F_op: 1 + its number, 0: none yet */
+    fop_rec **chunks;  /* block b's records at chunks[b / FOPC_CHUNK][(b % FOPC_CHUNK) * FOPC_B] */
+    int64_t nblocks;   /* blocks made */
+} fop_cache;
+
+/* F_op index's record, NULL when none was made (its values: not yet). */
+static inline fop_rec *fop_rec_at(const fop_cache *fc, int64_t index) {
+    if (index < 0 || index >= fc->n) return NULL;
+    uint32_t b = fc->dir[index >> FOPC_SHIFT];
+    if (!b) return NULL;
+    b--;
+    return &fc->chunks[b >> FOPC_CHUNK_SHIFT][((int64_t)(b & (FOPC_CHUNK - 1)) << FOPC_SHIFT) +
+                                              (index & (FOPC_B - 1))];
+}
+/* ... made if need be, its values 0 (not yet); NULL when the cache is off,
+ * index outside it, or out of memory (then the values are recomputed).
+ * Serial: pass 1 only (search.c). */
+fop_rec *search_fop_rec_make(fop_cache *fc, int64_t index);
+
 /* The per-search-thread buffers of a search: the seed worker and one per
  * search thread (a worker's scratch is most of a megabyte, not worth
  * clearing each time: each search resets what it reads), and each search
@@ -126,33 +179,23 @@ typedef struct ctx {
     int last_tensor[ROTOR_MAX_AXES]; /* last tensor carrying each axis */
     int last_axis[ROTOR_MAX_TENSORS]; /* last axis of each tensor */
     _Atomic uint64_t incumbent;      /* bits of the best time so far (positive doubles order as integers) */
-    /* The tensor floors of each F_op do not depend on the cap, so the
-     * Pareto loop's repeated searches compute each once: floors[i] is the
-     * sum for the i-th F_op of the walk in pass 1 (0: not yet computed; a
-     * floor is at least one element's bytes per tensor, never 0).
-     * NULL when the walk is too long to keep (then they are recomputed). */
-    int32_t *floors; /* clamped to INT32_MAX: still floors */
-    int64_t nfloors;
-    /* A session's (rotor_search_session) time floors under the cap:
-     * lb[i] is search_cap_time_floor of the i-th F_op under cap lb_cap[i], still a
-     * floor under any smaller cap (fewer plans fit; lb_cap[i] = 0, below any
-     * cap: not yet).  NULL outside sessions. */
-    float *lb;       /* rounded down: still floors */
-    int32_t *lb_cap; /* clamped to INT32_MAX: still true */
-    /* ... and each F_op's cheap values, so that later searches skip their
-     * arithmetic: compute floor (rounded down; -1: not yet, -2: broken
-     * constraint; kept from a session's first search on, nfops long), weak
-     * memory floor (0: not yet; it is at least one element's bytes per
-     * tensor) and all-ones bytes (clamped down). */
+    /* The values kept per F_op of the walk (fop_cache, above): the tensor
+     * floors (cap-independent, so the Pareto loop's and a session's
+     * repeated searches compute each once) and a session's time floors
+     * under the cap and cheap values.  Off (fc.n = 0) when the walk is too
+     * long to keep: then they are recomputed.  Each F_op's compute floor
+     * (rounded down; -1: not yet, -2: broken constraint) is kept apart, in
+     * cf, dense: a session keeps it for every F_op from its first search
+     * on, nfops long. */
+    fop_cache fc;
     float *cf;
-    int32_t *weak, *ones;
     int64_t nfops;  /* F_op vectors the walk of pass 1 visits (-1: not yet counted) */
     int64_t *counts; /* a session's search_fop_count table by axis and room, or NULL */
     bool cf_filled;  /* a walk has filled every cache: later searches scan them (search_pass1_scan) */
     archive *spare; /* plans earlier searches costed, for the next seed; may be NULL */
     bool frontier;  /* single-pass frontier search: prune by dominance, keep a front */
     double time_cap; /* plans slower than this are not wanted (INFINITY: all) */
-    bool session;    /* a rotor_search_session's: keeps lb */
+    bool session;    /* a rotor_search_session's: keeps cf and a full fc */
     /* the per-thread buffers of its searches: its own (kept across its
      * searches), or with a pool (rotor_search_options.pool) borrowed from
      * it for each search (search_bufs) */
