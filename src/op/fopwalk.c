@@ -111,13 +111,14 @@ static void pass1_visit(pass1 *p) {
     const rotor_expr *e = c->e;
     int64_t index = p->index++;
     bool cache = c->cf && index < c->nfops;
+    uint16_t code = cache ? c->cf[index] : CF_NOT_YET;
     double tb;
-    if (cache && c->cf[index] == -2) return;
-    if (cache && c->cf[index] >= 0) {
-        tb = c->cf[index];
+    if (code == CF_BROKEN) return;
+    if (code != CF_NOT_YET) {
+        tb = c->cf_val[code];
     } else {
         if (fop_refused(c, p->fop)) {
-            if (cache) c->cf[index] = -2;
+            if (cache) c->cf[index] = CF_BROKEN;
             return;
         }
         /* Only the cheap bounds here, and those cached by earlier searches
@@ -129,7 +130,9 @@ static void pass1_visit(pass1 *p) {
         if (cache) {
             float f = (float)tb;
             if ((double)f > tb) f = nextafterf(f, -INFINITY);
-            c->cf[index] = f;
+            /* a floor that is not >= 0 (none is) stays not yet, as the
+             * float array left it: recomputed */
+            if (f >= 0) search_cf_put(c, index, f);
         }
     }
     pass1_consider(p, index, tb);
@@ -403,8 +406,9 @@ void search_pass1_scan(pass1 *p) {
     int64_t skipped = 0;
     fop_cursor cur = {.n = 0};
     for (int64_t i = 0; i < c->fc.n; i++) {
-        float v = c->cf[i];
-        if (v < 0) continue; /* breaks a constraint */
+        uint16_t code = c->cf[i];
+        if (code >= CF_VALUES) continue; /* breaks a constraint */
+        float v = c->cf_val[code];
         if (v > thr) {
             skipped++;
             continue;

@@ -140,7 +140,7 @@ static void ctx_caches(ctx *c) {
     bool small = c->nfops <= ((int64_t)1 << 22);
     size_t nalloc = (size_t)(c->nfops ? c->nfops : 1);
     if (c->session && small && !c->cf && (c->cf = malloc(nalloc * sizeof *c->cf)))
-        for (int64_t i = 0; i < c->nfops; i++) c->cf[i] = -1;
+        for (int64_t i = 0; i < c->nfops; i++) c->cf[i] = CF_NOT_YET;
     if (c->fc.dir || !small || (c->session && c->cap >= c->full_cap)) return;
     /* a directory entry per block, cleared (no block yet), and room for
      * every chunk's pointer */
@@ -170,6 +170,60 @@ fop_rec *search_fop_rec_make(fop_cache *fc, int64_t index) {
         *d = (uint32_t)(b + 1);
     }
     return fop_rec_at(fc, index);
+}
+
+/* The table of distinct floors grows by doubling, its hash kept at most
+ * half full. */
+static bool cf_grow(ctx *c) {
+    if (c->ncf_val == c->cf_val_cap) {
+        int32_t ncap = c->cf_val_cap ? 2 * c->cf_val_cap : 256;
+        if (ncap > CF_VALUES) ncap = CF_VALUES;
+        float *nv = realloc(c->cf_val, (size_t)ncap * sizeof *nv);
+        if (!nv) return false;
+        c->cf_val = nv;
+        c->cf_val_cap = ncap;
+    }
+    if (2 * (c->ncf_val + 1) <= c->cf_hash_size) return true;
+    int32_t nsize = c->cf_hash_size ? 2 * c->cf_hash_size : 1024;
+    uint16_t *nh = calloc((size_t)nsize, sizeof *nh);
+    if (!nh) return false;
+    for (int32_t k = 0; k < c->ncf_val; k++) {
+        uint32_t bits;
+        memcpy(&bits, &c->cf_val[k], sizeof bits);
+        uint32_t h = (bits * 2654435761u) & (uint32_t)(nsize - 1);
+        while (nh[h]) h = (h + 1) & (uint32_t)(nsize - 1);
+        nh[h] = (uint16_t)(k + 1);
+    }
+    free(c->cf_hash);
+    c->cf_hash = nh;
+    c->cf_hash_size = nsize;
+    return true;
+}
+
+bool search_cf_put(ctx *c, int64_t index, float f) {
+    uint32_t bits;
+    memcpy(&bits, &f, sizeof bits);
+    if (c->cf_hash_size) {
+        uint32_t h = (bits * 2654435761u) & (uint32_t)(c->cf_hash_size - 1);
+        for (; c->cf_hash[h]; h = (h + 1) & (uint32_t)(c->cf_hash_size - 1)) {
+            uint32_t b;
+            memcpy(&b, &c->cf_val[c->cf_hash[h] - 1], sizeof b);
+            if (b == bits) {
+                c->cf[index] = (uint16_t)(c->cf_hash[h] - 1);
+                return true;
+            }
+        }
+    }
+    if (c->ncf_val == CF_VALUES || !cf_grow(c)) {
+        c->cf_lost = true;
+        return false;
+    }
+    uint32_t h = (bits * 2654435761u) & (uint32_t)(c->cf_hash_size - 1);
+    while (c->cf_hash[h]) h = (h + 1) & (uint32_t)(c->cf_hash_size - 1);
+    c->cf_val[c->ncf_val] = f;
+    c->cf_hash[h] = (uint16_t)(c->ncf_val + 1);
+    c->cf[index] = (uint16_t)c->ncf_val++;
+    return true;
 }
 
 static void fop_cache_free(fop_cache *fc) {
@@ -411,7 +465,7 @@ static bool search_once_run(ctx *c, int nthreads, rotor_candidate *best, bool *h
     bool oom = !workers_ready(c, ws, nthreads);
     pass1 p = {.c = c, .w = seed, .keep = &keep};
     if (!oom) search_probe_archive(c, ws, nthreads, &p);
-    if (!oom && c->cf_filled && c->fc.full && c->counts) search_pass1_scan(&p);
+    if (!oom && c->cf_filled && !c->cf_lost && c->fc.full && c->counts) search_pass1_scan(&p);
     else if (!oom) {
         search_pass1_seed(&p);
         search_pass1_walk(&p, 0, c->cores);
@@ -606,6 +660,8 @@ static void ctx_free(ctx *c) {
     free(c->counts);
     fop_cache_free(&c->fc);
     free(c->cf);
+    free(c->cf_val);
+    free(c->cf_hash);
     free(c->spare);
 }
 

@@ -114,9 +114,9 @@ typedef struct fop_rec {
     float lb;                          /* rounded down: still a floor */
 } fop_rec;
 
-#define FOPC_SHIFT 3 /* FOPC_B = 8 F_op per block */
+#define FOPC_SHIFT 2 /* FOPC_B = 4 F_op per block */
 #define FOPC_B (1 << FOPC_SHIFT)
-#define FOPC_CHUNK_SHIFT 10 /* FOPC_CHUNK = 1,024 blocks (160 KB) per chunk */
+#define FOPC_CHUNK_SHIFT 10 /* FOPC_CHUNK = 1,024 blocks (80 KB) per chunk */
 #define FOPC_CHUNK (1 << FOPC_CHUNK_SHIFT)
 typedef struct fop_cache {
     int64_t n;         /* F_op indices it may hold, [0, n); 0: off */
@@ -125,6 +125,11 @@ typedef struct fop_cache {
     fop_rec **chunks;  /* block b's records at chunks[b / FOPC_CHUNK][(b % FOPC_CHUNK) * FOPC_B] */
     int64_t nblocks;   /* blocks made */
 } fop_cache;
+
+/* cf's codes (ctx.cf): below CF_VALUES, a place in ctx.cf_val */
+#define CF_NOT_YET 0xFFFF
+#define CF_BROKEN 0xFFFE
+#define CF_VALUES 0xFFFE
 
 /* F_op index's record, NULL when none was made (its values: not yet). */
 static inline fop_rec *fop_rec_at(const fop_cache *fc, int64_t index) {
@@ -139,6 +144,12 @@ static inline fop_rec *fop_rec_at(const fop_cache *fc, int64_t index) {
  * index outside it, or out of memory (then the values are recomputed).
  * Serial: pass 1 only (search.c). */
 fop_rec *search_fop_rec_make(fop_cache *fc, int64_t index);
+
+struct ctx;
+/* F_op index's compute floor f (a float >= 0) into c->cf: false when the
+ * table of distinct floors is full (then it stays CF_NOT_YET and
+ * c->cf_lost is set) or out of memory. */
+bool search_cf_put(struct ctx *c, int64_t index, float f);
 
 /* The per-search-thread buffers of a search: the seed worker and one per
  * search thread (a worker's scratch is most of a megabyte, not worth
@@ -184,11 +195,19 @@ typedef struct ctx {
      * repeated searches compute each once) and a session's time floors
      * under the cap and cheap values.  Off (fc.n = 0) when the walk is too
      * long to keep: then they are recomputed.  Each F_op's compute floor
-     * (rounded down; -1: not yet, -2: broken constraint) is kept apart, in
-     * cf, dense: a session keeps it for every F_op from its first search
-     * on, nfops long. */
+     * (rounded down to a float) is kept apart and dense: a session keeps it
+     * for every F_op from its first search on, nfops long.  A lattice's
+     * F_op share few floors (at most 3,551 distinct in a session of the
+     * zoo's largest batches, over up to 878,280 F_op): cf holds each F_op's
+     * place in the table cf_val of the distinct floors (CF_NOT_YET,
+     * CF_BROKEN: breaks a constraint), 2 bytes per F_op instead of the
+     * float's 4, and the same float read back (search_cf_put). */
     fop_cache fc;
-    float *cf;
+    uint16_t *cf;
+    float *cf_val;     /* the distinct floors, in the order the walk met them */
+    uint16_t *cf_hash; /* open addressing over cf_val by the float's bits: 1 + place, 0: empty */
+    int32_t ncf_val, cf_val_cap, cf_hash_size;
+    bool cf_lost;      /* a floor found no room in cf_val (left not yet): no scan */
     int64_t nfops;  /* F_op vectors the walk of pass 1 visits (-1: not yet counted) */
     int64_t *counts; /* a session's search_fop_count table by axis and room, or NULL */
     bool cf_filled;  /* a walk has filled every cache: later searches scan them (search_pass1_scan) */
