@@ -79,10 +79,41 @@ int rotor_candidate_compare(const rotor_expr *e, const rotor_candidate *a, const
     return rotor_plan_compare(e, &a->plan, &b->plan);
 }
 
-static int fop_key_cmp(const void *x, const void *y) {
-    const fop_key *a = x, *b = y;
-    if (a->bound != b->bound) return a->bound < b->bound ? -1 : 1;
-    return (a->pos > b->pos) - (a->pos < b->pos);
+static inline bool fop_key_less(const fop_key *a, const fop_key *b) {
+    return a->bound != b->bound ? a->bound < b->bound : a->pos < b->pos;
+}
+
+/* Sorts v[0..n) by (bound, pos) with tmp (room for n) as scratch: runs of
+ * 16 by insertion, then merged bottom up.  qsort's merge sort (glibc)
+ * allocates its own scratch on every call, which for the large keep lists
+ * is mapped afresh and faulted in page by page each time (about 4 % of a
+ * DenseNet compile's page faults); the keys are distinct (pos is), so any
+ * sort orders them alike. */
+static void keys_sort(fop_key *v, fop_key *tmp, int64_t n) {
+    enum { RUN = 16 };
+    for (int64_t lo = 0; lo < n; lo += RUN) {
+        int64_t hi = lo + RUN < n ? lo + RUN : n;
+        for (int64_t i = lo + 1; i < hi; i++) {
+            fop_key x = v[i];
+            int64_t j = i;
+            for (; j > lo && fop_key_less(&x, &v[j - 1]); j--) v[j] = v[j - 1];
+            v[j] = x;
+        }
+    }
+    fop_key *src = v, *dst = tmp;
+    for (int64_t w = RUN; w < n; w *= 2) {
+        for (int64_t lo = 0; lo < n; lo += 2 * w) {
+            int64_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+            int64_t i = lo, j = mid, k = lo;
+            while (i < mid && j < hi) dst[k++] = fop_key_less(&src[j], &src[i]) ? src[j++] : src[i++];
+            while (i < mid) dst[k++] = src[i++];
+            while (j < hi) dst[k++] = src[j++];
+        }
+        fop_key *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != v) memcpy(v, src, (size_t)n * sizeof *v);
 }
 
 static void merge_stats(rotor_search_stats *to, const rotor_search_stats *from) {
@@ -285,9 +316,10 @@ static bool keep_order(search_bufs *b, worker *seed, fop_list *keep, fop_key **o
         if (!search_prune(seed, keep->v[i].bound, keep->v[i].mem_bound)) keep->v[kept++] = keep->v[i];
     keep->n = kept;
     if (keep->n > b->order_cap) {
+        /* the keys, then the sort's scratch */
         free(b->order);
         b->order_cap = 0;
-        if (!(b->order = malloc((size_t)keep->n * sizeof *b->order))) return false;
+        if (!(b->order = malloc(2 * (size_t)keep->n * sizeof *b->order))) return false;
         b->order_cap = keep->n;
     }
     *order = b->order;
@@ -295,7 +327,7 @@ static bool keep_order(search_bufs *b, worker *seed, fop_list *keep, fop_key **o
         (*order)[i].bound = keep->v[i].bound;
         (*order)[i].pos = i;
     }
-    if (keep->n) qsort(*order, (size_t)keep->n, sizeof **order, fop_key_cmp);
+    keys_sort(*order, b->order + b->order_cap, keep->n);
     return true;
 }
 

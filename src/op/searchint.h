@@ -171,7 +171,7 @@ typedef struct search_bufs {
      * large-batch compile's page faults) */
     struct fop_entry *keep;
     int64_t keep_cap;
-    struct fop_key *order;
+    struct fop_key *order; /* order_cap keys, then as many for keys_sort's scratch */
     int64_t order_cap;
     struct knap_scratch **knaps;
     int nknaps;
