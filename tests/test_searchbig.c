@@ -618,3 +618,91 @@ Test(searchbig, the_walks_carried_v1_floor_is_the_models_bit_for_bit, .timeout =
     search_v1_floor_init(&v, &other, &e, &big);
     cr_assert(!v.on);
 }
+
+/* ---- 6. a session's per-F_op caches, kept sparse (h-mem) -------------------- */
+
+/* The per-F_op values (op/searchint.h, fop_cache) live in blocks made on
+ * first write: an F_op has no record until one is made in its block, a
+ * record reads 0 ("not yet") in every field when made, keeps what is
+ * written, and F_op outside [0, n) have none.  Here every 13th F_op of
+ * 100,003 is written (its own values), and every F_op is read back: the
+ * written ones exactly, their block's others all 0, the rest none; one
+ * block is made per block touched, no more. */
+Test(searchbig, the_sparse_per_fop_records_read_back_what_was_written) {
+    const int64_t n = 100003;
+    fop_cache fc;
+    cr_assert(search_fop_cache_init(&fc, n, true));
+    cr_assert_null(fop_rec_at(&fc, 0));
+    cr_assert_null(search_fop_rec_make(&fc, -1));
+    cr_assert_null(search_fop_rec_make(&fc, n));
+    int64_t blocks = 0, last = -1;
+    for (int64_t i = 0; i < n; i += 13) {
+        fop_rec *r = search_fop_rec_make(&fc, i);
+        cr_assert_not_null(r);
+        cr_assert(r->weak == 0 && r->ones == 0 && r->floor == 0 && r->lb_cap == 0 && r->lb == 0);
+        *r = (fop_rec){.weak = (int32_t)i + 1, .ones = (int32_t)i + 2, .floor = 2 * (int32_t)i + 1,
+                       .lb_cap = (int32_t)i + 5, .lb = (float)i};
+        if (i / FOPC_B != last) blocks++;
+        last = i / FOPC_B;
+    }
+    cr_assert_eq(fc.nblocks, blocks);
+    for (int64_t i = 0; i < n; i++) {
+        const fop_rec *r = fop_rec_at(&fc, i);
+        bool block_made = false;
+        for (int64_t j = i / FOPC_B * FOPC_B; j < (i / FOPC_B + 1) * FOPC_B; j++) block_made |= j % 13 == 0 && j < n;
+        if (i % 13 == 0) {
+            cr_assert_not_null(r);
+            cr_assert(r->weak == i + 1 && r->ones == i + 2 && r->floor == 2 * i + 1 && r->lb_cap == i + 5 &&
+                          r->lb == (float)i,
+                      "F_op %lld reads other values", (long long)i);
+        } else if (block_made) {
+            cr_assert_not_null(r);
+            cr_assert(r->weak == 0 && r->ones == 0 && r->floor == 0 && r->lb_cap == 0 && r->lb == 0,
+                      "F_op %lld was never written", (long long)i);
+        } else {
+            cr_assert_null(r, "F_op %lld has a record in a block never made", (long long)i);
+        }
+    }
+    cr_assert_null(fop_rec_at(&fc, -1));
+    cr_assert_null(fop_rec_at(&fc, n));
+    search_fop_cache_free(&fc);
+}
+
+/* The compute floors (ctx.cf) are places in a table of distinct floats:
+ * each F_op reads back its float bit for bit, equal floats share a place,
+ * and when CF_VALUES distinct floors are in the table the next new one
+ * finds no room: its F_op stays CF_NOT_YET and the ctx says so (cf_lost,
+ * which turns the scan off), while floors already in the table still go
+ * in. */
+Test(searchbig, the_compute_floors_table_reads_back_every_float) {
+    const int64_t n = 90000;
+    ctx c;
+    memset(&c, 0, sizeof c);
+    c.cf = malloc((size_t)n * sizeof *c.cf);
+    cr_assert_not_null(c.cf);
+    for (int64_t i = 0; i < n; i++) c.cf[i] = CF_NOT_YET;
+    /* 1,000 distinct floors over the first 20,000 F_op */
+    for (int64_t i = 0; i < 20000; i++) cr_assert(search_cf_put(&c, i, (float)(i % 1000) * 0.37f + 1e-6f));
+    cr_assert_eq(c.ncf_val, 1000);
+    for (int64_t i = 0; i < 20000; i++) {
+        float want = (float)(i % 1000) * 0.37f + 1e-6f, got = c.cf_val[c.cf[i]];
+        cr_assert(memcmp(&want, &got, sizeof want) == 0, "F_op %lld reads %g, not %g", (long long)i, got, want);
+        cr_assert_eq(c.cf[i], c.cf[i % 1000]);
+    }
+    /* then a new floor per F_op until the table is full */
+    int64_t put = 0;
+    for (int64_t i = 20000; i < n; i++) {
+        bool ok = search_cf_put(&c, i, 1e3f + (float)i);
+        cr_assert_eq(ok, put < CF_VALUES - 1000, "F_op %lld: put %d with %lld new floors", (long long)i, ok,
+                     (long long)put);
+        if (ok) put++;
+        else cr_assert_eq(c.cf[i], CF_NOT_YET);
+    }
+    cr_assert(c.cf_lost);
+    cr_assert_eq(c.ncf_val, CF_VALUES);
+    cr_assert(search_cf_put(&c, 0, 0.37f * 5 + 1e-6f), "a floor in the table still goes in");
+    cr_assert_eq(c.cf[0], c.cf[5]);
+    free(c.cf);
+    free(c.cf_val);
+    free(c.cf_hash);
+}

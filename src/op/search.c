@@ -173,19 +173,25 @@ static void ctx_caches(ctx *c) {
     if (c->session && small && !c->cf && (c->cf = malloc(nalloc * sizeof *c->cf)))
         for (int64_t i = 0; i < c->nfops; i++) c->cf[i] = CF_NOT_YET;
     if (c->fc.dir || !small || (c->session && c->cap >= c->full_cap)) return;
+    search_fop_cache_init(&c->fc, c->nfops, c->cf != NULL);
+}
+
+bool search_fop_cache_init(fop_cache *fc, int64_t n, bool full) {
     /* a directory entry per block, cleared (no block yet), and room for
      * every chunk's pointer */
-    size_t nblocks = ((size_t)nalloc + FOPC_B - 1) / FOPC_B;
-    c->fc.dir = calloc(nblocks, sizeof *c->fc.dir);
-    c->fc.chunks = calloc((nblocks + FOPC_CHUNK - 1) / FOPC_CHUNK, sizeof *c->fc.chunks);
-    if (!c->fc.dir || !c->fc.chunks) {
-        free(c->fc.dir);
-        free(c->fc.chunks);
-        c->fc = (fop_cache){0};
-        return;
+    *fc = (fop_cache){0};
+    size_t nblocks = ((size_t)(n > 0 ? n : 1) + FOPC_B - 1) / FOPC_B;
+    fc->dir = calloc(nblocks, sizeof *fc->dir);
+    fc->chunks = calloc((nblocks + FOPC_CHUNK - 1) / FOPC_CHUNK, sizeof *fc->chunks);
+    if (!fc->dir || !fc->chunks) {
+        free(fc->dir);
+        free(fc->chunks);
+        *fc = (fop_cache){0};
+        return false;
     }
-    c->fc.n = c->nfops;
-    c->fc.full = c->cf != NULL;
+    fc->n = n;
+    fc->full = full;
+    return true;
 }
 
 fop_rec *search_fop_rec_make(fop_cache *fc, int64_t index) {
@@ -257,7 +263,7 @@ bool search_cf_put(ctx *c, int64_t index, float f) {
     return true;
 }
 
-static void fop_cache_free(fop_cache *fc) {
+void search_fop_cache_free(fop_cache *fc) {
     int64_t nchunks = ((fc->n + FOPC_B - 1) / FOPC_B + FOPC_CHUNK - 1) / FOPC_CHUNK;
     if (fc->chunks)
         for (int64_t k = 0; k < nchunks; k++) free(fc->chunks[k]);
@@ -690,7 +696,7 @@ static rotor_status ctx_init(ctx *c, const rotor_expr *e, const rotor_chip *chip
 static void ctx_free(ctx *c) {
     bufs_free(&c->own);
     free(c->counts);
-    fop_cache_free(&c->fc);
+    search_fop_cache_free(&c->fc);
     free(c->cf);
     free(c->cf_val);
     free(c->cf_hash);

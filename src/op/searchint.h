@@ -144,6 +144,10 @@ static inline fop_rec *fop_rec_at(const fop_cache *fc, int64_t index) {
  * index outside it, or out of memory (then the values are recomputed).
  * Serial: pass 1 only (search.c). */
 fop_rec *search_fop_rec_make(fop_cache *fc, int64_t index);
+/* An empty cache for F_op [0, n) (false, and off, when out of memory);
+ * its records and directory freed. */
+bool search_fop_cache_init(fop_cache *fc, int64_t n, bool full);
+void search_fop_cache_free(fop_cache *fc);
 
 struct ctx;
 /* F_op index's compute floor f (a float >= 0) into c->cf: false when the
