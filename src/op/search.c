@@ -209,6 +209,16 @@ fop_rec *search_fop_rec_make(fop_cache *fc, int64_t index) {
     return fop_rec_at(fc, index);
 }
 
+/* A float's bits mixed (every bit reaches the low ones, which index the
+ * table: floors that are round numbers share their low bits). */
+static uint32_t cf_mix(uint32_t x) {
+    x ^= x >> 16;
+    x *= 0x7feb352du;
+    x ^= x >> 15;
+    x *= 0x846ca68bu;
+    return x ^ (x >> 16);
+}
+
 /* The table of distinct floors grows by doubling, its hash kept at most
  * half full. */
 static bool cf_grow(ctx *c) {
@@ -227,7 +237,7 @@ static bool cf_grow(ctx *c) {
     for (int32_t k = 0; k < c->ncf_val; k++) {
         uint32_t bits;
         memcpy(&bits, &c->cf_val[k], sizeof bits);
-        uint32_t h = (bits * 2654435761u) & (uint32_t)(nsize - 1);
+        uint32_t h = cf_mix(bits) & (uint32_t)(nsize - 1);
         while (nh[h]) h = (h + 1) & (uint32_t)(nsize - 1);
         nh[h] = (uint16_t)(k + 1);
     }
@@ -241,7 +251,7 @@ bool search_cf_put(ctx *c, int64_t index, float f) {
     uint32_t bits;
     memcpy(&bits, &f, sizeof bits);
     if (c->cf_hash_size) {
-        uint32_t h = (bits * 2654435761u) & (uint32_t)(c->cf_hash_size - 1);
+        uint32_t h = cf_mix(bits) & (uint32_t)(c->cf_hash_size - 1);
         for (; c->cf_hash[h]; h = (h + 1) & (uint32_t)(c->cf_hash_size - 1)) {
             uint32_t b;
             memcpy(&b, &c->cf_val[c->cf_hash[h] - 1], sizeof b);
@@ -255,7 +265,7 @@ bool search_cf_put(ctx *c, int64_t index, float f) {
         c->cf_lost = true;
         return false;
     }
-    uint32_t h = (bits * 2654435761u) & (uint32_t)(c->cf_hash_size - 1);
+    uint32_t h = cf_mix(bits) & (uint32_t)(c->cf_hash_size - 1);
     while (c->cf_hash[h]) h = (h + 1) & (uint32_t)(c->cf_hash_size - 1);
     c->cf_val[c->ncf_val] = f;
     c->cf_hash[h] = (uint16_t)(c->ncf_val + 1);
