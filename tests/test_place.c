@@ -440,6 +440,47 @@ Test(place, conformer_scores_pos_k_split_4_8_4_places_with_rings_and_shifts_as_c
     }
 }
 
+/* The four frontier plans of l0.mhsa.scores_content at batch 21 (Conformer-M's
+ * content scores, keys K[b,h,k,n]) that main refused in placement ("rotor
+ * verify --pareto", b=21 h=4 m=249 k=64 n=249): Q's ring along n, K's along
+ * m, U's along (b, m, n), k split in all three.  They place, with the
+ * schedule's invariants. */
+Test(place, conformer_scores_content_b21_frontier_plans_place) {
+    struct {
+        int64_t fop[5];       /* b h m k n */
+        int64_t sb, q[2], u, kk[2]; /* S's f_t b; Q's b, k; U's k; K's b, k */
+        const char *order;
+    } cases[] = {
+        {{21, 4, 4, 1, 4}, 1, {1, 2}, 16, {1, 4}, "bhmnk"},
+        {{21, 4, 4, 1, 4}, 1, {1, 4}, 8, {1, 4}, "bhmnk"},
+        {{21, 4, 4, 1, 4}, 1, {1, 4}, 16, {1, 4}, "bhmnk"},
+        {{11, 4, 4, 2, 4}, 2, {2, 2}, 16, {2, 2}, "hmnbk"},
+    };
+    for (int c = 0; c < 4; c++) {
+        rotor_expr e;
+        cr_assert_eq(rotor_expr_make(scores_content, "b=21,h=4,m=249,k=64,n=249", &e, NULL), ROTOR_OK);
+        int b = rotor_expr_axis(&e, "b"), k = rotor_expr_axis(&e, "k");
+        rotor_plan p;
+        rotor_plan_init(&e, &p);
+        for (int x = 0; x < 5; x++) {
+            char name[2] = {"bhmkn"[x], '\0'};
+            p.fop[rotor_expr_axis(&e, name)] = cases[c].fop[x];
+            name[0] = cases[c].order[x];
+            p.order[x] = rotor_expr_axis(&e, name);
+        }
+        p.ft[S_][b] = cases[c].sb;
+        p.ft[Q_][b] = cases[c].q[0], p.ft[Q_][k] = cases[c].q[1];
+        p.ft[V_][k] = cases[c].u;
+        p.ft[P_][b] = cases[c].kk[0], p.ft[P_][k] = cases[c].kk[1];
+        rotor_plan_info info;
+        rotor_place *pl = place_ok(&e, &p, &info);
+        char ctx[32];
+        snprintf(ctx, sizeof ctx, "content plan %d", c);
+        check_schedule(pl, &e, &info, ctx);
+        rotor_place_free(pl);
+    }
+}
+
 /* Property: every valid plan of the attention-score family (scores_pos and
  * scores_content, drawn alike) places and keeps the schedule's invariants
  * (check_schedule).  F_op is drawn over (b, h, m, n), k is split along a
