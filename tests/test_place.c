@@ -436,6 +436,16 @@ Test(place, conformer_scores_pos_k_split_4_8_4_places_with_rings_and_shifts_as_c
         cr_assert_eq(info.shifts[P_], 3);
         cr_assert_eq(info.shifts[S_], 0);
         check_schedule(pl, &e, &info, cases[c].dims);
+        if (c == 1) { /* docs/placement.md: d1 = c_b xor c_n, d2 = c_b mod 2, j_k = 2 d1 + d2 at step 0 */
+            int b = rotor_expr_axis(&e, "b"), n = rotor_expr_axis(&e, "n"), k = rotor_expr_axis(&e, "k");
+            for (int64_t core = 0; core < 16; core++) {
+                int64_t coord[ROTOR_MAX_AXES], i0[ROTOR_MAX_AXES] = {0}, j[ROTOR_MAX_AXES];
+                rotor_place_coords(pl, core, coord);
+                rotor_place_subtask(pl, core, i0, j);
+                cr_assert_eq(j[k], 2 * (coord[b] ^ coord[n]) + coord[b] % 2, "core (b %lld, n %lld)",
+                             (long long)coord[b], (long long)coord[n]);
+            }
+        }
         rotor_place_free(pl);
     }
 }
