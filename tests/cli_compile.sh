@@ -52,9 +52,10 @@ expect_error objective-bogus 2 "--objective: expected latency or throughput, got
 expect_error pipeline-baseline 2 "--pipeline conflicts with --baseline vgm" -- compile nerf --pipeline --baseline vgm
 expect_error pipeline-pod 2 "--pipeline: chip 'ipu-pod4' is several chips; pipelining over core groups needs one chip with an all-to-all exchange (docs/kapla.md)" -- compile nerf --chip ipu-pod4 --pipeline
 
-# a known limitation (2026-11-30): a frontier plan of Conformer-M's attention at batch 16 that
-# op/place.c cannot lay out fails the compile; the line names the operator
-expect_error unplaceable 2 "op 'l0.mhsa.scores_pos' (MatMul), pricing the hand-off into one of its plans: placement: no nested-ring offsets" -- compile conformer-m --batch 16 -q
+# issue 45: Conformer-M compiles at batch 16. A frontier plan of its l0.mhsa.scores_pos (F_op b4 h4
+# m23 n4, k split 4/8/4 in Q/V/P) was refused by op/place.c until the placement learnt independent
+# prime slots (docs/placement.md, "Choosing offsets")
+expect_out conformer-b16 "^total 2834.661 us: compute 1769.526, " -- compile conformer-m --batch 16 -q
 expect_error unknown-model 2 "unknown model 'bert-huge' (the zoo has bert-base" -- compile bert-huge
 expect_error no-model 2 "a model is required" -- compile
 expect_error bad-batch 2 "--batch: expected an integer from 1 to 1048576, got '0'" -- compile bert-base --batch 0

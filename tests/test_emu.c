@@ -325,3 +325,35 @@ Test(emu, one_thread_and_four_give_the_same_bits) {
     free(ref1);
     run_free(&r);
 }
+
+/* Conformer-M's positional attention scores (l*.mhsa.scores_pos), the plan
+ * the exact search chose at batch 16 that placement used to refuse: F_op
+ * b=4 n=4, k split 4 / 8 / 4 in Q / V / P (Q's rings run along n, P's along
+ * b, V's along both; docs/placement.md "Choosing offsets"), on 16 cores.
+ * The result matches the direct reference, every core shifts Q and P 3
+ * times and V 7, and the exchange time is the model's. */
+Test(emu, conformer_scores_pos_k_split_4_8_4_computes_the_reference) {
+    rotor_chip chip = mk2();
+    run r;
+    cr_assert_eq(rotor_expr_make("S[b,h,m,n] += (Q[b,h,m,k] + V[h,k]) * P[h,k,n]", "b=4,h=2,m=3,k=16,n=8", &r.e, NULL),
+                 ROTOR_OK);
+    int b = rotor_expr_axis(&r.e, "b"), h = rotor_expr_axis(&r.e, "h"), m = rotor_expr_axis(&r.e, "m"),
+        k = rotor_expr_axis(&r.e, "k"), n = rotor_expr_axis(&r.e, "n");
+    rotor_plan_init(&r.e, &r.p);
+    r.p.fop[b] = 4, r.p.fop[n] = 4;
+    r.p.ft[1][k] = 4, r.p.ft[2][k] = 8, r.p.ft[3][k] = 4;
+    const int order[5] = {b, h, m, n, k};
+    memcpy(r.p.order, order, sizeof order);
+    run_setup(&r, &chip);
+    cr_assert_eq(r.info.cores, 16);
+    int64_t core_shifts[4 * 16];
+    cr_assert_eq(run_emu(&r, &chip, &(rotor_emu_options){.core_shifts = core_shifts}), ROTOR_OK, "%s", r.err.msg);
+    assert_verified(&r, "scores_pos");
+    for (int c = 0; c < 16; c++) {
+        cr_assert_eq(core_shifts[1 * 16 + c], 3);
+        cr_assert_eq(core_shifts[2 * 16 + c], 7);
+        cr_assert_eq(core_shifts[3 * 16 + c], 3);
+        cr_assert_eq(core_shifts[0 * 16 + c], 0);
+    }
+    run_free(&r);
+}

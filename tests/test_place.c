@@ -192,7 +192,76 @@ static void random_plan(rotor_rng *r, const rotor_chip *chip, rotor_expr *e, rot
 /* Invariants of the placement, step by step: every core computes each of its
  * T sub-tasks once; at every step each ring holds each of its partitions
  * exactly once; at every transition the sender holds what the receiver needs;
- * every core changes blocks exactly shifts(X) times (cost-model-v1.md). */
+ * every core changes blocks exactly shifts(X) times (cost-model-v1.md).  ctx
+ * names the case in a failure. */
+static void check_schedule(const rotor_place *pl, const rotor_expr *e, const rotor_plan_info *info, const char *ctx) {
+    const int64_t T = info->total_steps, N = info->cores;
+    char *seen = calloc((size_t)(N * T), 1);
+    int64_t *changes = calloc((size_t)(N * e->ntensors), sizeof *changes);
+    int64_t *held = malloc((size_t)(N * e->ntensors) * sizeof *held);
+    int64_t i[ROTOR_MAX_AXES], prev[ROTOR_MAX_AXES];
+    for (int64_t s = 0; s < T; s++) {
+        rotor_place_loop(pl, s, i);
+        if (s > 0) {
+            int moved_axes = 0;
+            for (int a = 0; a < e->naxes; a++) {
+                int64_t d = i[a] - prev[a];
+                cr_assert(d >= -1 && d <= 1);
+                moved_axes += d != 0;
+            }
+            cr_assert_eq(moved_axes, 1, "%s step %lld", ctx, (long long)s);
+        }
+        for (int64_t c = 0; c < N; c++) {
+            int64_t j[ROTOR_MAX_AXES], blk[ROTOR_MAX_AXES], lin = 0;
+            rotor_place_subtask(pl, c, i, j);
+            for (int a = 0; a < e->naxes; a++) lin = lin * info->steps[a] + j[a];
+            cr_assert_eq(seen[c * T + lin], 0, "%s: core %lld repeats a sub-task", ctx, (long long)c);
+            seen[c * T + lin] = 1;
+            for (int t = 0; t < e->ntensors; t++) {
+                rotor_place_block(pl, t, j, blk);
+                int64_t id = rotor_place_block_id(pl, t, blk);
+                if (s > 0) {
+                    int64_t from = rotor_place_sender(pl, t, c, prev, i, false);
+                    cr_assert_eq(held[from * e->ntensors + t], id, "%s: tensor %d core %lld gets the wrong block",
+                                 ctx, t, (long long)c);
+                    changes[c * e->ntensors + t] += from != c;
+                }
+            }
+        }
+        /* ring check and the held table for the next transition */
+        for (int t = 0; t < e->ntensors; t++) {
+            int64_t q = info->ring_size[t];
+            for (int64_t ring = 0; ring < rotor_place_ring_count(pl, t); ring++) {
+                uint64_t mask = 0; /* q <= 48 here */
+                for (int64_t pos = 0; pos < q; pos++) {
+                    int64_t c = rotor_place_ring_member(pl, t, ring, pos), j[ROTOR_MAX_AXES], blk[ROTOR_MAX_AXES];
+                    rotor_place_subtask(pl, c, i, j);
+                    rotor_place_block(pl, t, j, blk);
+                    mask |= 1ull << rotor_place_block_id(pl, t, blk);
+                }
+                cr_assert_eq(mask, q == 64 ? ~0ull : (1ull << q) - 1, "%s: a ring of tensor %d misses a partition",
+                             ctx, t);
+            }
+        }
+        for (int64_t c = 0; c < N; c++) {
+            int64_t j[ROTOR_MAX_AXES], blk[ROTOR_MAX_AXES];
+            rotor_place_subtask(pl, c, i, j);
+            for (int t = 0; t < e->ntensors; t++) {
+                rotor_place_block(pl, t, j, blk);
+                held[c * e->ntensors + t] = rotor_place_block_id(pl, t, blk);
+            }
+        }
+        memcpy(prev, i, sizeof i);
+    }
+    for (int64_t c = 0; c < N; c++)
+        for (int t = 0; t < e->ntensors; t++)
+            cr_assert_eq(changes[c * e->ntensors + t], info->shifts[t], "%s: core %lld shifts tensor %d %lld times, spec %lld",
+                         ctx, (long long)c, t, (long long)changes[c * e->ntensors + t], (long long)info->shifts[t]);
+    free(seen);
+    free(changes);
+    free(held);
+}
+
 Test(place, random_plans_keep_rings_whole_and_shift_exactly_as_counted) {
     const uint64_t seed = 20240531;
     rotor_rng r = {seed};
@@ -209,78 +278,9 @@ Test(place, random_plans_keep_rings_whole_and_shift_exactly_as_counted) {
                      "seed %llu trial %d %s: %s", (unsigned long long)seed, trial, e.text, err.msg);
         placed++;
         rotating += info.rotates;
-        const int64_t T = info.total_steps, N = info.cores;
-        char *seen = calloc((size_t)(N * T), 1);
-        int64_t *changes = calloc((size_t)(N * e.ntensors), sizeof *changes);
-        int64_t *held = malloc((size_t)(N * e.ntensors) * sizeof *held);
-        int64_t i[ROTOR_MAX_AXES], prev[ROTOR_MAX_AXES];
-        for (int64_t s = 0; s < T; s++) {
-            rotor_place_loop(pl, s, i);
-            if (s > 0) {
-                int moved_axes = 0;
-                for (int a = 0; a < e.naxes; a++) {
-                    int64_t d = i[a] - prev[a];
-                    cr_assert(d >= -1 && d <= 1);
-                    moved_axes += d != 0;
-                }
-                cr_assert_eq(moved_axes, 1, "seed %llu trial %d step %lld", (unsigned long long)seed,
-                             trial, (long long)s);
-            }
-            for (int64_t c = 0; c < N; c++) {
-                int64_t j[ROTOR_MAX_AXES], blk[ROTOR_MAX_AXES], lin = 0;
-                rotor_place_subtask(pl, c, i, j);
-                for (int a = 0; a < e.naxes; a++) lin = lin * info.steps[a] + j[a];
-                cr_assert_eq(seen[c * T + lin], 0, "seed %llu trial %d: core %lld repeats a sub-task",
-                             (unsigned long long)seed, trial, (long long)c);
-                seen[c * T + lin] = 1;
-                for (int t = 0; t < e.ntensors; t++) {
-                    rotor_place_block(pl, t, j, blk);
-                    int64_t id = rotor_place_block_id(pl, t, blk);
-                    if (s > 0) {
-                        int64_t from = rotor_place_sender(pl, t, c, prev, i, false);
-                        cr_assert_eq(held[from * e.ntensors + t], id,
-                                     "seed %llu trial %d %s: tensor %d core %lld gets the wrong block",
-                                     (unsigned long long)seed, trial, e.text, t, (long long)c);
-                        changes[c * e.ntensors + t] += from != c;
-                    }
-                }
-            }
-            /* ring check and the held table for the next transition */
-            for (int t = 0; t < e.ntensors; t++) {
-                int64_t q = info.ring_size[t];
-                for (int64_t ring = 0; ring < rotor_place_ring_count(pl, t); ring++) {
-                    uint64_t mask = 0; /* q <= 48 here */
-                    for (int64_t pos = 0; pos < q; pos++) {
-                        int64_t c = rotor_place_ring_member(pl, t, ring, pos), j[ROTOR_MAX_AXES],
-                                blk[ROTOR_MAX_AXES];
-                        rotor_place_subtask(pl, c, i, j);
-                        rotor_place_block(pl, t, j, blk);
-                        mask |= 1ull << rotor_place_block_id(pl, t, blk);
-                    }
-                    cr_assert_eq(mask, q == 64 ? ~0ull : (1ull << q) - 1,
-                                 "seed %llu trial %d %s: a ring of tensor %d misses a partition",
-                                 (unsigned long long)seed, trial, e.text, t);
-                }
-            }
-            for (int64_t c = 0; c < N; c++) {
-                int64_t j[ROTOR_MAX_AXES], blk[ROTOR_MAX_AXES];
-                rotor_place_subtask(pl, c, i, j);
-                for (int t = 0; t < e.ntensors; t++) {
-                    rotor_place_block(pl, t, j, blk);
-                    held[c * e.ntensors + t] = rotor_place_block_id(pl, t, blk);
-                }
-            }
-            memcpy(prev, i, sizeof i);
-        }
-        for (int64_t c = 0; c < N; c++)
-            for (int t = 0; t < e.ntensors; t++)
-                cr_assert_eq(changes[c * e.ntensors + t], info.shifts[t],
-                             "seed %llu trial %d %s: core %lld shifts tensor %d %lld times, spec %lld",
-                             (unsigned long long)seed, trial, e.text, (long long)c, t,
-                             (long long)changes[c * e.ntensors + t], (long long)info.shifts[t]);
-        free(seen);
-        free(changes);
-        free(held);
+        char ctx[sizeof e.text + 64];
+        snprintf(ctx, sizeof ctx, "seed %llu trial %d %s", (unsigned long long)seed, trial, e.text);
+        check_schedule(pl, &e, &info, ctx);
         rotor_place_free(pl);
     }
     cr_assert_eq(placed, 400);
@@ -375,4 +375,162 @@ Test(place, partitions_only_placement_places_every_partition_as_the_full_one) {
         rotor_place_free(part);
     }
     cr_assert_gt(compared, 10000);
+}
+
+/* ---- Conformer's positional attention scores (issue 45) ------------------- */
+
+/* Conformer-M's l*.mhsa.scores_pos, S[b,h,m,n] += (Q[b,h,m,k] + V[h,k]) *
+ * P[h,k,n] (or scores_content, whose keys K[b,h,k,n] keep the batch), under
+ * F_op (b, h, m, n) and k split fq / fv / fp ways in Q / V / P, loop order b
+ * h m n k: the operator in e and the plan in p. */
+static const char scores_pos[] = "S[b,h,m,n] += (Q[b,h,m,k] + V[h,k]) * P[h,k,n]",
+                  scores_content[] = "S[b,h,m,n] += (Q[b,h,m,k] + V[h,k]) * P[b,h,k,n]";
+enum { S_ = 0, Q_ = 1, V_ = 2, P_ = 3 };
+
+static void scores_plan(const char *text, rotor_expr *e, rotor_plan *p, const char *dims, const int64_t *fop,
+                        int64_t fq, int64_t fv, int64_t fp) {
+    cr_assert_eq(rotor_expr_make(text, dims, e, NULL), ROTOR_OK);
+    const char *names[4] = {"b", "h", "m", "n"};
+    int k = rotor_expr_axis(e, "k");
+    rotor_plan_init(e, p);
+    for (int x = 0; x < 4; x++) p->fop[rotor_expr_axis(e, names[x])] = fop[x];
+    p->ft[Q_][k] = fq, p->ft[V_][k] = fv, p->ft[P_][k] = fp;
+    int l = 0;
+    for (int x = 0; x < 4; x++) p->order[l++] = rotor_expr_axis(e, names[x]);
+    p->order[l] = k;
+}
+
+/* The plan the exact search returned for l0.mhsa.scores_pos at batch 16 and
+ * op/place.c could not lay out (F_op b4 h4 m23 n4, k 4/8/4 in Q/V/P): Q's
+ * rings of 4 run along n and P's along (b, m), so the coarse k digit must be
+ * a bijection of c_n and balanced over c_b, and V's fine digit needs a
+ * coordinate its coarse digit does not already spend.  Private slots cannot
+ * give that (Q takes both slots of n, P both of b); independent ones can
+ * (d1 = c_b xor c_n, d2 = c_b mod 2).  It now places, with the spec's rings
+ * and shifts, at the zoo's extents and on 16 cores. */
+Test(place, conformer_scores_pos_k_split_4_8_4_places_with_rings_and_shifts_as_counted) {
+    struct {
+        const char *dims;
+        int64_t fop[4], cores, rings_v, rings_p;
+    } cases[] = {
+        {"b=16,h=4,m=249,k=64,n=249", {4, 4, 23, 4}, 1472, 46, 23},
+        {"b=4,h=1,m=1,k=8,n=4", {4, 1, 1, 4}, 16, 2, 1},
+    };
+    for (int c = 0; c < 2; c++) {
+        rotor_expr e;
+        rotor_plan p;
+        rotor_plan_info info;
+        scores_plan(scores_pos, &e, &p, cases[c].dims, cases[c].fop, 4, 8, 4);
+        rotor_place *pl = place_ok(&e, &p, &info);
+        cr_assert_eq(info.cores, cases[c].cores);
+        cr_assert_eq(info.total_steps, 8);
+        cr_assert_eq(info.ring_size[Q_], 4);
+        cr_assert_eq(info.rings[Q_], 1);
+        cr_assert_eq(info.ring_size[V_], 8);
+        cr_assert_eq(info.rings[V_], cases[c].rings_v);
+        cr_assert_eq(info.ring_size[P_], 4);
+        cr_assert_eq(info.rings[P_], cases[c].rings_p);
+        /* k innermost, 8 steps: Q and P change blocks every 2 steps, V every step */
+        cr_assert_eq(info.shifts[Q_], 3);
+        cr_assert_eq(info.shifts[V_], 7);
+        cr_assert_eq(info.shifts[P_], 3);
+        cr_assert_eq(info.shifts[S_], 0);
+        check_schedule(pl, &e, &info, cases[c].dims);
+        if (c == 1) { /* docs/placement.md: d1 = c_b xor c_n, d2 = c_b mod 2, j_k = 2 d1 + d2 at step 0 */
+            int b = rotor_expr_axis(&e, "b"), n = rotor_expr_axis(&e, "n"), k = rotor_expr_axis(&e, "k");
+            for (int64_t core = 0; core < 16; core++) {
+                int64_t coord[ROTOR_MAX_AXES], i0[ROTOR_MAX_AXES] = {0}, j[ROTOR_MAX_AXES];
+                rotor_place_coords(pl, core, coord);
+                rotor_place_subtask(pl, core, i0, j);
+                cr_assert_eq(j[k], 2 * (coord[b] ^ coord[n]) + coord[b] % 2, "core (b %lld, n %lld)",
+                             (long long)coord[b], (long long)coord[n]);
+            }
+        }
+        rotor_place_free(pl);
+    }
+}
+
+/* The four frontier plans of l0.mhsa.scores_content at batch 21 (Conformer-M's
+ * content scores, keys K[b,h,k,n]) that main refused in placement ("rotor
+ * verify --pareto", b=21 h=4 m=249 k=64 n=249): Q's ring along n, K's along
+ * m, U's along (b, m, n), k split in all three.  They place, with the
+ * schedule's invariants. */
+Test(place, conformer_scores_content_b21_frontier_plans_place) {
+    struct {
+        int64_t fop[5];       /* b h m k n */
+        int64_t sb, q[2], u, kk[2]; /* S's f_t b; Q's b, k; U's k; K's b, k */
+        const char *order;
+    } cases[] = {
+        {{21, 4, 4, 1, 4}, 1, {1, 2}, 16, {1, 4}, "bhmnk"},
+        {{21, 4, 4, 1, 4}, 1, {1, 4}, 8, {1, 4}, "bhmnk"},
+        {{21, 4, 4, 1, 4}, 1, {1, 4}, 16, {1, 4}, "bhmnk"},
+        {{11, 4, 4, 2, 4}, 2, {2, 2}, 16, {2, 2}, "hmnbk"},
+    };
+    for (int c = 0; c < 4; c++) {
+        rotor_expr e;
+        cr_assert_eq(rotor_expr_make(scores_content, "b=21,h=4,m=249,k=64,n=249", &e, NULL), ROTOR_OK);
+        int b = rotor_expr_axis(&e, "b"), k = rotor_expr_axis(&e, "k");
+        rotor_plan p;
+        rotor_plan_init(&e, &p);
+        for (int x = 0; x < 5; x++) {
+            char name[2] = {"bhmkn"[x], '\0'};
+            p.fop[rotor_expr_axis(&e, name)] = cases[c].fop[x];
+            name[0] = cases[c].order[x];
+            p.order[x] = rotor_expr_axis(&e, name);
+        }
+        p.ft[S_][b] = cases[c].sb;
+        p.ft[Q_][b] = cases[c].q[0], p.ft[Q_][k] = cases[c].q[1];
+        p.ft[V_][k] = cases[c].u;
+        p.ft[P_][b] = cases[c].kk[0], p.ft[P_][k] = cases[c].kk[1];
+        rotor_plan_info info;
+        rotor_place *pl = place_ok(&e, &p, &info);
+        char ctx[32];
+        snprintf(ctx, sizeof ctx, "content plan %d", c);
+        check_schedule(pl, &e, &info, ctx);
+        rotor_place_free(pl);
+    }
+}
+
+/* Property: every valid plan of the attention-score family (scores_pos and
+ * scores_content, drawn alike) places and keeps the schedule's invariants
+ * (check_schedule).  F_op is drawn over (b, h, m, n), k is split along a
+ * chain in Q, V and P, and Q and P may also rotate along m and n (S cannot:
+ * k is not split, so S has no sharers); rotor_plan_derive decides validity.
+ * The draws include the case above's kind ("chained": all three inputs
+ * rotating along k, V's ring longer than Q's, Q's one ring spanning its
+ * group).  Without the independent-slot search trial 5322 (scores_pos, F_op
+ * b6 h2 m2 n6, k 6/24/12) is refused. */
+Test(place, attention_score_plans_all_place, .timeout = 120) {
+    static const int64_t fops[] = {1, 2, 3, 4, 6, 8}, chain[] = {1, 2, 4, 8, 3, 6, 12, 24};
+    rotor_rng r = {20261130};
+    rotor_chip chip = mk2();
+    int placed = 0, chained = 0;
+    for (int trial = 0; trial < 100000 && placed < 1000; trial++) {
+        rotor_expr e;
+        rotor_plan p;
+        int64_t fop[4] = {fops[rotor_rng_below(&r, 6)], 1 + rotor_rng_below(&r, 2), 1 + rotor_rng_below(&r, 3),
+                          fops[rotor_rng_below(&r, 6)]};
+        int base = rotor_rng_below(&r, 2) * 4; /* powers of 2, or 3 x powers of 2 */
+        int64_t fq = chain[base + rotor_rng_below(&r, 4)], fv = chain[base + rotor_rng_below(&r, 4)],
+                fp = chain[base + rotor_rng_below(&r, 4)];
+        bool content = rotor_rng_below(&r, 2);
+        scores_plan(content ? scores_content : scores_pos, &e, &p, "b=12,h=4,m=6,k=48,n=12", fop, fq, fv, fp);
+        p.ft[Q_][rotor_expr_axis(&e, "m")] = 1 + rotor_rng_below(&r, 2);
+        p.ft[P_][rotor_expr_axis(&e, "n")] = 1 + rotor_rng_below(&r, 2);
+        rotor_plan_info info;
+        rotor_error err = {{0}};
+        if (rotor_plan_derive(&e, &chip, &p, &info, &err) != ROTOR_OK) continue;
+        rotor_place *pl;
+        char ctx[160];
+        snprintf(ctx, sizeof ctx, "trial %d %s F_op b%lld h%lld m%lld n%lld k %lld/%lld/%lld", trial,
+                 content ? "scores_content" : "scores_pos", (long long)fop[0], (long long)fop[1], (long long)fop[2],
+                 (long long)fop[3], (long long)fq, (long long)fv, (long long)fp);
+        cr_assert_eq(rotor_place_make(&e, &p, &info, &pl, &err), ROTOR_OK, "%s: %s", ctx, err.msg);
+        check_schedule(pl, &e, &info, ctx);
+        rotor_place_free(pl);
+        placed++;
+        chained += fq > 1 && fp > 1 && fv > fq && info.sharing[Q_] == info.ring_size[Q_];
+    }
+    cr_assert_eq(placed, 1000, "placed %d, chained %d", placed, chained);
+    cr_assert_gt(chained, 10, "only %d plans of the hard kind", chained);
 }

@@ -484,6 +484,7 @@ typedef struct atoms {
     int pair_t[ROTOR_MAX_TENSORS * MAX_ATOMS], pair_k[ROTOR_MAX_TENSORS * MAX_ATOMS];
     int choice[ROTOR_MAX_TENSORS * MAX_ATOMS];   /* private slot of each (tensor, atom) */
     int reads[MAX_ATOMS][MAX_SLOTS];             /* how many pairs make atom k read slot s */
+    int64_t coef[MAX_ATOMS][MAX_SLOTS];          /* atom k = sum coef * slot, mod its prime */
     int64_t budget;
 } atoms;
 
@@ -520,16 +521,122 @@ static bool solve_pairs(const rotor_place *pl, atoms *at, int x) {
     return false;
 }
 
-static bool atom_offsets(rotor_place *pl) {
-    atoms *at = calloc(1, sizeof *at);
-    if (!at) return false;
-    bool ok = false;
-    at->budget = 200000;
+/* a^-1 mod the prime p (Fermat): the pivots of rank_ok's elimination. */
+static int64_t inverse_mod(int64_t a, int64_t p) {
+    int64_t r = 1, e = p - 2;
+    for (a %= p; e > 0; e >>= 1, a = a * a % p)
+        if (e & 1) r = r * a % p;
+    return r;
+}
+
+/* Whether tensor t's atoms of prime p chosen so far (rows 0..upto) are
+ * linearly independent over GF(p) on the slots of the axes t lacks.  Within
+ * a group of t the slots of the axes t has are constants, and those of the
+ * axes it lacks take every value equally often, so t's atoms of prime p are
+ * uniform over the group exactly when these rows have full rank (slots of
+ * other primes are independent of them).  A subset of independent rows stays
+ * independent, so a failure here prunes the search (rank_search). */
+static bool rank_ok(const rotor_place *pl, const atoms *at, int t, int64_t p, int upto) {
+    int64_t m[MAX_ATOMS][MAX_SLOTS];
+    int cols[MAX_SLOTS], nc = 0, nr = 0;
+    for (int s = 0; s < at->nslots; s++)
+        if (at->slot_prime[s] == p && !pl->e.tensors[t].has_axis[at->slot_axis[s]]) cols[nc++] = s;
+    for (int k = 0; k <= upto; k++) {
+        if (at->atom_prime[k] != p || !atom_used_by(pl, at, t, k)) continue;
+        for (int c = 0; c < nc; c++) m[nr][c] = at->coef[k][cols[c]];
+        nr++;
+    }
+    if (nr > nc) return false;
+    for (int r = 0; r < nr; r++) { /* Gaussian elimination, row r's pivot in a free column */
+        int c = 0;
+        while (c < nc && m[r][c] == 0) c++;
+        if (c == nc) return false; /* row r depends on the rows above */
+        int64_t inv = inverse_mod(m[r][c], p);
+        for (int r2 = r + 1; r2 < nr; r2++) {
+            int64_t f = m[r2][c] * inv % p;
+            for (int c2 = 0; c2 < nc; c2++) m[r2][c2] = ((m[r2][c2] - f * m[r][c2]) % p + p) % p;
+        }
+    }
+    return true;
+}
+
+/* The next support of w slots out of n (lexicographic), or false. */
+static bool next_support(int *idx, int w, int n) {
+    int i = w - 1;
+    while (i >= 0 && idx[i] == n - w + i) i--;
+    if (i < 0) return false;
+    idx[i]++;
+    for (int x = i + 1; x < w; x++) idx[x] = idx[x - 1] + 1;
+    return true;
+}
+
+/* The next coefficients 1..p-1 of a support's later slots (the first is 1:
+ * scaling a row changes no rank), or false. */
+static bool next_coefs(int64_t *cf, int w, int64_t p) {
+    for (int i = w - 1; i >= 1; i--) {
+        if (++cf[i] < p) return true;
+        cf[i] = 1;
+    }
+    return false;
+}
+
+/* Atom k's candidate slots: of its prime, on an axis some tensor using the
+ * atom lacks (a slot every such tensor has only shifts their groups). */
+static int candidate_slots(const rotor_place *pl, const atoms *at, int k, int *cols) {
+    int n = 0;
+    for (int s = 0; s < at->nslots; s++) {
+        if (at->slot_prime[s] != at->atom_prime[k]) continue;
+        bool lacked = false;
+        for (int t = 0; t < pl->nt; t++)
+            lacked |= atom_used_by(pl, at, t, k) && !pl->e.tensors[t].has_axis[at->slot_axis[s]];
+        if (lacked) cols[n++] = s;
+    }
+    return n;
+}
+
+/* The second fallback: each atom reads any combination of slots of its
+ * prime, and every tensor needs its atoms independent over GF(p) on the
+ * slots it lacks (rank_ok), not each a private slot.  Private slots are the
+ * diagonal case; the triangular cases they miss include Conformer's
+ * positional scores S[b,h,m,n] += (Q[b,h,m,k] + V[h,k]) * P[h,k,n] with
+ * F_op b=4 n=4 and k split 4/8/4 in Q/V/P: Q's two coarse atoms need the two
+ * slots of n, P's the two of b, and V's fine atom has none left, while
+ * (n0 + b0, n1 + b1, b0) gives all three tensors full rank.  Atoms are tried
+ * in order with their rows sparsest first, under the node budget. */
+static bool rank_search(const rotor_place *pl, atoms *at, int k) {
+    if (k == at->natoms) return true;
+    int cols[MAX_SLOTS], n = candidate_slots(pl, at, k, cols);
+    int64_t p = at->atom_prime[k];
+    for (int w = 1; w <= n; w++) {
+        int idx[MAX_SLOTS];
+        for (int i = 0; i < w; i++) idx[i] = i;
+        do {
+            int64_t cf[MAX_SLOTS];
+            for (int i = 0; i < w; i++) cf[i] = 1;
+            do {
+                if (--at->budget < 0) return false;
+                memset(at->coef[k], 0, sizeof at->coef[k]);
+                for (int i = 0; i < w; i++) at->coef[k][cols[idx[i]]] = cf[i];
+                bool ok = true;
+                for (int t = 0; ok && t < pl->nt; t++)
+                    ok = !atom_used_by(pl, at, t, k) || rank_ok(pl, at, t, p, k);
+                if (ok && rank_search(pl, at, k + 1)) return true;
+                if (at->budget < 0) return false;
+            } while (next_coefs(cf, w, p));
+        } while (next_support(idx, w, n));
+    }
+    memset(at->coef[k], 0, sizeof at->coef[k]);
+    return false;
+}
+
+/* The slots of every F_op[b] and the atoms of every digit, and the (tensor,
+ * atom) pairs; false if there are more than the tables hold. */
+static bool list_atoms(const rotor_place *pl, atoms *at) {
     for (int b = 0; b < pl->na; b++) {
         int64_t f = pl->p.fop[b], place = 1;
         for (int64_t q = 2; f > 1; q++)
             while (f % q == 0) {
-                if (at->nslots == MAX_SLOTS) goto done;
+                if (at->nslots == MAX_SLOTS) return false;
                 at->slot_axis[at->nslots] = b;
                 at->slot_prime[at->nslots] = q;
                 at->slot_place[at->nslots++] = place;
@@ -542,7 +649,7 @@ static bool atom_offsets(rotor_place *pl) {
             int64_t r = pl->radix[a][u], place = 1;
             for (int64_t q = 2; r > 1; q++)
                 while (r % q == 0) {
-                    if (at->natoms == MAX_ATOMS) goto done;
+                    if (at->natoms == MAX_ATOMS) return false;
                     at->atom_axis[at->natoms] = a;
                     at->atom_digit[at->natoms] = u;
                     at->atom_prime[at->natoms] = q;
@@ -557,14 +664,30 @@ static bool atom_offsets(rotor_place *pl) {
                 at->pair_t[at->npairs] = t;
                 at->pair_k[at->npairs++] = k;
             }
-    if (!solve_pairs(pl, at, 0)) goto done;
+    return true;
+}
+
+/* Offsets from atoms: private slots (solve_pairs) when ranked is false,
+ * else any independent combination (rank_search). */
+static bool atom_offsets(rotor_place *pl, bool ranked) {
+    atoms *at = calloc(1, sizeof *at);
+    if (!at) return false;
+    bool ok = false;
+    at->budget = 200000;
+    if (!list_atoms(pl, at)) goto done;
+    if (!ranked) {
+        if (!solve_pairs(pl, at, 0)) goto done;
+        for (int k = 0; k < at->natoms; k++)
+            for (int s = 0; s < at->nslots; s++) at->coef[k][s] = at->reads[k][s] > 0;
+    } else if (!rank_search(pl, at, 0))
+        goto done;
     for (int64_t c = 0; c < pl->cores; c++) {
         int64_t coord[ROTOR_MAX_AXES], v[ROTOR_MAX_AXES] = {0};
         rotor_place_coords(pl, c, coord);
         for (int k = 0; k < at->natoms; k++) {
             int64_t val = 0;
             for (int s = 0; s < at->nslots; s++)
-                if (at->reads[k][s] > 0) val += coord[at->slot_axis[s]] / at->slot_place[s] % at->slot_prime[s];
+                if (at->coef[k][s]) val += at->coef[k][s] * (coord[at->slot_axis[s]] / at->slot_place[s] % at->slot_prime[s]);
             int a = at->atom_axis[k], u = at->atom_digit[k];
             v[a] += val % at->atom_prime[k] * at->atom_place[k] * pl->pv[a][u];
         }
@@ -581,9 +704,11 @@ done:
  * unbalance a ring (C[m,n] += A[m,k,j] * B[k,n] with C and B both split along
  * n: both lack j).  Often some source is then redundant — another one already
  * balances its tensors — so we try the subsets of sources, largest first;
- * failing that, prime slots and atoms (atom_offsets).  Whatever is chosen is
- * checked: every ring gets one copy of every partition, or the plan is
- * refused. */
+ * failing that, prime slots and atoms (atom_offsets): private slots first,
+ * then any combination of slots independent for every tensor (rank_search).
+ * Each method runs only when the ones before it fail, so a plan an earlier
+ * one places keeps its layout.  Whatever is chosen is checked: every ring
+ * gets one copy of every partition, or the plan is refused. */
 static rotor_status choose_offsets(rotor_place *pl, rotor_error *err) {
     int share[ROTOR_MAX_AXES] = {0};
     source src[ROTOR_MAX_TENSORS];
@@ -600,10 +725,11 @@ static rotor_status choose_offsets(rotor_place *pl, rotor_error *err) {
         }
         if (first_bad < 0) first_bad = bad;
     }
-    if (atom_offsets(pl) && unbalanced_tensor(pl, count) < 0) {
-        free(count);
-        return ROTOR_OK;
-    }
+    for (int ranked = 0; ranked < 2; ranked++)
+        if (atom_offsets(pl, ranked) && unbalanced_tensor(pl, count) < 0) {
+            free(count);
+            return ROTOR_OK;
+        }
     free(count);
     return rotor_fail(err, ROTOR_ERR_INPUT,
                       "placement: no nested-ring offsets give every ring of %s one copy of each "
