@@ -404,7 +404,7 @@ static bool search_once_run(ctx *c, int nthreads, rotor_candidate *best, bool *h
     /* a walk with every cache in place: later searches may scan them (the
      * first below the full cap walks, reading the compute floors the full
      * cap's walk left, since most of its F_op need their memory floors) */
-    if (!oom && c->weak) c->cf_filled = true;
+    if (!oom && c->cf) c->cf_filled = true;
     oom |= keep.oom;
     fop_key *order = NULL;
     /* the list as pass1_consider left it (grown, or failed to grow), the
