@@ -172,8 +172,24 @@ double search_all_ones_bytes_of(const ctx *c, const int64_t *fop, int t) {
 }
 
 static double all_ones_bytes(const ctx *c, const int64_t *fop) {
+    /* search_all_ones_bytes_of summed over the tensors, each axis's
+     * ceil(E_a / F_a) divided once for all of them (issue 45: pass 2 asks
+     * this twice per F_op): the same integers multiplied in the same order */
+    const rotor_expr *e = c->e;
+    int64_t l1[ROTOR_MAX_AXES];
+    for (int a = 0; a < e->naxes; a++) l1[a] = (e->extent[a] + fop[a] - 1) / fop[a];
     double bytes = 0;
-    for (int t = 0; t < c->e->ntensors; t++) bytes += search_all_ones_bytes_of(c, fop, t);
+    for (int t = 0; t < e->ntensors; t++) {
+        const rotor_tensor *x = &e->tensors[t];
+        double elems = 1;
+        for (int d = 0; d < x->ndims; d++) {
+            const rotor_dim *dim = &x->dims[d];
+            int64_t l[2];
+            for (int k = 0; k < dim->nterms; k++) l[k] = l1[dim->axis[k]];
+            elems *= (double)rotor_dim_extent(dim, l);
+        }
+        bytes += elems * (double)c->chip->element_bytes;
+    }
     return bytes;
 }
 
