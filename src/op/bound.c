@@ -352,6 +352,21 @@ static double dim_extent_at(const rotor_expr *e, const rotor_dim *dim, int k, co
     return (double)(1 + dim->coef[k] * (l - 1));
 }
 
+/* A dimension whose every term's axis has extent 1 (a 1x1 convolution's
+ * kh of its weights, a batch of 1): its extent is 1 under every ring size,
+ * so the dynamic program's step for it is g'[Q] = min over R | Q of
+ * g[Q / R].  After a first dimension g does not rise along divisibility
+ * (g[Q] <= g[Q'] for Q' | Q: give the rest of Q to the first dimension,
+ * whose extent does not grow with its factor), so the least is g[Q] itself
+ * (R = 1): the step changes nothing and is skipped (issue 45), exactly (the
+ * products are integers below 2^53, multiplied by 1).  The first dimension
+ * is always taken: before it, only g[1] is finite. */
+static bool dim_constant(const rotor_expr *e, const rotor_dim *dim) {
+    for (int k = 0; k < dim->nterms; k++)
+        if (e->extent[dim->axis[k]] != 1) return false;
+    return true;
+}
+
 static int64_t tensor_options_run(const ctx *c, knap_scratch *ks, int t, const int64_t *fop, int64_t share,
                                   int64_t cap) {
     const rotor_expr *e = c->e;
@@ -383,6 +398,7 @@ static int64_t tensor_options_run(const ctx *c, knap_scratch *ks, int t, const i
         /* the same dynamic program as below over the lattice's pairs: the
          * same minima over the same products */
         const rotor_dim *dim = &x->dims[d];
+        if (d > 0 && dim_constant(e, dim)) continue;
         int k = dim->nterms == 1 ? 0 : window_term(e, dim);
         if (k >= 0) {
             for (int i = 0; i < nd; i++) ks->ext[i] = dim_extent_at(e, dim, k, fop, div[i]);
@@ -406,6 +422,7 @@ static int64_t tensor_options_run(const ctx *c, knap_scratch *ks, int t, const i
     }
     for (int d = 0; !lat && d < x->ndims; d++) {
         const rotor_dim *dim = &x->dims[d];
+        if (d > 0 && dim_constant(e, dim)) continue;
         /* ext[i]: least extent of this dimension when its factors multiply to div[i] */
         int k = dim->nterms == 1 ? 0 : window_term(e, dim);
         for (int i = 0; i < nd; i++) {

@@ -125,7 +125,8 @@ bool search_keep_push(worker *w, fop_list *l, const fop_entry *f) {
     return true;
 }
 
-static void pass1_visit(pass1 *p) {
+/* inlined into the walk's loop over the last axis: most F_op end here */
+static inline __attribute__((always_inline)) void pass1_visit(pass1 *p) {
     ctx *c = p->c;
     const rotor_expr *e = c->e;
     int64_t index = p->index++;
