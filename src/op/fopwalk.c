@@ -24,7 +24,6 @@ static inline float float_down(double tb) {
     return f;
 }
 
-
 /* The all-ones plan of an F_op that fits the cap (every f_t = 1: valid
  * whenever it fits), costed when it might beat the incumbent: its time is at
  * least tb (a floor of every plan of the F_op) plus each tensor's
