@@ -172,8 +172,24 @@ double search_all_ones_bytes_of(const ctx *c, const int64_t *fop, int t) {
 }
 
 static double all_ones_bytes(const ctx *c, const int64_t *fop) {
+    /* search_all_ones_bytes_of summed over the tensors, each axis's
+     * ceil(E_a / F_a) divided once for all of them (issue 45: pass 2 asks
+     * this twice per F_op): the same integers multiplied in the same order */
+    const rotor_expr *e = c->e;
+    int64_t l1[ROTOR_MAX_AXES];
+    for (int a = 0; a < e->naxes; a++) l1[a] = (e->extent[a] + fop[a] - 1) / fop[a];
     double bytes = 0;
-    for (int t = 0; t < c->e->ntensors; t++) bytes += search_all_ones_bytes_of(c, fop, t);
+    for (int t = 0; t < e->ntensors; t++) {
+        const rotor_tensor *x = &e->tensors[t];
+        double elems = 1;
+        for (int d = 0; d < x->ndims; d++) {
+            const rotor_dim *dim = &x->dims[d];
+            int64_t l[2];
+            for (int k = 0; k < dim->nterms; k++) l[k] = l1[dim->axis[k]];
+            elems *= (double)rotor_dim_extent(dim, l);
+        }
+        bytes += elems * (double)c->chip->element_bytes;
+    }
     return bytes;
 }
 
@@ -309,6 +325,48 @@ static const lattice *lattice_of(knap_scratch *ks, int64_t share) {
  * (g[Q] = least elements of the dimensions so far with product Q).  A
  * tensor naming an axis in two dimensions gets one option, its
  * fop_tensor_floor with time 0 (still a floor, just weaker). */
+/* The one term of a window that can vary (issue 45): a term whose axis has
+ * extent 1 has F_op 1 and partition extent 1 under every f (f_t divides
+ * S_a, which divides L_a; a padded L_a of an extent-1 axis is not a case
+ * the dynamic program asks: it floors each term at ceil(E_a / (F_a f))),
+ * so the dimension's extent is 1 + c (l - 1) over the other term's l
+ * alone: DenseNet's and GoogLeNet's 1x1 convolutions, h+kh with kh = 1.
+ * That extent does not fall as l grows (c >= 1) and l does not grow with
+ * the other term's factor, so the least over the splits (u, q / u) of a
+ * ring size q is at u = q: the plain dimension's value, read as
+ * tensor_options_run's plain branch reads it.  Returns the term, or -1
+ * when both vary. */
+static int window_term(const rotor_expr *e, const rotor_dim *dim) {
+    if (e->extent[dim->axis[1]] == 1) return 0;
+    if (e->extent[dim->axis[0]] == 1) return 1;
+    return -1;
+}
+
+/* Ring size q's least extent of a dimension with one varying term k
+ * (window_term; k = 0 for a plain dimension): 1 + c (l - 1), l =
+ * ceil(E_a / (F_a q)), as rotor_dim_extent gives it. */
+static double dim_extent_at(const rotor_expr *e, const rotor_dim *dim, int k, const int64_t *fop, int64_t q) {
+    int a = dim->axis[k];
+    int64_t l = (e->extent[a] + fop[a] * q - 1) / (fop[a] * q);
+    if (dim->nterms == 1) return (double)rotor_dim_extent(dim, &l);
+    return (double)(1 + dim->coef[k] * (l - 1));
+}
+
+/* A dimension whose every term's axis has extent 1 (a 1x1 convolution's
+ * kh of its weights, a batch of 1): its extent is 1 under every ring size,
+ * so the dynamic program's step for it is g'[Q] = min over R | Q of
+ * g[Q / R].  After a first dimension g does not rise along divisibility
+ * (g[Q] <= g[Q'] for Q' | Q: give the rest of Q to the first dimension,
+ * whose extent does not grow with its factor), so the least is g[Q] itself
+ * (R = 1): the step changes nothing and is skipped (issue 45), exactly (the
+ * products are integers below 2^53, multiplied by 1).  The first dimension
+ * is always taken: before it, only g[1] is finite. */
+static bool dim_constant(const rotor_expr *e, const rotor_dim *dim) {
+    for (int k = 0; k < dim->nterms; k++)
+        if (e->extent[dim->axis[k]] != 1) return false;
+    return true;
+}
+
 static int64_t tensor_options_run(const ctx *c, knap_scratch *ks, int t, const int64_t *fop, int64_t share,
                                   int64_t cap) {
     const rotor_expr *e = c->e;
@@ -340,13 +398,10 @@ static int64_t tensor_options_run(const ctx *c, knap_scratch *ks, int t, const i
         /* the same dynamic program as below over the lattice's pairs: the
          * same minima over the same products */
         const rotor_dim *dim = &x->dims[d];
-        if (dim->nterms == 1) {
-            int a = dim->axis[0];
-            for (int i = 0; i < nd; i++) {
-                int64_t q = div[i];
-                int64_t l = (e->extent[a] + fop[a] * q - 1) / (fop[a] * q);
-                ks->ext[i] = (double)rotor_dim_extent(dim, &l);
-            }
+        if (d > 0 && dim_constant(e, dim)) continue;
+        int k = dim->nterms == 1 ? 0 : window_term(e, dim);
+        if (k >= 0) {
+            for (int i = 0; i < nd; i++) ks->ext[i] = dim_extent_at(e, dim, k, fop, div[i]);
         } else {
             int a0 = dim->axis[0], a1 = dim->axis[1];
             for (int i = 0; i < nd; i++) ks->ext[i] = INFINITY;
@@ -367,13 +422,13 @@ static int64_t tensor_options_run(const ctx *c, knap_scratch *ks, int t, const i
     }
     for (int d = 0; !lat && d < x->ndims; d++) {
         const rotor_dim *dim = &x->dims[d];
+        if (d > 0 && dim_constant(e, dim)) continue;
         /* ext[i]: least extent of this dimension when its factors multiply to div[i] */
+        int k = dim->nterms == 1 ? 0 : window_term(e, dim);
         for (int i = 0; i < nd; i++) {
             int64_t q = div[i];
-            if (dim->nterms == 1) {
-                int a = dim->axis[0];
-                int64_t l = (e->extent[a] + fop[a] * q - 1) / (fop[a] * q);
-                ks->ext[i] = (double)rotor_dim_extent(dim, &l);
+            if (k >= 0) {
+                ks->ext[i] = dim_extent_at(e, dim, k, fop, q);
                 continue;
             }
             double best = INFINITY;

@@ -518,10 +518,10 @@ static bool search_once_run(ctx *c, int nthreads, rotor_candidate *best, bool *h
         search_pass1_seed(&p);
         search_pass1_walk(&p, 0, c->cores);
     }
-    /* a walk with every cache in place: later searches may scan them (the
-     * first below the full cap walks, reading the compute floors the full
-     * cap's walk left, since most of its F_op need their memory floors) */
-    if (!oom && c->fc.full) c->cf_filled = true;
+    /* a walk that filled the compute floors: later searches scan them
+     * (the first below the full cap too, its other caches empty: it
+     * decodes only the F_op its compute floors keep, issue 45) */
+    if (!oom && c->cf) c->cf_filled = true;
     oom |= keep.oom;
     fop_key *order = NULL;
     /* the list as pass1_consider left it (grown, or failed to grow), the

@@ -214,7 +214,7 @@ typedef struct ctx {
     bool cf_lost;      /* a floor found no room in cf_val (left not yet): no scan */
     int64_t nfops;  /* F_op vectors the walk of pass 1 visits (-1: not yet counted) */
     int64_t *counts; /* a session's search_fop_count table by axis and room, or NULL */
-    bool cf_filled;  /* a walk has filled every cache: later searches scan them (search_pass1_scan) */
+    bool cf_filled;  /* a walk has filled the compute floors: later searches scan them (search_pass1_scan) */
     archive *spare; /* plans earlier searches costed, for the next seed; may be NULL */
     bool frontier;  /* single-pass frontier search: prune by dominance, keep a front */
     double time_cap; /* plans slower than this are not wanted (INFINITY: all) */
