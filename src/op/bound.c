@@ -193,6 +193,8 @@ static double all_ones_bytes(const ctx *c, const int64_t *fop) {
     return bytes;
 }
 
+double search_fop_all_ones_bytes(const ctx *c, const int64_t *fop) { return all_ones_bytes(c, fop); }
+
 /* The weak memory floor (search_fop_mem_bound) and the all-ones bytes
  * (all_ones_bytes) of an F_op in one pass over its tensors: the walk of
  * pass 1 computes both for most F_op vectors. */
@@ -602,6 +604,68 @@ int64_t search_fop_strong_floor(const ctx *c, knap_scratch *ks, const int64_t *f
     }
     if (all_ones_bytes(c, fop) > (double)c->cap) mem += c->chip->shift_buffer_bytes;
     return mem;
+}
+
+/* The cheap floor under search_cap_time_floor (issue 45): the sum over
+ * tensors 0..n-1, in tensor order, of each one's fastest option under the
+ * cap (the last of its prefix: options by bytes ascending, time strictly
+ * falling), its options in ks; INFINITY when one has none.  Every choice
+ * the knapsack weighs takes an option of each tensor with bytes <= cap -
+ * B_buf <= cap, so no faster than that tensor's fastest; the plan without
+ * rotation (when it fits) takes per tensor a time at least that of its
+ * Q = 1 option, whose bytes b_X(1) are at most the all-ones bytes (the same
+ * extents at f = 1, the minimum over splits at most the (1, 1) split) and
+ * so under the cap (tensor_bound does not decrease in bytes).  The sums
+ * add in the same order as knap_least_time's and the all-ones sum, and a
+ * rounded sum does not decrease when a term grows: so with every time >= 0
+ * the partial sums are floors of either branch, and of their minimum.  A
+ * tensor without an option under the cap leaves the knapsack nothing and
+ * the plan without rotation nothing (its Q = 1 option would be there). */
+static double least_time_add(double part, const knap_scratch *ks, int t) {
+    return ks->nopt[t] ? part + ks->po[t][ks->nopt[t] - 1].time : INFINITY;
+}
+
+double search_cap_time_sum_floor(const knap_scratch *ks, int n) {
+    double part = 0;
+    for (int t = 0; t < n; t++) part = least_time_add(part, ks, t);
+    return part;
+}
+
+/* Pass 2's bounds of an F_op tensor by tensor (issue 45): each tensor's
+ * options into w->knap as search_fop_strong_floor leaves them, and after
+ * each, the cut: compute plus the sum floor so far (search_cap_time_sum_floor),
+ * a floor of the F_op's time floor under the cap, pruned with the F_op's
+ * cheap memory floor mem (the full bounds' final test prunes a larger time
+ * and memory: search_prune only prunes more as either grows).  True when
+ * cut, *part then the floor that cut it; else every tensor's options are
+ * in w->knap and *least is their least bytes' sum (search_fop_strong_floor's
+ * before the shift buffer).  Of 1.07 M F_op whose full bounds pass 2 of
+ * DenseNet-121 at batch 128 computed, 1.00 M fell to the time floor and
+ * 0.81 M of them to the first tensor's fastest option alone: the others'
+ * options and the knapsack are then not computed.  A time below 0 (no
+ * model gives one) turns the cut off. */
+bool search_fop_options_cut(worker *w, const int64_t *fop, double compute, int64_t mem, double *part,
+                            int64_t *least) {
+    const ctx *c = w->c;
+    const rotor_expr *e = c->e;
+    double sum = 0;
+    bool on = true;
+    *least = 0;
+    for (int t = 0; t < e->ntensors; t++) {
+        int64_t share = 1;
+        for (int a = 0; a < e->naxes; a++)
+            if (!e->tensors[t].has_axis[a]) share *= fop[a];
+        *least += tensor_options(c, w->knap, t, fop, share);
+        if (!on) continue;
+        if (w->knap->nopt[t] && !(w->knap->po[t][w->knap->nopt[t] - 1].time >= 0)) {
+            on = false;
+            continue;
+        }
+        sum = least_time_add(sum, w->knap, t);
+        *part = compute + sum;
+        if (sum == INFINITY || search_prune(w, *part, mem)) return true;
+    }
+    return false;
 }
 
 /* A floor on the tensors' share of the time (beyond step_bound) of every

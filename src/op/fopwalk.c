@@ -206,25 +206,45 @@ static void pass1_consider(pass1 *p, int64_t index, double tb) {
     search_keep_push(w, p->keep, &f);
 }
 
+/* A session's record of an F_op's time floor tb under the cap (a floor
+ * under any smaller cap too): replaces a floor kept for a cap at least as
+ * large only when larger. */
+static void keep_time_floor(const ctx *c, fop_rec *r, double tb, bool full) {
+    if (!r) return;
+    float lb = float_down(tb);
+    if (!full && r->lb_cap >= c->cap && r->lb >= lb) return;
+    r->lb = lb;
+    r->lb_cap = c->cap < INT32_MAX ? (int32_t)c->cap : INT32_MAX;
+}
+
 /* The F_op's strong memory floor and its time floor under the cap (pass 2,
- * worker w): false when they prune it.  A session caches both. */
+ * worker w): false when they prune it.  A session caches both.  The
+ * options of the F_op's tensors come first, each followed by the cut of
+ * search_fop_options_cut (bound.c), which prunes most F_op before the
+ * knapsack: it only rejects F_op the tests below would reject (a floor of
+ * their time, the cheap memory floor), so the F_op searched are the same. */
 bool search_fop_full_bounds(worker *w, fop_entry *f) {
     ctx *c = w->c;
     /* a frontier search first asks the joint floor (steps.c), which needs
      * no divisor walk of the F_op's lattices */
     if (c->frontier && search_fop_joint_cut(w, f->fop, f->bound, f->compute, f->mem_bound)) return false;
-    bool ready;
+    fop_rec *r = fop_rec_at(&c->fc, f->index); /* made before pass 2 (search.c) */
+    double part;
+    int64_t least;
+    if (search_fop_options_cut(w, f->fop, f->compute, f->mem_bound, &part, &least)) {
+        keep_time_floor(c, c->fc.full ? r : NULL, part, false);
+        return false;
+    }
+    /* search_fop_strong_floor's value: the cached floor when there is one */
+    int64_t strong = r && r->floor > 0 ? r->floor : least;
+    if (r && r->floor <= 0) r->floor = least < INT32_MAX ? (int32_t)least : INT32_MAX;
+    if (search_fop_all_ones_bytes(c, f->fop) > (double)c->cap) strong += c->chip->shift_buffer_bytes;
     int64_t mb = f->mem_bound;
-    int64_t strong = search_fop_strong_floor(c, w->knap, f->fop, f->index, &ready);
     if (strong > mb) mb = strong;
     if (search_prune(w, f->bound, mb)) return false;
-    w->comm_floor = search_cap_time_floor(c, w->knap, f->fop, ready);
+    w->comm_floor = search_cap_time_floor(c, w->knap, f->fop, true);
     double tb = f->compute + w->comm_floor;
-    fop_rec *r = c->fc.full ? fop_rec_at(&c->fc, f->index) : NULL;
-    if (r) {
-        r->lb = float_down(tb);
-        r->lb_cap = c->cap < INT32_MAX ? (int32_t)c->cap : INT32_MAX;
-    }
+    keep_time_floor(c, c->fc.full ? r : NULL, tb, true);
     return tb != INFINITY && !search_prune(w, tb, mb);
 }
 

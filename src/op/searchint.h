@@ -526,6 +526,8 @@ int64_t search_tensor_weak_floor(const ctx *c, int t, const int64_t *fop);
 int64_t search_fop_mem_bound(const ctx *c, const int64_t *fop);
 /* Bytes of tensor t in the all-ones plan of this F_op. */
 double search_all_ones_bytes_of(const ctx *c, const int64_t *fop, int t);
+/* The all-ones plan's bytes, summed over the tensors. */
+double search_fop_all_ones_bytes(const ctx *c, const int64_t *fop);
 /* The cheap memory floor *mb and all-ones bytes *ones of an F_op. */
 void search_fop_cheap_mem(const ctx *c, const int64_t *fop, int64_t *mb, double *ones);
 /* The strong memory floor of the F_op at walk index `index` (cached); it
@@ -534,6 +536,15 @@ int64_t search_fop_strong_floor(const ctx *c, knap_scratch *ks, const int64_t *f
 /* The time floor of an F_op under the memory cap (the knapsack); ready:
  * the caller has filled ks for this F_op. */
 double search_cap_time_floor(const ctx *c, knap_scratch *ks, const int64_t *fop, bool ready);
+
+/* The sum over tensors 0..n-1 of each one's fastest option in ks: a floor
+ * of search_cap_time_floor (INFINITY: a tensor has none). */
+double search_cap_time_sum_floor(const knap_scratch *ks, int n);
+/* Every tensor's options into w->knap, unless compute plus the sum floor
+ * of those so far is pruned first (true: cut, *part that floor); *least
+ * their least bytes' sum. */
+bool search_fop_options_cut(worker *w, const int64_t *fop, double compute, int64_t mem, double *part,
+                            int64_t *least);
 
 /* ---- pass 1 over F_op (fopwalk.c) ---- */
 
