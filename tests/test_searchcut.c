@@ -95,8 +95,9 @@ static void sum_floor_holds(const char *expr, const char *dims) {
     c.chip = &chip;
     c.m = rotor_cost_model_default();
     c.cores = rotor_chip_cores(&chip);
-    knap_scratch *ks = calloc(1, sizeof *ks);
+    knap_scratch *ks = aligned_alloc(_Alignof(knap_scratch), sizeof *ks);
     cr_assert_not_null(ks);
+    memset(ks, 0, sizeof *ks);
     ks->no_memo = true;
     cut_walk w = {.c = &c, .ks = ks};
     const int64_t caps[] = {1 << 20, 65536, 16384, 8192, 6000, 4000};

@@ -28,7 +28,7 @@ typedef struct walk {
 } walk;
 
 static knap_scratch *scratch(bool no_memo) {
-    knap_scratch *ks = malloc(sizeof *ks);
+    knap_scratch *ks = aligned_alloc(_Alignof(knap_scratch), sizeof *ks);
     cr_assert_not_null(ks);
     for (int k = 0; k < LAT_SLOTS; k++) ks->lat[k].share = 0;
     for (int k = 0; k < MEMO_SLOTS; k++) ks->memo[k].t = -1;

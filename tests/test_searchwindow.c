@@ -165,7 +165,7 @@ static void options_match(const char *expr, const char *dims, int64_t min_fops) 
     c.chip = &chip;
     c.m = rotor_cost_model_default();
     c.cores = rotor_chip_cores(&chip);
-    knap_scratch *ks = malloc(sizeof *ks);
+    knap_scratch *ks = aligned_alloc(_Alignof(knap_scratch), sizeof *ks);
     cr_assert_not_null(ks);
     for (int k = 0; k < LAT_SLOTS; k++) ks->lat[k].share = 0;
     for (int k = 0; k < MEMO_SLOTS; k++) ks->memo[k].t = -1;

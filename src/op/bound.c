@@ -474,11 +474,11 @@ static int64_t tensor_options_run(const ctx *c, knap_scratch *ks, int t, const i
 /* The memo slot of (t, the factors of t's axes, share); *key gets those
  * factors (0 on the axes t lacks). */
 static opt_memo *memo_slot(const ctx *c, knap_scratch *ks, int t, const int64_t *fop, int64_t share,
-                           int64_t *key) {
+                           int32_t *key) {
     uint64_t h = (uint64_t)t * 0x9e3779b97f4a7c15u ^ (uint64_t)share * 0xff51afd7ed558ccdu;
     for (int a = 0; a < ROTOR_MAX_AXES; a++) {
-        key[a] = a < c->e->naxes && c->e->tensors[t].has_axis[a] ? fop[a] : 0;
-        h = (h ^ (uint64_t)key[a]) * 0x100000001b3u;
+        key[a] = a < c->e->naxes && c->e->tensors[t].has_axis[a] ? (int32_t)fop[a] : 0;
+        h = (h ^ (uint64_t)(int64_t)key[a]) * 0x100000001b3u;
     }
     return &ks->memo[(h ^ h >> 29) % MEMO_SLOTS];
 }
@@ -493,14 +493,17 @@ static opt_memo *memo_slot(const ctx *c, knap_scratch *ks, int t, const int64_t 
  * integer comparisons agree).  The uncapped front is run with cap =
  * MEMO_BYTES_MAX, far above any core's SRAM, and used only when c->cap is
  * below it; `least` does not depend on the cap.  A front longer than
- * MEMO_OPTS, a tensor naming an axis twice, or a test's no_memo: computed
+ * MEMO_OPTS, a tensor naming an axis twice, a factor above 2^30 (no chip
+ * has the cores: the key holds 32 bits), or a test's no_memo: computed
  * afresh.  docs/cost-model.md, "The exact search" (T10 §4.3's bound is
  * unchanged, only not recomputed). */
 static int64_t tensor_options(const ctx *c, knap_scratch *ks, int t, const int64_t *fop, int64_t share) {
-    if (ks->no_memo || c->cap > MEMO_BYTES_MAX) return tensor_options_run(c, ks, t, fop, share, c->cap);
-    int64_t key[ROTOR_MAX_AXES];
+    bool small = true;
+    for (int a = 0; a < c->e->naxes; a++) small &= fop[a] <= ((int64_t)1 << 30);
+    if (ks->no_memo || c->cap > MEMO_BYTES_MAX || !small) return tensor_options_run(c, ks, t, fop, share, c->cap);
+    int32_t key[ROTOR_MAX_AXES];
     opt_memo *m = memo_slot(c, ks, t, fop, share, key);
-    knap_opt *o = ks->memo_opt[m - ks->memo];
+    knap_opt *o = m->opt;
     uint8_t *on = &ks->memo_on[m - ks->memo];
     if (!(*on && m->t == t && m->share == share && memcmp(m->fop, key, sizeof key) == 0)) {
         /* another tensor reading this slot in place keeps its options */
@@ -517,11 +520,11 @@ static int64_t tensor_options(const ctx *c, knap_scratch *ks, int t, const int64
             return least;
         }
         *on = 1;
-        m->t = t;
+        m->t = (int16_t)t;
         m->share = share;
         memcpy(m->fop, key, sizeof key);
         m->least = least;
-        m->n = ks->nopt[t];
+        m->n = (int16_t)ks->nopt[t];
         memcpy(o, ks->opt[t], (size_t)m->n * sizeof *ks->opt[t]);
     }
     int n = 0;

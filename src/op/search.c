@@ -310,7 +310,7 @@ static bool workers_ready(ctx *c, worker *ws, int nthreads) {
         if (i >= b->nknaps) {
             struct knap_scratch **nk = realloc(b->knaps, (size_t)(i + 1) * sizeof *nk);
             if (nk) b->knaps = nk;
-            if (nk && (nk[i] = malloc(sizeof *nk[i]))) {
+            if (nk && (nk[i] = aligned_alloc(_Alignof(knap_scratch), sizeof *nk[i]))) {
                 knap_reset(nk[i]);
                 b->nknaps = i + 1;
             }

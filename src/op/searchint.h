@@ -25,6 +25,7 @@
 
 #include "rotor/base/divisors.h"
 #include <math.h>
+#include <stddef.h>
 #include <omp.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -323,12 +324,18 @@ typedef struct lattice {
 #define MEMO_SLOTS 8192
 #define MEMO_OPTS 16
 #define MEMO_BYTES_MAX ((int64_t)1 << 40) /* options above it are never kept */
+/* A slot: its key and front in one place, the key on one cache line and
+ * the front on the next (issue 45: a lookup touched the flag, the key and
+ * the front in three arrays, and pass 2's bounds waited on each).  The key's
+ * factors are F_a <= N <= 2^30 (tensor_options checks). */
 typedef struct opt_memo {
-    int t; /* valid only where knap_scratch.memo_on says so */
-    int n;
+    int16_t t; /* valid only where knap_scratch.memo_on says so */
+    int16_t n;
+    int32_t fop[ROTOR_MAX_AXES]; /* t's axes' factors, 0 on the others */
     int64_t share, least;
-    int64_t fop[ROTOR_MAX_AXES]; /* t's axes' factors, 0 on the others */
+    knap_opt opt[MEMO_OPTS];
 } opt_memo;
+_Static_assert(offsetof(opt_memo, opt) == 64, "a memo slot's key fills one cache line");
 
 #define KNAP_MAX 8192
 typedef struct knap_scratch {
@@ -337,12 +344,11 @@ typedef struct knap_scratch {
      * made: the 3 MB of slots are then touched only where the search writes,
      * not faulted in for each of the sessions a compile opens) */
     uint8_t memo_on[MEMO_SLOTS];
-    opt_memo memo[MEMO_SLOTS];
-    knap_opt memo_opt[MEMO_SLOTS][MEMO_OPTS];
+    _Alignas(64) opt_memo memo[MEMO_SLOTS]; /* the scratch is made by aligned_alloc */
     bool no_memo; /* tests: every tensor's options computed afresh */
     knap_opt opt[ROTOR_MAX_TENSORS][MAX_DIVISORS]; /* per tensor, by bytes, time falling */
     /* per tensor, its options: opt[t] or, from the memo, a prefix of its
-     * memo_opt slot read in place (tensor_options; a slot rewritten while
+     * memo slot's front read in place (tensor_options; a slot rewritten while
      * another tensor reads it is copied to that tensor's opt first) */
     const knap_opt *po[ROTOR_MAX_TENSORS];
     int nopt[ROTOR_MAX_TENSORS];
