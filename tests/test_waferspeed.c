@@ -177,7 +177,7 @@ Test(waferspeed, the_walk_makes_the_calls_of_the_core_by_core_walk) {
 /* counts (sparse or dense) as n values. */
 static void expand(const handoff_counts *c, int64_t n, int64_t *v) {
     memset(v, 0, (size_t)n * sizeof *v);
-    for (int64_t i = 0; i < c->nz; i++) v[c->core ? c->core[i] : i] = c->value[i];
+    for (int64_t i = 0; i < c->nz; i++) v[c->core ? c->core[i] : i] = handoff_cache_counts_at(c, i);
 }
 
 /* A mesh's traffic of one hand-off, every piece routed on its own over a

@@ -46,7 +46,7 @@ static void fresh(const rotor_expr *ep, const rotor_plan *pp, const rotor_expr *
 /* Elements per core of one side (dense or sparse) into v[0..n). */
 static void spread(const handoff_counts *c, int64_t n, int64_t *v) {
     memset(v, 0, (size_t)n * sizeof *v);
-    for (int64_t i = 0; i < c->nz; i++) v[c->core ? c->core[i] : i] = c->value[i];
+    for (int64_t i = 0; i < c->nz; i++) v[c->core ? c->core[i] : i] = handoff_cache_counts_at(c, i);
 }
 
 /* One producer plan meets every consumer candidate (Algorithm 1 trying

@@ -167,8 +167,26 @@ static bool scratch(handoff_cache *hc, int64_t n) {
     return hc->nscratch;
 }
 
+/* The fewest bytes that hold every value of v[0..n) (handoff_counts). */
+static int counts_width(const int64_t *v, int64_t n) {
+    int64_t lo = 0, hi = 0;
+    for (int64_t c = 0; c < n; c++) {
+        if (v[c] < lo) lo = v[c];
+        if (v[c] > hi) hi = v[c];
+    }
+    return lo >= 0 && hi <= UINT16_MAX ? 2 : lo >= INT32_MIN && hi <= INT32_MAX ? 4 : 8;
+}
+
+/* v[c] into slot i of out's values (out->width bytes each). */
+static void counts_put(handoff_counts *out, int64_t i, int64_t v) {
+    if (out->width == 2) ((uint16_t *)out->value)[i] = (uint16_t)v;
+    else if (out->width == 4) ((int32_t *)out->value)[i] = (int32_t)v;
+    else ((int64_t *)out->value)[i] = v;
+}
+
 /* v[0..n) kept as counts (sparse where at most half the cores move
- * anything), *max its largest; v left zeroed. */
+ * anything; each value in the fewest bytes the entry's fit), *max its
+ * largest; v left zeroed. */
 static bool counts_keep(int64_t *v, int64_t n, handoff_counts *out, int64_t *max) {
     int64_t nz = 0;
     *max = 0;
@@ -176,29 +194,36 @@ static bool counts_keep(int64_t *v, int64_t n, handoff_counts *out, int64_t *max
         nz += v[c] != 0;
         if (v[c] > *max) *max = v[c];
     }
-    *out = (handoff_counts){0};
+    *out = (handoff_counts){.width = counts_width(v, n)};
     bool sparse = 2 * nz <= n;
-    out->value = malloc((size_t)(sparse ? nz : n) * sizeof *out->value + 1);
+    out->value = malloc((size_t)(sparse ? nz : n) * (size_t)out->width + 1);
     out->core = sparse ? malloc((size_t)nz * sizeof *out->core + 1) : NULL;
     if (!out->value || (sparse && !out->core)) {
         counts_free(out);
         memset(v, 0, (size_t)n * sizeof *v);
         return false;
     }
-    if (!sparse) memcpy(out->value, v, (size_t)n * sizeof *v);
+    for (int64_t c = 0; !sparse && c < n; c++) counts_put(out, c, v[c]);
     for (int64_t c = 0; sparse && c < n; c++)
-        if (v[c]) out->core[out->nz] = c, out->value[out->nz++] = v[c];
+        if (v[c]) out->core[out->nz] = (int32_t)c, counts_put(out, out->nz++, v[c]);
     if (!sparse) out->nz = n;
     memset(v, 0, (size_t)n * sizeof *v);
     return true;
 }
 
-/* Adds the counts (of n cores) into v. */
+/* Adds the counts (of n cores) into v, each width by its own loop. */
 static void counts_add(const handoff_counts *c, int64_t n, int64_t *v) {
-    if (!c->core)
-        for (int64_t q = 0; q < n; q++) v[q] += c->value[q];
+    const uint16_t *v2 = c->value;
+    const int32_t *v4 = c->value;
+    const int64_t *v8 = c->value;
+    if (!c->core && c->width == 2)
+        for (int64_t q = 0; q < n; q++) v[q] += v2[q];
+    else if (!c->core && c->width == 4)
+        for (int64_t q = 0; q < n; q++) v[q] += v4[q];
+    else if (!c->core)
+        for (int64_t q = 0; q < n; q++) v[q] += v8[q];
     else
-        for (int64_t i = 0; i < c->nz; i++) v[c->core[i]] += c->value[i];
+        for (int64_t i = 0; i < c->nz; i++) v[c->core[i]] += handoff_cache_counts_at(c, i);
 }
 
 /* The plan's meaningful entries into a zeroed key plan: entries past the

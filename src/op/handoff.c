@@ -27,6 +27,12 @@ struct rotor_handoff {
      * group_of searches sorted.  The walk asks group_of for every cell of
      * every box it meets. */
     int64_t *grid;
+    /* Per cell of the grid, the core of a group of one (most cells: a
+     * plan's output partitions are rarely shared), -1 where none, -2 where
+     * the group has more (grid says where): the walk's every cell read
+     * grid, then sorted and gsize at a core's index, three dependent loads
+     * that were a sixth of sources_in (issue 45); now one.  NULL with grid. */
+    int32_t *alone;
     int64_t ncell[ROTOR_MAX_DIMS];
 };
 
@@ -60,6 +66,7 @@ void rotor_handoff_free(rotor_handoff *h) {
     free(h->rank);
     free(h->gsize);
     free(h->grid);
+    free(h->alone);
     free(h);
 }
 
@@ -86,7 +93,13 @@ static bool grid_shape(rotor_handoff *h, int64_t *total) {
  * cells' row-major indices).  cell: scratch for the cores' cells.  False
  * when out of memory (then grid is NULL). */
 static bool sort_by_grid(rotor_handoff *h, int64_t total, int64_t *cell) {
-    if (!(h->grid = calloc((size_t)total, sizeof *h->grid))) return false;
+    h->grid = calloc((size_t)total, sizeof *h->grid);
+    h->alone = malloc((size_t)total * sizeof *h->alone);
+    if (!h->grid || !h->alone || h->cores > INT32_MAX) {
+        free(h->grid), free(h->alone);
+        h->grid = NULL, h->alone = NULL;
+        return false;
+    }
     for (int64_t c = 0; c < h->cores; c++) {
         const int64_t *o = h->origin + c * h->nd;
         int64_t i = 0;
@@ -107,6 +120,8 @@ static bool sort_by_grid(rotor_handoff *h, int64_t total, int64_t *cell) {
         }
         s = r;
     }
+    for (int64_t i = 0; i < total; i++)
+        h->alone[i] = h->grid[i] < 0 ? -1 : h->gsize[h->sorted[h->grid[i]]] > 1 ? -2 : (int32_t)h->sorted[h->grid[i]];
     return true;
 }
 
@@ -571,12 +586,11 @@ static rotor_status sources_grid(const rotor_handoff *h, const rotor_handoff_set
         }
         int64_t at = (gi[in] * h->ncell[in] + first[in]) * stride + tail_gi, part = al[in] * tail_al;
         for (int64_t i = first[in]; i <= top[in]; i++, at += stride) {
-            int64_t g = h->grid[at];
-            if (g < 0) continue;
-            /* the group is a run of sorted, gsize long (rotor_handoff_make) */
-            int64_t src = h->sorted[g];
+            int64_t src = h->alone[at];
+            if (src == -1) continue;
+            /* a group is a run of sorted, gsize long (rotor_handoff_make) */
             rotor_status st;
-            if (h->gsize[src] > 1) st = group(h, s, g, zeros, fn, ctx, &gm);
+            if (src == -2) st = group(h, s, h->grid[at], zeros, fn, ctx, &gm);
             else {
                 int64_t n = sep ? part * row[in][i - first[in]] : rotor_handoff_held(h, src, s);
                 st = n > 0 || zeros ? emit(fn, ctx, src, n) : ROTOR_OK;
