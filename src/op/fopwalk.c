@@ -453,6 +453,7 @@ static inline float scan_limit(double thr) { return float_down(thr); }
 /* Entries the scan tests at once (search_pass1_scan): a block none of
  * whose compute floors lies in [0, thr] is passed over with one test. */
 #define SCAN_BLOCK 16
+_Static_assert(CF_SUM_BLOCK % SCAN_BLOCK == 0, "the summary's blocks start on the scan's");
 
 /* The scan's work on entry i (compute floor v, 0 <= v <= thr): the cached
  * floors as pass1_consider reads them, then the F_op itself. */
@@ -481,6 +482,38 @@ static void scan_entry(pass1 *p, fop_cursor *cur, int64_t i, float v) {
     pass1_consider(p, i, v);
 }
 
+/* The scan's summary of c->cf (ctx.cf_bmin, cf_bknown), built when a floor
+ * was put since the last: false when out of memory (then the scan reads
+ * every entry, as it would anyway). */
+static bool cf_summary(ctx *c) {
+    if (c->cf_sum_ok) return true;
+    int64_t n = c->fc.n, nb = (n + CF_SUM_BLOCK - 1) / CF_SUM_BLOCK;
+    if (!c->cf_bmin) {
+        c->cf_bmin = malloc((size_t)(nb ? nb : 1) * sizeof *c->cf_bmin);
+        c->cf_bknown = malloc((size_t)(nb ? nb : 1) * sizeof *c->cf_bknown);
+        if (!c->cf_bmin || !c->cf_bknown) {
+            free(c->cf_bmin), free(c->cf_bknown);
+            c->cf_bmin = NULL, c->cf_bknown = NULL;
+            return false;
+        }
+    }
+    for (int64_t b = 0; b < nb; b++) {
+        float lo = INFINITY;
+        int32_t known = 0;
+        int64_t end = (b + 1) * CF_SUM_BLOCK < n ? (b + 1) * CF_SUM_BLOCK : n;
+        for (int64_t i = b * CF_SUM_BLOCK; i < end; i++) {
+            uint16_t code = c->cf[i];
+            if (code >= CF_VALUES) continue;
+            known++;
+            if (c->cf_val[code] < lo) lo = c->cf_val[code];
+        }
+        c->cf_bmin[b] = lo;
+        c->cf_bknown[b] = known;
+    }
+    c->cf_sum_ok = true;
+    return true;
+}
+
 /* Pass 1 over a session's filled caches: every F_op's compute floor is in
  * c->cf, so a linear scan finds the few the incumbent does not prune and
  * decodes only those, instead of walking the lattice.  It reads the array
@@ -489,7 +522,8 @@ static void scan_entry(pass1 *p, fop_cursor *cur, int64_t i, float v) {
  * is passed over with one branch, and counted as the entry-by-entry scan
  * counts it; thr only falls as the scan goes, and only on an entry it
  * works on, so the entries worked on, their order and the result are the
- * entry-by-entry scan's. */
+ * entry-by-entry scan's.  The summary (cf_summary) passes over 256 entries
+ * at once the same way. */
 void search_pass1_scan(pass1 *p) {
     ctx *c = p->c;
     worker *w = p->w;
@@ -503,7 +537,15 @@ void search_pass1_scan(pass1 *p) {
     const uint16_t *cf = c->cf;
     const float *val = c->cf_val;
     int64_t n = c->fc.n;
+    bool sum = cf_summary(c);
     for (int64_t i = 0; i < n; i++) {
+        /* a block of the summary none of whose known floors is within
+         * the limit: every known one counted as skipped, as below */
+        if (sum && i % CF_SUM_BLOCK == 0 && c->cf_bmin[i / CF_SUM_BLOCK] > lim) {
+            skipped += c->cf_bknown[i / CF_SUM_BLOCK];
+            i += CF_SUM_BLOCK - 1;
+            continue;
+        }
         if (i % SCAN_BLOCK == 0 && i + SCAN_BLOCK <= n) {
             int hit = 0, over = 0;
             for (int k = 0; k < SCAN_BLOCK; k++) {

@@ -257,6 +257,7 @@ bool search_cf_put(ctx *c, int64_t index, float f) {
             memcpy(&b, &c->cf_val[c->cf_hash[h] - 1], sizeof b);
             if (b == bits) {
                 c->cf[index] = (uint16_t)(c->cf_hash[h] - 1);
+                c->cf_sum_ok = false;
                 return true;
             }
         }
@@ -270,6 +271,7 @@ bool search_cf_put(ctx *c, int64_t index, float f) {
     c->cf_val[c->ncf_val] = f;
     c->cf_hash[h] = (uint16_t)(c->ncf_val + 1);
     c->cf[index] = (uint16_t)c->ncf_val++;
+    c->cf_sum_ok = false;
     return true;
 }
 
@@ -710,6 +712,8 @@ static void ctx_free(ctx *c) {
     free(c->cf);
     free(c->cf_val);
     free(c->cf_hash);
+    free(c->cf_bmin);
+    free(c->cf_bknown);
     free(c->spare);
 }
 

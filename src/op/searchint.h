@@ -131,6 +131,8 @@ typedef struct fop_cache {
 #define CF_NOT_YET 0xFFFF
 #define CF_BROKEN 0xFFFE
 #define CF_VALUES 0xFFFE
+/* F_op per block of the scan's summary (ctx.cf_bmin): a multiple of the scan's 16 */
+#define CF_SUM_BLOCK 256
 
 /* F_op index's record, NULL when none was made (its values: not yet). */
 static inline fop_rec *fop_rec_at(const fop_cache *fc, int64_t index) {
@@ -213,6 +215,14 @@ typedef struct ctx {
     uint16_t *cf_hash; /* open addressing over cf_val by the float's bits: 1 + place, 0: empty */
     int32_t ncf_val, cf_val_cap, cf_hash_size;
     bool cf_lost;      /* a floor found no room in cf_val (left not yet): no scan */
+    /* The scan's summary of cf (search_pass1_scan), per block of
+     * CF_SUM_BLOCK F_op: the least known floor (INFINITY: none) and how
+     * many floors are known; built by the first scan after any floor is
+     * put (cf_sum_ok), so a block whose least floor exceeds the scan's
+     * limit is passed over with one test (issue 45). */
+    float *cf_bmin;
+    int32_t *cf_bknown;
+    bool cf_sum_ok;
     int64_t nfops;  /* F_op vectors the walk of pass 1 visits (-1: not yet counted) */
     int64_t *counts; /* a session's search_fop_count table by axis and room, or NULL */
     bool cf_filled;  /* a walk has filled the compute floors: later searches scan them (search_pass1_scan) */
