@@ -175,47 +175,48 @@ static int64_t gcd64(int64_t a, int64_t b) {
 static double step_floor_counted(const worker *w, int t, int upto, const int64_t *len, const int64_t *sub) {
     const rotor_expr *e = w->c->e;
     const rotor_tensor *x = &e->tensors[t];
-    int win[WIN_MAX], nwin = 0;
-    for (int d = 0; d < x->ndims; d++)
-        if (x->dims[d].nterms > 1) {
-            if (nwin == WIN_MAX) return 0;
-            win[nwin++] = d;
-        }
-    if (nwin == 0) return 0;
     int64_t share = w->share[t];
-    double best = 0;
-    int combos = 1;
-    for (int i = 0; i < nwin; i++) combos *= 3;
-    for (int m = 0; m < combos; m++) {
-        bool counted[ROTOR_MAX_AXES] = {false};
-        double num = 1;
-        int code = m;
-        for (int i = 0, d = 0; d < x->ndims; d++) {
-            const rotor_dim *dim = &x->dims[d];
-            if (dim->nterms == 1) {
-                counted[dim->axis[0]] = true;
-                num *= (double)len[dim->axis[0]];
-                continue;
-            }
-            int pick = i < nwin && win[i] == d ? code % 3 : 0;
-            code /= 3;
-            i++;
-            int64_t s0 = sub[dim->axis[0]], s1 = sub[dim->axis[1]];
-            if (pick == 0) {
-                num *= (double)(1 + dim->coef[0] * (s0 - 1) + dim->coef[1] * (s1 - 1));
-                continue;
-            }
-            int k = pick - 1, j = 1 - k, ak = dim->axis[k];
+    /* the plain dimensions once: their L and the ring their axes bound
+     * (gcd(P, gcd(P, x) y) = gcd(P, x y): the order does not matter) */
+    double plain = 1;
+    int64_t gc0 = 1, r0 = 1;
+    /* each window's options: H and the axis counted (-1: none) */
+    double opt_h[WIN_MAX][3];
+    int opt_a[WIN_MAX][3], nwin = 0;
+    for (int d = 0; d < x->ndims; d++) {
+        const rotor_dim *dim = &x->dims[d];
+        if (dim->nterms == 1) {
+            int a = dim->axis[0];
+            plain *= (double)len[a];
+            if (a <= upto) gc0 = gcd64(share, gc0 * w->steps[a]);
+            else if (r0 < share) r0 *= w->smax[a];
+            continue;
+        }
+        if (nwin == WIN_MAX) return 0;
+        opt_h[nwin][0] = (double)(1 + dim->coef[0] * (sub[dim->axis[0]] - 1) + dim->coef[1] * (sub[dim->axis[1]] - 1));
+        opt_a[nwin][0] = -1;
+        for (int k = 0; k < 2; k++) {
+            int j = 1 - k, ak = dim->axis[k];
             int64_t ck = dim->coef[k], lk = len[ak];
             int64_t kk = 1 - ck + dim->coef[j] * (sub[dim->axis[j]] - 1);
             int64_t fmax = ak <= upto && w->steps[ak] < share ? w->steps[ak] : share;
             int64_t h = ck * lk + kk * (kk >= 0 ? 1 : fmax);
-            counted[ak] = true;
-            num *= (double)(h > lk ? h : lk);
+            opt_h[nwin][k + 1] = (double)(h > lk ? h : lk);
+            opt_a[nwin][k + 1] = ak;
         }
-        int64_t gc = 1, r = 1;
-        for (int a = 0; a < e->naxes; a++) {
-            if (!counted[a]) continue;
+        nwin++;
+    }
+    if (nwin == 0) return 0;
+    int combos = 1;
+    for (int i = 0; i < nwin; i++) combos *= 3;
+    double best = 0;
+    for (int m = 0; m < combos; m++) {
+        double num = plain;
+        int64_t gc = gc0, r = r0;
+        for (int i = 0, code = m; i < nwin; i++, code /= 3) {
+            int pick = code % 3, a = opt_a[i][pick];
+            num *= opt_h[i][pick];
+            if (a < 0) continue;
             if (a <= upto) gc = gcd64(share, gc * w->steps[a]);
             else if (r < share) r *= w->smax[a];
         }
