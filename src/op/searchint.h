@@ -531,6 +531,8 @@ void search_divisors(int64_t n, int64_t *out, int *count);
 bool search_fop_joint_cut(worker *w, const int64_t *fop, double t, double compute, int64_t m);
 /* The joint floor's k of an F_op with steps[0..upto] chosen (tests). */
 double search_joint_floor(worker *w, const int64_t *fop, const int64_t *steps, int upto);
+/* step_floor_upto of tensor t with steps[0..upto] chosen (tests/test_searchcap.c). */
+int64_t search_step_floor(worker *w, const int64_t *fop, const int64_t *steps, int upto, int t);
 /* Every plan of one F_op: steps, then f_t per tensor, depth first. */
 void search_fop(worker *w, const int64_t *fop);
 

@@ -149,6 +149,84 @@ static int64_t gcd64(int64_t a, int64_t b) {
  *    prod L_a / g elements.
  * The second matters when P_X is small: S may be large along X's axes only
  * because another tensor rotates there. */
+/* A floor on the elements of X that counts its windows at their stride
+ * (2026-11-30).  Each dimension d picks one of its axes to count, or none
+ * (a plain dimension always counts its axis).  With phi_d the f_t of the
+ * axis d counts (1 when none), elems = prod_d (phi_d ext_d) / prod_d phi_d,
+ * and prod_d phi_d divides the product of the counted axes' f_t, so it is
+ * at most G = min(P_X, gcd(P_X, prod S_a) over the counted chosen axes
+ * times the Smax_b of the counted unchosen ones): elems >= prod_d H_d / G
+ * for any H_d <= phi_d ext_d.  With x = L / f >= s (the sub-task extent,
+ * the f_t = S value) on every axis:
+ *   - not counted: H = 1 + c_0 (s_0 - 1) + c_1 (s_1 - 1), the least extent;
+ *   - a single term c (L/f - 1) + 1 counting its axis: f ext >= L (f <= L);
+ *   - a window counting term k (the other j):
+ *       f_k ext = c_k L_k + f_k (1 - c_k + c_j (x_j - 1))
+ *              >= c_k L_k + kk f_k,  kk = 1 - c_k + c_j (s_j - 1),
+ *     the least at f_k = 1 when kk >= 0, else at the largest f_k (f_k
+ *     divides S_k, or P_X before S_k is chosen), and f_k ext >= f_k x_k =
+ *     L_k (every coefficient is at least 1).
+ * Unchosen axes enter at their floors (L_b >= ceil(E_b / F_b), s_b >=
+ * ceil(E_b / (F_b Smax_b))): H grows with each L and s.  For a stride-2
+ * 3x3 convolution's input this counts 2 L_h rows where the window floor
+ * of step_floor_upto counted L_h: every choice of counted terms is tried
+ * (3 per window, at most WIN_MAX windows) and the largest floor kept. */
+#define WIN_MAX 3
+static double step_floor_counted(const worker *w, int t, int upto, const int64_t *len, const int64_t *sub) {
+    const rotor_expr *e = w->c->e;
+    const rotor_tensor *x = &e->tensors[t];
+    int64_t share = w->share[t];
+    /* the plain dimensions once: their L and the ring their axes bound
+     * (gcd(P, gcd(P, x) y) = gcd(P, x y): the order does not matter) */
+    double plain = 1;
+    int64_t gc0 = 1, r0 = 1;
+    /* each window's options: H and the axis counted (-1: none) */
+    double opt_h[WIN_MAX][3];
+    int opt_a[WIN_MAX][3], nwin = 0;
+    for (int d = 0; d < x->ndims; d++) {
+        const rotor_dim *dim = &x->dims[d];
+        if (dim->nterms == 1) {
+            int a = dim->axis[0];
+            plain *= (double)len[a];
+            if (a <= upto) gc0 = gcd64(share, gc0 * w->steps[a]);
+            else if (r0 < share) r0 *= w->smax[a];
+            continue;
+        }
+        if (nwin == WIN_MAX) return 0;
+        opt_h[nwin][0] = (double)(1 + dim->coef[0] * (sub[dim->axis[0]] - 1) + dim->coef[1] * (sub[dim->axis[1]] - 1));
+        opt_a[nwin][0] = -1;
+        for (int k = 0; k < 2; k++) {
+            int j = 1 - k, ak = dim->axis[k];
+            int64_t ck = dim->coef[k], lk = len[ak];
+            int64_t kk = 1 - ck + dim->coef[j] * (sub[dim->axis[j]] - 1);
+            int64_t fmax = ak <= upto && w->steps[ak] < share ? w->steps[ak] : share;
+            int64_t h = ck * lk + kk * (kk >= 0 ? 1 : fmax);
+            opt_h[nwin][k + 1] = (double)(h > lk ? h : lk);
+            opt_a[nwin][k + 1] = ak;
+        }
+        nwin++;
+    }
+    if (nwin == 0) return 0;
+    int combos = 1;
+    for (int i = 0; i < nwin; i++) combos *= 3;
+    double best = 0;
+    for (int m = 0; m < combos; m++) {
+        double num = plain;
+        int64_t gc = gc0, r = r0;
+        for (int i = 0, code = m; i < nwin; i++, code /= 3) {
+            int pick = code % 3, a = opt_a[i][pick];
+            num *= opt_h[i][pick];
+            if (a < 0) continue;
+            if (a <= upto) gc = gcd64(share, gc * w->steps[a]);
+            else if (r < share) r *= w->smax[a];
+        }
+        int64_t g = r >= share || gc * r >= share ? share : gc * r;
+        double v = ceil(num / (double)g);
+        if (v > best) best = v;
+    }
+    return best;
+}
+
 /* The same floor when only S_0..S_upto are chosen: an axis b not yet
  * chosen has L_b >= ceil(E_b / F_b) and s_b >= ceil(E_b / (F_b Smax_b)), and
  * gcd(P_X, x y) <= gcd(P_X, x) y bounds the ring from above. */
@@ -191,6 +269,8 @@ static int64_t step_floor_upto(const worker *w, int t, int upto, int64_t g) {
     double by_ring = ceil(plain / (double)g) * compound * (double)c->chip->element_bytes;
     double by_window = ceil(plain * windows / (double)g) * (double)c->chip->element_bytes;
     if (by_window > by_ring) by_ring = by_window;
+    double by_count = step_floor_counted(w, t, upto, len, sub) * (double)c->chip->element_bytes;
+    if (by_count > by_ring) by_ring = by_count;
     return by_ring > (double)at_s ? (by_ring > 9e15 ? (int64_t)9e15 : (int64_t)by_ring) : at_s;
 }
 
@@ -533,7 +613,10 @@ static int merge_divisors(const int64_t *a, int na, const int64_t *b, int nb, in
     return n;
 }
 
-void search_fop(worker *w, const int64_t *fop) {
+/* The F_op's values the step search reads (search_fop): the plan's F_op,
+ * every S_a = 1, the shares, the step choices and their largest, the weak
+ * floors, and step_floor_upto's values for the axes not yet chosen. */
+static void fop_setup(worker *w, const int64_t *fop) {
     ctx *c = w->c;
     const rotor_expr *e = c->e;
     rotor_plan_init(e, &w->plan);
@@ -567,6 +650,32 @@ void search_fop(worker *w, const int64_t *fop) {
                 if (e->tensors[t].has_axis[a] && rest < w->share[t]) rest *= w->smax[a];
             w->rest[t][from] = rest;
         }
+}
+
+/* step_floor_upto of tensor t as the step search computes it (tests/
+ * test_searchcap.c checks it against every plan): the F_op fop with
+ * steps[0..upto] chosen and the rest not yet (upto = naxes - 1: the whole
+ * step vector). */
+int64_t search_step_floor(worker *w, const int64_t *fop, const int64_t *steps, int upto, int t) {
+    const rotor_expr *e = w->c->e;
+    w->pdiv_set = false;
+    fop_setup(w, fop);
+    int64_t g = 1;
+    for (int a = 0; a <= upto; a++) {
+        w->steps[a] = steps[a];
+        int64_t unit = fop[a] * steps[a];
+        w->len[a] = (e->extent[a] + unit - 1) / unit * steps[a];
+        w->sub[a] = w->len[a] / steps[a];
+        if (e->tensors[t].has_axis[a]) g = gcd64(w->share[t], g * steps[a]);
+    }
+    return step_floor_upto(w, t, upto, g);
+}
+
+void search_fop(worker *w, const int64_t *fop) {
+    ctx *c = w->c;
+    const rotor_expr *e = c->e;
+    fop_setup(w, fop);
+    step_choices *sc = &w->sc;
     if (joint_ready(w, fop)) {
         /* the F_op before any step, with its full bounds: the time floor
          * under the cap, the weak memory floors (no shift buffer: the

@@ -1,0 +1,257 @@
+/* test_searchcap.c — issue 45, searches under a tight memory cap on
+ * compound (window) dimensions: the step search's memory floor of a tensor
+ * (op/steps.c, step_floor_upto and step_floor_counted, which counts a
+ * window's rows at their stride).
+ *
+ * 1. The floor must hold for every plan below the node it is computed for:
+ *    for every F_op of small strided convolutions, every step vector and
+ *    every f_t of every tensor (the plans rotor_cost_plan accepts), each
+ *    tensor's bytes against its floor at each prefix of the steps.  A floor
+ *    made too strong (the stride counted on both terms of a window, say)
+ *    fails this.  And it must be tight where it matters: at some whole step
+ *    vector rotating a window's axis, the input's floor is its least bytes.
+ * 2. The search's answer under a cap, plan or no fit, and its time, must be
+ *    the brute force's (tests/brute.h): every cap from just below the
+ *    leanest plan up through the frontier's memories. */
+#include <criterion/criterion.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "brute.h"
+#include "fixtures.h"
+#include "op/searchint.h"
+
+/* ---- 1. the floor holds over every plan ----------------------------------- */
+
+typedef struct cap_walk {
+    ctx *c;
+    worker *w;
+    int64_t fop[ROTOR_MAX_AXES];
+    rotor_plan plan;
+    int64_t steps[ROTOR_MAX_AXES];
+    int64_t floors[ROTOR_MAX_AXES][ROTOR_MAX_TENSORS]; /* by prefix, of the current steps */
+    int64_t least[ROTOR_MAX_TENSORS];                  /* least bytes over the plans of the steps */
+    int64_t plans;
+    int64_t tight; /* step vectors rotating a window's axis whose input floor is its least bytes */
+    int64_t windowed; /* ... step vectors rotating a window's axis with a plan */
+} cap_walk;
+
+/* bytes(X) of the plan in j->plan under j->steps, as the search counts them */
+static int64_t plan_bytes(const cap_walk *j, int t) {
+    const rotor_expr *e = j->c->e;
+    const rotor_tensor *x = &e->tensors[t];
+    int64_t bytes = j->c->chip->element_bytes;
+    for (int d = 0; d < x->ndims; d++) {
+        const rotor_dim *dim = &x->dims[d];
+        int64_t l[2];
+        for (int k = 0; k < dim->nterms; k++) {
+            int a = dim->axis[k];
+            int64_t unit = j->fop[a] * j->steps[a];
+            l[k] = (e->extent[a] + unit - 1) / unit * j->steps[a] / j->plan.ft[t][a];
+        }
+        bytes *= rotor_dim_extent(dim, l);
+    }
+    return bytes;
+}
+
+static void cap_check_plan(cap_walk *j) {
+    const ctx *c = j->c;
+    const rotor_expr *e = c->e;
+    rotor_plan_info info;
+    rotor_cost cost;
+    rotor_error err;
+    if (rotor_cost_plan(c->m, e, c->chip, &j->plan, &info, &cost, &err)) return;
+    for (int a = 0; a < e->naxes; a++)
+        if (info.steps[a] != j->steps[a]) return; /* counted under its own steps */
+    j->plans++;
+    for (int t = 0; t < e->ntensors; t++) {
+        int64_t b = plan_bytes(j, t);
+        if (b < j->least[t]) j->least[t] = b;
+        for (int upto = 0; upto < e->naxes; upto++)
+            cr_assert_geq(b, j->floors[upto][t],
+                          "%s: F_op %lld,%lld,%lld,%lld steps %lld,%lld,%lld,%lld,... tensor %s upto %d: "
+                          "%lld bytes below the floor %lld",
+                          e->text, (long long)j->fop[0], (long long)j->fop[1], (long long)j->fop[2],
+                          (long long)j->fop[3], (long long)j->steps[0], (long long)j->steps[1],
+                          (long long)j->steps[2], (long long)j->steps[3], e->tensors[t].name, upto,
+                          (long long)b, (long long)j->floors[upto][t]);
+    }
+}
+
+/* Every f_t of tensors t.. along axes a.. (f | S_a, the product | P_X). */
+static void cap_ft(cap_walk *j, int t, int a, int64_t q) {
+    const rotor_expr *e = j->c->e;
+    if (t == e->ntensors) {
+        cap_check_plan(j);
+        return;
+    }
+    if (a == e->naxes) {
+        cap_ft(j, t + 1, 0, 1);
+        return;
+    }
+    if (!e->tensors[t].has_axis[a]) {
+        cap_ft(j, t, a + 1, q);
+        return;
+    }
+    int64_t share = 1;
+    for (int b = 0; b < e->naxes; b++)
+        if (!e->tensors[t].has_axis[b]) share *= j->fop[b];
+    for (int64_t f = 1; f <= j->steps[a]; f++) {
+        if (j->steps[a] % f || share % (q * f)) continue;
+        j->plan.ft[t][a] = f;
+        cap_ft(j, t, a + 1, q * f);
+    }
+    j->plan.ft[t][a] = 1;
+}
+
+/* Whether tensor t has a window (a dimension of two terms) with an axis
+ * that the steps rotate. */
+static bool window_rotates(const cap_walk *j, int t) {
+    const rotor_tensor *x = &j->c->e->tensors[t];
+    for (int d = 0; d < x->ndims; d++)
+        for (int k = 0; x->dims[d].nterms > 1 && k < x->dims[d].nterms; k++)
+            if (j->steps[x->dims[d].axis[k]] > 1) return true;
+    return false;
+}
+
+/* Every step vector (S_a a divisor of the P_X of a tensor carrying a),
+ * its floors, then every f_t. */
+static void cap_steps(cap_walk *j, int a) {
+    const rotor_expr *e = j->c->e;
+    if (a == e->naxes) {
+        for (int upto = 0; upto < e->naxes; upto++)
+            for (int t = 0; t < e->ntensors; t++)
+                j->floors[upto][t] = search_step_floor(j->w, j->fop, j->steps, upto, t);
+        for (int t = 0; t < e->ntensors; t++) j->least[t] = INT64_MAX;
+        rotor_plan_init(e, &j->plan);
+        memcpy(j->plan.fop, j->fop, sizeof j->plan.fop);
+        cap_ft(j, 0, 0, 1);
+        for (int t = 1; t < e->ntensors; t++)
+            if (j->least[t] < INT64_MAX && window_rotates(j, t)) {
+                j->windowed++;
+                if (j->least[t] == j->floors[e->naxes - 1][t]) j->tight++;
+            }
+        return;
+    }
+    for (int64_t s = 1; s <= j->c->cores; s++) {
+        bool some = false;
+        for (int t = 0; t < e->ntensors && !some; t++) {
+            int64_t share = 1;
+            for (int b = 0; b < e->naxes; b++)
+                if (!e->tensors[t].has_axis[b]) share *= j->fop[b];
+            some = e->tensors[t].has_axis[a] && share % s == 0;
+        }
+        if (!some) continue;
+        j->steps[a] = s;
+        cap_steps(j, a + 1);
+    }
+    j->steps[a] = 1;
+}
+
+static void cap_fops(cap_walk *j, int a, int64_t room) {
+    const rotor_expr *e = j->c->e;
+    if (a == e->naxes) {
+        cap_steps(j, 0);
+        return;
+    }
+    for (int64_t f = 1; f <= e->extent[a] && f <= room; f++) {
+        j->fop[a] = f;
+        cap_fops(j, a + 1, room / f);
+    }
+    j->fop[a] = 1;
+}
+
+static void cap_floor_holds(const char *text, const char *dims, int64_t cores) {
+    rotor_expr e = make_expr(text, dims);
+    rotor_chip chip = mk2_small(cores, 1 << 20, 32);
+    ctx c;
+    memset(&c, 0, sizeof c);
+    c.e = &e;
+    c.chip = &chip;
+    c.m = rotor_cost_model_default();
+    c.cores = cores;
+    c.cap = chip.sram_bytes;
+    c.time_cap = INFINITY;
+    worker *w = calloc(1, sizeof *w);
+    cr_assert_not_null(w);
+    w->c = &c;
+    cap_walk j = {.c = &c, .w = w};
+    cap_fops(&j, 0, cores);
+    cr_log_info("%s [%s]: %lld plans, the input's floor tight at %lld of %lld windowed step vectors", text, dims,
+                (long long)j.plans, (long long)j.tight, (long long)j.windowed);
+    cr_assert_gt(j.plans, 100, "%s: %lld plans", text, (long long)j.plans);
+    cr_assert_gt(j.tight, 0, "%s: the floor is never tight where a window rotates (%lld step vectors)", text,
+                 (long long)j.windowed);
+    free(w);
+}
+
+Test(searchcap, the_step_floor_is_at_most_every_plans_bytes, .timeout = 240) {
+    cap_floor_holds("O[f,h] += I[c,2*h+kh] * W[f,c,kh]", "f=4,c=3,h=6,kh=3", 8);
+    cap_floor_holds("O[f,h] += I[c,3*h+kh] * W[f,c,kh]", "f=2,c=2,h=6,kh=2", 12);
+    cap_floor_holds("O[f,h] += I[c,h+kh] * W[f,c,kh]", "f=3,c=2,h=8,kh=3", 8);
+    cap_floor_holds("O[b,f,h,w] += I[b,c,2*h+kh,2*w+kw] * W[f,c,kh,kw]", "b=2,f=2,c=2,h=3,w=2,kh=3,kw=2", 8);
+}
+
+/* ---- 2. the search under caps against the brute force --------------------- */
+
+#define REL 1e-12
+
+/* rotor_search under memory_cap = cap against bf_search under the same cap:
+ * both find no plan, or the same least time. */
+static void cap_case(const char *label, const rotor_expr *e, const rotor_chip *chip, int64_t cap) {
+    static bf_result r; /* 64 KiB frontier: keep it off the stack */
+    bf_limits lim = {.memory_cap = cap};
+    bf_search(e, chip, &lim, &r);
+    rotor_search_options o = {.threads = 2};
+    o.constraints.memory_cap = cap;
+    rotor_search_result s;
+    rotor_error err = {{0}};
+    rotor_status st = rotor_search(e, chip, &o, &s, &err);
+    if (!r.found) {
+        cr_assert_eq(st, ROTOR_ERR_NOFIT, "%s cap %lld: brute force finds no plan; search says %d (%s)", label,
+                     (long long)cap, st, err.msg);
+        return;
+    }
+    cr_assert_eq(st, ROTOR_OK, "%s cap %lld: search failed: %s (brute force optimum %.17g at %lld bytes)", label,
+                 (long long)cap, err.msg, r.best_total, (long long)r.best_memory);
+    cr_assert(fabs(s.best.cost.total - r.best_total) <= REL * r.best_total,
+              "%s cap %lld: search %.17g (%lld bytes) != brute force %.17g (%lld bytes)", label, (long long)cap,
+              s.best.cost.total, (long long)s.best.info.memory, r.best_total, (long long)r.best_memory);
+    cr_assert_leq(s.best.info.memory, cap, "%s cap %lld: over the cap", label, (long long)cap);
+    rotor_search_result_free(&s);
+}
+
+/* Every cap around the frontier's memories: one below the leanest plan (no
+ * fit), each point's memory, and one byte below each. */
+static void caps_hold(const char *text, const char *dims, int64_t cores, int64_t buf) {
+    static bf_result all;
+    rotor_expr e = make_expr(text, dims);
+    rotor_chip chip = mk2_small(cores, 1 << 20, buf);
+    bf_limits lim = {0};
+    bf_search(&e, &chip, &lim, &all);
+    cr_assert(all.found && !all.front_overflow, "%s: no brute-force frontier", text);
+    int n = all.nfront;
+    int64_t mem[64] = {0};
+    cr_assert_leq(n, 64, "%s: %d frontier points", text, n);
+    for (int i = 0; i < n; i++) mem[i] = all.front[i].memory;
+    int64_t least = mem[0];
+    for (int i = 1; i < n; i++)
+        if (mem[i] < least) least = mem[i];
+    char label[256];
+    snprintf(label, sizeof label, "%s [%s] cores=%lld buf=%lld", text, dims, (long long)cores, (long long)buf);
+    cap_case(label, &e, &chip, least - 1);
+    for (int i = 0; i < n; i++) {
+        cap_case(label, &e, &chip, mem[i]);
+        if (mem[i] - 1 > least) cap_case(label, &e, &chip, mem[i] - 1);
+    }
+}
+
+Test(searchcap, the_search_under_each_cap_is_the_brute_force, .timeout = 300) {
+    caps_hold("O[f,h] += I[c,2*h+kh] * W[f,c,kh]", "f=4,c=3,h=6,kh=3", 8, 16);
+    caps_hold("O[f,h] += I[c,3*h+kh] * W[f,c,kh]", "f=2,c=4,h=5,kh=2", 6, 16);
+    caps_hold("O[b,f,h,w] += I[b,c,2*h+kh,2*w+kw] * W[f,c,kh,kw]", "b=2,f=2,c=2,h=3,w=2,kh=3,kw=2", 8, 32);
+    caps_hold("O[b,f,h,w] += I[b,c,h+kh,w+kw] * W[f,c,kh,kw]", "b=1,f=2,c=2,h=3,w=3,kh=2,kw=2", 8, 32);
+}
