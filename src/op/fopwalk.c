@@ -514,6 +514,60 @@ static bool cf_summary(ctx *c) {
     return true;
 }
 
+/* The scan's filter (ctx.cf_ok) for the limit lim: 1 for each code whose
+ * floor is at most lim.  Codes past ncf_val (CF_BROKEN, CF_NOT_YET
+ * included) stay 0 from the allocation. */
+static bool scan_filter(ctx *c, float lim) {
+    if (!c->cf_ok && !(c->cf_ok = calloc(1u << 16, 1))) return false;
+    for (int32_t k = 0; k < c->ncf_val; k++) c->cf_ok[k] = !(c->cf_val[k] > lim);
+    return true;
+}
+
+/* search_pass1_scan with the filter: a block of the scan is passed over
+ * when no code in it passes the filter.  The filter is rebuilt only now
+ * and then as the limit falls (after ncf_val + 1,024 more entries, so it
+ * costs at most about one step per entry); a stale filter passes a
+ * superset (the limit only falls), and each entry it passes is tested
+ * against the current limit, so the entries worked on and their order are
+ * the entry-by-entry scan's.  Every known floor is either worked on or
+ * skipped, so the skipped are counted at the end: the known (the
+ * summary's counts) less the worked. */
+static void scan_filtered(pass1 *p, float lim) {
+    ctx *c = p->c;
+    fop_cursor cur = {.n = 0};
+    const uint16_t *cf = c->cf;
+    const float *val = c->cf_val;
+    const uint8_t *ok = c->cf_ok;
+    int64_t n = c->fc.n, known = 0, worked = 0, built = 0;
+    float built_lim = lim;
+    for (int64_t b = 0; b * CF_SUM_BLOCK < n; b++) known += c->cf_bknown[b];
+    for (int64_t i = 0; i < n; i++) {
+        if (i % CF_SUM_BLOCK == 0 && c->cf_bmin[i / CF_SUM_BLOCK] > lim) {
+            i += CF_SUM_BLOCK - 1;
+            continue;
+        }
+        if (i % SCAN_BLOCK == 0 && i + SCAN_BLOCK <= n) {
+            if (lim < built_lim && i - built >= c->ncf_val + 1024) {
+                scan_filter(c, lim);
+                built = i, built_lim = lim;
+            }
+            int hit = 0;
+            for (int k = 0; k < SCAN_BLOCK; k++) hit |= ok[cf[i + k]];
+            if (!hit) {
+                i += SCAN_BLOCK - 1;
+                continue;
+            }
+        }
+        uint16_t code = cf[i];
+        if (code >= CF_VALUES || val[code] > lim) continue;
+        scan_entry(p, &cur, i, val[code]);
+        worked++;
+        lim = scan_limit(fmin(c->time_cap * (1 + SLACK), incumbent(c) * (1 + SLACK)));
+    }
+    p->w->st.fops += known - worked;
+    p->index = c->fc.n;
+}
+
 /* Pass 1 over a session's filled caches: every F_op's compute floor is in
  * c->cf, so a linear scan finds the few the incumbent does not prune and
  * decodes only those, instead of walking the lattice.  It reads the array
@@ -538,6 +592,10 @@ void search_pass1_scan(pass1 *p) {
     const float *val = c->cf_val;
     int64_t n = c->fc.n;
     bool sum = cf_summary(c);
+    if (sum && scan_filter(c, lim)) {
+        scan_filtered(p, lim);
+        return;
+    }
     for (int64_t i = 0; i < n; i++) {
         /* a block of the summary none of whose known floors is within
          * the limit: every known one counted as skipped, as below */
