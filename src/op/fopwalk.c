@@ -124,6 +124,20 @@ bool search_keep_push(worker *w, fop_list *l, const fop_entry *f) {
     return true;
 }
 
+/* search_cf_put, with its test of the last floor put made here without
+ * the call (half the puts of GoogLeNet's walks at batch 64 repeat it:
+ * 10.3 of 21.0 million) */
+static inline void cf_put(ctx *c, int64_t index, float f) {
+    uint32_t bits;
+    memcpy(&bits, &f, sizeof bits);
+    if (c->cf_last && bits == c->cf_last_bits) {
+        c->cf[index] = (uint16_t)(c->cf_last - 1);
+        c->cf_sum_ok = false;
+        return;
+    }
+    search_cf_put(c, index, f);
+}
+
 /* inlined into the walk's loop over the last axis: most F_op end here */
 static inline __attribute__((always_inline)) void pass1_visit(pass1 *p) {
     ctx *c = p->c;
@@ -150,7 +164,7 @@ static inline __attribute__((always_inline)) void pass1_visit(pass1 *p) {
             float f = float_down(tb);
             /* a floor that is not >= 0 (none is) stays not yet, as the
              * float array left it: recomputed */
-            if (f >= 0) search_cf_put(c, index, f);
+            if (f >= 0) cf_put(c, index, f);
         }
     }
     /* pass1_consider's first test, before the call: the compute floor
