@@ -250,12 +250,18 @@ static bool cf_grow(ctx *c) {
 bool search_cf_put(ctx *c, int64_t index, float f) {
     uint32_t bits;
     memcpy(&bits, &f, sizeof bits);
+    if (c->cf_last && bits == c->cf_last_bits) {
+        c->cf[index] = (uint16_t)(c->cf_last - 1);
+        c->cf_sum_ok = false;
+        return true;
+    }
     if (c->cf_hash_size) {
         uint32_t h = cf_mix(bits) & (uint32_t)(c->cf_hash_size - 1);
         for (; c->cf_hash[h]; h = (h + 1) & (uint32_t)(c->cf_hash_size - 1)) {
             uint32_t b;
             memcpy(&b, &c->cf_val[c->cf_hash[h] - 1], sizeof b);
             if (b == bits) {
+                c->cf_last = c->cf_hash[h], c->cf_last_bits = bits;
                 c->cf[index] = (uint16_t)(c->cf_hash[h] - 1);
                 c->cf_sum_ok = false;
                 return true;
@@ -270,6 +276,7 @@ bool search_cf_put(ctx *c, int64_t index, float f) {
     while (c->cf_hash[h]) h = (h + 1) & (uint32_t)(c->cf_hash_size - 1);
     c->cf_val[c->ncf_val] = f;
     c->cf_hash[h] = (uint16_t)(c->ncf_val + 1);
+    c->cf_last = c->ncf_val + 1, c->cf_last_bits = bits;
     c->cf[index] = (uint16_t)c->ncf_val++;
     c->cf_sum_ok = false;
     return true;
@@ -713,6 +720,7 @@ static void ctx_free(ctx *c) {
     free(c->cf_val);
     free(c->cf_hash);
     free(c->cf_bmin);
+    free(c->cf_ok);
     free(c->cf_bknown);
     free(c->spare);
 }

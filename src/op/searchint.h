@@ -215,6 +215,12 @@ typedef struct ctx {
     uint16_t *cf_hash; /* open addressing over cf_val by the float's bits: 1 + place, 0: empty */
     int32_t ncf_val, cf_val_cap, cf_hash_size;
     bool cf_lost;      /* a floor found no room in cf_val (left not yet): no scan */
+    /* The last floor put and its code + 1 (0: none; search_cf_put): a walk
+     * meets the same floor many times in a row (along the last axis the
+     * compute of a padded tile repeats), and a code never changes once
+     * given, so a repeat skips the hash (issue 45). */
+    uint32_t cf_last_bits;
+    int32_t cf_last;
     /* The scan's summary of cf (search_pass1_scan), per block of
      * CF_SUM_BLOCK F_op: the least known floor (INFINITY: none) and how
      * many floors are known; built by the first scan after any floor is
@@ -223,6 +229,9 @@ typedef struct ctx {
     float *cf_bmin;
     int32_t *cf_bknown;
     bool cf_sum_ok;
+    /* The scan's filter by code (search_pass1_scan): 1 where the code's
+     * floor was within a recent limit, 65,536 entries (0 past ncf_val). */
+    uint8_t *cf_ok;
     int64_t nfops;  /* F_op vectors the walk of pass 1 visits (-1: not yet counted) */
     int64_t *counts; /* a session's search_fop_count table by axis and room, or NULL */
     bool cf_filled;  /* a walk has filled the compute floors: later searches scan them (search_pass1_scan) */
