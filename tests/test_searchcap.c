@@ -195,6 +195,142 @@ Test(searchcap, the_step_floor_is_at_most_every_plans_bytes, .timeout = 240) {
     cap_floor_holds("O[b,f,h,w] += I[b,c,2*h+kh,2*w+kw] * W[f,c,kh,kw]", "b=2,f=2,c=2,h=3,w=2,kh=3,kw=2", 8);
 }
 
+/* ---- 1b. the exact floor of a tensor (steps.c, tensor_least) ------------- */
+
+typedef struct least_check {
+    ctx *c;
+    worker *w;
+    int64_t fop[ROTOR_MAX_AXES];
+    int64_t steps[ROTOR_MAX_AXES];
+    int64_t ft[ROTOR_MAX_AXES];
+    int64_t exact, strict; /* prefixes where the floor met the least, and where it was below it */
+} least_check;
+
+static int64_t lc_share(const least_check *j, int t) {
+    int64_t share = 1;
+    for (int b = 0; b < j->c->e->naxes; b++)
+        if (!j->c->e->tensors[t].has_axis[b]) share *= j->fop[b];
+    return share;
+}
+
+/* the least bytes of tensor t over its f_t (f | S_a, the product | P_X),
+ * by brute force, at the whole step vector j->steps */
+static int64_t lc_least_ft(least_check *j, int t, int a, int64_t q) {
+    const rotor_expr *e = j->c->e;
+    if (a == e->naxes) {
+        const rotor_tensor *x = &e->tensors[t];
+        int64_t bytes = j->c->chip->element_bytes;
+        for (int d = 0; d < x->ndims; d++) {
+            int64_t l[2];
+            for (int k = 0; k < x->dims[d].nterms; k++) {
+                int b = x->dims[d].axis[k];
+                int64_t unit = j->fop[b] * j->steps[b];
+                l[k] = (e->extent[b] + unit - 1) / unit * j->steps[b] / j->ft[b];
+            }
+            bytes *= rotor_dim_extent(&x->dims[d], l);
+        }
+        return bytes;
+    }
+    if (!e->tensors[t].has_axis[a]) return lc_least_ft(j, t, a + 1, q);
+    int64_t best = INT64_MAX, share = lc_share(j, t);
+    for (int64_t f = 1; f <= j->steps[a]; f++) {
+        if (j->steps[a] % f || share % (q * f)) continue;
+        j->ft[a] = f;
+        int64_t b = lc_least_ft(j, t, a + 1, q * f);
+        if (b < best) best = b;
+    }
+    j->ft[a] = 1;
+    return best;
+}
+
+/* Steps a.. of every completion (S_a a divisor of a P_X of a tensor
+ * carrying a, the choices the search offers); least[t] gets each tensor's
+ * least bytes over them.  At each prefix, tensor_least must equal it
+ * (limit above it) and be min(least, limit) under a limit. */
+static void lc_steps(least_check *j, int a, int64_t *least) {
+    const rotor_expr *e = j->c->e;
+    if (a == e->naxes) {
+        for (int t = 0; t < e->ntensors; t++) least[t] = lc_least_ft(j, t, 0, 1);
+    } else {
+        for (int t = 0; t < e->ntensors; t++) least[t] = INT64_MAX;
+        for (int64_t s = 1; s <= j->c->cores; s++) {
+            bool some = false;
+            for (int t = 0; t < e->ntensors && !some; t++) some = e->tensors[t].has_axis[a] && lc_share(j, t) % s == 0;
+            if (!some) continue;
+            j->steps[a] = s;
+            int64_t sub[ROTOR_MAX_TENSORS];
+            lc_steps(j, a + 1, sub);
+            for (int t = 0; t < e->ntensors; t++)
+                if (sub[t] < least[t]) least[t] = sub[t];
+        }
+        j->steps[a] = 1;
+    }
+    if (a == 0) return; /* the F_op before any step: not asked */
+    for (int t = 0; t < e->ntensors; t++) {
+        int64_t got = search_tensor_least(j->w, j->fop, j->steps, a - 1, t, INT64_MAX);
+        cr_assert_eq(got, least[t], "%s: F_op %lld,%lld,%lld steps %lld,%lld,%lld upto %d tensor %s: floor %lld, least %lld",
+                     e->text, (long long)j->fop[0], (long long)j->fop[1], (long long)j->fop[2],
+                     (long long)j->steps[0], (long long)j->steps[1], (long long)j->steps[2], a - 1,
+                     e->tensors[t].name, (long long)got, (long long)least[t]);
+        int64_t lim = least[t] / 2 + 1;
+        cr_assert_eq(search_tensor_least(j->w, j->fop, j->steps, a - 1, t, lim), lim < least[t] ? lim : least[t]);
+        int64_t cheap = search_step_floor(j->w, j->fop, j->steps, a - 1, t);
+        cr_assert_leq(cheap, least[t]);
+        if (cheap == least[t]) j->exact++;
+        else j->strict++;
+    }
+}
+
+static void lc_fops(least_check *j, int a, int64_t room) {
+    const rotor_expr *e = j->c->e;
+    if (a == e->naxes) {
+        int64_t least[ROTOR_MAX_TENSORS];
+        lc_steps(j, 0, least);
+        return;
+    }
+    for (int64_t f = 1; f <= e->extent[a] && f <= room; f++) {
+        j->fop[a] = f;
+        lc_fops(j, a + 1, room / f);
+    }
+    j->fop[a] = 1;
+}
+
+static void least_is_exact(const char *text, const char *dims, int64_t cores) {
+    rotor_expr e = make_expr(text, dims);
+    rotor_chip chip = mk2_small(cores, 1 << 20, 32);
+    ctx c;
+    memset(&c, 0, sizeof c);
+    c.e = &e;
+    c.chip = &chip;
+    c.m = rotor_cost_model_default();
+    c.cores = cores;
+    c.cap = chip.sram_bytes;
+    c.time_cap = INFINITY;
+    worker *w = calloc(1, sizeof *w);
+    cr_assert_not_null(w);
+    w->c = &c;
+    least_check j = {.c = &c, .w = w};
+    for (int a = 0; a < ROTOR_MAX_AXES; a++) j.ft[a] = j.steps[a] = j.fop[a] = 1;
+    lc_fops(&j, 0, cores);
+    cr_log_info("%s [%s]: the cheap floor below the least at %lld of %lld prefixes", text, dims,
+                (long long)j.strict, (long long)(j.strict + j.exact));
+    cr_assert_gt(j.exact + j.strict, 100, "%s: too few prefixes", text);
+    cr_assert_gt(j.strict, 0, "%s: the exact floor never above step_floor_upto", text);
+    free(w);
+}
+
+/* The exact floor is the least bytes of each tensor over every f_t and
+ * every completion of the steps (the chain and coverage rules aside), at
+ * every prefix of small strided, 1x1 and 3x3 convolutions; step_floor_upto
+ * is at most it, and strictly below it at some prefix of a strided one. */
+Test(searchcap, the_tensor_floor_is_the_least_bytes, .timeout = 240) {
+    least_is_exact("O[f,h] += I[c,2*h+kh] * W[f,c,kh]", "f=4,c=3,h=6,kh=3", 8);
+    least_is_exact("O[f,h] += I[c,3*h+kh] * W[f,c,kh]", "f=2,c=2,h=6,kh=2", 12);
+    least_is_exact("O[b,f,h] += I[b,c,h] * W[f,c]", "b=2,f=4,c=3,h=4", 8);
+    least_is_exact("O[b,f,h,w] += I[b,c,h+kh,w+kw] * W[f,c,kh,kw]", "b=2,f=2,c=2,h=3,w=3,kh=3,kw=3", 8);
+    least_is_exact("O[b,f,h,w] += I[b,c,2*h+kh,2*w+kw] * W[f,c,kh,kw]", "b=2,f=2,c=2,h=3,w=2,kh=3,kw=2", 8);
+}
+
 /* ---- 2. the search under caps against the brute force --------------------- */
 
 #define REL 1e-12
@@ -254,4 +390,6 @@ Test(searchcap, the_search_under_each_cap_is_the_brute_force, .timeout = 300) {
     caps_hold("O[f,h] += I[c,3*h+kh] * W[f,c,kh]", "f=2,c=4,h=5,kh=2", 6, 16);
     caps_hold("O[b,f,h,w] += I[b,c,2*h+kh,2*w+kw] * W[f,c,kh,kw]", "b=2,f=2,c=2,h=3,w=2,kh=3,kw=2", 8, 32);
     caps_hold("O[b,f,h,w] += I[b,c,h+kh,w+kw] * W[f,c,kh,kw]", "b=1,f=2,c=2,h=3,w=3,kh=2,kw=2", 8, 32);
+    caps_hold("O[f,h,w] += I[c,h+kh,w+kw] * W[f,c,kh,kw]", "f=2,c=2,h=3,w=3,kh=3,kw=3", 8, 32);
+    caps_hold("O[b,f,h,w] += I[b,c,2*h+kh,2*w+kw] * W[f,c,kh,kw]", "b=2,f=4,c=2,h=2,w=2,kh=3,kw=3", 8, 16);
 }

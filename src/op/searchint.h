@@ -542,6 +542,7 @@ bool search_fop_joint_cut(worker *w, const int64_t *fop, double t, double comput
 double search_joint_floor(worker *w, const int64_t *fop, const int64_t *steps, int upto);
 /* step_floor_upto of tensor t with steps[0..upto] chosen (tests/test_searchcap.c). */
 int64_t search_step_floor(worker *w, const int64_t *fop, const int64_t *steps, int upto, int t);
+int64_t search_tensor_least(worker *w, const int64_t *fop, const int64_t *steps, int upto, int t, int64_t limit);
 /* Every plan of one F_op: steps, then f_t per tensor, depth first. */
 void search_fop(worker *w, const int64_t *fop);
 
