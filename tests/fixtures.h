@@ -365,4 +365,37 @@ FIXTURE void fixture_rm_dir(char *d) {
     free(d);
 }
 
+/* Every F_op vector of e under `room` cores (each F_a at most E_a, their
+ * product at most the cores) in fop[a..], from axis a on, lexicographic
+ * with the last axis fastest, as the search's walk orders them: visit(arg)
+ * on each; fop[a..] are left 1.  The tests that check a bound or a cache
+ * against every F_op of a small operator share it. */
+FIXTURE void fixture_each_fop(const rotor_expr *e, int64_t *fop, int a, int64_t room, void (*visit)(void *),
+                              void *arg) {
+    if (a == e->naxes) {
+        visit(arg);
+        return;
+    }
+    int64_t hi = e->extent[a] < room ? e->extent[a] : room;
+    for (int64_t f = 1; f <= hi; f++) {
+        fop[a] = f;
+        fixture_each_fop(e, fop, a + 1, room / f, visit, arg);
+    }
+    fop[a] = 1;
+}
+
+/* Whether s cores are a step the search offers axis a under F_op fop: some
+ * tensor with axis a is replicated over a multiple of s cores (the product
+ * of F_op over the axes it lacks). */
+FIXTURE bool fixture_step_offered(const rotor_expr *e, const int64_t *fop, int a, int64_t s) {
+    for (int t = 0; t < e->ntensors; t++) {
+        if (!e->tensors[t].has_axis[a]) continue;
+        int64_t share = 1;
+        for (int b = 0; b < e->naxes; b++)
+            if (!e->tensors[t].has_axis[b]) share *= fop[b];
+        if (share % s == 0) return true;
+    }
+    return false;
+}
+
 #endif

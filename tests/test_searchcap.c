@@ -137,32 +137,15 @@ static void cap_steps(cap_walk *j, int a) {
         return;
     }
     for (int64_t s = 1; s <= j->c->cores; s++) {
-        bool some = false;
-        for (int t = 0; t < e->ntensors && !some; t++) {
-            int64_t share = 1;
-            for (int b = 0; b < e->naxes; b++)
-                if (!e->tensors[t].has_axis[b]) share *= j->fop[b];
-            some = e->tensors[t].has_axis[a] && share % s == 0;
-        }
-        if (!some) continue;
+        if (!fixture_step_offered(e, j->fop, a, s)) continue;
         j->steps[a] = s;
         cap_steps(j, a + 1);
     }
     j->steps[a] = 1;
 }
 
-static void cap_fops(cap_walk *j, int a, int64_t room) {
-    const rotor_expr *e = j->c->e;
-    if (a == e->naxes) {
-        cap_steps(j, 0);
-        return;
-    }
-    for (int64_t f = 1; f <= e->extent[a] && f <= room; f++) {
-        j->fop[a] = f;
-        cap_fops(j, a + 1, room / f);
-    }
-    j->fop[a] = 1;
-}
+/* fixture_each_fop's visit: the F_op's step vectors */
+static void cap_fops_visit(void *arg) { cap_steps(arg, 0); }
 
 static void cap_floor_holds(const char *text, const char *dims, int64_t cores) {
     rotor_expr e = make_expr(text, dims);
@@ -179,7 +162,7 @@ static void cap_floor_holds(const char *text, const char *dims, int64_t cores) {
     cr_assert_not_null(w);
     w->c = &c;
     cap_walk j = {.c = &c, .w = w};
-    cap_fops(&j, 0, cores);
+    fixture_each_fop(j.c->e, j.fop, 0, cores, cap_fops_visit, &j);
     cr_log_info("%s [%s]: %lld plans, the input's floor tight at %lld of %lld windowed step vectors", text, dims,
                 (long long)j.plans, (long long)j.tight, (long long)j.windowed);
     cr_assert_gt(j.plans, 100, "%s: %lld plans", text, (long long)j.plans);

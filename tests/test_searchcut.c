@@ -73,18 +73,8 @@ static void check_fop(cut_walk *w) {
     w->fops++;
 }
 
-static void walk_fops(cut_walk *w, int a, int64_t room) {
-    if (a == w->c->e->naxes) {
-        check_fop(w);
-        return;
-    }
-    int64_t hi = w->c->e->extent[a] < room ? w->c->e->extent[a] : room;
-    for (int64_t f = 1; f <= hi; f++) {
-        w->fop[a] = f;
-        walk_fops(w, a + 1, room / f);
-    }
-    w->fop[a] = 1;
-}
+/* fixture_each_fop's visit */
+static void walk_fops_visit(void *arg) { check_fop(arg); }
 
 static void sum_floor_holds(const char *expr, const char *dims) {
     rotor_expr e = make_expr(expr, dims);
@@ -103,7 +93,7 @@ static void sum_floor_holds(const char *expr, const char *dims) {
     const int64_t caps[] = {1 << 20, 65536, 16384, 8192, 6000, 4000};
     for (int k = 0; k < 6; k++) {
         c.cap = caps[k];
-        walk_fops(&w, 0, c.cores);
+        fixture_each_fop(w.c->e, w.fop, 0, c.cores, walk_fops_visit, &w);
     }
     cr_assert_gt(w.fops, 500, "%lld F_op checked", (long long)w.fops);
     cr_assert_gt(w.positive, 100, "%lld F_op with a sum floor above 0", (long long)w.positive);

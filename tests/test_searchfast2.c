@@ -58,19 +58,8 @@ static void compare_fop(walk *w) {
     w->fops++;
 }
 
-/* every F_op with F_a <= E_a and product <= the cores left */
-static void walk_fops(walk *w, int a, int64_t room) {
-    if (a == w->c->e->naxes) {
-        compare_fop(w);
-        return;
-    }
-    int64_t hi = w->c->e->extent[a] < room ? w->c->e->extent[a] : room;
-    for (int64_t f = 1; f <= hi; f++) {
-        w->fop[a] = f;
-        walk_fops(w, a + 1, room / f);
-    }
-    w->fop[a] = 1;
-}
+/* fixture_each_fop's visit */
+static void walk_fops_visit(void *arg) { compare_fop(arg); }
 
 /* every F_op under each cap, the memo kept across caps (largest first and
  * then back up, as a session's searches go) */
@@ -87,7 +76,7 @@ static void memo_matches(const char *expr, const char *dims, int64_t min_options
     const int64_t caps[] = {rotor_chip_sram(&chip), 65536, 12000, 6437, 200000};
     for (int k = 0; k < 5; k++) {
         c.cap = caps[k];
-        walk_fops(&w, 0, c.cores);
+        fixture_each_fop(w.c->e, w.fop, 0, c.cores, walk_fops_visit, &w);
     }
     cr_assert_gt(w.fops, 1000, "%lld F_op compared", (long long)w.fops);
     cr_assert_geq(w.options, min_options, "%lld options compared", (long long)w.options);

@@ -102,32 +102,15 @@ static void joint_steps(joint_walk *j, int a) {
         return;
     }
     for (int64_t s = 1; s <= j->c->cores; s++) {
-        bool some = false;
-        for (int t = 0; t < e->ntensors && !some; t++) {
-            int64_t share = 1;
-            for (int b = 0; b < e->naxes; b++)
-                if (!e->tensors[t].has_axis[b]) share *= j->fop[b];
-            some = e->tensors[t].has_axis[a] && share % s == 0;
-        }
-        if (!some) continue;
+        if (!fixture_step_offered(e, j->fop, a, s)) continue;
         j->steps[a] = s;
         joint_steps(j, a + 1);
     }
     j->steps[a] = 1;
 }
 
-static void joint_fops(joint_walk *j, int a, int64_t room) {
-    const rotor_expr *e = j->c->e;
-    if (a == e->naxes) {
-        joint_steps(j, 0);
-        return;
-    }
-    for (int64_t f = 1; f <= e->extent[a] && f <= room; f++) {
-        j->fop[a] = f;
-        joint_fops(j, a + 1, room / f);
-    }
-    j->fop[a] = 1;
-}
+/* fixture_each_fop's visit: the F_op's step vectors */
+static void joint_fops_visit(void *arg) { joint_steps(arg, 0); }
 
 static void joint_floor_holds(const char *text, const char *dims, int64_t cores, const char *chip_name) {
     rotor_expr e = make_expr(text, dims);
@@ -150,7 +133,7 @@ static void joint_floor_holds(const char *text, const char *dims, int64_t cores,
     cr_assert_not_null(w);
     w->c = &c;
     joint_walk j = {.c = &c, .w = w, .worst = INFINITY};
-    joint_fops(&j, 0, cores);
+    fixture_each_fop(j.c->e, j.fop, 0, cores, joint_fops_visit, &j);
     cr_assert_gt(j.plans, 100, "%s: %lld plans", text, (long long)j.plans);
     /* the line is the model's own on an all-to-all chip: plans rotating an
      * input, whose shifts telescope, meet it (lam = 0 would leave every

@@ -141,18 +141,8 @@ static void check_fop(walk *w) {
     w->fops++;
 }
 
-static void walk_fops(walk *w, int a, int64_t room) {
-    if (a == w->c->e->naxes) {
-        check_fop(w);
-        return;
-    }
-    int64_t hi = w->c->e->extent[a] < room ? w->c->e->extent[a] : room;
-    for (int64_t f = 1; f <= hi; f++) {
-        w->fop[a] = f;
-        walk_fops(w, a + 1, room / f);
-    }
-    w->fop[a] = 1;
-}
+/* fixture_each_fop's visit */
+static void walk_fops_visit(void *arg) { check_fop(arg); }
 
 /* every F_op of the expression on a 64-core Mk2, under two caps, each
  * tensor's options computed afresh (no memo) against the brute force */
@@ -174,7 +164,7 @@ static void options_match(const char *expr, const char *dims, int64_t min_fops) 
     const int64_t caps[] = {rotor_chip_sram(&chip), 3000};
     for (int k = 0; k < 2; k++) {
         c.cap = caps[k];
-        walk_fops(&w, 0, c.cores);
+        fixture_each_fop(w.c->e, w.fop, 0, c.cores, walk_fops_visit, &w);
     }
     cr_assert_geq(w.fops, min_fops, "%lld F_op checked", (long long)w.fops);
     cr_assert_gt(w.options, w.fops, "%lld options checked", (long long)w.options);
