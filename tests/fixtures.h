@@ -387,7 +387,7 @@ FIXTURE void fixture_each_fop(const rotor_expr *e, int64_t *fop, int a, int64_t 
 /* Whether s cores are a step the search offers axis a under F_op fop: some
  * tensor with axis a is replicated over a multiple of s cores (the product
  * of F_op over the axes it lacks). */
-FIXTURE bool fixture_step_offered(const rotor_expr *e, const int64_t *fop, int a, int64_t s) {
+static inline bool fixture_step_offered(const rotor_expr *e, const int64_t *fop, int a, int64_t s) {
     for (int t = 0; t < e->ntensors; t++) {
         if (!e->tensors[t].has_axis[a]) continue;
         int64_t share = 1;
@@ -396,6 +396,23 @@ FIXTURE bool fixture_step_offered(const rotor_expr *e, const int64_t *fop, int a
         if (share % s == 0) return true;
     }
     return false;
+}
+
+/* Every step vector the search offers under F_op fop (S_a up to the cores,
+ * fixture_step_offered) in steps[a..], from axis a on: visit(arg) on each;
+ * steps[a..] are left 1. */
+FIXTURE void fixture_each_steps(const rotor_expr *e, const int64_t *fop, int64_t *steps, int64_t cores, int a,
+                                void (*visit)(void *), void *arg) {
+    if (a == e->naxes) {
+        visit(arg);
+        return;
+    }
+    for (int64_t s = 1; s <= cores; s++) {
+        if (!fixture_step_offered(e, fop, a, s)) continue;
+        steps[a] = s;
+        fixture_each_steps(e, fop, steps, cores, a + 1, visit, arg);
+    }
+    steps[a] = 1;
 }
 
 #endif

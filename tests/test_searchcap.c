@@ -117,35 +117,30 @@ static bool window_rotates(const cap_walk *j, int t) {
     return false;
 }
 
-/* Every step vector (S_a a divisor of the P_X of a tensor carrying a),
- * its floors, then every f_t. */
-static void cap_steps(cap_walk *j, int a) {
+/* fixture_each_steps' visit: a step vector's floors, then every f_t. */
+static void cap_steps_visit(void *arg) {
+    cap_walk *j = arg;
     const rotor_expr *e = j->c->e;
-    if (a == e->naxes) {
-        for (int upto = 0; upto < e->naxes; upto++)
-            for (int t = 0; t < e->ntensors; t++)
-                j->floors[upto][t] = search_step_floor(j->w, j->fop, j->steps, upto, t);
-        for (int t = 0; t < e->ntensors; t++) j->least[t] = INT64_MAX;
-        rotor_plan_init(e, &j->plan);
-        memcpy(j->plan.fop, j->fop, sizeof j->plan.fop);
-        cap_ft(j, 0, 0, 1);
-        for (int t = 1; t < e->ntensors; t++)
-            if (j->least[t] < INT64_MAX && window_rotates(j, t)) {
-                j->windowed++;
-                if (j->least[t] == j->floors[e->naxes - 1][t]) j->tight++;
-            }
-        return;
-    }
-    for (int64_t s = 1; s <= j->c->cores; s++) {
-        if (!fixture_step_offered(e, j->fop, a, s)) continue;
-        j->steps[a] = s;
-        cap_steps(j, a + 1);
-    }
-    j->steps[a] = 1;
+    for (int upto = 0; upto < e->naxes; upto++)
+        for (int t = 0; t < e->ntensors; t++)
+            j->floors[upto][t] = search_step_floor(j->w, j->fop, j->steps, upto, t);
+    for (int t = 0; t < e->ntensors; t++) j->least[t] = INT64_MAX;
+    rotor_plan_init(e, &j->plan);
+    memcpy(j->plan.fop, j->fop, sizeof j->plan.fop);
+    cap_ft(j, 0, 0, 1);
+    for (int t = 1; t < e->ntensors; t++)
+        if (j->least[t] < INT64_MAX && window_rotates(j, t)) {
+            j->windowed++;
+            if (j->least[t] == j->floors[e->naxes - 1][t]) j->tight++;
+        }
 }
 
-/* fixture_each_fop's visit: the F_op's step vectors */
-static void cap_fops_visit(void *arg) { cap_steps(arg, 0); }
+/* fixture_each_fop's visit: every step vector the search offers the F_op
+ * (S_a a divisor of the P_X of a tensor carrying a) */
+static void cap_fops_visit(void *arg) {
+    cap_walk *j = arg;
+    fixture_each_steps(j->c->e, j->fop, j->steps, j->c->cores, 0, cap_steps_visit, j);
+}
 
 static void cap_floor_holds(const char *text, const char *dims, int64_t cores) {
     rotor_expr e = make_expr(text, dims);

@@ -91,26 +91,20 @@ static void joint_ft(joint_walk *j, int t, int a, int64_t q) {
     j->plan.ft[t][a] = 1;
 }
 
-/* Every step vector (S_a a divisor of the P_X of a tensor carrying a),
- * then every f_t. */
-static void joint_steps(joint_walk *j, int a) {
-    const rotor_expr *e = j->c->e;
-    if (a == e->naxes) {
-        rotor_plan_init(e, &j->plan);
-        memcpy(j->plan.fop, j->fop, sizeof j->plan.fop);
-        joint_ft(j, 0, 0, 1);
-        return;
-    }
-    for (int64_t s = 1; s <= j->c->cores; s++) {
-        if (!fixture_step_offered(e, j->fop, a, s)) continue;
-        j->steps[a] = s;
-        joint_steps(j, a + 1);
-    }
-    j->steps[a] = 1;
+/* fixture_each_steps' visit: every f_t of a step vector. */
+static void joint_steps_visit(void *arg) {
+    joint_walk *j = arg;
+    rotor_plan_init(j->c->e, &j->plan);
+    memcpy(j->plan.fop, j->fop, sizeof j->plan.fop);
+    joint_ft(j, 0, 0, 1);
 }
 
-/* fixture_each_fop's visit: the F_op's step vectors */
-static void joint_fops_visit(void *arg) { joint_steps(arg, 0); }
+/* fixture_each_fop's visit: every step vector the search offers the F_op
+ * (S_a a divisor of the P_X of a tensor carrying a) */
+static void joint_fops_visit(void *arg) {
+    joint_walk *j = arg;
+    fixture_each_steps(j->c->e, j->fop, j->steps, j->c->cores, 0, joint_steps_visit, j);
+}
 
 static void joint_floor_holds(const char *text, const char *dims, int64_t cores, const char *chip_name) {
     rotor_expr e = make_expr(text, dims);
