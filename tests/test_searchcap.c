@@ -22,7 +22,7 @@
 
 #include "brute.h"
 #include "fixtures.h"
-#include "op/searchint.h"
+#include "searchfix.h"
 
 /* ---- 1. the floor holds over every plan ----------------------------------- */
 
@@ -146,11 +146,7 @@ static void cap_floor_holds(const char *text, const char *dims, int64_t cores) {
     rotor_expr e = make_expr(text, dims);
     rotor_chip chip = mk2_small(cores, 1 << 20, 32);
     ctx c;
-    memset(&c, 0, sizeof c);
-    c.e = &e;
-    c.chip = &chip;
-    c.m = rotor_cost_model_default();
-    c.cores = cores;
+    searchfix_ctx(&c, &e, &chip, cores);
     c.cap = chip.sram_bytes;
     c.time_cap = INFINITY;
     worker *w = calloc(1, sizeof *w);
@@ -277,11 +273,7 @@ static void least_is_exact(const char *text, const char *dims, int64_t cores) {
     rotor_expr e = make_expr(text, dims);
     rotor_chip chip = mk2_small(cores, 1 << 20, 32);
     ctx c;
-    memset(&c, 0, sizeof c);
-    c.e = &e;
-    c.chip = &chip;
-    c.m = rotor_cost_model_default();
-    c.cores = cores;
+    searchfix_ctx(&c, &e, &chip, cores);
     c.cap = chip.sram_bytes;
     c.time_cap = INFINITY;
     worker *w = calloc(1, sizeof *w);

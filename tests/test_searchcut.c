@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "fixtures.h"
-#include "op/searchint.h"
+#include "searchfix.h"
 #include "rotor/op/cost.h"
 
 typedef struct cut_walk {
@@ -80,11 +80,7 @@ static void sum_floor_holds(const char *expr, const char *dims) {
     rotor_expr e = make_expr(expr, dims);
     rotor_chip chip = mk2_small(16, 1 << 20, 4096);
     ctx c;
-    memset(&c, 0, sizeof c);
-    c.e = &e;
-    c.chip = &chip;
-    c.m = rotor_cost_model_default();
-    c.cores = rotor_chip_cores(&chip);
+    searchfix_ctx(&c, &e, &chip, rotor_chip_cores(&chip));
     knap_scratch *ks = aligned_alloc(_Alignof(knap_scratch), sizeof *ks);
     cr_assert_not_null(ks);
     memset(ks, 0, sizeof *ks);

@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "fixtures.h"
-#include "op/searchint.h"
+#include "searchfix.h"
 #include "rotor/op/cost.h"
 
 typedef struct walk {
@@ -67,11 +67,7 @@ static void memo_matches(const char *expr, const char *dims, int64_t min_options
     rotor_expr e = make_expr(expr, dims);
     rotor_chip chip = mk2();
     ctx c;
-    memset(&c, 0, sizeof c);
-    c.e = &e;
-    c.chip = &chip;
-    c.m = rotor_cost_model_default();
-    c.cores = rotor_chip_cores(&chip);
+    searchfix_ctx(&c, &e, &chip, rotor_chip_cores(&chip));
     walk w = {.c = &c, .memo = scratch(false), .fresh = scratch(true)};
     const int64_t caps[] = {rotor_chip_sram(&chip), 65536, 12000, 6437, 200000};
     for (int k = 0; k < 5; k++) {

@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "fixtures.h"
-#include "op/searchint.h"
+#include "searchfix.h"
 
 /* ---- 1. the floor holds over every plan ----------------------------------- */
 
@@ -115,11 +115,7 @@ static void joint_floor_holds(const char *text, const char *dims, int64_t cores,
         chip.mesh_height = 2;
     }
     ctx c;
-    memset(&c, 0, sizeof c);
-    c.e = &e;
-    c.chip = &chip;
-    c.m = rotor_cost_model_default();
-    c.cores = cores;
+    searchfix_ctx(&c, &e, &chip, cores);
     c.cap = chip.sram_bytes;
     c.frontier = true;
     c.time_cap = INFINITY;

@@ -24,7 +24,7 @@
 #include <string.h>
 
 #include "fixtures.h"
-#include "op/searchint.h"
+#include "searchfix.h"
 #include "rotor/op/cost.h"
 
 typedef struct brute {
@@ -150,11 +150,7 @@ static void options_match(const char *expr, const char *dims, int64_t min_fops) 
     rotor_expr e = make_expr(expr, dims);
     rotor_chip chip = mk2_small(64, 638976, 8192);
     ctx c;
-    memset(&c, 0, sizeof c);
-    c.e = &e;
-    c.chip = &chip;
-    c.m = rotor_cost_model_default();
-    c.cores = rotor_chip_cores(&chip);
+    searchfix_ctx(&c, &e, &chip, rotor_chip_cores(&chip));
     knap_scratch *ks = aligned_alloc(_Alignof(knap_scratch), sizeof *ks);
     cr_assert_not_null(ks);
     for (int k = 0; k < LAT_SLOTS; k++) ks->lat[k].share = 0;
