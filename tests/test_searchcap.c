@@ -228,9 +228,7 @@ static void lc_steps(least_check *j, int a, int64_t *least) {
     } else {
         for (int t = 0; t < e->ntensors; t++) least[t] = INT64_MAX;
         for (int64_t s = 1; s <= j->c->cores; s++) {
-            bool some = false;
-            for (int t = 0; t < e->ntensors && !some; t++) some = e->tensors[t].has_axis[a] && lc_share(j, t) % s == 0;
-            if (!some) continue;
+            if (!fixture_step_offered(e, j->fop, a, s)) continue;
             j->steps[a] = s;
             int64_t sub[ROTOR_MAX_TENSORS];
             lc_steps(j, a + 1, sub);
@@ -255,18 +253,10 @@ static void lc_steps(least_check *j, int a, int64_t *least) {
     }
 }
 
-static void lc_fops(least_check *j, int a, int64_t room) {
-    const rotor_expr *e = j->c->e;
-    if (a == e->naxes) {
-        int64_t least[ROTOR_MAX_TENSORS];
-        lc_steps(j, 0, least);
-        return;
-    }
-    for (int64_t f = 1; f <= e->extent[a] && f <= room; f++) {
-        j->fop[a] = f;
-        lc_fops(j, a + 1, room / f);
-    }
-    j->fop[a] = 1;
+/* fixture_each_fop's visit: every prefix of every step vector */
+static void lc_fops_visit(void *arg) {
+    int64_t least[ROTOR_MAX_TENSORS];
+    lc_steps(arg, 0, least);
 }
 
 static void least_is_exact(const char *text, const char *dims, int64_t cores) {
@@ -281,7 +271,7 @@ static void least_is_exact(const char *text, const char *dims, int64_t cores) {
     w->c = &c;
     least_check j = {.c = &c, .w = w};
     for (int a = 0; a < ROTOR_MAX_AXES; a++) j.ft[a] = j.steps[a] = j.fop[a] = 1;
-    lc_fops(&j, 0, cores);
+    fixture_each_fop(&e, j.fop, 0, cores, lc_fops_visit, &j);
     cr_log_info("%s [%s]: the cheap floor below the least at %lld of %lld prefixes", text, dims,
                 (long long)j.strict, (long long)(j.strict + j.exact));
     cr_assert_gt(j.exact + j.strict, 100, "%s: too few prefixes", text);
