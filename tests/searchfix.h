@@ -1,0 +1,23 @@
+/* searchfix.h — a bare search context for the tests that check the
+ * search's bounds, caches and step walks against brute force (searchcap,
+ * searchcut, searchfast2, searchjoint, searchwindow).  Static functions
+ * only, as fixtures.h. */
+#ifndef ROTOR_TESTS_SEARCHFIX_H
+#define ROTOR_TESTS_SEARCHFIX_H
+
+#include <string.h>
+
+#include "op/searchint.h"
+#include "rotor/op/cost.h"
+
+/* c zeroed, then over e on chip with `cores` cores under cost model v1 (the
+ * default); the caller sets the cap, the time cap and the rest it needs. */
+static inline void searchfix_ctx(ctx *c, const rotor_expr *e, const rotor_chip *chip, int64_t cores) {
+    memset(c, 0, sizeof *c);
+    c->e = e;
+    c->chip = chip;
+    c->m = rotor_cost_model_default();
+    c->cores = cores;
+}
+
+#endif
