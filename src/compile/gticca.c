@@ -342,23 +342,14 @@ static rotor_status op_shapes(const rotor_graph *g, int **shape, rotor_error *er
     return ROTOR_OK;
 }
 
-/* Whether jobs a and b search a shape in common: an operator of the same
- * shape on the same group (n). */
-static bool jobs_share(const inst_job *a, const inst_job *b, const int *shape) {
-    if (a->n != b->n) return false;
-    for (int o = a->first; o <= a->last; o++)
-        for (int p = b->first; p <= b->last; p++)
-            if (shape[o] == shape[p]) return true;
-    return false;
-}
-
 static int uf_root(int *up, int k) {
     while (up[k] != k) k = up[k] = up[up[k]];
     return k;
 }
 
-/* The jobs in chains: jobs that search a shape in common (jobs_share,
- * transitively) form one chain, run one after another in the loop's order
+/* The jobs in chains: jobs that search a shape in common (an operator of
+ * the same shape, op_shapes, on the same group: the same n; transitively)
+ * form one chain, run one after another in the loop's order
  * so that each reads the searches of those before it from the plan store;
  * chains share no search, so they run side by side.  order[] lists the
  * jobs chain by chain, the chains by weight, largest first (they are
@@ -368,13 +359,24 @@ static rotor_status job_chains(const rotor_graph *g, const inst_job *jobs, int n
                                rotor_error *err) {
     int *shape = NULL, *up = malloc((size_t)nj * sizeof *up), *w = calloc((size_t)nj, sizeof *w);
     int *root = malloc((size_t)nj * sizeof *root);
-    rotor_status st = up && w && root ? op_shapes(g, &shape, err) : rotor_nomem(err);
+    /* by[NI * s + i]: the first job with an operator of shape s at n = 2^(i+1) */
+    enum { NI = 4 }; /* n = 2, 4, 8, 16 */
+    _Static_assert(MAX_INST == 2 << (NI - 1), "NI counts the instance counts up to MAX_INST");
+    int *by = malloc((size_t)NI * (size_t)(g->nops ? g->nops : 1) * sizeof *by);
+    rotor_status st = up && w && root && by ? op_shapes(g, &shape, err) : rotor_nomem(err);
     int nc = 0;
     if (!st) {
+        for (int k = 0; k < NI * g->nops; k++) by[k] = -1;
         for (int k = 0; k < nj; k++) up[k] = k;
-        for (int k = 0; k < nj; k++)
-            for (int l = 0; l < k; l++)
-                if (jobs_share(&jobs[k], &jobs[l], shape)) up[uf_root(up, k)] = uf_root(up, l);
+        for (int k = 0; k < nj; k++) {
+            int i = 0;
+            while ((int64_t)2 << i < jobs[k].n) i++;
+            for (int o = jobs[k].first; o <= jobs[k].last; o++) {
+                int *f = &by[NI * shape[o] + i];
+                if (*f < 0) *f = k;
+                else up[uf_root(up, k)] = uf_root(up, *f);
+            }
+        }
         /* a chain's weight: its operators, each by its group's share of
          * the chip (an instance compile on N/2 cores takes two to three
          * times one on N/4 on ResNet-50) */
@@ -387,19 +389,21 @@ static rotor_status job_chains(const rotor_graph *g, const inst_job *jobs, int n
             while (i > 0 && w[root[i - 1]] < w[k]) root[i] = root[i - 1], i--;
             root[i] = k;
         }
-        int m = 0;
-        for (int c = 0; c < nc; c++) {
-            at[c] = m;
-            for (int k = 0; k < nj; k++)
-                if (uf_root(up, k) == root[c]) order[m++] = k;
-        }
-        at[nc] = m;
+        /* w becomes each root's chain, then the jobs are placed chain by
+         * chain, each chain's in the loop's order */
+        for (int c = 0; c < nc; c++) w[root[c]] = c;
+        for (int c = 0; c <= nc; c++) at[c] = 0;
+        for (int k = 0; k < nj; k++) at[w[uf_root(up, k)] + 1]++;
+        for (int c = 0; c < nc; c++) at[c + 1] += at[c];
+        for (int c = 0; c < nc; c++) root[c] = at[c]; /* root: each chain's next slot */
+        for (int k = 0; k < nj; k++) order[root[w[uf_root(up, k)]]++] = k;
     }
     *nchains = nc;
     free(shape);
     free(up);
     free(w);
     free(root);
+    free(by);
     return st;
 }
 
