@@ -213,15 +213,22 @@ static char *inst_key(const rotor_graph *g, int first, int last, int64_t n) {
     return k;
 }
 
+/* What one instance compile did: whether it ran (the range splits n
+ * ways), the frontier searches it needed and those of them the plan store
+ * answered. */
+typedef struct inst_run {
+    bool compiled;
+    int searches, hits;
+} inst_run;
+
 /* One instance of first..last on N/n cores, compiled with `threads`
- * search threads: its cost (s INFINITY when it does not split or fit);
- * *compiled says whether a compile ran. */
+ * search threads: its cost (s INFINITY when it does not split or fit). */
 static rotor_status instance_compile(const compiler *cc, const rotor_compile_options *opt, int first, int last,
-                                     int64_t n, int threads, inst_cost *out, bool *compiled, rotor_error *err) {
+                                     int64_t n, int threads, inst_cost *out, inst_run *run, rotor_error *err) {
     rotor_graph ig;
     bool ok;
     *out = (inst_cost){.s = INFINITY};
-    *compiled = false;
+    *run = (inst_run){0};
     rotor_status st = rotor_gticca_instance(cc->g, first, last, n, &ig, &ok, err);
     if (!st && ok) {
         rotor_chip gc = rotor_segment_group_chip(cc->chip, cc->cores / n);
@@ -232,9 +239,11 @@ static rotor_status instance_compile(const compiler *cc, const rotor_compile_opt
         rotor_compile_result r;
         rotor_error ierr;
         rotor_status cs = rotor_compile(&ig, &gc, &so, &r, &ierr);
-        *compiled = true;
+        run->compiled = true;
         if (cs == ROTOR_ERR_NOMEM) st = rotor_nomem(err);
         if (!cs) {
+            run->searches = r.searches;
+            run->hits = r.cache_hits;
             out->s = r.total_s, out->compute = r.compute_s, out->peak = r.peak_bytes;
             for (int k = 0; k < r.nops && k < MAX_OPS; k++) out->setup[k] = r.ops[k].setup_s;
             rotor_compile_result_free(&r);
@@ -271,9 +280,16 @@ static rotor_status inst_memo_add(inst_memo *m, char *key, const inst_cost *c, r
     return ROTOR_OK;
 }
 
-/* One instance of first..last on N/n cores, from the memo or compiled into it. */
+static void run_count(rotor_gticca_result *res, const inst_run *run) {
+    res->compiles += run->compiled;
+    res->searches += run->searches;
+    res->searches_run += run->searches - run->hits;
+}
+
+/* One instance of first..last on N/n cores, from the memo or compiled into
+ * it (counted in res). */
 static rotor_status instance_cost(compiler *cc, const rotor_compile_options *opt, inst_memo *m, int first,
-                                  int last, int64_t n, inst_cost *out, int *compiles, rotor_error *err) {
+                                  int last, int64_t n, inst_cost *out, rotor_gticca_result *res, rotor_error *err) {
     char *key = inst_key(cc->g, first, last, n);
     if (!key) return rotor_nomem(err);
     int at = inst_memo_find(m, key);
@@ -282,9 +298,9 @@ static rotor_status instance_cost(compiler *cc, const rotor_compile_options *opt
         *out = m->c[at];
         return ROTOR_OK;
     }
-    bool compiled;
-    rotor_status st = instance_compile(cc, opt, first, last, n, opt->threads, out, &compiled, err);
-    *compiles += compiled;
+    inst_run run;
+    rotor_status st = instance_compile(cc, opt, first, last, n, opt->threads, out, &run, err);
+    run_count(res, &run);
     if (st) {
         free(key);
         return st;
@@ -298,10 +314,117 @@ typedef struct inst_job {
     int64_t n;
     char *key;
     inst_cost c;
-    bool compiled;
+    inst_run run;
     rotor_status st;
     rotor_error err;
 } inst_job;
+
+/* Each operator's shape: the first operator of the graph with the same
+ * expression and extents (its own index when none before it has them).
+ * The plan store's key of an instance's operator names the same and its
+ * element size (compile.c, shape_key) on the group chip: two operators of
+ * one shape here may have two keys, two of different shapes never share
+ * one. */
+static rotor_status op_shapes(const rotor_graph *g, int **shape, rotor_error *err) {
+    int *s = malloc((size_t)(g->nops ? g->nops : 1) * sizeof *s);
+    if (!s) return rotor_nomem(err);
+    for (int o = 0; o < g->nops; o++) {
+        const rotor_expr *e = &g->ops[o].expr;
+        s[o] = o;
+        for (int p = 0; p < o && s[o] == o; p++) {
+            const rotor_expr *f = &g->ops[p].expr;
+            if (s[p] == p && e->naxes == f->naxes && !strcmp(e->text, f->text) &&
+                !memcmp(e->extent, f->extent, (size_t)e->naxes * sizeof *e->extent))
+                s[o] = p;
+        }
+    }
+    *shape = s;
+    return ROTOR_OK;
+}
+
+static int uf_root(int *up, int k) {
+    while (up[k] != k) k = up[k] = up[up[k]];
+    return k;
+}
+
+/* The jobs in chains: jobs that search a shape in common (an operator of
+ * the same shape, op_shapes, on the same group: the same n; transitively)
+ * form one chain, run one after another in the loop's order
+ * so that each reads the searches of those before it from the plan store;
+ * chains share no search, so they run side by side.  order[] lists the
+ * jobs chain by chain, the chains by weight, largest first (they are
+ * scheduled in that order: the longest start first); chain c is
+ * order[at[c]] .. order[at[c + 1] - 1]. */
+static rotor_status job_chains(const rotor_graph *g, const inst_job *jobs, int nj, int *order, int *at, int *nchains,
+                               rotor_error *err) {
+    int *shape = NULL, *up = malloc((size_t)nj * sizeof *up), *w = calloc((size_t)nj, sizeof *w);
+    int *root = malloc((size_t)nj * sizeof *root);
+    /* by[NI * s + i]: the first job with an operator of shape s at n = 2^(i+1) */
+    enum { NI = 4 }; /* n = 2, 4, 8, 16 */
+    _Static_assert(MAX_INST == 2 << (NI - 1), "NI counts the instance counts up to MAX_INST");
+    int *by = malloc((size_t)NI * (size_t)(g->nops ? g->nops : 1) * sizeof *by);
+    rotor_status st = up && w && root && by ? op_shapes(g, &shape, err) : rotor_nomem(err);
+    int nc = 0;
+    if (!st) {
+        for (int k = 0; k < NI * g->nops; k++) by[k] = -1;
+        for (int k = 0; k < nj; k++) up[k] = k;
+        for (int k = 0; k < nj; k++) {
+            int i = 0;
+            while ((int64_t)2 << i < jobs[k].n) i++;
+            for (int o = jobs[k].first; o <= jobs[k].last; o++) {
+                int *f = &by[NI * shape[o] + i];
+                if (*f < 0) *f = k;
+                else up[uf_root(up, k)] = uf_root(up, *f);
+            }
+        }
+        /* a chain's weight: its operators, each by its group's share of
+         * the chip (an instance compile on N/2 cores takes two to three
+         * times one on N/4 on ResNet-50) */
+        for (int k = 0; k < nj; k++)
+            w[uf_root(up, k)] += (jobs[k].last - jobs[k].first + 1) * (int)(MAX_INST / jobs[k].n);
+        /* the chains' roots by weight, largest first (ties: the earlier root) */
+        for (int k = 0; k < nj; k++) {
+            if (up[k] != k) continue;
+            int i = nc++;
+            while (i > 0 && w[root[i - 1]] < w[k]) root[i] = root[i - 1], i--;
+            root[i] = k;
+        }
+        /* w becomes each root's chain, then the jobs are placed chain by
+         * chain, each chain's in the loop's order */
+        for (int c = 0; c < nc; c++) w[root[c]] = c;
+        for (int c = 0; c <= nc; c++) at[c] = 0;
+        for (int k = 0; k < nj; k++) at[w[uf_root(up, k)] + 1]++;
+        for (int c = 0; c < nc; c++) at[c + 1] += at[c];
+        for (int c = 0; c < nc; c++) root[c] = at[c]; /* root: each chain's next slot */
+        for (int k = 0; k < nj; k++) order[root[w[uf_root(up, k)]]++] = k;
+    }
+    *nchains = nc;
+    free(shape);
+    free(up);
+    free(w);
+    free(root);
+    free(by);
+    return st;
+}
+
+/* Every job, chain by chain (job_chains), the chains side by side with
+ * `threads` threads, each compile with one search thread. */
+static rotor_status jobs_run(compiler *cc, const rotor_compile_options *opt, inst_job *jobs, int nj, int threads,
+                             rotor_error *err) {
+    int *order = malloc((size_t)nj * sizeof *order), *at = malloc(((size_t)nj + 1) * sizeof *at), nc = 0;
+    rotor_status st = order && at ? job_chains(cc->g, jobs, nj, order, at, &nc, err) : rotor_nomem(err);
+    if (!st) {
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+        for (int c = 0; c < nc; c++)
+            for (int i = at[c]; i < at[c + 1]; i++) {
+                inst_job *j = &jobs[order[i]];
+                j->st = instance_compile(cc, opt, j->first, j->last, j->n, 1, &j->c, &j->run, &j->err);
+            }
+    }
+    free(order);
+    free(at);
+    return st;
+}
 
 /* Every instance the dynamic program below will ask for (each closed range
  * of 2..MAX_OPS operators at each instance count), compiled once each into
@@ -309,12 +432,15 @@ typedef struct inst_job {
  * rotor_compile of a two- or three-operator graph on its group chip), so
  * they run side by side, one search thread each, rather than one after
  * another, each mostly single-threaded (its walk and hand-off phases).
- * Each compile's result does not depend on its thread count, nor on what
- * the shared plan store holds when it runs (a hit gives the bytes a search
- * gives), so the memo, and the schedule, are those of the plain loop.  The
- * first failure in the loop's order is reported. */
-static rotor_status instances_precompile(compiler *cc, const rotor_compile_options *opt, inst_memo *m, int *compiles,
-                                         rotor_error *err) {
+ * Side by side, two compiles that search the same shape on the same group
+ * would both search it (a compile writes the plan store when it ends):
+ * such compiles run one after another, in the loop's order, in one chain
+ * (job_chains).  Each compile's result does not depend on its thread
+ * count, nor on what the shared plan store holds when it runs (a hit gives
+ * the bytes a search gives), so the memo, and the schedule, are those of
+ * the plain loop.  The first failure in the loop's order is reported. */
+static rotor_status instances_precompile(compiler *cc, const rotor_compile_options *opt, inst_memo *m,
+                                         rotor_gticca_result *res, rotor_error *err) {
     int threads = opt->threads > 0 ? opt->threads : omp_get_max_threads();
     int nj = 0, cap = 0;
     inst_job *jobs = NULL;
@@ -350,21 +476,18 @@ static rotor_status instances_precompile(compiler *cc, const rotor_compile_optio
             }
         }
     if (!st && nj >= 2 && threads >= 2) {
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-        for (int k = 0; k < nj; k++)
-            jobs[k].st = instance_compile(cc, opt, jobs[k].first, jobs[k].last, jobs[k].n, 1, &jobs[k].c,
-                                          &jobs[k].compiled, &jobs[k].err);
+        st = jobs_run(cc, opt, jobs, nj, threads, err);
     } else {
         for (int k = 0; !st && k < nj; k++)
             jobs[k].st = instance_compile(cc, opt, jobs[k].first, jobs[k].last, jobs[k].n, opt->threads, &jobs[k].c,
-                                          &jobs[k].compiled, &jobs[k].err);
+                                          &jobs[k].run, &jobs[k].err);
     }
     for (int k = 0; k < nj; k++) {
         if (!st && jobs[k].st) {
             st = jobs[k].st;
             *err = jobs[k].err;
         }
-        *compiles += jobs[k].compiled;
+        run_count(res, &jobs[k].run);
         if (!st) {
             st = inst_memo_add(m, jobs[k].key, &jobs[k].c, err);
             jobs[k].key = NULL;
@@ -423,7 +546,7 @@ static rotor_status best_instances(compiler *cc, const rotor_compile_options *op
     for (int64_t n = 2; n <= MAX_INST && n <= MIN_GROUP_FRAC; n *= 2) {
         inst_cost c;
         res->candidates++;
-        rotor_status st = instance_cost(cc, opt, m, first, last, n, &c, &res->compiles, err);
+        rotor_status st = instance_cost(cc, opt, m, first, last, n, &c, res, err);
         if (st) return st;
         int64_t used = c.peak + idle_rest + live;
         if (!isfinite(c.s) || used > cc->sram) continue;
@@ -491,7 +614,7 @@ rotor_status compile_gticca(compiler *cc, const rotor_compile_options *opt, roto
     rotor_plan_store *own = io.plan_store ? NULL : rotor_plan_store_new();
     if (!io.plan_store) io.plan_store = own;
     rotor_status st = dp && gone && io.plan_store ? ROTOR_OK : rotor_nomem(err);
-    if (!st) st = instances_precompile(cc, &io, &m, &res->compiles, err);
+    if (!st) st = instances_precompile(cc, &io, &m, res, err);
     for (int j = 1; !st && j <= n; j++) {
         int o = j - 1;
         dp[j].cost = dp[j - 1].cost + out->ops[o].setup_s + out->ops[o].exec_s;

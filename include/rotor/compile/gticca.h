@@ -43,6 +43,10 @@ typedef struct rotor_gticca_result {
     double total_s;         /* with the sub-graphs chosen (<= t10_s) */
     int candidates;         /* (sub-graph, n) pairs priced */
     int compiles;           /* instance compiles run (distinct shapes) */
+    /* The frontier searches those compiles needed, and those of them run:
+     * not answered by the plan store they share (gticca.c,
+     * instances_precompile) nor by the disk cache. */
+    int searches, searches_run;
     /* What the replay needs (sim/gticcareplay.c): per graph operator (nops of
      * them, NULL when nsg is 0), the setup an operator after a sub-graph
      * gathers instead of a hand-off it lost, when the model charged it (its
