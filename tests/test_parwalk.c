@@ -126,3 +126,31 @@ Test(parwalk, the_walks_memo_decides_as_pricing_every_setup_afresh) {
     rotor_compile_result_free(&afresh);
     rotor_graph_free(&g);
 }
+
+/* The walk's lone searches (frontier_learn, and a batch's only search left
+ * after the plan cache) run a session's pass 2 on every thread: ResNet-50's
+ * first stage at batch 8 makes 8 of them (measured: each keeps more than
+ * one F_op for pass 2), in sessions that frontiers_search opened with one
+ * thread, and which searched on that one thread before (issue 45).  Two
+ * threads share the incumbent and each costs its own plans, so what each
+ * prunes depends on timing; the schedule, the frontiers' points and the
+ * search count may not. */
+Test(parwalk, the_walks_lone_searches_on_two_threads_decide_as_on_one) {
+    rotor_graph raw, g;
+    rotor_error err = {{0}};
+    cr_assert_eq(rotor_zoo_build("resnet-50", &(rotor_zoo_options){.batch = 8, .layers = 1}, &raw, &err), ROTOR_OK,
+                 "%s", err.msg);
+    cr_assert_eq(rotor_group(&raw, &g, NULL, &err), ROTOR_OK, "%s", err.msg);
+    rotor_graph_free(&raw);
+    rotor_chip chip = mk2();
+    rotor_compile_result one, two;
+    cr_assert_eq(rotor_compile(&g, &chip, &(rotor_compile_options){.threads = 1}, &one, &err), ROTOR_OK, "%s",
+                 err.msg);
+    cr_assert_eq(rotor_compile(&g, &chip, &(rotor_compile_options){.threads = 2}, &two, &err), ROTOR_OK, "%s",
+                 err.msg);
+    cr_assert_eq(one.searches, 46, "the walk's searches (the CLI's count)");
+    assert_same_walk(&one, &two, "2 threads against 1");
+    rotor_compile_result_free(&one);
+    rotor_compile_result_free(&two);
+    rotor_graph_free(&g);
+}

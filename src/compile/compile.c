@@ -649,9 +649,13 @@ typedef struct walk_pick {
  * that time too, and when it finds nothing the frontier learns only that
  * every plan under cap is slower than tmax (cc->slow), which is all the
  * walk asked.  The point it finds, if any, is the same.  It searches with
- * run_threads threads (a session opens with the walk's `threads`, so
- * that one opened in a batch, learn_batch, keeps them); *hits counts the
- * answers the plan cache gave. */
+ * run_threads threads, always given (> 0): a session's own count is the
+ * one it was opened with, and frontiers_search opens most sessions inside
+ * its parallel loop with one thread, so a walk that left the count to the
+ * session searched its chains of capped searches (Conformer-M's sub.conv2
+ * at batch 64: 14 in a row, most of its compile) on one thread while the
+ * other idled (issue 45, docs/performance.md, "thirty-fifth session").
+ * *hits counts the answers the plan cache gave. */
 static rotor_status frontier_learn_run(compiler *cc, int i, int64_t cap, double tmax, int threads, int run_threads,
                                        walk_pick *snap, int *hits, rotor_error *err) {
     rotor_frontier *f = &cc->fr[i];
@@ -726,11 +730,13 @@ static rotor_status frontier_learn_run(compiler *cc, int i, int64_t cap, double 
     return ROTOR_OK;
 }
 
-/* frontier_learn_run, its wall time counted as search (the profile). */
+/* frontier_learn_run alone, on every thread, its wall time counted as
+ * search (the profile). */
 static rotor_status frontier_learn(compiler *cc, int i, int64_t cap, double tmax, int threads, walk_pick *snap,
                                    rotor_error *err) {
     double t0 = rotor_clock_s();
-    rotor_status st = frontier_learn_run(cc, i, cap, tmax, threads, threads, snap, &cc->cache_hits, err);
+    int nthreads = threads > 0 ? threads : omp_get_max_threads();
+    rotor_status st = frontier_learn_run(cc, i, cap, tmax, threads, nthreads, snap, &cc->cache_hits, err);
     cc->search_s += rotor_clock_s() - t0;
     return st;
 }
@@ -1383,12 +1389,13 @@ static rotor_status learn_batch(compiler *cc, walk_batch *b, int threads, walk_p
         else
             b->search[nsearch++] = k;
     }
-    int team = nthreads < nsearch ? nthreads : nsearch > 1 ? nsearch : 1;
+    /* one search left: every thread on it, as frontier_learn */
+    int team = nthreads < nsearch ? nthreads : nsearch > 1 ? nsearch : 1, each = nsearch == 1 ? nthreads : 1;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(team) if (team > 1)
     for (int x = 0; x < nsearch; x++) {
         int k = b->search[x];
         const walk_need *nd = &b->need[k];
-        b->st[k] = frontier_learn_run(cc, nd->fr, nd->cap, nd->t, threads, 1, snap, &b->hits[k], &b->err[k]);
+        b->st[k] = frontier_learn_run(cc, nd->fr, nd->cap, nd->t, threads, each, snap, &b->hits[k], &b->err[k]);
     }
     cc->search_s += rotor_clock_s() - t0;
     rotor_status st = ROTOR_OK;

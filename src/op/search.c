@@ -557,7 +557,9 @@ static bool search_once_run(ctx *c, int nthreads, rotor_candidate *best, bool *h
             ws[i].log_seen = 0;
         }
     }
-#pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads)
+    /* one F_op or none: no team to wake (9 of Conformer-M b64's 63
+     * searches; on a loaded machine a woken thread waits for a time slice) */
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads) if (keep.n > 1)
     for (int64_t k = 0; k < keep.n; k++) {
         int64_t i = order[k].pos;
         worker *w = &ws[omp_get_thread_num()];
