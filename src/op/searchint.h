@@ -350,7 +350,7 @@ typedef struct lattice {
 typedef struct opt_memo {
     int16_t t; /* valid only where knap_scratch.memo_on says so */
     int16_t n;
-    int32_t fop[ROTOR_MAX_AXES]; /* t's axes' factors, 0 on the others */
+    int32_t fop[ROTOR_MAX_AXES]; /* t's axes' extents ceil(E_a / F_a), 0 on the others (memo_slot) */
     int64_t share, least;
     knap_opt opt[MEMO_OPTS];
 } opt_memo;
