@@ -720,7 +720,7 @@ static void ctx_free(ctx *c) {
     free(c->cf_val);
     free(c->cf_hash);
     free(c->cf_bmin);
-    free(c->cf_ok);
+    free(c->cf_bmin16);
     free(c->cf_bknown);
     free(c->spare);
 }

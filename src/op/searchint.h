@@ -229,9 +229,9 @@ typedef struct ctx {
     float *cf_bmin;
     int32_t *cf_bknown;
     bool cf_sum_ok;
-    /* The scan's filter by code (search_pass1_scan): 1 where the code's
-     * floor was within a recent limit, 65,536 entries (0 past ncf_val). */
-    uint8_t *cf_ok;
+    /* ... and per block of the scan's 16 F_op its least known floor
+     * (INFINITY: none), built with cf_bmin (issue 45) */
+    float *cf_bmin16;
     int64_t nfops;  /* F_op vectors the walk of pass 1 visits (-1: not yet counted) */
     int64_t *counts; /* a session's search_fop_count table by axis and room, or NULL */
     bool cf_filled;  /* a walk has filled the compute floors: later searches scan them (search_pass1_scan) */
@@ -386,6 +386,9 @@ typedef struct knap_scratch {
  * the same operations in the same order: the walk's floor is bit-identical
  * to the model's (tests/test_searchbig.c checks every F_op of several
  * lattices).  Used only when the search's model is v1 itself. */
+/* The last axis's sub-task extents ceil(E / f) the walk's leaves read,
+ * kept for f below this (a walk's init fills them; larger f divide). */
+#define V1_LQ 2048
 typedef struct v1_floor {
     bool on;          /* the model is v1 and the expression has an axis */
     bool contraction; /* the matrix class (else points * flops_per_point) */
@@ -395,10 +398,19 @@ typedef struct v1_floor {
     double rate, fpp;
     double cur[4];
     double pad[4]; /* at the last axis: cur's batch product and padded Mg, Ng, Kg */
+    /* lq[f] = ceil(ext[last] / f) as a double for 1 <= f < nlq (issue 45:
+     * the leaves' integer division was a third of the walk's time) */
+    int64_t nlq;
+    double lq[V1_LQ];
 } v1_floor;
 void search_v1_floor_init(v1_floor *v, const rotor_cost_model *m, const rotor_expr *e, const rotor_chip *chip);
 
-static inline int64_t v1_floor_pad_to(int64_t x, int64_t q) { return (x + q - 1) / q * q; }
+/* x (>= 0) padded up to a multiple of q, as rotor_cost_v1_subtask pads;
+ * a power of two (every chip's systolic array but odd test chips) by a
+ * mask, the same integer without the division (issue 45). */
+static inline int64_t v1_floor_pad_to(int64_t x, int64_t q) {
+    return (q & (q - 1)) == 0 ? (x + q - 1) & -q : (x + q - 1) / q * q;
+}
 
 /* cur's padded groups, as rotor_cost_v1_subtask pads them */
 static inline void v1_floor_pads(v1_floor *v) {
@@ -422,7 +434,7 @@ static inline void v1_floor_restore(v1_floor *v, int a, double base) { v->cur[v-
  * last axis takes factor f. */
 static inline double v1_floor_leaf(const v1_floor *v, int64_t f) {
     int last = v->last, gr = v->group[last];
-    double x = v->cur[gr] * (double)((v->ext[last] + f - 1) / f);
+    double x = v->cur[gr] * (f < v->nlq ? v->lq[f] : (double)((v->ext[last] + f - 1) / f));
     if (!v->contraction) return v->fpp * x / v->rate;
     double p[4] = {v->pad[0], v->pad[1], v->pad[2], v->pad[3]};
     if (gr == 0) p[0] = x;
