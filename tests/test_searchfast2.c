@@ -188,3 +188,54 @@ Test(searchfast2, options_depend_on_a_factor_only_through_its_extent_1x1_strided
     options_follow_extents("O[b,f,h,w] += I[b,c,2*h+kh,2*w+kw] * W[f,c,kh,kw]", "b=4,c=24,h=7,kh=1,w=7,kw=1,f=20",
                            10000);
 }
+
+/* ---- a pool's memo shared by the ctx of one tensor class ----
+ *
+ * A pool gives the tensors of its ctx classes by their description
+ * (op/searchint.h, tensor_desc; search.c, pool_class), and a buffer set
+ * keeps its memo from one ctx to the next.  Two 1x1 convolutions that
+ * differ only in their input channels describe their output alike and
+ * their input and weights not; one memo scratch walked over every F_op of
+ * the first and then of the second (classes given as a pool gives them)
+ * must answer each F_op of both as a scratch that never memoises. */
+static void classes_as_a_pool(ctx *a, ctx *b) {
+    int16_t next = 1;
+    for (int t = 0; t < a->e->ntensors; t++) a->tclass[t] = next++;
+    for (int t = 0; t < b->e->ntensors; t++) {
+        tensor_desc db, da;
+        search_tensor_desc(b, t, &db);
+        b->tclass[t] = 0;
+        for (int u = 0; u < a->e->ntensors && !b->tclass[t]; u++) {
+            search_tensor_desc(a, u, &da);
+            if (memcmp(&da, &db, sizeof da) == 0) b->tclass[t] = a->tclass[u];
+        }
+        if (!b->tclass[t]) b->tclass[t] = next++;
+    }
+}
+
+Test(searchfast2, a_memo_shared_by_two_convolutions_matches_a_fresh_one, .timeout = 240) {
+    const char *conv = "O[b,f,h,w] += I[b,c,h+kh,w+kw] * W[f,c,kh,kw]";
+    rotor_expr e1 = make_expr(conv, "b=4,c=16,h=7,kh=1,w=7,kw=1,f=24");
+    rotor_expr e2 = make_expr(conv, "b=4,c=48,h=7,kh=1,w=7,kw=1,f=24");
+    rotor_chip chip = mk2();
+    ctx c1, c2;
+    searchfix_ctx(&c1, &e1, &chip, rotor_chip_cores(&chip));
+    searchfix_ctx(&c2, &e2, &chip, rotor_chip_cores(&chip));
+    classes_as_a_pool(&c1, &c2);
+    cr_assert_eq(c2.tclass[0], c1.tclass[0], "the outputs describe alike");
+    cr_assert_neq(c2.tclass[1], c1.tclass[1], "the inputs do not");
+    cr_assert_neq(c2.tclass[2], c1.tclass[2], "nor the weights");
+    knap_scratch *memo = scratch(false), *fresh = scratch(true);
+    walk w = {.memo = memo, .fresh = fresh};
+    const int64_t caps[] = {rotor_chip_sram(&chip), 20000};
+    for (int k = 0; k < 2; k++) {
+        c1.cap = c2.cap = caps[k];
+        w.c = &c1;
+        fixture_each_fop(&e1, w.fop, 0, c1.cores, walk_fops_visit, &w);
+        w.c = &c2;
+        fixture_each_fop(&e2, w.fop, 0, c2.cores, walk_fops_visit, &w);
+    }
+    cr_assert_gt(w.fops, 10000, "%lld F_op compared", (long long)w.fops);
+    free(memo);
+    free(fresh);
+}

@@ -185,6 +185,22 @@ typedef struct search_bufs {
     uint64_t owner; /* the ctx (ctx.id) whose memo the knaps hold; 0: none */
 } search_bufs;
 
+/* What tensor_options_run reads of a ctx for tensor t (bound.c): its
+ * dimensions with their axes (ids and extents) and coefficients, whether
+ * it is the output (v1's reduction), the chip and the model.  Two
+ * ctx whose tensors describe alike, byte for byte (zeroed first), compute
+ * the same options from the same (factors' extents, share), so a pool's
+ * memo serves them both (search.c, pool_class). */
+typedef struct tensor_desc {
+    int32_t out, ndims;
+    int32_t nterms[ROTOR_MAX_DIMS], axis[ROTOR_MAX_DIMS][2];
+    int64_t coef[ROTOR_MAX_DIMS][2], extent[ROTOR_MAX_DIMS][2];
+    const void *model;
+    uint64_t own; /* 0 under cost model v1; else the ctx's id (ctx.id): another
+                   * model's tensor_bound may read the whole expression */
+    rotor_chip chip;
+} tensor_desc;
+
 typedef struct ctx {
     const rotor_expr *e;
     const rotor_chip *chip;
@@ -247,6 +263,9 @@ typedef struct ctx {
     rotor_search_pool *shared; /* NULL: no pool */
     uint64_t id;               /* in the pool: whose memo a set holds (search_bufs.owner) */
     int64_t full_cap; /* a session's cap without a memory_cap: no arrays until below it */
+    /* each tensor's memo class (search.c, ctx_classes; 0: no memo), set
+     * by the first search */
+    int16_t tclass[ROTOR_MAX_TENSORS];
     front_log *flog;  /* a single-pass frontier search's pass 2 with 2+ threads, else NULL */
 } ctx;
 
@@ -348,7 +367,7 @@ typedef struct lattice {
  * the front in three arrays, and pass 2's bounds waited on each).  The key's
  * factors are F_a <= N <= 2^30 (tensor_options checks). */
 typedef struct opt_memo {
-    int16_t t; /* valid only where knap_scratch.memo_on says so */
+    int16_t t; /* the tensor's class (ctx.tclass); valid only where knap_scratch.memo_on says so */
     int16_t n;
     int32_t fop[ROTOR_MAX_AXES]; /* t's axes' extents ceil(E_a / F_a), 0 on the others (memo_slot) */
     int64_t share, least;
@@ -562,6 +581,8 @@ void search_fop(worker *w, const int64_t *fop);
 
 /* A floor on tensor t's bytes under any plan with this F_op. */
 int64_t search_tensor_weak_floor(const ctx *c, int t, const int64_t *fop);
+/* Tensor t's description (tensor_desc), zeroed first. */
+void search_tensor_desc(const ctx *c, int t, tensor_desc *d);
 /* The sum of search_tensor_weak_floor over the tensors. */
 int64_t search_fop_mem_bound(const ctx *c, const int64_t *fop);
 /* Bytes of tensor t in the all-ones plan of this F_op. */
