@@ -18,6 +18,9 @@ static inline void searchfix_ctx(ctx *c, const rotor_expr *e, const rotor_chip *
     c->chip = chip;
     c->m = rotor_cost_model_default();
     c->cores = cores;
+    /* the memo's tensor classes as a search without a pool sets them
+     * (search.c, ctx_classes) */
+    for (int t = 0; t < e->ntensors; t++) c->tclass[t] = (int16_t)(t + 1);
 }
 
 #endif

@@ -611,6 +611,19 @@ Test(searchbig, the_walks_carried_v1_floor_is_the_models_bit_for_bit, .timeout =
     n += floor_walk_check("Y[s,d] = X[s,d] + Z[s,d]", "s=333,d=97", &big, big.cores_per_chip);
     n += floor_walk_check("Y[i] += X[i]", "i=5000", &big, big.cores_per_chip);
     cr_assert_eq(n, 852980, "%lld F_op checked", (long long)n);
+    /* a systolic array of odd sides (v1_floor_pad_to divides; a power of
+     * two masks), and last axes past the leaves' table of ceil(E / f)
+     * (V1_LQ: factors from it on divide) */
+    rotor_chip odd = mk2_small(4096, 1 << 20, 64);
+    odd.systolic_rows = 12;
+    odd.systolic_cols = 20;
+    int64_t m = 0;
+    m += floor_walk_check("C[m,n] += A[m,k] * B[k,n]", "m=37,k=29,n=3000", &odd, 4096);
+    m += floor_walk_check("O[b,f,h,w] += I[b,c,h+kh,w+kw] * W[f,c,kh,kw]", "b=3,f=21,c=2500,h=9,w=7,kh=3,kw=3",
+                          &odd, 4096);
+    m += floor_walk_check("C[m,n] += A[m,k] * B[k,n]", "m=3,k=5,n=4000", &big, 4096);
+    m += floor_walk_check("Y[i] += X[i]", "i=9000", &odd, 4096);
+    cr_assert_gt(m, 100000, "%lld F_op checked", (long long)m);
     /* any other model keeps its own step_bound */
     rotor_cost_model other = *rotor_cost_model_default();
     rotor_expr e = make_expr("C[m,n] += A[m,k] * B[k,n]", "m=8,k=8,n=8");

@@ -471,41 +471,77 @@ static int64_t tensor_options_run(const ctx *c, knap_scratch *ks, int t, const i
     return least > 9e15 ? (int64_t)9e15 : (int64_t)least;
 }
 
-/* The memo slot of (t, the factors of t's axes, share); *key gets those
- * factors (0 on the axes t lacks). */
+/* The memo slot of (t, the extents L_a = ceil(E_a / F_a) of t's axes,
+ * share); *key gets those extents (0 on the axes t lacks).  NULL when an
+ * extent does not fit the key's 32 bits.
+ *
+ * Keyed by L_a, not F_a (issue 45): tensor_options_run reads a factor F_a
+ * only as ceil(E_a / (F_a u)) for a ring split u (dim_extent_at, the
+ * window's pairs, fop_tensor_floor's walk), which is ceil(L_a / u) for
+ * positive integers, the same integer: the F_op whose factors differ but
+ * whose partitions' extents are the same have the same options, bit for
+ * bit.  Pass 2 of a session's capped searches meets many such F_op (the
+ * large factors: F_h 14..27 of a 28-row image all give L_h = 2); keyed by
+ * the factors the memo missed 94 % of its lookups on DenseNet-121 at batch
+ * 128 (docs/performance.md, "thirty-fourth session: pass 2's bounds"). */
+void search_tensor_desc(const ctx *c, int t, tensor_desc *d) {
+    const rotor_tensor *x = &c->e->tensors[t];
+    memset(d, 0, sizeof *d);
+    d->out = t == 0;
+    d->ndims = x->ndims;
+    for (int k = 0; k < x->ndims; k++) {
+        d->nterms[k] = x->dims[k].nterms;
+        for (int j = 0; j < x->dims[k].nterms; j++) {
+            d->axis[k][j] = x->dims[k].axis[j];
+            d->coef[k][j] = x->dims[k].coef[j];
+            d->extent[k][j] = c->e->extent[x->dims[k].axis[j]];
+        }
+    }
+    d->model = c->m;
+    /* v1's tensor_bound reads the chip, the bytes, the ring sizes and
+     * whether t is the output (cost.c, v1_tensor_bound), nothing else of
+     * the expression */
+    d->own = c->m == rotor_cost_model_find("v1") ? 0 : c->id;
+    memcpy(&d->chip, c->chip, sizeof d->chip);
+}
+
 static opt_memo *memo_slot(const ctx *c, knap_scratch *ks, int t, const int64_t *fop, int64_t share,
                            int32_t *key) {
-    uint64_t h = (uint64_t)t * 0x9e3779b97f4a7c15u ^ (uint64_t)share * 0xff51afd7ed558ccdu;
+    uint64_t h = (uint64_t)c->tclass[t] * 0x9e3779b97f4a7c15u ^ (uint64_t)share * 0xff51afd7ed558ccdu;
     for (int a = 0; a < ROTOR_MAX_AXES; a++) {
-        key[a] = a < c->e->naxes && c->e->tensors[t].has_axis[a] ? (int32_t)fop[a] : 0;
+        int64_t l = a < c->e->naxes && c->e->tensors[t].has_axis[a] ? (c->e->extent[a] + fop[a] - 1) / fop[a] : 0;
+        if (l > INT32_MAX) return NULL;
+        key[a] = (int32_t)l;
         h = (h ^ (uint64_t)(int64_t)key[a]) * 0x100000001b3u;
     }
     return &ks->memo[(h ^ h >> 29) % MEMO_SLOTS];
 }
 
 /* tensor_options_run under c->cap through the worker's memo.  Exact: the
- * options are a function of (t, t's factors, share) within one ctx (one
- * expression, chip and model; tensor_options_run reads nothing else), and
- * the cap enters only as the filter bytes <= cap before knap_front, whose
- * scan by bytes ascending keeps an entry or not by the entries before it
- * alone: the front under cap is the prefix of the uncapped front with
- * bytes <= cap (every b is an integer below 2^53, so the double and
- * integer comparisons agree).  The uncapped front is run with cap =
- * MEMO_BYTES_MAX, far above any core's SRAM, and used only when c->cap is
- * below it; `least` does not depend on the cap.  A front longer than
- * MEMO_OPTS, a tensor naming an axis twice, a factor above 2^30 (no chip
- * has the cores: the key holds 32 bits), or a test's no_memo: computed
- * afresh.  docs/cost-model.md, "The exact search" (T10 §4.3's bound is
+ * options are a function of (t, its axes' extents L_a, share: memo_slot)
+ * within one ctx (one expression, chip and model; tensor_options_run reads
+ * nothing else), and the cap enters only as the filter bytes <= cap before
+ * knap_front, whose scan by bytes ascending keeps an entry or not by the
+ * entries before it alone: the front under cap is the prefix of the
+ * uncapped front with bytes <= cap (every b is an integer below 2^53, so
+ * the double and integer comparisons agree).  The uncapped front is run
+ * with cap = MEMO_BYTES_MAX, far above any core's SRAM, and used only when
+ * c->cap is below it; `least` does not depend on the cap.  A front longer
+ * than MEMO_OPTS, a factor above 2^30 or an extent L_a above 2^31 - 1 (the
+ * key holds 32 bits), or a test's no_memo: computed afresh.  docs/cost-model.md, "The exact search" (T10 §4.3's bound is
  * unchanged, only not recomputed). */
 static int64_t tensor_options(const ctx *c, knap_scratch *ks, int t, const int64_t *fop, int64_t share) {
     bool small = true;
     for (int a = 0; a < c->e->naxes; a++) small &= fop[a] <= ((int64_t)1 << 30);
-    if (ks->no_memo || c->cap > MEMO_BYTES_MAX || !small) return tensor_options_run(c, ks, t, fop, share, c->cap);
+    if (ks->no_memo || c->cap > MEMO_BYTES_MAX || !small || c->tclass[t] <= 0)
+        return tensor_options_run(c, ks, t, fop, share, c->cap);
+    int16_t cls = c->tclass[t];
     int32_t key[ROTOR_MAX_AXES];
     opt_memo *m = memo_slot(c, ks, t, fop, share, key);
+    if (!m) return tensor_options_run(c, ks, t, fop, share, c->cap);
     knap_opt *o = m->opt;
     uint8_t *on = &ks->memo_on[m - ks->memo];
-    if (!(*on && m->t == t && m->share == share && memcmp(m->fop, key, sizeof key) == 0)) {
+    if (!(*on && m->t == cls && m->share == share && memcmp(m->fop, key, sizeof key) == 0)) {
         /* another tensor reading this slot in place keeps its options */
         for (int u = 0; u < c->e->ntensors; u++)
             if (u != t && ks->po[u] == o) {
@@ -520,7 +556,7 @@ static int64_t tensor_options(const ctx *c, knap_scratch *ks, int t, const int64
             return least;
         }
         *on = 1;
-        m->t = (int16_t)t;
+        m->t = cls;
         m->share = share;
         memcpy(m->fop, key, sizeof key);
         m->least = least;

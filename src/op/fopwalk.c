@@ -364,6 +364,11 @@ void search_v1_floor_init(v1_floor *v, const rotor_cost_model *m, const rotor_ex
     }
     for (int k = 0; k < 4; k++) v->cur[k] = 1;
     if (v->last == 0 && v->contraction) v1_floor_pads(v);
+    /* the leaves' factors f <= min(E_last, cores) */
+    int64_t ext = v->ext[v->last], cores = rotor_chip_cores(chip);
+    v->nlq = 1 + (ext < cores ? ext : cores);
+    if (v->nlq > V1_LQ) v->nlq = V1_LQ;
+    for (int64_t f = 1; f < v->nlq; f++) v->lq[f] = (double)((ext + f - 1) / f);
 }
 
 /* Pass 1's walk (from a = 0): every F_op vector in lexicographic order,
@@ -502,12 +507,14 @@ static void scan_entry(pass1 *p, fop_cursor *cur, int64_t i, float v) {
 static bool cf_summary(ctx *c) {
     if (c->cf_sum_ok) return true;
     int64_t n = c->fc.n, nb = (n + CF_SUM_BLOCK - 1) / CF_SUM_BLOCK;
+    int64_t n16 = (n + SCAN_BLOCK - 1) / SCAN_BLOCK;
     if (!c->cf_bmin) {
         c->cf_bmin = malloc((size_t)(nb ? nb : 1) * sizeof *c->cf_bmin);
         c->cf_bknown = malloc((size_t)(nb ? nb : 1) * sizeof *c->cf_bknown);
-        if (!c->cf_bmin || !c->cf_bknown) {
-            free(c->cf_bmin), free(c->cf_bknown);
-            c->cf_bmin = NULL, c->cf_bknown = NULL;
+        c->cf_bmin16 = malloc((size_t)(n16 ? n16 : 1) * sizeof *c->cf_bmin16);
+        if (!c->cf_bmin || !c->cf_bknown || !c->cf_bmin16) {
+            free(c->cf_bmin), free(c->cf_bknown), free(c->cf_bmin16);
+            c->cf_bmin = NULL, c->cf_bknown = NULL, c->cf_bmin16 = NULL;
             return false;
         }
     }
@@ -517,9 +524,12 @@ static bool cf_summary(ctx *c) {
         int64_t end = (b + 1) * CF_SUM_BLOCK < n ? (b + 1) * CF_SUM_BLOCK : n;
         for (int64_t i = b * CF_SUM_BLOCK; i < end; i++) {
             uint16_t code = c->cf[i];
+            if (i % SCAN_BLOCK == 0) c->cf_bmin16[i / SCAN_BLOCK] = INFINITY;
             if (code >= CF_VALUES) continue;
             known++;
-            if (c->cf_val[code] < lo) lo = c->cf_val[code];
+            float v = c->cf_val[code];
+            if (v < lo) lo = v;
+            if (v < c->cf_bmin16[i / SCAN_BLOCK]) c->cf_bmin16[i / SCAN_BLOCK] = v;
         }
         c->cf_bmin[b] = lo;
         c->cf_bknown[b] = known;
@@ -528,49 +538,29 @@ static bool cf_summary(ctx *c) {
     return true;
 }
 
-/* The scan's filter (ctx.cf_ok) for the limit lim: 1 for each code whose
- * floor is at most lim.  Codes past ncf_val (CF_BROKEN, CF_NOT_YET
- * included) stay 0 from the allocation. */
-static bool scan_filter(ctx *c, float lim) {
-    if (!c->cf_ok && !(c->cf_ok = calloc(1u << 16, 1))) return false;
-    for (int32_t k = 0; k < c->ncf_val; k++) c->cf_ok[k] = !(c->cf_val[k] > lim);
-    return true;
-}
-
-/* search_pass1_scan with the filter: a block of the scan is passed over
- * when no code in it passes the filter.  The filter is rebuilt only now
- * and then as the limit falls (after ncf_val + 1,024 more entries, so it
- * costs at most about one step per entry); a stale filter passes a
- * superset (the limit only falls), and each entry it passes is tested
- * against the current limit, so the entries worked on and their order are
- * the entry-by-entry scan's.  Every known floor is either worked on or
- * skipped, so the skipped are counted at the end: the known (the
- * summary's counts) less the worked. */
+/* search_pass1_scan with the summary: a block of SCAN_BLOCK entries is
+ * passed over when its least floor (cf_bmin16) exceeds the limit, with one
+ * comparison (issue 45: a filter by code, 16 table reads per block, was
+ * most of the scan), and a summary block of CF_SUM_BLOCK likewise.  The
+ * limit only falls, and only on an entry worked on, so the entries worked
+ * on and their order are the entry-by-entry scan's.  Every known floor is
+ * either worked on or skipped, so the skipped are counted at the end: the
+ * known (the summary's counts) less the worked. */
 static void scan_filtered(pass1 *p, float lim) {
     ctx *c = p->c;
     fop_cursor cur = {.n = 0};
     const uint16_t *cf = c->cf;
-    const float *val = c->cf_val;
-    const uint8_t *ok = c->cf_ok;
-    int64_t n = c->fc.n, known = 0, worked = 0, built = 0;
-    float built_lim = lim;
+    const float *val = c->cf_val, *bmin16 = c->cf_bmin16;
+    int64_t n = c->fc.n, known = 0, worked = 0;
     for (int64_t b = 0; b * CF_SUM_BLOCK < n; b++) known += c->cf_bknown[b];
     for (int64_t i = 0; i < n; i++) {
         if (i % CF_SUM_BLOCK == 0 && c->cf_bmin[i / CF_SUM_BLOCK] > lim) {
             i += CF_SUM_BLOCK - 1;
             continue;
         }
-        if (i % SCAN_BLOCK == 0 && i + SCAN_BLOCK <= n) {
-            if (lim < built_lim && i - built >= c->ncf_val + 1024) {
-                scan_filter(c, lim);
-                built = i, built_lim = lim;
-            }
-            int hit = 0;
-            for (int k = 0; k < SCAN_BLOCK; k++) hit |= ok[cf[i + k]];
-            if (!hit) {
-                i += SCAN_BLOCK - 1;
-                continue;
-            }
+        if (i % SCAN_BLOCK == 0 && bmin16[i / SCAN_BLOCK] > lim) {
+            i += SCAN_BLOCK - 1;
+            continue;
         }
         uint16_t code = cf[i];
         if (code >= CF_VALUES || val[code] > lim) continue;
@@ -606,7 +596,7 @@ void search_pass1_scan(pass1 *p) {
     const float *val = c->cf_val;
     int64_t n = c->fc.n;
     bool sum = cf_summary(c);
-    if (sum && scan_filter(c, lim)) {
+    if (sum) {
         scan_filtered(p, lim);
         return;
     }

@@ -153,8 +153,11 @@ static bool worker_pool(ctx *c, int nthreads) {
  * enough to keep (2^22 F_op vectors), the compute floors (cf, sessions
  * only) and the other values (fc; full in a session, with cf).  A cache
  * that cannot be had is left off and its values recomputed. */
+static void ctx_classes(ctx *c);
+
 static void ctx_caches(ctx *c) {
     if (c->nfops < 0) {
+        ctx_classes(c);
         /* a session's table of subtree sizes, for search_pass1_scan's decoding */
         if (c->session && c->cores <= COUNTS_MAX_CORES &&
             (c->counts = malloc((size_t)(c->e->naxes + 1) * (size_t)(c->cores + 1) * sizeof *c->counts)))
@@ -408,7 +411,46 @@ struct rotor_search_pool {
     search_bufs *idle;
     int nidle, cap;
     uint64_t next_id;
+    /* the tensor classes of the pool's ctx (search_tensor_class) */
+    tensor_desc *classes;
+    int nclasses, classes_cap;
 };
+
+/* A tensor's class in the pool (1, 2, ...; 0: none, out of memory or
+ * past INT16_MAX): the ctx whose tensors have equal descriptions share a
+ * class, and with it the memo's fronts (opt_memo: tensor_options_run reads
+ * nothing of a ctx but what the description holds). */
+static int16_t pool_class(rotor_search_pool *p, const tensor_desc *d) {
+    omp_set_lock(&p->lock);
+    int k = 0;
+    while (k < p->nclasses && memcmp(&p->classes[k], d, sizeof *d) != 0) k++;
+    if (k == p->nclasses && k < INT16_MAX - 1) {
+        if (p->nclasses == p->classes_cap) {
+            int ncap = p->classes_cap ? 2 * p->classes_cap : 64;
+            tensor_desc *n = realloc(p->classes, (size_t)ncap * sizeof *n);
+            if (n) p->classes = n, p->classes_cap = ncap;
+        }
+        if (p->nclasses < p->classes_cap) p->classes[p->nclasses++] = *d;
+    }
+    int16_t cls = k < p->nclasses ? (int16_t)(k + 1) : 0;
+    omp_unset_lock(&p->lock);
+    return cls;
+}
+
+/* Every tensor's memo class (ctx.tclass): without a pool the tensor's own
+ * (t + 1: the ctx's buffers are its own), with one the pool's class of
+ * its description (tensor_desc). */
+static void ctx_classes(ctx *c) {
+    for (int t = 0; t < c->e->ntensors; t++) {
+        if (!c->shared) {
+            c->tclass[t] = (int16_t)(t + 1);
+            continue;
+        }
+        tensor_desc d;
+        search_tensor_desc(c, t, &d);
+        c->tclass[t] = pool_class(c->shared, &d);
+    }
+}
 
 static void bufs_free(search_bufs *b) {
     free(b->keep);
@@ -430,6 +472,7 @@ void rotor_search_pool_free(rotor_search_pool *p) {
     if (!p) return;
     for (int i = 0; i < p->nidle; i++) bufs_free(&p->idle[i]);
     free(p->idle);
+    free(p->classes);
     omp_destroy_lock(&p->lock);
     free(p);
 }
@@ -442,8 +485,13 @@ static uint64_t pool_id(rotor_search_pool *p) {
 }
 
 /* c->bufs for one search: an idle set of the pool (the one c used last if
- * still idle, its memo then still c's), else an empty one that the search
- * fills.  A set last used by another ctx is reset as a fresh one. */
+ * still idle), else an empty one that the search fills.  A set last used
+ * by another ctx keeps its lattices (a ring size's alone) and its memo,
+ * whose slots are keyed by the pool's tensor classes (ctx_classes): each
+ * front is the one any ctx of its class computes (issue 45: DenseNet's 1x1
+ * convolutions share their output tensor, and the walk's capped searches
+ * go from session to session); its options pointers are cleared as a
+ * fresh set's. */
 static void bufs_borrow(ctx *c) {
     rotor_search_pool *p = c->shared;
     c->own = (search_bufs){0};
@@ -457,7 +505,10 @@ static void bufs_borrow(ctx *c) {
     }
     omp_unset_lock(&p->lock);
     if (c->own.owner != c->id)
-        for (int i = 0; i < c->own.nknaps; i++) knap_reset(c->own.knaps[i]);
+        for (int i = 0; i < c->own.nknaps; i++) {
+            memset(c->own.knaps[i]->po, 0, sizeof c->own.knaps[i]->po);
+            c->own.knaps[i]->no_memo = false;
+        }
     c->own.owner = c->id;
 }
 
@@ -722,7 +773,7 @@ static void ctx_free(ctx *c) {
     free(c->cf_val);
     free(c->cf_hash);
     free(c->cf_bmin);
-    free(c->cf_ok);
+    free(c->cf_bmin16);
     free(c->cf_bknown);
     free(c->spare);
 }

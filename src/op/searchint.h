@@ -185,6 +185,22 @@ typedef struct search_bufs {
     uint64_t owner; /* the ctx (ctx.id) whose memo the knaps hold; 0: none */
 } search_bufs;
 
+/* What tensor_options_run reads of a ctx for tensor t (bound.c): its
+ * dimensions with their axes (ids and extents) and coefficients, whether
+ * it is the output (v1's reduction), the chip and the model.  Two
+ * ctx whose tensors describe alike, byte for byte (zeroed first), compute
+ * the same options from the same (factors' extents, share), so a pool's
+ * memo serves them both (search.c, pool_class). */
+typedef struct tensor_desc {
+    int32_t out, ndims;
+    int32_t nterms[ROTOR_MAX_DIMS], axis[ROTOR_MAX_DIMS][2];
+    int64_t coef[ROTOR_MAX_DIMS][2], extent[ROTOR_MAX_DIMS][2];
+    const void *model;
+    uint64_t own; /* 0 under cost model v1; else the ctx's id (ctx.id): another
+                   * model's tensor_bound may read the whole expression */
+    rotor_chip chip;
+} tensor_desc;
+
 typedef struct ctx {
     const rotor_expr *e;
     const rotor_chip *chip;
@@ -229,9 +245,9 @@ typedef struct ctx {
     float *cf_bmin;
     int32_t *cf_bknown;
     bool cf_sum_ok;
-    /* The scan's filter by code (search_pass1_scan): 1 where the code's
-     * floor was within a recent limit, 65,536 entries (0 past ncf_val). */
-    uint8_t *cf_ok;
+    /* ... and per block of the scan's 16 F_op its least known floor
+     * (INFINITY: none), built with cf_bmin (issue 45) */
+    float *cf_bmin16;
     int64_t nfops;  /* F_op vectors the walk of pass 1 visits (-1: not yet counted) */
     int64_t *counts; /* a session's search_fop_count table by axis and room, or NULL */
     bool cf_filled;  /* a walk has filled the compute floors: later searches scan them (search_pass1_scan) */
@@ -247,6 +263,9 @@ typedef struct ctx {
     rotor_search_pool *shared; /* NULL: no pool */
     uint64_t id;               /* in the pool: whose memo a set holds (search_bufs.owner) */
     int64_t full_cap; /* a session's cap without a memory_cap: no arrays until below it */
+    /* each tensor's memo class (search.c, ctx_classes; 0: no memo), set
+     * by the first search */
+    int16_t tclass[ROTOR_MAX_TENSORS];
     front_log *flog;  /* a single-pass frontier search's pass 2 with 2+ threads, else NULL */
 } ctx;
 
@@ -348,9 +367,9 @@ typedef struct lattice {
  * the front in three arrays, and pass 2's bounds waited on each).  The key's
  * factors are F_a <= N <= 2^30 (tensor_options checks). */
 typedef struct opt_memo {
-    int16_t t; /* valid only where knap_scratch.memo_on says so */
+    int16_t t; /* the tensor's class (ctx.tclass); valid only where knap_scratch.memo_on says so */
     int16_t n;
-    int32_t fop[ROTOR_MAX_AXES]; /* t's axes' factors, 0 on the others */
+    int32_t fop[ROTOR_MAX_AXES]; /* t's axes' extents ceil(E_a / F_a), 0 on the others (memo_slot) */
     int64_t share, least;
     knap_opt opt[MEMO_OPTS];
 } opt_memo;
@@ -386,6 +405,9 @@ typedef struct knap_scratch {
  * the same operations in the same order: the walk's floor is bit-identical
  * to the model's (tests/test_searchbig.c checks every F_op of several
  * lattices).  Used only when the search's model is v1 itself. */
+/* The last axis's sub-task extents ceil(E / f) the walk's leaves read,
+ * kept for f below this (a walk's init fills them; larger f divide). */
+#define V1_LQ 2048
 typedef struct v1_floor {
     bool on;          /* the model is v1 and the expression has an axis */
     bool contraction; /* the matrix class (else points * flops_per_point) */
@@ -395,10 +417,19 @@ typedef struct v1_floor {
     double rate, fpp;
     double cur[4];
     double pad[4]; /* at the last axis: cur's batch product and padded Mg, Ng, Kg */
+    /* lq[f] = ceil(ext[last] / f) as a double for 1 <= f < nlq (issue 45:
+     * the leaves' integer division was a third of the walk's time) */
+    int64_t nlq;
+    double lq[V1_LQ];
 } v1_floor;
 void search_v1_floor_init(v1_floor *v, const rotor_cost_model *m, const rotor_expr *e, const rotor_chip *chip);
 
-static inline int64_t v1_floor_pad_to(int64_t x, int64_t q) { return (x + q - 1) / q * q; }
+/* x (>= 0) padded up to a multiple of q, as rotor_cost_v1_subtask pads;
+ * a power of two (every chip's systolic array but odd test chips) by a
+ * mask, the same integer without the division (issue 45). */
+static inline int64_t v1_floor_pad_to(int64_t x, int64_t q) {
+    return (q & (q - 1)) == 0 ? (x + q - 1) & -q : (x + q - 1) / q * q;
+}
 
 /* cur's padded groups, as rotor_cost_v1_subtask pads them */
 static inline void v1_floor_pads(v1_floor *v) {
@@ -422,7 +453,7 @@ static inline void v1_floor_restore(v1_floor *v, int a, double base) { v->cur[v-
  * last axis takes factor f. */
 static inline double v1_floor_leaf(const v1_floor *v, int64_t f) {
     int last = v->last, gr = v->group[last];
-    double x = v->cur[gr] * (double)((v->ext[last] + f - 1) / f);
+    double x = v->cur[gr] * (f < v->nlq ? v->lq[f] : (double)((v->ext[last] + f - 1) / f));
     if (!v->contraction) return v->fpp * x / v->rate;
     double p[4] = {v->pad[0], v->pad[1], v->pad[2], v->pad[3]};
     if (gr == 0) p[0] = x;
@@ -550,6 +581,8 @@ void search_fop(worker *w, const int64_t *fop);
 
 /* A floor on tensor t's bytes under any plan with this F_op. */
 int64_t search_tensor_weak_floor(const ctx *c, int t, const int64_t *fop);
+/* Tensor t's description (tensor_desc), zeroed first. */
+void search_tensor_desc(const ctx *c, int t, tensor_desc *d);
 /* The sum of search_tensor_weak_floor over the tensors. */
 int64_t search_fop_mem_bound(const ctx *c, const int64_t *fop);
 /* Bytes of tensor t in the all-ones plan of this F_op. */
