@@ -291,6 +291,61 @@ Test(searchcap, the_tensor_floor_is_the_least_bytes, .timeout = 240) {
     least_is_exact("O[b,f,h,w] += I[b,c,2*h+kh,2*w+kw] * W[f,c,kh,kw]", "b=2,f=2,c=2,h=3,w=2,kh=3,kw=2", 8);
 }
 
+/* A ring with more divisors than the walk keeps on the stack (steps.c,
+ * LEAST_POOL, 512 options: the input's 3 axes take 180 each, the divisors
+ * of P_I = F_f = 277,200 = 2^4 3^2 5^2 7 11), so its options come from the
+ * heap.  The walk must still be the least bytes, at whole step vectors and
+ * with the last axis (one of the input's) open: the other two axes' steps
+ * bound the input's f_t, so the brute force stays small. */
+static void lc_pool_steps(least_check *j, int a, int it) {
+    const rotor_expr *e = j->c->e;
+    if (a == e->naxes - 1) {
+        int64_t least[ROTOR_MAX_TENSORS];
+        lc_steps(j, a, least);
+        return;
+    }
+    if (!e->tensors[it].has_axis[a]) {
+        lc_pool_steps(j, a + 1, it);
+        return;
+    }
+    /* a few divisors of the axis's extent (c = 12, h = 30, kh = 3) */
+    const int64_t opts[] = {1, 3, 4, 6, 10, 12};
+    for (int i = 0; i < 6; i++) {
+        if (e->extent[a] % opts[i]) continue;
+        j->steps[a] = opts[i];
+        lc_pool_steps(j, a + 1, it);
+    }
+    j->steps[a] = 1;
+}
+
+Test(searchcap, the_tensor_floor_past_the_stack_pool, .timeout = 120) {
+    int64_t cores = 277200;
+    rotor_expr e = make_expr("O[f,h] += W[f,c,kh] * I[c,2*h+kh]", "f=277200,c=12,h=30,kh=3");
+    rotor_chip chip = mk2_small(cores, 1 << 20, 32);
+    ctx c;
+    searchfix_ctx(&c, &e, &chip, cores);
+    c.cap = chip.sram_bytes;
+    c.time_cap = INFINITY;
+    worker *w = calloc(1, sizeof *w);
+    cr_assert_not_null(w);
+    w->c = &c;
+    least_check j = {.c = &c, .w = w};
+    for (int a = 0; a < ROTOR_MAX_AXES; a++) j.ft[a] = j.steps[a] = j.fop[a] = 1;
+    int it = 0;
+    while (it < e.ntensors && strcmp(e.tensors[it].name, "I") != 0) it++;
+    cr_assert_lt(it, e.ntensors);
+    int fa = rotor_expr_axis(&e, "f");
+    cr_assert(fa >= 0 && fa < e.naxes - 1 && e.tensors[it].has_axis[e.naxes - 1],
+              "the last axis must be one of the input's (%s of %s %s %s %s)", e.axis_name[e.naxes - 1],
+              e.axis_name[0], e.axis_name[1], e.axis_name[2], e.axis_name[3]);
+    j.fop[fa] = cores;
+    lc_pool_steps(&j, 0, it);
+    cr_assert_eq(w->npdiv[it], 180, "P_I has %d divisors", w->npdiv[it]);
+    cr_assert_gt(j.exact + j.strict, 100, "too few prefixes: %lld", (long long)(j.exact + j.strict));
+    cr_assert_gt(j.strict, 0, "the exact floor never above step_floor_upto");
+    free(w);
+}
+
 /* ---- 2. the search under caps against the brute force --------------------- */
 
 #define REL 1e-12
