@@ -58,9 +58,22 @@ typedef struct counter {
     const rotor_chip *chip;
     int64_t n; /* cores */
     const int64_t *phys; /* on a mesh: the current plan's layout (op/meshmap.h), as the replay lays it */
+    int64_t pair_hops;   /* every two cores' hops when the topology has one distance (rotor_topo), else 0 */
+    bool chips;          /* more than one chip: transfers between them are counted apart */
     rotor_energy_counts c;
     bool overflow;
 } counter;
+
+/* A counter on chip from acc.  The topology's one distance is looked up
+ * once, not per transfer: a setup's gathers are millions of transfers
+ * (issue 45: most of the program phase). */
+static counter counter_make(const rotor_chip *chip, const rotor_energy_counts *acc) {
+    const rotor_topo *t = rotor_topo_find(chip->topology);
+    counter k = {.chip = chip, .n = rotor_chip_cores(chip), .pair_hops = t ? t->pair_hops : 0};
+    k.chips = chip->cores_per_chip < k.n;
+    if (acc) k.c = *acc;
+    return k;
+}
 
 static void add(counter *k, int64_t *sum, int64_t v) {
     if (!rotor_add_i64(*sum, v, sum)) k->overflow = true;
@@ -68,12 +81,13 @@ static void add(counter *k, int64_t *sum, int64_t v) {
 
 /* One transfer of `bytes` between cores (docs/energy.md, "Events"). */
 static void transfer(counter *k, int64_t src, int64_t dst, int64_t bytes) {
-    int64_t bh;
-    if (!rotor_mul_i64(bytes, rotor_topo_hops(k->chip, src, dst), &bh)) k->overflow = true;
+    int64_t bh, hops = k->pair_hops ? k->pair_hops : rotor_topo_hops(k->chip, src, dst);
+    if (!rotor_mul_i64(bytes, hops, &bh)) k->overflow = true;
     add(k, &k->c.byte_hops, bh);
     add(k, &k->c.sram_read_bytes, bytes);
     add(k, &k->c.sram_write_bytes, bytes);
-    if (src / k->chip->cores_per_chip != dst / k->chip->cores_per_chip) add(k, &k->c.interchip_bytes, bytes);
+    if (k->chips && src / k->chip->cores_per_chip != dst / k->chip->cores_per_chip)
+        add(k, &k->c.interchip_bytes, bytes);
 }
 
 /* The setup of an expression operator: hand-off pieces and the uniform rest
@@ -88,6 +102,26 @@ static int64_t at(const counter *k, int64_t core0, int64_t c) { return core0 + (
  * c from (c + r) mod N, as replay_setup sends it. */
 static void count_rounds(counter *k, int64_t core0, int64_t cores, int64_t bytes, int64_t rounds) {
     if (bytes <= 0 || rounds <= 0 || k->n < 2) return;
+    if (!k->phys && !k->chips && k->pair_hops > 0 && core0 >= 0 && cores <= k->n - core0) {
+        /* One chip of one distance: round r's sources are cores + r, none
+         * of them the receiver unless r is a multiple of N, so a round is
+         * `cores` transfers of one piece, added at once.  The counts are
+         * those of the loop below; the sums only grow, so they leave int64
+         * here exactly when they would there (issue 45: this loop was most
+         * of GoogLeNet's program phase). */
+        for (int64_t r = 1; r <= rounds; r++) {
+            int64_t piece = bytes / rounds + (r <= bytes % rounds ? 1 : 0), all, bh;
+            if (r % k->n == 0) continue;
+            if (!rotor_mul_i64(piece, cores, &all) || !rotor_mul_i64(all, k->pair_hops, &bh)) {
+                k->overflow = true;
+                return;
+            }
+            add(k, &k->c.byte_hops, bh);
+            add(k, &k->c.sram_read_bytes, all);
+            add(k, &k->c.sram_write_bytes, all);
+        }
+        return;
+    }
     for (int64_t r = 1; r <= rounds; r++)
         for (int64_t j = 0; j < cores; j++) {
             /* on a mesh the nearest cores stand in for the sources (rotor_mesh_near) */
@@ -113,6 +147,13 @@ static rotor_status lay_out(counter *k, const rotor_expr *e, const rotor_plan *p
 static rotor_status count_setup_piece(void *ctx, int64_t dst, int64_t src, int64_t bytes) {
     transfer(ctx, src, dst, bytes);
     return ROTOR_OK;
+}
+
+/* rotor_setup_gather: the uniform rest of a setup, off a mesh, as
+ * count_rounds counts a gather (the same transfers, in another order: the
+ * sums are the same). */
+static void count_gather(void *ctx, int64_t cores, int64_t bytes, int64_t rounds) {
+    count_rounds(ctx, 0, cores, bytes, rounds);
 }
 
 /* ---- placements, kept while they are among the last used -----------------
@@ -188,7 +229,8 @@ static rotor_status place_op(void *ctx, int op, const rotor_place **pl, const ro
 static rotor_status count_setup(counter *k, const rotor_program *p, int op, placer *pr, rotor_error *err) {
     const rotor_program_op *po = &p->ops[op];
     int64_t cores = po->active_info.cores, rounds = po->setup_rounds, n = 0;
-    rotor_status st = rotor_setup_pieces_visit_of(p, op, k->chip, k->n, place_op, pr, count_setup_piece, k, &n, err);
+    rotor_status st =
+        rotor_setup_pieces_visit_of(p, op, k->chip, k->n, place_op, pr, count_setup_piece, count_gather, k, &n, err);
     if (st || n > 0) return st;
     count_rounds(k, 0, cores, po->setup_bytes, rounds);
     return ROTOR_OK;
@@ -437,7 +479,7 @@ static rotor_status count_op(counter *k, const rotor_program *p, int o, op_memo 
             counts_add(k, &memo[j].c);
             return ROTOR_OK;
         }
-    counter one = {.chip = k->chip, .n = k->n};
+    counter one = counter_make(k->chip, NULL);
     if (es && kb->ok && compile_energy_store_find(es, kb->p, kb->n, &one.c)) { /* counted by an earlier compile */
         counts_add(k, &one.c);
         return memo_put(&memo[j], kb, h, &one.c, err);
@@ -469,7 +511,7 @@ rotor_status rotor_energy_program_cached(const rotor_program *p, const rotor_chi
                                          rotor_error *err) {
     memset(out, 0, sizeof *out);
     *damaged = 0;
-    counter k = {.chip = chip, .n = rotor_chip_cores(chip)};
+    counter k = counter_make(chip, NULL);
     if (k.n != p->cores)
         return rotor_fail(err, ROTOR_ERR_INPUT, "energy: chip %s has %lld cores; the program was compiled for %lld",
                           chip->name, (long long)k.n, (long long)p->cores);
@@ -515,7 +557,7 @@ rotor_status rotor_energy_program_cached(const rotor_program *p, const rotor_chi
 
 rotor_status rotor_energy_plan(const rotor_expr *e, const rotor_plan *p, const rotor_plan_info *info,
                                const rotor_chip *chip, rotor_energy_counts *acc, rotor_error *err) {
-    counter k = {.chip = chip, .n = rotor_chip_cores(chip), .c = *acc};
+    counter k = counter_make(chip, acc);
     int64_t *phys = NULL;
     rotor_status st = lay_out(&k, e, p, info, chip, &phys, err);
     if (!st) st = count_tiles_of(&k, e, p, info, 0, err);
@@ -527,7 +569,7 @@ rotor_status rotor_energy_plan(const rotor_expr *e, const rotor_plan *p, const r
 
 void rotor_energy_transfer(const rotor_chip *chip, int64_t src, int64_t dst, int64_t bytes, rotor_energy_counts *acc,
                            bool *overflow) {
-    counter k = {.chip = chip, .n = rotor_chip_cores(chip), .c = *acc};
+    counter k = counter_make(chip, acc);
     transfer(&k, src, dst, bytes);
     if (k.overflow) *overflow = true;
     *acc = k.c;

@@ -60,8 +60,8 @@ rotor_status rotor_setup_pieces_make(const rotor_setup_consumer *con, const roto
                                      const rotor_chip *chip, int64_t n, rotor_setup_pieces *out, rotor_error *err) {
     memset(out, 0, sizeof *out);
     int64_t count = 0;
-    rotor_status st = rotor_setup_pieces_visit(con, in, nin, chip, n, keep_piece, out, &out->handed, &out->most,
-                                               &count, err);
+    rotor_status st = rotor_setup_pieces_visit(con, in, nin, chip, n, keep_piece, NULL, out, &out->handed,
+                                               &out->most, &count, err);
     if (st) rotor_setup_pieces_free(out);
     return st;
 }
@@ -99,9 +99,18 @@ static rotor_status walk_inputs(const rotor_setup_consumer *con, const rotor_set
     return st;
 }
 
+/* The rounds k in 1 .. rounds of the uniform rest with a piece (some byte
+ * left for round k) from another core ((c + k) mod n is c only when n
+ * divides k): each is one piece into each plan core. */
+static int64_t gathered_rounds(int64_t uniform, int64_t rounds, int64_t n) {
+    int64_t with = uniform / rounds > 0 ? rounds : uniform % rounds;
+    return with - with / n;
+}
+
 rotor_status rotor_setup_pieces_visit(const rotor_setup_consumer *con, const rotor_setup_input *in, int nin,
-                                      const rotor_chip *chip, int64_t n, rotor_setup_visit visit, void *ctx,
-                                      bool *handed, int64_t *most, int64_t *count, rotor_error *err) {
+                                      const rotor_chip *chip, int64_t n, rotor_setup_visit visit,
+                                      rotor_setup_gather gather, void *ctx, bool *handed, int64_t *most,
+                                      int64_t *count, rotor_error *err) {
     *handed = nin > 0;
     *most = 0;
     *count = 0;
@@ -134,7 +143,10 @@ rotor_status rotor_setup_pieces_visit(const rotor_setup_consumer *con, const rot
          * (c + k) mod n, as a gather without a hand-off sends it (on a mesh
          * from the core k hops away, rotor_mesh_near) */
         int64_t uniform = con->setup_bytes - *most, rounds = con->setup_rounds;
-        if (rounds > 0 && n > 1)
+        if (gather && !mesh && rounds > 0 && n > 1 && uniform > 0 && cores <= n) {
+            gather(ctx, cores, uniform, rounds);
+            cl.n += cores * gathered_rounds(uniform, rounds, n);
+        } else if (rounds > 0 && n > 1)
             for (int64_t c = 0; !st && uniform > 0 && c < cores; c++)
                 for (int64_t k = 1; !st && k <= rounds; k++) {
                     int64_t piece = uniform / rounds + (k <= uniform % rounds ? 1 : 0), d = cphys[c];
@@ -189,8 +201,8 @@ rotor_status rotor_setup_pieces_of(const rotor_program *p, int op, const rotor_c
 }
 
 rotor_status rotor_setup_pieces_visit_of(const rotor_program *p, int op, const rotor_chip *chip, int64_t n,
-                                         rotor_setup_placer placer, void *pctx, rotor_setup_visit visit, void *ctx,
-                                         int64_t *count, rotor_error *err) {
+                                         rotor_setup_placer placer, void *pctx, rotor_setup_visit visit,
+                                         rotor_setup_gather gather, void *ctx, int64_t *count, rotor_error *err) {
     rotor_chip cchip, pchip[ROTOR_MAX_TENSORS];
     rotor_setup_consumer con;
     rotor_setup_input in[ROTOR_MAX_TENSORS];
@@ -200,7 +212,7 @@ rotor_status rotor_setup_pieces_visit_of(const rotor_program *p, int op, const r
     if (st) return st;
     bool handed;
     int64_t most;
-    st = rotor_setup_pieces_visit(&con, in, nin, chip, n, visit, ctx, &handed, &most, count, err);
+    st = rotor_setup_pieces_visit(&con, in, nin, chip, n, visit, gather, ctx, &handed, &most, count, err);
     if (!handed) *count = 0;
     return st;
 }

@@ -123,10 +123,16 @@ typedef rotor_status (*rotor_setup_visit)(void *ctx, int64_t dst, int64_t src, i
  * while the visit runs. */
 typedef rotor_status (*rotor_setup_placer)(void *ctx, int op, const struct rotor_place **pl,
                                            const struct rotor_handoff **h, rotor_error *err);
-/* placer NULL: each placement made and freed here. */
+/* The uniform rest at once: `rounds` rounds of `bytes` into each of plan
+ * cores 0 .. cores - 1 (chip core c), round k from (c + k) mod n, as the
+ * pieces would give it one by one (issue 45: a wide gather's pieces were
+ * most of the program phase's energy count).  Asked only off a mesh. */
+typedef void (*rotor_setup_gather)(void *ctx, int64_t cores, int64_t bytes, int64_t rounds);
+/* placer NULL: each placement made and freed here; gather NULL: the
+ * uniform rest visited piece by piece. */
 rotor_status rotor_setup_pieces_visit_of(const rotor_program *p, int op, const rotor_chip *chip, int64_t n,
-                                         rotor_setup_placer placer, void *pctx, rotor_setup_visit visit, void *ctx,
-                                         int64_t *count, rotor_error *err);
+                                         rotor_setup_placer placer, void *pctx, rotor_setup_visit visit,
+                                         rotor_setup_gather gather, void *ctx, int64_t *count, rotor_error *err);
 
 /* The same from the plans themselves (what the program records), for the
  * compiler, which prices the exchange before any program exists: the
@@ -164,8 +170,9 @@ rotor_status rotor_setup_pieces_make(const rotor_setup_consumer *con, const roto
  * visitor's error stops the walk and is returned (ROTOR_ERR_NOMEM with
  * err filled). */
 rotor_status rotor_setup_pieces_visit(const rotor_setup_consumer *con, const rotor_setup_input *in, int nin,
-                                      const rotor_chip *chip, int64_t n, rotor_setup_visit visit, void *ctx,
-                                      bool *handed, int64_t *most, int64_t *count, rotor_error *err);
+                                      const rotor_chip *chip, int64_t n, rotor_setup_visit visit,
+                                      rotor_setup_gather gather, void *ctx, bool *handed, int64_t *most,
+                                      int64_t *count, rotor_error *err);
 
 /* Exchange packets (docs/simulator.md, "Packets"): 1/ROTOR_EXCHANGE_GRAIN of
  * the busiest port's bytes, whole 64 B lines, at least
