@@ -958,11 +958,23 @@ static const int64_t *org_begin(box_memo *m, const rotor_place *consumer, int t)
     return m->org;
 }
 
-/* need_in of core c, from the origins org_begin found (org: NULL, none). */
-static bool need_of(const rotor_place *consumer, int t, const int64_t *org, int64_t c, const int64_t *g, int64_t *lo,
-                    int64_t *hi) {
-    int nd = rotor_place_expr(consumer)->tensors[t].ndims;
-    return org ? need_at(consumer, t, org + c * nd, g, lo, hi) : need_in(consumer, t, c, g, lo, hi);
+/* need_in of core c, from the origins org_begin found (org: NULL, none).
+ * Inlined, with the partition's extents (part) and the tensor's
+ * dimensions (nd) found once per walk: the walks ask it of every consumer
+ * core, and the calls for the placement's expression and plan were most
+ * of its instructions (issue 45).  The same box as need_at's. */
+static inline __attribute__((always_inline)) bool need_of(const rotor_place *consumer, int t, const int64_t *part,
+                                                          int nd, const int64_t *org, int64_t c, const int64_t *g,
+                                                          int64_t *lo, int64_t *hi) {
+    if (!org) return need_in(consumer, t, c, g, lo, hi);
+    const int64_t *o = org + c * nd;
+    bool any = true;
+    for (int d = 0; d < nd; d++) {
+        lo[d] = o[d] < 0 ? 0 : o[d];
+        hi[d] = o[d] + part[d] < g[d] ? o[d] + part[d] : g[d];
+        if (hi[d] <= lo[d]) any = false;
+    }
+    return any;
 }
 
 rotor_status rotor_handoff_walk_in(const rotor_handoff *h, const rotor_place *consumer, int t,
@@ -983,7 +995,7 @@ rotor_status rotor_handoff_walk_in(const rotor_handoff *h, const rotor_place *co
     size_t w = 2 * (size_t)m->nd;
     for (int64_t c = 0; c < info->cores && !st; c++) {
         int64_t box[2 * ROTOR_MAX_DIMS];
-        if (!need_of(consumer, t, org, c, g, box, box + m->nd)) continue;
+        if (!need_of(consumer, t, info->part[t], m->nd, org, c, g, box, box + m->nd)) continue;
         if (!have || !box_eq(prev, box, w)) {
             st = memo_find(h, view, m, box, &first, &count, &elems, err);
             memcpy(prev, box, w * sizeof *box);
@@ -1064,7 +1076,7 @@ rotor_status rotor_handoff_traffic_in(const rotor_handoff *h, const rotor_place 
     for (int64_t c = 0; c < info->cores; c++) {
         int64_t box[2 * ROTOR_MAX_DIMS];
         recv[c] = 0;
-        if (st || !need_of(consumer, t, org, c, g, box, box + m->nd)) continue;
+        if (st || !need_of(consumer, t, info->part[t], m->nd, org, c, g, box, box + m->nd)) continue;
         if (!mult || !box_eq(prev, box, w)) {
             send_run(m, first, count, mult - 1, send);
             mult = 0;
