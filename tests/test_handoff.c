@@ -528,6 +528,68 @@ Test(handoff, fused_traffic_equals_receive_and_sends_core_by_core) {
     rotor_handoff_memo_free(memo);
 }
 
+/* Consumer cores that need the same box one after another (a MatMul
+ * split along p reads its X rows whole on every core of a row band):
+ * rotor_handoff_traffic_in adds such a run's sends once, times the cores,
+ * less each core's own holding (issue 45).  Under producers with and
+ * without reduction groups, and with and without the memo, recv, send and
+ * their maxima equal the core-by-core computation; the cases include runs
+ * of equal boxes whose cores hold part of their own box (where dropping
+ * the self-subtraction would change send). */
+Test(handoff, runs_of_one_box_send_what_core_by_core_sends) {
+    rotor_chip chip = mk2();
+    static const int64_t prod_fop[][3] = {{2, 1, 3}, {4, 2, 1}, {3, 1, 4}, {12, 1, 1}, {6, 2, 2}};
+    static const int64_t cm[] = {1, 2, 3, 4}, cp[] = {2, 3, 4};
+    int runs = 0, self_held = 0;
+    for (size_t i = 0; i < sizeof prod_fop / sizeof prod_fop[0]; i++) {
+        placed p;
+        place_plan(&p, MATMUL, "m=12,k=6,n=12", prod_fop[i], NULL, &chip);
+        rotor_handoff *h = handoff_of(&p);
+        for (size_t a = 0; a < 4; a++)
+            for (size_t b = 0; b < 3; b++) {
+                placed q;
+                int64_t f[3] = {cm[a], 1, cp[b]}; /* the axes m, n, p */
+                place_plan(&q, "E[m,p] += X[m,n] * F[n,p]", "m=12,p=12,n=12", f, NULL, &chip);
+                int64_t nc = q.info.cores, np = rotor_handoff_cores(h), plo[2] = {-1, -1}, phi[2] = {-1, -1};
+                bool run = false;
+                for (int64_t c = 0; c < nc; c++) {
+                    int64_t lo[2], hi[2];
+                    cr_assert(rotor_handoff_need(q.pl, 1, c, lo, hi));
+                    bool same = !memcmp(lo, plo, sizeof lo) && !memcmp(hi, phi, sizeof hi);
+                    if (same && c < np) {
+                        rotor_handoff_set s;
+                        rotor_handoff_map(h, NULL, 2, lo, hi, &s);
+                        self_held += rotor_handoff_held(h, c, &s) > 0;
+                    }
+                    run |= same;
+                    memcpy(plo, lo, sizeof lo), memcpy(phi, hi, sizeof hi);
+                }
+                runs += run;
+                rotor_handoff_memo *memo = rotor_handoff_memo_new();
+                cr_assert(memo);
+                int64_t *r0 = calloc((size_t)nc, sizeof *r0), *r1 = calloc((size_t)nc, sizeof *r1);
+                int64_t *r2 = calloc((size_t)nc, sizeof *r2), *s0 = calloc((size_t)np, sizeof *s0);
+                int64_t *s1 = calloc((size_t)np, sizeof *s1), *s2 = calloc((size_t)np, sizeof *s2);
+                int64_t mr0, ms0, mr1, ms1, mr2, ms2;
+                traffic_by_hand(h, &q, NULL, r0, &mr0, s0, &ms0);
+                cr_assert_eq(rotor_handoff_traffic_in(h, q.pl, 1, NULL, memo, r1, &mr1, s1, &ms1), ROTOR_OK);
+                cr_assert_eq(rotor_handoff_traffic(h, q.pl, 1, NULL, r2, &mr2, s2, &ms2), ROTOR_OK);
+                cr_assert(!memcmp(r0, r1, (size_t)nc * sizeof *r0) && !memcmp(r0, r2, (size_t)nc * sizeof *r0),
+                          "producer %zu plan %zu,%zu: recv", i, a, b);
+                cr_assert(!memcmp(s0, s1, (size_t)np * sizeof *s0) && !memcmp(s0, s2, (size_t)np * sizeof *s0),
+                          "producer %zu plan %zu,%zu: send", i, a, b);
+                cr_assert(mr0 == mr1 && mr0 == mr2 && ms0 == ms1 && ms0 == ms2);
+                free(r0), free(r1), free(r2), free(s0), free(s1), free(s2);
+                rotor_handoff_memo_free(memo);
+                rotor_place_free(q.pl);
+            }
+        rotor_handoff_free(h);
+        rotor_place_free(p.pl);
+    }
+    cr_assert_gt(runs, 20, "only %d consumers met a run of one box", runs);
+    cr_assert_gt(self_held, 0, "no core of a run held part of its own box");
+}
+
 /* rotor_handoff_make's order (a counting sort by cell where the origins lie
  * on the partition grid, a merge sort otherwise): the cores holding copies
  * of one partition keep its row-major chunks in increasing id order, so
