@@ -2,16 +2,15 @@
 # bench_batches.sh ROTOR [MODEL:LARGEST...]: every zoo model that fits one
 # ipu-mk2 at every power-of-two batch from 1 to its largest (issue 45's
 # "every batch it fits"; the acceptance's table, bench_profile.sh's batch 1
-# and bench_largest.sh's largest batch, leaves the batches between).  Each cell is the best cold wall time of two compiles with no
-# plan cache, in seconds; a cell of 1 s or more is marked with `!`, and the
-# last column counts them, so a batch that regresses is seen without reading
-# every cell.  The models and largest batches are bench_largest.sh's.  A
-# batch whose compile fails prints `fail` in its cell.
+# and bench_largest.sh's largest batch, leaves the batches between).  Each
+# cell is the best cold wall time of two compiles with no plan cache, in
+# seconds; a cell of 1 s or more is marked with `!`, and the last column
+# counts them, so a batch that regresses is seen without reading every cell.
+# The models and largest batches are bench/largest.txt's, as
+# bench_largest.sh's.  A batch whose compile fails prints `fail` in its cell.
 ROTOR=${1:-build/rotor}
 shift
-[ $# -gt 0 ] || set -- nerf:2048 nerf-t10:8192 mlp-l:131072 lstm:32768 alexnet:1024 mobilenet-v1:256 \
-    resnet-18:256 vgg-16:32 mobilenet-v2:128 bert-base:256 vit-base:128 bert-large:128 vit-large:64 \
-    resnet-50:128 googlenet:256 conformer-m:64 densenet-121:128
+[ $# -gt 0 ] || set -- $(cat "$(dirname "$0")/largest.txt")
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 echo "| model | cold wall (s) at batch 1, 2, 4, ... largest | at or over 1 s |"

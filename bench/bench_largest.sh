@@ -4,16 +4,15 @@
 # compiles at batch 1 and at the largest batch; batch 1 is bench_profile.sh's
 # and bench_warm.sh's).  The batches are the doubling sweep's last fitting
 # power of two (`rotor compile MODEL --batch 1,2`, measured 2026-11-30;
-# Conformer-M 64 since placement's rank fallback, h-conf16: it fits up to 66); a
+# Conformer-M 64 since placement's rank fallback, h-conf16: it fits up to 66;
+# the list, MODEL:BATCH, is bench/largest.txt, which bench_batches.sh reads too); a
 # row whose compile fails says so, so a model that stops fitting is seen.
 # Cold: the best of 2 compiles with no plan cache; warm: one compile into a
 # fresh cache directory, then the best of 3 from it.  Wall and CPU (user +
 # system) seconds, as one Markdown table.
 ROTOR=${1:-build/rotor}
 shift
-[ $# -gt 0 ] || set -- nerf:2048 nerf-t10:8192 mlp-l:131072 lstm:32768 alexnet:1024 mobilenet-v1:256 \
-    resnet-18:256 vgg-16:32 mobilenet-v2:128 bert-base:256 vit-base:128 bert-large:128 vit-large:64 \
-    resnet-50:128 googlenet:256 conformer-m:64 densenet-121:128
+[ $# -gt 0 ] || set -- $(cat "$(dirname "$0")/largest.txt")
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 best() {

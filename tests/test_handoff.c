@@ -462,6 +462,30 @@ static void traffic_by_hand(const rotor_handoff *h, const placed *q, const rotor
         if (send[p] > *max_send) *max_send = send[p];
 }
 
+/* The traffic into consumer q's tensor 1 three ways (traffic_by_hand,
+ * rotor_handoff_traffic_in with memo, rotor_handoff_traffic), asserted
+ * equal core by core; returns the most a core receives.  what names the
+ * case in a failure. */
+static int64_t traffic_agrees(const rotor_handoff *h, const placed *q, const rotor_view *view,
+                              rotor_handoff_memo *memo, const char *what) {
+    int64_t nc = q->info.cores, np = rotor_handoff_cores(h);
+    int64_t *r0 = calloc((size_t)nc, sizeof *r0), *r1 = calloc((size_t)nc, sizeof *r1);
+    int64_t *r2 = calloc((size_t)nc, sizeof *r2), *s0 = calloc((size_t)np, sizeof *s0);
+    int64_t *s1 = calloc((size_t)np, sizeof *s1), *s2 = calloc((size_t)np, sizeof *s2);
+    cr_assert(r0 && r1 && r2 && s0 && s1 && s2);
+    int64_t mr0, ms0, mr1, ms1, mr2, ms2;
+    traffic_by_hand(h, q, view, r0, &mr0, s0, &ms0);
+    cr_assert_eq(rotor_handoff_traffic_in(h, q->pl, 1, view, memo, r1, &mr1, s1, &ms1), ROTOR_OK);
+    cr_assert_eq(rotor_handoff_traffic(h, q->pl, 1, view, r2, &mr2, s2, &ms2), ROTOR_OK);
+    cr_assert(!memcmp(r0, r1, (size_t)nc * sizeof *r0) && !memcmp(r0, r2, (size_t)nc * sizeof *r0), "%s: recv",
+              what);
+    cr_assert(!memcmp(s0, s1, (size_t)np * sizeof *s0) && !memcmp(s0, s2, (size_t)np * sizeof *s0), "%s: send",
+              what);
+    cr_assert(mr0 == mr1 && mr0 == mr2 && ms0 == ms1 && ms0 == ms2, "%s: the most", what);
+    free(r0), free(r1), free(r2), free(s0), free(s1), free(s2);
+    return mr0;
+}
+
 /* rotor_handoff_traffic_in with one memo reused across every pair (and
  * across consumer tensors of 2 and 4 dimensions, so the memo changes its
  * key's width), and rotor_handoff_traffic with a memo of its own, give
@@ -504,21 +528,9 @@ Test(handoff, fused_traffic_equals_receive_and_sends_core_by_core) {
                         rotor_place_free(q.pl);
                         continue;
                     }
-                    int64_t nc = q.info.cores, np = rotor_handoff_cores(h);
-                    int64_t *r0 = calloc((size_t)nc, sizeof *r0), *r1 = calloc((size_t)nc, sizeof *r1);
-                    int64_t *r2 = calloc((size_t)nc, sizeof *r2), *s0 = calloc((size_t)np, sizeof *s0);
-                    int64_t *s1 = calloc((size_t)np, sizeof *s1), *s2 = calloc((size_t)np, sizeof *s2);
-                    int64_t mr0, ms0, mr1, ms1, mr2, ms2;
-                    traffic_by_hand(h, &q, view, r0, &mr0, s0, &ms0);
-                    cr_assert_eq(rotor_handoff_traffic_in(h, q.pl, 1, view, memo, r1, &mr1, s1, &ms1), ROTOR_OK);
-                    cr_assert_eq(rotor_handoff_traffic(h, q.pl, 1, view, r2, &mr2, s2, &ms2), ROTOR_OK);
-                    cr_assert(!memcmp(r0, r1, (size_t)nc * sizeof *r0) && !memcmp(r0, r2, (size_t)nc * sizeof *r0),
-                              "producer %zu view %d plan %zu,%zu: recv", i, v, a, b);
-                    cr_assert(!memcmp(s0, s1, (size_t)np * sizeof *s0) && !memcmp(s0, s2, (size_t)np * sizeof *s0),
-                              "producer %zu view %d plan %zu,%zu: send", i, v, a, b);
-                    cr_assert(mr0 == mr1 && mr0 == mr2 && ms0 == ms1 && ms0 == ms2);
-                    pairs += mr0 > 0;
-                    free(r0), free(r1), free(r2), free(s0), free(s1), free(s2);
+                    char what[96];
+                    snprintf(what, sizeof what, "producer %zu view %d plan %zu,%zu", i, v, a, b);
+                    pairs += traffic_agrees(h, &q, view, memo, what) > 0;
                     rotor_place_free(q.pl);
                 }
         rotor_handoff_free(h);
@@ -567,19 +579,9 @@ Test(handoff, runs_of_one_box_send_what_core_by_core_sends) {
                 runs += run;
                 rotor_handoff_memo *memo = rotor_handoff_memo_new();
                 cr_assert(memo);
-                int64_t *r0 = calloc((size_t)nc, sizeof *r0), *r1 = calloc((size_t)nc, sizeof *r1);
-                int64_t *r2 = calloc((size_t)nc, sizeof *r2), *s0 = calloc((size_t)np, sizeof *s0);
-                int64_t *s1 = calloc((size_t)np, sizeof *s1), *s2 = calloc((size_t)np, sizeof *s2);
-                int64_t mr0, ms0, mr1, ms1, mr2, ms2;
-                traffic_by_hand(h, &q, NULL, r0, &mr0, s0, &ms0);
-                cr_assert_eq(rotor_handoff_traffic_in(h, q.pl, 1, NULL, memo, r1, &mr1, s1, &ms1), ROTOR_OK);
-                cr_assert_eq(rotor_handoff_traffic(h, q.pl, 1, NULL, r2, &mr2, s2, &ms2), ROTOR_OK);
-                cr_assert(!memcmp(r0, r1, (size_t)nc * sizeof *r0) && !memcmp(r0, r2, (size_t)nc * sizeof *r0),
-                          "producer %zu plan %zu,%zu: recv", i, a, b);
-                cr_assert(!memcmp(s0, s1, (size_t)np * sizeof *s0) && !memcmp(s0, s2, (size_t)np * sizeof *s0),
-                          "producer %zu plan %zu,%zu: send", i, a, b);
-                cr_assert(mr0 == mr1 && mr0 == mr2 && ms0 == ms1 && ms0 == ms2);
-                free(r0), free(r1), free(r2), free(s0), free(s1), free(s2);
+                char what[96];
+                snprintf(what, sizeof what, "producer %zu plan %zu,%zu", i, a, b);
+                traffic_agrees(h, &q, NULL, memo, what);
                 rotor_handoff_memo_free(memo);
                 rotor_place_free(q.pl);
             }

@@ -259,24 +259,32 @@ static void lc_fops_visit(void *arg) {
     lc_steps(arg, 0, least);
 }
 
+/* The bare context of an exact-floor check (cap the SRAM, no time cap)
+ * and its worker, in *j with every factor and step 1; the caller frees
+ * j->w. */
+static void least_begin(least_check *j, ctx *c, const rotor_expr *e, const rotor_chip *chip, int64_t cores) {
+    searchfix_ctx(c, e, chip, cores);
+    c->cap = chip->sram_bytes;
+    c->time_cap = INFINITY;
+    worker *w = calloc(1, sizeof *w);
+    cr_assert_not_null(w);
+    w->c = c;
+    *j = (least_check){.c = c, .w = w};
+    for (int a = 0; a < ROTOR_MAX_AXES; a++) j->ft[a] = j->steps[a] = j->fop[a] = 1;
+}
+
 static void least_is_exact(const char *text, const char *dims, int64_t cores) {
     rotor_expr e = make_expr(text, dims);
     rotor_chip chip = mk2_small(cores, 1 << 20, 32);
     ctx c;
-    searchfix_ctx(&c, &e, &chip, cores);
-    c.cap = chip.sram_bytes;
-    c.time_cap = INFINITY;
-    worker *w = calloc(1, sizeof *w);
-    cr_assert_not_null(w);
-    w->c = &c;
-    least_check j = {.c = &c, .w = w};
-    for (int a = 0; a < ROTOR_MAX_AXES; a++) j.ft[a] = j.steps[a] = j.fop[a] = 1;
+    least_check j;
+    least_begin(&j, &c, &e, &chip, cores);
     fixture_each_fop(&e, j.fop, 0, cores, lc_fops_visit, &j);
     cr_log_info("%s [%s]: the cheap floor below the least at %lld of %lld prefixes", text, dims,
                 (long long)j.strict, (long long)(j.strict + j.exact));
     cr_assert_gt(j.exact + j.strict, 100, "%s: too few prefixes", text);
     cr_assert_gt(j.strict, 0, "%s: the exact floor never above step_floor_upto", text);
-    free(w);
+    free(j.w);
 }
 
 /* The exact floor is the least bytes of each tensor over every f_t and
@@ -323,14 +331,8 @@ Test(searchcap, the_tensor_floor_past_the_stack_pool, .timeout = 120) {
     rotor_expr e = make_expr("O[f,h] += W[f,c,kh] * I[c,2*h+kh]", "f=277200,c=12,h=30,kh=3");
     rotor_chip chip = mk2_small(cores, 1 << 20, 32);
     ctx c;
-    searchfix_ctx(&c, &e, &chip, cores);
-    c.cap = chip.sram_bytes;
-    c.time_cap = INFINITY;
-    worker *w = calloc(1, sizeof *w);
-    cr_assert_not_null(w);
-    w->c = &c;
-    least_check j = {.c = &c, .w = w};
-    for (int a = 0; a < ROTOR_MAX_AXES; a++) j.ft[a] = j.steps[a] = j.fop[a] = 1;
+    least_check j;
+    least_begin(&j, &c, &e, &chip, cores);
     int it = 0;
     while (it < e.ntensors && strcmp(e.tensors[it].name, "I") != 0) it++;
     cr_assert_lt(it, e.ntensors);
@@ -340,10 +342,10 @@ Test(searchcap, the_tensor_floor_past_the_stack_pool, .timeout = 120) {
               e.axis_name[0], e.axis_name[1], e.axis_name[2], e.axis_name[3]);
     j.fop[fa] = cores;
     lc_pool_steps(&j, 0, it);
-    cr_assert_eq(w->npdiv[it], 180, "P_I has %d divisors", w->npdiv[it]);
+    cr_assert_eq(j.w->npdiv[it], 180, "P_I has %d divisors", j.w->npdiv[it]);
     cr_assert_gt(j.exact + j.strict, 100, "too few prefixes: %lld", (long long)(j.exact + j.strict));
     cr_assert_gt(j.strict, 0, "the exact floor never above step_floor_upto");
-    free(w);
+    free(j.w);
 }
 
 /* ---- 2. the search under caps against the brute force --------------------- */
