@@ -62,10 +62,7 @@ static void cap_check_plan(cap_walk *j) {
     const rotor_expr *e = c->e;
     rotor_plan_info info;
     rotor_cost cost;
-    rotor_error err;
-    if (rotor_cost_plan(c->m, e, c->chip, &j->plan, &info, &cost, &err)) return;
-    for (int a = 0; a < e->naxes; a++)
-        if (info.steps[a] != j->steps[a]) return; /* counted under its own steps */
+    if (!searchfix_cost_at(c, &j->plan, j->steps, &info, &cost)) return;
     j->plans++;
     for (int t = 0; t < e->ntensors; t++) {
         int64_t b = plan_bytes(j, t);

@@ -39,10 +39,7 @@ static void joint_check_plan(joint_walk *j) {
     const rotor_expr *e = c->e;
     rotor_plan_info info;
     rotor_cost cost;
-    rotor_error err;
-    if (rotor_cost_plan(c->m, e, c->chip, &j->plan, &info, &cost, &err)) return;
-    for (int a = 0; a < e->naxes; a++)
-        if (info.steps[a] != j->steps[a]) return; /* counted under its own steps */
+    if (!searchfix_cost_at(c, &j->plan, j->steps, &info, &cost)) return;
     j->plans++;
     /* an input rotates: its shifts are on the line only with lam = 1 / beta */
     bool rot = false;
