@@ -16,6 +16,7 @@
 #include "compile/energystore.h"
 #include "rotor/compile/plancache.h"
 #include "rotor/compile/segment.h"
+#include "rotor/op/cost.h"
 #include "rotor/op/handoff.h"
 #include "rotor/op/meshmap.h"
 #include "rotor/op/place.h"
@@ -110,7 +111,7 @@ static void count_rounds(counter *k, int64_t core0, int64_t cores, int64_t bytes
          * here exactly when they would there (issue 45: this loop was most
          * of GoogLeNet's program phase). */
         for (int64_t r = 1; r <= rounds; r++) {
-            int64_t piece = bytes / rounds + (r <= bytes % rounds ? 1 : 0), all, bh;
+            int64_t piece = rotor_gather_piece(bytes, rounds, r), all, bh;
             if (r % k->n == 0) continue;
             if (!rotor_mul_i64(piece, cores, &all) || !rotor_mul_i64(all, k->pair_hops, &bh)) {
                 k->overflow = true;
@@ -126,7 +127,7 @@ static void count_rounds(counter *k, int64_t core0, int64_t cores, int64_t bytes
         for (int64_t j = 0; j < cores; j++) {
             /* on a mesh the nearest cores stand in for the sources (rotor_mesh_near) */
             int64_t c = at(k, core0, j), s = k->phys ? rotor_mesh_near(k->chip, c, r) : (c + r) % k->n;
-            int64_t piece = bytes / rounds + (r <= bytes % rounds ? 1 : 0);
+            int64_t piece = rotor_gather_piece(bytes, rounds, r);
             if (s != c) transfer(k, s, c, piece);
         }
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "rotor/compile/program.h"
+#include "rotor/op/cost.h"
 #include "rotor/op/handoff.h"
 #include "rotor/op/meshmap.h"
 #include "rotor/op/place.h"
@@ -149,7 +150,7 @@ rotor_status rotor_setup_pieces_visit(const rotor_setup_consumer *con, const rot
         } else if (rounds > 0 && n > 1)
             for (int64_t c = 0; !st && uniform > 0 && c < cores; c++)
                 for (int64_t k = 1; !st && k <= rounds; k++) {
-                    int64_t piece = uniform / rounds + (k <= uniform % rounds ? 1 : 0), d = cphys[c];
+                    int64_t piece = rotor_gather_piece(uniform, rounds, k), d = cphys[c];
                     int64_t s = mesh ? rotor_mesh_near(chip, d, k) : (c + k) % n;
                     if (piece > 0 && s != d) {
                         cl.n++;

@@ -18,6 +18,7 @@
 #include "rotor/base/topology.h"
 #include "rotor/compile/energy.h"
 #include "rotor/hbm/schedule.h"
+#include "rotor/op/cost.h"
 #include "sim/replayer.h"
 
 /* What the walk accumulates for one chip. */
@@ -77,7 +78,7 @@ static void distribution(walk *w, int64_t dist, int64_t c, int64_t m) {
     int64_t rounds = c - 1, n = w->n;
     for (int64_t k = 1; k <= rounds && dist > 0; k++)
         for (int64_t core = 0; core < n; core++) {
-            int64_t piece = dist / rounds + (k <= dist % rounds ? 1 : 0), src = (core + k * m) % n;
+            int64_t piece = rotor_gather_piece(dist, rounds, k), src = (core + k * m) % n;
             if (src != core && piece != 0) rotor_energy_transfer(w->chip, src, core, piece, &w->c, &w->overflow);
         }
 }

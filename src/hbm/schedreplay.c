@@ -6,6 +6,7 @@
  * inter-chip all-reduce, a barrier).  Every decision is in docs/simulator.md,
  * "Replaying an HBM schedule". */
 #include "rotor/hbm/schedreplay.h"
+#include "rotor/op/cost.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -63,7 +64,7 @@ static rotor_status emit_execute(preload_replayer *sr, const rotor_schedule *s, 
     int64_t m = c > 0 && P % c == 0 ? P / c : 1, rounds = c - 1;
     for (int64_t k = 1; k <= rounds && dist > 0 && !st; k++)
         for (int64_t core = 0; core < n && !st; core++) {
-            int64_t piece = dist / rounds + (k <= dist % rounds ? 1 : 0), src = (core + k * m) % n;
+            int64_t piece = rotor_gather_piece(dist, rounds, k), src = (core + k * m) % n;
             if (src == core || piece == 0) continue;
             int64_t deps[1] = {r->inbox[core].n ? r->inbox[core].v[r->inbox[core].n - 1] : start}, id;
             rotor_sim_transfer t = {.src = src, .dst = core, .bytes = piece, .category = ROTOR_SIM_SETUP,

@@ -15,6 +15,7 @@
  *  - The reduction is the replay's ring reduce-scatter along the reduced axis
  *    in coordinate order (sim/replay.c), R - 1 rounds of bytes / R. */
 #include "rotor/op/meshmap.h"
+#include "rotor/op/cost.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -389,7 +390,7 @@ void rotor_mesh_gather(const rotor_chip *chip, int64_t bytes, int64_t rounds, in
     *link_bytes = *hops = 0;
     int64_t span = (chip->mesh_width > chip->mesh_height ? chip->mesh_width : chip->mesh_height) - 1;
     for (int64_t k = 1; k <= rounds && bytes > 0; k++) {
-        int64_t piece = bytes / rounds + (k <= bytes % rounds ? 1 : 0), d = k % (span + 1);
+        int64_t piece = rotor_gather_piece(bytes, rounds, k), d = k % (span + 1);
         if (d == 0) continue; /* rotor_mesh_near: no core that far, nothing fetched */
         *link_bytes += d * piece;
         if (d > *hops) *hops = d;

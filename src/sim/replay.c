@@ -187,7 +187,7 @@ static rotor_status replay_setup(replayer *r, int op, int64_t lo, int64_t cores,
     /* Round k into core c follows round k - 1 into c (a gather is a sequence
      * of steps); each round is a permutation, so no port is shared. */
     for (int64_t k = 1; k <= rounds; k++) {
-        int64_t piece = bytes / rounds + (k <= bytes % rounds ? 1 : 0);
+        int64_t piece = rotor_gather_piece(bytes, rounds, k);
         for (int64_t i = lo; i < lo + cores; i++) {
             /* on a mesh the nearest cores stand in for the sources (meshmap.h) */
             int64_t c = r->phys ? replay_at(r, i) : i, src = r->phys ? rotor_mesh_near(&r->chip, c, k) : (i + k) % r->n;

@@ -100,4 +100,12 @@ void rotor_cost_shift_walk(const rotor_expr *e, const rotor_plan *p, const rotor
  * (cost-model-v1.md "Reduction"). */
 double rotor_cost_reduction_s(const rotor_chip *chip, int64_t bytes, int64_t rings);
 
+/* The bytes round k (1 .. rounds) of a gather carries when it splits
+ * `bytes` over `rounds` rounds: the even share, the first bytes % rounds
+ * rounds one more.  The compile's setup pieces, the replays and the energy
+ * counts all split a gather so (docs/cost-model.md, "Setup"). */
+static inline int64_t rotor_gather_piece(int64_t bytes, int64_t rounds, int64_t k) {
+    return bytes / rounds + (k <= bytes % rounds ? 1 : 0);
+}
+
 #endif
