@@ -5,6 +5,10 @@
 #include <string.h>
 #ifdef __GLIBC__
 #include <malloc.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #endif
 
 #include "cli.h"
@@ -91,14 +95,42 @@ static int dispatch(int argc, char **argv, const char **cmd) {
  * JSON trees are megabytes made and freed in turn, and a quarter of a warm
  * Conformer-M's 3,050 page faults were pages it had touched before (issue
  * 45; docs/performance.md, "2026-11-30 (h-warm, issue 45)").  Blocks up to
- * 32 MB come from the heap, and it is trimmed above 128 MB free: a process
- * keeps at most that much it no longer uses.  Only the command line sets
- * this (the library sets no process state); nothing an output holds
- * depends on it. */
+ * 32 MB come from the heap.
+ *
+ * The heap's first HEAP_HUGE bytes are also asked for on transparent huge
+ * pages (2 MB; madvise, where the kernel's THP setting is "madvise" or
+ * "always"; Debian's default is "madvise").  A cold compile's searches read
+ * their memos and per-F_op records at random over some 200 MB (DenseNet-121
+ * at batch 128), and on 4 KB pages a sixth of its CPU time was page walks
+ * and 48,000 page faults (docs/performance.md, "2026-11-30 (thirty-sixth
+ * session): huge pages").  The kernel marks huge pages per mapping, and
+ * the heap's later growth by brk is a new mapping without the mark, so the
+ * heap is grown once, at start, by HEAP_HUGE (address space only: a page
+ * is memory once touched), marked, and kept: the top pad stays HEAP_HUGE,
+ * so a trim keeps that much (a process keeps at most HEAP_HUGE it no longer
+ * uses) and a growth past it comes in HEAP_HUGE steps.  Only the command
+ * line sets this (the library sets no process state); nothing an output
+ * holds depends on it, and where the kernel has no huge pages, or brk
+ * fails, the allocator goes on as before.  Every thread allocates from this
+ * heap (one arena): a second thread's arena is mapped apart, on small
+ * pages, and the searches' threads allocate seldom (malloc was 1-2 % of a
+ * compile's CPU), so they rarely wait on its lock. */
+#define HEAP_HUGE ((size_t)512 << 20)
+#define HUGE_PAGE ((uintptr_t)2 << 20)
 static void cli_malloc_tune(void) {
 #ifdef __GLIBC__
     mallopt(M_MMAP_THRESHOLD, 32 << 20);
     mallopt(M_TRIM_THRESHOLD, 128 << 20);
+#if defined(MADV_HUGEPAGE) && UINTPTR_MAX > 0xFFFFFFFFu
+    mallopt(M_TOP_PAD, (int)HEAP_HUGE);
+    mallopt(M_ARENA_MAX, 1);
+    uintptr_t lo = (uintptr_t)sbrk(0);
+    void *volatile grow = malloc(1 << 20); /* volatile: not elided with its free */
+    free(grow);
+    uintptr_t hi = (uintptr_t)sbrk(0);
+    lo = (lo + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+    if (lo != (uintptr_t)-1 && hi > lo) (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+#endif
 #endif
 }
 
