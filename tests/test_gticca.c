@@ -132,6 +132,20 @@ Test(gticca, one_image_does_not_split) {
     cr_assert_eq(r.gticca.compiles, 0); /* no instance count divides a batch of 1 */
     cr_assert_eq(r.gticca.candidates, 4); /* the one range, n = 2, 4, 8, 16 */
     cr_assert_eq(r.gticca.total_s, r.total_s);
+    /* two threads: the ranges that cannot split are done before the walk
+     * (gticca.c, compile_gticca_begin), which then runs as without
+     * instances; the same schedule, no compile */
+    rotor_graph g;
+    chain(&g, 1);
+    rotor_compile_options o2 = {.graphturbo = true, .threads = 2};
+    rotor_compile_result r2;
+    cr_assert_eq(rotor_compile(&g, &chip, &o2, &r2, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(r2.gticca.compiles, 0);
+    cr_assert_eq(r2.gticca.candidates, 4);
+    cr_assert_eq(r2.total_s, r.total_s);
+    cr_assert_eq(r2.gticca.total_s, r.total_s);
+    rotor_compile_result_free(&r2);
+    rotor_graph_free(&g);
     rotor_compile_result_free(&r);
 }
 

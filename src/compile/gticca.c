@@ -120,6 +120,16 @@ static bool batch_splits(const rotor_graph *g, int o, int64_t n, int *a) {
     return true;
 }
 
+/* Whether every operator of first..last splits n ways (batch_splits) and
+ * fits an instance graph's operator (rotor_gticca_instance). */
+static bool range_splits(const rotor_graph *g, int first, int last, int64_t n) {
+    for (int o = first; o <= last; o++) {
+        int a;
+        if (!batch_splits(g, o, n, &a) || g->ops[o].ninputs > 64 || g->ops[o].noutputs > 8) return false;
+    }
+    return true;
+}
+
 /* Adds value v of g to the instance graph ig (activations with their first
  * dimension divided by n), once: map[v] is its index there, -1 before. */
 static rotor_status add_value(const rotor_graph *g, int v, int64_t n, rotor_graph *ig, int *map, rotor_error *err) {
@@ -315,6 +325,7 @@ typedef struct inst_job {
     char *key;
     inst_cost c;
     inst_run run;
+    bool done; /* nothing to compile: the range does not split n ways */
     rotor_status st;
     rotor_error err;
 } inst_job;
@@ -354,7 +365,8 @@ static int uf_root(int *up, int k) {
  * chains share no search, so they run side by side.  order[] lists the
  * jobs chain by chain, the chains by weight, largest first (they are
  * scheduled in that order: the longest start first); chain c is
- * order[at[c]] .. order[at[c + 1] - 1]. */
+ * order[at[c]] .. order[at[c + 1] - 1].  A job done already (its range
+ * does not split) is in none. */
 static rotor_status job_chains(const rotor_graph *g, const inst_job *jobs, int nj, int *order, int *at, int *nchains,
                                rotor_error *err) {
     int *shape = NULL, *up = malloc((size_t)nj * sizeof *up), *w = calloc((size_t)nj, sizeof *w);
@@ -369,6 +381,7 @@ static rotor_status job_chains(const rotor_graph *g, const inst_job *jobs, int n
         for (int k = 0; k < NI * g->nops; k++) by[k] = -1;
         for (int k = 0; k < nj; k++) up[k] = k;
         for (int k = 0; k < nj; k++) {
+            if (jobs[k].done) continue;
             int i = 0;
             while ((int64_t)2 << i < jobs[k].n) i++;
             for (int o = jobs[k].first; o <= jobs[k].last; o++) {
@@ -381,10 +394,10 @@ static rotor_status job_chains(const rotor_graph *g, const inst_job *jobs, int n
          * the chip (an instance compile on N/2 cores takes two to three
          * times one on N/4 on ResNet-50) */
         for (int k = 0; k < nj; k++)
-            w[uf_root(up, k)] += (jobs[k].last - jobs[k].first + 1) * (int)(MAX_INST / jobs[k].n);
+            if (!jobs[k].done) w[uf_root(up, k)] += (jobs[k].last - jobs[k].first + 1) * (int)(MAX_INST / jobs[k].n);
         /* the chains' roots by weight, largest first (ties: the earlier root) */
         for (int k = 0; k < nj; k++) {
-            if (up[k] != k) continue;
+            if (up[k] != k || jobs[k].done) continue;
             int i = nc++;
             while (i > 0 && w[root[i - 1]] < w[k]) root[i] = root[i - 1], i--;
             root[i] = k;
@@ -393,10 +406,12 @@ static rotor_status job_chains(const rotor_graph *g, const inst_job *jobs, int n
          * chain, each chain's in the loop's order */
         for (int c = 0; c < nc; c++) w[root[c]] = c;
         for (int c = 0; c <= nc; c++) at[c] = 0;
-        for (int k = 0; k < nj; k++) at[w[uf_root(up, k)] + 1]++;
+        for (int k = 0; k < nj; k++)
+            if (!jobs[k].done) at[w[uf_root(up, k)] + 1]++;
         for (int c = 0; c < nc; c++) at[c + 1] += at[c];
         for (int c = 0; c < nc; c++) root[c] = at[c]; /* root: each chain's next slot */
-        for (int k = 0; k < nj; k++) order[root[w[uf_root(up, k)]]++] = k;
+        for (int k = 0; k < nj; k++)
+            if (!jobs[k].done) order[root[w[uf_root(up, k)]]++] = k;
     }
     *nchains = nc;
     free(shape);
@@ -544,6 +559,14 @@ rotor_status compile_gticca_begin(compiler *cc, const rotor_compile_options *opt
             }
         }
     if (st || !p->nj) return st;
+    /* a range that does not split n ways compiles nothing (instance_compile:
+     * s INFINITY, nothing run); done here, so that a batch no range splits
+     * (batch 1, say) walks as without instances */
+    for (int k = 0; k < p->nj; k++)
+        if (!range_splits(cc->g, p->jobs[k].first, p->jobs[k].last, p->jobs[k].n)) {
+            p->jobs[k].done = true;
+            p->jobs[k].c = (inst_cost){.s = INFINITY};
+        }
     p->order = malloc((size_t)p->nj * sizeof *p->order);
     p->at = malloc(((size_t)p->nj + 1) * sizeof *p->at);
     p->wpos = calloc(2 * (size_t)p->nj, sizeof *p->wpos);
@@ -556,11 +579,12 @@ rotor_status compile_gticca_begin(compiler *cc, const rotor_compile_options *opt
 static rotor_status instances_precompile(compiler *cc, inst_memo *m, rotor_gticca_result *res, rotor_error *err) {
     struct gticca_pre *p = cc->gt;
     int threads = p->io.threads > 0 ? p->io.threads : omp_get_max_threads();
-    if (!p->ran && p->nj >= 2 && threads >= 2) {
+    if (!p->ran && p->nc >= 1 && p->nj >= 2 && threads >= 2) {
         jobs_run(p, threads);
     } else if (!p->ran) {
         for (int k = 0; k < p->nj; k++) {
             inst_job *j = &p->jobs[k];
+            if (j->done) continue;
             j->st = instance_compile(cc, &p->io, j->first, j->last, j->n, p->io.threads, &j->c, &j->run, &j->err);
             if (j->st) break;
         }
