@@ -132,6 +132,20 @@ Test(gticca, one_image_does_not_split) {
     cr_assert_eq(r.gticca.compiles, 0); /* no instance count divides a batch of 1 */
     cr_assert_eq(r.gticca.candidates, 4); /* the one range, n = 2, 4, 8, 16 */
     cr_assert_eq(r.gticca.total_s, r.total_s);
+    /* two threads: the ranges that cannot split are done before the walk
+     * (gticca.c, compile_gticca_begin), which then runs as without
+     * instances; the same schedule, no compile */
+    rotor_graph g;
+    chain(&g, 1);
+    rotor_compile_options o2 = {.graphturbo = true, .threads = 2};
+    rotor_compile_result r2;
+    cr_assert_eq(rotor_compile(&g, &chip, &o2, &r2, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(r2.gticca.compiles, 0);
+    cr_assert_eq(r2.gticca.candidates, 4);
+    cr_assert_eq(r2.total_s, r.total_s);
+    cr_assert_eq(r2.gticca.total_s, r.total_s);
+    rotor_compile_result_free(&r2);
+    rotor_graph_free(&g);
     rotor_compile_result_free(&r);
 }
 
@@ -232,3 +246,48 @@ Test(gticca, resnet18_at_batch_2_runs_a_stage_2_block_as_two_one_image_instances
     rotor_pipeline_free(&p);
 }
 
+
+/* T10's schedule of p and q, operator for operator. */
+static void same_t10(const rotor_compile_result *a, const rotor_compile_result *b) {
+    cr_assert_eq(a->nops, b->nops);
+    cr_assert_eq(a->searches, b->searches);
+    cr_assert_eq(a->ncurve, b->ncurve);
+    cr_assert_eq(a->total_s, b->total_s);
+    for (int o = 0; o < a->nops; o++) {
+        cr_assert_eq(a->ops[o].active, b->ops[o].active, "op %d", o);
+        cr_assert_eq(a->ops[o].idle_base, b->ops[o].idle_base, "op %d", o);
+        cr_assert_eq(a->ops[o].idle_split, b->ops[o].idle_split, "op %d", o);
+        cr_assert_eq(a->ops[o].setup_s, b->ops[o].setup_s, "op %d", o);
+        cr_assert_eq(a->ops[o].exec_s, b->ops[o].exec_s, "op %d", o);
+    }
+}
+
+/* With two threads or more the instance compiles run beside T10's walk, in
+ * its team (compile.c, walk_beside; gticca.c, compile_gticca_spawn), the
+ * walk's batches of searches as tasks: T10's schedule is the one the walk
+ * finds alone (without --group graphturbo, one thread or two), and the
+ * instances' choice, compiles and searches run are those of one thread, at
+ * two threads and at three (more workers than the walk leaves idle). */
+Test(gticca, the_instance_compiles_beside_the_walk_change_neither_plan, .timeout = 120) {
+    rotor_chip chip = mk2();
+    rotor_error err = {{0}};
+    rotor_pipeline_options po = {.model = "resnet-18", .zoo = {.batch = 2}, .t10 = true, .simplify = true};
+    rotor_pipeline alone1, alone2;
+    po.compile.threads = 1;
+    cr_assert_eq(rotor_pipeline_run(&po, &chip, &alone1, &err), ROTOR_OK, "%s", err.msg);
+    po.compile.threads = 2;
+    cr_assert_eq(rotor_pipeline_run(&po, &chip, &alone2, &err), ROTOR_OK, "%s", err.msg);
+    same_t10(&alone1.t10, &alone2.t10);
+    po.compile.graphturbo = true;
+    for (int threads = 2; threads <= 3; threads++) {
+        rotor_pipeline p;
+        po.compile.threads = threads;
+        cr_assert_eq(rotor_pipeline_run(&po, &chip, &p, &err), ROTOR_OK, "%s", err.msg);
+        same_t10(&alone1.t10, &p.t10);
+        cr_assert_eq(p.t10.gticca.compiles, 17);
+        same_as_one_thread(po, &chip, &p.t10.gticca);
+        rotor_pipeline_free(&p);
+    }
+    rotor_pipeline_free(&alone1);
+    rotor_pipeline_free(&alone2);
+}

@@ -1304,6 +1304,7 @@ static rotor_status compiler_new(compiler *cc, const rotor_graph *g, const rotor
 
 static void compiler_free(compiler *cc) {
     setup_memo_free(cc);
+    compile_gticca_free(cc->gt);
     handoff_cache_free(cc->hc);
     free(cc->st);
     for (int i = 0; i < cc->nfr; i++) {
@@ -1391,11 +1392,25 @@ static rotor_status learn_batch(compiler *cc, walk_batch *b, int threads, walk_p
     }
     /* one search left: every thread on it, as frontier_learn */
     int team = nthreads < nsearch ? nthreads : nsearch > 1 ? nsearch : 1, each = nsearch == 1 ? nthreads : 1;
+    if (cc->beside && team > 1) {
+        /* in the team of GraphTurbo's instance compiles (walk_beside): a
+         * task each, the walk's thread running its own while it waits */
+        for (int x = 0; x < nsearch; x++) {
+#pragma omp task
+            {
+                int k = b->search[x];
+                const walk_need *nd = &b->need[k];
+                b->st[k] = frontier_learn_run(cc, nd->fr, nd->cap, nd->t, threads, 1, snap, &b->hits[k], &b->err[k]);
+            }
+        }
+#pragma omp taskwait
+    } else {
 #pragma omp parallel for schedule(dynamic, 1) num_threads(team) if (team > 1)
-    for (int x = 0; x < nsearch; x++) {
-        int k = b->search[x];
-        const walk_need *nd = &b->need[k];
-        b->st[k] = frontier_learn_run(cc, nd->fr, nd->cap, nd->t, threads, each, snap, &b->hits[k], &b->err[k]);
+        for (int x = 0; x < nsearch; x++) {
+            int k = b->search[x];
+            const walk_need *nd = &b->need[k];
+            b->st[k] = frontier_learn_run(cc, nd->fr, nd->cap, nd->t, threads, each, snap, &b->hits[k], &b->err[k]);
+        }
     }
     cc->search_s += rotor_clock_s() - t0;
     rotor_status st = ROTOR_OK;
@@ -1493,6 +1508,36 @@ static rotor_status compile_walk(compiler *cc, int threads, walk_batch *b, rotor
     return st;
 }
 
+/* The walk, with GraphTurbo's instance compiles beside it (gticca.c,
+ * options.graphturbo): the simplified graph's walk batches 1.7 searches a
+ * round on ResNet-50 (a convolution whose input comes by hand-off from one
+ * still waiting on a search waits a round), so its second thread mostly
+ * waits; the instance compiles need nothing of the walk.  One team: this
+ * thread walks (its searches' own parallel loops, nested, run on it
+ * alone), the instance compiles run as tasks on the others, and a batch of
+ * several searches becomes tasks too (learn_batch), run by whichever
+ * thread is free.  The walk's result does not depend on its threads, nor
+ * the instance compiles' on their order (compile_gticca_spawn), so the
+ * plan is that of one thread. */
+static rotor_status walk_beside(compiler *cc, int threads, walk_batch *b, rotor_compile_result *out, walk_state *w,
+                                rotor_error *err) {
+    int team = compile_gticca_team(cc, threads);
+    if (team < 2) return compile_walk(cc, threads, b, out, w, err);
+    rotor_status st = ROTOR_OK;
+    cc->beside = true;
+#pragma omp parallel num_threads(team)
+#pragma omp single
+    {
+        /* from a task: the instance compiles are then not the walk's
+         * thread's children, which its taskwait would run */
+#pragma omp task
+        compile_gticca_spawn(cc, team);
+        st = compile_walk(cc, threads, b, out, w, err);
+    }
+    cc->beside = false;
+    return st;
+}
+
 /* No point of the walk fits: the shortfall is against the first misfit's
  * leanest plan, the end of its whole frontier, searched now point by point
  * if need be. */
@@ -1558,10 +1603,11 @@ rotor_status rotor_compile(const rotor_graph *g, const rotor_chip *chip,
         st = rotor_nomem(err);
         goto done;
     }
+    if (opt && opt->graphturbo && (st = compile_gticca_begin(&cc, opt, err))) goto done;
     if ((st = walk_batch_new(&cc, opt && opt->serial_walk, &batch, err))) goto done;
     t_walk = rotor_clock_s();
     double search_before = cc.search_s;
-    st = compile_walk(&cc, threads, &batch, out, &w, err);
+    st = walk_beside(&cc, threads, &batch, out, &w, err);
     walk_batch_free(&batch);
     setup_memo_free(&cc); /* the walk's: segments and GraphTurbo price setups of copies of the states */
     /* the walk less its own searches and the hand-offs it priced */

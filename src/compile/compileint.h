@@ -83,6 +83,11 @@ typedef struct compiler {
      * NULL outside the walk. */
     struct setup_memo *memo;
     int *fr_gen;
+    /* GraphTurbo's instance compiles (gticca.c), collected before the walk
+     * to run beside it; `beside`: the walk runs in their team, its batches'
+     * searches as tasks (compile.c, walk_beside) */
+    struct gticca_pre *gt;
+    bool beside;
 } compiler;
 
 /* Setup of operator o (state s) into frontier plan j from idle layout
@@ -113,5 +118,13 @@ double compile_setup_lost(const compiler *cc, int o, const bool *gone, int64_t *
 rotor_status compile_gticca_check(const rotor_chip *chip, rotor_error *err);
 rotor_status compile_gticca(compiler *cc, const rotor_compile_options *opt, rotor_compile_result *out,
                             rotor_error *err);
+/* GraphTurbo's instance compiles beside the walk: collected after prepare
+ * (cc->gt, freed by compile_gticca_free); the team the walk and they share
+ * (1: run them after the walk); their tasks started, from a task inside
+ * that team.  compile_gticca takes their results. */
+rotor_status compile_gticca_begin(compiler *cc, const rotor_compile_options *opt, rotor_error *err);
+int compile_gticca_team(const compiler *cc, int threads);
+void compile_gticca_spawn(compiler *cc, int team);
+void compile_gticca_free(struct gticca_pre *p);
 
 #endif

@@ -120,6 +120,16 @@ static bool batch_splits(const rotor_graph *g, int o, int64_t n, int *a) {
     return true;
 }
 
+/* Whether every operator of first..last splits n ways (batch_splits) and
+ * fits an instance graph's operator (rotor_gticca_instance). */
+static bool range_splits(const rotor_graph *g, int first, int last, int64_t n) {
+    for (int o = first; o <= last; o++) {
+        int a;
+        if (!batch_splits(g, o, n, &a) || g->ops[o].ninputs > 64 || g->ops[o].noutputs > 8) return false;
+    }
+    return true;
+}
+
 /* Adds value v of g to the instance graph ig (activations with their first
  * dimension divided by n), once: map[v] is its index there, -1 before. */
 static rotor_status add_value(const rotor_graph *g, int v, int64_t n, rotor_graph *ig, int *map, rotor_error *err) {
@@ -315,6 +325,7 @@ typedef struct inst_job {
     char *key;
     inst_cost c;
     inst_run run;
+    bool done; /* nothing to compile: the range does not split n ways */
     rotor_status st;
     rotor_error err;
 } inst_job;
@@ -354,7 +365,8 @@ static int uf_root(int *up, int k) {
  * chains share no search, so they run side by side.  order[] lists the
  * jobs chain by chain, the chains by weight, largest first (they are
  * scheduled in that order: the longest start first); chain c is
- * order[at[c]] .. order[at[c + 1] - 1]. */
+ * order[at[c]] .. order[at[c + 1] - 1].  A job done already (its range
+ * does not split) is in none. */
 static rotor_status job_chains(const rotor_graph *g, const inst_job *jobs, int nj, int *order, int *at, int *nchains,
                                rotor_error *err) {
     int *shape = NULL, *up = malloc((size_t)nj * sizeof *up), *w = calloc((size_t)nj, sizeof *w);
@@ -369,6 +381,7 @@ static rotor_status job_chains(const rotor_graph *g, const inst_job *jobs, int n
         for (int k = 0; k < NI * g->nops; k++) by[k] = -1;
         for (int k = 0; k < nj; k++) up[k] = k;
         for (int k = 0; k < nj; k++) {
+            if (jobs[k].done) continue;
             int i = 0;
             while ((int64_t)2 << i < jobs[k].n) i++;
             for (int o = jobs[k].first; o <= jobs[k].last; o++) {
@@ -381,10 +394,10 @@ static rotor_status job_chains(const rotor_graph *g, const inst_job *jobs, int n
          * the chip (an instance compile on N/2 cores takes two to three
          * times one on N/4 on ResNet-50) */
         for (int k = 0; k < nj; k++)
-            w[uf_root(up, k)] += (jobs[k].last - jobs[k].first + 1) * (int)(MAX_INST / jobs[k].n);
+            if (!jobs[k].done) w[uf_root(up, k)] += (jobs[k].last - jobs[k].first + 1) * (int)(MAX_INST / jobs[k].n);
         /* the chains' roots by weight, largest first (ties: the earlier root) */
         for (int k = 0; k < nj; k++) {
-            if (up[k] != k) continue;
+            if (up[k] != k || jobs[k].done) continue;
             int i = nc++;
             while (i > 0 && w[root[i - 1]] < w[k]) root[i] = root[i - 1], i--;
             root[i] = k;
@@ -393,10 +406,12 @@ static rotor_status job_chains(const rotor_graph *g, const inst_job *jobs, int n
          * chain, each chain's in the loop's order */
         for (int c = 0; c < nc; c++) w[root[c]] = c;
         for (int c = 0; c <= nc; c++) at[c] = 0;
-        for (int k = 0; k < nj; k++) at[w[uf_root(up, k)] + 1]++;
+        for (int k = 0; k < nj; k++)
+            if (!jobs[k].done) at[w[uf_root(up, k)] + 1]++;
         for (int c = 0; c < nc; c++) at[c + 1] += at[c];
         for (int c = 0; c < nc; c++) root[c] = at[c]; /* root: each chain's next slot */
-        for (int k = 0; k < nj; k++) order[root[w[uf_root(up, k)]]++] = k;
+        for (int k = 0; k < nj; k++)
+            if (!jobs[k].done) order[root[w[uf_root(up, k)]]++] = k;
     }
     *nchains = nc;
     free(shape);
@@ -407,43 +422,111 @@ static rotor_status job_chains(const rotor_graph *g, const inst_job *jobs, int n
     return st;
 }
 
+/* The instance compiles of one compile_gticca, collected before T10's walk
+ * (compile_gticca_begin) so that they can run beside it (compile.c,
+ * walk_beside): the options they share (the plan store: the caller's or
+ * own), the jobs, their chains (job_chains) and, beside the walk, each
+ * worker's place in its chain.  Owned by the compiler (cc->gt). */
+struct gticca_pre {
+    const compiler *cc;
+    rotor_compile_options io;
+    rotor_plan_store *own;
+    inst_job *jobs;
+    int nj, nc;
+    int *order, *at; /* chain c is order[at[c]] .. order[at[c + 1] - 1] */
+    int next_chain;  /* the next chain a worker takes (omp atomic) */
+    int *wpos;       /* per worker: its next slot in order[] and its chain's end */
+    bool ran;        /* the jobs have run (beside the walk) */
+};
+
+void compile_gticca_free(struct gticca_pre *p) {
+    if (!p) return;
+    for (int k = 0; k < p->nj; k++) free(p->jobs[k].key);
+    free(p->jobs);
+    free(p->order);
+    free(p->at);
+    free(p->wpos);
+    rotor_plan_store_free(p->own);
+    free(p);
+}
+
 /* Every job, chain by chain (job_chains), the chains side by side with
  * `threads` threads, each compile with one search thread. */
-static rotor_status jobs_run(compiler *cc, const rotor_compile_options *opt, inst_job *jobs, int nj, int threads,
-                             rotor_error *err) {
-    int *order = malloc((size_t)nj * sizeof *order), *at = malloc(((size_t)nj + 1) * sizeof *at), nc = 0;
-    rotor_status st = order && at ? job_chains(cc->g, jobs, nj, order, at, &nc, err) : rotor_nomem(err);
-    if (!st) {
+static void jobs_run(struct gticca_pre *p, int threads) {
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-        for (int c = 0; c < nc; c++)
-            for (int i = at[c]; i < at[c + 1]; i++) {
-                inst_job *j = &jobs[order[i]];
-                j->st = instance_compile(cc, opt, j->first, j->last, j->n, 1, &j->c, &j->run, &j->err);
-            }
+    for (int c = 0; c < p->nc; c++)
+        for (int i = p->at[c]; i < p->at[c + 1]; i++) {
+            inst_job *j = &p->jobs[p->order[i]];
+            j->st = instance_compile(p->cc, &p->io, j->first, j->last, j->n, 1, &j->c, &j->run, &j->err);
+        }
+}
+
+/* One compile of worker k's chain, then the worker again as a new task
+ * (beside the walk, compile_gticca_spawn).  A worker runs one compile a
+ * task so that the walk's searches, queued as tasks meanwhile (compile.c,
+ * learn_batch), wait for at most one compile: the team's queue is first
+ * in, first out.  A chain done, the worker takes the next one; none left,
+ * it ends.  A chain is only ever one worker's, its compiles in the loop's
+ * order, so the plan store answers exactly what it answers in jobs_run. */
+static void chain_worker(struct gticca_pre *p, int k) {
+    int *w = &p->wpos[2 * k];
+    if (w[0] >= w[1]) {
+        int c;
+#pragma omp atomic capture
+        c = p->next_chain++;
+        if (c >= p->nc) return;
+        w[0] = p->at[c], w[1] = p->at[c + 1];
     }
-    free(order);
-    free(at);
-    return st;
+    inst_job *j = &p->jobs[p->order[w[0]++]];
+    j->st = instance_compile(p->cc, &p->io, j->first, j->last, j->n, 1, &j->c, &j->run, &j->err);
+#pragma omp task
+    chain_worker(p, k);
+}
+
+int compile_gticca_team(const compiler *cc, int threads) {
+    if (!cc->gt || cc->gt->nc < 1) return 1;
+    return threads > 0 ? threads : omp_get_max_threads();
+}
+
+void compile_gticca_spawn(compiler *cc, int team) {
+    struct gticca_pre *p = cc->gt;
+    int nw = team < p->nc ? team : p->nc;
+    p->ran = true;
+    for (int k = 0; k < nw; k++) {
+#pragma omp task
+        chain_worker(p, k);
+    }
 }
 
 /* Every instance the dynamic program below will ask for (each closed range
- * of 2..MAX_OPS operators at each instance count), compiled once each into
- * the memo before it starts: the compiles are independent (each its own
- * rotor_compile of a two- or three-operator graph on its group chip), so
- * they run side by side, one search thread each, rather than one after
- * another, each mostly single-threaded (its walk and hand-off phases).
- * Side by side, two compiles that search the same shape on the same group
- * would both search it (a compile writes the plan store when it ends):
- * such compiles run one after another, in the loop's order, in one chain
- * (job_chains).  Each compile's result does not depend on its thread
- * count, nor on what the shared plan store holds when it runs (a hit gives
- * the bytes a search gives), so the memo, and the schedule, are those of
- * the plain loop.  The first failure in the loop's order is reported. */
-static rotor_status instances_precompile(compiler *cc, const rotor_compile_options *opt, inst_memo *m,
-                                         rotor_gticca_result *res, rotor_error *err) {
-    int threads = opt->threads > 0 ? opt->threads : omp_get_max_threads();
-    int nj = 0, cap = 0;
-    inst_job *jobs = NULL;
+ * of 2..MAX_OPS operators at each instance count), to compile once each
+ * into the memo before it starts: the compiles are independent (each its
+ * own rotor_compile of a two- or three-operator graph on its group chip),
+ * so they run side by side, one search thread each, rather than one after
+ * another, each mostly single-threaded (its walk and hand-off phases);
+ * with two threads or more, beside T10's walk (compile_gticca_spawn), else
+ * after it (jobs_run).  Side by side, two compiles that search the same
+ * shape on the same group would both search it (a compile writes the plan
+ * store when it ends): such compiles run one after another, in the loop's
+ * order, in one chain (job_chains).  Each compile's result does not depend
+ * on its thread count, nor on what the shared plan store holds when it
+ * runs (a hit gives the bytes a search gives), so the memo, and the
+ * schedule, are those of the plain loop; the searches run are too, since
+ * chains share no shape. */
+rotor_status compile_gticca_begin(compiler *cc, const rotor_compile_options *opt, rotor_error *err) {
+    struct gticca_pre *p = calloc(1, sizeof *p);
+    if (!p) return rotor_nomem(err);
+    cc->gt = p;
+    p->cc = cc;
+    /* The instance compiles share one plan store (planstore.h): the caller's,
+     * or one of their own.  Ranges that overlap hold the same operators at
+     * the same group sizes, and each instance compile would otherwise search
+     * them again (docs/graphturbo.md, "On an ICCA chip"; a hit gives the
+     * bytes a search gives, so the instances' costs do not change). */
+    p->io = *opt;
+    if (!p->io.plan_store) p->io.plan_store = p->own = rotor_plan_store_new();
+    if (!p->io.plan_store) return rotor_nomem(err);
+    int cap = 0;
     rotor_status st = ROTOR_OK;
     for (int j = 2; !st && j <= cc->g->nops; j++)
         for (int len = 2; !st && len <= MAX_OPS && len <= j; len++) {
@@ -455,46 +538,70 @@ static rotor_status instances_precompile(compiler *cc, const rotor_compile_optio
                     st = rotor_nomem(err);
                     break;
                 }
-                bool seen = inst_memo_find(m, key) >= 0;
-                for (int k = 0; k < nj && !seen; k++) seen = !strcmp(jobs[k].key, key);
+                bool seen = false;
+                for (int k = 0; k < p->nj && !seen; k++) seen = !strcmp(p->jobs[k].key, key);
                 if (seen) {
                     free(key);
                     continue;
                 }
-                if (nj == cap) {
+                if (p->nj == cap) {
                     int nc = cap ? 2 * cap : 32;
-                    inst_job *j2 = realloc(jobs, (size_t)nc * sizeof *j2);
+                    inst_job *j2 = realloc(p->jobs, (size_t)nc * sizeof *j2);
                     if (!j2) {
                         free(key);
                         st = rotor_nomem(err);
                         break;
                     }
-                    jobs = j2;
+                    p->jobs = j2;
                     cap = nc;
                 }
-                jobs[nj++] = (inst_job){.first = first, .last = j - 1, .n = n, .key = key};
+                p->jobs[p->nj++] = (inst_job){.first = first, .last = j - 1, .n = n, .key = key};
             }
         }
-    if (!st && nj >= 2 && threads >= 2) {
-        st = jobs_run(cc, opt, jobs, nj, threads, err);
-    } else {
-        for (int k = 0; !st && k < nj; k++)
-            jobs[k].st = instance_compile(cc, opt, jobs[k].first, jobs[k].last, jobs[k].n, opt->threads, &jobs[k].c,
-                                          &jobs[k].run, &jobs[k].err);
-    }
-    for (int k = 0; k < nj; k++) {
-        if (!st && jobs[k].st) {
-            st = jobs[k].st;
-            *err = jobs[k].err;
+    if (st || !p->nj) return st;
+    /* a range that does not split n ways compiles nothing (instance_compile:
+     * s INFINITY, nothing run); done here, so that a batch no range splits
+     * (batch 1, say) walks as without instances */
+    for (int k = 0; k < p->nj; k++)
+        if (!range_splits(cc->g, p->jobs[k].first, p->jobs[k].last, p->jobs[k].n)) {
+            p->jobs[k].done = true;
+            p->jobs[k].c = (inst_cost){.s = INFINITY};
         }
-        run_count(res, &jobs[k].run);
+    p->order = malloc((size_t)p->nj * sizeof *p->order);
+    p->at = malloc(((size_t)p->nj + 1) * sizeof *p->at);
+    p->wpos = calloc(2 * (size_t)p->nj, sizeof *p->wpos);
+    if (!p->order || !p->at || !p->wpos) return rotor_nomem(err);
+    return job_chains(cc->g, p->jobs, p->nj, p->order, p->at, &p->nc, err);
+}
+
+/* The jobs run (if not beside the walk), into the memo and counted in res
+ * in the loop's order; the first failure in that order is reported. */
+static rotor_status instances_precompile(compiler *cc, inst_memo *m, rotor_gticca_result *res, rotor_error *err) {
+    struct gticca_pre *p = cc->gt;
+    int threads = p->io.threads > 0 ? p->io.threads : omp_get_max_threads();
+    if (!p->ran && p->nc >= 1 && p->nj >= 2 && threads >= 2) {
+        jobs_run(p, threads);
+    } else if (!p->ran) {
+        for (int k = 0; k < p->nj; k++) {
+            inst_job *j = &p->jobs[k];
+            if (j->done) continue;
+            j->st = instance_compile(cc, &p->io, j->first, j->last, j->n, p->io.threads, &j->c, &j->run, &j->err);
+            if (j->st) break;
+        }
+    }
+    p->ran = true;
+    rotor_status st = ROTOR_OK;
+    for (int k = 0; k < p->nj; k++) {
+        if (!st && p->jobs[k].st) {
+            st = p->jobs[k].st;
+            *err = p->jobs[k].err;
+        }
+        run_count(res, &p->jobs[k].run);
         if (!st) {
-            st = inst_memo_add(m, jobs[k].key, &jobs[k].c, err);
-            jobs[k].key = NULL;
+            st = inst_memo_add(m, p->jobs[k].key, &p->jobs[k].c, err);
+            p->jobs[k].key = NULL;
         }
-        free(jobs[k].key);
     }
-    free(jobs);
     return st;
 }
 
@@ -605,16 +712,10 @@ rotor_status compile_gticca(compiler *cc, const rotor_compile_options *opt, roto
     dp_row *dp = calloc((size_t)n + 1, sizeof *dp);
     bool *gone = calloc((size_t)n + 1, sizeof *gone);
     inst_memo m = {0};
-    /* The instance compiles share one plan store (planstore.h): the caller's,
-     * or one of their own.  Ranges that overlap hold the same operators at
-     * the same group sizes, and each instance compile would otherwise search
-     * them again (docs/graphturbo.md, "On an ICCA chip"; a hit gives the
-     * bytes a search gives, so the instances' costs do not change). */
-    rotor_compile_options io = *opt;
-    rotor_plan_store *own = io.plan_store ? NULL : rotor_plan_store_new();
-    if (!io.plan_store) io.plan_store = own;
-    rotor_status st = dp && gone && io.plan_store ? ROTOR_OK : rotor_nomem(err);
-    if (!st) st = instances_precompile(cc, &io, &m, res, err);
+    rotor_status st = dp && gone ? ROTOR_OK : rotor_nomem(err);
+    if (!st && !cc->gt) st = compile_gticca_begin(cc, opt, err); /* not begun before the walk */
+    const rotor_compile_options *io = st ? opt : &cc->gt->io;
+    if (!st) st = instances_precompile(cc, &m, res, err);
     for (int j = 1; !st && j <= n; j++) {
         int o = j - 1;
         dp[j].cost = dp[j - 1].cost + out->ops[o].setup_s + out->ops[o].exec_s;
@@ -623,7 +724,7 @@ rotor_status compile_gticca(compiler *cc, const rotor_compile_options *opt, roto
             int first = j - len;
             if (!closed_range(cc, first, o)) continue;
             rotor_gticca_sg c;
-            st = best_instances(cc, &io, out, &m, first, o, idle_total, gone, res, &c, err);
+            st = best_instances(cc, io, out, &m, first, o, idle_total, gone, res, &c, err);
             if (!st && c.instances && dp[first].cost + c.grouped_s + c.penalty_s < dp[j].cost) {
                 dp[j].cost = dp[first].cost + c.grouped_s + c.penalty_s;
                 dp[j].from = first;
@@ -663,7 +764,6 @@ rotor_status compile_gticca(compiler *cc, const rotor_compile_options *opt, roto
         res->done = true;
     }
     inst_memo_free(&m);
-    rotor_plan_store_free(own);
     free(dp);
     free(gone);
     return st;
