@@ -702,9 +702,8 @@ Test(search, a_session_answers_every_cap_with_the_frontier_point_under_it, .time
     const char *texts[] = {"O[f,h] += I[c,h+kh] * W[f,c,kh]", "O[f,h] += I[c,2*h+kh] * W[f,c,kh]",
                            "C[m,n] += A[m,k] * B[k,n]", "C[b,m,n] += A[b,m,k] * B[b,k,n]",
                            "O[b,f,h,w] += I[b,c,h+kh,w+kw] * W[f,c,kh,kw]"};
-    /* 20 cases, four of each kind (40 found nothing more); under the
-     * sanitizers the first 10, two of each kind */
-    for (int i = 0; i < (ROTOR_TEST_SAN ? 10 : 20); i++) {
+    /* 20 cases, four of each kind (40 found nothing more) */
+    for (int i = 0; i < 20; i++) {
         int kind = i % 5;
         char dims[128], desc[128], label[400];
         int64_t tot;

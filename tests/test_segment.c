@@ -16,7 +16,6 @@
 #include "rotor/compile/segment.h"
 #include "rotor/pipeline/pipeline.h"
 #include "rotor/sim/replay.h"
-#include "san.h"
 
 #define assert_msg_has(err, s) \
     cr_assert(strstr((err).msg, (s)) != NULL, "message \"%s\" lacks \"%s\"", (err).msg, (s))
@@ -275,20 +274,17 @@ Test(segment, bert_pipelines_each_layers_qkv_with_its_scores) {
      * against 4.909 us unpipelined): a lost hand-off is never priced below
      * the hand-off it replaces, so at batch 1 and 128 tokens, where the
      * segment alone is slower (5.521 against 5.475 us) and only the gathers
-     * after it looked cheaper, nothing pipelines (below).  Under the
-     * sanitizers (tests/san.h) one layer each: the same segment, half the
-     * searches; the plain build compiles two and checks both segments */
-    const int layers = ROTOR_TEST_SAN ? 1 : 2;
+     * after it looked cheaper, nothing pipelines (below) */
     rotor_chip chip = mk2();
     rotor_error err = {{0}};
     rotor_pipeline_options po = {
-        .model = "bert-base", .zoo = {.batch = 4, .seq = 32, .layers = layers}, .t10 = true, .program = true};
+        .model = "bert-base", .zoo = {.batch = 4, .seq = 32, .layers = 2}, .t10 = true, .program = true};
     po.compile.pipeline = true;
     rotor_pipeline p;
     cr_assert_eq(rotor_pipeline_run(&po, &chip, &p, &err), ROTOR_OK, "%s", err.msg);
     check_invariants(&p.t10, &chip);
-    cr_assert_eq(p.t10.nsegments, layers);
-    for (int s = 0; s < layers; s++) {
+    cr_assert_eq(p.t10.nsegments, 2);
+    for (int s = 0; s < 2; s++) {
         const rotor_segment *sg = &p.t10.segments[s];
         char want[32];
         snprintf(want, sizeof want, "l%d.qkv", s);
@@ -303,10 +299,10 @@ Test(segment, bert_pipelines_each_layers_qkv_with_its_scores) {
         cr_assert_eq(scores->from[1], 0);
         cr_assert(!scores->streamed[1] && !scores->streamed[2], "Q and K are read through views");
     }
-    cr_assert_eq(p.program.nsegments, layers);
+    cr_assert_eq(p.program.nsegments, 2);
     cr_assert_float_eq(p.program.total_s, p.t10.total_s, 1e-12 * p.t10.total_s);
     rotor_pipeline_free(&p);
-    po.zoo = (rotor_zoo_options){.batch = 1, .layers = layers};
+    po.zoo = (rotor_zoo_options){.batch = 1, .layers = 2};
     cr_assert_eq(rotor_pipeline_run(&po, &chip, &p, &err), ROTOR_OK, "%s", err.msg);
     cr_assert_eq(p.t10.nsegments, 0);
     cr_assert_eq(p.t10.total_s, p.t10.unpipelined_s);
