@@ -85,10 +85,13 @@ for args in "plan --expr C[m,n]+=A[m,k]*B[k,n] --dim m=64,k=64,n=64" \
         # shellcheck disable=SC2086
         if "$ROTOR" $args $quiet >"$out" 2>"$err" && [ ! -s "$err" ]; then ok
         else bad "rotor $args $quiet: exit or stderr: $(head -c 300 "$err")"; fi
+        # report -q prints nothing on stdout either (checked on this run:
+        # another compile of the same layer took a second under ASan)
+        case "$args $quiet" in
+        "report "*" -q") if [ ! -s "$out" ]; then ok; else bad "report -q printed: $(cat "$out")"; fi ;;
+        esac
     done
 done
-if "$ROTOR" report bert-base --layers 1 -o "$q/r.html" -q >"$out" 2>"$err" && [ ! -s "$out" ]; then ok
-else bad "report -q printed: $(cat "$out")"; fi
 expect_error no-fit 1 "no valid plan fits" -- plan --expr "$MM" --dim $BENCH_DIMS --constraints memory_cap=64
 
 # The benchmark's format: F_op then the six f_t lines, in the documented order,

@@ -14,6 +14,7 @@
 
 #include "fixtures.h"
 #include "rotor/pipeline/pipeline.h"
+#include "san.h"
 
 /* model at batch with pipelining (at most max_stages a segment, 0: the
  * default), pruned or not, on chip. */
@@ -61,39 +62,46 @@ static void assert_same_choice(const rotor_compile_result *a, const rotor_compil
 }
 
 /* Pruned and unpruned compiles of one model: the same choice, nseg
- * segments, and the stage searches each made. */
+ * segments, and the stage searches each made.  Under the sanitizers
+ * (tests/san.h) only the bert test (with_all) compiles unpruned too: the
+ * others compile pruned and check its segments and search count, the
+ * sanitizers' business being memory errors in the pruning code; the
+ * unpruned compile, two thirds of each test's time, searches every stage
+ * of the same candidates.  The plain build compares every choice. */
 static void check_model(const char *model, int64_t batch, int64_t seq, int64_t layers, int max_stages,
                         rotor_pipeline_objective objective, const rotor_chip *chip, int nseg, int searched,
-                        int searched_all) {
+                        int searched_all, bool with_all) {
     rotor_pipeline pruned, all;
     compile_pipelined(model, batch, seq, layers, max_stages, objective, false, chip, &pruned);
-    compile_pipelined(model, batch, seq, layers, max_stages, objective, true, chip, &all);
-    assert_same_choice(&pruned.t10, &all.t10);
     cr_assert_eq(pruned.t10.nsegments, nseg, "%s: %d segments", model, pruned.t10.nsegments);
     cr_assert_eq(pruned.t10.pipeline_searches, searched, "%s: %d stage searches pruned", model,
                  pruned.t10.pipeline_searches);
-    cr_assert_eq(all.t10.pipeline_searches, searched_all, "%s: %d stage searches unpruned", model,
-                 all.t10.pipeline_searches);
+    if (!ROTOR_TEST_SAN || with_all) {
+        compile_pipelined(model, batch, seq, layers, max_stages, objective, true, chip, &all);
+        assert_same_choice(&pruned.t10, &all.t10);
+        cr_assert_eq(all.t10.pipeline_searches, searched_all, "%s: %d stage searches unpruned", model,
+                     all.t10.pipeline_searches);
+        rotor_pipeline_free(&all);
+    }
     rotor_pipeline_free(&pruned);
-    rotor_pipeline_free(&all);
 }
 
 Test(segprune, nerf_at_batch_8_keeps_its_segment_with_fewer_searches) {
     rotor_chip chip = mk2();
-    check_model("nerf", 8, 0, 0, 2, ROTOR_OBJECTIVE_LATENCY, &chip, 1, 74, 176);
+    check_model("nerf", 8, 0, 0, 2, ROTOR_OBJECTIVE_LATENCY, &chip, 1, 74, 176, false);
 }
 
 Test(segprune, the_throughput_objective_prunes_by_the_interval) {
     /* by throughput NeRF at batch 8 runs five segments */
     rotor_chip chip = mk2();
-    check_model("nerf", 8, 0, 0, 2, ROTOR_OBJECTIVE_THROUGHPUT, &chip, 5, 79, 176);
+    check_model("nerf", 8, 0, 0, 2, ROTOR_OBJECTIVE_THROUGHPUT, &chip, 5, 79, 176, false);
 }
 
 Test(segprune, bert_keeps_its_two_segments) {
     /* two BERT-Base layers at batch 4, 32 tokens (at batch 1, 128 tokens
      * nothing pipelines: test_segment.c) */
     rotor_chip chip = mk2();
-    check_model("bert-base", 4, 32, 2, 0, ROTOR_OBJECTIVE_LATENCY, &chip, 2, 44, 95);
+    check_model("bert-base", 4, 32, 2, 0, ROTOR_OBJECTIVE_LATENCY, &chip, 2, 44, 95, true);
 }
 
 Test(segprune, a_mesh_prunes_without_the_move_floors) {
@@ -102,7 +110,7 @@ Test(segprune, a_mesh_prunes_without_the_move_floors) {
     rotor_chip chip;
     rotor_error err = {{0}};
     cr_assert_eq(rotor_chip_preset("ipu-mk2-mesh", &chip, &err), ROTOR_OK, "%s", err.msg);
-    check_model("bert-base", 1, 0, 1, 0, ROTOR_OBJECTIVE_LATENCY, &chip, 0, 42, 61); /* the floor alone: 44 */
+    check_model("bert-base", 1, 0, 1, 0, ROTOR_OBJECTIVE_LATENCY, &chip, 0, 42, 61, false); /* the floor alone: 44 */
 }
 
 Test(segprune, the_time_caps_keep_nerfs_three_stage_choice) {
@@ -110,7 +118,7 @@ Test(segprune, the_time_caps_keep_nerfs_three_stage_choice) {
      * and their stages' frontiers are searched only when a plan runs within
      * the cap (the floor alone: 163 searches) */
     rotor_chip chip = mk2();
-    check_model("nerf", 8, 0, 0, 3, ROTOR_OBJECTIVE_LATENCY, &chip, 1, 116, 272);
+    check_model("nerf", 8, 0, 0, 3, ROTOR_OBJECTIVE_LATENCY, &chip, 1, 116, 272, false);
 }
 
 Test(segprune, walks_in_a_tight_budget_choose_as_the_frontier) {
@@ -123,5 +131,5 @@ Test(segprune, walks_in_a_tight_budget_choose_as_the_frontier) {
      * the same before walks) */
     rotor_chip chip = mk2();
     chip.sram_bytes = 20000;
-    check_model("mlp-l", 64, 0, 0, 0, ROTOR_OBJECTIVE_LATENCY, &chip, 1, 53, 198);
+    check_model("mlp-l", 64, 0, 0, 0, ROTOR_OBJECTIVE_LATENCY, &chip, 1, 53, 198, false);
 }
