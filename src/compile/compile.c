@@ -1376,6 +1376,13 @@ static bool need_answered(const compiler *cc, const walk_need *nd) {
  * cache answers are read first, in the calling thread: a warm compile's
  * batches then wake no thread (on a loaded machine a woken thread waits
  * for a time slice, milliseconds per batch). */
+/* b's x-th search (b->search[x]) with `each` search threads. */
+static void learn_one(compiler *cc, walk_batch *b, int x, int threads, int each, walk_pick *snap) {
+    int k = b->search[x];
+    const walk_need *nd = &b->need[k];
+    b->st[k] = frontier_learn_run(cc, nd->fr, nd->cap, nd->t, threads, each, snap, &b->hits[k], &b->err[k]);
+}
+
 static rotor_status learn_batch(compiler *cc, walk_batch *b, int threads, walk_pick *snap, rotor_error *err) {
     if (b->n == 1) return frontier_learn(cc, b->need[0].fr, b->need[0].cap, b->need[0].t, threads, snap, err);
     int nthreads = threads > 0 ? threads : omp_get_max_threads();
@@ -1397,20 +1404,12 @@ static rotor_status learn_batch(compiler *cc, walk_batch *b, int threads, walk_p
          * task each, the walk's thread running its own while it waits */
         for (int x = 0; x < nsearch; x++) {
 #pragma omp task
-            {
-                int k = b->search[x];
-                const walk_need *nd = &b->need[k];
-                b->st[k] = frontier_learn_run(cc, nd->fr, nd->cap, nd->t, threads, 1, snap, &b->hits[k], &b->err[k]);
-            }
+            learn_one(cc, b, x, threads, 1, snap);
         }
 #pragma omp taskwait
     } else {
 #pragma omp parallel for schedule(dynamic, 1) num_threads(team) if (team > 1)
-        for (int x = 0; x < nsearch; x++) {
-            int k = b->search[x];
-            const walk_need *nd = &b->need[k];
-            b->st[k] = frontier_learn_run(cc, nd->fr, nd->cap, nd->t, threads, each, snap, &b->hits[k], &b->err[k]);
-        }
+        for (int x = 0; x < nsearch; x++) learn_one(cc, b, x, threads, each, snap);
     }
     cc->search_s += rotor_clock_s() - t0;
     rotor_status st = ROTOR_OK;

@@ -120,12 +120,18 @@ static bool batch_splits(const rotor_graph *g, int o, int64_t n, int *a) {
     return true;
 }
 
-/* Whether every operator of first..last splits n ways (batch_splits) and
- * fits an instance graph's operator (rotor_gticca_instance). */
+/* Whether op o goes into an instance split n ways: its batch splits
+ * (batch_splits, axis *a) and its values fit an instance graph's operator
+ * (rotor_gticca_instance's arrays). */
+static bool op_splits(const rotor_graph *g, int o, int64_t n, int *a) {
+    return batch_splits(g, o, n, a) && g->ops[o].ninputs <= 64 && g->ops[o].noutputs <= 8;
+}
+
+/* Whether every operator of first..last goes into an instance (op_splits). */
 static bool range_splits(const rotor_graph *g, int first, int last, int64_t n) {
     for (int o = first; o <= last; o++) {
         int a;
-        if (!batch_splits(g, o, n, &a) || g->ops[o].ninputs > 64 || g->ops[o].noutputs > 8) return false;
+        if (!op_splits(g, o, n, &a)) return false;
     }
     return true;
 }
@@ -158,7 +164,7 @@ rotor_status rotor_gticca_instance(const rotor_graph *g, int first, int last, in
         const rotor_op *op = &g->ops[o];
         int a, in[64], outv[8];
         rotor_expr me;
-        if (!(fine = batch_splits(g, o, n, &a) && op->ninputs <= 64 && op->noutputs <= 8)) break;
+        if (!(fine = op_splits(g, o, n, &a))) break;
         if ((st = rotor_segment_micro_expr(&op->expr, a, n, &me, err))) break;
         for (int i = 0; i < op->ninputs && !st; i++) st = add_value(g, op->inputs[i], n, ig, map, err);
         for (int i = 0; i < op->noutputs && !st; i++) st = add_value(g, op->outputs[i], n, ig, map, err);
@@ -450,24 +456,14 @@ void compile_gticca_free(struct gticca_pre *p) {
     free(p);
 }
 
-/* Every job, chain by chain (job_chains), the chains side by side with
- * `threads` threads, each compile with one search thread. */
-static void jobs_run(struct gticca_pre *p, int threads) {
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-    for (int c = 0; c < p->nc; c++)
-        for (int i = p->at[c]; i < p->at[c + 1]; i++) {
-            inst_job *j = &p->jobs[p->order[i]];
-            j->st = instance_compile(p->cc, &p->io, j->first, j->last, j->n, 1, &j->c, &j->run, &j->err);
-        }
-}
-
 /* One compile of worker k's chain, then the worker again as a new task
  * (beside the walk, compile_gticca_spawn).  A worker runs one compile a
  * task so that the walk's searches, queued as tasks meanwhile (compile.c,
  * learn_batch), wait for at most one compile: the team's queue is first
  * in, first out.  A chain done, the worker takes the next one; none left,
  * it ends.  A chain is only ever one worker's, its compiles in the loop's
- * order, so the plan store answers exactly what it answers in jobs_run. */
+ * order, so the plan store answers exactly what it answers in the plain
+ * loop. */
 static void chain_worker(struct gticca_pre *p, int k) {
     int *w = &p->wpos[2 * k];
     if (w[0] >= w[1]) {
@@ -505,10 +501,11 @@ void compile_gticca_spawn(compiler *cc, int team) {
  * so they run side by side, one search thread each, rather than one after
  * another, each mostly single-threaded (its walk and hand-off phases);
  * with two threads or more, beside T10's walk (compile_gticca_spawn), else
- * after it (jobs_run).  Side by side, two compiles that search the same
- * shape on the same group would both search it (a compile writes the plan
- * store when it ends): such compiles run one after another, in the loop's
- * order, in one chain (job_chains).  Each compile's result does not depend
+ * after it (instances_precompile: the same workers in a team of their
+ * own, or the plain loop with one thread).  Side by side, two compiles
+ * that search the same shape on the same group would both search it (a
+ * compile writes the plan store when it ends): such compiles run one
+ * after another, in the loop's order, in one chain (job_chains).  Each compile's result does not depend
  * on its thread count, nor on what the shared plan store holds when it
  * runs (a hit gives the bytes a search gives), so the memo, and the
  * schedule, are those of the plain loop; the searches run are too, since
@@ -580,7 +577,10 @@ static rotor_status instances_precompile(compiler *cc, inst_memo *m, rotor_gticc
     struct gticca_pre *p = cc->gt;
     int threads = p->io.threads > 0 ? p->io.threads : omp_get_max_threads();
     if (!p->ran && p->nc >= 1 && p->nj >= 2 && threads >= 2) {
-        jobs_run(p, threads);
+        /* not beside the walk: the same workers in a team of their own */
+#pragma omp parallel num_threads(threads)
+#pragma omp single
+        compile_gticca_spawn(cc, threads);
     } else if (!p->ran) {
         for (int k = 0; k < p->nj; k++) {
             inst_job *j = &p->jobs[k];
