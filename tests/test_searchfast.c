@@ -13,6 +13,7 @@
 #include <criterion/criterion.h>
 
 #include <math.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "fixtures.h"
@@ -145,6 +146,71 @@ Test(searchfast, a_time_capped_session_finds_the_same_plan_or_none, .timeout = 1
         /* the session is unchanged by the time cap: the next answer is exact */
         cr_assert_eq(rotor_search_session_best(s, cap, 0, &got, NULL, &err), ROTOR_OK, "%s", err.msg);
         assert_same(&e, &got, &lean, "after a time-capped search");
+        rotor_search_session_close(s);
+    }
+}
+
+/* A progress callback that gives the search up at its `after`-th call. */
+typedef struct stopper {
+    _Atomic bool *stop;
+    int after, calls;
+} stopper;
+
+static void stop_after(void *ctx, int done, int total) {
+    (void)done, (void)total;
+    stopper *s = ctx;
+    if (++s->calls >= s->after) atomic_store(s->stop, true);
+}
+
+/* A session search given up part way (rotor_search_session_until, which the
+ * compiler's searches ahead of its walk use) says so, and leaves the session
+ * exact: the next searches give the plans a fresh session gives.  The
+ * search is given up from its progress callback, after 1, 3 and 30 of its
+ * pass 2's F_op, on one thread, so where it stops, and the plans it costs,
+ * do not depend on timing. */
+Test(searchfast, a_search_given_up_says_so_and_leaves_the_session_exact, .timeout = 120) {
+    rotor_expr e = make_expr(CONV3X3, "b=1,c=256,h=56,kh=1,w=56,kw=1,f=128");
+    rotor_chip chip = mk2();
+    rotor_error err = {{0}};
+    rotor_search_session *s;
+    rotor_candidate fastest, lean, got;
+    cr_assert_eq(rotor_search_session_open(&e, &chip, &(rotor_search_options){.threads = 1}, &s, &err), ROTOR_OK,
+                 "%s", err.msg);
+    cr_assert_eq(rotor_search_session_best(s, 0, 0, &fastest, NULL, &err), ROTOR_OK, "%s", err.msg);
+    const int64_t cap = 10551;
+    rotor_search_stats full;
+    cr_assert_eq(rotor_search_session_best(s, cap, 0, &lean, &full, &err), ROTOR_OK, "%s", err.msg);
+    rotor_search_session_close(s);
+    cr_assert_gt(full.fops_searched, 30, "pass 2 keeps %lld F_op", (long long)full.fops_searched);
+
+    const int after[] = {1, 3, 30};
+    for (int k = 0; k < 3; k++) {
+        _Atomic bool stop = false;
+        stopper sp = {.stop = &stop, .after = after[k]};
+        rotor_search_options so = {.threads = 1, .progress = stop_after, .progress_ctx = &sp};
+        cr_assert_eq(rotor_search_session_open(&e, &chip, &so, &s, &err), ROTOR_OK, "%s", err.msg);
+        /* not given up: no flag */
+        cr_assert_eq(rotor_search_session_best(s, 0, 0, &got, NULL, &err), ROTOR_OK, "%s", err.msg);
+        assert_same(&e, &got, &fastest, "the fastest plan");
+        atomic_store(&stop, false);
+        sp.calls = 0;
+        bool stopped = false;
+        rotor_search_stats st;
+        cr_assert_eq(rotor_search_session_until(s, cap, INFINITY, 0, &stop, &stopped, &got, &st, &err), ROTOR_OK,
+                     "%s", err.msg);
+        cr_assert(stopped, "given up after %d F_op", after[k]);
+        /* no F_op after the one that gave it up: the next ones are passed over */
+        cr_assert_eq(sp.calls, after[k], "%d F_op searched, given up after %d", sp.calls, after[k]);
+        cr_assert_lt(st.plans, full.plans, "after %d F_op: %lld plans costed, %lld in full", after[k],
+                     (long long)st.plans, (long long)full.plans);
+        /* a flag never raised: a whole search */
+        _Atomic bool never = false;
+        cr_assert_eq(rotor_search_session_until(s, cap, INFINITY, 0, &never, &stopped, &got, NULL, &err), ROTOR_OK,
+                     "%s", err.msg);
+        cr_assert(!stopped);
+        assert_same(&e, &got, &lean, "after a search given up");
+        cr_assert_eq(rotor_search_session_best(s, 0, 0, &got, NULL, &err), ROTOR_OK, "%s", err.msg);
+        assert_same(&e, &got, &fastest, "the fastest plan again");
         rotor_search_session_close(s);
     }
 }

@@ -20,6 +20,9 @@ void cli_profile_print(const char *cmd, const rotor_pipeline *p, const cli_profi
     if (t->simplify_s > 0) row("simplify", t->simplify_s, true);
     row("group", t->group_s, true);
     row("search", c->search_s, t10);
+    /* how many of them the walk's searches ahead answered (docs/compile.md,
+     * "Searches ahead"): a count that depends on timing */
+    if (t10) fprintf(stderr, "  %-16s %10d of %d searches\n", "  made ahead", p->t10.searches_ahead, p->t10.searches);
     row("hand-off", c->handoff_s, t10);
     row("reconciliation", c->reconcile_s, t10);
     if (c->pipeline_s > 0) row("pipelining", c->pipeline_s, true);

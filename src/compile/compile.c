@@ -39,6 +39,8 @@
 
 #include <math.h>
 #include <omp.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -640,6 +642,154 @@ typedef struct walk_pick {
     int64_t idle_k, idle_bytes;
 } walk_pick;
 
+/* ---- Searches ahead ------------------------------------------------------
+ *
+ * The walk asks most frontiers for one point after another down their
+ * memory (pick_active): a frontier's next search is nearly always under
+ * its leanest known point's memory - 1, wanted up to the time of its last
+ * search (DenseNet-121 at batch 128: 728 of its 794 capped searches; the
+ * other 66 are each frontier's first).  Between its batches of searches
+ * the walk prices the setups of the points found (assign_active and
+ * best_move, one thread: a quarter of that compile's wall time), while the
+ * other threads wait.  So the walk runs in a team (walk_ahead) whose other
+ * threads search ahead meanwhile, a task each search (ahead_task): each
+ * frontier's foreseen next search in turn, and the walk's search that
+ * matches one takes its answer (ahead_answer).
+ *
+ * Exact: a session's search under (cap, t) gives the fastest plan under
+ * cap when it runs in at most t (its ties as without t), else no plan
+ * (op/search.h).  So an answer under (cap, t_a) that found a point p
+ * answers (cap, t) for every t (p when p runs in at most t, else no plan),
+ * and one that found none answers every t <= t_a.  The walk's decisions,
+ * its searches, their answers and so the plan are those without searching
+ * ahead; which searches ran ahead depends on timing, no answer does (what
+ * a session keeps holds under any cap).  An answer the walk does not take
+ * is dropped at the frontier's next search.
+ *
+ * A frontier is searched by one thread at a time: each side claims it
+ * (ctx.ahead_claim: AHEAD_RUN for a search ahead, which never waits for it,
+ * AHEAD_WALK for the walk's own, which waits for a search ahead to end)
+ * before it reads the frontier's state beyond its points or uses its
+ * session.  The walk changes a frontier's points only under its claim, and
+ * a search ahead reads them only under its own. */
+
+enum { AHEAD_FREE = 0, AHEAD_RUN = 1, AHEAD_WALK = 2 };
+
+/* The time a session's search reads as its cap (rotor_search_session_within). */
+static double time_cap_of(double t) { return t > 0 ? t : INFINITY; }
+
+/* Frontier i's search under (cap, tmax) answered from the search made ahead
+ * (*found, *st as the search would give them): false when there is none
+ * that answers it.  The slot is spent either way.  The walk's claim held. */
+static bool ahead_answer(compiler *cc, int i, int64_t cap, double tmax, rotor_candidate *found, rotor_status *st) {
+    ahead_slot *a = cc->ahead ? &cc->ahead[i] : NULL;
+    if (!a || !a->have) return false;
+    a->have = false;
+    if (a->cap != cap || cap <= 0 || (a->st != ROTOR_OK && time_cap_of(tmax) > a->t)) return false;
+    a->used++;
+    if (a->st == ROTOR_OK) {
+        *found = a->found;
+        *st = found->cost.total <= time_cap_of(tmax) ? ROTOR_OK : ROTOR_ERR_NOFIT;
+    } else {
+        *st = ROTOR_ERR_NOFIT;
+    }
+    return true;
+}
+
+struct walk_need;
+static bool need_answered(const compiler *cc, const struct walk_need *nd);
+
+/* Frontier i's foreseen next search: under its leanest point's memory - 1,
+ * up to its last search's time; false when the walk cannot ask it (no
+ * session, a plain frontier, nothing leaner, or answered without a
+ * search).  A claim on i held. */
+static bool ahead_want(const compiler *cc, int i, int64_t *cap, double *t);
+
+/* Frontier i's foreseen search, made now into its slot (a claim on i held):
+ * false when there is none to make. */
+static bool ahead_search(compiler *cc, int i) {
+    ahead_slot *a = &cc->ahead[i];
+    int64_t cap;
+    double t;
+    if (a->have || !ahead_want(cc, i, &cap, &t)) return false;
+    rotor_error e;
+    rotor_candidate c;
+    bool stopped = false;
+    rotor_status st = rotor_search_session_until(cc->sess[i], cap, t, 1, cc->ahead_wait ? NULL : &cc->ahead_cancel,
+                                                 &stopped, &c, NULL, &e);
+    /* given up (the walk wants the frontier, or is done), or out of
+     * memory: the walk searches it itself */
+    if (stopped || (st && st != ROTOR_ERR_NOFIT)) return true;
+    a->cap = cap;
+    a->t = time_cap_of(t);
+    a->st = st;
+    if (!st) a->found = c;
+    a->have = true;
+    return true;
+}
+
+/* One search ahead, the next frontier after the last one looked at that is
+ * free and has one to make, then itself again as a new task (so that the
+ * walk's own search tasks, queued meanwhile, wait for at most one search);
+ * none left, or the walk done, it ends, and the walk starts it again after
+ * its next batch (ahead_start). */
+static void ahead_task(compiler *cc) {
+    for (int k = 0; k < cc->nfr && !atomic_load(&cc->ahead_stop); k++) {
+        int i = atomic_fetch_add(&cc->ahead_next, 1) % cc->nfr;
+        int free_ = AHEAD_FREE;
+        if (!atomic_compare_exchange_strong(&cc->ahead_claim[i], &free_, AHEAD_RUN)) continue;
+        /* a give-up asked before this search is not this one's; the walk
+         * asks again while it waits, and says it is done before it asks */
+        atomic_store(&cc->ahead_cancel, false);
+        if (atomic_load(&cc->ahead_stop)) {
+            atomic_store(&cc->ahead_claim[i], AHEAD_FREE);
+            break;
+        }
+        bool did = ahead_search(cc, i);
+        atomic_store(&cc->ahead_claim[i], AHEAD_FREE);
+        if (did) {
+#pragma omp task
+            ahead_task(cc);
+            return;
+        }
+    }
+    atomic_store(&cc->ahead_live, false);
+}
+
+/* The searches ahead, started unless running (the walk's thread, in the
+ * team of walk_ahead).  With options.ahead_wait, made here instead, every
+ * one foreseen, so that which are made does not depend on timing. */
+static void ahead_start(compiler *cc) {
+    if (!cc->ahead_team) return;
+    if (cc->ahead_wait) {
+        for (int i = 0; i < cc->nfr; i++) ahead_search(cc, i);
+        return;
+    }
+    if (atomic_exchange(&cc->ahead_live, true)) return;
+    /* from a task: the chain is then not a child of the walk's task, which
+     * its taskwait (learn_batch) would wait for */
+#pragma omp task
+    {
+#pragma omp task
+        ahead_task(cc);
+    }
+}
+
+/* The walk's claim on frontier i, waiting for a search ahead of it to end. */
+static void ahead_claim(compiler *cc, int i) {
+    if (!cc->ahead_team) return;
+    for (;;) {
+        int free_ = AHEAD_FREE;
+        if (atomic_compare_exchange_weak(&cc->ahead_claim[i], &free_, AHEAD_WALK)) return;
+        atomic_store(&cc->ahead_cancel, true); /* the search ahead of it gives up */
+        sched_yield();
+    }
+}
+
+static void ahead_release(compiler *cc, int i) {
+    if (cc->ahead_team) atomic_store(&cc->ahead_claim[i], AHEAD_FREE);
+}
+
 /* One exact search of frontier i under `cap`: the point it finds joins the
  * frontier in memory order (or widens the cover of the same point, found
  * before under a smaller cap), or no plan fits under cap.  A point inserted
@@ -656,14 +806,15 @@ typedef struct walk_pick {
  * at batch 64: 14 in a row, most of its compile) on one thread while the
  * other idled (issue 45, docs/performance.md, "thirty-fifth session").
  * *hits counts the answers the plan cache gave. */
-static rotor_status frontier_learn_run(compiler *cc, int i, int64_t cap, double tmax, int threads, int run_threads,
-                                       walk_pick *snap, int *hits, rotor_error *err) {
+static rotor_status frontier_learn_body(compiler *cc, int i, int64_t cap, double tmax, int threads, int run_threads,
+                                        walk_pick *snap, int *hits, rotor_error *err) {
     rotor_frontier *f = &cc->fr[i];
     const rotor_op *op = &cc->g->ops[cc->fr_op[i]];
     if (default_ratio(&op->expr) != ROTOR_COMPILE_FRONTIER_RATIO_COMPOUND)
         return frontier_tail(cc, i, run_threads, hits, err);
     rotor_status st = ROTOR_OK;
     rotor_candidate found;
+    if (cc->ahead) cc->ahead[i].last_t = tmax;
     rotor_plancache_entry *pe = cc->pce ? &cc->pce[i] : NULL;
     int known = pe ? rotor_plancache_point(pe, cap, &found) : -1;
     if (known < 0 && pe && cap > 0 && tmax < INFINITY && rotor_plancache_slow(pe, cap, tmax)) {
@@ -675,13 +826,16 @@ static rotor_status frontier_learn_run(compiler *cc, int i, int64_t cap, double 
         (*hits)++;
         st = known ? ROTOR_OK : ROTOR_ERR_NOFIT;
     } else {
-        if (!cc->sess[i]) {
-            rotor_search_options so = {.threads = threads, .pool = cc->spool};
-            st = rotor_search_session_open(&op->expr, &cc->fchip[i], &so, &cc->sess[i], err);
+        /* answered ahead as the search would, or searched now */
+        if (!ahead_answer(cc, i, cap, tmax, &found, &st)) {
+            if (!cc->sess[i]) {
+                rotor_search_options so = {.threads = threads, .pool = cc->spool};
+                st = rotor_search_session_open(&op->expr, &cc->fchip[i], &so, &cc->sess[i], err);
+            }
+            if (!st)
+                st = cap > 0 ? rotor_search_session_within(cc->sess[i], cap, tmax, run_threads, &found, NULL, err)
+                             : ROTOR_ERR_NOFIT;
         }
-        if (!st)
-            st = cap > 0 ? rotor_search_session_within(cc->sess[i], cap, tmax, run_threads, &found, NULL, err)
-                         : ROTOR_ERR_NOFIT;
         if (st == ROTOR_ERR_NOFIT && cap > 0 && tmax < INFINITY) {
             slow_note(&cc->slow[i], cap, tmax);
             return pe ? rotor_plancache_note_slow(pe, cap, tmax, err) : ROTOR_OK;
@@ -728,6 +882,15 @@ static rotor_status frontier_learn_run(compiler *cc, int i, int64_t cap, double 
         if (snap && snap[o].idle_base >= at) snap[o].idle_base++;
     }
     return ROTOR_OK;
+}
+
+/* frontier_learn_body under the walk's claim on frontier i ("Searches ahead"). */
+static rotor_status frontier_learn_run(compiler *cc, int i, int64_t cap, double tmax, int threads, int run_threads,
+                                       walk_pick *snap, int *hits, rotor_error *err) {
+    ahead_claim(cc, i);
+    rotor_status st = frontier_learn_body(cc, i, cap, tmax, threads, run_threads, snap, hits, err);
+    ahead_release(cc, i);
+    return st;
 }
 
 /* frontier_learn_run alone, on every thread, its wall time counted as
@@ -1247,7 +1410,13 @@ static rotor_status prepare(compiler *cc, const rotor_compile_options *opt, int 
     cc->sess = calloc((size_t)(cc->nfr ? cc->nfr : 1), sizeof *cc->sess);
     cc->tcut = malloc((size_t)(cc->nfr ? cc->nfr : 1) * sizeof *cc->tcut);
     cc->slow = calloc((size_t)(cc->nfr ? cc->nfr : 1), sizeof *cc->slow);
-    if (!cc->sess || !cc->tcut || !cc->slow) return rotor_nomem(err);
+    cc->ahead = calloc((size_t)(cc->nfr ? cc->nfr : 1), sizeof *cc->ahead);
+    cc->ahead_claim = malloc((size_t)(cc->nfr ? cc->nfr : 1) * sizeof *cc->ahead_claim);
+    if (!cc->sess || !cc->tcut || !cc->slow || !cc->ahead || !cc->ahead_claim) return rotor_nomem(err);
+    for (int i = 0; i < cc->nfr; i++) {
+        cc->ahead[i].last_t = INFINITY;
+        atomic_init(&cc->ahead_claim[i], AHEAD_FREE);
+    }
     double t0 = rotor_clock_s();
     rotor_status st = cache_load(cc, opt ? opt->frontier_ratio : 0, err);
     if (!st) st = frontiers_search(cc, opt, opt ? opt->frontier_ratio : 0, err);
@@ -1295,6 +1464,7 @@ static rotor_status compiler_new(compiler *cc, const rotor_graph *g, const rotor
     cc->cache_dir = opt ? opt->cache_dir : NULL;
     cc->cache_limit = opt ? opt->cache_limit : 0;
     cc->store = opt ? opt->plan_store : NULL;
+    cc->ahead_wait = opt && opt->ahead_wait;
     cc->st = calloc((size_t)g->nops, sizeof *cc->st);
     if (!cc->st) return rotor_nomem(err);
     if (!(opt && opt->even_layout) && !(cc->hc = handoff_cache_new(chip))) return rotor_nomem(err);
@@ -1318,6 +1488,8 @@ static void compiler_free(compiler *cc) {
     rotor_search_pool_free(cc->spool); /* after the sessions that borrow from it */
     free(cc->tcut);
     free(cc->slow);
+    free(cc->ahead);
+    free((void *)cc->ahead_claim);
     free(cc->cov);
     free(cc->none_upto);
     free(cc->keys);
@@ -1368,6 +1540,23 @@ static bool need_answered(const compiler *cc, const walk_need *nd) {
                    (nd->t < INFINITY && rotor_plancache_slow(pe, nd->cap, nd->t))));
 }
 
+static bool ahead_want(const compiler *cc, int i, int64_t *cap, double *t) {
+    const rotor_frontier *f = &cc->fr[i];
+    if (!cc->sess[i] || f->n == 0 ||
+        default_ratio(&cc->g->ops[cc->fr_op[i]].expr) != ROTOR_COMPILE_FRONTIER_RATIO_COMPOUND)
+        return false;
+    int64_t below = f->v[f->n - 1].info.memory - 1;
+    double last = cc->ahead[i].last_t;
+    /* as pick_active: nothing leaner, or known slower than its time */
+    if (below <= 0 || below <= cc->none_upto[i] || last <= cc->tcut[i] || slow_beyond(&cc->slow[i], below, last))
+        return false;
+    walk_need nd = {.op = cc->fr_op[i], .fr = i, .cap = below, .t = last};
+    if (need_answered(cc, &nd)) return false;
+    *cap = below;
+    *t = last;
+    return true;
+}
+
 /* The searches of b, each frontier's own (its points, covers, facts,
  * session and cache entry; a point inserted shifts only its operators'
  * indices), so they run in parallel, one search thread each; the results
@@ -1399,9 +1588,10 @@ static rotor_status learn_batch(compiler *cc, walk_batch *b, int threads, walk_p
     }
     /* one search left: every thread on it, as frontier_learn */
     int team = nthreads < nsearch ? nthreads : nsearch > 1 ? nsearch : 1, each = nsearch == 1 ? nthreads : 1;
-    if (cc->beside && team > 1) {
-        /* in the team of GraphTurbo's instance compiles (walk_beside): a
-         * task each, the walk's thread running its own while it waits */
+    if ((cc->beside || cc->ahead_team) && team > 1) {
+        /* in the team of GraphTurbo's instance compiles (walk_beside) or
+         * of the searches ahead (walk_ahead): a task each, the walk's
+         * thread running its own while it waits */
         for (int x = 0; x < nsearch; x++) {
 #pragma omp task
             learn_one(cc, b, x, threads, 1, snap);
@@ -1458,32 +1648,53 @@ typedef struct walk_state {
     double best_t;
     int first_misfit;
     int64_t first_cap;
+    int cap_curve; /* out->curve's room */
+    bool lone;     /* the walk left the team of walk_ahead for a batch of one search */
 } walk_state;
 
+/* Does batch b search exactly one frontier (the others answered without
+ * a search: learn_batch's lone search, run on every thread)? */
+static bool batch_lone(const compiler *cc, const walk_batch *b) {
+    int n = 0;
+    for (int k = 0; k < b->n && n < 2; k++) n += !need_answered(cc, &b->need[k]);
+    return n == 1;
+}
+
 /* Algorithm 1: keep the best end-to-end time over the greedy walk, each
- * step moving one operator's idle layout to its best trade. */
+ * step moving one operator's idle layout to its best trade.  In the team
+ * of walk_ahead it returns at a batch of one search (w->lone), which
+ * walk_ahead runs before it walks on. */
 static rotor_status compile_walk(compiler *cc, int threads, walk_batch *b, rotor_compile_result *out,
                                  walk_state *w, rotor_error *err) {
-    int cap_curve = 64;
-    out->curve = malloc((size_t)cap_curve * sizeof *out->curve);
-    if (!out->curve) return rotor_nomem(err);
+    if (!out->curve) {
+        w->cap_curve = 64;
+        out->curve = malloc((size_t)w->cap_curve * sizeof *out->curve);
+        if (!out->curve) return rotor_nomem(err);
+    }
     rotor_status st = ROTOR_OK;
     while (!st) {
         int misfit;
         int64_t cap_of = 0;
         double t = assign_active(cc, w->idle_total, &misfit, &cap_of, b);
         if (cc->hst) break;
+        if (b->n > 0 && cc->ahead_team && batch_lone(cc, b)) {
+            /* one search: walk_ahead runs it outside the team, on every
+             * thread, as learn_batch does */
+            w->lone = true;
+            return ROTOR_OK;
+        }
         if (b->n > 0) {
             /* the points found so far cannot tell: search under the caps */
             st = learn_batch(cc, b, threads, w->best, err);
             out->searches += b->n;
+            ahead_start(cc);
             continue;
         }
         if (out->ncurve == 0) {
             w->first_misfit = misfit;
             w->first_cap = cap_of;
         }
-        if ((st = curve_push(out, &cap_curve, w->idle_total, t, err))) break;
+        if ((st = curve_push(out, &w->cap_curve, w->idle_total, t, err))) break;
         if (t < w->best_t) {
             w->best_t = t;
             for (int o = 0; o < cc->g->nops; o++) {
@@ -1507,6 +1718,38 @@ static rotor_status compile_walk(compiler *cc, int threads, walk_batch *b, rotor
     return st;
 }
 
+/* The walk in a team whose other threads search ahead ("Searches ahead"),
+ * when it has more than one thread and searches in batches.  A batch of
+ * one search runs outside the team, on every thread (a session's pass 2
+ * runs in parallel; in the team it would have one thread): the walk leaves
+ * the team for it, and the searches ahead stop until it is done. */
+static rotor_status walk_ahead(compiler *cc, int threads, walk_batch *b, rotor_compile_result *out, walk_state *w,
+                               rotor_error *err) {
+    int team = threads > 0 ? threads : omp_get_max_threads();
+    if (team < 2 || b->max <= 1) return compile_walk(cc, threads, b, out, w, err);
+    rotor_status st = ROTOR_OK;
+    for (;;) {
+        w->lone = false;
+        atomic_store(&cc->ahead_stop, false);
+        atomic_store(&cc->ahead_cancel, false);
+        atomic_store(&cc->ahead_live, false);
+#pragma omp parallel num_threads(team)
+#pragma omp single
+        {
+            /* a team of one (nested in another): nothing to search beside */
+            cc->ahead_team = omp_get_num_threads() > 1;
+            ahead_start(cc);
+            st = compile_walk(cc, threads, b, out, w, err);
+            atomic_store(&cc->ahead_stop, true);
+            atomic_store(&cc->ahead_cancel, true);
+        }
+        cc->ahead_team = false;
+        if (st || !w->lone) return st;
+        if ((st = learn_batch(cc, b, threads, w->best, err))) return st;
+        out->searches += b->n;
+    }
+}
+
 /* The walk, with GraphTurbo's instance compiles beside it (gticca.c,
  * options.graphturbo): the simplified graph's walk batches 1.7 searches a
  * round on ResNet-50 (a convolution whose input comes by hand-off from one
@@ -1521,7 +1764,7 @@ static rotor_status compile_walk(compiler *cc, int threads, walk_batch *b, rotor
 static rotor_status walk_beside(compiler *cc, int threads, walk_batch *b, rotor_compile_result *out, walk_state *w,
                                 rotor_error *err) {
     int team = compile_gticca_team(cc, threads);
-    if (team < 2) return compile_walk(cc, threads, b, out, w, err);
+    if (team < 2) return walk_ahead(cc, threads, b, out, w, err);
     rotor_status st = ROTOR_OK;
     cc->beside = true;
 #pragma omp parallel num_threads(team)
@@ -1644,6 +1887,7 @@ done:
     cache_store(&cc);
     out->cache_hits = cc.cache_hits;
     out->cache_damaged = cc.cache_damaged;
+    for (int i = 0; cc.ahead && i < cc.nfr; i++) out->searches_ahead += cc.ahead[i].used;
     out->profile = (rotor_compile_profile){
         .search_s = cc.search_s,
         .handoff_s = handoff_cache_seconds(cc.hc) + t_hand,

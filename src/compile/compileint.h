@@ -4,6 +4,8 @@
 #ifndef ROTOR_COMPILE_COMPILEINT_H
 #define ROTOR_COMPILE_COMPILEINT_H
 
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "compile/handoffcache.h"
@@ -41,6 +43,19 @@ typedef struct slow_known {
     double t[SLOW_MAX];
 } slow_known;
 
+/* A frontier's next capped search, made ahead (compile.c, "Searches
+ * ahead"): under cap, wanted up to time t (INFINITY: always), its
+ * answer st (ROTOR_OK or ROTOR_ERR_NOFIT) and point.  last_t: the time of
+ * the walk's last need of the frontier (INFINITY: none yet). */
+typedef struct ahead_slot {
+    bool have;
+    int used; /* the walk's searches it answered (this frontier's own: no race) */
+    int64_t cap;
+    double t, last_t;
+    rotor_status st;
+    rotor_candidate found;
+} ahead_slot;
+
 typedef struct compiler {
     const rotor_graph *g;
     const rotor_chip *chip;
@@ -65,6 +80,7 @@ typedef struct compiler {
      * every plan under slow[i].cap[k] bytes executes slower than slow[i].t[k] */
     struct slow_known *slow;
     rotor_search_session **sess; /* per frontier, opened at its first capped search */
+    ahead_slot *ahead;           /* per frontier (compile.c, "Searches ahead"); NULL: none */
     rotor_search_pool *spool;    /* the searches' per-thread buffers, shared by them all */
     /* the plan cache (options.cache_dir; NULL: none): per frontier, its
      * entry, read before the first search and written after the walk */
@@ -88,6 +104,16 @@ typedef struct compiler {
      * searches as tasks (compile.c, walk_beside) */
     struct gticca_pre *gt;
     bool beside;
+    /* The searches ahead (compile.c, "Searches ahead"): per frontier its
+     * claim, the next frontier a search ahead looks at, whether a chain of
+     * them runs, whether the walk is done, whether the search ahead running
+     * is to give up (the walk waits for its frontier, or is done), and
+     * whether the walk runs in their team (walk_ahead). */
+    _Atomic int *ahead_claim;
+    _Atomic int ahead_next;
+    _Atomic bool ahead_live, ahead_stop, ahead_cancel;
+    bool ahead_team;
+    bool ahead_wait; /* options.ahead_wait */
 } compiler;
 
 /* Setup of operator o (state s) into frontier plan j from idle layout

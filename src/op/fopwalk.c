@@ -564,6 +564,7 @@ static void scan_filtered(pass1 *p, float lim) {
         }
         uint16_t code = cf[i];
         if (code >= CF_VALUES || val[code] > lim) continue;
+        if (search_stopped(c)) break; /* given up: pass 2 gives up too */
         scan_entry(p, &cur, i, val[code]);
         worked++;
         lim = scan_limit(fmin(c->time_cap * (1 + SLACK), incumbent(c) * (1 + SLACK)));

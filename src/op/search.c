@@ -612,6 +612,7 @@ static bool search_once_run(ctx *c, int nthreads, rotor_candidate *best, bool *h
      * searches; on a loaded machine a woken thread waits for a time slice) */
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads) if (keep.n > 1)
     for (int64_t k = 0; k < keep.n; k++) {
+        if (search_stopped(c)) continue;
         int64_t i = order[k].pos;
         worker *w = &ws[omp_get_thread_num()];
         if (c->flog) search_front_log_pull(w);
@@ -865,7 +866,14 @@ rotor_status rotor_search_session_best(rotor_search_session *s, int64_t cap, int
  * cache are the cap's, the archive holds every plan costed. */
 rotor_status rotor_search_session_within(rotor_search_session *s, int64_t cap, double time_cap, int threads,
                                          rotor_candidate *best, rotor_search_stats *stats, rotor_error *err) {
+    return rotor_search_session_until(s, cap, time_cap, threads, NULL, NULL, best, stats, err);
+}
+
+rotor_status rotor_search_session_until(rotor_search_session *s, int64_t cap, double time_cap, int threads,
+                                        const _Atomic bool *stop, bool *stopped, rotor_candidate *best,
+                                        rotor_search_stats *stats, rotor_error *err) {
     ctx *c = &s->c;
+    c->stop = stop;
     c->cap = cap > 0 && cap < s->cap0 ? cap : s->cap0;
     c->time_cap = time_cap > 0 ? time_cap : INFINITY;
     int nthreads = threads > 0 ? threads : s->threads;
@@ -874,10 +882,13 @@ rotor_status rotor_search_session_within(rotor_search_session *s, int64_t cap, d
     bool have = false;
     bool ok = search_once(c, nthreads, best, &have, &st, NULL);
     c->time_cap = INFINITY;
-    if (!ok) return rotor_nomem(err);
+    c->stop = NULL;
     st.threads = nthreads;
     st.wall_seconds = omp_get_wtime() - t0;
     if (stats) *stats = st;
+    if (stopped) *stopped = stop && atomic_load(stop);
+    if (stopped && *stopped) return ROTOR_OK;
+    if (!ok) return rotor_nomem(err);
     if (!have && time_cap < INFINITY)
         return rotor_fail(err, ROTOR_ERR_NOFIT, "no plan within %lld bytes per core runs in %g s or less",
                           (long long)c->cap, time_cap);

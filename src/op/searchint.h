@@ -254,6 +254,9 @@ typedef struct ctx {
     archive *spare; /* plans earlier searches costed, for the next seed; may be NULL */
     bool frontier;  /* single-pass frontier search: prune by dominance, keep a front */
     double time_cap; /* plans slower than this are not wanted (INFINITY: all) */
+    /* the caller's flag that gives the search up (rotor_search_session_until;
+     * NULL: none), read between F_op */
+    const _Atomic bool *stop;
     bool session;    /* a rotor_search_session's: keeps cf and a full fc */
     /* the per-thread buffers of its searches: its own (kept across its
      * searches), or with a pool (rotor_search_options.pool) borrowed from
@@ -478,6 +481,11 @@ typedef struct pass1 {
 } pass1;
 
 /* ---- the incumbent, shared by the threads of one search ---- */
+
+/* Has the caller given the search up (ctx.stop)? */
+static inline bool search_stopped(const ctx *c) {
+    return c->stop && atomic_load_explicit(c->stop, memory_order_relaxed);
+}
 
 static inline double incumbent(ctx *c) {
     uint64_t bits = atomic_load_explicit(&c->incumbent, memory_order_relaxed);

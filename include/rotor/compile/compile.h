@@ -131,6 +131,11 @@ typedef struct rotor_compile_options {
      * hand-off parts, setup seconds and idle-layout splits (compile.c,
      * setup_memo): the same schedule, for the test that shows it. */
     bool walk_unmemoised;
+    /* The searches made ahead between the walk's batches (compile.c,
+     * "Searches ahead") run to the end of what is foreseen instead of
+     * stopping when the walk is ready: the same schedule, and a count of
+     * them that does not depend on timing, for the test that shows it. */
+    bool ahead_wait;
 } rotor_compile_options;
 
 /* The wall seconds of a compile's phases (issue 45, `--profile`), measured
@@ -164,6 +169,10 @@ typedef struct rotor_compile_result {
     int searches;
     int cache_hits;             /* ... of them answered by the plan cache (searches run: the difference) */
     int cache_damaged;          /* plan cache entries that did not read back: ignored, rewritten (the CLI warns) */
+    /* ... of the capped ones, answered by a search made ahead while the
+     * walk priced setups (compile.c, "Searches ahead"): depends on timing,
+     * unless options.ahead_wait; nothing else does */
+    int searches_ahead;
     rotor_solver solver;        /* the solver that found every plan */
     /* With options.pipeline: the segments chosen, by first operator, and
      * the same schedule's total without them.  total_s counts each segment's

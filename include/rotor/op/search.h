@@ -18,6 +18,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <stdatomic.h>
+#include <stdbool.h>
+
 #include "rotor/op/cost.h"
 #include "rotor/op/plan.h"
 
@@ -164,6 +167,16 @@ rotor_status rotor_search_session_best(rotor_search_session *s, int64_t cap, int
  * answer costs far less when it is "none" (INFINITY: as above). */
 rotor_status rotor_search_session_within(rotor_search_session *s, int64_t cap, double time_cap, int threads,
                                          rotor_candidate *best, rotor_search_stats *stats, rotor_error *err);
+
+/* rotor_search_session_within given up as soon as *stop is true (read
+ * between F_op vectors, from any thread): *stopped then says so, and
+ * *best and the status are not an answer.  A search given up leaves the
+ * session as true as a whole one: what it keeps holds under any cap (the
+ * floors of the F_op it reached, the plans it costed).  A compile searches
+ * ahead of its walk with it (compile.c, "Searches ahead"). */
+rotor_status rotor_search_session_until(rotor_search_session *s, int64_t cap, double time_cap, int threads,
+                                        const _Atomic bool *stop, bool *stopped, rotor_candidate *best,
+                                        rotor_search_stats *stats, rotor_error *err);
 
 void rotor_search_session_close(rotor_search_session *s);
 
