@@ -22,11 +22,11 @@
 #include "rotor/model/zoo.h"
 #include "fixtures.h"
 
-static void resnet50_stage(rotor_graph *out) {
+static void resnet50_stage(int64_t batch, rotor_graph *out) {
     rotor_graph g;
     rotor_error err = {{0}};
-    cr_assert_eq(rotor_zoo_build("resnet-50", &(rotor_zoo_options){.batch = 1, .layers = 1}, &g, &err), ROTOR_OK,
-                 "%s", err.msg);
+    cr_assert_eq(rotor_zoo_build("resnet-50", &(rotor_zoo_options){.batch = batch, .layers = 1}, &g, &err),
+                 ROTOR_OK, "%s", err.msg);
     cr_assert_eq(rotor_group(&g, out, NULL, &err), ROTOR_OK, "%s", err.msg);
     rotor_graph_free(&g);
 }
@@ -67,7 +67,7 @@ static void assert_same_walk(const rotor_compile_result *x, const rotor_compile_
 
 Test(parwalk, the_batched_walk_decides_and_searches_as_the_serial_one) {
     rotor_graph g;
-    resnet50_stage(&g);
+    resnet50_stage(1, &g);
     rotor_chip chip = mk2();
     rotor_error err = {{0}};
     char *d = fixture_tmp_dir("parwalk");
@@ -136,12 +136,9 @@ Test(parwalk, the_walks_memo_decides_as_pricing_every_setup_afresh) {
  * prunes depends on timing; the schedule, the frontiers' points and the
  * search count may not. */
 Test(parwalk, the_walks_lone_searches_on_two_threads_decide_as_on_one) {
-    rotor_graph raw, g;
+    rotor_graph g;
     rotor_error err = {{0}};
-    cr_assert_eq(rotor_zoo_build("resnet-50", &(rotor_zoo_options){.batch = 8, .layers = 1}, &raw, &err), ROTOR_OK,
-                 "%s", err.msg);
-    cr_assert_eq(rotor_group(&raw, &g, NULL, &err), ROTOR_OK, "%s", err.msg);
-    rotor_graph_free(&raw);
+    resnet50_stage(8, &g);
     rotor_chip chip = mk2();
     rotor_compile_result one, two;
     cr_assert_eq(rotor_compile(&g, &chip, &(rotor_compile_options){.threads = 1}, &one, &err), ROTOR_OK, "%s",
@@ -163,12 +160,9 @@ Test(parwalk, the_walks_lone_searches_on_two_threads_decide_as_on_one) {
  * so how many of the walk's searches they answer does not depend on timing:
  * on ResNet-50's first stage at batch 8, 37 of its 46. */
 Test(parwalk, the_searches_made_ahead_answer_as_the_walks_own) {
-    rotor_graph raw, g;
+    rotor_graph g;
     rotor_error err = {{0}};
-    cr_assert_eq(rotor_zoo_build("resnet-50", &(rotor_zoo_options){.batch = 8, .layers = 1}, &raw, &err), ROTOR_OK,
-                 "%s", err.msg);
-    cr_assert_eq(rotor_group(&raw, &g, NULL, &err), ROTOR_OK, "%s", err.msg);
-    rotor_graph_free(&raw);
+    resnet50_stage(8, &g);
     rotor_chip chip = mk2();
     rotor_compile_result one, ahead, again;
     cr_assert_eq(rotor_compile(&g, &chip, &(rotor_compile_options){.threads = 1}, &one, &err), ROTOR_OK, "%s",
