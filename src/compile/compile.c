@@ -675,9 +675,6 @@ typedef struct walk_pick {
 
 enum { AHEAD_FREE = 0, AHEAD_RUN = 1, AHEAD_WALK = 2 };
 
-/* The time a session's search reads as its cap (rotor_search_session_within). */
-static double time_cap_of(double t) { return t > 0 ? t : INFINITY; }
-
 /* Frontier i's search under (cap, tmax) answered from the search made ahead
  * (*found, *st as the search would give them): false when there is none
  * that answers it.  The slot is spent either way.  The walk's claim held. */
@@ -685,11 +682,11 @@ static bool ahead_answer(compiler *cc, int i, int64_t cap, double tmax, rotor_ca
     ahead_slot *a = cc->ahead ? &cc->ahead[i] : NULL;
     if (!a || !a->have) return false;
     a->have = false;
-    if (a->cap != cap || cap <= 0 || (a->st != ROTOR_OK && time_cap_of(tmax) > a->t)) return false;
+    if (a->cap != cap || cap <= 0 || (a->st != ROTOR_OK && rotor_search_time_cap(tmax) > a->t)) return false;
     a->used++;
     if (a->st == ROTOR_OK) {
         *found = a->found;
-        *st = found->cost.total <= time_cap_of(tmax) ? ROTOR_OK : ROTOR_ERR_NOFIT;
+        *st = found->cost.total <= rotor_search_time_cap(tmax) ? ROTOR_OK : ROTOR_ERR_NOFIT;
     } else {
         *st = ROTOR_ERR_NOFIT;
     }
@@ -721,7 +718,7 @@ static bool ahead_search(compiler *cc, int i) {
      * memory: the walk searches it itself */
     if (stopped || (st && st != ROTOR_ERR_NOFIT)) return true;
     a->cap = cap;
-    a->t = time_cap_of(t);
+    a->t = rotor_search_time_cap(t);
     a->st = st;
     if (!st) a->found = c;
     a->have = true;

@@ -875,7 +875,7 @@ rotor_status rotor_search_session_until(rotor_search_session *s, int64_t cap, do
     ctx *c = &s->c;
     c->stop = stop;
     c->cap = cap > 0 && cap < s->cap0 ? cap : s->cap0;
-    c->time_cap = time_cap > 0 ? time_cap : INFINITY;
+    c->time_cap = rotor_search_time_cap(time_cap);
     int nthreads = threads > 0 ? threads : s->threads;
     rotor_search_stats st = {0};
     double t0 = omp_get_wtime();

@@ -15,11 +15,10 @@
 #ifndef ROTOR_SEARCH_H
 #define ROTOR_SEARCH_H
 
-#include <stdbool.h>
-#include <stdint.h>
-
+#include <math.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "rotor/op/cost.h"
 #include "rotor/op/plan.h"
@@ -167,6 +166,10 @@ rotor_status rotor_search_session_best(rotor_search_session *s, int64_t cap, int
  * answer costs far less when it is "none" (INFINITY: as above). */
 rotor_status rotor_search_session_within(rotor_search_session *s, int64_t cap, double time_cap, int threads,
                                          rotor_candidate *best, rotor_search_stats *stats, rotor_error *err);
+
+/* The time cap those searches read time_cap as: itself, or INFINITY when
+ * it is not positive.  A plan is wanted when its time is at most this. */
+static inline double rotor_search_time_cap(double time_cap) { return time_cap > 0 ? time_cap : INFINITY; }
 
 /* rotor_search_session_within given up as soon as *stop is true (read
  * between F_op vectors, from any thread): *stopped then says so, and
