@@ -4,14 +4,6 @@
  * incumbent and the memory cap; the leaves are costed and offered. */
 #include "searchint.h"
 
-/* Would a plan with time >= t and memory >= m be pruned? */
-bool search_prune(worker *w, double t, int64_t m) {
-    if (m > w->c->cap) return true;
-    if (t > w->c->time_cap * (1 + SLACK)) return true;
-    if (w->c->frontier) return front_dominates(&w->front, t, m);
-    return t > incumbent(w->c) * (1 + SLACK);
-}
-
 void search_offer(worker *w, const rotor_candidate *cand) {
     const rotor_expr *e = w->c->e;
     if (cand->cost.total > w->c->time_cap) return;
