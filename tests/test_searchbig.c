@@ -719,3 +719,53 @@ Test(searchbig, the_compute_floors_table_reads_back_every_float) {
     free(c.cf_val);
     free(c.cf_hash);
 }
+
+/* ---- 7. the archive, grown as it fills ------------------------------------- */
+
+/* A plan of memory m and time t (the archive reads nothing else). */
+static rotor_candidate archived(int64_t m, double t) {
+    rotor_candidate c;
+    memset(&c, 0, sizeof c);
+    c.info.memory = m;
+    c.cost.total = t;
+    return c;
+}
+
+/* The archive (op/searchint.h) grows by doubling up to ARCHIVE_MAX and
+ * keeps a Pareto front of (memory, time): a dominated plan is turned away,
+ * a plan drops the entries it dominates, and once full a plan that would
+ * need room is turned away with `dropped` set, the entries kept as they
+ * were. */
+Test(searchbig, the_archive_grows_to_its_bound_and_keeps_a_front) {
+    archive *ar = search_archive_new();
+    cr_assert_not_null(ar);
+    cr_assert_eq(ar->n, 0);
+    cr_assert_eq(ar->cap, 0, "nothing allocated before the first plan");
+    /* a front of 300 plans, each leaner and slower than the last */
+    for (int i = 0; i < 300; i++) {
+        rotor_candidate c = archived(1000 - i, 1.0 + i);
+        search_archive_add(ar, &c);
+        int want = i + 1 < ARCHIVE_MAX ? i + 1 : ARCHIVE_MAX;
+        cr_assert_eq(ar->n, want, "after %d plans: %d entries", i + 1, ar->n);
+        cr_assert(ar->cap >= ar->n && ar->cap <= ARCHIVE_MAX);
+        cr_assert_eq(ar->dropped, i >= ARCHIVE_MAX, "plan %d", i);
+    }
+    cr_assert_eq(ar->cap, ARCHIVE_MAX);
+    for (int k = 0; k < ar->n; k++) {
+        /* memory ascending: the leanest (the last added of the kept) first */
+        cr_assert_eq(ar->v[k].info.memory, 1000 - (ARCHIVE_MAX - 1) + k);
+        cr_assert_eq(ar->v[k].cost.total, 1.0 + (ARCHIVE_MAX - 1 - k));
+    }
+    /* a dominated plan changes nothing; a dominating one replaces what it
+     * beats, full or not */
+    rotor_candidate slow = archived(1000, 500.0);
+    search_archive_add(ar, &slow);
+    cr_assert_eq(ar->n, ARCHIVE_MAX);
+    rotor_candidate best = archived(900, 0.5);
+    search_archive_add(ar, &best);
+    cr_assert_eq(ar->n, ARCHIVE_MAX - 100, "the 101 entries of memory >= 900 gave way to one");
+    cr_assert_eq(ar->v[ar->n - 1].info.memory, 900);
+    cr_assert_eq(ar->v[ar->n - 1].cost.total, 0.5);
+    search_archive_free(ar);
+    search_archive_free(NULL);
+}

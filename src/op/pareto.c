@@ -4,6 +4,14 @@
  * of the single-pass search, and the epsilon-constraint walk. */
 #include "searchint.h"
 
+archive *search_archive_new(void) { return calloc(1, sizeof(archive)); }
+
+void search_archive_free(archive *ar) {
+    if (!ar) return;
+    free(ar->v);
+    free(ar);
+}
+
 void search_archive_add(archive *ar, const rotor_candidate *cand) {
     int64_t m = cand->info.memory;
     double t = cand->cost.total;
@@ -19,9 +27,16 @@ void search_archive_add(archive *ar, const rotor_candidate *cand) {
     int at = lo > 0 && ar->v[lo - 1].info.memory == m ? lo - 1 : lo;
     int end = at;
     while (end < ar->n && ar->v[end].cost.total >= t) end++;
-    if (end == at && ar->n == ARCHIVE_MAX) { /* full: keep what is there */
-        ar->dropped = true;
-        return;
+    if (end == at && ar->n == ar->cap) {
+        int ncap = ar->cap ? 2 * ar->cap : 8;
+        if (ncap > ARCHIVE_MAX) ncap = ARCHIVE_MAX;
+        rotor_candidate *nv = ncap > ar->cap ? realloc(ar->v, (size_t)ncap * sizeof *nv) : NULL;
+        if (!nv) { /* full, or no room to grow: keep what is there */
+            ar->dropped = true;
+            return;
+        }
+        ar->v = nv;
+        ar->cap = ncap;
     }
     memmove(&ar->v[at + 1], &ar->v[end], (size_t)(ar->n - end) * sizeof *ar->v);
     ar->n -= end - at - 1;
@@ -182,7 +197,7 @@ rotor_status search_pareto_epsilon(ctx *c, int nthreads, rotor_search_result *ou
                             rotor_error *err) {
     int n = 0, capn = 16;
     /* from here on, searches keep what they cost to seed the next one */
-    c->spare = calloc(1, sizeof *c->spare);
+    c->spare = search_archive_new();
     rotor_candidate *v = malloc((size_t)capn * sizeof *v);
     if (!v || !c->spare) {
         free(v);

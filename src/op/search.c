@@ -134,7 +134,7 @@ static void merge_stats(rotor_search_stats *to, const rotor_search_stats *from) 
 static bool worker_pool(ctx *c, int nthreads) {
     search_bufs *b = c->bufs;
     if (b->npool < nthreads + 1) {
-        for (int i = 0; i < b->npool; i++) free(b->pool[i].own);
+        for (int i = 0; i < b->npool; i++) search_archive_free(b->pool[i].own);
         free(b->pool);
         b->npool = 0;
         b->pool = malloc(((size_t)nthreads + 1) * sizeof *b->pool);
@@ -312,7 +312,7 @@ static void knap_reset(knap_scratch *ks) {
  * False when out of memory. */
 static bool workers_ready(ctx *c, worker *ws, int nthreads) {
     for (int i = 0; i < nthreads; i++) {
-        if (c->spare && !ws[i].own && !(ws[i].own = malloc(sizeof *ws[i].own))) return false;
+        if (c->spare && !ws[i].own && !(ws[i].own = search_archive_new())) return false;
         if (c->spare) {
             ws[i].own->n = 0;
             ws[i].own->dropped = false;
@@ -455,7 +455,7 @@ static void ctx_classes(ctx *c) {
 static void bufs_free(search_bufs *b) {
     free(b->keep);
     free(b->order);
-    for (int i = 0; i < b->npool; i++) free(b->pool[i].own);
+    for (int i = 0; i < b->npool; i++) search_archive_free(b->pool[i].own);
     free(b->pool);
     for (int i = 0; i < b->nknaps; i++) free(b->knaps[i]);
     free(b->knaps);
@@ -776,7 +776,7 @@ static void ctx_free(ctx *c) {
     free(c->cf_bmin);
     free(c->cf_bmin16);
     free(c->cf_bknown);
-    free(c->spare);
+    search_archive_free(c->spare);
 }
 
 const char *rotor_solver_name(rotor_solver s) {
@@ -832,13 +832,7 @@ rotor_status rotor_search_session_open(const rotor_expr *e, const rotor_chip *ch
         rc = rotor_fail(err, ROTOR_ERR_INPUT, "search: a session finds single plans, not frontiers");
     if (!rc && opt && opt->solver != ROTOR_SOLVER_EXACT)
         rc = rotor_fail(err, ROTOR_ERR_INPUT, "search: a session runs the exact solver only");
-    /* an archive is read up to its n: not cleared (it is 370 KB) */
-    if (!rc && (s->c.spare = malloc(sizeof *s->c.spare))) {
-        s->c.spare->n = 0;
-        s->c.spare->dropped = false;
-    } else if (!rc) {
-        rc = rotor_nomem(err);
-    }
+    if (!rc && !(s->c.spare = search_archive_new())) rc = rotor_nomem(err);
     if (rc) {
         ctx_free(&s->c);
         free(s);

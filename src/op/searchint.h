@@ -60,9 +60,13 @@ typedef struct fop_entry {
  * because every search is exact on its own. */
 #define ARCHIVE_MAX 256
 typedef struct archive {
-    int n;
+    int n, cap;
     bool dropped; /* a plan was turned away for room: it no longer covers all */
-    rotor_candidate v[ARCHIVE_MAX];
+    /* grown by doubling up to ARCHIVE_MAX (issue 45: 256 entries at once are
+     * 370 KB, allocated per session and per worker though a session's
+     * archive ends with 3 to 19 entries; under transparent huge pages the
+     * untouched rest was resident too, 24 MB of DenseNet-121's 230) */
+    rotor_candidate *v;
 } archive;
 
 /* A Pareto front of (memory, time) over plans, for the single-pass frontier
@@ -540,6 +544,9 @@ void search_front_log_push(worker *w, const rotor_candidate *cand);
 void search_front_log_pull(worker *w);
 /* Adds cand to the archive unless an entry is no slower with no more memory. */
 void search_archive_add(archive *ar, const rotor_candidate *cand);
+/* An empty archive (NULL: out of memory), and its end (NULL: nothing). */
+archive *search_archive_new(void);
+void search_archive_free(archive *ar);
 /* The frontier by the epsilon-constraint method into out->pareto, from
  * out->best. */
 rotor_status search_pareto_epsilon(ctx *c, int nthreads, rotor_search_result *out, rotor_search_stats *st,
