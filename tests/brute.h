@@ -248,6 +248,10 @@ typedef struct bf_limits {
     int64_t memory_cap; /* 0: the chip's SRAM */
     bool best_only;     /* skip the walks of plans whose compute + reduction already
                            exceeds the best total (the frontier is then incomplete) */
+    /* called with every valid fitting (plan, order) and its evaluation
+     * (NULL: none), for tests of properties every plan must have */
+    void (*visit)(void *ctx, const rotor_plan *p, const bf_eval *ev);
+    void *visit_ctx;
 } bf_limits;
 
 typedef struct bf_point {
@@ -311,6 +315,7 @@ BF_FN void bf_orders(bf_state *s, const bf_eval *base, int *act, int nact, int d
         ev.total = ev.compute + ev.comm + ev.reduction;
         bf_result *r = s->r;
         r->plans++;
+        if (s->lim.visit) s->lim.visit(s->lim.visit_ctx, &s->p, &ev);
         if (!r->found || ev.total < r->best_total ||
             (ev.total == r->best_total && ev.memory < r->best_memory)) {
             r->found = true;

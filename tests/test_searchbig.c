@@ -578,13 +578,13 @@ static void floor_walk_at(floor_walk *w, int a, int64_t room) {
     }
     int64_t hi = w->e->extent[a] < room ? w->e->extent[a] : room;
     bool carry = a < w->v.last;
-    double base = carry ? v1_floor_base(&w->v, a) : 0;
+    double base = carry ? v1_floor_base(&w->v, a) : 0, red = w->v.red;
     for (int64_t f = 1; f <= hi; f++) {
         w->fop[a] = f;
-        if (carry) v1_floor_axis(&w->v, a, f, base);
+        if (carry) v1_floor_axis(&w->v, a, f, base, red);
         floor_walk_at(w, a + 1, room / f);
     }
-    if (carry) v1_floor_restore(&w->v, a, base);
+    if (carry) v1_floor_restore(&w->v, a, base, red);
 }
 
 static int64_t floor_walk_check(const char *text, const char *dims, const rotor_chip *chip, int64_t cores) {
@@ -768,4 +768,71 @@ Test(searchbig, the_archive_grows_to_its_bound_and_keeps_a_front) {
     cr_assert_eq(ar->v[ar->n - 1].cost.total, 0.5);
     search_archive_free(ar);
     search_archive_free(NULL);
+}
+
+/* ---- 8. the output's floor, against every plan ------------------------------ */
+
+/* The output's floor (op/bound.c, "The output's floor"), added to the
+ * compute floor in pass 1 and kept with it in a session's floors, must be
+ * below every plan of its F_op: checked here against every valid plan and
+ * loop order the brute force (tests/brute.h, written from the spec alone)
+ * costs, on MatMuls and convolutions whose outputs are split over their
+ * reduction axes, on chips of several sizes.  The floor must also matter:
+ * on some plan it is most of the time beyond the compute. */
+typedef struct out_check {
+    ctx c;
+    const rotor_cost_model *m;
+    const rotor_chip *chip;
+    int64_t plans, split, bad;
+    double tightest; /* the largest floor / (total - compute floor) seen */
+} out_check;
+
+static void out_visit(void *arg, const rotor_plan *p, const bf_eval *ev) {
+    out_check *k = arg;
+    double compute = k->m->step_bound(k->m, k->c.e, k->chip, p->fop, NULL, NULL);
+    double out = search_output_floor(&k->c, p->fop);
+    k->plans++;
+    if (out > 0) k->split++;
+    if (compute + out > ev->total && k->bad++ < 3)
+        cr_log_error("F_op %lld %lld %lld: compute %.17g + output %.17g > plan %.17g", (long long)p->fop[0],
+                     (long long)p->fop[1], (long long)p->fop[2], compute, out, ev->total);
+    if (out > 0 && ev->total > compute && out / (ev->total - compute) > k->tightest)
+        k->tightest = out / (ev->total - compute);
+}
+
+static void out_floor_check(const char *text, const char *dims, const rotor_chip *chip, int64_t cap) {
+    rotor_expr e = make_expr(text, dims);
+    out_check k = {.m = rotor_cost_model_default(), .chip = chip};
+    k.c.e = &e;
+    k.c.out_floor_k = search_output_floor_k(k.m, &e, chip);
+    cr_assert_gt(k.c.out_floor_k, 0, "%s: the floor applies", text);
+    bf_limits lim = {.memory_cap = cap, .visit = out_visit, .visit_ctx = &k};
+    bf_result *r = malloc(sizeof *r);
+    cr_assert_not_null(r);
+    bf_search(&e, chip, &lim, r);
+    cr_assert_eq(k.bad, 0, "%s [%s]: %lld of %lld plans below the floor", text, dims, (long long)k.bad,
+                 (long long)k.plans);
+    cr_assert_gt(k.split, 100, "%s: %lld plans with a split output", text, (long long)k.split);
+    /* some plan meets it: 1 % higher fails (measured) */
+    cr_assert_gt(k.tightest, 0.999, "%s: the floor is at most %.3f of the rest", text, k.tightest);
+    free(r);
+}
+
+Test(searchbig, the_output_floor_is_below_every_plan, .timeout = 240) {
+    rotor_chip small = mk2_small(16, 1 << 20, 64), tight = mk2_small(12, 6000, 256);
+    out_floor_check("C[m,n] += A[m,k] * B[k,n]", "m=12,k=30,n=8", &small, 0);
+    out_floor_check("C[m,n] += A[m,k] * B[k,n]", "m=6,k=20,n=9", &tight, 0);
+    out_floor_check("O[b,f,h] += I[b,c,h+kh] * W[f,c,kh]", "b=2,f=4,c=6,h=5,kh=3", &small, 0);
+    out_floor_check("O[f,h] += I[c,2*h+kh] * W[f,c,kh]", "f=5,c=8,h=6,kh=2", &tight, 0);
+    /* where the floor does not hold, it is off: a mesh, overlap, a vector
+     * op (an output is always of plain axes: rotor_expr_make) */
+    rotor_expr mm = make_expr("C[m,n] += A[m,k] * B[k,n]", "m=12,k=30,n=8");
+    rotor_chip mesh = small;
+    mesh.topology = ROTOR_TOPO_MESH;
+    cr_assert_eq(search_output_floor_k(rotor_cost_model_default(), &mm, &mesh), 0);
+    rotor_chip overlap = small;
+    overlap.compute_overlap = 1;
+    cr_assert_eq(search_output_floor_k(rotor_cost_model_default(), &mm, &overlap), 0);
+    rotor_expr sum = make_expr("Y[i] += X[i,j]", "i=8,j=9");
+    cr_assert_eq(search_output_floor_k(rotor_cost_model_default(), &sum, &small), 0);
 }

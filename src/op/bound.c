@@ -227,6 +227,54 @@ void search_fop_cheap_mem(const ctx *c, const int64_t *fop, int64_t *mb, double 
     *ones = all;
 }
 
+/* ---- the output's floor ------------------------------------------------- */
+
+/* Under v1 an output split over s = P_0 > 1 cores along the axes it lacks
+ * (the reduction axes) holds partial sums, and whatever ring Q | s a plan
+ * gives it, the output's share of the plan's time is at least v1's
+ * tensor_bound (op/cost.c) of its bytes b:
+ *   (Q - 1) b / beta + (s/Q - 1) / (s/Q) * b / beta + (s/Q - 1) alpha,
+ * with b >= b1 / Q, b1 the all-ones tile's bytes (each plain dimension's
+ * extent ceil(L_a / u) >= L_a / u over a split u; the product of the u is
+ * Q).  So the share is at least
+ *   [(Q - 1) / Q + (1/Q - 1/s)] b1 / beta = (1 - 1/s) b1 / beta
+ * whatever Q, and under any cap: a floor of the output's fastest option,
+ * which pass 2's options cut (search_fop_options_cut) computes from the
+ * option lattice.  Pass 1 adds it to the compute floor without that
+ * lattice (fopwalk.c, pass1_visit; v1_floor_out carries it down the walk),
+ * and a session's floors (ctx.cf) keep the sum: on DenseNet-121 at batch
+ * 128 it would have pruned in pass 1 67 % of the F_op that pass 2's
+ * options cut pruned (0.83 of 1.24 million; 68 % at batch 32).  Some plans
+ * meet it exactly (tests/test_searchbig.c checks it against every plan the
+ * brute force costs).  It holds only for the v1 model on all-to-all links
+ * without overlap (overlap hides the shifts; a mesh halves them), an
+ * output of plain dimensions (a window's extent does not shrink as 1/u;
+ * rotor_expr_make allows none in outputs) and contractions, whose walk
+ * carries it; the factor is 0 elsewhere.  Scaled down by 1e-9: the model
+ * rounds its sums, the floor must not exceed them. */
+double search_output_floor_k(const rotor_cost_model *m, const rotor_expr *e, const rotor_chip *chip) {
+    if (m != rotor_cost_model_find("v1") || chip->topology == ROTOR_TOPO_MESH || chip->compute_overlap ||
+        e->op_class != ROTOR_OP_CONTRACTION || e->ntensors < 1)
+        return 0;
+    const rotor_tensor *y = &e->tensors[0];
+    int uses[ROTOR_MAX_AXES] = {0};
+    for (int d = 0; d < y->ndims; d++)
+        if (y->dims[d].nterms != 1 || y->dims[d].coef[0] != 1 || ++uses[y->dims[d].axis[0]] > 1) return 0;
+    return (double)chip->element_bytes / rotor_chip_link_bw(chip) * (1 - 1e-9);
+}
+
+double search_output_floor(const ctx *c, const int64_t *fop) {
+    if (!(c->out_floor_k > 0)) return 0;
+    const rotor_expr *e = c->e;
+    int64_t s = 1;
+    double elems = 1;
+    for (int a = 0; a < e->naxes; a++) {
+        if (e->tensors[0].has_axis[a]) elems *= (double)((e->extent[a] + fop[a] - 1) / fop[a]);
+        else s *= fop[a];
+    }
+    return s > 1 ? (1 - 1 / (double)s) * elems * c->out_floor_k : 0;
+}
+
 /* ---- the time floor of an F_op under the memory cap ---------------------- */
 
 /* Under a tight cap the compute floor of an F_op says little: the plans that

@@ -53,7 +53,7 @@ void search_seed_all_ones(worker *w, const int64_t *fop, double tb) {
     search_leaf(w);
 }
 
-static void pass1_consider(pass1 *p, int64_t index, double tb);
+static void pass1_consider(pass1 *p, int64_t index, double compute, double tb);
 
 /* The shift buffer, when an F_op's all-ones plan (`ones` bytes) does not
  * fit the cap: that plan is the only one without rotation (every f_t = 1
@@ -145,10 +145,14 @@ static inline __attribute__((always_inline)) void pass1_visit(pass1 *p) {
     int64_t index = p->index++;
     bool cache = c->cf && index < c->nfops;
     uint16_t code = cache ? c->cf[index] : CF_NOT_YET;
-    double tb;
     if (code == CF_BROKEN) return;
+    /* the F_op's time floor tb: its compute floor plus the output's floor
+     * (bound.c; 0 where it does not hold), which is what cf keeps */
+    int64_t f_last = p->fop[e->naxes - 1];
+    double out = p->sb.on ? v1_floor_out(&p->sb, f_last) : 0, compute, tb;
     if (code != CF_NOT_YET) {
         tb = c->cf_val[code];
+        compute = out > 0 ? fmax(0, tb - out) : tb; /* <= the compute floor: tb rounded down */
     } else {
         if (fop_refused(c, p->fop)) {
             if (cache) c->cf[index] = CF_BROKEN;
@@ -158,8 +162,8 @@ static inline __attribute__((always_inline)) void pass1_visit(pass1 *p) {
          * of a session; the floors that cost a divisor walk
          * (search_fop_full_bounds) wait for pass 2, where the incumbent has
          * tightened and most F_op never need them. */
-        tb = p->sb.on ? v1_floor_leaf(&p->sb, p->fop[e->naxes - 1])
-                      : c->m->step_bound(c->m, e, c->chip, p->fop, NULL, NULL);
+        compute = p->sb.on ? v1_floor_leaf(&p->sb, f_last) : c->m->step_bound(c->m, e, c->chip, p->fop, NULL, NULL);
+        tb = compute + out;
         if (cache) {
             float f = float_down(tb);
             /* a floor that is not >= 0 (none is) stays not yet, as the
@@ -167,24 +171,25 @@ static inline __attribute__((always_inline)) void pass1_visit(pass1 *p) {
             if (f >= 0) cf_put(c, index, f);
         }
     }
-    /* pass1_consider's first test, before the call: the compute floor
-     * alone prunes most F_op of a walk (search_prune's test with m = 0,
-     * which is below any cap; a frontier search asks its front) */
+    /* pass1_consider's first test, before the call: the time floor alone
+     * prunes most F_op of a walk (search_prune's test with m = 0, which is
+     * below any cap; a frontier search asks its front) */
     if (!c->frontier && (tb > c->time_cap * (1 + SLACK) || tb > incumbent(c) * (1 + SLACK))) {
         p->w->st.fops++;
         return;
     }
-    pass1_consider(p, index, tb);
+    pass1_consider(p, index, compute, tb);
 }
 
-/* The F_op in p->fop, the index-th of the walk, with compute floor tb: its
- * memory floors, the all-ones seed, and the keep list. */
-static void pass1_consider(pass1 *p, int64_t index, double tb) {
+/* The F_op in p->fop, the index-th of the walk, with compute floor
+ * compute and time floor tb (compute and the output's floor, or the cf
+ * entry holding their sum): its memory floors, the all-ones seed, and the
+ * keep list. */
+static void pass1_consider(pass1 *p, int64_t index, double compute, double tb) {
     ctx *c = p->c;
     worker *w = p->w;
     w->st.fops++;
-    double compute = tb;
-    /* the compute floor alone prunes most F_op once the incumbent is good:
+    /* the time floor alone prunes most F_op once the incumbent is good:
      * their memory floors are not worth computing */
     if (search_prune(w, tb, 0)) return;
     /* a session keeps the cheap values of each F_op met here (its record
@@ -363,6 +368,8 @@ void search_v1_floor_init(v1_floor *v, const rotor_cost_model *m, const rotor_ex
         else v->group[a] = 2;
     }
     for (int k = 0; k < 4; k++) v->cur[k] = 1;
+    v->red = 1;
+    v->out_k = v->contraction ? search_output_floor_k(m, e, chip) : 0;
     if (v->last == 0 && v->contraction) v1_floor_pads(v);
     /* the leaves' factors f <= min(E_last, cores) */
     int64_t ext = v->ext[v->last], cores = rotor_chip_cores(chip);
@@ -393,13 +400,13 @@ void search_pass1_walk(pass1 *p, int a, int64_t room) {
         return;
     }
     bool carry = p->sb.on && a < p->sb.last;
-    double base = carry ? v1_floor_base(&p->sb, a) : 0;
+    double base = carry ? v1_floor_base(&p->sb, a) : 0, red = p->sb.red;
     for (int64_t f = 1; f <= hi; f++) {
         p->fop[a] = f;
-        if (carry) v1_floor_axis(&p->sb, a, f, base);
+        if (carry) v1_floor_axis(&p->sb, a, f, base, red);
         search_pass1_walk(p, a + 1, room / f);
     }
-    if (carry) v1_floor_restore(&p->sb, a, base);
+    if (carry) v1_floor_restore(&p->sb, a, base, red);
     p->fop[a] = 1;
 }
 
@@ -498,7 +505,10 @@ static void scan_entry(pass1 *p, fop_cursor *cur, int64_t i, float v) {
         return;
     }
     search_fop_decode(c, cur, i, p->fop);
-    pass1_consider(p, i, v);
+    /* v is the compute floor plus the output's: the compute floor alone
+     * for pass 2's bounds, at most the walk's (v was rounded down) */
+    double out = search_output_floor(c, p->fop);
+    pass1_consider(p, i, out > 0 ? fmax(0, (double)v - out) : v, v);
 }
 
 /* The scan's summary of c->cf (ctx.cf_bmin, cf_bknown), built when a floor

@@ -763,6 +763,7 @@ static rotor_status ctx_init(ctx *c, const rotor_expr *e, const rotor_chip *chip
         for (int a = 0; a < e->naxes; a++)
             if (e->tensors[t].has_axis[a]) c->last_axis[t] = a;
     }
+    c->out_floor_k = search_output_floor_k(c->m, e, chip);
     return ROTOR_OK;
 }
 

@@ -274,6 +274,9 @@ typedef struct ctx {
      * by the first search */
     int16_t tclass[ROTOR_MAX_TENSORS];
     front_log *flog;  /* a single-pass frontier search's pass 2 with 2+ threads, else NULL */
+    /* search_output_floor's seconds per element of the output's tile (0:
+     * that floor does not hold here), set by ctx_init */
+    double out_floor_k;
 } ctx;
 
 /* Candidate steps per axis: divisors of the P_X of tensors carrying the axis. */
@@ -428,6 +431,10 @@ typedef struct v1_floor {
      * the leaves' integer division was a third of the walk's time) */
     int64_t nlq;
     double lq[V1_LQ];
+    /* the output's floor (search_output_floor) carried too, contractions
+     * only: its factor (0: off) and the product of the factors of the axes
+     * before the last that the output lacks (group 3) */
+    double out_k, red;
 } v1_floor;
 void search_v1_floor_init(v1_floor *v, const rotor_cost_model *m, const rotor_expr *e, const rotor_chip *chip);
 
@@ -448,13 +455,18 @@ static inline void v1_floor_pads(v1_floor *v) {
 
 /* Axis a (< last) takes factor f; base is its group's product over the
  * axes before a (v1_floor_base before the axis's loop, restored after it
- * by v1_floor_restore). */
+ * by v1_floor_restore), and red's before a with it (the base of a group-3
+ * axis's reduction product: v1_floor_red). */
 static inline double v1_floor_base(const v1_floor *v, int a) { return v->cur[v->group[a]]; }
-static inline void v1_floor_axis(v1_floor *v, int a, int64_t f, double base) {
+static inline void v1_floor_axis(v1_floor *v, int a, int64_t f, double base, double red) {
     v->cur[v->group[a]] = base * (double)((v->ext[a] + f - 1) / f);
+    if (v->group[a] == 3) v->red = red * (double)f;
     if (a + 1 == v->last && v->contraction) v1_floor_pads(v);
 }
-static inline void v1_floor_restore(v1_floor *v, int a, double base) { v->cur[v->group[a]] = base; }
+static inline void v1_floor_restore(v1_floor *v, int a, double base, double red) {
+    v->cur[v->group[a]] = base;
+    v->red = red;
+}
 
 /* The floor of the F_op whose axes before the last are as carried and whose
  * last axis takes factor f. */
@@ -467,6 +479,19 @@ static inline double v1_floor_leaf(const v1_floor *v, int64_t f) {
     else p[gr] = (double)v1_floor_pad_to((int64_t)x, gr == 2 ? v->cols : v->rows);
     double flops = 2.0 * p[0] * p[1] * p[3] * p[2];
     return flops / v->rate;
+}
+
+/* The output's floor (search_output_floor) of the F_op whose axes before
+ * the last are as carried and whose last axis takes factor f: the same
+ * products of the same integers (exact in doubles), so the same value. */
+static inline double v1_floor_out(const v1_floor *v, int64_t f) {
+    if (!(v->out_k > 0)) return 0;
+    int last = v->last, gr = v->group[last];
+    double x = v->cur[gr] * (f < v->nlq ? v->lq[f] : (double)((v->ext[last] + f - 1) / f));
+    double s = gr == 3 ? v->red * (double)f : v->red;
+    if (!(s > 1)) return 0;
+    double elems = (gr == 0 ? x : v->cur[0]) * (gr == 1 ? x : v->cur[1]) * (gr == 2 ? x : v->cur[2]);
+    return (1 - 1 / s) * elems * v->out_k;
 }
 
 #define PROBE_MAX 4
@@ -626,6 +651,12 @@ double search_cap_time_sum_floor(const knap_scratch *ks, int n);
 /* Every tensor's options into w->knap, unless compute plus the sum floor
  * of those so far is pruned first (true: cut, *part that floor); *least
  * their least bytes' sum. */
+/* A floor of the output tensor's share of every plan's time with F_op
+ * fop, under any cap (bound.c, "The output's floor"); 0 where it does not
+ * hold (c->out_floor_k = 0) or the output is not split over reduction
+ * axes.  search_output_floor_k gives c->out_floor_k. */
+double search_output_floor(const ctx *c, const int64_t *fop);
+double search_output_floor_k(const rotor_cost_model *m, const rotor_expr *e, const rotor_chip *chip);
 bool search_fop_options_cut(worker *w, const int64_t *fop, double compute, int64_t mem, double *part,
                             int64_t *least);
 
