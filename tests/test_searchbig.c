@@ -562,8 +562,10 @@ typedef struct floor_walk {
     const rotor_expr *e;
     const rotor_chip *chip;
     v1_floor v;
+    ctx oc;      /* search_output_floor's: e and out_floor_k */
+    ctx *table;  /* NULL, or a session's table of floors to put each F_op's in */
     int64_t fop[ROTOR_MAX_AXES];
-    int64_t n, bad;
+    int64_t n, bad, split;
 } floor_walk;
 
 static void floor_walk_at(floor_walk *w, int a, int64_t room) {
@@ -573,6 +575,13 @@ static void floor_walk_at(floor_walk *w, int a, int64_t room) {
         if (memcmp(&fast, &ref, sizeof fast) != 0 && w->bad++ < 3)
             cr_log_error("F_op %lld %lld %lld ...: %.17g != %.17g", (long long)w->fop[0],
                          (long long)w->fop[1 % w->e->naxes], (long long)w->fop[2 % w->e->naxes], fast, ref);
+        /* the output's floor carried likewise (v1_floor_out) */
+        double out = v1_floor_out(&w->v, w->fop[w->e->naxes - 1]), out_ref = search_output_floor(&w->oc, w->fop);
+        if (memcmp(&out, &out_ref, sizeof out) != 0 && w->bad++ < 3)
+            cr_log_error("F_op %lld %lld %lld ...: output floor %.17g != %.17g", (long long)w->fop[0],
+                         (long long)w->fop[1 % w->e->naxes], (long long)w->fop[2 % w->e->naxes], out, out_ref);
+        if (out > 0) w->split++;
+        if (w->table) search_cf_put(w->table, w->n, out > 0 ? float_coarse(ref + out) : float_down(ref));
         w->n++;
         return;
     }
@@ -590,6 +599,8 @@ static void floor_walk_at(floor_walk *w, int a, int64_t room) {
 static int64_t floor_walk_check(const char *text, const char *dims, const rotor_chip *chip, int64_t cores) {
     rotor_expr e = make_expr(text, dims);
     floor_walk w = {.m = rotor_cost_model_default(), .e = &e, .chip = chip};
+    w.oc.e = &e;
+    w.oc.out_floor_k = search_output_floor_k(w.m, &e, chip);
     search_v1_floor_init(&w.v, w.m, &e, chip);
     cr_assert(w.v.on, "%s: the v1 floor applies", text);
     floor_walk_at(&w, 0, cores);
@@ -630,6 +641,42 @@ Test(searchbig, the_walks_carried_v1_floor_is_the_models_bit_for_bit, .timeout =
     v1_floor v;
     search_v1_floor_init(&v, &other, &e, &big);
     cr_assert(!v.on);
+}
+
+/* A session's floors (ctx.cf) keep each F_op's compute floor plus its
+ * output's floor, rounded down to 8 mantissa bits where the output's
+ * floor is not 0 (float_coarse): its table of distinct floors holds at most
+ * CF_VALUES, and with the sums at full precision AlexNet's conv1 at batch
+ * 1,024 overflowed it (its capped searches then walked every F_op again,
+ * 3x slower).  Walked as pass 1 walks it, its lattice's floors fit with
+ * room to spare. */
+Test(searchbig, the_coarse_floors_of_alexnets_conv1_fit_a_sessions_table, .timeout = 240) {
+    rotor_chip chip = mk2();
+    rotor_expr e = make_expr("O[b,f,h,w] += I[b,c,4*h+kh,4*w+kw] * W[f,c,kh,kw]",
+                             "b=1024,f=64,c=3,h=55,w=55,kh=11,kw=11");
+    floor_walk w = {.m = rotor_cost_model_default(), .e = &e, .chip = &chip};
+    w.oc.e = &e;
+    w.oc.out_floor_k = search_output_floor_k(w.m, &e, &chip);
+    cr_assert_gt(w.oc.out_floor_k, 0);
+    search_v1_floor_init(&w.v, w.m, &e, &chip);
+    floor_walk_at(&w, 0, chip.cores_per_chip);
+    int64_t n = w.n;
+    cr_assert_gt(n, 900000, "%lld F_op", (long long)n);
+    ctx table;
+    memset(&table, 0, sizeof table);
+    table.cf = malloc((size_t)n * sizeof *table.cf);
+    cr_assert_not_null(table.cf);
+    ctx oc = w.oc;
+    w = (floor_walk){.m = rotor_cost_model_default(), .e = &e, .chip = &chip, .oc = oc, .table = &table};
+    search_v1_floor_init(&w.v, w.m, &e, &chip);
+    floor_walk_at(&w, 0, chip.cores_per_chip);
+    cr_assert_eq(w.bad, 0);
+    cr_assert_gt(w.split, n / 2, "the output's floor is on for %lld of %lld F_op", (long long)w.split, (long long)n);
+    cr_assert(!table.cf_lost, "the table overflowed");
+    cr_assert_lt(table.ncf_val, 8192, "%d distinct floors", table.ncf_val);
+    free(table.cf);
+    free(table.cf_val);
+    free(table.cf_hash);
 }
 
 /* ---- 6. a session's per-F_op caches, kept sparse (h-mem) -------------------- */

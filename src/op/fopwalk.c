@@ -8,22 +8,6 @@
 
 #include <string.h>
 
-/* A float rounded down from a floor tb >= 0 (still a floor): the next
- * float below when rounding went up, as nextafterf toward -INFINITY gives
- * for every positive float (+INFINITY included): the bits less one. */
-static inline float float_down(double tb) {
-    float f = (float)tb;
-    if ((double)f > tb && f > 0) {
-        uint32_t b;
-        memcpy(&b, &f, sizeof b);
-        b--;
-        memcpy(&f, &b, sizeof f);
-    } else if ((double)f > tb) {
-        f = nextafterf(f, -INFINITY);
-    }
-    return f;
-}
-
 /* The all-ones plan of an F_op that fits the cap (every f_t = 1: valid
  * whenever it fits), costed when it might beat the incumbent: its time is at
  * least tb (a floor of every plan of the F_op) plus each tensor's
@@ -165,7 +149,7 @@ static inline __attribute__((always_inline)) void pass1_visit(pass1 *p) {
         compute = p->sb.on ? v1_floor_leaf(&p->sb, f_last) : c->m->step_bound(c->m, e, c->chip, p->fop, NULL, NULL);
         tb = compute + out;
         if (cache) {
-            float f = float_down(tb);
+            float f = out > 0 ? float_coarse(tb) : float_down(tb);
             /* a floor that is not >= 0 (none is) stays not yet, as the
              * float array left it: recomputed */
             if (f >= 0) cf_put(c, index, f);

@@ -131,6 +131,39 @@ typedef struct fop_cache {
     int64_t nblocks;   /* blocks made */
 } fop_cache;
 
+/* A float rounded down from a floor tb >= 0 (still a floor): the next
+ * float below when rounding went up, as nextafterf toward -INFINITY gives
+ * for every positive float (+INFINITY included): the bits less one. */
+static inline float float_down(double tb) {
+    float f = (float)tb;
+    if ((double)f > tb && f > 0) {
+        uint32_t b;
+        memcpy(&b, &f, sizeof b);
+        b--;
+        memcpy(&f, &b, sizeof f);
+    } else if ((double)f > tb) {
+        f = nextafterf(f, -INFINITY);
+    }
+    return f;
+}
+
+/* A floor tb >= 0 rounded down to a float of CF_COARSE_BITS mantissa bits
+ * (the low bits cleared: toward zero).  A session's table of distinct
+ * floors (ctx.cf_val) holds at most CF_VALUES: compute floors are few
+ * (3,551 at most in a session of the zoo's largest batches), but with the
+ * output's floor added nearly every F_op has its own, and AlexNet's conv1
+ * at batch 1,024 overflowed the table, which turns the scan off (issue 45).
+ * Eight bits keep at most 256 a binade, each at most 0.4 % below the sum. */
+#define CF_COARSE_BITS 8
+static inline float float_coarse(double tb) {
+    float f = float_down(tb);
+    uint32_t b;
+    memcpy(&b, &f, sizeof b);
+    b &= ~((UINT32_C(1) << (23 - CF_COARSE_BITS)) - 1);
+    memcpy(&f, &b, sizeof f);
+    return f;
+}
+
 /* cf's codes (ctx.cf): below CF_VALUES, a place in ctx.cf_val */
 #define CF_NOT_YET 0xFFFF
 #define CF_BROKEN 0xFFFE
