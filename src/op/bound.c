@@ -272,7 +272,7 @@ double search_output_floor(const ctx *c, const int64_t *fop) {
         if (e->tensors[0].has_axis[a]) elems *= (double)((e->extent[a] + fop[a] - 1) / fop[a]);
         else s *= fop[a];
     }
-    return s > 1 ? (1 - 1 / (double)s) * elems * c->out_floor_k : 0;
+    return search_output_floor_of(elems, (double)s, c->out_floor_k);
 }
 
 /* ---- the time floor of an F_op under the memory cap ---------------------- */

@@ -136,7 +136,7 @@ static inline __attribute__((always_inline)) void pass1_visit(pass1 *p) {
     double out = p->sb.on ? v1_floor_out(&p->sb, f_last) : 0, compute, tb;
     if (code != CF_NOT_YET) {
         tb = c->cf_val[code];
-        compute = out > 0 ? fmax(0, tb - out) : tb; /* <= the compute floor: tb rounded down */
+        compute = cf_compute(tb, out);
     } else {
         if (fop_refused(c, p->fop)) {
             if (cache) c->cf[index] = CF_BROKEN;
@@ -489,10 +489,9 @@ static void scan_entry(pass1 *p, fop_cursor *cur, int64_t i, float v) {
         return;
     }
     search_fop_decode(c, cur, i, p->fop);
-    /* v is the compute floor plus the output's: the compute floor alone
-     * for pass 2's bounds, at most the walk's (v was rounded down) */
-    double out = search_output_floor(c, p->fop);
-    pass1_consider(p, i, out > 0 ? fmax(0, (double)v - out) : v, v);
+    /* v is the compute floor plus the output's: pass 2's bounds take the
+     * compute floor alone */
+    pass1_consider(p, i, cf_compute(v, search_output_floor(c, p->fop)), v);
 }
 
 /* The scan's summary of c->cf (ctx.cf_bmin, cf_bknown), built when a floor

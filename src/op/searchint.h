@@ -164,6 +164,19 @@ static inline float float_coarse(double tb) {
     return f;
 }
 
+/* The output's floor (bound.c, "The output's floor") of an output tile of
+ * `elems` elements split over s cores along its reduction axes, k its
+ * seconds per element: search_output_floor and the walk's v1_floor_out
+ * compute it by this one expression, so the two agree bit for bit. */
+static inline double search_output_floor_of(double elems, double s, double k) {
+    return s > 1 ? (1 - 1 / s) * elems * k : 0;
+}
+
+/* The compute floor read back from a session's floor `stored` (ctx.cf: the
+ * compute floor plus the output's floor `out`, rounded down): the stored
+ * sum less out, at most the compute floor the walk computed. */
+static inline double cf_compute(double stored, double out) { return out > 0 ? fmax(0, stored - out) : stored; }
+
 /* cf's codes (ctx.cf): below CF_VALUES, a place in ctx.cf_val */
 #define CF_NOT_YET 0xFFFF
 #define CF_BROKEN 0xFFFE
@@ -488,8 +501,8 @@ static inline void v1_floor_pads(v1_floor *v) {
 
 /* Axis a (< last) takes factor f; base is its group's product over the
  * axes before a (v1_floor_base before the axis's loop, restored after it
- * by v1_floor_restore), and red's before a with it (the base of a group-3
- * axis's reduction product: v1_floor_red). */
+ * by v1_floor_restore), and red the product of the reduction axes' (group
+ * 3) factors before a, which a group-3 axis multiplies by its own. */
 static inline double v1_floor_base(const v1_floor *v, int a) { return v->cur[v->group[a]]; }
 static inline void v1_floor_axis(v1_floor *v, int a, int64_t f, double base, double red) {
     v->cur[v->group[a]] = base * (double)((v->ext[a] + f - 1) / f);
@@ -501,11 +514,18 @@ static inline void v1_floor_restore(v1_floor *v, int a, double base, double red)
     v->red = red;
 }
 
+/* The last axis's group product at its factor f: the carried product of
+ * the axes before it times ceil(E / f). */
+static inline double v1_floor_x(const v1_floor *v, int64_t f) {
+    int last = v->last;
+    return v->cur[v->group[last]] * (f < v->nlq ? v->lq[f] : (double)((v->ext[last] + f - 1) / f));
+}
+
 /* The floor of the F_op whose axes before the last are as carried and whose
  * last axis takes factor f. */
 static inline double v1_floor_leaf(const v1_floor *v, int64_t f) {
-    int last = v->last, gr = v->group[last];
-    double x = v->cur[gr] * (f < v->nlq ? v->lq[f] : (double)((v->ext[last] + f - 1) / f));
+    int gr = v->group[v->last];
+    double x = v1_floor_x(v, f);
     if (!v->contraction) return v->fpp * x / v->rate;
     double p[4] = {v->pad[0], v->pad[1], v->pad[2], v->pad[3]};
     if (gr == 0) p[0] = x;
@@ -519,12 +539,11 @@ static inline double v1_floor_leaf(const v1_floor *v, int64_t f) {
  * products of the same integers (exact in doubles), so the same value. */
 static inline double v1_floor_out(const v1_floor *v, int64_t f) {
     if (!(v->out_k > 0)) return 0;
-    int last = v->last, gr = v->group[last];
-    double x = v->cur[gr] * (f < v->nlq ? v->lq[f] : (double)((v->ext[last] + f - 1) / f));
+    int gr = v->group[v->last];
+    double x = v1_floor_x(v, f);
     double s = gr == 3 ? v->red * (double)f : v->red;
-    if (!(s > 1)) return 0;
     double elems = (gr == 0 ? x : v->cur[0]) * (gr == 1 ? x : v->cur[1]) * (gr == 2 ? x : v->cur[2]);
-    return (1 - 1 / s) * elems * v->out_k;
+    return search_output_floor_of(elems, s, v->out_k);
 }
 
 #define PROBE_MAX 4
@@ -681,15 +700,15 @@ double search_cap_time_floor(const ctx *c, knap_scratch *ks, const int64_t *fop,
 /* The sum over tensors 0..n-1 of each one's fastest option in ks: a floor
  * of search_cap_time_floor (INFINITY: a tensor has none). */
 double search_cap_time_sum_floor(const knap_scratch *ks, int n);
-/* Every tensor's options into w->knap, unless compute plus the sum floor
- * of those so far is pruned first (true: cut, *part that floor); *least
- * their least bytes' sum. */
 /* A floor of the output tensor's share of every plan's time with F_op
  * fop, under any cap (bound.c, "The output's floor"); 0 where it does not
  * hold (c->out_floor_k = 0) or the output is not split over reduction
  * axes.  search_output_floor_k gives c->out_floor_k. */
 double search_output_floor(const ctx *c, const int64_t *fop);
 double search_output_floor_k(const rotor_cost_model *m, const rotor_expr *e, const rotor_chip *chip);
+/* Every tensor's options into w->knap, unless compute plus the sum floor
+ * of those so far is pruned first (true: cut, *part that floor); *least
+ * their least bytes' sum. */
 bool search_fop_options_cut(worker *w, const int64_t *fop, double compute, int64_t mem, double *part,
                             int64_t *least);
 
