@@ -201,7 +201,8 @@ static void pass1_consider(pass1 *p, int64_t index, double compute, double tb) {
     }
     if (r && r->lb_cap >= c->cap && r->lb > tb) tb = r->lb;
     if (tb == INFINITY || search_prune(w, tb, mb)) return;
-    if (ones <= (double)c->cap) search_seed_all_ones(w, p->fop, tb);
+    /* the compute floor: the seed adds the tensors' own times (tb may hold them already) */
+    if (ones <= (double)c->cap) search_seed_all_ones(w, p->fop, compute);
     for (int i = 0; i < p->nprobed; i++)
         if (memcmp(p->probed[i], p->fop, sizeof p->fop) == 0) return;
     fop_entry f = {.bound = tb, .compute = compute, .mem_bound = mb, .index = index};
