@@ -883,3 +883,73 @@ Test(searchbig, the_output_floor_is_below_every_plan, .timeout = 240) {
     rotor_expr sum = make_expr("Y[i] += X[i,j]", "i=8,j=9");
     cr_assert_eq(search_output_floor_k(rotor_cost_model_default(), &sum, &small), 0);
 }
+
+/* ---- 6. the walk's cut ----------------------------------------------------- */
+
+/* What a session's walks left unknown (CF_NOT_YET), counted, and the least
+ * ratio of such an F_op's compute floor (the model's step_bound, which the
+ * walk's carried floor equals bit for bit) to ctx.cf_above: above 1 for
+ * every one, or the cut left an F_op a later scan would have worked on. */
+static int64_t cut_left(ctx *c, double *least_ratio) {
+    fop_cursor cur = {.n = 0};
+    int64_t left = 0, fop[ROTOR_MAX_AXES];
+    *least_ratio = INFINITY;
+    for (int64_t i = 0; i < c->nfops; i++) {
+        if (c->cf[i] != CF_NOT_YET) continue;
+        left++;
+        search_fop_decode(c, &cur, i, fop);
+        double floor = c->m->step_bound(c->m, c->e, c->chip, fop, NULL, NULL);
+        if (floor / c->cf_above < *least_ratio) *least_ratio = floor / c->cf_above;
+    }
+    return left;
+}
+
+/* A session's first walk passes over the leaves whose compute floor is
+ * above WALK_CUT times its limit (op/fopwalk.c, "The walk's cut"): on a
+ * DenseNet-121 1x1 convolution at batch 8 it leaves more than a third of
+ * the F_op unknown, each with a floor above ctx.cf_above, the nearest
+ * within 10 % of it (the cut is where it says).  A capped search whose
+ * limit is above cf_above (no plan it knows fits) walks again and fills
+ * the floors up to its own cut; both answers equal a fresh search's. */
+Test(searchbig, the_walks_cut_leaves_only_floors_above_its_limit, .timeout = 240) {
+    rotor_chip chip = mk2();
+    rotor_expr e = make_expr("O[b,f,h,w] += I[b,c,h+kh,w+kw] * W[f,c,kh,kw]", "b=8,c=512,h=14,kh=1,w=14,kw=1,f=128");
+    rotor_search_options so = {.threads = 2};
+    rotor_search_session *s;
+    rotor_error err = {{0}};
+    cr_assert_eq(rotor_search_session_open(&e, &chip, &so, &s, &err), ROTOR_OK, "%s", err.msg);
+    ctx *c = search_session_ctx(s);
+    rotor_candidate first, tight;
+    cr_assert_eq(rotor_search_session_best(s, 0, 0, &first, NULL, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_not_null(c->cf);
+    cr_assert(isfinite(c->cf_above), "the first walk cut nothing");
+    double ratio;
+    int64_t left = cut_left(c, &ratio);
+    cr_log_info("first walk: %lld of %lld F_op left, above %g (the plan's %g); least ratio %.6f", (long long)left,
+                (long long)c->nfops, c->cf_above, first.cost.total, ratio);
+    cr_assert_gt(left, c->nfops / 3, "%lld of %lld F_op left", (long long)left, (long long)c->nfops);
+    cr_assert_gt(ratio, 1.0, "an F_op left at %.9f of the cut", ratio);
+    cr_assert_lt(ratio, 1.1, "the nearest F_op left is %.3f times the cut", ratio);
+    /* 9,960 bytes: the frontier's point under it runs 6.02 us, 5.2 times
+     * the fastest (1.16 us at 15,196 bytes; rotor plan --pareto) */
+    int64_t cap = 9960;
+    cr_assert_eq(rotor_search_session_best(s, cap, 0, &tight, NULL, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_gt(tight.cost.total, WALK_CUT * first.cost.total, "%g against %g", tight.cost.total,
+                 first.cost.total);
+    int64_t left2 = cut_left(c, &ratio);
+    cr_log_info("capped walk: %lld F_op left, above %g; least ratio %.6f", (long long)left2, c->cf_above, ratio);
+    cr_assert_lt(left2, left, "the capped search did not walk again");
+    cr_assert_gt(ratio, 1.0, "an F_op left at %.9f of the cut", ratio);
+    rotor_candidate want[2] = {first, tight};
+    int64_t caps[2] = {0, cap};
+    for (int k = 0; k < 2; k++) {
+        rotor_search_options fo = {.threads = 2, .constraints = {.memory_cap = caps[k]}};
+        rotor_search_result r;
+        cr_assert_eq(rotor_search(&e, &chip, &fo, &r, &err), ROTOR_OK, "%s", err.msg);
+        cr_assert(memcmp(&r.best.plan, &want[k].plan, sizeof r.best.plan) == 0 &&
+                      r.best.cost.total == want[k].cost.total,
+                  "cap %lld: the session's plan is not a fresh search's", (long long)caps[k]);
+        rotor_search_result_free(&r);
+    }
+    rotor_search_session_close(s);
+}

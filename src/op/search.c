@@ -573,10 +573,15 @@ static bool search_once_run(ctx *c, int nthreads, rotor_candidate *best, bool *h
     bool oom = !workers_ready(c, ws, nthreads);
     pass1 p = {.c = c, .w = seed, .keep = &keep};
     if (!oom) search_probe_archive(c, ws, nthreads, &p);
-    if (!oom && c->cf_filled && !c->cf_lost && c->fc.full && c->counts) search_pass1_scan(&p);
+    double thr = fmin(c->time_cap * (1 + SLACK), incumbent(c) * (1 + SLACK));
+    if (!oom && c->cf_filled && !c->cf_lost && c->fc.full && c->counts && thr <= c->cf_above) search_pass1_scan(&p);
     else if (!oom) {
         search_pass1_seed(&p);
+        /* the leaves above the limit passed over (fopwalk.c, "The walk's
+         * cut"); a session's far above it, for its later scans */
+        p.cut_k = c->cf ? WALK_CUT : 1 + SLACK;
         search_pass1_walk(&p, 0, c->cores);
+        c->cf_above = search_walk_cut_above(&p);
     }
     /* a walk that filled the compute floors: later searches scan them
      * (the first below the full cap too, its other caches empty: it
@@ -821,6 +826,8 @@ struct rotor_search_session {
     int threads;
     int64_t cap0; /* the chip's SRAM or the options' memory_cap */
 };
+
+ctx *search_session_ctx(rotor_search_session *s) { return &s->c; }
 
 rotor_status rotor_search_session_open(const rotor_expr *e, const rotor_chip *chip,
                                        const rotor_search_options *opt, rotor_search_session **out,

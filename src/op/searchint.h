@@ -301,6 +301,9 @@ typedef struct ctx {
     int64_t nfops;  /* F_op vectors the walk of pass 1 visits (-1: not yet counted) */
     int64_t *counts; /* a session's search_fop_count table by axis and room, or NULL */
     bool cf_filled;  /* a walk has filled the compute floors: later searches scan them (search_pass1_scan) */
+    /* every F_op the last walk left CF_NOT_YET has a compute floor above
+     * this (fopwalk.c, "The walk's cut"); INFINITY: none was left */
+    double cf_above;
     archive *spare; /* plans earlier searches costed, for the next seed; may be NULL */
     bool frontier;  /* single-pass frontier search: prune by dominance, keep a front */
     double time_cap; /* plans slower than this are not wanted (INFINITY: all) */
@@ -559,7 +562,19 @@ typedef struct pass1 {
     int64_t probed[PROBE_MAX][ROTOR_MAX_AXES];
     int nprobed;
     v1_floor sb; /* the walk's compute floor, carried by axis (search_pass1_walk) */
+    /* the walk passes over the leaves whose compute floor is above cut_k
+     * times its limit (0: none; fopwalk.c, "The walk's cut") */
+    double cut_k;
 } pass1;
+/* a session's cut_k: its later searches scan the floors below it */
+#define WALK_CUT 4.0
+/* the limit below which every F_op the walk just ended cut is pruned
+ * (INFINITY: it cut none) */
+double search_walk_cut_above(const pass1 *p);
+
+/* A session's search context (tests: what its walks left, fopwalk.c,
+ * "The walk's cut"). */
+ctx *search_session_ctx(rotor_search_session *s);
 
 /* ---- the incumbent, shared by the threads of one search ---- */
 
