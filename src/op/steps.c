@@ -561,13 +561,14 @@ static double steps_padding(const worker *w) {
 }
 
 /* With F_op and the steps S fixed: padding, compute, floors, then f_t.
- * True when its time alone cut it (steps_dead). */
-static bool search_steps_leaf(worker *w) {
+ * The axes before `from` have L_a and s_a as their levels set them
+ * (search_steps), and rot says whether any of their S_a exceeds 1.  True
+ * when its time alone cut it (steps_dead). */
+static bool search_steps_leaf(worker *w, int from, bool rot) {
     ctx *c = w->c;
     const rotor_expr *e = c->e;
     w->st.step_vectors++;
-    bool rot = false;
-    for (int a = 0; a < e->naxes; a++) {
+    for (int a = from; a < e->naxes; a++) {
         int64_t unit = w->plan.fop[a] * w->steps[a];
         int64_t padded = (e->extent[a] + unit - 1) / unit * unit;
         w->len[a] = padded / w->plan.fop[a];
@@ -677,7 +678,7 @@ static void search_steps(worker *w, const step_choices *sc, int a, bool rot) {
     ctx *c = w->c;
     const rotor_expr *e = c->e;
     if (a == e->naxes) {
-        search_steps_leaf(w);
+        search_steps_leaf(w, 0, false);
         return;
     }
     int64_t dead[DEAD_MAX];
@@ -692,7 +693,7 @@ static void search_steps(worker *w, const step_choices *sc, int a, bool rot) {
         }
         w->steps[a] = sa;
         if (a + 1 == e->naxes) {
-            if (search_steps_leaf(w) && ndead < DEAD_MAX) dead[ndead++] = sa;
+            if (search_steps_leaf(w, a, rot) && ndead < DEAD_MAX) dead[ndead++] = sa;
             continue;
         }
         int64_t unit = w->plan.fop[a] * sa;
