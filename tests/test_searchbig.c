@@ -622,7 +622,7 @@ Test(searchbig, the_walks_carried_v1_floor_is_the_models_bit_for_bit, .timeout =
     n += floor_walk_check("Y[s,d] = X[s,d] + Z[s,d]", "s=333,d=97", &big, big.cores_per_chip);
     n += floor_walk_check("Y[i] += X[i]", "i=5000", &big, big.cores_per_chip);
     cr_assert_eq(n, 852980, "%lld F_op checked", (long long)n);
-    /* a systolic array of odd sides (v1_floor_pad_to divides; a power of
+    /* a systolic array of odd sides (rotor_cost_pad_to divides; a power of
      * two masks), and last axes past the leaves' table of ceil(E / f)
      * (V1_LQ: factors from it on divide) */
     rotor_chip odd = mk2_small(4096, 1 << 20, 64);

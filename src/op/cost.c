@@ -16,8 +16,6 @@
 
 #include <string.h>
 
-static int64_t pad_to(int64_t x, int64_t q) { return (x + q - 1) / q * q; }
-
 double rotor_cost_v1_subtask(const rotor_expr *e, const rotor_chip *chip, const int64_t *sub) {
     if (e->op_class == ROTOR_OP_CONTRACTION) {
         const rotor_tensor *y = &e->tensors[0], *x1 = &e->tensors[1], *x2 = &e->tensors[2];
@@ -32,9 +30,9 @@ double rotor_cost_v1_subtask(const rotor_expr *e, const rotor_chip *chip, const 
         /* Group products fit easily in int64 (each s_a <= E_a <= 2^32 and the
          * iteration space is bounded at bind time), but pad in doubles to keep
          * one arithmetic path: values below 2^53 are exact. */
-        double flops = 2.0 * b * (double)pad_to((int64_t)mg, chip->systolic_rows) *
-                       (double)pad_to((int64_t)kg, chip->systolic_rows) *
-                       (double)pad_to((int64_t)ng, chip->systolic_cols);
+        double flops = 2.0 * b * (double)rotor_cost_pad_to((int64_t)mg, chip->systolic_rows) *
+                       (double)rotor_cost_pad_to((int64_t)kg, chip->systolic_rows) *
+                       (double)rotor_cost_pad_to((int64_t)ng, chip->systolic_cols);
         return flops / rotor_chip_matrix_rate(chip);
     }
     double points = 1;

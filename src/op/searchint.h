@@ -487,19 +487,13 @@ typedef struct v1_floor {
 } v1_floor;
 void search_v1_floor_init(v1_floor *v, const rotor_cost_model *m, const rotor_expr *e, const rotor_chip *chip);
 
-/* x (>= 0) padded up to a multiple of q, as rotor_cost_v1_subtask pads;
- * a power of two (every chip's systolic array but odd test chips) by a
- * mask, the same integer without the division (issue 45). */
-static inline int64_t v1_floor_pad_to(int64_t x, int64_t q) {
-    return (q & (q - 1)) == 0 ? (x + q - 1) & -q : (x + q - 1) / q * q;
-}
 
 /* cur's padded groups, as rotor_cost_v1_subtask pads them */
 static inline void v1_floor_pads(v1_floor *v) {
     v->pad[0] = v->cur[0];
-    v->pad[1] = (double)v1_floor_pad_to((int64_t)v->cur[1], v->rows);
-    v->pad[2] = (double)v1_floor_pad_to((int64_t)v->cur[2], v->cols);
-    v->pad[3] = (double)v1_floor_pad_to((int64_t)v->cur[3], v->rows);
+    v->pad[1] = (double)rotor_cost_pad_to((int64_t)v->cur[1], v->rows);
+    v->pad[2] = (double)rotor_cost_pad_to((int64_t)v->cur[2], v->cols);
+    v->pad[3] = (double)rotor_cost_pad_to((int64_t)v->cur[3], v->rows);
 }
 
 /* Axis a (< last) takes factor f; base is its group's product over the
@@ -532,7 +526,7 @@ static inline double v1_floor_leaf(const v1_floor *v, int64_t f) {
     if (!v->contraction) return v->fpp * x / v->rate;
     double p[4] = {v->pad[0], v->pad[1], v->pad[2], v->pad[3]};
     if (gr == 0) p[0] = x;
-    else p[gr] = (double)v1_floor_pad_to((int64_t)x, gr == 2 ? v->cols : v->rows);
+    else p[gr] = (double)rotor_cost_pad_to((int64_t)x, gr == 2 ? v->cols : v->rows);
     double flops = 2.0 * p[0] * p[1] * p[3] * p[2];
     return flops / v->rate;
 }

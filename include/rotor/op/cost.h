@@ -69,6 +69,14 @@ rotor_status rotor_cost_plan(const rotor_cost_model *m, const rotor_expr *e, con
  * model and its bounds.  sub[a] = s_a. */
 double rotor_cost_v1_subtask(const rotor_expr *e, const rotor_chip *chip, const int64_t *sub);
 
+/* x (>= 0) padded up to a multiple of q (> 0), as v1 pads a group to the
+ * systolic array's side; a power of two (every preset's array) by a mask,
+ * the same integer without the division (issue 45: the search's step
+ * vectors pad three groups each). */
+static inline int64_t rotor_cost_pad_to(int64_t x, int64_t q) {
+    return (q & (q - 1)) == 0 ? (x + q - 1) & -q : (x + q - 1) / q * q;
+}
+
 /* The alpha-beta time of moving `bytes` over the links in `rounds`
  * latencies: bytes / beta + rounds * alpha (cost-model-v1.md "Time",
  * beta the link bandwidth, alpha its latency).  The one statement of the
