@@ -553,11 +553,19 @@ void search_tensor_desc(const ctx *c, int t, tensor_desc *d) {
     memcpy(&d->chip, c->chip, sizeof d->chip);
 }
 
-static opt_memo *memo_slot(const ctx *c, knap_scratch *ks, int t, const int64_t *fop, int64_t share,
+/* ceil(E_a / F_a) of every axis of the F_op: the memo's keys (once per
+ * F_op, not once per tensor and axis) */
+static void fop_lens(const ctx *c, const int64_t *fop, int64_t *len) {
+    for (int a = 0; a < c->e->naxes; a++) len[a] = (c->e->extent[a] + fop[a] - 1) / fop[a];
+}
+
+/* Tensor t's memo slot and key (its axes' ceil(E_a / F_a) from len), NULL
+ * when an extent does not fit the key. */
+static opt_memo *memo_slot(const ctx *c, knap_scratch *ks, int t, const int64_t *len, int64_t share,
                            int32_t *key) {
     uint64_t h = (uint64_t)c->tclass[t] * 0x9e3779b97f4a7c15u ^ (uint64_t)share * 0xff51afd7ed558ccdu;
     for (int a = 0; a < ROTOR_MAX_AXES; a++) {
-        int64_t l = a < c->e->naxes && c->e->tensors[t].has_axis[a] ? (c->e->extent[a] + fop[a] - 1) / fop[a] : 0;
+        int64_t l = a < c->e->naxes && c->e->tensors[t].has_axis[a] ? len[a] : 0;
         if (l > INT32_MAX) return NULL;
         key[a] = (int32_t)l;
         h = (h ^ (uint64_t)(int64_t)key[a]) * 0x100000001b3u;
@@ -578,18 +586,22 @@ static opt_memo *memo_slot(const ctx *c, knap_scratch *ks, int t, const int64_t 
  * than MEMO_OPTS, a factor above 2^30 or an extent L_a above 2^31 - 1 (the
  * key holds 32 bits), or a test's no_memo: computed afresh.  docs/cost-model.md, "The exact search" (T10 §4.3's bound is
  * unchanged, only not recomputed). */
-static int64_t tensor_options(const ctx *c, knap_scratch *ks, int t, const int64_t *fop, int64_t share) {
+/* Whether tensor t's options of this F_op go through the memo at all. */
+static bool memo_used(const ctx *c, const knap_scratch *ks, int t, const int64_t *fop) {
     bool small = true;
     for (int a = 0; a < c->e->naxes; a++) small &= fop[a] <= ((int64_t)1 << 30);
-    if (ks->no_memo || c->cap > MEMO_BYTES_MAX || !small || c->tclass[t] <= 0)
-        return tensor_options_run(c, ks, t, fop, share, c->cap);
-    int16_t cls = c->tclass[t];
-    int32_t key[ROTOR_MAX_AXES];
-    opt_memo *m = memo_slot(c, ks, t, fop, share, key);
+    return !ks->no_memo && c->cap <= MEMO_BYTES_MAX && small && c->tclass[t] > 0;
+}
+
+/* tensor_options with its slot m and key found (memo_slot; m NULL: no
+ * memo) */
+static int64_t tensor_options_at(const ctx *c, knap_scratch *ks, int t, const int64_t *fop, int64_t share,
+                                 opt_memo *m, const int32_t *key) {
     if (!m) return tensor_options_run(c, ks, t, fop, share, c->cap);
+    int16_t cls = c->tclass[t];
     knap_opt *o = m->opt;
     uint8_t *on = &ks->memo_on[m - ks->memo];
-    if (!(*on && m->t == cls && m->share == share && memcmp(m->fop, key, sizeof key) == 0)) {
+    if (!(*on && m->t == cls && m->share == share && memcmp(m->fop, key, sizeof m->fop) == 0)) {
         /* another tensor reading this slot in place keeps its options */
         for (int u = 0; u < c->e->ntensors; u++)
             if (u != t && ks->po[u] == o) {
@@ -606,7 +618,7 @@ static int64_t tensor_options(const ctx *c, knap_scratch *ks, int t, const int64
         *on = 1;
         m->t = cls;
         m->share = share;
-        memcpy(m->fop, key, sizeof key);
+        memcpy(m->fop, key, sizeof m->fop);
         m->least = least;
         m->n = (int16_t)ks->nopt[t];
         memcpy(o, ks->opt[t], (size_t)m->n * sizeof *ks->opt[t]);
@@ -616,6 +628,17 @@ static int64_t tensor_options(const ctx *c, knap_scratch *ks, int t, const int64
     ks->po[t] = o; /* read in place: a prefix of the memo's front */
     ks->nopt[t] = n;
     return m->least;
+}
+
+static int64_t tensor_options(const ctx *c, knap_scratch *ks, int t, const int64_t *fop, int64_t share) {
+    int32_t key[ROTOR_MAX_AXES];
+    int64_t len[ROTOR_MAX_AXES];
+    opt_memo *m = NULL;
+    if (memo_used(c, ks, t, fop)) {
+        fop_lens(c, fop, len);
+        m = memo_slot(c, ks, t, len, share, key);
+    }
+    return tensor_options_at(c, ks, t, fop, share, m, key);
 }
 
 /* The least sum over tensors of an option's time, the options' bytes
@@ -738,11 +761,25 @@ bool search_fop_options_cut(worker *w, const int64_t *fop, double compute, int64
     double sum = 0;
     bool on = true;
     *least = 0;
+    /* every tensor's memo slot found first and fetched ahead (issue 45:
+     * the slot's cache miss was most of tensor_options' own time, and the
+     * tensors' misses now overlap), the lengths computed once */
+    int64_t len[ROTOR_MAX_AXES], share[ROTOR_MAX_TENSORS];
+    int32_t key[ROTOR_MAX_TENSORS][ROTOR_MAX_AXES];
+    opt_memo *slot[ROTOR_MAX_TENSORS];
+    fop_lens(c, fop, len);
     for (int t = 0; t < e->ntensors; t++) {
-        int64_t share = 1;
+        share[t] = 1;
         for (int a = 0; a < e->naxes; a++)
-            if (!e->tensors[t].has_axis[a]) share *= fop[a];
-        *least += tensor_options(c, w->knap, t, fop, share);
+            if (!e->tensors[t].has_axis[a]) share[t] *= fop[a];
+        slot[t] = memo_used(c, w->knap, t, fop) ? memo_slot(c, w->knap, t, len, share[t], key[t]) : NULL;
+        if (slot[t]) {
+            __builtin_prefetch(slot[t]);
+            __builtin_prefetch(slot[t]->opt);
+        }
+    }
+    for (int t = 0; t < e->ntensors; t++) {
+        *least += tensor_options_at(c, w->knap, t, fop, share[t], slot[t], key[t]);
         if (!on) continue;
         if (w->knap->nopt[t] && !(w->knap->po[t][w->knap->nopt[t] - 1].time >= 0)) {
             on = false;
