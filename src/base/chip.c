@@ -1024,17 +1024,3 @@ char *rotor_chip_to_json(const rotor_chip *chip) {
 int64_t rotor_chip_cores(const rotor_chip *chip) {
     return chip->cores_per_chip * chip->chips; /* <= 2^20 * 2^10: no overflow */
 }
-
-double rotor_chip_link_bw(const rotor_chip *chip) { return chip->link_gbps * 1e9; }
-
-double rotor_chip_link_latency(const rotor_chip *chip) { return chip->link_latency_ns * 1e-9; }
-
-/* R_mm = matrix_tflops * 1e12 / cores_per_chip, in that order: for ipu-mk2
- * this is the spec's 250e12 / 1472 to the last bit. */
-double rotor_chip_matrix_rate(const rotor_chip *chip) {
-    return chip->matrix_tflops * 1e12 / (double)chip->cores_per_chip;
-}
-
-double rotor_chip_vector_rate(const rotor_chip *chip) {
-    return chip->vector_tflops * 1e12 / (double)chip->cores_per_chip;
-}

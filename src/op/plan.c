@@ -27,13 +27,6 @@ void rotor_plan_steps(const rotor_expr *e, const int64_t ft[ROTOR_MAX_TENSORS][R
     }
 }
 
-int64_t rotor_dim_extent(const rotor_dim *d, const int64_t *len) {
-    if (d->nterms == 1 && d->coef[0] == 1) return len[0];
-    int64_t x = 1;
-    for (int k = 0; k < d->nterms; k++) x += d->coef[k] * (len[k] - 1);
-    return x;
-}
-
 int64_t rotor_tensor_extents(const rotor_expr *e, int t, int64_t *dim_extent) {
     const rotor_tensor *x = &e->tensors[t];
     int64_t n = 1;

@@ -147,9 +147,20 @@ static inline int64_t rotor_chip_cluster_cores(const rotor_chip *chip) {
 }
 /* Whether the chip has a global buffer per cluster. */
 static inline int rotor_chip_has_gb(const rotor_chip *chip) { return chip->gb_bytes > 0; }
-double rotor_chip_link_bw(const rotor_chip *chip);         /* beta, bytes/s */
-double rotor_chip_link_latency(const rotor_chip *chip);    /* alpha, s */
-double rotor_chip_matrix_rate(const rotor_chip *chip);     /* R_mm, FLOP/s per core */
-double rotor_chip_vector_rate(const rotor_chip *chip);     /* R_vec, FLOP/s per core */
+/* The model's rates (cost-model-v1.md "Chip"), inline: the search prices
+ * sub-tasks and tensors with them at every step node (issue 45). */
+/* beta, bytes/s */
+static inline double rotor_chip_link_bw(const rotor_chip *chip) { return chip->link_gbps * 1e9; }
+/* alpha, s */
+static inline double rotor_chip_link_latency(const rotor_chip *chip) { return chip->link_latency_ns * 1e-9; }
+/* R_mm, FLOP/s per core: matrix_tflops * 1e12 / cores_per_chip, in that
+ * order (for ipu-mk2 the spec's 250e12 / 1472 to the last bit) */
+static inline double rotor_chip_matrix_rate(const rotor_chip *chip) {
+    return chip->matrix_tflops * 1e12 / (double)chip->cores_per_chip;
+}
+/* R_vec, FLOP/s per core */
+static inline double rotor_chip_vector_rate(const rotor_chip *chip) {
+    return chip->vector_tflops * 1e12 / (double)chip->cores_per_chip;
+}
 
 #endif

@@ -93,7 +93,14 @@ void rotor_plan_steps(const rotor_expr *e, const int64_t ft[ROTOR_MAX_TENSORS][R
 /* The partition extent of one dimension given L and f_t of the tensor:
  * L_a / f_t[a] for a plain axis, c0*(x0-1) + c1*(x1-1) + 1 for a compound one
  * (with c = 1 this is the spec's L_a/f_a + L_b/f_b - 1). */
-int64_t rotor_dim_extent(const rotor_dim *d, const int64_t *len);
+static inline int64_t rotor_dim_extent(const rotor_dim *d, const int64_t *len) {
+    /* inline: the search's floors ask it per dimension of every step node
+     * (issue 45) */
+    if (d->nterms == 1 && d->coef[0] == 1) return len[0];
+    int64_t x = 1;
+    for (int k = 0; k < d->nterms; k++) x += d->coef[k] * (len[k] - 1);
+    return x;
+}
 
 /* Elements of expression tensor t at full extents (a compound window spans
  * its whole window); INT64_MAX if that overflows. */
