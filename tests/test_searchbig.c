@@ -767,6 +767,58 @@ Test(searchbig, the_compute_floors_table_reads_back_every_float) {
     free(c.cf_hash);
 }
 
+/* The scan compares codes, not floors (op/fopwalk.c, scan_filtered): after
+ * search_cf_order the table of floors ascends, every F_op reads back the
+ * float it was given bit for bit, a floor put again finds its new code (the
+ * hash follows the renumbering, and the last put is forgotten), and a new
+ * floor joins after the others until the next ordering.  Floors go in out
+ * of order (a walk meets them so); a renumbering that kept the old codes
+ * in the F_op, or the old places in the hash, fails here. */
+Test(searchbig, ordering_the_floors_codes_keeps_every_floor) {
+    const int64_t n = 5000;
+    ctx c;
+    memset(&c, 0, sizeof c);
+    c.nfops = n;
+    c.cf = malloc((size_t)n * sizeof *c.cf);
+    cr_assert_not_null(c.cf);
+    float want[5000];
+    for (int64_t i = 0; i < n; i++) {
+        c.cf[i] = CF_NOT_YET;
+        /* 997 distinct floors in a scrambled order, every 7th F_op broken */
+        want[i] = (float)((i * 389) % 997) * 0.25f + 1e-7f;
+        if (i % 7 == 3) c.cf[i] = CF_BROKEN;
+        else cr_assert(search_cf_put(&c, i, want[i]));
+    }
+    cr_assert_eq(c.ncf_val, 997);
+    cr_assert_neq(c.cf_last, 0);
+    cr_assert(search_cf_order(&c));
+    cr_assert_eq(c.cf_last, 0, "the last put is forgotten");
+    for (int32_t k = 1; k < c.ncf_val; k++) cr_assert_lt(c.cf_val[k - 1], c.cf_val[k], "place %d", k);
+    for (int64_t i = 0; i < n; i++) {
+        if (i % 7 == 3) {
+            cr_assert_eq(c.cf[i], CF_BROKEN);
+            continue;
+        }
+        float got = c.cf_val[c.cf[i]];
+        cr_assert(memcmp(&want[i], &got, sizeof got) == 0, "F_op %lld reads %g, not %g", (long long)i, got, want[i]);
+    }
+    /* put again: the same (new) code, the last floor put before too; a
+     * new floor: the next place */
+    cr_assert(search_cf_put(&c, 10, want[n - 1]));
+    cr_assert_eq(c.cf[10], c.cf[n - 1], "the last floor put: code %d, not %d", c.cf[10], c.cf[n - 1]);
+    uint16_t code = c.cf[11];
+    cr_assert(search_cf_put(&c, 3, want[11]));
+    cr_assert_eq(c.cf[3], code);
+    cr_assert(search_cf_put(&c, 17, 1e6f));
+    cr_assert_eq(c.cf[17], 997);
+    cr_assert(search_cf_order(&c));
+    cr_assert_eq(c.cf[17], 997, "the largest floor takes the last place");
+    cr_assert_eq(c.cf[3], code);
+    free(c.cf);
+    free(c.cf_val);
+    free(c.cf_hash);
+}
+
 /* ---- 7. the archive, grown as it fills ------------------------------------- */
 
 /* A plan of memory m and time t (the archive reads nothing else). */

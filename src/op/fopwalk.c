@@ -546,8 +546,9 @@ static void scan_entry(pass1 *p, fop_cursor *cur, int64_t i, float v) {
 }
 
 /* The scan's summary of c->cf (ctx.cf_bmin, cf_bknown), built when a floor
- * was put since the last: false when out of memory (then the scan reads
- * every entry, as it would anyway). */
+ * was put since the last, after the codes are put in the order of their
+ * floors (search_cf_order): false when out of memory (then the scan reads
+ * every entry's floor, as it would anyway). */
 static bool cf_summary(ctx *c) {
     if (c->cf_sum_ok) return true;
     int64_t n = c->fc.n, nb = (n + CF_SUM_BLOCK - 1) / CF_SUM_BLOCK;
@@ -562,18 +563,18 @@ static bool cf_summary(ctx *c) {
             return false;
         }
     }
+    if (!search_cf_order(c)) return false;
     for (int64_t b = 0; b < nb; b++) {
-        float lo = INFINITY;
+        uint16_t lo = UINT16_MAX;
         int32_t known = 0;
         int64_t end = (b + 1) * CF_SUM_BLOCK < n ? (b + 1) * CF_SUM_BLOCK : n;
         for (int64_t i = b * CF_SUM_BLOCK; i < end; i++) {
             uint16_t code = c->cf[i];
-            if (i % SCAN_BLOCK == 0) c->cf_bmin16[i / SCAN_BLOCK] = INFINITY;
-            if (code >= CF_VALUES) continue;
-            known++;
-            float v = c->cf_val[code];
-            if (v < lo) lo = v;
-            if (v < c->cf_bmin16[i / SCAN_BLOCK]) c->cf_bmin16[i / SCAN_BLOCK] = v;
+            if (i % SCAN_BLOCK == 0) c->cf_bmin16[i / SCAN_BLOCK] = UINT16_MAX;
+            /* CF_BROKEN and CF_NOT_YET exceed every code of a floor */
+            known += code < CF_VALUES;
+            if (code < lo) lo = code;
+            if (code < c->cf_bmin16[i / SCAN_BLOCK]) c->cf_bmin16[i / SCAN_BLOCK] = code;
         }
         c->cf_bmin[b] = lo;
         c->cf_bknown[b] = known;
@@ -582,36 +583,53 @@ static bool cf_summary(ctx *c) {
     return true;
 }
 
+/* The codes of the floors at most lim (the codes ordered: cf_val
+ * ascending): those below the returned count. */
+static int32_t scan_codes_upto(const ctx *c, float lim) {
+    int32_t lo = 0, hi = c->ncf_val;
+    while (lo < hi) {
+        int32_t mid = (lo + hi) / 2;
+        if (c->cf_val[mid] > lim) hi = mid;
+        else lo = mid + 1;
+    }
+    return lo;
+}
+
 /* search_pass1_scan with the summary: a block of SCAN_BLOCK entries is
  * passed over when its least floor (cf_bmin16) exceeds the limit, with one
  * comparison (issue 45: a filter by code, 16 table reads per block, was
  * most of the scan), and a summary block of CF_SUM_BLOCK likewise.  The
- * limit only falls, and only on an entry worked on, so the entries worked
- * on and their order are the entry-by-entry scan's.  Every known floor is
- * either worked on or skipped, so the skipped are counted at the end: the
- * known (the summary's counts) less the worked. */
+ * codes are in the order of their floors, so every test compares codes
+ * with the number of floors within the limit (k), without reading a floor
+ * (issue 45, 2026-12-01).  The limit only falls, and only on an entry
+ * worked on, so the entries worked on and their order are the entry-by-
+ * entry scan's.  Every known floor is either worked on or skipped, so the
+ * skipped are counted at the end: the known (the summary's counts) less
+ * the worked. */
 static void scan_filtered(pass1 *p, float lim) {
     ctx *c = p->c;
     fop_cursor cur = {.n = 0};
-    const uint16_t *cf = c->cf;
-    const float *val = c->cf_val, *bmin16 = c->cf_bmin16;
+    const uint16_t *cf = c->cf, *bmin16 = c->cf_bmin16;
+    const float *val = c->cf_val;
     int64_t n = c->fc.n, known = 0, worked = 0;
+    int32_t k = scan_codes_upto(c, lim);
     for (int64_t b = 0; b * CF_SUM_BLOCK < n; b++) known += c->cf_bknown[b];
     for (int64_t i = 0; i < n; i++) {
-        if (i % CF_SUM_BLOCK == 0 && c->cf_bmin[i / CF_SUM_BLOCK] > lim) {
+        if (i % CF_SUM_BLOCK == 0 && c->cf_bmin[i / CF_SUM_BLOCK] >= k) {
             i += CF_SUM_BLOCK - 1;
             continue;
         }
-        if (i % SCAN_BLOCK == 0 && bmin16[i / SCAN_BLOCK] > lim) {
+        if (i % SCAN_BLOCK == 0 && bmin16[i / SCAN_BLOCK] >= k) {
             i += SCAN_BLOCK - 1;
             continue;
         }
         uint16_t code = cf[i];
-        if (code >= CF_VALUES || val[code] > lim) continue;
+        if (code >= k) continue;
         if (search_stopped(c)) break; /* given up: pass 2 gives up too */
         scan_entry(p, &cur, i, val[code]);
         worked++;
-        lim = scan_limit(fmin(c->time_cap * (1 + SLACK), incumbent(c) * (1 + SLACK)));
+        float next = scan_limit(fmin(c->time_cap * (1 + SLACK), incumbent(c) * (1 + SLACK)));
+        if (next != lim) k = scan_codes_upto(c, lim = next);
     }
     p->w->st.fops += known - worked;
     p->index = c->fc.n;
@@ -646,13 +664,6 @@ void search_pass1_scan(pass1 *p) {
         return;
     }
     for (int64_t i = 0; i < n; i++) {
-        /* a block of the summary none of whose known floors is within
-         * the limit: every known one counted as skipped, as below */
-        if (sum && i % CF_SUM_BLOCK == 0 && c->cf_bmin[i / CF_SUM_BLOCK] > lim) {
-            skipped += c->cf_bknown[i / CF_SUM_BLOCK];
-            i += CF_SUM_BLOCK - 1;
-            continue;
-        }
         if (i % SCAN_BLOCK == 0 && i + SCAN_BLOCK <= n) {
             int hit = 0, over = 0;
             for (int k = 0; k < SCAN_BLOCK; k++) {

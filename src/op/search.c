@@ -285,6 +285,41 @@ bool search_cf_put(ctx *c, int64_t index, float f) {
     return true;
 }
 
+typedef struct cf_rank {
+    float v;
+    uint16_t code;
+} cf_rank;
+
+static int cf_rank_cmp(const void *a, const void *b) {
+    float x = ((const cf_rank *)a)->v, y = ((const cf_rank *)b)->v;
+    return (x > y) - (x < y);
+}
+
+bool search_cf_order(ctx *c) {
+    int32_t n = c->ncf_val;
+    cf_rank *r = malloc((size_t)(n ? n : 1) * sizeof *r);
+    uint16_t *to = malloc((size_t)(n ? n : 1) * sizeof *to);
+    if (!r || !to) {
+        free(r), free(to);
+        return false;
+    }
+    for (int32_t k = 0; k < n; k++) r[k] = (cf_rank){c->cf_val[k], (uint16_t)k};
+    /* distinct values (the hash keeps one code per float): a total order */
+    qsort(r, (size_t)n, sizeof *r, cf_rank_cmp);
+    for (int32_t k = 0; k < n; k++) {
+        to[r[k].code] = (uint16_t)k;
+        c->cf_val[k] = r[k].v;
+    }
+    for (int64_t i = 0; i < c->nfops; i++)
+        if (c->cf[i] < CF_VALUES) c->cf[i] = to[c->cf[i]];
+    for (int32_t h = 0; h < c->cf_hash_size; h++)
+        if (c->cf_hash[h]) c->cf_hash[h] = (uint16_t)(to[c->cf_hash[h] - 1] + 1);
+    c->cf_last = 0;
+    free(r);
+    free(to);
+    return true;
+}
+
 void search_fop_cache_free(fop_cache *fc) {
     int64_t nchunks = ((fc->n + FOPC_B - 1) / FOPC_B + FOPC_CHUNK - 1) / FOPC_CHUNK;
     if (fc->chunks)

@@ -207,6 +207,11 @@ struct ctx;
  * table of distinct floors is full (then it stays CF_NOT_YET and
  * c->cf_lost is set) or out of memory. */
 bool search_cf_put(struct ctx *c, int64_t index, float f);
+/* The codes of c->cf renumbered in the order of their floors (cf_val
+ * ascending), so that a floor is at most a limit exactly when its code is
+ * below the number of floors at most the limit: false when out of memory
+ * (the codes are then as they were). */
+bool search_cf_order(struct ctx *c);
 
 /* The per-search-thread buffers of a search: the seed worker and one per
  * search thread (a worker's scratch is most of a megabyte, not worth
@@ -283,21 +288,23 @@ typedef struct ctx {
     bool cf_lost;      /* a floor found no room in cf_val (left not yet): no scan */
     /* The last floor put and its code + 1 (0: none; search_cf_put): a walk
      * meets the same floor many times in a row (along the last axis the
-     * compute of a padded tile repeats), and a code never changes once
-     * given, so a repeat skips the hash (issue 45). */
+     * compute of a padded tile repeats), and a code changes only when the
+     * codes are ordered (search_cf_order, which forgets it), so a repeat
+     * skips the hash (issue 45). */
     uint32_t cf_last_bits;
     int32_t cf_last;
     /* The scan's summary of cf (search_pass1_scan), per block of
-     * CF_SUM_BLOCK F_op: the least known floor (INFINITY: none) and how
-     * many floors are known; built by the first scan after any floor is
-     * put (cf_sum_ok), so a block whose least floor exceeds the scan's
-     * limit is passed over with one test (issue 45). */
-    float *cf_bmin;
+     * CF_SUM_BLOCK F_op: the least code (the codes ordered: the least known
+     * floor's; CF_BROKEN or CF_NOT_YET: none known) and how many floors are
+     * known; built by the first scan after any floor is put (cf_sum_ok),
+     * so a block whose least floor exceeds the scan's limit is passed over
+     * with one test (issue 45). */
+    uint16_t *cf_bmin;
     int32_t *cf_bknown;
     bool cf_sum_ok;
-    /* ... and per block of the scan's 16 F_op its least known floor
-     * (INFINITY: none), built with cf_bmin (issue 45) */
-    float *cf_bmin16;
+    /* ... and per block of the scan's 16 F_op its least code, built with
+     * cf_bmin (issue 45) */
+    uint16_t *cf_bmin16;
     int64_t nfops;  /* F_op vectors the walk of pass 1 visits (-1: not yet counted) */
     int64_t *counts; /* a session's search_fop_count table by axis and room, or NULL */
     bool cf_filled;  /* a walk has filled the compute floors: later searches scan them (search_pass1_scan) */
