@@ -397,11 +397,15 @@ static double walk_cut_limit(const pass1 *p) {
 }
 
 static int64_t walk_cut(pass1 *p, int64_t hi) {
-    double lim = walk_cut_limit(p);
+    /* compared as the floor's numerator (v1_floor_num), without a division
+     * per leaf: above lim times the rate by a margin far wider than the
+     * products' rounding, its quotient is above lim (a leaf nearer the
+     * limit is visited instead, as without the cut) */
+    double lim = walk_cut_limit(p) * p->sb.rate * (1 + 1e-12);
     int64_t f = 1;
-    if (v1_floor_leaf(&p->sb, hi) > lim) f = hi + 1;
+    if (v1_floor_num(&p->sb, hi) > lim) f = hi + 1;
     else
-        while (v1_floor_leaf(&p->sb, f) > lim) f++; /* ends at hi at the latest */
+        while (v1_floor_num(&p->sb, f) > lim) f++; /* ends at hi at the latest */
     p->index += f - 1;
     p->w->st.fops += f - 1;
     return f;

@@ -525,18 +525,22 @@ static inline double v1_floor_x(const v1_floor *v, int64_t f) {
     return v->cur[v->group[last]] * (f < v->nlq ? v->lq[f] : (double)((v->ext[last] + f - 1) / f));
 }
 
-/* The floor of the F_op whose axes before the last are as carried and whose
- * last axis takes factor f. */
-static inline double v1_floor_leaf(const v1_floor *v, int64_t f) {
+/* The floor's numerator (its flops) of the F_op whose axes before the last
+ * are as carried and whose last axis takes factor f: v1_floor_leaf without
+ * the division by the rate. */
+static inline double v1_floor_num(const v1_floor *v, int64_t f) {
     int gr = v->group[v->last];
     double x = v1_floor_x(v, f);
-    if (!v->contraction) return v->fpp * x / v->rate;
+    if (!v->contraction) return v->fpp * x;
     double p[4] = {v->pad[0], v->pad[1], v->pad[2], v->pad[3]};
     if (gr == 0) p[0] = x;
     else p[gr] = (double)rotor_cost_pad_to((int64_t)x, gr == 2 ? v->cols : v->rows);
-    double flops = 2.0 * p[0] * p[1] * p[3] * p[2];
-    return flops / v->rate;
+    return 2.0 * p[0] * p[1] * p[3] * p[2];
 }
+
+/* The floor of the F_op whose axes before the last are as carried and whose
+ * last axis takes factor f. */
+static inline double v1_floor_leaf(const v1_floor *v, int64_t f) { return v1_floor_num(v, f) / v->rate; }
 
 /* The output's floor (search_output_floor) of the F_op whose axes before
  * the last are as carried and whose last axis takes factor f: the same
