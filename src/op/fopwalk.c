@@ -376,7 +376,8 @@ void search_v1_floor_init(v1_floor *v, const rotor_cost_model *m, const rotor_ex
  * The limit is the one pass1_visit prunes by, times p->cut_k (0: no cut).
  * A walk that keeps no floors (no session) cuts at the time floor's own
  * test (cut_k 1 + SLACK; a frontier search prunes by its time cap alone):
- * exactly the leaves pass1_visit would drop at its first test.  A
+ * the leaves pass1_visit would drop at its first test (but those within
+ * walk_cut's rounding margin of the limit, which it visits).  A
  * session's walk keeps the floors for the scans of its later searches,
  * whose limits stay within a few times the first's: over the 66 sessions
  * of DenseNet-121 at batch 32, 20 % of the F_op have a floor below 3
