@@ -393,8 +393,8 @@ void search_v1_floor_init(v1_floor *v, const rotor_cost_model *m, const rotor_ex
  * and that walk visits, or cuts under its own limit, every F_op not yet
  * known. */
 static double walk_cut_limit(const pass1 *p) {
-    const ctx *c = p->c;
-    return p->cut_k * (c->frontier ? c->time_cap : fmin(c->time_cap, incumbent(p->c)));
+    ctx *c = p->c;
+    return p->cut_k * (c->frontier ? c->time_cap : fmin(c->time_cap, incumbent(c)));
 }
 
 static int64_t walk_cut(pass1 *p, int64_t hi) {
@@ -633,7 +633,7 @@ static void scan_filtered(pass1 *p, float lim) {
         if (search_stopped(c)) break; /* given up: pass 2 gives up too */
         scan_entry(p, &cur, i, val[code]);
         worked++;
-        float next = scan_limit(fmin(c->time_cap * (1 + SLACK), incumbent(c) * (1 + SLACK)));
+        float next = scan_limit(search_limit(c));
         if (next != lim) k = scan_codes_upto(c, lim = next);
     }
     p->w->st.fops += known - worked;
@@ -656,7 +656,7 @@ void search_pass1_scan(pass1 *p) {
     /* search_prune(w, t, 0) holds for every t above thr (sessions search for the
      * fastest plan, not a front): most F_op stop at one comparison.  Only
      * this thread moves the incumbent meanwhile, in pass1_consider. */
-    double thr = fmin(c->time_cap * (1 + SLACK), incumbent(c) * (1 + SLACK));
+    double thr = search_limit(c);
     float lim = scan_limit(thr);
     int64_t skipped = 0;
     fop_cursor cur = {.n = 0};
@@ -693,7 +693,7 @@ void search_pass1_scan(pass1 *p) {
             continue;
         }
         scan_entry(p, &cur, i, v);
-        thr = fmin(c->time_cap * (1 + SLACK), incumbent(c) * (1 + SLACK));
+        thr = search_limit(c);
         lim = scan_limit(thr);
     }
     w->st.fops += skipped;

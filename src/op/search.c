@@ -608,7 +608,7 @@ static bool search_once_run(ctx *c, int nthreads, rotor_candidate *best, bool *h
     bool oom = !workers_ready(c, ws, nthreads);
     pass1 p = {.c = c, .w = seed, .keep = &keep};
     if (!oom) search_probe_archive(c, ws, nthreads, &p);
-    double thr = fmin(c->time_cap * (1 + SLACK), incumbent(c) * (1 + SLACK));
+    double thr = search_limit(c);
     if (!oom && c->cf_filled && !c->cf_lost && c->fc.full && c->counts && thr <= c->cf_above) search_pass1_scan(&p);
     else if (!oom) {
         search_pass1_seed(&p);

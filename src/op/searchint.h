@@ -595,6 +595,14 @@ static inline double incumbent(ctx *c) {
     return d;
 }
 
+/* The time above which a single-plan search prunes with no memory at all
+ * (search_prune's two time tests): the scan's limit, and the one that
+ * decides whether a session's later search may scan (fopwalk.c, "The
+ * walk's cut"). */
+static inline double search_limit(ctx *c) {
+    return fmin(c->time_cap * (1 + SLACK), incumbent(c) * (1 + SLACK));
+}
+
 static inline void offer_incumbent(ctx *c, double t) {
     uint64_t bits;
     memcpy(&bits, &t, sizeof bits);
