@@ -1005,3 +1005,83 @@ Test(searchbig, the_walks_cut_leaves_only_floors_above_its_limit, .timeout = 240
     }
     rotor_search_session_close(s);
 }
+
+/* ---- 7. the searched floor ------------------------------------------------- */
+
+/* Every plan the brute force costs, checked against its F_op's record: a
+ * plan under the record's cap runs in at least the record's time floor
+ * (op/fopwalk.c, "The searched floor"). */
+typedef struct searched_check {
+    int64_t n, (*fop)[ROTOR_MAX_AXES]; /* the session's F_op, by index */
+    const fop_rec **rec;               /* their records with a time floor, or NULL */
+    int naxes;
+    int64_t plans, under, bad, tight;
+} searched_check;
+
+static void searched_visit(void *arg, const rotor_plan *p, const bf_eval *ev) {
+    searched_check *k = arg;
+    k->plans++;
+    for (int64_t i = 0; i < k->n; i++) {
+        if (memcmp(k->fop[i], p->fop, (size_t)k->naxes * sizeof *p->fop) != 0) continue;
+        const fop_rec *r = k->rec[i];
+        if (!r || ev->memory > r->lb_cap) return;
+        k->under++;
+        if (ev->total < (double)r->lb * (1 - 1e-9) && k->bad++ < 3)
+            cr_log_error("F_op %lld: a plan of %lld bytes under %d runs %.9g, below the floor %.9g", (long long)i,
+                         (long long)ev->memory, r->lb_cap, ev->total, (double)r->lb);
+        if (ev->total <= (double)r->lb * (1 + 1e-6)) k->tight++;
+        return;
+    }
+}
+
+/* A session walks down its frontier as the compiler does (each cap the
+ * last point's memory - 1), then every record is checked against the brute
+ * force.  Some floor is met by a plan (the F_op's best under the cap): a
+ * floor from the plans costed alone, without the parts the search cut, is
+ * above some plan and fails (checked). */
+static void searched_floor_check(const char *text, const char *dims, const rotor_chip *chip) {
+    rotor_expr e = make_expr(text, dims);
+    rotor_search_options so = {.threads = 2};
+    rotor_search_session *s;
+    rotor_error err = {{0}};
+    cr_assert_eq(rotor_search_session_open(&e, chip, &so, &s, &err), ROTOR_OK, "%s", err.msg);
+    ctx *c = search_session_ctx(s);
+    rotor_candidate p;
+    cr_assert_eq(rotor_search_session_best(s, 0, 0, &p, NULL, &err), ROTOR_OK, "%s", err.msg);
+    int points = 1;
+    while (points < 12 && p.info.memory > 1 &&
+           rotor_search_session_best(s, p.info.memory - 1, 0, &p, NULL, &err) == ROTOR_OK)
+        points++;
+    cr_assert_gt(points, 3, "%s: %d frontier points", text, points);
+    searched_check k = {.n = c->nfops, .naxes = e.naxes};
+    k.fop = malloc((size_t)c->nfops * sizeof *k.fop);
+    k.rec = calloc((size_t)c->nfops, sizeof *k.rec);
+    cr_assert(k.fop && k.rec);
+    fop_cursor cur = {.n = 0};
+    int64_t kept = 0;
+    for (int64_t i = 0; i < c->nfops; i++) {
+        search_fop_decode(c, &cur, i, k.fop[i]);
+        const fop_rec *r = fop_rec_at(&c->fc, i);
+        if (r && r->lb_cap > 0) k.rec[i] = r, kept++;
+    }
+    cr_assert_gt(kept, 10, "%s: %lld records with a time floor", text, (long long)kept);
+    bf_limits lim = {.visit = searched_visit, .visit_ctx = &k};
+    bf_result *res = malloc(sizeof *res);
+    cr_assert_not_null(res);
+    bf_search(&e, chip, &lim, res);
+    cr_log_info("%s: %d points, %lld records, %lld of %lld plans under their record's cap, %lld at its floor", text,
+                points, (long long)kept, (long long)k.under, (long long)k.plans, (long long)k.tight);
+    cr_assert_eq(k.bad, 0, "%s [%s]: %lld plans below their F_op's floor", text, dims, (long long)k.bad);
+    cr_assert_gt(k.tight, 0, "%s: no floor is met", text);
+    free(res);
+    free(k.fop);
+    free(k.rec);
+    rotor_search_session_close(s);
+}
+
+Test(searchbig, the_searched_floor_is_below_every_plan_under_its_cap, .timeout = 240) {
+    rotor_chip small = mk2_small(16, 1 << 20, 64);
+    searched_floor_check("O[b,f,h] += I[b,c,h+kh] * W[f,c,kh]", "b=4,f=16,c=16,h=6,kh=3", &small);
+    searched_floor_check("O[b,f,h] += I[b,c,2*h+kh] * W[f,c,kh]", "b=2,f=16,c=16,h=6,kh=3", &small);
+    searched_floor_check("C[m,n] += A[m,k] * B[k,n]", "m=24,k=32,n=16", &small);
+}

@@ -248,8 +248,26 @@ bool search_fop_full_bounds(worker *w, fop_entry *f) {
     if (search_prune(w, f->bound, mb)) return false;
     w->comm_floor = search_cap_time_floor(c, w->knap, f->fop, true);
     double tb = f->compute + w->comm_floor;
-    keep_time_floor(c, c->fc.full ? r : NULL, tb, true);
+    keep_time_floor(c, c->fc.full ? r : NULL, tb, false);
     return tb != INFINITY && !search_prune(w, tb, mb);
+}
+
+/* The searched floor (issue 45).  search_fop leaves each part of an F_op's
+ * plans by a floor (its time t and memory m: search_prune), or costs a
+ * plan; the least t over the parts and plans under the cap
+ * (search_floor_note) is a floor on the F_op's plans under the cap, and
+ * under every smaller cap (a part over the cap holds no plan of a smaller
+ * one either).  Kept as the record's time floor, the later searches of the
+ * session's walk down a frontier (each under a cap a little below the
+ * last point's memory, and a time a little above) pass over the F_op that
+ * the last search cut above their own limit without their step search:
+ * the same F_op survive whatever floor pruned them, so the plans found are
+ * the same.  Which parts were cut depends on the incumbent at the time, so
+ * the floor does on the thread count; no plan found does. */
+void search_fop_searched(worker *w, const fop_entry *f) {
+    ctx *c = w->c;
+    if (!c->fc.full || c->frontier || f->index < 0) return;
+    keep_time_floor(c, fop_rec_at(&c->fc, f->index), w->fop_min, false);
 }
 
 /* Before the walk, the F_op of the plans archived by earlier searches that

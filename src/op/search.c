@@ -656,8 +656,10 @@ static bool search_once_run(ctx *c, int nthreads, rotor_candidate *best, bool *h
         int64_t i = order[k].pos;
         worker *w = &ws[omp_get_thread_num()];
         if (c->flog) search_front_log_pull(w);
-        if (!search_prune(w, keep.v[i].bound, keep.v[i].mem_bound) && search_fop_full_bounds(w, &keep.v[i]))
+        if (!search_prune(w, keep.v[i].bound, keep.v[i].mem_bound) && search_fop_full_bounds(w, &keep.v[i])) {
             search_fop(w, keep.v[i].fop);
+            search_fop_searched(w, &keep.v[i]);
+        }
         if (c->progress) {
 #pragma omp critical(search_progress)
             c->progress(c->progress_ctx, done < total ? ++done : done, total);

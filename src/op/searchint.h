@@ -366,6 +366,9 @@ typedef struct worker {
     front front;                     /* the frontier search's plans */
     struct knap_scratch *knap;       /* search_cap_time_floor's lists (pass 2) */
     double comm_floor;               /* search_cap_time_floor of the F_op being searched */
+    /* the least time floor of the F_op's plans under the cap met so far
+     * by search_fop (search_floor_note; fopwalk.c, "The searched floor") */
+    double fop_min;
     /* step_floor_upto(t, a) of the current steps prefix, by level a: a
      * tensor without axis a keeps the value of level a - 1 */
     int64_t sfl[ROTOR_MAX_AXES][ROTOR_MAX_TENSORS];
@@ -687,6 +690,15 @@ static inline bool search_prune(worker *w, double t, int64_t m) {
     if (w->c->frontier) return front_dominates(&w->front, t, m);
     return t > incumbent(w->c) * (1 + SLACK);
 }
+/* A part of the F_op's plans that search_fop leaves, or one plan it
+ * costs: each of its plans runs in at least t and holds at least m bytes.
+ * Those over the cap are not the cap's, nor any smaller cap's; the rest
+ * lower w->fop_min (fopwalk.c, "The searched floor"). */
+static inline void search_floor_note(worker *w, double t, int64_t m) {
+    if (m <= w->c->cap && t < w->fop_min) w->fop_min = t;
+}
+/* After search_fop of the entry f: its searched floor kept (a session's). */
+void search_fop_searched(worker *w, const fop_entry *f);
 /* A costed plan: the worker's best, the incumbent, the archive, the front. */
 void search_offer(worker *w, const rotor_candidate *cand);
 /* The plan in w->plan, derived, costed and offered. */

@@ -34,6 +34,7 @@ void search_leaf(worker *w) {
         if (rotor_cost_plan(c->m, c->e, c->chip, &cand.plan, &cand.info, &cand.cost, &err)) return;
         if (cand.info.memory > c->cap) return;
         if (c->cons.max_padding > 0 && cand.info.padding_ratio > c->cons.max_padding) return;
+        search_floor_note(w, cand.cost.total, cand.info.memory);
         if (w->seen) search_archive_add(w->seen, &cand);
         search_offer(w, &cand);
         if (!rotor_plan_may_overlap(c->e, c->chip, &cand.plan, &cand.info)) return;
@@ -81,6 +82,7 @@ static void dfs_axis(worker *w, int t, int ai, int64_t q, double time_lb, int64_
         double tb = time_lb + c->m->tensor_bound(c->m, e, c->chip, t, bytes, q, rings);
         int64_t mr = mem_rest - w->min_bytes[t] + bytes;
         if (search_prune(w, tb, mr)) {
+            search_floor_note(w, tb, mr);
             w->st.nodes_pruned++;
             return;
         }
@@ -585,6 +587,8 @@ static bool search_steps_leaf(worker *w, int from, bool rot) {
      * memory at all is pruned with the floors: most step vectors of a
      * frontier search fail its time cap, and skip the floors' arithmetic */
     if (search_prune(w, w->compute + w->comm_floor, 0)) {
+        /* the margin of steps_dead: the multiples it cuts too */
+        search_floor_note(w, (w->compute + w->comm_floor) * (1 - 1e-12), 0);
         w->st.steps_pruned++;
         return steps_dead(w, w->compute + w->comm_floor);
     }
@@ -595,6 +599,7 @@ static bool search_steps_leaf(worker *w, int from, bool rot) {
         mem += w->min_bytes[t];
     }
     if (search_prune(w, w->compute + w->comm_floor, mem)) {
+        search_floor_note(w, w->compute + w->comm_floor, mem);
         w->st.steps_pruned++;
         return false;
     }
@@ -602,6 +607,7 @@ static bool search_steps_leaf(worker *w, int from, bool rot) {
         int64_t g[ROTOR_MAX_TENSORS];
         for (int t = 0; t < e->ntensors; t++) g[t] = step_ring_gcd(w, t, e->naxes - 1);
         if (joint_pruned(w, w->compute + w->comm_floor, mem, w->compute, e->naxes - 1, g, rot)) {
+            search_floor_note(w, w->compute + w->comm_floor, mem);
             w->st.steps_pruned++;
             return false;
         }
@@ -711,6 +717,7 @@ static void search_steps(worker *w, const step_choices *sc, int a, bool rot) {
             continue;
         }
         if (search_prune(w, tb, 0)) {
+            search_floor_note(w, tb * (1 - 1e-12), 0); /* steps_dead's margin */
             w->st.steps_pruned++;
             if (steps_dead(w, tb) && ndead < DEAD_MAX) dead[ndead++] = sa;
             continue;
@@ -718,6 +725,7 @@ static void search_steps(worker *w, const step_choices *sc, int a, bool rot) {
         int64_t mem = steps_prefix_mem(w, a, rot || sa > 1);
         if (mem > c->cap || search_prune(w, tb, mem) ||
             joint_pruned(w, tb, mem, compute, a, NULL, rot || sa > 1)) {
+            search_floor_note(w, tb, mem);
             w->st.steps_pruned++;
             continue;
         }
@@ -890,6 +898,7 @@ void search_fop(worker *w, const int64_t *fop) {
     ctx *c = w->c;
     const rotor_expr *e = c->e;
     fop_setup(w, fop);
+    w->fop_min = INFINITY;
     step_choices *sc = &w->sc;
     if (joint_ready(w, fop)) {
         /* the F_op before any step, with its full bounds: the time floor
@@ -899,6 +908,7 @@ void search_fop(worker *w, const int64_t *fop) {
         int64_t mem = 0;
         for (int t = 0; t < e->ntensors; t++) mem += w->weak[t];
         if (joint_pruned(w, compute + w->comm_floor, mem, compute, -1, NULL, false)) {
+            search_floor_note(w, compute + w->comm_floor, mem);
             w->st.steps_pruned++;
             return;
         }
