@@ -8,10 +8,12 @@
  *    made good) the warm total has none;
  *  - a truncated file is counted damaged, ignored (the same counts) and
  *    rewritten whole;
- *  - the directory's size limit counts the .ren files. */
+ *  - the directory's size limit counts the .ren files;
+ *  - one thread and two count the same. */
 #include <criterion/criterion.h>
 
 #include <dirent.h>
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -201,4 +203,30 @@ Test(energystore, the_size_limit_counts_the_energy_files) {
     cr_assert_eq(access(p, F_OK), -1);
     free(p);
     fixture_rm_dir(d);
+}
+
+/* The operators whose events are counted are counted in parallel, each on
+ * its own counter and placer, and summed in operator order (energy.c,
+ * "One expression operator's part of the count"): one thread and two give
+ * the same counts, every field, on an all-to-all chip and on a mesh (each
+ * thread lays its plans out in its own buffer), for two BERT layers (the
+ * second layer's operators are the memo's). */
+Test(energystore, one_thread_and_two_count_the_same, .timeout = 120) {
+    rotor_chip chips[2] = {mk2(), mk2()};
+    rotor_error err = {{0}};
+    cr_assert_eq(rotor_chip_preset("ipu-mk2-mesh", &chips[1], &err), ROTOR_OK, "%s", err.msg);
+    for (int i = 0; i < 2; i++) {
+        rotor_pipeline pp;
+        rotor_pipeline_options po = {.model = "bert-base", .zoo = {.layers = 2, .seq = 8, .batch = 1},
+                                     .t10 = true, .program = true};
+        cr_assert_eq(rotor_pipeline_run(&po, &chips[i], &pp, &err), ROTOR_OK, "%s", err.msg);
+        rotor_energy_counts one, two;
+        omp_set_num_threads(1);
+        cr_assert_eq(rotor_energy_program(&pp.program, &chips[i], &one, &err), ROTOR_OK, "%s", err.msg);
+        omp_set_num_threads(2);
+        cr_assert_eq(rotor_energy_program(&pp.program, &chips[i], &two, &err), ROTOR_OK, "%s", err.msg);
+        cr_assert_gt(one.byte_hops, 0);
+        same_counts(&two, &one, chips[i].name);
+        rotor_pipeline_free(&pp);
+    }
 }

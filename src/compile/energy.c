@@ -9,6 +9,7 @@
 #include "rotor/compile/energy.h"
 
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -465,40 +466,112 @@ static rotor_status memo_put(op_memo *m, const keybuf *kb, uint64_t h, const rot
     return ROTOR_OK;
 }
 
-/* The events of expression operator o into k, from memo (nmemo slots, a
- * power of two, never full: one per operator at most, half empty), else
- * from the store es (the plan cache directory's, energystore.c; NULL:
- * none), else counted and kept in both. */
-static rotor_status count_op(counter *k, const rotor_program *p, int o, op_memo *memo, size_t nmemo, keybuf *kb,
-                             energy_store *es, placer *pr, int64_t **phys, rotor_error *err) {
-    const rotor_program_op *po = &p->ops[o];
-    op_key(kb, p, o);
-    uint64_t h = kb->ok ? kb_hash(kb) : 0;
-    size_t j = h & (nmemo - 1);
-    for (; kb->ok && memo[j].key; j = (j + 1) & (nmemo - 1))
-        if (memo[j].h == h && memo[j].len == kb->n && !memcmp(memo[j].key, kb->p, kb->n)) {
-            counts_add(k, &memo[j].c);
-            return ROTOR_OK;
+/* One expression operator's part of the count (issue 45: the energy model
+ * was most of the program phase, 0.04 s of DenseNet-121's compile on one
+ * core, after the walk, with the other core idle).  The memo and the store
+ * are read and written in operator order, on one thread (plan_jobs, then
+ * the sums); the operators whose events must be counted are counted in
+ * parallel, each with its own counter, in contiguous runs of operators
+ * (so that a thread's placer keeps the placement an operator made as a
+ * consumer for the next one, its producer's), and their sums are added in
+ * operator order: the counts are sums of nonnegative terms, so the totals
+ * and the overflow are those of one thread. */
+typedef enum { JOB_SKIP, JOB_MEMO, JOB_STORED, JOB_COUNT } job_kind;
+typedef struct op_job {
+    job_kind kind;
+    size_t slot;           /* the memo slot (JOB_MEMO: the one to add; JOB_COUNT: to fill, if keyed) */
+    bool keyed;            /* JOB_COUNT: the key fit (memoised and stored) */
+    rotor_energy_counts c; /* JOB_STORED, JOB_COUNT: the operator's own counts */
+    bool overflow;         /* JOB_COUNT: its own sum left int64 */
+    rotor_status st;
+    rotor_error err;
+} op_job;
+
+/* Each operator's job, in operator order: a vendor operator or a segment's
+ * is the sums' (JOB_SKIP); an operator whose key the memo holds adds that
+ * slot's counts (the memo's slot is made at the first operator of its key,
+ * filled when the sums reach it, before any later one of the key); one
+ * that an earlier compile counted (the store) is added from there; the
+ * rest are counted. */
+static rotor_status plan_jobs(const rotor_program *p, op_memo *memo, size_t nmemo, keybuf *kb, energy_store *es,
+                              op_job *job, int *ncount, rotor_error *err) {
+    *ncount = 0;
+    for (int o = 0; o < p->nops; o++) {
+        const rotor_program_op *po = &p->ops[o];
+        job[o] = (op_job){.kind = JOB_SKIP};
+        if (po->vendor) continue;
+        if (po->segment) {
+            int last = p->segments[po->segment - 1].last;
+            for (int q = o + 1; q <= last && q < p->nops; q++) job[q] = (op_job){.kind = JOB_SKIP};
+            o = last;
+            continue;
         }
-    counter one = counter_make(k->chip, NULL);
-    if (es && kb->ok && compile_energy_store_find(es, kb->p, kb->n, &one.c)) { /* counted by an earlier compile */
-        counts_add(k, &one.c);
-        return memo_put(&memo[j], kb, h, &one.c, err);
+        op_key(kb, p, o);
+        uint64_t h = kb->ok ? kb_hash(kb) : 0;
+        size_t j = h & (nmemo - 1);
+        bool found = false;
+        while (kb->ok && memo[j].key && !found) {
+            found = memo[j].h == h && memo[j].len == kb->n && !memcmp(memo[j].key, kb->p, kb->n);
+            if (!found) j = (j + 1) & (nmemo - 1);
+        }
+        if (found) {
+            job[o] = (op_job){.kind = JOB_MEMO, .slot = j};
+            continue;
+        }
+        rotor_energy_counts c = {0};
+        if (es && kb->ok && compile_energy_store_find(es, kb->p, kb->n, &c)) { /* counted by an earlier compile */
+            job[o] = (op_job){.kind = JOB_STORED, .c = c};
+            rotor_status st = memo_put(&memo[j], kb, h, &c, err);
+            if (st) return st;
+            continue;
+        }
+        job[o] = (op_job){.kind = JOB_COUNT, .slot = j, .keyed = kb->ok};
+        (*ncount)++;
+        /* keyed now, its counts filled by the sums */
+        if (kb->ok) {
+            rotor_status st = memo_put(&memo[j], kb, h, &c, err);
+            if (st) return st;
+        }
     }
+    return ROTOR_OK;
+}
+
+/* Counts operator o's events into job->c (a JOB_COUNT), with the thread's
+ * placer and layout buffer. */
+static void count_job(const counter *k, const rotor_program *p, int o, placer *pr, int64_t **phys, op_job *job) {
+    const rotor_program_op *po = &p->ops[o];
+    counter one = counter_make(k->chip, NULL);
     rotor_chip oc = rotor_chip_for_op(k->chip, po->elem); /* the layout the compiler priced */
-    rotor_status st = lay_out(&one, &po->expr, &po->active, &po->active_info, &oc, phys, err);
-    if (!st) st = count_setup(&one, p, o, pr, err);
+    rotor_status st = lay_out(&one, &po->expr, &po->active, &po->active_info, &oc, phys, &job->err);
+    if (!st) st = count_setup(&one, p, o, pr, &job->err);
     const rotor_place *pl = NULL;
-    if (!st) st = place_op(pr, o, &pl, NULL, err);
-    if (!st) st = count_tiles(&one, pl, 0, err);
-    if (st) return st;
-    if (one.overflow) k->overflow = true;
-    counts_add(k, &one.c);
-    if (!kb->ok) return ROTOR_OK; /* counted, not kept */
-    /* an operator's own sum that left int64 is not kept: the next count
-     * must overflow as this one did */
-    if (es && !one.overflow && !compile_energy_store_add(es, kb->p, kb->n, &one.c)) return rotor_nomem(err);
-    return memo_put(&memo[j], kb, h, &one.c, err);
+    if (!st) st = place_op(pr, o, &pl, NULL, &job->err);
+    if (!st) st = count_tiles(&one, pl, 0, &job->err);
+    job->st = st;
+    job->c = one.c;
+    job->overflow = one.overflow;
+}
+
+/* The JOB_COUNT jobs counted, n of them, in parallel over contiguous runs
+ * (schedule static); a job's failure is its own (job->st), reported by the
+ * sums in operator order. */
+static rotor_status count_jobs(const counter *k, const rotor_program *p, op_job *job, int n, rotor_error *err) {
+    int *which = malloc((size_t)(n ? n : 1) * sizeof *which);
+    if (!which) return rotor_nomem(err);
+    for (int o = 0, i = 0; o < p->nops; o++)
+        if (job[o].kind == JOB_COUNT) which[i++] = o;
+    int nthreads = n < omp_get_max_threads() ? n : omp_get_max_threads();
+#pragma omp parallel num_threads(nthreads > 0 ? nthreads : 1)
+    {
+        placer pr = {.p = p, .n = placer_slots(k->n)};
+        int64_t *phys = NULL;
+#pragma omp for schedule(static)
+        for (int i = 0; i < n; i++) count_job(k, p, which[i], &pr, &phys, &job[which[i]]);
+        placer_free(&pr);
+        free(phys);
+    }
+    free(which);
+    return ROTOR_OK;
 }
 
 rotor_status rotor_energy_program(const rotor_program *p, const rotor_chip *chip, rotor_energy_counts *out,
@@ -523,8 +596,13 @@ rotor_status rotor_energy_program_cached(const rotor_program *p, const rotor_chi
     rotor_status st = memo && kb.p ? ROTOR_OK : rotor_nomem(err);
     energy_store *es = NULL;
     if (!st && cache_dir) st = compile_energy_store_open(cache_dir, p->model, chip, &es, damaged, err);
-    int64_t *phys = NULL;
-    placer pr = {.p = p, .n = placer_slots(k.n)};
+    op_job *job = st ? NULL : malloc((size_t)(p->nops ? p->nops : 1) * sizeof *job);
+    if (!st && !job) st = rotor_nomem(err);
+    int ncount = 0;
+    if (!st) st = plan_jobs(p, memo, nmemo, &kb, es, job, &ncount, err);
+    if (!st) st = count_jobs(&k, p, job, ncount, err);
+    /* the sums, in operator order (the first failure in that order is the
+     * one reported, as counting one after another found it) */
     for (int o = 0; o < p->nops && !st; o++) {
         const rotor_program_op *po = &p->ops[o];
         if (po->vendor) {
@@ -539,18 +617,35 @@ rotor_status rotor_energy_program_cached(const rotor_program *p, const rotor_chi
             o = sg->last;
             continue;
         }
-        st = count_op(&k, p, o, memo, nmemo, &kb, es, &pr, &phys, err);
-        k.phys = NULL;
+        op_job *jb = &job[o];
+        if (jb->kind == JOB_MEMO) {
+            counts_add(&k, &memo[jb->slot].c);
+        } else if (jb->kind == JOB_STORED) {
+            counts_add(&k, &jb->c);
+        } else if (jb->kind == JOB_COUNT) {
+            if (jb->st) {
+                st = jb->st;
+                if (err) *err = jb->err;
+                break;
+            }
+            if (jb->overflow) k.overflow = true;
+            counts_add(&k, &jb->c);
+            if (!jb->keyed) continue; /* counted, not kept */
+            memo[jb->slot].c = jb->c;
+            /* an operator's own sum that left int64 is not kept in the
+             * store: the next count must overflow as this one did */
+            if (es && !jb->overflow && !compile_energy_store_add(es, memo[jb->slot].key, memo[jb->slot].len, &jb->c))
+                st = rotor_nomem(err);
+        }
     }
+    free(job);
     /* what this count learnt, kept for the next compile (only after a
      * whole count: an error leaves the file as it was) */
     if (!st && compile_energy_store_save(es)) rotor_plancache_evict(cache_dir, cache_limit);
     compile_energy_store_free(es);
-    placer_free(&pr);
     for (size_t i = 0; memo && i < nmemo; i++) free(memo[i].key);
     free(memo);
     free(kb.p);
-    free(phys);
     if (!st && k.overflow) st = rotor_fail(err, ROTOR_ERR_INPUT, "energy: an event count leaves int64");
     if (!st) *out = k.c;
     return st;
