@@ -5,9 +5,11 @@
  * instance count, SRAM kept, and the refusals. */
 #include <criterion/criterion.h>
 
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "fixtures.h"
 #include "rotor/compile/compile.h"
@@ -290,4 +292,69 @@ Test(gticca, the_instance_compiles_beside_the_walk_change_neither_plan, .timeout
     }
     rotor_pipeline_free(&alone1);
     rotor_pipeline_free(&alone2);
+}
+
+/* The bytes of d's cache entries (.rpc, .rho, .ren: what the size limit
+ * counts, compile/plancache.c). */
+static int64_t cache_bytes(const char *d) {
+    DIR *dir = opendir(d);
+    cr_assert(dir, "%s", d);
+    int64_t n = 0;
+    struct dirent *de;
+    while ((de = readdir(dir))) {
+        size_t len = strlen(de->d_name);
+        if (len < 5 || (strcmp(de->d_name + len - 4, ".rpc") && strcmp(de->d_name + len - 4, ".rho") &&
+                        strcmp(de->d_name + len - 4, ".ren")))
+            continue;
+        char p[512];
+        struct stat sb;
+        snprintf(p, sizeof p, "%s/%s", d, de->d_name);
+        cr_assert_eq(stat(p, &sb), 0, "%s", p);
+        n += (int64_t)sb.st_size;
+    }
+    closedir(dir);
+    return n;
+}
+
+/* The chain at batch 8 compiled into the cache directory d. */
+static double compile_cached(const char *d, bool gt, int64_t limit, bool later) {
+    rotor_chip chip = small_ipu();
+    rotor_graph g;
+    chain(&g, 8);
+    rotor_compile_options o = {.graphturbo = gt, .threads = 1, .cache_dir = d, .cache_limit = limit,
+                               .cache_evict_later = later};
+    rotor_compile_result r;
+    rotor_error err = {{0}};
+    cr_assert_eq(rotor_compile(&g, &chip, &o, &r, &err), ROTOR_OK, "%s", err.msg);
+    double s = gt ? r.gticca.total_s : r.total_s;
+    if (gt) cr_assert_eq(r.gticca.compiles, 3); /* n = 2, 4, 8 */
+    rotor_compile_result_free(&r);
+    rotor_graph_free(&g);
+    return s;
+}
+
+/* Every instance compile writes the disk cache, and each scanned the whole
+ * directory to keep its size limit (hundreds of scans on DenseNet-121):
+ * they leave it to compile_gticca, which evicts once after them.  Here T10
+ * alone fills the directory first, so the compile with instances finds its
+ * own entries there and writes nothing itself: only the instances' entries
+ * push the directory over the limit, and only that one eviction brings it
+ * back. */
+Test(gticca, the_instance_compiles_leave_the_cache_size_to_one_eviction) {
+    char *all = fixture_tmp_dir("gticca"), *d = fixture_tmp_dir("gticca"), *later = fixture_tmp_dir("gticca");
+    double s = compile_cached(all, true, 0, false);
+    int64_t with_instances = cache_bytes(all);
+    cr_assert_eq(compile_cached(d, false, 0, false), compile_cached(later, false, 0, false));
+    int64_t t10 = cache_bytes(d);
+    cr_assert_gt(with_instances, t10 + 1000, "the instance compiles wrote entries of their own");
+    int64_t limit = t10 + (with_instances - t10) / 2;
+    /* the same choice, the directory within its limit after the call */
+    cr_assert_eq(compile_cached(d, true, limit, false), s);
+    cr_assert_leq(cache_bytes(d), limit);
+    /* a caller that evicts later: nothing evicted, every entry written */
+    cr_assert_eq(compile_cached(later, true, limit, true), s);
+    cr_assert_eq(cache_bytes(later), with_instances);
+    fixture_rm_dir(all);
+    fixture_rm_dir(d);
+    fixture_rm_dir(later);
 }

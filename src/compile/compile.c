@@ -942,7 +942,7 @@ static void cache_store(compiler *cc) {
             wrote |= rotor_plancache_store(cc->cache_dir, &cc->pce[i]);
     }
     wrote |= handoff_cache_save(cc->hc);
-    if (wrote) rotor_plancache_evict(cc->cache_dir, cc->cache_limit);
+    if (wrote && !cc->cache_evict_later) rotor_plancache_evict(cc->cache_dir, cc->cache_limit);
 }
 
 /* Every slot's frontier.  With at least as many distinct shapes as threads
@@ -1460,6 +1460,7 @@ static rotor_status compiler_new(compiler *cc, const rotor_graph *g, const rotor
     cc->solver = opt ? opt->solver : ROTOR_SOLVER_EXACT;
     cc->cache_dir = opt ? opt->cache_dir : NULL;
     cc->cache_limit = opt ? opt->cache_limit : 0;
+    cc->cache_evict_later = opt && opt->cache_evict_later;
     cc->store = opt ? opt->plan_store : NULL;
     cc->ahead_wait = opt && opt->ahead_wait;
     cc->st = calloc((size_t)g->nops, sizeof *cc->st);

@@ -86,6 +86,7 @@ typedef struct compiler {
      * entry, read before the first search and written after the walk */
     const char *cache_dir;
     int64_t cache_limit;
+    bool cache_evict_later; /* options.cache_evict_later */
     rotor_plancache_entry *pce;
     struct rotor_plan_store *store; /* options.plan_store: read before the disk, written with it */
     int cache_hits, cache_damaged;

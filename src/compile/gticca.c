@@ -521,6 +521,10 @@ rotor_status compile_gticca_begin(compiler *cc, const rotor_compile_options *opt
      * them again (docs/graphturbo.md, "On an ICCA chip"; a hit gives the
      * bytes a search gives, so the instances' costs do not change). */
     p->io = *opt;
+    /* Each instance compile that writes the disk cache would scan its whole
+     * directory to keep its size limit: the one eviction is compile_gticca's,
+     * after them all. */
+    p->io.cache_evict_later = true;
     if (!p->io.plan_store) p->io.plan_store = p->own = rotor_plan_store_new();
     if (!p->io.plan_store) return rotor_nomem(err);
     int cap = 0;
@@ -763,6 +767,10 @@ rotor_status compile_gticca(compiler *cc, const rotor_compile_options *opt, roto
         }
         res->done = true;
     }
+    /* the instance compiles left the cache's size limit to this call (best
+     * effort, as every eviction): one scan of the directory, not one each */
+    if (cc->cache_dir && res->compiles && !cc->cache_evict_later)
+        rotor_plancache_evict(cc->cache_dir, cc->cache_limit);
     inst_memo_free(&m);
     free(dp);
     free(gone);

@@ -117,6 +117,12 @@ typedef struct rotor_compile_options {
      * ROTOR_PLANCACHE_DEFAULT_LIMIT). */
     const char *cache_dir;
     int64_t cache_limit;
+    /* Leave the cache's size limit to the caller, which evicts once after
+     * its run of compiles (rotor_plancache_evict): a compile that wrote
+     * scans the whole directory to evict, and GraphTurbo's instance
+     * compiles (gticca.c), hundreds of them on one directory, made
+     * DenseNet-121's first compile at batch 32 stat 196,116 files. */
+    bool cache_evict_later;
     /* An in-memory plan store (planstore.h, docs/compile.md "Plan store")
      * shared by the compiles of one run, read before the disk and written
      * with it; NULL: none.  Owned by the caller, which may share it among
