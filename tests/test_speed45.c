@@ -23,6 +23,7 @@
 #include "rotor/compile/compile.h"
 #include "rotor/compile/energy.h"
 #include "rotor/compile/plancache.h"
+#include "rotor/compile/planstore.h"
 #include "rotor/compile/program.h"
 #include "rotor/op/search.h"
 #include "fixtures.h"
@@ -108,7 +109,7 @@ static void price_all(setup_case *s, handoff_cache *hc, int64_t out[NPTS][NPTS][
 static handoff_cache *attached(setup_case *s, const char *d, int *damaged) {
     handoff_cache *hc = handoff_cache_new(&s->chip);
     rotor_error err = {{0}};
-    cr_assert_eq(handoff_cache_persist(hc, d, 2, s->keys, s->fchip, damaged, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(handoff_cache_persist(hc, d, NULL, 2, s->keys, s->fchip, damaged, &err), ROTOR_OK, "%s", err.msg);
     return hc;
 }
 
@@ -188,6 +189,61 @@ Test(speed45, a_kept_hand_off_price_is_the_computed_one_and_damage_is_rewritten)
     cr_assert_eq(rotor_plancache_evict(d, 1), 1);
     cr_assert_eq(files_of(d, ".rho", NULL, 0), 0);
     rm_dir(d);
+    setup_case_free(&s);
+}
+
+/* A cache whose memos are lent from the plan store's shelf (no directory). */
+static handoff_cache *shelved_on(setup_case *s, rotor_plan_store *ps) {
+    handoff_cache *hc = handoff_cache_new(&s->chip);
+    rotor_error err = {{0}};
+    int damaged = -1;
+    cr_assert_eq(handoff_cache_persist(hc, NULL, ps, 2, s->keys, s->fchip, &damaged, &err), ROTOR_OK, "%s",
+                 err.msg);
+    cr_assert_eq(damaged, 0);
+    return hc;
+}
+
+/* The compiles that share a plan store share their hand-off prices through
+ * its shelf (compile/planshelf.h): a compile that ends leaves its memos
+ * there and the next one prices nothing again; a memo is lent to one
+ * compile at a time, so a compile beside a borrower prices afresh (the
+ * same integers), and when both end the memo with more records stays. */
+Test(speed45, the_compiles_of_one_plan_store_price_each_hand_off_once) {
+    setup_case s;
+    setup_case_init(&s);
+    rotor_plan_store *ps = rotor_plan_store_new();
+    cr_assert(ps);
+    int64_t fresh[NPTS][NPTS][3], got[NPTS][NPTS][3];
+    handoff_cache *none = handoff_cache_new(&s.chip);
+    price_all(&s, none, fresh);
+    handoff_cache_free(none);
+
+    handoff_cache *a = shelved_on(&s, ps);
+    price_all(&s, a, got);
+    cr_assert_eq(handoff_cache_counted(a), NPTS * NPTS, "an empty shelf answers nothing");
+    cr_assert_arr_eq(got, fresh, sizeof fresh);
+    /* beside a, which holds the consumer's memo: b prices afresh */
+    handoff_cache *b = shelved_on(&s, ps);
+    int64_t one[3], link, hops;
+    rotor_error err = {{0}};
+    handoff_input in = {.f = 0, .e = &s.ep, .p = &s.rp.pareto[0].plan, .t = 1, .chip = &s.chip};
+    cr_assert_eq(handoff_cache_setup(b, &in, 1, 1, &s.ec, &s.rc.pareto[0].plan, &s.chip, &one[0], &link, &hops, &err),
+                 ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(handoff_cache_counted(b), 1, "the memo is lent to a, not to b");
+    cr_assert_eq(one[0], fresh[0][0][0]);
+    handoff_cache_free(a); /* NPTS^2 records back on the shelf */
+    handoff_cache_free(b); /* 1 record: the heavier stays */
+    handoff_cache *c = shelved_on(&s, ps);
+    price_all(&s, c, got);
+    cr_assert_eq(handoff_cache_counted(c), 0, "every price from the shelf");
+    cr_assert_arr_eq(got, fresh, sizeof fresh);
+    handoff_cache_free(c);
+    /* and after c, again */
+    c = shelved_on(&s, ps);
+    price_all(&s, c, got);
+    cr_assert_eq(handoff_cache_counted(c), 0);
+    handoff_cache_free(c);
+    rotor_plan_store_free(ps);
     setup_case_free(&s);
 }
 

@@ -908,7 +908,8 @@ static rotor_status cache_load(compiler *cc, double ratio, rotor_error *err) {
      * and, with a cache, kept in its directory */
     int damaged = 0;
     rotor_status hst =
-        cc->hc ? handoff_cache_persist(cc->hc, cc->cache_dir, cc->nfr, cc->keys, cc->fchip, &damaged, err) : ROTOR_OK;
+        cc->hc ? handoff_cache_persist(cc->hc, cc->cache_dir, cc->store, cc->nfr, cc->keys, cc->fchip, &damaged, err)
+               : ROTOR_OK;
     cc->cache_damaged += damaged;
     if (hst || (!cc->cache_dir && !cc->store)) return hst;
     if (!(cc->pce = calloc((size_t)(cc->nfr ? cc->nfr : 1), sizeof *cc->pce))) return rotor_nomem(err);

@@ -552,11 +552,11 @@ rotor_status handoff_cache_most(handoff_cache *hc, const handoff_traffic *const 
 
 /* ---- the persistent memo --------------------------------------------------- */
 
-rotor_status handoff_cache_persist(handoff_cache *hc, const char *dir, int nshapes, char *const *shape,
-                                   const rotor_chip *fchip, int *damaged, rotor_error *err) {
+rotor_status handoff_cache_persist(handoff_cache *hc, const char *dir, struct rotor_plan_store *shelf, int nshapes,
+                                   char *const *shape, const rotor_chip *fchip, int *damaged, rotor_error *err) {
     handoff_cache_store_free(hc->store);
     hc->store = NULL;
-    return handoff_cache_store_open(dir, nshapes, shape, fchip, hc->chip, &hc->store, damaged, err);
+    return handoff_cache_store_open(dir, shelf, nshapes, shape, fchip, hc->chip, &hc->store, damaged, err);
 }
 
 bool handoff_cache_save(handoff_cache *hc) { return hc && handoff_cache_store_save(hc->store); }

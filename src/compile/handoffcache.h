@@ -16,6 +16,7 @@
 #include "rotor/op/plan.h"
 
 typedef struct handoff_cache handoff_cache;
+struct rotor_plan_store; /* rotor/compile/planstore.h */
 
 handoff_cache *handoff_cache_new(const rotor_chip *chip);
 void handoff_cache_free(handoff_cache *hc);
@@ -108,10 +109,13 @@ rotor_status handoff_cache_setup(handoff_cache *hc, const handoff_input *in, int
  * dir (NULL: in memory only), next to the plan cache's entries (one .rho
  * file per consumer shape): shape[0..nshapes) are the compile's shape keys
  * (the frontier indices handoff_cache_setup takes) and fchip their chips.
- * Reads every shape's file now; *damaged counts those that did not read
- * back (ignored, to be rewritten). */
-rotor_status handoff_cache_persist(handoff_cache *hc, const char *dir, int nshapes, char *const *shape,
-                                   const rotor_chip *fchip, int *damaged, rotor_error *err);
+ * With a plan store (NULL: none), each shape's memo is borrowed from its
+ * shelf (compile/planshelf.h) when another compile left it there, and put
+ * back when hc is freed, so the compiles sharing the store price each
+ * hand-off once among them.  Reads every other shape's file now; *damaged
+ * counts those that did not read back (ignored, to be rewritten). */
+rotor_status handoff_cache_persist(handoff_cache *hc, const char *dir, struct rotor_plan_store *shelf, int nshapes,
+                                   char *const *shape, const rotor_chip *fchip, int *damaged, rotor_error *err);
 /* Writes the files that learned something (best effort); true when one
  * was written (the caller then evicts, rotor_plancache_evict). */
 bool handoff_cache_save(handoff_cache *hc);
@@ -120,8 +124,9 @@ bool handoff_cache_save(handoff_cache *hc);
  * integer vectors (at most HANDOFF_KEY_MAX) to three integers. */
 #define HANDOFF_KEY_MAX 512
 typedef struct handoff_store handoff_store;
-rotor_status handoff_cache_store_open(const char *dir, int nshapes, char *const *shape, const rotor_chip *fchip,
-                                const rotor_chip *chip, handoff_store **out, int *damaged, rotor_error *err);
+rotor_status handoff_cache_store_open(const char *dir, struct rotor_plan_store *shelf, int nshapes,
+                                      char *const *shape, const rotor_chip *fchip, const rotor_chip *chip,
+                                      handoff_store **out, int *damaged, rotor_error *err);
 /* Producer shape fp's index in consumer fc's file (added when add; -1:
  * not there, or out of memory). */
 int handoff_cache_store_producer(handoff_store *hs, int fc, int fp, bool add);
@@ -129,6 +134,7 @@ bool handoff_cache_store_find(const handoff_store *hs, int fc, const int64_t *v,
 rotor_status handoff_cache_store_add(handoff_store *hs, int fc, const int64_t *v, int n, const int64_t r[3],
                                rotor_error *err);
 bool handoff_cache_store_save(handoff_store *hs);
+/* Frees hs, its memos put back on the shelf it was opened with. */
 void handoff_cache_store_free(handoff_store *hs);
 
 #endif

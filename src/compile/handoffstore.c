@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compile/planshelf.h"
 #include "compile/sealed.h"
 #include "rotor/base/hashtab.h"
 #include "rotor/compile/plancache.h"
@@ -51,6 +52,7 @@ typedef struct shape_store {
 
 struct handoff_store {
     char *dir;
+    struct rotor_plan_store *shelf; /* the memos are lent from and given back to it (NULL: none) */
     int nshapes;
     char **id; /* per frontier: "shape ...\nchip ...\n" */
     shape_store *s;
@@ -92,8 +94,46 @@ static void shape_clear(shape_store *s) {
     s->np = 0;
 }
 
+/* A shape's memo on the plan store's shelf (planshelf.h): its producers
+ * and records, moved whole between a store and the shelf. */
+typedef struct shelved {
+    char **pid;
+    int np;
+    rotor_hashtab *tab;
+} shelved;
+
+static void shelved_free(void *v) {
+    shelved *x = v;
+    for (int i = 0; i < x->np; i++) free(x->pid[i]);
+    free(x->pid);
+    rotor_hashtab_free(x->tab);
+    free(x);
+}
+
+/* s's producers and records given to the shelf (s keeps neither; best
+ * effort: out of memory, they are freed with s). */
+static void shelve(handoff_store *hs, shape_store *s) {
+    if (!hs->shelf || !s->key || !s->tab || !rotor_hashtab_count(s->tab)) return;
+    shelved *x = malloc(sizeof *x);
+    if (!x) return;
+    *x = (shelved){.pid = s->pid, .np = s->np, .tab = s->tab};
+    s->pid = NULL, s->np = 0, s->tab = NULL;
+    compile_plan_store_give(hs->shelf, s->key, x, rotor_hashtab_count(x->tab), shelved_free);
+}
+
+/* s's memo from the shelf, when another compile left it there: true. */
+static bool unshelve(handoff_store *hs, shape_store *s) {
+    shelved *x = hs->shelf ? compile_plan_store_lend(hs->shelf, s->key) : NULL;
+    if (!x) return false;
+    rotor_hashtab_free(s->tab);
+    s->pid = x->pid, s->np = x->np, s->tab = x->tab;
+    free(x);
+    return true;
+}
+
 void handoff_cache_store_free(handoff_store *hs) {
     if (!hs) return;
+    for (int i = 0; hs->s && i < hs->nshapes; i++) shelve(hs, &hs->s[i]);
     for (int i = 0; i < hs->nshapes; i++) {
         if (hs->id) free(hs->id[i]);
         if (!hs->s) continue;
@@ -209,14 +249,16 @@ static char *identity(const char *shape, const rotor_chip *chip) {
     return id;
 }
 
-rotor_status handoff_cache_store_open(const char *dir, int nshapes, char *const *shape, const rotor_chip *fchip,
-                                const rotor_chip *chip, handoff_store **out, int *damaged, rotor_error *err) {
+rotor_status handoff_cache_store_open(const char *dir, struct rotor_plan_store *shelf, int nshapes,
+                                      char *const *shape, const rotor_chip *fchip, const rotor_chip *chip,
+                                      handoff_store **out, int *damaged, rotor_error *err) {
     *out = NULL;
     *damaged = 0;
     handoff_store *hs = calloc(1, sizeof *hs);
     char *base = rotor_plancache_chip_text(chip);
     bool ok = hs && base && (!dir || (hs->dir = strdup(dir)));
     if (ok) {
+        hs->shelf = shelf;
         hs->nshapes = nshapes;
         hs->id = calloc((size_t)(nshapes ? nshapes : 1), sizeof *hs->id);
         hs->s = calloc((size_t)(nshapes ? nshapes : 1), sizeof *hs->s);
@@ -232,7 +274,9 @@ rotor_status handoff_cache_store_open(const char *dir, int nshapes, char *const 
         /* 64 slots at the first record */
         if (ok) ok = !rotor_hashtab_new(3 * sizeof(int64_t), 64, hash_key, &s->tab, NULL);
         for (int j = 0; ok && j < nshapes; j++) s->pmap[j] = -1;
-        if (ok && dir) *damaged += !load(s, dir);
+        /* the shelf holds all a file held when an earlier compile of the
+         * run read it, and what that compile added (written back too) */
+        if (ok && !unshelve(hs, s) && dir) *damaged += !load(s, dir);
     }
     free(base);
     if (!ok) {

@@ -17,7 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compile/planshelf.h"
 #include "rotor/base/hash.h"
+#include "rotor/base/hashtab.h"
 
 struct rotor_plan_store {
     omp_lock_t lock;
@@ -25,7 +27,15 @@ struct rotor_plan_store {
     int n, cap;
     int *slot;                /* open addressing: index into e, -1 empty; nslot a power of two */
     int nslot;
+    rotor_hashtab *shelf;     /* planshelf.h: key -> shelf_item (NULL until the first give) */
 };
+
+/* A memo on the shelf: v NULL when lent (or never there). */
+typedef struct shelf_item {
+    void *v;
+    int64_t weight;
+    void (*free_fn)(void *);
+} shelf_item;
 
 rotor_plan_store *rotor_plan_store_new(void) {
     rotor_plan_store *s = calloc(1, sizeof *s);
@@ -39,8 +49,44 @@ void rotor_plan_store_free(rotor_plan_store *s) {
     for (int i = 0; i < s->n; i++) rotor_plancache_entry_free(&s->e[i]);
     free(s->e);
     free(s->slot);
+    const void *key;
+    int64_t pos = 0;
+    void *val;
+    while (s->shelf && rotor_hashtab_next(s->shelf, &pos, &key, NULL, &val)) {
+        shelf_item *it = val;
+        if (it->v) it->free_fn(it->v);
+    }
+    rotor_hashtab_free(s->shelf);
     omp_destroy_lock(&s->lock);
     free(s);
+}
+
+void *compile_plan_store_lend(rotor_plan_store *s, const char *key) {
+    void *v = NULL;
+    omp_set_lock(&s->lock);
+    shelf_item *it = s->shelf ? rotor_hashtab_find(s->shelf, key, (int64_t)strlen(key)) : NULL;
+    if (it) {
+        v = it->v;
+        it->v = NULL;
+    }
+    omp_unset_lock(&s->lock);
+    return v;
+}
+
+void compile_plan_store_give(rotor_plan_store *s, const char *key, void *v, int64_t weight, void (*free_fn)(void *)) {
+    if (!v) return;
+    omp_set_lock(&s->lock);
+    void *at = NULL;
+    if (!s->shelf) (void)rotor_hashtab_new(sizeof(shelf_item), 64, NULL, &s->shelf, NULL);
+    if (s->shelf) (void)rotor_hashtab_add(s->shelf, key, (int64_t)strlen(key), NULL, &at, NULL, NULL);
+    shelf_item *it = at;
+    void *drop = v;
+    if (it && (!it->v || weight > it->weight)) {
+        drop = it->v;
+        *it = (shelf_item){.v = v, .weight = weight, .free_fn = free_fn};
+    }
+    omp_unset_lock(&s->lock);
+    if (drop) free_fn(drop); /* the lighter one, or v when out of memory */
 }
 
 /* The slot of key: its entry's, or the empty one where it would go. */
