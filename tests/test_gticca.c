@@ -335,11 +335,11 @@ static double compile_cached(const char *d, bool gt, int64_t limit, bool later) 
 
 /* Every instance compile writes the disk cache, and each scanned the whole
  * directory to keep its size limit (hundreds of scans on DenseNet-121):
- * they leave it to compile_gticca, which evicts once after them.  Here T10
- * alone fills the directory first, so the compile with instances finds its
- * own entries there and writes nothing itself: only the instances' entries
- * push the directory over the limit, and only that one eviction brings it
- * back. */
+ * they leave it to the compile that runs them, which evicts once at its end
+ * (compile.c, cache_store).  Here T10 alone fills the directory first, so
+ * the compile with instances finds its own entries there and writes nothing
+ * itself: only the instances' entries push the directory over the limit,
+ * and only that one eviction brings it back. */
 Test(gticca, the_instance_compiles_leave_the_cache_size_to_one_eviction) {
     char *all = fixture_tmp_dir("gticca"), *d = fixture_tmp_dir("gticca"), *later = fixture_tmp_dir("gticca");
     double s = compile_cached(all, true, 0, false);

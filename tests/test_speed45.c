@@ -243,6 +243,23 @@ Test(speed45, the_compiles_of_one_plan_store_price_each_hand_off_once) {
     price_all(&s, c, got);
     cr_assert_eq(handoff_cache_counted(c), 0);
     handoff_cache_free(c);
+    /* the memo learned without a directory carries that its file lacks it:
+     * a compile with the directory that learns nothing more writes it */
+    char *d = tmp_dir();
+    handoff_cache *w = handoff_cache_new(&s.chip);
+    int damaged = -1;
+    cr_assert_eq(handoff_cache_persist(w, d, ps, 2, s.keys, s.fchip, &damaged, &err), ROTOR_OK, "%s", err.msg);
+    price_all(&s, w, got);
+    cr_assert_eq(handoff_cache_counted(w), 0);
+    cr_assert(handoff_cache_save(w), "the shelf's records, written");
+    handoff_cache_free(w);
+    cr_assert_eq(files_of(d, ".rho", NULL, 0), 1);
+    w = attached(&s, d, &damaged); /* the file alone, no shelf */
+    price_all(&s, w, got);
+    cr_assert_eq(handoff_cache_counted(w), 0, "every price read from the file");
+    cr_assert_arr_eq(got, fresh, sizeof fresh);
+    handoff_cache_free(w);
+    rm_dir(d);
     rotor_plan_store_free(ps);
     setup_case_free(&s);
 }

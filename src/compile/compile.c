@@ -943,7 +943,9 @@ static void cache_store(compiler *cc) {
             wrote |= rotor_plancache_store(cc->cache_dir, &cc->pce[i]);
     }
     wrote |= handoff_cache_save(cc->hc);
-    if (wrote && !cc->cache_evict_later) rotor_plancache_evict(cc->cache_dir, cc->cache_limit);
+    /* GraphTurbo's instance compiles leave the limit to this one scan */
+    if ((wrote || compile_gticca_ran(cc)) && cc->cache_dir && !cc->cache_evict_later)
+        rotor_plancache_evict(cc->cache_dir, cc->cache_limit);
 }
 
 /* Every slot's frontier.  With at least as many distinct shapes as threads

@@ -153,5 +153,8 @@ rotor_status compile_gticca_begin(compiler *cc, const rotor_compile_options *opt
 int compile_gticca_team(const compiler *cc, int threads);
 void compile_gticca_spawn(compiler *cc, int team);
 void compile_gticca_free(struct gticca_pre *p);
+/* Whether instance compiles ran for cc (they may have written the plan
+ * cache, and leave its size limit to cc's own cache_store). */
+bool compile_gticca_ran(const compiler *cc);
 
 #endif

@@ -479,6 +479,8 @@ static void chain_worker(struct gticca_pre *p, int k) {
     chain_worker(p, k);
 }
 
+bool compile_gticca_ran(const compiler *cc) { return cc->gt && cc->gt->ran; }
+
 int compile_gticca_team(const compiler *cc, int threads) {
     if (!cc->gt || cc->gt->nc < 1) return 1;
     return threads > 0 ? threads : omp_get_max_threads();
@@ -522,8 +524,9 @@ rotor_status compile_gticca_begin(compiler *cc, const rotor_compile_options *opt
      * bytes a search gives, so the instances' costs do not change). */
     p->io = *opt;
     /* Each instance compile that writes the disk cache would scan its whole
-     * directory to keep its size limit: the one eviction is compile_gticca's,
-     * after them all. */
+     * directory to keep its size limit: the one eviction is the outer
+     * compile's (compile.c, cache_store), after them all, on every path
+     * (a walk that fails after them too). */
     p->io.cache_evict_later = true;
     if (!p->io.plan_store) p->io.plan_store = p->own = rotor_plan_store_new();
     if (!p->io.plan_store) return rotor_nomem(err);
@@ -767,10 +770,6 @@ rotor_status compile_gticca(compiler *cc, const rotor_compile_options *opt, roto
         }
         res->done = true;
     }
-    /* the instance compiles left the cache's size limit to this call (best
-     * effort, as every eviction): one scan of the directory, not one each */
-    if (cc->cache_dir && res->compiles && !cc->cache_evict_later)
-        rotor_plancache_evict(cc->cache_dir, cc->cache_limit);
     inst_memo_free(&m);
     free(dp);
     free(gone);

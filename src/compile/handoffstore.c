@@ -100,6 +100,7 @@ typedef struct shelved {
     char **pid;
     int np;
     rotor_hashtab *tab;
+    bool dirty; /* records its file lacks (a compile without the directory, a write that failed) */
 } shelved;
 
 static void shelved_free(void *v) {
@@ -116,7 +117,7 @@ static void shelve(handoff_store *hs, shape_store *s) {
     if (!hs->shelf || !s->key || !s->tab || !rotor_hashtab_count(s->tab)) return;
     shelved *x = malloc(sizeof *x);
     if (!x) return;
-    *x = (shelved){.pid = s->pid, .np = s->np, .tab = s->tab};
+    *x = (shelved){.pid = s->pid, .np = s->np, .tab = s->tab, .dirty = s->dirty};
     s->pid = NULL, s->np = 0, s->tab = NULL;
     compile_plan_store_give(hs->shelf, s->key, x, rotor_hashtab_count(x->tab), shelved_free);
 }
@@ -126,7 +127,7 @@ static bool unshelve(handoff_store *hs, shape_store *s) {
     shelved *x = hs->shelf ? compile_plan_store_lend(hs->shelf, s->key) : NULL;
     if (!x) return false;
     rotor_hashtab_free(s->tab);
-    s->pid = x->pid, s->np = x->np, s->tab = x->tab;
+    s->pid = x->pid, s->np = x->np, s->tab = x->tab, s->dirty = x->dirty;
     free(x);
     return true;
 }
@@ -319,6 +320,9 @@ rotor_status handoff_cache_store_add(handoff_store *hs, int fc, const int64_t *v
 bool handoff_cache_store_save(handoff_store *hs) {
     bool wrote = false;
     for (int i = 0; hs && hs->dir && i < hs->nshapes; i++)
-        if (hs->s[i].dirty && rotor_hashtab_count(hs->s[i].tab)) wrote |= save(&hs->s[i], hs->dir);
+        if (hs->s[i].dirty && rotor_hashtab_count(hs->s[i].tab) && save(&hs->s[i], hs->dir)) {
+            hs->s[i].dirty = false; /* on disk now: a shelved memo carries only what is not */
+            wrote = true;
+        }
     return wrote;
 }

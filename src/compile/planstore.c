@@ -81,12 +81,14 @@ void compile_plan_store_give(rotor_plan_store *s, const char *key, void *v, int6
     if (s->shelf) (void)rotor_hashtab_add(s->shelf, key, (int64_t)strlen(key), NULL, &at, NULL, NULL);
     shelf_item *it = at;
     void *drop = v;
+    void (*drop_free)(void *) = free_fn;
     if (it && (!it->v || weight > it->weight)) {
         drop = it->v;
+        drop_free = it->free_fn;
         *it = (shelf_item){.v = v, .weight = weight, .free_fn = free_fn};
     }
     omp_unset_lock(&s->lock);
-    if (drop) free_fn(drop); /* the lighter one, or v when out of memory */
+    if (drop) drop_free(drop); /* the lighter one, or v when out of memory */
 }
 
 /* The slot of key: its entry's, or the empty one where it would go. */
