@@ -542,9 +542,13 @@ static bool joint_pruned(worker *w, double t, int64_t m, double compute, int upt
  * when one S_a is multiplied by an integer (rotor_cost_model.
  * step_bound_multiples), every multiple of this S_a at the same level,
  * the other steps as they are, is cut too (search_prune is monotone in
- * time, and the incumbent and the front only tighten). */
+ * time, and the incumbent and the front only tighten).  dead_floor is
+ * that margin, the one statement of it: the searched floor notes it too
+ * where steps_dead may cut (the multiples' floors lie within it). */
+static inline double dead_floor(double tb) { return tb * (1 - 1e-12); }
+
 static bool steps_dead(worker *w, double tb) {
-    return w->c->m->step_bound_multiples && search_prune(w, tb * (1 - 1e-12), 0);
+    return w->c->m->step_bound_multiples && search_prune(w, dead_floor(tb), 0);
 }
 
 /* The padding prod_a P_a / E_a of the F_op and steps in w (P_a the extent
@@ -587,8 +591,7 @@ static bool search_steps_leaf(worker *w, int from, bool rot) {
      * memory at all is pruned with the floors: most step vectors of a
      * frontier search fail its time cap, and skip the floors' arithmetic */
     if (search_prune(w, w->compute + w->comm_floor, 0)) {
-        /* the margin of steps_dead: the multiples it cuts too */
-        search_floor_note(w, (w->compute + w->comm_floor) * (1 - 1e-12), 0);
+        search_floor_note(w, dead_floor(w->compute + w->comm_floor), 0); /* the multiples steps_dead cuts */
         w->st.steps_pruned++;
         return steps_dead(w, w->compute + w->comm_floor);
     }
@@ -717,7 +720,7 @@ static void search_steps(worker *w, const step_choices *sc, int a, bool rot) {
             continue;
         }
         if (search_prune(w, tb, 0)) {
-            search_floor_note(w, tb * (1 - 1e-12), 0); /* steps_dead's margin */
+            search_floor_note(w, dead_floor(tb), 0); /* the multiples steps_dead cuts */
             w->st.steps_pruned++;
             if (steps_dead(w, tb) && ndead < DEAD_MAX) dead[ndead++] = sa;
             continue;
