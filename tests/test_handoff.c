@@ -462,28 +462,35 @@ static void traffic_by_hand(const rotor_handoff *h, const placed *q, const rotor
         if (send[p] > *max_send) *max_send = send[p];
 }
 
-/* The traffic into consumer q's tensor 1 three ways (traffic_by_hand,
- * rotor_handoff_traffic_in with memo, rotor_handoff_traffic), asserted
+/* The traffic into consumer q's tensor 1 four ways (traffic_by_hand,
+ * rotor_handoff_traffic_in with memo, rotor_handoff_traffic, and
+ * rotor_handoff_traffic_in source by source, without the sums), asserted
  * equal core by core; returns the most a core receives.  what names the
  * case in a failure. */
 static int64_t traffic_agrees(const rotor_handoff *h, const placed *q, const rotor_view *view,
                               rotor_handoff_memo *memo, const char *what) {
-    int64_t nc = q->info.cores, np = rotor_handoff_cores(h);
-    int64_t *r0 = calloc((size_t)nc, sizeof *r0), *r1 = calloc((size_t)nc, sizeof *r1);
-    int64_t *r2 = calloc((size_t)nc, sizeof *r2), *s0 = calloc((size_t)np, sizeof *s0);
-    int64_t *s1 = calloc((size_t)np, sizeof *s1), *s2 = calloc((size_t)np, sizeof *s2);
-    cr_assert(r0 && r1 && r2 && s0 && s1 && s2);
-    int64_t mr0, ms0, mr1, ms1, mr2, ms2;
-    traffic_by_hand(h, q, view, r0, &mr0, s0, &ms0);
-    cr_assert_eq(rotor_handoff_traffic_in(h, q->pl, 1, view, memo, r1, &mr1, s1, &ms1), ROTOR_OK);
-    cr_assert_eq(rotor_handoff_traffic(h, q->pl, 1, view, r2, &mr2, s2, &ms2), ROTOR_OK);
-    cr_assert(!memcmp(r0, r1, (size_t)nc * sizeof *r0) && !memcmp(r0, r2, (size_t)nc * sizeof *r0), "%s: recv",
-              what);
-    cr_assert(!memcmp(s0, s1, (size_t)np * sizeof *s0) && !memcmp(s0, s2, (size_t)np * sizeof *s0), "%s: send",
-              what);
-    cr_assert(mr0 == mr1 && mr0 == mr2 && ms0 == ms1 && ms0 == ms2, "%s: the most", what);
-    free(r0), free(r1), free(r2), free(s0), free(s1), free(s2);
-    return mr0;
+    int64_t nc = q->info.cores, np = rotor_handoff_cores(h), *r[4], *s[4], mr[4], ms[4];
+    for (int k = 0; k < 4; k++) {
+        r[k] = calloc((size_t)nc, sizeof *r[k]);
+        s[k] = calloc((size_t)np, sizeof *s[k]);
+        cr_assert(r[k] && s[k]);
+    }
+    rotor_handoff_memo *walk = rotor_handoff_memo_new();
+    cr_assert(walk);
+    rotor_handoff_memo_use_sums(walk, false);
+    traffic_by_hand(h, q, view, r[0], &mr[0], s[0], &ms[0]);
+    cr_assert_eq(rotor_handoff_traffic_in(h, q->pl, 1, view, memo, r[1], &mr[1], s[1], &ms[1]), ROTOR_OK);
+    cr_assert_eq(rotor_handoff_traffic(h, q->pl, 1, view, r[2], &mr[2], s[2], &ms[2]), ROTOR_OK);
+    cr_assert_eq(rotor_handoff_traffic_in(h, q->pl, 1, view, walk, r[3], &mr[3], s[3], &ms[3]), ROTOR_OK);
+    cr_assert_eq(rotor_handoff_memo_sums(walk), 0);
+    for (int k = 1; k < 4; k++) {
+        cr_assert(!memcmp(r[0], r[k], (size_t)nc * sizeof *r[0]), "%s: recv (way %d)", what, k);
+        cr_assert(!memcmp(s[0], s[k], (size_t)np * sizeof *s[0]), "%s: send (way %d)", what, k);
+        cr_assert(mr[0] == mr[k] && ms[0] == ms[k], "%s: the most (way %d)", what, k);
+    }
+    rotor_handoff_memo_free(walk);
+    for (int k = 0; k < 4; k++) free(r[k]), free(s[k]);
+    return mr[0];
 }
 
 /* rotor_handoff_traffic_in with one memo reused across every pair (and
@@ -503,11 +510,12 @@ Test(handoff, fused_traffic_equals_receive_and_sends_core_by_core) {
     };
     rotor_handoff_memo *memo = rotor_handoff_memo_new();
     cr_assert(memo);
-    int pairs = 0;
+    int pairs = 0, summed[2][4] = {{0}}, walked = 0;
     for (size_t i = 0; i < sizeof prod_fop / sizeof prod_fop[0]; i++) {
         placed p;
         place_plan(&p, MATMUL, "m=12,k=6,n=12", prod_fop[i], NULL, &chip);
         rotor_handoff *h = handoff_of(&p);
+        bool groups = prod_fop[i][1] > 1; /* F_op k > 1: reduction groups hold the output in chunks */
         for (int v = -1; v < 3; v++)
             for (size_t a = 0; a < 6; a++)
                 for (size_t b = 0; b < 4; b++) {
@@ -530,14 +538,85 @@ Test(handoff, fused_traffic_equals_receive_and_sends_core_by_core) {
                     }
                     char what[96];
                     snprintf(what, sizeof what, "producer %zu view %d plan %zu,%zu", i, v, a, b);
+                    int64_t before = rotor_handoff_memo_sums(memo);
                     pairs += traffic_agrees(h, &q, view, memo, what) > 0;
+                    /* traffic_agrees asks the memo's walk once */
+                    if (rotor_handoff_memo_sums(memo) > before) summed[groups][v + 1]++;
+                    else walked++;
                     rotor_place_free(q.pl);
                 }
         rotor_handoff_free(h);
         rotor_place_free(p.pl);
     }
     cr_assert_gt(pairs, 100, "only %d pairs moved anything", pairs);
+    /* the sums priced pairs with and without reduction groups through every
+     * view: strided spans (view 1), two consumer dimensions on one producer
+     * dimension (view 2), a reversed one (view 0) */
+    for (int gr = 0; gr < 2; gr++)
+        for (int v = 0; v < 4; v++) cr_assert_gt(summed[gr][v], 2, "groups %d view %d: %d by sums", gr, v - 1, summed[gr][v]);
+    cr_log_info("sums %d %d %d %d / %d %d %d %d, walked %d", summed[0][0], summed[0][1], summed[0][2], summed[0][3], summed[1][0], summed[1][1], summed[1][2], summed[1][3], walked);
     rotor_handoff_memo_free(memo);
+}
+
+/* The sums (handoff.c, "the traffic by sums") where a dimension's boxes
+ * repeat unevenly: a stride-2 window's rows start at 2 h + kh, so with h
+ * and kh both split some starts are shared by two (h, kh) blocks and
+ * others by one.  The cores of each combination of starts are still a
+ * product over the dimensions, and the sends, weighted by it, equal the
+ * core-by-core computation, under producers with and without reduction
+ * groups. */
+Test(handoff, sums_weigh_the_windows_whose_starts_repeat_unevenly) {
+    rotor_chip chip = mk2();
+    static const int64_t prod_fop[][3] = {{1, 1, 1}, {11, 1, 3}, {1, 2, 9}, {11, 4, 1}};
+    static const int64_t fh[] = {1, 5}, fw[] = {1, 2, 4}, fk[] = {1, 3};
+    int uneven = 0;
+    for (size_t i = 0; i < sizeof prod_fop / sizeof prod_fop[0]; i++) {
+        placed p;
+        place_plan(&p, MATMUL, "m=11,k=4,n=9", prod_fop[i], NULL, &chip);
+        rotor_handoff *h = handoff_of(&p);
+        for (size_t a = 0; a < 2; a++)
+            for (size_t b = 0; b < 3; b++)
+                for (size_t c = 0; c < 2; c++)
+                    for (size_t d = 0; d < 2; d++) {
+                        placed q;
+                        const char *text = "O[h,w] += I[2*h+kh,2*w+kw] * W[kh,kw]", *dims = "h=5,w=4,kh=3,kw=3";
+                        rotor_expr e = make_expr(text, dims);
+                        int64_t f[4];
+                        for (int x = 0; x < e.naxes; x++) {
+                            const char *n = e.axis_name[x];
+                            f[x] = !strcmp(n, "h") ? fh[a] : !strcmp(n, "w") ? fw[b] : !strcmp(n, "kh") ? fk[c] : fk[d];
+                        }
+                        place_plan(&q, text, dims, f, NULL, &chip);
+                        cr_assert(rotor_handoff_matches(h, q.pl, 1, NULL));
+                        /* whether some row or column start is shared by more cores than another */
+                        int64_t rows[11] = {0}, cols[9] = {0};
+                        for (int64_t k = 0; k < q.info.cores; k++) {
+                            int64_t lo[2], hi[2];
+                            if (!rotor_handoff_need(q.pl, 1, k, lo, hi)) continue;
+                            rows[lo[0]]++, cols[lo[1]]++;
+                        }
+                        int64_t rmin = INT64_MAX, rmax = 0, cmin = INT64_MAX, cmax = 0;
+                        for (int k = 0; k < 11; k++)
+                            if (rows[k]) rmin = rows[k] < rmin ? rows[k] : rmin, rmax = rows[k] > rmax ? rows[k] : rmax;
+                        for (int k = 0; k < 9; k++)
+                            if (cols[k]) cmin = cols[k] < cmin ? cols[k] : cmin, cmax = cols[k] > cmax ? cols[k] : cmax;
+                        rotor_handoff_memo *memo = rotor_handoff_memo_new();
+                        cr_assert(memo);
+                        char what[96];
+                        snprintf(what, sizeof what, "producer %zu plan %lld,%lld,%lld,%lld", i, (long long)f[0],
+                                 (long long)f[1], (long long)f[2], (long long)f[3]);
+                        traffic_agrees(h, &q, NULL, memo, what);
+                        cr_assert_eq(rotor_handoff_memo_sums(memo), 1, "%s: not by sums", what);
+                        uneven += rmin < rmax || cmin < cmax;
+                        rotor_handoff_memo_free(memo);
+                        rotor_place_free(q.pl);
+                    }
+        rotor_handoff_free(h);
+        rotor_place_free(p.pl);
+    }
+    /* uneven: rows where h is split 5 ways and kh 3 (6 of the 24 plans),
+     * columns where w is split 4 ways and kw 3 (4), both in 1: 9 a producer */
+    cr_assert_eq(uneven, 4 * 9, "%d consumers with uneven starts", uneven);
 }
 
 /* Consumer cores that need the same box one after another (a MatMul

@@ -754,10 +754,17 @@ struct rotor_handoff_memo {
     bool vset;
     int vdim[ROTOR_MAX_DIMS];
     int64_t vstep[ROTOR_MAX_DIMS], voff[ROTOR_MAX_DIMS];
+    /* The traffic by sums (traffic_sums): its scratch, kept across walks,
+     * and how many traffics it priced. */
+    int64_t *sum;
+    size_t nsum;
+    int64_t nsums;
+    bool no_sums; /* rotor_handoff_memo_use_sums(m, false) */
 };
 typedef struct rotor_handoff_memo box_memo;
 
 static void memo_free(box_memo *m) {
+    free(m->sum);
     free(m->mark);
     free(m->horg);
     free(m->org);
@@ -1043,6 +1050,265 @@ static void send_marked(box_memo *m, int64_t first, int64_t count, int64_t *send
     }
 }
 
+/* ---- the traffic by sums ------------------------------------------------ */
+
+/* A producer core's sends are the elements of its holding that every
+ * other consumer core's box reads: summed over the consumer's cores, that
+ * is what the walk above adds source by source (44 million sources for
+ * DenseNet-121's simplified graph at batch 32, 33,000 a hand-off, most of
+ * its hand-off phase).  Where the consumer's boxes are every combination
+ * of a few intervals per dimension, each combination on the same number
+ * of cores (a T10 plan's partitions: a core's coordinate along each of the
+ * tensor's axes picks its interval there, the other axes replicate the
+ * box), the sum factors by dimension: the elements the boxes read at
+ * output coordinate x along dimension j, counted over the combinations of
+ * the intervals of the consumer dimensions that view maps to j, give
+ * cov_j(x), and a core's sends are the cores per combination times the
+ * sum over its holding of the product of cov_j, less what it reads of its
+ * own box.  So the sends cost one pass over the producer's cores, not one
+ * per (receiver, source) pair; the receives are each core's box less what
+ * it holds itself, as the walk has them.  The same integers (the test
+ * `fused_traffic_equals_receive_and_sends_core_by_core` compares both
+ * with the core-by-core computation).  Consumers whose boxes are not such
+ * a product, scalars, and grids too large for the scratch take the walk. */
+
+/* The scratch's bounds: the output's extents summed over its dimensions
+ * (the coverage's prefix sums), and the elements of strided spans
+ * enumerated into it. */
+#define SUM_GRID_MAX ((int64_t)1 << 20)
+#define SUM_WORK_MAX ((int64_t)1 << 22)
+
+/* The memo's scratch of n int64_t; NULL when out of memory. */
+static int64_t *sum_scratch(box_memo *m, size_t n) {
+    if (n > m->nsum) {
+        free(m->sum);
+        m->nsum = (m->sum = malloc(n * sizeof *m->sum)) ? n : 0;
+    }
+    return m->sum;
+}
+
+/* Adds weight u for each of span s's elements inside [0, g) to the
+ * difference array d (d[x] += u, d[x + 1] -= u); false when the strided
+ * elements to enumerate exceed *budget. */
+static bool sum_cover(const rotor_handoff_span *s, int64_t g, int64_t u, int64_t *d, int64_t *budget) {
+    if (s->nterms == 0 || (s->nterms == 1 && s->step[0] == 1)) {
+        int64_t a = s->base < 0 ? 0 : s->base, b = s->base + (s->nterms ? s->count[0] : 1);
+        if (b > g) b = g;
+        if (a < b) d[a] += u, d[b] -= u;
+        return true;
+    }
+    int64_t n = 1;
+    for (int k = 0; k < s->nterms; k++) n *= s->count[k];
+    if ((*budget -= n) < 0) return false;
+    int64_t at[ROTOR_MAX_DIMS] = {0}, x = s->base;
+    for (;;) {
+        if (x >= 0 && x < g) d[x] += u, d[x + 1] -= u;
+        int k = s->nterms - 1;
+        while (k >= 0 && ++at[k] == s->count[k]) {
+            x -= (at[k] - 1) * s->step[k];
+            at[k--] = 0;
+        }
+        if (k < 0) return true;
+        x += s->step[k];
+    }
+}
+
+/* set_below with the set's indicator along dimension d replaced by
+ * cov_d, from its prefix sums P[d]: the sum over the window's elements of
+ * local row-major index below x of the product of cov_d. */
+static int64_t sum_below(const rotor_handoff *h, int64_t *const *P, const int64_t *o, const int64_t *wl,
+                         const int64_t *wh, const int64_t *inner, int d, int64_t x) {
+    if (d == h->nd) return x > 0;
+    int64_t q = x / h->pstride[d], r = x % h->pstride[d];
+    int64_t top = o[d] + q < wh[d] ? o[d] + q : wh[d];
+    int64_t n = top > wl[d] ? (P[d][top] - P[d][wl[d]]) * inner[d + 1] : 0;
+    int64_t at = o[d] + q;
+    if (at >= wl[d] && at < wh[d]) {
+        int64_t cov = P[d][at + 1] - P[d][at];
+        if (cov) n += cov * sum_below(h, P, o, wl, wh, inner, d + 1, r);
+    }
+    return n;
+}
+
+/* rotor_handoff_traffic_in by sums (above): 1 done, 0 the consumer's boxes
+ * are no product (nothing written but scratch), -1 out of memory. */
+static int traffic_sums(const rotor_handoff *h, const rotor_place *consumer, int t, const rotor_view *view,
+                        box_memo *m, const int64_t *org, const int64_t *g, int64_t *recv, int64_t *max_recv,
+                        int64_t *send, int64_t *max_send) {
+    const rotor_plan_info *info = rotor_place_info(consumer);
+    const int64_t *part = info->part[t];
+    int nd = m->nd, hn = h->nd;
+    int64_t nc = info->cores;
+    bool vset = view && view->set;
+    if (!org || hn == 0 || nd == 0 || nc < 1 || (!vset && nd != hn)) return 0;
+    int64_t gsum = 0;
+    for (int j = 0; j < hn; j++) gsum += h->gdim[j] + 1;
+    if (gsum > SUM_GRID_MAX) return 0;
+    size_t cap = 16;
+    while (cap < 2 * (size_t)nc) cap <<= 1;
+    int64_t *w = sum_scratch(m, 3 * (size_t)nc * (size_t)nd + 2 * cap + (size_t)nc + (size_t)gsum);
+    if (!w) return -1;
+    /* kidx: each core's interval index per dimension; list: each
+     * dimension's distinct origins, cnt: the cores at each; a hash of
+     * origins to their index */
+    int64_t *kidx = w, *list = kidx + nc * nd, *cnt = list + nc * nd, *hkey = cnt + nc * nd, *hval = hkey + cap;
+    int64_t *hist = hval + cap, *P[ROTOR_MAX_DIMS], len[ROTOR_MAX_DIMS];
+    for (int d = 0; d < nd; d++) {
+        for (size_t k = 0; k < cap; k++) hval[k] = -1;
+        int64_t last_o = 0, last_i = -1, n = 0;
+        for (int64_t c = 0; c < nc; c++) {
+            int64_t o = org[c * nd + d];
+            if (last_i < 0 || o != last_o) {
+                size_t k = (size_t)(((uint64_t)o * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
+                while (hval[k] >= 0 && hkey[k] != o) k = (k + 1) & (cap - 1);
+                if (hval[k] < 0) {
+                    hkey[k] = o;
+                    hval[k] = n;
+                    cnt[d * nc + n] = 0;
+                    list[d * nc + n++] = o;
+                }
+                last_o = o, last_i = hval[k];
+            }
+            kidx[c * nd + d] = last_i;
+            cnt[d * nc + last_i]++;
+        }
+        len[d] = n;
+    }
+    /* The cores of each combination of intervals: a product M x u_0(i_0)
+     * x ... over the dimensions, u_d the cores at each interval of d over
+     * their greatest common divisor (every combination on nc / T cores
+     * where u is 1; a strided window's origins 2 h + kh repeat unevenly).
+     * Then the weights factor by dimension too. */
+    int64_t T = 1;
+    for (int d = 0; d < nd; d++) {
+        if ((T *= len[d]) > nc) return 0; /* a combination on no core */
+        int64_t gcd = 0;
+        for (int64_t i = 0; i < len[d]; i++) {
+            int64_t a = cnt[d * nc + i], b = gcd;
+            while (b) {
+                int64_t r = a % b;
+                a = b, b = r;
+            }
+            gcd = a;
+        }
+        for (int64_t i = 0; i < len[d]; i++) cnt[d * nc + i] /= gcd;
+    }
+    memset(hist, 0, (size_t)T * sizeof *hist);
+    for (int64_t c = 0; c < nc; c++) {
+        int64_t i = 0;
+        for (int d = 0; d < nd; d++) i = i * len[d] + kidx[c * nd + d];
+        hist[i]++;
+    }
+    int64_t M = 0, at[ROTOR_MAX_DIMS] = {0};
+    for (int64_t i = 0;; i++) { /* at: combination i's intervals */
+        int64_t u = 1;
+        for (int d = 0; d < nd; d++)
+            if ((u *= cnt[d * nc + at[d]]) > nc) return 0; /* more than hist[i] can be */
+        if (!i) {
+            if (hist[0] % u) return 0;
+            M = hist[0] / u;
+        }
+        if (hist[i] != M * u) return 0;
+        int d = nd - 1;
+        while (d >= 0 && ++at[d] == len[d]) at[d--] = 0;
+        if (d < 0) break;
+    }
+    /* cov_j's prefix sums over the combinations of the intervals of the
+     * consumer dimensions view maps to j (none: the view's fixed index) */
+    int64_t budget = SUM_WORK_MAX;
+    int64_t off = 0;
+    for (int j = 0; j < hn; off += h->gdim[j] + 1, j++) {
+        P[j] = hist + nc + off;
+        memset(P[j], 0, (size_t)(h->gdim[j] + 1) * sizeof *P[j]);
+        int dl[ROTOR_MAX_DIMS], nl = 0;
+        for (int d = 0; d < nd; d++)
+            if (vset ? view->dim[d] == j : d == j) dl[nl++] = d;
+        int64_t lo[ROTOR_MAX_DIMS] = {0}, hi[ROTOR_MAX_DIMS] = {0};
+        memset(at, 0, sizeof at);
+        for (;;) {
+            bool empty = false;
+            int64_t u = 1;
+            for (int k = 0; k < nl; k++) {
+                int d = dl[k];
+                int64_t o = list[d * nc + at[k]];
+                lo[d] = o < 0 ? 0 : o;
+                hi[d] = o + part[d] < g[d] ? o + part[d] : g[d];
+                empty |= hi[d] <= lo[d];
+                u *= cnt[d * nc + at[k]];
+            }
+            if (!empty) { /* an empty interval: its cores need nothing */
+                rotor_handoff_span sp;
+                span_of(view, j, nd, lo, hi, &sp);
+                if (!sum_cover(&sp, h->gdim[j], u, P[j], &budget)) return 0;
+            }
+            int k = nl - 1;
+            while (k >= 0 && ++at[k] == len[dl[k]]) at[k--] = 0;
+            if (k < 0) break;
+        }
+        int64_t run = 0, acc = 0; /* differences to cov, cov to prefix sums */
+        for (int64_t x = 0; x < h->gdim[j]; x++) {
+            run += P[j][x];
+            P[j][x] = acc;
+            acc += run;
+        }
+        P[j][h->gdim[j]] = acc;
+    }
+    /* the sends: each producer core's holding summed over cov */
+    for (int64_t p = 0; p < h->cores; p++) {
+        const int64_t *o = h->origin + p * hn;
+        int64_t wl[ROTOR_MAX_DIMS], wh[ROTOR_MAX_DIMS], inner[ROTOR_MAX_DIMS + 1];
+        send[p] = 0;
+        bool none = false;
+        for (int j = 0; j < hn; j++) {
+            wl[j] = o[j] < 0 ? 0 : o[j];
+            wh[j] = o[j] + h->pdim[j] < h->gdim[j] ? o[j] + h->pdim[j] : h->gdim[j];
+            none |= wh[j] <= wl[j];
+        }
+        if (none) continue;
+        inner[hn] = 1;
+        for (int j = hn - 1; j >= 0; j--) inner[j] = inner[j + 1] * (P[j][wh[j]] - P[j][wl[j]]);
+        if (!inner[0]) continue;
+        int64_t sum = inner[0];
+        if (h->gsize[p] > 1) { /* a member of a reduction group: its row-major chunk (rotor_handoff_held) */
+            int64_t chunk = (h->pelems + h->gsize[p] - 1) / h->gsize[p];
+            int64_t s0 = h->rank[p] * chunk, s1 = s0 + chunk > h->pelems ? h->pelems : s0 + chunk;
+            sum = sum_below(h, P, o, wl, wh, inner, 0, s1) - sum_below(h, P, o, wl, wh, inner, 0, s0);
+        }
+        send[p] = M * sum;
+    }
+    /* the receives, and what each core reads of its own holding */
+    int64_t prev[2 * ROTOR_MAX_DIMS], elems = 0;
+    size_t wd = 2 * (size_t)nd;
+    bool have = false;
+    rotor_handoff_set s;
+    *max_recv = 0;
+    for (int64_t c = 0; c < nc; c++) {
+        int64_t box[2 * ROTOR_MAX_DIMS];
+        recv[c] = 0;
+        if (!need_of(consumer, t, part, nd, org, c, g, box, box + nd)) continue;
+        if (!have || !box_eq(prev, box, wd)) {
+            rotor_handoff_map(h, view, nd, box, box + nd, &s);
+            elems = rotor_handoff_set_elems(h, &s);
+            memcpy(prev, box, wd * sizeof *box);
+            have = true;
+        }
+        int64_t held = rotor_handoff_held(h, c, &s);
+        recv[c] = elems - held;
+        if (c < h->cores) send[c] -= held;
+        if (recv[c] > *max_recv) *max_recv = recv[c];
+    }
+    *max_send = 0;
+    for (int64_t p = 0; p < h->cores; p++)
+        if (send[p] > *max_send) *max_send = send[p];
+    return 1;
+}
+
+int64_t rotor_handoff_memo_sums(const rotor_handoff_memo *m) { return m ? m->nsums : 0; }
+
+void rotor_handoff_memo_use_sums(rotor_handoff_memo *m, bool on) {
+    if (m) m->no_sums = !on;
+}
+
 /* rotor_handoff_receive and the sends of rotor_handoff_walk in one pass over
  * the consumer's cores: each core's box is found once (rotor_handoff_need),
  * the box's real elements and sources once per distinct box (the memo), and
@@ -1061,6 +1327,12 @@ rotor_status rotor_handoff_traffic_in(const rotor_handoff *h, const rotor_place 
     rotor_status st = ROTOR_OK;
     *max_recv = 0;
     const int64_t *org = org_begin(m, consumer, t);
+    int sums = m->no_sums ? 0 : traffic_sums(h, consumer, t, view, m, org, g, recv, max_recv, send, max_send);
+    if (sums) {
+        m->nsums += sums > 0;
+        if (!memo) memo_free(&own);
+        return sums > 0 ? ROTOR_OK : ROTOR_ERR_NOMEM;
+    }
     /* Each source of a box's run sends its elements to every core that
      * needs the box but itself: added once when a run of consecutive cores
      * needing the same box begins (send_marked), the rest of the run's

@@ -148,6 +148,15 @@ rotor_status rotor_handoff_traffic_in(const rotor_handoff *h, const rotor_place 
                                       const rotor_view *view, rotor_handoff_memo *memo, int64_t *recv,
                                       int64_t *max_recv, int64_t *send, int64_t *max_send);
 
+/* The traffics that walks with memo m priced by sums over the
+ * consumer's intervals, not source by source (handoff.c, "the traffic by
+ * sums"; the same counts): how tests know that way was taken. */
+int64_t rotor_handoff_memo_sums(const rotor_handoff_memo *m);
+
+/* Whether rotor_handoff_traffic_in with memo m may price by those sums (a
+ * new memo may); off, it goes source by source: the tests compare them. */
+void rotor_handoff_memo_use_sums(rotor_handoff_memo *m, bool on);
+
 /* The producer plan's cores (the length of send). */
 int64_t rotor_handoff_cores(const rotor_handoff *h);
 
