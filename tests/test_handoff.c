@@ -619,6 +619,29 @@ Test(handoff, sums_weigh_the_windows_whose_starts_repeat_unevenly) {
     cr_assert_eq(uneven, 4 * 9, "%d consumers with uneven starts", uneven);
 }
 
+/* An output whose extents add up past the sums' scratch (2^20 prefix
+ * sums) is priced by the walk, and agrees with the core-by-core count; one
+ * just under the bound is priced by the sums. */
+Test(handoff, an_output_past_the_sums_scratch_is_priced_by_the_walk) {
+    rotor_chip chip = mk2();
+    static const char *const dims[2][2] = {{"m=1048576,k=1,n=2", "m=1048576,n=2"}, {"m=1048000,k=1,n=2", "m=1048000,n=2"}};
+    for (int i = 0; i < 2; i++) {
+        placed p, q;
+        place_plan(&p, MATMUL, dims[i][0], (int64_t[]){64, 1, 2}, NULL, &chip);
+        place_plan(&q, RELU, dims[i][1], (int64_t[]){32, 1}, NULL, &chip);
+        rotor_handoff *h = handoff_of(&p);
+        rotor_handoff_memo *memo = rotor_handoff_memo_new();
+        cr_assert(memo);
+        cr_assert_gt(traffic_agrees(h, &q, NULL, memo, dims[i][0]), 0);
+        /* 1,048,577 + 3 prefix sums past 2^20; 1,048,001 + 3 under it */
+        cr_assert_eq(rotor_handoff_memo_sums(memo), i, "%s", dims[i][0]);
+        rotor_handoff_memo_free(memo);
+        rotor_handoff_free(h);
+        rotor_place_free(p.pl);
+        rotor_place_free(q.pl);
+    }
+}
+
 /* Consumer cores that need the same box one after another (a MatMul
  * split along p reads its X rows whole on every core of a row band):
  * rotor_handoff_traffic_in adds such a run's sends once, times the cores,

@@ -1078,7 +1078,19 @@ static void send_marked(box_memo *m, int64_t first, int64_t count, int64_t *send
 #define SUM_GRID_MAX ((int64_t)1 << 20)
 #define SUM_WORK_MAX ((int64_t)1 << 22)
 
-/* The memo's scratch of n int64_t; NULL when out of memory. */
+/* The memo's scratch of n int64_t; NULL when out of memory (then the walk
+ * prices the hand-off).  It is kept for the memo's next traffic up to
+ * SUM_KEEP entries (a chip of a few thousand cores needs a few hundred
+ * thousand), freed after the traffic when larger (sum_release): a wafer's
+ * consumer would hold a hundred megabytes in a long-lived memo. */
+#define SUM_KEEP ((size_t)1 << 20)
+static void sum_release(box_memo *m) {
+    if (m->nsum <= SUM_KEEP) return;
+    free(m->sum);
+    m->sum = NULL;
+    m->nsum = 0;
+}
+
 static int64_t *sum_scratch(box_memo *m, size_t n) {
     if (n > m->nsum) {
         free(m->sum);
@@ -1130,24 +1142,25 @@ static int64_t sum_below(const rotor_handoff *h, int64_t *const *P, const int64_
     return n;
 }
 
-/* rotor_handoff_traffic_in by sums (above): 1 done, 0 the consumer's boxes
- * are no product (nothing written but scratch), -1 out of memory. */
-static int traffic_sums(const rotor_handoff *h, const rotor_place *consumer, int t, const rotor_view *view,
-                        box_memo *m, const int64_t *org, const int64_t *g, int64_t *recv, int64_t *max_recv,
-                        int64_t *send, int64_t *max_send) {
+/* rotor_handoff_traffic_in by sums (above): true when done, false when
+ * the consumer's boxes are no product, or the scratch cannot be had
+ * (nothing written but scratch: the walk prices it). */
+static bool traffic_sums(const rotor_handoff *h, const rotor_place *consumer, int t, const rotor_view *view,
+                         box_memo *m, const int64_t *org, const int64_t *g, int64_t *recv, int64_t *max_recv,
+                         int64_t *send, int64_t *max_send) {
     const rotor_plan_info *info = rotor_place_info(consumer);
     const int64_t *part = info->part[t];
     int nd = m->nd, hn = h->nd;
     int64_t nc = info->cores;
     bool vset = view && view->set;
-    if (!org || hn == 0 || nd == 0 || nc < 1 || (!vset && nd != hn)) return 0;
+    if (!org || hn == 0 || nd == 0 || nc < 1 || (!vset && nd != hn)) return false;
     int64_t gsum = 0;
     for (int j = 0; j < hn; j++) gsum += h->gdim[j] + 1;
-    if (gsum > SUM_GRID_MAX) return 0;
+    if (gsum > SUM_GRID_MAX) return false;
     size_t cap = 16;
     while (cap < 2 * (size_t)nc) cap <<= 1;
     int64_t *w = sum_scratch(m, 3 * (size_t)nc * (size_t)nd + 2 * cap + (size_t)nc + (size_t)gsum);
-    if (!w) return -1;
+    if (!w) return false;
     /* kidx: each core's interval index per dimension; list: each
      * dimension's distinct origins, cnt: the cores at each; a hash of
      * origins to their index */
@@ -1181,7 +1194,7 @@ static int traffic_sums(const rotor_handoff *h, const rotor_place *consumer, int
      * Then the weights factor by dimension too. */
     int64_t T = 1;
     for (int d = 0; d < nd; d++) {
-        if ((T *= len[d]) > nc) return 0; /* a combination on no core */
+        if ((T *= len[d]) > nc) return false; /* a combination on no core */
         int64_t gcd = 0;
         for (int64_t i = 0; i < len[d]; i++) {
             int64_t a = cnt[d * nc + i], b = gcd;
@@ -1203,12 +1216,12 @@ static int traffic_sums(const rotor_handoff *h, const rotor_place *consumer, int
     for (int64_t i = 0;; i++) { /* at: combination i's intervals */
         int64_t u = 1;
         for (int d = 0; d < nd; d++)
-            if ((u *= cnt[d * nc + at[d]]) > nc) return 0; /* more than hist[i] can be */
+            if ((u *= cnt[d * nc + at[d]]) > nc) return false; /* more than hist[i] can be */
         if (!i) {
-            if (hist[0] % u) return 0;
+            if (hist[0] % u) return false;
             M = hist[0] / u;
         }
-        if (hist[i] != M * u) return 0;
+        if (hist[i] != M * u) return false;
         int d = nd - 1;
         while (d >= 0 && ++at[d] == len[d]) at[d--] = 0;
         if (d < 0) break;
@@ -1239,7 +1252,7 @@ static int traffic_sums(const rotor_handoff *h, const rotor_place *consumer, int
             if (!empty) { /* an empty interval: its cores need nothing */
                 rotor_handoff_span sp;
                 span_of(view, j, nd, lo, hi, &sp);
-                if (!sum_cover(&sp, h->gdim[j], u, P[j], &budget)) return 0;
+                if (!sum_cover(&sp, h->gdim[j], u, P[j], &budget)) return false;
             }
             int k = nl - 1;
             while (k >= 0 && ++at[k] == len[dl[k]]) at[k--] = 0;
@@ -1300,7 +1313,7 @@ static int traffic_sums(const rotor_handoff *h, const rotor_place *consumer, int
     *max_send = 0;
     for (int64_t p = 0; p < h->cores; p++)
         if (send[p] > *max_send) *max_send = send[p];
-    return 1;
+    return true;
 }
 
 int64_t rotor_handoff_memo_sums(const rotor_handoff_memo *m) { return m ? m->nsums : 0; }
@@ -1327,11 +1340,12 @@ rotor_status rotor_handoff_traffic_in(const rotor_handoff *h, const rotor_place 
     rotor_status st = ROTOR_OK;
     *max_recv = 0;
     const int64_t *org = org_begin(m, consumer, t);
-    int sums = m->no_sums ? 0 : traffic_sums(h, consumer, t, view, m, org, g, recv, max_recv, send, max_send);
+    bool sums = !m->no_sums && traffic_sums(h, consumer, t, view, m, org, g, recv, max_recv, send, max_send);
+    sum_release(m);
     if (sums) {
-        m->nsums += sums > 0;
+        m->nsums++;
         if (!memo) memo_free(&own);
-        return sums > 0 ? ROTOR_OK : ROTOR_ERR_NOMEM;
+        return ROTOR_OK;
     }
     /* Each source of a box's run sends its elements to every core that
      * needs the box but itself: added once when a run of consecutive cores

@@ -109,9 +109,12 @@ void rotor_handoff_receive(const rotor_handoff *h, const rotor_place *consumer, 
                            int64_t *recv, int64_t *max);
 
 /* The same and, for every core p of the producer's plan, send[p]: the
- * elements it sends to others (*max_send the largest).  Slower than
- * rotor_handoff_receive: it visits every (receiver, holder) pair
- * (rotor_handoff_walk), but asks each core's box once for both.  ROTOR_ERR_NOMEM if the walk's memo cannot grow. */
+ * elements it sends to others (*max_send the largest).  Where the
+ * consumer's boxes are a product of intervals per dimension (every T10
+ * plan's), the sends are sums over them (handoff.c, "the traffic by
+ * sums"); otherwise it visits every (receiver, holder) pair
+ * (rotor_handoff_walk), asking each core's box once for both.
+ * ROTOR_ERR_NOMEM if the walk's memo cannot grow. */
 rotor_status rotor_handoff_traffic(const rotor_handoff *h, const rotor_place *consumer, int t,
                                    const rotor_view *view, int64_t *recv, int64_t *max_recv, int64_t *send,
                                    int64_t *max_send);
