@@ -21,11 +21,21 @@
 #include "rotor/compile/program.h"
 #include "rotor/model/graph.h"
 #include "rotor/op/expr.h"
+#include "rotor/op/place.h"
 #include "rotor/op/plan.h"
 #include "rotor/op/sample.h"
 #include "rotor/op/search.h"
 
 #define FIXTURE static __attribute__((unused))
+
+/* A plan of one operator with its expression, derived information and
+ * placement (the hand-off tests place producers and consumers). */
+typedef struct placed_plan {
+    rotor_expr e;
+    rotor_plan p;
+    rotor_plan_info info;
+    rotor_place *pl;
+} placed_plan;
 
 /* The preset chips: the IPU Mk2 (T10's chip) and the four-chip IPU-POD4
  * with HBM (Elk's). */

@@ -34,16 +34,9 @@ static int64_t box_sources_held(rotor_handoff *h, const int64_t *lo, const int64
     return sum;
 }
 
-typedef struct placed {
-    rotor_expr e;
-    rotor_plan p;
-    rotor_plan_info info;
-    rotor_place *pl;
-} placed;
-
 /* The plan F_op = fop (one per axis) with temporal factors ft[t][a] (NULL:
  * none), placed on chip. */
-static void place_plan(placed *x, const char *text, const char *dims, const int64_t *fop, const int64_t (*ft)[4],
+static void place_plan(placed_plan *x, const char *text, const char *dims, const int64_t *fop, const int64_t (*ft)[4],
                        const rotor_chip *chip) {
     x->e = make_expr(text, dims);
     rotor_plan_init(&x->e, &x->p);
@@ -56,7 +49,7 @@ static void place_plan(placed *x, const char *text, const char *dims, const int6
     cr_assert_eq(rotor_place_make(&x->e, &x->p, &x->info, &x->pl, &err), ROTOR_OK, "%s: %s", text, err.msg);
 }
 
-static rotor_handoff *handoff_of(const placed *x) {
+static rotor_handoff *handoff_of(const placed_plan *x) {
     rotor_handoff *h;
     rotor_error err = {{0}};
     cr_assert_eq(rotor_handoff_make(x->pl, &h, &err), ROTOR_OK, "%s", err.msg);
@@ -69,8 +62,8 @@ static rotor_handoff *handoff_of(const placed *x) {
 /* The 8x4x8 MatMul under F_op = fop placed into p, and two 8x8 Relus
  * reading its output under F_op = fa (into a) and fb (into b), on an
  * ipu-mk2: the MatMul's hand-off. */
-static rotor_handoff *matmul_then_relus(const int64_t *fop, placed *p, const int64_t *fa, placed *a,
-                                        const int64_t *fb, placed *b) {
+static rotor_handoff *matmul_then_relus(const int64_t *fop, placed_plan *p, const int64_t *fa, placed_plan *a,
+                                        const int64_t *fb, placed_plan *b) {
     rotor_chip chip = mk2();
     place_plan(p, MATMUL, "m=8,k=4,n=8", fop, NULL, &chip);
     place_plan(a, RELU, "m=8,n=8", fa, NULL, &chip);
@@ -78,7 +71,7 @@ static rotor_handoff *matmul_then_relus(const int64_t *fop, placed *p, const int
     return handoff_of(p);
 }
 
-static void free_all(rotor_handoff *h, placed *p, placed *a, placed *b) {
+static void free_all(rotor_handoff *h, placed_plan *p, placed_plan *a, placed_plan *b) {
     rotor_handoff_free(h);
     rotor_place_free(p->pl);
     rotor_place_free(a->pl);
@@ -86,7 +79,7 @@ static void free_all(rotor_handoff *h, placed *p, placed *a, placed *b) {
 }
 
 Test(handoff, same_partitions_receive_nothing_and_row_bands_receive_half) {
-    placed p, same, rows;
+    placed_plan p, same, rows;
     rotor_handoff *h = matmul_then_relus((int64_t[]){2, 1, 2}, &p, (int64_t[]){2, 2}, &same, (int64_t[]){4, 1}, &rows);
     cr_assert(rotor_handoff_matches(h, same.pl, 1, NULL));
     int64_t recv[4], max;
@@ -104,7 +97,7 @@ Test(handoff, same_partitions_receive_nothing_and_row_bands_receive_half) {
 /* A split reduction axis: the two cores reduce-scatter the 8x8 partial
  * sums, core 0 keeping rows 0-3 (flat 0..31), core 1 rows 4-7. */
 Test(handoff, reduce_scatter_leaves_each_member_one_chunk) {
-    placed p, rows, cols;
+    placed_plan p, rows, cols;
     rotor_handoff *h = matmul_then_relus((int64_t[]){1, 2, 1}, &p, (int64_t[]){2, 1}, &rows, (int64_t[]){1, 2}, &cols);
     cr_assert_eq(rotor_handoff_holder(h, (int64_t[]){3, 7}), 0);
     cr_assert_eq(rotor_handoff_holder(h, (int64_t[]){4, 0}), 1);
@@ -118,7 +111,7 @@ Test(handoff, reduce_scatter_leaves_each_member_one_chunk) {
 
 Test(handoff, a_view_with_other_extents_does_not_match) {
     rotor_chip chip = mk2();
-    placed p, other;
+    placed_plan p, other;
     place_plan(&p, MATMUL, "m=8,k=4,n=8", (int64_t[]){2, 1, 2}, NULL, &chip);
     place_plan(&other, RELU, "m=4,n=16", (int64_t[]){2, 2}, NULL, &chip);
     rotor_handoff *h = handoff_of(&p);
@@ -139,7 +132,7 @@ Test(handoff, every_element_has_one_holder_and_receive_counts_match_brute_force)
     static const int64_t cons_fop[][3] = {{3, 1, 2}, {1, 2, 5}, {5, 1, 1}, {2, 2, 2}};
     /* producer: A rotates along k within the k-split cores */
     for (size_t i = 0; i < sizeof prod_fop / sizeof prod_fop[0]; i++) {
-        placed p;
+        placed_plan p;
         int64_t ft[3][4] = {{1, 1, 1, 1}, {1, 1, 1, 1}, {1, 1, 1, 1}};
         if (prod_fop[i][2] > 1) ft[1][1] = prod_fop[i][2]; /* A rotates over the n-split cores */
         place_plan(&p, MATMUL, "m=11,k=6,n=10", prod_fop[i], (const int64_t(*)[4])ft, &chip);
@@ -158,7 +151,7 @@ Test(handoff, every_element_has_one_holder_and_receive_counts_match_brute_force)
         for (int k = 0; k < 110; k++) cr_assert_eq(count[k], 1, "plan %zu: element %d held %lld times", i, k, (long long)count[k]);
         free(count);
         for (size_t j = 0; j < sizeof cons_fop / sizeof cons_fop[0]; j++) {
-            placed q; /* the consumer reads C as its A */
+            placed_plan q; /* the consumer reads C as its A */
             place_plan(&q, "E[m,p] += C[m,n] * F[n,p]", "m=11,n=10,p=7", cons_fop[j], NULL, &chip);
             cr_assert(rotor_handoff_matches(h, q.pl, 1, NULL));
             int64_t recv[64], max, want_max = 0;
@@ -189,7 +182,7 @@ Test(handoff, every_element_has_one_holder_and_receive_counts_match_brute_force)
 /* The chains' producer: the 12 x 8 by 8 x 9 MatMul under F_op = fop placed
  * into p and run on emulated cores of chip with random inputs from `seed`
  * (into pin; pin[1] and pin[2] allocated); its output C, 12 x 9, allocated. */
-static float *run_producer(const int64_t *fop, uint64_t seed, const rotor_chip *chip, placed *p, float *pin[3]) {
+static float *run_producer(const int64_t *fop, uint64_t seed, const rotor_chip *chip, placed_plan *p, float *pin[3]) {
     place_plan(p, MATMUL, "m=12,k=8,n=9", fop, NULL, chip);
     pin[0] = NULL;
     pin[1] = malloc(12 * 8 * sizeof(float));
@@ -204,7 +197,7 @@ static float *run_producer(const int64_t *fop, uint64_t seed, const rotor_chip *
 
 /* Frees a chain: the producer's inputs pin and output c, its hand-off h and
  * the placements p and q. */
-static void free_chain(float *pin[3], float *c, rotor_handoff *h, placed *p, placed *q) {
+static void free_chain(float *pin[3], float *c, rotor_handoff *h, placed_plan *p, placed_plan *q) {
     free(pin[1]);
     free(pin[2]);
     free(c);
@@ -220,7 +213,7 @@ static void free_chain(float *pin[3], float *c, rotor_handoff *h, placed *p, pla
  * computes the chain's reference. */
 Test(handoff, emulated_chain_moves_the_producer_partitions_into_the_consumer_partitions) {
     rotor_chip chip = mk2();
-    placed p, q;
+    placed_plan p, q;
     float *pin[3], *c = run_producer((int64_t[]){2, 2, 3}, 11, &chip, &p, pin);
     place_plan(&q, "E[m,p] += C[m,n] * F[n,p]", "m=12,n=9,p=5", (int64_t[]){4, 1, 2}, NULL, &chip);
     rotor_error err = {{0}};
@@ -316,13 +309,13 @@ Test(handoff, views_receive_what_a_brute_force_maps) {
     };
     static const int64_t prod_fop[][3] = {{2, 1, 3}, {2, 2, 2}, {3, 4, 1}};
     for (size_t i = 0; i < sizeof prod_fop / sizeof prod_fop[0]; i++) {
-        placed p;
+        placed_plan p;
         place_plan(&p, MATMUL, "m=12,k=6,n=12", prod_fop[i], NULL, &chip);
         rotor_handoff *h = handoff_of(&p);
         for (size_t v = 0; v < sizeof cases / sizeof cases[0]; v++)
             for (int f = 0; f < 3; f++) {
                 const view_case *vc = &cases[v];
-                placed q;
+                placed_plan q;
                 place_plan(&q, vc->text, vc->dims, vc->fop[f], NULL, &chip);
                 cr_assert(rotor_handoff_matches(h, q.pl, 1, &vc->view), "case %zu", v);
                 int nd = q.e.tensors[1].ndims;
@@ -388,7 +381,7 @@ Test(handoff, a_view_fits_where_its_steps_nest) {
  * reference of the chain. */
 Test(handoff, emulated_chain_through_a_padded_window) {
     rotor_chip chip = mk2();
-    placed p, q;
+    placed_plan p, q;
     float *pin[3], *c = run_producer((int64_t[]){3, 2, 2}, 21, &chip, &p, pin);
     place_plan(&q, "O[h,w] += I[h+kh,w+kw] * W[kh,kw]", "h=12,w=9,kh=3,kw=3", (int64_t[]){3, 2, 2, 1}, NULL, &chip);
     rotor_view view = {.set = true, .dim = {0, 1}, .step = {1, 1}, .offset = {-1, -1}};
@@ -442,7 +435,7 @@ Test(handoff, emulated_chain_through_a_padded_window) {
 /* The old computation of rotor_handoff_traffic (before issue 45's fused
  * pass): recv from rotor_handoff_receive, and each producer core's sends
  * core by core through rotor_handoff_need, _map and _sources. */
-static void traffic_by_hand(const rotor_handoff *h, const placed *q, const rotor_view *view, int64_t *recv,
+static void traffic_by_hand(const rotor_handoff *h, const placed_plan *q, const rotor_view *view, int64_t *recv,
                             int64_t *max_recv, int64_t *send, int64_t *max_send) {
     rotor_handoff_receive(h, q->pl, 1, view, recv, max_recv);
     int64_t np = rotor_handoff_cores(h);
@@ -467,7 +460,7 @@ static void traffic_by_hand(const rotor_handoff *h, const placed *q, const rotor
  * rotor_handoff_traffic_in source by source, without the sums), asserted
  * equal core by core; returns the most a core receives.  what names the
  * case in a failure. */
-static int64_t traffic_agrees(const rotor_handoff *h, const placed *q, const rotor_view *view,
+static int64_t traffic_agrees(const rotor_handoff *h, const placed_plan *q, const rotor_view *view,
                               rotor_handoff_memo *memo, const char *what) {
     int64_t nc = q->info.cores, np = rotor_handoff_cores(h), *r[4], *s[4], mr[4], ms[4];
     for (int k = 0; k < 4; k++) {
@@ -512,14 +505,14 @@ Test(handoff, fused_traffic_equals_receive_and_sends_core_by_core) {
     cr_assert(memo);
     int pairs = 0, summed[2][4] = {{0}}, walked = 0;
     for (size_t i = 0; i < sizeof prod_fop / sizeof prod_fop[0]; i++) {
-        placed p;
+        placed_plan p;
         place_plan(&p, MATMUL, "m=12,k=6,n=12", prod_fop[i], NULL, &chip);
         rotor_handoff *h = handoff_of(&p);
         bool groups = prod_fop[i][1] > 1; /* F_op k > 1: reduction groups hold the output in chunks */
         for (int v = -1; v < 3; v++)
             for (size_t a = 0; a < 6; a++)
                 for (size_t b = 0; b < 4; b++) {
-                    placed q;
+                    placed_plan q;
                     const rotor_view *view = v < 0 ? NULL : &views[v];
                     if (v == 2) { /* the heads of a fused projection: four dimensions */
                         int64_t f[5] = {rm[a] % 2 ? 1 : 2, b % 2 ? 2 : 1, rm[a] <= 6 ? rm[a] : 6, 1, rn[b] <= 4 ? rn[b] : 4};
@@ -571,14 +564,14 @@ Test(handoff, sums_weigh_the_windows_whose_starts_repeat_unevenly) {
     static const int64_t fh[] = {1, 5}, fw[] = {1, 2, 4}, fk[] = {1, 3};
     int uneven = 0;
     for (size_t i = 0; i < sizeof prod_fop / sizeof prod_fop[0]; i++) {
-        placed p;
+        placed_plan p;
         place_plan(&p, MATMUL, "m=11,k=4,n=9", prod_fop[i], NULL, &chip);
         rotor_handoff *h = handoff_of(&p);
         for (size_t a = 0; a < 2; a++)
             for (size_t b = 0; b < 3; b++)
                 for (size_t c = 0; c < 2; c++)
                     for (size_t d = 0; d < 2; d++) {
-                        placed q;
+                        placed_plan q;
                         const char *text = "O[h,w] += I[2*h+kh,2*w+kw] * W[kh,kw]", *dims = "h=5,w=4,kh=3,kw=3";
                         rotor_expr e = make_expr(text, dims);
                         int64_t f[4];
@@ -626,7 +619,7 @@ Test(handoff, an_output_past_the_sums_scratch_is_priced_by_the_walk) {
     rotor_chip chip = mk2();
     static const char *const dims[2][2] = {{"m=1048576,k=1,n=2", "m=1048576,n=2"}, {"m=1048000,k=1,n=2", "m=1048000,n=2"}};
     for (int i = 0; i < 2; i++) {
-        placed p, q;
+        placed_plan p, q;
         place_plan(&p, MATMUL, dims[i][0], (int64_t[]){64, 1, 2}, NULL, &chip);
         place_plan(&q, RELU, dims[i][1], (int64_t[]){32, 1}, NULL, &chip);
         rotor_handoff *h = handoff_of(&p);
@@ -656,12 +649,12 @@ Test(handoff, runs_of_one_box_send_what_core_by_core_sends) {
     static const int64_t cm[] = {1, 2, 3, 4}, cp[] = {2, 3, 4};
     int runs = 0, self_held = 0;
     for (size_t i = 0; i < sizeof prod_fop / sizeof prod_fop[0]; i++) {
-        placed p;
+        placed_plan p;
         place_plan(&p, MATMUL, "m=12,k=6,n=12", prod_fop[i], NULL, &chip);
         rotor_handoff *h = handoff_of(&p);
         for (size_t a = 0; a < 4; a++)
             for (size_t b = 0; b < 3; b++) {
-                placed q;
+                placed_plan q;
                 int64_t f[3] = {cm[a], 1, cp[b]}; /* the axes m, n, p */
                 place_plan(&q, "E[m,p] += X[m,n] * F[n,p]", "m=12,p=12,n=12", f, NULL, &chip);
                 int64_t nc = q.info.cores, np = rotor_handoff_cores(h), plo[2] = {-1, -1}, phi[2] = {-1, -1};
@@ -704,7 +697,7 @@ Test(handoff, reduction_groups_keep_their_chunks_in_id_order) {
     rotor_chip chip = mk2();
     static const int64_t prod_fop[][3] = {{2, 1, 3}, {2, 2, 2}, {3, 4, 1}, {1, 6, 2}, {4, 3, 1}, {12, 1, 12}};
     for (size_t i = 0; i < sizeof prod_fop / sizeof prod_fop[0]; i++) {
-        placed p;
+        placed_plan p;
         place_plan(&p, MATMUL, "m=12,k=6,n=12", prod_fop[i], NULL, &chip);
         rotor_handoff *h = handoff_of(&p);
         int64_t pm = p.info.part[0][0], pn = p.info.part[0][1], groups = 0;
@@ -751,7 +744,7 @@ Test(handoff, sources_report_what_held_counts_core_by_core) {
     static const int64_t cut[] = {0, 1, 3, 4, 6, 7, 9, 11, 12};
     int checked = 0, moved = 0;
     for (size_t i = 0; i < sizeof prod_fop / sizeof prod_fop[0]; i++) {
-        placed p;
+        placed_plan p;
         place_plan(&p, MATMUL, prod_dims[i], prod_fop[i], NULL, &chip);
         rotor_handoff *h = handoff_of(&p);
         int64_t np = rotor_handoff_cores(h);
@@ -805,7 +798,7 @@ Test(handoff, four_dimensional_sources_report_what_held_counts) {
     static const int64_t cut[4][4] = {{0, 1, 3, 4}, {0, 2, 5, 6}, {0, 1, 3, 5}, {0, 2, 4, 7}};
     int checked = 0, moved = 0;
     for (size_t i = 0; i < sizeof fops / sizeof fops[0]; i++) {
-        placed p;
+        placed_plan p;
         place_plan(&p, "Y[b,c,h,w] += X[b,k,h,w] * W[k,c]", "b=4,c=6,h=5,w=7,k=4", fops[i], NULL, &chip);
         rotor_handoff *h = handoff_of(&p);
         int64_t np = rotor_handoff_cores(h);
@@ -839,7 +832,7 @@ Test(handoff, a_reused_memo_keeps_boxes_only_for_the_same_holders) {
     static const char *const text[] = {RELU, "Y[m,n] = relu(X[n,m])", RELU, "Y[m,n] = relu(X[n,m])"};
     static const int64_t fops[][2] = {{2, 3}, {3, 2}, {4, 3}, {3, 4}};
     enum { NP = 4 };
-    placed p[NP];
+    placed_plan p[NP];
     rotor_handoff *h[NP];
     for (int i = 0; i < NP; i++) {
         place_plan(&p[i], text[i], "m=12,n=12", fops[i], NULL, &chip);
@@ -862,7 +855,7 @@ Test(handoff, a_reused_memo_keeps_boxes_only_for_the_same_holders) {
             for (int v = 0; v < 4; v++)
                 for (size_t a = 0; a < 6; a++)
                     for (size_t b = 0; b < 4; b++) {
-                        placed q;
+                        placed_plan q;
                         int64_t f[2] = {rm[a], rn[b]};
                         const rotor_view *vi = v & 1 ? &flip : NULL, *vj = v & 2 ? &flip : NULL;
                         place_plan(&q, RELU, "m=12,n=12", f, NULL, &chip);
@@ -890,7 +883,7 @@ Test(handoff, a_reused_memo_keeps_boxes_only_for_the_same_holders) {
     for (int v = 0; v < 9; v++)
         for (size_t a = 0; a < 4; a++)
             for (size_t b = 0; b < 4; b++) {
-                placed q;
+                placed_plan q;
                 int64_t f[2] = {r6[a], r6[b]}, mr0, ms0, mr1, ms1;
                 place_plan(&q, RELU, "m=6,n=6", f, NULL, &chip);
                 int64_t nc = q.info.cores, np = rotor_handoff_cores(h[2]);
@@ -932,7 +925,7 @@ Test(handoff, reduction_groups_priced_from_the_box_match_held) {
                                          {{0, 7}, {0, 4}, {2, 7}, {1, 6}, {3, 4}}};
     int checked = 0, grouped = 0;
     for (size_t i = 0; i < sizeof fops / sizeof fops[0]; i++) {
-        placed p;
+        placed_plan p;
         place_plan(&p, "Y[b,c,h,w] += X[b,k,h,w] * W[k,c]", "b=4,c=6,h=5,w=7,k=12", fops[i], NULL, &chip);
         rotor_handoff *h = handoff_of(&p);
         int64_t np = rotor_handoff_cores(h);

@@ -33,13 +33,6 @@ static int64_t draw(uint64_t *s, int64_t lo, int64_t hi) {
 
 /* ---- plans --------------------------------------------------------------- */
 
-typedef struct placed {
-    rotor_expr e;
-    rotor_plan p;
-    rotor_plan_info info;
-    rotor_place *pl;
-} placed;
-
 /* What a view may do (view_traits): a negative step, a step above 1, a
  * step of 0, several tensor dimensions on one output dimension, an output
  * dimension no tensor dimension moves (a fixed index), coordinates outside
@@ -72,7 +65,7 @@ typedef struct tally {
  * probability 1/3, f_t along one of its axes a divisor above 1 of its
  * sharing degree (alignment may still refuse it); a random loop order.
  * Derives and places it; false (nothing to free) when either refuses. */
-static bool draw_plan(placed *x, uint64_t *s, int64_t fmax, int64_t cap, const rotor_chip *chip, tally *t) {
+static bool draw_plan(placed_plan *x, uint64_t *s, int64_t fmax, int64_t cap, const rotor_chip *chip, tally *t) {
     rotor_plan_init(&x->e, &x->p);
     int64_t cores = 1;
     for (int a = 0; a < x->e.naxes; a++) {
@@ -120,14 +113,14 @@ static bool draw_plan(placed *x, uint64_t *s, int64_t fmax, int64_t cap, const r
 }
 
 /* Whether some f_t of the plan exceeds 1. */
-static bool temporal(const placed *x) {
+static bool temporal(const placed_plan *x) {
     for (int u = 0; u < x->e.ntensors; u++)
         for (int a = 0; a < x->e.naxes; a++)
             if (x->p.ft[u][a] > 1) return true;
     return false;
 }
 
-static rotor_handoff *handoff_of(const placed *x) {
+static rotor_handoff *handoff_of(const placed_plan *x) {
     rotor_handoff *h;
     rotor_error err = {{0}};
     cr_assert_eq(rotor_handoff_make(x->pl, &h, &err), ROTOR_OK, "%s", err.msg);
@@ -182,6 +175,36 @@ static void nested_view(uint64_t *s, int nd, const int64_t *ext, int hn, const i
         }
         v->offset[j] = n ? place_window(s, lo, hi, g[j]) : draw(s, -1, g[j]);
     }
+}
+
+/* A consumer of 1 to 4 dimensions of extents 1 to top (a relu, or a
+ * product that replicates its input along a new axis z) reading the
+ * hn-dimensional output of extents g through a view nested at random. */
+static void nested_consumer(uint64_t *s, int64_t top, int hn, const int64_t *g, consumer *c) {
+    int nd = (int)draw(s, 1, 4);
+    int64_t ext[4];
+    char xs[16] = "", ys[16] = "", dims[96] = "";
+    const char *names = "abcd";
+    bool reduce = nd > 1 && draw(s, 0, 1);
+    for (int d = 0; d < nd; d++) {
+        ext[d] = draw(s, 1, top);
+        size_t at = strlen(dims);
+        snprintf(dims + at, sizeof dims - at, "%s%c=%lld", d ? "," : "", names[d], (long long)ext[d]);
+        at = strlen(xs);
+        snprintf(xs + at, sizeof xs - at, "%s%c", d ? "," : "", names[d]);
+        if (!reduce || d < nd - 1) {
+            at = strlen(ys);
+            snprintf(ys + at, sizeof ys - at, "%s%c", d ? "," : "", names[d]);
+        }
+    }
+    if (reduce) { /* Y lacks X's last axis and has z: X replicated along z */
+        snprintf(c->text, sizeof c->text, "Y[%s,z] += X[%s] * Z[%c,z]", ys, xs, names[nd - 1]);
+        snprintf(c->dims, sizeof c->dims, "%s,z=%lld", dims, (long long)draw(s, 1, 4));
+    } else {
+        snprintf(c->text, sizeof c->text, "Y[%s] = relu(X[%s])", ys, xs);
+        snprintf(c->dims, sizeof c->dims, "%s", dims);
+    }
+    nested_view(s, nd, ext, hn, g, &c->view);
 }
 
 /* One step per dimension along the identity or a permutation of the
@@ -267,33 +290,9 @@ static void consumer2(uint64_t *s, const int64_t *g, consumer *c) {
         v->offset[1] = place_window(s, (r1 < 0 ? r1 : 0) + (r3 < 0 ? r3 : 0), (r1 > 0 ? r1 : 0) + (r3 > 0 ? r3 : 0), N);
         break;
     }
-    default: { /* 1 to 4 dimensions on the output's 2, nested at random */
-        int nd = (int)draw(s, 1, 4);
-        int64_t ext[4];
-        char xs[16] = "", ys[16] = "", dims[96] = "";
-        const char *names = "abcd";
-        bool reduce = nd > 1 && draw(s, 0, 1);
-        for (int d = 0; d < nd; d++) {
-            ext[d] = draw(s, 1, 5);
-            size_t at = strlen(dims);
-            snprintf(dims + at, sizeof dims - at, "%s%c=%lld", d ? "," : "", names[d], (long long)ext[d]);
-            at = strlen(xs);
-            snprintf(xs + at, sizeof xs - at, "%s%c", d ? "," : "", names[d]);
-            if (!reduce || d < nd - 1) {
-                at = strlen(ys);
-                snprintf(ys + at, sizeof ys - at, "%s%c", d ? "," : "", names[d]);
-            }
-        }
-        if (reduce) { /* Y lacks X's last axis and has z: X replicated along z */
-            snprintf(c->text, sizeof c->text, "Y[%s,z] += X[%s] * Z[%c,z]", ys, xs, names[nd - 1]);
-            snprintf(c->dims, sizeof c->dims, "%s,z=%lld", dims, (long long)draw(s, 1, 4));
-        } else {
-            snprintf(c->text, sizeof c->text, "Y[%s] = relu(X[%s])", ys, xs);
-            snprintf(c->dims, sizeof c->dims, "%s", dims);
-        }
-        nested_view(s, nd, ext, 2, g, &c->view);
+    default: /* 1 to 4 dimensions on the output's 2, nested at random */
+        nested_consumer(s, 5, 2, g, c);
         break;
-    }
     }
 }
 
@@ -360,33 +359,9 @@ static void consumer4(uint64_t *s, const int64_t *g, consumer *c) {
         step_view(s, 4, perm, ext, g, false, &c->view);
         break;
     }
-    default: { /* 1 to 4 dimensions on the output's 4, nested at random */
-        int nd = (int)draw(s, 1, 4);
-        int64_t ext[4];
-        char xs[16] = "", ys[16] = "", dims[96] = "";
-        const char *names = "abcd";
-        bool reduce = nd > 1 && draw(s, 0, 1);
-        for (int d = 0; d < nd; d++) {
-            ext[d] = draw(s, 1, 4);
-            size_t at = strlen(dims);
-            snprintf(dims + at, sizeof dims - at, "%s%c=%lld", d ? "," : "", names[d], (long long)ext[d]);
-            at = strlen(xs);
-            snprintf(xs + at, sizeof xs - at, "%s%c", d ? "," : "", names[d]);
-            if (!reduce || d < nd - 1) {
-                at = strlen(ys);
-                snprintf(ys + at, sizeof ys - at, "%s%c", d ? "," : "", names[d]);
-            }
-        }
-        if (reduce) {
-            snprintf(c->text, sizeof c->text, "Y[%s,z] += X[%s] * Z[%c,z]", ys, xs, names[nd - 1]);
-            snprintf(c->dims, sizeof c->dims, "%s,z=%lld", dims, (long long)draw(s, 1, 4));
-        } else {
-            snprintf(c->text, sizeof c->text, "Y[%s] = relu(X[%s])", ys, xs);
-            snprintf(c->dims, sizeof c->dims, "%s", dims);
-        }
-        nested_view(s, nd, ext, 4, g, &c->view);
+    default: /* 1 to 4 dimensions on the output's 4, nested at random */
+        nested_consumer(s, 4, 4, g, c);
         break;
-    }
     }
 }
 
@@ -399,7 +374,7 @@ static int cmp_i64(const void *a, const void *b) {
 
 /* Whether the consumer's step-0 origins of tensor 1 lie on unequal
  * numbers of cores along some dimension (the sums' weights u not all 1). */
-static bool uneven_starts(const placed *q) {
+static bool uneven_starts(const placed_plan *q) {
     int nd = q->e.tensors[1].ndims;
     int64_t nc = q->info.cores, *org = malloc((size_t)(nc * nd) * sizeof *org), *col = malloc((size_t)nc * sizeof *col);
     cr_assert(org && col);
@@ -422,7 +397,7 @@ static bool uneven_starts(const placed *q) {
 }
 
 /* The traits of view (read by tensor 1 of q, onto h's output) into t. */
-static void view_traits(const rotor_view *view, const placed *q, const placed *p, tally *t) {
+static void view_traits(const rotor_view *view, const placed_plan *q, const placed_plan *p, tally *t) {
     int nd = q->e.tensors[1].ndims, hn = p->e.tensors[0].ndims, on[ROTOR_MAX_DIMS] = {0};
     int64_t gx[ROTOR_MAX_DIMS], gy[ROTOR_MAX_DIMS], lo[ROTOR_MAX_DIMS], hi[ROTOR_MAX_DIMS];
     bool has[VIEW_TRAITS] = {false};
@@ -448,7 +423,7 @@ static void view_traits(const rotor_view *view, const placed *q, const placed *p
 
 /* Whether some core of producer p holds no real element of its output
  * after the plan (its final partition starts past an extent). */
-static bool idle_producer(const placed *p, const rotor_handoff *h) {
+static bool idle_producer(const placed_plan *p, const rotor_handoff *h) {
     int64_t g[ROTOR_MAX_DIMS], org[ROTOR_MAX_DIMS];
     rotor_emu_tensor_elems(&p->e, 0, g);
     for (int64_t c = 0; c < rotor_handoff_cores(h); c++) {
@@ -460,7 +435,7 @@ static bool idle_producer(const placed *p, const rotor_handoff *h) {
 }
 
 /* Whether some core of consumer q needs no real element of tensor 1. */
-static bool needless_consumer(const placed *q) {
+static bool needless_consumer(const placed_plan *q) {
     int64_t lo[ROTOR_MAX_DIMS], hi[ROTOR_MAX_DIMS];
     for (int64_t c = 0; c < q->info.cores; c++)
         if (!rotor_handoff_need(q->pl, 1, c, lo, hi)) return true;
@@ -471,7 +446,7 @@ static bool needless_consumer(const placed *q) {
  * rotor_handoff_traffic_in by sums (memo sums, its sums on) and source by
  * source (memo walk, its sums off) give the same recv, send and maxima,
  * and the receives rotor_handoff_receive's.  Counts the pair into t. */
-static void compare(const rotor_handoff *h, const placed *p, const placed *q, const rotor_view *view,
+static void compare(const rotor_handoff *h, const placed_plan *p, const placed_plan *q, const rotor_view *view,
                     rotor_handoff_memo *sums, rotor_handoff_memo *walk, tally *t, const char *what) {
     int64_t nc = q->info.cores, np = rotor_handoff_cores(h);
     int64_t *r[3], *sd[2], mr[3], ms[2];
@@ -535,7 +510,7 @@ static void run_pairs(int nd, uint64_t seed, int producers, int per, int scale, 
     cr_assert(sums && walk);
     rotor_handoff_memo_use_sums(walk, false);
     for (int i = 0; i < producers; i++) {
-        placed p;
+        placed_plan p;
         char dims[128];
         const char *text;
         if (nd == 2) {
@@ -560,7 +535,7 @@ static void run_pairs(int nd, uint64_t seed, int producers, int per, int scale, 
         rotor_emu_tensor_elems(&p.e, 0, g);
         for (int k = 0; k < per; k++) {
             consumer c;
-            placed q;
+            placed_plan q;
             if (nd == 2) consumer2(&s, g, &c);
             else consumer4(&s, g, &c);
             q.e = make_expr(c.text, c.dims);
