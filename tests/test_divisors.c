@@ -55,3 +55,22 @@ Test(divisors, too_small_a_cap_or_n_below_1_is_refused) {
     cr_assert_eq(got[2], 4);
     cr_assert_eq(got[4], 16);
 }
+
+/* rotor_gcd is the largest common entry of the two divisor lists, and
+ * gcd(a, 0) = a (the hand-off's sums fold it over counts from 0). */
+Test(divisors, the_gcd_is_the_largest_divisor_the_two_share) {
+    cr_assert_eq(rotor_gcd(12, 18), 6);
+    cr_assert_eq(rotor_gcd(18, 12), 6);
+    cr_assert_eq(rotor_gcd(7, 0), 7);
+    cr_assert_eq(rotor_gcd(0, 7), 7);
+    cr_assert_eq(rotor_gcd(1472, 1344), 64);
+    for (int64_t a = 1; a <= 60; a++)
+        for (int64_t b = 1; b <= 60; b++) {
+            int64_t da[ROTOR_MAX_DIVISORS], db[ROTOR_MAX_DIVISORS], best = 0;
+            int na = rotor_divisors(a, da, ROTOR_MAX_DIVISORS), nb = rotor_divisors(b, db, ROTOR_MAX_DIVISORS);
+            for (int i = 0; i < na; i++)
+                for (int j = 0; j < nb; j++)
+                    if (da[i] == db[j] && da[i] > best) best = da[i];
+            cr_assert_eq(rotor_gcd(a, b), best, "gcd(%lld, %lld)", (long long)a, (long long)b);
+        }
+}

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rotor/base/divisors.h"
 #include "rotor/op/emu.h"
 
 struct rotor_handoff {
@@ -332,15 +333,33 @@ static int64_t set_below(const rotor_handoff *h, const rotor_handoff_set *s, con
     return n;
 }
 
+/* The window [wl, wh) of the partition at origin o: the partition clipped
+ * to the output's real extents; false when it is empty in some dimension
+ * (a padded partition past the output's end holds nothing). */
+static inline bool part_window(const rotor_handoff *h, const int64_t *o, int64_t *wl, int64_t *wh) {
+    bool any = true;
+    for (int d = 0; d < h->nd; d++) {
+        wl[d] = o[d] < 0 ? 0 : o[d];
+        wh[d] = o[d] + h->pdim[d] < h->gdim[d] ? o[d] + h->pdim[d] : h->gdim[d];
+        any &= wh[d] > wl[d];
+    }
+    return any;
+}
+
+/* The row-major chunk [*s0, *s1) of its partition's elements that core, a
+ * member of a reduction group, keeps after the reduce-scatter (rank r of
+ * gsize keeps the r-th of ceil(pelems / gsize); past the end, empty). */
+static inline void group_chunk(const rotor_handoff *h, int64_t core, int64_t *s0, int64_t *s1) {
+    int64_t chunk = (h->pelems + h->gsize[core] - 1) / h->gsize[core];
+    *s0 = h->rank[core] * chunk;
+    *s1 = *s0 + chunk > h->pelems ? h->pelems : *s0 + chunk;
+}
+
 int64_t rotor_handoff_held(const rotor_handoff *h, int64_t core, const rotor_handoff_set *s) {
     if (core < 0 || core >= h->cores) return 0;
     const int64_t *o = h->origin + core * h->nd;
     int64_t wl[ROTOR_MAX_DIMS], wh[ROTOR_MAX_DIMS], inner[ROTOR_MAX_DIMS + 1];
-    for (int d = 0; d < h->nd; d++) {
-        wl[d] = o[d] < 0 ? 0 : o[d];
-        wh[d] = o[d] + h->pdim[d] < h->gdim[d] ? o[d] + h->pdim[d] : h->gdim[d];
-        if (wh[d] <= wl[d]) return 0;
-    }
+    if (!part_window(h, o, wl, wh)) return 0;
     inner[h->nd] = 1;
     for (int d = h->nd - 1; d >= 0; d--) {
         inner[d] = inner[d + 1] * span_in(&s->span[d], wl[d], wh[d]);
@@ -348,8 +367,8 @@ int64_t rotor_handoff_held(const rotor_handoff *h, int64_t core, const rotor_han
     }
     if (h->nd == 0) return h->rank[core] == 0; /* a scalar: rank 0 keeps it */
     if (h->gsize[core] == 1) return inner[0];
-    int64_t chunk = (h->pelems + h->gsize[core] - 1) / h->gsize[core];
-    int64_t s0 = h->rank[core] * chunk, s1 = s0 + chunk > h->pelems ? h->pelems : s0 + chunk;
+    int64_t s0, s1;
+    group_chunk(h, core, &s0, &s1);
     return set_below(h, s, o, wl, wh, inner, 0, s1) - set_below(h, s, o, wl, wh, inner, 0, s0);
 }
 
@@ -523,12 +542,8 @@ static rotor_status group_sources(const rotor_handoff *h, const rotor_handoff_se
     int64_t gs = h->gsize[h->sorted[g]];
     const int64_t *o = h->origin + h->sorted[g] * h->nd;
     int64_t wl[ROTOR_MAX_DIMS], wh[ROTOR_MAX_DIMS], inner[ROTOR_MAX_DIMS + 1];
-    bool none = false; /* rotor_handoff_held's early 0: an empty window or no element of s in it */
-    for (int d = 0; d < h->nd; d++) {
-        wl[d] = o[d] < 0 ? 0 : o[d];
-        wh[d] = o[d] + h->pdim[d] < h->gdim[d] ? o[d] + h->pdim[d] : h->gdim[d];
-        none |= wh[d] <= wl[d];
-    }
+    /* rotor_handoff_held's early 0: an empty window or no element of s in it */
+    bool none = !part_window(h, o, wl, wh);
     inner[h->nd] = 1;
     for (int d = h->nd - 1; d >= 0 && !none; d--) {
         inner[d] = inner[d + 1] * span_in(&s->span[d], wl[d], wh[d]);
@@ -1196,14 +1211,7 @@ static bool traffic_sums(const rotor_handoff *h, const rotor_place *consumer, in
     for (int d = 0; d < nd; d++) {
         if ((T *= len[d]) > nc) return false; /* a combination on no core */
         int64_t gcd = 0;
-        for (int64_t i = 0; i < len[d]; i++) {
-            int64_t a = cnt[d * nc + i], b = gcd;
-            while (b) {
-                int64_t r = a % b;
-                a = b, b = r;
-            }
-            gcd = a;
-        }
+        for (int64_t i = 0; i < len[d]; i++) gcd = rotor_gcd(cnt[d * nc + i], gcd);
         for (int64_t i = 0; i < len[d]; i++) cnt[d * nc + i] /= gcd;
     }
     memset(hist, 0, (size_t)T * sizeof *hist);
@@ -1271,20 +1279,14 @@ static bool traffic_sums(const rotor_handoff *h, const rotor_place *consumer, in
         const int64_t *o = h->origin + p * hn;
         int64_t wl[ROTOR_MAX_DIMS], wh[ROTOR_MAX_DIMS], inner[ROTOR_MAX_DIMS + 1];
         send[p] = 0;
-        bool none = false;
-        for (int j = 0; j < hn; j++) {
-            wl[j] = o[j] < 0 ? 0 : o[j];
-            wh[j] = o[j] + h->pdim[j] < h->gdim[j] ? o[j] + h->pdim[j] : h->gdim[j];
-            none |= wh[j] <= wl[j];
-        }
-        if (none) continue;
+        if (!part_window(h, o, wl, wh)) continue;
         inner[hn] = 1;
         for (int j = hn - 1; j >= 0; j--) inner[j] = inner[j + 1] * (P[j][wh[j]] - P[j][wl[j]]);
         if (!inner[0]) continue;
         int64_t sum = inner[0];
         if (h->gsize[p] > 1) { /* a member of a reduction group: its row-major chunk (rotor_handoff_held) */
-            int64_t chunk = (h->pelems + h->gsize[p] - 1) / h->gsize[p];
-            int64_t s0 = h->rank[p] * chunk, s1 = s0 + chunk > h->pelems ? h->pelems : s0 + chunk;
+            int64_t s0, s1;
+            group_chunk(h, p, &s0, &s1);
             sum = sum_below(h, P, o, wl, wh, inner, 0, s1) - sum_below(h, P, o, wl, wh, inner, 0, s0);
         }
         send[p] = M * sum;

@@ -125,15 +125,6 @@ void search_divisors(int64_t n, int64_t *out, int *count) {
     *count = k < 0 ? 0 : k;
 }
 
-static int64_t gcd64(int64_t a, int64_t b) {
-    while (b) {
-        int64_t r = a % b;
-        a = b;
-        b = r;
-    }
-    return a;
-}
-
 /* A floor on bytes(X) once F_op and S are fixed (so L_a is known).  Two
  * bounds, the larger wins:
  *  - every f_t^X[a] divides S_a, so each partition extent is at least its
@@ -182,7 +173,7 @@ static double step_floor_counted(const worker *w, int t, int upto, const int64_t
         if (dim->nterms == 1) {
             int a = dim->axis[0];
             plain *= (double)len[a];
-            if (a <= upto) gc0 = gcd64(share, gc0 * w->steps[a]);
+            if (a <= upto) gc0 = rotor_gcd(share, gc0 * w->steps[a]);
             else if (r0 < share) r0 *= w->smax[a];
             continue;
         }
@@ -211,7 +202,7 @@ static double step_floor_counted(const worker *w, int t, int upto, const int64_t
             int pick = code % 3, a = opt_a[i][pick];
             num *= opt_h[i][pick];
             if (a < 0) continue;
-            if (a <= upto) gc = gcd64(share, gc * w->steps[a]);
+            if (a <= upto) gc = rotor_gcd(share, gc * w->steps[a]);
             else if (r < share) r *= w->smax[a];
         }
         int64_t g = r >= share || gc * r >= share ? share : gc * r;
@@ -448,7 +439,7 @@ static bool tensor_windowed(const rotor_tensor *x) {
  * overflows. */
 static int64_t step_ring_gcd(const worker *w, int t, int a) {
     int64_t prev = a > 0 ? w->sgcd[a - 1][t] : 1;
-    return w->c->e->tensors[t].has_axis[a] ? gcd64(w->share[t], prev * w->steps[a]) : prev;
+    return w->c->e->tensors[t].has_axis[a] ? rotor_gcd(w->share[t], prev * w->steps[a]) : prev;
 }
 
 static int64_t step_floor(const worker *w, int t) {
@@ -806,7 +797,7 @@ double search_joint_floor(worker *w, const int64_t *fop, const int64_t *steps, i
     for (int t = 0; t < e->ntensors; t++) {
         g[t] = 1;
         for (int a = 0; a < e->naxes; a++)
-            if (e->tensors[t].has_axis[a]) g[t] = gcd64(w->share[t], g[t] * w->steps[a]);
+            if (e->tensors[t].has_axis[a]) g[t] = rotor_gcd(w->share[t], g[t] * w->steps[a]);
     }
     return joint_k(w, compute, upto, upto == e->naxes - 1 ? g : NULL, upto >= 0 && rot);
 }
@@ -876,7 +867,7 @@ int64_t search_step_floor(worker *w, const int64_t *fop, const int64_t *steps, i
         int64_t unit = fop[a] * steps[a];
         w->len[a] = (e->extent[a] + unit - 1) / unit * steps[a];
         w->sub[a] = w->len[a] / steps[a];
-        if (e->tensors[t].has_axis[a]) g = gcd64(w->share[t], g * steps[a]);
+        if (e->tensors[t].has_axis[a]) g = rotor_gcd(w->share[t], g * steps[a]);
     }
     return step_floor_upto(w, t, upto, g);
 }

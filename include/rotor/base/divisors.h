@@ -1,4 +1,5 @@
-/* divisors.h — the divisors of an integer, ascending.
+/* divisors.h — the divisors of an integer, ascending, and the greatest
+ * common divisor of two.
  *
  * Several stages walk the divisors of a count (a temporal step's choices,
  * a ring's splits, a random draw).  A scan k = 1..n with a remainder test
@@ -29,6 +30,16 @@ static inline int rotor_divisors(int64_t n, int64_t *out, int cap) {
     }
     for (int i = 0; i < nbig; i++) out[k + i] = out[cap - nbig + i]; /* source >= destination */
     return k + nbig;
+}
+
+/* The greatest common divisor of a and b (Euclid's; gcd(a, 0) = a). */
+static inline int64_t rotor_gcd(int64_t a, int64_t b) {
+    while (b) {
+        int64_t r = a % b;
+        a = b;
+        b = r;
+    }
+    return a;
 }
 
 #endif
