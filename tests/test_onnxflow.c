@@ -659,6 +659,36 @@ Test(onnxflow, a_nul_inside_a_name_is_refused_where_it_is) {
     mb_free(&b);
 }
 
+/* A name in the file is not NUL-terminated: a UTF-8 lead byte at its end
+ * (0xd2) is followed in the file by the next field's tag, and a tag of a
+ * field numbered 16 or more begins with a continuation byte (0x80).  The
+ * escape read that byte as the name's and wrote one byte past its copy
+ * (found by `make fuzz`); the lead byte alone is escaped. */
+Test(onnxflow, a_utf8_sequence_cut_by_the_end_of_a_name_in_the_file_is_escaped_alone) {
+    mb b;
+    mb_init(&b, 13);
+    mb_input(&b, "x", DIMS(2));
+    Onnx__TensorProto *t = mb_init_tensor(&b, "c@\xd2", 1, 1, (const int64_t[]){2}, NULL);
+    /* an unknown field 16 (varint 0), packed after the name, TensorProto's last field set */
+    t->base.n_unknown_fields = 1;
+    t->base.unknown_fields = &(ProtobufCMessageUnknownField){
+        .tag = 16, .wire_type = PROTOBUF_C_WIRE_TYPE_VARINT, .len = 1, .data = (uint8_t[]){0}};
+    mb_node(&b, "Add", "add", "x x", "y");
+    mb_output(&b, "y");
+    size_t len;
+    uint8_t *buf = packed(&b, true, &len);
+    cr_assert(memmem(buf, len, "c\0\xd2\x80\x01", 5), "the name is followed by the tag 0x80 0x01");
+    rotor_graph g;
+    rotor_error err = {{0}};
+    cr_assert_eq(rotor_onnx_load_buffer(buf, len, "m.onnx", NULL, &g, NULL, &err), ROTOR_ERR_INPUT);
+    cr_assert_str_eq(err.msg, "m.onnx: the name of initializer 0 ('c\\x00\\xd2') contains a NUL byte at byte 1; ONNX "
+                              "names are C strings");
+    rotor_graph_free(&g);
+    free(buf);
+    t->base.n_unknown_fields = 0;
+    mb_free(&b);
+}
+
 /* A Latin-1 name (0xe9), a cut UTF-8 sequence and a control character are
  * written with \xNN escapes in every name the graph holds, the same for
  * every use of the name; valid UTF-8 ("é") is left as it is. */

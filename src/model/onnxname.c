@@ -36,13 +36,14 @@
 
 /* The length of the well-formed UTF-8 sequence at s (RFC 3629: no overlong
  * forms, no surrogates, at most U+10FFFF), not a control character; 0 when
- * the byte at s must be escaped. */
-static int sequence(const unsigned char *s) {
+ * the byte at s must be escaped, also when the sequence would run past the
+ * avail bytes left of the name (a name in the file is not NUL-terminated). */
+static int sequence(const unsigned char *s, size_t avail) {
     unsigned c = s[0];
     if (c < 0x20 || c == 0x7f) return 0;
     if (c < 0x80) return 1;
     int n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
-    if (!n) return 0;
+    if (!n || (size_t)n > avail) return 0; /* a sequence the name's end cuts off is a byte to escape */
     unsigned lo = 0x80, hi = 0xbf; /* the second byte's range */
     if (c == 0xe0) lo = 0xa0;
     if (c == 0xed) hi = 0x9f;
@@ -59,7 +60,7 @@ static int sequence(const unsigned char *s) {
 static char *escaped(const char *s, size_t len, bool *nomem) {
     size_t extra = 0;
     for (size_t k = 0; k < len;) {
-        int n = sequence((const unsigned char *)s + k);
+        int n = sequence((const unsigned char *)s + k, len - k);
         extra += n ? 0 : 3;
         k += n ? (size_t)n : 1;
     }
@@ -70,7 +71,7 @@ static char *escaped(const char *s, size_t len, bool *nomem) {
         return NULL;
     }
     for (size_t k = 0; k < len;) {
-        int n = sequence((const unsigned char *)s + k);
+        int n = sequence((const unsigned char *)s + k, len - k);
         if (n) {
             memcpy(o, s + k, (size_t)n);
             o += n;
