@@ -899,32 +899,14 @@ static rotor_status chip_from_json(const cJSON *root, const char *path, rotor_ch
 }
 
 rotor_status rotor_chip_parse(const char *text, size_t len, const char *label, rotor_chip *out, rotor_error *err) {
-    const char *nul = memchr(text, '\0', len);
-    if (nul)
-        return rotor_fail(err, ROTOR_ERR_INPUT, "%s: not valid JSON: NUL byte at offset %zu", label,
-                          (size_t)(nul - text));
     char *copy = malloc(len + 1); /* cJSON reads a NUL-terminated string */
     if (!copy) return rotor_nomem(err);
     memcpy(copy, text, len);
     copy[len] = '\0';
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithOpts(copy, &end, 1);
-    if (!root) {
-        /* cJSON reports where it stopped; turn the offset into line:column. */
-        size_t pos = end && end >= copy && end <= copy + len ? (size_t)(end - copy) : 0;
-        size_t line = 1, col = 1;
-        for (size_t i = 0; i < pos; i++) {
-            if (copy[i] == '\n') {
-                line++;
-                col = 1;
-            } else {
-                col++;
-            }
-        }
-        free(copy);
-        return rotor_fail(err, ROTOR_ERR_INPUT, "%s: not valid JSON near line %zu, column %zu", label, line, col);
-    }
+    cJSON *root;
+    rotor_status pst = rotor_json_parse(copy, len, label, &root, err);
     free(copy);
+    if (pst) return pst;
     rotor_status st = chip_from_json(root, label, out, err);
     cJSON_Delete(root);
     if (st != ROTOR_OK && st != ROTOR_ERR_NOMEM) rotor_error_prefix(err, label);

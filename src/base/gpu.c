@@ -327,8 +327,10 @@ rotor_status rotor_gpu_parse(const char *text, size_t len, const char *label, ro
     if (!copy) return rotor_nomem(err);
     memcpy(copy, text, len);
     copy[len] = '\0';
-    cJSON *root = strlen(copy) == len ? cJSON_Parse(copy) : NULL;
+    cJSON *root;
+    rotor_status pst = rotor_json_parse(copy, len, label, &root, err);
     free(copy);
+    if (pst) return pst;
     if (!cJSON_IsObject(root)) {
         cJSON_Delete(root);
         return rotor_fail(err, ROTOR_ERR_INPUT, "%s: not a JSON object", label);
@@ -365,7 +367,8 @@ bool rotor_gpu_spec_is_gpu(const char *spec) {
     size_t len = 0;
     rotor_error err = {{0}};
     if (rotor_read_file(spec, GPU_FILE_MAX, &text, &len, &err)) return false;
-    cJSON *root = strlen(text) == len ? cJSON_Parse(text) : NULL;
+    cJSON *root;
+    (void)rotor_json_parse(text, len, spec, &root, &err); /* not JSON: not a GPU file (the chip's parse says why) */
     free(text);
     const cJSON *kind = cJSON_IsObject(root) ? cJSON_GetObjectItemCaseSensitive(root, "kind") : NULL;
     bool gpu = cJSON_IsString(kind) && !strcmp(kind->valuestring, "gpu");

@@ -1,14 +1,17 @@
-/* jsontext.h — internal: a JSON value as the text a one-line message shows
- * after "got" (1.5, "fast", an array, null), written once in base/chip.c for
- * the chip file and shared with the plan file (op/planfile.c) and the
- * program file (compile/program.c).  Not public API: it exposes cJSON, which
- * the public headers do not. */
+/* jsontext.h — internal: JSON text read as one value (jsonparse.c: the chip
+ * and GPU files, plan files, programs), a JSON value as the text a one-line
+ * message shows after "got" (1.5, "fast", an array, null; written once in
+ * base/chip.c), and the version stamp (jsonstamp.c), shared by every stage
+ * that reads or writes JSON.  Not public API: it exposes cJSON, which the
+ * public headers do not. */
 #ifndef ROTOR_JSONTEXT_H
 #define ROTOR_JSONTEXT_H
 
 #include <cjson/cJSON.h>
 #include <stdbool.h>
 #include <stddef.h>
+
+#include "rotor/base/error.h"
 
 /* v into buf (size bytes, NUL-terminated): a number as the shortest %g text
  * that reads back, a string quoted and escaped (cut at 60 bytes with
@@ -20,6 +23,17 @@ void rotor_json_describe(const cJSON *v, char *buf, size_t size);
  * document's format version ("version"), else after "format", else first,
  * so a reader sees which rotor wrote the file beside what format it is in.
  * A document already stamped is left as it is.  False when out of memory. */
+/* text (len bytes, text[len] == '\0') as exactly one JSON value into
+ * *root (cJSON_Delete it), nothing but white space after it
+ * (jsonparse.c): else an input error naming label and where it stops
+ * ("LABEL: not valid JSON near line 3, column 1", "LABEL: not valid JSON:
+ * NUL byte at offset 12") and *root NULL. */
+rotor_status rotor_json_parse(const char *text, size_t len, const char *label, cJSON **root, rotor_error *err);
+
+/* The NUL test alone, for a reader that hands the text on as a C string
+ * (rotor_json_read_text): a NUL would end it there for every reader. */
+rotor_status rotor_json_no_nul(const char *text, size_t len, const char *label, rotor_error *err);
+
 #define ROTOR_JSON_VERSION_KEY "rotor_version"
 bool rotor_json_stamp(cJSON *root);
 

@@ -924,8 +924,9 @@ static rotor_status read_head(reader *rd, const cJSON *root, const rotor_chip *c
 static rotor_status parse_with(const char *text, const char *label, const rotor_chip *chip, place_memo *pm,
                                rotor_program *out, rotor_error *err) {
     memset(out, 0, sizeof *out);
-    cJSON *root = cJSON_Parse(text);
-    if (!root) return rotor_fail(err, ROTOR_ERR_INPUT, "%s: not valid JSON", label);
+    cJSON *root;
+    rotor_status pst = rotor_json_parse(text, strlen(text), label, &root, err);
+    if (pst) return pst;
     reader rd = {.label = label, .err = err, .pm = pm};
     rotor_status st = read_head(&rd, root, chip, out);
     const cJSON *ops = st ? NULL : cJSON_GetObjectItemCaseSensitive(root, "operators");

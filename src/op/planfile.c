@@ -143,7 +143,12 @@ char *rotor_planfile_write(const rotor_expr *e, const rotor_chip *chip, const ch
 
 rotor_status rotor_json_read_text(const char *path, char **out, rotor_error *err) {
     size_t len;
-    return rotor_read_file(path, JSON_FILE_MAX, out, &len, err);
+    rotor_status st = rotor_read_file(path, JSON_FILE_MAX, out, &len, err);
+    if (!st && (st = rotor_json_no_nul(*out, len, path, err))) {
+        free(*out);
+        *out = NULL;
+    }
+    return st;
 }
 
 /* A positive integer of at most hi, why naming where hi comes from:
@@ -232,9 +237,9 @@ static rotor_status check_header(const cJSON *root, const char *path, rotor_erro
 rotor_status rotor_planfile_parse(const char *text, const char *path, const rotor_expr *e, rotor_plan *out,
                                   rotor_error *err) {
     rotor_plan_init(e, out);
-    cJSON *root = cJSON_Parse(text);
-    if (!root) return rotor_fail(err, ROTOR_ERR_INPUT, "%s: not valid JSON", path);
-    rotor_status st;
+    cJSON *root;
+    rotor_status st = rotor_json_parse(text, strlen(text), path, &root, err);
+    if (st) return st;
     const cJSON *ex = cJSON_GetObjectItemCaseSensitive(root, "expr");
     const cJSON *plan = cJSON_GetObjectItemCaseSensitive(root, "plan");
     if ((st = check_header(root, path, err))) {
@@ -264,9 +269,10 @@ rotor_status rotor_planfile_operator(const char *path, char *expr, size_t esize,
     char *text = NULL;
     rotor_status st = rotor_json_read_text(path, &text, err);
     if (st) return st;
-    cJSON *root = cJSON_Parse(text);
+    cJSON *root;
+    st = rotor_json_parse(text, strlen(text), path, &root, err);
     free(text);
-    if (!root) return rotor_fail(err, ROTOR_ERR_INPUT, "%s: not valid JSON", path);
+    if (st) return st;
     const cJSON *ex = cJSON_GetObjectItemCaseSensitive(root, "expr");
     const cJSON *dm = cJSON_GetObjectItemCaseSensitive(root, "dims");
     const cJSON *ch = cJSON_GetObjectItemCaseSensitive(root, "chip");

@@ -158,7 +158,9 @@ static rotor_status read_options(const char *command, unsigned cmd, const char *
     memset(o, 0, sizeof *o);
     *root = NULL;
     if (!options || !*options) return ROTOR_OK;
-    if (!(*root = cJSON_Parse(options)) || !cJSON_IsObject(*root))
+    rotor_status pst = rotor_json_parse(options, strlen(options), "options", root, err);
+    if (pst) return pst;
+    if (!cJSON_IsObject(*root))
         return rotor_fail(err, ROTOR_ERR_INPUT, "options: expected a JSON object of %s's options", command);
     const cJSON *it;
     cJSON_ArrayForEach(it, *root) {

@@ -1,0 +1,151 @@
+/* test_jsonfile.c — every JSON text rotor reads is one value and nothing
+ * after it (src/base/jsonparse.c): the plan file, the program, the chip and
+ * GPU files, the options of rotor_doc.  cJSON_Parse alone stopped at the end
+ * of the first value, so a second object after a plan, or bytes after a NUL,
+ * were dropped without a word (2026-12-01). */
+#include <criterion/criterion.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rotor/base/chip.h"
+#include "rotor/base/gpu.h"
+#include "rotor/compile/program.h"
+#include "rotor/op/planfile.h"
+#include "rotor/pipeline/doc.h"
+#include "fixtures.h"
+
+#define PLAN_TEXT                                                                                                   \
+    "{\"format\": \"rotor-plan\", \"version\": 1, \"expr\": \"C[m,n] += A[m,k] * B[k,n]\", \"plan\": "              \
+    "{\"F_op\": {\"m\": 4, \"k\": 1, \"n\": 2}, \"f_t\": {\"C\": {\"m\": 1, \"n\": 1}, "                            \
+    "\"A\": {\"m\": 1, \"k\": 1}, \"B\": {\"k\": 1, \"n\": 1}}, \"loop_order\": [\"m\", \"k\", \"n\"]}}"
+
+#define GPU_TEXT "{\"format\":\"rotor-chip\",\"version\":1,\"kind\":\"gpu\",\"base\":\"a100-80gb\",\"sms\":54}"
+
+/* len bytes of text into a new temporary file, its path into path. */
+static void write_temp(const char *text, size_t len, char *path, size_t size) {
+    snprintf(path, size, "/tmp/rotor-jsonfile-XXXXXX");
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    cr_assert_eq(write(fd, text, len), (ssize_t)len);
+    close(fd);
+}
+
+static rotor_status plan_file(const char *text, size_t len, char *path, size_t size, rotor_error *err) {
+    write_temp(text, len, path, size);
+    rotor_expr e = make_expr("C[m,n] += A[m,k] * B[k,n]", "m=64,k=96,n=80");
+    rotor_plan p;
+    rotor_status st = rotor_planfile_read(path, &e, &p, err);
+    unlink(path);
+    return st;
+}
+
+Test(jsonfile, a_plan_file_is_read_and_a_second_value_after_it_is_refused_where_it_starts) {
+    char path[64], want[160];
+    rotor_error err = {{0}};
+    cr_assert_eq(plan_file(PLAN_TEXT "\n  \n", strlen(PLAN_TEXT) + 4, path, sizeof path, &err), ROTOR_OK, "%s",
+                 err.msg);
+    const char *two = PLAN_TEXT "\n" PLAN_TEXT "\n";
+    cr_assert_eq(plan_file(two, strlen(two), path, sizeof path, &err), ROTOR_ERR_INPUT);
+    snprintf(want, sizeof want, "%s: not valid JSON near line 2, column 1", path);
+    cr_assert_str_eq(err.msg, want);
+    /* the bare parse of a text too, with its own label */
+    rotor_expr e = make_expr("C[m,n] += A[m,k] * B[k,n]", "m=64,k=96,n=80");
+    rotor_plan p;
+    cr_assert_eq(rotor_planfile_parse(PLAN_TEXT " ]", "plan.json", &e, &p, &err), ROTOR_ERR_INPUT);
+    snprintf(want, sizeof want, "plan.json: not valid JSON near line 1, column %zu", strlen(PLAN_TEXT) + 2);
+    cr_assert_str_eq(err.msg, want);
+}
+
+Test(jsonfile, a_nul_byte_in_a_plan_file_is_refused_at_its_offset) {
+    char text[1024], path[64], want[160];
+    size_t n = strlen(PLAN_TEXT);
+    memcpy(text, PLAN_TEXT, n);
+    memcpy(text + n, "\0{}", 3); /* cJSON_Parse read the plan and stopped at the NUL */
+    rotor_error err = {{0}};
+    cr_assert_eq(plan_file(text, n + 3, path, sizeof path, &err), ROTOR_ERR_INPUT);
+    snprintf(want, sizeof want, "%s: not valid JSON: NUL byte at offset %zu", path, n);
+    cr_assert_str_eq(err.msg, want);
+    /* rotor_planfile_operator reads the same way */
+    char expr[256], dims[256], chip[64];
+    write_temp(text, n + 3, path, sizeof path);
+    cr_assert_eq(rotor_planfile_operator(path, expr, sizeof expr, dims, sizeof dims, chip, sizeof chip, &err),
+                 ROTOR_ERR_INPUT);
+    unlink(path);
+    snprintf(want, sizeof want, "%s: not valid JSON: NUL byte at offset %zu", path, n);
+    cr_assert_str_eq(err.msg, want);
+}
+
+Test(jsonfile, a_program_with_a_value_after_it_is_refused_naming_the_line) {
+    rotor_chip chip;
+    cr_assert_eq(rotor_chip_preset("ipu-mk2", &chip, NULL), ROTOR_OK);
+    rotor_graph g;
+    ffn_gelu(&g);
+    rotor_compile_result res;
+    rotor_error err = {{0}};
+    cr_assert_eq(rotor_compile(&g, &chip, NULL, &res, &err), ROTOR_OK, "%s", err.msg);
+    char *text;
+    cr_assert_eq(rotor_program_write(&g, &chip, &res, &text, &err), ROTOR_OK, "%s", err.msg);
+    size_t lines = 1;
+    for (const char *c = text; *c; c++) lines += *c == '\n';
+    if (text[strlen(text) - 1] == '\n') lines--;
+    rotor_program p;
+    cr_assert_eq(rotor_program_parse(text, "p.json", &chip, &p, &err), ROTOR_OK, "%s", err.msg);
+    rotor_program_free(&p);
+    size_t n = strlen(text);
+    char *two = malloc(n + 8);
+    cr_assert(two);
+    snprintf(two, n + 8, "%s\n[]\n", text);
+    cr_assert_eq(rotor_program_parse(two, "p.json", &chip, &p, &err), ROTOR_ERR_INPUT);
+    char want[96];
+    snprintf(want, sizeof want, "p.json: not valid JSON near line %zu, column 1", lines + 1);
+    cr_assert_str_eq(err.msg, want);
+    free(two);
+    free(text);
+    rotor_compile_result_free(&res);
+    rotor_graph_free(&g);
+}
+
+Test(jsonfile, chip_and_gpu_files_refuse_a_second_value_and_a_nul) {
+    rotor_gpu gpu;
+    rotor_error err = {{0}};
+    cr_assert_eq(rotor_gpu_parse(GPU_TEXT, strlen(GPU_TEXT), "g.json", &gpu, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(gpu.sms, 54);
+    const char *two = GPU_TEXT "\n{\"sms\": 1}";
+    cr_assert_eq(rotor_gpu_parse(two, strlen(two), "g.json", &gpu, &err), ROTOR_ERR_INPUT);
+    cr_assert_str_eq(err.msg, "g.json: not valid JSON near line 2, column 1");
+    cr_assert_eq(rotor_gpu_parse(GPU_TEXT "\0x", strlen(GPU_TEXT) + 2, "g.json", &gpu, &err), ROTOR_ERR_INPUT);
+    char want[96];
+    snprintf(want, sizeof want, "g.json: not valid JSON: NUL byte at offset %zu", strlen(GPU_TEXT));
+    cr_assert_str_eq(err.msg, want);
+    /* a JSON value that is not an object is still named so */
+    cr_assert_eq(rotor_gpu_parse("[1]", 3, "g.json", &gpu, &err), ROTOR_ERR_INPUT);
+    cr_assert_str_eq(err.msg, "g.json: not a JSON object");
+    rotor_chip chip;
+    const char *chip_one = "{\"format\": \"rotor-chip\", \"version\": 1, \"base\": \"ipu-mk2\"}";
+    char chip_two[128];
+    snprintf(chip_two, sizeof chip_two, "%s {}", chip_one);
+    cr_assert_eq(rotor_chip_parse(chip_one, strlen(chip_one), "c.json", &chip, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_chip_parse(chip_two, strlen(chip_two), "c.json", &chip, &err), ROTOR_ERR_INPUT);
+    snprintf(want, sizeof want, "c.json: not valid JSON near line 1, column %zu", strlen(chip_one) + 2);
+    cr_assert_str_eq(err.msg, want);
+}
+
+Test(jsonfile, rotor_docs_options_are_one_json_object) {
+    const char *one = "{\"expr\": \"C[m,n] += A[m,k] * B[k,n]\", \"dim\": \"m=64,k=64,n=64\"}";
+    char two[256], want[96];
+    snprintf(two, sizeof two, "%s {\"dim\": \"m=1,k=1,n=1\"}", one);
+    char *out = NULL;
+    rotor_error err = {{0}};
+    cr_assert_eq(rotor_doc("plan", two, &out, &err), ROTOR_ERR_INPUT);
+    cr_assert_null(out);
+    snprintf(want, sizeof want, "options: not valid JSON near line 1, column %zu", strlen(one) + 2);
+    cr_assert_str_eq(err.msg, want);
+    cr_assert_eq(rotor_doc("plan", "[]", &out, &err), ROTOR_ERR_INPUT);
+    cr_assert_str_eq(err.msg, "options: expected a JSON object of plan's options");
+    cr_assert_eq(rotor_doc("plan", one, &out, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert(strstr(out, "\"rotor-plan\""), "%s", out);
+    rotor_free(out);
+}
