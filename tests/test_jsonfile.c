@@ -2,7 +2,8 @@
  * after it (src/base/jsonparse.c): the plan file, the program, the chip and
  * GPU files, the options of rotor_doc.  cJSON_Parse alone stopped at the end
  * of the first value, so a second object after a plan, or bytes after a NUL,
- * were dropped without a word (2026-12-01). */
+ * were dropped without a word, and a key given twice was read as its first
+ * (2026-12-01). */
 #include <criterion/criterion.h>
 
 #include <stdio.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/jsontext.h"
 #include "rotor/base/chip.h"
 #include "rotor/base/gpu.h"
 #include "rotor/compile/program.h"
@@ -148,4 +150,52 @@ Test(jsonfile, rotor_docs_options_are_one_json_object) {
     cr_assert_eq(rotor_doc("plan", one, &out, &err), ROTOR_OK, "%s", err.msg);
     cr_assert(strstr(out, "\"rotor-plan\""), "%s", out);
     rotor_free(out);
+}
+
+/* A key given twice in one object: cJSON's lookups took the first, so
+ * "F_op": {"m": 4, "m": 1} read as m = 4 and the 1 was dropped. */
+Test(jsonfile, a_key_given_twice_in_one_object_is_refused_by_its_path) {
+    char path[64], want[160];
+    rotor_error err = {{0}};
+    char text[1024];
+    /* the plan's F_op with m twice */
+    const char *at = strstr(PLAN_TEXT, "\"k\": 1, \"n\": 2}");
+    cr_assert(at);
+    snprintf(text, sizeof text, "%.*s\"m\": 1, %s", (int)(at - PLAN_TEXT), PLAN_TEXT, at);
+    cr_assert(strstr(text, "{\"m\": 4, \"m\": 1, \"k\": 1"), "%s", text);
+    cr_assert_eq(plan_file(text, strlen(text), path, sizeof path, &err), ROTOR_ERR_INPUT);
+    snprintf(want, sizeof want, "%s: plan.F_op.m: duplicate key", path);
+    cr_assert_str_eq(err.msg, want);
+    /* inside an array, and not next to each other */
+    rotor_gpu gpu;
+    cr_assert_eq(rotor_gpu_parse("{\"a\": [1, {\"x\": 1, \"y\": 2, \"x\": 3}]}", 36, "g.json", &gpu, &err),
+                 ROTOR_ERR_INPUT);
+    cr_assert_str_eq(err.msg, "g.json: a[1].x: duplicate key");
+    /* the same key in two objects is no duplicate */
+    const char *twice_apart = "{\"a\": {\"x\": 1}, \"b\": {\"x\": 2}}";
+    cJSON *root;
+    cr_assert_eq(rotor_json_parse(twice_apart, strlen(twice_apart), "t.json", &root, &err), ROTOR_OK, "%s", err.msg);
+    cJSON_Delete(root);
+}
+
+/* 40,000 keys (past the stack's 32): all distinct is read, and one more
+ * that repeats the first is found, by sorting (n log n, not n^2). */
+Test(jsonfile, a_duplicate_among_many_keys_is_found) {
+    size_t cap = 40002 * 24 + 64, n = 0; /* an entry ", \"k39999\": 39999" is 18 bytes */
+    char *text = malloc(cap);
+    cr_assert(text);
+    n += (size_t)snprintf(text + n, cap - n, "{");
+    for (int i = 0; i < 40000; i++) n += (size_t)snprintf(text + n, cap - n, "%s\"k%d\": %d", i ? ", " : "", i, i);
+    size_t closed = n;
+    snprintf(text + n, cap - n, "}");
+    cJSON *root;
+    rotor_error err = {{0}};
+    cr_assert_eq(rotor_json_parse(text, closed + 1, "big.json", &root, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(cJSON_GetArraySize(root), 40000);
+    cJSON_Delete(root);
+    n = closed + (size_t)snprintf(text + closed, cap - closed, ", \"k0\": 1}");
+    cr_assert_eq(rotor_json_parse(text, n, "big.json", &root, &err), ROTOR_ERR_INPUT);
+    cr_assert_null(root);
+    cr_assert_str_eq(err.msg, "big.json: k0: duplicate key");
+    free(text);
 }

@@ -840,8 +840,8 @@ static rotor_status chip_from_json(const cJSON *root, const char *path, rotor_ch
         c = p->chip;
     }
 
+    /* a key given twice was refused when the text was read (rotor_json_parse) */
     bool seen[NFIELDS] = {false};
-    int seen_special[5] = {0, 0, 0, 0, 0}; /* format, version, base, kind, rotor_version */
     for (const cJSON *item = root->child; item; item = item->next) {
         const char *key = item->string;
         /* rotor_version: the rotor that wrote the file (`rotor chip show`),
@@ -849,11 +849,7 @@ static rotor_status chip_from_json(const cJSON *root, const char *path, rotor_ch
         const char *specials[5] = {"format", "version", "base", "kind", "rotor_version"};
         bool special = false;
         for (int s = 0; s < 5; s++) {
-            if (strcmp(key, specials[s]) == 0) {
-                special = true;
-                if (seen_special[s]++)
-                    return rotor_fail(err, ROTOR_ERR_INPUT, "%s: duplicate key", key);
-            }
+            if (strcmp(key, specials[s]) == 0) special = true;
         }
         if (special) continue;
         const field_def *f = find_field(key);
@@ -863,7 +859,6 @@ static rotor_status chip_from_json(const cJSON *root, const char *path, rotor_ch
             return rotor_fail(err, ROTOR_ERR_INPUT, "%s: unknown key (known keys: %s)", key, keys);
         }
         int i = (int)(f - FIELDS);
-        if (seen[i]) return rotor_fail(err, ROTOR_ERR_INPUT, "%s: duplicate key", key);
         seen[i] = true;
         rotor_status st = put_json(&c, f, item, err);
         if (st != ROTOR_OK) return st;

@@ -263,8 +263,7 @@ static rotor_status put_keys(const cJSON *root, rotor_gpu *g, bool *seen, rotor_
                               "sfu_per_sm, hbm_bytes, hbm_gbps, l2_bytes, l2_gbps, smem_bytes, regs_per_sm, launch_us, dtype, "
                               "fused_attention)",
                               key);
-        int i = (int)(f - FIELDS);
-        if (seen[i]) return rotor_fail(err, ROTOR_ERR_INPUT, "%s: duplicate key", key);
+        int i = (int)(f - FIELDS); /* a key given twice was refused when the text was read (rotor_json_parse) */
         seen[i] = true;
         rotor_json_describe(item, got, sizeof got);
         bool text = f->kind == K_NAME || f->kind == K_DTYPE;

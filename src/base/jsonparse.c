@@ -1,11 +1,13 @@
-/* jsonparse.c — a JSON file's text as one value, or one line saying where
- * it is not (jsontext.h).  Every file rotor reads as JSON goes through it:
+/* jsonparse.c — a JSON file's text as one value, no key twice in an
+ * object, or one line saying where it is not (jsontext.h).  Every file rotor reads as JSON goes through it:
  * the chip and GPU files, plan files, programs.  cJSON_Parse alone stops
  * at the end of the first value and at a NUL byte, so a plan file with a
  * second object after it, or with bytes after a NUL, read as the first
  * object without a word (found 2026-12-01). */
 #include "base/jsontext.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Line and column (from 1) of byte pos of text. */
@@ -19,6 +21,58 @@ static void line_col(const char *text, size_t pos, size_t *line, size_t *col) {
             (*col)++;
         }
     }
+}
+
+/* ---- Duplicate keys ------------------------------------------------------
+ *
+ * JSON leaves a key given twice in one object to the reader, and cJSON's
+ * lookups take the first: "F_op": {"m": 16, "m": 1} read as m = 16, the
+ * second value dropped.  Which one the writer meant is not knowable, so a
+ * duplicate is refused wherever it is, by its path from the root
+ * ("plan.F_op.m", "operators[2].exec_s"; the chip and GPU files' checks
+ * said "KEY: duplicate key" for their top level, the same line).  An
+ * object's keys are sorted to find one, so a file of 100,000 keys costs
+ * n log n, not n^2. */
+
+static int key_cmp(const void *a, const void *b) {
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+#define KEYS_ON_STACK 32
+
+/* path[0 .. at) is v's path; a duplicate found: its path into path. */
+static rotor_status dup_walk(const cJSON *v, char *path, size_t cap, size_t at, const char *label, rotor_error *err) {
+    if (!cJSON_IsObject(v) && !cJSON_IsArray(v)) return ROTOR_OK;
+    if (cJSON_IsObject(v)) {
+        size_t n = 0;
+        for (const cJSON *c = v->child; c; c = c->next) n++;
+        const char *stack[KEYS_ON_STACK], **keys = n <= KEYS_ON_STACK ? stack : malloc(n * sizeof *keys);
+        if (!keys) return rotor_nomem(err);
+        size_t k = 0;
+        for (const cJSON *c = v->child; c; c = c->next) keys[k++] = c->string ? c->string : "";
+        qsort(keys, n, sizeof *keys, key_cmp);
+        const char *dup = NULL;
+        for (size_t i = 1; i < n && !dup; i++)
+            if (!strcmp(keys[i - 1], keys[i])) dup = keys[i];
+        rotor_status st = ROTOR_OK;
+        if (dup) {
+            snprintf(path + at, cap - at, "%s%s", at ? "." : "", dup);
+            st = rotor_fail(err, ROTOR_ERR_INPUT, "%s: %s: duplicate key", label, path);
+        }
+        if (keys != stack) free((void *)keys);
+        if (st) return st;
+    }
+    int i = 0;
+    for (const cJSON *c = v->child; c; c = c->next, i++) {
+        if (!cJSON_IsObject(c) && !cJSON_IsArray(c)) continue;
+        if (cJSON_IsObject(v)) snprintf(path + at, cap - at, "%s%s", at ? "." : "", c->string ? c->string : "");
+        else snprintf(path + at, cap - at, "[%d]", i);
+        size_t next = strlen(path);
+        rotor_status st = dup_walk(c, path, cap, next, label, err);
+        if (st) return st;
+        path[at] = '\0';
+    }
+    return ROTOR_OK;
 }
 
 rotor_status rotor_json_no_nul(const char *text, size_t len, const char *label, rotor_error *err) {
@@ -35,7 +89,14 @@ rotor_status rotor_json_parse(const char *text, size_t len, const char *label, c
     /* require_null_terminated: only white space after the value */
     const char *end = NULL;
     *root = cJSON_ParseWithOpts(text, &end, 1);
-    if (*root) return ROTOR_OK;
+    if (*root) {
+        char path[256] = "";
+        if ((st = dup_walk(*root, path, sizeof path, 0, label, err))) {
+            cJSON_Delete(*root);
+            *root = NULL;
+        }
+        return st;
+    }
     size_t pos = end && end >= text && end <= text + len ? (size_t)(end - text) : 0, line, col;
     line_col(text, pos, &line, &col);
     return rotor_fail(err, ROTOR_ERR_INPUT, "%s: not valid JSON near line %zu, column %zu", label, line, col);

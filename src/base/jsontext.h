@@ -24,10 +24,11 @@ void rotor_json_describe(const cJSON *v, char *buf, size_t size);
  * so a reader sees which rotor wrote the file beside what format it is in.
  * A document already stamped is left as it is.  False when out of memory. */
 /* text (len bytes, text[len] == '\0') as exactly one JSON value into
- * *root (cJSON_Delete it), nothing but white space after it
- * (jsonparse.c): else an input error naming label and where it stops
- * ("LABEL: not valid JSON near line 3, column 1", "LABEL: not valid JSON:
- * NUL byte at offset 12") and *root NULL. */
+ * *root (cJSON_Delete it), nothing but white space after it and no key
+ * twice in one object (jsonparse.c): else an input error naming label and
+ * where ("LABEL: not valid JSON near line 3, column 1", "LABEL: not valid
+ * JSON: NUL byte at offset 12", "LABEL: plan.F_op.m: duplicate key") and
+ * *root NULL. */
 rotor_status rotor_json_parse(const char *text, size_t len, const char *label, cJSON **root, rotor_error *err);
 
 /* The NUL test alone, for a reader that hands the text on as a C string
