@@ -1,9 +1,10 @@
-/* jsonparse.c — a JSON file's text as one value, no key twice in an
- * object, or one line saying where it is not (jsontext.h).  Every file rotor reads as JSON goes through it:
- * the chip and GPU files, plan files, programs.  cJSON_Parse alone stops
- * at the end of the first value and at a NUL byte, so a plan file with a
- * second object after it, or with bytes after a NUL, read as the first
- * object without a word (found 2026-12-01). */
+/* jsonparse.c — JSON text as one value with no key twice in an object, or
+ * one line saying where it is not (jsontext.h).  Every JSON text rotor reads
+ * goes through it: the chip and GPU files, plan files, programs and
+ * rotor_doc's options.  cJSON_Parse alone stops at the end of the first
+ * value and at a NUL byte, and its lookups take a repeated key's first
+ * value, so a plan file with a second object after it, bytes after a NUL
+ * or a key given twice were read without a word (found 2026-12-01). */
 #include "base/jsontext.h"
 
 #include <stdio.h>

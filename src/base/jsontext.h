@@ -18,11 +18,6 @@
  * "..."), any other value by its kind ("an array", "an object", "null"). */
 void rotor_json_describe(const cJSON *v, char *buf, size_t size);
 
-/* The one rule for the version of rotor in every JSON document it writes
- * (issue 46): the key "rotor_version" with ROTOR_VERSION, placed after the
- * document's format version ("version"), else after "format", else first,
- * so a reader sees which rotor wrote the file beside what format it is in.
- * A document already stamped is left as it is.  False when out of memory. */
 /* text (len bytes, text[len] == '\0') as exactly one JSON value into
  * *root (cJSON_Delete it), nothing but white space after it and no key
  * twice in one object (jsonparse.c): else an input error naming label and
@@ -35,6 +30,11 @@ rotor_status rotor_json_parse(const char *text, size_t len, const char *label, c
  * (rotor_json_read_text): a NUL would end it there for every reader. */
 rotor_status rotor_json_no_nul(const char *text, size_t len, const char *label, rotor_error *err);
 
+/* The one rule for the version of rotor in every JSON document it writes
+ * (issue 46): the key "rotor_version" with ROTOR_VERSION, placed after the
+ * document's format version ("version"), else after "format", else first,
+ * so a reader sees which rotor wrote the file beside what format it is in.
+ * A document already stamped is left as it is.  False when out of memory. */
 #define ROTOR_JSON_VERSION_KEY "rotor_version"
 bool rotor_json_stamp(cJSON *root);
 
