@@ -21,6 +21,7 @@
 #include "rotor/compile/program.h"
 #include "rotor/model/graph.h"
 #include "rotor/op/expr.h"
+#include "rotor/op/handoff.h"
 #include "rotor/op/place.h"
 #include "rotor/op/plan.h"
 #include "rotor/op/sample.h"
@@ -36,6 +37,14 @@ typedef struct placed_plan {
     rotor_plan_info info;
     rotor_place *pl;
 } placed_plan;
+
+/* The hand-off of a placed producer's output (its placement's). */
+FIXTURE rotor_handoff *handoff_of(const placed_plan *x) {
+    rotor_handoff *h;
+    rotor_error err = {{0}};
+    cr_assert_eq(rotor_handoff_make(x->pl, &h, &err), ROTOR_OK, "%s", err.msg);
+    return h;
+}
 
 /* The preset chips: the IPU Mk2 (T10's chip) and the four-chip IPU-POD4
  * with HBM (Elk's). */

@@ -49,13 +49,6 @@ static void place_plan(placed_plan *x, const char *text, const char *dims, const
     cr_assert_eq(rotor_place_make(&x->e, &x->p, &x->info, &x->pl, &err), ROTOR_OK, "%s: %s", text, err.msg);
 }
 
-static rotor_handoff *handoff_of(const placed_plan *x) {
-    rotor_handoff *h;
-    rotor_error err = {{0}};
-    cr_assert_eq(rotor_handoff_make(x->pl, &h, &err), ROTOR_OK, "%s", err.msg);
-    return h;
-}
-
 #define MATMUL "C[m,n] += A[m,k] * B[k,n]"
 #define RELU "Y[m,n] = relu(X[m,n])"
 

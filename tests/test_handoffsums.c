@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rotor/base/divisors.h"
 #include "rotor/op/emu.h"
 #include "rotor/op/handoff.h"
 #include "rotor/op/place.h"
@@ -91,10 +92,10 @@ static bool draw_plan(placed_plan *x, uint64_t *s, int64_t fmax, int64_t cap, co
             else share *= x->p.fop[a];
         }
         if (share < 2 || !nown) continue;
-        int64_t div[64], nd = 0;
-        for (int64_t d = 2; d <= share && nd < 64; d++)
-            if (share % d == 0) div[nd++] = d;
-        x->p.ft[u][own[draw(s, 0, nown - 1)]] = div[draw(s, 0, nd - 1)];
+        int64_t div[ROTOR_MAX_DIVISORS]; /* ascending, 1 first: the draw takes one above 1 */
+        int nd = rotor_divisors(share, div, ROTOR_MAX_DIVISORS);
+        cr_assert(nd > 1);
+        x->p.ft[u][own[draw(s, 0, nown - 1)]] = div[draw(s, 1, nd - 1)];
     }
     for (int a = 0; a < x->e.naxes; a++) x->p.order[a] = a;
     for (int a = x->e.naxes - 1; a > 0; a--) { /* Fisher-Yates */
@@ -118,13 +119,6 @@ static bool temporal(const placed_plan *x) {
         for (int a = 0; a < x->e.naxes; a++)
             if (x->p.ft[u][a] > 1) return true;
     return false;
-}
-
-static rotor_handoff *handoff_of(const placed_plan *x) {
-    rotor_handoff *h;
-    rotor_error err = {{0}};
-    cr_assert_eq(rotor_handoff_make(x->pl, &h, &err), ROTOR_OK, "%s", err.msg);
-    return h;
 }
 
 /* ---- consumers ----------------------------------------------------------- */

@@ -333,16 +333,22 @@ static int64_t set_below(const rotor_handoff *h, const rotor_handoff_set *s, con
     return n;
 }
 
+/* One dimension of a partition or a consumer's box, [o, o + part) clipped
+ * to the tensor's real extent [0, g) into [*lo, *hi): false when empty (a
+ * padded partition past the end, or a window's leading pad).  The one clip
+ * of every window and box below. */
+static inline bool clip1(int64_t o, int64_t part, int64_t g, int64_t *lo, int64_t *hi) {
+    *lo = o < 0 ? 0 : o;
+    *hi = o + part < g ? o + part : g;
+    return *hi > *lo;
+}
+
 /* The window [wl, wh) of the partition at origin o: the partition clipped
  * to the output's real extents; false when it is empty in some dimension
  * (a padded partition past the output's end holds nothing). */
 static inline bool part_window(const rotor_handoff *h, const int64_t *o, int64_t *wl, int64_t *wh) {
     bool any = true;
-    for (int d = 0; d < h->nd; d++) {
-        wl[d] = o[d] < 0 ? 0 : o[d];
-        wh[d] = o[d] + h->pdim[d] < h->gdim[d] ? o[d] + h->pdim[d] : h->gdim[d];
-        any &= wh[d] > wl[d];
-    }
+    for (int d = 0; d < h->nd; d++) any &= clip1(o[d], h->pdim[d], h->gdim[d], &wl[d], &wh[d]);
     return any;
 }
 
@@ -486,7 +492,8 @@ static rotor_status group_sources_box(const rotor_handoff *h, const rotor_handof
     for (int d = 0; d < h->nd; d++) {
         const rotor_handoff_span *sp = &s->span[d];
         int64_t lo = sp->base, hi = sp->base + (sp->nterms ? sp->count[0] : 1);
-        int64_t wl = o[d] < 0 ? 0 : o[d], wh = o[d] + h->pdim[d] < h->gdim[d] ? o[d] + h->pdim[d] : h->gdim[d];
+        int64_t wl, wh;
+        clip1(o[d], h->pdim[d], h->gdim[d], &wl, &wh);
         a[d] = (lo > wl ? lo : wl) - o[d];
         b[d] = (hi < wh ? hi : wh) - o[d];
         none |= b[d] <= a[d];
@@ -696,11 +703,7 @@ static bool need_at(const rotor_place *consumer, int t, const int64_t *org, cons
     const rotor_expr *e = rotor_place_expr(consumer);
     const rotor_plan_info *info = rotor_place_info(consumer);
     bool any = true;
-    for (int d = 0; d < e->tensors[t].ndims; d++) {
-        lo[d] = org[d] < 0 ? 0 : org[d];
-        hi[d] = org[d] + info->part[t][d] < g[d] ? org[d] + info->part[t][d] : g[d];
-        if (hi[d] <= lo[d]) any = false;
-    }
+    for (int d = 0; d < e->tensors[t].ndims; d++) any &= clip1(org[d], info->part[t][d], g[d], &lo[d], &hi[d]);
     return any;
 }
 
@@ -991,11 +994,7 @@ static inline __attribute__((always_inline)) bool need_of(const rotor_place *con
     if (!org) return need_in(consumer, t, c, g, lo, hi);
     const int64_t *o = org + c * nd;
     bool any = true;
-    for (int d = 0; d < nd; d++) {
-        lo[d] = o[d] < 0 ? 0 : o[d];
-        hi[d] = o[d] + part[d] < g[d] ? o[d] + part[d] : g[d];
-        if (hi[d] <= lo[d]) any = false;
-    }
+    for (int d = 0; d < nd; d++) any &= clip1(o[d], part[d], g[d], &lo[d], &hi[d]);
     return any;
 }
 
@@ -1157,12 +1156,13 @@ static int64_t sum_below(const rotor_handoff *h, int64_t *const *P, const int64_
     return n;
 }
 
-/* rotor_handoff_traffic_in by sums (above): true when done, false when
- * the consumer's boxes are no product, or the scratch cannot be had
- * (nothing written but scratch: the walk prices it). */
+/* rotor_handoff_traffic_in by sums (above): recv, *max_recv and send
+ * (zeroed by the caller, which takes the sends' maximum); true when done,
+ * false when the consumer's boxes are no product, or the scratch cannot
+ * be had (nothing written but scratch: the walk prices it). */
 static bool traffic_sums(const rotor_handoff *h, const rotor_place *consumer, int t, const rotor_view *view,
                          box_memo *m, const int64_t *org, const int64_t *g, int64_t *recv, int64_t *max_recv,
-                         int64_t *send, int64_t *max_send) {
+                         int64_t *send) {
     const rotor_plan_info *info = rotor_place_info(consumer);
     const int64_t *part = info->part[t];
     int nd = m->nd, hn = h->nd;
@@ -1251,10 +1251,7 @@ static bool traffic_sums(const rotor_handoff *h, const rotor_place *consumer, in
             int64_t u = 1;
             for (int k = 0; k < nl; k++) {
                 int d = dl[k];
-                int64_t o = list[d * nc + at[k]];
-                lo[d] = o < 0 ? 0 : o;
-                hi[d] = o + part[d] < g[d] ? o + part[d] : g[d];
-                empty |= hi[d] <= lo[d];
+                empty |= !clip1(list[d * nc + at[k]], part[d], g[d], &lo[d], &hi[d]);
                 u *= cnt[d * nc + at[k]];
             }
             if (!empty) { /* an empty interval: its cores need nothing */
@@ -1278,8 +1275,7 @@ static bool traffic_sums(const rotor_handoff *h, const rotor_place *consumer, in
     for (int64_t p = 0; p < h->cores; p++) {
         const int64_t *o = h->origin + p * hn;
         int64_t wl[ROTOR_MAX_DIMS], wh[ROTOR_MAX_DIMS], inner[ROTOR_MAX_DIMS + 1];
-        send[p] = 0;
-        if (!part_window(h, o, wl, wh)) continue;
+        if (!part_window(h, o, wl, wh)) continue; /* send[p] stays the caller's 0 */
         inner[hn] = 1;
         for (int j = hn - 1; j >= 0; j--) inner[j] = inner[j + 1] * (P[j][wh[j]] - P[j][wl[j]]);
         if (!inner[0]) continue;
@@ -1296,7 +1292,6 @@ static bool traffic_sums(const rotor_handoff *h, const rotor_place *consumer, in
     size_t wd = 2 * (size_t)nd;
     bool have = false;
     rotor_handoff_set s;
-    *max_recv = 0;
     for (int64_t c = 0; c < nc; c++) {
         int64_t box[2 * ROTOR_MAX_DIMS];
         recv[c] = 0;
@@ -1312,9 +1307,6 @@ static bool traffic_sums(const rotor_handoff *h, const rotor_place *consumer, in
         if (c < h->cores) send[c] -= held;
         if (recv[c] > *max_recv) *max_recv = recv[c];
     }
-    *max_send = 0;
-    for (int64_t p = 0; p < h->cores; p++)
-        if (send[p] > *max_send) *max_send = send[p];
     return true;
 }
 
@@ -1342,13 +1334,9 @@ rotor_status rotor_handoff_traffic_in(const rotor_handoff *h, const rotor_place 
     rotor_status st = ROTOR_OK;
     *max_recv = 0;
     const int64_t *org = org_begin(m, consumer, t);
-    bool sums = !m->no_sums && traffic_sums(h, consumer, t, view, m, org, g, recv, max_recv, send, max_send);
+    bool sums = !m->no_sums && traffic_sums(h, consumer, t, view, m, org, g, recv, max_recv, send);
     sum_release(m);
-    if (sums) {
-        m->nsums++;
-        if (!memo) memo_free(&own);
-        return ROTOR_OK;
-    }
+    if (sums) m->nsums++;
     /* Each source of a box's run sends its elements to every core that
      * needs the box but itself: added once when a run of consecutive cores
      * needing the same box begins (send_marked), the rest of the run's
@@ -1360,8 +1348,8 @@ rotor_status rotor_handoff_traffic_in(const rotor_handoff *h, const rotor_place 
      * 45). */
     int64_t prev[2 * ROTOR_MAX_DIMS], first = 0, count = 0, elems = 0, mult = 0;
     size_t w = 2 * (size_t)m->nd;
-    if (!mark_begin(m, h->cores)) st = ROTOR_ERR_NOMEM;
-    for (int64_t c = 0; c < info->cores; c++) {
+    if (!sums && !mark_begin(m, h->cores)) st = ROTOR_ERR_NOMEM;
+    for (int64_t c = 0; c < info->cores && !sums; c++) {
         int64_t box[2 * ROTOR_MAX_DIMS];
         recv[c] = 0;
         if (st || !need_of(consumer, t, info->part[t], m->nd, org, c, g, box, box + m->nd)) continue;
@@ -1382,7 +1370,7 @@ rotor_status rotor_handoff_traffic_in(const rotor_handoff *h, const rotor_place 
         recv[c] = elems - (held_by_run(h, count) ? mine : held_of(h, view, m, box, c));
         if (recv[c] > *max_recv) *max_recv = recv[c];
     }
-    if (!st) send_run(m, first, count, mult - 1, send);
+    if (!st && !sums) send_run(m, first, count, mult - 1, send);
     if (!memo) memo_free(&own);
     *max_send = 0;
     for (int64_t p = 0; p < h->cores; p++)
