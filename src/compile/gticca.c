@@ -64,6 +64,7 @@
 #include "compile/compileint.h"
 #include "rotor/compile/gticca.h"
 #include "rotor/compile/planstore.h"
+#include "rotor/compile/program.h"
 #include "rotor/compile/segment.h"
 
 #define MAX_OPS 3      /* operators per sub-graph at most (a residual block) */
@@ -183,6 +184,28 @@ rotor_status rotor_gticca_instance(const rotor_graph *g, int first, int last, in
     if (!st && fine) st = rotor_graph_set_output(ig, map[g->ops[last].outputs[0]], err);
     *ok = !st && fine;
     free(map);
+    return st;
+}
+
+rotor_status rotor_gticca_instance_program(const rotor_graph *g, const rotor_chip *chip, const rotor_gticca_sg *s,
+                                           const rotor_compile_options *opt, rotor_graph *ig, rotor_chip *gc,
+                                           rotor_program *prog, double *model_s, rotor_error *err) {
+    memset(prog, 0, sizeof *prog);
+    bool ok = false;
+    rotor_status st = rotor_gticca_instance(g, s->first, s->last, s->instances, ig, &ok, err);
+    if (!st && !ok)
+        st = rotor_fail(err, ROTOR_ERR_INPUT, "operator '%s': its batch no longer splits %lld ways",
+                        g->ops[s->first].name, (long long)s->instances);
+    *gc = rotor_segment_group_chip(chip, s->group_cores);
+    rotor_compile_options so = *opt;
+    so.graphturbo = so.pipeline = false;
+    so.progress = NULL;
+    rotor_compile_result cr;
+    bool compiled = false;
+    if (!st) compiled = !(st = rotor_compile(ig, gc, &so, &cr, err));
+    if (!st) st = rotor_program_roundtrip(ig, gc, &cr, ig->name, prog, err);
+    if (!st && model_s) *model_s = cr.total_s;
+    if (compiled) rotor_compile_result_free(&cr);
     return st;
 }
 

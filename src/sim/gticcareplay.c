@@ -60,24 +60,11 @@ static rotor_status replay_instance(const rotor_graph *g, const rotor_chip *chip
                                     const rotor_compile_options *opt, rotor_replay_result *rr, double *model_s,
                                     rotor_error *err) {
     rotor_graph ig;
-    bool ok = false;
-    rotor_status st = rotor_gticca_instance(g, s->first, s->last, s->instances, &ig, &ok, err);
-    if (!st && !ok)
-        st = rotor_fail(err, ROTOR_ERR_INPUT, "operator '%s': its batch no longer splits %lld ways",
-                        g->ops[s->first].name, (long long)s->instances);
-    rotor_chip gc = rotor_segment_group_chip(chip, s->group_cores);
-    rotor_compile_options so = *opt;
-    so.graphturbo = so.pipeline = false;
-    so.progress = NULL;
-    rotor_compile_result cr;
-    bool compiled = false;
-    if (!st) compiled = !(st = rotor_compile(&ig, &gc, &so, &cr, err));
-    rotor_program ip = {0};
-    if (!st) st = rotor_program_roundtrip(&ig, &gc, &cr, ig.name, &ip, err);
-    if (!st) *model_s = cr.total_s;
+    rotor_chip gc;
+    rotor_program ip;
+    rotor_status st = rotor_gticca_instance_program(g, chip, s, opt, &ig, &gc, &ip, model_s, err);
     if (!st) st = rotor_replay(&ip, &gc, NULL, rr, NULL, err);
     rotor_program_free(&ip);
-    if (compiled) rotor_compile_result_free(&cr);
     rotor_graph_free(&ig);
     if (st) rotor_error_prefix(err, "gticca replay: an instance");
     return st;

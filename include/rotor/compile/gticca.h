@@ -18,8 +18,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "rotor/base/chip.h"
 #include "rotor/base/error.h"
 #include "rotor/model/graph.h"
+
+struct rotor_compile_options; /* compile.h, which includes this header */
+struct rotor_program;         /* program.h */
 
 /* One sub-graph that runs as instances. */
 typedef struct rotor_gticca_sg {
@@ -65,5 +69,19 @@ void rotor_gticca_result_free(rotor_gticca_result *r);
  * rotor_graph_free, also after an error. */
 rotor_status rotor_gticca_instance(const rotor_graph *g, int first, int last, int64_t n, rotor_graph *ig, bool *ok,
                                    rotor_error *err);
+
+/* Sub-graph s of g as gticca compiled it, made again for what runs it
+ * (the replay, sim/gticcareplay.c; the run, run/gticcarun.c): its instance
+ * graph (rotor_gticca_instance at s->instances), the group chip
+ * (rotor_segment_group_chip of chip at s->group_cores) and T10's program of
+ * the instance graph there, compiled with opt as gticca compiled it (no
+ * grouping, no pipelining) and written and read back (rotor_program_roundtrip).
+ * *model_s (nullable) gets the instance compile's total.  ROTOR_ERR_INPUT
+ * when the batch no longer splits s->instances ways.  Free *ig with
+ * rotor_graph_free and *prog with rotor_program_free, also after an error. */
+rotor_status rotor_gticca_instance_program(const rotor_graph *g, const rotor_chip *chip, const rotor_gticca_sg *s,
+                                           const struct rotor_compile_options *opt, rotor_graph *ig,
+                                           rotor_chip *gc, struct rotor_program *prog, double *model_s,
+                                           rotor_error *err);
 
 #endif
