@@ -135,6 +135,21 @@ expect_error pipeline-direct 2 "--pipeline and --direct: --pipeline compiles the
     run "$tmpdir/mlp/model.onnx" --pipeline --direct
 expect_error objective-alone 2 "--objective needs --pipeline" -- run "$tmpdir/mlp/model.onnx" --objective throughput
 rm -rf "$tmpdir/mlp"
+# GraphTurbo's instances on core groups (docs/run.md, "Instances on core
+# groups"): the generator's MLP at 8 rows on the whole IPU, where the plan
+# of rotor compile --group graphturbo runs four sub-graphs as instances;
+# each instance runs its rows with its own program on its group, and the
+# output matches the direct execution's and the unsimplified graph's.
+if "$ONNXGEN" mlp "$tmpdir/mlp8.onnx" --batch 8; then ok; else bad "onnxgen mlp --batch 8 failed"; fi
+expect_out gt-icca "^PASS  y  *8x4  *vs direct: .*(0 beyond tolerance)  vs unsimplified: .*(0 beyond)$" -- \
+    run "$tmpdir/mlp8.onnx" --group graphturbo
+for line in "graphturbo: 4 sub-graphs run as 24 instances on core groups" \
+    "sub-graph 2: relu1 .. fc2.matmul, 4 instances of 368 cores" "^PASS$"; do
+    if grep -q -- "$line" "$out"; then ok; else bad "gt-icca: stdout lacks '$line': $(tail -4 "$out")"; fi
+done
+expect_error gt-mesh 2 "chip 'ipu-mk2-mesh' is not one all-to-all chip without a global buffer" -- \
+    run "$tmpdir/mlp8.onnx" --group graphturbo --chip ipu-mk2-mesh
+rm -f "$tmpdir/mlp8.onnx"
 if "$ONNXGEN" vgg "$tmpdir/x.onnx" 2>"$err"; then bad "onnxgen vgg: exit 0"
 elif grep -q "onnxgen: unknown model 'vgg' (known: resnet-18, tiny-cnn, mlp)" "$err"; then ok
 else bad "onnxgen vgg: $(cat "$err")"; fi

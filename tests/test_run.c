@@ -256,17 +256,6 @@ static void mlp_program(const rotor_graph *g, const rotor_chip *chip, bool pipel
     compiled_program(g, chip, pipeline ? &piped : &flat, NULL, p);
 }
 
-/* The largest |x - ref| beyond docs/run.md's tolerance 1e-5 + 1e-3 |ref|
- * (0: within it everywhere). */
-static double beyond_tolerance(const double *x, const double *ref, int64_t n) {
-    double worst = 0;
-    for (int64_t k = 0; k < n; k++) {
-        double over = fabs(x[k] - ref[k]) - (1e-5 + 1e-3 * fabs(ref[k]));
-        if (!(over <= worst)) worst = over; /* NaN counts */
-    }
-    return worst;
-}
-
 /* Issue 25: a pipelined program gives the outputs of the unpipelined one.
  * On a 256-core IPU the compiler streams the MLP's layers in micro-batches
  * (segments of MatMul, Add and Relu over the columns or rows); every stage

@@ -52,7 +52,10 @@ static void run_usage(FILE *f) {
             "  --group graphturbo  schedule the graph as GraphTurbo does on the chip (a chip with a\n"
             "                      global buffer, e.g. --chip stcp920), run every sub-graph instance by\n"
             "                      instance, each computing only its range with its halos, and compare\n"
-            "                      with the direct execution (docs/run.md; no plans)\n"
+            "                      with the direct execution (docs/run.md; no plans); on a chip\n"
+            "                      without one (e.g. ipu-mk2) the plan rotor compile --group graphturbo\n"
+            "                      makes: T10's program with sub-graphs run as instances on core groups,\n"
+            "                      each instance's program on its batch slice (implies --simplify)\n"
             "  --chip NAME|FILE    preset or chip file (default ipu-mk2); --set KEY=VALUE overrides\n"
             "  --dim k=v,..., --input NAME=AxB,.., --value NAME=SPEC\n"
             "                      shape the model, as in rotor compile\n"
@@ -166,6 +169,9 @@ typedef struct run_state {
      * graph's outputs are checked against it (docs/simplify.md) */
     rotor_graph unsimplified;
     rotor_run_result reference;
+    /* --group graphturbo on a chip without a GB: T10's program with the
+     * sub-graphs gticca chose run as instances on core groups (run.h) */
+    bool icca;
     /* --group graphturbo: the schedule and its instances' run */
     bool gt;
     rotor_gt_schedule gts;
@@ -294,7 +300,13 @@ static int run_model(run_state *s, const char *model, const tensor_list *set, ro
     if (st) return cli_fail(cmd, st, err);
     /* the program, unless --direct or --program; a graph that folds to
      * constants compiles to an empty one, and runs all the same */
-    po.t10 = po.program = po.allow_empty = !a->direct && !a->program && !a->graphturbo;
+    s->icca = a->graphturbo && !rotor_chip_has_gb(&s->chip);
+    po.t10 = po.program = po.allow_empty = !a->direct && !a->program && (!a->graphturbo || s->icca);
+    /* on a chip without a GB, rotor compile --group graphturbo's plan:
+     * the graph simplified, its sub-graphs' instances on core groups (on
+     * the graph as imported: rotor run executes it ungrouped) */
+    po.simplify = po.simplify || s->icca;
+    po.compile.graphturbo = s->icca;
     po.compile.pipeline = a->pl.pipeline;
     po.compile.objective = a->pl.objective;
     cli_progress bar;
@@ -322,15 +334,21 @@ static int run_model(run_state *s, const char *model, const tensor_list *set, ro
     }
     if ((st = bind_inputs(s, set, err))) return cli_fail(cmd, st, err);
     rotor_run_options ro = {.program = s->prog, .chip = &s->chip};
+    if (s->icca && s->prog) {
+        po.compile.progress = NULL;
+        ro.gticca = &s->p.t10.gticca;
+        ro.gticca_compile = &po.compile;
+    }
     cli_progress_begin(&bar, cmd, "running: operators", a->sa.quiet);
     ro.progress = cli_progress_step;
     ro.progress_ctx = &bar;
     if (s->prog) st = rotor_run(&s->p.graph, (const double *const *)s->inputs, &ro, &s->planned, err);
     ro.program = NULL;
+    ro.gticca = NULL;
     if (!st) st = rotor_run(&s->p.graph, (const double *const *)s->inputs, &ro, &s->direct, err);
     cli_progress_end(&bar);
     if (!st && po.simplify) st = run_unsimplified(s, &po, err);
-    if (!st && a->graphturbo) st = run_graphturbo(s, err);
+    if (!st && a->graphturbo && !s->icca) st = run_graphturbo(s, err);
     if (st) return cli_fail(cmd, st, err);
     return 0;
 }
@@ -578,6 +596,27 @@ static void graphturbo_json(cJSON *parent, const run_state *s) {
     cJSON_AddNumberToObject(j, "direct_points", r->direct_points);
 }
 
+/* --json on a chip without a GB: the sub-graphs run as instances,
+ * "graphturbo": {...} (docs/run.md, "Instances on core groups"). */
+static void gticca_json(cJSON *parent, const run_state *s) {
+    const rotor_gticca_result *gt = &s->p.t10.gticca;
+    cJSON *j = cJSON_AddObjectToObject(parent, "graphturbo");
+    cJSON_AddNumberToObject(j, "subgraphs_run", s->planned.subgraphs_run);
+    cJSON_AddNumberToObject(j, "instances_run", (double)s->planned.instance_runs);
+    cJSON *a = cJSON_AddArrayToObject(j, "subgraphs");
+    for (int k = 0; k < gt->nsg; k++) {
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddStringToObject(x, "first", s->p.graph.ops[gt->sg[k].first].name);
+        cJSON_AddStringToObject(x, "last", s->p.graph.ops[gt->sg[k].last].name);
+        cJSON_AddNumberToObject(x, "instances", (double)gt->sg[k].instances);
+        cJSON_AddNumberToObject(x, "group_cores", (double)gt->sg[k].group_cores);
+        cJSON_AddItemToArray(a, x);
+    }
+    cJSON_AddNumberToObject(j, "t10_s", gt->t10_s);
+    cJSON_AddNumberToObject(j, "model_s", gt->total_s);
+    cJSON_AddNumberToObject(j, "emulated_s", s->planned.emulated_s);
+}
+
 static void print_times(run_state *s) {
     if (s->gt) {
         print_graphturbo(s);
@@ -590,7 +629,7 @@ static void print_times(run_state *s) {
     }
     rotor_replay_result rr = {0};
     rotor_error err = {{0}};
-    bool sim = rotor_replay(s->prog, &s->chip, NULL, &rr, NULL, &err) == ROTOR_OK;
+    bool sim = !s->icca && rotor_replay(s->prog, &s->chip, NULL, &rr, NULL, &err) == ROTOR_OK;
     printf("%s on %s: %d operators emulated, %d vendor ops; peak SRAM %.1f of %.1f KiB per core\n",
            s->p.graph.name, s->chip.name, s->planned.ops_emulated, s->planned.ops_vendor,
            (double)s->planned.peak_bytes / 1024, (double)rotor_chip_sram(&s->chip) / 1024);
@@ -608,8 +647,20 @@ static void print_times(run_state *s) {
     if (p->nsegments)
         printf("pipelined: %d segments, %lld stage runs emulated on their groups\n", s->planned.segments_run,
                (long long)s->planned.stage_runs);
-    printf("time: emulated %.3f us, model %.3f us", s->planned.emulated_s * 1e6, s->prog->total_s * 1e6);
-    if (sim) printf(", simulated %.3f us", rr.simulated_s * 1e6);
+    const rotor_gticca_result *gt = s->icca ? &s->p.t10.gticca : NULL;
+    if (gt) {
+        printf("graphturbo: %d sub-graph%s run as %lld instances on core groups (T10 alone %.3f us, with them %.3f "
+               "us)\n", s->planned.subgraphs_run, s->planned.subgraphs_run == 1 ? "" : "s",
+               (long long)s->planned.instance_runs, gt->t10_s * 1e6, gt->total_s * 1e6);
+        for (int k = 0; k < gt->nsg; k++)
+            printf("sub-graph %d: %s .. %s, %lld instances of %lld cores\n", k + 1, s->p.graph.ops[gt->sg[k].first].name,
+                   s->p.graph.ops[gt->sg[k].last].name, (long long)gt->sg[k].instances,
+                   (long long)gt->sg[k].group_cores);
+    }
+    printf("time: emulated %.3f us, model %.3f us", s->planned.emulated_s * 1e6,
+           (gt && gt->done ? gt->total_s : s->prog->total_s) * 1e6);
+    if (gt) printf(" (the replay: rotor simulate --group graphturbo)");
+    else if (sim) printf(", simulated %.3f us", rr.simulated_s * 1e6);
     else printf(", simulator: %s", err.msg);
     printf("\n");
     rotor_replay_result_free(&rr);
@@ -675,6 +726,7 @@ int cmd_run(int argc, char **argv) {
                 failed += report(&s, out, "reference", j);
                 if (!root) print_times(&s);
                 else if (s.gt) graphturbo_json(j, &s);
+                else if (s.icca) gticca_json(j, &s);
                 if (a.out && !failed) rc = write_outputs(&s);
             }
             if (in) tensors_free(in);
@@ -692,6 +744,7 @@ int cmd_run(int argc, char **argv) {
             failed = report(&s, NULL, NULL, root);
             if (!root) print_times(&s);
             else if (s.gt) graphturbo_json(root, &s);
+            else if (s.icca) gticca_json(root, &s);
             if (a.out) rc = write_outputs(&s);
         }
         state_free(&s);

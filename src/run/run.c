@@ -416,6 +416,44 @@ static rotor_status run_expression(run_ctx *c, int o, rotor_error *err) {
 
 /* ---- the run ----------------------------------------------------------------------------- */
 
+/* Op o's refusal when the importer approximated it, else its outputs
+ * allocated (zeroed) in vals. */
+static rotor_status op_outputs(const rotor_graph *g, int o, double **vals, rotor_error *err) {
+    const rotor_op *op = &g->ops[o];
+    const rotor_attr *approx = rotor_op_attr(op, "rotor.approximate");
+    if (approx && approx->str) return OPFAIL(g, o, ROTOR_ERR_INPUT, "%s", approx->str);
+    for (int i = 0; i < op->noutputs; i++) {
+        int v = op->outputs[i];
+        if (!(vals[v] = calloc((size_t)g->values[v].elements, sizeof(double)))) return rotor_nomem(err);
+    }
+    return ROTOR_OK;
+}
+
+/* The sub-graph of opt->gticca that starts at op o, or NULL. */
+static const rotor_gticca_sg *subgraph_at(const rotor_run_options *opt, int o) {
+    const rotor_gticca_result *gt = opt && opt->program ? opt->gticca : NULL;
+    for (int k = 0; gt && k < gt->nsg; k++)
+        if (gt->sg[k].first == o) return &gt->sg[k];
+    return NULL;
+}
+
+/* The sub-graphs of opt->gticca lie in order inside the graph, apart, and
+ * their instances are compiled with options given. */
+static rotor_status check_subgraphs(const rotor_graph *g, const rotor_run_options *opt, rotor_error *err) {
+    const rotor_gticca_result *gt = opt->gticca;
+    if (gt->nsg && !opt->gticca_compile)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "run: sub-graph instances need the options they were compiled with");
+    for (int k = 0; k < gt->nsg; k++) {
+        const rotor_gticca_sg *s = &gt->sg[k];
+        int after = k ? gt->sg[k - 1].last : -1;
+        if (s->first <= after || s->last < s->first || s->last >= g->nops || s->instances < 2 ||
+            s->group_cores < 1)
+            return rotor_fail(err, ROTOR_ERR_INPUT, "run: sub-graph %d (operators %d..%d, %lld instances) is not one "
+                              "the graph can run", k, s->first, s->last, (long long)s->instances);
+    }
+    return ROTOR_OK;
+}
+
 static rotor_status check_program(const rotor_graph *g, const rotor_run_options *opt, rotor_error *err) {
     const rotor_program *p = opt->program;
     if (!opt->chip) return rotor_fail(err, ROTOR_ERR_INPUT, "run: a program needs its chip");
@@ -428,6 +466,10 @@ static rotor_status check_program(const rotor_graph *g, const rotor_run_options 
             return rotor_fail(err, ROTOR_ERR_INPUT, "run: program operator %d is '%s', the model's is '%s' (%s)", o,
                               po->name, op->name, op->vendor ? "vendor" : op->expr.text);
     }
+    if (opt->gticca) {
+        rotor_status st = check_subgraphs(g, opt, err);
+        if (st) return st;
+    }
     return check_layouts(g, p, err);
 }
 
@@ -435,6 +477,8 @@ rotor_status rotor_run(const rotor_graph *g, const double *const *inputs, const 
                        rotor_run_result *out, rotor_error *err) {
     memset(out, 0, sizeof *out);
     rotor_status st = ROTOR_OK;
+    if (opt && opt->gticca && opt->gticca->nsg && !opt->program)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "run: sub-graph instances need T10's program of the graph");
     if (opt && opt->program && (st = check_program(g, opt, err))) return st;
     out->nvalues = g->nvalues;
     out->values = calloc((size_t)(g->nvalues ? g->nvalues : 1), sizeof *out->values);
@@ -456,17 +500,13 @@ rotor_status rotor_run(const rotor_graph *g, const double *const *inputs, const 
     }
     for (int o = 0; o < g->nops && !st; o++) {
         const rotor_op *op = &g->ops[o];
-        const rotor_attr *approx = rotor_op_attr(op, "rotor.approximate");
-        if (approx && approx->str) {
-            st = OPFAIL(g, o, ROTOR_ERR_INPUT, "%s", approx->str);
-            break;
-        }
-        for (int i = 0; i < op->noutputs && !st; i++) {
-            int v = op->outputs[i];
-            if (!(out->values[v] = calloc((size_t)g->values[v].elements, sizeof(double)))) st = rotor_nomem(err);
-        }
+        const rotor_gticca_sg *sg = subgraph_at(opt, o);
+        for (int m = o; m <= (sg ? sg->last : o) && !st; m++) st = op_outputs(g, m, out->values, err);
         if (st) break;
-        if (op->vendor) {
+        if (sg) {
+            st = run_gticca_subgraph(g, opt, sg, out, err);
+            o = sg->last;
+        } else if (op->vendor) {
             for (int i = 0; i < op->ninputs && !st; i++)
                 if (!out->values[op->inputs[i]])
                     st = OPFAIL(g, o, ROTOR_ERR_INPUT, "'%s' has no data (a weight without elements, or an input "

@@ -9,6 +9,14 @@
 
 #include "rotor/base/error.h"
 #include "rotor/model/graph.h"
+#include "rotor/run/run.h"
+
+/* Sub-graph s of rotor_run_options.gticca run as its instances
+ * (gticcarun.c): out->values as rotor_run keeps them, every value its
+ * operators produce allocated; fills their slices and adds to out's
+ * counts, emulated time and peak. */
+rotor_status run_gticca_subgraph(const rotor_graph *g, const rotor_run_options *opt, const rotor_gticca_sg *s,
+                                 rotor_run_result *out, rotor_error *err);
 
 rotor_status run_op_vfail(const rotor_graph *g, int o, rotor_error *err, rotor_status code, const char *fmt,
                           va_list ap) __attribute__((format(printf, 5, 0)));

@@ -36,6 +36,15 @@ typedef struct rotor_run_options {
      * NULL: direct execution in double, no plans. */
     const rotor_program *program;
     const rotor_chip *chip; /* with a program: the chip it was compiled for */
+    /* GraphTurbo's sub-graph instances on core groups (compile/gticca.h;
+     * docs/run.md, "Instances on core groups"): the sub-graphs the compile
+     * chose (its result's gticca), each run as its n instances, instance i
+     * on batch slice i, with T10's program of the instance graph on its
+     * group chip, compiled with gticca_compile as gticca compiled it
+     * (rotor_gticca_instance_program); program is T10's program of the
+     * same graph, whose other operators run as it plans them.  NULL: none. */
+    const rotor_gticca_result *gticca;
+    const rotor_compile_options *gticca_compile;
     /* Called after each operator: done of total (NULL: none). */
     void (*progress)(void *ctx, int done, int total);
     void *progress_ctx;
@@ -48,13 +57,18 @@ typedef struct rotor_run_result {
     int ops_direct;         /* expression operators evaluated directly (no program) */
     int ops_vendor;         /* vendor ops run by a reference kernel */
     int segments_run;       /* pipelined segments run stage by stage on their groups */
+    int subgraphs_run;      /* GraphTurbo sub-graphs run as instances on their groups */
+    int64_t instance_runs;  /* their instances run (a sub-graph of n instances: n) */
     int64_t stage_runs;     /* the runs of their stages (a stage streamed in m micro-batches: m) */
     int64_t peak_bytes;     /* per core, the most any operator's plan held beside the rest */
     /* The emulated time: per operator the program's setup, the emulator's
      * exchange and reduction times and the cost model's compute time, and
      * vendor ops at the vector rate, summed (0 without a program); per
      * pipelined segment its setup and its runs' recursion
-     * (rotor_segment_times) with the stages' emulated run times. */
+     * (rotor_segment_times) with the stages' emulated run times; per
+     * GraphTurbo sub-graph its slowest instance's (they run at once), the
+     * operators after it with the program's setups (T10's hand-offs, not
+     * the gathers gticca prices for the ones it takes away). */
     double emulated_s;
 } rotor_run_result;
 
