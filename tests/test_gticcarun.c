@@ -79,8 +79,9 @@ Test(gticcarun, every_instance_runs_its_batch_slice_and_the_values_are_the_direc
 }
 
 /* The compile's own choice: rotor_compile with graphturbo on the MLP on a
- * whole IPU picks two sub-graphs (its dynamic program), and the run of
- * that plan gives the direct run's output. */
+ * whole IPU picks two sub-graphs (its dynamic program); the run of that
+ * plan gives the direct run's output, and its instances hold the SRAM
+ * gticca counted for them. */
 Test(gticcarun, the_sub_graphs_the_compile_chooses_run_on_real_data) {
     mlp_run m;
     mlp_run_make(&m, "cores_per_chip=1472");
@@ -113,7 +114,21 @@ Test(gticcarun, the_sub_graphs_the_compile_chooses_run_on_real_data) {
     cr_assert_eq(r.instance_runs, 32);
     int y = rotor_graph_find_value(&m.g, "add3");
     cr_assert_eq(beyond_tolerance(r.values[y], m.direct.values[y], 512 * 4), 0);
+    /* SRAM: the emulated cores of an instance hold what gticca counted
+     * (its plan beside the instance program's idle layouts and live
+     * activations, and the rest of T10's schedule), byte for byte: the
+     * second sub-graph's 6232 bytes per core, above T10's own peak */
+    cr_assert_eq(cr.gticca.sg[1].peak_bytes, 6232);
+    cr_assert_gt(cr.gticca.sg[1].peak_bytes, p.peak_bytes);
+    cr_assert_eq(r.peak_bytes, cr.gticca.sg[1].peak_bytes);
     rotor_run_result_free(&r);
+    /* so with SRAM for T10's peak alone the sub-graph does not fit */
+    rotor_chip small = m.chip;
+    small.sram_bytes = p.peak_bytes;
+    ro.chip = &small;
+    cr_assert_eq(rotor_run(&m.g, (const double *const *)m.in, &ro, &r, &err), ROTOR_ERR_NOFIT);
+    cr_assert_str_eq(err.msg, "sub-graph 'mm2'..'relu2' as 16 instances: op 'mm2' (MatMul): emulator: every core "
+                              "must hold 5608 bytes (partitions Y 928, A 1664, B 3016) but has 4994 bytes of SRAM");
     rotor_program_free(&p);
     rotor_compile_result_free(&cr);
     mlp_run_free(&m);

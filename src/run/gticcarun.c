@@ -22,7 +22,15 @@
  *    graph keeps every value's name, rotor_gticca_instance).
  *  - The n instances run one after another here; on the chip they run at
  *    once on disjoint groups, so the sub-graph's emulated time is the
- *    slowest instance's. */
+ *    slowest instance's.
+ *  - SRAM: while the sub-graph runs, every core of a group also holds the
+ *    rest of T10's schedule, every other operator's idle layout and the
+ *    largest live activations T10 has around the sub-graph's operators, as
+ *    gticca counts it against the SRAM (its sub-graph's peak_bytes).  So an
+ *    instance runs on its group chip with that much less SRAM, and its
+ *    program's own bound (its idle layouts and live activations beside
+ *    each plan) comes off what is left: the run checks gticca's memory
+ *    promise as it checks T10's. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +58,17 @@ static rotor_status match_values(const rotor_graph *g, const rotor_graph *ig, in
     return ROTOR_OK;
 }
 
+/* Per core, what the rest of T10's program p holds while sub-graph s runs
+ * (gticca.c, best_instances: idle_rest + live). */
+static int64_t t10_beside(const rotor_program *p, const rotor_gticca_sg *s) {
+    int64_t idle = p->idle_bytes, live = 0;
+    for (int o = s->first; o <= s->last; o++) {
+        idle -= p->ops[o].idle_bytes;
+        if (p->ops[o].live_bytes > live) live = p->ops[o].live_bytes;
+    }
+    return idle + live;
+}
+
 rotor_status run_gticca_subgraph(const rotor_graph *g, const rotor_run_options *opt, const rotor_gticca_sg *s,
                                  rotor_run_result *out, rotor_error *err) {
     rotor_graph ig;
@@ -62,6 +81,13 @@ rotor_status run_gticca_subgraph(const rotor_graph *g, const rotor_run_options *
                 !(in = calloc((size_t)(ig.nvalues ? ig.nvalues : 1), sizeof *in))))
         st = rotor_nomem(err);
     if (!st) st = match_values(g, &ig, s->instances, gv, err);
+    /* the group chip as the instance finds it: T10's rest beside it */
+    int64_t beside = t10_beside(opt->program, s);
+    rotor_chip room = gc;
+    room.sram_bytes -= beside;
+    if (!st && room.sram_bytes <= 0)
+        st = rotor_fail(err, ROTOR_ERR_NOFIT, "the rest of T10's schedule takes %lld bytes per core, all of the %lld "
+                        "of SRAM", (long long)beside, (long long)rotor_chip_sram(&gc));
     double slowest = 0;
     for (int64_t i = 0; i < s->instances && !st; i++) {
         for (int iv = 0; iv < ig.nvalues && !st; iv++) {
@@ -74,7 +100,7 @@ rotor_status run_gticca_subgraph(const rotor_graph *g, const rotor_run_options *
             else
                 in[iv] = src + (x->elements == g->values[gv[iv]].elements ? 0 : i * x->elements);
         }
-        rotor_run_options io = {.program = &ip, .chip = &gc};
+        rotor_run_options io = {.program = &ip, .chip = &room};
         rotor_run_result r;
         if (st || (st = rotor_run(&ig, in, &io, &r, err))) break;
         for (int iv = 0; iv < ig.nvalues; iv++) {
@@ -83,7 +109,7 @@ rotor_status run_gticca_subgraph(const rotor_graph *g, const rotor_run_options *
                 memcpy(out->values[gv[iv]] + i * x->elements, r.values[iv], sizeof(double) * (size_t)x->elements);
         }
         if (r.emulated_s > slowest) slowest = r.emulated_s;
-        if (r.peak_bytes > out->peak_bytes) out->peak_bytes = r.peak_bytes;
+        if (r.peak_bytes + beside > out->peak_bytes) out->peak_bytes = r.peak_bytes + beside;
         rotor_run_result_free(&r);
     }
     if (!st) {
