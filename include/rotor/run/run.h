@@ -66,9 +66,11 @@ typedef struct rotor_run_result {
      * vendor ops at the vector rate, summed (0 without a program); per
      * pipelined segment its setup and its runs' recursion
      * (rotor_segment_times) with the stages' emulated run times; per
-     * GraphTurbo sub-graph its slowest instance's (they run at once), the
-     * operators after it with the program's setups (T10's hand-offs, not
-     * the gathers gticca prices for the ones it takes away). */
+     * GraphTurbo sub-graph its slowest instance's (they run at once), with
+     * the instance program's own gathers (gticca prices each entry at no
+     * less than T10's hand-off into it, and the gathers it makes after the
+     * sub-graph: not counted here), the operators after it with the
+     * program's setups. */
     double emulated_s;
 } rotor_run_result;
 
