@@ -136,10 +136,10 @@ expect_error pipeline-direct 2 "--pipeline and --direct: --pipeline compiles the
 expect_error objective-alone 2 "--objective needs --pipeline" -- run "$tmpdir/mlp/model.onnx" --objective throughput
 rm -rf "$tmpdir/mlp"
 # GraphTurbo's instances on core groups (docs/run.md, "Instances on core
-# groups"): the generator's MLP at 8 rows on the whole IPU, where the plan
-# of rotor compile --group graphturbo runs four sub-graphs as instances;
-# each instance runs its rows with its own program on its group, and the
-# output matches the direct execution's and the unsimplified graph's.
+# groups"): the generator's MLP at 8 rows on the whole IPU, where gticca
+# runs four sub-graphs of the ungrouped graph as instances; each instance
+# runs its rows with its own program on its group, and the output matches
+# the direct execution's and the unsimplified graph's.
 if "$ONNXGEN" mlp "$tmpdir/mlp8.onnx" --batch 8; then ok; else bad "onnxgen mlp --batch 8 failed"; fi
 expect_out gt-icca "^PASS  y  *8x4  *vs direct: .*(0 beyond tolerance)  vs unsimplified: .*(0 beyond)$" -- \
     run "$tmpdir/mlp8.onnx" --group graphturbo

@@ -26,7 +26,6 @@
 #include "rotor/op/plan.h"
 #include "rotor/op/sample.h"
 #include "rotor/op/search.h"
-#include "rotor/run/run.h"
 
 #define FIXTURE static __attribute__((unused))
 
@@ -309,17 +308,6 @@ FIXTURE void compiled_program(const rotor_graph *g, const rotor_chip *chip, cons
     free(text);
     if (keep) *keep = r;
     else rotor_compile_result_free(&r);
-}
-
-/* The largest |x - ref| beyond docs/run.md's tolerance, ROTOR_RUN_ATOL +
- * ROTOR_RUN_RTOL |ref| (0: within it everywhere; a NaN counts). */
-FIXTURE double beyond_tolerance(const double *x, const double *ref, int64_t n) {
-    double worst = 0;
-    for (int64_t k = 0; k < n; k++) {
-        double over = fabs(x[k] - ref[k]) - (ROTOR_RUN_ATOL + ROTOR_RUN_RTOL * fabs(ref[k]));
-        if (!(over <= worst)) worst = over;
-    }
-    return worst;
 }
 
 /* The pipelining the MLP is compiled with in tests: segments of two stages

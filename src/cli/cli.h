@@ -441,6 +441,9 @@ int cli_compile_graphturbo(const char *model, const rotor_chip *chip, int64_t ba
  * groups and the total against T10 alone (compile/gticca.h). */
 int cli_compile_gticca(const char *model, const rotor_chip *chip, int64_t batch, const struct rotor_pipeline *p,
                        bool json);
+/* One sub-graph of such a plan as rotor compile --json gives it (rotor run
+ * --json gives its sub-graphs the same way). */
+struct cJSON *cli_gticca_sg_json(const rotor_graph *g, const rotor_gticca_sg *s);
 /* Before compiling on a chip whose GB serves less than its cluster's cores'
  * links together (gb_gbps < cores_per_cluster * link_gbps), one line on
  * stderr (unless quiet): the compiler's cost model does not price the GB's

@@ -97,23 +97,24 @@ static int print_icca_json(const char *model, const rotor_chip *chip, int64_t ba
     cJSON_AddNumberToObject(root, "candidates", r->candidates);
     cJSON_AddNumberToObject(root, "compiles", r->compiles);
     cJSON *sgs = cJSON_AddArrayToObject(root, "subgraphs");
-    for (int k = 0; k < r->nsg; k++) {
-        const rotor_gticca_sg *s = &r->sg[k];
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddItemToArray(sgs, o);
-        cJSON_AddStringToObject(o, "first", p->graph.ops[s->first].name);
-        cJSON_AddStringToObject(o, "last", p->graph.ops[s->last].name);
-        cJSON_AddNumberToObject(o, "operators", s->last - s->first + 1);
-        cJSON_AddNumberToObject(o, "instances", (double)s->instances);
-        cJSON_AddNumberToObject(o, "group_cores", (double)s->group_cores);
-        cJSON_AddNumberToObject(o, "t10_s", s->t10_s);
-        cJSON_AddNumberToObject(o, "grouped_s", s->grouped_s);
-        cJSON_AddNumberToObject(o, "penalty_s", s->penalty_s);
-        cJSON_AddNumberToObject(o, "t10_compute_s", s->t10_compute_s);
-        cJSON_AddNumberToObject(o, "compute_s", s->compute_s);
-        cJSON_AddNumberToObject(o, "peak_bytes", (double)s->peak_bytes);
-    }
+    for (int k = 0; k < r->nsg; k++) cJSON_AddItemToArray(sgs, cli_gticca_sg_json(&p->graph, &r->sg[k]));
     return cli_print_json("compile", root);
+}
+
+cJSON *cli_gticca_sg_json(const rotor_graph *g, const rotor_gticca_sg *s) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "first", g->ops[s->first].name);
+    cJSON_AddStringToObject(o, "last", g->ops[s->last].name);
+    cJSON_AddNumberToObject(o, "operators", s->last - s->first + 1);
+    cJSON_AddNumberToObject(o, "instances", (double)s->instances);
+    cJSON_AddNumberToObject(o, "group_cores", (double)s->group_cores);
+    cJSON_AddNumberToObject(o, "t10_s", s->t10_s);
+    cJSON_AddNumberToObject(o, "grouped_s", s->grouped_s);
+    cJSON_AddNumberToObject(o, "penalty_s", s->penalty_s);
+    cJSON_AddNumberToObject(o, "t10_compute_s", s->t10_compute_s);
+    cJSON_AddNumberToObject(o, "compute_s", s->compute_s);
+    cJSON_AddNumberToObject(o, "peak_bytes", (double)s->peak_bytes);
+    return o;
 }
 
 int cli_compile_gticca(const char *model, const rotor_chip *chip, int64_t batch, const rotor_pipeline *p, bool json) {

@@ -53,9 +53,10 @@ static void run_usage(FILE *f) {
             "                      global buffer, e.g. --chip stcp920), run every sub-graph instance by\n"
             "                      instance, each computing only its range with its halos, and compare\n"
             "                      with the direct execution (docs/run.md; no plans); on a chip\n"
-            "                      without one (e.g. ipu-mk2) the plan rotor compile --group graphturbo\n"
-            "                      makes: T10's program with sub-graphs run as instances on core groups,\n"
-            "                      each instance's program on its batch slice (implies --simplify)\n"
+            "                      without one (e.g. ipu-mk2) T10's program with sub-graphs run as\n"
+            "                      instances on core groups, as rotor compile --group graphturbo plans\n"
+            "                      them but on the ungrouped graph (its own choice, printed), each\n"
+            "                      instance's program on its batch slice (implies --simplify)\n"
             "  --chip NAME|FILE    preset or chip file (default ipu-mk2); --set KEY=VALUE overrides\n"
             "  --dim k=v,..., --input NAME=AxB,.., --value NAME=SPEC\n"
             "                      shape the model, as in rotor compile\n"
@@ -335,7 +336,6 @@ static int run_model(run_state *s, const char *model, const tensor_list *set, ro
     if ((st = bind_inputs(s, set, err))) return cli_fail(cmd, st, err);
     rotor_run_options ro = {.program = s->prog, .chip = &s->chip};
     if (s->icca && s->prog) {
-        po.compile.progress = NULL;
         ro.gticca = &s->p.t10.gticca;
         ro.gticca_compile = &po.compile;
     }
@@ -597,21 +597,16 @@ static void graphturbo_json(cJSON *parent, const run_state *s) {
 }
 
 /* --json on a chip without a GB: the sub-graphs run as instances,
- * "graphturbo": {...} (docs/run.md, "Instances on core groups"). */
+ * "graphturbo": {...} (docs/run.md, "Instances on core groups"), each as
+ * rotor compile --json gives it. */
 static void gticca_json(cJSON *parent, const run_state *s) {
+    if (!s->prog) return; /* nothing planned: the direct run alone */
     const rotor_gticca_result *gt = &s->p.t10.gticca;
     cJSON *j = cJSON_AddObjectToObject(parent, "graphturbo");
     cJSON_AddNumberToObject(j, "subgraphs_run", s->planned.subgraphs_run);
     cJSON_AddNumberToObject(j, "instances_run", (double)s->planned.instance_runs);
     cJSON *a = cJSON_AddArrayToObject(j, "subgraphs");
-    for (int k = 0; k < gt->nsg; k++) {
-        cJSON *x = cJSON_CreateObject();
-        cJSON_AddStringToObject(x, "first", s->p.graph.ops[gt->sg[k].first].name);
-        cJSON_AddStringToObject(x, "last", s->p.graph.ops[gt->sg[k].last].name);
-        cJSON_AddNumberToObject(x, "instances", (double)gt->sg[k].instances);
-        cJSON_AddNumberToObject(x, "group_cores", (double)gt->sg[k].group_cores);
-        cJSON_AddItemToArray(a, x);
-    }
+    for (int k = 0; k < gt->nsg; k++) cJSON_AddItemToArray(a, cli_gticca_sg_json(&s->p.graph, &gt->sg[k]));
     cJSON_AddNumberToObject(j, "t10_s", gt->t10_s);
     cJSON_AddNumberToObject(j, "model_s", gt->total_s);
     cJSON_AddNumberToObject(j, "emulated_s", s->planned.emulated_s);
@@ -659,9 +654,8 @@ static void print_times(run_state *s) {
     }
     printf("time: emulated %.3f us, model %.3f us", s->planned.emulated_s * 1e6,
            (gt && gt->done ? gt->total_s : s->prog->total_s) * 1e6);
-    if (gt) printf(" (the replay: rotor simulate --group graphturbo)");
-    else if (sim) printf(", simulated %.3f us", rr.simulated_s * 1e6);
-    else printf(", simulator: %s", err.msg);
+    if (sim) printf(", simulated %.3f us", rr.simulated_s * 1e6);
+    else if (!gt) printf(", simulator: %s", err.msg);
     printf("\n");
     rotor_replay_result_free(&rr);
 }

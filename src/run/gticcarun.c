@@ -26,11 +26,20 @@
  *  - SRAM: while the sub-graph runs, every core of a group also holds the
  *    rest of T10's schedule, every other operator's idle layout and the
  *    largest live activations T10 has around the sub-graph's operators, as
- *    gticca counts it against the SRAM (its sub-graph's peak_bytes).  So an
- *    instance runs on its group chip with that much less SRAM, and its
- *    program's own bound (its idle layouts and live activations beside
- *    each plan) comes off what is left: the run checks gticca's memory
- *    promise as it checks T10's. */
+ *    gticca counts it against the SRAM (the sub-graph's peak_bytes is the
+ *    instance's peak plus that rest).  So an instance runs on its group
+ *    chip with that much less SRAM, and its program's own bound (its idle
+ *    layouts and live activations beside each plan) comes off what is
+ *    left: the run checks gticca's memory promise as it checks T10's.  The
+ *    rest is counted here from T10's program, not read from the plan: the
+ *    run checks the plan's count, it does not take it.
+ *  - The plan priced: a sub-graph that carries gticca's price (its
+ *    compute_s and peak_bytes) must compile again to the instance gticca
+ *    priced, the same compute and the same peak beside T10's rest, or the
+ *    run refuses it (a plan cache or options other than the compile's
+ *    would run another plan without a word).  A sub-graph given by hand,
+ *    with neither, runs as compiled. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,6 +92,15 @@ rotor_status run_gticca_subgraph(const rotor_graph *g, const rotor_run_options *
     if (!st) st = match_values(g, &ig, s->instances, gv, err);
     /* the group chip as the instance finds it: T10's rest beside it */
     int64_t beside = t10_beside(opt->program, s);
+    if (!st && (s->compute_s > 0 || s->peak_bytes > 0)) {
+        double compute = 0;
+        for (int k = 0; k < ip.nops; k++) compute += ip.ops[k].vendor ? ip.ops[k].exec_s : ip.ops[k].active_cost.compute;
+        if (ip.peak_bytes + beside != s->peak_bytes || fabs(compute - s->compute_s) > 1e-9 * s->compute_s)
+            st = rotor_fail(err, ROTOR_ERR_INPUT, "compiled again, an instance computes %.6g us and holds %lld bytes "
+                            "per core beside T10's other operators, where the plan priced %.6g us and %lld (a plan "
+                            "cache or options other than the compile's)", compute * 1e6,
+                            (long long)(ip.peak_bytes + beside), s->compute_s * 1e6, (long long)s->peak_bytes);
+    }
     rotor_chip room = gc;
     room.sram_bytes -= beside;
     if (!st && room.sram_bytes <= 0)

@@ -437,19 +437,32 @@ static const rotor_gticca_sg *subgraph_at(const rotor_run_options *opt, int o) {
     return NULL;
 }
 
-/* The sub-graphs of opt->gticca lie in order inside the graph, apart, and
- * their instances are compiled with options given. */
+/* The sub-graphs of opt->gticca lie in order inside the graph, apart, their
+ * groups within the chip, and their instances are compiled with options
+ * given; their operators are planned, float32 (the instance graph carries
+ * no quantization attributes: rotor_gticca_instance) and no stage of a
+ * pipelined segment. */
 static rotor_status check_subgraphs(const rotor_graph *g, const rotor_run_options *opt, rotor_error *err) {
     const rotor_gticca_result *gt = opt->gticca;
+    const rotor_program *p = opt->program;
     if (gt->nsg && !opt->gticca_compile)
         return rotor_fail(err, ROTOR_ERR_INPUT, "run: sub-graph instances need the options they were compiled with");
     for (int k = 0; k < gt->nsg; k++) {
         const rotor_gticca_sg *s = &gt->sg[k];
         int after = k ? gt->sg[k - 1].last : -1;
         if (s->first <= after || s->last < s->first || s->last >= g->nops || s->instances < 2 ||
-            s->group_cores < 1)
-            return rotor_fail(err, ROTOR_ERR_INPUT, "run: sub-graph %d (operators %d..%d, %lld instances) is not one "
-                              "the graph can run", k, s->first, s->last, (long long)s->instances);
+            s->group_cores < 1 || s->group_cores > rotor_chip_cores(opt->chip) / s->instances)
+            return rotor_fail(err, ROTOR_ERR_INPUT, "run: sub-graph %d (operators %d..%d, %lld instances of %lld "
+                              "cores) is not one the graph can run on %lld cores", k, s->first, s->last,
+                              (long long)s->instances, (long long)s->group_cores,
+                              (long long)rotor_chip_cores(opt->chip));
+        for (int o = s->first; o <= s->last; o++) {
+            const char *why = g->ops[o].vendor        ? "a vendor op runs on the whole chip"
+                              : p->ops[o].segment     ? "it is a stage of a pipelined segment"
+                              : run_quant_takes(g, o) ? "rotor run does not run quantized or integer operators as instances"
+                                                      : NULL;
+            if (why) return OPFAIL(g, o, ROTOR_ERR_INPUT, "in sub-graph %d's instances: %s", k, why);
+        }
     }
     return ROTOR_OK;
 }

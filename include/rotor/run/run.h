@@ -41,8 +41,11 @@ typedef struct rotor_run_options {
      * chose (its result's gticca), each run as its n instances, instance i
      * on batch slice i, with T10's program of the instance graph on its
      * group chip, compiled with gticca_compile as gticca compiled it
-     * (rotor_gticca_instance_program); program is T10's program of the
-     * same graph, whose other operators run as it plans them.  NULL: none. */
+     * (rotor_gticca_instance_program) and refused unless it is the one
+     * priced (the sub-graph's compute_s and peak_bytes; a sub-graph with
+     * neither runs as compiled), its plans given the SRAM the rest of T10's
+     * schedule leaves them; program is T10's program of the same graph,
+     * whose other operators run as it plans them.  NULL: none. */
     const rotor_gticca_result *gticca;
     const rotor_compile_options *gticca_compile;
     /* Called after each operator: done of total (NULL: none). */
