@@ -144,7 +144,8 @@ if "$ONNXGEN" mlp "$tmpdir/mlp8.onnx" --batch 8; then ok; else bad "onnxgen mlp 
 expect_out gt-icca "^PASS  y  *8x4  *vs direct: .*(0 beyond tolerance)  vs unsimplified: .*(0 beyond)$" -- \
     run "$tmpdir/mlp8.onnx" --group graphturbo
 for line in "graphturbo: 4 sub-graphs run as 24 instances on core groups" \
-    "sub-graph 2: relu1 .. fc2.matmul, 4 instances of 368 cores" "^PASS$"; do
+    "sub-graph 2: relu1 .. fc2.matmul, 4 instances of 368 cores" \
+    "^time: emulated 0.253 us, model 0.257 us, simulated 0.265 us$" "^PASS$"; do
     if grep -q -- "$line" "$out"; then ok; else bad "gt-icca: stdout lacks '$line': $(tail -4 "$out")"; fi
 done
 expect_error gt-mesh 2 "chip 'ipu-mk2-mesh' is not one all-to-all chip without a global buffer" -- \

@@ -18,6 +18,7 @@
 #include "rotor/pipeline/pipeline.h"
 #include "rotor/run/gtrun.h"
 #include "rotor/run/run.h"
+#include "rotor/sim/gticcareplay.h"
 #include "rotor/sim/replay.h"
 
 #define RUN_MAX_DATA 64
@@ -173,6 +174,7 @@ typedef struct run_state {
     /* --group graphturbo on a chip without a GB: T10's program with the
      * sub-graphs gticca chose run as instances on core groups (run.h) */
     bool icca;
+    rotor_compile_options copt; /* the compile's options (no progress): the instances' and the replay's */
     /* --group graphturbo: the schedule and its instances' run */
     bool gt;
     rotor_gt_schedule gts;
@@ -335,9 +337,11 @@ static int run_model(run_state *s, const char *model, const tensor_list *set, ro
     }
     if ((st = bind_inputs(s, set, err))) return cli_fail(cmd, st, err);
     rotor_run_options ro = {.program = s->prog, .chip = &s->chip};
+    s->copt = po.compile;
+    s->copt.progress = NULL;
     if (s->icca && s->prog) {
         ro.gticca = &s->p.t10.gticca;
-        ro.gticca_compile = &po.compile;
+        ro.gticca_compile = &s->copt;
     }
     cli_progress_begin(&bar, cmd, "running: operators", a->sa.quiet);
     ro.progress = cli_progress_step;
@@ -596,6 +600,17 @@ static void graphturbo_json(cJSON *parent, const run_state *s) {
     cJSON_AddNumberToObject(j, "direct_points", r->direct_points);
 }
 
+/* The plan the run ran, on a chip without a GB, replayed on the simulator
+ * (sim/gticcareplay.h, as rotor simulate --group graphturbo replays its
+ * own): the simulated seconds, or -1 with the reason in err. */
+static double gticca_simulated(const run_state *s, rotor_error *err) {
+    rotor_gticca_replay_result gr;
+    if (rotor_gticca_replay(&s->p.graph, &s->chip, s->prog, &s->p.t10, &s->copt, &gr, err)) return -1;
+    double t = gr.simulated_s;
+    rotor_gticca_replay_result_free(&gr);
+    return t;
+}
+
 /* --json on a chip without a GB: the sub-graphs run as instances,
  * "graphturbo": {...} (docs/run.md, "Instances on core groups"), each as
  * rotor compile --json gives it. */
@@ -610,6 +625,10 @@ static void gticca_json(cJSON *parent, const run_state *s) {
     cJSON_AddNumberToObject(j, "t10_s", gt->t10_s);
     cJSON_AddNumberToObject(j, "model_s", gt->total_s);
     cJSON_AddNumberToObject(j, "emulated_s", s->planned.emulated_s);
+    rotor_error err = {{0}};
+    double sim = gticca_simulated(s, &err);
+    if (sim >= 0) cJSON_AddNumberToObject(j, "simulated_s", sim);
+    else cJSON_AddStringToObject(j, "simulator", err.msg);
 }
 
 static void print_times(run_state *s) {
@@ -625,6 +644,10 @@ static void print_times(run_state *s) {
     rotor_replay_result rr = {0};
     rotor_error err = {{0}};
     bool sim = !s->icca && rotor_replay(s->prog, &s->chip, NULL, &rr, NULL, &err) == ROTOR_OK;
+    if (s->icca) { /* the plan with its instances, replayed as rotor simulate replays one */
+        rr.simulated_s = gticca_simulated(s, &err);
+        sim = rr.simulated_s >= 0;
+    }
     printf("%s on %s: %d operators emulated, %d vendor ops; peak SRAM %.1f of %.1f KiB per core\n",
            s->p.graph.name, s->chip.name, s->planned.ops_emulated, s->planned.ops_vendor,
            (double)s->planned.peak_bytes / 1024, (double)rotor_chip_sram(&s->chip) / 1024);
@@ -655,7 +678,7 @@ static void print_times(run_state *s) {
     printf("time: emulated %.3f us, model %.3f us", s->planned.emulated_s * 1e6,
            (gt && gt->done ? gt->total_s : s->prog->total_s) * 1e6);
     if (sim) printf(", simulated %.3f us", rr.simulated_s * 1e6);
-    else if (!gt) printf(", simulator: %s", err.msg);
+    else printf(", simulator: %s", err.msg);
     printf("\n");
     rotor_replay_result_free(&rr);
 }
