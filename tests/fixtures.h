@@ -212,37 +212,34 @@ FIXTURE int mlp_value(rotor_graph *g, const char *name, int64_t rows, int64_t co
     return v;
 }
 
-/* A NeRF-like MLP as rotor run imports one (tools/onnxgen mlp, ungrouped),
- * weights included: on a 256-core IPU its pipelined compile streams
- * mm2 .. add2 over the columns in 8 micro-batches (tests/test_run.c,
- * test_replay.c, test_energy.c):
- * X[512 x 64] -> (MatMul, Add bias, Relu) 256 wide, twice -> MatMul, Add to
- * 4 outputs Y. */
-FIXTURE void mlp_graph(rotor_graph *g, int *x) {
+/* A chain of `layers` MatMul + bias Add (+ Relu, but after the last layer
+ * only with relu_last) layers of widths[] on X[rows x in], named x, w1, b1,
+ * mm1, add1, relu1, ..., weights included (mlp_value); *x its input. */
+FIXTURE void mlp_chain(rotor_graph *g, int64_t rows, int64_t in, const int64_t *widths, int layers, bool relu_last,
+                       int *x) {
     rotor_error err = {{0}};
     rotor_graph_init(g, "mlp");
-    *x = mlp_value(g, "x", 512, 64, false);
+    *x = mlp_value(g, "x", rows, in, false);
     int h = *x;
-    int64_t in = 64;
-    for (int l = 1; l <= 3; l++) {
-        int64_t n = l < 3 ? 256 : 4;
-        char name[32], dims[64];
+    for (int l = 1; l <= layers; l++) {
+        int64_t n = widths[l - 1];
+        char name[32], dims[96];
         snprintf(name, sizeof name, "w%d", l);
         int w = mlp_value(g, name, in, n, true);
         snprintf(name, sizeof name, "b%d", l);
         int b = mlp_value(g, name, 0, n, true);
         snprintf(name, sizeof name, "mm%d", l);
-        int m = mlp_value(g, name, 512, n, false);
-        snprintf(dims, sizeof dims, "m=512,k=%lld,n=%lld", (long long)in, (long long)n);
+        int m = mlp_value(g, name, rows, n, false);
+        snprintf(dims, sizeof dims, "m=%lld,k=%lld,n=%lld", (long long)rows, (long long)in, (long long)n);
         mlp_op(g, name, "MatMul", "Y[m,n] += A[m,k] * B[k,n]", dims, m, h, w);
         snprintf(name, sizeof name, "add%d", l);
-        int a = mlp_value(g, name, 512, n, false);
-        snprintf(dims, sizeof dims, "m=512,n=%lld", (long long)n);
+        int a = mlp_value(g, name, rows, n, false);
+        snprintf(dims, sizeof dims, "m=%lld,n=%lld", (long long)rows, (long long)n);
         mlp_op(g, name, "Add", "Y[m,n] = A[m,n] + B[n]", dims, a, m, b);
         h = a;
-        if (l < 3) {
+        if (l < layers || relu_last) {
             snprintf(name, sizeof name, "relu%d", l);
-            int r = mlp_value(g, name, 512, n, false);
+            int r = mlp_value(g, name, rows, n, false);
             mlp_op(g, name, "Relu", "Y[m,n] = relu(X[m,n])", dims, r, a, -1);
             h = r;
         }
@@ -250,6 +247,14 @@ FIXTURE void mlp_graph(rotor_graph *g, int *x) {
     }
     cr_assert_eq(rotor_graph_set_output(g, h, &err), ROTOR_OK);
 }
+
+/* A NeRF-like MLP as rotor run imports one (tools/onnxgen mlp, ungrouped),
+ * weights included: on a 256-core IPU its pipelined compile streams
+ * mm2 .. add2 over the columns in 8 micro-batches (tests/test_run.c,
+ * test_replay.c, test_energy.c):
+ * X[512 x 64] -> (MatMul, Add bias, Relu) 256 wide, twice -> MatMul, Add to
+ * 4 outputs Y. */
+FIXTURE void mlp_graph(rotor_graph *g, int *x) { mlp_chain(g, 512, 64, (const int64_t[]){256, 256, 4}, 3, false, x); }
 
 
 /* A stack of FFNs (ffn_stack: layers, tokens, hidden, ffn) in g, compiled on

@@ -198,4 +198,19 @@ static inline void mb_attr_s(mb *b, Onnx__NodeProto *n, const char *name, const 
     n->attribute[n->n_attribute++] = a;
 }
 
+/* A float32 initializer of dims whose elements come from the LCG *seed
+ * (advanced), in [lo, lo + span). */
+static inline void mb_init_random(mb *b, const char *name, int rank, const int64_t *dims, double lo, double span,
+                                  uint64_t *seed) {
+    Onnx__TensorProto *t = mb_init_tensor(b, name, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, rank, dims, NULL);
+    int64_t n = 1;
+    for (int d = 0; d < rank; d++) n *= dims[d];
+    t->n_float_data = (size_t)n;
+    t->float_data = mb_alloc(b, sizeof(float) * (size_t)n);
+    for (int64_t k = 0; k < n; k++) {
+        *seed = *seed * 6364136223846793005ull + 1442695040888963407ull;
+        t->float_data[k] = (float)(lo + span * (double)(*seed >> 11) / (double)(1ull << 53));
+    }
+}
+
 #endif

@@ -186,37 +186,56 @@ Test(gticcarun, a_sub_graph_the_graph_cannot_run_is_refused_naming_it) {
     mlp_run_free(&m);
 }
 
-/* A chain of `layers` MatMul + bias Add + Relu layers on `rows` rows, the
- * widths drawn from {16, 32, 64, 96, 128} by the LCG *r; *x its input. */
+/* A chain of `layers` MatMul + bias Add + Relu layers on `rows` rows
+ * (mlp_chain), the widths drawn from {16, 32, 64, 96, 128} by the LCG *r;
+ * *x its input. */
 static void random_chain(rotor_graph *g, int64_t rows, int layers, uint64_t *r, int *x) {
-    static const int64_t widths[] = {16, 32, 64, 96, 128};
-    rotor_error err = {{0}};
-    rotor_graph_init(g, "chain");
-    int64_t in = 32;
-    int h = *x = mlp_value(g, "x", rows, in, false);
-    for (int l = 0; l < layers; l++) {
+    static const int64_t choice[] = {16, 32, 64, 96, 128};
+    int64_t widths[8];
+    for (int l = 0; l < layers && l < 8; l++) {
         *r = *r * 6364136223846793005ull + 1442695040888963407ull;
-        int64_t n = widths[(*r >> 33) % 5];
-        char name[32], dims[96];
-        snprintf(name, sizeof name, "w%d", l);
-        int w = mlp_value(g, name, in, n, true);
-        snprintf(name, sizeof name, "b%d", l);
-        int b = mlp_value(g, name, 0, n, true);
-        snprintf(name, sizeof name, "mm%d", l);
-        int m = mlp_value(g, name, rows, n, false);
-        snprintf(dims, sizeof dims, "m=%lld,k=%lld,n=%lld", (long long)rows, (long long)in, (long long)n);
-        mlp_op(g, name, "MatMul", "Y[m,n] += A[m,k] * B[k,n]", dims, m, h, w);
-        snprintf(name, sizeof name, "add%d", l);
-        int a = mlp_value(g, name, rows, n, false);
-        snprintf(dims, sizeof dims, "m=%lld,n=%lld", (long long)rows, (long long)n);
-        mlp_op(g, name, "Add", "Y[m,n] = A[m,n] + B[n]", dims, a, m, b);
-        snprintf(name, sizeof name, "relu%d", l);
-        int y = mlp_value(g, name, rows, n, false);
-        mlp_op(g, name, "Relu", "Y[m,n] = relu(X[m,n])", dims, y, a, -1);
-        h = y;
-        in = n;
+        widths[l] = choice[(*r >> 33) % 5];
     }
-    cr_assert_eq(rotor_graph_set_output(g, h, &err), ROTOR_OK);
+    mlp_chain(g, rows, 32, widths, layers, true, x);
+}
+
+/* The property's one draw: g compiled on the IPU of `cores` cores with
+ * graphturbo, the plan gticca chooses run on input xd (graph value x) and
+ * g run directly; every value the graph computes must be the direct run's,
+ * and the run's peak within what the compile counted (T10's peak, each
+ * sub-graph's).  `what` names the draw in failures.  The sub-graphs chosen. */
+static int plan_computes_the_direct_values(const rotor_graph *g, const char *cores, int x, const double *xd,
+                                           const char *what) {
+    rotor_error err = {{0}};
+    rotor_chip chip;
+    cr_assert_eq(rotor_chip_preset("ipu-mk2", &chip, &err), ROTOR_OK);
+    cr_assert_eq(rotor_chip_set(&chip, cores, &err), ROTOR_OK, "%s", err.msg);
+    rotor_compile_options co = {.graphturbo = true};
+    rotor_compile_result cr;
+    rotor_program p;
+    compiled_program(g, &chip, &co, &cr, &p);
+    double **in = calloc((size_t)g->nvalues, sizeof *in);
+    in[x] = (double *)xd;
+    rotor_run_options ro = {.program = &p, .chip = &chip, .gticca = &cr.gticca, .gticca_compile = &co};
+    rotor_run_result run, direct;
+    cr_assert_eq(rotor_run(g, (const double *const *)in, &ro, &run, &err), ROTOR_OK, "%s: %s", what, err.msg);
+    cr_assert_eq(rotor_run(g, (const double *const *)in, NULL, &direct, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(run.subgraphs_run, cr.gticca.nsg);
+    for (int v = 0; v < g->nvalues; v++)
+        if (g->values[v].producer >= 0)
+            cr_assert_eq(rotor_run_compare(run.values[v], direct.values[v], g->values[v].elements, false).bad, 0,
+                         "%s: '%s'", what, g->values[v].name);
+    int64_t counted = p.peak_bytes;
+    for (int k = 0; k < cr.gticca.nsg; k++)
+        if (cr.gticca.sg[k].peak_bytes > counted) counted = cr.gticca.sg[k].peak_bytes;
+    cr_assert_leq(run.peak_bytes, counted, "%s", what);
+    int nsg = cr.gticca.nsg;
+    rotor_run_result_free(&run);
+    rotor_run_result_free(&direct);
+    free(in);
+    rotor_program_free(&p);
+    rotor_compile_result_free(&cr);
+    return nsg;
 }
 
 /* The property, over drawn chains, batches and chips: whatever sub-graphs
@@ -232,42 +251,15 @@ Test(gticcarun, every_plan_drawn_computes_the_direct_values) {
         r = r * 6364136223846793005ull + 1442695040888963407ull;
         int64_t m = rows[(r >> 33) % 5];
         const char *c = cores[(r >> 40) % 3];
-        rotor_error err = {{0}};
-        rotor_chip chip;
-        cr_assert_eq(rotor_chip_preset("ipu-mk2", &chip, &err), ROTOR_OK);
-        cr_assert_eq(rotor_chip_set(&chip, c, &err), ROTOR_OK, "%s", err.msg);
         rotor_graph g;
         int x;
         random_chain(&g, m, 3, &r, &x);
-        rotor_compile_options co = {.graphturbo = true};
-        rotor_compile_result cr;
-        rotor_program p;
-        compiled_program(&g, &chip, &co, &cr, &p);
-        grouped += cr.gticca.nsg;
         double *xd = malloc(sizeof *xd * (size_t)(m * 32));
         for (int64_t k = 0; k < m * 32; k++) xd[k] = sin(0.37 * (double)k + draw);
-        double **in = calloc((size_t)g.nvalues, sizeof *in);
-        in[x] = xd;
-        rotor_run_options ro = {.program = &p, .chip = &chip, .gticca = &cr.gticca, .gticca_compile = &co};
-        rotor_run_result run, direct;
-        cr_assert_eq(rotor_run(&g, (const double *const *)in, &ro, &run, &err), ROTOR_OK, "draw %d (%lld rows, %s): %s",
-                     draw, (long long)m, c, err.msg);
-        cr_assert_eq(rotor_run(&g, (const double *const *)in, NULL, &direct, &err), ROTOR_OK, "%s", err.msg);
-        cr_assert_eq(run.subgraphs_run, cr.gticca.nsg);
-        for (int v = 0; v < g.nvalues; v++)
-            if (g.values[v].producer >= 0)
-                cr_assert_eq(rotor_run_compare(run.values[v], direct.values[v], g.values[v].elements, false).bad, 0,
-                             "draw %d: '%s'", draw, g.values[v].name);
-        int64_t counted = p.peak_bytes;
-        for (int k = 0; k < cr.gticca.nsg; k++)
-            if (cr.gticca.sg[k].peak_bytes > counted) counted = cr.gticca.sg[k].peak_bytes;
-        cr_assert_leq(run.peak_bytes, counted, "draw %d", draw);
-        rotor_run_result_free(&run);
-        rotor_run_result_free(&direct);
-        free(in);
+        char what[96];
+        snprintf(what, sizeof what, "draw %d (%lld rows, %s)", draw, (long long)m, c);
+        grouped += plan_computes_the_direct_values(&g, c, x, xd, what);
         free(xd);
-        rotor_program_free(&p);
-        rotor_compile_result_free(&cr);
         rotor_graph_free(&g);
     }
     cr_assert_geq(grouped, 8, "the draws grouped %d sub-graphs", grouped); /* 21 when written */
@@ -275,20 +267,6 @@ Test(gticcarun, every_plan_drawn_computes_the_direct_values) {
 
 /* ---- convolutions through the ONNX importer: padded windows, strides,
  * BatchNormalization folded, residual adds ---------------------------------- */
-
-/* A float32 initializer of dims with elements from the LCG *r, in
- * [lo, lo + span). */
-static void conv_init(mb *b, const char *name, int rank, const int64_t *dims, double lo, double span, uint64_t *r) {
-    Onnx__TensorProto *t = mb_init_tensor(b, name, 1, rank, dims, NULL);
-    int64_t n = 1;
-    for (int d = 0; d < rank; d++) n *= dims[d];
-    t->n_float_data = (size_t)n;
-    t->float_data = mb_alloc(b, sizeof(float) * (size_t)n);
-    for (int64_t k = 0; k < n; k++) {
-        *r = *r * 6364136223846793005ull + 1442695040888963407ull;
-        t->float_data[k] = (float)(lo + span * (double)(*r >> 11) / (double)(1ull << 53));
-    }
-}
 
 /* x [batch, c, hw, hw] through `layers` blocks of Conv 3x3 (pads 1, stride
  * 2 in block `strided`, else 1; no bias) -> BatchNormalization -> Relu, a
@@ -302,11 +280,11 @@ static void conv_model(mb *b, int64_t batch, int64_t c, int64_t hw, int layers, 
         snprintf(n[3], 24, "mn%d", l), snprintf(n[4], 24, "vr%d", l), snprintf(n[5], 24, "c%d", l);
         snprintf(n[6], 24, "n%d", l), snprintf(n[7], 24, "y%d", l);
         double fan = 1.0 / sqrt(9.0 * (double)c);
-        conv_init(b, n[0], DIMS(c, c, 3, 3), -fan, 2 * fan, r);
-        conv_init(b, n[1], DIMS(c), 0.5, 1, r);
-        conv_init(b, n[2], DIMS(c), -0.5, 1, r);
-        conv_init(b, n[3], DIMS(c), -0.5, 1, r);
-        conv_init(b, n[4], DIMS(c), 0.5, 1, r);
+        mb_init_random(b, n[0], DIMS(c, c, 3, 3), -fan, 2 * fan, r);
+        mb_init_random(b, n[1], DIMS(c), 0.5, 1, r);
+        mb_init_random(b, n[2], DIMS(c), -0.5, 1, r);
+        mb_init_random(b, n[3], DIMS(c), -0.5, 1, r);
+        mb_init_random(b, n[4], DIMS(c), 0.5, 1, r);
         char ins[160];
         snprintf(ins, sizeof ins, "%s %s", in, n[0]);
         Onnx__NodeProto *cv = mb_node(b, "Conv", n[5], ins, n[5]);
@@ -332,8 +310,9 @@ static void conv_model(mb *b, int64_t batch, int64_t c, int64_t hw, int layers, 
 /* The property through the importer: drawn convolution chains (batch,
  * channels, size, which block strides, chip), simplified (BatchNormalization
  * folded) as rotor run --group graphturbo plans them: the run of the plan
- * the compile chooses gives the direct run's values.  Not vacuous: the
- * draws group some sub-graphs. */
+ * the compile chooses gives the direct run's values and holds no more SRAM
+ * than the compile counted.  Not vacuous: the draws group some
+ * sub-graphs. */
 Test(gticcarun, every_convolution_plan_drawn_computes_the_direct_values) {
     static const int64_t batches[] = {4, 8, 16}, chans[] = {32, 64}, sizes[] = {14, 16};
     static const char *cores[] = {"cores_per_chip=256", "cores_per_chip=736", "cores_per_chip=1472"};
@@ -353,37 +332,15 @@ Test(gticcarun, every_convolution_plan_drawn_computes_the_direct_values) {
         cr_assert_eq(mb_load(&b, &o, &imported, NULL, &err), ROTOR_OK, "%s", err.msg);
         cr_assert_eq(rotor_simplify(&imported, &g, &sst, &err), ROTOR_OK, "%s", err.msg);
         cr_assert_eq(sst.bn_folded, 3);
-        rotor_chip chip;
-        cr_assert_eq(rotor_chip_preset("ipu-mk2", &chip, &err), ROTOR_OK);
-        cr_assert_eq(rotor_chip_set(&chip, cc, &err), ROTOR_OK, "%s", err.msg);
-        rotor_compile_options co = {.graphturbo = true};
-        rotor_compile_result cr;
-        rotor_program p;
-        compiled_program(&g, &chip, &co, &cr, &p);
-        grouped += cr.gticca.nsg;
         int x = rotor_graph_find_value(&g, "x");
         int64_t nx = g.values[x].elements;
         double *xd = malloc(sizeof *xd * (size_t)nx);
         for (int64_t k = 0; k < nx; k++) xd[k] = cos(0.11 * (double)k + draw);
-        double **in = calloc((size_t)g.nvalues, sizeof *in);
-        in[x] = xd;
-        rotor_run_options ro = {.program = &p, .chip = &chip, .gticca = &cr.gticca, .gticca_compile = &co};
-        rotor_run_result run, direct;
-        cr_assert_eq(rotor_run(&g, (const double *const *)in, &ro, &run, &err), ROTOR_OK,
-                     "draw %d (batch %lld, %lld channels, %lld^2, stride in %d, %s): %s", draw, (long long)batch,
-                     (long long)c, (long long)hw, strided, cc, err.msg);
-        cr_assert_eq(rotor_run(&g, (const double *const *)in, NULL, &direct, &err), ROTOR_OK, "%s", err.msg);
-        cr_assert_eq(run.subgraphs_run, cr.gticca.nsg);
-        for (int v = 0; v < g.nvalues; v++)
-            if (g.values[v].producer >= 0)
-                cr_assert_eq(rotor_run_compare(run.values[v], direct.values[v], g.values[v].elements, false).bad, 0,
-                             "draw %d: '%s'", draw, g.values[v].name);
-        rotor_run_result_free(&run);
-        rotor_run_result_free(&direct);
-        free(in);
+        char what[160];
+        snprintf(what, sizeof what, "draw %d (batch %lld, %lld channels, %lld^2, stride in %d, %s)", draw,
+                 (long long)batch, (long long)c, (long long)hw, strided, cc);
+        grouped += plan_computes_the_direct_values(&g, cc, x, xd, what);
         free(xd);
-        rotor_program_free(&p);
-        rotor_compile_result_free(&cr);
         rotor_graph_free(&g);
         rotor_graph_free(&imported);
         mb_free(&b);

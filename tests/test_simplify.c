@@ -68,15 +68,7 @@ Test(simplify, a_graph_with_nothing_to_fold_comes_out_equal) {
 
 /* A float32 initializer with elements from a fixed LCG in [lo, lo + 1). */
 static void init_f(mb *b, const char *name, int rank, const int64_t *dims, double lo, uint64_t seed) {
-    Onnx__TensorProto *t = mb_init_tensor(b, name, 1, rank, dims, NULL);
-    int64_t n = 1;
-    for (int d = 0; d < rank; d++) n *= dims[d];
-    t->n_float_data = (size_t)n;
-    t->float_data = mb_alloc(b, sizeof(float) * (size_t)n);
-    for (int64_t k = 0; k < n; k++) {
-        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-        t->float_data[k] = (float)(lo + (double)(seed >> 11) / (double)(1ull << 53));
-    }
+    mb_init_random(b, name, rank, dims, lo, 1, &seed);
 }
 
 /* x [1,3,6,6] -> Conv (4 3x3 filters, pads 1, a bias when `bias`) -> BN -> Relu -> y;
