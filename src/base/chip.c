@@ -894,13 +894,8 @@ static rotor_status chip_from_json(const cJSON *root, const char *path, rotor_ch
 }
 
 rotor_status rotor_chip_parse(const char *text, size_t len, const char *label, rotor_chip *out, rotor_error *err) {
-    char *copy = malloc(len + 1); /* cJSON reads a NUL-terminated string */
-    if (!copy) return rotor_nomem(err);
-    memcpy(copy, text, len);
-    copy[len] = '\0';
     cJSON *root;
-    rotor_status pst = rotor_json_parse(copy, len, label, &root, err);
-    free(copy);
+    rotor_status pst = rotor_json_parse_bytes(text, len, label, &root, err);
     if (pst) return pst;
     rotor_status st = chip_from_json(root, label, out, err);
     cJSON_Delete(root);

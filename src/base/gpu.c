@@ -322,13 +322,8 @@ static rotor_status gpu_from_json(const cJSON *root, const char *path, rotor_gpu
 }
 
 rotor_status rotor_gpu_parse(const char *text, size_t len, const char *label, rotor_gpu *out, rotor_error *err) {
-    char *copy = malloc(len + 1);
-    if (!copy) return rotor_nomem(err);
-    memcpy(copy, text, len);
-    copy[len] = '\0';
     cJSON *root;
-    rotor_status pst = rotor_json_parse(copy, len, label, &root, err);
-    free(copy);
+    rotor_status pst = rotor_json_parse_bytes(text, len, label, &root, err);
     if (pst) return pst;
     if (!cJSON_IsObject(root)) {
         cJSON_Delete(root);

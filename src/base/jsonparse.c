@@ -102,3 +102,14 @@ rotor_status rotor_json_parse(const char *text, size_t len, const char *label, c
     line_col(text, pos, &line, &col);
     return rotor_fail(err, ROTOR_ERR_INPUT, "%s: not valid JSON near line %zu, column %zu", label, line, col);
 }
+
+rotor_status rotor_json_parse_bytes(const char *bytes, size_t len, const char *label, cJSON **root, rotor_error *err) {
+    *root = NULL;
+    char *copy = malloc(len + 1); /* cJSON reads a NUL-terminated string */
+    if (!copy) return rotor_nomem(err);
+    memcpy(copy, bytes, len);
+    copy[len] = '\0';
+    rotor_status st = rotor_json_parse(copy, len, label, root, err);
+    free(copy);
+    return st;
+}

@@ -26,6 +26,12 @@ void rotor_json_describe(const cJSON *v, char *buf, size_t size);
  * *root NULL. */
 rotor_status rotor_json_parse(const char *text, size_t len, const char *label, cJSON **root, rotor_error *err);
 
+/* rotor_json_parse of len bytes that need not end in a NUL (a chip or GPU
+ * file handed over as a buffer, rotor_chip_parse, rotor_gpu_parse): a
+ * terminated copy parsed. */
+rotor_status rotor_json_parse_bytes(const char *bytes, size_t len, const char *label, cJSON **root,
+                                    rotor_error *err);
+
 /* The NUL test alone, for a reader that hands the text on as a C string
  * (rotor_json_read_text): a NUL would end it there for every reader. */
 rotor_status rotor_json_no_nul(const char *text, size_t len, const char *label, rotor_error *err);
