@@ -14,6 +14,7 @@
 #include "rotor/compile/program.h"
 #include "rotor/model/simplify.h"
 #include "rotor/run/run.h"
+#include "san.h"
 
 typedef struct mlp_run {
     rotor_chip chip;
@@ -312,13 +313,16 @@ static void conv_model(mb *b, int64_t batch, int64_t c, int64_t hw, int layers, 
  * folded) as rotor run --group graphturbo plans them: the run of the plan
  * the compile chooses gives the direct run's values and holds no more SRAM
  * than the compile counted.  Not vacuous: the draws group some
- * sub-graphs. */
+ * sub-graphs.  Under the sanitizers the first 4 draws only (tests/san.h;
+ * they group 5 sub-graphs, stride in the first block, the second and none,
+ * on 256 and 736 cores): 4 s of the 12 the ten take under ASan. */
 Test(gticcarun, every_convolution_plan_drawn_computes_the_direct_values) {
     static const int64_t batches[] = {4, 8, 16}, chans[] = {32, 64}, sizes[] = {14, 16};
     static const char *cores[] = {"cores_per_chip=256", "cores_per_chip=736", "cores_per_chip=1472"};
     uint64_t r = 0xc0417;
     int grouped = 0;
-    for (int draw = 0; draw < 10; draw++) {
+    const int draws = ROTOR_TEST_SAN ? 4 : 10;
+    for (int draw = 0; draw < draws; draw++) {
         r = r * 6364136223846793005ull + 1442695040888963407ull;
         int64_t batch = batches[(r >> 33) % 3], c = chans[(r >> 36) % 2], hw = sizes[(r >> 38) % 2];
         int strided = (int)((r >> 41) % 4); /* 3: none strides */
@@ -345,7 +349,8 @@ Test(gticcarun, every_convolution_plan_drawn_computes_the_direct_values) {
         rotor_graph_free(&imported);
         mb_free(&b);
     }
-    cr_assert_geq(grouped, 5, "the draws grouped %d sub-graphs", grouped); /* 9 in 10 draws when written */
+    /* 9 in 10 draws when written, 5 in the first 4 */
+    cr_assert_geq(grouped, ROTOR_TEST_SAN ? 3 : 5, "the draws grouped %d sub-graphs", grouped);
 }
 
 /* Quantized operators keep their parameters in attributes the instance
