@@ -86,6 +86,23 @@ typedef struct rotor_dsa_result {
     int64_t gb_peak;         /* the most the GB holds at a point of the order (rotor_gt_schedule.gb_peak) */
 } rotor_dsa_result;
 
+/* One step run as `passes` passes of a cluster's batch / passes, one after
+ * another (GraphTurbo §5.1's loop execution; rotor_pipeline_dsa_loops). */
+typedef struct rotor_dsa_loop {
+    int64_t passes;
+    double seconds;          /* all the passes: passes x pass.seconds */
+    rotor_dsa_result pass;   /* one pass: its schedule, time, values and bytes by level */
+} rotor_dsa_loop;
+
+/* Each step at its fastest number of passes. */
+typedef struct rotor_dsa_loops {
+    bool ran;                /* rotor_pipeline_dsa_loops filled it */
+    bool onnx_fixed;         /* an ONNX file: its batch is its own, one pass only */
+    int64_t batch;           /* a cluster's batch, all passes together */
+    int tried;               /* the numbers of passes tried: the divisors of batch */
+    rotor_dsa_loop step[ROTOR_DSA_STEPS];
+} rotor_dsa_loops;
+
 /* What one instance of a schedule does: the one owner of these quantities,
  * which the time model (rotor_dsa_run) and the replay (sim/gtreplay.h)
  * both read. */

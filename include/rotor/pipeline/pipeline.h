@@ -54,6 +54,11 @@ typedef struct rotor_pipeline_options {
      * (compile/dsa.h, docs/graphturbo.md).  The graph is one cluster's
      * share.  Needs a chip with a global buffer and off-chip memory. */
     bool graphturbo;
+    /* with graphturbo, a zoo model: each step also run as L passes of
+     * batch / L a cluster, one after another, for every divisor L of the
+     * batch (GraphTurbo §5.1's loop execution within a cluster), the
+     * fastest into rotor_pipeline.loops (rotor_pipeline_dsa_loops) */
+    bool dsa_loops;
     bool t10;                 /* compile after T10 */
     bool vgm;                 /* compile with the VGM baseline (Roller) too; its failure is kept apart */
     bool vgm_oracle;          /* and with the VGM oracle (exhaustive), likewise */
@@ -105,9 +110,22 @@ typedef struct rotor_pipeline {
     bool has_energy;
     rotor_dsa_cluster cluster;   /* with graphturbo: the chip's cluster */
     rotor_dsa_result dsa[ROTOR_DSA_STEPS]; /* with graphturbo: each step's schedule, timed */
+    /* with dsa_loops: each step's fastest number of passes (one pass: dsa) */
+    rotor_dsa_loops loops;
     rotor_schedule *schedule;    /* with schedule */
     rotor_pipeline_times times;  /* always */
 } rotor_pipeline;
+
+/* GraphTurbo §5.1's loop execution within a cluster, on p, a run of opt
+ * with graphturbo (its dsa steps): every step again at batch / L a
+ * cluster for each divisor L > 1 of opt's zoo batch (the model built and
+ * planned as opt says at that batch), each taken as L passes one after
+ * another, the fastest of them and the single pass into p->loops (ties to
+ * fewer passes).  An ONNX file's batch is the file's: one pass only
+ * (p->loops.onnx_fixed).  rotor_pipeline_run calls it when opt->dsa_loops;
+ * docs/graphturbo.md, "Loop execution within a cluster". */
+rotor_status rotor_pipeline_dsa_loops(const rotor_pipeline_options *opt, const rotor_chip *chip, rotor_pipeline *p,
+                                      rotor_error *err);
 
 /* A model argument names an ONNX file when it contains '/' or ends in
  * ".onnx"; anything else is a zoo model. */

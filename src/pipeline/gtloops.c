@@ -1,0 +1,82 @@
+/* gtloops.c — GraphTurbo's loop execution within a cluster (§5.1, Table 1's
+ * "iter." column): a cluster's batch b run as L passes of b / L images, one
+ * after another, each pass the step's schedule of its own batch.
+ *
+ * The paper chooses each approach's batch a cluster this way.  For one
+ * batch size, Table 2 gives TVM and GraphTurbo different batches a cluster
+ * (ResNet-50 at 64: TVM 2 a cluster, so 8 passes; GraphTurbo 16, one), and
+ * in Table 1 TVM loops once four sentences no longer fit a cluster's LLB.
+ * A pass of fewer images has fewer activations waiting, so fewer of them
+ * leave the GB for DDR; in exchange every pass reads the weights from DDR
+ * again.  The steps rotor_dsa_run times are one pass at the batch they are
+ * given, so a step at batch b a cluster that spills is not the best that
+ * step can do with b images: this prices every step at every divisor L of
+ * b and keeps the fastest.
+ *
+ * Decisions where the paper is silent (docs/graphturbo.md, "Loop execution
+ * within a cluster"):
+ *  - L divides b, so that every pass runs the same schedule (a smaller last
+ *    pass would be another schedule, and Table 1's loops are even).
+ *  - The passes run one after another and carry nothing between them: each
+ *    pass is the schedule of its batch, whole, so it reads its weights from
+ *    DDR as that schedule does, and none of its transfers overlaps the pass
+ *    before.  So L passes take L times one pass.
+ *  - A tie goes to fewer passes: the same throughput at a lower latency.
+ *  - Every step loops, the per-layer baseline too (the paper's TVM loops),
+ *    so a speedup with loops is one step's best over the baseline's best.
+ *  - The model is built again at b / L (the zoo's batch), simplified and
+ *    grouped as the pass at b was.  An ONNX file's batch is the file's (or
+ *    --dim's, whose batch name rotor cannot know): one pass only. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "rotor/base/divisors.h"
+#include "rotor/pipeline/pipeline.h"
+
+rotor_status rotor_pipeline_dsa_loops(const rotor_pipeline_options *opt, const rotor_chip *chip, rotor_pipeline *p,
+                                      rotor_error *err) {
+    rotor_dsa_loops *lp = &p->loops;
+    *lp = (rotor_dsa_loops){.ran = true, .batch = opt->zoo.batch > 0 ? opt->zoo.batch : 1, .tried = 1};
+    for (int k = 0; k < ROTOR_DSA_STEPS; k++)
+        lp->step[k] = (rotor_dsa_loop){.passes = 1, .seconds = p->dsa[k].seconds, .pass = p->dsa[k]};
+    if (rotor_model_is_onnx(opt->model)) {
+        lp->onnx_fixed = true;
+        return ROTOR_OK;
+    }
+    int64_t *div = malloc(sizeof *div * ROTOR_MAX_DIVISORS);
+    if (!div) return rotor_nomem(err);
+    int nd = rotor_divisors(lp->batch, div, ROTOR_MAX_DIVISORS);
+    if (nd < 0) {
+        free(div);
+        return rotor_fail(err, ROTOR_ERR_INPUT, "batch %lld a cluster: more than %d ways to split it into passes",
+                          (long long)lp->batch, ROTOR_MAX_DIVISORS);
+    }
+    /* a pass: the model at its batch through the same stages, no T10 */
+    rotor_pipeline_options po = *opt;
+    po.dsa_loops = false;
+    po.t10 = po.vgm = po.vgm_oracle = po.program = po.energy = false;
+    po.schedule = NULL;
+    po.compile.progress = NULL;
+    rotor_status st = ROTOR_OK;
+    for (int i = 1; i < nd && !st; i++) { /* div[0] is 1: the steps p ran */
+        int64_t passes = div[i];
+        po.zoo.batch = lp->batch / passes;
+        rotor_pipeline q;
+        st = rotor_pipeline_run(&po, chip, &q, err);
+        for (int k = 0; k < ROTOR_DSA_STEPS && !st; k++) {
+            double s = (double)passes * q.dsa[k].seconds;
+            if (s < lp->step[k].seconds)
+                lp->step[k] = (rotor_dsa_loop){.passes = passes, .seconds = s, .pass = q.dsa[k]};
+        }
+        rotor_pipeline_free(&q);
+        if (st) {
+            char prefix[96];
+            snprintf(prefix, sizeof prefix, "GraphTurbo's loop of %lld passes of %lld a cluster", (long long)passes,
+                     (long long)(lp->batch / passes));
+            rotor_error_prefix(err, prefix);
+        } else
+            lp->tried++;
+    }
+    free(div);
+    return st;
+}

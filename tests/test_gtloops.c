@@ -1,0 +1,124 @@
+/* GraphTurbo §5.1's loop execution within a cluster
+ * (src/pipeline/gtloops.c; docs/graphturbo.md, "Loop execution within a
+ * cluster"): each step of the DSA schedule at its fastest number of passes
+ * of the batch a cluster. */
+#include <criterion/criterion.h>
+
+#include <math.h>
+
+#include "rotor/pipeline/pipeline.h"
+
+static rotor_chip stcp920(void) {
+    rotor_chip chip;
+    rotor_error err;
+    cr_assert_eq(rotor_chip_preset("stcp920", &chip, &err), ROTOR_OK);
+    return chip;
+}
+
+/* `rotor compile MODEL --chip stcp920 --group graphturbo --batch B [--seq S]`
+ * as the CLI runs it, with or without the loops. */
+static void run(const char *model, int64_t seq, int64_t batch, bool loops, rotor_pipeline *p) {
+    rotor_chip chip = stcp920();
+    rotor_error err = {{0}};
+    rotor_pipeline_options o = {.model = model, .simplify = true, .graphturbo = true, .dsa_loops = loops};
+    o.zoo.batch = batch;
+    o.zoo.seq = seq;
+    o.zoo.phase = ROTOR_PHASE_PREFILL;
+    cr_assert_eq(rotor_pipeline_run(&o, &chip, p, &err), ROTOR_OK, "%s at %lld: %s", model, (long long)batch, err.msg);
+}
+
+/* BERT-128 at 8 a cluster (Table 2's batch): one pass spills the FFN's
+ * intermediate and 74 values to DDR (179.9 ms); two passes of 4 keep every
+ * value but the model's input and output on the chip and take 2 x 21.3 ms,
+ * though each reads BERT-Large's weights from DDR again.  The per-layer
+ * baseline is fastest in one pass. */
+Test(gtloops, bert_128_at_8_a_cluster_runs_fastest_as_two_passes_of_4) {
+    rotor_pipeline p, four;
+    run("bert-large", 128, 8, true, &p);
+    run("bert-large", 128, 4, false, &four);
+    const rotor_dsa_loops *l = &p.loops;
+    cr_assert(l->ran && !l->onnx_fixed);
+    cr_assert_eq(l->batch, 8);
+    cr_assert_eq(l->tried, 4, "1, 2, 4 and 8 passes");
+    const rotor_dsa_loop *g = &l->step[ROTOR_DSA_GRAPHTURBO];
+    cr_assert_eq(g->passes, 2);
+    cr_assert_eq(g->seconds, 2 * four.dsa[ROTOR_DSA_GRAPHTURBO].seconds);
+    cr_assert_eq(g->pass.tensors[ROTOR_GT_DDR], 2);
+    cr_assert_eq(p.dsa[ROTOR_DSA_GRAPHTURBO].tensors[ROTOR_GT_DDR], 74, "one pass of 8");
+    cr_assert_lt(g->seconds * 4, p.dsa[ROTOR_DSA_GRAPHTURBO].seconds, "over 4x faster than one pass");
+    const rotor_dsa_loop *b = &l->step[ROTOR_DSA_PER_LAYER];
+    cr_assert_eq(b->passes, 1);
+    cr_assert_eq(b->seconds, p.dsa[ROTOR_DSA_PER_LAYER].seconds);
+    rotor_pipeline_free(&four);
+    rotor_pipeline_free(&p);
+}
+
+/* The property, on models and batches with several divisors: each step's
+ * loop is the fastest of passes x one pass at batch / passes over every
+ * divisor, the fewest passes on a tie, never slower than one pass; its
+ * pass is that run's schedule (time and values in DDR). */
+Test(gtloops, each_step_takes_the_fastest_number_of_passes) {
+    static const struct {
+        const char *model;
+        int64_t batch;
+    } cases[] = {{"resnet-18", 12}, {"mobilenet-v2", 8}, {"resnet-50", 16}};
+    int looped = 0;
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        rotor_pipeline p;
+        run(cases[c].model, 0, cases[c].batch, true, &p);
+        double best[ROTOR_DSA_STEPS];
+        int64_t passes[ROTOR_DSA_STEPS];
+        int ddr[ROTOR_DSA_STEPS], tried = 0;
+        for (int64_t n = 1; n <= cases[c].batch; n++) {
+            if (cases[c].batch % n) continue;
+            rotor_pipeline q;
+            run(cases[c].model, 0, cases[c].batch / n, false, &q);
+            tried++;
+            for (int k = 0; k < ROTOR_DSA_STEPS; k++) {
+                double s = (double)n * q.dsa[k].seconds;
+                if (n == 1 || s < best[k]) best[k] = s, passes[k] = n, ddr[k] = q.dsa[k].tensors[ROTOR_GT_DDR];
+            }
+            rotor_pipeline_free(&q);
+        }
+        cr_assert_eq(p.loops.tried, tried, "%s", cases[c].model);
+        for (int k = 0; k < ROTOR_DSA_STEPS; k++) {
+            const rotor_dsa_loop *l = &p.loops.step[k];
+            cr_assert_eq(l->passes, passes[k], "%s %s", cases[c].model, rotor_dsa_step_name((rotor_dsa_step)k));
+            cr_assert_eq(l->seconds, best[k], "%s %s", cases[c].model, rotor_dsa_step_name((rotor_dsa_step)k));
+            cr_assert_eq(l->seconds, (double)l->passes * l->pass.seconds);
+            cr_assert_eq(l->pass.tensors[ROTOR_GT_DDR], ddr[k]);
+            cr_assert_leq(l->seconds, p.dsa[k].seconds);
+            looped += l->passes > 1;
+        }
+        rotor_pipeline_free(&p);
+    }
+    cr_assert_geq(looped, 4, "some step loops (%d)", looped); /* ResNet-50's four DSA steps when written */
+}
+
+/* Nothing to split: at batch 1 the loop is the one pass, and an ONNX
+ * file's batch is the file's (one pass, said so). */
+Test(gtloops, one_image_and_an_onnx_file_run_in_one_pass) {
+    rotor_pipeline p;
+    run("resnet-18", 0, 1, true, &p);
+    cr_assert_eq(p.loops.tried, 1);
+    for (int k = 0; k < ROTOR_DSA_STEPS; k++) {
+        cr_assert_eq(p.loops.step[k].passes, 1);
+        cr_assert_eq(p.loops.step[k].seconds, p.dsa[k].seconds);
+    }
+    rotor_pipeline_free(&p);
+    run("examples/tiny-cnn.onnx", 0, 4, true, &p);
+    cr_assert(p.loops.ran && p.loops.onnx_fixed);
+    cr_assert_eq(p.loops.tried, 1);
+    cr_assert_eq(p.loops.step[ROTOR_DSA_GRAPHTURBO].passes, 1);
+    rotor_pipeline_free(&p);
+}
+
+/* Without dsa_loops nothing is looped (rotor run, simulate and the ICCA
+ * path never ask for it). */
+Test(gtloops, without_the_option_the_pipeline_leaves_the_loops_empty) {
+    rotor_pipeline p;
+    run("resnet-18", 0, 4, false, &p);
+    cr_assert(!p.loops.ran);
+    cr_assert_eq(p.loops.tried, 0);
+    rotor_pipeline_free(&p);
+}
