@@ -40,8 +40,37 @@ assert g["tensors"] == {"lb": 1, "gb": 20, "ddr": 3}
 PY
 then ok; else bad "json: the numbers differ from the table's"; fi
 
-# an ONNX file: the file's batch is one cluster's
-expect_out onnx "tiny-cnn.onnx, the file's batch a cluster x 4 clusters on stcp920" -- compile "$tiny" --chip stcp920 --group graphturbo -q
+# §5.1's loop execution within a cluster: ResNet-18 at 8 runs fastest in one pass
+expect_saved r18-loops "^graphturbo: one pass of 8 is the fastest$" "$tmpdir/r18"
+expect_saved r18-loop-row "^graphturbo       1      8      1538.669    3.09x       20797.2     1    20     3       35.6$" "$tmpdir/r18"
+# BERT-128 at 8 a cluster: two passes of 4 keep its values on the chip
+run_saved "$tmpdir/bert" -- compile bert-large --seq 128 --batch 8 --chip stcp920 --group graphturbo -q
+expect_saved bert-loops "^graphturbo: 2 passes of 4 take 4.23x less time than one pass of 8$" "$tmpdir/bert"
+expect_saved bert-loop-row "^graphturbo       2      4     42549.441    7.03x         752.1    25   194     2     1217.7$" "$tmpdir/bert"
+expect_saved bert-loop-base "^per-layer        1      8    298961.693    1.00x         107.0     0     0   221     9779.8$" "$tmpdir/bert"
+run_saved "$tmpdir/bert.json" -- compile bert-large --seq 128 --batch 8 --chip stcp920 --group graphturbo --json
+if /usr/bin/python3 - "$tmpdir/bert.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+one = {s["step"]: s for s in d["steps"]}
+lo = d["loops"]
+loops = {s["step"]: s for s in lo["steps"]}
+assert lo["tried"] == 4 and lo["file_batch"] is False
+g = loops["graphturbo"]
+assert g["passes"] == 2 and g["batch_per_pass"] == 4 and g["tensors"]["ddr"] == 2
+assert g["seconds"] == 2 * g["pass_seconds"]
+assert one["graphturbo"]["tensors"]["ddr"] == 74
+assert loops["per-layer"]["passes"] == 1 and loops["per-layer"]["seconds"] == one["per-layer"]["seconds"]
+assert abs(g["speedup"] - loops["per-layer"]["seconds"] / g["seconds"]) < 1e-12
+for s in lo["steps"]:
+    assert s["seconds"] <= one[s["step"]]["seconds"]
+PY
+then ok; else bad "bert json: the loops differ from the table's"; fi
+
+# an ONNX file: the file's batch is one cluster's, and it is not split into passes
+run_saved "$tmpdir/tiny" -- compile "$tiny" --chip stcp920 --group graphturbo -q
+expect_saved onnx "tiny-cnn.onnx, the file's batch a cluster x 4 clusters on stcp920" "$tmpdir/tiny"
+expect_saved onnx-loops "^loop execution within a cluster (GraphTurbo §5.1): not tried, an ONNX file's batch is its own$" "$tmpdir/tiny"
 
 # refusals, one line each, exit 2
 # (a chip without a GB: instances on core groups, tests/cli_gticca.sh)

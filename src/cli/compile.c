@@ -58,7 +58,8 @@ static void compile_usage(FILE *f) {
             "  --group G           how operators are grouped: fused (default: epilogues fused,\n"
             "                      layout ops folded, docs/group.md) or graphturbo (GraphTurbo's\n"
             "                      sub-graph instances on a chip with a global buffer, e.g. stcp920:\n"
-            "                      the per-layer baseline and the Fig. 15 steps timed; --batch is\n"
+            "                      the per-layer baseline and the Fig. 15 steps timed, each also\n"
+            "                      as passes of fewer images, the fastest shown (§5.1); --batch is\n"
             "                      then one cluster's share; without a global buffer, e.g. ipu-mk2,\n"
             "                      instances on core groups against T10 alone; implies --simplify;\n"
             "                      docs/graphturbo.md)\n"
@@ -350,6 +351,7 @@ int cmd_compile(int argc, char **argv) {
     if (a.graphturbo) { /* GraphTurbo plans the simplified graph (§2.2), no T10 program */
         po.t10 = po.program = false;
         po.graphturbo = po.simplify = true;
+        po.dsa_loops = true; /* §5.1's passes; a chip without a GB drops it below */
     }
     po.compile.solver = a.solver;
     po.compile.pipeline = a.pl.pipeline;
@@ -366,7 +368,7 @@ int cmd_compile(int argc, char **argv) {
      * after T10's schedule (compile/gticca.h), not on DSA clusters */
     bool icca = a.graphturbo && !rotor_chip_has_gb(&chip);
     if (icca) {
-        po.graphturbo = false;
+        po.graphturbo = po.dsa_loops = false;
         po.t10 = po.compile.graphturbo = true;
     }
     if (!a.vgm_only && !a.graphturbo) cli_solver_hint(cmd, &chip, a.solver, a.sa.quiet);

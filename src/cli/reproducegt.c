@@ -142,8 +142,9 @@ static void print_table3(const rotor_gtrepro_result *r) {
 }
 
 static void print_table4(const rotor_gtrepro_result *r) {
-    printf("Table 4: compile time (s): rotor's pipeline (zoo build, simplify, group, the five schedules) and the\n"
-           "graphturbo schedule alone, beside the paper's TVM, AStitch and GraphTurbo\n");
+    printf("Table 4: compile time (s): rotor's pipeline (zoo build, simplify, group, the five schedules, and\n"
+           "again at each number of passes) and the graphturbo schedule alone, beside the paper's TVM, AStitch\n"
+           "and GraphTurbo\n");
     printf("%-13s %10s %10s %8s %8s %10s\n", "model", "pipeline", "schedule", "TVM", "AStitch", "GraphTurbo");
     for (int i = 0; i < r->nmodels; i++) {
         const rotor_gtrepro_model *m = &r->models[i];
@@ -160,21 +161,58 @@ static void print_table4(const rotor_gtrepro_result *r) {
                ROTOR_GTREPRO_TARGET_S, s->slowest_pipeline_s);
 }
 
-/* Issue 42's acceptance on the models run (those it names that were run). */
-static void print_acceptance(const rotor_gtrepro_result *r) {
+/* §5.1's loop execution within a cluster: each step at its fastest number
+ * of passes of Table 2's batch a cluster (rotor_pipeline_dsa_loops), and
+ * Table 1's batches likewise. */
+static void print_loops(const rotor_gtrepro_result *r) {
+    printf("Loop execution within a cluster (§5.1): each step at its fastest number of passes of Table 2's batch a\n"
+           "cluster, one after another; a pass of fewer holds fewer activations and reads the weights again\n");
+    printf("%-13s %9s %7s %15s %7s %15s %8s %9s %5s %11s\n", "model", "batch/cl", "passes", "per-layer (ms)", "passes",
+           "graphturbo (ms)", "speedup", "inst gain", "DDR", "throughput");
+    for (int i = 0; i < r->nmodels; i++) {
+        const rotor_gtrepro_model *m = &r->models[i];
+        const rotor_dsa_loop *b = &m->loops.step[ROTOR_DSA_PER_LAYER], *g = &m->loops.step[ROTOR_DSA_GRAPHTURBO];
+        printf("%-13s %9lld %7lld %15.3f %7lld %15.3f %7.2fx %8.2fx %5d %11.1f\n", m->entry->name,
+               (long long)m->entry->batch, (long long)b->passes, b->seconds * 1e3, (long long)g->passes,
+               g->seconds * 1e3, m->loop_speedup[ROTOR_DSA_GRAPHTURBO], m->loop_gain[ROTOR_DSA_INSTANCES],
+               g->pass.tensors[ROTOR_GT_DDR], (double)(m->entry->batch * r->clusters) / g->seconds);
+    }
     const rotor_gtrepro_summary *s = &r->summary;
-    printf("Issue 42's acceptance on these models:\n");
-    printf("  mean speedup over per-layer at least 5x: %.2fx, %s\n", s->speedup_mean[ROTOR_DSA_GRAPHTURBO],
-           s->speedup_mean[ROTOR_DSA_GRAPHTURBO] >= 5 ? "met" : "not met");
+    printf("mean %.2fx (geometric %.2fx); Figure 15's gains with loops:", s->loop_speedup_mean[ROTOR_DSA_GRAPHTURBO],
+           s->loop_speedup_geomean);
+    for (int k = 1; k < NSTEPS; k++)
+        printf(" %s %.2fx%s", rotor_dsa_step_name((rotor_dsa_step)k), s->loop_gain_mean[k], k + 1 < NSTEPS ? "," : "\n");
+    for (int k = 0; k < ROTOR_GTREPRO_T1 && r->table1; k++) {
+        const rotor_gtrepro_t1 *t = &r->t1[k];
+        printf("%-24s batch %lld (%lld a cluster): %lld pass%s of %lld, %.1f sentences/s, %.3f ms\n",
+               k ? "" : "Table 1 with loops (GT):", (long long)t->batch, (long long)t->per_cluster,
+               (long long)t->gt_loop.passes, t->gt_loop.passes > 1 ? "es" : "", (long long)(t->per_cluster / t->gt_loop.passes),
+               (double)t->batch / t->gt_loop.seconds, t->gt_loop.seconds * 1e3);
+    }
+    printf("(paper: Table 2's batches a cluster are each approach's own, TVM's smaller; Table 1's TVM loops at\n"
+           "4 a cluster; docs/graphturbo.md, \"Loop execution within a cluster\")\n\n");
+}
+
+/* Issue 42's acceptance on the models run (those it names that were run),
+ * at Table 2's batches in one pass, and with §5.1's loops. */
+static void print_acceptance_of(const rotor_gtrepro_result *r, bool loops) {
+    const rotor_gtrepro_summary *s = &r->summary;
+    const double *mean = loops ? s->loop_speedup_mean : s->speedup_mean;
+    printf("  mean speedup over per-layer at least 5x: %.2fx, %s\n", mean[ROTOR_DSA_GRAPHTURBO],
+           mean[ROTOR_DSA_GRAPHTURBO] >= 5 ? "met" : "not met");
+    /* a gain within 1e-9 of 1 is a tie: two steps that schedule alike sum
+     * their times in another order (ViT-Large's instances and lb with
+     * loops: 1 - 6e-15) */
     int below = 0;
     for (int i = 0; i < r->nmodels; i++)
-        for (int k = 1; k < NSTEPS; k++) below += r->models[i].gain[k] < 1.0;
+        for (int k = 1; k < NSTEPS; k++) below += (loops ? r->models[i].loop_gain : r->models[i].gain)[k] < 1.0 - 1e-9;
     printf("  every Figure 15 step gains at least 1.0x: %s (%d step gains below)\n", below ? "not met" : "met", below);
     for (int i = 0; i < r->nmodels; i++) {
         const rotor_gtrepro_model *m = &r->models[i];
         const char *n = m->entry->name;
-        double g = m->gain[ROTOR_DSA_INSTANCES];
-        int ddr = m->dsa[ROTOR_DSA_GRAPHTURBO].tensors[ROTOR_GT_DDR];
+        double g = (loops ? m->loop_gain : m->gain)[ROTOR_DSA_INSTANCES];
+        int ddr = loops ? m->loops.step[ROTOR_DSA_GRAPHTURBO].pass.tensors[ROTOR_GT_DDR]
+                        : m->dsa[ROTOR_DSA_GRAPHTURBO].tensors[ROTOR_GT_DDR];
         if (!strcmp(n, "resnet-50") || !strcmp(n, "mobilenet-v2"))
             printf("  %s: instance step at least 1.5x: %.2fx, %s\n", n, g, g >= 1.5 ? "met" : "not met");
         if (!strcmp(n, "bert-128"))
@@ -182,6 +220,13 @@ static void print_acceptance(const rotor_gtrepro_result *r) {
         if (!strcmp(n, "resnet-50") || !strcmp(n, "bert-128"))
             printf("  %s: at most 2 tensors in DDR: %d, %s\n", n, ddr, ddr <= 2 ? "met" : "not met");
     }
+}
+
+static void print_acceptance(const rotor_gtrepro_result *r) {
+    printf("Issue 42's acceptance on these models:\n");
+    print_acceptance_of(r, false);
+    printf("With §5.1's loops (each step at its fastest number of passes):\n");
+    print_acceptance_of(r, true);
 }
 
 static void print_tables(const rotor_gtrepro_result *r) {
@@ -194,6 +239,7 @@ static void print_tables(const rotor_gtrepro_result *r) {
     print_table1(r);
     print_table3(r);
     print_table4(r);
+    print_loops(r);
     print_acceptance(r);
 }
 
@@ -218,6 +264,23 @@ static void csv_fig14_15(FILE *f, const void *data, int n) {
                     (long long)e->seq, (long long)e->batch, rotor_dsa_step_name(d->step), d->seconds * 1e3,
                     m->speedup[k], m->gain[k], (double)(e->batch * r->clusters) / d->seconds, d->tensors[ROTOR_GT_LB],
                     d->tensors[ROTOR_GT_GB], d->tensors[ROTOR_GT_DDR], d->ddr_bytes / 1e6, d->gb_bytes / 1e6);
+        }
+    }
+}
+
+static void csv_loops(FILE *f, const void *data, int n) {
+    const rotor_gtrepro_result *r = data;
+    (void)n;
+    fputs("model,label,batch_per_cluster,step,passes,batch_per_pass,time_ms,speedup,gain,pass_ddr_tensors,ddr_mb\n", f);
+    for (int i = 0; i < r->nmodels; i++) {
+        const rotor_gtrepro_model *m = &r->models[i];
+        const rotor_gtrepro_entry *e = m->entry;
+        for (int k = 0; k < NSTEPS; k++) {
+            const rotor_dsa_loop *l = &m->loops.step[k];
+            fprintf(f, "%s,%c,%lld,%s,%lld,%lld,%.6f,%.6f,%.6f,%d,%.6f\n", e->name, e->label, (long long)e->batch,
+                    rotor_dsa_step_name((rotor_dsa_step)k), (long long)l->passes, (long long)(e->batch / l->passes),
+                    l->seconds * 1e3, m->loop_speedup[k], m->loop_gain[k], l->pass.tensors[ROTOR_GT_DDR],
+                    (double)l->passes * l->pass.ddr_bytes / 1e6);
         }
     }
 }
@@ -382,6 +445,7 @@ static const cli_figure_file FILES[] = {
     {"graphturbo-table1.csv", csv_table1},
     {"graphturbo-table3.csv", csv_table3},
     {"graphturbo-table4.csv", csv_table4},
+    {"graphturbo-loops.csv", csv_loops},
     {"graphturbo-fig14.svg", svg_fig14},
     {"graphturbo-fig15.svg", svg_fig15},
     {"graphturbo-table1.svg", svg_table1},
@@ -429,6 +493,18 @@ static void json_model(cJSON *arr, const rotor_gtrepro_model *m, int64_t cluster
         cJSON_AddNumberToObject(s, "throughput", (double)(e->batch * clusters) / d->seconds);
         json_tensors(s, "tensors", d->tensors);
     }
+    cJSON *loops = cJSON_AddArrayToObject(o, "loops"); /* §5.1: each step at its fastest number of passes */
+    for (int k = 0; k < NSTEPS; k++) {
+        const rotor_dsa_loop *l = &m->loops.step[k];
+        cJSON *s = cJSON_CreateObject();
+        cJSON_AddItemToArray(loops, s);
+        cJSON_AddStringToObject(s, "step", rotor_dsa_step_name((rotor_dsa_step)k));
+        cJSON_AddNumberToObject(s, "passes", (double)l->passes);
+        cJSON_AddNumberToObject(s, "seconds", l->seconds);
+        cJSON_AddNumberToObject(s, "speedup", m->loop_speedup[k]);
+        cJSON_AddNumberToObject(s, "gain", m->loop_gain[k]);
+        json_tensors(s, "pass_tensors", l->pass.tensors);
+    }
     cJSON *p = cJSON_AddObjectToObject(o, "paper");
     cJSON_AddStringToObject(p, "name", e->paper_name);
     cJSON_AddNumberToObject(p, "batch", (double)e->paper_batch);
@@ -462,6 +538,8 @@ static void json_table1(cJSON *root, const rotor_gtrepro_result *r) {
         cJSON_AddNumberToObject(o, "per_layer_per_s", t->per_layer_throughput);
         json_tensors(o, "tensors", t->tensors);
         cJSON_AddNumberToObject(o, "ddr_bytes", t->ddr_bytes);
+        cJSON_AddNumberToObject(o, "graphturbo_loop_passes", (double)t->gt_loop.passes);
+        cJSON_AddNumberToObject(o, "graphturbo_loop_s", t->gt_loop.seconds);
         cJSON_AddNumberToObject(o, "paper_graphturbo_per_s", p->gt_throughput);
         cJSON_AddNumberToObject(o, "paper_graphturbo_ms", p->gt_latency_ms);
         cJSON_AddNumberToObject(o, "paper_tvm_per_s", p->tvm_throughput);
@@ -484,6 +562,13 @@ static int print_json(const rotor_gtrepro_result *r) {
     for (int k = 1; k < NSTEPS; k++) {
         cJSON_AddNumberToObject(sm, rotor_dsa_step_name((rotor_dsa_step)k), s->speedup_mean[k]);
         cJSON_AddNumberToObject(gm, rotor_dsa_step_name((rotor_dsa_step)k), s->gain_mean[k]);
+    }
+    cJSON *lm = cJSON_AddObjectToObject(sum, "loops"); /* §5.1's loops: each step at its fastest passes */
+    cJSON_AddNumberToObject(lm, "speedup_geomean", s->loop_speedup_geomean);
+    cJSON *lsm = cJSON_AddObjectToObject(lm, "speedup_mean"), *lgm = cJSON_AddObjectToObject(lm, "gain_mean");
+    for (int k = 1; k < NSTEPS; k++) {
+        cJSON_AddNumberToObject(lsm, rotor_dsa_step_name((rotor_dsa_step)k), s->loop_speedup_mean[k]);
+        cJSON_AddNumberToObject(lgm, rotor_dsa_step_name((rotor_dsa_step)k), s->loop_gain_mean[k]);
     }
     cJSON_AddNumberToObject(sum, "slowest_pipeline_s", s->slowest_pipeline_s);
     cJSON_AddNumberToObject(sum, "over_target", s->over_target);
@@ -522,8 +607,8 @@ int cli_reproduce_gt(const char *models, const char *dir, bool json, const rotor
     else if (!rc) {
         print_tables(&r);
         printf("\nfiles: %s/graphturbo-fig14-15.csv, graphturbo-table1.csv, graphturbo-table3.csv, "
-               "graphturbo-table4.csv, graphturbo-fig14.svg, graphturbo-fig15.svg, graphturbo-table1.svg, "
-               "graphturbo-table3.svg, graphturbo-table4.svg\n",
+               "graphturbo-table4.csv, graphturbo-loops.csv, graphturbo-fig14.svg, graphturbo-fig15.svg, "
+               "graphturbo-table1.svg, graphturbo-table3.svg, graphturbo-table4.svg\n",
                dir);
     }
     rotor_gtrepro_free(&r);

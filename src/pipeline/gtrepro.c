@@ -75,7 +75,7 @@ const rotor_gtrepro_entry *rotor_gtrepro_find(const char *name) {
  * seconds. */
 static rotor_status run_pipeline(const char *model, int64_t seq, int64_t batch, const rotor_chip *chip,
                                  rotor_pipeline *p, double *wall, rotor_error *err) {
-    rotor_pipeline_options po = {.model = model, .simplify = true, .graphturbo = true};
+    rotor_pipeline_options po = {.model = model, .simplify = true, .graphturbo = true, .dsa_loops = true};
     po.zoo.batch = batch;
     po.zoo.seq = seq;
     po.zoo.phase = ROTOR_PHASE_PREFILL; /* as rotor compile's */
@@ -105,6 +105,12 @@ static rotor_status run_model(const rotor_gtrepro_entry *e, const rotor_chip *ch
             m->speedup[k] = p.dsa[ROTOR_DSA_PER_LAYER].seconds / p.dsa[k].seconds;
             m->gain[k] = k ? p.dsa[k - 1].seconds / p.dsa[k].seconds : 1.0;
         }
+        m->loops = p.loops;
+        const rotor_dsa_loop *l = p.loops.step;
+        for (int k = 0; k < ROTOR_DSA_STEPS; k++) {
+            m->loop_speedup[k] = l[ROTOR_DSA_PER_LAYER].seconds / l[k].seconds;
+            m->loop_gain[k] = k ? l[k - 1].seconds / l[k].seconds : 1.0;
+        }
         m->throughput = (double)(e->batch * chip->clusters) / p.dsa[ROTOR_DSA_GRAPHTURBO].seconds;
         /* the schedule alone, on the graph the pipeline grouped */
         rotor_dsa_result again;
@@ -131,6 +137,7 @@ static rotor_status run_t1(const rotor_gtrepro_entry *bert, const rotor_chip *ch
         t->per_layer_throughput = (double)t->batch / b->seconds;
         memcpy(t->tensors, g->tensors, sizeof t->tensors);
         t->ddr_bytes = g->ddr_bytes;
+        t->gt_loop = p.loops.step[ROTOR_DSA_GRAPHTURBO];
     }
     rotor_pipeline_free(&p);
     return named(st, "Table 1 (bert-128)", err);
@@ -140,18 +147,22 @@ static void summarise(rotor_gtrepro_result *r) {
     rotor_gtrepro_summary *s = &r->summary;
     memset(s, 0, sizeof *s);
     s->n = r->nmodels;
-    double log_sum = 0;
+    double log_sum = 0, loop_log_sum = 0;
     for (int i = 0; i < r->nmodels; i++) {
         const rotor_gtrepro_model *m = &r->models[i];
         for (int k = 0; k < ROTOR_DSA_STEPS; k++) {
             s->speedup_mean[k] += m->speedup[k] / r->nmodels;
             s->gain_mean[k] += m->gain[k] / r->nmodels;
+            s->loop_speedup_mean[k] += m->loop_speedup[k] / r->nmodels;
+            s->loop_gain_mean[k] += m->loop_gain[k] / r->nmodels;
         }
         log_sum += log(m->speedup[ROTOR_DSA_GRAPHTURBO]);
+        loop_log_sum += log(m->loop_speedup[ROTOR_DSA_GRAPHTURBO]);
         s->slowest_pipeline_s = fmax(s->slowest_pipeline_s, m->pipeline_s);
         if (m->pipeline_s > ROTOR_GTREPRO_TARGET_S) s->over_target++;
     }
     s->speedup_geomean = r->nmodels ? exp(log_sum / r->nmodels) : NAN;
+    s->loop_speedup_geomean = r->nmodels ? exp(loop_log_sum / r->nmodels) : NAN;
 }
 
 rotor_status rotor_gtrepro_run(const rotor_gtrepro_options *opt, const rotor_chip *chip, rotor_gtrepro_result *out,

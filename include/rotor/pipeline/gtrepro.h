@@ -77,8 +77,14 @@ typedef struct rotor_gtrepro_model {
     double speedup[ROTOR_DSA_STEPS]; /* per-layer's time over each step's */
     double gain[ROTOR_DSA_STEPS];    /* the previous step's time over this one's (per-layer: 1) */
     double throughput;       /* GraphTurbo: clusters x batch / time, in the entry's unit */
+    /* §5.1's loop execution: each step at its fastest number of passes of
+     * the batch a cluster (rotor_pipeline_dsa_loops), and the speedups and
+     * gains again between those */
+    rotor_dsa_loops loops;
+    double loop_speedup[ROTOR_DSA_STEPS], loop_gain[ROTOR_DSA_STEPS];
     /* Table 4: wall seconds (CLOCK_MONOTONIC) of the whole pipeline run
-     * (zoo build, simplify, group, the five schedules), and of the
+     * (zoo build, simplify, group, the five schedules, and all of it again
+     * at each number of passes of §5.1's loops), and of the
      * graphturbo schedule alone, timed again on the grouped graph. */
     double pipeline_s, schedule_s;
 } rotor_gtrepro_model;
@@ -90,6 +96,7 @@ typedef struct rotor_gtrepro_t1 {
     double gt_throughput, per_layer_throughput; /* sentences/s, every cluster */
     int tensors[3];                   /* graphturbo's values in the LB, GB, DDR */
     double ddr_bytes;                 /* graphturbo's DDR traffic */
+    rotor_dsa_loop gt_loop;           /* graphturbo at its fastest number of passes (§5.1) */
 } rotor_gtrepro_t1;
 
 /* The means over the models run (arithmetic; the paper does not say
@@ -99,6 +106,8 @@ typedef struct rotor_gtrepro_summary {
     double speedup_mean[ROTOR_DSA_STEPS]; /* each step over per-layer */
     double gain_mean[ROTOR_DSA_STEPS];    /* each step over the previous */
     double speedup_geomean;               /* graphturbo over per-layer */
+    double loop_speedup_mean[ROTOR_DSA_STEPS], loop_gain_mean[ROTOR_DSA_STEPS]; /* the same with §5.1's loops */
+    double loop_speedup_geomean;
     double slowest_pipeline_s;            /* Table 4's largest pipeline time */
     int over_target;                      /* models whose pipeline took over ROTOR_GTREPRO_TARGET_S */
 } rotor_gtrepro_summary;
