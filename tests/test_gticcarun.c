@@ -349,8 +349,8 @@ Test(gticcarun, every_convolution_plan_drawn_computes_the_direct_values) {
         rotor_graph_free(&imported);
         mb_free(&b);
     }
-    /* 9 in 10 draws when written, 5 in the first 4 */
-    cr_assert_geq(grouped, ROTOR_TEST_SAN ? 3 : 5, "the draws grouped %d sub-graphs", grouped);
+    /* 9 in 10 draws when written, 5 in the first 4 (so 5 either way) */
+    cr_assert_geq(grouped, 5, "the draws grouped %d sub-graphs", grouped);
 }
 
 /* Quantized operators keep their parameters in attributes the instance

@@ -37,7 +37,7 @@ Test(gtloops, bert_128_at_8_a_cluster_runs_fastest_as_two_passes_of_4) {
     run("bert-large", 128, 8, true, &p);
     run("bert-large", 128, 4, false, &four);
     const rotor_dsa_loops *l = &p.loops;
-    cr_assert(l->ran && !l->onnx_fixed);
+    cr_assert(l->ran && !l->file_batch);
     cr_assert_eq(l->batch, 8);
     cr_assert_eq(l->tried, 4, "1, 2, 4 and 8 passes");
     const rotor_dsa_loop *g = &l->step[ROTOR_DSA_GRAPHTURBO];
@@ -76,7 +76,7 @@ Test(gtloops, each_step_takes_the_fastest_number_of_passes) {
             tried++;
             for (int k = 0; k < ROTOR_DSA_STEPS; k++) {
                 double s = (double)n * q.dsa[k].seconds;
-                if (n == 1 || s < best[k]) best[k] = s, passes[k] = n, ddr[k] = q.dsa[k].tensors[ROTOR_GT_DDR];
+                if (n == 1 || rotor_dsa_faster(s, best[k])) best[k] = s, passes[k] = n, ddr[k] = q.dsa[k].tensors[ROTOR_GT_DDR];
             }
             rotor_pipeline_free(&q);
         }
@@ -107,7 +107,8 @@ Test(gtloops, one_image_and_an_onnx_file_run_in_one_pass) {
     }
     rotor_pipeline_free(&p);
     run("examples/tiny-cnn.onnx", 0, 4, true, &p);
-    cr_assert(p.loops.ran && p.loops.onnx_fixed);
+    cr_assert(p.loops.ran && p.loops.file_batch);
+    cr_assert_eq(p.loops.batch, 0, "the file's batch, not the zoo option's 4");
     cr_assert_eq(p.loops.tried, 1);
     cr_assert_eq(p.loops.step[ROTOR_DSA_GRAPHTURBO].passes, 1);
     rotor_pipeline_free(&p);
@@ -118,6 +119,36 @@ Test(gtloops, one_image_and_an_onnx_file_run_in_one_pass) {
 Test(gtloops, without_the_option_the_pipeline_leaves_the_loops_empty) {
     rotor_pipeline p;
     run("resnet-18", 0, 4, false, &p);
+    cr_assert(!p.loops.ran);
+    cr_assert_eq(p.loops.tried, 0);
+    rotor_pipeline_free(&p);
+}
+
+/* The choice's comparison: faster only beyond a relative 1e-9, so two
+ * schedules that sum the same times in another order tie, and a tie keeps
+ * the fewer passes. */
+Test(gtloops, times_within_rounding_tie_and_a_tie_keeps_fewer_passes) {
+    cr_assert(!rotor_dsa_faster(1.0 - 6e-15, 1.0), "ViT-Large's instances against lb: a tie");
+    cr_assert(!rotor_dsa_faster(1.0, 1.0));
+    cr_assert(rotor_dsa_faster(1.0 - 2e-9, 1.0));
+    cr_assert(!rotor_dsa_faster(1.0, 1.0 - 2e-9));
+    /* the same in the ratios: speedups over the first step, gains over the one before */
+    double s[ROTOR_DSA_STEPS] = {8, 4, 4, 2, 1}, up[ROTOR_DSA_STEPS], gain[ROTOR_DSA_STEPS];
+    rotor_dsa_ratios(s, up, gain);
+    cr_assert(up[0] == 1 && up[1] == 2 && up[3] == 4 && up[4] == 8);
+    cr_assert(gain[0] == 1 && gain[1] == 2 && gain[2] == 1 && gain[3] == 2 && gain[4] == 2);
+}
+
+/* Loops of a pipeline that ran no GraphTurbo steps are refused, and a
+ * failed call leaves them empty (all or nothing). */
+Test(gtloops, loops_without_the_steps_are_refused_and_left_empty) {
+    rotor_pipeline p;
+    run("resnet-18", 0, 4, false, &p);
+    rotor_chip chip = stcp920();
+    rotor_error err = {{0}};
+    rotor_pipeline_options o = {.model = "resnet-18", .zoo = {.batch = 4}};
+    cr_assert_eq(rotor_pipeline_dsa_loops(&o, &chip, &p, &err), ROTOR_ERR_INPUT);
+    cr_assert_str_eq(err.msg, "loops: the pipeline ran no GraphTurbo steps to loop");
     cr_assert(!p.loops.ran);
     cr_assert_eq(p.loops.tried, 0);
     rotor_pipeline_free(&p);

@@ -63,6 +63,9 @@ static void compile_usage(FILE *f) {
             "                      then one cluster's share; without a global buffer, e.g. ipu-mk2,\n"
             "                      instances on core groups against T10 alone; implies --simplify;\n"
             "                      docs/graphturbo.md)\n"
+            "  --no-loops          with --group graphturbo on a chip with a global buffer, time\n"
+            "                      one pass of the batch only (the passes take a run of the\n"
+            "                      model at each divisor of the batch)\n"
             "  --pipeline          run chains of operators as pipelined segments, each operator\n"
             "                      on its own group of cores, where that is faster (KAPLA;\n"
             "                      one all-to-all chip; docs/kapla.md)\n"
@@ -170,7 +173,7 @@ static int parse_batches(const char *cmd, const char *batch, int64_t *batches, i
 typedef struct compile_args {
     cli_shared_args sa;
     const char *model, *baseline, *outfile, *format, *solver_name, *group;
-    bool compare, vgm_only, json, graphturbo, profile;
+    bool compare, vgm_only, json, graphturbo, profile, no_loops;
     cli_pipeline_args pl;
     rotor_solver solver;
     rotor_vgm_kind kind; /* with vgm_only */
@@ -191,6 +194,7 @@ static int parse_compile(int argc, char **argv, compile_args *a) {
         {"output", 'o', CLI_VALUE, offsetof(compile_args, outfile), 0, 0},
         {"solver", 0, CLI_VALUE, offsetof(compile_args, solver_name), 0, 0},
         {"profile", 0, CLI_FLAG, offsetof(compile_args, profile), 0, 0},
+        {"no-loops", 0, CLI_FLAG, offsetof(compile_args, no_loops), 0, 0},
         CLI_PIPELINE_OPTS(compile_args, pl),
         {0}};
     int rc = cli_parse_options(cmd, argc, argv, CLI_TAKES_ALL | CLI_TAKES_CACHE, &a->sa, own, a, compile_usage, cli_list_zoo, &a->model,
@@ -210,6 +214,8 @@ static int parse_compile(int argc, char **argv, compile_args *a) {
     if (a->graphturbo && (a->baseline || a->compare || a->pl.pipeline || a->outfile))
         return cli_usage_error(cmd, "--group graphturbo times GraphTurbo's schedules: it conflicts with %s",
                                a->baseline ? "--baseline" : a->compare ? "--compare" : a->pl.pipeline ? "--pipeline" : "-o");
+    if (a->no_loops && !a->graphturbo)
+        return cli_usage_error(cmd, "--no-loops applies to --group graphturbo (GraphTurbo's passes a cluster)");
     if (a->pl.pipeline && a->baseline)
         return cli_usage_error(cmd, "--pipeline conflicts with --baseline %s", a->baseline);
     if (a->vgm_only && a->compare)
@@ -351,7 +357,7 @@ int cmd_compile(int argc, char **argv) {
     if (a.graphturbo) { /* GraphTurbo plans the simplified graph (§2.2), no T10 program */
         po.t10 = po.program = false;
         po.graphturbo = po.simplify = true;
-        po.dsa_loops = true; /* §5.1's passes; a chip without a GB drops it below */
+        po.dsa_loops = !a.no_loops; /* §5.1's passes; a chip without a GB drops it below */
     }
     po.compile.solver = a.solver;
     po.compile.pipeline = a.pl.pipeline;

@@ -23,6 +23,28 @@ static cJSON *json_root(const char *format, const char *model, const rotor_chip 
     return root;
 }
 
+cJSON *cli_dsa_tensors_json(cJSON *o, const char *key, const int tensors[3]) {
+    cJSON *t = cJSON_AddObjectToObject(o, key);
+    cJSON_AddNumberToObject(t, "lb", tensors[ROTOR_GT_LB]);
+    cJSON_AddNumberToObject(t, "gb", tensors[ROTOR_GT_GB]);
+    cJSON_AddNumberToObject(t, "ddr", tensors[ROTOR_GT_DDR]);
+    return t;
+}
+
+cJSON *cli_dsa_loop_json(const rotor_dsa_loops *lp, rotor_dsa_step k) {
+    const rotor_dsa_loop *l = &lp->step[k];
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "step", rotor_dsa_step_name(k));
+    cJSON_AddNumberToObject(o, "passes", (double)l->passes);
+    cJSON_AddNumberToObject(o, "batch_per_pass", (double)(lp->batch / l->passes));
+    cJSON_AddNumberToObject(o, "seconds", l->seconds);
+    cJSON_AddNumberToObject(o, "pass_seconds", l->pass.seconds);
+    cJSON_AddNumberToObject(o, "speedup", lp->step[ROTOR_DSA_PER_LAYER].seconds / l->seconds);
+    cli_dsa_tensors_json(o, "tensors", l->pass.tensors); /* of one pass */
+    cJSON_AddNumberToObject(o, "ddr_bytes", (double)l->passes * l->pass.ddr_bytes); /* of all passes */
+    return o;
+}
+
 static int print_json(const char *model, const rotor_chip *chip, int64_t batch, const rotor_pipeline *p) {
     cJSON *root = json_root("rotor-graphturbo", model, chip);
     if (!root) return cli_nomem("compile");
@@ -42,10 +64,7 @@ static int print_json(const char *model, const rotor_chip *chip, int64_t batch, 
         cJSON_AddNumberToObject(o, "subgraphs", r->subgraphs);
         cJSON_AddNumberToObject(o, "instances", (double)r->instances);
         cJSON_AddStringToObject(o, "order", order_name(r->order));
-        cJSON *t = cJSON_AddObjectToObject(o, "tensors");
-        cJSON_AddNumberToObject(t, "lb", r->tensors[ROTOR_GT_LB]);
-        cJSON_AddNumberToObject(t, "gb", r->tensors[ROTOR_GT_GB]);
-        cJSON_AddNumberToObject(t, "ddr", r->tensors[ROTOR_GT_DDR]);
+        cli_dsa_tensors_json(o, "tensors", r->tensors);
         cJSON_AddNumberToObject(o, "ddr_bytes", r->ddr_bytes);
         cJSON_AddNumberToObject(o, "gb_bytes", r->gb_bytes);
         cJSON_AddNumberToObject(o, "matrix_s", r->mm_s);
@@ -54,57 +73,53 @@ static int print_json(const char *model, const rotor_chip *chip, int64_t batch, 
         cJSON_AddNumberToObject(o, "gb_s", r->gb_s);
     }
     const rotor_dsa_loops *lp = &p->loops;
-    if (lp->ran) {
+    if (lp->ran) { /* --no-loops: none */
         cJSON *lo = cJSON_AddObjectToObject(root, "loops");
         cJSON_AddNumberToObject(lo, "tried", lp->tried);
-        cJSON_AddBoolToObject(lo, "file_batch", lp->onnx_fixed); /* an ONNX file: one pass only */
-        cJSON *ls = cJSON_AddArrayToObject(lo, "steps");
-        for (int k = 0; k < ROTOR_DSA_STEPS; k++) {
-            const rotor_dsa_loop *l = &lp->step[k];
-            cJSON *o = cJSON_CreateObject();
+        cJSON_AddBoolToObject(lo, "file_batch", lp->file_batch); /* an ONNX file: one pass, no steps */
+        cJSON *ls = lp->file_batch ? NULL : cJSON_AddArrayToObject(lo, "steps");
+        for (int k = 0; ls && k < ROTOR_DSA_STEPS; k++) {
+            cJSON *o = cli_dsa_loop_json(lp, (rotor_dsa_step)k);
             cJSON_AddItemToArray(ls, o);
-            cJSON_AddStringToObject(o, "step", rotor_dsa_step_name((rotor_dsa_step)k));
-            cJSON_AddNumberToObject(o, "passes", (double)l->passes);
-            cJSON_AddNumberToObject(o, "batch_per_pass", (double)(batch / l->passes));
-            cJSON_AddNumberToObject(o, "seconds", l->seconds);
-            cJSON_AddNumberToObject(o, "speedup", lp->step[ROTOR_DSA_PER_LAYER].seconds / l->seconds);
-            cJSON_AddNumberToObject(o, "throughput", (double)(batch * chip->clusters) / l->seconds);
-            cJSON_AddNumberToObject(o, "pass_seconds", l->pass.seconds);
-            cJSON *t = cJSON_AddObjectToObject(o, "tensors");
-            cJSON_AddNumberToObject(t, "lb", l->pass.tensors[ROTOR_GT_LB]);
-            cJSON_AddNumberToObject(t, "gb", l->pass.tensors[ROTOR_GT_GB]);
-            cJSON_AddNumberToObject(t, "ddr", l->pass.tensors[ROTOR_GT_DDR]);
-            cJSON_AddNumberToObject(o, "ddr_bytes", (double)l->passes * l->pass.ddr_bytes);
+            cJSON_AddNumberToObject(o, "throughput", (double)(lp->batch * chip->clusters) / lp->step[k].seconds);
         }
     }
     return cli_print_json("compile", root);
 }
 
 /* GraphTurbo §5.1's loop execution: each step's fastest number of passes
- * (rotor_pipeline_dsa_loops), when the batch splits at all. */
-static void print_loops(const rotor_chip *chip, int64_t batch, const rotor_pipeline *p) {
+ * (rotor_pipeline_dsa_loops); one line when there is nothing to choose. */
+static void print_loops(const rotor_chip *chip, const rotor_pipeline *p) {
     const rotor_dsa_loops *lp = &p->loops;
-    if (lp->ran && lp->onnx_fixed)
-        printf("\nloop execution within a cluster (GraphTurbo §5.1): not tried, an ONNX file's batch is its own\n");
-    if (!lp->ran || lp->onnx_fixed || lp->tried < 2) return;
-    printf("\nloop execution within a cluster (GraphTurbo §5.1): each step's fastest of %d ways to run %lld a "
-           "cluster as passes one after another\n", lp->tried, (long long)batch);
+    if (!lp->ran) return; /* --no-loops */
+    const char *head = "\nloop execution within a cluster (GraphTurbo §5.1):";
+    if (lp->file_batch) {
+        printf("%s not tried, an ONNX file's batch is its own\n", head);
+        return;
+    }
+    if (lp->tried < 2) {
+        printf("%s one image a cluster, one pass\n", head);
+        return;
+    }
+    printf("%s each step's fastest of %d ways to run %lld a cluster as passes one after another\n", head,
+           lp->tried, (long long)lp->batch);
     printf("%-11s %6s %6s %13s %8s %13s %5s %5s %5s %10s\n", "step", "passes", "a pass", "time (us)", "speedup",
            "throughput/s", "LB", "GB", "DDR", "DDR (MB)");
     const rotor_dsa_loop *base = &lp->step[ROTOR_DSA_PER_LAYER];
     for (int k = 0; k < ROTOR_DSA_STEPS; k++) {
         const rotor_dsa_loop *l = &lp->step[k];
         printf("%-11s %6lld %6lld %13.3f %7.2fx %13.1f %5d %5d %5d %10.1f\n", rotor_dsa_step_name((rotor_dsa_step)k),
-               (long long)l->passes, (long long)(batch / l->passes), l->seconds * 1e6, base->seconds / l->seconds,
-               (double)(batch * chip->clusters) / l->seconds, l->pass.tensors[ROTOR_GT_LB],
+               (long long)l->passes, (long long)(lp->batch / l->passes), l->seconds * 1e6, base->seconds / l->seconds,
+               (double)(lp->batch * chip->clusters) / l->seconds, l->pass.tensors[ROTOR_GT_LB],
                l->pass.tensors[ROTOR_GT_GB], l->pass.tensors[ROTOR_GT_DDR], (double)l->passes * l->pass.ddr_bytes / 1e6);
     }
     const rotor_dsa_loop *g = &lp->step[ROTOR_DSA_GRAPHTURBO];
     if (g->passes > 1)
         printf("graphturbo: %lld passes of %lld take %.2fx less time than one pass of %lld\n", (long long)g->passes,
-               (long long)(batch / g->passes), p->dsa[ROTOR_DSA_GRAPHTURBO].seconds / g->seconds, (long long)batch);
+               (long long)(lp->batch / g->passes), p->dsa[ROTOR_DSA_GRAPHTURBO].seconds / g->seconds,
+               (long long)lp->batch);
     else
-        printf("graphturbo: one pass of %lld is the fastest\n", (long long)batch);
+        printf("graphturbo: one pass of %lld is the fastest\n", (long long)lp->batch);
 }
 
 int cli_compile_graphturbo(const char *model, const rotor_chip *chip, int64_t batch, const rotor_pipeline *p,
@@ -130,7 +145,7 @@ int cli_compile_graphturbo(const char *model, const rotor_chip *chip, int64_t ba
     const rotor_dsa_result *g = &p->dsa[ROTOR_DSA_GRAPHTURBO];
     printf("\ngraphturbo: busy matrix units %.3f us, vector units %.3f us, DDR %.3f us, GB %.3f us, of %.3f us\n",
            g->mm_s * 1e6, g->vec_s * 1e6, g->ddr_s * 1e6, g->gb_s * 1e6, g->seconds * 1e6);
-    print_loops(chip, batch, p);
+    print_loops(chip, p);
     return 0;
 }
 

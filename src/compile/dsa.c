@@ -12,6 +12,14 @@ const char *rotor_dsa_step_name(rotor_dsa_step s) {
     return (unsigned)s < ROTOR_DSA_STEPS ? STEP_NAMES[s] : "?";
 }
 
+void rotor_dsa_ratios(const double seconds[ROTOR_DSA_STEPS], double speedup[ROTOR_DSA_STEPS],
+                      double gain[ROTOR_DSA_STEPS]) {
+    for (int k = 0; k < ROTOR_DSA_STEPS; k++) {
+        speedup[k] = seconds[0] / seconds[k];
+        gain[k] = k ? seconds[k - 1] / seconds[k] : 1.0;
+    }
+}
+
 rotor_status rotor_dsa_cluster_of(const rotor_chip *chip, rotor_dsa_cluster *out, rotor_error *err) {
     *out = (rotor_dsa_cluster){0};
     if (chip->gb_bytes <= 0)

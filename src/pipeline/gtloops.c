@@ -22,6 +22,9 @@
  *    DDR as that schedule does, and none of its transfers overlaps the pass
  *    before.  So L passes take L times one pass.
  *  - A tie goes to fewer passes: the same throughput at a lower latency.
+ *    Times within a relative 1e-9 are a tie (rotor_dsa_faster).
+ *  - All or nothing: a pass that fails fails the call (its error names the
+ *    passes), and the loops stay empty (ran false).
  *  - Every step loops, the per-layer baseline too (the paper's TVM loops),
  *    so a speedup with loops is one step's best over the baseline's best.
  *  - The model is built again at b / L (the zoo's batch), simplified and
@@ -36,20 +39,26 @@
 rotor_status rotor_pipeline_dsa_loops(const rotor_pipeline_options *opt, const rotor_chip *chip, rotor_pipeline *p,
                                       rotor_error *err) {
     rotor_dsa_loops *lp = &p->loops;
-    *lp = (rotor_dsa_loops){.ran = true, .batch = opt->zoo.batch > 0 ? opt->zoo.batch : 1, .tried = 1};
+    *lp = (rotor_dsa_loops){0}; /* ran stays false until every pass ran: all or nothing */
+    if (!opt->graphturbo)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "loops: the pipeline ran no GraphTurbo steps to loop");
+    rotor_dsa_loops l = {.batch = opt->zoo.batch > 0 ? opt->zoo.batch : 1, .tried = 1};
     for (int k = 0; k < ROTOR_DSA_STEPS; k++)
-        lp->step[k] = (rotor_dsa_loop){.passes = 1, .seconds = p->dsa[k].seconds, .pass = p->dsa[k]};
+        l.step[k] = (rotor_dsa_loop){.passes = 1, .seconds = p->dsa[k].seconds, .pass = p->dsa[k]};
     if (rotor_model_is_onnx(opt->model)) {
-        lp->onnx_fixed = true;
+        l.file_batch = true;
+        l.batch = 0; /* the file's, which the zoo options do not give */
+        l.ran = true;
+        *lp = l;
         return ROTOR_OK;
     }
     int64_t *div = malloc(sizeof *div * ROTOR_MAX_DIVISORS);
     if (!div) return rotor_nomem(err);
-    int nd = rotor_divisors(lp->batch, div, ROTOR_MAX_DIVISORS);
+    int nd = rotor_divisors(l.batch, div, ROTOR_MAX_DIVISORS);
     if (nd < 0) {
         free(div);
         return rotor_fail(err, ROTOR_ERR_INPUT, "batch %lld a cluster: more than %d ways to split it into passes",
-                          (long long)lp->batch, ROTOR_MAX_DIVISORS);
+                          (long long)l.batch, ROTOR_MAX_DIVISORS);
     }
     /* a pass: the model at its batch through the same stages, no T10 */
     rotor_pipeline_options po = *opt;
@@ -60,23 +69,27 @@ rotor_status rotor_pipeline_dsa_loops(const rotor_pipeline_options *opt, const r
     rotor_status st = ROTOR_OK;
     for (int i = 1; i < nd && !st; i++) { /* div[0] is 1: the steps p ran */
         int64_t passes = div[i];
-        po.zoo.batch = lp->batch / passes;
+        po.zoo.batch = l.batch / passes;
         rotor_pipeline q;
         st = rotor_pipeline_run(&po, chip, &q, err);
         for (int k = 0; k < ROTOR_DSA_STEPS && !st; k++) {
             double s = (double)passes * q.dsa[k].seconds;
-            if (s < lp->step[k].seconds)
-                lp->step[k] = (rotor_dsa_loop){.passes = passes, .seconds = s, .pass = q.dsa[k]};
+            if (rotor_dsa_faster(s, l.step[k].seconds))
+                l.step[k] = (rotor_dsa_loop){.passes = passes, .seconds = s, .pass = q.dsa[k]};
         }
         rotor_pipeline_free(&q);
         if (st) {
             char prefix[96];
             snprintf(prefix, sizeof prefix, "GraphTurbo's loop of %lld passes of %lld a cluster", (long long)passes,
-                     (long long)(lp->batch / passes));
+                     (long long)(l.batch / passes));
             rotor_error_prefix(err, prefix);
         } else
-            lp->tried++;
+            l.tried++;
     }
     free(div);
+    if (!st) {
+        l.ran = true;
+        *lp = l;
+    }
     return st;
 }

@@ -101,16 +101,11 @@ static rotor_status run_model(const rotor_gtrepro_entry *e, const rotor_chip *ch
         m->ops_before = p.simplify.ops_before;
         m->ops = p.graph.nops;
         memcpy(m->dsa, p.dsa, sizeof m->dsa);
-        for (int k = 0; k < ROTOR_DSA_STEPS; k++) {
-            m->speedup[k] = p.dsa[ROTOR_DSA_PER_LAYER].seconds / p.dsa[k].seconds;
-            m->gain[k] = k ? p.dsa[k - 1].seconds / p.dsa[k].seconds : 1.0;
-        }
         m->loops = p.loops;
-        const rotor_dsa_loop *l = p.loops.step;
-        for (int k = 0; k < ROTOR_DSA_STEPS; k++) {
-            m->loop_speedup[k] = l[ROTOR_DSA_PER_LAYER].seconds / l[k].seconds;
-            m->loop_gain[k] = k ? l[k - 1].seconds / l[k].seconds : 1.0;
-        }
+        double one[ROTOR_DSA_STEPS], looped[ROTOR_DSA_STEPS];
+        for (int k = 0; k < ROTOR_DSA_STEPS; k++) one[k] = p.dsa[k].seconds, looped[k] = p.loops.step[k].seconds;
+        rotor_dsa_ratios(one, m->speedup, m->gain);
+        rotor_dsa_ratios(looped, m->loop_speedup, m->loop_gain);
         m->throughput = (double)(e->batch * chip->clusters) / p.dsa[ROTOR_DSA_GRAPHTURBO].seconds;
         /* the schedule alone, on the graph the pipeline grouped */
         rotor_dsa_result again;

@@ -96,12 +96,23 @@ typedef struct rotor_dsa_loop {
 
 /* Each step at its fastest number of passes. */
 typedef struct rotor_dsa_loops {
-    bool ran;                /* rotor_pipeline_dsa_loops filled it */
-    bool onnx_fixed;         /* an ONNX file: its batch is its own, one pass only */
-    int64_t batch;           /* a cluster's batch, all passes together */
+    bool ran;                /* rotor_pipeline_dsa_loops filled it (it succeeded) */
+    bool file_batch;         /* an ONNX file: its batch is its own, one pass only (batch 0) */
+    int64_t batch;           /* a cluster's batch, all passes together; 0 with file_batch */
     int tried;               /* the numbers of passes tried: the divisors of batch */
     rotor_dsa_loop step[ROTOR_DSA_STEPS];
 } rotor_dsa_loops;
+
+/* Whether time a is faster than time b beyond rounding: two schedules
+ * that run alike sum their times in another order (1 - 6e-15 apart on
+ * ViT-Large), so a relative 1e-9 is a tie.  The one comparison the loops'
+ * choice and the steps' gains use. */
+static inline bool rotor_dsa_faster(double a, double b) { return a < b * (1 - 1e-9); }
+
+/* Each step's speedup over the first (per-layer) and gain over the one
+ * before (the first's: 1), from the steps' seconds. */
+void rotor_dsa_ratios(const double seconds[ROTOR_DSA_STEPS], double speedup[ROTOR_DSA_STEPS],
+                      double gain[ROTOR_DSA_STEPS]);
 
 /* What one instance of a schedule does: the one owner of these quantities,
  * which the time model (rotor_dsa_run) and the replay (sim/gtreplay.h)

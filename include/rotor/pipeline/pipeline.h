@@ -117,12 +117,13 @@ typedef struct rotor_pipeline {
 } rotor_pipeline;
 
 /* GraphTurbo §5.1's loop execution within a cluster, on p, a run of opt
- * with graphturbo (its dsa steps): every step again at batch / L a
- * cluster for each divisor L > 1 of opt's zoo batch (the model built and
- * planned as opt says at that batch), each taken as L passes one after
- * another, the fastest of them and the single pass into p->loops (ties to
- * fewer passes).  An ONNX file's batch is the file's: one pass only
- * (p->loops.onnx_fixed).  rotor_pipeline_run calls it when opt->dsa_loops;
+ * with graphturbo (its dsa steps; refused without): every step again at
+ * batch / L a cluster for each divisor L > 1 of opt's zoo batch (the model
+ * built and planned as opt says at that batch), each taken as L passes one
+ * after another, the fastest of them and the single pass into p->loops
+ * (ties to fewer passes).  An ONNX file's batch is the file's: one pass
+ * only (p->loops.file_batch).  All or nothing: after an error p->loops is
+ * empty.  rotor_pipeline_run calls it when opt->dsa_loops;
  * docs/graphturbo.md, "Loop execution within a cluster". */
 rotor_status rotor_pipeline_dsa_loops(const rotor_pipeline_options *opt, const rotor_chip *chip, rotor_pipeline *p,
                                       rotor_error *err);
