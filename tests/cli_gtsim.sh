@@ -26,6 +26,26 @@ if grep -q '"format":	"rotor-graphturbo-sim"' "$j" && grep -q '"version":	1' "$j
    [ "$(grep -c '"simulated_s":' "$j")" -eq 5 ] && [ "$(grep -c '"model_s":' "$j")" -eq 5 ] &&
    grep -q '"step":	"graphturbo"' "$j" && grep -q '"DDR":' "$j"; then ok; else bad "json: $(head -20 "$j")"; fi
 
+# §5.1's loops replayed as rotor compile chose them: BERT-128 at 8 a cluster in two passes of 4
+run_saved "$tmpdir/b" -- simulate bert-large --seq 128 --batch 8 --chip stcp920 --group graphturbo -q
+expect_saved loops-head "^with §5.1's loops, as rotor compile --group graphturbo chose them" "$tmpdir/b"
+expect_saved loops-gt "^graphturbo       2      42.549          46.115     +8.38%       556   143448$" "$tmpdir/b"
+expect_saved loops-base "^per-layer        1     298.962         299.152     +0.06%       220    43120$" "$tmpdir/b"
+run_saved "$tmpdir/b1" -- simulate bert-large --seq 128 --batch 8 --chip stcp920 --group graphturbo -q --no-loops
+if [ "$(cat "$tmpdir/b1.rc")" -eq 0 ] && ! grep -q "loops" "$tmpdir/b1"; then ok; else bad "--no-loops: $(cat "$tmpdir/b1" "$tmpdir/b1.err")"; fi
+run_saved "$tmpdir/b.json" -- simulate bert-large --seq 128 --batch 8 --chip stcp920 --group graphturbo -q --json
+if /usr/bin/python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+lo = {s["step"]: s for s in d["loops"]}
+assert [s["step"] for s in d["loops"]] == ["per-layer", "gb", "lb", "instances", "graphturbo"]
+assert lo["graphturbo"]["passes"] == 2 and lo["per-layer"]["passes"] == 1
+assert lo["per-layer"]["simulated_s"] == d["steps"][0]["simulated_s"]
+' "$tmpdir/b.json"; then ok; else bad "loops json: $(grep -A12 '"loops"' "$tmpdir/b.json")"; fi
+# ResNet-18 at batch 2 runs every step in one pass: no loops table
+if grep -q "loops" "$t"; then bad "resnet-18 b2: a loops table"; else ok; fi
+expect_error no-loops-alone 2 "--no-loops applies to --group graphturbo" -- simulate resnet-18 --no-loops
+
 # a chip without a GB: the instances on core groups (cli_gticca.sh); several chips: refused in one line
 expect_error no-gb 2 "chip 'ipu-pod4' is not one all-to-all chip without a global buffer" -- simulate resnet-18 --chip ipu-pod4 --group graphturbo
 expect_error bad-group 2 "expected fused or graphturbo, got 'turbo'" -- simulate resnet-18 --group turbo

@@ -56,10 +56,13 @@ static void simulate_usage(FILE *f) {
             "                      replay above) or graphturbo (GraphTurbo's schedules on a chip\n"
             "                      with a global buffer, e.g. stcp920: each of the five steps'\n"
             "                      sub-graph instances replayed on the cluster's matrix and vector\n"
-            "                      units, DDR and GB, beside the model; --batch is then one\n"
-            "                      cluster's share; implies --simplify; docs/simulator.md; on a\n"
+            "                      units, DDR and GB, beside the model, and again in the passes\n"
+            "                      rotor compile chooses (§5.1); --batch is then one cluster's\n"
+            "                      share; implies --simplify; docs/simulator.md; on a\n"
             "                      chip without a GB, e.g. ipu-mk2: the sub-graphs' instances on\n"
             "                      core groups replayed beside the model, docs/graphturbo.md)\n"
+            "  --no-loops          with --group graphturbo on a chip with a global buffer, replay\n"
+            "                      one pass of the batch only\n"
             "  --compare           per operator: predicted and simulated time, ratio, and where\n"
             "                      they differ\n"
             "  --trace FILE        write Chrome trace-event JSON (Perfetto, chrome://tracing); above\n"
@@ -171,7 +174,7 @@ typedef struct simulate_args {
     cli_shared_args sa;
     const char *input, *topo, *solver_name, *group;
     cli_trace_args tr;
-    bool compare, json, from_program, graphturbo, profile;
+    bool compare, json, from_program, graphturbo, profile, no_loops;
     cli_pipeline_args pl;
     cli_trace_filter filter;
     rotor_solver solver;
@@ -188,6 +191,7 @@ static int parse_simulate(int argc, char **argv, simulate_args *a) {
         {"profile", 0, CLI_FLAG, offsetof(simulate_args, profile), 0, 0},
         {"solver", 0, CLI_VALUE, offsetof(simulate_args, solver_name), 0, 0},
         {"group", 0, CLI_VALUE, offsetof(simulate_args, group), 0, 0},
+        {"no-loops", 0, CLI_FLAG, offsetof(simulate_args, no_loops), 0, 0},
         CLI_PIPELINE_OPTS(simulate_args, pl),
         {0}};
     int rc = cli_parse_options(cmd, argc, argv, CLI_TAKES_ALL | CLI_TAKES_CACHE, &a->sa, own, a, simulate_usage, cli_list_zoo, &a->input,
@@ -199,6 +203,8 @@ static int parse_simulate(int argc, char **argv, simulate_args *a) {
     a->graphturbo = a->group && !strcmp(a->group, "graphturbo");
     if (a->graphturbo && a->from_program)
         return cli_usage_error(cmd, "--group graphturbo schedules a model; a program file is already compiled");
+    if (a->no_loops && !a->graphturbo)
+        return cli_usage_error(cmd, "--no-loops applies to --group graphturbo (GraphTurbo's passes a cluster)");
     if (a->graphturbo && (a->tr.file || a->compare || a->pl.pipeline || a->solver_name || a->topo))
         return cli_usage_error(cmd, "--group graphturbo replays GraphTurbo's schedules: it conflicts with %s",
                                a->tr.file ? "--trace" : a->compare ? "--compare" : a->pl.pipeline ? "--pipeline"
@@ -530,7 +536,21 @@ static int cmd_baseline(int argc, char **argv) {
 /* ---- --group graphturbo: GraphTurbo's schedules replayed (docs/simulator.md,
  * "GraphTurbo's instances") ---- */
 
-static void gtsim_json(const char *model, const rotor_chip *chip, int64_t batch, const rotor_gtreplay_result *r) {
+/* One step's model against simulation: JSON fields and a table row. */
+static void gtsim_step_json(cJSON *o, const rotor_gtreplay_result *r) {
+    cJSON_AddStringToObject(o, "step", rotor_dsa_step_name(r->step));
+    cJSON_AddNumberToObject(o, "model_s", r->model_s);
+    cJSON_AddNumberToObject(o, "simulated_s", r->simulated_s);
+    cJSON_AddNumberToObject(o, "difference", r->model_s > 0 ? r->simulated_s / r->model_s - 1 : 0);
+    cJSON_AddNumberToObject(o, "instances", (double)r->instances);
+    cJSON_AddNumberToObject(o, "tasks", (double)r->tasks);
+    cJSON *b = cJSON_AddObjectToObject(o, "busy_s");
+    for (int i = 0; i < ROTOR_GTREPLAY_NRES; i++)
+        cJSON_AddNumberToObject(b, rotor_gtreplay_res_name((rotor_gtreplay_res)i), r->busy_s[i]);
+}
+
+static void gtsim_json(const char *model, const rotor_chip *chip, int64_t batch, const rotor_gtreplay_result *r,
+                       const rotor_dsa_loops *lp, const rotor_gtreplay_result *lr) {
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "format", "rotor-graphturbo-sim");
     cJSON_AddNumberToObject(root, "version", 1);
@@ -542,16 +562,16 @@ static void gtsim_json(const char *model, const rotor_chip *chip, int64_t batch,
     cJSON *steps = cJSON_AddArrayToObject(root, "steps");
     for (int k = 0; k < ROTOR_DSA_STEPS; k++) {
         cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "step", rotor_dsa_step_name(r[k].step));
-        cJSON_AddNumberToObject(o, "model_s", r[k].model_s);
-        cJSON_AddNumberToObject(o, "simulated_s", r[k].simulated_s);
-        cJSON_AddNumberToObject(o, "difference", r[k].model_s > 0 ? r[k].simulated_s / r[k].model_s - 1 : 0);
-        cJSON_AddNumberToObject(o, "instances", (double)r[k].instances);
-        cJSON_AddNumberToObject(o, "tasks", (double)r[k].tasks);
-        cJSON *b = cJSON_AddObjectToObject(o, "busy_s");
-        for (int i = 0; i < ROTOR_GTREPLAY_NRES; i++)
-            cJSON_AddNumberToObject(b, rotor_gtreplay_res_name((rotor_gtreplay_res)i), r[k].busy_s[i]);
+        gtsim_step_json(o, &r[k]);
         cJSON_AddItemToArray(steps, o);
+    }
+    /* §5.1's passes, as rotor compile --group graphturbo chose them: times of all passes, tasks of one */
+    cJSON *loops = lr ? cJSON_AddArrayToObject(root, "loops") : NULL;
+    for (int k = 0; loops && k < ROTOR_DSA_STEPS; k++) {
+        cJSON *o = cJSON_CreateObject();
+        gtsim_step_json(o, &lr[k]);
+        cJSON_AddNumberToObject(o, "passes", (double)lp->step[k].passes);
+        cJSON_AddItemToArray(loops, o);
     }
     char *out = rotor_json_stamp(root) ? cJSON_Print(root) : NULL; /* with rotor's version */
     if (out) cli_puts(out);
@@ -559,7 +579,8 @@ static void gtsim_json(const char *model, const rotor_chip *chip, int64_t batch,
     cJSON_Delete(root);
 }
 
-static void gtsim_table(const char *model, const rotor_chip *chip, int64_t batch, const rotor_gtreplay_result *r) {
+static void gtsim_table(const char *model, const rotor_chip *chip, int64_t batch, const rotor_gtreplay_result *r,
+                        const rotor_dsa_loops *lp, const rotor_gtreplay_result *lr) {
     printf("%s, batch %lld a cluster x %lld clusters on %s: GraphTurbo's schedules replayed, %d tiles an instance "
            "(docs/simulator.md)\n\n",
            model, (long long)batch, (long long)chip->clusters, chip->name, ROTOR_GTREPLAY_TILES);
@@ -577,6 +598,15 @@ static void gtsim_table(const char *model, const rotor_chip *chip, int64_t batch
                x->model_s * k, x->simulated_s * k, pct(x->simulated_s - x->model_s, x->model_s),
                (long long)x->instances, (long long)x->tasks, x->busy_s[0] * k, x->busy_s[1] * k, x->busy_s[2] * k,
                x->busy_s[3] * k);
+    }
+    if (!lr) return;
+    printf("\nwith §5.1's loops, as rotor compile --group graphturbo chose them (times of all passes, tasks of one):\n");
+    printf("%-11s %6s %11s %15s %10s %9s %8s\n", "step", "passes", hm, hs, "difference", "instances", "tasks");
+    for (int i = 0; i < ROTOR_DSA_STEPS; i++) {
+        const rotor_gtreplay_result *x = &lr[i];
+        printf("%-11s %6lld %11.3f %15.3f %+9.2f%% %9lld %8lld\n", rotor_dsa_step_name(x->step),
+               (long long)lp->step[i].passes, x->model_s * k, x->simulated_s * k,
+               pct(x->simulated_s - x->model_s, x->model_s), (long long)x->instances, (long long)x->tasks);
     }
 }
 
@@ -682,13 +712,19 @@ static int cmd_gtsim(const simulate_args *a) {
     if (!st && !rotor_chip_has_gb(&chip)) return cmd_gticcasim(a, &chip, &po); /* an ICCA chip: core groups */
     if (!st) st = rotor_dsa_cluster_of(&chip, &cl, &err); /* a chip without a GB, in one line, before the work */
     if (st) return cli_fail(cmd, st, &err);
+    po.graphturbo = true; /* the steps rotor compile times, and its loops unless --no-loops */
+    po.dsa_loops = !a->no_loops;
     rotor_pipeline p;
     st = rotor_pipeline_run(&po, &chip, &p, &err);
-    rotor_gtreplay_result r[ROTOR_DSA_STEPS];
+    rotor_gtreplay_result r[ROTOR_DSA_STEPS], lr[ROTOR_DSA_STEPS];
     for (int k = 0; !st && k < ROTOR_DSA_STEPS; k++) st = rotor_gtreplay_run(&p.graph, &cl, (rotor_dsa_step)k, &r[k], &err);
+    /* the loops replayed when some step runs in more than one pass */
+    bool looped = false;
+    for (int k = 0; p.loops.ran && k < ROTOR_DSA_STEPS; k++) looped |= p.loops.step[k].passes > 1;
+    if (!st && looped) st = rotor_pipeline_dsa_loops_replay(&po, &chip, &p, lr, &err);
     int rc = st ? cli_fail(cmd, st, &err) : 0;
-    if (!rc && a->json) gtsim_json(a->input, &chip, po.zoo.batch, r);
-    else if (!rc) gtsim_table(a->input, &chip, po.zoo.batch, r);
+    if (!rc && a->json) gtsim_json(a->input, &chip, po.zoo.batch, r, &p.loops, looped ? lr : NULL);
+    else if (!rc) gtsim_table(a->input, &chip, po.zoo.batch, r, &p.loops, looped ? lr : NULL);
     rotor_pipeline_free(&p);
     return rc;
 }

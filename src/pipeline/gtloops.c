@@ -35,6 +35,19 @@
 
 #include "rotor/base/divisors.h"
 #include "rotor/pipeline/pipeline.h"
+#include "rotor/sim/gtreplay.h"
+
+/* opt as a pass at batch / passes runs it: the same stages at that batch,
+ * no T10 and no loops of its own. */
+static rotor_pipeline_options pass_options(const rotor_pipeline_options *opt, int64_t batch, int64_t passes) {
+    rotor_pipeline_options po = *opt;
+    po.dsa_loops = false;
+    po.t10 = po.vgm = po.vgm_oracle = po.program = po.energy = false;
+    po.schedule = NULL;
+    po.compile.progress = NULL;
+    po.zoo.batch = batch / passes;
+    return po;
+}
 
 rotor_status rotor_pipeline_dsa_loops(const rotor_pipeline_options *opt, const rotor_chip *chip, rotor_pipeline *p,
                                       rotor_error *err) {
@@ -60,16 +73,10 @@ rotor_status rotor_pipeline_dsa_loops(const rotor_pipeline_options *opt, const r
         return rotor_fail(err, ROTOR_ERR_INPUT, "batch %lld a cluster: more than %d ways to split it into passes",
                           (long long)l.batch, ROTOR_MAX_DIVISORS);
     }
-    /* a pass: the model at its batch through the same stages, no T10 */
-    rotor_pipeline_options po = *opt;
-    po.dsa_loops = false;
-    po.t10 = po.vgm = po.vgm_oracle = po.program = po.energy = false;
-    po.schedule = NULL;
-    po.compile.progress = NULL;
     rotor_status st = ROTOR_OK;
     for (int i = 1; i < nd && !st; i++) { /* div[0] is 1: the steps p ran */
         int64_t passes = div[i];
-        po.zoo.batch = l.batch / passes;
+        rotor_pipeline_options po = pass_options(opt, l.batch, passes);
         rotor_pipeline q;
         st = rotor_pipeline_run(&po, chip, &q, err);
         for (int k = 0; k < ROTOR_DSA_STEPS && !st; k++) {
@@ -90,6 +97,46 @@ rotor_status rotor_pipeline_dsa_loops(const rotor_pipeline_options *opt, const r
     if (!st) {
         l.ran = true;
         *lp = l;
+    }
+    return st;
+}
+
+rotor_status rotor_pipeline_dsa_loops_replay(const rotor_pipeline_options *opt, const rotor_chip *chip,
+                                             const rotor_pipeline *p, rotor_gtreplay_result out[ROTOR_DSA_STEPS],
+                                             rotor_error *err) {
+    const rotor_dsa_loops *lp = &p->loops;
+    if (!lp->ran)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "loops: replayed before rotor_pipeline_dsa_loops chose them");
+    rotor_status st = ROTOR_OK;
+    bool done[ROTOR_DSA_STEPS] = {false};
+    /* the steps that share a number of passes share its pass's graph */
+    for (int k = 0; k < ROTOR_DSA_STEPS && !st; k++) {
+        if (done[k]) continue;
+        int64_t passes = lp->step[k].passes;
+        rotor_pipeline q;
+        bool built = passes > 1;
+        if (built) {
+            rotor_pipeline_options po = pass_options(opt, lp->batch, passes);
+            st = rotor_pipeline_run(&po, chip, &q, err);
+        }
+        const rotor_pipeline *pass = built ? &q : p;
+        for (int j = k; j < ROTOR_DSA_STEPS && !st; j++) {
+            if (lp->step[j].passes != passes) continue;
+            done[j] = true;
+            rotor_gtreplay_result *r = &out[j];
+            st = rotor_gtreplay_run(&pass->graph, &pass->cluster, (rotor_dsa_step)j, r, err);
+            /* the same schedule the loops timed, or the replay checks another */
+            if (!st && r->model_s != lp->step[j].pass.seconds)
+                st = rotor_fail(err, ROTOR_ERR_INPUT, "loops: step %s in passes of %lld timed %.9g s, now %.9g s",
+                                rotor_dsa_step_name((rotor_dsa_step)j), (long long)(lp->batch / passes),
+                                lp->step[j].pass.seconds, r->model_s);
+            if (st) break;
+            /* passes carry nothing between them: each takes one pass's time */
+            r->model_s *= (double)passes;
+            r->simulated_s *= (double)passes;
+            for (int i = 0; i < ROTOR_GTREPLAY_NRES; i++) r->busy_s[i] *= (double)passes;
+        }
+        if (built) rotor_pipeline_free(&q);
     }
     return st;
 }

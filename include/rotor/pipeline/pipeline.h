@@ -34,6 +34,7 @@
 #include "rotor/model/simplify.h"
 #include "rotor/model/train.h"
 #include "rotor/model/zoo.h"
+#include "rotor/sim/gtreplay.h"
 
 typedef struct rotor_pipeline_options {
     const char *model;        /* a zoo name, or an ONNX file (rotor_model_is_onnx) */
@@ -127,6 +128,17 @@ typedef struct rotor_pipeline {
  * docs/graphturbo.md, "Loop execution within a cluster". */
 rotor_status rotor_pipeline_dsa_loops(const rotor_pipeline_options *opt, const rotor_chip *chip, rotor_pipeline *p,
                                       rotor_error *err);
+
+/* p->loops replayed (after rotor_pipeline_dsa_loops; refused before): each
+ * step's pass, the model built again at its batch as the loops built it,
+ * replayed by rotor_gtreplay_run, its times (model, simulated, busy) taken
+ * passes times over, since the passes carry nothing between them; its
+ * instances and tasks are one pass's.  out[k] is step k.  A pass whose
+ * model time is not the one the loops chose (other options than theirs)
+ * is refused. */
+rotor_status rotor_pipeline_dsa_loops_replay(const rotor_pipeline_options *opt, const rotor_chip *chip,
+                                             const rotor_pipeline *p, rotor_gtreplay_result out[ROTOR_DSA_STEPS],
+                                             rotor_error *err);
 
 /* A model argument names an ONNX file when it contains '/' or ends in
  * ".onnx"; anything else is a zoo model. */
