@@ -391,7 +391,8 @@ int cmd_compile(int argc, char **argv) {
         if (i >= a.nb && (!sweep || b > CLI_MAX_BATCH)) break;
         po.zoo.batch = b;
         char what[96];
-        snprintf(what, sizeof what, "batch %lld: operator shapes searched", (long long)b);
+        snprintf(what, sizeof what, "batch %lld: %s", (long long)b,
+                 a.graphturbo && !icca ? "numbers of passes scheduled" : "operator shapes searched");
         cli_progress prog;
         cli_progress_begin(&prog, cmd, what, a.sa.quiet);
         po.compile.progress = cli_progress_step;

@@ -92,6 +92,8 @@ rotor_status rotor_pipeline_dsa_loops(const rotor_pipeline_options *opt, const r
             rotor_error_prefix(err, prefix);
         } else
             l.tried++;
+        /* a batch with many divisors takes a while: one step a pass count */
+        if (opt->compile.progress) opt->compile.progress(opt->compile.progress_ctx, i, nd - 1);
     }
     free(div);
     if (!st) {

@@ -124,8 +124,9 @@ typedef struct rotor_pipeline {
  * after another, the fastest of them and the single pass into p->loops
  * (ties to fewer passes).  An ONNX file's batch is the file's: one pass
  * only (p->loops.file_batch).  All or nothing: after an error p->loops is
- * empty.  rotor_pipeline_run calls it when opt->dsa_loops;
- * docs/graphturbo.md, "Loop execution within a cluster". */
+ * empty.  opt->compile.progress, when set, hears of each number of passes
+ * done (of the divisors but 1).  rotor_pipeline_run calls it when
+ * opt->dsa_loops; docs/graphturbo.md, "Loop execution within a cluster". */
 rotor_status rotor_pipeline_dsa_loops(const rotor_pipeline_options *opt, const rotor_chip *chip, rotor_pipeline *p,
                                       rotor_error *err);
 
