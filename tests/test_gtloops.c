@@ -170,7 +170,7 @@ Test(gtloops, the_loops_replay_as_passes_times_one_pass) {
     rotor_pipeline_options o = {.model = "bert-large", .simplify = true, .graphturbo = true, .dsa_loops = true};
     o.zoo.batch = 8, o.zoo.seq = 128, o.zoo.phase = ROTOR_PHASE_PREFILL;
     rotor_gtreplay_result lr[ROTOR_DSA_STEPS], one, pass;
-    cr_assert_eq(rotor_pipeline_dsa_loops_replay(&o, &chip, &p, lr, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_pipeline_dsa_loops_replay(&o, &chip, &p, NULL, lr, &err), ROTOR_OK, "%s", err.msg);
     cr_assert_eq(rotor_gtreplay_run(&p.graph, &p.cluster, ROTOR_DSA_PER_LAYER, &one, &err), ROTOR_OK);
     cr_assert_eq(lr[ROTOR_DSA_PER_LAYER].simulated_s, one.simulated_s, "one pass: the plain replay");
     cr_assert_eq(rotor_gtreplay_run(&four.graph, &four.cluster, ROTOR_DSA_GRAPHTURBO, &pass, &err), ROTOR_OK);
@@ -185,7 +185,7 @@ Test(gtloops, the_loops_replay_as_passes_times_one_pass) {
     cr_assert_gt(whole.simulated_s, 3.9 * g->simulated_s);
     /* before the loops are chosen: refused */
     rotor_pipeline_options none = o;
-    cr_assert_eq(rotor_pipeline_dsa_loops_replay(&none, &chip, &four, lr, &err), ROTOR_ERR_INPUT);
+    cr_assert_eq(rotor_pipeline_dsa_loops_replay(&none, &chip, &four, NULL, lr, &err), ROTOR_ERR_INPUT);
     cr_assert_str_eq(err.msg, "loops: replayed before rotor_pipeline_dsa_loops chose them");
     rotor_pipeline_free(&four);
     rotor_pipeline_free(&p);

@@ -721,7 +721,7 @@ static int cmd_gtsim(const simulate_args *a) {
     /* the loops replayed when some step runs in more than one pass */
     bool looped = false;
     for (int k = 0; p.loops.ran && k < ROTOR_DSA_STEPS; k++) looped |= p.loops.step[k].passes > 1;
-    if (!st && looped) st = rotor_pipeline_dsa_loops_replay(&po, &chip, &p, lr, &err);
+    if (!st && looped) st = rotor_pipeline_dsa_loops_replay(&po, &chip, &p, r, lr, &err);
     int rc = st ? cli_fail(cmd, st, &err) : 0;
     if (!rc && a->json) gtsim_json(a->input, &chip, po.zoo.batch, r, &p.loops, looped ? lr : NULL);
     else if (!rc) gtsim_table(a->input, &chip, po.zoo.batch, r, &p.loops, looped ? lr : NULL);

@@ -104,8 +104,8 @@ rotor_status rotor_pipeline_dsa_loops(const rotor_pipeline_options *opt, const r
 }
 
 rotor_status rotor_pipeline_dsa_loops_replay(const rotor_pipeline_options *opt, const rotor_chip *chip,
-                                             const rotor_pipeline *p, rotor_gtreplay_result out[ROTOR_DSA_STEPS],
-                                             rotor_error *err) {
+                                             const rotor_pipeline *p, const rotor_gtreplay_result *one,
+                                             rotor_gtreplay_result out[ROTOR_DSA_STEPS], rotor_error *err) {
     const rotor_dsa_loops *lp = &p->loops;
     if (!lp->ran)
         return rotor_fail(err, ROTOR_ERR_INPUT, "loops: replayed before rotor_pipeline_dsa_loops chose them");
@@ -115,6 +115,11 @@ rotor_status rotor_pipeline_dsa_loops_replay(const rotor_pipeline_options *opt, 
     for (int k = 0; k < ROTOR_DSA_STEPS && !st; k++) {
         if (done[k]) continue;
         int64_t passes = lp->step[k].passes;
+        if (passes == 1 && one) { /* the caller replayed the one pass already */
+            out[k] = one[k];
+            done[k] = true;
+            continue;
+        }
         rotor_pipeline q;
         bool built = passes > 1;
         if (built) {
