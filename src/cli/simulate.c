@@ -536,7 +536,7 @@ static int cmd_baseline(int argc, char **argv) {
 /* ---- --group graphturbo: GraphTurbo's schedules replayed (docs/simulator.md,
  * "GraphTurbo's instances") ---- */
 
-/* One step's model against simulation: JSON fields and a table row. */
+/* One step's model against simulation, as JSON fields of o. */
 static void gtsim_step_json(cJSON *o, const rotor_gtreplay_result *r) {
     cJSON_AddStringToObject(o, "step", rotor_dsa_step_name(r->step));
     cJSON_AddNumberToObject(o, "model_s", r->model_s);
@@ -712,8 +712,8 @@ static int cmd_gtsim(const simulate_args *a) {
     if (!st && !rotor_chip_has_gb(&chip)) return cmd_gticcasim(a, &chip, &po); /* an ICCA chip: core groups */
     if (!st) st = rotor_dsa_cluster_of(&chip, &cl, &err); /* a chip without a GB, in one line, before the work */
     if (st) return cli_fail(cmd, st, &err);
-    po.graphturbo = true; /* the steps rotor compile times, and its loops unless --no-loops */
-    po.dsa_loops = !a->no_loops;
+    /* the loops as rotor compile chooses them (they need the steps timed); --no-loops: neither */
+    po.graphturbo = po.dsa_loops = !a->no_loops;
     rotor_pipeline p;
     st = rotor_pipeline_run(&po, &chip, &p, &err);
     rotor_gtreplay_result r[ROTOR_DSA_STEPS], lr[ROTOR_DSA_STEPS];
