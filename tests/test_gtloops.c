@@ -5,9 +5,9 @@
 #include <criterion/criterion.h>
 
 #include <math.h>
+#include <string.h>
 
 #include "rotor/pipeline/pipeline.h"
-#include "rotor/sim/gtreplay.h"
 
 static rotor_chip stcp920(void) {
     rotor_chip chip;
@@ -183,9 +183,26 @@ Test(gtloops, the_loops_replay_as_passes_times_one_pass) {
     rotor_gtreplay_result whole;
     cr_assert_eq(rotor_gtreplay_run(&p.graph, &p.cluster, ROTOR_DSA_GRAPHTURBO, &whole, &err), ROTOR_OK);
     cr_assert_gt(whole.simulated_s, 3.9 * g->simulated_s);
+    /* the caller's one-pass replays are taken for the steps in one pass,
+     * checked as a pass is: a replay of another schedule is refused */
+    rotor_gtreplay_result given[ROTOR_DSA_STEPS];
+    for (int k = 0; k < ROTOR_DSA_STEPS; k++)
+        cr_assert_eq(rotor_gtreplay_run(&p.graph, &p.cluster, (rotor_dsa_step)k, &given[k], &err), ROTOR_OK);
+    given[ROTOR_DSA_PER_LAYER].tasks = 7; /* a mark: taken, not replayed again */
+    cr_assert_eq(rotor_pipeline_dsa_loops_replay(&o, &chip, &p, given, lr, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(lr[ROTOR_DSA_PER_LAYER].tasks, 7);
+    cr_assert_eq(lr[ROTOR_DSA_GRAPHTURBO].simulated_s, g->simulated_s, "the passes replayed as before");
+    given[ROTOR_DSA_PER_LAYER].model_s *= 2;
+    cr_assert_eq(rotor_pipeline_dsa_loops_replay(&o, &chip, &p, given, lr, &err), ROTOR_ERR_INPUT);
+    cr_assert(strstr(err.msg, "loops: step per-layer in passes of 8 timed "), "%s", err.msg);
+    /* a pass built with other options than the loops' is another schedule: refused, naming the passes */
+    rotor_pipeline_options other = o;
+    other.zoo.seq = 64;
+    cr_assert_eq(rotor_pipeline_dsa_loops_replay(&other, &chip, &p, NULL, lr, &err), ROTOR_ERR_INPUT);
+    cr_assert(strstr(err.msg, "GraphTurbo's loop of 2 passes of 4 a cluster: loops: step gb in passes of 4 timed "),
+              "%s", err.msg);
     /* before the loops are chosen: refused */
-    rotor_pipeline_options none = o;
-    cr_assert_eq(rotor_pipeline_dsa_loops_replay(&none, &chip, &four, NULL, lr, &err), ROTOR_ERR_INPUT);
+    cr_assert_eq(rotor_pipeline_dsa_loops_replay(&o, &chip, &four, NULL, lr, &err), ROTOR_ERR_INPUT);
     cr_assert_str_eq(err.msg, "loops: replayed before rotor_pipeline_dsa_loops chose them");
     rotor_pipeline_free(&four);
     rotor_pipeline_free(&p);

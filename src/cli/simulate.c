@@ -565,7 +565,12 @@ static void gtsim_json(const char *model, const rotor_chip *chip, int64_t batch,
         gtsim_step_json(o, &r[k]);
         cJSON_AddItemToArray(steps, o);
     }
-    /* §5.1's passes, as rotor compile --group graphturbo chose them: times of all passes, tasks of one */
+    /* §5.1's passes, as rotor compile --group graphturbo chose them: times of all passes, tasks of one
+     * (none with --no-loops; an ONNX file's batch is its own: loops_tried 1) */
+    if (lr) {
+        cJSON_AddNumberToObject(root, "loops_tried", lp->tried);
+        cJSON_AddBoolToObject(root, "loops_file_batch", lp->file_batch);
+    }
     cJSON *loops = lr ? cJSON_AddArrayToObject(root, "loops") : NULL;
     for (int k = 0; loops && k < ROTOR_DSA_STEPS; k++) {
         cJSON *o = cJSON_CreateObject();
@@ -599,7 +604,13 @@ static void gtsim_table(const char *model, const rotor_chip *chip, int64_t batch
                (long long)x->instances, (long long)x->tasks, x->busy_s[0] * k, x->busy_s[1] * k, x->busy_s[2] * k,
                x->busy_s[3] * k);
     }
-    if (!lr) return;
+    if (!lr) return; /* --no-loops */
+    bool looped = false;
+    for (int i = 0; i < ROTOR_DSA_STEPS; i++) looped |= lp->step[i].passes > 1;
+    if (lp->file_batch) printf("\nwith §5.1's loops: not tried, an ONNX file's batch is its own\n");
+    else if (lp->tried < 2) printf("\nwith §5.1's loops: one image a cluster, one pass\n");
+    else if (!looped) printf("\nwith §5.1's loops: every step is fastest in one pass (%d numbers of passes tried)\n", lp->tried);
+    if (lp->file_batch || !looped) return;
     printf("\nwith §5.1's loops, as rotor compile --group graphturbo chose them (times of all passes, tasks of one):\n");
     printf("%-11s %6s %11s %15s %10s %9s %8s\n", "step", "passes", hm, hs, "difference", "instances", "tasks");
     for (int i = 0; i < ROTOR_DSA_STEPS; i++) {
@@ -714,17 +725,23 @@ static int cmd_gtsim(const simulate_args *a) {
     if (st) return cli_fail(cmd, st, &err);
     /* the loops as rotor compile chooses them (they need the steps timed); --no-loops: neither */
     po.graphturbo = po.dsa_loops = !a->no_loops;
+    char what[96];
+    snprintf(what, sizeof what, "batch %lld: numbers of passes scheduled", (long long)po.zoo.batch);
+    cli_progress prog;
+    cli_progress_begin(&prog, cmd, what, a->sa.quiet);
+    po.compile.progress = cli_progress_step;
+    po.compile.progress_ctx = &prog;
     rotor_pipeline p;
     st = rotor_pipeline_run(&po, &chip, &p, &err);
+    cli_progress_end(&prog);
     rotor_gtreplay_result r[ROTOR_DSA_STEPS], lr[ROTOR_DSA_STEPS];
     for (int k = 0; !st && k < ROTOR_DSA_STEPS; k++) st = rotor_gtreplay_run(&p.graph, &cl, (rotor_dsa_step)k, &r[k], &err);
-    /* the loops replayed when some step runs in more than one pass */
-    bool looped = false;
-    for (int k = 0; p.loops.ran && k < ROTOR_DSA_STEPS; k++) looped |= p.loops.step[k].passes > 1;
-    if (!st && looped) st = rotor_pipeline_dsa_loops_replay(&po, &chip, &p, r, lr, &err);
+    /* each step in its passes (the steps in one pass are r's) */
+    bool loops = !st && p.loops.ran;
+    if (loops) st = rotor_pipeline_dsa_loops_replay(&po, &chip, &p, r, lr, &err);
     int rc = st ? cli_fail(cmd, st, &err) : 0;
-    if (!rc && a->json) gtsim_json(a->input, &chip, po.zoo.batch, r, &p.loops, looped ? lr : NULL);
-    else if (!rc) gtsim_table(a->input, &chip, po.zoo.batch, r, &p.loops, looped ? lr : NULL);
+    if (!rc && a->json) gtsim_json(a->input, &chip, po.zoo.batch, r, &p.loops, loops ? lr : NULL);
+    else if (!rc) gtsim_table(a->input, &chip, po.zoo.batch, r, &p.loops, loops ? lr : NULL);
     rotor_pipeline_free(&p);
     return rc;
 }

@@ -35,7 +35,6 @@
 
 #include "rotor/base/divisors.h"
 #include "rotor/pipeline/pipeline.h"
-#include "rotor/sim/gtreplay.h"
 
 /* opt as a pass at batch / passes runs it: the same stages at that batch,
  * no T10 and no loops of its own. */
@@ -90,10 +89,11 @@ rotor_status rotor_pipeline_dsa_loops(const rotor_pipeline_options *opt, const r
             snprintf(prefix, sizeof prefix, "GraphTurbo's loop of %lld passes of %lld a cluster", (long long)passes,
                      (long long)(l.batch / passes));
             rotor_error_prefix(err, prefix);
-        } else
+        } else {
             l.tried++;
-        /* a batch with many divisors takes a while: one step a pass count */
-        if (opt->compile.progress) opt->compile.progress(opt->compile.progress_ctx, i, nd - 1);
+            /* a batch with many divisors takes a while: one step a pass count */
+            if (opt->compile.progress) opt->compile.progress(opt->compile.progress_ctx, i, nd - 1);
+        }
     }
     free(div);
     if (!st) {
@@ -115,25 +115,22 @@ rotor_status rotor_pipeline_dsa_loops_replay(const rotor_pipeline_options *opt, 
     for (int k = 0; k < ROTOR_DSA_STEPS && !st; k++) {
         if (done[k]) continue;
         int64_t passes = lp->step[k].passes;
-        if (passes == 1 && one) { /* the caller replayed the one pass already */
-            out[k] = one[k];
-            done[k] = true;
-            continue;
-        }
         rotor_pipeline q;
         bool built = passes > 1;
-        if (built) {
+        if (built) { /* the graph of a pass; its steps are timed by the replay itself */
             rotor_pipeline_options po = pass_options(opt, lp->batch, passes);
+            po.graphturbo = false;
             st = rotor_pipeline_run(&po, chip, &q, err);
         }
-        const rotor_pipeline *pass = built ? &q : p;
+        const rotor_graph *g = built ? &q.graph : &p->graph;
         for (int j = k; j < ROTOR_DSA_STEPS && !st; j++) {
             if (lp->step[j].passes != passes) continue;
             done[j] = true;
             rotor_gtreplay_result *r = &out[j];
-            st = rotor_gtreplay_run(&pass->graph, &pass->cluster, (rotor_dsa_step)j, r, err);
+            if (!built && one) *r = one[j]; /* the caller replayed the one pass already */
+            else st = rotor_gtreplay_run(g, &p->cluster, (rotor_dsa_step)j, r, err);
             /* the same schedule the loops timed, or the replay checks another */
-            if (!st && r->model_s != lp->step[j].pass.seconds)
+            if (!st && (r->step != (rotor_dsa_step)j || r->model_s != lp->step[j].pass.seconds))
                 st = rotor_fail(err, ROTOR_ERR_INPUT, "loops: step %s in passes of %lld timed %.9g s, now %.9g s",
                                 rotor_dsa_step_name((rotor_dsa_step)j), (long long)(lp->batch / passes),
                                 lp->step[j].pass.seconds, r->model_s);
@@ -144,6 +141,12 @@ rotor_status rotor_pipeline_dsa_loops_replay(const rotor_pipeline_options *opt, 
             for (int i = 0; i < ROTOR_GTREPLAY_NRES; i++) r->busy_s[i] *= (double)passes;
         }
         if (built) rotor_pipeline_free(&q);
+        if (st && built) {
+            char prefix[96];
+            snprintf(prefix, sizeof prefix, "GraphTurbo's loop of %lld passes of %lld a cluster", (long long)passes,
+                     (long long)(lp->batch / passes));
+            rotor_error_prefix(err, prefix);
+        }
     }
     return st;
 }

@@ -136,8 +136,9 @@ rotor_status rotor_pipeline_dsa_loops(const rotor_pipeline_options *opt, const r
  * passes times over, since the passes carry nothing between them; its
  * instances and tasks are one pass's.  out[k] is step k; one, when not
  * NULL, is p's own steps replayed (rotor_gtreplay_run on p->graph), taken
- * for the steps in one pass.  A pass whose model time is not the one the
- * loops chose (other options than theirs) is refused. */
+ * for the steps in one pass.  A pass (replayed or taken from one) whose
+ * model time is not the one the loops chose (other options than theirs,
+ * another graph) is refused. */
 rotor_status rotor_pipeline_dsa_loops_replay(const rotor_pipeline_options *opt, const rotor_chip *chip,
                                              const rotor_pipeline *p, const rotor_gtreplay_result *one,
                                              rotor_gtreplay_result out[ROTOR_DSA_STEPS], rotor_error *err);
