@@ -20,7 +20,8 @@ for pat in "^(G)   mobilenet-v2 *mobilenet-v2 *32 " "^(F)   dlrm *dlrm *256 " \
     if grep -q -- "$pat" "$out"; then ok; else bad "tables lack '$pat': $(head -n 12 "$out")"; fi
 done
 for f in graphturbo-fig14-15.csv graphturbo-table1.csv graphturbo-table3.csv graphturbo-table4.csv graphturbo-loops.csv \
-    graphturbo-fig14.svg graphturbo-fig15.svg graphturbo-table1.svg graphturbo-table3.svg graphturbo-table4.svg; do
+    graphturbo-fig14.svg graphturbo-fig15.svg graphturbo-table1.svg graphturbo-table3.svg graphturbo-table4.svg \
+    graphturbo-loops.svg; do
     if [ -s "$d/$f" ]; then ok; else bad "$f missing"; fi
 done
 if ls "$d" | grep -q '\.tmp\.'; then bad "a temporary is left: $(ls "$d")"; else ok; fi
@@ -36,6 +37,10 @@ then ok; else bad "table3/4 csv: $(cat "$d/graphturbo-table3.csv")"; fi
 # each model's five steps with loops: MobileNet-v2's gb step in 16 passes of 2
 if [ "$(wc -l <"$d/graphturbo-loops.csv")" -eq 11 ] && grep -q "^mobilenet-v2,G,32,gb,16,2,5.569363," "$d/graphturbo-loops.csv"
 then ok; else bad "loops csv: $(cat "$d/graphturbo-loops.csv")"; fi
+# the loops' chart: a bar a model in one pass and one at its fastest passes (MobileNet-v2: one pass is fastest)
+if tail -n 1 "$d/graphturbo-loops.svg" | grep -q "</svg>" && grep -q "mobilenet-v2 1 x 32: fastest passes 23.9" "$d/graphturbo-loops.svg" &&
+    [ "$(grep -c '<rect' "$d/graphturbo-loops.svg")" -ge 4 ]
+then ok; else bad "loops svg"; fi
 if tail -n 1 "$d/graphturbo-fig15.svg" | grep -q "</svg>" && grep -q "mobilenet-v2 instances" "$d/graphturbo-fig15.svg"
 then ok; else bad "fig15 svg"; fi
 
