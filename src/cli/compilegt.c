@@ -37,9 +37,9 @@ cJSON *cli_dsa_loop_json(const rotor_dsa_loops *lp, rotor_dsa_step k) {
     cJSON_AddStringToObject(o, "step", rotor_dsa_step_name(k));
     cJSON_AddNumberToObject(o, "passes", (double)l->passes);
     cJSON_AddNumberToObject(o, "batch_per_pass", (double)(lp->batch / l->passes));
-    cJSON_AddNumberToObject(o, "seconds", l->seconds);
+    cJSON_AddNumberToObject(o, "seconds", rotor_dsa_loop_s(l));
     cJSON_AddNumberToObject(o, "pass_seconds", l->pass.seconds);
-    cJSON_AddNumberToObject(o, "speedup", lp->step[ROTOR_DSA_PER_LAYER].seconds / l->seconds);
+    cJSON_AddNumberToObject(o, "speedup", rotor_dsa_loop_s(&lp->step[ROTOR_DSA_PER_LAYER]) / rotor_dsa_loop_s(l));
     cli_dsa_tensors_json(o, "tensors", l->pass.tensors); /* of one pass */
     cJSON_AddNumberToObject(o, "ddr_bytes", (double)l->passes * l->pass.ddr_bytes); /* of all passes */
     return o;
@@ -81,7 +81,8 @@ static int print_json(const char *model, const rotor_chip *chip, int64_t batch, 
         for (int k = 0; ls && k < ROTOR_DSA_STEPS; k++) {
             cJSON *o = cli_dsa_loop_json(lp, (rotor_dsa_step)k);
             cJSON_AddItemToArray(ls, o);
-            cJSON_AddNumberToObject(o, "throughput", (double)(lp->batch * chip->clusters) / lp->step[k].seconds);
+            double s = rotor_dsa_loop_s(&lp->step[k]);
+            cJSON_AddNumberToObject(o, "throughput", (double)(lp->batch * chip->clusters) / s);
         }
     }
     return cli_print_json("compile", root);
@@ -108,15 +109,16 @@ static void print_loops(const rotor_chip *chip, const rotor_pipeline *p) {
     const rotor_dsa_loop *base = &lp->step[ROTOR_DSA_PER_LAYER];
     for (int k = 0; k < ROTOR_DSA_STEPS; k++) {
         const rotor_dsa_loop *l = &lp->step[k];
+        double s = rotor_dsa_loop_s(l);
         printf("%-11s %6lld %6lld %13.3f %7.2fx %13.1f %5d %5d %5d %10.1f\n", rotor_dsa_step_name((rotor_dsa_step)k),
-               (long long)l->passes, (long long)(lp->batch / l->passes), l->seconds * 1e6, base->seconds / l->seconds,
-               (double)(lp->batch * chip->clusters) / l->seconds, l->pass.tensors[ROTOR_GT_LB],
+               (long long)l->passes, (long long)(lp->batch / l->passes), s * 1e6, rotor_dsa_loop_s(base) / s,
+               (double)(lp->batch * chip->clusters) / s, l->pass.tensors[ROTOR_GT_LB],
                l->pass.tensors[ROTOR_GT_GB], l->pass.tensors[ROTOR_GT_DDR], (double)l->passes * l->pass.ddr_bytes / 1e6);
     }
     const rotor_dsa_loop *g = &lp->step[ROTOR_DSA_GRAPHTURBO];
     if (g->passes > 1)
         printf("graphturbo: %lld passes of %lld take %.2fx less time than one pass of %lld\n", (long long)g->passes,
-               (long long)(lp->batch / g->passes), p->dsa[ROTOR_DSA_GRAPHTURBO].seconds / g->seconds,
+               (long long)(lp->batch / g->passes), p->dsa[ROTOR_DSA_GRAPHTURBO].seconds / rotor_dsa_loop_s(g),
                (long long)lp->batch);
     else
         printf("graphturbo: one pass of %lld is the fastest\n", (long long)lp->batch);

@@ -173,9 +173,9 @@ static void print_loops(const rotor_gtrepro_result *r) {
         const rotor_gtrepro_model *m = &r->models[i];
         const rotor_dsa_loop *b = &m->loops.step[ROTOR_DSA_PER_LAYER], *g = &m->loops.step[ROTOR_DSA_GRAPHTURBO];
         printf("%-13s %9lld %7lld %15.3f %7lld %15.3f %7.2fx %8.2fx %5d %11.1f\n", m->entry->name,
-               (long long)m->entry->batch, (long long)b->passes, b->seconds * 1e3, (long long)g->passes,
-               g->seconds * 1e3, m->loop_speedup[ROTOR_DSA_GRAPHTURBO], m->loop_gain[ROTOR_DSA_INSTANCES],
-               g->pass.tensors[ROTOR_GT_DDR], (double)(m->entry->batch * r->clusters) / g->seconds);
+               (long long)m->entry->batch, (long long)b->passes, rotor_dsa_loop_s(b) * 1e3, (long long)g->passes,
+               rotor_dsa_loop_s(g) * 1e3, m->loop_speedup[ROTOR_DSA_GRAPHTURBO], m->loop_gain[ROTOR_DSA_INSTANCES],
+               g->pass.tensors[ROTOR_GT_DDR], (double)(m->entry->batch * r->clusters) / rotor_dsa_loop_s(g));
     }
     const rotor_gtrepro_summary *s = &r->summary;
     printf("mean %.2fx (geometric %.2fx); Figure 15's gains with loops:", s->loop_speedup_mean[ROTOR_DSA_GRAPHTURBO],
@@ -187,7 +187,7 @@ static void print_loops(const rotor_gtrepro_result *r) {
         printf("%-24s batch %lld (%lld a cluster): %lld pass%s of %lld, %.1f sentences/s, %.3f ms\n",
                k ? "" : "Table 1 with loops (GT):", (long long)t->batch, (long long)t->per_cluster,
                (long long)t->gt_loop.passes, t->gt_loop.passes > 1 ? "es" : "", (long long)(t->per_cluster / t->gt_loop.passes),
-               (double)t->batch / t->gt_loop.seconds, t->gt_loop.seconds * 1e3);
+               (double)t->batch / rotor_dsa_loop_s(&t->gt_loop), rotor_dsa_loop_s(&t->gt_loop) * 1e3);
     }
     printf("(paper: Table 2's batches a cluster are each approach's own, TVM's smaller; Table 1's TVM loops at\n"
            "4 a cluster; docs/graphturbo.md, \"Loop execution within a cluster\")\n\n");
@@ -206,8 +206,8 @@ static void print_acceptance_of(const rotor_gtrepro_result *r, bool loops) {
     for (int i = 0; i < r->nmodels; i++)
         for (int k = 1; k < NSTEPS; k++) {
             const rotor_gtrepro_model *m = &r->models[i];
-            double before = loops ? m->loops.step[k - 1].seconds : m->dsa[k - 1].seconds;
-            below += rotor_dsa_faster(before, loops ? m->loops.step[k].seconds : m->dsa[k].seconds);
+            double before = loops ? rotor_dsa_loop_s(&m->loops.step[k - 1]) : m->dsa[k - 1].seconds;
+            below += rotor_dsa_faster(before, loops ? rotor_dsa_loop_s(&m->loops.step[k]) : m->dsa[k].seconds);
         }
     printf("  every Figure 15 step gains at least 1.0x: %s (%d step gains below)\n", below ? "not met" : "met", below);
     for (int i = 0; i < r->nmodels; i++) {
@@ -282,7 +282,7 @@ static void csv_loops(FILE *f, const void *data, int n) {
             const rotor_dsa_loop *l = &m->loops.step[k];
             fprintf(f, "%s,%c,%lld,%s,%lld,%lld,%.6f,%.6f,%.6f,%d,%.6f\n", e->name, e->label, (long long)e->batch,
                     rotor_dsa_step_name((rotor_dsa_step)k), (long long)l->passes, (long long)(e->batch / l->passes),
-                    l->seconds * 1e3, m->loop_speedup[k], m->loop_gain[k], l->pass.tensors[ROTOR_GT_DDR],
+                    rotor_dsa_loop_s(l) * 1e3, m->loop_speedup[k], m->loop_gain[k], l->pass.tensors[ROTOR_GT_DDR],
                     (double)l->passes * l->pass.ddr_bytes / 1e6);
         }
     }
@@ -561,7 +561,7 @@ static void json_table1(cJSON *root, const rotor_gtrepro_result *r) {
         cli_dsa_tensors_json(o, "tensors", t->tensors);
         cJSON_AddNumberToObject(o, "ddr_bytes", t->ddr_bytes);
         cJSON_AddNumberToObject(o, "graphturbo_loop_passes", (double)t->gt_loop.passes);
-        cJSON_AddNumberToObject(o, "graphturbo_loop_s", t->gt_loop.seconds);
+        cJSON_AddNumberToObject(o, "graphturbo_loop_s", rotor_dsa_loop_s(&t->gt_loop));
         cJSON_AddNumberToObject(o, "paper_graphturbo_per_s", p->gt_throughput);
         cJSON_AddNumberToObject(o, "paper_graphturbo_ms", p->gt_latency_ms);
         cJSON_AddNumberToObject(o, "paper_tvm_per_s", p->tvm_throughput);

@@ -56,7 +56,7 @@ rotor_status rotor_pipeline_dsa_loops(const rotor_pipeline_options *opt, const r
         return rotor_fail(err, ROTOR_ERR_INPUT, "loops: the pipeline ran no GraphTurbo steps to loop");
     rotor_dsa_loops l = {.batch = opt->zoo.batch > 0 ? opt->zoo.batch : 1, .tried = 1};
     for (int k = 0; k < ROTOR_DSA_STEPS; k++)
-        l.step[k] = (rotor_dsa_loop){.passes = 1, .seconds = p->dsa[k].seconds, .pass = p->dsa[k]};
+        l.step[k] = (rotor_dsa_loop){.passes = 1, .pass = p->dsa[k]};
     if (rotor_model_is_onnx(opt->model)) {
         l.file_batch = true;
         l.batch = 0; /* the file's, which the zoo options do not give */
@@ -79,9 +79,8 @@ rotor_status rotor_pipeline_dsa_loops(const rotor_pipeline_options *opt, const r
         rotor_pipeline q;
         st = rotor_pipeline_run(&po, chip, &q, err);
         for (int k = 0; k < ROTOR_DSA_STEPS && !st; k++) {
-            double s = (double)passes * q.dsa[k].seconds;
-            if (rotor_dsa_faster(s, l.step[k].seconds))
-                l.step[k] = (rotor_dsa_loop){.passes = passes, .seconds = s, .pass = q.dsa[k]};
+            rotor_dsa_loop c = {.passes = passes, .pass = q.dsa[k]};
+            if (rotor_dsa_faster(rotor_dsa_loop_s(&c), rotor_dsa_loop_s(&l.step[k]))) l.step[k] = c;
         }
         rotor_pipeline_free(&q);
         if (st) {

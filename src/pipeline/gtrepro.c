@@ -103,7 +103,8 @@ static rotor_status run_model(const rotor_gtrepro_entry *e, const rotor_chip *ch
         memcpy(m->dsa, p.dsa, sizeof m->dsa);
         m->loops = p.loops;
         double one[ROTOR_DSA_STEPS], looped[ROTOR_DSA_STEPS];
-        for (int k = 0; k < ROTOR_DSA_STEPS; k++) one[k] = p.dsa[k].seconds, looped[k] = p.loops.step[k].seconds;
+        for (int k = 0; k < ROTOR_DSA_STEPS; k++)
+            one[k] = p.dsa[k].seconds, looped[k] = rotor_dsa_loop_s(&p.loops.step[k]);
         rotor_dsa_ratios(one, m->speedup, m->gain);
         rotor_dsa_ratios(looped, m->loop_speedup, m->loop_gain);
         m->throughput = (double)(e->batch * chip->clusters) / p.dsa[ROTOR_DSA_GRAPHTURBO].seconds;

@@ -90,9 +90,12 @@ typedef struct rotor_dsa_result {
  * another (GraphTurbo §5.1's loop execution; rotor_pipeline_dsa_loops). */
 typedef struct rotor_dsa_loop {
     int64_t passes;
-    double seconds;          /* all the passes: passes x pass.seconds */
     rotor_dsa_result pass;   /* one pass: its schedule, time, values and bytes by level */
 } rotor_dsa_loop;
+
+/* All the passes' seconds: the passes carry nothing between them, so
+ * passes x one pass's (rotor_pipeline_dsa_loops). */
+static inline double rotor_dsa_loop_s(const rotor_dsa_loop *l) { return (double)l->passes * l->pass.seconds; }
 
 /* Each step at its fastest number of passes. */
 typedef struct rotor_dsa_loops {
