@@ -224,10 +224,11 @@ static rotor_status spill(const rotor_graph *g, const rotor_gt_limits *lim, roto
     int64_t n = in->n, *pos = malloc(sizeof(int64_t) * gt_len(n)), nlive = 0;
     int64_t *live = malloc(sizeof(int64_t) * gt_len(n)), *reserved = calloc(gt_len(n), sizeof(int64_t));
     block *bl = malloc(sizeof(block) * gt_len(n));
+    uint8_t *written = calloc(gt_len(n), 1); /* the block took its room while its instance ran */
     s->scope = malloc(sizeof(rotor_gt_scope) * gt_len(n));
-    if (!pos || !bl || !live || !reserved || !s->scope ||
+    if (!pos || !bl || !live || !reserved || !written || !s->scope ||
         ((s->mode == ROTOR_GT_GROUPED || lim->count_weights) && !reserve_weights(g, lim, s, in, reserved)))
-        return free(pos), free(bl), free(live), free(reserved), rotor_nomem(err);
+        return free(pos), free(bl), free(live), free(reserved), free(written), rotor_nomem(err);
     for (int64_t i = 0; i < n; i++) pos[in->order[i]] = i;
     for (int64_t i = 0; i < n; i++) {
         int64_t x = in->order[i], end = gt_last_read(in->sstart, in->slist, pos, x, i);
@@ -243,7 +244,7 @@ static rotor_status spill(const rotor_graph *g, const rotor_gt_limits *lim, roto
         /* the GB beside the weights resident here (or all of it, the half-GB rules) */
         int64_t cap = lim->gb_bytes - (lim->gb_capacity || lim->count_weights ? reserved[i] : 0);
         gb_shrink(bl, live, nlive, &gb, cap, s);
-        if (i > 0 && bl[i - 1].end > i - 1) { /* the previous output becomes live */
+        if (i > 0 && bl[i - 1].end > i - 1 && !written[i - 1]) { /* the previous output becomes live */
             block *b = &bl[i - 1];
             if (b->where == ROTOR_GT_GB && gb + b->bytes > cap) b->where = ROTOR_GT_DDR;
             if (b->where == ROTOR_GT_LB) lb += b->bytes;
@@ -264,10 +265,26 @@ static rotor_status spill(const rotor_graph *g, const rotor_gt_limits *lim, roto
                 bl[w].where = ROTOR_GT_GB, gb += bl[w].bytes, s->spilled[0] += bl[w].bytes;
             else bl[w].where = ROTOR_GT_DDR, s->spilled[1] += bl[w].bytes;
         }
+        /* The instance's own output block, when it goes to the GB (its scope,
+         * or a block larger than every LB together, which the LB can never
+         * hold), is written there while the instance runs, beside the inputs
+         * it reads, which are freed only after it: it takes its room now,
+         * not after the instance.  (Until 2026-12-01 it did, and the GB held
+         * up to 1.9x its bytes while a producer ran: BERT-128's attention
+         * scores, ResNet-50's and DenseNet-121's per-operator kernels.) */
+        block *own = &bl[i];
+        bool to_gb = own->where == ROTOR_GT_GB || (own->where == ROTOR_GT_LB && own->bytes > lim->lb_bytes);
+        if (own->end > i && to_gb) {
+            bool meant_lb = own->where == ROTOR_GT_LB;
+            if (s->mode == ROTOR_GT_GROUPED ? gb_room(bl, live, nlive, &gb, i, i, cap, s, in, pos) : gb + own->bytes <= cap)
+                own->where = ROTOR_GT_GB, gb += own->bytes, s->spilled[0] += meant_lb ? own->bytes : 0;
+            else own->where = ROTOR_GT_DDR, s->spilled[1] += own->bytes;
+            live[nlive++] = i, written[i] = 1;
+        }
         if (gb + reserved[i] > s->gb_peak) s->gb_peak = gb + reserved[i];
     }
     for (int64_t i = 0; i < n; i++) s->scope[i] = bl[i].where;
-    free(pos), free(bl), free(live), free(reserved);
+    free(pos), free(bl), free(live), free(reserved), free(written);
     return ROTOR_OK;
 }
 
