@@ -12,7 +12,9 @@
  * beside the outputs still live there; when they do not fit, the live
  * output with the longest liveness goes to the GB, or to DDR when the GB is
  * full.  Decisions (docs/graphturbo.md): liveness is from the instance
- * after the producer to the last consumer; model inputs and outputs live
+ * after the producer to the last consumer, except that a block going to
+ * the GB takes its room there while its producer writes it (an instance's
+ * inputs are freed after it, not in place); model inputs and outputs live
  * in DDR; an instance that does not fit alone spills everything live. */
 #include "gtint.h"
 
