@@ -441,17 +441,6 @@ int cli_compile_graphturbo(const char *model, const rotor_chip *chip, int64_t ba
  * groups and the total against T10 alone (compile/gticca.h). */
 int cli_compile_gticca(const char *model, const rotor_chip *chip, int64_t batch, const struct rotor_pipeline *p,
                        bool json);
-/* One sub-graph of such a plan as rotor compile --json gives it (rotor run
- * --json gives its sub-graphs the same way). */
-struct cJSON *cli_gticca_sg_json(const rotor_graph *g, const rotor_gticca_sg *s);
-/* GraphTurbo's values in the LB, GB and DDR as {"lb", "gb", "ddr"} under
- * key of o (compile and reproduce write them alike). */
-struct cJSON *cli_dsa_tensors_json(struct cJSON *o, const char *key, const int tensors[3]);
-/* Step k of §5.1's loops as compile and reproduce write it: step, passes,
- * batch_per_pass, seconds (all passes), pass_seconds, speedup (over the
- * looped per-layer), tensors (of a pass), ddr_bytes (of all passes); the
- * caller adds its own (throughput, gain).  Not for a file's batch. */
-struct cJSON *cli_dsa_loop_json(const rotor_dsa_loops *lp, rotor_dsa_step k);
 /* Before compiling on a chip whose GB serves less than its cluster's cores'
  * links together (gb_gbps < cores_per_cluster * link_gbps), one line on
  * stderr (unless quiet): the compiler's cost model does not price the GB's

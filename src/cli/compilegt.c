@@ -1,91 +1,26 @@
 /* compilegt.c — `rotor compile --group graphturbo`: GraphTurbo's schedules
  * of one cluster's share of the batch on a chip with a memory hierarchy,
  * the per-layer baseline and the four steps of its Fig. 15, as a table or
- * JSON (format rotor-graphturbo, version 1; docs/graphturbo.md). */
-#include <cjson/cJSON.h>
+ * JSON (format rotor-graphturbo, version 1; docs/graphturbo.md; built by
+ * the library, pipeline/doc.h, as Python gets it). */
 #include <stdio.h>
 
 #include "cli.h"
 #include "rotor/compile/dsa.h"
+#include "rotor/pipeline/doc.h"
 #include "rotor/pipeline/pipeline.h"
 
 static const char *order_name(rotor_gt_order_kind k) { return k == ROTOR_GT_DFS ? "dfs" : "bfs"; }
 
-/* A document's root: its format (version 1), the model and the chip; NULL
- * when out of memory. */
-static cJSON *json_root(const char *format, const char *model, const rotor_chip *chip) {
-    cJSON *root = cJSON_CreateObject();
-    if (!root) return NULL;
-    cJSON_AddStringToObject(root, "format", format);
-    cJSON_AddNumberToObject(root, "version", 1);
-    cJSON_AddStringToObject(root, "model", model);
-    cJSON_AddStringToObject(root, "chip", chip->name);
-    return root;
-}
-
-cJSON *cli_dsa_tensors_json(cJSON *o, const char *key, const int tensors[3]) {
-    cJSON *t = cJSON_AddObjectToObject(o, key);
-    cJSON_AddNumberToObject(t, "lb", tensors[ROTOR_GT_LB]);
-    cJSON_AddNumberToObject(t, "gb", tensors[ROTOR_GT_GB]);
-    cJSON_AddNumberToObject(t, "ddr", tensors[ROTOR_GT_DDR]);
-    return t;
-}
-
-cJSON *cli_dsa_loop_json(const rotor_dsa_loops *lp, rotor_dsa_step k) {
-    const rotor_dsa_loop *l = &lp->step[k];
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "step", rotor_dsa_step_name(k));
-    cJSON_AddNumberToObject(o, "passes", (double)l->passes);
-    cJSON_AddNumberToObject(o, "batch_per_pass", (double)(lp->batch / l->passes));
-    cJSON_AddNumberToObject(o, "seconds", rotor_dsa_loop_s(l));
-    cJSON_AddNumberToObject(o, "pass_seconds", l->pass.seconds);
-    cJSON_AddNumberToObject(o, "speedup", rotor_dsa_loop_s(&lp->step[ROTOR_DSA_PER_LAYER]) / rotor_dsa_loop_s(l));
-    cli_dsa_tensors_json(o, "tensors", l->pass.tensors); /* of one pass */
-    cJSON_AddNumberToObject(o, "ddr_bytes", (double)l->passes * l->pass.ddr_bytes); /* of all passes */
-    return o;
-}
-
+/* The document of rotor_doc_graphturbo printed (--json). */
 static int print_json(const char *model, const rotor_chip *chip, int64_t batch, const rotor_pipeline *p) {
-    cJSON *root = json_root("rotor-graphturbo", model, chip);
-    if (!root) return cli_nomem("compile");
-    cJSON_AddNumberToObject(root, "batch_per_cluster", (double)batch);
-    cJSON_AddNumberToObject(root, "clusters", (double)chip->clusters);
-    cJSON_AddNumberToObject(root, "operators", p->graph.nops);
-    cJSON *steps = cJSON_AddArrayToObject(root, "steps");
-    const rotor_dsa_result *base = &p->dsa[ROTOR_DSA_PER_LAYER];
-    for (int k = 0; k < ROTOR_DSA_STEPS; k++) {
-        const rotor_dsa_result *r = &p->dsa[k];
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddItemToArray(steps, o);
-        cJSON_AddStringToObject(o, "step", rotor_dsa_step_name(r->step));
-        cJSON_AddNumberToObject(o, "seconds", r->seconds);
-        cJSON_AddNumberToObject(o, "speedup", base->seconds / r->seconds);
-        cJSON_AddNumberToObject(o, "throughput", (double)(batch * chip->clusters) / r->seconds);
-        cJSON_AddNumberToObject(o, "subgraphs", r->subgraphs);
-        cJSON_AddNumberToObject(o, "instances", (double)r->instances);
-        cJSON_AddStringToObject(o, "order", order_name(r->order));
-        cli_dsa_tensors_json(o, "tensors", r->tensors);
-        cJSON_AddNumberToObject(o, "ddr_bytes", r->ddr_bytes);
-        cJSON_AddNumberToObject(o, "gb_bytes", r->gb_bytes);
-        cJSON_AddNumberToObject(o, "matrix_s", r->mm_s);
-        cJSON_AddNumberToObject(o, "vector_s", r->vec_s);
-        cJSON_AddNumberToObject(o, "ddr_s", r->ddr_s);
-        cJSON_AddNumberToObject(o, "gb_s", r->gb_s);
-    }
-    const rotor_dsa_loops *lp = &p->loops;
-    if (lp->ran) { /* --no-loops: none */
-        cJSON *lo = cJSON_AddObjectToObject(root, "loops");
-        cJSON_AddNumberToObject(lo, "tried", lp->tried);
-        cJSON_AddBoolToObject(lo, "file_batch", lp->file_batch); /* an ONNX file: one pass, no steps */
-        cJSON *ls = lp->file_batch ? NULL : cJSON_AddArrayToObject(lo, "steps");
-        for (int k = 0; ls && k < ROTOR_DSA_STEPS; k++) {
-            cJSON *o = cli_dsa_loop_json(lp, (rotor_dsa_step)k);
-            cJSON_AddItemToArray(ls, o);
-            double s = rotor_dsa_loop_s(&lp->step[k]);
-            cJSON_AddNumberToObject(o, "throughput", (double)(lp->batch * chip->clusters) / s);
-        }
-    }
-    return cli_print_json("compile", root);
+    rotor_error err = {{0}};
+    char *out = NULL;
+    rotor_status st = rotor_doc_graphturbo(p, chip, model, batch, &out, &err);
+    if (st) return cli_fail("compile", st, &err);
+    cli_puts(out);
+    rotor_free(out);
+    return 0;
 }
 
 /* GraphTurbo §5.1's loop execution: each step's fastest number of passes
@@ -153,41 +88,8 @@ int cli_compile_graphturbo(const char *model, const rotor_chip *chip, int64_t ba
 
 /* ---- on an ICCA chip: sub-graph instances on core groups (gticca.h) ---- */
 
-static int print_icca_json(const char *model, const rotor_chip *chip, int64_t batch, const rotor_pipeline *p) {
-    const rotor_gticca_result *r = &p->t10.gticca;
-    cJSON *root = json_root("rotor-graphturbo-icca", model, chip);
-    if (!root) return cli_nomem("compile");
-    cJSON_AddNumberToObject(root, "batch", (double)batch);
-    cJSON_AddNumberToObject(root, "cores", (double)rotor_chip_cores(chip));
-    cJSON_AddNumberToObject(root, "operators", p->graph.nops);
-    cJSON_AddNumberToObject(root, "t10_s", r->t10_s);
-    cJSON_AddNumberToObject(root, "total_s", r->total_s);
-    cJSON_AddNumberToObject(root, "compute_s", p->t10.compute_s);
-    cJSON_AddNumberToObject(root, "candidates", r->candidates);
-    cJSON_AddNumberToObject(root, "compiles", r->compiles);
-    cJSON *sgs = cJSON_AddArrayToObject(root, "subgraphs");
-    for (int k = 0; k < r->nsg; k++) cJSON_AddItemToArray(sgs, cli_gticca_sg_json(&p->graph, &r->sg[k]));
-    return cli_print_json("compile", root);
-}
-
-cJSON *cli_gticca_sg_json(const rotor_graph *g, const rotor_gticca_sg *s) {
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "first", g->ops[s->first].name);
-    cJSON_AddStringToObject(o, "last", g->ops[s->last].name);
-    cJSON_AddNumberToObject(o, "operators", s->last - s->first + 1);
-    cJSON_AddNumberToObject(o, "instances", (double)s->instances);
-    cJSON_AddNumberToObject(o, "group_cores", (double)s->group_cores);
-    cJSON_AddNumberToObject(o, "t10_s", s->t10_s);
-    cJSON_AddNumberToObject(o, "grouped_s", s->grouped_s);
-    cJSON_AddNumberToObject(o, "penalty_s", s->penalty_s);
-    cJSON_AddNumberToObject(o, "t10_compute_s", s->t10_compute_s);
-    cJSON_AddNumberToObject(o, "compute_s", s->compute_s);
-    cJSON_AddNumberToObject(o, "peak_bytes", (double)s->peak_bytes);
-    return o;
-}
-
 int cli_compile_gticca(const char *model, const rotor_chip *chip, int64_t batch, const rotor_pipeline *p, bool json) {
-    if (json) return print_icca_json(model, chip, batch, p);
+    if (json) return print_json(model, chip, batch, p);
     const rotor_gticca_result *r = &p->t10.gticca;
     char share[64];
     if (rotor_model_is_onnx(model)) snprintf(share, sizeof share, "the file's batch");

@@ -13,6 +13,7 @@
 
 #include "cli.h"
 #include "rotor/base/suggest.h"
+#include "pipeline/docint.h"
 #include "rotor/pipeline/gtrepro.h"
 
 #define NSTEPS ROTOR_DSA_STEPS
@@ -519,11 +520,11 @@ static void json_model(cJSON *arr, const rotor_gtrepro_model *m, int64_t cluster
         cJSON_AddNumberToObject(s, "speedup", m->speedup[k]);
         cJSON_AddNumberToObject(s, "gain", m->gain[k]);
         cJSON_AddNumberToObject(s, "throughput", (double)(e->batch * clusters) / d->seconds);
-        cli_dsa_tensors_json(s, "tensors", d->tensors);
+        rotor_doc_dsa_tensors_json(s, "tensors", d->tensors);
     }
     cJSON *loops = cJSON_AddArrayToObject(o, "loops"); /* §5.1: each step at its fastest number of passes */
     for (int k = 0; k < NSTEPS; k++) {
-        cJSON *s = cli_dsa_loop_json(&m->loops, (rotor_dsa_step)k);
+        cJSON *s = rotor_doc_dsa_loop_json(&m->loops, (rotor_dsa_step)k);
         cJSON_AddItemToArray(loops, s);
         cJSON_AddNumberToObject(s, "gain", m->loop_gain[k]);
     }
@@ -558,7 +559,7 @@ static void json_table1(cJSON *root, const rotor_gtrepro_result *r) {
         cJSON_AddNumberToObject(o, "graphturbo_per_s", t->gt_throughput);
         cJSON_AddNumberToObject(o, "per_layer_s", t->per_layer_s);
         cJSON_AddNumberToObject(o, "per_layer_per_s", t->per_layer_throughput);
-        cli_dsa_tensors_json(o, "tensors", t->tensors);
+        rotor_doc_dsa_tensors_json(o, "tensors", t->tensors);
         cJSON_AddNumberToObject(o, "ddr_bytes", t->ddr_bytes);
         cJSON_AddNumberToObject(o, "graphturbo_loop_passes", (double)t->gt_loop.passes);
         cJSON_AddNumberToObject(o, "graphturbo_loop_s", rotor_dsa_loop_s(&t->gt_loop));

@@ -12,6 +12,7 @@
 
 #include "base/jsontext.h"
 #include "cli.h"
+#include "pipeline/docint.h"
 #include "rotor/compile/dsa.h"
 #include "rotor/compile/program.h"
 #include "rotor/model/onnx.h"
@@ -621,7 +622,7 @@ static void gticca_json(cJSON *parent, const run_state *s) {
     cJSON_AddNumberToObject(j, "subgraphs_run", s->planned.subgraphs_run);
     cJSON_AddNumberToObject(j, "instances_run", (double)s->planned.instance_runs);
     cJSON *a = cJSON_AddArrayToObject(j, "subgraphs");
-    for (int k = 0; k < gt->nsg; k++) cJSON_AddItemToArray(a, cli_gticca_sg_json(&s->p.graph, &gt->sg[k]));
+    for (int k = 0; k < gt->nsg; k++) cJSON_AddItemToArray(a, rotor_doc_gticca_sg_json(&s->p.graph, &gt->sg[k]));
     cJSON_AddNumberToObject(j, "t10_s", gt->t10_s);
     cJSON_AddNumberToObject(j, "model_s", gt->total_s);
     cJSON_AddNumberToObject(j, "emulated_s", s->planned.emulated_s);

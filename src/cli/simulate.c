@@ -536,52 +536,12 @@ static int cmd_baseline(int argc, char **argv) {
 /* ---- --group graphturbo: GraphTurbo's schedules replayed (docs/simulator.md,
  * "GraphTurbo's instances") ---- */
 
-/* One step's model against simulation, as JSON fields of o. */
-static void gtsim_step_json(cJSON *o, const rotor_gtreplay_result *r) {
-    cJSON_AddStringToObject(o, "step", rotor_dsa_step_name(r->step));
-    cJSON_AddNumberToObject(o, "model_s", r->model_s);
-    cJSON_AddNumberToObject(o, "simulated_s", r->simulated_s);
-    cJSON_AddNumberToObject(o, "difference", r->model_s > 0 ? r->simulated_s / r->model_s - 1 : 0);
-    cJSON_AddNumberToObject(o, "instances", (double)r->instances);
-    cJSON_AddNumberToObject(o, "tasks", (double)r->tasks);
-    cJSON *b = cJSON_AddObjectToObject(o, "busy_s");
-    for (int i = 0; i < ROTOR_GTREPLAY_NRES; i++)
-        cJSON_AddNumberToObject(b, rotor_gtreplay_res_name((rotor_gtreplay_res)i), r->busy_s[i]);
-}
-
-static void gtsim_json(const char *model, const rotor_chip *chip, int64_t batch, const rotor_gtreplay_result *r,
-                       const rotor_dsa_loops *lp, const rotor_gtreplay_result *lr) {
-    cJSON *root = cJSON_CreateObject();
-    cJSON_AddStringToObject(root, "format", "rotor-graphturbo-sim");
-    cJSON_AddNumberToObject(root, "version", 1);
-    cJSON_AddStringToObject(root, "model", model);
-    cJSON_AddStringToObject(root, "chip", chip->name);
-    cJSON_AddNumberToObject(root, "batch", (double)batch);
-    cJSON_AddNumberToObject(root, "clusters", (double)chip->clusters);
-    cJSON_AddNumberToObject(root, "tiles", ROTOR_GTREPLAY_TILES);
-    cJSON *steps = cJSON_AddArrayToObject(root, "steps");
-    for (int k = 0; k < ROTOR_DSA_STEPS; k++) {
-        cJSON *o = cJSON_CreateObject();
-        gtsim_step_json(o, &r[k]);
-        cJSON_AddItemToArray(steps, o);
-    }
-    /* §5.1's passes, as rotor compile --group graphturbo chose them: times of all passes, tasks of one
-     * (none with --no-loops; an ONNX file's batch is its own: loops_tried 1) */
-    if (lr) {
-        cJSON_AddNumberToObject(root, "loops_tried", lp->tried);
-        cJSON_AddBoolToObject(root, "loops_file_batch", lp->file_batch);
-    }
-    cJSON *loops = lr ? cJSON_AddArrayToObject(root, "loops") : NULL;
-    for (int k = 0; loops && k < ROTOR_DSA_STEPS; k++) {
-        cJSON *o = cJSON_CreateObject();
-        gtsim_step_json(o, &lr[k]);
-        cJSON_AddNumberToObject(o, "passes", (double)lp->step[k].passes);
-        cJSON_AddItemToArray(loops, o);
-    }
-    char *out = rotor_json_stamp(root) ? cJSON_Print(root) : NULL; /* with rotor's version */
-    if (out) cli_puts(out);
-    free(out);
-    cJSON_Delete(root);
+/* A document the library built (--json) printed and freed, or its error. */
+static int print_doc(rotor_status st, char **out, rotor_error *err) {
+    int rc = st ? cli_fail("simulate", st, err) : 0;
+    if (!st) cli_puts(*out);
+    rotor_free(*out);
+    return rc;
 }
 
 static void gtsim_table(const char *model, const rotor_chip *chip, int64_t batch, const rotor_gtreplay_result *r,
@@ -623,40 +583,6 @@ static void gtsim_table(const char *model, const rotor_chip *chip, int64_t batch
 
 /* ---- --group graphturbo on an ICCA chip (no GB): the instances on core
  * groups replayed (sim/gticcareplay.h) ---- */
-
-static int gticcasim_json(const simulate_args *a, const rotor_chip *chip, int64_t batch, const rotor_graph *g,
-                           const rotor_gticca_replay_result *r) {
-    cJSON *root = cJSON_CreateObject();
-    cJSON_AddStringToObject(root, "format", "rotor-graphturbo-icca-sim");
-    cJSON_AddNumberToObject(root, "version", 1);
-    cJSON_AddStringToObject(root, "model", a->input);
-    cJSON_AddStringToObject(root, "chip", chip->name);
-    cJSON_AddNumberToObject(root, "batch", (double)batch);
-    cJSON_AddNumberToObject(root, "cores", (double)rotor_chip_cores(chip));
-    cJSON_AddNumberToObject(root, "t10_model_s", r->t10_model_s);
-    cJSON_AddNumberToObject(root, "t10_simulated_s", r->t10_simulated_s);
-    cJSON_AddNumberToObject(root, "model_s", r->model_s);
-    cJSON_AddNumberToObject(root, "simulated_s", r->simulated_s);
-    cJSON_AddNumberToObject(root, "difference", r->model_s > 0 ? r->simulated_s / r->model_s - 1 : 0);
-    cJSON_AddNumberToObject(root, "tasks", (double)r->tasks);
-    cJSON *sgs = cJSON_AddArrayToObject(root, "subgraphs");
-    for (int k = 0; k < r->nsg; k++) {
-        const rotor_gticca_replay_sg *s = &r->sg[k];
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "first", g->ops[s->first].name);
-        cJSON_AddStringToObject(o, "last", g->ops[s->last].name);
-        const struct { const char *key; double v; } f[] = {
-            {"instances", (double)s->instances}, {"group_cores", (double)s->group_cores},
-            {"model_s", s->model_s}, {"simulated_s", s->simulated_s},
-            {"difference", s->model_s > 0 ? s->simulated_s / s->model_s - 1 : 0},
-            {"model_instance_s", s->model_instance_s}, {"simulated_instance_s", s->simulated_instance_s},
-            {"model_entry_s", s->model_entry_s}, {"simulated_entry_s", s->simulated_entry_s},
-            {"model_lost_s", s->model_lost_s}, {"simulated_lost_s", s->simulated_lost_s}};
-        for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) cJSON_AddNumberToObject(o, f[i].key, f[i].v);
-        cJSON_AddItemToArray(sgs, o);
-    }
-    return cli_print_json("simulate", root);
-}
 
 static void gticcasim_table(const simulate_args *a, const rotor_chip *chip, int64_t batch, const rotor_graph *g,
                             const rotor_gticca_replay_result *r) {
@@ -701,7 +627,9 @@ static int cmd_gticcasim(const simulate_args *a, const rotor_chip *chip, rotor_p
     rotor_gticca_replay_result r = {0};
     if (!st) st = rotor_gticca_replay(&p.graph, chip, &p.program, &p.t10, &po->compile, &r, &err);
     int rc = st ? cli_fail(cmd, st, &err) : 0;
-    if (!rc && a->json) rc = gticcasim_json(a, chip, po->zoo.batch, &p.graph, &r);
+    char *out = NULL;
+    if (!rc && a->json)
+        rc = print_doc(rotor_doc_graphturbo_icca_sim(a->input, chip, po->zoo.batch, &p.graph, &r, &out, &err), &out, &err);
     else if (!rc) gticcasim_table(a, chip, po->zoo.batch, &p.graph, &r);
     rotor_gticca_replay_result_free(&r);
     rotor_pipeline_free(&p);
@@ -734,13 +662,15 @@ static int cmd_gtsim(const simulate_args *a) {
     rotor_pipeline p;
     st = rotor_pipeline_run(&po, &chip, &p, &err);
     cli_progress_end(&prog);
+    /* each step replayed, and in its passes (the steps in one pass are r's) */
     rotor_gtreplay_result r[ROTOR_DSA_STEPS], lr[ROTOR_DSA_STEPS];
-    for (int k = 0; !st && k < ROTOR_DSA_STEPS; k++) st = rotor_gtreplay_run(&p.graph, &cl, (rotor_dsa_step)k, &r[k], &err);
-    /* each step in its passes (the steps in one pass are r's) */
-    bool loops = !st && p.loops.ran;
-    if (loops) st = rotor_pipeline_dsa_loops_replay(&po, &chip, &p, r, lr, &err);
+    bool loops = false;
+    if (!st) st = rotor_pipeline_dsa_replay(&po, &chip, &p, r, lr, &loops, &err);
     int rc = st ? cli_fail(cmd, st, &err) : 0;
-    if (!rc && a->json) gtsim_json(a->input, &chip, po.zoo.batch, r, &p.loops, loops ? lr : NULL);
+    char *out = NULL;
+    if (!rc && a->json)
+        rc = print_doc(rotor_doc_graphturbo_sim(a->input, &chip, po.zoo.batch, r, &p.loops, loops ? lr : NULL, &out, &err),
+                       &out, &err);
     else if (!rc) gtsim_table(a->input, &chip, po.zoo.batch, r, &p.loops, loops ? lr : NULL);
     rotor_pipeline_free(&p);
     return rc;

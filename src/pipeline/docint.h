@@ -8,7 +8,9 @@
 
 #include "rotor/base/chip.h"
 #include "rotor/base/error.h"
+#include "rotor/compile/dsa.h"
 #include "rotor/compile/energy.h"
+#include "rotor/compile/gticca.h"
 
 /* The "energy" object (docs/energy.md, "In the CLI") added to parent: per
  * ("inference", "token", ...), the joules by component and the counts.
@@ -27,5 +29,19 @@ rotor_status rotor_doc_print(cJSON *root, char **out, rotor_error *err);
 /* The chip's topology as documents and tables write it: "all-to-all" or
  * "mesh WxH", into buf; returns buf. */
 const char *rotor_doc_topology_text(const rotor_chip *chip, char *buf, size_t size);
+
+/* GraphTurbo's values in the LB, GB and DDR as {"lb", "gb", "ddr"} under
+ * key of o (compile's and reproduce's documents write them alike). */
+cJSON *rotor_doc_dsa_tensors_json(cJSON *o, const char *key, const int tensors[3]);
+
+/* Step k of §5.1's loops as compile and reproduce write it: step, passes,
+ * batch_per_pass, seconds (all passes), pass_seconds, speedup (over the
+ * looped per-layer), tensors (of a pass), ddr_bytes (of all passes); the
+ * caller adds its own (throughput, gain).  Not for a file's batch. */
+cJSON *rotor_doc_dsa_loop_json(const rotor_dsa_loops *lp, rotor_dsa_step k);
+
+/* One sub-graph of a plan with instances on core groups (compile/gticca.h)
+ * as compile's and run's documents give it. */
+cJSON *rotor_doc_gticca_sg_json(const rotor_graph *g, const rotor_gticca_sg *s);
 
 #endif

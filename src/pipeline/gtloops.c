@@ -149,3 +149,15 @@ rotor_status rotor_pipeline_dsa_loops_replay(const rotor_pipeline_options *opt, 
     }
     return st;
 }
+
+rotor_status rotor_pipeline_dsa_replay(const rotor_pipeline_options *opt, const rotor_chip *chip,
+                                       const rotor_pipeline *p, rotor_gtreplay_result r[ROTOR_DSA_STEPS],
+                                       rotor_gtreplay_result lr[ROTOR_DSA_STEPS], bool *looped, rotor_error *err) {
+    *looped = false;
+    rotor_dsa_cluster cl;
+    rotor_status st = rotor_dsa_cluster_of(chip, &cl, err);
+    for (int k = 0; !st && k < ROTOR_DSA_STEPS; k++) st = rotor_gtreplay_run(&p->graph, &cl, (rotor_dsa_step)k, &r[k], err);
+    *looped = !st && p->loops.ran;
+    if (*looped) st = rotor_pipeline_dsa_loops_replay(opt, chip, p, r, lr, err);
+    return st;
+}

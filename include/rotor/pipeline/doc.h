@@ -24,6 +24,8 @@
 #include "rotor/hbm/schedule.h"
 #include "rotor/op/expr.h"
 #include "rotor/pipeline/pipeline.h"
+#include "rotor/sim/gticcareplay.h"
+#include "rotor/sim/gtreplay.h"
 #include "rotor/sim/replay.h"
 
 /* `rotor compile --json`: p's T10 program (rotor_program_write) with its
@@ -78,6 +80,29 @@ rotor_status rotor_doc_schedule_energy(const rotor_schedule *s, const rotor_doc_
 rotor_status rotor_doc_schedule(const rotor_graph *g, const rotor_schedule *s, const rotor_doc_schedule_run *runs,
                                 int nruns, const rotor_doc_schedule_run *ideal, bool per_op, const rotor_chip *simchip,
                                 const char *per, char **out, rotor_error *err);
+
+/* `rotor compile MODEL --group graphturbo --json` (docs/graphturbo.md): on
+ * a chip with a global buffer, p's five steps and, when they ran, §5.1's
+ * loops (format "rotor-graphturbo"; p run with graphturbo); without one,
+ * the sub-graphs run as instances on core groups against T10 alone
+ * ("rotor-graphturbo-icca"; p run with compile.graphturbo).  model: as the
+ * caller named it; batch: a cluster's (the chip's without a GB). */
+rotor_status rotor_doc_graphturbo(const rotor_pipeline *p, const rotor_chip *chip, const char *model, int64_t batch,
+                                  char **out, rotor_error *err);
+
+/* `rotor simulate MODEL --group graphturbo --json` on a chip with a global
+ * buffer ("rotor-graphturbo-sim", docs/simulator.md): each step's replay
+ * r, and with lr (NULL: --no-loops) each step in the passes lp chose
+ * (rotor_pipeline_dsa_replay). */
+rotor_status rotor_doc_graphturbo_sim(const char *model, const rotor_chip *chip, int64_t batch,
+                                      const rotor_gtreplay_result r[ROTOR_DSA_STEPS], const rotor_dsa_loops *lp,
+                                      const rotor_gtreplay_result *lr, char **out, rotor_error *err);
+
+/* The same without a global buffer ("rotor-graphturbo-icca-sim"): the
+ * plan of g replayed (rotor_gticca_replay). */
+rotor_status rotor_doc_graphturbo_icca_sim(const char *model, const rotor_chip *chip, int64_t batch,
+                                           const rotor_graph *g, const rotor_gticca_replay_result *r, char **out,
+                                           rotor_error *err);
 
 /* A whole command as its --json prints it, for callers without the CLI.
  * command: "plan", "compile", "simulate", "schedule" or "explore".  options: a JSON object whose

@@ -143,6 +143,16 @@ rotor_status rotor_pipeline_dsa_loops_replay(const rotor_pipeline_options *opt, 
                                              const rotor_pipeline *p, const rotor_gtreplay_result *one,
                                              rotor_gtreplay_result out[ROTOR_DSA_STEPS], rotor_error *err);
 
+/* `rotor simulate --group graphturbo` on a chip with a global buffer: each
+ * step of p (a run of opt: its graph, simplified; the steps themselves are
+ * scheduled again here, so opt may leave graphturbo off) replayed on chip's
+ * cluster (rotor_gtreplay_run) into r, and, when p's loops ran, each step
+ * in its passes into lr (rotor_pipeline_dsa_loops_replay, r taken for the
+ * one pass); *looped says whether lr was filled. */
+rotor_status rotor_pipeline_dsa_replay(const rotor_pipeline_options *opt, const rotor_chip *chip,
+                                       const rotor_pipeline *p, rotor_gtreplay_result r[ROTOR_DSA_STEPS],
+                                       rotor_gtreplay_result lr[ROTOR_DSA_STEPS], bool *looped, rotor_error *err);
+
 /* A model argument names an ONNX file when it contains '/' or ends in
  * ".onnx"; anything else is a zoo model. */
 bool rotor_model_is_onnx(const char *spec);
