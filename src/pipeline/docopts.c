@@ -25,14 +25,14 @@
 
 /* The options of every command rotor_doc runs, as given (NULL, 0: absent). */
 typedef struct doc_opts {
-    const char *expr, *dim, *chip, *constraints, *cost_model, *solver, *model, *input, *design;
+    const char *expr, *dim, *chip, *constraints, *cost_model, *solver, *model, *input, *design, *group;
     const char *sets[DOC_MAX_SETS];
     int nsets;
     const char *sweeps[DOC_MAX_SETS];
     int nsweeps;
     int64_t batch, seq, layers, threads, tp, max_orders;
     double pareto_within, hbm_tbps;
-    bool pareto, compare, decode, prefill, sram_nonblocking, per_op, no_refine, zip;
+    bool pareto, compare, decode, prefill, sram_nonblocking, per_op, no_refine, zip, no_loops;
 } doc_opts;
 
 /* One option: its name with '-' (the CLI's), its kind, its slot, the
@@ -77,6 +77,8 @@ static const doc_key KEYS[] = {
     {"decode", K_FLAG, offsetof(doc_opts, decode), DOC_MODEL, 0, 0},
     {"prefill", K_FLAG, offsetof(doc_opts, prefill), DOC_MODEL, 0, 0},
     {"compare", K_FLAG, offsetof(doc_opts, compare), DOC_COMPILE, 0, 0},
+    {"group", K_STR, offsetof(doc_opts, group), DOC_COMPILE | DOC_SIMULATE, 0, 0},
+    {"no-loops", K_FLAG, offsetof(doc_opts, no_loops), DOC_COMPILE | DOC_SIMULATE, 0, 0},
     {"hbm-bw", K_TBPS, offsetof(doc_opts, hbm_tbps), DOC_HBM, 0, 0},
     {"design", K_STR, offsetof(doc_opts, design), DOC_HBM, 0, 0},
     {"tp", K_INT, offsetof(doc_opts, tp), DOC_HBM, 1, 1024},
@@ -378,6 +380,49 @@ static rotor_status doc_simulate(const rotor_pipeline *p, const rotor_chip *chip
     return st;
 }
 
+/* rotor compile|simulate MODEL --group graphturbo --json (docs/graphturbo.md),
+ * as the CLI runs them (src/cli/compile.c, simulate.c): the simplified
+ * graph; on a chip with a GB its five steps, compile's with §5.1's loops
+ * and simulate's replayed, in their passes too (no_loops: neither); without
+ * one, T10's schedule with sub-graphs as instances on core groups, and
+ * simulate's replayed. */
+static rotor_status doc_graphturbo(const doc_opts *o, unsigned cmd, char **out, rotor_error *err) {
+    if (o->compare)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "--group graphturbo times GraphTurbo's schedules: it conflicts with --compare");
+    rotor_pipeline_options po = {.simplify = true};
+    rotor_chip chip;
+    rotor_dsa_cluster cl;
+    rotor_status st = model_options(o, ROTOR_PHASE_PREFILL, &po, err);
+    if (!st) st = rotor_doc_chip(o->chip, o->sets, o->nsets, &chip, err);
+    bool gb = !st && rotor_chip_has_gb(&chip);
+    if (gb) st = rotor_dsa_cluster_of(&chip, &cl, err); /* a GB without off-chip memory, in one line, before the work */
+    if (st) return st;
+    if (gb) { /* simulate times the steps itself, so without the loops it needs none timed */
+        po.graphturbo = cmd == DOC_COMPILE || !o->no_loops;
+        po.dsa_loops = !o->no_loops;
+    } else { /* no_loops has nothing to drop: the loops are a GB's */
+        po.t10 = po.compile.graphturbo = true;
+        po.program = cmd == DOC_SIMULATE;
+    }
+    rotor_pipeline p;
+    st = rotor_pipeline_run(&po, &chip, &p, err);
+    if (!st && cmd == DOC_COMPILE) {
+        st = rotor_doc_graphturbo(&p, &chip, o->model, po.zoo.batch, out, err);
+    } else if (!st && gb) {
+        rotor_gtreplay_result r[ROTOR_DSA_STEPS], lr[ROTOR_DSA_STEPS];
+        bool looped = false;
+        st = rotor_pipeline_dsa_replay(&po, &chip, &p, r, lr, &looped, err);
+        if (!st) st = rotor_doc_graphturbo_sim(o->model, &chip, po.zoo.batch, r, &p.loops, looped ? lr : NULL, out, err);
+    } else if (!st) {
+        rotor_gticca_replay_result r = {0};
+        st = rotor_gticca_replay(&p.graph, &chip, &p.program, &p.t10, &po.compile, &r, err);
+        if (!st) st = rotor_doc_graphturbo_icca_sim(o->model, &chip, po.zoo.batch, &p.graph, &r, out, err);
+        rotor_gticca_replay_result_free(&r);
+    }
+    rotor_pipeline_free(&p);
+    return st;
+}
+
 rotor_status rotor_doc(const char *command, const char *options, char **out, rotor_error *err) {
     *out = NULL;
     static const char *const names[] = {"plan", "compile", "simulate", "schedule", "explore"};
@@ -394,7 +439,14 @@ rotor_status rotor_doc(const char *command, const char *options, char **out, rot
     if (!st && cmd == DOC_PLAN) st = doc_plan(&o, out, err);
     if (!st && cmd == DOC_SCHEDULE) st = doc_schedule(&o, out, err);
     if (!st && cmd == DOC_EXPLORE) st = doc_explore(&o, out, err);
-    if (!st && (cmd == DOC_COMPILE || cmd == DOC_SIMULATE)) {
+    bool graphturbo = o.group && !strcmp(o.group, "graphturbo");
+    if (!st && o.group && !graphturbo && strcmp(o.group, "fused") != 0)
+        st = rotor_fail(err, ROTOR_ERR_INPUT, "--group: expected fused or graphturbo, got '%s'", o.group);
+    if (!st && o.no_loops && !graphturbo)
+        st = rotor_fail(err, ROTOR_ERR_INPUT, "--no-loops applies to --group graphturbo (GraphTurbo's passes a cluster)");
+    if (!st && graphturbo) {
+        st = doc_graphturbo(&o, cmd, out, err);
+    } else if (!st && (cmd == DOC_COMPILE || cmd == DOC_SIMULATE)) {
         rotor_chip chip;
         rotor_pipeline p;
         st = doc_pipeline(&o, &chip, &p, err);

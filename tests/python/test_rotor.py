@@ -70,6 +70,43 @@ class Documents(unittest.TestCase):
         self.assertEqual([x["design"] for x in d["designs"]], ["full"])
         self.assertEqual(d["hbm_gbps_per_chip"], 2000)  # 8 TB/s over ipu-pod4's 4 chips
 
+    def test_graphturbo_compile_equals_cli_byte_for_byte(self):
+        # a chip with a global buffer: the five steps and §5.1's loops (docs/graphturbo.md)
+        _, text = cli("compile", "bert-large", "--seq", "128", "--batch", "8", "--chip", "stcp920", "--group",
+                      "graphturbo")
+        got = rotor.document("compile", model="bert-large", seq=128, batch=8, chip="stcp920", group="graphturbo")
+        self.assertEqual(got + "\n", text)
+        d = json.loads(got)
+        self.assertEqual(d["format"], "rotor-graphturbo")
+        g = {s["step"]: s for s in d["loops"]["steps"]}["graphturbo"]
+        self.assertEqual((g["passes"], g["batch_per_pass"], g["tensors"]["ddr"]), (2, 4, 2))
+        # one pass only, as --no-loops
+        want, _ = cli("compile", "resnet-18", "--batch", "4", "--chip", "stcp920", "--group", "graphturbo", "--no-loops")
+        got = rotor.compile("resnet-18", batch=4, chip="stcp920", group="graphturbo", no_loops=True)
+        self.assertEqual(got, want)
+        self.assertNotIn("loops", got)
+
+    def test_graphturbo_simulate_equals_cli_byte_for_byte(self):
+        _, text = cli("simulate", "resnet-18", "--batch", "8", "--chip", "stcp920", "--group", "graphturbo")
+        got = rotor.document("simulate", model="resnet-18", batch=8, chip="stcp920", group="graphturbo")
+        self.assertEqual(got + "\n", text)
+        d = json.loads(got)
+        self.assertEqual(d["format"], "rotor-graphturbo-sim")
+        # the gb and lb steps replayed in the 2 passes of 4 compile chose (docs/simulator.md)
+        self.assertEqual([x["passes"] for x in d["loops"]], [1, 2, 2, 1, 1])
+
+    def test_graphturbo_without_a_global_buffer_equals_cli(self):
+        # ipu-mk2: T10's schedule with sub-graphs as instances on core groups, compiled and replayed
+        _, text = cli("compile", "resnet-18", "--batch", "2", "--group", "graphturbo")
+        got = rotor.document("compile", model="resnet-18", batch=2, group="graphturbo", no_loops=True)
+        self.assertEqual(got + "\n", text)
+        d = json.loads(got)
+        self.assertEqual((d["format"], len(d["subgraphs"])), ("rotor-graphturbo-icca", 1))
+        want, _ = cli("simulate", "resnet-18", "--batch", "2", "--group", "graphturbo")
+        got = rotor.simulate("resnet-18", batch=2, group="graphturbo")
+        self.assertEqual(got, want)
+        self.assertEqual(got["format"], "rotor-graphturbo-icca-sim")
+
     def explore_cli(self, *args):
         """`rotor explore ARGS --json` run in a scratch directory (it writes its
         CSV and SVGs there); the document without "csv" and "svg", the files
@@ -126,6 +163,16 @@ class Errors(unittest.TestCase):
             rotor.compile("bert-larg")
         with self.assertRaisesRegex(rotor.RotorError, r"^--tp: expected 1\.\.4 \(the chips of ipu-pod4\), got 8$"):
             rotor.schedule("llama2-13b", tp=8)
+
+    def test_group_errors_are_the_cli_lines(self):
+        with self.assertRaisesRegex(rotor.RotorError, r"^--group: expected fused or graphturbo, got 'turbo'$"):
+            rotor.compile("resnet-18", group="turbo")
+        with self.assertRaisesRegex(rotor.RotorError, r"^--no-loops applies to --group graphturbo "):
+            rotor.simulate("resnet-18", no_loops=True)
+        with self.assertRaisesRegex(rotor.RotorError, r"it conflicts with --compare$"):
+            rotor.compile("resnet-18", group="graphturbo", compare=True)
+        with self.assertRaisesRegex(rotor.RotorError, r"^options: unknown option 'group' for schedule"):
+            rotor.schedule("llama2-13b", group="graphturbo")
 
     def test_explore_errors_are_the_cli_lines(self):
         with self.assertRaisesRegex(rotor.RotorError, r"^--sweep: unknown key 'hbm-b' \(did you mean 'hbm-bw'\?\) \(keys: hbm-bw, "):
