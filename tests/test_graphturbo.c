@@ -549,7 +549,7 @@ Test(graphturbo, resnet50_at_16_images_keeps_its_blocks_per_image) {
  * two tests below). */
 static void residual_chain(rotor_graph *g, int n, int *v) {
     rotor_error err;
-    char name[8];
+    char name[16];
     rotor_graph_init(g, "t");
     int x = act(g, "x", 4, 16);
     for (int i = 0; i < n; i++) {
