@@ -512,11 +512,12 @@ static void resnet50_at_16(rotor_pipeline *p, rotor_dsa_cluster *c) {
  * it costs 2.4 us more than running whole (its weights streamed 16 times
  * from the GB) because running whole it would make s1.b0's 12.8 MB output
  * wait for s1.b1's residual add, to DDR and back (755 us), and the
- * depth-first order is kept: 8.5 MB of instance outputs go to DDR (the
- * per-layer schedule moves 1.16 GB), and 7 values live there, the model's
- * input and output among them.  (6 values and 5.0 MB before 2026-12-01,
- * when an output block took its room in the GB only after the instance
- * that writes it: s3.b0.downsample's whole 6.4 MB output now finds none.) */
+ * depth-first order is kept: 5.3 MB of instance outputs go to DDR (the
+ * per-layer schedule moves 1.16 GB), and 6 values live there, the model's
+ * input and output among them.  (5.0 MB before 2026-12-01, when an output
+ * block took its room in the GB only after the instance that writes it;
+ * a residual block's last convolution writes its output over the
+ * residual it reads, in place.) */
 Test(graphturbo, resnet50_at_16_images_keeps_its_blocks_per_image) {
     rotor_error err;
     rotor_pipeline p;
@@ -538,8 +539,8 @@ Test(graphturbo, resnet50_at_16_images_keeps_its_blocks_per_image) {
     cr_assert_eq(mp->best.factor[1], 4);
     cr_assert_eq(conv2->best.factor[0], 16);
     cr_assert_eq(s.kind, ROTOR_GT_DFS);
-    cr_assert_eq(s.tensors[ROTOR_GT_DDR], 7);
-    cr_assert_eq(s.spilled[1], 8544256);
+    cr_assert_eq(s.tensors[ROTOR_GT_DDR], 6);
+    cr_assert_eq(s.spilled[1], 5332992);
     rotor_gt_schedule_free(&s);
     rotor_pipeline_free(&p);
 }
@@ -585,6 +586,38 @@ Test(graphturbo, a_full_gb_sends_its_longest_lived_block_on_to_ddr) {
     cr_assert_eq(s.spilled[1], 4096);
     cr_assert_eq(s.tensors[ROTOR_GT_DDR], 3, "x, a and the sum");
     cr_assert_eq(s.tensors[ROTOR_GT_GB], 3, "b, c and d");
+    rotor_gt_schedule_free(&s);
+    rotor_graph_free(&g);
+}
+
+/* §4.3's reuse in place: x -> c1 -> a -> c2 -> b, y = b + a, c3(y) -> z,
+ * an LB of 4 bytes and a GB of 8,200 B (two values).  a and b wait in the
+ * GB; the add reads both for the last time, element for element, and
+ * writes y over b (its first input): y takes b's room, and nothing but the
+ * model's input and output goes to DDR.  Were the output not written in
+ * place, y would find the GB full of the blocks the add still reads (a and
+ * b, read by no later instance, cannot move on) and go to DDR.  c3, a
+ * convolution, reads y whole over its channels: not element for element. */
+Test(graphturbo, an_elementwise_output_takes_the_room_of_the_block_it_reads_last) {
+    rotor_graph g;
+    rotor_error err;
+    rotor_graph_init(&g, "t");
+    int x = act(&g, "x", 4, 16);
+    int a = conv(&g, "c1", x, 4, 16, 1, 1);
+    int b = conv(&g, "c2", a, 4, 16, 1, 1);
+    int y = add(&g, "sum", b, a, 4, 16);
+    int z = conv(&g, "c3", y, 4, 16, 1, 1);
+    cr_assert_eq(rotor_graph_set_output(&g, z, &err), ROTOR_OK);
+    rotor_gt_limits lim = {.lb_bytes = 4, .gb_bytes = 8200, .cores = 8, .mm_rate = 0};
+    rotor_gt_schedule s;
+    cr_assert_eq(rotor_gt_schedule_build(&g, &lim, ROTOR_GT_GROUPED, &s, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(s.nsg, 4);
+    cr_assert_eq(s.sg[2].output, y);
+    for (int i = 0; i < 3; i++) cr_assert_eq(s.sg[i].scope, ROTOR_GT_GB, "%d", i);
+    cr_assert_eq(s.spilled[1], 0);
+    cr_assert_eq(s.gb_peak, 8192 + 64, "a and b, or a and y, beside a convolution's weights");
+    cr_assert_eq(s.tensors[ROTOR_GT_DDR], 2, "x and z");
+    cr_assert_eq(s.tensors[ROTOR_GT_GB], 3, "a, b and y");
     rotor_gt_schedule_free(&s);
     rotor_graph_free(&g);
 }
@@ -662,13 +695,39 @@ Test(graphturbo, resnet50_at_16_images_keeps_the_gb_within_its_size) {
     rotor_pipeline_free(&p);
 }
 
+/* Whether operator op reads its input value v element for element as it
+ * writes its output: the same shape, and each half of each axis reads
+ * exactly that box (an identity index map), by the ranges of graphturbo.h. */
+static bool reads_aligned(const rotor_graph *g, int op, int v) {
+    const rotor_op *o = &g->ops[op];
+    const rotor_value *vo = &g->values[o->outputs[0]], *vi = &g->values[v];
+    int k = 0;
+    while (k < o->ninputs && o->inputs[k] != v) k++;
+    if (k == o->ninputs || vi->rank != vo->rank || vi->bytes != vo->bytes) return false;
+    for (int a = 0; a < vo->rank; a++)
+        if (vi->shape[a] != vo->shape[a]) return false;
+    for (int a = 0; a < vo->rank; a++)
+        for (int half = 0; half < 2 && vo->shape[a] > 1; half++) {
+            int64_t olo[ROTOR_GRAPH_MAX_RANK] = {0}, ohi[ROTOR_GRAPH_MAX_RANK], lo[ROTOR_GRAPH_MAX_RANK],
+                    hi[ROTOR_GRAPH_MAX_RANK];
+            for (int b = 0; b < vo->rank; b++) ohi[b] = vo->shape[b];
+            olo[a] = half ? vo->shape[a] / 2 : 0, ohi[a] = half ? vo->shape[a] : vo->shape[a] / 2;
+            rotor_gt_input_range(g, op, k, olo, ohi, lo, hi);
+            for (int b = 0; b < vo->rank; b++)
+                if (lo[b] != olo[b] || hi[b] != ohi[b]) return false;
+        }
+    return true;
+}
+
 /* What the GB holds while the instance at position i of s runs, as far as
  * the schedule alone tells it, recounted apart from gtscope.c: the output
  * block it writes when that goes to the GB, the GB block of every
  * one-instance sub-graph it reads (the whole block: it is freed only after
  * its last reader ends), and the weights resident over i (a sub-graph's
- * from its first instance to its last).  The most over the order, and
- * where, into *most and *at. */
+ * from its first instance to its last).  An output written in place over
+ * such a block (read element for element, of its bytes, by no later
+ * instance) is counted once.  The most over the order, and where, into
+ * *most and *at. */
 static void gb_while_running(const rotor_graph *g, const rotor_gt_schedule *s, int64_t *most, int64_t *at) {
     int64_t *first = malloc(sizeof(int64_t) * (size_t)s->nsg), *last = malloc(sizeof(int64_t) * (size_t)s->nsg);
     int64_t *w = calloc((size_t)s->nsg, sizeof(int64_t));
@@ -685,20 +744,34 @@ static void gb_while_running(const rotor_graph *g, const rotor_gt_schedule *s, i
         w[k] = s->sg[k].best.w_resident ? (int64_t)ceil(wb) : 0;
     }
     *most = 0, *at = -1;
+    /* each value's last reader's position */
+    int64_t *read_last = malloc(sizeof(int64_t) * (size_t)g->nvalues);
+    cr_assert(read_last);
+    for (int v = 0; v < g->nvalues; v++) read_last[v] = -1;
+    for (int64_t i = 0; i < s->ninst; i++) {
+        const rotor_gt_subgraph *sg = &s->sg[s->order[i].sg];
+        for (int e = 0; e < sg->ninputs; e++) read_last[s->inputs[sg->first_input + e].value] = i;
+    }
     for (int64_t i = 0; i < s->ninst; i++) {
         int k = s->order[i].sg;
-        int64_t held = s->scope[i] == ROTOR_GT_GB ? g->values[s->sg[k].output].bytes / s->sg[k].best.instances : 0;
+        int64_t own = g->values[s->sg[k].output].bytes / s->sg[k].best.instances;
+        int64_t held = s->scope[i] == ROTOR_GT_GB ? own : 0;
         for (int j = 0; j < s->nsg; j++) held += first[j] <= i && i <= last[j] ? w[j] : 0;
         const rotor_gt_subgraph *sg = &s->sg[k];
+        bool over = false; /* written in place over one input already counted */
         for (int e = 0; e < sg->ninputs; e++) {
             int v = s->inputs[sg->first_input + e].value, pr = g->values[v].producer;
             if (pr < 0) continue;
             int x = s->sg_of[pr];
-            if (x != k && s->sg[x].best.instances == 1 && s->scope[first[x]] == ROTOR_GT_GB) held += g->values[v].bytes;
+            if (x == k || s->sg[x].best.instances != 1 || s->scope[first[x]] != ROTOR_GT_GB) continue;
+            held += g->values[v].bytes;
+            if (!over && s->scope[i] == ROTOR_GT_GB && read_last[v] == i && g->values[v].bytes == own &&
+                reads_aligned(g, g->values[sg->output].producer, v))
+                held -= own, over = true;
         }
         if (held > *most) *most = held, *at = i;
     }
-    free(first), free(last), free(w);
+    free(first), free(last), free(w), free(read_last);
 }
 
 /* The GB's capacity holds while an instance runs, not only between

@@ -251,3 +251,28 @@ void rotor_gt_input_range(const rotor_graph *g, int op, int k, const int64_t *ol
     if (o->vendor) vendor_range(g, o, k, olo, ohi, lo, hi);
     else expr_range(g, o, k, olo, ohi, lo, hi);
 }
+
+bool rotor_gt_aligned_input(const rotor_graph *g, int op, int k) {
+    const rotor_op *o = &g->ops[op];
+    if (o->noutputs != 1 || k < 0 || k >= o->ninputs) return false;
+    const rotor_value *vi = &g->values[o->inputs[k]], *vo = &g->values[o->outputs[0]];
+    if (vi->rank != vo->rank || vi->bytes != vo->bytes) return false;
+    for (int a = 0; a < vo->rank; a++)
+        if (vi->shape[a] != vo->shape[a]) return false;
+    /* each half of each axis (the others whole) reads exactly that box: the
+     * index map is the identity, with no window, offset, broadcast or
+     * reduction over the axis */
+    int64_t olo[GT_R], ohi[GT_R], lo[GT_R], hi[GT_R];
+    for (int a = 0; a < vo->rank; a++) {
+        if (vo->shape[a] < 2) continue;
+        for (int half = 0; half < 2; half++) {
+            for (int b = 0; b < vo->rank; b++) olo[b] = 0, ohi[b] = vo->shape[b];
+            int64_t mid = vo->shape[a] / 2;
+            olo[a] = half ? mid : 0, ohi[a] = half ? vo->shape[a] : mid;
+            rotor_gt_input_range(g, op, k, olo, ohi, lo, hi);
+            for (int b = 0; b < vo->rank; b++)
+                if (lo[b] != olo[b] || hi[b] != ohi[b]) return false;
+        }
+    }
+    return true;
+}

@@ -74,6 +74,13 @@ void rotor_gt_analyse_batch(const rotor_graph *g, const int *ops, int n, int out
 void rotor_gt_analyse_cut(const rotor_graph *g, const int *ops, int n, int out, const rotor_gt_limits *lim,
                           const uint8_t *cut, int64_t *peak, rotor_gt_split *best);
 
+/* Whether operator op reads its input k element for element as it writes
+ * its output (the same shape and bytes, the index map the identity: a
+ * fused epilogue's residual, an element-wise operator's input), so that it
+ * may write its output over that input where this is its last reader
+ * (gtaxes.c). */
+bool rotor_gt_aligned_input(const rotor_graph *g, int op, int k);
+
 /* Algorithm 4 and §4.3 (gtscope.c): bindings, scopes, spills, Table 3. */
 rotor_status rotor_gt_bind_and_scope(const rotor_graph *g, const rotor_gt_limits *lim, rotor_gt_schedule *s,
                                const gt_inst *in, rotor_error *err);

@@ -218,6 +218,47 @@ static void gb_shrink(block *bl, const int64_t *live, int64_t nlive, int64_t *gb
     }
 }
 
+/* Whether the instance at position i writes its output over blocks it
+ * reads for the last time (§4.3's reuse in place; a decision, the paper is
+ * silent): its sub-graph's last operator reads the value element for
+ * element as it writes the output (rotor_gt_aligned_input: a fused
+ * residual, an element-wise operator's input), and the value's blocks this
+ * instance reads are all in the GB, read by no later instance, and
+ * together exactly its output block's bytes (so they tile it).  Then the
+ * output takes their room: they leave the live set and the GB's count. */
+static bool donate(const rotor_graph *g, const rotor_gt_schedule *s, const gt_inst *in, block *bl, const int64_t *pos,
+                   int64_t i, int64_t *live, int64_t *nlive, int64_t *gb) {
+    int64_t x = in->order[i];
+    int k = in->isg[x];
+    int op = g->values[s->sg[k].output].producer;
+    const rotor_op *o = &g->ops[op];
+    for (int j = 0; j < o->ninputs; j++) {
+        int v = o->inputs[j], pr = g->values[v].producer;
+        if (pr < 0 || s->sg_of[pr] == k || s->sg[s->sg_of[pr]].output != v || !rotor_gt_aligned_input(g, op, j))
+            continue;
+        int y = s->sg_of[pr];
+        int64_t got = 0;
+        bool ok = true;
+        for (int64_t e = in->pstart[x]; e < in->pstart[x + 1] && ok; e++) {
+            if (in->isg[in->plist[e]] != y) continue;
+            const block *d = &bl[pos[in->plist[e]]];
+            ok = d->where == ROTOR_GT_GB && d->end == i;
+            got += d->bytes;
+        }
+        if (!ok || got != bl[i].bytes) continue;
+        int64_t kept = 0;
+        for (int64_t l = 0; l < *nlive; l++) {
+            int64_t p = live[l], id = in->order[p];
+            bool gone = in->isg[id] == y && bl[p].end == i;
+            if (!gone) live[kept++] = p;
+            else *gb -= bl[p].bytes;
+        }
+        *nlive = kept;
+        return true;
+    }
+    return false;
+}
+
 /* §4.3 along the order: where each instance's output block lives.  live
  * holds the blocks still to be read (a handful at a time: the order keeps
  * them few), so each step is linear in them. */
@@ -273,12 +314,16 @@ static rotor_status spill(const rotor_graph *g, const rotor_gt_limits *lim, roto
          * it reads, which are freed only after it: it takes its room now,
          * not after the instance.  (Until 2026-12-01 it did, and the GB held
          * up to 1.9x its bytes while a producer ran: BERT-128's attention
-         * scores, ResNet-50's and DenseNet-121's per-operator kernels.) */
+         * scores, ResNet-50's and DenseNet-121's per-operator kernels.)
+         * Over a block it reads element for element for the last time, it
+         * takes that block's room instead (donate). */
         block *own = &bl[i];
         bool to_gb = own->where == ROTOR_GT_GB || (own->where == ROTOR_GT_LB && own->bytes > lim->lb_bytes);
         if (own->end > i && to_gb) {
+            bool over = donate(g, s, in, bl, pos, i, live, &nlive, &gb);
             bool meant_lb = own->where == ROTOR_GT_LB;
-            if (s->mode == ROTOR_GT_GROUPED ? gb_room(bl, live, nlive, &gb, i, i, cap, s, in, pos) : gb + own->bytes <= cap)
+            if (over || (s->mode == ROTOR_GT_GROUPED ? gb_room(bl, live, nlive, &gb, i, i, cap, s, in, pos)
+                                                     : gb + own->bytes <= cap))
                 own->where = ROTOR_GT_GB, gb += own->bytes, s->spilled[0] += meant_lb ? own->bytes : 0;
             else own->where = ROTOR_GT_DDR, s->spilled[1] += own->bytes;
             live[nlive++] = i, written[i] = 1;
