@@ -10,8 +10,6 @@
 #include "rotor/pipeline/doc.h"
 #include "rotor/pipeline/pipeline.h"
 
-static const char *order_name(rotor_gt_order_kind k) { return k == ROTOR_GT_DFS ? "dfs" : "bfs"; }
-
 /* The document of rotor_doc_graphturbo printed (--json). */
 static int print_json(const char *model, const rotor_chip *chip, int64_t batch, const rotor_pipeline *p) {
     rotor_error err = {{0}};
@@ -76,7 +74,7 @@ int cli_compile_graphturbo(const char *model, const rotor_chip *chip, int64_t ba
         const rotor_dsa_result *r = &p->dsa[k];
         printf("%-11s %13.3f %7.2fx %13.1f %10d %9lld %6s %5d %5d %5d %10.1f %10.1f\n", rotor_dsa_step_name(r->step),
                r->seconds * 1e6, base->seconds / r->seconds, (double)(batch * chip->clusters) / r->seconds,
-               r->subgraphs, (long long)r->instances, order_name(r->order), r->tensors[ROTOR_GT_LB],
+               r->subgraphs, (long long)r->instances, rotor_gt_order_name(r->order), r->tensors[ROTOR_GT_LB],
                r->tensors[ROTOR_GT_GB], r->tensors[ROTOR_GT_DDR], r->ddr_bytes / 1e6, r->gb_bytes / 1e6);
     }
     const rotor_dsa_result *g = &p->dsa[ROTOR_DSA_GRAPHTURBO];

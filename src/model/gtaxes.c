@@ -261,7 +261,8 @@ bool rotor_gt_aligned_input(const rotor_graph *g, int op, int k) {
         if (vi->shape[a] != vo->shape[a]) return false;
     /* each half of each axis (the others whole) reads exactly that box: the
      * index map is the identity, with no window, offset, broadcast or
-     * reduction over the axis */
+     * reduction over the axis (a value of one element passes trivially:
+     * whatever reads it reads that element) */
     int64_t olo[GT_R], ohi[GT_R], lo[GT_R], hi[GT_R];
     for (int a = 0; a < vo->rank; a++) {
         if (vo->shape[a] < 2) continue;

@@ -14,8 +14,11 @@
  * full.  Decisions (docs/graphturbo.md): liveness is from the instance
  * after the producer to the last consumer, except that a block going to
  * the GB takes its room there while its producer writes it (an instance's
- * inputs are freed after it, not in place); model inputs and outputs live
- * in DDR; an instance that does not fit alone spills everything live. */
+ * inputs are freed after it, except the blocks it writes over element for
+ * element, reading them for the last time: donate); a block going to the
+ * GB that finds no room as it is written goes to DDR and counts as spilled;
+ * model inputs and outputs live in DDR; an instance that does not fit
+ * alone spills everything live. */
 #include "gtint.h"
 
 #include <math.h>
@@ -218,25 +221,45 @@ static void gb_shrink(block *bl, const int64_t *live, int64_t nlive, int64_t *gb
     }
 }
 
+/* The inputs of sub-graph k's last operator that an output may be written
+ * over (a bit per input, the first 64): read element for element as it
+ * writes (rotor_gt_aligned_input: a fused residual, an element-wise
+ * operator's input), the output of another sub-graph, and read by no other
+ * member of k (an instance larger than the LB runs in chunks that read
+ * their halos again; an earlier member would read rows already written
+ * over). */
+static uint64_t aligned_inputs(const rotor_graph *g, const rotor_gt_schedule *s, int k) {
+    const rotor_gt_subgraph *sg = &s->sg[k];
+    int op = g->values[sg->output].producer;
+    const rotor_op *o = &g->ops[op];
+    uint64_t bits = 0;
+    for (int j = 0; j < o->ninputs && j < 64; j++) {
+        int v = o->inputs[j], pr = g->values[v].producer;
+        if (pr < 0 || s->sg_of[pr] == k || s->sg[s->sg_of[pr]].output != v) continue;
+        bool alone = true;
+        for (int m = 0; m < sg->count && alone; m++) {
+            const rotor_op *om = &g->ops[s->members[sg->first + m]];
+            for (int q = 0; q < om->ninputs && alone && om != o; q++) alone = om->inputs[q] != v;
+        }
+        if (alone && rotor_gt_aligned_input(g, op, j)) bits |= (uint64_t)1 << j;
+    }
+    return bits;
+}
+
 /* Whether the instance at position i writes its output over blocks it
  * reads for the last time (§4.3's reuse in place; a decision, the paper is
- * silent): its sub-graph's last operator reads the value element for
- * element as it writes the output (rotor_gt_aligned_input: a fused
- * residual, an element-wise operator's input), and the value's blocks this
- * instance reads are all in the GB, read by no later instance, and
- * together exactly its output block's bytes (so they tile it).  Then the
- * output takes their room: they leave the live set and the GB's count. */
+ * silent): an input its sub-graph's last operator may be written over
+ * (aligned, of that sub-graph: aligned_inputs) whose blocks this instance
+ * reads are all in the GB, read by no later instance, and together exactly
+ * its output block's bytes (so they tile it).  Then the output takes their
+ * room: they leave the live set and the GB's count. */
 static bool donate(const rotor_graph *g, const rotor_gt_schedule *s, const gt_inst *in, block *bl, const int64_t *pos,
-                   int64_t i, int64_t *live, int64_t *nlive, int64_t *gb) {
+                   uint64_t aligned, int64_t i, int64_t *live, int64_t *nlive, int64_t *gb) {
     int64_t x = in->order[i];
-    int k = in->isg[x];
-    int op = g->values[s->sg[k].output].producer;
-    const rotor_op *o = &g->ops[op];
-    for (int j = 0; j < o->ninputs; j++) {
-        int v = o->inputs[j], pr = g->values[v].producer;
-        if (pr < 0 || s->sg_of[pr] == k || s->sg[s->sg_of[pr]].output != v || !rotor_gt_aligned_input(g, op, j))
-            continue;
-        int y = s->sg_of[pr];
+    const rotor_op *o = &g->ops[g->values[s->sg[in->isg[x]].output].producer];
+    for (int j = 0; j < o->ninputs && j < 64; j++) {
+        if (!(aligned >> j & 1)) continue;
+        int y = s->sg_of[g->values[o->inputs[j]].producer];
         int64_t got = 0;
         bool ok = true;
         for (int64_t e = in->pstart[x]; e < in->pstart[x + 1] && ok; e++) {
@@ -248,10 +271,9 @@ static bool donate(const rotor_graph *g, const rotor_gt_schedule *s, const gt_in
         if (!ok || got != bl[i].bytes) continue;
         int64_t kept = 0;
         for (int64_t l = 0; l < *nlive; l++) {
-            int64_t p = live[l], id = in->order[p];
-            bool gone = in->isg[id] == y && bl[p].end == i;
-            if (!gone) live[kept++] = p;
-            else *gb -= bl[p].bytes;
+            int64_t p = live[l];
+            if (in->isg[in->order[p]] == y && bl[p].end == i) *gb -= bl[p].bytes;
+            else live[kept++] = p;
         }
         *nlive = kept;
         return true;
@@ -268,10 +290,13 @@ static rotor_status spill(const rotor_graph *g, const rotor_gt_limits *lim, roto
     int64_t *live = malloc(sizeof(int64_t) * gt_len(n)), *reserved = calloc(gt_len(n), sizeof(int64_t));
     block *bl = malloc(sizeof(block) * gt_len(n));
     uint8_t *written = calloc(gt_len(n), 1); /* the block took its room while its instance ran */
+    uint64_t *aligned = malloc(sizeof(uint64_t) * gt_len(s->nsg)); /* per sub-graph: aligned_inputs */
+    uint8_t *probed = calloc(gt_len(s->nsg), 1);
     s->scope = malloc(sizeof(rotor_gt_scope) * gt_len(n));
-    if (!pos || !bl || !live || !reserved || !written || !s->scope ||
+    if (!pos || !bl || !live || !reserved || !written || !aligned || !probed || !s->scope ||
         ((s->mode == ROTOR_GT_GROUPED || lim->count_weights) && !reserve_weights(g, lim, s, in, reserved)))
-        return free(pos), free(bl), free(live), free(reserved), free(written), rotor_nomem(err);
+        return free(pos), free(bl), free(live), free(reserved), free(written), free(aligned), free(probed),
+               rotor_nomem(err);
     for (int64_t i = 0; i < n; i++) pos[in->order[i]] = i;
     for (int64_t i = 0; i < n; i++) {
         int64_t x = in->order[i], end = gt_last_read(in->sstart, in->slist, pos, x, i);
@@ -288,10 +313,8 @@ static rotor_status spill(const rotor_graph *g, const rotor_gt_limits *lim, roto
         int64_t cap = lim->gb_bytes - (lim->gb_capacity || lim->count_weights ? reserved[i] : 0);
         gb_shrink(bl, live, nlive, &gb, cap, s);
         if (i > 0 && bl[i - 1].end > i - 1 && !written[i - 1]) { /* the previous output becomes live */
-            block *b = &bl[i - 1];
-            if (b->where == ROTOR_GT_GB && gb + b->bytes > cap) b->where = ROTOR_GT_DDR;
+            block *b = &bl[i - 1]; /* in the LB or DDR: a block bound for the GB took its room as it was written */
             if (b->where == ROTOR_GT_LB) lb += b->bytes;
-            else if (b->where == ROTOR_GT_GB) gb += b->bytes;
             live[nlive++] = i - 1;
         }
         int64_t need = s->sg[in->isg[in->order[i]]].best.peak;
@@ -320,7 +343,9 @@ static rotor_status spill(const rotor_graph *g, const rotor_gt_limits *lim, roto
         block *own = &bl[i];
         bool to_gb = own->where == ROTOR_GT_GB || (own->where == ROTOR_GT_LB && own->bytes > lim->lb_bytes);
         if (own->end > i && to_gb) {
-            bool over = donate(g, s, in, bl, pos, i, live, &nlive, &gb);
+            int k = in->isg[in->order[i]];
+            if (!probed[k]) aligned[k] = aligned_inputs(g, s, k), probed[k] = 1;
+            bool over = aligned[k] && donate(g, s, in, bl, pos, aligned[k], i, live, &nlive, &gb);
             bool meant_lb = own->where == ROTOR_GT_LB;
             if (over || (s->mode == ROTOR_GT_GROUPED ? gb_room(bl, live, nlive, &gb, i, i, cap, s, in, pos)
                                                      : gb + own->bytes <= cap))
@@ -331,7 +356,7 @@ static rotor_status spill(const rotor_graph *g, const rotor_gt_limits *lim, roto
         if (gb + reserved[i] > s->gb_peak) s->gb_peak = gb + reserved[i];
     }
     for (int64_t i = 0; i < n; i++) s->scope[i] = bl[i].where;
-    free(pos), free(bl), free(live), free(reserved), free(written);
+    free(pos), free(bl), free(live), free(reserved), free(written), free(aligned), free(probed);
     return ROTOR_OK;
 }
 
@@ -365,6 +390,8 @@ rotor_status rotor_gt_bind_and_scope(const rotor_graph *g, const rotor_gt_limits
     if (st == ROTOR_OK) count_tensors(g, s);
     return st;
 }
+
+const char *rotor_gt_order_name(rotor_gt_order_kind k) { return k == ROTOR_GT_DFS ? "dfs" : "bfs"; }
 
 const char *rotor_gt_scope_name(rotor_gt_scope s) {
     static const char *const names[] = {"LB", "GB", "DDR"};

@@ -10,8 +10,6 @@
 
 #include <cjson/cJSON.h>
 
-static const char *order_name(rotor_gt_order_kind k) { return k == ROTOR_GT_DFS ? "dfs" : "bfs"; }
-
 /* A document's root: its format (version 1), the model and the chip; NULL
  * when out of memory. */
 static cJSON *json_root(const char *format, const char *model, const rotor_chip *chip) {
@@ -82,7 +80,7 @@ static cJSON *dsa_json(const rotor_pipeline *p, const rotor_chip *chip, const ch
         cJSON_AddNumberToObject(o, "throughput", (double)(batch * chip->clusters) / r->seconds);
         cJSON_AddNumberToObject(o, "subgraphs", r->subgraphs);
         cJSON_AddNumberToObject(o, "instances", (double)r->instances);
-        cJSON_AddStringToObject(o, "order", order_name(r->order));
+        cJSON_AddStringToObject(o, "order", rotor_gt_order_name(r->order));
         rotor_doc_dsa_tensors_json(o, "tensors", r->tensors);
         cJSON_AddNumberToObject(o, "ddr_bytes", r->ddr_bytes);
         cJSON_AddNumberToObject(o, "gb_bytes", r->gb_bytes);

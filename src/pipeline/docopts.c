@@ -387,8 +387,10 @@ static rotor_status doc_simulate(const rotor_pipeline *p, const rotor_chip *chip
  * one, T10's schedule with sub-graphs as instances on core groups, and
  * simulate's replayed. */
 static rotor_status doc_graphturbo(const doc_opts *o, unsigned cmd, char **out, rotor_error *err) {
-    if (o->compare)
+    if (o->compare) /* the CLI's lines (src/cli/compile.c, simulate.c) */
         return rotor_fail(err, ROTOR_ERR_INPUT, "--group graphturbo times GraphTurbo's schedules: it conflicts with --compare");
+    if (cmd == DOC_SIMULATE && o->solver)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "--group graphturbo replays GraphTurbo's schedules: it conflicts with --solver");
     rotor_pipeline_options po = {.simplify = true};
     rotor_chip chip;
     rotor_dsa_cluster cl;

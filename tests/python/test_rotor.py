@@ -87,13 +87,13 @@ class Documents(unittest.TestCase):
         self.assertNotIn("loops", got)
 
     def test_graphturbo_simulate_equals_cli_byte_for_byte(self):
-        _, text = cli("simulate", "resnet-18", "--batch", "8", "--chip", "stcp920", "--group", "graphturbo")
-        got = rotor.document("simulate", model="resnet-18", batch=8, chip="stcp920", group="graphturbo")
+        _, text = cli("simulate", "mobilenet-v2", "--batch", "32", "--chip", "stcp920", "--group", "graphturbo")
+        got = rotor.document("simulate", model="mobilenet-v2", batch=32, chip="stcp920", group="graphturbo")
         self.assertEqual(got + "\n", text)
         d = json.loads(got)
         self.assertEqual(d["format"], "rotor-graphturbo-sim")
-        # the gb and lb steps replayed in the 2 passes of 4 compile chose (docs/simulator.md)
-        self.assertEqual([x["passes"] for x in d["loops"]], [1, 2, 2, 1, 1])
+        # the gb and lb steps replayed in the 16 passes of 2 compile chose (docs/simulator.md, "Agreement")
+        self.assertEqual([x["passes"] for x in d["loops"]], [1, 16, 16, 1, 1])
 
     def test_graphturbo_without_a_global_buffer_equals_cli(self):
         # ipu-mk2: T10's schedule with sub-graphs as instances on core groups, compiled and replayed
@@ -171,6 +171,8 @@ class Errors(unittest.TestCase):
             rotor.simulate("resnet-18", no_loops=True)
         with self.assertRaisesRegex(rotor.RotorError, r"it conflicts with --compare$"):
             rotor.compile("resnet-18", group="graphturbo", compare=True)
+        with self.assertRaisesRegex(rotor.RotorError, r"^--group graphturbo replays GraphTurbo's schedules: it conflicts with --solver$"):
+            rotor.simulate("resnet-18", group="graphturbo", solver="fast")
         with self.assertRaisesRegex(rotor.RotorError, r"^options: unknown option 'group' for schedule"):
             rotor.schedule("llama2-13b", group="graphturbo")
 

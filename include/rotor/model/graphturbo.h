@@ -148,6 +148,7 @@ typedef enum rotor_gt_scope { ROTOR_GT_LB = 0, ROTOR_GT_GB, ROTOR_GT_DDR } rotor
 const char *rotor_gt_scope_name(rotor_gt_scope s); /* "LB", "GB", "DDR" */
 
 typedef enum rotor_gt_order_kind { ROTOR_GT_BFS = 0, ROTOR_GT_DFS } rotor_gt_order_kind;
+const char *rotor_gt_order_name(rotor_gt_order_kind k); /* "bfs", "dfs" */
 
 typedef struct rotor_gt_subgraph {
     int first, count;        /* its operators: members[first .. first + count), ascending */
@@ -201,9 +202,12 @@ typedef struct rotor_gt_schedule {
                               * outputs in DDR, a sub-graph's intermediates in the LB, its
                               * output where its instances' outputs went (the lowest level) */
     int64_t spilled[2];      /* bytes of instance outputs spilled to the GB, to DDR (§4.3) */
-    /* The most the GB holds at any point of the order (grouped schedules):
-     * the output blocks waiting there and the resident weights of every
-     * sub-graph whose instances span that point; never above gb_bytes. */
+    /* The most the GB holds at any point of the order: the output blocks
+     * waiting there, the block the running instance writes there, and the
+     * resident weights of every sub-graph whose instances span that point
+     * (grouped schedules; the per-operator ones with count_weights).  Never
+     * above gb_bytes with gb_capacity (or count_weights); the half-GB rules
+     * alone do not count the weights against the blocks, and may exceed it. */
     int64_t gb_peak;
     int capacity_rounds;     /* builds until no weights' residency was revoked (rotor_gt_schedule_build) */
 } rotor_gt_schedule;
