@@ -151,8 +151,8 @@ static int64_t ddr_traffic(const block *bl, const gt_inst *in, const int64_t *po
  * (ddr_traffic) is no more than it would move for w's.  false: no room, w's
  * block goes to DDR (blocks already moved stay there: no more traffic). */
 static bool gb_room(block *bl, const int64_t *live, int64_t nlive, int64_t *gb, int64_t w, int64_t i, int64_t cap,
-                    rotor_gt_schedule *s, const gt_inst *in, const int64_t *pos) {
-    int64_t moved = 0, budget = ddr_traffic(bl, in, pos, w, i);
+                    rotor_gt_schedule *s, const gt_inst *in, const int64_t *pos, int64_t *moved_to) {
+    int64_t moved = 0, budget = ddr_traffic(bl, in, pos, w, i), nmoved = 0;
     while (*gb + bl[w].bytes > cap) {
         int64_t v = -1, vt = 0;
         for (int64_t j = 0; j < nlive; j++) {
@@ -161,10 +161,17 @@ static bool gb_room(block *bl, const int64_t *live, int64_t nlive, int64_t *gb, 
             int64_t t = ddr_traffic(bl, in, pos, live[j], i);
             if (moved + t <= budget) v = live[j], vt = t;
         }
-        if (v < 0) return false;
+        if (v < 0) { /* no room after all: the blocks moved on come back (DDR would move them for nothing) */
+            for (int64_t k = 0; k < nmoved; k++) {
+                block *b = &bl[moved_to[k]];
+                b->where = ROTOR_GT_GB, *gb += b->bytes, s->spilled[1] -= b->bytes;
+            }
+            return false;
+        }
         moved += vt;
         bl[v].where = ROTOR_GT_DDR, *gb -= bl[v].bytes;
         s->spilled[1] += bl[v].bytes; /* on from the GB: counted in both */
+        moved_to[nmoved++] = v;
     }
     return true;
 }
@@ -292,11 +299,12 @@ static rotor_status spill(const rotor_graph *g, const rotor_gt_limits *lim, roto
     uint8_t *written = calloc(gt_len(n), 1); /* the block took its room while its instance ran */
     uint64_t *aligned = malloc(sizeof(uint64_t) * gt_len(s->nsg)); /* per sub-graph: aligned_inputs */
     uint8_t *probed = calloc(gt_len(s->nsg), 1);
+    int64_t *scratch = malloc(sizeof(int64_t) * gt_len(n)); /* gb_room's blocks moved on, to take back */
     s->scope = malloc(sizeof(rotor_gt_scope) * gt_len(n));
-    if (!pos || !bl || !live || !reserved || !written || !aligned || !probed || !s->scope ||
+    if (!pos || !bl || !live || !reserved || !written || !aligned || !probed || !scratch || !s->scope ||
         ((s->mode == ROTOR_GT_GROUPED || lim->count_weights) && !reserve_weights(g, lim, s, in, reserved)))
         return free(pos), free(bl), free(live), free(reserved), free(written), free(aligned), free(probed),
-               rotor_nomem(err);
+               free(scratch), rotor_nomem(err);
     for (int64_t i = 0; i < n; i++) pos[in->order[i]] = i;
     for (int64_t i = 0; i < n; i++) {
         int64_t x = in->order[i], end = gt_last_read(in->sstart, in->slist, pos, x, i);
@@ -326,7 +334,7 @@ static rotor_status spill(const rotor_graph *g, const rotor_gt_limits *lim, roto
             }
             if (w < 0) break;
             lb -= bl[w].bytes;
-            if (s->mode == ROTOR_GT_GROUPED ? gb_room(bl, live, nlive, &gb, w, i, cap, s, in, pos)
+            if (s->mode == ROTOR_GT_GROUPED ? gb_room(bl, live, nlive, &gb, w, i, cap, s, in, pos, scratch)
                                             : gb + bl[w].bytes <= cap)
                 bl[w].where = ROTOR_GT_GB, gb += bl[w].bytes, s->spilled[0] += bl[w].bytes;
             else bl[w].where = ROTOR_GT_DDR, s->spilled[1] += bl[w].bytes;
@@ -347,7 +355,7 @@ static rotor_status spill(const rotor_graph *g, const rotor_gt_limits *lim, roto
             if (!probed[k]) aligned[k] = aligned_inputs(g, s, k), probed[k] = 1;
             bool over = aligned[k] && donate(g, s, in, bl, pos, aligned[k], i, live, &nlive, &gb);
             bool meant_lb = own->where == ROTOR_GT_LB;
-            if (over || (s->mode == ROTOR_GT_GROUPED ? gb_room(bl, live, nlive, &gb, i, i, cap, s, in, pos)
+            if (over || (s->mode == ROTOR_GT_GROUPED ? gb_room(bl, live, nlive, &gb, i, i, cap, s, in, pos, scratch)
                                                      : gb + own->bytes <= cap))
                 own->where = ROTOR_GT_GB, gb += own->bytes, s->spilled[0] += meant_lb ? own->bytes : 0;
             else own->where = ROTOR_GT_DDR, s->spilled[1] += own->bytes;
@@ -356,7 +364,7 @@ static rotor_status spill(const rotor_graph *g, const rotor_gt_limits *lim, roto
         if (gb + reserved[i] > s->gb_peak) s->gb_peak = gb + reserved[i];
     }
     for (int64_t i = 0; i < n; i++) s->scope[i] = bl[i].where;
-    free(pos), free(bl), free(live), free(reserved), free(written), free(aligned), free(probed);
+    free(pos), free(bl), free(live), free(reserved), free(written), free(aligned), free(probed), free(scratch);
     return ROTOR_OK;
 }
 
