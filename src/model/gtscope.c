@@ -149,7 +149,8 @@ static int64_t ddr_traffic(const block *bl, const gt_inst *in, const int64_t *po
  * first, the GB's as the LB's; a decision, the paper says only "first GB
  * and next DDR"), as long as what DDR then moves for the blocks moved on
  * (ddr_traffic) is no more than it would move for w's.  false: no room, w's
- * block goes to DDR (blocks already moved stay there: no more traffic). */
+ * block goes to DDR, and the blocks moved on come back to the GB (moving
+ * them would buy nothing); moved_to is room for the blocks live. */
 static bool gb_room(block *bl, const int64_t *live, int64_t nlive, int64_t *gb, int64_t w, int64_t i, int64_t cap,
                     rotor_gt_schedule *s, const gt_inst *in, const int64_t *pos, int64_t *moved_to) {
     int64_t moved = 0, budget = ddr_traffic(bl, in, pos, w, i), nmoved = 0;
@@ -228,8 +229,9 @@ static void gb_shrink(block *bl, const int64_t *live, int64_t nlive, int64_t *gb
     }
 }
 
-/* The inputs of sub-graph k's last operator that an output may be written
- * over (a bit per input, the first 64): read element for element as it
+/* The inputs of the operator that writes sub-graph k's output that the
+ * output may be written over (a bit per input, the first 64): read element
+ * for element as it
  * writes (rotor_gt_aligned_input: a fused residual, an element-wise
  * operator's input), the output of another sub-graph, and read by no other
  * member of k (an instance larger than the LB runs in chunks that read

@@ -206,7 +206,9 @@ typedef struct rotor_gt_schedule {
      * waiting there, the block the running instance writes there, and the
      * resident weights of every sub-graph whose instances span that point
      * (grouped schedules; the per-operator ones with count_weights).  Never
-     * above gb_bytes with gb_capacity (or count_weights); the half-GB rules
+     * above gb_bytes with gb_capacity, which revokes weights that find no
+     * room, nor with count_weights, whose one kernel at a time keeps its
+     * weights resident only when they fit half the GB; the half-GB rules
      * alone do not count the weights against the blocks, and may exceed it. */
     int64_t gb_peak;
     int capacity_rounds;     /* builds until no weights' residency was revoked (rotor_gt_schedule_build) */
