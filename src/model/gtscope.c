@@ -345,9 +345,10 @@ static rotor_status spill(const rotor_graph *g, const rotor_gt_limits *lim, roto
          * or a block larger than every LB together, which the LB can never
          * hold), is written there while the instance runs, beside the inputs
          * it reads, which are freed only after it: it takes its room now,
-         * not after the instance.  (Until 2026-12-01 it did, and the GB held
-         * up to 1.9x its bytes while a producer ran: BERT-128's attention
-         * scores, ResNet-50's and DenseNet-121's per-operator kernels.)
+         * not after the instance.  (Until 2026-12-01 it took it only after,
+         * and the GB held up to 1.9x its bytes while a producer ran:
+         * BERT-128's attention scores, ResNet-50's and DenseNet-121's
+         * per-operator kernels.)
          * Over a block it reads element for element for the last time, it
          * takes that block's room instead (donate). */
         block *own = &bl[i];
