@@ -182,11 +182,19 @@ static bool gb_room(block *bl, const int64_t *live, int64_t nlive, int64_t *gb, 
  * instance in the order to its last, across every instance interleaved
  * with them (Algorithm 3 goes deep: a block's sub-graphs interleave image
  * by image).  reserved[i]: the resident weights at position i.  Under
- * lim->gb_capacity, walking the sub-graphs by their first instance, one
- * whose weights would not fit beside those already reserved over its span
- * streams them from DDR instead (w_resident false, w_revoked; a decision,
- * the paper says only that weights are prefetched DDR -> GB -> LB, §4.4);
- * without it every resident weight is counted (gb_peak measures what the
+ * lim->gb_capacity, a sub-graph whose weights would not fit beside those
+ * already reserved over its span streams them from DDR instead
+ * (w_resident false, w_revoked; a decision, the paper says only that
+ * weights are prefetched DDR -> GB -> LB, §4.4).  Which stay is a knapsack
+ * over the order's spans, taken greedily by what residency saves a byte of
+ * the GB: streamed, a sub-graph's weights cross DDR once a load of each
+ * instance (instances x w_loads), resident once, so the sub-graphs loaded
+ * most often are reserved first (ties: the earlier in the order).  Until
+ * 2026-12-01 they were reserved in the order's order, and ResNet-50 at 16
+ * images streamed stage 2's later blocks, split 8 to 28 ways, while stage
+ * 3's whole convolutions kept theirs: 191 MB of weights from DDR (157 MB
+ * now, 51 MB once; docs/graphturbo.md, "Which weights stay").  Without
+ * gb_capacity every resident weight is counted (gb_peak measures what the
  * half-GB rules let the GB hold). */
 static bool reserve_weights(const rotor_graph *g, const rotor_gt_limits *lim, rotor_gt_schedule *s,
                             const gt_inst *in, int64_t *reserved) {
@@ -198,10 +206,24 @@ static bool reserve_weights(const rotor_graph *g, const rotor_gt_limits *lim, ro
         if (first[k] < 0) first[k] = i;
         last[k] = i, reserved[i] = 0;
     }
+    /* the resident candidates by first instance, then by loads, most first
+     * (an insertion sort: stable, so ties keep the order's order) */
+    int *by = malloc(sizeof(int) * gt_len(s->nsg)), nby = 0;
+    if (!by) return free(first), free(last), false;
     for (int64_t i = 0; i < n; i++) {
         int k = in->isg[in->order[i]];
+        if (first[k] == i && s->sg[k].best.w_resident) by[nby++] = k;
+    }
+    for (int a = 1; a < nby; a++) {
+        int k = by[a], j = a;
+        double loads = (double)s->sg[k].best.instances * s->sg[k].best.w_loads;
+        while (j > 0 && (double)s->sg[by[j - 1]].best.instances * s->sg[by[j - 1]].best.w_loads < loads)
+            by[j] = by[j - 1], j--;
+        by[j] = k;
+    }
+    for (int q = 0; q < nby; q++) {
+        int k = by[q];
         rotor_gt_split *b = &s->sg[k].best;
-        if (first[k] != i || !b->w_resident) continue;
         double mm, vec, w;
         rotor_gt_ops_work(g, s->members + s->sg[k].first, s->sg[k].count, &mm, &vec, &w);
         int64_t wb = (int64_t)ceil(w), most = 0;
@@ -212,7 +234,7 @@ static bool reserve_weights(const rotor_graph *g, const rotor_gt_limits *lim, ro
         }
         for (int64_t j = first[k]; j <= last[k]; j++) reserved[j] += wb;
     }
-    free(first), free(last);
+    free(by), free(first), free(last);
     return true;
 }
 
