@@ -189,11 +189,12 @@ static bool gb_room(block *bl, const int64_t *live, int64_t nlive, int64_t *gb, 
  * over the order's spans, taken greedily by what residency saves a byte of
  * the GB: streamed, a sub-graph's weights cross DDR once a load of each
  * instance (instances x w_loads), resident once, so the sub-graphs loaded
- * most often are reserved first (ties: the earlier in the order).  Until
- * 2026-12-01 they were reserved in the order's order, and ResNet-50 at 16
- * images streamed stage 2's later blocks, split 8 to 28 ways, while stage
- * 3's whole convolutions kept theirs: 191 MB of weights from DDR (157 MB
- * now, 51 MB once; docs/graphturbo.md, "Which weights stay").  Without
+ * most often are reserved first (ties: the earlier in the order).  Earlier
+ * on 2026-12-01 they were reserved in the order's order, and ResNet-50 at
+ * 16 images streamed all of stage 2's later blocks (8 to 28 instances a
+ * sub-graph) while stage 3's 1x1 convolutions (8 to 14) kept theirs: 191 MB
+ * of weights from DDR (157 MB now, 51 MB once; docs/graphturbo.md, "Which
+ * weights stay").  Without
  * gb_capacity every resident weight is counted (gb_peak measures what the
  * half-GB rules let the GB hold). */
 static bool reserve_weights(const rotor_graph *g, const rotor_gt_limits *lim, rotor_gt_schedule *s,
@@ -206,8 +207,9 @@ static bool reserve_weights(const rotor_graph *g, const rotor_gt_limits *lim, ro
         if (first[k] < 0) first[k] = i;
         last[k] = i, reserved[i] = 0;
     }
-    /* the resident candidates by first instance, then by loads, most first
-     * (an insertion sort: stable, so ties keep the order's order) */
+    /* the resident candidates, collected by first instance, then sorted by
+     * loads, most first (an insertion sort: stable, so ties keep the
+     * order's order) */
     int *by = malloc(sizeof(int) * gt_len(s->nsg)), nby = 0;
     if (!by) return free(first), free(last), false;
     for (int64_t i = 0; i < n; i++) {
