@@ -354,11 +354,6 @@ int cmd_compile(int argc, char **argv) {
                                a.baseline ? "--baseline" : a.compare ? "--compare" : a.pl.pipeline ? "--pipeline"
                                : a.graphturbo ? "--group graphturbo" : a.outfile ? "-o" : NULL);
     }
-    if (a.graphturbo) { /* GraphTurbo plans the simplified graph (§2.2), no T10 program */
-        po.t10 = po.program = false;
-        po.graphturbo = po.simplify = true;
-        po.dsa_loops = !a.no_loops; /* §5.1's passes; a chip without a GB drops it below */
-    }
     po.compile.solver = a.solver;
     po.compile.pipeline = a.pl.pipeline;
     po.compile.objective = a.pl.objective;
@@ -373,10 +368,7 @@ int cmd_compile(int argc, char **argv) {
     /* On an ICCA chip (no GB) GraphTurbo's instances run on core groups
      * after T10's schedule (compile/gticca.h), not on DSA clusters */
     bool icca = a.graphturbo && !rotor_chip_has_gb(&chip);
-    if (icca) {
-        po.graphturbo = po.dsa_loops = false;
-        po.t10 = po.compile.graphturbo = true;
-    }
+    if (a.graphturbo) rotor_pipeline_graphturbo_options(&po, &chip, false, a.no_loops);
     if (!a.vgm_only && !a.graphturbo) cli_solver_hint(cmd, &chip, a.solver, a.sa.quiet);
     bool sweep = a.nb > 1;
     if (sweep && a.compare)

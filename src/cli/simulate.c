@@ -613,7 +613,6 @@ static void gticcasim_table(const simulate_args *a, const rotor_chip *chip, int6
  * priced), its program kept, then the plan replayed. */
 static int cmd_gticcasim(const simulate_args *a, const rotor_chip *chip, rotor_pipeline_options *po) {
     const char *cmd = "simulate";
-    po->t10 = po->program = po->compile.graphturbo = true;
     cli_progress bar;
     cli_progress_begin(&bar, cmd, "compiling: operator shapes searched", a->sa.quiet);
     po->compile.progress = cli_progress_step;
@@ -643,16 +642,15 @@ static int cmd_gtsim(const simulate_args *a) {
     rotor_pipeline_options po = {.zoo = {.batch = 1}};
     po.zoo.phase = ROTOR_PHASE_PREFILL;
     if (cli_shared_model(cmd, a->input, &a->sa, false, &po)) return EXIT_BADINPUT;
-    po.simplify = true; /* GraphTurbo plans the simplified graph (§2.2), as rotor compile --group graphturbo */
     rotor_error err = {{0}};
     rotor_chip chip;
     rotor_dsa_cluster cl;
     rotor_status st = cli_chip(a->sa.chip, a->sa.sets, a->sa.nsets, &chip, &err);
+    /* as rotor compile --group graphturbo: the loops as it chooses them (they need the steps timed) */
+    if (!st) rotor_pipeline_graphturbo_options(&po, &chip, true, a->no_loops);
     if (!st && !rotor_chip_has_gb(&chip)) return cmd_gticcasim(a, &chip, &po); /* an ICCA chip: core groups */
-    if (!st) st = rotor_dsa_cluster_of(&chip, &cl, &err); /* a chip without a GB, in one line, before the work */
+    if (!st) st = rotor_dsa_cluster_of(&chip, &cl, &err); /* a chip with a GB but no DDR, in one line, before the work */
     if (st) return cli_fail(cmd, st, &err);
-    /* the loops as rotor compile chooses them (they need the steps timed); --no-loops: neither */
-    po.graphturbo = po.dsa_loops = !a->no_loops;
     char what[96];
     snprintf(what, sizeof what, "batch %lld: numbers of passes scheduled", (long long)po.zoo.batch);
     cli_progress prog;

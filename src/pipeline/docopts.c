@@ -391,7 +391,7 @@ static rotor_status doc_graphturbo(const doc_opts *o, unsigned cmd, char **out, 
         return rotor_fail(err, ROTOR_ERR_INPUT, "--group graphturbo times GraphTurbo's schedules: it conflicts with --compare");
     if (cmd == DOC_SIMULATE && o->solver)
         return rotor_fail(err, ROTOR_ERR_INPUT, "--group graphturbo replays GraphTurbo's schedules: it conflicts with --solver");
-    rotor_pipeline_options po = {.simplify = true};
+    rotor_pipeline_options po = {0};
     rotor_chip chip;
     rotor_dsa_cluster cl;
     rotor_status st = model_options(o, ROTOR_PHASE_PREFILL, &po, err);
@@ -399,13 +399,7 @@ static rotor_status doc_graphturbo(const doc_opts *o, unsigned cmd, char **out, 
     bool gb = !st && rotor_chip_has_gb(&chip);
     if (gb) st = rotor_dsa_cluster_of(&chip, &cl, err); /* a GB without off-chip memory, in one line, before the work */
     if (st) return st;
-    if (gb) { /* simulate times the steps itself, so without the loops it needs none timed */
-        po.graphturbo = cmd == DOC_COMPILE || !o->no_loops;
-        po.dsa_loops = !o->no_loops;
-    } else { /* no_loops has nothing to drop: the loops are a GB's */
-        po.t10 = po.compile.graphturbo = true;
-        po.program = cmd == DOC_SIMULATE;
-    }
+    rotor_pipeline_graphturbo_options(&po, &chip, cmd == DOC_SIMULATE, o->no_loops);
     rotor_pipeline p;
     st = rotor_pipeline_run(&po, &chip, &p, err);
     if (!st && cmd == DOC_COMPILE) {

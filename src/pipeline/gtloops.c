@@ -161,3 +161,17 @@ rotor_status rotor_pipeline_dsa_replay(const rotor_pipeline_options *opt, const 
     if (*looped) st = rotor_pipeline_dsa_loops_replay(opt, chip, p, r, lr, err);
     return st;
 }
+
+void rotor_pipeline_graphturbo_options(rotor_pipeline_options *po, const rotor_chip *chip, bool simulate,
+                                       bool no_loops) {
+    po->simplify = true;
+    if (rotor_chip_has_gb(chip)) {
+        po->t10 = po->program = po->compile.graphturbo = false;
+        po->graphturbo = !simulate || !no_loops;
+        po->dsa_loops = !no_loops;
+    } else {
+        po->graphturbo = po->dsa_loops = false;
+        po->t10 = po->compile.graphturbo = true;
+        po->program = simulate;
+    }
+}

@@ -75,7 +75,8 @@ const rotor_gtrepro_entry *rotor_gtrepro_find(const char *name) {
  * seconds. */
 static rotor_status run_pipeline(const char *model, int64_t seq, int64_t batch, const rotor_chip *chip,
                                  rotor_pipeline *p, double *wall, rotor_error *err) {
-    rotor_pipeline_options po = {.model = model, .simplify = true, .graphturbo = true, .dsa_loops = true};
+    rotor_pipeline_options po = {.model = model};
+    rotor_pipeline_graphturbo_options(&po, chip, false, false);
     po.zoo.batch = batch;
     po.zoo.seq = seq;
     po.zoo.phase = ROTOR_PHASE_PREFILL; /* as rotor compile's */

@@ -143,6 +143,15 @@ rotor_status rotor_pipeline_dsa_loops_replay(const rotor_pipeline_options *opt, 
                                              const rotor_pipeline *p, const rotor_gtreplay_result *one,
                                              rotor_gtreplay_result out[ROTOR_DSA_STEPS], rotor_error *err);
 
+/* The stages `rotor compile|simulate --group graphturbo` run on chip, set
+ * in po (the one rule the CLI and rotor_doc share): the simplified graph
+ * (§2.2); with a global buffer, the five DSA steps and §5.1's loops unless
+ * no_loops, no T10 (simulate times the steps itself, so without the loops
+ * it asks none); without one, T10's schedule with sub-graphs as instances
+ * on core groups (compile/gticca.h), its program for simulate, no loops. */
+void rotor_pipeline_graphturbo_options(rotor_pipeline_options *po, const rotor_chip *chip, bool simulate,
+                                       bool no_loops);
+
 /* `rotor simulate --group graphturbo` on a chip with a global buffer: each
  * step of p (a run of opt: its graph, simplified; the steps themselves are
  * scheduled again here, so opt may leave graphturbo off) replayed on chip's
