@@ -545,6 +545,39 @@ Test(graphturbo, resnet50_at_16_images_keeps_its_blocks_per_image) {
     rotor_pipeline_free(&p);
 }
 
+/* ResNet-50 at 4 images a cluster (one of the four passes `rotor compile
+ * --batch 16` tries): the two orders' live outputs peak alike, 11.2 MB (the
+ * same instance beside the same waiting blocks), and the order kept is the
+ * one whose scope pass spills fewer bytes to DDR: depth first, which frees
+ * s0.b2's last output block by block as s1.b0's first convolution and its
+ * downsample read it, spills none (2 values in DDR, the model's input and
+ * output).  The peak alone kept breadth first: s0.b2.conv3's output, and
+ * s1.b0's conv1 and conv3, partly in DDR (5 values), 2,300.145 us where
+ * depth first takes 2,205.499 (docs/graphturbo.md, "Instances and their
+ * order"). */
+Test(graphturbo, resnet50_at_4_images_keeps_the_order_that_spills_less) {
+    rotor_chip chip;
+    rotor_error err;
+    rotor_pipeline p;
+    rotor_dsa_cluster c;
+    cr_assert_eq(rotor_chip_preset("stcp920", &chip, &err), ROTOR_OK);
+    rotor_pipeline_options o = {.model = "resnet-50", .simplify = true, .zoo = {.batch = 4}};
+    cr_assert_eq(rotor_pipeline_run(&o, &chip, &p, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_dsa_cluster_of(&chip, &c, &err), ROTOR_OK, "%s", err.msg);
+    rotor_gt_schedule s;
+    cr_assert_eq(rotor_dsa_schedule(&p.graph, &c, ROTOR_DSA_GRAPHTURBO, &s, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(s.live_peak[0], 11239424);
+    cr_assert_eq(s.live_peak[1], 11239424, "a tie");
+    cr_assert_eq(s.kind, ROTOR_GT_DFS);
+    cr_assert_eq(s.spilled[1], 0);
+    cr_assert_eq(s.tensors[ROTOR_GT_DDR], 2);
+    rotor_gt_schedule_free(&s);
+    rotor_dsa_result r;
+    cr_assert_eq(rotor_dsa_run(&p.graph, &c, ROTOR_DSA_GRAPHTURBO, &r, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_float_eq(r.seconds * 1e6, 2205.499, 5e-4, "%.4f", r.seconds * 1e6);
+    rotor_pipeline_free(&p);
+}
+
 /* x -> c1 -> v[0] -> c2 -> v[1] ... -> cn -> v[n-1], and v[0] + v[n-1] at
  * the end: n 1x1 convolutions on [1, 4, 16, 16] f32, 4,096 B a value (the
  * two tests below). */

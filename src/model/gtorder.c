@@ -8,9 +8,10 @@
  * "black edges" of Fig. 6, found by carrying its output range back through
  * its operators (gtsplit.c).  Two orders are built, breadth first (every
  * instance of a sub-graph before the next) and Algorithm 3's depth-first
- * one, and the one whose live outputs peak lower is kept (§3.3: "the better
- * one with respect to memory utilization"; a tie keeps breadth first).
- * Decisions are in docs/graphturbo.md. */
+ * one; both go through Algorithm 4 and §4.3's scopes, and the one whose
+ * instance outputs spill fewer bytes to DDR is kept, then the one whose
+ * live outputs peak lower, then breadth first (§3.3: "the better one with
+ * respect to memory utilization"; dfs_better).  Decisions are in docs/graphturbo.md. */
 #include "gtint.h"
 
 #include <stdlib.h>
@@ -227,25 +228,77 @@ static int64_t live_peak(const ordctx *c, const int64_t *order, int64_t *pos, in
 }
 
 
+/* What an order's scope pass leaves, to compare two orders by. */
+typedef struct scoped {
+    rotor_gt_subgraph *sg;   /* the sub-graphs as the pass left them (bindings, scopes, revocations) */
+    rotor_gt_scope *scope;
+    int tensors[3];
+    int64_t spilled[2], gb_peak;
+} scoped;
+
+/* Algorithm 4 and §4.3 on one order, from the sub-graphs as grouped (sg0):
+ * the pass writes bindings, scopes and revocations into them. */
+static rotor_status scope_order(ordctx *c, const rotor_gt_subgraph *sg0, const int64_t *order, rotor_error *err) {
+    rotor_gt_schedule *s = c->s;
+    memcpy(s->sg, sg0, sizeof *s->sg * gt_len(s->nsg));
+    free(s->scope), s->scope = NULL;
+    s->spilled[0] = s->spilled[1] = 0, s->gb_peak = 0;
+    for (int64_t i = 0; i < c->n; i++) /* count_tensors reads it */
+        s->order[i] = (rotor_gt_instance){c->isg[order[i]], order[i] - c->base[c->isg[order[i]]]};
+    gt_inst in = {.n = c->n, .base = c->base, .isg = c->isg, .pstart = c->pstart, .plist = c->plist,
+                  .sstart = c->sstart, .slist = c->slist, .order = order};
+    return rotor_gt_bind_and_scope(c->g, c->lim, s, &in, err);
+}
+
+/* The order "better with respect to memory utilization" (§3.3): decision,
+ * the one whose scope pass sends fewer bytes of instance outputs to DDR
+ * (§4.3's spills, what the hierarchy could not hold), then the lower peak
+ * of live outputs, then breadth first.  Until 2026-12-01 the peak alone
+ * decided, and ResNet-50 at 4 images a cluster, whose orders tie at 11.2
+ * MB (the same instance's footprint beside the same waiting blocks), kept
+ * breadth first: 3 values partly in DDR (3.1 MB spilled) where depth
+ * first, which frees stage 0's last output block by block as stage 1's
+ * first convolution and its downsample read it, spills none; ResNet-18 at
+ * 8 likewise (4.8 MB, 1,538.669 us against 1,286.682). */
+static bool dfs_better(const scoped *bfs, const rotor_gt_schedule *dfs) {
+    if (dfs->spilled[1] != bfs->spilled[1]) return dfs->spilled[1] < bfs->spilled[1];
+    return dfs->live_peak[1] < dfs->live_peak[0];
+}
+
 static rotor_status order_and_scope(ordctx *c, rotor_error *err) {
     int64_t n = c->n;
+    rotor_gt_schedule *s = c->s;
     int64_t *bfs = malloc(sizeof(int64_t) * gt_len(n)), *dfs = malloc(sizeof(int64_t) * gt_len(n));
     int64_t *pos = malloc(sizeof(int64_t) * gt_len(n)), *diff = malloc(sizeof(int64_t) * (size_t)(n + 1));
-    if (!bfs || !dfs || !pos || !diff) return free(bfs), free(dfs), free(pos), free(diff), rotor_nomem(err);
+    rotor_gt_subgraph *sg0 = malloc(sizeof *sg0 * gt_len(s->nsg));
+    scoped b = {.sg = malloc(sizeof *sg0 * gt_len(s->nsg))};
+    s->order = malloc(sizeof *s->order * gt_len(n));
+    if (!bfs || !dfs || !pos || !diff || !sg0 || !b.sg || !s->order)
+        return free(bfs), free(dfs), free(pos), free(diff), free(sg0), free(b.sg), rotor_nomem(err);
+    memcpy(sg0, s->sg, sizeof *sg0 * gt_len(s->nsg));
     for (int64_t i = 0; i < n; i++) bfs[i] = i;
     bool dfs_ok = dfs_order(c, dfs);
-    c->s->live_peak[0] = live_peak(c, bfs, pos, diff);
-    c->s->live_peak[1] = dfs_ok ? live_peak(c, dfs, pos, diff) : INT64_MAX;
-    c->s->kind = c->s->live_peak[1] < c->s->live_peak[0] ? ROTOR_GT_DFS : ROTOR_GT_BFS;
-    const int64_t *order = c->s->kind == ROTOR_GT_DFS ? dfs : bfs;
-    c->s->order = malloc(sizeof *c->s->order * gt_len(n));
-    rotor_status st = c->s->order ? ROTOR_OK : rotor_nomem(err);
-    for (int64_t i = 0; st == ROTOR_OK && i < n; i++)
-        c->s->order[i] = (rotor_gt_instance){c->isg[order[i]], order[i] - c->base[c->isg[order[i]]]};
-    gt_inst in = {.n = n, .base = c->base, .isg = c->isg, .pstart = c->pstart, .plist = c->plist,
-                  .sstart = c->sstart, .slist = c->slist, .order = order};
-    if (st == ROTOR_OK) st = rotor_gt_bind_and_scope(c->g, c->lim, c->s, &in, err);
-    free(bfs), free(dfs), free(pos), free(diff);
+    s->live_peak[0] = live_peak(c, bfs, pos, diff);
+    s->live_peak[1] = dfs_ok ? live_peak(c, dfs, pos, diff) : INT64_MAX;
+    s->kind = ROTOR_GT_BFS;
+    rotor_status st = scope_order(c, sg0, bfs, err);
+    if (st == ROTOR_OK && dfs_ok) { /* keep breadth first's pass aside, run depth first's */
+        memcpy(b.sg, s->sg, sizeof *sg0 * gt_len(s->nsg));
+        b.scope = s->scope, s->scope = NULL;
+        memcpy(b.tensors, s->tensors, sizeof b.tensors);
+        memcpy(b.spilled, s->spilled, sizeof b.spilled), b.gb_peak = s->gb_peak;
+        st = scope_order(c, sg0, dfs, err);
+        if (st == ROTOR_OK && dfs_better(&b, s)) s->kind = ROTOR_GT_DFS;
+        else if (st == ROTOR_OK) { /* breadth first's pass back */
+            memcpy(s->sg, b.sg, sizeof *sg0 * gt_len(s->nsg));
+            free(s->scope), s->scope = b.scope, b.scope = NULL;
+            memcpy(s->tensors, b.tensors, sizeof b.tensors);
+            memcpy(s->spilled, b.spilled, sizeof b.spilled), s->gb_peak = b.gb_peak;
+        }
+    }
+    for (int64_t i = 0; st == ROTOR_OK && s->kind == ROTOR_GT_BFS && i < n; i++) /* the order kept */
+        s->order[i] = (rotor_gt_instance){c->isg[i], i - c->base[c->isg[i]]};
+    free(bfs), free(dfs), free(pos), free(diff), free(sg0), free(b.sg), free(b.scope);
     return st;
 }
 
