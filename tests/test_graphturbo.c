@@ -545,25 +545,31 @@ Test(graphturbo, resnet50_at_16_images_keeps_its_blocks_per_image) {
     rotor_pipeline_free(&p);
 }
 
-/* ResNet-50 at 4 images a cluster (one of the four passes `rotor compile
- * --batch 16` tries): the two orders' live outputs peak alike, 11.2 MB (the
- * same instance beside the same waiting blocks), and the order kept is the
- * one whose scope pass spills fewer bytes to DDR: depth first, which frees
- * s0.b2's last output block by block as s1.b0's first convolution and its
- * downsample read it, spills none (2 values in DDR, the model's input and
- * output).  The peak alone kept breadth first: s0.b2.conv3's output, and
- * s1.b0's conv1 and conv3, partly in DDR (5 values), 2,300.145 us where
- * depth first takes 2,205.499 (docs/graphturbo.md, "Instances and their
- * order"). */
-Test(graphturbo, resnet50_at_4_images_keeps_the_order_that_spills_less) {
+/* The zoo's model at batch b a cluster, simplified as `rotor compile
+ * --chip stcp920 --group graphturbo` plans it, and STCP920's cluster. */
+static void stcp920_model(const char *model, int64_t seq, int64_t b, rotor_pipeline *p, rotor_dsa_cluster *c) {
     rotor_chip chip;
+    rotor_error err;
+    cr_assert_eq(rotor_chip_preset("stcp920", &chip, &err), ROTOR_OK);
+    rotor_pipeline_options o = {.model = model, .simplify = true, .zoo = {.batch = b, .seq = seq}};
+    cr_assert_eq(rotor_pipeline_run(&o, &chip, p, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_dsa_cluster_of(&chip, c, &err), ROTOR_OK, "%s", err.msg);
+}
+
+/* §3.3 keeps the better of two instance orders (gtorder.c, dfs_better):
+ * the one the cost model times faster.  ResNet-50 at 4 images a cluster
+ * (one of the passes `rotor compile --batch 16` tries): the two orders'
+ * live outputs peak alike, 11.2 MB (the same instance beside the same
+ * waiting blocks), and depth first, which frees s0.b2's last output block
+ * by block as s1.b0's first convolution and its downsample read it, spills
+ * nothing and is faster: 2 values in DDR, the model's input and output.
+ * The peak alone kept breadth first: 5 values, 2,300.145 us against
+ * 2,205.499 (docs/graphturbo.md, "Instances and their order"). */
+Test(graphturbo, resnet50_at_4_images_keeps_the_faster_order_where_the_peaks_tie) {
     rotor_error err;
     rotor_pipeline p;
     rotor_dsa_cluster c;
-    cr_assert_eq(rotor_chip_preset("stcp920", &chip, &err), ROTOR_OK);
-    rotor_pipeline_options o = {.model = "resnet-50", .simplify = true, .zoo = {.batch = 4}};
-    cr_assert_eq(rotor_pipeline_run(&o, &chip, &p, &err), ROTOR_OK, "%s", err.msg);
-    cr_assert_eq(rotor_dsa_cluster_of(&chip, &c, &err), ROTOR_OK, "%s", err.msg);
+    stcp920_model("resnet-50", 0, 4, &p, &c);
     rotor_gt_schedule s;
     cr_assert_eq(rotor_dsa_schedule(&p.graph, &c, ROTOR_DSA_GRAPHTURBO, &s, &err), ROTOR_OK, "%s", err.msg);
     cr_assert_eq(s.live_peak[0], 11239424);
@@ -575,6 +581,34 @@ Test(graphturbo, resnet50_at_4_images_keeps_the_order_that_spills_less) {
     rotor_dsa_result r;
     cr_assert_eq(rotor_dsa_run(&p.graph, &c, ROTOR_DSA_GRAPHTURBO, &r, &err), ROTOR_OK, "%s", err.msg);
     cr_assert_float_eq(r.seconds * 1e6, 2205.499, 5e-4, "%.4f", r.seconds * 1e6);
+    rotor_pipeline_free(&p);
+}
+
+/* BERT-128 at 32 sentences a cluster: depth first spills fewer bytes to
+ * DDR but moves more over it in all (27.2 GB against 25.9, weights and
+ * reads included), and the order kept is breadth first, the faster by the
+ * time; without the caller's price (rotor_gt_limits.price NULL) the
+ * spilled bytes decide and take depth first (801.0 ms against 762.7). */
+Test(graphturbo, bert128_at_32_keeps_the_faster_order_not_the_one_that_spills_less) {
+    rotor_error err;
+    rotor_pipeline p;
+    rotor_dsa_cluster c;
+    stcp920_model("bert-large", 128, 32, &p, &c);
+    rotor_gt_limits lim;
+    rotor_dsa_limits(&c, &lim);
+    cr_assert(lim.price != NULL && lim.price_ctx == &c);
+    rotor_gt_schedule timed, spilled;
+    cr_assert_eq(rotor_gt_schedule_build(&p.graph, &lim, ROTOR_GT_GROUPED, &timed, &err), ROTOR_OK, "%s", err.msg);
+    lim.price = NULL;
+    cr_assert_eq(rotor_gt_schedule_build(&p.graph, &lim, ROTOR_GT_GROUPED, &spilled, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(timed.kind, ROTOR_GT_BFS);
+    cr_assert_eq(spilled.kind, ROTOR_GT_DFS);
+    cr_assert_lt(spilled.spilled[1], timed.spilled[1]);
+    rotor_gt_schedule_free(&timed);
+    rotor_gt_schedule_free(&spilled);
+    rotor_dsa_result r;
+    cr_assert_eq(rotor_dsa_run(&p.graph, &c, ROTOR_DSA_GRAPHTURBO, &r, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_float_eq(r.seconds * 1e3, 762.724894, 5e-7, "%.7f", r.seconds * 1e3);
     rotor_pipeline_free(&p);
 }
 

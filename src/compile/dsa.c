@@ -47,11 +47,6 @@ rotor_status rotor_dsa_cluster_of(const rotor_chip *chip, rotor_dsa_cluster *out
     return ROTOR_OK;
 }
 
-void rotor_dsa_limits(const rotor_dsa_cluster *c, rotor_gt_limits *lim) {
-    *lim = (rotor_gt_limits){.lb_bytes = c->lb_bytes, .gb_bytes = c->gb_bytes, .cores = c->cores,
-                             .mm_rate = c->mm_rate, .vec_rate = c->vec_rate, .gb_bw = c->gb_bw, .ddr_bw = c->ddr_bw,
-                             .gb_capacity = c->gb_capacity};
-}
 
 /* What a sub-graph computes and holds, over all its instances. */
 typedef struct sg_cost {
@@ -149,6 +144,28 @@ static rotor_status time_schedule(const rotor_graph *g, const rotor_gt_schedule 
     }
     free(works);
     return ROTOR_OK;
+}
+
+/* rotor_gt_limits.price: which of §3.3's two instance orders is better is
+ * judged by this model's time of the schedule each gives (a decision; the
+ * paper says "with respect to memory utilization", and what the memory
+ * costs is what the time prices: spills to DDR, weights streamed).  A
+ * grouped schedule is timed as the graphturbo step (the instances step
+ * times the same schedule without the cross-layer overlap, so Fig. 15's
+ * last gain is the overlap alone); a per-operator one as its kernels. */
+static rotor_status dsa_price(const rotor_graph *g, const rotor_gt_schedule *s, const void *ctx, double *seconds,
+                              rotor_error *err) {
+    rotor_dsa_result r = {0};
+    rotor_dsa_step step = s->mode == ROTOR_GT_GROUPED ? ROTOR_DSA_GRAPHTURBO : ROTOR_DSA_GB;
+    rotor_status st = time_schedule(g, s, ctx, step, &r, err);
+    *seconds = r.seconds;
+    return st;
+}
+
+void rotor_dsa_limits(const rotor_dsa_cluster *c, rotor_gt_limits *lim) {
+    *lim = (rotor_gt_limits){.lb_bytes = c->lb_bytes, .gb_bytes = c->gb_bytes, .cores = c->cores,
+                             .mm_rate = c->mm_rate, .vec_rate = c->vec_rate, .gb_bw = c->gb_bw, .ddr_bw = c->ddr_bw,
+                             .gb_capacity = c->gb_capacity, .price = dsa_price, .price_ctx = c};
 }
 
 rotor_status rotor_dsa_schedule(const rotor_graph *g, const rotor_dsa_cluster *c, rotor_dsa_step step,

@@ -8,10 +8,11 @@
  * "black edges" of Fig. 6, found by carrying its output range back through
  * its operators (gtsplit.c).  Two orders are built, breadth first (every
  * instance of a sub-graph before the next) and Algorithm 3's depth-first
- * one; both go through Algorithm 4 and §4.3's scopes, and the one whose
- * instance outputs spill fewer bytes to DDR is kept, then the one whose
- * live outputs peak lower, then breadth first (§3.3: "the better one with
- * respect to memory utilization"; dfs_better).  Decisions are in docs/graphturbo.md. */
+ * one; both go through Algorithm 4 and §4.3's scopes, and the one the
+ * caller's cost model times faster is kept, then the one whose instance
+ * outputs spill fewer bytes to DDR, then the one whose live outputs peak
+ * lower, then breadth first (§3.3: "the better one with respect to memory
+ * utilization"; dfs_better).  Decisions are in docs/graphturbo.md. */
 #include "gtint.h"
 
 #include <stdlib.h>
@@ -234,6 +235,7 @@ typedef struct scoped {
     rotor_gt_scope *scope;
     int tensors[3];
     int64_t spilled[2], gb_peak;
+    double seconds;          /* the caller's price of the schedule (rotor_gt_limits.price; 0 without) */
 } scoped;
 
 /* Algorithm 4 and §4.3 on one order, from the sub-graphs as grouped (sg0):
@@ -250,24 +252,31 @@ static rotor_status scope_order(ordctx *c, const rotor_gt_subgraph *sg0, const i
     return rotor_gt_bind_and_scope(c->g, c->lim, s, &in, err);
 }
 
+/* The schedule as the scope pass left it, timed by the caller. */
+static rotor_status priced(const ordctx *c, double *seconds, rotor_error *err) {
+    *seconds = 0;
+    return c->lim->price ? c->lim->price(c->g, c->s, c->lim->price_ctx, seconds, err) : ROTOR_OK;
+}
+
 /* The order "better with respect to memory utilization" (§3.3): decision,
- * the one whose scope pass sends fewer bytes of instance outputs to DDR
- * (§4.3's spills, what the hierarchy could not hold), then the lower peak
- * of live outputs, then breadth first.  Until 2026-12-01 the peak alone
- * decided, and ResNet-50 at 4 images a cluster, whose orders tie at 11.2
- * MB (the same instance's footprint beside the same waiting blocks), kept
- * breadth first: 3 values partly in DDR (3.1 MB spilled) where depth
- * first, which frees stage 0's last output block by block as stage 1's
- * first convolution and its downsample read it, spills none; ResNet-18 at
- * 8 likewise (4.8 MB, 1,538.669 us against 1,286.682).  The weights whose
- * residency an order's interleaving revokes are not counted: the capacity
- * rounds (gtgroup.c) build again with them streamed and priced so, and the
- * order is judged again there.  (Counted, as DDR bytes a revocation adds,
- * they kept BFS in a first round of ResNet-50 at 16 whose later rounds
- * end at 16.428 ms against 15.121.) */
-static bool dfs_better(const scoped *bfs, const rotor_gt_schedule *dfs) {
-    if (dfs->spilled[1] != bfs->spilled[1]) return dfs->spilled[1] < bfs->spilled[1];
-    return dfs->live_peak[1] < dfs->live_peak[0];
+ * the one whose schedule the caller's cost model times faster (what the
+ * memory costs is what it prices: the blocks spilled to DDR, the weights
+ * streamed where the order's interleaving revoked their residency), then
+ * the one whose scope pass sends fewer bytes of instance outputs to DDR,
+ * then the lower peak of live outputs, then breadth first.  Until
+ * 2026-12-01 the peak alone decided.  It ties where the peak is one
+ * instance beside blocks that wait in either order: ResNet-50 at 4 images
+ * a cluster (both 11.2 MB) kept breadth first, 3.1 MB spilled to DDR and
+ * 2,300.145 us, where depth first, which frees s0.b2's output block by
+ * block as s1.b0's first convolution and its downsample read it, spills
+ * none: 2,205.499 us; ResNet-18 at 8 the same, 1,538.669 us against
+ * 1,286.682.  By the spilled bytes alone (earlier the same day) BERT-128 at
+ * 32 sentences a cluster took depth first, which spills less but moves more
+ * over DDR in all (27.2 GB against 25.9): 801.0 ms against 762.7. */
+static bool dfs_better(const scoped *bfs, double dfs_seconds, const rotor_gt_schedule *s) {
+    if (dfs_seconds != bfs->seconds) return dfs_seconds < bfs->seconds;
+    if (s->spilled[1] != bfs->spilled[1]) return s->spilled[1] < bfs->spilled[1];
+    return s->live_peak[1] < s->live_peak[0];
 }
 
 static rotor_status order_and_scope(ordctx *c, rotor_error *err) {
@@ -287,13 +296,16 @@ static rotor_status order_and_scope(ordctx *c, rotor_error *err) {
     s->live_peak[1] = dfs_ok ? live_peak(c, dfs, pos, diff) : INT64_MAX;
     s->kind = ROTOR_GT_BFS;
     rotor_status st = scope_order(c, sg0, bfs, err);
+    if (st == ROTOR_OK && dfs_ok) st = priced(c, &b.seconds, err);
     if (st == ROTOR_OK && dfs_ok) { /* keep breadth first's pass aside, run depth first's */
         memcpy(b.sg, s->sg, sizeof *sg0 * gt_len(s->nsg));
         b.scope = s->scope, s->scope = NULL;
         memcpy(b.tensors, s->tensors, sizeof b.tensors);
         memcpy(b.spilled, s->spilled, sizeof b.spilled), b.gb_peak = s->gb_peak;
+        double seconds = 0;
         st = scope_order(c, sg0, dfs, err);
-        if (st == ROTOR_OK && dfs_better(&b, s)) s->kind = ROTOR_GT_DFS;
+        if (st == ROTOR_OK) st = priced(c, &seconds, err);
+        if (st == ROTOR_OK && dfs_better(&b, seconds, s)) s->kind = ROTOR_GT_DFS;
         else if (st == ROTOR_OK) { /* breadth first's pass back */
             memcpy(s->sg, b.sg, sizeof *sg0 * gt_len(s->nsg));
             free(s->scope), s->scope = b.scope, b.scope = NULL;

@@ -56,6 +56,8 @@ static inline bool rotor_gt_gb_holds(double bytes, int64_t gb_bytes) { return 2 
 
 /* ---- Algorithm 1 and Eq. 1 -------------------------------------------------- */
 
+struct rotor_gt_schedule; /* below */
+
 typedef struct rotor_gt_limits {
     int64_t lb_bytes;        /* the LB one instance may fill: every core of the group */
     int64_t gb_bytes;        /* the cluster's GB (0: none, as the IPU) */
@@ -89,6 +91,14 @@ typedef struct rotor_gt_limits {
      * would not fit; nothing is revoked. */
     bool count_weights;
     const uint8_t *w_stream;
+    /* How the caller times a schedule, to keep the better of §3.3's two
+     * instance orders (gtorder.c): the seconds of *s as built in that order,
+     * its scopes and spills placed (compile/dsa.c sets rotor_dsa_price, its
+     * cost model; ctx is the caller's, read only).  NULL: the order that
+     * spills fewer bytes to DDR is kept. */
+    rotor_status (*price)(const rotor_graph *g, const struct rotor_gt_schedule *s, const void *ctx,
+                          double *seconds, rotor_error *err);
+    const void *price_ctx;
 } rotor_gt_limits;
 
 /* A split of a sub-graph's output into instances.  Algorithm 1 splits one
