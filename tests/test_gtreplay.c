@@ -85,7 +85,7 @@ Test(gtreplay, a_chain_replays_as_the_model_by_hand) {
 }
 
 /* ResNet-18 at batch 8 a cluster on stcp920: every step replays within 2 %
- * of the model (measured: +0.17 % to +1.29 % on 2026-12-01, -0.07 % to
+ * of the model (measured: +0.17 % to +1.55 % on 2026-12-01, -0.07 % to
  * +0.93 % before the GB's capacity; the gap is the tiles' fill and drain,
  * about 1/32 of an instance's shorter side, and the replay's DDR and GB
  * working at once where the model adds an instance's two kinds of moves),

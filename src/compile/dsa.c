@@ -47,7 +47,6 @@ rotor_status rotor_dsa_cluster_of(const rotor_chip *chip, rotor_dsa_cluster *out
     return ROTOR_OK;
 }
 
-
 /* What a sub-graph computes and holds, over all its instances. */
 typedef struct sg_cost {
     double mm, vec;          /* FLOPs, recomputation included */

@@ -235,8 +235,25 @@ typedef struct scoped {
     rotor_gt_scope *scope;
     int tensors[3];
     int64_t spilled[2], gb_peak;
-    double seconds;          /* the caller's price of the schedule (rotor_gt_limits.price; 0 without) */
 } scoped;
+
+/* Exchanges what the scope pass wrote into the schedule with *x (x->sg
+ * holds as many entries as s->sg): one function both ways, so no field is
+ * kept aside and not put back. */
+static void swap_scoped(scoped *x, rotor_gt_schedule *s) {
+    scoped t = *x;
+    *x = (scoped){.sg = s->sg, .scope = s->scope, .spilled = {s->spilled[0], s->spilled[1]}, .gb_peak = s->gb_peak};
+    memcpy(x->tensors, s->tensors, sizeof x->tensors);
+    s->sg = t.sg, s->scope = t.scope, s->spilled[0] = t.spilled[0], s->spilled[1] = t.spilled[1];
+    s->gb_peak = t.gb_peak;
+    memcpy(s->tensors, t.tensors, sizeof s->tensors);
+}
+
+/* The schedule's order: instance ids by position. */
+static void put_order(const ordctx *c, const int64_t *order) {
+    for (int64_t i = 0; i < c->n; i++)
+        c->s->order[i] = (rotor_gt_instance){c->isg[order[i]], order[i] - c->base[c->isg[order[i]]]};
+}
 
 /* Algorithm 4 and §4.3 on one order, from the sub-graphs as grouped (sg0):
  * the pass writes bindings, scopes and revocations into them. */
@@ -245,8 +262,7 @@ static rotor_status scope_order(ordctx *c, const rotor_gt_subgraph *sg0, const i
     memcpy(s->sg, sg0, sizeof *s->sg * gt_len(s->nsg));
     free(s->scope), s->scope = NULL;
     s->spilled[0] = s->spilled[1] = 0, s->gb_peak = 0;
-    for (int64_t i = 0; i < c->n; i++) /* count_tensors reads it */
-        s->order[i] = (rotor_gt_instance){c->isg[order[i]], order[i] - c->base[c->isg[order[i]]]};
+    put_order(c, order); /* count_tensors and the price read it */
     gt_inst in = {.n = c->n, .base = c->base, .isg = c->isg, .pstart = c->pstart, .plist = c->plist,
                   .sstart = c->sstart, .slist = c->slist, .order = order};
     return rotor_gt_bind_and_scope(c->g, c->lim, s, &in, err);
@@ -259,23 +275,29 @@ static rotor_status priced(const ordctx *c, double *seconds, rotor_error *err) {
 }
 
 /* The order "better with respect to memory utilization" (§3.3): decision,
- * the one whose schedule the caller's cost model times faster (what the
- * memory costs is what it prices: the blocks spilled to DDR, the weights
- * streamed where the order's interleaving revoked their residency), then
- * the one whose scope pass sends fewer bytes of instance outputs to DDR,
- * then the lower peak of live outputs, then breadth first.  Until
- * 2026-12-01 the peak alone decided.  It ties where the peak is one
- * instance beside blocks that wait in either order: ResNet-50 at 4 images
- * a cluster (both 11.2 MB) kept breadth first, 3.1 MB spilled to DDR and
- * 2,300.145 us, where depth first, which frees s0.b2's output block by
- * block as s1.b0's first convolution and its downsample read it, spills
- * none: 2,205.499 us; ResNet-18 at 8 the same, 1,538.669 us against
- * 1,286.682.  By the spilled bytes alone (earlier the same day) BERT-128 at
- * 32 sentences a cluster took depth first, which spills less but moves more
- * over DDR in all (27.2 GB against 25.9): 801.0 ms against 762.7. */
-static bool dfs_better(const scoped *bfs, double dfs_seconds, const rotor_gt_schedule *s) {
-    if (dfs_seconds != bfs->seconds) return dfs_seconds < bfs->seconds;
-    if (s->spilled[1] != bfs->spilled[1]) return s->spilled[1] < bfs->spilled[1];
+ * the one whose schedule the caller's cost model times faster beyond
+ * rounding (rotor_gt_faster; what the memory costs is what it prices: the
+ * blocks spilled to DDR and read back, the weights streamed where the
+ * order's interleaving revoked their residency), then the one whose scope
+ * pass sends fewer bytes of instance outputs to DDR, then the lower peak
+ * of live outputs, then breadth first.  Until 2026-12-01 the peak alone
+ * decided.  It ties where the peak is one instance beside blocks that wait
+ * in either order: ResNet-50 at 4 images a cluster (both 11.2 MB) kept
+ * breadth first, 3.1 MB spilled to DDR and 2,300.145 us, where depth
+ * first, which frees s0.b2's output block by block as s1.b0's first
+ * convolution and its downsample read it, spills none: 2,205.499 us;
+ * ResNet-18 at 8 the same, 1,538.669 us against 1,286.682.  By the spilled
+ * bytes alone (earlier the same day) BERT-128 at 32 sentences a cluster
+ * took depth first, which spills less but moves more over DDR in all
+ * (27.2 GB against 25.9): 801.0 ms against 762.7.  And the weights a
+ * revocation streams, counted as bytes beside the spills (tried too), kept
+ * breadth first in a first capacity round of ResNet-50 at 16 whose last
+ * round then took 16.428 ms; the time, which counts them as it counts
+ * every byte, keeps its 15.121. */
+static bool dfs_better(double bfs_s, double dfs_s, int64_t bfs_spilled, const rotor_gt_schedule *s) {
+    if (rotor_gt_faster(dfs_s, bfs_s)) return true;
+    if (rotor_gt_faster(bfs_s, dfs_s)) return false;
+    if (s->spilled[1] != bfs_spilled) return s->spilled[1] < bfs_spilled;
     return s->live_peak[1] < s->live_peak[0];
 }
 
@@ -285,37 +307,27 @@ static rotor_status order_and_scope(ordctx *c, rotor_error *err) {
     int64_t *bfs = malloc(sizeof(int64_t) * gt_len(n)), *dfs = malloc(sizeof(int64_t) * gt_len(n));
     int64_t *pos = malloc(sizeof(int64_t) * gt_len(n)), *diff = malloc(sizeof(int64_t) * (size_t)(n + 1));
     rotor_gt_subgraph *sg0 = malloc(sizeof *sg0 * gt_len(s->nsg));
-    scoped b = {.sg = malloc(sizeof *sg0 * gt_len(s->nsg))};
+    scoped aside = {.sg = calloc(gt_len(s->nops), sizeof *sg0)}; /* as many as the schedule's (gtgroup.c) */
     s->order = malloc(sizeof *s->order * gt_len(n));
-    if (!bfs || !dfs || !pos || !diff || !sg0 || !b.sg || !s->order)
-        return free(bfs), free(dfs), free(pos), free(diff), free(sg0), free(b.sg), rotor_nomem(err);
+    if (!bfs || !dfs || !pos || !diff || !sg0 || !aside.sg || !s->order)
+        return free(bfs), free(dfs), free(pos), free(diff), free(sg0), free(aside.sg), rotor_nomem(err);
     memcpy(sg0, s->sg, sizeof *sg0 * gt_len(s->nsg));
     for (int64_t i = 0; i < n; i++) bfs[i] = i;
     bool dfs_ok = dfs_order(c, dfs);
     s->live_peak[0] = live_peak(c, bfs, pos, diff);
     s->live_peak[1] = dfs_ok ? live_peak(c, dfs, pos, diff) : INT64_MAX;
     s->kind = ROTOR_GT_BFS;
+    double bfs_s = 0, dfs_s = 0;
     rotor_status st = scope_order(c, sg0, bfs, err);
-    if (st == ROTOR_OK && dfs_ok) st = priced(c, &b.seconds, err);
-    if (st == ROTOR_OK && dfs_ok) { /* keep breadth first's pass aside, run depth first's */
-        memcpy(b.sg, s->sg, sizeof *sg0 * gt_len(s->nsg));
-        b.scope = s->scope, s->scope = NULL;
-        memcpy(b.tensors, s->tensors, sizeof b.tensors);
-        memcpy(b.spilled, s->spilled, sizeof b.spilled), b.gb_peak = s->gb_peak;
-        double seconds = 0;
+    if (st == ROTOR_OK && dfs_ok) st = priced(c, &bfs_s, err);
+    if (st == ROTOR_OK && dfs_ok) { /* breadth first's pass aside, depth first's in the schedule */
+        swap_scoped(&aside, s);
         st = scope_order(c, sg0, dfs, err);
-        if (st == ROTOR_OK) st = priced(c, &seconds, err);
-        if (st == ROTOR_OK && dfs_better(&b, seconds, s)) s->kind = ROTOR_GT_DFS;
-        else if (st == ROTOR_OK) { /* breadth first's pass back */
-            memcpy(s->sg, b.sg, sizeof *sg0 * gt_len(s->nsg));
-            free(s->scope), s->scope = b.scope, b.scope = NULL;
-            memcpy(s->tensors, b.tensors, sizeof b.tensors);
-            memcpy(s->spilled, b.spilled, sizeof b.spilled), s->gb_peak = b.gb_peak;
-        }
+        if (st == ROTOR_OK) st = priced(c, &dfs_s, err);
+        if (st == ROTOR_OK && dfs_better(bfs_s, dfs_s, aside.spilled[1], s)) s->kind = ROTOR_GT_DFS;
+        else if (st == ROTOR_OK) swap_scoped(&aside, s), put_order(c, bfs);
     }
-    for (int64_t i = 0; st == ROTOR_OK && s->kind == ROTOR_GT_BFS && i < n; i++) /* the order kept */
-        s->order[i] = (rotor_gt_instance){c->isg[i], i - c->base[c->isg[i]]};
-    free(bfs), free(dfs), free(pos), free(diff), free(sg0), free(b.sg), free(b.scope);
+    free(bfs), free(dfs), free(pos), free(diff), free(sg0), free(aside.sg), free(aside.scope);
     return st;
 }
 

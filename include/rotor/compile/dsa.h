@@ -70,7 +70,10 @@ typedef struct rotor_dsa_cluster {
 rotor_status rotor_dsa_cluster_of(const rotor_chip *chip, rotor_dsa_cluster *out, rotor_error *err);
 
 /* What the graph scheduler needs of a cluster: the LB of its cores, its GB,
- * and its rates for the cost of splits and merges (rotor_gt_limits). */
+ * and its rates for the cost of splits and merges (rotor_gt_limits), and
+ * this stage's time of a schedule, which judges §3.3's two orders
+ * (limits.price; it borrows c as price_ctx, so c must outlive every build
+ * with *lim). */
 void rotor_dsa_limits(const rotor_dsa_cluster *c, rotor_gt_limits *lim);
 
 typedef struct rotor_dsa_result {
@@ -106,11 +109,9 @@ typedef struct rotor_dsa_loops {
     rotor_dsa_loop step[ROTOR_DSA_STEPS];
 } rotor_dsa_loops;
 
-/* Whether time a is faster than time b beyond rounding: two schedules
- * that run alike sum their times in another order (1 - 6e-15 apart on
- * ViT-Large), so a relative 1e-9 is a tie.  The one comparison the loops'
- * choice and the steps' gains use. */
-static inline bool rotor_dsa_faster(double a, double b) { return a < b * (1 - 1e-9); }
+/* Whether time a is faster than time b beyond rounding (rotor_gt_faster,
+ * the one rule): the loops' choice and the steps' gains use it. */
+static inline bool rotor_dsa_faster(double a, double b) { return rotor_gt_faster(a, b); }
 
 /* Each step's speedup over the first (per-layer) and gain over the one
  * before (the first's: 1), from the steps' seconds. */

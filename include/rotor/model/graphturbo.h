@@ -13,7 +13,8 @@
  *                       §4.3 longest-liveness spilling
  *
  * The pass reads only the graph and a few numbers of the chip (the limits),
- * so it lives in the model stage; the compile stage prices its schedule. */
+ * so it lives in the model stage; the compile stage prices its schedule,
+ * and lends it the price that judges §3.3's two orders (limits.price). */
 #ifndef ROTOR_GRAPHTURBO_H
 #define ROTOR_GRAPHTURBO_H
 
@@ -54,6 +55,13 @@ void rotor_gt_ops_work(const rotor_graph *g, const int *ops, int n, double *mm, 
  * weights all follow it, in the split's cost and in the time model. */
 static inline bool rotor_gt_gb_holds(double bytes, int64_t gb_bytes) { return 2 * bytes <= (double)gb_bytes; }
 
+/* Whether time a is faster than time b beyond rounding: two schedules
+ * that run alike sum their times in another order (1 - 6e-15 apart on
+ * ViT-Large), so a relative 1e-9 is a tie.  The one comparison the order's
+ * choice (gtorder.c), the loops' choice and the steps' gains use
+ * (rotor_dsa_faster). */
+static inline bool rotor_gt_faster(double a, double b) { return a < b * (1 - 1e-9); }
+
 /* ---- Algorithm 1 and Eq. 1 -------------------------------------------------- */
 
 struct rotor_gt_schedule; /* below */
@@ -93,9 +101,9 @@ typedef struct rotor_gt_limits {
     const uint8_t *w_stream;
     /* How the caller times a schedule, to keep the better of §3.3's two
      * instance orders (gtorder.c): the seconds of *s as built in that order,
-     * its scopes and spills placed (compile/dsa.c sets rotor_dsa_price, its
-     * cost model; ctx is the caller's, read only).  NULL: the order that
-     * spills fewer bytes to DDR is kept. */
+     * its scopes and spills placed (rotor_dsa_limits sets compile/dsa.c's
+     * cost model; price_ctx is the caller's, read only, and must outlive the
+     * build).  NULL: the order that spills fewer bytes to DDR is kept. */
     rotor_status (*price)(const rotor_graph *g, const struct rotor_gt_schedule *s, const void *ctx,
                           double *seconds, rotor_error *err);
     const void *price_ctx;
