@@ -733,8 +733,9 @@ Test(graphturbo, the_gb_holds_its_blocks_beside_the_resident_weights) {
  * rules the GB holds, at the fullest point of the depth-first order, more
  * than three times its size (output blocks beside the resident weights of
  * every sub-graph whose instances span that point); with the capacity
- * accounted it never holds more than its 8 MiB, after a second build in
- * which the weights that found no room stream from DDR. */
+ * accounted it never holds more than its 8 MiB.  A second build prices
+ * the splits with the weights that found no room streamed from DDR; it is
+ * slower (15.121 ms against 14.500), and the first is kept. */
 Test(graphturbo, resnet50_at_16_images_keeps_the_gb_within_its_size) {
     rotor_error err;
     rotor_pipeline p;
@@ -758,11 +759,13 @@ Test(graphturbo, resnet50_at_16_images_keeps_the_gb_within_its_size) {
     cr_assert_eq(rotor_dsa_schedule(&p.graph, &c, ROTOR_DSA_GRAPHTURBO, &s, &err), ROTOR_OK, "%s", err.msg);
     cr_assert_leq(s.gb_peak, c.gb_bytes, "%lld", (long long)s.gb_peak);
     cr_assert_eq(s.capacity_rounds, 2);
+    cr_assert_eq(s.capacity_kept, 1, "the faster build");
     /* the weights loaded most often stay first (docs/graphturbo.md, "Which
      * weights stay"): stage 2's third convolutions of blocks 2 to 5, split
      * 28 ways, keep theirs (the first in the order streamed them), and the
-     * instance step gains 1.62x over the lb step, issue 42's 1.5x (1.33x
-     * when the first in the order stayed first) */
+     * instance step gains 1.68x over the lb step, issue 42's 1.5x (1.62x
+     * when the last build was kept, 1.33x when the first in the order
+     * stayed first) */
     int third = 0;
     for (int i = 0; i < s.nsg; i++) {
         const char *name = p.graph.ops[s.members[s.sg[i].first + s.sg[i].count - 1]].name;
@@ -775,7 +778,7 @@ Test(graphturbo, resnet50_at_16_images_keeps_the_gb_within_its_size) {
     rotor_dsa_result lb, inst;
     cr_assert_eq(rotor_dsa_run(&p.graph, &c, ROTOR_DSA_LB, &lb, &err), ROTOR_OK, "%s", err.msg);
     cr_assert_eq(rotor_dsa_run(&p.graph, &c, ROTOR_DSA_INSTANCES, &inst, &err), ROTOR_OK, "%s", err.msg);
-    cr_assert_float_eq(lb.seconds / inst.seconds, 1.615389, 5e-7, "%.7f", lb.seconds / inst.seconds);
+    cr_assert_float_eq(lb.seconds / inst.seconds, 1.677622, 5e-7, "%.7f", lb.seconds / inst.seconds);
     rotor_pipeline_free(&p);
 }
 

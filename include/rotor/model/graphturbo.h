@@ -230,6 +230,7 @@ typedef struct rotor_gt_schedule {
      * alone do not count the weights against the blocks, and may exceed it. */
     int64_t gb_peak;
     int capacity_rounds;     /* builds until no weights' residency was revoked (rotor_gt_schedule_build) */
+    int capacity_kept;       /* the build kept, 1 .. capacity_rounds: the fastest by limits.price */
 } rotor_gt_schedule;
 
 /* Algorithm 2 from one sub-graph per operator, then instances, order,
