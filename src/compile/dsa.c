@@ -148,7 +148,8 @@ static rotor_status time_schedule(const rotor_graph *g, const rotor_gt_schedule 
 /* rotor_gt_limits.price: which of §3.3's two instance orders is better is
  * judged by this model's time of the schedule each gives (a decision; the
  * paper says "with respect to memory utilization", and what the memory
- * costs is what the time prices: spills to DDR, weights streamed).  A
+ * costs is what the time prices: spills to DDR, weights streamed), and so
+ * is which of the GB capacity's builds is kept (model/gtgroup.c).  A
  * grouped schedule is timed as the graphturbo step (the instances step
  * times the same schedule without the cross-layer overlap, so Fig. 15's
  * last gain is the overlap alone); a per-operator one as its kernels. */

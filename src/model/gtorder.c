@@ -292,8 +292,9 @@ static rotor_status priced(const ordctx *c, double *seconds, rotor_error *err) {
  * (27.2 GB against 25.9): 801.0 ms against 762.7.  And the weights a
  * revocation streams, counted as bytes beside the spills (tried too), kept
  * breadth first in a first capacity round of ResNet-50 at 16 whose last
- * round then took 16.428 ms; the time, which counts them as it counts
- * every byte, keeps its 15.121. */
+ * round then took 16.428 ms, where the time, which counts them as it
+ * counts every byte, gives 15.121 (and 14.500 for the first round, which
+ * gtgroup.c keeps: the fastest build). */
 static bool dfs_better(double bfs_s, double dfs_s, int64_t bfs_spilled, const rotor_gt_schedule *s) {
     if (rotor_gt_faster(dfs_s, bfs_s)) return true;
     if (rotor_gt_faster(bfs_s, dfs_s)) return false;

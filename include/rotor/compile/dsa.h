@@ -71,9 +71,9 @@ rotor_status rotor_dsa_cluster_of(const rotor_chip *chip, rotor_dsa_cluster *out
 
 /* What the graph scheduler needs of a cluster: the LB of its cores, its GB,
  * and its rates for the cost of splits and merges (rotor_gt_limits), and
- * this stage's time of a schedule, which judges §3.3's two orders
- * (limits.price; it borrows c as price_ctx, so c must outlive every build
- * with *lim). */
+ * this stage's time of a schedule, which judges §3.3's two orders and the
+ * GB capacity's builds (limits.price; it borrows c as price_ctx, so c must
+ * outlive every build with *lim). */
 void rotor_dsa_limits(const rotor_dsa_cluster *c, rotor_gt_limits *lim);
 
 typedef struct rotor_dsa_result {

@@ -14,7 +14,8 @@
  *
  * The pass reads only the graph and a few numbers of the chip (the limits),
  * so it lives in the model stage; the compile stage prices its schedule,
- * and lends it the price that judges §3.3's two orders (limits.price). */
+ * and lends it the price that judges §3.3's two orders and the GB
+ * capacity's builds (limits.price). */
 #ifndef ROTOR_GRAPHTURBO_H
 #define ROTOR_GRAPHTURBO_H
 
@@ -100,10 +101,11 @@ typedef struct rotor_gt_limits {
     bool count_weights;
     const uint8_t *w_stream;
     /* How the caller times a schedule, to keep the better of §3.3's two
-     * instance orders (gtorder.c): the seconds of *s as built in that order,
-     * its scopes and spills placed (rotor_dsa_limits sets compile/dsa.c's
-     * cost model; price_ctx is the caller's, read only, and must outlive the
-     * build).  NULL: the order that spills fewer bytes to DDR is kept. */
+     * instance orders (gtorder.c) and the fastest of the GB capacity's
+     * builds (gtgroup.c): the seconds of *s, its scopes and spills placed
+     * (rotor_dsa_limits sets compile/dsa.c's cost model; price_ctx is the
+     * caller's, read only, and must outlive the build).  NULL: the order
+     * that spills fewer bytes to DDR is kept, and the last build. */
     rotor_status (*price)(const rotor_graph *g, const struct rotor_gt_schedule *s, const void *ctx,
                           double *seconds, rotor_error *err);
     const void *price_ctx;
@@ -230,7 +232,8 @@ typedef struct rotor_gt_schedule {
      * alone do not count the weights against the blocks, and may exceed it. */
     int64_t gb_peak;
     int capacity_rounds;     /* builds until no weights' residency was revoked (rotor_gt_schedule_build) */
-    int capacity_kept;       /* the build kept, 1 .. capacity_rounds: the fastest by limits.price */
+    int capacity_kept;       /* the build kept, 1 .. capacity_rounds: the fastest by limits.price
+                              * (0 with capacity_rounds: without gb_capacity, one build) */
 } rotor_gt_schedule;
 
 /* Algorithm 2 from one sub-graph per operator, then instances, order,
