@@ -333,6 +333,18 @@ typedef struct cli_bars {
 } cli_bars;
 void cli_svg_bars(FILE *f, const cli_bars *b);
 
+/* The buffers a chart's rows fill: nrows x ncats values, each row's label
+ * (pointing into names, or elsewhere) and group, zeroed.  false: no memory
+ * (the chart is left out); free with cli_bar_rows_free either way. */
+typedef struct cli_bar_rows {
+    double *values;
+    const char **labels;
+    int *group;
+    char (*names)[64];
+} cli_bar_rows;
+bool cli_bar_rows_new(cli_bar_rows *r, int nrows, int ncats);
+void cli_bar_rows_free(cli_bar_rows *r);
+
 /* A heat map of the chip's cores: chips side by side, each width x height
  * cells in core order row by row (the mesh when mesh), value[core] shaded
  * from the smallest value to the largest (rotor_report_scale_fit), class

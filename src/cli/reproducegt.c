@@ -343,30 +343,24 @@ static void svg_speedups(FILE *f, const rotor_gtrepro_result *r, bool steps) {
     static const cli_bar_cat cats[NSTEPS - 1] = {
         {"gb", "#d62728"}, {"lb", "#2ca02c"}, {"instances", "#ff7f0e"}, {"graphturbo", "#1f77b4"}};
     int per = steps ? NSTEPS - 1 : 1, nrows = r->nmodels * per, nc = per; /* Fig. 14: graphturbo's alone */
-    double *values = calloc((size_t)(nrows ? nrows : 1) * (size_t)nc, sizeof *values);
-    const char **labels = calloc((size_t)(nrows ? nrows : 1), sizeof *labels);
-    int *group = calloc((size_t)(nrows ? nrows : 1), sizeof *group);
-    char(*names)[48] = calloc((size_t)(nrows ? nrows : 1), sizeof *names);
-    if (values && labels && group && names) {
+    cli_bar_rows w;
+    if (cli_bar_rows_new(&w, nrows, nc)) {
         for (int i = 0; i < r->nmodels; i++)
             for (int j = 0; j < per; j++) {
                 int row = i * per + j, k = steps ? j + 1 : ROTOR_DSA_GRAPHTURBO;
-                snprintf(names[row], sizeof names[row], "%s%s%s", r->models[i].entry->name, steps ? " " : "",
+                snprintf(w.names[row], sizeof w.names[row], "%s%s%s", r->models[i].entry->name, steps ? " " : "",
                          steps ? rotor_dsa_step_name((rotor_dsa_step)k) : "");
-                labels[row] = names[row];
-                group[row] = i;
-                values[row * nc + (steps ? k - 1 : 0)] = r->models[i].speedup[k];
+                w.labels[row] = w.names[row];
+                w.group[row] = i;
+                w.values[row * nc + (steps ? k - 1 : 0)] = r->models[i].speedup[k];
             }
         cli_bars b = {steps ? "GraphTurbo Figure 15: each step over the per-layer baseline"
                             : "GraphTurbo Figure 14: GraphTurbo over the per-layer baseline",
-                      "speedup over per-layer (x)", nc, steps ? cats : &cats[NSTEPS - 2], nrows, steps ? r->nmodels : 1, labels,
-                      steps ? group : NULL, values};
+                      "speedup over per-layer (x)", nc, steps ? cats : &cats[NSTEPS - 2], nrows, steps ? r->nmodels : 1,
+                      w.labels, steps ? w.group : NULL, w.values};
         cli_svg_bars(f, &b);
     }
-    free(values);
-    free(labels);
-    free(group);
-    free(names);
+    cli_bar_rows_free(&w);
 }
 
 /* §5.1's loops: each model's graphturbo speedup over per-layer in one pass
@@ -376,29 +370,23 @@ static void svg_loops(FILE *f, const void *data, int n) {
     (void)n;
     static const cli_bar_cat cats[2] = {{"one pass", "#1f77b4"}, {"fastest passes", "#ff7f0e"}};
     int nrows = 2 * r->nmodels;
-    double *values = calloc((size_t)(nrows ? nrows : 1) * 2, sizeof *values);
-    const char **labels = calloc((size_t)(nrows ? nrows : 1), sizeof *labels);
-    int *group = calloc((size_t)(nrows ? nrows : 1), sizeof *group);
-    char(*names)[64] = calloc((size_t)(nrows ? nrows : 1), sizeof *names);
-    if (values && labels && group && names) {
+    cli_bar_rows w;
+    if (cli_bar_rows_new(&w, nrows, 2)) {
         for (int i = 0; i < r->nmodels; i++) {
             const rotor_gtrepro_model *m = &r->models[i];
             const rotor_dsa_loop *g = &m->loops.step[ROTOR_DSA_GRAPHTURBO];
-            snprintf(names[2 * i], sizeof names[0], "%s 1 x %lld", m->entry->name, (long long)m->entry->batch);
-            snprintf(names[2 * i + 1], sizeof names[0], "%s %lld x %lld", m->entry->name, (long long)g->passes,
+            snprintf(w.names[2 * i], sizeof w.names[0], "%s 1 x %lld", m->entry->name, (long long)m->entry->batch);
+            snprintf(w.names[2 * i + 1], sizeof w.names[0], "%s %lld x %lld", m->entry->name, (long long)g->passes,
                      (long long)(m->entry->batch / g->passes));
-            for (int j = 0; j < 2; j++) labels[2 * i + j] = names[2 * i + j], group[2 * i + j] = i;
-            values[2 * i * 2] = m->speedup[ROTOR_DSA_GRAPHTURBO];
-            values[(2 * i + 1) * 2 + 1] = m->loop_speedup[ROTOR_DSA_GRAPHTURBO];
+            for (int j = 0; j < 2; j++) w.labels[2 * i + j] = w.names[2 * i + j], w.group[2 * i + j] = i;
+            w.values[2 * i * 2] = m->speedup[ROTOR_DSA_GRAPHTURBO];
+            w.values[(2 * i + 1) * 2 + 1] = m->loop_speedup[ROTOR_DSA_GRAPHTURBO];
         }
         cli_bars b = {"GraphTurbo §5.1: graphturbo over per-layer, one pass and the fastest passes",
-                      "speedup over per-layer (x)", 2, cats, nrows, r->nmodels, labels, group, values};
+                      "speedup over per-layer (x)", 2, cats, nrows, r->nmodels, w.labels, w.group, w.values};
         cli_svg_bars(f, &b);
     }
-    free(values);
-    free(labels);
-    free(group);
-    free(names);
+    cli_bar_rows_free(&w);
 }
 
 static void svg_fig14(FILE *f, const void *data, int n) { (void)n, svg_speedups(f, data, false); }
@@ -430,29 +418,24 @@ static void svg_table3(FILE *f, const void *data, int n) {
     (void)n;
     static const cli_bar_cat cats[3] = {{"DDR", "#d62728"}, {"GB", "#ff7f0e"}, {"LB", "#2ca02c"}};
     int nrows = 2 * r->nmodels;
-    double *values = calloc((size_t)(nrows ? nrows : 1) * 3, sizeof *values);
-    const char **labels = calloc((size_t)(nrows ? nrows : 1), sizeof *labels);
-    int *group = calloc((size_t)(nrows ? nrows : 1), sizeof *group);
-    char(*names)[48] = calloc((size_t)(nrows ? nrows : 1), sizeof *names);
-    if (values && labels && group && names) {
+    cli_bar_rows w;
+    if (cli_bar_rows_new(&w, nrows, 3)) {
         const rotor_gt_scope sc[3] = {ROTOR_GT_DDR, ROTOR_GT_GB, ROTOR_GT_LB};
         for (int i = 0; i < r->nmodels; i++)
             for (int s = 0; s < 2; s++) {
                 int row = 2 * i + s;
-                snprintf(names[row], sizeof names[row], "%s %s", r->models[i].entry->name, s ? "graphturbo" : "per-layer");
-                labels[row] = names[row];
-                group[row] = i;
+                snprintf(w.names[row], sizeof w.names[row], "%s %s", r->models[i].entry->name,
+                         s ? "graphturbo" : "per-layer");
+                w.labels[row] = w.names[row];
+                w.group[row] = i;
                 for (int l = 0; l < 3; l++)
-                    values[row * 3 + l] = r->models[i].dsa[s ? ROTOR_DSA_GRAPHTURBO : ROTOR_DSA_PER_LAYER].tensors[sc[l]];
+                    w.values[row * 3 + l] = r->models[i].dsa[s ? ROTOR_DSA_GRAPHTURBO : ROTOR_DSA_PER_LAYER].tensors[sc[l]];
             }
         cli_bars b = {"GraphTurbo Table 3: where activation values live", "activation values", 3, cats, nrows,
-                      r->nmodels, labels, group, values};
+                      r->nmodels, w.labels, w.group, w.values};
         cli_svg_bars(f, &b);
     }
-    free(values);
-    free(labels);
-    free(group);
-    free(names);
+    cli_bar_rows_free(&w);
 }
 
 /* Table 4 as bars: rotor's pipeline seconds per model. */

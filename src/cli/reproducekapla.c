@@ -242,31 +242,25 @@ static const rotor_kaplarepro_point *fig_point(const rotor_kaplarepro_model *x, 
 static void svg_fig(FILE *f, const rotor_kaplarepro_result *r, int fig) {
     static const cli_bar_cat cats[NS - 1] = {{"K", "#1f77b4"}, {"R", "#d62728"}, {"M", "#2ca02c"}};
     int nrows = r->nmodels * (NS - 1);
-    double *values = calloc((size_t)(nrows ? nrows : 1) * (NS - 1), sizeof *values);
-    const char **labels = calloc((size_t)(nrows ? nrows : 1), sizeof *labels);
-    int *group = calloc((size_t)(nrows ? nrows : 1), sizeof *group);
-    char(*names)[48] = calloc((size_t)(nrows ? nrows : 1), sizeof *names);
-    if (values && labels && group && names) {
+    cli_bar_rows w;
+    if (cli_bar_rows_new(&w, nrows, NS - 1)) {
         for (int i = 0; i < r->nmodels; i++)
             for (int s = 1; s < NS; s++) {
                 int row = i * (NS - 1) + s - 1;
                 const rotor_kaplarepro_point *p = fig_point(&r->models[i], fig);
-                snprintf(names[row], sizeof names[row], "%s %s", r->models[i].net->paper_name,
+                snprintf(w.names[row], sizeof w.names[row], "%s %s", r->models[i].net->paper_name,
                          rotor_kaplarepro_solver_name(s));
-                labels[row] = names[row];
-                group[row] = i;
-                values[row * (NS - 1) + s - 1] = p->rel[s];
+                w.labels[row] = w.names[row];
+                w.group[row] = i;
+                w.values[row * (NS - 1) + s - 1] = p->rel[s];
             }
         cli_bars b = {fig == 10  ? "KAPLA Figure 10: cost relative to B, edge array, batch 1"
                       : fig == 7 ? "KAPLA Figure 7: cost relative to B, training, batch 64"
                                  : "KAPLA Figure 9: cost relative to B, inference, batch 64",
-                      "time relative to B (exact)", NS - 1, cats, nrows, r->nmodels, labels, group, values};
+                      "time relative to B (exact)", NS - 1, cats, nrows, r->nmodels, w.labels, w.group, w.values};
         cli_svg_bars(f, &b);
     }
-    free(values);
-    free(labels);
-    free(group);
-    free(names);
+    cli_bar_rows_free(&w);
 }
 static void svg_fig7(FILE *f, const void *d, int n) { (void)n, svg_fig(f, d, 7); }
 static void svg_fig9(FILE *f, const void *d, int n) { (void)n, svg_fig(f, d, 9); }

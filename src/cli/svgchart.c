@@ -6,6 +6,7 @@
  * (svgplot.c draws the line plots, standalone or inline). */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "cli.h"
 #include "rotor/pipeline/report.h"
@@ -137,6 +138,18 @@ void cli_svg_frontier(FILE *f, const cli_frontier_chart *c) {
  * and its legend above the bars (issue 46: a 9,316 px chart had its axis
  * only at the bottom). */
 #define TALL_PX 600
+
+bool cli_bar_rows_new(cli_bar_rows *r, int nrows, int ncats) {
+    size_t n = (size_t)(nrows > 0 ? nrows : 1);
+    *r = (cli_bar_rows){calloc(n * (size_t)(ncats > 0 ? ncats : 1), sizeof *r->values), calloc(n, sizeof *r->labels),
+                        calloc(n, sizeof *r->group), calloc(n, sizeof *r->names)};
+    return r->values && r->labels && r->group && r->names;
+}
+
+void cli_bar_rows_free(cli_bar_rows *r) {
+    free(r->values), free(r->labels), free(r->group), free(r->names);
+    *r = (cli_bar_rows){0};
+}
 
 void cli_svg_bars(FILE *f, const cli_bars *b) {
     const double rowh = 14, gap = 4, L = 190, R = 700, W = 900;
