@@ -85,6 +85,8 @@ then ok; else bad "onnx json loops: $(grep -A4 loops "$tmpdir/tiny.json")"; fi
 
 # refusals, one line each, exit 2
 # (a chip without a GB: instances on core groups, tests/cli_gticca.sh)
+# DDR holds the weights once and each of the 4 clusters' activations (docs/graphturbo.md, "DDR's capacity")
+expect_error ddr-full 1 "step 'per-layer': DDR would hold 60330960 bytes at once, more than the chip's 40000000 (hbm_bytes): the weights' 23369424 and 9240384 bytes of activations in each of 4 clusters" -- compile resnet-18 --chip stcp920 --group graphturbo --batch 4 --set hbm_bytes=40000000
 expect_error bad-group 2 "--group: expected fused or graphturbo, got 'turbo'" -- compile resnet-18 --chip stcp920 --group turbo
 expect_error with-compare 2 "--group graphturbo times GraphTurbo's schedules: it conflicts with --compare" -- compile resnet-18 --chip stcp920 --group graphturbo --compare
 expect_error with-pipeline 2 "it conflicts with --pipeline" -- compile resnet-18 --chip stcp920 --group graphturbo --pipeline

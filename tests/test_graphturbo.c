@@ -412,7 +412,8 @@ Test(graphturbo, a_chain_keeps_its_intermediate_on_core) {
     rotor_error err;
     cr_assert_eq(rotor_graph_set_output(&g, z, &err), ROTOR_OK);
     rotor_dsa_cluster c = {.cores = 8, .lb_bytes = 1 << 20, .gb_bytes = 1 << 20, .gb_bw = 1e9, .ddr_bw = 1e8,
-                           .mm_rate = 1e9, .vec_rate = 1e9, .units_overlap = false};
+                           .mm_rate = 1e9, .vec_rate = 1e9, .units_overlap = false,
+                           .ddr_capacity = 1 << 30, .clusters = 1};
     rotor_dsa_result r;
     cr_assert_eq(rotor_dsa_run(&g, &c, ROTOR_DSA_PER_LAYER, &r, &err), ROTOR_OK, "%s", err.msg);
     cr_assert_float_eq(r.seconds, 165.248e-6, 1e-12);
@@ -424,6 +425,45 @@ Test(graphturbo, a_chain_keeps_its_intermediate_on_core) {
     cr_assert_eq(r.tensors[ROTOR_GT_LB], 1, "y");
     cr_assert_eq(r.tensors[ROTOR_GT_DDR], 2, "x and z");
     cr_assert_float_eq(r.ddr_bytes, 8320, 1e-9);
+    rotor_graph_free(&g);
+}
+
+/* DDR's capacity on the chain above (docs/graphturbo.md, "DDR's capacity"):
+ * x and z (4,096 B each) are held the whole run; per-layer also keeps y in
+ * DDR from c1 to c2, so 12,288 B of activations; graphturbo keeps y in the
+ * LB, 8,192.  The weights, 2 x 64 B, count once however many clusters. */
+Test(graphturbo, ddr_holds_the_weights_once_and_each_clusters_activations) {
+    rotor_graph g;
+    int y, z = chain(&g, 1, NULL, &y);
+    rotor_error err;
+    cr_assert_eq(rotor_graph_set_output(&g, z, &err), ROTOR_OK);
+    rotor_dsa_cluster c = {.cores = 8, .lb_bytes = 1 << 20, .gb_bytes = 1 << 20, .gb_bw = 1e9, .ddr_bw = 1e8,
+                           .mm_rate = 1e9, .vec_rate = 1e9, .ddr_capacity = 128 + 12288, .clusters = 1};
+    rotor_dsa_result r;
+    cr_assert_eq(rotor_dsa_run(&g, &c, ROTOR_DSA_PER_LAYER, &r, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(r.ddr_io, 8192);
+    cr_assert_eq(r.ddr_peak, 12288);
+    c.ddr_capacity--;
+    cr_assert_eq(rotor_dsa_run(&g, &c, ROTOR_DSA_PER_LAYER, &r, &err), ROTOR_ERR_NOFIT);
+    cr_assert(strstr(err.msg, "step 'per-layer': DDR would hold 12416 bytes at once, more than the chip's 12415 "
+                              "(hbm_bytes): the weights' 128 and 12288 bytes of activations in each of 1 clusters") != NULL,
+              "%s", err.msg);
+    cr_assert_eq(rotor_dsa_run(&g, &c, ROTOR_DSA_GRAPHTURBO, &r, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(r.ddr_io, 8192);
+    cr_assert_eq(r.ddr_peak, 8192, "y stays in the LB");
+    /* three passes: this pass's 8,192 beside the other two's inputs and outputs */
+    c.ddr_capacity = 128 + 3 * 8192;
+    cr_assert_eq(rotor_dsa_ddr_check(&g, &c, &r, 3, &err), ROTOR_OK, "%s", err.msg);
+    c.ddr_capacity--;
+    cr_assert_eq(rotor_dsa_ddr_check(&g, &c, &r, 3, &err), ROTOR_ERR_NOFIT);
+    cr_assert(strstr(err.msg, "step 'graphturbo' in passes: DDR would hold 24704 bytes") != NULL, "%s", err.msg);
+    /* four clusters each hold their own activations, the weights once */
+    c.clusters = 4, c.ddr_capacity = 128 + 4 * 8192;
+    cr_assert_eq(rotor_dsa_ddr_check(&g, &c, &r, 1, &err), ROTOR_OK, "%s", err.msg);
+    c.ddr_capacity--;
+    cr_assert_eq(rotor_dsa_ddr_check(&g, &c, &r, 1, &err), ROTOR_ERR_NOFIT);
+    c.clusters = 0;
+    cr_assert_eq(rotor_dsa_ddr_check(&g, &c, &r, 1, &err), ROTOR_ERR_INPUT);
     rotor_graph_free(&g);
 }
 

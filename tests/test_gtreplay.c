@@ -66,7 +66,8 @@ Test(gtreplay, a_chain_replays_as_the_model_by_hand) {
     rotor_error err;
     cr_assert_eq(rotor_graph_set_output(&g, z, &err), ROTOR_OK);
     rotor_dsa_cluster c = {.cores = 8, .lb_bytes = 1 << 20, .gb_bytes = 1 << 20, .gb_bw = 1e9, .ddr_bw = 1e8,
-                           .mm_rate = 1e9, .vec_rate = 1e9, .units_overlap = false};
+                           .mm_rate = 1e9, .vec_rate = 1e9, .units_overlap = false,
+                           .ddr_capacity = 1 << 30, .clusters = 1};
     rotor_gtreplay_result r;
     cr_assert_eq(rotor_gtreplay_run(&g, &c, ROTOR_DSA_PER_LAYER, &r, &err), ROTOR_OK, "%s", err.msg);
     cr_assert_float_eq(r.model_s, 165.248e-6, 1e-12);
@@ -115,7 +116,8 @@ Test(gtreplay, resnet18_replays_within_2_percent_of_the_model) {
 Test(gtreplay, an_unknown_step_is_refused) {
     rotor_graph g;
     rotor_graph_init(&g, "t");
-    rotor_dsa_cluster c = {.cores = 1, .lb_bytes = 1, .gb_bytes = 1, .gb_bw = 1, .ddr_bw = 1, .mm_rate = 1, .vec_rate = 1};
+    rotor_dsa_cluster c = {.cores = 1, .lb_bytes = 1, .gb_bytes = 1, .gb_bw = 1, .ddr_bw = 1, .mm_rate = 1, .vec_rate = 1,
+                         .ddr_capacity = 1, .clusters = 1};
     rotor_gtreplay_result r;
     rotor_error err;
     cr_assert_eq(rotor_gtreplay_run(&g, &c, ROTOR_DSA_STEPS, &r, &err), ROTOR_ERR_INPUT);

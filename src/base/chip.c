@@ -116,7 +116,8 @@ typedef struct chip_preset {
  * 32 cores, 128 TFLOP/s FP16 and 256 TOP/s INT8 at 1.0 GHz.  Assumed: the
  * vector rate (1/8 of the matrix rate), a 32 x 64 MME, a 64 GB/s port from a
  * core to its LLB (64 B a cycle) and the LLB's 8 ports (512 GB/s), 20 ns a
- * shift, 32 GiB of DDR on 4 controllers, FP16 elements.  The cores exchange
+ * shift, 64 GiB of DDR on 4 controllers (Table 2's DLRM holds 48 GB of
+ * embedding tables there), FP16 elements.  The cores exchange
  * through their cluster's LLB: all-to-all at the port's rate, the LLB a
  * shared resource in the simulator.  A DSA's DMA engines move data while
  * its units compute (compute_overlap). */
@@ -128,7 +129,7 @@ typedef struct chip_preset {
     .systolic_cols = 64, .shift_buffer_bytes = 8 * KIB, .element_bytes = 2,         \
     .topology = ROTOR_TOPO_ALL_TO_ALL, .mesh_width = 0, .mesh_height = 0,          \
     .chips = 1, .interchip_gbps = 0.0, .offchip = ROTOR_OFFCHIP_DDR,               \
-    .hbm_bytes = 32 * GIB, .hbm_gbps = 136.0, .hbm_controllers = 4,                \
+    .hbm_bytes = 64 * GIB, .hbm_gbps = 136.0, .hbm_controllers = 4,                \
     .compute_overlap = 1
 
 /* KAPLA's edge inference device (KAPLA §V "Hardware architectures", Fig. 10:

@@ -80,6 +80,13 @@ int cli_compile_graphturbo(const char *model, const rotor_chip *chip, int64_t ba
     const rotor_dsa_result *g = &p->dsa[ROTOR_DSA_GRAPHTURBO];
     printf("\ngraphturbo: busy matrix units %.3f us, vector units %.3f us, DDR %.3f us, GB %.3f us, of %.3f us\n",
            g->mm_s * 1e6, g->vec_s * 1e6, g->ddr_s * 1e6, g->gb_s * 1e6, g->seconds * 1e6);
+    rotor_graph_totals t;
+    rotor_graph_totals_of(&p->graph, &t);
+    printf("DDR holds at most %.1f MB at once in per-layer, %.1f MB in graphturbo (the weights' %.1f MB once, "
+           "and each cluster's activations), of %.1f MB\n",
+           rotor_dsa_ddr_need(&p->graph, &p->cluster, base, 1) / 1e6,
+           rotor_dsa_ddr_need(&p->graph, &p->cluster, g, 1) / 1e6, (double)t.weight_bytes / 1e6,
+           (double)chip->hbm_bytes / 1e6);
     print_loops(chip, p);
     return 0;
 }

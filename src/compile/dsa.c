@@ -44,6 +44,8 @@ rotor_status rotor_dsa_cluster_of(const rotor_chip *chip, rotor_dsa_cluster *out
      * capacity"): the half-GB rules alone let ResNet-50's order fill it to
      * 26.5 MB, a schedule no STCP920 can run */
     out->gb_capacity = true;
+    out->ddr_capacity = chip->hbm_bytes;
+    out->clusters = chip->clusters;
     return ROTOR_OK;
 }
 
@@ -190,7 +192,35 @@ rotor_status rotor_dsa_run(const rotor_graph *g, const rotor_dsa_cluster *c, rot
         out->subgraphs = s.nsg, out->instances = s.ninst, out->order = s.kind;
         for (int i = 0; i < 3; i++) out->tensors[i] = s.tensors[i];
         out->gb_peak = s.gb_peak;
+        out->ddr_io = s.ddr_io, out->ddr_peak = s.ddr_peak;
+        st = rotor_dsa_ddr_check(g, c, out, 1, err);
     }
     rotor_gt_schedule_free(&s);
     return st;
+}
+
+double rotor_dsa_ddr_need(const rotor_graph *g, const rotor_dsa_cluster *c, const rotor_dsa_result *r,
+                          int64_t passes) {
+    rotor_graph_totals t;
+    rotor_graph_totals_of(g, &t);
+    double act = (double)r->ddr_peak + (double)(passes - 1) * (double)r->ddr_io;
+    return (double)t.weight_bytes + (double)c->clusters * act;
+}
+
+rotor_status rotor_dsa_ddr_check(const rotor_graph *g, const rotor_dsa_cluster *c, const rotor_dsa_result *r,
+                                 int64_t passes, rotor_error *err) {
+    if (c->clusters < 1 || passes < 1)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "dsa: %lld clusters, %lld passes: expected at least 1 of each",
+                          (long long)c->clusters, (long long)passes);
+    double need = rotor_dsa_ddr_need(g, c, r, passes);
+    if (need <= (double)c->ddr_capacity) return ROTOR_OK;
+    rotor_graph_totals t;
+    rotor_graph_totals_of(g, &t);
+    return rotor_fail(err, ROTOR_ERR_NOFIT,
+                      "step '%s'%s: DDR would hold %.0f bytes at once, more than the chip's %lld (hbm_bytes): "
+                      "the weights' %lld and %.0f bytes of activations in each of %lld clusters "
+                      "(docs/graphturbo.md, \"DDR's capacity\")",
+                      rotor_dsa_step_name(r->step), passes > 1 ? " in passes" : "", need,
+                      (long long)c->ddr_capacity, (long long)t.weight_bytes,
+                      (need - (double)t.weight_bytes) / (double)c->clusters, (long long)c->clusters);
 }

@@ -234,7 +234,7 @@ typedef struct scoped {
     rotor_gt_subgraph *sg;   /* the sub-graphs as the pass left them (bindings, scopes, revocations) */
     rotor_gt_scope *scope;
     int tensors[3];
-    int64_t spilled[2], gb_peak;
+    int64_t spilled[2], gb_peak, ddr_io, ddr_peak;
 } scoped;
 
 /* Exchanges what the scope pass wrote into the schedule with *x (x->sg
@@ -242,10 +242,11 @@ typedef struct scoped {
  * kept aside and not put back. */
 static void swap_scoped(scoped *x, rotor_gt_schedule *s) {
     scoped t = *x;
-    *x = (scoped){.sg = s->sg, .scope = s->scope, .spilled = {s->spilled[0], s->spilled[1]}, .gb_peak = s->gb_peak};
+    *x = (scoped){.sg = s->sg, .scope = s->scope, .spilled = {s->spilled[0], s->spilled[1]}, .gb_peak = s->gb_peak,
+                  .ddr_io = s->ddr_io, .ddr_peak = s->ddr_peak};
     memcpy(x->tensors, s->tensors, sizeof x->tensors);
     s->sg = t.sg, s->scope = t.scope, s->spilled[0] = t.spilled[0], s->spilled[1] = t.spilled[1];
-    s->gb_peak = t.gb_peak;
+    s->gb_peak = t.gb_peak, s->ddr_io = t.ddr_io, s->ddr_peak = t.ddr_peak;
     memcpy(s->tensors, t.tensors, sizeof s->tensors);
 }
 
@@ -261,7 +262,7 @@ static rotor_status scope_order(ordctx *c, const rotor_gt_subgraph *sg0, const i
     rotor_gt_schedule *s = c->s;
     memcpy(s->sg, sg0, sizeof *s->sg * gt_len(s->nsg));
     free(s->scope), s->scope = NULL;
-    s->spilled[0] = s->spilled[1] = 0, s->gb_peak = 0;
+    s->spilled[0] = s->spilled[1] = 0, s->gb_peak = 0, s->ddr_io = s->ddr_peak = 0;
     put_order(c, order); /* count_tensors and the price read it */
     gt_inst in = {.n = c->n, .base = c->base, .isg = c->isg, .pstart = c->pstart, .plist = c->plist,
                   .sstart = c->sstart, .slist = c->slist, .order = order};

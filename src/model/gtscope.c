@@ -314,6 +314,38 @@ static bool donate(const rotor_graph *g, const rotor_gt_schedule *s, const gt_in
     return false;
 }
 
+/* What the schedule keeps in DDR (rotor_gt_schedule.ddr_io, ddr_peak),
+ * from the blocks' final levels: the model's inputs and outputs the whole
+ * run; every other block in DDR from its instance to its last reader; the
+ * running instance's intermediates that overflow to DDR, one way.  Summed
+ * in doubles, exact below 2^53 bytes (8 PiB; a DDR holds at most 1 PiB,
+ * docs/chip-format.md), and held at INT64_MAX above. */
+static rotor_status ddr_room(const rotor_graph *g, rotor_gt_schedule *s, const block *bl, const gt_inst *in,
+                             rotor_error *err) {
+    int64_t n = in->n;
+    double io = 0, live = 0, most = 0;
+    for (int v = 0; v < g->nvalues; v++) {
+        const rotor_value *val = &g->values[v];
+        if (val->role != ROTOR_ROLE_WEIGHT && ((val->producer < 0 && val->consumers > 0) || val->is_output))
+            io += (double)val->bytes;
+    }
+    double *diff = calloc(gt_len(n + 1), sizeof *diff);
+    if (!diff) return rotor_nomem(err);
+    for (int64_t i = 0; i < n; i++)
+        if (bl[i].where == ROTOR_GT_DDR && bl[i].end < n && bl[i].end > i)
+            diff[i] += (double)bl[i].bytes, diff[bl[i].end + 1] -= (double)bl[i].bytes;
+    for (int64_t i = 0; i < n; i++) {
+        live += diff[i];
+        const rotor_gt_split *b = &s->sg[in->isg[in->order[i]]].best;
+        double at = live + (b->fits ? 0 : ceil(b->spill_ddr / 2));
+        if (at > most) most = at;
+    }
+    free(diff);
+    s->ddr_io = io < 9.2e18 ? (int64_t)io : INT64_MAX;
+    s->ddr_peak = io + most < 9.2e18 ? (int64_t)(io + most) : INT64_MAX;
+    return ROTOR_OK;
+}
+
 /* §4.3 along the order: where each instance's output block lives.  live
  * holds the blocks still to be read (a handful at a time: the order keeps
  * them few), so each step is linear in them. */
@@ -391,8 +423,9 @@ static rotor_status spill(const rotor_graph *g, const rotor_gt_limits *lim, roto
         if (gb + reserved[i] > s->gb_peak) s->gb_peak = gb + reserved[i];
     }
     for (int64_t i = 0; i < n; i++) s->scope[i] = bl[i].where;
+    rotor_status st = ddr_room(g, s, bl, in, err);
     free(pos), free(bl), free(live), free(reserved), free(written), free(aligned), free(probed), free(scratch);
-    return ROTOR_OK;
+    return st;
 }
 
 /* Table 3: every activation value once, at the level it lives. */

@@ -83,6 +83,8 @@ static cJSON *dsa_json(const rotor_pipeline *p, const rotor_chip *chip, const ch
         cJSON_AddStringToObject(o, "order", rotor_gt_order_name(r->order));
         rotor_doc_dsa_tensors_json(o, "tensors", r->tensors);
         cJSON_AddNumberToObject(o, "ddr_bytes", r->ddr_bytes);
+        /* what DDR holds at once, the chip's weights and its clusters' activations */
+        cJSON_AddNumberToObject(o, "ddr_held_bytes", rotor_dsa_ddr_need(&p->graph, &p->cluster, r, 1));
         cJSON_AddNumberToObject(o, "gb_bytes", r->gb_bytes);
         cJSON_AddNumberToObject(o, "matrix_s", r->mm_s);
         cJSON_AddNumberToObject(o, "vector_s", r->vec_s);

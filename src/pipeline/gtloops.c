@@ -24,7 +24,9 @@
  *  - A tie goes to fewer passes: the same throughput at a lower latency.
  *    Times within a relative 1e-9 are a tie (rotor_dsa_faster).
  *  - All or nothing: a pass that fails fails the call (its error names the
- *    passes), and the loops stay empty (ran false).
+ *    passes), and the loops stay empty (ran false).  A number of passes
+ *    whose buffers DDR cannot hold (the other passes' inputs and outputs
+ *    wait there too: rotor_dsa_ddr_check) is not taken for that step.
  *  - Every step loops, the per-layer baseline too (the paper's TVM loops),
  *    so a speedup with loops is one step's best over the baseline's best.
  *  - The model is built again at b / L (the zoo's batch), simplified and
@@ -80,7 +82,10 @@ rotor_status rotor_pipeline_dsa_loops(const rotor_pipeline_options *opt, const r
         st = rotor_pipeline_run(&po, chip, &q, err);
         for (int k = 0; k < ROTOR_DSA_STEPS && !st; k++) {
             rotor_dsa_loop c = {.passes = passes, .pass = q.dsa[k]};
-            if (rotor_dsa_faster(rotor_dsa_loop_s(&c), rotor_dsa_loop_s(&l.step[k]))) l.step[k] = c;
+            rotor_error derr;
+            if (rotor_dsa_faster(rotor_dsa_loop_s(&c), rotor_dsa_loop_s(&l.step[k])) &&
+                rotor_dsa_ddr_check(&q.graph, &q.cluster, &q.dsa[k], passes, &derr) == ROTOR_OK)
+                l.step[k] = c;
         }
         rotor_pipeline_free(&q);
         if (st) {

@@ -63,6 +63,11 @@ typedef struct rotor_dsa_cluster {
      * which let the GB over-fill where the order interleaves sub-graphs
      * (ResNet-50 at 16 images: 26.5 MB in its 8 MiB). */
     bool gb_capacity;
+    /* DDR's bytes, which the chip's clusters share (rotor_chip.hbm_bytes),
+     * and how many clusters share them: a schedule DDR cannot hold is
+     * refused (rotor_dsa_ddr_check; docs/graphturbo.md, "DDR's capacity"). */
+    int64_t ddr_capacity;
+    int64_t clusters;
 } rotor_dsa_cluster;
 
 /* The cluster of chip; refused (one line naming what is missing) when the
@@ -87,6 +92,7 @@ typedef struct rotor_dsa_result {
     rotor_gt_order_kind order;
     int tensors[3];          /* activation values in the LB, GB, DDR (Table 3) */
     int64_t gb_peak;         /* the most the GB holds at a point of the order (rotor_gt_schedule.gb_peak) */
+    int64_t ddr_io, ddr_peak; /* activations DDR holds for the cluster (rotor_gt_schedule's) */
 } rotor_dsa_result;
 
 /* One step run as `passes` passes of a cluster's batch / passes, one after
@@ -139,7 +145,26 @@ rotor_status rotor_dsa_schedule(const rotor_graph *g, const rotor_dsa_cluster *c
 rotor_status rotor_dsa_works(const rotor_graph *g, const rotor_gt_schedule *s, const rotor_dsa_cluster *c,
                              rotor_dsa_work **out, rotor_error *err);
 
-/* Schedules g (one cluster's share) as step says and times it. */
+/* The bytes DDR holds at once for r's schedule run as `passes` passes by
+ * every cluster: the weights of g once (the clusters read the same ones),
+ * and in each cluster the pass's peak of activations beside the other
+ * passes' inputs and outputs (rotor_gt_schedule.ddr_io, held the whole
+ * run).  g is one pass's graph.  In doubles: exact below 2^53 bytes, past
+ * any DDR (1 PiB at most, docs/chip-format.md). */
+double rotor_dsa_ddr_need(const rotor_graph *g, const rotor_dsa_cluster *c, const rotor_dsa_result *r,
+                          int64_t passes);
+
+/* Whether DDR holds r's schedule run as `passes` passes by every cluster
+ * at once: the weights of g once (the clusters read the same ones), and in
+ * each cluster the pass's peak of activations beside the other passes'
+ * inputs and outputs (rotor_gt_schedule.ddr_io, held the whole run).
+ * ROTOR_ERR_NOFIT, one line with the bytes, when it does not.  g is one
+ * pass's graph. */
+rotor_status rotor_dsa_ddr_check(const rotor_graph *g, const rotor_dsa_cluster *c, const rotor_dsa_result *r,
+                                 int64_t passes, rotor_error *err);
+
+/* Schedules g (one cluster's share) as step says and times it; refused
+ * when DDR cannot hold it (rotor_dsa_ddr_check, one pass). */
 rotor_status rotor_dsa_run(const rotor_graph *g, const rotor_dsa_cluster *c, rotor_dsa_step step,
                            rotor_dsa_result *out, rotor_error *err);
 

@@ -231,6 +231,18 @@ typedef struct rotor_gt_schedule {
      * weights resident only when they fit half the GB; the half-GB rules
      * alone do not count the weights against the blocks, and may exceed it. */
     int64_t gb_peak;
+    /* What one run of the schedule keeps in DDR, activations only (the
+     * caller adds the weights, which every cluster of a chip shares;
+     * docs/graphturbo.md, "DDR's capacity").  ddr_io: the model's inputs
+     * and outputs, whose buffers are held the whole run (a decision: the
+     * host writes the inputs before and reads the outputs after).
+     * ddr_peak: the most at a point of the order, ddr_io included: every
+     * other block that goes to DDR holds its room from its instance to its
+     * last reader (a compiler lays DDR out statically: a block spilled on
+     * from the LB or the GB later keeps the room from its instance), and
+     * the running instance's intermediates that overflow to DDR (half of
+     * rotor_gt_split.spill_ddr: out and back). */
+    int64_t ddr_io, ddr_peak;
     int capacity_rounds;     /* builds until no weights' residency was revoked (rotor_gt_schedule_build) */
     int capacity_kept;       /* the build kept, 1 .. capacity_rounds: the fastest by limits.price
                               * (0 with capacity_rounds: without gb_capacity, one build) */
