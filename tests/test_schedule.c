@@ -114,6 +114,39 @@ Test(schedule, hbm_bytes_per_chip_are_a_quarter_of_the_split_weights_and_cache) 
     rotor_graph_free(&g);
 }
 
+/* HBM holds each weight and KV-cache value once, as its largest shard:
+ * on one chip the model's own totals (graph.c counts them apart), over
+ * four a quarter of all but the embedding table and the norms' gammas,
+ * whose operators run replicated (Llama 2 13B, one layer, 8 x 2048 of
+ * cache).  A chip whose
+ * HBM is one byte short is refused with the bytes. */
+Test(schedule, hbm_holds_each_chips_share_of_the_weights_and_cache_once) {
+    rotor_graph g = llm("llama2-13b", 8, 1);
+    rotor_graph_totals t;
+    rotor_graph_totals_of(&g, &t);
+    rotor_schedule *s = build(&g, &(rotor_schedule_options){.tensor_parallel = 1});
+    cr_assert_eq(s->hbm_held, t.weight_bytes + t.kv_bytes);
+    rotor_schedule_free(s);
+    s = build(&g, NULL);
+    int64_t whole = 32000LL * 5120 * 2 + 3 * 5120 * 2; /* the table and the three norms' gammas */
+    cr_assert_eq(s->hbm_held, whole + (t.weight_bytes + t.kv_bytes - whole) / 4);
+    int64_t held = s->hbm_held;
+    rotor_schedule_free(s);
+    rotor_chip c = pod4();
+    c.hbm_bytes = held;
+    rotor_error err;
+    cr_assert_eq(rotor_schedule_build(&g, &c, NULL, &s, &err), ROTOR_OK, "%s", err.msg);
+    rotor_schedule_free(s);
+    c.hbm_bytes = held - 1;
+    cr_assert_eq(rotor_schedule_build(&g, &c, NULL, &s, &err), ROTOR_ERR_NOFIT);
+    char want[160];
+    snprintf(want, sizeof want, "one chip's HBM would hold %lld bytes of weights and KV cache (its share over 4 chips)",
+             (long long)held);
+    cr_assert(strstr(err.msg, want) != NULL, "%s", err.msg);
+    rotor_schedule_free(s);
+    rotor_graph_free(&g);
+}
+
 Test(schedule, identical_layers_share_one_id_and_each_instance_begins_anew) {
     rotor_graph g = llm("llama2-13b", 8, 3);
     rotor_schedule *s = build(&g, NULL);

@@ -535,6 +535,45 @@ static rotor_status search_shapes(const rotor_graph *g, rotor_schedule *s, shape
     return ROTOR_OK;
 }
 
+/* What one chip's HBM holds (rotor_schedule.hbm_held): every weight and
+ * KV-cache value an operator reads, once (a tied embedding too), as the
+ * largest shard its readers take: an expression's HBM tensor as the chip
+ * loads it (its hbm_bytes: split along the shard's axis, which is always
+ * one of that tensor's), any other such value 1/T of it when its reader is
+ * split, else whole (a Gather's table whole, though a step reads only its
+ * rows).  Refused when that is more than the chip's HBM: the same rule as
+ * GraphTurbo's DDR (compile/dsa.c, rotor_dsa_ddr_check): a model the
+ * memory cannot hold has no time.  Summed in doubles, exact below 2^53
+ * bytes, past any HBM (1 PiB at most). */
+static rotor_status hbm_held(const rotor_graph *g, const rotor_chip *chip, rotor_schedule *s, rotor_error *err) {
+    double *part = calloc((size_t)g->nvalues + 1, sizeof *part), held = 0;
+    if (!part) return rotor_nomem(err);
+    for (int o = 0; o < g->nops; o++) {
+        const rotor_op *op = &g->ops[o];
+        const rotor_schedule_op *so = &s->ops[o];
+        int hv = so->hbm_tensor >= 0 ? op->tensor_value[so->hbm_tensor] : -1;
+        for (int i = 0; i < op->ninputs; i++) {
+            int v = op->inputs[i];
+            if (g->values[v].role == ROTOR_ROLE_ACTIVATION) continue;
+            double b = v == hv ? (double)so->hbm_bytes
+                       : so->shard == ROTOR_SHARD_REPLICATED
+                           ? (double)g->values[v].bytes
+                           : ceil((double)g->values[v].bytes / (double)s->tensor_parallel);
+            if (b > part[v]) part[v] = b;
+        }
+    }
+    for (int v = 0; v < g->nvalues; v++) held += part[v];
+    free(part);
+    s->hbm_held = held < 9.2e18 ? (int64_t)held : INT64_MAX;
+    if (held <= (double)chip->hbm_bytes) return ROTOR_OK;
+    char over[48] = "the whole model";
+    if (s->tensor_parallel > 1) snprintf(over, sizeof over, "its share over %lld chips", (long long)s->tensor_parallel);
+    return rotor_fail(err, ROTOR_ERR_NOFIT,
+                      "one chip's HBM would hold %.0f bytes of weights and KV cache (%s), more than the chip's %lld "
+                      "(hbm_bytes)",
+                      held, over, (long long)chip->hbm_bytes);
+}
+
 rotor_status rotor_schedule_build(const rotor_graph *g, const rotor_chip *chip,
                                   const rotor_schedule_options *opt, rotor_schedule **out,
                                   rotor_error *err) {
@@ -603,6 +642,7 @@ rotor_status rotor_schedule_build(const rotor_graph *g, const rotor_chip *chip,
     /* Shard every operator and collect the distinct shapes. */
     int threads = opt->threads;
     if ((st = shard_ops(g, chip, T, s, split, shapes, shape_of, &nshapes, err))) goto done;
+    if ((st = hbm_held(g, chip, s, err))) goto done;
     s->searches = nshapes;
     if ((st = search_shapes(g, s, shapes, nshapes, opt, err))) goto done;
     if (s->chip.topology == ROTOR_TOPO_MESH && (st = mesh_times(s, g, shapes, nshapes, threads, err))) goto done;

@@ -155,6 +155,7 @@ rotor_status rotor_doc_schedule(const rotor_graph *g, const rotor_schedule *s, c
     cJSON_AddNumberToObject(root, "shapes_searched", s->searches);
     cJSON_AddStringToObject(root, "solver", rotor_solver_name(s->solver));
     cJSON_AddNumberToObject(root, "hbm_bytes_per_chip", (double)s->hbm_bytes);
+    cJSON_AddNumberToObject(root, "hbm_held_bytes_per_chip", (double)s->hbm_held); /* within the chip's hbm_bytes */
     cJSON_AddNumberToObject(root, "flops", s->model_flops);
     if (simchip) {
         cJSON_AddStringToObject(root, "simulated_topology", rotor_doc_topology_text(simchip, topo, sizeof topo));

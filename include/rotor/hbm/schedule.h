@@ -86,6 +86,8 @@ typedef struct rotor_schedule {
     rotor_solver solver;       /* the solver that found every plan */
     double model_flops;        /* the whole model's FLOPs (every chip) */
     int64_t hbm_bytes;         /* one chip's HBM bytes per token (weights and KV cache) */
+    int64_t hbm_held;          /* one chip's HBM bytes held: each weight and KV-cache value once,
+                                  its shard (whole where an operator reading it runs replicated) */
     int64_t interchip_ps;      /* sum of the all-reduces */
     double hbm_intake;         /* mesh: bytes/s of HBM the edge ports take into one chip when
                                   every core receives alike (docs/schedule.md); 0: all-to-all */
@@ -94,7 +96,8 @@ typedef struct rotor_schedule {
 
 /* Builds the schedule input.  The chip needs HBM (hbm_gbps > 0).  Errors name
  * the operator; ROTOR_ERR_NOFIT when a shard has no plan that fits one core's
- * SRAM.  Free with rotor_schedule_free, also after an error. */
+ * SRAM, or when one chip's HBM cannot hold its share of the weights and KV
+ * cache (hbm_held over chip.hbm_bytes).  Free with rotor_schedule_free, also after an error. */
 rotor_status rotor_schedule_build(const rotor_graph *g, const rotor_chip *chip,
                                   const rotor_schedule_options *opt, rotor_schedule **out,
                                   rotor_error *err);
