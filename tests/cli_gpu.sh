@@ -61,6 +61,8 @@ then ok; else bad "compile --json: $(head -c 400 "$tmpdir/bert.json")"; fi
 printf '{"format": "rotor-chip", "version": 1, "kind": "gpu", "base": "a100-80gb", "name": "a100-half", "sms": 54}\n' >"$tmpdir/half.json"
 expect_out file "^chip          a100-half: GPU, 54 SMs" -- plan --chip "$tmpdir/half.json" --expr "$mm" --dim m=64,n=64,k=64
 printf '{"format": "rotor-chip", "version": 1, "kind": "gpu", "base": "a100-80gb", "l2_bytes": 0}\n' >"$tmpdir/bad.json"
+# Llama 2 70B's 138 GB of FP16 weights do not fit an 80 GB A100: refused, not timed
+expect_error gpu-hbm-full 1 "model 'llama2-70b' needs 138339172352 bytes of HBM at once (137953296384 of weights and KV cache, 385875968 of activations at their peak) in fp16, more than a100-80gb's 85899345920 (hbm_bytes)" -- compile llama2-70b --chip a100-80gb
 expect_error bad-key 2 "bad.json: l2_bytes: expected a positive integer, got 0" -- plan --chip "$tmpdir/bad.json" --expr "$mm" --dim m=64,n=64,k=64
 expect_error bad-set 2 "rotor plan: --set: sms: expected a positive integer, got '0'" -- plan --chip a100-80gb --set sms=0 --expr "$mm" --dim m=64,n=64,k=64
 

@@ -204,6 +204,46 @@ Test(gpu, compile_bert) {
     rotor_pipeline_free(&p);
 }
 
+/* HBM holds the weights the whole run and the activations at their peak
+ * (docs/gpu.md, "A whole model"): BERT-Base's 110 M parameters at FP16 and
+ * a few MB of activations; the fused attention keeps its scores out of HBM,
+ * so the unfused schedule holds more.  A GPU one byte short is refused with
+ * the bytes, never timed. */
+Test(gpu, a_model_must_fit_the_gpus_hbm) {
+    rotor_pipeline_options po = {.model = "bert-base"};
+    po.zoo.batch = 8;
+    po.zoo.phase = ROTOR_PHASE_PREFILL;
+    rotor_pipeline p;
+    rotor_error err = {{0}};
+    cr_assert_eq(rotor_pipeline_run(&po, NULL, &p, &err), ROTOR_OK, "%s", err.msg);
+    rotor_graph_totals t;
+    rotor_graph_totals_of(&p.graph, &t);
+    rotor_gpu g = preset("a100-80gb");
+    double weights = (double)t.weight_params * (double)rotor_gpu_dtype_bytes(g.dtype);
+    rotor_gpu_compile_result r;
+    cr_assert_eq(rotor_gpu_compile(&p.graph, &g, &r, &err), ROTOR_OK, "%s", err.msg);
+    double fused = r.hbm_held;
+    cr_assert_gt(fused, weights);
+    cr_assert_lt(fused - weights, (double)t.activation_bytes, "a peak, not every activation at once");
+    rotor_gpu_compile_free(&r);
+    g.fused_attention = 0;
+    cr_assert_eq(rotor_gpu_compile(&p.graph, &g, &r, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_gt(r.hbm_held, fused, "the scores go out to HBM");
+    rotor_gpu_compile_free(&r);
+    g.fused_attention = 1;
+    g.hbm_bytes = (int64_t)fused;
+    cr_assert_eq(rotor_gpu_compile(&p.graph, &g, &r, &err), ROTOR_OK, "%s", err.msg);
+    rotor_gpu_compile_free(&r);
+    g.hbm_bytes--;
+    cr_assert_eq(rotor_gpu_compile(&p.graph, &g, &r, &err), ROTOR_ERR_NOFIT);
+    char want[200];
+    snprintf(want, sizeof want, "needs %.0f bytes of HBM at once (%.0f of weights and KV cache, %.0f of activations",
+             fused, weights, fused - weights);
+    cr_assert(strstr(err.msg, want) != NULL, "%s against %s", err.msg, want);
+    cr_assert_null(r.ops);
+    rotor_pipeline_free(&p);
+}
+
 /* ---- the measured table ---------------------------------------------------- */
 
 /* One row's prediction, in microseconds. */

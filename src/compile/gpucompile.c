@@ -97,6 +97,51 @@ static rotor_status one_op(const rotor_graph *g, int i, const rotor_op *prev, co
     return ROTOR_OK;
 }
 
+/* The kernel op i runs in: its own, or the attention kernel it is fused into. */
+static int kernel_of(const rotor_gpu_compile_result *r, int i) { return r->ops[i].fused_into >= 0 ? r->ops[i].fused_into : i; }
+
+/* rotor_gpu_compile_result.hbm_held, in doubles (exact below 2^53 bytes,
+ * past any GPU's HBM), over the kernels in graph order. */
+static rotor_status held_bytes(const rotor_graph *g, const rotor_gpu *gpu, rotor_gpu_compile_result *r,
+                               rotor_error *err) {
+    int n = g->nops;
+    double *diff = calloc((size_t)n + 2, sizeof *diff), always = 0, live = 0, most = 0;
+    int *last = malloc(((size_t)g->nvalues + 1) * sizeof *last);
+    bool *inside = malloc(((size_t)g->nvalues + 1) * sizeof *inside); /* read only inside its writer's kernel */
+    if (!diff || !last || !inside) return free(diff), free(last), free(inside), rotor_nomem(err);
+    for (int v = 0; v < g->nvalues; v++) last[v] = -1, inside[v] = true;
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < g->ops[i].ninputs; k++) {
+            int v = g->ops[i].inputs[k], p = g->values[v].producer;
+            last[v] = i;
+            if (p < 0 || kernel_of(r, p) != kernel_of(r, i)) inside[v] = false;
+        }
+    for (int v = 0; v < g->nvalues; v++) {
+        const rotor_value *val = &g->values[v];
+        double b = value_bytes(g, v, gpu);
+        if (val->role != ROTOR_ROLE_ACTIVATION) {
+            if (last[v] >= 0) always += b; /* weights and KV cache an operator reads */
+            continue;
+        }
+        int from = val->producer < 0 ? 0 : val->producer, to = val->is_output ? n : last[v];
+        if (val->producer >= 0 && !val->is_output && (last[v] < 0 || inside[v])) continue;
+        if (to < from) continue;
+        diff[from] += b, diff[to + 1] -= b;
+    }
+    for (int i = 0; i <= n; i++) {
+        live += diff[i];
+        if (live > most) most = live;
+    }
+    free(diff), free(last), free(inside);
+    r->hbm_held = always + most;
+    if (r->hbm_held <= (double)gpu->hbm_bytes) return ROTOR_OK;
+    return rotor_fail(err, ROTOR_ERR_NOFIT,
+                      "model '%s' needs %.0f bytes of HBM at once (%.0f of weights and KV cache, %.0f of activations "
+                      "at their peak) in %s, more than %s's %lld (hbm_bytes)",
+                      g->name, r->hbm_held, always, most, rotor_gpu_dtype_name(gpu->dtype), gpu->name,
+                      (long long)gpu->hbm_bytes);
+}
+
 rotor_status rotor_gpu_compile(const rotor_graph *g, const rotor_gpu *gpu, rotor_gpu_compile_result *out,
                                rotor_error *err) {
     memset(out, 0, sizeof *out);
@@ -125,7 +170,9 @@ rotor_status rotor_gpu_compile(const rotor_graph *g, const rotor_gpu *gpu, rotor
         out->hbm_bytes += t->est.hbm_bytes;
         out->flops += t->est.flops;
     }
-    return ROTOR_OK;
+    rotor_status st = held_bytes(g, gpu, out, err);
+    if (st) rotor_gpu_compile_free(out);
+    return st;
 }
 
 void rotor_gpu_compile_free(rotor_gpu_compile_result *r) {

@@ -37,8 +37,16 @@ typedef struct rotor_gpu_compile_result {
     double bound_s[4];       /* the time of the kernels each bound rules, by rotor_gpu_bound */
     int kernels;
     double hbm_bytes, flops;
+    /* The most HBM holds at once, in the GPU's precision: every weight and
+     * KV-cache value the whole run, each activation from the kernel that
+     * writes it to the last that reads it (the model's inputs from the
+     * start, its outputs to the end; an attention kernel's scores never
+     * leave it).  A model over the GPU's hbm_bytes is refused. */
+    double hbm_held;
 } rotor_gpu_compile_result;
 
+/* The kernels of g and their times; ROTOR_ERR_NOFIT, one line with the
+ * bytes, when HBM cannot hold the model (hbm_held). */
 rotor_status rotor_gpu_compile(const rotor_graph *g, const rotor_gpu *gpu, rotor_gpu_compile_result *out,
                                rotor_error *err);
 void rotor_gpu_compile_free(rotor_gpu_compile_result *r);
