@@ -320,6 +320,46 @@ Test(search, matmul_optimum_equals_brute_force_on_random_small_chips, .timeout =
     }
 }
 
+/* Where the link's latency rules (docs/cost-model.md, "Bounds": every step
+ * after the first pays it, and a rotating plan has two steps at least, so
+ * the step search and the F_op's floor count (T - 1) alpha): 1 to 20 us a
+ * shift, tens of times a sub-task's compute, on ipu-mk2's rates (no
+ * overlap, all-to-all), SRAM that often forces rotation.  The optimum and,
+ * on every other case, the frontier equal the brute force's; MatMuls and
+ * stride-2 convolutions. */
+Test(search, latency_dominated_optimum_equals_brute_force, .timeout = 120) {
+    const uint64_t seed = 120101;
+    const int cases = ROTOR_TEST_SAN ? 24 : 48;
+    uint64_t rng = seed;
+    const double ns[] = {1000.0, 5000.0, 20000.0};
+    for (int i = 0; i < cases; i++) {
+        char dims[96], label[256];
+        const char *text;
+        int64_t bytes;
+        if (i % 2 == 0) {
+            text = "C[m,n] += A[m,k] * B[k,n]";
+            bytes = random_matmul(&rng, 2, 40, dims, sizeof dims);
+        } else {
+            int64_t f = bf_rand_range(&rng, 1, 6), c = bf_rand_range(&rng, 1, 6), h = bf_rand_range(&rng, 2, 12),
+                    kh = bf_rand_range(&rng, 1, 3);
+            snprintf(dims, sizeof dims, "f=%lld,c=%lld,h=%lld,kh=%lld", (long long)f, (long long)c, (long long)h,
+                     (long long)kh);
+            text = "O[f,h] += I[c,2*h+kh] * W[f,c,kh]";
+            bytes = 2 * (f * h + c * (2 * h + kh) + f * c * kh);
+        }
+        int64_t cores = bf_rand_range(&rng, 2, 16), buf = 16 * bf_rand_range(&rng, 1, 4);
+        int64_t sram = bytes * bf_rand_range(&rng, 2, 10) / (4 * cores) + buf;
+        rotor_chip chip = mk2_small(cores, sram, buf);
+        chip.link_latency_ns = ns[bf_rand_range(&rng, 0, 2)];
+        cr_assert(!chip.compute_overlap && chip.topology == ROTOR_TOPO_ALL_TO_ALL);
+        snprintf(label, sizeof label, "seed %llu case %d: %s [%s] cores=%lld sram=%lld buf=%lld alpha_ns=%g",
+                 (unsigned long long)seed, i, text, dims, (long long)cores, (long long)sram, (long long)buf,
+                 chip.link_latency_ns);
+        rotor_expr e = make_expr(text, dims);
+        check_case(label, &e, &chip, NULL, i % 4 < 2);
+    }
+}
+
 /* Larger, fewer: where the rotation (f_t > 1) matters because a tensor does
  * not fit otherwise. */
 Test(search, matmul_optimum_with_forced_rotation_equals_brute_force, .timeout = 120) {

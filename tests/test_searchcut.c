@@ -63,7 +63,7 @@ static void check_fop(cut_walk *w) {
         }
         if (t1 < best) best = t1;
     }
-    double floor = search_cap_time_floor(c, w->ks, w->fop, true);
+    double floor = search_cap_time_floor(c, w->ks, w->fop, true, NULL);
     cr_assert(sum <= best || (isinf(sum) && isinf(best)), "cap %lld: sum floor %.17g above the least %.17g",
               (long long)c->cap, sum, best);
     cr_assert(sum <= floor || (isinf(sum) && isinf(floor)), "cap %lld: sum floor %.17g above the knapsack's %.17g",

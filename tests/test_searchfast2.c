@@ -54,8 +54,8 @@ static void compare_fop(walk *w) {
         }
         w->options += w->memo->nopt[t];
     }
-    double t1 = search_cap_time_floor(c, w->memo, w->fop, r1);
-    double t2 = search_cap_time_floor(c, w->fresh, w->fop, r2);
+    double t1 = search_cap_time_floor(c, w->memo, w->fop, r1, NULL);
+    double t2 = search_cap_time_floor(c, w->fresh, w->fop, r2, NULL);
     cr_assert(t1 == t2 || (isinf(t1) && isinf(t2)), "cap %lld: time floor %g, afresh %g", (long long)c->cap, t1, t2);
     w->fops++;
 }

@@ -795,8 +795,12 @@ bool search_fop_options_cut(worker *w, const int64_t *fop, double compute, int64
 /* A floor on the tensors' share of the time (beyond step_bound) of every
  * plan with this F_op that fits c->cap (see above): added to the compute
  * floor of any steps, it bounds the plans with those steps, so the step
- * search uses it too.  INFINITY: no plan fits. */
-double search_cap_time_floor(const ctx *c, knap_scratch *ks, const int64_t *fop, bool ready) {
+ * search uses it too (*steps, without the rotation's latency: it adds
+ * (T - 1) of them for the steps it chooses).  A plan other than the
+ * all-ones one has some f_t > 1, so some S_a > 1 and T >= 2: at least one
+ * latency where search_rotation_latency says none hides.  INFINITY: no
+ * plan fits. */
+double search_cap_time_floor(const ctx *c, knap_scratch *ks, const int64_t *fop, bool ready, double *steps) {
     const rotor_expr *e = c->e;
     int64_t share[ROTOR_MAX_TENSORS];
     for (int t = 0; t < e->ntensors; t++) {
@@ -818,9 +822,13 @@ double search_cap_time_floor(const ctx *c, knap_scratch *ks, const int64_t *fop,
     }
     /* rotation: the shift buffer, any Q_X (Q_X = 1 included: a relaxation) */
     int64_t budget = c->cap - c->chip->shift_buffer_bytes;
+    double any = best;
     if (budget >= 0) {
         double r = knap_least_time(ks, e->ntensors, budget);
+        if (r < any) any = r;
+        r += search_rotation_latency(c->chip);
         if (r < best) best = r;
     }
+    if (steps) *steps = any;
     return best;
 }

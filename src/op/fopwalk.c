@@ -246,8 +246,7 @@ bool search_fop_full_bounds(worker *w, fop_entry *f) {
     int64_t mb = f->mem_bound;
     if (strong > mb) mb = strong;
     if (search_prune(w, f->bound, mb)) return false;
-    w->comm_floor = search_cap_time_floor(c, w->knap, f->fop, true);
-    double tb = f->compute + w->comm_floor;
+    double tb = f->compute + search_cap_time_floor(c, w->knap, f->fop, true, &w->comm_floor);
     keep_time_floor(c, c->fc.full ? r : NULL, tb, false);
     return tb != INFINITY && !search_prune(w, tb, mb);
 }

@@ -734,8 +734,18 @@ void search_fop_cheap_mem(const ctx *c, const int64_t *fop, int64_t *mb, double 
  * leaves each tensor's options in ks, and *ready says so. */
 int64_t search_fop_strong_floor(const ctx *c, knap_scratch *ks, const int64_t *fop, int64_t index, bool *ready);
 /* The time floor of an F_op under the memory cap (the knapsack); ready:
- * the caller has filled ks for this F_op. */
-double search_cap_time_floor(const ctx *c, knap_scratch *ks, const int64_t *fop, bool ready);
+ * the caller has filled ks for this F_op.  *steps (may be NULL) gets the
+ * same floor without the latency a rotating plan's second step pays
+ * (search_rotation_latency), for the step search, which adds the (T - 1)
+ * latencies of the steps it chooses. */
+double search_cap_time_floor(const ctx *c, knap_scratch *ks, const int64_t *fop, bool ready, double *steps);
+/* The latency every step after the first pays whatever moves
+ * (cost-model-v1.md's (T - 1) alpha) where no plan hides it: an all-to-all
+ * chip whose shifts do not overlap compute (docs/cost-model.md, "Bounds");
+ * else 0. */
+static inline double search_rotation_latency(const rotor_chip *chip) {
+    return chip->compute_overlap || chip->topology != ROTOR_TOPO_ALL_TO_ALL ? 0 : rotor_chip_link_latency(chip);
+}
 
 /* The sum over tensors 0..n-1 of each one's fastest option in ks: a floor
  * of search_cap_time_floor (INFINITY: a tensor has none). */

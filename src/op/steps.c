@@ -542,6 +542,23 @@ static bool steps_dead(worker *w, double tb) {
     return w->c->m->step_bound_multiples && search_prune(w, dead_floor(tb), 0);
 }
 
+/* (T - 1) alpha for the steps S_0..S_upto chosen, the rest 1: every step
+ * after the first pays the link's latency whatever moves (cost-model-v1.md's
+ * shift term, rotor_cost_shift_s's rounds), beside the compute and the
+ * bytes the other floors count.  Raising any S_a raises T, so it floors
+ * every completion, and k S_a's too (steps_dead).  Only on an all-to-all
+ * chip whose shifts do not overlap compute: with overlap a boundary where
+ * nothing moves hides its latency (docs/cost-model.md, "Overlap"), and a
+ * mesh prices its routes apart.  Without it a latency of 1 us (ipu-mk2,
+ * ResNet-18 at batch 2) pruned nothing the compute floor did not: 80 s
+ * where 100 ns takes 0.4 (docs/cost-model.md, "Bounds"). */
+static double steps_latency(const worker *w, int upto) {
+    double lat = search_rotation_latency(w->c->chip), t = 1;
+    if (lat == 0) return 0;
+    for (int a = 0; a <= upto; a++) t *= (double)w->steps[a];
+    return (t - 1) * lat;
+}
+
 /* The padding prod_a P_a / E_a of the F_op and steps in w (P_a the extent
  * padded to a multiple of F_a S_a): asked only under a max_padding
  * constraint, so that the default search pays no division per axis for
@@ -577,14 +594,15 @@ static bool search_steps_leaf(worker *w, int from, bool rot) {
         return false;
     }
     w->compute = c->m->step_bound(c->m, e, c->chip, w->plan.fop, w->steps, w->sub);
+    double lat = steps_latency(w, e->naxes - 1), tb = w->compute + w->comm_floor + lat;
     /* search_prune never prunes less with more memory (the cap, and the
      * front's entries up to m grow with m), so a time that is pruned with no
      * memory at all is pruned with the floors: most step vectors of a
      * frontier search fail its time cap, and skip the floors' arithmetic */
-    if (search_prune(w, w->compute + w->comm_floor, 0)) {
-        search_floor_note(w, dead_floor(w->compute + w->comm_floor), 0); /* the multiples steps_dead cuts */
+    if (search_prune(w, tb, 0)) {
+        search_floor_note(w, dead_floor(tb), 0); /* the multiples steps_dead cuts */
         w->st.steps_pruned++;
-        return steps_dead(w, w->compute + w->comm_floor);
+        return steps_dead(w, tb);
     }
     int64_t mem = rot ? c->chip->shift_buffer_bytes : 0;
     for (int t = 0; t < e->ntensors; t++) {
@@ -592,22 +610,22 @@ static bool search_steps_leaf(worker *w, int from, bool rot) {
                                                                                  : step_floor(w, t);
         mem += w->min_bytes[t];
     }
-    if (search_prune(w, w->compute + w->comm_floor, mem)) {
-        search_floor_note(w, w->compute + w->comm_floor, mem);
+    if (search_prune(w, tb, mem)) {
+        search_floor_note(w, tb, mem);
         w->st.steps_pruned++;
         return false;
     }
     if (w->joint) {
         int64_t g[ROTOR_MAX_TENSORS];
         for (int t = 0; t < e->ntensors; t++) g[t] = step_ring_gcd(w, t, e->naxes - 1);
-        if (joint_pruned(w, w->compute + w->comm_floor, mem, w->compute, e->naxes - 1, g, rot)) {
-            search_floor_note(w, w->compute + w->comm_floor, mem);
+        if (joint_pruned(w, tb, mem, w->compute, e->naxes - 1, g, rot)) {
+            search_floor_note(w, tb, mem);
             w->st.steps_pruned++;
             return false;
         }
     }
     for (int a = 0; a < e->naxes; a++) search_divisors(w->steps[a], w->divs[a], &w->ndivs[a]);
-    dfs_tensor(w, 0, w->compute, mem);
+    dfs_tensor(w, 0, w->compute + lat, mem);
     return false;
 }
 
@@ -627,7 +645,7 @@ static bool steps_prefix_time(worker *w, int a, double *tb, double *compute) {
     for (int b = 0; b < e->naxes; b++) sub[b] = b <= a ? w->sub[b] : w->len_any[b];
     if (c->cons.max_padding > 0 && steps_padding(w) > c->cons.max_padding * (1 + SLACK)) return false;
     *compute = c->m->step_bound(c->m, e, c->chip, w->plan.fop, w->steps, sub);
-    *tb = *compute + w->comm_floor;
+    *tb = *compute + w->comm_floor + steps_latency(w, a);
     return true;
 }
 
