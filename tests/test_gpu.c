@@ -205,7 +205,7 @@ Test(gpu, compile_bert) {
 }
 
 /* HBM holds the weights the whole run and the activations at their peak
- * (docs/gpu.md, "A whole model"): BERT-Base's 110 M parameters at FP16 and
+ * (docs/gpu.md, "A whole model and fusion"): BERT-Base's 110 M parameters at FP16 and
  * a few MB of activations; the fused attention keeps its scores out of HBM,
  * so the unfused schedule holds more.  A GPU one byte short is refused with
  * the bytes, never timed. */

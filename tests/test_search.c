@@ -321,8 +321,8 @@ Test(search, matmul_optimum_equals_brute_force_on_random_small_chips, .timeout =
 }
 
 /* Where the link's latency rules (docs/cost-model.md, "Bounds": every step
- * after the first pays it, and a rotating plan has two steps at least, so
- * the step search and the F_op's floor count (T - 1) alpha): 1 to 20 us a
+ * after the first pays it, so the step search counts (T - 1) alpha, and a
+ * rotating plan has two steps at least, so the F_op's floor one): 1 to 20 us a
  * shift, tens of times a sub-task's compute, on ipu-mk2's rates (no
  * overlap, all-to-all), SRAM that often forces rotation.  The optimum and,
  * on every other case, the frontier equal the brute force's; MatMuls and

@@ -199,12 +199,16 @@ rotor_status rotor_dsa_run(const rotor_graph *g, const rotor_dsa_cluster *c, rot
     return st;
 }
 
+/* One cluster's activations in DDR at once, passes as rotor_dsa_ddr_need. */
+static double cluster_act(const rotor_dsa_result *r, int64_t passes) {
+    return (double)r->ddr_peak + (double)(passes - 1) * (double)r->ddr_io;
+}
+
 double rotor_dsa_ddr_need(const rotor_graph *g, const rotor_dsa_cluster *c, const rotor_dsa_result *r,
                           int64_t passes) {
     rotor_graph_totals t;
     rotor_graph_totals_of(g, &t);
-    double act = (double)r->ddr_peak + (double)(passes - 1) * (double)r->ddr_io;
-    return (double)t.weight_bytes + (double)c->clusters * act;
+    return (double)t.weight_bytes + (double)c->clusters * cluster_act(r, passes);
 }
 
 rotor_status rotor_dsa_ddr_check(const rotor_graph *g, const rotor_dsa_cluster *c, const rotor_dsa_result *r,
@@ -214,13 +218,13 @@ rotor_status rotor_dsa_ddr_check(const rotor_graph *g, const rotor_dsa_cluster *
                           (long long)c->clusters, (long long)passes);
     double need = rotor_dsa_ddr_need(g, c, r, passes);
     if (need <= (double)c->ddr_capacity) return ROTOR_OK;
-    rotor_graph_totals t;
+    rotor_graph_totals t; /* the weights again, for the message only */
     rotor_graph_totals_of(g, &t);
     return rotor_fail(err, ROTOR_ERR_NOFIT,
                       "step '%s'%s: DDR would hold %.0f bytes at once, more than the chip's %lld (hbm_bytes): "
                       "the weights' %lld and %.0f bytes of activations in each of %lld clusters "
                       "(docs/graphturbo.md, \"DDR's capacity\")",
                       rotor_dsa_step_name(r->step), passes > 1 ? " in passes" : "", need,
-                      (long long)c->ddr_capacity, (long long)t.weight_bytes,
-                      (need - (double)t.weight_bytes) / (double)c->clusters, (long long)c->clusters);
+                      (long long)c->ddr_capacity, (long long)t.weight_bytes, cluster_act(r, passes),
+                      (long long)c->clusters);
 }

@@ -101,20 +101,21 @@ static rotor_status one_op(const rotor_graph *g, int i, const rotor_op *prev, co
 static int kernel_of(const rotor_gpu_compile_result *r, int i) { return r->ops[i].fused_into >= 0 ? r->ops[i].fused_into : i; }
 
 /* rotor_gpu_compile_result.hbm_held, in doubles (exact below 2^53 bytes,
- * past any GPU's HBM), over the kernels in graph order. */
+ * past any GPU's HBM), over the kernels in graph order, each at the index
+ * of its first op. */
 static rotor_status held_bytes(const rotor_graph *g, const rotor_gpu *gpu, rotor_gpu_compile_result *r,
                                rotor_error *err) {
     int n = g->nops;
     double *diff = calloc((size_t)n + 2, sizeof *diff), always = 0, live = 0, most = 0;
-    int *last = malloc(((size_t)g->nvalues + 1) * sizeof *last);
+    int *last = malloc(((size_t)g->nvalues + 1) * sizeof *last); /* the last kernel that reads it */
     bool *inside = malloc(((size_t)g->nvalues + 1) * sizeof *inside); /* read only inside its writer's kernel */
     if (!diff || !last || !inside) return free(diff), free(last), free(inside), rotor_nomem(err);
     for (int v = 0; v < g->nvalues; v++) last[v] = -1, inside[v] = true;
     for (int i = 0; i < n; i++)
         for (int k = 0; k < g->ops[i].ninputs; k++) {
-            int v = g->ops[i].inputs[k], p = g->values[v].producer;
-            last[v] = i;
-            if (p < 0 || kernel_of(r, p) != kernel_of(r, i)) inside[v] = false;
+            int v = g->ops[i].inputs[k], p = g->values[v].producer, ki = kernel_of(r, i);
+            if (ki > last[v]) last[v] = ki;
+            if (p < 0 || kernel_of(r, p) != ki) inside[v] = false;
         }
     for (int v = 0; v < g->nvalues; v++) {
         const rotor_value *val = &g->values[v];
@@ -123,7 +124,9 @@ static rotor_status held_bytes(const rotor_graph *g, const rotor_gpu *gpu, rotor
             if (last[v] >= 0) always += b; /* weights and KV cache an operator reads */
             continue;
         }
-        int from = val->producer < 0 ? 0 : val->producer, to = val->is_output ? n : last[v];
+        /* from the kernel that writes it (an attention kernel writes its
+         * context at its first op) to the last kernel that reads it */
+        int from = val->producer < 0 ? 0 : kernel_of(r, val->producer), to = val->is_output ? n : last[v];
         if (val->producer >= 0 && !val->is_output && (last[v] < 0 || inside[v])) continue;
         if (to < from) continue;
         diff[from] += b, diff[to + 1] -= b;

@@ -106,7 +106,7 @@ rotor_status preload_intake_bytes(const rotor_preload_chip *c, int64_t space, in
         return rotor_fail(err, ROTOR_ERR_INPUT, "chip: port_load(%lld): expected a positive number, got %g",
                           (long long)m, load);
     double b = ceil((double)space * load);
-    *out = b < 9.2e18 ? (int64_t)b : INT64_MAX;
+    *out = rotor_i64_held(b);
     return ROTOR_OK;
 }
 
@@ -130,7 +130,7 @@ static rotor_status dist_intake(const rotor_preload_chip *c, int64_t dist, int64
         b += (double)(dist / rounds + (k <= dist % rounds)) * load;
     }
     b = ceil(b);
-    *out = b < 9.2e18 ? (int64_t)b : INT64_MAX;
+    *out = rotor_i64_held(b);
     return ROTOR_OK;
 }
 

@@ -539,32 +539,34 @@ static rotor_status search_shapes(const rotor_graph *g, rotor_schedule *s, shape
  * KV-cache value an operator reads, once (a tied embedding too), as the
  * largest shard its readers take: an expression's HBM tensor as the chip
  * loads it (its hbm_bytes: split along the shard's axis, which is always
- * one of that tensor's), any other such value 1/T of it when its reader is
- * split, else whole (a Gather's table whole, though a step reads only its
- * rows).  Refused when that is more than the chip's HBM: the same rule as
+ * one of that tensor's), any other of its tensors 1/T where it carries the
+ * shard's axis, else whole; a vendor op's inputs 1/T when it runs split,
+ * else whole (a Gather's table whole, though a step reads only its rows).  Refused when that is more than the chip's HBM: the same rule as
  * GraphTurbo's DDR (compile/dsa.c, rotor_dsa_ddr_check): a model the
  * memory cannot hold has no time.  Summed in doubles, exact below 2^53
  * bytes, past any HBM (1 PiB at most). */
 static rotor_status hbm_held(const rotor_graph *g, const rotor_chip *chip, rotor_schedule *s, rotor_error *err) {
     double *part = calloc((size_t)g->nvalues + 1, sizeof *part), held = 0;
     if (!part) return rotor_nomem(err);
+    double T = (double)s->tensor_parallel;
     for (int o = 0; o < g->nops; o++) {
         const rotor_op *op = &g->ops[o];
         const rotor_schedule_op *so = &s->ops[o];
-        int hv = so->hbm_tensor >= 0 ? op->tensor_value[so->hbm_tensor] : -1;
-        for (int i = 0; i < op->ninputs; i++) {
-            int v = op->inputs[i];
-            if (g->values[v].role == ROTOR_ROLE_ACTIVATION) continue;
-            double b = v == hv ? (double)so->hbm_bytes
-                       : so->shard == ROTOR_SHARD_REPLICATED
-                           ? (double)g->values[v].bytes
-                           : ceil((double)g->values[v].bytes / (double)s->tensor_parallel);
+        bool split = so->shard != ROTOR_SHARD_REPLICATED;
+        int n = op->vendor ? op->ninputs : op->expr.ntensors;
+        for (int i = op->vendor ? 0 : 1; i < n; i++) {
+            int v = op->vendor ? op->inputs[i] : op->tensor_value[i];
+            if (v < 0 && i == so->hbm_tensor) held += (double)so->hbm_bytes; /* a folded constant, its own */
+            if (v < 0 || g->values[v].role == ROTOR_ROLE_ACTIVATION) continue;
+            double whole = (double)g->values[v].bytes, b = whole;
+            if (!op->vendor && i == so->hbm_tensor) b = (double)so->hbm_bytes;
+            else if (split && (op->vendor || so->expr.tensors[i].has_axis[so->split_axis])) b = ceil(whole / T);
             if (b > part[v]) part[v] = b;
         }
     }
     for (int v = 0; v < g->nvalues; v++) held += part[v];
     free(part);
-    s->hbm_held = held < 9.2e18 ? (int64_t)held : INT64_MAX;
+    s->hbm_held = rotor_i64_held(held);
     if (held <= (double)chip->hbm_bytes) return ROTOR_OK;
     char over[48] = "the whole model";
     if (s->tensor_parallel > 1) snprintf(over, sizeof over, "its share over %lld chips", (long long)s->tensor_parallel);

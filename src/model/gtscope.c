@@ -341,8 +341,8 @@ static rotor_status ddr_room(const rotor_graph *g, rotor_gt_schedule *s, const b
         if (at > most) most = at;
     }
     free(diff);
-    s->ddr_io = io < 9.2e18 ? (int64_t)io : INT64_MAX;
-    s->ddr_peak = io + most < 9.2e18 ? (int64_t)(io + most) : INT64_MAX;
+    s->ddr_io = rotor_i64_held(io);
+    s->ddr_peak = rotor_i64_held(io + most);
     return ROTOR_OK;
 }
 

@@ -252,6 +252,11 @@ void search_fop_cheap_mem(const ctx *c, const int64_t *fop, int64_t *mb, double 
  * rotor_expr_make allows none in outputs) and contractions, whose walk
  * carries it; the factor is 0 elsewhere.  Scaled down by 1e-9: the model
  * rounds its sums, the floor must not exceed them. */
+double search_rotation_latency(const rotor_cost_model *m, const rotor_chip *chip) {
+    if (m != rotor_cost_model_find("v1") || chip->compute_overlap || chip->topology != ROTOR_TOPO_ALL_TO_ALL) return 0;
+    return rotor_chip_link_latency(chip) * (1 - 1e-9);
+}
+
 double search_output_floor_k(const rotor_cost_model *m, const rotor_expr *e, const rotor_chip *chip) {
     if (m != rotor_cost_model_find("v1") || chip->topology == ROTOR_TOPO_MESH || chip->compute_overlap ||
         e->op_class != ROTOR_OP_CONTRACTION || e->ntensors < 1)
@@ -798,7 +803,7 @@ bool search_fop_options_cut(worker *w, const int64_t *fop, double compute, int64
  * search uses it too (*steps, without the rotation's latency: it adds
  * (T - 1) of them for the steps it chooses).  A plan other than the
  * all-ones one has some f_t > 1, so some S_a > 1 and T >= 2: at least one
- * latency where search_rotation_latency says none hides.  INFINITY: no
+ * latency where search_rotation_latency says none hides (ctx.rot_lat).  INFINITY: no
  * plan fits. */
 double search_cap_time_floor(const ctx *c, knap_scratch *ks, const int64_t *fop, bool ready, double *steps) {
     const rotor_expr *e = c->e;
@@ -826,7 +831,7 @@ double search_cap_time_floor(const ctx *c, knap_scratch *ks, const int64_t *fop,
     if (budget >= 0) {
         double r = knap_least_time(ks, e->ntensors, budget);
         if (r < any) any = r;
-        r += search_rotation_latency(c->chip);
+        r += c->rot_lat;
         if (r < best) best = r;
     }
     if (steps) *steps = any;

@@ -806,6 +806,7 @@ static rotor_status ctx_init(ctx *c, const rotor_expr *e, const rotor_chip *chip
             if (e->tensors[t].has_axis[a]) c->last_axis[t] = a;
     }
     c->out_floor_k = search_output_floor_k(c->m, e, chip);
+    c->rot_lat = search_rotation_latency(c->m, chip);
     return ROTOR_OK;
 }
 

@@ -333,6 +333,8 @@ typedef struct ctx {
     /* search_output_floor's seconds per element of the output's tile (0:
      * that floor does not hold here), set by ctx_init */
     double out_floor_k;
+    /* search_rotation_latency's seconds, set by ctx_init */
+    double rot_lat;
 } ctx;
 
 /* Candidate steps per axis: divisors of the P_X of tensors carrying the axis. */
@@ -740,12 +742,11 @@ int64_t search_fop_strong_floor(const ctx *c, knap_scratch *ks, const int64_t *f
  * latencies of the steps it chooses. */
 double search_cap_time_floor(const ctx *c, knap_scratch *ks, const int64_t *fop, bool ready, double *steps);
 /* The latency every step after the first pays whatever moves
- * (cost-model-v1.md's (T - 1) alpha) where no plan hides it: an all-to-all
- * chip whose shifts do not overlap compute (docs/cost-model.md, "Bounds");
- * else 0. */
-static inline double search_rotation_latency(const rotor_chip *chip) {
-    return chip->compute_overlap || chip->topology != ROTOR_TOPO_ALL_TO_ALL ? 0 : rotor_chip_link_latency(chip);
-}
+ * (cost-model-v1.md's (T - 1) alpha) where no plan hides it: the v1 model
+ * on an all-to-all chip whose shifts do not overlap compute
+ * (docs/cost-model.md, "Bounds"); else 0.  Scaled down by 1e-9, as the
+ * output's floor: the model rounds its sums, a floor must not exceed them. */
+double search_rotation_latency(const rotor_cost_model *m, const rotor_chip *chip);
 
 /* The sum over tensors 0..n-1 of each one's fastest option in ks: a floor
  * of search_cap_time_floor (INFINITY: a tensor has none). */

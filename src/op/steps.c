@@ -546,14 +546,15 @@ static bool steps_dead(worker *w, double tb) {
  * after the first pays the link's latency whatever moves (cost-model-v1.md's
  * shift term, rotor_cost_shift_s's rounds), beside the compute and the
  * bytes the other floors count.  Raising any S_a raises T, so it floors
- * every completion, and k S_a's too (steps_dead).  Only on an all-to-all
- * chip whose shifts do not overlap compute: with overlap a boundary where
- * nothing moves hides its latency (docs/cost-model.md, "Overlap"), and a
- * mesh prices its routes apart.  Without it a latency of 1 us (ipu-mk2,
+ * every completion, and k S_a's too (steps_dead).  Only with the v1 model
+ * on an all-to-all chip whose shifts do not overlap compute (ctx.rot_lat,
+ * search_rotation_latency): with overlap a boundary where nothing moves
+ * hides its latency (docs/cost-model.md, "Overlap"), and a mesh prices its
+ * routes apart.  Without it a latency of 1 us (ipu-mk2,
  * ResNet-18 at batch 2) pruned nothing the compute floor did not: 80 s
  * where 100 ns takes 0.4 (docs/cost-model.md, "Bounds"). */
 static double steps_latency(const worker *w, int upto) {
-    double lat = search_rotation_latency(w->c->chip), t = 1;
+    double lat = w->c->rot_lat, t = 1;
     if (lat == 0) return 0;
     for (int a = 0; a <= upto; a++) t *= (double)w->steps[a];
     return (t - 1) * lat;

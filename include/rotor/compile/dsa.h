@@ -154,12 +154,9 @@ rotor_status rotor_dsa_works(const rotor_graph *g, const rotor_gt_schedule *s, c
 double rotor_dsa_ddr_need(const rotor_graph *g, const rotor_dsa_cluster *c, const rotor_dsa_result *r,
                           int64_t passes);
 
-/* Whether DDR holds r's schedule run as `passes` passes by every cluster
- * at once: the weights of g once (the clusters read the same ones), and in
- * each cluster the pass's peak of activations beside the other passes'
- * inputs and outputs (rotor_gt_schedule.ddr_io, held the whole run).
- * ROTOR_ERR_NOFIT, one line with the bytes, when it does not.  g is one
- * pass's graph. */
+/* Whether DDR holds what rotor_dsa_ddr_need counts (at most the chip's
+ * ddr_capacity); ROTOR_ERR_NOFIT, one line with the bytes, when it does
+ * not. */
 rotor_status rotor_dsa_ddr_check(const rotor_graph *g, const rotor_dsa_cluster *c, const rotor_dsa_result *r,
                                  int64_t passes, rotor_error *err);
 
