@@ -307,6 +307,17 @@ Test(chip, zero_and_negative_values_are_refused_where_positive_is_required) {
     override_refused("\"link_latency_ns\": -1", ": link_latency_ns: expected a non-negative number, got -1");
 }
 
+/* The least rate is a rate: 1e-6 GB/s and TFLOP/s are read. */
+Test(chip, the_least_rate_is_accepted) {
+    rotor_chip c;
+    rotor_error err = {{0}};
+    char path[64];
+    cr_assert_eq(load_override("\"link_gbps\": 1e-6, \"matrix_tflops\": 1e-6", &c, &err, path), ROTOR_OK, "%s",
+                 err.msg);
+    cr_assert_eq(c.link_gbps, 1e-6);
+    cr_assert_eq(c.matrix_tflops, 1e-6);
+}
+
 Test(chip, zero_is_allowed_for_latency) {
     rotor_chip c;
     rotor_error err = {{0}};
@@ -319,6 +330,10 @@ Test(chip, absurd_values_are_refused_with_the_bound) {
     override_refused("\"cores_per_chip\": 2000000",
                      ": cores_per_chip: expected a positive integer at most 1048576, got 2000000");
     override_refused("\"link_gbps\": 1e7", ": link_gbps: expected a positive number at most 1000000, got 10000000");
+    /* a rate divides: below 1e-6 every time outgrows what is printed */
+    override_refused("\"link_gbps\": 1e-300", ": link_gbps: expected a positive number at least 1e-06, got 1e-300");
+    override_refused("\"hbm_gbps\": 9.9e-7, \"hbm_bytes\": 1, \"hbm_controllers\": 1",
+                     ": hbm_gbps: expected 0 (none) or a number at least 1e-06, got 9.9e-07");
     override_refused("\"chips\": 1e300", ": chips: expected a positive integer at most 1024, got 1e+300");
     override_refused("\"element_bytes\": 3", ": element_bytes: expected 1, 2, 4 or 8, got 3");
     override_refused("\"shift_buffer_bytes\": 1000000",
@@ -432,6 +447,7 @@ Test(chip, set_errors_leave_the_chip_unchanged) {
         {"link_gbps=inf", "--set: link_gbps: expected a positive number, got \"inf\""},
         {"link_gbps=0x10", "--set: link_gbps: expected a positive number, got \"0x10\""},
         {"matrix_tflops=1e999", "--set: matrix_tflops: expected a positive number at most 1000000, got 1e999"},
+        {"vector_tflops=1e-300", "--set: vector_tflops: expected a positive number at least 1e-06, got 1e-300"},
         {"element_bytes=3", "--set: element_bytes: expected 1, 2, 4 or 8, got 3"},
         {"topology=ring", "--set: topology: expected \"all-to-all\" or \"mesh\", got \"ring\""},
         {"name=", "--set: name: expected a string of 1 to 63 bytes without control characters, got \"\""},

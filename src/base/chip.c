@@ -277,16 +277,26 @@ typedef struct field_def {
     bool optional;       /* a file without "base" may leave it out (default 0) */
     unsigned allowed;    /* FK_INT: if non-zero, a bit mask of the allowed values */
     field_default dflt;  /* the value the writer leaves out (D_ALWAYS: none) */
+    double min;          /* FK_NUM: the least value above 0 (0: any positive one) */
 } field_def;
 
+/* A rate (GB/s, TFLOP/s, TOP/s) divides a size into a time, so it has a
+ * floor as well as a ceiling: 1e-6 (1 KB/s, 1 MFLOP/s).  Below it every
+ * time grows past what an output prints or a simulator counts in
+ * picoseconds: `--set link_gbps=1e-300` printed ResNet-18's time as a
+ * 300-digit number and its energy as 2e297 J. */
+#define RATE_MIN 1e-6
+#define RATE(member, zero_ok, optional, dflt) \
+    {#member, FK_NUM, offsetof(rotor_chip, member), 1e6, zero_ok, optional, 0, dflt, RATE_MIN}
+
 #define F(member, kind, max, zero_ok, optional, allowed) \
-    {#member, kind, offsetof(rotor_chip, member), max, zero_ok, optional, allowed, D_ALWAYS}
+    {#member, kind, offsetof(rotor_chip, member), max, zero_ok, optional, allowed, D_ALWAYS, 0}
 /* an optional 0-or-1 key, written only when 1 */
-#define FLAG(member) {#member, FK_INT, offsetof(rotor_chip, member), 1, true, true, 0, D_ZERO}
+#define FLAG(member) {#member, FK_INT, offsetof(rotor_chip, member), 1, true, true, 0, D_ZERO, 0}
 /* an optional key added later, written only when not its default, so that
  * files and programs of chips without it stay byte for byte as before */
 #define LATER(member, kind, max, zero_ok, dflt) \
-    {#member, kind, offsetof(rotor_chip, member), max, zero_ok, true, 0, dflt}
+    {#member, kind, offsetof(rotor_chip, member), max, zero_ok, true, 0, dflt, 0}
 
 /* Upper bounds are sanity limits, far above any real chip, that catch a typo
  * (a size in bits) and keep what later stages form from a chip inside
@@ -306,11 +316,11 @@ static const field_def FIELDS[] = {
     F(cores_per_chip, FK_INT, 1048576, false, false, 0),      /* 2^20 */
     F(chips, FK_INT, 1024, false, false, 0),
     F(sram_bytes, FK_INT, (double)GIB, false, false, 0),
-    F(link_gbps, FK_NUM, 1e6, false, false, 0),
+    RATE(link_gbps, false, false, D_ALWAYS),
     F(link_latency_ns, FK_NUM, 1e9, true, true, 0),           /* 1 s */
-    F(matrix_tflops, FK_NUM, 1e6, false, false, 0),
-    F(int8_tops, FK_NUM, 1e6, true, true, 0), /* optional: 0 costs int8 at matrix_tflops */
-    F(vector_tflops, FK_NUM, 1e6, false, false, 0),
+    RATE(matrix_tflops, false, false, D_ALWAYS),
+    RATE(int8_tops, true, true, D_ALWAYS), /* optional: 0 costs int8 at matrix_tflops */
+    RATE(vector_tflops, false, false, D_ALWAYS),
     F(systolic_rows, FK_INT, 1024, false, false, 0),
     F(systolic_cols, FK_INT, 1024, false, false, 0),
     F(shift_buffer_bytes, FK_INT, (double)GIB, false, false, 0),
@@ -319,9 +329,9 @@ static const field_def FIELDS[] = {
     F(topology, FK_TOPOLOGY, 0, false, false, 0),
     F(mesh_width, FK_INT, 1048576, true, true, 0),
     F(mesh_height, FK_INT, 1048576, true, true, 0),
-    F(interchip_gbps, FK_NUM, 1e6, true, true, 0),
+    RATE(interchip_gbps, true, true, D_ALWAYS),
     F(hbm_bytes, FK_INT, (double)(1LL << 50), true, true, 0), /* 1 PiB */
-    F(hbm_gbps, FK_NUM, 1e6, true, true, 0),
+    RATE(hbm_gbps, true, true, D_ALWAYS),
     F(hbm_controllers, FK_INT, 1024, true, true, 0),
     /* Energy (docs/energy.md): optional, so that chip files and programs
      * written before the energy model still read (as 0: no energy). */
@@ -341,7 +351,7 @@ static const field_def FIELDS[] = {
     LATER(cores_per_cluster, FK_INT, 1048576, false, D_FLAT),
     LATER(compute_units, FK_INT, 1024, false, D_ONE),
     LATER(gb_bytes, FK_INT, (double)(4 * GIB), true, D_ZERO), /* 4 GiB a cluster */
-    LATER(gb_gbps, FK_NUM, 1e6, true, D_ZERO),
+    RATE(gb_gbps, true, true, D_ZERO), /* added later, as LATER */
     LATER(offchip, FK_OFFCHIP, 0, true, D_ZERO),
 };
 
@@ -464,6 +474,14 @@ static rotor_status too_big(rotor_error *err, const field_def *f, const char *go
                       field_expects(f), max, got);
 }
 
+/* "KEY: expected DESC at least MIN, got GOT" (a rate below RATE_MIN) */
+static rotor_status too_small(rotor_error *err, const field_def *f, const char *got) {
+    char min[32];
+    fmt_num(f->min, min, sizeof min);
+    return rotor_fail(err, ROTOR_ERR_INPUT, "%s: expected %s%s at least %s, got %s", f->key,
+                      f->zero_ok ? "0 (none) or " : "", f->zero_ok ? "a number" : field_expects(f), min, got);
+}
+
 static bool valid_name_text(const char *s, size_t len) {
     if (len == 0 || len >= ROTOR_CHIP_NAME_MAX) return false;
     for (size_t i = 0; i < len; i++) {
@@ -518,6 +536,7 @@ static rotor_status check_field(const rotor_chip *c, const field_def *f, rotor_e
         fmt_num(v, got, sizeof got);
         if (f->zero_ok ? !(v >= 0) : !(v > 0)) return bad_value(err, f, got);
         if (v > f->max) return too_big(err, f, got);
+        if (v > 0 && v < f->min) return too_small(err, f, got);
         return ROTOR_OK;
     }
     }
