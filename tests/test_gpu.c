@@ -165,6 +165,10 @@ Test(gpu, file_and_validation_name_the_key) {
                               "(docs/gpu.md)");
     cr_assert_eq(rotor_gpu_set(&g, "launch_us=abc", &err), ROTOR_ERR_INPUT);
     cr_assert_str_eq(err.msg, "--set: launch_us: expected a non-negative number, got 'abc'");
+    /* a rate has a floor: it divides a size into a time */
+    cr_assert_eq(rotor_gpu_set(&g, "hbm_gbps=1e-9", &err), ROTOR_ERR_INPUT);
+    cr_assert_str_eq(err.msg, "--set: hbm_gbps: expected a positive number of at least 1e-06, got '1e-9'");
+    cr_assert_eq(rotor_gpu_set(&g, "fp16_tflops=1e-6", &err), ROTOR_OK, "%s", err.msg);
     for (int i = 0; i < rotor_gpu_preset_count(); i++) {
         rotor_gpu p = preset(rotor_gpu_preset_name(i));
         cr_assert_eq(rotor_gpu_validate(&p, &err), ROTOR_OK, "%s", err.msg);

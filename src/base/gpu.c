@@ -108,23 +108,28 @@ typedef struct gfield {
     size_t off;
     double max;   /* upper bound, a sanity limit far above any GPU (catches a size in bits) */
     bool zero_ok;
+    double min;   /* a rate's floor (0: any positive value) */
 } gfield;
 
-#define G(m, k, max, z) {#m, k, offsetof(rotor_gpu, m), max, z}
+/* A rate divides a size into a time: at least 1e-6 (MHz, TFLOP/s, GB/s),
+ * as an inter-core chip's rates (base/chip.c, RATE_MIN). */
+#define GPU_RATE_MIN 1e-6
+#define G(m, k, max, z) {#m, k, offsetof(rotor_gpu, m), max, z, 0}
+#define GR(m, max) {#m, K_NUM, offsetof(rotor_gpu, m), max, false, GPU_RATE_MIN}
 static const gfield FIELDS[] = {
     G(name, K_NAME, 0, false),
     G(sms, K_INT, 65536, false),
-    G(clock_mhz, K_NUM, 1e5, false),
-    G(fp16_tflops, K_NUM, 1e6, false),
-    G(bf16_tflops, K_NUM, 1e6, false),
-    G(tf32_tflops, K_NUM, 1e6, false),
-    G(int8_tops, K_NUM, 1e6, false),
-    G(fp32_tflops, K_NUM, 1e6, false),
+    GR(clock_mhz, 1e5),
+    GR(fp16_tflops, 1e6),
+    GR(bf16_tflops, 1e6),
+    GR(tf32_tflops, 1e6),
+    GR(int8_tops, 1e6),
+    GR(fp32_tflops, 1e6),
     G(sfu_per_sm, K_INT, 4096, false),
     G(hbm_bytes, K_INT, (double)(1LL << 50), false),
-    G(hbm_gbps, K_NUM, 1e6, false),
+    GR(hbm_gbps, 1e6),
     G(l2_bytes, K_INT, (double)(16 * GIB), false),
-    G(l2_gbps, K_NUM, 1e6, false),
+    GR(l2_gbps, 1e6),
     G(smem_bytes, K_INT, (double)GIB, false),
     G(regs_per_sm, K_INT, 1 << 24, false),
     G(launch_us, K_NUM, 1e6, true),
@@ -132,6 +137,7 @@ static const gfield FIELDS[] = {
     G(fused_attention, K_INT, 1, true),
 };
 #undef G
+#undef GR
 #define NFIELDS ((int)(sizeof FIELDS / sizeof FIELDS[0]))
 
 static const gfield *find_field(const char *key) {
@@ -154,12 +160,15 @@ static const char *expects(const gfield *f) {
 
 /* Puts number d (text got, for messages) into field f of g, range-checked. */
 static rotor_status put_number(rotor_gpu *g, const gfield *f, double d, const char *got, rotor_error *err) {
-    bool ok = isfinite(d) && (f->zero_ok ? d >= 0 : d > 0) && d <= f->max;
+    bool ok = isfinite(d) && (f->zero_ok ? d >= 0 : d > 0) && d <= f->max && !(d > 0 && d < f->min);
     if (f->kind == K_INT) ok = ok && d == floor(d);
     if (!ok) {
         if (isfinite(d) && d > f->max)
             return rotor_fail(err, ROTOR_ERR_INPUT, "%s: expected %s of at most %.17g, got %s", f->key, expects(f),
                               f->max, got);
+        if (isfinite(d) && d > 0 && d < f->min)
+            return rotor_fail(err, ROTOR_ERR_INPUT, "%s: expected %s of at least %g, got %s", f->key, expects(f),
+                              f->min, got);
         return rotor_fail(err, ROTOR_ERR_INPUT, "%s: expected %s, got %s", f->key, expects(f), got);
     }
     if (f->kind == K_INT) *int_at(g, f) = (int64_t)d;
