@@ -281,13 +281,12 @@ typedef struct field_def {
 } field_def;
 
 /* A rate (GB/s, TFLOP/s, TOP/s) divides a size into a time, so it has a
- * floor as well as a ceiling: 1e-6 (1 KB/s, 1 MFLOP/s).  Below it every
- * time grows past what an output prints or a simulator counts in
- * picoseconds: `--set link_gbps=1e-300` printed ResNet-18's time as a
- * 300-digit number and its energy as 2e297 J. */
-#define RATE_MIN 1e-6
+ * floor as well as a ceiling: ROTOR_RATE_MIN, 1e-6 (1 KB/s, 1 MFLOP/s).
+ * Below it every time grows past what an output prints or a simulator
+ * counts in picoseconds: `--set link_gbps=1e-300` printed ResNet-18's time
+ * as a 300-digit number and its energy as 2e297 J. */
 #define RATE(member, zero_ok, optional, dflt) \
-    {#member, FK_NUM, offsetof(rotor_chip, member), 1e6, zero_ok, optional, 0, dflt, RATE_MIN}
+    {#member, FK_NUM, offsetof(rotor_chip, member), 1e6, zero_ok, optional, 0, dflt, ROTOR_RATE_MIN}
 
 #define F(member, kind, max, zero_ok, optional, allowed) \
     {#member, kind, offsetof(rotor_chip, member), max, zero_ok, optional, allowed, D_ALWAYS, 0}
@@ -358,6 +357,7 @@ static const field_def FIELDS[] = {
 #undef F
 #undef FLAG
 #undef LATER
+#undef RATE
 
 #define NFIELDS ((int)(sizeof FIELDS / sizeof FIELDS[0]))
 
@@ -474,7 +474,7 @@ static rotor_status too_big(rotor_error *err, const field_def *f, const char *go
                       field_expects(f), max, got);
 }
 
-/* "KEY: expected DESC at least MIN, got GOT" (a rate below RATE_MIN) */
+/* "KEY: expected DESC at least MIN, got GOT" (a rate below ROTOR_RATE_MIN) */
 static rotor_status too_small(rotor_error *err, const field_def *f, const char *got) {
     char min[32];
     fmt_num(f->min, min, sizeof min);

@@ -111,11 +111,10 @@ typedef struct gfield {
     double min;   /* a rate's floor (0: any positive value) */
 } gfield;
 
-/* A rate divides a size into a time: at least 1e-6 (MHz, TFLOP/s, GB/s),
- * as an inter-core chip's rates (base/chip.c, RATE_MIN). */
-#define GPU_RATE_MIN 1e-6
+/* A rate divides a size into a time: at least ROTOR_RATE_MIN (MHz, TFLOP/s,
+ * GB/s), as an inter-core chip's rates. */
 #define G(m, k, max, z) {#m, k, offsetof(rotor_gpu, m), max, z, 0}
-#define GR(m, max) {#m, K_NUM, offsetof(rotor_gpu, m), max, false, GPU_RATE_MIN}
+#define GR(m, max) {#m, K_NUM, offsetof(rotor_gpu, m), max, false, ROTOR_RATE_MIN}
 static const gfield FIELDS[] = {
     G(name, K_NAME, 0, false),
     G(sms, K_INT, 65536, false),

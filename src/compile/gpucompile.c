@@ -128,7 +128,8 @@ static rotor_status held_bytes(const rotor_graph *g, const rotor_gpu *gpu, rotor
          * context at its first op) to the last kernel that reads it */
         int from = val->producer < 0 ? 0 : kernel_of(r, val->producer), to = val->is_output ? n : last[v];
         if (val->producer >= 0 && !val->is_output && (last[v] < 0 || inside[v])) continue;
-        if (to < from) continue;
+        if (to < 0) continue;   /* a model input no kernel reads */
+        if (to < from) to = from; /* read by an attention kernel placed before its writer: held there at least */
         diff[from] += b, diff[to + 1] -= b;
     }
     for (int i = 0; i <= n; i++) {

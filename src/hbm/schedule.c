@@ -537,31 +537,39 @@ static rotor_status search_shapes(const rotor_graph *g, rotor_schedule *s, shape
 
 /* What one chip's HBM holds (rotor_schedule.hbm_held): every weight and
  * KV-cache value an operator reads, once (a tied embedding too), as the
- * largest shard its readers take: an expression's HBM tensor as the chip
- * loads it (its hbm_bytes: split along the shard's axis, which is always
- * one of that tensor's), any other of its tensors 1/T where it carries the
- * shard's axis, else whole; a vendor op's inputs 1/T when it runs split,
- * else whole (a Gather's table whole, though a step reads only its rows).  Refused when that is more than the chip's HBM: the same rule as
- * GraphTurbo's DDR (compile/dsa.c, rotor_dsa_ddr_check): a model the
+ * largest shard its readers take.  An expression's tensors as its shard
+ * holds them (so->expr, the split axis divided: the elements its HBM
+ * tensor's hbm_bytes counts, at the chip's element size), a folded
+ * constant counted with its operator; a weight an expression reads
+ * without naming it in a tensor, whole; a vendor op's inputs 1/T when it
+ * runs split, else whole (a Gather's table whole, though a step reads only
+ * its rows).  Refused when that is more than the chip's HBM: the same rule
+ * as GraphTurbo's DDR (compile/dsa.c, rotor_dsa_ddr_check): a model the
  * memory cannot hold has no time.  Summed in doubles, exact below 2^53
  * bytes, past any HBM (1 PiB at most). */
 static rotor_status hbm_held(const rotor_graph *g, const rotor_chip *chip, rotor_schedule *s, rotor_error *err) {
     double *part = calloc((size_t)g->nvalues + 1, sizeof *part), held = 0;
     if (!part) return rotor_nomem(err);
-    double T = (double)s->tensor_parallel;
+    double T = (double)s->tensor_parallel, e = (double)chip->element_bytes;
     for (int o = 0; o < g->nops; o++) {
         const rotor_op *op = &g->ops[o];
         const rotor_schedule_op *so = &s->ops[o];
-        bool split = so->shard != ROTOR_SHARD_REPLICATED;
-        int n = op->vendor ? op->ninputs : op->expr.ntensors;
-        for (int i = op->vendor ? 0 : 1; i < n; i++) {
-            int v = op->vendor ? op->inputs[i] : op->tensor_value[i];
-            if (v < 0 && i == so->hbm_tensor) held += (double)so->hbm_bytes; /* a folded constant, its own */
-            if (v < 0 || g->values[v].role == ROTOR_ROLE_ACTIVATION) continue;
-            double whole = (double)g->values[v].bytes, b = whole;
-            if (!op->vendor && i == so->hbm_tensor) b = (double)so->hbm_bytes;
-            else if (split && (op->vendor || so->expr.tensors[i].has_axis[so->split_axis])) b = ceil(whole / T);
+        for (int i = 0; i < op->ninputs; i++) { /* the vendor op's, or one no tensor names */
+            int v = op->inputs[i];
+            if (g->values[v].role == ROTOR_ROLE_ACTIVATION) continue;
+            bool named = false;
+            for (int t = 1; !op->vendor && t < op->expr.ntensors && !named; t++) named = op->tensor_value[t] == v;
+            if (named) continue;
+            double whole = (double)g->values[v].bytes;
+            double b = op->vendor && so->shard != ROTOR_SHARD_REPLICATED ? ceil(whole / T) : whole;
             if (b > part[v]) part[v] = b;
+        }
+        for (int t = 1; !op->vendor && t < op->expr.ntensors; t++) { /* the expression's, as sharded */
+            int v = op->tensor_value[t];
+            if (v >= 0 && g->values[v].role == ROTOR_ROLE_ACTIVATION) continue;
+            double b = (double)rotor_tensor_elements(&so->expr, t) * e;
+            if (v < 0) held += b; /* a folded constant: its operator's own */
+            else if (b > part[v]) part[v] = b;
         }
     }
     for (int v = 0; v < g->nvalues; v++) held += part[v];

@@ -252,11 +252,6 @@ void search_fop_cheap_mem(const ctx *c, const int64_t *fop, int64_t *mb, double 
  * rotor_expr_make allows none in outputs) and contractions, whose walk
  * carries it; the factor is 0 elsewhere.  Scaled down by 1e-9: the model
  * rounds its sums, the floor must not exceed them. */
-double search_rotation_latency(const rotor_cost_model *m, const rotor_chip *chip) {
-    if (m != rotor_cost_model_find("v1") || chip->compute_overlap || chip->topology != ROTOR_TOPO_ALL_TO_ALL) return 0;
-    return rotor_chip_link_latency(chip) * (1 - 1e-9);
-}
-
 double search_output_floor_k(const rotor_cost_model *m, const rotor_expr *e, const rotor_chip *chip) {
     if (m != rotor_cost_model_find("v1") || chip->topology == ROTOR_TOPO_MESH || chip->compute_overlap ||
         e->op_class != ROTOR_OP_CONTRACTION || e->ntensors < 1)
@@ -266,6 +261,12 @@ double search_output_floor_k(const rotor_cost_model *m, const rotor_expr *e, con
     for (int d = 0; d < y->ndims; d++)
         if (y->dims[d].nterms != 1 || y->dims[d].coef[0] != 1 || ++uses[y->dims[d].axis[0]] > 1) return 0;
     return (double)chip->element_bytes / rotor_chip_link_bw(chip) * (1 - 1e-9);
+}
+
+/* searchint.h says why (docs/cost-model.md, "Bounds", "Latency"). */
+double search_rotation_latency(const rotor_cost_model *m, const rotor_chip *chip) {
+    if (m != rotor_cost_model_find("v1") || chip->compute_overlap || chip->topology != ROTOR_TOPO_ALL_TO_ALL) return 0;
+    return rotor_chip_link_latency(chip) * (1 - 1e-9);
 }
 
 double search_output_floor(const ctx *c, const int64_t *fop) {

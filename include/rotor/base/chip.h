@@ -29,6 +29,10 @@ typedef enum rotor_offchip {
 
 #define ROTOR_CHIP_NAME_MAX 64
 
+/* The least rate a chip file or --set gives (GB/s, TFLOP/s, MHz), when not
+ * 0: a rate divides a size into a time (docs/chip-format.md, "Bounds"). */
+#define ROTOR_RATE_MIN 1e-6
+
 typedef struct rotor_chip {
     char name[ROTOR_CHIP_NAME_MAX];
     int64_t cores_per_chip;      /* cores on one chip */

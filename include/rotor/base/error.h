@@ -43,10 +43,11 @@ rotor_status rotor_nomem(rotor_error *err);
  * that nothing is named twice. */
 void rotor_error_prefix(rotor_error *err, const char *prefix);
 
-/* Checked int64 arithmetic: false on overflow (*out is then unspecified). */
 /* A non-negative sum of bytes kept in a double, as int64_t: held at
  * INT64_MAX from 9.2e18 on (a double past 2^63 has no int64_t value). */
 static inline int64_t rotor_i64_held(double x) { return x < 9.2e18 ? (int64_t)x : INT64_MAX; }
+
+/* Checked int64 arithmetic: false on overflow (*out is then unspecified). */
 
 static inline bool rotor_mul_i64(int64_t a, int64_t b, int64_t *out) {
     return !__builtin_mul_overflow(a, b, out);

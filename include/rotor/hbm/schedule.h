@@ -87,7 +87,7 @@ typedef struct rotor_schedule {
     double model_flops;        /* the whole model's FLOPs (every chip) */
     int64_t hbm_bytes;         /* one chip's HBM bytes per token (weights and KV cache) */
     int64_t hbm_held;          /* one chip's HBM bytes held: each weight and KV-cache value once,
-                                  its shard (whole where an operator reading it runs replicated) */
+                                  the largest shard its readers hold (docs/schedule.md) */
     int64_t interchip_ps;      /* sum of the all-reduces */
     double hbm_intake;         /* mesh: bytes/s of HBM the edge ports take into one chip when
                                   every core receives alike (docs/schedule.md); 0: all-to-all */
