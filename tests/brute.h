@@ -20,6 +20,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -445,6 +446,19 @@ static inline uint64_t bf_rand(uint64_t *state) {
 }
 static inline int64_t bf_rand_range(uint64_t *state, int64_t lo, int64_t hi) {
     return lo + (int64_t)(bf_rand(state) % (uint64_t)(hi - lo + 1));
+}
+
+/* The stride-2 1-D convolution the property tests draw, its extents f and
+ * c in 1..fc, h in 2..hmax, kh in 1..3 (in that order) into dims; its
+ * text, and its bytes at 2 per element into *bytes. */
+#define BF_STRIDED_CONV "O[f,h] += I[c,2*h+kh] * W[f,c,kh]"
+static inline const char *bf_rand_strided_conv(uint64_t *rng, int64_t fc, int64_t hmax, char *dims, size_t cap,
+                                               int64_t *bytes) {
+    int64_t f = bf_rand_range(rng, 1, fc), c = bf_rand_range(rng, 1, fc), h = bf_rand_range(rng, 2, hmax),
+            kh = bf_rand_range(rng, 1, 3);
+    snprintf(dims, cap, "f=%lld,c=%lld,h=%lld,kh=%lld", (long long)f, (long long)c, (long long)h, (long long)kh);
+    *bytes = 2 * (f * h + c * (2 * h + kh) + f * c * kh);
+    return BF_STRIDED_CONV;
 }
 
 #endif

@@ -177,15 +177,22 @@ Test(gpu, file_and_validation_name_the_key) {
     cr_assert_not(rotor_gpu_spec_is_gpu("ipu-mk2"));
 }
 
+/* BERT-Base's prefill at `batch`, simplified and grouped as a GPU compile
+ * takes it, into *p. */
+static void bert_base(int64_t batch, rotor_pipeline *p) {
+    rotor_pipeline_options po = {.model = "bert-base"};
+    po.zoo.batch = batch;
+    po.zoo.phase = ROTOR_PHASE_PREFILL;
+    rotor_error err = {{0}};
+    cr_assert_eq(rotor_pipeline_run(&po, NULL, p, &err), ROTOR_OK, "%s", err.msg);
+}
+
 /* BERT-Base, batch 1: every op is timed, the attention is fused (one
  * kernel for scores, softmax and context), the total is the kernels' sum. */
 Test(gpu, compile_bert) {
-    rotor_pipeline_options po = {.model = "bert-base"};
-    po.zoo.batch = 1;
-    po.zoo.phase = ROTOR_PHASE_PREFILL;
     rotor_pipeline p;
     rotor_error err = {{0}};
-    cr_assert_eq(rotor_pipeline_run(&po, NULL, &p, &err), ROTOR_OK, "%s", err.msg);
+    bert_base(1, &p);
     rotor_gpu g = preset("a100-80gb");
     rotor_gpu_compile_result r;
     cr_assert_eq(rotor_gpu_compile(&p.graph, &g, &r, &err), ROTOR_OK, "%s", err.msg);
@@ -214,12 +221,9 @@ Test(gpu, compile_bert) {
  * so the unfused schedule holds more.  A GPU one byte short is refused with
  * the bytes, never timed. */
 Test(gpu, a_model_must_fit_the_gpus_hbm) {
-    rotor_pipeline_options po = {.model = "bert-base"};
-    po.zoo.batch = 8;
-    po.zoo.phase = ROTOR_PHASE_PREFILL;
     rotor_pipeline p;
     rotor_error err = {{0}};
-    cr_assert_eq(rotor_pipeline_run(&po, NULL, &p, &err), ROTOR_OK, "%s", err.msg);
+    bert_base(8, &p);
     rotor_graph_totals t;
     rotor_graph_totals_of(&p.graph, &t);
     rotor_gpu g = preset("a100-80gb");

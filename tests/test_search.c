@@ -340,12 +340,7 @@ Test(search, latency_dominated_optimum_equals_brute_force, .timeout = 120) {
             text = "C[m,n] += A[m,k] * B[k,n]";
             bytes = random_matmul(&rng, 2, 40, dims, sizeof dims);
         } else {
-            int64_t f = bf_rand_range(&rng, 1, 6), c = bf_rand_range(&rng, 1, 6), h = bf_rand_range(&rng, 2, 12),
-                    kh = bf_rand_range(&rng, 1, 3);
-            snprintf(dims, sizeof dims, "f=%lld,c=%lld,h=%lld,kh=%lld", (long long)f, (long long)c, (long long)h,
-                     (long long)kh);
-            text = "O[f,h] += I[c,2*h+kh] * W[f,c,kh]";
-            bytes = 2 * (f * h + c * (2 * h + kh) + f * c * kh);
+            text = bf_rand_strided_conv(&rng, 6, 12, dims, sizeof dims, &bytes);
         }
         int64_t cores = bf_rand_range(&rng, 2, 16), buf = 16 * bf_rand_range(&rng, 1, 4);
         int64_t sram = bytes * bf_rand_range(&rng, 2, 10) / (4 * cores) + buf;

@@ -300,12 +300,7 @@ Test(searchbig, time_ratio_frontiers_equal_the_brute_force, .timeout = 300) {
             text = "C[m,n] += A[m,k] * B[k,n]";
             tot = 2 * (m * n + m * k + k * n);
         } else {
-            int64_t f = bf_rand_range(&rng, 1, 4), c = bf_rand_range(&rng, 1, 4), h = bf_rand_range(&rng, 2, 7),
-                    kh = bf_rand_range(&rng, 1, 3);
-            snprintf(dims, sizeof dims, "f=%lld,c=%lld,h=%lld,kh=%lld", (long long)f, (long long)c, (long long)h,
-                     (long long)kh);
-            text = "O[f,h] += I[c,2*h+kh] * W[f,c,kh]";
-            tot = 2 * (f * h + c * (2 * h + kh) + f * c * kh);
+            text = bf_rand_strided_conv(&rng, 4, 7, dims, sizeof dims, &tot);
         }
         int64_t cores = bf_rand_range(&rng, 2, 8), buf = 16;
         int64_t sram = tot * bf_rand_range(&rng, 3, 10) / (4 * cores) + buf;
