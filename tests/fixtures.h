@@ -18,6 +18,7 @@
 #include "rotor/base/chip.h"
 #include "rotor/base/error.h"
 #include "rotor/compile/compile.h"
+#include "rotor/compile/dsa.h"
 #include "rotor/compile/program.h"
 #include "rotor/model/graph.h"
 #include "rotor/op/expr.h"
@@ -60,6 +61,16 @@ FIXTURE rotor_chip pod4(void) {
     rotor_error err = {{0}};
     cr_assert_eq(rotor_chip_preset("ipu-pod4", &c, &err), ROTOR_OK, "%s", err.msg);
     return c;
+}
+
+/* The small cluster the hand-built GraphTurbo chains run on: 8 cores, LB
+ * and GB of 1 MiB, the GB at 1 GB/s and DDR at 0.1 GB/s holding
+ * ddr_capacity bytes, 1 GFLOP/s of each unit kind, not at once, one
+ * cluster. */
+FIXTURE rotor_dsa_cluster small_cluster(int64_t ddr_capacity) {
+    return (rotor_dsa_cluster){.cores = 8, .lb_bytes = 1 << 20, .gb_bytes = 1 << 20, .gb_bw = 1e9, .ddr_bw = 1e8,
+                               .mm_rate = 1e9, .vec_rate = 1e9, .units_overlap = false,
+                               .ddr_capacity = ddr_capacity, .clusters = 1};
 }
 
 /* The IPU Mk2's rates on a one-chip mesh of `cores` cores with `sram` bytes

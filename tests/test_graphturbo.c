@@ -12,6 +12,7 @@
 #include "rotor/model/group.h"
 #include "rotor/model/zoo.h"
 #include "rotor/pipeline/pipeline.h"
+#include "fixtures.h"
 
 /* ---- a small graph builder ------------------------------------------------ */
 
@@ -375,8 +376,6 @@ Test(graphturbo, per_operator_outputs_go_to_the_gb_or_ddr) {
 
 /* ---- the DSA time model (src/compile/dsa.c) ---------------------------------- */
 
-#include "rotor/compile/dsa.h"
-
 /* STCP920's cluster: a quarter of the chip's rates and DDR, eight cores' L1. */
 Test(graphturbo, stcp920_has_clusters_of_8_cores_and_the_ipu_none) {
     rotor_chip chip;
@@ -411,9 +410,7 @@ Test(graphturbo, a_chain_keeps_its_intermediate_on_core) {
     int y, z = chain(&g, 1, NULL, &y);
     rotor_error err;
     cr_assert_eq(rotor_graph_set_output(&g, z, &err), ROTOR_OK);
-    rotor_dsa_cluster c = {.cores = 8, .lb_bytes = 1 << 20, .gb_bytes = 1 << 20, .gb_bw = 1e9, .ddr_bw = 1e8,
-                           .mm_rate = 1e9, .vec_rate = 1e9, .units_overlap = false,
-                           .ddr_capacity = 1 << 30, .clusters = 1};
+    rotor_dsa_cluster c = small_cluster(1 << 30);
     rotor_dsa_result r;
     cr_assert_eq(rotor_dsa_run(&g, &c, ROTOR_DSA_PER_LAYER, &r, &err), ROTOR_OK, "%s", err.msg);
     cr_assert_float_eq(r.seconds, 165.248e-6, 1e-12);
@@ -437,8 +434,7 @@ Test(graphturbo, ddr_holds_the_weights_once_and_each_clusters_activations) {
     int y, z = chain(&g, 1, NULL, &y);
     rotor_error err;
     cr_assert_eq(rotor_graph_set_output(&g, z, &err), ROTOR_OK);
-    rotor_dsa_cluster c = {.cores = 8, .lb_bytes = 1 << 20, .gb_bytes = 1 << 20, .gb_bw = 1e9, .ddr_bw = 1e8,
-                           .mm_rate = 1e9, .vec_rate = 1e9, .ddr_capacity = 128 + 12288, .clusters = 1};
+    rotor_dsa_cluster c = small_cluster(128 + 12288);
     rotor_dsa_result r;
     cr_assert_eq(rotor_dsa_run(&g, &c, ROTOR_DSA_PER_LAYER, &r, &err), ROTOR_OK, "%s", err.msg);
     cr_assert_eq(r.ddr_io, 8192);

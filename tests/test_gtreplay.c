@@ -9,6 +9,7 @@
 #include "rotor/base/chip.h"
 #include "rotor/pipeline/pipeline.h"
 #include "rotor/sim/gtreplay.h"
+#include "fixtures.h"
 
 static int act(rotor_graph *g, const char *name) {
     int v;
@@ -65,9 +66,7 @@ Test(gtreplay, a_chain_replays_as_the_model_by_hand) {
     int z = conv1x1(&g, "c2", y);
     rotor_error err;
     cr_assert_eq(rotor_graph_set_output(&g, z, &err), ROTOR_OK);
-    rotor_dsa_cluster c = {.cores = 8, .lb_bytes = 1 << 20, .gb_bytes = 1 << 20, .gb_bw = 1e9, .ddr_bw = 1e8,
-                           .mm_rate = 1e9, .vec_rate = 1e9, .units_overlap = false,
-                           .ddr_capacity = 1 << 30, .clusters = 1};
+    rotor_dsa_cluster c = small_cluster(1 << 30);
     rotor_gtreplay_result r;
     cr_assert_eq(rotor_gtreplay_run(&g, &c, ROTOR_DSA_PER_LAYER, &r, &err), ROTOR_OK, "%s", err.msg);
     cr_assert_float_eq(r.model_s, 165.248e-6, 1e-12);

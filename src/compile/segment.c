@@ -1038,7 +1038,7 @@ static int64_t part_floor(const rotor_chip *chip, const rotor_stage *sg, int t, 
         bytes *= dim_values(e, &x->dims[d]);
     }
     double per = floor(bytes / (double)cores * (1 - 1e-9));
-    return per < 9e18 ? (int64_t)per : INT64_MAX;
+    return rotor_i64_held(per);
 }
 
 /* Stage k's floors in place of its times (above): its run at the compute

@@ -1063,7 +1063,7 @@ int64_t rotor_replay_task_estimate(const rotor_program *p) {
                         : (double)po->active_info.cores * (2.0 * (double)po->active_info.total_steps + setup +
                                                            (double)po->active_info.rings[0] + 1.0);
     }
-    return n < 9e18 ? (int64_t)n : INT64_MAX;
+    return rotor_i64_held(n);
 }
 
 rotor_status rotor_replay_plan(const rotor_expr *e, const rotor_plan *p, const rotor_plan_info *info,
