@@ -1,7 +1,7 @@
 /* test_searchcap.c — issue 45, searches under a tight memory cap on
  * compound (window) dimensions: the step search's memory floor of a tensor
- * (op/steps.c, step_floor_upto and step_floor_counted, which counts a
- * window's rows at their stride).
+ * (op/steps.c, step_floor_upto and its counted floor, counted_best, which
+ * counts a window's rows at their stride).
  *
  * 1. The floor must hold for every plan below the node it is computed for:
  *    for every F_op of small strided convolutions, every step vector and
@@ -164,6 +164,163 @@ Test(searchcap, the_step_floor_is_at_most_every_plans_bytes, .timeout = 240) {
     cap_floor_holds("O[f,h] += I[c,3*h+kh] * W[f,c,kh]", "f=2,c=2,h=6,kh=2", 12);
     cap_floor_holds("O[f,h] += I[c,h+kh] * W[f,c,kh]", "f=3,c=2,h=8,kh=3", 8);
     cap_floor_holds("O[b,f,h,w] += I[b,c,2*h+kh,2*w+kw] * W[f,c,kh,kw]", "b=2,f=2,c=2,h=3,w=2,kh=3,kw=2", 8);
+}
+
+/* ---- 1a. the floor is its formula ------------------------------------------
+ *
+ * step_floor_upto takes its three floors in one pass and asks the counted
+ * floor's choices only where they could raise the result (steps.c).  Those
+ * are speed, not a change: the integer must be the one the definitions give,
+ * computed here the plain way, every choice of counted terms tried (3 per
+ * window).  A skip that kept a floor the choices would have raised, or a
+ * ring bound taken in another order, gives another integer. */
+
+/* P_X of tensor t under fop */
+static int64_t ref_share(const rotor_expr *e, const int64_t *fop, int t) {
+    int64_t share = 1;
+    for (int b = 0; b < e->naxes; b++)
+        if (!e->tensors[t].has_axis[b]) share *= fop[b];
+    return share;
+}
+
+static int64_t ref_gcd(int64_t a, int64_t b) { return b ? ref_gcd(b, a % b) : a; }
+
+/* The floor of tensor t with steps[0..upto] chosen (docs/cost-model.md,
+ * "Bounds": the ring, window and counted floors, and the all-S extents). */
+static int64_t ref_floor(const ctx *c, const int64_t *fop, const int64_t *steps, int upto, int t) {
+    const rotor_expr *e = c->e;
+    const rotor_tensor *x = &e->tensors[t];
+    int64_t share = ref_share(e, fop, t), len[ROTOR_MAX_AXES], sub[ROTOR_MAX_AXES], smax[ROTOR_MAX_AXES];
+    for (int a = 0; a < e->naxes; a++) {
+        smax[a] = 1; /* the largest S_a offered: the largest P_X of a tensor carrying a */
+        for (int u = 0; u < e->ntensors; u++)
+            if (e->tensors[u].has_axis[a] && ref_share(e, fop, u) > smax[a]) smax[a] = ref_share(e, fop, u);
+        int64_t unit = fop[a] * steps[a];
+        len[a] = a <= upto ? (e->extent[a] + unit - 1) / unit * steps[a] : (e->extent[a] + fop[a] - 1) / fop[a];
+        sub[a] = a <= upto ? len[a] / steps[a] : (e->extent[a] + fop[a] * smax[a] - 1) / (fop[a] * smax[a]);
+    }
+    int64_t g = 1, rest = 1;
+    for (int a = 0; a < e->naxes; a++) {
+        if (!x->has_axis[a]) continue;
+        if (a <= upto) g = ref_gcd(share, g * steps[a]);
+        else if (rest < share) rest *= smax[a];
+    }
+    if (rest > 1) g = g * rest < share ? g * rest : share;
+    double eb = (double)c->chip->element_bytes, plain = 1, compound = 1, windows = 1;
+    int64_t at_s = c->chip->element_bytes;
+    for (int d = 0; d < x->ndims; d++) {
+        const rotor_dim *dim = &x->dims[d];
+        int64_t l[2];
+        for (int k = 0; k < dim->nterms; k++) l[k] = sub[dim->axis[k]];
+        at_s *= rotor_dim_extent(dim, l);
+        if (dim->nterms == 1) {
+            plain *= (double)len[dim->axis[0]];
+        } else {
+            compound *= (double)rotor_dim_extent(dim, l);
+            int64_t l0 = len[dim->axis[0]], l1 = len[dim->axis[1]];
+            windows *= (double)(l0 > l1 ? l0 : l1);
+        }
+    }
+    double best = ceil(plain / (double)g) * compound * eb;
+    double by_window = ceil(plain * windows / (double)g) * eb;
+    if (by_window > best) best = by_window;
+    /* the counted floor: each window counts one term or none */
+    double h[3][3];
+    int ax[3][3], nwin = 0;
+    int64_t gc0 = 1, r0 = 1;
+    for (int d = 0; d < x->ndims; d++) {
+        const rotor_dim *dim = &x->dims[d];
+        if (dim->nterms == 1) {
+            int a = dim->axis[0];
+            if (a <= upto) gc0 = ref_gcd(share, gc0 * steps[a]);
+            else if (r0 < share) r0 *= smax[a];
+            continue;
+        }
+        cr_assert_lt(nwin, 3, "at most three windows here");
+        h[nwin][0] = (double)(1 + dim->coef[0] * (sub[dim->axis[0]] - 1) + dim->coef[1] * (sub[dim->axis[1]] - 1));
+        ax[nwin][0] = -1;
+        for (int k = 0; k < 2; k++) {
+            int j = 1 - k, a = dim->axis[k];
+            int64_t ck = dim->coef[k], lk = len[a], kk = 1 - ck + dim->coef[j] * (sub[dim->axis[j]] - 1);
+            int64_t fmax = a <= upto && steps[a] < share ? steps[a] : share;
+            int64_t hk = ck * lk + kk * (kk >= 0 ? 1 : fmax);
+            h[nwin][k + 1] = (double)(hk > lk ? hk : lk);
+            ax[nwin][k + 1] = a;
+        }
+        nwin++;
+    }
+    int combos = nwin ? 1 : 0;
+    for (int i = 0; i < nwin; i++) combos *= 3;
+    for (int m = 0; m < combos; m++) {
+        double num = plain;
+        int64_t gc = gc0, r = r0;
+        for (int i = 0, code = m; i < nwin; i++, code /= 3) {
+            int a = ax[i][code % 3];
+            num *= h[i][code % 3];
+            if (a < 0) continue;
+            if (a <= upto) gc = ref_gcd(share, gc * steps[a]);
+            else if (r < share) r *= smax[a];
+        }
+        int64_t gr = r >= share || gc * r >= share ? share : gc * r;
+        double v = ceil(num / (double)gr) * eb;
+        if (v > best) best = v;
+    }
+    return best > (double)at_s ? (best > 9e15 ? (int64_t)9e15 : (int64_t)best) : at_s;
+}
+
+typedef struct formula_walk {
+    ctx *c;
+    worker *w;
+    int64_t fop[ROTOR_MAX_AXES];
+    int64_t steps[ROTOR_MAX_AXES];
+    int64_t asked; /* floors compared */
+} formula_walk;
+
+static void formula_steps_visit(void *arg) {
+    formula_walk *j = arg;
+    const rotor_expr *e = j->c->e;
+    for (int upto = 0; upto < e->naxes; upto++)
+        for (int t = 0; t < e->ntensors; t++) {
+            int64_t got = search_step_floor(j->w, j->fop, j->steps, upto, t);
+            int64_t want = ref_floor(j->c, j->fop, j->steps, upto, t);
+            cr_assert_eq(got, want,
+                         "%s: F_op %lld,%lld,%lld,%lld steps %lld,%lld,%lld,%lld upto %d tensor %s: %lld, "
+                         "the formula %lld",
+                         e->text, (long long)j->fop[0], (long long)j->fop[1], (long long)j->fop[2],
+                         (long long)j->fop[3], (long long)j->steps[0], (long long)j->steps[1],
+                         (long long)j->steps[2], (long long)j->steps[3], upto, e->tensors[t].name,
+                         (long long)got, (long long)want);
+            j->asked++;
+        }
+}
+
+static void formula_fops_visit(void *arg) {
+    formula_walk *j = arg;
+    fixture_each_steps(j->c->e, j->fop, j->steps, j->c->cores, 0, formula_steps_visit, j);
+}
+
+static void floor_is_formula(const char *text, const char *dims, int64_t cores) {
+    rotor_expr e = make_expr(text, dims);
+    rotor_chip chip = mk2_small(cores, 1 << 20, 32);
+    ctx c;
+    searchfix_ctx(&c, &e, &chip, cores);
+    c.cap = chip.sram_bytes;
+    c.time_cap = INFINITY;
+    worker *w = calloc(1, sizeof *w);
+    cr_assert_not_null(w);
+    w->c = &c;
+    formula_walk j = {.c = &c, .w = w};
+    for (int a = 0; a < ROTOR_MAX_AXES; a++) j.steps[a] = j.fop[a] = 1;
+    fixture_each_fop(&e, j.fop, 0, cores, formula_fops_visit, &j);
+    cr_assert_gt(j.asked, 1000, "%s: %lld floors", text, (long long)j.asked);
+    free(w);
+}
+
+Test(searchcap, the_step_floor_is_its_formula, .timeout = 240) {
+    floor_is_formula("O[f,h] += I[c,2*h+kh] * W[f,c,kh]", "f=4,c=3,h=6,kh=3", 8);
+    floor_is_formula("O[b,f,h,w] += I[b,c,h+kh,w+kw] * W[f,c,kh,kw]", "b=2,f=2,c=2,h=3,w=3,kh=3,kw=3", 8);
+    floor_is_formula("O[b,f,h,w] += I[b,c,2*h+kh,2*w+kw] * W[f,c,kh,kw]", "b=2,f=2,c=2,h=3,w=2,kh=3,kw=2", 12);
+    floor_is_formula("O[b,f,h] += I[b,c,h] * W[f,c]", "b=2,f=4,c=3,h=4", 8);
 }
 
 /* ---- 1b. the exact floor of a tensor (steps.c, tensor_least) ------------- */

@@ -267,6 +267,9 @@ typedef struct ctx {
     void *progress_ctx;
     int last_tensor[ROTOR_MAX_AXES]; /* last tensor carrying each axis */
     int last_axis[ROTOR_MAX_TENSORS]; /* last axis of each tensor */
+    /* each tensor's axes, ascending (the f_t search's levels, dfs_axis) */
+    int8_t tax[ROTOR_MAX_TENSORS][ROTOR_MAX_AXES];
+    int ntax[ROTOR_MAX_TENSORS];
     _Atomic uint64_t incumbent;      /* bits of the best time so far (positive doubles order as integers) */
     /* The values kept per F_op of the walk (fop_cache, above): the tensor
      * floors (cap-independent, so the Pareto loop's and a session's
@@ -352,9 +355,11 @@ typedef struct worker {
     int64_t sub[ROTOR_MAX_AXES];  /* s_a */
     int64_t share[ROTOR_MAX_TENSORS];
     int64_t bytes[ROTOR_MAX_TENSORS];
+    int64_t tpart[ROTOR_MAX_TENSORS][ROTOR_MAX_AXES]; /* L_a / f_t[a] as dfs_axis chose f_t */
     int64_t min_bytes[ROTOR_MAX_TENSORS]; /* bytes(X) with every f_t = S: a floor */
     int64_t divs[ROTOR_MAX_AXES][MAX_DIVISORS]; /* divisors of S_a */
     int ndivs[ROTOR_MAX_AXES];
+    int64_t divs_of[ROTOR_MAX_AXES]; /* the S_a whose divisors divs[a] holds (0: none) */
     double compute;
     bool have_best;
     rotor_candidate best;
@@ -379,6 +384,9 @@ typedef struct worker {
      * ceil(E_a / F_a), ceil(E_a / (F_a Smax_a)), and the product of the
      * Smax_b of X's axes b after a prefix (growing only while below P_X) */
     int64_t len_any[ROTOR_MAX_AXES], sub_any[ROTOR_MAX_AXES];
+    /* the step levels' s_a, each axis after the current level at S = 1
+     * (len_any): steps_prefix_time's compute reads it */
+    int64_t psub[ROTOR_MAX_AXES];
     int64_t rest[ROTOR_MAX_TENSORS][ROTOR_MAX_AXES + 1];
     /* the joint floor of a frontier search (steps.c, "The joint floor"):
      * on for this F_op, its price of a byte, the divisors of each P_X */

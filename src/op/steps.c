@@ -41,10 +41,13 @@ void search_leaf(worker *w) {
     }
 }
 
-/* Depth-first over tensors t..nt-1, each choosing its f_t vector axis by axis.
- * time_lb and mem_lb cover tensors before t exactly (bounds) and the rest by
- * their floors. */
-static void dfs_axis(worker *w, int t, int ai, int64_t q, double time_lb, int64_t mem_rest);
+/* Depth-first over tensors t..nt-1, each choosing its f_t vector axis by
+ * axis (its k-th axis, c->tax).  time_lb and mem_rest cover tensors before
+ * t exactly (bounds) and the rest by their floors.  Each choice keeps its
+ * partition L_a / f (w->tpart), so the bytes at a completed vector take no
+ * division per dimension (issue 42: those divisions were a tenth of this
+ * function's instructions, and integer divisions are slow). */
+static void dfs_axis(worker *w, int t, int k, int64_t q, double time_lb, int64_t mem_rest);
 
 static void dfs_tensor(worker *w, int t, double time_lb, int64_t mem_rest) {
     const rotor_expr *e = w->c->e;
@@ -62,19 +65,17 @@ static void dfs_tensor(worker *w, int t, double time_lb, int64_t mem_rest) {
     dfs_axis(w, t, 0, 1, time_lb, mem_rest);
 }
 
-static void dfs_axis(worker *w, int t, int ai, int64_t q, double time_lb, int64_t mem_rest) {
+static void dfs_axis(worker *w, int t, int k, int64_t q, double time_lb, int64_t mem_rest) {
     ctx *c = w->c;
     const rotor_expr *e = c->e;
     const rotor_tensor *x = &e->tensors[t];
-    /* skip axes the tensor lacks */
-    while (ai < e->naxes && !x->has_axis[ai]) ai++;
-    if (ai == e->naxes) {
+    if (k == c->ntax[t]) {
         /* the vector is complete: bytes, bounds, then the next tensor */
         int64_t bytes = c->chip->element_bytes;
         for (int d = 0; d < x->ndims; d++) {
             const rotor_dim *dim = &x->dims[d];
             int64_t l[2];
-            for (int k = 0; k < dim->nterms; k++) l[k] = w->len[dim->axis[k]] / w->plan.ft[t][dim->axis[k]];
+            for (int j = 0; j < dim->nterms; j++) l[j] = w->tpart[t][dim->axis[j]];
             bytes *= rotor_dim_extent(dim, l);
         }
         w->bytes[t] = bytes;
@@ -89,7 +90,7 @@ static void dfs_axis(worker *w, int t, int ai, int64_t q, double time_lb, int64_
         dfs_tensor(w, t + 1, tb, mr);
         return;
     }
-    int a = ai;
+    int a = c->tax[t][k];
     int64_t s = w->steps[a];
     bool must_cover = false;
     if (c->last_tensor[a] == t && s > 1) {
@@ -113,7 +114,8 @@ static void dfs_axis(worker *w, int t, int ai, int64_t q, double time_lb, int64_
             }
         if (!ok) continue;
         w->plan.ft[t][a] = f;
-        dfs_axis(w, t, ai + 1, q * f, time_lb, mem_rest);
+        w->tpart[t][a] = w->len[a] / f;
+        dfs_axis(w, t, k + 1, q * f, time_lb, mem_rest);
     }
     w->plan.ft[t][a] = 1;
 }
@@ -157,56 +159,34 @@ void search_divisors(int64_t n, int64_t *out, int *count) {
  * of step_floor_upto counted L_h: every choice of counted terms is tried
  * (3 per window, at most WIN_MAX windows) and the largest floor kept. */
 #define WIN_MAX 3
-static double step_floor_counted(const worker *w, int t, int upto, const int64_t *len, const int64_t *sub) {
-    const rotor_expr *e = w->c->e;
-    const rotor_tensor *x = &e->tensors[t];
-    int64_t share = w->share[t];
-    /* the plain dimensions once: their L and the ring their axes bound
-     * (gcd(P, gcd(P, x) y) = gcd(P, x y): the order does not matter) */
-    double plain = 1;
-    int64_t gc0 = 1, r0 = 1;
-    /* each window's options: H and the axis counted (-1: none) */
-    double opt_h[WIN_MAX][3];
-    int opt_a[WIN_MAX][3], nwin = 0;
-    for (int d = 0; d < x->ndims; d++) {
-        const rotor_dim *dim = &x->dims[d];
-        if (dim->nterms == 1) {
-            int a = dim->axis[0];
-            plain *= (double)len[a];
-            if (a <= upto) gc0 = rotor_gcd(share, gc0 * w->steps[a]);
-            else if (r0 < share) r0 *= w->smax[a];
-            continue;
-        }
-        if (nwin == WIN_MAX) return 0;
-        opt_h[nwin][0] = (double)(1 + dim->coef[0] * (sub[dim->axis[0]] - 1) + dim->coef[1] * (sub[dim->axis[1]] - 1));
-        opt_a[nwin][0] = -1;
-        for (int k = 0; k < 2; k++) {
-            int j = 1 - k, ak = dim->axis[k];
-            int64_t ck = dim->coef[k], lk = len[ak];
-            int64_t kk = 1 - ck + dim->coef[j] * (sub[dim->axis[j]] - 1);
-            int64_t fmax = ak <= upto && w->steps[ak] < share ? w->steps[ak] : share;
-            int64_t h = ck * lk + kk * (kk >= 0 ? 1 : fmax);
-            opt_h[nwin][k + 1] = (double)(h > lk ? h : lk);
-            opt_a[nwin][k + 1] = ak;
-        }
-        nwin++;
-    }
-    if (nwin == 0) return 0;
-    int combos = 1;
-    for (int i = 0; i < nwin; i++) combos *= 3;
+
+/* One window's three choices for the counted floor: H, and what the axis
+ * it counts adds to the ring's bound, S_a when chosen (else 1), Smax_a
+ * when not yet (else 1); choice 0 counts no axis. */
+typedef struct counted_win {
+    double h[3];
+    int64_t chosen[3], open[3];
+} counted_win;
+
+/* The largest ceil(num / g) over the choices of windows cw[0..n-1], num
+ * multiplied window by window in their order and the ring's bound built as
+ * the loop over every choice once built it (gc through gcd, r while below
+ * P_X; gcd(P, gc) = gc since gc divides P, so a factor of 1 is skipped),
+ * so the same doubles: the product of a prefix of choices is taken once
+ * for its completions instead of once for each (issue 42: the loop over
+ * the 3^n choices was a third of step_floor_upto's instructions). */
+static double counted_best(const counted_win *cw, int n, double num, int64_t gc, int64_t r, int64_t share) {
     double best = 0;
-    for (int m = 0; m < combos; m++) {
-        double num = plain;
-        int64_t gc = gc0, r = r0;
-        for (int i = 0, code = m; i < nwin; i++, code /= 3) {
-            int pick = code % 3, a = opt_a[i][pick];
-            num *= opt_h[i][pick];
-            if (a < 0) continue;
-            if (a <= upto) gc = rotor_gcd(share, gc * w->steps[a]);
-            else if (r < share) r *= w->smax[a];
+    for (int p = 0; p < 3; p++) {
+        int64_t gp = cw->chosen[p] > 1 ? rotor_gcd(share, gc * cw->chosen[p]) : gc;
+        int64_t rp = cw->open[p] > 1 && r < share ? r * cw->open[p] : r;
+        double v, np = num * cw->h[p];
+        if (n > 1) {
+            v = counted_best(cw + 1, n - 1, np, gp, rp, share);
+        } else {
+            int64_t g = rp >= share || gp * rp >= share ? share : gp * rp;
+            v = ceil(np / (double)g);
         }
-        int64_t g = r >= share || gc * r >= share ? share : gc * r;
-        double v = ceil(num / (double)g);
         if (v > best) best = v;
     }
     return best;
@@ -217,45 +197,102 @@ static double step_floor_counted(const worker *w, int t, int upto, const int64_t
  * gcd(P_X, x y) <= gcd(P_X, x) y bounds the ring from above. */
 /* g is gcd(P_X, prod S_a) over X's axes up to `upto` (the caller carries
  * it from level to level); the values of the axes not yet chosen were
- * computed once for the F_op (search_fop). */
+ * computed once for the F_op (search_fop).  The counted floor above
+ * is taken in the same pass over the dimensions (its plain product is
+ * this one's), and asked of counted_best only where it could win. */
 static int64_t step_floor_upto(const worker *w, int t, int upto, int64_t g) {
     const ctx *c = w->c;
     const rotor_expr *e = c->e;
     const rotor_tensor *x = &e->tensors[t];
+    int64_t share = w->share[t];
+#define LEN(a) ((a) <= upto ? w->len[a] : w->len_any[a])
+#define SUB(a) ((a) <= upto ? w->sub[a] : w->sub_any[a])
     int64_t at_s = c->chip->element_bytes;
     double plain = 1, compound = 1;
-    int64_t len[ROTOR_MAX_AXES], sub[ROTOR_MAX_AXES];
-    for (int a = 0; a < e->naxes; a++) {
-        if (!x->has_axis[a]) continue;
-        len[a] = a <= upto ? w->len[a] : w->len_any[a];
-        sub[a] = a <= upto ? w->sub[a] : w->sub_any[a];
-    }
     int64_t rest = w->rest[t][upto + 1];
-    if (rest > 1) g = g * rest < w->share[t] ? g * rest : w->share[t];
+    if (rest > 1) g = g * rest < share ? g * rest : share;
     /* A compound extent c (L_a/f_a - 1) + L_b/f_b is at least either term's
      * L/f (every L/f >= 1, c >= 1), so a third floor counts each compound
      * dimension as its longer term: the factors of the axes so counted
      * multiply to a divisor of prod f_t^X, so to at most g. */
     double windows = 1;
+    /* the counted floor's plain ring, as the product of the plain axes'
+     * S_a (gcd(P, gcd(P, x) y) = gcd(P, x y): the order does not matter)
+     * and r0, and each window's choices */
+    int64_t p0 = 1, r0 = 1;
+    counted_win cw[WIN_MAX];
+    int nwin = 0;
+    bool counted = true;
     for (int d = 0; d < x->ndims; d++) {
         const rotor_dim *dim = &x->dims[d];
-        int64_t l[2];
-        for (int k = 0; k < dim->nterms; k++) l[k] = sub[dim->axis[k]];
-        int64_t ext = rotor_dim_extent(dim, l);
-        at_s *= ext;
         if (dim->nterms == 1) {
-            plain *= (double)len[dim->axis[0]];
-        } else {
-            compound *= (double)ext;
-            int64_t l0 = len[dim->axis[0]], l1 = len[dim->axis[1]];
-            windows *= (double)(l0 > l1 ? l0 : l1);
+            int a = dim->axis[0];
+            int64_t s0 = SUB(a);
+            at_s *= dim->coef[0] == 1 ? s0 : 1 + dim->coef[0] * (s0 - 1);
+            plain *= (double)LEN(a);
+            if (a <= upto) {
+                if ((p0 *= w->steps[a]) > INT32_MAX) p0 = rotor_gcd(share, p0);
+            } else if (r0 < share) {
+                r0 *= w->smax[a];
+            }
+            continue;
+        }
+        int a0 = dim->axis[0], a1 = dim->axis[1];
+        int64_t s0 = SUB(a0), s1 = SUB(a1), l0 = LEN(a0), l1 = LEN(a1);
+        int64_t ext = 1 + dim->coef[0] * (s0 - 1) + dim->coef[1] * (s1 - 1);
+        at_s *= ext;
+        compound *= (double)ext;
+        windows *= (double)(l0 > l1 ? l0 : l1);
+        if (nwin == WIN_MAX) {
+            counted = false;
+            continue;
+        }
+        /* the window's options: no axis counted (its least extent), or
+         * term k counted, f_k ext >= c_k L_k + kk f_k (kk = 1 - c_k +
+         * c_j (s_j - 1)), the least at f_k = 1 when kk >= 0, else at the
+         * largest f_k, and f_k ext >= L_k */
+        counted_win *o = &cw[nwin++];
+        o->h[0] = (double)ext;
+        o->chosen[0] = o->open[0] = 1;
+        for (int k = 0; k < 2; k++) {
+            int j = 1 - k, ak = dim->axis[k];
+            int64_t ck = dim->coef[k], lk = k ? l1 : l0;
+            int64_t kk = 1 - ck + dim->coef[j] * ((j ? s1 : s0) - 1);
+            int64_t fmax = ak <= upto && w->steps[ak] < share ? w->steps[ak] : share;
+            int64_t h = ck * lk + kk * (kk >= 0 ? 1 : fmax);
+            o->h[k + 1] = (double)(h > lk ? h : lk);
+            o->chosen[k + 1] = ak <= upto ? w->steps[ak] : 1;
+            o->open[k + 1] = ak <= upto ? 1 : w->smax[ak];
         }
     }
-    double by_ring = ceil(plain / (double)g) * compound * (double)c->chip->element_bytes;
-    double by_window = ceil(plain * windows / (double)g) * (double)c->chip->element_bytes;
+#undef LEN
+#undef SUB
+    double eb = (double)c->chip->element_bytes;
+    double by_ring = ceil(plain / (double)g) * compound * eb;
+    double by_window = ceil(plain * windows / (double)g) * eb;
     if (by_window > by_ring) by_ring = by_window;
-    double by_count = step_floor_counted(w, t, upto, len, sub) * (double)c->chip->element_bytes;
-    if (by_count > by_ring) by_ring = by_count;
+    /* The counted floor only where it could win: every choice's ring
+     * bound is at least the plain axes' (gcd(P, gc s) = gc gcd(P / gc, s)
+     * >= gc, r only grows) and its H at most the window's largest, and
+     * rounding is monotone, so ceil(plain prod max H / that ring) bounds
+     * every choice's value from above.  On DenseNet-121 at batch 48 that
+     * bound settles 72 % of the calls (issue 42). */
+    double now = by_ring > (double)at_s ? by_ring : (double)at_s;
+    if (counted && nwin > 0) {
+        /* the plain axes' ring, one gcd for all of them (a product above
+         * 2^31 folded on the way, so nothing overflows) */
+        int64_t gc0 = p0 > 1 ? rotor_gcd(share, p0) : 1;
+        double most = plain;
+        for (int i = 0; i < nwin; i++) {
+            const double *h = cw[i].h;
+            most *= h[0] > h[1] ? (h[0] > h[2] ? h[0] : h[2]) : (h[1] > h[2] ? h[1] : h[2]);
+        }
+        int64_t low = r0 >= share || gc0 * r0 >= share ? share : gc0 * r0;
+        if (ceil(most / (double)low) * eb > now) {
+            double by_count = counted_best(cw, nwin, plain, gc0, r0, share) * eb;
+            if (by_count > by_ring) by_ring = by_count;
+        }
+    }
     return by_ring > (double)at_s ? (by_ring > 9e15 ? (int64_t)9e15 : (int64_t)by_ring) : at_s;
 }
 
@@ -625,7 +662,13 @@ static bool search_steps_leaf(worker *w, int from, bool rot) {
             return false;
         }
     }
-    for (int a = 0; a < e->naxes; a++) search_divisors(w->steps[a], w->divs[a], &w->ndivs[a]);
+    /* the divisors of each S_a, listed again only where S_a changed: the
+     * step search's inner levels move one axis at a time */
+    for (int a = 0; a < e->naxes; a++)
+        if (w->divs_of[a] != w->steps[a]) {
+            search_divisors(w->steps[a], w->divs[a], &w->ndivs[a]);
+            w->divs_of[a] = w->steps[a];
+        }
     dfs_tensor(w, 0, w->compute + lat, mem);
     return false;
 }
@@ -639,13 +682,14 @@ static bool search_steps_leaf(worker *w, int from, bool rot) {
 static bool steps_prefix_time(worker *w, int a, double *tb, double *compute) {
     ctx *c = w->c;
     const rotor_expr *e = c->e;
-    int64_t sub[ROTOR_MAX_AXES];
     /* the prefix's sub-task extents as its levels set them, each later
      * axis's at S_b = 1 (ceil(E_b / F_b), fop_setup's len_any): the same
-     * integers as ceil(E_b / (F_b S_b)) afresh, without a division each */
-    for (int b = 0; b < e->naxes; b++) sub[b] = b <= a ? w->sub[b] : w->len_any[b];
+     * integers as ceil(E_b / (F_b S_b)) afresh, without a division each;
+     * kept in w->psub by the levels as they go (search_steps), not
+     * copied here per prefix (issue 42: the copy was 1 % of a DenseNet-121
+     * compile's instructions) */
     if (c->cons.max_padding > 0 && steps_padding(w) > c->cons.max_padding * (1 + SLACK)) return false;
-    *compute = c->m->step_bound(c->m, e, c->chip, w->plan.fop, w->steps, sub);
+    *compute = c->m->step_bound(c->m, e, c->chip, w->plan.fop, w->steps, w->psub);
     *tb = *compute + w->comm_floor + steps_latency(w, a);
     return true;
 }
@@ -717,7 +761,7 @@ static void search_steps(worker *w, const step_choices *sc, int a, bool rot) {
         }
         int64_t unit = w->plan.fop[a] * sa;
         w->len[a] = (e->extent[a] + unit - 1) / unit * sa;
-        w->sub[a] = w->len[a] / sa;
+        w->sub[a] = w->psub[a] = w->len[a] / sa;
         /* the time first: pruned with no memory, it is pruned with the
          * prefix's floors too (search_prune is monotone in memory), and
          * those cost a step_floor_upto per tensor.  With S_a = 1 the time
@@ -745,6 +789,7 @@ static void search_steps(worker *w, const step_choices *sc, int a, bool rot) {
         search_steps(w, sc, a + 1, rot || sa > 1);
     }
     w->steps[a] = 1;
+    w->psub[a] = w->len_any[a];
 }
 
 /* The shares P_X of an F_op and their divisors into w (the step choices
@@ -841,7 +886,10 @@ static void fop_setup(worker *w, const int64_t *fop) {
     const rotor_expr *e = c->e;
     rotor_plan_init(e, &w->plan);
     memcpy(w->plan.fop, fop, sizeof w->plan.fop);
-    for (int a = 0; a < e->naxes; a++) w->steps[a] = 1;
+    for (int a = 0; a < e->naxes; a++) {
+        w->steps[a] = 1;
+        w->divs_of[a] = 0; /* a worker is not cleared (search.c, worker_pool) */
+    }
     fop_shares(w, fop);
     step_choices *sc = &w->sc;
     for (int a = 0; a < e->naxes; a++) {
@@ -859,7 +907,7 @@ static void fop_setup(worker *w, const int64_t *fop) {
     for (int t = 0; t < e->ntensors; t++) w->weak[t] = search_tensor_weak_floor(c, t, fop);
     for (int a = 0; a < e->naxes; a++) {
         int64_t f = fop[a], smax = w->smax[a];
-        w->len_any[a] = (e->extent[a] + f - 1) / f;
+        w->len_any[a] = w->psub[a] = (e->extent[a] + f - 1) / f;
         w->sub_any[a] = (e->extent[a] + f * smax - 1) / (f * smax);
     }
     for (int t = 0; t < e->ntensors; t++)
