@@ -42,12 +42,15 @@ void search_leaf(worker *w) {
 }
 
 /* Depth-first over tensors t..nt-1, each choosing its f_t vector axis by
- * axis (its k-th axis, c->tax).  time_lb and mem_rest cover tensors before
- * t exactly (bounds) and the rest by their floors.  Each choice keeps its
- * partition L_a / f (w->tpart), so the bytes at a completed vector take no
- * division per dimension (issue 42: those divisions were a tenth of this
- * function's instructions, and integer divisions are slow). */
-static void dfs_axis(worker *w, int t, int k, int64_t q, double time_lb, int64_t mem_rest);
+ * axis (its k-th axis, c->tax).  q is the product of the f_t chosen so
+ * far and rem = P_X / q (the rings left); time_lb and mem_rest cover
+ * tensors before t exactly (bounds) and the rest by their floors.  Each
+ * choice keeps its partition L_a / f = s_a (S_a / f) (w->tpart; S_a / f is
+ * the divisor mirrored in the ascending list), so the bytes at a completed
+ * vector take no division per dimension, nor the rings one (issue 42: those
+ * divisions were a tenth of this function's instructions, and integer
+ * divisions are slow). */
+static void dfs_axis(worker *w, int t, int k, int64_t q, int64_t rem, double time_lb, int64_t mem_rest);
 
 static void dfs_tensor(worker *w, int t, double time_lb, int64_t mem_rest) {
     const rotor_expr *e = w->c->e;
@@ -62,10 +65,10 @@ static void dfs_tensor(worker *w, int t, double time_lb, int64_t mem_rest) {
         search_leaf(w);
         return;
     }
-    dfs_axis(w, t, 0, 1, time_lb, mem_rest);
+    dfs_axis(w, t, 0, 1, w->share[t], time_lb, mem_rest);
 }
 
-static void dfs_axis(worker *w, int t, int k, int64_t q, double time_lb, int64_t mem_rest) {
+static void dfs_axis(worker *w, int t, int k, int64_t q, int64_t rem, double time_lb, int64_t mem_rest) {
     ctx *c = w->c;
     const rotor_expr *e = c->e;
     const rotor_tensor *x = &e->tensors[t];
@@ -79,8 +82,7 @@ static void dfs_axis(worker *w, int t, int k, int64_t q, double time_lb, int64_t
             bytes *= rotor_dim_extent(dim, l);
         }
         w->bytes[t] = bytes;
-        int64_t rings = w->share[t] / q;
-        double tb = time_lb + c->m->tensor_bound(c->m, e, c->chip, t, bytes, q, rings);
+        double tb = time_lb + c->m->tensor_bound(c->m, e, c->chip, t, bytes, q, rem);
         int64_t mr = mem_rest - w->min_bytes[t] + bytes;
         if (search_prune(w, tb, mr)) {
             search_floor_note(w, tb, mr);
@@ -98,13 +100,15 @@ static void dfs_axis(worker *w, int t, int k, int64_t q, double time_lb, int64_t
         for (int u = 0; u < t; u++)
             if (e->tensors[u].has_axis[a] && w->plan.ft[u][a] == s) must_cover = false;
     }
-    for (int i = 0; i < w->ndivs[a]; i++) {
+    int n = w->ndivs[a];
+    for (int i = 0; i < n; i++) {
         int64_t f = w->divs[a][i];
-        /* the divisors ascend: past P_X none divides it (and the modulo
+        /* the divisors ascend: past P_X none divides it (and the division
          * below was a fifth of the step search's time) */
-        if (q * f > w->share[t]) break;
+        if (f > rem) break;
         if (must_cover && f != s) continue;
-        if (w->share[t] % (q * f) != 0) continue;
+        int64_t r = rem / f; /* q f must divide P_X */
+        if (r * f != rem) continue;
         /* chain: pairwise divisibility with earlier tensors on this axis */
         bool ok = true;
         for (int u = 0; u < t && ok; u++)
@@ -114,8 +118,8 @@ static void dfs_axis(worker *w, int t, int k, int64_t q, double time_lb, int64_t
             }
         if (!ok) continue;
         w->plan.ft[t][a] = f;
-        w->tpart[t][a] = w->len[a] / f;
-        dfs_axis(w, t, k + 1, q * f, time_lb, mem_rest);
+        w->tpart[t][a] = w->sub[a] * w->divs[a][n - 1 - i];
+        dfs_axis(w, t, k + 1, q * f, r, time_lb, mem_rest);
     }
     w->plan.ft[t][a] = 1;
 }
@@ -621,10 +625,11 @@ static bool search_steps_leaf(worker *w, int from, bool rot) {
     const rotor_expr *e = c->e;
     w->st.step_vectors++;
     for (int a = from; a < e->naxes; a++) {
-        int64_t unit = w->plan.fop[a] * w->steps[a];
-        int64_t padded = (e->extent[a] + unit - 1) / unit * unit;
-        w->len[a] = padded / w->plan.fop[a];
-        w->sub[a] = w->len[a] / w->steps[a];
+        /* L_a = ceil(E_a / (F_a S_a)) S_a, the padded extent over F_a, and
+         * s_a = L_a / S_a: one division */
+        int64_t unit = w->plan.fop[a] * w->steps[a], q = (e->extent[a] + unit - 1) / unit;
+        w->len[a] = q * w->steps[a];
+        w->sub[a] = q;
         rot |= w->steps[a] > 1;
     }
     if (c->cons.max_padding > 0 && steps_padding(w) > c->cons.max_padding * (1 + SLACK)) {
@@ -760,8 +765,8 @@ static void search_steps(worker *w, const step_choices *sc, int a, bool rot) {
             continue;
         }
         int64_t unit = w->plan.fop[a] * sa;
-        w->len[a] = (e->extent[a] + unit - 1) / unit * sa;
-        w->sub[a] = w->psub[a] = w->len[a] / sa;
+        w->sub[a] = w->psub[a] = (e->extent[a] + unit - 1) / unit;
+        w->len[a] = w->sub[a] * sa;
         /* the time first: pruned with no memory, it is pruned with the
          * prefix's floors too (search_prune is monotone in memory), and
          * those cost a step_floor_upto per tensor.  With S_a = 1 the time
