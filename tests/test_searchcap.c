@@ -24,6 +24,18 @@
 #include "fixtures.h"
 #include "searchfix.h"
 
+/* A bare search context for expression e on chip (its SRAM the cap, no
+ * time cap) in *c, and a worker on it (the caller frees it). */
+static worker *bare_worker(ctx *c, const rotor_expr *e, const rotor_chip *chip, int64_t cores) {
+    searchfix_ctx(c, e, chip, cores);
+    c->cap = chip->sram_bytes;
+    c->time_cap = INFINITY;
+    worker *w = calloc(1, sizeof *w);
+    cr_assert_not_null(w);
+    w->c = c;
+    return w;
+}
+
 /* ---- 1. the floor holds over every plan ----------------------------------- */
 
 typedef struct cap_walk {
@@ -37,6 +49,8 @@ typedef struct cap_walk {
     int64_t plans;
     int64_t tight; /* step vectors rotating a window's axis whose input floor is its least bytes */
     int64_t windowed; /* ... step vectors rotating a window's axis with a plan */
+    int64_t asked;    /* floors compared with their formula (1a) */
+    void (*on_steps)(void *); /* what each step vector is asked (cap_fops_visit) */
 } cap_walk;
 
 /* bytes(X) of the plan in j->plan under j->steps, as the search counts them */
@@ -136,27 +150,31 @@ static void cap_steps_visit(void *arg) {
  * (S_a a divisor of the P_X of a tensor carrying a) */
 static void cap_fops_visit(void *arg) {
     cap_walk *j = arg;
-    fixture_each_steps(j->c->e, j->fop, j->steps, j->c->cores, 0, cap_steps_visit, j);
+    fixture_each_steps(j->c->e, j->fop, j->steps, j->c->cores, 0, j->on_steps, j);
 }
 
-static void cap_floor_holds(const char *text, const char *dims, int64_t cores) {
+/* Every step vector of every F_op of text [dims] on a small chip of
+ * `cores`, each asked on_steps; the walk's counts into *out. */
+static void each_step_vector(const char *text, const char *dims, int64_t cores, void (*on_steps)(void *),
+                             cap_walk *out) {
     rotor_expr e = make_expr(text, dims);
     rotor_chip chip = mk2_small(cores, 1 << 20, 32);
     ctx c;
-    searchfix_ctx(&c, &e, &chip, cores);
-    c.cap = chip.sram_bytes;
-    c.time_cap = INFINITY;
-    worker *w = calloc(1, sizeof *w);
-    cr_assert_not_null(w);
-    w->c = &c;
-    cap_walk j = {.c = &c, .w = w};
-    fixture_each_fop(j.c->e, j.fop, 0, cores, cap_fops_visit, &j);
+    cap_walk j = {.c = &c, .w = bare_worker(&c, &e, &chip, cores), .on_steps = on_steps};
+    fixture_each_fop(&e, j.fop, 0, cores, cap_fops_visit, &j);
+    free(j.w);
+    j.c = NULL, j.w = NULL;
+    *out = j;
+}
+
+static void cap_floor_holds(const char *text, const char *dims, int64_t cores) {
+    cap_walk j;
+    each_step_vector(text, dims, cores, cap_steps_visit, &j);
     cr_log_info("%s [%s]: %lld plans, the input's floor tight at %lld of %lld windowed step vectors", text, dims,
                 (long long)j.plans, (long long)j.tight, (long long)j.windowed);
     cr_assert_gt(j.plans, 100, "%s: %lld plans", text, (long long)j.plans);
     cr_assert_gt(j.tight, 0, "%s: the floor is never tight where a window rotates (%lld step vectors)", text,
                  (long long)j.windowed);
-    free(w);
 }
 
 Test(searchcap, the_step_floor_is_at_most_every_plans_bytes, .timeout = 240) {
@@ -268,16 +286,9 @@ static int64_t ref_floor(const ctx *c, const int64_t *fop, const int64_t *steps,
     return best > (double)at_s ? (best > 9e15 ? (int64_t)9e15 : (int64_t)best) : at_s;
 }
 
-typedef struct formula_walk {
-    ctx *c;
-    worker *w;
-    int64_t fop[ROTOR_MAX_AXES];
-    int64_t steps[ROTOR_MAX_AXES];
-    int64_t asked; /* floors compared */
-} formula_walk;
-
+/* fixture_each_steps' visit: every prefix's floor of every tensor */
 static void formula_steps_visit(void *arg) {
-    formula_walk *j = arg;
+    cap_walk *j = arg;
     const rotor_expr *e = j->c->e;
     for (int upto = 0; upto < e->naxes; upto++)
         for (int t = 0; t < e->ntensors; t++) {
@@ -294,26 +305,10 @@ static void formula_steps_visit(void *arg) {
         }
 }
 
-static void formula_fops_visit(void *arg) {
-    formula_walk *j = arg;
-    fixture_each_steps(j->c->e, j->fop, j->steps, j->c->cores, 0, formula_steps_visit, j);
-}
-
 static void floor_is_formula(const char *text, const char *dims, int64_t cores) {
-    rotor_expr e = make_expr(text, dims);
-    rotor_chip chip = mk2_small(cores, 1 << 20, 32);
-    ctx c;
-    searchfix_ctx(&c, &e, &chip, cores);
-    c.cap = chip.sram_bytes;
-    c.time_cap = INFINITY;
-    worker *w = calloc(1, sizeof *w);
-    cr_assert_not_null(w);
-    w->c = &c;
-    formula_walk j = {.c = &c, .w = w};
-    for (int a = 0; a < ROTOR_MAX_AXES; a++) j.steps[a] = j.fop[a] = 1;
-    fixture_each_fop(&e, j.fop, 0, cores, formula_fops_visit, &j);
+    cap_walk j;
+    each_step_vector(text, dims, cores, formula_steps_visit, &j);
     cr_assert_gt(j.asked, 1000, "%s: %lld floors", text, (long long)j.asked);
-    free(w);
 }
 
 Test(searchcap, the_step_floor_is_its_formula, .timeout = 240) {
@@ -417,13 +412,7 @@ static void lc_fops_visit(void *arg) {
  * and its worker, in *j with every factor and step 1; the caller frees
  * j->w. */
 static void least_begin(least_check *j, ctx *c, const rotor_expr *e, const rotor_chip *chip, int64_t cores) {
-    searchfix_ctx(c, e, chip, cores);
-    c->cap = chip->sram_bytes;
-    c->time_cap = INFINITY;
-    worker *w = calloc(1, sizeof *w);
-    cr_assert_not_null(w);
-    w->c = c;
-    *j = (least_check){.c = c, .w = w};
+    *j = (least_check){.c = c, .w = bare_worker(c, e, chip, cores)};
     for (int a = 0; a < ROTOR_MAX_AXES; a++) j->ft[a] = j->steps[a] = j->fop[a] = 1;
 }
 
