@@ -801,13 +801,9 @@ static rotor_status ctx_init(ctx *c, const rotor_expr *e, const rotor_chip *chip
             if (e->tensors[t].has_axis[a]) c->last_tensor[a] = t;
     }
     for (int t = 0; t < e->ntensors; t++) {
-        c->last_axis[t] = -1;
         c->ntax[t] = 0;
         for (int a = 0; a < e->naxes; a++)
-            if (e->tensors[t].has_axis[a]) {
-                c->last_axis[t] = a;
-                c->tax[t][c->ntax[t]++] = (int8_t)a;
-            }
+            if (e->tensors[t].has_axis[a]) c->tax[t][c->ntax[t]++] = (int8_t)a;
     }
     c->out_floor_k = search_output_floor_k(c->m, e, chip);
     c->rot_lat = search_rotation_latency(c->m, chip);

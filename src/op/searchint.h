@@ -266,7 +266,6 @@ typedef struct ctx {
     void (*progress)(void *ctx, int done, int total); /* rotor_search_options.progress */
     void *progress_ctx;
     int last_tensor[ROTOR_MAX_AXES]; /* last tensor carrying each axis */
-    int last_axis[ROTOR_MAX_TENSORS]; /* last axis of each tensor */
     /* each tensor's axes, ascending (the f_t search's levels, dfs_axis) */
     int8_t tax[ROTOR_MAX_TENSORS][ROTOR_MAX_AXES];
     int ntax[ROTOR_MAX_TENSORS];

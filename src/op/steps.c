@@ -103,8 +103,8 @@ static void dfs_axis(worker *w, int t, int k, int64_t q, int64_t rem, double tim
     int n = w->ndivs[a];
     for (int i = 0; i < n; i++) {
         int64_t f = w->divs[a][i];
-        /* the divisors ascend: past P_X none divides it (and the division
-         * below was a fifth of the step search's time) */
+        /* the divisors ascend: past P_X / q none divides it (and the
+         * division below was a fifth of the step search's time) */
         if (f > rem) break;
         if (must_cover && f != s) continue;
         int64_t r = rem / f; /* q f must divide P_X */
@@ -160,8 +160,10 @@ void search_divisors(int64_t n, int64_t *out, int *count) {
  * Unchosen axes enter at their floors (L_b >= ceil(E_b / F_b), s_b >=
  * ceil(E_b / (F_b Smax_b))): H grows with each L and s.  For a stride-2
  * 3x3 convolution's input this counts 2 L_h rows where the window floor
- * of step_floor_upto counted L_h: every choice of counted terms is tried
- * (3 per window, at most WIN_MAX windows) and the largest floor kept. */
+ * of step_floor_upto counted L_h: the floor is the largest over every
+ * choice of counted terms (3 per window, at most WIN_MAX windows; with
+ * more, none is counted), tried only where a bound says it could exceed
+ * the other floors (step_floor_upto). */
 #define WIN_MAX 3
 
 /* One window's three choices for the counted floor: H, and what the axis
@@ -232,7 +234,7 @@ static int64_t step_floor_upto(const worker *w, int t, int upto, int64_t g) {
         if (dim->nterms == 1) {
             int a = dim->axis[0];
             int64_t s0 = SUB(a);
-            at_s *= dim->coef[0] == 1 ? s0 : 1 + dim->coef[0] * (s0 - 1);
+            at_s *= rotor_dim_extent(dim, &s0);
             plain *= (double)LEN(a);
             if (a <= upto) {
                 if ((p0 *= w->steps[a]) > INT32_MAX) p0 = rotor_gcd(share, p0);
@@ -242,8 +244,8 @@ static int64_t step_floor_upto(const worker *w, int t, int upto, int64_t g) {
             continue;
         }
         int a0 = dim->axis[0], a1 = dim->axis[1];
-        int64_t s0 = SUB(a0), s1 = SUB(a1), l0 = LEN(a0), l1 = LEN(a1);
-        int64_t ext = 1 + dim->coef[0] * (s0 - 1) + dim->coef[1] * (s1 - 1);
+        int64_t sw[2] = {SUB(a0), SUB(a1)}, s0 = sw[0], s1 = sw[1], l0 = LEN(a0), l1 = LEN(a1);
+        int64_t ext = rotor_dim_extent(dim, sw);
         at_s *= ext;
         compound *= (double)ext;
         windows *= (double)(l0 > l1 ? l0 : l1);
@@ -601,6 +603,16 @@ static double steps_latency(const worker *w, int upto) {
     return (t - 1) * lat;
 }
 
+/* S_a = s into w, with L_a = ceil(E_a / (F_a S_a)) S_a (the extent padded
+ * to a multiple of F_a S_a, over F_a) and s_a = L_a / S_a: one division,
+ * and the one statement of the two (the F_op is w->plan.fop). */
+static inline void step_set(worker *w, int a, int64_t s) {
+    int64_t unit = w->plan.fop[a] * s;
+    w->steps[a] = s;
+    w->sub[a] = (w->c->e->extent[a] + unit - 1) / unit;
+    w->len[a] = w->sub[a] * s;
+}
+
 /* The padding prod_a P_a / E_a of the F_op and steps in w (P_a the extent
  * padded to a multiple of F_a S_a): asked only under a max_padding
  * constraint, so that the default search pays no division per axis for
@@ -625,11 +637,7 @@ static bool search_steps_leaf(worker *w, int from, bool rot) {
     const rotor_expr *e = c->e;
     w->st.step_vectors++;
     for (int a = from; a < e->naxes; a++) {
-        /* L_a = ceil(E_a / (F_a S_a)) S_a, the padded extent over F_a, and
-         * s_a = L_a / S_a: one division */
-        int64_t unit = w->plan.fop[a] * w->steps[a], q = (e->extent[a] + unit - 1) / unit;
-        w->len[a] = q * w->steps[a];
-        w->sub[a] = q;
+        step_set(w, a, w->steps[a]);
         rot |= w->steps[a] > 1;
     }
     if (c->cons.max_padding > 0 && steps_padding(w) > c->cons.max_padding * (1 + SLACK)) {
@@ -764,9 +772,8 @@ static void search_steps(worker *w, const step_choices *sc, int a, bool rot) {
             if (search_steps_leaf(w, a, rot) && ndead < DEAD_MAX) dead[ndead++] = sa;
             continue;
         }
-        int64_t unit = w->plan.fop[a] * sa;
-        w->sub[a] = w->psub[a] = (e->extent[a] + unit - 1) / unit;
-        w->len[a] = w->sub[a] * sa;
+        step_set(w, a, sa);
+        w->psub[a] = w->sub[a];
         /* the time first: pruned with no memory, it is pruned with the
          * prefix's floors too (search_prune is monotone in memory), and
          * those cost a step_floor_upto per tensor.  With S_a = 1 the time
@@ -855,11 +862,8 @@ double search_joint_floor(worker *w, const int64_t *fop, const int64_t *steps, i
     memcpy(w->plan.fop, fop, sizeof w->plan.fop);
     bool rot = false;
     for (int a = 0; a < e->naxes; a++) {
-        w->steps[a] = a <= upto ? steps[a] : 1;
+        step_set(w, a, a <= upto ? steps[a] : 1);
         rot |= w->steps[a] > 1;
-        int64_t unit = fop[a] * w->steps[a];
-        w->len[a] = (e->extent[a] + unit - 1) / unit * w->steps[a];
-        w->sub[a] = w->len[a] / w->steps[a];
     }
     double compute = c->m->step_bound(c->m, e, c->chip, fop, upto < 0 ? NULL : w->steps, w->sub);
     int64_t g[ROTOR_MAX_TENSORS];
@@ -935,10 +939,7 @@ int64_t search_step_floor(worker *w, const int64_t *fop, const int64_t *steps, i
     fop_setup(w, fop);
     int64_t g = 1;
     for (int a = 0; a <= upto; a++) {
-        w->steps[a] = steps[a];
-        int64_t unit = fop[a] * steps[a];
-        w->len[a] = (e->extent[a] + unit - 1) / unit * steps[a];
-        w->sub[a] = w->len[a] / steps[a];
+        step_set(w, a, steps[a]);
         if (e->tensors[t].has_axis[a]) g = rotor_gcd(w->share[t], g * steps[a]);
     }
     return step_floor_upto(w, t, upto, g);
@@ -948,15 +949,9 @@ int64_t search_step_floor(worker *w, const int64_t *fop, const int64_t *steps, i
  * test_searchcap.c checks it against the least bytes over the f_t and the
  * steps still open): F_op fop, steps[0..upto] chosen, answer at most limit. */
 int64_t search_tensor_least(worker *w, const int64_t *fop, const int64_t *steps, int upto, int t, int64_t limit) {
-    const rotor_expr *e = w->c->e;
     w->pdiv_set = false;
     fop_setup(w, fop);
-    for (int a = 0; a <= upto; a++) {
-        w->steps[a] = steps[a];
-        int64_t unit = fop[a] * steps[a];
-        w->len[a] = (e->extent[a] + unit - 1) / unit * steps[a];
-        w->sub[a] = w->len[a] / steps[a];
-    }
+    for (int a = 0; a <= upto; a++) step_set(w, a, steps[a]);
     return tensor_least(w, t, upto, limit, false);
 }
 
