@@ -252,10 +252,16 @@ void search_fop_cheap_mem(const ctx *c, const int64_t *fop, int64_t *mb, double 
  * rotor_expr_make allows none in outputs) and contractions, whose walk
  * carries it; the factor is 0 elsewhere.  Scaled down by 1e-9: the model
  * rounds its sums, the floor must not exceed them. */
+/* Whether v1's link terms bound every plan as they stand: the v1 model on
+ * all-to-all links whose shifts do not overlap compute (overlap hides the
+ * shifts, a mesh prices its routes apart).  The gate of the output's floor
+ * and of the rotation's latency. */
+static bool v1_links_exposed(const rotor_cost_model *m, const rotor_chip *chip) {
+    return m == rotor_cost_model_find("v1") && chip->topology == ROTOR_TOPO_ALL_TO_ALL && !chip->compute_overlap;
+}
+
 double search_output_floor_k(const rotor_cost_model *m, const rotor_expr *e, const rotor_chip *chip) {
-    if (m != rotor_cost_model_find("v1") || chip->topology == ROTOR_TOPO_MESH || chip->compute_overlap ||
-        e->op_class != ROTOR_OP_CONTRACTION || e->ntensors < 1)
-        return 0;
+    if (!v1_links_exposed(m, chip) || e->op_class != ROTOR_OP_CONTRACTION || e->ntensors < 1) return 0;
     const rotor_tensor *y = &e->tensors[0];
     int uses[ROTOR_MAX_AXES] = {0};
     for (int d = 0; d < y->ndims; d++)
@@ -265,8 +271,7 @@ double search_output_floor_k(const rotor_cost_model *m, const rotor_expr *e, con
 
 /* searchint.h says why (docs/cost-model.md, "Bounds", "Latency"). */
 double search_rotation_latency(const rotor_cost_model *m, const rotor_chip *chip) {
-    if (m != rotor_cost_model_find("v1") || chip->compute_overlap || chip->topology != ROTOR_TOPO_ALL_TO_ALL) return 0;
-    return rotor_chip_link_latency(chip) * (1 - 1e-9);
+    return v1_links_exposed(m, chip) ? rotor_chip_link_latency(chip) * (1 - 1e-9) : 0;
 }
 
 double search_output_floor(const ctx *c, const int64_t *fop) {
