@@ -179,3 +179,40 @@ Test(searchpool, a_pooled_session_on_small_cores_answers_as_a_fresh_one, .timeou
     }
     rotor_search_pool_free(pool);
 }
+
+/* One pool for sessions on two chips, as GraphTurbo's instance compiles
+ * share their outer compile's (compile.h, search_pool) across group chips:
+ * 64 KiB cores (where memory decides, as above), then the same cores with
+ * links four times slower, in turn.  With the same cores the memo's keys
+ * (class, share, extents) meet, and the options' times differ with the
+ * links: the classes hold the chip, so each answers as a fresh session on
+ * its chip (checked: with search_tensor_desc's chip left out, "other after
+ * first" answers otherwise at its third point). */
+Test(searchpool, a_pooled_session_on_another_chip_answers_as_a_fresh_one, .timeout = 300) {
+    rotor_chip whole = mk2();
+    whole.sram_bytes = 65536;
+    whole.shift_buffer_bytes = 8192;
+    rotor_chip other = whole;
+    other.link_gbps = whole.link_gbps / 4;
+    rotor_expr e = make_expr("C[m,n] += A[m,k] * B[k,n]", "m=512,k=1024,n=1024");
+    answers want_whole = fresh_answers(&e, &whole), want_other = fresh_answers(&e, &other);
+    cr_assert(want_whole.n > 1 && want_other.n > 1, "both frontiers have more than one point");
+    cr_assert(memcmp(&want_whole.v[0].cost, &want_other.v[0].cost, sizeof want_whole.v[0].cost),
+              "the chips price the fastest plans apart");
+    rotor_search_pool *pool = rotor_search_pool_new();
+    cr_assert_not_null(pool);
+    rotor_search_options so = {.threads = 1, .pool = pool};
+    rotor_error err = {{0}};
+    const rotor_chip *order[] = {&whole, &other, &whole, &other};
+    const answers *want[] = {&want_whole, &want_other, &want_whole, &want_other};
+    const char *label[] = {"first", "other after first", "first after other", "other again"};
+    for (int k = 0; k < 4; k++) {
+        rotor_search_session *s;
+        cr_assert_eq(rotor_search_session_open(&e, order[k], &so, &s, &err), ROTOR_OK, "%s", err.msg);
+        answers got;
+        ask(s, &got);
+        assert_same(label[k], &got, want[k]);
+        rotor_search_session_close(s);
+    }
+    rotor_search_pool_free(pool);
+}

@@ -1469,7 +1469,8 @@ static rotor_status compiler_new(compiler *cc, const rotor_graph *g, const rotor
     cc->st = calloc((size_t)g->nops, sizeof *cc->st);
     if (!cc->st) return rotor_nomem(err);
     if (!(opt && opt->even_layout) && !(cc->hc = handoff_cache_new(chip))) return rotor_nomem(err);
-    if (!(cc->spool = rotor_search_pool_new())) return rotor_nomem(err);
+    cc->spool = opt ? opt->search_pool : NULL;
+    if (!cc->spool && !(cc->spool_own = (cc->spool = rotor_search_pool_new()) != NULL)) return rotor_nomem(err);
     return ROTOR_OK;
 }
 
@@ -1486,7 +1487,7 @@ static void compiler_free(compiler *cc) {
     }
     free(cc->pce);
     free(cc->sess);
-    rotor_search_pool_free(cc->spool); /* after the sessions that borrow from it */
+    if (cc->spool_own) rotor_search_pool_free(cc->spool); /* after the sessions that borrow from it */
     free(cc->tcut);
     free(cc->slow);
     free(cc->ahead);

@@ -82,6 +82,7 @@ typedef struct compiler {
     rotor_search_session **sess; /* per frontier, opened at its first capped search */
     ahead_slot *ahead;           /* per frontier (compile.c, "Searches ahead"); NULL: none */
     rotor_search_pool *spool;    /* the searches' per-thread buffers, shared by them all */
+    bool spool_own;              /* made by this compile (no rotor_compile_options.search_pool) */
     /* the plan cache (options.cache_dir; NULL: none): per frontier, its
      * entry, read before the first search and written after the walk */
     const char *cache_dir;

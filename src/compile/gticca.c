@@ -556,6 +556,11 @@ rotor_status compile_gticca_begin(compiler *cc, const rotor_compile_options *opt
     p->io.cache_evict_later = true;
     if (!p->io.plan_store) p->io.plan_store = p->own = rotor_plan_store_new();
     if (!p->io.plan_store) return rotor_nomem(err);
+    /* ... and the outer compile's search buffers (compile.h, search_pool):
+     * a set borrowed keeps its memo of tensor options, whose classes hold
+     * the group chip, so a hit gives what a search computes; each instance
+     * compile's own pool made and freed its scratch sets afresh. */
+    p->io.search_pool = cc->spool;
     int cap = 0;
     rotor_status st = ROTOR_OK;
     for (int j = 2; !st && j <= cc->g->nops; j++)

@@ -142,6 +142,14 @@ typedef struct rotor_compile_options {
      * stopping when the walk is ready: the same schedule, and a count of
      * them that does not depend on timing, for the test that shows it. */
     bool ahead_wait;
+    /* The searches' buffers (search.h, rotor_search_pool) shared by the
+     * compiles of one run; NULL: the compile's own.  Owned by the caller,
+     * which may share it among threads (its sets are borrowed under a
+     * lock).  What a search finds does not depend on what the pool holds.
+     * GraphTurbo's instance compiles (gticca.c) use their outer compile's:
+     * each made and freed its own, hundreds of 3.6 MB scratch sets, each
+     * faulted in afresh (docs/compile.md, "The search buffers too"). */
+    rotor_search_pool *search_pool;
 } rotor_compile_options;
 
 /* The wall seconds of a compile's phases (issue 45, `--profile`), measured
