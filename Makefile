@@ -275,6 +275,7 @@ bench: $(BENCH) $(ROTOR) $(ONNXGEN)
 	@sh bench/bench_warm.sh $(ROTOR)
 	@sh bench/bench_largest.sh $(ROTOR)
 	@sh bench/bench_batches.sh $(ROTOR)
+	@sh bench/bench_pause.sh $(ROTOR)
 
 # Each harness runs FUZZ_S seconds from its seed corpus tests/fuzz/corpus/NAME
 # (read only; what it finds new goes to build/fuzz/corpus/NAME).  The ONNX
