@@ -264,46 +264,6 @@ static void same_t10(const rotor_compile_result *a, const rotor_compile_result *
     }
 }
 
-/* The instance compiles borrow their search buffers from the outer
- * compile's pool (compile.h, search_pool), here the caller's: warmed first
- * by the chain at batch 4 (its own group chips), then at batch 8, and again
- * at 8.  The choice, the instances' times and T10's schedule are those of a
- * compile with a pool of its own; what a pool holds changes no plan. */
-Test(gticca, a_warm_callers_search_pool_changes_no_choice) {
-    rotor_chip chip = small_ipu();
-    rotor_error err = {{0}};
-    rotor_graph g4, g8;
-    chain(&g4, 4);
-    chain(&g8, 8);
-    rotor_compile_options o = {.graphturbo = true, .threads = 1};
-    rotor_compile_result own, r4, warm[2];
-    cr_assert_eq(rotor_compile(&g8, &chip, &o, &own, &err), ROTOR_OK, "%s", err.msg);
-    o.search_pool = rotor_search_pool_new();
-    cr_assert_not_null(o.search_pool);
-    cr_assert_eq(rotor_compile(&g4, &chip, &o, &r4, &err), ROTOR_OK, "%s", err.msg);
-    for (int k = 0; k < 2; k++) {
-        cr_assert_eq(rotor_compile(&g8, &chip, &o, &warm[k], &err), ROTOR_OK, "%s", err.msg);
-        same_t10(&own, &warm[k]);
-        const rotor_gticca_result *a = &own.gticca, *b = &warm[k].gticca;
-        cr_assert(a->done && b->done);
-        cr_assert_eq(a->compiles, b->compiles);
-        cr_assert_eq(a->searches, b->searches);
-        cr_assert_eq(a->searches_run, b->searches_run);
-        cr_assert(!memcmp(&a->total_s, &b->total_s, sizeof(double)));
-        cr_assert_eq(a->nsg, b->nsg);
-        for (int i = 0; i < a->nsg; i++) {
-            cr_assert_eq(a->sg[i].instances, b->sg[i].instances);
-            cr_assert(!memcmp(&a->sg[i].grouped_s, &b->sg[i].grouped_s, sizeof(double)));
-        }
-        rotor_compile_result_free(&warm[k]);
-    }
-    rotor_search_pool_free(o.search_pool);
-    rotor_compile_result_free(&r4);
-    rotor_compile_result_free(&own);
-    rotor_graph_free(&g4);
-    rotor_graph_free(&g8);
-}
-
 /* With two threads or more the instance compiles run beside T10's walk, in
  * its team (compile.c, walk_beside; gticca.c, compile_gticca_spawn), the
  * walk's batches of searches as tasks: T10's schedule is the one the walk

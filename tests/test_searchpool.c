@@ -152,6 +152,25 @@ Test(searchpool, a_pooled_frontier_search_equals_a_fresh_one, .timeout = 300) {
     rotor_search_pool_free(pool);
 }
 
+/* Sessions on order[k] and chips[k] in turn, one pool for them all, each
+ * answering want[k] (what a fresh session answers). */
+static void in_turn(int n, const rotor_expr *const *order, const rotor_chip *const *chips,
+                    const answers *const *want, const char *const *label) {
+    rotor_search_pool *pool = rotor_search_pool_new();
+    cr_assert_not_null(pool);
+    rotor_search_options so = {.threads = 1, .pool = pool};
+    rotor_error err = {{0}};
+    for (int k = 0; k < n; k++) {
+        rotor_search_session *s;
+        cr_assert_eq(rotor_search_session_open(order[k], chips[k], &so, &s, &err), ROTOR_OK, "%s", err.msg);
+        answers got;
+        ask(s, &got);
+        assert_same(label[k], &got, want[k]);
+        rotor_search_session_close(s);
+    }
+    rotor_search_pool_free(pool);
+}
+
 /* Where memory decides (64 KiB cores): a MatMul, then a smaller one whose
  * memo keys are the first's, its options and memory floors smaller (a
  * memo kept from the first would prune plans that fit). */
@@ -162,22 +181,11 @@ Test(searchpool, a_pooled_session_on_small_cores_answers_as_a_fresh_one, .timeou
     rotor_expr big = make_expr("C[m,n] += A[m,k] * B[k,n]", "m=1024,k=2048,n=2048");
     rotor_expr small = make_expr("C[m,n] += A[m,k] * B[k,n]", "m=512,k=1024,n=1024");
     answers want_big = fresh_answers(&big, &chip), want_small = fresh_answers(&small, &chip);
-    rotor_search_pool *pool = rotor_search_pool_new();
-    cr_assert_not_null(pool);
-    rotor_search_options so = {.threads = 1, .pool = pool};
-    rotor_error err = {{0}};
     const rotor_expr *order[] = {&big, &small, &big};
+    const rotor_chip *chips[] = {&chip, &chip, &chip};
     const answers *want[] = {&want_big, &want_small, &want_big};
     const char *label[] = {"big", "small after big", "big after small"};
-    for (int k = 0; k < 3; k++) {
-        rotor_search_session *s;
-        cr_assert_eq(rotor_search_session_open(order[k], &chip, &so, &s, &err), ROTOR_OK, "%s", err.msg);
-        answers got;
-        ask(s, &got);
-        assert_same(label[k], &got, want[k]);
-        rotor_search_session_close(s);
-    }
-    rotor_search_pool_free(pool);
+    in_turn(3, order, chips, want, label);
 }
 
 /* One pool for sessions on two chips, as GraphTurbo's instance compiles
@@ -199,20 +207,9 @@ Test(searchpool, a_pooled_session_on_another_chip_answers_as_a_fresh_one, .timeo
     cr_assert(want_whole.n > 1 && want_other.n > 1, "both frontiers have more than one point");
     cr_assert(memcmp(&want_whole.v[0].cost, &want_other.v[0].cost, sizeof want_whole.v[0].cost),
               "the chips price the fastest plans apart");
-    rotor_search_pool *pool = rotor_search_pool_new();
-    cr_assert_not_null(pool);
-    rotor_search_options so = {.threads = 1, .pool = pool};
-    rotor_error err = {{0}};
-    const rotor_chip *order[] = {&whole, &other, &whole, &other};
+    const rotor_expr *order[] = {&e, &e, &e, &e};
+    const rotor_chip *chips[] = {&whole, &other, &whole, &other};
     const answers *want[] = {&want_whole, &want_other, &want_whole, &want_other};
     const char *label[] = {"first", "other after first", "first after other", "other again"};
-    for (int k = 0; k < 4; k++) {
-        rotor_search_session *s;
-        cr_assert_eq(rotor_search_session_open(&e, order[k], &so, &s, &err), ROTOR_OK, "%s", err.msg);
-        answers got;
-        ask(s, &got);
-        assert_same(label[k], &got, want[k]);
-        rotor_search_session_close(s);
-    }
-    rotor_search_pool_free(pool);
+    in_turn(4, order, chips, want, label);
 }

@@ -1469,8 +1469,11 @@ static rotor_status compiler_new(compiler *cc, const rotor_graph *g, const rotor
     cc->st = calloc((size_t)g->nops, sizeof *cc->st);
     if (!cc->st) return rotor_nomem(err);
     if (!(opt && opt->even_layout) && !(cc->hc = handoff_cache_new(chip))) return rotor_nomem(err);
+    /* the caller's search buffers (options.search_pool), else our own */
     cc->spool = opt ? opt->search_pool : NULL;
-    if (!cc->spool && !(cc->spool_own = (cc->spool = rotor_search_pool_new()) != NULL)) return rotor_nomem(err);
+    if (cc->spool) return ROTOR_OK;
+    if (!(cc->spool = rotor_search_pool_new())) return rotor_nomem(err);
+    cc->spool_own = true;
     return ROTOR_OK;
 }
 

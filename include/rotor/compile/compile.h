@@ -145,7 +145,9 @@ typedef struct rotor_compile_options {
     /* The searches' buffers (search.h, rotor_search_pool) shared by the
      * compiles of one run; NULL: the compile's own.  Owned by the caller,
      * which may share it among threads (its sets are borrowed under a
-     * lock).  What a search finds does not depend on what the pool holds.
+     * lock).  What a search finds does not depend on what the pool holds;
+     * a pool's memo classes are never forgotten (past 32,766 new tensors
+     * go without the memo: slower, never otherwise).
      * GraphTurbo's instance compiles (gticca.c) use their outer compile's:
      * each made and freed its own, hundreds of 3.6 MB scratch sets, each
      * faulted in afresh (docs/compile.md, "The search buffers too"). */
