@@ -1,0 +1,42 @@
+#!/bin/sh
+# The sanitizer run fails on a leak (make SAN=1 test runs this script).
+# LeakSanitizer reports a test's leaks as its process exits, after Criterion
+# has counted the test passed; tests/criterion_lsan.c keeps Criterion's
+# runner out of the check (a suppression of libcriterion's frames once hid
+# every test's leaks) and tests/sanreport.sh turns any report into a
+# failure.  This runs the suite's test that leaks on purpose
+# (tests/test_leakcheck.c) as the Makefile runs the suite, and checks that
+# the run fails, naming the test, and that the runner reports nothing.
+# Needs TESTS (the Makefile sets it); skipped, with one line, where the suite
+# has no LeakSanitizer (the plain build, clang's SAN build).
+. "$(dirname "$0")/lib.sh"
+
+if ! nm "${TESTS:-}" 2>/dev/null | grep -q " __lsan_do_leak_check$"; then
+    echo "cli_leakcheck: skipped: ${TESTS:-the suite} has no LeakSanitizer (make SAN=1 test runs it)"
+    exit 0
+fi
+case ${ASAN_OPTIONS:-} in *detect_leaks=0*)
+    echo "cli_leakcheck: skipped: ASAN_OPTIONS turns the leak check off ($ASAN_OPTIONS)"
+    exit 0 ;;
+esac
+
+rep=$tmpdir/sanitizer
+ROTOR_TEST_LEAK=1 LSAN_OPTIONS=log_path=$rep "$TESTS" --filter 'leakcheck/*' >"$out" 2>"$err"
+sh "$(dirname "$0")/sanreport.sh" $? "$rep" >"$tmpdir/report" 2>&1
+rc=$?
+if grep -q "Passing: 1 " "$err" "$out"; then ok; else bad "criterion: the leaking test should pass: $(cat "$out" "$err")"; fi
+if [ "$rc" -eq 1 ]; then ok; else bad "sanreport.sh: exit $rc after a leak, want 1"; fi
+if grep -q "Direct leak of 77 byte(s)" "$tmpdir/report" &&
+    grep -q "leakcheck_a_test_that_leaks_when_asked_fails_the_sanitizer_run_impl" "$tmpdir/report"; then ok
+else bad "the report should name the leak and its test: $(cat "$tmpdir/report")"; fi
+n=$(ls "$rep".* 2>/dev/null | wc -l)
+if [ "$n" -eq 1 ]; then ok; else bad "$n report files, want 1 (the test's process; the runner reports nothing)"; fi
+
+# the same test not asked to leak: skipped, no report, the run passes
+rm -f "$rep".*
+LSAN_OPTIONS=log_path=$rep "$TESTS" --filter 'leakcheck/*' >"$out" 2>"$err"
+sh "$(dirname "$0")/sanreport.sh" $? "$rep" >"$tmpdir/report" 2>&1
+rc=$?
+if [ "$rc" -eq 0 ] && ! ls "$rep".* >/dev/null 2>&1; then ok; else bad "no leak: exit $rc, reports: $(cat "$tmpdir/report")"; fi
+
+finish cli_leakcheck

@@ -1,0 +1,16 @@
+/* A test that leaks on purpose, when asked (ROTOR_TEST_LEAK=1): the proof
+ * that `make SAN=1 test` fails on a leak (tests/cli_leakcheck.sh runs it
+ * under the sanitizers and checks the run fails, naming it).  Criterion
+ * counts it as passing, since LeakSanitizer reports only as the test's
+ * process exits; tests/criterion_lsan.c and tests/sanreport.sh are what
+ * make the report count.  Skipped in every other run. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+
+Test(leakcheck, a_test_that_leaks_when_asked_fails_the_sanitizer_run) {
+    if (!getenv("ROTOR_TEST_LEAK")) cr_skip_test("leaks only for tests/cli_leakcheck.sh (ROTOR_TEST_LEAK=1)");
+    char *volatile lost = malloc(77); /* volatile: not optimised away */
+    cr_assert_not_null(lost);
+    lost[0] = 1;
+    lost = NULL;
+}
