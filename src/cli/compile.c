@@ -368,6 +368,11 @@ int cmd_compile(int argc, char **argv) {
     /* On an ICCA chip (no GB) GraphTurbo's instances run on core groups
      * after T10's schedule (compile/gticca.h), not on DSA clusters */
     bool icca = a.graphturbo && !rotor_chip_has_gb(&chip);
+    /* ... and on a chip with one they are timed by formula: no plan is
+     * searched, so a solver asked for would change nothing, silently */
+    if (a.graphturbo && !icca && a.solver_name)
+        return cli_usage_error(cmd, "--solver: on %s (a chip with a global buffer) --group graphturbo times GraphTurbo's "
+                               "schedules and searches no plans", chip.name);
     if (a.graphturbo) rotor_pipeline_graphturbo_options(&po, &chip, false, a.no_loops);
     if (!a.vgm_only && !a.graphturbo) cli_solver_hint(cmd, &chip, a.solver, a.sa.quiet);
     bool sweep = a.nb > 1;
