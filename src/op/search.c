@@ -390,7 +390,9 @@ static bool keep_order(search_bufs *b, worker *seed, fop_list *keep, fop_key **o
         (*order)[i].bound = keep->v[i].bound;
         (*order)[i].pos = i;
     }
-    keys_sort(*order, b->order + b->order_cap, keep->n);
+    /* none kept: the buffers may not exist yet (NULL), and NULL + 0 is
+     * undefined (clang's UBSan stops there) */
+    if (keep->n > 0) keys_sort(*order, b->order + b->order_cap, keep->n);
     return true;
 }
 
