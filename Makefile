@@ -247,6 +247,8 @@ SAN_REPORT := $(CURDIR)/$(BUILD)/sanitizer
 SAN_CHECK = ; sh tests/sanreport.sh $$? $(SAN_REPORT)
 else
 REPO_CHECKS := tests/layers.sh tests/tree.sh tests/fresh.sh tests/exports.sh
+SAN_REPORT :=
+SAN_CHECK :=
 endif
 define UNIT_RUN
 @[ -d ../shared/onnx ] || echo "make test: ../shared/onnx is absent (a clone without the project's shared files): the $$(grep -c "need(SHARED" tests/test_onnx.c) onnx tests of its real and bad files are skipped"
