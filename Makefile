@@ -244,16 +244,18 @@ check-layers:
 ifeq ($(SAN),1)
 REPO_CHECKS :=
 SAN_REPORT := $(CURDIR)/$(BUILD)/sanitizer
+SAN_ENV := LSAN_OPTIONS=log_path=$(SAN_REPORT)
 SAN_CHECK = ; sh tests/sanreport.sh $$? $(SAN_REPORT)
 else
 REPO_CHECKS := tests/layers.sh tests/tree.sh tests/fresh.sh tests/exports.sh
 SAN_REPORT :=
+SAN_ENV :=
 SAN_CHECK :=
 endif
 define UNIT_RUN
 @[ -d ../shared/onnx ] || echo "make test: ../shared/onnx is absent (a clone without the project's shared files): the $$(grep -c "need(SHARED" tests/test_onnx.c) onnx tests of its real and bad files are skipped"
 $(if $(SAN_REPORT),@rm -f $(SAN_REPORT).*)
-$(if $(SAN_REPORT),LSAN_OPTIONS=log_path=$(SAN_REPORT)) OMP_WAIT_POLICY=passive $(TESTS) --jobs 2$(SAN_CHECK)
+$(SAN_ENV) OMP_WAIT_POLICY=passive $(TESTS) --jobs 2$(SAN_CHECK)
 endef
 # what the repository checks read: the suite (fresh.sh), the objects (exports.sh)
 CHECK_ENV := TESTS=$(TESTS) BUILD=$(BUILD) CC="$(CC)"
@@ -282,7 +284,7 @@ endif
 # sanitizer build's -no-pie and static runtimes.
 test: $(if $(REPO_CHECKS),check-layers) $(TESTS) $(ROTOR) $(ONNXGEN) $(if $(filter 1,$(SAN)),,$(SO))
 	$(UNIT_RUN)
-	@ROTOR=$(ROTOR) ONNXGEN=$(ONNXGEN) $(CHECK_ENV) $(if $(SAN_REPORT),LSAN_OPTIONS=log_path=$(SAN_REPORT)) OMP_WAIT_POLICY=passive ROTOR_NO_CACHE=1 sh tests/run-cli.sh $(REPO_CHECKS) $(CLI_RUN)$(SAN_CHECK)
+	@ROTOR=$(ROTOR) ONNXGEN=$(ONNXGEN) $(CHECK_ENV) $(SAN_ENV) OMP_WAIT_POLICY=passive ROTOR_NO_CACHE=1 sh tests/run-cli.sh $(REPO_CHECKS) $(CLI_RUN)$(SAN_CHECK)
 
 run: $(ROTOR) $(ONNXGEN) # build/onnxgen: README's `rotor run` example writes its model with it
 	$(ROTOR) plan --expr 'C[m,n] += A[m,k] * B[k,n]' --dim m=32,k=5120,n=15360 --chip ipu-mk2 --format t10

@@ -1,10 +1,7 @@
 #!/bin/sh
-# The sanitizer run fails on a leak (make SAN=1 test runs this script).
-# LeakSanitizer reports a test's leaks as its process exits, after Criterion
-# has counted the test passed; tests/criterion_lsan.c keeps Criterion's
-# runner out of the check (a suppression of libcriterion's frames once hid
-# every test's leaks) and tests/sanreport.sh turns any report into a
-# failure.  This runs the suite's test that leaks on purpose
+# The sanitizer run fails on a leak (make SAN=1 test runs this script; why
+# a leak needs tests/sanreport.sh and tests/criterion_lsan.c is said there).
+# This runs the suite's test that leaks on purpose
 # (tests/test_leakcheck.c) as the Makefile runs the suite, and checks that
 # the run fails, naming the test, and that the runner reports nothing; and
 # that the Makefile runs the suite and the CLI suites that way.
@@ -22,13 +19,19 @@ case ${ASAN_OPTIONS:-} in *detect_leaks=0*)
 esac
 
 rep=$tmpdir/sanitizer
-report=$(dirname "$0")/sanreport.sh
-# (the suite's status is kept before the next command: bash expands a
-# command substitution on the same line before $?)
-ROTOR_TEST_LEAK=1 LSAN_OPTIONS=log_path=$rep "$TESTS" --filter 'leakcheck/*' >"$out" 2>"$err"
-st=$?
-sh "$report" "$st" "$rep" >"$tmpdir/report" 2>&1
-rc=$?
+# leak_run [VAR=VALUE...]: the leaking test's suite run as the Makefile runs
+# it, then tests/sanreport.sh, its output in $tmpdir/report, its status in rc
+# (the suite's status is kept first: bash expands a command substitution on
+# the same line before $?)
+leak_run() {
+    rm -f "$rep".*
+    env "$@" LSAN_OPTIONS=log_path="$rep" "$TESTS" --filter 'leakcheck/*' >"$out" 2>"$err"
+    st=$?
+    sh "$(dirname "$0")/sanreport.sh" "$st" "$rep" >"$tmpdir/report" 2>&1
+    rc=$?
+}
+
+leak_run ROTOR_TEST_LEAK=1
 if grep -q "Tested: 1 " "$err" "$out"; then ok; else bad "criterion: the leaking test should have run: $(cat "$out" "$err")"; fi
 if [ "$rc" -ne 0 ]; then ok; else bad "sanreport.sh: exit 0 after a leak"; fi
 if grep -q "Direct leak of 77 byte(s)" "$tmpdir/report" &&
@@ -38,11 +41,7 @@ n=$(ls "$rep".* 2>/dev/null | wc -l)
 if [ "$n" -eq 1 ]; then ok; else bad "$n report files, want 1 (the test's process; the runner reports nothing)"; fi
 
 # the same test not asked to leak: skipped, no report, the run passes
-rm -f "$rep".*
-LSAN_OPTIONS=log_path=$rep "$TESTS" --filter 'leakcheck/*' >"$out" 2>"$err"
-st=$?
-sh "$report" "$st" "$rep" >"$tmpdir/report" 2>&1
-rc=$?
+leak_run
 if [ "$rc" -eq 0 ] && ! ls "$rep".* >/dev/null 2>&1; then ok; else bad "no leak: exit $rc, reports: $(cat "$tmpdir/report")"; fi
 
 # make SAN=1 test runs the suite and the CLI suites so: each with log_path,

@@ -1,9 +1,7 @@
 /* A test that leaks on purpose, when asked (ROTOR_TEST_LEAK=1): the proof
  * that `make SAN=1 test` fails on a leak (tests/cli_leakcheck.sh runs it
- * under the sanitizers and checks the run fails, naming it).  Criterion
- * counts it as passing, since LeakSanitizer reports only as the test's
- * process exits; tests/criterion_lsan.c and tests/sanreport.sh are what
- * make the report count.  Skipped in every other run. */
+ * under the sanitizers and checks the run fails, naming it; why that needs
+ * tests/sanreport.sh is said there).  Skipped in every other run. */
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
