@@ -73,7 +73,7 @@ if [ "$(cat "$tmpdir/bert1.rc")" -eq 0 ] && ! grep -q "loop execution" "$tmpdir/
     [ "$(grep -c '^graphturbo ' "$tmpdir/bert1")" -eq 1 ]; then ok; else bad "--no-loops: $(cat "$tmpdir/bert1" "$tmpdir/bert1.err")"; fi
 expect_error no-loops-alone 2 "--no-loops applies to --group graphturbo" -- compile bert-large --no-loops
 # batch 1: nothing to choose, said in one line
-expect_out one-image "^loop execution within a cluster (GraphTurbo §5.1): one image a cluster, one pass$" -- compile resnet-18 --chip stcp920 --group graphturbo -q
+expect_out one-image "^loop execution within a cluster (GraphTurbo §5.1): a batch of 1 a cluster, one pass$" -- compile resnet-18 --chip stcp920 --group graphturbo -q
 
 # an ONNX file: the file's batch is one cluster's, and it is not split into passes
 run_saved "$tmpdir/tiny" -- compile "$tiny" --chip stcp920 --group graphturbo -q

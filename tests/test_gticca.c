@@ -14,6 +14,7 @@
 #include "fixtures.h"
 #include "rotor/compile/compile.h"
 #include "rotor/compile/segment.h"
+#include "rotor/model/group.h"
 #include "rotor/pipeline/pipeline.h"
 
 #define CONV "O[b,f,h,w] += I[b,c,h+kh,w+kw] * W[f,c,kh,kw]"
@@ -151,6 +152,74 @@ Test(gticca, one_image_does_not_split) {
     rotor_compile_result_free(&r);
 }
 
+/* x[64 x 32] -> MatMul -> Add v -> MatMul, grouped: the Add fuses into the
+ * first MatMul, v an input of it outside its expression.  v is an
+ * activation of 64 x 32 (the rows: aligned) or of 32 (a vector broadcast
+ * along the rows, its one dimension the columns'). */
+static void epilogue_chain(rotor_graph *grouped, bool aligned, int *v) {
+    rotor_graph g;
+    rotor_graph_init(&g, "epilogue");
+    int x = mlp_value(&g, "x", 64, 32, false);
+    int w1 = mlp_value(&g, "w1", 32, 32, true);
+    int w2 = mlp_value(&g, "w2", 32, 32, true);
+    int b = mlp_value(&g, "v", aligned ? 64 : 0, 32, false);
+    int m1 = mlp_value(&g, "mm1", 64, 32, false);
+    int a1 = mlp_value(&g, "add1", 64, 32, false);
+    int m2 = mlp_value(&g, "mm2", 64, 32, false);
+    add_matmul(&g, "mm1", x, w1, m1, 64, 32, 32);
+    mlp_op(&g, "add1", "Add", aligned ? "Y[m,n] = A[m,n] + B[m,n]" : "Y[m,n] = A[m,n] + B[n]", "m=64,n=32", a1, m1,
+           b);
+    add_matmul(&g, "mm2", a1, w2, m2, 64, 32, 32);
+    rotor_error err = {{0}};
+    cr_assert_eq(rotor_graph_set_output(&g, m2, &err), ROTOR_OK, "%s", err.msg);
+    rotor_group_stats st;
+    cr_assert_eq(rotor_group(&g, grouped, &st, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(st.fused, 1);
+    cr_assert_eq(grouped->nops, 2);
+    cr_assert_eq(grouped->ops[0].ninputs, 3); /* x, w1 and v, v no tensor of its expression */
+    *v = -1;
+    for (int i = 0; i < grouped->nvalues; i++)
+        if (!strcmp(grouped->values[i].name, "v")) *v = i;
+    cr_assert_geq(*v, 0);
+    rotor_graph_free(&g);
+}
+
+/* An instance slices an activation's first dimension: a fused epilogue's
+ * input of the output's rows is sliced with them; a vector broadcast along
+ * the rows is not the rows (its one dimension is the columns', 32, which 2
+ * divides: slicing it would give each instance half a bias), so the range
+ * is no candidate. */
+Test(gticca, an_epilogue_input_is_sliced_only_when_it_holds_the_rows) {
+    rotor_error err = {{0}};
+    for (int aligned = 1; aligned >= 0; aligned--) {
+        rotor_graph g, ig;
+        int v;
+        epilogue_chain(&g, aligned, &v);
+        bool ok = true;
+        cr_assert_eq(rotor_gticca_instance(&g, 0, 1, 2, &ig, &ok, &err), ROTOR_OK, "%s", err.msg);
+        cr_assert_eq(ok, (bool)aligned, "aligned %d", aligned);
+        if (aligned) {
+            int iv = -1;
+            for (int i = 0; i < ig.nvalues; i++)
+                if (!strcmp(ig.values[i].name, "v")) iv = i;
+            cr_assert_geq(iv, 0);
+            cr_assert_eq(ig.values[iv].rank, 2);
+            cr_assert_eq(ig.values[iv].shape[0], 32);
+            cr_assert_eq(ig.values[iv].shape[1], 32);
+        }
+        rotor_graph_free(&ig);
+        /* the compile agrees: the vector's range is no candidate */
+        rotor_chip chip = small_ipu();
+        rotor_compile_options o = {.graphturbo = true, .threads = 1};
+        rotor_compile_result r;
+        cr_assert_eq(rotor_compile(&g, &chip, &o, &r, &err), ROTOR_OK, "%s", err.msg);
+        cr_assert(r.gticca.done);
+        cr_assert_eq(r.gticca.compiles, aligned ? 4 : 0, "aligned %d: %d compiles", aligned, r.gticca.compiles);
+        rotor_compile_result_free(&r);
+        rotor_graph_free(&g);
+    }
+}
+
 Test(gticca, a_chip_with_a_global_buffer_or_several_chips_is_refused) {
     const char *names[] = {"stcp920", "ipu-pod4"};
     for (int i = 0; i < 2; i++) {
@@ -248,6 +317,51 @@ Test(gticca, resnet18_at_batch_2_runs_a_stage_2_block_as_two_one_image_instances
     rotor_pipeline_free(&p);
 }
 
+
+/* Instances split an operator's first axis, which is the batch of a CNN
+ * but the rows of BERT's projections (batch x tokens, a row a token): at
+ * batch 1 the zoo's BERT-Base (one layer here) runs its FFN as 8 instances
+ * of 16 tokens on 184 cores, where a CNN at batch 1 never groups
+ * (one_image_does_not_split); the attention (its first axis the batch, 1)
+ * does not split. */
+Test(gticca, bert_at_batch_1_splits_its_ffn_by_tokens) {
+    rotor_chip chip = mk2();
+    rotor_error err = {{0}};
+    rotor_pipeline p;
+    rotor_pipeline_options po = {.model = "bert-base", .zoo = {.batch = 1, .layers = 1}, .t10 = true,
+                                 .simplify = true};
+    po.compile.graphturbo = true;
+    po.compile.threads = 1;
+    cr_assert_eq(rotor_pipeline_run(&po, &chip, &p, &err), ROTOR_OK, "%s", err.msg);
+    const rotor_gticca_result *gt = &p.t10.gticca;
+    cr_assert_eq(gt->candidates, 8); /* qkv..attn_out's ranges cannot split; the FFN's ranges */
+    cr_assert_eq(gt->compiles, 4);   /* ffn_up..ffn_down at n = 2, 4, 8, 16 */
+    cr_assert_eq(gt->nsg, 1);
+    const rotor_gticca_sg *s = &gt->sg[0];
+    cr_assert_str_eq(p.graph.ops[s->first].name, "l0.ffn_up");
+    cr_assert_str_eq(p.graph.ops[s->last].name, "l0.ffn_down");
+    cr_assert_eq(s->instances, 8);
+    cr_assert_eq(s->group_cores, 184);
+    cr_assert_float_eq(s->t10_s * 1e6, 10.147, 5e-4);
+    cr_assert_float_eq(s->grouped_s * 1e6, 8.198, 5e-4);
+    cr_assert_float_eq(gt->t10_s * 1e6, 18.480, 5e-4);
+    cr_assert_float_eq(gt->total_s * 1e6, 16.531, 5e-4);
+    /* the instance: 16 of the 128 token rows, the residual read by the
+     * fused Add sliced with them */
+    rotor_graph ig;
+    bool ok;
+    cr_assert_eq(rotor_gticca_instance(&p.graph, s->first, s->last, 8, &ig, &ok, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert(ok);
+    cr_assert_eq(ig.nops, 2);
+    cr_assert_eq(ig.ops[1].ninputs, 4); /* l0.act, the weight, the bias, l0.residual1 */
+    int acts = 0;
+    for (int i = 0; i < ig.nvalues; i++) acts += ig.values[i].role == ROTOR_ROLE_ACTIVATION;
+    cr_assert_eq(acts, 4); /* l0.norm2, l0.act, l0.residual1, l0.residual2 */
+    for (int i = 0; i < ig.nvalues; i++)
+        if (ig.values[i].role == ROTOR_ROLE_ACTIVATION) cr_assert_eq(ig.values[i].shape[0], 16, "%s", ig.values[i].name);
+    rotor_graph_free(&ig);
+    rotor_pipeline_free(&p);
+}
 
 /* T10's schedule of p and q, operator for operator. */
 static void same_t10(const rotor_compile_result *a, const rotor_compile_result *b) {

@@ -32,7 +32,7 @@ static void print_loops(const rotor_chip *chip, const rotor_pipeline *p) {
         return;
     }
     if (lp->tried < 2) {
-        printf("%s one image a cluster, one pass\n", head);
+        printf("%s a batch of 1 a cluster, one pass\n", head);
         return;
     }
     printf("%s each step's fastest of %d ways to run %lld a cluster as passes one after another\n", head,

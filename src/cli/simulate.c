@@ -568,7 +568,7 @@ static void gtsim_table(const char *model, const rotor_chip *chip, int64_t batch
     bool looped = false;
     for (int i = 0; i < ROTOR_DSA_STEPS; i++) looped |= lp->step[i].passes > 1;
     if (lp->file_batch) printf("\nwith §5.1's loops: not tried, an ONNX file's batch is its own\n");
-    else if (lp->tried < 2) printf("\nwith §5.1's loops: one image a cluster, one pass\n");
+    else if (lp->tried < 2) printf("\nwith §5.1's loops: a batch of 1 a cluster, one pass\n");
     else if (!looped) printf("\nwith §5.1's loops: every step is fastest in one pass (%d numbers of passes tried)\n", lp->tried);
     if (lp->file_batch || !looped) return;
     printf("\nwith §5.1's loops, as rotor compile --group graphturbo chose them (times of all passes, tasks of one):\n");

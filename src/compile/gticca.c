@@ -16,15 +16,20 @@
  * priced on the group.
  *
  * Decisions where the paper is silent (docs/graphturbo.md repeats them):
- *  - Instances split the batch only.  A batch split needs no halo; a
+ *  - Instances split the operators' first axis only, where every
+ *    activation carries it as its first dimension and no weight has it
+ *    (batch_splits): the batch of a CNN, the rows of a transformer's
+ *    projections and FFN (batch x tokens, one row a token).  Such a split
+ *    needs no halo: each row is computed from its own rows alone.  A
  *    spatial split of a 3x3 convolution chain on the IPU would recompute
  *    halos on cores that are already the bottleneck (compute is 71 % of
  *    ResNet-18's T10 time at batch 8), and its partial rows would break the
- *    T10 plans' even partitions.  So batch 1 never groups.  Measured on
+ *    T10 plans' even partitions.  So a CNN at batch 1 never groups; BERT at
+ *    batch 1 can (its FFN's 128 token rows, tests/test_gticca.c).  Measured on
  *    ResNet-18's stage-0 block: a split along h is 3 to 22 % slower than the
  *    whole image on the same cores (docs/graphturbo.md, "Spatial instances
  *    and longer sub-graphs").
- *  - n, the instances of a sub-graph, is 2, 4, 8 or 16, dividing the batch,
+ *  - n, the instances of a sub-graph, is 2, 4, 8 or 16, dividing that axis,
  *    with at least 64 cores a group (the segments' unit, N/64); the n
  *    instances run at once on n groups of N/n cores, one each.
  *  - A sub-graph is a range of 2 to MAX_OPS (3: a residual block with its
@@ -120,6 +125,23 @@ static bool batch_splits(const rotor_graph *g, int o, int64_t n, int *a) {
         if (!plain || rotor_segment_sole_axis(e, t, 0) != *a || g->values[v].rank < 1 ||
             g->values[v].shape[0] != e->extent[*a])
             return false;
+    }
+    /* The values outside the expression: a fused epilogue's other inputs
+     * (docs/group.md), broadcast to the output's shape, trailing dimensions
+     * aligned.  rotor_gticca_instance slices an activation's first
+     * dimension when n divides it, so one of the output's rank must be the
+     * output's rows (sliced) or one row (1: kept whole, read by every
+     * instance); a lower rank (a [768] vector beside 128 x 768 rows) aligns
+     * its first dimension with another axis, and slicing it would be wrong:
+     * the range is no candidate. */
+    const rotor_value *out = &g->values[op->outputs[0]];
+    for (int k = 0; k < op->ninputs + op->noutputs; k++) {
+        int v = k < op->ninputs ? op->inputs[k] : op->outputs[k - op->ninputs];
+        const rotor_value *x = &g->values[v];
+        if (x->role != ROTOR_ROLE_ACTIVATION) continue;
+        bool named = false;
+        for (int t = 0; t < e->ntensors && !named; t++) named = op->tensor_value[t] == v;
+        if (!named && (x->rank != out->rank || (x->shape[0] != e->extent[*a] && x->shape[0] != 1))) return false;
     }
     return true;
 }
