@@ -23,10 +23,25 @@ expect_saved one-line "^graphturbo: 1 sub-graph, 4 instances along h (factor 1x1
 # conv1 and its bias over 5 + 6 + 6 + 5 rows of 16: 89984 points, not 75776
 expect_saved points "^graphturbo: 4 instances run, 89984 points evaluated, 1.188x the ungrouped run's$" "$tmpdir/r"
 expect_out json '"halo_rows":[[:space:]]*2' -- run "$m" --group graphturbo --chip stcp920 --set sram_bytes=512 --set shift_buffer_bytes=256 --set hbm-bw=13.6TB/s -q --json
+# the instances' progress, as whole lines off a terminal: the first, and the end
+run_saved "$tmpdir/p" -- run "$m" --group graphturbo --chip stcp920 --set sram_bytes=512 --set shift_buffer_bytes=256 --set hbm-bw=13.6TB/s --progress=always
+if grep -q "^rotor run: running GraphTurbo's instances 1/4, " "$tmpdir/p.err" &&
+    grep -q "^rotor run: running GraphTurbo's instances: done, " "$tmpdir/p.err"; then ok; else bad "progress: $(cat "$tmpdir/p.err")"; fi
 # the LB whole (64 KB per core): one instance, nothing recomputed
 expect_out whole "^graphturbo: 1 sub-graph, 1 instance$" -- run "$m" --group graphturbo --chip stcp920 -q
 # without a GB (the default ipu-mk2) the run is the ICCA plan's (docs/run.md,
 # "Instances on core groups"): at batch 1 no sub-graph splits, so T10's
 # program runs alone (tests/cli_run.sh runs one with instances)
 expect_out no-gb "^graphturbo: 0 sub-graphs run as 0 instances on core groups" -- run "$m" --group graphturbo -q
+# a transformer's attention mask: its int64 Unsqueeze and Cast are copies of
+# integers, which the instances run (docs/run.md, "Types"); with an LB of 8 x
+# 512 bytes 27 sub-graphs split
+SHARED=../shared/onnx
+if [ -d "$SHARED/real" ]; then
+    run_saved "$tmpdir/b" -- run "$SHARED/real/bert_toy_optimized.onnx" --dim batch=2,max_seq_len_in_batch=8 --group graphturbo --chip stcp920 --set sram_bytes=512 --set shift_buffer_bytes=256 -q
+    expect_saved bert-pass "^PASS$" "$tmpdir/b"
+    expect_saved bert-split "^graphturbo: 65 sub-graphs, 92 instances (27 split; " "$tmpdir/b"
+else
+    echo "cli_gtrun.sh: skipping the real model: $SHARED is absent"
+fi
 finish cli_gtrun

@@ -149,6 +149,39 @@ Test(gtrun, four_instances_with_their_halos_compute_the_ungrouped_outputs) {
     fixture_free(&f);
 }
 
+/* The progress callback's calls: (done, total) in turn. */
+typedef struct steps_seen {
+    int n, done[8], total[8];
+} steps_seen;
+
+static void count_step(void *ctx, int done, int total) {
+    steps_seen *s = ctx;
+    if (s->n < 8) s->done[s->n] = done, s->total[s->n] = total;
+    s->n++;
+}
+
+/* The run reports each instance as it ends (rotor_gtrun_options.progress):
+ * the four instances, 1/4 to 4/4, and the same values as without it. */
+Test(gtrun, the_progress_counts_each_instance_as_it_ends) {
+    fixture f;
+    fixture_make(&f);
+    rotor_error err = {{0}};
+    steps_seen seen = {0};
+    rotor_gtrun_options o = {.progress = count_step, .progress_ctx = &seen};
+    rotor_gtrun_result r, plain;
+    cr_assert_eq(rotor_gtrun(&f.g, &f.s, (const double *const *)f.in, &o, &r, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_gtrun(&f.g, &f.s, (const double *const *)f.in, NULL, &plain, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(seen.n, 4);
+    for (int k = 0; k < 4; k++) {
+        cr_assert_eq(seen.done[k], k + 1);
+        cr_assert_eq(seen.total[k], 4);
+    }
+    cr_assert_arr_eq(r.values[f.y], plain.values[f.y], sizeof(double) * 1024);
+    rotor_gtrun_result_free(&r);
+    rotor_gtrun_result_free(&plain);
+    fixture_free(&f);
+}
+
 Test(gtrun, without_the_halo_rows_the_outputs_next_to_each_cut_are_wrong) {
     fixture f;
     fixture_make(&f);
@@ -201,4 +234,106 @@ Test(gtrun, an_order_that_reads_an_output_before_it_is_written_is_refused) {
     cr_assert(strstr(err.msg, "which no instance before it in the order wrote"), "%s", err.msg);
     cr_assert_null(r.values);
     fixture_free(&f);
+}
+
+/* x [1,4,16,16] float and m [1,4,16,16] int64 (a mask of small integers):
+ * x * Cast(m) -> the two convolutions -> y, and y cast to int32 and to
+ * bool.  Casts are copies over integers (docs/run.md, "Quantized
+ * operators"), which an instance computes as the direct run does. */
+static void masked_convs(rotor_graph *g, double scale) {
+    mb b;
+    mb_init(&b, 13);
+    mb_input(&b, "x", DIMS(1, 4, 16, 16));
+    b.inputs[b.graph.n_input++] = mb_vi(&b, "m", 7, DIMS(1, 4, 16, 16));
+    mb_output(&b, "yi");
+    mb_output(&b, "yb");
+    weights(&b, "w1", 144, DIMS(4, 4, 3, 3), 0.1, 0.3 * scale);
+    weights(&b, "w2", 144, DIMS(4, 4, 3, 3), 0.3, 0.3);
+    mb_attr_i(&b, mb_node(&b, "Cast", "mf", "m", "mf"), "to", 1);
+    mb_node(&b, "Mul", "xm", "x mf", "xm");
+    Onnx__NodeProto *c1 = mb_node(&b, "Conv", "conv1", "xm w1", "h");
+    mb_attr_ints(&b, c1, "pads", 4, (const int64_t[]){1, 1, 1, 1});
+    mb_attr_ints(&b, c1, "kernel_shape", 2, (const int64_t[]){3, 3});
+    Onnx__NodeProto *c2 = mb_node(&b, "Conv", "conv2", "h w2", "y");
+    mb_attr_ints(&b, c2, "pads", 4, (const int64_t[]){1, 1, 1, 1});
+    mb_attr_ints(&b, c2, "kernel_shape", 2, (const int64_t[]){3, 3});
+    mb_attr_i(&b, mb_node(&b, "Cast", "yi", "y", "yi"), "to", 6);
+    mb_attr_i(&b, mb_node(&b, "Cast", "yb", "y", "yb"), "to", 9);
+    rotor_error err = {{0}};
+    rotor_onnx_options o = {.keep_data = true};
+    cr_assert_eq(mb_load(&b, &o, g, NULL, &err), ROTOR_OK, "%s", err.msg);
+    mb_free(&b);
+}
+
+/* Runs masked_convs (weights of conv1 times scale) by its schedule under
+ * LIMITS into *r, the direct run into *direct (NULL: not run); in[] its
+ * inputs (freed by the caller). */
+static rotor_status run_masked(double scale, rotor_graph *g, rotor_gt_schedule *s, double ***in, rotor_gtrun_result *r,
+                               rotor_run_result *direct, rotor_error *err) {
+    masked_convs(g, scale);
+    int x = rotor_graph_find_value(g, "x"), m = rotor_graph_find_value(g, "m");
+    cr_assert(x >= 0 && m >= 0);
+    *in = calloc((size_t)g->nvalues, sizeof **in);
+    (*in)[x] = malloc(sizeof(double) * 1024);
+    (*in)[m] = malloc(sizeof(double) * 1024);
+    for (int k = 0; k < 1024; k++) {
+        (*in)[x][k] = 3 * cos(0.37 * k);
+        (*in)[m][k] = k % 7 - 2; /* -2 .. 4 */
+    }
+    cr_assert_eq(rotor_gt_schedule_build(g, &LIMITS, ROTOR_GT_GROUPED, s, err), ROTOR_OK, "%s", err->msg);
+    if (direct) cr_assert_eq(rotor_run(g, (const double *const *)*in, NULL, direct, err), ROTOR_OK, "%s", err->msg);
+    return rotor_gtrun(g, s, (const double *const *)*in, NULL, r, err);
+}
+
+static void free_masked(rotor_graph *g, rotor_gt_schedule *s, double **in) {
+    for (int v = 0; v < g->nvalues; v++) free(in[v]);
+    free(in);
+    rotor_gt_schedule_free(s);
+    rotor_graph_free(g);
+}
+
+/* The instances compute the integer copies (an int64 mask cast to float,
+ * the output cast to int32 by truncation toward zero and to bool) and
+ * give the direct run's values to the bit. */
+Test(gtrun, integer_and_boolean_copies_run_in_the_instances) {
+    rotor_graph g;
+    rotor_gt_schedule s;
+    double **in;
+    rotor_gtrun_result r;
+    rotor_run_result direct;
+    rotor_error err = {{0}};
+    cr_assert_eq(run_masked(1, &g, &s, &in, &r, &direct, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_geq(r.split, 1, "some sub-graph runs in several instances");
+    int y = rotor_graph_find_value(&g, "y"), yi = rotor_graph_find_value(&g, "yi"), yb = rotor_graph_find_value(&g, "yb");
+    cr_assert(y >= 0 && yi >= 0 && yb >= 0);
+    cr_assert_arr_eq(r.values[yi], direct.values[yi], sizeof(double) * 1024);
+    cr_assert_arr_eq(r.values[yb], direct.values[yb], sizeof(double) * 1024);
+    /* truncation toward zero, and booleans, of the direct run's y */
+    int negative = 0, zero = 0;
+    for (int k = 0; k < 1024; k++) {
+        cr_assert_eq(r.values[yi][k], trunc(direct.values[y][k]), "element %d", k);
+        cr_assert_eq(r.values[yb][k], direct.values[y][k] != 0, "element %d", k);
+        negative += direct.values[y][k] < -1 && direct.values[y][k] != floor(direct.values[y][k]);
+        zero += r.values[yi][k] == 0;
+    }
+    cr_assert_gt(negative, 0, "some negative fractions, where truncation is not floor");
+    cr_assert_gt(zero, 0);
+    rotor_gtrun_result_free(&r);
+    rotor_run_result_free(&direct);
+    free_masked(&g, &s, in);
+}
+
+/* A value the integer type cannot hold has no cast (ONNX leaves it
+ * undefined): refused, naming the operator and the element. */
+Test(gtrun, a_cast_outside_the_integer_range_is_refused) {
+    rotor_graph g;
+    rotor_gt_schedule s;
+    double **in;
+    rotor_gtrun_result r;
+    rotor_error err = {{0}};
+    cr_assert_eq(run_masked(1e9, &g, &s, &in, &r, NULL, &err), ROTOR_ERR_INPUT);
+    cr_assert(strstr(err.msg, "op 'yi' (Cast)"), "%s", err.msg);
+    cr_assert(strstr(err.msg, "is -3042684672, outside i32 (ONNX does not define the cast)"), "%s", err.msg);
+    cr_assert_null(r.values);
+    free_masked(&g, &s, in);
 }

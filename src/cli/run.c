@@ -263,7 +263,11 @@ static rotor_status run_unsimplified(run_state *s, const rotor_pipeline_options 
         int w = rotor_graph_find_value(&s->p.graph, u->values[v].name);
         if (w >= 0 && u->values[v].producer < 0 && !u->values[v].data) in[v] = s->inputs[w];
     }
-    st = rotor_run(u, (const double *const *)in, NULL, &s->reference, err);
+    cli_progress bar;
+    cli_progress_begin(&bar, "run", "running the graph as imported: operators", s->a->sa.quiet);
+    rotor_run_options ro = {.progress = cli_progress_step, .progress_ctx = &bar};
+    st = rotor_run(u, (const double *const *)in, &ro, &s->reference, err);
+    cli_progress_end(&bar);
     free(in);
     return st;
 }
@@ -279,7 +283,12 @@ static rotor_status run_graphturbo(run_state *s, rotor_error *err) {
     rotor_dsa_limits(&cl, &lim);
     s->gt = true;
     if ((st = rotor_gt_schedule_build(&s->p.graph, &lim, ROTOR_GT_GROUPED, &s->gts, err))) return st;
-    return rotor_gtrun(&s->p.graph, &s->gts, (const double *const *)s->inputs, NULL, &s->gtres, err);
+    cli_progress bar;
+    cli_progress_begin(&bar, "run", "running GraphTurbo's instances", s->a->sa.quiet);
+    rotor_gtrun_options go = {.progress = cli_progress_step, .progress_ctx = &bar};
+    st = rotor_gtrun(&s->p.graph, &s->gts, (const double *const *)s->inputs, &go, &s->gtres, err);
+    cli_progress_end(&bar);
+    return st;
 }
 
 /* Loads and compiles the model (integer inputs of the set bound as values,

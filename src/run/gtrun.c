@@ -29,6 +29,7 @@
  *    of another sub-graph's output that an earlier instance wrote. */
 #include "rotor/run/gtrun.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,6 +87,7 @@ typedef struct tmap {
     const rotor_value *val;
     int64_t ext[ROTOR_MAX_DIMS];
     bool plain; /* no view and the tensor's dimensions are the value's */
+    bool exact; /* an integer or boolean value: read as it is, not rounded to float32 */
 } tmap;
 
 /* The value coordinates of tensor m at the point idx[] of the iteration
@@ -125,9 +127,14 @@ static rotor_status tmap_make(const gtctx *c, int o, int t, tmap *m, rotor_error
     if (!m->w->set && n != m->val->elements)
         return run_op_fail(c->g, o, err, "tensor %s reads %lld of the %lld elements of '%s' and the graph does not "
                            "record which", m->x->name, (long long)n, (long long)m->val->elements, m->val->name);
-    if (m->val->dtype != ROTOR_DTYPE_F32)
-        return run_op_fail(c->g, o, err, "'%s' is %s; GraphTurbo's instances compute float32 expressions",
-                           m->val->name, rotor_dtype_name(m->val->dtype));
+    /* a copy (Cast, Unsqueeze, ...) over integers or booleans is exact in
+     * double; a quantized contraction is refused (its requantization is
+     * run.c's, on whole tensors) */
+    bool copy = run_quant_takes(c->g, o) && !rotor_op_attr(&c->g->ops[o], "rotor.quant.a");
+    if (m->val->dtype != ROTOR_DTYPE_F32 && !copy)
+        return run_op_fail(c->g, o, err, "'%s' is %s; GraphTurbo's instances compute float32 expressions and "
+                           "copies of integers", m->val->name, rotor_dtype_name(m->val->dtype));
+    m->exact = m->val->dtype != ROTOR_DTYPE_F32;
     m->plain = !m->w->set && m->x->ndims == m->val->rank;
     for (int d = 0; m->plain && d < m->x->ndims; d++) m->plain = m->ext[d] == m->val->shape[d];
     return ROTOR_OK;
@@ -152,7 +159,9 @@ static rotor_status read_input(const gtctx *c, int o, const tmap *m, const piece
         return run_op_fail(c->g, o, err, "%s reads element %s of '%s', which no instance before it in the order "
                            "wrote", c->where, at, m->val->name);
     }
-    *x = (double)(float)src->d[k]; /* the direct run's float32 inputs */
+    /* the direct run's float32 inputs; an integer copy's, exact (the
+     * direct run refuses one over 2^24, which float32 would round) */
+    *x = m->exact ? src->d[k] : (double)(float)src->d[k];
     return ROTOR_OK;
 }
 
@@ -208,6 +217,12 @@ static rotor_status eval_op(gtctx *c, int o, const piece *dst, const int64_t *bl
             double r = e->op_class == ROTOR_OP_CONTRACTION ? v[1] * v[2] : rotor_expr_eval(e, v);
             double *yy = &dst->d[piece_at(dst, co)];
             *yy = e->accumulate ? *yy + r : r;
+            if (y->exact && !run_cast_one(y->val->dtype, yy)) {
+                char at[96];
+                coords_text(co, y->val->rank, at, sizeof at);
+                return run_op_fail(c->g, o, err, "%s: element %s is %.17g, outside %s (ONNX does not define the "
+                                   "cast)", c->where, at, r, rotor_dtype_name(y->val->dtype));
+            }
             points++;
         }
         int k = no - 1;
@@ -439,12 +454,25 @@ rotor_status rotor_gtrun(const rotor_graph *g, const rotor_gt_schedule *s, const
         if (!g->ops[o].vendor) out->direct_points += rotor_expr_flops(&g->ops[o].expr) /
                                                      (double)(g->ops[o].expr.flops_per_point ? g->ops[o].expr.flops_per_point : 1);
     if (!st) st = alloc_values(&c, inputs, whole, err);
+    /* the steps: every instance in BFS order, else the schedule's; the
+     * progress counts them (an order of over INT_MAX is told in
+     * thousandths) */
+    int64_t steps = 0, done = 0;
+    for (int i = 0; bfs && i < s->nsg; i++) steps += rotor_gt_instances(s, i);
+    if (!bfs) steps = s->ninst;
+    int64_t unit = steps > INT_MAX ? steps / 1000 + 1 : 1;
+    void (*progress)(void *, int, int) = opt ? opt->progress : NULL;
     if (bfs) {
         for (int i = 0; !st && i < s->nsg; i++)
-            for (int64_t k = 0; !st && k < rotor_gt_instances(s, i); k++) st = run_step(&c, whole, props, i, k, err);
+            for (int64_t k = 0; !st && k < rotor_gt_instances(s, i); k++) {
+                st = run_step(&c, whole, props, i, k, err);
+                if (!st && progress) progress(opt->progress_ctx, (int)(++done / unit), (int)(steps / unit));
+            }
     } else {
-        for (int64_t k = 0; !st && k < s->ninst; k++)
+        for (int64_t k = 0; !st && k < s->ninst; k++) {
             st = run_step(&c, whole, props, s->order[k].sg, s->order[k].index, err);
+            if (!st && progress) progress(opt->progress_ctx, (int)(++done / unit), (int)(steps / unit));
+        }
     }
     for (int i = 0; i < s->nsg; i++) out->instances += whole && whole[i];
     for (int v = 0; v < g->nvalues && !st; v++)

@@ -88,5 +88,10 @@ rotor_status run_quant_check(const run_quant *q, const rotor_graph *g, int o, co
 rotor_status run_quant_end(const run_quant *q, const rotor_graph *g, int o, double *const *vals, double *y,
                            rotor_error *err);
 void run_quant_free(run_quant *q);
+/* One element x of a copy into type t as ONNX's Cast makes it: an integer
+ * type truncates toward zero, a boolean is x != 0, float32 and the rest
+ * keep x; false when x (a NaN, or outside the integer type's range) has no
+ * value there, which ONNX leaves undefined. */
+bool run_cast_one(rotor_dtype t, double *x);
 
 #endif

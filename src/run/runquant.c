@@ -198,22 +198,28 @@ static void int_range(rotor_dtype t, double *lo, double *hi) {
     *hi = t == ROTOR_DTYPE_I64 ? 9223372036854775807.0 : t == ROTOR_DTYPE_U32 ? 4294967295.0 : 18446744073709551615.0;
 }
 
+bool run_cast_one(rotor_dtype t, double *y) {
+    if (t == ROTOR_DTYPE_BOOL) {
+        *y = *y != 0;
+        return true;
+    }
+    if (!is_int(t)) return true;
+    double lo, hi;
+    int_range(t, &lo, &hi);
+    double x = trunc(*y);
+    if (!(x >= lo && x <= hi)) return false;
+    *y = x;
+    return true;
+}
+
 /* ONNX Cast into the output's type: truncation toward zero, or x != 0. */
 static rotor_status cast_output(const rotor_graph *g, int o, double *y, rotor_error *err) {
     const rotor_value *yv = &g->values[g->ops[o].tensor_value[0]];
-    if (yv->dtype == ROTOR_DTYPE_BOOL) {
-        for (int64_t k = 0; k < yv->elements; k++) y[k] = y[k] != 0;
-        return ROTOR_OK;
-    }
-    if (!is_int(yv->dtype)) return ROTOR_OK;
-    double lo, hi;
-    int_range(yv->dtype, &lo, &hi);
     for (int64_t k = 0; k < yv->elements; k++) {
-        double t = trunc(y[k]);
-        if (!(t >= lo && t <= hi))
+        double was = y[k];
+        if (!run_cast_one(yv->dtype, &y[k]))
             return run_op_fail(g, o, err, "element %lld is %.17g, outside %s (ONNX does not define the cast)", (long long)k,
-                         y[k], rotor_dtype_name(yv->dtype));
-        y[k] = t;
+                         was, rotor_dtype_name(yv->dtype));
     }
     return ROTOR_OK;
 }

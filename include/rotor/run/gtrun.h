@@ -18,6 +18,8 @@
  * inputs rounded to float32 first as the direct run rounds them
  * (rotor_run without a program), each output element's terms in the same
  * order, so the two agree to the last bit when the ranges are right.  A
+ * copy over integers or booleans reads them as they are and casts its
+ * output as ONNX's Cast does (run/runquant.c, as the direct run).  A
  * split sub-graph with a vendor op (whose reference kernel computes whole
  * tensors), or with an intermediate read outside it, runs whole: one
  * instance, every value a full tensor. */
@@ -37,6 +39,12 @@ typedef struct rotor_gtrun_options {
      * block (the block of the sub-graph's output, on the axes where the
      * value has the output's extent); its halo rows stay 0. */
     bool no_halo;
+    /* Called after each instance with the instances run and their number
+     * (rotor_compile_options.progress's signature); NULL: none.  A run of
+     * a whole model evaluates billions of points one by one (minutes for
+     * ResNet-50), so a user sees it move. */
+    void (*progress)(void *ctx, int done, int total);
+    void *progress_ctx;
 } rotor_gtrun_options;
 
 typedef struct rotor_gtrun_result {
@@ -59,7 +67,8 @@ typedef struct rotor_gtrun_result {
 /* Runs g by schedule s (built for g).  inputs[v] as rotor_run's (graph
  * inputs' elements, nullable entries).  opt may be NULL.  Errors name the
  * operator: a value without data, a type other than float32 in an
- * expression, an element view the graph does not record, a read outside
+ * expression other than a copy, a copy's output its integer type cannot
+ * hold, an element view the graph does not record, a read outside
  * the instance's range (the range propagation missed it), a read of an
  * element the order has not produced yet.  After an error out is zeroed. */
 rotor_status rotor_gtrun(const rotor_graph *g, const rotor_gt_schedule *s, const double *const *inputs,
