@@ -337,3 +337,62 @@ Test(gtrun, a_cast_outside_the_integer_range_is_refused) {
     cr_assert_null(r.values);
     free_masked(&g, &s, in);
 }
+
+/* x -> conv1 (w1: stride 2, pads 1) -> h -> conv2 (w2, group groups, pads
+ * 1, bias) -> y; run by GraphTurbo's instances (LB 3072 bytes: split) and
+ * directly, y's 4 x 9 x 8 elements compared to the bit. */
+static void strided_then(int64_t groups) {
+    mb b;
+    mb_init(&b, 13);
+    mb_input(&b, "x", DIMS(1, 4, 17, 16));
+    mb_output(&b, "y");
+    weights(&b, "w1", 144, DIMS(4, 4, 3, 3), 0.5, 0.3);
+    weights(&b, "w2", 144 / groups, DIMS(4, 4 / groups, 3, 3), 0.7, 0.3);
+    weights(&b, "b2", 4, DIMS(4), 0.9, 0.1);
+    Onnx__NodeProto *c1 = mb_node(&b, "Conv", "conv1", "x w1", "h");
+    mb_attr_ints(&b, c1, "pads", 4, (const int64_t[]){1, 1, 1, 1});
+    mb_attr_ints(&b, c1, "strides", 2, (const int64_t[]){2, 2});
+    mb_attr_ints(&b, c1, "kernel_shape", 2, (const int64_t[]){3, 3});
+    Onnx__NodeProto *c2 = mb_node(&b, "Conv", "conv2", "h w2 b2", "y");
+    mb_attr_ints(&b, c2, "pads", 4, (const int64_t[]){1, 1, 1, 1});
+    mb_attr_ints(&b, c2, "kernel_shape", 2, (const int64_t[]){3, 3});
+    if (groups > 1) mb_attr_i(&b, c2, "group", groups);
+    rotor_graph g;
+    rotor_error err = {{0}};
+    rotor_onnx_options o = {.keep_data = true};
+    cr_assert_eq(mb_load(&b, &o, &g, NULL, &err), ROTOR_OK, "%s", err.msg);
+    mb_free(&b);
+    int x = rotor_graph_find_value(&g, "x"), y = rotor_graph_find_value(&g, "y");
+    cr_assert(x >= 0 && y >= 0);
+    double **in = calloc((size_t)g.nvalues, sizeof *in);
+    in[x] = malloc(sizeof(double) * 1088);
+    for (int k = 0; k < 1088; k++) in[x][k] = sin(0.91 * k) * (1 + 0.002 * k);
+    rotor_gt_limits lim = {.lb_bytes = 3072, .gb_bytes = 8 << 20, .cores = 8};
+    rotor_gt_schedule s;
+    cr_assert_eq(rotor_gt_schedule_build(&g, &lim, ROTOR_GT_GROUPED, &s, &err), ROTOR_OK, "%s", err.msg);
+    rotor_run_result direct;
+    rotor_gtrun_result r;
+    cr_assert_eq(rotor_run(&g, (const double *const *)in, NULL, &direct, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_gtrun(&g, &s, (const double *const *)in, NULL, &r, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_geq(r.split, 1, "some sub-graph runs in several instances");
+    cr_assert_arr_eq(r.values[y], direct.values[y], sizeof(double) * 4 * 9 * 8);
+    rotor_gtrun_result_free(&r);
+    rotor_run_result_free(&direct);
+    rotor_gt_schedule_free(&s);
+    free(in[x]);
+    free(in);
+    rotor_graph_free(&g);
+}
+
+/* x [1,4,17,16] -> Conv 3x3 stride 2 (pads 1) -> h [1,4,9,8] -> Conv 3x3
+ * (pads 1, bias) -> y: each instance's rows run at constant strides where
+ * they stay inside (gtrun.c, eval_run), twice the step on the strided
+ * input, and point by point at the padding; the output is the direct
+ * run's to the bit. */
+Test(gtrun, a_strided_window_with_padding_gives_the_direct_values_to_the_bit) { strided_then(1); }
+
+/* The same with the second convolution grouped (2 groups): its tensors
+ * reach their values through a reshape that merges [g, c] into the
+ * channels, whose coordinates are affine while each tensor coordinate
+ * lies in its extent (gtrun.c, tmap_merges). */
+Test(gtrun, a_grouped_convolution_gives_the_direct_values_to_the_bit) { strided_then(2); }

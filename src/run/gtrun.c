@@ -88,17 +88,82 @@ typedef struct tmap {
     int64_t ext[ROTOR_MAX_DIMS];
     bool plain; /* no view and the tensor's dimensions are the value's */
     bool exact; /* an integer or boolean value: read as it is, not rounded to float32 */
+    /* A reshape that only merges neighbouring dimensions (a grouped
+     * convolution's [b, g, c, h, w] of a [b, g*c, h, w] value): tensor
+     * dimension d is value dimension grp[d]'s digit of weight mul[d], so
+     * while every tensor coordinate lies in its extent the value's are
+     * affine in them (tmap_merges). */
+    bool merged;
+    int8_t grp[ROTOR_MAX_DIMS];
+    int64_t mul[ROTOR_MAX_DIMS];
 } tmap;
 
 /* The value coordinates of tensor m at the point idx[] of the iteration
  * space; false when one lies outside the value (padding). */
-static bool tensor_coords(const tmap *m, const int64_t *idx, int64_t *c) {
+static bool tensor_coords(const tmap *m, const int64_t *idx, int64_t *c);
+
+/* Whether tensor m reaches its value by an affine map (no view, or a view
+ * that lays each dimension on one value dimension): then a step along an
+ * axis moves every value coordinate by a constant (eval_op's fast rows).
+ * A reshape (the same element row-major in another shape) is not. */
+static bool tmap_affine(const tmap *m) { return m->plain || m->w->set || m->merged; }
+
+/* Whether reshape m only merges neighbouring tensor dimensions into value
+ * dimensions, each value extent the product of its tensor extents (their
+ * grp and mul), from the last dimension back; a value dimension of extent
+ * 1 takes none, and tensor dimensions of extent 1 left before the first
+ * go to dimension 0 with weight 0. */
+static bool tmap_merges(tmap *m) {
+    int d = m->x->ndims - 1;
+    for (int j = m->val->rank - 1; j >= 0; j--) {
+        int64_t prod = 1;
+        while (d >= 0 && prod < m->val->shape[j]) {
+            m->grp[d] = (int8_t)j, m->mul[d] = prod;
+            prod *= m->ext[d--];
+        }
+        if (prod != m->val->shape[j]) return false;
+    }
+    for (; d >= 0; d--) {
+        if (m->ext[d] != 1) return false;
+        m->grp[d] = 0, m->mul[d] = 0;
+    }
+    return true;
+}
+
+/* The tensor coordinates of m at idx (before any view or reshape). */
+static void tensor_di(const tmap *m, const int64_t *idx, int64_t *di) {
     const rotor_tensor *x = m->x;
-    int64_t di[ROTOR_MAX_DIMS];
     for (int d = 0; d < x->ndims; d++) {
         di[d] = 0;
         for (int k = 0; k < x->dims[d].nterms; k++) di[d] += x->dims[d].coef[k] * idx[x->dims[d].axis[k]];
     }
+}
+
+/* How far tensor coordinate d of m moves when axis a grows by one. */
+static int64_t dim_delta(const tmap *m, int d, int a) {
+    int64_t c = 0;
+    for (int k = 0; k < m->x->dims[d].nterms; k++)
+        if (m->x->dims[d].axis[k] == a) c += m->x->dims[d].coef[k];
+    return c;
+}
+
+/* How far each value coordinate of the affine tensor m moves when axis a
+ * grows by one. */
+static void tmap_delta(const tmap *m, int a, int64_t *dl) {
+    for (int j = 0; j < m->val->rank; j++) dl[j] = 0;
+    for (int d = 0; d < m->x->ndims; d++) {
+        int64_t c = dim_delta(m, d, a);
+        if (m->plain) dl[d] += c;
+        else if (m->w->set) dl[m->w->dim[d]] += m->w->step[d] * c;
+        else dl[m->grp[d]] += m->mul[d] * c;
+    }
+}
+
+/* tensor_coords without the bounds: the coordinates, inside or not. */
+static void tensor_coords_raw(const tmap *m, const int64_t *idx, int64_t *c) {
+    const rotor_tensor *x = m->x;
+    int64_t di[ROTOR_MAX_DIMS];
+    tensor_di(m, idx, di);
     const rotor_value *v = m->val;
     if (m->plain) {
         for (int a = 0; a < v->rank; a++) c[a] = di[a];
@@ -110,8 +175,12 @@ static bool tensor_coords(const tmap *m, const int64_t *idx, int64_t *c) {
         for (int d = 0; d < x->ndims; d++) flat = flat * m->ext[d] + di[d];
         for (int a = v->rank - 1; a >= 0; a--) c[a] = flat % v->shape[a], flat /= v->shape[a];
     }
-    for (int a = 0; a < v->rank; a++)
-        if (c[a] < 0 || c[a] >= v->shape[a]) return false;
+}
+
+static bool tensor_coords(const tmap *m, const int64_t *idx, int64_t *c) {
+    tensor_coords_raw(m, idx, c);
+    for (int a = 0; a < m->val->rank; a++)
+        if (c[a] < 0 || c[a] >= m->val->shape[a]) return false;
     return true;
 }
 
@@ -137,6 +206,7 @@ static rotor_status tmap_make(const gtctx *c, int o, int t, tmap *m, rotor_error
     m->exact = m->val->dtype != ROTOR_DTYPE_F32;
     m->plain = !m->w->set && m->x->ndims == m->val->rank;
     for (int d = 0; m->plain && d < m->x->ndims; d++) m->plain = m->ext[d] == m->val->shape[d];
+    m->merged = !m->plain && !m->w->set && tmap_merges(m);
     return ROTOR_OK;
 }
 
@@ -169,6 +239,162 @@ static rotor_status read_input(const gtctx *c, int o, const tmap *m, const piece
 static int inner_axis(const rotor_expr *e) {
     const rotor_tensor *y = &e->tensors[e->op_class == ROTOR_OP_CONTRACTION ? 0 : 1];
     return y->dims[y->ndims - 1].axis[0];
+}
+
+/* What eval_op's points share: the operator's tensors, where they are
+ * read and written, and for the fast rows each tensor's move per step of
+ * the inner axis in, in value coordinates (dl) and in its piece (step). */
+typedef struct gtrow {
+    const rotor_expr *e;
+    const tmap *m;
+    const piece *const *src;
+    uint8_t *const *wr;
+    const piece *dst;
+    const int64_t *blo, *bhi;
+    int in;
+    int64_t dl[ROTOR_MAX_TENSORS][GT_R], step[ROTOR_MAX_TENSORS];
+} gtrow;
+
+/* floor(a / b) for b > 0. */
+static int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+/* Narrows [*i0, *i1) to the steps i where lo <= c0 + i d < hi. */
+static void span_keep(int64_t c0, int64_t d, int64_t lo, int64_t hi, int64_t *i0, int64_t *i1) {
+    int64_t a, b; /* the steps [a, b) */
+    if (d == 0) {
+        if (c0 < lo || c0 >= hi) *i1 = *i0;
+        return;
+    }
+    if (d > 0) a = floor_div(lo - c0 + d - 1, d), b = floor_div(hi - c0 + d - 1, d);
+    else a = floor_div(c0 - hi, -d) + 1, b = floor_div(c0 - lo, -d) + 1;
+    if (a > *i0) *i0 = a;
+    if (b < *i1) *i1 = b;
+    if (*i1 < *i0) *i1 = *i0;
+}
+
+/* Narrows [*i0, *i1) to the steps of the row from idx (idx[in] its first
+ * point) where tensor t lies inside its value, [lo, hi) of each
+ * dimension (clipped to the value), and a merged reshape's tensor
+ * coordinates inside their extents. */
+static void tensor_span(const gtrow *rw, int t, const int64_t *idx, const int64_t *lo, const int64_t *hi, int64_t *i0,
+                        int64_t *i1) {
+    const tmap *m = &rw->m[t];
+    int64_t c0[GT_R];
+    tensor_coords_raw(m, idx, c0);
+    for (int j = 0; j < m->val->rank; j++)
+        span_keep(c0[j], rw->dl[t][j], lo[j] > 0 ? lo[j] : 0, hi[j] < m->val->shape[j] ? hi[j] : m->val->shape[j], i0,
+                  i1);
+    if (!m->merged) return;
+    int64_t di[ROTOR_MAX_DIMS];
+    tensor_di(m, idx, di);
+    for (int d = 0; d < m->x->ndims; d++) span_keep(di[d], dim_delta(m, d, rw->in), 0, m->ext[d], i0, i1);
+}
+
+/* Of the row from idx (idx[in] its first point, len points): the steps
+ * [*o0, *o1) whose output lies in the box (every other point of the row
+ * writes nothing), and within them [*i0, *i1), which run fast: each
+ * input inside its value and its piece too. */
+static void row_span(const gtrow *rw, const int64_t *idx, int64_t len, int64_t *o0, int64_t *o1, int64_t *i0,
+                     int64_t *i1) {
+    *o0 = 0, *o1 = len;
+    const tmap *y = &rw->m[0];
+    if (y->merged) { /* the output's coordinates are affine only inside its extents: else point by point */
+        int64_t di[ROTOR_MAX_DIMS], a = 0, b = len;
+        tensor_di(y, idx, di);
+        for (int d = 0; d < y->x->ndims; d++) span_keep(di[d], dim_delta(y, d, rw->in), 0, y->ext[d], &a, &b);
+        if (a != 0 || b != len) {
+            *i0 = *i1 = 0;
+            return;
+        }
+    }
+    tensor_span(rw, 0, idx, rw->blo, rw->bhi, o0, o1);
+    int64_t lo[GT_R], hi[GT_R];
+    const piece *d = rw->dst;
+    for (int j = 0; j < d->rank; j++) lo[j] = d->lo[j], hi[j] = d->lo[j] + d->n[j];
+    *i0 = *o0, *i1 = *o1;
+    tensor_span(rw, 0, idx, lo, hi, i0, i1);
+    for (int t = 1; t < rw->e->ntensors && *i1 > *i0; t++) {
+        const piece *pc = rw->src[t];
+        for (int j = 0; j < pc->rank; j++) lo[j] = pc->lo[j], hi[j] = pc->lo[j] + pc->n[j];
+        tensor_span(rw, t, idx, lo, hi, i0, i1);
+    }
+}
+
+/* The point idx, one by one: skipped when its output lies outside the
+ * box; an input outside its value reads 0 (padding). */
+static rotor_status eval_point(gtctx *c, int o, const gtrow *rw, const int64_t *idx, double *points,
+                               rotor_error *err) {
+    const rotor_expr *e = rw->e;
+    const tmap *y = &rw->m[0];
+    int64_t co[GT_R];
+    bool inside = tensor_coords(y, idx, co);
+    for (int a = 0; a < y->val->rank && inside; a++) inside = co[a] >= rw->blo[a] && co[a] < rw->bhi[a];
+    if (!inside) return ROTOR_OK;
+    double v[ROTOR_MAX_TENSORS] = {0};
+    rotor_status st = ROTOR_OK;
+    for (int t = 1; t < e->ntensors && !st; t++) st = read_input(c, o, &rw->m[t], rw->src[t], rw->wr[t], idx, &v[t], err);
+    if (st) return st;
+    double r = e->op_class == ROTOR_OP_CONTRACTION ? v[1] * v[2] : rotor_expr_eval(e, v);
+    double *yy = &rw->dst->d[piece_at(rw->dst, co)];
+    *yy = e->accumulate ? *yy + r : r;
+    if (y->exact && !run_cast_one(y->val->dtype, yy)) {
+        char at[96];
+        coords_text(co, y->val->rank, at, sizeof at);
+        return run_op_fail(c->g, o, err, "%s: element %s is %.17g, outside %s (ONNX does not define the cast)",
+                           c->where, at, r, rotor_dtype_name(y->val->dtype));
+    }
+    (*points)++;
+    return ROTOR_OK;
+}
+
+/* n points of a row from idx (idx[in] the first), all inside (row_span):
+ * each tensor's element at a constant stride.  An input element no
+ * instance wrote yet, or an output its integer type cannot hold, goes to
+ * eval_point, which says so. */
+static rotor_status eval_run(gtctx *c, int o, const gtrow *rw, int64_t *idx, int64_t n, rotor_error *err) {
+    const rotor_expr *e = rw->e;
+    int nt = e->ntensors;
+    int64_t at[ROTOR_MAX_TENSORS];
+    for (int t = 0; t < nt; t++) {
+        int64_t co[GT_R];
+        tensor_coords_raw(&rw->m[t], idx, co);
+        at[t] = piece_at(t ? rw->src[t] : rw->dst, co);
+    }
+    double *y = rw->dst->d;
+    bool checks = rw->m[0].exact;
+    for (int t = 1; t < nt; t++) checks = checks || rw->wr[t] || rw->m[t].exact;
+    if (e->op_class == ROTOR_OP_CONTRACTION && e->accumulate && !checks) {
+        /* a contraction's product, its inputs rounded to float32 */
+        const double *a = rw->src[1]->d, *b = rw->src[2]->d;
+        int64_t sy = rw->step[0], sa = rw->step[1], sb = rw->step[2];
+        int64_t ky = at[0], ka = at[1], kb = at[2];
+        for (int64_t i = 0; i < n; i++, ky += sy, ka += sa, kb += sb)
+            y[ky] = y[ky] + (double)(float)a[ka] * (double)(float)b[kb];
+        return ROTOR_OK;
+    }
+    double v[ROTOR_MAX_TENSORS] = {0};
+    int64_t first = idx[rw->in];
+    for (int64_t i = 0; i < n; i++) {
+        bool late = false;
+        for (int t = 1; t < nt; t++) {
+            if (rw->wr[t] && !rw->wr[t][at[t]]) late = true;
+            double x = rw->src[t]->d[at[t]];
+            v[t] = rw->m[t].exact ? x : (double)(float)x;
+        }
+        double r = e->op_class == ROTOR_OP_CONTRACTION ? v[1] * v[2] : rotor_expr_eval(e, v);
+        double *yy = &y[at[0]], was = *yy;
+        *yy = e->accumulate ? *yy + r : r;
+        if (late || (rw->m[0].exact && !run_cast_one(rw->m[0].val->dtype, yy))) {
+            *yy = was;
+            idx[rw->in] = first + i;
+            double points = 0;
+            rotor_status st = eval_point(c, o, rw, idx, &points, err);
+            if (st) return st;
+            return run_op_fail(c->g, o, err, "%s: the fast row and the point disagree", c->where);
+        }
+        for (int t = 0; t < nt; t++) at[t] += rw->step[t];
+    }
+    return ROTOR_OK;
 }
 
 /* Evaluates expression op o at every point whose output lies in box
@@ -206,26 +432,43 @@ static rotor_status eval_op(gtctx *c, int o, const piece *dst, const int64_t *bl
         if (alo[a] >= ahi[a]) return ROTOR_OK; /* nothing of the box */
         idx[a] = alo[a];
     }
-    double v[ROTOR_MAX_TENSORS] = {0}, points = 0;
+    /* The fast rows (every tensor affine, tmap_affine): along the inner
+     * axis each value coordinate moves by a constant, so on the points of
+     * a row where every coordinate stays inside its value, the output's
+     * inside the box and each input's inside its piece, each tensor's
+     * element is a constant stride further at every point.  Those run in
+     * eval_run; the rest of the row (padding, the box's edge, or a read
+     * the range propagation missed, which eval_point reports) point by
+     * point.  The same points in the same order: the same bits. */
+    gtrow rw = {.e = e, .m = m, .src = src, .wr = wr, .dst = dst, .blo = blo, .bhi = bhi, .in = in};
+    bool fast = true;
+    for (int t = 0; t < e->ntensors; t++) fast = fast && tmap_affine(&m[t]);
+    for (int t = 0; fast && t < e->ntensors; t++) {
+        const piece *pc = t ? src[t] : dst;
+        tmap_delta(&m[t], in, rw.dl[t]);
+        rw.step[t] = 0;
+        int64_t stride = 1;
+        for (int j = pc->rank - 1; j >= 0; j--) rw.step[t] += rw.dl[t][j] * stride, stride *= pc->n[j];
+    }
+    int64_t len = ahi[in] - alo[in];
+    double points = 0;
     for (;;) {
-        int64_t co[GT_R];
-        bool inside = tensor_coords(y, idx, co);
-        for (int a = 0; a < y->val->rank && inside; a++) inside = co[a] >= blo[a] && co[a] < bhi[a];
-        if (inside) {
-            for (int t = 1; t < e->ntensors && !st; t++) st = read_input(c, o, &m[t], src[t], wr[t], idx, &v[t], err);
-            if (st) return st;
-            double r = e->op_class == ROTOR_OP_CONTRACTION ? v[1] * v[2] : rotor_expr_eval(e, v);
-            double *yy = &dst->d[piece_at(dst, co)];
-            *yy = e->accumulate ? *yy + r : r;
-            if (y->exact && !run_cast_one(y->val->dtype, yy)) {
-                char at[96];
-                coords_text(co, y->val->rank, at, sizeof at);
-                return run_op_fail(c->g, o, err, "%s: element %s is %.17g, outside %s (ONNX does not define the "
-                                   "cast)", c->where, at, r, rotor_dtype_name(y->val->dtype));
+        int64_t o0 = 0, o1 = len, i0 = 0, i1 = 0;
+        if (fast) row_span(&rw, idx, len, &o0, &o1, &i0, &i1);
+        for (int64_t i = o0; i < o1 && !st; i++) {
+            if (i == i0 && i1 > i0) {
+                idx[in] = alo[in] + i0;
+                st = eval_run(c, o, &rw, idx, i1 - i0, err);
+                points += (double)(i1 - i0);
+                i = i1 - 1;
+                continue;
             }
-            points++;
+            idx[in] = alo[in] + i;
+            st = eval_point(c, o, &rw, idx, &points, err);
         }
-        int k = no - 1;
+        if (st) return st;
+        idx[in] = alo[in];
+        int k = no - 2;
         for (; k >= 0; k--) {
             int a = order[k];
             if (++idx[a] < ahi[a]) break;
