@@ -211,6 +211,23 @@ Test(gtrun, without_the_halo_rows_the_outputs_next_to_each_cut_are_wrong) {
     fixture_free(&f);
 }
 
+/* With each intermediate's piece only the instance's own rows, conv2
+ * reads a halo row of h outside the range the instance computed: refused,
+ * naming the instance and the element (in the fast rows as point by
+ * point: a row stops at its piece's edge). */
+Test(gtrun, a_read_outside_the_range_an_instance_computed_is_refused) {
+    fixture f;
+    fixture_make(&f);
+    rotor_error err = {{0}};
+    rotor_gtrun_options o = {.narrow_pieces = true};
+    rotor_gtrun_result r;
+    cr_assert_eq(rotor_gtrun(&f.g, &f.s, (const double *const *)f.in, &o, &r, &err), ROTOR_ERR_INPUT);
+    cr_assert_str_eq(err.msg, "op 'conv2' (Conv): instance 0 of sub-graph 0 reads element (0,0,4,0) of 'h', outside "
+                     "the range it computed of it (the range propagation missed it)");
+    cr_assert_null(r.values);
+    fixture_free(&f);
+}
+
 Test(gtrun, an_order_that_reads_an_output_before_it_is_written_is_refused) {
     fixture f;
     fixture_make(&f);
@@ -341,7 +358,9 @@ Test(gtrun, a_cast_outside_the_integer_range_is_refused) {
 /* x -> conv1 (w1: stride 2, pads 1) -> h -> conv2 (w2, group groups, pads
  * 1, bias) -> y; run by GraphTurbo's instances (LB 3072 bytes: split) and
  * directly, y's 4 x 9 x 8 elements compared to the bit. */
-static void strided_then(int64_t groups) {
+#define ROWS_PLAIN 18288 /* the points the two convolutions run in rows (the rest: padding) */
+#define ROWS_GROUPED 13888 /* 9,488 with the grouped convolution point by point */
+static double strided_then(int64_t groups) {
     mb b;
     mb_init(&b, 13);
     mb_input(&b, "x", DIMS(1, 4, 17, 16));
@@ -376,6 +395,75 @@ static void strided_then(int64_t groups) {
     cr_assert_eq(rotor_gtrun(&g, &s, (const double *const *)in, NULL, &r, &err), ROTOR_OK, "%s", err.msg);
     cr_assert_geq(r.split, 1, "some sub-graph runs in several instances");
     cr_assert_arr_eq(r.values[y], direct.values[y], sizeof(double) * 4 * 9 * 8);
+    double rows = r.row_points;
+    cr_assert_gt(rows, 0);
+    cr_assert_lt(rows, r.points);
+    rotor_gtrun_result_free(&r);
+    rotor_run_result_free(&direct);
+    rotor_gt_schedule_free(&s);
+    free(in[x]);
+    free(in);
+    rotor_graph_free(&g);
+    return rows;
+}
+
+/* x [1,4,17,16] -> Conv 3x3 stride 2 (pads 1) -> h [1,4,9,8] -> Conv 3x3
+ * (pads 1, bias) -> y: each instance's rows run at constant strides where
+ * they stay inside (gtrun.c, eval_run), twice the step on the strided
+ * input, and point by point at the padding; the output is the direct
+ * run's to the bit. */
+Test(gtrun, a_strided_window_with_padding_gives_the_direct_values_to_the_bit) {
+    double rows = strided_then(1);
+    cr_assert_eq(rows, ROWS_PLAIN, "%.0f points in rows", rows);
+}
+
+/* The same with the second convolution grouped (2 groups): its tensors
+ * reach their values through a reshape that merges [g, c] into the
+ * channels, whose coordinates are affine while each tensor coordinate
+ * lies in its extent (gtrun.c, tmap_merges). */
+Test(gtrun, a_grouped_convolution_gives_the_direct_values_to_the_bit) {
+    double rows = strided_then(2);
+    cr_assert_eq(rows, ROWS_GROUPED, "%.0f points in rows", rows);
+}
+
+/* x [1,4,16,16] -> Slice reversing w (step -1) -> xr -> Conv 3x3 (pads 1,
+ * bias) -> y: the Slice reads its input through a view of step -1, so
+ * along a row its coordinate falls (gtrun.c, span_keep with d < 0); the
+ * output is the direct run's to the bit. */
+Test(gtrun, a_reversed_slice_gives_the_direct_values_to_the_bit) {
+    mb b;
+    mb_init(&b, 13);
+    mb_input(&b, "x", DIMS(1, 4, 16, 16));
+    mb_output(&b, "y");
+    mb_init_tensor(&b, "starts", 7, DIMS(1), (const int64_t[]){-1});
+    mb_init_tensor(&b, "ends", 7, DIMS(1), (const int64_t[]){-17});
+    mb_init_tensor(&b, "axes", 7, DIMS(1), (const int64_t[]){3});
+    mb_init_tensor(&b, "steps", 7, DIMS(1), (const int64_t[]){-1});
+    weights(&b, "w", 144, DIMS(4, 4, 3, 3), 0.2, 0.3);
+    weights(&b, "bias", 4, DIMS(4), 0.4, 0.1);
+    mb_node(&b, "Slice", "rev", "x starts ends axes steps", "xr");
+    Onnx__NodeProto *c1 = mb_node(&b, "Conv", "conv", "xr w bias", "y");
+    mb_attr_ints(&b, c1, "pads", 4, (const int64_t[]){1, 1, 1, 1});
+    mb_attr_ints(&b, c1, "kernel_shape", 2, (const int64_t[]){3, 3});
+    rotor_graph g;
+    rotor_error err = {{0}};
+    rotor_onnx_options o = {.keep_data = true};
+    cr_assert_eq(mb_load(&b, &o, &g, NULL, &err), ROTOR_OK, "%s", err.msg);
+    mb_free(&b);
+    int x = rotor_graph_find_value(&g, "x"), y = rotor_graph_find_value(&g, "y");
+    cr_assert(x >= 0 && y >= 0);
+    double **in = calloc((size_t)g.nvalues, sizeof *in);
+    in[x] = malloc(sizeof(double) * 1024);
+    for (int k = 0; k < 1024; k++) in[x][k] = cos(0.53 * k) * (1 + 0.001 * k);
+    rotor_gt_schedule s;
+    cr_assert_eq(rotor_gt_schedule_build(&g, &LIMITS, ROTOR_GT_GROUPED, &s, &err), ROTOR_OK, "%s", err.msg);
+    rotor_run_result direct;
+    rotor_gtrun_result r;
+    cr_assert_eq(rotor_run(&g, (const double *const *)in, NULL, &direct, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_gtrun(&g, &s, (const double *const *)in, NULL, &r, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_geq(r.split, 1, "some sub-graph runs in several instances");
+    cr_assert_arr_eq(r.values[y], direct.values[y], sizeof(double) * 1024);
+    cr_assert_eq(r.row_points, 36288, "%.0f of %.0f points in rows", r.row_points, r.points);
     rotor_gtrun_result_free(&r);
     rotor_run_result_free(&direct);
     rotor_gt_schedule_free(&s);
@@ -384,15 +472,22 @@ static void strided_then(int64_t groups) {
     rotor_graph_free(&g);
 }
 
-/* x [1,4,17,16] -> Conv 3x3 stride 2 (pads 1) -> h [1,4,9,8] -> Conv 3x3
- * (pads 1, bias) -> y: each instance's rows run at constant strides where
- * they stay inside (gtrun.c, eval_run), twice the step on the strided
- * input, and point by point at the padding; the output is the direct
- * run's to the bit. */
-Test(gtrun, a_strided_window_with_padding_gives_the_direct_values_to_the_bit) { strided_then(1); }
-
-/* The same with the second convolution grouped (2 groups): its tensors
- * reach their values through a reshape that merges [g, c] into the
- * channels, whose coordinates are affine while each tensor coordinate
- * lies in its extent (gtrun.c, tmap_merges). */
-Test(gtrun, a_grouped_convolution_gives_the_direct_values_to_the_bit) { strided_then(2); }
+/* An integer beyond 2^24 in a copy: the direct run refuses it (float32,
+ * the emulated cores' type, would round it: runquant.c), and so do the
+ * instances, naming the element. */
+Test(gtrun, an_integer_float32_cannot_hold_is_refused) {
+    rotor_graph g;
+    rotor_gt_schedule s;
+    double **in;
+    rotor_gtrun_result r;
+    rotor_error err = {{0}};
+    cr_assert_eq(run_masked(1, &g, &s, &in, &r, NULL, &err), ROTOR_OK, "%s", err.msg);
+    rotor_gtrun_result_free(&r);
+    in[rotor_graph_find_value(&g, "m")][17] = 16777217; /* 2^24 + 1 */
+    cr_assert_eq(rotor_gtrun(&g, &s, (const double *const *)in, NULL, &r, &err), ROTOR_ERR_INPUT);
+    cr_assert(strstr(err.msg, "op 'mf' (Cast): "), "%s", err.msg);
+    cr_assert(strstr(err.msg, "reads element (0,0,1,1) of 'm', 16777217; the emulated cores copy integers in float32, "
+                     "exact only up to 2^24"), "%s", err.msg);
+    cr_assert_null(r.values);
+    free_masked(&g, &s, in);
+}

@@ -105,9 +105,12 @@ static bool closed_range(const compiler *cc, int first, int last) {
     return true;
 }
 
-/* Whether op o's batch (its output's first dimension, axis *a) splits n
- * ways: every activation it names carries that axis as its first
- * dimension, value for value, with no view; no weight has it. */
+/* Whether op o's first axis (its output's first dimension, axis *a: the
+ * batch, or a transformer's token rows) splits n ways: every activation
+ * its expression names carries that axis as its first dimension, value
+ * for value, with no view; no weight has it; and every activation outside
+ * the expression (a fused epilogue's) holds the output's rows or one row
+ * (below). */
 static bool batch_splits(const rotor_graph *g, int o, int64_t n, int *a) {
     const rotor_op *op = &g->ops[o];
     const rotor_expr *e = &op->expr;

@@ -182,8 +182,6 @@ rotor_status rotor_handoff_make(const rotor_place *producer, rotor_handoff **out
 
 /* ---- views and the sets they read --------------------------------------- */
 
-static int64_t floor_div(int64_t a, int64_t b) { return a / b - (a % b != 0 && (a < 0) != (b < 0)); }
-
 /* Sorts a span's terms by step, largest first (a handful: insertion). */
 static void span_sort(rotor_handoff_span *s) {
     for (int i = 1; i < s->nterms; i++)
@@ -275,7 +273,7 @@ void rotor_handoff_map(const rotor_handoff *h, const rotor_view *view, int ndims
  * below x, the one at it partly, and those above not at all. */
 static int64_t span_below(const rotor_handoff_span *s, int k, int64_t x) {
     if (k == s->nterms) return x > 0;
-    int64_t q = floor_div(x, s->step[k]);
+    int64_t q = rotor_floor_div(x, s->step[k]);
     int64_t inner = 1;
     for (int l = k + 1; l < s->nterms; l++) inner *= s->count[l];
     int64_t full = q < 0 ? 0 : q > s->count[k] ? s->count[k] : q;

@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "model/gtint.h"
+#include "rotor/base/divisors.h"
 #include "rotor/op/emu.h"
 #include "rotor/run/run.h"
 #include "runint.h"
@@ -50,7 +51,7 @@ typedef struct piece {
 typedef struct gtctx {
     const rotor_graph *g;
     const rotor_gt_schedule *s;
-    bool no_halo;
+    bool no_halo, narrow_pieces;
     rotor_gtrun_result *res;
     uint8_t **written; /* per value an operator produces: each element written yet */
     piece *local;      /* per value: the running instance's piece (d NULL: none) */
@@ -91,8 +92,7 @@ typedef struct tmap {
     /* A reshape that only merges neighbouring dimensions (a grouped
      * convolution's [b, g, c, h, w] of a [b, g*c, h, w] value): tensor
      * dimension d is value dimension grp[d]'s digit of weight mul[d], so
-     * while every tensor coordinate lies in its extent the value's are
-     * affine in them (tmap_merges). */
+     * the value's coordinates are affine in the tensor's (tmap_merges). */
     bool merged;
     int8_t grp[ROTOR_MAX_DIMS];
     int64_t mul[ROTOR_MAX_DIMS];
@@ -102,17 +102,22 @@ typedef struct tmap {
  * space; false when one lies outside the value (padding). */
 static bool tensor_coords(const tmap *m, const int64_t *idx, int64_t *c);
 
-/* Whether tensor m reaches its value by an affine map (no view, or a view
- * that lays each dimension on one value dimension): then a step along an
- * axis moves every value coordinate by a constant (eval_op's fast rows).
- * A reshape (the same element row-major in another shape) is not. */
+/* Whether tensor m reaches its value by an affine map (no view, a view
+ * that lays each dimension on one value dimension, or a reshape that only
+ * merges neighbouring dimensions): then a step along an axis moves every
+ * value coordinate by a constant (eval_op's fast rows).  Any other
+ * reshape (the same element row-major in another shape) is not. */
 static bool tmap_affine(const tmap *m) { return m->plain || m->w->set || m->merged; }
 
 /* Whether reshape m only merges neighbouring tensor dimensions into value
  * dimensions, each value extent the product of its tensor extents (their
  * grp and mul), from the last dimension back; a value dimension of extent
  * 1 takes none, and tensor dimensions of extent 1 left before the first
- * go to dimension 0 with weight 0. */
+ * go to dimension 0 with weight 0.  Then c[j] = sum of mul[d] di[d] over
+ * its tensor dimensions is the row-major decomposition tensor_coords_raw
+ * makes whenever every di[d] lies in [0, ext[d]), and it always does: a
+ * dimension's coefficients are at least 1 (the parser's) and its extent
+ * is 1 + sum coef (len - 1) (rotor_dim_extent). */
 static bool tmap_merges(tmap *m) {
     int d = m->x->ndims - 1;
     for (int j = m->val->rank - 1; j >= 0; j--) {
@@ -210,8 +215,18 @@ static rotor_status tmap_make(const gtctx *c, int o, int t, tmap *m, rotor_error
     return ROTOR_OK;
 }
 
+/* Element x of tensor m's value as an expression reads it into *v:
+ * rounded to float32 as the direct run rounds it, or an integer copy's as
+ * it is; false for an integer beyond 2^24, which the direct run refuses
+ * (runquant.c: float32 would round it). */
+static inline bool point_value(const tmap *m, double x, double *v) {
+    *v = m->exact ? x : (double)(float)x;
+    return !m->exact || fabs(x) <= RUN_EXACT_F32;
+}
+
 /* Input t's element at idx (0 in the padding), or an error when the
- * instance lacks it: outside its piece, or not written yet. */
+ * instance lacks it: outside its piece, or not written yet, or an integer
+ * float32 cannot hold. */
 static rotor_status read_input(const gtctx *c, int o, const tmap *m, const piece *src, const uint8_t *wr,
                                const int64_t *idx, double *x, rotor_error *err) {
     int64_t co[GT_R];
@@ -229,9 +244,11 @@ static rotor_status read_input(const gtctx *c, int o, const tmap *m, const piece
         return run_op_fail(c->g, o, err, "%s reads element %s of '%s', which no instance before it in the order "
                            "wrote", c->where, at, m->val->name);
     }
-    /* the direct run's float32 inputs; an integer copy's, exact (the
-     * direct run refuses one over 2^24, which float32 would round) */
-    *x = m->exact ? src->d[k] : (double)(float)src->d[k];
+    if (!point_value(m, src->d[k], x)) {
+        coords_text(co, m->val->rank, at, sizeof at);
+        return run_op_fail(c->g, o, err, "%s reads element %s of '%s', %.17g; the emulated cores copy integers in "
+                           "float32, exact only up to 2^24", c->where, at, m->val->name, src->d[k]);
+    }
     return ROTOR_OK;
 }
 
@@ -255,9 +272,6 @@ typedef struct gtrow {
     int64_t dl[ROTOR_MAX_TENSORS][GT_R], step[ROTOR_MAX_TENSORS];
 } gtrow;
 
-/* floor(a / b) for b > 0. */
-static int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
-
 /* Narrows [*i0, *i1) to the steps i where lo <= c0 + i d < hi. */
 static void span_keep(int64_t c0, int64_t d, int64_t lo, int64_t hi, int64_t *i0, int64_t *i1) {
     int64_t a, b; /* the steps [a, b) */
@@ -265,17 +279,16 @@ static void span_keep(int64_t c0, int64_t d, int64_t lo, int64_t hi, int64_t *i0
         if (c0 < lo || c0 >= hi) *i1 = *i0;
         return;
     }
-    if (d > 0) a = floor_div(lo - c0 + d - 1, d), b = floor_div(hi - c0 + d - 1, d);
-    else a = floor_div(c0 - hi, -d) + 1, b = floor_div(c0 - lo, -d) + 1;
+    if (d > 0) a = rotor_floor_div(lo - c0 + d - 1, d), b = rotor_floor_div(hi - c0 + d - 1, d);
+    else a = rotor_floor_div(c0 - hi, -d) + 1, b = rotor_floor_div(c0 - lo, -d) + 1;
     if (a > *i0) *i0 = a;
     if (b < *i1) *i1 = b;
     if (*i1 < *i0) *i1 = *i0;
 }
 
 /* Narrows [*i0, *i1) to the steps of the row from idx (idx[in] its first
- * point) where tensor t lies inside its value, [lo, hi) of each
- * dimension (clipped to the value), and a merged reshape's tensor
- * coordinates inside their extents. */
+ * point) where tensor t lies inside its value and [lo, hi) of each
+ * dimension. */
 static void tensor_span(const gtrow *rw, int t, const int64_t *idx, const int64_t *lo, const int64_t *hi, int64_t *i0,
                         int64_t *i1) {
     const tmap *m = &rw->m[t];
@@ -284,10 +297,11 @@ static void tensor_span(const gtrow *rw, int t, const int64_t *idx, const int64_
     for (int j = 0; j < m->val->rank; j++)
         span_keep(c0[j], rw->dl[t][j], lo[j] > 0 ? lo[j] : 0, hi[j] < m->val->shape[j] ? hi[j] : m->val->shape[j], i0,
                   i1);
-    if (!m->merged) return;
-    int64_t di[ROTOR_MAX_DIMS];
-    tensor_di(m, idx, di);
-    for (int d = 0; d < m->x->ndims; d++) span_keep(di[d], dim_delta(m, d, rw->in), 0, m->ext[d], i0, i1);
+}
+
+/* [lo, hi) of each dimension of piece p. */
+static void piece_bounds(const piece *p, int64_t *lo, int64_t *hi) {
+    for (int j = 0; j < p->rank; j++) lo[j] = p->lo[j], hi[j] = p->lo[j] + p->n[j];
 }
 
 /* Of the row from idx (idx[in] its first point, len points): the steps
@@ -297,25 +311,11 @@ static void tensor_span(const gtrow *rw, int t, const int64_t *idx, const int64_
 static void row_span(const gtrow *rw, const int64_t *idx, int64_t len, int64_t *o0, int64_t *o1, int64_t *i0,
                      int64_t *i1) {
     *o0 = 0, *o1 = len;
-    const tmap *y = &rw->m[0];
-    if (y->merged) { /* the output's coordinates are affine only inside its extents: else point by point */
-        int64_t di[ROTOR_MAX_DIMS], a = 0, b = len;
-        tensor_di(y, idx, di);
-        for (int d = 0; d < y->x->ndims; d++) span_keep(di[d], dim_delta(y, d, rw->in), 0, y->ext[d], &a, &b);
-        if (a != 0 || b != len) {
-            *i0 = *i1 = 0;
-            return;
-        }
-    }
     tensor_span(rw, 0, idx, rw->blo, rw->bhi, o0, o1);
-    int64_t lo[GT_R], hi[GT_R];
-    const piece *d = rw->dst;
-    for (int j = 0; j < d->rank; j++) lo[j] = d->lo[j], hi[j] = d->lo[j] + d->n[j];
     *i0 = *o0, *i1 = *o1;
-    tensor_span(rw, 0, idx, lo, hi, i0, i1);
-    for (int t = 1; t < rw->e->ntensors && *i1 > *i0; t++) {
-        const piece *pc = rw->src[t];
-        for (int j = 0; j < pc->rank; j++) lo[j] = pc->lo[j], hi[j] = pc->lo[j] + pc->n[j];
+    for (int t = 0; t < rw->e->ntensors && *i1 > *i0; t++) {
+        int64_t lo[GT_R], hi[GT_R];
+        piece_bounds(t ? rw->src[t] : rw->dst, lo, hi);
         tensor_span(rw, t, idx, lo, hi, i0, i1);
     }
 }
@@ -337,11 +337,12 @@ static rotor_status eval_point(gtctx *c, int o, const gtrow *rw, const int64_t *
     double r = e->op_class == ROTOR_OP_CONTRACTION ? v[1] * v[2] : rotor_expr_eval(e, v);
     double *yy = &rw->dst->d[piece_at(rw->dst, co)];
     *yy = e->accumulate ? *yy + r : r;
+    double was = *yy;
     if (y->exact && !run_cast_one(y->val->dtype, yy)) {
         char at[96];
         coords_text(co, y->val->rank, at, sizeof at);
         return run_op_fail(c->g, o, err, "%s: element %s is %.17g, outside %s (ONNX does not define the cast)",
-                           c->where, at, r, rotor_dtype_name(y->val->dtype));
+                           c->where, at, was, rotor_dtype_name(y->val->dtype));
     }
     (*points)++;
     return ROTOR_OK;
@@ -349,8 +350,8 @@ static rotor_status eval_point(gtctx *c, int o, const gtrow *rw, const int64_t *
 
 /* n points of a row from idx (idx[in] the first), all inside (row_span):
  * each tensor's element at a constant stride.  An input element no
- * instance wrote yet, or an output its integer type cannot hold, goes to
- * eval_point, which says so. */
+ * instance wrote yet or beyond 2^24, or an output its integer type cannot
+ * hold, goes to eval_point, which says so. */
 static rotor_status eval_run(gtctx *c, int o, const gtrow *rw, int64_t *idx, int64_t n, rotor_error *err) {
     const rotor_expr *e = rw->e;
     int nt = e->ntensors;
@@ -368,8 +369,13 @@ static rotor_status eval_run(gtctx *c, int o, const gtrow *rw, int64_t *idx, int
         const double *a = rw->src[1]->d, *b = rw->src[2]->d;
         int64_t sy = rw->step[0], sa = rw->step[1], sb = rw->step[2];
         int64_t ky = at[0], ka = at[1], kb = at[2];
-        for (int64_t i = 0; i < n; i++, ky += sy, ka += sa, kb += sb)
-            y[ky] = y[ky] + (double)(float)a[ka] * (double)(float)b[kb];
+        for (int64_t i = 0; i < n; i++, ky += sy, ka += sa, kb += sb) {
+            /* two statements, as the reference's: a compiler that contracts
+             * within an expression (clang's default) would fuse one into an
+             * FMA and round once where the reference rounds twice */
+            double r = (double)(float)a[ka] * (double)(float)b[kb];
+            y[ky] += r;
+        }
         return ROTOR_OK;
     }
     double v[ROTOR_MAX_TENSORS] = {0};
@@ -378,8 +384,7 @@ static rotor_status eval_run(gtctx *c, int o, const gtrow *rw, int64_t *idx, int
         bool late = false;
         for (int t = 1; t < nt; t++) {
             if (rw->wr[t] && !rw->wr[t][at[t]]) late = true;
-            double x = rw->src[t]->d[at[t]];
-            v[t] = rw->m[t].exact ? x : (double)(float)x;
+            if (!point_value(&rw->m[t], rw->src[t]->d[at[t]], &v[t])) late = true;
         }
         double r = e->op_class == ROTOR_OP_CONTRACTION ? v[1] * v[2] : rotor_expr_eval(e, v);
         double *yy = &y[at[0]], was = *yy;
@@ -460,6 +465,7 @@ static rotor_status eval_op(gtctx *c, int o, const piece *dst, const int64_t *bl
                 idx[in] = alo[in] + i0;
                 st = eval_run(c, o, &rw, idx, i1 - i0, err);
                 points += (double)(i1 - i0);
+                c->res->row_points += (double)(i1 - i0);
                 i = i1 - 1;
                 continue;
             }
@@ -548,7 +554,8 @@ static rotor_status run_whole(gtctx *c, int sgi, rotor_error *err) {
 
 /* The piece of member output w the instance holds: the propagated range,
  * clipped to the value; and the box it computes of it (the piece, or with
- * no_halo the instance's own block where w has the output's extent). */
+ * no_halo the instance's own block where w has the output's extent, with
+ * narrow_pieces the piece that block too). */
 static void member_box(gtctx *c, const gt_prop *p, int w, int out, const int64_t *blo, const int64_t *bhi, piece *pc,
                        int64_t *clo, int64_t *chi) {
     const rotor_value *x = &c->g->values[w], *y = &c->g->values[out];
@@ -557,9 +564,10 @@ static void member_box(gtctx *c, const gt_prop *p, int w, int out, const int64_t
         int64_t l = p->lo[w][a] < 0 ? 0 : p->lo[w][a], h = p->hi[w][a] > x->shape[a] ? x->shape[a] : p->hi[w][a];
         pc->lo[a] = l, pc->n[a] = h - l, clo[a] = l, chi[a] = h;
         bool along = x->rank == y->rank && x->shape[a] == y->shape[a];
-        if (c->no_halo && w != out && along) {
+        if ((c->no_halo || c->narrow_pieces) && w != out && along) {
             if (blo[a] > clo[a]) clo[a] = blo[a];
             if (bhi[a] < chi[a]) chi[a] = bhi[a];
+            if (c->narrow_pieces) pc->lo[a] = clo[a], pc->n[a] = chi[a] - clo[a];
         }
     }
 }
@@ -676,7 +684,7 @@ rotor_status rotor_gtrun(const rotor_graph *g, const rotor_gt_schedule *s, const
     memset(out, 0, sizeof *out);
     if (s->nops != g->nops) return rotor_fail(err, ROTOR_ERR_INPUT, "gtrun: the schedule has %d operators, the graph %d",
                                               s->nops, g->nops);
-    gtctx c = {.g = g, .s = s, .no_halo = opt && opt->no_halo, .res = out};
+    gtctx c = {.g = g, .s = s, .no_halo = opt && opt->no_halo, .narrow_pieces = opt && opt->narrow_pieces, .res = out};
     size_t nv = gt_len(g->nvalues);
     bool *whole = calloc(gt_len(s->nsg), sizeof *whole);
     gt_prop *props = calloc(gt_len(s->nsg), sizeof *props);
@@ -697,7 +705,8 @@ rotor_status rotor_gtrun(const rotor_graph *g, const rotor_gt_schedule *s, const
         if (!g->ops[o].vendor) out->direct_points += rotor_expr_flops(&g->ops[o].expr) /
                                                      (double)(g->ops[o].expr.flops_per_point ? g->ops[o].expr.flops_per_point : 1);
     if (!st) st = alloc_values(&c, inputs, whole, err);
-    /* the steps: every instance in BFS order, else the schedule's; the
+    /* the steps: every instance in BFS order, else the schedule's (a
+     * sub-graph run whole runs at its first and skips the others); the
      * progress counts them (an order of over INT_MAX is told in
      * thousandths) */
     int64_t steps = 0, done = 0;

@@ -88,6 +88,10 @@ rotor_status run_quant_check(const run_quant *q, const rotor_graph *g, int o, co
 rotor_status run_quant_end(const run_quant *q, const rotor_graph *g, int o, double *const *vals, double *y,
                            rotor_error *err);
 void run_quant_free(run_quant *q);
+/* 2^24: float32, the emulated cores' type, holds every integer up to it;
+ * a copy of a larger integer is refused (runquant.c, gtrun.c). */
+#define RUN_EXACT_F32 16777216.0
+
 /* One element x of a copy into type t as ONNX's Cast makes it: an integer
  * type truncates toward zero, a boolean is x != 0, float32 and the rest
  * keep x; false when x (a NaN, or outside the integer type's range) has no

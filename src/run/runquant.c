@@ -49,7 +49,6 @@
 #include "rotor/op/emu.h"
 #include "runint.h"
 
-#define EXACT_F32 16777216.0 /* 2^24: float32 holds every integer up to it */
 #define EXACT_F64 9007199254740992.0 /* 2^53 */
 #define PARAM_ATTR_MAX 64
 
@@ -183,7 +182,7 @@ static rotor_status copy_inputs(const rotor_graph *g, int o, double *const *vals
         int v = op->tensor_value[t];
         if (v < 0 || !vals[v] || !is_int(g->values[v].dtype)) continue;
         for (int64_t k = 0; k < g->values[v].elements; k++)
-            if (fabs(vals[v][k]) > EXACT_F32)
+            if (fabs(vals[v][k]) > RUN_EXACT_F32)
                 return run_op_fail(g, o, err, "element %lld of '%s' is %.17g; the emulated cores copy integers in "
                              "float32, exact only up to 2^24", (long long)k, g->values[v].name, vals[v][k]);
     }
@@ -242,7 +241,7 @@ rotor_status run_quant_begin(const rotor_graph *g, int o, double *const *vals, r
 
 rotor_status run_quant_check(const run_quant *q, const rotor_graph *g, int o, const float *const *in, bool planned,
                              rotor_error *err) {
-    double limit = planned ? EXACT_F32 : EXACT_F64, most = q->bound;
+    double limit = planned ? RUN_EXACT_F32 : EXACT_F64, most = q->bound;
     if (q->kind != 1 || most <= limit) return ROTOR_OK;
     /* the tighter bound: each output's sum of |a' b'| over its terms (the
      * reference's magnitude), which bounds every partial sum of it */

@@ -1,5 +1,5 @@
-/* divisors.h — the divisors of an integer, ascending, and the greatest
- * common divisor of two.
+/* divisors.h — the divisors of an integer, ascending, the greatest
+ * common divisor of two, and division rounded toward minus infinity.
  *
  * Several stages walk the divisors of a count (a temporal step's choices,
  * a ring's splits, a random draw).  A scan k = 1..n with a remainder test
@@ -41,5 +41,8 @@ static inline int64_t rotor_gcd(int64_t a, int64_t b) {
     }
     return a;
 }
+
+/* a / b rounded down (C's / truncates toward zero), for any signs; b != 0. */
+static inline int64_t rotor_floor_div(int64_t a, int64_t b) { return a / b - (a % b != 0 && (a < 0) != (b < 0)); }
 
 #endif

@@ -39,10 +39,15 @@ typedef struct rotor_gtrun_options {
      * block (the block of the sub-graph's output, on the axes where the
      * value has the output's extent); its halo rows stay 0. */
     bool no_halo;
-    /* Called after each instance with the instances run and their number
+    /* The same wrong halo held even less: each intermediate's piece is
+     * only that block, so reading a halo row reads outside the range the
+     * instance computed, which the run refuses naming the element. */
+    bool narrow_pieces;
+    /* Called after each step of the order (an instance, or a sub-graph run
+     * whole at its first instance) with the steps done and their number
      * (rotor_compile_options.progress's signature); NULL: none.  A run of
-     * a whole model evaluates billions of points one by one (minutes for
-     * ResNet-50), so a user sees it move. */
+     * a whole model evaluates billions of points (a minute for ResNet-50),
+     * so a user sees it move. */
     void (*progress)(void *ctx, int done, int total);
     void *progress_ctx;
 } rotor_gtrun_options;
@@ -61,6 +66,7 @@ typedef struct rotor_gtrun_result {
      * share (extent / factor) along a split axis: the recomputed halo. */
     int64_t halo_rows;
     double points;           /* expression points evaluated, recomputation included */
+    double row_points;       /* ... of them in rows at constant strides (gtrun.c, eval_run) */
     double direct_points;    /* ... by the ungrouped run (every operator once) */
 } rotor_gtrun_result;
 
