@@ -24,6 +24,14 @@ static void weights(mb *b, const char *name, int64_t n, int rank, const int64_t 
         t->float_data[t->n_float_data] = (float)(scale * sin(phase + 1.7 * (double)t->n_float_data));
 }
 
+/* A 3x3 Conv node (pads 1) named name, reading ins, writing out. */
+static Onnx__NodeProto *conv3x3(mb *b, const char *name, const char *ins, const char *out) {
+    Onnx__NodeProto *n = mb_node(b, "Conv", name, ins, out);
+    mb_attr_ints(b, n, "pads", 4, (const int64_t[]){1, 1, 1, 1});
+    mb_attr_ints(b, n, "kernel_shape", 2, (const int64_t[]){3, 3});
+    return n;
+}
+
 /* x [1,4,16,16] -> Conv 3x3 (pads 1, bias) -> h -> Conv 3x3 (pads 1, bias) -> y. */
 static void two_convs(rotor_graph *g) {
     mb b;
@@ -34,12 +42,8 @@ static void two_convs(rotor_graph *g) {
     weights(&b, "b1", 4, DIMS(4), 0.2, 0.1);
     weights(&b, "w2", 144, DIMS(4, 4, 3, 3), 0.3, 0.3);
     weights(&b, "b2", 4, DIMS(4), 0.4, 0.1);
-    Onnx__NodeProto *c1 = mb_node(&b, "Conv", "conv1", "x w1 b1", "h");
-    mb_attr_ints(&b, c1, "pads", 4, (const int64_t[]){1, 1, 1, 1});
-    mb_attr_ints(&b, c1, "kernel_shape", 2, (const int64_t[]){3, 3});
-    Onnx__NodeProto *c2 = mb_node(&b, "Conv", "conv2", "h w2 b2", "y");
-    mb_attr_ints(&b, c2, "pads", 4, (const int64_t[]){1, 1, 1, 1});
-    mb_attr_ints(&b, c2, "kernel_shape", 2, (const int64_t[]){3, 3});
+    conv3x3(&b, "conv1", "x w1 b1", "h");
+    conv3x3(&b, "conv2", "h w2 b2", "y");
     rotor_error err = {{0}};
     rotor_onnx_options o = {.keep_data = true};
     cr_assert_eq(mb_load(&b, &o, g, NULL, &err), ROTOR_OK, "%s", err.msg);
@@ -268,12 +272,8 @@ static void masked_convs(rotor_graph *g, double scale) {
     weights(&b, "w2", 144, DIMS(4, 4, 3, 3), 0.3, 0.3);
     mb_attr_i(&b, mb_node(&b, "Cast", "mf", "m", "mf"), "to", 1);
     mb_node(&b, "Mul", "xm", "x mf", "xm");
-    Onnx__NodeProto *c1 = mb_node(&b, "Conv", "conv1", "xm w1", "h");
-    mb_attr_ints(&b, c1, "pads", 4, (const int64_t[]){1, 1, 1, 1});
-    mb_attr_ints(&b, c1, "kernel_shape", 2, (const int64_t[]){3, 3});
-    Onnx__NodeProto *c2 = mb_node(&b, "Conv", "conv2", "h w2", "y");
-    mb_attr_ints(&b, c2, "pads", 4, (const int64_t[]){1, 1, 1, 1});
-    mb_attr_ints(&b, c2, "kernel_shape", 2, (const int64_t[]){3, 3});
+    conv3x3(&b, "conv1", "xm w1", "h");
+    conv3x3(&b, "conv2", "h w2", "y");
     mb_attr_i(&b, mb_node(&b, "Cast", "yi", "y", "yi"), "to", 6);
     mb_attr_i(&b, mb_node(&b, "Cast", "yb", "y", "yb"), "to", 9);
     rotor_error err = {{0}};
@@ -355,6 +355,42 @@ Test(gtrun, a_cast_outside_the_integer_range_is_refused) {
     free_masked(&g, &s, in);
 }
 
+/* Loads the model b holds (its input x of nx elements, cos-spread; its
+ * output y of ny), schedules it under lim, runs it by the instances and
+ * directly, and asserts some sub-graph split and y the same to the bit;
+ * the points the instances ran in rows (gtrun.c, eval_run), some and not
+ * all (the padding goes point by point). */
+static double against_direct(mb *b, int64_t nx, const rotor_gt_limits *lim, int64_t ny) {
+    rotor_graph g;
+    rotor_error err = {{0}};
+    rotor_onnx_options o = {.keep_data = true};
+    cr_assert_eq(mb_load(b, &o, &g, NULL, &err), ROTOR_OK, "%s", err.msg);
+    mb_free(b);
+    int x = rotor_graph_find_value(&g, "x"), y = rotor_graph_find_value(&g, "y");
+    cr_assert(x >= 0 && y >= 0);
+    double **in = calloc((size_t)g.nvalues, sizeof *in);
+    in[x] = malloc(sizeof(double) * (size_t)nx);
+    for (int64_t k = 0; k < nx; k++) in[x][k] = cos(0.53 * (double)k) * (1 + 0.001 * (double)k);
+    rotor_gt_schedule s;
+    cr_assert_eq(rotor_gt_schedule_build(&g, lim, ROTOR_GT_GROUPED, &s, &err), ROTOR_OK, "%s", err.msg);
+    rotor_run_result direct;
+    rotor_gtrun_result r;
+    cr_assert_eq(rotor_run(&g, (const double *const *)in, NULL, &direct, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_gtrun(&g, &s, (const double *const *)in, NULL, &r, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_geq(r.split, 1, "some sub-graph runs in several instances");
+    cr_assert_arr_eq(r.values[y], direct.values[y], sizeof(double) * (size_t)ny);
+    double rows = r.row_points;
+    cr_assert_gt(rows, 0);
+    cr_assert_lt(rows, r.points);
+    rotor_gtrun_result_free(&r);
+    rotor_run_result_free(&direct);
+    rotor_gt_schedule_free(&s);
+    free(in[x]);
+    free(in);
+    rotor_graph_free(&g);
+    return rows;
+}
+
 /* x -> conv1 (w1: stride 2, pads 1) -> h -> conv2 (w2, group groups, pads
  * 1, bias) -> y; run by GraphTurbo's instances (LB 3072 bytes: split) and
  * directly, y's 4 x 9 x 8 elements compared to the bit. */
@@ -368,43 +404,12 @@ static double strided_then(int64_t groups) {
     weights(&b, "w1", 144, DIMS(4, 4, 3, 3), 0.5, 0.3);
     weights(&b, "w2", 144 / groups, DIMS(4, 4 / groups, 3, 3), 0.7, 0.3);
     weights(&b, "b2", 4, DIMS(4), 0.9, 0.1);
-    Onnx__NodeProto *c1 = mb_node(&b, "Conv", "conv1", "x w1", "h");
-    mb_attr_ints(&b, c1, "pads", 4, (const int64_t[]){1, 1, 1, 1});
+    Onnx__NodeProto *c1 = conv3x3(&b, "conv1", "x w1", "h");
     mb_attr_ints(&b, c1, "strides", 2, (const int64_t[]){2, 2});
-    mb_attr_ints(&b, c1, "kernel_shape", 2, (const int64_t[]){3, 3});
-    Onnx__NodeProto *c2 = mb_node(&b, "Conv", "conv2", "h w2 b2", "y");
-    mb_attr_ints(&b, c2, "pads", 4, (const int64_t[]){1, 1, 1, 1});
-    mb_attr_ints(&b, c2, "kernel_shape", 2, (const int64_t[]){3, 3});
+    Onnx__NodeProto *c2 = conv3x3(&b, "conv2", "h w2 b2", "y");
     if (groups > 1) mb_attr_i(&b, c2, "group", groups);
-    rotor_graph g;
-    rotor_error err = {{0}};
-    rotor_onnx_options o = {.keep_data = true};
-    cr_assert_eq(mb_load(&b, &o, &g, NULL, &err), ROTOR_OK, "%s", err.msg);
-    mb_free(&b);
-    int x = rotor_graph_find_value(&g, "x"), y = rotor_graph_find_value(&g, "y");
-    cr_assert(x >= 0 && y >= 0);
-    double **in = calloc((size_t)g.nvalues, sizeof *in);
-    in[x] = malloc(sizeof(double) * 1088);
-    for (int k = 0; k < 1088; k++) in[x][k] = sin(0.91 * k) * (1 + 0.002 * k);
     rotor_gt_limits lim = {.lb_bytes = 3072, .gb_bytes = 8 << 20, .cores = 8};
-    rotor_gt_schedule s;
-    cr_assert_eq(rotor_gt_schedule_build(&g, &lim, ROTOR_GT_GROUPED, &s, &err), ROTOR_OK, "%s", err.msg);
-    rotor_run_result direct;
-    rotor_gtrun_result r;
-    cr_assert_eq(rotor_run(&g, (const double *const *)in, NULL, &direct, &err), ROTOR_OK, "%s", err.msg);
-    cr_assert_eq(rotor_gtrun(&g, &s, (const double *const *)in, NULL, &r, &err), ROTOR_OK, "%s", err.msg);
-    cr_assert_geq(r.split, 1, "some sub-graph runs in several instances");
-    cr_assert_arr_eq(r.values[y], direct.values[y], sizeof(double) * 4 * 9 * 8);
-    double rows = r.row_points;
-    cr_assert_gt(rows, 0);
-    cr_assert_lt(rows, r.points);
-    rotor_gtrun_result_free(&r);
-    rotor_run_result_free(&direct);
-    rotor_gt_schedule_free(&s);
-    free(in[x]);
-    free(in);
-    rotor_graph_free(&g);
-    return rows;
+    return against_direct(&b, 1088, &lim, 4 * 9 * 8);
 }
 
 /* x [1,4,17,16] -> Conv 3x3 stride 2 (pads 1) -> h [1,4,9,8] -> Conv 3x3
@@ -442,34 +447,9 @@ Test(gtrun, a_reversed_slice_gives_the_direct_values_to_the_bit) {
     weights(&b, "w", 144, DIMS(4, 4, 3, 3), 0.2, 0.3);
     weights(&b, "bias", 4, DIMS(4), 0.4, 0.1);
     mb_node(&b, "Slice", "rev", "x starts ends axes steps", "xr");
-    Onnx__NodeProto *c1 = mb_node(&b, "Conv", "conv", "xr w bias", "y");
-    mb_attr_ints(&b, c1, "pads", 4, (const int64_t[]){1, 1, 1, 1});
-    mb_attr_ints(&b, c1, "kernel_shape", 2, (const int64_t[]){3, 3});
-    rotor_graph g;
-    rotor_error err = {{0}};
-    rotor_onnx_options o = {.keep_data = true};
-    cr_assert_eq(mb_load(&b, &o, &g, NULL, &err), ROTOR_OK, "%s", err.msg);
-    mb_free(&b);
-    int x = rotor_graph_find_value(&g, "x"), y = rotor_graph_find_value(&g, "y");
-    cr_assert(x >= 0 && y >= 0);
-    double **in = calloc((size_t)g.nvalues, sizeof *in);
-    in[x] = malloc(sizeof(double) * 1024);
-    for (int k = 0; k < 1024; k++) in[x][k] = cos(0.53 * k) * (1 + 0.001 * k);
-    rotor_gt_schedule s;
-    cr_assert_eq(rotor_gt_schedule_build(&g, &LIMITS, ROTOR_GT_GROUPED, &s, &err), ROTOR_OK, "%s", err.msg);
-    rotor_run_result direct;
-    rotor_gtrun_result r;
-    cr_assert_eq(rotor_run(&g, (const double *const *)in, NULL, &direct, &err), ROTOR_OK, "%s", err.msg);
-    cr_assert_eq(rotor_gtrun(&g, &s, (const double *const *)in, NULL, &r, &err), ROTOR_OK, "%s", err.msg);
-    cr_assert_geq(r.split, 1, "some sub-graph runs in several instances");
-    cr_assert_arr_eq(r.values[y], direct.values[y], sizeof(double) * 1024);
-    cr_assert_eq(r.row_points, 36288, "%.0f of %.0f points in rows", r.row_points, r.points);
-    rotor_gtrun_result_free(&r);
-    rotor_run_result_free(&direct);
-    rotor_gt_schedule_free(&s);
-    free(in[x]);
-    free(in);
-    rotor_graph_free(&g);
+    conv3x3(&b, "conv", "xr w bias", "y");
+    double rows = against_direct(&b, 1024, &LIMITS, 1024);
+    cr_assert_eq(rows, 36288, "%.0f points in rows", rows);
 }
 
 /* An integer beyond 2^24 in a copy: the direct run refuses it (float32,
