@@ -204,8 +204,7 @@ static rotor_status tmap_make(const gtctx *c, int o, int t, tmap *m, rotor_error
     /* a copy (Cast, Unsqueeze, ...) over integers or booleans is exact in
      * double; a quantized contraction is refused (its requantization is
      * run.c's, on whole tensors) */
-    bool copy = run_quant_takes(c->g, o) && !rotor_op_attr(&c->g->ops[o], "rotor.quant.a");
-    if (m->val->dtype != ROTOR_DTYPE_F32 && !copy)
+    if (m->val->dtype != ROTOR_DTYPE_F32 && !run_copy_takes(c->g, o))
         return run_op_fail(c->g, o, err, "'%s' is %s; GraphTurbo's instances compute float32 expressions and "
                            "copies of integers", m->val->name, rotor_dtype_name(m->val->dtype));
     m->exact = m->val->dtype != ROTOR_DTYPE_F32;
@@ -246,8 +245,8 @@ static rotor_status read_input(const gtctx *c, int o, const tmap *m, const piece
     }
     if (!point_value(m, src->d[k], x)) {
         coords_text(co, m->val->rank, at, sizeof at);
-        return run_op_fail(c->g, o, err, "%s reads element %s of '%s', %.17g; the emulated cores copy integers in "
-                           "float32, exact only up to 2^24", c->where, at, m->val->name, src->d[k]);
+        return run_op_fail(c->g, o, err, "%s reads element %s of '%s', %.17g; " RUN_EXACT_F32_WHY, c->where, at,
+                           m->val->name, src->d[k]);
     }
     return ROTOR_OK;
 }

@@ -82,6 +82,11 @@ typedef struct run_quant {
     double bound;                      /* K max|a'| max|b'| */
 } run_quant;
 bool run_quant_takes(const rotor_graph *g, int o);
+/* Whether op o is a copy (its right side one tensor, read as it is: Cast,
+ * Reshape, Unsqueeze, ...) over float32, integer or boolean values, the
+ * copies of integers run_quant_takes takes beside the quantized
+ * contractions. */
+bool run_copy_takes(const rotor_graph *g, int o);
 rotor_status run_quant_begin(const rotor_graph *g, int o, double *const *vals, run_quant *q, rotor_error *err);
 rotor_status run_quant_check(const run_quant *q, const rotor_graph *g, int o, const float *const *in, bool planned,
                              rotor_error *err);
@@ -91,6 +96,7 @@ void run_quant_free(run_quant *q);
 /* 2^24: float32, the emulated cores' type, holds every integer up to it;
  * a copy of a larger integer is refused (runquant.c, gtrun.c). */
 #define RUN_EXACT_F32 16777216.0
+#define RUN_EXACT_F32_WHY "the emulated cores copy integers in float32, exact only up to 2^24"
 
 /* One element x of a copy into type t as ONNX's Cast makes it: an integer
  * type truncates toward zero, a boolean is x != 0, float32 and the rest

@@ -60,8 +60,11 @@ static bool is_copy(const rotor_expr *e) {
 }
 
 bool run_quant_takes(const rotor_graph *g, int o) {
+    return rotor_op_attr(&g->ops[o], "rotor.quant.a") || run_copy_takes(g, o);
+}
+
+bool run_copy_takes(const rotor_graph *g, int o) {
     const rotor_op *op = &g->ops[o];
-    if (rotor_op_attr(op, "rotor.quant.a")) return true;
     if (!is_copy(&op->expr)) return false;
     for (int t = 0; t < op->expr.ntensors; t++) {
         int v = op->tensor_value[t];
@@ -183,8 +186,8 @@ static rotor_status copy_inputs(const rotor_graph *g, int o, double *const *vals
         if (v < 0 || !vals[v] || !is_int(g->values[v].dtype)) continue;
         for (int64_t k = 0; k < g->values[v].elements; k++)
             if (fabs(vals[v][k]) > RUN_EXACT_F32)
-                return run_op_fail(g, o, err, "element %lld of '%s' is %.17g; the emulated cores copy integers in "
-                             "float32, exact only up to 2^24", (long long)k, g->values[v].name, vals[v][k]);
+                return run_op_fail(g, o, err, "element %lld of '%s' is %.17g; " RUN_EXACT_F32_WHY, (long long)k,
+                                   g->values[v].name, vals[v][k]);
     }
     return ROTOR_OK;
 }
