@@ -134,19 +134,24 @@ static inline Onnx__TensorProto *mb_init_tensor(mb *b, const char *name, int typ
     return t;
 }
 
+#define MB_NODE_IO 16
+
 /* A node "op" named name with inputs/outputs given as space-separated names. */
 static inline Onnx__NodeProto *mb_node(mb *b, const char *op, const char *name, const char *ins, const char *outs) {
     Onnx__NodeProto *n = mb_alloc(b, sizeof *n);
     onnx__node_proto__init(n);
     n->op_type = mb_str(b, op);
     n->name = mb_str(b, name);
-    n->input = mb_alloc(b, sizeof(char *) * 8);
-    n->output = mb_alloc(b, sizeof(char *) * 8);
+    /* at most MB_NODE_IO of each: QLinearConv reads 9 */
+    n->input = mb_alloc(b, sizeof(char *) * MB_NODE_IO);
+    n->output = mb_alloc(b, sizeof(char *) * MB_NODE_IO);
     char tmp[256];
     snprintf(tmp, sizeof tmp, "%s", ins);
-    for (char *t = strtok(tmp, " "); t; t = strtok(NULL, " ")) n->input[n->n_input++] = mb_str(b, strcmp(t, "-") ? t : "");
+    for (char *t = strtok(tmp, " "); t && n->n_input < MB_NODE_IO; t = strtok(NULL, " "))
+        n->input[n->n_input++] = mb_str(b, strcmp(t, "-") ? t : "");
     snprintf(tmp, sizeof tmp, "%s", outs);
-    for (char *t = strtok(tmp, " "); t; t = strtok(NULL, " ")) n->output[n->n_output++] = mb_str(b, t);
+    for (char *t = strtok(tmp, " "); t && n->n_output < MB_NODE_IO; t = strtok(NULL, " "))
+        n->output[n->n_output++] = mb_str(b, t);
     n->attribute = mb_alloc(b, sizeof(void *) * 8);
     b->nodes[b->graph.n_node++] = n;
     return n;

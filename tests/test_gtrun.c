@@ -471,3 +471,201 @@ Test(gtrun, an_integer_float32_cannot_hold_is_refused) {
     cr_assert_null(r.values);
     free_masked(&g, &s, in);
 }
+
+/* An integer initializer (ONNX type `type`: 2 uint8, 3 int8, 6 int32) of
+ * n elements, element k = lo + (k * 37 + phase) % span. */
+static void ints(mb *b, const char *name, int type, int64_t n, int rank, const int64_t *dims, int phase, int lo,
+                 int span) {
+    Onnx__TensorProto *t = mb_init_tensor(b, name, type, rank, dims, NULL);
+    t->int32_data = mb_alloc(b, sizeof(int32_t) * (size_t)n);
+    for (t->n_int32_data = 0; t->n_int32_data < (size_t)n; t->n_int32_data++)
+        t->int32_data[t->n_int32_data] = lo + (int32_t)(((int64_t)t->n_int32_data * 37 + phase) % span);
+}
+
+/* A float32 initializer of the n values v. */
+static void floats(mb *b, const char *name, int rank, const int64_t *dims, int n, const float *v) {
+    Onnx__TensorProto *t = mb_init_tensor(b, name, 1, rank, dims, NULL);
+    t->float_data = mb_alloc(b, sizeof(float) * (size_t)n);
+    for (t->n_float_data = 0; t->n_float_data < (size_t)n; t->n_float_data++)
+        t->float_data[t->n_float_data] = v[t->n_float_data];
+}
+
+/* x (uint8 [1,4,16,16]) -> QLinearConv 3x3 (pads 1; int8 weights with
+ * per-channel scales and zero points, an int32 bias) -> h (uint8) ->
+ * QLinearConv 3x3 -> y (uint8); when integer, x -> ConvInteger 3x3 (its
+ * zero points, no scale) -> y, the int32 accumulator.  Scheduled with an LB of lb bytes, run by
+ * GraphTurbo's instances and directly: *r, *direct, y's index *y. */
+static void quant_convs(bool integer, int64_t lb, rotor_graph *g, rotor_gtrun_result *r, rotor_run_result *direct,
+                        int *y) {
+    mb b;
+    mb_init(&b, 13);
+    b.inputs[b.graph.n_input++] = mb_vi(&b, "x", 2, DIMS(1, 4, 16, 16));
+    b.outputs[b.graph.n_output++] = mb_vi(&b, "y", integer ? 6 : 2, 0, NULL);
+    ints(&b, "w1", 3, 144, DIMS(4, 4, 3, 3), 5, -60, 121);
+    ints(&b, "w2", 3, 144, DIMS(4, 4, 3, 3), 9, -60, 121);
+    ints(&b, "wz", 3, 4, DIMS(4), 0, -2, 5); /* -2, 0, 2, -1: per output channel */
+    ints(&b, "xz", 2, 1, 0, NULL, 0, 128, 1);
+    ints(&b, "hz", 2, 1, 0, NULL, 0, 120, 1);
+    ints(&b, "yz", 2, 1, 0, NULL, 0, 131, 1);
+    ints(&b, "b1", 6, 4, DIMS(4), 3, -900, 1801);
+    floats(&b, "xs", 0, NULL, 1, (const float[]){0.02f});
+    floats(&b, "hs", 0, NULL, 1, (const float[]){0.05f});
+    floats(&b, "ys", 0, NULL, 1, (const float[]){0.04f});
+    floats(&b, "ws", 1, (const int64_t[]){4}, 4, (const float[]){0.007f, 0.008f, 0.006f, 0.009f});
+    const char *op = integer ? "ConvInteger" : "QLinearConv";
+    Onnx__NodeProto *c[2] = {mb_node(&b, op, "conv1", integer ? "x w1 xz wz" : "x xs xz w1 ws wz hs hz b1",
+                                     integer ? "y" : "h"),
+                             integer ? NULL : mb_node(&b, op, "conv2", "h hs hz w2 ws wz ys yz", "y")};
+    for (int k = 0; k < 2 && c[k]; k++) {
+        mb_attr_ints(&b, c[k], "pads", 4, (const int64_t[]){1, 1, 1, 1});
+        mb_attr_ints(&b, c[k], "kernel_shape", 2, (const int64_t[]){3, 3});
+    }
+    rotor_error err = {{0}};
+    rotor_onnx_options o = {.keep_data = true};
+    cr_assert_eq(mb_load(&b, &o, g, NULL, &err), ROTOR_OK, "%s", err.msg);
+    mb_free(&b);
+    int x = rotor_graph_find_value(g, "x");
+    *y = rotor_graph_find_value(g, "y");
+    cr_assert(x >= 0 && *y >= 0);
+    double **in = calloc((size_t)g->nvalues, sizeof *in);
+    in[x] = malloc(sizeof(double) * 1024);
+    for (int k = 0; k < 1024; k++) in[x][k] = (k * 53 + k / 16 * 7) % 256;
+    rotor_gt_limits lim = {.lb_bytes = lb, .gb_bytes = 8 << 20, .cores = 8};
+    rotor_gt_schedule s;
+    cr_assert_eq(rotor_gt_schedule_build(g, &lim, ROTOR_GT_GROUPED, &s, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_run(g, (const double *const *)in, NULL, direct, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_gtrun(g, &s, (const double *const *)in, NULL, r, &err), ROTOR_OK, "%s", err.msg);
+    rotor_gt_schedule_free(&s);
+    free(in[x]);
+    free(in);
+}
+
+/* Two quantized 3x3 convolutions split along h, their halo rows
+ * recomputed: each instance reads the inputs less their zero points (per
+ * output channel for the weights), sums in double and requantizes its
+ * block of each output (docs/run.md, "Quantized operators"); the uint8
+ * outputs are the direct run's, and most are neither 0 nor 255. */
+Test(gtrun, quantized_convolutions_run_in_instances_with_their_halos) {
+    rotor_graph g;
+    rotor_gtrun_result r;
+    rotor_run_result direct;
+    int y;
+    quant_convs(false, 896, &g, &r, &direct, &y);
+    cr_assert_eq(r.split, 1);
+    cr_assert_eq(r.instances, 4, "%d instances", r.instances);
+    cr_assert_eq(r.halo_rows, 2, "%lld halo rows", (long long)r.halo_rows);
+    cr_assert_arr_eq(r.values[y], direct.values[y], sizeof(double) * 1024);
+    int inside = 0;
+    for (int k = 0; k < 1024; k++) inside += r.values[y][k] > 0 && r.values[y][k] < 255;
+    cr_assert_gt(inside, 700, "%d of 1024 outputs unsaturated", inside);
+    rotor_gtrun_result_free(&r);
+    rotor_run_result_free(&direct);
+    rotor_graph_free(&g);
+}
+
+/* ConvInteger: its int32 accumulators, the inputs less their zero points
+ * (the weights' per output channel), split into instances: the direct
+ * run's to the bit, and of both signs. */
+Test(gtrun, an_integer_convolution_runs_in_instances) {
+    rotor_graph g;
+    rotor_gtrun_result r;
+    rotor_run_result direct;
+    int y;
+    quant_convs(true, 896, &g, &r, &direct, &y);
+    cr_assert_eq(r.split, 1);
+    cr_assert_geq(r.instances, 2, "%d instances", r.instances);
+    cr_assert_arr_eq(r.values[y], direct.values[y], sizeof(double) * 1024);
+    int neg = 0, pos = 0;
+    for (int k = 0; k < 1024; k++) neg += r.values[y][k] < -255, pos += r.values[y][k] > 255;
+    cr_assert(neg > 100 && pos > 100, "%d below -255, %d above 255", neg, pos);
+    rotor_gtrun_result_free(&r);
+    rotor_run_result_free(&direct);
+    rotor_graph_free(&g);
+}
+
+/* x (uint8 [64,16]) -> QLinearMatMul -> h (uint8) -> QLinearMatMul, its
+ * A's zero point per row of h -> y (uint8 [64,16]), split by rows: an
+ * instance reads its rows of h from its own piece, and each element's
+ * zero point is its row's in the whole value, not in the piece. */
+Test(gtrun, a_zero_point_per_row_follows_the_rows_of_an_instance) {
+    mb b;
+    mb_init(&b, 13);
+    b.inputs[b.graph.n_input++] = mb_vi(&b, "x", 2, DIMS(64, 16));
+    b.outputs[b.graph.n_output++] = mb_vi(&b, "y", 2, 0, NULL);
+    ints(&b, "w1", 3, 256, DIMS(16, 16), 5, -60, 121);
+    ints(&b, "w2", 3, 256, DIMS(16, 16), 9, -60, 121);
+    ints(&b, "wz", 3, 1, 0, NULL, 0, 1, 1);
+    ints(&b, "xz", 2, 1, 0, NULL, 0, 128, 1);
+    ints(&b, "hz", 2, 1, 0, NULL, 0, 120, 1);
+    ints(&b, "hrz", 2, 64, DIMS(64), 0, 100, 41); /* 100 .. 140, row by row */
+    ints(&b, "yz", 2, 1, 0, NULL, 0, 131, 1);
+    floats(&b, "xs", 0, NULL, 1, (const float[]){0.02f});
+    floats(&b, "hs", 0, NULL, 1, (const float[]){0.05f});
+    floats(&b, "ys", 0, NULL, 1, (const float[]){0.04f});
+    floats(&b, "ws", 0, NULL, 1, (const float[]){0.009f});
+    mb_node(&b, "QLinearMatMul", "mm1", "x xs xz w1 ws wz hs hz", "h");
+    float hrs[64];
+    for (int k = 0; k < 64; k++) hrs[k] = 0.05f;
+    floats(&b, "hrs", 1, (const int64_t[]){64}, 64, hrs); /* per row, as its zero point */
+    mb_node(&b, "QLinearMatMul", "mm2", "h hrs hrz w2 ws wz ys yz", "y");
+    rotor_error err = {{0}};
+    rotor_onnx_options o = {.keep_data = true};
+    rotor_graph g;
+    cr_assert_eq(mb_load(&b, &o, &g, NULL, &err), ROTOR_OK, "%s", err.msg);
+    mb_free(&b);
+    int x = rotor_graph_find_value(&g, "x"), y = rotor_graph_find_value(&g, "y");
+    cr_assert(x >= 0 && y >= 0);
+    double **in = calloc((size_t)g.nvalues, sizeof *in);
+    in[x] = malloc(sizeof(double) * 1024);
+    for (int k = 0; k < 1024; k++) in[x][k] = (k * 53 + k / 16 * 7) % 256;
+    rotor_gt_limits lim = {.lb_bytes = 896, .gb_bytes = 8 << 20, .cores = 8};
+    rotor_gt_schedule s;
+    rotor_run_result direct;
+    rotor_gtrun_result r;
+    cr_assert_eq(rotor_gt_schedule_build(&g, &lim, ROTOR_GT_GROUPED, &s, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_run(&g, (const double *const *)in, NULL, &direct, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_gtrun(&g, &s, (const double *const *)in, NULL, &r, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(r.split, 1);
+    cr_assert_eq(r.instances, 4, "%d instances", r.instances);
+    cr_assert_null(r.values[rotor_graph_find_value(&g, "h")], "h exists only in the instances' pieces");
+    cr_assert_arr_eq(r.values[y], direct.values[y], sizeof(double) * 1024);
+    int inside = 0;
+    for (int k = 0; k < 1024; k++) inside += r.values[y][k] > 0 && r.values[y][k] < 255;
+    cr_assert_gt(inside, 700, "%d of 1024 outputs unsaturated", inside);
+    rotor_gtrun_result_free(&r);
+    rotor_run_result_free(&direct);
+    rotor_gt_schedule_free(&s);
+    free(in[x]);
+    free(in);
+    rotor_graph_free(&g);
+}
+
+/* A quantized contraction's input that is not an integer has no zero
+ * point to shift by: refused, naming the instance and the element, as the
+ * direct run refuses it. */
+Test(gtrun, a_quantized_input_that_is_no_integer_is_refused) {
+    rotor_graph g;
+    rotor_gtrun_result r;
+    rotor_run_result direct;
+    int y;
+    quant_convs(false, 896, &g, &r, &direct, &y);
+    rotor_gtrun_result_free(&r);
+    rotor_run_result_free(&direct);
+    int x = rotor_graph_find_value(&g, "x");
+    double **in = calloc((size_t)g.nvalues, sizeof *in);
+    in[x] = calloc(1024, sizeof(double));
+    in[x][16 * 5 + 3] = 2.5;
+    rotor_gt_limits lim = {.lb_bytes = 896, .gb_bytes = 8 << 20, .cores = 8};
+    rotor_gt_schedule s;
+    rotor_error err = {{0}};
+    cr_assert_eq(rotor_gt_schedule_build(&g, &lim, ROTOR_GT_GROUPED, &s, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_gtrun(&g, &s, (const double *const *)in, NULL, &r, &err), ROTOR_ERR_INPUT);
+    cr_assert(strstr(err.msg, "op 'conv1' (QLinearConv): instance 0 of sub-graph 0 reads element (0,0,5,3) of 'x' (u8), "
+                     "2.5, not an integer"), "%s", err.msg);
+    cr_assert_eq(rotor_run(&g, (const double *const *)in, NULL, &direct, &err), ROTOR_ERR_INPUT);
+    cr_assert(strstr(err.msg, "is 2.5, not an integer"), "%s", err.msg);
+    rotor_gt_schedule_free(&s);
+    free(in[x]);
+    free(in);
+    rotor_graph_free(&g);
+}

@@ -75,6 +75,13 @@ static int64_t piece_at(const piece *p, const int64_t *c) {
     return k;
 }
 
+/* Row-major offset of coordinates c in the whole value x. */
+static int64_t value_index(const rotor_value *x, const int64_t *c) {
+    int64_t k = 0;
+    for (int a = 0; a < x->rank; a++) k = k * x->shape[a] + c[a];
+    return k;
+}
+
 static void coords_text(const int64_t *c, int r, char *buf, size_t cap) {
     int n = snprintf(buf, cap, "(");
     for (int a = 0; a < r && n > 0 && (size_t)n < cap; a++) n += snprintf(buf + n, cap - (size_t)n, a ? ",%lld" : "%lld", (long long)c[a]);
@@ -89,6 +96,10 @@ typedef struct tmap {
     int64_t ext[ROTOR_MAX_DIMS];
     bool plain; /* no view and the tensor's dimensions are the value's */
     bool exact; /* an integer or boolean value: read as it is, not rounded to float32 */
+    /* input A (qt 1) or B (2) of a quantized contraction: read as it is,
+     * less its zero point at that element (runquant.c's, one by one) */
+    const run_qop *q;
+    int qt;
     /* A reshape that only merges neighbouring dimensions (a grouped
      * convolution's [b, g, c, h, w] of a [b, g*c, h, w] value): tensor
      * dimension d is value dimension grp[d]'s digit of weight mul[d], so
@@ -189,7 +200,7 @@ static bool tensor_coords(const tmap *m, const int64_t *idx, int64_t *c) {
     return true;
 }
 
-static rotor_status tmap_make(const gtctx *c, int o, int t, tmap *m, rotor_error *err) {
+static rotor_status tmap_make(const gtctx *c, int o, int t, const run_qop *q, tmap *m, rotor_error *err) {
     const rotor_op *op = &c->g->ops[o];
     int v = op->tensor_value[t];
     if (v < 0) return run_op_fail(c->g, o, err, "tensor %s names no graph value", op->expr.tensors[t].name);
@@ -202,12 +213,14 @@ static rotor_status tmap_make(const gtctx *c, int o, int t, tmap *m, rotor_error
         return run_op_fail(c->g, o, err, "tensor %s reads %lld of the %lld elements of '%s' and the graph does not "
                            "record which", m->x->name, (long long)n, (long long)m->val->elements, m->val->name);
     /* a copy (Cast, Unsqueeze, ...) over integers or booleans is exact in
-     * double; a quantized contraction is refused (its requantization is
-     * run.c's, on whole tensors) */
-    if (m->val->dtype != ROTOR_DTYPE_F32 && !run_copy_takes(c->g, o))
-        return run_op_fail(c->g, o, err, "'%s' is %s; GraphTurbo's instances compute float32 expressions and "
-                           "copies of integers", m->val->name, rotor_dtype_name(m->val->dtype));
-    m->exact = m->val->dtype != ROTOR_DTYPE_F32;
+     * double; so are a quantized contraction's sums of zero-point-shifted
+     * integers (run_qop_exact_f64), its output requantized when the box is
+     * done (eval_op) */
+    if (m->val->dtype != ROTOR_DTYPE_F32 && !q && !run_copy_takes(c->g, o))
+        return run_op_fail(c->g, o, err, "'%s' is %s; GraphTurbo's instances compute float32 expressions, "
+                           "quantized contractions and copies of integers", m->val->name, rotor_dtype_name(m->val->dtype));
+    m->exact = m->val->dtype != ROTOR_DTYPE_F32 && !(q && t == 0);
+    if (q && (t == 1 || t == 2)) m->q = q, m->qt = t;
     m->plain = !m->w->set && m->x->ndims == m->val->rank;
     for (int d = 0; m->plain && d < m->x->ndims; d++) m->plain = m->ext[d] == m->val->shape[d];
     m->merged = !m->plain && !m->w->set && tmap_merges(m);
@@ -242,6 +255,15 @@ static rotor_status read_input(const gtctx *c, int o, const tmap *m, const piece
         coords_text(co, m->val->rank, at, sizeof at);
         return run_op_fail(c->g, o, err, "%s reads element %s of '%s', which no instance before it in the order "
                            "wrote", c->where, at, m->val->name);
+    }
+    if (m->q) { /* a' = a - a_zero_point, exact in double */
+        if (src->d[k] != floor(src->d[k])) {
+            coords_text(co, m->val->rank, at, sizeof at);
+            return run_op_fail(c->g, o, err, "%s reads element %s of '%s' (%s), %.17g, not an integer", c->where, at,
+                               m->val->name, rotor_dtype_name(m->val->dtype), src->d[k]);
+        }
+        *x = src->d[k] - run_qop_zero(m->q, m->qt, value_index(m->val, co));
+        return ROTOR_OK;
     }
     if (!point_value(m, src->d[k], x)) {
         coords_text(co, m->val->rank, at, sizeof at);
@@ -401,6 +423,27 @@ static rotor_status eval_run(gtctx *c, int o, const gtrow *rw, int64_t *idx, int
     return ROTOR_OK;
 }
 
+/* A quantized contraction's box [blo, bhi) of its output, every sum in it
+ * done, requantized (or wrapped to int32) element by element. */
+static rotor_status requantize_box(const run_qop *q, const rotor_value *y, const piece *dst,
+                                   const int64_t *blo, const int64_t *bhi, rotor_error *err) {
+    int64_t co[GT_R];
+    for (int a = 0; a < y->rank; a++) {
+        if (blo[a] >= bhi[a]) return ROTOR_OK;
+        co[a] = blo[a];
+    }
+    for (;;) {
+        rotor_status st = run_qop_out(q, value_index(y, co), &dst->d[piece_at(dst, co)], err);
+        if (st) return st;
+        int a = y->rank - 1;
+        for (; a >= 0; a--) {
+            if (++co[a] < bhi[a]) break;
+            co[a] = blo[a];
+        }
+        if (a < 0) return ROTOR_OK;
+    }
+}
+
 /* Evaluates expression op o at every point whose output lies in box
  * [blo, bhi) of its value, into dst (a piece that holds the box).  src[t]
  * (t >= 1) is where input t is read, wr[t] its written flags (NULL: all). */
@@ -409,7 +452,13 @@ static rotor_status eval_op(gtctx *c, int o, const piece *dst, const int64_t *bl
     const rotor_expr *e = &c->g->ops[o].expr;
     tmap m[ROTOR_MAX_TENSORS];
     rotor_status st = ROTOR_OK;
-    for (int t = 0; t < e->ntensors && !st; t++) st = tmap_make(c, o, t, &m[t], err);
+    /* a quantized contraction: its parameters read once, its sums exact */
+    run_qop qo, *q = NULL;
+    if (rotor_op_attr(&c->g->ops[o], "rotor.quant.a")) {
+        q = &qo;
+        if (!(st = run_qop_begin(c->g, o, c->res->values, q, err))) st = run_qop_exact_f64(q, err);
+    }
+    for (int t = 0; t < e->ntensors && !st; t++) st = tmap_make(c, o, t, q, &m[t], err);
     if (!st && e->op_class != ROTOR_OP_CONTRACTION && (st = rotor_expr_check_eval(e, err))) run_op_prefix(c->g, o, err);
     if (st) return st;
     /* each axis's range: whole, narrowed where an output dimension is the
@@ -433,7 +482,8 @@ static rotor_status eval_op(gtctx *c, int o, const piece *dst, const int64_t *bl
         if (a != in) order[no++] = a;
     order[no++] = in;
     for (int a = 0; a < e->naxes; a++) {
-        if (alo[a] >= ahi[a]) return ROTOR_OK; /* nothing of the box */
+        if (alo[a] >= ahi[a]) /* nothing of the box, or sums of no term */
+            return q ? requantize_box(q, m[0].val, dst, blo, bhi, err) : ROTOR_OK;
         idx[a] = alo[a];
     }
     /* The fast rows (every tensor affine, tmap_affine): along the inner
@@ -445,7 +495,7 @@ static rotor_status eval_op(gtctx *c, int o, const piece *dst, const int64_t *bl
      * the range propagation missed, which eval_point reports) point by
      * point.  The same points in the same order: the same bits. */
     gtrow rw = {.e = e, .m = m, .src = src, .wr = wr, .dst = dst, .blo = blo, .bhi = bhi, .in = in};
-    bool fast = true;
+    bool fast = !q; /* a quantized contraction's zero points go point by point */
     for (int t = 0; t < e->ntensors; t++) fast = fast && tmap_affine(&m[t]);
     for (int t = 0; fast && t < e->ntensors; t++) {
         const piece *pc = t ? src[t] : dst;
@@ -482,7 +532,7 @@ static rotor_status eval_op(gtctx *c, int o, const piece *dst, const int64_t *bl
         if (k < 0) break;
     }
     c->res->points += points;
-    return ROTOR_OK;
+    return q ? requantize_box(q, m[0].val, dst, blo, bhi, err) : ROTOR_OK;
 }
 
 /* Operator o over the box [blo, bhi) of its output into dst: its inputs

@@ -93,6 +93,34 @@ rotor_status run_quant_check(const run_quant *q, const rotor_graph *g, int o, co
 rotor_status run_quant_end(const run_quant *q, const rotor_graph *g, int o, double *const *vals, double *y,
                            rotor_error *err);
 void run_quant_free(run_quant *q);
+/* A quantized contraction's parameters, read once, for a run that takes
+ * its elements one at a time (GraphTurbo's instances, gtrun.c; the whole
+ * tensors of run_quant above use it too).  run_qop_zero is input t's (1:
+ * A, 2: B) zero point at element k (row-major) of its value; run_qop_out
+ * turns output element k's accumulator *y into the operator's output (the
+ * requantization, or the int32 accumulator); run_qop_exact_f64 refuses an
+ * operator whose sums of |a'| |b'|, by its types' ranges, could pass 2^53,
+ * where double stops holding every integer. */
+#define RUN_QPARAM_ATTR_MAX 64
+typedef struct run_qparam {
+    const double *d; /* NULL: absent */
+    int64_t n;
+    const int64_t *shape; /* NULL: one element */
+    int rank;
+    double buf[RUN_QPARAM_ATTR_MAX];
+} run_qparam;
+typedef struct run_qop {
+    const rotor_graph *g;
+    int o;
+    const int64_t *qa, *qb, *qy; /* the lowering's "rotor.quant.*" */
+    const rotor_value *x[3], *y;
+    run_qparam z[3], sa, sb, sy, zy, bias;
+} run_qop;
+rotor_status run_qop_begin(const rotor_graph *g, int o, double *const *vals, run_qop *q, rotor_error *err);
+double run_qop_zero(const run_qop *q, int t, int64_t k);
+rotor_status run_qop_out(const run_qop *q, int64_t k, double *y, rotor_error *err);
+rotor_status run_qop_exact_f64(const run_qop *q, rotor_error *err);
+
 /* 2^24: float32, the emulated cores' type, holds every integer up to it;
  * a copy of a larger integer is refused (runquant.c, gtrun.c). */
 #define RUN_EXACT_F32 16777216.0

@@ -50,7 +50,6 @@
 #include "runint.h"
 
 #define EXACT_F64 9007199254740992.0 /* 2^53 */
-#define PARAM_ATTR_MAX 64
 
 static bool is_int(rotor_dtype t) { return t >= ROTOR_DTYPE_I8 && t <= ROTOR_DTYPE_U64; }
 
@@ -76,22 +75,12 @@ bool run_copy_takes(const rotor_graph *g, int o) {
 
 /* ---- parameters ------------------------------------------------------------------------------- */
 
-/* One scale, zero point or bias: its elements and how they run over a
- * tensor of the operator (run_param_index). */
-typedef struct qparam {
-    const double *d;
-    int64_t n;
-    const int64_t *shape; /* NULL: one element */
-    int rank;
-    double buf[PARAM_ATTR_MAX];
-} qparam;
-
 /* Reads the parameter at ONNX position pos (absent: p->d NULL); a graph
  * value without data (an input not given) is an error, never a zero. */
-static rotor_status param_read(const rotor_graph *g, int o, double *const *vals, int64_t pos, qparam *p,
+static rotor_status param_read(const rotor_graph *g, int o, double *const *vals, int64_t pos, run_qparam *p,
                                rotor_error *err) {
     int v;
-    p->d = run_op_param(g, o, vals, (int)pos, p->buf, PARAM_ATTR_MAX, &p->n, &v);
+    p->d = run_op_param(g, o, vals, (int)pos, p->buf, RUN_QPARAM_ATTR_MAX, &p->n, &v);
     if (v >= 0 && !vals[v])
         return run_op_fail(g, o, err, "'%s' has no data (an input not given)", g->values[v].name);
     p->shape = v >= 0 && p->n > 1 ? g->values[v].shape : NULL;
@@ -101,7 +90,7 @@ static rotor_status param_read(const rotor_graph *g, int o, double *const *vals,
 
 /* p's element for element k of a tensor of value x, p's first dimension on
  * x's dimension start; 0 when p is absent (a zero point), 1 for a scale. */
-static double param_at(const qparam *p, const rotor_value *x, int64_t start, int64_t k, double absent) {
+static double param_at(const run_qparam *p, const rotor_value *x, int64_t start, int64_t k, double absent) {
     if (!p->d) return absent;
     if (!p->shape) return p->d[0];
     return p->d[run_param_index(x->shape, x->rank, p->shape, p->rank, (int)start, 0, k)];
@@ -112,68 +101,107 @@ static const int64_t *attr4(const rotor_op *op, const char *name) {
     return a && a->nints == 4 ? a->ints : NULL;
 }
 
-/* ---- a quantized contraction -------------------------------------------------------------------- */
+/* ---- a quantized contraction, element by element ------------------------------------------------ */
+
+rotor_status run_qop_begin(const rotor_graph *g, int o, double *const *vals, run_qop *q, rotor_error *err) {
+    memset(q, 0, sizeof *q);
+    const rotor_op *op = &g->ops[o];
+    q->g = g, q->o = o;
+    q->qa = attr4(op, "rotor.quant.a"), q->qb = attr4(op, "rotor.quant.b"), q->qy = attr4(op, "rotor.quant.y");
+    for (int t = 1; t <= 2; t++) {
+        int v = op->expr.ntensors > t ? op->tensor_value[t] : -1;
+        if (!(t == 1 ? q->qa : q->qb) || v < 0)
+            return run_op_fail(g, o, err, "the lowering left no quantization of tensor %d", t);
+        q->x[t] = &g->values[v];
+    }
+    q->y = &g->values[op->tensor_value[0]];
+    const int64_t *qy = q->qy;
+    rotor_status st;
+    if ((st = param_read(g, o, vals, q->qa[1], &q->z[1], err)) || (st = param_read(g, o, vals, q->qb[1], &q->z[2], err)) ||
+        (st = param_read(g, o, vals, q->qa[0], &q->sa, err)) || (st = param_read(g, o, vals, q->qb[0], &q->sb, err)) ||
+        (st = param_read(g, o, vals, qy ? qy[0] : -1, &q->sy, err)) ||
+        (st = param_read(g, o, vals, qy ? qy[1] : -1, &q->zy, err)) ||
+        (st = param_read(g, o, vals, qy ? qy[2] : -1, &q->bias, err)))
+        return st;
+    return ROTOR_OK;
+}
+
+double run_qop_zero(const run_qop *q, int t, int64_t k) {
+    return param_at(&q->z[t], q->x[t], (t == 1 ? q->qa : q->qb)[2], k, 0);
+}
+
+rotor_status run_qop_out(const run_qop *q, int64_t k, double *y, rotor_error *err) {
+    const int64_t *qy = q->qy;
+    double acc = *y + param_at(&q->bias, q->y, qy ? qy[3] : 0, k, 0);
+    if (!q->sy.d) { /* MatMulInteger, ConvInteger: int32, as it wraps */
+        *y = (double)(int32_t)(uint32_t)(int64_t)acc;
+        return ROTOR_OK;
+    }
+    float m = (float)param_at(&q->sa, q->y, q->qa[3], k, 1) * (float)param_at(&q->sb, q->y, q->qb[3], k, 1);
+    m = m / (float)param_at(&q->sy, q->y, 0, k, 1);
+    double r = acc * (double)m;
+    if (isnan(r))
+        return run_op_fail(q->g, q->o, err, "output element %lld requantizes to NaN (a scale is 0, infinite or NaN)",
+                           (long long)k);
+    *y = rotor_onnx_quantize(r, param_at(&q->zy, q->y, 0, k, 0), q->y->dtype);
+    return ROTOR_OK;
+}
+
+static void int_range(rotor_dtype t, double *lo, double *hi);
+
+rotor_status run_qop_exact_f64(const run_qop *q, rotor_error *err) {
+    const rotor_expr *e = &q->g->ops[q->o].expr;
+    double k = 1, w[3] = {0};
+    for (int a = 0; a < e->naxes; a++)
+        if (rotor_expr_is_reduction_axis(e, a)) k *= (double)e->extent[a];
+    for (int t = 1; t <= 2; t++) {
+        double lo, hi;
+        int_range(q->x[t]->dtype, &lo, &hi);
+        w[t] = hi - lo; /* |x - zero point| at most, both in the type */
+    }
+    if (k * w[1] * w[2] <= EXACT_F64) return ROTOR_OK;
+    return run_op_fail(q->g, q->o, err, "an output could sum %.17g (%.17g terms of |a - a_zero_point| |b - "
+                       "b_zero_point| at most %.17g), beyond 2^53, where double sums of integers stop being exact",
+                       k * w[1] * w[2], k, w[1] * w[2]);
+}
+
+/* ---- a quantized contraction, whole tensors ------------------------------------------------------ */
 
 /* src[t] = x - zero point for t = 1, 2; *bound = K max|a'| max|b'|. */
 static rotor_status shift_inputs(const rotor_graph *g, int o, double *const *vals, run_quant *q, double *bound,
                                  rotor_error *err) {
-    const rotor_op *op = &g->ops[o];
-    const rotor_expr *e = &op->expr;
+    const rotor_expr *e = &g->ops[o].expr;
     double k = 1;
     for (int a = 0; a < e->naxes; a++)
         if (rotor_expr_is_reduction_axis(e, a)) k *= (double)e->extent[a];
     *bound = k;
-    for (int t = 1; t <= 2; t++) {
-        const int64_t *qa = attr4(op, t == 1 ? "rotor.quant.a" : "rotor.quant.b");
-        int v = op->tensor_value[t];
-        if (!qa || v < 0) return run_op_fail(g, o, err, "the lowering left no quantization of tensor %d", t);
+    run_qop qo;
+    rotor_status st = run_qop_begin(g, o, vals, &qo, err);
+    for (int t = 1; t <= 2 && !st; t++) {
+        int v = g->ops[o].tensor_value[t];
         const rotor_value *x = &g->values[v];
-        qparam zp;
-        rotor_status st = param_read(g, o, vals, qa[1], &zp, err);
-        if (st) return st;
         if (!(q->src[t] = malloc(sizeof(double) * (size_t)(x->elements ? x->elements : 1)))) return rotor_nomem(err);
         double most = 0;
         for (int64_t i = 0; i < x->elements; i++) {
             if (vals[v][i] != floor(vals[v][i]))
                 return run_op_fail(g, o, err, "element %lld of '%s' (%s) is %.17g, not an integer", (long long)i, x->name,
                              rotor_dtype_name(x->dtype), vals[v][i]);
-            double s = vals[v][i] - param_at(&zp, x, qa[2], i, 0);
+            double s = vals[v][i] - run_qop_zero(&qo, t, i);
             q->src[t][i] = s;
             if (fabs(s) > most) most = fabs(s);
         }
         *bound *= most;
     }
-    return ROTOR_OK;
+    return st;
 }
 
 /* The requantizing epilogue (QLinear*) or the int32 accumulator (*Integer)
  * of output value y's elements. */
 static rotor_status requantize(const rotor_graph *g, int o, double *const *vals, double *y, rotor_error *err) {
-    const rotor_op *op = &g->ops[o];
-    const int64_t *qa = attr4(op, "rotor.quant.a"), *qb = attr4(op, "rotor.quant.b"), *qy = attr4(op, "rotor.quant.y");
-    const rotor_value *yv = &g->values[op->tensor_value[0]];
-    qparam sa, sb, sy, zy, bias;
-    rotor_status st;
-    if ((st = param_read(g, o, vals, qa[0], &sa, err)) || (st = param_read(g, o, vals, qb[0], &sb, err)) ||
-        (st = param_read(g, o, vals, qy ? qy[0] : -1, &sy, err)) ||
-        (st = param_read(g, o, vals, qy ? qy[1] : -1, &zy, err)) ||
-        (st = param_read(g, o, vals, qy ? qy[2] : -1, &bias, err)))
-        return st;
-    for (int64_t k = 0; k < yv->elements; k++) {
-        double acc = y[k] + param_at(&bias, yv, qy ? qy[3] : 0, k, 0);
-        if (!sy.d) { /* MatMulInteger, ConvInteger: int32, as it wraps */
-            y[k] = (double)(int32_t)(uint32_t)(int64_t)acc;
-            continue;
-        }
-        float m = (float)param_at(&sa, yv, qa[3], k, 1) * (float)param_at(&sb, yv, qb[3], k, 1);
-        m = m / (float)param_at(&sy, yv, 0, k, 1);
-        double r = acc * (double)m;
-        if (isnan(r))
-            return run_op_fail(g, o, err, "output element %lld requantizes to NaN (a scale is 0, infinite or NaN)",
-                         (long long)k);
-        y[k] = rotor_onnx_quantize(r, param_at(&zy, yv, 0, k, 0), yv->dtype);
-    }
-    return ROTOR_OK;
+    run_qop qo;
+    rotor_status st = run_qop_begin(g, o, vals, &qo, err);
+    for (int64_t k = 0; !st && k < qo.y->elements; k++) st = run_qop_out(&qo, k, &y[k], err);
+    return st;
 }
 
 /* ---- a copy ------------------------------------------------------------------------------------ */
