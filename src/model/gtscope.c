@@ -428,7 +428,11 @@ static rotor_status spill(const rotor_graph *g, const rotor_gt_limits *lim, roto
     return st;
 }
 
-/* Table 3: every activation value once, at the level it lives. */
+/* Table 3: every activation value the schedule places once, at the level
+ * it lives; the model's inputs (those read) and outputs, the host's buffers
+ * in DDR whatever the schedule, apart (host_values): GraphTurbo's Table 3
+ * counts neither, since its GraphTurbo keeps 0 values in DDR on DLRM,
+ * MobileNet-v2 and DenseNet (docs/graphturbo.md, "Binding and scopes"). */
 static void count_tensors(const rotor_graph *g, rotor_gt_schedule *s) {
     for (int i = 0; i < s->nsg; i++) s->sg[i].scope = ROTOR_GT_LB;
     for (int64_t i = 0; i < s->ninst; i++) {
@@ -437,11 +441,12 @@ static void count_tensors(const rotor_graph *g, rotor_gt_schedule *s) {
         sg->in_scope[s->scope[i]]++;
     }
     memset(s->tensors, 0, sizeof s->tensors);
+    s->host_values = 0;
     for (int v = 0; v < g->nvalues; v++) {
         const rotor_value *val = &g->values[v];
         if (val->role == ROTOR_ROLE_WEIGHT) continue;
-        if (val->producer < 0) { /* a model input; one no operator reads is not a tensor */
-            s->tensors[ROTOR_GT_DDR] += val->consumers > 0;
+        if (val->producer < 0 || val->is_output) { /* an input no operator reads is not a tensor */
+            s->host_values += val->is_output || val->consumers > 0;
             continue;
         }
         const rotor_gt_subgraph *sg = &s->sg[s->sg_of[val->producer]];

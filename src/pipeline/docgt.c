@@ -22,11 +22,12 @@ static cJSON *json_root(const char *format, const char *model, const rotor_chip 
     return root;
 }
 
-cJSON *rotor_doc_dsa_tensors_json(cJSON *o, const char *key, const int tensors[3]) {
+cJSON *rotor_doc_dsa_tensors_json(cJSON *o, const char *key, const int tensors[3], int host) {
     cJSON *t = cJSON_AddObjectToObject(o, key);
     cJSON_AddNumberToObject(t, "lb", tensors[ROTOR_GT_LB]);
     cJSON_AddNumberToObject(t, "gb", tensors[ROTOR_GT_GB]);
     cJSON_AddNumberToObject(t, "ddr", tensors[ROTOR_GT_DDR]);
+    cJSON_AddNumberToObject(t, "host", host); /* the model's inputs and outputs, in DDR too */
     return t;
 }
 
@@ -39,7 +40,7 @@ cJSON *rotor_doc_dsa_loop_json(const rotor_dsa_loops *lp, rotor_dsa_step k) {
     cJSON_AddNumberToObject(o, "seconds", rotor_dsa_loop_s(l));
     cJSON_AddNumberToObject(o, "pass_seconds", l->pass.seconds);
     cJSON_AddNumberToObject(o, "speedup", rotor_dsa_loop_s(&lp->step[ROTOR_DSA_PER_LAYER]) / rotor_dsa_loop_s(l));
-    rotor_doc_dsa_tensors_json(o, "tensors", l->pass.tensors); /* of one pass */
+    rotor_doc_dsa_tensors_json(o, "tensors", l->pass.tensors, l->pass.host_values); /* of one pass */
     cJSON_AddNumberToObject(o, "ddr_bytes", (double)l->passes * l->pass.ddr_bytes); /* of all passes */
     return o;
 }
@@ -81,7 +82,7 @@ static cJSON *dsa_json(const rotor_pipeline *p, const rotor_chip *chip, const ch
         cJSON_AddNumberToObject(o, "subgraphs", r->subgraphs);
         cJSON_AddNumberToObject(o, "instances", (double)r->instances);
         cJSON_AddStringToObject(o, "order", rotor_gt_order_name(r->order));
-        rotor_doc_dsa_tensors_json(o, "tensors", r->tensors);
+        rotor_doc_dsa_tensors_json(o, "tensors", r->tensors, r->host_values);
         cJSON_AddNumberToObject(o, "ddr_bytes", r->ddr_bytes);
         /* what DDR holds at once, the chip's weights and its clusters' activations */
         cJSON_AddNumberToObject(o, "ddr_held_bytes", rotor_dsa_ddr_need(&p->graph, &p->cluster, r, 1));

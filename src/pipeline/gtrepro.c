@@ -133,6 +133,7 @@ static rotor_status run_t1(const rotor_gtrepro_entry *bert, const rotor_chip *ch
         t->gt_throughput = (double)t->batch / g->seconds;
         t->per_layer_throughput = (double)t->batch / b->seconds;
         memcpy(t->tensors, g->tensors, sizeof t->tensors);
+        t->host_values = g->host_values;
         t->ddr_bytes = g->ddr_bytes;
         t->gt_loop = p.loops.step[ROTOR_DSA_GRAPHTURBO];
     }
