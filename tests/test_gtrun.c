@@ -540,6 +540,8 @@ static void quant_convs(bool integer, int64_t lb, rotor_graph *g, rotor_gtrun_re
     free(in);
 }
 
+#define ROWS_QUANT 80960 /* the points the two convolutions run in rows (the rest: padding) */
+
 /* Two quantized 3x3 convolutions split along h, their halo rows
  * recomputed: each instance reads the inputs less their zero points (per
  * output channel for the weights), sums in double and requantizes its
@@ -555,6 +557,8 @@ Test(gtrun, quantized_convolutions_run_in_instances_with_their_halos) {
     cr_assert_eq(r.instances, 4, "%d instances", r.instances);
     cr_assert_eq(r.halo_rows, 2, "%lld halo rows", (long long)r.halo_rows);
     cr_assert_arr_eq(r.values[y], direct.values[y], sizeof(double) * 1024);
+    /* in rows but at the padding (gtrun.c, eval_run_quant) */
+    cr_assert_eq(r.row_points, ROWS_QUANT, "%.0f of %.0f points in rows", r.row_points, r.points);
     int inside = 0;
     for (int k = 0; k < 1024; k++) inside += r.values[y][k] > 0 && r.values[y][k] < 255;
     cr_assert_gt(inside, 700, "%d of 1024 outputs unsaturated", inside);
@@ -584,9 +588,11 @@ Test(gtrun, an_integer_convolution_runs_in_instances) {
 }
 
 /* x (uint8 [64,16]) -> QLinearMatMul -> h (uint8) -> QLinearMatMul, its
- * A's zero point per row of h -> y (uint8 [64,16]), split by rows: an
- * instance reads its rows of h from its own piece, and each element's
- * zero point is its row's in the whole value, not in the piece. */
+ * A's zero point per row of h and B's per column -> y (uint8 [64,16]),
+ * split by rows: an instance reads its rows of h from its own piece, and
+ * each element's zero point is its row's in the whole value, not in the
+ * piece; along a row of y (its columns, the inner axis) B's zero point
+ * moves with the column. */
 Test(gtrun, a_zero_point_per_row_follows_the_rows_of_an_instance) {
     mb b;
     mb_init(&b, 13);
@@ -607,7 +613,11 @@ Test(gtrun, a_zero_point_per_row_follows_the_rows_of_an_instance) {
     float hrs[64];
     for (int k = 0; k < 64; k++) hrs[k] = 0.05f;
     floats(&b, "hrs", 1, (const int64_t[]){64}, 64, hrs); /* per row, as its zero point */
-    mb_node(&b, "QLinearMatMul", "mm2", "h hrs hrz w2 ws wz ys yz", "y");
+    ints(&b, "wcz", 3, 16, DIMS(16), 3, -3, 7); /* per column of w2 */
+    float wcs[16];
+    for (int k = 0; k < 16; k++) wcs[k] = 0.006f + 0.0002f * (float)k;
+    floats(&b, "wcs", 1, (const int64_t[]){16}, 16, wcs);
+    mb_node(&b, "QLinearMatMul", "mm2", "h hrs hrz w2 wcs wcz ys yz", "y");
     rotor_error err = {{0}};
     rotor_onnx_options o = {.keep_data = true};
     rotor_graph g;
@@ -629,6 +639,7 @@ Test(gtrun, a_zero_point_per_row_follows_the_rows_of_an_instance) {
     cr_assert_eq(r.instances, 4, "%d instances", r.instances);
     cr_assert_null(r.values[rotor_graph_find_value(&g, "h")], "h exists only in the instances' pieces");
     cr_assert_arr_eq(r.values[y], direct.values[y], sizeof(double) * 1024);
+    cr_assert_eq(r.row_points, r.points, "every point in rows (no padding): %.0f of %.0f", r.row_points, r.points);
     int inside = 0;
     for (int k = 0; k < 1024; k++) inside += r.values[y][k] > 0 && r.values[y][k] < 255;
     cr_assert_gt(inside, 700, "%d of 1024 outputs unsaturated", inside);

@@ -290,6 +290,7 @@ typedef struct gtrow {
     const piece *dst;
     const int64_t *blo, *bhi;
     int in;
+    const run_qop *q; /* a quantized contraction (NULL: none) */
     int64_t dl[ROTOR_MAX_TENSORS][GT_R], step[ROTOR_MAX_TENSORS];
 } gtrow;
 
@@ -369,6 +370,45 @@ static rotor_status eval_point(gtctx *c, int o, const gtrow *rw, const int64_t *
     return ROTOR_OK;
 }
 
+/* A quantized contraction's n points of a row from idx (at[t]: each
+ * tensor's element in its piece at the first): A's and B's elements less
+ * their zero points, each found by its index in the whole value, which
+ * moves by a constant along the row too; summed exactly in double.  An
+ * element no instance wrote yet, or not an integer, goes to eval_point,
+ * which says so. */
+static rotor_status eval_run_quant(gtctx *c, int o, const gtrow *rw, int64_t *idx, int64_t n, int64_t *at,
+                                   rotor_error *err) {
+    int64_t vk[3], vs[3];
+    for (int t = 1; t <= 2; t++) {
+        const tmap *m = &rw->m[t];
+        int64_t co[GT_R], stride = 1;
+        tensor_coords_raw(m, idx, co);
+        vk[t] = value_index(m->val, co);
+        vs[t] = 0;
+        for (int j = m->val->rank - 1; j >= 0; j--) vs[t] += rw->dl[t][j] * stride, stride *= m->val->shape[j];
+    }
+    const double *a = rw->src[1]->d, *b = rw->src[2]->d;
+    double *y = rw->dst->d, z1 = 0, z2 = 0;
+    int64_t first = idx[rw->in];
+    for (int64_t i = 0; i < n; i++) {
+        double x1 = a[at[1]], x2 = b[at[2]];
+        if ((rw->wr[1] && !rw->wr[1][at[1]]) || (rw->wr[2] && !rw->wr[2][at[2]]) || x1 != floor(x1) ||
+            x2 != floor(x2)) {
+            idx[rw->in] = first + i;
+            double points = 0;
+            rotor_status st = eval_point(c, o, rw, idx, &points, err);
+            if (st) return st;
+            return run_op_fail(c->g, o, err, "%s: the fast row and the point disagree", c->where);
+        }
+        if (i == 0 || vs[1]) z1 = run_qop_zero(rw->q, 1, vk[1]); /* the same along the row when A's stays */
+        if (i == 0 || vs[2]) z2 = run_qop_zero(rw->q, 2, vk[2]);
+        y[at[0]] += (x1 - z1) * (x2 - z2);
+        for (int t = 0; t < 3; t++) at[t] += rw->step[t];
+        vk[1] += vs[1], vk[2] += vs[2];
+    }
+    return ROTOR_OK;
+}
+
 /* n points of a row from idx (idx[in] the first), all inside (row_span):
  * each tensor's element at a constant stride.  An input element no
  * instance wrote yet or beyond 2^24, or an output its integer type cannot
@@ -383,6 +423,7 @@ static rotor_status eval_run(gtctx *c, int o, const gtrow *rw, int64_t *idx, int
         at[t] = piece_at(t ? rw->src[t] : rw->dst, co);
     }
     double *y = rw->dst->d;
+    if (rw->q) return eval_run_quant(c, o, rw, idx, n, at, err);
     bool checks = rw->m[0].exact;
     for (int t = 1; t < nt; t++) checks = checks || rw->wr[t] || rw->m[t].exact;
     if (e->op_class == ROTOR_OP_CONTRACTION && e->accumulate && !checks) {
@@ -494,8 +535,8 @@ static rotor_status eval_op(gtctx *c, int o, const piece *dst, const int64_t *bl
      * eval_run; the rest of the row (padding, the box's edge, or a read
      * the range propagation missed, which eval_point reports) point by
      * point.  The same points in the same order: the same bits. */
-    gtrow rw = {.e = e, .m = m, .src = src, .wr = wr, .dst = dst, .blo = blo, .bhi = bhi, .in = in};
-    bool fast = !q; /* a quantized contraction's zero points go point by point */
+    gtrow rw = {.e = e, .m = m, .src = src, .wr = wr, .dst = dst, .blo = blo, .bhi = bhi, .in = in, .q = q};
+    bool fast = true;
     for (int t = 0; t < e->ntensors; t++) fast = fast && tmap_affine(&m[t]);
     for (int t = 0; fast && t < e->ntensors; t++) {
         const piece *pc = t ? src[t] : dst;
