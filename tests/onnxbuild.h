@@ -147,11 +147,15 @@ static inline Onnx__NodeProto *mb_node(mb *b, const char *op, const char *name, 
     n->output = mb_alloc(b, sizeof(char *) * MB_NODE_IO);
     char tmp[256];
     snprintf(tmp, sizeof tmp, "%s", ins);
-    for (char *t = strtok(tmp, " "); t && n->n_input < MB_NODE_IO; t = strtok(NULL, " "))
+    for (char *t = strtok(tmp, " "); t; t = strtok(NULL, " ")) {
+        cr_assert_lt(n->n_input, MB_NODE_IO, "node %s: more than %d inputs", name, MB_NODE_IO);
         n->input[n->n_input++] = mb_str(b, strcmp(t, "-") ? t : "");
+    }
     snprintf(tmp, sizeof tmp, "%s", outs);
-    for (char *t = strtok(tmp, " "); t && n->n_output < MB_NODE_IO; t = strtok(NULL, " "))
+    for (char *t = strtok(tmp, " "); t; t = strtok(NULL, " ")) {
+        cr_assert_lt(n->n_output, MB_NODE_IO, "node %s: more than %d outputs", name, MB_NODE_IO);
         n->output[n->n_output++] = mb_str(b, t);
+    }
     n->attribute = mb_alloc(b, sizeof(void *) * 8);
     b->nodes[b->graph.n_node++] = n;
     return n;

@@ -611,7 +611,7 @@ Test(gtrun, a_zero_point_per_row_follows_the_rows_of_an_instance) {
     floats(&b, "ws", 0, NULL, 1, (const float[]){0.009f});
     mb_node(&b, "QLinearMatMul", "mm1", "x xs xz w1 ws wz hs hz", "h");
     float hrs[64];
-    for (int k = 0; k < 64; k++) hrs[k] = 0.05f;
+    for (int k = 0; k < 64; k++) hrs[k] = 0.04f + 0.0003f * (float)k;
     floats(&b, "hrs", 1, (const int64_t[]){64}, 64, hrs); /* per row, as its zero point */
     ints(&b, "wcz", 3, 16, DIMS(16), 3, -3, 7); /* per column of w2 */
     float wcs[16];
@@ -637,6 +637,9 @@ Test(gtrun, a_zero_point_per_row_follows_the_rows_of_an_instance) {
     cr_assert_eq(rotor_gtrun(&g, &s, (const double *const *)in, NULL, &r, &err), ROTOR_OK, "%s", err.msg);
     cr_assert_eq(r.split, 1);
     cr_assert_eq(r.instances, 4, "%d instances", r.instances);
+    cr_assert_eq(s.nsg, 1);
+    cr_assert(s.sg[0].best.factor[0] == 4 && s.sg[0].best.factor[1] == 1, "split by rows: %lldx%lld",
+              (long long)s.sg[0].best.factor[0], (long long)s.sg[0].best.factor[1]);
     cr_assert_null(r.values[rotor_graph_find_value(&g, "h")], "h exists only in the instances' pieces");
     cr_assert_arr_eq(r.values[y], direct.values[y], sizeof(double) * 1024);
     cr_assert_eq(r.row_points, r.points, "every point in rows (no padding): %.0f of %.0f", r.row_points, r.points);
@@ -675,6 +678,101 @@ Test(gtrun, a_quantized_input_that_is_no_integer_is_refused) {
                      "2.5, not an integer"), "%s", err.msg);
     cr_assert_eq(rotor_run(&g, (const double *const *)in, NULL, &direct, &err), ROTOR_ERR_INPUT);
     cr_assert(strstr(err.msg, "is 2.5, not an integer"), "%s", err.msg);
+    rotor_gt_schedule_free(&s);
+    free(in[x]);
+    free(in);
+    rotor_graph_free(&g);
+}
+
+/* A scale the graph computes (hs = hs0 x two, two a model input, so an
+ * operator before the convolutions) is read whole by the quantized convolutions' instances,
+ * once written: the direct run's outputs to the bit. */
+Test(gtrun, a_computed_scale_is_read_once_written) {
+    mb b;
+    mb_init(&b, 13);
+    b.inputs[b.graph.n_input++] = mb_vi(&b, "x", 2, DIMS(1, 4, 16, 16));
+    b.outputs[b.graph.n_output++] = mb_vi(&b, "y", 2, 0, NULL);
+    ints(&b, "w1", 3, 144, DIMS(4, 4, 3, 3), 5, -60, 121);
+    ints(&b, "w2", 3, 144, DIMS(4, 4, 3, 3), 9, -60, 121);
+    ints(&b, "wz", 3, 1, 0, NULL, 0, 0, 1);
+    ints(&b, "xz", 2, 1, 0, NULL, 0, 128, 1);
+    ints(&b, "hz", 2, 1, 0, NULL, 0, 120, 1);
+    ints(&b, "yz", 2, 1, 0, NULL, 0, 131, 1);
+    floats(&b, "xs", 0, NULL, 1, (const float[]){0.02f});
+    floats(&b, "hs0", 0, NULL, 1, (const float[]){0.025f});
+    b.inputs[b.graph.n_input++] = mb_vi(&b, "two", 1, 0, NULL); /* a model input: hs is not folded */
+    floats(&b, "ys", 0, NULL, 1, (const float[]){0.04f});
+    floats(&b, "ws", 0, NULL, 1, (const float[]){0.008f});
+    mb_node(&b, "Mul", "hs_mul", "hs0 two", "hs");
+    Onnx__NodeProto *c[2] = {mb_node(&b, "QLinearConv", "conv1", "x xs xz w1 ws wz hs hz", "h"),
+                             mb_node(&b, "QLinearConv", "conv2", "h hs hz w2 ws wz ys yz", "y")};
+    for (int k = 0; k < 2; k++) {
+        mb_attr_ints(&b, c[k], "pads", 4, (const int64_t[]){1, 1, 1, 1});
+        mb_attr_ints(&b, c[k], "kernel_shape", 2, (const int64_t[]){3, 3});
+    }
+    rotor_error err = {{0}};
+    rotor_onnx_options o = {.keep_data = true};
+    rotor_graph g;
+    cr_assert_eq(mb_load(&b, &o, &g, NULL, &err), ROTOR_OK, "%s", err.msg);
+    mb_free(&b);
+    int x = rotor_graph_find_value(&g, "x"), y = rotor_graph_find_value(&g, "y"), hs = rotor_graph_find_value(&g, "hs"),
+        two = rotor_graph_find_value(&g, "two");
+    cr_assert(x >= 0 && y >= 0 && hs >= 0 && two >= 0);
+    cr_assert_geq(g.values[hs].producer, 0, "hs is computed");
+    double **in = calloc((size_t)g.nvalues, sizeof *in), dos = 2;
+    in[two] = &dos;
+    in[x] = malloc(sizeof(double) * 1024);
+    for (int k = 0; k < 1024; k++) in[x][k] = (k * 53 + k / 16 * 7) % 256;
+    rotor_gt_limits lim = {.lb_bytes = 896, .gb_bytes = 8 << 20, .cores = 8};
+    rotor_gt_schedule s;
+    rotor_run_result direct;
+    rotor_gtrun_result r;
+    cr_assert_eq(rotor_gt_schedule_build(&g, &lim, ROTOR_GT_GROUPED, &s, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_run(&g, (const double *const *)in, NULL, &direct, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_gtrun(&g, &s, (const double *const *)in, NULL, &r, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_geq(r.split, 1);
+    cr_assert_arr_eq(r.values[y], direct.values[y], sizeof(double) * 1024);
+    rotor_gtrun_result_free(&r);
+    rotor_run_result_free(&direct);
+    rotor_gt_schedule_free(&s);
+    free(in[x]);
+    free(in);
+    rotor_graph_free(&g);
+}
+
+/* MatMulInteger (x less its zero point, w1 less its zero point per
+ * column): int32 accumulators split by rows, the direct run's to the bit. */
+Test(gtrun, an_integer_matmul_runs_in_instances) {
+    mb b;
+    mb_init(&b, 13);
+    b.inputs[b.graph.n_input++] = mb_vi(&b, "x", 2, DIMS(64, 16));
+    b.outputs[b.graph.n_output++] = mb_vi(&b, "y", 6, 0, NULL);
+    ints(&b, "w1", 3, 256, DIMS(16, 16), 5, -60, 121);
+    ints(&b, "xz", 2, 1, 0, NULL, 0, 128, 1);
+    ints(&b, "wcz", 3, 16, DIMS(16), 3, -3, 7);
+    mb_node(&b, "MatMulInteger", "mm", "x w1 xz wcz", "y");
+    rotor_error err = {{0}};
+    rotor_onnx_options o = {.keep_data = true};
+    rotor_graph g;
+    cr_assert_eq(mb_load(&b, &o, &g, NULL, &err), ROTOR_OK, "%s", err.msg);
+    mb_free(&b);
+    int x = rotor_graph_find_value(&g, "x"), y = rotor_graph_find_value(&g, "y");
+    cr_assert(x >= 0 && y >= 0);
+    double **in = calloc((size_t)g.nvalues, sizeof *in);
+    in[x] = malloc(sizeof(double) * 1024);
+    for (int k = 0; k < 1024; k++) in[x][k] = (k * 53 + k / 16 * 7) % 256;
+    rotor_gt_limits lim = {.lb_bytes = 1024, .gb_bytes = 8 << 20, .cores = 8};
+    rotor_gt_schedule s;
+    rotor_run_result direct;
+    rotor_gtrun_result r;
+    cr_assert_eq(rotor_gt_schedule_build(&g, &lim, ROTOR_GT_GROUPED, &s, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_run(&g, (const double *const *)in, NULL, &direct, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_gtrun(&g, &s, (const double *const *)in, NULL, &r, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_geq(r.instances, 2, "%d instances", r.instances);
+    cr_assert_arr_eq(r.values[y], direct.values[y], sizeof(double) * 1024);
+    cr_assert_eq(r.row_points, r.points, "every point in rows");
+    rotor_gtrun_result_free(&r);
+    rotor_run_result_free(&direct);
     rotor_gt_schedule_free(&s);
     free(in[x]);
     free(in);

@@ -464,6 +464,28 @@ static rotor_status eval_run(gtctx *c, int o, const gtrow *rw, int64_t *idx, int
     return ROTOR_OK;
 }
 
+/* A quantized contraction's scales, zero points and bias are read whole
+ * (runquant.c): one the graph computes must be written whole before, as a
+ * vendor kernel's input must (the order is checked as it runs). */
+static rotor_status quant_params_ready(const gtctx *c, int o, rotor_error *err) {
+    const rotor_op *op = &c->g->ops[o];
+    for (int i = 0; i < op->ninputs; i++) {
+        int v = op->inputs[i];
+        bool tensor = false;
+        for (int t = 1; t < op->expr.ntensors; t++) tensor = tensor || op->tensor_value[t] == v;
+        if (tensor || c->g->values[v].producer < 0) continue;
+        if (!c->res->values[v])
+            return run_op_fail(c->g, o, err, "%s reads '%s', a parameter of its quantization, which its sub-graph "
+                               "computes in pieces; the parameters are read whole", c->where, c->g->values[v].name);
+        for (int64_t k = 0; c->written[v] && k < c->g->values[v].elements; k++)
+            if (!c->written[v][k])
+                return run_op_fail(c->g, o, err, "%s reads element %lld of '%s', a parameter of its quantization, which "
+                                   "no instance before it in the order wrote", c->where, (long long)k,
+                                   c->g->values[v].name);
+    }
+    return ROTOR_OK;
+}
+
 /* A quantized contraction's box [blo, bhi) of its output, every sum in it
  * done, requantized (or wrapped to int32) element by element. */
 static rotor_status requantize_box(const run_qop *q, const rotor_value *y, const piece *dst,
@@ -497,7 +519,8 @@ static rotor_status eval_op(gtctx *c, int o, const piece *dst, const int64_t *bl
     run_qop qo, *q = NULL;
     if (rotor_op_attr(&c->g->ops[o], "rotor.quant.a")) {
         q = &qo;
-        if (!(st = run_qop_begin(c->g, o, c->res->values, q, err))) st = run_qop_exact_f64(q, err);
+        if (!(st = quant_params_ready(c, o, err)) && !(st = run_qop_begin(c->g, o, c->res->values, q, err)))
+            st = run_qop_exact_f64(q, err);
     }
     for (int t = 0; t < e->ntensors && !st; t++) st = tmap_make(c, o, t, q, &m[t], err);
     if (!st && e->op_class != ROTOR_OP_CONTRACTION && (st = rotor_expr_check_eval(e, err))) run_op_prefix(c->g, o, err);

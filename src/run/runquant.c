@@ -103,27 +103,44 @@ static const int64_t *attr4(const rotor_op *op, const char *name) {
 
 /* ---- a quantized contraction, element by element ------------------------------------------------ */
 
-rotor_status run_qop_begin(const rotor_graph *g, int o, double *const *vals, run_qop *q, rotor_error *err) {
+/* The operator's attributes and output, nothing read yet. */
+static void qop_init(const rotor_graph *g, int o, run_qop *q) {
     memset(q, 0, sizeof *q);
     const rotor_op *op = &g->ops[o];
     q->g = g, q->o = o;
     q->qa = attr4(op, "rotor.quant.a"), q->qb = attr4(op, "rotor.quant.b"), q->qy = attr4(op, "rotor.quant.y");
-    for (int t = 1; t <= 2; t++) {
-        int v = op->expr.ntensors > t ? op->tensor_value[t] : -1;
-        if (!(t == 1 ? q->qa : q->qb) || v < 0)
-            return run_op_fail(g, o, err, "the lowering left no quantization of tensor %d", t);
-        q->x[t] = &g->values[v];
-    }
     q->y = &g->values[op->tensor_value[0]];
+}
+
+/* Input t's (1: A, 2: B) value and zero point. */
+static rotor_status qop_side(run_qop *q, double *const *vals, int t, rotor_error *err) {
+    const rotor_op *op = &q->g->ops[q->o];
+    const int64_t *qt = t == 1 ? q->qa : q->qb;
+    int v = op->expr.ntensors > t ? op->tensor_value[t] : -1;
+    if (!qt || v < 0) return run_op_fail(q->g, q->o, err, "the lowering left no quantization of tensor %d", t);
+    q->x[t] = &q->g->values[v];
+    return param_read(q->g, q->o, vals, qt[1], &q->z[t], err);
+}
+
+/* What the output needs: the scales, the output's zero point, the bias
+ * (after both sides: qa and qb are there). */
+static rotor_status qop_out_params(run_qop *q, double *const *vals, rotor_error *err) {
+    const rotor_graph *g = q->g;
     const int64_t *qy = q->qy;
     rotor_status st;
-    if ((st = param_read(g, o, vals, q->qa[1], &q->z[1], err)) || (st = param_read(g, o, vals, q->qb[1], &q->z[2], err)) ||
-        (st = param_read(g, o, vals, q->qa[0], &q->sa, err)) || (st = param_read(g, o, vals, q->qb[0], &q->sb, err)) ||
-        (st = param_read(g, o, vals, qy ? qy[0] : -1, &q->sy, err)) ||
-        (st = param_read(g, o, vals, qy ? qy[1] : -1, &q->zy, err)) ||
-        (st = param_read(g, o, vals, qy ? qy[2] : -1, &q->bias, err)))
+    if ((st = param_read(g, q->o, vals, q->qa[0], &q->sa, err)) || (st = param_read(g, q->o, vals, q->qb[0], &q->sb, err)) ||
+        (st = param_read(g, q->o, vals, qy ? qy[0] : -1, &q->sy, err)) ||
+        (st = param_read(g, q->o, vals, qy ? qy[1] : -1, &q->zy, err)) ||
+        (st = param_read(g, q->o, vals, qy ? qy[2] : -1, &q->bias, err)))
         return st;
     return ROTOR_OK;
+}
+
+rotor_status run_qop_begin(const rotor_graph *g, int o, double *const *vals, run_qop *q, rotor_error *err) {
+    qop_init(g, o, q);
+    rotor_status st;
+    if ((st = qop_side(q, vals, 1, err)) || (st = qop_side(q, vals, 2, err))) return st;
+    return qop_out_params(q, vals, err);
 }
 
 double run_qop_zero(const run_qop *q, int t, int64_t k) {
@@ -175,9 +192,10 @@ static rotor_status shift_inputs(const rotor_graph *g, int o, double *const *val
     for (int a = 0; a < e->naxes; a++)
         if (rotor_expr_is_reduction_axis(e, a)) k *= (double)e->extent[a];
     *bound = k;
-    run_qop qo;
-    rotor_status st = run_qop_begin(g, o, vals, &qo, err);
-    for (int t = 1; t <= 2 && !st; t++) {
+    run_qop qo; /* each side's zero point read, then its elements checked, A then B */
+    qop_init(g, o, &qo);
+    rotor_status st = ROTOR_OK;
+    for (int t = 1; t <= 2 && !(st = qop_side(&qo, vals, t, err)); t++) {
         int v = g->ops[o].tensor_value[t];
         const rotor_value *x = &g->values[v];
         if (!(q->src[t] = malloc(sizeof(double) * (size_t)(x->elements ? x->elements : 1)))) return rotor_nomem(err);
@@ -198,8 +216,9 @@ static rotor_status shift_inputs(const rotor_graph *g, int o, double *const *val
 /* The requantizing epilogue (QLinear*) or the int32 accumulator (*Integer)
  * of output value y's elements. */
 static rotor_status requantize(const rotor_graph *g, int o, double *const *vals, double *y, rotor_error *err) {
-    run_qop qo;
-    rotor_status st = run_qop_begin(g, o, vals, &qo, err);
+    run_qop qo; /* the output's parameters only: its inputs were shifted before */
+    qop_init(g, o, &qo);
+    rotor_status st = qop_out_params(&qo, vals, err);
     for (int64_t k = 0; !st && k < qo.y->elements; k++) st = run_qop_out(&qo, k, &y[k], err);
     return st;
 }
