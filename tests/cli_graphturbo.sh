@@ -13,8 +13,8 @@ tiny="$(dirname "$0")/../examples/tiny-cnn.onnx"
 run_saved "$tmpdir/r18" -- compile resnet-18 --batch 8 --chip stcp920 --group graphturbo -q
 expect_saved r18-head "resnet-18, batch 8 a cluster x 4 clusters on stcp920: GraphTurbo's schedules" "$tmpdir/r18"
 expect_saved r18-bn "69 operators simplified and grouped into 23 (20 BatchNormalizations folded)" "$tmpdir/r18"
-expect_saved r18-per-layer "^per-layer        4753.998    1.00x        6731.2         23        23    bfs     0     0    22" "$tmpdir/r18"
-expect_saved r18-graphturbo "^graphturbo       1286.682    3.69x       24870.2         22        97    dfs     1    21     0" "$tmpdir/r18"
+expect_saved r18-per-layer "^per-layer        4753.998    1.00x        6731.2         23        23    bfs     0     0    23" "$tmpdir/r18"
+expect_saved r18-graphturbo "^graphturbo       1286.682    3.69x       24870.2         22        97    dfs     1    21     1" "$tmpdir/r18"
 # every step at least as fast as the one before (Fig. 15's steps gain), in the first table (one pass)
 if awk '/^loop execution/ { exit } /^(per-layer|gb|lb|instances|graphturbo) / { if (prev && $2 > prev + 1e-9) bad = 1; prev = $2 } END { exit bad }' "$tmpdir/r18"; then
     ok
@@ -30,27 +30,27 @@ if /usr/bin/python3 - "$tmpdir/r18.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 steps = {s["step"]: s for s in d["steps"]}
-assert d["version"] == 1 and d["clusters"] == 4 and d["batch_per_cluster"] == 8
+assert d["version"] == 2 and d["clusters"] == 4 and d["batch_per_cluster"] == 8
 assert [s["step"] for s in d["steps"]] == ["per-layer", "gb", "lb", "instances", "graphturbo"]
 g = steps["graphturbo"]
 assert abs(g["seconds"] * 1e6 - 1286.682) < 5e-4, g["seconds"]
 assert abs(g["speedup"] - steps["per-layer"]["seconds"] / g["seconds"]) < 1e-12
 assert abs(g["throughput"] - 32 / g["seconds"]) < 1e-6
-assert g["tensors"] == {"lb": 1, "gb": 21, "ddr": 0, "host": 2}
+assert g["tensors"] == {"lb": 1, "gb": 21, "ddr": 1, "inputs": 1}
 PY
 then ok; else bad "json: the numbers differ from the table's"; fi
 
-# the DDR column leaves out the model's input and output, and says so
-expect_saved r18-host "^(LB, GB, DDR: the activation values the schedule places there, as GraphTurbo's Table 3 counts them; the model's 2 inputs and outputs, the host's buffers, are in DDR besides)$" "$tmpdir/r18"
+# the DDR column leaves out the model's input, and says so
+expect_saved r18-input "^(LB, GB, DDR: the activation values the operators write, as GraphTurbo's Table 3 counts them; the model's 1 input, written by the host, is in DDR too)$" "$tmpdir/r18"
 # §5.1's loop execution within a cluster: ResNet-18 at 8 runs fastest in one pass
 expect_saved r18-loops "^graphturbo: one pass of 8 is the fastest$" "$tmpdir/r18"
-expect_saved r18-loop-row "^graphturbo       1      8      1286.682    3.69x       24870.2     1    21     0       26.0$" "$tmpdir/r18"
+expect_saved r18-loop-row "^graphturbo       1      8      1286.682    3.69x       24870.2     1    21     1       26.0$" "$tmpdir/r18"
 # BERT-128 at 8 a cluster: two passes of 4 keep its values on the chip (none in DDR but the
-# model's input and output, the host's, which the column leaves out as the paper's Table 3 does)
+# model's output; its input, the host's, the column leaves out as the paper's Table 3 does)
 run_saved "$tmpdir/bert" -- compile bert-large --seq 128 --batch 8 --chip stcp920 --group graphturbo -q
 expect_saved bert-loops "^graphturbo: 2 passes of 4 take 4.23x less time than one pass of 8$" "$tmpdir/bert"
-expect_saved bert-loop-row "^graphturbo       2      4     42549.441    7.03x         752.1    25   194     0     1217.7$" "$tmpdir/bert"
-expect_saved bert-loop-base "^per-layer        1      8    298961.693    1.00x         107.0     0     0   219     9779.8$" "$tmpdir/bert"
+expect_saved bert-loop-row "^graphturbo       2      4     42549.441    7.03x         752.1    25   194     1     1217.7$" "$tmpdir/bert"
+expect_saved bert-loop-base "^per-layer        1      8    298961.693    1.00x         107.0     0     0   220     9779.8$" "$tmpdir/bert"
 run_saved "$tmpdir/bert.json" -- compile bert-large --seq 128 --batch 8 --chip stcp920 --group graphturbo --json
 if /usr/bin/python3 - "$tmpdir/bert.json" <<'PY'
 import json, sys
@@ -60,9 +60,9 @@ lo = d["loops"]
 loops = {s["step"]: s for s in lo["steps"]}
 assert lo["tried"] == 4 and lo["file_batch"] is False
 g = loops["graphturbo"]
-assert g["passes"] == 2 and g["batch_per_pass"] == 4 and g["tensors"]["ddr"] == 0 and g["tensors"]["host"] == 2
+assert g["passes"] == 2 and g["batch_per_pass"] == 4 and g["tensors"]["ddr"] == 1 and g["tensors"]["inputs"] == 1
 assert g["seconds"] == 2 * g["pass_seconds"]
-assert one["graphturbo"]["tensors"]["ddr"] == 72
+assert one["graphturbo"]["tensors"]["ddr"] == 73
 assert loops["per-layer"]["passes"] == 1 and loops["per-layer"]["seconds"] == one["per-layer"]["seconds"]
 assert abs(g["speedup"] - loops["per-layer"]["seconds"] / g["seconds"]) < 1e-12
 for s in lo["steps"]:

@@ -78,8 +78,9 @@ int cli_compile_graphturbo(const char *model, const rotor_chip *chip, int64_t ba
                r->tensors[ROTOR_GT_GB], r->tensors[ROTOR_GT_DDR], r->ddr_bytes / 1e6, r->gb_bytes / 1e6);
     }
     const rotor_dsa_result *g = &p->dsa[ROTOR_DSA_GRAPHTURBO];
-    printf("(LB, GB, DDR: the activation values the schedule places there, as GraphTurbo's Table 3 counts them; the "
-           "model's %d inputs and outputs, the host's buffers, are in DDR besides)\n", base->host_values);
+    printf("(LB, GB, DDR: the activation values the operators write, as GraphTurbo's Table 3 counts them; the "
+           "model's %d input%s, written by the host, %s in DDR too)\n", base->input_values,
+           base->input_values == 1 ? "" : "s", base->input_values == 1 ? "is" : "are");
     printf("\ngraphturbo: busy matrix units %.3f us, vector units %.3f us, DDR %.3f us, GB %.3f us, of %.3f us\n",
            g->mm_s * 1e6, g->vec_s * 1e6, g->ddr_s * 1e6, g->gb_s * 1e6, g->seconds * 1e6);
     rotor_graph_totals t;

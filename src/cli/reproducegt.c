@@ -1,7 +1,7 @@
 /* reproducegt.c — `rotor reproduce graphturbo`: GraphTurbo's evaluation
  * (GraphTurbo §5) as rotor_gtrepro_run computes it (src/pipeline/gtrepro.c),
  * printed beside the paper's numbers, as JSON (rotor-reproduce-graphturbo,
- * version 1), and written as CSV and SVG files (docs/reproduction.md,
+ * version 2), and written as CSV and SVG files (docs/reproduction.md,
  * "GraphTurbo"): Figures 14 and 15, Tables 1, 3 and 4.  This file only
  * parses, prints and writes. */
 #include <math.h>
@@ -122,8 +122,8 @@ static void paper_count(int v) {
 
 static void print_table3(const rotor_gtrepro_result *r) {
     printf("Table 3: activation values in DDR, the GB (LLB) and the LB (L1): rotor's per-layer (TVM) and graphturbo\n"
-           "(GT), then the paper's TVM, crafted code and GraphTurbo; the model's inputs and outputs, the host's\n"
-           "buffers in DDR whatever the schedule, are counted by neither (the paper's GraphTurbo has 0 in DDR)\n");
+           "(GT), then the paper's TVM, crafted code and GraphTurbo; the model's inputs, which the host writes into\n"
+           "DDR whatever the schedule, are counted by neither\n");
     const char *lv[3] = {"DDR", "GB", "LB"};
     printf("%-13s", "model");
     for (int l = 0; l < 3; l++) printf(" | %-3s %5s %5s %5s %5s %5s", lv[l], "TVM", "GT", "pTVM", "pcraf", "pGT");
@@ -504,7 +504,7 @@ static void json_model(cJSON *arr, const rotor_gtrepro_model *m, int64_t cluster
         cJSON_AddNumberToObject(s, "speedup", m->speedup[k]);
         cJSON_AddNumberToObject(s, "gain", m->gain[k]);
         cJSON_AddNumberToObject(s, "throughput", (double)(e->batch * clusters) / d->seconds);
-        rotor_doc_dsa_tensors_json(s, "tensors", d->tensors, d->host_values);
+        rotor_doc_dsa_tensors_json(s, "tensors", d->tensors, d->input_values);
     }
     cJSON *loops = cJSON_AddArrayToObject(o, "loops"); /* §5.1: each step at its fastest number of passes */
     for (int k = 0; k < NSTEPS; k++) {
@@ -543,7 +543,7 @@ static void json_table1(cJSON *root, const rotor_gtrepro_result *r) {
         cJSON_AddNumberToObject(o, "graphturbo_per_s", t->gt_throughput);
         cJSON_AddNumberToObject(o, "per_layer_s", t->per_layer_s);
         cJSON_AddNumberToObject(o, "per_layer_per_s", t->per_layer_throughput);
-        rotor_doc_dsa_tensors_json(o, "tensors", t->tensors, t->host_values);
+        rotor_doc_dsa_tensors_json(o, "tensors", t->tensors, t->input_values);
         cJSON_AddNumberToObject(o, "ddr_bytes", t->ddr_bytes);
         cJSON_AddNumberToObject(o, "graphturbo_loop_passes", (double)t->gt_loop.passes);
         cJSON_AddNumberToObject(o, "graphturbo_loop_s", rotor_dsa_loop_s(&t->gt_loop));
@@ -558,7 +558,7 @@ static int print_json(const rotor_gtrepro_result *r) {
     cJSON *root = cJSON_CreateObject();
     if (!root) return cli_nomem("reproduce");
     cJSON_AddStringToObject(root, "format", "rotor-reproduce-graphturbo");
-    cJSON_AddNumberToObject(root, "version", 1);
+    cJSON_AddNumberToObject(root, "version", 2); /* 2: "tensors" without the model's inputs, and "inputs" */
     cJSON_AddStringToObject(root, "chip", r->chip);
     cJSON_AddNumberToObject(root, "clusters", (double)r->clusters);
     const rotor_gtrepro_summary *s = &r->summary;

@@ -191,7 +191,7 @@ rotor_status rotor_dsa_run(const rotor_graph *g, const rotor_dsa_cluster *c, rot
     if (st == ROTOR_OK) {
         out->subgraphs = s.nsg, out->instances = s.ninst, out->order = s.kind;
         for (int i = 0; i < 3; i++) out->tensors[i] = s.tensors[i];
-        out->host_values = s.host_values;
+        out->input_values = s.input_values;
         out->gb_peak = s.gb_peak;
         out->ddr_io = s.ddr_io, out->ddr_peak = s.ddr_peak;
         st = rotor_dsa_ddr_check(g, c, out, 1, err);

@@ -428,11 +428,13 @@ static rotor_status spill(const rotor_graph *g, const rotor_gt_limits *lim, roto
     return st;
 }
 
-/* Table 3: every activation value the schedule places once, at the level
- * it lives; the model's inputs (those read) and outputs, the host's buffers
- * in DDR whatever the schedule, apart (host_values): GraphTurbo's Table 3
- * counts neither, since its GraphTurbo keeps 0 values in DDR on DLRM,
- * MobileNet-v2 and DenseNet (docs/graphturbo.md, "Binding and scopes"). */
+/* Table 3: every activation value an operator writes once, at the level it
+ * lives (a model output in DDR); the model's inputs (those read), which the
+ * host writes into DDR whatever the schedule, apart (input_values):
+ * GraphTurbo's Table 3 counts the tensors its schedule declares (§3.4:
+ * "we do not care about where the input tensors ... should be declared"),
+ * and keeps 0 in DDR on DLRM, whose 27 inputs can only be in DDR
+ * (docs/graphturbo.md, "What Table 3 counts"). */
 static void count_tensors(const rotor_graph *g, rotor_gt_schedule *s) {
     for (int i = 0; i < s->nsg; i++) s->sg[i].scope = ROTOR_GT_LB;
     for (int64_t i = 0; i < s->ninst; i++) {
@@ -441,12 +443,12 @@ static void count_tensors(const rotor_graph *g, rotor_gt_schedule *s) {
         sg->in_scope[s->scope[i]]++;
     }
     memset(s->tensors, 0, sizeof s->tensors);
-    s->host_values = 0;
+    s->input_values = 0;
     for (int v = 0; v < g->nvalues; v++) {
         const rotor_value *val = &g->values[v];
         if (val->role == ROTOR_ROLE_WEIGHT) continue;
-        if (val->producer < 0 || val->is_output) { /* an input no operator reads is not a tensor */
-            s->host_values += val->is_output || val->consumers > 0;
+        if (val->producer < 0) { /* a model input; one no operator reads is not a tensor */
+            s->input_values += val->consumers > 0;
             continue;
         }
         const rotor_gt_subgraph *sg = &s->sg[s->sg_of[val->producer]];

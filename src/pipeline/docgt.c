@@ -10,24 +10,24 @@
 
 #include <cjson/cJSON.h>
 
-/* A document's root: its format (version 1), the model and the chip; NULL
+/* A document's root: its format and version, the model and the chip; NULL
  * when out of memory. */
-static cJSON *json_root(const char *format, const char *model, const rotor_chip *chip) {
+static cJSON *json_root(const char *format, int version, const char *model, const rotor_chip *chip) {
     cJSON *root = cJSON_CreateObject();
     if (!root) return NULL;
     cJSON_AddStringToObject(root, "format", format);
-    cJSON_AddNumberToObject(root, "version", 1);
+    cJSON_AddNumberToObject(root, "version", version);
     cJSON_AddStringToObject(root, "model", model);
     cJSON_AddStringToObject(root, "chip", chip->name);
     return root;
 }
 
-cJSON *rotor_doc_dsa_tensors_json(cJSON *o, const char *key, const int tensors[3], int host) {
+cJSON *rotor_doc_dsa_tensors_json(cJSON *o, const char *key, const int tensors[3], int inputs) {
     cJSON *t = cJSON_AddObjectToObject(o, key);
     cJSON_AddNumberToObject(t, "lb", tensors[ROTOR_GT_LB]);
     cJSON_AddNumberToObject(t, "gb", tensors[ROTOR_GT_GB]);
     cJSON_AddNumberToObject(t, "ddr", tensors[ROTOR_GT_DDR]);
-    cJSON_AddNumberToObject(t, "host", host); /* the model's inputs and outputs, in DDR too */
+    cJSON_AddNumberToObject(t, "inputs", inputs); /* the model's, in DDR too (version 2) */
     return t;
 }
 
@@ -40,7 +40,7 @@ cJSON *rotor_doc_dsa_loop_json(const rotor_dsa_loops *lp, rotor_dsa_step k) {
     cJSON_AddNumberToObject(o, "seconds", rotor_dsa_loop_s(l));
     cJSON_AddNumberToObject(o, "pass_seconds", l->pass.seconds);
     cJSON_AddNumberToObject(o, "speedup", rotor_dsa_loop_s(&lp->step[ROTOR_DSA_PER_LAYER]) / rotor_dsa_loop_s(l));
-    rotor_doc_dsa_tensors_json(o, "tensors", l->pass.tensors, l->pass.host_values); /* of one pass */
+    rotor_doc_dsa_tensors_json(o, "tensors", l->pass.tensors, l->pass.input_values); /* of one pass */
     cJSON_AddNumberToObject(o, "ddr_bytes", (double)l->passes * l->pass.ddr_bytes); /* of all passes */
     return o;
 }
@@ -64,7 +64,7 @@ cJSON *rotor_doc_gticca_sg_json(const rotor_graph *g, const rotor_gticca_sg *s) 
 /* "rotor-graphturbo": the five steps in one pass, and §5.1's loops unless
  * they did not run (--no-loops). */
 static cJSON *dsa_json(const rotor_pipeline *p, const rotor_chip *chip, const char *model, int64_t batch) {
-    cJSON *root = json_root("rotor-graphturbo", model, chip);
+    cJSON *root = json_root("rotor-graphturbo", 2, model, chip); /* 2: "tensors" without the model's inputs, and "inputs" */
     if (!root) return NULL;
     cJSON_AddNumberToObject(root, "batch_per_cluster", (double)batch);
     cJSON_AddNumberToObject(root, "clusters", (double)chip->clusters);
@@ -82,7 +82,7 @@ static cJSON *dsa_json(const rotor_pipeline *p, const rotor_chip *chip, const ch
         cJSON_AddNumberToObject(o, "subgraphs", r->subgraphs);
         cJSON_AddNumberToObject(o, "instances", (double)r->instances);
         cJSON_AddStringToObject(o, "order", rotor_gt_order_name(r->order));
-        rotor_doc_dsa_tensors_json(o, "tensors", r->tensors, r->host_values);
+        rotor_doc_dsa_tensors_json(o, "tensors", r->tensors, r->input_values);
         cJSON_AddNumberToObject(o, "ddr_bytes", r->ddr_bytes);
         /* what DDR holds at once, the chip's weights and its clusters' activations */
         cJSON_AddNumberToObject(o, "ddr_held_bytes", rotor_dsa_ddr_need(&p->graph, &p->cluster, r, 1));
@@ -111,7 +111,7 @@ static cJSON *dsa_json(const rotor_pipeline *p, const rotor_chip *chip, const ch
 /* "rotor-graphturbo-icca": gticca's sub-graphs against T10 alone. */
 static cJSON *icca_json(const rotor_pipeline *p, const rotor_chip *chip, const char *model, int64_t batch) {
     const rotor_gticca_result *r = &p->t10.gticca;
-    cJSON *root = json_root("rotor-graphturbo-icca", model, chip);
+    cJSON *root = json_root("rotor-graphturbo-icca", 1, model, chip);
     if (!root) return NULL;
     cJSON_AddNumberToObject(root, "batch", (double)batch);
     cJSON_AddNumberToObject(root, "cores", (double)rotor_chip_cores(chip));
@@ -149,7 +149,7 @@ static void gtsim_step_json(cJSON *o, const rotor_gtreplay_result *r) {
 rotor_status rotor_doc_graphturbo_sim(const char *model, const rotor_chip *chip, int64_t batch,
                                       const rotor_gtreplay_result r[ROTOR_DSA_STEPS], const rotor_dsa_loops *lp,
                                       const rotor_gtreplay_result *lr, char **out, rotor_error *err) {
-    cJSON *root = json_root("rotor-graphturbo-sim", model, chip);
+    cJSON *root = json_root("rotor-graphturbo-sim", 1, model, chip);
     if (!root) return rotor_nomem(err);
     cJSON_AddNumberToObject(root, "batch", (double)batch);
     cJSON_AddNumberToObject(root, "clusters", (double)chip->clusters);
@@ -179,7 +179,7 @@ rotor_status rotor_doc_graphturbo_sim(const char *model, const rotor_chip *chip,
 rotor_status rotor_doc_graphturbo_icca_sim(const char *model, const rotor_chip *chip, int64_t batch,
                                            const rotor_graph *g, const rotor_gticca_replay_result *r, char **out,
                                            rotor_error *err) {
-    cJSON *root = json_root("rotor-graphturbo-icca-sim", model, chip);
+    cJSON *root = json_root("rotor-graphturbo-icca-sim", 1, model, chip);
     if (!root) return rotor_nomem(err);
     cJSON_AddNumberToObject(root, "batch", (double)batch);
     cJSON_AddNumberToObject(root, "cores", (double)rotor_chip_cores(chip));

@@ -30,10 +30,10 @@ rotor_status rotor_doc_print(cJSON *root, char **out, rotor_error *err);
  * "mesh WxH", into buf; returns buf. */
 const char *rotor_doc_topology_text(const rotor_chip *chip, char *buf, size_t size);
 
-/* GraphTurbo's values in the LB, GB and DDR, and the model's inputs and
- * outputs (the host's, in DDR too), as {"lb", "gb", "ddr", "host"} under
- * key of o (compile's and reproduce's documents write them alike). */
-cJSON *rotor_doc_dsa_tensors_json(cJSON *o, const char *key, const int tensors[3], int host);
+/* GraphTurbo's values in the LB, GB and DDR, and the model's inputs (the
+ * host's, in DDR too), as {"lb", "gb", "ddr", "inputs"} under key of o
+ * (compile's and reproduce's documents write them alike). */
+cJSON *rotor_doc_dsa_tensors_json(cJSON *o, const char *key, const int tensors[3], int inputs);
 
 /* Step k of §5.1's loops as compile and reproduce write it: step, passes,
  * batch_per_pass, seconds (all passes), pass_seconds, speedup (over the

@@ -29,7 +29,7 @@
  *  - Vision_Transformer is ViT-Large/16 (vit-large), not ViT-Base: Table 3
  *    gives TVM 214 tensors in DDR, close to BERT-Large's 242 (24 layers),
  *    where a 12-layer ViT-Base has about half as many (rotor's per-layer
- *    schedule: vit-base 114, vit-large 222, bert-large 221); and TVM's 40
+ *    schedule: vit-base 113, vit-large 221, bert-large 220); and TVM's 40
  *    images/s is far below BERT-128's 512 sentences/s.
  *  - DenseNet is DenseNet-121 and Conformer is Conformer-M (the zoo's). */
 const rotor_gtrepro_entry rotor_gtrepro_paper[ROTOR_GTREPRO_MODELS] = {
@@ -133,7 +133,7 @@ static rotor_status run_t1(const rotor_gtrepro_entry *bert, const rotor_chip *ch
         t->gt_throughput = (double)t->batch / g->seconds;
         t->per_layer_throughput = (double)t->batch / b->seconds;
         memcpy(t->tensors, g->tensors, sizeof t->tensors);
-        t->host_values = g->host_values;
+        t->input_values = g->input_values;
         t->ddr_bytes = g->ddr_bytes;
         t->gt_loop = p.loops.step[ROTOR_DSA_GRAPHTURBO];
     }

@@ -79,7 +79,7 @@ class Documents(unittest.TestCase):
         d = json.loads(got)
         self.assertEqual(d["format"], "rotor-graphturbo")
         g = {s["step"]: s for s in d["loops"]["steps"]}["graphturbo"]
-        self.assertEqual((g["passes"], g["batch_per_pass"], g["tensors"]["ddr"], g["tensors"]["host"]), (2, 4, 0, 2))
+        self.assertEqual((g["passes"], g["batch_per_pass"], g["tensors"]["ddr"], g["tensors"]["inputs"]), (2, 4, 1, 1))
         # one pass only, as --no-loops
         want, _ = cli("compile", "resnet-18", "--batch", "4", "--chip", "stcp920", "--group", "graphturbo", "--no-loops")
         got = rotor.compile("resnet-18", batch=4, chip="stcp920", group="graphturbo", no_loops=True)

@@ -91,7 +91,7 @@ typedef struct rotor_dsa_result {
     int64_t instances;
     rotor_gt_order_kind order;
     int tensors[3];          /* activation values in the LB, GB, DDR (Table 3) */
-    int host_values;         /* the model's inputs and outputs, in DDR, not in tensors */
+    int input_values;        /* the model's inputs, in DDR, not in tensors */
     int64_t gb_peak;         /* the most the GB holds at a point of the order (rotor_gt_schedule.gb_peak) */
     int64_t ddr_io, ddr_peak; /* activations DDR holds for the cluster (rotor_gt_schedule's) */
 } rotor_dsa_result;

@@ -218,12 +218,12 @@ typedef struct rotor_gt_schedule {
     rotor_gt_order_kind kind; /* which search gave it */
     int64_t live_peak[2];    /* peak bytes of live instance outputs: BFS, DFS */
     int merges[3];           /* straight, diamond and branch merges made */
-    int tensors[3];          /* activation values per scope (Table 3): a sub-graph's
-                              * intermediates in the LB, its output where its instances'
-                              * outputs went (the lowest level); the model's inputs and
-                              * outputs not among them */
-    int host_values;         /* the model's inputs (read) and outputs: the host's buffers,
-                              * in DDR whatever the schedule (Table 3 counts neither) */
+    int tensors[3];          /* activation values per scope (Table 3): model outputs in
+                              * DDR, a sub-graph's intermediates in the LB, its output where
+                              * its instances' outputs went (the lowest level); the model's
+                              * inputs not among them */
+    int input_values;        /* the model's inputs (read), which the host writes into DDR
+                              * whatever the schedule (Table 3 does not count them) */
     int64_t spilled[2];      /* bytes of instance outputs spilled to the GB, to DDR (§4.3) */
     /* The most the GB holds at any point of the order: the output blocks
      * waiting there, the block the running instance writes there, and the
