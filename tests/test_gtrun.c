@@ -554,7 +554,7 @@ Test(gtrun, quantized_convolutions_run_in_instances_with_their_halos) {
     int y;
     quant_convs(false, 896, &g, &r, &direct, &y);
     cr_assert_eq(r.split, 1);
-    cr_assert_eq(r.instances, 4, "%d instances", r.instances);
+    cr_assert_eq(r.instances, 4, "%lld instances", (long long)r.instances);
     cr_assert_eq(r.halo_rows, 2, "%lld halo rows", (long long)r.halo_rows);
     cr_assert_arr_eq(r.values[y], direct.values[y], sizeof(double) * 1024);
     /* in rows but at the padding (gtrun.c, eval_run_quant) */
@@ -577,7 +577,7 @@ Test(gtrun, an_integer_convolution_runs_in_instances) {
     int y;
     quant_convs(true, 896, &g, &r, &direct, &y);
     cr_assert_eq(r.split, 1);
-    cr_assert_geq(r.instances, 2, "%d instances", r.instances);
+    cr_assert_geq(r.instances, 2, "%lld instances", (long long)r.instances);
     cr_assert_arr_eq(r.values[y], direct.values[y], sizeof(double) * 1024);
     int neg = 0, pos = 0;
     for (int k = 0; k < 1024; k++) neg += r.values[y][k] < -255, pos += r.values[y][k] > 255;
@@ -636,7 +636,7 @@ Test(gtrun, a_zero_point_per_row_follows_the_rows_of_an_instance) {
     cr_assert_eq(rotor_run(&g, (const double *const *)in, NULL, &direct, &err), ROTOR_OK, "%s", err.msg);
     cr_assert_eq(rotor_gtrun(&g, &s, (const double *const *)in, NULL, &r, &err), ROTOR_OK, "%s", err.msg);
     cr_assert_eq(r.split, 1);
-    cr_assert_eq(r.instances, 4, "%d instances", r.instances);
+    cr_assert_eq(r.instances, 4, "%lld instances", (long long)r.instances);
     cr_assert_eq(s.nsg, 1);
     cr_assert(s.sg[0].best.factor[0] == 4 && s.sg[0].best.factor[1] == 1, "split by rows: %lldx%lld",
               (long long)s.sg[0].best.factor[0], (long long)s.sg[0].best.factor[1]);
@@ -768,7 +768,7 @@ Test(gtrun, an_integer_matmul_runs_in_instances) {
     cr_assert_eq(rotor_gt_schedule_build(&g, &lim, ROTOR_GT_GROUPED, &s, &err), ROTOR_OK, "%s", err.msg);
     cr_assert_eq(rotor_run(&g, (const double *const *)in, NULL, &direct, &err), ROTOR_OK, "%s", err.msg);
     cr_assert_eq(rotor_gtrun(&g, &s, (const double *const *)in, NULL, &r, &err), ROTOR_OK, "%s", err.msg);
-    cr_assert_geq(r.instances, 2, "%d instances", r.instances);
+    cr_assert_geq(r.instances, 2, "%lld instances", (long long)r.instances);
     cr_assert_arr_eq(r.values[y], direct.values[y], sizeof(double) * 1024);
     cr_assert_eq(r.row_points, r.points, "every point in rows");
     rotor_gtrun_result_free(&r);
