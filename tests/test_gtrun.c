@@ -490,13 +490,77 @@ static void floats(mb *b, const char *name, int rank, const int64_t *dims, int n
         t->float_data[t->n_float_data] = v[t->n_float_data];
 }
 
+/* A quantized model run both ways: loaded from the builder, scheduled
+ * with an LB of lb bytes, run by GraphTurbo's instances (r) and directly
+ * (direct), with options opt (NULL: none).  Its input x holds 1024
+ * integers of 0..255; a model input "two", where there is one, is 2. */
+typedef struct qrun {
+    rotor_graph g;
+    rotor_gt_schedule s;
+    double **in;
+    int x, y;
+    rotor_gtrun_result r;
+    rotor_run_result direct;
+} qrun;
+
+static double qrun_two = 2;
+
+static void qrun_make_with(mb *b, int64_t lb, const rotor_gtrun_options *opt, qrun *q) {
+    rotor_error err = {{0}};
+    rotor_onnx_options o = {.keep_data = true};
+    cr_assert_eq(mb_load(b, &o, &q->g, NULL, &err), ROTOR_OK, "%s", err.msg);
+    mb_free(b);
+    q->x = rotor_graph_find_value(&q->g, "x");
+    q->y = rotor_graph_find_value(&q->g, "y");
+    cr_assert(q->x >= 0 && q->y >= 0);
+    cr_assert_eq(q->g.values[q->x].elements, 1024);
+    q->in = calloc((size_t)q->g.nvalues, sizeof *q->in);
+    q->in[q->x] = malloc(sizeof(double) * 1024);
+    for (int k = 0; k < 1024; k++) q->in[q->x][k] = (k * 53 + k / 16 * 7) % 256;
+    int two = rotor_graph_find_value(&q->g, "two");
+    if (two >= 0) q->in[two] = &qrun_two;
+    rotor_gt_limits lim = {.lb_bytes = lb, .gb_bytes = 8 << 20, .cores = 8};
+    cr_assert_eq(rotor_gt_schedule_build(&q->g, &lim, ROTOR_GT_GROUPED, &q->s, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_run(&q->g, (const double *const *)q->in, NULL, &q->direct, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_gtrun(&q->g, &q->s, (const double *const *)q->in, opt, &q->r, &err), ROTOR_OK, "%s", err.msg);
+}
+
+
+static void qrun_free(qrun *q) {
+    rotor_gtrun_result_free(&q->r);
+    rotor_run_result_free(&q->direct);
+    rotor_gt_schedule_free(&q->s);
+    free(q->in[q->x]);
+    free(q->in);
+    rotor_graph_free(&q->g);
+}
+
+/* Asserts y the direct run's to the bit, and returns how many of its
+ * elements lie strictly between lo and hi. */
+static int qrun_same(const qrun *q, double lo, double hi) {
+    const double *y = q->r.values[q->y];
+    cr_assert_arr_eq(y, q->direct.values[q->y], sizeof(double) * (size_t)q->g.values[q->y].elements);
+    int n = 0;
+    for (int64_t k = 0; k < q->g.values[q->y].elements; k++) n += y[k] > lo && y[k] < hi;
+    return n;
+}
+
+/* The scalars both quantized models below read. */
+static void quant_scalars(mb *b) {
+    ints(b, "xz", 2, 1, 0, NULL, 0, 128, 1);
+    ints(b, "hz", 2, 1, 0, NULL, 0, 120, 1);
+    ints(b, "yz", 2, 1, 0, NULL, 0, 131, 1);
+    floats(b, "xs", 0, NULL, 1, (const float[]){0.02f});
+    floats(b, "ys", 0, NULL, 1, (const float[]){0.04f});
+}
+
 /* x (uint8 [1,4,16,16]) -> QLinearConv 3x3 (pads 1; int8 weights with
  * per-channel scales and zero points, an int32 bias) -> h (uint8) ->
  * QLinearConv 3x3 -> y (uint8); when integer, x -> ConvInteger 3x3 (its
- * zero points, no scale) -> y, the int32 accumulator.  Scheduled with an LB of lb bytes, run by
- * GraphTurbo's instances and directly: *r, *direct, y's index *y. */
-static void quant_convs(bool integer, int64_t lb, rotor_graph *g, rotor_gtrun_result *r, rotor_run_result *direct,
-                        int *y) {
+ * zero points, no scale) -> y, the int32 accumulator; when computed, h's
+ * scale is hs0 x two, two a model input (so an operator before the
+ * convolutions computes it). */
+static void quant_convs(bool integer, bool computed, int64_t lb, const rotor_gtrun_options *opt, qrun *q) {
     mb b;
     mb_init(&b, 13);
     b.inputs[b.graph.n_input++] = mb_vi(&b, "x", 2, DIMS(1, 4, 16, 16));
@@ -504,14 +568,16 @@ static void quant_convs(bool integer, int64_t lb, rotor_graph *g, rotor_gtrun_re
     ints(&b, "w1", 3, 144, DIMS(4, 4, 3, 3), 5, -60, 121);
     ints(&b, "w2", 3, 144, DIMS(4, 4, 3, 3), 9, -60, 121);
     ints(&b, "wz", 3, 4, DIMS(4), 0, -2, 5); /* -2, 0, 2, -1: per output channel */
-    ints(&b, "xz", 2, 1, 0, NULL, 0, 128, 1);
-    ints(&b, "hz", 2, 1, 0, NULL, 0, 120, 1);
-    ints(&b, "yz", 2, 1, 0, NULL, 0, 131, 1);
     ints(&b, "b1", 6, 4, DIMS(4), 3, -900, 1801);
-    floats(&b, "xs", 0, NULL, 1, (const float[]){0.02f});
-    floats(&b, "hs", 0, NULL, 1, (const float[]){0.05f});
-    floats(&b, "ys", 0, NULL, 1, (const float[]){0.04f});
+    quant_scalars(&b);
     floats(&b, "ws", 1, (const int64_t[]){4}, 4, (const float[]){0.007f, 0.008f, 0.006f, 0.009f});
+    if (computed) {
+        b.inputs[b.graph.n_input++] = mb_vi(&b, "two", 1, 0, NULL); /* a model input: hs is not folded */
+        floats(&b, "hs0", 0, NULL, 1, (const float[]){0.025f});
+        mb_node(&b, "Mul", "hs_mul", "hs0 two", "hs");
+    } else {
+        floats(&b, "hs", 0, NULL, 1, (const float[]){0.05f});
+    }
     const char *op = integer ? "ConvInteger" : "QLinearConv";
     Onnx__NodeProto *c[2] = {mb_node(&b, op, "conv1", integer ? "x w1 xz wz" : "x xs xz w1 ws wz hs hz b1",
                                      integer ? "y" : "h"),
@@ -520,24 +586,38 @@ static void quant_convs(bool integer, int64_t lb, rotor_graph *g, rotor_gtrun_re
         mb_attr_ints(&b, c[k], "pads", 4, (const int64_t[]){1, 1, 1, 1});
         mb_attr_ints(&b, c[k], "kernel_shape", 2, (const int64_t[]){3, 3});
     }
-    rotor_error err = {{0}};
-    rotor_onnx_options o = {.keep_data = true};
-    cr_assert_eq(mb_load(&b, &o, g, NULL, &err), ROTOR_OK, "%s", err.msg);
-    mb_free(&b);
-    int x = rotor_graph_find_value(g, "x");
-    *y = rotor_graph_find_value(g, "y");
-    cr_assert(x >= 0 && *y >= 0);
-    double **in = calloc((size_t)g->nvalues, sizeof *in);
-    in[x] = malloc(sizeof(double) * 1024);
-    for (int k = 0; k < 1024; k++) in[x][k] = (k * 53 + k / 16 * 7) % 256;
-    rotor_gt_limits lim = {.lb_bytes = lb, .gb_bytes = 8 << 20, .cores = 8};
-    rotor_gt_schedule s;
-    cr_assert_eq(rotor_gt_schedule_build(g, &lim, ROTOR_GT_GROUPED, &s, &err), ROTOR_OK, "%s", err.msg);
-    cr_assert_eq(rotor_run(g, (const double *const *)in, NULL, direct, &err), ROTOR_OK, "%s", err.msg);
-    cr_assert_eq(rotor_gtrun(g, &s, (const double *const *)in, NULL, r, &err), ROTOR_OK, "%s", err.msg);
-    rotor_gt_schedule_free(&s);
-    free(in[x]);
-    free(in);
+    qrun_make_with(&b, lb, opt, q);
+}
+
+/* x (uint8 [64,16]) -> QLinearMatMul -> h (uint8) -> QLinearMatMul, its
+ * A's zero point and scale per row of h and B's per column -> y (uint8
+ * [64,16]); when integer, x -> MatMulInteger (x's zero point, w1's per
+ * column) -> y, the int32 accumulator. */
+static void quant_matmuls(bool integer, int64_t lb, const rotor_gtrun_options *opt, qrun *q) {
+    mb b;
+    mb_init(&b, 13);
+    b.inputs[b.graph.n_input++] = mb_vi(&b, "x", 2, DIMS(64, 16));
+    b.outputs[b.graph.n_output++] = mb_vi(&b, "y", integer ? 6 : 2, 0, NULL);
+    ints(&b, "w1", 3, 256, DIMS(16, 16), 5, -60, 121);
+    ints(&b, "w2", 3, 256, DIMS(16, 16), 9, -60, 121);
+    ints(&b, "wz", 3, 1, 0, NULL, 0, 1, 1);
+    ints(&b, "hrz", 2, 64, DIMS(64), 0, 100, 41); /* 100 .. 140, row by row */
+    ints(&b, "wcz", 3, 16, DIMS(16), 3, -3, 7);   /* per column of w2 */
+    quant_scalars(&b);
+    floats(&b, "hs", 0, NULL, 1, (const float[]){0.05f});
+    floats(&b, "ws", 0, NULL, 1, (const float[]){0.009f});
+    float hrs[64], wcs[16];
+    for (int k = 0; k < 64; k++) hrs[k] = 0.04f + 0.0003f * (float)k;
+    for (int k = 0; k < 16; k++) wcs[k] = 0.006f + 0.0002f * (float)k;
+    floats(&b, "hrs", 1, (const int64_t[]){64}, 64, hrs); /* per row, as its zero point */
+    floats(&b, "wcs", 1, (const int64_t[]){16}, 16, wcs);
+    if (integer) {
+        mb_node(&b, "MatMulInteger", "mm", "x w1 xz wcz", "y");
+    } else {
+        mb_node(&b, "QLinearMatMul", "mm1", "x xs xz w1 ws wz hs hz", "h");
+        mb_node(&b, "QLinearMatMul", "mm2", "h hrs hrz w2 wcs wcz ys yz", "y");
+    }
+    qrun_make_with(&b, lb, opt, q);
 }
 
 #define ROWS_QUANT 80960 /* the points the two convolutions run in rows (the rest: padding) */
@@ -548,233 +628,111 @@ static void quant_convs(bool integer, int64_t lb, rotor_graph *g, rotor_gtrun_re
  * block of each output (docs/run.md, "Quantized operators"); the uint8
  * outputs are the direct run's, and most are neither 0 nor 255. */
 Test(gtrun, quantized_convolutions_run_in_instances_with_their_halos) {
-    rotor_graph g;
-    rotor_gtrun_result r;
-    rotor_run_result direct;
-    int y;
-    quant_convs(false, 896, &g, &r, &direct, &y);
-    cr_assert_eq(r.split, 1);
-    cr_assert_eq(r.instances, 4, "%lld instances", (long long)r.instances);
-    cr_assert_eq(r.halo_rows, 2, "%lld halo rows", (long long)r.halo_rows);
-    cr_assert_arr_eq(r.values[y], direct.values[y], sizeof(double) * 1024);
-    /* in rows but at the padding (gtrun.c, eval_run_quant) */
-    cr_assert_eq(r.row_points, ROWS_QUANT, "%.0f of %.0f points in rows", r.row_points, r.points);
-    int inside = 0;
-    for (int k = 0; k < 1024; k++) inside += r.values[y][k] > 0 && r.values[y][k] < 255;
+    qrun q;
+    quant_convs(false, false, 896, NULL, &q);
+    cr_assert_eq(q.r.split, 1);
+    cr_assert_eq(q.r.instances, 4, "%lld instances", (long long)q.r.instances);
+    cr_assert_eq(q.r.halo_rows, 2, "%lld halo rows", (long long)q.r.halo_rows);
+    int inside = qrun_same(&q, 0, 255);
     cr_assert_gt(inside, 700, "%d of 1024 outputs unsaturated", inside);
-    rotor_gtrun_result_free(&r);
-    rotor_run_result_free(&direct);
-    rotor_graph_free(&g);
+    /* in rows but at the padding (gtrun.c, eval_run_quant) */
+    cr_assert_eq(q.r.row_points, ROWS_QUANT, "%.0f of %.0f points in rows", q.r.row_points, q.r.points);
+    qrun_free(&q);
 }
 
 /* ConvInteger: its int32 accumulators, the inputs less their zero points
  * (the weights' per output channel), split into instances: the direct
  * run's to the bit, and of both signs. */
 Test(gtrun, an_integer_convolution_runs_in_instances) {
-    rotor_graph g;
-    rotor_gtrun_result r;
-    rotor_run_result direct;
-    int y;
-    quant_convs(true, 896, &g, &r, &direct, &y);
-    cr_assert_eq(r.split, 1);
-    cr_assert_geq(r.instances, 2, "%lld instances", (long long)r.instances);
-    cr_assert_arr_eq(r.values[y], direct.values[y], sizeof(double) * 1024);
-    int neg = 0, pos = 0;
-    for (int k = 0; k < 1024; k++) neg += r.values[y][k] < -255, pos += r.values[y][k] > 255;
+    qrun q;
+    quant_convs(true, false, 896, NULL, &q);
+    cr_assert_eq(q.r.split, 1);
+    cr_assert_geq(q.r.instances, 2, "%lld instances", (long long)q.r.instances);
+    int neg = qrun_same(&q, -INFINITY, -255), pos = qrun_same(&q, 255, INFINITY);
     cr_assert(neg > 100 && pos > 100, "%d below -255, %d above 255", neg, pos);
-    rotor_gtrun_result_free(&r);
-    rotor_run_result_free(&direct);
-    rotor_graph_free(&g);
+    qrun_free(&q);
 }
 
-/* x (uint8 [64,16]) -> QLinearMatMul -> h (uint8) -> QLinearMatMul, its
- * A's zero point per row of h and B's per column -> y (uint8 [64,16]),
- * split by rows: an instance reads its rows of h from its own piece, and
- * each element's zero point is its row's in the whole value, not in the
- * piece; along a row of y (its columns, the inner axis) B's zero point
- * moves with the column. */
+/* Two QLinearMatMuls split by rows: an instance reads its rows of h from
+ * its own piece, and each element's zero point and scale are its row's in
+ * the whole value, not in the piece; along a row of y (its columns, the
+ * inner axis) B's zero point moves with the column. */
 Test(gtrun, a_zero_point_per_row_follows_the_rows_of_an_instance) {
-    mb b;
-    mb_init(&b, 13);
-    b.inputs[b.graph.n_input++] = mb_vi(&b, "x", 2, DIMS(64, 16));
-    b.outputs[b.graph.n_output++] = mb_vi(&b, "y", 2, 0, NULL);
-    ints(&b, "w1", 3, 256, DIMS(16, 16), 5, -60, 121);
-    ints(&b, "w2", 3, 256, DIMS(16, 16), 9, -60, 121);
-    ints(&b, "wz", 3, 1, 0, NULL, 0, 1, 1);
-    ints(&b, "xz", 2, 1, 0, NULL, 0, 128, 1);
-    ints(&b, "hz", 2, 1, 0, NULL, 0, 120, 1);
-    ints(&b, "hrz", 2, 64, DIMS(64), 0, 100, 41); /* 100 .. 140, row by row */
-    ints(&b, "yz", 2, 1, 0, NULL, 0, 131, 1);
-    floats(&b, "xs", 0, NULL, 1, (const float[]){0.02f});
-    floats(&b, "hs", 0, NULL, 1, (const float[]){0.05f});
-    floats(&b, "ys", 0, NULL, 1, (const float[]){0.04f});
-    floats(&b, "ws", 0, NULL, 1, (const float[]){0.009f});
-    mb_node(&b, "QLinearMatMul", "mm1", "x xs xz w1 ws wz hs hz", "h");
-    float hrs[64];
-    for (int k = 0; k < 64; k++) hrs[k] = 0.04f + 0.0003f * (float)k;
-    floats(&b, "hrs", 1, (const int64_t[]){64}, 64, hrs); /* per row, as its zero point */
-    ints(&b, "wcz", 3, 16, DIMS(16), 3, -3, 7); /* per column of w2 */
-    float wcs[16];
-    for (int k = 0; k < 16; k++) wcs[k] = 0.006f + 0.0002f * (float)k;
-    floats(&b, "wcs", 1, (const int64_t[]){16}, 16, wcs);
-    mb_node(&b, "QLinearMatMul", "mm2", "h hrs hrz w2 wcs wcz ys yz", "y");
-    rotor_error err = {{0}};
-    rotor_onnx_options o = {.keep_data = true};
-    rotor_graph g;
-    cr_assert_eq(mb_load(&b, &o, &g, NULL, &err), ROTOR_OK, "%s", err.msg);
-    mb_free(&b);
-    int x = rotor_graph_find_value(&g, "x"), y = rotor_graph_find_value(&g, "y");
-    cr_assert(x >= 0 && y >= 0);
-    double **in = calloc((size_t)g.nvalues, sizeof *in);
-    in[x] = malloc(sizeof(double) * 1024);
-    for (int k = 0; k < 1024; k++) in[x][k] = (k * 53 + k / 16 * 7) % 256;
-    rotor_gt_limits lim = {.lb_bytes = 896, .gb_bytes = 8 << 20, .cores = 8};
-    rotor_gt_schedule s;
-    rotor_run_result direct;
-    rotor_gtrun_result r;
-    cr_assert_eq(rotor_gt_schedule_build(&g, &lim, ROTOR_GT_GROUPED, &s, &err), ROTOR_OK, "%s", err.msg);
-    cr_assert_eq(rotor_run(&g, (const double *const *)in, NULL, &direct, &err), ROTOR_OK, "%s", err.msg);
-    cr_assert_eq(rotor_gtrun(&g, &s, (const double *const *)in, NULL, &r, &err), ROTOR_OK, "%s", err.msg);
-    cr_assert_eq(r.split, 1);
-    cr_assert_eq(r.instances, 4, "%lld instances", (long long)r.instances);
-    cr_assert_eq(s.nsg, 1);
-    cr_assert(s.sg[0].best.factor[0] == 4 && s.sg[0].best.factor[1] == 1, "split by rows: %lldx%lld",
-              (long long)s.sg[0].best.factor[0], (long long)s.sg[0].best.factor[1]);
-    cr_assert_null(r.values[rotor_graph_find_value(&g, "h")], "h exists only in the instances' pieces");
-    cr_assert_arr_eq(r.values[y], direct.values[y], sizeof(double) * 1024);
-    cr_assert_eq(r.row_points, r.points, "every point in rows (no padding): %.0f of %.0f", r.row_points, r.points);
-    int inside = 0;
-    for (int k = 0; k < 1024; k++) inside += r.values[y][k] > 0 && r.values[y][k] < 255;
+    qrun q;
+    quant_matmuls(false, 896, NULL, &q);
+    cr_assert_eq(q.r.split, 1);
+    cr_assert_eq(q.r.instances, 4, "%lld instances", (long long)q.r.instances);
+    cr_assert_eq(q.s.nsg, 1);
+    cr_assert(q.s.sg[0].best.factor[0] == 4 && q.s.sg[0].best.factor[1] == 1, "split by rows: %lldx%lld",
+              (long long)q.s.sg[0].best.factor[0], (long long)q.s.sg[0].best.factor[1]);
+    cr_assert_null(q.r.values[rotor_graph_find_value(&q.g, "h")], "h exists only in the instances' pieces");
+    int inside = qrun_same(&q, 0, 255);
     cr_assert_gt(inside, 700, "%d of 1024 outputs unsaturated", inside);
-    rotor_gtrun_result_free(&r);
-    rotor_run_result_free(&direct);
-    rotor_gt_schedule_free(&s);
-    free(in[x]);
-    free(in);
-    rotor_graph_free(&g);
+    cr_assert_eq(q.r.row_points, q.r.points, "every point in rows (no padding): %.0f of %.0f", q.r.row_points,
+                 q.r.points);
+    qrun_free(&q);
+}
+
+/* MatMulInteger (x less its zero point, w1 less its zero point per
+ * column): int32 accumulators split by rows, the direct run's to the bit. */
+Test(gtrun, an_integer_matmul_runs_in_instances) {
+    qrun q;
+    quant_matmuls(true, 1024, NULL, &q);
+    cr_assert_geq(q.r.instances, 2, "%lld instances", (long long)q.r.instances);
+    qrun_same(&q, 0, 0);
+    cr_assert_eq(q.r.row_points, q.r.points, "every point in rows");
+    qrun_free(&q);
 }
 
 /* A quantized contraction's input that is not an integer has no zero
  * point to shift by: refused, naming the instance and the element, as the
  * direct run refuses it. */
 Test(gtrun, a_quantized_input_that_is_no_integer_is_refused) {
-    rotor_graph g;
-    rotor_gtrun_result r;
-    rotor_run_result direct;
-    int y;
-    quant_convs(false, 896, &g, &r, &direct, &y);
-    rotor_gtrun_result_free(&r);
-    rotor_run_result_free(&direct);
-    int x = rotor_graph_find_value(&g, "x");
-    double **in = calloc((size_t)g.nvalues, sizeof *in);
-    in[x] = calloc(1024, sizeof(double));
-    in[x][16 * 5 + 3] = 2.5;
-    rotor_gt_limits lim = {.lb_bytes = 896, .gb_bytes = 8 << 20, .cores = 8};
-    rotor_gt_schedule s;
+    qrun q;
+    quant_convs(false, false, 896, NULL, &q);
+    rotor_gtrun_result_free(&q.r);
+    rotor_run_result_free(&q.direct);
+    memset(q.in[q.x], 0, sizeof(double) * 1024);
+    q.in[q.x][16 * 5 + 3] = 2.5;
     rotor_error err = {{0}};
-    cr_assert_eq(rotor_gt_schedule_build(&g, &lim, ROTOR_GT_GROUPED, &s, &err), ROTOR_OK, "%s", err.msg);
-    cr_assert_eq(rotor_gtrun(&g, &s, (const double *const *)in, NULL, &r, &err), ROTOR_ERR_INPUT);
+    cr_assert_eq(rotor_gtrun(&q.g, &q.s, (const double *const *)q.in, NULL, &q.r, &err), ROTOR_ERR_INPUT);
     cr_assert(strstr(err.msg, "op 'conv1' (QLinearConv): instance 0 of sub-graph 0 reads element (0,0,5,3) of 'x' (u8), "
                      "2.5, not an integer"), "%s", err.msg);
-    cr_assert_eq(rotor_run(&g, (const double *const *)in, NULL, &direct, &err), ROTOR_ERR_INPUT);
+    cr_assert_eq(rotor_run(&q.g, (const double *const *)q.in, NULL, &q.direct, &err), ROTOR_ERR_INPUT);
     cr_assert(strstr(err.msg, "is 2.5, not an integer"), "%s", err.msg);
-    rotor_gt_schedule_free(&s);
-    free(in[x]);
-    free(in);
-    rotor_graph_free(&g);
+    q.r = (rotor_gtrun_result){0};
+    q.direct = (rotor_run_result){0};
+    qrun_free(&q);
 }
 
-/* A scale the graph computes (hs = hs0 x two, two a model input, so an
- * operator before the convolutions) is read whole by the quantized convolutions' instances,
- * once written: the direct run's outputs to the bit. */
+/* A scale the graph computes (an operator before the convolutions) is
+ * read whole by the quantized convolutions' instances, once written: the
+ * direct run's outputs to the bit. */
 Test(gtrun, a_computed_scale_is_read_once_written) {
-    mb b;
-    mb_init(&b, 13);
-    b.inputs[b.graph.n_input++] = mb_vi(&b, "x", 2, DIMS(1, 4, 16, 16));
-    b.outputs[b.graph.n_output++] = mb_vi(&b, "y", 2, 0, NULL);
-    ints(&b, "w1", 3, 144, DIMS(4, 4, 3, 3), 5, -60, 121);
-    ints(&b, "w2", 3, 144, DIMS(4, 4, 3, 3), 9, -60, 121);
-    ints(&b, "wz", 3, 1, 0, NULL, 0, 0, 1);
-    ints(&b, "xz", 2, 1, 0, NULL, 0, 128, 1);
-    ints(&b, "hz", 2, 1, 0, NULL, 0, 120, 1);
-    ints(&b, "yz", 2, 1, 0, NULL, 0, 131, 1);
-    floats(&b, "xs", 0, NULL, 1, (const float[]){0.02f});
-    floats(&b, "hs0", 0, NULL, 1, (const float[]){0.025f});
-    b.inputs[b.graph.n_input++] = mb_vi(&b, "two", 1, 0, NULL); /* a model input: hs is not folded */
-    floats(&b, "ys", 0, NULL, 1, (const float[]){0.04f});
-    floats(&b, "ws", 0, NULL, 1, (const float[]){0.008f});
-    mb_node(&b, "Mul", "hs_mul", "hs0 two", "hs");
-    Onnx__NodeProto *c[2] = {mb_node(&b, "QLinearConv", "conv1", "x xs xz w1 ws wz hs hz", "h"),
-                             mb_node(&b, "QLinearConv", "conv2", "h hs hz w2 ws wz ys yz", "y")};
-    for (int k = 0; k < 2; k++) {
-        mb_attr_ints(&b, c[k], "pads", 4, (const int64_t[]){1, 1, 1, 1});
-        mb_attr_ints(&b, c[k], "kernel_shape", 2, (const int64_t[]){3, 3});
-    }
-    rotor_error err = {{0}};
-    rotor_onnx_options o = {.keep_data = true};
-    rotor_graph g;
-    cr_assert_eq(mb_load(&b, &o, &g, NULL, &err), ROTOR_OK, "%s", err.msg);
-    mb_free(&b);
-    int x = rotor_graph_find_value(&g, "x"), y = rotor_graph_find_value(&g, "y"), hs = rotor_graph_find_value(&g, "hs"),
-        two = rotor_graph_find_value(&g, "two");
-    cr_assert(x >= 0 && y >= 0 && hs >= 0 && two >= 0);
-    cr_assert_geq(g.values[hs].producer, 0, "hs is computed");
-    double **in = calloc((size_t)g.nvalues, sizeof *in), dos = 2;
-    in[two] = &dos;
-    in[x] = malloc(sizeof(double) * 1024);
-    for (int k = 0; k < 1024; k++) in[x][k] = (k * 53 + k / 16 * 7) % 256;
-    rotor_gt_limits lim = {.lb_bytes = 896, .gb_bytes = 8 << 20, .cores = 8};
-    rotor_gt_schedule s;
-    rotor_run_result direct;
-    rotor_gtrun_result r;
-    cr_assert_eq(rotor_gt_schedule_build(&g, &lim, ROTOR_GT_GROUPED, &s, &err), ROTOR_OK, "%s", err.msg);
-    cr_assert_eq(rotor_run(&g, (const double *const *)in, NULL, &direct, &err), ROTOR_OK, "%s", err.msg);
-    cr_assert_eq(rotor_gtrun(&g, &s, (const double *const *)in, NULL, &r, &err), ROTOR_OK, "%s", err.msg);
-    cr_assert_geq(r.split, 1);
-    cr_assert_arr_eq(r.values[y], direct.values[y], sizeof(double) * 1024);
-    rotor_gtrun_result_free(&r);
-    rotor_run_result_free(&direct);
-    rotor_gt_schedule_free(&s);
-    free(in[x]);
-    free(in);
-    rotor_graph_free(&g);
+    qrun q;
+    quant_convs(false, true, 896, NULL, &q);
+    cr_assert_geq(q.g.values[rotor_graph_find_value(&q.g, "hs")].producer, 0, "hs is computed");
+    cr_assert_geq(q.r.split, 1);
+    qrun_same(&q, 0, 0);
+    qrun_free(&q);
 }
 
-/* MatMulInteger (x less its zero point, w1 less its zero point per
- * column): int32 accumulators split by rows, the direct run's to the bit. */
-Test(gtrun, an_integer_matmul_runs_in_instances) {
-    mb b;
-    mb_init(&b, 13);
-    b.inputs[b.graph.n_input++] = mb_vi(&b, "x", 2, DIMS(64, 16));
-    b.outputs[b.graph.n_output++] = mb_vi(&b, "y", 6, 0, NULL);
-    ints(&b, "w1", 3, 256, DIMS(16, 16), 5, -60, 121);
-    ints(&b, "xz", 2, 1, 0, NULL, 0, 128, 1);
-    ints(&b, "wcz", 3, 16, DIMS(16), 3, -3, 7);
-    mb_node(&b, "MatMulInteger", "mm", "x w1 xz wcz", "y");
-    rotor_error err = {{0}};
-    rotor_onnx_options o = {.keep_data = true};
-    rotor_graph g;
-    cr_assert_eq(mb_load(&b, &o, &g, NULL, &err), ROTOR_OK, "%s", err.msg);
-    mb_free(&b);
-    int x = rotor_graph_find_value(&g, "x"), y = rotor_graph_find_value(&g, "y");
-    cr_assert(x >= 0 && y >= 0);
-    double **in = calloc((size_t)g.nvalues, sizeof *in);
-    in[x] = malloc(sizeof(double) * 1024);
-    for (int k = 0; k < 1024; k++) in[x][k] = (k * 53 + k / 16 * 7) % 256;
-    rotor_gt_limits lim = {.lb_bytes = 1024, .gb_bytes = 8 << 20, .cores = 8};
-    rotor_gt_schedule s;
-    rotor_run_result direct;
-    rotor_gtrun_result r;
-    cr_assert_eq(rotor_gt_schedule_build(&g, &lim, ROTOR_GT_GROUPED, &s, &err), ROTOR_OK, "%s", err.msg);
-    cr_assert_eq(rotor_run(&g, (const double *const *)in, NULL, &direct, &err), ROTOR_OK, "%s", err.msg);
-    cr_assert_eq(rotor_gtrun(&g, &s, (const double *const *)in, NULL, &r, &err), ROTOR_OK, "%s", err.msg);
-    cr_assert_geq(r.instances, 2, "%lld instances", (long long)r.instances);
-    cr_assert_arr_eq(r.values[y], direct.values[y], sizeof(double) * 1024);
-    cr_assert_eq(r.row_points, r.points, "every point in rows");
-    rotor_gtrun_result_free(&r);
-    rotor_run_result_free(&direct);
-    rotor_gt_schedule_free(&s);
-    free(in[x]);
-    free(in);
-    rotor_graph_free(&g);
+/* Point by point (no_rows), every quantized model above gives the rows'
+ * bits: each input read less its zero point at its place in the value
+ * (gtrun.c, read_input), the reference the rows keep to. */
+Test(gtrun, quantized_points_one_by_one_give_the_rows_bits) {
+    rotor_gtrun_options opt = {.no_rows = true};
+    for (int k = 0; k < 4; k++) {
+        qrun q, one;
+        if (k < 2) quant_convs(k == 1, false, 896, NULL, &q), quant_convs(k == 1, false, 896, &opt, &one);
+        else quant_matmuls(k == 3, k == 3 ? 1024 : 896, NULL, &q), quant_matmuls(k == 3, k == 3 ? 1024 : 896, &opt, &one);
+        cr_assert_eq(one.r.row_points, 0, "model %d: no rows", k);
+        cr_assert_eq(one.r.points, q.r.points, "model %d: the same points", k);
+        cr_assert_gt(q.r.row_points, 0, "model %d", k);
+        qrun_same(&one, 0, 0);
+        cr_assert_arr_eq(one.r.values[one.y], q.r.values[q.y], sizeof(double) * (size_t)q.g.values[q.y].elements,
+                         "model %d", k);
+        qrun_free(&one);
+        qrun_free(&q);
+    }
 }

@@ -51,7 +51,7 @@ typedef struct piece {
 typedef struct gtctx {
     const rotor_graph *g;
     const rotor_gt_schedule *s;
-    bool no_halo, narrow_pieces;
+    bool no_halo, narrow_pieces, no_rows;
     rotor_gtrun_result *res;
     uint8_t **written; /* per value an operator produces: each element written yet */
     piece *local;      /* per value: the running instance's piece (d NULL: none) */
@@ -559,7 +559,7 @@ static rotor_status eval_op(gtctx *c, int o, const piece *dst, const int64_t *bl
      * the range propagation missed, which eval_point reports) point by
      * point.  The same points in the same order: the same bits. */
     gtrow rw = {.e = e, .m = m, .src = src, .wr = wr, .dst = dst, .blo = blo, .bhi = bhi, .in = in, .q = q};
-    bool fast = true;
+    bool fast = !c->no_rows;
     for (int t = 0; t < e->ntensors; t++) fast = fast && tmap_affine(&m[t]);
     for (int t = 0; fast && t < e->ntensors; t++) {
         const piece *pc = t ? src[t] : dst;
@@ -797,7 +797,8 @@ rotor_status rotor_gtrun(const rotor_graph *g, const rotor_gt_schedule *s, const
     memset(out, 0, sizeof *out);
     if (s->nops != g->nops) return rotor_fail(err, ROTOR_ERR_INPUT, "gtrun: the schedule has %d operators, the graph %d",
                                               s->nops, g->nops);
-    gtctx c = {.g = g, .s = s, .no_halo = opt && opt->no_halo, .narrow_pieces = opt && opt->narrow_pieces, .res = out};
+    gtctx c = {.g = g, .s = s, .no_halo = opt && opt->no_halo, .narrow_pieces = opt && opt->narrow_pieces,
+                 .no_rows = opt && opt->no_rows, .res = out};
     size_t nv = gt_len(g->nvalues);
     bool *whole = calloc(gt_len(s->nsg), sizeof *whole);
     gt_prop *props = calloc(gt_len(s->nsg), sizeof *props);
