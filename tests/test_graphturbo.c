@@ -959,3 +959,49 @@ Test(graphturbo, the_gb_holds_what_a_running_instance_reads_and_writes) {
         rotor_pipeline_free(&p);
     }
 }
+
+/* x [1,16,14,14] -> a 3x3 convolution (pads 1) -> y, every value of type
+ * dt, in a fresh graph g; returns the operator's matrix FLOPs. */
+static double typed_conv(rotor_graph *g, rotor_dtype dt, rotor_dtype wt) {
+    rotor_graph_init(g, "t");
+    rotor_error err;
+    int64_t xs[4] = {1, 16, 14, 14}, ws[4] = {16, 16, 3, 3};
+    int x, w, y, op;
+    cr_assert_eq(rotor_graph_add_value(g, "x", dt, 4, xs, ROTOR_ROLE_ACTIVATION, &x, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_graph_add_value(g, "w", wt, 4, ws, ROTOR_ROLE_WEIGHT, &w, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_graph_add_value(g, "y", dt, 4, xs, ROTOR_ROLE_ACTIVATION, &y, &err), ROTOR_OK, "%s", err.msg);
+    rotor_view view[ROTOR_MAX_TENSORS] = {{0}};
+    view[1] = (rotor_view){.set = true, .dim = {0, 1, 2, 3}, .step = {1, 1, 1, 1}, .offset = {0, 0, -1, -1}};
+    int in[2] = {x, w};
+    rotor_op_desc d = {.name = "conv", .type = "Conv", .expr = "O[b,f,h,w] += I[b,c,h+kh,w+kw] * W[f,c,kh,kw]",
+                       .dims = "b=1,f=16,c=16,h=14,w=14,kh=3,kw=3", .tensor_value = {y, x, w}, .inputs = in,
+                       .ninputs = 2, .outputs = &y, .noutputs = 1, .view = view};
+    cr_assert_eq(rotor_graph_add_op(g, &d, &op, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_graph_set_output(g, y, &err), ROTOR_OK);
+    double mm, vec, wb;
+    rotor_gt_ops_work(g, &op, 1, &mm, &vec, &wb);
+    cr_assert_float_eq(mm, 2.0 * 16 * 16 * 14 * 14 * 9, 0.5);
+    return mm;
+}
+
+/* A contraction of 8-bit integers runs at the chip's int8 rate (STCP920:
+ * 256 TOP/s against 128 TFLOP/s in FP16), as on an ICCA chip
+ * (compile/opelem.h): its matrix units' time is half a float's. */
+Test(graphturbo, a_quantized_contraction_runs_at_the_int8_rate) {
+    rotor_chip chip;
+    rotor_error err;
+    rotor_dsa_cluster c;
+    cr_assert_eq(rotor_chip_preset("stcp920", &chip, &err), ROTOR_OK);
+    cr_assert_eq(rotor_dsa_cluster_of(&chip, &c, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_float_eq(c.mm8_rate, 2 * c.mm_rate, 1);
+    rotor_graph g;
+    rotor_dsa_result r;
+    double mm = typed_conv(&g, ROTOR_DTYPE_U8, ROTOR_DTYPE_I8);
+    cr_assert_eq(rotor_dsa_run(&g, &c, ROTOR_DSA_GRAPHTURBO, &r, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_float_eq(r.mm_s, mm / c.mm8_rate, 1e-18, "%g s", r.mm_s);
+    rotor_graph_free(&g);
+    mm = typed_conv(&g, ROTOR_DTYPE_F16, ROTOR_DTYPE_F16);
+    cr_assert_eq(rotor_dsa_run(&g, &c, ROTOR_DSA_GRAPHTURBO, &r, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_float_eq(r.mm_s, mm / c.mm_rate, 1e-18, "%g s", r.mm_s);
+    rotor_graph_free(&g);
+}

@@ -6,6 +6,8 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "rotor/compile/opelem.h"
+
 static const char *const STEP_NAMES[ROTOR_DSA_STEPS] = {"per-layer", "gb", "lb", "instances", "graphturbo"};
 
 const char *rotor_dsa_step_name(rotor_dsa_step s) {
@@ -38,6 +40,9 @@ rotor_status rotor_dsa_cluster_of(const rotor_chip *chip, rotor_dsa_cluster *out
     out->gb_bw = chip->gb_gbps * 1e9;
     out->ddr_bw = chip->hbm_gbps * 1e9 / d; /* the clusters share it (§2.1: each runs its share at once) */
     out->mm_rate = chip->matrix_tflops * 1e12 / d;
+    /* a quantized contraction runs at the chip's int8 rate, as on an ICCA
+     * chip (compile/opelem.h) */
+    out->mm8_rate = (chip->int8_tops > 0 ? chip->int8_tops : chip->matrix_tflops) * 1e12 / d;
     out->vec_rate = chip->vector_tflops * 1e12 / d;
     out->units_overlap = chip->compute_units >= 2;
     /* the GB never holds more than its bytes (docs/graphturbo.md, "The GB's
@@ -52,16 +57,24 @@ rotor_status rotor_dsa_cluster_of(const rotor_chip *chip, rotor_dsa_cluster *out
 /* What a sub-graph computes and holds, over all its instances. */
 typedef struct sg_cost {
     double mm, vec;          /* FLOPs, recomputation included */
+    double mm8;              /* of mm, those of contractions of 8-bit integers */
     double weights;          /* weight bytes it reads, each value once */
 } sg_cost;
 
 static void sg_costs(const rotor_graph *g, const rotor_gt_schedule *s, sg_cost *sc) {
     for (int i = 0; i < s->nsg; i++) {
         const rotor_gt_subgraph *sg = &s->sg[i];
-        sg_cost c;
+        sg_cost c = {0};
         rotor_gt_ops_work(g, s->members + sg->first, sg->count, &c.mm, &c.vec, &c.weights);
+        for (int m = 0; m < sg->count; m++) {
+            const int *o = &s->members[sg->first + m];
+            double mm, vec, w;
+            if (!rotor_op_elem_of(g, *o).int8) continue;
+            rotor_gt_ops_work(g, o, 1, &mm, &vec, &w);
+            c.mm8 += mm;
+        }
         double again = 1 + sg->best.recompute;
-        c.mm *= again, c.vec *= again;
+        c.mm *= again, c.vec *= again, c.mm8 *= again;
         sc[i] = c;
     }
 }
@@ -103,7 +116,9 @@ rotor_status rotor_dsa_works(const rotor_graph *g, const rotor_gt_schedule *s, c
         int k = s->order[pos].sg;
         const rotor_gt_subgraph *sg = &s->sg[k];
         double n = (double)sg->best.instances;
-        w[pos].mm_s = sc[k].mm / n / c->mm_rate, w[pos].vec_s = sc[k].vec / n / c->vec_rate;
+        double rate8 = c->mm8_rate > 0 ? c->mm8_rate : c->mm_rate; /* 0: a cluster made without it */
+        w[pos].mm_s = ((sc[k].mm - sc[k].mm8) / c->mm_rate + (sc[k].mm8 > 0 ? sc[k].mm8 / rate8 : 0)) / n;
+        w[pos].vec_s = sc[k].vec / n / c->vec_rate;
         activation_bytes(g, s, pos, &w[pos]);
         /* weights (docs/graphturbo.md, "Time"): streamed into the LB w_loads
          * times an instance (more than once when it runs in chunks); those

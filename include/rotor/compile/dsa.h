@@ -54,6 +54,7 @@ typedef struct rotor_dsa_cluster {
     double gb_bw;            /* bytes/s */
     double ddr_bw;           /* the cluster's share of the off-chip bandwidth, bytes/s */
     double mm_rate;          /* matrix FLOP/s of the cluster */
+    double mm8_rate;         /* ... of a contraction of 8-bit integers (int8_tops; mm_rate without it) */
     double vec_rate;         /* vector FLOP/s of the cluster */
     bool units_overlap;      /* u >= 2: matrix and vector units run at once */
     /* The grouped steps keep what waits in the GB within its bytes at every
