@@ -49,6 +49,20 @@ expect_saved loops-none "^with §5.1's loops: every step is fastest in one pass 
 if grep -q "as rotor compile --group graphturbo chose them" "$t"; then bad "resnet-18 b2: a loops table"; else ok; fi
 expect_error no-loops-alone 2 "--no-loops applies to --group graphturbo" -- simulate resnet-18 --no-loops
 
+# an ONNX file's batch is its own: the first line says so, not --batch's default of 1, and compile
+# says what its throughput counts (the MLP at 8 rows: the file's batch)
+mlp=$tmpdir/mlp8.onnx
+if "$ONNXGEN" mlp "$mlp" --batch 8 >/dev/null 2>&1; then
+    run_saved "$t" -- simulate "$mlp" --chip stcp920 --group graphturbo -q
+    expect_saved onnx-head "^$mlp, the file's batch a cluster x 4 clusters on stcp920: GraphTurbo's schedules replayed" "$t"
+    run_saved "$c" -- compile "$mlp" --chip stcp920 --group graphturbo -q
+    expect_saved onnx-throughput "^(throughput/s: runs of the file a second, each cluster running it once at a time)$" "$c"
+    run_saved "$c" -- compile resnet-18 --chip stcp920 --group graphturbo --batch 2 -q
+    if grep -q "runs of the file" "$c"; then bad "a zoo model's throughput called runs of a file"; else ok; fi
+else
+    bad "onnxgen mlp failed"
+fi
+
 # a chip without a GB: the instances on core groups (cli_gticca.sh); several chips: refused in one line
 expect_error no-gb 2 "chip 'ipu-pod4' is not one all-to-all chip without a global buffer" -- simulate resnet-18 --chip ipu-pod4 --group graphturbo
 expect_error bad-group 2 "expected fused or graphturbo, got 'turbo'" -- simulate resnet-18 --group turbo

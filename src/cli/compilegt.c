@@ -57,12 +57,17 @@ static void print_loops(const rotor_chip *chip, const rotor_pipeline *p) {
         printf("graphturbo: one pass of %lld is the fastest\n", (long long)lp->batch);
 }
 
+const char *cli_gt_batch_words(const char *model, int64_t batch, char *buf, size_t size) {
+    if (rotor_model_is_onnx(model)) snprintf(buf, size, "the file's batch");
+    else snprintf(buf, size, "batch %lld", (long long)batch);
+    return buf;
+}
+
 int cli_compile_graphturbo(const char *model, const rotor_chip *chip, int64_t batch, const rotor_pipeline *p,
                            bool json) {
     if (json) return print_json(model, chip, batch, p);
     char share[64];
-    if (rotor_model_is_onnx(model)) snprintf(share, sizeof share, "the file's batch");
-    else snprintf(share, sizeof share, "batch %lld", (long long)batch);
+    cli_gt_batch_words(model, batch, share, sizeof share);
     printf("%s, %s a cluster x %lld clusters on %s: GraphTurbo's schedules (docs/graphturbo.md); "
            "%d operators simplified and grouped into %d (%d BatchNormalizations folded)\n\n",
            model, share, (long long)chip->clusters, chip->name, p->simplify.ops_before, p->graph.nops,
@@ -81,6 +86,8 @@ int cli_compile_graphturbo(const char *model, const rotor_chip *chip, int64_t ba
     printf("(LB, GB, DDR: the activation values the operators write, as GraphTurbo's Table 3 counts them; the "
            "model's %d input%s, written by the host, %s in DDR too)\n", base->input_values,
            base->input_values == 1 ? "" : "s", base->input_values == 1 ? "is" : "are");
+    if (rotor_model_is_onnx(model))
+        printf("(throughput/s: runs of the file a second, each cluster running it once at a time)\n");
     printf("\ngraphturbo: busy matrix units %.3f us, vector units %.3f us, DDR %.3f us, GB %.3f us, of %.3f us\n",
            g->mm_s * 1e6, g->vec_s * 1e6, g->ddr_s * 1e6, g->gb_s * 1e6, g->seconds * 1e6);
     rotor_graph_totals t;
@@ -100,8 +107,7 @@ int cli_compile_gticca(const char *model, const rotor_chip *chip, int64_t batch,
     if (json) return print_json(model, chip, batch, p);
     const rotor_gticca_result *r = &p->t10.gticca;
     char share[64];
-    if (rotor_model_is_onnx(model)) snprintf(share, sizeof share, "the file's batch");
-    else snprintf(share, sizeof share, "batch %lld", (long long)batch);
+    cli_gt_batch_words(model, batch, share, sizeof share);
     printf("%s, %s, on %s (%lld cores): GraphTurbo's sub-graph instances on core groups "
            "(docs/graphturbo.md, \"On an ICCA chip\"); %d operators simplified and grouped into %d "
            "(%d BatchNormalizations folded)\n\n",

@@ -546,9 +546,11 @@ static int print_doc(rotor_status st, char **out, rotor_error *err) {
 
 static void gtsim_table(const char *model, const rotor_chip *chip, int64_t batch, const rotor_gtreplay_result *r,
                         const rotor_dsa_loops *lp, const rotor_gtreplay_result *lr) {
-    printf("%s, batch %lld a cluster x %lld clusters on %s: GraphTurbo's schedules replayed, %d tiles an instance "
+    char share[64];
+    printf("%s, %s a cluster x %lld clusters on %s: GraphTurbo's schedules replayed, %d tiles an instance "
            "(docs/simulator.md)\n\n",
-           model, (long long)batch, (long long)chip->clusters, chip->name, ROTOR_GTREPLAY_TILES);
+           model, cli_gt_batch_words(model, batch, share, sizeof share), (long long)chip->clusters, chip->name,
+           ROTOR_GTREPLAY_TILES);
     /* ms, as rotor compile --group graphturbo; us for a graph under 1 ms */
     bool us = r[ROTOR_DSA_PER_LAYER].model_s < 1e-3;
     double k = us ? 1e6 : 1e3;
@@ -586,9 +588,11 @@ static void gtsim_table(const char *model, const rotor_chip *chip, int64_t batch
 
 static void gticcasim_table(const simulate_args *a, const rotor_chip *chip, int64_t batch, const rotor_graph *g,
                             const rotor_gticca_replay_result *r) {
-    printf("%s, batch %lld, on %s (%lld cores): GraphTurbo's instances on core groups replayed "
+    char share[64];
+    printf("%s, %s, on %s (%lld cores): GraphTurbo's instances on core groups replayed "
            "(docs/graphturbo.md, \"On an ICCA chip\")\n\n",
-           a->input, (long long)batch, chip->name, (long long)rotor_chip_cores(chip));
+           a->input, cli_gt_batch_words(a->input, batch, share, sizeof share), chip->name,
+           (long long)rotor_chip_cores(chip));
     printf("%-40s %9s %6s %11s %11s %10s  %s\n", "sub-graph", "instances", "group", "model (us)", "sim (us)",
            "difference", "model / sim (us): instance, entry, lost hand-offs");
     for (int k = 0; k < r->nsg; k++) {
