@@ -1,7 +1,8 @@
 #!/bin/sh
 # CLI tests of `rotor simulate --group graphturbo` (docs/simulator.md,
 # "GraphTurbo's instances"): the five steps' model and simulated times, the
-# JSON, the model times equal rotor compile --group graphturbo's, and the
+# JSON, the model times equal rotor compile --group graphturbo's, an ONNX
+# file's batch named as the file's (first lines, progress, JSON), and the
 # one-line errors.  Run by `make test` as `ROTOR=build/rotor sh tests/cli_gtsim.sh`.
 . "$(dirname "$0")/lib.sh"
 t=$tmpdir/t j=$tmpdir/j c=$tmpdir/c
@@ -59,6 +60,21 @@ if "$ONNXGEN" mlp "$mlp" --batch 8 >/dev/null 2>&1; then
     expect_saved onnx-throughput "^(throughput/s: runs of the file a second, each cluster running it once at a time)$" "$c"
     run_saved "$c" -- compile resnet-18 --chip stcp920 --group graphturbo --batch 2 -q
     if grep -q "runs of the file" "$c"; then bad "a zoo model's throughput called runs of a file"; else ok; fi
+    # the JSON documents say whether the batch is a file's (then 1: one run of it)
+    run_saved "$j" -- simulate "$mlp" --chip stcp920 --group graphturbo -q --json
+    expect_saved onnx-json-sim '"file_batch":	true' "$j"
+    run_saved "$j" -- compile "$mlp" --chip ipu-mk2 --group graphturbo -q --json
+    expect_saved onnx-json-icca '"file_batch":	true' "$j"
+    run_saved "$j" -- compile resnet-18 --chip stcp920 --group graphturbo --batch 2 -q --json --no-loops
+    expect_saved zoo-json '"file_batch":	false' "$j"
+    # a plain compile's first line and its progress name the file's batch as well
+    run_saved "$c" -- compile "$mlp" --chip ipu-mk2 --progress=always
+    expect_saved onnx-compile-head "^$mlp, the file's batch, on ipu-mk2 (1472 cores), plans by the exact solver" "$c"
+    if grep -q "^rotor compile: the file's batch: operator shapes searched" "$c.err"; then ok
+    else bad "compile progress: $(head -2 "$c.err")"; fi
+    # on a chip without a GB too (the instances on core groups replayed)
+    run_saved "$t" -- simulate "$mlp" --chip ipu-mk2 --group graphturbo -q
+    expect_saved onnx-icca-head "^$mlp, the file's batch, on ipu-mk2 (1472 cores): GraphTurbo's instances on core groups replayed" "$t"
 else
     bad "onnxgen mlp failed"
 fi

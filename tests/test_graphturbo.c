@@ -1005,3 +1005,92 @@ Test(graphturbo, a_quantized_contraction_runs_at_the_int8_rate) {
     cr_assert_float_eq(r.mm_s, mm / c.mm_rate, 1e-18, "%g s", r.mm_s);
     rotor_graph_free(&g);
 }
+
+/* x [32,64,112,112] -> four 3x3 convolutions of 8-bit integers (pads 1) ->
+ * y, in a fresh graph g. */
+static void int8_chain(rotor_graph *g) {
+    rotor_graph_init(g, "t");
+    rotor_error err;
+    int64_t xs[4] = {32, 64, 112, 112}, ws[4] = {64, 64, 3, 3};
+    int x;
+    cr_assert_eq(rotor_graph_add_value(g, "x", ROTOR_DTYPE_U8, 4, xs, ROTOR_ROLE_ACTIVATION, &x, &err), ROTOR_OK);
+    for (int k = 0; k < 4; k++) {
+        char wn[8], yn[8], on[8];
+        snprintf(wn, sizeof wn, "w%d", k), snprintf(yn, sizeof yn, "y%d", k), snprintf(on, sizeof on, "c%d", k);
+        int w, y, op, in[2];
+        cr_assert_eq(rotor_graph_add_value(g, wn, ROTOR_DTYPE_I8, 4, ws, ROTOR_ROLE_WEIGHT, &w, &err), ROTOR_OK);
+        cr_assert_eq(rotor_graph_add_value(g, yn, ROTOR_DTYPE_U8, 4, xs, ROTOR_ROLE_ACTIVATION, &y, &err), ROTOR_OK);
+        rotor_view view[ROTOR_MAX_TENSORS] = {{0}};
+        view[1] = (rotor_view){.set = true, .dim = {0, 1, 2, 3}, .step = {1, 1, 1, 1}, .offset = {0, 0, -1, -1}};
+        in[0] = x, in[1] = w;
+        rotor_op_desc d = {.name = on, .type = "Conv", .expr = "O[b,f,h,w] += I[b,c,h+kh,w+kw] * W[f,c,kh,kw]",
+                           .dims = "b=32,f=64,c=64,h=112,w=112,kh=3,kw=3", .tensor_value = {y, x, w}, .inputs = in,
+                           .ninputs = 2, .outputs = &y, .noutputs = 1, .view = view};
+        cr_assert_eq(rotor_graph_add_op(g, &d, &op, &err), ROTOR_OK, "%s", err.msg);
+        x = y;
+    }
+    cr_assert_eq(rotor_graph_set_output(g, x, &err), ROTOR_OK);
+}
+
+/* The split's and the merges' cost (gtsplit.c) takes int8 FLOPs at the
+ * int8 rate too: an all-int8 model is scheduled and timed on STCP920 as on
+ * a chip whose FP16 rate were its int8 rate: 2 sub-graphs of 256
+ * instances, 1,917.768 us.  Four such QLinearConvs in an ONNX file took
+ * 3 sub-graphs of 384 instances, 3,765.629 us, before either rate was
+ * the int8 one (1,917.787 us now). */
+Test(graphturbo, the_split_cost_prices_int8_work_at_the_int8_rate) {
+    rotor_chip chip;
+    rotor_error err;
+    rotor_dsa_cluster c, fast;
+    cr_assert_eq(rotor_chip_preset("stcp920", &chip, &err), ROTOR_OK);
+    cr_assert_eq(rotor_dsa_cluster_of(&chip, &c, &err), ROTOR_OK, "%s", err.msg);
+    fast = c;
+    fast.mm_rate = c.mm8_rate;
+    rotor_graph g;
+    int8_chain(&g);
+    rotor_dsa_result r, rf;
+    cr_assert_eq(rotor_dsa_run(&g, &c, ROTOR_DSA_GRAPHTURBO, &r, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_dsa_run(&g, &fast, ROTOR_DSA_GRAPHTURBO, &rf, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(r.subgraphs, rf.subgraphs);
+    cr_assert_eq(r.instances, rf.instances);
+    cr_assert_float_eq(r.seconds, rf.seconds, 1e-15, "%.9g against %.9g s", r.seconds, rf.seconds);
+    cr_assert_eq(r.subgraphs, 2, "%d sub-graphs", r.subgraphs);
+    cr_assert_eq(r.instances, 256, "%lld instances", (long long)r.instances);
+    cr_assert_float_eq(r.seconds, 1917.768e-6, 5e-10, "%.9g s", r.seconds);
+    rotor_graph_free(&g);
+}
+
+/* An int8 convolution then a float one (its weights FP16, so not every
+ * tensor is an integer): per layer, each at its own rate, the matrix units'
+ * time is F / int8 rate + F / FP16 rate; a cluster made without an int8
+ * rate (mm8_rate 0) takes both at mm_rate. */
+Test(graphturbo, int8_and_float_contractions_each_take_their_rate) {
+    rotor_chip chip;
+    rotor_error err;
+    rotor_dsa_cluster c;
+    cr_assert_eq(rotor_chip_preset("stcp920", &chip, &err), ROTOR_OK);
+    cr_assert_eq(rotor_dsa_cluster_of(&chip, &c, &err), ROTOR_OK, "%s", err.msg);
+    rotor_graph g;
+    double f = typed_conv(&g, ROTOR_DTYPE_U8, ROTOR_DTYPE_I8);
+    int64_t xs[4] = {1, 16, 14, 14}, ws[4] = {16, 16, 3, 3};
+    int x = rotor_graph_find_value(&g, "y"), w, y, op;
+    cr_assert_eq(rotor_graph_add_value(&g, "w2", ROTOR_DTYPE_F16, 4, ws, ROTOR_ROLE_WEIGHT, &w, &err), ROTOR_OK);
+    cr_assert_eq(rotor_graph_add_value(&g, "z", ROTOR_DTYPE_F16, 4, xs, ROTOR_ROLE_ACTIVATION, &y, &err), ROTOR_OK);
+    rotor_view view[ROTOR_MAX_TENSORS] = {{0}};
+    view[1] = (rotor_view){.set = true, .dim = {0, 1, 2, 3}, .step = {1, 1, 1, 1}, .offset = {0, 0, -1, -1}};
+    int in[2] = {x, w};
+    rotor_op_desc d = {.name = "conv2", .type = "Conv", .expr = "O[b,f,h,w] += I[b,c,h+kh,w+kw] * W[f,c,kh,kw]",
+                       .dims = "b=1,f=16,c=16,h=14,w=14,kh=3,kw=3", .tensor_value = {y, x, w}, .inputs = in,
+                       .ninputs = 2, .outputs = &y, .noutputs = 1, .view = view};
+    cr_assert_eq(rotor_graph_add_op(&g, &d, &op, &err), ROTOR_OK, "%s", err.msg);
+    g.values[x].is_output = false;
+    cr_assert_eq(rotor_graph_set_output(&g, y, &err), ROTOR_OK);
+    rotor_dsa_result r;
+    cr_assert_eq(rotor_dsa_run(&g, &c, ROTOR_DSA_PER_LAYER, &r, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(r.subgraphs, 2);
+    cr_assert_float_eq(r.mm_s, f / c.mm8_rate + f / c.mm_rate, 1e-18, "%g s", r.mm_s);
+    c.mm8_rate = 0;
+    cr_assert_eq(rotor_dsa_run(&g, &c, ROTOR_DSA_PER_LAYER, &r, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_float_eq(r.mm_s, 2 * f / c.mm_rate, 1e-18, "%g s", r.mm_s);
+    rotor_graph_free(&g);
+}

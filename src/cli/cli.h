@@ -445,12 +445,13 @@ void cli_progress_end(cli_progress *p);
 #define CLI_SOLVER_HINT_CORES 65536
 void cli_solver_hint(const char *cmd, const rotor_chip *chip, rotor_solver solver, bool quiet);
 
+/* The batch a first line names, into buf: "batch N", or for an ONNX file
+ * "the file's batch": --batch sizes the zoo's models only, a file's batch
+ * is its own (GraphTurbo's throughput then counts runs of the file). */
+const char *cli_batch_words(const char *model, int64_t batch, char *buf, size_t size);
+
 /* rotor compile --group graphturbo's table or JSON (compilegt.c). */
 struct rotor_pipeline;
-/* The batch GraphTurbo's tables name in their first line, into buf: "batch
- * N", or for an ONNX file "the file's batch", whose batch is its own (the
- * throughput then counts runs of the file, one a cluster at a time). */
-const char *cli_gt_batch_words(const char *model, int64_t batch, char *buf, size_t size);
 int cli_compile_graphturbo(const char *model, const rotor_chip *chip, int64_t batch, const struct rotor_pipeline *p,
                            bool json);
 /* The same on an ICCA chip (no GB): the sub-graphs run as instances on core

@@ -251,7 +251,8 @@ static int print_compiled(const compile_args *a, const rotor_pipeline *p, const 
                           cli_output *out) {
     const char *cmd = "compile";
     if (a->vgm_only) {
-        printf("%s, batch %lld, on %s (%lld cores)\n", a->model, (long long)b, chip->name,
+        char bw[64];
+        printf("%s, %s, on %s (%lld cores)\n", a->model, cli_batch_words(a->model, b, bw, sizeof bw), chip->name,
                (long long)rotor_chip_cores(chip));
         print_vgm(a->kind == ROTOR_VGM_ORACLE ? &p->oracle : &p->vgm);
         return 0;
@@ -291,9 +292,10 @@ static int print_compiled(const compile_args *a, const rotor_pipeline *p, const 
         }
         rotor_energy_price(chip, &ec, p->t10.total_s, &en);
         const rotor_group_stats *gs = &p->group;
-        printf("%s, batch %lld, on %s (%lld cores), plans by the %s solver; %d operators grouped into %d "
+        char bw[64];
+        printf("%s, %s, on %s (%lld cores), plans by the %s solver; %d operators grouped into %d "
                "(%d epilogues fused, %d layout ops folded)\n\n",
-               a->model, (long long)b, chip->name, (long long)rotor_chip_cores(chip), rotor_solver_name(a->solver),
+               a->model, cli_batch_words(a->model, b, bw, sizeof bw), chip->name, (long long)rotor_chip_cores(chip), rotor_solver_name(a->solver),
                gs->ops_before, gs->ops_after, gs->fused, gs->folded);
         if (p->train.forward_ops) cli_print_train(p); /* --train (docs/training.md) */
         print_table(&p->graph, &p->t10, chip);
@@ -387,8 +389,8 @@ int cmd_compile(int argc, char **argv) {
         int64_t b = i < a.nb ? a.batches[i] : a.batches[a.nb - 1] * ((int64_t)1 << (i - a.nb + 1));
         if (i >= a.nb && (!sweep || b > CLI_MAX_BATCH)) break;
         po.zoo.batch = b;
-        char what[96];
-        snprintf(what, sizeof what, "batch %lld: %s", (long long)b,
+        char what[96], bw[64];
+        snprintf(what, sizeof what, "%s: %s", cli_batch_words(a.model, b, bw, sizeof bw),
                  a.graphturbo && !icca ? "numbers of passes scheduled" : "operator shapes searched");
         cli_progress prog;
         cli_progress_begin(&prog, cmd, what, a.sa.quiet);

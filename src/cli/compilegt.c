@@ -57,17 +57,11 @@ static void print_loops(const rotor_chip *chip, const rotor_pipeline *p) {
         printf("graphturbo: one pass of %lld is the fastest\n", (long long)lp->batch);
 }
 
-const char *cli_gt_batch_words(const char *model, int64_t batch, char *buf, size_t size) {
-    if (rotor_model_is_onnx(model)) snprintf(buf, size, "the file's batch");
-    else snprintf(buf, size, "batch %lld", (long long)batch);
-    return buf;
-}
-
 int cli_compile_graphturbo(const char *model, const rotor_chip *chip, int64_t batch, const rotor_pipeline *p,
                            bool json) {
     if (json) return print_json(model, chip, batch, p);
     char share[64];
-    cli_gt_batch_words(model, batch, share, sizeof share);
+    cli_batch_words(model, batch, share, sizeof share);
     printf("%s, %s a cluster x %lld clusters on %s: GraphTurbo's schedules (docs/graphturbo.md); "
            "%d operators simplified and grouped into %d (%d BatchNormalizations folded)\n\n",
            model, share, (long long)chip->clusters, chip->name, p->simplify.ops_before, p->graph.nops,
@@ -107,7 +101,7 @@ int cli_compile_gticca(const char *model, const rotor_chip *chip, int64_t batch,
     if (json) return print_json(model, chip, batch, p);
     const rotor_gticca_result *r = &p->t10.gticca;
     char share[64];
-    cli_gt_batch_words(model, batch, share, sizeof share);
+    cli_batch_words(model, batch, share, sizeof share);
     printf("%s, %s, on %s (%lld cores): GraphTurbo's sub-graph instances on core groups "
            "(docs/graphturbo.md, \"On an ICCA chip\"); %d operators simplified and grouped into %d "
            "(%d BatchNormalizations folded)\n\n",

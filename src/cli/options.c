@@ -324,6 +324,12 @@ int cli_parse_i64(const char *cmd, const char *opt, const char *s, int64_t lo, i
     return 0;
 }
 
+const char *cli_batch_words(const char *model, int64_t batch, char *buf, size_t size) {
+    if (rotor_model_is_onnx(model)) snprintf(buf, size, "the file's batch");
+    else snprintf(buf, size, "batch %lld", (long long)batch);
+    return buf;
+}
+
 int cli_shared_model(const char *cmd, const char *input, const cli_shared_args *a, bool batch_list,
                      rotor_pipeline_options *po) {
     po->model = input;

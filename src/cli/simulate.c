@@ -549,7 +549,7 @@ static void gtsim_table(const char *model, const rotor_chip *chip, int64_t batch
     char share[64];
     printf("%s, %s a cluster x %lld clusters on %s: GraphTurbo's schedules replayed, %d tiles an instance "
            "(docs/simulator.md)\n\n",
-           model, cli_gt_batch_words(model, batch, share, sizeof share), (long long)chip->clusters, chip->name,
+           model, cli_batch_words(model, batch, share, sizeof share), (long long)chip->clusters, chip->name,
            ROTOR_GTREPLAY_TILES);
     /* ms, as rotor compile --group graphturbo; us for a graph under 1 ms */
     bool us = r[ROTOR_DSA_PER_LAYER].model_s < 1e-3;
@@ -591,7 +591,7 @@ static void gticcasim_table(const simulate_args *a, const rotor_chip *chip, int6
     char share[64];
     printf("%s, %s, on %s (%lld cores): GraphTurbo's instances on core groups replayed "
            "(docs/graphturbo.md, \"On an ICCA chip\")\n\n",
-           a->input, cli_gt_batch_words(a->input, batch, share, sizeof share), chip->name,
+           a->input, cli_batch_words(a->input, batch, share, sizeof share), chip->name,
            (long long)rotor_chip_cores(chip));
     printf("%-40s %9s %6s %11s %11s %10s  %s\n", "sub-graph", "instances", "group", "model (us)", "sim (us)",
            "difference", "model / sim (us): instance, entry, lost hand-offs");
@@ -655,8 +655,8 @@ static int cmd_gtsim(const simulate_args *a) {
     if (!st && !rotor_chip_has_gb(&chip)) return cmd_gticcasim(a, &chip, &po); /* an ICCA chip: core groups */
     if (!st) st = rotor_dsa_cluster_of(&chip, &cl, &err); /* a chip with a GB but no DDR, in one line, before the work */
     if (st) return cli_fail(cmd, st, &err);
-    char what[96];
-    snprintf(what, sizeof what, "batch %lld: numbers of passes scheduled", (long long)po.zoo.batch);
+    char what[96], bw[64];
+    snprintf(what, sizeof what, "%s: numbers of passes scheduled", cli_batch_words(a->input, po.zoo.batch, bw, sizeof bw));
     cli_progress prog;
     cli_progress_begin(&prog, cmd, what, a->sa.quiet);
     po.compile.progress = cli_progress_step;

@@ -6,7 +6,6 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "rotor/compile/opelem.h"
 
 static const char *const STEP_NAMES[ROTOR_DSA_STEPS] = {"per-layer", "gb", "lb", "instances", "graphturbo"};
 
@@ -66,13 +65,7 @@ static void sg_costs(const rotor_graph *g, const rotor_gt_schedule *s, sg_cost *
         const rotor_gt_subgraph *sg = &s->sg[i];
         sg_cost c = {0};
         rotor_gt_ops_work(g, s->members + sg->first, sg->count, &c.mm, &c.vec, &c.weights);
-        for (int m = 0; m < sg->count; m++) {
-            const int *o = &s->members[sg->first + m];
-            double mm, vec, w;
-            if (!rotor_op_elem_of(g, *o).int8) continue;
-            rotor_gt_ops_work(g, o, 1, &mm, &vec, &w);
-            c.mm8 += mm;
-        }
+        c.mm8 = rotor_gt_ops_int8_flops(g, s->members + sg->first, sg->count);
         double again = 1 + sg->best.recompute;
         c.mm *= again, c.vec *= again, c.mm8 *= again;
         sc[i] = c;
@@ -182,7 +175,8 @@ static rotor_status dsa_price(const rotor_graph *g, const rotor_gt_schedule *s, 
 void rotor_dsa_limits(const rotor_dsa_cluster *c, rotor_gt_limits *lim) {
     *lim = (rotor_gt_limits){.lb_bytes = c->lb_bytes, .gb_bytes = c->gb_bytes, .cores = c->cores,
                              .mm_rate = c->mm_rate, .vec_rate = c->vec_rate, .gb_bw = c->gb_bw, .ddr_bw = c->ddr_bw,
-                             .gb_capacity = c->gb_capacity, .price = dsa_price, .price_ctx = c};
+                             .gb_capacity = c->gb_capacity, .price = dsa_price, .price_ctx = c,
+                             .mm8_rate = c->mm8_rate};
 }
 
 rotor_status rotor_dsa_schedule(const rotor_graph *g, const rotor_dsa_cluster *c, rotor_dsa_step step,

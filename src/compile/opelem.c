@@ -2,33 +2,6 @@
  * (include/rotor/compile/opelem.h; docs/cost-model.md, "Element types"). */
 #include "rotor/compile/opelem.h"
 
-bool rotor_dtype_is_quantized(rotor_dtype t) {
-    return t == ROTOR_DTYPE_I8 || t == ROTOR_DTYPE_U8 || t == ROTOR_DTYPE_I16 || t == ROTOR_DTYPE_U16 ||
-           t == ROTOR_DTYPE_I32;
-}
-
-int64_t rotor_value_elem_bytes(int64_t e, const rotor_value *v) {
-    return rotor_dtype_is_quantized(v->dtype) ? rotor_dtype_bytes(v->dtype) : e;
-}
-
-rotor_op_elem rotor_op_elem_of(const rotor_graph *g, int o) {
-    const rotor_op *op = &g->ops[o];
-    rotor_op_elem d = {0, false};
-    if (op->vendor) return d;
-    int64_t widest = 0;
-    for (int t = 0; t < op->expr.ntensors; t++) {
-        int v = op->tensor_value[t];
-        if (v < 0 || !rotor_dtype_is_quantized(g->values[v].dtype)) return d;
-        int64_t b = rotor_dtype_bytes(g->values[v].dtype);
-        if (b > widest) widest = b;
-    }
-    d.bytes = widest;
-    d.int8 = op->expr.op_class == ROTOR_OP_CONTRACTION && op->expr.ntensors == 3 &&
-             rotor_dtype_bytes(g->values[op->tensor_value[1]].dtype) == 1 &&
-             rotor_dtype_bytes(g->values[op->tensor_value[2]].dtype) == 1;
-    return d;
-}
-
 rotor_chip rotor_chip_for_op(const rotor_chip *chip, rotor_op_elem d) {
     rotor_chip c = *chip;
     if (d.bytes <= 0) return c;

@@ -25,6 +25,8 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "rotor/model/elemtype.h"
+
 static bool is_act(const rotor_value *v) { return v->role != ROTOR_ROLE_WEIGHT; }
 
 bool rotor_gt_prop_init(gt_prop *p, const rotor_graph *g, const int *ops, int n, int out) {
@@ -253,6 +255,17 @@ void rotor_gt_ops_work(const rotor_graph *g, const int *ops, int n, double *mm, 
     }
 }
 
+double rotor_gt_ops_int8_flops(const rotor_graph *g, const int *ops, int n) {
+    double mm8 = 0;
+    for (int m = 0; m < n; m++) {
+        double a, b;
+        if (!rotor_op_elem_of(g, ops[m]).int8) continue;
+        rotor_gt_op_flops(&g->ops[ops[m]], &a, &b);
+        mm8 += a;
+    }
+    return mm8;
+}
+
 /* An operator of the sub-graph whose weights found no room in the GB in an
  * earlier build (rotor_gt_limits.w_stream). */
 static bool streamed(const gt_prop *p, const rotor_gt_limits *lim) {
@@ -298,8 +311,9 @@ static double cost(const gt_prop *p, rotor_gt_split *s, const rotor_gt_limits *l
         if (w_once + in * tiles < w_once * chunks + in) s->w_loads = 1, s->in_loads = tiles;
     }
     if (lim->mm_rate <= 0) return 0;
-    double again = 1 + s->recompute;
-    double t = mm * again / lim->mm_rate + vec * again / (lim->vec_rate > 0 ? lim->vec_rate : lim->mm_rate);
+    double again = 1 + s->recompute, mm8 = rotor_gt_ops_int8_flops(g, p->ops, p->n);
+    double t = (mm - mm8) * again / lim->mm_rate + vec * again / (lim->vec_rate > 0 ? lim->vec_rate : lim->mm_rate);
+    if (mm8 > 0) t += mm8 * again / (lim->mm8_rate > 0 ? lim->mm8_rate : lim->mm_rate);
     t += (gb_w ? w / lim->ddr_bw : 0) + n * s->w_loads * w_once;
     t += n * s->in_loads * in + (double)g->values[p->out].bytes / out_bw;
     return t + n * (s->spill_gb / lim->gb_bw + s->spill_ddr / lim->ddr_bw);

@@ -19,6 +19,10 @@ static cJSON *json_root(const char *format, int version, const char *model, cons
     cJSON_AddNumberToObject(root, "version", version);
     cJSON_AddStringToObject(root, "model", model);
     cJSON_AddStringToObject(root, "chip", chip->name);
+    /* an ONNX file's batch is its own: the batch fields then count runs of
+     * the file (1), and a throughput runs of it a second (a key added
+     * 2026-12-02, the documents' versions kept) */
+    cJSON_AddBoolToObject(root, "file_batch", rotor_model_is_onnx(model));
     return root;
 }
 

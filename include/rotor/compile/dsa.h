@@ -54,7 +54,6 @@ typedef struct rotor_dsa_cluster {
     double gb_bw;            /* bytes/s */
     double ddr_bw;           /* the cluster's share of the off-chip bandwidth, bytes/s */
     double mm_rate;          /* matrix FLOP/s of the cluster */
-    double mm8_rate;         /* ... of a contraction of 8-bit integers (int8_tops; mm_rate without it) */
     double vec_rate;         /* vector FLOP/s of the cluster */
     bool units_overlap;      /* u >= 2: matrix and vector units run at once */
     /* The grouped steps keep what waits in the GB within its bytes at every
@@ -69,6 +68,7 @@ typedef struct rotor_dsa_cluster {
      * refused (rotor_dsa_ddr_check; docs/graphturbo.md, "DDR's capacity"). */
     int64_t ddr_capacity;
     int64_t clusters;
+    double mm8_rate;         /* the matrix FLOP/s of a contraction of 8-bit integers (int8_tops; 0: mm_rate) */
 } rotor_dsa_cluster;
 
 /* The cluster of chip; refused (one line naming what is missing) when the
@@ -92,9 +92,9 @@ typedef struct rotor_dsa_result {
     int64_t instances;
     rotor_gt_order_kind order;
     int tensors[3];          /* activation values in the LB, GB, DDR (Table 3) */
-    int input_values;        /* the model's inputs, in DDR, not in tensors */
     int64_t gb_peak;         /* the most the GB holds at a point of the order (rotor_gt_schedule.gb_peak) */
     int64_t ddr_io, ddr_peak; /* activations DDR holds for the cluster (rotor_gt_schedule's) */
+    int input_values;        /* the model's inputs, in DDR, not in tensors (Table 3) */
 } rotor_dsa_result;
 
 /* One step run as `passes` passes of a cluster's batch / passes, one after

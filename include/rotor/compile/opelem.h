@@ -21,28 +21,7 @@
 #include <stdint.h>
 
 #include "rotor/base/chip.h"
-#include "rotor/model/graph.h"
-
-/* An operator's element size and rate: bytes 0 keeps the chip's (a float
- * operator, a vendor op); int8: it contracts two 8-bit integer inputs. */
-typedef struct rotor_op_elem {
-    int64_t bytes;
-    bool int8;
-} rotor_op_elem;
-
-/* Whether t is an integer ONNX quantizes to (int8, uint8, int16, uint16,
- * int32): the element types whose own size the compiler counts.  int64 and
- * booleans (indices, shapes, masks) keep the chip's e, as before. */
-bool rotor_dtype_is_quantized(rotor_dtype t);
-
-/* Bytes per element of value v where the chip's element size is e: its
- * dtype's for a quantized integer, e otherwise. */
-int64_t rotor_value_elem_bytes(int64_t e, const rotor_value *v);
-
-/* Operator o of g: {0, false} unless every expression tensor names a value
- * of a quantized integer type; then the widest of their sizes, and int8
- * when it is a contraction whose two inputs are 8-bit. */
-rotor_op_elem rotor_op_elem_of(const rotor_graph *g, int o);
+#include "rotor/model/elemtype.h" /* rotor_op_elem, the rule */
 
 /* chip as an operator with d sees it: element_bytes d.bytes, and
  * matrix_tflops the chip's int8_tops when d.int8 and that is given (> 0);

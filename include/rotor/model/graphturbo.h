@@ -50,6 +50,10 @@ void rotor_gt_op_flops(const rotor_op *op, double *mm, double *vec);
  * time model (compile/dsa.c). */
 void rotor_gt_ops_work(const rotor_graph *g, const int *ops, int n, double *mm, double *vec, double *weights);
 
+/* Of those matrix FLOPs, the ones of contractions of 8-bit integers
+ * (rotor_op_elem_of's int8), which run at the int8 rate. */
+double rotor_gt_ops_int8_flops(const rotor_graph *g, const int *ops, int n);
+
 /* Whether bytes wait in a GB of gb_bytes between their uses: when they fit
  * half of it, the other half left to what runs meanwhile (docs/graphturbo.md,
  * "Cost"; a decision, the paper gives no rule).  Boundary values, spills and
@@ -109,6 +113,10 @@ typedef struct rotor_gt_limits {
     rotor_status (*price)(const rotor_graph *g, const struct rotor_gt_schedule *s, const void *ctx,
                           double *seconds, rotor_error *err);
     const void *price_ctx;
+    /* The matrix FLOP/s of a contraction of 8-bit integers (the chip's
+     * int8_tops' share; 0: mm_rate), in the costs above as in the time
+     * (compile/dsa.c). */
+    double mm8_rate;
 } rotor_gt_limits;
 
 /* A split of a sub-graph's output into instances.  Algorithm 1 splits one
@@ -222,8 +230,6 @@ typedef struct rotor_gt_schedule {
                               * DDR, a sub-graph's intermediates in the LB, its output where
                               * its instances' outputs went (the lowest level); the model's
                               * inputs not among them */
-    int input_values;        /* the model's inputs (read), which the host writes into DDR
-                              * whatever the schedule (Table 3 does not count them) */
     int64_t spilled[2];      /* bytes of instance outputs spilled to the GB, to DDR (§4.3) */
     /* The most the GB holds at any point of the order: the output blocks
      * waiting there, the block the running instance writes there, and the
@@ -249,6 +255,8 @@ typedef struct rotor_gt_schedule {
     int capacity_rounds;     /* builds until no weights' residency was revoked (rotor_gt_schedule_build) */
     int capacity_kept;       /* the build kept, 1 .. capacity_rounds: the fastest by limits.price
                               * (0 with capacity_rounds: without gb_capacity, one build) */
+    int input_values;        /* the model's inputs (read), which the host writes into DDR
+                              * whatever the schedule (Table 3 does not count them) */
 } rotor_gt_schedule;
 
 /* Algorithm 2 from one sub-graph per operator, then instances, order,

@@ -95,9 +95,9 @@ typedef struct rotor_gtrepro_t1 {
     double gt_s, per_layer_s;         /* one cluster's batch, once */
     double gt_throughput, per_layer_throughput; /* sentences/s, every cluster */
     int tensors[3];                   /* graphturbo's values in the LB, GB, DDR */
-    int input_values;                 /* the model's inputs, not in tensors */
     double ddr_bytes;                 /* graphturbo's DDR traffic */
     rotor_dsa_loop gt_loop;           /* graphturbo at its fastest number of passes (§5.1) */
+    int input_values;                 /* the model's inputs, not in tensors */
 } rotor_gtrepro_t1;
 
 /* The means over the models run (arithmetic; the paper does not say

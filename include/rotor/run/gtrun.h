@@ -43,9 +43,6 @@ typedef struct rotor_gtrun_options {
      * only that block, so reading a halo row reads outside the range the
      * instance computed, which the run refuses naming the element. */
     bool narrow_pieces;
-    /* Every point one by one, no fast rows (eval_run): the rows' reference,
-     * for the tests that the two give the same bits. */
-    bool no_rows;
     /* Called after each step of the order (an instance, or a sub-graph run
      * whole at its first instance) with the steps done and their number
      * (rotor_compile_options.progress's signature); NULL: none.  A run of
@@ -53,6 +50,9 @@ typedef struct rotor_gtrun_options {
      * so a user sees it move. */
     void (*progress)(void *ctx, int done, int total);
     void *progress_ctx;
+    /* Every point one by one, no fast rows (eval_run): the rows' reference,
+     * for the tests that the two give the same bits. */
+    bool no_rows;
 } rotor_gtrun_options;
 
 typedef struct rotor_gtrun_result {
