@@ -960,23 +960,50 @@ Test(graphturbo, the_gb_holds_what_a_running_instance_reads_and_writes) {
     }
 }
 
+/* STCP920's cluster (rotor_dsa_cluster_of). */
+static rotor_dsa_cluster stcp920_cluster(void) {
+    rotor_chip chip;
+    rotor_error err;
+    rotor_dsa_cluster c;
+    cr_assert_eq(rotor_chip_preset("stcp920", &chip, &err), ROTOR_OK);
+    cr_assert_eq(rotor_dsa_cluster_of(&chip, &c, &err), ROTOR_OK, "%s", err.msg);
+    return c;
+}
+
+/* Adds to g a 3x3 convolution (pads 1) named name of x ([b,c,h,w], c = f)
+ * into a new value yname of type yt, its weight wname of type wt; dims
+ * gives b, f, c, h, w as the expression's extents.  Returns y; *op its
+ * operator. */
+static int conv3_typed(rotor_graph *g, const char *name, int x, const char *wname, rotor_dtype wt, const char *yname,
+                       rotor_dtype yt, const char *dims, int *op) {
+    rotor_error err;
+    const rotor_value *xv = &g->values[x];
+    int64_t ws[4] = {xv->shape[1], xv->shape[1], 3, 3}, xs[4];
+    memcpy(xs, xv->shape, sizeof xs);
+    int w, y;
+    cr_assert_eq(rotor_graph_add_value(g, wname, wt, 4, ws, ROTOR_ROLE_WEIGHT, &w, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_graph_add_value(g, yname, yt, 4, xs, ROTOR_ROLE_ACTIVATION, &y, &err), ROTOR_OK, "%s", err.msg);
+    rotor_view view[ROTOR_MAX_TENSORS] = {{0}};
+    view[1] = (rotor_view){.set = true, .dim = {0, 1, 2, 3}, .step = {1, 1, 1, 1}, .offset = {0, 0, -1, -1}};
+    int in[2] = {x, w};
+    rotor_op_desc d = {.name = name, .type = "Conv", .expr = "O[b,f,h,w] += I[b,c,h+kh,w+kw] * W[f,c,kh,kw]",
+                       .dims = dims, .tensor_value = {y, x, w}, .inputs = in, .ninputs = 2, .outputs = &y,
+                       .noutputs = 1, .view = view};
+    cr_assert_eq(rotor_graph_add_op(g, &d, op, &err), ROTOR_OK, "%s", err.msg);
+    return y;
+}
+
+#define DIMS_14 "b=1,f=16,c=16,h=14,w=14,kh=3,kw=3"
+
 /* x [1,16,14,14] -> a 3x3 convolution (pads 1) -> y, every value of type
  * dt, in a fresh graph g; returns the operator's matrix FLOPs. */
 static double typed_conv(rotor_graph *g, rotor_dtype dt, rotor_dtype wt) {
     rotor_graph_init(g, "t");
     rotor_error err;
-    int64_t xs[4] = {1, 16, 14, 14}, ws[4] = {16, 16, 3, 3};
-    int x, w, y, op;
+    int64_t xs[4] = {1, 16, 14, 14};
+    int x, op;
     cr_assert_eq(rotor_graph_add_value(g, "x", dt, 4, xs, ROTOR_ROLE_ACTIVATION, &x, &err), ROTOR_OK, "%s", err.msg);
-    cr_assert_eq(rotor_graph_add_value(g, "w", wt, 4, ws, ROTOR_ROLE_WEIGHT, &w, &err), ROTOR_OK, "%s", err.msg);
-    cr_assert_eq(rotor_graph_add_value(g, "y", dt, 4, xs, ROTOR_ROLE_ACTIVATION, &y, &err), ROTOR_OK, "%s", err.msg);
-    rotor_view view[ROTOR_MAX_TENSORS] = {{0}};
-    view[1] = (rotor_view){.set = true, .dim = {0, 1, 2, 3}, .step = {1, 1, 1, 1}, .offset = {0, 0, -1, -1}};
-    int in[2] = {x, w};
-    rotor_op_desc d = {.name = "conv", .type = "Conv", .expr = "O[b,f,h,w] += I[b,c,h+kh,w+kw] * W[f,c,kh,kw]",
-                       .dims = "b=1,f=16,c=16,h=14,w=14,kh=3,kw=3", .tensor_value = {y, x, w}, .inputs = in,
-                       .ninputs = 2, .outputs = &y, .noutputs = 1, .view = view};
-    cr_assert_eq(rotor_graph_add_op(g, &d, &op, &err), ROTOR_OK, "%s", err.msg);
+    int y = conv3_typed(g, "conv", x, "w", wt, "y", dt, DIMS_14, &op);
     cr_assert_eq(rotor_graph_set_output(g, y, &err), ROTOR_OK);
     double mm, vec, wb;
     rotor_gt_ops_work(g, &op, 1, &mm, &vec, &wb);
@@ -988,11 +1015,8 @@ static double typed_conv(rotor_graph *g, rotor_dtype dt, rotor_dtype wt) {
  * 256 TOP/s against 128 TFLOP/s in FP16), as on an ICCA chip
  * (compile/opelem.h): its matrix units' time is half a float's. */
 Test(graphturbo, a_quantized_contraction_runs_at_the_int8_rate) {
-    rotor_chip chip;
     rotor_error err;
-    rotor_dsa_cluster c;
-    cr_assert_eq(rotor_chip_preset("stcp920", &chip, &err), ROTOR_OK);
-    cr_assert_eq(rotor_dsa_cluster_of(&chip, &c, &err), ROTOR_OK, "%s", err.msg);
+    rotor_dsa_cluster c = stcp920_cluster();
     cr_assert_float_eq(c.mm8_rate, 2 * c.mm_rate, 1);
     rotor_graph g;
     rotor_dsa_result r;
@@ -1011,23 +1035,14 @@ Test(graphturbo, a_quantized_contraction_runs_at_the_int8_rate) {
 static void int8_chain(rotor_graph *g) {
     rotor_graph_init(g, "t");
     rotor_error err;
-    int64_t xs[4] = {32, 64, 112, 112}, ws[4] = {64, 64, 3, 3};
+    int64_t xs[4] = {32, 64, 112, 112};
     int x;
     cr_assert_eq(rotor_graph_add_value(g, "x", ROTOR_DTYPE_U8, 4, xs, ROTOR_ROLE_ACTIVATION, &x, &err), ROTOR_OK);
     for (int k = 0; k < 4; k++) {
         char wn[8], yn[8], on[8];
         snprintf(wn, sizeof wn, "w%d", k), snprintf(yn, sizeof yn, "y%d", k), snprintf(on, sizeof on, "c%d", k);
-        int w, y, op, in[2];
-        cr_assert_eq(rotor_graph_add_value(g, wn, ROTOR_DTYPE_I8, 4, ws, ROTOR_ROLE_WEIGHT, &w, &err), ROTOR_OK);
-        cr_assert_eq(rotor_graph_add_value(g, yn, ROTOR_DTYPE_U8, 4, xs, ROTOR_ROLE_ACTIVATION, &y, &err), ROTOR_OK);
-        rotor_view view[ROTOR_MAX_TENSORS] = {{0}};
-        view[1] = (rotor_view){.set = true, .dim = {0, 1, 2, 3}, .step = {1, 1, 1, 1}, .offset = {0, 0, -1, -1}};
-        in[0] = x, in[1] = w;
-        rotor_op_desc d = {.name = on, .type = "Conv", .expr = "O[b,f,h,w] += I[b,c,h+kh,w+kw] * W[f,c,kh,kw]",
-                           .dims = "b=32,f=64,c=64,h=112,w=112,kh=3,kw=3", .tensor_value = {y, x, w}, .inputs = in,
-                           .ninputs = 2, .outputs = &y, .noutputs = 1, .view = view};
-        cr_assert_eq(rotor_graph_add_op(g, &d, &op, &err), ROTOR_OK, "%s", err.msg);
-        x = y;
+        int op;
+        x = conv3_typed(g, on, x, wn, ROTOR_DTYPE_I8, yn, ROTOR_DTYPE_U8, "b=32,f=64,c=64,h=112,w=112,kh=3,kw=3", &op);
     }
     cr_assert_eq(rotor_graph_set_output(g, x, &err), ROTOR_OK);
 }
@@ -1039,12 +1054,8 @@ static void int8_chain(rotor_graph *g) {
  * 3 sub-graphs of 384 instances, 3,765.629 us, before either rate was
  * the int8 one (1,917.787 us now). */
 Test(graphturbo, the_split_cost_prices_int8_work_at_the_int8_rate) {
-    rotor_chip chip;
     rotor_error err;
-    rotor_dsa_cluster c, fast;
-    cr_assert_eq(rotor_chip_preset("stcp920", &chip, &err), ROTOR_OK);
-    cr_assert_eq(rotor_dsa_cluster_of(&chip, &c, &err), ROTOR_OK, "%s", err.msg);
-    fast = c;
+    rotor_dsa_cluster c = stcp920_cluster(), fast = c;
     fast.mm_rate = c.mm8_rate;
     rotor_graph g;
     int8_chain(&g);
@@ -1065,24 +1076,12 @@ Test(graphturbo, the_split_cost_prices_int8_work_at_the_int8_rate) {
  * time is F / int8 rate + F / FP16 rate; a cluster made without an int8
  * rate (mm8_rate 0) takes both at mm_rate. */
 Test(graphturbo, int8_and_float_contractions_each_take_their_rate) {
-    rotor_chip chip;
     rotor_error err;
-    rotor_dsa_cluster c;
-    cr_assert_eq(rotor_chip_preset("stcp920", &chip, &err), ROTOR_OK);
-    cr_assert_eq(rotor_dsa_cluster_of(&chip, &c, &err), ROTOR_OK, "%s", err.msg);
+    rotor_dsa_cluster c = stcp920_cluster();
     rotor_graph g;
     double f = typed_conv(&g, ROTOR_DTYPE_U8, ROTOR_DTYPE_I8);
-    int64_t xs[4] = {1, 16, 14, 14}, ws[4] = {16, 16, 3, 3};
-    int x = rotor_graph_find_value(&g, "y"), w, y, op;
-    cr_assert_eq(rotor_graph_add_value(&g, "w2", ROTOR_DTYPE_F16, 4, ws, ROTOR_ROLE_WEIGHT, &w, &err), ROTOR_OK);
-    cr_assert_eq(rotor_graph_add_value(&g, "z", ROTOR_DTYPE_F16, 4, xs, ROTOR_ROLE_ACTIVATION, &y, &err), ROTOR_OK);
-    rotor_view view[ROTOR_MAX_TENSORS] = {{0}};
-    view[1] = (rotor_view){.set = true, .dim = {0, 1, 2, 3}, .step = {1, 1, 1, 1}, .offset = {0, 0, -1, -1}};
-    int in[2] = {x, w};
-    rotor_op_desc d = {.name = "conv2", .type = "Conv", .expr = "O[b,f,h,w] += I[b,c,h+kh,w+kw] * W[f,c,kh,kw]",
-                       .dims = "b=1,f=16,c=16,h=14,w=14,kh=3,kw=3", .tensor_value = {y, x, w}, .inputs = in,
-                       .ninputs = 2, .outputs = &y, .noutputs = 1, .view = view};
-    cr_assert_eq(rotor_graph_add_op(&g, &d, &op, &err), ROTOR_OK, "%s", err.msg);
+    int x = rotor_graph_find_value(&g, "y"), op;
+    int y = conv3_typed(&g, "conv2", x, "w2", ROTOR_DTYPE_F16, "z", ROTOR_DTYPE_F16, DIMS_14, &op);
     g.values[x].is_output = false;
     cr_assert_eq(rotor_graph_set_output(&g, y, &err), ROTOR_OK);
     rotor_dsa_result r;

@@ -403,20 +403,24 @@ Test(quant, dequantize_with_one_input_is_refused) {
 
 /* ---- the cost of an int8 contraction (docs/cost-model.md, "Element types") ---------------------------- */
 
-/* Y[m,n] += A[m,k] * B[k,n] at the spec's worked size over values of type t. */
-static void contraction(rotor_graph *g, rotor_dtype t) {
+/* Y[m,n] += A[m,k] * B[k,n] at the spec's worked size, A and B of type t,
+ * Y of type yt. */
+static void contraction_to(rotor_graph *g, rotor_dtype t, rotor_dtype yt) {
     rotor_error err = {{0}};
     int a, b, y;
     rotor_graph_init(g, "mm");
     cr_assert_eq(rotor_graph_add_value(g, "a", t, 2, (int64_t[]){32, 5120}, ROTOR_ROLE_ACTIVATION, &a, &err), 0);
     cr_assert_eq(rotor_graph_add_value(g, "b", t, 2, (int64_t[]){5120, 15360}, ROTOR_ROLE_WEIGHT, &b, &err), 0);
-    cr_assert_eq(rotor_graph_add_value(g, "y", t, 2, (int64_t[]){32, 15360}, ROTOR_ROLE_ACTIVATION, &y, &err), 0);
+    cr_assert_eq(rotor_graph_add_value(g, "y", yt, 2, (int64_t[]){32, 15360}, ROTOR_ROLE_ACTIVATION, &y, &err), 0);
     rotor_op_desc d = {.name = "mm", .type = "MatMulInteger", .expr = "Y[m,n] += A[m,k] * B[k,n]",
                        .dims = "m=32,k=5120,n=15360", .tensor_value = {y, a, b}, .inputs = (int[]){a, b},
                        .ninputs = 2, .outputs = &y, .noutputs = 1};
     cr_assert_eq(rotor_graph_add_op(g, &d, NULL, &err), ROTOR_OK, "%s", err.msg);
     cr_assert_eq(rotor_graph_set_output(g, y, &err), ROTOR_OK);
 }
+
+/* ... over values of type t alone. */
+static void contraction(rotor_graph *g, rotor_dtype t) { contraction_to(g, t, t); }
 
 /* cost-model-v1's F_op = [1, 4, 368] with A split 2-way along k (test_cost.c
  * pins its float figures): at e = 1 every tensor's bytes, the shifts and
@@ -453,6 +457,16 @@ Test(quant, an_int8_contraction_moves_and_stores_half_of_e_2_and_computes_at_the
     rotor_graph_free(&gq);
 }
 
+/* g compiled on chip into *r, its program written (returned, the caller's
+ * to free) and read back into *p. */
+static char *program_text(const rotor_graph *g, const rotor_chip *chip, rotor_compile_result *r, rotor_program *p) {
+    rotor_error err = {{0}};
+    compiled_program(g, chip, NULL, r, p);
+    char *text = NULL;
+    cr_assert_eq(rotor_program_write(g, chip, r, &text, &err), ROTOR_OK, "%s", err.msg);
+    return text;
+}
+
 /* Without int8_tops the int8 operator computes at matrix_tflops; its program
  * records its element size and rate, and the reader costs it with them. */
 Test(quant, a_program_records_an_int8_operators_element_size_and_reads_it_back) {
@@ -463,16 +477,40 @@ Test(quant, a_program_records_an_int8_operators_element_size_and_reads_it_back) 
     cr_assert_eq(rotor_chip_for_op(&chip, rotor_op_elem_of(&g, 0)).matrix_tflops, 250.0);
     rotor_compile_result r;
     rotor_program p;
-    compiled_program(&g, &chip, NULL, &r, &p);
+    char *text = program_text(&g, &chip, &r, &p);
     cr_assert(p.ops[0].elem.bytes == 1 && p.ops[0].elem.int8);
-    char *text = NULL;
-    cr_assert_eq(rotor_program_write(&g, &chip, &r, &text, &err), ROTOR_OK, "%s", err.msg);
     cr_assert(strstr(text, "\"element_bytes\":\t1,") && strstr(text, "\"int8_rate\":\ttrue"), "%s", text);
     rotor_program_free(&p);
     char *bad = strstr(text, "\"element_bytes\":\t1");
     bad[strlen("\"element_bytes\":\t")] = '3';
     cr_assert_eq(rotor_program_parse(text, "q.json", &chip, &p, &err), ROTOR_ERR_INPUT);
     cr_assert(strstr(err.msg, "q.json: operators[0].element_bytes: expected 1, 2, 4 or 8"), "%s", err.msg);
+    free(text);
+    rotor_compile_result_free(&r);
+    rotor_graph_free(&g);
+}
+
+/* An 8-bit contraction whose fused epilogue writes a float (MatMulInteger
+ * -> Cast -> Mul, grouped into one operator): its multiply-accumulates are
+ * the 8-bit inputs', so it computes at int8_tops, with the chip's e (not
+ * every tensor is an integer); its program records the rate alone, and the
+ * reader costs it with it. */
+Test(quant, an_int8_contraction_with_a_float_output_keeps_the_int8_rate) {
+    rotor_error err = {{0}};
+    rotor_chip chip = q_chip();
+    cr_assert_eq(rotor_chip_set(&chip, "int8_tops=500", &err), ROTOR_OK, "%s", err.msg);
+    rotor_graph g;
+    contraction_to(&g, ROTOR_DTYPE_U8, ROTOR_DTYPE_F16);
+    rotor_op_elem d = rotor_op_elem_of(&g, 0);
+    cr_assert(d.bytes == 0 && d.int8, "bytes %lld, int8 %d", (long long)d.bytes, d.int8);
+    rotor_chip c = rotor_chip_for_op(&chip, d);
+    cr_assert(c.element_bytes == chip.element_bytes && c.matrix_tflops == 500.0);
+    rotor_compile_result r;
+    rotor_program p;
+    char *text = program_text(&g, &chip, &r, &p);
+    cr_assert(p.ops[0].elem.bytes == 0 && p.ops[0].elem.int8);
+    cr_assert(!strstr(text, "\"element_bytes\"") && strstr(text, "\"int8_rate\":\ttrue"), "%s", text);
+    rotor_program_free(&p);
     free(text);
     rotor_compile_result_free(&r);
     rotor_graph_free(&g);

@@ -240,8 +240,8 @@ static rotor_status write_with(const rotor_graph *g, const rotor_chip *chip, con
         cJSON_AddStringToObject(x, "expr", e->text);
         cJSON_AddItemToObject(x, "dims", rotor_json_per_axis(e, e->extent));
         rotor_op_elem oe = rotor_op_elem_of(g, s->op);
-        if (oe.bytes) { /* an operator over quantized integers (docs/program-format.md) */
-            cJSON_AddItemToObject(x, "element_bytes", rotor_json_int(oe.bytes));
+        if (oe.bytes || oe.int8) { /* an operator over quantized integers (docs/program-format.md) */
+            if (oe.bytes) cJSON_AddItemToObject(x, "element_bytes", rotor_json_int(oe.bytes));
             cJSON_AddBoolToObject(x, "int8_rate", oe.int8);
         }
         cJSON *act = cJSON_AddObjectToObject(x, "active");
@@ -582,18 +582,18 @@ static rotor_status read_op_idle(reader *rd, const cJSON *x, const rotor_chip *c
 }
 
 /* An operator's optional "element_bytes" (1, 2, 4 or 8) and "int8_rate"
- * (true or false, only beside it): absent, the chip's. */
+ * (true or false; alone since 2026-12-02, an 8-bit contraction whose fused
+ * epilogue writes a float): absent, the chip's. */
 static rotor_status read_elem(reader *rd, const cJSON *x, rotor_op_elem *d) {
     const cJSON *i8 = cJSON_GetObjectItemCaseSensitive(x, "int8_rate");
     *d = (rotor_op_elem){0, false};
-    if (!cJSON_GetObjectItemCaseSensitive(x, "element_bytes"))
-        return i8 ? bad(rd, "int8_rate", "given without element_bytes") : ROTOR_OK;
+    if (i8 && !cJSON_IsBool(i8)) return bad(rd, "int8_rate", "expected true or false");
+    d->int8 = cJSON_IsTrue(i8);
+    if (!cJSON_GetObjectItemCaseSensitive(x, "element_bytes")) return ROTOR_OK;
     rotor_status st = get_int(rd, x, "element_bytes", 1, 8, "the widest element type", &d->bytes);
     if (st) return st;
     if (d->bytes != 1 && d->bytes != 2 && d->bytes != 4 && d->bytes != 8)
         return bad(rd, "element_bytes", "expected 1, 2, 4 or 8");
-    if (i8 && !cJSON_IsBool(i8)) return bad(rd, "int8_rate", "expected true or false");
-    d->int8 = cJSON_IsTrue(i8);
     return ROTOR_OK;
 }
 

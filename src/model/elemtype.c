@@ -12,20 +12,27 @@ int64_t rotor_value_elem_bytes(int64_t e, const rotor_value *v) {
     return rotor_dtype_is_quantized(v->dtype) ? rotor_dtype_bytes(v->dtype) : e;
 }
 
+/* Expression tensor t of op names an 8-bit integer value. */
+static bool int8_input(const rotor_graph *g, const rotor_op *op, int t) {
+    int v = op->tensor_value[t];
+    return v >= 0 && rotor_dtype_is_quantized(g->values[v].dtype) && rotor_dtype_bytes(g->values[v].dtype) == 1;
+}
+
 rotor_op_elem rotor_op_elem_of(const rotor_graph *g, int o) {
     const rotor_op *op = &g->ops[o];
     rotor_op_elem d = {0, false};
     if (op->vendor) return d;
+    /* the multiply-accumulates are the two inputs', whatever the output: a
+     * fused epilogue may write a float (MatMulInteger -> Cast -> Mul) */
+    d.int8 = op->expr.op_class == ROTOR_OP_CONTRACTION && op->expr.ntensors == 3 && int8_input(g, op, 1) &&
+             int8_input(g, op, 2);
     int64_t widest = 0;
     for (int t = 0; t < op->expr.ntensors; t++) {
         int v = op->tensor_value[t];
-        if (v < 0 || !rotor_dtype_is_quantized(g->values[v].dtype)) return d;
+        if (v < 0 || !rotor_dtype_is_quantized(g->values[v].dtype)) return d; /* the chip's e */
         int64_t b = rotor_dtype_bytes(g->values[v].dtype);
         if (b > widest) widest = b;
     }
     d.bytes = widest;
-    d.int8 = op->expr.op_class == ROTOR_OP_CONTRACTION && op->expr.ntensors == 3 &&
-             rotor_dtype_bytes(g->values[op->tensor_value[1]].dtype) == 1 &&
-             rotor_dtype_bytes(g->values[op->tensor_value[2]].dtype) == 1;
     return d;
 }

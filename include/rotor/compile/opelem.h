@@ -6,9 +6,10 @@
  * quantizes to moves and stores its own: one byte per int8 or uint8
  * element, two per int16, four per int32 (its accumulators).  And a
  * contraction of 8-bit integers runs at the chip's int8 matrix rate
- * (int8_tops, docs/chip-format.md) when the chip file gives one.  Every
- * other operator, and every float tensor, keeps the chip's e and
- * matrix_tflops, so float models cost exactly as before.
+ * (int8_tops, docs/chip-format.md) when the chip file gives one, whatever
+ * its output (model/elemtype.h).  Every other operator, and every float
+ * tensor, keeps the chip's e and matrix_tflops, so float models cost
+ * exactly as before.
  *
  * The override is per operator, not per tensor (v1's formulas take one e):
  * the operator is costed on a copy of the chip whose element_bytes and
@@ -23,9 +24,9 @@
 #include "rotor/base/chip.h"
 #include "rotor/model/elemtype.h" /* rotor_op_elem, the rule */
 
-/* chip as an operator with d sees it: element_bytes d.bytes, and
- * matrix_tflops the chip's int8_tops when d.int8 and that is given (> 0);
- * chip itself, unchanged, when d.bytes is 0. */
+/* chip as an operator with d sees it: element_bytes d.bytes (the chip's
+ * when 0), and matrix_tflops the chip's int8_tops when d.int8 and that is
+ * given (> 0); chip itself, unchanged, for {0, false}. */
 rotor_chip rotor_chip_for_op(const rotor_chip *chip, rotor_op_elem d);
 
 #endif

@@ -28,12 +28,11 @@ bool rotor_dtype_is_quantized(rotor_dtype t);
  * dtype's for a quantized integer, e otherwise. */
 int64_t rotor_value_elem_bytes(int64_t e, const rotor_value *v);
 
-/* Operator o of g: {0, false} unless every expression tensor names a value
- * of a quantized integer type; then the widest of their sizes, and int8
- * when it is a contraction whose two inputs are 8-bit.  (Decision: an
- * 8-bit contraction whose fused epilogue writes a float, as
- * MatMulInteger -> Cast -> Mul after grouping, is not int8 here: the
- * program format records the rate only beside an element size.) */
+/* Operator o of g: bytes 0 unless every expression tensor names a value of
+ * a quantized integer type, then the widest of their sizes; int8 when it
+ * is a contraction whose two inputs are 8-bit integers, whatever its
+ * output (a fused epilogue that writes a float, as MatMulInteger -> Cast
+ * -> Mul after grouping, keeps the int8 rate with the chip's e). */
 rotor_op_elem rotor_op_elem_of(const rotor_graph *g, int o);
 
 #endif
