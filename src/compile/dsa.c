@@ -109,8 +109,7 @@ rotor_status rotor_dsa_works(const rotor_graph *g, const rotor_gt_schedule *s, c
         int k = s->order[pos].sg;
         const rotor_gt_subgraph *sg = &s->sg[k];
         double n = (double)sg->best.instances;
-        double rate8 = c->mm8_rate > 0 ? c->mm8_rate : c->mm_rate; /* 0: a cluster made without it */
-        w[pos].mm_s = ((sc[k].mm - sc[k].mm8) / c->mm_rate + (sc[k].mm8 > 0 ? sc[k].mm8 / rate8 : 0)) / n;
+        w[pos].mm_s = rotor_gt_mm_seconds(sc[k].mm, sc[k].mm8, c->mm_rate, c->mm8_rate) / n;
         w[pos].vec_s = sc[k].vec / n / c->vec_rate;
         activation_bytes(g, s, pos, &w[pos]);
         /* weights (docs/graphturbo.md, "Time"): streamed into the LB w_loads

@@ -266,6 +266,10 @@ double rotor_gt_ops_int8_flops(const rotor_graph *g, const int *ops, int n) {
     return mm8;
 }
 
+double rotor_gt_mm_seconds(double mm, double mm8, double mm_rate, double mm8_rate) {
+    return (mm - mm8) / mm_rate + (mm8 > 0 ? mm8 / (mm8_rate > 0 ? mm8_rate : mm_rate) : 0);
+}
+
 /* An operator of the sub-graph whose weights found no room in the GB in an
  * earlier build (rotor_gt_limits.w_stream). */
 static bool streamed(const gt_prop *p, const rotor_gt_limits *lim) {
@@ -312,8 +316,8 @@ static double cost(const gt_prop *p, rotor_gt_split *s, const rotor_gt_limits *l
     }
     if (lim->mm_rate <= 0) return 0;
     double again = 1 + s->recompute, mm8 = rotor_gt_ops_int8_flops(g, p->ops, p->n);
-    double t = (mm - mm8) * again / lim->mm_rate + vec * again / (lim->vec_rate > 0 ? lim->vec_rate : lim->mm_rate);
-    if (mm8 > 0) t += mm8 * again / (lim->mm8_rate > 0 ? lim->mm8_rate : lim->mm_rate);
+    double t = rotor_gt_mm_seconds(mm * again, mm8 * again, lim->mm_rate, lim->mm8_rate) +
+               vec * again / (lim->vec_rate > 0 ? lim->vec_rate : lim->mm_rate);
     t += (gb_w ? w / lim->ddr_bw : 0) + n * s->w_loads * w_once;
     t += n * s->in_loads * in + (double)g->values[p->out].bytes / out_bw;
     return t + n * (s->spill_gb / lim->gb_bw + s->spill_ddr / lim->ddr_bw);

@@ -75,11 +75,26 @@ static int64_t piece_at(const piece *p, const int64_t *c) {
     return k;
 }
 
-/* Row-major offset of coordinates c in the whole value x. */
+/* Row-major offset of coordinates c (inside it) in the whole value x. */
 static int64_t value_index(const rotor_value *x, const int64_t *c) {
-    int64_t k = 0;
-    for (int a = 0; a < x->rank; a++) k = k * x->shape[a] + c[a];
-    return k;
+    piece whole = whole_piece(x, NULL);
+    return piece_at(&whole, c);
+}
+
+/* How far a row-major offset moves per step when the coordinates move by
+ * dl[0..rank) in a box of extents n. */
+static int64_t row_step(const int64_t *dl, int rank, const int64_t *n) {
+    int64_t step = 0, stride = 1;
+    for (int j = rank - 1; j >= 0; j--) step += dl[j] * stride, stride *= n[j];
+    return step;
+}
+
+/* The first element of value v not written yet, or -1 (all written, or a
+ * value without written flags: a model input or a weight). */
+static int64_t first_unwritten(const gtctx *c, int v) {
+    for (int64_t k = 0; c->written[v] && k < c->g->values[v].elements; k++)
+        if (!c->written[v][k]) return k;
+    return -1;
 }
 
 static void coords_text(const int64_t *c, int r, char *buf, size_t cap) {
@@ -370,6 +385,17 @@ static rotor_status eval_point(gtctx *c, int o, const gtrow *rw, const int64_t *
     return ROTOR_OK;
 }
 
+/* A fast row met a point it cannot take (an element not written yet, not
+ * an integer, beyond 2^24, or an output its type cannot hold): eval_point
+ * takes it and says why, or, should it find nothing wrong, the two
+ * disagree. */
+static rotor_status row_fallback(gtctx *c, int o, const gtrow *rw, const int64_t *idx, rotor_error *err) {
+    double points = 0;
+    rotor_status st = eval_point(c, o, rw, idx, &points, err);
+    if (st) return st;
+    return run_op_fail(c->g, o, err, "%s: the fast row and the point disagree", c->where);
+}
+
 /* A quantized contraction's n points of a row from idx (at[t]: each
  * tensor's element in its piece at the first): A's and B's elements less
  * their zero points, each found by its index in the whole value, which
@@ -381,11 +407,10 @@ static rotor_status eval_run_quant(gtctx *c, int o, const gtrow *rw, int64_t *id
     int64_t vk[3], vs[3];
     for (int t = 1; t <= 2; t++) {
         const tmap *m = &rw->m[t];
-        int64_t co[GT_R], stride = 1;
+        int64_t co[GT_R];
         tensor_coords_raw(m, idx, co);
         vk[t] = value_index(m->val, co);
-        vs[t] = 0;
-        for (int j = m->val->rank - 1; j >= 0; j--) vs[t] += rw->dl[t][j] * stride, stride *= m->val->shape[j];
+        vs[t] = row_step(rw->dl[t], m->val->rank, m->val->shape);
     }
     const double *a = rw->src[1]->d, *b = rw->src[2]->d;
     double *y = rw->dst->d, z1 = 0, z2 = 0;
@@ -395,10 +420,7 @@ static rotor_status eval_run_quant(gtctx *c, int o, const gtrow *rw, int64_t *id
         if ((rw->wr[1] && !rw->wr[1][at[1]]) || (rw->wr[2] && !rw->wr[2][at[2]]) || x1 != floor(x1) ||
             x2 != floor(x2)) {
             idx[rw->in] = first + i;
-            double points = 0;
-            rotor_status st = eval_point(c, o, rw, idx, &points, err);
-            if (st) return st;
-            return run_op_fail(c->g, o, err, "%s: the fast row and the point disagree", c->where);
+            return row_fallback(c, o, rw, idx, err);
         }
         if (i == 0 || vs[1]) z1 = run_qop_zero(rw->q, 1, vk[1]); /* the same along the row when A's stays */
         if (i == 0 || vs[2]) z2 = run_qop_zero(rw->q, 2, vk[2]);
@@ -454,10 +476,7 @@ static rotor_status eval_run(gtctx *c, int o, const gtrow *rw, int64_t *idx, int
         if (late || (rw->m[0].exact && !run_cast_one(rw->m[0].val->dtype, yy))) {
             *yy = was;
             idx[rw->in] = first + i;
-            double points = 0;
-            rotor_status st = eval_point(c, o, rw, idx, &points, err);
-            if (st) return st;
-            return run_op_fail(c->g, o, err, "%s: the fast row and the point disagree", c->where);
+            return row_fallback(c, o, rw, idx, err);
         }
         for (int t = 0; t < nt; t++) at[t] += rw->step[t];
     }
@@ -477,11 +496,10 @@ static rotor_status quant_params_ready(const gtctx *c, int o, rotor_error *err) 
         if (!c->res->values[v])
             return run_op_fail(c->g, o, err, "%s reads '%s', a parameter of its quantization, which its sub-graph "
                                "computes in pieces; the parameters are read whole", c->where, c->g->values[v].name);
-        for (int64_t k = 0; c->written[v] && k < c->g->values[v].elements; k++)
-            if (!c->written[v][k])
-                return run_op_fail(c->g, o, err, "%s reads element %lld of '%s', a parameter of its quantization, which "
-                                   "no instance before it in the order wrote", c->where, (long long)k,
-                                   c->g->values[v].name);
+        int64_t k = first_unwritten(c, v);
+        if (k >= 0)
+            return run_op_fail(c->g, o, err, "%s reads element %lld of '%s', a parameter of its quantization, which "
+                               "no instance before it in the order wrote", c->where, (long long)k, c->g->values[v].name);
     }
     return ROTOR_OK;
 }
@@ -564,9 +582,7 @@ static rotor_status eval_op(gtctx *c, int o, const piece *dst, const int64_t *bl
     for (int t = 0; fast && t < e->ntensors; t++) {
         const piece *pc = t ? src[t] : dst;
         tmap_delta(&m[t], in, rw.dl[t]);
-        rw.step[t] = 0;
-        int64_t stride = 1;
-        for (int j = pc->rank - 1; j >= 0; j--) rw.step[t] += rw.dl[t][j] * stride, stride *= pc->n[j];
+        rw.step[t] = row_step(rw.dl[t], pc->rank, pc->n);
     }
     int64_t len = ahi[in] - alo[in];
     double points = 0;
@@ -645,10 +661,10 @@ static rotor_status run_whole(gtctx *c, int sgi, rotor_error *err) {
                     st = run_op_fail(g, o, err, "'%s' has no data (a weight without elements, or an input not given)",
                                      g->values[v].name);
                 /* the kernel reads the whole input: all of it written yet */
-                for (int64_t k = 0; !st && c->written[v] && k < g->values[v].elements; k++)
-                    if (!c->written[v][k])
-                        st = run_op_fail(g, o, err, "%s reads element %lld of '%s', which no instance before it in "
-                                         "the order wrote", c->where, (long long)k, g->values[v].name);
+                int64_t k = st ? -1 : first_unwritten(c, v);
+                if (k >= 0)
+                    st = run_op_fail(g, o, err, "%s reads element %lld of '%s', which no instance before it in "
+                                     "the order wrote", c->where, (long long)k, g->values[v].name);
             }
             if (!st) st = rotor_run_kernel(g, o, c->res->values, err);
         } else {

@@ -166,11 +166,16 @@ rotor_status run_qop_out(const run_qop *q, int64_t k, double *y, rotor_error *er
 
 static void int_range(rotor_dtype t, double *lo, double *hi);
 
-rotor_status run_qop_exact_f64(const run_qop *q, rotor_error *err) {
-    const rotor_expr *e = &q->g->ops[q->o].expr;
-    double k = 1, w[3] = {0};
+/* K: the terms each output element sums, the reduced extents' product. */
+static double reduced_terms(const rotor_expr *e) {
+    double k = 1;
     for (int a = 0; a < e->naxes; a++)
         if (rotor_expr_is_reduction_axis(e, a)) k *= (double)e->extent[a];
+    return k;
+}
+
+rotor_status run_qop_exact_f64(const run_qop *q, rotor_error *err) {
+    double k = reduced_terms(&q->g->ops[q->o].expr), w[3] = {0};
     for (int t = 1; t <= 2; t++) {
         double lo, hi;
         int_range(q->x[t]->dtype, &lo, &hi);
@@ -187,11 +192,7 @@ rotor_status run_qop_exact_f64(const run_qop *q, rotor_error *err) {
 /* src[t] = x - zero point for t = 1, 2; *bound = K max|a'| max|b'|. */
 static rotor_status shift_inputs(const rotor_graph *g, int o, double *const *vals, run_quant *q, double *bound,
                                  rotor_error *err) {
-    const rotor_expr *e = &g->ops[o].expr;
-    double k = 1;
-    for (int a = 0; a < e->naxes; a++)
-        if (rotor_expr_is_reduction_axis(e, a)) k *= (double)e->extent[a];
-    *bound = k;
+    *bound = reduced_terms(&g->ops[o].expr);
     run_qop qo; /* each side's zero point read, then its elements checked, A then B */
     qop_init(g, o, &qo);
     rotor_status st = ROTOR_OK;

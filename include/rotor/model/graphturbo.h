@@ -54,6 +54,11 @@ void rotor_gt_ops_work(const rotor_graph *g, const int *ops, int n, double *mm, 
  * (rotor_op_elem_of's int8), which run at the int8 rate. */
 double rotor_gt_ops_int8_flops(const rotor_graph *g, const int *ops, int n);
 
+/* The matrix units' seconds for mm FLOPs of which mm8 are int8 ones, at
+ * mm_rate and mm8_rate (0: mm_rate): the one rule of the split's cost and
+ * the time model (compile/dsa.c). */
+double rotor_gt_mm_seconds(double mm, double mm8, double mm_rate, double mm8_rate);
+
 /* Whether bytes wait in a GB of gb_bytes between their uses: when they fit
  * half of it, the other half left to what runs meanwhile (docs/graphturbo.md,
  * "Cost"; a decision, the paper gives no rule).  Boundary values, spills and
