@@ -33,6 +33,37 @@ expect_out whole "^graphturbo: 1 sub-graph, 1 instance$" -- run "$m" --group gra
 # "Instances on core groups"): at batch 1 no sub-graph splits, so T10's
 # program runs alone (tests/cli_run.sh runs one with instances)
 expect_out no-gb "^graphturbo: 0 sub-graphs run as 0 instances on core groups" -- run "$m" --group graphturbo -q
+# two QLinearMatMuls of 512 rows, the second's A quantized per row: the ICCA
+# compile runs them as 16 instances of 32 rows, each reading its rows of the
+# per-row zero point and scale, and the uint8 output is the direct run's
+PY=${PYTHON3:-/usr/bin/python3}
+if "$PY" -c 'import numpy, onnx.helper, onnx.numpy_helper' 2>/dev/null; then
+    "$PY" - "$tmpdir/qmm.onnx" <<'PYEOF'
+import sys
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper as nh, TensorProto
+r = np.random.default_rng(1)
+t = lambda a, n: nh.from_array(a, n)
+inits = [t(np.array(0.02, np.float32), 'xs'), t(np.array(128, np.uint8), 'xz'),
+         t(r.integers(-60, 60, (256, 256)).astype(np.int8), 'w1'), t(r.integers(-60, 60, (256, 256)).astype(np.int8), 'w2'),
+         t(np.array(0.004, np.float32), 'ws'), t(np.array(0, np.int8), 'wz'),
+         t(np.array(0.5, np.float32), 'hs'), t(np.array(120, np.uint8), 'hz'),
+         t(r.integers(100, 140, (512,)).astype(np.uint8), 'hrz'), t((0.4 + 0.001 * np.arange(512)).astype(np.float32), 'hrs'),
+         t(np.array(0.6, np.float32), 'ys'), t(np.array(131, np.uint8), 'yz')]
+nodes = [helper.make_node('QLinearMatMul', ['x', 'xs', 'xz', 'w1', 'ws', 'wz', 'hs', 'hz'], ['h'], name='mm1'),
+         helper.make_node('QLinearMatMul', ['h', 'hrs', 'hrz', 'w2', 'ws', 'wz', 'ys', 'yz'], ['y'], name='mm2')]
+g = helper.make_graph(nodes, 'qmm', [helper.make_tensor_value_info('x', TensorProto.UINT8, [512, 256])],
+                      [helper.make_tensor_value_info('y', TensorProto.UINT8, [512, 256])], inits)
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid('', 13)]), sys.argv[1])
+PYEOF
+    run_saved "$tmpdir/q" -- run "$tmpdir/qmm.onnx" --group graphturbo -q
+    expect_saved quant-icca-pass "^PASS$" "$tmpdir/q"
+    expect_saved quant-icca-y "^PASS  y  .* vs direct: max |err| 0 (0 beyond tolerance)" "$tmpdir/q"
+    expect_saved quant-icca-split "^sub-graph 1: mm1 .. mm2, 16 instances of 92 cores$" "$tmpdir/q"
+else
+    echo "cli_gtrun.sh: skipping the quantized model: $PY lacks numpy or onnx (apt-get install python3-onnx)"
+fi
 # a transformer's attention mask: its int64 Unsqueeze and Cast are copies of
 # integers, which the instances run (docs/run.md, "Types"); with an LB of 8 x
 # 512 bytes 27 sub-graphs split

@@ -1,7 +1,8 @@
 /* test_gticcarun.c — GraphTurbo's sub-graph instances on an ICCA chip's
  * core groups, on real data (src/run/gticcarun.c; docs/run.md, "Instances
  * on core groups"): every instance runs its batch slice with its own
- * program on its group, and the values equal the direct execution's. */
+ * program on its group, and the values equal the direct execution's,
+ * quantized operators' to the bit. */
 #include <criterion/criterion.h>
 
 #include <math.h>
@@ -10,6 +11,7 @@
 
 #include "fixtures.h"
 #include "onnxbuild.h"
+#include "quantbuild.h"
 #include "rotor/compile/compile.h"
 #include "rotor/compile/program.h"
 #include "rotor/model/simplify.h"
@@ -353,64 +355,166 @@ Test(gticcarun, every_convolution_plan_drawn_computes_the_direct_values) {
     cr_assert_geq(grouped, 5, "the draws grouped %d sub-graphs", grouped);
 }
 
-/* Quantized operators keep their parameters in attributes the instance
- * graph does not carry (rotor_gticca_instance): two QLinearMatMul as a
- * sub-graph are refused naming the first, not run wrong. */
-Test(gticcarun, quantized_operators_in_a_sub_graph_are_refused_naming_them) {
-    enum { U8 = ONNX__TENSOR_PROTO__DATA_TYPE__UINT8, F32 = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT };
-    mb b;
-    mb_init(&b, 10);
-    b.inputs[b.graph.n_input++] = mb_vi(&b, "a", U8, DIMS(8, 16));
-    uint64_t r = 7;
-    const char *names[] = {"w1", "w2"};
-    for (int k = 0; k < 2; k++) {
-        Onnx__TensorProto *t = mb_init_tensor(&b, names[k], U8, DIMS(16, 16), NULL);
-        uint8_t *raw = mb_alloc(&b, 256);
-        for (int i = 0; i < 256; i++) raw[i] = (uint8_t)((r = r * 6364136223846793005ull + 1) >> 58);
-        t->has_raw_data = 1;
-        t->raw_data.len = 256;
-        t->raw_data.data = raw;
-    }
-    const char *scalars[][2] = {{"s", "0.05"}, {"z", "3"}};
-    for (int k = 0; k < 2; k++) {
-        Onnx__TensorProto *t = mb_init_tensor(&b, scalars[k][0], k ? U8 : F32, 0, NULL, NULL);
-        uint8_t *raw = mb_alloc(&b, 4);
-        if (k) raw[0] = 3;
-        else memcpy(raw, &(float){0.05f}, 4);
-        t->has_raw_data = 1;
-        t->raw_data.len = k ? 1 : 4;
-        t->raw_data.data = raw;
-    }
-    mb_node(&b, "QLinearMatMul", "q1", "a s z w1 s z s z", "y1");
-    mb_node(&b, "QLinearMatMul", "q2", "y1 s z w2 s z s z", "y2");
-    mb_output(&b, "y2");
+/* A quantized model (quantbuild.h) loaded with its data, T10's program of
+ * it on an IPU, its input x (integers 0..255) and its direct run. */
+typedef struct qiccarun {
+    rotor_chip chip;
+    rotor_graph g;
+    rotor_program p;
+    double *xd, **in;
+    rotor_run_result direct;
+} qiccarun;
+
+static void qiccarun_make(mb *b, qiccarun *q) {
     rotor_error err = {{0}};
     rotor_onnx_options o = {.keep_data = true};
-    rotor_graph g;
-    cr_assert_eq(mb_load(&b, &o, &g, NULL, &err), ROTOR_OK, "%s", err.msg);
-    mb_free(&b);
-    int q1 = -1;
-    for (int k = 0; k < g.nops; k++)
-        if (!strcmp(g.ops[k].name, "q1")) q1 = k;
-    cr_assert_geq(q1, 0);
-    rotor_chip chip;
-    cr_assert_eq(rotor_chip_preset("ipu-mk2", &chip, &err), ROTOR_OK);
-    rotor_program p;
-    compiled_program(&g, &chip, NULL, NULL, &p);
-    rotor_gticca_sg sg = {.first = q1, .last = q1 + 1, .instances = 2, .group_cores = 736};
+    cr_assert_eq(mb_load(b, &o, &q->g, NULL, &err), ROTOR_OK, "%s", err.msg);
+    mb_free(b);
+    cr_assert_eq(rotor_chip_preset("ipu-mk2", &q->chip, &err), ROTOR_OK);
+    compiled_program(&q->g, &q->chip, NULL, NULL, &q->p);
+    int x = rotor_graph_find_value(&q->g, "x");
+    int64_t n = q->g.values[x].elements;
+    q->xd = malloc(sizeof *q->xd * (size_t)n);
+    for (int64_t k = 0; k < n; k++) q->xd[k] = (double)((k * 53 + k / 16 * 7) % 256);
+    q->in = calloc((size_t)q->g.nvalues, sizeof *q->in);
+    q->in[x] = q->xd;
+    cr_assert_eq(rotor_run(&q->g, (const double *const *)q->in, NULL, &q->direct, &err), ROTOR_OK, "%s", err.msg);
+}
+
+static void qiccarun_free(qiccarun *q) {
+    rotor_run_result_free(&q->direct);
+    free(q->in);
+    free(q->xd);
+    rotor_program_free(&q->p);
+    rotor_graph_free(&q->g);
+}
+
+static int op_named(const rotor_graph *g, const char *name) {
+    for (int o = 0; o < g->nops; o++)
+        if (!strcmp(g->ops[o].name, name)) return o;
+    cr_assert_fail("no operator '%s'", name);
+    return -1;
+}
+
+/* Runs operators first..last of q as n instances; asserts every value the
+ * graph computes is the direct run's to the bit, and returns how many of
+ * value y's elements lie strictly between lo and hi. */
+static int qiccarun_same(const qiccarun *q, const char *first, const char *last, int64_t n, const char *y, double lo,
+                         double hi) {
+    rotor_gticca_sg sg = {.first = op_named(&q->g, first), .last = op_named(&q->g, last), .instances = n,
+                          .group_cores = rotor_chip_cores(&q->chip) / n};
     rotor_gticca_result gt = {.done = true, .nsg = 1, .sg = &sg};
     rotor_compile_options co = {0};
-    rotor_run_options ro = {.program = &p, .chip = &chip, .gticca = &gt, .gticca_compile = &co};
-    double a[8 * 16];
-    for (int k = 0; k < 8 * 16; k++) a[k] = k % 7;
-    double **in = calloc((size_t)g.nvalues, sizeof *in);
-    in[rotor_graph_find_value(&g, "a")] = a;
-    rotor_run_result res;
-    cr_assert_str_eq(g.ops[q1 + 1].name, "q2");
-    cr_assert_eq(rotor_run(&g, (const double *const *)in, &ro, &res, &err), ROTOR_ERR_INPUT);
-    cr_assert_str_eq(err.msg, "op 'q1' (QLinearMatMul): in sub-graph 0's instances: rotor run does not run "
-                              "quantized or integer operators as instances");
-    free(in);
-    rotor_program_free(&p);
+    rotor_run_options ro = {.program = &q->p, .chip = &q->chip, .gticca = &gt, .gticca_compile = &co};
+    rotor_run_result r;
+    rotor_error err = {{0}};
+    cr_assert_eq(rotor_run(&q->g, (const double *const *)q->in, &ro, &r, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(r.subgraphs_run, 1);
+    cr_assert_eq(r.instance_runs, n);
+    for (int v = 0; v < q->g.nvalues; v++)
+        if (q->g.values[v].producer >= 0)
+            cr_assert_arr_eq(r.values[v], q->direct.values[v], sizeof(double) * (size_t)q->g.values[v].elements, "'%s'",
+                             q->g.values[v].name);
+    int yv = rotor_graph_find_value(&q->g, y), inside = 0;
+    for (int64_t k = 0; k < q->g.values[yv].elements; k++) inside += r.values[yv][k] > lo && r.values[yv][k] < hi;
+    rotor_run_result_free(&r);
+    return inside;
+}
+
+/* The instance graph of operators first..last of g split n ways: asserts
+ * it splits, and returns the elements it gives value `name`. */
+static int64_t instance_elements(const rotor_graph *g, const char *first, const char *last, int64_t n,
+                                 const char *name) {
+    rotor_graph ig;
+    bool ok;
+    rotor_error err = {{0}};
+    cr_assert_eq(rotor_gticca_instance(g, op_named(g, first), op_named(g, last), n, &ig, &ok, &err), ROTOR_OK, "%s",
+                 err.msg);
+    cr_assert(ok);
+    int v = rotor_graph_find_value(&ig, name);
+    cr_assert_geq(v, 0, "'%s'", name);
+    int64_t e = ig.values[v].elements;
+    rotor_graph_free(&ig);
+    return e;
+}
+
+/* Two QLinearMatMuls as 4 instances of 16 rows: the second reads its A's
+ * zero point and scale per row of its 64-row input and B's per column.
+ * The instance graph keeps the operators' quantization and slices the
+ * per-row parameters with the rows (instance i reads rows 16 i.. of them,
+ * not rows 0..15), the per-column ones whole; the uint8 outputs are the
+ * direct run's, and most are neither 0 nor 255. */
+Test(gticcarun, quantized_matmuls_run_as_instances_with_their_per_row_parameters_sliced) {
+    qiccarun q;
+    mb b;
+    quant_matmuls_model(&b, false);
+    qiccarun_make(&b, &q);
+    cr_assert_eq(instance_elements(&q.g, "mm1", "mm2", 4, "hrz"), 16);
+    cr_assert_eq(instance_elements(&q.g, "mm1", "mm2", 4, "hrs"), 16);
+    cr_assert_eq(instance_elements(&q.g, "mm1", "mm2", 4, "wcz"), 16, "per column: whole");
+    cr_assert_eq(instance_elements(&q.g, "mm1", "mm2", 4, "h"), 16 * 16);
+    int inside = qiccarun_same(&q, "mm1", "mm2", 4, "y", 0, 255);
+    cr_assert_gt(inside, 700, "%d of 1024 outputs unsaturated", inside);
+    qiccarun_free(&q);
+}
+
+/* MatMulInteger (x's zero point, w1's per column) as 8 instances: the
+ * int32 accumulators are the direct run's. */
+Test(gticcarun, an_integer_matmul_runs_as_instances) {
+    qiccarun q;
+    mb b;
+    quant_matmuls_model(&b, true);
+    qiccarun_make(&b, &q);
+    int inside = qiccarun_same(&q, "mm", "mm", 8, "y", -1e9, 1e9);
+    cr_assert_eq(inside, 1024);
+    qiccarun_free(&q);
+}
+
+/* Two QLinearConvs (per-channel weight scales and zero points, an int32
+ * bias) at batch 4 as 2 instances of 2 images: the outputs are the direct
+ * run's. */
+Test(gticcarun, quantized_convolutions_run_as_instances) {
+    qiccarun q;
+    mb b;
+    quant_convs_model(&b, 4, false, false);
+    qiccarun_make(&b, &q);
+    int inside = qiccarun_same(&q, "conv1", "conv2", 2, "y", 0, 255);
+    cr_assert_gt(inside, 2800, "%d of 4096 outputs unsaturated", inside);
+    qiccarun_free(&q);
+}
+
+/* Weights one operator reads per row (A's zero point and scale of mm1,
+ * 16 rows) and another whole (B's of mm2, per column): no instance
+ * graph holds it both ways, so the two are no sub-graph (rotor run then
+ * names the split), while each alone is one. */
+Test(gticcarun, a_parameter_read_by_rows_and_whole_splits_no_sub_graph) {
+    mb b;
+    mb_init(&b, 13);
+    b.inputs[b.graph.n_input++] = mb_vi(&b, "x", 2, DIMS(16, 16));
+    b.outputs[b.graph.n_output++] = mb_vi(&b, "y", 2, 0, NULL);
+    ints(&b, "w1", 3, 256, DIMS(16, 16), 5, -60, 121);
+    ints(&b, "w2", 2, 256, DIMS(16, 16), 9, 60, 121); /* uint8, as z16 */
+    ints(&b, "z16", 2, 16, DIMS(16), 0, 100, 41);
+    ints(&b, "wz", 3, 1, 0, NULL, 0, 1, 1);
+    quant_scalars(&b);
+    floats(&b, "hs", 0, NULL, 1, (const float[]){0.05f});
+    floats(&b, "ws", 0, NULL, 1, (const float[]){0.009f});
+    float s16[16];
+    for (int k = 0; k < 16; k++) s16[k] = 0.006f + 0.0002f * (float)k;
+    floats(&b, "s16", 1, (const int64_t[]){16}, 16, s16);
+    mb_node(&b, "QLinearMatMul", "mm1", "x s16 z16 w1 ws wz hs hz", "h");
+    mb_node(&b, "QLinearMatMul", "mm2", "h hs hz w2 s16 z16 ys yz", "y");
+    rotor_error err = {{0}};
+    rotor_onnx_options o = {.keep_data = true};
+    rotor_graph g, ig;
+    cr_assert_eq(mb_load(&b, &o, &g, NULL, &err), ROTOR_OK, "%s", err.msg);
+    mb_free(&b);
+    cr_assert_eq(instance_elements(&g, "mm1", "mm1", 2, "z16"), 8);
+    cr_assert_eq(instance_elements(&g, "mm1", "mm1", 2, "s16"), 8);
+    cr_assert_eq(instance_elements(&g, "mm2", "mm2", 2, "z16"), 16);
+    bool ok = true;
+    cr_assert_eq(rotor_gticca_instance(&g, op_named(&g, "mm1"), op_named(&g, "mm2"), 2, &ig, &ok, &err), ROTOR_OK);
+    cr_assert_not(ok);
+    rotor_graph_free(&ig);
     rotor_graph_free(&g);
 }

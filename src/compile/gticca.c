@@ -74,6 +74,7 @@
 #include "rotor/compile/planstore.h"
 #include "rotor/compile/program.h"
 #include "rotor/compile/segment.h"
+#include "rotor/model/quantparam.h"
 
 #define MAX_OPS 3      /* operators per sub-graph at most (a residual block; 6 gained at most 0.24 %) */
 #define MAX_INST 16    /* instances per sub-graph at most */
@@ -165,21 +166,55 @@ static bool range_splits(const rotor_graph *g, int first, int last, int64_t n) {
     return true;
 }
 
-/* Adds value v of g to the instance graph ig (activations with their first
- * dimension divided by n), once: map[v] is its index there, -1 before. */
-static rotor_status add_value(const rotor_graph *g, int v, int64_t n, rotor_graph *ig, int *map, rotor_error *err) {
-    if (map[v] >= 0) return ROTOR_OK;
+/* Adds value v of g to the instance graph ig once (map[v] is its index
+ * there, -1 before): an activation with its first dimension divided by n
+ * when n divides it, and a value `slice` names (a quantized operator's
+ * parameter along the batch, batch_params) so too.  *fine false when v
+ * is there already the other way (a weight one operator reads whole and
+ * another by rows: no instance can hold both). */
+static rotor_status add_value(const rotor_graph *g, int v, int64_t n, bool slice, rotor_graph *ig, int *map,
+                              bool *fine, rotor_error *err) {
     const rotor_value *x = &g->values[v];
     int64_t shape[ROTOR_GRAPH_MAX_RANK];
     memcpy(shape, x->shape, sizeof shape);
-    if (x->role == ROTOR_ROLE_ACTIVATION && x->rank >= 1 && shape[0] % n == 0) shape[0] /= n;
+    if ((slice || x->role == ROTOR_ROLE_ACTIVATION) && x->rank >= 1 && shape[0] % n == 0) shape[0] /= n;
+    if (map[v] >= 0) {
+        if (ig->values[map[v]].rank >= 1 && ig->values[map[v]].shape[0] != shape[0]) *fine = false;
+        return ROTOR_OK;
+    }
     return rotor_graph_add_value(ig, x->name, x->dtype, x->rank, shape, x->role, &map[v], err);
+}
+
+/* Which inputs of quantized operator o an instance reads by its batch
+ * rows (slice[i] for op->inputs[i]): a parameter read from the first
+ * dimension of an activation the instance splits (rotor_quant_lookups),
+ * with more than one element there, holds one entry per row of that
+ * batch, and an instance's rows are a slice of them.  Read whole, instance
+ * i would take rows 0.. of the parameter for its own rows i B/n..: a
+ * silent wrong zero point or scale.  False when such a parameter's first
+ * dimension is neither the batch's extent nor 1 (no slice is its rows). */
+static bool batch_params(const rotor_graph *g, int o, bool *slice) {
+    const rotor_op *op = &g->ops[o];
+    for (int i = 0; i < op->ninputs; i++) slice[i] = false;
+    rotor_quant_lookup q[ROTOR_QP_COUNT];
+    if (!rotor_quant_lookups(op, q)) return true;
+    for (int k = 0; k < ROTOR_QP_COUNT; k++) {
+        int v = rotor_op_input_at(op, q[k].pos), xv = op->tensor_value[q[k].tensor];
+        if (v < 0 || xv < 0 || q[k].start != 0) continue;
+        const rotor_value *p = &g->values[v], *x = &g->values[xv];
+        if (x->role != ROTOR_ROLE_ACTIVATION || p->rank < 1 || p->shape[0] == 1) continue;
+        if (p->shape[0] != x->shape[0]) return false;
+        for (int i = 0; i < op->ninputs; i++) slice[i] = slice[i] || op->inputs[i] == v;
+    }
+    return true;
 }
 
 /* One instance of first..last split n ways: the operators' expressions at
  * batch B/n (rotor_segment_micro_expr, the segments' micro-batch), their
- * values sliced alike, last's output the graph's output.  *ok false when
- * some operator does not split. */
+ * values sliced alike, last's output the graph's output.  Each operator
+ * keeps its attributes (a quantized contraction's parameters: rotor run
+ * runs it as the whole graph's).  *ok false when some operator does not
+ * split. */
 rotor_status rotor_gticca_instance(const rotor_graph *g, int first, int last, int64_t n, rotor_graph *ig, bool *ok,
                                    rotor_error *err) {
     *ok = false;
@@ -192,12 +227,13 @@ rotor_status rotor_gticca_instance(const rotor_graph *g, int first, int last, in
     for (int o = first; o <= last && !st && fine; o++) {
         const rotor_op *op = &g->ops[o];
         int a, in[64], outv[8];
+        bool slice[64];
         rotor_expr me;
-        if (!(fine = op_splits(g, o, n, &a))) break;
+        if (!(fine = op_splits(g, o, n, &a) && batch_params(g, o, slice))) break;
         if ((st = rotor_segment_micro_expr(&op->expr, a, n, &me, err))) break;
-        for (int i = 0; i < op->ninputs && !st; i++) st = add_value(g, op->inputs[i], n, ig, map, err);
-        for (int i = 0; i < op->noutputs && !st; i++) st = add_value(g, op->outputs[i], n, ig, map, err);
-        if (st) break;
+        for (int i = 0; i < op->ninputs && !st; i++) st = add_value(g, op->inputs[i], n, slice[i], ig, map, &fine, err);
+        for (int i = 0; i < op->noutputs && !st; i++) st = add_value(g, op->outputs[i], n, false, ig, map, &fine, err);
+        if (st || !fine) break;
         for (int i = 0; i < op->ninputs; i++) in[i] = map[op->inputs[i]];
         for (int i = 0; i < op->noutputs; i++) outv[i] = map[op->outputs[i]];
         rotor_op_desc d = {.name = op->name, .type = op->type, .inputs = in, .ninputs = op->ninputs,
@@ -208,6 +244,10 @@ rotor_status rotor_gticca_instance(const rotor_graph *g, int first, int last, in
         if ((st = rotor_graph_add_bound_op(ig, &d, &me, &at, err))) break;
         memcpy(ig->ops[at].fused, op->fused, sizeof op->fused);
         ig->ops[at].nfused = op->nfused;
+        for (int k = 0; k < op->nattrs && !st; k++) {
+            const rotor_attr *x = &op->attrs[k];
+            st = rotor_graph_add_attr(ig, at, x->name, x->ints, x->nints, x->floats, x->nfloats, x->str, err);
+        }
     }
     if (!st && fine) st = rotor_graph_set_output(ig, map[g->ops[last].outputs[0]], err);
     *ok = !st && fine;

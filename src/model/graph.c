@@ -469,6 +469,14 @@ const rotor_attr *rotor_op_attr(const rotor_op *op, const char *name) {
     return NULL;
 }
 
+int rotor_op_input_at(const rotor_op *op, int pos) {
+    const rotor_attr *a = rotor_op_attr(op, "@in");
+    if (!a) return pos >= 0 && pos < op->ninputs ? op->inputs[pos] : -1;
+    for (int i = 0; i < a->nints && i < op->ninputs; i++)
+        if (a->ints[i] == pos) return op->inputs[i];
+    return -1;
+}
+
 void rotor_graph_totals_of(const rotor_graph *g, rotor_graph_totals *out) {
     memset(out, 0, sizeof *out);
     out->ops = g->nops;

@@ -434,15 +434,6 @@ static rotor_status expr_grad(tr *s, int o, int t, int gy) {
 
 /* ---- vendor ops ------------------------------------------------------------------------------- */
 
-/* The graph value at ONNX input position pos of op ("@in"), or -1. */
-static int input_at(const rotor_op *op, int pos) {
-    const rotor_attr *a = rotor_op_attr(op, "@in");
-    if (!a) return pos < op->ninputs ? op->inputs[pos] : -1;
-    for (int i = 0; i < a->nints && i < op->ninputs; i++)
-        if (a->ints[i] == pos) return op->inputs[i];
-    return -1;
-}
-
 /* A softmax's stabiliser: the ReduceMax the lowering subtracts before exp
  * (model/lower.c, lw_softmax, "<softmax>.max").  The softmax does not
  * depend on it, so its gradient is exactly 0 and none is passed. */
@@ -571,7 +562,7 @@ static rotor_status vendor_grad(tr *s, int o, int gy) {
     const rotor_op *op = &s->g->ops[o];
     rotor_kernel kind = op->kernel != ROTOR_KERNEL_NONE ? op->kernel : rotor_onnx_kernel(op->type);
     if (kind == ROTOR_KERNEL_CONCAT && plain_concat(s->g, op)) return concat_grad(s, o, gy);
-    int x = input_at(op, 0), c;
+    int x = rotor_op_input_at(op, 0), c;
     rotor_status st;
     if (kind == ROTOR_KERNEL_REDUCE_MAX && softmax_max(s->g, o)) return ROTOR_OK;
     bool other = false; /* an input that needs a gradient this rule does not give */
@@ -591,7 +582,7 @@ static rotor_status vendor_grad(tr *s, int o, int gy) {
         return ROTOR_OK;
     }
     case ROTOR_KERNEL_GATHER: { /* an embedding: dY's rows added into the rows they read */
-        int ins[2] = {gy, input_at(op, 1)};
+        int ins[2] = {gy, rotor_op_input_at(op, 1)};
         if ((st = contrib_value(s, x, &c))) return st;
         return vendor_grad_op(s, o, "GatherGrad", ROTOR_KERNEL_GATHER_GRAD, ins, ins[1] >= 0 ? 2 : 1, c);
     }
@@ -612,7 +603,7 @@ static rotor_status vendor_grad(tr *s, int o, int gy) {
  * outputs before it); an output without a gradient adds nothing. */
 static rotor_status split_grad(tr *s, int o) {
     const rotor_op *op = &s->g->ops[o];
-    int xv = input_at(op, 0);
+    int xv = rotor_op_input_at(op, 0);
     const rotor_value *x = &s->g->values[xv];
     const rotor_attr *ax = rotor_op_attr(op, "axis");
     int64_t axis = ax && ax->nints ? ax->ints[0] : 0, at = 0;
@@ -644,7 +635,7 @@ static rotor_status split_grad(tr *s, int o) {
  * gradient is needed, every output of its rank, the axis in range. */
 static bool plain_split(const tr *s, const rotor_op *op) {
     rotor_kernel kind = op->kernel != ROTOR_KERNEL_NONE ? op->kernel : rotor_onnx_kernel(op->type);
-    int xv = input_at(op, 0);
+    int xv = rotor_op_input_at(op, 0);
     if (kind != ROTOR_KERNEL_SPLIT || !op->vendor || xv < 0 || !s->needs[xv]) return false;
     const rotor_attr *ax = rotor_op_attr(op, "axis");
     int64_t axis = ax && ax->nints ? ax->ints[0] : 0, r = s->g->values[xv].rank;

@@ -38,7 +38,7 @@ static rotor_status kfail(const kctx *k, const char *fmt, ...) {
 }
 
 /* The graph value at ONNX input position pos, or -1 (absent or folded). */
-static int input_at(const kctx *k, int pos) { return run_op_input(k->op, pos); }
+static int input_at(const kctx *k, int pos) { return rotor_op_input_at(k->op, pos); }
 
 static const rotor_value *val(const kctx *k, int v) { return &k->g->values[v]; }
 

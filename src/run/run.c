@@ -439,9 +439,10 @@ static const rotor_gticca_sg *subgraph_at(const rotor_run_options *opt, int o) {
 
 /* The sub-graphs of opt->gticca lie in order inside the graph, apart, their
  * groups within the chip, and their instances are compiled with options
- * given; their operators are planned, float32 (the instance graph carries
- * no quantization attributes: rotor_gticca_instance) and no stage of a
- * pipelined segment. */
+ * given; their operators are planned and no stage of a pipelined segment.
+ * A quantized contraction runs in an instance as in the whole graph: the
+ * instance graph keeps its attributes and slices its parameters along
+ * the batch (rotor_gticca_instance). */
 static rotor_status check_subgraphs(const rotor_graph *g, const rotor_run_options *opt, rotor_error *err) {
     const rotor_gticca_result *gt = opt->gticca;
     const rotor_program *p = opt->program;
@@ -457,10 +458,9 @@ static rotor_status check_subgraphs(const rotor_graph *g, const rotor_run_option
                               (long long)s->instances, (long long)s->group_cores,
                               (long long)rotor_chip_cores(opt->chip));
         for (int o = s->first; o <= s->last; o++) {
-            const char *why = g->ops[o].vendor        ? "a vendor op runs on the whole chip"
-                              : p->ops[o].segment     ? "it is a stage of a pipelined segment"
-                              : run_quant_takes(g, o) ? "rotor run does not run quantized or integer operators as instances"
-                                                      : NULL;
+            const char *why = g->ops[o].vendor    ? "a vendor op runs on the whole chip"
+                              : p->ops[o].segment ? "it is a stage of a pipelined segment"
+                                                  : NULL;
             if (why) return OPFAIL(g, o, ROTOR_ERR_INPUT, "in sub-graph %d's instances: %s", k, why);
         }
     }

@@ -9,6 +9,7 @@
 
 #include "rotor/base/error.h"
 #include "rotor/model/graph.h"
+#include "rotor/model/quantparam.h"
 #include "rotor/run/run.h"
 
 /* Sub-graph s of rotor_run_options.gticca run as its instances
@@ -34,10 +35,6 @@ void run_op_prefix(const rotor_graph *g, int o, rotor_error *err);
 #define RUN_MSQ_MAX_IN 64
 rotor_status run_msquant_kernel(const rotor_graph *g, int op, rotor_kernel kind, const int *at, double *const *vals,
                                 rotor_error *err);
-/* The graph value at ONNX input position pos of op ("@in"), or -1: absent,
- * or a constant the lowering kept as attribute "@pos". */
-int run_op_input(const rotor_op *op, int pos);
-
 /* The elements of ONNX input pos of op o: its graph value's (vals; *value
  * the value), else those of attribute "@pos" (floats as they are, ints
  * copied into buf, at most cap; *value -1); NULL and *n 0 when absent. */
@@ -112,9 +109,10 @@ typedef struct run_qparam {
 typedef struct run_qop {
     const rotor_graph *g;
     int o;
-    const int64_t *qa, *qb, *qy; /* the lowering's "rotor.quant.*" */
-    const rotor_value *x[3], *y;
-    run_qparam z[3], sa, sb, sy, zy, bias;
+    bool quant; /* the lowering marked it (rotor_quant_lookups) */
+    rotor_quant_lookup look[ROTOR_QP_COUNT];
+    const rotor_value *x[3], *y; /* x[1] A, x[2] B */
+    run_qparam p[ROTOR_QP_COUNT];
 } run_qop;
 rotor_status run_qop_begin(const rotor_graph *g, int o, double *const *vals, run_qop *q, rotor_error *err);
 double run_qop_zero(const run_qop *q, int t, int64_t k);

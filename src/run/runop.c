@@ -32,19 +32,11 @@ void run_op_prefix(const rotor_graph *g, int o, rotor_error *err) {
 
 /* ---- parameters by ONNX position (graph.h, rotor_attr) ------------------------------------------- */
 
-int run_op_input(const rotor_op *op, int pos) {
-    const rotor_attr *a = rotor_op_attr(op, "@in");
-    if (!a) return pos >= 0 && pos < op->ninputs ? op->inputs[pos] : -1;
-    for (int i = 0; i < a->nints && i < op->ninputs; i++)
-        if (a->ints[i] == pos) return op->inputs[i];
-    return -1;
-}
-
 const double *run_op_param(const rotor_graph *g, int o, double *const *vals, int pos, double *buf, int cap,
                            int64_t *n, int *value) {
     const rotor_op *op = &g->ops[o];
     *n = 0;
-    *value = pos >= 0 ? run_op_input(op, pos) : -1;
+    *value = pos >= 0 ? rotor_op_input_at(op, pos) : -1;
     if (*value >= 0) {
         *n = vals[*value] ? g->values[*value].elements : 0;
         return vals[*value];

@@ -88,52 +88,47 @@ static rotor_status param_read(const rotor_graph *g, int o, double *const *vals,
     return ROTOR_OK;
 }
 
-/* p's element for element k of a tensor of value x, p's first dimension on
- * x's dimension start; 0 when p is absent (a zero point), 1 for a scale. */
-static double param_at(const run_qparam *p, const rotor_value *x, int64_t start, int64_t k, double absent) {
+/* Parameter k's element for element i of its tensor's value (the output's,
+ * or input A's or B's: rotor_quant_lookups); 0 when the parameter is
+ * absent (a zero point), 1 for a scale. */
+static double param_at(const run_qop *q, rotor_quant_param k, int64_t i, double absent) {
+    const run_qparam *p = &q->p[k];
+    const rotor_value *x = q->look[k].tensor ? q->x[q->look[k].tensor] : q->y;
     if (!p->d) return absent;
     if (!p->shape) return p->d[0];
-    return p->d[run_param_index(x->shape, x->rank, p->shape, p->rank, (int)start, 0, k)];
-}
-
-static const int64_t *attr4(const rotor_op *op, const char *name) {
-    const rotor_attr *a = rotor_op_attr(op, name);
-    return a && a->nints == 4 ? a->ints : NULL;
+    return p->d[run_param_index(x->shape, x->rank, p->shape, p->rank, q->look[k].start, 0, i)];
 }
 
 /* ---- a quantized contraction, element by element ------------------------------------------------ */
 
-/* The operator's attributes and output, nothing read yet. */
+/* The operator's parameters and output, nothing read yet. */
 static void qop_init(const rotor_graph *g, int o, run_qop *q) {
     memset(q, 0, sizeof *q);
     const rotor_op *op = &g->ops[o];
     q->g = g, q->o = o;
-    q->qa = attr4(op, "rotor.quant.a"), q->qb = attr4(op, "rotor.quant.b"), q->qy = attr4(op, "rotor.quant.y");
+    q->quant = rotor_quant_lookups(op, q->look);
     q->y = &g->values[op->tensor_value[0]];
+}
+
+static rotor_status qop_read(run_qop *q, double *const *vals, rotor_quant_param k, rotor_error *err) {
+    return param_read(q->g, q->o, vals, q->look[k].pos, &q->p[k], err);
 }
 
 /* Input t's (1: A, 2: B) value and zero point. */
 static rotor_status qop_side(run_qop *q, double *const *vals, int t, rotor_error *err) {
     const rotor_op *op = &q->g->ops[q->o];
-    const int64_t *qt = t == 1 ? q->qa : q->qb;
     int v = op->expr.ntensors > t ? op->tensor_value[t] : -1;
-    if (!qt || v < 0) return run_op_fail(q->g, q->o, err, "the lowering left no quantization of tensor %d", t);
+    if (!q->quant || v < 0) return run_op_fail(q->g, q->o, err, "the lowering left no quantization of tensor %d", t);
     q->x[t] = &q->g->values[v];
-    return param_read(q->g, q->o, vals, qt[1], &q->z[t], err);
+    return qop_read(q, vals, t == 1 ? ROTOR_QP_A_ZERO : ROTOR_QP_B_ZERO, err);
 }
 
 /* What the output needs: the scales, the output's zero point, the bias
- * (after both sides: qa and qb are there). */
+ * (after both sides: the lookups are there), in rotor_quant_param's order. */
 static rotor_status qop_out_params(run_qop *q, double *const *vals, rotor_error *err) {
-    const rotor_graph *g = q->g;
-    const int64_t *qy = q->qy;
-    rotor_status st;
-    if ((st = param_read(g, q->o, vals, q->qa[0], &q->sa, err)) || (st = param_read(g, q->o, vals, q->qb[0], &q->sb, err)) ||
-        (st = param_read(g, q->o, vals, qy ? qy[0] : -1, &q->sy, err)) ||
-        (st = param_read(g, q->o, vals, qy ? qy[1] : -1, &q->zy, err)) ||
-        (st = param_read(g, q->o, vals, qy ? qy[2] : -1, &q->bias, err)))
-        return st;
-    return ROTOR_OK;
+    rotor_status st = ROTOR_OK;
+    for (int k = ROTOR_QP_A_SCALE; k < ROTOR_QP_COUNT && !st; k++) st = qop_read(q, vals, (rotor_quant_param)k, err);
+    return st;
 }
 
 rotor_status run_qop_begin(const rotor_graph *g, int o, double *const *vals, run_qop *q, rotor_error *err) {
@@ -144,23 +139,22 @@ rotor_status run_qop_begin(const rotor_graph *g, int o, double *const *vals, run
 }
 
 double run_qop_zero(const run_qop *q, int t, int64_t k) {
-    return param_at(&q->z[t], q->x[t], (t == 1 ? q->qa : q->qb)[2], k, 0);
+    return param_at(q, t == 1 ? ROTOR_QP_A_ZERO : ROTOR_QP_B_ZERO, k, 0);
 }
 
 rotor_status run_qop_out(const run_qop *q, int64_t k, double *y, rotor_error *err) {
-    const int64_t *qy = q->qy;
-    double acc = *y + param_at(&q->bias, q->y, qy ? qy[3] : 0, k, 0);
-    if (!q->sy.d) { /* MatMulInteger, ConvInteger: int32, as it wraps */
+    double acc = *y + param_at(q, ROTOR_QP_BIAS, k, 0);
+    if (!q->p[ROTOR_QP_Y_SCALE].d) { /* MatMulInteger, ConvInteger: int32, as it wraps */
         *y = (double)(int32_t)(uint32_t)(int64_t)acc;
         return ROTOR_OK;
     }
-    float m = (float)param_at(&q->sa, q->y, q->qa[3], k, 1) * (float)param_at(&q->sb, q->y, q->qb[3], k, 1);
-    m = m / (float)param_at(&q->sy, q->y, 0, k, 1);
+    float m = (float)param_at(q, ROTOR_QP_A_SCALE, k, 1) * (float)param_at(q, ROTOR_QP_B_SCALE, k, 1);
+    m = m / (float)param_at(q, ROTOR_QP_Y_SCALE, k, 1);
     double r = acc * (double)m;
     if (isnan(r))
         return run_op_fail(q->g, q->o, err, "output element %lld requantizes to NaN (a scale is 0, infinite or NaN)",
                            (long long)k);
-    *y = rotor_onnx_quantize(r, param_at(&q->zy, q->y, 0, k, 0), q->y->dtype);
+    *y = rotor_onnx_quantize(r, param_at(q, ROTOR_QP_Y_ZERO, k, 0), q->y->dtype);
     return ROTOR_OK;
 }
 

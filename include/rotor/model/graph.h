@@ -314,6 +314,11 @@ bool rotor_op_type_is_gather(const char *type);
 /* Operator op's attribute called name, or NULL. */
 const rotor_attr *rotor_op_attr(const rotor_op *op, const char *name);
 
+/* The graph value op reads at ONNX input position pos: "@in" maps the
+ * positions of an operator whose constants the lowering kept as
+ * attributes ("@<pos>"); -1 when absent or such a constant. */
+int rotor_op_input_at(const rotor_op *op, int pos);
+
 /* Marks value v as a model output (kept by passes, written by the model). */
 rotor_status rotor_graph_set_output(rotor_graph *g, int v, rotor_error *err);
 /* Marks value v as a model output, known also as name (an output alias):
