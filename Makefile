@@ -129,7 +129,7 @@ $(GEN_OBJ): $(GEN_SRC) $(GEN_HDR)
 GEN_USERS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard src/model/onnx*.c src/model/lower*.c tests/test_onnx*.c)) \
              $(BUILD)/tests/fuzz/fuzz_options.o
 GEN_USERS += $(BUILD)/tests/test_msquant.o $(BUILD)/tests/test_quant.o $(BUILD)/tests/test_simplify.o $(BUILD)/tests/test_gtrun.o
-GEN_USERS += $(BUILD)/tests/test_train.o $(BUILD)/tests/test_gticcarun.o
+GEN_USERS += $(BUILD)/tests/test_train.o $(BUILD)/tests/test_gticcarun.o $(BUILD)/tests/test_gticca.o
 $(GEN_USERS): $(GEN_HDR)
 $(GEN_USERS): CFLAGS += -I$(GEN)
 

@@ -74,6 +74,7 @@
 #include "rotor/compile/planstore.h"
 #include "rotor/compile/program.h"
 #include "rotor/compile/segment.h"
+#include "rotor/model/elemtype.h"
 #include "rotor/model/quantparam.h"
 
 #define MAX_OPS 3      /* operators per sub-graph at most (a residual block; 6 gained at most 0.24 %) */
@@ -299,22 +300,42 @@ static void inst_memo_free(inst_memo *m) {
     free(m->c);
 }
 
-/* The key of first..last split n ways: every expression with its extents
- * and where each tensor comes from inside the range. */
+/* The key of first..last split n ways: all the instance compile's cost
+ * reads of the range (rotor_gticca_instance copies it): each expression
+ * with its extents and element type (rotor_op_elem_of: an int8
+ * contraction and a float one of the same shape cost differently), and
+ * each tensor's value: where it comes from inside the range, or whether
+ * it is an activation from before it or resident (a weight), its dtype,
+ * and the view it is read through.  A key without the element type gave
+ * a quantized range the price of a float range of the same shape
+ * compiled before it, silently. */
 static char *inst_key(const rotor_graph *g, int first, int last, int64_t n) {
     size_t len = 64, used = 0;
-    for (int o = first; o <= last; o++) len += strlen(g->ops[o].expr.text) + 24 * (size_t)(g->ops[o].expr.naxes + 8);
+    for (int o = first; o <= last; o++)
+        len += strlen(g->ops[o].expr.text) + 24 * (size_t)(g->ops[o].expr.naxes + 8) +
+               (size_t)g->ops[o].expr.ntensors * (32 + 48 * ROTOR_MAX_DIMS);
     char *k = malloc(len);
     if (!k) return NULL;
     used += (size_t)snprintf(k, len, "%lld", (long long)n);
     for (int o = first; o <= last && used < len; o++) {
-        const rotor_expr *e = &g->ops[o].expr;
-        used += (size_t)snprintf(k + used, len - used, "|%s:", e->text);
+        const rotor_op *op = &g->ops[o];
+        const rotor_expr *e = &op->expr;
+        rotor_op_elem d = rotor_op_elem_of(g, o);
+        used += (size_t)snprintf(k + used, len - used, "|%s:e%lld%s:", e->text, (long long)d.bytes, d.int8 ? "i8" : "");
         for (int a = 0; a < e->naxes && used < len; a++)
             used += (size_t)snprintf(k + used, len - used, "%lld,", (long long)e->extent[a]);
-        for (int t = 1; t < e->ntensors && used < len; t++) {
-            int v = g->ops[o].tensor_value[t], p = v < 0 ? -1 : g->values[v].producer;
-            used += (size_t)snprintf(k + used, len - used, "<%d", p >= first ? p - first : -1);
+        for (int t = 0; t < e->ntensors && used < len; t++) {
+            int v = op->tensor_value[t], p = v < 0 ? -1 : g->values[v].producer;
+            char from = v < 0 ? 'c' : g->values[v].role != ROTOR_ROLE_ACTIVATION ? 'r' : p >= first ? 'p' : 'a';
+            used += (size_t)snprintf(k + used, len - used, "<%c%d:%d", from, p >= first ? p - first : -1,
+                                     v < 0 ? -1 : (int)g->values[v].dtype);
+            const rotor_view *w = &op->view[t];
+            if (w->set || w->unknown) {
+                used += (size_t)snprintf(k + used, len - used, "v%d%d", w->set, w->unknown);
+                for (int i = 0; i < ROTOR_MAX_DIMS && used < len; i++)
+                    used += (size_t)snprintf(k + used, len - used, ",%d/%lld/%lld", w->dim[i], (long long)w->step[i],
+                                             (long long)w->offset[i]);
+            }
         }
     }
     return k;
