@@ -118,6 +118,33 @@ Test(fig23, full_never_slower_than_basic_or_static) {
     rotor_elkcores_free(&r);
 }
 
+/* Elk "scale[s] the ICCA chip": every core keeps its compute as it keeps
+ * its SRAM, so DiT-XL (2 layers, one image), compute-bound, takes about
+ * twice as long on half the cores; with the chip's 250 TFLOP/s kept at
+ * every count (until 2026-12-02) 184 cores computed as fast per chip as
+ * 368, and Ideal barely moved. */
+Test(fig23, each_core_keeps_its_compute) {
+    rotor_chip chip;
+    rotor_error err;
+    cr_assert_eq(rotor_chip_preset("ipu-pod4", &chip, &err), ROTOR_OK, "%s", err.msg);
+    const int64_t cores[] = {184, 368};
+    rotor_elkcores_options o = {.dit_model = "dit-xl", .cores = cores, .ncores = 2, .batch = 1, .seq = 128,
+                                .layers = 2, .threads = 2};
+    rotor_elkcores_result r;
+    cr_assert_eq(rotor_elkcores_run(&o, &chip, &r, &err), ROTOR_OK, "%s", err.msg);
+    double t[2];
+    for (int k = 0; k < 2; k++) {
+        const rotor_elk_point *p = rotor_elkcores_at(&r, 0, k);
+        cr_assert(p->fits);
+        t[k] = p->latency_s[ROTOR_PRELOAD_IDEAL];
+        /* never above the cores' share of the chip's 250 TFLOP/s */
+        cr_assert_leq(p->tflops[ROTOR_PRELOAD_IDEAL], 250.0 * (double)cores[k] / 1472, "%lld cores: %.6g TFLOP/s",
+                      (long long)cores[k], p->tflops[ROTOR_PRELOAD_IDEAL]);
+    }
+    cr_assert_gt(t[0], 1.8 * t[1], "184 cores %.6g ms, 368 cores %.6g ms", t[0] * 1e3, t[1] * 1e3);
+    rotor_elkcores_free(&r);
+}
+
 Test(fig23, refuses_a_chip_without_hbm) {
     rotor_chip chip;
     rotor_error err;

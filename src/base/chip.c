@@ -1016,3 +1016,13 @@ char *rotor_chip_to_json(const rotor_chip *chip) {
 int64_t rotor_chip_cores(const rotor_chip *chip) {
     return chip->cores_per_chip * chip->chips; /* <= 2^20 * 2^10: no overflow */
 }
+
+rotor_chip rotor_chip_with_cores(const rotor_chip *chip, int64_t g) {
+    rotor_chip c = *chip;
+    double share = (double)g / (double)chip->cores_per_chip;
+    c.cores_per_chip = g;
+    c.matrix_tflops = chip->matrix_tflops * share;
+    c.int8_tops = chip->int8_tops * share;
+    c.vector_tflops = chip->vector_tflops * share;
+    return c;
+}

@@ -380,16 +380,12 @@ rotor_status rotor_segment_xfer(const rotor_chip *chip, const rotor_segment *s, 
 /* ---- stage plans ---------------------------------------------------------- */
 
 rotor_chip rotor_segment_group_chip(const rotor_chip *chip, int64_t g) {
-    rotor_chip c = *chip;
-    double share = (double)g / (double)chip->cores_per_chip;
-    c.cores_per_chip = g;
+    /* the group's share of every rate, of int8_tops too: until 2026-12-02
+     * it kept the chip's whole int8 rate, and an 8-bit contraction on a
+     * group of N/n cores ran n times too fast (GraphTurbo's instances on a
+     * chip file with int8_tops) */
+    rotor_chip c = rotor_chip_with_cores(chip, g);
     if (chip->topology == ROTOR_TOPO_MESH && chip->mesh_width > 0) c.mesh_height = g / chip->mesh_width;
-    c.matrix_tflops = chip->matrix_tflops * share;
-    c.vector_tflops = chip->vector_tflops * share;
-    /* the group's share of the int8 rate too: left whole, an 8-bit
-     * contraction on a group of N/n cores ran n times too fast (GraphTurbo's
-     * instances on a chip file with int8_tops, until 2026-12-02) */
-    c.int8_tops = chip->int8_tops * share;
     return c;
 }
 

@@ -11,6 +11,11 @@
  *  - Figure 23's cores: 368, 736 and 1,472 per chip (a quarter of the IPU
  *    to all of it; full_grid: 184 to 2,944), the HBM at 2.7 GB/s per core (Elk §6.4), so
  *    1,472 cores have 3.97 TB/s per chip, Elk's 16 TB/s over four chips.
+ *    Elk "scale[s] the ICCA chip": each core keeps its compute
+ *    (rotor_chip_with_cores: the chip's matrix and vector rates follow the
+ *    cores), as it keeps its SRAM and links.  Until 2026-12-02 the chip
+ *    kept its 250 TFLOP/s at every core count, a quarter-chip with four
+ *    times the compute per core (DiT-XL, compute-bound, barely slowed).
  *    The LLMs at the caller's batch; DiT-XL on one chip, up to 1,472 cores
  *    (Elk: "on one ICCA chip (up to 1472 cores)").
  *  - Figure 24: "the forward pass of training" is rotor's prefill of batch
@@ -159,8 +164,7 @@ rotor_status rotor_elkcores_run(const rotor_elkcores_options *opt, const rotor_c
             if (dit && out->cores[k] > chip->cores_per_chip) continue;
             job *j = &jobs[n++];
             j->out = rotor_elkcores_at(out, i, k);
-            j->chip = *chip;
-            j->chip.cores_per_chip = out->cores[k];
+            j->chip = rotor_chip_with_cores(chip, out->cores[k]);
             if (dit) j->chip.chips = 1;
             j->chip.hbm_gbps = out->hbm_gbps_per_core * (double)out->cores[k];
             j->po = (rotor_elk_point_options){.model = out->models[i], .batch = dit ? 1 : opt->batch,

@@ -133,6 +133,11 @@ char *rotor_chip_to_json(const rotor_chip *chip);
 
 /* Derived quantities in the cost model's units (cost-model-v1.md "Chip"). */
 int64_t rotor_chip_cores(const rotor_chip *chip);          /* N = cores_per_chip * chips */
+/* chip with g cores a chip at the same per-core rates: matrix_tflops,
+ * int8_tops and vector_tflops are whole-chip figures, so they take g /
+ * cores_per_chip of theirs; everything else (SRAM and links per core, HBM
+ * and mesh shape) is the caller's to set. */
+rotor_chip rotor_chip_with_cores(const rotor_chip *chip, int64_t g);
 /* S, the SRAM one core's operators may hold, in bytes (T10 §3: each core
  * holds its sub-operators' tensors in its private SRAM).  The one owner of
  * that rule: the search, the compiler, the emulator, the VGM baseline, the
