@@ -69,6 +69,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/textbuf.h"
 #include "compile/compileint.h"
 #include "rotor/compile/gticca.h"
 #include "rotor/compile/planstore.h"
@@ -192,21 +193,31 @@ static rotor_status add_value(const rotor_graph *g, int v, int64_t n, bool slice
  * with more than one element there, holds one entry per row of that
  * batch, and an instance's rows are a slice of them.  Read whole, instance
  * i would take rows 0.. of the parameter for its own rows i B/n..: a
- * silent wrong zero point or scale.  False when such a parameter's first
- * dimension is neither the batch's extent nor 1 (no slice is its rows). */
+ * silent wrong zero point or scale.  False (o does not split) when such a
+ * parameter's first dimension is neither the batch's extent nor 1 (no
+ * slice is its rows), or when the operator also reads it another way (one
+ * value as A's per-row and B's per-column scale: sliced, B's reads would
+ * run past its rows). */
 static bool batch_params(const rotor_graph *g, int o, bool *slice) {
     const rotor_op *op = &g->ops[o];
     for (int i = 0; i < op->ninputs; i++) slice[i] = false;
     rotor_quant_lookup q[ROTOR_QP_COUNT];
     if (!rotor_quant_lookups(op, q)) return true;
+    int rows[ROTOR_QP_COUNT], whole[ROTOR_QP_COUNT];
     for (int k = 0; k < ROTOR_QP_COUNT; k++) {
-        int v = rotor_op_input_at(op, q[k].pos), xv = op->tensor_value[q[k].tensor];
-        if (v < 0 || xv < 0 || q[k].start != 0) continue;
-        const rotor_value *p = &g->values[v], *x = &g->values[xv];
-        if (x->role != ROTOR_ROLE_ACTIVATION || p->rank < 1 || p->shape[0] == 1) continue;
-        if (p->shape[0] != x->shape[0]) return false;
-        for (int i = 0; i < op->ninputs; i++) slice[i] = slice[i] || op->inputs[i] == v;
+        int v = rows[k] = whole[k] = rotor_op_input_at(op, q[k].pos), xv = op->tensor_value[q[k].tensor];
+        if (v < 0) continue;
+        const rotor_value *p = &g->values[v], *x = xv >= 0 ? &g->values[xv] : NULL;
+        bool by_rows = x && x->role == ROTOR_ROLE_ACTIVATION && q[k].start == 0 && p->rank >= 1 && p->shape[0] != 1;
+        if (by_rows && p->shape[0] != x->shape[0]) return false;
+        if (by_rows) whole[k] = -1;
+        else rows[k] = -1;
     }
+    for (int k = 0; k < ROTOR_QP_COUNT; k++)
+        for (int j = 0; rows[k] >= 0 && j < ROTOR_QP_COUNT; j++)
+            if (whole[j] == rows[k] && g->values[rows[k]].elements > 1) return false;
+    for (int i = 0; i < op->ninputs; i++)
+        for (int k = 0; k < ROTOR_QP_COUNT; k++) slice[i] = slice[i] || op->inputs[i] == rows[k];
     return true;
 }
 
@@ -300,45 +311,65 @@ static void inst_memo_free(inst_memo *m) {
     free(m->c);
 }
 
-/* The key of first..last split n ways: all the instance compile's cost
- * reads of the range (rotor_gticca_instance copies it): each expression
- * with its extents and element type (rotor_op_elem_of: an int8
- * contraction and a float one of the same shape cost differently), and
- * each tensor's value: where it comes from inside the range, or whether
- * it is an activation from before it or resident (a weight), its dtype,
- * and the view it is read through.  A key without the element type gave
- * a quantized range the price of a float range of the same shape
- * compiled before it, silently. */
+/* The key of first..last split n ways: the range as rotor_gticca_instance
+ * copies it, so that two ranges share an instance compile (and whether
+ * one splits at all) only when their instance graphs are alike.  Each
+ * operator's expression with its extents and element type
+ * (rotor_op_elem_of: an 8-bit contraction and a float one of one shape
+ * cost differently); its inputs and outputs as the range's values, each
+ * numbered at its first appearance and described there (role, dtype,
+ * shape, where inside the range it comes from), so a parameter that two
+ * positions share, or that is per row rather than per tensor, is part of
+ * the key (batch_params decides by it); the value and view of each
+ * expression tensor; and its attributes (a quantized contraction's
+ * parameter positions).  Until 2026-12-02 the key held the expressions,
+ * extents and sources only, and an 8-bit range took the price of a float
+ * range of the same shape compiled before it, silently. */
 static char *inst_key(const rotor_graph *g, int first, int last, int64_t n) {
-    size_t len = 64, used = 0;
-    for (int o = first; o <= last; o++)
-        len += strlen(g->ops[o].expr.text) + 24 * (size_t)(g->ops[o].expr.naxes + 8) +
-               (size_t)g->ops[o].expr.ntensors * (32 + 48 * ROTOR_MAX_DIMS);
-    char *k = malloc(len);
-    if (!k) return NULL;
-    used += (size_t)snprintf(k, len, "%lld", (long long)n);
-    for (int o = first; o <= last && used < len; o++) {
+    rotor_textbuf b = ROTOR_TEXTBUF_INIT;
+    size_t cap = 1;
+    for (int o = first; o <= last; o++) cap += (size_t)(g->ops[o].ninputs + g->ops[o].noutputs);
+    int *seen = malloc(cap * sizeof *seen), nseen = 0; /* the range's values by local number */
+    if (!seen) return NULL;
+    rotor_textbuf_printf(&b, "%lld", (long long)n);
+    for (int o = first; o <= last && b.ok; o++) {
         const rotor_op *op = &g->ops[o];
         const rotor_expr *e = &op->expr;
         rotor_op_elem d = rotor_op_elem_of(g, o);
-        used += (size_t)snprintf(k + used, len - used, "|%s:e%lld%s:", e->text, (long long)d.bytes, d.int8 ? "i8" : "");
-        for (int a = 0; a < e->naxes && used < len; a++)
-            used += (size_t)snprintf(k + used, len - used, "%lld,", (long long)e->extent[a]);
-        for (int t = 0; t < e->ntensors && used < len; t++) {
-            int v = op->tensor_value[t], p = v < 0 ? -1 : g->values[v].producer;
-            char from = v < 0 ? 'c' : g->values[v].role != ROTOR_ROLE_ACTIVATION ? 'r' : p >= first ? 'p' : 'a';
-            used += (size_t)snprintf(k + used, len - used, "<%c%d:%d", from, p >= first ? p - first : -1,
-                                     v < 0 ? -1 : (int)g->values[v].dtype);
+        rotor_textbuf_printf(&b, "|%s:e%lld%s:", e->text, (long long)d.bytes, d.int8 ? "i8" : "");
+        for (int a = 0; a < e->naxes; a++) rotor_textbuf_printf(&b, "%lld,", (long long)e->extent[a]);
+        for (int k = 0; k < op->ninputs + op->noutputs; k++) {
+            int v = k < op->ninputs ? op->inputs[k] : op->outputs[k - op->ninputs], at = 0;
+            while (at < nseen && seen[at] != v) at++;
+            rotor_textbuf_printf(&b, " %c%d", k < op->ninputs ? 'i' : 'o', at);
+            if (at < nseen) continue;
+            seen[nseen++] = v;
+            const rotor_value *x = &g->values[v];
+            rotor_textbuf_printf(&b, "(%d,%d,%d:", (int)x->role, (int)x->dtype,
+                                 x->producer >= first ? x->producer - first : -1);
+            for (int r = 0; r < x->rank; r++) rotor_textbuf_printf(&b, "%lld,", (long long)x->shape[r]);
+            rotor_textbuf_printf(&b, ")");
+        }
+        for (int t = 0; t < e->ntensors; t++) {
+            int v = op->tensor_value[t], at = 0;
+            while (v >= 0 && at < nseen && seen[at] != v) at++;
+            rotor_textbuf_printf(&b, " t%d", v < 0 ? -1 : at);
             const rotor_view *w = &op->view[t];
-            if (w->set || w->unknown) {
-                used += (size_t)snprintf(k + used, len - used, "v%d%d", w->set, w->unknown);
-                for (int i = 0; i < ROTOR_MAX_DIMS && used < len; i++)
-                    used += (size_t)snprintf(k + used, len - used, ",%d/%lld/%lld", w->dim[i], (long long)w->step[i],
-                                             (long long)w->offset[i]);
-            }
+            if (!w->set && !w->unknown) continue;
+            rotor_textbuf_printf(&b, "v%d%d", w->set, w->unknown);
+            for (int i = 0; i < ROTOR_MAX_DIMS; i++)
+                rotor_textbuf_printf(&b, ",%d/%lld/%lld", w->dim[i], (long long)w->step[i], (long long)w->offset[i]);
+        }
+        for (int k = 0; k < op->nattrs; k++) {
+            const rotor_attr *x = &op->attrs[k];
+            rotor_textbuf_printf(&b, " @%s:", x->name);
+            for (int i = 0; i < x->nints; i++) rotor_textbuf_printf(&b, "%lld,", (long long)x->ints[i]);
+            for (int i = 0; i < x->nfloats; i++) rotor_textbuf_printf(&b, "%a,", x->floats[i]);
+            if (x->str) rotor_textbuf_printf(&b, "'%s'", x->str);
         }
     }
-    return k;
+    free(seen);
+    return rotor_textbuf_take(&b);
 }
 
 /* What one instance compile did: whether it ran (the range splits n

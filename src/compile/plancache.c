@@ -18,13 +18,13 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/textbuf.h"
 #include "compile/sealed.h"
 #include "rotor/base/hash.h"
 #include "rotor/base/readfile.h"
@@ -33,74 +33,39 @@
 
 static uint64_t fnv1a(const char *s, size_t n) { return rotor_fnv1a_bytes(ROTOR_FNV1A_SEED, s, n); }
 
-/* A growing text buffer; on out of memory it stays failed (ok false). */
-typedef struct sbuf {
-    char *p;
-    size_t n, cap;
-    bool ok;
-} sbuf;
-
-static void sb_printf(sbuf *b, const char *fmt, ...) {
-    if (!b->ok) return;
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        int k = vsnprintf(b->p ? b->p + b->n : NULL, b->p ? b->cap - b->n : 0, fmt, ap);
-        va_end(ap);
-        if (k < 0) {
-            b->ok = false;
-            return;
-        }
-        if (b->p && b->n + (size_t)k < b->cap) {
-            b->n += (size_t)k;
-            return;
-        }
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap <= b->n + (size_t)k) cap *= 2;
-        char *np = realloc(b->p, cap);
-        if (!np) {
-            b->ok = false;
-            return;
-        }
-        b->p = np;
-        b->cap = cap;
-    }
-}
-
 /* Every chip field the costs read, on one line (the module comment). */
-static void chip_line(sbuf *b, const rotor_chip *c) {
-    sb_printf(b, "chip cores_per_chip=%lld chips=%lld sram_bytes=%lld link_gbps=%a link_latency_ns=%a",
-              (long long)c->cores_per_chip, (long long)c->chips, (long long)c->sram_bytes, c->link_gbps,
-              c->link_latency_ns);
-    sb_printf(b, " matrix_tflops=%a int8_tops=%a vector_tflops=%a systolic_rows=%lld systolic_cols=%lld",
-              c->matrix_tflops, c->int8_tops, c->vector_tflops, (long long)c->systolic_rows,
-              (long long)c->systolic_cols);
-    sb_printf(b, " shift_buffer_bytes=%lld element_bytes=%lld compute_overlap=%lld topology=%d mesh=%lldx%lld",
-              (long long)c->shift_buffer_bytes, (long long)c->element_bytes, (long long)c->compute_overlap,
-              (int)c->topology, (long long)c->mesh_width, (long long)c->mesh_height);
-    sb_printf(b, " interchip_gbps=%a hbm_bytes=%lld hbm_gbps=%a hbm_controllers=%lld offchip=%d",
-              c->interchip_gbps, (long long)c->hbm_bytes, c->hbm_gbps, (long long)c->hbm_controllers,
-              (int)c->offchip);
-    sb_printf(b, " clusters=%lld cores_per_cluster=%lld compute_units=%lld gb_bytes=%lld gb_gbps=%a\n",
-              (long long)c->clusters, (long long)c->cores_per_cluster, (long long)c->compute_units,
-              (long long)c->gb_bytes, c->gb_gbps);
+static void chip_line(rotor_textbuf *b, const rotor_chip *c) {
+    rotor_textbuf_printf(b, "chip cores_per_chip=%lld chips=%lld sram_bytes=%lld link_gbps=%a link_latency_ns=%a",
+                         (long long)c->cores_per_chip, (long long)c->chips, (long long)c->sram_bytes, c->link_gbps,
+                         c->link_latency_ns);
+    rotor_textbuf_printf(b, " matrix_tflops=%a int8_tops=%a vector_tflops=%a systolic_rows=%lld systolic_cols=%lld",
+                         c->matrix_tflops, c->int8_tops, c->vector_tflops, (long long)c->systolic_rows,
+                         (long long)c->systolic_cols);
+    rotor_textbuf_printf(b,
+                         " shift_buffer_bytes=%lld element_bytes=%lld compute_overlap=%lld topology=%d mesh=%lldx%lld",
+                         (long long)c->shift_buffer_bytes, (long long)c->element_bytes, (long long)c->compute_overlap,
+                         (int)c->topology, (long long)c->mesh_width, (long long)c->mesh_height);
+    rotor_textbuf_printf(b, " interchip_gbps=%a hbm_bytes=%lld hbm_gbps=%a hbm_controllers=%lld offchip=%d",
+                         c->interchip_gbps, (long long)c->hbm_bytes, c->hbm_gbps, (long long)c->hbm_controllers,
+                         (int)c->offchip);
+    rotor_textbuf_printf(b, " clusters=%lld cores_per_cluster=%lld compute_units=%lld gb_bytes=%lld gb_gbps=%a\n",
+                         (long long)c->clusters, (long long)c->cores_per_cluster, (long long)c->compute_units,
+                         (long long)c->gb_bytes, c->gb_gbps);
 }
 
 char *rotor_plancache_chip_text(const rotor_chip *c) {
-    sbuf b = {.ok = true};
+    rotor_textbuf b = ROTOR_TEXTBUF_INIT;
     chip_line(&b, c);
-    if (!b.ok) free(b.p);
-    return b.ok ? b.p : NULL;
+    return rotor_textbuf_take(&b);
 }
 
 char *rotor_plancache_key(const char *shape, const rotor_chip *c, rotor_solver solver, double ratio) {
-    sbuf b = {.ok = true};
-    sb_printf(&b, "%s %d\ncost-model %d\nsearch %d\nsolver %s\nratio %a\nshape %s\n", ROTOR_PLANCACHE_FORMAT,
-              ROTOR_PLANCACHE_VERSION, ROTOR_COST_MODEL_VERSION, ROTOR_SEARCH_VERSION, rotor_solver_name(solver),
-              ratio, shape);
+    rotor_textbuf b = ROTOR_TEXTBUF_INIT;
+    rotor_textbuf_printf(&b, "%s %d\ncost-model %d\nsearch %d\nsolver %s\nratio %a\nshape %s\n",
+                         ROTOR_PLANCACHE_FORMAT, ROTOR_PLANCACHE_VERSION, ROTOR_COST_MODEL_VERSION, ROTOR_SEARCH_VERSION,
+                         rotor_solver_name(solver), ratio, shape);
     chip_line(&b, c);
-    if (!b.ok) free(b.p);
-    return b.ok ? b.p : NULL;
+    return rotor_textbuf_take(&b);
 }
 
 char *rotor_plancache_path(const char *dir, const char *key) { return rotor_plancache_path_ext(dir, key, "rpc"); }
@@ -115,14 +80,14 @@ char *rotor_plancache_path_ext(const char *dir, const char *key, const char *ext
 /* ---- the codec: one walk over the fields, writing or reading ------------- */
 
 typedef struct codec {
-    sbuf *out;        /* writing */
-    const char *p;    /* reading: the next character (the text is NUL-terminated) */
-    bool bad;         /* reading: something did not parse */
+    rotor_textbuf *out; /* writing */
+    const char *p;      /* reading: the next character (the text is NUL-terminated) */
+    bool bad;           /* reading: something did not parse */
 } codec;
 
 static void c_i64(codec *c, int64_t *v) {
     if (c->out) {
-        sb_printf(c->out, " %lld", (long long)*v);
+        rotor_textbuf_printf(c->out, " %lld", (long long)*v);
         return;
     }
     if (c->bad) return;
@@ -144,7 +109,7 @@ static void c_bool(codec *c, bool *v) {
 
 static void c_f64(codec *c, double *v) {
     if (c->out) {
-        sb_printf(c->out, " %a", *v);
+        rotor_textbuf_printf(c->out, " %a", *v);
         return;
     }
     if (c->bad) return;
@@ -157,7 +122,7 @@ static void c_f64(codec *c, double *v) {
 /* A word on writing; on reading, the same word must come next. */
 static void c_word(codec *c, const char *w) {
     if (c->out) {
-        sb_printf(c->out, "%s%s", c->out->n && c->out->p[c->out->n - 1] != '\n' ? "\n" : "", w);
+        rotor_textbuf_printf(c->out, "%s%s", c->out->n && c->out->p[c->out->n - 1] != '\n' ? "\n" : "", w);
         return;
     }
     while (*c->p == ' ' || *c->p == '\n') c->p++;
@@ -244,12 +209,13 @@ static void c_body(codec *c, rotor_plancache_entry *e, size_t len) {
 #define CHECKSUM_LINE 26 /* "checksum " + 16 hex digits + "\n" */
 
 char *rotor_plancache_encode(const rotor_plancache_entry *e, size_t *len) {
-    sbuf b = {.ok = true};
-    sb_printf(&b, "%s %d\nkey %zu\n%s\n", ROTOR_PLANCACHE_FORMAT, ROTOR_PLANCACHE_VERSION, strlen(e->key), e->key);
+    rotor_textbuf b = ROTOR_TEXTBUF_INIT;
+    rotor_textbuf_printf(&b, "%s %d\nkey %zu\n%s\n", ROTOR_PLANCACHE_FORMAT, ROTOR_PLANCACHE_VERSION, strlen(e->key),
+                         e->key);
     codec c = {.out = &b};
     c_body(&c, (rotor_plancache_entry *)e, 0);
-    sb_printf(&b, "\n");
-    if (b.ok) sb_printf(&b, "checksum %016llx\n", (unsigned long long)fnv1a(b.p, b.n));
+    rotor_textbuf_printf(&b, "\n");
+    if (b.ok) rotor_textbuf_printf(&b, "checksum %016llx\n", (unsigned long long)fnv1a(b.p, b.n));
     if (!b.ok) {
         free(b.p);
         return NULL;

@@ -17,8 +17,8 @@ static int dim(int64_t d) { return d >= 0 && d < ROTOR_GRAPH_MAX_RANK ? (int)d :
 /* The layout (lower.c, quant_attrs): "rotor.quant.a" and ".b" hold {scale,
  * zero point, first dim on the input's value, first dim on the output's};
  * ".y" {scale, zero point, bias, the bias's first dim on the output}.  The
- * output's scale and zero point lie from its first dimension: a per-row
- * one of a 2-D output is per row (ONNX QLinearMatMul). */
+ * output's scale and zero point lie from its first dimension (the importer
+ * takes them per tensor only today, model/onnxquant.c). */
 bool rotor_quant_lookups(const rotor_op *op, rotor_quant_lookup q[ROTOR_QP_COUNT]) {
     const int64_t *qa = attr4(op, "rotor.quant.a"), *qb = attr4(op, "rotor.quant.b"), *qy = attr4(op, "rotor.quant.y");
     if (!qa || !qb) return false;

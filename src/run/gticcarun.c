@@ -6,7 +6,10 @@
  * instance graph (the sub-graph's operators at batch B/n) with T10's
  * program of it on its group chip, compiled as gticca compiled it, and it
  * reads and writes batch slice i of every activation of the sub-graph;
- * weights are whole in every instance (each group holds its own copy).
+ * weights are whole in every instance (each group holds its own copy),
+ * but for a quantization parameter read along the batch rows (a per-row
+ * zero point or scale), which the instance graph holds by rows too
+ * (rotor_gticca_instance) and instance i reads at rows i B/n ...
  * rotor_run runs each instance as it runs any program (its plans on the
  * emulated cores, its SRAM bound its own program's), so every instance's
  * plans are checked on real data; the slices it writes are the values the
@@ -15,8 +18,9 @@
  * Decisions:
  *  - An activation carries the batch as its first dimension (gticca's
  *    batch_splits), so slice i of a row-major value is one contiguous run
- *    of elements: elements / n from i elements / n.  A value the instance
- *    graph holds whole (a weight, a bias) is read whole.  Anything else (a
+ *    of elements: elements / n from i elements / n, and so is a per-row
+ *    parameter's.  A value the instance graph holds whole (a weight, a
+ *    bias) is read whole.  Anything else (a
  *    value of another size) is refused, naming it: the run does not guess.
  *  - Instance values are matched to the graph's by name (the instance
  *    graph keeps every value's name, rotor_gticca_instance).
