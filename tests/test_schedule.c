@@ -147,6 +147,28 @@ Test(schedule, hbm_holds_each_chips_share_of_the_weights_and_cache_once) {
     rotor_graph_free(&g);
 }
 
+/* The schedule prices every operator at the chip's element size and
+ * matrix rate; one over quantized integers would be priced as FP16 data,
+ * so the schedule counts them for the CLI and the JSON to say so: an FFN
+ * stack of uint8 values has all four, the float stack none. */
+Test(schedule, counts_the_operators_it_prices_at_the_chips_element_size) {
+    rotor_graph f, q;
+    ffn_stack(&f, 2, 64, 256, 512);
+    ffn_stack(&q, 2, 64, 256, 512);
+    for (int v = 0; v < q.nvalues; v++) {
+        q.values[v].dtype = ROTOR_DTYPE_U8;
+        q.values[v].bytes = q.values[v].elements;
+    }
+    rotor_schedule *s = build(&f, NULL);
+    cr_assert_eq(s->quantized_ops, 0);
+    rotor_schedule_free(s);
+    s = build(&q, NULL);
+    cr_assert_eq(s->quantized_ops, 4);
+    rotor_schedule_free(s);
+    rotor_graph_free(&f);
+    rotor_graph_free(&q);
+}
+
 Test(schedule, identical_layers_share_one_id_and_each_instance_begins_anew) {
     rotor_graph g = llm("llama2-13b", 8, 3);
     rotor_schedule *s = build(&g, NULL);

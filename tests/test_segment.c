@@ -201,6 +201,36 @@ Test(segment, the_mlp_streams_a_matmul_into_its_bias_add) {
     rotor_graph_free(&g);
 }
 
+/* Operators over quantized integers are no segment's stages: the stage
+ * plans are searched, moved and replayed at the chip's element size and
+ * matrix rate, not theirs.  The MLP of the test above with every value
+ * uint8 keeps T10's schedule, searches no stage plan, and says how many
+ * operators it kept out. */
+Test(segment, operators_over_quantized_integers_stay_out_of_segments) {
+    rotor_chip chip;
+    rotor_error err = {{0}};
+    cr_assert_eq(rotor_chip_preset("ipu-mk2", &chip, &err), ROTOR_OK);
+    cr_assert_eq(rotor_chip_set(&chip, "cores_per_chip=256", &err), ROTOR_OK, "%s", err.msg);
+    rotor_graph g;
+    int x;
+    mlp_graph(&g, &x);
+    for (int v = 0; v < g.nvalues; v++) {
+        g.values[v].dtype = ROTOR_DTYPE_U8;
+        g.values[v].bytes = g.values[v].elements;
+    }
+    rotor_compile_options o = MLP_PIPELINE;
+    rotor_compile_result r;
+    cr_assert_eq(rotor_compile(&g, &chip, &o, &r, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(r.nsegments, 0);
+    cr_assert_eq(r.pipeline_searches, 0);
+    int planned = 0;
+    for (int k = 0; k < g.nops; k++) planned += !g.ops[k].vendor;
+    cr_assert_eq(r.pipeline_kept_out, planned);
+    cr_assert_eq(r.total_s, r.unpipelined_s);
+    rotor_compile_result_free(&r);
+    rotor_graph_free(&g);
+}
+
 /* NeRF at batch 1's segment (one micro-batch, sigma and feature side by
  * side) replayed: nothing moves between the groups and every group's setup
  * is a permutation of whole-partition transfers, so no port is shared and

@@ -262,3 +262,48 @@ Test(vgm, the_oracle_is_never_slower_than_roller) {
     rotor_vgm_result_free(&oracle);
     rotor_graph_free(&g);
 }
+
+/* An operator over quantized integers is tiled and timed at its own element
+ * size and rate, as T10 costs it: an FFN stack of uint8 values on a chip
+ * with int8_tops 500 gets the baseline of the float stack on a chip of
+ * 1-byte elements at 500 TFLOP/s, field for field, with both kinds.  It
+ * took the chip's 2 bytes and FP16 rate until 2026-12-02, and T10 over it
+ * counted the int8 rate as its own gain (two QLinearMatMuls: 3.00x, 1.51x
+ * priced alike). */
+Test(vgm, a_quantized_operator_is_priced_at_its_own_element_size_and_rate) {
+    for (int kind = 0; kind < 2; kind++) {
+        rotor_vgm_kind k = kind ? ROTOR_VGM_ORACLE : ROTOR_VGM_ROLLER;
+        rotor_graph q, f;
+        ffn_stack(&q, 2, 256, 512, 1024);
+        ffn_stack(&f, 2, 256, 512, 1024);
+        for (int v = 0; v < q.nvalues; v++) {
+            q.values[v].dtype = ROTOR_DTYPE_U8;
+            q.values[v].bytes = q.values[v].elements;
+        }
+        rotor_chip chip = mk2(), same = mk2();
+        chip.int8_tops = 500;
+        same.element_bytes = 1;
+        same.matrix_tflops = 500;
+        rotor_vgm_result vq, vf;
+        rotor_error err;
+        cr_assert_eq(rotor_vgm_compile(&q, &chip, k, &vq, &err), ROTOR_OK, "%s", err.msg);
+        cr_assert_eq(rotor_vgm_compile(&f, &same, k, &vf, &err), ROTOR_OK, "%s", err.msg);
+        cr_assert_eq(vq.vgm_bytes, vf.vgm_bytes);
+        cr_assert_eq(vq.total_s, vf.total_s, "%s: %.9g against %.9g us", rotor_vgm_kind_name(k), vq.total_s * 1e6,
+                     vf.total_s * 1e6);
+        for (int o = 0; o < vq.nops; o++) {
+            cr_assert_eq(vq.ops[o].compute_s, vf.ops[o].compute_s);
+            cr_assert_eq(vq.ops[o].load_s, vf.ops[o].load_s);
+            cr_assert_eq(vq.ops[o].tile_bytes, vf.ops[o].tile_bytes);
+        }
+        /* and not the float stack's on the chip itself */
+        rotor_vgm_result v2;
+        cr_assert_eq(rotor_vgm_compile(&f, &chip, k, &v2, &err), ROTOR_OK, "%s", err.msg);
+        cr_assert_lt(vq.total_s, v2.total_s);
+        rotor_vgm_result_free(&v2);
+        rotor_vgm_result_free(&vq);
+        rotor_vgm_result_free(&vf);
+        rotor_graph_free(&q);
+        rotor_graph_free(&f);
+    }
+}

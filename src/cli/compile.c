@@ -114,6 +114,9 @@ static void print_table(const rotor_graph *g, const rotor_compile_result *r, con
 static void print_segments(const rotor_graph *g, const rotor_compile_result *r) {
     printf("\npipelined segments (objective %s): %d, %d stage plans searched\n",
            rotor_pipeline_objective_name(r->objective), r->nsegments, r->pipeline_searches);
+    if (r->pipeline_kept_out)
+        printf("(%d operators over quantized integers stay out of segments: stage plans are priced at the chip's "
+               "element size and FP16 rate, not theirs; docs/kapla.md)\n", r->pipeline_kept_out);
     for (int s = 0; s < r->nsegments; s++) {
         const rotor_segment *sg = &r->segments[s];
         double alone = 0;

@@ -8,7 +8,12 @@
  *    of activations live at once, also evenly.  Sub-operators get the rest.
  *  - Vendor ops work in place on the even VGM layout: flops / (N R_vec), as
  *    in the T10 compilation, so they do not change the comparison.
- *  - Operators of the same expression and extents are tiled once.
+ *  - Operators of the same expression, extents and element type are tiled
+ *    once.
+ *  - An operator over quantized integers is tiled and timed at its own
+ *    element size and rate (rotor_chip_for_op), as T10's compile costs it:
+ *    until 2026-12-02 the baseline took it at the chip's e and FP16 rate,
+ *    and T10's speedup over it counted the int8 rate as T10's own gain.
  *  - The oracle takes, per operator, the faster of its exhaustive split and
  *    Roller's tile, so that it bounds the Roller baseline. */
 #include "rotor/compile/vgm.h"
@@ -18,6 +23,8 @@
 #include <string.h>
 
 #include "rotor/compile/compile.h"
+#include "rotor/compile/opelem.h"
+#include "rotor/model/elemtype.h"
 #include "rotor/op/plan.h"
 #include "vgmint.h"
 
@@ -55,7 +62,7 @@ rotor_status rotor_vgm_compile(const rotor_graph *g, const rotor_chip *chip, rot
         if (live[o] > peak_live) peak_live = live[o];
     for (int v = 0; !st && v < g->nvalues; v++)
         if (g->values[v].role != ROTOR_ROLE_ACTIVATION)
-            resident += vgm_ceil_div(g->values[v].elements * elem, cores);
+            resident += vgm_ceil_div(g->values[v].elements * rotor_value_elem_bytes(elem, &g->values[v]), cores);
     free(live);
     out->vgm_bytes = resident + peak_live;
     out->local_bytes = rotor_chip_sram(chip) - out->vgm_bytes;
@@ -77,19 +84,28 @@ rotor_status rotor_vgm_compile(const rotor_graph *g, const rotor_chip *chip, rot
             out->total_s += r->total_s;
             continue;
         }
+        /* an operator over quantized integers at its own element size and
+         * rate, as T10's compile costs it (opelem.h): the comparison prices
+         * both sides alike */
+        rotor_op_elem d = rotor_op_elem_of(g, o);
+        rotor_chip oc = rotor_chip_for_op(chip, d);
         /* repeated layers: the same shape was tiled at an earlier operator */
         int same = -1;
-        for (int p = 0; p < o && same < 0; p++)
+        for (int p = 0; p < o && same < 0; p++) {
+            rotor_op_elem dp = rotor_op_elem_of(g, p);
             if (!g->ops[p].vendor && strcmp(g->ops[p].expr.text, op->expr.text) == 0 &&
-                memcmp(g->ops[p].expr.extent, op->expr.extent, sizeof op->expr.extent) == 0)
+                memcmp(g->ops[p].expr.extent, op->expr.extent, sizeof op->expr.extent) == 0 && dp.bytes == d.bytes &&
+                dp.int8 == d.int8)
                 same = p;
+        }
         if (same >= 0) {
             *r = out->ops[same];
         } else {
-            vgm_target t = {.e = &op->expr, .chip = chip, .cores = cores, .local = out->local_bytes, .elem = elem};
+            vgm_target t = {.e = &op->expr, .chip = &oc, .cores = cores, .local = out->local_bytes,
+                            .elem = oc.element_bytes};
             for (int x = 0; x < op->expr.ntensors; x++) {
                 int64_t n = rotor_tensor_elements(&op->expr, x), bytes;
-                t.slice[x] = rotor_mul_i64(n, elem, &bytes) ? vgm_ceil_div(bytes, cores) : INT64_MAX / cores;
+                t.slice[x] = rotor_mul_i64(n, t.elem, &bytes) ? vgm_ceil_div(bytes, cores) : INT64_MAX / cores;
                 if (t.slice[x] < 1) t.slice[x] = 1;
             }
             char name[2 * ROTOR_NAME_MAX + 8];

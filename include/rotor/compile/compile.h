@@ -201,6 +201,10 @@ typedef struct rotor_compile_result {
     int pipeline_searches;      /* plan searches for the stages (distinct shapes and groups) */
     rotor_gticca_result gticca; /* with options.graphturbo */
     rotor_compile_profile profile; /* where the compile's wall time went (--profile) */
+    /* With options.pipeline: the operators no segment may hold, those over
+     * quantized integers (segment.c: stage plans are priced at the chip's
+     * element size and matrix rate, not theirs) */
+    int pipeline_kept_out;
 } rotor_compile_result;
 
 /* Compiles g for chip.  ROTOR_ERR_NOFIT when no assignment fits, with the

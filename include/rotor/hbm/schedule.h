@@ -92,6 +92,11 @@ typedef struct rotor_schedule {
     double hbm_intake;         /* mesh: bytes/s of HBM the edge ports take into one chip when
                                   every core receives alike (docs/schedule.md); 0: all-to-all */
     rotor_preload_options preload; /* from the options, for rotor_schedule_run */
+    /* Operators over quantized integers (model/elemtype.h).  The schedule
+     * prices every operator at the chip's element size and matrix rate
+     * (docs/cost-model.md, "Element types"), so their HBM bytes, SRAM and
+     * times are those of FP16 data: the CLI and the JSON say so. */
+    int quantized_ops;
 } rotor_schedule;
 
 /* Builds the schedule input.  The chip needs HBM (hbm_gbps > 0).  Errors name
