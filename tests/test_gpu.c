@@ -330,3 +330,40 @@ Test(gpu, a100_measured_table) {
     cr_assert_leq(sum / rows, 0.2225, "mean absolute error %.2f%%", 100 * sum / rows);
     cr_assert_leq(worst, 0.4935, "worst %.2f%% (%s)", 100 * worst, worst_name);
 }
+
+/* Every kernel runs in the GPU's dtype: a model's contractions of two 8-bit
+ * integer inputs are counted (int8_ops) so that the text can say they are
+ * timed in another precision, and an fp16 MatMul of the same shape is not
+ * one. */
+Test(gpu, counts_the_contractions_of_8_bit_integers) {
+    rotor_graph g;
+    rotor_graph_init(&g, "int8-and-fp16");
+    int64_t sq[2] = {256, 256};
+    rotor_dtype types[2] = {ROTOR_DTYPE_I8, ROTOR_DTYPE_F16};
+    rotor_error err = {{0}};
+    for (int k = 0; k < 2; k++) {
+        int a, b, y;
+        char n[3][8];
+        snprintf(n[0], sizeof n[0], "a%d", k);
+        snprintf(n[1], sizeof n[1], "b%d", k);
+        snprintf(n[2], sizeof n[2], "y%d", k);
+        cr_assert_eq(rotor_graph_add_value(&g, n[0], types[k], 2, sq, ROTOR_ROLE_ACTIVATION, &a, &err), ROTOR_OK);
+        cr_assert_eq(rotor_graph_add_value(&g, n[1], types[k], 2, sq, ROTOR_ROLE_WEIGHT, &b, &err), ROTOR_OK);
+        cr_assert_eq(rotor_graph_add_value(&g, n[2], ROTOR_DTYPE_I32, 2, sq, ROTOR_ROLE_ACTIVATION, &y, &err),
+                     ROTOR_OK);
+        int in[2] = {a, b};
+        rotor_op_desc d = {.name = n[2], .type = "MatMul", .expr = "Y[m,n] += A[m,k] * B[k,n]",
+                           .dims = "m=256,k=256,n=256", .inputs = in, .ninputs = 2, .outputs = &y, .noutputs = 1};
+        for (int t = 0; t < ROTOR_MAX_TENSORS; t++) d.tensor_value[t] = -1;
+        d.tensor_value[0] = y, d.tensor_value[1] = a, d.tensor_value[2] = b;
+        int o;
+        cr_assert_eq(rotor_graph_add_op(&g, &d, &o, &err), ROTOR_OK, "%s", err.msg);
+        g.values[y].is_output = true;
+    }
+    rotor_gpu gpu = preset("a100-80gb");
+    rotor_gpu_compile_result r;
+    cr_assert_eq(rotor_gpu_compile(&g, &gpu, &r, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(r.int8_ops, 1);
+    rotor_gpu_compile_free(&r);
+    rotor_graph_free(&g);
+}

@@ -30,6 +30,7 @@ static int print_json(const char *model, int64_t batch, const rotor_gpu *gpu, co
     cJSON_AddStringToObject(root, "chip", gpu->name);
     cJSON_AddStringToObject(root, "dtype", rotor_gpu_dtype_name(gpu->dtype));
     cJSON_AddBoolToObject(root, "fused_attention", gpu->fused_attention != 0);
+    cJSON_AddNumberToObject(root, "int8_ops", r->int8_ops); /* timed in dtype, whatever it is */
     cJSON *ops = cJSON_AddArrayToObject(root, "operators");
     for (int i = 0; i < r->nops; i++) {
         const rotor_gpu_op_time *t = &r->ops[i];
@@ -84,6 +85,9 @@ static void print_table(const char *model, int64_t batch, const rotor_gpu *gpu, 
     printf("\ntotal %.3f us: compute-bound %.3f, HBM-bound %.3f, L2-bound %.3f, launch-bound %.3f; %.3f GFLOP, "
            "%.3f MB from HBM\n", r->total_s * 1e6, r->bound_s[0] * 1e6, r->bound_s[1] * 1e6, r->bound_s[2] * 1e6,
            r->bound_s[3] * 1e6, r->flops / 1e9, r->hbm_bytes / 1e6);
+    if (r->int8_ops && gpu->dtype != ROTOR_GPU_INT8)
+        printf("(%d operators contract 8-bit integers, timed here in %s like every kernel: --set dtype=int8 times "
+               "the model in int8; docs/gpu.md)\n", r->int8_ops, rotor_gpu_dtype_name(gpu->dtype));
 }
 
 int cli_compile_gpu(const cli_shared_args *sa, const char *model, rotor_pipeline_options *po, int nbatches,

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rotor/model/elemtype.h"
+
 const char *rotor_gpu_kernel_kind_name(rotor_gpu_kernel_kind k) {
     static const char *const names[] = {"gemm", "memory", "attention", "fused"};
     return k >= ROTOR_GPU_KERNEL_GEMM && k <= ROTOR_GPU_KERNEL_FUSED ? names[k] : "?";
@@ -153,7 +155,10 @@ rotor_status rotor_gpu_compile(const rotor_graph *g, const rotor_gpu *gpu, rotor
     out->ops = calloc((size_t)g->nops, sizeof *out->ops);
     if (!out->ops) return rotor_nomem(err);
     out->nops = g->nops;
-    for (int i = 0; i < g->nops; i++) out->ops[i].fused_into = -1;
+    for (int i = 0; i < g->nops; i++) {
+        out->ops[i].fused_into = -1;
+        out->int8_ops += rotor_op_elem_of(g, i).int8;
+    }
     const rotor_op *prev = NULL;
     for (int i = 0; i < g->nops; i++) {
         rotor_gpu_op_time *t = &out->ops[i];

@@ -43,6 +43,10 @@ typedef struct rotor_gpu_compile_result {
      * start, its outputs to the end; an attention kernel's scores never
      * leave it).  A model over the GPU's hbm_bytes is refused. */
     double hbm_held;
+    /* Contractions of two 8-bit integer inputs (model/elemtype.h): every
+     * kernel runs in the GPU's dtype, so unless that is int8 the CLI says
+     * these are timed in another precision than the model's. */
+    int int8_ops;
 } rotor_gpu_compile_result;
 
 /* The kernels of g and their times; ROTOR_ERR_NOFIT, one line with the
