@@ -22,6 +22,7 @@
 
 #include "explore.h"
 #include "rotor/base/clock.h"
+#include "rotor/model/elemtype.h"
 #include "rotor/hbm/schedule.h"
 #include "rotor/pipeline/pipeline.h"
 
@@ -534,10 +535,12 @@ static void print_report(const explore *ex) {
     ex_view v = view_of(ex);
     char topo[64];
     printf("%s on %s: %lld chip%s x %lld cores (%s), HBM %.6g TB/s in all, links %.6g GB/s, %.6g TFLOP/s "
-           "matrix per chip; %s\n\n",
+           "matrix per chip; %s\n",
            v.model, chip->name, (long long)chip->chips, chip->chips > 1 ? "s" : "", (long long)chip->cores_per_chip,
            cli_topology_text(chip, topo, sizeof topo), chip->hbm_gbps * (double)chip->chips / 1000.0,
            chip->link_gbps, chip->matrix_tflops, ex->decode ? "decode step (latency per token)" : "one step");
+    if (ex->nshapes > 0) cli_quantized_note(rotor_graph_quantized_ops(&ex->pls[0].graph), chip);
+    printf("\n");
     printf("sweep ");
     for (int a = 0; a < g->naxes; a++) {
         const ex_key_info *k = &rotor_ex_keys[g->axes[a].key];

@@ -141,10 +141,7 @@ static void print_text(const rotor_graph *g, const rotor_schedule *s, const run 
     printf("HBM per chip per step: %.1f MB (%.3f ms at full bandwidth); %.1f GFLOP per step\n",
            (double)s->hbm_bytes / 1e6, (double)s->hbm_bytes / (s->chip.hbm_gbps * 1e9) * 1e3,
            s->model_flops / 1e9);
-    if (s->quantized_ops)
-        printf("(%d operators over quantized integers are priced at the chip's %lld-byte elements and matrix rate, "
-               "not their own: their HBM bytes and times are overstated; docs/cost-model.md)\n", s->quantized_ops,
-               (long long)s->chip.element_bytes);
+    cli_quantized_note(s->quantized_ops, &s->chip);
     if (s->hbm_intake > 0)
         printf("mesh %lldx%lld: HBM enters through the edge ports, at most %.0f GB/s per chip (%.3f ms)\n",
                (long long)s->chip.mesh_width, (long long)s->chip.mesh_height, s->hbm_intake / 1e9,

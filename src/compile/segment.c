@@ -1392,16 +1392,6 @@ static rotor_status segment_best(seg_ctx *sx, int first, int last, bool resident
 static double single_cost(const rotor_op_schedule *r) { return r->setup_s + r->exec_s; }
 
 
-/* Operator o runs at an element size or rate of its own (quantized
- * integers, opelem.h).  A segment's stage plans are searched, moved and
- * replayed on the group chip at the chip's e and matrix rate, so such an
- * operator is no segment's stage: it stays in T10's schedule, where it is
- * priced as it runs (until 2026-12-02 a segment could take it at e = 2 and
- * the FP16 rate, a price T10's other operators do not pay). */
-static bool quantized(const rotor_graph *g, int o) {
-    rotor_op_elem d = rotor_op_elem_of(g, o);
-    return d.bytes > 0 || d.int8;
-}
 /* KAPLA §IV-B's dynamic program over the chain: cost[j] is the best
  * schedule of operators 0..j-1, each either as unpipelined or the last of a
  * segment; the chosen segments go to *segs (by first operator). */
@@ -1427,7 +1417,12 @@ static rotor_status choose(seg_ctx *sx, bool resident, rotor_segment **segs, int
         for (int len = 2; len <= maxs && len <= j; len++) {
             int first = j - len;
             if (cc->st[first].frontier < 0 || cc->st[o].frontier < 0) break; /* vendor ops keep every core */
-            if (quantized(cc->g, first) || quantized(cc->g, o)) break;
+            /* an operator over quantized integers runs at its own element
+             * size and rate (opelem.h), and a segment's stage plans are
+             * searched, moved and replayed at the chip's: no segment holds
+             * one, it stays in T10's schedule, priced as it runs (until
+             * 2026-12-02 a segment could take it at e = 2 and the FP16 rate) */
+            if (rotor_op_is_quantized(cc->g, first) || rotor_op_is_quantized(cc->g, o)) break;
             rotor_segment *s = &cand[(size_t)o * (size_t)maxs + (size_t)len - 1];
             bool ok;
             double pen = penalty(sx, first, o, gone);
@@ -1589,7 +1584,7 @@ rotor_status compile_segments(compiler *cc, const rotor_compile_options *opt, ro
         }
     }
     out->pipeline_searches = sx.memo.searches;
-    for (int o = 0; o < cc->g->nops; o++) out->pipeline_kept_out += !cc->g->ops[o].vendor && quantized(cc->g, o);
+    out->pipeline_kept_out = rotor_graph_quantized_ops(cc->g);
     plan_memo_free(&sx.memo);
     free(gone);
     return st;

@@ -655,10 +655,7 @@ rotor_status rotor_schedule_build(const rotor_graph *g, const rotor_chip *chip,
     if ((st = shard_ops(g, chip, T, s, split, shapes, shape_of, &nshapes, err))) goto done;
     if ((st = hbm_held(g, chip, s, err))) goto done;
     s->searches = nshapes;
-    for (int o = 0; o < g->nops; o++) {
-        rotor_op_elem d = rotor_op_elem_of(g, o);
-        s->quantized_ops += d.bytes > 0 || d.int8;
-    }
+    s->quantized_ops = rotor_graph_quantized_ops(g);
     if ((st = search_shapes(g, s, shapes, nshapes, opt, err))) goto done;
     if (s->chip.topology == ROTOR_TOPO_MESH && (st = mesh_times(s, g, shapes, nshapes, threads, err))) goto done;
 
