@@ -289,3 +289,36 @@ Test(energy, a_pipelined_programs_counts_are_the_simulators_event_counts, .timeo
     }
     rotor_program_free(&p);
 }
+
+/* An operator over quantized integers is costed at its own element size
+ * (docs/cost-model.md, "Element types"), and so are its SRAM bytes: an FFN
+ * stack of uint8 values on ipu-mk2 counts what the float stack counts on a
+ * chip of 1-byte elements, event for event.  Its sub-tasks' SRAM reads and
+ * writes took the chip's 2 bytes until 2026-12-02. */
+Test(energy, an_8_bit_operator_counts_its_own_element_size) {
+    rotor_graph q, f;
+    ffn_stack(&q, 2, 256, 512, 1024);
+    ffn_stack(&f, 2, 256, 512, 1024);
+    for (int v = 0; v < q.nvalues; v++) {
+        q.values[v].dtype = ROTOR_DTYPE_U8;
+        q.values[v].bytes = q.values[v].elements;
+    }
+    rotor_chip chip = mk2(), one = mk2();
+    one.element_bytes = 1;
+    rotor_compile_options o = {0};
+    rotor_program pq, pf;
+    compiled_program(&q, &chip, &o, NULL, &pq);
+    compiled_program(&f, &one, &o, NULL, &pf);
+    rotor_energy_counts cq, cf;
+    rotor_error err = {{0}};
+    cr_assert_eq(rotor_energy_program(&pq, &chip, &cq, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_energy_program(&pf, &one, &cf, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(cq.sram_read_bytes, cf.sram_read_bytes);
+    cr_assert_eq(cq.sram_write_bytes, cf.sram_write_bytes);
+    cr_assert_eq(cq.matrix_flops, cf.matrix_flops);
+    cr_assert_gt(cq.sram_read_bytes, 0);
+    rotor_program_free(&pq);
+    rotor_program_free(&pf);
+    rotor_graph_free(&q);
+    rotor_graph_free(&f);
+}

@@ -102,7 +102,7 @@ Test(energystore, a_warm_count_from_the_file_is_the_count_without_a_cache, .time
     char *path = ren_file(d);
     size_t len;
     char *t = slurp(path, &len);
-    cr_assert(!strncmp(t, "rotor-energycache 1\nkey ", 24), "%.40s", t);
+    cr_assert(!strncmp(t, "rotor-energycache 2\nkey ", 24), "%.40s", t);
     count(&pp.program, &chip, d, 0, &warm);
     same_counts(&warm, &none, "warm");
     /* a warm count that learnt nothing leaves the file as it was */

@@ -1457,3 +1457,44 @@ Test(replay, a_pipelined_program_streamed_equals_the_whole_run_to_the_picosecond
     rotor_program_free(&prog);
     rotor_graph_free(&g);
 }
+
+/* An operator over quantized integers replays on its own chip, as the
+ * compiler priced it (rotor_chip_for_op): an FFN stack of uint8 values on
+ * ipu-mk2 with int8_tops 500 replays as the float stack on a chip of
+ * 1-byte elements at 500 TFLOP/s, to the picosecond and byte for byte in
+ * its SRAM counts.  The replay took the chip's FP16 rate and 2 bytes
+ * until 2026-12-02 (four QLinearMatMuls: +45 % against the model). */
+Test(replay, an_8_bit_operator_replays_at_its_own_rate_and_element_size) {
+    rotor_graph q, f;
+    ffn_stack(&q, 2, 256, 512, 1024);
+    ffn_stack(&f, 2, 256, 512, 1024);
+    for (int v = 0; v < q.nvalues; v++) {
+        q.values[v].dtype = ROTOR_DTYPE_U8;
+        q.values[v].bytes = q.values[v].elements;
+    }
+    rotor_chip chip = mk2(), same = mk2();
+    chip.int8_tops = 500;
+    same.element_bytes = 1;
+    same.matrix_tflops = 500;
+    rotor_compile_options o = {0};
+    rotor_program pq, pf;
+    compiled_program(&q, &chip, &o, NULL, &pq);
+    compiled_program(&f, &same, &o, NULL, &pf);
+    rotor_replay_result rq, rf;
+    rotor_error err = {{0}};
+    cr_assert_eq(rotor_replay(&pq, &chip, NULL, &rq, NULL, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_replay(&pf, &same, NULL, &rf, NULL, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rq.predicted_s, rf.predicted_s);
+    cr_assert_eq(rq.simulated_s, rf.simulated_s, "%.9g against %.9g us", rq.simulated_s * 1e6, rf.simulated_s * 1e6);
+    cr_assert_float_eq(rq.simulated_s, rq.predicted_s, 0.05 * rq.predicted_s);
+    rotor_energy_counts eq = rotor_sim_energy_counts(&rq.stats), ef = rotor_sim_energy_counts(&rf.stats);
+    cr_assert_eq(eq.sram_read_bytes, ef.sram_read_bytes);
+    cr_assert_eq(eq.sram_write_bytes, ef.sram_write_bytes);
+    cr_assert_gt(eq.sram_read_bytes, 0);
+    rotor_replay_result_free(&rq);
+    rotor_replay_result_free(&rf);
+    rotor_program_free(&pq);
+    rotor_program_free(&pf);
+    rotor_graph_free(&q);
+    rotor_graph_free(&f);
+}

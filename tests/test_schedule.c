@@ -148,9 +148,9 @@ Test(schedule, hbm_holds_each_chips_share_of_the_weights_and_cache_once) {
 }
 
 /* The schedule prices every operator at the chip's element size and
- * matrix rate; one over quantized integers would be priced as FP16 data,
- * so the schedule counts them for the CLI and the JSON to say so: an FFN
- * stack of uint8 values has all four, the float stack none. */
+ * matrix rate; one T10 costs at its own would be priced as FP16 data, so
+ * the schedule counts them for the CLI and the JSON to say so: an FFN
+ * stack of uint8 values has all four on ipu-pod4, the float stack none. */
 Test(schedule, counts_the_operators_it_prices_at_the_chips_element_size) {
     rotor_graph f, q;
     ffn_stack(&f, 2, 64, 256, 512);
@@ -164,6 +164,21 @@ Test(schedule, counts_the_operators_it_prices_at_the_chips_element_size) {
     rotor_schedule_free(s);
     s = build(&q, NULL);
     cr_assert_eq(s->quantized_ops, 4);
+    rotor_schedule_free(s);
+    /* on a chip of 1-byte elements without an int8 rate T10 costs them as
+     * the chip: none apart */
+    rotor_chip one = pod4();
+    one.element_bytes = 1;
+    rotor_error err;
+    cr_assert_eq(rotor_schedule_build(&q, &one, NULL, &s, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(s->quantized_ops, 0);
+    rotor_schedule_free(s);
+    /* and a refusal for HBM capacity says what it counted */
+    rotor_chip small = pod4();
+    small.hbm_bytes = 1000;
+    cr_assert_eq(rotor_schedule_build(&q, &small, NULL, &s, &err), ROTOR_ERR_NOFIT);
+    cr_assert(strstr(err.msg, "(hbm_bytes); its 4 operators over quantized integers counted at the chip's 2-byte "
+                              "elements, not their own"), "%s", err.msg);
     rotor_schedule_free(s);
     rotor_graph_free(&f);
     rotor_graph_free(&q);

@@ -451,9 +451,9 @@ void cli_solver_hint(const char *cmd, const rotor_chip *chip, rotor_solver solve
 const char *cli_batch_words(const char *model, int64_t batch, char *buf, size_t size);
 
 /* The line a schedule's text prints when n of the model's operators are
- * over quantized integers (rotor_graph_quantized_ops): the HBM schedule
- * prices them at the chip's element size and matrix rate, not theirs
- * (rotor schedule, rotor explore). */
+ * over quantized integers costed apart (rotor_graph_priced_apart): the
+ * HBM schedule prices them at the chip's element size and matrix rate,
+ * not theirs (rotor schedule, rotor explore). */
 void cli_quantized_note(int n, const rotor_chip *chip);
 
 /* rotor compile --group graphturbo's table or JSON (compilegt.c). */

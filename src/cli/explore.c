@@ -22,7 +22,7 @@
 
 #include "explore.h"
 #include "rotor/base/clock.h"
-#include "rotor/model/elemtype.h"
+#include "rotor/compile/opelem.h"
 #include "rotor/hbm/schedule.h"
 #include "rotor/pipeline/pipeline.h"
 
@@ -539,7 +539,7 @@ static void print_report(const explore *ex) {
            v.model, chip->name, (long long)chip->chips, chip->chips > 1 ? "s" : "", (long long)chip->cores_per_chip,
            cli_topology_text(chip, topo, sizeof topo), chip->hbm_gbps * (double)chip->chips / 1000.0,
            chip->link_gbps, chip->matrix_tflops, ex->decode ? "decode step (latency per token)" : "one step");
-    if (ex->nshapes > 0) cli_quantized_note(rotor_graph_quantized_ops(&ex->pls[0].graph), chip);
+    if (ex->nshapes > 0) cli_quantized_note(rotor_graph_priced_apart(&ex->pls[0].graph, chip), chip);
     printf("\n");
     printf("sweep ");
     for (int a = 0; a < g->naxes; a++) {

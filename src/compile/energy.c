@@ -262,8 +262,10 @@ static rotor_status count_reduction(counter *k, const rotor_place *pl, const int
 }
 
 /* Sub-tasks, shifts and reduction of one plan (placed as pl) on cores
- * core0 .. core0 + info->cores - 1 (replay_tiles). */
-static rotor_status count_tiles(counter *k, const rotor_place *pl, int64_t core0, rotor_error *err) {
+ * core0 .. core0 + info->cores - 1 (replay_tiles), its sub-tasks' SRAM
+ * bytes at elem bytes an element (the operator's own, rotor_chip_for_op:
+ * an 8-bit operator's are 1 byte, not the chip's 2). */
+static rotor_status count_tiles(counter *k, const rotor_place *pl, int64_t core0, int64_t elem, rotor_error *err) {
     const rotor_expr *e = rotor_place_expr(pl);
     const rotor_plan_info *info = rotor_place_info(pl);
     rotor_status st;
@@ -271,7 +273,7 @@ static rotor_status count_tiles(counter *k, const rotor_place *pl, int64_t core0
     bool ok = true;
     for (int a = 0; a < e->naxes && ok; a++) ok = rotor_mul_i64(fl, info->sub_task[a], &fl);
     ok = ok && rotor_mul_i64(fl, info->total_steps, &total) && rotor_mul_i64(total, cores, &total) &&
-         rotor_energy_subtask_bytes(e, info->sub_task, k->chip->element_bytes, info->total_steps, &rd, &wr) &&
+         rotor_energy_subtask_bytes(e, info->sub_task, elem, info->total_steps, &rd, &wr) &&
          rotor_mul_i64(rd, cores, &rd) && rotor_mul_i64(wr, cores, &wr);
     if (!ok) k->overflow = true;
     else {
@@ -301,7 +303,7 @@ static rotor_status count_tiles_of(counter *k, const rotor_expr *e, const rotor_
                                    const rotor_plan_info *info, int64_t core0, rotor_error *err) {
     rotor_place *pl = NULL;
     rotor_status st = rotor_place_make(e, plan, info, &pl, err);
-    if (!st) st = count_tiles(k, pl, core0, err);
+    if (!st) st = count_tiles(k, pl, core0, k->chip->element_bytes, err);
     rotor_place_free(pl);
     return st;
 }
@@ -546,7 +548,7 @@ static void count_job(const counter *k, const rotor_program *p, int o, placer *p
     if (!st) st = count_setup(&one, p, o, pr, &job->err);
     const rotor_place *pl = NULL;
     if (!st) st = place_op(pr, o, &pl, NULL, &job->err);
-    if (!st) st = count_tiles(&one, pl, 0, &job->err);
+    if (!st) st = count_tiles(&one, pl, 0, oc.element_bytes, &job->err);
     job->st = st;
     job->c = one.c;
     job->overflow = one.overflow;

@@ -40,7 +40,7 @@
 #include "rotor/op/cost.h"
 
 #define STORE_FORMAT "rotor-energycache"
-#define STORE_VERSION 1
+#define STORE_VERSION 2 /* 2: an operator over quantized integers counts its own element size (2026-12-02) */
 #define KEY_BYTES_MAX (1 << 20) /* no op key is longer (energy.c's OP_KEY_MAX is far below) */
 
 struct energy_store {

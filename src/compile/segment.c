@@ -127,7 +127,7 @@
 #include "compile/compileint.h"
 #include "rotor/compile/program.h"
 #include "rotor/compile/segment.h"
-#include "rotor/model/elemtype.h"
+#include "rotor/compile/opelem.h"
 #include "rotor/op/meshmap.h"
 #include "rotor/op/plan.h"
 
@@ -1391,7 +1391,6 @@ static rotor_status segment_best(seg_ctx *sx, int first, int last, bool resident
 
 static double single_cost(const rotor_op_schedule *r) { return r->setup_s + r->exec_s; }
 
-
 /* KAPLA §IV-B's dynamic program over the chain: cost[j] is the best
  * schedule of operators 0..j-1, each either as unpipelined or the last of a
  * segment; the chosen segments go to *segs (by first operator). */
@@ -1417,12 +1416,12 @@ static rotor_status choose(seg_ctx *sx, bool resident, rotor_segment **segs, int
         for (int len = 2; len <= maxs && len <= j; len++) {
             int first = j - len;
             if (cc->st[first].frontier < 0 || cc->st[o].frontier < 0) break; /* vendor ops keep every core */
-            /* an operator over quantized integers runs at its own element
-             * size and rate (opelem.h), and a segment's stage plans are
-             * searched, moved and replayed at the chip's: no segment holds
-             * one, it stays in T10's schedule, priced as it runs (until
+            /* an operator over quantized integers costed at its own element
+             * size or rate (opelem.h) is no segment's stage: a segment's
+             * stage plans are searched, moved and replayed at the chip's;
+             * it stays in T10's schedule, priced as it runs (until
              * 2026-12-02 a segment could take it at e = 2 and the FP16 rate) */
-            if (rotor_op_is_quantized(cc->g, first) || rotor_op_is_quantized(cc->g, o)) break;
+            if (rotor_op_priced_apart(cc->g, first, cc->chip) || rotor_op_priced_apart(cc->g, o, cc->chip)) break;
             rotor_segment *s = &cand[(size_t)o * (size_t)maxs + (size_t)len - 1];
             bool ok;
             double pen = penalty(sx, first, o, gone);
@@ -1584,7 +1583,7 @@ rotor_status compile_segments(compiler *cc, const rotor_compile_options *opt, ro
         }
     }
     out->pipeline_searches = sx.memo.searches;
-    out->pipeline_kept_out = rotor_graph_quantized_ops(cc->g);
+    out->pipeline_kept_out = rotor_graph_priced_apart(cc->g, cc->chip);
     plan_memo_free(&sx.memo);
     free(gone);
     return st;

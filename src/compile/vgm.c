@@ -92,11 +92,11 @@ rotor_status rotor_vgm_compile(const rotor_graph *g, const rotor_chip *chip, rot
         /* repeated layers: the same shape was tiled at an earlier operator */
         int same = -1;
         for (int p = 0; p < o && same < 0; p++) {
+            if (g->ops[p].vendor || strcmp(g->ops[p].expr.text, op->expr.text) != 0 ||
+                memcmp(g->ops[p].expr.extent, op->expr.extent, sizeof op->expr.extent) != 0)
+                continue;
             rotor_op_elem dp = rotor_op_elem_of(g, p);
-            if (!g->ops[p].vendor && strcmp(g->ops[p].expr.text, op->expr.text) == 0 &&
-                memcmp(g->ops[p].expr.extent, op->expr.extent, sizeof op->expr.extent) == 0 && dp.bytes == d.bytes &&
-                dp.int8 == d.int8)
-                same = p;
+            if (dp.bytes == d.bytes && dp.int8 == d.int8) same = p;
         }
         if (same >= 0) {
             *r = out->ops[same];

@@ -32,7 +32,7 @@
  *    HBM bytes share a layer id (Elk §4.4 reorders them together). */
 #include "rotor/hbm/schedule.h"
 
-#include "rotor/model/elemtype.h"
+#include "rotor/compile/opelem.h"
 #include "rotor/sim/replay.h"
 
 #include <math.h>
@@ -579,10 +579,17 @@ static rotor_status hbm_held(const rotor_graph *g, const rotor_chip *chip, rotor
     if (held <= (double)chip->hbm_bytes) return ROTOR_OK;
     char over[48] = "the whole model";
     if (s->tensor_parallel > 1) snprintf(over, sizeof over, "its share over %lld chips", (long long)s->tensor_parallel);
+    /* the schedule counts every value at the chip's element size: a model
+     * over quantized integers is said to be counted so */
+    int apart = rotor_graph_priced_apart(g, chip);
+    char why[160] = "";
+    if (apart)
+        snprintf(why, sizeof why, "; its %d operators over quantized integers counted at the chip's %lld-byte "
+                 "elements, not their own", apart, (long long)chip->element_bytes);
     return rotor_fail(err, ROTOR_ERR_NOFIT,
                       "one chip's HBM would hold %.0f bytes of weights and KV cache (%s), more than the chip's %lld "
-                      "(hbm_bytes)",
-                      held, over, (long long)chip->hbm_bytes);
+                      "(hbm_bytes)%s",
+                      held, over, (long long)chip->hbm_bytes, why);
 }
 
 rotor_status rotor_schedule_build(const rotor_graph *g, const rotor_chip *chip,
@@ -655,7 +662,7 @@ rotor_status rotor_schedule_build(const rotor_graph *g, const rotor_chip *chip,
     if ((st = shard_ops(g, chip, T, s, split, shapes, shape_of, &nshapes, err))) goto done;
     if ((st = hbm_held(g, chip, s, err))) goto done;
     s->searches = nshapes;
-    s->quantized_ops = rotor_graph_quantized_ops(g);
+    s->quantized_ops = rotor_graph_priced_apart(g, chip);
     if ((st = search_shapes(g, s, shapes, nshapes, opt, err))) goto done;
     if (s->chip.topology == ROTOR_TOPO_MESH && (st = mesh_times(s, g, shapes, nshapes, threads, err))) goto done;
 

@@ -36,14 +36,3 @@ rotor_op_elem rotor_op_elem_of(const rotor_graph *g, int o) {
     d.bytes = widest;
     return d;
 }
-
-bool rotor_op_is_quantized(const rotor_graph *g, int o) {
-    rotor_op_elem d = rotor_op_elem_of(g, o);
-    return d.bytes > 0 || d.int8;
-}
-
-int rotor_graph_quantized_ops(const rotor_graph *g) {
-    int n = 0;
-    for (int o = 0; o < g->nops; o++) n += rotor_op_is_quantized(g, o);
-    return n;
-}

@@ -117,7 +117,7 @@ void replay_inbox_clear(replayer *r, int64_t cores) {
 
 /* A replayer on a new simulator of chip, its scratch sized for the cores. */
 rotor_status replay_init(replayer *r, const rotor_chip *chip, int64_t packet, rotor_error *err) {
-    *r = (replayer){.barrier = -1, .packet = packet, .chip = *chip, .elem = chip->element_bytes};
+    *r = (replayer){.barrier = -1, .packet = packet, .chip = *chip};
     rotor_status st = rotor_sim_create(chip, &r->sim, err);
     if (st) return st;
     r->n = rotor_sim_cores(r->sim);
@@ -212,11 +212,12 @@ static rotor_status replay_setup(replayer *r, int op, int64_t lo, int64_t cores,
  * overlap, each core's inbox becomes its gate and its compute task before
  * (none on the first run) its prev (replayer.h). */
 static rotor_status emit_run(replayer *r, int op, const rotor_expr *e, const int64_t *sub, int64_t cores,
-                             int64_t steps, int64_t sub_ps, int64_t sub_flops, int overlap, rotor_error *err) {
+                             int64_t steps, int64_t sub_ps, int64_t sub_flops, int overlap, int64_t elem,
+                             rotor_error *err) {
     int64_t dur, fl;
     rotor_sim_work w = {0};
     if (!rotor_mul_i64(steps, sub_ps, &dur) || !rotor_mul_i64(steps, sub_flops, &fl) ||
-        !rotor_energy_subtask_bytes(e, sub, r->elem, steps, &w.sram_read, &w.sram_write))
+        !rotor_energy_subtask_bytes(e, sub, elem, steps, &w.sram_read, &w.sram_write))
         return rotor_fail(err, ROTOR_ERR_INPUT, "operator %d: compute time overflows", op);
     /* energy (docs/energy.md): contractions run on the matrix units, the rest on the vector units */
     if (e->op_class == ROTOR_OP_CONTRACTION) w.matrix_flops = fl;
@@ -459,7 +460,9 @@ static rotor_status replay_shift(replayer *r, int op, int64_t from, int64_t c, i
 }
 
 /* Sub-tasks, shifts and the reduction of one plan (expression e, plan p,
- * info) on cores r->core0 .. r->core0 + info->cores - 1 (replayer.h).  The
+ * info) on cores r->core0 .. r->core0 + info->cores - 1 (replayer.h), its
+ * sub-tasks timed and their SRAM bytes counted on chip (the operator's:
+ * rotor_chip_for_op's element size and rate).  The
  * first run of a core waits for its inbox, else for r->barrier; r->last
  * receives each core's last task.  ids[0..1] receive the first task id of
  * the main phase and the reduction. */
@@ -483,7 +486,7 @@ rotor_status replay_tiles(replayer *r, int op, const rotor_expr *e, const rotor_
         bool any = false;
         for (int t = 0; t < e->ntensors && !any; t++) any = rotor_place_changes(pl, t, i_old, i_new);
         if (any) {
-            st = emit_run(r, op, e, info->sub_task, cores, run, sub_ps, sub_flops, ov, err);
+            st = emit_run(r, op, e, info->sub_task, cores, run, sub_ps, sub_flops, ov, chip->element_bytes, err);
             run = 0;
             ov += ov == 1;
             for (int t = 0; t < e->ntensors && !st; t++) {
@@ -497,7 +500,7 @@ rotor_status replay_tiles(replayer *r, int op, const rotor_expr *e, const rotor_
         run++;
         memcpy(i_old, i_new, sizeof i_old);
     }
-    if (!st) st = emit_run(r, op, e, info->sub_task, cores, run, sub_ps, sub_flops, ov, err);
+    if (!st) st = emit_run(r, op, e, info->sub_task, cores, run, sub_ps, sub_flops, ov, chip->element_bytes, err);
     ids[1] = rotor_sim_task_count(r->sim);
     if (!st) st = replay_reduction(r, op, pl, i_old, err);
     return st;
@@ -684,7 +687,11 @@ static rotor_status replay_op(replayer *r, const rotor_program *p, int op, const
     if (!st && !exchanged && po->setup_bytes > 0)
         st = replay_setup(r, op, 0, cores, po->setup_bytes, po->setup_rounds, err);
     if (!st && exchanged) st = replay_setup_sync(r, op, cores, err);
-    if (!st) st = replay_tiles(r, op, &po->expr, &po->active, &po->active_info, chip, ids + 1, err);
+    /* on the operator's own chip: an 8-bit contraction's sub-tasks at the
+     * int8 rate, its SRAM bytes at 1 byte (until 2026-12-02 the replay took
+     * the chip's FP16 rate and 2 bytes: +45 % against the model on four
+     * QLinearMatMuls with int8_tops 500) */
+    if (!st) st = replay_tiles(r, op, &po->expr, &po->active, &po->active_info, &oc, ids + 1, err);
     else ids[1] = ids[2] = rotor_sim_task_count(r->sim);
     ids[3] = rotor_sim_task_count(r->sim);
     if (!st) st = replay_add_barrier(r, op, cores, err);

@@ -135,7 +135,6 @@ typedef struct replayer {
     int nplaces;
     int64_t place_bytes; /* their estimated bytes */
     rotor_chip chip;     /* the replayed chip: its energy events (docs/energy.md) */
-    int64_t elem;        /* bytes per element */
     int64_t core0;       /* replay_tiles' plan runs on cores core0 .. core0 + cores - 1 (a
                             pipelined stage's group; 0 otherwise) */
     int64_t *phys;       /* on a mesh, while an operator is laid out (replay_lay_out):

@@ -202,8 +202,9 @@ typedef struct rotor_compile_result {
     rotor_gticca_result gticca; /* with options.graphturbo */
     rotor_compile_profile profile; /* where the compile's wall time went (--profile) */
     /* With options.pipeline: the operators no segment may hold, those over
-     * quantized integers (segment.c: stage plans are priced at the chip's
-     * element size and matrix rate, not theirs) */
+     * quantized integers costed at another element size or rate than the
+     * chip's (rotor_graph_priced_apart; segment.c: stage plans are priced
+     * at the chip's) */
     int pipeline_kept_out;
 } rotor_compile_result;
 

@@ -29,4 +29,13 @@
  * given (> 0); chip itself, unchanged, for {0, false}. */
 rotor_chip rotor_chip_for_op(const rotor_chip *chip, rotor_op_elem d);
 
+/* Whether operator o of g is costed on another chip than chip itself
+ * (rotor_chip_for_op changes its element size or matrix rate: an 8-bit
+ * operator on a 2-byte chip, an int8 contraction on a chip with an int8
+ * rate), and how many of g's are: the costs that take every operator at
+ * the chip's element size and rate (pipelined segments' stages, the HBM
+ * schedule) leave them out or say so. */
+bool rotor_op_priced_apart(const rotor_graph *g, int o, const rotor_chip *chip);
+int rotor_graph_priced_apart(const rotor_graph *g, const rotor_chip *chip);
+
 #endif

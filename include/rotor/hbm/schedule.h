@@ -92,10 +92,11 @@ typedef struct rotor_schedule {
     double hbm_intake;         /* mesh: bytes/s of HBM the edge ports take into one chip when
                                   every core receives alike (docs/schedule.md); 0: all-to-all */
     rotor_preload_options preload; /* from the options, for rotor_schedule_run */
-    /* Operators over quantized integers (model/elemtype.h).  The schedule
-     * prices every operator at the chip's element size and matrix rate
-     * (docs/cost-model.md, "Element types"), so their HBM bytes, SRAM and
-     * times are those of FP16 data: the CLI and the JSON say so. */
+    /* Operators over quantized integers that T10's compile costs at another
+     * element size or rate than the chip's (rotor_graph_priced_apart).  The
+     * schedule prices every operator at the chip's (docs/cost-model.md,
+     * "Element types"), so theirs are not their own: the CLI and the JSON
+     * say so. */
     int quantized_ops;
 } rotor_schedule;
 

@@ -35,11 +35,4 @@ int64_t rotor_value_elem_bytes(int64_t e, const rotor_value *v);
  * -> Mul after grouping, keeps the int8 rate with the chip's e). */
 rotor_op_elem rotor_op_elem_of(const rotor_graph *g, int o);
 
-/* Whether operator o runs at an element size or rate of its own (bytes or
- * int8 in rotor_op_elem_of), and how many of g's do: the costs that take
- * every operator at the chip's element size and matrix rate (pipelined
- * segments' stages, the HBM schedule) leave them out or say so. */
-bool rotor_op_is_quantized(const rotor_graph *g, int o);
-int rotor_graph_quantized_ops(const rotor_graph *g);
-
 #endif
