@@ -201,6 +201,38 @@ FIXTURE void ffn_stack(rotor_graph *g, int layers, int64_t tokens, int64_t hidde
     g->values[x].is_output = true;
 }
 
+/* Every value of g made uint8: each operator is then costed at 1-byte
+ * elements and, a contraction on a chip with int8_tops, at the int8 rate
+ * (docs/cost-model.md, "Element types"). */
+FIXTURE void all_uint8(rotor_graph *g) {
+    for (int v = 0; v < g->nvalues; v++) {
+        g->values[v].dtype = ROTOR_DTYPE_U8;
+        g->values[v].bytes = g->values[v].elements;
+    }
+}
+
+/* The chip a float model is costed on as an all_uint8 model is on chip:
+ * 1-byte elements, the matrix rate chip's int8_tops when it gives one. */
+FIXTURE rotor_chip costed_as_uint8(const rotor_chip *chip) {
+    rotor_chip c = *chip;
+    c.element_bytes = 1;
+    if (chip->int8_tops > 0) c.matrix_tflops = chip->int8_tops;
+    return c;
+}
+
+/* An FFN stack (2 layers, 256 tokens, 512 x 1024) twice: *q all uint8 on
+ * *chip, ipu-mk2 with int8_tops 500, and *f in float on *same, the chip it
+ * is costed on as q is on chip (costed_as_uint8): every cost of q on chip
+ * is f's on same. */
+FIXTURE void ffn_uint8_pair(rotor_graph *q, rotor_graph *f, rotor_chip *chip, rotor_chip *same) {
+    ffn_stack(q, 2, 256, 512, 1024);
+    ffn_stack(f, 2, 256, 512, 1024);
+    all_uint8(q);
+    *chip = mk2();
+    chip->int8_tops = 500;
+    *same = costed_as_uint8(chip);
+}
+
 /* ---- a small MLP with weights (issue 25: pipelined segments) ---------------- */
 
 /* A value named name of rows x cols; with data when w (weights, sin-spread). */

@@ -292,19 +292,13 @@ Test(energy, a_pipelined_programs_counts_are_the_simulators_event_counts, .timeo
 
 /* An operator over quantized integers is costed at its own element size
  * (docs/cost-model.md, "Element types"), and so are its SRAM bytes: an FFN
- * stack of uint8 values on ipu-mk2 counts what the float stack counts on a
- * chip of 1-byte elements, event for event.  Its sub-tasks' SRAM reads and
+ * stack of uint8 values on ipu-mk2 (int8_tops 500) counts what the float
+ * stack counts on a chip of 1-byte elements at that rate, event for event.  Its sub-tasks' SRAM reads and
  * writes took the chip's 2 bytes until 2026-12-02. */
 Test(energy, an_8_bit_operator_counts_its_own_element_size) {
     rotor_graph q, f;
-    ffn_stack(&q, 2, 256, 512, 1024);
-    ffn_stack(&f, 2, 256, 512, 1024);
-    for (int v = 0; v < q.nvalues; v++) {
-        q.values[v].dtype = ROTOR_DTYPE_U8;
-        q.values[v].bytes = q.values[v].elements;
-    }
-    rotor_chip chip = mk2(), one = mk2();
-    one.element_bytes = 1;
+    rotor_chip chip, one;
+    ffn_uint8_pair(&q, &f, &chip, &one);
     rotor_compile_options o = {0};
     rotor_program pq, pf;
     compiled_program(&q, &chip, &o, NULL, &pq);

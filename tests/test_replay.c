@@ -1466,16 +1466,8 @@ Test(replay, a_pipelined_program_streamed_equals_the_whole_run_to_the_picosecond
  * until 2026-12-02 (four QLinearMatMuls: +45 % against the model). */
 Test(replay, an_8_bit_operator_replays_at_its_own_rate_and_element_size) {
     rotor_graph q, f;
-    ffn_stack(&q, 2, 256, 512, 1024);
-    ffn_stack(&f, 2, 256, 512, 1024);
-    for (int v = 0; v < q.nvalues; v++) {
-        q.values[v].dtype = ROTOR_DTYPE_U8;
-        q.values[v].bytes = q.values[v].elements;
-    }
-    rotor_chip chip = mk2(), same = mk2();
-    chip.int8_tops = 500;
-    same.element_bytes = 1;
-    same.matrix_tflops = 500;
+    rotor_chip chip, same;
+    ffn_uint8_pair(&q, &f, &chip, &same);
     rotor_compile_options o = {0};
     rotor_program pq, pf;
     compiled_program(&q, &chip, &o, NULL, &pq);

@@ -155,10 +155,7 @@ Test(schedule, counts_the_operators_it_prices_at_the_chips_element_size) {
     rotor_graph f, q;
     ffn_stack(&f, 2, 64, 256, 512);
     ffn_stack(&q, 2, 64, 256, 512);
-    for (int v = 0; v < q.nvalues; v++) {
-        q.values[v].dtype = ROTOR_DTYPE_U8;
-        q.values[v].bytes = q.values[v].elements;
-    }
+    all_uint8(&q);
     rotor_schedule *s = build(&f, NULL);
     cr_assert_eq(s->quantized_ops, 0);
     rotor_schedule_free(s);
@@ -167,8 +164,7 @@ Test(schedule, counts_the_operators_it_prices_at_the_chips_element_size) {
     rotor_schedule_free(s);
     /* on a chip of 1-byte elements without an int8 rate T10 costs them as
      * the chip: none apart */
-    rotor_chip one = pod4();
-    one.element_bytes = 1;
+    rotor_chip p4 = pod4(), one = costed_as_uint8(&p4);
     rotor_error err;
     cr_assert_eq(rotor_schedule_build(&q, &one, NULL, &s, &err), ROTOR_OK, "%s", err.msg);
     cr_assert_eq(s->quantized_ops, 0);

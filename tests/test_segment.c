@@ -214,10 +214,7 @@ Test(segment, operators_over_quantized_integers_stay_out_of_segments) {
     rotor_graph g;
     int x;
     mlp_graph(&g, &x);
-    for (int v = 0; v < g.nvalues; v++) {
-        g.values[v].dtype = ROTOR_DTYPE_U8;
-        g.values[v].bytes = g.values[v].elements;
-    }
+    all_uint8(&g);
     rotor_compile_options o = MLP_PIPELINE;
     rotor_compile_result r;
     cr_assert_eq(rotor_compile(&g, &chip, &o, &r, &err), ROTOR_OK, "%s", err.msg);

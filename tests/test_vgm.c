@@ -274,16 +274,8 @@ Test(vgm, a_quantized_operator_is_priced_at_its_own_element_size_and_rate) {
     for (int kind = 0; kind < 2; kind++) {
         rotor_vgm_kind k = kind ? ROTOR_VGM_ORACLE : ROTOR_VGM_ROLLER;
         rotor_graph q, f;
-        ffn_stack(&q, 2, 256, 512, 1024);
-        ffn_stack(&f, 2, 256, 512, 1024);
-        for (int v = 0; v < q.nvalues; v++) {
-            q.values[v].dtype = ROTOR_DTYPE_U8;
-            q.values[v].bytes = q.values[v].elements;
-        }
-        rotor_chip chip = mk2(), same = mk2();
-        chip.int8_tops = 500;
-        same.element_bytes = 1;
-        same.matrix_tflops = 500;
+        rotor_chip chip, same;
+        ffn_uint8_pair(&q, &f, &chip, &same);
         rotor_vgm_result vq, vf;
         rotor_error err;
         cr_assert_eq(rotor_vgm_compile(&q, &chip, k, &vq, &err), ROTOR_OK, "%s", err.msg);
