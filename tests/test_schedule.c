@@ -173,8 +173,8 @@ Test(schedule, counts_the_operators_it_prices_at_the_chips_element_size) {
     rotor_chip small = pod4();
     small.hbm_bytes = 1000;
     cr_assert_eq(rotor_schedule_build(&q, &small, NULL, &s, &err), ROTOR_ERR_NOFIT);
-    cr_assert(strstr(err.msg, "(hbm_bytes); its 4 operators over quantized integers counted at the chip's 2-byte "
-                              "elements, not their own"), "%s", err.msg);
+    cr_assert(strstr(err.msg, "(hbm_bytes); 4 weights of integer types counted at the chip's 2-byte elements, not "
+                              "their own"), "%s", err.msg);
     rotor_schedule_free(s);
     rotor_graph_free(&f);
     rotor_graph_free(&q);

@@ -201,11 +201,12 @@ Test(segment, the_mlp_streams_a_matmul_into_its_bias_add) {
     rotor_graph_free(&g);
 }
 
-/* Operators over quantized integers are no segment's stages: the stage
- * plans are searched, moved and replayed at the chip's element size and
- * matrix rate, not theirs.  The MLP of the test above with every value
- * uint8 keeps T10's schedule, searches no stage plan, and says how many
- * operators it kept out. */
+/* Operators over quantized integers costed apart are no segment's stages:
+ * the stage plans are searched, moved and replayed at the chip's element
+ * size and matrix rate, not theirs.  The MLP of the test above with every
+ * value uint8 keeps T10's schedule, searches no stage plan, and says how
+ * many operators it kept out; on a chip whose element size and rate are
+ * theirs it pipelines as the float MLP does. */
 Test(segment, operators_over_quantized_integers_stay_out_of_segments) {
     rotor_chip chip;
     rotor_error err = {{0}};
@@ -225,6 +226,21 @@ Test(segment, operators_over_quantized_integers_stay_out_of_segments) {
     cr_assert_eq(r.pipeline_kept_out, planned);
     cr_assert_eq(r.total_s, r.unpipelined_s);
     rotor_compile_result_free(&r);
+    /* on a chip of 1-byte elements without an int8 rate they are costed as
+     * the chip: none kept out, the float MLP's segment chosen there too */
+    rotor_chip one = costed_as_uint8(&chip);
+    rotor_graph f;
+    mlp_graph(&f, &x);
+    rotor_compile_result rf;
+    cr_assert_eq(rotor_compile(&g, &one, &o, &r, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_compile(&f, &one, &o, &rf, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(r.pipeline_kept_out, 0);
+    cr_assert_geq(rf.nsegments, 1);
+    cr_assert_eq(r.nsegments, rf.nsegments);
+    cr_assert_eq(r.total_s, rf.total_s);
+    rotor_compile_result_free(&rf);
+    rotor_compile_result_free(&r);
+    rotor_graph_free(&f);
     rotor_graph_free(&g);
 }
 

@@ -332,8 +332,9 @@ const char *cli_batch_words(const char *model, int64_t batch, char *buf, size_t 
 
 void cli_quantized_note(int n, const rotor_chip *chip) {
     if (n)
-        printf("(%d operators over quantized integers are priced at the chip's %lld-byte elements and matrix rate, "
-               "not their own element size and rate; docs/cost-model.md)\n", n, (long long)chip->element_bytes);
+        printf("(%d operators over quantized integers are priced at the chip's %lld-byte elements and %.6g TFLOP/s, "
+               "not their own element size or rate; docs/cost-model.md)\n", n, (long long)chip->element_bytes,
+               chip->matrix_tflops);
 }
 
 int cli_shared_model(const char *cmd, const char *input, const cli_shared_args *a, bool batch_list,

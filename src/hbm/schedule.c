@@ -33,6 +33,7 @@
 #include "rotor/hbm/schedule.h"
 
 #include "rotor/compile/opelem.h"
+#include "rotor/model/elemtype.h"
 #include "rotor/sim/replay.h"
 
 #include <math.h>
@@ -550,7 +551,12 @@ static rotor_status search_shapes(const rotor_graph *g, rotor_schedule *s, shape
  * bytes, past any HBM (1 PiB at most). */
 static rotor_status hbm_held(const rotor_graph *g, const rotor_chip *chip, rotor_schedule *s, rotor_error *err) {
     double *part = calloc((size_t)g->nvalues + 1, sizeof *part), held = 0;
-    if (!part) return rotor_nomem(err);
+    bool *at_e = calloc((size_t)g->nvalues + 1, sizeof *at_e); /* an integer value counted at e, not its size */
+    if (!part || !at_e) {
+        free(part);
+        free(at_e);
+        return rotor_nomem(err);
+    }
     double T = (double)s->tensor_parallel, e = (double)chip->element_bytes;
     for (int o = 0; o < g->nops; o++) {
         const rotor_op *op = &g->ops[o];
@@ -571,21 +577,26 @@ static rotor_status hbm_held(const rotor_graph *g, const rotor_chip *chip, rotor
             double b = (double)rotor_tensor_elements(&so->expr, t) * e;
             if (v < 0) held += b; /* a folded constant: its operator's own */
             else if (b > part[v]) part[v] = b;
+            if (v >= 0) at_e[v] = rotor_value_elem_bytes(chip->element_bytes, &g->values[v]) != chip->element_bytes;
         }
     }
-    for (int v = 0; v < g->nvalues; v++) held += part[v];
+    /* the weights of integer types counted so (an 8-bit weight a
+     * contraction names), which a refusal names */
+    int other = 0;
+    for (int v = 0; v < g->nvalues; v++) {
+        held += part[v];
+        other += at_e[v];
+    }
     free(part);
+    free(at_e);
     s->hbm_held = rotor_i64_held(held);
     if (held <= (double)chip->hbm_bytes) return ROTOR_OK;
     char over[48] = "the whole model";
     if (s->tensor_parallel > 1) snprintf(over, sizeof over, "its share over %lld chips", (long long)s->tensor_parallel);
-    /* the schedule counts every value at the chip's element size: a model
-     * over quantized integers is said to be counted so */
-    int apart = rotor_graph_priced_apart(g, chip);
     char why[160] = "";
-    if (apart)
-        snprintf(why, sizeof why, "; its %d operators over quantized integers counted at the chip's %lld-byte "
-                 "elements, not their own", apart, (long long)chip->element_bytes);
+    if (other)
+        snprintf(why, sizeof why, "; %d weights of integer types counted at the chip's %lld-byte elements, not "
+                 "their own", other, (long long)chip->element_bytes);
     return rotor_fail(err, ROTOR_ERR_NOFIT,
                       "one chip's HBM would hold %.0f bytes of weights and KV cache (%s), more than the chip's %lld "
                       "(hbm_bytes)%s",

@@ -157,7 +157,7 @@ rotor_status rotor_doc_schedule(const rotor_graph *g, const rotor_schedule *s, c
     cJSON_AddNumberToObject(root, "hbm_bytes_per_chip", (double)s->hbm_bytes);
     cJSON_AddNumberToObject(root, "hbm_held_bytes_per_chip", (double)s->hbm_held); /* within the chip's hbm_bytes */
     /* operators priced at the chip's element size, not their own */
-    cJSON_AddNumberToObject(root, "quantized_ops_at_chip_element_size", s->quantized_ops);
+    cJSON_AddNumberToObject(root, "quantized_ops_priced_as_the_chip", s->quantized_ops);
     cJSON_AddNumberToObject(root, "flops", s->model_flops);
     if (simchip) {
         cJSON_AddStringToObject(root, "simulated_topology", rotor_doc_topology_text(simchip, topo, sizeof topo));
