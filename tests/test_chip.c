@@ -582,3 +582,26 @@ Test(chip, a_negative_energy_coefficient_is_refused_naming_the_key) {
     cr_assert_eq(load_override("\"interchip_pj\": 12.5", &c, &err, path), ROTOR_OK, "%s", err.msg);
     cr_assert_eq(c.interchip_pj, 12.5);
 }
+
+/* A chip of other cores keeps each core's rates; a chip of another matrix
+ * rate keeps the balance of its compute: the vector rate and the int8 rate
+ * follow in proportion (Elk Figures 23 and 24, rotor explore's cores and
+ * flops keys, GraphTurbo's and KAPLA's core groups). */
+Test(chip, a_chip_scaled_keeps_its_per_core_rates_or_its_balance) {
+    rotor_chip c;
+    rotor_error err;
+    cr_assert_eq(rotor_chip_preset("ipu-mk2", &c, &err), ROTOR_OK);
+    c.int8_tops = 500;
+    rotor_chip q = rotor_chip_with_cores(&c, 368);
+    cr_assert_eq(q.cores_per_chip, 368);
+    cr_assert_eq(rotor_chip_matrix_rate(&q), rotor_chip_matrix_rate(&c));
+    cr_assert_eq(rotor_chip_vector_rate(&q), rotor_chip_vector_rate(&c));
+    cr_assert_float_eq(q.int8_tops, 125, 1e-12);
+    rotor_chip d = rotor_chip_with_cores(&c, 2944);
+    cr_assert_float_eq(d.matrix_tflops, 500, 1e-12);
+    rotor_chip f = rotor_chip_with_matrix_tflops(&c, 1000);
+    cr_assert_eq(f.cores_per_chip, 1472);
+    cr_assert_float_eq(f.matrix_tflops, 1000, 1e-12);
+    cr_assert_float_eq(f.vector_tflops, 250, 1e-12);
+    cr_assert_float_eq(f.int8_tops, 2000, 1e-12);
+}

@@ -1017,6 +1017,15 @@ int64_t rotor_chip_cores(const rotor_chip *chip) {
     return chip->cores_per_chip * chip->chips; /* <= 2^20 * 2^10: no overflow */
 }
 
+rotor_chip rotor_chip_with_matrix_tflops(const rotor_chip *chip, double tflops) {
+    rotor_chip c = *chip;
+    double k = tflops / chip->matrix_tflops;
+    c.matrix_tflops = tflops;
+    c.vector_tflops = chip->vector_tflops * k;
+    c.int8_tops = chip->int8_tops * k;
+    return c;
+}
+
 rotor_chip rotor_chip_with_cores(const rotor_chip *chip, int64_t g) {
     rotor_chip c = *chip;
     double share = (double)g / (double)chip->cores_per_chip;

@@ -24,7 +24,11 @@
  *    similar trends"); the weights stream from HBM as in decode.  Grids:
  *    HBM 0.1 to 16 TB/s over the chips (Elk's 400 GB/s among them), the
  *    matrix rate at half, once and twice the IPU's 250 TFLOP/s per chip
- *    (full_grid: 0.05 to 16 TB/s in 11 steps, a quarter to 4x the rate).
+ *    (full_grid: 0.05 to 16 TB/s in 11 steps, a quarter to 4x the rate),
+ *    the vector rate in proportion (rotor_chip_with_matrix_tflops, as
+ *    rotor explore's flops key: Elk varies the "computation resources";
+ *    until 2026-12-02 the vector rate stayed the IPU's, and the norms and
+ *    softmax capped the faster chips).
  *  - Figures 5, 7, 8 show the first layer's operators: Figure 5 every
  *    execute-state plan of the frontier, Figures 7 and 8 the fastest plan's
  *    demand with its largest preload state (MaxPreload: no distribution)
@@ -265,8 +269,7 @@ rotor_status rotor_elktrain_run(const rotor_elktrain_options *opt, const rotor_c
         for (int h = 0; h < out->nhbm; h++) {
             job *j = &jobs[f * out->nhbm + h];
             j->out = rotor_elktrain_at(out, f, h);
-            j->chip = *chip;
-            j->chip.matrix_tflops = out->matrix_tflops[f];
+            j->chip = rotor_chip_with_matrix_tflops(chip, out->matrix_tflops[f]);
             j->chip.hbm_gbps = out->hbm_tbps[h] * 1000.0 / (double)chip->chips;
             j->po = (rotor_elk_point_options){.model = opt->model, .batch = opt->batch, .seq = opt->seq,
                                               .prefill = true};

@@ -319,10 +319,15 @@ static rotor_status apply_key(ex_key key, double v, const char *t, const rotor_c
                               "hbm_controllers, or use ipu-pod4)", c->name);
         return set_field(c, "hbm_gbps", v * 1000.0 / (double)c->chips, err);
     case KEY_NOC_BW: return set_field(c, "link_gbps", v, err);
-    case KEY_FLOPS:
-        st = set_field(c, "matrix_tflops", v, err);
-        if (!st) st = set_field(c, "vector_tflops", base->vector_tflops * (v / base->matrix_tflops), err);
+    case KEY_FLOPS: {
+        /* each field set by name, so that a value out of range is refused
+         * naming it; the values are rotor_chip_with_matrix_tflops's */
+        rotor_chip x = rotor_chip_with_matrix_tflops(base, v);
+        st = set_field(c, "matrix_tflops", x.matrix_tflops, err);
+        if (!st) st = set_field(c, "vector_tflops", x.vector_tflops, err);
+        if (!st && x.int8_tops > 0) st = set_field(c, "int8_tops", x.int8_tops, err);
         return st;
+    }
     case KEY_SRAM: return set_field(c, "sram_bytes", v, err);
     case KEY_CHIPS:
         /* the chip-to-chip bandwidth keeps its share per chip */

@@ -138,6 +138,11 @@ int64_t rotor_chip_cores(const rotor_chip *chip);          /* N = cores_per_chip
  * cores_per_chip of theirs; everything else (SRAM and links per core, HBM
  * and mesh shape) is the caller's to set. */
 rotor_chip rotor_chip_with_cores(const rotor_chip *chip, int64_t g);
+/* chip with its matrix rate tflops and its other compute in proportion:
+ * vector_tflops and int8_tops scaled by tflops / matrix_tflops, so that
+ * "more FLOPS" keeps the balance between MatMuls and the vendor operators
+ * (rotor explore's flops key, Elk Figure 24's rates). */
+rotor_chip rotor_chip_with_matrix_tflops(const rotor_chip *chip, double tflops);
 /* S, the SRAM one core's operators may hold, in bytes (T10 §3: each core
  * holds its sub-operators' tensors in its private SRAM).  The one owner of
  * that rule: the search, the compiler, the emulator, the VGM baseline, the
