@@ -62,8 +62,8 @@ char *rotor_plancache_chip_text(const rotor_chip *c) {
 char *rotor_plancache_key(const char *shape, const rotor_chip *c, rotor_solver solver, double ratio) {
     rotor_textbuf b = ROTOR_TEXTBUF_INIT;
     rotor_textbuf_printf(&b, "%s %d\ncost-model %d\nsearch %d\nsolver %s\nratio %a\nshape %s\n",
-                         ROTOR_PLANCACHE_FORMAT, ROTOR_PLANCACHE_VERSION, ROTOR_COST_MODEL_VERSION, ROTOR_SEARCH_VERSION,
-                         rotor_solver_name(solver), ratio, shape);
+                         ROTOR_PLANCACHE_FORMAT, ROTOR_PLANCACHE_VERSION, ROTOR_COST_MODEL_VERSION,
+                         ROTOR_SEARCH_VERSION, rotor_solver_name(solver), ratio, shape);
     chip_line(&b, c);
     return rotor_textbuf_take(&b);
 }
