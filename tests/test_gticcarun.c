@@ -396,27 +396,40 @@ static int op_named(const rotor_graph *g, const char *name) {
     return -1;
 }
 
-/* Runs operators first..last of q as n instances; asserts every value the
- * graph computes is the direct run's to the bit, and returns how many of
- * value y's elements lie strictly between lo and hi. */
-static int qiccarun_same(const qiccarun *q, const char *first, const char *last, int64_t n, const char *y, double lo,
-                         double hi) {
+/* Runs operators first..last of q as n instances into *r. */
+static void qiccarun_run(const qiccarun *q, const char *first, const char *last, int64_t n, rotor_run_result *r) {
     rotor_gticca_sg sg = {.first = op_named(&q->g, first), .last = op_named(&q->g, last), .instances = n,
                           .group_cores = rotor_chip_cores(&q->chip) / n};
     rotor_gticca_result gt = {.done = true, .nsg = 1, .sg = &sg};
     rotor_compile_options co = {0};
     rotor_run_options ro = {.program = &q->p, .chip = &q->chip, .gticca = &gt, .gticca_compile = &co};
-    rotor_run_result r;
     rotor_error err = {{0}};
-    cr_assert_eq(rotor_run(&q->g, (const double *const *)q->in, &ro, &r, &err), ROTOR_OK, "%s", err.msg);
-    cr_assert_eq(r.subgraphs_run, 1);
-    cr_assert_eq(r.instance_runs, n);
+    cr_assert_eq(rotor_run(&q->g, (const double *const *)q->in, &ro, r, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(r->subgraphs_run, 1);
+    cr_assert_eq(r->instance_runs, n);
+}
+
+/* Value `name` of run r is the direct run's to the bit; returns how many of
+ * its elements lie strictly between lo and hi. */
+static int qiccarun_bits(const qiccarun *q, const rotor_run_result *r, const char *name, double lo, double hi) {
+    int v = rotor_graph_find_value(&q->g, name), inside = 0;
+    cr_assert_geq(v, 0, "'%s'", name);
+    cr_assert_arr_eq(r->values[v], q->direct.values[v], sizeof(double) * (size_t)q->g.values[v].elements, "'%s'",
+                     name);
+    for (int64_t k = 0; k < q->g.values[v].elements; k++) inside += r->values[v][k] > lo && r->values[v][k] < hi;
+    return inside;
+}
+
+/* Runs operators first..last of q as n instances; asserts every value the
+ * graph computes is the direct run's to the bit, and returns how many of
+ * value y's elements lie strictly between lo and hi. */
+static int qiccarun_same(const qiccarun *q, const char *first, const char *last, int64_t n, const char *y, double lo,
+                         double hi) {
+    rotor_run_result r;
+    qiccarun_run(q, first, last, n, &r);
     for (int v = 0; v < q->g.nvalues; v++)
-        if (q->g.values[v].producer >= 0)
-            cr_assert_arr_eq(r.values[v], q->direct.values[v], sizeof(double) * (size_t)q->g.values[v].elements, "'%s'",
-                             q->g.values[v].name);
-    int yv = rotor_graph_find_value(&q->g, y), inside = 0;
-    for (int64_t k = 0; k < q->g.values[yv].elements; k++) inside += r.values[yv][k] > lo && r.values[yv][k] < hi;
+        if (q->g.values[v].producer >= 0) qiccarun_bits(q, &r, q->g.values[v].name, 0, 0);
+    int inside = qiccarun_bits(q, &r, y, lo, hi);
     rotor_run_result_free(&r);
     return inside;
 }
@@ -480,6 +493,44 @@ Test(gticcarun, quantized_convolutions_run_as_instances) {
     qiccarun_make(&b, &q);
     int inside = qiccarun_same(&q, "conv1", "conv2", 2, "y", 0, 255);
     cr_assert_gt(inside, 2800, "%d of 4096 outputs unsaturated", inside);
+    qiccarun_free(&q);
+}
+
+/* onnxruntime's dynamic quantization: DynamicQuantizeLinear computes x's
+ * scale and zero point (one element each), MatMulInteger reads the zero
+ * point, Cast and a Mul by the scales' product make the float output.  A
+ * value of one element is read whole by every instance, so MatMulInteger
+ * and its Cast split (they did not: a computed scalar outside the
+ * expression made the range no candidate), and the accumulators are the
+ * direct run's to the bit. */
+Test(gticcarun, a_computed_scalar_zero_point_is_read_whole_by_every_instance) {
+    mb b;
+    mb_init(&b, 13);
+    b.inputs[b.graph.n_input++] = mb_vi(&b, "x", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, DIMS(64, 16));
+    b.outputs[b.graph.n_output++] = mb_vi(&b, "y", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 0, NULL);
+    ints(&b, "w", 2, 256, DIMS(16, 16), 5, 0, 256);
+    ints(&b, "wz", 2, 1, 0, NULL, 0, 128, 1);
+    floats(&b, "ws", 0, NULL, 1, (const float[]){0.01f});
+    mb_node(&b, "DynamicQuantizeLinear", "dq", "x", "xq xs xz");
+    mb_node(&b, "MatMulInteger", "mm", "xq w xz wz", "acc");
+    Onnx__NodeProto *c = mb_node(&b, "Cast", "cast", "acc", "accf");
+    mb_attr_i(&b, c, "to", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT);
+    mb_node(&b, "Mul", "smul", "xs ws", "s");
+    mb_node(&b, "Mul", "scale", "accf s", "y");
+    qiccarun q;
+    qiccarun_make(&b, &q);
+    cr_assert_eq(instance_elements(&q.g, "mm", "cast", 4, "xz"), 1);
+    cr_assert_eq(instance_elements(&q.g, "mm", "cast", 4, "acc"), 16 * 16);
+    rotor_run_result r;
+    qiccarun_run(&q, "mm", "cast", 4, &r);
+    int zeros = qiccarun_bits(&q, &r, "acc", -0.5, 0.5);
+    cr_assert_lt(zeros, 100, "%d of 1024 accumulators are 0", zeros);
+    qiccarun_bits(&q, &r, "accf", 0, 0);
+    /* y is a float32 product on the emulated cores: within the run's
+     * tolerance of the direct run's double */
+    int y = rotor_graph_find_value(&q.g, "y");
+    cr_assert_eq(rotor_run_compare(r.values[y], q.direct.values[y], 1024, false).bad, 0);
+    rotor_run_result_free(&r);
     qiccarun_free(&q);
 }
 

@@ -139,7 +139,10 @@ static bool batch_splits(const rotor_graph *g, int o, int64_t n, int *a) {
      * output's rows (sliced) or one row (1: kept whole, read by every
      * instance); a lower rank (a [768] vector beside 128 x 768 rows) aligns
      * its first dimension with another axis, and slicing it would be wrong:
-     * the range is no candidate. */
+     * the range is no candidate.  A value of one element, whatever its rank
+     * (a scale or zero point DynamicQuantizeLinear computes), is read whole
+     * by every instance: never sliced (rotor_gticca_instance slices a first
+     * dimension n divides). */
     const rotor_value *out = &g->values[op->outputs[0]];
     for (int k = 0; k < op->ninputs + op->noutputs; k++) {
         int v = k < op->ninputs ? op->inputs[k] : op->outputs[k - op->ninputs];
@@ -147,7 +150,8 @@ static bool batch_splits(const rotor_graph *g, int o, int64_t n, int *a) {
         if (x->role != ROTOR_ROLE_ACTIVATION) continue;
         bool named = false;
         for (int t = 0; t < e->ntensors && !named; t++) named = op->tensor_value[t] == v;
-        if (!named && (x->rank != out->rank || (x->shape[0] != e->extent[*a] && x->shape[0] != 1))) return false;
+        if (!named && x->elements > 1 && (x->rank != out->rank || (x->shape[0] != e->extent[*a] && x->shape[0] != 1)))
+            return false;
     }
     return true;
 }
