@@ -794,7 +794,7 @@ Test(graphturbo, resnet50_at_16_images_keeps_the_gb_within_its_size) {
     for (int i = 0; i < s.nsg; i++) {
         const char *name = p.graph.ops[s.members[s.sg[i].first]].name;
         double mm, vec, w;
-        rotor_gt_ops_work(&p.graph, s.members + s.sg[i].first, s.sg[i].count, &mm, &vec, &w);
+        rotor_gt_ops_work(&p.graph, s.members + s.sg[i].first, s.sg[i].count, &mm, NULL, &vec, &w);
         if (!strncmp(name, "s3.b0.", 6)) block += w;
     }
     cr_assert_eq((int64_t)block, 12068864);
@@ -883,7 +883,7 @@ static void gb_while_running(const rotor_graph *g, const rotor_gt_schedule *s, i
     }
     for (int k = 0; k < s->nsg; k++) {
         double mm, vec, wb;
-        rotor_gt_ops_work(g, s->members + s->sg[k].first, s->sg[k].count, &mm, &vec, &wb);
+        rotor_gt_ops_work(g, s->members + s->sg[k].first, s->sg[k].count, &mm, NULL, &vec, &wb);
         w[k] = s->sg[k].best.w_resident ? (int64_t)ceil(wb) : 0;
     }
     *most = 0, *at = -1;
@@ -1006,7 +1006,7 @@ static double typed_conv(rotor_graph *g, rotor_dtype dt, rotor_dtype wt) {
     int y = conv3_typed(g, "conv", x, "w", wt, "y", dt, DIMS_14, &op);
     cr_assert_eq(rotor_graph_set_output(g, y, &err), ROTOR_OK);
     double mm, vec, wb;
-    rotor_gt_ops_work(g, &op, 1, &mm, &vec, &wb);
+    rotor_gt_ops_work(g, &op, 1, &mm, NULL, &vec, &wb);
     cr_assert_float_eq(mm, 2.0 * 16 * 16 * 14 * 14 * 9, 0.5);
     return mm;
 }

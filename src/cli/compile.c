@@ -298,7 +298,8 @@ static int print_compiled(const compile_args *a, const rotor_pipeline *p, const 
         char bw[64];
         printf("%s, %s, on %s (%lld cores), plans by the %s solver; %d operators grouped into %d "
                "(%d epilogues fused, %d layout ops folded)\n\n",
-               a->model, cli_batch_words(a->model, b, bw, sizeof bw), chip->name, (long long)rotor_chip_cores(chip), rotor_solver_name(a->solver),
+               a->model, cli_batch_words(a->model, b, bw, sizeof bw), chip->name, (long long)rotor_chip_cores(chip),
+               rotor_solver_name(a->solver),
                gs->ops_before, gs->ops_after, gs->fused, gs->folded);
         if (p->train.forward_ops) cli_print_train(p); /* --train (docs/training.md) */
         print_table(&p->graph, &p->t10, chip);

@@ -67,7 +67,8 @@ static void print_table(const char *model, int64_t batch, const rotor_gpu *gpu, 
                         const rotor_gpu_compile_result *r) {
     char bw[64];
     printf("%s, %s, on %s (GPU, %s; attention %s): %d operators, %d kernels\n", model,
-           cli_batch_words(model, batch, bw, sizeof bw), gpu->name, rotor_gpu_dtype_name(gpu->dtype), gpu->fused_attention ? "fused, flash-style" : "unfused",
+           cli_batch_words(model, batch, bw, sizeof bw), gpu->name, rotor_gpu_dtype_name(gpu->dtype),
+           gpu->fused_attention ? "fused, flash-style" : "unfused",
            g->nops, r->kernels);
     cli_gpu_chip_line(gpu);
     printf("\n%-28s %-20s %11s %6s %-8s %s\n", "operator", "type", "time (us)", "share", "bound", "kernel");

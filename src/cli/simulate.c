@@ -656,7 +656,8 @@ static int cmd_gtsim(const simulate_args *a) {
     if (!st) st = rotor_dsa_cluster_of(&chip, &cl, &err); /* a chip with a GB but no DDR, in one line, before the work */
     if (st) return cli_fail(cmd, st, &err);
     char what[96], bw[64];
-    snprintf(what, sizeof what, "%s: numbers of passes scheduled", cli_batch_words(a->input, po.zoo.batch, bw, sizeof bw));
+    snprintf(what, sizeof what, "%s: numbers of passes scheduled",
+             cli_batch_words(a->input, po.zoo.batch, bw, sizeof bw));
     cli_progress prog;
     cli_progress_begin(&prog, cmd, what, a->sa.quiet);
     po.compile.progress = cli_progress_step;

@@ -68,7 +68,8 @@ static char *shape_key(const rotor_expr *e, rotor_op_elem d) {
         n += (size_t)snprintf(k + n, cap - n, "%s=%lld,", e->axis_name[a], (long long)e->extent[a]);
     /* an operator over quantized integers is costed at its own element size
      * and rate (opelem.h): another shape */
-    if ((d.bytes || d.int8) && n < cap) snprintf(k + n, cap - n, "|e=%lld%s", (long long)d.bytes, d.int8 ? ",int8" : "");
+    if ((d.bytes || d.int8) && n < cap)
+        snprintf(k + n, cap - n, "|e=%lld%s", (long long)d.bytes, d.int8 ? ",int8" : "");
     return k;
 }
 

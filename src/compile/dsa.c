@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "rotor/compile/opelem.h"
 
 static const char *const STEP_NAMES[ROTOR_DSA_STEPS] = {"per-layer", "gb", "lb", "instances", "graphturbo"};
 
@@ -40,8 +41,8 @@ rotor_status rotor_dsa_cluster_of(const rotor_chip *chip, rotor_dsa_cluster *out
     out->ddr_bw = chip->hbm_gbps * 1e9 / d; /* the clusters share it (§2.1: each runs its share at once) */
     out->mm_rate = chip->matrix_tflops * 1e12 / d;
     /* a quantized contraction runs at the chip's int8 rate, as on an ICCA
-     * chip (compile/opelem.h) */
-    out->mm8_rate = (chip->int8_tops > 0 ? chip->int8_tops : chip->matrix_tflops) * 1e12 / d;
+     * chip: the rate rotor_chip_for_op gives it */
+    out->mm8_rate = rotor_chip_for_op(chip, (rotor_op_elem){.int8 = true}).matrix_tflops * 1e12 / d;
     out->vec_rate = chip->vector_tflops * 1e12 / d;
     out->units_overlap = chip->compute_units >= 2;
     /* the GB never holds more than its bytes (docs/graphturbo.md, "The GB's
@@ -64,8 +65,7 @@ static void sg_costs(const rotor_graph *g, const rotor_gt_schedule *s, sg_cost *
     for (int i = 0; i < s->nsg; i++) {
         const rotor_gt_subgraph *sg = &s->sg[i];
         sg_cost c = {0};
-        rotor_gt_ops_work(g, s->members + sg->first, sg->count, &c.mm, &c.vec, &c.weights);
-        c.mm8 = rotor_gt_ops_int8_flops(g, s->members + sg->first, sg->count);
+        rotor_gt_ops_work(g, s->members + sg->first, sg->count, &c.mm, &c.mm8, &c.vec, &c.weights);
         double again = 1 + sg->best.recompute;
         c.mm *= again, c.vec *= again, c.mm8 *= again;
         sc[i] = c;

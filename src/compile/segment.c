@@ -827,6 +827,9 @@ typedef struct seg_ctx {
     int64_t idle_total;
     int64_t unit, units; /* group sizes: multiples of unit cores, units of them in all */
     int maxs;
+    /* per operator: costed at its own element size or rate, so no stage
+     * (rotor_op_priced_apart; choose) */
+    bool *apart;
 } seg_ctx;
 
 /* The graph operator producing op o's tensor t, or -1 (weights, inputs). */
@@ -1421,7 +1424,7 @@ static rotor_status choose(seg_ctx *sx, bool resident, rotor_segment **segs, int
              * stage plans are searched, moved and replayed at the chip's;
              * it stays in T10's schedule, priced as it runs (until
              * 2026-12-02 a segment could take it at e = 2 and the FP16 rate) */
-            if (rotor_op_priced_apart(cc->g, first, cc->chip) || rotor_op_priced_apart(cc->g, o, cc->chip)) break;
+            if (sx->apart[first] || sx->apart[o]) break;
             rotor_segment *s = &cand[(size_t)o * (size_t)maxs + (size_t)len - 1];
             bool ok;
             double pen = penalty(sx, first, o, gone);
@@ -1491,6 +1494,9 @@ rotor_status compile_segments(compiler *cc, const rotor_compile_options *opt, ro
     sx.maxs = opt->max_stages > 0 ? opt->max_stages : DEFAULT_STAGES;
     if (sx.maxs > 64) sx.maxs = 64;
     for (int o = 0; o < n; o++) sx.idle_total += cc->st[o].idle_bytes;
+    if (!(sx.apart = calloc((size_t)(n ? n : 1), sizeof *sx.apart))) return rotor_nomem(err);
+    out->pipeline_kept_out = 0;
+    for (int o = 0; o < n; o++) out->pipeline_kept_out += sx.apart[o] = rotor_op_priced_apart(g, o, cc->chip);
     /* First with every stage's weights kept in its group; if the weights
      * kept do not fit beside the rest of the schedule (its slack: the SRAM
      * less the unpipelined peak), again with weights gathered at setup. */
@@ -1583,8 +1589,8 @@ rotor_status compile_segments(compiler *cc, const rotor_compile_options *opt, ro
         }
     }
     out->pipeline_searches = sx.memo.searches;
-    out->pipeline_kept_out = rotor_graph_priced_apart(cc->g, cc->chip);
     plan_memo_free(&sx.memo);
+    free(sx.apart);
     free(gone);
     return st;
 }

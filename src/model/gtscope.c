@@ -227,7 +227,7 @@ static bool reserve_weights(const rotor_graph *g, const rotor_gt_limits *lim, ro
         int k = by[q];
         rotor_gt_split *b = &s->sg[k].best;
         double mm, vec, w;
-        rotor_gt_ops_work(g, s->members + s->sg[k].first, s->sg[k].count, &mm, &vec, &w);
+        rotor_gt_ops_work(g, s->members + s->sg[k].first, s->sg[k].count, &mm, NULL, &vec, &w);
         int64_t wb = (int64_t)ceil(w), most = 0;
         for (int64_t j = first[k]; j <= last[k]; j++) most = reserved[j] > most ? reserved[j] : most;
         if (lim->gb_capacity && most + wb > lim->gb_bytes) {

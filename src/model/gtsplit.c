@@ -236,13 +236,16 @@ static double live_bw(const gt_prop *p, const rotor_gt_split *s, int v, const ro
  * sub-graph's boundary through the GB, or DDR when it is larger than half
  * the GB; what an instance larger than the
  * LB sends out of its intermediates and reads back. */
-void rotor_gt_ops_work(const rotor_graph *g, const int *ops, int n, double *mm, double *vec, double *weights) {
+void rotor_gt_ops_work(const rotor_graph *g, const int *ops, int n, double *mm, double *mm8, double *vec,
+                       double *weights) {
     *mm = *vec = *weights = 0;
+    if (mm8) *mm8 = 0;
     for (int m = 0; m < n; m++) {
         const rotor_op *o = &g->ops[ops[m]];
         double a, b;
         rotor_gt_op_flops(o, &a, &b);
         *mm += a, *vec += b;
+        if (mm8 && rotor_op_elem_of(g, ops[m]).int8) *mm8 += a;
         for (int k = 0; k < o->ninputs; k++) {
             int v = o->inputs[k];
             bool seen = false; /* a weight two members read counts once */
@@ -253,17 +256,6 @@ void rotor_gt_ops_work(const rotor_graph *g, const int *ops, int n, double *mm, 
             if (!seen && g->values[v].role == ROTOR_ROLE_WEIGHT) *weights += read_bytes(g, ops[m], k);
         }
     }
-}
-
-double rotor_gt_ops_int8_flops(const rotor_graph *g, const int *ops, int n) {
-    double mm8 = 0;
-    for (int m = 0; m < n; m++) {
-        double a, b;
-        if (!rotor_op_elem_of(g, ops[m]).int8) continue;
-        rotor_gt_op_flops(&g->ops[ops[m]], &a, &b);
-        mm8 += a;
-    }
-    return mm8;
 }
 
 double rotor_gt_mm_seconds(double mm, double mm8, double mm_rate, double mm8_rate) {
@@ -281,8 +273,8 @@ static bool streamed(const gt_prop *p, const rotor_gt_limits *lim) {
 
 static double cost(const gt_prop *p, rotor_gt_split *s, const rotor_gt_limits *lim) {
     const rotor_graph *g = p->g;
-    double mm, vec, w, in = 0, n = (double)s->instances; /* in: seconds to read the inputs once */
-    rotor_gt_ops_work(g, p->ops, p->n, &mm, &vec, &w);
+    double mm, mm8, vec, w, in = 0, n = (double)s->instances; /* in: seconds to read the inputs once */
+    rotor_gt_ops_work(g, p->ops, p->n, &mm, &mm8, &vec, &w);
     for (int i = 0; i < p->n; i++) {
         const rotor_op *o = &g->ops[p->ops[i]];
         for (int k = 0; k < o->ninputs; k++) {
@@ -315,7 +307,7 @@ static double cost(const gt_prop *p, rotor_gt_split *s, const rotor_gt_limits *l
         if (w_once + in * tiles < w_once * chunks + in) s->w_loads = 1, s->in_loads = tiles;
     }
     if (lim->mm_rate <= 0) return 0;
-    double again = 1 + s->recompute, mm8 = rotor_gt_ops_int8_flops(g, p->ops, p->n);
+    double again = 1 + s->recompute;
     double t = rotor_gt_mm_seconds(mm * again, mm8 * again, lim->mm_rate, lim->mm8_rate) +
                vec * again / (lim->vec_rate > 0 ? lim->vec_rate : lim->mm_rate);
     t += (gb_w ? w / lim->ddr_bw : 0) + n * s->w_loads * w_once;

@@ -68,7 +68,8 @@ cJSON *rotor_doc_gticca_sg_json(const rotor_graph *g, const rotor_gticca_sg *s) 
 /* "rotor-graphturbo": the five steps in one pass, and §5.1's loops unless
  * they did not run (--no-loops). */
 static cJSON *dsa_json(const rotor_pipeline *p, const rotor_chip *chip, const char *model, int64_t batch) {
-    cJSON *root = json_root("rotor-graphturbo", 2, model, chip); /* 2: "tensors" without the model's inputs, and "inputs" */
+    /* version 2: "tensors" without the model's inputs, and "inputs" */
+    cJSON *root = json_root("rotor-graphturbo", 2, model, chip);
     if (!root) return NULL;
     cJSON_AddNumberToObject(root, "batch_per_cluster", (double)batch);
     cJSON_AddNumberToObject(root, "clusters", (double)chip->clusters);

@@ -499,7 +499,8 @@ static rotor_status quant_params_ready(const gtctx *c, int o, rotor_error *err) 
         int64_t k = first_unwritten(c, v);
         if (k >= 0)
             return run_op_fail(c->g, o, err, "%s reads element %lld of '%s', a parameter of its quantization, which "
-                               "no instance before it in the order wrote", c->where, (long long)k, c->g->values[v].name);
+                               "no instance before it in the order wrote", c->where, (long long)k,
+                               c->g->values[v].name);
     }
     return ROTOR_OK;
 }

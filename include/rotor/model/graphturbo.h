@@ -44,15 +44,14 @@ void rotor_gt_input_range(const rotor_graph *g, int op, int k, const int64_t *ol
 void rotor_gt_op_flops(const rotor_op *op, double *mm, double *vec);
 
 /* What operators ops[0..n) compute and read, once each: their matrix and
- * vector FLOPs (rotor_gt_op_flops) and the bytes of the weights they read,
- * a weight two of them read counted once, a gather's by its rows
+ * vector FLOPs (rotor_gt_op_flops), of the matrix FLOPs those of
+ * contractions of 8-bit integers (*mm8, rotor_op_elem_of's int8, which run
+ * at the int8 rate; mm8 may be NULL), and the bytes of the weights they
+ * read, a weight two of them read counted once, a gather's by its rows
  * (rotor_op_read_elements).  The one owner for the split's cost and the
  * time model (compile/dsa.c). */
-void rotor_gt_ops_work(const rotor_graph *g, const int *ops, int n, double *mm, double *vec, double *weights);
-
-/* Of those matrix FLOPs, the ones of contractions of 8-bit integers
- * (rotor_op_elem_of's int8), which run at the int8 rate. */
-double rotor_gt_ops_int8_flops(const rotor_graph *g, const int *ops, int n);
+void rotor_gt_ops_work(const rotor_graph *g, const int *ops, int n, double *mm, double *mm8, double *vec,
+                       double *weights);
 
 /* The matrix units' seconds for mm FLOPs of which mm8 are int8 ones, at
  * mm_rate and mm8_rate (0: mm_rate): the one rule of the split's cost and
