@@ -46,7 +46,7 @@ for form in "--hbm-bw 8" "--hbm-bw 8TB/s" "--hbm-bw 8000GB/s" "--set hbm-bw=8" "
 done
 got=$(run_hbm --set hbm_gbps=2000)
 case "$got" in "$want"*) ok ;; *) bad "hbm_gbps: $got" ;; esac
-if [ "$(cat "$err")" = "rotor schedule: --set hbm_gbps is deprecated, write --set hbm-bw=BW, the HBM of all chips in TB/s or GB/s (--set hbm_gbps goes in the next release)" ]
+if [ "$(cat "$err")" = "rotor schedule: --set hbm_gbps is deprecated, write --set hbm-bw=BW, the HBM of all chips, a bare number in TB/s (hbm_gbps=136 on one chip is hbm-bw=136GB/s) (--set hbm_gbps goes in the next release)" ]
 then ok; else bad "hbm_gbps deprecation: $(cat "$err")"; fi
 run_hbm --set hbm_gbps=2000 -q >/dev/null
 if [ -s "$err" ]; then bad "hbm_gbps -q: $(cat "$err")"; else ok; fi

@@ -395,6 +395,12 @@ Test(graphturbo, stcp920_has_clusters_of_8_cores_and_the_ipu_none) {
     cr_assert_eq(rotor_chip_preset("ipu-mk2", &chip, &err), ROTOR_OK);
     cr_assert_eq(rotor_dsa_cluster_of(&chip, &c, &err), ROTOR_ERR_INPUT);
     cr_assert(strstr(err.msg, "has no global buffer") != NULL, "%s", err.msg);
+    /* two chips are not timed as one: the clusters counted are one chip's */
+    cr_assert_eq(rotor_chip_preset("stcp920", &chip, &err), ROTOR_OK);
+    cr_assert_eq(rotor_chip_set(&chip, "chips=2", &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_dsa_cluster_of(&chip, &c, &err), ROTOR_ERR_INPUT);
+    cr_assert(strstr(err.msg, "chip 'stcp920' has 2 chips: GraphTurbo's DSA schedule times one chip") != NULL, "%s",
+              err.msg);
 }
 
 /* x -> c1 -> y -> c2 -> z, 1x1 convolutions on [1, 4, 16, 16] f32: 4,096 bytes

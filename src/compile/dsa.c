@@ -29,6 +29,13 @@ rotor_status rotor_dsa_cluster_of(const rotor_chip *chip, rotor_dsa_cluster *out
                           "chip '%s' has no global buffer (gb_bytes 0): GraphTurbo's DSA schedule needs one "
                           "(stcp920 has one); on an inter-core connected chip `rotor compile --group graphturbo` "
                           "runs sub-graph instances on core groups (docs/graphturbo.md)", chip->name);
+    /* GraphTurbo's machine is one chip of d clusters (§1, Fig. 1); how
+     * chips would split a batch and share DDR is not modelled, so several
+     * are refused rather than timed as one (a decision) */
+    if (chip->chips != 1)
+        return rotor_fail(err, ROTOR_ERR_INPUT,
+                          "chip '%s' has %lld chips: GraphTurbo's DSA schedule times one chip of clusters "
+                          "(set chips=1; docs/graphturbo.md, \"Time\")", chip->name, (long long)chip->chips);
     if (chip->hbm_gbps <= 0)
         return rotor_fail(err, ROTOR_ERR_INPUT,
                           "chip '%s' has no off-chip memory (hbm_gbps 0): GraphTurbo's schedule keeps "
