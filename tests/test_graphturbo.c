@@ -434,6 +434,30 @@ Test(graphturbo, a_chain_keeps_its_intermediate_on_core) {
     rotor_graph_free(&g);
 }
 
+/* A value no operator reads and no output names (DiT's adaLN outputs were
+ * such until 2026-12-02) is written all the same: per-layer writes it to
+ * DDR, as every output, where it kept the GB level its block started with
+ * (Table 3 counted it "in the GB" of a per-layer schedule that holds
+ * nothing there), and a 2-byte GB holds none of it. */
+Test(graphturbo, a_value_nobody_reads_is_placed_as_it_is_written) {
+    rotor_graph g;
+    int y;
+    chain(&g, 1, NULL, &y);
+    rotor_error err;
+    cr_assert_eq(rotor_graph_set_output(&g, y, &err), ROTOR_OK, "z is read by nobody");
+    rotor_dsa_cluster c = small_cluster(1 << 30);
+    rotor_dsa_result r;
+    cr_assert_eq(rotor_dsa_run(&g, &c, ROTOR_DSA_PER_LAYER, &r, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(r.tensors[ROTOR_GT_DDR], 2, "y and z");
+    cr_assert_eq(r.tensors[ROTOR_GT_GB], 0);
+    cr_assert_eq(r.tensors[ROTOR_GT_LB], 0);
+    c.gb_bytes = 2;
+    cr_assert_eq(rotor_dsa_run(&g, &c, ROTOR_DSA_GB, &r, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(r.tensors[ROTOR_GT_DDR], 2, "y and z");
+    cr_assert_eq(r.tensors[ROTOR_GT_GB], 0);
+    rotor_graph_free(&g);
+}
+
 /* DDR's capacity on the chain above (docs/graphturbo.md, "DDR's capacity"):
  * x and z (4,096 B each) are held the whole run; per-layer also keeps y in
  * DDR from c1 to c2, so 12,288 B of activations; graphturbo keeps y in the

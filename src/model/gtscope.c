@@ -409,7 +409,7 @@ static rotor_status spill(const rotor_graph *g, const rotor_gt_limits *lim, roto
          * takes that block's room instead (donate). */
         block *own = &bl[i];
         bool to_gb = own->where == ROTOR_GT_GB || (own->where == ROTOR_GT_LB && own->bytes > lim->lb_bytes);
-        if (own->end > i && to_gb) {
+        if (to_gb) { /* one nobody reads too: written all the same, then freed */
             int k = in->isg[in->order[i]];
             if (!probed[k]) aligned[k] = aligned_inputs(g, s, k), probed[k] = 1;
             bool over = aligned[k] && donate(g, s, in, bl, pos, aligned[k], i, live, &nlive, &gb);
