@@ -127,6 +127,26 @@ Test(gticca, the_chain_runs_as_the_cheaper_of_t10_alone_and_its_best_instances) 
     rotor_compile_result_free(&plain);
 }
 
+/* A group has one core at least: on 6 cores the chain at batch 8 is tried
+ * as 2 instances of 3 cores and 4 of 1, never 8 or 16 (groups of 0 cores
+ * divided by zero in the instance's compile: SIGFPE); on one core, never. */
+Test(gticca, no_group_has_fewer_than_one_core) {
+    rotor_chip mk = mk2();
+    rotor_error err = {{0}};
+    int64_t cores[2] = {6, 1}, tried[2] = {2, 0};
+    for (int k = 0; k < 2; k++) {
+        rotor_chip chip = rotor_segment_group_chip(&mk, cores[k]);
+        rotor_compile_result r;
+        cr_assert_eq(compile_chain(8, &chip, true, &r, &err), ROTOR_OK, "%s", err.msg);
+        cr_assert(r.gticca.done);
+        cr_assert_eq(r.gticca.candidates, tried[k], "%lld cores: %d candidates", (long long)cores[k],
+                     r.gticca.candidates);
+        cr_assert_leq(r.gticca.total_s, r.gticca.t10_s);
+        for (int i = 0; i < r.gticca.nsg; i++) cr_assert_geq(r.gticca.sg[i].group_cores, 1);
+        rotor_compile_result_free(&r);
+    }
+}
+
 Test(gticca, one_image_does_not_split) {
     rotor_chip chip = small_ipu();
     rotor_error err = {{0}};

@@ -82,6 +82,14 @@
 #define MAX_INST 16    /* instances per sub-graph at most */
 #define MIN_GROUP_FRAC 64 /* a group has at least N / 64 cores */
 
+/* Whether n instances have a group each: at most MAX_INST, and groups of
+ * at least N / MIN_GROUP_FRAC cores and of one core at least (a chip of
+ * fewer cores than instances made groups of 0 cores: a division by zero
+ * in the instance's compile). */
+static bool instances_fit(int64_t cores, int64_t n) {
+    return n <= MAX_INST && n <= cores && cores / n >= cores / MIN_GROUP_FRAC;
+}
+
 void rotor_gticca_result_free(rotor_gticca_result *r) {
     if (!r) return;
     free(r->sg);
@@ -688,7 +696,7 @@ rotor_status compile_gticca_begin(compiler *cc, const rotor_compile_options *opt
         for (int len = 2; !st && len <= MAX_OPS && len <= j; len++) {
             int first = j - len;
             if (!closed_range(cc, first, j - 1)) continue;
-            for (int64_t n = 2; !st && n <= MAX_INST && n <= MIN_GROUP_FRAC; n *= 2) {
+            for (int64_t n = 2; !st && instances_fit(cc->cores, n); n *= 2) {
                 char *key = inst_key(cc->g, first, j - 1, n);
                 if (!key) {
                     st = rotor_nomem(err);
@@ -809,7 +817,7 @@ static rotor_status best_instances(compiler *cc, const rotor_compile_options *op
     /* a sub-graph must win by itself: no gain from a lost hand-off (a
      * gather from the even layout priced below the hand-off it replaces) */
     double pen = fmax(0, compile_handoffs_lost(cc, out, first, last, gone));
-    for (int64_t n = 2; n <= MAX_INST && n <= MIN_GROUP_FRAC; n *= 2) {
+    for (int64_t n = 2; instances_fit(cc->cores, n); n *= 2) {
         inst_cost c;
         res->candidates++;
         rotor_status st = instance_cost(cc, opt, m, first, last, n, &c, res, err);
