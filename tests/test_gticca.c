@@ -147,6 +147,91 @@ Test(gticca, no_group_has_fewer_than_one_core) {
     }
 }
 
+/* x -> 6 x (MatMul 8 x 256 x 256) -> y, f32: each layer's 256 KiB of
+ * weights spread over every core under T10, whole in every group as an
+ * instance. */
+static void mlp(rotor_graph *g) {
+    rotor_graph_init(g, "mlp6");
+    rotor_error err = {{0}};
+    int64_t act[2] = {8, 256}, wsh[2] = {256, 256};
+    int x;
+    cr_assert_eq(rotor_graph_add_value(g, "x", ROTOR_DTYPE_F32, 2, act, ROTOR_ROLE_ACTIVATION, &x, &err), ROTOR_OK);
+    for (int l = 0; l < 6; l++) {
+        char wn[16], yn[16], on[16];
+        snprintf(wn, sizeof wn, "w%d", l), snprintf(yn, sizeof yn, "y%d", l), snprintf(on, sizeof on, "fc%d", l);
+        int w, y, o;
+        cr_assert_eq(rotor_graph_add_value(g, wn, ROTOR_DTYPE_F32, 2, wsh, ROTOR_ROLE_WEIGHT, &w, &err), ROTOR_OK);
+        cr_assert_eq(rotor_graph_add_value(g, yn, ROTOR_DTYPE_F32, 2, act, ROTOR_ROLE_ACTIVATION, &y, &err), ROTOR_OK);
+        int in[2] = {x, w};
+        rotor_op_desc d = {.name = on, .type = "MatMul", .expr = "Y[m,n] += X[m,k] * W[k,n]", .dims = "m=8,k=256,n=256",
+                           .inputs = in, .ninputs = 2, .outputs = &y, .noutputs = 1};
+        for (int t = 0; t < ROTOR_MAX_TENSORS; t++) d.tensor_value[t] = -1;
+        d.tensor_value[0] = y, d.tensor_value[1] = x, d.tensor_value[2] = w;
+        cr_assert_eq(rotor_graph_add_op(g, &d, &o, &err), ROTOR_OK, "%s", err.msg);
+        x = y;
+    }
+    cr_assert_eq(rotor_graph_set_output(g, x, &err), ROTOR_OK, "%s", err.msg);
+}
+
+/* The chosen sub-graphs as one program: each keeps its weights whole in
+ * every group, and the others hold that beside them.  On 8 cores (the
+ * chip's rates) the dynamic program takes sub-graphs that each fit beside
+ * T10's layouts but not beside each other's copies: with 638,976 B of
+ * SRAM both halves as 8 one-core instances, 344,064 B of copies each; with
+ * 300,000 B the second half as 4 instances beside the first as 4.  The one
+ * that gains least per byte is turned away and the program runs again,
+ * once each; with 400,000 B what it takes fits at once.  What is kept
+ * fits: every sub-graph's peak and every other operator's, each with the
+ * others' excess, and the excess is the instance's idle layouts, compiled
+ * by hand, less T10's of the same operators. */
+Test(gticca, the_chosen_sub_graphs_fit_the_sram_together) {
+    rotor_chip mk = mk2();
+    rotor_error err = {{0}};
+    int64_t sram[3] = {300000, 400000, 0};
+    int dropped[3] = {1, 0, 1};
+    for (int k = 0; k < 3; k++) {
+        rotor_chip chip = mk; /* 8 cores, the chip's rates */
+        cr_assert_eq(rotor_chip_set(&chip, "cores_per_chip=8", &err), ROTOR_OK, "%s", err.msg);
+        if (sram[k]) chip.sram_bytes = sram[k];
+        rotor_graph g;
+        mlp(&g);
+        rotor_compile_options o = {.graphturbo = true, .threads = 1};
+        rotor_compile_result r;
+        cr_assert_eq(rotor_compile(&g, &chip, &o, &r, &err), ROTOR_OK, "%s", err.msg);
+        const rotor_gticca_result *gt = &r.gticca;
+        cr_assert_eq(gt->dropped, dropped[k], "SRAM %lld: %d dropped", (long long)sram[k], gt->dropped);
+        cr_assert_geq(gt->nsg, 1);
+        cr_assert_lt(gt->total_s, gt->t10_s);
+        int64_t extra = 0, sramb = rotor_chip_sram(&chip);
+        bool in_sg[6] = {false};
+        for (int i = 0; i < gt->nsg; i++) {
+            const rotor_gticca_sg *s = &gt->sg[i];
+            extra += s->extra_idle_bytes;
+            rotor_graph ig;
+            bool ok;
+            cr_assert_eq(rotor_gticca_instance(&g, s->first, s->last, s->instances, &ig, &ok, &err), ROTOR_OK);
+            cr_assert(ok);
+            rotor_chip gc = rotor_segment_group_chip(&chip, s->group_cores);
+            rotor_compile_result ri;
+            rotor_compile_options io = {.threads = 1};
+            cr_assert_eq(rotor_compile(&ig, &gc, &io, &ri, &err), ROTOR_OK, "%s", err.msg);
+            int64_t t10_idle = 0;
+            for (int op = s->first; op <= s->last; op++) t10_idle += r.ops[op].idle_bytes, in_sg[op] = true;
+            cr_assert_eq(s->extra_idle_bytes, ri.idle_bytes - t10_idle);
+            cr_assert_gt(s->extra_idle_bytes, 0);
+            rotor_compile_result_free(&ri);
+            rotor_graph_free(&ig);
+        }
+        for (int i = 0; i < gt->nsg; i++) cr_assert_leq(gt->sg[i].peak_bytes, sramb);
+        for (int op = 0; op < 6; op++)
+            if (!in_sg[op])
+                cr_assert_leq(r.idle_bytes - r.ops[op].idle_bytes + r.ops[op].live_bytes + r.ops[op].active_bytes + extra,
+                              sramb, "fc%d", op);
+        rotor_compile_result_free(&r);
+        rotor_graph_free(&g);
+    }
+}
+
 Test(gticca, one_image_does_not_split) {
     rotor_chip chip = small_ipu();
     rotor_error err = {{0}};

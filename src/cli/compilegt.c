@@ -117,9 +117,13 @@ int cli_compile_gticca(const char *model, const rotor_chip *chip, int64_t batch,
                (long long)s->instances, (long long)s->group_cores, s->t10_s * 1e6, s->t10_compute_s * 1e6,
                s->grouped_s * 1e6, s->compute_s * 1e6, s->penalty_s * 1e6, (long long)s->peak_bytes);
     }
-    if (!r->nsg) printf("(none: no sub-graph runs faster as instances)\n");
-    printf("\nT10 alone %.3f us (compute %.3f); graphturbo %.3f us, %.3fx; %d sub-graphs as instances, "
-           "%d candidates, %d instance compiles\n",
+    if (!r->nsg) printf("(none: no sub-graph runs faster as instances%s)\n", r->dropped ? " in the SRAM" : "");
+    if (r->dropped)
+        printf("%d choice%s turned away: the SRAM could not hold %s instances' copies of %s weights beside the "
+               "others' (docs/graphturbo.md, \"On an ICCA chip\")\n", r->dropped, r->dropped == 1 ? "" : "s",
+               r->dropped == 1 ? "its" : "their", r->dropped == 1 ? "its" : "their");
+    printf("\nT10 on the simplified graph %.3f us (compute %.3f); graphturbo %.3f us, %.3fx; %d sub-graphs as "
+           "instances, %d candidates, %d instance compiles\n",
            r->t10_s * 1e6, p->t10.compute_s * 1e6, r->total_s * 1e6, r->t10_s / r->total_s, r->nsg, r->candidates,
            r->compiles);
     return 0;

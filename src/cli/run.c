@@ -677,7 +677,7 @@ static void print_times(run_state *s) {
                (long long)s->planned.stage_runs);
     const rotor_gticca_result *gt = s->icca ? &s->p.t10.gticca : NULL;
     if (gt) {
-        printf("graphturbo: %d sub-graph%s run as %lld instances on core groups (T10 alone %.3f us, with them %.3f "
+        printf("graphturbo: %d sub-graph%s run as %lld instances on core groups (T10 on the simplified graph %.3f us, with them %.3f "
                "us)\n", s->planned.subgraphs_run, s->planned.subgraphs_run == 1 ? "" : "s",
                (long long)s->planned.instance_runs, gt->t10_s * 1e6, gt->total_s * 1e6);
         for (int k = 0; k < gt->nsg; k++)

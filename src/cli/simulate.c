@@ -606,7 +606,7 @@ static void gticcasim_table(const simulate_args *a, const rotor_chip *chip, int6
                s->model_lost_s * 1e6, s->simulated_lost_s * 1e6);
     }
     if (!r->nsg) printf("(none: no sub-graph runs faster as instances)\n");
-    printf("\nT10 alone: model %.3f us, simulated %.3f us: %+.2f%%\n", r->t10_model_s * 1e6,
+    printf("\nT10 on the simplified graph: model %.3f us, simulated %.3f us: %+.2f%%\n", r->t10_model_s * 1e6,
            r->t10_simulated_s * 1e6, pct(r->t10_simulated_s - r->t10_model_s, r->t10_model_s));
     printf("graphturbo: model %.3f us, simulated %.3f us: %+.2f%%; %lld tasks\n", r->model_s * 1e6,
            r->simulated_s * 1e6, pct(r->simulated_s - r->model_s, r->model_s), (long long)r->tasks);

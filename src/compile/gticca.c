@@ -305,7 +305,7 @@ rotor_status rotor_gticca_instance_program(const rotor_graph *g, const rotor_chi
  * compute, SRAM peak, and each operator's setup. */
 typedef struct inst_cost {
     double s, compute;
-    int64_t peak;
+    int64_t peak, idle; /* per core: the instance's peak, its idle layouts */
     double setup[MAX_OPS];
 } inst_cost;
 
@@ -415,7 +415,7 @@ static rotor_status instance_compile(const compiler *cc, const rotor_compile_opt
         if (!cs) {
             run->searches = r.searches;
             run->hits = r.cache_hits;
-            out->s = r.total_s, out->compute = r.compute_s, out->peak = r.peak_bytes;
+            out->s = r.total_s, out->compute = r.compute_s, out->peak = r.peak_bytes, out->idle = r.idle_bytes;
             for (int k = 0; k < r.nops && k < MAX_OPS; k++) out->setup[k] = r.ops[k].setup_s;
             rotor_compile_result_free(&r);
         }
@@ -802,13 +802,33 @@ typedef struct dp_row {
 
 /* The best instance count for first..last, into *best (instances 0: none
  * fits or splits). */
+/* A candidate fit_sram turned away: the dynamic program runs again
+ * without it. */
+typedef struct inst_ban {
+    int first, last;
+    int64_t n;
+} inst_ban;
+
+typedef struct inst_bans {
+    int n, cap;
+    inst_ban *v;
+} inst_bans;
+
+static bool banned(const inst_bans *b, int first, int last, int64_t n) {
+    for (int i = 0; i < b->n; i++)
+        if (b->v[i].first == first && b->v[i].last == last && b->v[i].n == n) return true;
+    return false;
+}
+
 static rotor_status best_instances(compiler *cc, const rotor_compile_options *opt, const rotor_compile_result *out,
                                    inst_memo *m, int first, int last, int64_t idle_total, bool *gone,
-                                   rotor_gticca_result *res, rotor_gticca_sg *best, rotor_error *err) {
+                                   const inst_bans *bans, rotor_gticca_result *res, rotor_gticca_sg *best,
+                                   rotor_error *err) {
     memset(best, 0, sizeof *best);
-    int64_t idle_rest = idle_total, live = 0;
+    int64_t idle_rest = idle_total, live = 0, idle_own = 0;
     double t10 = 0, t10c = 0;
     for (int o = first; o <= last; o++) {
+        idle_own += cc->st[o].idle_bytes;
         idle_rest -= cc->st[o].idle_bytes;
         if (cc->st[o].live > live) live = cc->st[o].live;
         t10 += out->ops[o].setup_s + out->ops[o].exec_s;
@@ -819,7 +839,8 @@ static rotor_status best_instances(compiler *cc, const rotor_compile_options *op
     double pen = fmax(0, compile_handoffs_lost(cc, out, first, last, gone));
     for (int64_t n = 2; instances_fit(cc->cores, n); n *= 2) {
         inst_cost c;
-        res->candidates++;
+        if (banned(bans, first, last, n)) continue;
+        if (!bans->n) res->candidates++; /* counted in the first run */
         rotor_status st = instance_cost(cc, opt, m, first, last, n, &c, res, err);
         if (st) return st;
         int64_t used = c.peak + idle_rest + live;
@@ -829,9 +850,48 @@ static rotor_status best_instances(compiler *cc, const rotor_compile_options *op
         if (!best->instances || s + pen < best->grouped_s + best->penalty_s)
             *best = (rotor_gticca_sg){.first = first, .last = last, .instances = n, .group_cores = cc->cores / n,
                                       .t10_s = t10, .grouped_s = s, .penalty_s = pen, .t10_compute_s = t10c,
-                                      .compute_s = c.compute, .peak_bytes = used};
+                                      .compute_s = c.compute, .peak_bytes = used,
+                                      .extra_idle_bytes = c.idle - idle_own};
     }
     return ROTOR_OK;
+}
+
+/* The chosen sub-graphs as one program: each keeps its instances' idle
+ * layouts, whose excess over T10's (extra_idle_bytes) every other operator
+ * and sub-graph holds beside it.  The dynamic program judges each
+ * candidate beside T10's layouts alone: sub-graphs that each fit that way
+ * can go over the SRAM together (ResNet-18 at batch 64 took stage 3's two
+ * blocks as 16 instances each; six 256 x 256 layers on 8 cores took two
+ * 1-core sub-graphs, 344,064 bytes of copies each, with an SRAM of
+ * 638,976), and one can go over beside T10's other operators.  Returns -1
+ * when the whole fits (and raises each sub-graph's peak by the others'
+ * excess), else the sub-graph that gains least per byte of its excess (a
+ * decision: ties to the first), which the dynamic program then runs
+ * without (compile_gticca). */
+static int fit_sram(const compiler *cc, const rotor_compile_result *out, rotor_gticca_sg *sg, int nsg,
+                    const bool *gone) {
+    int64_t extra = 0;
+    for (int k = 0; k < nsg; k++) extra += sg[k].extra_idle_bytes;
+    bool over = false;
+    for (int o = 0; o < cc->g->nops && !over; o++) {
+        const rotor_op_schedule *r = &out->ops[o];
+        over = !gone[o] && out->idle_bytes - r->idle_bytes + r->live_bytes + r->active_bytes + extra > cc->sram;
+    }
+    for (int k = 0; k < nsg && !over; k++) over = sg[k].peak_bytes + extra - sg[k].extra_idle_bytes > cc->sram;
+    if (!over) {
+        for (int k = 0; k < nsg; k++) sg[k].peak_bytes += extra - sg[k].extra_idle_bytes;
+        return -1;
+    }
+    int w = -1;
+    double wv = INFINITY;
+    for (int k = 0; k < nsg; k++) {
+        if (sg[k].extra_idle_bytes <= 0) continue;
+        double v = (sg[k].t10_s - sg[k].grouped_s - sg[k].penalty_s) / (double)sg[k].extra_idle_bytes;
+        if (v < wv) w = k, wv = v;
+    }
+    /* -2: none holds more than T10 did, yet the whole is over (not reached:
+     * T10's own schedule fits); then none is kept */
+    return w < 0 ? -2 : w;
 }
 
 /* The final schedule with the chosen sub-graphs (marked in gone), priced
@@ -883,37 +943,70 @@ rotor_status compile_gticca(compiler *cc, const rotor_compile_options *opt, roto
     if (!st && !cc->gt) st = compile_gticca_begin(cc, opt, err); /* not begun before the walk */
     const rotor_compile_options *io = st ? opt : &cc->gt->io;
     if (!st) st = instances_precompile(cc, &m, res, err);
-    for (int j = 1; !st && j <= n; j++) {
-        int o = j - 1;
-        dp[j].cost = dp[j - 1].cost + out->ops[o].setup_s + out->ops[o].exec_s;
-        dp[j].from = o;
-        for (int len = 2; !st && len <= MAX_OPS && len <= j; len++) {
-            int first = j - len;
-            if (!closed_range(cc, first, o)) continue;
-            rotor_gticca_sg c;
-            st = best_instances(cc, io, out, &m, first, o, idle_total, gone, res, &c, err);
-            if (!st && c.instances && dp[first].cost + c.grouped_s + c.penalty_s < dp[j].cost) {
-                dp[j].cost = dp[first].cost + c.grouped_s + c.penalty_s;
-                dp[j].from = first;
-                dp[j].sg = c;
+    /* the dynamic program, again without each sub-graph the SRAM cannot
+     * hold beside the others (fit_sram) until what it chooses fits */
+    inst_bans bans = {0};
+    int nsg = 0;
+    while (!st) {
+        memset(gone, 0, ((size_t)n + 1) * sizeof *gone);
+        for (int j = 1; !st && j <= n; j++) {
+            int o = j - 1;
+            dp[j].cost = dp[j - 1].cost + out->ops[o].setup_s + out->ops[o].exec_s;
+            dp[j].from = o;
+            for (int len = 2; !st && len <= MAX_OPS && len <= j; len++) {
+                int first = j - len;
+                if (!closed_range(cc, first, o)) continue;
+                rotor_gticca_sg c;
+                st = best_instances(cc, io, out, &m, first, o, idle_total, gone, &bans, res, &c, err);
+                if (!st && c.instances && dp[first].cost + c.grouped_s + c.penalty_s < dp[j].cost) {
+                    dp[j].cost = dp[first].cost + c.grouped_s + c.penalty_s;
+                    dp[j].from = first;
+                    dp[j].sg = c;
+                }
             }
         }
-    }
-    int nsg = 0;
-    for (int j = n; !st && j > 0; j = dp[j].from)
-        if (dp[j].from < j - 1) nsg++;
-    if (!st && nsg &&
-        (!(res->sg = calloc((size_t)nsg, sizeof *res->sg)) ||
-         !(res->lost_bytes = calloc((size_t)n, sizeof *res->lost_bytes)) ||
-         !(res->lost_rounds = calloc((size_t)n, sizeof *res->lost_rounds))))
-        st = rotor_nomem(err);
-    if (!st) {
+        if (st) break;
+        nsg = 0;
+        for (int j = n; j > 0; j = dp[j].from)
+            if (dp[j].from < j - 1) nsg++;
+        free(res->sg);
+        res->sg = NULL;
+        if (nsg && !(res->sg = calloc((size_t)nsg, sizeof *res->sg))) {
+            st = rotor_nomem(err);
+            break;
+        }
         int k = nsg;
         for (int j = n; j > 0; j = dp[j].from)
             if (dp[j].from < j - 1) {
                 res->sg[--k] = dp[j].sg;
                 for (int o = dp[j].from; o < j; o++) gone[o] = true;
             }
+        int w = fit_sram(cc, out, res->sg, nsg, gone);
+        if (w == -1) break;
+        if (w == -2) { /* none kept */
+            memset(gone, 0, ((size_t)n + 1) * sizeof *gone);
+            res->dropped += nsg;
+            nsg = 0;
+            break;
+        }
+        if (bans.n == bans.cap) {
+            int nc = bans.cap ? 2 * bans.cap : 8;
+            inst_ban *v = realloc(bans.v, (size_t)nc * sizeof *v);
+            if (!v) {
+                st = rotor_nomem(err);
+                break;
+            }
+            bans.v = v, bans.cap = nc;
+        }
+        bans.v[bans.n++] = (inst_ban){res->sg[w].first, res->sg[w].last, res->sg[w].instances};
+        res->dropped++;
+    }
+    free(bans.v);
+    if (!st && nsg &&
+        (!(res->lost_bytes = calloc((size_t)n, sizeof *res->lost_bytes)) ||
+         !(res->lost_rounds = calloc((size_t)n, sizeof *res->lost_rounds))))
+        st = rotor_nomem(err);
+    if (!st) {
         res->nsg = nsg;
         res->t10_s = out->total_s;
         res->nops = nsg ? n : 0;

@@ -62,6 +62,7 @@ cJSON *rotor_doc_gticca_sg_json(const rotor_graph *g, const rotor_gticca_sg *s) 
     cJSON_AddNumberToObject(o, "t10_compute_s", s->t10_compute_s);
     cJSON_AddNumberToObject(o, "compute_s", s->compute_s);
     cJSON_AddNumberToObject(o, "peak_bytes", (double)s->peak_bytes);
+    cJSON_AddNumberToObject(o, "extra_idle_bytes", (double)s->extra_idle_bytes);
     return o;
 }
 
@@ -126,6 +127,7 @@ static cJSON *icca_json(const rotor_pipeline *p, const rotor_chip *chip, const c
     cJSON_AddNumberToObject(root, "compute_s", p->t10.compute_s);
     cJSON_AddNumberToObject(root, "candidates", r->candidates);
     cJSON_AddNumberToObject(root, "compiles", r->compiles);
+    cJSON_AddNumberToObject(root, "dropped_for_sram", r->dropped);
     cJSON *sgs = cJSON_AddArrayToObject(root, "subgraphs");
     for (int k = 0; k < r->nsg; k++) cJSON_AddItemToArray(sgs, rotor_doc_gticca_sg_json(&p->graph, &r->sg[k]));
     return root;

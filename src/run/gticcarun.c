@@ -71,15 +71,22 @@ static rotor_status match_values(const rotor_graph *g, const rotor_graph *ig, in
     return ROTOR_OK;
 }
 
-/* Per core, what the rest of T10's program p holds while sub-graph s runs
- * (gticca.c, best_instances: idle_rest + live). */
-static int64_t t10_beside(const rotor_program *p, const rotor_gticca_sg *s) {
-    int64_t idle = p->idle_bytes, live = 0;
+/* Per core, what the rest of T10's program p holds while sub-graph s of gt
+ * runs (gticca.c, best_instances: idle_rest + live; fit_sram: the other
+ * sub-graphs' copies of their weights). */
+static int64_t t10_beside(const rotor_program *p, const rotor_gticca_result *gt, const rotor_gticca_sg *s) {
+    int64_t idle = p->idle_bytes + run_gticca_extra_idle(gt) - s->extra_idle_bytes, live = 0;
     for (int o = s->first; o <= s->last; o++) {
         idle -= p->ops[o].idle_bytes;
         if (p->ops[o].live_bytes > live) live = p->ops[o].live_bytes;
     }
     return idle + live;
+}
+
+int64_t run_gticca_extra_idle(const rotor_gticca_result *gt) {
+    int64_t extra = 0;
+    for (int k = 0; gt && k < gt->nsg; k++) extra += gt->sg[k].extra_idle_bytes;
+    return extra;
 }
 
 rotor_status run_gticca_subgraph(const rotor_graph *g, const rotor_run_options *opt, const rotor_gticca_sg *s,
@@ -95,7 +102,7 @@ rotor_status run_gticca_subgraph(const rotor_graph *g, const rotor_run_options *
         st = rotor_nomem(err);
     if (!st) st = match_values(g, &ig, s->instances, gv, err);
     /* the group chip as the instance finds it: T10's rest beside it */
-    int64_t beside = t10_beside(opt->program, s);
+    int64_t beside = t10_beside(opt->program, opt->gticca, s);
     if (!st && (s->compute_s > 0 || s->peak_bytes > 0)) {
         double compute = 0;
         for (int k = 0; k < ip.nops; k++) compute += ip.ops[k].vendor ? ip.ops[k].exec_s : ip.ops[k].active_cost.compute;

@@ -36,7 +36,12 @@ typedef struct rotor_gticca_sg {
     double t10_compute_s;   /* the compute of t10_s (its plans' runs without shifts and reductions) */
     double compute_s;       /* ... of grouped_s */
     int64_t peak_bytes;     /* per core: the instance's peak, the rest of the schedule's idle
-                             * layouts and the live activations around it */
+                             * layouts (the other sub-graphs' as their instances hold them) and
+                             * the live activations around it */
+    /* per core: the instance's idle layouts less T10's of the same operators
+     * (its weights whole in every group: n times T10's share), which every
+     * other operator and sub-graph holds beside it */
+    int64_t extra_idle_bytes;
 } rotor_gticca_sg;
 
 typedef struct rotor_gticca_result {
@@ -46,6 +51,11 @@ typedef struct rotor_gticca_result {
     double t10_s;           /* T10 alone, the same graph */
     double total_s;         /* with the sub-graphs chosen (<= t10_s) */
     int candidates;         /* (sub-graph, n) pairs priced */
+    /* the choices (sub-graph, n) of the dynamic program that the SRAM
+     * could not hold beside the others' copies of their weights, each
+     * turned away and the program run again without it (gticca.c,
+     * fit_sram) */
+    int dropped;
     int compiles;           /* instance compiles run (distinct shapes) */
     /* The frontier searches those compiles needed, and those of them run:
      * not answered by the plan store they share (gticca.c,
