@@ -172,6 +172,17 @@ static inline void mb_attr_i(mb *b, Onnx__NodeProto *n, const char *name, int64_
     n->attribute[n->n_attribute++] = a;
 }
 
+static inline void mb_attr_f(mb *b, Onnx__NodeProto *n, const char *name, float v) {
+    Onnx__AttributeProto *a = mb_alloc(b, sizeof *a);
+    onnx__attribute_proto__init(a);
+    a->name = mb_str(b, name);
+    a->has_type = 1;
+    a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT;
+    a->has_f = 1;
+    a->f = v;
+    n->attribute[n->n_attribute++] = a;
+}
+
 static inline void mb_attr_ints(mb *b, Onnx__NodeProto *n, const char *name, int cnt, const int64_t *v) {
     Onnx__AttributeProto *a = mb_alloc(b, sizeof *a);
     onnx__attribute_proto__init(a);

@@ -261,3 +261,176 @@ Test(simplify, without_data_a_product_of_weights_folds_to_a_weight_of_its_shape)
     rotor_graph_free(&s);
     rotor_graph_free(&g);
 }
+
+/* ---- what does not fold (a review's findings, 2026-12-02) ------------------------------------ */
+
+/* conv_bn_model's graph with the BN's attributes and inputs varied by `v`:
+ *  1 training_mode = 1 (opset 15): the batch's statistics, not the running ones;
+ *  2 the mean and variance are model inputs, not initializers;
+ *  3 the conv's weight W is also a model output;
+ *  4 a zero variance with epsilon 0: an infinite scale. */
+static void bn_variant(mb *b, int v) {
+    mb_init(b, v == 1 ? 15 : 13);
+    mb_input(b, "x", DIMS(2, 3, 6, 6));
+    if (v == 2) mb_input(b, "mn", DIMS(4)), mb_input(b, "vr", DIMS(4));
+    mb_output(b, "y");
+    if (v == 3) mb_output(b, "W");
+    init_f(b, "W", DIMS(4, 3, 3, 3), -0.5, 1);
+    init_f(b, "sc", DIMS(4), 0.5, 3);
+    init_f(b, "bi", DIMS(4), -0.5, 4);
+    if (v != 2) init_f(b, "mn", DIMS(4), -0.5, 5);
+    uint64_t seed = 6;
+    if (v == 4) mb_init_random(b, "vr", DIMS(4), 0.0, 0.0, &seed); /* zeros */
+    else if (v != 2) init_f(b, "vr", DIMS(4), 0.5, 6);
+    Onnx__NodeProto *c = mb_node(b, "Conv", "conv", "x W", "c");
+    mb_attr_ints(b, c, "pads", 4, (const int64_t[]){1, 1, 1, 1});
+    Onnx__NodeProto *n = mb_node(b, "BatchNormalization", "bn", "c sc bi mn vr", "y");
+    if (v == 1) mb_attr_i(b, n, "training_mode", 1);
+    if (v == 4) mb_attr_f(b, n, "epsilon", 0.0f);
+}
+
+Test(simplify, a_bn_that_is_no_constant_affine_map_of_its_input_stays) {
+    for (int v = 1; v <= 4; v++) {
+        mb b;
+        bn_variant(&b, v);
+        rotor_graph g, s;
+        rotor_simplify_stats st;
+        rotor_error err = {{0}};
+        /* with the data where there is data; v 2's statistics have none */
+        rotor_onnx_options o = {.keep_data = v != 2};
+        cr_assert_eq(mb_load(&b, &o, &g, NULL, &err), ROTOR_OK, "variant %d: %s", v, err.msg);
+        cr_assert_eq(rotor_simplify(&g, &s, &st, &err), ROTOR_OK, "variant %d: %s", v, err.msg);
+        cr_assert_eq(st.bn_folded, 0, "variant %d", v);
+        if (v == 2) { /* the statistics stay the model's inputs */
+            cr_assert_geq(rotor_graph_find_value(&s, "mn"), 0);
+            cr_assert_geq(rotor_graph_find_value(&s, "vr"), 0);
+        }
+        if (v == 3) { /* the output W keeps its elements */
+            int w = rotor_graph_find_value(&g, "W"), sw = rotor_graph_find_value(&s, "W");
+            for (int64_t k = 0; k < g.values[w].elements; k++) cr_assert_eq(s.values[sw].data[k], g.values[w].data[k]);
+        }
+        rotor_graph_free(&s);
+        rotor_graph_free(&g);
+        mb_free(&b);
+    }
+}
+
+/* training_mode = 1 normalizes by the batch's own mean and variance (over
+ * n, h, w per channel), whatever the running statistics hold: lowered as
+ * inference it gave the running statistics' answer. */
+Test(simplify, a_bn_in_training_mode_normalizes_by_the_batch) {
+    mb b;
+    mb_init(&b, 15);
+    mb_input(&b, "x", DIMS(2, 3, 2, 2));
+    mb_output(&b, "y");
+    init_f(&b, "sc", DIMS(3), 0.5, 3);
+    init_f(&b, "bi", DIMS(3), -0.5, 4);
+    init_f(&b, "mn", DIMS(3), 5.0, 5); /* far from the batch's: a wrong answer shows */
+    init_f(&b, "vr", DIMS(3), 9.0, 6);
+    Onnx__NodeProto *n = mb_node(&b, "BatchNormalization", "bn", "x sc bi mn vr", "y");
+    mb_attr_i(&b, n, "training_mode", 1);
+    rotor_graph g;
+    rotor_error err = {{0}};
+    rotor_onnx_options o = {.keep_data = true};
+    cr_assert_eq(mb_load(&b, &o, &g, NULL, &err), ROTOR_OK, "%s", err.msg);
+    int x = rotor_graph_find_value(&g, "x"), y = rotor_graph_find_value(&g, "y");
+    int sc = rotor_graph_find_value(&g, "sc"), bi = rotor_graph_find_value(&g, "bi");
+    cr_assert(x >= 0 && y >= 0 && sc >= 0 && bi >= 0, "the batch's statistics read the scale and shift as given");
+    double xin[24];
+    for (int k = 0; k < 24; k++) xin[k] = sin(1.7 * k) * (1 + k % 3);
+    double **in = calloc((size_t)g.nvalues, sizeof *in);
+    in[x] = xin;
+    rotor_run_result r;
+    cr_assert_eq(rotor_run(&g, (const double *const *)in, NULL, &r, &err), ROTOR_OK, "%s", err.msg);
+    for (int c = 0; c < 3; c++) {
+        double m = 0, var = 0;
+        for (int n2 = 0; n2 < 2; n2++)
+            for (int k = 0; k < 4; k++) m += xin[n2 * 12 + c * 4 + k] / 8;
+        for (int n2 = 0; n2 < 2; n2++)
+            for (int k = 0; k < 4; k++) var += pow(xin[n2 * 12 + c * 4 + k] - m, 2) / 8;
+        for (int n2 = 0; n2 < 2; n2++)
+            for (int k = 0; k < 4; k++) {
+                int at = n2 * 12 + c * 4 + k;
+                double want = (xin[at] - m) / sqrt(var + 1e-5) * g.values[sc].data[c] + g.values[bi].data[c];
+                cr_assert_float_eq(r.values[y][at], want, 1e-5, "y[%d] %.9g, want %.9g", at, r.values[y][at], want);
+            }
+    }
+    rotor_run_result_free(&r);
+    free(in);
+    rotor_graph_free(&g);
+    mb_free(&b);
+}
+
+/* An op of more inputs than the copy once held (64): a Concat of 70. */
+Test(simplify, an_op_of_seventy_inputs_is_copied) {
+    rotor_graph g, s;
+    rotor_error err = {{0}};
+    rotor_graph_init(&g, "cat70");
+    int in[70], y;
+    for (int i = 0; i < 70; i++) {
+        char nm[8];
+        snprintf(nm, sizeof nm, "x%d", i);
+        cr_assert_eq(rotor_graph_add_value(&g, nm, ROTOR_DTYPE_F32, 2, (const int64_t[]){1, 2}, ROTOR_ROLE_ACTIVATION,
+                                           &in[i], &err), ROTOR_OK);
+    }
+    cr_assert_eq(rotor_graph_add_value(&g, "y", ROTOR_DTYPE_F32, 2, (const int64_t[]){1, 140}, ROTOR_ROLE_ACTIVATION,
+                                       &y, &err), ROTOR_OK);
+    rotor_op_desc cat = {.name = "cat", .type = "Concat", .inputs = in, .ninputs = 70, .outputs = &y, .noutputs = 1,
+                         .tensor_value = {-1, -1, -1, -1, -1}};
+    cr_assert_eq(rotor_graph_add_op(&g, &cat, NULL, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_graph_set_output(&g, y, &err), ROTOR_OK);
+    rotor_simplify_stats st;
+    cr_assert_eq(rotor_simplify(&g, &s, &st, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(s.nops, 1);
+    cr_assert_eq(s.ops[0].ninputs, 70);
+    cr_assert_eq(s.nvalues, 71);
+    rotor_graph_free(&s);
+    rotor_graph_free(&g);
+}
+
+/* The zoo's vendor BatchNormalization (x, gamma, beta: its statistics are
+ * no inputs) folds as the cost it is when nothing has data, never as
+ * values: with data, gamma and beta alone are not its map (y gamma + beta
+ * was folded in, the mean and variance dropped). */
+Test(simplify, a_vendor_bn_folds_only_without_data) {
+    for (int data = 0; data < 2; data++) {
+        rotor_graph g, s;
+        rotor_error err = {{0}};
+        rotor_graph_init(&g, "vbn");
+        int x, w, y, ga, be, z;
+        rotor_graph_add_value(&g, "x", ROTOR_DTYPE_F32, 4, (const int64_t[]){1, 3, 4, 4}, ROTOR_ROLE_ACTIVATION, &x,
+                              &err);
+        rotor_graph_add_value(&g, "w", ROTOR_DTYPE_F32, 4, (const int64_t[]){8, 3, 1, 1}, ROTOR_ROLE_WEIGHT, &w, &err);
+        rotor_graph_add_value(&g, "y", ROTOR_DTYPE_F32, 4, (const int64_t[]){1, 8, 4, 4}, ROTOR_ROLE_ACTIVATION, &y,
+                              &err);
+        rotor_graph_add_value(&g, "gamma", ROTOR_DTYPE_F32, 1, (const int64_t[]){8}, ROTOR_ROLE_WEIGHT, &ga, &err);
+        rotor_graph_add_value(&g, "beta", ROTOR_DTYPE_F32, 1, (const int64_t[]){8}, ROTOR_ROLE_WEIGHT, &be, &err);
+        rotor_graph_add_value(&g, "z", ROTOR_DTYPE_F32, 4, (const int64_t[]){1, 8, 4, 4}, ROTOR_ROLE_ACTIVATION, &z,
+                              &err);
+        if (data) {
+            double dw[24], dg[8], db[8];
+            for (int k = 0; k < 24; k++) dw[k] = 0.1 * k;
+            for (int k = 0; k < 8; k++) dg[k] = 1 + k, db[k] = -k;
+            rotor_graph_set_data(&g, w, dw, &err);
+            rotor_graph_set_data(&g, ga, dg, &err);
+            rotor_graph_set_data(&g, be, db, &err);
+        }
+        rotor_op_desc c = {.name = "conv", .type = "Conv", .expr = "O[b,f,h,w] += I[b,c,h,w] * W[f,c]",
+                           .dims = "b=1,f=8,c=3,h=4,w=4", .tensor_value = {y, x, w, -1, -1},
+                           .inputs = (const int[]){x, w}, .ninputs = 2, .outputs = &y, .noutputs = 1};
+        cr_assert_eq(rotor_graph_add_op(&g, &c, NULL, &err), ROTOR_OK, "%s", err.msg);
+        rotor_op_desc bn = {.name = "bn", .type = "BatchNormalization", .inputs = (const int[]){y, ga, be},
+                            .ninputs = 3, .outputs = &z, .noutputs = 1, .tensor_value = {-1, -1, -1, -1, -1}};
+        cr_assert_eq(rotor_graph_add_op(&g, &bn, NULL, &err), ROTOR_OK, "%s", err.msg);
+        rotor_graph_set_output(&g, z, &err);
+        rotor_simplify_stats st;
+        cr_assert_eq(rotor_simplify(&g, &s, &st, &err), ROTOR_OK, "%s", err.msg);
+        cr_assert_eq(st.bn_folded, !data, "with data %d", data);
+        if (data) { /* the weight's elements as given */
+            int sw = rotor_graph_find_value(&s, "w");
+            for (int k = 0; k < 24; k++) cr_assert_eq(s.values[sw].data[k], 0.1 * k);
+        }
+        rotor_graph_free(&s);
+        rotor_graph_free(&g);
+    }
+}

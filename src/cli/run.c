@@ -440,12 +440,16 @@ static bool report_output(run_state *s, const rotor_named_output *no, const tens
     if (wk >= 0) worst_element(x, wk, got[wk], s->direct.values[v][wk], worst, sizeof worst);
     int uv = unsimplified_value(s, no->name);
     if (uv >= 0) vs_un = rotor_run_compare(got, s->reference.values[uv], x->elements, !is_float(x->dtype));
+    /* simplified, an output the unsimplified graph does not have cannot be
+     * checked against it: a failure, not a comparison left out */
+    bool un_missing = s->unsimplified.nvalues && s->reference.values && uv < 0;
     if (ri >= 0) vs_ref = rotor_run_compare(got, ref->t[ri].data, x->elements, !is_float(x->dtype));
     int64_t nan, inf;
     rotor_run_count_nonfinite(got, x->elements, &nan, &inf);
     bool all_nonfinite = x->elements > 0 && nan + inf == x->elements;
     bool unconfirmed = all_nonfinite && ri < 0;
-    bool pass = vs_direct.bad == 0 && vs_ref.bad == 0 && vs_un.bad == 0 && (!ref || ri >= 0) && !unconfirmed;
+    bool pass = vs_direct.bad == 0 && vs_ref.bad == 0 && vs_un.bad == 0 && (!ref || ri >= 0) && !unconfirmed &&
+                !un_missing;
     contents_note(nan, inf, x->elements, note, sizeof note);
     if (jouts) {
         cJSON *j = cJSON_CreateObject();
@@ -455,6 +459,7 @@ static bool report_output(run_state *s, const rotor_named_output *no, const tens
         if (wk >= 0) cJSON_AddNumberToObject(j, "worst_element_vs_direct", (double)wk);
         if (ri >= 0) cJSON_AddNumberToObject(j, "max_abs_vs_reference", vs_ref.max_abs);
         if (uv >= 0) cJSON_AddNumberToObject(j, "max_abs_vs_unsimplified", vs_un.max_abs);
+        if (un_missing) cJSON_AddBoolToObject(j, "unsimplified_missing", true);
         if (vs_direct.nonfinite) cJSON_AddNumberToObject(j, "nonfinite_mismatches_vs_direct", (double)vs_direct.nonfinite);
         if (vs_ref.nonfinite) cJSON_AddNumberToObject(j, "nonfinite_mismatches_vs_reference", (double)vs_ref.nonfinite);
         if (nan + inf) {
@@ -470,6 +475,7 @@ static bool report_output(run_state *s, const rotor_named_output *no, const tens
     if (vs) printf("  vs direct: max |err| %.3g (%lld beyond tolerance%s)%s", vs_direct.max_abs,
                    (long long)vs_direct.bad, nonfinite_note(&vs_direct, dnote, sizeof dnote), worst);
     if (uv >= 0) printf("  vs unsimplified: max |err| %.3g (%lld beyond)", vs_un.max_abs, (long long)vs_un.bad);
+    if (un_missing) printf("  vs unsimplified: no output of its name");
     if (ri >= 0) printf("  vs %s '%s': max |err| %.3g (%lld beyond%s)", label, ref->t[ri].name, vs_ref.max_abs,
                         (long long)vs_ref.bad, nonfinite_note(&vs_ref, rnote, sizeof rnote));
     else if (ref) printf("  no reference of its name or size");
@@ -509,6 +515,25 @@ static int report(run_state *s, const tensor_list *ref, const char *label, cJSON
             if (!claimed[i] && ref->t[i].elements == g->values[outs[o].value].elements)
                 refof[o] = i, claimed[i] = true;
     for (int o = 0; o < nout; o++) failed += !report_output(s, &outs[o], ref, refof[o], label, jouts);
+    /* and the other way: an output simplification lost is a failure too */
+    rotor_named_output uo[RUN_MAX_DATA * 4];
+    int nun = 0;
+    if (s->unsimplified.nvalues && s->reference.values) nun = rotor_graph_outputs(&s->unsimplified, uo, RUN_MAX_DATA * 4);
+    for (int u = 0; u < nun && u < RUN_MAX_DATA * 4; u++) {
+        bool kept = false;
+        for (int o = 0; o < nout && !kept; o++) kept = !strcmp(outs[o].name, uo[u].name);
+        if (kept) continue;
+        failed++;
+        if (jouts) {
+            cJSON *j = cJSON_CreateObject();
+            cJSON_AddStringToObject(j, "name", uo[u].name);
+            cJSON_AddBoolToObject(j, "simplified_missing", true);
+            cJSON_AddBoolToObject(j, "pass", false);
+            cJSON_AddItemToArray(jouts, j);
+        } else {
+            printf("FAIL  %-32s the unsimplified graph's output, which the simplified graph lost\n", uo[u].name);
+        }
+    }
     return failed;
 }
 

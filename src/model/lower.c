@@ -1371,12 +1371,19 @@ static rotor_status lower_batchnorm_train(lower_ctx *c, const ox_node *n) {
 rotor_status lw_batchnorm(lower_ctx *c, const ox_node *n) {
     ox_model *m = c->m;
     const ox_val *bx = &m->vals[ox_resolve(m, n->in[0])];
-    if (m->train && bx->rank >= 2 && bx->shape[1] > 1 && m->vals[ox_resolve(m, n->in[1])].rank == 1)
+    /* the node's own training_mode (opset 14): Y from the batch's
+     * statistics, whatever the running ones hold; lowered as inference it
+     * gave the running statistics' answer without a word */
+    bool training = ox_attr_int(n, "training_mode", 0) != 0;
+    bool stats_read = false;
+    for (int k = 1; k < n->nout; k++) stats_read |= n->out[k] >= 0 && m->vals[n->out[k]].live;
+    if ((m->train || (training && !stats_read)) && bx->rank >= 2 && bx->shape[1] > 1 &&
+        m->vals[ox_resolve(m, n->in[1])].rank == 1)
         return lower_batchnorm_train(c, n);
-    /* training mode (its batch statistics are read): a vendor op; the
-     * affine expression below is the inference form only */
-    for (int k = 1; k < n->nout; k++)
-        if (n->out[k] >= 0 && m->vals[n->out[k]].live) return lw_vendor(c, n);
+    /* training mode (its batch statistics are read, or a shape the
+     * expressions above do not take): a vendor op; the affine expression
+     * below is the inference form only */
+    if (training || stats_read) return lw_vendor(c, n);
     /* Inference BatchNormalization folds to a per-channel affine map,
      * y = x * a[c] + b[c] with a = scale / sqrt(var + eps) and b = bias - mean * a:
      * the expression names scale and bias; mean and var are read once too. */

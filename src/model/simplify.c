@@ -12,6 +12,8 @@
  * the lowering's per-channel affine expression X * S[c] + B[c]. */
 #include "simplifyint.h"
 
+#include <float.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +43,12 @@ static bool has_view(const rotor_op *op, int t) {
     return op->view[t].set || op->view[t].unknown;
 }
 
+/* Value v is a constant: a weight, or one constant folding made a weight
+ * (a weight computed from weights may be what a BN scales). */
+static bool is_weight(const simp *s, int v) {
+    return v >= 0 && (s->g->values[v].role == ROTOR_ROLE_WEIGHT || s->to_weight[v]);
+}
+
 /* The dimensions [*first, *last] of expression tensor t that are value v's
  * dimension 1, its channels, when t reads v row-major (no view): the
  * dimensions after them multiply to v's inner extent, theirs to its
@@ -62,11 +70,12 @@ static bool channel_run(const rotor_expr *e, int t, const rotor_value *v, int *f
 
 /* Tensor t of op is a weight of one element per channel of op's output,
  * indexed by the output's one channel axis. */
-static bool per_channel(const rotor_graph *g, const rotor_op *op, int t) {
+static bool per_channel(const simp *s, const rotor_op *op, int t) {
+    const rotor_graph *g = s->g;
     const rotor_expr *e = &op->expr;
     const rotor_value *y = &g->values[op->outputs[0]];
     int v = op->tensor_value[t], first, last;
-    if (v < 0 || g->values[v].role != ROTOR_ROLE_WEIGHT || g->values[v].elements != y->shape[1] || has_view(op, t))
+    if (!is_weight(s, v) || g->values[v].elements != y->shape[1] || has_view(op, t))
         return false;
     const rotor_tensor *x = &e->tensors[t];
     return x->ndims == 1 && plain_dims(x) && channel_run(e, 0, y, &first, &last) && first == last &&
@@ -95,39 +104,49 @@ static bool same_layout_ew(const rotor_op *op, const int *pattern, int n) {
 /* A BatchNormalization op o in inference form: its input *x, scale *s and
  * shift *b; *exact when S and B are the whole map (the lowering without
  * data names scale and bias in place of the folded ones, with the
- * statistics as further inputs: a cost, not the value). */
-static bool bn_params(const rotor_graph *g, int o, int *x, int *s, int *b, bool *exact) {
+ * statistics as further inputs: a cost, not the value).  Every input but
+ * x is a constant: statistics that are the model's inputs are known only
+ * when it runs, and folding them away dropped two of its inputs. */
+static bool bn_params(const simp *sp, int o, int *x, int *s, int *b, bool *exact) {
+    const rotor_graph *g = sp->g;
     const rotor_op *op = &g->ops[o];
     if (strcmp(op->type, "BatchNormalization") || op->noutputs != 1 || op->ninputs < 3) return false;
     if (op->vendor) { /* the zoo's: x, gamma, beta */
         const rotor_value *xv = &g->values[op->inputs[0]];
-        *x = op->inputs[0], *s = op->inputs[1], *b = op->inputs[2], *exact = true;
+        /* its mean and variance are not inputs: without data it folds as
+         * the cost it is, never as values (gamma and beta alone are not
+         * the map) */
+        *x = op->inputs[0], *s = op->inputs[1], *b = op->inputs[2], *exact = false;
         for (int k = 1; k < 3; k++) {
             const rotor_value *p = &g->values[op->inputs[k]];
-            if (p->role != ROTOR_ROLE_WEIGHT || p->rank != 1 || xv->rank < 2 || p->elements != xv->shape[1])
+            if (!is_weight(sp, op->inputs[k]) || p->rank != 1 || xv->rank < 2 || p->elements != xv->shape[1])
                 return false;
         }
         return op->ninputs == 3 && g->values[op->outputs[0]].elements == xv->elements;
     }
     static const int mul_add[5] = {101, 102, ROTOR_NODE_MUL, 103, ROTOR_NODE_ADD};
-    if (!same_layout_ew(op, mul_add, 5) || !per_channel(g, op, 2) || !per_channel(g, op, 3)) return false;
+    if (!same_layout_ew(op, mul_add, 5) || !per_channel(sp, op, 2) || !per_channel(sp, op, 3)) return false;
     *x = op->tensor_value[1], *s = op->tensor_value[2], *b = op->tensor_value[3];
+    for (int k = 0; k < op->ninputs; k++)
+        if (op->inputs[k] != *x && !is_weight(sp, op->inputs[k])) return false;
     *exact = op->ninputs == 3;
     return *x >= 0;
 }
 
 /* Op p is a bias Add (X + B[c]) of the ONNX lowering: its bias value, or -1. */
-static int bias_of(const rotor_graph *g, int p) {
+static int bias_of(const simp *s, int p) {
     static const int add[3] = {101, 102, ROTOR_NODE_ADD};
-    const rotor_op *op = &g->ops[p];
-    if (strcmp(op->type, "Add") || !same_layout_ew(op, add, 3) || !per_channel(g, op, 2)) return -1;
+    const rotor_op *op = &s->g->ops[p];
+    if (strcmp(op->type, "Add") || !same_layout_ew(op, add, 3) || !per_channel(s, op, 2)) return -1;
     return op->tensor_value[1] >= 0 ? op->tensor_value[2] : -1;
 }
 
 /* The tensor of contraction c that is its weight, scalable per output
- * channel: a weight only c reads, laid out row-major, whose dimensions
- * include each output channel axis once; -1 when there is none. */
-static int conv_weight(const rotor_graph *g, int c) {
+ * channel: a weight only c reads and no output names (its elements are
+ * scaled in place), laid out row-major, whose dimensions include each
+ * output channel axis once; -1 when there is none. */
+static int conv_weight(const simp *s, int c) {
+    const rotor_graph *g = s->g;
     const rotor_op *op = &g->ops[c];
     const rotor_expr *e = &op->expr;
     int first, last;
@@ -138,7 +157,7 @@ static int conv_weight(const rotor_graph *g, int c) {
     for (int t = 1; t < 3; t++) {
         int v = op->tensor_value[t];
         const rotor_tensor *w = &e->tensors[t];
-        if (v < 0 || g->values[v].role != ROTOR_ROLE_WEIGHT || g->values[v].consumers != 1 || has_view(op, t) ||
+        if (!is_weight(s, v) || g->values[v].consumers != 1 || g->values[v].is_output || has_view(op, t) ||
             !plain_dims(w) || tensor_elems(e, w) != g->values[v].elements)
             continue;
         bool ok = true;
@@ -154,7 +173,7 @@ static int conv_weight(const rotor_graph *g, int c) {
 
 /* W'[...] = W[...] * S[channel of the element], in double: the channel is
  * the output channel axes' indices (row-major over their run in Y). */
-static rotor_status scale_weight(simp *s, const simp_bn *f, int wt, rotor_error *err) {
+static rotor_status scale_weight(const simp *s, const simp_bn *f, int wt, double **out, rotor_error *err) {
     const rotor_graph *g = s->g;
     const rotor_expr *e = &g->ops[f->conv].expr;
     const rotor_tensor *w = &e->tensors[wt], *y = &e->tensors[0];
@@ -176,21 +195,28 @@ static rotor_status scale_weight(simp *s, const simp_bn *f, int wt, rotor_error 
         dst[k] = src[k] * sc[ch];
         for (int d = w->ndims - 1; d >= 0 && ++idx[d] == ext(e, w, d); d--) idx[d] = 0; /* odometer */
     }
-    free(s->data[f->w]);
-    s->data[f->w] = dst;
+    *out = dst;
     return ROTOR_OK;
 }
 
-/* B' = B + S b0 into the shift's value (the old bias b0 is dropped). */
-static rotor_status combine_bias(simp *s, const simp_bn *f, rotor_error *err) {
+/* B' = B + S b0, the shift's new elements (the old bias b0 is dropped). */
+static rotor_status combine_bias(const simp *s, const simp_bn *f, double **out, rotor_error *err) {
     int64_t c = s->g->values[f->b].elements;
     const double *b = rotor_simplify_data(s, f->b), *sc = rotor_simplify_data(s, f->s), *b0 = rotor_simplify_data(s, f->b0);
     double *dst = malloc(sizeof *dst * (size_t)c);
     if (!dst) return rotor_nomem(err);
     for (int64_t k = 0; k < c; k++) dst[k] = b[k] + sc[k] * b0[k];
-    free(s->data[f->b]);
-    s->data[f->b] = dst;
+    *out = dst;
     return ROTOR_OK;
+}
+
+/* The n elements are finite and within float32, as the run rounds them: a
+ * fold of a zero variance (S infinite) or of a product past FLT_MAX gives
+ * other non-finite values than the unfolded graph, so it is not made. */
+static bool float_finite(const double *v, int64_t n) {
+    for (int64_t k = 0; k < n; k++)
+        if (!(fabs(v[k]) <= FLT_MAX)) return false;
+    return true;
 }
 
 /* How many of the values have data: 0, all (n), or some. */
@@ -205,18 +231,23 @@ static bool find_fold(const simp *s, int o, simp_bn *f, int *wt) {
     const rotor_graph *g = s->g;
     int x, sv, b;
     bool exact;
-    if (s->drop_op[o] || !bn_params(g, o, &x, &sv, &b, &exact)) return false;
+    if (s->drop_op[o] || !bn_params(s, o, &x, &sv, &b, &exact)) return false;
     const rotor_value *xv = &g->values[x];
-    if (xv->producer < 0 || xv->consumers != 1 || xv->is_output || g->values[b].consumers != 1) return false;
+    /* the shift becomes the bias (B' = B + S b0 in place): no output names it */
+    if (xv->producer < 0 || xv->consumers != 1 || xv->is_output || g->values[b].consumers != 1 ||
+        g->values[b].is_output)
+        return false;
     *f = (simp_bn){.conv = xv->producer, .bias_op = -1, .bn = o, .conv_out = x, .s = sv, .b = b, .b0 = -1,
                    .out = g->ops[o].outputs[0]};
-    int b0 = bias_of(g, f->conv);
+    int b0 = bias_of(s, f->conv);
     if (b0 >= 0) { /* Conv -> bias Add -> BN */
         const rotor_value *y0 = &g->values[g->ops[f->conv].tensor_value[1]];
-        if (y0->producer < 0 || y0->consumers != 1 || y0->is_output || g->values[b0].consumers != 1) return false;
+        if (y0->producer < 0 || y0->consumers != 1 || y0->is_output || g->values[b0].consumers != 1 ||
+            g->values[b0].is_output)
+            return false;
         f->bias_op = f->conv, f->conv = y0->producer, f->conv_out = g->ops[f->bias_op].tensor_value[1], f->b0 = b0;
     }
-    if (s->drop_op[f->conv] || s->bn_of[f->conv] >= 0 || (*wt = conv_weight(g, f->conv)) < 0) return false;
+    if (s->drop_op[f->conv] || s->bn_of[f->conv] >= 0 || (*wt = conv_weight(s, f->conv)) < 0) return false;
     f->w = g->ops[f->conv].tensor_value[*wt];
     /* elements for all (computed in double) or none (structural); a BN
      * whose S and B are not the whole map folds only without data */
@@ -232,9 +263,19 @@ static rotor_status fold_bns(simp *s, rotor_error *err) {
         simp_bn f;
         int wt;
         if (!find_fold(s, o, &f, &wt)) continue;
-        rotor_status st;
-        if (rotor_simplify_data(s, f.w) && ((st = scale_weight(s, &f, wt, err)) || (f.b0 >= 0 && (st = combine_bias(s, &f, err)))))
-            return st;
+        if (rotor_simplify_data(s, f.w)) {
+            double *w = NULL, *b = NULL;
+            rotor_status st = scale_weight(s, &f, wt, &w, err);
+            if (!st && f.b0 >= 0) st = combine_bias(s, &f, &b, err);
+            if (st) return free(w), free(b), st;
+            if (!float_finite(w, g->values[f.w].elements) || (b && !float_finite(b, g->values[f.b].elements))) {
+                free(w), free(b); /* the BN stays, as unfolded it computes */
+                continue;
+            }
+            free(s->data[f.w]);
+            s->data[f.w] = w;
+            if (b) free(s->data[f.b]), s->data[f.b] = b;
+        }
         s->bn_of[f.conv] = s->nbns;
         s->bns[s->nbns++] = f;
         s->drop_op[o] = true;
@@ -276,8 +317,9 @@ static rotor_status keep_values(simp *s, rotor_graph *out, rotor_error *err) {
  * kernel, attributes), its values renumbered. */
 static rotor_status copy_op(simp *s, int o, rotor_graph *out, rotor_error *err) {
     const rotor_op *op = &s->g->ops[o];
-    int ins[64], outs[16];
-    if (op->ninputs > 64 || op->noutputs > 16) return rotor_fail(err, ROTOR_ERR_INPUT, "op '%s': too many values to copy", op->name);
+    /* as many values as the op has (a Concat of 70 inputs was refused) */
+    int *ins = malloc(sizeof *ins * (size_t)(op->ninputs + op->noutputs + 1)), *outs = ins ? ins + op->ninputs : NULL;
+    if (!ins) return rotor_nomem(err);
     for (int i = 0; i < op->ninputs; i++) ins[i] = s->newv[op->inputs[i]];
     for (int i = 0; i < op->noutputs; i++) outs[i] = s->newv[op->outputs[i]];
     rotor_op_desc d = {.name = op->name, .type = op->type, .inputs = ins, .ninputs = op->ninputs, .outputs = outs,
@@ -285,6 +327,7 @@ static rotor_status copy_op(simp *s, int o, rotor_graph *out, rotor_error *err) 
     for (int t = 0; t < ROTOR_MAX_TENSORS; t++) d.tensor_value[t] = op->tensor_value[t] < 0 ? -1 : s->newv[op->tensor_value[t]];
     int idx;
     rotor_status st = rotor_graph_add_bound_op(out, &d, op->vendor ? NULL : &op->expr, &idx, err);
+    free(ins); /* copied by the graph */
     if (st) return st;
     rotor_op *n = &out->ops[idx];
     n->flops = op->flops;
