@@ -412,3 +412,27 @@ Test(zoo, retnet_counts_by_hand_and_decodes_through_its_state) {
     cr_assert_eq(t.kv_bytes, 2LL * 4 * 8 * 256 * 512); /* the state, FP16 */
     rotor_graph_free(&g);
 }
+
+/* Nothing a model computes is thrown away: every value an operator writes
+ * is read by another or is an output (DiT-XL computed its adaLN shift,
+ * scale and gates and never applied them until 2026-12-02: 29 such values,
+ * their FLOPs counted and their element-wise operators missing).  Two
+ * layers each, decode too where a model has it. */
+Test(zoo, every_value_an_operator_writes_is_read_or_an_output) {
+    for (int i = 0; i < rotor_zoo_count(); i++) {
+        const rotor_zoo_entry *e = rotor_zoo_at(i);
+        for (int dec = 0; dec <= (int)e->llm; dec++) {
+            rotor_zoo_options o = {.layers = rotor_zoo_layers(e->name) > 2 ? 2 : 0,
+                                   .phase = dec ? ROTOR_PHASE_DECODE : ROTOR_PHASE_PREFILL};
+            rotor_graph g;
+            rotor_error err = {{0}};
+            cr_assert_eq(rotor_zoo_build(e->name, &o, &g, &err), ROTOR_OK, "%s: %s", e->name, err.msg);
+            for (int v = 0; v < g.nvalues; v++) {
+                const rotor_value *x = &g.values[v];
+                cr_assert(x->producer < 0 || x->consumers > 0 || x->is_output, "%s%s: '%s' is written and never read",
+                          e->name, dec ? " (decode)" : "", x->name);
+            }
+            rotor_graph_free(&g);
+        }
+    }
+}

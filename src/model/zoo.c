@@ -136,6 +136,41 @@ static int norm(zb *z, const char *name, int x, int64_t t, int64_t d, bool rms) 
 
 /* ---- transformers ------------------------------------------------------- */
 
+/* DiT's adaLN-Zero (Peebles & Xie 2023, §3.2): the conditioning's
+ * projection [b, K d] holds K chunks of d columns per image (layer: shift,
+ * scale and gate for attention, then for the MLP; final layer: shift and
+ * scale), each read by the rows [b q, d] of its image through a view of
+ * its columns. */
+static rotor_view ada_chunk(int64_t k, int64_t d) {
+    return view2(2, (int8_t[]){0, 1}, (int64_t[]){1, 1}, 0, k * d);
+}
+
+/* modulate(x, shift, scale) = x (1 + scale) + shift over x [b q, d]. */
+static int modulate(zb *z, const char *name, int x, int ada, int64_t shift, int64_t scale, int64_t b, int64_t q,
+                    int64_t d) {
+    char dims[96];
+    snprintf(dims, sizeof dims, "b=%lld,q=%lld,n=%lld", (long long)b, (long long)q, (long long)d);
+    int y = val2(z, ROTOR_ROLE_ACTIVATION, b * q, d, name);
+    int in[2] = {x, ada}, tv[4] = {y, x, ada, ada};
+    rotor_view v[4] = {{0}};
+    v[2] = ada_chunk(scale, d), v[3] = ada_chunk(shift, d);
+    opv(z, name, "Mul", "Y[b,q,n] = X[b,q,n] * (1 + S[b,n]) + H[b,n]", dims, tv, 4, in, 2, y, v);
+    return y;
+}
+
+/* The gated residual x + gate * r over [b q, d] (adaLN-Zero's gate). */
+static int gated_add(zb *z, const char *name, int x, int r, int ada, int64_t gate, int64_t b, int64_t q,
+                     int64_t d) {
+    char dims[96];
+    snprintf(dims, sizeof dims, "b=%lld,q=%lld,n=%lld", (long long)b, (long long)q, (long long)d);
+    int y = val2(z, ROTOR_ROLE_ACTIVATION, b * q, d, name);
+    int in[3] = {x, ada, r}, tv[4] = {y, x, ada, r};
+    rotor_view v[4] = {{0}};
+    v[2] = ada_chunk(gate, d);
+    opv(z, name, "Add", "Y[b,q,n] = X[b,q,n] + G[b,n] * R[b,q,n]", dims, tv, 4, in, 3, y, v);
+    return y;
+}
+
 typedef enum { ACT_GELU, ACT_RELU } act_kind;
 
 typedef struct tf_spec {
@@ -154,12 +189,17 @@ static int tf_layer(zb *z, const tf_spec *s, int l, int x, int64_t b, int64_t q,
                     int vc, int cond) {
     int64_t t = b * q, d = s->d, hd = s->head_dim, h = s->heads, g = s->kv_heads;
     char nm[96], dims[160];
+    int ada = -1;
     if (s->adaln) { /* modulation: shift, scale, gate for attention and MLP */
         snprintf(nm, sizeof nm, "l%d.adaln", l);
-        linear(z, nm, cond, b, d, 6 * d, true);
+        ada = linear(z, nm, cond, b, d, 6 * d, true);
     }
     snprintf(nm, sizeof nm, "l%d.norm1", l);
     int n1 = norm(z, nm, x, t, d, s->rms);
+    if (ada >= 0) {
+        snprintf(nm, sizeof nm, "l%d.modulate1", l);
+        n1 = modulate(z, nm, n1, ada, 0, 1, b, q, d);
+    }
     snprintf(nm, sizeof nm, "l%d.qkv", l);
     int qkv = linear(z, nm, n1, t, d, (h + 2 * g) * hd, s->bias);
     int kv_k = kc >= 0 ? kc : qkv, kv_v = vc >= 0 ? vc : qkv;
@@ -197,9 +237,14 @@ static int tf_layer(zb *z, const tf_spec *s, int l, int x, int64_t b, int64_t q,
         ao = norm(z, nm, ao, t, d, s->rms);
     }
     snprintf(nm, sizeof nm, "l%d.residual1", l);
-    x = eltwise(z, nm, "Add", "Y[m,n] = X[m,n] + R[m,n]", x, ao, t, d);
+    x = ada >= 0 ? gated_add(z, nm, x, ao, ada, 2, b, q, d)
+                 : eltwise(z, nm, "Add", "Y[m,n] = X[m,n] + R[m,n]", x, ao, t, d);
     snprintf(nm, sizeof nm, "l%d.norm2", l);
     int n2 = norm(z, nm, x, t, d, s->rms);
+    if (ada >= 0) {
+        snprintf(nm, sizeof nm, "l%d.modulate2", l);
+        n2 = modulate(z, nm, n2, ada, 3, 4, b, q, d);
+    }
     int hmid;
     const char *fn = s->act == ACT_GELU ? "gelu" : "relu";
     char ex[96];
@@ -231,6 +276,7 @@ static int tf_layer(zb *z, const tf_spec *s, int l, int x, int64_t b, int64_t q,
         dn = norm(z, nm, dn, t, d, s->rms);
     }
     snprintf(nm, sizeof nm, "l%d.residual2", l);
+    if (ada >= 0) return gated_add(z, nm, x, dn, ada, 5, b, q, d);
     return eltwise(z, nm, "Add", "Y[m,n] = X[m,n] + R[m,n]", x, dn, t, d);
 }
 
@@ -449,8 +495,8 @@ static void tf_build(zb *z, const tf_model *m, const rotor_zoo_options *o) {
         break;
     }
     case FAM_DIT: {
-        linear(z, "final.adaln", cond, b, d, 2 * d, true);
-        int xn = norm(z, "final_norm", x, t, d, false);
+        int ada = linear(z, "final.adaln", cond, b, d, 2 * d, true);
+        int xn = modulate(z, "final.modulate", norm(z, "final_norm", x, t, d, false), ada, 0, 1, b, q, d);
         out = linear(z, "final.linear", xn, t, d, m->patch * m->patch * 2 * m->channels, true);
         break;
     }
@@ -772,7 +818,7 @@ static void nerf_build(zb *z, const rotor_zoo_options *o, int64_t width, int dep
         x = eltwise(z, nm, "Relu", "Y[m,n] = relu(X[m,n])", x, -1, t, width);
         k = width;
     }
-    linear(z, "sigma", x, t, width, 1, true);
+    int sigma = linear(z, "sigma", x, t, width, 1, true); /* the density: an output beside rgb */
     int f = linear(z, "feature", x, t, width, width, true);
     int dir = val2(z, ROTOR_ROLE_ACTIVATION, t, 27, "dir_enc");
     int in[2] = {f, dir};
@@ -780,7 +826,7 @@ static void nerf_build(zb *z, const rotor_zoo_options *o, int64_t width, int dep
     int hdir = linear(z, "dir_fc", cat, t, width + 27, width / 2, true);
     hdir = eltwise(z, "dir_fc.relu", "Relu", "Y[m,n] = relu(X[m,n])", hdir, -1, t, width / 2);
     int rgb = linear(z, "rgb", hdir, t, width / 2, 3, true);
-    if (!z->st) z->g->values[rgb].is_output = true;
+    if (!z->st) z->g->values[rgb].is_output = z->g->values[sigma].is_output = true;
 }
 
 /* ---- recommendation and speech --------------------------------------- */
