@@ -97,6 +97,8 @@ expect_error with-compare 2 "--group graphturbo times GraphTurbo's schedules: it
 expect_error with-pipeline 2 "it conflicts with --pipeline" -- compile resnet-18 --chip stcp920 --group graphturbo --pipeline
 expect_error with-o 2 "it conflicts with -o" -- compile resnet-18 --chip stcp920 --group graphturbo -o "$tmpdir/p.json"
 expect_error sweep 2 "--group graphturbo takes one --batch" -- compile resnet-18 --chip stcp920 --group graphturbo --batch 1,2
+# the chip's element size sizes the values (zoo f16 at 4 bytes: the weights twice)
+expect_out elem4 "the weights' 46.7 MB once" -- compile resnet-18 --chip stcp920 --group graphturbo --batch 4 --no-loops -q --set element_bytes=4
 expect_error two-chips 2 "chip 'stcp920' has 2 chips: GraphTurbo's DSA schedule times one chip of clusters (set chips=1" -- compile resnet-18 --chip stcp920 --set chips=2 --set interchip_gbps=100 --group graphturbo
 expect_error no-ddr 2 "has no off-chip memory (hbm_gbps 0)" -- compile resnet-18 --chip stcp920 --set hbm-bw=0 --set hbm_bytes=0 --set hbm_controllers=0 --group graphturbo
 # --group fused is today's grouping: the same table as without it

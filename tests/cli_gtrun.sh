@@ -16,15 +16,15 @@ expect_error group-direct 2 "it conflicts with --direct" -- run x.onnx --group g
 
 # the model: examples/twoconv.onnx (scripts/twoconv.py writes it)
 m="$(dirname "$0")/../examples/twoconv.onnx"
-run_saved "$tmpdir/r" -- run "$m" --group graphturbo --chip stcp920 --set sram_bytes=512 --set shift_buffer_bytes=256 --set hbm-bw=13.6TB/s -q
+run_saved "$tmpdir/r" -- run "$m" --group graphturbo --chip stcp920 --set element_bytes=4 --set sram_bytes=512 --set shift_buffer_bytes=256 --set hbm-bw=13.6TB/s -q
 expect_saved pass "^PASS$" "$tmpdir/r"
 expect_saved y-pass "^PASS  y .* vs direct: max |err| 0 (0 beyond tolerance)" "$tmpdir/r"
 expect_saved one-line "^graphturbo: 1 sub-graph, 4 instances along h (factor 1x1x4x1), halos recomputed: 2 rows$" "$tmpdir/r"
 # conv1 and its bias over 5 + 6 + 6 + 5 rows of 16: 89984 points, not 75776
 expect_saved points "^graphturbo: 4 instances run, 89984 points evaluated, 1.188x the ungrouped run's$" "$tmpdir/r"
-expect_out json '"halo_rows":[[:space:]]*2' -- run "$m" --group graphturbo --chip stcp920 --set sram_bytes=512 --set shift_buffer_bytes=256 --set hbm-bw=13.6TB/s -q --json
+expect_out json '"halo_rows":[[:space:]]*2' -- run "$m" --group graphturbo --chip stcp920 --set element_bytes=4 --set sram_bytes=512 --set shift_buffer_bytes=256 --set hbm-bw=13.6TB/s -q --json
 # the instances' progress, as whole lines off a terminal: the first, and the end
-run_saved "$tmpdir/p" -- run "$m" --group graphturbo --chip stcp920 --set sram_bytes=512 --set shift_buffer_bytes=256 --set hbm-bw=13.6TB/s --progress=always
+run_saved "$tmpdir/p" -- run "$m" --group graphturbo --chip stcp920 --set element_bytes=4 --set sram_bytes=512 --set shift_buffer_bytes=256 --set hbm-bw=13.6TB/s --progress=always
 if grep -q "^rotor run: running GraphTurbo's instances 1/4, " "$tmpdir/p.err" &&
     grep -q "^rotor run: running GraphTurbo's instances: done, " "$tmpdir/p.err"; then ok; else bad "progress: $(cat "$tmpdir/p.err")"; fi
 # the LB whole (64 KB per core): one instance, nothing recomputed
@@ -69,7 +69,7 @@ fi
 # 512 bytes 27 sub-graphs split
 SHARED=../shared/onnx
 if [ -d "$SHARED/real" ]; then
-    run_saved "$tmpdir/b" -- run "$SHARED/real/bert_toy_optimized.onnx" --dim batch=2,max_seq_len_in_batch=8 --group graphturbo --chip stcp920 --set sram_bytes=512 --set shift_buffer_bytes=256 -q
+    run_saved "$tmpdir/b" -- run "$SHARED/real/bert_toy_optimized.onnx" --dim batch=2,max_seq_len_in_batch=8 --group graphturbo --chip stcp920 --set element_bytes=4 --set sram_bytes=512 --set shift_buffer_bytes=256 -q
     expect_saved bert-pass "^PASS$" "$tmpdir/b"
     expect_saved bert-split "^graphturbo: 65 sub-graphs, 92 instances (27 split; " "$tmpdir/b"
 else

@@ -15,6 +15,7 @@
 #include "pipeline/docint.h"
 #include "rotor/compile/dsa.h"
 #include "rotor/compile/program.h"
+#include "rotor/model/elemtype.h"
 #include "rotor/model/onnx.h"
 #include "rotor/pipeline/pipeline.h"
 #include "rotor/run/gtrun.h"
@@ -282,7 +283,10 @@ static rotor_status run_graphturbo(run_state *s, rotor_error *err) {
     if (st) return st;
     rotor_dsa_limits(&cl, &lim);
     s->gt = true;
-    if ((st = rotor_gt_schedule_build(&s->p.graph, &lim, ROTOR_GT_GROUPED, &s->gts, err))) return st;
+    /* the schedule `rotor compile` times: its values at the chip's element size */
+    if ((st = rotor_graph_at_element_bytes(&s->p.graph, s->chip.element_bytes, err)) ||
+        (st = rotor_gt_schedule_build(&s->p.graph, &lim, ROTOR_GT_GROUPED, &s->gts, err)))
+        return st;
     cli_progress bar;
     cli_progress_begin(&bar, "run", "running GraphTurbo's instances", s->a->sa.quiet);
     rotor_gtrun_options go = {.progress = cli_progress_step, .progress_ctx = &bar};

@@ -36,3 +36,27 @@ rotor_op_elem rotor_op_elem_of(const rotor_graph *g, int o) {
     d.bytes = widest;
     return d;
 }
+
+rotor_status rotor_graph_at_element_bytes(rotor_graph *g, int64_t e, rotor_error *err) {
+    if (e < 1) return rotor_fail(err, ROTOR_ERR_INPUT, "element size %lld: expected at least 1", (long long)e);
+    for (int v = 0; v < g->nvalues; v++) {
+        rotor_value *x = &g->values[v];
+        if (!rotor_mul_i64(x->elements, rotor_value_elem_bytes(e, x), &x->bytes))
+            return rotor_fail(err, ROTOR_ERR_INPUT, "value '%s': %lld elements of %lld bytes overflow 64 bits", x->name,
+                              (long long)x->elements, (long long)rotor_value_elem_bytes(e, x));
+    }
+    for (int o = 0; o < g->nops; o++) {
+        rotor_op *op = &g->ops[o];
+        int64_t bytes = 0, wbytes = 0;
+        bool ok = true;
+        for (int i = 0; i < op->ninputs && ok; i++) {
+            const rotor_value *x = &g->values[op->inputs[i]];
+            ok = rotor_add_i64(bytes, x->bytes, &bytes) &&
+                 (x->role != ROTOR_ROLE_WEIGHT || rotor_add_i64(wbytes, x->bytes, &wbytes));
+        }
+        for (int i = 0; i < op->noutputs && ok; i++) ok = rotor_add_i64(bytes, g->values[op->outputs[i]].bytes, &bytes);
+        if (!ok) return rotor_fail(err, ROTOR_ERR_INPUT, "op '%s': byte count overflows 64 bits", op->name);
+        op->bytes = bytes, op->weight_bytes = wbytes;
+    }
+    return ROTOR_OK;
+}

@@ -5,6 +5,7 @@
 #include "rotor/pipeline/pipeline.h"
 
 #include "rotor/base/clock.h"
+#include "rotor/model/elemtype.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,6 +121,9 @@ rotor_status rotor_pipeline_run(const rotor_pipeline_options *opt, const rotor_c
         tm->group_s = lap(&t);
         if (st) return st;
     }
+    /* GraphTurbo's DSA schedules size blocks and weights by the values'
+     * bytes: at the chip's element size, as the compiler prices them */
+    if (opt->graphturbo && (st = rotor_graph_at_element_bytes(&out->graph, chip->element_bytes, err))) return st;
     bool empty = opt->allow_empty && out->graph.nops == 0;
     if (opt->t10 && empty) empty_stages(out, opt, chip);
     else if (opt->t10) st = rotor_compile(&out->graph, chip, &opt->compile, &out->t10, err);

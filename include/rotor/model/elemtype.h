@@ -35,4 +35,13 @@ int64_t rotor_value_elem_bytes(int64_t e, const rotor_value *v);
  * -> Mul after grouping, keeps the int8 rate with the chip's e). */
 rotor_op_elem rotor_op_elem_of(const rotor_graph *g, int o);
 
+/* Sizes g's values at a chip's element size e, as the compiler prices them
+ * (rotor_value_elem_bytes: a float, index or mask e bytes an element, a
+ * quantized integer its own): each value's bytes and each operator's byte
+ * counts.  GraphTurbo's DSA schedules size their blocks and weights by the
+ * values' bytes, which the importer set from the file's types (an ONNX
+ * float32 model 4 bytes an element on an FP16 chip, and --set
+ * element_bytes ignored).  ROTOR_ERR_INPUT when a count overflows. */
+rotor_status rotor_graph_at_element_bytes(rotor_graph *g, int64_t e, rotor_error *err);
+
 #endif
