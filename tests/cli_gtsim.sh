@@ -24,15 +24,15 @@ if [ -n "$m1" ] && [ "$m1" = "$m2" ]; then ok; else bad "model $m1 us, compile s
 
 # (five steps, and the five again in their passes: here all one pass)
 run_saved "$j" -- simulate resnet-18 --chip stcp920 --group graphturbo --batch 2 -q --json
-if grep -q '"format":	"rotor-graphturbo-sim"' "$j" && grep -q '"version":	1' "$j" &&
+if grep -q '"format":	"rotor-graphturbo-sim"' "$j" && grep -q '"version":	2' "$j" &&
    [ "$(grep -c '"simulated_s":' "$j")" -eq 10 ] && [ "$(grep -c '"model_s":' "$j")" -eq 10 ] &&
-   grep -q '"step":	"graphturbo"' "$j" && grep -q '"DDR":' "$j"; then ok; else bad "json: $(head -20 "$j")"; fi
+   grep -q '"step":	"graphturbo"' "$j" && grep -q '"DDR":' "$j" && grep -q '"GB read":' "$j" && grep -q '"GB write":' "$j"; then ok; else bad "json: $(head -20 "$j")"; fi
 
 # §5.1's loops replayed as rotor compile chose them: BERT-128 at 8 a cluster in two passes of 4
 run_saved "$tmpdir/b" -- simulate bert-large --seq 128 --batch 8 --chip stcp920 --group graphturbo -q
 expect_saved loops-head "^with §5.1's loops, as rotor compile --group graphturbo chose them" "$tmpdir/b"
-expect_saved loops-gt "^graphturbo       2      42.549          46.115     +8.38%       556   143448$" "$tmpdir/b"
-expect_saved loops-base "^per-layer        1     298.962         299.152     +0.06%       220    43120$" "$tmpdir/b"
+expect_saved loops-gt "^graphturbo       2      41.960          45.545     +8.54%       556   161240$" "$tmpdir/b"
+expect_saved loops-base "^per-layer        1     298.962         299.152     +0.06%       220    43340$" "$tmpdir/b"
 run_saved "$tmpdir/b1" -- simulate bert-large --seq 128 --batch 8 --chip stcp920 --group graphturbo -q --no-loops
 if [ "$(cat "$tmpdir/b1.rc")" -eq 0 ] && ! grep -q "loops" "$tmpdir/b1"; then ok; else bad "--no-loops: $(cat "$tmpdir/b1" "$tmpdir/b1.err")"; fi
 run_saved "$tmpdir/b.json" -- simulate bert-large --seq 128 --batch 8 --chip stcp920 --group graphturbo -q --json

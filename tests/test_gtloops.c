@@ -158,7 +158,7 @@ Test(gtloops, loops_without_the_steps_are_refused_and_left_empty) {
 /* The loops replayed (rotor simulate --group graphturbo): a step in one
  * pass is the plain replay; BERT-128's graphturbo step in two passes of 4
  * is twice the replay of the model built at 4, its model time the loops'
- * own.  The replay finds that pass 8.4 % slower than the model (the
+ * own.  The replay finds that pass 8.6 % slower than the model (the
  * cross-layer overlap at 4 sentences; docs/simulator.md, "Agreement"),
  * still 3.9x faster than one pass of 8 replayed. */
 Test(gtloops, the_loops_replay_as_passes_times_one_pass) {
@@ -179,7 +179,7 @@ Test(gtloops, the_loops_replay_as_passes_times_one_pass) {
     cr_assert_eq(g->model_s, rotor_dsa_loop_s(&p.loops.step[ROTOR_DSA_GRAPHTURBO]));
     cr_assert_eq(g->tasks, pass.tasks, "tasks of one pass");
     double diff = g->simulated_s / g->model_s - 1;
-    cr_assert(diff > 0.083 && diff < 0.085, "%.4f", diff);
+    cr_assert(diff > 0.085 && diff < 0.087, "%.4f", diff);
     rotor_gtreplay_result whole;
     cr_assert_eq(rotor_gtreplay_run(&p.graph, &p.cluster, ROTOR_DSA_GRAPHTURBO, &whole, &err), ROTOR_OK);
     cr_assert_gt(whole.simulated_s, 3.9 * g->simulated_s);

@@ -84,6 +84,43 @@ Test(gtreplay, a_chain_replays_as_the_model_by_hand) {
     rotor_graph_free(&g);
 }
 
+/* The GB serves reads and writes at gb_gbps each (docs/chip-format.md): on
+ * the chain above with a GB of 0.01 GB/s and a DDR of 100 GB/s,
+ *  graphturbo: the two operators' 128 bytes of weights are written into the
+ *    GB from DDR (12.8 us on its write side) while the LB reads them (12.8
+ *    us on its read side), both under the 16.384 us of compute: 16.384 us
+ *    (one side for both: 25.6 us);
+ *  per-layer: each operator's 64 bytes come from DDR (0.64 ns) into the LB
+ *    through the GB (6.4 us; their landing's 6.4 us on the write side under
+ *    it), then 8.192 us of compute over moves of 41 ns: 14.593 us each.
+ * The replay runs the two sides as two servers and agrees within 5 %. */
+Test(gtreplay, the_gbs_reads_and_writes_run_at_once) {
+    rotor_graph g;
+    rotor_graph_init(&g, "t");
+    int x = act(&g, "x");
+    int z = conv1x1(&g, "c2", conv1x1(&g, "c1", x));
+    rotor_error err;
+    cr_assert_eq(rotor_graph_set_output(&g, z, &err), ROTOR_OK);
+    rotor_dsa_cluster c = small_cluster(1 << 30);
+    c.gb_bw = 1e7, c.ddr_bw = 1e11;
+    rotor_dsa_result m;
+    cr_assert_eq(rotor_dsa_run(&g, &c, ROTOR_DSA_GRAPHTURBO, &m, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_float_eq(m.seconds, 16.384e-6, 1e-12, "%.6f us", m.seconds * 1e6);
+    cr_assert_float_eq(m.gb_s, 12.8e-6, 1e-12, "%.6f us", m.gb_s * 1e6);
+    cr_assert_float_eq(m.gb_bytes, 256, 1e-9, "128 written, 128 read");
+    rotor_gtreplay_result r;
+    cr_assert_eq(rotor_gtreplay_run(&g, &c, ROTOR_DSA_GRAPHTURBO, &r, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_float_eq(r.busy_s[ROTOR_GTREPLAY_GB], 12.8e-6, 1e-15);
+    cr_assert_float_eq(r.busy_s[ROTOR_GTREPLAY_GB_WRITE], 12.8e-6, 1e-15);
+    cr_assert(r.simulated_s >= r.model_s && r.simulated_s < 1.05 * r.model_s, "%.6f us", r.simulated_s * 1e6);
+    cr_assert_eq(rotor_dsa_run(&g, &c, ROTOR_DSA_PER_LAYER, &m, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_float_eq(m.seconds, 2 * (0.64e-9 + 6.4e-6 + 8.192e-6), 1e-12, "%.6f us", m.seconds * 1e6);
+    cr_assert_eq(rotor_gtreplay_run(&g, &c, ROTOR_DSA_PER_LAYER, &r, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert(r.simulated_s >= 0.99 * r.model_s && r.simulated_s < 1.05 * r.model_s, "%.6f us against %.6f",
+              r.simulated_s * 1e6, r.model_s * 1e6);
+    rotor_graph_free(&g);
+}
+
 /* ResNet-18 at batch 8 a cluster on stcp920: every step replays within 2 %
  * of the model (measured: +0.17 % to +1.55 % on 2026-12-01, -0.07 % to
  * +0.93 % before the GB's capacity; the gap is the tiles' fill and drain,

@@ -144,18 +144,27 @@ static rotor_status time_schedule(const rotor_graph *g, const rotor_gt_schedule 
     bool cross = step == ROTOR_DSA_GRAPHTURBO;
     for (int64_t pos = 0; pos < s->ninst; pos++) {
         const rotor_dsa_work *w = &works[pos];
+        /* The GB serves reads and writes at gb_gbps each (docs/chip-format.md,
+         * "gb_gbps"; docs/simulator.md, "The global buffer"): its read side
+         * carries the tiles' reads and the weights into the LB, its write
+         * side the tiles' writes and the weights DMA brings in from DDR.
+         * Until 2026-12-02 both went on one side here, half the bandwidth
+         * the chip file gives (found by a review helper). */
         double ddr = w->read[0] + w->write[0], gb = w->read[1] + w->write[1];
-        double t_ddr = (ddr + w->w_ddr) / c->ddr_bw, t_gb = (gb + w->w_gb) / c->gb_bw, t;
+        double gb_rd = w->read[1] + w->w_gb, gb_wr = w->write[1] + w->w_ddr;
+        double t_ddr = (ddr + w->w_ddr) / c->ddr_bw, t_gb = fmax(gb_rd, gb_wr) / c->gb_bw, t;
         if (cross) {
             double comp = c->units_overlap ? (w->mm_s > w->vec_s ? w->mm_s : w->vec_s) : w->mm_s + w->vec_s;
             t = fmax(comp, fmax(t_ddr, t_gb));
-        } else { /* the weights first, then the tiles' moves (DDR and the GB apart) under the compute */
+        } else { /* the weights first (DDR into the GB, then into the LB; their landing on
+                  * the write side under that), then the tiles' moves (DDR and the GB's two
+                  * sides apart) under the compute */
             double load = w->w_ddr / c->ddr_bw + w->w_gb / c->gb_bw;
-            t = load + fmax(w->mm_s + w->vec_s, fmax(ddr / c->ddr_bw, gb / c->gb_bw));
+            t = load + fmax(w->mm_s + w->vec_s, fmax(ddr / c->ddr_bw, fmax(w->read[1], w->write[1]) / c->gb_bw));
         }
         r->seconds += t;
         r->mm_s += w->mm_s, r->vec_s += w->vec_s, r->ddr_s += t_ddr, r->gb_s += t_gb;
-        r->ddr_bytes += ddr + w->w_ddr, r->gb_bytes += gb + w->w_gb;
+        r->ddr_bytes += ddr + w->w_ddr, r->gb_bytes += gb + w->w_gb + w->w_ddr;
     }
     free(works);
     return ROTOR_OK;
@@ -193,7 +202,8 @@ rotor_status rotor_dsa_schedule(const rotor_graph *g, const rotor_dsa_cluster *c
     rotor_dsa_limits(c, &lim);
     rotor_gt_mode mode = step == ROTOR_DSA_LB ? ROTOR_GT_PER_OP_LB
                          : step <= ROTOR_DSA_GB ? ROTOR_GT_PER_OP_GB : ROTOR_GT_GROUPED;
-    if (step == ROTOR_DSA_PER_LAYER) lim.gb_bytes = 0; /* nothing stays on chip: every output to DDR */
+    if (step == ROTOR_DSA_PER_LAYER) /* no output stays on chip: every one to DDR; the weights as timed */
+        lim.w_gb_bytes = lim.gb_bytes, lim.gb_bytes = 0;
     return rotor_gt_schedule_build(g, &lim, mode, s, err);
 }
 

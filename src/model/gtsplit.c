@@ -298,7 +298,8 @@ static double cost(const gt_prop *p, rotor_gt_split *s, const rotor_gt_limits *l
      * them resident whenever they fit beside the sub-graph's own boundary
      * blocks was measured: ViT-Large's instance step fell to 0.98x of the
      * lb step's and the two-convolution proof stopped fusing.) */
-    bool gb_w = rotor_gt_gb_holds(w, lim->gb_bytes) && !(lim->gb_capacity && streamed(p, lim));
+    bool gb_w = rotor_gt_gb_holds(w, lim->w_gb_bytes ? lim->w_gb_bytes : lim->gb_bytes) &&
+                !(lim->gb_capacity && streamed(p, lim));
     s->w_resident = gb_w;
     double w_once = lim->mm_rate > 0 ? w * (gb_w ? 1 / lim->gb_bw : 1 / lim->ddr_bw + 1 / lim->gb_bw) : w;
     s->w_loads = chunks, s->in_loads = 1;

@@ -156,7 +156,9 @@ static void gtsim_step_json(cJSON *o, const rotor_gtreplay_result *r) {
 rotor_status rotor_doc_graphturbo_sim(const char *model, const rotor_chip *chip, int64_t batch,
                                       const rotor_gtreplay_result r[ROTOR_DSA_STEPS], const rotor_dsa_loops *lp,
                                       const rotor_gtreplay_result *lr, char **out, rotor_error *err) {
-    cJSON *root = json_root("rotor-graphturbo-sim", 1, model, chip);
+    /* version 2 (2026-12-02): busy_s has the GB's two sides, "GB read" and
+     * "GB write", where version 1 had one "GB" */
+    cJSON *root = json_root("rotor-graphturbo-sim", 2, model, chip);
     if (!root) return rotor_nomem(err);
     cJSON_AddNumberToObject(root, "batch", (double)batch);
     cJSON_AddNumberToObject(root, "clusters", (double)chip->clusters);

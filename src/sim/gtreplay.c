@@ -2,10 +2,10 @@
  * event-driven simulator (include/rotor/sim/gtreplay.h has the task graph;
  * docs/simulator.md, "GraphTurbo's instances", its decisions).
  *
- * The four resources are four pipelines of the engine: "cores" 0-3 of a
- * four-core chip that has nothing else (no HBM, no GB), each serving its
+ * The five resources are five pipelines of the engine: "cores" 0-4 of a
+ * five-core chip that has nothing else (no HBM, no GB), each serving its
  * tasks FIFO for a duration the cluster's rates give.  Decision: the
- * cluster's DDR share and GB port are aggregate rates in the time model
+ * cluster's DDR share and GB sides are aggregate rates in the time model
  * (rotor_dsa_cluster), so the replay keeps them aggregate, one server each,
  * rather than routing per-core transfers through the network's GB pool;
  * what it tests is the model's composition of the instances (its sum of
@@ -17,7 +17,7 @@
 
 #include "rotor/sim/sim.h"
 
-static const char *const RES_NAMES[ROTOR_GTREPLAY_NRES] = {"matrix", "vector", "DDR", "GB"};
+static const char *const RES_NAMES[ROTOR_GTREPLAY_NRES] = {"matrix", "vector", "DDR", "GB read", "GB write"};
 
 const char *rotor_gtreplay_res_name(rotor_gtreplay_res r) {
     return (unsigned)r < ROTOR_GTREPLAY_NRES ? RES_NAMES[r] : "?";
@@ -49,7 +49,7 @@ typedef struct gt_replay {
 } gt_replay;
 
 static const rotor_sim_category CATEGORY[ROTOR_GTREPLAY_NRES] = {ROTOR_SIM_COMPUTE, ROTOR_SIM_COMPUTE, ROTOR_SIM_HBM,
-                                                                 ROTOR_SIM_COMM};
+                                                                 ROTOR_SIM_COMM, ROTOR_SIM_COMM};
 
 /* Adds ps of work on resource res after deps (-1 entries skipped; at most 8
  * when deps is not r->deps).  Zero work is a join: it does not queue. */
@@ -71,6 +71,14 @@ static int64_t tile_ps(int64_t d, int t) {
 
 static int64_t ps_of(double s) { return llround(s * 1e12); }
 
+/* The DMA's landing of weights from DDR on the GB's write side, after gate:
+ * it occupies the side, but the LB reads the weights right behind it (a
+ * decision: cut-through, so only DDR's read is on the weights' path). */
+static rotor_status landing(gt_replay *r, int op, int64_t ps, int64_t gate, rotor_error *err) {
+    int64_t d[1] = {gate}, id;
+    return add(r, ROTOR_GTREPLAY_GB_WRITE, ps, op, d, 1, &id, err);
+}
+
 /* Without cross-layer scheduling: the instance's weights whole, DDR -> GB
  * after gate, then GB -> LB (its id in *wg). */
 static rotor_status weights(gt_replay *r, int64_t pos, int64_t gate, int64_t *wg, rotor_error *err) {
@@ -80,6 +88,7 @@ static rotor_status weights(gt_replay *r, int64_t pos, int64_t gate, int64_t *wg
     bool resident = w->w_resident;
     int64_t wd, d[2] = {gate, -1};
     rotor_status st = add(r, ROTOR_GTREPLAY_DDR, ps_of(w_ddr / r->c->ddr_bw), in->sg, d, 1, &wd, err);
+    if (!st) st = landing(r, in->sg, ps_of(w_ddr / r->c->gb_bw), gate, err);
     if (st) return st;
     if (resident && in->index == 0) r->sg_wload[in->sg] = wd;
     d[0] = wd, d[1] = resident ? r->sg_wload[in->sg] : -1;
@@ -107,7 +116,7 @@ static rotor_status start_join(gt_replay *r, int64_t pos, int64_t first, int64_t
 /* One instance's work in ps: its compute, its reads and writes at DDR and
  * the GB, and (streamed, with cross-layer scheduling) its weights. */
 typedef struct inst_ps {
-    int64_t mm, vec, rd[2], wr[2], w_ddr, w_gb;
+    int64_t mm, vec, rd[2], wr[2], w_ddr, w_gbw, w_gb; /* w_gbw: the weights' DDR -> GB on the GB's write side */
     int64_t w_after;         /* the DDR load of resident weights a later instance waits for (-1) */
     bool keep_load;          /* the first instance of resident weights: remember its last DDR tile */
 } inst_ps;
@@ -123,7 +132,9 @@ static rotor_status tiles(gt_replay *r, int op, const inst_ps *w, int64_t start,
         int64_t gate = t < 2 ? start : done[t % 2]; /* double buffering: tile t - 2 has computed */
         int64_t d[4] = {gate};
         if (r->cross) { /* weights stream with the tiles (§2.2's fixed LB buffer, §4.4) */
-            if ((st = add(r, ROTOR_GTREPLAY_DDR, tile_ps(w->w_ddr, t), op, d, 1, &wd, err))) break;
+            if ((st = add(r, ROTOR_GTREPLAY_DDR, tile_ps(w->w_ddr, t), op, d, 1, &wd, err)) ||
+                (st = landing(r, op, tile_ps(w->w_gbw, t), gate, err)))
+                break;
             d[0] = wd, d[1] = w->w_after;
             if ((st = add(r, ROTOR_GTREPLAY_GB, tile_ps(w->w_gb, t), op, d, 2, &wg, err))) break;
             d[0] = gate;
@@ -141,7 +152,7 @@ static rotor_status tiles(gt_replay *r, int op, const inst_ps *w, int64_t start,
         d[0] = v;
         if ((st = add(r, ROTOR_GTREPLAY_DDR, tile_ps(w->wr[0], t), op, d, 1, x, err))) break;
         d[0] = v;
-        if ((st = add(r, ROTOR_GTREPLAY_GB, tile_ps(w->wr[1], t), op, d, 1, y, err))) break;
+        if ((st = add(r, ROTOR_GTREPLAY_GB_WRITE, tile_ps(w->wr[1], t), op, d, 1, y, err))) break;
         done[t % 2] = v;
     }
     if (w->keep_load) r->sg_wload[op] = wd;
@@ -159,7 +170,8 @@ static rotor_status instance(gt_replay *r, int64_t pos, rotor_error *err) {
     inst_ps w = {.mm = ps_of(k->mm_s), .vec = ps_of(k->vec_s),
                  .rd = {ps_of(k->read[0] / c->ddr_bw), ps_of(k->read[1] / c->gb_bw)},
                  .wr = {ps_of(k->write[0] / c->ddr_bw), ps_of(k->write[1] / c->gb_bw)},
-                 .w_ddr = ps_of(k->w_ddr / c->ddr_bw), .w_gb = ps_of(k->w_gb / c->gb_bw),
+                 .w_ddr = ps_of(k->w_ddr / c->ddr_bw), .w_gbw = ps_of(k->w_ddr / c->gb_bw),
+                 .w_gb = ps_of(k->w_gb / c->gb_bw),
                  .w_after = resident && in->index > 0 ? r->sg_wload[in->sg] : -1,
                  .keep_load = r->cross && resident && in->index == 0};
     /* no prefetch: the weights after the previous instance's compute, the
@@ -175,11 +187,11 @@ static rotor_status instance(gt_replay *r, int64_t pos, rotor_error *err) {
     return add(r, ROTOR_GTREPLAY_MATRIX, 0, in->sg, d, 4, &r->sg_done[in->sg], err);
 }
 
-/* Four servers: a chip of four cores and nothing else. */
+/* Five servers: a chip of five cores and nothing else. */
 static rotor_status servers(const rotor_dsa_cluster *c, gt_replay *r, rotor_error *err) {
     rotor_chip chip;
     rotor_status st = rotor_chip_preset("ipu-mk2", &chip, err);
-    if (!st) st = rotor_chip_set(&chip, "cores_per_chip=4", err);
+    if (!st) st = rotor_chip_set(&chip, "cores_per_chip=5", err);
     if (!st) st = rotor_sim_create(&chip, &r->sim, err);
     if (st) return st;
     for (int i = 0; i < ROTOR_GTREPLAY_NRES; i++) r->node[i] = i;

@@ -86,8 +86,8 @@ typedef struct rotor_dsa_result {
     rotor_dsa_step step;
     double seconds;          /* the cluster's graph, once */
     double mm_s, vec_s;      /* busy time of the matrix and vector units */
-    double ddr_s, gb_s;      /* ... of DDR and the GB */
-    double ddr_bytes, gb_bytes;
+    double ddr_s, gb_s;      /* ... of DDR and the GB (per instance its busier side, reads or writes) */
+    double ddr_bytes, gb_bytes; /* through each: the GB's read and written, the weights from DDR included */
     int subgraphs;
     int64_t instances;
     rotor_gt_order_kind order;

@@ -101,6 +101,13 @@ typedef struct rotor_gt_limits {
      * per operator; rotor_gt_schedule_build owns it: callers leave it
      * NULL); the per-operator steps count each kernel's (count_weights). */
     bool gb_capacity;
+    /* The GB a sub-graph's weights may wait in by the half-GB rule (0: the
+     * GB, gb_bytes).  The per-layer baseline writes every output to DDR
+     * (gb_bytes 0) but its kernels' weights wait in the GB as its time
+     * prices them (compile/dsa.c): its splits are chosen on that too
+     * (until 2026-12-02 they were chosen as if the weights came from DDR
+     * every load, and timed as if they waited in the GB). */
+    int64_t w_gb_bytes;
     /* The per-operator steps under gb_capacity (set by rotor_gt_schedule_build,
      * callers leave it false): each kernel's weights that wait in the GB (the
      * half-GB rule, one kernel at a time) take their room there while it

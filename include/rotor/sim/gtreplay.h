@@ -6,9 +6,11 @@
  * rotor_dsa_limits, the step's mode).  Four resources, each a FIFO server of
  * the engine: the cluster's matrix units, its vector units (the matrix
  * units' server too when compute_units < 2), its share of the DDR channel
- * and its GB port.  Every instance, in the schedule's order, becomes
+ * and its GB's read and write sides (gb_gbps each, as the chip file says).
+ * Every instance, in the schedule's order, becomes
  *   weights   DDR -> GB (once per sub-graph when they fit half the GB, else
- *             every instance), then GB -> LB;
+ *             every instance; their landing occupies the GB's write side, the
+ *             LB reading right behind it), then GB -> LB on its read side;
  *   tiles     ROTOR_GTREPLAY_TILES of them, double-buffered: tile k reads its
  *             share of the inputs (and spills) from DDR and the GB once tile
  *             k - 2 has computed, computes on the matrix then the vector
@@ -41,11 +43,12 @@ typedef enum rotor_gtreplay_res {
     ROTOR_GTREPLAY_MATRIX = 0,
     ROTOR_GTREPLAY_VECTOR,
     ROTOR_GTREPLAY_DDR,
-    ROTOR_GTREPLAY_GB,
+    ROTOR_GTREPLAY_GB,       /* the GB's read side: tiles' reads, weights into the LB */
+    ROTOR_GTREPLAY_GB_WRITE, /* its write side: tiles' writes, weights from DDR */
     ROTOR_GTREPLAY_NRES
 } rotor_gtreplay_res;
 
-/* "matrix", "vector", "DDR", "GB". */
+/* "matrix", "vector", "DDR", "GB read", "GB write". */
 const char *rotor_gtreplay_res_name(rotor_gtreplay_res r);
 
 typedef struct rotor_gtreplay_result {
