@@ -434,3 +434,23 @@ Test(simplify, a_vendor_bn_folds_only_without_data) {
         rotor_graph_free(&g);
     }
 }
+
+/* The folded BN's bias Add is named "<conv>.bias", or "<conv>.bias#2" when
+ * the model has an operator of that name already (two operators of one name
+ * came out). */
+Test(simplify, the_new_bias_takes_a_name_no_operator_has) {
+    mb b;
+    conv_bn_model(&b, false, false);
+    b.nodes[2]->name = "conv.bias"; /* the model's Relu */
+    rotor_graph g, s;
+    rotor_simplify_stats st;
+    load_simplified(&b, &g, &s, &st);
+    cr_assert_eq(st.bn_folded, 1);
+    int named = 0;
+    for (int o = 0; o < s.nops; o++) named += !strcmp(s.ops[o].name, "conv.bias");
+    cr_assert_eq(named, 1, "the Relu keeps its name");
+    cr_assert_str_eq(s.ops[1].name, "conv.bias#2");
+    rotor_graph_free(&s);
+    rotor_graph_free(&g);
+    mb_free(&b);
+}

@@ -341,6 +341,12 @@ static rotor_status copy_op(simp *s, int o, rotor_graph *out, rotor_error *err) 
     return st;
 }
 
+static bool op_named(const rotor_graph *g, const char *name) {
+    for (int o = 0; o < g->nops; o++)
+        if (!strcmp(g->ops[o].name, name)) return true;
+    return false;
+}
+
 /* The folded BN's bias epilogue: Y[...] = X[...] + B[channel axes] over
  * the contraction's output dimensions, named "<contraction>.bias" as the
  * ONNX lowering names a Conv's bias. */
@@ -360,6 +366,10 @@ static rotor_status add_bias(simp *s, const simp_bn *f, rotor_graph *out, rotor_
     }
     snprintf(text, sizeof text, "Y[%s] = X[%s] + B[%s]", idx, idx, ch);
     snprintf(name, sizeof name, "%s.bias", s->g->ops[f->conv].name);
+    /* a name no operator of the graph has (a model's own op may be called
+     * so): "<contraction>.bias#2", #3, ... */
+    for (int k = 2; op_named(s->g, name); k++)
+        snprintf(name, sizeof name, "%s.bias#%d", s->g->ops[f->conv].name, k);
     int ins[2] = {s->newv[f->conv_out], s->newv[f->b]}, o = s->newv[f->out];
     rotor_op_desc d = {.name = name, .type = "Add", .expr = text, .dims = dims, .inputs = ins, .ninputs = 2,
                        .outputs = &o, .noutputs = 1};
