@@ -800,8 +800,6 @@ typedef struct dp_row {
     rotor_gticca_sg sg; /* that sub-graph */
 } dp_row;
 
-/* The best instance count for first..last, into *best (instances 0: none
- * fits or splits). */
 /* A candidate fit_sram turned away: the dynamic program runs again
  * without it. */
 typedef struct inst_ban {
@@ -820,6 +818,8 @@ static bool banned(const inst_bans *b, int first, int last, int64_t n) {
     return false;
 }
 
+/* The best instance count for first..last, into *best (instances 0: none
+ * fits or splits, or every count that would is banned). */
 static rotor_status best_instances(compiler *cc, const rotor_compile_options *opt, const rotor_compile_result *out,
                                    inst_memo *m, int first, int last, int64_t idle_total, bool *gone,
                                    const inst_bans *bans, rotor_gticca_result *res, rotor_gticca_sg *best,
@@ -868,10 +868,15 @@ static rotor_status best_instances(compiler *cc, const rotor_compile_options *op
  * excess), else the sub-graph that gains least per byte of its excess (a
  * decision: ties to the first), which the dynamic program then runs
  * without (compile_gticca). */
-static int fit_sram(const compiler *cc, const rotor_compile_result *out, rotor_gticca_sg *sg, int nsg,
-                    const bool *gone) {
+int64_t rotor_gticca_extra_idle(const rotor_gticca_sg *sg, int nsg) {
     int64_t extra = 0;
     for (int k = 0; k < nsg; k++) extra += sg[k].extra_idle_bytes;
+    return extra;
+}
+
+static int fit_sram(const compiler *cc, const rotor_compile_result *out, rotor_gticca_sg *sg, int nsg,
+                    const bool *gone) {
+    int64_t extra = rotor_gticca_extra_idle(sg, nsg);
     bool over = false;
     for (int o = 0; o < cc->g->nops && !over; o++) {
         const rotor_op_schedule *r = &out->ops[o];

@@ -75,18 +75,12 @@ static rotor_status match_values(const rotor_graph *g, const rotor_graph *ig, in
  * runs (gticca.c, best_instances: idle_rest + live; fit_sram: the other
  * sub-graphs' copies of their weights). */
 static int64_t t10_beside(const rotor_program *p, const rotor_gticca_result *gt, const rotor_gticca_sg *s) {
-    int64_t idle = p->idle_bytes + run_gticca_extra_idle(gt) - s->extra_idle_bytes, live = 0;
+    int64_t idle = p->idle_bytes + rotor_gticca_extra_idle(gt->sg, gt->nsg) - s->extra_idle_bytes, live = 0;
     for (int o = s->first; o <= s->last; o++) {
         idle -= p->ops[o].idle_bytes;
         if (p->ops[o].live_bytes > live) live = p->ops[o].live_bytes;
     }
     return idle + live;
-}
-
-int64_t run_gticca_extra_idle(const rotor_gticca_result *gt) {
-    int64_t extra = 0;
-    for (int k = 0; gt && k < gt->nsg; k++) extra += gt->sg[k].extra_idle_bytes;
-    return extra;
 }
 
 rotor_status run_gticca_subgraph(const rotor_graph *g, const rotor_run_options *opt, const rotor_gticca_sg *s,

@@ -369,7 +369,9 @@ static rotor_status run_expression(run_ctx *c, int o, rotor_error *err) {
     } else if (!st && p) {
         const rotor_program_op *po = &p->ops[o];
         const rotor_chip *chip = c->opt->chip;
-        int64_t others = p->idle_bytes - po->idle_bytes + po->live_bytes + run_gticca_extra_idle(c->opt->gticca);
+        const rotor_gticca_result *gt = c->opt->gticca; /* the sub-graphs' copies of their weights too */
+        int64_t others = p->idle_bytes - po->idle_bytes + po->live_bytes;
+        if (gt) others += rotor_gticca_extra_idle(gt->sg, gt->nsg);
         rotor_emu_options eo = {.sram_bytes = rotor_chip_sram(chip) - others};
         rotor_emu_result er;
         if (eo.sram_bytes <= 0)

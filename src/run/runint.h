@@ -16,9 +16,6 @@
  * (gticcarun.c): out->values as rotor_run keeps them, every value its
  * operators produce allocated; fills their slices and adds to out's
  * counts, emulated time and peak. */
-/* Per core, the idle layouts the sub-graphs of gt (NULL: none) hold beyond
- * T10's of their operators: held beside every other operator. */
-int64_t run_gticca_extra_idle(const rotor_gticca_result *gt);
 rotor_status run_gticca_subgraph(const rotor_graph *g, const rotor_run_options *opt, const rotor_gticca_sg *s,
                                  rotor_run_result *out, rotor_error *err);
 

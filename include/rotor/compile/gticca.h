@@ -69,6 +69,12 @@ typedef struct rotor_gticca_result {
     int64_t *lost_bytes, *lost_rounds;
 } rotor_gticca_result;
 
+/* Per core, the idle layouts sub-graphs sg[0..nsg) hold beyond T10's of
+ * their operators (the sum of their extra_idle_bytes): what every other
+ * operator and sub-graph holds beside its own (gticca.c, fit_sram; the
+ * run's SRAM, run/gticcarun.c). */
+int64_t rotor_gticca_extra_idle(const rotor_gticca_sg *sg, int nsg);
+
 void rotor_gticca_result_free(rotor_gticca_result *r);
 
 /* The graph one instance of operators first..last of g runs when the batch
