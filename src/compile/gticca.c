@@ -81,6 +81,8 @@
 #define MAX_OPS 3      /* operators per sub-graph at most (a residual block; 6 gained at most 0.24 %) */
 #define MAX_INST 16    /* instances per sub-graph at most */
 #define MIN_GROUP_FRAC 64 /* a group has at least N / 64 cores */
+#define NCOUNTS 4         /* the instance counts: n = 2, 4, 8, 16 */
+_Static_assert(MAX_INST == 2 << (NCOUNTS - 1), "NCOUNTS counts the instance counts up to MAX_INST");
 
 /* Whether n instances have a group each: at most MAX_INST, and groups of
  * at least N / MIN_GROUP_FRAC cores and of one core at least (a chip of
@@ -532,21 +534,19 @@ static rotor_status job_chains(const rotor_graph *g, const inst_job *jobs, int n
                                rotor_error *err) {
     int *shape = NULL, *up = malloc((size_t)nj * sizeof *up), *w = calloc((size_t)nj, sizeof *w);
     int *root = malloc((size_t)nj * sizeof *root);
-    /* by[NI * s + i]: the first job with an operator of shape s at n = 2^(i+1) */
-    enum { NI = 4 }; /* n = 2, 4, 8, 16 */
-    _Static_assert(MAX_INST == 2 << (NI - 1), "NI counts the instance counts up to MAX_INST");
-    int *by = malloc((size_t)NI * (size_t)(g->nops ? g->nops : 1) * sizeof *by);
+    /* by[NCOUNTS * s + i]: the first job with an operator of shape s at n = 2^(i+1) */
+    int *by = malloc((size_t)NCOUNTS * (size_t)(g->nops ? g->nops : 1) * sizeof *by);
     rotor_status st = up && w && root && by ? op_shapes(g, &shape, err) : rotor_nomem(err);
     int nc = 0;
     if (!st) {
-        for (int k = 0; k < NI * g->nops; k++) by[k] = -1;
+        for (int k = 0; k < NCOUNTS * g->nops; k++) by[k] = -1;
         for (int k = 0; k < nj; k++) up[k] = k;
         for (int k = 0; k < nj; k++) {
             if (jobs[k].done) continue;
             int i = 0;
             while ((int64_t)2 << i < jobs[k].n) i++;
             for (int o = jobs[k].first; o <= jobs[k].last; o++) {
-                int *f = &by[NI * shape[o] + i];
+                int *f = &by[NCOUNTS * shape[o] + i];
                 if (*f < 0) *f = k;
                 else up[uf_root(up, k)] = uf_root(up, *f);
             }
@@ -800,31 +800,13 @@ typedef struct dp_row {
     rotor_gticca_sg sg; /* that sub-graph */
 } dp_row;
 
-/* A candidate fit_sram turned away: the dynamic program runs again
- * without it. */
-typedef struct inst_ban {
-    int first, last;
-    int64_t n;
-} inst_ban;
-
-typedef struct inst_bans {
-    int n, cap;
-    inst_ban *v;
-} inst_bans;
-
-static bool banned(const inst_bans *b, int first, int last, int64_t n) {
-    for (int i = 0; i < b->n; i++)
-        if (b->v[i].first == first && b->v[i].last == last && b->v[i].n == n) return true;
-    return false;
-}
-
-/* The best instance count for first..last, into *best (instances 0: none
- * fits or splits, or every count that would is banned). */
-static rotor_status best_instances(compiler *cc, const rotor_compile_options *opt, const rotor_compile_result *out,
-                                   inst_memo *m, int first, int last, int64_t idle_total, bool *gone,
-                                   const inst_bans *bans, rotor_gticca_result *res, rotor_gticca_sg *best,
-                                   rotor_error *err) {
-    memset(best, 0, sizeof *best);
+/* Each instance count's candidate for first..last, cand[i] for n = 2^(i+1)
+ * (instances 0: it does not split n ways, does not fit, or is no faster
+ * than T10 alone). */
+static rotor_status range_candidates(compiler *cc, const rotor_compile_options *opt, const rotor_compile_result *out,
+                                     inst_memo *m, int first, int last, int64_t idle_total, bool *gone,
+                                     rotor_gticca_result *res, rotor_gticca_sg cand[NCOUNTS], rotor_error *err) {
+    memset(cand, 0, NCOUNTS * sizeof *cand);
     int64_t idle_rest = idle_total, live = 0, idle_own = 0;
     double t10 = 0, t10c = 0;
     for (int o = first; o <= last; o++) {
@@ -837,24 +819,39 @@ static rotor_status best_instances(compiler *cc, const rotor_compile_options *op
     /* a sub-graph must win by itself: no gain from a lost hand-off (a
      * gather from the even layout priced below the hand-off it replaces) */
     double pen = fmax(0, compile_handoffs_lost(cc, out, first, last, gone));
-    for (int64_t n = 2; instances_fit(cc->cores, n); n *= 2) {
+    for (int i = 0, n = 2; i < NCOUNTS && instances_fit(cc->cores, n); i++, n *= 2) {
         inst_cost c;
-        if (banned(bans, first, last, n)) continue;
-        if (!bans->n) res->candidates++; /* counted in the first run */
+        res->candidates++;
         rotor_status st = instance_cost(cc, opt, m, first, last, n, &c, res, err);
         if (st) return st;
         int64_t used = c.peak + idle_rest + live;
         if (!isfinite(c.s) || used > cc->sram) continue;
-        double s = c.s + entry_cost(cc, out, first, last, &c);
-        if (!(s + pen < t10 * (1 - 1e-9))) continue; /* a tie keeps T10 alone */
-        if (!best->instances || s + pen < best->grouped_s + best->penalty_s)
-            *best = (rotor_gticca_sg){.first = first, .last = last, .instances = n, .group_cores = cc->cores / n,
-                                      .t10_s = t10, .grouped_s = s, .penalty_s = pen, .t10_compute_s = t10c,
-                                      .compute_s = c.compute, .peak_bytes = used,
-                                      .extra_idle_bytes = c.idle - idle_own};
+        double t = c.s + entry_cost(cc, out, first, last, &c);
+        if (!(t + pen < t10 * (1 - 1e-9))) continue; /* a tie keeps T10 alone */
+        cand[i] = (rotor_gticca_sg){.first = first, .last = last, .instances = n, .group_cores = cc->cores / n,
+                                    .t10_s = t10, .grouped_s = t, .penalty_s = pen, .t10_compute_s = t10c,
+                                    .compute_s = c.compute, .peak_bytes = used, .extra_idle_bytes = c.idle - idle_own};
     }
     return ROTOR_OK;
 }
+
+/* The best of a range's candidates (the fewest instances of the fastest),
+ * or NULL. */
+static const rotor_gticca_sg *best_candidate(const rotor_gticca_sg cand[NCOUNTS]) {
+    const rotor_gticca_sg *best = NULL;
+    for (int i = 0; i < NCOUNTS; i++)
+        if (cand[i].instances &&
+            (!best || cand[i].grouped_s + cand[i].penalty_s < best->grouped_s + best->penalty_s))
+            best = &cand[i];
+    return best;
+}
+
+/* A closed range's candidates, priced in the dynamic program's first run
+ * and kept for the runs after it (fit_sram). */
+typedef struct range_cands {
+    bool known;
+    rotor_gticca_sg c[NCOUNTS];
+} range_cands;
 
 /* The chosen sub-graphs as one program: each keeps its instances' idle
  * layouts, whose excess over T10's (extra_idle_bytes) every other operator
@@ -949,8 +946,10 @@ rotor_status compile_gticca(compiler *cc, const rotor_compile_options *opt, roto
     const rotor_compile_options *io = st ? opt : &cc->gt->io;
     if (!st) st = instances_precompile(cc, &m, res, err);
     /* the dynamic program, again without each sub-graph the SRAM cannot
-     * hold beside the others (fit_sram) until what it chooses fits */
-    inst_bans bans = {0};
+     * hold beside the others (fit_sram) until what it chooses fits; each
+     * range's candidates priced once */
+    range_cands *rc = st ? NULL : calloc((size_t)n * (MAX_OPS - 1), sizeof *rc);
+    if (!st && !rc) st = rotor_nomem(err);
     int nsg = 0;
     while (!st) {
         memset(gone, 0, ((size_t)n + 1) * sizeof *gone);
@@ -961,12 +960,14 @@ rotor_status compile_gticca(compiler *cc, const rotor_compile_options *opt, roto
             for (int len = 2; !st && len <= MAX_OPS && len <= j; len++) {
                 int first = j - len;
                 if (!closed_range(cc, first, o)) continue;
-                rotor_gticca_sg c;
-                st = best_instances(cc, io, out, &m, first, o, idle_total, gone, &bans, res, &c, err);
-                if (!st && c.instances && dp[first].cost + c.grouped_s + c.penalty_s < dp[j].cost) {
-                    dp[j].cost = dp[first].cost + c.grouped_s + c.penalty_s;
+                range_cands *r = &rc[(size_t)o * (MAX_OPS - 1) + (size_t)(len - 2)];
+                if (!r->known) st = range_candidates(cc, io, out, &m, first, o, idle_total, gone, res, r->c, err);
+                r->known = true;
+                const rotor_gticca_sg *c = st ? NULL : best_candidate(r->c);
+                if (c && dp[first].cost + c->grouped_s + c->penalty_s < dp[j].cost) {
+                    dp[j].cost = dp[first].cost + c->grouped_s + c->penalty_s;
                     dp[j].from = first;
-                    dp[j].sg = c;
+                    dp[j].sg = *c;
                 }
             }
         }
@@ -994,19 +995,14 @@ rotor_status compile_gticca(compiler *cc, const rotor_compile_options *opt, roto
             nsg = 0;
             break;
         }
-        if (bans.n == bans.cap) {
-            int nc = bans.cap ? 2 * bans.cap : 8;
-            inst_ban *v = realloc(bans.v, (size_t)nc * sizeof *v);
-            if (!v) {
-                st = rotor_nomem(err);
-                break;
-            }
-            bans.v = v, bans.cap = nc;
-        }
-        bans.v[bans.n++] = (inst_ban){res->sg[w].first, res->sg[w].last, res->sg[w].instances};
+        /* turned away: that range at that count is no candidate now */
+        const rotor_gticca_sg *x = &res->sg[w];
+        range_cands *r = &rc[(size_t)x->last * (MAX_OPS - 1) + (size_t)(x->last - x->first - 1)];
+        for (int i = 0; i < NCOUNTS; i++)
+            if (r->c[i].instances == x->instances) r->c[i].instances = 0;
         res->dropped++;
     }
-    free(bans.v);
+    free(rc);
     if (!st && nsg &&
         (!(res->lost_bytes = calloc((size_t)n, sizeof *res->lost_bytes)) ||
          !(res->lost_rounds = calloc((size_t)n, sizeof *res->lost_rounds))))
