@@ -75,8 +75,8 @@ static void simulate_usage(FILE *f) {
             "  --baseline B        with --expr: summa, cannon, gemv or all, on a mesh chip\n"
             "  --json              print the summary as JSON (rotor-simulation, version 1; a\n"
             "                      baseline: rotor-baseline, version 1; all: rotor-baseline-table,\n"
-            "                      version 1; --group graphturbo: rotor-graphturbo-sim, or without a GB\n"
-            "                      rotor-graphturbo-icca-sim, version 1)\n"
+            "                      version 1; --group graphturbo: rotor-graphturbo-sim, version 2, or\n"
+            "                      without a GB rotor-graphturbo-icca-sim, version 1)\n"
             "  --threads N         search threads when compiling a model or with --baseline all\n"
             CLI_CACHE_USAGE
             "  --list              list the zoo\n"
