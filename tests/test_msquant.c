@@ -45,17 +45,6 @@ static Onnx__NodeProto *ms_node(mb *b, const char *op, const char *ins, const ch
     return n;
 }
 
-static void attr_f(mb *b, Onnx__NodeProto *n, const char *name, float v) {
-    Onnx__AttributeProto *a = mb_alloc(b, sizeof *a);
-    onnx__attribute_proto__init(a);
-    a->name = mb_str(b, name);
-    a->has_type = 1;
-    a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT;
-    a->has_f = 1;
-    a->f = v;
-    n->attribute[n->n_attribute++] = a;
-}
-
 /* Loads b (keep_data: the run's import), runs it directly with the given
  * graph inputs (name, elements) and returns output y's elements in out. */
 static void run_model(mb *b, int nin, const char *const *names, const double *const *data, const char *y, double *out,
@@ -482,7 +471,7 @@ Test(msquant, qlinearleakyrelu_kernel) {
     init_f(&b, "sx", 0, NULL, (const float[]){0.5f}, 1);
     init_f(&b, "sy", 0, NULL, (const float[]){0.25f}, 1);
     Onnx__NodeProto *n = ms_node(&b, "QLinearLeakyRelu", "x sx - sy", "y");
-    attr_f(&b, n, "alpha", 0.2f);
+    mb_attr_f(&b, n, "alpha", 0.2f);
     mb_output(&b, "y");
     double x[2] = {-10, 10}, y[2];
     run_model(&b, 1, (const char *[]){"x"}, (const double *[]){x}, "y", y, 2);

@@ -25,17 +25,6 @@ static void input_t(mb *b, const char *name, int type, int rank, const int64_t *
     b->inputs[b->graph.n_input++] = mb_vi(b, name, type, rank, dims);
 }
 
-static void attr_f(mb *b, Onnx__NodeProto *n, const char *name, float v) {
-    Onnx__AttributeProto *a = mb_alloc(b, sizeof *a);
-    onnx__attribute_proto__init(a);
-    a->name = mb_str(b, name);
-    a->has_type = 1;
-    a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT;
-    a->has_f = 1;
-    a->f = v;
-    n->attribute[n->n_attribute++] = a;
-}
-
 /* b: one node op named "n" at opset over a float input x of the given
  * shape, its outputs outs, the first of them the graph's output. */
 static Onnx__NodeProto *one_node(mb *b, int opset, const char *op, const char *outs, int rank, const int64_t *dims) {
@@ -303,7 +292,7 @@ static void layernorm_epsion(mb *b, int opset) {
     mb_input(b, "x", DIMS(2, 8));
     mb_init_tensor(b, "s", F32, DIMS(8), NULL);
     mb_init_tensor(b, "bi", F32, DIMS(8), NULL);
-    attr_f(b, mb_node(b, "LayerNormalization", "ln", "x s bi", "y"), "epsion", 1e-5f);
+    mb_attr_f(b, mb_node(b, "LayerNormalization", "ln", "x s bi", "y"), "epsion", 1e-5f);
     mb_output(b, "y");
 }
 
