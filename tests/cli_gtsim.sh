@@ -28,6 +28,13 @@ if grep -q '"format":	"rotor-graphturbo-sim"' "$j" && grep -q '"version":	2' "$j
    [ "$(grep -c '"simulated_s":' "$j")" -eq 10 ] && [ "$(grep -c '"model_s":' "$j")" -eq 10 ] &&
    grep -q '"step":	"graphturbo"' "$j" && grep -q '"DDR":' "$j" && grep -q '"GB read":' "$j" && grep -q '"GB write":' "$j"; then ok; else bad "json: $(head -20 "$j")"; fi
 
+# --no-loops replays the same graph: a float32 file's values at the chip's 2 bytes too (it replayed them at 4)
+tc="$(dirname "$0")/../examples/twoconv.onnx"
+run_saved "$tmpdir/tc" -- simulate "$tc" --group graphturbo --chip stcp920 -q
+run_saved "$tmpdir/tcn" -- simulate "$tc" --group graphturbo --chip stcp920 -q --no-loops
+if grep -q "^per-layer         0.260 " "$tmpdir/tc" && [ "$(grep '^per-layer' "$tmpdir/tc" | head -n 1)" = "$(grep '^per-layer' "$tmpdir/tcn" | head -n 1)" ]
+then ok; else bad "no-loops sizes: $(grep '^per-layer' "$tmpdir/tc" "$tmpdir/tcn")"; fi
+
 # §5.1's loops replayed as rotor compile chose them: BERT-128 at 8 a cluster in two passes of 4
 run_saved "$tmpdir/b" -- simulate bert-large --seq 128 --batch 8 --chip stcp920 --group graphturbo -q
 expect_saved loops-head "^with §5.1's loops, as rotor compile --group graphturbo chose them" "$tmpdir/b"

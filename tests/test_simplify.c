@@ -135,6 +135,7 @@ Test(simplify, conv_bias_bn_relu_with_data_folds_and_computes_the_imported_outpu
         cr_assert_eq(s.nops, 3);
         cr_assert_str_eq(s.ops[1].type, "Add");
         cr_assert_str_eq(s.ops[1].expr.text, "Y[b,f,h,w] = X[b,f,h,w] + B[f]");
+        cr_assert_str_eq(s.ops[1].name, "conv.bias", "the Conv's own bias Add, folded away, leaves its name free");
         cr_assert_eq(beyond_tolerance(&g, &s), 0);
         rotor_graph_free(&s);
         rotor_graph_free(&g);

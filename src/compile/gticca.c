@@ -993,6 +993,8 @@ rotor_status compile_gticca(compiler *cc, const rotor_compile_options *opt, roto
             memset(gone, 0, ((size_t)n + 1) * sizeof *gone);
             res->dropped += nsg;
             nsg = 0;
+            free(res->sg);
+            res->sg = NULL;
             break;
         }
         /* turned away: that range at that count is no candidate now */

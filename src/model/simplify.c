@@ -341,9 +341,11 @@ static rotor_status copy_op(simp *s, int o, rotor_graph *out, rotor_error *err) 
     return st;
 }
 
-static bool op_named(const rotor_graph *g, const char *name) {
-    for (int o = 0; o < g->nops; o++)
-        if (!strcmp(g->ops[o].name, name)) return true;
+/* An operator the simplified graph keeps is called name (the ones folded
+ * away leave their names free: a Conv's own bias Add, dropped, for one). */
+static bool op_named(const simp *s, const char *name) {
+    for (int o = 0; o < s->g->nops; o++)
+        if (!s->drop_op[o] && !strcmp(s->g->ops[o].name, name)) return true;
     return false;
 }
 
@@ -368,7 +370,7 @@ static rotor_status add_bias(simp *s, const simp_bn *f, rotor_graph *out, rotor_
     snprintf(name, sizeof name, "%s.bias", s->g->ops[f->conv].name);
     /* a name no operator of the graph has (a model's own op may be called
      * so): "<contraction>.bias#2", #3, ... */
-    for (int k = 2; op_named(s->g, name); k++)
+    for (int k = 2; op_named(s, name); k++)
         snprintf(name, sizeof name, "%s.bias#%d", s->g->ops[f->conv].name, k);
     int ins[2] = {s->newv[f->conv_out], s->newv[f->b]}, o = s->newv[f->out];
     rotor_op_desc d = {.name = name, .type = "Add", .expr = text, .dims = dims, .inputs = ins, .ninputs = 2,

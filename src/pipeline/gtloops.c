@@ -174,6 +174,7 @@ void rotor_pipeline_graphturbo_options(rotor_pipeline_options *po, const rotor_c
         po->t10 = po->program = po->compile.graphturbo = false;
         po->graphturbo = !simulate || !no_loops;
         po->dsa_loops = !no_loops;
+        po->dsa_sizes = true;
     } else {
         po->graphturbo = po->dsa_loops = false;
         po->t10 = po->compile.graphturbo = true;

@@ -123,7 +123,9 @@ rotor_status rotor_pipeline_run(const rotor_pipeline_options *opt, const rotor_c
     }
     /* GraphTurbo's DSA schedules size blocks and weights by the values'
      * bytes: at the chip's element size, as the compiler prices them */
-    if (opt->graphturbo && (st = rotor_graph_at_element_bytes(&out->graph, chip->element_bytes, err))) return st;
+    if ((opt->graphturbo || opt->dsa_sizes) &&
+        (st = rotor_graph_at_element_bytes(&out->graph, chip->element_bytes, err)))
+        return st;
     bool empty = opt->allow_empty && out->graph.nops == 0;
     if (opt->t10 && empty) empty_stages(out, opt, chip);
     else if (opt->t10) st = rotor_compile(&out->graph, chip, &opt->compile, &out->t10, err);

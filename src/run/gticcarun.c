@@ -72,7 +72,7 @@ static rotor_status match_values(const rotor_graph *g, const rotor_graph *ig, in
 }
 
 /* Per core, what the rest of T10's program p holds while sub-graph s of gt
- * runs (gticca.c, best_instances: idle_rest + live; fit_sram: the other
+ * runs (gticca.c, range_candidates: idle_rest + live; fit_sram: the other
  * sub-graphs' copies of their weights). */
 static int64_t t10_beside(const rotor_program *p, const rotor_gticca_result *gt, const rotor_gticca_sg *s) {
     int64_t idle = p->idle_bytes + rotor_gticca_extra_idle(gt->sg, gt->nsg) - s->extra_idle_bytes, live = 0;

@@ -60,6 +60,12 @@ typedef struct rotor_pipeline_options {
      * batch (GraphTurbo §5.1's loop execution within a cluster), the
      * fastest into rotor_pipeline.loops (rotor_pipeline_dsa_loops) */
     bool dsa_loops;
+    /* the graph's values at the chip's element size, as GraphTurbo's DSA
+     * schedules size them (rotor_graph_at_element_bytes): implied by
+     * graphturbo; set alone where the schedules are replayed without
+     * being timed here (rotor simulate --no-loops, which replays the
+     * graph: without it a float32 file replayed at twice its bytes) */
+    bool dsa_sizes;
     bool t10;                 /* compile after T10 */
     bool vgm;                 /* compile with the VGM baseline (Roller) too; its failure is kept apart */
     bool vgm_oracle;          /* and with the VGM oracle (exhaustive), likewise */

@@ -3,7 +3,7 @@
  * instances"; docs/simulator.md, "GraphTurbo's instances").
  *
  * The schedule is the one rotor_dsa_run times (rotor_gt_schedule_build with
- * rotor_dsa_limits, the step's mode).  Four resources, each a FIFO server of
+ * rotor_dsa_limits, the step's mode).  Five resources, each a FIFO server of
  * the engine: the cluster's matrix units, its vector units (the matrix
  * units' server too when compute_units < 2), its share of the DDR channel
  * and its GB's read and write sides (gb_gbps each, as the chip file says).
