@@ -47,6 +47,11 @@ if grep -q '"segments":' "$tmpdir/pipe.json" && grep -q '"objective":	"latency"'
 expect_out pipeline-micro "^segment 1: l0.qkv .. l0.attn_scores, 2 micro-batches over output dimension 1" -- \
     compile bert-base --batch 4 --seq 32 --layers 1 --pipeline
 expect_out pipeline-help "--pipeline " -- compile --help
+# a sweep with --pipeline heads its column as the pipelined latency it is (it said T10)
+expect_out pipeline-sweep "^batch    pipelined (us)$" -- compile nerf-t10 --batch 1,2 --pipeline -q
+# batches back to back pay each batch's input gathers (nerf-t10 at 8 claimed 1.65x without them)
+expect_out pipeline-throughput "^batches back to back: 1.303 us per batch, unpipelined 1.635 us (1.25x)$" -- \
+    compile nerf-t10 --batch 8 --pipeline --objective throughput -q
 expect_error objective-alone 2 "--objective needs --pipeline" -- compile nerf --objective throughput
 expect_error objective-bogus 2 "--objective: expected latency or throughput, got 'speed'" -- compile nerf --pipeline --objective speed
 expect_error pipeline-baseline 2 "--pipeline conflicts with --baseline vgm" -- compile nerf --pipeline --baseline vgm

@@ -68,6 +68,16 @@ Test(schedule, llama2_13b_decode_splits_over_4_chips_as_megatron_does) {
     cr_assert_eq(ao->interchip_ps, want);
     cr_assert_eq(ao->plans[0].time_ps, (int64_t)llround(ao->cands[0].cost.total * 1e12) + want);
 
+    /* over 2 of the 4 chips (--tp 2) each still sends over its own link,
+     * a quarter of the aggregate: 2 (T-1)/T y / 160 GB/s, where it took
+     * half the whole aggregate, 320 GB/s */
+    rotor_schedule_options tp2 = {.tensor_parallel = 2};
+    rotor_schedule *s2 = build(&g, &tp2);
+    const rotor_schedule_op *ao2 = find(s2, "l0.attn_out");
+    cr_assert_eq(s2->tensor_parallel, 2);
+    cr_assert_eq(ao2->interchip_ps, (int64_t)llround((y / 160e9 + 2.0 * rotor_chip_link_latency(&s2->chip)) * 1e12));
+    rotor_schedule_free(s2);
+
     cr_assert_eq(find(s, "l0.residual1")->shard, ROTOR_SHARD_REPLICATED);
     cr_assert_eq(find(s, "l0.norm2")->shard, ROTOR_SHARD_REPLICATED);
     cr_assert_eq(find(s, "l0.norm2")->hbm_bytes, 10240);

@@ -383,11 +383,13 @@ int cmd_compile(int argc, char **argv) {
     if (a.graphturbo) rotor_pipeline_graphturbo_options(&po, &chip, false, a.no_loops);
     if (!a.vgm_only && !a.graphturbo) cli_solver_hint(cmd, &chip, a.solver, a.sa.quiet);
     bool sweep = a.nb > 1;
+    /* with --pipeline the T10 column is the pipelined schedule's latency */
+    const char *t10_head = a.pl.pipeline ? "pipelined (us)" : "T10 (us)";
     if (sweep && a.compare)
-        printf("%-8s %14s %14s %9s %14s %9s\n", "batch", "T10 (us)", "VGM (us)", "speedup", "oracle (us)", "speedup");
+        printf("%-8s %14s %14s %9s %14s %9s\n", "batch", t10_head, "VGM (us)", "speedup", "oracle (us)", "speedup");
     else if (sweep)
         printf("%-8s %14s\n", "batch",
-               !a.vgm_only ? "T10 (us)" : a.kind == ROTOR_VGM_ORACLE ? "oracle (us)" : "VGM (us)");
+               !a.vgm_only ? t10_head : a.kind == ROTOR_VGM_ORACLE ? "oracle (us)" : "VGM (us)");
     rc = 0;
     for (int i = 0; !rc; i++) {
         /* a sweep goes on doubling past the last size until the model no longer fits */

@@ -472,8 +472,12 @@ static rotor_status shard_ops(const rotor_graph *g, const rotor_chip *chip, int6
             if (!rotor_mul_i64(rotor_tensor_elements(&so->expr, 0), e, &y)) {
                 return rotor_fail(err, ROTOR_ERR_INPUT, "op '%s' (%s): output bytes overflow 64 bits", op->name, op->type);
             }
-            double bw = chip->interchip_gbps * 1e9;
-            so->interchip_ps = to_ps(2.0 * (double)(T - 1) * (double)y / bw +
+            /* a ring over the T chips: each sends 2 (T - 1) / T of Y over its
+             * own link, the aggregate's 1 / chips share (with --tp below the
+             * chips the others' links carry nothing of it; until 2026-12-02
+             * each got 1 / T of the whole aggregate) */
+            double bw = chip->interchip_gbps * 1e9 / (double)chip->chips;
+            so->interchip_ps = to_ps(2.0 * (double)(T - 1) / (double)T * (double)y / bw +
                                      2.0 * (double)(T - 1) * rotor_chip_link_latency(chip));
             s->interchip_ps += so->interchip_ps;
         }
