@@ -124,5 +124,7 @@ expect_out energy "^full: energy [0-9.e+-]* J per token (compute .*HBM [0-9.e+-]
 "$ROTOR" schedule llama2-13b --layers 1 --json >"$out" 2>"$err"
 if grep -q '"per":	"token"' "$out" && grep -q '"edp_js":' "$out"; then ok; else bad "schedule --json lacks the energy object"; fi
 expect_out energy-prefill "J per step" -- schedule llama2-13b --layers 1 --prefill --seq 128 --design full
+# a decode step at batch 8 makes 8 tokens: its energy is per step (it said per token)
+expect_out energy-batch "^full: energy [0-9.e+-]* J per step (" -- schedule llama2-13b --layers 1 --batch 8 --design full
 
 finish cli_schedule

@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "pipeline/docint.h"
 #include "rotor/base/version.h"
 #include "rotor/compile/energy.h"
 #include "rotor/hbm/schedule.h"
@@ -552,7 +553,7 @@ typedef struct energy_row {
  * reason in *why. */
 static int energy_rows(const report *r, energy_row *rows, rotor_error *why) {
     int n = 0;
-    const char *per = r->decode ? "token" : "inference";
+    const char *per = rotor_doc_energy_per(r->decode, r->po.zoo.batch, "inference");
     rotor_energy_counts c;
     if (!r->comp_st) {
         rotor_error err = {{0}};
@@ -576,7 +577,7 @@ static int energy_rows(const report *r, energy_row *rows, rotor_error *why) {
         rotor_chip pkg = r->sched.schedule->chip;
         pkg.chips = r->sched.schedule->tensor_parallel; /* static power of the chips the schedule runs on */
         snprintf(rows[n].what, sizeof rows[n].what, "schedule %s", rotor_preload_designs[r->designs[i]].name);
-        rows[n].per = r->decode ? "token" : "step";
+        rows[n].per = rotor_doc_energy_per(r->decode, r->po.zoo.batch, "step");
         rotor_energy_price(&pkg, &c, r->runs[i].latency_s, &rows[n++].e);
     }
     return n;

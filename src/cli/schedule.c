@@ -325,8 +325,7 @@ static int parse_schedule(int argc, char **argv, schedule_args *a, schedule_job 
     const cli_hbm_args *ha = &a->ha;
     j->so.preload.no_refine = a->no_refine;
     if (cli_hbm_workload(cmd, a->input, ha, &j->po, &j->so)) return EXIT_BADINPUT;
-    /* what one energy figure covers: a decode step is one token per sequence */
-    j->per = j->po.zoo.phase == ROTOR_PHASE_DECODE ? "token" : "step";
+    j->per = rotor_doc_energy_per(j->po.zoo.phase == ROTOR_PHASE_DECODE, j->po.zoo.batch, "step");
     if (cli_parse_solver(cmd, a->solver, &j->so.solver)) return EXIT_BADINPUT;
     j->po.schedule = &j->so;
     int drc = cli_parse_designs(cmd, ha->design, j->designs, &j->ndesigns);

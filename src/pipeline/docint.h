@@ -12,6 +12,13 @@
 #include "rotor/compile/energy.h"
 #include "rotor/compile/gticca.h"
 
+/* What one energy figure covers (docs/energy.md, "In the CLI"): a decode
+ * step makes one token for each of the batch's sequences, so "token" at
+ * batch 1 only, else "step"; whole ("inference", "step") without decode.
+ * (Until 2026-12-02 a decode step at batch 8 was "per token", 8 tokens'
+ * energy.) */
+const char *rotor_doc_energy_per(bool decode, int64_t batch, const char *whole);
+
 /* The "energy" object (docs/energy.md, "In the CLI") added to parent: per
  * ("inference", "token", ...), the joules by component and the counts.
  * False when out of memory. */

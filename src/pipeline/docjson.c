@@ -6,6 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+const char *rotor_doc_energy_per(bool decode, int64_t batch, const char *whole) {
+    return !decode ? whole : batch <= 1 ? "token" : "step";
+}
+
 bool rotor_doc_energy_json(cJSON *parent, const char *per, const rotor_energy_counts *c, const rotor_energy *e) {
     cJSON *o = cJSON_AddObjectToObject(parent, "energy"), *k = NULL;
     if (!o) return false;

@@ -7,6 +7,7 @@
 #include "rotor/pipeline/explore.h"
 
 #include "base/jsontext.h"
+#include "pipeline/docint.h"
 #include "rotor/op/cost.h"
 #include "rotor/op/expr.h"
 #include "rotor/op/planfile.h"
@@ -303,8 +304,7 @@ static rotor_status doc_schedule(const doc_opts *o, char **out, rotor_error *err
     const rotor_doc_schedule_run *ideal = NULL;
     for (int i = 0; i < nruns; i++)
         if (runs[i].design == ROTOR_PRELOAD_IDEAL) ideal = &runs[i];
-    /* what one energy figure covers: a decode step is one token per sequence */
-    const char *per = po.zoo.phase == ROTOR_PHASE_DECODE ? "token" : "step";
+    const char *per = rotor_doc_energy_per(po.zoo.phase == ROTOR_PHASE_DECODE, po.zoo.batch, "step");
     if (!st) st = rotor_doc_schedule(&p.graph, p.schedule, runs, shown, ideal, o->per_op, NULL, per, out, err);
     for (int i = 0; i < nruns; i++) rotor_schedule_report_free(&runs[i].rep);
     rotor_pipeline_free(&p);
