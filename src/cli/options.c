@@ -243,7 +243,9 @@ int cli_parse_options(const char *cmd, int argc, char **argv, unsigned takes, cl
     /* the chip file's per-chip field on the command line: the old spelling of hbm-bw */
     for (int i = 0; i < sa->nsets; i++)
         if (!strncmp(sa->sets[i], "hbm_gbps=", 9)) {
-            cli_deprecated(cmd, sa->quiet, "--set hbm_gbps", "--set hbm-bw=BW, the HBM of all chips, a bare number in TB/s (hbm_gbps=136 on one chip is hbm-bw=136GB/s)");
+            cli_deprecated(cmd, sa->quiet, "--set hbm_gbps",
+                           "--set hbm-bw=BW, the HBM of all chips, a bare number in TB/s "
+                           "(hbm_gbps=136 on one chip is hbm-bw=136GB/s)");
             break;
         }
     for (int i = 0; i < nold; i++) {

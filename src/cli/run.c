@@ -15,7 +15,6 @@
 #include "pipeline/docint.h"
 #include "rotor/compile/dsa.h"
 #include "rotor/compile/program.h"
-#include "rotor/model/elemtype.h"
 #include "rotor/model/onnx.h"
 #include "rotor/pipeline/pipeline.h"
 #include "rotor/run/gtrun.h"
@@ -283,10 +282,7 @@ static rotor_status run_graphturbo(run_state *s, rotor_error *err) {
     if (st) return st;
     rotor_dsa_limits(&cl, &lim);
     s->gt = true;
-    /* the schedule `rotor compile` times: its values at the chip's element size */
-    if ((st = rotor_graph_at_element_bytes(&s->p.graph, s->chip.element_bytes, err)) ||
-        (st = rotor_gt_schedule_build(&s->p.graph, &lim, ROTOR_GT_GROUPED, &s->gts, err)))
-        return st;
+    if ((st = rotor_gt_schedule_build(&s->p.graph, &lim, ROTOR_GT_GROUPED, &s->gts, err))) return st;
     cli_progress bar;
     cli_progress_begin(&bar, "run", "running GraphTurbo's instances", s->a->sa.quiet);
     rotor_gtrun_options go = {.progress = cli_progress_step, .progress_ctx = &bar};
@@ -324,6 +320,9 @@ static int run_model(run_state *s, const char *model, const tensor_list *set, ro
      * the graph as imported: rotor run executes it ungrouped) */
     po.simplify = po.simplify || s->icca;
     po.compile.graphturbo = s->icca;
+    /* on a chip with a GB, the schedule `rotor compile` times: the values at
+     * the chip's element size (the pipeline's rule, rotor_pipeline_options) */
+    po.dsa_sizes = a->graphturbo && !s->icca;
     po.compile.pipeline = a->pl.pipeline;
     po.compile.objective = a->pl.objective;
     cli_progress bar;
@@ -522,7 +521,8 @@ static int report(run_state *s, const tensor_list *ref, const char *label, cJSON
     /* and the other way: an output simplification lost is a failure too */
     rotor_named_output uo[RUN_MAX_DATA * 4];
     int nun = 0;
-    if (s->unsimplified.nvalues && s->reference.values) nun = rotor_graph_outputs(&s->unsimplified, uo, RUN_MAX_DATA * 4);
+    if (s->unsimplified.nvalues && s->reference.values)
+        nun = rotor_graph_outputs(&s->unsimplified, uo, RUN_MAX_DATA * 4);
     for (int u = 0; u < nun && u < RUN_MAX_DATA * 4; u++) {
         bool kept = false;
         for (int o = 0; o < nout && !kept; o++) kept = !strcmp(outs[o].name, uo[u].name);
@@ -706,8 +706,8 @@ static void print_times(run_state *s) {
                (long long)s->planned.stage_runs);
     const rotor_gticca_result *gt = s->icca ? &s->p.t10.gticca : NULL;
     if (gt) {
-        printf("graphturbo: %d sub-graph%s run as %lld instances on core groups (T10 on the simplified graph %.3f us, with them %.3f "
-               "us)\n", s->planned.subgraphs_run, s->planned.subgraphs_run == 1 ? "" : "s",
+        printf("graphturbo: %d sub-graph%s run as %lld instances on core groups (T10 on the simplified graph "
+               "%.3f us, with them %.3f us)\n", s->planned.subgraphs_run, s->planned.subgraphs_run == 1 ? "" : "s",
                (long long)s->planned.instance_runs, gt->t10_s * 1e6, gt->total_s * 1e6);
         for (int k = 0; k < gt->nsg; k++)
             printf("sub-graph %d: %s .. %s, %lld instances of %lld cores\n", k + 1, s->p.graph.ops[gt->sg[k].first].name,

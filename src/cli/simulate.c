@@ -561,11 +561,12 @@ static void gtsim_table(const char *model, const rotor_chip *chip, int64_t batch
     printf("%-11s %11s %15s %10s %9s %8s  %s\n", "step", hm, hs, "difference", "instances", "tasks", hb);
     for (int i = 0; i < ROTOR_DSA_STEPS; i++) {
         const rotor_gtreplay_result *x = &r[i];
-        printf("%-11s %11.3f %15.3f %+9.2f%% %9lld %8lld  %.3f, %.3f, %.3f, %.3f, %.3f\n", rotor_dsa_step_name(x->step),
+        printf("%-11s %11.3f %15.3f %+9.2f%% %9lld %8lld  %.3f, %.3f, %.3f, %.3f, %.3f\n",
+               rotor_dsa_step_name(x->step),
                x->model_s * k, x->simulated_s * k, pct(x->simulated_s - x->model_s, x->model_s),
                (long long)x->instances, (long long)x->tasks, x->busy_s[ROTOR_GTREPLAY_MATRIX] * k,
-               x->busy_s[ROTOR_GTREPLAY_VECTOR] * k, x->busy_s[ROTOR_GTREPLAY_DDR] * k, x->busy_s[ROTOR_GTREPLAY_GB] * k,
-               x->busy_s[ROTOR_GTREPLAY_GB_WRITE] * k);
+               x->busy_s[ROTOR_GTREPLAY_VECTOR] * k, x->busy_s[ROTOR_GTREPLAY_DDR] * k,
+               x->busy_s[ROTOR_GTREPLAY_GB] * k, x->busy_s[ROTOR_GTREPLAY_GB_WRITE] * k);
     }
     if (!lr) return; /* --no-loops */
     bool looped = false;

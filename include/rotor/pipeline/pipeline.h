@@ -62,9 +62,10 @@ typedef struct rotor_pipeline_options {
     bool dsa_loops;
     /* the graph's values at the chip's element size, as GraphTurbo's DSA
      * schedules size them (rotor_graph_at_element_bytes): implied by
-     * graphturbo; set alone where the schedules are replayed without
-     * being timed here (rotor simulate --no-loops, which replays the
-     * graph: without it a float32 file replayed at twice its bytes) */
+     * graphturbo; set alone where the schedules are replayed or run
+     * without being timed here (rotor simulate --no-loops, which replays
+     * the graph: without it a float32 file replayed at twice its bytes;
+     * rotor run --group graphturbo, which builds the schedule itself) */
     bool dsa_sizes;
     bool t10;                 /* compile after T10 */
     bool vgm;                 /* compile with the VGM baseline (Roller) too; its failure is kept apart */
