@@ -423,3 +423,102 @@ Test(schedule, a_decode_steps_energy_counts_every_chips_hbm_bytes_and_the_all_re
     rotor_schedule_free(s);
     rotor_graph_free(&g);
 }
+
+/* The schedule input of g on ipu-pod16; fails the test on error. */
+static rotor_schedule *build16(const rotor_graph *g) {
+    rotor_chip c;
+    rotor_schedule *s;
+    rotor_error err;
+    cr_assert_eq(rotor_chip_preset("ipu-pod16", &c, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_schedule_build(g, &c, NULL, &s, &err), ROTOR_OK, "%s", err.msg);
+    return s;
+}
+
+Test(schedule, megatron_pairs_on_as_many_chips_as_kv_heads_need_no_reshard) {
+    /* Llama 2 13B on 4 chips (40 KV heads): every cut takes its inputs as
+     * they lie, so the only inter-chip time is the two all-reduces a layer. */
+    rotor_graph g = llm("llama2-13b", 8, 1);
+    rotor_schedule *s = build(&g, NULL);
+    cr_assert_eq(s->reshard_ps, 0);
+    for (int o = 0; o < s->nops; o++) cr_assert_eq(s->ops[o].reshard_bytes, 0, "%s", s->ops[o].name);
+    cr_assert_eq(s->interchip_ps, find(s, "l0.attn_out")->interchip_ps + find(s, "l0.ffn_down")->interchip_ps);
+    rotor_schedule_free(s);
+    rotor_graph_free(&g);
+
+    /* Llama 2 70B at batch 32: the batch (32) is longer than the 8 KV
+     * heads, but the scores cut the heads, and P [b*h, 1, c] cut by heads
+     * (step r on its rows) is not P cut by batch (step g*r): the context
+     * product cuts the heads too, and attn_out's rows match its columns */
+    g = llm("llama2-70b", 32, 1);
+    s = build(&g, NULL);
+    const rotor_schedule_op *cx = find(s, "l0.context");
+    cr_assert_eq(find(s, "l0.attn_scores")->split_axis, axis(find(s, "l0.attn_scores"), "g"));
+    cr_assert_eq(cx->split_axis, axis(cx, "g"));
+    cr_assert_eq(s->reshard_ps, 0);
+    rotor_schedule_free(s);
+    rotor_graph_free(&g);
+}
+
+Test(schedule, more_chips_than_kv_heads_pay_the_reshards_of_attention) {
+    /* Llama 2 70B decode at batch 1 on 16 chips: 8 KV heads and batch 1 are
+     * too few to cut 16 ways, so attention cuts the context n (the K cache
+     * by positions) and the context product the head dimension k (the V
+     * cache by columns).  qkv left Q split by columns and the scores leave
+     * P split by positions, so: the scores gather Q whole, (T-1)/T of
+     * 64 x 128 elements; the softmax, split along its rows, all-reduces two
+     * statistics for each of its 64 rows, 2 (T-1)/T of 2 x 64 elements; the
+     * context gathers P whole, (T-1)/T of 64 x 2048 elements; attn_out cuts
+     * k, which the context left split on ctx's columns: nothing.  Each is
+     * priced over a chip's own link, 2,560 GB/s / 16, with T - 1 latencies
+     * (2 (T - 1) for the all-reduce), and sits in every plan's time. */
+    rotor_graph g = llm("llama2-70b", 1, 1);
+    rotor_schedule *s = build16(&g);
+    cr_assert_eq(s->tensor_parallel, 16);
+    const rotor_schedule_op *sc = find(s, "l0.attn_scores"), *sm = find(s, "l0.softmax"),
+                            *cx = find(s, "l0.context"), *ao = find(s, "l0.attn_out");
+    cr_assert_eq(sc->split_axis, axis(sc, "n"));
+    cr_assert_eq(cx->split_axis, axis(cx, "k"));
+    cr_assert_eq(sc->reshard_bytes, 15 * (64 * 128 * 2 / 16));
+    cr_assert_eq(sm->reshard_bytes, 2 * 15 * (2 * 64 * 2) / 16);
+    cr_assert_eq(cx->reshard_bytes, 15 * (64 * 2048 * 2 / 16));
+    cr_assert_eq(ao->reshard_bytes, 0);
+    double bw = 2560e9 / 16, lat = rotor_chip_link_latency(&s->chip);
+    cr_assert_eq(cx->reshard_ps, (int64_t)llround((245760.0 / bw + 15 * lat) * 1e12));
+    cr_assert_eq(sm->reshard_ps, (int64_t)llround((480.0 / bw + 30 * lat) * 1e12));
+    cr_assert_eq(cx->interchip_ps, cx->reshard_ps);
+    cr_assert_eq(cx->plans[0].time_ps, (int64_t)llround(cx->cands[0].cost.total * 1e12) + cx->reshard_ps);
+    cr_assert_geq(sm->plans[0].time_ps, sm->reshard_ps + 1);
+    int64_t sum = 0;
+    for (int o = 0; o < s->nops; o++) sum += s->ops[o].reshard_ps;
+    cr_assert_eq(s->reshard_ps, sum);
+    cr_assert_eq(s->reshard_ps, sc->reshard_ps + sm->reshard_ps + cx->reshard_ps);
+
+    /* the energy counts each chip's reshard bytes with the all-reduces */
+    rotor_schedule_report r;
+    rotor_error err;
+    cr_assert_eq(rotor_schedule_run(s, ROTOR_PRELOAD_FULL, &r, &err), ROTOR_OK, "%s", err.msg);
+    rotor_energy_counts c;
+    cr_assert_eq(rotor_schedule_energy(s, &r, &c, &err), ROTOR_OK, "%s", err.msg);
+    int64_t rings = 2 * (2 * 15 * 8192 * 2);  /* attn_out and ffn_down: 2 (T-1) y from each chip */
+    cr_assert_eq(c.interchip_bytes, rings + 16 * (15360 + 480 + 245760));
+    rotor_schedule_report_free(&r);
+    rotor_schedule_free(s);
+    rotor_graph_free(&g);
+}
+
+Test(schedule, a_cut_takes_its_input_as_it_lies_before_the_longer_axis) {
+    /* Llama 2 13B prefill of 16 x 1024 tokens: the GLU's rows (16,384) are
+     * longer than its columns (13,824), but gate_up left its output split by
+     * columns, and a cut by rows would need an all-to-all of it. */
+    rotor_graph g;
+    rotor_error err;
+    rotor_zoo_options zo = {.batch = 16, .seq = 1024, .layers = 1, .phase = ROTOR_PHASE_PREFILL};
+    cr_assert_eq(rotor_zoo_build("llama2-13b", &zo, &g, &err), ROTOR_OK, "%s", err.msg);
+    rotor_schedule *s = build(&g, NULL);
+    const rotor_schedule_op *glu = find(s, "l0.glu");
+    cr_assert_eq(glu->split_axis, axis(glu, "n"));
+    cr_assert_eq(glu->reshard_bytes, 0);
+    cr_assert_eq(s->reshard_ps, 0);
+    rotor_schedule_free(s);
+    rotor_graph_free(&g);
+}

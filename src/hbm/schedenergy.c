@@ -9,8 +9,8 @@
  * peers), and its execution (a plan's sub-tasks, shifts and reduce-scatter,
  * rotor_energy_plan; a vendor operator's FLOPs).  Every chip of the tensor-
  * parallel package runs the same, so one chip's counts are multiplied by T;
- * the ring all-reduces across chips, which the replay models as a delay,
- * are added to the inter-chip bytes. */
+ * the ring all-reduces and the reshards across chips, which the replay
+ * models as a delay, are added to the inter-chip bytes. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -195,8 +195,10 @@ rotor_status rotor_schedule_energy(const rotor_schedule *s, const rotor_schedule
         /* ring all-reduce of a reduction-split shard: 2 (T - 1) / T of y from each of the T chips */
         int64_t b;
         if (!so->vendor && so->shard == ROTOR_SHARD_REDUCTION && T > 1)
-            ok = rotor_mul_i64(rotor_tensor_elements(&so->expr, 0), e * 2 * (T - 1), &b) &&
+            ok = ok && rotor_mul_i64(rotor_tensor_elements(&so->expr, 0), e * 2 * (T - 1), &b) &&
                  rotor_add_i64(ring, b, &ring);
+        /* its reshards: reshard_bytes into each of the T chips */
+        ok = ok && rotor_mul_i64(so->reshard_bytes, T, &b) && rotor_add_i64(ring, b, &ring);
     }
     if (!ok || !rotor_add_i64(out->interchip_bytes, ring, &out->interchip_bytes)) {
         memset(out, 0, sizeof *out);

@@ -78,7 +78,9 @@ static rotor_status emit_execute(preload_replayer *sr, const rotor_schedule *s, 
         double fl = so->flops > 0 && so->flops < 9e18 ? so->flops : 0;
         int64_t total = llround(fl), each = total / n, rem = total % n;
         for (int64_t core = 0; core < n && !st; core++) {
-            rotor_sim_compute v = {.core = core, .duration_ps = so->plans[0].time_ps, .category = ROTOR_SIM_COMPUTE,
+            /* its plan's time holds its reshards, which follow as the delay below */
+            rotor_sim_compute v = {.core = core, .duration_ps = so->plans[0].time_ps - so->interchip_ps,
+                                   .category = ROTOR_SIM_COMPUTE,
                                    .work = {.vector_flops = each + (core < rem)},
                                    .op = i, .deps = r->inbox[core].n ? r->inbox[core].v : &start,
                                    .ndeps = r->inbox[core].n ? (int)r->inbox[core].n : 1};
@@ -101,7 +103,7 @@ static rotor_status emit_execute(preload_replayer *sr, const rotor_schedule *s, 
         replay_inbox_clear(r, n);
     }
     if (!st && so->interchip_ps > 0) {
-        /* the all-reduce across chips: a delay on every core once all are done */
+        /* the all-reduce and reshards across chips: a delay on every core once all are done */
         sr->deps.n = 0;
         for (int64_t core = 0; core < n && !st; core++) st = replay_dep_add(sr, r->last[core], err);
         int64_t all = st ? -1 : replay_zero_join(sr, i, &st, err);

@@ -12,13 +12,19 @@
  *    split).  An operator without an HBM tensor is split on an output axis
  *    when an input is split, and runs whole on every chip otherwise.  Which
  *    of several eligible axes is cut does not change a shard's FLOPs or HBM
- *    bytes, only its shape: axes every input shares come first (attention
+ *    bytes, only its shape and its reshards: axes that cut every split
+ *    input as it lies come first, then axes every input shares (attention
  *    by batch or heads, not by sequence), then axes the degree divides, then
  *    the longest.
  *  - The all-reduce is a ring over the T chips of the whole output Y:
- *    2 (T - 1) / T bytes(Y) per chip, each chip's share of the aggregate
- *    inter-chip bandwidth being 1 / T of it, plus 2 (T - 1) link latencies.
+ *    2 (T - 1) / T bytes(Y) per chip over the chip's own link (1 / chips of
+ *    the aggregate inter-chip bandwidth), plus 2 (T - 1) link latencies.
  *    It is part of the operator's execution, in every plan.
+ *  - A split value lies on one dimension of its value; an operator whose
+ *    cut needs it another way pays a reshard across the chips before it
+ *    runs (an all-gather to whole, an all-to-all to another dimension), and
+ *    a row operator split along its rows an all-reduce of the rows'
+ *    statistics (docs/schedule.md, "Reshards").
  *  - A shard's execute-state plans are its whole Pareto frontier from the
  *    exact search on one chip; the plan's P (preload.h's share) is R_H, the
  *    rings of the HBM tensor (cores holding each of its bytes), and its
@@ -43,6 +49,7 @@
 #include <string.h>
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+static int64_t to_ps(double s) { return (int64_t)llround(s * 1e12); }
 
 const char *rotor_shard_name(rotor_shard s) {
     switch (s) {
@@ -74,39 +81,131 @@ static int hbm_tensor_of(const rotor_graph *g, const rotor_op *op) {
     return best;
 }
 
-static bool input_split(const rotor_op *op, const bool *split) {
+/* How a value lies across the chips: whole on every chip (dim LAY_WHOLE),
+ * split on one dimension of the value (dim >= 0) with the cut axis moving
+ * `step` along it, or split in a way the graph no longer records (dim
+ * LAY_UNKNOWN: a view grouping folded).  Two cuts of one dimension with
+ * one step are the same slices.  Decision: where either side's cut axis
+ * indexes a weight (flex on the value: its producer's output columns;
+ * weight_cut on the reader: its weight's rows), that side orders its
+ * weights to match the other (as Megatron orders QKV's columns by head), so
+ * any cut of the same dimension is the same slices. */
+enum { LAY_WHOLE = -1, LAY_UNKNOWN = -2 };
+
+typedef struct lay_t {
+    int dim;
+    int64_t step;
+    bool flex;
+} lay_t;
+
+static const lay_t lay_whole = {.dim = LAY_WHOLE};
+
+static bool input_split(const rotor_op *op, const lay_t *lay) {
     for (int i = 0; i < op->ninputs; i++)
-        if (split[op->inputs[i]]) return true;
+        if (lay[op->inputs[i]].dim != LAY_WHOLE) return true;
     return false;
 }
 
+/* Elements tensor dimension d spans in its value: a window h+kh spans
+ * E_h + E_kh - 1. */
+static int64_t dim_span(const rotor_expr *e, const rotor_dim *d) {
+    int64_t s = 1;
+    for (int i = 0; i < d->nterms; i++) s += d->coef[i] * (e->extent[d->axis[i]] - 1);
+    return s;
+}
+
+/* Where a cut of axis a leaves tensor t's value: dim LAY_WHOLE when t does
+ * not have a (it needs its value whole), LAY_UNKNOWN when the graph does not
+ * say.  A view names the value dimension and the step; without one the
+ * tensor reads its value row-major, so the dimension is the one whose
+ * row-major stride range holds the tensor dimension's stride (a reshape:
+ * [b*h, q, c] read as S[b,g,r,m,n] puts g and b on dimension 0, at steps
+ * r and g*r). */
+static lay_t value_dim(const rotor_graph *g, const rotor_op *op, int t, int a) {
+    const rotor_expr *e = &op->expr;
+    const rotor_tensor *x = &e->tensors[t];
+    lay_t unknown = {.dim = LAY_UNKNOWN};
+    if (!x->has_axis[a]) return lay_whole;
+    int p = -1;
+    for (int d = 0; d < x->ndims && p < 0; d++)
+        for (int i = 0; i < x->dims[d].nterms; i++)
+            if (x->dims[d].axis[i] == a) p = d;
+    int v = op->tensor_value[t];
+    const rotor_view *w = &op->view[t];
+    if (p < 0 || v < 0 || w->unknown) return unknown;
+    if (w->set) return (lay_t){.dim = w->dim[p], .step = w->step[p]};
+    const rotor_value *val = &g->values[v];
+    /* strides stay below the tensor's element count, which fits int64 */
+    int64_t stride = 1, vs = 1;
+    for (int d = x->ndims - 1; d > p; d--) stride *= dim_span(e, &x->dims[d]);
+    for (int j = val->rank - 1; j >= 0; j--) {
+        if (stride >= vs && stride / vs < val->shape[j])
+            return stride % vs ? unknown : (lay_t){.dim = j, .step = stride / vs};
+        if (!rotor_mul_i64(vs, val->shape[j], &vs)) break;
+    }
+    return unknown;
+}
+
+/* Cutting axis a, op orders a weight to its slices: a weight tensor has a. */
+static bool weight_cut(const rotor_graph *g, const rotor_op *op, int a) {
+    for (int t = 1; t < op->expr.ntensors; t++) {
+        int v = op->tensor_value[t];
+        if ((v < 0 || g->values[v].role == ROTOR_ROLE_WEIGHT) && op->expr.tensors[t].has_axis[a]) return true;
+    }
+    return false;
+}
+
+/* A value lying as `have` is what a reader needs (`need`, cutting with or
+ * without a weight of its own): no reshard. */
+static bool lies_as(lay_t have, lay_t need, bool reader_weight) {
+    if (have.dim == LAY_WHOLE) return true;
+    if (need.dim < 0 || have.dim != need.dim) return false;
+    return have.flex || reader_weight || have.step == need.step;
+}
+
+/* Axis a cuts every split activation input of op as it already lies: the
+ * cut needs no reshard. */
+static bool cut_in_place(const rotor_graph *g, const rotor_op *op, const lay_t *lay, int a) {
+    bool wc = weight_cut(g, op, a);
+    for (int t = 1; t < op->expr.ntensors; t++) {
+        int v = op->tensor_value[t];
+        if (v < 0 || g->values[v].role != ROTOR_ROLE_ACTIVATION) continue;
+        if (!lies_as(lay[v], value_dim(g, op, t, a), wc)) return false;
+    }
+    return true;
+}
+
 /* Rank of axis a as a cut (larger is better), -1 when it cannot be cut. */
-static int64_t axis_rank(const rotor_expr *e, int a, int64_t T) {
+static int64_t axis_rank(const rotor_graph *g, const rotor_op *op, const lay_t *lay, int a, int64_t T) {
+    const rotor_expr *e = &op->expr;
     if (e->extent[a] < T) return -1;
     bool every = true;
     for (int t = 1; t < e->ntensors; t++) every = every && e->tensors[t].has_axis[a];
-    /* every input first, then divisible, then the longest (extents < 2^32) */
-    return ((int64_t)every << 62) | ((int64_t)(e->extent[a] % T == 0) << 61) | e->extent[a];
+    /* no reshard first, then every input, then divisible, then the longest
+     * (extents < 2^32) */
+    return ((int64_t)cut_in_place(g, op, lay, a) << 62) | ((int64_t)every << 61) |
+           ((int64_t)(e->extent[a] % T == 0) << 60) | e->extent[a];
 }
 
 /* The best axis of tensor `of` that is (reduced ? a reduced axis : an output
  * axis); -1 if none can be cut. */
-static int pick_axis(const rotor_expr *e, int of, bool reduced, int64_t T) {
+static int pick_axis(const rotor_graph *g, const rotor_op *op, const lay_t *lay, int of, bool reduced, int64_t T) {
+    const rotor_expr *e = &op->expr;
     int best = -1;
     int64_t rank = -1;
     for (int a = 0; a < e->naxes; a++) {
         if (!e->tensors[of].has_axis[a]) continue;
         if (reduced != rotor_expr_is_reduction_axis(e, a)) continue;
-        int64_t r = axis_rank(e, a, T);
+        int64_t r = axis_rank(g, op, lay, a, T);
         if (r > rank) rank = r, best = a;
     }
     return best;
 }
 
 /* Decides how op o is split; fills so->shard, split_axis, expr, hbm_tensor. */
-static void shard_op(const rotor_graph *g, int o, const bool *split, int64_t T, rotor_schedule_op *so) {
+static void shard_op(const rotor_graph *g, int o, const lay_t *lay, int64_t T, rotor_schedule_op *so) {
     const rotor_op *op = &g->ops[o];
-    bool in = input_split(op, split);
+    bool in = input_split(op, lay);
     so->shard = ROTOR_SHARD_REPLICATED;
     so->split_axis = -1;
     so->hbm_tensor = -1;
@@ -125,24 +224,113 @@ static void shard_op(const rotor_graph *g, int o, const bool *split, int64_t T, 
         int v = op->tensor_value[h];
         bool weight = v < 0 || g->values[v].role == ROTOR_ROLE_WEIGHT;
         if (weight && in) {
-            a = pick_axis(e, h, true, T);
+            a = pick_axis(g, op, lay, h, true, T);
             kind = ROTOR_SHARD_REDUCTION;
         }
         if (a < 0) {
-            a = pick_axis(e, h, false, T);
+            a = pick_axis(g, op, lay, h, false, T);
             kind = ROTOR_SHARD_OUTPUT;
         }
         if (a < 0) {
-            a = pick_axis(e, h, true, T);
+            a = pick_axis(g, op, lay, h, true, T);
             kind = ROTOR_SHARD_REDUCTION;
         }
     } else if (in) {
-        a = pick_axis(e, 0, false, T);
+        a = pick_axis(g, op, lay, 0, false, T);
     }
     if (a < 0) return;
     so->shard = kind;
     so->split_axis = a;
     so->expr.extent[a] = ceil_div(e->extent[a], T);
+}
+
+/* Vendor operators that normalise along their last dimension (Softmax's
+ * and the norms' default axis): split along it, the chips must share each
+ * row's statistics. */
+static bool row_op(const char *type) {
+    static const char *const rows[] = {"Softmax", "LogSoftmax", "LayerNormalization", "RMSNormalization",
+                                       "SimplifiedLayerNormalization", "SkipLayerNormalization",
+                                       "SkipSimplifiedLayerNormalization"};
+    for (size_t i = 0; i < sizeof rows / sizeof *rows; i++)
+        if (strcmp(type, rows[i]) == 0) return true;
+    return false;
+}
+
+/* What op o's inputs cost to bring to the layout its cut needs, and how its
+ * outputs then lie (lay[] of its outputs set).  Per chip, over its own link
+ * (1 / chips of the aggregate, as the all-reduce):
+ *   split -> whole: an all-gather, (T - 1) / T of the tensor's bytes in;
+ *   split -> another dimension (or a layout the graph lost): an
+ *     all-to-all, (T - 1) / T^2 of them;
+ *   whole -> split: nothing, each chip takes its slice;
+ * each with T - 1 link latencies; and a row operator split along its rows
+ * an all-reduce of two statistics a row.  A tensor's bytes are the
+ * elements its expression reads (a column block of QKV, not the value),
+ * at the chip's element size.  Decision: a vendor operator other than the
+ * row operators works on any split of its inputs (1 / T of its work),
+ * following its first split input; its other inputs are brought to that. */
+static rotor_status reshard(const rotor_graph *g, int o, lay_t *lay, int64_t T, const rotor_chip *chip,
+                            rotor_schedule_op *so, rotor_error *err) {
+    const rotor_op *op = &g->ops[o];
+    int64_t e = chip->element_bytes, recv = 0, rounds = 0;
+    double stats = 0; /* bytes of row statistics all-reduced */
+    lay_t out = lay_whole;
+    bool ok = true;
+    if (op->vendor) {
+        int lead = -1;
+        for (int i = 0; i < op->ninputs && ok; i++) {
+            int v = op->inputs[i];
+            if (g->values[v].role != ROTOR_ROLE_ACTIVATION || lay[v].dim == LAY_WHOLE) continue;
+            if (lead < 0) {
+                lead = v;
+            } else if (lay[v].dim == LAY_UNKNOWN || !lies_as(lay[v], lay[lead], false)) {
+                int64_t b = 0;
+                ok = rotor_mul_i64(g->values[v].elements, e, &b);
+                recv += (T - 1) * ceil_div(ceil_div(b, T), T);
+                rounds++;
+            }
+        }
+        if (lead >= 0 && T > 1) {
+            const rotor_value *x = &g->values[lead];
+            if (row_op(op->type) && x->rank > 0 && (lay[lead].dim == x->rank - 1 || lay[lead].dim == LAY_UNKNOWN))
+                stats = 2.0 * (double)(x->elements / x->shape[x->rank - 1]) * (double)e;
+            out = lay[lead];
+        }
+        for (int i = 0; i < op->noutputs; i++) {
+            /* an output of the lead's rank lies as the lead (Softmax, the norms) */
+            bool same = lead < 0 || out.dim == LAY_UNKNOWN || g->values[op->outputs[i]].rank == g->values[lead].rank;
+            lay[op->outputs[i]] = same ? out : (lay_t){.dim = LAY_UNKNOWN};
+        }
+    } else {
+        int a = so->split_axis;
+        bool wc = a >= 0 && weight_cut(g, op, a);
+        for (int t = 1; t < op->expr.ntensors && ok; t++) {
+            int v = op->tensor_value[t];
+            if (v < 0 || g->values[v].role != ROTOR_ROLE_ACTIVATION || lay[v].dim == LAY_WHOLE) continue;
+            lay_t need = a >= 0 ? value_dim(g, op, t, a) : lay_whole;
+            if (lies_as(lay[v], need, wc)) continue;
+            int64_t b = 0;
+            ok = rotor_mul_i64(rotor_tensor_elements(&op->expr, t), e, &b);
+            recv += (T - 1) * (need.dim == LAY_WHOLE ? ceil_div(b, T) : ceil_div(ceil_div(b, T), T));
+            rounds++;
+        }
+        if (so->shard == ROTOR_SHARD_OUTPUT) {
+            /* decision: the output's slices can be reordered only when a
+             * weight this op orders makes them (an input's freedom does not
+             * carry through: a head-cut of [b*h, ...] is not its batch-cut) */
+            out = value_dim(g, op, 0, a);
+            out.flex = out.dim >= 0 && wc;
+        }
+        for (int i = 0; i < op->noutputs; i++) lay[op->outputs[i]] = out;
+    }
+    if (!ok) return rotor_fail(err, ROTOR_ERR_INPUT, "op '%s' (%s): reshard bytes overflow 64 bits", op->name, op->type);
+    if (recv == 0 && stats == 0) return ROTOR_OK;
+    double bw = chip->interchip_gbps * 1e9 / (double)chip->chips, lat = rotor_chip_link_latency(chip);
+    double ar = 2.0 * (double)(T - 1) / (double)T * stats;
+    so->reshard_bytes = recv + (int64_t)llround(ar);
+    so->reshard_ps = to_ps(((double)recv + ar) / bw + (double)(rounds * (T - 1)) * lat +
+                           (stats > 0 ? 2.0 * (double)(T - 1) * lat : 0));
+    return ROTOR_OK;
 }
 
 /* ---- plans ------------------------------------------------------------------- */
@@ -162,8 +350,6 @@ static void shape_key(const rotor_expr *e, char *buf, size_t cap) {
     rotor_expr_dims_string(e, dims, (int)sizeof dims);
     snprintf(buf, cap, "%s|%s", e->text, dims);
 }
-
-static int64_t to_ps(double s) { return (int64_t)llround(s * 1e12); }
 
 /* Bytes one core receives while a plan executes (cost-model v1): every
  * shift, and the reduce-scatter of the output's partial sums. */
@@ -196,7 +382,7 @@ static rotor_status vendor_plan(const rotor_graph *g, const rotor_schedule *s, i
     int64_t cores = s->chip.cores_per_chip;
     double t = so->flops / ((double)cores * rotor_chip_vector_rate(&s->chip));
     so->plans[0] = (rotor_preload_plan){
-        .time_ps = to_ps(t) > 0 ? to_ps(t) : 1,
+        .time_ps = (to_ps(t) > 0 ? to_ps(t) : 1) + so->interchip_ps,
         .space_bytes = ceil_div(ceil_div(act, T) + so->hbm_bytes, cores),
         .share = 1,
         .traffic_bytes = 0,
@@ -442,11 +628,12 @@ static rotor_status measure_shift_load(void *ctx, int64_t d, double *load, rotor
     return ROTOR_OK;
 }
 
-/* Shards every operator of g over T chips into s->ops (split: per value,
- * whether its producer left it split), counts the model's FLOPs and the
- * inter-chip all-reduces, and collects the distinct shapes into shapes
- * (*nshapes of them; shape_of[o]: op o's, -1 for vendor ops). */
-static rotor_status shard_ops(const rotor_graph *g, const rotor_chip *chip, int64_t T, rotor_schedule *s, bool *split,
+/* Shards every operator of g over T chips into s->ops (lay: per value, how
+ * its producer left it, LAY_WHOLE for the graph's inputs), counts the
+ * model's FLOPs, the inter-chip all-reduces and reshards, and collects the
+ * distinct shapes into shapes (*nshapes of them; shape_of[o]: op o's, -1
+ * for vendor ops). */
+static rotor_status shard_ops(const rotor_graph *g, const rotor_chip *chip, int64_t T, rotor_schedule *s, lay_t *lay,
                               shape *shapes, int *shape_of, int *nshapes, rotor_error *err) {
     int64_t e = chip->element_bytes;
     for (int o = 0; o < g->nops; o++) {
@@ -455,8 +642,12 @@ static rotor_status shard_ops(const rotor_graph *g, const rotor_chip *chip, int6
         snprintf(so->name, sizeof so->name, "%s", op->name);
         so->graph_op = o;
         so->vendor = op->vendor;
-        shard_op(g, o, split, T, so);
-        for (int i = 0; i < op->noutputs; i++) split[op->outputs[i]] = so->shard == ROTOR_SHARD_OUTPUT;
+        shard_op(g, o, lay, T, so);
+        rotor_status st = reshard(g, o, lay, T, chip, so, err);
+        if (st) return st;
+        so->interchip_ps = so->reshard_ps;
+        s->interchip_ps += so->reshard_ps;
+        s->reshard_ps += so->reshard_ps;
         s->model_flops += op->flops;
         shape_of[o] = -1;
         if (op->vendor) continue;
@@ -477,9 +668,10 @@ static rotor_status shard_ops(const rotor_graph *g, const rotor_chip *chip, int6
              * chips the others' links carry nothing of it; until 2026-12-02
              * each got 1 / T of the whole aggregate) */
             double bw = chip->interchip_gbps * 1e9 / (double)chip->chips;
-            so->interchip_ps = to_ps(2.0 * (double)(T - 1) / (double)T * (double)y / bw +
-                                     2.0 * (double)(T - 1) * rotor_chip_link_latency(chip));
-            s->interchip_ps += so->interchip_ps;
+            int64_t ring = to_ps(2.0 * (double)(T - 1) / (double)T * (double)y / bw +
+                                 2.0 * (double)(T - 1) * rotor_chip_link_latency(chip));
+            so->interchip_ps += ring;
+            s->interchip_ps += ring;
         }
         char key[sizeof shapes[0].key];
         shape_key(&so->expr, key, sizeof key);
@@ -662,19 +854,20 @@ rotor_status rotor_schedule_build(const rotor_graph *g, const rotor_chip *chip,
         s->pchip.mesh_ctx = &meter;
     }
     s->ops = calloc((size_t)g->nops, sizeof *s->ops);
-    bool *split = calloc((size_t)g->nvalues + 1, sizeof *split);
+    lay_t *lay = malloc(((size_t)g->nvalues + 1) * sizeof *lay);
     shape *shapes = calloc((size_t)g->nops, sizeof *shapes);
     int *shape_of = calloc((size_t)g->nops, sizeof *shape_of);
     rotor_preload_op_desc *desc = calloc((size_t)g->nops, sizeof *desc);
-    if (!s->ops || !split || !shapes || !shape_of || !desc) {
+    if (!s->ops || !lay || !shapes || !shape_of || !desc) {
         st = rotor_nomem(err);
         goto done;
     }
     s->nops = g->nops;
+    for (int v = 0; v < g->nvalues; v++) lay[v] = lay_whole;
 
     /* Shard every operator and collect the distinct shapes. */
     int threads = opt->threads;
-    if ((st = shard_ops(g, chip, T, s, split, shapes, shape_of, &nshapes, err))) goto done;
+    if ((st = shard_ops(g, chip, T, s, lay, shapes, shape_of, &nshapes, err))) goto done;
     if ((st = hbm_held(g, chip, s, err))) goto done;
     s->searches = nshapes;
     s->quantized_ops = rotor_graph_priced_apart(g, chip);
@@ -705,7 +898,7 @@ done:
     }
     free(shapes);
     free(shape_of);
-    free(split);
+    free(lay);
     free(desc);
     free(meter.load);
     free(meter.shift);

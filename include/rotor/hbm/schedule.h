@@ -50,7 +50,11 @@ typedef struct rotor_schedule_op {
     int hbm_tensor;            /* expression tensor loaded from HBM, -1 (vendor: -1) */
     int64_t hbm_bytes;         /* bytes one chip loads from HBM for it */
     double flops;              /* the shard's useful FLOPs */
-    int64_t interchip_ps;      /* the all-reduce across chips, included in every plan's time */
+    int64_t interchip_ps;      /* the all-reduce and the reshards across chips, included in every
+                                  plan's time */
+    int64_t reshard_ps;        /* of which the reshards: its inputs brought to the layout its cut
+                                  needs (docs/schedule.md, "Reshards") */
+    int64_t reshard_bytes;     /* bytes one chip receives for them */
     int layer;                 /* 0: no layer; identical layers share an id >= 1 (Elk §4.4) */
     bool layer_begin;
     int nplans;
@@ -88,7 +92,8 @@ typedef struct rotor_schedule {
     int64_t hbm_bytes;         /* one chip's HBM bytes per token (weights and KV cache) */
     int64_t hbm_held;          /* one chip's HBM bytes held: each weight and KV-cache value once,
                                   the largest shard its readers hold (docs/schedule.md) */
-    int64_t interchip_ps;      /* sum of the all-reduces */
+    int64_t interchip_ps;      /* sum of the all-reduces and the reshards */
+    int64_t reshard_ps;        /* sum of the reshards */
     double hbm_intake;         /* mesh: bytes/s of HBM the edge ports take into one chip when
                                   every core receives alike (docs/schedule.md); 0: all-to-all */
     rotor_preload_options preload; /* from the options, for rotor_schedule_run */
@@ -130,7 +135,8 @@ void rotor_schedule_report_free(rotor_schedule_report *r);
  * src/hbm/schedenergy.c): T times one chip's events as
  * rotor_schedule_replay emits them (rotor_schedule_chip_energy), plus the
  * ring all-reduces' bytes across chips, 2 (T - 1) times the output's bytes
- * per reduction-split operator, which the replay models as a delay only.
+ * per reduction-split operator, and the reshards' (T times each chip's
+ * reshard_bytes), which the replay models as a delay only.
  * ROTOR_ERR_INPUT when a count leaves int64 or r is not a report of s;
  * *out is zeroed after an error. */
 rotor_status rotor_schedule_energy(const rotor_schedule *s, const rotor_schedule_report *r,
