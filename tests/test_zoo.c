@@ -140,6 +140,45 @@ Test(zoo, llama2_70b_groups_64_query_heads_over_8_kv_heads) {
     rotor_graph_free(&g);
 }
 
+Test(zoo, gemma2_local_layers_decode_over_their_4096_position_window) {
+    /* Gemma 2 (Gemma Team 2024, §2): every other layer, the first included,
+     * attends only the last 4096 positions.  At a context of 8192 those
+     * layers' caches hold 4096 positions and their scores span 4096; the
+     * global layers' 8192.  At 4096 and below nothing changes. */
+    rotor_graph g;
+    rotor_graph_totals t = build("gemma2-27b", (rotor_zoo_options){.batch = 2, .seq = 8192, .layers = 3,
+                                                                   .phase = ROTOR_PHASE_DECODE},
+                                 &g);
+    int64_t want[3] = {4096, 8192, 4096};
+    for (int l = 0; l < 3; l++) {
+        char nm[32];
+        snprintf(nm, sizeof nm, "l%d.k_cache", l);
+        int kc = rotor_graph_find_value(&g, nm);
+        cr_assert_geq(kc, 0);
+        cr_assert_eq(g.values[kc].shape[2], want[l], "%s", nm);
+        snprintf(nm, sizeof nm, "l%d.attn_scores", l);
+        bool found = false;
+        for (int o = 0; o < g.nops; o++)
+            if (strcmp(g.ops[o].name, nm) == 0) {
+                cr_assert_eq(g.ops[o].expr.extent[rotor_expr_axis(&g.ops[o].expr, "n")], want[l], "%s", nm);
+                found = true;
+            }
+        cr_assert(found, "%s", nm);
+    }
+    /* K and V x batch 2 x 16 KV heads x 128 x 2 bytes, over 4096 + 8192 + 4096 positions */
+    cr_assert_eq(t.kv_bytes, 2LL * 2 * 16 * 128 * 2 * (4096 + 8192 + 4096));
+    rotor_graph_free(&g);
+    t = build("gemma2-27b", (rotor_zoo_options){.batch = 2, .seq = 4096, .layers = 3, .phase = ROTOR_PHASE_DECODE},
+              &g);
+    cr_assert_eq(t.kv_bytes, 2LL * 2 * 16 * 128 * 2 * 3 * 4096);
+    rotor_graph_free(&g);
+    /* the prefill's local layers would attend a band: refused past the window */
+    t = build("gemma2-27b", (rotor_zoo_options){.batch = 1, .seq = 4096, .layers = 2}, &g);
+    rotor_graph_free(&g);
+    refused("gemma2-27b", (rotor_zoo_options){.batch = 1, .seq = 4097, .layers = 2},
+            "a prefill longer than its local layers' 4096-position sliding window is not modelled");
+}
+
 Test(zoo, each_layer_adds_the_same_operators_and_batch_adds_none) {
     rotor_graph g1, g2, g4;
     int n1 = build("bert-base", (rotor_zoo_options){.layers = 1}, &g1).ops;

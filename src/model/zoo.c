@@ -378,6 +378,10 @@ typedef struct tf_model {
     bool tied;                  /* LM head shares the embedding table */
     int64_t classes, patch, image, channels; /* ViT / DiT */
     int64_t default_seq;
+    /* Gemma 2's local layers (every other one, the first included) attend
+     * only the last `window` positions (Gemma Team 2024, §2: 4096); 0: every
+     * layer attends the whole context */
+    int64_t window;
 } tf_model;
 
 /* The model's layers over x: RetNet's retention layers or the
@@ -402,12 +406,16 @@ static int tf_layers(zb *z, const tf_model *m, const tf_spec *s, const rotor_zoo
     }
     for (int l = 0; l < o->layers && !z->st && m->fam != FAM_RETNET; l++) {
         int kc = -1, vc = -1;
+        /* a local layer's decode step reads a cache of its window's last
+         * positions (a ring); its prefill beyond the window is refused
+         * (rotor_zoo_build) */
+        int64_t cl = m->window && l % 2 == 0 && c > m->window ? m->window : c;
         if (decode) {
-            int64_t cs[4] = {b, s->kv_heads, c, s->head_dim};
+            int64_t cs[4] = {b, s->kv_heads, cl, s->head_dim};
             kc = val(z, ROTOR_ROLE_KV_CACHE, 4, cs, "l%d.k_cache", l);
             vc = val(z, ROTOR_ROLE_KV_CACHE, 4, cs, "l%d.v_cache", l);
         }
-        x = tf_layer(z, s, l, x, b, q, c, kc, vc, cond);
+        x = tf_layer(z, s, l, x, b, q, cl, kc, vc, cond);
     }
     return x;
 }
@@ -1420,14 +1428,15 @@ typedef struct zoo_model {
 static const zoo_model models[] = {
     /* BERT (Devlin et al. 2019): vocab 30522, 512 positions; HF counts 109.5M / 335.1M */
     {{"bert-base", "BERT-Base encoder, 12 x 768, seq 128", 110e6, false}, K_TF,
-     {TF(768, 12, 12, 12, 64, 3072, false, ACT_GELU, true, false, 2), FAM_BERT, 30522, 512, false, 0, 0, 0, 0, 128}},
+     {TF(768, 12, 12, 12, 64, 3072, false, ACT_GELU, true, false, 2), FAM_BERT, 30522, 512, false, 0, 0, 0, 0, 128, 0}},
     {{"bert-large", "BERT-Large encoder, 24 x 1024, seq 128", 336e6, false}, K_TF,
-     {TF(1024, 24, 16, 16, 64, 4096, false, ACT_GELU, true, false, 2), FAM_BERT, 30522, 512, false, 0, 0, 0, 0, 128}},
+     {TF(1024, 24, 16, 16, 64, 4096, false, ACT_GELU, true, false, 2),
+      FAM_BERT, 30522, 512, false, 0, 0, 0, 0, 128, 0}},
     /* ViT (Dosovitskiy et al. 2021): 224 x 224, patch 16, 1000 classes */
     {{"vit-base", "ViT-B/16, 12 x 768, 224 x 224 images", 86e6, false}, K_TF,
-     {TF(768, 12, 12, 12, 64, 3072, false, ACT_GELU, true, false, 2), FAM_VIT, 0, 0, false, 1000, 16, 224, 3, 197}},
+     {TF(768, 12, 12, 12, 64, 3072, false, ACT_GELU, true, false, 2), FAM_VIT, 0, 0, false, 1000, 16, 224, 3, 197, 0}},
     {{"vit-large", "ViT-L/16, 24 x 1024, 224 x 224 images", 304e6, false}, K_TF,
-     {TF(1024, 24, 16, 16, 64, 4096, false, ACT_GELU, true, false, 2), FAM_VIT, 0, 0, false, 1000, 16, 224, 3, 197}},
+     {TF(1024, 24, 16, 16, 64, 4096, false, ACT_GELU, true, false, 2), FAM_VIT, 0, 0, false, 1000, 16, 224, 3, 197, 0}},
     {{"resnet-18", "ResNet-18, 224 x 224 images", 11.69e6, false}, K_RESNET18, {.vocab = 0}},
     {{"resnet-50", "ResNet-50 (v1.5), 224 x 224 images", 25.56e6, false}, K_RESNET50, {.vocab = 0}},
     /* NeRF: one MLP of Mildenhall et al. Figure 7 (595,844 weights by that figure) */
@@ -1442,27 +1451,34 @@ static const zoo_model models[] = {
      * training length. */
     {{"retnet-1.3b", "RetNet-1.3B decoder, 24 x 2048, retention (parallel prefill, recurrent decode)", 1.3e9, true},
      K_TF, {TF(2048, 24, 8, 8, 256, 4096, false, ACT_GELU, false, false, 2), FAM_RETNET, 50257, 0, true, 0, 0, 0, 0,
-            2048}},
+            2048, 0}},
     {{"opt-1.3b", "OPT-1.3B decoder, 24 x 2048", 1.3158e9, true}, K_TF,
-     {TF(2048, 24, 32, 32, 64, 8192, false, ACT_RELU, true, false, 2), FAM_DECODER, 50272, 2050, true, 0, 0, 0, 0, 2048}},
+     {TF(2048, 24, 32, 32, 64, 8192, false, ACT_RELU, true, false, 2),
+      FAM_DECODER, 50272, 2050, true, 0, 0, 0, 0, 2048, 0}},
     {{"opt-13b", "OPT-13B decoder, 40 x 5120", 12.85e9, true}, K_TF,
-     {TF(5120, 40, 40, 40, 128, 20480, false, ACT_RELU, true, false, 2), FAM_DECODER, 50272, 2050, true, 0, 0, 0, 0, 2048}},
+     {TF(5120, 40, 40, 40, 128, 20480, false, ACT_RELU, true, false, 2),
+      FAM_DECODER, 50272, 2050, true, 0, 0, 0, 0, 2048, 0}},
     {{"opt-30b", "OPT-30B decoder, 48 x 7168", 29.97e9, true}, K_TF,
-     {TF(7168, 48, 56, 56, 128, 28672, false, ACT_RELU, true, false, 2), FAM_DECODER, 50272, 2050, true, 0, 0, 0, 0, 2048}},
+     {TF(7168, 48, 56, 56, 128, 28672, false, ACT_RELU, true, false, 2),
+      FAM_DECODER, 50272, 2050, true, 0, 0, 0, 0, 2048, 0}},
     /* Llama 2 (Touvron et al. 2023): vocab 32000, RMSNorm, SwiGLU, untied head */
     {{"llama2-7b", "Llama 2 7B decoder, 32 x 4096", 6.74e9, true}, K_TF,
-     {TF(4096, 32, 32, 32, 128, 11008, true, ACT_RELU, false, true, 2), FAM_DECODER, 32000, 0, false, 0, 0, 0, 0, 2048}},
+     {TF(4096, 32, 32, 32, 128, 11008, true, ACT_RELU, false, true, 2),
+      FAM_DECODER, 32000, 0, false, 0, 0, 0, 0, 2048, 0}},
     {{"llama2-13b", "Llama 2 13B decoder, 40 x 5120", 13.0e9, true}, K_TF,
-     {TF(5120, 40, 40, 40, 128, 13824, true, ACT_RELU, false, true, 2), FAM_DECODER, 32000, 0, false, 0, 0, 0, 0, 2048}},
+     {TF(5120, 40, 40, 40, 128, 13824, true, ACT_RELU, false, true, 2),
+      FAM_DECODER, 32000, 0, false, 0, 0, 0, 0, 2048, 0}},
     {{"llama2-70b", "Llama 2 70B decoder, 80 x 8192, grouped-query attention (8 KV heads)", 69.0e9, true}, K_TF,
-     {TF(8192, 80, 64, 8, 128, 28672, true, ACT_RELU, false, true, 2), FAM_DECODER, 32000, 0, false, 0, 0, 0, 0, 2048}},
+     {TF(8192, 80, 64, 8, 128, 28672, true, ACT_RELU, false, true, 2),
+      FAM_DECODER, 32000, 0, false, 0, 0, 0, 0, 2048, 0}},
     /* Gemma 2 (Gemma Team 2024): 27B, 46 layers, 32 heads of 128, 16 KV heads,
      * GeGLU 36864, vocab 256000 tied, four RMSNorms per layer */
     {{"gemma2-27b", "Gemma 2 27B decoder, 46 x 4608, grouped-query attention (16 KV heads)", 27.2e9, true}, K_TF,
-     {TF(4608, 46, 32, 16, 128, 36864, true, ACT_GELU, false, true, 4), FAM_DECODER, 256000, 0, true, 0, 0, 0, 0, 2048}},
+     {TF(4608, 46, 32, 16, 128, 36864, true, ACT_GELU, false, true, 4), FAM_DECODER, 256000, 0, true, 0, 0, 0, 0, 2048,
+      4096}},
     /* DiT-XL/2 (Peebles & Xie 2023): 28 x 1152, latent 32 x 32 x 4, patch 2 */
     {{"dit-xl", "DiT-XL/2, 28 x 1152, 256 x 256 images (32 x 32 x 4 latents)", 675e6, false}, K_TF,
-     {TF(1152, 28, 16, 16, 72, 4608, false, ACT_GELU, true, false, 2), FAM_DIT, 0, 0, false, 1000, 2, 32, 4, 256}},
+     {TF(1152, 28, 16, 16, 72, 4608, false, ACT_GELU, true, false, 2), FAM_DIT, 0, 0, false, 1000, 2, 32, 4, 256, 0}},
     /* GraphTurbo Table 2's models the rest of the zoo lacked (docs/zoo.md).
      * MobileNet-v2: torchvision counts 3,504,872; DenseNet-121: 7,978,856 */
     {{"mobilenet-v2", "MobileNet-v2 (width 1.0), 224 x 224 images", 3.50e6, false}, K_MOBILENET_V2, {.vocab = 0}},
@@ -1578,6 +1594,13 @@ rotor_status rotor_zoo_build(const char *name, const rotor_zoo_options *opt, rot
         if (m->tf.positions && o.seq > m->tf.positions && m->tf.fam == FAM_BERT)
             return rotor_fail(err, ROTOR_ERR_INPUT, "%s: seq %lld exceeds the %lld learned positions", name,
                               (long long)o.seq, (long long)m->tf.positions);
+        if (m->tf.window && o.seq > m->tf.window && o.phase == ROTOR_PHASE_PREFILL)
+            /* its local layers attend a band of the scores, which the
+             * dense attention here would overprice (decision) */
+            return rotor_fail(err, ROTOR_ERR_INPUT,
+                              "%s: seq %lld: a prefill longer than its local layers' %lld-position sliding window "
+                              "is not modelled (the decode step is: --decode)",
+                              name, (long long)o.seq, (long long)m->tf.window);
         if ((m->tf.fam == FAM_VIT || m->tf.fam == FAM_DIT) && opt && opt->seq && opt->seq != m->tf.default_seq)
             /* the tokens come from the image; a seq that changed nothing
              * would pass silently (issue 19) */
