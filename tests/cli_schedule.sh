@@ -124,6 +124,15 @@ expect_out energy "^full: energy [0-9.e+-]* J per token (compute .*HBM [0-9.e+-]
 "$ROTOR" schedule llama2-13b --layers 1 --json >"$out" 2>"$err"
 if grep -q '"per":	"token"' "$out" && grep -q '"edp_js":' "$out"; then ok; else bad "schedule --json lacks the energy object"; fi
 expect_out energy-prefill "J per step" -- schedule llama2-13b --layers 1 --prefill --seq 128 --design full
+# a prefill writes its KV cache to HBM, which the schedule does not price: it
+# says how much (2 layers x K and V x 2 sentences x 128 positions x 40 heads x
+# 128 x 2 bytes = 10,485,760 B over 4 chips, 2.6 MB a chip); a decode step writes none
+expect_out prefill-kv "^not priced: the prefill writes 2.6 MB of KV cache per chip to HBM (0.001 ms" -- \
+    schedule llama2-13b --layers 2 --batch 2 --prefill --seq 128 --design full
+"$ROTOR" schedule llama2-13b --layers 2 --batch 2 --prefill --seq 128 --design full --json >"$out" 2>"$err"
+if grep -q '"prefill_kv_bytes_per_chip_not_priced":	2621440' "$out"; then ok; else bad "prefill --json lacks its KV bytes"; fi
+"$ROTOR" schedule llama2-13b --layers 1 --design full >"$out" 2>"$err"
+if grep -q "not priced" "$out"; then bad "a decode step says its KV cache is not priced"; else ok; fi
 # a decode step at batch 8 makes 8 tokens: its energy is per step (it said per token)
 expect_out energy-batch "^full: energy [0-9.e+-]* J per step (" -- schedule llama2-13b --layers 1 --batch 8 --design full
 

@@ -142,6 +142,10 @@ static void print_text(const rotor_graph *g, const rotor_schedule *s, const run 
            (double)s->hbm_bytes / 1e6, (double)s->hbm_bytes / (s->chip.hbm_gbps * 1e9) * 1e3,
            s->model_flops / 1e9);
     cli_quantized_note(s->quantized_ops, &s->chip);
+    if (s->prefill_kv_bytes > 0)
+        printf("not priced: the prefill writes %.1f MB of KV cache per chip to HBM (%.3f ms at full bandwidth), "
+               "which the HBM time, utilisation and energy below leave out (docs/schedule.md)\n",
+               (double)s->prefill_kv_bytes / 1e6, (double)s->prefill_kv_bytes / (s->chip.hbm_gbps * 1e9) * 1e3);
     if (s->hbm_intake > 0)
         printf("mesh %lldx%lld: HBM enters through the edge ports, at most %.0f GB/s per chip (%.3f ms)\n",
                (long long)s->chip.mesh_width, (long long)s->chip.mesh_height, s->hbm_intake / 1e9,

@@ -825,6 +825,7 @@ rotor_status rotor_schedule_build(const rotor_graph *g, const rotor_chip *chip,
     s->chip.chips = 1;
     s->chip.interchip_gbps = 0;
     s->tensor_parallel = T;
+    s->prefill_kv_bytes = opt->prefill_kv_bytes > 0 ? ceil_div(opt->prefill_kv_bytes, T) : 0;
     s->preload = opt->preload;
     s->solver = opt->solver;
     s->pchip = (rotor_preload_chip){

@@ -155,6 +155,7 @@ rotor_status rotor_doc_schedule(const rotor_graph *g, const rotor_schedule *s, c
     cJSON_AddNumberToObject(root, "shapes_searched", s->searches);
     cJSON_AddStringToObject(root, "solver", rotor_solver_name(s->solver));
     cJSON_AddNumberToObject(root, "hbm_bytes_per_chip", (double)s->hbm_bytes);
+    cJSON_AddNumberToObject(root, "prefill_kv_bytes_per_chip_not_priced", (double)s->prefill_kv_bytes);
     cJSON_AddNumberToObject(root, "hbm_held_bytes_per_chip", (double)s->hbm_held); /* within the chip's hbm_bytes */
     /* operators priced at the chip's element size, not their own */
     cJSON_AddNumberToObject(root, "quantized_ops_priced_as_the_chip", s->quantized_ops);

@@ -66,6 +66,27 @@ static void empty_stages(rotor_pipeline *p, const rotor_pipeline_options *opt, c
     p->program.objective = p->t10.objective;
 }
 
+/* The KV cache a zoo LLM's prefill writes to HBM for its decode steps:
+ * what its decode step at the same batch, context and layers reads (a
+ * Gemma 2 local layer's window included), counted from that graph; 0 for
+ * a decode step, an ONNX file or a model without one. */
+static rotor_status prefill_kv_bytes(const rotor_pipeline_options *opt, int64_t *bytes, rotor_error *err) {
+    *bytes = 0;
+    const rotor_zoo_entry *z = rotor_model_is_onnx(opt->model) ? NULL : rotor_zoo_find(opt->model);
+    if (!z || !z->llm || opt->zoo.phase != ROTOR_PHASE_PREFILL || opt->train) return ROTOR_OK;
+    rotor_zoo_options dec = opt->zoo;
+    dec.phase = ROTOR_PHASE_DECODE;
+    rotor_graph g;
+    rotor_status st = rotor_zoo_build(opt->model, &dec, &g, err);
+    if (!st) {
+        rotor_graph_totals t;
+        rotor_graph_totals_of(&g, &t);
+        *bytes = t.kv_bytes;
+    }
+    rotor_graph_free(&g);
+    return st;
+}
+
 rotor_status rotor_pipeline_run(const rotor_pipeline_options *opt, const rotor_chip *chip, rotor_pipeline *out,
                                 rotor_error *err) {
     memset(out, 0, sizeof *out);
@@ -137,7 +158,11 @@ rotor_status rotor_pipeline_run(const rotor_pipeline_options *opt, const rotor_c
     tm->vgm_s = lap(&t);
     if (!st && opt->program && !empty) st = program_stage(out, opt, chip, err);
     tm->program_s = lap(&t);
-    if (!st && opt->schedule) st = rotor_schedule_build(&out->graph, chip, opt->schedule, &out->schedule, err);
+    if (!st && opt->schedule) {
+        rotor_schedule_options so = *opt->schedule;
+        st = prefill_kv_bytes(opt, &so.prefill_kv_bytes, err);
+        if (!st) st = rotor_schedule_build(&out->graph, chip, &so, &out->schedule, err);
+    }
     tm->schedule_s = lap(&t);
     for (int k = 0; !st && opt->graphturbo && k < ROTOR_DSA_STEPS; k++)
         st = rotor_dsa_run(&out->graph, &out->cluster, (rotor_dsa_step)k, &out->dsa[k], err);

@@ -77,6 +77,11 @@ typedef struct rotor_schedule_options {
     /* A sweep's memo of frontiers (searchmemo.h), borrowed; NULL: none.
      * The schedule is the same with or without it. */
     rotor_search_memo *memo;
+    /* An LLM's prefill: the bytes of KV cache it writes to HBM over all
+     * the chips (the pipeline counts them from the model's decode step).
+     * The schedule has no HBM writes, so it reports them as not priced
+     * (prefill_kv_bytes below; docs/schedule.md, "What is not priced"). */
+    int64_t prefill_kv_bytes;
 } rotor_schedule_options;
 
 typedef struct rotor_schedule {
@@ -103,6 +108,9 @@ typedef struct rotor_schedule {
      * "Element types"), so theirs are not their own: the CLI and the JSON
      * say so. */
     int quantized_ops;
+    /* One chip's share of options.prefill_kv_bytes: written to HBM, left out of
+     * the schedule's HBM time, utilisation and energy (the CLI and JSON say so). */
+    int64_t prefill_kv_bytes;
 } rotor_schedule;
 
 /* Builds the schedule input.  The chip needs HBM (hbm_gbps > 0).  Errors name
