@@ -522,3 +522,66 @@ Test(schedule, a_cut_takes_its_input_as_it_lies_before_the_longer_axis) {
     rotor_schedule_free(s);
     rotor_graph_free(&g);
 }
+
+Test(schedule, a_padded_cut_of_the_heads_is_not_the_projections_columns) {
+    /* Llama 2 13B prefill on 16 chips: 40 heads cut 16 ways is 3 a chip,
+     * padded, 1,152 of QKV's columns, where qkv leaves 15,360 / 16 = 960 on
+     * each: the weights cannot be ordered to match, so Q and K (and then V)
+     * move by all-to-all, (T-1) ceil(ceil(B/16)/16) of 40 x 2048 x 128 x 2
+     * bytes each, and attn_out's rows take the context's padded columns
+     * likewise. */
+    rotor_graph g;
+    rotor_error err;
+    rotor_zoo_options zo = {.batch = 1, .layers = 1, .phase = ROTOR_PHASE_PREFILL};
+    cr_assert_eq(rotor_zoo_build("llama2-13b", &zo, &g, &err), ROTOR_OK, "%s", err.msg);
+    rotor_schedule *s = build16(&g);
+    const rotor_schedule_op *sc = find(s, "l0.attn_scores"), *cx = find(s, "l0.context");
+    cr_assert_eq(sc->split_axis, axis(sc, "g"));
+    cr_assert_eq(cx->split_axis, axis(cx, "g"));
+    int64_t one = 15 * ((40LL * 2048 * 128 * 2 / 16 + 15) / 16);
+    cr_assert_eq(sc->reshard_bytes, 2 * one);
+    cr_assert_eq(cx->reshard_bytes, one);
+    cr_assert_eq(find(s, "l0.attn_out")->reshard_bytes, one);
+    rotor_schedule_free(s);
+    rotor_graph_free(&g);
+}
+
+Test(schedule, a_batch_cut_of_rows_is_their_row_cut_and_an_unknown_vendor_op_gathers) {
+    /* p: Y[m,n] = X[m,n] * C[m,n] over 512 rows, C in HBM, cut by rows on 4
+     * chips: chip i holds rows 128 i .. 128 i + 127.  q reads Y as
+     * [4, 128, 64]: its batch cut takes the same rows (block 128, period
+     * 512), its s cut, which is longer, would not (block 32, period 128), so
+     * q cuts b and moves nothing.  r, a Transpose, which rotor does not run
+     * split, gathers q's output whole: (T-1)/T of its bytes. */
+    rotor_graph g;
+    rotor_error err;
+    rotor_graph_init(&g, "rows");
+    int x, c, y, z, zt;
+    int64_t s2[2] = {512, 64}, s3[3] = {4, 128, 64}, s3t[3] = {64, 128, 4};
+    cr_assert_eq(rotor_graph_add_value(&g, "x", ROTOR_DTYPE_F16, 2, s2, ROTOR_ROLE_ACTIVATION, &x, &err), ROTOR_OK);
+    cr_assert_eq(rotor_graph_add_value(&g, "c", ROTOR_DTYPE_F16, 2, s2, ROTOR_ROLE_KV_CACHE, &c, &err), ROTOR_OK);
+    cr_assert_eq(rotor_graph_add_value(&g, "y", ROTOR_DTYPE_F16, 2, s2, ROTOR_ROLE_ACTIVATION, &y, &err), ROTOR_OK);
+    cr_assert_eq(rotor_graph_add_value(&g, "z", ROTOR_DTYPE_F16, 3, s3, ROTOR_ROLE_ACTIVATION, &z, &err), ROTOR_OK);
+    cr_assert_eq(rotor_graph_add_value(&g, "zt", ROTOR_DTYPE_F16, 3, s3t, ROTOR_ROLE_ACTIVATION, &zt, &err), ROTOR_OK);
+    int in_p[2] = {x, c};
+    rotor_op_desc p = {.name = "p", .type = "Mul", .expr = "Y[m,n] = X[m,n] * C[m,n]", .dims = "m=512,n=64",
+                       .inputs = in_p, .ninputs = 2, .outputs = &y, .noutputs = 1, .tensor_value = {y, x, c, -1, -1}};
+    cr_assert_eq(rotor_graph_add_op(&g, &p, NULL, &err), ROTOR_OK, "%s", err.msg);
+    rotor_op_desc q = {.name = "q", .type = "Relu", .expr = "Z[b,s,n] = relu(Y[b,s,n])", .dims = "b=4,s=128,n=64",
+                       .inputs = &y, .ninputs = 1, .outputs = &z, .noutputs = 1, .tensor_value = {z, y, -1, -1, -1}};
+    cr_assert_eq(rotor_graph_add_op(&g, &q, NULL, &err), ROTOR_OK, "%s", err.msg);
+    rotor_op_desc r = {.name = "r", .type = "Transpose", .inputs = &z, .ninputs = 1, .outputs = &zt, .noutputs = 1,
+                       .tensor_value = {-1, -1, -1, -1, -1}};
+    cr_assert_eq(rotor_graph_add_op(&g, &r, NULL, &err), ROTOR_OK, "%s", err.msg);
+    rotor_schedule *s = build(&g, NULL);
+    const rotor_schedule_op *sp = find(s, "p"), *sq = find(s, "q"), *sr = find(s, "r");
+    cr_assert_eq(sp->split_axis, axis(sp, "m"));
+    cr_assert_eq(sq->split_axis, axis(sq, "b"));
+    cr_assert_eq(sq->reshard_bytes, 0);
+    cr_assert_eq(sr->shard, ROTOR_SHARD_REPLICATED);
+    cr_assert_eq(sr->reshard_bytes, 3 * (512 * 64 * s->chip.element_bytes / 4));
+    cr_assert_eq(sr->plans[0].time_ps, (int64_t)llround(sr->flops / (1472.0 * rotor_chip_vector_rate(&s->chip)) * 1e12) +
+                                          sr->reshard_ps);
+    rotor_schedule_free(s);
+    rotor_graph_free(&g);
+}

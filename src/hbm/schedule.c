@@ -82,23 +82,34 @@ static int hbm_tensor_of(const rotor_graph *g, const rotor_op *op) {
 }
 
 /* How a value lies across the chips: whole on every chip (dim LAY_WHOLE),
- * split on one dimension of the value (dim >= 0) with the cut axis moving
- * `step` along it, or split in a way the graph no longer records (dim
- * LAY_UNKNOWN: a view grouping folded).  Two cuts of one dimension with
- * one step are the same slices.  Decision: where either side's cut axis
- * indexes a weight (flex on the value: its producer's output columns;
- * weight_cut on the reader: its weight's rows), that side orders its
- * weights to match the other (as Megatron orders QKV's columns by head), so
- * any cut of the same dimension is the same slices. */
+ * split on one dimension of the value (dim >= 0), or split in a way the
+ * graph no longer records (dim LAY_UNKNOWN: a view grouping folded).  A cut
+ * of an axis of extent E moving s along the dimension gives chip i the
+ * coordinates j with j mod (s E) in [i B, (i + 1) B), B = s ceil(E / T):
+ * two cuts with the same dimension, block B and period s E are the same
+ * slices (a batch cut of [b*s, n] rows is its row cut).  Decision: where a
+ * weight's order sets the slices (flex: a column-parallel output, whose
+ * columns the weight's order makes; on the reader, a row-parallel cut, whose
+ * weight rows can follow any order of its input), that side orders its
+ * weights to match the other, as Megatron orders QKV's columns by head, so
+ * any cut of the same dimension is the same slices when the degree divides
+ * both cuts (a padded cut holds fewer of them on its last chips).  Each
+ * reader of a flex value is matched alone: two readers that would need two
+ * orders of it are not caught (the zoo's models have none). */
 enum { LAY_WHOLE = -1, LAY_UNKNOWN = -2 };
 
 typedef struct lay_t {
     int dim;
-    int64_t step;
+    int64_t block, period, extent; /* B, s E and E above */
     bool flex;
 } lay_t;
 
+static lay_t lay_cut(int dim, int64_t step, int64_t extent, int64_t T) {
+    return (lay_t){.dim = dim, .block = step * ceil_div(extent, T), .period = step * extent, .extent = extent};
+}
+
 static const lay_t lay_whole = {.dim = LAY_WHOLE};
+static const lay_t lay_unknown = {.dim = LAY_UNKNOWN};
 
 static bool input_split(const rotor_op *op, const lay_t *lay) {
     for (int i = 0; i < op->ninputs; i++)
@@ -106,48 +117,43 @@ static bool input_split(const rotor_op *op, const lay_t *lay) {
     return false;
 }
 
-/* Elements tensor dimension d spans in its value: a window h+kh spans
- * E_h + E_kh - 1. */
-static int64_t dim_span(const rotor_expr *e, const rotor_dim *d) {
-    int64_t s = 1;
-    for (int i = 0; i < d->nterms; i++) s += d->coef[i] * (e->extent[d->axis[i]] - 1);
-    return s;
-}
-
 /* Where a cut of axis a leaves tensor t's value: dim LAY_WHOLE when t does
  * not have a (it needs its value whole), LAY_UNKNOWN when the graph does not
  * say.  A view names the value dimension and the step; without one the
  * tensor reads its value row-major, so the dimension is the one whose
  * row-major stride range holds the tensor dimension's stride (a reshape:
- * [b*h, q, c] read as S[b,g,r,m,n] puts g and b on dimension 0, at steps
- * r and g*r). */
-static lay_t value_dim(const rotor_graph *g, const rotor_op *op, int t, int a) {
+ * [b*h, q, c] read as S[b,g,r,m,n] puts both g and b on dimension 0, at
+ * steps r and g*r), unknown when the axis runs past it. */
+static lay_t value_dim(const rotor_graph *g, const rotor_op *op, int t, int a, int64_t T) {
     const rotor_expr *e = &op->expr;
     const rotor_tensor *x = &e->tensors[t];
-    lay_t unknown = {.dim = LAY_UNKNOWN};
     if (!x->has_axis[a]) return lay_whole;
     int p = -1;
     for (int d = 0; d < x->ndims && p < 0; d++)
-        for (int i = 0; i < x->dims[d].nterms; i++)
-            if (x->dims[d].axis[i] == a) p = d;
+        if (x->dims[d].nterms == 1 && x->dims[d].axis[0] == a) p = d;
     int v = op->tensor_value[t];
     const rotor_view *w = &op->view[t];
-    if (p < 0 || v < 0 || w->unknown) return unknown;
-    if (w->set) return (lay_t){.dim = w->dim[p], .step = w->step[p]};
+    /* a window's axis (h of h+kh) cuts overlapping slices: not a plain cut */
+    if (p < 0 || v < 0 || w->unknown) return lay_unknown;
+    if (w->set) return lay_cut(w->dim[p], w->step[p], e->extent[a], T);
     const rotor_value *val = &g->values[v];
     /* strides stay below the tensor's element count, which fits int64 */
     int64_t stride = 1, vs = 1;
-    for (int d = x->ndims - 1; d > p; d--) stride *= dim_span(e, &x->dims[d]);
+    for (int d = x->ndims - 1; d > p; d--)
+        for (int i = 0; i < x->dims[d].nterms; i++) stride *= e->extent[x->dims[d].axis[i]];
     for (int j = val->rank - 1; j >= 0; j--) {
-        if (stride >= vs && stride / vs < val->shape[j])
-            return stride % vs ? unknown : (lay_t){.dim = j, .step = stride / vs};
+        if (stride >= vs && stride / vs < val->shape[j]) {
+            int64_t step = stride / vs;
+            bool inside = stride % vs == 0 && e->extent[a] <= (val->shape[j] - 1) / step + 1;
+            return inside ? lay_cut(j, step, e->extent[a], T) : lay_unknown;
+        }
         if (!rotor_mul_i64(vs, val->shape[j], &vs)) break;
     }
-    return unknown;
+    return lay_unknown;
 }
 
-/* Cutting axis a, op orders a weight to its slices: a weight tensor has a. */
-static bool weight_cut(const rotor_graph *g, const rotor_op *op, int a) {
+/* Some weight tensor of op has axis a. */
+static bool weight_has(const rotor_graph *g, const rotor_op *op, int a) {
     for (int t = 1; t < op->expr.ntensors; t++) {
         int v = op->tensor_value[t];
         if ((v < 0 || g->values[v].role == ROTOR_ROLE_WEIGHT) && op->expr.tensors[t].has_axis[a]) return true;
@@ -155,22 +161,39 @@ static bool weight_cut(const rotor_graph *g, const rotor_op *op, int a) {
     return false;
 }
 
-/* A value lying as `have` is what a reader needs (`need`, cutting with or
- * without a weight of its own): no reshard. */
-static bool lies_as(lay_t have, lay_t need, bool reader_weight) {
+/* Cutting axis a, op can take a split input in any order of its slices: a
+ * is reduced against a weight (its rows follow the input, row-parallel). */
+static bool reads_any_order(const rotor_graph *g, const rotor_op *op, int a) {
+    return rotor_expr_is_reduction_axis(&op->expr, a) && weight_has(g, op, a);
+}
+
+/* Cutting axis a into an output split on a, op makes its slices in any order
+ * a weight sets: a indexes a weight and no activation input (column-parallel). */
+static bool writes_any_order(const rotor_graph *g, const rotor_op *op, int a) {
+    for (int t = 1; t < op->expr.ntensors; t++) {
+        int v = op->tensor_value[t];
+        if (v >= 0 && g->values[v].role == ROTOR_ROLE_ACTIVATION && op->expr.tensors[t].has_axis[a]) return false;
+    }
+    return weight_has(g, op, a);
+}
+
+/* A value lying as `have` is what a reader needs (`need`; any_order: the
+ * reader takes its slices in any order): no reshard. */
+static bool lies_as(lay_t have, lay_t need, bool any_order, int64_t T) {
     if (have.dim == LAY_WHOLE) return true;
     if (need.dim < 0 || have.dim != need.dim) return false;
-    return have.flex || reader_weight || have.step == need.step;
+    if ((have.flex || any_order) && have.extent % T == 0 && need.extent % T == 0) return true;
+    return have.block == need.block && have.period == need.period;
 }
 
 /* Axis a cuts every split activation input of op as it already lies: the
  * cut needs no reshard. */
-static bool cut_in_place(const rotor_graph *g, const rotor_op *op, const lay_t *lay, int a) {
-    bool wc = weight_cut(g, op, a);
+static bool cut_in_place(const rotor_graph *g, const rotor_op *op, const lay_t *lay, int a, int64_t T) {
+    bool any = reads_any_order(g, op, a);
     for (int t = 1; t < op->expr.ntensors; t++) {
         int v = op->tensor_value[t];
         if (v < 0 || g->values[v].role != ROTOR_ROLE_ACTIVATION) continue;
-        if (!lies_as(lay[v], value_dim(g, op, t, a), wc)) return false;
+        if (!lies_as(lay[v], value_dim(g, op, t, a, T), any, T)) return false;
     }
     return true;
 }
@@ -183,7 +206,7 @@ static int64_t axis_rank(const rotor_graph *g, const rotor_op *op, const lay_t *
     for (int t = 1; t < e->ntensors; t++) every = every && e->tensors[t].has_axis[a];
     /* no reshard first, then every input, then divisible, then the longest
      * (extents < 2^32) */
-    return ((int64_t)cut_in_place(g, op, lay, a) << 62) | ((int64_t)every << 61) |
+    return ((int64_t)cut_in_place(g, op, lay, a, T) << 62) | ((int64_t)every << 61) |
            ((int64_t)(e->extent[a] % T == 0) << 60) | e->extent[a];
 }
 
@@ -202,6 +225,50 @@ static int pick_axis(const rotor_graph *g, const rotor_op *op, const lay_t *lay,
     return best;
 }
 
+/* How a vendor operator takes split inputs (decision: rotor knows these
+ * operators' semantics, no others).  An element-wise one works on any
+ * split of inputs shaped as its output, 1/T of its work; a row operator
+ * (Softmax, LogSoftmax, the layer and RMS norms) likewise, its chips sharing
+ * each row's statistics when the split runs along its axis; any other
+ * (a Concat, a Gather, GroupNormalization, a reshaping Add) gathers its
+ * split inputs whole and runs whole on every chip. */
+typedef enum { VENDOR_WHOLE, VENDOR_ELEMENTWISE, VENDOR_ROW } vendor_kind;
+
+static vendor_kind vendor_kind_of(const rotor_graph *g, const rotor_op *op) {
+    static const char *const rows[] = {"Softmax", "LogSoftmax", "LayerNormalization", "RMSNormalization",
+                                       "SimplifiedLayerNormalization", "SkipLayerNormalization",
+                                       "SkipSimplifiedLayerNormalization"};
+    static const char *const elem[] = {
+        "Relu", "LeakyRelu", "Gelu", "FastGelu", "QuickGelu", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh",
+        "Erf", "Exp", "Log", "Sqrt", "Reciprocal", "Neg", "Abs", "Sign", "Floor", "Ceil", "Round", "Cast",
+        "Identity", "Dropout", "Clip", "Softplus", "Softsign", "Elu", "Selu", "Celu", "Mish", "Sin", "Cos",
+        "Not", "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Mod", "Where", "Equal", "Greater", "Less",
+        "And", "Or"};
+    vendor_kind k = VENDOR_WHOLE;
+    for (size_t i = 0; i < sizeof rows / sizeof *rows && k == VENDOR_WHOLE; i++)
+        if (strcmp(op->type, rows[i]) == 0) k = VENDOR_ROW;
+    for (size_t i = 0; i < sizeof elem / sizeof *elem && k == VENDOR_WHOLE; i++)
+        if (strcmp(op->type, elem[i]) == 0) k = VENDOR_ELEMENTWISE;
+    if (k == VENDOR_WHOLE || op->noutputs != 1) return VENDOR_WHOLE;
+    /* every activation input shaped as the output: no broadcast, no reshape */
+    const rotor_value *y = &g->values[op->outputs[0]];
+    for (int i = 0; i < op->ninputs; i++) {
+        const rotor_value *x = &g->values[op->inputs[i]];
+        if (x->role != ROTOR_ROLE_ACTIVATION) continue;
+        if (x->rank != y->rank || memcmp(x->shape, y->shape, sizeof(int64_t) * (size_t)y->rank) != 0)
+            return VENDOR_WHOLE;
+    }
+    return k;
+}
+
+/* The dimension a row operator normalises along: its axis attribute, else
+ * the last. */
+static int row_axis(const rotor_op *op, int rank) {
+    const rotor_attr *ax = rotor_op_attr(op, "axis");
+    int64_t a = ax && ax->nints == 1 ? ax->ints[0] : rank - 1;
+    return (int)(a < 0 ? a + rank : a);
+}
+
 /* Decides how op o is split; fills so->shard, split_axis, expr, hbm_tensor. */
 static void shard_op(const rotor_graph *g, int o, const lay_t *lay, int64_t T, rotor_schedule_op *so) {
     const rotor_op *op = &g->ops[o];
@@ -210,7 +277,9 @@ static void shard_op(const rotor_graph *g, int o, const lay_t *lay, int64_t T, r
     so->split_axis = -1;
     so->hbm_tensor = -1;
     if (op->vendor) {
-        if (in && T > 1) so->shard = ROTOR_SHARD_OUTPUT;
+        /* one it knows works on its split inputs (1/T of its work); any other
+         * gathers them and runs whole (reshard) */
+        if (in && T > 1 && vendor_kind_of(g, op) != VENDOR_WHOLE) so->shard = ROTOR_SHARD_OUTPUT;
         return;
     }
     so->expr = op->expr;
@@ -244,31 +313,17 @@ static void shard_op(const rotor_graph *g, int o, const lay_t *lay, int64_t T, r
     so->expr.extent[a] = ceil_div(e->extent[a], T);
 }
 
-/* Vendor operators that normalise along their last dimension (Softmax's
- * and the norms' default axis): split along it, the chips must share each
- * row's statistics. */
-static bool row_op(const char *type) {
-    static const char *const rows[] = {"Softmax", "LogSoftmax", "LayerNormalization", "RMSNormalization",
-                                       "SimplifiedLayerNormalization", "SkipLayerNormalization",
-                                       "SkipSimplifiedLayerNormalization"};
-    for (size_t i = 0; i < sizeof rows / sizeof *rows; i++)
-        if (strcmp(type, rows[i]) == 0) return true;
-    return false;
-}
-
 /* What op o's inputs cost to bring to the layout its cut needs, and how its
  * outputs then lie (lay[] of its outputs set).  Per chip, over its own link
  * (1 / chips of the aggregate, as the all-reduce):
  *   split -> whole: an all-gather, (T - 1) / T of the tensor's bytes in;
- *   split -> another dimension (or a layout the graph lost): an
- *     all-to-all, (T - 1) / T^2 of them;
+ *   split -> other slices (another dimension, step or extent, or a layout
+ *     the graph lost): an all-to-all, (T - 1) / T^2 of them;
  *   whole -> split: nothing, each chip takes its slice;
- * each with T - 1 link latencies; and a row operator split along its rows
+ * each with T - 1 link latencies; and a row operator split along its axis
  * an all-reduce of two statistics a row.  A tensor's bytes are the
  * elements its expression reads (a column block of QKV, not the value),
- * at the chip's element size.  Decision: a vendor operator other than the
- * row operators works on any split of its inputs (1 / T of its work),
- * following its first split input; its other inputs are brought to that. */
+ * at the chip's element size; a vendor operator's, its inputs'. */
 static rotor_status reshard(const rotor_graph *g, int o, lay_t *lay, int64_t T, const rotor_chip *chip,
                             rotor_schedule_op *so, rotor_error *err) {
     const rotor_op *op = &g->ops[o];
@@ -277,49 +332,56 @@ static rotor_status reshard(const rotor_graph *g, int o, lay_t *lay, int64_t T, 
     lay_t out = lay_whole;
     bool ok = true;
     if (op->vendor) {
+        vendor_kind kind = vendor_kind_of(g, op);
         int lead = -1;
         for (int i = 0; i < op->ninputs && ok; i++) {
             int v = op->inputs[i];
             if (g->values[v].role != ROTOR_ROLE_ACTIVATION || lay[v].dim == LAY_WHOLE) continue;
-            if (lead < 0) {
+            if (kind != VENDOR_WHOLE && lead < 0) {
                 lead = v;
-            } else if (lay[v].dim == LAY_UNKNOWN || !lies_as(lay[v], lay[lead], false)) {
-                int64_t b = 0;
-                ok = rotor_mul_i64(g->values[v].elements, e, &b);
-                recv += (T - 1) * ceil_div(ceil_div(b, T), T);
-                rounds++;
+                continue;
             }
+            bool gather = kind == VENDOR_WHOLE;
+            if (!gather && lay[v].dim != LAY_UNKNOWN && lies_as(lay[v], lay[lead], false, T)) continue;
+            int64_t b = 0;
+            ok = rotor_mul_i64(g->values[v].elements, e, &b);
+            recv += (T - 1) * (gather ? ceil_div(b, T) : ceil_div(ceil_div(b, T), T));
+            rounds++;
         }
-        if (lead >= 0 && T > 1) {
+        if (lead >= 0) {
             const rotor_value *x = &g->values[lead];
-            if (row_op(op->type) && x->rank > 0 && (lay[lead].dim == x->rank - 1 || lay[lead].dim == LAY_UNKNOWN))
-                stats = 2.0 * (double)(x->elements / x->shape[x->rank - 1]) * (double)e;
-            out = lay[lead];
+            int axis = row_axis(op, x->rank);
+            if (kind == VENDOR_ROW && (lay[lead].dim == axis || lay[lead].dim == LAY_UNKNOWN) && axis >= 0 &&
+                axis < x->rank)
+                stats = 2.0 * (double)(x->elements / x->shape[axis]) * (double)e;
+            out = lay[lead]; /* shaped as its output: the same slices, any order they had */
         }
-        for (int i = 0; i < op->noutputs; i++) {
-            /* an output of the lead's rank lies as the lead (Softmax, the norms) */
-            bool same = lead < 0 || out.dim == LAY_UNKNOWN || g->values[op->outputs[i]].rank == g->values[lead].rank;
-            lay[op->outputs[i]] = same ? out : (lay_t){.dim = LAY_UNKNOWN};
-        }
+        for (int i = 0; i < op->noutputs; i++) lay[op->outputs[i]] = out;
     } else {
         int a = so->split_axis;
-        bool wc = a >= 0 && weight_cut(g, op, a);
+        bool any = a >= 0 && reads_any_order(g, op, a);
         for (int t = 1; t < op->expr.ntensors && ok; t++) {
             int v = op->tensor_value[t];
             if (v < 0 || g->values[v].role != ROTOR_ROLE_ACTIVATION || lay[v].dim == LAY_WHOLE) continue;
-            lay_t need = a >= 0 ? value_dim(g, op, t, a) : lay_whole;
-            if (lies_as(lay[v], need, wc)) continue;
+            lay_t need = a >= 0 ? value_dim(g, op, t, a, T) : lay_whole;
+            if (lies_as(lay[v], need, any, T)) continue;
             int64_t b = 0;
             ok = rotor_mul_i64(rotor_tensor_elements(&op->expr, t), e, &b);
             recv += (T - 1) * (need.dim == LAY_WHOLE ? ceil_div(b, T) : ceil_div(ceil_div(b, T), T));
             rounds++;
         }
         if (so->shard == ROTOR_SHARD_OUTPUT) {
-            /* decision: the output's slices can be reordered only when a
-             * weight this op orders makes them (an input's freedom does not
-             * carry through: a head-cut of [b*h, ...] is not its batch-cut) */
-            out = value_dim(g, op, 0, a);
-            out.flex = out.dim >= 0 && wc;
+            /* a weight's order, or an input's whose slices the output's
+             * repeat (a bias added to QKV), sets the output's */
+            out = value_dim(g, op, 0, a, T);
+            out.flex = out.dim >= 0 && writes_any_order(g, op, a);
+            for (int t = 1; t < op->expr.ntensors && out.dim >= 0 && !out.flex; t++) {
+                int v = op->tensor_value[t];
+                if (v < 0 || g->values[v].role != ROTOR_ROLE_ACTIVATION || !lay[v].flex) continue;
+                lay_t in = value_dim(g, op, t, a, T);
+                out.flex = in.dim == lay[v].dim && in.dim == out.dim && in.block == out.block &&
+                           in.period == out.period && lay[v].extent % T == 0 && out.extent % T == 0;
+            }
         }
         for (int i = 0; i < op->noutputs; i++) lay[op->outputs[i]] = out;
     }
