@@ -712,6 +712,22 @@ Test(preload, static_keeps_one_split_for_the_whole_model) {
     rotor_preload_model_free(m);
 }
 
+Test(preload, static_with_one_split_to_try_takes_the_largest) {
+    /* max_splits = 1 of Figure 10's three spaces (85, 60, 50): X = 85, 135 ps
+     * (above); it divided by zero, spreading one try over three */
+    rotor_preload_model *m = fig10();
+    rotor_preload_options o = {.max_splits = 1};
+    rotor_preload_result r;
+    rotor_error err;
+    cr_assert_eq(rotor_preload_schedule(m, ROTOR_PRELOAD_STATIC, &o, &r, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(r.exec_cap_bytes, 85);
+    cr_assert_eq(r.latency_ps, 135);
+    rotor_preload_result_free(&r);
+    cr_assert_eq(rotor_preload_schedule(m, ROTOR_PRELOAD_FULL, &o, &r, &err), ROTOR_OK, "%s", err.msg);
+    rotor_preload_result_free(&r);
+    rotor_preload_model_free(m);
+}
+
 /* ---- properties over random models ------------------------------------------------- */
 
 static int64_t rnd(uint64_t *x, int64_t lo, int64_t hi) { return lo + (int64_t)(next_rand(x) % (uint64_t)(hi - lo + 1)); }

@@ -391,7 +391,9 @@ static rotor_status static_search(runner *r) {
     preload_identity(&r->cur, n);
     rotor_status st = ROTOR_OK;
     for (int64_t t = 0; t < tries && !st; t++) {
-        size_t at = tries == (int64_t)u ? (size_t)t : (size_t)(t * (int64_t)(u - 1) / (tries - 1));
+        /* tries spread evenly from the largest space to the smallest; one
+         * try takes the largest (it divided by zero until 2026-12-02) */
+        size_t at = tries == (int64_t)u ? (size_t)t : tries == 1 ? 0 : (size_t)(t * (int64_t)(u - 1) / (tries - 1));
         st = static_split(r, vals[at]);
     }
     free(vals);
