@@ -585,3 +585,33 @@ Test(schedule, a_batch_cut_of_rows_is_their_row_cut_and_an_unknown_vendor_op_gat
     rotor_schedule_free(s);
     rotor_graph_free(&g);
 }
+
+Test(schedule, a_bias_after_an_all_reduce_and_batchnorm_keep_the_cut_without_moving_it) {
+    /* ViT-Large, two layers, on 4 chips: the residual stream stays split
+     * by columns after layer 0's biases, so layer 1's qkv takes it
+     * row-parallel and all-reduces; its bias add, on that whole output,
+     * cuts the columns from the bias, in any order the weights set, so the
+     * attention's head cuts move nothing (it was charged three all-to-alls,
+     * found by a review helper). */
+    rotor_graph g;
+    rotor_error err;
+    rotor_zoo_options zo = {.batch = 1, .layers = 2};
+    cr_assert_eq(rotor_zoo_build("vit-large", &zo, &g, &err), ROTOR_OK, "%s", err.msg);
+    rotor_schedule *s = build(&g, NULL);
+    cr_assert_eq(find(s, "l1.qkv")->shard, ROTOR_SHARD_REDUCTION);
+    cr_assert_eq(find(s, "l1.attn_scores")->split_axis, axis(find(s, "l1.attn_scores"), "g"));
+    cr_assert_eq(find(s, "l1.attn_scores")->reshard_bytes, 0);
+    cr_assert_eq(find(s, "l1.context")->reshard_bytes, 0);
+    rotor_schedule_free(s);
+    rotor_graph_free(&g);
+    /* ResNet-50's first convolution cuts its output channels; its
+     * BatchNormalization, per channel, runs on them as they lie */
+    zo = (rotor_zoo_options){.batch = 1, .layers = 1};
+    cr_assert_eq(rotor_zoo_build("resnet-50", &zo, &g, &err), ROTOR_OK, "%s", err.msg);
+    s = build(&g, NULL);
+    cr_assert_eq(find(s, "conv1")->shard, ROTOR_SHARD_OUTPUT);
+    cr_assert_eq(find(s, "conv1.bn")->shard, ROTOR_SHARD_OUTPUT);
+    cr_assert_eq(find(s, "conv1.bn")->reshard_bytes, 0);
+    rotor_schedule_free(s);
+    rotor_graph_free(&g);
+}

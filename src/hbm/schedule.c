@@ -101,11 +101,14 @@ enum { LAY_WHOLE = -1, LAY_UNKNOWN = -2 };
 typedef struct lay_t {
     int dim;
     int64_t block, period, extent; /* B, s E and E above */
+    int64_t offset;                /* where the cut's first slice starts, mod s E */
     bool flex;
 } lay_t;
 
-static lay_t lay_cut(int dim, int64_t step, int64_t extent, int64_t T) {
-    return (lay_t){.dim = dim, .block = step * ceil_div(extent, T), .period = step * extent, .extent = extent};
+static lay_t lay_cut(int dim, int64_t step, int64_t extent, int64_t offset, int64_t T) {
+    int64_t period = step * extent;
+    return (lay_t){.dim = dim, .block = step * ceil_div(extent, T), .period = period, .extent = extent,
+                   .offset = period > 0 ? offset % period : 0};
 }
 
 static const lay_t lay_whole = {.dim = LAY_WHOLE};
@@ -135,7 +138,7 @@ static lay_t value_dim(const rotor_graph *g, const rotor_op *op, int t, int a, i
     const rotor_view *w = &op->view[t];
     /* a window's axis (h of h+kh) cuts overlapping slices: not a plain cut */
     if (p < 0 || v < 0 || w->unknown) return lay_unknown;
-    if (w->set) return lay_cut(w->dim[p], w->step[p], e->extent[a], T);
+    if (w->set) return lay_cut(w->dim[p], w->step[p], e->extent[a], w->offset[w->dim[p]], T);
     const rotor_value *val = &g->values[v];
     /* strides stay below the tensor's element count, which fits int64 */
     int64_t stride = 1, vs = 1;
@@ -143,9 +146,10 @@ static lay_t value_dim(const rotor_graph *g, const rotor_op *op, int t, int a, i
         for (int i = 0; i < x->dims[d].nterms; i++) stride *= e->extent[x->dims[d].axis[i]];
     for (int j = val->rank - 1; j >= 0; j--) {
         if (stride >= vs && stride / vs < val->shape[j]) {
+            /* the axis repeats along j with period s E: it must tile j */
             int64_t step = stride / vs;
-            bool inside = stride % vs == 0 && e->extent[a] <= (val->shape[j] - 1) / step + 1;
-            return inside ? lay_cut(j, step, e->extent[a], T) : lay_unknown;
+            bool inside = stride % vs == 0 && val->shape[j] % (step * e->extent[a]) == 0;
+            return inside ? lay_cut(j, step, e->extent[a], 0, T) : lay_unknown;
         }
         if (!rotor_mul_i64(vs, val->shape[j], &vs)) break;
     }
@@ -168,11 +172,15 @@ static bool reads_any_order(const rotor_graph *g, const rotor_op *op, int a) {
 }
 
 /* Cutting axis a into an output split on a, op makes its slices in any order
- * a weight sets: a indexes a weight and no activation input (column-parallel). */
-static bool writes_any_order(const rotor_graph *g, const rotor_op *op, int a) {
+ * a weight sets: a indexes a weight and no split activation input
+ * (column-parallel; a whole input, as a bias added after an all-reduce,
+ * gives each chip every column it may take). */
+static bool writes_any_order(const rotor_graph *g, const rotor_op *op, const lay_t *lay, int a) {
     for (int t = 1; t < op->expr.ntensors; t++) {
         int v = op->tensor_value[t];
-        if (v >= 0 && g->values[v].role == ROTOR_ROLE_ACTIVATION && op->expr.tensors[t].has_axis[a]) return false;
+        if (v >= 0 && g->values[v].role == ROTOR_ROLE_ACTIVATION && op->expr.tensors[t].has_axis[a] &&
+            lay[v].dim != LAY_WHOLE)
+            return false;
     }
     return weight_has(g, op, a);
 }
@@ -183,7 +191,7 @@ static bool lies_as(lay_t have, lay_t need, bool any_order, int64_t T) {
     if (have.dim == LAY_WHOLE) return true;
     if (need.dim < 0 || have.dim != need.dim) return false;
     if ((have.flex || any_order) && have.extent % T == 0 && need.extent % T == 0) return true;
-    return have.block == need.block && have.period == need.period;
+    return have.block == need.block && have.period == need.period && have.offset == need.offset;
 }
 
 /* Axis a cuts every split activation input of op as it already lies: the
@@ -232,9 +240,12 @@ static int pick_axis(const rotor_graph *g, const rotor_op *op, const lay_t *lay,
  * each row's statistics when the split runs along its axis; any other
  * (a Concat, a Gather, GroupNormalization, a reshaping Add) gathers its
  * split inputs whole and runs whole on every chip. */
-typedef enum { VENDOR_WHOLE, VENDOR_ELEMENTWISE, VENDOR_ROW } vendor_kind;
+typedef enum { VENDOR_WHOLE, VENDOR_ELEMENTWISE, VENDOR_ROW, VENDOR_CHANNEL } vendor_kind;
 
-static vendor_kind vendor_kind_of(const rotor_graph *g, const rotor_op *op) {
+static vendor_kind vendor_kind_of(const rotor_graph *g, const rotor_op *op, const lay_t *lay) {
+    /* per channel: split by batch or channels ([N, C, ...]), not by space */
+    static const char *const chan[] = {"BatchNormalization", "MaxPool", "AveragePool", "GlobalAveragePool",
+                                       "GlobalMaxPool", "LpPool", "GlobalLpPool"};
     static const char *const rows[] = {"Softmax", "LogSoftmax", "LayerNormalization", "RMSNormalization",
                                        "SimplifiedLayerNormalization", "SkipLayerNormalization",
                                        "SkipSimplifiedLayerNormalization"};
@@ -245,18 +256,27 @@ static vendor_kind vendor_kind_of(const rotor_graph *g, const rotor_op *op) {
         "Not", "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Mod", "Where", "Equal", "Greater", "Less",
         "And", "Or"};
     vendor_kind k = VENDOR_WHOLE;
+    for (size_t i = 0; i < sizeof chan / sizeof *chan && k == VENDOR_WHOLE; i++)
+        if (strcmp(op->type, chan[i]) == 0) k = VENDOR_CHANNEL;
     for (size_t i = 0; i < sizeof rows / sizeof *rows && k == VENDOR_WHOLE; i++)
         if (strcmp(op->type, rows[i]) == 0) k = VENDOR_ROW;
     for (size_t i = 0; i < sizeof elem / sizeof *elem && k == VENDOR_WHOLE; i++)
         if (strcmp(op->type, elem[i]) == 0) k = VENDOR_ELEMENTWISE;
     if (k == VENDOR_WHOLE || op->noutputs != 1) return VENDOR_WHOLE;
-    /* every activation input shaped as the output: no broadcast, no reshape */
+    /* every activation input shaped as the output (a per-channel one: in
+     * batch and channels), no broadcast, no reshape */
     const rotor_value *y = &g->values[op->outputs[0]];
+    int same = k == VENDOR_CHANNEL ? 2 : y->rank;
+    if (k == VENDOR_CHANNEL && y->rank < 2) return VENDOR_WHOLE;
     for (int i = 0; i < op->ninputs; i++) {
         const rotor_value *x = &g->values[op->inputs[i]];
         if (x->role != ROTOR_ROLE_ACTIVATION) continue;
-        if (x->rank != y->rank || memcmp(x->shape, y->shape, sizeof(int64_t) * (size_t)y->rank) != 0)
+        /* (a global pool may drop the spatial dimensions: [N, C]) */
+        if ((k != VENDOR_CHANNEL && x->rank != y->rank) || x->rank < same ||
+            memcmp(x->shape, y->shape, sizeof(int64_t) * (size_t)same) != 0)
             return VENDOR_WHOLE;
+        int d = lay[op->inputs[i]].dim;
+        if (k == VENDOR_CHANNEL && (d == LAY_UNKNOWN || d > 1)) return VENDOR_WHOLE;
     }
     return k;
 }
@@ -279,7 +299,7 @@ static void shard_op(const rotor_graph *g, int o, const lay_t *lay, int64_t T, r
     if (op->vendor) {
         /* one it knows works on its split inputs (1/T of its work); any other
          * gathers them and runs whole (reshard) */
-        if (in && T > 1 && vendor_kind_of(g, op) != VENDOR_WHOLE) so->shard = ROTOR_SHARD_OUTPUT;
+        if (in && T > 1 && vendor_kind_of(g, op, lay) != VENDOR_WHOLE) so->shard = ROTOR_SHARD_OUTPUT;
         return;
     }
     so->expr = op->expr;
@@ -332,7 +352,7 @@ static rotor_status reshard(const rotor_graph *g, int o, lay_t *lay, int64_t T, 
     lay_t out = lay_whole;
     bool ok = true;
     if (op->vendor) {
-        vendor_kind kind = vendor_kind_of(g, op);
+        vendor_kind kind = vendor_kind_of(g, op, lay);
         int lead = -1;
         for (int i = 0; i < op->ninputs && ok; i++) {
             int v = op->inputs[i];
@@ -350,11 +370,21 @@ static rotor_status reshard(const rotor_graph *g, int o, lay_t *lay, int64_t T, 
         }
         if (lead >= 0) {
             const rotor_value *x = &g->values[lead];
-            int axis = row_axis(op, x->rank);
-            if (kind == VENDOR_ROW && (lay[lead].dim == axis || lay[lead].dim == LAY_UNKNOWN) && axis >= 0 &&
-                axis < x->rank)
-                stats = 2.0 * (double)(x->elements / x->shape[axis]) * (double)e;
-            out = lay[lead]; /* shaped as its output: the same slices, any order they had */
+            /* Softmax normalises along its axis, the norms over [axis, rank) */
+            int axis = row_axis(op, x->rank), d = lay[lead].dim;
+            bool soft = strstr(op->type, "Softmax") != NULL;
+            if (kind == VENDOR_ROW && axis >= 0 && axis < x->rank &&
+                (d == LAY_UNKNOWN || (soft ? d == axis : d >= axis))) {
+                int64_t across = 1;
+                for (int j = axis; j < (soft ? axis + 1 : x->rank); j++) across *= x->shape[j];
+                stats = 2.0 * (double)(x->elements / across) * (double)e;
+            }
+            out = lay[lead]; /* the same slices, in any order they all had */
+            for (int i = 0; i < op->ninputs; i++) {
+                int v = op->inputs[i];
+                if (g->values[v].role == ROTOR_ROLE_ACTIVATION && lay[v].dim != LAY_WHOLE && !lay[v].flex)
+                    out.flex = false;
+            }
         }
         for (int i = 0; i < op->noutputs; i++) lay[op->outputs[i]] = out;
     } else {
@@ -374,14 +404,17 @@ static rotor_status reshard(const rotor_graph *g, int o, lay_t *lay, int64_t T, 
             /* a weight's order, or an input's whose slices the output's
              * repeat (a bias added to QKV), sets the output's */
             out = value_dim(g, op, 0, a, T);
-            out.flex = out.dim >= 0 && writes_any_order(g, op, a);
-            for (int t = 1; t < op->expr.ntensors && out.dim >= 0 && !out.flex; t++) {
+            bool inherit = false, pinned = false; /* a split input that is flex / that is not */
+            for (int t = 1; t < op->expr.ntensors && out.dim >= 0; t++) {
                 int v = op->tensor_value[t];
-                if (v < 0 || g->values[v].role != ROTOR_ROLE_ACTIVATION || !lay[v].flex) continue;
+                if (v < 0 || g->values[v].role != ROTOR_ROLE_ACTIVATION || lay[v].dim == LAY_WHOLE) continue;
                 lay_t in = value_dim(g, op, t, a, T);
-                out.flex = in.dim == lay[v].dim && in.dim == out.dim && in.block == out.block &&
-                           in.period == out.period && lay[v].extent % T == 0 && out.extent % T == 0;
+                bool same = in.dim == lay[v].dim && in.dim == out.dim && in.block == out.block &&
+                            in.period == out.period && lay[v].extent % T == 0 && out.extent % T == 0;
+                if (lay[v].flex && same) inherit = true;
+                else if (in.dim != LAY_WHOLE) pinned = true;
             }
+            out.flex = out.dim >= 0 && (writes_any_order(g, op, lay, a) || (inherit && !pinned));
         }
         for (int i = 0; i < op->noutputs; i++) lay[op->outputs[i]] = out;
     }
