@@ -575,11 +575,13 @@ Test(preload, shifts_share_the_link_fairly_with_a_link_bound_or_an_hbm_bound_pre
      * shifts while Op1's 100 bytes preload (p_0 = 1); link 1e12 B/s.
      *  - HBM 1e13 B/s: the preload is link-bound (100 ps, the whole link).
      *    Both flows want the whole link and get half each.  50 bytes of
-     *    shifts take [0, 100] (a stall of 90) while 50 preload bytes land; the
+     *    shifts take [0, 100] while 50 preload bytes land (a stall of 50:
+     *    alone, the shifts would take 50 ps, longer than the compute; their
+     *    own 40 ps beyond it are execution, not stall); the
      *    other 50 go alone [100, 150]; exe 1 [150, 155].  (Were the preload
      *    never slowed, exe 0 would be [0, 150] and the latency the same.)
      *    300 bytes: 200 ps shared (100 each), then 200 alone: exe 0 [0, 400],
-     *    pre 1 ends at 200, exe 1 [400, 405].
+     *    a stall of 400 - 300, pre 1 ends at 200, exe 1 [400, 405].
      *  - HBM 5e11 B/s: the preload is HBM-bound, max(200, 100) = 200 ps at
      *    half the link, which is also its fair share: never slowed, [0, 200].
      *    50 bytes at the other half: exe 0 [0, 100]; exe 1 [200, 205].
@@ -587,10 +589,10 @@ Test(preload, shifts_share_the_link_fairly_with_a_link_bound_or_an_hbm_bound_pre
     static const struct {
         int64_t hbm_bw, traffic, exe0_end, stall0, pre1_end, latency;
     } rows[] = {
-        {10000000000000, 50, 100, 90, 150, 155},
-        {10000000000000, 300, 400, 390, 200, 405},
-        {500000000000, 50, 100, 90, 200, 205},
-        {500000000000, 300, 400, 390, 200, 405},
+        {10000000000000, 50, 100, 50, 150, 155},
+        {10000000000000, 300, 400, 100, 200, 405},
+        {500000000000, 50, 100, 50, 200, 205},
+        {500000000000, 300, 400, 100, 200, 405},
     };
     for (size_t k = 0; k < sizeof rows / sizeof rows[0]; k++) {
         rotor_preload_chip c = {.cores = 1, .sram_bytes = 200, .hbm_bw = rows[k].hbm_bw, .link_bw = 1000000000000};
@@ -602,6 +604,27 @@ Test(preload, shifts_share_the_link_fairly_with_a_link_bound_or_an_hbm_bound_pre
         cr_assert_eq(r.latency_ps, rows[k].latency, "row %zu", k);
         rotor_preload_result_free(&r);
     }
+}
+
+Test(preload, a_plan_whose_own_shifts_outlast_its_compute_executes_without_a_stall) {
+    /* One operator, no weights, no preload: 10 ps of compute and 100 bytes
+     * of shifts over a 1e12 B/s link take 100 ps, all of it execution (the
+     * breakdown called 90 of it stall, contention with nothing; found by an
+     * audit helper) */
+    rotor_preload_chip c = {.cores = 1, .sram_bytes = 200, .hbm_bw = 1000000000000, .link_bw = 1000000000000,
+                            .sram_blocking = true};
+    rotor_preload_plan p = {.time_ps = 10, .space_bytes = 10, .share = 1, .traffic_bytes = 100};
+    rotor_preload_op_desc op = {.name = "shifts", .nplans = 1, .plans = &p};
+    rotor_preload_model *m = make(&c, &op, 1);
+    for (int d = ROTOR_PRELOAD_BASIC; d <= ROTOR_PRELOAD_FULL; d++) {
+        rotor_preload_result r = run(m, (rotor_preload_design)d);
+        cr_assert_eq(r.latency_ps, 100, "%s", rotor_preload_designs[d].name);
+        cr_assert_eq(r.ops[0].stall_ps, 0, "%s", rotor_preload_designs[d].name);
+        cr_assert_eq(r.breakdown.stall_ps, 0, "%s", rotor_preload_designs[d].name);
+        cr_assert_eq(r.breakdown.execute_ps, 100, "%s", rotor_preload_designs[d].name);
+        rotor_preload_result_free(&r);
+    }
+    rotor_preload_model_free(m);
 }
 
 Test(preload, on_a_mesh_shifts_share_the_busiest_link_with_the_edge_ports_preload) {

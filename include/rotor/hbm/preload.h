@@ -156,7 +156,8 @@ typedef struct rotor_preload_op_result {
     int preload_number;
     int preload_pos;        /* its position in the preload order */
     int64_t pre_start_ps, pre_end_ps, exe_start_ps, exe_end_ps;
-    int64_t stall_ps;       /* interconnect / SRAM access contention inside the execution */
+    int64_t stall_ps;       /* interconnect / SRAM access contention inside the execution: its
+                               duration beyond what it takes alone (its own traffic included) */
     int64_t exec_space;     /* bytes per core of its plan */
     int64_t resident_bytes; /* preload space of the operators on chip while it executes */
 } rotor_preload_op_result;
