@@ -23,13 +23,18 @@ static const rotor_schedule_op *find(const rotor_schedule *s, const char *name) 
 
 static int axis(const rotor_schedule_op *o, const char *name) { return rotor_expr_axis(&o->expr, name); }
 
-/* The schedule input of g on ipu-pod4 (opt may be NULL); fails the test on error. */
-static rotor_schedule *build(const rotor_graph *g, const rotor_schedule_options *opt) {
-    rotor_chip c = pod4();
+/* The schedule input of g on chip c (opt may be NULL); fails the test on error. */
+static rotor_schedule *build_on(const rotor_graph *g, const rotor_chip *c, const rotor_schedule_options *opt) {
     rotor_schedule *s;
     rotor_error err;
-    cr_assert_eq(rotor_schedule_build(g, &c, opt, &s, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_schedule_build(g, c, opt, &s, &err), ROTOR_OK, "%s", err.msg);
     return s;
+}
+
+/* The same on ipu-pod4. */
+static rotor_schedule *build(const rotor_graph *g, const rotor_schedule_options *opt) {
+    rotor_chip c = pod4();
+    return build_on(g, &c, opt);
 }
 
 Test(schedule, llama2_13b_decode_splits_over_4_chips_as_megatron_does) {
@@ -427,11 +432,9 @@ Test(schedule, a_decode_steps_energy_counts_every_chips_hbm_bytes_and_the_all_re
 /* The schedule input of g on ipu-pod16; fails the test on error. */
 static rotor_schedule *build16(const rotor_graph *g) {
     rotor_chip c;
-    rotor_schedule *s;
     rotor_error err;
     cr_assert_eq(rotor_chip_preset("ipu-pod16", &c, &err), ROTOR_OK, "%s", err.msg);
-    cr_assert_eq(rotor_schedule_build(g, &c, NULL, &s, &err), ROTOR_OK, "%s", err.msg);
-    return s;
+    return build_on(g, &c, NULL);
 }
 
 Test(schedule, megatron_pairs_on_as_many_chips_as_kv_heads_need_no_reshard) {
