@@ -337,8 +337,8 @@ static void shard_op(const rotor_graph *g, int o, const lay_t *lay, int64_t T, r
  * outputs then lie (lay[] of its outputs set).  Per chip, over its own link
  * (1 / chips of the aggregate, as the all-reduce):
  *   split -> whole: an all-gather, (T - 1) / T of the tensor's bytes in;
- *   split -> other slices (another dimension, step or extent, or a layout
- *     the graph lost): an all-to-all, (T - 1) / T^2 of them;
+ *   split -> other slices (another dimension, block, period or offset, or
+ *     a layout the graph lost): an all-to-all, (T - 1) / T^2 of them;
  *   whole -> split: nothing, each chip takes its slice;
  * each with T - 1 link latencies; and a row operator split along its axis
  * an all-reduce of two statistics a row.  A tensor's bytes are the
@@ -418,7 +418,8 @@ static rotor_status reshard(const rotor_graph *g, int o, lay_t *lay, int64_t T, 
         }
         for (int i = 0; i < op->noutputs; i++) lay[op->outputs[i]] = out;
     }
-    if (!ok) return rotor_fail(err, ROTOR_ERR_INPUT, "op '%s' (%s): reshard bytes overflow 64 bits", op->name, op->type);
+    if (!ok)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "op '%s' (%s): reshard bytes overflow 64 bits", op->name, op->type);
     if (recv == 0 && stats == 0) return ROTOR_OK;
     double bw = chip->interchip_gbps * 1e9 / (double)chip->chips, lat = rotor_chip_link_latency(chip);
     double ar = 2.0 * (double)(T - 1) / (double)T * stats;
