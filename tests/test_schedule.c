@@ -618,3 +618,58 @@ Test(schedule, a_bias_after_an_all_reduce_and_batchnorm_keep_the_cut_without_mov
     rotor_schedule_free(s);
     rotor_graph_free(&g);
 }
+
+Test(schedule, a_concat_of_channel_cuts_feeds_a_row_parallel_convolution_as_it_lies) {
+    /* Two 1x1 convolutions of x [1, 64, 8, 8] into 32 channels each, cut by
+     * their output channels on 4 chips, concatenated along the channels:
+     * chip i holds channels 8i..8i+7 of each part, a permutation of a
+     * channel cut.  A 1x1 convolution over them (row-parallel: its weight's
+     * rows follow any order) reads them as they lie; a Relu, which needs a
+     * plain cut, moves them by all-to-all: 3 ceil(ceil(8192 B / 4) / 4). */
+    rotor_graph g;
+    rotor_error err;
+    rotor_graph_init(&g, "cat");
+    int x, w1, w2, w3, y1, y2, cat, z, r;
+    int64_t sx[4] = {1, 64, 8, 8}, sy[4] = {1, 32, 8, 8}, sz[4] = {1, 16, 8, 8}, sw[2] = {32, 64}, sw3[2] = {16, 64};
+    cr_assert_eq(rotor_graph_add_value(&g, "x", ROTOR_DTYPE_F16, 4, sx, ROTOR_ROLE_ACTIVATION, &x, &err), ROTOR_OK);
+    cr_assert_eq(rotor_graph_add_value(&g, "w1", ROTOR_DTYPE_F16, 2, sw, ROTOR_ROLE_WEIGHT, &w1, &err), ROTOR_OK);
+    cr_assert_eq(rotor_graph_add_value(&g, "w2", ROTOR_DTYPE_F16, 2, sw, ROTOR_ROLE_WEIGHT, &w2, &err), ROTOR_OK);
+    cr_assert_eq(rotor_graph_add_value(&g, "w3", ROTOR_DTYPE_F16, 2, sw3, ROTOR_ROLE_WEIGHT, &w3, &err), ROTOR_OK);
+    cr_assert_eq(rotor_graph_add_value(&g, "y1", ROTOR_DTYPE_F16, 4, sy, ROTOR_ROLE_ACTIVATION, &y1, &err), ROTOR_OK);
+    cr_assert_eq(rotor_graph_add_value(&g, "y2", ROTOR_DTYPE_F16, 4, sy, ROTOR_ROLE_ACTIVATION, &y2, &err), ROTOR_OK);
+    cr_assert_eq(rotor_graph_add_value(&g, "cat", ROTOR_DTYPE_F16, 4, sx, ROTOR_ROLE_ACTIVATION, &cat, &err), ROTOR_OK);
+    cr_assert_eq(rotor_graph_add_value(&g, "z", ROTOR_DTYPE_F16, 4, sz, ROTOR_ROLE_ACTIVATION, &z, &err), ROTOR_OK);
+    cr_assert_eq(rotor_graph_add_value(&g, "r", ROTOR_DTYPE_F16, 4, sx, ROTOR_ROLE_ACTIVATION, &r, &err), ROTOR_OK);
+    const char *conv = "O[b,f,h,w] += I[b,c,h,w] * W[f,c]";
+    int in1[2] = {x, w1}, in2[2] = {x, w2}, incat[2] = {y1, y2};
+    rotor_op_desc c1 = {.name = "c1", .type = "Conv", .expr = conv, .dims = "b=1,f=32,c=64,h=8,w=8", .inputs = in1,
+                        .ninputs = 2, .outputs = &y1, .noutputs = 1, .tensor_value = {y1, x, w1, -1, -1}};
+    rotor_op_desc c2 = c1;
+    c2.name = "c2", c2.inputs = in2, c2.outputs = &y2, c2.tensor_value[0] = y2, c2.tensor_value[2] = w2;
+    cr_assert_eq(rotor_graph_add_op(&g, &c1, NULL, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_graph_add_op(&g, &c2, NULL, &err), ROTOR_OK, "%s", err.msg);
+    rotor_op_desc cc = {.name = "concat", .type = "Concat", .inputs = incat, .ninputs = 2, .outputs = &cat,
+                        .noutputs = 1, .tensor_value = {-1, -1, -1, -1, -1}};
+    int cop = -1;
+    cr_assert_eq(rotor_graph_add_op(&g, &cc, &cop, &err), ROTOR_OK, "%s", err.msg);
+    int64_t one = 1;
+    cr_assert_eq(rotor_graph_add_attr(&g, cop, "axis", &one, 1, NULL, 0, NULL, &err), ROTOR_OK, "%s", err.msg);
+    int in3[2] = {cat, w3};
+    rotor_op_desc c3 = {.name = "c3", .type = "Conv", .expr = conv, .dims = "b=1,f=16,c=64,h=8,w=8", .inputs = in3,
+                        .ninputs = 2, .outputs = &z, .noutputs = 1, .tensor_value = {z, cat, w3, -1, -1}};
+    cr_assert_eq(rotor_graph_add_op(&g, &c3, NULL, &err), ROTOR_OK, "%s", err.msg);
+    rotor_op_desc rl = {.name = "relu", .type = "Relu", .expr = "Y[b,c,h,w] = relu(X[b,c,h,w])",
+                        .dims = "b=1,c=64,h=8,w=8", .inputs = &cat, .ninputs = 1, .outputs = &r, .noutputs = 1,
+                        .tensor_value = {r, cat, -1, -1, -1}};
+    cr_assert_eq(rotor_graph_add_op(&g, &rl, NULL, &err), ROTOR_OK, "%s", err.msg);
+    rotor_schedule *s = build(&g, NULL);
+    const rotor_schedule_op *sc = find(s, "concat"), *s3 = find(s, "c3"), *sr = find(s, "relu");
+    cr_assert_eq(find(s, "c1")->split_axis, axis(find(s, "c1"), "f"));
+    cr_assert_eq(sc->shard, ROTOR_SHARD_OUTPUT);
+    cr_assert_eq(sc->reshard_bytes, 0);
+    cr_assert_eq(s3->shard, ROTOR_SHARD_REDUCTION);
+    cr_assert_eq(s3->reshard_bytes, 0);
+    cr_assert_eq(sr->reshard_bytes, 3 * ((64 * 64 * s->chip.element_bytes / 4 + 3) / 4));
+    rotor_schedule_free(s);
+    rotor_graph_free(&g);
+}

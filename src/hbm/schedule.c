@@ -240,9 +240,43 @@ static int pick_axis(const rotor_graph *g, const rotor_op *op, const lay_t *lay,
  * each row's statistics when the split runs along its axis; any other
  * (a Concat, a Gather, GroupNormalization, a reshaping Add) gathers its
  * split inputs whole and runs whole on every chip. */
-typedef enum { VENDOR_WHOLE, VENDOR_ELEMENTWISE, VENDOR_ROW, VENDOR_CHANNEL } vendor_kind;
+typedef enum { VENDOR_WHOLE, VENDOR_ELEMENTWISE, VENDOR_ROW, VENDOR_CHANNEL, VENDOR_CONCAT } vendor_kind;
 
-static vendor_kind vendor_kind_of(const rotor_graph *g, const rotor_op *op, const lay_t *lay) {
+static int row_axis(const rotor_op *op, int rank);
+
+/* A Concat works split when every activation input lies as the first split
+ * one, on one dimension that is not its axis (the output's slices are the
+ * inputs'), or when every input is split along its axis with the degree
+ * dividing each (chip i holds part i of each input: a permutation of a cut
+ * of the output, which a reader that takes any order, a row-parallel
+ * convolution, reads as it lies). */
+static vendor_kind concat_kind(const rotor_graph *g, const rotor_op *op, const lay_t *lay, int64_t T) {
+    const rotor_value *y = &g->values[op->outputs[0]];
+    int axis = row_axis(op, y->rank), lead = -1;
+    for (int i = 0; i < op->ninputs; i++) {
+        int v = op->inputs[i];
+        const rotor_value *x = &g->values[v];
+        if (x->role != ROTOR_ROLE_ACTIVATION) continue;
+        if (x->rank != y->rank || lay[v].dim == LAY_UNKNOWN) return VENDOR_WHOLE;
+        if (lay[v].dim == LAY_WHOLE) {
+            if (lay[lead < 0 ? v : lead].dim == axis) return VENDOR_WHOLE;
+            continue;
+        }
+        if (lead < 0) lead = v;
+        const lay_t *a = &lay[lead], *b = &lay[v];
+        if (a->dim != b->dim) return VENDOR_WHOLE;
+        if (b->dim == axis ? x->shape[axis] % T != 0 : (a->block != b->block || a->period != b->period))
+            return VENDOR_WHOLE;
+    }
+    /* along its axis, every input must be split */
+    for (int i = 0; lead >= 0 && lay[lead].dim == axis && i < op->ninputs; i++)
+        if (g->values[op->inputs[i]].role == ROTOR_ROLE_ACTIVATION && lay[op->inputs[i]].dim == LAY_WHOLE)
+            return VENDOR_WHOLE;
+    return VENDOR_CONCAT;
+}
+
+static vendor_kind vendor_kind_of(const rotor_graph *g, const rotor_op *op, const lay_t *lay, int64_t T) {
+    if (strcmp(op->type, "Concat") == 0 && op->noutputs == 1) return concat_kind(g, op, lay, T);
     /* per channel: split by batch or channels ([N, C, ...]), not by space */
     static const char *const chan[] = {"BatchNormalization", "MaxPool", "AveragePool", "GlobalAveragePool",
                                        "GlobalMaxPool", "LpPool", "GlobalLpPool"};
@@ -299,7 +333,7 @@ static void shard_op(const rotor_graph *g, int o, const lay_t *lay, int64_t T, r
     if (op->vendor) {
         /* one it knows works on its split inputs (1/T of its work); any other
          * gathers them and runs whole (reshard) */
-        if (in && T > 1 && vendor_kind_of(g, op, lay) != VENDOR_WHOLE) so->shard = ROTOR_SHARD_OUTPUT;
+        if (in && T > 1 && vendor_kind_of(g, op, lay, T) != VENDOR_WHOLE) so->shard = ROTOR_SHARD_OUTPUT;
         return;
     }
     so->expr = op->expr;
@@ -352,7 +386,7 @@ static rotor_status reshard(const rotor_graph *g, int o, lay_t *lay, int64_t T, 
     lay_t out = lay_whole;
     bool ok = true;
     if (op->vendor) {
-        vendor_kind kind = vendor_kind_of(g, op, lay);
+        vendor_kind kind = vendor_kind_of(g, op, lay, T);
         int lead = -1;
         for (int i = 0; i < op->ninputs && ok; i++) {
             int v = op->inputs[i];
@@ -362,6 +396,7 @@ static rotor_status reshard(const rotor_graph *g, int o, lay_t *lay, int64_t T, 
                 continue;
             }
             bool gather = kind == VENDOR_WHOLE;
+            if (kind == VENDOR_CONCAT) continue; /* its parts lie as concat_kind checked */
             if (!gather && lay[v].dim != LAY_UNKNOWN && lies_as(lay[v], lay[lead], false, T)) continue;
             int64_t b = 0;
             ok = rotor_mul_i64(g->values[v].elements, e, &b);
@@ -385,6 +420,10 @@ static rotor_status reshard(const rotor_graph *g, int o, lay_t *lay, int64_t T, 
                 if (g->values[v].role == ROTOR_ROLE_ACTIVATION && lay[v].dim != LAY_WHOLE && !lay[v].flex)
                     out.flex = false;
             }
+            const rotor_value *y = &g->values[op->outputs[0]];
+            if (kind == VENDOR_CONCAT && out.dim == row_axis(op, y->rank))
+                /* parts of every chip's slices: no cut's block or period */
+                out = (lay_t){.dim = out.dim, .extent = y->shape[out.dim]};
         }
         for (int i = 0; i < op->noutputs; i++) lay[op->outputs[i]] = out;
     } else {
