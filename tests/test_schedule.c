@@ -624,12 +624,14 @@ Test(schedule, a_concat_of_channel_cuts_feeds_a_row_parallel_convolution_as_it_l
      * their output channels on 4 chips, concatenated along the channels:
      * chip i holds channels 8i..8i+7 of each part, a permutation of a
      * channel cut.  A 1x1 convolution over them (row-parallel: its weight's
-     * rows follow any order) reads them as they lie; a Relu, which needs a
-     * plain cut, moves them by all-to-all: 3 ceil(ceil(8192 B / 4) / 4). */
+     * rows follow any order) reads them as they lie, and so does a Relu, an
+     * element-wise operator of that one input; an Add of them and a fourth
+     * convolution's 64 channels, cut plainly, moves them by all-to-all:
+     * 3 ceil(ceil(8192 B / 4) / 4). */
     rotor_graph g;
     rotor_error err;
     rotor_graph_init(&g, "cat");
-    int x, w1, w2, w3, y1, y2, cat, z, r;
+    int x, w1, w2, w3, w4, y1, y2, y4, cat, z, r, sum;
     int64_t sx[4] = {1, 64, 8, 8}, sy[4] = {1, 32, 8, 8}, sz[4] = {1, 16, 8, 8}, sw[2] = {32, 64}, sw3[2] = {16, 64};
     cr_assert_eq(rotor_graph_add_value(&g, "x", ROTOR_DTYPE_F16, 4, sx, ROTOR_ROLE_ACTIVATION, &x, &err), ROTOR_OK);
     cr_assert_eq(rotor_graph_add_value(&g, "w1", ROTOR_DTYPE_F16, 2, sw, ROTOR_ROLE_WEIGHT, &w1, &err), ROTOR_OK);
@@ -640,6 +642,11 @@ Test(schedule, a_concat_of_channel_cuts_feeds_a_row_parallel_convolution_as_it_l
     cr_assert_eq(rotor_graph_add_value(&g, "cat", ROTOR_DTYPE_F16, 4, sx, ROTOR_ROLE_ACTIVATION, &cat, &err), ROTOR_OK);
     cr_assert_eq(rotor_graph_add_value(&g, "z", ROTOR_DTYPE_F16, 4, sz, ROTOR_ROLE_ACTIVATION, &z, &err), ROTOR_OK);
     cr_assert_eq(rotor_graph_add_value(&g, "r", ROTOR_DTYPE_F16, 4, sx, ROTOR_ROLE_ACTIVATION, &r, &err), ROTOR_OK);
+    int64_t sw4[2] = {64, 64};
+    cr_assert_eq(rotor_graph_add_value(&g, "w4", ROTOR_DTYPE_F16, 2, sw4, ROTOR_ROLE_WEIGHT, &w4, &err), ROTOR_OK);
+    cr_assert_eq(rotor_graph_add_value(&g, "y4", ROTOR_DTYPE_F16, 4, sx, ROTOR_ROLE_ACTIVATION, &y4, &err), ROTOR_OK);
+    cr_assert_eq(rotor_graph_add_value(&g, "sum", ROTOR_DTYPE_F16, 4, sx, ROTOR_ROLE_ACTIVATION, &sum, &err),
+                 ROTOR_OK);
     const char *conv = "O[b,f,h,w] += I[b,c,h,w] * W[f,c]";
     int in1[2] = {x, w1}, in2[2] = {x, w2}, incat[2] = {y1, y2};
     rotor_op_desc c1 = {.name = "c1", .type = "Conv", .expr = conv, .dims = "b=1,f=32,c=64,h=8,w=8", .inputs = in1,
@@ -662,6 +669,14 @@ Test(schedule, a_concat_of_channel_cuts_feeds_a_row_parallel_convolution_as_it_l
                         .dims = "b=1,c=64,h=8,w=8", .inputs = &cat, .ninputs = 1, .outputs = &r, .noutputs = 1,
                         .tensor_value = {r, cat, -1, -1, -1}};
     cr_assert_eq(rotor_graph_add_op(&g, &rl, NULL, &err), ROTOR_OK, "%s", err.msg);
+    int in4[2] = {x, w4}, insum[2] = {cat, y4};
+    rotor_op_desc c4 = {.name = "c4", .type = "Conv", .expr = conv, .dims = "b=1,f=64,c=64,h=8,w=8", .inputs = in4,
+                        .ninputs = 2, .outputs = &y4, .noutputs = 1, .tensor_value = {y4, x, w4, -1, -1}};
+    cr_assert_eq(rotor_graph_add_op(&g, &c4, NULL, &err), ROTOR_OK, "%s", err.msg);
+    rotor_op_desc ad = {.name = "sum", .type = "Add", .expr = "Y[b,c,h,w] = X[b,c,h,w] + Z[b,c,h,w]",
+                        .dims = "b=1,c=64,h=8,w=8", .inputs = insum, .ninputs = 2, .outputs = &sum, .noutputs = 1,
+                        .tensor_value = {sum, cat, y4, -1, -1}};
+    cr_assert_eq(rotor_graph_add_op(&g, &ad, NULL, &err), ROTOR_OK, "%s", err.msg);
     rotor_schedule *s = build(&g, NULL);
     const rotor_schedule_op *sc = find(s, "concat"), *s3 = find(s, "c3"), *sr = find(s, "relu");
     cr_assert_eq(find(s, "c1")->split_axis, axis(find(s, "c1"), "f"));
@@ -669,7 +684,9 @@ Test(schedule, a_concat_of_channel_cuts_feeds_a_row_parallel_convolution_as_it_l
     cr_assert_eq(sc->reshard_bytes, 0);
     cr_assert_eq(s3->shard, ROTOR_SHARD_REDUCTION);
     cr_assert_eq(s3->reshard_bytes, 0);
-    cr_assert_eq(sr->reshard_bytes, 3 * ((64 * 64 * s->chip.element_bytes / 4 + 3) / 4));
+    cr_assert_eq(sr->shard, ROTOR_SHARD_OUTPUT);
+    cr_assert_eq(sr->reshard_bytes, 0);
+    cr_assert_eq(find(s, "sum")->reshard_bytes, 3 * ((64 * 64 * s->chip.element_bytes / 4 + 3) / 4));
     rotor_schedule_free(s);
     rotor_graph_free(&g);
 }

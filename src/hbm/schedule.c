@@ -191,12 +191,40 @@ static bool lies_as(lay_t have, lay_t need, bool any_order, int64_t T) {
     if (have.dim == LAY_WHOLE) return true;
     if (need.dim < 0 || have.dim != need.dim) return false;
     if ((have.flex || any_order) && have.extent % T == 0 && need.extent % T == 0) return true;
-    return have.block == need.block && have.period == need.period && have.offset == need.offset;
+    /* (period 0: a Concat's parts, a permutation of a cut, matches no cut) */
+    return have.period > 0 && have.block == need.block && have.period == need.period && have.offset == need.offset;
+}
+
+/* An element-wise expression whose one split activation input v is shaped
+ * as its output runs on whatever slices each chip holds of it, cut along
+ * the dimension they lie on, its output lying alike (a Relu after a
+ * Concat's parts); -1 when op is not one. */
+static int follower_input(const rotor_graph *g, const rotor_op *op, const lay_t *lay) {
+    if (op->vendor || op->expr.op_class != ROTOR_OP_ELEMENTWISE || op->noutputs != 1) return -1;
+    const rotor_value *y = &g->values[op->outputs[0]];
+    int v = -1;
+    for (int t = 1; t < op->expr.ntensors; t++) {
+        int w = op->tensor_value[t];
+        if (w < 0 || g->values[w].role != ROTOR_ROLE_ACTIVATION || lay[w].dim == LAY_WHOLE) continue;
+        if (v >= 0 && w != v) return -1;
+        v = w;
+    }
+    if (v < 0 || lay[v].dim < 0 || op->view[0].set || op->view[0].unknown) return -1;
+    const rotor_value *x = &g->values[v];
+    if (x->rank != y->rank || memcmp(x->shape, y->shape, sizeof(int64_t) * (size_t)y->rank) != 0) return -1;
+    for (int t = 1; t < op->expr.ntensors; t++)
+        if (op->tensor_value[t] == v && (op->view[t].set || op->view[t].unknown)) return -1;
+    return v;
 }
 
 /* Axis a cuts every split activation input of op as it already lies: the
  * cut needs no reshard. */
 static bool cut_in_place(const rotor_graph *g, const rotor_op *op, const lay_t *lay, int a, int64_t T) {
+    int f = follower_input(g, op, lay);
+    if (f >= 0) {
+        for (int t = 1; t < op->expr.ntensors; t++)
+            if (op->tensor_value[t] == f) return value_dim(g, op, t, a, T).dim == lay[f].dim;
+    }
     bool any = reads_any_order(g, op, a);
     for (int t = 1; t < op->expr.ntensors; t++) {
         int v = op->tensor_value[t];
@@ -244,34 +272,60 @@ typedef enum { VENDOR_WHOLE, VENDOR_ELEMENTWISE, VENDOR_ROW, VENDOR_CHANNEL, VEN
 
 static int row_axis(const rotor_op *op, int rank);
 
+/* A Concat's axis: its attribute, else (the zoo's, which carry none) the one
+ * dimension where an input's extent is not the output's; -1 when neither
+ * says. */
+static int concat_axis(const rotor_graph *g, const rotor_op *op) {
+    const rotor_value *y = &g->values[op->outputs[0]];
+    const rotor_attr *ax = rotor_op_attr(op, "axis");
+    if (ax && ax->nints == 1) return (int)(ax->ints[0] < 0 ? ax->ints[0] + y->rank : ax->ints[0]);
+    int axis = -1;
+    for (int i = 0; i < op->ninputs; i++) {
+        const rotor_value *x = &g->values[op->inputs[i]];
+        if (x->rank != y->rank) return -1;
+        for (int d = 0; d < y->rank; d++)
+            if (x->shape[d] != y->shape[d]) {
+                if (axis >= 0 && axis != d) return -1;
+                axis = d;
+            }
+    }
+    return axis;
+}
+
 /* A Concat works split when every activation input lies as the first split
- * one, on one dimension that is not its axis (the output's slices are the
- * inputs'), or when every input is split along its axis with the degree
- * dividing each (chip i holds part i of each input: a permutation of a cut
- * of the output, which a reader that takes any order, a row-parallel
- * convolution, reads as it lies). */
+ * one, on one dimension that is not its axis, at the same slices (the
+ * output's slices are the inputs'; a whole input is sliced alike), or when
+ * every input is an activation cut along its axis into T even contiguous
+ * blocks (chip i holds part i of each input: a permutation of a cut of the
+ * output, which a reader that takes any order, a row-parallel convolution,
+ * reads as it lies; period 0 marks it, which no other layout equals). */
 static vendor_kind concat_kind(const rotor_graph *g, const rotor_op *op, const lay_t *lay, int64_t T) {
     const rotor_value *y = &g->values[op->outputs[0]];
-    int axis = row_axis(op, y->rank), lead = -1;
+    int axis = concat_axis(g, op), lead = -1;
+    if (axis < 0 || axis >= y->rank) return VENDOR_WHOLE;
+    bool whole = false, weights = false;
     for (int i = 0; i < op->ninputs; i++) {
         int v = op->inputs[i];
         const rotor_value *x = &g->values[v];
-        if (x->role != ROTOR_ROLE_ACTIVATION) continue;
+        if (x->role != ROTOR_ROLE_ACTIVATION) {
+            weights = true;
+            continue;
+        }
         if (x->rank != y->rank || lay[v].dim == LAY_UNKNOWN) return VENDOR_WHOLE;
         if (lay[v].dim == LAY_WHOLE) {
-            if (lay[lead < 0 ? v : lead].dim == axis) return VENDOR_WHOLE;
+            whole = true;
             continue;
         }
         if (lead < 0) lead = v;
         const lay_t *a = &lay[lead], *b = &lay[v];
         if (a->dim != b->dim) return VENDOR_WHOLE;
-        if (b->dim == axis ? x->shape[axis] % T != 0 : (a->block != b->block || a->period != b->period))
+        if (b->dim == axis) {
+            if (b->period != x->shape[axis] || b->offset != 0 || b->block * T != b->period) return VENDOR_WHOLE;
+        } else if (b->period <= 0 || a->block != b->block || a->period != b->period || a->offset != b->offset) {
             return VENDOR_WHOLE;
+        }
     }
-    /* along its axis, every input must be split */
-    for (int i = 0; lead >= 0 && lay[lead].dim == axis && i < op->ninputs; i++)
-        if (g->values[op->inputs[i]].role == ROTOR_ROLE_ACTIVATION && lay[op->inputs[i]].dim == LAY_WHOLE)
-            return VENDOR_WHOLE;
+    if (lead >= 0 && lay[lead].dim == axis && (whole || weights)) return VENDOR_WHOLE;
     return VENDOR_CONCAT;
 }
 
@@ -421,19 +475,20 @@ static rotor_status reshard(const rotor_graph *g, int o, lay_t *lay, int64_t T, 
                     out.flex = false;
             }
             const rotor_value *y = &g->values[op->outputs[0]];
-            if (kind == VENDOR_CONCAT && out.dim == row_axis(op, y->rank))
+            if (kind == VENDOR_CONCAT && out.dim == concat_axis(g, op))
                 /* parts of every chip's slices: no cut's block or period */
                 out = (lay_t){.dim = out.dim, .extent = y->shape[out.dim]};
         }
         for (int i = 0; i < op->noutputs; i++) lay[op->outputs[i]] = out;
     } else {
-        int a = so->split_axis;
+        int a = so->split_axis, f = a >= 0 ? follower_input(g, op, lay) : -1;
         bool any = a >= 0 && reads_any_order(g, op, a);
+        if (f >= 0 && !cut_in_place(g, op, lay, a, T)) f = -1;
         for (int t = 1; t < op->expr.ntensors && ok; t++) {
             int v = op->tensor_value[t];
             if (v < 0 || g->values[v].role != ROTOR_ROLE_ACTIVATION || lay[v].dim == LAY_WHOLE) continue;
             lay_t need = a >= 0 ? value_dim(g, op, t, a, T) : lay_whole;
-            if (lies_as(lay[v], need, any, T)) continue;
+            if (v == f || lies_as(lay[v], need, any, T)) continue;
             int64_t b = 0;
             ok = rotor_mul_i64(rotor_tensor_elements(&op->expr, t), e, &b);
             recv += (T - 1) * (need.dim == LAY_WHOLE ? ceil_div(b, T) : ceil_div(ceil_div(b, T), T));
@@ -454,6 +509,7 @@ static rotor_status reshard(const rotor_graph *g, int o, lay_t *lay, int64_t T, 
                 else if (in.dim != LAY_WHOLE) pinned = true;
             }
             out.flex = out.dim >= 0 && (writes_any_order(g, op, lay, a) || (inherit && !pinned));
+            if (f >= 0) out = lay[f]; /* an element-wise follower's output lies as its input */
         }
         for (int i = 0; i < op->noutputs; i++) lay[op->outputs[i]] = out;
     }

@@ -98,7 +98,7 @@ rotor_status preload_time_forward(const rotor_preload_model *m, const sched *s, 
     const int n = m->n;
     const double link = (double)m->chip.link_bw;
     const bool ideal = mach != PL_CHIP, access = mach == PL_IDEAL && m->chip.sram_blocking;
-    double t = 0, prem = 0, fc = 0, fl = 0, need_c = 0, need_l = 0, ebusy_end = 0, alone = 0;
+    double t = 0, prem = 0, fc = 0, fl = 0, need_c = 0, need_l = 0, ebusy_end = 0, alone = 0, estart = 0;
     int e = 0, kstart = 0, kdone = 0;
     bool erun = false, prun = false;
     int64_t b = 0, hbm_ps = 0;
@@ -133,6 +133,7 @@ rotor_status preload_time_forward(const rotor_preload_model *m, const sched *s, 
              * hold the link longer than its plan's time, which is its
              * execution, not a stall (found by an audit helper) */
             alone = fmax((double)b, fmax(need_c, need_l));
+            estart = t;
             erun = true;
             rotor_preload_op_result *xr = &r->ops[e];
             xr->plan = s->plan[e];
@@ -167,7 +168,7 @@ rotor_status preload_time_forward(const rotor_preload_model *m, const sched *s, 
         if (erun && de <= dp && need_c <= 0 && need_l <= 0 && t >= ebusy_end) {
             rotor_preload_op_result *xr = &r->ops[e];
             xr->exe_end_ps = llround(t);
-            xr->stall_ps = xr->exe_end_ps - xr->exe_start_ps - llround(alone);
+            xr->stall_ps = llround(t - estart - alone); /* in doubles: rounding invents none */
             if (xr->stall_ps < 0) xr->stall_ps = 0;
             erun = false;
             e++;
