@@ -151,13 +151,20 @@ FIXTURE void add_matmul(rotor_graph *g, const char *name, int x, int w, int y, i
     mlp_op(g, name, "MatMul", "C[m,n] += A[m,k] * B[k,n]", dims, y, x, w);
 }
 
+/* Adds the f16 value `name` of `rank` dimensions `shape` with role `role`
+ * to g; its index. */
+FIXTURE int add_value_f16(rotor_graph *g, const char *name, int rank, const int64_t *shape, rotor_role role) {
+    int v;
+    rotor_error err = {{0}};
+    cr_assert_eq(rotor_graph_add_value(g, name, ROTOR_DTYPE_F16, rank, shape, role, &v, &err), ROTOR_OK, "%s",
+                 err.msg);
+    return v;
+}
+
 /* Adds the 2-D f16 value `name` (r x c) with role `role` to g; its index. */
 FIXTURE int add_value2d(rotor_graph *g, const char *name, int64_t r, int64_t c, rotor_role role) {
     int64_t shape[2] = {r, c};
-    int v;
-    rotor_error err = {{0}};
-    cr_assert_eq(rotor_graph_add_value(g, name, ROTOR_DTYPE_F16, 2, shape, role, &v, &err), ROTOR_OK, "%s", err.msg);
-    return v;
+    return add_value_f16(g, name, 2, shape, role);
 }
 
 /* The FFN with a vendor op between its MatMuls (test_program.c,

@@ -80,6 +80,14 @@ static int chain(rotor_graph *g, int64_t k, int *xo, int *yo) {
     return conv(g, "c2", y, 4, 16, k, 1);
 }
 
+/* chain() with z the model's output (y in *yo); returns z. */
+static int chain_out(rotor_graph *g, int64_t k, int *yo) {
+    int z = chain(g, k, NULL, yo);
+    rotor_error err;
+    cr_assert_eq(rotor_graph_set_output(g, z, &err), ROTOR_OK, "%s", err.msg);
+    return z;
+}
+
 /* ---- ranges ------------------------------------------------------------------ */
 
 /* A 3x3 convolution padded by 1: output rows [4, 8) read input rows 3..8
@@ -289,9 +297,9 @@ Test(graphturbo, a_branch_merges_the_path_into_its_exit) {
  * pair's f (2) exceeds the follower's (1). */
 Test(graphturbo, rule_one_keeps_a_follower_from_a_finer_split) {
     rotor_graph g;
-    int y, z = chain(&g, 1, NULL, &y);
+    int y;
+    chain_out(&g, 1, &y);
     rotor_error err;
-    cr_assert_eq(rotor_graph_set_output(&g, z, &err), ROTOR_OK);
     /* each alone: 8,192 bytes whole; together also 8,192 (x dies as z is
      * born): fits whole, merges */
     rotor_gt_limits lim = {.lb_bytes = 8192, .gb_bytes = 1 << 22, .cores = 8, .mm_rate = 0};
@@ -355,9 +363,9 @@ Test(graphturbo, resnet18_instances_respect_their_producers_and_the_lb) {
  * the model's goes... to DDR; with one, to the GB. */
 Test(graphturbo, per_operator_outputs_go_to_the_gb_or_ddr) {
     rotor_graph g;
-    int y, z = chain(&g, 3, NULL, &y);
+    int y;
+    chain_out(&g, 3, &y);
     rotor_error err;
-    cr_assert_eq(rotor_graph_set_output(&g, z, &err), ROTOR_OK);
     rotor_gt_limits lim = {.lb_bytes = 1 << 20, .gb_bytes = 0, .cores = 8, .mm_rate = 0};
     rotor_gt_schedule s;
     cr_assert_eq(rotor_gt_schedule_build(&g, &lim, ROTOR_GT_PER_OP_GB, &s, &err), ROTOR_OK, "%s", err.msg);
@@ -415,9 +423,9 @@ Test(graphturbo, stcp920_has_clusters_of_8_cores_and_the_ipu_none) {
  *    DDR carries x, z and both weights (8,320 B: 83.2 us), compute 16.384. */
 Test(graphturbo, a_chain_keeps_its_intermediate_on_core) {
     rotor_graph g;
-    int y, z = chain(&g, 1, NULL, &y);
+    int y;
+    chain_out(&g, 1, &y);
     rotor_error err;
-    cr_assert_eq(rotor_graph_set_output(&g, z, &err), ROTOR_OK);
     rotor_dsa_cluster c = small_cluster(1 << 30);
     rotor_dsa_result r;
     cr_assert_eq(rotor_dsa_run(&g, &c, ROTOR_DSA_PER_LAYER, &r, &err), ROTOR_OK, "%s", err.msg);
@@ -466,9 +474,9 @@ Test(graphturbo, a_value_nobody_reads_is_placed_as_it_is_written) {
  * operator's counts follow its values. */
 Test(graphturbo, the_schedule_sizes_values_at_the_chips_element_size) {
     rotor_graph g;
-    int y, z = chain(&g, 1, NULL, &y);
+    int y;
+    chain_out(&g, 1, &y);
     rotor_error err;
-    cr_assert_eq(rotor_graph_set_output(&g, z, &err), ROTOR_OK);
     int q;
     cr_assert_eq(rotor_graph_add_value(&g, "q", ROTOR_DTYPE_I8, 1, (const int64_t[]){10}, ROTOR_ROLE_WEIGHT, &q, &err),
                  ROTOR_OK);
@@ -491,9 +499,9 @@ Test(graphturbo, the_schedule_sizes_values_at_the_chips_element_size) {
  * 2026-12-02 they were chosen as if every load came from DDR). */
 Test(graphturbo, the_per_layer_baseline_splits_with_its_weights_where_it_times_them) {
     rotor_graph g;
-    int y, z = chain(&g, 1, NULL, &y);
+    int y;
+    chain_out(&g, 1, &y);
     rotor_error err;
-    cr_assert_eq(rotor_graph_set_output(&g, z, &err), ROTOR_OK);
     rotor_dsa_cluster c = small_cluster(1 << 30);
     rotor_gt_schedule s;
     cr_assert_eq(rotor_dsa_schedule(&g, &c, ROTOR_DSA_PER_LAYER, &s, &err), ROTOR_OK, "%s", err.msg);
@@ -510,9 +518,9 @@ Test(graphturbo, the_per_layer_baseline_splits_with_its_weights_where_it_times_t
  * LB, 8,192.  The weights, 2 x 64 B, count once however many clusters. */
 Test(graphturbo, ddr_holds_the_weights_once_and_each_clusters_activations) {
     rotor_graph g;
-    int y, z = chain(&g, 1, NULL, &y);
+    int y;
+    chain_out(&g, 1, &y);
     rotor_error err;
-    cr_assert_eq(rotor_graph_set_output(&g, z, &err), ROTOR_OK);
     rotor_dsa_cluster c = small_cluster(128 + 12288);
     rotor_dsa_result r;
     cr_assert_eq(rotor_dsa_run(&g, &c, ROTOR_DSA_PER_LAYER, &r, &err), ROTOR_OK, "%s", err.msg);

@@ -559,20 +559,13 @@ Test(schedule, a_batch_cut_of_rows_is_their_row_cut_and_an_unknown_vendor_op_gat
     rotor_graph g;
     rotor_error err;
     rotor_graph_init(&g, "rows");
-    int x, c, y, z, zt;
-    int64_t s2[2] = {512, 64}, s3[3] = {4, 128, 64}, s3t[3] = {64, 128, 4};
-    cr_assert_eq(rotor_graph_add_value(&g, "x", ROTOR_DTYPE_F16, 2, s2, ROTOR_ROLE_ACTIVATION, &x, &err), ROTOR_OK);
-    cr_assert_eq(rotor_graph_add_value(&g, "c", ROTOR_DTYPE_F16, 2, s2, ROTOR_ROLE_KV_CACHE, &c, &err), ROTOR_OK);
-    cr_assert_eq(rotor_graph_add_value(&g, "y", ROTOR_DTYPE_F16, 2, s2, ROTOR_ROLE_ACTIVATION, &y, &err), ROTOR_OK);
-    cr_assert_eq(rotor_graph_add_value(&g, "z", ROTOR_DTYPE_F16, 3, s3, ROTOR_ROLE_ACTIVATION, &z, &err), ROTOR_OK);
-    cr_assert_eq(rotor_graph_add_value(&g, "zt", ROTOR_DTYPE_F16, 3, s3t, ROTOR_ROLE_ACTIVATION, &zt, &err), ROTOR_OK);
-    int in_p[2] = {x, c};
-    rotor_op_desc p = {.name = "p", .type = "Mul", .expr = "Y[m,n] = X[m,n] * C[m,n]", .dims = "m=512,n=64",
-                       .inputs = in_p, .ninputs = 2, .outputs = &y, .noutputs = 1, .tensor_value = {y, x, c, -1, -1}};
-    cr_assert_eq(rotor_graph_add_op(&g, &p, NULL, &err), ROTOR_OK, "%s", err.msg);
-    rotor_op_desc q = {.name = "q", .type = "Relu", .expr = "Z[b,s,n] = relu(Y[b,s,n])", .dims = "b=4,s=128,n=64",
-                       .inputs = &y, .ninputs = 1, .outputs = &z, .noutputs = 1, .tensor_value = {z, y, -1, -1, -1}};
-    cr_assert_eq(rotor_graph_add_op(&g, &q, NULL, &err), ROTOR_OK, "%s", err.msg);
+    int64_t s3[3] = {4, 128, 64}, s3t[3] = {64, 128, 4};
+    const rotor_role act = ROTOR_ROLE_ACTIVATION;
+    int x = add_value2d(&g, "x", 512, 64, act), c = add_value2d(&g, "c", 512, 64, ROTOR_ROLE_KV_CACHE);
+    int y = add_value2d(&g, "y", 512, 64, act);
+    int z = add_value_f16(&g, "z", 3, s3, act), zt = add_value_f16(&g, "zt", 3, s3t, act);
+    mlp_op(&g, "p", "Mul", "Y[m,n] = X[m,n] * C[m,n]", "m=512,n=64", y, x, c);
+    mlp_op(&g, "q", "Relu", "Z[b,s,n] = relu(Y[b,s,n])", "b=4,s=128,n=64", z, y, -1);
     rotor_op_desc r = {.name = "r", .type = "Transpose", .inputs = &z, .ninputs = 1, .outputs = &zt, .noutputs = 1,
                        .tensor_value = {-1, -1, -1, -1, -1}};
     cr_assert_eq(rotor_graph_add_op(&g, &r, NULL, &err), ROTOR_OK, "%s", err.msg);
@@ -631,52 +624,28 @@ Test(schedule, a_concat_of_channel_cuts_feeds_a_row_parallel_convolution_as_it_l
     rotor_graph g;
     rotor_error err;
     rotor_graph_init(&g, "cat");
-    int x, w1, w2, w3, w4, y1, y2, y4, cat, z, r, sum;
-    int64_t sx[4] = {1, 64, 8, 8}, sy[4] = {1, 32, 8, 8}, sz[4] = {1, 16, 8, 8}, sw[2] = {32, 64}, sw3[2] = {16, 64};
-    cr_assert_eq(rotor_graph_add_value(&g, "x", ROTOR_DTYPE_F16, 4, sx, ROTOR_ROLE_ACTIVATION, &x, &err), ROTOR_OK);
-    cr_assert_eq(rotor_graph_add_value(&g, "w1", ROTOR_DTYPE_F16, 2, sw, ROTOR_ROLE_WEIGHT, &w1, &err), ROTOR_OK);
-    cr_assert_eq(rotor_graph_add_value(&g, "w2", ROTOR_DTYPE_F16, 2, sw, ROTOR_ROLE_WEIGHT, &w2, &err), ROTOR_OK);
-    cr_assert_eq(rotor_graph_add_value(&g, "w3", ROTOR_DTYPE_F16, 2, sw3, ROTOR_ROLE_WEIGHT, &w3, &err), ROTOR_OK);
-    cr_assert_eq(rotor_graph_add_value(&g, "y1", ROTOR_DTYPE_F16, 4, sy, ROTOR_ROLE_ACTIVATION, &y1, &err), ROTOR_OK);
-    cr_assert_eq(rotor_graph_add_value(&g, "y2", ROTOR_DTYPE_F16, 4, sy, ROTOR_ROLE_ACTIVATION, &y2, &err), ROTOR_OK);
-    cr_assert_eq(rotor_graph_add_value(&g, "cat", ROTOR_DTYPE_F16, 4, sx, ROTOR_ROLE_ACTIVATION, &cat, &err), ROTOR_OK);
-    cr_assert_eq(rotor_graph_add_value(&g, "z", ROTOR_DTYPE_F16, 4, sz, ROTOR_ROLE_ACTIVATION, &z, &err), ROTOR_OK);
-    cr_assert_eq(rotor_graph_add_value(&g, "r", ROTOR_DTYPE_F16, 4, sx, ROTOR_ROLE_ACTIVATION, &r, &err), ROTOR_OK);
-    int64_t sw4[2] = {64, 64};
-    cr_assert_eq(rotor_graph_add_value(&g, "w4", ROTOR_DTYPE_F16, 2, sw4, ROTOR_ROLE_WEIGHT, &w4, &err), ROTOR_OK);
-    cr_assert_eq(rotor_graph_add_value(&g, "y4", ROTOR_DTYPE_F16, 4, sx, ROTOR_ROLE_ACTIVATION, &y4, &err), ROTOR_OK);
-    cr_assert_eq(rotor_graph_add_value(&g, "sum", ROTOR_DTYPE_F16, 4, sx, ROTOR_ROLE_ACTIVATION, &sum, &err),
-                 ROTOR_OK);
+    int64_t sx[4] = {1, 64, 8, 8}, sy[4] = {1, 32, 8, 8}, sz[4] = {1, 16, 8, 8};
+    const rotor_role act = ROTOR_ROLE_ACTIVATION, wt = ROTOR_ROLE_WEIGHT;
+    int x = add_value_f16(&g, "x", 4, sx, act), cat = add_value_f16(&g, "cat", 4, sx, act);
+    int w1 = add_value2d(&g, "w1", 32, 64, wt), w2 = add_value2d(&g, "w2", 32, 64, wt);
+    int w3 = add_value2d(&g, "w3", 16, 64, wt), w4 = add_value2d(&g, "w4", 64, 64, wt);
+    int y1 = add_value_f16(&g, "y1", 4, sy, act), y2 = add_value_f16(&g, "y2", 4, sy, act);
+    int y4 = add_value_f16(&g, "y4", 4, sx, act), z = add_value_f16(&g, "z", 4, sz, act);
+    int r = add_value_f16(&g, "r", 4, sx, act), sum = add_value_f16(&g, "sum", 4, sx, act);
     const char *conv = "O[b,f,h,w] += I[b,c,h,w] * W[f,c]";
-    int in1[2] = {x, w1}, in2[2] = {x, w2}, incat[2] = {y1, y2};
-    rotor_op_desc c1 = {.name = "c1", .type = "Conv", .expr = conv, .dims = "b=1,f=32,c=64,h=8,w=8", .inputs = in1,
-                        .ninputs = 2, .outputs = &y1, .noutputs = 1, .tensor_value = {y1, x, w1, -1, -1}};
-    rotor_op_desc c2 = c1;
-    c2.name = "c2", c2.inputs = in2, c2.outputs = &y2, c2.tensor_value[0] = y2, c2.tensor_value[2] = w2;
-    cr_assert_eq(rotor_graph_add_op(&g, &c1, NULL, &err), ROTOR_OK, "%s", err.msg);
-    cr_assert_eq(rotor_graph_add_op(&g, &c2, NULL, &err), ROTOR_OK, "%s", err.msg);
+    int incat[2] = {y1, y2};
+    mlp_op(&g, "c1", "Conv", conv, "b=1,f=32,c=64,h=8,w=8", y1, x, w1);
+    mlp_op(&g, "c2", "Conv", conv, "b=1,f=32,c=64,h=8,w=8", y2, x, w2);
     rotor_op_desc cc = {.name = "concat", .type = "Concat", .inputs = incat, .ninputs = 2, .outputs = &cat,
                         .noutputs = 1, .tensor_value = {-1, -1, -1, -1, -1}};
     int cop = -1;
     cr_assert_eq(rotor_graph_add_op(&g, &cc, &cop, &err), ROTOR_OK, "%s", err.msg);
     int64_t one = 1;
     cr_assert_eq(rotor_graph_add_attr(&g, cop, "axis", &one, 1, NULL, 0, NULL, &err), ROTOR_OK, "%s", err.msg);
-    int in3[2] = {cat, w3};
-    rotor_op_desc c3 = {.name = "c3", .type = "Conv", .expr = conv, .dims = "b=1,f=16,c=64,h=8,w=8", .inputs = in3,
-                        .ninputs = 2, .outputs = &z, .noutputs = 1, .tensor_value = {z, cat, w3, -1, -1}};
-    cr_assert_eq(rotor_graph_add_op(&g, &c3, NULL, &err), ROTOR_OK, "%s", err.msg);
-    rotor_op_desc rl = {.name = "relu", .type = "Relu", .expr = "Y[b,c,h,w] = relu(X[b,c,h,w])",
-                        .dims = "b=1,c=64,h=8,w=8", .inputs = &cat, .ninputs = 1, .outputs = &r, .noutputs = 1,
-                        .tensor_value = {r, cat, -1, -1, -1}};
-    cr_assert_eq(rotor_graph_add_op(&g, &rl, NULL, &err), ROTOR_OK, "%s", err.msg);
-    int in4[2] = {x, w4}, insum[2] = {cat, y4};
-    rotor_op_desc c4 = {.name = "c4", .type = "Conv", .expr = conv, .dims = "b=1,f=64,c=64,h=8,w=8", .inputs = in4,
-                        .ninputs = 2, .outputs = &y4, .noutputs = 1, .tensor_value = {y4, x, w4, -1, -1}};
-    cr_assert_eq(rotor_graph_add_op(&g, &c4, NULL, &err), ROTOR_OK, "%s", err.msg);
-    rotor_op_desc ad = {.name = "sum", .type = "Add", .expr = "Y[b,c,h,w] = X[b,c,h,w] + Z[b,c,h,w]",
-                        .dims = "b=1,c=64,h=8,w=8", .inputs = insum, .ninputs = 2, .outputs = &sum, .noutputs = 1,
-                        .tensor_value = {sum, cat, y4, -1, -1}};
-    cr_assert_eq(rotor_graph_add_op(&g, &ad, NULL, &err), ROTOR_OK, "%s", err.msg);
+    mlp_op(&g, "c3", "Conv", conv, "b=1,f=16,c=64,h=8,w=8", z, cat, w3);
+    mlp_op(&g, "relu", "Relu", "Y[b,c,h,w] = relu(X[b,c,h,w])", "b=1,c=64,h=8,w=8", r, cat, -1);
+    mlp_op(&g, "c4", "Conv", conv, "b=1,f=64,c=64,h=8,w=8", y4, x, w4);
+    mlp_op(&g, "sum", "Add", "Y[b,c,h,w] = X[b,c,h,w] + Z[b,c,h,w]", "b=1,c=64,h=8,w=8", sum, cat, y4);
     rotor_schedule *s = build(&g, NULL);
     const rotor_schedule_op *sc = find(s, "concat"), *s3 = find(s, "c3"), *sr = find(s, "relu");
     cr_assert_eq(find(s, "c1")->split_axis, axis(find(s, "c1"), "f"));

@@ -270,6 +270,14 @@ static int pick_axis(const rotor_graph *g, const rotor_op *op, const lay_t *lay,
  * split inputs whole and runs whole on every chip. */
 typedef enum { VENDOR_WHOLE, VENDOR_ELEMENTWISE, VENDOR_ROW, VENDOR_CHANNEL, VENDOR_CONCAT } vendor_kind;
 
+/* op's axis attribute over `rank` dimensions (a negative one from the end),
+ * `otherwise` without one. */
+static int attr_axis(const rotor_op *op, int rank, int otherwise) {
+    const rotor_attr *ax = rotor_op_attr(op, "axis");
+    if (!ax || ax->nints != 1) return otherwise;
+    return (int)(ax->ints[0] < 0 ? ax->ints[0] + rank : ax->ints[0]);
+}
+
 static int row_axis(const rotor_op *op, int rank);
 
 /* A Concat's axis: its attribute, else (the zoo's, which carry none) the one
@@ -277,9 +285,8 @@ static int row_axis(const rotor_op *op, int rank);
  * says. */
 static int concat_axis(const rotor_graph *g, const rotor_op *op) {
     const rotor_value *y = &g->values[op->outputs[0]];
-    const rotor_attr *ax = rotor_op_attr(op, "axis");
-    if (ax && ax->nints == 1) return (int)(ax->ints[0] < 0 ? ax->ints[0] + y->rank : ax->ints[0]);
-    int axis = -1;
+    int axis = attr_axis(op, y->rank, -1);
+    if (axis >= 0) return axis;
     for (int i = 0; i < op->ninputs; i++) {
         const rotor_value *x = &g->values[op->inputs[i]];
         if (x->rank != y->rank) return -1;
@@ -371,14 +378,12 @@ static vendor_kind vendor_kind_of(const rotor_graph *g, const rotor_op *op, cons
 
 /* The dimension a row operator normalises along: its axis attribute, else
  * the last. */
-static int row_axis(const rotor_op *op, int rank) {
-    const rotor_attr *ax = rotor_op_attr(op, "axis");
-    int64_t a = ax && ax->nints == 1 ? ax->ints[0] : rank - 1;
-    return (int)(a < 0 ? a + rank : a);
-}
+static int row_axis(const rotor_op *op, int rank) { return attr_axis(op, rank, rank - 1); }
 
-/* Decides how op o is split; fills so->shard, split_axis, expr, hbm_tensor. */
-static void shard_op(const rotor_graph *g, int o, const lay_t *lay, int64_t T, rotor_schedule_op *so) {
+/* Decides how op o is split; fills so->shard, split_axis, expr, hbm_tensor;
+ * a vendor op's kind (reshard prices its inputs by it; VENDOR_WHOLE for an
+ * expression). */
+static vendor_kind shard_op(const rotor_graph *g, int o, const lay_t *lay, int64_t T, rotor_schedule_op *so) {
     const rotor_op *op = &g->ops[o];
     bool in = input_split(op, lay);
     so->shard = ROTOR_SHARD_REPLICATED;
@@ -387,14 +392,15 @@ static void shard_op(const rotor_graph *g, int o, const lay_t *lay, int64_t T, r
     if (op->vendor) {
         /* one it knows works on its split inputs (1/T of its work); any other
          * gathers them and runs whole (reshard) */
-        if (in && T > 1 && vendor_kind_of(g, op, lay, T) != VENDOR_WHOLE) so->shard = ROTOR_SHARD_OUTPUT;
-        return;
+        vendor_kind kind = vendor_kind_of(g, op, lay, T);
+        if (in && T > 1 && kind != VENDOR_WHOLE) so->shard = ROTOR_SHARD_OUTPUT;
+        return kind;
     }
     so->expr = op->expr;
     const rotor_expr *e = &op->expr;
     int h = hbm_tensor_of(g, op);
     so->hbm_tensor = h;
-    if (T == 1) return;
+    if (T == 1) return VENDOR_WHOLE;
     int a = -1;
     rotor_shard kind = ROTOR_SHARD_OUTPUT;
     if (h >= 0) {
@@ -415,10 +421,11 @@ static void shard_op(const rotor_graph *g, int o, const lay_t *lay, int64_t T, r
     } else if (in) {
         a = pick_axis(g, op, lay, 0, false, T);
     }
-    if (a < 0) return;
+    if (a < 0) return VENDOR_WHOLE;
     so->shard = kind;
     so->split_axis = a;
     so->expr.extent[a] = ceil_div(e->extent[a], T);
+    return VENDOR_WHOLE;
 }
 
 /* What op o's inputs cost to bring to the layout its cut needs, and how its
@@ -432,15 +439,20 @@ static void shard_op(const rotor_graph *g, int o, const lay_t *lay, int64_t T, r
  * an all-reduce of two statistics a row.  A tensor's bytes are the
  * elements its expression reads (a column block of QKV, not the value),
  * at the chip's element size; a vendor operator's, its inputs'. */
-static rotor_status reshard(const rotor_graph *g, int o, lay_t *lay, int64_t T, const rotor_chip *chip,
-                            rotor_schedule_op *so, rotor_error *err) {
+/* Bytes one chip receives when b bytes split T ways are gathered whole, or
+ * else moved to other slices (all-to-all). */
+static int64_t moved(int64_t b, int64_t T, bool gather) {
+    return (T - 1) * (gather ? ceil_div(b, T) : ceil_div(ceil_div(b, T), T));
+}
+
+static rotor_status reshard(const rotor_graph *g, int o, vendor_kind kind, lay_t *lay, int64_t T,
+                            const rotor_chip *chip, rotor_schedule_op *so, rotor_error *err) {
     const rotor_op *op = &g->ops[o];
     int64_t e = chip->element_bytes, recv = 0, rounds = 0;
     double stats = 0; /* bytes of row statistics all-reduced */
     lay_t out = lay_whole;
     bool ok = true;
     if (op->vendor) {
-        vendor_kind kind = vendor_kind_of(g, op, lay, T);
         int lead = -1;
         for (int i = 0; i < op->ninputs && ok; i++) {
             int v = op->inputs[i];
@@ -454,7 +466,7 @@ static rotor_status reshard(const rotor_graph *g, int o, lay_t *lay, int64_t T, 
             if (!gather && lay[v].dim != LAY_UNKNOWN && lies_as(lay[v], lay[lead], false, T)) continue;
             int64_t b = 0;
             ok = rotor_mul_i64(g->values[v].elements, e, &b);
-            recv += (T - 1) * (gather ? ceil_div(b, T) : ceil_div(ceil_div(b, T), T));
+            recv += moved(b, T, gather);
             rounds++;
         }
         if (lead >= 0) {
@@ -491,7 +503,7 @@ static rotor_status reshard(const rotor_graph *g, int o, lay_t *lay, int64_t T, 
             if (v == f || lies_as(lay[v], need, any, T)) continue;
             int64_t b = 0;
             ok = rotor_mul_i64(rotor_tensor_elements(&op->expr, t), e, &b);
-            recv += (T - 1) * (need.dim == LAY_WHOLE ? ceil_div(b, T) : ceil_div(ceil_div(b, T), T));
+            recv += moved(b, T, need.dim == LAY_WHOLE);
             rounds++;
         }
         if (so->shard == ROTOR_SHARD_OUTPUT) {
@@ -833,8 +845,8 @@ static rotor_status shard_ops(const rotor_graph *g, const rotor_chip *chip, int6
         snprintf(so->name, sizeof so->name, "%s", op->name);
         so->graph_op = o;
         so->vendor = op->vendor;
-        shard_op(g, o, lay, T, so);
-        rotor_status st = reshard(g, o, lay, T, chip, so, err);
+        vendor_kind kind = shard_op(g, o, lay, T, so);
+        rotor_status st = reshard(g, o, kind, lay, T, chip, so, err);
         if (st) return st;
         so->interchip_ps = so->reshard_ps;
         s->interchip_ps += so->reshard_ps;
