@@ -530,9 +530,10 @@ Test(schedule, a_padded_cut_of_the_heads_is_not_the_projections_columns) {
     /* Llama 2 13B prefill on 16 chips: 40 heads cut 16 ways is 3 a chip,
      * padded, 1,152 of QKV's columns, where qkv leaves 15,360 / 16 = 960 on
      * each: the weights cannot be ordered to match, so Q and K (and then V)
-     * move by all-to-all, (T-1) ceil(ceil(B/16)/16) of 40 x 2048 x 128 x 2
-     * bytes each, and attn_out's rows take the context's padded columns
-     * likewise. */
+     * move by all-to-all, (T-1)/T of the fuller side's part, a chip's 3 of
+     * the 40 heads of 40 x 2048 x 128 x 2 bytes each (not the mean 40/16:
+     * so until 2026-12-03), and attn_out's rows take the context's padded
+     * columns likewise. */
     rotor_graph g;
     rotor_error err;
     rotor_zoo_options zo = {.batch = 1, .layers = 1, .phase = ROTOR_PHASE_PREFILL};
@@ -541,7 +542,7 @@ Test(schedule, a_padded_cut_of_the_heads_is_not_the_projections_columns) {
     const rotor_schedule_op *sc = find(s, "l0.attn_scores"), *cx = find(s, "l0.context");
     cr_assert_eq(sc->split_axis, axis(sc, "g"));
     cr_assert_eq(cx->split_axis, axis(cx, "g"));
-    int64_t one = 15 * ((40LL * 2048 * 128 * 2 / 16 + 15) / 16);
+    int64_t one = 15 * ((3 * (2048LL * 128 * 2) + 15) / 16);
     cr_assert_eq(sc->reshard_bytes, 2 * one);
     cr_assert_eq(cx->reshard_bytes, one);
     cr_assert_eq(find(s, "l0.attn_out")->reshard_bytes, one);
@@ -580,6 +581,42 @@ Test(schedule, a_batch_cut_of_rows_is_their_row_cut_and_an_unknown_vendor_op_gat
                                           sr->reshard_ps);
     rotor_schedule_free(s);
     rotor_graph_free(&g);
+}
+
+/* The rows one chip moves when p cuts `rows` rows of 8 columns (too few to
+ * cut) 16 ways and r, a Transpose, gathers them whole. */
+static int64_t gathered_rows(int64_t rows) {
+    rotor_graph g;
+    rotor_error err;
+    rotor_graph_init(&g, "padded");
+    const rotor_role act = ROTOR_ROLE_ACTIVATION;
+    int x = add_value2d(&g, "x", rows, 8, act), c = add_value2d(&g, "c", rows, 8, ROTOR_ROLE_KV_CACHE);
+    int y = add_value2d(&g, "y", rows, 8, act), yt = add_value2d(&g, "yt", 8, rows, act);
+    char ext[32];
+    snprintf(ext, sizeof ext, "m=%lld,n=8", (long long)rows);
+    mlp_op(&g, "p", "Mul", "Y[m,n] = X[m,n] * C[m,n]", ext, y, x, c);
+    rotor_op_desc r = {.name = "r", .type = "Transpose", .inputs = &y, .ninputs = 1, .outputs = &yt, .noutputs = 1,
+                       .tensor_value = {-1, -1, -1, -1, -1}};
+    cr_assert_eq(rotor_graph_add_op(&g, &r, NULL, &err), ROTOR_OK, "%s", err.msg);
+    rotor_schedule *s = build16(&g);
+    const rotor_schedule_op *sp = find(s, "p");
+    cr_assert_eq(sp->split_axis, axis(sp, "m"));
+    int64_t row = 8 * s->chip.element_bytes, b = find(s, "r")->reshard_bytes;
+    cr_assert_eq(b % row, 0);
+    rotor_schedule_free(s);
+    rotor_graph_free(&g);
+    return b / row;
+}
+
+Test(schedule, a_padded_cut_gathered_whole_moves_what_its_fullest_chip_sends) {
+    /* 40 rows: 3 on each of chips 0..12, 1 on chip 13, none on 14 and 15;
+     * chip 0 sends its 3 to 15 chips, more than chip 15 receives (all 40).
+     * 17 rows: 2 on each of chips 0..7, 1 on chip 8: 30 sent, 17 received.
+     * An even cut's (T-1)/T of the rows, which both were taken as until
+     * 2026-12-03, is less: 37.5 and 15.9. */
+    cr_assert_eq(gathered_rows(40), 15 * 3);
+    cr_assert_eq(gathered_rows(17), 15 * 2);
+    cr_assert_eq(gathered_rows(32), 15 * 2); /* even: (T-1)/T each way */
 }
 
 Test(schedule, a_bias_after_an_all_reduce_and_batchnorm_keep_the_cut_without_moving_it) {

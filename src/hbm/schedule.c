@@ -431,18 +431,43 @@ static vendor_kind shard_op(const rotor_graph *g, int o, const lay_t *lay, int64
 /* What op o's inputs cost to bring to the layout its cut needs, and how its
  * outputs then lie (lay[] of its outputs set).  Per chip, over its own link
  * (1 / chips of the aggregate, as the all-reduce):
- *   split -> whole: an all-gather, (T - 1) / T of the tensor's bytes in;
+ *   split -> whole: an all-gather, (T - 1) / T of the tensor's bytes each
+ *     way at an even cut (the fullest chip's sends of a padded one);
  *   split -> other slices (another dimension, block, period or offset, or
- *     a layout the graph lost): an all-to-all, (T - 1) / T^2 of them;
+ *     a layout the graph lost): an all-to-all, (T - 1) / T^2 of them at an
+ *     even cut (moved);
  *   whole -> split: nothing, each chip takes its slice;
  * each with T - 1 link latencies; and a row operator split along its axis
  * an all-reduce of two statistics a row.  A tensor's bytes are the
  * elements its expression reads (a column block of QKV, not the value),
- * at the chip's element size; a vendor operator's, its inputs'. */
-/* Bytes one chip receives when b bytes split T ways are gathered whole, or
- * else moved to other slices (all-to-all). */
-static int64_t moved(int64_t b, int64_t T, bool gather) {
-    return (T - 1) * (gather ? ceil_div(b, T) : ceil_div(ceil_div(b, T), T));
+ * at the chip's element size; a vendor operator's, its inputs'.  (Until
+ * 2026-12-03 every cut was taken as even: a padded cut's fuller chips were
+ * priced at the mean.) */
+
+/* The most bytes of b one chip holds when b lies as l: a cut's block of its
+ * period, where the last chips of a padded cut hold less (40 heads over 16
+ * chips: 3 on each of the first 13, 1, then none); an even share where the
+ * layout is lost or a Concat's parts. */
+static bool held_most(int64_t b, lay_t l, int64_t T, int64_t *most) {
+    int64_t x = 0;
+    if (l.dim < 0 || l.period <= 0) return *most = ceil_div(b, T), true;
+    bool ok = rotor_mul_i64(b, l.block, &x);
+    *most = ceil_div(x, l.period);
+    return ok;
+}
+
+/* Bytes the busiest chip moves over its link when b bytes lying as `have`
+ * go to `need`: gathered whole, the fullest chip sends its part to the
+ * T - 1 others (no chip receives more: one that lacks all of b holds no
+ * part only when the others' parts are full, T - 1 of them at most); to
+ * other slices (all-to-all), (T - 1) / T of the larger part either side. */
+static bool moved(int64_t b, int64_t T, lay_t have, lay_t need, int64_t *bytes) {
+    int64_t most = 0, most2 = 0;
+    if (!held_most(b, have, T, &most)) return false;
+    if (need.dim == LAY_WHOLE) return rotor_mul_i64(T - 1, most, bytes);
+    if (!held_most(b, need, T, &most2)) return false;
+    *bytes = (T - 1) * ceil_div(most > most2 ? most : most2, T);
+    return true;
 }
 
 static rotor_status reshard(const rotor_graph *g, int o, vendor_kind kind, lay_t *lay, int64_t T,
@@ -464,9 +489,10 @@ static rotor_status reshard(const rotor_graph *g, int o, vendor_kind kind, lay_t
             bool gather = kind == VENDOR_WHOLE;
             if (kind == VENDOR_CONCAT) continue; /* its parts lie as concat_kind checked */
             if (!gather && lay[v].dim != LAY_UNKNOWN && lies_as(lay[v], lay[lead], false, T)) continue;
-            int64_t b = 0;
-            ok = rotor_mul_i64(g->values[v].elements, e, &b);
-            recv += moved(b, T, gather);
+            int64_t b = 0, m = 0;
+            ok = rotor_mul_i64(g->values[v].elements, e, &b) &&
+                 moved(b, T, lay[v], gather ? lay_whole : lay[lead], &m);
+            recv += m;
             rounds++;
         }
         if (lead >= 0) {
@@ -501,9 +527,9 @@ static rotor_status reshard(const rotor_graph *g, int o, vendor_kind kind, lay_t
             if (v < 0 || g->values[v].role != ROTOR_ROLE_ACTIVATION || lay[v].dim == LAY_WHOLE) continue;
             lay_t need = a >= 0 ? value_dim(g, op, t, a, T) : lay_whole;
             if (v == f || lies_as(lay[v], need, any, T)) continue;
-            int64_t b = 0;
-            ok = rotor_mul_i64(rotor_tensor_elements(&op->expr, t), e, &b);
-            recv += moved(b, T, need.dim == LAY_WHOLE);
+            int64_t b = 0, m = 0;
+            ok = rotor_mul_i64(rotor_tensor_elements(&op->expr, t), e, &b) && moved(b, T, lay[v], need, &m);
+            recv += m;
             rounds++;
         }
         if (so->shard == ROTOR_SHARD_OUTPUT) {
