@@ -619,6 +619,37 @@ Test(schedule, a_padded_cut_gathered_whole_moves_what_its_fullest_chip_sends) {
     cr_assert_eq(gathered_rows(32), 15 * 2); /* even: (T-1)/T each way */
 }
 
+Test(schedule, the_first_reader_to_reorder_a_column_parallel_output_fixes_its_order) {
+    /* p and q are column-parallel on 4 chips (Y's and V's 64 columns, 16
+     * a chip, in any order of their weights' columns).  a reads Y as
+     * [8, 4, 16] and cuts its 16 (columns j mod 16 in [4 i, 4 i + 4) on
+     * chip i): p orders W's columns so, and a moves nothing.  b adds Y and
+     * V as they nominally lie, 16 contiguous columns a chip: V is ordered
+     * so, Y is not and moves, an all-to-all of (T-1)/T of a chip's quarter
+     * (until 2026-12-03 each reader was matched alone and b moved nothing). */
+    rotor_graph g;
+    rotor_graph_init(&g, "two orders");
+    const rotor_role act = ROTOR_ROLE_ACTIVATION;
+    int64_t s3[3] = {8, 4, 16};
+    int x = add_value2d(&g, "x", 8, 32, act), w = add_value2d(&g, "w", 32, 64, ROTOR_ROLE_WEIGHT);
+    int w2 = add_value2d(&g, "w2", 32, 64, ROTOR_ROLE_WEIGHT), v = add_value2d(&g, "v", 8, 64, act);
+    int y = add_value2d(&g, "y", 8, 64, act), z = add_value_f16(&g, "z", 3, s3, act);
+    int u = add_value2d(&g, "u", 8, 64, act);
+    mlp_op(&g, "p", "MatMul", "C[m,n] += A[m,k] * B[k,n]", "m=8,n=64,k=32", y, x, w);
+    mlp_op(&g, "q", "MatMul", "C[m,n] += A[m,k] * B[k,n]", "m=8,n=64,k=32", v, x, w2);
+    mlp_op(&g, "a", "Relu", "Z[m,g,c] = relu(Y[m,g,c])", "m=8,g=4,c=16", z, y, -1);
+    mlp_op(&g, "b", "Add", "U[m,n] = Y[m,n] + V[m,n]", "m=8,n=64", u, y, v);
+    rotor_schedule *s = build(&g, NULL);
+    const rotor_schedule_op *sp = find(s, "p"), *sa = find(s, "a"), *sb = find(s, "b");
+    cr_assert_eq(sp->split_axis, axis(sp, "n"));
+    cr_assert_eq(sa->split_axis, axis(sa, "c"));
+    cr_assert_eq(sa->reshard_bytes, 0);
+    cr_assert_eq(sb->split_axis, axis(sb, "n"));
+    cr_assert_eq(sb->reshard_bytes, 3 * (8 * 64 * s->chip.element_bytes / 4 / 4));
+    rotor_schedule_free(s);
+    rotor_graph_free(&g);
+}
+
 Test(schedule, a_bias_after_an_all_reduce_and_batchnorm_keep_the_cut_without_moving_it) {
     /* ViT-Large, two layers, on 4 chips: the residual stream stays split
      * by columns after layer 0's biases, so layer 1's qkv takes it

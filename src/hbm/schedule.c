@@ -93,9 +93,10 @@ static int hbm_tensor_of(const rotor_graph *g, const rotor_op *op) {
  * weight rows can follow any order of its input), that side orders its
  * weights to match the other, as Megatron orders QKV's columns by head, so
  * any cut of the same dimension is the same slices when the degree divides
- * both cuts (a padded cut holds fewer of them on its last chips).  Each
- * reader of a flex value is matched alone: two readers that would need two
- * orders of it are not caught (the zoo's models have none). */
+ * both cuts (a padded cut holds fewer of them on its last chips).  The
+ * first reader that takes a flex value in other slices fixes its order
+ * (fix_order); until 2026-12-03 each reader was matched alone, so two that
+ * needed two orders of it moved nothing. */
 enum { LAY_WHOLE = -1, LAY_UNKNOWN = -2 };
 
 typedef struct lay_t {
@@ -185,14 +186,30 @@ static bool writes_any_order(const rotor_graph *g, const rotor_op *op, const lay
     return weight_has(g, op, a);
 }
 
+/* Two cuts of one dimension are the same slices (period 0: a Concat's
+ * parts, a permutation of a cut, matches no cut). */
+static bool same_slices(lay_t a, lay_t b) {
+    return a.dim == b.dim && a.period > 0 && a.block == b.block && a.period == b.period && a.offset == b.offset;
+}
+
 /* A value lying as `have` is what a reader needs (`need`; any_order: the
  * reader takes its slices in any order): no reshard. */
 static bool lies_as(lay_t have, lay_t need, bool any_order, int64_t T) {
     if (have.dim == LAY_WHOLE) return true;
     if (need.dim < 0 || have.dim != need.dim) return false;
     if ((have.flex || any_order) && have.extent % T == 0 && need.extent % T == 0) return true;
-    /* (period 0: a Concat's parts, a permutation of a cut, matches no cut) */
-    return have.period > 0 && have.block == need.block && have.period == need.period && have.offset == need.offset;
+    return same_slices(have, need);
+}
+
+/* A reader that takes a flex value in other slices than it nominally lies
+ * in has its producer order the weights for it: the value then lies as
+ * that reader needs, its order fixed, so a later reader needing another
+ * order moves it (all-to-all).  Decision: the first reader in the graph's
+ * order fixes it (not the order that moves least), and only the value
+ * itself is fixed, not the flex value it followed (a bias added to QKV
+ * fixes the sum's order, not QKV's for QKV's other readers). */
+static void fix_order(lay_t *have, lay_t need, bool any_order) {
+    if (have->flex && !any_order && need.dim >= 0 && !same_slices(*have, need)) *have = need, have->flex = false;
 }
 
 /* An element-wise expression whose one split activation input v is shaped
@@ -488,7 +505,10 @@ static rotor_status reshard(const rotor_graph *g, int o, vendor_kind kind, lay_t
             }
             bool gather = kind == VENDOR_WHOLE;
             if (kind == VENDOR_CONCAT) continue; /* its parts lie as concat_kind checked */
-            if (!gather && lay[v].dim != LAY_UNKNOWN && lies_as(lay[v], lay[lead], false, T)) continue;
+            if (!gather && lay[v].dim != LAY_UNKNOWN && lies_as(lay[v], lay[lead], false, T)) {
+                fix_order(&lay[v], lay[lead], false);
+                continue;
+            }
             int64_t b = 0, m = 0;
             ok = rotor_mul_i64(g->values[v].elements, e, &b) &&
                  moved(b, T, lay[v], gather ? lay_whole : lay[lead], &m);
@@ -526,7 +546,11 @@ static rotor_status reshard(const rotor_graph *g, int o, vendor_kind kind, lay_t
             int v = op->tensor_value[t];
             if (v < 0 || g->values[v].role != ROTOR_ROLE_ACTIVATION || lay[v].dim == LAY_WHOLE) continue;
             lay_t need = a >= 0 ? value_dim(g, op, t, a, T) : lay_whole;
-            if (v == f || lies_as(lay[v], need, any, T)) continue;
+            if (v == f) continue;
+            if (lies_as(lay[v], need, any, T)) {
+                fix_order(&lay[v], need, any);
+                continue;
+            }
             int64_t b = 0, m = 0;
             ok = rotor_mul_i64(rotor_tensor_elements(&op->expr, t), e, &b) && moved(b, T, lay[v], need, &m);
             recv += m;
