@@ -133,6 +133,18 @@ expect_out prefill-kv "^not priced: the prefill writes 2.6 MB of KV cache per ch
 if grep -q '"prefill_kv_bytes_per_chip_not_priced":	2621440' "$out"; then ok; else bad "prefill --json lacks its KV bytes"; fi
 "$ROTOR" schedule llama2-13b --layers 1 --design full >"$out" 2>"$err"
 if grep -q "not priced" "$out"; then bad "a decode step says its KV cache is not priced"; else ok; fi
+# reshards are said and listed: Llama 2 13B's 40 heads cut 16 ways are 3 a chip, padded,
+# where qkv's columns lie 960 a chip, so Q and the context move by all-to-all, 720 bytes
+# each into the busiest chip (docs/schedule.md, "Reshards"); on 4 chips nothing moves
+expect_out reshard-line "^reshards between the chips' cuts: 0.009 us per step" -- \
+    schedule llama2-13b --layers 1 --chip ipu-pod16 --design basic
+expect_out reshard-per-op "^l0.attn_scores  *output .* 0.004$" -- \
+    schedule llama2-13b --layers 1 --chip ipu-pod16 --design basic --per-op
+"$ROTOR" schedule llama2-13b --layers 1 --chip ipu-pod16 --design basic --per-op --json >"$out" 2>"$err"
+if [ "$(grep -c '"reshard_bytes":	720,' "$out")" = 2 ] && grep -q '"reshard_us_per_step":	0.009,' "$out"; then ok
+else bad "schedule --json lacks the reshards"; fi
+"$ROTOR" schedule llama2-13b --layers 1 --design basic >"$out" 2>"$err"
+if grep -q "reshards" "$out"; then bad "ipu-pod4 says it reshards Llama 2 13B"; else ok; fi
 # a decode step at batch 8 makes 8 tokens: its energy is per step (it said per token)
 expect_out energy-batch "^full: energy [0-9.e+-]* J per step (" -- schedule llama2-13b --layers 1 --batch 8 --design full
 

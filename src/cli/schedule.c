@@ -146,6 +146,9 @@ static void print_text(const rotor_graph *g, const rotor_schedule *s, const run 
         printf("not priced: the prefill writes %.1f MB of KV cache per chip to HBM (%.3f ms at full bandwidth), "
                "which the HBM time, utilisation and energy below leave out (docs/schedule.md)\n",
                (double)s->prefill_kv_bytes / 1e6, (double)s->prefill_kv_bytes / (s->chip.hbm_gbps * 1e9) * 1e3);
+    if (s->reshard_ps > 0)
+        printf("reshards between the chips' cuts: %.3f us per step, inside the operators' execution "
+               "(--per-op lists them; docs/schedule.md, \"Reshards\")\n", (double)s->reshard_ps * 1e-6);
     if (s->hbm_intake > 0)
         printf("mesh %lldx%lld: HBM enters through the edge ports, at most %.0f GB/s per chip (%.3f ms)\n",
                (long long)s->chip.mesh_width, (long long)s->chip.mesh_height, s->hbm_intake / 1e9,
@@ -184,16 +187,16 @@ static void print_text(const rotor_graph *g, const rotor_schedule *s, const run 
     if (per_op && nruns) {
         const run *x = &runs[nruns - 1];
         printf("\n%s, per operator (times in us from the start):\n", rotor_preload_designs[x->design].name);
-        printf("%-28s %-11s %10s %5s %4s %4s %11s %11s %11s %11s %9s", "operator", "shard", "HBM MB", "plan",
-               "c", "p", "preload", "pre end", "exec", "exec end", "stall");
+        printf("%-28s %-11s %10s %5s %4s %4s %11s %11s %11s %11s %9s %9s", "operator", "shard", "HBM MB", "plan",
+               "c", "p", "preload", "pre end", "exec", "exec end", "stall", "reshard");
         if (x->simulated) printf(" %11s %11s %11s", "sim pre end", "sim exec", "sim end");
         printf("\n");
         for (int o = 0; o < s->nops; o++) {
             const rotor_preload_op_result *r = &x->rep.result.ops[o];
-            printf("%-28.28s %-11s %10.3f %5d %4lld %4d %11.3f %11.3f %11.3f %11.3f %9.3f", s->ops[o].name,
+            printf("%-28.28s %-11s %10.3f %5d %4lld %4d %11.3f %11.3f %11.3f %11.3f %9.3f %9.3f", s->ops[o].name,
                    rotor_shard_name(s->ops[o].shard), (double)s->ops[o].hbm_bytes / 1e6, r->plan,
                    (long long)r->chunks, r->preload_number, us(r->pre_start_ps), us(r->pre_end_ps),
-                   us(r->exe_start_ps), us(r->exe_end_ps), us(r->stall_ps));
+                   us(r->exe_start_ps), us(r->exe_end_ps), us(r->stall_ps), us(s->ops[o].reshard_ps));
             if (x->simulated) {
                 const rotor_schedule_replay_op *q = &x->sim.ops[o];
                 printf(" %11.3f %11.3f %11.3f", us(q->pre_end_ps), us(q->exe_start_ps), us(q->exe_end_ps));

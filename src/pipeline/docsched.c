@@ -124,6 +124,9 @@ static cJSON *json_run(const rotor_schedule *s, const rotor_doc_schedule_run *x,
             cJSON_AddNumberToObject(e, "execute_start_us", us(p->exe_start_ps));
             cJSON_AddNumberToObject(e, "execute_end_us", us(p->exe_end_ps));
             cJSON_AddNumberToObject(e, "stall_us", us(p->stall_ps));
+            cJSON_AddStringToObject(e, "shard", rotor_shard_name(s->ops[i].shard));
+            cJSON_AddNumberToObject(e, "reshard_bytes", (double)s->ops[i].reshard_bytes);
+            cJSON_AddNumberToObject(e, "reshard_us", us(s->ops[i].reshard_ps));
             if (x->simulated) {
                 const rotor_schedule_replay_op *q = &x->sim.ops[i];
                 cJSON_AddNumberToObject(e, "sim_preload_start_us", us(q->pre_start_ps));
@@ -156,6 +159,7 @@ rotor_status rotor_doc_schedule(const rotor_graph *g, const rotor_schedule *s, c
     cJSON_AddStringToObject(root, "solver", rotor_solver_name(s->solver));
     cJSON_AddNumberToObject(root, "hbm_bytes_per_chip", (double)s->hbm_bytes);
     cJSON_AddNumberToObject(root, "prefill_kv_bytes_per_chip_not_priced", (double)s->prefill_kv_bytes);
+    cJSON_AddNumberToObject(root, "reshard_us_per_step", (double)s->reshard_ps * 1e-6);
     cJSON_AddNumberToObject(root, "hbm_held_bytes_per_chip", (double)s->hbm_held); /* within the chip's hbm_bytes */
     /* operators priced at the chip's element size, not their own */
     cJSON_AddNumberToObject(root, "quantized_ops_priced_as_the_chip", s->quantized_ops);
