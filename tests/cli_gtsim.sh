@@ -38,7 +38,7 @@ then ok; else bad "no-loops sizes: $(grep '^per-layer' "$tmpdir/tc" "$tmpdir/tcn
 # §5.1's loops replayed as rotor compile chose them: BERT-128 at 8 a cluster in two passes of 4
 run_saved "$tmpdir/b" -- simulate bert-large --seq 128 --batch 8 --chip stcp920 --group graphturbo -q
 expect_saved loops-head "^with §5.1's loops, as rotor compile --group graphturbo chose them" "$tmpdir/b"
-expect_saved loops-gt "^graphturbo       2      41.960          45.545     +8.54%       556   161240$" "$tmpdir/b"
+expect_saved loops-gt "^graphturbo       2      41.862          45.455     +8.58%       196    56840$" "$tmpdir/b"
 expect_saved loops-base "^per-layer        1     298.962         299.152     +0.06%       220    43340$" "$tmpdir/b"
 run_saved "$tmpdir/b1" -- simulate bert-large --seq 128 --batch 8 --chip stcp920 --group graphturbo -q --no-loops
 if [ "$(cat "$tmpdir/b1.rc")" -eq 0 ] && ! grep -q "loops" "$tmpdir/b1"; then ok; else bad "--no-loops: $(cat "$tmpdir/b1" "$tmpdir/b1.err")"; fi

@@ -1178,3 +1178,65 @@ Test(graphturbo, int8_and_float_contractions_each_take_their_rate) {
     cr_assert_float_eq(r.mm_s, 2 * f / c.mm_rate, 1e-18, "%g s", r.mm_s);
     rotor_graph_free(&g);
 }
+
+/* The seconds of g's grouped schedule on c, its sub-graphs split into
+ * instances (whole false) or each run as one, timed as the graphturbo step
+ * (rotor_dsa_limits' price); *split: whether any sub-graph has two or more. */
+static double grouped_s(const rotor_graph *g, const rotor_dsa_cluster *c, bool whole, bool *split) {
+    rotor_gt_limits lim;
+    rotor_dsa_limits(c, &lim);
+    lim.whole = whole;
+    rotor_gt_schedule s;
+    rotor_error err;
+    double t = 0;
+    cr_assert_eq(rotor_gt_schedule_build(g, &lim, ROTOR_GT_GROUPED, &s, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(lim.price(g, &s, lim.price_ctx, &t, &err), ROTOR_OK, "%s", err.msg);
+    *split = false;
+    for (int k = 0; k < s.nsg; k++) *split |= s.sg[k].best.instances > 1;
+    rotor_gt_schedule_free(&s);
+    return t;
+}
+
+/* A grouped step's schedule is the faster, as that step times it, of the
+ * sub-graphs split into instances and the same sub-graphs whole (a tie to
+ * the instances; docs/graphturbo.md, "Instances or none").  DLRM at 256 a
+ * cluster: the graphturbo step runs its sub-graphs whole (0.185 against
+ * 0.198 ms), its instances step splits them.  BERT-128 at 4 a cluster: the
+ * instances step runs them whole, as fast as the lb step's kernels (split,
+ * it was 0.14 % slower, Figure 15's one loss), the graphturbo step too. */
+Test(graphturbo, a_grouped_step_keeps_the_faster_of_its_instances_and_its_sub_graphs_whole) {
+    rotor_dsa_cluster c = stcp920_cluster();
+    rotor_chip chip;
+    rotor_error err;
+    cr_assert_eq(rotor_chip_preset("stcp920", &chip, &err), ROTOR_OK);
+    static const struct {
+        const char *model;
+        int64_t seq, batch;
+    } cases[] = {{"dlrm", 0, 256}, {"bert-large", 128, 4}, {"resnet-50", 0, 16}};
+    for (size_t m = 0; m < sizeof cases / sizeof cases[0]; m++) {
+        rotor_pipeline p;
+        rotor_pipeline_options o = {.model = cases[m].model, .simplify = true};
+        o.zoo.batch = cases[m].batch, o.zoo.seq = cases[m].seq, o.zoo.phase = ROTOR_PHASE_PREFILL;
+        cr_assert_eq(rotor_pipeline_run(&o, &chip, &p, &err), ROTOR_OK, "%s", err.msg);
+        bool split, unsplit;
+        double ts = grouped_s(&p.graph, &c, false, &split), tw = grouped_s(&p.graph, &c, true, &unsplit);
+        cr_assert(split && !unsplit, "%s", cases[m].model);
+        rotor_dsa_result r[ROTOR_DSA_STEPS];
+        for (int step = ROTOR_DSA_LB; step < ROTOR_DSA_STEPS; step++)
+            cr_assert_eq(rotor_dsa_run(&p.graph, &c, (rotor_dsa_step)step, &r[step], &err), ROTOR_OK, "%s", err.msg);
+        const rotor_dsa_result *gt = &r[ROTOR_DSA_GRAPHTURBO], *in = &r[ROTOR_DSA_INSTANCES];
+        cr_assert_float_eq(gt->seconds, fmin(ts, tw), 1e-15, "%s: %g against %g, %g", cases[m].model, gt->seconds,
+                           ts, tw);
+        if (m == 0) {
+            cr_assert_float_eq(gt->seconds, tw, 1e-15);
+            cr_assert_lt(tw, ts * 0.95);
+            cr_assert_gt(in->instances, in->subgraphs, "dlrm's instances step splits");
+        } else if (m == 1) {
+            cr_assert_eq(in->instances, in->subgraphs, "bert-128's instances step runs each sub-graph once");
+            cr_assert_float_eq(in->seconds, r[ROTOR_DSA_LB].seconds, 1e-15);
+        } else {
+            cr_assert_float_eq(gt->seconds, ts, 1e-15, "resnet-50 splits");
+        }
+        rotor_pipeline_free(&p);
+    }
+}

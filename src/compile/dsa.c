@@ -174,17 +174,28 @@ static rotor_status time_schedule(const rotor_graph *g, const rotor_gt_schedule 
  * judged by this model's time of the schedule each gives (a decision; the
  * paper says "with respect to memory utilization", and what the memory
  * costs is what the time prices: spills to DDR, weights streamed), and so
- * is which of the GB capacity's builds is kept (model/gtgroup.c).  A
- * grouped schedule is timed as the graphturbo step (the instances step
- * times the same schedule without the cross-layer overlap, so Fig. 15's
- * last gain is the overlap alone); a per-operator one as its kernels. */
-static rotor_status dsa_price(const rotor_graph *g, const rotor_gt_schedule *s, const void *ctx, double *seconds,
-                              rotor_error *err) {
+ * is which of the GB capacity's builds is kept (model/gtgroup.c), each as
+ * the step it is built for (dsa_pricer).  rotor_dsa_limits' price, for
+ * callers that build a schedule themselves, times a grouped schedule as
+ * the graphturbo step and a per-operator one as its kernels. */
+typedef struct dsa_pricer {
+    const rotor_dsa_cluster *c;
+    rotor_dsa_step step;
+} dsa_pricer;
+
+static rotor_status dsa_price_step(const rotor_graph *g, const rotor_gt_schedule *s, const void *ctx,
+                                   double *seconds, rotor_error *err) {
+    const dsa_pricer *p = ctx;
     rotor_dsa_result r = {0};
-    rotor_dsa_step step = s->mode == ROTOR_GT_GROUPED ? ROTOR_DSA_GRAPHTURBO : ROTOR_DSA_GB;
-    rotor_status st = time_schedule(g, s, ctx, step, &r, err);
+    rotor_status st = time_schedule(g, s, p->c, p->step, &r, err);
     *seconds = r.seconds;
     return st;
+}
+
+static rotor_status dsa_price(const rotor_graph *g, const rotor_gt_schedule *s, const void *ctx, double *seconds,
+                              rotor_error *err) {
+    dsa_pricer p = {ctx, s->mode == ROTOR_GT_GROUPED ? ROTOR_DSA_GRAPHTURBO : ROTOR_DSA_GB};
+    return dsa_price_step(g, s, &p, seconds, err);
 }
 
 void rotor_dsa_limits(const rotor_dsa_cluster *c, rotor_gt_limits *lim) {
@@ -194,17 +205,43 @@ void rotor_dsa_limits(const rotor_dsa_cluster *c, rotor_gt_limits *lim) {
                              .mm8_rate = c->mm8_rate};
 }
 
+/* A grouped step's schedule is the faster, as that step times it, of
+ * Algorithm 2's sub-graphs split into instances and the same sub-graphs
+ * each run as one instance (rotor_gt_limits.whole; a tie keeps the
+ * instances).  A decision: Eq. 1 (gtsplit.c) admits a split whose summed
+ * transfers cost less than the sub-graph's run whole, which the step's
+ * time, with its overlaps and the GB's two sides, can see otherwise
+ * (BERT-128 at 4 sentences a pass: the instances step 69.363 ms split,
+ * 69.264 whole).  Each step so takes its own better schedule: the
+ * instances step and the graphturbo step may differ in it (docs/graphturbo.md,
+ * "Instances or none"). */
 rotor_status rotor_dsa_schedule(const rotor_graph *g, const rotor_dsa_cluster *c, rotor_dsa_step step,
                                 rotor_gt_schedule *s, rotor_error *err) {
     *s = (rotor_gt_schedule){0};
     if ((unsigned)step >= ROTOR_DSA_STEPS) return rotor_fail(err, ROTOR_ERR_INPUT, "dsa: unknown step %d", (int)step);
     rotor_gt_limits lim;
     rotor_dsa_limits(c, &lim);
+    dsa_pricer pr = {c, step == ROTOR_DSA_PER_LAYER || step == ROTOR_DSA_LB ? ROTOR_DSA_GB : step};
+    lim.price = dsa_price_step, lim.price_ctx = &pr;
     rotor_gt_mode mode = step == ROTOR_DSA_LB ? ROTOR_GT_PER_OP_LB
                          : step <= ROTOR_DSA_GB ? ROTOR_GT_PER_OP_GB : ROTOR_GT_GROUPED;
     if (step == ROTOR_DSA_PER_LAYER) /* no output stays on chip: every one to DDR; the weights as timed */
         lim.w_gb_bytes = lim.gb_bytes, lim.gb_bytes = 0;
-    return rotor_gt_schedule_build(g, &lim, mode, s, err);
+    rotor_status st = rotor_gt_schedule_build(g, &lim, mode, s, err);
+    bool split = false;
+    for (int k = 0; !st && mode == ROTOR_GT_GROUPED && k < s->nsg; k++) split |= s->sg[k].best.instances > 1;
+    if (st || !split) return st;
+    rotor_gt_schedule w;
+    double ts = 0, tw = 0;
+    lim.whole = true;
+    if ((st = rotor_gt_schedule_build(g, &lim, mode, &w, err)) || (st = dsa_price_step(g, s, &pr, &ts, err)) ||
+        (st = dsa_price_step(g, &w, &pr, &tw, err))) {
+        rotor_gt_schedule_free(&w);
+        return st;
+    }
+    if (rotor_gt_faster(tw, ts)) rotor_gt_schedule_free(s), *s = w;
+    else rotor_gt_schedule_free(&w);
+    return ROTOR_OK;
 }
 
 rotor_status rotor_dsa_run(const rotor_graph *g, const rotor_dsa_cluster *c, rotor_dsa_step step,

@@ -309,7 +309,7 @@ static rotor_status build_once(const rotor_graph *g, const rotor_gt_limits *lim,
         grouper_free(&c);
         return rotor_nomem(err);
     }
-    if (instances) unbar(&c);
+    if (instances && !lim->whole) unbar(&c);
     /* the sub-graphs that survive, in the order of their last operator: a
      * sub-graph's output is its last operator's, read only by later ones,
      * so this order is topological (the first operator's need not be) */
@@ -327,7 +327,7 @@ static rotor_status build_once(const rotor_graph *g, const rotor_gt_limits *lim,
         if (!w->alive || w->ops[w->n - 1] != o) continue;
         rotor_gt_subgraph *t = &out->sg[out->nsg];
         *t = (rotor_gt_subgraph){.first = m, .count = w->n, .output = w->out, .peak = w->peak, .best = w->best};
-        if (!instances) /* the per-operator kernels run whole: one instance */
+        if (!instances || lim->whole) /* the per-operator kernels, or every sub-graph, run whole: one instance */
             rotor_gt_analyse_whole(g, w->ops, w->n, w->out, lim, &t->best);
         for (int i = 0; i < w->n; i++) out->members[m + i] = w->ops[i], out->sg_of[w->ops[i]] = out->nsg;
         m += w->n;

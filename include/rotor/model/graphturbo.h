@@ -128,6 +128,11 @@ typedef struct rotor_gt_limits {
      * int8_tops' share; 0: mm_rate), in the costs above as in the time
      * (compile/dsa.c). */
     double mm8_rate;
+    /* A grouped schedule whose every sub-graph runs as one instance (in
+     * chunks where it does not fit the LB): Algorithm 2's groups and
+     * §3.3's order without the instance splits, the alternative a caller
+     * weighs them against (compile/dsa.c, rotor_dsa_schedule). */
+    bool whole;
 } rotor_gt_limits;
 
 /* A split of a sub-graph's output into instances.  Algorithm 1 splits one
