@@ -772,8 +772,9 @@ static void report_free(report *r) {
     free(r);
 }
 
-/* The compile and its replay; a model that does not fit is kept as the
- * reason (the schedule may still run), any other failure ends the run. */
+/* The compile and its replay; a model that does not fit, or a chip of
+ * several chips (T10's compile plans one), is kept as the reason when the
+ * schedule can still run; any other failure ends the run. */
 static int compile_and_replay(report *r, const rotor_pipeline_options *base) {
     rotor_pipeline_options po = *base;
     po.t10 = po.vgm = po.program = true;
@@ -784,7 +785,7 @@ static int compile_and_replay(report *r, const rotor_pipeline_options *base) {
     r->comp_st = rotor_pipeline_run(&po, &r->chip, &r->comp, &r->comp_err);
     cli_progress_end(&bar);
     if (!r->comp_st) cli_cache_warn(CMD, &po.compile, &r->comp.t10);
-    if (r->comp_st == ROTOR_ERR_NOFIT && r->has_hbm) return 0;
+    if ((r->comp_st == ROTOR_ERR_NOFIT || (r->comp_st && r->chip.chips > 1)) && r->has_hbm) return 0;
     if (r->comp_st) return cli_fail(CMD, r->comp_st, &r->comp_err);
     rotor_error err = {{0}};
     rotor_status st = replay(r, &err);

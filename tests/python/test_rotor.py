@@ -57,8 +57,8 @@ class Documents(unittest.TestCase):
         self.assertIn("comparison", d)
 
     def test_simulate_equals_cli(self):
-        want, _ = cli("simulate", "nerf-t10", "--chip", "ipu-pod4")
-        got = rotor.simulate("nerf-t10", chip="ipu-pod4")
+        want, _ = cli("simulate", "nerf-t10", "--chip", "ipu-mk2-mesh")
+        got = rotor.simulate("nerf-t10", chip="ipu-mk2-mesh")
         self.assertEqual(got, want)
         self.assertEqual(got["format"], "rotor-simulation")
 
