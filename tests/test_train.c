@@ -127,6 +127,52 @@ Test(train, an_operator_without_a_gradient_is_refused_naming_it) {
     rotor_graph_free(&g);
 }
 
+/* A vendor op of type `type` reading the model input x and a weight s,
+ * then a MatMul with a weight w: the training step's status, its
+ * parameters' names in *names (space-separated). */
+static rotor_status weight_beside_input(const char *type, char *names, size_t cap, rotor_error *err) {
+    rotor_graph g, t;
+    rotor_train_info info;
+    int x, sv, n, w, y;
+    rotor_graph_init(&g, "beside");
+    cr_assert_eq(rotor_graph_add_value(&g, "x", ROTOR_DTYPE_F32, 2, (int64_t[]){2, 2}, ROTOR_ROLE_ACTIVATION, &x, err), 0);
+    cr_assert_eq(rotor_graph_add_value(&g, "s", ROTOR_DTYPE_F32, 1, (int64_t[]){2}, ROTOR_ROLE_WEIGHT, &sv, err), 0);
+    cr_assert_eq(rotor_graph_add_value(&g, "n", ROTOR_DTYPE_F32, 2, (int64_t[]){2, 2}, ROTOR_ROLE_ACTIVATION, &n, err), 0);
+    cr_assert_eq(rotor_graph_add_value(&g, "w", ROTOR_DTYPE_F32, 2, (int64_t[]){2, 2}, ROTOR_ROLE_WEIGHT, &w, err), 0);
+    cr_assert_eq(rotor_graph_add_value(&g, "y", ROTOR_DTYPE_F32, 2, (int64_t[]){2, 2}, ROTOR_ROLE_ACTIVATION, &y, err), 0);
+    rotor_op_desc v = {.name = "v", .type = type, .tensor_value = {-1, -1, -1, -1, -1}, .inputs = (int[]){x, sv},
+                       .ninputs = 2, .outputs = &n, .noutputs = 1};
+    cr_assert_eq(rotor_graph_add_op(&g, &v, NULL, err), ROTOR_OK, "%s", err->msg);
+    rotor_op_desc mm = {.name = "mm", .type = "MatMul", .expr = "Y[m,n] += A[m,k] * B[k,n]", .dims = "m=2,k=2,n=2",
+                        .tensor_value = {y, n, w, -1, -1}, .inputs = (int[]){n, w}, .ninputs = 2, .outputs = &y,
+                        .noutputs = 1};
+    cr_assert_eq(rotor_graph_add_op(&g, &mm, NULL, err), ROTOR_OK, "%s", err->msg);
+    cr_assert_eq(rotor_graph_set_output(&g, y, err), 0);
+    rotor_status st = rotor_train(&g, NULL, &t, &info, err);
+    names[0] = 0;
+    for (int k = 0; !st && k < info.nparams; k++)
+        snprintf(names + strlen(names), cap - strlen(names), "%s%s", k ? " " : "", g.values[info.param[k]].name);
+    if (!st) rotor_train_info_free(&info);
+    rotor_graph_free(&t);
+    rotor_graph_free(&g);
+    return st;
+}
+
+/* A weight an operator reads beside a model input, which needs no
+ * gradient: the operator's rule gives the weight's (a LayerNormalization's
+ * scale, costed), or, where rotor has none, it is refused naming it.
+ * Until 2026-12-03 nothing was asked of the operator: the weight was
+ * left out of training without a word (found by an audit helper). */
+Test(train, a_weight_read_beside_a_model_input_is_trained_or_refused) {
+    char names[64];
+    rotor_error err = {{0}};
+    cr_assert_eq(weight_beside_input("LayerNormalization", names, sizeof names, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_str_eq(names, "s w");
+    cr_assert_eq(weight_beside_input("InstanceNormalization", names, sizeof names, &err), ROTOR_ERR_INPUT);
+    cr_assert_str_eq(err.msg, "op 'v' (InstanceNormalization): rotor has no gradient for this operator "
+                              "(docs/training.md lists the ones it has)");
+}
+
 /* ---- finite differences on ONNX models ------------------------------------------------------ */
 
 /* A float initializer with pseudo-random data of scale `scale` (around

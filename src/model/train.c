@@ -568,7 +568,10 @@ static rotor_status vendor_grad(tr *s, int o, int gy) {
     bool other = false; /* an input that needs a gradient this rule does not give */
     for (int i = 0; i < op->ninputs; i++) other |= op->inputs[i] != x && s->needs[op->inputs[i]];
     if (x < 0 || other) kind = ROTOR_KERNEL_NONE;
-    if (x >= 0 && !s->needs[x]) return ROTOR_OK;
+    /* nothing to give when neither the data input nor another needs one
+     * (a weight read beside a model input: until 2026-12-03 it was left
+     * untrained without a word, found by an audit helper) */
+    if (x >= 0 && !s->needs[x] && !other) return ROTOR_OK;
     switch (kind) {
     case ROTOR_KERNEL_IDENTITY:
     case ROTOR_KERNEL_DROPOUT: { /* Dropout as inference runs it: the identity */
