@@ -135,11 +135,12 @@ static rotor_status weight_beside_input(const char *type, char *names, size_t ca
     rotor_train_info info;
     int x, sv, n, w, y;
     rotor_graph_init(&g, "beside");
-    cr_assert_eq(rotor_graph_add_value(&g, "x", ROTOR_DTYPE_F32, 2, (int64_t[]){2, 2}, ROTOR_ROLE_ACTIVATION, &x, err), 0);
+    const rotor_role act = ROTOR_ROLE_ACTIVATION;
+    cr_assert_eq(rotor_graph_add_value(&g, "x", ROTOR_DTYPE_F32, 2, (int64_t[]){2, 2}, act, &x, err), 0);
     cr_assert_eq(rotor_graph_add_value(&g, "s", ROTOR_DTYPE_F32, 1, (int64_t[]){2}, ROTOR_ROLE_WEIGHT, &sv, err), 0);
-    cr_assert_eq(rotor_graph_add_value(&g, "n", ROTOR_DTYPE_F32, 2, (int64_t[]){2, 2}, ROTOR_ROLE_ACTIVATION, &n, err), 0);
+    cr_assert_eq(rotor_graph_add_value(&g, "n", ROTOR_DTYPE_F32, 2, (int64_t[]){2, 2}, act, &n, err), 0);
     cr_assert_eq(rotor_graph_add_value(&g, "w", ROTOR_DTYPE_F32, 2, (int64_t[]){2, 2}, ROTOR_ROLE_WEIGHT, &w, err), 0);
-    cr_assert_eq(rotor_graph_add_value(&g, "y", ROTOR_DTYPE_F32, 2, (int64_t[]){2, 2}, ROTOR_ROLE_ACTIVATION, &y, err), 0);
+    cr_assert_eq(rotor_graph_add_value(&g, "y", ROTOR_DTYPE_F32, 2, (int64_t[]){2, 2}, act, &y, err), 0);
     rotor_op_desc v = {.name = "v", .type = type, .tensor_value = {-1, -1, -1, -1, -1}, .inputs = (int[]){x, sv},
                        .ninputs = 2, .outputs = &n, .noutputs = 1};
     cr_assert_eq(rotor_graph_add_op(&g, &v, NULL, err), ROTOR_OK, "%s", err->msg);
