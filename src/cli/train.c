@@ -14,6 +14,13 @@ static void bytes_text(int64_t b, char *buf, size_t cap) {
     else snprintf(buf, cap, "%lld B", (long long)b);
 }
 
+/* The one-element float initializers an import for training held constant. */
+static void print_held(int held) {
+    if (held > 0)
+        printf("held constant, not trained: %d one-element float initializer%s (docs/training.md, \"Parameters\")\n",
+               held, held == 1 ? "" : "s");
+}
+
 void cli_print_train(const rotor_pipeline *p) {
     const rotor_train_info *t = &p->train;
     char pb[32], sb[32], kb[32];
@@ -24,6 +31,7 @@ void cli_print_train(const rotor_pipeline *p) {
            "gradients as much), optimizer state %s, kept activations %s (%d values)\n",
            t->no_update ? "none" : rotor_optimizer_name(t->optimizer), t->forward_ops, t->loss_ops, t->backward_ops, t->update_ops,
            t->nparams, pb, sb, kb, t->kept_values);
+    print_held(p->onnx.scalars_held);
 }
 
 static void print_check(const char *model, const rotor_gradcheck_result *r) {
@@ -54,9 +62,11 @@ int cli_run_train(const char *cmd, const cli_shared_args *sa, const char *model)
     rotor_gradcheck_result r = {0};
     rotor_gradcheck_options go = {.seed = 1};
     if (!st) st = rotor_gradcheck(&p.graph, NULL, &go, &r, &err);
+    int held = p.onnx.scalars_held;
     rotor_pipeline_free(&p);
     if (st) return cli_fail(cmd, st, &err);
     print_check(model, &r);
+    print_held(held);
     bool pass = r.max_rel <= 1e-3 && r.zero_bad == 0;
     for (int k = 0; k < r.nparams; k++) pass = pass && r.params[k].checked > 0;
     printf("max relative error %.3g (limit 1e-3): %s\n", r.max_rel, pass ? "PASS" : "FAIL");

@@ -211,13 +211,20 @@ typedef struct operand {
     bool mapped;                 /* map given; otherwise right-aligned */
 } operand;
 
-static bool literal_of(const ox_val *x, char *buf, size_t cap) {
+static bool scalar_literal(const ox_val *x, char *buf, size_t cap) {
     if (x->kind != OX_CONST || !x->has_data || x->elems != 1) return false;
     double v = ox_get(x, 0);
     if (!isfinite(v) || v < 0) return false;
     snprintf(buf, cap, "%.9g", v);
     return true;
 }
+
+/* A scalar constant written into an expression as a number; a parameter
+ * (ox_val.param) is not: it stays a value, so that it is trained. */
+static bool literal_of(const ox_val *x, char *buf, size_t cap) {
+    return !x->param && scalar_literal(x, buf, cap);
+}
+
 
 /* Builds refs[i] for each operand of an element-wise expression whose output
  * is value o; registers axes and expression tensors (Y is tensor 0) and the
@@ -234,7 +241,7 @@ static rotor_status ew_operands(lower_ctx *c, const ox_node *n, eb *b, const ox_
     for (int i = 0; i < nops; i++) {
         const ox_val *x = &m->vals[ox_resolve(m, ops[i].v)];
         tensor_of[i] = -1;
-        if (literal_of(x, refs[i], REF_MAX)) continue;
+        if (ox_is_setting(n, i) ? scalar_literal(x, refs[i], REF_MAX) : literal_of(x, refs[i], REF_MAX)) continue;
         int nax = 0;
         for (int d = 0; d < x->rank; d++) {
             int od = ops[i].mapped ? ops[i].map[d] : o->rank - x->rank + d;
@@ -437,7 +444,7 @@ static bool ew_formula(const char *op, int nops, char refs[][REF_MAX], const ox_
         }
     if (!strcmp(op, "Pow")) {
         const ox_val *e = &m->vals[ox_resolve(m, n->in[1])];
-        double ev = e->kind == OX_CONST && e->has_data && e->elems == 1 ? ox_get(e, 0) : NAN;
+        double ev = e->kind == OX_CONST && e->has_data && e->elems == 1 ? ox_get(e, 0) : NAN; /* a setting */
         if (ev == 2) snprintf(out, cap, "square(%s)", refs[0]);
         else if (ev == 0.5) snprintf(out, cap, "sqrt(%s)", refs[0]);
         else if (ev == 1) snprintf(out, cap, "%s", refs[0]);
@@ -541,7 +548,7 @@ static rotor_status vendor_attrs(lower_ctx *c, const ox_node *n, int op) {
     for (int i = 0; i < n->nin && !st; i++) {
         if (n->in[i] < 0) continue;
         const ox_val *x = &m->vals[ox_resolve(m, n->in[i])];
-        if (x->kind == OX_CONST && x->has_data && x->elems <= 64 && i > 0) {
+        if (x->kind == OX_CONST && x->has_data && x->elems <= 64 && i > 0 && (!x->param || ox_is_setting(n, i))) {
             char name[16];
             double f[64];
             int64_t v[64];
@@ -573,7 +580,8 @@ rotor_status lw_vendor(lower_ctx *c, const ox_node *n) {
         if (n->in[k] < 0) continue;
         const ox_val *x = &m->vals[ox_resolve(m, n->in[k])];
         /* parameter lists (axes, shapes, scalars) are attributes in spirit, not data */
-        if (x->kind == OX_CONST && x->has_data && x->elems <= 64 && k > 0) continue;
+        bool folds = !x->param || ox_is_setting(n, k); /* a parameter stays an input, so it is trained */
+        if (x->kind == OX_CONST && x->has_data && x->elems <= 64 && k > 0 && folds) continue;
         int gv;
         if (!(st = lw_gval(c, n, n->in[k], &gv))) ins[nin++] = gv;
     }
@@ -1504,7 +1512,7 @@ static bool is_op(const ox_model *m, int node, const char *op) {
 static bool const_scalar(const ox_model *m, int v, double *out) {
     if (v < 0) return false;
     const ox_val *x = &m->vals[v];
-    if (x->kind != OX_CONST || !x->has_data || x->elems != 1) return false;
+    if (x->kind != OX_CONST || !x->has_data || x->elems != 1 || x->param) return false;
     *out = ox_get(x, 0);
     return true;
 }

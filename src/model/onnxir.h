@@ -49,6 +49,12 @@ typedef struct ox_val {
     int gv;                /* rotor_graph value, or -1 until lowered */
     bool live;             /* reaches a graph output */
     bool is_output;
+    /* A float initializer of two elements or more of a model imported for
+     * training (ox_model.train): a parameter, so its data is never folded
+     * into another constant, a literal or an attribute (docs/training.md,
+     * "Parameters"); a one-element one is held constant (scalars_held). */
+    bool param;
+    bool initializer;
 } ox_val;
 
 /* What one pass of the import learned that the flattening of control flow
@@ -221,6 +227,12 @@ void ox_idx_next(int r, const int64_t *shape, int64_t *idx);
 ox_val *ox_in(ox_model *m, const ox_node *n, int i);
 rotor_status ox_infer_all(ox_model *m, rotor_error *err);
 bool ox_is_float_type(int t);
+/* Input i of node n is a setting of the operator rather than its data
+ * (Pow's exponent, Clip's bounds, Pad's constant value, Resize's roi and
+ * scales, Dropout's ratio, Range's start, limit and delta): a parameter
+ * there is taken as the constant it is, folded and held in training
+ * (decision; docs/training.md, "Parameters"). */
+bool ox_is_setting(const ox_node *n, int i);
 bool ox_map_dtype(int t, rotor_dtype *out);
 rotor_status ox_need(ox_model *m, ox_node *n, int count, rotor_error *err);
 bool ox_norm_axis(int64_t a, int r, int *out);

@@ -45,10 +45,20 @@ rotor_status ox_infer_all(ox_model *m, rotor_error *err) {
         if (!st) st = n->def->infer(m, n, err);
         if (!st) st = ox_schema_check_outputs(m, n, err);
         if (st) return st;
-        bool allc = true;
+        bool allc = true, param = false;
         for (int k = 0; k < n->nin; k++) {
             ox_val *x = ox_in(m, n, k);
             if (x && x->kind != OX_CONST) allc = false;
+            param |= x && x->param && !ox_is_setting(n, k);
+        }
+        /* a float value computed from a parameter is computed at run time,
+         * so that the parameter's gradient flows through the node (a
+         * Transpose of a tied weight, an Expand, a Gather of its rows): until
+         * 2026-12-03 it folded into a constant of its own, which training
+         * took as a separate parameter (found by an audit helper) */
+        for (int k = 0; k < n->nout && param && allc; k++) {
+            ox_val *o = ox_out(m, n, k);
+            if (o && ox_is_float_type(o->onnx_type)) allc = false;
         }
         /* random generators are not constants even with constant inputs */
         if (n->def->flags & OX_RANDOM) allc = false;
@@ -57,6 +67,7 @@ rotor_status ox_infer_all(ox_model *m, rotor_error *err) {
             ox_val *o = ox_out(m, n, k);
             if (!o) continue;
             if (o->kind == OX_UNDEF) o->kind = allc ? OX_CONST : OX_ACT;
+            if (o->kind == OX_ACT && o->has_data) ox_free_data(o); /* computed by the rule, not folded */
             if (o->kind != OX_CONST) folded = false;
         }
         n->folded = folded;

@@ -51,6 +51,17 @@ bool ox_map_dtype(int t, rotor_dtype *out) {
     return true;
 }
 
+bool ox_is_setting(const ox_node *n, int i) {
+    static const struct {
+        const char *op;
+        int first, last; /* the inputs that are settings */
+    } rows[] = {{"Pow", 1, 1}, {"Clip", 1, 2}, {"Pad", 2, 2}, {"Resize", 1, 2}, {"Upsample", 1, 1},
+                {"Dropout", 1, 1}, {"Range", 0, 2}};
+    for (size_t k = 0; k < sizeof rows / sizeof rows[0]; k++)
+        if (!strcmp(n->p->op_type, rows[k].op)) return i >= rows[k].first && i <= rows[k].last;
+    return false;
+}
+
 bool ox_is_float_type(int t) {
     return t == T_FLOAT || t == T_FLOAT16 || t == T_DOUBLE || t == T_BFLOAT16 ||
            (t >= T_F8_E4M3FN && t <= T_F8_E5M2FNUZ) || t == T_COMPLEX64 || t == T_COMPLEX128;

@@ -90,17 +90,18 @@ static rotor_status loss_at(const rotor_graph *lg, int loss, double *const *in, 
     return ROTOR_OK;
 }
 
-/* The loss at entry i of w moved to the float32 values w + h and w - h:
- * *lp, *lm, and the step taken, *step (up - down). */
-static rotor_status both_sides(rotor_graph *lg, int loss, double *const *in, rotor_value *w, int64_t i, double h,
+/* The loss at entry i of a parameter's values w (its data, or the input the
+ * check made for a weight without any) moved to the float32 values w + h
+ * and w - h: *lp, *lm, and the step taken, *step (up - down). */
+static rotor_status both_sides(rotor_graph *lg, int loss, double *const *in, double *w, int64_t i, double h,
                                double *lp, double *lm, double *step, rotor_error *err) {
-    double w0 = w->data[i];
+    double w0 = w[i];
     float up = (float)(w0 + h), down = (float)(w0 - h);
-    w->data[i] = up;
+    w[i] = up;
     rotor_status st = loss_at(lg, loss, in, lp, err);
-    w->data[i] = down;
+    w[i] = down;
     if (!st) st = loss_at(lg, loss, in, lm, err);
-    w->data[i] = w0;
+    w[i] = w0;
     *step = (double)up - (double)down;
     return st;
 }
@@ -111,7 +112,7 @@ static rotor_status both_sides(rotor_graph *lg, int loss, double *const *in, rot
  * h/2 differ (when it lies between them), or the second differences grow
  * as 1/h (when it lies at w), where on a smooth loss each changes by
  * O(h^2).  l0 is the loss at w. */
-static rotor_status difference(rotor_graph *lg, int loss, double *const *in, rotor_value *w, int64_t i, double h,
+static rotor_status difference(rotor_graph *lg, int loss, double *const *in, double *w, int64_t i, double h,
                                double l0, double floor, double *num, bool *kink, rotor_error *err) {
     double p1 = 0, m1 = 0, s1 = 1, p2 = 0, m2 = 0, s2 = 1;
     rotor_status st = both_sides(lg, loss, in, w, i, h, &p1, &m1, &s1, err);
@@ -130,6 +131,11 @@ static rotor_status check_param(rotor_graph *lg, int loss, double *const *in, in
                                 double all, const rotor_gradcheck_options *o, rotor_gradcheck_param *res,
                                 rotor_gradcheck_result *out, rotor_error *err) {
     rotor_value *w = &lg->values[p];
+    /* a weight without data (a folded constant too large to carry it) runs
+     * on the values the check made for it; until 2026-12-03 its data was
+     * written through NULL (found by an audit helper) */
+    double *vals = w->data ? w->data : in[p];
+    if (!vals) return rotor_fail(err, ROTOR_ERR_INPUT, "gradcheck: parameter '%s' has no values", w->name);
     snprintf(res->name, sizeof res->name, "%s", w->name);
     res->elements = w->elements;
     double h = o->step > 0 ? o->step : 2e-2;
@@ -147,7 +153,7 @@ static rotor_status check_param(rotor_graph *lg, int loss, double *const *in, in
         double num = 0;
         bool kink = true;
         for (int tries = 0; tries < 4 && kink && i < n; tries++, i++) {
-            rotor_status st = difference(lg, loss, in, w, i, h, out->loss, floor, &num, &kink, err);
+            rotor_status st = difference(lg, loss, in, vals, i, h, out->loss, floor, &num, &kink, err);
             if (st) return st;
             out->evaluations += 4;
             res->kinks += kink;

@@ -66,6 +66,10 @@ typedef struct rotor_onnx_stats {
     int nodes;              /* nodes in the file's main graph */
     int folded;             /* nodes folded to constants (shape arithmetic, weights) */
     int layernorms_matched; /* spelled-out LayerNorm chains recognised */
+    /* Imported for training (rotor_onnx_options.train): the one-element
+     * float initializers the graph reads, held constant rather than trained
+     * (an attention's scale, a GELU's 0.5; docs/training.md, "Parameters"). */
+    int scalars_held;
 } rotor_onnx_stats;
 
 /* Reads and imports the file at path into out (initialised here; free it with
