@@ -27,6 +27,14 @@ expect_out compile-bert-adam "training step (adam): forward 22 ops, loss 1, back
     -- compile bert-base --layers 1 --train --optimizer adam -q
 expect_out simulate-bert "utilisation:" -- simulate bert-base --layers 1 --train -q
 expect_out schedule-bert "full" -- schedule bert-base --layers 1 --train -q
+# the update writes its new weights back to HBM, which Elk's schedule does not price: it says
+# how much (31,515,648 parameters at 2 bytes over 4 chips; Adam's two moments too, three times it)
+expect_out schedule-writes "^not priced: the training step's update writes 15.8 MB per chip back to HBM" \
+    -- schedule bert-base --layers 1 --train --design basic
+expect_out schedule-writes-adam "^not priced: the training step's update writes 47.3 MB per chip back to HBM" \
+    -- schedule bert-base --layers 1 --train --optimizer adam --design basic
+"$ROTOR" schedule bert-base --layers 1 --train --design basic --json >"$out" 2>"$err"
+if grep -q '"train_write_bytes_per_chip_not_priced":	15757824,' "$out"; then ok; else bad "schedule --json lacks the writes"; fi
 expect_error optimizer-unknown 2 "--optimizer: expected sgd or adam, got 'rmsprop'" -- compile resnet-18 --train --optimizer rmsprop
 expect_error optimizer-alone 2 "--optimizer: only with --train" -- compile resnet-18 --optimizer adam
 expect_error train-simplify 2 "--train and --simplify" -- compile resnet-18 --train --simplify

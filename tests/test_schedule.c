@@ -6,6 +6,7 @@
 
 #include "rotor/sim/replay.h"
 #include "rotor/hbm/schedule.h"
+#include "rotor/model/group.h"
 #include "rotor/model/zoo.h"
 #include "fixtures.h"
 
@@ -647,6 +648,34 @@ Test(schedule, the_first_reader_to_reorder_a_column_parallel_output_fixes_its_or
     cr_assert_eq(sb->split_axis, axis(sb, "n"));
     cr_assert_eq(sb->reshard_bytes, 3 * (8 * 64 * s->chip.element_bytes / 4 / 4));
     rotor_schedule_free(s);
+    rotor_graph_free(&g);
+}
+
+/* A bias added to a MatMul's output is grouped into it as an epilogue: the
+ * fused operator loads W's columns and the bias's for its output slices
+ * (until 2026-12-03 only its expression's largest HBM tensor, W, was
+ * counted: a training step's SGD read of every weight fused into its
+ * gradient was left out, found by an audit helper, and every fused bias). */
+Test(schedule, a_fused_epilogues_weights_are_loaded_from_hbm) {
+    rotor_graph g, grouped;
+    rotor_error err;
+    rotor_graph_init(&g, "bias");
+    const rotor_role act = ROTOR_ROLE_ACTIVATION, wr = ROTOR_ROLE_WEIGHT;
+    int64_t n1[1] = {256};
+    int x = add_value2d(&g, "x", 8, 64, act), w = add_value2d(&g, "w", 64, 256, wr);
+    int b = add_value_f16(&g, "b", 1, n1, wr);
+    int y = add_value2d(&g, "y", 8, 256, act), z = add_value2d(&g, "z", 8, 256, act);
+    mlp_op(&g, "mm", "MatMul", "C[m,n] += A[m,k] * B[k,n]", "m=8,n=256,k=64", y, x, w);
+    mlp_op(&g, "bias", "Add", "Y[m,n] = X[m,n] + B[n]", "m=8,n=256", z, y, b);
+    cr_assert_eq(rotor_group(&g, &grouped, NULL, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(grouped.nops, 1);
+    rotor_schedule *s = build(&grouped, NULL);
+    const rotor_schedule_op *mm = find(s, "mm");
+    cr_assert_eq(mm->shard, ROTOR_SHARD_OUTPUT);
+    int64_t e = s->chip.element_bytes;
+    cr_assert_eq(mm->hbm_bytes, 64 * 256 * e / 4 + 256 * e / 4);
+    rotor_schedule_free(s);
+    rotor_graph_free(&grouped);
     rotor_graph_free(&g);
 }
 

@@ -146,6 +146,11 @@ static void print_text(const rotor_graph *g, const rotor_schedule *s, const run 
         printf("not priced: the prefill writes %.1f MB of KV cache per chip to HBM (%.3f ms at full bandwidth), "
                "which the HBM time, utilisation and energy below leave out (docs/schedule.md)\n",
                (double)s->prefill_kv_bytes / 1e6, (double)s->prefill_kv_bytes / (s->chip.hbm_gbps * 1e9) * 1e3);
+    if (s->train_write_bytes > 0)
+        printf("not priced: the training step's update writes %.1f MB per chip back to HBM (the new weights, and "
+               "Adam's moments; %.3f ms at full bandwidth), which the HBM time, utilisation and energy below leave "
+               "out (docs/schedule.md)\n",
+               (double)s->train_write_bytes / 1e6, (double)s->train_write_bytes / (s->chip.hbm_gbps * 1e9) * 1e3);
     if (s->reshard_ps > 0)
         printf("reshards between the chips' cuts: %.3f us per step, inside the operators' execution "
                "(--per-op lists them; docs/schedule.md, \"Reshards\")\n", (double)s->reshard_ps * 1e-6);

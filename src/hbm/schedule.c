@@ -881,6 +881,35 @@ static rotor_status measure_shift_load(void *ctx, int64_t d, double *load, rotor
     return ROTOR_OK;
 }
 
+/* An expression operator's HBM reads besides its largest HBM tensor (which
+ * the plans hold and hbm_bytes counts): a grouped operator's epilogue
+ * weights (a bias, or SGD's weights W' = W - lr G fused into the weight
+ * gradient) and any smaller weight tensor of its expression, each value
+ * once.  A cut by output slices reads 1/T of each (decision: an epilogue
+ * runs on the output partitions the chip holds); a reduction cut or a
+ * replicated operator reads them whole.  Until 2026-12-03 they were left out
+ * of the HBM bytes: a training step's SGD read of every weight (found by an
+ * audit helper) and every fused bias. */
+static rotor_status other_hbm_inputs(const rotor_graph *g, int o, rotor_schedule_op *so, int64_t T, int64_t e,
+                                     rotor_error *err) {
+    const rotor_op *op = &g->ops[o];
+    int main_v = so->hbm_tensor >= 0 ? op->tensor_value[so->hbm_tensor] : -1;
+    int64_t extra = 0;
+    bool ok = true;
+    for (int i = 0; i < op->ninputs && ok; i++) {
+        int v = op->inputs[i];
+        const rotor_value *x = &g->values[v];
+        bool seen = v == main_v || x->role == ROTOR_ROLE_ACTIVATION;
+        for (int j = 0; j < i && !seen; j++) seen = op->inputs[j] == v;
+        int64_t b = 0;
+        if (!seen) ok = rotor_mul_i64(x->elements, e, &b) && rotor_add_i64(extra, b, &extra);
+    }
+    if (ok && so->shard == ROTOR_SHARD_OUTPUT) extra = ceil_div(extra, T);
+    if (!ok || !rotor_add_i64(so->hbm_bytes, extra, &so->hbm_bytes))
+        return rotor_fail(err, ROTOR_ERR_INPUT, "op '%s' (%s): HBM bytes overflow 64 bits", op->name, op->type);
+    return ROTOR_OK;
+}
+
 /* Shards every operator of g over T chips into s->ops (lay: per value, how
  * its producer left it, LAY_WHOLE for the graph's inputs), counts the
  * model's FLOPs, the inter-chip all-reduces and reshards, and collects the
@@ -910,6 +939,7 @@ static rotor_status shard_ops(const rotor_graph *g, const rotor_chip *chip, int6
                 return rotor_fail(err, ROTOR_ERR_INPUT, "op '%s' (%s): HBM bytes overflow 64 bits", op->name, op->type);
             }
         }
+        if ((st = other_hbm_inputs(g, o, so, T, e, err))) return st;
         so->flops = rotor_expr_flops(&so->expr);
         if (so->shard == ROTOR_SHARD_REDUCTION) {
             int64_t y;
@@ -1079,6 +1109,7 @@ rotor_status rotor_schedule_build(const rotor_graph *g, const rotor_chip *chip,
     s->chip.interchip_gbps = 0;
     s->tensor_parallel = T;
     s->prefill_kv_bytes = opt->prefill_kv_bytes > 0 ? ceil_div(opt->prefill_kv_bytes, T) : 0;
+    s->train_write_bytes = opt->train_write_bytes > 0 ? ceil_div(opt->train_write_bytes, T) : 0;
     s->preload = opt->preload;
     s->solver = opt->solver;
     s->pchip = (rotor_preload_chip){

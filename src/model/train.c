@@ -739,7 +739,7 @@ static rotor_status loss(tr *s) {
 static rotor_status update_op(tr *s, const char *name, const char *type, const char *text, const tmap *m, int nm,
                               int p, int outv) {
     rotor_status st = add_expr(s, name, type, text, NULL, s->g->values[p].elements, m, nm, outv, NULL);
-    if (!st) s->info->update_ops++;
+    if (!st) s->info->update_ops++, s->info->write_elements += s->g->values[p].elements;
     return st ? st : rotor_graph_set_output(s->out, outv, s->err);
 }
 

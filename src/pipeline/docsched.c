@@ -159,6 +159,7 @@ rotor_status rotor_doc_schedule(const rotor_graph *g, const rotor_schedule *s, c
     cJSON_AddStringToObject(root, "solver", rotor_solver_name(s->solver));
     cJSON_AddNumberToObject(root, "hbm_bytes_per_chip", (double)s->hbm_bytes);
     cJSON_AddNumberToObject(root, "prefill_kv_bytes_per_chip_not_priced", (double)s->prefill_kv_bytes);
+    cJSON_AddNumberToObject(root, "train_write_bytes_per_chip_not_priced", (double)s->train_write_bytes);
     cJSON_AddNumberToObject(root, "reshard_us_per_step", (double)s->reshard_ps * 1e-6);
     cJSON_AddNumberToObject(root, "hbm_held_bytes_per_chip", (double)s->hbm_held); /* within the chip's hbm_bytes */
     /* operators priced at the chip's element size, not their own */

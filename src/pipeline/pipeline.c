@@ -161,6 +161,8 @@ rotor_status rotor_pipeline_run(const rotor_pipeline_options *opt, const rotor_c
     if (!st && opt->schedule) {
         rotor_schedule_options so = *opt->schedule;
         st = prefill_kv_bytes(opt, &so.prefill_kv_bytes, err);
+        if (opt->train && !rotor_mul_i64(out->train.write_elements, chip->element_bytes, &so.train_write_bytes))
+            st = rotor_fail(err, ROTOR_ERR_INPUT, "schedule: the training step's HBM writes overflow 64 bits");
         if (!st) st = rotor_schedule_build(&out->graph, chip, &so, &out->schedule, err);
     }
     tm->schedule_s = lap(&t);

@@ -82,6 +82,11 @@ typedef struct rotor_schedule_options {
      * The schedule has no HBM writes, so it reports them as not priced
      * (prefill_kv_bytes below; docs/schedule.md, "What is not priced"). */
     int64_t prefill_kv_bytes;
+    /* A training step: the bytes its update writes back to HBM over all the
+     * chips (the updated parameters, and Adam's moments; the pipeline counts
+     * them, rotor_train_info.write_elements), reported as not priced, as
+     * prefill_kv_bytes (docs/schedule.md, "What is not priced"). */
+    int64_t train_write_bytes;
 } rotor_schedule_options;
 
 typedef struct rotor_schedule {
@@ -111,6 +116,7 @@ typedef struct rotor_schedule {
     /* One chip's share of options.prefill_kv_bytes: written to HBM, left out of
      * the schedule's HBM time, utilisation and energy (the CLI and JSON say so). */
     int64_t prefill_kv_bytes;
+    int64_t train_write_bytes; /* one chip's share of options.train_write_bytes, likewise */
 } rotor_schedule;
 
 /* Builds the schedule input.  The chip needs HBM (hbm_gbps > 0).  Errors name

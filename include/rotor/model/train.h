@@ -59,6 +59,7 @@ typedef struct rotor_train_info {
     int64_t grad_bytes;        /* their gradients' bytes */
     int64_t state_bytes;       /* the optimizer's state (Adam's two moments) */
     int64_t kept_bytes;        /* forward activations a backward operator reads */
+    int64_t write_elements;    /* what the update writes: W', and Adam's M' and V' (to HBM, in a schedule) */
     int kept_values;
 } rotor_train_info;
 
