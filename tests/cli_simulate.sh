@@ -19,6 +19,12 @@ expect_saved breakdown "breakdown: compute" "$sa"
 expect_out compare "l0.qkv .* agrees" -- simulate "$prog" --compare
 expect_out model "bert-base on ipu-mk2 (all-to-all, 1472 cores)" -- simulate bert-base --layers 1 --batch 2
 expect_saved mesh "(mesh 32x46, 1472 cores)" "$sm"
+# a program replayed on another network than it was compiled for says so: its model times are
+# the compile's network's (docs/simulator.md, "Another chip"); on its own network nothing is said
+expect_saved other-network "^the program was compiled for all-to-all: its model times are that network's, not mesh 32x46's" "$sm"
+if grep -q "was compiled for" "$sa"; then bad "the program's own network is called another"; else ok; fi
+run_saved "$tmpdir/smj" -- simulate "$prog" --topology mesh:32x46 --json
+expect_saved other-network-json '"compiled_topology":	"all-to-all"' "$tmpdir/smj"
 expect_saved json '"format":	"rotor-simulation"' "$tmpdir/a"
 
 # the program file and the model it came from replay to the same figures

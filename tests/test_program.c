@@ -232,6 +232,25 @@ Test(program, a_hand_off_through_a_view_is_read_back_and_checked) {
     refused(view_overlap, "operators[2].handoff.A: the view does not fit that operator's output (its steps must nest)");
 }
 
+static void topology_torus(cJSON *r) { cJSON_ReplaceItemInObject(r, "topology", cJSON_CreateString("torus 4x4")); }
+static void topology_mesh(cJSON *r) { cJSON_ReplaceItemInObject(r, "topology", cJSON_CreateString("mesh 8x9")); }
+static void no_topology(cJSON *r) { cJSON_DeleteItemFromObject(r, "topology"); }
+
+/* The network a program was compiled for is written, read back, and
+ * checked for its spelling; a file without it (before 2026-12-03) reads as
+ * unknown.  rotor simulate says when it replays on another (cli_simulate). */
+Test(program, the_network_it_was_compiled_for_is_recorded) {
+    cr_assert(strstr(text, "\"topology\":\t\"all-to-all\"") != NULL);
+    rotor_program p;
+    accepted(topology_mesh, &p);
+    cr_assert_str_eq(p.topology, "mesh 8x9");
+    rotor_program_free(&p);
+    accepted(no_topology, &p);
+    cr_assert_str_eq(p.topology, "");
+    rotor_program_free(&p);
+    refused(topology_torus, "p.json: topology: expected \"all-to-all\" or \"mesh WxH\"");
+}
+
 Test(program, a_wrong_version_is_refused) { refused(set_version_2, "p.json: version: 2 is not 1"); }
 Test(program, a_missing_field_is_named) { refused(drop_exec, "p.json: operators[2].exec_s: missing"); }
 Test(program, missing_operators_are_named) { refused(drop_operators, "p.json: operators: missing"); }

@@ -1035,3 +1035,11 @@ rotor_chip rotor_chip_with_cores(const rotor_chip *chip, int64_t g) {
     c.vector_tflops = chip->vector_tflops * share;
     return c;
 }
+
+const char *rotor_chip_topology_text(const rotor_chip *chip, char *buf, size_t size) {
+    if (chip->topology == ROTOR_TOPO_MESH)
+        snprintf(buf, size, "mesh %lldx%lld", (long long)chip->mesh_width, (long long)chip->mesh_height);
+    else
+        snprintf(buf, size, "all-to-all");
+    return buf;
+}

@@ -41,9 +41,8 @@ int cli_parse_i64(const char *cmd, const char *opt, const char *s, int64_t lo, i
 bool cli_parse_bandwidth(const char *s, double *gbps);
 
 /* --topology T (all-to-all or mesh:WxH) applied to chip and validated;
- * errors name --topology.  cli_topology_text: "all-to-all" or "mesh WxH". */
+ * errors name --topology.  (Written back: rotor_chip_topology_text.) */
 rotor_status cli_apply_topology(rotor_chip *chip, const char *topo, rotor_error *err);
-const char *cli_topology_text(const rotor_chip *chip, char *buf, size_t size);
 
 /* Resolves --chip (default ipu-mk2), applies every --set, validates. */
 rotor_status cli_chip(const char *spec, char *const *sets, int nsets, rotor_chip *out, rotor_error *err);

@@ -537,7 +537,7 @@ static void print_report(const explore *ex) {
     printf("%s on %s: %lld chip%s x %lld cores (%s), HBM %.6g TB/s in all, links %.6g GB/s, %.6g TFLOP/s "
            "matrix per chip; %s\n",
            v.model, chip->name, (long long)chip->chips, chip->chips > 1 ? "s" : "", (long long)chip->cores_per_chip,
-           cli_topology_text(chip, topo, sizeof topo), chip->hbm_gbps * (double)chip->chips / 1000.0,
+           rotor_chip_topology_text(chip, topo, sizeof topo), chip->hbm_gbps * (double)chip->chips / 1000.0,
            chip->link_gbps, chip->matrix_tflops, ex->decode ? "decode step (latency per token)" : "one step");
     if (ex->nshapes > 0) cli_quantized_note(rotor_graph_priced_apart(&ex->pls[0].graph, chip), chip);
     printf("\n");

@@ -308,10 +308,6 @@ rotor_status cli_apply_topology(rotor_chip *chip, const char *topo, rotor_error 
     return st;
 }
 
-const char *cli_topology_text(const rotor_chip *chip, char *buf, size_t size) {
-    return rotor_doc_topology_text(chip, buf, size); /* the documents' spelling (pipeline/docint.h) */
-}
-
 bool cli_parse_bandwidth(const char *s, double *gbps) {
     return rotor_bandwidth_parse(s, gbps); /* the one reading, --set hbm-bw's too (base/chip.c) */
 }

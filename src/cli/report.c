@@ -239,7 +239,7 @@ static void section_run(FILE *f, const report *r) {
     char topo[64];
     snprintf(v, sizeof v, "%s: %lld chip%s x %lld cores, %s", r->chip.name, (long long)r->chip.chips,
              r->chip.chips > 1 ? "s" : "", (long long)r->chip.cores_per_chip,
-             cli_topology_text(&r->chip, topo, sizeof topo));
+             rotor_chip_topology_text(&r->chip, topo, sizeof topo));
     run_row(f, "chip", v);
     fputs("<tr data-field=\"command\"><td>command</td><td><code>", f);
     command_line(f, r);
@@ -257,7 +257,7 @@ static void section_summary(FILE *f, const report *r) {
     cli_xml_text(f, r->chip.name);
     fprintf(f, ": %lld chip%s x %lld cores, %s, %lld B SRAM per core</td></tr>\n", (long long)r->chip.chips,
             r->chip.chips > 1 ? "s" : "", (long long)r->chip.cores_per_chip,
-            cli_topology_text(&r->chip, topo, sizeof topo), (long long)rotor_chip_sram(&r->chip));
+            rotor_chip_topology_text(&r->chip, topo, sizeof topo), (long long)rotor_chip_sram(&r->chip));
     if (r->comp_st) {
         fputs("<tr><td>T10 compile</td><td>", f);
         cli_xml_text(f, r->comp_err.msg);

@@ -104,7 +104,7 @@ static void print_sim(const rotor_chip *simchip, const run *runs, int nruns, con
         if (runs[i].simulated) any = &runs[i];
     if (!any) return;
     printf("\nsimulated on one chip (%s, %lld cores, %lld HBM controllers; preload pieces of %lld B):\n",
-           cli_topology_text(simchip, topo, sizeof topo), (long long)rotor_chip_cores(simchip),
+           rotor_chip_topology_text(simchip, topo, sizeof topo), (long long)rotor_chip_cores(simchip),
            (long long)simchip->hbm_controllers, (long long)any->sim.piece_bytes);
     printf("%-7s %13s %12s %8s %10s %11s %9s %6s %7s %7s\n", "design", "analytical ms", "simulated ms", "diff %",
            "tasks", "events", "replay s", "HBM %", "link %", "peak %");

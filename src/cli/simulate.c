@@ -143,10 +143,13 @@ static void print_table(const rotor_program *p, const rotor_chip *chip, const ro
         printf("\n");
     }
     printf("%s on %s (%s, %lld cores): %d operators, %lld tasks, %lld events\n", p->model, chip->name,
-           cli_topology_text(chip, topo, sizeof topo), (long long)p->cores, p->nops, (long long)s->tasks,
+           rotor_chip_topology_text(chip, topo, sizeof topo), (long long)p->cores, p->nops, (long long)s->tasks,
            (long long)s->events);
     printf("simulated %.3f us, model %.3f us: %+.2f%%\n", r->simulated_s * 1e6, r->predicted_s * 1e6,
            pct(r->simulated_s - r->predicted_s, r->predicted_s));
+    if (*p->topology && strcmp(p->topology, topo))
+        printf("the program was compiled for %s: its model times are that network's, not %s's "
+               "(docs/simulator.md, \"Another chip\")\n", p->topology, topo);
     print_segments(p, r);
     double ms = (double)s->makespan_ps;
     printf("breakdown: compute %.3f us (%.1f%%), communication %.3f us (%.1f%%), setup %.3f us (%.1f%%), "
@@ -301,7 +304,7 @@ static void print_baseline(const rotor_expr *e, const rotor_chip *chip, const ro
     const rotor_meshbase_grid *g = &r->grid;
     rotor_expr_dims_string(e, dims, sizeof dims);
     printf("%s on %s (%s, %lld cores): %s, %s\n", rotor_meshbase_name(r->kind), chip->name,
-           cli_topology_text(chip, topo, sizeof topo), (long long)rotor_chip_cores(chip), e->text, dims);
+           rotor_chip_topology_text(chip, topo, sizeof topo), (long long)rotor_chip_cores(chip), e->text, dims);
     printf("grid %lld x %lld (%lld cores)%s", (long long)g->p, (long long)g->q, (long long)(g->p * g->q),
            g->transposed ? ", transposed" : "");
     if (r->kind == ROTOR_MESHBASE_GEMV) printf(", reduction groups of %lld rows", (long long)g->pk);
@@ -331,7 +334,7 @@ static cJSON *baseline_json_head(const char *format, const char *baseline, const
     cJSON_AddNumberToObject(root, "version", 1);
     if (baseline) cJSON_AddStringToObject(root, "baseline", baseline);
     cJSON_AddStringToObject(root, "chip", chip->name);
-    cJSON_AddStringToObject(root, "topology", cli_topology_text(chip, topo, sizeof topo));
+    cJSON_AddStringToObject(root, "topology", rotor_chip_topology_text(chip, topo, sizeof topo));
     cJSON_AddStringToObject(root, "expr", e->text);
     cJSON_AddStringToObject(root, "dims", dims);
     return root;
@@ -394,7 +397,7 @@ static void print_compare(const rotor_expr *e, const rotor_chip *chip, const rot
     const rotor_candidate *rc = &c->rotor;
     rotor_expr_dims_string(e, dims, sizeof dims);
     printf("rotor against the mesh baselines on %s (%s, %lld cores): %s, %s\n", chip->name,
-           cli_topology_text(chip, topo, sizeof topo), (long long)rotor_chip_cores(chip), e->text, dims);
+           rotor_chip_topology_text(chip, topo, sizeof topo), (long long)rotor_chip_cores(chip), e->text, dims);
     printf("%-11s %-22s %6s %12s %15s %15s %8s\n", "method", "grid / F_op", "cores", "SRAM/core", "predicted (us)",
            "simulated (us)", "x rotor");
     fop_text(e, &rc->plan, g, sizeof g);

@@ -192,6 +192,8 @@ static rotor_status write_with(const rotor_graph *g, const rotor_chip *chip, con
     cJSON_AddStringToObject(root, "model", g->name);
     cJSON_AddStringToObject(root, "chip", chip->name);
     cJSON_AddItemToObject(root, "cores", rotor_json_int(rotor_chip_cores(chip)));
+    char topo[32];
+    cJSON_AddStringToObject(root, "topology", rotor_chip_topology_text(chip, topo, sizeof topo));
     cJSON_AddItemToObject(root, "sram_bytes", rotor_json_int(chip->sram_bytes));
     cJSON_AddStringToObject(root, "cost_model", "v1");
     cJSON_AddStringToObject(root, "solver", rotor_solver_name(r->solver));
@@ -898,6 +900,14 @@ static rotor_status read_head(reader *rd, const cJSON *root, const rotor_chip *c
         return rotor_fail(rd->err, ROTOR_ERR_INPUT, "%s: cores: the program is for %lld cores, the chip has %lld",
                           rd->label, (long long)cores, (long long)rotor_chip_cores(chip));
     out->cores = cores;
+    if (cJSON_GetObjectItemCaseSensitive(root, "topology")) {
+        if ((st = get_str(rd, root, "topology", &s))) return st;
+        long long w = 0, h = 0;
+        char tail;
+        if (strcmp(s, "all-to-all") && !(sscanf(s, "mesh %lldx%lld%c", &w, &h, &tail) == 2 && w > 0 && h > 0))
+            return bad(rd, "topology", "expected \"all-to-all\" or \"mesh WxH\"");
+        snprintf(out->topology, sizeof out->topology, "%s", s);
+    }
     /* every byte count of the program is per core, against this S */
     if ((st = get_int(rd, root, "sram_bytes", S, S, "the chip's sram_bytes", &sram))) return st;
     if (cJSON_GetObjectItemCaseSensitive(root, "solver") && !(st = get_str(rd, root, "solver", &s)) &&

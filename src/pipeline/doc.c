@@ -9,6 +9,7 @@
 
 #include <cjson/cJSON.h>
 #include <stdlib.h>
+#include <string.h>
 
 void rotor_free(void *p) { free(p); }
 
@@ -75,7 +76,10 @@ static cJSON *simulation_json(const rotor_program *p, const rotor_chip *chip, co
     cJSON_AddNumberToObject(root, "version", 1);
     cJSON_AddStringToObject(root, "model", p->model);
     cJSON_AddStringToObject(root, "chip", chip->name);
-    cJSON_AddStringToObject(root, "topology", rotor_doc_topology_text(chip, topo, sizeof topo));
+    cJSON_AddStringToObject(root, "topology", rotor_chip_topology_text(chip, topo, sizeof topo));
+    /* a program replayed on another network than it was compiled for: the
+     * model's times are that network's (docs/simulator.md, "Another chip") */
+    if (*p->topology && strcmp(p->topology, topo)) cJSON_AddStringToObject(root, "compiled_topology", p->topology);
     cJSON_AddNumberToObject(root, "cores", (double)p->cores);
     cJSON_AddNumberToObject(root, "simulated_s", r->simulated_s);
     cJSON_AddNumberToObject(root, "predicted_s", r->predicted_s);

@@ -33,10 +33,6 @@ char *rotor_doc_energy_splice(const char *text, const char *per, const rotor_ene
  * (base/jsontext.h), into *out; root freed. */
 rotor_status rotor_doc_print(cJSON *root, char **out, rotor_error *err);
 
-/* The chip's topology as documents and tables write it: "all-to-all" or
- * "mesh WxH", into buf; returns buf. */
-const char *rotor_doc_topology_text(const rotor_chip *chip, char *buf, size_t size);
-
 /* GraphTurbo's values in the LB, GB and DDR, and the model's inputs (the
  * host's, in DDR too), as {"lb", "gb", "ddr", "inputs"} under key of o
  * (compile's and reproduce's documents write them alike). */

@@ -52,10 +52,3 @@ char *rotor_doc_energy_splice(const char *text, const char *per, const rotor_ene
     return out;
 }
 
-const char *rotor_doc_topology_text(const rotor_chip *chip, char *buf, size_t size) {
-    if (chip->topology == ROTOR_TOPO_MESH)
-        snprintf(buf, size, "mesh %lldx%lld", (long long)chip->mesh_width, (long long)chip->mesh_height);
-    else
-        snprintf(buf, size, "all-to-all");
-    return buf;
-}

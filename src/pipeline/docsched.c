@@ -152,7 +152,7 @@ rotor_status rotor_doc_schedule(const rotor_graph *g, const rotor_schedule *s, c
     cJSON_AddNumberToObject(root, "cores_per_chip", (double)s->chip.cores_per_chip);
     cJSON_AddNumberToObject(root, "hbm_gbps_per_chip", s->chip.hbm_gbps);
     char topo[64];
-    cJSON_AddStringToObject(root, "topology", rotor_doc_topology_text(&s->chip, topo, sizeof topo));
+    cJSON_AddStringToObject(root, "topology", rotor_chip_topology_text(&s->chip, topo, sizeof topo));
     if (s->hbm_intake > 0) cJSON_AddNumberToObject(root, "hbm_intake_gbps_per_chip", s->hbm_intake / 1e9);
     cJSON_AddNumberToObject(root, "operators", s->nops);
     cJSON_AddNumberToObject(root, "shapes_searched", s->searches);
@@ -166,7 +166,7 @@ rotor_status rotor_doc_schedule(const rotor_graph *g, const rotor_schedule *s, c
     cJSON_AddNumberToObject(root, "quantized_ops_priced_as_the_chip", s->quantized_ops);
     cJSON_AddNumberToObject(root, "flops", s->model_flops);
     if (simchip) {
-        cJSON_AddStringToObject(root, "simulated_topology", rotor_doc_topology_text(simchip, topo, sizeof topo));
+        cJSON_AddStringToObject(root, "simulated_topology", rotor_chip_topology_text(simchip, topo, sizeof topo));
     }
     cJSON *d = cJSON_AddArrayToObject(root, "designs");
     for (int i = 0; i < nruns; i++) cJSON_AddItemToArray(d, json_run(s, &runs[i], ideal, per_op, per));

@@ -94,6 +94,10 @@ rotor_status rotor_chip_preset(const char *name, rotor_chip *out, rotor_error *e
 int rotor_chip_preset_count(void);
 const char *rotor_chip_preset_name(int i);
 
+/* "all-to-all" or "mesh WxH": the one spelling of a chip's network in every
+ * document and line rotor writes, and in a program file; returns buf. */
+const char *rotor_chip_topology_text(const rotor_chip *chip, char *buf, size_t size);
+
 /* Reads a chip file (format "rotor-chip", version 1).  "base": PRESET starts
  * from a preset and the file overrides it; name defaults to the file's
  * basename.  Unknown keys, wrong types, non-positive or absurd values and

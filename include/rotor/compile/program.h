@@ -66,6 +66,9 @@ typedef struct rotor_program {
     char model[64];
     char chip[ROTOR_CHIP_NAME_MAX];
     int64_t cores;
+    /* "topology": the network it was compiled for, "all-to-all" or "mesh WxH"
+     * (rotor_chip_topology_text); "" in files written before 2026-12-03 */
+    char topology[32];
     rotor_solver solver; /* "solver": the plan search that found the plans (absent: exact) */
     int nops;
     rotor_program_op *ops;
