@@ -97,13 +97,16 @@ static int hbm_tensor_of(const rotor_graph *g, const rotor_op *op) {
  * first reader that takes a flex value in other slices fixes its order
  * (fix_order); until 2026-12-03 each reader was matched alone, so two that
  * needed two orders of it moved nothing. */
-enum { LAY_WHOLE = -1, LAY_UNKNOWN = -2 };
+enum { LAY_WHOLE = -1, LAY_UNKNOWN = -2, LAY_FLAT = -3 };
 
 typedef struct lay_t {
     int dim;
     int64_t block, period, extent; /* B, s E and E above */
     int64_t offset;                /* where the cut's first slice starts, mod s E */
     bool flex;
+    /* the same cut in row-major elements where its slices are runs of them
+     * (a cut of the outermost dimension, or LAY_FLAT): run and period; 0 not */
+    int64_t fblock, fperiod;
 } lay_t;
 
 static lay_t lay_cut(int dim, int64_t step, int64_t extent, int64_t offset, int64_t T) {
@@ -114,6 +117,38 @@ static lay_t lay_cut(int dim, int64_t step, int64_t extent, int64_t offset, int6
 
 static const lay_t lay_whole = {.dim = LAY_WHOLE};
 static const lay_t lay_unknown = {.dim = LAY_UNKNOWN};
+
+/* A cut of a value's elements in row-major order (dim LAY_FLAT): the
+ * one-dimensional expressions over a whole tensor (an optimizer's update,
+ * W[i] = P[i] - G[i] lr) cut it into T runs of ceil(E / T) elements, the
+ * same slices whatever the value's shape.  Until 2026-12-03 such a cut was
+ * a lost layout, and every reader of it paid an all-to-all: Adam's update of
+ * BERT-Base's embedding table 110 us of reshards that move nothing. */
+static lay_t lay_flat(int64_t elements, int64_t T) {
+    int64_t b = ceil_div(elements, T);
+    return (lay_t){.dim = LAY_FLAT, .block = b, .period = elements, .extent = elements, .fblock = b,
+                   .fperiod = elements};
+}
+
+/* l, a cut of value val's dimension l.dim, with its row-major runs where
+ * they are runs: every dimension before l.dim of size 1, no offset (a cut
+ * of a weight's rows, its gradient's, is the flat cut of an update over
+ * it when T divides the rows). */
+static lay_t with_runs(lay_t l, const rotor_value *val) {
+    if (l.dim < 0 || l.offset != 0 || l.dim >= val->rank) return l;
+    int64_t inner = 1;
+    for (int j = 0; j < val->rank; j++) {
+        if (j < l.dim && val->shape[j] != 1) return l;
+        if (j > l.dim) inner *= val->shape[j];
+    }
+    int64_t fb = 0, fp = 0;
+    if (rotor_mul_i64(l.block, inner, &fb) && rotor_mul_i64(l.period, inner, &fp)) l.fblock = fb, l.fperiod = fp;
+    return l;
+}
+
+/* A layout on no one dimension of the value (lost, or flat): a vendor
+ * operator that works on batch, channels or rows cannot take it as one. */
+static bool lay_dimless(int d) { return d == LAY_UNKNOWN || d == LAY_FLAT; }
 
 static bool input_split(const rotor_op *op, const lay_t *lay) {
     for (int i = 0; i < op->ninputs; i++)
@@ -139,8 +174,9 @@ static lay_t value_dim(const rotor_graph *g, const rotor_op *op, int t, int a, i
     const rotor_view *w = &op->view[t];
     /* a window's axis (h of h+kh) cuts overlapping slices: not a plain cut */
     if (p < 0 || v < 0 || w->unknown) return lay_unknown;
-    if (w->set) return lay_cut(w->dim[p], w->step[p], e->extent[a], w->offset[w->dim[p]], T);
     const rotor_value *val = &g->values[v];
+    if (w->set) return with_runs(lay_cut(w->dim[p], w->step[p], e->extent[a], w->offset[w->dim[p]], T), val);
+    if (x->ndims == 1 && e->extent[a] == val->elements && val->rank > 1) return lay_flat(val->elements, T);
     /* strides stay below the tensor's element count, which fits int64 */
     int64_t stride = 1, vs = 1;
     for (int d = x->ndims - 1; d > p; d--)
@@ -150,7 +186,7 @@ static lay_t value_dim(const rotor_graph *g, const rotor_op *op, int t, int a, i
             /* the axis repeats along j with period s E: it must tile j */
             int64_t step = stride / vs;
             bool inside = stride % vs == 0 && val->shape[j] % (step * e->extent[a]) == 0;
-            return inside ? lay_cut(j, step, e->extent[a], 0, T) : lay_unknown;
+            return inside ? with_runs(lay_cut(j, step, e->extent[a], 0, T), val) : lay_unknown;
         }
         if (!rotor_mul_i64(vs, val->shape[j], &vs)) break;
     }
@@ -196,6 +232,8 @@ static bool same_slices(lay_t a, lay_t b) {
  * reader takes its slices in any order): no reshard. */
 static bool lies_as(lay_t have, lay_t need, bool any_order, int64_t T) {
     if (have.dim == LAY_WHOLE) return true;
+    if (have.dim == LAY_FLAT || need.dim == LAY_FLAT) /* the same runs of elements */
+        return have.fperiod > 0 && have.fblock == need.fblock && have.fperiod == need.fperiod;
     if (need.dim < 0 || have.dim != need.dim) return false;
     if ((have.flex || any_order) && have.extent % T == 0 && need.extent % T == 0) return true;
     return same_slices(have, need);
@@ -335,7 +373,7 @@ static vendor_kind concat_kind(const rotor_graph *g, const rotor_op *op, const l
             weights = true;
             continue;
         }
-        if (x->rank != y->rank || lay[v].dim == LAY_UNKNOWN) return VENDOR_WHOLE;
+        if (x->rank != y->rank || lay_dimless(lay[v].dim)) return VENDOR_WHOLE;
         if (lay[v].dim == LAY_WHOLE) {
             whole = true;
             continue;
@@ -388,7 +426,7 @@ static vendor_kind vendor_kind_of(const rotor_graph *g, const rotor_op *op, cons
             memcmp(x->shape, y->shape, sizeof(int64_t) * (size_t)same) != 0)
             return VENDOR_WHOLE;
         int d = lay[op->inputs[i]].dim;
-        if (k == VENDOR_CHANNEL && (d == LAY_UNKNOWN || d > 1)) return VENDOR_WHOLE;
+        if (k == VENDOR_CHANNEL && (lay_dimless(d) || d > 1)) return VENDOR_WHOLE;
     }
     return k;
 }
@@ -521,7 +559,7 @@ static rotor_status reshard(const rotor_graph *g, int o, vendor_kind kind, lay_t
             int axis = row_axis(op, x->rank), d = lay[lead].dim;
             bool soft = strstr(op->type, "Softmax") != NULL;
             if (kind == VENDOR_ROW && axis >= 0 && axis < x->rank &&
-                (d == LAY_UNKNOWN || (soft ? d == axis : d >= axis))) {
+                (lay_dimless(d) || (soft ? d == axis : d >= axis))) {
                 int64_t across = 1;
                 for (int j = axis; j < (soft ? axis + 1 : x->rank); j++) across *= x->shape[j];
                 stats = 2.0 * (double)(x->elements / across) * (double)e;
