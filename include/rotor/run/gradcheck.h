@@ -20,6 +20,10 @@
 #include "rotor/model/graph.h"
 #include "rotor/model/train.h"
 
+/* The largest relative error a check passes at (issue 44's acceptance, in
+ * float32): rotor run --train's PASS, and the entries measured again. */
+#define ROTOR_GRADCHECK_LIMIT 1e-3
+
 typedef struct rotor_gradcheck_options {
     int samples;     /* entries checked per parameter (evenly spread, all when fewer); 0: 8 */
     double step;     /* h; 0: 2e-2 */
