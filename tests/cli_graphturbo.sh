@@ -101,6 +101,31 @@ expect_error sweep 2 "--group graphturbo takes one --batch" -- compile resnet-18
 expect_out elem4 "the weights' 46.7 MB once" -- compile resnet-18 --chip stcp920 --group graphturbo --batch 4 --no-loops -q --set element_bytes=4
 expect_error two-chips 2 "chip 'stcp920' has 2 chips: GraphTurbo's DSA schedule times one chip of clusters (set chips=1" -- compile resnet-18 --chip stcp920 --set chips=2 --set interchip_gbps=100 --group graphturbo
 expect_error no-ddr 2 "has no off-chip memory (hbm_gbps 0)" -- compile resnet-18 --chip stcp920 --set hbm-bw=0 --set hbm_bytes=0 --set hbm_controllers=0 --group graphturbo
+# --values: where the graphturbo step keeps each value, in the pass the loops
+# chose (ResNet-50 at 16: 2 passes of 8; 3 values in DDR, as the table counts)
+run_saved "$tmpdir/r50v" -- compile resnet-50 --batch 16 --chip stcp920 --group graphturbo --values -q
+expect_saved values-head "^values of the graphturbo step, in one of its 2 passes of 8 " "$tmpdir/r50v"
+expect_saved values-s1b3 "^s1.b3.relu                         DDR      6422528        32          0/7/25  s1.b3.conv3$" "$tmpdir/r50v"
+expect_saved values-fc "^fc.biased                          DDR        16000         1           0/0/1  fc (a model output)$" "$tmpdir/r50v"
+if [ "$(awk '/^values of/ { on = 1 } on && $2 == "DDR"' "$tmpdir/r50v" | wc -l)" -eq 3 ] &&
+    [ "$(awk '/^values of/ { on = 1; next } on && $2 ~ /^(LB|GB|DDR)$/' "$tmpdir/r50v" | wc -l)" -eq 56 ]; then
+    ok
+else bad "--values: not 3 of 56 values in DDR: $(cat "$tmpdir/r50v")"; fi
+run_saved "$tmpdir/r50v.json" -- compile resnet-50 --batch 16 --chip stcp920 --group graphturbo --values --json
+if /usr/bin/python3 - "$tmpdir/r50v.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+v = d["values"]
+assert v["step"] == "graphturbo" and v["passes"] == 2, v
+ddr = [(r["value"], r["blocks"]["ddr"]) for r in v["rows"] if r["level"] == "DDR"]
+assert ddr == [("s1.b3.relu", 25), ("s2.b0.conv3.bn", 6), ("fc.biased", 1)], ddr
+loop = [s for s in d["loops"]["steps"] if s["step"] == "graphturbo"][0]
+for level in ("lb", "gb", "ddr"):
+    assert sum(r["level"] == level.upper() for r in v["rows"]) == loop["tensors"][level], level
+PY
+then ok; else bad "--values --json: $(head -c 400 "$tmpdir/r50v.json")"; fi
+expect_error values-alone 2 "--values applies to --group graphturbo" -- compile resnet-50 --values
+expect_error values-icca 2 "--values: ipu-mk2 has no global buffer" -- compile resnet-18 --group graphturbo --values
 # --group fused is today's grouping: the same table as without it
 "$ROTOR" compile "$tiny" -q >"$tmpdir/a" 2>&1 && "$ROTOR" compile "$tiny" --group fused -q >"$tmpdir/b" 2>&1 &&
     cmp -s "$tmpdir/a" "$tmpdir/b" && ok || bad "--group fused differs from the default"

@@ -207,3 +207,69 @@ Test(gtloops, the_loops_replay_as_passes_times_one_pass) {
     rotor_pipeline_free(&four);
     rotor_pipeline_free(&p);
 }
+
+/* Which values the graphturbo step keeps where (rotor_pipeline_dsa_values,
+ * `rotor compile --values`): ResNet-50 at 16 a cluster runs as 2 passes of
+ * 8, and of a pass's 56 activation values 3 are in DDR: the model's output,
+ * and two that wait across stage 2's first block, its input (s1.b3.relu,
+ * 25 of its 32 blocks) and conv3's output beside it (6 of 8), for the
+ * downsample's residual (docs/graphturbo.md, "Which values"). */
+Test(gtloops, the_values_in_ddr_are_named_in_the_pass_the_loops_chose) {
+    rotor_chip chip = stcp920();
+    rotor_error err = {{0}};
+    rotor_pipeline p;
+    rotor_pipeline_options o = {.model = "resnet-50", .simplify = true, .graphturbo = true, .dsa_loops = true,
+                                .dsa_values = true};
+    o.zoo.batch = 16;
+    cr_assert_eq(rotor_pipeline_run(&o, &chip, &p, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(p.values_passes, 2);
+    cr_assert_eq(p.loops.step[ROTOR_DSA_GRAPHTURBO].passes, 2);
+    const char *ddr[3] = {"s1.b3.relu", "s2.b0.conv3.bn", "fc.biased"};
+    const int64_t spilled[3] = {25, 6, 1}, blocks[3] = {32, 8, 1};
+    int count[3] = {0}, nddr = 0;
+    for (int i = 0; i < p.nvalues; i++) {
+        const rotor_dsa_value *v = &p.values[i];
+        count[v->level]++;
+        int64_t sum = v->blocks[0] + v->blocks[1] + v->blocks[2];
+        /* a sub-graph's output at the lowest level a block of it went to */
+        if (!v->intermediate) {
+            cr_assert_eq(sum, v->instances, "%s", p.graph.values[v->value].name);
+            int lowest = v->blocks[ROTOR_GT_DDR] ? ROTOR_GT_DDR : v->blocks[ROTOR_GT_GB] ? ROTOR_GT_GB : ROTOR_GT_LB;
+            cr_assert_eq((int)v->level, lowest, "%s", p.graph.values[v->value].name);
+        } else {
+            cr_assert_eq(sum, 0);
+            cr_assert_neq(v->level, ROTOR_GT_DDR);
+        }
+        if (v->level != ROTOR_GT_DDR) continue;
+        cr_assert_lt(nddr, 3);
+        cr_assert_str_eq(p.graph.values[v->value].name, ddr[nddr]);
+        cr_assert_eq(v->blocks[ROTOR_GT_DDR], spilled[nddr], "%s", ddr[nddr]);
+        cr_assert_eq(v->instances, blocks[nddr], "%s", ddr[nddr]);
+        /* a pass's bytes: stage 1's output at 8 images (not 16), 512 x 28 x 28 at 2 bytes */
+        if (nddr == 0) cr_assert_eq(v->bytes, (int64_t)8 * 512 * 28 * 28 * 2);
+        nddr++;
+    }
+    cr_assert_eq(nddr, 3);
+    cr_assert_eq(p.nvalues, 56);
+    for (int k = 0; k < 3; k++) cr_assert_eq(count[k], p.loops.step[ROTOR_DSA_GRAPHTURBO].pass.tensors[k]);
+    rotor_pipeline_free(&p);
+}
+
+/* Without the loops the values are the one pass's, the step's counts. */
+Test(gtloops, without_loops_the_values_are_the_batchs_one_pass) {
+    rotor_chip chip = stcp920();
+    rotor_error err = {{0}};
+    rotor_pipeline p;
+    rotor_pipeline_options o = {.model = "mobilenet-v2", .simplify = true, .graphturbo = true, .dsa_values = true};
+    o.zoo.batch = 4;
+    cr_assert_eq(rotor_pipeline_run(&o, &chip, &p, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(p.values_passes, 1);
+    int count[3] = {0};
+    for (int i = 0; i < p.nvalues; i++) {
+        count[p.values[i].level]++;
+        cr_assert_eq(p.values[i].bytes, p.graph.values[p.values[i].value].bytes);
+    }
+    for (int k = 0; k < 3; k++) cr_assert_eq(count[k], p.dsa[ROTOR_DSA_GRAPHTURBO].tensors[k]);
+    cr_assert_gt(p.nvalues, 50);
+    rotor_pipeline_free(&p);
+}

@@ -67,6 +67,9 @@ static void compile_usage(FILE *f) {
             "  --no-loops          with --group graphturbo on a chip with a global buffer, time\n"
             "                      one pass of the batch only (the passes take a run of the\n"
             "                      model at each divisor of the batch)\n"
+            "  --values            with --group graphturbo on a chip with a global buffer, list\n"
+            "                      where the graphturbo step keeps each activation value (LB,\n"
+            "                      GB or DDR), in the pass the loops chose (JSON: \"values\")\n"
             "  --pipeline          run chains of operators as pipelined segments, each operator\n"
             "                      on its own group of cores, where that is faster (KAPLA;\n"
             "                      one all-to-all chip; docs/kapla.md)\n"
@@ -177,7 +180,7 @@ static int parse_batches(const char *cmd, const char *batch, int64_t *batches, i
 typedef struct compile_args {
     cli_shared_args sa;
     const char *model, *baseline, *outfile, *format, *solver_name, *group;
-    bool compare, vgm_only, json, graphturbo, profile, no_loops;
+    bool compare, vgm_only, json, graphturbo, profile, no_loops, values;
     cli_pipeline_args pl;
     rotor_solver solver;
     rotor_vgm_kind kind; /* with vgm_only */
@@ -199,6 +202,7 @@ static int parse_compile(int argc, char **argv, compile_args *a) {
         {"solver", 0, CLI_VALUE, offsetof(compile_args, solver_name), 0, 0},
         {"profile", 0, CLI_FLAG, offsetof(compile_args, profile), 0, 0},
         {"no-loops", 0, CLI_FLAG, offsetof(compile_args, no_loops), 0, 0},
+        {"values", 0, CLI_FLAG, offsetof(compile_args, values), 0, 0},
         CLI_PIPELINE_OPTS(compile_args, pl),
         {0}};
     int rc = cli_parse_options(cmd, argc, argv, CLI_TAKES_ALL | CLI_TAKES_CACHE, &a->sa, own, a, compile_usage, cli_list_zoo, &a->model,
@@ -220,6 +224,8 @@ static int parse_compile(int argc, char **argv, compile_args *a) {
                                a->baseline ? "--baseline" : a->compare ? "--compare" : a->pl.pipeline ? "--pipeline" : "-o");
     if (a->no_loops && !a->graphturbo)
         return cli_usage_error(cmd, "--no-loops applies to --group graphturbo (GraphTurbo's passes a cluster)");
+    if (a->values && !a->graphturbo)
+        return cli_usage_error(cmd, "--values applies to --group graphturbo (where its step keeps each value)");
     if (a->pl.pipeline && a->baseline)
         return cli_usage_error(cmd, "--pipeline conflicts with --baseline %s", a->baseline);
     if (a->vgm_only && a->compare)
@@ -380,7 +386,11 @@ int cmd_compile(int argc, char **argv) {
     if (a.graphturbo && !icca && a.solver_name)
         return cli_usage_error(cmd, "--solver: on %s (a chip with a global buffer) --group graphturbo times GraphTurbo's "
                                "schedules and searches no plans", chip.name);
+    if (a.values && icca)
+        return cli_usage_error(cmd, "--values: %s has no global buffer; its instances keep their values in the "
+                               "cores' SRAM (docs/graphturbo.md, \"On an ICCA chip\")", chip.name);
     if (a.graphturbo) rotor_pipeline_graphturbo_options(&po, &chip, false, a.no_loops);
+    po.dsa_values = a.values;
     if (!a.vgm_only && !a.graphturbo) cli_solver_hint(cmd, &chip, a.solver, a.sa.quiet);
     bool sweep = a.nb > 1;
     /* with --pipeline the T10 column is the pipelined schedule's latency */

@@ -57,6 +57,30 @@ static void print_loops(const rotor_chip *chip, const rotor_pipeline *p) {
         printf("graphturbo: one pass of %lld is the fastest\n", (long long)lp->batch);
 }
 
+/* --values: where the graphturbo step keeps each activation value. */
+static void print_values(const rotor_pipeline *p) {
+    if (!p->values) return;
+    int64_t per = p->loops.ran && !p->loops.file_batch ? p->loops.batch / p->values_passes : 0;
+    printf("\nvalues of the graphturbo step");
+    if (p->values_passes > 1) printf(", in one of its %lld passes of %lld", (long long)p->values_passes, (long long)per);
+    printf(" (blocks: its instances' outputs in the LB, GB and DDR; inside: an intermediate of its sub-graph)\n");
+    printf("%-32s %5s %12s %9s %15s  %s\n", "value", "level", "bytes", "instances", "blocks LB/GB/DDR",
+           "written by");
+    for (int i = 0; i < p->nvalues; i++) {
+        const rotor_dsa_value *v = &p->values[i];
+        char blocks[48];
+        if (v->intermediate) snprintf(blocks, sizeof blocks, "inside");
+        else
+            snprintf(blocks, sizeof blocks, "%lld/%lld/%lld", (long long)v->blocks[ROTOR_GT_LB],
+                     (long long)v->blocks[ROTOR_GT_GB], (long long)v->blocks[ROTOR_GT_DDR]);
+        const char *first = p->graph.ops[v->first_op].name, *last = p->graph.ops[v->last_op].name;
+        printf("%-32s %5s %12lld %9lld %15s  %s%s%s%s\n", p->graph.values[v->value].name,
+               rotor_gt_scope_name(v->level), (long long)v->bytes, (long long)v->instances, blocks, first,
+               v->first_op == v->last_op ? "" : "..", v->first_op == v->last_op ? "" : last,
+               v->output ? " (a model output)" : "");
+    }
+}
+
 int cli_compile_graphturbo(const char *model, const rotor_chip *chip, int64_t batch, const rotor_pipeline *p,
                            bool json) {
     if (json) return print_json(model, chip, batch, p);
@@ -92,6 +116,7 @@ int cli_compile_graphturbo(const char *model, const rotor_chip *chip, int64_t ba
            rotor_dsa_ddr_need(&p->graph, &p->cluster, g, 1) / 1e6, (double)t.weight_bytes / 1e6,
            (double)chip->hbm_bytes / 1e6);
     print_loops(chip, p);
+    print_values(p);
     return 0;
 }
 

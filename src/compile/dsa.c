@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "rotor/compile/opelem.h"
 
@@ -260,6 +261,35 @@ rotor_status rotor_dsa_run(const rotor_graph *g, const rotor_dsa_cluster *c, rot
     }
     rotor_gt_schedule_free(&s);
     return st;
+}
+
+rotor_status rotor_dsa_values(const rotor_graph *g, const rotor_dsa_cluster *c, rotor_dsa_step step,
+                              rotor_dsa_value **out, int *n, rotor_error *err) {
+    *out = NULL, *n = 0;
+    rotor_gt_schedule s;
+    rotor_status st = rotor_dsa_schedule(g, c, step, &s, err);
+    rotor_dsa_value *rows = st ? NULL : malloc(sizeof *rows * (size_t)(g->nvalues + 1));
+    if (!st && !rows) st = rotor_nomem(err);
+    int k = 0;
+    for (int v = 0; !st && v < g->nvalues; v++) {
+        int level = rotor_gt_value_level(g, &s, v);
+        if (level < 0) continue;
+        const rotor_gt_subgraph *sg = &s.sg[s.sg_of[g->values[v].producer]];
+        bool inside = v != sg->output;
+        rotor_dsa_value *r = &rows[k++];
+        *r = (rotor_dsa_value){.value = v, .first_op = s.members[sg->first],
+                               .last_op = s.members[sg->first + sg->count - 1], .bytes = g->values[v].bytes,
+                               .instances = sg->best.instances, .level = (rotor_gt_scope)level,
+                               .intermediate = inside, .output = g->values[v].is_output};
+        if (!inside) memcpy(r->blocks, sg->in_scope, sizeof r->blocks);
+    }
+    rotor_gt_schedule_free(&s);
+    if (st) {
+        free(rows);
+        return st;
+    }
+    *out = rows, *n = k;
+    return ROTOR_OK;
 }
 
 /* One cluster's activations in DDR at once, passes as rotor_dsa_ddr_need. */

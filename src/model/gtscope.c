@@ -435,6 +435,14 @@ static rotor_status spill(const rotor_graph *g, const rotor_gt_limits *lim, roto
  * "we do not care about where the input tensors ... should be declared"),
  * and keeps 0 in DDR on DLRM, whose 27 inputs can only be in DDR
  * (docs/graphturbo.md, "What Table 3 counts"). */
+int rotor_gt_value_level(const rotor_graph *g, const rotor_gt_schedule *s, int v) {
+    const rotor_value *val = &g->values[v];
+    if (val->role == ROTOR_ROLE_WEIGHT || val->producer < 0) return -1;
+    const rotor_gt_subgraph *sg = &s->sg[s->sg_of[val->producer]];
+    if (v == sg->output) return (int)sg->scope;
+    return sg->best.fits ? ROTOR_GT_LB : ROTOR_GT_GB;
+}
+
 static void count_tensors(const rotor_graph *g, rotor_gt_schedule *s) {
     for (int i = 0; i < s->nsg; i++) s->sg[i].scope = ROTOR_GT_LB;
     for (int64_t i = 0; i < s->ninst; i++) {
@@ -446,14 +454,10 @@ static void count_tensors(const rotor_graph *g, rotor_gt_schedule *s) {
     s->input_values = 0;
     for (int v = 0; v < g->nvalues; v++) {
         const rotor_value *val = &g->values[v];
-        if (val->role == ROTOR_ROLE_WEIGHT) continue;
-        if (val->producer < 0) { /* a model input; one no operator reads is not a tensor */
-            s->input_values += val->consumers > 0;
-            continue;
-        }
-        const rotor_gt_subgraph *sg = &s->sg[s->sg_of[val->producer]];
-        if (v == sg->output) s->tensors[sg->scope]++;
-        else s->tensors[sg->best.fits ? ROTOR_GT_LB : ROTOR_GT_GB]++;
+        /* a model input no operator reads is not a tensor */
+        if (val->role != ROTOR_ROLE_WEIGHT && val->producer < 0) s->input_values += val->consumers > 0;
+        int level = rotor_gt_value_level(g, s, v);
+        if (level >= 0) s->tensors[level]++;
     }
 }
 

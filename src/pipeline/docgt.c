@@ -66,6 +66,33 @@ cJSON *rotor_doc_gticca_sg_json(const rotor_graph *g, const rotor_gticca_sg *s) 
     return o;
 }
 
+/* The graphturbo step's values, where it keeps each (rotor_pipeline.values):
+ * bytes and blocks of one of its passes. */
+static cJSON *dsa_values_json(const rotor_pipeline *p) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "step", rotor_dsa_step_name(ROTOR_DSA_GRAPHTURBO));
+    cJSON_AddNumberToObject(o, "passes", (double)p->values_passes);
+    cJSON *rows = cJSON_AddArrayToObject(o, "rows");
+    for (int i = 0; i < p->nvalues; i++) {
+        const rotor_dsa_value *v = &p->values[i];
+        cJSON *r = cJSON_CreateObject();
+        cJSON_AddItemToArray(rows, r);
+        cJSON_AddStringToObject(r, "value", p->graph.values[v->value].name);
+        cJSON_AddStringToObject(r, "level", rotor_gt_scope_name(v->level));
+        cJSON_AddNumberToObject(r, "bytes", (double)v->bytes);
+        cJSON_AddStringToObject(r, "first", p->graph.ops[v->first_op].name);
+        cJSON_AddStringToObject(r, "last", p->graph.ops[v->last_op].name);
+        cJSON_AddNumberToObject(r, "instances", (double)v->instances);
+        cJSON_AddBoolToObject(r, "intermediate", v->intermediate);
+        cJSON_AddBoolToObject(r, "output", v->output);
+        cJSON *b = cJSON_AddObjectToObject(r, "blocks"); /* a sub-graph's output: its instances' blocks */
+        cJSON_AddNumberToObject(b, "lb", (double)v->blocks[ROTOR_GT_LB]);
+        cJSON_AddNumberToObject(b, "gb", (double)v->blocks[ROTOR_GT_GB]);
+        cJSON_AddNumberToObject(b, "ddr", (double)v->blocks[ROTOR_GT_DDR]);
+    }
+    return o;
+}
+
 /* "rotor-graphturbo": the five steps in one pass, and §5.1's loops unless
  * they did not run (--no-loops). */
 static cJSON *dsa_json(const rotor_pipeline *p, const rotor_chip *chip, const char *model, int64_t batch) {
@@ -111,6 +138,8 @@ static cJSON *dsa_json(const rotor_pipeline *p, const rotor_chip *chip, const ch
             cJSON_AddNumberToObject(o, "throughput", (double)(lp->batch * chip->clusters) / s);
         }
     }
+    if (p->values) /* --values (a key added 2026-12-03, the version kept) */
+        cJSON_AddItemToObject(root, "values", dsa_values_json(p));
     return root;
 }
 

@@ -34,6 +34,7 @@
  *    --dim's, whose batch name rotor cannot know): one pass only. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "rotor/base/divisors.h"
 #include "rotor/pipeline/pipeline.h"
@@ -105,6 +106,45 @@ rotor_status rotor_pipeline_dsa_loops(const rotor_pipeline_options *opt, const r
         *lp = l;
     }
     return st;
+}
+
+rotor_status rotor_pipeline_dsa_values(const rotor_pipeline_options *opt, const rotor_chip *chip, rotor_pipeline *p,
+                                       rotor_error *err) {
+    free(p->values);
+    p->values = NULL, p->nvalues = 0, p->values_passes = 0;
+    const rotor_dsa_step k = ROTOR_DSA_GRAPHTURBO;
+    const rotor_dsa_loops *lp = &p->loops;
+    int64_t passes = lp->ran && !lp->file_batch ? lp->step[k].passes : 1;
+    const rotor_dsa_result *timed = passes > 1 ? &lp->step[k].pass : &p->dsa[k];
+    rotor_pipeline q;
+    rotor_status st = ROTOR_OK;
+    if (passes > 1) { /* the graph of a pass, as the loops built it */
+        rotor_pipeline_options po = pass_options(opt, lp->batch, passes);
+        po.graphturbo = false;
+        st = rotor_pipeline_run(&po, chip, &q, err);
+    }
+    const rotor_graph *g = passes > 1 ? &q.graph : &p->graph;
+    bool alike = !st && g->nvalues == p->graph.nvalues && g->nops == p->graph.nops;
+    for (int v = 0; alike && v < g->nvalues; v++) alike = !strcmp(g->values[v].name, p->graph.values[v].name);
+    if (!st && !alike)
+        st = rotor_fail(err, ROTOR_ERR_INPUT, "values: the graph of a pass of %lld differs from the batch's",
+                        (long long)(lp->batch / passes));
+    rotor_dsa_value *rows = NULL;
+    int n = 0;
+    if (!st) st = rotor_dsa_values(g, &p->cluster, k, &rows, &n, err);
+    int count[3] = {0};
+    for (int i = 0; !st && i < n; i++) count[rows[i].level]++;
+    /* the same schedule the step timed, or these are another's values */
+    if (!st && memcmp(count, timed->tensors, sizeof count))
+        st = rotor_fail(err, ROTOR_ERR_INPUT, "values: %d, %d, %d in the LB, GB, DDR where the step counted %d, %d, %d",
+                        count[0], count[1], count[2], timed->tensors[0], timed->tensors[1], timed->tensors[2]);
+    if (passes > 1) rotor_pipeline_free(&q);
+    if (st) {
+        free(rows);
+        return st;
+    }
+    p->values = rows, p->nvalues = n, p->values_passes = passes;
+    return ROTOR_OK;
 }
 
 rotor_status rotor_pipeline_dsa_loops_replay(const rotor_pipeline_options *opt, const rotor_chip *chip,

@@ -169,6 +169,7 @@ rotor_status rotor_pipeline_run(const rotor_pipeline_options *opt, const rotor_c
     for (int k = 0; !st && opt->graphturbo && k < ROTOR_DSA_STEPS; k++)
         st = rotor_dsa_run(&out->graph, &out->cluster, (rotor_dsa_step)k, &out->dsa[k], err);
     if (!st && opt->graphturbo && opt->dsa_loops) st = rotor_pipeline_dsa_loops(opt, chip, out, err);
+    if (!st && opt->graphturbo && opt->dsa_values) st = rotor_pipeline_dsa_values(opt, chip, out, err);
     tm->dsa_s = lap(&t);
     tm->total_s = t - t0;
     /* a stage that did not run took no time, however few nanoseconds passed */
@@ -189,5 +190,6 @@ void rotor_pipeline_free(rotor_pipeline *p) {
     rotor_vgm_result_free(&p->oracle);
     rotor_program_free(&p->program);
     rotor_schedule_free(p->schedule);
+    free(p->values);
     memset(p, 0, sizeof *p);
 }

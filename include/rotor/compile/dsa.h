@@ -147,6 +147,26 @@ rotor_status rotor_dsa_schedule(const rotor_graph *g, const rotor_dsa_cluster *c
 rotor_status rotor_dsa_works(const rotor_graph *g, const rotor_gt_schedule *s, const rotor_dsa_cluster *c,
                              rotor_dsa_work **out, rotor_error *err);
 
+/* One activation value of a step's schedule and where it lives: Table 3's
+ * count (rotor_dsa_result.tensors) value by value, so that a user sees
+ * which values went to DDR, not only how many. */
+typedef struct rotor_dsa_value {
+    int value;               /* the graph's value */
+    int first_op, last_op;   /* the sub-graph that writes it: its first and last operator */
+    int64_t bytes;           /* the value's bytes (of the graph given: one pass) */
+    int64_t instances;       /* its sub-graph's instances */
+    rotor_gt_scope level;    /* where Table 3 counts it (rotor_gt_value_level) */
+    bool intermediate;       /* inside its sub-graph: on core, or through the GB when an instance overflows the LB */
+    int64_t blocks[3];       /* a sub-graph's output: its instances' blocks put in the LB, GB, DDR */
+    bool output;             /* a model output (always in DDR) */
+} rotor_dsa_value;
+
+/* Every activation value step's schedule of g writes (rotor_dsa_schedule:
+ * the schedule rotor_dsa_run times), in the graph's value order: *out
+ * gets *n entries (free()); their levels count to rotor_dsa_result.tensors. */
+rotor_status rotor_dsa_values(const rotor_graph *g, const rotor_dsa_cluster *c, rotor_dsa_step step,
+                              rotor_dsa_value **out, int *n, rotor_error *err);
+
 /* The bytes DDR holds at once for r's schedule run as `passes` passes by
  * every cluster: the weights of g once (the clusters read the same ones),
  * and in each cluster the pass's peak of activations beside the other

@@ -283,6 +283,12 @@ rotor_status rotor_gt_schedule_build(const rotor_graph *g, const rotor_gt_limits
                                      rotor_gt_schedule *out, rotor_error *err);
 void rotor_gt_schedule_free(rotor_gt_schedule *s);
 
+/* Where schedule s keeps value v of g, as Table 3 counts it (tensors):
+ * a sub-graph's output at the lowest level any of its instances put a
+ * block of it, an intermediate in the LB, or in the GB when its sub-graph's
+ * instances overflow the LB; -1 for a weight or a model input. */
+int rotor_gt_value_level(const rotor_graph *g, const rotor_gt_schedule *s, int v);
+
 /* The block of sub-graph sg's output its instance idx computes, [lo, hi)
  * per axis: the split's equal blocks, numbered row-major over the factors. */
 void rotor_gt_instance_block(const rotor_graph *g, const rotor_gt_schedule *s, int sg, int64_t idx, int64_t *lo,

@@ -60,6 +60,10 @@ typedef struct rotor_pipeline_options {
      * batch (GraphTurbo §5.1's loop execution within a cluster), the
      * fastest into rotor_pipeline.loops (rotor_pipeline_dsa_loops) */
     bool dsa_loops;
+    /* with graphturbo: where the graphturbo step keeps each activation value
+     * (rotor_dsa_values), in the pass the loops chose, into
+     * rotor_pipeline.values (rotor_pipeline_dsa_values) */
+    bool dsa_values;
     /* the graph's values at the chip's element size, as GraphTurbo's DSA
      * schedules size them (rotor_graph_at_element_bytes): implied by
      * graphturbo; set alone where the schedules are replayed or run
@@ -120,6 +124,12 @@ typedef struct rotor_pipeline {
     rotor_dsa_result dsa[ROTOR_DSA_STEPS]; /* with graphturbo: each step's schedule, timed */
     /* with dsa_loops: each step's fastest number of passes (one pass: dsa) */
     rotor_dsa_loops loops;
+    /* with dsa_values: the graphturbo step's values, in the graph's value
+     * order (indices into graph, whose names and operators a pass's graph
+     * shares), their bytes and blocks those of one of values_passes passes */
+    rotor_dsa_value *values;
+    int nvalues;
+    int64_t values_passes;
     rotor_schedule *schedule;    /* with schedule */
     rotor_pipeline_times times;  /* always */
 } rotor_pipeline;
@@ -136,6 +146,15 @@ typedef struct rotor_pipeline {
  * opt->dsa_loops; docs/graphturbo.md, "Loop execution within a cluster". */
 rotor_status rotor_pipeline_dsa_loops(const rotor_pipeline_options *opt, const rotor_chip *chip, rotor_pipeline *p,
                                       rotor_error *err);
+
+/* The graphturbo step's values (rotor_dsa_values) into p->values, in the
+ * pass p->loops chose for it (one pass when the loops did not run): the
+ * model built again at that pass's batch as the loops built it, whose
+ * values must be p->graph's by name (else refused), and its levels must
+ * count to the step's tensors as the loops timed them.  rotor_pipeline_run
+ * calls it when opt->dsa_values; docs/graphturbo.md, "Which values". */
+rotor_status rotor_pipeline_dsa_values(const rotor_pipeline_options *opt, const rotor_chip *chip, rotor_pipeline *p,
+                                       rotor_error *err);
 
 /* p->loops replayed (after rotor_pipeline_dsa_loops; refused before): each
  * step's pass, the model built again at its batch as the loops built it,
