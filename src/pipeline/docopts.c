@@ -33,7 +33,7 @@ typedef struct doc_opts {
     int nsweeps;
     int64_t batch, seq, layers, threads, tp, max_orders;
     double pareto_within, hbm_tbps;
-    bool pareto, compare, decode, prefill, sram_nonblocking, per_op, no_refine, zip, no_loops;
+    bool pareto, compare, decode, prefill, sram_nonblocking, per_op, no_refine, zip, no_loops, values;
 } doc_opts;
 
 /* One option: its name with '-' (the CLI's), its kind, its slot, the
@@ -80,6 +80,7 @@ static const doc_key KEYS[] = {
     {"compare", K_FLAG, offsetof(doc_opts, compare), DOC_COMPILE, 0, 0},
     {"group", K_STR, offsetof(doc_opts, group), DOC_COMPILE | DOC_SIMULATE, 0, 0},
     {"no-loops", K_FLAG, offsetof(doc_opts, no_loops), DOC_COMPILE | DOC_SIMULATE, 0, 0},
+    {"values", K_FLAG, offsetof(doc_opts, values), DOC_COMPILE, 0, 0},
     {"hbm-bw", K_TBPS, offsetof(doc_opts, hbm_tbps), DOC_HBM, 0, 0},
     {"design", K_STR, offsetof(doc_opts, design), DOC_HBM, 0, 0},
     {"tp", K_INT, offsetof(doc_opts, tp), DOC_HBM, 1, 1024},
@@ -398,8 +399,12 @@ static rotor_status doc_graphturbo(const doc_opts *o, unsigned cmd, char **out, 
     if (!st) st = rotor_doc_chip(o->chip, o->sets, o->nsets, &chip, err);
     bool gb = !st && rotor_chip_has_gb(&chip);
     if (gb) st = rotor_dsa_cluster_of(&chip, &cl, err); /* a GB without off-chip memory, in one line, before the work */
+    if (!st && o->values && !gb) /* the CLI's line (src/cli/compile.c) */
+        st = rotor_fail(err, ROTOR_ERR_INPUT, "--values: %s has no global buffer; its instances keep their values in "
+                        "the cores' SRAM (docs/graphturbo.md, \"On an ICCA chip\")", chip.name);
     if (st) return st;
     rotor_pipeline_graphturbo_options(&po, &chip, cmd == DOC_SIMULATE, o->no_loops);
+    po.dsa_values = o->values;
     rotor_pipeline p;
     st = rotor_pipeline_run(&po, &chip, &p, err);
     if (!st && cmd == DOC_COMPILE) {
@@ -440,6 +445,8 @@ rotor_status rotor_doc(const char *command, const char *options, char **out, rot
         st = rotor_fail(err, ROTOR_ERR_INPUT, "--group: expected fused or graphturbo, got '%s'", o.group);
     if (!st && o.no_loops && !graphturbo)
         st = rotor_fail(err, ROTOR_ERR_INPUT, "--no-loops applies to --group graphturbo (GraphTurbo's passes a cluster)");
+    if (!st && o.values && !graphturbo)
+        st = rotor_fail(err, ROTOR_ERR_INPUT, "--values applies to --group graphturbo (where its step keeps each value)");
     if (!st && graphturbo) {
         st = doc_graphturbo(&o, cmd, out, err);
     } else if (!st && (cmd == DOC_COMPILE || cmd == DOC_SIMULATE)) {

@@ -86,6 +86,20 @@ class Documents(unittest.TestCase):
         self.assertEqual(got, want)
         self.assertNotIn("loops", got)
 
+    def test_graphturbo_values_equal_cli_byte_for_byte(self):
+        # where the graphturbo step keeps each value, in the pass the loops chose
+        _, text = cli("compile", "resnet-50", "--batch", "16", "--chip", "stcp920", "--group", "graphturbo",
+                      "--values")
+        got = rotor.document("compile", model="resnet-50", batch=16, chip="stcp920", group="graphturbo", values=True)
+        self.assertEqual(got + "\n", text)
+        v = json.loads(got)["values"]
+        self.assertEqual([r["value"] for r in v["rows"] if r["level"] == "DDR"],
+                         ["s1.b3.relu", "s2.b0.conv3.bn", "fc.biased"])
+        with self.assertRaisesRegex(rotor.RotorError, "--values: ipu-mk2 has no global buffer"):
+            rotor.compile("resnet-18", chip="ipu-mk2", group="graphturbo", values=True)
+        with self.assertRaisesRegex(rotor.RotorError, "--values applies to --group graphturbo"):
+            rotor.compile("resnet-18", chip="stcp920", values=True)
+
     def test_graphturbo_simulate_equals_cli_byte_for_byte(self):
         _, text = cli("simulate", "mobilenet-v2", "--batch", "32", "--chip", "stcp920", "--group", "graphturbo")
         got = rotor.document("simulate", model="mobilenet-v2", batch=32, chip="stcp920", group="graphturbo")
