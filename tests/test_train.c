@@ -285,6 +285,46 @@ Test(train, overlapping_maxpool_gradients_match_finite_differences) {
     mb_free(&b);
 }
 
+/* A gradient known wrong must fail, measured again or not: two outputs,
+ * y1 = x Wb large (the loss about 13, so the float32 floor is high) and
+ * y2 = tanh(x Ws), whose gradient entries lie between the floor at h and
+ * the 16-times larger one at h/16.  Analytic gradients 2 % high pass only
+ * when the second measurement is judged against its own floor (a review
+ * helper's finding: 0.00074, PASS, where the first measurement said 0.0113). */
+static void two_outputs(mb *b) {
+    mb_input(b, "x", DIMS(8, 4));
+    init_f(b, "wb", DIMS(4, 3), 0, 3, 1);
+    init_f(b, "ws", DIMS(4, 3), 0, 2, 2);
+    mb_node(b, "MatMul", "big", "x wb", "y1");
+    mb_node(b, "MatMul", "small", "x ws", "a");
+    mb_node(b, "Tanh", "act", "a", "y2");
+    mb_output(b, "y1");
+    mb_output(b, "y2");
+}
+
+Test(train, a_gradient_two_percent_wrong_fails_the_check) {
+    mb b;
+    mb_init(&b, 17);
+    two_outputs(&b);
+    rotor_onnx_options oo = {.keep_data = true, .train = true};
+    rotor_graph g;
+    rotor_error err = {{0}};
+    cr_assert_eq(mb_load(&b, &oo, &g, NULL, &err), ROTOR_OK, "%s", err.msg);
+    rotor_gradcheck_result r;
+    rotor_gradcheck_options go = {.seed = 7};
+    cr_assert_eq(rotor_gradcheck(&g, NULL, &go, &r, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_lt(r.max_rel, ROTOR_GRADCHECK_LIMIT, "right: %.3g", r.max_rel);
+    rotor_gradcheck_result_free(&r);
+    go.analytic_scale = 1.02;
+    cr_assert_eq(rotor_gradcheck(&g, NULL, &go, &r, &err), ROTOR_OK, "%s", err.msg);
+    for (int k = 0; k < r.nparams; k++)
+        cr_assert_gt(r.params[k].max_rel, 0.01, "%s: 2 %% wrong, relative error %.3g", r.params[k].name,
+                     r.params[k].max_rel);
+    rotor_gradcheck_result_free(&r);
+    rotor_graph_free(&g);
+    mb_free(&b);
+}
+
 /* One post-norm transformer layer, as BERT's: X[4,8] (seq 4, model 8, 2
  * heads of 4) -> Q, K, V (MatMul + Add) -> heads (Reshape, Transpose) ->
  * softmax(Q K^T / 2) V -> merged -> output projection + residual ->

@@ -28,6 +28,9 @@ typedef struct rotor_gradcheck_options {
     int samples;     /* entries checked per parameter (evenly spread, all when fewer); 0: 8 */
     double step;     /* h; 0: 2e-2 */
     uint64_t seed;   /* the inputs' and targets' pseudo-random values */
+    /* the analytic gradients times this before they are judged (0: 1): a
+     * gradient known wrong, with which a test shows the check fails */
+    double analytic_scale;
 } rotor_gradcheck_options;
 
 typedef struct rotor_gradcheck_param {
