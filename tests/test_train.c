@@ -478,6 +478,72 @@ Test(train, a_tied_weight_is_one_parameter_and_a_scalar_is_held_constant) {
     mb_free(&b);
 }
 
+/* A one-element initializer is held whatever its sign: a Gemm of one
+ * output's bias -0.1, a Clip's bounds -0.3 and 0.4 and a scale -2 are
+ * numbers in their expressions, only W trained (until 2026-12-03 a
+ * negative one stayed a value and was trained, a positive one held, and
+ * both were counted held; found by a review helper) */
+Test(train, a_negative_scalar_is_held_as_a_positive_one_is) {
+    mb b;
+    mb_init(&b, 17);
+    mb_input(&b, "x", DIMS(4, 6));
+    init_f(&b, "w", DIMS(6, 1), 0, 0.5, 1);
+    init_f(&b, "bias", DIMS(1), -0.1, 0, 2);
+    init_f(&b, "lo", 0, NULL, -0.3, 0, 3);
+    init_f(&b, "hi", 0, NULL, 0.4, 0, 4);
+    init_f(&b, "sc", 0, NULL, -2, 0, 5);
+    mb_node(&b, "Gemm", "fc", "x w bias", "h");
+    mb_node(&b, "Clip", "clip", "h lo hi", "c");
+    mb_node(&b, "Mul", "scale", "c sc", "y");
+    mb_output(&b, "y");
+    char names[64];
+    int held;
+    rotor_error err = {{0}};
+    cr_assert_eq(train_params(&b, names, sizeof names, &held, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_str_eq(names, "w");
+    cr_assert_eq(held, 4);
+    check(&b, "negative scalars");
+    mb_free(&b);
+}
+
+/* An operator's settings are constants whatever their size: OneHot's
+ * values [0, 1] (a float initializer of two elements, which training would
+ * otherwise take as a parameter and refuse OneHot as having no gradient;
+ * found by a review helper), and DequantizeLinear's per-channel scales,
+ * folded with the int8 weight into the float weight that is trained. */
+Test(train, onehot_values_and_dequantize_scales_are_settings) {
+    mb b;
+    mb_init(&b, 13);
+    b.inputs[b.graph.n_input++] = mb_vi(&b, "ids", 7, DIMS(2)); /* int64 */
+    mb_init_tensor(&b, "depth", 7, DIMS(1), (int64_t[]){5});
+    init_f(&b, "vals", DIMS(2), 0.5, 0.5, 1);
+    init_f(&b, "w", DIMS(5, 3), 0, 0.5, 2);
+    mb_node(&b, "OneHot", "onehot", "ids depth vals", "oh");
+    mb_node(&b, "MatMul", "fc", "oh w", "y");
+    mb_output(&b, "y");
+    char names[64];
+    int held;
+    rotor_error err = {{0}};
+    cr_assert_eq(train_params(&b, names, sizeof names, &held, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_str_eq(names, "w");
+    mb_free(&b);
+
+    mb_init(&b, 13);
+    mb_input(&b, "x", DIMS(2, 4));
+    Onnx__TensorProto *q = mb_init_tensor(&b, "wq", 3, DIMS(4, 3), NULL); /* int8 */
+    q->n_int32_data = 12;
+    q->int32_data = mb_alloc(&b, sizeof(int32_t) * 12);
+    for (int k = 0; k < 12; k++) q->int32_data[k] = k * 7 % 23 - 11;
+    init_f(&b, "ws", DIMS(3), 0.05, 0.02, 3);
+    Onnx__NodeProto *dq = mb_node(&b, "DequantizeLinear", "dq", "wq ws", "w");
+    mb_attr_i(&b, dq, "axis", 1);
+    mb_node(&b, "MatMul", "fc", "x w", "y");
+    mb_output(&b, "y");
+    cr_assert_eq(train_params(&b, names, sizeof names, &held, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_str_eq(names, "w");
+    mb_free(&b);
+}
+
 /* A small float weight of an operator rotor has no gradient for (an
  * InstanceNormalization's scale and bias, 3 elements each) is a parameter,
  * so the operator is refused naming it; until 2026-12-03 the import kept

@@ -211,12 +211,17 @@ typedef struct operand {
     bool mapped;                 /* map given; otherwise right-aligned */
 } operand;
 
+/* The grammar's numbers are unsigned: a negative one held constant in
+ * training (ox_val.held) is written (0-v), one more vector FLOP an element;
+ * for inference it stays a one-element value, as it always has (written
+ * the same way, every expression with a negative constant would cost one
+ * FLOP more than the cost model has priced it). */
 static bool scalar_literal(const ox_val *x, char *buf, size_t cap) {
     if (x->kind != OX_CONST || !x->has_data || x->elems != 1) return false;
     double v = ox_get(x, 0);
-    if (!isfinite(v) || v < 0) return false;
-    snprintf(buf, cap, "%.9g", v);
-    return true;
+    if (!isfinite(v) || (v < 0 && !x->held)) return false;
+    int k = v < 0 ? snprintf(buf, cap, "(0-%.9g)", -v) : snprintf(buf, cap, "%.9g", v);
+    return k > 0 && (size_t)k < cap;
 }
 
 /* A scalar constant written into an expression as a number; a parameter
@@ -1861,6 +1866,13 @@ rotor_status ox_lower(ox_model *m, rotor_graph *g, rotor_error *err) {
         if (n->folded || n->done || !n->live) continue;
         if ((st = lower_node(&c, nd))) return st;
         n->done = true;
+    }
+    /* a one-element float initializer that became no value of the graph
+     * (a number in an expression, an attribute, folded) is held constant;
+     * one that did is a weight, trained (scalars_held counts what is) */
+    for (int v = 0; v < m->nvals && m->train; v++) {
+        const ox_val *x = &m->vals[v];
+        m->stats.scalars_held += x->held && x->initializer && x->live && x->gv < 0;
     }
     /* An output an Identity or a Dropout forwards is the value it forwards,
      * and keeps its own name as an output alias (docs/graph.md). */

@@ -435,6 +435,7 @@ static rotor_status build_values(ox_model *m, const rotor_onnx_options *opt, rot
         m->vals[v].kind = OX_CONST;
         m->vals[v].initializer = true;
         m->vals[v].param = m->train && ox_is_float_type(m->vals[v].onnx_type) && m->vals[v].elems >= 2;
+        m->vals[v].held = m->train && ox_is_float_type(m->vals[v].onnx_type) && m->vals[v].elems == 1;
     }
     if (g->n_sparse_initializer)
         return rotor_fail(err, ROTOR_ERR_INPUT, "%s: sparse initializers are not supported", m->label);
@@ -635,10 +636,6 @@ rotor_status ox_import(ox_model *m, const uint8_t *data, size_t len, const char 
     if (st) return st;
     make_aliases(m);
     mark_live(m);
-    for (int v = 0; v < m->nvals && m->train; v++) {
-        const ox_val *x = &m->vals[v];
-        m->stats.scalars_held += x->initializer && x->live && x->elems == 1 && ox_is_float_type(x->onnx_type);
-    }
     return ROTOR_OK;
 }
 

@@ -52,8 +52,10 @@ typedef struct ox_val {
     /* A float initializer of two elements or more of a model imported for
      * training (ox_model.train): a parameter, so its data is never folded
      * into another constant, a literal or an attribute (docs/training.md,
-     * "Parameters"); a one-element one is held constant (scalars_held). */
+     * "Parameters"); a one-element one is held constant (scalars_held),
+     * written into expressions as a number, a negative one as (0-v). */
     bool param;
+    bool held;
     bool initializer;
 } ox_val;
 
@@ -229,7 +231,9 @@ rotor_status ox_infer_all(ox_model *m, rotor_error *err);
 bool ox_is_float_type(int t);
 /* Input i of node n is a setting of the operator rather than its data
  * (Pow's exponent, Clip's bounds, Pad's constant value, Resize's roi and
- * scales, Dropout's ratio, Range's start, limit and delta): a parameter
+ * scales, Dropout's ratio, Range's start, limit and delta, OneHot's depth
+ * and values, (De)QuantizeLinear's scale and zero point, STFT's step,
+ * window and frame length): a parameter
  * there is taken as the constant it is, folded and held in training
  * (decision; docs/training.md, "Parameters"). */
 bool ox_is_setting(const ox_node *n, int i);

@@ -55,8 +55,9 @@ bool ox_is_setting(const ox_node *n, int i) {
     static const struct {
         const char *op;
         int first, last; /* the inputs that are settings */
-    } rows[] = {{"Pow", 1, 1}, {"Clip", 1, 2}, {"Pad", 2, 2}, {"Resize", 1, 2}, {"Upsample", 1, 1},
-                {"Dropout", 1, 1}, {"Range", 0, 2}};
+    } rows[] = {{"Pow", 1, 1},           {"Clip", 1, 2},           {"Pad", 2, 2},     {"Resize", 1, 2},
+                {"Upsample", 1, 1},      {"Dropout", 1, 1},        {"Range", 0, 2},   {"OneHot", 1, 2},
+                {"QuantizeLinear", 1, 2}, {"DequantizeLinear", 1, 2}, {"STFT", 1, 3}};
     for (size_t k = 0; k < sizeof rows / sizeof rows[0]; k++)
         if (!strcmp(n->p->op_type, rows[k].op)) return i >= rows[k].first && i <= rows[k].last;
     return false;
