@@ -63,6 +63,7 @@ expect_error pipeline-pod 2 "--pipeline: chip 'ipu-pod4' is several chips; pipel
 expect_out conformer-b16 "^total 2834.661 us: compute 1769.526, " -- compile conformer-m --batch 16 -q
 # T10's plan prices one chip's exchange: several chips are refused, not priced at on-chip rates
 expect_error several-chips 2 "chip 'ipu-pod4' is 4 chips; T10's plan prices one chip's exchange and would move data between chips at on-chip link rates" -- compile mlp-l --chip ipu-pod4
+expect_error several-chips-plan 2 "rotor plan: chip 'ipu-pod4' is 4 chips; T10's plan prices one chip's exchange and would move data between chips at on-chip link rates: plan one chip (--set chips=1)" -- plan --expr 'C[m,n] += A[m,k] * B[k,n]' --dim m=64,k=64,n=64 --chip ipu-pod4
 expect_error several-chips-sim 2 "chip 'ipu-pod4' is 4 chips" -- simulate mlp-l --chip ipu-pod4
 expect_error unknown-model 2 "unknown model 'bert-huge' (the zoo has bert-base" -- compile bert-huge
 expect_error no-model 2 "a model is required" -- compile

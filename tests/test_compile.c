@@ -11,6 +11,7 @@
 #include "rotor/compile/compile.h"
 #include "rotor/op/emu.h"
 #include "rotor/op/place.h"
+#include "rotor/op/search.h"
 #include "rotor/model/group.h"
 #include "rotor/model/zoo.h"
 #include "rotor/op/handoff.h"
@@ -357,9 +358,20 @@ Test(compile, a_chip_of_several_chips_is_refused) {
     cr_assert_eq(rotor_compile(&g, &chip, NULL, &r, &err), ROTOR_ERR_INPUT);
     assert_msg_has(err, "chip 'ipu-pod4' is 4 chips; T10's plan prices one chip's exchange");
     rotor_compile_result_free(&r);
+    /* one operator's search alike (rotor plan, rotor verify) */
+    rotor_expr e;
+    cr_assert_eq(rotor_expr_parse("C[m,n] += A[m,k] * B[k,n]", &e, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_expr_bind(&e, "m=64,k=64,n=64", &err), ROTOR_OK, "%s", err.msg);
+    rotor_search_result sr;
+    cr_assert_eq(rotor_search(&e, &chip, NULL, &sr, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "chip 'ipu-pod4' is 4 chips; T10's plan prices one chip's exchange and would move data "
+                        "between chips at on-chip link rates: plan one chip");
+    rotor_search_result_free(&sr);
     cr_assert_eq(rotor_chip_set(&chip, "chips=1", &err), ROTOR_OK, "%s", err.msg);
     cr_assert_eq(rotor_compile(&g, &chip, NULL, &r, &err), ROTOR_OK, "%s", err.msg);
     rotor_compile_result_free(&r);
+    cr_assert_eq(rotor_search(&e, &chip, NULL, &sr, &err), ROTOR_OK, "%s", err.msg);
+    rotor_search_result_free(&sr);
     rotor_graph_free(&g);
 }
 

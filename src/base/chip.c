@@ -616,6 +616,15 @@ static rotor_status check_relations(const rotor_chip *c, rotor_error *err) {
     return ROTOR_OK;
 }
 
+rotor_status rotor_chip_require_one(const rotor_chip *chip, const char *what, rotor_error *err) {
+    if (chip->chips <= 1) return ROTOR_OK;
+    return rotor_fail(err, ROTOR_ERR_INPUT,
+                      "chip '%s' is %lld chips; T10's plan prices one chip's exchange and would move data between "
+                      "chips at on-chip link rates: %s one chip (--set chips=1) or split the model over the chips "
+                      "with rotor schedule (docs/compile.md, \"One chip\")",
+                      chip->name, (long long)chip->chips, what);
+}
+
 rotor_status rotor_chip_validate(const rotor_chip *chip, rotor_error *err) {
     for (int i = 0; i < NFIELDS; i++) {
         rotor_status st = check_field(chip, &FIELDS[i], err);

@@ -1826,19 +1826,14 @@ rotor_status rotor_compile(const rotor_graph *g, const rotor_chip *chip,
         rotor_status gst = compile_gticca_check(chip, err);
         if (gst) return gst;
     }
-    /* T10's plans price one chip's exchange (cost-model-v1): over several
-     * chips a shift or hand-off between cores of two chips would move at the
-     * on-chip link's rate, interchip_gbps unpriced, where the simulator
-     * charges the crossing (+189 % on mlp-l over ipu-pod4's 4 chips, +254 %
-     * on a ViT-Base layer; found by an audit helper, 2026-12-03).  Several
-     * chips are scheduled by tensor parallelism, each chip's shard planned
-     * by T10 (hbm/schedule.h), which prices what crosses. */
-    if (chip->chips > 1)
-        return rotor_fail(err, ROTOR_ERR_INPUT,
-                          "chip '%s' is %lld chips; T10's plan prices one chip's exchange and would move "
-                          "data between chips at on-chip link rates: compile one chip (--set chips=1) or split the "
-                          "model over the chips with rotor schedule (docs/compile.md, \"One chip\")",
-                          chip->name, (long long)chip->chips);
+    /* T10's plans price one chip's exchange: over several chips the
+     * simulator charges the crossing they leave out (+189 % on mlp-l over
+     * ipu-pod4's 4 chips, +254 % on a ViT-Base layer; found by an audit
+     * helper, 2026-12-03).  Several chips are scheduled by tensor
+     * parallelism, each chip's shard planned by T10 (hbm/schedule.h), which
+     * prices what crosses. */
+    rotor_status one = rotor_chip_require_one(chip, "compile", err);
+    if (one) return one;
     int threads = opt ? opt->threads : 0;
     double t_start = rotor_clock_s(), t_walk = 0, t_hand = 0, t_pipe = 0;
     compiler cc;

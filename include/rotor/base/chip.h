@@ -130,6 +130,14 @@ bool rotor_bandwidth_parse(const char *s, double *gbps);
  * mesh_height == cores_per_chip for a mesh, and so on). */
 rotor_status rotor_chip_validate(const rotor_chip *chip, rotor_error *err);
 
+/* T10's plans price one chip's exchange (cost-model-v1): over several
+ * chips a shift or hand-off between cores of two chips would move at the
+ * on-chip link's rate, interchip_gbps unpriced.  ROTOR_ERR_INPUT, one line
+ * saying so, when chip has more than one; `what` is the command's verb
+ * ("compile", "plan").  The one rule of the search (op/search.h) and the
+ * compile (compile/compile.h). */
+rotor_status rotor_chip_require_one(const rotor_chip *chip, const char *what, rotor_error *err);
+
 /* Writes a valid chip as a version-1 chip file (stable key order, so output
  * is byte-identical for the same chip; numbers round-trip exactly).  Returns a malloc'd string the caller frees,
  * or NULL on allocation failure. */
