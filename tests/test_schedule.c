@@ -651,6 +651,69 @@ Test(schedule, the_first_reader_to_reorder_a_column_parallel_output_fixes_its_or
     rotor_graph_free(&g);
 }
 
+Test(schedule, a_first_reader_of_the_nominal_order_fixes_it_too) {
+    /* The readers above the other way round: b adds Y and V as they lie (16
+     * contiguous columns a chip) and so fixes Y's order; a, after it, reads
+     * Y as [8, 2, 32] and cuts its 32 (columns j mod 32 in [8 i, 8 i + 8)),
+     * another order, and moves (T-1)/T of a chip's quarter.  Until
+     * 2026-12-03 only a reader that reordered fixed the order, so both read
+     * Y free (found by a review helper). */
+    rotor_graph g;
+    rotor_graph_init(&g, "nominal first");
+    const rotor_role act = ROTOR_ROLE_ACTIVATION;
+    int64_t s3[3] = {8, 2, 32};
+    int x = add_value2d(&g, "x", 8, 32, act), w = add_value2d(&g, "w", 32, 64, ROTOR_ROLE_WEIGHT);
+    int w2 = add_value2d(&g, "w2", 32, 64, ROTOR_ROLE_WEIGHT), v = add_value2d(&g, "v", 8, 64, act);
+    int y = add_value2d(&g, "y", 8, 64, act), z = add_value_f16(&g, "z", 3, s3, act);
+    int u = add_value2d(&g, "u", 8, 64, act);
+    mlp_op(&g, "p", "MatMul", "C[m,n] += A[m,k] * B[k,n]", "m=8,n=64,k=32", y, x, w);
+    mlp_op(&g, "q", "MatMul", "C[m,n] += A[m,k] * B[k,n]", "m=8,n=64,k=32", v, x, w2);
+    mlp_op(&g, "b", "Add", "U[m,n] = Y[m,n] + V[m,n]", "m=8,n=64", u, y, v);
+    mlp_op(&g, "a", "Relu", "Z[m,g,c] = relu(Y[m,g,c])", "m=8,g=2,c=32", z, y, -1);
+    rotor_schedule *s = build(&g, NULL);
+    const rotor_schedule_op *sa = find(s, "a"), *sb = find(s, "b");
+    cr_assert_eq(sb->split_axis, axis(sb, "n"));
+    cr_assert_eq(sb->reshard_bytes, 0);
+    cr_assert_eq(sa->split_axis, axis(sa, "c"));
+    cr_assert_eq(sa->reshard_bytes, 3 * (8 * 64 * s->chip.element_bytes / 4 / 4));
+    rotor_schedule_free(s);
+    rotor_graph_free(&g);
+}
+
+Test(schedule, a_vendor_op_reading_a_flexible_value_beside_a_fixed_one_fixes_it) {
+    /* p is column-parallel (Y's columns in any order of W's); q cuts V's
+     * columns as they lie (V = X2 * C, C in HBM: 16 contiguous a chip).  r,
+     * a vendor Add, reads Y beside V slice by slice, so Y takes V's order;
+     * a, after it, reads Y as [8, 2, 32] cut on 32, another order, and
+     * moves (T-1)/T of a chip's quarter.  Until 2026-12-03 a vendor
+     * operator fixed only its other inputs, never the one it followed, and
+     * a read Y free (found by a review helper). */
+    rotor_graph g;
+    rotor_error err;
+    rotor_graph_init(&g, "vendor fixes");
+    const rotor_role act = ROTOR_ROLE_ACTIVATION;
+    int64_t s3[3] = {8, 2, 32};
+    int x = add_value2d(&g, "x", 8, 32, act), w = add_value2d(&g, "w", 32, 64, ROTOR_ROLE_WEIGHT);
+    int x2 = add_value2d(&g, "x2", 8, 64, act), c = add_value2d(&g, "c", 8, 64, ROTOR_ROLE_KV_CACHE);
+    int y = add_value2d(&g, "y", 8, 64, act), v = add_value2d(&g, "v", 8, 64, act);
+    int u = add_value2d(&g, "u", 8, 64, act), z = add_value_f16(&g, "z", 3, s3, act);
+    mlp_op(&g, "p", "MatMul", "C[m,n] += A[m,k] * B[k,n]", "m=8,n=64,k=32", y, x, w);
+    mlp_op(&g, "q", "Mul", "Y[m,n] = X[m,n] * C[m,n]", "m=8,n=64", v, x2, c);
+    int ins[2] = {y, v};
+    rotor_op_desc r = {.name = "r", .type = "Add", .inputs = ins, .ninputs = 2, .outputs = &u, .noutputs = 1,
+                       .tensor_value = {-1, -1, -1, -1, -1}};
+    cr_assert_eq(rotor_graph_add_op(&g, &r, NULL, &err), ROTOR_OK, "%s", err.msg);
+    mlp_op(&g, "a", "Relu", "Z[m,g,c] = relu(Y[m,g,c])", "m=8,g=2,c=32", z, y, -1);
+    rotor_schedule *s = build(&g, NULL);
+    const rotor_schedule_op *sq = find(s, "q"), *sr = find(s, "r"), *sa = find(s, "a");
+    cr_assert_eq(sq->split_axis, axis(sq, "n"));
+    cr_assert_eq(sr->reshard_bytes, 0);
+    cr_assert_eq(sa->split_axis, axis(sa, "c"));
+    cr_assert_eq(sa->reshard_bytes, 3 * (8 * 64 * s->chip.element_bytes / 4 / 4));
+    rotor_schedule_free(s);
+    rotor_graph_free(&g);
+}
+
 /* A bias added to a MatMul's output is grouped into it as an epilogue: the
  * fused operator loads W's columns and the bias's for its output slices
  * (until 2026-12-03 only its expression's largest HBM tensor, W, was

@@ -239,15 +239,18 @@ static bool lies_as(lay_t have, lay_t need, bool any_order, int64_t T) {
     return same_slices(have, need);
 }
 
-/* A reader that takes a flex value in other slices than it nominally lies
- * in has its producer order the weights for it: the value then lies as
- * that reader needs, its order fixed, so a later reader needing another
- * order moves it (all-to-all).  Decision: the first reader in the graph's
- * order fixes it (not the order that moves least), and only the value
- * itself is fixed, not the flex value it followed (a bias added to QKV
- * fixes the sum's order, not QKV's for QKV's other readers). */
+/* A reader that takes a flex value in one order of its slices has its
+ * producer order the weights for it: the value then lies as that reader
+ * needs, its order fixed, so a later reader needing another order moves it
+ * (all-to-all).  Decision: the first reader in the graph's order fixes it
+ * (not the order that moves least), and only the value itself is fixed,
+ * not the flex value it followed (a bias added to QKV fixes the sum's
+ * order, not QKV's for QKV's other readers).  A reader of the nominal order
+ * fixes it too: until 2026-12-03 only one that reordered did, so a first
+ * reader in the nominal order and a second in another both read it free
+ * (found by a review helper). */
 static void fix_order(lay_t *have, lay_t need, bool any_order) {
-    if (have->flex && !any_order && need.dim >= 0 && !same_slices(*have, need)) *have = need, have->flex = false;
+    if (have->flex && !any_order && (need.dim >= 0 || need.dim == LAY_FLAT)) *have = need, have->flex = false;
 }
 
 /* An element-wise expression whose one split activation input v is shaped
@@ -544,7 +547,12 @@ static rotor_status reshard(const rotor_graph *g, int o, vendor_kind kind, lay_t
             bool gather = kind == VENDOR_WHOLE;
             if (kind == VENDOR_CONCAT) continue; /* its parts lie as concat_kind checked */
             if (!gather && lay[v].dim != LAY_UNKNOWN && lies_as(lay[v], lay[lead], false, T)) {
-                fix_order(&lay[v], lay[lead], false);
+                /* read slice by slice beside the lead: one order for both,
+                 * the fixed one's (both flex: the output stays flex) */
+                if (lay[v].flex && lay[lead].flex) continue;
+                lay_t one = lay[v].flex ? lay[lead] : lay[v];
+                fix_order(&lay[v], one, false);
+                fix_order(&lay[lead], one, false);
                 continue;
             }
             int64_t b = 0, m = 0;
