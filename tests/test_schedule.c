@@ -585,8 +585,9 @@ Test(schedule, a_batch_cut_of_rows_is_their_row_cut_and_an_unknown_vendor_op_gat
 }
 
 /* The rows one chip moves when p cuts `rows` rows of 8 columns (too few to
- * cut) 16 ways and r, a Transpose, gathers them whole. */
-static int64_t gathered_rows(int64_t rows) {
+ * cut) 16 ways and r, a Transpose, gathers them whole; *all, the rows all
+ * the chips receive. */
+static int64_t gathered_rows(int64_t rows, int64_t *all) {
     rotor_graph g;
     rotor_error err;
     rotor_graph_init(&g, "padded");
@@ -602,8 +603,17 @@ static int64_t gathered_rows(int64_t rows) {
     rotor_schedule *s = build16(&g);
     const rotor_schedule_op *sp = find(s, "p");
     cr_assert_eq(sp->split_axis, axis(sp, "m"));
-    int64_t row = 8 * s->chip.element_bytes, b = find(s, "r")->reshard_bytes;
+    int64_t row = 8 * s->chip.element_bytes, b = find(s, "r")->reshard_bytes, t = find(s, "r")->reshard_total_bytes;
     cr_assert_eq(b % row, 0);
+    cr_assert_eq(t % row, 0);
+    *all = t / row;
+    /* the energy counts what the chips receive (no all-reduce here) */
+    rotor_schedule_report rep;
+    rotor_energy_counts ec;
+    cr_assert_eq(rotor_schedule_run(s, ROTOR_PRELOAD_FULL, &rep, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_schedule_energy(s, &rep, &ec, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(ec.interchip_bytes, t);
+    rotor_schedule_report_free(&rep);
     rotor_schedule_free(s);
     rotor_graph_free(&g);
     return b / row;
@@ -615,9 +625,16 @@ Test(schedule, a_padded_cut_gathered_whole_moves_what_its_fullest_chip_sends) {
      * 17 rows: 2 on each of chips 0..7, 1 on chip 8: 30 sent, 17 received.
      * An even cut's (T-1)/T of the rows, which both were taken as until
      * 2026-12-03, is less: 37.5 and 15.9. */
-    cr_assert_eq(gathered_rows(40), 15 * 3);
-    cr_assert_eq(gathered_rows(17), 15 * 2);
-    cr_assert_eq(gathered_rows(32), 15 * 2); /* even: (T-1)/T each way */
+    int64_t all = 0;
+    cr_assert_eq(gathered_rows(40, &all), 15 * 3);
+    /* every chip receives the rows it lacks, T b - b in all, the energy's
+     * count (until 2026-12-03 the fullest chip's 45 rows 16 times: 20 %
+     * high; found by a review helper) */
+    cr_assert_eq(all, 15 * 40);
+    cr_assert_eq(gathered_rows(17, &all), 15 * 2);
+    cr_assert_eq(all, 15 * 17);
+    cr_assert_eq(gathered_rows(32, &all), 15 * 2); /* even: (T-1)/T each way */
+    cr_assert_eq(all, 15 * 32);
 }
 
 Test(schedule, the_first_reader_to_reorder_a_column_parallel_output_fixes_its_order) {
@@ -655,9 +672,11 @@ Test(schedule, a_first_reader_of_the_nominal_order_fixes_it_too) {
     /* The readers above the other way round: b adds Y and V as they lie (16
      * contiguous columns a chip) and so fixes Y's order; a, after it, reads
      * Y as [8, 2, 32] and cuts its 32 (columns j mod 32 in [8 i, 8 i + 8)),
-     * another order, and moves (T-1)/T of a chip's quarter.  Until
-     * 2026-12-03 only a reader that reordered fixed the order, so both read
-     * Y free (found by a review helper). */
+     * another order, and moves (T-1)/T of a chip's quarter (an even
+     * all-to-all's figure; chip 1, which keeps none of its 16 columns,
+     * moves more: docs/schedule.md, "Reshards").  Until 2026-12-03 only a
+     * reader that reordered fixed the order, so both read Y free (found by a
+     * review helper). */
     rotor_graph g;
     rotor_graph_init(&g, "nominal first");
     const rotor_role act = ROTOR_ROLE_ACTIVATION;

@@ -515,23 +515,32 @@ static bool held_most(int64_t b, lay_t l, int64_t T, int64_t *most) {
 }
 
 /* Bytes the busiest chip moves over its link when b bytes lying as `have`
- * go to `need`: gathered whole, the fullest chip sends its part to the
- * T - 1 others (no chip receives more: one that lacks all of b holds no
- * part only when the others' parts are full, T - 1 of them at most); to
- * other slices (all-to-all), (T - 1) / T of the larger part either side. */
-static bool moved(int64_t b, int64_t T, lay_t have, lay_t need, int64_t *bytes) {
+ * go to `need` (*busy), and what all the chips receive (*total): gathered
+ * whole, the fullest chip sends its part to the T - 1 others (no chip
+ * receives more: one that lacks all of b holds no part only when the
+ * others' parts are full, T - 1 of them at most), and every chip receives
+ * what it lacks, (T - 1) b in all; to other slices (all-to-all), (T - 1) /
+ * T of the larger part either side, T times over in all.  The all-to-all
+ * is an even one's: between two cuts of one dimension a chip may keep none
+ * of its part (rows in blocks of 2 read as rows i and i + 4 of 8 on 4
+ * chips: chip 1 sends 2 rows and receives 2, not 1.5; found by a review
+ * helper), but counting each chip's coordinates needs the layouts to be
+ * the chips' real ones, and a flexible value fixed by one reader of a
+ * window of it (Q of a fused QKV) is not (docs/schedule.md, "Reshards":
+ * measured, not taken). */
+static bool moved(int64_t b, int64_t T, lay_t have, lay_t need, int64_t *busy, int64_t *total) {
     int64_t most = 0, most2 = 0;
     if (!held_most(b, have, T, &most)) return false;
-    if (need.dim == LAY_WHOLE) return rotor_mul_i64(T - 1, most, bytes);
+    if (need.dim == LAY_WHOLE) return rotor_mul_i64(T - 1, most, busy) && rotor_mul_i64(T - 1, b, total);
     if (!held_most(b, need, T, &most2)) return false;
-    *bytes = (T - 1) * ceil_div(most > most2 ? most : most2, T);
-    return true;
+    *busy = (T - 1) * ceil_div(most > most2 ? most : most2, T);
+    return rotor_mul_i64(*busy, T, total);
 }
 
 static rotor_status reshard(const rotor_graph *g, int o, vendor_kind kind, lay_t *lay, int64_t T,
                             const rotor_chip *chip, rotor_schedule_op *so, rotor_error *err) {
     const rotor_op *op = &g->ops[o];
-    int64_t e = chip->element_bytes, recv = 0, rounds = 0;
+    int64_t e = chip->element_bytes, recv = 0, recv_all = 0, rounds = 0;
     double stats = 0; /* bytes of row statistics all-reduced */
     lay_t out = lay_whole;
     bool ok = true;
@@ -555,10 +564,10 @@ static rotor_status reshard(const rotor_graph *g, int o, vendor_kind kind, lay_t
                 fix_order(&lay[lead], one, false);
                 continue;
             }
-            int64_t b = 0, m = 0;
+            int64_t b = 0, m = 0, all = 0;
             ok = rotor_mul_i64(g->values[v].elements, e, &b) &&
-                 moved(b, T, lay[v], gather ? lay_whole : lay[lead], &m);
-            recv += m;
+                 moved(b, T, lay[v], gather ? lay_whole : lay[lead], &m, &all) &&
+                 rotor_add_i64(recv, m, &recv) && rotor_add_i64(recv_all, all, &recv_all);
             rounds++;
         }
         if (lead >= 0) {
@@ -597,9 +606,10 @@ static rotor_status reshard(const rotor_graph *g, int o, vendor_kind kind, lay_t
                 fix_order(&lay[v], need, any);
                 continue;
             }
-            int64_t b = 0, m = 0;
-            ok = rotor_mul_i64(rotor_tensor_elements(&op->expr, t), e, &b) && moved(b, T, lay[v], need, &m);
-            recv += m;
+            int64_t b = 0, m = 0, all = 0;
+            ok = rotor_mul_i64(rotor_tensor_elements(&op->expr, t), e, &b) && moved(b, T, lay[v], need, &m, &all) &&
+                 rotor_add_i64(recv, m, &recv) &&
+                 rotor_add_i64(recv_all, all, &recv_all);
             rounds++;
         }
         if (so->shard == ROTOR_SHARD_OUTPUT) {
@@ -627,6 +637,7 @@ static rotor_status reshard(const rotor_graph *g, int o, vendor_kind kind, lay_t
     double bw = chip->interchip_gbps * 1e9 / (double)chip->chips, lat = rotor_chip_link_latency(chip);
     double ar = 2.0 * (double)(T - 1) / (double)T * stats;
     so->reshard_bytes = recv + (int64_t)llround(ar);
+    so->reshard_total_bytes = recv_all + (int64_t)llround(ar * (double)T); /* each chip's all-reduce share */
     so->reshard_ps = to_ps(((double)recv + ar) / bw + (double)(rounds * (T - 1)) * lat +
                            (stats > 0 ? 2.0 * (double)(T - 1) * lat : 0));
     return ROTOR_OK;

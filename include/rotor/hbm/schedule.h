@@ -54,7 +54,9 @@ typedef struct rotor_schedule_op {
                                   plan's time */
     int64_t reshard_ps;        /* of which the reshards: its inputs brought to the layout its cut
                                   needs (docs/schedule.md, "Reshards") */
-    int64_t reshard_bytes;     /* bytes one chip receives for them */
+    int64_t reshard_bytes;     /* bytes the busiest chip moves for them (sends or receives, the
+                                  larger), which sets their time */
+    int64_t reshard_total_bytes; /* bytes all the chips receive for them (the energy's) */
     int layer;                 /* 0: no layer; identical layers share an id >= 1 (Elk §4.4) */
     bool layer_begin;
     int nplans;
