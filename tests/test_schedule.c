@@ -527,6 +527,29 @@ Test(schedule, a_cut_takes_its_input_as_it_lies_before_the_longer_axis) {
     rotor_graph_free(&g);
 }
 
+Test(schedule, grouped_query_attention_takes_q_k_and_v_from_qkv_as_they_lie) {
+    /* Llama 2 70B prefill on 4 chips: 64 query heads and 8 KV heads of
+     * 128, QKV's 10,240 columns 2,560 a chip, column-parallel.  The scores
+     * cut the 8 KV groups 2 a chip, so each chip needs 2,048 of Q's columns
+     * and 256 of K's (and of V's for the context): 2,560, its share, which
+     * QKV's columns ordered window by window (Megatron's per-head order)
+     * give it.  Until 2026-12-03 Q's reader fixed all of QKV to Q's cut, and
+     * K and V moved 9.8 us a layer that nothing moves. */
+    rotor_graph g;
+    rotor_error err;
+    rotor_zoo_options zo = {.batch = 1, .seq = 128, .layers = 1, .phase = ROTOR_PHASE_PREFILL};
+    cr_assert_eq(rotor_zoo_build("llama2-70b", &zo, &g, &err), ROTOR_OK, "%s", err.msg);
+    rotor_schedule *s = build(&g, NULL);
+    const rotor_schedule_op *sc = find(s, "l0.attn_scores"), *cx = find(s, "l0.context");
+    cr_assert_eq(sc->split_axis, axis(sc, "g"));
+    cr_assert_eq(cx->split_axis, axis(cx, "g"));
+    cr_assert_eq(sc->reshard_bytes, 0);
+    cr_assert_eq(cx->reshard_bytes, 0);
+    cr_assert_eq(s->reshard_ps, 0);
+    rotor_schedule_free(s);
+    rotor_graph_free(&g);
+}
+
 Test(schedule, a_padded_cut_of_the_heads_is_not_the_projections_columns) {
     /* Llama 2 13B prefill on 16 chips: 40 heads cut 16 ways is 3 a chip,
      * padded, 1,152 of QKV's columns, where qkv leaves 15,360 / 16 = 960 on

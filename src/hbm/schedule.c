@@ -103,16 +103,22 @@ typedef struct lay_t {
     int dim;
     int64_t block, period, extent; /* B, s E and E above */
     int64_t offset;                /* where the cut's first slice starts, mod s E */
+    int64_t start;                 /* ... not reduced: where a view's block of the dimension starts */
     bool flex;
     /* the same cut in row-major elements where its slices are runs of them
      * (a cut of the outermost dimension, or LAY_FLAT): run and period; 0 not */
     int64_t fblock, fperiod;
+    /* flex: the windows of it whose order a reader fixed (fix_order) */
+    int nwin;
+    struct lay_win {
+        int64_t block, period, start; /* the window: [start, start + period) */
+    } win[4];
 } lay_t;
 
 static lay_t lay_cut(int dim, int64_t step, int64_t extent, int64_t offset, int64_t T) {
     int64_t period = step * extent;
     return (lay_t){.dim = dim, .block = step * ceil_div(extent, T), .period = period, .extent = extent,
-                   .offset = period > 0 ? offset % period : 0};
+                   .offset = period > 0 ? offset % period : 0, .start = offset};
 }
 
 static const lay_t lay_whole = {.dim = LAY_WHOLE};
@@ -228,13 +234,35 @@ static bool same_slices(lay_t a, lay_t b) {
     return a.dim == b.dim && a.period > 0 && a.block == b.block && a.period == b.period && a.offset == b.offset;
 }
 
+/* The fixed window of flex value `have` that reader window `need` meets:
+ * its index, -1 none; *same: it is that window. */
+static int window_of(const lay_t *have, lay_t need, bool *same) {
+    *same = false;
+    for (int k = 0; k < have->nwin; k++) {
+        const struct lay_win *w = &have->win[k];
+        if (w->start < need.start + need.period && need.start < w->start + w->period) {
+            *same = w->start == need.start && w->period == need.period;
+            return k;
+        }
+    }
+    return -1;
+}
+
 /* A value lying as `have` is what a reader needs (`need`; any_order: the
- * reader takes its slices in any order): no reshard. */
-static bool lies_as(lay_t have, lay_t need, bool any_order, int64_t T) {
+ * reader takes its slices in any order; window: it reads a block of the
+ * value's dimension, as Q reads its columns of a fused QKV): no reshard. */
+static bool lies_as(lay_t have, lay_t need, bool any_order, bool window, int64_t T) {
     if (have.dim == LAY_WHOLE) return true;
     if (have.dim == LAY_FLAT || need.dim == LAY_FLAT) /* the same runs of elements */
         return have.fperiod > 0 && have.fblock == need.fblock && have.fperiod == need.fperiod;
     if (need.dim < 0 || have.dim != need.dim) return false;
+    if (have.flex && !any_order) {
+        bool same = false;
+        int k = window && need.period > 0 ? window_of(&have, need, &same) : -1;
+        if (k >= 0) /* a window whose order a reader fixed: that order, or another that overlaps it */
+            return same && have.win[k].block == need.block;
+        if (!window && have.nwin > 0) return false; /* the whole value, some windows of it fixed */
+    }
     if ((have.flex || any_order) && have.extent % T == 0 && need.extent % T == 0) return true;
     return same_slices(have, need);
 }
@@ -248,9 +276,23 @@ static bool lies_as(lay_t have, lay_t need, bool any_order, int64_t T) {
  * order, not QKV's for QKV's other readers).  A reader of the nominal order
  * fixes it too: until 2026-12-03 only one that reordered did, so a first
  * reader in the nominal order and a second in another both read it free
- * (found by a review helper). */
-static void fix_order(lay_t *have, lay_t need, bool any_order) {
-    if (have->flex && !any_order && (need.dim >= 0 || need.dim == LAY_FLAT)) *have = need, have->flex = false;
+ * (found by a review helper).  A reader of a window of the value (Q's
+ * columns of QKV) fixes that window's order only, the weights' columns
+ * being ordered window by window, as Megatron gives each chip its Q, K and
+ * V heads together: fixed whole by Q's reader, Llama 2 70B's K and V moved
+ * 9.8 us a layer on ipu-pod4 that nothing moves (until 2026-12-03).  At
+ * most 4 windows are kept; a fifth fixes the whole value. */
+static void fix_order(lay_t *have, lay_t need, bool any_order, bool window) {
+    if (!have->flex || any_order || !(need.dim >= 0 || need.dim == LAY_FLAT)) return;
+    if (window && need.dim == have->dim && need.period > 0) {
+        bool same = false;
+        if (window_of(have, need, &same) >= 0) return; /* lies_as judged it */
+        if (have->nwin < 4) {
+            have->win[have->nwin++] = (struct lay_win){need.block, need.period, need.start};
+            return;
+        }
+    }
+    *have = need, have->flex = false, have->nwin = 0;
 }
 
 /* An element-wise expression whose one split activation input v is shaped
@@ -275,6 +317,17 @@ static int follower_input(const rotor_graph *g, const rotor_op *op, const lay_t 
     return v;
 }
 
+/* Expression tensor t of op, cut as `need`, reads a block of its value's
+ * dimension, not all of it (Q's columns of QKV; a strided convolution
+ * reads fewer elements but every channel: no window). */
+static bool reads_window(const rotor_graph *g, const rotor_op *op, int t, lay_t need) {
+    int v = op->tensor_value[t];
+    if (v < 0 || need.dim < 0 || need.period <= 0 || need.dim >= g->values[v].rank) return false;
+    const rotor_value *x = &g->values[v];
+    return rotor_tensor_elements(&op->expr, t) < x->elements &&
+           (need.start > 0 || need.start + need.period < x->shape[need.dim]);
+}
+
 /* Axis a cuts every split activation input of op as it already lies: the
  * cut needs no reshard. */
 static bool cut_in_place(const rotor_graph *g, const rotor_op *op, const lay_t *lay, int a, int64_t T) {
@@ -287,7 +340,8 @@ static bool cut_in_place(const rotor_graph *g, const rotor_op *op, const lay_t *
     for (int t = 1; t < op->expr.ntensors; t++) {
         int v = op->tensor_value[t];
         if (v < 0 || g->values[v].role != ROTOR_ROLE_ACTIVATION) continue;
-        if (!lies_as(lay[v], value_dim(g, op, t, a, T), any, T)) return false;
+        lay_t need = value_dim(g, op, t, a, T);
+        if (!lies_as(lay[v], need, any, reads_window(g, op, t, need), T)) return false;
     }
     return true;
 }
@@ -555,13 +609,13 @@ static rotor_status reshard(const rotor_graph *g, int o, vendor_kind kind, lay_t
             }
             bool gather = kind == VENDOR_WHOLE;
             if (kind == VENDOR_CONCAT) continue; /* its parts lie as concat_kind checked */
-            if (!gather && lay[v].dim != LAY_UNKNOWN && lies_as(lay[v], lay[lead], false, T)) {
+            if (!gather && lay[v].dim != LAY_UNKNOWN && lies_as(lay[v], lay[lead], false, false, T)) {
                 /* read slice by slice beside the lead: one order for both,
                  * the fixed one's (both flex: the output stays flex) */
                 if (lay[v].flex && lay[lead].flex) continue;
                 lay_t one = lay[v].flex ? lay[lead] : lay[v];
-                fix_order(&lay[v], one, false);
-                fix_order(&lay[lead], one, false);
+                fix_order(&lay[v], one, false, false);
+                fix_order(&lay[lead], one, false, false);
                 continue;
             }
             int64_t b = 0, m = 0, all = 0;
@@ -602,8 +656,9 @@ static rotor_status reshard(const rotor_graph *g, int o, vendor_kind kind, lay_t
             if (v < 0 || g->values[v].role != ROTOR_ROLE_ACTIVATION || lay[v].dim == LAY_WHOLE) continue;
             lay_t need = a >= 0 ? value_dim(g, op, t, a, T) : lay_whole;
             if (v == f) continue;
-            if (lies_as(lay[v], need, any, T)) {
-                fix_order(&lay[v], need, any);
+            bool win = reads_window(g, op, t, need);
+            if (lies_as(lay[v], need, any, win, T)) {
+                fix_order(&lay[v], need, any, win);
                 continue;
             }
             int64_t b = 0, m = 0, all = 0;
