@@ -550,6 +550,45 @@ Test(schedule, grouped_query_attention_takes_q_k_and_v_from_qkv_as_they_lie) {
     rotor_graph_free(&g);
 }
 
+/* One relu of Y's columns [32, 64) read through a view as [8, g, c] (column
+ * 32 + g cs + c). */
+static void window_relu(rotor_graph *g, const char *name, int y, int z, int64_t gs, int64_t cs) {
+    rotor_error err = {{0}};
+    char dims[64];
+    snprintf(dims, sizeof dims, "m=8,g=%lld,c=%lld", (long long)gs, (long long)cs);
+    rotor_view v[ROTOR_MAX_TENSORS] = {{0}};
+    v[1] = (rotor_view){.set = true, .dim = {0, 1, 1}, .step = {1, cs, 1}, .offset = {0, 32}};
+    rotor_op_desc d = {.name = name, .type = "Relu", .expr = "Z[m,g,c] = relu(Y[m,g,c])", .dims = dims,
+                       .tensor_value = {z, y}, .inputs = &y, .ninputs = 1, .outputs = &z, .noutputs = 1, .view = v};
+    cr_assert_eq(rotor_graph_add_op(g, &d, NULL, &err), ROTOR_OK, "%s", err.msg);
+}
+
+Test(schedule, two_readers_of_one_window_in_two_orders_move_it) {
+    /* p is column-parallel (Y's 96 columns, 24 a chip).  a reads columns
+     * 32..63 as [8, 4, 8] and cuts the 8 (2 a chip, period 8), which fixes
+     * that window's order; b reads the same window as [8, 2, 16] and cuts
+     * the 16 (4 a chip, period 16), another order, and moves it: an even
+     * all-to-all of the window's 512 bytes, (T-1) ceil(128 / T) = 96. */
+    rotor_graph g;
+    rotor_graph_init(&g, "one window");
+    const rotor_role act = ROTOR_ROLE_ACTIVATION;
+    int64_t sa3[3] = {8, 4, 8}, sb3[3] = {8, 2, 16};
+    int x = add_value2d(&g, "x", 8, 32, act), w = add_value2d(&g, "w", 32, 96, ROTOR_ROLE_WEIGHT);
+    int y = add_value2d(&g, "y", 8, 96, act);
+    int za = add_value_f16(&g, "za", 3, sa3, act), zb = add_value_f16(&g, "zb", 3, sb3, act);
+    mlp_op(&g, "p", "MatMul", "C[m,n] += A[m,k] * B[k,n]", "m=8,n=96,k=32", y, x, w);
+    window_relu(&g, "a", y, za, 4, 8);
+    window_relu(&g, "b", y, zb, 2, 16);
+    rotor_schedule *s = build(&g, NULL);
+    const rotor_schedule_op *sa = find(s, "a"), *sb = find(s, "b");
+    cr_assert_eq(sa->split_axis, axis(sa, "c"));
+    cr_assert_eq(sa->reshard_bytes, 0);
+    cr_assert_eq(sb->split_axis, axis(sb, "c"));
+    cr_assert_eq(sb->reshard_bytes, 96);
+    rotor_schedule_free(s);
+    rotor_graph_free(&g);
+}
+
 Test(schedule, a_padded_cut_of_the_heads_is_not_the_projections_columns) {
     /* Llama 2 13B prefill on 16 chips: 40 heads cut 16 ways is 3 a chip,
      * padded, 1,152 of QKV's columns, where qkv leaves 15,360 / 16 = 960 on

@@ -104,6 +104,7 @@ typedef struct lay_t {
     int64_t block, period, extent; /* B, s E and E above */
     int64_t offset;                /* where the cut's first slice starts, mod s E */
     int64_t start;                 /* ... not reduced: where a view's block of the dimension starts */
+    int64_t span;                  /* the view's block's length along the dimension (0: no view) */
     bool flex;
     /* the same cut in row-major elements where its slices are runs of them
      * (a cut of the outermost dimension, or LAY_FLAT): run and period; 0 not */
@@ -111,7 +112,7 @@ typedef struct lay_t {
     /* flex: the windows of it whose order a reader fixed (fix_order) */
     int nwin;
     struct lay_win {
-        int64_t block, period, start; /* the window: [start, start + period) */
+        int64_t block, period, offset, start, span; /* the window: [start, start + span) */
     } win[4];
 } lay_t;
 
@@ -181,7 +182,19 @@ static lay_t value_dim(const rotor_graph *g, const rotor_op *op, int t, int a, i
     /* a window's axis (h of h+kh) cuts overlapping slices: not a plain cut */
     if (p < 0 || v < 0 || w->unknown) return lay_unknown;
     const rotor_value *val = &g->values[v];
-    if (w->set) return with_runs(lay_cut(w->dim[p], w->step[p], e->extent[a], w->offset[w->dim[p]], T), val);
+    if (w->set) {
+        lay_t l = lay_cut(w->dim[p], w->step[p], e->extent[a], w->offset[w->dim[p]], T);
+        /* the block of value dimension dim[p] the tensor reads: every tensor
+         * dimension moving it, over its extent */
+        l.span = 1;
+        for (int d = 0; d < x->ndims; d++) {
+            if (w->dim[d] != w->dim[p]) continue;
+            int64_t ext = 1;
+            for (int i = 0; i < x->dims[d].nterms; i++) ext *= e->extent[x->dims[d].axis[i]];
+            l.span += (ext - 1) * w->step[d];
+        }
+        return with_runs(l, val);
+    }
     if (x->ndims == 1 && e->extent[a] == val->elements && val->rank > 1) return lay_flat(val->elements, T);
     /* strides stay below the tensor's element count, which fits int64 */
     int64_t stride = 1, vs = 1;
@@ -240,8 +253,8 @@ static int window_of(const lay_t *have, lay_t need, bool *same) {
     *same = false;
     for (int k = 0; k < have->nwin; k++) {
         const struct lay_win *w = &have->win[k];
-        if (w->start < need.start + need.period && need.start < w->start + w->period) {
-            *same = w->start == need.start && w->period == need.period;
+        if (w->start < need.start + need.span && need.start < w->start + w->span) {
+            *same = w->start == need.start && w->span == need.span;
             return k;
         }
     }
@@ -260,7 +273,8 @@ static bool lies_as(lay_t have, lay_t need, bool any_order, bool window, int64_t
         bool same = false;
         int k = window && need.period > 0 ? window_of(&have, need, &same) : -1;
         if (k >= 0) /* a window whose order a reader fixed: that order, or another that overlaps it */
-            return same && have.win[k].block == need.block;
+            return same && have.win[k].block == need.block && have.win[k].period == need.period &&
+                   have.win[k].offset == need.offset;
         if (!window && have.nwin > 0) return false; /* the whole value, some windows of it fixed */
     }
     if ((have.flex || any_order) && have.extent % T == 0 && need.extent % T == 0) return true;
@@ -288,7 +302,7 @@ static void fix_order(lay_t *have, lay_t need, bool any_order, bool window) {
         bool same = false;
         if (window_of(have, need, &same) >= 0) return; /* lies_as judged it */
         if (have->nwin < 4) {
-            have->win[have->nwin++] = (struct lay_win){need.block, need.period, need.start};
+            have->win[have->nwin++] = (struct lay_win){need.block, need.period, need.offset, need.start, need.span};
             return;
         }
     }
@@ -324,8 +338,8 @@ static bool reads_window(const rotor_graph *g, const rotor_op *op, int t, lay_t 
     int v = op->tensor_value[t];
     if (v < 0 || need.dim < 0 || need.period <= 0 || need.dim >= g->values[v].rank) return false;
     const rotor_value *x = &g->values[v];
-    return rotor_tensor_elements(&op->expr, t) < x->elements &&
-           (need.start > 0 || need.start + need.period < x->shape[need.dim]);
+    return need.span > 0 && rotor_tensor_elements(&op->expr, t) < x->elements &&
+           (need.start > 0 || need.start + need.span < x->shape[need.dim]);
 }
 
 /* Axis a cuts every split activation input of op as it already lies: the
