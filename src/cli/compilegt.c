@@ -62,7 +62,8 @@ static void print_values(const rotor_pipeline *p) {
     if (!p->values) return;
     int64_t per = p->loops.ran && !p->loops.file_batch ? p->loops.batch / p->values_passes : 0;
     printf("\nvalues of the graphturbo step");
-    if (p->values_passes > 1) printf(", in one of its %lld passes of %lld", (long long)p->values_passes, (long long)per);
+    if (p->values_passes > 1)
+        printf(", in one of its %lld passes of %lld", (long long)p->values_passes, (long long)per);
     printf(" (blocks: its instances' outputs in the LB, GB and DDR; inside: an intermediate of its sub-graph)\n");
     printf("%-32s %5s %12s %9s %15s  %s\n", "value", "level", "bytes", "instances", "blocks LB/GB/DDR",
            "written by");

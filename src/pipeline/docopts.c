@@ -446,7 +446,8 @@ rotor_status rotor_doc(const char *command, const char *options, char **out, rot
     if (!st && o.no_loops && !graphturbo)
         st = rotor_fail(err, ROTOR_ERR_INPUT, "--no-loops applies to --group graphturbo (GraphTurbo's passes a cluster)");
     if (!st && o.values && !graphturbo)
-        st = rotor_fail(err, ROTOR_ERR_INPUT, "--values applies to --group graphturbo (where its step keeps each value)");
+        st = rotor_fail(err, ROTOR_ERR_INPUT,
+                        "--values applies to --group graphturbo (where its step keeps each value)");
     if (!st && graphturbo) {
         st = doc_graphturbo(&o, cmd, out, err);
     } else if (!st && (cmd == DOC_COMPILE || cmd == DOC_SIMULATE)) {
