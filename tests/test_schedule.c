@@ -699,6 +699,28 @@ Test(schedule, a_padded_cut_gathered_whole_moves_what_its_fullest_chip_sends) {
     cr_assert_eq(all, 15 * 32);
 }
 
+/* p and q column-parallel on 4 chips (Y's and V's 64 columns, 16 a chip,
+ * in any order of their weights' columns); a reads Y as [8, gs, cs] and
+ * cuts its cs, b adds Y and V as they nominally lie; b first when
+ * add_first.  The schedule of g, which the caller frees with it. */
+static rotor_schedule *two_readers(rotor_graph *g, int64_t gs, int64_t cs, bool add_first) {
+    rotor_graph_init(g, "two orders");
+    const rotor_role act = ROTOR_ROLE_ACTIVATION;
+    int64_t s3[3] = {8, gs, cs};
+    int x = add_value2d(g, "x", 8, 32, act), w = add_value2d(g, "w", 32, 64, ROTOR_ROLE_WEIGHT);
+    int w2 = add_value2d(g, "w2", 32, 64, ROTOR_ROLE_WEIGHT), v = add_value2d(g, "v", 8, 64, act);
+    int y = add_value2d(g, "y", 8, 64, act), z = add_value_f16(g, "z", 3, s3, act);
+    int u = add_value2d(g, "u", 8, 64, act);
+    char dims[64];
+    snprintf(dims, sizeof dims, "m=8,g=%lld,c=%lld", (long long)gs, (long long)cs);
+    mlp_op(g, "p", "MatMul", "C[m,n] += A[m,k] * B[k,n]", "m=8,n=64,k=32", y, x, w);
+    mlp_op(g, "q", "MatMul", "C[m,n] += A[m,k] * B[k,n]", "m=8,n=64,k=32", v, x, w2);
+    if (add_first) mlp_op(g, "b", "Add", "U[m,n] = Y[m,n] + V[m,n]", "m=8,n=64", u, y, v);
+    mlp_op(g, "a", "Relu", "Z[m,g,c] = relu(Y[m,g,c])", dims, z, y, -1);
+    if (!add_first) mlp_op(g, "b", "Add", "U[m,n] = Y[m,n] + V[m,n]", "m=8,n=64", u, y, v);
+    return build(g, NULL);
+}
+
 Test(schedule, the_first_reader_to_reorder_a_column_parallel_output_fixes_its_order) {
     /* p and q are column-parallel on 4 chips (Y's and V's 64 columns, 16
      * a chip, in any order of their weights' columns).  a reads Y as
@@ -708,18 +730,7 @@ Test(schedule, the_first_reader_to_reorder_a_column_parallel_output_fixes_its_or
      * so, Y is not and moves, an all-to-all of (T-1)/T of a chip's quarter
      * (until 2026-12-03 each reader was matched alone and b moved nothing). */
     rotor_graph g;
-    rotor_graph_init(&g, "two orders");
-    const rotor_role act = ROTOR_ROLE_ACTIVATION;
-    int64_t s3[3] = {8, 4, 16};
-    int x = add_value2d(&g, "x", 8, 32, act), w = add_value2d(&g, "w", 32, 64, ROTOR_ROLE_WEIGHT);
-    int w2 = add_value2d(&g, "w2", 32, 64, ROTOR_ROLE_WEIGHT), v = add_value2d(&g, "v", 8, 64, act);
-    int y = add_value2d(&g, "y", 8, 64, act), z = add_value_f16(&g, "z", 3, s3, act);
-    int u = add_value2d(&g, "u", 8, 64, act);
-    mlp_op(&g, "p", "MatMul", "C[m,n] += A[m,k] * B[k,n]", "m=8,n=64,k=32", y, x, w);
-    mlp_op(&g, "q", "MatMul", "C[m,n] += A[m,k] * B[k,n]", "m=8,n=64,k=32", v, x, w2);
-    mlp_op(&g, "a", "Relu", "Z[m,g,c] = relu(Y[m,g,c])", "m=8,g=4,c=16", z, y, -1);
-    mlp_op(&g, "b", "Add", "U[m,n] = Y[m,n] + V[m,n]", "m=8,n=64", u, y, v);
-    rotor_schedule *s = build(&g, NULL);
+    rotor_schedule *s = two_readers(&g, 4, 16, false);
     const rotor_schedule_op *sp = find(s, "p"), *sa = find(s, "a"), *sb = find(s, "b");
     cr_assert_eq(sp->split_axis, axis(sp, "n"));
     cr_assert_eq(sa->split_axis, axis(sa, "c"));
@@ -740,18 +751,7 @@ Test(schedule, a_first_reader_of_the_nominal_order_fixes_it_too) {
      * reader that reordered fixed the order, so both read Y free (found by a
      * review helper). */
     rotor_graph g;
-    rotor_graph_init(&g, "nominal first");
-    const rotor_role act = ROTOR_ROLE_ACTIVATION;
-    int64_t s3[3] = {8, 2, 32};
-    int x = add_value2d(&g, "x", 8, 32, act), w = add_value2d(&g, "w", 32, 64, ROTOR_ROLE_WEIGHT);
-    int w2 = add_value2d(&g, "w2", 32, 64, ROTOR_ROLE_WEIGHT), v = add_value2d(&g, "v", 8, 64, act);
-    int y = add_value2d(&g, "y", 8, 64, act), z = add_value_f16(&g, "z", 3, s3, act);
-    int u = add_value2d(&g, "u", 8, 64, act);
-    mlp_op(&g, "p", "MatMul", "C[m,n] += A[m,k] * B[k,n]", "m=8,n=64,k=32", y, x, w);
-    mlp_op(&g, "q", "MatMul", "C[m,n] += A[m,k] * B[k,n]", "m=8,n=64,k=32", v, x, w2);
-    mlp_op(&g, "b", "Add", "U[m,n] = Y[m,n] + V[m,n]", "m=8,n=64", u, y, v);
-    mlp_op(&g, "a", "Relu", "Z[m,g,c] = relu(Y[m,g,c])", "m=8,g=2,c=32", z, y, -1);
-    rotor_schedule *s = build(&g, NULL);
+    rotor_schedule *s = two_readers(&g, 2, 32, true);
     const rotor_schedule_op *sa = find(s, "a"), *sb = find(s, "b");
     cr_assert_eq(sb->split_axis, axis(sb, "n"));
     cr_assert_eq(sb->reshard_bytes, 0);
