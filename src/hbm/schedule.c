@@ -295,7 +295,7 @@ static bool lies_as(lay_t have, lay_t need, bool any_order, bool window, int64_t
  * being ordered window by window, as Megatron gives each chip its Q, K and
  * V heads together: fixed whole by Q's reader, Llama 2 70B's K and V moved
  * 9.8 us a layer on ipu-pod4 that nothing moves (until 2026-12-03).  At
- * most 4 windows are kept; a fifth fixes the whole value. */
+ * most 4 windows are kept; a fifth loses the value's layout. */
 static void fix_order(lay_t *have, lay_t need, bool any_order, bool window) {
     if (!have->flex || any_order || !(need.dim >= 0 || need.dim == LAY_FLAT)) return;
     if (window && need.dim == have->dim && need.period > 0) {
@@ -305,6 +305,13 @@ static void fix_order(lay_t *have, lay_t need, bool any_order, bool window) {
             have->win[have->nwin++] = (struct lay_win){need.block, need.period, need.offset, need.start, need.span};
             return;
         }
+        /* a fifth: the five orders cannot all be kept in one layout, so
+         * the value's is lost and every later reader moves it (fixed whole
+         * to the fifth's cut, a reader of the first window in that order
+         * read free what its first reader ordered otherwise; found by a
+         * review helper) */
+        *have = lay_unknown;
+        return;
     }
     *have = need, have->flex = false, have->nwin = 0;
 }
@@ -623,9 +630,13 @@ static rotor_status reshard(const rotor_graph *g, int o, vendor_kind kind, lay_t
             }
             bool gather = kind == VENDOR_WHOLE;
             if (kind == VENDOR_CONCAT) continue; /* its parts lie as concat_kind checked */
-            if (!gather && lay[v].dim != LAY_UNKNOWN && lies_as(lay[v], lay[lead], false, false, T)) {
-                /* read slice by slice beside the lead: one order for both,
-                 * the fixed one's (both flex: the output stays flex) */
+            /* read slice by slice beside the lead: one order for both, the
+             * fixed one's (both flex: the output stays flex); a value with
+             * windows fixed is not one cut, so v is brought to the lead
+             * (taken alike, the windows' orders were lost: found by a
+             * review helper) */
+            bool windows = lay[v].nwin > 0 || lay[lead].nwin > 0;
+            if (!gather && !windows && lay[v].dim != LAY_UNKNOWN && lies_as(lay[v], lay[lead], false, false, T)) {
                 if (lay[v].flex && lay[lead].flex) continue;
                 lay_t one = lay[v].flex ? lay[lead] : lay[v];
                 fix_order(&lay[v], one, false, false);
@@ -692,7 +703,7 @@ static rotor_status reshard(const rotor_graph *g, int o, vendor_kind kind, lay_t
                 lay_t in = value_dim(g, op, t, a, T);
                 bool same = in.dim == lay[v].dim && in.dim == out.dim && in.block == out.block &&
                             in.period == out.period && lay[v].extent % T == 0 && out.extent % T == 0;
-                if (lay[v].flex && same) inherit = true;
+                if (lay[v].flex && same && lay[v].nwin == 0) inherit = true; /* windows fixed: pinned */
                 else if (in.dim != LAY_WHOLE) pinned = true;
             }
             out.flex = out.dim >= 0 && (writes_any_order(g, op, lay, a) || (inherit && !pinned));

@@ -151,8 +151,8 @@ void rotor_schedule_report_free(rotor_schedule_report *r);
  * src/hbm/schedenergy.c): T times one chip's events as
  * rotor_schedule_replay emits them (rotor_schedule_chip_energy), plus the
  * ring all-reduces' bytes across chips, 2 (T - 1) times the output's bytes
- * per reduction-split operator, and the reshards' (T times each chip's
- * reshard_bytes), which the replay models as a delay only.
+ * per reduction-split operator, and the reshards' (what every chip
+ * receives, reshard_total_bytes), which the replay models as a delay only.
  * ROTOR_ERR_INPUT when a count leaves int64 or r is not a report of s;
  * *out is zeroed after an error. */
 rotor_status rotor_schedule_energy(const rotor_schedule *s, const rotor_schedule_report *r,
