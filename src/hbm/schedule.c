@@ -635,7 +635,7 @@ static rotor_status reshard(const rotor_graph *g, int o, vendor_kind kind, lay_t
              * windows fixed is not one cut, so v is brought to the lead
              * (taken alike, the windows' orders were lost: found by a
              * review helper) */
-            bool windows = lay[v].nwin > 0 || lay[lead].nwin > 0;
+            bool windows = !gather && (lay[v].nwin > 0 || lay[lead].nwin > 0); /* gathered: no lead */
             if (!gather && !windows && lay[v].dim != LAY_UNKNOWN && lies_as(lay[v], lay[lead], false, false, T)) {
                 if (lay[v].flex && lay[lead].flex) continue;
                 lay_t one = lay[v].flex ? lay[lead] : lay[v];
