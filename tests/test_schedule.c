@@ -550,6 +550,15 @@ Test(schedule, grouped_query_attention_takes_q_k_and_v_from_qkv_as_they_lie) {
     rotor_graph_free(&g);
 }
 
+/* A vendor Add (no expression) named `name`: u = a + b. */
+static void vendor_add(rotor_graph *g, const char *name, int a, int b, int u) {
+    rotor_error err = {{0}};
+    int ins[2] = {a, b};
+    rotor_op_desc r = {.name = name, .type = "Add", .inputs = ins, .ninputs = 2, .outputs = &u, .noutputs = 1,
+                       .tensor_value = {-1, -1, -1, -1, -1}};
+    cr_assert_eq(rotor_graph_add_op(g, &r, NULL, &err), ROTOR_OK, "%s", err.msg);
+}
+
 /* One relu of Y's columns [off, off + gs cs) read through a view as [8, g, c]
  * (column off + g cs + c). */
 static void window_relu(rotor_graph *g, const char *name, int y, int z, int64_t off, int64_t gs, int64_t cs) {
@@ -596,7 +605,6 @@ Test(schedule, two_readers_of_one_window_in_two_orders_move_it) {
  * (found by a review helper: 0 with Y leading). */
 static int64_t vendor_beside_a_window(bool y_first, bool v_flex) {
     rotor_graph g;
-    rotor_error err = {{0}};
     rotor_graph_init(&g, "vendor and window");
     const rotor_role act = ROTOR_ROLE_ACTIVATION;
     int64_t sa3[3] = {8, 4, 8};
@@ -609,10 +617,7 @@ static int64_t vendor_beside_a_window(bool y_first, bool v_flex) {
     if (v_flex) mlp_op(&g, "q", "MatMul", "C[m,n] += A[m,k] * B[k,n]", "m=8,n=96,k=32", v, x, w2);
     else mlp_op(&g, "q", "Mul", "Y[m,n] = X[m,n] * C[m,n]", "m=8,n=96", v, x2, c);
     window_relu(&g, "a", y, za, 32, 4, 8);
-    int ins[2] = {y_first ? y : v, y_first ? v : y};
-    rotor_op_desc r = {.name = "r", .type = "Add", .inputs = ins, .ninputs = 2, .outputs = &u, .noutputs = 1,
-                       .tensor_value = {-1, -1, -1, -1, -1}};
-    cr_assert_eq(rotor_graph_add_op(&g, &r, NULL, &err), ROTOR_OK, "%s", err.msg);
+    vendor_add(&g, "r", y_first ? y : v, y_first ? v : y, u);
     rotor_schedule *s = build(&g, NULL);
     cr_assert_eq(find(s, "a")->reshard_bytes, 0);
     int64_t b = find(s, "r")->reshard_bytes;
@@ -841,7 +846,6 @@ Test(schedule, a_vendor_op_reading_a_flexible_value_beside_a_fixed_one_fixes_it)
      * operator fixed only its other inputs, never the one it followed, and
      * a read Y free (found by a review helper). */
     rotor_graph g;
-    rotor_error err;
     rotor_graph_init(&g, "vendor fixes");
     const rotor_role act = ROTOR_ROLE_ACTIVATION;
     int64_t s3[3] = {8, 2, 32};
@@ -851,10 +855,7 @@ Test(schedule, a_vendor_op_reading_a_flexible_value_beside_a_fixed_one_fixes_it)
     int u = add_value2d(&g, "u", 8, 64, act), z = add_value_f16(&g, "z", 3, s3, act);
     mlp_op(&g, "p", "MatMul", "C[m,n] += A[m,k] * B[k,n]", "m=8,n=64,k=32", y, x, w);
     mlp_op(&g, "q", "Mul", "Y[m,n] = X[m,n] * C[m,n]", "m=8,n=64", v, x2, c);
-    int ins[2] = {y, v};
-    rotor_op_desc r = {.name = "r", .type = "Add", .inputs = ins, .ninputs = 2, .outputs = &u, .noutputs = 1,
-                       .tensor_value = {-1, -1, -1, -1, -1}};
-    cr_assert_eq(rotor_graph_add_op(&g, &r, NULL, &err), ROTOR_OK, "%s", err.msg);
+    vendor_add(&g, "r", y, v, u);
     mlp_op(&g, "a", "Relu", "Z[m,g,c] = relu(Y[m,g,c])", "m=8,g=2,c=32", z, y, -1);
     rotor_schedule *s = build(&g, NULL);
     const rotor_schedule_op *sq = find(s, "q"), *sr = find(s, "r"), *sa = find(s, "a");

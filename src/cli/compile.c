@@ -222,10 +222,9 @@ static int parse_compile(int argc, char **argv, compile_args *a) {
     if (a->graphturbo && (a->baseline || a->compare || a->pl.pipeline || a->outfile))
         return cli_usage_error(cmd, "--group graphturbo times GraphTurbo's schedules: it conflicts with %s",
                                a->baseline ? "--baseline" : a->compare ? "--compare" : a->pl.pipeline ? "--pipeline" : "-o");
-    if (a->no_loops && !a->graphturbo)
-        return cli_usage_error(cmd, "--no-loops applies to --group graphturbo (GraphTurbo's passes a cluster)");
-    if (a->values && !a->graphturbo)
-        return cli_usage_error(cmd, "--values applies to --group graphturbo (where its step keeps each value)");
+    rotor_error ferr = {{0}};
+    rotor_status fst = rotor_pipeline_graphturbo_flags(a->graphturbo, a->no_loops, a->values, NULL, &ferr);
+    if (fst) return cli_fail(cmd, fst, &ferr);
     if (a->pl.pipeline && a->baseline)
         return cli_usage_error(cmd, "--pipeline conflicts with --baseline %s", a->baseline);
     if (a->vgm_only && a->compare)
@@ -386,9 +385,8 @@ int cmd_compile(int argc, char **argv) {
     if (a.graphturbo && !icca && a.solver_name)
         return cli_usage_error(cmd, "--solver: on %s (a chip with a global buffer) --group graphturbo times GraphTurbo's "
                                "schedules and searches no plans", chip.name);
-    if (a.values && icca)
-        return cli_usage_error(cmd, "--values: %s has no global buffer; its instances keep their values in the "
-                               "cores' SRAM (docs/graphturbo.md, \"On an ICCA chip\")", chip.name);
+    if ((st = rotor_pipeline_graphturbo_flags(a.graphturbo, a.no_loops, a.values, &chip, &err)))
+        return cli_fail(cmd, st, &err);
     if (a.graphturbo) rotor_pipeline_graphturbo_options(&po, &chip, false, a.no_loops);
     po.dsa_values = a.values;
     if (!a.vgm_only && !a.graphturbo) cli_solver_hint(cmd, &chip, a.solver, a.sa.quiet);

@@ -206,8 +206,9 @@ static int parse_simulate(int argc, char **argv, simulate_args *a) {
     a->graphturbo = a->group && !strcmp(a->group, "graphturbo");
     if (a->graphturbo && a->from_program)
         return cli_usage_error(cmd, "--group graphturbo schedules a model; a program file is already compiled");
-    if (a->no_loops && !a->graphturbo)
-        return cli_usage_error(cmd, "--no-loops applies to --group graphturbo (GraphTurbo's passes a cluster)");
+    rotor_error ferr = {{0}};
+    rotor_status fst = rotor_pipeline_graphturbo_flags(a->graphturbo, a->no_loops, false, NULL, &ferr);
+    if (fst) return cli_fail(cmd, fst, &ferr);
     if (a->graphturbo && (a->tr.file || a->compare || a->pl.pipeline || a->solver_name || a->topo))
         return cli_usage_error(cmd, "--group graphturbo replays GraphTurbo's schedules: it conflicts with %s",
                                a->tr.file ? "--trace" : a->compare ? "--compare" : a->pl.pipeline ? "--pipeline"

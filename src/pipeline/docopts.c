@@ -399,9 +399,7 @@ static rotor_status doc_graphturbo(const doc_opts *o, unsigned cmd, char **out, 
     if (!st) st = rotor_doc_chip(o->chip, o->sets, o->nsets, &chip, err);
     bool gb = !st && rotor_chip_has_gb(&chip);
     if (gb) st = rotor_dsa_cluster_of(&chip, &cl, err); /* a GB without off-chip memory, in one line, before the work */
-    if (!st && o->values && !gb) /* the CLI's line (src/cli/compile.c) */
-        st = rotor_fail(err, ROTOR_ERR_INPUT, "--values: %s has no global buffer; its instances keep their values in "
-                        "the cores' SRAM (docs/graphturbo.md, \"On an ICCA chip\")", chip.name);
+    if (!st) st = rotor_pipeline_graphturbo_flags(true, o->no_loops, o->values, &chip, err);
     if (st) return st;
     rotor_pipeline_graphturbo_options(&po, &chip, cmd == DOC_SIMULATE, o->no_loops);
     po.dsa_values = o->values;
@@ -443,11 +441,7 @@ rotor_status rotor_doc(const char *command, const char *options, char **out, rot
     bool graphturbo = o.group && !strcmp(o.group, "graphturbo");
     if (!st && o.group && !graphturbo && strcmp(o.group, "fused") != 0)
         st = rotor_fail(err, ROTOR_ERR_INPUT, "--group: expected fused or graphturbo, got '%s'", o.group);
-    if (!st && o.no_loops && !graphturbo)
-        st = rotor_fail(err, ROTOR_ERR_INPUT, "--no-loops applies to --group graphturbo (GraphTurbo's passes a cluster)");
-    if (!st && o.values && !graphturbo)
-        st = rotor_fail(err, ROTOR_ERR_INPUT,
-                        "--values applies to --group graphturbo (where its step keeps each value)");
+    if (!st) st = rotor_pipeline_graphturbo_flags(graphturbo, o.no_loops, o.values, NULL, err);
     if (!st && graphturbo) {
         st = doc_graphturbo(&o, cmd, out, err);
     } else if (!st && (cmd == DOC_COMPILE || cmd == DOC_SIMULATE)) {

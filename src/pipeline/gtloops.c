@@ -51,6 +51,15 @@ static rotor_pipeline_options pass_options(const rotor_pipeline_options *opt, in
     return po;
 }
 
+/* The model built again at batch / passes as a pass builds it, its steps
+ * not timed (the caller schedules or replays them itself). */
+static rotor_status pass_graph(const rotor_pipeline_options *opt, const rotor_chip *chip, int64_t batch, int64_t passes,
+                               rotor_pipeline *q, rotor_error *err) {
+    rotor_pipeline_options po = pass_options(opt, batch, passes);
+    po.graphturbo = false;
+    return rotor_pipeline_run(&po, chip, q, err);
+}
+
 rotor_status rotor_pipeline_dsa_loops(const rotor_pipeline_options *opt, const rotor_chip *chip, rotor_pipeline *p,
                                       rotor_error *err) {
     rotor_dsa_loops *lp = &p->loops;
@@ -118,11 +127,7 @@ rotor_status rotor_pipeline_dsa_values(const rotor_pipeline_options *opt, const 
     const rotor_dsa_result *timed = passes > 1 ? &lp->step[k].pass : &p->dsa[k];
     rotor_pipeline q;
     rotor_status st = ROTOR_OK;
-    if (passes > 1) { /* the graph of a pass, as the loops built it */
-        rotor_pipeline_options po = pass_options(opt, lp->batch, passes);
-        po.graphturbo = false;
-        st = rotor_pipeline_run(&po, chip, &q, err);
-    }
+    if (passes > 1) st = pass_graph(opt, chip, lp->batch, passes, &q, err); /* as the loops built it */
     const rotor_graph *g = passes > 1 ? &q.graph : &p->graph;
     bool alike = !st && g->nvalues == p->graph.nvalues && g->nops == p->graph.nops;
     for (int v = 0; alike && v < g->nvalues; v++) alike = !strcmp(g->values[v].name, p->graph.values[v].name);
@@ -161,11 +166,7 @@ rotor_status rotor_pipeline_dsa_loops_replay(const rotor_pipeline_options *opt, 
         int64_t passes = lp->step[k].passes;
         rotor_pipeline q;
         bool built = passes > 1;
-        if (built) { /* the graph of a pass; its steps are timed by the replay itself */
-            rotor_pipeline_options po = pass_options(opt, lp->batch, passes);
-            po.graphturbo = false;
-            st = rotor_pipeline_run(&po, chip, &q, err);
-        }
+        if (built) st = pass_graph(opt, chip, lp->batch, passes, &q, err); /* the replay times its steps */
         const rotor_graph *g = built ? &q.graph : &p->graph;
         for (int j = k; j < ROTOR_DSA_STEPS && !st; j++) {
             if (lp->step[j].passes != passes) continue;
@@ -205,6 +206,21 @@ rotor_status rotor_pipeline_dsa_replay(const rotor_pipeline_options *opt, const 
     *looped = !st && p->loops.ran;
     if (*looped) st = rotor_pipeline_dsa_loops_replay(opt, chip, p, r, lr, err);
     return st;
+}
+
+rotor_status rotor_pipeline_graphturbo_flags(bool graphturbo, bool no_loops, bool values, const rotor_chip *chip,
+                                             rotor_error *err) {
+    if (no_loops && !graphturbo)
+        return rotor_fail(err, ROTOR_ERR_INPUT,
+                          "--no-loops applies to --group graphturbo (GraphTurbo's passes a cluster)");
+    if (values && !graphturbo)
+        return rotor_fail(err, ROTOR_ERR_INPUT,
+                          "--values applies to --group graphturbo (where its step keeps each value)");
+    if (values && chip && !rotor_chip_has_gb(chip))
+        return rotor_fail(err, ROTOR_ERR_INPUT,
+                          "--values: %s has no global buffer; its instances keep their values in the cores' SRAM "
+                          "(docs/graphturbo.md, \"On an ICCA chip\")", chip->name);
+    return ROTOR_OK;
 }
 
 void rotor_pipeline_graphturbo_options(rotor_pipeline_options *po, const rotor_chip *chip, bool simulate,

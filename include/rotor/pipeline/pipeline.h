@@ -178,6 +178,13 @@ rotor_status rotor_pipeline_dsa_loops_replay(const rotor_pipeline_options *opt, 
 void rotor_pipeline_graphturbo_options(rotor_pipeline_options *po, const rotor_chip *chip, bool simulate,
                                        bool no_loops);
 
+/* Whether GraphTurbo's flags fit, the one rule of rotor compile and
+ * rotor_doc: no_loops and values need graphturbo, and values a chip with a
+ * global buffer (chip NULL: not known yet, checked again once it is).
+ * ROTOR_ERR_INPUT with one line otherwise. */
+rotor_status rotor_pipeline_graphturbo_flags(bool graphturbo, bool no_loops, bool values, const rotor_chip *chip,
+                                             rotor_error *err);
+
 /* `rotor simulate --group graphturbo` on a chip with a global buffer: each
  * step of p (a run of opt: its graph, simplified; the steps themselves are
  * scheduled again here, so opt may leave graphturbo off) replayed on chip's
