@@ -1261,7 +1261,7 @@ static bool best_move(compiler *cc, int64_t idle_total, int *mo, int64_t *mk, in
 
 static void fill_schedule(const compiler *cc, rotor_compile_result *out) {
     const rotor_graph *g = cc->g;
-    out->total_s = out->setup_s = out->compute_s = out->comm_s = out->reduction_s = 0;
+    out->total_s = out->setup_s = out->compute_s = out->comm_s = out->reduction_s = out->hidden_s = 0;
     out->vendor_s = 0;
     out->idle_bytes = 0;
     out->peak_bytes = 0;
@@ -1295,6 +1295,7 @@ static void fill_schedule(const compiler *cc, rotor_compile_result *out) {
             r->compute_s = c->cost.compute;
             r->comm_s = c->cost.comm;
             r->reduction_s = c->cost.reduction;
+            r->hidden_s = c->cost.hidden;
             if (cc->chip->topology == ROTOR_TOPO_MESH) {
                 compile_setup_mesh(cc, s, &g->ops[o].expr, f, s->active, s->idle_base, s->idle_k, &r->setup_bytes,
                                    &r->setup_rounds, &r->setup_link_bytes, &r->setup_hops);
@@ -1307,6 +1308,7 @@ static void fill_schedule(const compiler *cc, rotor_compile_result *out) {
             out->compute_s += r->compute_s;
             out->comm_s += r->comm_s;
             out->reduction_s += r->reduction_s;
+            out->hidden_s += r->hidden_s;
             out->setup_s += r->setup_s;
         }
         out->total_s += r->exec_s + r->setup_s;

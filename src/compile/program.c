@@ -204,6 +204,7 @@ static rotor_status write_with(const rotor_graph *g, const rotor_chip *chip, con
     cJSON_AddItemToObject(tot, "communication_s", rotor_json_num(r->comm_s));
     cJSON_AddItemToObject(tot, "reduction_s", rotor_json_num(r->reduction_s));
     cJSON_AddItemToObject(tot, "vendor_s", rotor_json_num(r->vendor_s));
+    cJSON_AddItemToObject(tot, "hidden_s", rotor_json_num(r->hidden_s));
     cJSON_AddItemToObject(tot, "idle_bytes", rotor_json_int(r->idle_bytes));
     cJSON_AddItemToObject(tot, "peak_bytes", rotor_json_int(r->peak_bytes));
     cJSON *curve = cJSON_AddArrayToObject(root, "curve");
@@ -924,6 +925,9 @@ static rotor_status read_head(reader *rd, const cJSON *root, const rotor_chip *c
         (st = get_num(rd, tot, "vendor_s", &out->vendor_s)) ||
         (st = get_int(rd, tot, "idle_bytes", 0, S, WHY_SRAM, &out->idle_bytes)) ||
         (st = get_int(rd, tot, "peak_bytes", 0, S, WHY_SRAM, &out->peak_bytes)))
+        return st;
+    /* written since 2026-12-03: a file without it hid nothing it says */
+    if (cJSON_GetObjectItemCaseSensitive(tot, "hidden_s") && (st = get_num(rd, tot, "hidden_s", &out->hidden_s)))
         return st;
     rd->where[0] = '\0';
     return ROTOR_OK;

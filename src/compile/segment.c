@@ -1534,7 +1534,7 @@ rotor_status compile_segments(compiler *cc, const rotor_compile_options *opt, ro
                 gone[o] = true;
                 out->ops[o].segment = s + 1;
             }
-        double total = 0, setup = 0, pipe = 0, compute = 0, comm = 0, red = 0;
+        double total = 0, setup = 0, pipe = 0, compute = 0, comm = 0, red = 0, hid = 0;
         for (int o = 0; o < n; o++) {
             rotor_op_schedule *r = &out->ops[o];
             if (r->segment) continue;
@@ -1571,6 +1571,7 @@ rotor_status compile_segments(compiler *cc, const rotor_compile_options *opt, ro
                 compute += r->compute_s;
                 comm += r->comm_s;
                 red += r->reduction_s;
+                hid += r->hidden_s;
                 setup += r->setup_s;
             }
             total += r->setup_s + r->exec_s;
@@ -1587,6 +1588,7 @@ rotor_status compile_segments(compiler *cc, const rotor_compile_options *opt, ro
             out->compute_s = compute;
             out->comm_s = comm;
             out->reduction_s = red;
+            out->hidden_s = hid;
             for (int s = 0; s < out->nsegments; s++)
                 if (out->segments[s].peak_bytes > out->peak_bytes) out->peak_bytes = out->segments[s].peak_bytes;
             out->peak_bytes += added;

@@ -52,7 +52,10 @@ typedef struct rotor_op_schedule {
     int64_t setup_link_bytes; /* on a mesh: the bytes through the busiest link ... */
     int64_t setup_hops;       /* ... and the longest route (rotor_mesh_setup_s); 0 elsewhere */
     double exec_s;          /* the active plan's predicted time */
-    double compute_s, comm_s, reduction_s; /* exec_s split */
+    /* exec_s split: compute + comm + reduction - hidden, hidden the shifts
+     * run under compute (a plan with overlap, docs/cost-model.md "Overlap";
+     * else 0) */
+    double compute_s, comm_s, reduction_s, hidden_s;
     /* per expression tensor: 1 + the index of the operator whose output it
      * gathers straight from where that plan left it (the hand-off); 0:
      * none, so that a zeroed schedule has none (docs/compile.md) */
@@ -176,7 +179,9 @@ typedef struct rotor_compile_result {
     int ncurve;
     rotor_curve_point *curve;   /* Algorithm 1's explored points, in order */
     double total_s;             /* sum of setup and exec over operators */
-    double setup_s, compute_s, comm_s, reduction_s, vendor_s;
+    /* its parts: total_s = setup + compute + comm + reduction + vendor -
+     * hidden (comm counts every shift, hidden those under compute) */
+    double setup_s, compute_s, comm_s, reduction_s, vendor_s, hidden_s;
     int64_t idle_bytes;         /* per core, every operator idle */
     int64_t peak_bytes;         /* per core, the largest idle + live + active */
     /* the frontier searches the compile needed (distinct shapes, then the

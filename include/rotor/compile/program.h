@@ -78,6 +78,7 @@ typedef struct rotor_program {
     rotor_segment *segments;
     rotor_pipeline_objective objective;
     double total_s, setup_s, compute_s, comm_s, reduction_s, vendor_s;
+    double hidden_s; /* "hidden_s": shifts under compute (0 in files written before 2026-12-03) */
     int64_t idle_bytes, peak_bytes;
 } rotor_program;
 
