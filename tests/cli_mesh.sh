@@ -40,4 +40,13 @@ if [ "$(wc -l <"$err")" -eq 1 ] && grep -q "^rotor compile: note: wse2 has 74550
 if [ -s "$err" ]; then bad "wse2 fast: stderr '$(cat "$err")'"; else ok; fi
 "$ROTOR" compile "$tiny" --chip wse2 -q >"$out" 2>"$err" || bad "wse2 -q: $(cat "$err")"
 if [ -s "$err" ]; then bad "wse2 -q: stderr '$(cat "$err")'"; else ok; fi
+# a mesh with a side of 2 cores or fewer, where the replay measured shifts
+# up to 2.9x slower than the busiest-link model (docs/mesh.md, "Narrow
+# meshes"), says so in the text and the program; 16x16 says nothing
+line="--set cores_per_chip=256 --set topology=mesh --set mesh_width=128 --set mesh_height=2"
+expect_out narrow "^note: on a 128x2 mesh (a side of 2 cores or fewer) the replay measured shifts up to 2.9x slower" -- compile $bert $line
+expect_out narrow-json '"caveat":	"on a 128x2 mesh' -- compile $bert $line --json
+expect_out narrow-plan "^  note        on a 128x2 mesh" -- plan --expr 'C[m,n] += A[m,k] * B[k,n]' --dim m=512,k=512,n=512 $line
+"$ROTOR" compile $bert $mesh --json >"$out" 2>"$err" || bad "wide json: $(cat "$err")"
+if grep -q caveat "$out"; then bad "a 16x16 mesh carries a caveat"; else ok; fi
 finish cli_mesh

@@ -194,3 +194,24 @@ Test(meshmap, the_counted_link_load_equals_the_walked_routes) {
     cr_expect_eq(rotor_mesh_load_max(&l), most);
     rotor_mesh_load_free(&l);
 }
+
+/* Where the mesh model's busiest-link pricing was measured not to hold,
+ * meshes with a side of 1 or 2 (docs/mesh.md, "Narrow meshes"), the
+ * compile's program and `rotor plan` say so in one sentence; a mesh of
+ * sides 3 and more, and all-to-all, carry none. */
+Test(meshmap, a_mesh_with_a_side_of_two_or_fewer_carries_the_caveat) {
+    char buf[320];
+    rotor_chip narrow[] = {mesh(72, 1), mesh(1, 72), mesh(2, 36), mesh(36, 2), mesh(2, 2)};
+    for (size_t i = 0; i < sizeof narrow / sizeof *narrow; i++)
+        cr_assert(rotor_chip_mesh_caveat(&narrow[i], buf, sizeof buf), "%lldx%lld", (long long)narrow[i].mesh_width,
+                  (long long)narrow[i].mesh_height);
+    rotor_chip_mesh_caveat(&narrow[2], buf, sizeof buf);
+    cr_assert_str_eq(buf, "on a 2x36 mesh (a side of 2 cores or fewer) the replay measured shifts up to 2.9x slower "
+                          "than the model prices them: `rotor simulate` times the plan (docs/mesh.md, "
+                          "\"Narrow meshes\")");
+    rotor_chip wide[] = {mesh(3, 24), mesh(24, 3), mesh(9, 8), mk2()};
+    for (size_t i = 0; i < sizeof wide / sizeof *wide; i++) {
+        cr_assert_not(rotor_chip_mesh_caveat(&wide[i], buf, sizeof buf));
+        cr_assert_str_eq(buf, "");
+    }
+}

@@ -625,6 +625,25 @@ rotor_status rotor_chip_require_one(const rotor_chip *chip, const char *what, ro
                       chip->name, (long long)chip->chips, what);
 }
 
+/* Measured 2026-12-03 (docs/mesh.md, "Narrow meshes"): on meshes of
+ * wormhole-n150's and ipu-mk2's cores with both sides 3 or more (3 x 24,
+ * 4 x 18, 6 x 12, 9 x 8, 8 x 184, 16 x 92, 32 x 46) the replay met the
+ * model within 0.3 % on BERT-Base, ResNet-18 and GoogLeNet; on sides of 1
+ * and 2 it was up to 61 % slower (BERT-Base's FFN on 1472 x 1: rings whose
+ * members lie 52 cores apart, 104-hop routes queueing behind each other;
+ * with overlap, shifts released core by core that meet on one line).  The
+ * busiest-link bound the model prices is not what such a line delivers,
+ * and rotor has no better closed form for it: it says so. */
+bool rotor_chip_mesh_caveat(const rotor_chip *chip, char *buf, size_t cap) {
+    if (cap) buf[0] = '\0';
+    if (chip->topology != ROTOR_TOPO_MESH || (chip->mesh_width > 2 && chip->mesh_height > 2)) return false;
+    snprintf(buf, cap,
+             "on a %lldx%lld mesh (a side of 2 cores or fewer) the replay measured shifts up to 2.9x slower than "
+             "the model prices them: `rotor simulate` times the plan (docs/mesh.md, \"Narrow meshes\")",
+             (long long)chip->mesh_width, (long long)chip->mesh_height);
+    return true;
+}
+
 rotor_status rotor_chip_validate(const rotor_chip *chip, rotor_error *err) {
     for (int i = 0; i < NFIELDS; i++) {
         rotor_status st = check_field(chip, &FIELDS[i], err);

@@ -114,6 +114,8 @@ static void print_table(const rotor_graph *g, const rotor_compile_result *r, con
            (long long)r->idle_bytes, (long long)r->peak_bytes, (long long)rotor_chip_sram(chip),
            100.0 * (double)r->peak_bytes / (double)rotor_chip_sram(chip), r->nops, r->searches,
            rotor_solver_name(r->solver), r->ncurve);
+    char caveat[320];
+    if (rotor_chip_mesh_caveat(chip, caveat, sizeof caveat)) printf("note: %s\n", caveat);
 }
 
 /* The pipelined segments (docs/kapla.md, "Pipelining"): one block each. */

@@ -84,6 +84,8 @@ static void print_mesh_layout(const rotor_expr *e, const rotor_chip *chip, const
                    (long long)m.stride[a], (long long)m.fold[a]);
     printf("\n  routes      shifts %lld hops, %lld sends on the busiest link; reduction %lld hops, %lld\n",
            (long long)m.hops, (long long)m.load, (long long)m.red_hops, (long long)m.red_load);
+    char caveat[320];
+    if (rotor_chip_mesh_caveat(chip, caveat, sizeof caveat)) printf("  note        %s\n", caveat);
 }
 
 static void print_table(const rotor_expr *e, const rotor_chip *chip, const char *model, rotor_solver solver,

@@ -197,6 +197,8 @@ static rotor_status write_with(const rotor_graph *g, const rotor_chip *chip, con
     cJSON_AddItemToObject(root, "sram_bytes", rotor_json_int(chip->sram_bytes));
     cJSON_AddStringToObject(root, "cost_model", "v1");
     cJSON_AddStringToObject(root, "solver", rotor_solver_name(r->solver));
+    char caveat[320];
+    if (rotor_chip_mesh_caveat(chip, caveat, sizeof caveat)) cJSON_AddStringToObject(root, "caveat", caveat);
     cJSON *tot = cJSON_AddObjectToObject(root, "totals");
     cJSON_AddItemToObject(tot, "total_s", rotor_json_num(r->total_s));
     cJSON_AddItemToObject(tot, "setup_s", rotor_json_num(r->setup_s));

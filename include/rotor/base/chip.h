@@ -138,6 +138,14 @@ rotor_status rotor_chip_validate(const rotor_chip *chip, rotor_error *err);
  * compile (compile/compile.h). */
 rotor_status rotor_chip_require_one(const rotor_chip *chip, const char *what, rotor_error *err);
 
+/* Where the mesh model's pricing was not found to hold: a mesh with a
+ * side of 2 cores or fewer, on which the replay measured some operators'
+ * shifts up to 2.9x slower than their busiest-link bound (docs/mesh.md,
+ * "Narrow meshes").  Writes one sentence saying so into buf (cap bytes,
+ * no newline) and returns true; false, buf empty, elsewhere.  The one rule
+ * of the compile's programs and `rotor plan`. */
+bool rotor_chip_mesh_caveat(const rotor_chip *chip, char *buf, size_t cap);
+
 /* Writes a valid chip as a version-1 chip file (stable key order, so output
  * is byte-identical for the same chip; numbers round-trip exactly).  Returns a malloc'd string the caller frees,
  * or NULL on allocation failure. */
