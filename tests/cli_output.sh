@@ -128,4 +128,24 @@ left=$(ls "$d" | grep -e '\.tmp\.' -e '\.part\.' -e 'rotor-lock' -e '^k-')
 if [ $rc -eq 143 ] && [ -z "$left" ]; then ok
 else bad "explore killed by SIGTERM: exit $rc, left: $left $(cat "$d/k.err")"; fi
 
+# an output that names a file the run reads is refused before the work and
+# the input is left as it was (README, "Output files"): the model, a chip
+# file through a link, a program replayed into its own trace; two outputs of
+# one run on one file are told apart from another run
+cp "$tiny" "$d/m.onnx"
+expect_error output-is-input 2 "^rotor compile: -o: $d/m.onnx: is the file '$d/m.onnx' this run reads; the output would replace it$" -- \
+    compile "$d/m.onnx" -q -o "$d/m.onnx"
+expect_error output-is-input-eq 2 "is the file '$d/m.onnx' this run reads" -- compile "$d/m.onnx" -q "--output=$d/m.onnx"
+if cmp -s "$tiny" "$d/m.onnx"; then ok; else bad "the input was replaced"; fi
+"$ROTOR" chip show ipu-mk2 -o "$d/c.json" 2>"$err" || bad "chip show: $(cat "$err")"
+ln -s c.json "$d/c-link.json"
+expect_error output-is-chip 2 "^rotor compile: -o: $d/c.json: is the file '$d/c-link.json' this run reads" -- \
+    compile "$tiny" -q --chip "$d/c-link.json" -o "$d/c.json"
+"$ROTOR" compile "$tiny" -q -o "$d/p.json" >/dev/null 2>"$err" || bad "compile: $(cat "$err")"
+expect_error trace-is-input 2 "^rotor simulate: --trace: $d/p.json: is the file '$d/p.json' this run reads" -- \
+    simulate "$d/p.json" -q --trace "$d/p.json"
+expect_error named-twice 2 "^rotor explore: -o: $d/t-hbm-bw.csv: another output of this run writes it already$" -- \
+    explore llama2-7b --layers 1 --sweep hbm-bw=2 -q -o "$d/t" --report "$d/t-hbm-bw.csv"
+rm -f "$d/m.onnx" "$d/c.json" "$d/c-link.json" "$d/p.json"
+
 finish cli_output

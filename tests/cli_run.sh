@@ -210,6 +210,12 @@ g = helper.make_graph([helper.make_node('Identity', ['x'], ['y']), helper.make_n
                       [helper.make_tensor_value_info('y', TensorProto.FLOAT, [2, 3]),
                        helper.make_tensor_value_info('z', TensorProto.FLOAT, [2, 3])])
 onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid('', 13)]), d + '/alias.onnx')
+# outputs 'a/b' and 'a_b': one file under -o DIR
+g = helper.make_graph([helper.make_node('Relu', ['x'], ['a/b']), helper.make_node('Neg', ['x'], ['a_b'])], 'clash',
+                      [helper.make_tensor_value_info('x', TensorProto.FLOAT, [2, 3])],
+                      [helper.make_tensor_value_info('a/b', TensorProto.FLOAT, [2, 3]),
+                       helper.make_tensor_value_info('a_b', TensorProto.FLOAT, [2, 3])])
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid('', 13)]), d + '/clash.onnx')
 PYEOF
     expect_fail nan-reference "^FAIL  y  *3x4x5 .*vs reference 'y': max |err| inf (60 beyond, 60 of them NaN or infinity mismatches)$" -- \
         run --check "$tmpdir/relu_nan" -q
@@ -229,7 +235,14 @@ PYEOF
     expect_out alias-name "^PASS  y  *2x3 " -- run "$tmpdir/alias.onnx" -q -o "$tmpdir/aliasout"
     if [ "$(cd "$tmpdir/aliasout" && ls | tr '\n' ' ')" = "y.pb z.pb " ]; then ok
     else bad "alias -o wrote: $(ls "$tmpdir/aliasout")"; fi
-    rm -rf "$tmpdir/relu_nan" "$tmpdir/relu_inf" "$tmpdir/nanw" "$tmpdir/aliasout" "$tmpdir/alias.onnx"
+    # two outputs whose files would be one (docs/run.md): refused before any
+    # file is written
+    mkdir "$tmpdir/clashout"
+    expect_error clash 2 "^rotor run: -o: outputs 'a/b' and 'a_b' would both be written as $tmpdir/clashout/a_b.pb$" -- \
+        run "$tmpdir/clash.onnx" -q -o "$tmpdir/clashout"
+    if [ -z "$(ls "$tmpdir/clashout")" ]; then ok; else bad "clash -o wrote: $(ls "$tmpdir/clashout")"; fi
+    rm -rf "$tmpdir/relu_nan" "$tmpdir/relu_inf" "$tmpdir/nanw" "$tmpdir/aliasout" "$tmpdir/alias.onnx" \
+        "$tmpdir/clash.onnx" "$tmpdir/clashout"
 else
     echo "cli_run.sh: skipping the NaN checks: $TESTDATA/node/test_relu or $PY's onnx is absent"
 fi

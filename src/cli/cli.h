@@ -264,6 +264,9 @@ int cli_output_tensor(const char *cmd, const char *opt, const char *path, const 
  * SIGUSR1, SIGUSR2 and ends the process of the same signal (not those
  * ignored at start).  main calls it first. */
 void cli_signals_install(void);
+/* The command line (main): an output naming a file it names is refused
+ * (output.c, "the command line's files"). */
+void cli_args_note(int argc, char *const *argv);
 /* The end of every run (main): standard output flushed and closed, a
  * failure said in one line "rotor CMD: standard output: cannot write
  * (reason)" (cmd NULL: "rotor: ...") unless an output "-" said it already;

@@ -138,6 +138,7 @@ static void cli_malloc_tune(void) {
 int main(int argc, char **argv) {
     cli_malloc_tune();
     cli_signals_install();
+    cli_args_note(argc, argv);
     const char *cmd;
     int rc = dispatch(argc, argv, &cmd);
     return cli_finish(cmd, rc);

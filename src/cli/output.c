@@ -21,10 +21,19 @@
  * fsync, fclose, rename) and a failure is one line naming the path and the
  * system's reason, exit 2 (EXIT_BADINPUT, as every "cannot write" is).
  *
+ * An output that names a file the run reads (`rotor compile m.onnx -o
+ * m.onnx`, `rotor simulate p.json --trace p.json`) is refused before the
+ * work: the rename at the commit would replace the input (until 2026-12-03
+ * it did, exit 0; found by a review helper).  The inputs are the command
+ * line's words that name an existing regular file (main notes them,
+ * cli_args_note), the output's own word aside; an output named twice in one
+ * run is told apart by its lock, which this process holds.
+ *
  * The temporaries and lock files alive are kept in a small table, and a
  * handler of the signals that end a process removes them and dies of the
- * signal again (cli_signals_install).  This is the CLI's one piece of
- * mutable global state: a signal handler has no other way to find them.
+ * signal again (cli_signals_install).  That table and the command line's
+ * words are the CLI's mutable global state: a signal handler has no other
+ * way to find the files, and every output's check reads the same words.
  * SIGKILL cannot be caught; after one, a TARGET.tmp.PID may stay (never
  * under the name asked for) and a lock file may stay, which the next run
  * takes over: a flock dies with its process. */
@@ -77,6 +86,31 @@ int cli_print_json(const char *cmd, cJSON *root) {
 bool cli_is_dir(const char *path) {
     struct stat sb;
     return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+/* ---- the command line's files ---------------------------------------------- */
+
+static int args_n;
+static char *const *args_v;
+
+void cli_args_note(int argc, char *const *argv) {
+    args_n = argc;
+    args_v = argv;
+}
+
+/* The command-line word (1..) that names the regular file sb describes, the
+ * word `path` points into aside (the output option's own value, "-o X",
+ * "-oX" or "--output=X"); a word "--opt=FILE" names FILE.  0: none. */
+static int input_word(const char *path, const struct stat *sb) {
+    for (int i = 1; i < args_n; i++) {
+        const char *w = args_v[i];
+        if (path >= w && path <= w + strlen(w)) continue;
+        const char *eq = w[0] == '-' && w[1] == '-' ? strchr(w, '=') : NULL;
+        struct stat s;
+        if (stat(eq ? eq + 1 : w, &s) == 0 && S_ISREG(s.st_mode) && s.st_dev == sb->st_dev && s.st_ino == sb->st_ino)
+            return i;
+    }
+    return 0;
 }
 
 /* ---- the live temporaries, removed on a signal ------------------------------ */
@@ -340,8 +374,15 @@ int cli_output_open(const char *cmd, const char *opt, const char *path, const ch
                              : snprintf(o->path, sizeof o->path, "%s", path);
     if (n < 0 || (size_t)n >= sizeof o->path) return cli_usage_error(cmd, "%s: path too long", opt);
     if (cli_is_dir(o->path)) return cli_usage_error(cmd, "%s: %s: is a directory", opt, o->path);
+    struct stat sb;
+    int at = stat(o->path, &sb) == 0 && S_ISREG(sb.st_mode) ? input_word(path, &sb) : 0;
     long holder = 0;
-    int e = output_start(o, "tmp", true, &holder);
+    int e = at ? 0 : output_start(o, "tmp", true, &holder);
+    if (e == LOCK_HELD && holder == (long)getpid())
+        return cli_usage_error(cmd, "%s: %s: another output of this run writes it already", opt, o->path);
+    if (at)
+        return cli_usage_error(cmd, "%s: %s: is the file '%s' this run reads; the output would replace it", opt,
+                               o->path, args_v[at]);
     if (e == LOCK_HELD && holder > 0)
         return cli_usage_error(cmd, "%s: %s: another rotor run (PID %ld) is writing it", opt, o->path, holder);
     if (e == LOCK_HELD) return cli_usage_error(cmd, "%s: %s: another rotor run is writing it", opt, o->path);

@@ -402,13 +402,26 @@ static const char *contents_note(int64_t nan, int64_t inf, int64_t n, char *buf,
     return buf;
 }
 
-/* The unsimplified graph's value of output `name` (--simplify), or -1. */
+/* Every output of g by name (rotor_graph_outputs), malloc'd, *n of them;
+ * NULL when out of memory.  All of them: until 2026-12-03 a fixed list of
+ * 256 left a model's later outputs unchecked and unwritten, silently. */
+static rotor_named_output *named_outputs(const rotor_graph *g, int *n) {
+    *n = rotor_graph_outputs(g, NULL, 0);
+    rotor_named_output *outs = malloc((size_t)(*n > 0 ? *n : 1) * sizeof *outs);
+    if (outs) rotor_graph_outputs(g, outs, *n);
+    return outs;
+}
+
+/* The unsimplified graph's value of output `name` (--simplify), or -1 (also
+ * when out of memory: no comparison, as for an output it lacks). */
 static int unsimplified_value(const run_state *s, const char *name) {
-    rotor_named_output outs[RUN_MAX_DATA * 4];
-    int n = s->unsimplified.nvalues ? rotor_graph_outputs(&s->unsimplified, outs, RUN_MAX_DATA * 4) : 0;
-    for (int o = 0; o < n && o < RUN_MAX_DATA * 4; o++)
-        if (!strcmp(outs[o].name, name)) return s->reference.values ? outs[o].value : -1;
-    return -1;
+    if (!s->unsimplified.nvalues || !s->reference.values) return -1;
+    int n, v = -1;
+    rotor_named_output *outs = named_outputs(&s->unsimplified, &n);
+    for (int o = 0; outs && o < n && v < 0; o++)
+        if (!strcmp(outs[o].name, name)) v = outs[o].value;
+    free(outs);
+    return v;
 }
 
 /* ", worst at element 37 (0,1,2,5): 0.25 against 0.5" (the element of an
@@ -497,10 +510,15 @@ static int report(run_state *s, const tensor_list *ref, const char *label, cJSON
      * carry the lowering's "#N" suffix), else the next unclaimed reference
      * of its size in file order.  Outputs are listed by their model names
      * (rotor_graph_outputs: an output an Identity forwards is its own). */
-    rotor_named_output outs[RUN_MAX_DATA * 4];
-    int nout = rotor_graph_outputs(g, outs, RUN_MAX_DATA * 4);
-    if (nout > RUN_MAX_DATA * 4) nout = RUN_MAX_DATA * 4;
-    int refof[RUN_MAX_DATA * 4];
+    int nout, nun = 0;
+    rotor_named_output *outs = named_outputs(g, &nout), *uo = NULL;
+    int *refof = malloc((size_t)(nout > 0 ? nout : 1) * sizeof *refof);
+    if (s->unsimplified.nvalues && s->reference.values) uo = named_outputs(&s->unsimplified, &nun);
+    if (!outs || !refof || (s->unsimplified.nvalues && s->reference.values && !uo)) {
+        free(outs), free(refof), free(uo);
+        fprintf(stderr, "rotor run: out of memory listing the outputs\n");
+        return nout > 0 ? nout : 1; /* every output failed: nothing was compared */
+    }
     bool claimed[RUN_MAX_DATA] = {false};
     for (int o = 0; o < nout; o++) {
         const rotor_value *x = &g->values[outs[o].value];
@@ -519,11 +537,7 @@ static int report(run_state *s, const tensor_list *ref, const char *label, cJSON
                 refof[o] = i, claimed[i] = true;
     for (int o = 0; o < nout; o++) failed += !report_output(s, &outs[o], ref, refof[o], label, jouts);
     /* and the other way: an output simplification lost is a failure too */
-    rotor_named_output uo[RUN_MAX_DATA * 4];
-    int nun = 0;
-    if (s->unsimplified.nvalues && s->reference.values)
-        nun = rotor_graph_outputs(&s->unsimplified, uo, RUN_MAX_DATA * 4);
-    for (int u = 0; u < nun && u < RUN_MAX_DATA * 4; u++) {
+    for (int u = 0; u < nun; u++) {
         bool kept = false;
         for (int o = 0; o < nout && !kept; o++) kept = !strcmp(outs[o].name, uo[u].name);
         if (kept) continue;
@@ -538,33 +552,79 @@ static int report(run_state *s, const tensor_list *ref, const char *label, cJSON
             printf("FAIL  %-32s the unsimplified graph's output, which the simplified graph lost\n", uo[u].name);
         }
     }
+    free(outs);
+    free(refof);
+    free(uo);
     return failed;
 }
 
-/* -o DIR: every graph output as DIR/<name>.pb ('/' in names becomes '_'). */
+/* -o DIR's file of output name: DIR/<name>.pb, '/' and '\\' in the name
+ * becoming '_'; false when the path would not fit. */
+static bool output_file(const char *dir, const char *name, char *path, size_t cap) {
+    int n = snprintf(path, cap, "%s/%s.pb", dir, name);
+    if (n < 0 || (size_t)n >= cap) return false;
+    for (char *c = path + strlen(dir) + 1; *c; c++)
+        if (*c == '/' || *c == '\\') *c = '_';
+    return true;
+}
+
+typedef char out_path[4400];
+
+/* -o DIR: the graph's outputs (*outs) and their files (*paths), *n of each,
+ * malloc'd (the caller frees both, also on failure), checked: two outputs
+ * whose names differ only in '/' and '_' ("a/b" and "a_b") would be one
+ * file, the second tensor silently replacing the first (found by a review
+ * helper), and a name too long for a path was cut short.  Checked as soon
+ * as the model is loaded and run (check_outputs), before a line is
+ * printed or a file written. */
+static int output_files(const run_state *s, rotor_named_output **outs, out_path **paths, int *n) {
+    *outs = named_outputs(&s->p.graph, n);
+    *paths = *outs ? malloc((size_t)(*n > 0 ? *n : 1) * sizeof **paths) : NULL;
+    if (!*paths) return cli_usage_error("run", "-o: %s: out of memory listing the outputs", s->a->out);
+    int rc = 0;
+    for (int o = 0; o < *n && !rc; o++) {
+        if (!output_file(s->a->out, (*outs)[o].name, (*paths)[o], sizeof(*paths)[o]))
+            rc = cli_usage_error("run", "-o: %s: output '%s': its file's path is too long", s->a->out,
+                                 (*outs)[o].name);
+        for (int p = 0; p < o && !rc; p++)
+            if (!strcmp((*paths)[p], (*paths)[o]))
+                rc = cli_usage_error("run", "-o: outputs '%s' and '%s' would both be written as %s", (*outs)[p].name,
+                                     (*outs)[o].name, (*paths)[o]);
+    }
+    return rc;
+}
+
+static int check_outputs(const run_state *s) {
+    rotor_named_output *outs;
+    out_path *paths;
+    int n, rc = output_files(s, &outs, &paths, &n);
+    free(outs);
+    free(paths);
+    return rc;
+}
+
+/* -o DIR: every graph output as its output_file. */
 static int write_outputs(run_state *s) {
     const rotor_graph *g = &s->p.graph;
     double **vals = s->gt ? s->gtres.values : s->prog ? s->planned.values : s->direct.values;
-    rotor_named_output outs[RUN_MAX_DATA * 4];
-    int nout = rotor_graph_outputs(g, outs, RUN_MAX_DATA * 4);
-    for (int o = 0; o < nout && o < RUN_MAX_DATA * 4; o++) {
+    rotor_named_output *outs;
+    out_path *paths;
+    int nout, rc = output_files(s, &outs, &paths, &nout);
+    for (int o = 0; o < nout && !rc; o++) {
         int v = outs[o].value;
         const rotor_value *x = &g->values[v];
-        char name[256], path[4400];
-        snprintf(name, sizeof name, "%s", outs[o].name);
-        for (char *c = name; *c; c++)
-            if (*c == '/' || *c == '\\') *c = '_';
-        snprintf(path, sizeof path, "%s/%s.pb", s->a->out, name);
+        const char *path = paths[o];
         static const int types[ROTOR_DTYPE_COUNT] = {[ROTOR_DTYPE_F32] = 1, [ROTOR_DTYPE_F64] = 11,
                                                      [ROTOR_DTYPE_I32] = 6, [ROTOR_DTYPE_I64] = 7,
                                                      [ROTOR_DTYPE_BOOL] = 9};
         rotor_onnx_tensor t = {.name = (char *)outs[o].name, .onnx_type = types[x->dtype] ? types[x->dtype] : 1,
                                .dtype = x->dtype, .rank = x->rank, .elements = x->elements, .data = vals[v]};
         memcpy(t.shape, x->shape, sizeof t.shape);
-        int rc = cli_output_tensor("run", "-o", path, &t); /* an output file as any other (README) */
-        if (rc) return rc;
+        rc = cli_output_tensor("run", "-o", path, &t); /* an output file as any other (README) */
     }
-    return 0;
+    free(paths);
+    free(outs);
+    return rc;
 }
 
 /* The name of output axis a of sub-graph sgi: the axis an expression of
@@ -770,6 +830,7 @@ int cmd_run(int argc, char **argv) {
             if (!st) st = read_numbered(sets[i], "output", out, &err);
             if (st) rc = cli_fail(cmd, st, &err);
             if (!rc) rc = run_model(&s, model, in, &err);
+            if (!rc && a.out) rc = check_outputs(&s);
             if (!rc) {
                 const char *label = strrchr(sets[i], '/') + 1;
                 cJSON *j = jsets ? cJSON_CreateObject() : NULL;
@@ -794,6 +855,7 @@ int cmd_run(int argc, char **argv) {
     } else {
         run_state s = {.a = &a};
         rc = run_model(&s, a.input, NULL, &err);
+        if (!rc && a.out) rc = check_outputs(&s);
         if (!rc) {
             if (s.randomised && !root)
                 printf("inputs without --data get deterministic pseudo-random values in [-1, 1)\n");
