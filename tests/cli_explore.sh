@@ -47,6 +47,9 @@ then ok; else bad "files differ by thread count"; fi
 
 # ranges: 2:32:x2 is 2,4,8,16,32; 2:6:+2 is 2,4,6
 expect_out ranges "sweep noc-bw (GB/s): 3 points x 2 designs" -- explore $M --sweep noc-bw=2:6:+2 --design full,ideal -o "$x"
+# a value longer than the parser's room is refused whole, never cut short
+# (62 zeros and 16 read as 1 until 2026-12-03)
+expect_error long-value 2 "a value of more than 63 characters" -- explore $M --sweep hbm-bw=$(printf '%062d' 0)16 -o "$x"
 expect_out ranges2 "sweep hbm-bw (TB/s): 5 points x 1 design" -- explore $M --sweep hbm-bw=2:32:x2 --design full -o "$x"
 if [ "$(cut -d, -f1 "$x-hbm-bw.csv" | sed 1d | tr '\n' ' ')" = "2 4 8 16 32 " ] && \
    [ "$(cut -d, -f1 "$x-noc-bw.csv" | sed 1d | uniq | tr '\n' ' ')" = "2 4 6 " ]; then ok

@@ -565,6 +565,15 @@ Test(onnx, external_weights_symbolic_inputs_and_shape_overrides) {
     cr_assert_eq(mb_load(&b, &o3, &g, NULL, &err), ROTOR_ERR_INPUT);
     assert_msg_has(err, "--input: 'z' is not an input of the graph");
     rotor_graph_free(&g);
+    /* a value is read whole, however long: not cut to its first 31
+     * characters (800 read as 8, "8junk" as 8 until 2026-12-03) */
+    rotor_onnx_options o4 = {.dims = "s1=000000000000000000000000000000800"};
+    cr_assert_eq(mb_load(&b, &o4, &g, NULL, &err), ROTOR_OK, "%s", err.msg);
+    expect_expr(&g, "mm", "Y[m,n] += A[m,k] * B[k,n]", "m=800,k=64,n=32");
+    rotor_graph_free(&g);
+    rotor_onnx_options o5 = {.dims = "s1=0000000000000000000000000000008junk"};
+    cr_assert_eq(mb_load(&b, &o5, &g, NULL, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "--dim: s1: expected a positive integer up to 2^32, got '0000000000000000000000000000008junk'");
     mb_free(&b);
 }
 

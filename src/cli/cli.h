@@ -246,6 +246,11 @@ int cli_print_json(const char *cmd, struct cJSON *root);
 void cli_puts(const char *text);
 
 int cli_output_open(const char *cmd, const char *opt, const char *path, const char *default_name, cli_output *o);
+/* ... where `over` (a command-line word, or NULL) names an input this output
+ * is meant to replace, read whole before the commit (explore --resume FILE
+ * into FILE): not refused as the run's input. */
+int cli_output_open_over(const char *cmd, const char *opt, const char *path, const char *default_name,
+                         const char *over, cli_output *o);
 int cli_output_commit(const char *cmd, const char *opt, cli_output *o);
 void cli_output_abort(cli_output *o);
 /* A file beside an output this run holds (explore's checkpoint of its CSV,

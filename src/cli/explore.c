@@ -415,7 +415,8 @@ static int open_outputs(explore *ex) {
         if (w > 0 && (size_t)w < sizeof keys - used) used += (size_t)w;
     }
     snprintf(path, sizeof path, "%s%s.csv", prefix, keys);
-    if (!rc) rc = cli_output_open(CMD, "-o", path, "", &ex->csv);
+    /* --resume FILE may be this CSV: it is read whole before the commit */
+    if (!rc) rc = cli_output_open_over(CMD, "-o", path, "", ex->resume, &ex->csv);
     if (g->naxes == 1 || g->zip) {
         ex->svg_a[0] = ex->svg_b[0] = -1;
         snprintf(path, sizeof path, "%s%s.svg", prefix, keys);

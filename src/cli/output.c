@@ -98,13 +98,18 @@ void cli_args_note(int argc, char *const *argv) {
     args_v = argv;
 }
 
+/* Whether p points into command-line word w (its value: "-o X", "-oX",
+ * "--output=X"). */
+static bool within(const char *p, const char *w) { return p && p >= w && p <= w + strlen(w); }
+
 /* The command-line word (1..) that names the regular file sb describes, the
- * word `path` points into aside (the output option's own value, "-o X",
- * "-oX" or "--output=X"); a word "--opt=FILE" names FILE.  0: none. */
-static int input_word(const char *path, const struct stat *sb) {
+ * words `path` and `over` point into aside (the output option's own value;
+ * an input the output is meant to replace); a word "--opt=FILE" names FILE.
+ * 0: none. */
+static int input_word(const char *path, const char *over, const struct stat *sb) {
     for (int i = 1; i < args_n; i++) {
         const char *w = args_v[i];
-        if (path >= w && path <= w + strlen(w)) continue;
+        if (within(path, w) || within(over, w)) continue;
         const char *eq = w[0] == '-' && w[1] == '-' ? strchr(w, '=') : NULL;
         struct stat s;
         if (stat(eq ? eq + 1 : w, &s) == 0 && S_ISREG(s.st_mode) && s.st_dev == sb->st_dev && s.st_ino == sb->st_ino)
@@ -362,6 +367,11 @@ static int output_finish(cli_output *o) {
 }
 
 int cli_output_open(const char *cmd, const char *opt, const char *path, const char *default_name, cli_output *o) {
+    return cli_output_open_over(cmd, opt, path, default_name, NULL, o);
+}
+
+int cli_output_open_over(const char *cmd, const char *opt, const char *path, const char *default_name,
+                         const char *over, cli_output *o) {
     memset(o, 0, sizeof *o);
     if (!strcmp(path, "-")) {
         o->is_stdout = true;
@@ -375,7 +385,7 @@ int cli_output_open(const char *cmd, const char *opt, const char *path, const ch
     if (n < 0 || (size_t)n >= sizeof o->path) return cli_usage_error(cmd, "%s: path too long", opt);
     if (cli_is_dir(o->path)) return cli_usage_error(cmd, "%s: %s: is a directory", opt, o->path);
     struct stat sb;
-    int at = stat(o->path, &sb) == 0 && S_ISREG(sb.st_mode) ? input_word(path, &sb) : 0;
+    int at = stat(o->path, &sb) == 0 && S_ISREG(sb.st_mode) ? input_word(path, over, &sb) : 0;
     long holder = 0;
     int e = at ? 0 : output_start(o, "tmp", true, &holder);
     if (e == LOCK_HELD && holder == (long)getpid())

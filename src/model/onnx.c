@@ -161,14 +161,18 @@ static rotor_status parse_dims(const char *label, const char *text, dimbind *b, 
             return rotor_fail(err, ROTOR_ERR_INPUT, "%s: --dim: name '%.*s' is too long", label, (int)(eq - s), s);
         dimbind *d = &b[*nb];
         snprintf(d->name, sizeof d->name, "%.*s", (int)(eq - s), s);
-        char num[32];
-        snprintf(num, sizeof num, "%.*s", (int)(comma - eq - 1), eq + 1);
-        char *end;
+        /* the whole value, however long (a copy of 31 characters read
+         * "000...0800" as 8: found by a review helper) */
+        char *num = strndup(eq + 1, (size_t)(comma - eq - 1)), *end;
+        if (!num) return rotor_nomem(err);
         errno = 0;
         long long v = strtoll(num, &end, 10);
-        if (!num[0] || *end || errno || v < 1 || v > ((int64_t)1 << 32))
-            return rotor_fail(err, ROTOR_ERR_INPUT, "%s: --dim: %s: expected a positive integer up to 2^32, got '%s'",
-                              label, d->name, num);
+        bool bad = !num[0] || *end || errno || v < 1 || v > ((int64_t)1 << 32);
+        if (bad)
+            rotor_fail(err, ROTOR_ERR_INPUT, "%s: --dim: %s: expected a positive integer up to 2^32, got '%s'", label,
+                       d->name, num);
+        free(num);
+        if (bad) return ROTOR_ERR_INPUT;
         for (int i = 0; i < *nb; i++)
             if (!strcmp(b[i].name, d->name))
                 return rotor_fail(err, ROTOR_ERR_INPUT, "%s: --dim: %s is bound twice", label, d->name);

@@ -169,7 +169,11 @@ static bool hbm_values(const char *list, char *out, size_t size, char *msg, size
     for (const char *p = list;;) {
         size_t len = strcspn(p, ",:");
         char item[64];
-        snprintf(item, sizeof item, "%.*s", (int)(len < sizeof item ? len : sizeof item - 1), p);
+        if (len >= sizeof item) { /* refused whole, never read cut short (found by a review helper) */
+            snprintf(msg, msize, "'%.*s...': a value of more than %d characters", 20, p, (int)sizeof item - 1);
+            return false;
+        }
+        snprintf(item, sizeof item, "%.*s", (int)len, p);
         double gbps;
         char text[64];
         /* a range's step ("x2", "+4") and anything not a bandwidth stay for parse_values to judge */
