@@ -232,6 +232,20 @@ Test(chiphier, set_takes_each_key) {
     set_ok(&c, "clusters=3");
     cr_assert_eq(rotor_chip_validate(&c, &err), ROTOR_ERR_INPUT);
     cr_assert_str_eq(err.msg, "clusters * cores_per_cluster (3 x 16) != cores_per_chip (64)");
+    /* clusters alone, as a file gives it: K clusters of N / K cores */
+    set_ok(&c, "clusters=2");
+    cr_assert_eq(c.cores_per_cluster, 32);
+    c = preset("ipu-mk2");
+    set_ok(&c, "clusters=2");
+    cr_assert_eq(c.cores_per_cluster, 736);
+    cr_assert_eq(rotor_chip_validate(&c, &err), ROTOR_OK, "%s", err.msg);
+    /* a cluster size that does not divide a one-cluster chip: refused, not
+     * taken as the whole chip */
+    c = preset("ipu-mk2");
+    before = c;
+    cr_assert_eq(rotor_chip_set(&c, "cores_per_cluster=3", &err), ROTOR_ERR_INPUT);
+    cr_assert_str_eq(err.msg, "--set: cores_per_cluster: 3 does not divide cores_per_chip (1472)");
+    cr_assert(memcmp(&before, &c, sizeof c) == 0);
 }
 
 /* ---- the writer -------------------------------------------------------------------- */

@@ -796,12 +796,24 @@ rotor_status rotor_chip_set(rotor_chip *chip, const char *assignment, rotor_erro
     if (f->offset == offsetof(rotor_chip, cores_per_chip) && copy.clusters > 0 &&
         copy.cores_per_chip % copy.clusters == 0)
         copy.cores_per_cluster = copy.cores_per_chip / copy.clusters;
-    /* ... and --set cores_per_cluster=C on a one-cluster chip splits it into
-     * clusters of C when C divides it (validate would take a one-cluster
-     * chip's cores_per_cluster as the whole chip, and ignore C). */
-    if (f->offset == offsetof(rotor_chip, cores_per_cluster) && copy.clusters == 1 &&
-        copy.cores_per_chip % copy.cores_per_cluster == 0)
+    /* ... --set cores_per_cluster=C on a one-cluster chip splits it into
+     * clusters of C.  A C that does not divide the cores is refused here:
+     * validate takes a one-cluster chip's cores_per_cluster as the whole
+     * chip (check_hierarchy), so it would ignore C (a one-cluster chip, exit
+     * 0, until 2026-12-03; found by a review helper). */
+    if (f->offset == offsetof(rotor_chip, cores_per_cluster) && copy.clusters == 1) {
+        if (copy.cores_per_chip % copy.cores_per_cluster)
+            return rotor_fail(err, ROTOR_ERR_INPUT,
+                              "--set: cores_per_cluster: %" PRId64 " does not divide cores_per_chip (%" PRId64 ")",
+                              copy.cores_per_cluster, copy.cores_per_chip);
         copy.clusters = copy.cores_per_chip / copy.cores_per_cluster;
+    }
+    /* ... and --set clusters=K makes clusters of N / K cores when K divides
+     * N, as a chip file giving clusters alone is read (derive_hierarchy;
+     * until 2026-12-03 K clusters of the whole chip's cores were refused);
+     * otherwise the relation waits for validate to name it. */
+    if (f->offset == offsetof(rotor_chip, clusters) && copy.cores_per_chip % copy.clusters == 0)
+        copy.cores_per_cluster = copy.cores_per_chip / copy.clusters;
     *chip = copy;
     return ROTOR_OK;
 }
