@@ -199,3 +199,21 @@ Test(jsonfile, a_duplicate_among_many_keys_is_found) {
     cr_assert_str_eq(err.msg, "big.json: k0: duplicate key");
     free(text);
 }
+
+/* An escape \u0000 in a string is refused where it stands: cJSON ends the
+ * string there, so "mesh\u0000xyz" read as "mesh" and a name "a\u0000b" as
+ * "a" (found by a review helper); an escaped backslash before u0000 is
+ * text, read as it is. */
+Test(jsonfile, a_nul_escape_in_a_string_is_refused_where_it_stands) {
+    rotor_chip chip;
+    rotor_error err = {{0}};
+    const char *cut = "{\"format\": \"rotor-chip\", \"version\": 1, \"base\": \"ipu-mk2\",\n \"name\": \"a\\u0000b\"}";
+    cr_assert_eq(rotor_chip_parse(cut, strlen(cut), "c.json", &chip, &err), ROTOR_ERR_INPUT);
+    cr_assert_str_eq(err.msg, "c.json: line 2, column 12: \\u0000 in a string: rotor's strings hold no NUL character");
+    const char *k2 = "{\"format\": \"rotor-chip\", \"version\": 1, \"ba\\u0000se\": \"ipu-mk2\"}";
+    cr_assert_eq(rotor_chip_parse(k2, strlen(k2), "c.json", &chip, &err), ROTOR_ERR_INPUT);
+    cr_assert(strstr(err.msg, "\\u0000 in a string") != NULL, "%s", err.msg);
+    const char *text = "{\"format\": \"rotor-chip\", \"version\": 1, \"base\": \"ipu-mk2\", \"name\": \"a\\\\u0000b\"}";
+    cr_assert_eq(rotor_chip_parse(text, strlen(text), "c.json", &chip, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_str_eq(chip.name, "a\\u0000b");
+}

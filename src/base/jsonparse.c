@@ -83,10 +83,34 @@ rotor_status rotor_json_no_nul(const char *text, size_t len, const char *label, 
                : ROTOR_OK;
 }
 
+/* The offset of the first escape \u0000 inside a string of text, or -1.
+ * cJSON decodes it to a NUL that ends the C string it makes, so
+ * "mesh\u0000xyz" read as "mesh" and "a\u0000b" as "a", without a word
+ * (found by a review helper, 2026-12-03).  Escapes are followed pair by
+ * pair, so "\\u0000" (a backslash, then u0000) is not one. */
+static long nul_escape(const char *text, size_t len) {
+    bool in = false;
+    for (size_t i = 0; i < len; i++) {
+        if (text[i] == '"') in = !in;
+        else if (in && text[i] == '\\' && i + 1 < len) {
+            if (text[i + 1] == 'u' && i + 5 < len && !memcmp(text + i + 2, "0000", 4)) return (long)i;
+            i++; /* the escaped character */
+        }
+    }
+    return -1;
+}
+
 rotor_status rotor_json_parse(const char *text, size_t len, const char *label, cJSON **root, rotor_error *err) {
     *root = NULL;
     rotor_status st = rotor_json_no_nul(text, len, label, err);
     if (st) return st;
+    long nul = nul_escape(text, len);
+    if (nul >= 0) {
+        size_t line, col;
+        line_col(text, (size_t)nul, &line, &col);
+        return rotor_fail(err, ROTOR_ERR_INPUT, "%s: line %zu, column %zu: \\u0000 in a string: rotor's strings hold "
+                          "no NUL character", label, line, col);
+    }
     /* require_null_terminated: only white space after the value */
     const char *end = NULL;
     *root = cJSON_ParseWithOpts(text, &end, 1);
