@@ -571,6 +571,12 @@ Test(onnx, external_weights_symbolic_inputs_and_shape_overrides) {
     cr_assert_eq(mb_load(&b, &o4, &g, NULL, &err), ROTOR_OK, "%s", err.msg);
     expect_expr(&g, "mm", "Y[m,n] += A[m,k] * B[k,n]", "m=800,k=64,n=32");
     rotor_graph_free(&g);
+    rotor_onnx_options o6 = {.input_shapes = "x=7x64,x=8x64"};
+    cr_assert_eq(mb_load(&b, &o6, &g, NULL, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "--input: x is given twice");
+    rotor_onnx_options o7 = {.input_shapes = "x=7x64x"};
+    cr_assert_eq(mb_load(&b, &o7, &g, NULL, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "--input: x: expected extents like 1x3x8");
     rotor_onnx_options o5 = {.dims = "s1=0000000000000000000000000000008junk"};
     cr_assert_eq(mb_load(&b, &o5, &g, NULL, &err), ROTOR_ERR_INPUT);
     assert_msg_has(err, "--dim: s1: expected a positive integer up to 2^32, got '0000000000000000000000000000008junk'");

@@ -559,6 +559,9 @@ Test(search, constraints_parse_reads_each_key_and_refuses_unknown) {
     cr_assert(strstr(err.msg, "unknown key 'cores'") != NULL, "%s", err.msg);
     cr_assert_eq(rotor_constraints_parse("max_padding=0.5", &c, &err), ROTOR_ERR_INPUT);
     cr_assert(strstr(err.msg, "max_padding") != NULL, "%s", err.msg);
+    /* a key twice is refused, not the last taken */
+    cr_assert_eq(rotor_constraints_parse("min_cores=1470,memory_cap=9,min_cores=1", &c, &err), ROTOR_ERR_INPUT);
+    cr_assert_str_eq(err.msg, "constraints: min_cores is given twice");
 }
 
 /* ---- the benchmark (paper 003) ------------------------------------------- */

@@ -132,8 +132,9 @@ static rotor_status parse_overrides(const char *label, const char *text, shape_o
             char *end;
             errno = 0;
             long long v = strtoll(p, &end, 10);
+            /* "1x3x8x": an extent missing after the last x */
             if (end == p || errno || v < 1 || v > ((int64_t)1 << 32) || (end < comma && *end != 'x') ||
-                x->rank == OX_MAX_RANK)
+                end + 1 == comma || x->rank == OX_MAX_RANK)
                 return rotor_fail(err, ROTOR_ERR_INPUT, "%s: --input: %s: expected extents like 1x3x8 (at most %d, "
                                   "each 1 to 2^32), got '%.*s'", label, x->name, OX_MAX_RANK,
                                   (int)(comma - eq - 1), eq + 1);
@@ -141,6 +142,9 @@ static rotor_status parse_overrides(const char *label, const char *text, shape_o
             p = end < comma ? end + 1 : end;
         }
         if (x->rank == 0) return rotor_fail(err, ROTOR_ERR_INPUT, "%s: --input: %s has no extents", label, x->name);
+        for (int i = 0; i < *no; i++) /* the first or the second: not knowable, so neither */
+            if (!strcmp(o[i].name, x->name))
+                return rotor_fail(err, ROTOR_ERR_INPUT, "%s: --input: %s is given twice", label, x->name);
         (*no)++;
         s = *comma ? comma + 1 : comma;
     }

@@ -32,6 +32,10 @@
 rotor_status rotor_constraints_parse(const char *text, rotor_constraints *out, rotor_error *err) {
     memset(out, 0, sizeof *out);
     const char *s = text ? text : "";
+    /* each key once: "min_cores=1470,min_cores=1" took the last without a
+     * word (found by a review helper, 2026-12-03), as --constraints given
+     * twice is refused */
+    bool seen[3] = {false, false, false}; /* max_padding, min_cores, memory_cap */
     while (*s) {
         const char *comma = strchr(s, ',');
         int len = comma ? (int)(comma - s) : (int)strlen(s);
@@ -47,6 +51,10 @@ rotor_status rotor_constraints_parse(const char *text, rotor_constraints *out, r
         *eq = '\0';
         const char *key = item, *val = eq + 1;
         char *end;
+        int k = !strcmp(key, "max_padding") ? 0 : !strcmp(key, "min_cores") ? 1 : !strcmp(key, "memory_cap") ? 2 : -1;
+        if (k >= 0 && seen[k])
+            return rotor_fail(err, ROTOR_ERR_INPUT, "constraints: %s is given twice", key);
+        if (k >= 0) seen[k] = true;
         if (strcmp(key, "max_padding") == 0) {
             double v = strtod(val, &end);
             if (end == val || *end || !(v >= 1.0) || v > 1e6)
