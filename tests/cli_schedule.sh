@@ -108,6 +108,9 @@ expect_error no_hbm 2 "chip 'ipu-mk2' has no HBM" -- schedule llama2-13b --layer
 expect_error bad_design 2 "design" -- schedule llama2-13b --layers 1 --design fastest
 expect_error bad_bw 2 "--hbm-bw: expected a positive bandwidth" -- schedule llama2-13b --layers 1 --hbm-bw fast
 expect_error bad_bw_unit 2 "--hbm-bw: expected a positive bandwidth" -- schedule llama2-13b --layers 1 --hbm-bw 16PB/s
+# below the least bandwidth a chip file takes: said in the words typed, not as
+# a per-chip hbm_gbps
+expect_error tiny_bw 2 "^rotor schedule: --hbm-bw: expected a positive bandwidth in TB/s (16, 16TB/s, 8000GB/s), got '1e-30'$" -- schedule llama2-13b --layers 1 --hbm-bw 1e-30
 # HBM holds each chip's share of the weights and KV cache: one layer, 0.58 GB a chip with the
 # embedding table whole (its Gather runs replicated)
 expect_error hbm_full 1 "one chip's HBM would hold 578713600 bytes of weights and KV cache (its share over 4 chips), more than the chip's 500000000 (hbm_bytes)" -- schedule llama2-13b --layers 1 --set hbm_bytes=500000000

@@ -729,6 +729,10 @@ bool rotor_bandwidth_parse(const char *s, double *gbps) {
     if (!*end || !strcasecmp(end, "TB/s") || !strcasecmp(end, "TB") || !strcasecmp(end, "T")) scale = 1000.0;
     else if (!strcasecmp(end, "GB/s") || !strcasecmp(end, "GB") || !strcasecmp(end, "G")) scale = 1.0;
     else return false;
+    /* below the chip file's least bandwidth (1e-6 GB/s) is refused here, in
+     * the user's words, not later as a per-chip hbm_gbps they never typed
+     * (--hbm-bw 1e-30: "hbm_gbps: ... got 2.5e-28" until 2026-12-03) */
+    if (v * scale < 1e-6) return false;
     *gbps = v * scale;
     return true;
 }
