@@ -327,8 +327,11 @@ Test(overlap, a_compiles_parts_add_up_with_the_shifts_under_compute) {
     cr_assert_not_null(at);
     memcpy(at, "\"hiddenXs\"", 10); /* an unknown key in totals: ignored, as a file of before */
     cr_assert_eq(rotor_program_parse(text, "p.json", &c, &p, &err), ROTOR_OK, "%s", err.msg);
-    cr_assert_eq(p.hidden_s, 0);
+    cr_assert_float_eq(p.hidden_s, r.hidden_s, 1e-12 * r.hidden_s, "a file of before takes the operators' sum");
     rotor_program_free(&p);
+    memcpy(at, "\"hidden_s\":\t0", 13); /* a total that is not the operators' sum */
+    cr_assert_eq(rotor_program_parse(text, "p.json", &c, &p, &err), ROTOR_ERR_INPUT);
+    cr_assert_str_eq(err.msg, "p.json: totals.hidden_s: is not the sum of the operators'");
     free(text);
     rotor_compile_result_free(&r);
     rotor_graph_free(&g);

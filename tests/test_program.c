@@ -270,6 +270,40 @@ Test(program, a_placement_that_is_not_the_plans_is_refused) {
 Test(program, totals_that_are_not_the_sum_are_refused) {
     refused(bad_total, "totals.total_s: is not the sum");
 }
+
+/* Every figure the reader can derive is checked, not only exec_s and
+ * total_s: each operator's active_bytes and active.time, and every total
+ * (until 2026-12-03 they were taken as written; found by a review helper).
+ * live_bytes and a vendor operator's bytes come from the graph, which a
+ * program does not hold: they are bounded by the SRAM only. */
+static void edit_op_num(cJSON *r, int i, const char *obj, const char *key, double by) {
+    cJSON *o = op_at(r, i);
+    if (obj) o = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, "active"), obj);
+    cJSON_ReplaceItemInObject(o, key, cJSON_CreateNumber(cJSON_GetObjectItemCaseSensitive(o, key)->valuedouble + by));
+}
+static void edit_total(cJSON *r, const char *key, double by) {
+    cJSON *t = cJSON_GetObjectItemCaseSensitive(r, "totals");
+    cJSON_ReplaceItemInObject(t, key, cJSON_CreateNumber(cJSON_GetObjectItemCaseSensitive(t, key)->valuedouble + by));
+}
+static void more_active_bytes(cJSON *r) { edit_op_num(r, 0, NULL, "active_bytes", 2); }
+static void other_compute(cJSON *r) { edit_op_num(r, 2, "time", "compute_s", 1e-6); }
+static void other_comm_total(cJSON *r) { edit_total(r, "communication_s", 1e-6); }
+static void other_idle_total(cJSON *r) { edit_total(r, "idle_bytes", 1); }
+static void other_peak(cJSON *r) { edit_total(r, "peak_bytes", -1); }
+static void more_live(cJSON *r) {
+    for (int i = 0; i < cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(r, "operators")); i++)
+        edit_op_num(r, i, NULL, "live_bytes", 8);
+}
+Test(program, every_figure_the_reader_derives_is_checked) {
+    refused(more_active_bytes, "p.json: operators[0].active_bytes: does not match the plan's memory");
+    refused(other_compute, "p.json: operators[2].active.time.compute_s: ");
+    refused(other_compute, "does not match the plan's");
+    refused(other_comm_total, "p.json: totals.communication_s: is not the sum of the operators'");
+    refused(other_idle_total, "p.json: totals.idle_bytes: is not the sum of the operators'");
+    refused(other_peak, "p.json: totals.peak_bytes: is not the largest idle + live + active bytes of an operator");
+    /* more live bytes everywhere raise the peak the totals must give */
+    refused(more_live, "p.json: totals.peak_bytes: is not the largest idle + live + active bytes of an operator");
+}
 Test(program, setup_bytes_that_do_not_give_setup_s_are_refused) {
     /* 5500 more bytes at 5.5 GB/s is 1 us more than the recorded setup_s */
     refused(more_setup_bytes, "p.json: operators[0].setup_s: ");

@@ -436,7 +436,8 @@ static rotor_status read_op_counts(reader *rd, const cJSON *x, const rotor_chip 
     op->vendor = cJSON_IsTrue(vend);
     if ((st = get_num(rd, x, "setup_s", &op->setup_s)) || (st = get_num(rd, x, "exec_s", &op->exec_s)) ||
         (st = get_int(rd, x, "live_bytes", 0, cb.s, WHY_SRAM, &op->live_bytes)) ||
-        (st = get_int(rd, x, "idle_bytes", 0, cb.s, WHY_SRAM, &op->idle_bytes)))
+        (st = get_int(rd, x, "idle_bytes", 0, cb.s, WHY_SRAM, &op->idle_bytes)) ||
+        (st = get_int(rd, x, "active_bytes", 0, cb.s, WHY_SRAM, &op->active_bytes)))
         return st;
     if (op->vendor) return ROTOR_OK;
     if ((st = get_int(rd, x, "setup_bytes", 0, cb.ns, "the chip's cores times sram_bytes", &op->setup_bytes)) ||
@@ -538,6 +539,27 @@ static rotor_status read_op_active(reader *rd, const cJSON *x, const rotor_chip 
                      rotor_chip_sram(chip), WHY_SRAM, &mem)))
         return st;
     if (mem != op->active_info.memory) return bad(rd, "active.memory_bytes", "does not match the plan");
+    if (op->active_bytes != mem) return bad(rd, "active_bytes", "does not match the plan's memory");
+    /* the plan's time, part by part, as exec_s is (hidden_s only with overlap) */
+    const cJSON *tj = cJSON_GetObjectItemCaseSensitive(act, "time");
+    if (!cJSON_IsObject(tj)) return bad(rd, "active.time", tj ? "expected an object" : "missing");
+    static const char *const part[] = {"compute_s", "communication_s", "reduction_s", "total_s", "hidden_s"};
+    const double want_s[] = {op->active_cost.compute, op->active_cost.comm, op->active_cost.reduction,
+                             op->active_cost.total, op->active_cost.hidden};
+    for (int i = 0; i < 5; i++) {
+        char field[40];
+        snprintf(field, sizeof field, "active.time.%s", part[i]);
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(tj, part[i]);
+        if (!v && i < 4) return bad(rd, field, "missing");
+        if (v && (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < 0))
+            return bad_got(rd, field, "expected a non-negative number", v);
+        double got = v ? v->valuedouble : 0;
+        if (!close_rel(got, want_s[i])) {
+            char msg[160];
+            snprintf(msg, sizeof msg, "%.6g s does not match the plan's %.6g s", got, want_s[i]);
+            return bad(rd, field, msg);
+        }
+    }
 
     /* the placement summary must be what place.c derives from the plan */
     const cJSON *pj = cJSON_GetObjectItemCaseSensitive(act, "placement");
@@ -928,10 +950,50 @@ static rotor_status read_head(reader *rd, const cJSON *root, const rotor_chip *c
         (st = get_int(rd, tot, "idle_bytes", 0, S, WHY_SRAM, &out->idle_bytes)) ||
         (st = get_int(rd, tot, "peak_bytes", 0, S, WHY_SRAM, &out->peak_bytes)))
         return st;
-    /* written since 2026-12-03: a file without it hid nothing it says */
+    /* written since 2026-12-03; a file without it takes the operators' sum
+     * (check_totals) */
+    out->hidden_s = -1;
     if (cJSON_GetObjectItemCaseSensitive(tot, "hidden_s") && (st = get_num(rd, tot, "hidden_s", &out->hidden_s)))
         return st;
     rd->where[0] = '\0';
+    return ROTOR_OK;
+}
+
+/* The totals' parts, each the operators' sum as the compile writes it
+ * (compile.c, fill_schedule), and the peak, the largest idle + live +
+ * active while one operator runs.  Until 2026-12-03 only total_s was
+ * checked, and a program's other totals were taken as written (found by a
+ * review helper).  A program with segments counts its segments' figures
+ * (segment.c), and is held to total_s and the segments' own checks. */
+static rotor_status check_totals(reader *rd, rotor_program *p) {
+    double setup = 0, part[5] = {0}; /* compute, communication, reduction, hidden, vendor */
+    int64_t idle = 0, peak = 0;
+    for (int o = 0; o < p->nops; o++) {
+        const rotor_program_op *op = &p->ops[o];
+        setup += op->setup_s;
+        idle += op->idle_bytes;
+        if (op->vendor) {
+            part[4] += op->exec_s;
+            continue;
+        }
+        part[0] += op->active_cost.compute, part[1] += op->active_cost.comm;
+        part[2] += op->active_cost.reduction, part[3] += op->active_cost.hidden;
+    }
+    for (int o = 0; o < p->nops; o++) {
+        const rotor_program_op *op = &p->ops[o];
+        int64_t at = idle - op->idle_bytes + op->live_bytes + op->active_bytes;
+        if (at > peak) peak = at;
+    }
+    if (p->hidden_s < 0) p->hidden_s = part[3]; /* a file from before hidden_s */
+    static const char *const name[] = {"totals.compute_s", "totals.communication_s", "totals.reduction_s",
+                                       "totals.hidden_s", "totals.vendor_s"};
+    const double got[] = {p->compute_s, p->comm_s, p->reduction_s, p->hidden_s, p->vendor_s};
+    for (int i = 0; i < 5; i++)
+        if (!close_rel(got[i], part[i])) return bad(rd, name[i], "is not the sum of the operators'");
+    if (!close_rel(p->setup_s, setup)) return bad(rd, "totals.setup_s", "is not the sum of the operators'");
+    if (p->idle_bytes != idle) return bad(rd, "totals.idle_bytes", "is not the sum of the operators'");
+    if (p->peak_bytes != peak)
+        return bad(rd, "totals.peak_bytes", "is not the largest idle + live + active bytes of an operator");
     return ROTOR_OK;
 }
 
@@ -1000,6 +1062,12 @@ static rotor_status parse_with(const char *text, const char *label, const rotor_
             st = bad(&rd, "totals.total_s",
                      out->nsegments ? "is not the sum of the segments' totals and the other operators' setup and exec times"
                                     : "is not the sum of the operators' setup and exec times");
+        if (!st && !out->nsegments) st = check_totals(&rd, out);
+        if (!st && out->hidden_s < 0) { /* segments, from before hidden_s: the others' sum, as segment.c's */
+            out->hidden_s = 0;
+            for (int o = 0; o < n; o++)
+                if (!out->ops[o].vendor && !out->ops[o].segment) out->hidden_s += out->ops[o].active_cost.hidden;
+        }
     }
     cJSON_Delete(root);
     if (st) rotor_program_free(out);

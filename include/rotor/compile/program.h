@@ -45,7 +45,8 @@ typedef struct rotor_program_op {
     rotor_plan idle_base;          /* the plan the idle layout refines */
     int64_t idle_split;            /* k */
     int64_t idle_bytes;
-    int64_t live_bytes;
+    int64_t live_bytes;            /* not derivable from the program (the graph's liveness): bounded only */
+    int64_t active_bytes;          /* the active plan's memory (a vendor op's: bounded only) */
     double setup_s;
     int64_t setup_bytes;           /* received per core during setup (not vendor ops) */
     int64_t setup_rounds;          /* its gather rounds */
