@@ -58,6 +58,7 @@ if grep -q '"least_pruned":' "$out" && grep -q '"name":	"lstm"' "$out" && grep -
 if [ "$(cut -d, -f1-9 "$f")" = "$(cut -d, -f1-9 "$tmpdir/first.csv")" ]; then ok; else bad "a second run differs"; fi
 
 expect_error unknown-net 2 "--models: unknown network 'alexnt' (did you mean 'alexnet'?)" -- reproduce kapla --models alexnt
+expect_error twice-net 2 "^rotor reproduce: --models: 'mlp' is given twice$" -- reproduce kapla --models mlp,lstm,mlp
 expect_error max-batch 2 "--max-batch: kapla runs KAPLA's batches" -- reproduce kapla --max-batch 4
 expect_error solver-bogus 2 "--solver: expected exact, fast, random or ml, got 'rnd'" -- plan --expr 'C[m,n] += A[m,k] * B[k,n]' --dim m=8,k=8,n=8 --solver rnd
 finish cli_reproduce_kapla.sh

@@ -37,6 +37,8 @@ static int parse_nets(const char *list, const rotor_kaplarepro_net **out, int *n
             return cli_usage_error("reproduce", "--models: unknown network '%s'%s (KAPLA's: alexnet, mobilenet, vgg, "
                                                 "googlenet, resnet, mlp, lstm)",
                                    word, rotor_suggest_phrase(word, known, NNETS, hint, sizeof hint));
+        for (int i = 0; i < *n; i++) /* a network twice would be two rows of one figure */
+            if (out[i] == x) return cli_usage_error("reproduce", "--models: '%s' is given twice", x->name);
         if (*n == NNETS) return cli_usage_error("reproduce", "--models: at most %d networks", NNETS);
         out[(*n)++] = x;
         if (!end) return 0;
