@@ -64,6 +64,7 @@ if cmp -s "$f" "$tmpdir/first.csv"; then ok; else bad "a second run differs"; fi
 expect_error models 2 "^rotor reproduce: --models: unknown model 'resnet-18' (did you mean 'resnet-50'?) (Table 2's: resnet-50, bert-128," \
     -- reproduce graphturbo --models resnet-18 -o "$tmpdir/none"
 expect_error empty 2 "--models: an empty name in 'dlrm,'" -- reproduce graphturbo --models dlrm, -o "$tmpdir/none"
+expect_error twice 2 "^rotor reproduce: --models: 'dlrm' is given twice$" -- reproduce graphturbo --models dlrm,resnet-50,dlrm -o "$tmpdir/none"
 expect_error batch 2 "--max-batch: graphturbo runs Table 2's batches per cluster" -- reproduce graphturbo --max-batch 4
 expect_error no-gb 2 "chip 'ipu-mk2' has no global buffer" -- reproduce graphturbo --chip ipu-mk2 -o "$tmpdir/none"
 if [ -e "$tmpdir/none" ]; then bad "a refused run made its folder"; else ok; fi

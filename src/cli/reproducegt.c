@@ -43,6 +43,8 @@ static int parse_models(const char *list, const rotor_gtrepro_entry **out, int *
         if (!e)
             return cli_usage_error("reproduce", "--models: unknown model '%s'%s (Table 2's: %s)", word,
                                    rotor_suggest_phrase(word, known, ROTOR_GTREPRO_MODELS, hint, sizeof hint), names);
+        for (int i = 0; i < *n; i++) /* a model twice would be two rows of one table */
+            if (out[i] == e) return cli_usage_error("reproduce", "--models: '%s' is given twice", e->name);
         if (*n == ROTOR_GTREPRO_MODELS) return cli_usage_error("reproduce", "--models: at most %d models", *n);
         out[(*n)++] = e;
         if (!end) return 0;
