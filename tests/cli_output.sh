@@ -146,6 +146,10 @@ expect_error trace-is-input 2 "^rotor simulate: --trace: $d/p.json: is the file 
     simulate "$d/p.json" -q --trace "$d/p.json"
 expect_error named-twice 2 "^rotor explore: -o: $d/t-hbm-bw.csv: another output of this run writes it already$" -- \
     explore llama2-7b --layers 1 --sweep hbm-bw=2 -q -o "$d/t" --report "$d/t-hbm-bw.csv"
-rm -f "$d/m.onnx" "$d/c.json" "$d/c-link.json" "$d/p.json"
+# the same with the file there already: another output's word is no input
+: >"$d/t-hbm-bw.csv"
+expect_error named-twice-existing 2 "^rotor explore: -o: $d/t-hbm-bw.csv: another output of this run writes it already$" -- \
+    explore llama2-7b --layers 1 --sweep hbm-bw=2 -q -o "$d/t" --report "$d/t-hbm-bw.csv"
+rm -f "$d/m.onnx" "$d/c.json" "$d/c-link.json" "$d/p.json" "$d/t-hbm-bw.csv"
 
 finish cli_output

@@ -80,6 +80,15 @@ if [ -d "$TESTDATA" ]; then
     expect_error data-size 2 "--data x: 60 elements; the input has 2352" -- \
         run "$mp/model.onnx" --data "x=$TESTDATA/node/test_abs/test_data_set_0/input_0.pb"
     expect_error not-pb 2 "not a serialized TensorProto" -- run "$mp/model.onnx" --data "x=$mp/model.onnx"
+    # an input file named NAME=FILE is not replaced by the output of that name,
+    # refused before a line is printed (check_outputs)
+    abs="$TESTDATA/node/test_abs"
+    cp "$abs/test_data_set_0/input_0.pb" "$tmpdir/y.pb"
+    expect_error data-is-output 2 "^rotor run: -o: $tmpdir/y.pb: is the file 'x=$tmpdir/y.pb' this run reads" -- \
+        run "$abs/model.onnx" --data "x=$tmpdir/y.pb" -o "$tmpdir"
+    if cmp -s "$abs/test_data_set_0/input_0.pb" "$tmpdir/y.pb"; then ok
+    else bad "data-is-output: the input was replaced"; fi
+    rm -f "$tmpdir/y.pb"
 else
     bad "$TESTDATA is absent (apt-get install libonnx-testdata)"
 fi

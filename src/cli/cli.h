@@ -251,6 +251,11 @@ int cli_output_open(const char *cmd, const char *opt, const char *path, const ch
  * into FILE): not refused as the run's input. */
 int cli_output_open_over(const char *cmd, const char *opt, const char *path, const char *default_name,
                          const char *over, cli_output *o);
+/* The checks cli_output_open makes of a path before it opens it (not a
+ * directory, not a file the command line reads), for outputs whose names
+ * are known before the work but opened after it (rotor run -o DIR's
+ * tensors): 0, or the line said and its exit code. */
+int cli_output_check(const char *cmd, const char *opt, const char *path);
 int cli_output_commit(const char *cmd, const char *opt, cli_output *o);
 void cli_output_abort(cli_output *o);
 /* A file beside an output this run holds (explore's checkpoint of its CSV,

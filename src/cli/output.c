@@ -102,18 +102,40 @@ void cli_args_note(int argc, char *const *argv) {
  * "--output=X"). */
 static bool within(const char *p, const char *w) { return p && p >= w && p <= w + strlen(w); }
 
+/* Whether command-line word i is the value of an output option (-o X,
+ * -oX, --output=X, --trace X, --report X).  Such a word is another output,
+ * not an input: two outputs on one file are told apart by the lock the
+ * first holds (cli_output_open_over), which names the clash rightly.  A
+ * spelling missed here ("-qo X") is taken for an input: refused either
+ * way, only in other words. */
+static bool output_word(int i) {
+    static const char *const opts[] = {"-o", "--output", "--trace", "--report"};
+    const char *w = args_v[i], *prev = i > 1 ? args_v[i - 1] : "";
+    if (w[0] == '-' && w[1] == 'o' && w[2]) return true;
+    for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++) {
+        size_t n = strlen(opts[k]);
+        if (!strcmp(prev, opts[k]) || (!strncmp(w, opts[k], n) && w[n] == '=')) return true;
+    }
+    return false;
+}
+
+static bool same_file(const char *name, const struct stat *sb) {
+    struct stat s;
+    return stat(name, &s) == 0 && S_ISREG(s.st_mode) && s.st_dev == sb->st_dev && s.st_ino == sb->st_ino;
+}
+
 /* The command-line word (1..) that names the regular file sb describes, the
- * words `path` and `over` point into aside (the output option's own value;
- * an input the output is meant to replace); a word "--opt=FILE" names FILE.
- * 0: none. */
+ * words `path` and `over` point into and other outputs' words aside (the
+ * output option's own value; an input the output is meant to replace).  A
+ * word names a file whole or after any '=' in it: "--model=FILE", and the
+ * NAME=FILE of "--data x=FILE" and "--value s=FILE".  0: none. */
 static int input_word(const char *path, const char *over, const struct stat *sb) {
     for (int i = 1; i < args_n; i++) {
         const char *w = args_v[i];
-        if (within(path, w) || within(over, w)) continue;
-        const char *eq = w[0] == '-' && w[1] == '-' ? strchr(w, '=') : NULL;
-        struct stat s;
-        if (stat(eq ? eq + 1 : w, &s) == 0 && S_ISREG(s.st_mode) && s.st_dev == sb->st_dev && s.st_ino == sb->st_ino)
-            return i;
+        if (within(path, w) || within(over, w) || output_word(i)) continue;
+        if (same_file(w, sb)) return i;
+        for (const char *eq = strchr(w, '='); eq; eq = strchr(eq + 1, '='))
+            if (same_file(eq + 1, sb)) return i;
     }
     return 0;
 }
@@ -366,6 +388,21 @@ static int output_finish(cli_output *o) {
     return e;
 }
 
+/* The line refusing output `file` (written for the word `path`) where it is
+ * a file the command line reads, `over` aside; 0 where it is not. */
+static int refuse_input(const char *cmd, const char *opt, const char *file, const char *path, const char *over) {
+    struct stat sb;
+    int at = stat(file, &sb) == 0 && S_ISREG(sb.st_mode) ? input_word(path, over, &sb) : 0;
+    return at ? cli_usage_error(cmd, "%s: %s: is the file '%s' this run reads; the output would replace it", opt, file,
+                                args_v[at])
+              : 0;
+}
+
+int cli_output_check(const char *cmd, const char *opt, const char *path) {
+    if (cli_is_dir(path)) return cli_usage_error(cmd, "%s: %s: is a directory", opt, path);
+    return refuse_input(cmd, opt, path, path, NULL);
+}
+
 int cli_output_open(const char *cmd, const char *opt, const char *path, const char *default_name, cli_output *o) {
     return cli_output_open_over(cmd, opt, path, default_name, NULL, o);
 }
@@ -384,15 +421,12 @@ int cli_output_open_over(const char *cmd, const char *opt, const char *path, con
                              : snprintf(o->path, sizeof o->path, "%s", path);
     if (n < 0 || (size_t)n >= sizeof o->path) return cli_usage_error(cmd, "%s: path too long", opt);
     if (cli_is_dir(o->path)) return cli_usage_error(cmd, "%s: %s: is a directory", opt, o->path);
-    struct stat sb;
-    int at = stat(o->path, &sb) == 0 && S_ISREG(sb.st_mode) ? input_word(path, over, &sb) : 0;
+    int rc = refuse_input(cmd, opt, o->path, path, over);
+    if (rc) return rc;
     long holder = 0;
-    int e = at ? 0 : output_start(o, "tmp", true, &holder);
+    int e = output_start(o, "tmp", true, &holder);
     if (e == LOCK_HELD && holder == (long)getpid())
         return cli_usage_error(cmd, "%s: %s: another output of this run writes it already", opt, o->path);
-    if (at)
-        return cli_usage_error(cmd, "%s: %s: is the file '%s' this run reads; the output would replace it", opt,
-                               o->path, args_v[at]);
     if (e == LOCK_HELD && holder > 0)
         return cli_usage_error(cmd, "%s: %s: another rotor run (PID %ld) is writing it", opt, o->path, holder);
     if (e == LOCK_HELD) return cli_usage_error(cmd, "%s: %s: another rotor run is writing it", opt, o->path);

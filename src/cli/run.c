@@ -576,7 +576,8 @@ typedef char out_path[4400];
  * file, the second tensor silently replacing the first (found by a review
  * helper), and a name too long for a path was cut short.  Checked as soon
  * as the model is loaded and run (check_outputs), before a line is
- * printed or a file written. */
+ * printed or a file written, with every output's own checks (a file of
+ * the command line, `--data x=DIR/y.pb -o DIR`, is not replaced). */
 static int output_files(const run_state *s, rotor_named_output **outs, out_path **paths, int *n) {
     *outs = named_outputs(&s->p.graph, n);
     *paths = *outs ? malloc((size_t)(*n > 0 ? *n : 1) * sizeof **paths) : NULL;
@@ -598,6 +599,7 @@ static int check_outputs(const run_state *s) {
     rotor_named_output *outs;
     out_path *paths;
     int n, rc = output_files(s, &outs, &paths, &n);
+    for (int o = 0; o < n && !rc; o++) rc = cli_output_check("run", "-o", paths[o]);
     free(outs);
     free(paths);
     return rc;
