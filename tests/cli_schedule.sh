@@ -111,6 +111,15 @@ expect_error bad_bw_unit 2 "--hbm-bw: expected a positive bandwidth" -- schedule
 # below the least bandwidth a chip file takes: said in the words typed, not as
 # a per-chip hbm_gbps
 expect_error tiny_bw 2 "^rotor schedule: --hbm-bw: expected a positive bandwidth in TB/s (16, 16TB/s, 8000GB/s), got '1e-30'$" -- schedule llama2-13b --layers 1 --hbm-bw 1e-30
+# the floor holds per chip: a total at it, shared by a pod's 4 chips, is below
+# it, refused in the words typed (--set, --hbm-bw and a sweep alike)
+expect_error tiny_bw_per_chip 2 "^rotor schedule: --hbm-bw: '2e-6G' over 4 chips is 5e-07 GB/s a chip, below the least (1e-06 GB/s)$" -- \
+    schedule llama2-13b --layers 1 --chip ipu-pod4 --hbm-bw 2e-6G
+expect_error tiny_bw_set 2 "^rotor chip: --set: hbm-bw: \"2e-6G\" over 4 chips is 5e-07 GB/s a chip, below the least (1e-06 GB/s)$" -- \
+    chip show ipu-pod4 --set hbm-bw=2e-6G
+expect_error tiny_bw_sweep 2 "^rotor explore: --sweep hbm-bw=2e-09: hbm-bw: 2e-09 TB/s over 4 chips is 5e-07 GB/s a chip, below the least (1e-06 GB/s)$" -- \
+    explore llama2-7b --layers 1 --chip ipu-pod4 --sweep hbm-bw=2e-6G -q -o "$tmpdir/e"
+expect_out tiny_bw_enough "\"hbm_gbps\":.1e-06,$" -- chip show ipu-pod4 --set hbm-bw=4e-6G
 # HBM holds each chip's share of the weights and KV cache: one layer, 0.58 GB a chip with the
 # embedding table whole (its Gather runs replicated)
 expect_error hbm_full 1 "one chip's HBM would hold 578713600 bytes of weights and KV cache (its share over 4 chips), more than the chip's 500000000 (hbm_bytes)" -- schedule llama2-13b --layers 1 --set hbm_bytes=500000000

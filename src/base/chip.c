@@ -750,9 +750,23 @@ static rotor_status set_hbm_bw(rotor_chip *chip, const char *value, rotor_error 
         return rotor_fail(err, ROTOR_ERR_INPUT, "--set: hbm-bw: expected the bandwidth of all chips in TB/s (16, "
                           "16TB/s, 8000GB/s; 0 for none), got %s", got);
     }
+    double per = 0;
+    if (total > 0 && !rotor_hbm_bw_per_chip(total, chip->chips, &per)) {
+        char got[96];
+        quote(value, strlen(value), got, sizeof got);
+        return rotor_fail(err, ROTOR_ERR_INPUT, "--set: hbm-bw: %s over %lld chips is %.3g GB/s a chip, below the "
+                          "least (%g GB/s)", got, (long long)chip->chips, per, ROTOR_RATE_MIN);
+    }
     char a[64];
-    snprintf(a, sizeof a, "hbm_gbps=%.17g", total / (double)chip->chips);
+    snprintf(a, sizeof a, "hbm_gbps=%.17g", per);
     return rotor_chip_set(chip, a, err);
+}
+
+bool rotor_hbm_bw_per_chip(double total_gbps, int64_t chips, double *per_chip) {
+    /* the chip file's floor holds per chip: a total at the floor over a pod
+     * was refused as a per-chip hbm_gbps nobody typed (until 2026-12-03) */
+    *per_chip = total_gbps / (double)(chips > 0 ? chips : 1);
+    return *per_chip >= ROTOR_RATE_MIN;
 }
 
 rotor_status rotor_chip_set(rotor_chip *chip, const char *assignment, rotor_error *err) {

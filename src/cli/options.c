@@ -462,7 +462,11 @@ int cli_apply_hbm_bw(const char *cmd, const char *hbm, rotor_chip *chip) {
     if (chip->hbm_controllers == 0)
         return cli_usage_error(cmd, "--hbm-bw: chip '%s' has no HBM (set hbm_bytes, hbm_gbps and "
                                "hbm_controllers, or use ipu-pod4)", chip->name);
-    chip->hbm_gbps = total / (double)chip->chips;
+    double per;
+    if (!rotor_hbm_bw_per_chip(total, chip->chips, &per))
+        return cli_usage_error(cmd, "--hbm-bw: '%s' over %lld chips is %.3g GB/s a chip, below the least (%g GB/s)",
+                               hbm, (long long)chip->chips, per, ROTOR_RATE_MIN);
+    chip->hbm_gbps = per;
     return 0;
 }
 

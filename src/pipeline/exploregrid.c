@@ -321,7 +321,13 @@ static rotor_status apply_key(ex_key key, double v, const char *t, const rotor_c
         if (c->hbm_controllers == 0)
             return rotor_fail(err, ROTOR_ERR_INPUT, "chip '%s' has no HBM (set hbm_bytes, hbm_gbps and "
                               "hbm_controllers, or use ipu-pod4)", c->name);
-        return set_field(c, "hbm_gbps", v * 1000.0 / (double)c->chips, err);
+    {
+        double per = 0;
+        if (v > 0 && !rotor_hbm_bw_per_chip(v * 1000.0, c->chips, &per))
+            return rotor_fail(err, ROTOR_ERR_INPUT, "hbm-bw: %s TB/s over %lld chips is %.3g GB/s a chip, below the "
+                              "least (%g GB/s)", t, (long long)c->chips, per, ROTOR_RATE_MIN);
+        return set_field(c, "hbm_gbps", per, err);
+    }
     case KEY_NOC_BW: return set_field(c, "link_gbps", v, err);
     case KEY_FLOPS: {
         /* each field set by name, so that a value out of range is refused

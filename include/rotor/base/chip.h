@@ -126,6 +126,11 @@ rotor_status rotor_chip_set(rotor_chip *chip, const char *assignment, rotor_erro
  * all chips (issue 46: the command line's one spelling). */
 bool rotor_bandwidth_parse(const char *s, double *gbps);
 
+/* *per_chip = the HBM bandwidth of each of `chips` chips sharing a total
+ * of total_gbps (the command line's hbm-bw is the total); false where that
+ * is below the chip file's least rate, ROTOR_RATE_MIN. */
+bool rotor_hbm_bw_per_chip(double total_gbps, int64_t chips, double *per_chip);
+
 /* Re-checks every field and the relations between them (mesh_width *
  * mesh_height == cores_per_chip for a mesh, and so on). */
 rotor_status rotor_chip_validate(const rotor_chip *chip, rotor_error *err);
