@@ -141,6 +141,9 @@ if cmp -s "$tiny" "$d/m.onnx"; then ok; else bad "the input was replaced"; fi
 ln -s c.json "$d/c-link.json"
 expect_error output-is-chip 2 "^rotor compile: -o: $d/c.json: is the file '$d/c-link.json' this run reads" -- \
     compile "$tiny" -q --chip "$d/c-link.json" -o "$d/c.json"
+# chip show may rewrite the chip file it shows, read whole before the write
+"$ROTOR" chip show "$d/c.json" --set link_gbps=7 -o "$d/c.json" 2>"$err" || bad "chip rewrite: $(cat "$err")"
+if grep -q '"link_gbps":	7,' "$d/c.json"; then ok; else bad "chip show did not rewrite its chip file"; fi
 "$ROTOR" compile "$tiny" -q -o "$d/p.json" >/dev/null 2>"$err" || bad "compile: $(cat "$err")"
 expect_error trace-is-input 2 "^rotor simulate: --trace: $d/p.json: is the file '$d/p.json' this run reads" -- \
     simulate "$d/p.json" -q --trace "$d/p.json"

@@ -55,7 +55,9 @@ static int show(const char *cmd, const char *spec, const chip_args *a) {
         char name[ROTOR_CHIP_NAME_MAX + 16];
         snprintf(name, sizeof name, "%s.chip.json", chip.name);
         cli_output o = {0};
-        rc = cli_output_open(cmd, "-o", a->out, name, &o);
+        /* the chip file itself may be rewritten (chip show my.json --set
+         * k=v -o my.json): it was read whole above */
+        rc = cli_output_open_over(cmd, "-o", a->out, name, spec, &o);
         if (!rc) {
             fputs(text, o.f);
             rc = cli_output_commit(cmd, "-o", &o);
