@@ -605,3 +605,36 @@ Test(chip, a_chip_scaled_keeps_its_per_core_rates_or_its_balance) {
     cr_assert_float_eq(f.vector_tflops, 250, 1e-12);
     cr_assert_float_eq(f.int8_tops, 2000, 1e-12);
 }
+
+/* T10 Figure 20's part of a chip: on a mesh the squarest rectangle within
+ * the chip's own mesh, on a chip of clusters whole clusters; a part that
+ * cannot be made is refused, naming it. */
+Test(chip, a_part_of_a_mesh_is_a_rectangle_of_it_and_of_clusters_whole_clusters) {
+    rotor_chip c, p;
+    rotor_error err;
+    cr_assert_eq(rotor_chip_preset("wormhole-n150", &c, &err), ROTOR_OK);
+    cr_assert_eq(c.mesh_width * c.mesh_height, 72);
+    cr_assert_eq(rotor_chip_part(&c, 18, &p, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(p.mesh_width, c.mesh_width == 8 ? 3 : 6);
+    cr_assert_eq(p.mesh_width * p.mesh_height, 18);
+    cr_assert_eq(rotor_chip_part(&c, 36, &p, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(p.mesh_width, 6);
+    cr_assert_eq(p.mesh_height, 6);
+    cr_assert_eq(rotor_chip_matrix_rate(&p), rotor_chip_matrix_rate(&c));
+    cr_assert_eq(rotor_chip_part(&c, 72, &p, &err), ROTOR_OK);
+    cr_assert_eq(p.mesh_width, c.mesh_width);
+    c.mesh_width = c.mesh_height = 2;
+    c.cores_per_chip = 4;
+    cr_assert_eq(rotor_chip_part(&c, 3, &p, &err), ROTOR_ERR_INPUT);
+    cr_assert_str_eq(err.msg, "3 cores make no rectangle within chip 'wormhole-n150''s 2x2 mesh");
+    cr_assert_eq(rotor_chip_preset("stcp920", &c, &err), ROTOR_OK);
+    cr_assert_eq(rotor_chip_part(&c, 16, &p, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(p.clusters, 2);
+    cr_assert_eq(p.cores_per_cluster, 8);
+    cr_assert_eq(rotor_chip_part(&c, 4, &p, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(p.clusters, 1);
+    cr_assert_eq(p.cores_per_cluster, 4);
+    cr_assert_eq(rotor_chip_part(&c, 12, &p, &err), ROTOR_ERR_INPUT);
+    cr_assert_str_eq(err.msg, "12 cores are not whole clusters of chip 'stcp920' (8 cores each)");
+    cr_assert_eq(rotor_chip_part(&c, 33, &p, &err), ROTOR_ERR_INPUT);
+}

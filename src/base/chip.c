@@ -1094,6 +1094,41 @@ rotor_chip rotor_chip_with_cores(const rotor_chip *chip, int64_t g) {
     return c;
 }
 
+rotor_status rotor_chip_part(const rotor_chip *chip, int64_t g, rotor_chip *out, rotor_error *err) {
+    if (g < 1 || g > chip->cores_per_chip)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "a part of %lld cores of chip '%s' (%lld cores)", (long long)g,
+                          chip->name, (long long)chip->cores_per_chip);
+    rotor_chip c = rotor_chip_with_cores(chip, g);
+    if (chip->topology == ROTOR_TOPO_MESH) {
+        /* a rectangle of the chip's own mesh, the squarest that fits: the
+         * part's shifts cross the links they would on the whole chip (a
+         * quarter of 8x9 is 3x6; 2x9 would be as valid and slower) */
+        int64_t w = 0;
+        for (int64_t x = 1; x <= chip->mesh_width; x++)
+            if (g % x == 0 && g / x <= chip->mesh_height &&
+                (!w || llabs(x - g / x) < llabs(w - g / w)))
+                w = x;
+        if (!w)
+            return rotor_fail(err, ROTOR_ERR_INPUT, "%lld cores make no rectangle within chip '%s''s %lldx%lld mesh",
+                              (long long)g, chip->name, (long long)chip->mesh_width, (long long)chip->mesh_height);
+        c.mesh_width = w;
+        c.mesh_height = g / w;
+    }
+    if (chip->clusters > 1) {
+        /* whole clusters, each with its own global buffer; less than one
+         * cluster is one cluster of those cores */
+        int64_t per = chip->cores_per_cluster;
+        if (g > per && g % per)
+            return rotor_fail(err, ROTOR_ERR_INPUT, "%lld cores are not whole clusters of chip '%s' (%lld cores each)",
+                              (long long)g, chip->name, (long long)per);
+        c.clusters = g > per ? g / per : 1;
+        c.cores_per_cluster = g > per ? per : g;
+    }
+    rotor_status st = rotor_chip_validate(&c, err);
+    if (!st) *out = c;
+    return st;
+}
+
 const char *rotor_chip_topology_text(const rotor_chip *chip, char *buf, size_t size) {
     if (chip->topology == ROTOR_TOPO_MESH)
         snprintf(buf, size, "mesh %lldx%lld", (long long)chip->mesh_width, (long long)chip->mesh_height);

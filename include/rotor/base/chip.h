@@ -163,6 +163,12 @@ int64_t rotor_chip_cores(const rotor_chip *chip);          /* N = cores_per_chip
  * cores_per_chip of theirs; everything else (SRAM and links per core, HBM
  * and mesh shape) is the caller's to set. */
 rotor_chip rotor_chip_with_cores(const rotor_chip *chip, int64_t g);
+/* *out = g of the chip's cores as a chip of their own (T10 Figure 20's
+ * "part of the chip"): rotor_chip_with_cores, on a mesh the squarest
+ * rectangle of g cores within the chip's mesh, on a chip of clusters whole
+ * clusters (or one cluster of g cores, fewer than a cluster's).  An error
+ * names the part that cannot be made. */
+rotor_status rotor_chip_part(const rotor_chip *chip, int64_t g, rotor_chip *out, rotor_error *err);
 /* chip with its matrix rate tflops and its other compute in proportion:
  * vector_tflops and int8_tops scaled by tflops / matrix_tflops, so that
  * "more FLOPS" keeps the balance between MatMuls and the vendor operators
