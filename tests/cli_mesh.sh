@@ -44,6 +44,8 @@ if [ -s "$err" ]; then bad "wse2 -q: stderr '$(cat "$err")'"; else ok; fi
 # up to 2.9x slower than the busiest-link model (docs/mesh.md, "Narrow
 # meshes"), says so in the text and the program; 16x16 says nothing
 line="--set cores_per_chip=256 --set topology=mesh --set mesh_width=128 --set mesh_height=2"
+# the header names the mesh's shape (an all-to-all chip keeps its cores alone)
+expect_out header "^bert-base, batch 1, on ipu-mk2 (256 cores, mesh 16x16), plans by" -- compile $bert $mesh
 expect_out narrow "^note: on a 128x2 mesh (a side of 2 cores or fewer) the replay measured shifts up to 2.9x slower" -- compile $bert $line
 expect_out narrow-json '"caveat":	"on a 128x2 mesh' -- compile $bert $line --json
 expect_out narrow-plan "^  note        on a 128x2 mesh" -- plan --expr 'C[m,n] += A[m,k] * B[k,n]' --dim m=512,k=512,n=512 $line

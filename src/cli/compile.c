@@ -305,11 +305,16 @@ static int print_compiled(const compile_args *a, const rotor_pipeline *p, const 
         }
         rotor_energy_price(chip, &ec, p->t10.total_s, &en);
         const rotor_group_stats *gs = &p->group;
-        char bw[64];
-        printf("%s, %s, on %s (%lld cores), plans by the %s solver; %d operators grouped into %d "
+        char bw[64], topo[64] = "";
+        /* a mesh's shape in the header: the plans and the caveat depend on it */
+        if (chip->topology == ROTOR_TOPO_MESH) {
+            topo[0] = ',', topo[1] = ' ';
+            rotor_chip_topology_text(chip, topo + 2, sizeof topo - 2);
+        }
+        printf("%s, %s, on %s (%lld cores%s), plans by the %s solver; %d operators grouped into %d "
                "(%d epilogues fused, %d layout ops folded)\n\n",
                a->model, cli_batch_words(a->model, b, bw, sizeof bw), chip->name, (long long)rotor_chip_cores(chip),
-               rotor_solver_name(a->solver),
+               topo, rotor_solver_name(a->solver),
                gs->ops_before, gs->ops_after, gs->fused, gs->folded);
         if (p->train.forward_ops) cli_print_train(p); /* --train (docs/training.md) */
         print_table(&p->graph, &p->t10, chip);
