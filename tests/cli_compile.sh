@@ -68,6 +68,7 @@ expect_error several-chips-sim 2 "chip 'ipu-pod4' is 4 chips" -- simulate mlp-l 
 expect_error unknown-model 2 "unknown model 'bert-huge' (the zoo has bert-base" -- compile bert-huge
 expect_error no-model 2 "a model is required" -- compile
 expect_error bad-batch 2 "--batch: expected an integer from 1 to 1048576, got '0'" -- compile bert-base --batch 0
+expect_error bad-batch-space 2 "--batch: expected an integer from 1 to 1048576, got ' 8'" -- compile bert-base --batch " 8"
 expect_error falling-batch 2 "--batch: sizes must increase" -- compile bert-base --batch 4,2
 expect_error bad-baseline 2 "--baseline: expected vgm or vgm-oracle, got 'roller'" -- compile bert-base --baseline roller
 expect_error oracle-conflict 2 "--baseline vgm-oracle conflicts with --compare" -- compile bert-base --baseline vgm-oracle --compare

@@ -273,6 +273,10 @@ Test(expr, dims_item_without_equals_is_refused) {
     bind_fails(MATMUL, "m=2,k,n=2", "dims: expected axis=extent, got 'k'");
 }
 
+Test(expr, dims_with_a_trailing_comma_are_refused) {
+    bind_fails(MATMUL, "m=2,k=2,n=2,", "dims: expected axis=extent after the last ',', got nothing");
+}
+
 /* ---- the right-hand side program and its evaluator (emulator support) ---- */
 
 /* `Y[s,d] = X[s,d] * G[d] + Bb[d]` in postfix: X G * Bb +. */

@@ -3,6 +3,7 @@
  * its table), and the parsers of values that more than one subcommand
  * takes (integers, bandwidths, topologies, the chip with its --set
  * overrides). */
+#include <ctype.h>
 #include <getopt.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -315,7 +316,8 @@ bool cli_parse_bandwidth(const char *s, double *gbps) {
 int cli_parse_i64(const char *cmd, const char *opt, const char *s, int64_t lo, int64_t hi, int64_t *out) {
     char *end;
     long long v = strtoll(s, &end, 10);
-    if (end == s || *end || v < lo || v > hi)
+    /* strtoll skips leading white space, which a trailing one is not: both refused */
+    if (end == s || *end || isspace((unsigned char)s[0]) || v < lo || v > hi)
         return cli_usage_error(cmd, "%s: expected an integer from %lld to %lld, got '%s'", opt,
                                (long long)lo, (long long)hi, s);
     *out = v;

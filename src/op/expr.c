@@ -528,6 +528,8 @@ rotor_status rotor_expr_bind(rotor_expr *e, const char *dims, rotor_error *err) 
         if (x <= 0)
             return rotor_fail(err, ROTOR_ERR_INPUT, "dims: %s=%s: extent must be at least 1", name, buf);
         ext[a] = x;
+        if (comma && !comma[1]) /* "m=8," is no list a user meant: say so rather than guess */
+            return rotor_fail(err, ROTOR_ERR_INPUT, "dims: expected axis=extent after the last ',', got nothing");
         s = comma ? comma + 1 : s + len;
     }
     for (int a = 0; a < e->naxes; a++)
