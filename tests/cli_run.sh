@@ -89,6 +89,29 @@ if [ -d "$TESTDATA" ]; then
     if cmp -s "$abs/test_data_set_0/input_0.pb" "$tmpdir/y.pb"; then ok
     else bad "data-is-output: the input was replaced"; fi
     rm -f "$tmpdir/y.pb"
+    # --check: a file of the check folder (a set's reference, the model) is
+    # not replaced either, however it is reached (a hard link, a symlink)
+    cp -r "$abs" "$tmpdir/chk"
+    ln "$tmpdir/chk/test_data_set_0/output_0.pb" "$tmpdir/chk/test_data_set_0/y.pb"
+    expect_error check-reference-is-output 2 \
+        "^rotor run: -o: $tmpdir/chk/test_data_set_0/y.pb: is the file '$tmpdir/chk/test_data_set_0/output_0.pb' this run reads" -- \
+        run --check "$tmpdir/chk" -o "$tmpdir/chk/test_data_set_0"
+    if cmp -s "$abs/test_data_set_0/output_0.pb" "$tmpdir/chk/test_data_set_0/output_0.pb"; then ok
+    else bad "check-reference-is-output: the reference was replaced"; fi
+    rm "$tmpdir/chk/test_data_set_0/y.pb"
+    mkdir "$tmpdir/chko"
+    ln -s "$tmpdir/chk/model.onnx" "$tmpdir/chko/y.pb"
+    expect_error check-model-is-output 2 "^rotor run: -o: $tmpdir/chko/y.pb: is the file '$tmpdir/chk/model.onnx' this run reads" -- \
+        run --check "$tmpdir/chk" -o "$tmpdir/chko"
+    rm "$tmpdir/chko/y.pb"
+    # several sets: each set's outputs in a folder of its own, none replacing
+    # another's (the second set a copy of the first)
+    cp -r "$tmpdir/chk/test_data_set_0" "$tmpdir/chk/test_data_set_1"
+    expect_out check-sets-each-a-folder "^PASS$" -- run --check "$tmpdir/chk" -o "$tmpdir/chko"
+    if cmp -s "$tmpdir/chko/test_data_set_0/y.pb" "$tmpdir/chko/test_data_set_1/y.pb" &&
+        [ "$(ls "$tmpdir/chko")" = "$(printf 'test_data_set_0\ntest_data_set_1')" ]; then ok
+    else bad "check-sets-each-a-folder: $(ls -R "$tmpdir/chko" | tr '\n' ' ')"; fi
+    rm -rf "$tmpdir/chk" "$tmpdir/chko"
 else
     bad "$TESTDATA is absent (apt-get install libonnx-testdata)"
 fi

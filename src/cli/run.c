@@ -4,6 +4,7 @@
  * reference outputs (docs/run.md). */
 #include <cjson/cJSON.h>
 #include <dirent.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,7 +41,8 @@ static void run_usage(FILE *f) {
             "  --data NAME=FILE.pb the elements of graph input NAME (repeatable); inputs not given\n"
             "                      get deterministic pseudo-random values in [-1, 1) (8- and\n"
             "                      16-bit integer inputs: integers, 256 values around 0 or 128)\n"
-            "  -o, --output DIR    write each graph output as DIR/<name>.pb (TensorProto)\n"
+            "  -o, --output DIR    write each graph output as DIR/<name>.pb (TensorProto); with --check\n"
+            "                      and several sets, as DIR/<set>/<name>.pb\n"
             "  --program FILE      run this compiled program (rotor compile -o) instead of compiling\n"
             "  --direct            no plans: only the direct execution in double\n"
             "  --simplify          fold BatchNormalization and constants first (docs/simplify.md), and\n"
@@ -180,6 +182,13 @@ typedef struct run_state {
     bool gt;
     rotor_gt_schedule gts;
     rotor_gtrun_result gtres;
+    /* -o: the folder this run writes (a->out, or with --check and several
+     * sets a->out/<set>); with --check, the files the check reads (model,
+     * every set's input_<i>.pb and output_<i>.pb), which no output replaces */
+    const char *out_dir;
+    const char *check_model;
+    char (*check_sets)[4096];
+    int nsets;
 } run_state;
 
 /* Fills st->inputs for every graph input: from --data or set (by name,
@@ -581,11 +590,11 @@ typedef char out_path[4400];
 static int output_files(const run_state *s, rotor_named_output **outs, out_path **paths, int *n) {
     *outs = named_outputs(&s->p.graph, n);
     *paths = *outs ? malloc((size_t)(*n > 0 ? *n : 1) * sizeof **paths) : NULL;
-    if (!*paths) return cli_usage_error("run", "-o: %s: out of memory listing the outputs", s->a->out);
+    if (!*paths) return cli_usage_error("run", "-o: %s: out of memory listing the outputs", s->out_dir);
     int rc = 0;
     for (int o = 0; o < *n && !rc; o++) {
-        if (!output_file(s->a->out, (*outs)[o].name, (*paths)[o], sizeof(*paths)[o]))
-            rc = cli_usage_error("run", "-o: %s: output '%s': its file's path is too long", s->a->out,
+        if (!output_file(s->out_dir, (*outs)[o].name, (*paths)[o], sizeof(*paths)[o]))
+            rc = cli_usage_error("run", "-o: %s: output '%s': its file's path is too long", s->out_dir,
                                  (*outs)[o].name);
         for (int p = 0; p < o && !rc; p++)
             if (!strcmp((*paths)[p], (*paths)[o]))
@@ -595,11 +604,46 @@ static int output_files(const run_state *s, rotor_named_output **outs, out_path 
     return rc;
 }
 
+/* Whether path is the file `file` (the same device and inode: a link, a
+ * path spelled otherwise). */
+static bool same_file(const struct stat *sb, const char *file) {
+    struct stat fb;
+    return !stat(file, &fb) && fb.st_dev == sb->st_dev && fb.st_ino == sb->st_ino;
+}
+
+/* With --check: the file the check reads that path is (its model or a
+ * set's input_<i>.pb or output_<i>.pb, as read_numbered names them), into
+ * `file`; false when none.  `-o DIR/test_data_set_0` with an output named
+ * output_0 replaced the set's reference after the check (the files of the
+ * folder are not words of the command line, cli_output_check). */
+static bool check_reads(const run_state *s, const char *path, char *file, size_t cap) {
+    struct stat sb;
+    if (!s->check_model || stat(path, &sb) || !S_ISREG(sb.st_mode)) return false;
+    snprintf(file, cap, "%s", s->check_model);
+    if (same_file(&sb, file)) return true;
+    static const char *const kinds[] = {"input", "output"};
+    for (int k = 0; k < s->nsets; k++)
+        for (int w = 0; w < 2; w++)
+            for (int i = 0; i < RUN_MAX_DATA; i++) {
+                snprintf(file, cap, "%s/%s_%d.pb", s->check_sets[k], kinds[w], i);
+                struct stat fb;
+                if (stat(file, &fb)) break;
+                if (fb.st_dev == sb.st_dev && fb.st_ino == sb.st_ino) return true;
+            }
+    return false;
+}
+
 static int check_outputs(const run_state *s) {
     rotor_named_output *outs;
     out_path *paths;
     int n, rc = output_files(s, &outs, &paths, &n);
-    for (int o = 0; o < n && !rc; o++) rc = cli_output_check("run", "-o", paths[o]);
+    char file[4400];
+    for (int o = 0; o < n && !rc; o++) {
+        rc = cli_output_check("run", "-o", paths[o]);
+        if (!rc && check_reads(s, paths[o], file, sizeof file))
+            rc = cli_usage_error("run", "-o: %s: is the file '%s' this run reads; the output would replace it",
+                                 paths[o], file);
+    }
     free(outs);
     free(paths);
     return rc;
@@ -826,15 +870,27 @@ int cmd_run(int argc, char **argv) {
         cJSON *jsets = root ? cJSON_AddArrayToObject(root, "sets") : NULL;
         for (int i = 0; i < nsets && !rc; i++) {
             tensor_list *in = calloc(1, sizeof *in), *out = calloc(1, sizeof *out);
-            run_state s = {.a = &a};
+            /* several sets: each set's outputs in a folder of its own,
+             * OUT/<set> (made here), so that no set's replace another's */
+            char set_out[4200];
+            const char *label = strrchr(sets[i], '/') + 1;
+            if (a.out && nsets > 1) {
+                int n = snprintf(set_out, sizeof set_out, "%s/%s", a.out, label);
+                if (n < 0 || (size_t)n >= sizeof set_out) rc = cli_usage_error(cmd, "-o: %s: path too long", a.out);
+                else if (mkdir(set_out, 0777) && errno != EEXIST)
+                    rc = cli_usage_error(cmd, "-o: %s: cannot make the set's folder (%s)", set_out, strerror(errno));
+                else if (!cli_is_dir(set_out))
+                    rc = cli_usage_error(cmd, "-o: %s: is not a folder", set_out);
+            }
+            run_state s = {.a = &a, .out_dir = a.out && nsets > 1 ? set_out : a.out, .check_model = model,
+                           .check_sets = sets, .nsets = nsets};
             rotor_status st = in && out ? ROTOR_OK : rotor_nomem(&err);
             if (!st) st = read_numbered(sets[i], "input", in, &err);
             if (!st) st = read_numbered(sets[i], "output", out, &err);
-            if (st) rc = cli_fail(cmd, st, &err);
+            if (st && !rc) rc = cli_fail(cmd, st, &err);
             if (!rc) rc = run_model(&s, model, in, &err);
             if (!rc && a.out) rc = check_outputs(&s);
             if (!rc) {
-                const char *label = strrchr(sets[i], '/') + 1;
                 cJSON *j = jsets ? cJSON_CreateObject() : NULL;
                 if (j) {
                     cJSON_AddStringToObject(j, "set", label);
@@ -855,7 +911,7 @@ int cmd_run(int argc, char **argv) {
             state_free(&s);
         }
     } else {
-        run_state s = {.a = &a};
+        run_state s = {.a = &a, .out_dir = a.out};
         rc = run_model(&s, a.input, NULL, &err);
         if (!rc && a.out) rc = check_outputs(&s);
         if (!rc) {
