@@ -33,8 +33,17 @@ for s in d["subgraphs"]:
     saved += s["t10_s"] - s["grouped_s"] - s["penalty_s"]
 assert d["total_s"] <= d["t10_s"] - saved + 1e-15
 assert [s["first"] for s in d["subgraphs"]] == ["s2.b0.conv1"]
+# the room T10 leaves: the SRAM less the peak `rotor compile --simplify` prints
+assert d["dropped_for_sram"] == 0 and d["t10_free_bytes"] == 638976 - 73270
 PY
 then ok; else bad "json: $(head -c 300 "$tmpdir/r18.json")"; fi
+
+# batch 64: the two stage-3 blocks' copies do not fit together in the
+# 145,747 B a core T10's schedule leaves (638,976 less its peak, 493,229):
+# one is turned away, and the line says what room there was
+run_saved "$tmpdir/r18b64" -- compile resnet-18 --batch 64 --group graphturbo --cache "$c" -q
+expect_saved dropped "^1 choice turned away: the SRAM could not hold its instances' copies of its weights beside the others' (T10's schedule leaves 145747 B a core at its fullest operator; " "$tmpdir/r18b64"
+expect_saved b64-total "^T10 on the simplified graph 1199.901 us (compute 989.482); graphturbo 1193.420 us, 1.005x; 2 sub-graphs as instances" "$tmpdir/r18b64"
 
 # the replay (sim/gticcareplay.c): the instance program replayed on its
 # group, beside the model, within 5 % (the same cache: no search again)

@@ -157,6 +157,10 @@ static cJSON *icca_json(const rotor_pipeline *p, const rotor_chip *chip, const c
     cJSON_AddNumberToObject(root, "candidates", r->candidates);
     cJSON_AddNumberToObject(root, "compiles", r->compiles);
     cJSON_AddNumberToObject(root, "dropped_for_sram", r->dropped);
+    /* the SRAM T10's schedule leaves a core at its fullest operator, the
+     * room the instances' copies compete for (a key added 2026-12-04, the
+     * version kept) */
+    cJSON_AddNumberToObject(root, "t10_free_bytes", (double)(rotor_chip_sram(chip) - p->t10.peak_bytes));
     cJSON *sgs = cJSON_AddArrayToObject(root, "subgraphs");
     for (int k = 0; k < r->nsg; k++) cJSON_AddItemToArray(sgs, rotor_doc_gticca_sg_json(&p->graph, &r->sg[k]));
     return root;
