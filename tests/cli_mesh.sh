@@ -23,6 +23,28 @@ o["setup_s"] = 1e-12
 json.dump(d, open(sys.argv[2], "w"))
 PY
 expect_error low-setup 2 "setup_s: 1e-12 s is below its busiest link's" -- simulate "$tmpdir/low.json" $mesh -q
+# the setups' exchanges beside their busiest links' bound: the plans were
+# chosen by the bound, and the note says how far the schedule is from it;
+# the bound rebuilt from the program's own fields (setup_link_bytes, setup_rounds,
+# setup_hops at 5.5 GB/s and 1 ns a hop; docs/mesh.md, "Setup")
+"$ROTOR" compile $bert $mesh --set link_latency_ns=1 -o "$tmpdir/n.json" >"$tmpdir/n.txt" 2>"$err" || bad "note: $(cat "$err")"
+if "${PYTHON3:-/usr/bin/python3}" - "$tmpdir/n.json" "$tmpdir/n.txt" <<'PY'
+import json, re, sys
+d = json.load(open(sys.argv[1]))
+m = re.search(r"^note: the setups' exchanges take ([0-9.]+) us, ([0-9.]+)x what their busiest links bound "
+              r"them to \(([0-9.]+) us\); the plans were chosen by that bound", open(sys.argv[2]).read(), re.M)
+ops = [o for o in d["operators"] if not o["vendor"] and o["setup_bytes"] > 0]
+setup = sum(o["setup_s"] for o in ops) * 1e6
+bound = sum(o["setup_link_bytes"] / 5.5e9 + max(o["setup_rounds"], 1) * max(o["setup_hops"], 1) * 1e-9
+            for o in ops) * 1e6
+assert m and abs(float(m.group(1)) - setup) < 1e-3 and abs(float(m.group(3)) - bound) < 1e-3, (m and m.groups(), setup, bound)
+assert setup > 1.25 * bound and abs(float(m.group(2)) - setup / bound) < 6e-3
+PY
+then ok; else bad "setup note: $(grep note "$tmpdir/n.txt")"; fi
+# where the exchanges come within a quarter of their bound (wormhole-n150's
+# 8x9 mesh), no note
+expect_out no-note "^total 4.549 us" -- compile mlp-l --chip wormhole-n150
+if grep -q "^note" "$out"; then bad "no-note: $(grep note "$out")"; else ok; fi
 expect_out layout "mesh layout .* of the 16x16 mesh" -- plan --expr 'C[m,n] += A[m,k] * B[k,n]' --dim m=512,k=512,n=512 $mesh
 # the VGM baseline over the 16x16 mesh's routes (docs/vgm.md, "On a 2D mesh"):
 # 177.500 us against 34.245 us on 256 all-to-all cores, pinned; one chip only

@@ -116,6 +116,13 @@ static void print_table(const rotor_graph *g, const rotor_compile_result *r, con
            rotor_solver_name(r->solver), r->ncurve);
     char caveat[320];
     if (rotor_chip_mesh_caveat(chip, caveat, sizeof caveat)) printf("note: %s\n", caveat);
+    /* the plans saw the bound, the total the schedule: say so where they part */
+    double setup, bound;
+    rotor_compile_mesh_setups(chip, r, &setup, &bound);
+    if (bound > 0 && setup > 1.25 * bound)
+        printf("note: the setups' exchanges take %.3f us, %.2fx what their busiest links bound them to (%.3f us); "
+               "the plans were chosen by that bound (docs/mesh.md, \"Setup\")\n",
+               setup * 1e6, setup / bound, bound * 1e6);
 }
 
 /* The pipelined segments (docs/kapla.md, "Pipelining"): one block each. */

@@ -359,6 +359,18 @@ double rotor_compile_setup_s(const rotor_chip *chip, int64_t bytes, int64_t roun
     return rotor_cost_shift_s(chip, bytes, rounds);
 }
 
+void rotor_compile_mesh_setups(const rotor_chip *chip, const rotor_compile_result *r, double *setup_s,
+                               double *bound_s) {
+    *setup_s = *bound_s = 0;
+    if (chip->topology != ROTOR_TOPO_MESH) return;
+    for (int o = 0; o < r->nops; o++) {
+        const rotor_op_schedule *s = &r->ops[o];
+        if (s->vendor || s->segment || s->setup_bytes <= 0) continue;
+        *setup_s += s->setup_s;
+        *bound_s += rotor_mesh_setup_s(chip, s->setup_link_bytes, s->setup_rounds, s->setup_hops);
+    }
+}
+
 /* ---- frontiers ---------------------------------------------------------- */
 
 /* The frontier slot of op's shape, made empty (n = 0) if it is new; the

@@ -241,6 +241,15 @@ bool rotor_compile_handoff_applies(const rotor_graph *g, int o, int t);
  * (rotor_cost_shift_s). */
 double rotor_compile_setup_s(const rotor_chip *chip, int64_t bytes, int64_t rounds);
 
+/* On a mesh, the setups r reports (each its exchange's schedule,
+ * rotor_mesh_exchange) beside what their busiest links bound them to
+ * (rotor_mesh_setup_s of each operator's setup_link_bytes, setup_rounds and
+ * setup_hops), both summed over the operators outside pipelined segments:
+ * the plans are chosen by the bound, and a greedy exchange can take several
+ * times it (docs/mesh.md, "Setup").  *bound_s 0 elsewhere. */
+void rotor_compile_mesh_setups(const rotor_chip *chip, const rotor_compile_result *r, double *setup_s,
+                               double *bound_s);
+
 /* Liveness (docs/compile.md): activations live from their producer to their
  * last consumer (graph inputs from the start, outputs to the end), stored
  * evenly, ceil(elements * elem / cores) bytes per core.  For every operator,
