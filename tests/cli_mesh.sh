@@ -39,8 +39,31 @@ bound = sum(o["setup_link_bytes"] / 5.5e9 + max(o["setup_rounds"], 1) * max(o["s
             for o in ops) * 1e6
 assert m and abs(float(m.group(1)) - setup) < 1e-3 and abs(float(m.group(3)) - bound) < 1e-3, (m and m.groups(), setup, bound)
 assert setup > 1.25 * bound and abs(float(m.group(2)) - setup / bound) < 6e-3
+assert abs(d["totals"]["setup_bound_s"] * 1e6 - bound) < 1e-9, d["totals"]
 PY
 then ok; else bad "setup note: $(grep note "$tmpdir/n.txt")"; fi
+# the program's totals.setup_bound_s is checked on reading: a wrong one is
+# refused, one on an all-to-all chip too, and a file without it (written
+# before 2026-12-04) is read
+"${PYTHON3:-/usr/bin/python3}" - "$tmpdir/n.json" "$tmpdir" <<'PY' || bad "python could not rewrite the program"
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["totals"]["setup_bound_s"] *= 1.01
+json.dump(d, open(sys.argv[2] + "/bound-wrong.json", "w"))
+del d["totals"]["setup_bound_s"]
+json.dump(d, open(sys.argv[2] + "/bound-absent.json", "w"))
+PY
+expect_error bound-wrong 2 "totals.setup_bound_s: is not the sum of the operators' busiest links' bounds" -- simulate "$tmpdir/bound-wrong.json" $mesh --set link_latency_ns=1 -q
+expect_out bound-absent "model [0-9.]* us: [+-]0.0[0-9]%" -- simulate "$tmpdir/bound-absent.json" $mesh --set link_latency_ns=1 -q
+"$ROTOR" compile mlp-l -o "$tmpdir/a2a.json" -q >/dev/null 2>"$err" || bad "a2a: $(cat "$err")"
+"${PYTHON3:-/usr/bin/python3}" - "$tmpdir/a2a.json" <<'PY' || bad "python could not rewrite the program"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert "setup_bound_s" not in d["totals"]
+d["totals"]["setup_bound_s"] = 0
+json.dump(d, open(sys.argv[1], "w"))
+PY
+expect_error bound-a2a 2 "totals.setup_bound_s: is a mesh's; the chip has none" -- simulate "$tmpdir/a2a.json" -q
 # where the exchanges come within a quarter of their bound (wormhole-n150's
 # 8x9 mesh), no note
 expect_out no-note "^total 4.549 us" -- compile mlp-l --chip wormhole-n150
