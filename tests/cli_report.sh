@@ -173,6 +173,20 @@ want "llama: timelines" "$(count "$l7" 'data-kind="timeline"')" 1
 expect_error llama-mk2 1 "rotor report: the model does not fit in 638976 bytes of SRAM" -- report llama2-7b -o "$tmpdir/n.html"
 if [ -e "$tmpdir/n.html" ]; then bad "llama-mk2 left a file"; else ok; fi
 
+# ---- mlp-l on meshes: the summary says what `rotor compile` notes ----
+# ipu-mk2-mesh: the setups' exchanges 1.31x their bound; a 72 x 1 mesh: the
+# narrow mesh's caveat; ipu-mk2: no note
+run_saved "$tmpdir/mesh" -- report mlp-l --chip ipu-mk2-mesh -o "$tmpdir/mesh.html" -q
+want mesh-exit "$(cat "$tmpdir/mesh.rc")" 0
+want mesh-notes "$(count "$tmpdir/mesh.html" "<tr><td>note</td>")" 1
+if grep -q -F "<tr><td>note</td><td>the setups' exchanges take 1.360 us, 1.31x what their busiest links bound them to (1.039 us); the plans were chosen by that bound (docs/mesh.md, &quot;Setup&quot;)</td></tr>" "$tmpdir/mesh.html"; then ok; else bad "mesh note: $(grep -o '<tr><td>note.*' "$tmpdir/mesh.html")"; fi
+run_saved "$tmpdir/narrow" -- report mlp-l --set cores_per_chip=72 --set topology=mesh --set mesh_width=72 --set mesh_height=1 -o "$tmpdir/narrow.html" -q
+if grep -q -F "<tr><td>note</td><td>on a 72x1 mesh (a side of 2 cores or fewer)" "$tmpdir/narrow.html"; then ok; else bad "narrow note: $(grep -o '<tr><td>note.*' "$tmpdir/narrow.html")"; fi
+run_saved "$tmpdir/flat" -- report mlp-l -o "$tmpdir/flat.html" -q
+want narrow-exit "$(cat "$tmpdir/narrow.rc")" 0
+want flat-exit "$(cat "$tmpdir/flat.rc")" 0
+want flat-notes "$(count "$tmpdir/flat.html" "<tr><td>note</td>")" 0
+
 # ---- explore --report: a grid of two keys, its heat maps ----
 ex=$tmpdir/ex.html
 "$ROTOR" explore opt-1.3b --layers 1 --sweep hbm-bw=2,8 --sweep noc-bw=4,8 -o "$tmpdir/e" --report "$ex" >"$out" 2>"$err" ||

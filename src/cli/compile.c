@@ -116,15 +116,9 @@ static void print_table(const rotor_graph *g, const rotor_compile_result *r, con
            rotor_solver_name(r->solver), r->ncurve);
     char caveat[320];
     if (rotor_chip_mesh_caveat(chip, caveat, sizeof caveat)) printf("note: %s\n", caveat);
-    /* the plans saw the bound, the total the schedule: say so where they
-     * part by more than a quarter (a decision: on ipu-mk2-mesh the zoo's
-     * models take 1.31x to 3.80x, on wormhole-n150's 8x9 within it) */
-    double setup, bound;
-    rotor_compile_mesh_setups(chip, r, &setup, &bound);
-    if (bound > 0 && setup > 1.25 * bound)
-        printf("note: the setups' exchanges take %.3f us, %.2fx what their busiest links bound them to (%.3f us); "
-               "the plans were chosen by that bound (docs/mesh.md, \"Setup\")\n",
-               setup * 1e6, setup / bound, bound * 1e6);
+    /* the plans saw the bound, the total the schedule: said where they part */
+    char setups[320];
+    if (rotor_compile_mesh_setup_note(chip, r, setups, sizeof setups)) printf("note: %s\n", setups);
 }
 
 /* The pipelined segments (docs/kapla.md, "Pipelining"): one block each. */

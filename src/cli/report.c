@@ -271,6 +271,15 @@ static void section_summary(FILE *f, const report *r) {
                     r->comp.vgm.total_s * 1e6, r->comp.vgm.total_s / t->total_s);
         fprintf(f, "<tr><td>SRAM per core</td><td>idle %lld B, peak %lld B</td></tr>\n", (long long)t->idle_bytes,
                 (long long)t->peak_bytes);
+        /* what `rotor compile` notes under its totals, on a mesh */
+        char note[320];
+        for (int k = 0; k < 2; k++)
+            if (k ? rotor_compile_mesh_setup_note(&r->chip, t, note, sizeof note)
+                  : rotor_chip_mesh_caveat(&r->chip, note, sizeof note)) {
+                fputs("<tr><td>note</td><td>", f);
+                cli_xml_text(f, note);
+                fputs("</td></tr>\n", f);
+            }
     }
     if (r->replayed)
         fprintf(f, "<tr><td>simulated time</td><td>%.3f us (model %+.2f%%), %lld tasks</td></tr>\n",

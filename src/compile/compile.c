@@ -371,6 +371,18 @@ void rotor_compile_mesh_setups(const rotor_chip *chip, const rotor_compile_resul
     }
 }
 
+bool rotor_compile_mesh_setup_note(const rotor_chip *chip, const rotor_compile_result *r, char *buf, size_t size) {
+    double setup, bound;
+    rotor_compile_mesh_setups(chip, r, &setup, &bound);
+    if (size) buf[0] = '\0';
+    if (!(bound > 0 && setup > 1.25 * bound)) return false;
+    snprintf(buf, size,
+             "the setups' exchanges take %.3f us, %.2fx what their busiest links bound them to (%.3f us); the plans "
+             "were chosen by that bound (docs/mesh.md, \"Setup\")",
+             setup * 1e6, setup / bound, bound * 1e6);
+    return true;
+}
+
 /* ---- frontiers ---------------------------------------------------------- */
 
 /* The frontier slot of op's shape, made empty (n = 0) if it is new; the

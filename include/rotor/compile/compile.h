@@ -249,6 +249,12 @@ double rotor_compile_setup_s(const rotor_chip *chip, int64_t bytes, int64_t roun
  * times it (docs/mesh.md, "Setup").  *bound_s 0 elsewhere. */
 void rotor_compile_mesh_setups(const rotor_chip *chip, const rotor_compile_result *r, double *setup_s,
                                double *bound_s);
+/* The sentence saying so, into buf (size bytes), where the schedules take
+ * more than a quarter longer than their bound (a decision: on ipu-mk2-mesh
+ * the zoo's models take 1.31x to 3.80x, on wormhole-n150's 8x9 within it);
+ * false (buf "") elsewhere.  `rotor compile` prints it under its totals,
+ * `rotor report` in its summary. */
+bool rotor_compile_mesh_setup_note(const rotor_chip *chip, const rotor_compile_result *r, char *buf, size_t size);
 
 /* Liveness (docs/compile.md): activations live from their producer to their
  * last consumer (graph inputs from the start, outputs to the end), stored
