@@ -365,7 +365,7 @@ void rotor_compile_mesh_setups(const rotor_chip *chip, const rotor_compile_resul
     if (chip->topology != ROTOR_TOPO_MESH) return;
     for (int o = 0; o < r->nops; o++) {
         const rotor_op_schedule *s = &r->ops[o];
-        if (s->vendor || s->segment || s->setup_bytes <= 0) continue;
+        if (!rotor_compile_setup_counted(s->vendor, s->segment, s->setup_bytes)) continue;
         *setup_s += s->setup_s;
         *bound_s += rotor_mesh_setup_s(chip, s->setup_link_bytes, s->setup_rounds, s->setup_hops);
     }

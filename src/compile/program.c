@@ -958,11 +958,6 @@ static rotor_status read_head(reader *rd, const cJSON *root, const rotor_chip *c
     out->hidden_s = -1;
     if (cJSON_GetObjectItemCaseSensitive(tot, "hidden_s") && (st = get_num(rd, tot, "hidden_s", &out->hidden_s)))
         return st;
-    /* written on a mesh since 2026-12-04 (check_setup_bound) */
-    out->setup_bound_s = -1;
-    if (cJSON_GetObjectItemCaseSensitive(tot, "setup_bound_s") &&
-        (st = get_num(rd, tot, "setup_bound_s", &out->setup_bound_s)))
-        return st;
     rd->where[0] = '\0';
     return ROTOR_OK;
 }
@@ -1005,23 +1000,28 @@ static rotor_status check_totals(reader *rd, rotor_program *p) {
     return ROTOR_OK;
 }
 
-/* totals.setup_bound_s: on a mesh the operators' busiest links' bounds
- * (rotor_mesh_setup_s of each one's setup_link_bytes, setup_rounds and
- * setup_hops) over those outside segments with a setup, as
- * rotor_compile_mesh_setups sums them; taken as that sum when absent (a
- * file from before it); refused elsewhere. */
-static rotor_status check_setup_bound(reader *rd, const rotor_chip *chip, rotor_program *p) {
-    bool mesh = chip->topology == ROTOR_TOPO_MESH;
-    if (!mesh && p->setup_bound_s >= 0) return bad(rd, "totals.setup_bound_s", "is a mesh's; the chip has none");
+/* totals.setup_bound_s, written on a mesh since 2026-12-04: the operators'
+ * busiest links' bounds (rotor_mesh_setup_s of each one's setup_link_bytes,
+ * setup_rounds and setup_hops) summed as rotor_compile_mesh_setups sums
+ * them; a file without it (from before) has nothing to check; refused on a
+ * chip without a mesh.  Checked, not kept: the operators' fields give it. */
+static rotor_status check_setup_bound(reader *rd, const rotor_chip *chip, const cJSON *root, const rotor_program *p) {
+    const cJSON *tot = cJSON_GetObjectItemCaseSensitive(root, "totals");
+    if (!cJSON_GetObjectItemCaseSensitive(tot, "setup_bound_s")) return ROTOR_OK;
+    double got;
+    snprintf(rd->where, sizeof rd->where, "totals");
+    rotor_status st = get_num(rd, tot, "setup_bound_s", &got);
+    rd->where[0] = '\0';
+    if (st) return st;
+    if (chip->topology != ROTOR_TOPO_MESH) return bad(rd, "totals.setup_bound_s", "is a mesh's; the chip has none");
     double bound = 0;
-    for (int o = 0; mesh && o < p->nops; o++) {
+    for (int o = 0; o < p->nops; o++) {
         const rotor_program_op *op = &p->ops[o];
-        if (op->vendor || op->segment || op->setup_bytes <= 0) continue;
-        bound += rotor_mesh_setup_s(chip, op->setup_link_bytes, op->setup_rounds, op->setup_hops);
+        if (rotor_compile_setup_counted(op->vendor, op->segment, op->setup_bytes))
+            bound += rotor_mesh_setup_s(chip, op->setup_link_bytes, op->setup_rounds, op->setup_hops);
     }
-    if (p->setup_bound_s >= 0 && !close_rel(p->setup_bound_s, bound))
+    if (!close_rel(got, bound))
         return bad(rd, "totals.setup_bound_s", "is not the sum of the operators' busiest links' bounds");
-    p->setup_bound_s = bound;
     return ROTOR_OK;
 }
 
@@ -1091,7 +1091,7 @@ static rotor_status parse_with(const char *text, const char *label, const rotor_
                      out->nsegments ? "is not the sum of the segments' totals and the other operators' setup and exec times"
                                     : "is not the sum of the operators' setup and exec times");
         if (!st && !out->nsegments) st = check_totals(&rd, out);
-        if (!st) st = check_setup_bound(&rd, chip, out);
+        if (!st) st = check_setup_bound(&rd, chip, root, out);
         if (!st && out->hidden_s < 0) { /* segments, from before hidden_s: the others' sum, as segment.c's */
             out->hidden_s = 0;
             for (int o = 0; o < n; o++)

@@ -249,6 +249,12 @@ double rotor_compile_setup_s(const rotor_chip *chip, int64_t bytes, int64_t roun
  * times it (docs/mesh.md, "Setup").  *bound_s 0 elsewhere. */
 void rotor_compile_mesh_setups(const rotor_chip *chip, const rotor_compile_result *r, double *setup_s,
                                double *bound_s);
+/* Whether an operator's setup is in those sums: not a vendor operator's,
+ * not a pipelined segment's stage's, and some bytes moved.  The program's
+ * writer and its reader (totals.setup_bound_s) count by this one rule. */
+static inline bool rotor_compile_setup_counted(bool vendor, int segment, int64_t setup_bytes) {
+    return !vendor && !segment && setup_bytes > 0;
+}
 /* The sentence saying so, into buf (size bytes), where the schedules take
  * more than a quarter longer than their bound (a decision: on ipu-mk2-mesh
  * the zoo's models take 1.31x to 3.80x, on wormhole-n150's 8x9 within it);

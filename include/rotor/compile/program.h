@@ -80,10 +80,6 @@ typedef struct rotor_program {
     rotor_pipeline_objective objective;
     double total_s, setup_s, compute_s, comm_s, reduction_s, vendor_s;
     double hidden_s; /* "hidden_s": shifts under compute (0 in files written before 2026-12-03) */
-    /* "setup_bound_s", on a mesh: the setups' busiest links' bound, summed as
-     * rotor_compile_mesh_setups sums it (derived in files written before
-     * 2026-12-04); 0 elsewhere */
-    double setup_bound_s;
     int64_t idle_bytes, peak_bytes;
 } rotor_program;
 
