@@ -66,9 +66,39 @@ expect_error bad-topology 2 "--topology: expected all-to-all or mesh:WxH, got 'r
 expect_error mesh-shape 2 "mesh_width \* mesh_height == cores_per_chip (1472)" -- simulate "$prog" --topology mesh:10x10
 # A program's "chip" names a preset; a path there is refused, and nothing is
 # read from it (issue 19: a program file chose which chip file rotor read).
-sed 's|"chip":[^,]*|"chip":\t"chips/example-mesh.json"|' "$prog" >"$tmpdir/pathchip.json"
+# (A program written before 2026-12-04 has no "chip_file": the file below is one.)
+sed -e 's|"chip":[^,]*|"chip":\t"chips/example-mesh.json"|' -e '/"chip_file":/d' "$prog" >"$tmpdir/pathchip.json"
 expect_error program-chip-path 2 "chip: 'chips/example-mesh.json' is not a preset; a program names its chip file only by --chip FILE" -- simulate "$tmpdir/pathchip.json"
 expect_error other-chip 2 "prog.json: cores: the program is for 1472 cores, the chip has 5888" -- simulate "$prog" --chip ipu-pod4
+
+# A program carries the whole chip it was compiled on ("chip_file") and is
+# replayed on it, not on the preset its name gives: until 2026-12-04 a
+# compile's --set of the energy fields was silently replaced by the preset's
+# (mlp-l: 3.54545e-05 J compiled, ten times less replayed; found by an audit)
+"$ROTOR" compile mlp-l --set static_w=0 --set mac_pj=10 -o "$tmpdir/set.json" >"$tmpdir/set.out" 2>"$err" ||
+    bad "compile --set: $(cat "$err")"
+run_saved "$tmpdir/sset" -- simulate "$tmpdir/set.json"
+expect_saved carried-energy "^energy 3.54545e-05 J per inference (compute 3.2e-05, .* static 0 J)" "$tmpdir/sset"
+if grep -q "compiled on a chip" "$tmpdir/sset"; then bad "its own chip called another"; else ok; fi
+# on the preset, given: the fields that differ named, in text and JSON
+run_saved "$tmpdir/spre" -- simulate "$tmpdir/set.json" --chip ipu-mk2
+expect_saved other-fields "^the program was compiled on a chip whose mac_pj, static_w differ from ipu-mk2's: its model times are that chip's" "$tmpdir/spre"
+expect_saved other-energy "^energy 2.28254e-05 J per inference" "$tmpdir/spre"
+expect_out other-fields-json '"compiled_chip_differs":	\["mac_pj", "static_w"\]' -- simulate "$tmpdir/set.json" --chip ipu-mk2 --json
+# --set applies to the chip carried
+expect_out carried-set "^the program was compiled on a chip whose static_w differs from ipu-mk2's" -- simulate "$tmpdir/set.json" --set static_w=3
+# a chip file keeping a preset's name replays on itself (the preset's links
+# were taken, and the setups refused, before)
+printf '{"format": "rotor-chip", "version": 1, "base": "ipu-mk2", "name": "ipu-mk2", "link_gbps": 11}\n' >"$tmpdir/same.json"
+"$ROTOR" compile mlp-l --chip "$tmpdir/same.json" -o "$tmpdir/same-p.json" >/dev/null 2>"$err" || bad "compile same: $(cat "$err")"
+expect_out carried-file "^simulated [0-9.]* us, model 0.632 us" -- simulate "$tmpdir/same-p.json"
+# the carried chip is checked as a chip file is, and against the program's words
+sed 's/"link_gbps":11/"link_gbps":-1/' "$tmpdir/same-p.json" >"$tmpdir/badcf.json"
+expect_error carried-bad 2 "badcf.json: chip_file: link_gbps: expected a positive number" -- simulate "$tmpdir/badcf.json"
+sed 's/"name":"ipu-mk2"/"name":"other"/' "$tmpdir/same-p.json" >"$tmpdir/namecf.json"
+expect_error carried-name 2 "namecf.json: chip_file.name: 'other' is not the program's chip, 'ipu-mk2'" -- simulate "$tmpdir/namecf.json"
+sed 's/"sram_bytes":638976,/"sram_bytes":638977,/' "$tmpdir/same-p.json" >"$tmpdir/sramcf.json"
+expect_error carried-sram 2 "sramcf.json: chip_file.sram_bytes: 638977 is not the program's sram_bytes, 638976" -- simulate "$tmpdir/sramcf.json" --chip ipu-mk2
 expect_error program-batch 2 "a program file is already compiled" -- simulate "$prog" --batch 4
 expect_error unknown-model 2 "unknown model 'bert-huge'" -- simulate bert-huge
 expect_error too-big 1 "does not fit in 638976 bytes of SRAM per core" -- simulate llama2-7b --layers 4

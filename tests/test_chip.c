@@ -638,3 +638,24 @@ Test(chip, a_part_of_a_mesh_is_a_rectangle_of_it_and_of_clusters_whole_clusters)
     cr_assert_str_eq(err.msg, "12 cores are not whole clusters of chip 'stcp920' (8 cores each)");
     cr_assert_eq(rotor_chip_part(&c, 33, &p, &err), ROTOR_ERR_INPUT);
 }
+
+/* rotor_chip_differences names the fields that differ, in the chip file's
+ * order, never the name, and the network's only when asked. */
+Test(chip, differences_name_the_fields_in_file_order) {
+    rotor_chip a, b;
+    cr_assert_eq(rotor_chip_preset("ipu-mk2", &a, NULL), ROTOR_OK);
+    b = a;
+    char keys[64];
+    cr_assert_eq(rotor_chip_differences(&a, &b, true, keys, sizeof keys), 0);
+    cr_assert_str_eq(keys, "");
+    snprintf(b.name, sizeof b.name, "mine");
+    cr_assert_eq(rotor_chip_differences(&a, &b, true, keys, sizeof keys), 0);
+    b.static_w = 0, b.link_gbps = 11, b.topology = ROTOR_TOPO_MESH, b.mesh_width = 32, b.mesh_height = 46;
+    cr_assert_eq(rotor_chip_differences(&a, &b, false, keys, sizeof keys), 2);
+    cr_assert_str_eq(keys, "link_gbps, static_w");
+    cr_assert_eq(rotor_chip_differences(&a, &b, true, keys, sizeof keys), 5);
+    cr_assert_str_eq(keys, "link_gbps, topology, mesh_width, mesh_height, static_w");
+    /* cut when full, the count whole */
+    cr_assert_eq(rotor_chip_differences(&a, &b, true, keys, 12), 5);
+    cr_assert_eq(strlen(keys), 11);
+}

@@ -387,3 +387,61 @@ Test(program, a_repeated_layers_placements_are_written_alike_and_checked_each) {
     rotor_compile_result_free(&sr);
     rotor_graph_free(&sg);
 }
+
+/* A program carries the whole chip it was compiled on ("chip_file"), to the
+ * last bit of every number, and the reader hands it back: a replay takes it
+ * rather than a preset of the same name (until 2026-12-04 a compile's
+ * static_w was replaced by the preset's; found by an audit helper). */
+Test(program, carries_the_chip_it_was_compiled_on_to_the_bit) {
+    rotor_chip c = chip;
+    c.static_w = 1.0 / 3.0, c.mac_pj = 0.1 + 0.2; /* numbers a 15-digit printer would round */
+    rotor_compile_result r;
+    rotor_error err;
+    char *t;
+    cr_assert_eq(rotor_compile(&g, &c, NULL, &r, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert_eq(rotor_program_write(&g, &c, &r, &t, &err), ROTOR_OK, "%s", err.msg);
+    rotor_chip back;
+    bool found = false;
+    cr_assert_eq(rotor_program_chip(t, "p.json", &back, &found, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert(found);
+    char keys[128];
+    cr_assert_eq(rotor_chip_differences(&back, &c, true, keys, sizeof keys), 0, "%s", keys);
+    cr_assert_str_eq(back.name, "ipu-mk2");
+    /* the preset of its name is another chip, and says in what */
+    cr_assert_eq(rotor_chip_differences(&back, &chip, true, keys, sizeof keys), 2);
+    cr_assert_str_eq(keys, "mac_pj, static_w");
+    rotor_program p;
+    cr_assert_eq(rotor_program_parse(t, "p.json", &chip, &p, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert(p.has_compiled_chip);
+    cr_assert_eq(p.compiled_chip.static_w, 1.0 / 3.0);
+    rotor_program_free(&p);
+    free(t);
+    rotor_compile_result_free(&r);
+}
+
+/* A program written before 2026-12-04 has no chip_file: found false, read
+ * as before; a chip_file that is not a chip is refused with its key named. */
+Test(program, a_program_without_its_chip_reads_and_a_broken_one_is_refused) {
+    cJSON *root = cJSON_Parse(text);
+    cJSON_DeleteItemFromObjectCaseSensitive(root, "chip_file");
+    char *old = cJSON_PrintUnformatted(root);
+    rotor_chip back;
+    bool found = true;
+    rotor_error err;
+    cr_assert_eq(rotor_program_chip(old, "p.json", &back, &found, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert(!found);
+    rotor_program p;
+    cr_assert_eq(rotor_program_parse(old, "p.json", &chip, &p, &err), ROTOR_OK, "%s", err.msg);
+    cr_assert(!p.has_compiled_chip);
+    rotor_program_free(&p);
+    free(old);
+    cJSON_AddItemToObject(root, "chip_file", cJSON_CreateString("ipu-mk2"));
+    char *bad = cJSON_PrintUnformatted(root);
+    cr_assert_eq(rotor_program_chip(bad, "p.json", &back, &found, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "p.json: chip_file: expected a JSON object at the top level, got \"ipu-mk2\"");
+    cr_assert(!found);
+    cr_assert_eq(rotor_program_parse(bad, "p.json", &chip, &p, &err), ROTOR_ERR_INPUT);
+    assert_msg_has(err, "p.json: chip_file: expected a JSON object");
+    free(bad);
+    cJSON_Delete(root);
+}

@@ -981,6 +981,12 @@ rotor_status rotor_chip_parse(const char *text, size_t len, const char *label, r
     return st;
 }
 
+rotor_status rotor_chip_from_cjson(const cJSON *o, const char *label, rotor_chip *out, rotor_error *err) {
+    rotor_status st = chip_from_json(o, label, out, err);
+    if (st != ROTOR_OK && st != ROTOR_ERR_NOMEM) rotor_error_prefix(err, label);
+    return st;
+}
+
 rotor_status rotor_chip_load(const char *path, rotor_chip *out, rotor_error *err) {
     char *text = NULL;
     size_t len = 0;
@@ -995,6 +1001,33 @@ rotor_status rotor_chip_resolve(const char *spec, rotor_chip *out, rotor_error *
     size_t len = strlen(spec);
     bool is_file = strchr(spec, '/') || (len >= 5 && strcmp(spec + len - 5, ".json") == 0);
     return is_file ? rotor_chip_load(spec, out, err) : rotor_chip_preset(spec, out, err);
+}
+
+/* Whether f's value is on the network's shape (topology, mesh_width,
+ * mesh_height): rotor_chip_topology_text's words say them all. */
+static bool is_network(const field_def *f) {
+    return f->kind == FK_TOPOLOGY || !strcmp(f->key, "mesh_width") || !strcmp(f->key, "mesh_height");
+}
+
+int rotor_chip_differences(const rotor_chip *a, const rotor_chip *b, bool network, char *buf, size_t cap) {
+    int n = 0;
+    size_t used = 0;
+    if (cap) buf[0] = '\0';
+    for (int i = 0; i < NFIELDS; i++) {
+        const field_def *f = &FIELDS[i];
+        if (f->kind == FK_NAME || (!network && is_network(f))) continue;
+        bool same = f->kind == FK_NUM ? *cnum_at(a, f) == *cnum_at(b, f)
+                    : f->kind == FK_TOPOLOGY ? a->topology == b->topology
+                    : f->kind == FK_OFFCHIP ? a->offchip == b->offchip
+                                            : *cint_at(a, f) == *cint_at(b, f);
+        if (same) continue;
+        if (used < cap) {
+            int k = snprintf(buf + used, cap - used, "%s%s", n ? ", " : "", f->key);
+            used = k < 0 ? cap : used + (size_t)k;
+        }
+        n++;
+    }
+    return n;
 }
 
 /* ---- the writer ---------------------------------------------------------- */

@@ -36,6 +36,13 @@ rotor_status rotor_json_parse_bytes(const char *bytes, size_t len, const char *l
  * (rotor_json_read_text): a NUL would end it there for every reader. */
 rotor_status rotor_json_no_nul(const char *text, size_t len, const char *label, rotor_error *err);
 
+/* A chip file's object o, already parsed (a program keeps the chip it was
+ * compiled on as one, docs/program-format.md): rotor_chip_parse's checks,
+ * its errors after "LABEL: ".  Numbers are read from o as cJSON read them,
+ * so the text o came from must hold them exactly (rotor_chip_to_json's). */
+struct rotor_chip;
+rotor_status rotor_chip_from_cjson(const cJSON *o, const char *label, struct rotor_chip *out, rotor_error *err);
+
 /* The one rule for the version of rotor in every JSON document it writes
  * (issue 46): the key "rotor_version" with ROTOR_VERSION, placed after the
  * document's format version ("version"), else after "format", else first,

@@ -150,6 +150,11 @@ static void print_table(const rotor_program *p, const rotor_chip *chip, const ro
     if (*p->topology && strcmp(p->topology, topo))
         printf("the program was compiled for %s: its model times are that network's, not %s's "
                "(docs/simulator.md, \"Another chip\")\n", p->topology, topo);
+    char other[640]; /* room for every key of a chip file */
+    int nother = p->has_compiled_chip ? rotor_chip_differences(&p->compiled_chip, chip, false, other, sizeof other) : 0;
+    if (nother)
+        printf("the program was compiled on a chip whose %s %s from %s's: its model times are that chip's "
+               "(docs/simulator.md, \"Another chip\")\n", other, nother > 1 ? "differ" : "differs", chip->name);
     print_segments(p, r);
     double ms = (double)s->makespan_ps;
     printf("breakdown: compute %.3f us (%.1f%%), communication %.3f us (%.1f%%), setup %.3f us (%.1f%%), "
@@ -232,11 +237,23 @@ static int parse_simulate(int argc, char **argv, simulate_args *a) {
     return -1;
 }
 
-/* The program of a program file, on --chip or else the chip it names. */
+/* The program of a program file, on --chip, else the chip it carries, else
+ * the preset it names. */
 static rotor_status read_program(const simulate_args *a, rotor_chip *chip, rotor_program *prog, rotor_error *err) {
     char *text = NULL;
     rotor_status rst = rotor_json_read_text(a->input, &text, err); /* bounded: /dev/zero is refused */
     if (rst) return rst;
+    /* The chip the program carries ("chip_file"), whole, with any --set on
+     * it: not a preset of the same name (docs/simulator.md, "Another chip") */
+    bool carried = false;
+    rotor_status st = a->sa.chip ? ROTOR_OK : rotor_program_chip(text, a->input, chip, &carried, err);
+    if (!st && carried) st = rotor_doc_chip_sets(chip, (const char *const *)a->sa.sets, a->sa.nsets, err);
+    if (st || carried) {
+        if (!st) st = rotor_program_parse(text, a->input, chip, prog, err);
+        free(text);
+        return st;
+    }
+    /* a file written before 2026-12-04 names its chip only */
     char pchip[ROTOR_CHIP_NAME_MAX];
     program_chip(text, pchip, sizeof pchip);
     /* A program names its chip; only a preset is taken from it.  A path in
@@ -250,7 +267,7 @@ static rotor_status read_program(const simulate_args *a, rotor_chip *chip, rotor
                           a->input, pchip);
     }
     const char *spec = a->sa.chip ? a->sa.chip : *pchip ? pchip : "ipu-mk2";
-    rotor_status st = cli_chip(spec, a->sa.sets, a->sa.nsets, chip, err);
+    st = cli_chip(spec, a->sa.sets, a->sa.nsets, chip, err);
     if (st && !a->sa.chip && *pchip) rotor_error_prefix(err, "the program's chip (give --chip)");
     if (!st) st = rotor_program_parse(text, a->input, chip, prog, err);
     free(text);

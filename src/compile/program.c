@@ -191,6 +191,22 @@ static rotor_status write_with(const rotor_graph *g, const rotor_chip *chip, con
     cJSON_AddItemToObject(root, "version", rotor_json_int(ROTOR_PROGRAM_VERSION));
     cJSON_AddStringToObject(root, "model", g->name);
     cJSON_AddStringToObject(root, "chip", chip->name);
+    /* the whole chip, as its file writes it (exact numbers), on one line:
+     * a replay takes it rather than a preset of the same name.  Only a
+     * chip a file could hold: one made inside the library for a part of
+     * the chip (an instance's group of 16 cores with the chip's 8 KB shift
+     * buffer in 5.6 KB of SRAM) is not one, and is never replayed by name. */
+    char *cf = rotor_chip_to_json(chip);
+    if (!cf) {
+        cJSON_Delete(root);
+        return rotor_nomem(err);
+    }
+    rotor_chip back;
+    rotor_error verr;
+    cJSON_Minify(cf);
+    if (rotor_chip_parse(cf, strlen(cf), "chip_file", &back, &verr) == ROTOR_OK)
+        cJSON_AddRawToObject(root, "chip_file", cf);
+    free(cf);
     cJSON_AddItemToObject(root, "cores", rotor_json_int(rotor_chip_cores(chip)));
     char topo[32];
     cJSON_AddStringToObject(root, "topology", rotor_chip_topology_text(chip, topo, sizeof topo));
@@ -906,6 +922,35 @@ static rotor_status read_segment(reader *rd, const cJSON *x, const rotor_chip *c
     return ROTOR_OK;
 }
 
+/* "chip_file", when the file has it: a chip file's checks, then the
+ * program's own words about its chip (name, cores, SRAM) held to it. */
+static rotor_status read_compiled_chip(reader *rd, const cJSON *root, int64_t sram, rotor_program *out) {
+    const cJSON *cf = cJSON_GetObjectItemCaseSensitive(root, "chip_file");
+    if (!cf) return ROTOR_OK;
+    char label[300];
+    snprintf(label, sizeof label, "%s: chip_file", rd->label);
+    rotor_status st = rotor_chip_from_cjson(cf, label, &out->compiled_chip, rd->err);
+    if (st) return st;
+    const rotor_chip *c = &out->compiled_chip;
+    char msg[200];
+    if (strcmp(c->name, out->chip)) {
+        snprintf(msg, sizeof msg, "'%s' is not the program's chip, '%s'", c->name, out->chip);
+        return bad(rd, "chip_file.name", msg);
+    }
+    if (rotor_chip_cores(c) != out->cores) {
+        snprintf(msg, sizeof msg, "%lld cores, the program's are %lld", (long long)rotor_chip_cores(c),
+                 (long long)out->cores);
+        return bad(rd, "chip_file", msg);
+    }
+    if (c->sram_bytes != sram) {
+        snprintf(msg, sizeof msg, "%lld is not the program's sram_bytes, %lld", (long long)c->sram_bytes,
+                 (long long)sram);
+        return bad(rd, "chip_file.sram_bytes", msg);
+    }
+    out->has_compiled_chip = true;
+    return ROTOR_OK;
+}
+
 /* The top level before the operators: format, version, model, chip, the
  * chip's cores and SRAM, the solver and the totals. */
 static rotor_status read_head(reader *rd, const cJSON *root, const rotor_chip *chip, rotor_program *out) {
@@ -938,6 +983,7 @@ static rotor_status read_head(reader *rd, const cJSON *root, const rotor_chip *c
     }
     /* every byte count of the program is per core, against this S */
     if ((st = get_int(rd, root, "sram_bytes", S, S, "the chip's sram_bytes", &sram))) return st;
+    if ((st = read_compiled_chip(rd, root, sram, out))) return st;
     if (cJSON_GetObjectItemCaseSensitive(root, "solver") && !(st = get_str(rd, root, "solver", &s)) &&
         !rotor_solver_find(s, &out->solver))
         st = bad(rd, "solver", "expected \"exact\" or \"fast\"");
@@ -1137,6 +1183,23 @@ rotor_status rotor_program_read(const char *path, const rotor_chip *chip, rotor_
     if (st) return st;
     st = rotor_program_parse(text, path, chip, out, err);
     free(text);
+    return st;
+}
+
+rotor_status rotor_program_chip(const char *text, const char *label, rotor_chip *out, bool *found,
+                                rotor_error *err) {
+    *found = false;
+    cJSON *root;
+    rotor_status st = rotor_json_parse(text, strlen(text), label, &root, err);
+    if (st) return st;
+    const cJSON *cf = cJSON_GetObjectItemCaseSensitive(root, "chip_file");
+    if (cf) {
+        char where[300];
+        snprintf(where, sizeof where, "%s: chip_file", label);
+        st = rotor_chip_from_cjson(cf, where, out, err);
+        *found = !st;
+    }
+    cJSON_Delete(root);
     return st;
 }
 

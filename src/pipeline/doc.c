@@ -80,6 +80,15 @@ static cJSON *simulation_json(const rotor_program *p, const rotor_chip *chip, co
     /* a program replayed on another network than it was compiled for: the
      * model's times are that network's (docs/simulator.md, "Another chip") */
     if (*p->topology && strcmp(p->topology, topo)) cJSON_AddStringToObject(root, "compiled_topology", p->topology);
+    /* ... or on a chip with other fields: their keys */
+    char other[640]; /* room for every key of a chip file */
+    if (p->has_compiled_chip && rotor_chip_differences(&p->compiled_chip, chip, false, other, sizeof other)) {
+        cJSON *keys = cJSON_AddArrayToObject(root, "compiled_chip_differs");
+        for (char *k = other, *end; k; k = end ? end + 2 : NULL) {
+            if ((end = strstr(k, ", "))) *end = '\0';
+            cJSON_AddItemToArray(keys, cJSON_CreateString(k));
+        }
+    }
     cJSON_AddNumberToObject(root, "cores", (double)p->cores);
     cJSON_AddNumberToObject(root, "simulated_s", r->simulated_s);
     cJSON_AddNumberToObject(root, "predicted_s", r->predicted_s);

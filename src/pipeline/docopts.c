@@ -180,10 +180,14 @@ static rotor_status read_options(const char *command, unsigned cmd, const char *
 
 rotor_status rotor_doc_chip(const char *spec, const char *const *sets, int nsets, rotor_chip *out, rotor_error *err) {
     rotor_status st = rotor_chip_resolve(spec ? spec : "ipu-mk2", out, err);
-    if (st) return st;
+    return st ? st : rotor_doc_chip_sets(out, sets, nsets, err);
+}
+
+rotor_status rotor_doc_chip_sets(rotor_chip *chip, const char *const *sets, int nsets, rotor_error *err) {
+    rotor_status st = ROTOR_OK;
     for (int i = 0; i < nsets; i++)
-        if ((st = rotor_chip_set(out, sets[i], err))) return st;
-    if ((st = rotor_chip_validate(out, err))) rotor_error_prefix(err, "chip after --set");
+        if ((st = rotor_chip_set(chip, sets[i], err))) return st;
+    if ((st = rotor_chip_validate(chip, err))) rotor_error_prefix(err, "chip after --set");
     return st;
 }
 

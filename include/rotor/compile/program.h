@@ -70,6 +70,11 @@ typedef struct rotor_program {
     /* "topology": the network it was compiled for, "all-to-all" or "mesh WxH"
      * (rotor_chip_topology_text); "" in files written before 2026-12-03 */
     char topology[32];
+    /* "chip_file": the whole chip it was compiled on, as a chip file
+     * (docs/program-format.md), checked to name `chip` with its cores and
+     * SRAM; has_compiled_chip false in files written before 2026-12-04 */
+    bool has_compiled_chip;
+    rotor_chip compiled_chip;
     rotor_solver solver; /* "solver": the plan search that found the plans (absent: exact) */
     int nops;
     rotor_program_op *ops;
@@ -93,6 +98,15 @@ rotor_status rotor_program_write(const rotor_graph *g, const rotor_chip *chip,
 rotor_status rotor_program_parse(const char *text, const char *label, const rotor_chip *chip,
                                  rotor_program *out, rotor_error *err);
 rotor_status rotor_program_read(const char *path, const rotor_chip *chip, rotor_program *out,
+                                rotor_error *err);
+
+/* The chip a program's text was compiled on ("chip_file"), checked as a
+ * chip file is: *found false (out untouched) for a file written before
+ * 2026-12-04, which names its chip only.  `rotor simulate p.json` replays
+ * on it, not on a preset of the same name (until 2026-12-04 a compile's
+ * --set of static_w, or a chip file keeping a preset's name, was replaced
+ * by the preset without a word: found by an audit helper). */
+rotor_status rotor_program_chip(const char *text, const char *label, rotor_chip *out, bool *found,
                                 rotor_error *err);
 
 /* rotor_program_write, then rotor_program_parse of its text (label names it
