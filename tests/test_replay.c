@@ -529,6 +529,34 @@ Test(replay, a_compiled_model_replays_within_1_percent_per_operator) {
     rotor_program_free(&p);
 }
 
+/* A hand-off's packets into one core pay the link latency once, as the
+ * model's setup does: a port takes the next packet as soon as the last
+ * one's bytes have left it (docs/simulator.md, "Pipelined links").
+ * nerf-t10 on stcp920 (alpha 20 ns, 64 GB/s): fc1 hands 1,536 B a port off
+ * in six 256 B packets, 24 + 20 = 44 ns of setup in the model; until
+ * 2026-12-04 each packet waited for the one before it to arrive, 6 x 24 =
+ * 144 ns, and the model replayed 58 % over (1.195 us against 0.755). */
+Test(replay, a_hand_offs_packets_pay_the_latency_once) {
+    rotor_chip chip;
+    cr_assert_eq(rotor_chip_preset("stcp920", &chip, NULL), ROTOR_OK);
+    rotor_graph g;
+    rotor_error err;
+    cr_assert_eq(rotor_zoo_build("nerf-t10", &(rotor_zoo_options){.batch = 1}, &g, &err), ROTOR_OK, "%s", err.msg);
+    rotor_program p;
+    compiled_program(&g, &chip, NULL, NULL, &p);
+    rotor_replay_result r = replay(&p, &chip);
+    int fc1 = 0;
+    while (fc1 < p.nops && strcmp(p.ops[fc1].name, "fc1")) fc1++;
+    cr_assert_lt(fc1, p.nops);
+    cr_assert(p.ops[fc1].handoff[1], "fc1 gathers its input from fc0's layout");
+    cr_assert_float_eq(p.ops[fc1].setup_s, 44e-9, 1e-15);
+    cr_assert(fabs(r.ops[fc1].simulated_setup_s - 44e-9) < 0.5e-9, "fc1's setup replayed in %.4g s", r.ops[fc1].simulated_setup_s);
+    cr_assert(fabs(r.simulated_s / r.predicted_s - 1) < 0.005, "%.6g vs %.6g s", r.simulated_s, r.predicted_s);
+    rotor_replay_result_free(&r);
+    rotor_program_free(&p);
+    rotor_graph_free(&g);
+}
+
 /* On a 32 x 46 mesh rings are laid over cores that are not neighbours: a
  * transfer pays one latency per hop and shares links, so the same program
  * takes longer, and the report names the phase. */

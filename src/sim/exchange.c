@@ -8,11 +8,15 @@
  * picks, for the receiver whose in port frees first (ties: the one with the
  * most left to receive, the critical one; then the lower core), the packet
  * whose sender's out port frees first (ties: the sender with the most left
- * to send; then the lower sender).  Every packet then waits for the previous
- * packet through its receiver's in port and through its sender's out port,
- * so the simulator replays that schedule: no two packets share a port at
- * once, and the busiest port, which is what the model charges, bounds the
- * exchange from below.
+ * to send; then the lower sender).  The schedule counts each port's bytes
+ * only: a port takes the next packet as soon as the last one's bytes have
+ * left it.  The replay adds the packets in this order, all ready at once,
+ * and the simulator's ports, held each in turn for a packet's bytes (the in
+ * port one latency after the out port: docs/simulator.md, "Pipelined
+ * links"), run that schedule: no two packets share a port at once, and the
+ * busiest port, which is what the model charges, bounds the exchange from
+ * below.  (Until 2026-12-04 each packet waited for the one before it
+ * through either port to arrive, and paid the latency again.)
  *
  * The schedule is a function of the pieces and the core count alone, and a
  * model's layers repeat their hand-offs (DiT-XL: 28 identical blocks), so
@@ -68,7 +72,6 @@ typedef struct recv_key {
 typedef struct port_sched {
     int64_t *free_in, *free_out;   /* bytes-times at which the ports free */
     int64_t *out_left, *in_left;   /* bytes each port has left to carry */
-    int64_t *last_in, *last_out;   /* the last packet through each port, -1 */
     recv_key *heap;                /* receivers with packets left, by free_in */
     int64_t nheap;
 } port_sched;
@@ -117,7 +120,6 @@ static rotor_status list_schedule(xschedule *x, const int64_t (*v)[3], int64_t n
                                   rotor_error *err) {
     size_t nn = (size_t)n;
     port_sched ps = {.free_in = calloc(nn, sizeof(int64_t)), .free_out = calloc(nn, sizeof(int64_t)),
-                     .last_in = malloc(nn * sizeof(int64_t)), .last_out = malloc(nn * sizeof(int64_t)),
                      .heap = malloc(nn * sizeof(recv_key)), .out_left = calloc(nn, sizeof(int64_t)),
                      .in_left = calloc(nn, sizeof(int64_t))};
     int64_t *start = calloc(nn + 1, sizeof *start), *live = calloc(nn, sizeof *live);
@@ -126,10 +128,9 @@ static rotor_status list_schedule(xschedule *x, const int64_t (*v)[3], int64_t n
      * reads only these, and only their senders. */
     int64_t *lsrc = malloc((size_t)np * sizeof *lsrc), *lbytes = malloc((size_t)np * sizeof *lbytes);
     rotor_status st = ROTOR_OK;
-    if (!ps.free_in || !ps.free_out || !ps.last_in || !ps.last_out || !ps.heap || !ps.out_left || !ps.in_left ||
+    if (!ps.free_in || !ps.free_out || !ps.heap || !ps.out_left || !ps.in_left ||
         !start || !live || !lsrc || !lbytes)
         st = rotor_nomem(err);
-    for (int64_t c = 0; !st && c < n; c++) ps.last_in[c] = ps.last_out[c] = -1;
     for (int64_t k = 0; !st && k < np; k++) {
         start[v[k][0] + 1]++;
         ps.out_left[v[k][1]] += v[k][2];
@@ -177,11 +178,9 @@ static rotor_status list_schedule(xschedule *x, const int64_t (*v)[3], int64_t n
         ps.free_in[c] = ps.free_out[src] = t0 + b;
         /* packet indices fit int32: a schedule over 2^31 packets is 1 TB of hand-off */
         if (x->n >= INT32_MAX ||
-            !push_packet(x, (xpacket){(int32_t)src, (int32_t)c, (int32_t)b, (int32_t)ps.last_in[c],
-                                      (int32_t)ps.last_out[src]}))
+            !push_packet(x, (xpacket){(int32_t)src, (int32_t)c, (int32_t)b}))
             st = x->n >= INT32_MAX ? rotor_fail(err, ROTOR_ERR_INPUT, "a hand-off of more than 2^31 packets")
                                    : rotor_nomem(err);
-        ps.last_in[c] = ps.last_out[src] = x->n - 1;
         ps.heap[0].free = ps.free_in[c];
         ps.heap[0].left = ps.in_left[c];
         if (!live[c]) ps.heap[0] = ps.heap[--ps.nheap];
@@ -189,8 +188,6 @@ static rotor_status list_schedule(xschedule *x, const int64_t (*v)[3], int64_t n
     }
     free(ps.free_in);
     free(ps.free_out);
-    free(ps.last_in);
-    free(ps.last_out);
     free(ps.heap);
     free(ps.out_left);
     free(ps.in_left);

@@ -60,11 +60,10 @@ rotor_status replay_idlist_push(idlist *l, int64_t id, rotor_error *err);
 #define EXCHANGE_PACKET_MIN ROTOR_EXCHANGE_PACKET_MIN
 static inline int64_t exchange_packet(int64_t most) { return rotor_exchange_packet(most); } /* program.h */
 
-/* One packet: sender, receiver, bytes, and the packets it waits for through
- * the receiver's in port and the sender's out port (indices into the
- * schedule, -1: the first through that port). */
+/* One packet: sender, receiver, bytes; its place in the schedule is its
+ * order (the replay adds the packets in it: exchange.c). */
 typedef struct xpacket {
-    int32_t src, dst, bytes, din, dout;
+    int32_t src, dst, bytes;
 } xpacket;
 
 typedef struct xschedule {

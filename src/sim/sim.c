@@ -652,8 +652,11 @@ static int64_t claim_core(rotor_sim *s, sim_task *t, int64_t now) {
 }
 
 /* A transfer claims every resource on its route, res[0 .. n).  With at
- * NULL (all-to-all: a port pair) it holds them all from the first instant
- * all are free for its whole duration.  On a mesh (at set) the head reaches
+ * NULL (a multicast on all-to-all: an HBM preload, whose chips have no
+ * latency among the presets; a decision, docs/simulator.md) it holds them
+ * all from the first instant all are free for its whole duration.  With at
+ * set (every other transfer; all-to-all's ports too since 2026-12-04, the
+ * in port one latency after the out port) the head reaches
  * resource i after at[i] hops and the body follows: resource i is held for
  * `hold` (the bytes' time) from start + at[i] latencies, and the transfer
  * starts at the first instant each is free by then (docs/simulator.md,
@@ -693,10 +696,12 @@ static int64_t claim_route(rotor_sim *s, sim_task *t, int64_t now) {
         return claim_all(s, t, s->mres + mc->off, mesh ? s->mat + mc->off : NULL,
                          t->dur - (int64_t)mc->hops * s->latency_ps, mc->n, now);
     }
-    if (sim_net_pair(s, t, pair)) return claim_all(s, t, pair, NULL, 0, 2, now);
+    /* the out port from the start, the in port one latency on, each for the bytes' time */
+    static const int32_t pair_at[2] = {0, ROTOR_TOPO_A2A_HOPS};
+    if (sim_net_pair(s, t, pair)) return claim_all(s, t, pair, pair_at, t->dur - s->latency_ps, 2, now);
     sim_route route;
     sim_net_route(s, t->a, t->b, &route);
-    return claim_all(s, t, route.res, mesh ? route.at : NULL, t->dur - route.hops * s->latency_ps, route.n, now);
+    return claim_all(s, t, route.res, route.at, t->dur - route.hops * s->latency_ps, route.n, now);
 }
 
 /* A multicast with pause_receivers books each receiving core's pipeline as

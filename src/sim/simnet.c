@@ -65,8 +65,10 @@ static void a2a_init(rotor_sim *s) {
 
 static void a2a_route(const rotor_sim *s, int64_t src, int64_t dst, int64_t via, sim_route *r) {
     (void)via; /* every core is one exchange away from a controller */
-    r->hops += ROTOR_TOPO_A2A_HOPS; /* one exchange, whoever the endpoints are */
+    /* the out port where the head leaves, the in port one latency later
+     * (docs/simulator.md, "Pipelined links") */
     if (!sim_node_is_hbm(s, src)) sim_route_push(r, sim_a2a_out(src));
+    r->hops += ROTOR_TOPO_A2A_HOPS; /* one exchange, whoever the endpoints are */
     push_interchip(s, src, dst, r);
     if (!sim_node_is_hbm(s, dst)) sim_route_push(r, sim_a2a_in(dst));
 }
