@@ -27,6 +27,13 @@ run_saved "$tmpdir/smj" -- simulate "$prog" --topology mesh:32x46 --json
 expect_saved other-network-json '"compiled_topology":	"all-to-all"' "$tmpdir/smj"
 expect_saved json '"format":	"rotor-simulation"' "$tmpdir/a"
 
+# a model given --topology is compiled for that network, as with --set of the
+# same mesh (until 2026-12-04 it was compiled for all-to-all and replayed on
+# the mesh: nerf-t10 +328 %, found by an audit helper)
+run_saved "$tmpdir/nt" -- simulate nerf-t10 --topology mesh:32x46 -q
+expect_saved model-topology "^simulated 2.482 us, model 2.482 us: [+-]0.00%" "$tmpdir/nt"
+if grep -q "was compiled for" "$tmpdir/nt"; then bad "a model compiled for another network"; else ok; fi
+
 # the program file and the model it came from replay to the same figures
 "$ROTOR" simulate bert-base --layers 1 --batch 2 --json >"$tmpdir/b" 2>"$err" || bad "json model: $(cat "$err")"
 if cmp -s "$tmpdir/a" "$tmpdir/b"; then ok; else bad "program and model replays differ"; fi
