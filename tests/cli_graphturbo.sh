@@ -90,7 +90,7 @@ then ok; else bad "onnx json loops: $(grep -A4 loops "$tmpdir/tiny.json")"; fi
 # (a chip without a GB: instances on core groups, tests/cli_gticca.sh)
 # DDR holds the weights once and each of the 4 clusters' activations (docs/graphturbo.md, "DDR's capacity")
 expect_error ddr-full 1 "step 'per-layer': DDR would hold 60330960 bytes at once, more than the chip's 40000000 (hbm_bytes): the weights' 23369424 and 9240384 bytes of activations in each of 4 clusters" -- compile resnet-18 --chip stcp920 --group graphturbo --batch 4 --set hbm_bytes=40000000
-expect_error bad-group 2 "--group: expected fused or graphturbo, got 'turbo'" -- compile resnet-18 --chip stcp920 --group turbo
+expect_error bad-group 2 "--group: expected fused, none or graphturbo, got 'turbo'" -- compile resnet-18 --chip stcp920 --group turbo
 # the schedules are timed by formula on a chip with a GB: a solver would change nothing
 expect_error solver-no-search 2 "--solver: on stcp920 (a chip with a global buffer) --group graphturbo times GraphTurbo's schedules and searches no plans$" -- compile resnet-18 --chip stcp920 --group graphturbo --solver fast
 expect_error with-compare 2 "--group graphturbo times GraphTurbo's schedules: it conflicts with --compare" -- compile resnet-18 --chip stcp920 --group graphturbo --compare

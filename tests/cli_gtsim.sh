@@ -88,7 +88,7 @@ fi
 
 # a chip without a GB: the instances on core groups (cli_gticca.sh); several chips: refused in one line
 expect_error no-gb 2 "chip 'ipu-pod4' is not one all-to-all chip without a global buffer" -- simulate resnet-18 --chip ipu-pod4 --group graphturbo
-expect_error bad-group 2 "expected fused or graphturbo, got 'turbo'" -- simulate resnet-18 --group turbo
+expect_error bad-group 2 "expected fused, none or graphturbo, got 'turbo'" -- simulate resnet-18 --group turbo
 expect_error trace 2 "it conflicts with --trace" -- simulate resnet-18 --chip stcp920 --group graphturbo --trace x.json
 expect_error program 2 "a program file is already compiled" -- simulate prog.json --group graphturbo
 expect_out help "--group G" -- simulate --help

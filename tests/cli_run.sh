@@ -136,6 +136,15 @@ fi
 # the generator has torchvision's 11.7 M parameters (batch norm folded into
 # the convolutions' biases) and 1.8 G multiply-adds.
 expect_out tiny-cnn "^PASS  logits  *1x10  *vs direct" -- run examples/tiny-cnn.onnx
+# --program runs a program of the graph as the run executes it, ungrouped:
+# rotor compile --group none writes one (a grouped program was refused, and
+# the help named plain rotor compile -o; found by an audit helper), and the
+# run takes the chip the program carries (it was read against ipu-mk2)
+expect_out group-none "^examples/tiny-cnn.onnx, .* plans by the exact solver; 7 operators, not grouped (--group none)" -- compile examples/tiny-cnn.onnx --group none --set sram_bytes=100000 -o "$tmpdir/tiny-none.json"
+expect_out program-none "^PASS  logits  *1x10  *vs direct" -- run examples/tiny-cnn.onnx --program "$tmpdir/tiny-none.json"
+expect_error program-chip 2 "tiny-none.json: sram_bytes: expected 638976 (the chip's sram_bytes), got 100000" -- run examples/tiny-cnn.onnx --program "$tmpdir/tiny-none.json" --chip ipu-mk2
+"$ROTOR" compile examples/tiny-cnn.onnx -q -o "$tmpdir/tiny-fused.json" >/dev/null 2>"$err" || bad "compile tiny-cnn: $(cat "$err")"
+expect_error program-fused 2 "run: the program has 3 operators, the model 7 (the run executes the graph ungrouped: its program is rotor compile --group none's)" -- run examples/tiny-cnn.onnx --program "$tmpdir/tiny-fused.json"
 ONNXGEN=${ONNXGEN:-build/onnxgen}
 if "$ONNXGEN" tiny-cnn "$tmpdir/tiny.onnx" && cmp -s "$tmpdir/tiny.onnx" examples/tiny-cnn.onnx; then ok
 else bad "onnxgen tiny-cnn differs from examples/tiny-cnn.onnx"; fi

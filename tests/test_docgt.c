@@ -95,9 +95,20 @@ Test(docgt, simulate_with_group_graphturbo_replays_each_step) {
     rotor_pipeline_free(&p);
 }
 
+/* "group": "none" compiles the graph as imported, as rotor compile --group
+ * none does: MLP-L's 11 operators, where the default groups them into 4 */
+Test(docgt, compile_with_group_none_keeps_every_operator) {
+    cJSON *d = doc("compile", "{\"model\": \"mlp-l\", \"group\": \"none\"}");
+    cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(d, "operators")), 11);
+    cJSON_Delete(d);
+    d = doc("compile", "{\"model\": \"mlp-l\"}");
+    cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(d, "operators")), 4);
+    cJSON_Delete(d);
+}
+
 Test(docgt, the_group_options_are_refused_as_the_cli_refuses_them) {
     refused("compile", "{\"model\": \"resnet-18\", \"group\": \"turbo\"}",
-            "--group: expected fused or graphturbo, got 'turbo'");
+            "--group: expected fused, none or graphturbo, got 'turbo'");
     refused("simulate", "{\"model\": \"resnet-18\", \"no_loops\": true}",
             "--no-loops applies to --group graphturbo (GraphTurbo's passes a cluster)");
     refused("compile", "{\"model\": \"resnet-18\", \"group\": \"graphturbo\", \"compare\": true}",

@@ -56,7 +56,8 @@ static void compile_usage(FILE *f) {
             "                      greedy solver, near-optimal and far faster; docs/kapla.md);\n"
             "                      random or ml: KAPLA's baselines R and M\n"
             "  --group G           how operators are grouped: fused (default: epilogues fused,\n"
-            "                      layout ops folded, docs/group.md) or graphturbo (GraphTurbo's\n"
+            "                      layout ops folded, docs/group.md), none (the graph as imported:\n"
+            "                      the program rotor run --program runs) or graphturbo (GraphTurbo's\n"
             "                      sub-graph instances on a chip with a global buffer, e.g. stcp920:\n"
             "                      the per-layer baseline and the Fig. 15 steps timed, each also\n"
             "                      as passes of fewer images, the fastest shown (§5.1); --batch is\n"
@@ -187,7 +188,7 @@ static int parse_batches(const char *cmd, const char *batch, int64_t *batches, i
 typedef struct compile_args {
     cli_shared_args sa;
     const char *model, *baseline, *outfile, *format, *solver_name, *group;
-    bool compare, vgm_only, json, graphturbo, profile, no_loops, values;
+    bool compare, vgm_only, json, graphturbo, no_group, profile, no_loops, values;
     cli_pipeline_args pl;
     rotor_solver solver;
     rotor_vgm_kind kind; /* with vgm_only */
@@ -223,14 +224,13 @@ static int parse_compile(int argc, char **argv, compile_args *a) {
         else return cli_usage_error(cmd, "--baseline: expected vgm or vgm-oracle, got '%s'", a->baseline);
         a->vgm_only = true;
     }
-    if (a->group && strcmp(a->group, "fused") != 0 && strcmp(a->group, "graphturbo") != 0)
-        return cli_usage_error(cmd, "--group: expected fused or graphturbo, got '%s'", a->group);
-    a->graphturbo = a->group && !strcmp(a->group, "graphturbo");
+    rotor_error ferr = {{0}};
+    rotor_status fst = rotor_pipeline_group_parse(a->group, &a->graphturbo, &a->no_group, &ferr);
+    if (fst) return cli_fail(cmd, fst, &ferr);
     if (a->graphturbo && (a->baseline || a->compare || a->pl.pipeline || a->outfile))
         return cli_usage_error(cmd, "--group graphturbo times GraphTurbo's schedules: it conflicts with %s",
                                a->baseline ? "--baseline" : a->compare ? "--compare" : a->pl.pipeline ? "--pipeline" : "-o");
-    rotor_error ferr = {{0}};
-    rotor_status fst = rotor_pipeline_graphturbo_flags(a->graphturbo, a->no_loops, a->values, NULL, &ferr);
+    fst = rotor_pipeline_graphturbo_flags(a->graphturbo, a->no_loops, a->values, NULL, &ferr);
     if (fst) return cli_fail(cmd, fst, &ferr);
     if (a->pl.pipeline && a->baseline)
         return cli_usage_error(cmd, "--pipeline conflicts with --baseline %s", a->baseline);
@@ -314,11 +314,12 @@ static int print_compiled(const compile_args *a, const rotor_pipeline *p, const 
             topo[0] = ',', topo[1] = ' ';
             rotor_chip_topology_text(chip, topo + 2, sizeof topo - 2);
         }
-        printf("%s, %s, on %s (%lld cores%s), plans by the %s solver; %d operators grouped into %d "
-               "(%d epilogues fused, %d layout ops folded)\n\n",
-               a->model, cli_batch_words(a->model, b, bw, sizeof bw), chip->name, (long long)rotor_chip_cores(chip),
-               topo, rotor_solver_name(a->solver),
-               gs->ops_before, gs->ops_after, gs->fused, gs->folded);
+        printf("%s, %s, on %s (%lld cores%s), plans by the %s solver; ", a->model,
+               cli_batch_words(a->model, b, bw, sizeof bw), chip->name, (long long)rotor_chip_cores(chip), topo,
+               rotor_solver_name(a->solver));
+        if (a->no_group) printf("%d operators, not grouped (--group none)\n\n", p->graph.nops);
+        else printf("%d operators grouped into %d (%d epilogues fused, %d layout ops folded)\n\n", gs->ops_before,
+                    gs->ops_after, gs->fused, gs->folded);
         if (p->train.forward_ops) cli_print_train(p); /* --train (docs/training.md) */
         print_table(&p->graph, &p->t10, chip);
         if (a->pl.pipeline) print_segments(&p->graph, &p->t10);
@@ -378,6 +379,7 @@ int cmd_compile(int argc, char **argv) {
                                a.baseline ? "--baseline" : a.compare ? "--compare" : a.pl.pipeline ? "--pipeline"
                                : a.graphturbo ? "--group graphturbo" : a.outfile ? "-o" : NULL);
     }
+    po.no_group = a.no_group; /* --group none: the graph rotor run executes (docs/run.md) */
     po.compile.solver = a.solver;
     po.compile.pipeline = a.pl.pipeline;
     po.compile.objective = a.pl.objective;

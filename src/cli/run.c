@@ -13,10 +13,12 @@
 
 #include "base/jsontext.h"
 #include "cli.h"
+#include "op/planjson.h"
 #include "pipeline/docint.h"
 #include "rotor/compile/dsa.h"
 #include "rotor/compile/program.h"
 #include "rotor/model/onnx.h"
+#include "rotor/pipeline/doc.h"
 #include "rotor/pipeline/pipeline.h"
 #include "rotor/run/gtrun.h"
 #include "rotor/run/run.h"
@@ -43,7 +45,9 @@ static void run_usage(FILE *f) {
             "                      16-bit integer inputs: integers, 256 values around 0 or 128)\n"
             "  -o, --output DIR    write each graph output as DIR/<name>.pb (TensorProto); with --check\n"
             "                      and several sets, as DIR/<set>/<name>.pb\n"
-            "  --program FILE      run this compiled program (rotor compile -o) instead of compiling\n"
+            "  --program FILE      run this compiled program (rotor compile --group none -o: the graph\n"
+            "                      ungrouped, as the run executes it) on the chip it carries, unless\n"
+            "                      --chip, instead of compiling\n"
             "  --direct            no plans: only the direct execution in double\n"
             "  --simplify          fold BatchNormalization and constants first (docs/simplify.md), and\n"
             "                      compare every output with the graph as imported, run directly\n"
@@ -300,6 +304,23 @@ static rotor_status run_graphturbo(run_state *s, rotor_error *err) {
     return st;
 }
 
+/* The chip of --chip and --set; with --program and no --chip, the chip the
+ * program carries (docs/program-format.md, "chip_file"), --set applied to
+ * it, as rotor simulate takes it (found by an audit helper: the program was
+ * read against ipu-mk2 and refused). */
+static rotor_status run_chip(const run_args *a, rotor_chip *chip, rotor_error *err) {
+    if (a->program && !a->sa.chip) {
+        char *text = NULL;
+        bool carried = false;
+        rotor_status st = rotor_json_read_text(a->program, &text, err);
+        if (!st) st = rotor_doc_program_chip(text, a->program, (const char *const *)a->sa.sets, a->sa.nsets, chip,
+                                             &carried, err);
+        free(text);
+        if (st || carried) return st;
+    }
+    return cli_chip(a->sa.chip, a->sa.sets, a->sa.nsets, chip, err);
+}
+
 /* Loads and compiles the model (integer inputs of the set bound as values,
  * as shape inputs are), then runs it planned and directly. */
 static int run_model(run_state *s, const char *model, const tensor_list *set, rotor_error *err) {
@@ -318,7 +339,7 @@ static int run_model(run_state *s, const char *model, const tensor_list *set, ro
             snprintf(specs[i], sizeof specs[i], "%s=%s", set->t[i].name, set->path[i]);
             vals[nv++] = specs[i];
         }
-    rotor_status st = cli_chip(a->sa.chip, a->sa.sets, a->sa.nsets, &s->chip, err);
+    rotor_status st = run_chip(a, &s->chip, err);
     if (st) return cli_fail(cmd, st, err);
     /* the program, unless --direct or --program; a graph that folds to
      * constants compiles to an empty one, and runs all the same */

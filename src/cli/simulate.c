@@ -54,7 +54,8 @@ static void simulate_usage(FILE *f) {
             "  --objective O       what --pipeline minimises: latency (default) or throughput\n"
             "  --solver S          compiling a model: exact (default) or fast, as in rotor compile\n"
             "  --group G           how a model's operators are grouped: fused (default, the T10\n"
-            "                      replay above) or graphturbo (GraphTurbo's schedules on a chip\n"
+            "                      replay above), none (the graph as imported, as rotor run runs\n"
+            "                      it) or graphturbo (GraphTurbo's schedules on a chip\n"
             "                      with a global buffer, e.g. stcp920: each of the five steps'\n"
             "                      sub-graph instances replayed on the cluster's matrix and vector\n"
             "                      units, DDR and GB, beside the model, and again in the passes\n"
@@ -183,7 +184,7 @@ typedef struct simulate_args {
     cli_shared_args sa;
     const char *input, *topo, *solver_name, *group;
     cli_trace_args tr;
-    bool compare, json, from_program, graphturbo, profile, no_loops;
+    bool compare, json, from_program, graphturbo, no_group, profile, no_loops;
     cli_pipeline_args pl;
     cli_trace_filter filter;
     rotor_solver solver;
@@ -207,13 +208,12 @@ static int parse_simulate(int argc, char **argv, simulate_args *a) {
                                "a program file or a model is required (try --help)");
     if (rc >= 0) return rc;
     a->from_program = is_program(a->input);
-    if (a->group && strcmp(a->group, "fused") != 0 && strcmp(a->group, "graphturbo") != 0)
-        return cli_usage_error(cmd, "--group: expected fused or graphturbo, got '%s'", a->group);
-    a->graphturbo = a->group && !strcmp(a->group, "graphturbo");
-    if (a->graphturbo && a->from_program)
-        return cli_usage_error(cmd, "--group graphturbo schedules a model; a program file is already compiled");
     rotor_error ferr = {{0}};
-    rotor_status fst = rotor_pipeline_graphturbo_flags(a->graphturbo, a->no_loops, false, NULL, &ferr);
+    rotor_status fst = rotor_pipeline_group_parse(a->group, &a->graphturbo, &a->no_group, &ferr);
+    if (fst) return cli_fail(cmd, fst, &ferr);
+    if (a->group && a->from_program)
+        return cli_usage_error(cmd, "--group %s groups a model; a program file is already compiled", a->group);
+    fst = rotor_pipeline_graphturbo_flags(a->graphturbo, a->no_loops, false, NULL, &ferr);
     if (fst) return cli_fail(cmd, fst, &ferr);
     if (a->graphturbo && (a->tr.file || a->compare || a->pl.pipeline || a->solver_name || a->topo))
         return cli_usage_error(cmd, "--group graphturbo replays GraphTurbo's schedules: it conflicts with %s",
@@ -247,8 +247,9 @@ static rotor_status read_program(const simulate_args *a, rotor_chip *chip, rotor
     /* The chip the program carries ("chip_file"), whole, with any --set on
      * it: not a preset of the same name (docs/simulator.md, "Another chip") */
     bool carried = false;
-    rotor_status st = a->sa.chip ? ROTOR_OK : rotor_program_chip(text, a->input, chip, &carried, err);
-    if (!st && carried) st = rotor_doc_chip_sets(chip, (const char *const *)a->sa.sets, a->sa.nsets, err);
+    rotor_status st = a->sa.chip ? ROTOR_OK
+                                 : rotor_doc_program_chip(text, a->input, (const char *const *)a->sa.sets,
+                                                          a->sa.nsets, chip, &carried, err);
     if (st || carried) {
         if (!st) st = rotor_program_parse(text, a->input, chip, prog, err);
         free(text);
@@ -283,7 +284,7 @@ static rotor_status read_program(const simulate_args *a, rotor_chip *chip, rotor
  * by an audit helper). */
 static int compile_program(const simulate_args *a, rotor_chip *chip, rotor_pipeline *p) {
     const char *cmd = "simulate";
-    rotor_pipeline_options po = {.zoo = {.batch = 1}, .t10 = true, .program = true};
+    rotor_pipeline_options po = {.zoo = {.batch = 1}, .t10 = true, .program = true, .no_group = a->no_group};
     po.zoo.phase = ROTOR_PHASE_PREFILL;
     if (cli_shared_model(cmd, a->input, &a->sa, false, &po)) return EXIT_BADINPUT;
     rotor_error err = {{0}};

@@ -178,17 +178,24 @@ static rotor_status read_options(const char *command, unsigned cmd, const char *
     return ROTOR_OK;
 }
 
-rotor_status rotor_doc_chip(const char *spec, const char *const *sets, int nsets, rotor_chip *out, rotor_error *err) {
-    rotor_status st = rotor_chip_resolve(spec ? spec : "ipu-mk2", out, err);
-    return st ? st : rotor_doc_chip_sets(out, sets, nsets, err);
-}
-
-rotor_status rotor_doc_chip_sets(rotor_chip *chip, const char *const *sets, int nsets, rotor_error *err) {
+/* Each --set applied to chip, then validated. */
+static rotor_status chip_sets(rotor_chip *chip, const char *const *sets, int nsets, rotor_error *err) {
     rotor_status st = ROTOR_OK;
     for (int i = 0; i < nsets; i++)
         if ((st = rotor_chip_set(chip, sets[i], err))) return st;
     if ((st = rotor_chip_validate(chip, err))) rotor_error_prefix(err, "chip after --set");
     return st;
+}
+
+rotor_status rotor_doc_chip(const char *spec, const char *const *sets, int nsets, rotor_chip *out, rotor_error *err) {
+    rotor_status st = rotor_chip_resolve(spec ? spec : "ipu-mk2", out, err);
+    return st ? st : chip_sets(out, sets, nsets, err);
+}
+
+rotor_status rotor_doc_program_chip(const char *text, const char *label, const char *const *sets, int nsets,
+                                    rotor_chip *out, bool *carried, rotor_error *err) {
+    rotor_status st = rotor_program_chip(text, label, out, carried, err);
+    return st || !*carried ? st : chip_sets(out, sets, nsets, err);
 }
 
 rotor_status rotor_doc_expr(const char *expr, const char *dims, rotor_expr *e, rotor_error *err) {
@@ -250,7 +257,8 @@ static rotor_status model_options(const doc_opts *o, rotor_phase phase, rotor_pi
  * baselines with compare). */
 static rotor_status doc_pipeline(const doc_opts *o, rotor_chip *chip, rotor_pipeline *p, rotor_error *err) {
     memset(p, 0, sizeof *p);
-    rotor_pipeline_options po = {.t10 = true, .program = true, .vgm = o->compare, .vgm_oracle = o->compare};
+    rotor_pipeline_options po = {.t10 = true, .program = true, .vgm = o->compare, .vgm_oracle = o->compare,
+                                 .no_group = o->group && !strcmp(o->group, "none")}; /* checked by rotor_doc */
     rotor_status st = model_options(o, ROTOR_PHASE_PREFILL, &po, err);
     if (!st) st = rotor_doc_chip(o->chip, o->sets, o->nsets, chip, err);
     return st ? st : rotor_pipeline_run(&po, chip, p, err);
@@ -442,9 +450,8 @@ rotor_status rotor_doc(const char *command, const char *options, char **out, rot
     if (!st && cmd == DOC_PLAN) st = doc_plan(&o, out, err);
     if (!st && cmd == DOC_SCHEDULE) st = doc_schedule(&o, out, err);
     if (!st && cmd == DOC_EXPLORE) st = doc_explore(&o, out, err);
-    bool graphturbo = o.group && !strcmp(o.group, "graphturbo");
-    if (!st && o.group && !graphturbo && strcmp(o.group, "fused") != 0)
-        st = rotor_fail(err, ROTOR_ERR_INPUT, "--group: expected fused or graphturbo, got '%s'", o.group);
+    bool graphturbo = false, no_group = false;
+    if (!st) st = rotor_pipeline_group_parse(o.group, &graphturbo, &no_group, err);
     if (!st) st = rotor_pipeline_graphturbo_flags(graphturbo, o.no_loops, o.values, NULL, err);
     if (!st && graphturbo) {
         st = doc_graphturbo(&o, cmd, out, err);

@@ -181,6 +181,14 @@ rotor_status rotor_pipeline_run(const rotor_pipeline_options *opt, const rotor_c
     return st;
 }
 
+rotor_status rotor_pipeline_group_parse(const char *group, bool *graphturbo, bool *no_group, rotor_error *err) {
+    *graphturbo = group && !strcmp(group, "graphturbo");
+    *no_group = group && !strcmp(group, "none");
+    if (group && !*graphturbo && !*no_group && strcmp(group, "fused") != 0)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "--group: expected fused, none or graphturbo, got '%s'", group);
+    return ROTOR_OK;
+}
+
 void rotor_pipeline_free(rotor_pipeline *p) {
     if (!p) return;
     rotor_graph_free(&p->graph);

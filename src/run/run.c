@@ -473,7 +473,9 @@ static rotor_status check_program(const rotor_graph *g, const rotor_run_options 
     const rotor_program *p = opt->program;
     if (!opt->chip) return rotor_fail(err, ROTOR_ERR_INPUT, "run: a program needs its chip");
     if (p->nops != g->nops)
-        return rotor_fail(err, ROTOR_ERR_INPUT, "run: the program has %d operators, the model %d", p->nops, g->nops);
+        return rotor_fail(err, ROTOR_ERR_INPUT,
+                          "run: the program has %d operators, the model %d (the run executes the graph ungrouped: "
+                          "its program is rotor compile --group none's)", p->nops, g->nops);
     for (int o = 0; o < g->nops; o++) {
         const rotor_program_op *po = &p->ops[o];
         const rotor_op *op = &g->ops[o];

@@ -179,7 +179,7 @@ class Errors(unittest.TestCase):
             rotor.schedule("llama2-13b", tp=8)
 
     def test_group_errors_are_the_cli_lines(self):
-        with self.assertRaisesRegex(rotor.RotorError, r"^--group: expected fused or graphturbo, got 'turbo'$"):
+        with self.assertRaisesRegex(rotor.RotorError, r"^--group: expected fused, none or graphturbo, got 'turbo'$"):
             rotor.compile("resnet-18", group="turbo")
         with self.assertRaisesRegex(rotor.RotorError, r"^--no-loops applies to --group graphturbo "):
             rotor.simulate("resnet-18", no_loops=True)

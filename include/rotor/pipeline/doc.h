@@ -126,9 +126,12 @@ rotor_status rotor_doc(const char *command, const char *options, char **out, rot
  * each --set KEY=VALUE applied, then validated ("chip after --set: ..."):
  * the one reading of the chip options, the CLI's and rotor_doc's. */
 rotor_status rotor_doc_chip(const char *spec, const char *const *sets, int nsets, rotor_chip *out, rotor_error *err);
-/* The same on a chip already in hand (a program's own, rotor_program_chip):
- * each --set applied to *chip, then validated. */
-rotor_status rotor_doc_chip_sets(rotor_chip *chip, const char *const *sets, int nsets, rotor_error *err);
+/* The chip a program's text carries (rotor_program_chip; label names the
+ * file) with each --set applied, then validated: *carried false and *out
+ * untouched for a file written before programs carried their chip.  The
+ * one reading of a program's chip, rotor simulate's and rotor run's. */
+rotor_status rotor_doc_program_chip(const char *text, const char *label, const char *const *sets, int nsets,
+                                    rotor_chip *out, bool *carried, rotor_error *err);
 
 /* --expr parsed and bound to --dim into e, the error prefixed with the
  * option it comes from ("--expr: column 3: ...", "--dim: ..."). */

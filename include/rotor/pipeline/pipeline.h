@@ -178,6 +178,13 @@ rotor_status rotor_pipeline_dsa_loops_replay(const rotor_pipeline_options *opt, 
 void rotor_pipeline_graphturbo_options(rotor_pipeline_options *po, const rotor_chip *chip, bool simulate,
                                        bool no_loops);
 
+/* --group's word (NULL: the default) as the two flags it sets: "fused"
+ * (the default: epilogues fused, layout ops folded, docs/group.md), "none"
+ * (the graph as imported, which rotor run executes: po.no_group) or
+ * "graphturbo".  ROTOR_ERR_INPUT with one line otherwise: the one reading
+ * of rotor compile's, rotor simulate's and rotor_doc's --group. */
+rotor_status rotor_pipeline_group_parse(const char *group, bool *graphturbo, bool *no_group, rotor_error *err);
+
 /* Whether GraphTurbo's flags fit, the one rule of rotor compile and
  * rotor_doc: no_loops and values need graphturbo, and values a chip with a
  * global buffer (chip NULL: not known yet, checked again once it is).
