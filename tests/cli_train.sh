@@ -39,6 +39,11 @@ expect_error optimizer-unknown 2 "--optimizer: expected sgd or adam, got 'rmspro
 expect_error optimizer-alone 2 "--optimizer: only with --train" -- compile resnet-18 --optimizer adam
 expect_error train-simplify 2 "--train and --simplify" -- compile resnet-18 --train --simplify
 expect_error train-twice 2 "--train given twice" -- compile resnet-18 --train --train
+# rotor run --train checks gradients and nothing else: the options it would
+# ignore are refused (they were ignored, exit 0; found by an audit helper)
+for o in --json "-o $tmpdir" --pipeline "--group graphturbo" "--chip stcp920"; do
+    expect_error "run-train-${o%% *}" 2 "--train checks the model's gradients in double, on no chip: it takes no ${o%% *} (docs/training.md)" -- run examples/tiny-cnn.onnx --train $o
+done
 
 if "$PY" -c 'import numpy, onnx.helper, onnx.numpy_helper' 2>/dev/null; then
     "$PY" - "$tmpdir" <<'PYEOF'

@@ -233,7 +233,10 @@ static void print_fig17_18(const elk_model *ms, int nm, const rotor_chip *chip) 
 
 /* Figures 19 and 20: the latency against the HBM bandwidth. */
 static void print_fig19_20(const elk_model *ms, int nm) {
-    printf("Figure 19: per-token latency (ms) against the total HBM bandwidth (TB/s), batch 32\n");
+    /* the Figure 18 batch (32, or the largest run: --max-batch); until
+     * 2026-12-04 the heading said 32 whatever ran (found by an audit helper) */
+    printf("Figure 19: per-token latency (ms) against the total HBM bandwidth (TB/s), batch %lld\n",
+           (long long)ms[0].bw[0].batch);
     print_header("TB/s");
     printf(" %8s\n", "ideal HBM");
     for (int i = 0; i < nm; i++)

@@ -49,8 +49,13 @@ static int parse_nets(const char *list, const rotor_kaplarepro_net **out, int *n
 /* ---- tables ---- */
 
 static void print_fig(const rotor_kaplarepro_result *r, bool edge) {
+    /* Figure 10 is KAPLA's edge array, the preset as it is: --chip and
+     * --set change Figures 7 and 9 only, which the heading says (it did
+     * not until 2026-12-04; found by an audit helper) */
     printf("\nFigure %d: cost relative to B (exact), inference, %s, batch %d%s\n", edge ? 10 : 9,
-           edge ? r->edge : r->chip, edge ? 1 : (int)r->batch, edge ? ", R at rate 0.85" : ", R at rate 0.1");
+           edge ? r->edge : r->chip, edge ? 1 : (int)r->batch,
+           edge ? ", R at rate 0.85 (the edge preset as it is: --chip and --set apply to Figures 7 and 9)"
+                : ", R at rate 0.1");
     printf("%-10s %6s %8s %8s %8s %8s  %s\n", "network", "layers", "B", "K", "R", "M", "left out (B none; R, M none)");
     for (int i = 0; i < r->nmodels; i++) {
         const rotor_kaplarepro_point *p = edge ? &r->models[i].fig10 : &r->models[i].fig9;
@@ -206,14 +211,33 @@ static void csv_fig7(FILE *f, const void *d, int n) {
 }
 static void csv_fig10(FILE *f, const void *d, int n) { (void)n, csv_fig(f, d, true); }
 
+/* A CSV field as RFC 4180 writes it: quoted, its quotes doubled, when it
+ * holds a comma, a quote or a line break (Table V's "the chip, batch 8"
+ * split its row into five fields until 2026-12-04; found by an audit
+ * helper). */
+static void csv_text(FILE *f, const char *s) {
+    if (!strpbrk(s, ",\"\r\n")) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"') fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
 static void csv_table5(FILE *f, const void *d, int n) {
     const rotor_kaplarepro_result *r = d;
     (void)n;
     fprintf(f, "configuration,batch,k_overhead,paper_overhead\n");
-    for (int c = 0; c < ROTOR_KAPLAREPRO_CONFIGS; c++)
-        fprintf(f, "%s,%lld,%.6f,%.3f\n", rotor_kaplarepro_configs[c].label,
+    for (int c = 0; c < ROTOR_KAPLAREPRO_CONFIGS; c++) {
+        csv_text(f, rotor_kaplarepro_configs[c].label);
+        fprintf(f, ",%lld,%.6f,%.3f\n",
                 (long long)rotor_kaplarepro_configs[c].batch, r->table5_over[c],
                 rotor_kaplarepro_configs[c].paper_overhead);
+    }
 }
 
 static void csv_table6(FILE *f, const void *d, int n) {

@@ -122,6 +122,17 @@ static int parse_run(int argc, char **argv, run_args *a) {
     if (a->graphturbo && (a->direct || a->program || a->pl.pipeline))
         return cli_usage_error(cmd, "--group graphturbo runs GraphTurbo's instances, not a program: it conflicts with %s",
                                a->direct ? "--direct" : a->program ? "--program" : "--pipeline");
+    /* --train checks the gradients in double on the graph (docs/training.md):
+     * it plans nothing, reads no data set and writes nothing, so what it
+     * would ignore is refused (found by an audit helper: --json, -o,
+     * --pipeline and --group were ignored, exit 0) */
+    const char *unused = !a->sa.train ? NULL : a->json ? "--json" : a->out ? "-o" : a->check ? "--check"
+                         : a->ndata ? "--data" : a->program ? "--program" : a->direct ? "--direct"
+                         : a->pl.pipeline ? "--pipeline" : a->group ? "--group" : a->sa.chip ? "--chip"
+                         : a->sa.nsets ? "--set" : NULL;
+    if (unused)
+        return cli_usage_error(cmd, "--train checks the model's gradients in double, on no chip: it takes no %s "
+                               "(docs/training.md)", unused);
     if (a->check && !cli_is_dir(a->check)) return cli_usage_error(cmd, "--check: %s: not a directory", a->check);
     if (a->out && !cli_is_dir(a->out)) return cli_usage_error(cmd, "-o: %s: not a directory", a->out);
     for (int i = 0; i < a->ndata; i++)
