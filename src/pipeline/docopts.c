@@ -7,6 +7,7 @@
 #include "rotor/pipeline/explore.h"
 
 #include "base/jsontext.h"
+#include "rotor/base/gpu.h"
 #include "pipeline/docint.h"
 #include "rotor/op/cost.h"
 #include "rotor/op/expr.h"
@@ -447,6 +448,14 @@ rotor_status rotor_doc(const char *command, const char *options, char **out, rot
     doc_opts o;
     cJSON *root;
     rotor_status st = read_options(command, cmd, options, &o, &root, err);
+    /* a GPU's plans and compiles are the command line's (src/cli/plangpu.c,
+     * compilegpu.c): refused here in a line that says so, not in the chip's
+     * "only rotor plan and rotor compile model a GPU", which read as a
+     * contradiction from rotor.plan (found by an audit helper) */
+    if (!st && o.chip && rotor_gpu_spec_is_gpu(o.chip))
+        st = rotor_fail(err, ROTOR_ERR_INPUT,
+                        "chip '%s' is a GPU: rotor_doc (and the Python package) models none; the command line's "
+                        "rotor plan and rotor compile do (docs/gpu.md)", o.chip);
     if (!st && cmd == DOC_PLAN) st = doc_plan(&o, out, err);
     if (!st && cmd == DOC_SCHEDULE) st = doc_schedule(&o, out, err);
     if (!st && cmd == DOC_EXPLORE) st = doc_explore(&o, out, err);

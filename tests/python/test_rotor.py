@@ -178,6 +178,13 @@ class Errors(unittest.TestCase):
         with self.assertRaisesRegex(rotor.RotorError, r"^--tp: expected 1\.\.4 \(the chips of ipu-pod4\), got 8$"):
             rotor.schedule("llama2-13b", tp=8)
 
+    def test_a_gpu_chip_is_refused_in_words_that_say_where_it_is_modelled(self):
+        for call in (lambda: rotor.plan("C[m,n] += A[m,k] * B[k,n]", dim="m=512,k=768,n=3072", chip="a100-80gb"),
+                     lambda: rotor.compile("resnet-18", chip="a100-80gb")):
+            with self.assertRaisesRegex(rotor.RotorError, r"^chip 'a100-80gb' is a GPU: rotor_doc \(and the Python "
+                                        r"package\) models none; the command line's rotor plan and rotor compile do"):
+                call()
+
     def test_group_errors_are_the_cli_lines(self):
         with self.assertRaisesRegex(rotor.RotorError, r"^--group: expected fused, none or graphturbo, got 'turbo'$"):
             rotor.compile("resnet-18", group="turbo")
