@@ -52,6 +52,15 @@ expect_out pipeline-sweep "^batch    pipelined (us)$" -- compile nerf-t10 --batc
 # batches back to back pay each batch's input gathers (nerf-t10 at 8 claimed 1.65x without them)
 expect_out pipeline-throughput "^batches back to back: 1.303 us per batch, unpipelined 1.635 us (1.25x)$" -- \
     compile nerf-t10 --batch 8 --pipeline --objective throughput -q
+# --walk jumps (docs/compile.md, "Jumps"): BERT-Base's walk leaves its
+# fixed point, 219.842 -> 201.116 us; bad values and options with no walk refused
+expect_out walk-jumps "^SRAM per core: .* reconciliation steps ([0-9]* jumps, --walk jumps)$" -- compile bert-base --walk jumps
+if grep -q "^total 201.116 us" "$out"; then ok; else bad "bert-base --walk jumps: $(grep ^total "$out")"; fi
+expect_out walk-t10 "^total 219.842 us" -- compile bert-base --walk t10
+if grep -q "jumps" "$out"; then bad "T10's walk said jumps"; else ok; fi
+expect_error walk-bad 2 "--walk: expected t10 or jumps, got 'jump'" -- compile bert-base --walk jump
+expect_error walk-vgm 2 "--walk: --baseline vgm walks no idle layouts" -- compile bert-base --walk jumps --baseline vgm
+expect_error walk-gt 2 "--walk: on stcp920 (a chip with a global buffer) --group graphturbo times GraphTurbo's schedules and walks no idle layouts" -- compile resnet-18 --chip stcp920 --group graphturbo --walk jumps
 expect_error objective-alone 2 "--objective needs --pipeline" -- compile nerf --objective throughput
 expect_error objective-bogus 2 "--objective: expected latency or throughput, got 'speed'" -- compile nerf --pipeline --objective speed
 expect_error pipeline-baseline 2 "--pipeline conflicts with --baseline vgm" -- compile nerf --pipeline --baseline vgm

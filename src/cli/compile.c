@@ -55,6 +55,9 @@ static void compile_usage(FILE *f) {
             "  --solver S          plan search: exact (default, the optimum) or fast (KAPLA's\n"
             "                      greedy solver, near-optimal and far faster; docs/kapla.md);\n"
             "                      random or ml: KAPLA's baselines R and M\n"
+            "  --walk W            Algorithm 1's walk over idle layouts: t10 (default, the paper's)\n"
+            "                      or jumps (where it ends, an operator takes its fastest plan as\n"
+            "                      its idle layout and the walk goes on: never slower; docs/compile.md)\n"
             "  --group G           how operators are grouped: fused (default: epilogues fused,\n"
             "                      layout ops folded, docs/group.md), none (the graph as imported:\n"
             "                      the program rotor run --program runs) or graphturbo (GraphTurbo's\n"
@@ -88,7 +91,7 @@ static void compile_usage(FILE *f) {
             "exit status: 0 compiled, 1 the model does not fit, 2 bad input\n");
 }
 
-static void print_table(const rotor_graph *g, const rotor_compile_result *r, const rotor_chip *chip) {
+static void print_table(const rotor_graph *g, const rotor_compile_result *r, const rotor_chip *chip, bool jumps) {
     printf("%-28s %-20s %11s %6s %11s %10s %10s\n", "operator", "type", "time (us)", "share",
            "setup (us)", "idle (B)", "active (B)");
     for (int o = 0; o < r->nops; o++) {
@@ -111,10 +114,12 @@ static void print_table(const rotor_graph *g, const rotor_compile_result *r, con
     if (r->nsegments) printf(", pipelined runs %.3f", r->pipeline_s * 1e6);
     printf("\n");
     printf("SRAM per core: idle %lld B, peak %lld B of %lld (%.1f%%); %d operators, %d %s searches, "
-           "%d reconciliation steps\n",
+           "%d reconciliation steps",
            (long long)r->idle_bytes, (long long)r->peak_bytes, (long long)rotor_chip_sram(chip),
            100.0 * (double)r->peak_bytes / (double)rotor_chip_sram(chip), r->nops, r->searches,
            rotor_solver_name(r->solver), r->ncurve);
+    if (jumps) printf(" (%d jumps, --walk jumps)", r->jumps);
+    printf("\n");
     char caveat[320];
     if (rotor_chip_mesh_caveat(chip, caveat, sizeof caveat)) printf("note: %s\n", caveat);
     /* the plans saw the bound, the total the schedule: said where they part */
@@ -187,8 +192,8 @@ static int parse_batches(const char *cmd, const char *batch, int64_t *batches, i
 /* What `rotor compile` was asked, parsed and checked. */
 typedef struct compile_args {
     cli_shared_args sa;
-    const char *model, *baseline, *outfile, *format, *solver_name, *group;
-    bool compare, vgm_only, json, graphturbo, no_group, profile, no_loops, values;
+    const char *model, *baseline, *outfile, *format, *solver_name, *group, *walk;
+    bool compare, vgm_only, json, graphturbo, no_group, jumps, profile, no_loops, values;
     cli_pipeline_args pl;
     rotor_solver solver;
     rotor_vgm_kind kind; /* with vgm_only */
@@ -205,6 +210,7 @@ static int parse_compile(int argc, char **argv, compile_args *a) {
         {"compare", 0, CLI_FLAG, offsetof(compile_args, compare), 0, 0},
         {"format", 0, CLI_VALUE, offsetof(compile_args, format), 0, 0},
         {"group", 0, CLI_VALUE, offsetof(compile_args, group), 0, 0},
+        {"walk", 0, CLI_VALUE, offsetof(compile_args, walk), 0, 0},
         {"json", 0, CLI_FLAG, offsetof(compile_args, json), 0, 0},
         {"output", 'o', CLI_VALUE, offsetof(compile_args, outfile), 0, 0},
         {"solver", 0, CLI_VALUE, offsetof(compile_args, solver_name), 0, 0},
@@ -224,6 +230,10 @@ static int parse_compile(int argc, char **argv, compile_args *a) {
         else return cli_usage_error(cmd, "--baseline: expected vgm or vgm-oracle, got '%s'", a->baseline);
         a->vgm_only = true;
     }
+    if (a->walk && strcmp(a->walk, "t10") != 0 && strcmp(a->walk, "jumps") != 0)
+        return cli_usage_error(cmd, "--walk: expected t10 or jumps, got '%s'", a->walk);
+    a->jumps = a->walk && !strcmp(a->walk, "jumps");
+    if (a->walk && a->baseline) return cli_usage_error(cmd, "--walk: --baseline %s walks no idle layouts", a->baseline);
     rotor_error ferr = {{0}};
     rotor_status fst = rotor_pipeline_group_parse(a->group, &a->graphturbo, &a->no_group, &ferr);
     if (fst) return cli_fail(cmd, fst, &ferr);
@@ -321,7 +331,7 @@ static int print_compiled(const compile_args *a, const rotor_pipeline *p, const 
         else printf("%d operators grouped into %d (%d epilogues fused, %d layout ops folded)\n\n", gs->ops_before,
                     gs->ops_after, gs->fused, gs->folded);
         if (p->train.forward_ops) cli_print_train(p); /* --train (docs/training.md) */
-        print_table(&p->graph, &p->t10, chip);
+        print_table(&p->graph, &p->t10, chip, a->jumps);
         if (a->pl.pipeline) print_segments(&p->graph, &p->t10);
         cli_energy_print("per inference", &en);
         /* the oracle first: the closing line compares with Roller */
@@ -380,6 +390,7 @@ int cmd_compile(int argc, char **argv) {
                                : a.graphturbo ? "--group graphturbo" : a.outfile ? "-o" : NULL);
     }
     po.no_group = a.no_group; /* --group none: the graph rotor run executes (docs/run.md) */
+    po.compile.walk_jumps = a.jumps; /* docs/compile.md, "Jumps" */
     po.compile.solver = a.solver;
     po.compile.pipeline = a.pl.pipeline;
     po.compile.objective = a.pl.objective;
@@ -396,6 +407,9 @@ int cmd_compile(int argc, char **argv) {
     bool icca = a.graphturbo && !rotor_chip_has_gb(&chip);
     /* ... and on a chip with one they are timed by formula: no plan is
      * searched, so a solver asked for would change nothing, silently */
+    if (a.graphturbo && !icca && a.walk)
+        return cli_usage_error(cmd, "--walk: on %s (a chip with a global buffer) --group graphturbo times GraphTurbo's "
+                               "schedules and walks no idle layouts", chip.name);
     if (a.graphturbo && !icca && a.solver_name)
         return cli_usage_error(cmd, "--solver: on %s (a chip with a global buffer) --group graphturbo times GraphTurbo's "
                                "schedules and searches no plans", chip.name);

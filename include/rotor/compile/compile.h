@@ -132,6 +132,13 @@ typedef struct rotor_compile_options {
      * threads.  Works with or without cache_dir.  GraphTurbo's instance
      * compiles (gticca.c) use this one, or their own when NULL. */
     struct rotor_plan_store *plan_store;
+    /* Jumps after T10's walk (compile.c, best_jump; docs/compile.md,
+     * "Jumps"; `rotor compile --walk jumps`): where no move refines an idle
+     * layout, the operator that would gain most takes its fastest plan as
+     * its idle layout, and the walk goes on.  Never worse (the walk's best
+     * point is kept); off by default until the documents' figures, measured
+     * with T10's walk alone, are measured again with them. */
+    bool walk_jumps;
     /* Algorithm 1's walk searches one need at a time, as before its
      * searches were batched (compile.c, walk_more): the same schedule, for
      * the test that shows it. */
@@ -194,6 +201,7 @@ typedef struct rotor_compile_result {
      * walk priced setups (compile.c, "Searches ahead"): depends on timing,
      * unless options.ahead_wait; nothing else does */
     int searches_ahead;
+    int jumps;                  /* with options.walk_jumps: the jumps the walk took (best_jump) */
     rotor_solver solver;        /* the solver that found every plan */
     /* With options.pipeline: the segments chosen, by first operator, and
      * the same schedule's total without them.  total_s counts each segment's
