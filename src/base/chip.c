@@ -1009,10 +1009,10 @@ static bool is_network(const field_def *f) {
     return f->kind == FK_TOPOLOGY || !strcmp(f->key, "mesh_width") || !strcmp(f->key, "mesh_height");
 }
 
-int rotor_chip_differences(const rotor_chip *a, const rotor_chip *b, bool network, char *buf, size_t cap) {
+_Static_assert(NFIELDS <= ROTOR_CHIP_FIELDS_MAX, "ROTOR_CHIP_FIELDS_MAX holds every field's key");
+
+int rotor_chip_differences(const rotor_chip *a, const rotor_chip *b, bool network, const char **keys, int cap) {
     int n = 0;
-    size_t used = 0;
-    if (cap) buf[0] = '\0';
     for (int i = 0; i < NFIELDS; i++) {
         const field_def *f = &FIELDS[i];
         if (f->kind == FK_NAME || (!network && is_network(f))) continue;
@@ -1021,10 +1021,7 @@ int rotor_chip_differences(const rotor_chip *a, const rotor_chip *b, bool networ
                     : f->kind == FK_OFFCHIP ? a->offchip == b->offchip
                                             : *cint_at(a, f) == *cint_at(b, f);
         if (same) continue;
-        if (used < cap) {
-            int k = snprintf(buf + used, cap - used, "%s%s", n ? ", " : "", f->key);
-            used = k < 0 ? cap : used + (size_t)k;
-        }
+        if (n < cap) keys[n] = f->key;
         n++;
     }
     return n;

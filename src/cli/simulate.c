@@ -152,11 +152,16 @@ static void print_table(const rotor_program *p, const rotor_chip *chip, const ro
     if (*p->topology && strcmp(p->topology, topo))
         printf("the program was compiled for %s: its model times are that network's, not %s's "
                "(docs/simulator.md, \"Another chip\")\n", p->topology, topo);
-    char other[640]; /* room for every key of a chip file */
-    int nother = p->has_compiled_chip ? rotor_chip_differences(&p->compiled_chip, chip, false, other, sizeof other) : 0;
-    if (nother)
-        printf("the program was compiled on a chip whose %s %s from %s's: its model times are that chip's "
-               "(docs/simulator.md, \"Another chip\")\n", other, nother > 1 ? "differ" : "differs", chip->name);
+    const char *other[ROTOR_CHIP_FIELDS_MAX];
+    int nother = p->has_compiled_chip
+                     ? rotor_chip_differences(&p->compiled_chip, chip, false, other, ROTOR_CHIP_FIELDS_MAX)
+                     : 0;
+    if (nother) {
+        printf("the program was compiled on a chip whose ");
+        for (int i = 0; i < nother; i++) printf("%s%s", i ? ", " : "", other[i]);
+        printf(" %s from %s's: its model times are that chip's (docs/simulator.md, \"Another chip\")\n",
+               nother > 1 ? "differ" : "differs", chip->name);
+    }
     print_segments(p, r);
     double ms = (double)s->makespan_ps;
     printf("breakdown: compute %.3f us (%.1f%%), communication %.3f us (%.1f%%), setup %.3f us (%.1f%%), "

@@ -1102,6 +1102,13 @@ typedef struct walk_batch {
  * choices do not depend on points found later: a search's answer is the
  * least by (time, memory, plan order), docs/compile.md), and the choices
  * of the operators after first are put back as assign_active left them. */
+/* Algorithm 1, line 6's cap: the SRAM an operator's active plan may take
+ * while every other operator keeps its idle layout (idle_total in all) and
+ * the activations live across it stay. */
+static int64_t op_cap(const compiler *cc, const op_state *s, int64_t idle_total) {
+    return cc->sram - (idle_total - s->idle_bytes) - s->live;
+}
+
 static void walk_more(compiler *cc, int64_t idle_total, int first, int64_t first_cap, walk_batch *b) {
     const rotor_graph *g = cc->g;
     if (frontier_pick(cc, cc->st[first].frontier, first_cap) < 0) return;
@@ -1115,7 +1122,7 @@ static void walk_more(compiler *cc, int64_t idle_total, int first, int64_t first
         op_state *s = &cc->st[o];
         b->saved[o] = s->active;
         last = o;
-        int64_t cap = cc->sram - (idle_total - s->idle_bytes) - s->live;
+        int64_t cap = op_cap(cc, s, idle_total);
         if (s->frontier < 0) {
             if (s->vendor_bytes > cap) break; /* the serial walk's misfit */
             s->active = 0;
@@ -1159,7 +1166,7 @@ static double assign_active(compiler *cc, int64_t idle_total, int *misfit, int64
     b->n = 0;
     for (int o = 0; o < g->nops; o++) {
         op_state *s = &cc->st[o];
-        int64_t cap = cc->sram - (idle_total - s->idle_bytes) - s->live;
+        int64_t cap = op_cap(cc, s, idle_total);
         if (s->frontier < 0) {
             if (s->vendor_bytes > cap) {
                 if (*misfit < 0) {
@@ -1305,7 +1312,7 @@ static bool best_jump(compiler *cc, int64_t idle_total, const unsigned char *jum
         if (jumped[o] || s->frontier < 0 || s->active < 0) continue;
         const rotor_frontier *f = &cc->fr[s->frontier];
         const rotor_expr *e = &g->ops[o].expr;
-        int64_t cap = cc->sram - (idle_total - s->idle_bytes) - s->live;
+        int64_t cap = op_cap(cc, s, idle_total);
         int j = frontier_pick(cc, s->frontier, cap);
         if (j < 0 || (j == s->idle_base && s->idle_k == 1)) continue;
         double now = f->v[s->active].cost.total + setup_time(cc, setup_memo_idle(cc, o), s, e, f, s->active);
@@ -1732,6 +1739,15 @@ static bool batch_lone(const compiler *cc, const walk_batch *b) {
     return n == 1;
 }
 
+/* Operator o's idle layout becomes split k of frontier point base, holding
+ * bytes a core: a move's (base, its active plan) or a jump's (k 1). */
+static void take_idle(compiler *cc, walk_state *w, int o, int base, int64_t k, int64_t bytes) {
+    w->idle_total += bytes - cc->st[o].idle_bytes;
+    cc->st[o].idle_bytes = bytes;
+    cc->st[o].idle_base = base;
+    cc->st[o].idle_k = k;
+}
+
 /* Algorithm 1: keep the best end-to-end time over the greedy walk, each
  * step moving one operator's idle layout to its best trade.  In the team
  * of walk_ahead it returns at a batch of one search (w->lone), which
@@ -1782,16 +1798,10 @@ static rotor_status compile_walk(compiler *cc, int threads, walk_batch *b, rotor
             if (cc->hst || !w->jumped || !best_jump(cc, w->idle_total, w->jumped, &mo, &mj, &mb)) break;
             w->jumped[mo] = 1;
             out->jumps++;
-            w->idle_total += mb - cc->st[mo].idle_bytes;
-            cc->st[mo].idle_bytes = mb;
-            cc->st[mo].idle_base = mj;
-            cc->st[mo].idle_k = 1;
+            take_idle(cc, w, mo, mj, 1, mb);
             continue;
         }
-        w->idle_total += mb - cc->st[mo].idle_bytes;
-        cc->st[mo].idle_bytes = mb;
-        cc->st[mo].idle_base = cc->st[mo].active;
-        cc->st[mo].idle_k = mk;
+        take_idle(cc, w, mo, cc->st[mo].active, mk, mb);
     }
     if (!st && cc->hst) {
         if (err) *err = cc->herr;

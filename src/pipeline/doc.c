@@ -81,13 +81,13 @@ static cJSON *simulation_json(const rotor_program *p, const rotor_chip *chip, co
      * model's times are that network's (docs/simulator.md, "Another chip") */
     if (*p->topology && strcmp(p->topology, topo)) cJSON_AddStringToObject(root, "compiled_topology", p->topology);
     /* ... or on a chip with other fields: their keys */
-    char other[640]; /* room for every key of a chip file */
-    if (p->has_compiled_chip && rotor_chip_differences(&p->compiled_chip, chip, false, other, sizeof other)) {
+    const char *other[ROTOR_CHIP_FIELDS_MAX];
+    int nother = p->has_compiled_chip
+                     ? rotor_chip_differences(&p->compiled_chip, chip, false, other, ROTOR_CHIP_FIELDS_MAX)
+                     : 0;
+    if (nother) {
         cJSON *keys = cJSON_AddArrayToObject(root, "compiled_chip_differs");
-        for (char *k = other, *end; k; k = end ? end + 2 : NULL) {
-            if ((end = strstr(k, ", "))) *end = '\0';
-            cJSON_AddItemToArray(keys, cJSON_CreateString(k));
-        }
+        for (int i = 0; i < nother; i++) cJSON_AddItemToArray(keys, cJSON_CreateString(other[i]));
     }
     cJSON_AddNumberToObject(root, "cores", (double)p->cores);
     cJSON_AddNumberToObject(root, "simulated_s", r->simulated_s);

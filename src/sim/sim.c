@@ -696,9 +696,11 @@ static int64_t claim_route(rotor_sim *s, sim_task *t, int64_t now) {
         return claim_all(s, t, s->mres + mc->off, mesh ? s->mat + mc->off : NULL,
                          t->dur - (int64_t)mc->hops * s->latency_ps, mc->n, now);
     }
-    /* the out port from the start, the in port one latency on, each for the bytes' time */
-    static const int32_t pair_at[2] = {0, ROTOR_TOPO_A2A_HOPS};
-    if (sim_net_pair(s, t, pair)) return claim_all(s, t, pair, pair_at, t->dur - s->latency_ps, 2, now);
+    /* the out port from the start, the in port pair_hops latencies on, each for the bytes' time */
+    if (sim_net_pair(s, t, pair)) {
+        const int32_t pair_at[2] = {0, s->topo->pair_hops};
+        return claim_all(s, t, pair, pair_at, t->dur - s->topo->pair_hops * s->latency_ps, 2, now);
+    }
     sim_route route;
     sim_net_route(s, t->a, t->b, &route);
     return claim_all(s, t, route.res, route.at, t->dur - route.hops * s->latency_ps, route.n, now);

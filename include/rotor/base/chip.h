@@ -156,13 +156,15 @@ bool rotor_chip_mesh_caveat(const rotor_chip *chip, char *buf, size_t cap);
  * or NULL on allocation failure. */
 char *rotor_chip_to_json(const rotor_chip *chip);
 
-/* The number of fields whose values differ between a and b, their keys
- * ("link_gbps, static_w", in the chip file's order) into buf (cap bytes,
- * cut when full).  The name is not compared (a chip file keeping a
- * preset's name is another chip all the same); nor, unless network,
- * topology, mesh_width and mesh_height, for a caller that says the
- * network apart (`rotor simulate`, docs/simulator.md "Another chip"). */
-int rotor_chip_differences(const rotor_chip *a, const rotor_chip *b, bool network, char *buf, size_t cap);
+/* The number of fields whose values differ between a and b; the first cap
+ * of their keys ("link_gbps", "static_w": the chip file's, in its order;
+ * static strings) into keys.  The name is not compared (a chip file keeping
+ * a preset's name is another chip all the same); nor, unless network,
+ * topology, mesh_width and mesh_height, for a caller that says the network
+ * apart (`rotor simulate`, docs/simulator.md "Another chip").
+ * ROTOR_CHIP_FIELDS_MAX keys is room for every one. */
+#define ROTOR_CHIP_FIELDS_MAX 64
+int rotor_chip_differences(const rotor_chip *a, const rotor_chip *b, bool network, const char **keys, int cap);
 
 /* Derived quantities in the cost model's units (cost-model-v1.md "Chip"). */
 int64_t rotor_chip_cores(const rotor_chip *chip);          /* N = cores_per_chip * chips */
