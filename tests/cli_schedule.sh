@@ -160,4 +160,14 @@ if grep -q "reshards" "$out"; then bad "ipu-pod4 says it reshards Llama 2 13B"; 
 # a decode step at batch 8 makes 8 tokens: its energy is per step (it said per token)
 expect_out energy-batch "^full: energy [0-9.e+-]* J per step (" -- schedule llama2-13b --layers 1 --batch 8 --design full
 
+# the analytical preloads price no link latency, which the replay pays: a chip that has one says
+# so under the table and in --json (docs/schedule.md, "Link latency"); an IPU (0 ns) does not
+expect_out latency-note '^note: the analytical preloads and distributions price no on-chip link latency (20 ns on stcp920)' -- \
+    schedule nerf --chip stcp920 --design full
+"$ROTOR" schedule nerf --chip stcp920 --design full --json >"$out" 2>"$err"
+if grep -q '"caveat":	"the analytical preloads and distributions price no on-chip link latency (20 ns' "$out"; then ok
+else bad "schedule --json on stcp920 lacks its caveat"; fi
+"$ROTOR" schedule nerf --design full >"$out" 2>"$err"
+if grep -q "link latency" "$out"; then bad "ipu-pod4 (0 ns) says it prices no link latency"; else ok; fi
+
 finish cli_schedule

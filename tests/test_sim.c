@@ -675,6 +675,25 @@ Test(sim, a_multicast_reads_hbm_once_and_holds_every_receivers_in_port) {
     rotor_sim_free(s);
 }
 
+/* A multicast holds each resource only while its bytes cross it, as a
+ * transfer does: the controller from its start, every receiver's in port
+ * one latency (50 ns) later.  Two preloads of 1,100 B into the same four
+ * cores: the second leaves as the first's bytes free the in ports, at 200
+ * ns, and ends at 450 ns.  Until 2026-12-04 a multicast held them all for
+ * its whole time, latency included: the second ended at 500 ns, and a 20 ns
+ * chip's preloads of 1 KiB pieces ran at under half their rate. */
+Test(sim, a_multicast_pays_the_latency_once_as_a_transfer_does) {
+    rotor_chip chip = hbm_chip();
+    chip.link_latency_ns = 50;
+    rotor_sim *s = make(&chip);
+    const int64_t to[4] = {0, 1, 2, 3};
+    int64_t a = mcast(s, 8, to, 4, B1100, NULL, 0), b = mcast(s, 8, to, 4, B1100, NULL, 0);
+    run(s);
+    assert_span(s, a, 0, 50000 + STREAM);
+    assert_span(s, b, STREAM, 50000 + 2 * STREAM);
+    rotor_sim_free(s);
+}
+
 /* 8 receivers of 1,100 B each over 4 lanes of 22 GB/s per controller: as 8
  * unicasts from one controller they take two rounds; as two multicasts of
  * four they take one (HBM reads 2,200 B, not 8,800). */

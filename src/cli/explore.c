@@ -541,6 +541,8 @@ static void print_report(const explore *ex) {
            rotor_chip_topology_text(chip, topo, sizeof topo), chip->hbm_gbps * (double)chip->chips / 1000.0,
            chip->link_gbps, chip->matrix_tflops, ex->decode ? "decode step (latency per token)" : "one step");
     if (ex->nshapes > 0) cli_quantized_note(rotor_graph_priced_apart(&ex->pls[0].graph, chip), chip);
+    char caveat[320];
+    if (rotor_schedule_latency_caveat(chip, caveat, sizeof caveat)) printf("note: %s\n", caveat);
     printf("\n");
     printf("sweep ");
     for (int a = 0; a < g->naxes; a++) {

@@ -172,7 +172,8 @@ static void print_text(const rotor_graph *g, const rotor_schedule *s, const run 
                us(b->execute_ps) * 1e-3, us(b->overlap_ps) * 1e-3, us(b->stall_ps) * 1e-3,
                100.0 * r->hbm_util, 100.0 * r->link_util, r->tflops, runs[i].seconds);
     }
-    char what[32];
+    char what[32], caveat[320];
+    if (rotor_schedule_latency_caveat(&s->chip, caveat, sizeof caveat)) printf("note: %s\n", caveat);
     snprintf(what, sizeof what, "per %s", per);
     for (int i = 0; i < nruns; i++) {
         rotor_energy_counts ec;

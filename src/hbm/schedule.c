@@ -935,6 +935,18 @@ static rotor_status measure_port_load(void *ctx, int64_t m, double *load, rotor_
 
 /* ---- build ------------------------------------------------------------------------ */
 
+bool rotor_schedule_latency_caveat(const rotor_chip *chip, char *buf, size_t cap) {
+    if (cap) buf[0] = '\0';
+    if (!(chip->link_latency_ns > 0)) return false;
+    snprintf(buf, cap,
+             "the analytical preloads and distributions price no on-chip link latency (%g ns on %s), which the "
+             "replay pays for every preload piece and distribution round: `--simulate` times it (nerf on stcp920: "
+             "+77 %%; "
+             "docs/schedule.md, \"Link latency\")",
+             chip->link_latency_ns, chip->name);
+    return true;
+}
+
 void rotor_schedule_free(rotor_schedule *s) {
     if (!s) return;
     for (int o = 0; o < s->nops; o++) {

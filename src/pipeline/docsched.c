@@ -165,6 +165,8 @@ rotor_status rotor_doc_schedule(const rotor_graph *g, const rotor_schedule *s, c
     /* operators priced at the chip's element size, not their own */
     cJSON_AddNumberToObject(root, "quantized_ops_priced_as_the_chip", s->quantized_ops);
     cJSON_AddNumberToObject(root, "flops", s->model_flops);
+    char caveat[320];
+    if (rotor_schedule_latency_caveat(&s->chip, caveat, sizeof caveat)) cJSON_AddStringToObject(root, "caveat", caveat);
     if (simchip) {
         cJSON_AddStringToObject(root, "simulated_topology", rotor_chip_topology_text(simchip, topo, sizeof topo));
     }

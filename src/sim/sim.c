@@ -651,24 +651,25 @@ static int64_t claim_core(rotor_sim *s, sim_task *t, int64_t now) {
     return start;
 }
 
-/* A transfer claims every resource on its route, res[0 .. n).  With at
- * NULL (a multicast on all-to-all: an HBM preload, whose chips have no
- * latency among the presets; a decision, docs/simulator.md) it holds them
- * all from the first instant all are free for its whole duration.  With at
- * set (every other transfer; all-to-all's ports too since 2026-12-04, the
- * in port one latency after the out port) the head reaches
- * resource i after at[i] hops and the body follows: resource i is held for
- * `hold` (the bytes' time) from start + at[i] latencies, and the transfer
- * starts at the first instant each is free by then (docs/simulator.md,
- * "Pipelined links").  Always inline: with the two ports of sim_net_pair, n
- * is a constant and the loops unroll. */
+/* A transfer claims every resource on its route, res[0 .. n): the head
+ * reaches resource i after at[i] hops and the body follows, so resource i
+ * is held for `hold` (the bytes' time) from start + at[i] latencies, and
+ * the transfer starts at the first instant each is free by then
+ * (docs/simulator.md, "Pipelined links").  So on every topology, a
+ * multicast too: all-to-all's ports since 2026-12-04 (the in port one
+ * latency after the out port), its multicasts (an HBM preload: the
+ * controller from the start, each receiver's in port one latency on) from
+ * later the same day; until then a multicast held them all for its whole
+ * time, latency included, and two preloads into the same cores paid the
+ * latency one after the other.  Always inline: with the two ports of
+ * sim_net_pair, n is a constant and the loops unroll. */
 static inline __attribute__((always_inline)) int64_t claim_all(rotor_sim *s, sim_task *t, const int32_t *res,
                                                                const int32_t *at, int64_t hold, int64_t n,
                                                                int64_t now) {
     sim_run *r = &s->run;
     int64_t start = now, lat = s->latency_ps;
     for (int64_t i = 0; i < n; i++) {
-        int64_t f = sim_res_free_at(s, res[i]) - (at ? at[i] * lat : 0);
+        int64_t f = sim_res_free_at(s, res[i]) - at[i] * lat;
         if (f > start) start = f;
     }
     /* the lane of the pool that names its trace track: the HBM controller's
@@ -676,8 +677,8 @@ static inline __attribute__((always_inline)) int64_t claim_all(rotor_sim *s, sim
     bool hbm = t->flags & SIM_F_HBM;
     t->lane = -1;
     for (int64_t i = 0; i < n; i++) {
-        int64_t from = start + (at ? at[i] * lat : 0), d = at ? hold : t->dur;
-        int32_t lane = sim_res_take(s, res[i], from + d, d);
+        int64_t from = start + at[i] * lat;
+        int32_t lane = sim_res_take(s, res[i], from + hold, hold);
         if (lane >= 0 && (res[i] == s->res_interchip) != hbm) t->lane = lane;
     }
     rotor_sim_stats *st = &r->st;
@@ -686,15 +687,14 @@ static inline __attribute__((always_inline)) int64_t claim_all(rotor_sim *s, sim
     return start;
 }
 
-/* A transfer's route, then its claim: pipelined over a mesh's links,
- * whole over all-to-all's ports (the IPU exchange's one hop). */
+/* A transfer's route, then its claim, pipelined (claim_all) over a mesh's
+ * links and all-to-all's ports alike. */
 static int64_t claim_route(rotor_sim *s, sim_task *t, int64_t now) {
     int32_t pair[2];
-    bool mesh = s->topo->id == ROTOR_TOPO_MESH;
     if (t->mcast) {
         const sim_mcast *mc = &s->mcast[t->mcast - 1];
-        return claim_all(s, t, s->mres + mc->off, mesh ? s->mat + mc->off : NULL,
-                         t->dur - (int64_t)mc->hops * s->latency_ps, mc->n, now);
+        return claim_all(s, t, s->mres + mc->off, s->mat + mc->off, t->dur - (int64_t)mc->hops * s->latency_ps,
+                         mc->n, now);
     }
     /* the out port from the start, the in port pair_hops latencies on, each for the bytes' time */
     if (sim_net_pair(s, t, pair)) {

@@ -9,11 +9,11 @@
  *    bandwidth (Elk §5: "track the in-flight inter-chip transfer events and
  *    cap their total bandwidth").
  *  - A transfer runs at the rate of its route's slowest resource and pays
- *    one link latency per hop.  Over all-to-all's two ports (one hop) it
- *    holds both for its whole duration.  On a mesh the links are pipelined
- *    (virtual cut-through): the head reaches the route's i-th resource
- *    after i latencies and the bytes hold it for bytes / rate from then, so
- *    a link is busy only while the packet crosses it.  Holding every link
+ *    one link latency per hop.  Its resources are pipelined (virtual
+ *    cut-through), over all-to-all's two ports (one hop) as over a mesh's
+ *    links: the head reaches the route's i-th resource after i latencies
+ *    and the bytes hold it for bytes / rate from then, so a link is busy
+ *    only while the packet crosses it.  Holding every link
  *    of a 1,000-hop route for the whole transfer, as the first model did,
  *    made a wafer's setup exchange of tiny pieces ~1,000x slower than its
  *    links' bytes allow (docs/simulator.md, "Pipelined links").

@@ -130,6 +130,14 @@ rotor_status rotor_schedule_build(const rotor_graph *g, const rotor_chip *chip,
                                   rotor_error *err);
 void rotor_schedule_free(rotor_schedule *s);
 
+/* Whether a schedule on chip has an on-chip link latency, which the
+ * analytical timing (Elk §4.5, timing.c) does not price: the replay pays it
+ * for each preload piece a stream sends and each distribution round, so
+ * the analytical latency can be far below the simulated one (docs/
+ * schedule.md, "Link latency").  Then buf gets the sentence `rotor
+ * schedule` prints as a note and its JSON carries as "caveat". */
+bool rotor_schedule_latency_caveat(const rotor_chip *chip, char *buf, size_t cap);
+
 /* One design's schedule and what Elk §6.2-§6.3 report about it. */
 typedef struct rotor_schedule_report {
     rotor_preload_result result;   /* per-operator choices and times (preload.h) */
