@@ -162,10 +162,10 @@ expect_out energy-batch "^full: energy [0-9.e+-]* J per step (" -- schedule llam
 
 # the analytical preloads price no link latency, which the replay pays: a chip that has one says
 # so under the table and in --json (docs/schedule.md, "Link latency"); an IPU (0 ns) does not
-expect_out latency-note '^note: the analytical preloads and distributions price no on-chip link latency (20 ns on stcp920)' -- \
+expect_out latency-note '^note: with a link latency (20 ns on stcp920) the replay sends a plan.s shifts in 1 KiB packets' -- \
     schedule nerf --chip stcp920 --design full
 "$ROTOR" schedule nerf --chip stcp920 --design full --json >"$out" 2>"$err"
-if grep -q '"caveat":	"the analytical preloads and distributions price no on-chip link latency (20 ns' "$out"; then ok
+if grep -q '"caveat":	"with a link latency (20 ns on stcp920) the replay' "$out"; then ok
 else bad "schedule --json on stcp920 lacks its caveat"; fi
 "$ROTOR" schedule nerf --design full >"$out" 2>"$err"
 if grep -q "link latency" "$out"; then bad "ipu-pod4 (0 ns) says it prices no link latency"; else ok; fi

@@ -768,6 +768,27 @@ Test(replay, a_preload_broadcast_to_every_core_then_its_execution_in_exact_picos
     tiny_free(&t);
 }
 
+/* The same with a link latency of 100 ns: the stream keeps 2 pieces in
+ * flight (1 + ceil(100,000 / 400,000 ps)), so the pieces follow one another
+ * as their bytes free the in ports and the preload pays the latency once:
+ * 100,000 + 4 x 400,000 ps, then the compute.  One in flight, each piece
+ * waited for the one before to arrive: 4 x 500,000 ps (2,064,000 in all).
+ * The model prices no latency in a preload (docs/schedule.md, "Link
+ * latency"): 1,664,000 ps. */
+Test(replay, a_preload_stream_pays_the_latency_once) {
+    rotor_chip chip = tiny_hbm();
+    chip.link_latency_ns = 100;
+    rotor_schedule *s = tiny_schedule(&chip, 1);
+    rotor_schedule_report rep = tiny_report(s, (int[]){0}, (int[]){0});
+    rotor_schedule_replay_result r = sched_replay(s, &rep, NULL);
+    cr_assert_eq(rep.result.ops[0].chunks, 1);
+    cr_assert_eq(rep.result.latency_ps, 1664000);
+    cr_assert_eq(r.simulated_ps, 100000 + 1664000);
+    rotor_schedule_replay_result_free(&r);
+    rotor_schedule_report_free(&rep);
+    rotor_schedule_free(s);
+}
+
 /* Four chunks (c = 4): each core receives its own 1,024 B (4 streams, one
  * per lane, in parallel: 400,000 ps; HBM still reads 4,096 B), then fetches
  * the other 3,072 B from its peers in 3 rounds of 1,024 B (1.2 us), then

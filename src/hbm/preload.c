@@ -160,7 +160,12 @@ static rotor_status make_states(const rotor_preload_chip *c, int64_t W, int64_t 
         rotor_status st = preload_intake_bytes(c, s.space_bytes, P / chunks[k], &s.intake_bytes, err);
         if (!st) st = dist_intake(c, s.dist_bytes, P / chunks[k], chunks[k], &s.dist_intake_bytes, err);
         if (st) return st;
-        if (!xfer_checked(s.dist_intake_bytes, c->link_bw, &s.dist_ps) || !xfer_checked(s.intake_bytes, c->link_bw, &link_ps))
+        /* each of the c - 1 rounds pays a latency on all-to-all, as a T10
+         * gather's rounds do (docs/schedule.md, "Link latency"); on a mesh
+         * the rounds are measured (shift_load) and their latency left out */
+        int64_t lat = c->shift_load || s.dist_bytes <= 0 ? 0 : c->latency_ps;
+        if (!xfer_checked(s.dist_intake_bytes, c->link_bw, &s.dist_ps) || !xfer_checked(s.intake_bytes, c->link_bw, &link_ps) ||
+            !rotor_mul_i64(lat, chunks[k] - 1, &lat) || !rotor_add_i64(s.dist_ps, lat, &s.dist_ps))
             return rotor_fail(err, ROTOR_ERR_INPUT, "%s: times overflow: %lld bytes over link_bw %lld",
                               where, (long long)d, (long long)c->link_bw);
         s.preload_ps = max64(hbm_ps, link_ps);

@@ -939,10 +939,9 @@ bool rotor_schedule_latency_caveat(const rotor_chip *chip, char *buf, size_t cap
     if (cap) buf[0] = '\0';
     if (!(chip->link_latency_ns > 0)) return false;
     snprintf(buf, cap,
-             "the analytical preloads and distributions price no on-chip link latency (%g ns on %s), which the "
-             "replay pays for every preload piece and distribution round: `--simulate` times it (nerf on stcp920: "
-             "+77 %%; "
-             "docs/schedule.md, \"Link latency\")",
+             "with a link latency (%g ns on %s) the replay sends a plan's shifts in 1 KiB packets, each paying "
+             "it after the one before, where the analytical times pay it once a step: `--simulate` times it "
+             "(nerf's basic on stcp920: +2.50 %% at 20 ns, +65.81 %% at 100; docs/schedule.md, \"Link latency\")",
              chip->link_latency_ns, chip->name);
     return true;
 }
@@ -1266,6 +1265,7 @@ rotor_status rotor_schedule_build(const rotor_graph *g, const rotor_chip *chip,
         .sram_bytes = rotor_chip_sram(chip),
         .hbm_bw = (int64_t)llround(chip->hbm_gbps * 1e9),
         .link_bw = (int64_t)llround(rotor_chip_link_bw(chip)),
+        .latency_ps = llround(chip->link_latency_ns * 1000.0),
         .sram_blocking = !opt->sram_nonblocking,
     };
     port_meter meter = {.chip = &s->chip};

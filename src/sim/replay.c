@@ -111,6 +111,26 @@ rotor_status replay_add_packets(replayer *r, const rotor_sim_transfer *x, int64_
     return ROTOR_OK;
 }
 
+/* The pieces a preload stream keeps in flight: on all-to-all, enough to
+ * cover a link latency, as a DMA engine keeps requests outstanding, 1 +
+ * ceil(latency / a piece's bytes' time at the link rate), at most
+ * REPLAY_WINDOW_MAX; one with no latency (the IPU presets: the replay is
+ * the same as before).  Until 2026-12-04 a stream kept one, each piece
+ * waiting for the one before to arrive: nerf's Elk-Full schedule on
+ * stcp920 (20 ns, 16 ns a 1 KiB piece) replayed +77 % over its analytical
+ * time (docs/schedule.md, "Link latency").  On a mesh one (decision: its
+ * streams are its edge ports, paced round by round, and the schedule
+ * measures its preloads on this very replay, port_load in hbm/schedule.c).
+ * A plan's shifts keep their packets one in flight (replay_add_packets):
+ * a window there too, tried, took Elk-Full on stcp920 from +5.73 % to
+ * +23.20 %, its packets no longer taking turns with other transfers'. */
+static int64_t stream_window(const rotor_chip *chip, int64_t packet) {
+    if (packet <= 0 || chip->topology == ROTOR_TOPO_MESH || !(chip->link_latency_ns > 0) || !(chip->link_gbps > 0))
+        return 1;
+    double w = 1.0 + ceil(chip->link_latency_ns * 1000.0 / ((double)packet * 1000.0 / chip->link_gbps));
+    return w < REPLAY_WINDOW_MAX ? (int64_t)w : REPLAY_WINDOW_MAX;
+}
+
 void replay_inbox_clear(replayer *r, int64_t cores) {
     for (int64_t c = 0; c < cores; c++) r->inbox[c].n = 0;
 }
@@ -1153,9 +1173,11 @@ rotor_status replay_preload_init(preload_replayer *sr, const rotor_chip *chip, b
     sr->w = chip->topology == ROTOR_TOPO_MESH ? chip->mesh_width : 0;
     sr->nstreams = sr->ports ? rotor_sim_hbm_ports(sr->r.sim) : sr->nctrl * rotor_sim_hbm_lanes(sr->r.sim);
     sr->blocking = blocking;
+    sr->win = stream_window(chip, REPLAY_PIECE_BYTES);
     size_t nc = (size_t)sr->n, no = (size_t)(n_ops > 0 ? n_ops : 1), ns = (size_t)(sr->nstreams > 0 ? sr->nstreams : 1);
-    sr->stail = malloc(ns * sizeof *sr->stail);
-    sr->stail_seq = calloc(ns, sizeof *sr->stail_seq);
+    sr->stail = malloc(ns * (size_t)sr->win * sizeof *sr->stail);
+    sr->stail_seq = calloc(ns * (size_t)sr->win, sizeof *sr->stail_seq);
+    sr->scount = calloc(ns, sizeof *sr->scount);
     sr->sgroups = malloc(ns * sizeof *sr->sgroups);
     sr->sround = malloc(ns * sizeof *sr->sround);
     sr->gport = malloc(nc * sizeof *sr->gport);
@@ -1165,12 +1187,12 @@ rotor_status replay_preload_init(preload_replayer *sr, const rotor_chip *chip, b
     sr->pre_join = malloc(no * sizeof *sr->pre_join);
     sr->pre_ids = calloc(no, sizeof *sr->pre_ids);
     sr->exe_ids = calloc(no, sizeof *sr->exe_ids);
-    if (!sr->stail || !sr->stail_seq || !sr->sgroups || !sr->sround || !sr->gport || !sr->gctrl || !sr->grev || !sr->dsts ||
+    if (!sr->stail || !sr->stail_seq || !sr->scount || !sr->sgroups || !sr->sround || !sr->gport || !sr->gctrl || !sr->grev || !sr->dsts ||
         !sr->pre_join || !sr->pre_ids || !sr->exe_ids) {
         replay_preload_free(sr, false);
         return rotor_nomem(err);
     }
-    for (int64_t k = 0; k < sr->nstreams; k++) sr->stail[k] = -1;
+    for (int64_t k = 0; k < sr->nstreams * sr->win; k++) sr->stail[k] = -1;
     for (size_t i = 0; i < no; i++) sr->pre_join[i] = -1;
     return ROTOR_OK;
 }
@@ -1178,6 +1200,7 @@ rotor_status replay_preload_init(preload_replayer *sr, const rotor_chip *chip, b
 void replay_preload_free(preload_replayer *sr, bool keep_sim) {
     free(sr->stail);
     free(sr->stail_seq);
+    free(sr->scount);
     free(sr->sgroups);
     free(sr->sround);
     free(sr->gport);
@@ -1259,12 +1282,14 @@ rotor_status replay_preload_groups(preload_replayer *sr, int64_t W, int64_t m, i
         if (pb == 0) continue;
         int64_t lo = g * m, hi = lo + m < n ? lo + m : n;
         replay_group_path(sr->w, lo, hi, sr->ports && sr->grev[g], sr->dsts);
-        /* the stream's previous piece; a stream the previous preload did
-         * not use waits for that preload to end */
+        /* the stream's piece win before this one; a stream the previous
+         * preload did not use waits for that preload to end */
         sr->deps.n = 0;
         st = replay_dep_add(sr, after, err);
-        bool used = sr->stail_seq[str] >= sr->pre_seq; /* by this preload or the previous one */
-        if (!st) st = replay_dep_add(sr, used ? sr->stail[str] : sr->last_pre_join, err);
+        int64_t *tail = sr->stail + str * sr->win, *tseq = sr->stail_seq + str * sr->win;
+        int64_t last = (sr->scount[str] + sr->win - 1) % sr->win, slot = sr->scount[str] % sr->win;
+        bool used = tseq[last] >= sr->pre_seq; /* by this preload or the previous one */
+        if (!st) st = replay_dep_add(sr, used ? tail[slot] : sr->last_pre_join, err);
         if (!st && sr->ports && sr->sround[str] != r) {
             if (sr->sgroups[str] < sr->sgroups[pace]) st = replay_dep_add(sr, pace_prev, err);
             sr->sround[str] = r;
@@ -1277,15 +1302,16 @@ rotor_status replay_preload_groups(preload_replayer *sr, int64_t W, int64_t m, i
                                   .pause_receivers = sr->blocking, .path = sr->w > 0};
         if (!st) st = rotor_sim_add_multicast(sr->r.sim, &mc, &id, err);
         if (st) break;
-        sr->stail[str] = id;
-        sr->stail_seq[str] = sr->pre_seq + 1;
+        tail[slot] = id;
+        tseq[slot] = sr->pre_seq + 1;
+        sr->scount[str]++;
         if (str == pace) pace_cur = id;
     }
     /* done when every stream has delivered its last piece of it */
     sr->deps.n = 0;
     if (!st) st = replay_dep_add(sr, after, err);
     if (!st) st = replay_dep_add(sr, sr->last_pre_join, err);
-    for (int64_t k = 0; k < S && W > 0 && !st; k++)
+    for (int64_t k = 0; k < S * sr->win && W > 0 && !st; k++)
         if (sr->stail_seq[k] == sr->pre_seq + 1) st = replay_dep_add(sr, sr->stail[k], err);
     if (!st) *join = sr->last_pre_join = replay_zero_join(sr, (int)op, &st, err);
     sr->pre_seq++;

@@ -191,6 +191,7 @@ rotor_status replay_tiles(replayer *r, int op, const rotor_expr *e, const rotor_
  * execution's shifts interleave with it on the core's in port (each piece
  * claims its route FIFO, like any transfer). */
 #define REPLAY_PIECE_BYTES ROTOR_REPLAY_PACKET
+#define REPLAY_WINDOW_MAX 64 /* pieces a preload stream keeps in flight at most (stream_window) */
 
 typedef struct preload_replayer {
     replayer r;               /* the tile replay's scratch; r.barrier is the current start */
@@ -199,8 +200,10 @@ typedef struct preload_replayer {
     int64_t nstreams;         /* HBM streams: lanes of every controller (mesh: one per edge port) */
     bool ports;               /* mesh: a group's pieces enter through the port nearest it */
     int64_t w;                /* mesh: its width, else 0 */
-    int64_t *stail;           /* per stream: its last piece, -1 */
-    int64_t *stail_seq;       /* per stream: 1 + the preload (in issue order) of that piece, 0 */
+    int64_t win;              /* pieces a stream keeps in flight (stream_window) */
+    int64_t *stail;           /* per stream, win slots: its last win pieces, -1 (slot: piece count mod win) */
+    int64_t *stail_seq;       /* per stream, alike: 1 + the preload (in issue order) of that piece, 0 */
+    int64_t *scount;          /* per stream: pieces it has sent */
     int64_t *sgroups;         /* mesh, per port: groups of the current preload it feeds */
     int64_t *sround;          /* mesh, per port: the round of its last piece of the current preload */
     int64_t *gport, *gctrl;   /* mesh, per group of the current preload: its port and controller */

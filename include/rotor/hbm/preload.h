@@ -27,6 +27,9 @@ typedef struct rotor_preload_chip {
     int64_t sram_bytes;     /* SRAM per core */
     int64_t hbm_bw;         /* bytes/s of all HBM together */
     int64_t link_bw;        /* bytes/s into one core over the interconnect */
+    int64_t latency_ps;     /* an on-chip link's latency: a distribution round pays it once on
+                               all-to-all (shift_load NULL), as T10's gathers do (cost.c);
+                               0: none */
     bool sram_blocking;     /* inter-core writes into a core's SRAM pause its own accesses
                                (the IPU, Elk footnote 2); see docs/preload.md */
     /* HBM through edge ports (a mesh, Elk §5): port_load(mesh_ctx, m, &load, err)

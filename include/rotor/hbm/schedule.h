@@ -131,11 +131,12 @@ rotor_status rotor_schedule_build(const rotor_graph *g, const rotor_chip *chip,
 void rotor_schedule_free(rotor_schedule *s);
 
 /* Whether a schedule on chip has an on-chip link latency, which the
- * analytical timing (Elk §4.5, timing.c) does not price: the replay pays it
- * for each preload piece a stream sends and each distribution round, so
- * the analytical latency can be far below the simulated one (docs/
+ * replay pays for each 1 KiB packet of a plan's shifts, one after another,
+ * where the analytical timing (the cost model's plans) pays it once a step:
+ * the simulated latency can be far above the analytical one (docs/
  * schedule.md, "Link latency").  Then buf gets the sentence `rotor
- * schedule` prints as a note and its JSON carries as "caveat". */
+ * schedule` and `rotor explore` print as a note and the schedule's JSON
+ * carries as "caveat". */
 bool rotor_schedule_latency_caveat(const rotor_chip *chip, char *buf, size_t cap);
 
 /* One design's schedule and what Elk §6.2-§6.3 report about it. */
