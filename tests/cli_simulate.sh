@@ -99,6 +99,15 @@ expect_out carried-set "^the program was compiled on a chip whose static_w diffe
 printf '{"format": "rotor-chip", "version": 1, "base": "ipu-mk2", "name": "ipu-mk2", "link_gbps": 11}\n' >"$tmpdir/same.json"
 "$ROTOR" compile mlp-l --chip "$tmpdir/same.json" -o "$tmpdir/same-p.json" >/dev/null 2>"$err" || bad "compile same: $(cat "$err")"
 expect_out carried-file "^simulated [0-9.]* us, model 0.632 us" -- simulate "$tmpdir/same-p.json"
+# the file is read on the chip it was compiled on and replayed on the one given: a slower link
+# (same-p.json has 11 GB/s, the preset 5.5) or a mesh replays, where the file was refused as not matching
+# "setup_bytes and setup_rounds" before (found by an audit helper)
+run_saved "$tmpdir/sfast" -- simulate "$tmpdir/same-p.json" --chip ipu-mk2
+expect_saved other-links "^the program was compiled on a chip whose link_gbps differs from ipu-mk2's" "$tmpdir/sfast"
+expect_saved other-links-time "^simulated 0.744 us, model 0.632 us: +17.66%" "$tmpdir/sfast"
+expect_out other-links-set "^simulated 0.744 us, model 0.632 us: +17.66%" -- simulate "$tmpdir/same-p.json" --set link_gbps=5.5
+expect_out other-mesh "^the program was compiled for all-to-all: its model times are that network's, not mesh 32x46's" -- \
+    simulate "$tmpdir/same-p.json" --chip ipu-mk2-mesh
 # the carried chip is checked as a chip file is, and against the program's words
 sed 's/"link_gbps":11/"link_gbps":-1/' "$tmpdir/same-p.json" >"$tmpdir/badcf.json"
 expect_error carried-bad 2 "badcf.json: chip_file: link_gbps: expected a positive number" -- simulate "$tmpdir/badcf.json"

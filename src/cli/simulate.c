@@ -243,41 +243,50 @@ static int parse_simulate(int argc, char **argv, simulate_args *a) {
     return -1;
 }
 
-/* The program of a program file, on --chip, else the chip it carries, else
- * the preset it names. */
+/* The program of a program file, read and checked on the chip it was
+ * compiled on (the one it carries, else the preset it names, else --chip),
+ * and in *chip the chip to replay it on: --chip, else that chip, with
+ * --set applied either way (docs/simulator.md, "Another chip").  Until
+ * 2026-12-04 the file was checked on the replay's chip, so every --chip or
+ * --set that changed a time (link_gbps, matrix_tflops, a mesh) refused a
+ * sound file: "setup_s ... does not match setup_bytes and setup_rounds"
+ * (found by an audit helper). */
 static rotor_status read_program(const simulate_args *a, rotor_chip *chip, rotor_program *prog, rotor_error *err) {
     char *text = NULL;
     rotor_status rst = rotor_json_read_text(a->input, &text, err); /* bounded: /dev/zero is refused */
     if (rst) return rst;
-    /* The chip the program carries ("chip_file"), whole, with any --set on
-     * it: not a preset of the same name (docs/simulator.md, "Another chip") */
+    /* The chip the program carries ("chip_file"), whole: not a preset of
+     * the same name */
+    rotor_chip compiled;
     bool carried = false;
-    rotor_status st = a->sa.chip ? ROTOR_OK
-                                 : rotor_doc_program_chip(text, a->input, (const char *const *)a->sa.sets,
-                                                          a->sa.nsets, chip, &carried, err);
-    if (st || carried) {
-        if (!st) st = rotor_program_parse(text, a->input, chip, prog, err);
-        free(text);
-        return st;
+    char pchip[ROTOR_CHIP_NAME_MAX] = "";
+    rotor_status st = rotor_doc_program_chip(text, a->input, NULL, 0, &compiled, &carried, err);
+    if (!st && !carried) {
+        /* a file written before 2026-12-04 names its chip only.  Only a
+         * preset is taken from it: a path in someone else's program file
+         * must not make rotor open a file the user did not name (a chip
+         * file is given with --chip) */
+        program_chip(text, pchip, sizeof pchip);
+        bool preset = *pchip && rotor_chip_preset(pchip, &compiled, NULL) == ROTOR_OK;
+        if (!preset && a->sa.chip) st = cli_chip(a->sa.chip, NULL, 0, &compiled, err);
+        else if (!preset && *pchip)
+            st = rotor_fail(err, ROTOR_ERR_INPUT,
+                            "%s: chip: '%.100s' is not a preset; a program names its chip file only by --chip FILE",
+                            a->input, pchip);
+        else if (!preset) st = cli_chip("ipu-mk2", NULL, 0, &compiled, err);
     }
-    /* a file written before 2026-12-04 names its chip only */
-    char pchip[ROTOR_CHIP_NAME_MAX];
-    program_chip(text, pchip, sizeof pchip);
-    /* A program names its chip; only a preset is taken from it.  A path in
-     * someone else's program file must not make rotor open a file the user
-     * did not name: a chip file is given with --chip. */
-    rotor_chip preset;
-    if (!a->sa.chip && *pchip && rotor_chip_preset(pchip, &preset, NULL)) {
-        free(text);
-        return rotor_fail(err, ROTOR_ERR_INPUT,
-                          "%s: chip: '%.100s' is not a preset; a program names its chip file only by --chip FILE",
-                          a->input, pchip);
-    }
-    const char *spec = a->sa.chip ? a->sa.chip : *pchip ? pchip : "ipu-mk2";
-    st = cli_chip(spec, a->sa.sets, a->sa.nsets, chip, err);
-    if (st && !a->sa.chip && *pchip) rotor_error_prefix(err, "the program's chip (give --chip)");
-    if (!st) st = rotor_program_parse(text, a->input, chip, prog, err);
+    if (!st) st = rotor_program_parse(text, a->input, &compiled, prog, err);
+    /* the replay's chip: --chip, else the compiled one, --set on either */
+    if (!st && a->sa.chip) st = cli_chip(a->sa.chip, a->sa.sets, a->sa.nsets, chip, err);
+    else if (!st && carried)
+        st = rotor_doc_program_chip(text, a->input, (const char *const *)a->sa.sets, a->sa.nsets, chip, &carried, err);
+    else if (!st) st = cli_chip(*pchip ? pchip : "ipu-mk2", a->sa.sets, a->sa.nsets, chip, err);
     free(text);
+    /* another network is replayed (the line under the totals says so);
+     * other cores are not */
+    if (!st && rotor_chip_cores(chip) != prog->cores)
+        st = rotor_fail(err, ROTOR_ERR_INPUT, "%s: cores: the program is for %lld cores, the chip has %lld", a->input,
+                        (long long)prog->cores, (long long)rotor_chip_cores(chip));
     return st;
 }
 

@@ -982,8 +982,12 @@ static rotor_status read_head(reader *rd, const cJSON *root, const rotor_chip *c
         snprintf(out->topology, sizeof out->topology, "%s", s);
     }
     /* every byte count of the program is per core, against this S */
-    if ((st = get_int(rd, root, "sram_bytes", S, S, "the chip's sram_bytes", &sram))) return st;
-    if ((st = read_compiled_chip(rd, root, sram, out))) return st;
+    /* the carried chip first: a chip_file that disagrees with the
+     * program's words is the file's fault, not the chip's */
+    if ((st = get_int(rd, root, "sram_bytes", 1, JSON_INT_MAX, "a JSON integer", &sram)) ||
+        (st = read_compiled_chip(rd, root, sram, out)) ||
+        (st = get_int(rd, root, "sram_bytes", S, S, "the chip's sram_bytes", &sram)))
+        return st;
     if (cJSON_GetObjectItemCaseSensitive(root, "solver") && !(st = get_str(rd, root, "solver", &s)) &&
         !rotor_solver_find(s, &out->solver))
         st = bad(rd, "solver", "expected \"exact\" or \"fast\"");
