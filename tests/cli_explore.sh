@@ -175,10 +175,10 @@ cp "$gcsv.run" "$tmpdir/part.csv.run" # the run record goes with the rows (below
 "$ROTOR" explore $M $G -o "$tmpdir/r" --resume "$tmpdir/part.csv" >/dev/null 2>"$err" || bad "resume: $(cat "$err")"
 if cmp -s "$gcsv" "$tmpdir/r-hbm-bw-noc-bw-cores.csv"; then ok; else bad "resumed CSV differs from the whole run's"; fi
 # into the file it resumes from, with rows from anywhere in the grid; a resumed
-# row is taken as it is (not run again): a changed figure stays
-sed -e '4,7d' -e '12,15d' -e '2s/,full,[0-9.]*,/,full,1.000000,/' "$gcsv" >"$tmpdir/r-hbm-bw-noc-bw-cores.csv"
+# row is taken as it is (not run again): a changed figure (its % of ideal) stays
+sed -e '4,7d' -e '12,15d' -e '2s/,full,\([0-9.]*\),[0-9.]*,/,full,\1,1.0000,/' "$gcsv" >"$tmpdir/r-hbm-bw-noc-bw-cores.csv"
 "$ROTOR" explore $M $G -o "$tmpdir/r" --resume "$tmpdir/r-hbm-bw-noc-bw-cores.csv" >/dev/null 2>"$err" || bad "resume: $(cat "$err")"
-sed -e '2s/,full,[0-9.]*,/,full,1.000000,/' "$gcsv" >"$tmpdir/want.csv"
+sed -e '2s/,full,\([0-9.]*\),[0-9.]*,/,full,\1,1.0000,/' "$gcsv" >"$tmpdir/want.csv"
 if cmp -s "$tmpdir/want.csv" "$tmpdir/r-hbm-bw-noc-bw-cores.csv"; then ok; else bad "resume into itself: $(diff "$tmpdir/want.csv" "$tmpdir/r-hbm-bw-noc-bw-cores.csv")"; fi
 # a run killed after a checkpoint (--checkpoint 0: after every round, here of 4
 # points) leaves a CSV of the points done, and resuming from it gives the whole run's
@@ -192,6 +192,9 @@ kept=$(wc -l <"$tmpdir/k-hbm-bw-noc-bw-cores.csv")
 "$ROTOR" explore $M $G -o "$tmpdir/k" --resume "$tmpdir/k-hbm-bw-noc-bw-cores.csv" >/dev/null 2>"$err" || bad "resume after kill: $(cat "$err")"
 if [ "$kept" -ge 2 ] && cmp -s "$gcsv" "$tmpdir/k-hbm-bw-noc-bw-cores.csv"; then ok
 else bad "killed after $kept lines, resumed: $(diff "$gcsv" "$tmpdir/k-hbm-bw-noc-bw-cores.csv" | head -3)"; fi
+# the help's limits are the ones enforced (their printf arguments were out of order)
+expect_out help-limits "at most 64 per key, and$" -- explore --help
+expect_out help-checkpoint "(default 30; 0: after every round)" -- explore --help
 expect_error bad-checkpoint 2 "--checkpoint: expected an integer from 0 to 86400, got '-1'" -- \
     explore $M --sweep hbm-bw=2 --checkpoint -1
 expect_error resume-columns 2 "--resume $tmpdir/part.csv: column 2 is 'noc-bw', this grid's is 'cores'" -- \
@@ -200,6 +203,14 @@ expect_error resume-value 2 "--resume $tmpdir/part.csv: line 2: hbm-bw=2 is not 
     explore $M --sweep hbm-bw=4,8 --sweep noc-bw=2,5.5 --sweep cores=736,1472 -o "$x" --resume "$tmpdir/part.csv"
 expect_error resume-missing 2 "--resume $tmpdir/none.csv: cannot read (No such file" -- \
     explore $M --sweep hbm-bw=2 -o "$x" --resume "$tmpdir/none.csv"
+# a row no run could write (a negative latency, or one its parts do not add up to) is refused:
+# it was taken into the table before (found by an audit helper)
+for lat in -5 1e308; do
+    awk -F, -v OFS=, -v l="$lat" 'NR == 2 { $5 = l } { print }' "$tmpdir/part.csv" >"$tmpdir/badrow.csv"
+    cp "$tmpdir/part.csv.run" "$tmpdir/badrow.csv.run"
+    expect_error "resume-row$lat" 2 "--resume $tmpdir/badrow.csv: line 2: expected the figures a run writes after the design (none negative, a positive latency its preload, execute, overlap and stall add up to)" -- \
+        explore $M $G -o "$x" --resume "$tmpdir/badrow.csv"
+done
 # the run record beside every CSV: the options that change a row's figures
 # (resolved: the default chip, batch and phase), not the output, threads or resume
 if python3 -c 'import json, sys

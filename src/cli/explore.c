@@ -84,7 +84,7 @@ static void explore_usage(FILE *f) {
             "  --max-orders N      preload orders tried per layer (default 5040)\n"
             "  --json              print JSON (rotor-explore, version 2) instead of the table\n"
             "  --report FILE.html  also one self-contained HTML page of the plots and the table\n"
-            "                      (docs/report.md; a directory: into it as PREFIX.html)\n"
+            "                      (docs/report.md; a directory DIR: DIR/explore-MODEL.html)\n"
             "  --threads N         points run in parallel (default: all cores); the output is the\n"
             "                      same for every N\n"
             "  --list              list the zoo\n"
@@ -97,7 +97,7 @@ static void explore_usage(FILE *f) {
             "A point where an operator does not fit is skipped (noted on stderr and in the\n"
             "table); a grid with no point that fits is an error.\n"
             "exit status: 0 explored, 1 no point fits, 2 bad input\n",
-            CHECKPOINT_S, EX_MAX_VALUES, EX_MAX_POINTS);
+            EX_MAX_VALUES, EX_MAX_POINTS, CHECKPOINT_S);
 }
 
 /* One run of `rotor explore`: what was asked, the points, the outputs. */

@@ -78,7 +78,9 @@ static int resume_row(const char *cmd, const char *path, int lineno, char *s, co
                                fields[g->naxes]);
     ex_row r;
     if (!rotor_ex_csv_read_metrics(copy, g->naxes + 1, &r))
-        return cli_usage_error(cmd, "--resume %s: line %d: expected numbers after the design", path, lineno);
+        return cli_usage_error(cmd, "--resume %s: line %d: expected the figures a run writes after the design (none negative, "
+                               "a positive latency its preload, execute, overlap and stall add up to)",
+                               path, lineno);
     char **slot = &lines[(size_t)i * (size_t)nd + (size_t)d];
     if (*slot) {
         char name[512];

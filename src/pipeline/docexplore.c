@@ -66,6 +66,15 @@ bool rotor_ex_csv_read_metrics(const char *line, int skip, ex_row *r) {
         if (end == p || errno || !isfinite(v[m]) || (*end != ',' && m < EX_NMETRICS - 1)) return false;
         p = end + 1;
     }
+    /* a row a run could have written: nothing negative, a latency a
+     * schedule can reach (picoseconds in an int64) and its four parts
+     * summing to it as written (%.6f each).  Until 2026-12-04 a latency of
+     * -5 or 1e308 in an edited CSV was taken into the table (found by an
+     * audit helper) */
+    for (int m = 0; m < EX_NMETRICS; m++)
+        if (v[m] < 0) return false;
+    double parts = v[2] + v[3] + v[4] + v[5];
+    if (!(v[0] > 0) || v[0] > (double)INT64_MAX * 1e-6 || fabs(parts - v[0]) > 1e-5 + 1e-12 * v[0]) return false;
     *r = (ex_row){v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10]};
     return true;
 }
