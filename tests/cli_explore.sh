@@ -192,6 +192,10 @@ kept=$(wc -l <"$tmpdir/k-hbm-bw-noc-bw-cores.csv")
 "$ROTOR" explore $M $G -o "$tmpdir/k" --resume "$tmpdir/k-hbm-bw-noc-bw-cores.csv" >/dev/null 2>"$err" || bad "resume after kill: $(cat "$err")"
 if [ "$kept" -ge 2 ] && cmp -s "$gcsv" "$tmpdir/k-hbm-bw-noc-bw-cores.csv"; then ok
 else bad "killed after $kept lines, resumed: $(diff "$gcsv" "$tmpdir/k-hbm-bw-noc-bw-cores.csv" | head -3)"; fi
+# a prefix naming a device is refused: -o /dev/null wrote /dev/null-hbm-bw.csv into /dev
+expect_error prefix-device 2 "-o /dev/null: not a directory or a file name prefix (a device or a pipe)" -- \
+    explore $M --sweep hbm-bw=2 -o /dev/null
+if ls /dev/null-* >/dev/null 2>&1; then bad "files beside /dev/null"; else ok; fi
 # the help's limits are the ones enforced (their printf arguments were out of order)
 expect_out help-limits "at most 64 per key, and$" -- explore --help
 expect_out help-checkpoint "(default 30; 0: after every round)" -- explore --help

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "explore.h"
@@ -153,6 +154,13 @@ static int parse_explore(int argc, char **argv, explore *ex) {
     if (ex->prefix && !*ex->prefix) return cli_usage_error(CMD, "-o: expected a file name prefix, got ''");
     if (ex->prefix && !strcmp(ex->prefix, "-"))
         return cli_usage_error(CMD, "-o -: explore writes a CSV and SVG files; give a prefix or a directory");
+    /* a prefix naming a device or a pipe put the files beside it: -o
+     * /dev/null wrote /dev/null-hbm-bw.csv into /dev (found by an audit
+     * helper) */
+    struct stat sb;
+    if (ex->prefix && stat(ex->prefix, &sb) == 0 && !S_ISDIR(sb.st_mode) && !S_ISREG(sb.st_mode))
+        return cli_usage_error(CMD, "-o %s: not a directory or a file name prefix (a device or a pipe); explore "
+                               "writes PREFIX-KEYS.csv and .svg", ex->prefix);
     if (ex->report_path && !strcmp(ex->report_path, "-"))
         return cli_usage_error(CMD, "--report -: explore prints its table on stdout; give a file or a directory");
     if (ex->zip && ex->nsw < 2) return cli_usage_error(CMD, "--zip pairs the lists of two or more --sweep keys");
