@@ -89,6 +89,14 @@ expect_out chip-format '"format":	"rotor-chip"' -- chip show ipu-mk2
 if cmp -s "$tmpdir/p1" "$tmpdir/p2"; then ok; else bad "plan --chip FILE differs from --chip ipu-mk2"; fi
 "$ROTOR" chip show ipu-pod4 --set hbm-bw=8 -o "$tmpdir/pod8.json" >"$out" 2>"$err"
 if grep -q '"hbm_gbps":	2000,' "$tmpdir/pod8.json" && [ ! -s "$out" ]; then ok; else bad "chip show --set -o: $(cat "$err")"; fi
+# -o DIR: DIR/NAME.chip.json, and a name that is not a file name there is refused (it wrote
+# two levels up)
+mkdir -p "$tmpdir/cdir/in"
+"$ROTOR" chip show ipu-mk2 -o "$tmpdir/cdir/in" >"$out" 2>"$err" && [ -s "$tmpdir/cdir/in/ipu-mk2.chip.json" ] && ok ||
+    bad "chip show -o DIR: $(cat "$err")"
+expect_error chip-name-escape 2 "-o $tmpdir/cdir/in: the chip's name '../../x' is not a file name in that directory; give -o FILE" -- \
+    chip show ipu-mk2 --set name=../../x -o "$tmpdir/cdir/in"
+if [ -e "$tmpdir/x.chip.json" ]; then bad "chip show wrote outside -o DIR"; else ok; fi
 expect_line chip-verb 2 "rotor chip: unknown verb 'shw' (did you mean 'show'?) (rotor chip show NAME; try 'rotor chip --help')" -- chip shw ipu-mk2
 expect_line chip-none 2 "rotor chip: expected 'show NAME' (try 'rotor chip --help')" -- chip
 expect_line chip-missing 2 "rotor chip: a chip is required (try 'rotor chip --list')" -- chip show

@@ -21,7 +21,8 @@ static void chip_usage(FILE *f) {
           "\n"
           "options:\n"
           "  --set key=value     override a chip field (repeatable; docs/chip-format.md)\n"
-          "  -o, --output FILE   write the chip file there (default: standard output)\n"
+          "  -o, --output FILE   write the chip file there (default: standard output; a\n"
+          "                      directory DIR: DIR/NAME.chip.json)\n"
           "  --list              list the presets\n"
           "  -q, --quiet         accepted; chip prints no progress\n"
           "  -h, --help          this help\n"
@@ -52,6 +53,14 @@ static int show(const char *cmd, const char *spec, const chip_args *a) {
     if (!a->out || !strcmp(a->out, "-")) {
         fputs(text, stdout);
     } else {
+        /* into a directory as NAME.chip.json: a name that is not one file
+         * name there (a '/', "..") wrote outside it (found by an audit
+         * helper) */
+        if (cli_is_dir(a->out) && (strchr(chip.name, '/') || !strcmp(chip.name, ".") || !strcmp(chip.name, ".."))) {
+            free(text);
+            return cli_usage_error(cmd, "-o %s: the chip's name '%s' is not a file name in that directory; give -o FILE",
+                                   a->out, chip.name);
+        }
         char name[ROTOR_CHIP_NAME_MAX + 16];
         snprintf(name, sizeof name, "%s.chip.json", chip.name);
         cli_output o = {0};
