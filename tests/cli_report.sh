@@ -166,6 +166,10 @@ l7=$tmpdir/l7.html
 "$ROTOR" report llama2-7b --chip ipu-pod4 -o "$l7" >"$out" 2>"$err" || bad "report llama2-7b: $(cat "$err")"
 check_page llama "$l7"
 want "llama: compile sections that say why not" "$(grep -c '<p class="na">[^<]*is 4 chips' "$l7")" 4
+# ... and do not call it the SRAM: T10 refuses a package of 4 chips (every failure was "does
+# not fit in the chip's SRAM" before)
+want "llama: not compiled, not the SRAM" "$(grep -c '<p class="na">[^<]*The model was not compiled[^<]*is 4 chips' "$l7")" 4
+want "llama: no SRAM claim" "$(grep -c "does not fit in the chip's SRAM" "$l7")" 0
 want "llama: energy rows (the six designs)" "$(awk '/<section id="energy">/,/<\/section>/' "$l7" | grep -c '<tr><td>')" 6
 want "llama: frontiers" "$(count "$l7" 'data-kind="frontier"')" 0
 want "llama: timelines" "$(count "$l7" 'data-kind="timeline"')" 1

@@ -339,14 +339,21 @@ static void frontier_chart(FILE *f, const report *r, const rotor_report_group *g
     cli_html_figure_end(f, NULL);
 }
 
+/* Why the compile gave no plans: the SRAM only when that is what it said
+ * (ROTOR_ERR_NOFIT); every failure was called that until 2026-12-04, a
+ * package of 4 chips, which T10 refuses to compile, among them (found by an
+ * audit helper). */
+static const char *not_compiled(const report *r) {
+    return r->comp_st == ROTOR_ERR_NOFIT ? "The model does not fit in the chip's SRAM" : "The model was not compiled";
+}
+
 /* T10 Figure 16, one chart per distinct operator shape (vendor operators
  * have no plans): a model's repeated layers share one chart, with their
  * count. */
 static int section_frontiers(FILE *f, const report *r) {
     cli_html_section(f, "frontiers", "Pareto frontiers of the operator shapes (T10 Figure 16)");
     if (r->comp_st) {
-        cli_html_section_na(f, "The model does not fit in the chip's SRAM, so it has no compiled plans: %s",
-                            r->comp_err.msg);
+        cli_html_section_na(f, "%s, so it has no compiled plans: %s", not_compiled(r), r->comp_err.msg);
         return 0;
     }
     const rotor_compile_result *t = &r->comp.t10;
@@ -386,8 +393,8 @@ static int section_frontiers(FILE *f, const report *r) {
 static int section_algorithm1(FILE *f, const report *r) {
     cli_html_section(f, "algorithm1", "Algorithm 1: idle memory against end-to-end time (T10 Figure 19)");
     if (r->comp_st) {
-        cli_html_section_na(f, "The model does not fit in the chip's SRAM: Algorithm 1 found no assignment (%s).",
-                            r->comp_err.msg);
+        cli_html_section_na(f, "%s%s (%s).", not_compiled(r),
+                            r->comp_st == ROTOR_ERR_NOFIT ? ": Algorithm 1 found no assignment" : "", r->comp_err.msg);
         return 0;
     }
     const rotor_compile_result *t = &r->comp.t10;
@@ -439,7 +446,7 @@ static void add_op_times(const report *r, int o, double *d, bool vgm) {
 static int section_op_times(FILE *f, const report *r) {
     cli_html_section(f, "op-times", "Time per operator shape, T10 against VGM");
     if (r->comp_st) {
-        cli_html_section_na(f, "The model does not fit in the chip's SRAM under T10: %s", r->comp_err.msg);
+        cli_html_section_na(f, "%s under T10: %s", not_compiled(r), r->comp_err.msg);
         return 0;
     }
     static const cli_bar_cat cats[] = {{"compute", "#1f77b4"},    {"shift", "#ff7f0e"},
@@ -496,8 +503,7 @@ static int section_op_times(FILE *f, const report *r) {
 static void section_heatmap(FILE *f, const report *r) {
     cli_html_section(f, "heatmap", "Core utilisation in the simulated run");
     if (!r->replayed) {
-        cli_html_section_na(f, "No program to replay: the model does not fit in the chip's SRAM (%s).",
-                            r->comp_err.msg);
+        cli_html_section_na(f, "No program to replay: %s (%s).", not_compiled(r), r->comp_err.msg);
         return;
     }
     int64_t n = r->chip.cores_per_chip, w = n, h = 1;

@@ -107,7 +107,7 @@ rotor_status rotor_pipeline_run(const rotor_pipeline_options *opt, const rotor_c
     if (chip && chip->topology == ROTOR_TOPO_MESH && chip->chips != 1 && (opt->vgm || opt->vgm_oracle))
         return rotor_fail(err, ROTOR_ERR_INPUT,
                           "topology mesh: the VGM baseline prices one chip's mesh, not %lld chips "
-                          "(drop --compare / --baseline, or set chips=1)",
+                          "(set chips=1, or leave the VGM baseline out)",
                           (long long)chip->chips);
     rotor_pipeline_times *tm = &out->times;
     double t0 = rotor_clock_s(), t = t0;
