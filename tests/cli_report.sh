@@ -124,7 +124,7 @@ if ! "$py" -c 'import html.parser' 2>/dev/null; then
 else
     s=$(structure "$bert")
     case $s in
-    "model=bert-large batch=8 seq=yes chip=ipu-mk2 command=[rotor report bert-large --batch 8 -o bl.html] version=[rotor $version] frontiers=7 energy_rows=3 fills="*" tall_without_axes=0 charts_without_axes=0 tallest="*) ok ;;
+    "model=bert-large (BERT-Large encoder, 24 x 1024, seq 128) batch=8 seq=yes chip=ipu-mk2 command=[rotor report bert-large --batch 8 -o bl.html] version=[rotor $version] frontiers=7 energy_rows=3 fills="*" tall_without_axes=0 charts_without_axes=0 tallest="*) ok ;;
     *) bad "bert: structure '$s'" ;;
     esac
     fills=$(echo "$s" | sed 's/.* fills=\([0-9]*\).*/\1/')
@@ -170,6 +170,12 @@ want "llama: compile sections that say why not" "$(grep -c '<p class="na">[^<]*i
 # not fit in the chip's SRAM" before)
 want "llama: not compiled, not the SRAM" "$(grep -c '<p class="na">[^<]*The model was not compiled[^<]*is 4 chips' "$l7")" 4
 want "llama: no SRAM claim" "$(grep -c "does not fit in the chip's SRAM" "$l7")" 0
+# the Run table says what ran: the layers, the HBM and the chips of the schedule (the model's own
+# "32 x 4096" stood under "sequence", and --hbm-bw and --tp were nowhere)
+want "llama: run layers" "$(grep -c '<tr data-field="layers"><td>layers</td><td>all (32)</td>' "$l7")" 1
+want "llama: run sequence" "$(grep -c '<td>sequence</td><td>the model.s default (docs/zoo.md)</td>' "$l7")" 1
+want "llama: run chip" "$(grep -c '<td>chip</td><td>ipu-pod4: 4 chips x 1472 cores, all-to-all, HBM 16 TB/s in all</td>' "$l7")" 1
+want "llama: run tp" "$(grep -c '<td>tensor parallel</td><td>4 of 4 chips</td>' "$l7")" 1
 want "llama: energy rows (the six designs)" "$(awk '/<section id="energy">/,/<\/section>/' "$l7" | grep -c '<tr><td>')" 6
 want "llama: frontiers" "$(count "$l7" 'data-kind="frontier"')" 0
 want "llama: timelines" "$(count "$l7" 'data-kind="timeline"')" 1

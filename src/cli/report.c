@@ -222,7 +222,8 @@ static void section_run(FILE *f, const report *r) {
     const rotor_zoo_entry *ze = onnx ? NULL : rotor_zoo_find(r->model);
     char v[512];
     fputs("<table class=\"run\">\n", f);
-    run_row(f, "model", r->model);
+    if (ze) snprintf(v, sizeof v, "%s (%s)", r->model, ze->description);
+    run_row(f, "model", ze ? v : r->model);
     if (onnx) {
         snprintf(v, sizeof v, "as the file's dimensions are bound%s%s", r->po.onnx.dims ? ": --dim " : " (no --dim)",
                  r->po.onnx.dims ? r->po.onnx.dims : "");
@@ -231,16 +232,31 @@ static void section_run(FILE *f, const report *r) {
     } else {
         snprintf(v, sizeof v, "%lld", (long long)(z->batch ? z->batch : 1));
         run_row(f, "batch", v);
+        /* the model's own figures are its description's, on the model row:
+         * under "sequence" they read as this run's (a 2-layer Llama 2 13B
+         * showed "40 x 5120"; found by an audit helper) */
         if (z->seq) snprintf(v, sizeof v, "%lld", (long long)z->seq);
-        else snprintf(v, sizeof v, "the model's default (%s)", ze ? ze->description : "docs/zoo.md");
+        else snprintf(v, sizeof v, "the model's default (docs/zoo.md)");
         run_row(f, "sequence", v);
+        int64_t all = rotor_zoo_layers(r->model);
+        if (z->layers) snprintf(v, sizeof v, "%lld of the model's %lld", (long long)z->layers, (long long)all);
+        else snprintf(v, sizeof v, "all (%lld)", (long long)all);
+        if (all > 0) run_row(f, "layers", v);
         if (ze && ze->llm) run_row(f, "phase", r->decode ? "decode (one token per sequence)" : "prefill");
     }
     char topo[64];
-    snprintf(v, sizeof v, "%s: %lld chip%s x %lld cores, %s", r->chip.name, (long long)r->chip.chips,
-             r->chip.chips > 1 ? "s" : "", (long long)r->chip.cores_per_chip,
-             rotor_chip_topology_text(&r->chip, topo, sizeof topo));
+    int used = snprintf(v, sizeof v, "%s: %lld chip%s x %lld cores, %s", r->chip.name, (long long)r->chip.chips,
+                        r->chip.chips > 1 ? "s" : "", (long long)r->chip.cores_per_chip,
+                        rotor_chip_topology_text(&r->chip, topo, sizeof topo));
+    /* as run: --hbm-bw and --tp change the schedule's figures */
+    if (r->has_hbm && used > 0 && (size_t)used < sizeof v)
+        snprintf(v + used, sizeof v - (size_t)used, ", HBM %.6g TB/s in all",
+                 r->chip.hbm_gbps * (double)r->chip.chips / 1000.0);
     run_row(f, "chip", v);
+    if (r->has_hbm && r->sched.schedule) {
+        snprintf(v, sizeof v, "%lld of %lld chips", (long long)r->sched.schedule->tensor_parallel, (long long)r->chip.chips);
+        run_row(f, "tensor parallel", v);
+    }
     fputs("<tr data-field=\"command\"><td>command</td><td><code>", f);
     command_line(f, r);
     fputs("</code></td></tr>\n", f);
