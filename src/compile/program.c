@@ -984,8 +984,8 @@ static rotor_status read_head(reader *rd, const cJSON *root, const rotor_chip *c
     /* every byte count of the program is per core, against this S */
     /* the carried chip first: a chip_file that disagrees with the
      * program's words is the file's fault, not the chip's */
-    if ((st = get_int(rd, root, "sram_bytes", 1, JSON_INT_MAX, "a JSON integer", &sram)) ||
-        (st = read_compiled_chip(rd, root, sram, out)) ||
+    if ((st = get_int(rd, root, "sram_bytes", -JSON_INT_MAX, JSON_INT_MAX, "a JSON integer", &sram)) ||
+        (sram >= 1 && (st = read_compiled_chip(rd, root, sram, out))) ||
         (st = get_int(rd, root, "sram_bytes", S, S, "the chip's sram_bytes", &sram)))
         return st;
     if (cJSON_GetObjectItemCaseSensitive(root, "solver") && !(st = get_str(rd, root, "solver", &s)) &&
