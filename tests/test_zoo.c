@@ -216,6 +216,9 @@ Test(zoo, sizes_a_model_would_ignore_are_refused) {
             "dit-xl: seq 128: its sequence is 256 tokens, fixed by its 32 x 32 images");
     refused("resnet-50", (rotor_zoo_options){.layers = 6}, "resnet-50: layers 6: it has 4 stages");
     refused("nerf", (rotor_zoo_options){.layers = 9}, "nerf: layers 9: it has 8 layers");
+    /* a transformer's own count (1000 for every one until 2026-12-04) */
+    refused("llama2-13b", (rotor_zoo_options){.layers = 41}, "llama2-13b: layers 41: it has 40 layers");
+    refused("bert-base", (rotor_zoo_options){.layers = 13}, "bert-base: layers 13: it has 12 layers");
     /* the fixed count itself, and fewer stages or layers, are fine */
     cr_assert_eq(rotor_zoo_build("vit-base", &(rotor_zoo_options){.seq = 197, .layers = 1}, &g, &err), ROTOR_OK,
                  "%s", err.msg);

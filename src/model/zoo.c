@@ -1575,8 +1575,11 @@ rotor_status rotor_zoo_build(const char *name, const rotor_zoo_options *opt, rot
         return rotor_fail(err, ROTOR_ERR_INPUT, "%s has no decode phase (only the LLMs do)", name);
     if (o.layers_only && !m->entry.llm)
         return rotor_fail(err, ROTOR_ERR_INPUT, "%s: only the LLMs' decoder layers are built alone", name);
-    const char *noun;
-    int64_t most = layers_of(m->k, &noun);
+    /* a transformer has its own count (it was 1000 for every one until
+     * 2026-12-04: llama2-13b --layers 41 built 41 layers under that name;
+     * found by an audit helper) */
+    const char *noun = "layers";
+    int64_t most = m->k == K_TF ? m->tf.s.layers : layers_of(m->k, &noun);
     if (o.layers > most)
         return rotor_fail(err, ROTOR_ERR_INPUT, "%s: layers %lld: it has %lld %s", name, (long long)o.layers,
                           (long long)most, noun);
