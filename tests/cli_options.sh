@@ -120,4 +120,9 @@ if grep -q "^rotor explore: grid points [0-9]/5, [0-9.]* s$" "$err" && grep -q "
 if [ -s "$err" ]; then bad "progress always -q: $(cat "$err")"; else ok; fi
 expect_out progress-help "^  --progress WHEN " -- plan --help
 
+# --prefill on a model with no phases, and --seq on one with no sequence, are refused (both
+# were accepted and changed nothing; found by an audit helper)
+expect_error prefill-cnn 2 "--prefill: resnet-50 has no prefill phase (only the LLMs do)" -- schedule resnet-50 --prefill
+expect_error seq-mlp 2 "mlp-l: seq 16: it has no sequence" -- explore mlp-l --sweep seq=16,1024 --design full -o "$tmpdir/seqmlp"
+
 finish cli_options

@@ -219,6 +219,9 @@ Test(zoo, sizes_a_model_would_ignore_are_refused) {
     /* a transformer's own count (1000 for every one until 2026-12-04) */
     refused("llama2-13b", (rotor_zoo_options){.layers = 41}, "llama2-13b: layers 41: it has 40 layers");
     refused("bert-base", (rotor_zoo_options){.layers = 13}, "bert-base: layers 13: it has 12 layers");
+    /* no sequence to set (it was ignored) */
+    refused("mlp-l", (rotor_zoo_options){.seq = 16}, "mlp-l: seq 16: it has no sequence (a sample is one 784-wide vector)");
+    refused("lstm", (rotor_zoo_options){.seq = 16}, "lstm: seq 16: it has no sequence (one time step of every layer)");
     /* the fixed count itself, and fewer stages or layers, are fine */
     cr_assert_eq(rotor_zoo_build("vit-base", &(rotor_zoo_options){.seq = 197, .layers = 1}, &g, &err), ROTOR_OK,
                  "%s", err.msg);

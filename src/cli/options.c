@@ -359,6 +359,12 @@ int cli_shared_model(const char *cmd, const char *input, const cli_shared_args *
     if (a->max_model_bytes &&
         cli_parse_i64(cmd, "--max-model-bytes", a->max_model_bytes, 1, INT64_MAX, &po->onnx.max_bytes))
         return EXIT_BADINPUT;
+    /* --decode on a model without one is the zoo's refusal; --prefill is
+     * every model's default, so the zoo cannot tell it was asked: refused
+     * here alike (it was accepted and did nothing; found by an audit helper) */
+    const rotor_zoo_entry *ze = rotor_model_is_onnx(input) ? NULL : rotor_zoo_find(input);
+    if (a->prefill && ze && !ze->llm)
+        return cli_usage_error(cmd, "--prefill: %s has no prefill phase (only the LLMs do)", input);
     if (a->decode) po->zoo.phase = ROTOR_PHASE_DECODE;
     if (a->prefill) po->zoo.phase = ROTOR_PHASE_PREFILL;
     if ((a->batch && !batch_list && cli_parse_i64(cmd, "--batch", a->batch, 1, CLI_MAX_BATCH, &po->zoo.batch)) ||

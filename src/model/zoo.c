@@ -1586,6 +1586,12 @@ rotor_status rotor_zoo_build(const char *name, const rotor_zoo_options *opt, rot
     if (m->k == K_CONFORMER && o.seq && o.seq < 7) /* two 3x3 windows of stride 2 need 7 frames */
         return rotor_fail(err, ROTOR_ERR_INPUT, "%s: seq %lld: the subsampling needs at least 7 frames", name,
                           (long long)o.seq);
+    /* models with no sequence: a seq would change nothing, silently
+     * (`rotor explore mlp-l --sweep seq=16,1024` gave identical rows; found
+     * by an audit helper) */
+    if ((m->k == K_MLP || m->k == K_LSTM) && o.seq)
+        return rotor_fail(err, ROTOR_ERR_INPUT, "%s: seq %lld: it has no sequence (%s)", name, (long long)o.seq,
+                          m->k == K_MLP ? "a sample is one 784-wide vector" : "one time step of every layer");
     zb z = {.g = out, .err = err};
     switch (m->k) {
     case K_TF: {
