@@ -196,6 +196,10 @@ else bad "killed after $kept lines, resumed: $(diff "$gcsv" "$tmpdir/k-hbm-bw-no
 expect_error prefix-device 2 "-o /dev/null: not a directory or a file name prefix (a device or a pipe)" -- \
     explore $M --sweep hbm-bw=2 -o /dev/null
 if ls /dev/null-* >/dev/null 2>&1; then bad "files beside /dev/null"; else ok; fi
+# a chip field swept and given too is refused (the sweep won silently)
+expect_error sweep-and-hbm 2 "--hbm-bw and --sweep hbm-bw: give one" -- explore $M --sweep hbm-bw=4 --hbm-bw 8 -o "$x"
+expect_error sweep-and-set 2 "--set link_gbps and --sweep noc-bw: give one (the sweep sets it at every point)" -- \
+    explore $M --sweep noc-bw=4 --set link_gbps=8 -o "$x"
 # the help's limits are the ones enforced (their printf arguments were out of order)
 expect_out help-limits "at most 64 per key, and$" -- explore --help
 expect_out help-checkpoint "(default 30; 0: after every round)" -- explore --help
@@ -227,8 +231,8 @@ then ok; else bad "run record: $(cat "$err") $(cat "$gcsv.run")"; fi
 expect_error resume-chip 2 "" -- explore $M $G --chip ipu-pod16 -o "$x" --resume "$tmpdir/part.csv"
 want="rotor explore: --resume $tmpdir/part.csv: it was run with --chip ipu-pod4, this run has --chip ipu-pod16"
 if [ "$(cat "$err")" = "$want" ]; then ok; else bad "resume-chip: '$(cat "$err")', want '$want'"; fi
-expect_error resume-set 2 "" -- explore $M $G --set link_gbps=11 -o "$x" --resume "$tmpdir/part.csv"
-want="rotor explore: --resume $tmpdir/part.csv: it was run without --set, this run has --set link_gbps=11"
+expect_error resume-set 2 "" -- explore $M $G --set mac_pj=2 -o "$x" --resume "$tmpdir/part.csv"
+want="rotor explore: --resume $tmpdir/part.csv: it was run without --set, this run has --set mac_pj=2"
 if [ "$(cat "$err")" = "$want" ]; then ok; else bad "resume-set: '$(cat "$err")', want '$want'"; fi
 expect_error resume-layers 2 "" -- explore llama2-13b --layers 1 $G -o "$x" --resume "$tmpdir/part.csv"
 want="rotor explore: --resume $tmpdir/part.csv: it was run with --layers 2, this run has --layers 1"

@@ -170,4 +170,7 @@ else bad "schedule --json on stcp920 lacks its caveat"; fi
 "$ROTOR" schedule nerf --design full >"$out" 2>"$err"
 if grep -q "link latency" "$out"; then bad "ipu-pod4 (0 ns) says it prices no link latency"; else ok; fi
 
+# --hbm-bw and --set of the same bandwidth: one is refused (--hbm-bw won silently)
+expect_error hbm-twice 2 "--hbm-bw and --set hbm-bw: give one" -- schedule llama2-13b --layers 1 --set hbm-bw=4 --hbm-bw 8
+
 finish cli_schedule

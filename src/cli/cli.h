@@ -209,7 +209,7 @@ int cli_hbm_workload(const char *cmd, const char *input, const cli_hbm_args *a, 
 
 /* --hbm-bw BW: the total of all chips, spread evenly over chip's chips.
  * Prints the error and returns EXIT_BADINPUT, else 0; NULL changes nothing. */
-int cli_apply_hbm_bw(const char *cmd, const char *hbm, rotor_chip *chip);
+int cli_apply_hbm_bw(const char *cmd, const char *hbm, char *const *sets, int nsets, rotor_chip *chip);
 /* --design: a comma list of names or "all" (NULL: all) into out, room for
  * ROTOR_PRELOAD_NDESIGNS; 0, or the exit status after printing the error. */
 int cli_parse_designs(const char *cmd, const char *list, rotor_preload_design *out, int *n);

@@ -181,6 +181,22 @@ static int parse_explore(int argc, char **argv, explore *ex) {
     if (rotor_ex_grid_finish(&ex->g, &err)) return cli_usage_error(CMD, "%s", err.msg);
     if (rotor_ex_grid_check_model(&ex->g, ex->input, ex->ha.m.batch != NULL, ex->ha.m.seq != NULL, &err))
         return cli_usage_error(CMD, "%s", err.msg);
+    /* a chip field swept and also given: the sweep set it at every point,
+     * the other silently lost (--hbm-bw 8 with --sweep hbm-bw=4 headed the
+     * table "HBM 8 TB/s" over results at 4; found by an audit helper) */
+    if (ex->g.axis_of[KEY_HBM_BW] >= 0 && ex->ha.hbm)
+        return cli_usage_error(CMD, "--hbm-bw and --sweep hbm-bw: give one");
+    for (int k = KEY_HBM_BW; k <= KEY_TOPOLOGY; k++) {
+        if (ex->g.axis_of[k] < 0) continue;
+        for (int i = 0; i < ex->ha.m.nsets; i++) {
+            const char *set = ex->ha.m.sets[i];
+            size_t n = strcspn(set, "=");
+            if ((n == strlen(rotor_ex_keys[k].field) && !strncmp(set, rotor_ex_keys[k].field, n)) ||
+                (k == KEY_HBM_BW && n == 6 && !strncmp(set, "hbm-bw", n)))
+                return cli_usage_error(CMD, "--set %.*s and --sweep %s: give one (the sweep sets it at every point)",
+                                       (int)n, set, rotor_ex_keys[k].name);
+        }
+    }
     return -1;
 }
 
@@ -195,7 +211,7 @@ static int prepare(explore *ex) {
     const ex_grid *g = &ex->g;
     if ((st = cli_chip(m->chip ? m->chip : "ipu-pod4", m->sets, m->nsets, &ex->chip, &err)))
         return cli_fail(CMD, st, &err);
-    if (cli_apply_hbm_bw(CMD, ex->ha.hbm, &ex->chip)) return EXIT_BADINPUT;
+    if (cli_apply_hbm_bw(CMD, ex->ha.hbm, m->sets, m->nsets, &ex->chip)) return EXIT_BADINPUT;
     if (g->axis_of[KEY_CHIPS] < 0 && ex->so.tensor_parallel > ex->chip.chips)
         return cli_usage_error(CMD, "--tp: expected 1..%lld (the chips of %s), got %lld", (long long)ex->chip.chips,
                                ex->chip.name, (long long)ex->so.tensor_parallel);

@@ -844,7 +844,7 @@ static int report_main(int argc, char **typed, const report_args *pa) {
     rotor_error err = {{0}};
     rotor_status st = cli_chip(a.ha.m.chip, a.ha.m.sets, a.ha.m.nsets, &r->chip, &err);
     if (!st && a.topology) st = cli_apply_topology(&r->chip, a.topology, &err);
-    rc = st ? cli_fail(CMD, st, &err) : cli_apply_hbm_bw(CMD, a.ha.hbm, &r->chip);
+    rc = st ? cli_fail(CMD, st, &err) : cli_apply_hbm_bw(CMD, a.ha.hbm, a.ha.m.sets, a.ha.m.nsets, &r->chip);
     r->has_hbm = r->chip.hbm_controllers > 0 && r->chip.hbm_gbps > 0;
     if (!rc && !r->has_hbm && (a.ha.design || a.ha.tp))
         rc = cli_usage_error(CMD, "--design and --tp shape the HBM schedule; chip '%s' has no HBM", r->chip.name);

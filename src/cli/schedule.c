@@ -349,7 +349,7 @@ static int parse_schedule(int argc, char **argv, schedule_args *a, schedule_job 
     rotor_chip *chip = &j->chip;
     if ((st = cli_chip(ha->m.chip ? ha->m.chip : "ipu-pod4", ha->m.sets, ha->m.nsets, chip, &err)))
         return cli_fail(cmd, st, &err);
-    if (cli_apply_hbm_bw(cmd, ha->hbm, chip)) return EXIT_BADINPUT;
+    if (cli_apply_hbm_bw(cmd, ha->hbm, ha->m.sets, ha->m.nsets, chip)) return EXIT_BADINPUT;
     if (j->so.tensor_parallel > chip->chips)
         return cli_usage_error(cmd, "--tp: expected 1..%lld (the chips of %s), got %lld", (long long)chip->chips,
                                chip->name, (long long)j->so.tensor_parallel);
