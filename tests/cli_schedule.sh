@@ -173,4 +173,11 @@ if grep -q "link latency" "$out"; then bad "ipu-pod4 (0 ns) says it prices no li
 # --hbm-bw and --set of the same bandwidth: one is refused (--hbm-bw won silently)
 expect_error hbm-twice 2 "--hbm-bw and --set hbm-bw: give one" -- schedule llama2-13b --layers 1 --set hbm-bw=4 --hbm-bw 8
 
+# --simulate with only ideal or roofline replays nothing: refused (it ran no simulation, silently);
+# the Ideal footnote only where Ideal is shown
+expect_error sim-ideal 2 "--simulate replays basic, static, dyn and full; --design ideal,roofline has none of them" -- \
+    schedule nerf --design ideal,roofline --simulate
+"$ROTOR" schedule nerf --design full >"$out" 2>"$err"
+if grep -q "Ideal has its own" "$out"; then bad "the Ideal footnote under --design full"; else ok; fi
+
 finish cli_schedule

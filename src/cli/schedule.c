@@ -184,7 +184,7 @@ static void print_text(const rotor_graph *g, const rotor_schedule *s, const run 
         if (rotor_doc_schedule_energy(s, &runs[i], &ec, &en, &err)) printf("energy: %s\n", err.msg);
         else cli_energy_print(what, &en);
     }
-    if (ideal)
+    if (ideal && ideal >= runs && ideal < runs + nruns) /* shown, not only timed for "% ideal" */
         printf("\nIdeal has its own interconnect and SRAM space for preloads (Elk §6.1): its link %% counts both.\n"
                "%s", s->pchip.sram_blocking
                          ? "Its preload writes still pause a core's SRAM (contention 3, which Ideal keeps); roofline "
@@ -343,6 +343,14 @@ static int parse_schedule(int argc, char **argv, schedule_args *a, schedule_job 
     j->po.schedule = &j->so;
     int drc = cli_parse_designs(cmd, ha->design, j->designs, &j->ndesigns);
     if (drc) return drc;
+    /* --simulate with nothing to replay ran no simulation, silently (found
+     * by an audit helper) */
+    bool replayable = false;
+    for (int i = 0; i < j->ndesigns; i++)
+        replayable |= j->designs[i] != ROTOR_PRELOAD_IDEAL && j->designs[i] != ROTOR_PRELOAD_ROOFLINE;
+    if (a->simulate && !replayable)
+        return cli_usage_error(cmd, "--simulate replays basic, static, dyn and full; --design %s has none of them "
+                               "(ideal and roofline are machines of their own)", ha->design);
 
     rotor_error err = {{0}};
     rotor_status st;
