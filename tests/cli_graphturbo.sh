@@ -99,6 +99,13 @@ expect_error with-o 2 "it conflicts with -o" -- compile resnet-18 --chip stcp920
 expect_error sweep 2 "--group graphturbo takes one --batch" -- compile resnet-18 --chip stcp920 --group graphturbo --batch 1,2
 # the chip's element size sizes the values (zoo f16 at 4 bytes: the weights twice)
 expect_out elem4 "the weights' 46.7 MB once" -- compile resnet-18 --chip stcp920 --group graphturbo --batch 4 --no-loops -q --set element_bytes=4
+# a --set of a field the DSA timing does not read is refused (link_gbps=1 gave the same
+# schedules); one it reads, or the element size, changes them
+expect_error unread-set 2 "--set link_gbps: on stcp920 (a chip with a global buffer) --group graphturbo times its schedules by the clusters' compute, LB, GB and DDR" -- \
+    compile bert-base --layers 1 --chip stcp920 --group graphturbo --set link_gbps=1
+expect_error unread-set-sim 2 "--set link_latency_ns: on stcp920" -- \
+    simulate bert-base --layers 1 --chip stcp920 --group graphturbo --set link_latency_ns=100
+expect_out read-set "^graphturbo  *482.225 " -- compile bert-base --layers 1 --chip stcp920 --group graphturbo --set gb_gbps=500
 expect_error two-chips 2 "chip 'stcp920' has 2 chips: GraphTurbo's DSA schedule times one chip of clusters (set chips=1" -- compile resnet-18 --chip stcp920 --set chips=2 --set interchip_gbps=100 --group graphturbo
 expect_error no-ddr 2 "has no off-chip memory (hbm_gbps 0)" -- compile resnet-18 --chip stcp920 --set hbm-bw=0 --set hbm_bytes=0 --set hbm_controllers=0 --group graphturbo
 # --values: where the graphturbo step keeps each value, in the pass the loops

@@ -207,6 +207,11 @@ typedef struct cli_hbm_args {
 int cli_hbm_workload(const char *cmd, const char *input, const cli_hbm_args *a, rotor_pipeline_options *po,
                      rotor_schedule_options *so);
 
+/* --group graphturbo on a chip with a GB: a --set of a field the DSA timing
+ * does not read (rotor_dsa_tells_apart) is refused, naming it.  Prints the
+ * error and returns EXIT_BADINPUT, else 0. */
+int cli_graphturbo_sets(const char *cmd, const char *spec, char *const *sets, int nsets, const rotor_chip *chip);
+
 /* --hbm-bw BW: the total of all chips, spread evenly over chip's chips.
  * Prints the error and returns EXIT_BADINPUT, else 0; NULL changes nothing. */
 int cli_apply_hbm_bw(const char *cmd, const char *hbm, char *const *sets, int nsets, rotor_chip *chip);

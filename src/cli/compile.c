@@ -410,6 +410,8 @@ int cmd_compile(int argc, char **argv) {
     if (a.graphturbo && !icca && a.walk)
         return cli_usage_error(cmd, "--walk: on %s (a chip with a global buffer) --group graphturbo times GraphTurbo's "
                                "schedules and walks no idle layouts", chip.name);
+    if (a.graphturbo && !icca && (rc = cli_graphturbo_sets(cmd, a.sa.chip, a.sa.sets, a.sa.nsets, &chip)))
+        return rc;
     if (a.graphturbo && !icca && a.solver_name)
         return cli_usage_error(cmd, "--solver: on %s (a chip with a global buffer) --group graphturbo times GraphTurbo's "
                                "schedules and searches no plans", chip.name);

@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "pipeline/docint.h"
 #include "rotor/pipeline/doc.h"
+#include "rotor/compile/dsa.h"
 #include "rotor/base/suggest.h"
 
 /* The shared options: name, group, and the slot in cli_shared_args: a
@@ -482,6 +483,26 @@ int cli_apply_hbm_bw(const char *cmd, const char *hbm, char *const *sets, int ns
         return cli_usage_error(cmd, "--hbm-bw: '%s' over %lld chips is %.3g GB/s a chip, below the least (%g GB/s)",
                                hbm, (long long)chip->chips, per, ROTOR_RATE_MIN);
     chip->hbm_gbps = per;
+    return 0;
+}
+
+int cli_graphturbo_sets(const char *cmd, const char *spec, char *const *sets, int nsets, const rotor_chip *chip) {
+    rotor_chip base, one;
+    rotor_dsa_cluster cl;
+    rotor_error err;
+    /* a chip the schedule refuses is refused for that, in its words */
+    if (rotor_dsa_cluster_of(chip, &cl, &err) || cli_chip(spec, NULL, 0, &base, &err)) return 0;
+    for (int i = 0; i < nsets; i++) {
+        const char *keys[ROTOR_CHIP_FIELDS_MAX];
+        /* alone on the chip named (a set that needs another to be valid is
+         * judged with it by the compile) */
+        if (cli_chip(spec, &sets[i], 1, &one, &err) || !rotor_chip_differences(&base, &one, true, keys, 1)) continue;
+        if (!rotor_dsa_tells_apart(&base, &one))
+            return cli_usage_error(cmd, "--set %.*s: on %s (a chip with a global buffer) --group graphturbo times its "
+                                   "schedules by the clusters' compute, LB, GB and DDR (docs/graphturbo.md, \"Time\"), "
+                                   "which it changes none of",
+                                   (int)strcspn(sets[i], "="), sets[i], chip->name);
+    }
     return 0;
 }
 

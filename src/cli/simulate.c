@@ -700,6 +700,8 @@ static int cmd_gtsim(const simulate_args *a) {
     if (!st && !rotor_chip_has_gb(&chip)) return cmd_gticcasim(a, &chip, &po); /* an ICCA chip: core groups */
     if (!st) st = rotor_dsa_cluster_of(&chip, &cl, &err); /* a chip with a GB but no DDR, in one line, before the work */
     if (st) return cli_fail(cmd, st, &err);
+    int src = cli_graphturbo_sets(cmd, a->sa.chip, a->sa.sets, a->sa.nsets, &chip);
+    if (src) return src;
     char what[96], bw[64];
     snprintf(what, sizeof what, "%s: numbers of passes scheduled",
              cli_batch_words(a->input, po.zoo.batch, bw, sizeof bw));

@@ -62,6 +62,16 @@ rotor_status rotor_dsa_cluster_of(const rotor_chip *chip, rotor_dsa_cluster *out
     return ROTOR_OK;
 }
 
+bool rotor_dsa_tells_apart(const rotor_chip *a, const rotor_chip *b) {
+    rotor_dsa_cluster ca, cb;
+    rotor_error err;
+    if (rotor_dsa_cluster_of(a, &ca, &err) || rotor_dsa_cluster_of(b, &cb, &err)) return true;
+    return a->element_bytes != b->element_bytes || ca.cores != cb.cores || ca.lb_bytes != cb.lb_bytes ||
+           ca.gb_bytes != cb.gb_bytes || ca.gb_bw != cb.gb_bw || ca.ddr_bw != cb.ddr_bw || ca.mm_rate != cb.mm_rate ||
+           ca.mm8_rate != cb.mm8_rate || ca.vec_rate != cb.vec_rate || ca.units_overlap != cb.units_overlap ||
+           ca.gb_capacity != cb.gb_capacity || ca.ddr_capacity != cb.ddr_capacity || ca.clusters != cb.clusters;
+}
+
 /* What a sub-graph computes and holds, over all its instances. */
 typedef struct sg_cost {
     double mm, vec;          /* FLOPs, recomputation included */

@@ -74,6 +74,13 @@ typedef struct rotor_dsa_cluster {
 /* The cluster of chip; refused (one line naming what is missing) when the
  * chip has no GB or no off-chip memory: the model prices neither away. */
 rotor_status rotor_dsa_cluster_of(const rotor_chip *chip, rotor_dsa_cluster *out, rotor_error *err);
+/* Whether GraphTurbo's DSA timing tells chips a and b apart: their clusters
+ * (rotor_dsa_cluster_of: compute rates, LB, GB, DDR) or their element size
+ * (the graph's bytes) differ, or either has no cluster.  A chip field that
+ * changes neither changes nothing the schedule prints: `rotor compile
+ * --group graphturbo` refuses a --set of it on a chip with a GB (link_gbps
+ * or link_latency_ns gave the same schedules; found by an audit helper). */
+bool rotor_dsa_tells_apart(const rotor_chip *a, const rotor_chip *b);
 
 /* What the graph scheduler needs of a cluster: the LB of its cores, its GB,
  * and its rates for the cost of splits and merges (rotor_gt_limits), and
