@@ -49,9 +49,9 @@ mpi "$ROTOR" explore $M $G -o "$tmpdir/res" --resume "$tmpdir/part.csv" >/dev/nu
 if cmp -s "$tmpdir/one-hbm-bw-noc-bw-cores.csv" "$tmpdir/res-hbm-bw-noc-bw-cores.csv"; then ok
 else bad "mpirun -n 2 --resume: another CSV"; fi
 # a resume with other options: rank 0's one line, and no rank runs a point
-mpi "$ROTOR" explore $M $G --set link_gbps=11 -o "$tmpdir/res2" --resume "$tmpdir/part.csv" >"$out" 2>"$err"
+mpi "$ROTOR" explore $M $G --set mac_pj=2 -o "$tmpdir/res2" --resume "$tmpdir/part.csv" >"$out" 2>"$err"
 rc=$?
-if [ "$rc" -ne 0 ] && [ "$(grep -c "rotor explore: --resume $tmpdir/part.csv: it was run without --set, this run has --set link_gbps=11" "$err")" = 1 ] && \
+if [ "$rc" -ne 0 ] && [ "$(grep -c "rotor explore: --resume $tmpdir/part.csv: it was run without --set, this run has --set mac_pj=2" "$err")" = 1 ] && \
    [ ! -s "$out" ] && [ ! -e "$tmpdir/res2-hbm-bw-noc-bw-cores.csv" ]; then ok
 else bad "resume with other options under mpirun: exit $rc, $(cat "$err")"; fi
 
