@@ -77,7 +77,7 @@ if [ -d "$TESTDATA" ]; then
     expect_out write "PASS" -- run "$mp/model.onnx" --data "x=$mp/test_data_set_0/input_0.pb" -o "$tmpdir"
     if cmp -s "$tmpdir/y.pb" "$mp/test_data_set_0/output_0.pb"; then ok; else bad "-o: y.pb differs from the reference"; fi
     expect_out json '"format":	"rotor-run"' -- run --check "$mp" --json
-    expect_error data-size 2 "--data x: 60 elements; the input has 2352" -- \
+    expect_error data-size 2 "--data x: shape \[3,4,5\]; input 'x' is \[1,3,28,28\]" -- \
         run "$mp/model.onnx" --data "x=$TESTDATA/node/test_abs/test_data_set_0/input_0.pb"
     expect_error not-pb 2 "not a serialized TensorProto" -- run "$mp/model.onnx" --data "x=$mp/model.onnx"
     # an input file named NAME=FILE is not replaced by the output of that name,
@@ -297,5 +297,48 @@ if [ -d "$TESTDATA/node/test_loop11" ]; then
     else bad "loop-names: -o wrote $(ls "$tmpdir/loop11" | tr '\n' ' ')"; fi
     rm -rf "$tmpdir/loop11"
 fi
+
+# ---- what a test set says, all of it (found by an audit helper) ----
+# 20 sets: every one runs (16 did, in directory order, and PASS was printed); the last one's
+# reference has another shape, which no output takes: FAIL
+rc20=$tmpdir/rc20
+mkdir -p "$rc20/s" "$rc20/m2"
+"$ONNXGEN" mlp "$rc20/model.onnx" --batch 4 >/dev/null && "$ONNXGEN" mlp "$rc20/m2/model.onnx" --batch 2 >/dev/null ||
+    bad "onnxgen mlp"
+"$ROTOR" run "$rc20/model.onnx" --direct -o "$rc20/s" -q >/dev/null && "$ROTOR" run "$rc20/m2/model.onnx" --direct -o "$rc20/m2" -q >/dev/null ||
+    bad "run -o for the sets"
+for k in 00 01 02 03 04 05 06 07 08 09 10 11 12 13 14 15 16 17 18 19; do
+    mkdir -p "$rc20/test_data_set_$k" && cp "$rc20/s/y.pb" "$rc20/test_data_set_$k/output_0.pb"
+done
+cp "$rc20/m2/y.pb" "$rc20/test_data_set_19/output_0.pb"
+run_saved "$tmpdir/rc20.out" -- run --check "$rc20" -q
+if [ "$(cat "$tmpdir/rc20.out.rc")" = 1 ] && [ "$(grep -c '^test_data_set_' "$tmpdir/rc20.out")" = 20 ] &&
+   grep -q "^FAIL  $rc20/test_data_set_19/output_0.pb ('y', \[2,4\]): a reference no output of that name and shape takes" "$tmpdir/rc20.out"
+then ok; else bad "20 sets: rc $(cat "$tmpdir/rc20.out.rc"), $(grep -c '^test_data_set_' "$tmpdir/rc20.out") sets: $(grep FAIL "$tmpdir/rc20.out" | head -2)"; fi
+if grep -q "^inputs the set has no file for get deterministic pseudo-random values" "$tmpdir/rc20.out"; then ok
+else bad "rc20: the random inputs unsaid"; fi
+cp "$rc20/s/y.pb" "$rc20/test_data_set_19/output_0.pb"
+# a file past a gap, an extra unnamed input, --data twice, --data beside the set's file
+cp "$rc20/s/y.pb" "$rc20/test_data_set_00/output_2.pb"
+expect_error rc-gap 2 "test_data_set_00/output_2.pb: output_1.pb is missing (a set's files are numbered from 0, without a gap" -- \
+    run --check "$rc20" -q
+rm "$rc20/test_data_set_00/output_2.pb"
+printf '\010\001\020\001J\004\000\000\200?' >"$rc20/x1.pb" # an unnamed float tensor [1]
+cp "$rc20/x1.pb" "$rc20/test_data_set_00/input_0.pb" && cp "$rc20/x1.pb" "$rc20/test_data_set_00/input_1.pb"
+expect_error rc-extra 2 "test_data_set_00/input_0.pb: shape \[1\]; input 'x' is \[4,64\]" -- run --check "$rc20" -q
+# a [4,64] float input of zeros, unnamed (TensorProto: dims 4, 64; FLOAT; raw_data 1,024 bytes),
+# then one more: the second feeds no input
+if command -v python3 >/dev/null; then
+    python3 -c 'import sys; sys.stdout.buffer.write(b"\x08\x04\x08\x40\x10\x01\x4a\x80\x08" + bytes(1024))' >"$rc20/x.pb"
+    cp "$rc20/x.pb" "$rc20/test_data_set_00/input_0.pb"
+    expect_error rc-unused 2 "test_data_set_00/input_1.pb: the model has no input it feeds" -- run --check "$rc20" -q
+    # --data beside the set's file for the same input
+    rm "$rc20/test_data_set_00/input_1.pb"
+    cp "$rc20/x.pb" "$rc20/test_data_set_00/input_0.pb"
+    expect_error rc-data-beside 2 "--data x: the test set gives it (.*input_0.pb): give one" -- \
+        run --check "$rc20" -q --data "x=$rc20/x.pb"
+fi
+rm -f "$rc20/test_data_set_00/input_0.pb" "$rc20/test_data_set_00/input_1.pb"
+expect_error data-twice 2 "--data x: given twice" -- run "$rc20/model.onnx" --data "x=$rc20/x1.pb" --data "x=/nonexistent.pb"
 
 finish cli_run
