@@ -91,4 +91,10 @@ done
 expect_error unknown-option 2 "unknown option '--fast'" -- verify --expr "$MM" --dim m=4,k=4,n=4 --best --fast
 expect_error unknown-chip 2 "unknown chip 'ipu-mk9'" -- verify --expr "$MM" --dim m=4,k=4,n=4 --best --chip ipu-mk9
 
+# on a mesh the emulated exchange is the all-to-all count (the emulator lays nothing on the grid):
+# every frontier plan passes (14 of 20 failed against the mesh's price), and --random draws plans
+# the mesh can lay out (8 of 20 were refused as invalid)
+expect_out mesh-pareto "^20 passed, 0 failed$" -- verify --expr 'C[m,n] += A[m,k] * B[k,n]' --dim m=256,k=384,n=1536 --chip ipu-mk2-mesh --pareto
+expect_out mesh-random "^20 passed, 0 failed$" -- verify --expr 'C[m,n] += A[m,k] * B[k,n]' --dim m=64,k=96,n=128 --chip ipu-mk2-mesh --random 20
+
 finish cli_verify

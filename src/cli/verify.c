@@ -140,9 +140,24 @@ static void verify_one(const rotor_expr *e, const rotor_chip *chip, const rotor_
                      (long long)info.shifts[t]);
             why = whybuf;
         }
-    if (!why && res.exchange_time != cost.comm) {
+    /* The emulator counts each step's most bytes into a core and one
+     * latency a step: the all-to-all exchange.  On a mesh the model prices
+     * the plan's links (meshmap.c), which the emulator does not lay out, so
+     * the check is of the counts, against the same plan's all-to-all price
+     * (until 2026-12-04 the mesh price was compared, and 15 of
+     * ipu-mk2-mesh's 20 frontier plans of a 512 x 768 x 3072 MatMul failed;
+     * found by an audit helper); `rotor simulate` replays the mesh. */
+    double want = cost.comm;
+    if (chip->topology == ROTOR_TOPO_MESH) {
+        rotor_chip flat = *chip;
+        flat.topology = ROTOR_TOPO_ALL_TO_ALL;
+        rotor_plan_info finfo;
+        rotor_cost fcost;
+        if (rotor_cost_plan(model, e, &flat, p, &finfo, &fcost, &err) == ROTOR_OK) want = fcost.comm;
+    }
+    if (!why && res.exchange_time != want) {
         snprintf(whybuf, sizeof whybuf, "exchange time %.9g us differs from the model's %.9g us",
-                 res.exchange_time * 1e6, cost.comm * 1e6);
+                 res.exchange_time * 1e6, want * 1e6);
         why = whybuf;
     }
     if (!why && !(o->max_error <= ROTOR_EMU_TOLERANCE)) {

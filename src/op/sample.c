@@ -6,6 +6,8 @@
  * large splits are equally common), ring sizes are uniform over the divisors
  * of the sharing degree, loop orders uniform. */
 #include "rotor/op/sample.h"
+#include "rotor/op/cost.h"
+#include "rotor/op/meshmap.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -85,7 +87,18 @@ rotor_status rotor_sample_plan(const rotor_expr *e, const rotor_chip *chip, int6
     if (max_cores > 0 && max_cores < budget) budget = max_cores;
     for (int attempt = 0; attempt < 100000; attempt++) {
         draw(e, budget, rng, out);
-        if (rotor_plan_derive(e, chip, out, info, NULL) == ROTOR_OK) return ROTOR_OK;
+        if (rotor_plan_derive(e, chip, out, info, NULL) != ROTOR_OK) continue;
+        /* valid on the chip: on a mesh the plan must lay out on the grid
+         * (its F_op, the search's first rule, fopwalk.c) and its rings must
+         * have lines, which the cost checks; `rotor verify --random` drew
+         * plans it then refused ("no layout on the 32x46 mesh", "its
+         * reduction ring has no line on a mesh"; found by an audit helper) */
+        rotor_cost cost;
+        if (chip->topology == ROTOR_TOPO_MESH &&
+            (!rotor_mesh_fits(chip, out->fop, e->naxes) ||
+             rotor_cost_plan(rotor_cost_model_default(), e, chip, out, info, &cost, NULL) != ROTOR_OK))
+            continue;
+        return ROTOR_OK;
     }
     return rotor_fail(err, ROTOR_ERR_NOFIT, "no valid plan found in 100000 random draws");
 }
