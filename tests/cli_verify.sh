@@ -61,7 +61,10 @@ if "$ROTOR" plan --expr "$MM" --dim m=64,k=96,n=80 --json >"$plan" 2>"$err"; the
     expect_pass plan-file-alone "1 passed, 0 failed" -- verify --plan "$plan"
     expect_error plan-file-other-dims 2 "--dim: $plan: the plan is for m=64,k=96,n=80" -- verify --plan "$plan" --dim m=65,k=64,n=64
     expect_error plan-file-other-chip 2 "--chip: $plan: the plan is for chip 'ipu-mk2', not 'ipu-pod4'" -- verify --plan "$plan" --chip ipu-pod4
-    sed 's|"chip":[^,]*|"chip":\t"chips/example-mesh.json"|' "$plan" >"$tmpdir/pathchip.json"
+    # (a file written before 2026-12-04 names its chip only; one that carries it must agree)
+    sed 's|"chip":[^,]*|"chip":\t"chips/example-mesh.json"|' "$plan" >"$tmpdir/namecf.json"
+    expect_error plan-file-chip-name 2 "chip_file.name: 'ipu-mk2' is not the plan's chip, 'chips/example-mesh.json'" -- verify --plan "$tmpdir/namecf.json"
+    sed -e 's|"chip":[^,]*|"chip":\t"chips/example-mesh.json"|' -e '/"chip_file":/d' "$plan" >"$tmpdir/pathchip.json"
     expect_error plan-file-chip-path 2 "chip: 'chips/example-mesh.json' is not a preset; name its chip file with --chip FILE" -- verify --plan "$tmpdir/pathchip.json"
 else bad "rotor plan --json failed: $(cat "$err")"; fi
 
@@ -96,5 +99,11 @@ expect_error unknown-chip 2 "unknown chip 'ipu-mk9'" -- verify --expr "$MM" --di
 # the mesh can lay out (8 of 20 were refused as invalid)
 expect_out mesh-pareto "^20 passed, 0 failed$" -- verify --expr 'C[m,n] += A[m,k] * B[k,n]' --dim m=256,k=384,n=1536 --chip ipu-mk2-mesh --pareto
 expect_out mesh-random "^20 passed, 0 failed$" -- verify --expr 'C[m,n] += A[m,k] * B[k,n]' --dim m=64,k=96,n=128 --chip ipu-mk2-mesh --random 20
+
+# a plan file carries the chip it was searched on: a --set there is verified on that chip (the
+# preset of its name priced the exchange at 10.385 us against the file's 114.24, "= model")
+"$ROTOR" plan --expr "$MM" --dim m=512,k=768,n=3072 --set link_gbps=0.5 --constraints memory_cap=20000 --json >"$tmpdir/slow.json" 2>"$err" ||
+    bad "plan --set --json: $(cat "$err")"
+expect_out plan-chip "^OK   max error [0-9.e-]*  exchange 114.240000 us = model" -- verify --plan "$tmpdir/slow.json"
 
 finish cli_verify

@@ -987,6 +987,31 @@ rotor_status rotor_chip_from_cjson(const cJSON *o, const char *label, rotor_chip
     return st;
 }
 
+rotor_status rotor_json_add_chip_file(cJSON *root, const rotor_chip *chip, rotor_error *err) {
+    char *cf = rotor_chip_to_json(chip);
+    if (!cf) return rotor_nomem(err);
+    rotor_chip back;
+    rotor_error verr;
+    cJSON_Minify(cf);
+    bool ok = true;
+    if (rotor_chip_parse(cf, strlen(cf), "chip_file", &back, &verr) == ROTOR_OK)
+        ok = cJSON_AddRawToObject(root, "chip_file", cf) != NULL;
+    free(cf);
+    return ok ? ROTOR_OK : rotor_nomem(err);
+}
+
+rotor_status rotor_json_chip_file(const cJSON *root, const char *label, rotor_chip *out, bool *found,
+                                  rotor_error *err) {
+    *found = false;
+    const cJSON *cf = cJSON_GetObjectItemCaseSensitive(root, "chip_file");
+    if (!cf) return ROTOR_OK;
+    char where[300];
+    snprintf(where, sizeof where, "%s: chip_file", label);
+    rotor_status st = rotor_chip_from_cjson(cf, where, out, err);
+    *found = !st;
+    return st;
+}
+
 rotor_status rotor_chip_load(const char *path, rotor_chip *out, rotor_error *err) {
     char *text = NULL;
     size_t len = 0;

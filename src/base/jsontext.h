@@ -43,6 +43,19 @@ rotor_status rotor_json_no_nul(const char *text, size_t len, const char *label, 
 struct rotor_chip;
 rotor_status rotor_chip_from_cjson(const cJSON *o, const char *label, struct rotor_chip *out, rotor_error *err);
 
+/* "chip_file": the whole chip a document was made for, as its file writes
+ * it (exact numbers) on one line, added to root; a reader takes it rather
+ * than a preset of the same name.  Only a chip a file could hold is added
+ * (one made inside the library for a part of a chip, an instance's group,
+ * is not one).  Programs (docs/program-format.md) and plan files
+ * (docs/plan-format.md) carry it.  Fails only when out of memory. */
+rotor_status rotor_json_add_chip_file(cJSON *root, const struct rotor_chip *chip, rotor_error *err);
+
+/* root's "chip_file", checked as a chip file is (errors after
+ * "LABEL: chip_file: "): *found false, out untouched, when it has none. */
+rotor_status rotor_json_chip_file(const cJSON *root, const char *label, struct rotor_chip *out, bool *found,
+                                  rotor_error *err);
+
 /* The one rule for the version of rotor in every JSON document it writes
  * (issue 46): the key "rotor_version" with ROTOR_VERSION, placed after the
  * document's format version ("version"), else after "format", else first,

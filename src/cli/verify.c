@@ -389,11 +389,20 @@ static int plan_file_operator(verify_args *a, plan_operator *po, rotor_chip *chi
         if (memcmp(given.extent, e->extent, sizeof e->extent) != 0)
             return cli_usage_error(cmd, "--dim: %s: the plan is for %s", a->plan_file, po->dims);
     }
+    /* the chip the plan was searched on, when the file carries it (--set
+     * applied to it), else the preset it names */
+    bool carried = false;
+    if (!a->sa.chip && (st = rotor_planfile_chip(a->plan_file, chip, &carried, &err))) return cli_fail(cmd, st, &err);
+    if (carried && strcmp(chip->name, po->chip) != 0)
+        return cli_usage_error(cmd, "%s: chip_file.name: '%s' is not the plan's chip, '%s'", a->plan_file, chip->name,
+                               po->chip);
+    for (int i = 0; carried && i < a->sa.nsets; i++)
+        if ((st = rotor_chip_set(chip, a->sa.sets[i], &err))) return cli_fail(cmd, st, &err);
     rotor_chip preset;
-    if (!a->sa.chip && rotor_chip_preset(po->chip, &preset, NULL))
+    if (!carried && !a->sa.chip && rotor_chip_preset(po->chip, &preset, NULL))
         return cli_usage_error(cmd, "%s: chip: '%s' is not a preset; name its chip file with --chip FILE",
                                a->plan_file, po->chip);
-    if ((st = cli_chip(a->sa.chip ? a->sa.chip : po->chip, a->sa.sets, a->sa.nsets, chip, &err)))
+    if (!carried && (st = cli_chip(a->sa.chip ? a->sa.chip : po->chip, a->sa.sets, a->sa.nsets, chip, &err)))
         return cli_fail(cmd, st, &err);
     if (a->sa.chip && strcmp(chip->name, po->chip) != 0)
         return cli_usage_error(cmd, "--chip: %s: the plan is for chip '%s', not '%s'", a->plan_file, po->chip,

@@ -196,17 +196,10 @@ static rotor_status write_with(const rotor_graph *g, const rotor_chip *chip, con
      * chip a file could hold: one made inside the library for a part of
      * the chip (an instance's group of 16 cores with the chip's 8 KB shift
      * buffer in 5.6 KB of SRAM) is not one, and is never replayed by name. */
-    char *cf = rotor_chip_to_json(chip);
-    if (!cf) {
+    if (rotor_json_add_chip_file(root, chip, err)) {
         cJSON_Delete(root);
-        return rotor_nomem(err);
+        return ROTOR_ERR_NOMEM;
     }
-    rotor_chip back;
-    rotor_error verr;
-    cJSON_Minify(cf);
-    if (rotor_chip_parse(cf, strlen(cf), "chip_file", &back, &verr) == ROTOR_OK)
-        cJSON_AddRawToObject(root, "chip_file", cf);
-    free(cf);
     cJSON_AddItemToObject(root, "cores", rotor_json_int(rotor_chip_cores(chip)));
     char topo[32];
     cJSON_AddStringToObject(root, "topology", rotor_chip_topology_text(chip, topo, sizeof topo));
@@ -1196,13 +1189,7 @@ rotor_status rotor_program_chip(const char *text, const char *label, rotor_chip 
     cJSON *root;
     rotor_status st = rotor_json_parse(text, strlen(text), label, &root, err);
     if (st) return st;
-    const cJSON *cf = cJSON_GetObjectItemCaseSensitive(root, "chip_file");
-    if (cf) {
-        char where[300];
-        snprintf(where, sizeof where, "%s: chip_file", label);
-        st = rotor_chip_from_cjson(cf, where, out, err);
-        *found = !st;
-    }
+    st = rotor_json_chip_file(root, label, out, found, err);
     cJSON_Delete(root);
     return st;
 }

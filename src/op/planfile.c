@@ -104,6 +104,11 @@ char *rotor_planfile_write(const rotor_expr *e, const rotor_chip *chip, const ch
     cJSON_AddStringToObject(root, "expr", e->text);
     cJSON_AddItemToObject(root, "dims", rotor_json_per_axis(e, e->extent));
     cJSON_AddStringToObject(root, "chip", chip->name);
+    rotor_error cerr;
+    if (rotor_json_add_chip_file(root, chip, &cerr)) { /* the whole chip: a --set is part of it */
+        cJSON_Delete(root);
+        return NULL;
+    }
     cJSON_AddItemToObject(root, "cores", rotor_json_int(rotor_chip_cores(chip)));
     cJSON_AddStringToObject(root, "cost_model", cost_model);
     cJSON_AddItemToObject(root, "plan", rotor_json_plan(e, &r->best.plan));
@@ -305,6 +310,20 @@ rotor_status rotor_planfile_operator(const char *path, char *expr, size_t esize,
     } else {
         expr[0] = dims[0] = chip[0] = '\0';
     }
+    cJSON_Delete(root);
+    return st;
+}
+
+rotor_status rotor_planfile_chip(const char *path, rotor_chip *out, bool *found, rotor_error *err) {
+    *found = false;
+    char *text = NULL;
+    rotor_status st = rotor_json_read_text(path, &text, err);
+    if (st) return st;
+    cJSON *root;
+    st = rotor_json_parse(text, strlen(text), path, &root, err);
+    free(text);
+    if (st) return st;
+    st = rotor_json_chip_file(root, path, out, found, err);
     cJSON_Delete(root);
     return st;
 }

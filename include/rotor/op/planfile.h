@@ -39,4 +39,12 @@ rotor_status rotor_planfile_parse(const char *text, const char *path, const roto
 rotor_status rotor_planfile_operator(const char *path, char *expr, size_t esize, char *dims, size_t dsize, char *chip,
                                      size_t csize, rotor_error *err);
 
+/* The chip a plan file was searched on ("chip_file", written since
+ * 2026-12-04), checked as a chip file is: *found false, out untouched, for
+ * a file without it, which names its chip only.  `rotor verify --plan`
+ * takes it: a plan searched with --set link_gbps=0.5 was verified on the
+ * preset of its name, and its exchange called "= model" at the preset's
+ * price (found by an audit helper). */
+rotor_status rotor_planfile_chip(const char *path, rotor_chip *out, bool *found, rotor_error *err);
+
 #endif
