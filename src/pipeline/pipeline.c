@@ -111,7 +111,15 @@ rotor_status rotor_pipeline_run(const rotor_pipeline_options *opt, const rotor_c
                           (long long)chip->chips);
     rotor_pipeline_times *tm = &out->times;
     double t0 = rotor_clock_s(), t = t0;
-    rotor_status st = rotor_model_load(opt->model, &opt->zoo, &opt->onnx, &out->graph, &out->onnx, err);
+    /* ungrouped, the graph is the one `rotor run` executes, so imported as
+     * it imports (keep_data: Softmax's row maximum, BatchNormalization
+     * folded, docs/run.md): a program of the planning import has other
+     * operators, and `rotor run --program` refused every one of a model
+     * with a Softmax, though its help named this compile (found by an
+     * audit helper) */
+    rotor_onnx_options onnx = opt->onnx;
+    onnx.keep_data = onnx.keep_data || opt->no_group;
+    rotor_status st = rotor_model_load(opt->model, &opt->zoo, &onnx, &out->graph, &out->onnx, err);
     tm->load_s = lap(&t);
     if (st) return st;
     out->loaded = true;
