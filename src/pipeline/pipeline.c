@@ -118,7 +118,7 @@ rotor_status rotor_pipeline_run(const rotor_pipeline_options *opt, const rotor_c
      * with a Softmax, though its help named this compile (found by an
      * audit helper) */
     rotor_onnx_options onnx = opt->onnx;
-    onnx.keep_data = onnx.keep_data || opt->no_group;
+    onnx.keep_data = onnx.keep_data || (opt->no_group && opt->t10);
     rotor_status st = rotor_model_load(opt->model, &opt->zoo, &onnx, &out->graph, &out->onnx, err);
     tm->load_s = lap(&t);
     if (st) return st;
