@@ -106,4 +106,11 @@ expect_out mesh-random "^20 passed, 0 failed$" -- verify --expr 'C[m,n] += A[m,k
     bad "plan --set --json: $(cat "$err")"
 expect_out plan-chip "^OK   max error [0-9.e-]*  exchange 114.240000 us = model" -- verify --plan "$tmpdir/slow.json"
 
+# inputs in the function's domain (acosh and pow failed every plan on [-1, 1)), and --random
+# verifies distinct plans, saying when fewer exist than asked
+expect_out acosh "^1 passed, 0 failed$" -- verify --expr 'C[m] += acosh(A[m,k])' --dim m=64,k=32 --best
+expect_out pow "^1 passed, 0 failed$" -- verify --expr 'C[m,n] += pow(A[m,k], B[k,n])' --dim m=16,k=8,n=8 --best
+expect_out random-distinct "^96 passed, 0 failed (96 distinct plans in 10000 draws; 100 asked)$" -- \
+    verify --expr "$MM" --dim m=2,k=2,n=1 --random 100
+
 finish cli_verify

@@ -248,13 +248,24 @@ static rotor_status collect_plans(const verify_args *a, const rotor_expr *e, con
         if (!*plans) return rotor_nomem(err);
         *nplans = n;
     } else {
+        /* N distinct plans: a small operator has few, and repeats were
+         * counted as passes (100 "passed" of 42 plans; found by an audit
+         * helper).  Drawn until N differ or 100 N draws were made; fewer
+         * are verified, and the summary says so (run_plans). */
         if (!(*plans = malloc((size_t)a->nrandom * sizeof **plans))) return rotor_nomem(err);
         rotor_rng rng = {(uint64_t)a->seed};
-        for (int64_t k = 0; k < a->nrandom; k++) {
+        int64_t n = 0;
+        for (int64_t draws = 0; n < a->nrandom && draws < 100 * a->nrandom; draws++) {
             rotor_plan_info info;
-            if ((st = rotor_sample_plan(e, chip, 0, &rng, &(*plans)[k], &info, err))) goto fail;
+            rotor_plan p;
+            if ((st = rotor_sample_plan(e, chip, 0, &rng, &p, &info, err))) goto fail;
+            bool seen = false;
+            for (int64_t k = 0; k < n && !seen; k++)
+                seen = !memcmp((*plans)[k].fop, p.fop, sizeof p.fop) && !memcmp((*plans)[k].ft, p.ft, sizeof p.ft) &&
+                       !memcmp((*plans)[k].order, p.order, sizeof p.order) && (*plans)[k].overlap == p.overlap;
+            if (!seen) (*plans)[n++] = p;
         }
-        *nplans = a->nrandom;
+        *nplans = n;
     }
     return ROTOR_OK;
 fail:
@@ -354,7 +365,11 @@ static int run_plans(const verify_args *a, const rotor_expr *e, const rotor_chip
         }
     } else {
         for (int64_t k = 0; k < nplans; k++) printf("%s\n", res[k].line);
-        printf("%lld passed, %lld failed\n", (long long)passed, (long long)(nplans - passed));
+        printf("%lld passed, %lld failed", (long long)passed, (long long)(nplans - passed));
+        if (a->random && nplans < a->nrandom)
+            printf(" (%lld distinct plans in %lld draws; %lld asked)", (long long)nplans, (long long)(100 * a->nrandom),
+                   (long long)a->nrandom);
+        printf("\n");
     }
     rc = passed == nplans ? 0 : EXIT_NOFIT;
 done:

@@ -222,21 +222,26 @@ static uint64_t splitmix64(uint64_t *s) {
 }
 
 void rotor_emu_random_inputs(const rotor_expr *e, uint64_t seed, float *const *in) {
-    bool positive = false;
+    /* inputs in the operator's domain: positive for a division, log, roots,
+     * reciprocal and pow (a negative base to a fractional power is NaN); at
+     * least 1 for acosh (every plan "failed" with an infinite error on
+     * [-1, 1) until 2026-12-04; found by an audit helper) */
+    bool positive = false, above_one = false;
     for (int i = 0; i < e->nnodes; i++) {
         const rotor_node *n = &e->rhs[i];
         if (n->op == ROTOR_NODE_DIV) positive = true;
         if (n->op == ROTOR_NODE_CALL &&
             (n->arg == ROTOR_FN_LOG || n->arg == ROTOR_FN_SQRT || n->arg == ROTOR_FN_RSQRT ||
-             n->arg == ROTOR_FN_RECIP))
+             n->arg == ROTOR_FN_RECIP || n->arg == ROTOR_FN_POW))
             positive = true;
+        if (n->op == ROTOR_NODE_CALL && n->arg == ROTOR_FN_ACOSH) above_one = true;
     }
     for (int t = 1; t < e->ntensors; t++) {
         uint64_t s = seed * 1000003u + (uint64_t)t;
         int64_t n = rotor_emu_tensor_elems(e, t, NULL);
         for (int64_t k = 0; k < n; k++) {
             double u = (double)(splitmix64(&s) >> 11) * 0x1.0p-53; /* [0, 1) */
-            in[t][k] = (float)(positive ? 0.5 + u : 2.0 * u - 1.0);
+            in[t][k] = (float)(above_one ? 1.0 + u : positive ? 0.5 + u : 2.0 * u - 1.0);
         }
     }
 }
