@@ -64,6 +64,11 @@ if "$ROTOR" plan --expr "$MM" --dim m=64,k=96,n=80 --json >"$plan" 2>"$err"; the
     # (a file written before 2026-12-04 names its chip only; one that carries it must agree)
     sed 's|"chip":[^,]*|"chip":\t"chips/example-mesh.json"|' "$plan" >"$tmpdir/namecf.json"
     expect_error plan-file-chip-name 2 "chip_file.name: 'ipu-mk2' is not the plan's chip, 'chips/example-mesh.json'" -- verify --plan "$tmpdir/namecf.json"
+    # a key the plan does not have, and a cost model rotor does not know, are refused
+    sed 's/"f_t":\t{/"f_t":\t{"Z": {"m": 1},/' "$plan" >"$tmpdir/badkey.json"
+    expect_error plan-file-key 2 "badkey.json: plan.f_t.Z: not a tensor of" -- verify --plan "$tmpdir/badkey.json"
+    sed 's/"cost_model":\t"v1"/"cost_model":\t"v9"/' "$plan" >"$tmpdir/badcm.json"
+    expect_error plan-file-cost-model 2 "badcm.json: cost_model: expected a cost model rotor has (v1), got \"v9\"" -- verify --plan "$tmpdir/badcm.json"
     sed -e 's|"chip":[^,]*|"chip":\t"chips/example-mesh.json"|' -e '/"chip_file":/d' "$plan" >"$tmpdir/pathchip.json"
     expect_error plan-file-chip-path 2 "chip: 'chips/example-mesh.json' is not a preset; name its chip file with --chip FILE" -- verify --plan "$tmpdir/pathchip.json"
 else bad "rotor plan --json failed: $(cat "$err")"; fi

@@ -4,6 +4,7 @@
 #include "planjson.h"
 #include "base/jsontext.h"
 #include "rotor/base/readfile.h"
+#include "rotor/op/cost.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -186,6 +187,41 @@ rotor_status rotor_json_read_plan(const cJSON *plan, const rotor_expr *e, const 
     if (!cJSON_IsObject(fop) || !cJSON_IsObject(ft) || !cJSON_IsArray(order))
         st = rotor_fail(err, ROTOR_ERR_INPUT, "%s: %s: expected F_op, f_t objects and a loop_order array",
                         path, where);
+    /* no key the plan does not have: a misspelt one (F_op.z, f_t.Z, an
+     * axis A lacks) was read past without a word until 2026-12-04 (found
+     * by an audit helper) */
+    const cJSON *k, *pl = st ? NULL : plan, *fo = NULL, *fts = NULL;
+    cJSON_ArrayForEach(k, pl)
+        if (strcmp(k->string, "F_op") && strcmp(k->string, "f_t") && strcmp(k->string, "loop_order") &&
+            strcmp(k->string, "overlap"))
+            st = rotor_fail(err, ROTOR_ERR_INPUT, "%s: %s.%.60s: not a key of a plan (F_op, f_t, loop_order, overlap)",
+                            path, where, k->string);
+    if (!st) fo = fop;
+    cJSON_ArrayForEach(k, fo)
+        if (rotor_expr_axis(e, k->string) < 0)
+            st = rotor_fail(err, ROTOR_ERR_INPUT, "%s: %s.F_op.%.60s: not an axis of %s", path, where, k->string,
+                            e->text);
+    if (!st) fts = ft;
+    cJSON_ArrayForEach(k, fts) {
+        int t = -1;
+        for (int i = 0; i < e->ntensors && t < 0; i++)
+            if (!strcmp(e->tensors[i].name, k->string)) t = i;
+        if (t < 0) {
+            st = rotor_fail(err, ROTOR_ERR_INPUT, "%s: %s.f_t.%.60s: not a tensor of %s", path, where, k->string,
+                            e->text);
+            break;
+        }
+        const cJSON *ax;
+        cJSON_ArrayForEach(ax, k) {
+            int a = rotor_expr_axis(e, ax->string);
+            if (a < 0 || !e->tensors[t].has_axis[a]) {
+                st = rotor_fail(err, ROTOR_ERR_INPUT, "%s: %s.f_t.%s.%.60s: not an axis of %s", path, where,
+                                k->string, ax->string, k->string);
+                break;
+            }
+        }
+        if (st) break;
+    }
     /* F_op splits an axis among cores: at most its extent (T10 §4.2) */
     for (int a = 0; !st && a < e->naxes; a++) {
         char why[64];
@@ -285,6 +321,14 @@ rotor_status rotor_planfile_operator(const char *path, char *expr, size_t esize,
     if (!st && (!cJSON_IsString(ex) || strlen(ex->valuestring) >= esize))
         st = rotor_fail(err, ROTOR_ERR_INPUT, "%s: expr: expected an expression of under %zu characters", path, esize);
     if (!st && !cJSON_IsObject(dm)) st = rotor_fail(err, ROTOR_ERR_INPUT, "%s: dims: expected an object", path);
+    /* the cost model the times were priced by: one rotor knows (a "v9"
+     * passed without a word until 2026-12-04) */
+    const cJSON *cm = cJSON_GetObjectItemCaseSensitive(root, "cost_model");
+    if (!st && cm && !(cJSON_IsString(cm) && rotor_cost_model_find(cm->valuestring))) {
+        char got[96];
+        rotor_json_describe(cm, got, sizeof got);
+        st = rotor_fail(err, ROTOR_ERR_INPUT, "%s: cost_model: expected a cost model rotor has (v1), got %s", path, got);
+    }
     if (!st && (!cJSON_IsString(ch) || !*ch->valuestring || strlen(ch->valuestring) >= csize))
         st = rotor_fail(err, ROTOR_ERR_INPUT, "%s: chip: expected a chip name of under %zu characters", path, csize);
     size_t n = 0;
