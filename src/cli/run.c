@@ -49,7 +49,7 @@ static void run_usage(FILE *f) {
             "  --program FILE      run this compiled program (rotor compile --group none -o: the graph\n"
             "                      ungrouped, as the run executes it) on the chip it carries, unless\n"
             "                      --chip, instead of compiling\n"
-            "  --direct            no plans: only the direct execution in double\n"
+            "  --direct            no plans: only the direct execution in double (no --chip, --set)\n"
             "  --simplify          fold BatchNormalization and constants first (docs/simplify.md), and\n"
             "                      compare every output with the graph as imported, run directly\n"
             "  --train             check the training step's gradients against central finite\n"
@@ -114,6 +114,11 @@ static int parse_run(int argc, char **argv, run_args *a) {
                                "a model file is required (try --help)");
     if (rc >= 0) return rc;
     if (a->program && a->direct) return cli_usage_error(cmd, "--program and --direct: a direct run has no program");
+    /* a direct run plans nothing on no chip: what it would ignore is
+     * refused, as --train's is (found by an audit helper) */
+    if (a->direct && (a->sa.chip || a->sa.nsets))
+        return cli_usage_error(cmd, "--direct executes the graph with no plans, on no chip: it takes no %s",
+                               a->sa.chip ? "--chip" : "--set");
     if (a->pl.pipeline && (a->direct || a->program))
         return cli_usage_error(cmd, "--pipeline and %s: --pipeline compiles the program", a->direct ? "--direct" : "--program");
     if (cli_parse_objective(cmd, &a->pl)) return EXIT_BADINPUT;
