@@ -125,4 +125,10 @@ expect_out progress-help "^  --progress WHEN " -- plan --help
 expect_error prefill-cnn 2 "--prefill: resnet-50 has no prefill phase (only the LLMs do)" -- schedule resnet-50 --prefill
 expect_error seq-mlp 2 "mlp-l: seq 16: it has no sequence" -- explore mlp-l --sweep seq=16,1024 --design full -o "$tmpdir/seqmlp"
 
+# an integer past int64 is refused, not read as 2^63 - 1; --pareto-within names its real range
+expect_error i64-overflow 2 "--max-model-bytes: expected an integer from 1 to 9223372036854775807, got '36893488147419103233'" -- \
+    compile mlp-l --max-model-bytes 36893488147419103233
+expect_error pareto-within-range 2 "--pareto-within: expected a ratio from 1 to 1e9, got '1e308'" -- \
+    plan --expr 'C[m,n] += A[m,k] * B[k,n]' --dim m=4,k=4,n=4 --pareto-within 1e308
+
 finish cli_options

@@ -235,7 +235,7 @@ int cmd_plan(int argc, char **argv) {
         char *end;
         ratio = strtod(within, &end);
         if (end == within || *end || !(ratio >= 1) || ratio > 1e9)
-            return cli_usage_error(cmd, "--pareto-within: expected a ratio of at least 1, got '%s'", within);
+            return cli_usage_error(cmd, "--pareto-within: expected a ratio from 1 to 1e9, got '%s'", within);
         pareto = true;
     }
     if (fmt == T10 && pareto)
