@@ -304,15 +304,21 @@ rotor_status rotor_planfile_read(const char *path, const rotor_expr *e, rotor_pl
     return st;
 }
 
-rotor_status rotor_planfile_operator(const char *path, char *expr, size_t esize, char *dims, size_t dsize, char *chip,
-                                     size_t csize, rotor_error *err) {
-    expr[0] = dims[0] = chip[0] = '\0';
+/* The file at path as one JSON value (cJSON_Delete it). */
+static rotor_status read_root(const char *path, cJSON **root, rotor_error *err) {
     char *text = NULL;
     rotor_status st = rotor_json_read_text(path, &text, err);
     if (st) return st;
-    cJSON *root;
-    st = rotor_json_parse(text, strlen(text), path, &root, err);
+    st = rotor_json_parse(text, strlen(text), path, root, err);
     free(text);
+    return st;
+}
+
+rotor_status rotor_planfile_operator(const char *path, char *expr, size_t esize, char *dims, size_t dsize, char *chip,
+                                     size_t csize, rotor_error *err) {
+    expr[0] = dims[0] = chip[0] = '\0';
+    cJSON *root;
+    rotor_status st = read_root(path, &root, err);
     if (st) return st;
     const cJSON *ex = cJSON_GetObjectItemCaseSensitive(root, "expr");
     const cJSON *dm = cJSON_GetObjectItemCaseSensitive(root, "dims");
@@ -360,12 +366,8 @@ rotor_status rotor_planfile_operator(const char *path, char *expr, size_t esize,
 
 rotor_status rotor_planfile_chip(const char *path, rotor_chip *out, bool *found, rotor_error *err) {
     *found = false;
-    char *text = NULL;
-    rotor_status st = rotor_json_read_text(path, &text, err);
-    if (st) return st;
     cJSON *root;
-    st = rotor_json_parse(text, strlen(text), path, &root, err);
-    free(text);
+    rotor_status st = read_root(path, &root, err);
     if (st) return st;
     st = rotor_json_chip_file(root, path, out, found, err);
     cJSON_Delete(root);
