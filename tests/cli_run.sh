@@ -344,6 +344,8 @@ if command -v python3 >/dev/null; then
         run --check "$rc20" -q --data "x=$rc20/x.pb"
 fi
 rm -f "$rc20/test_data_set_00/input_0.pb" "$rc20/test_data_set_00/input_1.pb"
+"$ROTOR" run --check "$rc20" --json -q >"$out" 2>"$err"
+if [ "$(grep -c '"random_inputs":	true' "$out")" = 20 ]; then ok; else bad "--json: random_inputs on 20 sets: $(cat "$err")"; fi
 expect_error direct-chip 2 "--direct executes the graph with no plans, on no chip: it takes no --chip" -- \
     run "$rc20/model.onnx" --direct --chip wse2
 expect_error data-twice 2 "--data x: given twice" -- run "$rc20/model.onnx" --data "x=$rc20/x1.pb" --data "x=/nonexistent.pb"

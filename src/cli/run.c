@@ -1043,6 +1043,7 @@ int cmd_run(int argc, char **argv) {
                 cJSON *j = jsets ? cJSON_CreateObject() : NULL;
                 if (j) {
                     cJSON_AddStringToObject(j, "set", label);
+                    if (s.randomised) cJSON_AddBoolToObject(j, "random_inputs", true);
                     cJSON_AddItemToArray(jsets, j);
                 } else {
                     printf("%s:\n", label);
