@@ -200,6 +200,8 @@ if ls /dev/null-* >/dev/null 2>&1; then bad "files beside /dev/null"; else ok; f
 expect_error sweep-and-hbm 2 "--hbm-bw and --sweep hbm-bw: give one" -- explore $M --sweep hbm-bw=4 --hbm-bw 8 -o "$x"
 expect_error sweep-and-set 2 "--set link_gbps and --sweep noc-bw: give one (the sweep sets it at every point)" -- \
     explore $M --sweep noc-bw=4 --set link_gbps=8 -o "$x"
+expect_error sweep-and-vector 2 "--set vector_tflops and --sweep flops: give one" -- \
+    explore $M --sweep flops=100,200 --set vector_tflops=10 -o "$x"
 # the help's limits are the ones enforced (their printf arguments were out of order)
 expect_out help-limits "at most 64 per key, and$" -- explore --help
 expect_out help-checkpoint "(default 30; 0: after every round)" -- explore --help

@@ -191,8 +191,16 @@ static int parse_explore(int argc, char **argv, explore *ex) {
         for (int i = 0; i < ex->ha.m.nsets; i++) {
             const char *set = ex->ha.m.sets[i];
             size_t n = strcspn(set, "=");
-            if ((n == strlen(rotor_ex_keys[k].field) && !strncmp(set, rotor_ex_keys[k].field, n)) ||
-                (k == KEY_HBM_BW && n == 6 && !strncmp(set, "hbm-bw", n)))
+            /* the other fields a key writes (exploregrid.c): flops scales
+             * the vector and int8 rates, topology shapes the mesh.  (cores
+             * reshapes a mesh too, but a --set of its shape is what makes a
+             * chip a mesh to sweep the cores of: not lost) */
+            static const char *const also[EX_NKEYS][3] = {[KEY_HBM_BW] = {"hbm-bw"},
+                                                          [KEY_FLOPS] = {"vector_tflops", "int8_tops"},
+                                                          [KEY_TOPOLOGY] = {"mesh_width", "mesh_height"}};
+            bool hit = n == strlen(rotor_ex_keys[k].field) && !strncmp(set, rotor_ex_keys[k].field, n);
+            for (int f = 0; f < 3 && also[k][f] && !hit; f++) hit = n == strlen(also[k][f]) && !strncmp(set, also[k][f], n);
+            if (hit)
                 return cli_usage_error(CMD, "--set %.*s and --sweep %s: give one (the sweep sets it at every point)",
                                        (int)n, set, rotor_ex_keys[k].name);
         }

@@ -191,8 +191,11 @@ static rotor_status read_numbered(const char *dir, const char *prefix, tensor_li
         if (strncmp(e->d_name, prefix, np) || e->d_name[np] != '_') continue;
         long k = strtol(e->d_name + np + 1, &end, 10);
         if (end == e->d_name + np + 1 || strcmp(end, ".pb") || k < l->n) continue;
-        st = rotor_fail(err, ROTOR_ERR_INPUT, "%s/%s: %s_%d.pb is missing (a set's files are numbered from 0, "
-                        "without a gap, at most %d)", dir, e->d_name, prefix, l->n, RUN_MAX_DATA);
+        st = l->n == RUN_MAX_DATA
+                 ? rotor_fail(err, ROTOR_ERR_INPUT, "%s/%s: a set holds at most %d %s files", dir, e->d_name,
+                              RUN_MAX_DATA, prefix)
+                 : rotor_fail(err, ROTOR_ERR_INPUT, "%s/%s: %s_%d.pb is missing (a set's files are numbered from 0, "
+                              "without a gap)", dir, e->d_name, prefix, l->n);
     }
     closedir(d);
     return st;
@@ -284,7 +287,15 @@ static rotor_status bind_inputs(run_state *s, const tensor_list *set, rotor_erro
      * feeds the model all the same (decision: the graph does not keep the
      * file's inputs, so a named file is taken as one of them) */
     bool used[RUN_MAX_DATA] = {false};
+    /* positions among the graph's inputs, those not read by position
+     * included (bound as data, read by no operator): an unnamed file at one
+     * of them feeds an input all the same (decision: positions the import
+     * dropped are not known; a named file covers those) */
+    int ninputs = 0;
+    for (int v = 0; v < g->nvalues; v++)
+        ninputs += g->values[v].producer < 0 && g->values[v].role != ROTOR_ROLE_WEIGHT;
     for (int i = 0; set && i < set->n; i++) {
+        if (!set->t[i].name[0] && i < ninputs) used[i] = true;
         int v = set->t[i].name[0] ? rotor_graph_find_value(g, set->t[i].name) : -1;
         used[i] = (set->t[i].name[0] && v < 0) ||
                   (v >= 0 && g->values[v].producer < 0 &&
@@ -621,7 +632,7 @@ static bool report_output(run_state *s, const rotor_named_output *no, const tens
     if (un_missing) printf("  vs unsimplified: no output of its name");
     if (ri >= 0) printf("  vs %s '%s': max |err| %.3g (%lld beyond%s)", label, ref->t[ri].name, vs_ref.max_abs,
                         (long long)vs_ref.bad, nonfinite_note(&vs_ref, rnote, sizeof rnote));
-    else if (ref) printf("  no reference of its name or size");
+    else if (ref) printf("  no reference of its name or shape");
     if (note[0]) printf("  %s%s", note, unconfirmed ? ", which no reference confirms" : "");
     printf("\n");
     return pass;

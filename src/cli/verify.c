@@ -413,6 +413,10 @@ static int plan_file_operator(verify_args *a, plan_operator *po, rotor_chip *chi
                                po->chip);
     for (int i = 0; carried && i < a->sa.nsets; i++)
         if ((st = rotor_chip_set(chip, a->sa.sets[i], &err))) return cli_fail(cmd, st, &err);
+    if (carried && a->sa.nsets && (st = rotor_chip_validate(chip, &err))) { /* the whole, as chip_sets checks it */
+        rotor_error_prefix(&err, "chip after --set");
+        return cli_fail(cmd, st, &err);
+    }
     rotor_chip preset;
     if (!carried && !a->sa.chip && rotor_chip_preset(po->chip, &preset, NULL))
         return cli_usage_error(cmd, "%s: chip: '%s' is not a preset; name its chip file with --chip FILE",

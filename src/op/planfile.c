@@ -193,14 +193,18 @@ rotor_status rotor_json_read_plan(const cJSON *plan, const rotor_expr *e, const 
     const cJSON *k, *pl = st ? NULL : plan, *fo = NULL, *fts = NULL;
     cJSON_ArrayForEach(k, pl)
         if (strcmp(k->string, "F_op") && strcmp(k->string, "f_t") && strcmp(k->string, "loop_order") &&
-            strcmp(k->string, "overlap"))
+            strcmp(k->string, "overlap")) {
             st = rotor_fail(err, ROTOR_ERR_INPUT, "%s: %s.%.60s: not a key of a plan (F_op, f_t, loop_order, overlap)",
                             path, where, k->string);
+            break;
+        }
     if (!st) fo = fop;
     cJSON_ArrayForEach(k, fo)
-        if (rotor_expr_axis(e, k->string) < 0)
+        if (rotor_expr_axis(e, k->string) < 0) {
             st = rotor_fail(err, ROTOR_ERR_INPUT, "%s: %s.F_op.%.60s: not an axis of %s", path, where, k->string,
                             e->text);
+            break;
+        }
     if (!st) fts = ft;
     cJSON_ArrayForEach(k, fts) {
         int t = -1;

@@ -1283,13 +1283,17 @@ rotor_status replay_preload_groups(preload_replayer *sr, int64_t W, int64_t m, i
         int64_t lo = g * m, hi = lo + m < n ? lo + m : n;
         replay_group_path(sr->w, lo, hi, sr->ports && sr->grev[g], sr->dsts);
         /* the stream's piece win before this one; a stream the previous
-         * preload did not use waits for that preload to end */
+         * preload did not use waits for that preload to end, and so does a
+         * piece whose piece win before is older than the previous preload
+         * (the 2nd to win-th of a stream the previous one left idle): none
+         * overtakes it (found by a review helper) */
         sr->deps.n = 0;
         st = replay_dep_add(sr, after, err);
         int64_t *tail = sr->stail + str * sr->win, *tseq = sr->stail_seq + str * sr->win;
         int64_t last = (sr->scount[str] + sr->win - 1) % sr->win, slot = sr->scount[str] % sr->win;
         bool used = tseq[last] >= sr->pre_seq; /* by this preload or the previous one */
         if (!st) st = replay_dep_add(sr, used ? tail[slot] : sr->last_pre_join, err);
+        if (!st && used && tseq[slot] < sr->pre_seq) st = replay_dep_add(sr, sr->last_pre_join, err);
         if (!st && sr->ports && sr->sround[str] != r) {
             if (sr->sgroups[str] < sr->sgroups[pace]) st = replay_dep_add(sr, pace_prev, err);
             sr->sround[str] = r;
