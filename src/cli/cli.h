@@ -207,6 +207,9 @@ typedef struct cli_hbm_args {
 int cli_hbm_workload(const char *cmd, const char *input, const cli_hbm_args *a, rotor_pipeline_options *po,
                      rotor_schedule_options *so);
 
+/* Whether a --set assignment ("key=value") sets key. */
+bool cli_set_key_is(const char *set, const char *key);
+
 /* --group graphturbo on a chip with a GB: a --set of a field the DSA timing
  * does not read (rotor_dsa_tells_apart) is refused, naming it.  Prints the
  * error and returns EXIT_BADINPUT, else 0. */

@@ -198,8 +198,8 @@ static int parse_explore(int argc, char **argv, explore *ex) {
             static const char *const also[EX_NKEYS][3] = {[KEY_HBM_BW] = {"hbm-bw"},
                                                           [KEY_FLOPS] = {"vector_tflops", "int8_tops"},
                                                           [KEY_TOPOLOGY] = {"mesh_width", "mesh_height"}};
-            bool hit = n == strlen(rotor_ex_keys[k].field) && !strncmp(set, rotor_ex_keys[k].field, n);
-            for (int f = 0; f < 3 && also[k][f] && !hit; f++) hit = n == strlen(also[k][f]) && !strncmp(set, also[k][f], n);
+            bool hit = cli_set_key_is(set, rotor_ex_keys[k].field);
+            for (int f = 0; f < 3 && also[k][f] && !hit; f++) hit = cli_set_key_is(set, also[k][f]);
             if (hit)
                 return cli_usage_error(CMD, "--set %.*s and --sweep %s: give one (the sweep sets it at every point)",
                                        (int)n, set, rotor_ex_keys[k].name);

@@ -466,15 +466,18 @@ int cli_parse_designs(const char *cmd, const char *list, rotor_preload_design *o
     return st ? cli_fail(cmd, st, &err) : 0;
 }
 
+bool cli_set_key_is(const char *set, const char *key) {
+    size_t n = strcspn(set, "=");
+    return n == strlen(key) && !strncmp(set, key, n);
+}
+
 int cli_apply_hbm_bw(const char *cmd, const char *hbm, char *const *sets, int nsets, rotor_chip *chip) {
     if (!hbm) return 0;
     /* one bandwidth: --set of it as well was settled silently, --hbm-bw
      * winning in either order (found by an audit helper) */
-    for (int i = 0; i < nsets; i++) {
-        size_t k = strcspn(sets[i], "=");
-        if ((k == 8 && !strncmp(sets[i], "hbm_gbps", 8)) || (k == 6 && !strncmp(sets[i], "hbm-bw", 6)))
-            return cli_usage_error(cmd, "--hbm-bw and --set %.*s: give one", (int)k, sets[i]);
-    }
+    for (int i = 0; i < nsets; i++)
+        if (cli_set_key_is(sets[i], "hbm_gbps") || cli_set_key_is(sets[i], "hbm-bw"))
+            return cli_usage_error(cmd, "--hbm-bw and --set %.*s: give one", (int)strcspn(sets[i], "="), sets[i]);
     double total;
     if (!cli_parse_bandwidth(hbm, &total))
         return cli_usage_error(cmd, "--hbm-bw: expected a positive bandwidth in TB/s (16, 16TB/s, 8000GB/s), "
