@@ -77,7 +77,7 @@ if [ -d "$TESTDATA" ]; then
     expect_out write "PASS" -- run "$mp/model.onnx" --data "x=$mp/test_data_set_0/input_0.pb" -o "$tmpdir"
     if cmp -s "$tmpdir/y.pb" "$mp/test_data_set_0/output_0.pb"; then ok; else bad "-o: y.pb differs from the reference"; fi
     expect_out json '"format":	"rotor-run"' -- run --check "$mp" --json
-    expect_error data-size 2 "--data x: shape \[3,4,5\]; input 'x' is \[1,3,28,28\]" -- \
+    expect_error data-size 2 "--data x: shape 3x4x5; input 'x' is 1x3x28x28" -- \
         run "$mp/model.onnx" --data "x=$TESTDATA/node/test_abs/test_data_set_0/input_0.pb"
     expect_error not-pb 2 "not a serialized TensorProto" -- run "$mp/model.onnx" --data "x=$mp/model.onnx"
     # an input file named NAME=FILE is not replaced by the output of that name,
@@ -318,7 +318,7 @@ done
 cp "$rc20/m2/y.pb" "$rc20/test_data_set_19/output_0.pb"
 run_saved "$tmpdir/rc20.out" -- run --check "$rc20" -q
 if [ "$(cat "$tmpdir/rc20.out.rc")" = 1 ] && [ "$(grep -c '^test_data_set_' "$tmpdir/rc20.out")" = 20 ] &&
-   grep -q "^FAIL  $rc20/test_data_set_19/output_0.pb ('y', \[2,4\]): a reference no output of that name and shape takes" "$tmpdir/rc20.out"
+   grep -q "^FAIL  $rc20/test_data_set_19/output_0.pb ('y', 2x4): a reference no output of that name and shape takes" "$tmpdir/rc20.out"
 then ok; else bad "20 sets: rc $(cat "$tmpdir/rc20.out.rc"), $(grep -c '^test_data_set_' "$tmpdir/rc20.out") sets: $(grep FAIL "$tmpdir/rc20.out" | head -2)"; fi
 if grep -q "^inputs the set has no file for get deterministic pseudo-random values" "$tmpdir/rc20.out"; then ok
 else bad "rc20: the random inputs unsaid"; fi
@@ -330,7 +330,7 @@ expect_error rc-gap 2 "test_data_set_00/output_2.pb: output_1.pb is missing (a s
 rm "$rc20/test_data_set_00/output_2.pb"
 printf '\010\001\020\001J\004\000\000\200?' >"$rc20/x1.pb" # an unnamed float tensor [1]
 cp "$rc20/x1.pb" "$rc20/test_data_set_00/input_0.pb" && cp "$rc20/x1.pb" "$rc20/test_data_set_00/input_1.pb"
-expect_error rc-extra 2 "test_data_set_00/input_0.pb: shape \[1\]; input 'x' is \[4,64\]" -- run --check "$rc20" -q
+expect_error rc-extra 2 "test_data_set_00/input_0.pb: shape 1; input 'x' is 4x64" -- run --check "$rc20" -q
 # a [4,64] float input of zeros, unnamed (TensorProto: dims 4, 64; FLOAT; raw_data 1,024 bytes),
 # then one more: the second feeds no input
 if command -v python3 >/dev/null; then

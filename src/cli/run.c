@@ -211,13 +211,6 @@ static bool same_shape(const rotor_onnx_tensor *t, const rotor_value *x) {
     return true;
 }
 
-static void shape_text(int rank, const int64_t *shape, char *buf, size_t cap) {
-    size_t used = (size_t)snprintf(buf, cap, "[");
-    for (int d = 0; d < rank && used < cap; d++)
-        used += (size_t)snprintf(buf + used, cap - used, "%s%lld", d ? "," : "", (long long)shape[d]);
-    if (used < cap) snprintf(buf + used, cap - used, "]");
-}
-
 static bool is_float(rotor_dtype t) {
     return t == ROTOR_DTYPE_F32 || t == ROTOR_DTYPE_F64 || t == ROTOR_DTYPE_F16 || t == ROTOR_DTYPE_BF16;
 }
@@ -261,8 +254,8 @@ typedef struct run_state {
 static rotor_status check_data(const rotor_onnx_tensor *t, const rotor_value *x, const char *what, rotor_error *err) {
     char got[160], want[160];
     if (!same_shape(t, x)) {
-        shape_text(t->rank, t->shape, got, sizeof got);
-        shape_text(x->rank, x->shape, want, sizeof want);
+        rotor_shape_string(t->rank, t->shape, got, sizeof got);
+        rotor_shape_string(x->rank, x->shape, want, sizeof want);
         return rotor_fail(err, ROTOR_ERR_INPUT, "%s: shape %s; input '%s' is %s", what, got, x->name, want);
     }
     if (is_float(t->dtype) != is_float(x->dtype))
@@ -681,7 +674,7 @@ static int report(run_state *s, const tensor_list *ref, const char *label, cJSON
         if (claimed[i]) continue;
         failed++;
         char sh[160];
-        shape_text(ref->t[i].rank, ref->t[i].shape, sh, sizeof sh);
+        rotor_shape_string(ref->t[i].rank, ref->t[i].shape, sh, sizeof sh);
         if (jouts) {
             cJSON *j = cJSON_CreateObject();
             cJSON_AddStringToObject(j, "reference_unused", ref->path[i]);

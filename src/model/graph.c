@@ -539,17 +539,19 @@ char *rotor_graph_histogram(const rotor_graph *g) {
     return s;
 }
 
-void rotor_graph_shape_string(const rotor_value *v, char *buf, int cap) {
+void rotor_shape_string(int rank, const int64_t *shape, char *buf, int cap) {
     if (cap <= 0) return;
-    if (v->rank == 0) {
+    if (rank == 0) {
         snprintf(buf, (size_t)cap, "scalar");
         return;
     }
     int n = 0;
     buf[0] = '\0';
-    for (int d = 0; d < v->rank && n < cap; d++)
-        n += snprintf(buf + n, (size_t)(cap - n), "%s%lld", d ? "x" : "", (long long)v->shape[d]);
+    for (int d = 0; d < rank && n < cap; d++)
+        n += snprintf(buf + n, (size_t)(cap - n), "%s%lld", d ? "x" : "", (long long)shape[d]);
 }
+
+void rotor_graph_shape_string(const rotor_value *v, char *buf, int cap) { rotor_shape_string(v->rank, v->shape, buf, cap); }
 
 static cJSON *shape_json(const rotor_value *v) {
     cJSON *a = cJSON_CreateArray();

@@ -295,6 +295,8 @@ char *rotor_graph_to_json(const rotor_graph *g);
 
 /* Shape as "1x128x768" ("scalar" for rank 0). */
 void rotor_graph_shape_string(const rotor_value *v, char *buf, int cap);
+/* The same for a rank and extents (a tensor file's, rotor run). */
+void rotor_shape_string(int rank, const int64_t *shape, char *buf, int cap);
 
 /* Gives value v its elements (v's element count of them, copied). */
 rotor_status rotor_graph_set_data(rotor_graph *g, int v, const double *data, rotor_error *err);
