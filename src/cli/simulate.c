@@ -278,8 +278,10 @@ static rotor_status read_program(const simulate_args *a, rotor_chip *chip, rotor
     if (!st) st = rotor_program_parse(text, a->input, &compiled, prog, err);
     /* the replay's chip: --chip, else the compiled one, --set on either */
     if (!st && a->sa.chip) st = cli_chip(a->sa.chip, a->sa.sets, a->sa.nsets, chip, err);
-    else if (!st && carried)
-        st = rotor_doc_program_chip(text, a->input, (const char *const *)a->sa.sets, a->sa.nsets, chip, &carried, err);
+    else if (!st && carried) {
+        *chip = compiled;
+        st = rotor_doc_chip_sets(chip, (const char *const *)a->sa.sets, a->sa.nsets, err);
+    }
     else if (!st) st = cli_chip(*pchip ? pchip : "ipu-mk2", a->sa.sets, a->sa.nsets, chip, err);
     free(text);
     /* another network is replayed (the line under the totals says so);

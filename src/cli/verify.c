@@ -21,6 +21,7 @@
 #include "rotor/op/expr.h"
 #include "rotor/op/place.h"
 #include "rotor/op/planfile.h"
+#include "rotor/pipeline/doc.h"
 #include "rotor/op/sample.h"
 #include "rotor/op/search.h"
 
@@ -411,12 +412,8 @@ static int plan_file_operator(verify_args *a, plan_operator *po, rotor_chip *chi
     if (carried && strcmp(chip->name, po->chip) != 0)
         return cli_usage_error(cmd, "%s: chip_file.name: '%s' is not the plan's chip, '%s'", a->plan_file, chip->name,
                                po->chip);
-    for (int i = 0; carried && i < a->sa.nsets; i++)
-        if ((st = rotor_chip_set(chip, a->sa.sets[i], &err))) return cli_fail(cmd, st, &err);
-    if (carried && a->sa.nsets && (st = rotor_chip_validate(chip, &err))) { /* the whole, as chip_sets checks it */
-        rotor_error_prefix(&err, "chip after --set");
+    if (carried && (st = rotor_doc_chip_sets(chip, (const char *const *)a->sa.sets, a->sa.nsets, &err)))
         return cli_fail(cmd, st, &err);
-    }
     rotor_chip preset;
     if (!carried && !a->sa.chip && rotor_chip_preset(po->chip, &preset, NULL))
         return cli_usage_error(cmd, "%s: chip: '%s' is not a preset; name its chip file with --chip FILE",

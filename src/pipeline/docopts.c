@@ -179,8 +179,7 @@ static rotor_status read_options(const char *command, unsigned cmd, const char *
     return ROTOR_OK;
 }
 
-/* Each --set applied to chip, then validated. */
-static rotor_status chip_sets(rotor_chip *chip, const char *const *sets, int nsets, rotor_error *err) {
+rotor_status rotor_doc_chip_sets(rotor_chip *chip, const char *const *sets, int nsets, rotor_error *err) {
     rotor_status st = ROTOR_OK;
     for (int i = 0; i < nsets; i++)
         if ((st = rotor_chip_set(chip, sets[i], err))) return st;
@@ -190,13 +189,13 @@ static rotor_status chip_sets(rotor_chip *chip, const char *const *sets, int nse
 
 rotor_status rotor_doc_chip(const char *spec, const char *const *sets, int nsets, rotor_chip *out, rotor_error *err) {
     rotor_status st = rotor_chip_resolve(spec ? spec : "ipu-mk2", out, err);
-    return st ? st : chip_sets(out, sets, nsets, err);
+    return st ? st : rotor_doc_chip_sets(out, sets, nsets, err);
 }
 
 rotor_status rotor_doc_program_chip(const char *text, const char *label, const char *const *sets, int nsets,
                                     rotor_chip *out, bool *carried, rotor_error *err) {
     rotor_status st = rotor_program_chip(text, label, out, carried, err);
-    return st || !*carried ? st : chip_sets(out, sets, nsets, err);
+    return st || !*carried ? st : rotor_doc_chip_sets(out, sets, nsets, err);
 }
 
 rotor_status rotor_doc_expr(const char *expr, const char *dims, rotor_expr *e, rotor_error *err) {

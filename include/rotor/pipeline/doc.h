@@ -126,6 +126,10 @@ rotor_status rotor_doc(const char *command, const char *options, char **out, rot
  * each --set KEY=VALUE applied, then validated ("chip after --set: ..."):
  * the one reading of the chip options, the CLI's and rotor_doc's. */
 rotor_status rotor_doc_chip(const char *spec, const char *const *sets, int nsets, rotor_chip *out, rotor_error *err);
+/* Each --set KEY=VALUE applied to chip, then the whole validated ("chip
+ * after --set: ..."): rotor_doc_chip's second half, for a chip a file
+ * carried (a program's, a plan's). */
+rotor_status rotor_doc_chip_sets(rotor_chip *chip, const char *const *sets, int nsets, rotor_error *err);
 /* The chip a program's text carries (rotor_program_chip; label names the
  * file) with each --set applied, then validated: *carried false and *out
  * untouched for a file written before programs carried their chip.  The
