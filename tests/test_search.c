@@ -355,6 +355,111 @@ Test(search, latency_dominated_optimum_equals_brute_force, .timeout = 120) {
     }
 }
 
+/* Every plan the brute force enumerates, priced on a mesh by the library
+ * (rotor_cost_plan: the routes of meshmap.c), the best and the frontier
+ * kept; plans without a layout on the mesh are none of its plans. */
+typedef struct mesh_walk {
+    const rotor_expr *e;
+    const rotor_chip *chip;
+    bf_result *r; /* found, best_total, best_plan, front: the mesh's */
+    int64_t laid;
+} mesh_walk;
+
+static void mesh_visit(void *arg, const rotor_plan *p, const bf_eval *ev) {
+    mesh_walk *w = arg;
+    rotor_plan_info info;
+    rotor_cost c;
+    rotor_error err;
+    if (rotor_cost_plan(rotor_cost_model_default(), w->e, w->chip, p, &info, &c, &err)) return;
+    w->laid++;
+    cr_assert_eq(info.memory, ev->memory, "the mesh's plan holds the memory the spec gives it");
+    if (!w->r->found || c.total < w->r->best_total) {
+        w->r->found = true;
+        w->r->best_total = c.total;
+        w->r->best_plan = *p;
+    }
+    bf_front_add(w->r, c.total, info.memory);
+}
+
+/* The latency floor on a 2D mesh (docs/cost-model.md, "Bounds",
+ * "Latency"): every boundary of a mesh plan's walk pays hops * alpha, hops
+ * at least 1, so the step search's (T - 1) alpha and the F_op's one alpha
+ * hold there too.  1 to 20 us a hop on meshes of 2 to 16 cores; the
+ * optimum and, on every other case, the frontier equal those of every
+ * plan the brute force enumerates, each priced on the mesh.  Until
+ * 2026-12-04 the floor was all-to-all's alone (ResNet-18 on ipu-mk2-mesh
+ * at 1 us took 353 s to compile). */
+Test(search, mesh_latency_optimum_equals_every_plan_priced_on_the_mesh, .timeout = 120) {
+    const uint64_t seed = 120401;
+    const int cases = ROTOR_TEST_SAN ? 40 : 120;
+    uint64_t rng = seed;
+    const double ns[] = {100.0, 1000.0, 5000.0, 20000.0};
+    bf_result *r = malloc(sizeof *r), *all = malloc(sizeof *all);
+    cr_assert(r && all);
+    int64_t rotating = 0;
+    for (int i = 0; i < cases; i++) {
+        char dims[96], label[256];
+        const char *text;
+        int64_t bytes;
+        if (i % 2 == 0) {
+            text = "C[m,n] += A[m,k] * B[k,n]";
+            bytes = random_matmul(&rng, 2, 40, dims, sizeof dims);
+        } else {
+            text = bf_rand_strided_conv(&rng, 6, 12, dims, sizeof dims, &bytes);
+        }
+        int64_t w = bf_rand_range(&rng, 1, 4), h = bf_rand_range(&rng, 2, 4), buf = 16 * bf_rand_range(&rng, 1, 4);
+        int64_t sram = bytes * bf_rand_range(&rng, 1, 8) / (4 * w * h) + buf;
+        rotor_chip chip = mk2_small(w * h, sram, buf);
+        chip.topology = ROTOR_TOPO_MESH;
+        chip.mesh_width = w;
+        chip.mesh_height = h;
+        chip.link_latency_ns = ns[bf_rand_range(&rng, 0, 3)];
+        cr_assert(!chip.compute_overlap);
+        snprintf(label, sizeof label, "seed %llu case %d: %s [%s] mesh %lldx%lld sram=%lld buf=%lld alpha_ns=%g",
+                 (unsigned long long)seed, i, text, dims, (long long)w, (long long)h, (long long)sram,
+                 (long long)buf, chip.link_latency_ns);
+        rotor_expr e = make_expr(text, dims);
+        memset(r, 0, sizeof *r);
+        mesh_walk mw = {.e = &e, .chip = &chip, .r = r};
+        bf_limits lim = {.visit = mesh_visit, .visit_ctx = &mw};
+        bf_search(&e, &chip, &lim, all);
+        cr_assert(!r->front_overflow, "%s: the frontier overflowed", label);
+        bool pareto = i % 4 < 2;
+        rotor_search_options o = {.threads = 1, .pareto = pareto};
+        rotor_search_result s;
+        rotor_error err = {{0}};
+        rotor_status st = rotor_search(&e, &chip, &o, &s, &err);
+        if (!r->found) {
+            cr_assert_eq(st, ROTOR_ERR_NOFIT, "%s: no plan has a layout; search says %d (%s)", label, st, err.msg);
+            continue;
+        }
+        cr_assert_eq(st, ROTOR_OK, "%s: %s (every plan's optimum %.17g)", label, err.msg, r->best_total);
+        char got[256], want[256];
+        plan_string(&e, &s.best.plan, got, sizeof got);
+        plan_string(&e, &r->best_plan, want, sizeof want);
+        cr_assert(close_rel(s.best.cost.total, r->best_total), "%s: search best %.17g [%s] != every plan's %.17g [%s]",
+                  label, s.best.cost.total, got, r->best_total, want);
+        rotating += s.best.info.total_steps > 1;
+        if (!pareto) {
+            rotor_search_result_free(&s);
+            continue;
+        }
+        cr_assert_eq(s.npareto, r->nfront, "%s: frontier sizes %d vs %d", label, s.npareto, r->nfront);
+        for (int k = 0; k < s.npareto; k++) {
+            bool hit = false;
+            for (int j = 0; j < r->nfront && !hit; j++)
+                hit = s.pareto[k].info.memory == r->front[j].memory && close_rel(s.pareto[k].cost.total, r->front[j].total);
+            cr_assert(hit, "%s: frontier point %d (%.17g, %lld) is not every plan's", label, k,
+                      s.pareto[k].cost.total, (long long)s.pareto[k].info.memory);
+        }
+        rotor_search_result_free(&s);
+    }
+    /* the latency has something to price: some optima rotate */
+    cr_assert_gt(rotating, 3, "%lld optima rotate", (long long)rotating);
+    free(r);
+    free(all);
+}
+
 /* Larger, fewer: where the rotation (f_t > 1) matters because a tensor does
  * not fit otherwise. */
 Test(search, matmul_optimum_with_forced_rotation_equals_brute_force, .timeout = 120) {

@@ -254,8 +254,8 @@ void search_fop_cheap_mem(const ctx *c, const int64_t *fop, int64_t *mb, double 
  * rounds its sums, the floor must not exceed them. */
 /* Whether v1's link terms bound every plan as they stand: the v1 model on
  * all-to-all links whose shifts do not overlap compute (overlap hides the
- * shifts, a mesh prices its routes apart).  The gate of the output's floor
- * and of the rotation's latency. */
+ * shifts, a mesh prices its routes apart and its two dimensions at once).
+ * The gate of the output's floor. */
 static bool v1_links_exposed(const rotor_cost_model *m, const rotor_chip *chip) {
     return m == rotor_cost_model_find("v1") && chip->topology == ROTOR_TOPO_ALL_TO_ALL && !chip->compute_overlap;
 }
@@ -269,9 +269,15 @@ double search_output_floor_k(const rotor_cost_model *m, const rotor_expr *e, con
     return (double)chip->element_bytes / rotor_chip_link_bw(chip) * (1 - 1e-9);
 }
 
-/* searchint.h says why (docs/cost-model.md, "Bounds", "Latency"). */
+/* searchint.h says why (docs/cost-model.md, "Bounds", "Latency").  Unlike
+ * the output's floor it holds on a mesh too: there every boundary of the
+ * walk pays hops * alpha, hops at least 1, moving or not
+ * (rotor_cost_shift_walk's comm, meshmap.c's step).  Until 2026-12-04 it
+ * was all-to-all's alone, and a mesh's latency pruned nothing: ResNet-18
+ * on ipu-mk2-mesh at 300 ns took 14 s, at 1 us 353 s. */
 double search_rotation_latency(const rotor_cost_model *m, const rotor_chip *chip) {
-    return v1_links_exposed(m, chip) ? rotor_chip_link_latency(chip) * (1 - 1e-9) : 0;
+    return m == rotor_cost_model_find("v1") && !chip->compute_overlap ? rotor_chip_link_latency(chip) * (1 - 1e-9)
+                                                                      : 0;
 }
 
 double search_output_floor(const ctx *c, const int64_t *fop) {

@@ -750,8 +750,8 @@ int64_t search_fop_strong_floor(const ctx *c, knap_scratch *ks, const int64_t *f
 double search_cap_time_floor(const ctx *c, knap_scratch *ks, const int64_t *fop, bool ready, double *steps);
 /* The latency every step after the first pays whatever moves
  * (cost-model-v1.md's (T - 1) alpha) where no plan hides it: the v1 model
- * on an all-to-all chip whose shifts do not overlap compute
- * (docs/cost-model.md, "Bounds"); else 0.  Scaled down by 1e-9, as the
+ * on a chip whose shifts do not overlap compute, all-to-all or a mesh
+ * (whose boundaries pay hops * alpha; docs/cost-model.md, "Bounds"); else 0.  Scaled down by 1e-9, as the
  * output's floor: the model rounds its sums, a floor must not exceed them. */
 double search_rotation_latency(const rotor_cost_model *m, const rotor_chip *chip);
 

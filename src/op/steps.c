@@ -590,10 +590,10 @@ static bool steps_dead(worker *w, double tb) {
  * shift term, rotor_cost_shift_s's rounds), beside the compute and the
  * bytes the other floors count.  Raising any S_a raises T, so it floors
  * every completion, and k S_a's too (steps_dead).  Only with the v1 model
- * on an all-to-all chip whose shifts do not overlap compute (ctx.rot_lat,
+ * on a chip whose shifts do not overlap compute (ctx.rot_lat,
  * search_rotation_latency): with overlap a boundary where nothing moves
- * hides its latency (docs/cost-model.md, "Overlap"), and a mesh prices its
- * routes apart.  Without it a latency of 1 us (ipu-mk2,
+ * hides its latency (docs/cost-model.md, "Overlap"); a mesh's boundary
+ * pays hops * alpha, at least alpha.  Without it a latency of 1 us (ipu-mk2,
  * ResNet-18 at batch 2) pruned nothing the compute floor did not: 80 s
  * where 100 ns takes 0.4 (docs/cost-model.md, "Bounds"). */
 static double steps_latency(const worker *w, int upto) {
