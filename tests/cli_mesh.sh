@@ -23,8 +23,9 @@ o["setup_s"] = 1e-12
 json.dump(d, open(sys.argv[2], "w"))
 PY
 expect_error low-setup 2 "setup_s: 1e-12 s is below its busiest link's" -- simulate "$tmpdir/low.json" $mesh -q
-# the setups' exchanges beside their busiest links' bound: the plans were
-# chosen by the bound, and the note says how far the schedule is from it;
+# the setups' exchanges beside their busiest links' bound: the walk chose
+# the plans by the bound, then the exchanges refined them, and the note
+# says how far the schedule is from it;
 # the bound rebuilt from the program's own fields (setup_link_bytes, setup_rounds,
 # setup_hops at 5.5 GB/s and 1 ns a hop; docs/mesh.md, "Setup")
 "$ROTOR" compile $bert $mesh --set link_latency_ns=1 -o "$tmpdir/n.json" >"$tmpdir/n.txt" 2>"$err" || bad "note: $(cat "$err")"
@@ -32,7 +33,7 @@ if "${PYTHON3:-/usr/bin/python3}" - "$tmpdir/n.json" "$tmpdir/n.txt" <<'PY'
 import json, re, sys
 d = json.load(open(sys.argv[1]))
 m = re.search(r"^note: the setups' exchanges take ([0-9.]+) us, ([0-9.]+)x what their busiest links bound "
-              r"them to \(([0-9.]+) us\); the plans were chosen by that bound", open(sys.argv[2]).read(), re.M)
+              r"them to \(([0-9.]+) us\); the walk chose the plans by that bound, then each by the exchanges", open(sys.argv[2]).read(), re.M)
 ops = [o for o in d["operators"] if not o["vendor"] and o["setup_bytes"] > 0]
 setup = sum(o["setup_s"] for o in ops) * 1e6
 bound = sum(o["setup_link_bytes"] / 5.5e9 + max(o["setup_rounds"], 1) * max(o["setup_hops"], 1) * 1e-9
@@ -66,7 +67,7 @@ PY
 expect_error bound-a2a 2 "totals.setup_bound_s: is a mesh's; the chip has none" -- simulate "$tmpdir/a2a.json" -q
 # where the exchanges come within a quarter of their bound (wormhole-n150's
 # 8x9 mesh), no note
-expect_out no-note "^total 4.549 us" -- compile mlp-l --chip wormhole-n150
+expect_out no-note "^total 4.528 us" -- compile mlp-l --chip wormhole-n150
 if grep -q "^note" "$out"; then bad "no-note: $(grep note "$out")"; else ok; fi
 expect_out layout "mesh layout .* of the 16x16 mesh" -- plan --expr 'C[m,n] += A[m,k] * B[k,n]' --dim m=512,k=512,n=512 $mesh
 # the VGM baseline over the 16x16 mesh's routes (docs/vgm.md, "On a 2D mesh"):
@@ -96,4 +97,14 @@ expect_out narrow-json '"caveat":	"on a 128x2 mesh' -- compile $bert $line --jso
 expect_out narrow-plan "^  note        on a 128x2 mesh" -- plan --expr 'C[m,n] += A[m,k] * B[k,n]' --dim m=512,k=512,n=512 $line
 "$ROTOR" compile $bert $mesh --json >"$out" 2>"$err" || bad "wide json: $(cat "$err")"
 if grep -q caveat "$out"; then bad "a 16x16 mesh carries a caveat"; else ok; fi
+# --mesh-plans: the walk's plans (chosen by the setups' bound) against the
+# plans the exchanges choose after it (docs/mesh.md, "Setup"), each noted
+mk2m="--chip ipu-mk2-mesh"
+expect_out bound-plans "^total 13.777 us" -- compile $bert $mk2m --mesh-plans bound
+expect_out bound-note "; the plans were chosen by that bound (docs/mesh.md" -- compile $bert $mk2m --mesh-plans bound
+expect_out refined-plans "^total 12.602 us" -- compile $bert $mk2m
+expect_out refined-note "; the walk chose the plans by that bound, then each by the exchanges where another plan was faster (docs" -- compile $bert $mk2m --mesh-plans exchanges
+expect_error mesh-plans-value 2 "--mesh-plans: expected exchanges or bound, got 'fast'" -- compile $bert $mk2m --mesh-plans fast
+expect_error mesh-plans-a2a 2 "--mesh-plans: chip 'ipu-mk2' is not a mesh; its setups are not routed exchanges" -- compile $bert --mesh-plans bound
+expect_error mesh-plans-vgm 2 "--mesh-plans: --baseline vgm chooses no T10 plans" -- compile $bert $mk2m --mesh-plans bound --baseline vgm
 finish cli_mesh

@@ -58,6 +58,9 @@ static void compile_usage(FILE *f) {
             "  --walk W            Algorithm 1's walk over idle layouts: t10 (default, the paper's)\n"
             "                      or jumps (where it ends, an operator takes its fastest plan as\n"
             "                      its idle layout and the walk goes on: never slower; docs/compile.md)\n"
+            "  --mesh-plans P      on a mesh: exchanges (default: after the walk, each plan is chosen\n"
+            "                      again by its setups' exchanges, never slower) or bound (the walk's\n"
+            "                      plans, chosen by the exchanges' busiest links; docs/mesh.md, \"Setup\")\n"
             "  --group G           how operators are grouped: fused (default: epilogues fused,\n"
             "                      layout ops folded, docs/group.md), none (the graph as imported:\n"
             "                      the program rotor run --program runs) or graphturbo (GraphTurbo's\n"
@@ -192,8 +195,8 @@ static int parse_batches(const char *cmd, const char *batch, int64_t *batches, i
 /* What `rotor compile` was asked, parsed and checked. */
 typedef struct compile_args {
     cli_shared_args sa;
-    const char *model, *baseline, *outfile, *format, *solver_name, *group, *walk;
-    bool compare, vgm_only, json, graphturbo, no_group, jumps, profile, no_loops, values;
+    const char *model, *baseline, *outfile, *format, *solver_name, *group, *walk, *mesh_plans;
+    bool compare, vgm_only, json, graphturbo, no_group, jumps, profile, no_loops, values, mesh_bound;
     cli_pipeline_args pl;
     rotor_solver solver;
     rotor_vgm_kind kind; /* with vgm_only */
@@ -211,6 +214,7 @@ static int parse_compile(int argc, char **argv, compile_args *a) {
         {"format", 0, CLI_VALUE, offsetof(compile_args, format), 0, 0},
         {"group", 0, CLI_VALUE, offsetof(compile_args, group), 0, 0},
         {"walk", 0, CLI_VALUE, offsetof(compile_args, walk), 0, 0},
+        {"mesh-plans", 0, CLI_VALUE, offsetof(compile_args, mesh_plans), 0, 0},
         {"json", 0, CLI_FLAG, offsetof(compile_args, json), 0, 0},
         {"output", 'o', CLI_VALUE, offsetof(compile_args, outfile), 0, 0},
         {"solver", 0, CLI_VALUE, offsetof(compile_args, solver_name), 0, 0},
@@ -234,6 +238,11 @@ static int parse_compile(int argc, char **argv, compile_args *a) {
         return cli_usage_error(cmd, "--walk: expected t10 or jumps, got '%s'", a->walk);
     a->jumps = a->walk && !strcmp(a->walk, "jumps");
     if (a->walk && a->baseline) return cli_usage_error(cmd, "--walk: --baseline %s walks no idle layouts", a->baseline);
+    if (a->mesh_plans && strcmp(a->mesh_plans, "exchanges") != 0 && strcmp(a->mesh_plans, "bound") != 0)
+        return cli_usage_error(cmd, "--mesh-plans: expected exchanges or bound, got '%s'", a->mesh_plans);
+    a->mesh_bound = a->mesh_plans && !strcmp(a->mesh_plans, "bound");
+    if (a->mesh_plans && a->baseline)
+        return cli_usage_error(cmd, "--mesh-plans: --baseline %s chooses no T10 plans", a->baseline);
     rotor_error ferr = {{0}};
     rotor_status fst = rotor_pipeline_group_parse(a->group, &a->graphturbo, &a->no_group, &ferr);
     if (fst) return cli_fail(cmd, fst, &ferr);
@@ -391,6 +400,7 @@ int cmd_compile(int argc, char **argv) {
     }
     po.no_group = a.no_group; /* --group none: the graph rotor run executes (docs/run.md) */
     po.compile.walk_jumps = a.jumps; /* docs/compile.md, "Jumps" */
+    po.compile.mesh_bound_plans = a.mesh_bound; /* docs/mesh.md, "Setup" */
     po.compile.solver = a.solver;
     po.compile.pipeline = a.pl.pipeline;
     po.compile.objective = a.pl.objective;
@@ -402,6 +412,9 @@ int cmd_compile(int argc, char **argv) {
     if (a.outfile && (rc = cli_output_open_model(cmd, "-o", a.outfile, a.model, ".rotor-program.json", &out)))
         return rc;
 
+    if (a.mesh_plans && chip.topology != ROTOR_TOPO_MESH)
+        return cli_usage_error(cmd, "--mesh-plans: chip '%s' is not a mesh; its setups are not routed exchanges",
+                               chip.name);
     /* On an ICCA chip (no GB) GraphTurbo's instances run on core groups
      * after T10's schedule (compile/gticca.h), not on DSA clusters */
     bool icca = a.graphturbo && !rotor_chip_has_gb(&chip);

@@ -53,6 +53,7 @@
 #include "rotor/compile/opelem.h"
 #include "rotor/compile/program.h"
 #include "rotor/op/handoff.h"
+#include "rotor/base/hashtab.h"
 #include "rotor/op/meshmap.h"
 #include "rotor/op/plan.h"
 
@@ -377,9 +378,14 @@ bool rotor_compile_mesh_setup_note(const rotor_chip *chip, const rotor_compile_r
     if (size) buf[0] = '\0';
     if (!(bound > 0 && setup > 1.25 * bound)) return false;
     snprintf(buf, size,
-             "the setups' exchanges take %.3f us, %.2fx what their busiest links bound them to (%.3f us); the plans "
-             "were chosen by that bound (docs/mesh.md, \"Setup\")",
-             setup * 1e6, setup / bound, bound * 1e6);
+             "the setups' exchanges take %.3f us, %.2fx what their busiest links bound them to (%.3f us); %s "
+             "(docs/mesh.md, \"Setup\")",
+             setup * 1e6, setup / bound, bound * 1e6,
+             !r->mesh_refined  ? "the plans were chosen by that bound"
+             : r->mesh_stopped ? "the walk chose the plans by that bound, then each by the exchanges where another "
+                                 "plan was faster, until its budget of work ran out"
+                               : "the walk chose the plans by that bound, then each by the exchanges where another "
+                                 "plan was faster");
     return true;
 }
 
@@ -1329,7 +1335,52 @@ static bool best_jump(compiler *cc, int64_t idle_total, const unsigned char *jum
     return found;
 }
 
-static void fill_schedule(const compiler *cc, rotor_compile_result *out) {
+/* Operator o's row of the schedule from the compiler's state: its plans,
+ * hand-offs and setup (on a mesh priced by the exchange's bound; the
+ * exchange itself is mesh_setups'). */
+static void op_row(const compiler *cc, int o, rotor_op_schedule *r) {
+    const rotor_graph *g = cc->g;
+    const op_state *s = &cc->st[o];
+    memset(r, 0, sizeof *r);
+    r->op = o;
+    r->frontier = s->frontier;
+    r->active = s->active;
+    r->idle_base = s->idle_base;
+    r->idle_split = s->idle_k;
+    r->idle_bytes = s->idle_bytes;
+    r->live_bytes = s->live;
+    for (int t = 1; s->frontier >= 0 && cc->hc && t < g->ops[o].expr.ntensors; t++)
+        if (s->src[t] >= 0 && cc->st[s->src[t]].active >= 0) {
+            r->handoff[t] = 1 + s->src[t];
+            r->handoff_view[t] = s->view[t];
+        }
+    if (s->frontier < 0) {
+        r->vendor = true;
+        r->active_bytes = s->vendor_bytes;
+        r->exec_s = r->compute_s = s->vendor_s;
+        return;
+    }
+    const rotor_frontier *f = &cc->fr[s->frontier];
+    const rotor_candidate *c = &f->v[s->active];
+    r->active_bytes = c->info.memory;
+    r->exec_s = c->cost.total;
+    r->compute_s = c->cost.compute;
+    r->comm_s = c->cost.comm;
+    r->reduction_s = c->cost.reduction;
+    r->hidden_s = c->cost.hidden;
+    if (cc->chip->topology == ROTOR_TOPO_MESH) {
+        compile_setup_mesh(cc, s, &g->ops[o].expr, f, s->active, s->idle_base, s->idle_k, &r->setup_bytes,
+                           &r->setup_rounds, &r->setup_link_bytes, &r->setup_hops);
+        r->setup_s = rotor_mesh_setup_s(cc->chip, r->setup_link_bytes, r->setup_rounds, r->setup_hops);
+    } else {
+        compile_setup_need(cc, s, &g->ops[o].expr, f, s->active, s->idle_base, s->idle_k, &r->setup_bytes,
+                           &r->setup_rounds);
+        r->setup_s = rotor_compile_setup_s(cc->chip, r->setup_bytes, r->setup_rounds);
+    }
+}
+
+/* The schedule's totals from its rows. */
+static void schedule_sums(const compiler *cc, rotor_compile_result *out) {
     const rotor_graph *g = cc->g;
     out->total_s = out->setup_s = out->compute_s = out->comm_s = out->reduction_s = out->hidden_s = 0;
     out->vendor_s = 0;
@@ -1337,44 +1388,10 @@ static void fill_schedule(const compiler *cc, rotor_compile_result *out) {
     out->peak_bytes = 0;
     for (int o = 0; o < g->nops; o++) out->idle_bytes += cc->st[o].idle_bytes;
     for (int o = 0; o < g->nops; o++) {
-        const op_state *s = &cc->st[o];
-        rotor_op_schedule *r = &out->ops[o];
-        memset(r, 0, sizeof *r);
-        r->op = o;
-        r->frontier = s->frontier;
-        r->active = s->active;
-        r->idle_base = s->idle_base;
-        r->idle_split = s->idle_k;
-        r->idle_bytes = s->idle_bytes;
-        r->live_bytes = s->live;
-        for (int t = 1; s->frontier >= 0 && cc->hc && t < g->ops[o].expr.ntensors; t++)
-            if (s->src[t] >= 0 && cc->st[s->src[t]].active >= 0) {
-                r->handoff[t] = 1 + s->src[t];
-                r->handoff_view[t] = s->view[t];
-            }
-        if (s->frontier < 0) {
-            r->vendor = true;
-            r->active_bytes = s->vendor_bytes;
-            r->exec_s = r->compute_s = s->vendor_s;
-            out->vendor_s += s->vendor_s;
+        const rotor_op_schedule *r = &out->ops[o];
+        if (r->vendor) {
+            out->vendor_s += r->exec_s;
         } else {
-            const rotor_frontier *f = &cc->fr[s->frontier];
-            const rotor_candidate *c = &f->v[s->active];
-            r->active_bytes = c->info.memory;
-            r->exec_s = c->cost.total;
-            r->compute_s = c->cost.compute;
-            r->comm_s = c->cost.comm;
-            r->reduction_s = c->cost.reduction;
-            r->hidden_s = c->cost.hidden;
-            if (cc->chip->topology == ROTOR_TOPO_MESH) {
-                compile_setup_mesh(cc, s, &g->ops[o].expr, f, s->active, s->idle_base, s->idle_k, &r->setup_bytes,
-                                   &r->setup_rounds, &r->setup_link_bytes, &r->setup_hops);
-                r->setup_s = rotor_mesh_setup_s(cc->chip, r->setup_link_bytes, r->setup_rounds, r->setup_hops);
-            } else {
-                compile_setup_need(cc, s, &g->ops[o].expr, f, s->active, s->idle_base, s->idle_k, &r->setup_bytes,
-                                   &r->setup_rounds);
-                r->setup_s = rotor_compile_setup_s(cc->chip, r->setup_bytes, r->setup_rounds);
-            }
             out->compute_s += r->compute_s;
             out->comm_s += r->comm_s;
             out->reduction_s += r->reduction_s;
@@ -1382,62 +1399,304 @@ static void fill_schedule(const compiler *cc, rotor_compile_result *out) {
             out->setup_s += r->setup_s;
         }
         out->total_s += r->exec_s + r->setup_s;
-        int64_t peak = out->idle_bytes - s->idle_bytes + s->live + r->active_bytes;
+        int64_t peak = out->idle_bytes - cc->st[o].idle_bytes + cc->st[o].live + r->active_bytes;
         if (peak > out->peak_bytes) out->peak_bytes = peak;
     }
 }
 
-/* On a mesh, each operator's setup is the exchange the replay will run
- * (rotor_mesh_exchange over the pieces rotor_setup_pieces_make names): its
- * makespan is the setup time reported, where the plans were chosen by the
- * exchange's bound (the busiest link, rotor_mesh_setup_s).  The simulator
- * holds a transfer's whole route at once, so a long shuffle takes a few
- * times its busiest link's time (docs/cost-model.md, "On a 2D mesh"). */
-static rotor_status mesh_setups(const compiler *cc, rotor_compile_result *out, rotor_error *err) {
+static void fill_schedule(const compiler *cc, rotor_compile_result *out) {
+    for (int o = 0; o < cc->g->nops; o++) op_row(cc, o, &out->ops[o]);
+    schedule_sums(cc, out);
+}
+
+/* An operator's setup on a mesh as the replay runs it: the exchange's
+ * makespan, and the busiest link's bytes and longest route of the pieces
+ * it really moves (the program's bound, setup_link_bytes and setup_hops). */
+typedef struct mesh_setup {
+    double s;
+    int64_t link_bytes, hops;
+    int64_t work; /* the packets its exchange scheduled (rotor_mesh_exchange_within) */
+} mesh_setup;
+
+
+/* Operator o's setup pieces (rotor_setup_pieces_make), row r as op_row
+ * made it from the compiler's state, and what they load: x's busiest link
+ * and longest route, and *floor, a time no exchange of them beats (every
+ * byte through the busiest link crosses it in turn, and the longest route
+ * pays its hops' latencies).  *made false: the operator has no setup bytes,
+ * and x keeps its row's setup. */
+static rotor_status op_pieces(const compiler *cc, int o, const rotor_op_schedule *r, rotor_setup_pieces *pcs,
+                              bool *made, mesh_setup *x, double *floor, rotor_error *err) {
     const rotor_graph *g = cc->g;
-    rotor_status st = ROTOR_OK;
-    for (int o = 0; o < g->nops && !st; o++) {
-        const op_state *s = &cc->st[o];
-        rotor_op_schedule *r = &out->ops[o];
-        if (r->vendor || r->setup_bytes <= 0) continue;
-        const rotor_candidate *c = &cc->fr[s->frontier].v[s->active];
-        rotor_setup_consumer con = {.expr = &g->ops[o].expr, .plan = &c->plan, .info = &c->info,
-                                    .chip = &cc->fchip[s->frontier], .setup_bytes = r->setup_bytes,
-                                    .setup_rounds = r->setup_rounds};
-        rotor_setup_input in[ROTOR_MAX_TENSORS];
-        int nin = 0;
-        for (int t = 1; t < g->ops[o].expr.ntensors; t++) {
-            if (!r->handoff[t]) continue;
-            const op_state *p = &cc->st[r->handoff[t] - 1];
-            const rotor_candidate *pc = &cc->fr[p->frontier].v[p->active];
-            in[nin++] = (rotor_setup_input){.expr = &g->ops[r->handoff[t] - 1].expr, .plan = &pc->plan,
-                                            .info = &pc->info, .chip = &cc->fchip[p->frontier],
-                                            .view = &r->handoff_view[t], .t = t};
-        }
-        rotor_setup_pieces pcs;
-        rotor_mesh_packet *pk = NULL;
-        int64_t np, span = 0;
-        st = rotor_setup_pieces_make(&con, in, nin, cc->chip, rotor_chip_cores(cc->chip), &pcs, err);
-        if (!st && pcs.handed)
-            st = rotor_mesh_exchange(cc->chip, (const int64_t(*)[3])pcs.v, pcs.n, rotor_exchange_packet(pcs.most), &pk,
-                                     &np, &span, err);
-        rotor_mesh_load load = {0};
-        if (!st) st = rotor_mesh_load_init(&load, cc->chip, err);
-        r->setup_link_bytes = r->setup_hops = 0; /* what the pieces really load (the reader's bound) */
-        for (int64_t i = 0; !st && pcs.handed && i < pcs.n; i++) {
-            int64_t h = rotor_mesh_load_add(&load, pcs.v[i][1], pcs.v[i][0], pcs.v[i][2]);
-            if (h > r->setup_hops) r->setup_hops = h;
-        }
-        if (!st) r->setup_link_bytes = rotor_mesh_load_max(&load);
-        rotor_mesh_load_free(&load);
-        if (!st) rotor_setup_pieces_free(&pcs);
-        free(pk);
-        if (st) break;
-        double now = (double)span * 1e-12;
-        out->setup_s += now - r->setup_s;
-        out->total_s += now - r->setup_s;
-        r->setup_s = now;
+    *x = (mesh_setup){.s = r->setup_s, .link_bytes = r->setup_link_bytes, .hops = r->setup_hops};
+    *made = false;
+    *floor = x->s;
+    if (r->vendor || r->setup_bytes <= 0) return ROTOR_OK;
+    const op_state *s = &cc->st[o];
+    const rotor_candidate *c = &cc->fr[s->frontier].v[s->active];
+    rotor_setup_consumer con = {.expr = &g->ops[o].expr, .plan = &c->plan, .info = &c->info,
+                                .chip = &cc->fchip[s->frontier], .setup_bytes = r->setup_bytes,
+                                .setup_rounds = r->setup_rounds};
+    rotor_setup_input in[ROTOR_MAX_TENSORS];
+    int nin = 0;
+    for (int t = 1; t < g->ops[o].expr.ntensors; t++) {
+        if (!r->handoff[t]) continue;
+        const op_state *p = &cc->st[r->handoff[t] - 1];
+        const rotor_candidate *pc = &cc->fr[p->frontier].v[p->active];
+        in[nin++] = (rotor_setup_input){.expr = &g->ops[r->handoff[t] - 1].expr, .plan = &pc->plan,
+                                        .info = &pc->info, .chip = &cc->fchip[p->frontier],
+                                        .view = &r->handoff_view[t], .t = t};
     }
+    rotor_status st = rotor_setup_pieces_make(&con, in, nin, cc->chip, rotor_chip_cores(cc->chip), pcs, err);
+    if (st) return st;
+    *made = true;
+    rotor_mesh_load load = {0};
+    st = rotor_mesh_load_init(&load, cc->chip, err);
+    x->link_bytes = x->hops = 0;
+    x->s = 0;
+    for (int64_t i = 0; !st && pcs->handed && i < pcs->n; i++) {
+        int64_t h = rotor_mesh_load_add(&load, pcs->v[i][1], pcs->v[i][0], pcs->v[i][2]);
+        if (h > x->hops) x->hops = h;
+    }
+    if (!st) x->link_bytes = rotor_mesh_load_max(&load);
+    rotor_mesh_load_free(&load);
+    *floor = pcs->handed ? fmax((double)x->link_bytes / rotor_chip_link_bw(cc->chip),
+                                (double)x->hops * rotor_chip_link_latency(cc->chip)) * (1 - 1e-9)
+                         : 0;
+    if (st) rotor_setup_pieces_free(pcs), *made = false;
+    return st;
+}
+
+/* The exchange of pieces made by op_pieces (rotor_mesh_exchange_within):
+ * its makespan into x->s, or, when it exceeds limit_s, a time above it
+ * (*over set); the pieces freed. */
+static rotor_status pieces_exchange(const compiler *cc, rotor_setup_pieces *pcs, double limit_s, mesh_setup *x,
+                                    bool *over, int64_t *work, rotor_error *err) {
+    int64_t np, span = 0, limit = INT64_MAX;
+    if (limit_s < 0) limit_s = 0;
+    if (limit_s < 1e6) limit = (int64_t)ceil(limit_s * 1e12) + 1; /* a million seconds: none */
+    rotor_status st = ROTOR_OK;
+    if (pcs->handed)
+        st = rotor_mesh_exchange_within(cc->chip, (const int64_t(*)[3])pcs->v, pcs->n,
+                                        rotor_exchange_packet(pcs->most), limit, NULL, &np, &span, work, err);
+    rotor_setup_pieces_free(pcs);
+    x->s = (double)span * 1e-12;
+    *over = span > limit;
+    return st;
+}
+
+/* Operator o's setup as the replay runs it, row r as op_row made it. */
+static rotor_status op_exchange(const compiler *cc, int o, const rotor_op_schedule *r, mesh_setup *x, int64_t *work,
+                                rotor_error *err) {
+    rotor_setup_pieces pcs;
+    bool made;
+    double floor;
+    bool over;
+    rotor_status st = op_pieces(cc, o, r, &pcs, &made, x, &floor, err);
+    if (!st && made) st = pieces_exchange(cc, &pcs, INFINITY, x, &over, &x->work, err);
+    *work += x->work;
+    return st;
+}
+
+/* The exchanges priced so far, by what their pieces are made of
+ * (rotor_setup_pieces_make's arguments, op_pieces): the consumer's
+ * frontier (its shape and group chip) and plan, its setup bytes and
+ * rounds, and each hand-off's tensor, producer frontier and plan and view.
+ * A model's repeated layers ask the same exchanges (BERT-Large's 24), and
+ * a later pass of mesh_refine most of the last one's. */
+#define XKEY_MAX (4 + ROTOR_MAX_TENSORS * (5 + 3 * ROTOR_MAX_DIMS))
+
+static int64_t xkey(const compiler *cc, int o, const rotor_op_schedule *r, int64_t *k) {
+    const op_state *s = &cc->st[o];
+    int64_t n = 0;
+    k[n++] = s->frontier, k[n++] = s->active, k[n++] = r->setup_bytes, k[n++] = r->setup_rounds;
+    for (int t = 1; t < ROTOR_MAX_TENSORS; t++) {
+        if (!r->handoff[t]) continue;
+        const op_state *p = &cc->st[r->handoff[t] - 1];
+        const rotor_view *v = &r->handoff_view[t];
+        k[n++] = t, k[n++] = p->frontier, k[n++] = p->active, k[n++] = v->set, k[n++] = v->unknown;
+        for (int d = 0; d < ROTOR_MAX_DIMS; d++) k[n++] = v->dim[d], k[n++] = v->step[d], k[n++] = v->offset[d];
+    }
+    return n * (int64_t)sizeof *k;
+}
+
+/* Each row's setup from x, and the totals again. */
+static void mesh_apply(const compiler *cc, rotor_compile_result *out, const mesh_setup *x) {
+    for (int o = 0; o < cc->g->nops; o++) {
+        rotor_op_schedule *r = &out->ops[o];
+        r->setup_s = x[o].s;
+        r->setup_link_bytes = x[o].link_bytes;
+        r->setup_hops = x[o].hops;
+    }
+    schedule_sums(cc, out);
+}
+
+/* On a mesh, each operator's setup is the exchange the replay will run:
+ * its makespan is the setup time reported, where the walk chose the plans
+ * by the exchange's bound (the busiest link, rotor_mesh_setup_s), and
+ * mesh_refine then by the makespans.  A long shuffle takes a few times its
+ * busiest link's time (docs/mesh.md, "Setup").  x: each operator's. */
+static rotor_status mesh_setups(const compiler *cc, rotor_compile_result *out, mesh_setup *x, rotor_hashtab *tab,
+                                int64_t *work, rotor_error *err) {
+    rotor_status st = ROTOR_OK;
+    int64_t k[XKEY_MAX];
+    for (int o = 0; o < cc->g->nops && !st; o++) {
+        const rotor_op_schedule *r = &out->ops[o];
+        if (r->vendor || r->setup_bytes <= 0) {
+            x[o] = (mesh_setup){.s = r->setup_s, .link_bytes = r->setup_link_bytes, .hops = r->setup_hops};
+            continue;
+        }
+        int64_t len = xkey(cc, o, r, k);
+        const mesh_setup *hit = rotor_hashtab_find(tab, k, len);
+        if (hit) { /* its work counted as if run: the budget follows the model's size */
+            x[o] = *hit;
+            *work += hit->work;
+            continue;
+        }
+        st = op_exchange(cc, o, r, &x[o], work, err);
+        if (!st) st = rotor_hashtab_add(tab, k, len, &x[o], NULL, NULL, err);
+    }
+    if (!st) mesh_apply(cc, out, x);
+    return st;
+}
+
+#define MESH_REFINE_PASSES 4 /* passes over the operators at most (a decision: ResNet-18 settles in 2) */
+/* The refinement schedules at most this many times the packets the
+ * walk's own exchanges scheduled (mesh_setups; counted, so the result
+ * does not depend on the machine).  A decision, measured 2026-12-04 on
+ * ipu-mk2-mesh: at 4 ResNet-18 (176.566 us), BERT-Large (1,397.853) and
+ * MobileNet-v1 (276.694) end where an unbounded refinement ends, ResNet-50
+ * at 619.550 against 607.005; at 2 ResNet-18 stops at 207.695 and
+ * BERT-Large at 1,884.431.  The wafer's exchanges of millions of pieces
+ * (wse2, llama2-7b's decode layer) spend it all and move nothing. */
+#define MESH_REFINE_WORK 4
+
+/* The walk chooses each plan by its setups' bounds, and on a mesh their
+ * exchanges take 2 to 4 times those (docs/mesh.md, "Setup"): a plan whose
+ * hand-offs cross the mesh in long routes looks cheaper to the walk than it
+ * is.  So, the walk done, each operator in turn takes the frontier point
+ * under its cap (its idle layout and every other plan kept) that makes
+ * its execution, its setup and its consumers' setups, each exchange's
+ * makespan, least; passes repeat while one moves.  Only a strict gain
+ * moves (a relative 1e-9), so the schedule never ends slower than the
+ * walk's; a point whose setups' bounds (the walk's pricing) already cost
+ * the current makespans or more is not exchanged (a decision: the bound
+ * is the walk's, not proven below every exchange), nor one whose pieces'
+ * floors (op_pieces) do; an exchange stops once it cannot gain
+ * (rotor_mesh_exchange_within).  Exchanges are kept by what they are made
+ * of (xkey), so a later pass, and a repeated layer, ask few again.  The
+ * work is bounded (MESH_REFINE_WORK); where it runs out, the plans chosen
+ * so far stay and the note says so.  The same exchanges the replay runs,
+ * so the simulator agrees as before. */
+static rotor_status mesh_refine(compiler *cc, rotor_compile_result *out, mesh_setup *x, rotor_hashtab *tab,
+                                int64_t budget, int *moves, bool *stopped, rotor_error *err) {
+    const rotor_graph *g = cc->g;
+    int n = g->nops;
+    *moves = 0;
+    *stopped = false;
+    int64_t spent = 0;
+    int *at = calloc((size_t)n + 1, sizeof *at), *use = calloc((size_t)n * ROTOR_MAX_TENSORS + 1, sizeof *use);
+    mesh_setup *tx = calloc((size_t)n + 1, sizeof *tx), *bx = calloc((size_t)n + 1, sizeof *bx);
+    rotor_op_schedule *row = calloc((size_t)n + 1, sizeof *row);
+    rotor_setup_pieces *pcs = calloc((size_t)n + 1, sizeof *pcs);
+    double *fl = calloc((size_t)n + 1, sizeof *fl);
+    bool *made = calloc((size_t)n + 1, sizeof *made);
+    int64_t(*key)[XKEY_MAX] = calloc((size_t)n + 1, sizeof *key), *klen = calloc((size_t)n + 1, sizeof *klen);
+    rotor_status st = at && use && tx && bx && row && pcs && fl && made && key && klen ? ROTOR_OK : rotor_nomem(err);
+    /* each operator's consumers by hand-off (use[at[p]..at[p+1]-1]), once each */
+    for (int p = 0; !st && p < n; p++) {
+        at[p + 1] = at[p];
+        for (int c = p + 1; c < n; c++) {
+            bool hands = false;
+            for (int t = 1; t < ROTOR_MAX_TENSORS && !hands; t++) hands = out->ops[c].handoff[t] == p + 1;
+            if (hands) use[at[p + 1]++] = c;
+        }
+    }
+    int64_t idle_total = 0;
+    for (int o = 0; o < n; o++) idle_total += cc->st[o].idle_bytes;
+    bool moved = true;
+    for (int pass = 0; !st && !*stopped && moved && pass < MESH_REFINE_PASSES; pass++) {
+        moved = false;
+        for (int o = 0; !st && !*stopped && o < n; o++) {
+            op_state *s = &cc->st[o];
+            if (s->frontier < 0 || s->active < 0) continue;
+            const rotor_frontier *f = &cc->fr[s->frontier];
+            int64_t cap = op_cap(cc, s, idle_total);
+            int keep = s->active, best = -1, nc = at[o + 1] - at[o];
+            const int *cons = use + at[o];
+            double now = out->ops[o].exec_s + x[o].s;
+            for (int i = 0; i < nc; i++) now += x[cons[i]].s;
+            double cut = now * (1 - 1e-9);
+            for (int j = 0; !st && !*stopped && j < f->n; j++) {
+                if (j == keep || f->v[j].info.memory > cap) continue;
+                s->active = j;
+                op_row(cc, o, &row[0]);
+                double lb = row[0].exec_s + row[0].setup_s;
+                for (int i = 0; i < nc; i++) {
+                    op_row(cc, cons[i], &row[1 + i]);
+                    lb += row[1 + i].setup_s;
+                }
+                if (cc->hst) { /* a hand-off the walk could not price (memory) */
+                    st = cc->hst;
+                    if (err) *err = cc->herr;
+                    break;
+                }
+                if (!(lb < cut)) continue;
+                /* the pieces' floors, then the exchanges while they can still gain */
+                double t = row[0].exec_s;
+                int k = 0;
+                for (; !st && k <= nc; k++) {
+                    int q = k ? cons[k - 1] : o;
+                    const mesh_setup *hit = NULL;
+                    if (!row[k].vendor && row[k].setup_bytes > 0) {
+                        klen[k] = xkey(cc, q, &row[k], key[k]);
+                        hit = rotor_hashtab_find(tab, key[k], klen[k]);
+                    }
+                    if (hit) {
+                        tx[k] = *hit;
+                        made[k] = false;
+                        t += hit->s;
+                        continue;
+                    }
+                    st = op_pieces(cc, q, &row[k], &pcs[k], &made[k], &tx[k], &fl[k], err);
+                    t += fl[k];
+                }
+                for (int i = 0; !st && i <= nc && t < cut; i++) {
+                    if (!made[i]) continue;
+                    if (spent >= budget) { /* the budget spent: the plans so far are kept */
+                        *stopped = true;
+                        break;
+                    }
+                    t -= fl[i];
+                    bool over;
+                    tx[i].work = 0;
+                    st = pieces_exchange(cc, &pcs[i], cut - t, &tx[i], &over, &tx[i].work, err);
+                    spent += tx[i].work;
+                    made[i] = false;
+                    t += tx[i].s;
+                    if (!st && !over) st = rotor_hashtab_add(tab, key[i], klen[i], &tx[i], NULL, NULL, err);
+                }
+                for (int i = 0; i < k; i++)
+                    if (made[i]) rotor_setup_pieces_free(&pcs[i]), made[i] = false;
+                if (st || *stopped || !(t < cut)) continue;
+                cut = t * (1 - 1e-9);
+                best = j;
+                memcpy(bx, tx, (size_t)(nc + 1) * sizeof *bx);
+            }
+            s->active = best >= 0 ? best : keep;
+            if (st || best < 0) continue;
+            moved = true;
+            ++*moves;
+            op_row(cc, o, &out->ops[o]);
+            x[o] = bx[0];
+            for (int i = 0; i < nc; i++) {
+                op_row(cc, cons[i], &out->ops[cons[i]]);
+                x[cons[i]] = bx[1 + i];
+            }
+        }
+    }
+    if (!st) mesh_apply(cc, out, x);
+    free(at), free(use), free(tx), free(bx), free(row), free(pcs), free(fl), free(made), free(key), free(klen);
     return st;
 }
 
@@ -1969,7 +2228,20 @@ rotor_status rotor_compile(const rotor_graph *g, const rotor_chip *chip,
     out->nops = g->nops;
     fill_schedule(&cc, out);
     t_hand = rotor_clock_s();
-    if (!cc.hst && chip->topology == ROTOR_TOPO_MESH) st = mesh_setups(&cc, out, err);
+    if (!cc.hst && chip->topology == ROTOR_TOPO_MESH) {
+        mesh_setup *mx = calloc((size_t)g->nops + 1, sizeof *mx);
+        rotor_hashtab *tab = NULL;
+        st = mx ? rotor_hashtab_new(sizeof(mesh_setup), 64, NULL, &tab, err) : rotor_nomem(err);
+        int64_t work = 0;
+        if (!st) st = mesh_setups(&cc, out, mx, tab, &work, err);
+        if (!st && !cc.hst && !(opt && opt->mesh_bound_plans)) {
+            out->mesh_refined = true;
+            st = mesh_refine(&cc, out, mx, tab, MESH_REFINE_WORK * (work > 0 ? work : 1), &out->mesh_moves,
+                             &out->mesh_stopped, err);
+        }
+        rotor_hashtab_free(tab);
+        free(mx);
+    }
     t_hand = rotor_clock_s() - t_hand;
     if (cc.hst) {
         if (err) *err = cc.herr;

@@ -419,8 +419,14 @@ enum { ORDER_ROUNDS, ORDER_WHOLE, ORDER_LONG, ORDER_SHORT, NORDERS };
 static bool receiver_order(const int64_t (*v)[3], int64_t n, int64_t *base) {
     piece_ref *ref = malloc((size_t)n * sizeof *ref);
     if (!ref) return false;
-    for (int64_t i = 0; i < n; i++) ref[i] = (piece_ref){v[i][0], v[i][1], i};
-    qsort(ref, (size_t)n, sizeof *ref, piece_cmp);
+    bool sorted = true;
+    for (int64_t i = 0; i < n; i++) {
+        ref[i] = (piece_ref){v[i][0], v[i][1], i};
+        if (i && piece_cmp(&ref[i - 1], &ref[i]) > 0) sorted = false;
+    }
+    /* the setups' pieces mostly come by receiver already (setuppieces.c):
+     * the sort would only confirm it */
+    if (!sorted) qsort(ref, (size_t)n, sizeof *ref, piece_cmp);
     for (int64_t i = 0; i < n; i++) base[i] = ref[i].i;
     free(ref);
     return true;
@@ -547,10 +553,12 @@ static void run_hold(link_times *l, const link_run *r, int64_t v) {
 }
 
 /* The greedy schedule of the pieces in order ord into pk (total packets;
- * rounds: the most packets of a piece); its makespan. */
+ * rounds: the most packets of a piece); its makespan, or, as soon as a
+ * packet ends after `limit`, that packet's end (the schedule left
+ * unfinished: it ends no sooner). */
 static int64_t schedule_order(const rotor_chip *chip, const int64_t (*v)[3], int64_t n, int64_t packet,
                               int64_t rounds, bool by_round, const int64_t *ord, link_times *lt,
-                              rotor_mesh_packet *pk) {
+                              rotor_mesh_packet *pk, int64_t limit, int64_t *work) {
     int64_t cpc = chip->cores_per_chip, span = 0, np = 0;
     int64_t lat = llround(chip->link_latency_ns * 1000.0);
     link_times_clear(lt);
@@ -578,13 +586,23 @@ static int64_t schedule_order(const rotor_chip *chip, const int64_t (*v)[3], int
             for (int i = 0; i < nr; i++) run_hold(lt, &run[i], start + c[i] + bt);
             pk[np++] = (rotor_mesh_packet){pc[1], pc[0], b, start + dur};
             if (start + dur > span) span = start + dur;
+            if (span > limit) goto done;
         }
+done:
+    *work += np;
     return span;
 }
 
 rotor_status rotor_mesh_exchange(const rotor_chip *chip, const int64_t (*v)[3], int64_t n, int64_t packet,
                                  rotor_mesh_packet **out, int64_t *npackets, int64_t *makespan_ps, rotor_error *err) {
-    *out = NULL;
+    int64_t work = 0;
+    return rotor_mesh_exchange_within(chip, v, n, packet, INT64_MAX, out, npackets, makespan_ps, &work, err);
+}
+
+rotor_status rotor_mesh_exchange_within(const rotor_chip *chip, const int64_t (*v)[3], int64_t n, int64_t packet,
+                                        int64_t limit_ps, rotor_mesh_packet **out, int64_t *npackets,
+                                        int64_t *makespan_ps, int64_t *work, rotor_error *err) {
+    if (out) *out = NULL;
     *npackets = *makespan_ps = 0;
     if (n <= 0) return ROTOR_OK;
     int64_t cpc = chip->cores_per_chip, total = 0;
@@ -603,13 +621,23 @@ rotor_status rotor_mesh_exchange(const rotor_chip *chip, const int64_t (*v)[3], 
     link_times lt;
     bool ok = link_times_init(&lt, chip->mesh_width, chip->mesh_height) && base && ord && count && pk && best &&
               receiver_order(v, n, base);
+    bool found = false;
+    int64_t over = INT64_MAX; /* none within the limit: the least end seen past it */
     for (int order = 0; ok && order < NORDERS; order++) {
         /* one packet a piece: by rounds and whole are the same schedule */
         if (order == ORDER_WHOLE && rounds <= 1) continue;
         if (order == ORDER_LONG || order == ORDER_SHORT) route_order(chip, v, n, base, order == ORDER_LONG, count, ord);
+        /* an order that ends after the best so far (or the limit) is not
+         * taken, wherever it ends: its schedule stops there */
+        int64_t cap = found && *makespan_ps < limit_ps ? *makespan_ps : limit_ps;
         int64_t span = schedule_order(chip, v, n, packet, rounds, order == ORDER_ROUNDS,
-                                      order == ORDER_ROUNDS || order == ORDER_WHOLE ? base : ord, &lt, pk);
-        if (order == 0 || span < *makespan_ps) { /* ties: the earlier order */
+                                      order == ORDER_ROUNDS || order == ORDER_WHOLE ? base : ord, &lt, pk, cap, work);
+        if (span > cap) {
+            if (!found && span < over) over = span;
+            continue;
+        }
+        if (!found || span < *makespan_ps) { /* ties: the earlier order */
+            found = true;
             *makespan_ps = span;
             rotor_mesh_packet *t = best;
             best = pk;
@@ -622,7 +650,15 @@ rotor_status rotor_mesh_exchange(const rotor_chip *chip, const int64_t (*v)[3], 
         *makespan_ps = 0;
         return rotor_nomem(err);
     }
-    *out = best;
+    if (!found) {
+        free(best);
+        *makespan_ps = over;
+        return ROTOR_OK;
+    }
+    if (out)
+        *out = best;
+    else
+        free(best);
     *npackets = total;
     return ROTOR_OK;
 }

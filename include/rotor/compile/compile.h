@@ -139,6 +139,11 @@ typedef struct rotor_compile_options {
      * point is kept); off by default until the documents' figures, measured
      * with T10's walk alone, are measured again with them. */
     bool walk_jumps;
+    /* On a mesh, keep the walk's plans, chosen by their setups' bounds,
+     * without the exchanges' refinement after it (compile.c, mesh_refine;
+     * docs/mesh.md, "Setup"): the schedule the refinement starts from, for
+     * comparisons. */
+    bool mesh_bound_plans;
     /* Algorithm 1's walk searches one need at a time, as before its
      * searches were batched (compile.c, walk_more): the same schedule, for
      * the test that shows it. */
@@ -202,6 +207,13 @@ typedef struct rotor_compile_result {
      * unless options.ahead_wait; nothing else does */
     int searches_ahead;
     int jumps;                  /* with options.walk_jumps: the jumps the walk took (best_jump) */
+    /* On a mesh: whether the walk's plans were chosen again by their
+     * setups' exchanges (compile.c, mesh_refine; not with
+     * options.mesh_bound_plans), how many it changed, and whether it
+     * stopped at its budget of work. */
+    bool mesh_refined;
+    int mesh_moves;
+    bool mesh_stopped;
     rotor_solver solver;        /* the solver that found every plan */
     /* With options.pipeline: the segments chosen, by first operator, and
      * the same schedule's total without them.  total_s counts each segment's

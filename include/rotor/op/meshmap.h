@@ -155,5 +155,15 @@ typedef struct rotor_mesh_packet {
  * ROTOR_ERR_INPUT for a piece that crosses chips. */
 rotor_status rotor_mesh_exchange(const rotor_chip *chip, const int64_t (*v)[3], int64_t n, int64_t packet,
                                  rotor_mesh_packet **out, int64_t *npackets, int64_t *makespan_ps, rotor_error *err);
+/* The same, where only a makespan of at most limit_ps matters (mesh
+ * refinement, compile.c): when no order ends within it, *makespan_ps is
+ * above limit_ps and at most the least makespan, and *out is NULL; else
+ * as rotor_mesh_exchange.  out may be NULL (the packets are not kept).
+ * Each order stops at its first packet to end after the limit or after
+ * the best order so far (it cannot be taken); *work grows by the packets
+ * scheduled in all (the time it took, in a unit no clock changes). */
+rotor_status rotor_mesh_exchange_within(const rotor_chip *chip, const int64_t (*v)[3], int64_t n, int64_t packet,
+                                        int64_t limit_ps, rotor_mesh_packet **out, int64_t *npackets,
+                                        int64_t *makespan_ps, int64_t *work, rotor_error *err);
 
 #endif
