@@ -106,5 +106,6 @@ expect_out refined-plans "^total 12.602 us" -- compile $bert $mk2m
 expect_out refined-note "; the walk chose the plans by that bound, then each by the exchanges where another plan was faster (docs" -- compile $bert $mk2m --mesh-plans exchanges
 expect_error mesh-plans-value 2 "--mesh-plans: expected exchanges or bound, got 'fast'" -- compile $bert $mk2m --mesh-plans fast
 expect_error mesh-plans-a2a 2 "--mesh-plans: chip 'ipu-mk2' is not a mesh; its setups are not routed exchanges" -- compile $bert --mesh-plans bound
+expect_error mesh-plans-gpu 2 "--mesh-plans: chip 'a100-80gb' is a GPU; it has no mesh" -- compile $bert --chip a100-80gb --mesh-plans bound
 expect_error mesh-plans-vgm 2 "--mesh-plans: --baseline vgm chooses no T10 plans" -- compile $bert $mk2m --mesh-plans bound --baseline vgm
 finish cli_mesh

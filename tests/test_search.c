@@ -389,9 +389,7 @@ static void mesh_visit(void *arg, const rotor_plan *p, const bf_eval *ev) {
  * plan the brute force enumerates, each priced on the mesh.  Until
  * 2026-12-04 the floor was all-to-all's alone (ResNet-18 on ipu-mk2-mesh
  * at 1 us took 353 s to compile). */
-Test(search, mesh_latency_optimum_equals_every_plan_priced_on_the_mesh, .timeout = 120) {
-    const uint64_t seed = 120401;
-    const int cases = ROTOR_TEST_SAN ? 40 : 120;
+static void mesh_cases(uint64_t seed, int cases) {
     uint64_t rng = seed;
     const double ns[] = {100.0, 1000.0, 5000.0, 20000.0};
     bf_result *r = malloc(sizeof *r), *all = malloc(sizeof *all);
@@ -455,9 +453,17 @@ Test(search, mesh_latency_optimum_equals_every_plan_priced_on_the_mesh, .timeout
         rotor_search_result_free(&s);
     }
     /* the latency has something to price: some optima rotate */
-    cr_assert_gt(rotating, 3, "%lld optima rotate", (long long)rotating);
+    cr_assert_gt(rotating, cases / 12, "seed %llu: %lld optima rotate", (unsigned long long)seed, (long long)rotating);
     free(r);
     free(all);
+}
+
+/* Seeds 3 and 39 are where a review helper (2026-12-04) found the search's
+ * loop order off the mesh's optimum (steps.c, mesh_cheapest_order): the
+ * search took rotor_plan_best_order's, which is v1's, for every plan. */
+Test(search, mesh_latency_optimum_equals_every_plan_priced_on_the_mesh, .timeout = 240) {
+    const uint64_t seeds[] = {120401, 3, 39, 45};
+    for (int k = 0; k < 4; k++) mesh_cases(seeds[k], ROTOR_TEST_SAN ? 60 : 200);
 }
 
 /* Larger, fewer: where the rotation (f_t > 1) matters because a tensor does

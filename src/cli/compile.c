@@ -392,6 +392,8 @@ int cmd_compile(int argc, char **argv) {
     po.energy = true; /* with the program: counted once, kept in the plan cache (issue 45) */
     po.zoo.phase = ROTOR_PHASE_PREFILL;
     if (cli_shared_model(cmd, a.model, &a.sa, true, &po)) return EXIT_BADINPUT;
+    if (rotor_gpu_spec_is_gpu(a.sa.chip) && a.mesh_plans)
+        return cli_usage_error(cmd, "--mesh-plans: chip '%s' is a GPU; it has no mesh", a.sa.chip);
     if (rotor_gpu_spec_is_gpu(a.sa.chip)) { /* a GPU chip: src/cli/compilegpu.c, docs/gpu.md */
         po.zoo.batch = a.batches[0];
         return cli_compile_gpu(&a.sa, a.model, &po, a.nb, a.json,

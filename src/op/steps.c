@@ -18,6 +18,55 @@ void search_offer(worker *w, const rotor_candidate *cand) {
     offer_incumbent(w->c, cand->cost.total);
 }
 
+/* The next permutation of v[0..n) in lexicographic order (false after the
+ * last, v then sorted ascending again). */
+static bool next_order(int *v, int n) {
+    int i = n - 2;
+    while (i >= 0 && v[i] >= v[i + 1]) i--;
+    if (i < 0) return false;
+    int j = n - 1;
+    while (v[j] <= v[i]) j--;
+    int t = v[i];
+    v[i] = v[j], v[j] = t;
+    for (int a = i + 1, b = n - 1; a < b; a++, b--) t = v[a], v[a] = v[b], v[b] = t;
+    return true;
+}
+
+/* On a mesh the loop order that rotor_plan_best_order proves best for v1's
+ * sum of shifts is not always the cheapest: a boundary costs the busier of
+ * the mesh's two dimensions (rotor_cost_shift_walk), not the sum of what
+ * moves.  So there the plan is costed under every order of its rotating
+ * axes (those with S_a > 1; the others first, in axis order, where they
+ * move nothing), the cheapest kept, ties to rotor_plan_best_order's, then
+ * to the first in lexicographic order.  Found by a review helper
+ * (2026-12-04): O[f,h] += I[c,2*h+kh] * W[f,c,kh] on a 4 x 4 mesh took
+ * 0.604 us where the order ckhfh runs it in 0.507.  Memory does not depend
+ * on the order.  Returns nonzero when the plan cannot be costed. */
+static rotor_status mesh_cheapest_order(const ctx *c, rotor_candidate *cand) {
+    rotor_error err;
+    rotor_status st = rotor_cost_plan(c->m, c->e, c->chip, &cand->plan, &cand->info, &cand->cost, &err);
+    const rotor_expr *e = c->e;
+    int act[ROTOR_MAX_AXES], k = 0, lead = 0;
+    for (int l = 0; l < e->naxes; l++)
+        if (cand->info.steps[cand->plan.order[l]] > 1) act[k++] = cand->plan.order[l];
+    if (st || k < 2) return st;
+    lead = e->naxes - k;
+    for (int i = 1; i < k; i++) /* ascending, for the lexicographic walk */
+        for (int j = i; j > 0 && act[j - 1] > act[j]; j--) {
+            int t = act[j];
+            act[j] = act[j - 1], act[j - 1] = t;
+        }
+    rotor_candidate best = *cand, x = *cand;
+    do {
+        memcpy(x.plan.order + lead, act, (size_t)k * sizeof *act);
+        if (!memcmp(x.plan.order, cand->plan.order, sizeof x.plan.order)) continue; /* the one costed */
+        if (rotor_cost_plan(c->m, e, c->chip, &x.plan, &x.info, &x.cost, &err)) continue;
+        if (x.cost.total < best.cost.total) best = x;
+    } while (next_order(act, k));
+    *cand = best;
+    return ROTOR_OK;
+}
+
 /* Cost the complete plan in w->plan (f_t and F_op set) under its best order. */
 void search_leaf(worker *w) {
     ctx *c = w->c;
@@ -31,7 +80,11 @@ void search_leaf(worker *w) {
         cand.plan = w->plan;
         cand.plan.overlap = ov;
         rotor_error err;
-        if (rotor_cost_plan(c->m, c->e, c->chip, &cand.plan, &cand.info, &cand.cost, &err)) return;
+        if (c->chip->topology == ROTOR_TOPO_MESH) {
+            if (mesh_cheapest_order(c, &cand)) return;
+        } else if (rotor_cost_plan(c->m, c->e, c->chip, &cand.plan, &cand.info, &cand.cost, &err)) {
+            return;
+        }
         if (cand.info.memory > c->cap) return;
         if (c->cons.max_padding > 0 && cand.info.padding_ratio > c->cons.max_padding) return;
         search_floor_note(w, cand.cost.total, cand.info.memory);

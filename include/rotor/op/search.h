@@ -67,7 +67,7 @@ bool rotor_solver_find(const char *name, rotor_solver *out);
 /* The solvers' version: raise it with any change to which plan or frontier
  * they return (ties, the frontier's points, the fast solver's result), so
  * that the persistent plan cache (compile/plancache.h) keyed by it misses. */
-#define ROTOR_SEARCH_VERSION 1
+#define ROTOR_SEARCH_VERSION 2
 
 /* The per-search-thread buffers of exact searches (workers, the
  * knapsack's scratch with its tensor-options memo: about 5 MB per thread),
