@@ -104,6 +104,9 @@ expect_out bound-plans "^total 13.777 us" -- compile $bert $mk2m --mesh-plans bo
 expect_out bound-note "; the plans were chosen by that bound (docs/mesh.md" -- compile $bert $mk2m --mesh-plans bound
 expect_out refined-plans "^total 12.602 us" -- compile $bert $mk2m
 expect_out refined-note "; the walk chose the plans by that bound, then each by the exchanges where another plan was faster (docs" -- compile $bert $mk2m --mesh-plans exchanges
+expect_out bound-json '"mesh_plans":.*"bound"' -- compile $bert $mk2m --mesh-plans bound --json
+expect_out refined-json '"mesh_plans":.*"exchanges"' -- compile $bert $mk2m --json
+expect_out refined-moves '"mesh_moves":.*[1-9]' -- compile $bert $mk2m --json
 expect_error mesh-plans-value 2 "--mesh-plans: expected exchanges or bound, got 'fast'" -- compile $bert $mk2m --mesh-plans fast
 expect_error mesh-plans-a2a 2 "--mesh-plans: chip 'ipu-mk2' is not a mesh; its setups are not routed exchanges" -- compile $bert --mesh-plans bound
 expect_error mesh-plans-gpu 2 "--mesh-plans: chip 'a100-80gb' is a GPU; it has no mesh" -- compile $bert --chip a100-80gb --mesh-plans bound

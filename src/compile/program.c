@@ -218,7 +218,15 @@ static rotor_status write_with(const rotor_graph *g, const rotor_chip *chip, con
     cJSON_AddItemToObject(tot, "hidden_s", rotor_json_num(r->hidden_s));
     double msetup, mbound;
     rotor_compile_mesh_setups(chip, r, &msetup, &mbound);
-    if (chip->topology == ROTOR_TOPO_MESH) cJSON_AddItemToObject(tot, "setup_bound_s", rotor_json_num(mbound));
+    if (chip->topology == ROTOR_TOPO_MESH) {
+        cJSON_AddItemToObject(tot, "setup_bound_s", rotor_json_num(mbound));
+        /* how the plans were chosen (compile.c, mesh_refine): informative,
+         * the reader takes it as it is */
+        cJSON_AddStringToObject(tot, "mesh_plans", !r->mesh_refined ? "bound"
+                                                   : r->mesh_stopped ? "exchanges, stopped at the budget"
+                                                                     : "exchanges");
+        cJSON_AddItemToObject(tot, "mesh_moves", rotor_json_int(r->mesh_moves));
+    }
     cJSON_AddItemToObject(tot, "idle_bytes", rotor_json_int(r->idle_bytes));
     cJSON_AddItemToObject(tot, "peak_bytes", rotor_json_int(r->peak_bytes));
     cJSON *curve = cJSON_AddArrayToObject(root, "curve");
