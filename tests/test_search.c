@@ -320,6 +320,16 @@ Test(search, matmul_optimum_equals_brute_force_on_random_small_chips, .timeout =
     }
 }
 
+/* The latency tests' operators: case i a MatMul when even, else a stride-2
+ * convolution, its extents into dims and its bytes into *bytes. */
+static const char *latency_case_op(uint64_t *rng, int i, char *dims, size_t cap, int64_t *bytes) {
+    if (i % 2 == 0) {
+        *bytes = random_matmul(rng, 2, 40, dims, cap);
+        return "C[m,n] += A[m,k] * B[k,n]";
+    }
+    return bf_rand_strided_conv(rng, 6, 12, dims, cap, bytes);
+}
+
 /* Where the link's latency rules (docs/cost-model.md, "Bounds": every step
  * after the first pays it, so the step search counts (T - 1) alpha, and a
  * rotating plan has two steps at least, so the F_op's floor one): 1 to 20 us a
@@ -334,14 +344,8 @@ Test(search, latency_dominated_optimum_equals_brute_force, .timeout = 120) {
     const double ns[] = {1000.0, 5000.0, 20000.0};
     for (int i = 0; i < cases; i++) {
         char dims[96], label[256];
-        const char *text;
         int64_t bytes;
-        if (i % 2 == 0) {
-            text = "C[m,n] += A[m,k] * B[k,n]";
-            bytes = random_matmul(&rng, 2, 40, dims, sizeof dims);
-        } else {
-            text = bf_rand_strided_conv(&rng, 6, 12, dims, sizeof dims, &bytes);
-        }
+        const char *text = latency_case_op(&rng, i, dims, sizeof dims, &bytes);
         int64_t cores = bf_rand_range(&rng, 2, 16), buf = 16 * bf_rand_range(&rng, 1, 4);
         int64_t sram = bytes * bf_rand_range(&rng, 2, 10) / (4 * cores) + buf;
         rotor_chip chip = mk2_small(cores, sram, buf);
@@ -410,14 +414,8 @@ static void mesh_cases(uint64_t seed, int cases, int variant) {
     int64_t rotating = 0;
     for (int i = 0; i < cases; i++) {
         char dims[96], label[256];
-        const char *text;
         int64_t bytes;
-        if (i % 2 == 0) {
-            text = "C[m,n] += A[m,k] * B[k,n]";
-            bytes = random_matmul(&rng, 2, 40, dims, sizeof dims);
-        } else {
-            text = bf_rand_strided_conv(&rng, 6, 12, dims, sizeof dims, &bytes);
-        }
+        const char *text = latency_case_op(&rng, i, dims, sizeof dims, &bytes);
         int64_t w = bf_rand_range(&rng, 1, 4), h = bf_rand_range(&rng, 2, 4), buf = 16 * bf_rand_range(&rng, 1, 4);
         int64_t sram = bytes * bf_rand_range(&rng, 1, 8) / (4 * w * h) + buf;
         rotor_chip chip = mk2_small(w * h, sram, buf);
