@@ -1419,6 +1419,10 @@ typedef struct mesh_setup {
 } mesh_setup;
 
 
+/* Whether row r's setup is an exchange: a planned operator that receives
+ * bytes (the others keep the setup op_row gave them). */
+static bool row_exchanges(const rotor_op_schedule *r) { return !r->vendor && r->setup_bytes > 0; }
+
 /* Operator o's setup pieces (rotor_setup_pieces_make), row r as op_row
  * made it from the compiler's state, and what they load: x's busiest link
  * and longest route, and *floor, a time no exchange of them beats (every
@@ -1431,7 +1435,7 @@ static rotor_status op_pieces(const compiler *cc, int o, const rotor_op_schedule
     *x = (mesh_setup){.s = r->setup_s, .link_bytes = r->setup_link_bytes, .hops = r->setup_hops};
     *made = false;
     *floor = x->s;
-    if (r->vendor || r->setup_bytes <= 0) return ROTOR_OK;
+    if (!row_exchanges(r)) return ROTOR_OK;
     const op_state *s = &cc->st[o];
     const rotor_candidate *c = &cc->fr[s->frontier].v[s->active];
     rotor_setup_consumer con = {.expr = &g->ops[o].expr, .plan = &c->plan, .info = &c->info,
@@ -1462,8 +1466,9 @@ static rotor_status op_pieces(const compiler *cc, int o, const rotor_op_schedule
     rotor_mesh_load_free(&load);
     /* each packet's time on a link is rounded to the picosecond
      * (meshmap.c, schedule_order): a picosecond a packet off the floor */
-    int64_t packets = 0, size = rotor_exchange_packet(pcs->most);
-    for (int64_t i = 0; pcs->handed && i < pcs->n; i++) packets += (pcs->v[i][2] + size - 1) / size;
+    int64_t packets =
+        pcs->handed ? rotor_mesh_exchange_packets((const int64_t(*)[3])pcs->v, pcs->n, rotor_exchange_packet(pcs->most))
+                    : 0;
     *floor = pcs->handed ? fmax(0, fmax((double)x->link_bytes / rotor_chip_link_bw(cc->chip),
                                         (double)x->hops * rotor_chip_link_latency(cc->chip)) *
                                            (1 - 1e-9) -
@@ -1548,7 +1553,7 @@ static rotor_status mesh_setups(const compiler *cc, rotor_compile_result *out, m
     int64_t k[XKEY_MAX];
     for (int o = 0; o < cc->g->nops && !st; o++) {
         const rotor_op_schedule *r = &out->ops[o];
-        if (r->vendor || r->setup_bytes <= 0) {
+        if (!row_exchanges(r)) {
             x[o] = (mesh_setup){.s = r->setup_s, .link_bytes = r->setup_link_bytes, .hops = r->setup_hops};
             continue;
         }
@@ -1659,7 +1664,7 @@ static rotor_status mesh_refine(compiler *cc, rotor_compile_result *out, mesh_se
                 for (; !st && k <= nc; k++) {
                     int q = k ? cons[k - 1] : o;
                     const mesh_setup *hit = NULL;
-                    if (!row[k].vendor && row[k].setup_bytes > 0) {
+                    if (row_exchanges(&row[k])) {
                         klen[k] = xkey(cc, q, &row[k], key[k]);
                         hit = rotor_hashtab_find(tab, key[k], klen[k]);
                     }

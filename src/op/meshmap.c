@@ -593,6 +593,12 @@ done:
     return span;
 }
 
+int64_t rotor_mesh_exchange_packets(const int64_t (*v)[3], int64_t n, int64_t packet) {
+    int64_t total = 0;
+    for (int64_t i = 0; i < n; i++) total += (v[i][2] + packet - 1) / packet;
+    return total;
+}
+
 rotor_status rotor_mesh_exchange(const rotor_chip *chip, const int64_t (*v)[3], int64_t n, int64_t packet,
                                  rotor_mesh_packet **out, int64_t *npackets, int64_t *makespan_ps, rotor_error *err) {
     int64_t work = 0;
@@ -605,13 +611,12 @@ rotor_status rotor_mesh_exchange_within(const rotor_chip *chip, const int64_t (*
     if (out) *out = NULL;
     *npackets = *makespan_ps = 0;
     if (n <= 0) return ROTOR_OK;
-    int64_t cpc = chip->cores_per_chip, total = 0;
-    for (int64_t i = 0; i < n; i++) {
+    int64_t cpc = chip->cores_per_chip;
+    for (int64_t i = 0; i < n; i++)
         if (v[i][0] / cpc != v[i][1] / cpc)
             return rotor_fail(err, ROTOR_ERR_INPUT, "mesh exchange: a piece from core %lld to core %lld crosses chips",
                               (long long)v[i][1], (long long)v[i][0]);
-        total += (v[i][2] + packet - 1) / packet;
-    }
+    int64_t total = rotor_mesh_exchange_packets(v, n, packet);
     int64_t rounds = 0;
     for (int64_t i = 0; i < n; i++)
         if ((v[i][2] + packet - 1) / packet > rounds) rounds = (v[i][2] + packet - 1) / packet;

@@ -155,6 +155,9 @@ typedef struct rotor_mesh_packet {
  * ROTOR_ERR_INPUT for a piece that crosses chips. */
 rotor_status rotor_mesh_exchange(const rotor_chip *chip, const int64_t (*v)[3], int64_t n, int64_t packet,
                                  rotor_mesh_packet **out, int64_t *npackets, int64_t *makespan_ps, rotor_error *err);
+/* The packets an exchange of v[0..n) sends: each piece cut into
+ * ceil(bytes / packet). */
+int64_t rotor_mesh_exchange_packets(const int64_t (*v)[3], int64_t n, int64_t packet);
 /* The same, where only a makespan of at most limit_ps matters (mesh
  * refinement, compile.c): when no order ends within it, *makespan_ps is
  * above limit_ps and at most the least makespan, and *out is NULL; else
