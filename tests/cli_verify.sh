@@ -104,6 +104,9 @@ expect_error unknown-chip 2 "unknown chip 'ipu-mk9'" -- verify --expr "$MM" --di
 # the mesh can lay out (8 of 20 were refused as invalid)
 expect_out mesh-pareto "^20 passed, 0 failed$" -- verify --expr 'C[m,n] += A[m,k] * B[k,n]' --dim m=256,k=384,n=1536 --chip ipu-mk2-mesh --pareto
 expect_out mesh-random "^20 passed, 0 failed$" -- verify --expr 'C[m,n] += A[m,k] * B[k,n]' --dim m=64,k=96,n=128 --chip ipu-mk2-mesh --random 20
+# ... and says so: the mesh's own price of that plan is rotor plan's (0.279 us here), not 0.559
+# (until 2026-12-04 the line read "= model"; found by an audit helper)
+expect_out mesh-label "exchange 0.558545 us = model's all-to-all price (the mesh's: rotor simulate)" -- verify --expr 'C[m,n] += A[m,k] * B[k,n]' --dim m=64,k=64,n=64 --chip ipu-mk2 --set topology=mesh --set mesh_width=4 --set mesh_height=4 --set cores_per_chip=16 --set sram_bytes=2000 --set shift_buffer_bytes=64 --best
 
 # a plan file carries the chip it was searched on: a --set there is verified on that chip (the
 # preset of its name priced the exchange at 10.385 us against the file's 114.24, "= model")

@@ -169,7 +169,11 @@ static void verify_one(const rotor_expr *e, const rotor_chip *chip, const rotor_
     o->exchange_s = res.exchange_time;
     if (why) snprintf(o->why, sizeof o->why, "%s", why);
     snprintf(o->line, sizeof o->line, "%-4s max error %.2e  exchange %.6f us%s  %s%s%s", o->ok ? "OK" : "FAIL",
-             o->max_error, res.exchange_time * 1e6, why ? "" : " = model", sum, why ? "  -- " : "",
+             o->max_error, res.exchange_time * 1e6,
+             why                                   ? ""
+             : chip->topology == ROTOR_TOPO_MESH ? " = model's all-to-all price (the mesh's: rotor simulate)"
+                                                   : " = model",
+             sum, why ? "  -- " : "",
              why ? why : "");
 }
 
